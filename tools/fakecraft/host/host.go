@@ -1,0 +1,44 @@
+// Package host is the contract between a fakecraft computer and the API packages
+// (http, fs, textutils, …) installed into its Lua state.
+//
+// A computer's Lua state is owned by exactly one goroutine, as CC: Tweaked's is owned by
+// its computer thread. API packages that do work elsewhere (network, timers) never touch
+// the Lua state from their own goroutines: they queue events or hand a function to Do.
+package host
+
+import (
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Host is what an API package needs from the computer it is installed on.
+type Host interface {
+	// QueueEvent appends an event to the computer's queue, as os.queueEvent does but
+	// without copying. Safe from any goroutine, but values made off the Lua goroutine
+	// must be nil, booleans, numbers or strings; anything else must be built inside Do.
+	// Like CC, the queue holds 256 events and silently drops the excess.
+	QueueEvent(name string, args ...lua.LValue)
+
+	// Do runs fn on the goroutine that owns the Lua state, before the next event is
+	// delivered. Safe from any goroutine; never blocks. fn must not yield.
+	Do(fn func(L *lua.LState))
+
+	// Go runs fn on a new goroutine that the computer waits for when it shuts down.
+	// fn must return once Done is closed.
+	Go(fn func())
+
+	// Done is closed when the computer shuts down.
+	Done() <-chan struct{}
+
+	// Now is the computer's clock: real time, or faster when the computer runs with a
+	// time scale, so os.epoch and timers stay consistent with each other.
+	Now() time.Time
+
+	// StartTimer starts an os timer, exactly as os.startTimer(seconds) does, and returns
+	// its id; the usual timer(id) event is queued when it fires. Lua goroutine only.
+	StartTimer(seconds float64) int
+
+	// CancelTimer cancels a timer started by StartTimer or os.startTimer. Lua goroutine only.
+	CancelTimer(id int)
+}
