@@ -1,0 +1,101 @@
+// Package cli is the trap-sandbox command line: kong commands whose Run methods wire the
+// configuration into the server and its modules.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/server"
+)
+
+// CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
+type CLI struct {
+	Serve ServeCmd `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
+}
+
+// NewParser returns the kong parser for root, as main uses it (tests parse with it too).
+func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
+	options = append([]kong.Option{
+		kong.Name("trap-sandbox"),
+		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws) and /healthz."),
+		kong.UsageOnError(),
+	}, options...)
+	return kong.New(root, options...)
+}
+
+// ServeCmd runs the sandbox HTTP service with the trapos-cloud-gateway module.
+type ServeCmd struct {
+	Listen           string        `default:":4444" env:"SANDBOX_LISTEN" help:"Address to listen on (host:port; port 0 picks a free one)."`
+	Password         string        `env:"SANDBOX_PASSWORD" help:"Secret a computer's hello must carry. Unset disables the check (trusted LAN only)."`
+	OpencodeURL      string        `name:"opencode-url" default:"http://127.0.0.1:4242" env:"OPENCODE_URL" help:"Base URL of the opencode server to probe."`
+	OpencodeUsername string        `name:"opencode-username" default:"opencode" env:"OPENCODE_SERVER_USERNAME" help:"Basic Auth user for opencode."`
+	OpencodePassword string        `name:"opencode-password" env:"OPENCODE_SERVER_PASSWORD" help:"Basic Auth password for opencode; unset sends no credentials."`
+	HelloTimeout     time.Duration `default:"10s" env:"SANDBOX_HELLO_TIMEOUT" help:"How long a new socket may wait before its hello (then close 4008)."`
+	ProbeTimeout     time.Duration `default:"5s" env:"SANDBOX_PROBE_TIMEOUT" help:"Bound on one opencode health probe."`
+	RequestTimeout   time.Duration `default:"10s" env:"SANDBOX_REQUEST_TIMEOUT" help:"Default bound on a gateway-to-computer request."`
+	ShutdownTimeout  time.Duration `default:"5s" env:"SANDBOX_SHUTDOWN_TIMEOUT" help:"Bound on a graceful shutdown."`
+	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
+}
+
+// Run serves until ctx ends (SIGINT/SIGTERM in main). Logs go to stderr.
+func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
+	logger, err := c.logger(stderr)
+	if err != nil {
+		return err
+	}
+	if c.Password == "" {
+		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
+	}
+	if c.OpencodePassword == "" {
+		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
+	}
+	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout} {
+		if d <= 0 {
+			return fmt.Errorf("--%s must be positive, got %s", name, d)
+		}
+	}
+
+	prober, err := opencode.NewProber(opencode.ProberConfig{
+		URL:      c.OpencodeURL,
+		Username: c.OpencodeUsername,
+		Password: c.OpencodePassword,
+		Timeout:  c.ProbeTimeout,
+	})
+	if err != nil {
+		return err
+	}
+	defer prober.Close()
+
+	gw := gateway.New(gateway.Config{
+		Password:       c.Password,
+		HelloTimeout:   c.HelloTimeout,
+		RequestTimeout: c.RequestTimeout,
+	}, logger, prober, nil)
+	srv := server.New(logger, c.ShutdownTimeout, gw)
+
+	l, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.Listen, err)
+	}
+	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
+		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "auth", c.Password != "")
+	return srv.Serve(ctx, l)
+}
+
+func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(strings.ToUpper(c.LogLevel))); err != nil {
+		return nil, fmt.Errorf("--log-level %q: %w", c.LogLevel, err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+}

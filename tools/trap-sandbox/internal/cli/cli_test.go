@@ -1,0 +1,237 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/alecthomas/kong"
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"trap-sandbox/internal/opencode/opencodetest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func parse(t *testing.T, args ...string) (*CLI, *kong.Context) {
+	t.Helper()
+	var root CLI
+	parser, err := NewParser(&root, kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+	require.NoError(t, err)
+	kctx, err := parser.Parse(args)
+	require.NoError(t, err)
+	return &root, kctx
+}
+
+// clearEnv unsets every variable the CLI reads, so the host's environment cannot leak in.
+func clearEnv(t *testing.T) {
+	for _, name := range []string{"SANDBOX_LISTEN", "SANDBOX_PASSWORD", "OPENCODE_URL", "OPENCODE_SERVER_USERNAME",
+		"OPENCODE_SERVER_PASSWORD", "SANDBOX_HELLO_TIMEOUT", "SANDBOX_PROBE_TIMEOUT", "SANDBOX_REQUEST_TIMEOUT",
+		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL"} {
+		t.Setenv(name, "") // registers the restore of the original value
+		require.NoError(t, os.Unsetenv(name))
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	clearEnv(t)
+	root, kctx := parse(t)
+	assert.Equal(t, "serve", kctx.Command())
+	assert.Equal(t, ServeCmd{
+		Listen:           ":4444",
+		OpencodeURL:      "http://127.0.0.1:4242",
+		OpencodeUsername: "opencode",
+		HelloTimeout:     10 * time.Second,
+		ProbeTimeout:     5 * time.Second,
+		RequestTimeout:   10 * time.Second,
+		ShutdownTimeout:  5 * time.Second,
+		LogLevel:         "info",
+	}, root.Serve)
+}
+
+func TestParseFlagsWithoutCommandName(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "pw", "--opencode-url", "http://x:1",
+		"--opencode-username", "alice", "--opencode-password", "op", "--hello-timeout", "1s",
+		"--probe-timeout", "2s", "--request-timeout", "3s", "--log-level", "debug")
+	assert.Equal(t, ServeCmd{
+		Listen: "127.0.0.1:0", Password: "pw", OpencodeURL: "http://x:1", OpencodeUsername: "alice",
+		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
+		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
+	}, root.Serve)
+
+	root, _ = parse(t, "serve", "--listen", ":1")
+	assert.Equal(t, ":1", root.Serve.Listen)
+}
+
+func TestParseEnv(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("SANDBOX_LISTEN", "127.0.0.1:9")
+	t.Setenv("SANDBOX_PASSWORD", "pw")
+	t.Setenv("OPENCODE_URL", "http://o:2")
+	t.Setenv("OPENCODE_SERVER_USERNAME", "bob")
+	t.Setenv("OPENCODE_SERVER_PASSWORD", "op")
+	t.Setenv("SANDBOX_HELLO_TIMEOUT", "250ms")
+	t.Setenv("SANDBOX_PROBE_TIMEOUT", "1s")
+	t.Setenv("SANDBOX_REQUEST_TIMEOUT", "2s")
+	t.Setenv("SANDBOX_LOG_LEVEL", "warn")
+	root, _ := parse(t)
+	assert.Equal(t, ServeCmd{
+		Listen: "127.0.0.1:9", Password: "pw", OpencodeURL: "http://o:2", OpencodeUsername: "bob",
+		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
+		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
+	}, root.Serve)
+}
+
+func TestParseRejectsBadLogLevel(t *testing.T) {
+	clearEnv(t)
+	var root CLI
+	parser, err := NewParser(&root, kong.Exit(func(int) {}))
+	require.NoError(t, err)
+	_, err = parser.Parse([]string{"--log-level", "loud"})
+	assert.Error(t, err)
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startServe runs the serve command in the background and returns the bound address.
+func startServe(t *testing.T, cmd ServeCmd) (addr string, logs *syncBuffer, stop func() error) {
+	t.Helper()
+	logs = &syncBuffer{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- cmd.Run(ctx, logs) }()
+	stop = sync.OnceValue(func() error {
+		cancel()
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(10 * time.Second):
+			return errors.New("serve did not stop")
+		}
+	})
+	t.Cleanup(func() { _ = stop() })
+
+	addrRE := regexp.MustCompile(`msg=listening addr=(\S+)`)
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := addrRE.FindStringSubmatch(logs.String()); m != nil {
+			return m[1], logs, stop
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended early: %v\n%s", err, logs.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	t.Fatalf("no listening line in:\n%s", logs.String())
+	return "", nil, nil
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	clearEnv(t)
+	const sandboxPassword = "sandbox-secret-xyz"
+	const opencodePassword = "opencode-secret-xyz"
+	_, opencodeURL := opencodetest.Start(t, "opencode", opencodePassword)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", sandboxPassword,
+		"--opencode-url", opencodeURL, "--opencode-password", opencodePassword, "--log-level", "debug")
+	addr, logs, stop := startServe(t, root.Serve)
+
+	resp, err := http.Get("http://" + addr + "/healthz")
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, wsResp, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+addr+"/trapos/ws", nil)
+	require.NoError(t, err)
+	_ = wsResp.Body.Close()
+	defer conn.Close()
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(5*time.Second)))
+
+	send := func(v map[string]any) {
+		b, err := json.Marshal(v)
+		require.NoError(t, err)
+		require.NoError(t, conn.WriteMessage(websocket.TextMessage, b))
+	}
+	var reply struct {
+		MessageID string          `json:"messageId"`
+		OK        bool            `json:"ok"`
+		Payload   json.RawMessage `json:"payload"`
+	}
+	send(map[string]any{"event": "computer_request", "traposSenderId": "3:", "messageId": "h", "type": "hello",
+		"payload": map[string]any{"traposId": "3:", "secret": sandboxPassword}})
+	require.NoError(t, conn.ReadJSON(&reply))
+	require.True(t, reply.OK)
+
+	send(map[string]any{"event": "computer_request", "traposSenderId": "3:", "messageId": "p", "type": "probe_gateway", "payload": []any{}})
+	require.NoError(t, conn.ReadJSON(&reply))
+	assert.Equal(t, "p", reply.MessageID)
+	assert.JSONEq(t, `{"sandboxOk":true,"opencodeOk":true}`, string(reply.Payload))
+
+	require.NoError(t, stop())
+	_, _, err = conn.ReadMessage()
+	var ce *websocket.CloseError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, websocket.CloseGoingAway, ce.Code)
+
+	out := logs.String()
+	assert.NotContains(t, out, sandboxPassword)
+	assert.NotContains(t, out, opencodePassword)
+	assert.NotContains(t, out, "SANDBOX_PASSWORD is not set")
+	assert.Contains(t, out, "computer connected")
+	assert.Contains(t, out, "msg=stopped")
+}
+
+func TestServeWarnsWithoutPassword(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Regexp(t, `level=WARN msg="SANDBOX_PASSWORD is not set`, logs.String())
+}
+
+func TestServeRejectsBadConfig(t *testing.T) {
+	clearEnv(t)
+	for name, args := range map[string][]string{
+		"bad opencode url": {"--listen", "127.0.0.1:0", "--opencode-url", "ftp://nope"},
+		"zero timeout":     {"--listen", "127.0.0.1:0", "--probe-timeout", "0s"},
+		"bad listen":       {"--listen", "definitely not an address"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, _ := parse(t, args...)
+			err := root.Serve.Run(context.Background(), io.Discard)
+			assert.Error(t, err)
+		})
+	}
+}

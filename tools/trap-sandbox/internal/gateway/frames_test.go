@@ -1,0 +1,300 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/opencode/opencodetest"
+	"trap-sandbox/internal/protocol"
+)
+
+func TestUnknownType(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	c.request("u1", "teleport", map[string]any{"to": "nether"})
+	resp := c.read()
+	assert.Equal(t, "u1", resp.MessageID)
+	assert.Equal(t, "teleport", resp.Type)
+	assert.Equal(t, "7:", resp.TraposReceiverID)
+	assert.False(t, resp.OK)
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, protocol.CodeUnknownType, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "probe_gateway")
+
+	c.request("u2", "", nil) // no type at all
+	assert.Equal(t, protocol.CodeUnknownType, c.read().Error.Code)
+}
+
+func TestComputerRequestPayloadForms(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	for i, payload := range []string{`{}`, `[]`, ``, `null`, `"str"`, `3`} {
+		text := `{"event":"computer_request","traposSenderId":"7:","messageId":"m` + string(rune('0'+i)) + `","type":"probe_gateway"`
+		if payload != "" {
+			text += `,"payload":` + payload
+		}
+		c.sendText(text + `}`)
+		resp := c.read()
+		assert.True(t, resp.OK, "payload %q", payload)
+		assert.JSONEq(t, `{"sandboxOk":true,"opencodeOk":true}`, string(resp.Payload))
+	}
+}
+
+func TestMessageIDEchoedVerbatim(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	// CC escapes every byte >= 0x80 as \u00XX; the reply carries the same token back.
+	c.sendText(`{"event":"computer_request","traposSenderId":"7:","messageId":"id-\u00C3\u00A9-\/","type":"probe_gateway","payload":[]}`)
+	text, err := c.readText()
+	require.NoError(t, err)
+	assert.Contains(t, text, `"messageId":"id-\u00C3\u00A9-\/"`)
+}
+
+func TestIgnoredFramesKeepTheSocket(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	junk := []string{
+		`{"event":`,
+		`not json at all`,
+		`null`,
+		`[]`,
+		`{"event":"computer_request","type":"probe_gateway"}`,
+		`{"event":"teleport","messageId":"x"}`,
+		`{"event":"gateway_request","traposReceiverId":"7:","messageId":"x","type":"ping","payload":{}}`,
+		`{"event":"gateway_response","traposReceiverId":"7:","messageId":"x","type":"ping","ok":true}`,
+		`{"event":"computer_response","traposSenderId":"7:","messageId":"nobody-asked","type":"ping","ok":true}`,
+	}
+	for _, text := range junk {
+		c.sendText(text)
+	}
+	require.NoError(t, c.conn.WriteMessage(websocket.BinaryMessage, []byte{0xff, 0x00, 0x13}))
+
+	// None of the junk got an answer: the next frame is the reply to this request.
+	c.request("after-junk", TypeProbeGateway, nil)
+	resp := c.read()
+	assert.Equal(t, "after-junk", resp.MessageID)
+	assert.True(t, resp.OK)
+	logs := h.logs.String()
+	assert.Contains(t, logs, "ignored frame")
+	assert.Contains(t, logs, "must not send")
+	assert.NotContains(t, logs, "level=ERROR")
+}
+
+func TestOversizedFrameCloses1009(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	bystander := h.connect(t, "1:", "")
+	big := h.connect(t, "2:", "")
+
+	payload := strings.Repeat("x", protocol.MaxFrameBytes+1)
+	require.NoError(t, big.conn.WriteMessage(websocket.TextMessage, []byte(payload)))
+	big.expectClose(websocket.CloseMessageTooBig, "")
+	waitFor(t, "the big computer to leave", func() bool { return len(h.gw.Computers()) == 1 })
+
+	// The other computer keeps working in both directions.
+	bystander.request("p", TypeProbeGateway, nil)
+	assert.True(t, bystander.read().OK)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	pending := asyncRequest(h.gw, ctx, "1:", TypePing, nil)
+	bystander.answerNext(func(protocol.Frame) map[string]any { return map[string]any{"ok": true} })
+	assert.NoError(t, awaitResult(t, pending).err)
+}
+
+func TestFrameAtTheLimitIsAccepted(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	head := `{"event":"computer_request","traposSenderId":"7:","messageId":"big","type":"probe_gateway","payload":{"pad":"`
+	tail := `"}}`
+	text := head + strings.Repeat("x", protocol.MaxFrameBytes-len(head)-len(tail)) + tail
+	require.Len(t, text, protocol.MaxFrameBytes)
+	c.sendText(text)
+	resp := c.read()
+	assert.Equal(t, "big", resp.MessageID)
+	assert.True(t, resp.OK)
+}
+
+func TestProbeGatewayStates(t *testing.T) {
+	const password = "hunter2-secret"
+	const probeTimeout = 200 * time.Millisecond
+	cases := []struct {
+		name   string
+		url    func(t *testing.T) string
+		cfg    opencode.ProberConfig
+		ok     bool
+		detail string
+	}{
+		{
+			name: "healthy",
+			url:  func(t *testing.T) string { _, u := opencodetest.Start(t, "opencode", password); return u },
+			cfg:  opencode.ProberConfig{Password: password},
+			ok:   true,
+		},
+		{
+			name:   "refused",
+			url:    func(t *testing.T) string { return opencodetest.ClosedPortURL(t) },
+			detail: ": connection refused",
+		},
+		{
+			name:   "401 wrong credentials",
+			url:    func(t *testing.T) string { _, u := opencodetest.Start(t, "opencode", "other"); return u },
+			cfg:    opencode.ProberConfig{Password: password},
+			detail: ": 401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
+		},
+		{
+			name:   "401 missing credentials",
+			url:    func(t *testing.T) string { _, u := opencodetest.Start(t, "opencode", "other"); return u },
+			detail: ": 401 unauthorized: the server wants a password",
+		},
+		{
+			name:   "HTML answer",
+			url:    func(t *testing.T) string { _, u := opencodetest.Start(t, "opencode", ""); return u + "/app" },
+			detail: ": answered 200 text/html, not an opencode health response (wrong URL?)",
+		},
+		{
+			name: "status 500",
+			url: func(t *testing.T) string {
+				return opencodetest.StartHandler(t, opencodetest.Status(http.StatusInternalServerError))
+			},
+			detail: ": answered status 500",
+		},
+		{
+			name:   "hanging",
+			url:    func(t *testing.T) string { return opencodetest.StartHandler(t, opencodetest.Hanging) },
+			detail: ": no answer within 200ms",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.URL = tc.url(t)
+			cfg.Timeout = probeTimeout
+			prober, err := opencode.NewProber(cfg)
+			require.NoError(t, err)
+			t.Cleanup(prober.Close)
+			h := newHarness(t, Config{}, prober)
+			c := h.connect(t, "7:", "")
+
+			start := time.Now()
+			c.request("probe", TypeProbeGateway, []any{})
+			resp := c.read()
+			elapsed := time.Since(start)
+
+			assert.Equal(t, TypeProbeGateway, resp.Type)
+			assert.True(t, resp.OK, "the probe itself always succeeds")
+			var got struct {
+				SandboxOK      *bool   `json:"sandboxOk"`
+				OpencodeOK     *bool   `json:"opencodeOk"`
+				OpencodeDetail *string `json:"opencodeDetail"`
+			}
+			require.NoError(t, json.Unmarshal(resp.Payload, &got))
+			require.NotNil(t, got.SandboxOK)
+			require.NotNil(t, got.OpencodeOK)
+			assert.True(t, *got.SandboxOK)
+			assert.Equal(t, tc.ok, *got.OpencodeOK)
+			if tc.ok {
+				assert.Nil(t, got.OpencodeDetail, "no detail when healthy")
+			} else {
+				require.NotNil(t, got.OpencodeDetail)
+				assert.Contains(t, *got.OpencodeDetail, "opencode at "+strings.TrimSuffix(cfg.URL, "/app"))
+				assert.Contains(t, *got.OpencodeDetail, tc.detail)
+				assert.NotContains(t, *got.OpencodeDetail, password)
+			}
+			assert.Less(t, elapsed, probeTimeout+time.Second, "the answer comes within the probe bound")
+			assert.NotContains(t, h.logs.String(), password)
+		})
+	}
+}
+
+func TestProbeDoesNotBlockTheSocket(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, Config{}, blockingProber{release: release})
+	c := h.connect(t, "7:", "")
+	c.request("slow", TypeProbeGateway, nil)
+
+	// While the probe runs, the socket still reads: a gateway request round-trips.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	pending := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	c.answerNext(func(protocol.Frame) map[string]any { return map[string]any{"ok": true} })
+	assert.NoError(t, awaitResult(t, pending).err)
+
+	close(release)
+	resp := c.read()
+	assert.Equal(t, "slow", resp.MessageID)
+	assert.True(t, resp.OK)
+}
+
+// blockingProber answers only once release is closed (or the socket ends).
+type blockingProber struct{ release chan struct{} }
+
+func (p blockingProber) Probe(ctx context.Context) opencode.Health {
+	select {
+	case <-p.release:
+		return opencode.Health{OK: true}
+	case <-ctx.Done():
+		return opencode.Health{Detail: "abandoned"}
+	}
+}
+
+func TestTooManyRequestsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, Config{}, blockingProber{release: release})
+	c := h.connect(t, "7:", "")
+	for i := range maxRequestsInFlight {
+		c.request("p"+string(rune('a'+i)), TypeProbeGateway, nil)
+	}
+	c.request("one-too-many", TypeProbeGateway, nil)
+	resp := c.read()
+	assert.Equal(t, "one-too-many", resp.MessageID)
+	assert.Equal(t, protocol.CodeInternal, resp.Error.Code)
+	close(release)
+	for range maxRequestsInFlight {
+		assert.True(t, c.read().OK)
+	}
+}
+
+func TestShutdownClosesSocketsWith1001(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	waiting := h.dial(t, "8:") // no hello yet: closed too
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	pending := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	c.read()
+
+	require.NoError(t, h.gw.Shutdown(ctx))
+	r := awaitResult(t, pending)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(r.err))
+	assert.Contains(t, r.err.Error(), "shutting down")
+	c.expectClose(websocket.CloseGoingAway, "going away")
+	waiting.expectClose(websocket.CloseGoingAway, "going away")
+	assert.Empty(t, h.gw.Computers())
+
+	_, resp, err := websocket.DefaultDialer.DialContext(ctx, h.wsURL(), nil)
+	require.Error(t, err, "no new sockets after shutdown")
+	require.NotNil(t, resp)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+}
+
+func TestShutdownIsBoundedWhenPeersDoNotAnswer(t *testing.T) {
+	h := newHarness(t, Config{CloseGrace: time.Hour}, nil)
+	h.connect(t, "7:", "") // never reads, so never answers the close frame
+
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := h.gw.Shutdown(ctx)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}

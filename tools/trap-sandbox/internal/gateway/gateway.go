@@ -1,0 +1,244 @@
+// Package gateway is the trapos-cloud-gateway sandbox module: the WebSocket endpoint that
+// trapos computers keep open (GET /trapos/ws), the registry of connected computers, the
+// computer→gateway request handlers (hello, probe_gateway) and the gateway→computer Request API.
+//
+// Each socket is one Session. Its reader runs in the HTTP handler's goroutine, its writer in
+// a goroutine of its own fed by a bounded queue; both are tied to the session's context, so
+// whichever ends first stops the other, and the handler returns only when both are done.
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"trap-sandbox/internal/opencode"
+)
+
+// ModuleName is the sandbox module's name.
+const ModuleName = "trapos-cloud-gateway"
+
+// WebSocketPath is where computers connect.
+const WebSocketPath = "/trapos/ws"
+
+// Defaults for Config; each is also documented in docs/protocol.md.
+const (
+	// DefaultHelloTimeout is how long a new socket may stay silent before its hello; then 4008.
+	DefaultHelloTimeout = 10 * time.Second
+	// DefaultRequestTimeout bounds a gateway→computer request whose context has no deadline.
+	DefaultRequestTimeout = 10 * time.Second
+	// DefaultWriteTimeout bounds one frame write; a peer that does not read in that time is gone.
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultCloseGrace is how long to wait for the peer's close frame after sending ours. CC
+	// never answers one (it just drops TCP), so this stays short.
+	DefaultCloseGrace = time.Second
+	// DefaultSendQueueSize is how many outbound frames may wait per socket; a computer that
+	// lets more pile up is too slow and is dropped (close 1013) rather than waited for.
+	DefaultSendQueueSize = 64
+)
+
+// maxRequestsInFlight caps concurrently running computer→gateway requests per socket (a probe
+// can take seconds); beyond it a request is answered at once with code internal.
+const maxRequestsInFlight = 16
+
+// Close codes the gateway sends (docs/protocol.md has the table and the reconnect advice).
+const (
+	// CloseGoingAway: the gateway is shutting down. Reconnect.
+	CloseGoingAway = websocket.CloseGoingAway // 1001
+	// CloseTooBig: a frame above protocol.MaxFrameBytes arrived (sent by gorilla's read limit).
+	CloseTooBig = websocket.CloseMessageTooBig // 1009
+	// CloseTryAgainLater: the socket's send queue overflowed (slow consumer). Reconnect.
+	CloseTryAgainLater = websocket.CloseTryAgainLater // 1013
+	// CloseUnauthorized: hello had a wrong secret. Do not reconnect until the secret changes.
+	CloseUnauthorized = 4001
+	// CloseNoHello: no hello within the hello timeout. Reconnect.
+	CloseNoHello = 4008
+	// CloseReplaced: a newer socket said hello for the same computer. Do not reconnect from here.
+	CloseReplaced = 4009
+)
+
+// HealthProber answers whether opencode is healthy; *opencode.Prober implements it.
+type HealthProber interface {
+	Probe(ctx context.Context) opencode.Health
+}
+
+// Config holds the gateway's settings. Zero durations and sizes mean the defaults above.
+type Config struct {
+	// Password is SANDBOX_PASSWORD, the secret a hello must carry. Empty disables the check.
+	Password string
+	// HelloTimeout, RequestTimeout, WriteTimeout and CloseGrace: see the Default* constants.
+	HelloTimeout   time.Duration
+	RequestTimeout time.Duration
+	WriteTimeout   time.Duration
+	CloseGrace     time.Duration
+	// SendQueueSize is the per-socket outbound queue length.
+	SendQueueSize int
+	// Now is the clock for connectedSince/lastFrameAt; nil means time.Now.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	if c.HelloTimeout <= 0 {
+		c.HelloTimeout = DefaultHelloTimeout
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = DefaultRequestTimeout
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = DefaultWriteTimeout
+	}
+	if c.CloseGrace <= 0 {
+		c.CloseGrace = DefaultCloseGrace
+	}
+	if c.SendQueueSize <= 0 {
+		c.SendQueueSize = DefaultSendQueueSize
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+// RequestHandler answers one computer_request type for an authenticated session. It returns
+// the response payload (nil means {}) or a *protocol.Error; ctx ends when the socket closes.
+type RequestHandler func(ctx context.Context, c Computer, payload json.RawMessage) (json.RawMessage, error)
+
+// Gateway is the trapos-cloud-gateway module. Create it with New, mount it with Mount, and
+// call Shutdown before the process exits.
+type Gateway struct {
+	cfg      Config
+	log      *slog.Logger
+	registry Registry
+	handlers map[string]RequestHandler
+	upgrader websocket.Upgrader
+
+	mu       sync.Mutex // guards sessions and closing
+	sessions map[*Session]struct{}
+	closing  bool
+	// running counts live socket handlers; Shutdown waits for it.
+	running sync.WaitGroup
+}
+
+// New returns a Gateway. registry nil means a fresh MemoryRegistry.
+func New(cfg Config, logger *slog.Logger, prober HealthProber, registry Registry) *Gateway {
+	if registry == nil {
+		registry = NewMemoryRegistry()
+	}
+	g := &Gateway{
+		cfg:      cfg.withDefaults(),
+		log:      logger.With("module", ModuleName),
+		registry: registry,
+		sessions: make(map[*Session]struct{}),
+		upgrader: websocket.Upgrader{
+			// CC: Tweaked sends no Origin header, and computers are not browsers: the secret in
+			// hello, not the origin, is what authenticates a socket. So any origin is accepted.
+			CheckOrigin: func(*http.Request) bool { return true },
+			// Compression stays off: gorilla's compressed writer may split a message into
+			// several frames, and CC keeps only the first frame of a fragmented message.
+			EnableCompression: false,
+		},
+	}
+	g.handlers = map[string]RequestHandler{
+		TypeProbeGateway: probeGatewayHandler(prober),
+	}
+	return g
+}
+
+// Name implements the server's Module interface.
+func (g *Gateway) Name() string { return ModuleName }
+
+// Mount registers the gateway's routes, all under /trapos/.
+func (g *Gateway) Mount(mux *http.ServeMux) {
+	mux.HandleFunc("GET "+WebSocketPath, g.serveWebSocket)
+}
+
+// Registry returns the registry the gateway registers computers in.
+func (g *Gateway) Registry() Registry { return g.registry }
+
+// Computers returns a snapshot of the connected (hello-completed) computers, sorted by
+// account and traposId.
+func (g *Gateway) Computers() []Computer {
+	sessions := g.registry.Sessions()
+	out := make([]Computer, 0, len(sessions))
+	for _, s := range sessions {
+		out = append(out, s.Computer())
+	}
+	sortComputers(out)
+	return out
+}
+
+// Shutdown closes every socket with 1001 (going away), fails their pending requests with
+// not_connected, refuses new sockets, and waits for every socket goroutine to end. If ctx
+// ends first, remaining connections are cut without a close handshake.
+func (g *Gateway) Shutdown(ctx context.Context) error {
+	g.mu.Lock()
+	g.closing = true
+	sessions := make([]*Session, 0, len(g.sessions))
+	for s := range g.sessions {
+		sessions = append(sessions, s)
+	}
+	g.mu.Unlock()
+
+	for _, s := range sessions {
+		s.close(CloseGoingAway, "going away", true)
+	}
+	done := make(chan struct{})
+	go func() {
+		g.running.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	for _, s := range sessions {
+		_ = s.conn.Close() // unblocks the reader and writer at once
+	}
+	<-done
+	return fmt.Errorf("gateway shutdown: cut %d socket(s) without a close handshake: %w", len(sessions), ctx.Err())
+}
+
+// serveWebSocket upgrades one computer's connection and serves it until it closes.
+func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	closing := g.closing
+	g.mu.Unlock()
+	if closing {
+		http.Error(w, "the gateway is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	conn, err := g.upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		// The upgrader has already answered with an HTTP error.
+		g.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
+		return
+	}
+	s := newSession(g, conn, r.RemoteAddr)
+
+	g.mu.Lock()
+	if g.closing {
+		g.mu.Unlock()
+		_ = conn.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(CloseGoingAway, "going away"), time.Now().Add(g.cfg.WriteTimeout))
+		_ = conn.Close()
+		return
+	}
+	g.sessions[s] = struct{}{}
+	g.running.Add(1)
+	g.mu.Unlock()
+
+	defer func() {
+		g.mu.Lock()
+		delete(g.sessions, s)
+		g.mu.Unlock()
+		g.running.Done()
+	}()
+	s.run()
+}

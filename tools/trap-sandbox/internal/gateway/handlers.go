@@ -1,0 +1,236 @@
+package gateway
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// Request types the gateway answers (computer_request) or the computer answers (gateway_request).
+const (
+	// TypeHello authenticates and registers a socket: payload {traposId, secret}.
+	TypeHello = "hello"
+	// TypeProbeGateway reports {sandboxOk, opencodeOk, opencodeDetail?}.
+	TypeProbeGateway = "probe_gateway"
+	// TypePing is the built-in gateway→computer request; the computer answers {traposId}.
+	TypePing = "ping"
+)
+
+// handleFrame dispatches one inbound frame. It runs in the reader goroutine, so anything slow
+// is handed to a goroutine of its own.
+func (s *Session) handleFrame(data []byte) {
+	f, err := protocol.DecodeFrame(data)
+	if err != nil {
+		// Never log the frame itself: a hello carries the secret.
+		s.log.Debug("ignored frame", "err", err, "bytes", len(data))
+		return
+	}
+	switch f.Event {
+	case protocol.EventComputerRequest:
+		s.handleRequest(f)
+	case protocol.EventComputerResponse:
+		s.handleResponse(f)
+	default:
+		s.log.Debug("ignored frame: a computer must not send this event", "event", f.Event)
+	}
+}
+
+func (s *Session) handleRequest(f protocol.Frame) {
+	if f.Type == TypeHello {
+		s.handleHello(f)
+		return
+	}
+	if !s.isAuthenticated() {
+		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "send hello first"))
+		return
+	}
+	handler, ok := s.gw.handlers[f.Type]
+	if !ok {
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnknownType,
+			"the gateway has no request type %q (known: %s)", f.Type, strings.Join(s.gw.knownTypes(), ", ")))
+		return
+	}
+	select {
+	case s.slots <- struct{}{}:
+	default:
+		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal,
+			"too many requests in flight on this socket (limit %d)", maxRequestsInFlight))
+		return
+	}
+	s.handlers.Add(1)
+	go func() {
+		defer s.handlers.Done()
+		defer func() { <-s.slots }()
+		payload, err := handler(s.ctx, s.Computer(), f.Payload)
+		if err != nil {
+			var pe *protocol.Error
+			if !errors.As(err, &pe) {
+				s.log.Error("request handler failed", "type", f.Type, "err", err)
+				pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
+			}
+			s.reply(f, nil, pe)
+			return
+		}
+		s.reply(f, payload, nil)
+	}()
+}
+
+// helloPayload is what hello carries. Fields are raw so a wrongly typed one can be named.
+type helloPayload struct {
+	TraposID json.RawMessage `json:"traposId"`
+	Secret   json.RawMessage `json:"secret"`
+}
+
+func (s *Session) handleHello(f protocol.Frame) {
+	var p helloPayload
+	_ = json.Unmarshal(f.Payload, &p) // the payload is always an object; bad fields stay empty
+	var traposID, secret string
+	if json.Unmarshal(p.TraposID, &traposID) != nil || traposID == "" {
+		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated,
+			`hello needs a traposId (a non-empty string like "7:label")`))
+		return
+	}
+	_ = json.Unmarshal(p.Secret, &secret) // a missing or non-string secret is the empty secret
+	f.TraposSenderID = traposID           // answer the computer by the id it just gave
+
+	if !s.gw.secretMatches(secret) {
+		s.log.Warn("hello rejected: wrong secret", "traposId", traposID)
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
+			"wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"))
+		s.close(CloseUnauthorized, "unauthorized", true)
+		return
+	}
+	key := Key{AccountID: resolveAccount(secret), TraposID: traposID}
+	accountPayload, _ := json.Marshal(map[string]string{"accountId": key.AccountID})
+
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if s.authenticated {
+		registered := s.key
+		s.mu.Unlock()
+		if registered == key {
+			s.reply(f, accountPayload, nil)
+			return
+		}
+		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated,
+			"this socket is already registered as %q; open a new socket for %q", registered.TraposID, key.TraposID))
+		return
+	}
+	s.key, s.authenticated = key, true
+	s.mu.Unlock()
+
+	if old := s.gw.registry.Register(s); old != nil {
+		old.log.Info("computer replaced by a newer connection", "traposId", key.TraposID)
+		old.close(CloseReplaced, "replaced", true)
+	}
+	if s.isClosed() {
+		// Closed while registering (e.g. shutdown): don't leave a dead entry behind.
+		s.gw.registry.Unregister(s)
+		return
+	}
+	s.log.Info("computer connected", "accountId", key.AccountID, "traposId", key.TraposID)
+	s.reply(f, accountPayload, nil)
+}
+
+// secretMatches compares in constant time. Hashing first hides the secret's length too
+// (ConstantTimeCompare returns early on a length mismatch).
+func (g *Gateway) secretMatches(secret string) bool {
+	if g.cfg.Password == "" {
+		return true
+	}
+	got := sha256.Sum256([]byte(secret))
+	want := sha256.Sum256([]byte(g.cfg.Password))
+	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+}
+
+func (s *Session) handleResponse(f protocol.Frame) {
+	if !s.isAuthenticated() {
+		s.log.Debug("ignored computer_response before hello", "type", f.Type)
+		return
+	}
+	ch := s.takePending(f.MessageID)
+	if ch == nil {
+		s.log.Debug("ignored computer_response: no pending request (late or unknown)", "type", f.Type)
+		return
+	}
+	ch <- result{frame: f}
+}
+
+// reply answers request f with a gateway_response: payload when err is nil, else err.
+func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol.Error) {
+	receiver := f.TraposSenderID
+	if k := s.Key(); k.TraposID != "" {
+		receiver = k.TraposID
+	}
+	out := protocol.Frame{
+		Event:            protocol.EventGatewayResponse,
+		TraposReceiverID: receiver,
+		MessageID:        f.MessageID,
+		RawMessageID:     f.RawMessageID,
+		Type:             f.Type,
+		OK:               err == nil,
+		Payload:          payload,
+		Error:            err,
+	}
+	frame, encErr := protocol.EncodeFrame(out)
+	if encErr != nil {
+		s.log.Error("cannot encode a reply", "type", f.Type, "err", encErr)
+		out.OK, out.Payload = false, nil
+		out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: %v", f.Type, encErr)
+		if frame, encErr = protocol.EncodeFrame(out); encErr != nil {
+			return
+		}
+	}
+	if qErr := s.enqueue(frame); qErr != nil {
+		s.log.Debug("reply dropped", "type", f.Type, "err", qErr)
+	}
+}
+
+// knownTypes lists the computer_request types the gateway answers.
+func (g *Gateway) knownTypes() []string {
+	return slices.Sorted(func(yield func(string) bool) {
+		if !yield(TypeHello) {
+			return
+		}
+		for t := range maps.Keys(g.handlers) {
+			if !yield(t) {
+				return
+			}
+		}
+	})
+}
+
+// probeGatewayPayload is probe_gateway's answer.
+type probeGatewayPayload struct {
+	SandboxOK      bool   `json:"sandboxOk"`
+	OpencodeOK     bool   `json:"opencodeOk"`
+	OpencodeDetail string `json:"opencodeDetail,omitempty"`
+}
+
+// probeGatewayHandler answers probe_gateway: the sandbox is trivially ok (it answered), and
+// opencode is probed (bounded by the prober's own timeout).
+func probeGatewayHandler(prober HealthProber) RequestHandler {
+	return func(ctx context.Context, _ Computer, _ json.RawMessage) (json.RawMessage, error) {
+		h := prober.Probe(ctx)
+		out := probeGatewayPayload{SandboxOK: true, OpencodeOK: h.OK}
+		if !h.OK {
+			out.OpencodeDetail = h.Detail
+		}
+		b, err := json.Marshal(out)
+		if err != nil {
+			return nil, fmt.Errorf("encode probe_gateway payload: %w", err)
+		}
+		return b, nil
+	}
+}

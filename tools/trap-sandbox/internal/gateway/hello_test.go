@@ -1,0 +1,164 @@
+package gateway
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+)
+
+func TestHelloOK(t *testing.T) {
+	h := newHarness(t, Config{Password: "pw"}, nil)
+	c := h.dial(t, "7:kitchen")
+	resp := c.hello("pw")
+	assert.True(t, resp.OK)
+	assert.Equal(t, "7:kitchen", resp.TraposReceiverID)
+	assert.JSONEq(t, `{"accountId":"local"}`, string(resp.Payload))
+
+	computers := h.gw.Computers()
+	require.Len(t, computers, 1)
+	assert.Equal(t, LocalAccount, computers[0].AccountID)
+	assert.Equal(t, "7:kitchen", computers[0].TraposID)
+	assert.NotEmpty(t, computers[0].RemoteAddr)
+	assert.False(t, computers[0].ConnectedSince.IsZero())
+	assert.False(t, computers[0].LastFrameAt.Before(computers[0].ConnectedSince))
+	assert.NotContains(t, h.logs.String(), "pw\"", "the secret is never logged")
+}
+
+func TestHelloWithoutPasswordAcceptsAnySecret(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	for i, secret := range []string{"", "anything"} {
+		c := h.dial(t, []string{"1:", "2:b"}[i])
+		assert.True(t, c.hello(secret).OK)
+	}
+	assert.Len(t, h.gw.Computers(), 2)
+}
+
+func TestHelloUnauthorized(t *testing.T) {
+	const password = "correct horse"
+	cases := []struct {
+		name    string
+		payload map[string]any
+	}{
+		{name: "wrong secret", payload: map[string]any{"traposId": "7:", "secret": "battery staple"}},
+		{name: "missing secret", payload: map[string]any{"traposId": "7:"}},
+		{name: "secret is a number", payload: map[string]any{"traposId": "7:", "secret": 42}},
+		{name: "secret with a prefix of the password", payload: map[string]any{"traposId": "7:", "secret": "correct"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, Config{Password: password}, nil)
+			c := h.dial(t, "7:")
+			c.request("h1", TypeHello, tc.payload)
+			resp := c.read()
+			assert.Equal(t, protocol.EventGatewayResponse, resp.Event)
+			assert.Equal(t, "h1", resp.MessageID)
+			assert.False(t, resp.OK)
+			require.NotNil(t, resp.Error)
+			assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+			assert.NotEmpty(t, resp.Error.Message)
+			c.expectClose(CloseUnauthorized, "unauthorized")
+			assert.Empty(t, h.gw.Computers())
+			assert.NotContains(t, h.logs.String(), "battery")
+			assert.NotContains(t, h.logs.String(), password)
+		})
+	}
+}
+
+func TestHelloWithoutTraposID(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.dial(t, "7:")
+	for i, payload := range []any{map[string]any{"secret": "s"}, map[string]any{"traposId": ""}, map[string]any{"traposId": 7}, []any{}, nil} {
+		c.request("h", TypeHello, payload)
+		resp := c.read()
+		assert.False(t, resp.OK, "case %d", i)
+		require.NotNil(t, resp.Error)
+		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+		assert.Contains(t, resp.Error.Message, "hello needs a traposId")
+	}
+	// The socket stays usable: a proper hello now succeeds.
+	assert.True(t, c.hello("").OK)
+}
+
+func TestNoHelloInTimeCloses4008(t *testing.T) {
+	h := newHarness(t, Config{HelloTimeout: 100 * time.Millisecond}, nil)
+	c := h.dial(t, "7:")
+	start := time.Now()
+	c.expectClose(CloseNoHello, "no hello in time")
+	assert.Less(t, time.Since(start), 2*time.Second)
+
+	// A hello after the close gets no answer: the socket is gone.
+	_ = c.conn.WriteMessage(websocket.TextMessage, []byte(`{"event":"computer_request","messageId":"late","type":"hello","payload":{"traposId":"7:"}}`))
+	_, err := c.readText()
+	assert.Error(t, err)
+	assert.Empty(t, h.gw.Computers())
+}
+
+func TestHelloBeforeTimeoutStopsTheTimer(t *testing.T) {
+	h := newHarness(t, Config{HelloTimeout: 150 * time.Millisecond}, nil)
+	c := h.connect(t, "7:", "")
+	time.Sleep(300 * time.Millisecond) // past the hello timeout: the socket must stay open
+	c.request("p", TypeProbeGateway, nil)
+	assert.True(t, c.read().OK)
+}
+
+func TestNotAuthenticatedBeforeHello(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.dial(t, "7:")
+	c.request("p1", TypeProbeGateway, map[string]any{})
+	resp := c.read()
+	assert.Equal(t, "p1", resp.MessageID)
+	assert.Equal(t, TypeProbeGateway, resp.Type)
+	assert.Equal(t, "7:", resp.TraposReceiverID)
+	assert.False(t, resp.OK)
+	require.NotNil(t, resp.Error)
+	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+
+	// An unknown type before hello is also not_authenticated (auth is checked first).
+	c.request("p2", "nope", nil)
+	assert.Equal(t, protocol.CodeNotAuthenticated, c.read().Error.Code)
+
+	// A computer_response before hello is ignored; then a late hello still works.
+	c.sendJSON(map[string]any{"event": "computer_response", "messageId": "x", "type": "ping", "ok": true})
+	assert.True(t, c.hello("").OK)
+}
+
+func TestRepeatedHello(t *testing.T) {
+	h := newHarness(t, Config{Password: "pw"}, nil)
+	c := h.connect(t, "7:", "pw")
+	resp := c.hello("pw")
+	assert.True(t, resp.OK, "the same hello again just answers ok")
+	assert.JSONEq(t, `{"accountId":"local"}`, string(resp.Payload))
+
+	c.request("h2", TypeHello, map[string]any{"traposId": "8:", "secret": "pw"})
+	other := c.read()
+	assert.False(t, other.OK)
+	assert.Equal(t, protocol.CodeNotAuthenticated, other.Error.Code)
+	assert.Contains(t, other.Error.Message, "already registered")
+	require.Len(t, h.gw.Computers(), 1)
+	assert.Equal(t, "7:", h.gw.Computers()[0].TraposID)
+
+	// A wrong secret on an authenticated socket still ends it.
+	c.request("h3", TypeHello, map[string]any{"traposId": "7:", "secret": "nope"})
+	assert.Equal(t, protocol.CodeUnauthorized, c.read().Error.Code)
+	c.expectClose(CloseUnauthorized, "unauthorized")
+	waitFor(t, "the computer to leave the registry", func() bool { return len(h.gw.Computers()) == 0 })
+}
+
+func TestNonWebSocketRequest(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	resp, err := http.Get(h.srv.URL + WebSocketPath)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+
+	resp, err = http.Post(h.srv.URL+WebSocketPath, "text/plain", nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
+}

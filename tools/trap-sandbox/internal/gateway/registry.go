@@ -1,0 +1,97 @@
+package gateway
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+)
+
+// LocalAccount is the only account of v1: every good secret resolves to it.
+const LocalAccount = "local"
+
+// resolveAccount maps a hello secret to the account that owns the computer. v1 has one shared
+// secret and so one account; this is the seam where a per-account secret lookup will go.
+func resolveAccount(secret string) string {
+	_ = secret
+	return LocalAccount
+}
+
+// Key identifies a computer: traposId ("<computerId>:<label>") is only unique inside an account.
+type Key struct {
+	AccountID string
+	TraposID  string
+}
+
+// Registry maps computers to the session that holds their socket. It is an interface so that
+// several gateway replicas can later share one view (DESIGN §6); implementations must be safe
+// for concurrent use and must not call Session methods while holding their own lock.
+type Registry interface {
+	// Register makes s the session of s.Key() and returns the session it replaced, if any
+	// (newest wins). The caller closes the replaced session.
+	Register(s *Session) (replaced *Session)
+	// Unregister removes s, but only if it is still the registered session of its key.
+	Unregister(s *Session)
+	// Lookup returns the session of k, or nil.
+	Lookup(k Key) *Session
+	// Sessions returns every registered session, in no particular order.
+	Sessions() []*Session
+}
+
+// MemoryRegistry is the in-process Registry of a single gateway.
+type MemoryRegistry struct {
+	mu       sync.Mutex // guards sessions
+	sessions map[Key]*Session
+}
+
+// NewMemoryRegistry returns an empty MemoryRegistry.
+func NewMemoryRegistry() *MemoryRegistry {
+	return &MemoryRegistry{sessions: make(map[Key]*Session)}
+}
+
+// Register implements Registry.
+func (r *MemoryRegistry) Register(s *Session) *Session {
+	k := s.Key()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	old := r.sessions[k]
+	r.sessions[k] = s
+	if old == s {
+		return nil
+	}
+	return old
+}
+
+// Unregister implements Registry.
+func (r *MemoryRegistry) Unregister(s *Session) {
+	k := s.Key()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.sessions[k] == s {
+		delete(r.sessions, k)
+	}
+}
+
+// Lookup implements Registry.
+func (r *MemoryRegistry) Lookup(k Key) *Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sessions[k]
+}
+
+// Sessions implements Registry.
+func (r *MemoryRegistry) Sessions() []*Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*Session, 0, len(r.sessions))
+	for _, s := range r.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+// sortComputers orders a snapshot by account, then traposId, so listings are stable.
+func sortComputers(cs []Computer) {
+	slices.SortFunc(cs, func(a, b Computer) int {
+		return cmp.Or(cmp.Compare(a.AccountID, b.AccountID), cmp.Compare(a.TraposID, b.TraposID))
+	})
+}

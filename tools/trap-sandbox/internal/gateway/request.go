@@ -1,0 +1,112 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/google/uuid"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// Response is a computer's answer to a gateway_request (its computer_response).
+type Response struct {
+	// OK is the computer's ok. When false, Error is set (code and message from the computer).
+	OK bool
+	// Type echoes the computer_response's type.
+	Type string
+	// Payload is a JSON object ({} when the computer sent none); meaningful when OK.
+	Payload json.RawMessage
+	Error   *protocol.Error
+}
+
+// Request sends a gateway_request of type typ to computer (accountID, traposID) and waits for
+// its computer_response. payload nil, null or [] is sent as {}; any other non-object is refused.
+//
+// The wait ends at ctx's deadline, or after Config.RequestTimeout when ctx has none. A
+// computer's answer, even ok:false, is returned as a Response with a nil error. Failures on the
+// gateway's side are returned as a *protocol.Error (use protocol.CodeOf):
+//   - not_connected: no such computer, or its socket closed or was replaced before it answered;
+//   - timeout: no answer in time (a later answer is ignored);
+//   - internal: the request cannot be sent (empty type, bad payload, frame above 128 KiB).
+//
+// If ctx is cancelled (not timed out), ctx.Err() is returned.
+func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, payload json.RawMessage) (Response, error) {
+	if typ == "" {
+		return Response{}, protocol.Errorf(protocol.CodeInternal, "a request needs a type")
+	}
+	payload, err := outboundPayload(payload)
+	if err != nil {
+		return Response{}, err
+	}
+	s := g.registry.Lookup(Key{AccountID: accountID, TraposID: traposID})
+	if s == nil {
+		return Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
+	}
+	messageID := uuid.NewString()
+	frame, err := protocol.EncodeFrame(protocol.Frame{
+		Event:            protocol.EventGatewayRequest,
+		TraposReceiverID: traposID,
+		MessageID:        messageID,
+		Type:             typ,
+		Payload:          payload,
+	})
+	if err != nil {
+		return Response{}, protocol.Errorf(protocol.CodeInternal, "cannot send %s to %s: %v", typ, traposID, err)
+	}
+
+	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.cfg.RequestTimeout)
+		defer cancel()
+	}
+	wait, err := s.addPending(messageID)
+	if err != nil {
+		return Response{}, err
+	}
+	if err := s.enqueue(frame); err != nil {
+		s.takePending(messageID)
+		return Response{}, err
+	}
+	select {
+	case r := <-wait:
+		if r.err != nil {
+			return Response{}, r.err
+		}
+		return Response{OK: r.frame.OK, Type: r.frame.Type, Payload: r.frame.Payload, Error: r.frame.Error}, nil
+	case <-ctx.Done():
+		s.takePending(messageID) // a late answer is now unknown and ignored
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
+		}
+		return Response{}, ctx.Err()
+	}
+}
+
+// outboundPayload applies the empty-payload rule to what the gateway sends: nothing, null or
+// [] become {}; an object passes; anything else is a caller error.
+func outboundPayload(payload json.RawMessage) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(payload)
+	switch {
+	case len(trimmed) == 0, bytes.Equal(trimmed, []byte("null")):
+		return protocol.EmptyPayload, nil
+	case !json.Valid(trimmed):
+		return nil, protocol.Errorf(protocol.CodeInternal, "the payload is not valid JSON")
+	case trimmed[0] == '{':
+		return trimmed, nil
+	case trimmed[0] == '[' && bytes.Equal(compact(trimmed), []byte("[]")):
+		return protocol.EmptyPayload, nil
+	default:
+		return nil, protocol.Errorf(protocol.CodeInternal, "the payload must be a JSON object")
+	}
+}
+
+func compact(b []byte) []byte {
+	var buf bytes.Buffer
+	if json.Compact(&buf, b) != nil {
+		return b
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,216 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+)
+
+func TestRequestRoundTrip(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:turtle", "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+
+	pending := asyncRequest(h.gw, ctx, "7:turtle", TypePing, nil)
+	req := c.answerNext(func(req protocol.Frame) map[string]any {
+		return map[string]any{"ok": true, "payload": map[string]any{"traposId": "7:turtle"}}
+	})
+	assert.Equal(t, protocol.EventGatewayRequest, req.Event)
+	assert.Equal(t, "7:turtle", req.TraposReceiverID)
+	assert.Equal(t, TypePing, req.Type)
+	assert.JSONEq(t, `{}`, string(req.Payload))
+	_, err := uuid.Parse(req.MessageID)
+	assert.NoError(t, err, "the gateway mints UUID messageIds")
+
+	r := awaitResult(t, pending)
+	require.NoError(t, r.err)
+	assert.True(t, r.resp.OK)
+	assert.Equal(t, TypePing, r.resp.Type)
+	assert.JSONEq(t, `{"traposId":"7:turtle"}`, string(r.resp.Payload))
+	assert.Nil(t, r.resp.Error)
+}
+
+func TestRequestComputerAnswersError(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+
+	pending := asyncRequest(h.gw, ctx, "7:", "dance", json.RawMessage(`{"style":"waltz"}`))
+	req := c.answerNext(func(protocol.Frame) map[string]any {
+		return map[string]any{"ok": false, "error": map[string]any{"code": "unknown_type", "message": "no dance"}}
+	})
+	assert.JSONEq(t, `{"style":"waltz"}`, string(req.Payload))
+	r := awaitResult(t, pending)
+	require.NoError(t, r.err, "a computer's ok:false is an answer, not a gateway failure")
+	assert.False(t, r.resp.OK)
+	assert.Equal(t, &protocol.Error{Code: protocol.CodeUnknownType, Message: "no dance"}, r.resp.Error)
+}
+
+func TestRequestResponsePayloadForms(t *testing.T) {
+	forms := map[string]any{
+		"object {}":    map[string]any{},
+		"array []":     []any{},
+		"null":         nil,
+		"string":       "str",
+		"number":       3,
+		"missing":      "<missing>",
+		"non-empty []": []any{1, 2},
+	}
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	for name, payload := range forms {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			pending := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+			c.answerNext(func(protocol.Frame) map[string]any {
+				resp := map[string]any{"ok": true, "payload": payload}
+				if payload == "<missing>" {
+					delete(resp, "payload")
+				}
+				return resp
+			})
+			r := awaitResult(t, pending)
+			require.NoError(t, r.err)
+			assert.True(t, r.resp.OK)
+			assert.JSONEq(t, `{}`, string(r.resp.Payload))
+		})
+	}
+}
+
+func TestRequestOutboundPayloadRule(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	for _, payload := range []string{"", "null", "[]", " [ ] ", "{}"} {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		pending := asyncRequest(h.gw, ctx, "7:", TypePing, json.RawMessage(payload))
+		req := c.answerNext(func(protocol.Frame) map[string]any { return map[string]any{"ok": true} })
+		assert.JSONEq(t, `{}`, string(req.Payload), "payload %q", payload)
+		require.NoError(t, awaitResult(t, pending).err)
+		cancel()
+	}
+	for _, bad := range []string{`"str"`, `[1]`, `3`, `{`} {
+		_, err := h.gw.Request(context.Background(), LocalAccount, "7:", TypePing, json.RawMessage(bad))
+		assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err), "payload %q", bad)
+	}
+	_, err := h.gw.Request(context.Background(), LocalAccount, "7:", "", nil)
+	assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err))
+}
+
+func TestRequestNotConnected(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	h.connect(t, "7:", "")
+	_, err := h.gw.Request(context.Background(), LocalAccount, "8:", TypePing, nil)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	assert.Contains(t, err.Error(), "8:")
+	_, err = h.gw.Request(context.Background(), "other-account", "7:", TypePing, nil)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err), "the registry is keyed by account too")
+}
+
+func TestRequestTimeoutAndLateAnswer(t *testing.T) {
+	h := newHarness(t, Config{RequestTimeout: 100 * time.Millisecond}, nil)
+	c := h.connect(t, "7:", "")
+
+	start := time.Now()
+	pending := asyncRequest(h.gw, context.Background(), "7:", TypePing, nil)
+	req := c.read() // the computer sees the request but does not answer in time
+	r := awaitResult(t, pending)
+	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(r.err))
+	assert.Less(t, time.Since(start), 2*time.Second)
+
+	// The late answer is ignored, and the socket keeps working both ways.
+	c.sendJSON(map[string]any{"event": "computer_response", "traposSenderId": "7:", "messageId": req.MessageID, "type": "ping", "ok": true})
+	c.request("p", TypeProbeGateway, nil)
+	assert.True(t, c.read().OK)
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	pending = asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	c.answerNext(func(protocol.Frame) map[string]any { return map[string]any{"ok": true} })
+	assert.NoError(t, awaitResult(t, pending).err)
+	assert.Contains(t, h.logs.String(), "no pending request")
+}
+
+func TestRequestContextDeadlineWins(t *testing.T) {
+	h := newHarness(t, Config{RequestTimeout: time.Hour}, nil)
+	c := h.connect(t, "7:", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	pending := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	c.read()
+	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(awaitResult(t, pending).err))
+
+	cctx, ccancel := context.WithCancel(context.Background())
+	pending = asyncRequest(h.gw, cctx, "7:", TypePing, nil)
+	c.read()
+	ccancel()
+	assert.ErrorIs(t, awaitResult(t, pending).err, context.Canceled)
+}
+
+func TestRequestSocketGoneMidRequest(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	pending := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	c.read()
+	require.NoError(t, c.conn.Close()) // like CC's close(): no close frame, the server sees 1006
+	r := awaitResult(t, pending)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(r.err))
+	assert.Contains(t, r.err.Error(), "disconnected before it answered")
+	waitFor(t, "the computer to leave the registry", func() bool { return len(h.gw.Computers()) == 0 })
+	waitFor(t, "the disconnect log", func() bool { return strings.Contains(h.logs.String(), "computer disconnected") })
+	assert.Contains(t, h.logs.String(), "code=1006")
+	assert.NotContains(t, h.logs.String(), "level=ERROR")
+}
+
+func TestRequestTooLargeIsRefusedBeforeSending(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	big := json.RawMessage(`{"blob":"` + strings.Repeat("x", protocol.MaxFrameBytes) + `"}`)
+	_, err := h.gw.Request(context.Background(), LocalAccount, "7:", TypePing, big)
+	assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err))
+	assert.Contains(t, err.Error(), "frame too large")
+
+	// Nothing was sent: the next frame the computer sees is the answer to its own request.
+	c.request("p", TypeProbeGateway, nil)
+	f := c.read()
+	assert.Equal(t, protocol.EventGatewayResponse, f.Event)
+	assert.Equal(t, "p", f.MessageID)
+}
+
+func TestNewestWins(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	old := h.connect(t, "7:", "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	pending := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	old.read() // the old socket holds the request and never answers
+
+	newer := h.connect(t, "7:", "")
+	old.expectClose(CloseReplaced, "replaced")
+	r := awaitResult(t, pending)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(r.err))
+	assert.Contains(t, r.err.Error(), "replaced")
+
+	require.Len(t, h.gw.Computers(), 1)
+	pending = asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	newer.answerNext(func(protocol.Frame) map[string]any {
+		return map[string]any{"ok": true, "payload": map[string]any{"traposId": "7:"}}
+	})
+	r = awaitResult(t, pending)
+	require.NoError(t, r.err)
+	assert.True(t, r.resp.OK)
+	// The old socket's end must not unregister the new one.
+	assert.Len(t, h.gw.Computers(), 1)
+}

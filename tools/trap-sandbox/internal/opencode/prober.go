@@ -1,0 +1,254 @@
+// Package opencode checks whether the opencode server the sandbox talks to is reachable and
+// healthy, and explains in one line why when it is not.
+package opencode
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// DefaultProbeTimeout bounds one probe: the opencode web client uses the same 5 s.
+const DefaultProbeTimeout = 5 * time.Second
+
+// DefaultUsername is opencode's default Basic Auth user (OPENCODE_SERVER_USERNAME).
+const DefaultUsername = "opencode"
+
+// healthPath is the route opencode answers with {"healthy":true,"version":...}. Any unknown
+// path answers 200 with the HTML web UI, so the body has to be checked, not just the status.
+const healthPath = "global/health"
+
+// maxHealthBody caps how much of the answer is read: the real body is ~40 bytes.
+const maxHealthBody = 64 << 10
+
+// Health is the outcome of one probe.
+type Health struct {
+	// OK is true only for a 200 application/json answer whose healthy field is true.
+	OK bool
+	// Version is the server's version when OK.
+	Version string
+	// Detail names the URL and the cause when not OK, on one line. It never holds a secret.
+	Detail string
+}
+
+// ProberConfig configures a Prober.
+type ProberConfig struct {
+	// URL is the opencode server's base URL, e.g. http://127.0.0.1:4242.
+	URL string
+	// Username and Password are sent as Basic Auth, only when Password is non-empty (a server
+	// without a password ignores the header, one with a password rejects a missing one).
+	Username string
+	Password string
+	// Timeout bounds each probe; zero means DefaultProbeTimeout.
+	Timeout time.Duration
+	// Transport is the HTTP transport; nil means a fresh one without keep-alives.
+	Transport http.RoundTripper
+}
+
+// Prober probes opencode's /global/health. Concurrent Probe calls share one upstream request.
+// Close must be called when done: it stops an in-flight probe and waits for it.
+type Prober struct {
+	healthURL *url.URL
+	username  string
+	password  string
+	timeout   time.Duration
+	client    *http.Client
+
+	group singleflight.Group
+	// base parents every upstream request, so Close can stop one no caller waits for any more.
+	base   context.Context
+	cancel context.CancelFunc
+	// mu guards closed and orders inflight.Add before Close's Wait.
+	mu     sync.Mutex
+	closed bool
+	// inflight counts running upstream probes (they outlive a caller that gave up).
+	inflight sync.WaitGroup
+}
+
+// NewProber validates cfg and returns a Prober.
+func NewProber(cfg ProberConfig) (*Prober, error) {
+	base, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("opencode url: %w", err)
+	}
+	if base.Scheme != "http" && base.Scheme != "https" {
+		return nil, fmt.Errorf("opencode url %s: scheme must be http or https", base.Redacted())
+	}
+	if base.Host == "" {
+		return nil, fmt.Errorf("opencode url %s: no host", base.Redacted())
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultProbeTimeout
+	}
+	if cfg.Username == "" {
+		cfg.Username = DefaultUsername
+	}
+	transport := cfg.Transport
+	if transport == nil {
+		// Probes are rare; a fresh connection each time tells the truth about reachability now
+		// and leaves no idle connection (or goroutine) behind.
+		transport = &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Prober{
+		healthURL: base.JoinPath(healthPath),
+		username:  cfg.Username,
+		password:  cfg.Password,
+		timeout:   cfg.Timeout,
+		client: &http.Client{
+			Transport: transport,
+			// A redirect is not what opencode does; report it instead of following it.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+		base:   ctx,
+		cancel: cancel,
+	}, nil
+}
+
+// URL returns the probed URL with any password in it redacted.
+func (p *Prober) URL() string {
+	return p.healthURL.Redacted()
+}
+
+// Probe checks opencode once, or joins a probe already running. It returns when the probe is
+// done (within the configured timeout) or when ctx ends, whichever is first.
+func (p *Prober) Probe(ctx context.Context) Health {
+	ch := p.group.DoChan("probe", func() (any, error) {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return Health{Detail: p.describe("the prober is closed (shutting down)")}, nil
+		}
+		p.inflight.Add(1)
+		p.mu.Unlock()
+		defer p.inflight.Done()
+		return p.probeOnce(), nil
+	})
+	select {
+	case res := <-ch:
+		return res.Val.(Health)
+	case <-ctx.Done():
+		return Health{Detail: p.describe("the probe was abandoned: " + ctx.Err().Error())}
+	}
+}
+
+// Close cancels any running probe and waits for it to finish.
+func (p *Prober) Close() {
+	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.cancel()
+	p.inflight.Wait()
+}
+
+func (p *Prober) probeOnce() Health {
+	ctx, cancel := context.WithTimeout(p.base, p.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.healthURL.String(), nil)
+	if err != nil {
+		return Health{Detail: p.describe("cannot build the request")}
+	}
+	if p.password != "" {
+		req.SetBasicAuth(p.username, p.password)
+	}
+	req.Header.Set("Accept", "application/json")
+
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return Health{Detail: p.describe(p.transportCause(ctx, err))}
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxHealthBody))
+	if err != nil {
+		return Health{Detail: p.describe(p.transportCause(ctx, err))}
+	}
+	return p.classify(resp, body)
+}
+
+// classify turns a complete answer into a Health.
+func (p *Prober) classify(resp *http.Response, body []byte) Health {
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized:
+		if p.password == "" {
+			return Health{Detail: p.describe("401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)")}
+		}
+		return Health{Detail: p.describe("401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)")}
+	case resp.StatusCode != http.StatusOK:
+		return Health{Detail: p.describe(fmt.Sprintf("answered status %d", resp.StatusCode))}
+	}
+	contentType := resp.Header.Get("Content-Type")
+	mediaType, _, _ := mime.ParseMediaType(contentType)
+	if mediaType != "application/json" {
+		shown := mediaType
+		if shown == "" {
+			shown = "without a content type"
+		}
+		return Health{Detail: p.describe(fmt.Sprintf("answered 200 %s, not an opencode health response (wrong URL?)", shown))}
+	}
+	var health struct {
+		Healthy *bool  `json:"healthy"`
+		Version string `json:"version"`
+	}
+	if err := json.Unmarshal(body, &health); err != nil || health.Healthy == nil {
+		return Health{Detail: p.describe("answered 200 application/json without a healthy field, not an opencode health response (wrong URL?)")}
+	}
+	if !*health.Healthy {
+		return Health{Detail: p.describe("reports healthy: false")}
+	}
+	return Health{OK: true, Version: health.Version}
+}
+
+// transportCause names why no complete answer arrived, without repeating the URL (which may
+// be the full error text) so that the detail stays one line and free of secrets.
+func (p *Prober) transportCause(ctx context.Context, err error) string {
+	var dnsErr *net.DNSError
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Sprintf("no answer within %s", p.timeout)
+	case errors.Is(err, context.Canceled):
+		return "the probe was cancelled (shutting down)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.As(err, &dnsErr):
+		return fmt.Sprintf("cannot resolve host %s", dnsErr.Name)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return "the connection was closed without an answer"
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return "host unreachable"
+	}
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		err = urlErr.Err // url.Error repeats the URL, which may carry credentials
+	}
+	return "unreachable: " + oneLine(err.Error())
+}
+
+func (p *Prober) describe(cause string) string {
+	return fmt.Sprintf("opencode at %s: %s", p.baseRedacted(), cause)
+}
+
+// baseRedacted is the configured base URL (not the health path), as the user wrote it, minus
+// any password.
+func (p *Prober) baseRedacted() string {
+	u := *p.healthURL
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, healthPath), "/")
+	u.RawPath = ""
+	return u.Redacted()
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}

@@ -1,0 +1,266 @@
+package opencode
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"trap-sandbox/internal/opencode/opencodetest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testTimeout is the injected probe bound: short, so the hanging case costs little.
+const testTimeout = 200 * time.Millisecond
+
+func newProber(t *testing.T, cfg ProberConfig) *Prober {
+	t.Helper()
+	if cfg.Timeout == 0 {
+		cfg.Timeout = testTimeout
+	}
+	p, err := NewProber(cfg)
+	require.NoError(t, err)
+	t.Cleanup(p.Close)
+	return p
+}
+
+func probe(t *testing.T, p *Prober) Health {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return p.Probe(ctx)
+}
+
+func TestProbeHealthy(t *testing.T) {
+	t.Run("with password", func(t *testing.T) {
+		fake, url := opencodetest.Start(t, "opencode", "p:a ss")
+		p := newProber(t, ProberConfig{URL: url, Password: "p:a ss"})
+		h := probe(t, p)
+		assert.Equal(t, Health{OK: true, Version: "1.18.33"}, h)
+		assert.True(t, fake.LastHadAuth())
+	})
+	t.Run("custom username", func(t *testing.T) {
+		_, url := opencodetest.Start(t, "alice", "secret")
+		p := newProber(t, ProberConfig{URL: url + "/", Username: "alice", Password: "secret"})
+		assert.True(t, probe(t, p).OK)
+	})
+	t.Run("no password sends no auth", func(t *testing.T) {
+		fake, url := opencodetest.Start(t, "opencode", "")
+		p := newProber(t, ProberConfig{URL: url})
+		assert.True(t, probe(t, p).OK)
+		assert.False(t, fake.LastHadAuth())
+	})
+	t.Run("server without password ignores our credentials", func(t *testing.T) {
+		_, url := opencodetest.Start(t, "opencode", "")
+		p := newProber(t, ProberConfig{URL: url, Password: "whatever"})
+		assert.True(t, probe(t, p).OK)
+	})
+}
+
+func TestProbeFailures(t *testing.T) {
+	const password = "s3cr3t-do-not-log"
+
+	cases := []struct {
+		name   string
+		url    func(t *testing.T) string
+		cfg    ProberConfig
+		detail string
+	}{
+		{
+			name:   "refused",
+			url:    func(t *testing.T) string { return opencodetest.ClosedPortURL(t) },
+			detail: "connection refused",
+		},
+		{
+			name: "wrong password",
+			url: func(t *testing.T) string {
+				_, url := opencodetest.Start(t, "opencode", "right")
+				return url
+			},
+			cfg:    ProberConfig{Password: password},
+			detail: "401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
+		},
+		{
+			name: "wrong username",
+			url: func(t *testing.T) string {
+				_, url := opencodetest.Start(t, "opencode", password)
+				return url
+			},
+			cfg:    ProberConfig{Username: "OPENCODE", Password: password},
+			detail: "401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
+		},
+		{
+			name: "missing password",
+			url: func(t *testing.T) string {
+				_, url := opencodetest.Start(t, "opencode", "right")
+				return url
+			},
+			detail: "401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)",
+		},
+		{
+			name: "HTML answer (wrong URL)",
+			url: func(t *testing.T) string {
+				_, url := opencodetest.Start(t, "opencode", "")
+				return url + "/app" // every unknown path answers the SPA
+			},
+			detail: "answered 200 text/html, not an opencode health response (wrong URL?)",
+		},
+		{
+			name: "JSON without healthy",
+			url: func(t *testing.T) string {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json; charset=utf-8")
+					_, _ = w.Write([]byte(`{"status":"up"}`))
+				}))
+				t.Cleanup(srv.Close)
+				return srv.URL
+			},
+			detail: "without a healthy field",
+		},
+		{
+			name: "healthy false",
+			url: func(t *testing.T) string {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json")
+					_, _ = w.Write([]byte(`{"healthy":false}`))
+				}))
+				t.Cleanup(srv.Close)
+				return srv.URL
+			},
+			detail: "reports healthy: false",
+		},
+		{
+			name: "other status",
+			url: func(t *testing.T) string {
+				return opencodetest.StartHandler(t, opencodetest.Status(http.StatusInternalServerError))
+			},
+			detail: "answered status 500",
+		},
+		{
+			name: "closed without answer",
+			url: func(t *testing.T) string {
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					conn, _, err := w.(http.Hijacker).Hijack()
+					if err == nil {
+						_ = conn.Close()
+					}
+				}))
+				t.Cleanup(srv.Close)
+				return srv.URL
+			},
+			detail: "the connection was closed without an answer",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.URL = tc.url(t)
+			p := newProber(t, cfg)
+			h := probe(t, p)
+			assert.False(t, h.OK)
+			assert.Contains(t, h.Detail, "opencode at "+cfg.URL+": ")
+			assert.Contains(t, h.Detail, tc.detail)
+			assert.NotContains(t, h.Detail, password)
+			assert.NotContains(t, h.Detail, "\n")
+		})
+	}
+}
+
+func TestProbeHangingIsBounded(t *testing.T) {
+	url := opencodetest.StartHandler(t, opencodetest.Hanging)
+	p := newProber(t, ProberConfig{URL: url})
+
+	start := time.Now()
+	h := probe(t, p)
+	elapsed := time.Since(start)
+
+	assert.False(t, h.OK)
+	assert.Equal(t, "opencode at "+url+": no answer within 200ms", h.Detail)
+	assert.GreaterOrEqual(t, elapsed, testTimeout)
+	assert.Less(t, elapsed, testTimeout+time.Second, "the probe must end near its bound")
+}
+
+func TestProbeCoalesces(t *testing.T) {
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 16)
+	fake := &opencodetest.Server{Username: "opencode"}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		<-release
+		fake.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	p := newProber(t, ProberConfig{URL: srv.URL, Timeout: 5 * time.Second})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+
+	const callers = 8
+	results := make(chan Health, callers)
+	var started sync.WaitGroup
+	for range callers {
+		started.Add(1)
+		go func() {
+			started.Done()
+			results <- p.Probe(ctx)
+		}()
+	}
+	started.Wait()
+	select {
+	case <-arrived:
+	case <-ctx.Done():
+		t.Fatal("no upstream request arrived")
+	}
+	// Give the other callers a moment to join the running probe before it is released.
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	for range callers {
+		select {
+		case h := <-results:
+			assert.True(t, h.OK)
+		case <-ctx.Done():
+			t.Fatal("a caller got no result")
+		}
+	}
+	assert.Equal(t, int32(1), fake.Requests(), "concurrent probes share one upstream request")
+
+	// A later probe goes upstream again (results are not cached).
+	go func() { <-arrived }()
+	assert.True(t, p.Probe(ctx).OK)
+	assert.Equal(t, int32(2), fake.Requests())
+}
+
+func TestProbeCallerGivesUp(t *testing.T) {
+	url := opencodetest.StartHandler(t, opencodetest.Hanging)
+	p := newProber(t, ProberConfig{URL: url, Timeout: 5 * time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	h := p.Probe(ctx)
+	assert.False(t, h.OK)
+	assert.Contains(t, h.Detail, "abandoned")
+	// Close stops the upstream probe nobody waits for; goleak checks nothing is left.
+	p.Close()
+	assert.Contains(t, p.Probe(context.Background()).Detail, "closed")
+}
+
+func TestNewProberValidates(t *testing.T) {
+	for _, bad := range []string{"", "ftp://x", "http://", "://nope"} {
+		_, err := NewProber(ProberConfig{URL: bad})
+		assert.Error(t, err, bad)
+	}
+	p, err := NewProber(ProberConfig{URL: "http://user:hunter2@127.0.0.1:1/base/"})
+	require.NoError(t, err)
+	defer p.Close()
+	assert.NotContains(t, p.URL(), "hunter2")
+	assert.Contains(t, p.URL(), "/base/global/health")
+	assert.Equal(t, "opencode at http://user:xxxxx@127.0.0.1:1/base: x", p.describe("x"))
+}

@@ -1,0 +1,98 @@
+// Package protocol is the wire format shared by the gateway and a trapos computer: JSON
+// frames with an explicit event, an opaque messageId echoed by the reply, and an error model of
+// ok + error{code, message}. See docs/protocol.md for the contract in prose.
+package protocol
+
+import (
+	"errors"
+	"fmt"
+)
+
+// MaxFrameBytes is the largest frame either side may send. It is CC: Tweaked's default
+// max_websocket_message (128 KiB): CC refuses to send bigger messages and closes the socket
+// when it receives one, so the gateway holds itself to the same cap.
+const MaxFrameBytes = 128 << 10
+
+// Event names the kind of a frame and, with it, the direction it travels in.
+type Event string
+
+// The four events of the protocol. computer_* frames travel from a computer to the gateway
+// and carry traposSenderId; gateway_* frames travel the other way and carry traposReceiverId.
+const (
+	EventComputerRequest  Event = "computer_request"
+	EventComputerResponse Event = "computer_response"
+	EventGatewayRequest   Event = "gateway_request"
+	EventGatewayResponse  Event = "gateway_response"
+)
+
+// IsKnown reports whether e is one of the four protocol events.
+func (e Event) IsKnown() bool {
+	switch e {
+	case EventComputerRequest, EventComputerResponse, EventGatewayRequest, EventGatewayResponse:
+		return true
+	}
+	return false
+}
+
+// FromComputer reports whether e is an event a computer may send.
+func (e Event) FromComputer() bool {
+	return e == EventComputerRequest || e == EventComputerResponse
+}
+
+// IsResponse reports whether e is a reply event (it carries ok and maybe error).
+func (e Event) IsResponse() bool {
+	return e == EventComputerResponse || e == EventGatewayResponse
+}
+
+// Code is a stable, machine-readable error code carried in error.code.
+type Code string
+
+// The v1 error codes. They are part of the contract: add new ones, never rename.
+const (
+	// CodeUnauthorized: the hello secret is wrong. The gateway closes the socket (4001) after it.
+	CodeUnauthorized Code = "unauthorized"
+	// CodeNotAuthenticated: a request arrived before a successful hello, or the hello itself is
+	// unusable (no traposId, or a different traposId on an already registered socket).
+	CodeNotAuthenticated Code = "not_authenticated"
+	// CodeUnknownType: the receiver has no handler for the request's type.
+	CodeUnknownType Code = "unknown_type"
+	// CodeNotConnected: the target computer has no socket, or lost it before answering.
+	CodeNotConnected Code = "not_connected"
+	// CodeInternal: the receiver failed for a reason of its own.
+	CodeInternal Code = "internal"
+	// CodeTimeout: no answer arrived in time.
+	CodeTimeout Code = "timeout"
+)
+
+// Codes lists every v1 code, in the order the contract gives them.
+var Codes = []Code{CodeUnauthorized, CodeNotAuthenticated, CodeUnknownType, CodeNotConnected, CodeInternal, CodeTimeout}
+
+// Error is the error object of a response frame ({"code":..., "message":...}). It is also a Go
+// error, so gateway-side failures carry their code up to whoever maps codes to HTTP statuses.
+type Error struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+// Error implements the error interface as "code: message".
+func (e *Error) Error() string {
+	return string(e.Code) + ": " + e.Message
+}
+
+// Errorf builds an *Error with a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the code of the first *Error in err's chain, CodeInternal for any other
+// non-nil error, and "" for nil.
+func CodeOf(err error) Code {
+	if err == nil {
+		return ""
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return CodeInternal
+}

@@ -1,0 +1,128 @@
+// Package server hosts the sandbox modules on one HTTP listener: it mounts each module on a
+// shared ServeMux, answers /healthz, and shuts everything down in bounded time.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// DefaultShutdownTimeout bounds a graceful shutdown; after it, connections are cut.
+const DefaultShutdownTimeout = 5 * time.Second
+
+// readHeaderTimeout bounds how long a client may take to send request headers.
+const readHeaderTimeout = 10 * time.Second
+
+// Module is a sandbox module: a Go value that mounts its routes under its own prefix
+// (e.g. /trapos/) and must not touch any other module's routes.
+type Module interface {
+	// Name is the module's name, for logs.
+	Name() string
+	// Mount registers the module's routes on mux.
+	Mount(mux *http.ServeMux)
+}
+
+// Shutdowner is implemented by modules that hold connections the HTTP server does not track
+// (hijacked WebSockets). Shutdown must end them before ctx does.
+type Shutdowner interface {
+	Shutdown(ctx context.Context) error
+}
+
+// Server serves a set of modules.
+type Server struct {
+	log             *slog.Logger
+	modules         []Module
+	handler         http.Handler
+	shutdownTimeout time.Duration
+}
+
+// New mounts the modules and returns a Server. shutdownTimeout zero means the default.
+func New(logger *slog.Logger, shutdownTimeout time.Duration, modules ...Module) *Server {
+	if shutdownTimeout <= 0 {
+		shutdownTimeout = DefaultShutdownTimeout
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	for _, m := range modules {
+		m.Mount(mux)
+	}
+	return &Server{log: logger, modules: modules, handler: mux, shutdownTimeout: shutdownTimeout}
+}
+
+// Handler returns the HTTP handler with every module mounted (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Serve serves on l until ctx ends, then shuts down: it stops accepting, lets the modules
+// close their connections, and returns within the shutdown timeout. It logs one "listening"
+// line with the bound address once the listener is serving.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(l) }()
+	names := make([]string, 0, len(s.modules))
+	for _, m := range s.modules {
+		names = append(names, m.Name())
+	}
+	s.log.Info("listening", "addr", l.Addr().String(), "modules", names)
+
+	select {
+	case err := <-serveErr:
+		return fmt.Errorf("serve %s: %w", l.Addr(), err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down", "timeout", s.shutdownTimeout)
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
+	defer cancel()
+
+	// The HTTP server stops accepting and drains plain requests; hijacked sockets are the
+	// modules' to close, in parallel.
+	errs := make(chan error, len(s.modules)+1)
+	go func() {
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			_ = srv.Close()
+			errs <- fmt.Errorf("http shutdown: %w", err)
+			return
+		}
+		errs <- nil
+	}()
+	pending := 1
+	for _, m := range s.modules {
+		if sd, ok := m.(Shutdowner); ok {
+			pending++
+			go func() {
+				if err := sd.Shutdown(shutdownCtx); err != nil {
+					errs <- fmt.Errorf("%s: %w", m.Name(), err)
+					return
+				}
+				errs <- nil
+			}()
+		}
+	}
+	var all []error
+	for range pending {
+		if err := <-errs; err != nil {
+			all = append(all, err)
+		}
+	}
+	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		all = append(all, fmt.Errorf("serve: %w", err))
+	}
+	if len(all) > 0 {
+		return errors.Join(all...)
+	}
+	s.log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,35 @@
+// Command trap-sandbox is the sandbox HTTP service: `go run ./tools/trap-sandbox` serves the
+// trapos-cloud-gateway WebSocket on :4444. See docs/protocol.md.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"trap-sandbox/internal/cli"
+)
+
+func main() {
+	var root cli.CLI
+	parser, err := cli.NewParser(&root)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trap-sandbox:", err)
+		os.Exit(2)
+	}
+	kctx, err := parser.Parse(os.Args[1:])
+	parser.FatalIfErrorf(err)
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	kctx.BindTo(os.Stderr, (*io.Writer)(nil))
+	err = kctx.Run()
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trap-sandbox:", err)
+		os.Exit(1)
+	}
+}
