@@ -1,0 +1,379 @@
+-- fakecraft bios: the Lua half of a CC: Tweaked computer's global environment, then the boot
+-- sequence (ROM APIs, settings, the shell running /rom/fakecraft/boot.lua).
+-- Written for fakecraft from CC's documented behaviour; it shares no code with CC's bios.
+
+local BIOS = _FAKECRAFT_BIOS;
+_FAKECRAFT_BIOS = nil;
+local trampoline = _FAKECRAFT_TRAMPOLINE;
+_FAKECRAFT_TRAMPOLINE = nil;
+local native_term = _FAKECRAFT_TERM;
+_FAKECRAFT_TERM = nil;
+
+local co_create, co_resume, co_yield, co_status =
+  coroutine.create, coroutine.resume, coroutine.yield, coroutine.status;
+local pack, unpack, select, type, tostring, error, setmetatable =
+  table.pack, table.unpack, select, type, tostring, error, setmetatable;
+
+local COLOUR_RED = 0x4000;
+local KEY_ENTER, KEY_BACKSPACE = 257, 259;
+
+local function expect_arg(index, value, ...)
+  local t = type(value);
+  for i = 1, select("#", ...) do
+    if t == select(i, ...) then return value; end
+  end
+  local names = table.concat({ ... }, " or ");
+  error(("bad argument #%d (%s expected, got %s)"):format(index, names, t), 3);
+end
+
+-- pcall and xpcall run the function in a coroutine and pass its yields outwards, so code
+-- under pcall can still wait for events (gopher-lua cannot yield across its Go pcall).
+local function callable(f)
+  if type(f) == "function" then return f; end
+  local mt = getmetatable(f);
+  if type(mt) == "table" and mt.__call ~= nil then
+    return function(...) return f(...); end;
+  end
+  return nil;
+end
+
+local function protected(f, ...)
+  local fn = callable(f);
+  if not fn then
+    return false, "attempt to call a " .. type(f) .. " value";
+  end
+  -- The Lua wrapper matters: gopher-lua loses the arguments and errors of a coroutine whose
+  -- body is a Go function.
+  local co = co_create(trampoline(fn));
+  local result = pack(co_resume(co, ...));
+  while true do
+    if not result[1] then
+      local err = result[2];
+      -- A Go function called straight from pcall is blamed on the trampoline; C Lua gives
+      -- no position there.
+      if type(err) == "string" then err = err:gsub("^%[C%]:%d+: ", ""); end
+      return false, err;
+    end
+    if co_status(co) == "dead" then return unpack(result, 1, result.n); end
+    result = pack(co_resume(co, co_yield(unpack(result, 2, result.n))));
+  end
+end
+
+function pcall(f, ...)
+  return protected(f, ...);
+end
+
+function xpcall(f, handler, ...)
+  local result = pack(protected(f, ...));
+  if result[1] then return unpack(result, 1, result.n); end
+  return false, handler(result[2]);
+end
+
+function coroutine.wrap(f)
+  expect_arg(1, f, "function");
+  local co = co_create(trampoline(f));
+  return function(...)
+    local result = pack(co_resume(co, ...));
+    if not result[1] then error(result[2], 0); end
+    return unpack(result, 2, result.n);
+  end;
+end
+
+function coroutine.isyieldable()
+  return true;
+end
+
+function table.move(a1, f, e, t, a2)
+  a2 = a2 or a1;
+  if e >= f then
+    if t > e or t <= f or a1 ~= a2 then
+      for i = 0, e - f do a2[t + i] = a1[f + i]; end
+    else
+      for i = e - f, 0, -1 do a2[t + i] = a1[f + i]; end
+    end
+  end
+  return a2;
+end
+
+-- CC's legacy bit API, a shim over bit32.
+bit = {
+  bnot = bit32.bnot, band = bit32.band, bor = bit32.bor, bxor = bit32.bxor,
+  brshift = bit32.arshift, blshift = bit32.lshift, blogic_rshift = bit32.rshift,
+};
+
+-- os: the Lua half.
+function os.version() return "CraftOS 1.9"; end
+
+function os.pullEventRaw(filter)
+  return co_yield(filter);
+end
+
+function os.pullEvent(filter)
+  local event = pack(co_yield(filter));
+  if event[1] == "terminate" then error("Terminated", 0); end
+  return unpack(event, 1, event.n);
+end
+
+function sleep(time)
+  if time ~= nil then expect_arg(1, time, "number"); end
+  local id = os.startTimer(time or 0);
+  repeat
+    local _, fired = os.pullEvent("timer");
+  until fired == id;
+end
+os.sleep = sleep;
+
+-- term: the native terminal plus redirection.
+term = {};
+local current_term = native_term;
+function term.native() return native_term; end
+function term.current() return current_term; end
+function term.redirect(target)
+  expect_arg(1, target, "table");
+  local previous = current_term;
+  current_term = target;
+  return previous;
+end
+for name in pairs(native_term) do
+  term[name] = function(...) return current_term[name](...); end;
+end
+
+function write(text)
+  expect_arg(1, text, "string", "number");
+  text = tostring(text);
+  local width, height = term.getSize();
+  local x, y = term.getCursorPos();
+  local lines = 0;
+  local function newline()
+    if y < height then
+      term.setCursorPos(1, y + 1);
+    else
+      term.setCursorPos(1, height);
+      term.scroll(1);
+    end
+    x, y = term.getCursorPos();
+    lines = lines + 1;
+  end
+  local pos = 1;
+  while pos <= #text do
+    local space = text:match("^[ \t]+", pos);
+    if space then
+      term.write(space);
+      x, y = term.getCursorPos();
+      pos = pos + #space;
+    elseif text:sub(pos, pos) == "\n" then
+      newline();
+      pos = pos + 1;
+    else
+      local word = text:match("^[^ \t\n]+", pos);
+      pos = pos + #word;
+      if #word > width then
+        -- A word longer than a line is cut wherever the edge falls.
+        while #word > 0 do
+          if x > width then newline(); end
+          local room = width - x + 1;
+          term.write(word:sub(1, room));
+          word = word:sub(room + 1);
+          x, y = term.getCursorPos();
+        end
+      else
+        if x > 1 and x + #word - 1 > width then newline(); end
+        term.write(word);
+        x, y = term.getCursorPos();
+      end
+    end
+  end
+  return lines;
+end
+
+function print(...)
+  local lines = 0;
+  local n = select("#", ...);
+  for i = 1, n do
+    if i > 1 then lines = lines + write("\t"); end
+    lines = lines + write(tostring((select(i, ...))));
+  end
+  return lines + write("\n");
+end
+
+function printError(...)
+  if term.isColour() then
+    local previous = term.getTextColour();
+    term.setTextColour(COLOUR_RED);
+    print(...);
+    term.setTextColour(previous);
+  else
+    print(...);
+  end
+end
+
+-- read: a minimal line editor over char/paste/key events (headless runs rarely use it).
+function read(replace_char)
+  if replace_char ~= nil then expect_arg(1, replace_char, "string"); end
+  local line = "";
+  term.setCursorBlink(true);
+  while true do
+    local event, value = os.pullEvent();
+    if event == "char" or event == "paste" then
+      line = line .. value;
+      write(replace_char and replace_char:sub(1, 1):rep(#value) or value);
+    elseif event == "key" and value == KEY_ENTER then
+      break;
+    elseif event == "key" and value == KEY_BACKSPACE and #line > 0 then
+      line = line:sub(1, -2);
+      local x, y = term.getCursorPos();
+      term.setCursorPos(x - 1, y);
+      term.write(" ");
+      term.setCursorPos(x - 1, y);
+    end
+  end
+  term.setCursorBlink(false);
+  print();
+  return line;
+end
+
+-- loadfile(path [, mode [, env]]), also the older loadfile(path, env).
+function loadfile(path, mode, env)
+  expect_arg(1, path, "string");
+  if type(mode) == "table" and env == nil then mode, env = nil, mode; end
+  if mode ~= nil then expect_arg(2, mode, "string"); end
+  if env ~= nil then expect_arg(3, env, "table"); end
+  local file = fs.open(path, "r");
+  if not file then return nil, "File not found"; end
+  local content = file.readAll();
+  file.close();
+  return load(content or "", "@/" .. fs.combine(path), mode, env);
+end
+
+function dofile(path)
+  expect_arg(1, path, "string");
+  local fn, err = loadfile(path, nil, _G);
+  if not fn then error(err, 2); end
+  return fn();
+end
+
+function os.run(env, path, ...)
+  expect_arg(1, env, "table");
+  expect_arg(2, path, "string");
+  setmetatable(env, { __index = _G });
+  local fn, err = loadfile(path, nil, env);
+  if not fn then
+    printError(err);
+    return false;
+  end
+  local result = pack(pcall(fn, ...));
+  if not result[1] then
+    if result[2] and result[2] ~= "" then printError(result[2]); end
+    return false;
+  end
+  return true;
+end
+
+local loading = {};
+function os.loadAPI(path)
+  expect_arg(1, path, "string");
+  local name = fs.getName(path);
+  if name:sub(-4) == ".lua" then name = name:sub(1, -5); end
+  if loading[name] then
+    printError("API " .. name .. " is already being loaded");
+    return false;
+  end
+  loading[name] = true;
+  local env = setmetatable({}, { __index = _G });
+  local fn, err = loadfile(path, nil, env);
+  if not fn then
+    printError(err);
+    loading[name] = nil;
+    return false;
+  end
+  local ok, run_err = pcall(fn);
+  if not ok then
+    printError(run_err);
+    loading[name] = nil;
+    return false;
+  end
+  local api = {};
+  for k, v in pairs(env) do
+    if k ~= "_ENV" then api[k] = v; end
+  end
+  _G[name] = api;
+  loading[name] = nil;
+  return true;
+end
+
+function os.unloadAPI(name)
+  expect_arg(1, name, "string");
+  if name ~= "_G" and type(_G[name]) == "table" then _G[name] = nil; end
+end
+
+-- peripheral: a computer with nothing attached.
+peripheral = {
+  getNames = function() return {}; end,
+  isPresent = function() return false; end,
+  getType = function() return nil; end,
+  hasType = function() return nil; end,
+  getMethods = function() return nil; end,
+  getName = function() error("bad argument #1 (table expected, got nil)", 2); end,
+  call = function(side) error("No peripheral attached", 2); end,
+  wrap = function() return nil; end,
+  find = function() return; end,
+};
+
+-- Boot: ROM APIs, settings, then the shell running boot.lua.
+if fs and fs.isDir("/rom/apis") then
+  local names = fs.list("/rom/apis");
+  table.sort(names);
+  for _, file in ipairs(names) do
+    local path = fs.combine("/rom/apis", file);
+    if file:sub(1, 1) ~= "." and not fs.isDir(path) then os.loadAPI(path); end
+  end
+end
+
+-- Values from `--set` are converted as CC's set program converts its argument.
+local function convert_setting(value)
+  if value == "nil" then return nil; end
+  if value == "true" then return true; end
+  if value == "false" then return false; end
+  local n = tonumber(value);
+  if n ~= nil then return n; end
+  return value;
+end
+
+if settings then
+  local builtin = {
+    { "shell.allow_startup", true, "boolean", "Run startup files when the computer turns on." },
+    { "shell.allow_disk_startup", true, "boolean", "Run startup files from disk drives when the computer turns on." },
+    { "shell.autocomplete", true, "boolean", "Autocomplete program and arguments in the shell." },
+    { "edit.autocomplete", true, "boolean", "Autocomplete API and function names in the editor." },
+    { "lua.autocomplete", true, "boolean", "Autocomplete API and function names in the Lua REPL." },
+    { "list.show_hidden", false, "boolean", "Show hidden files (those starting with \".\") in the Lua REPL." },
+    { "motd.enable", false, "boolean", "Display a random message when the computer starts up." },
+    { "bios.use_multishell", true, "boolean", "Allow running multiple programs at once, through the multishell program." },
+  };
+  for _, def in ipairs(builtin) do
+    pcall(settings.define, def[1], { default = def[2], type = def[3], description = def[4] });
+  end
+  local keys = {};
+  for k in pairs(BIOS.settings) do keys[#keys + 1] = k; end
+  table.sort(keys);
+  for _, k in ipairs(keys) do
+    local value = convert_setting(BIOS.settings[k]);
+    local ok, err;
+    if value == nil then
+      ok, err = pcall(settings.unset, k);
+    else
+      ok, err = pcall(settings.set, k, value);
+    end
+    if not ok then printError(err); end
+  end
+  settings.load("/.settings");
+end
+
+_FAKECRAFT_BOOT = BIOS.bootTable;
+local shell_fn, shell_err = loadfile(BIOS.shell, nil, setmetatable({}, { __index = _G }));
+if not shell_fn then
+  BIOS.bootTable.finish(false);
+  error(shell_err, 0);
+end
+local shell_ok = shell_fn(BIOS.boot);
+BIOS.bootTable.finish(shell_ok ~= false);

@@ -1,0 +1,154 @@
+package computer
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// biosSource is fakecraft's own bios: the Lua half of the global environment and the boot
+// sequence (APIs, settings, shell).
+//
+//go:embed bios.lua
+var biosSource string
+
+// cFrameSource names code that stands in for a C function (pcall's coroutine body): error
+// positions never point into it, as C Lua's never point into C.
+const cFrameSource = "[C]"
+
+// trampolineSource makes the body of a pcall coroutine. It is not a tail call, so error
+// levels count it as the frame of pcall itself.
+const trampolineSource = `local pack, unpack = table.pack, table.unpack
+return function(fn)
+  return function(...)
+    local r = pack(fn(...))
+    return unpack(r, 1, r.n)
+  end
+end`
+
+// Computer paths the bios starts.
+const (
+	ShellPath = "/rom/programs/shell.lua"
+	BootPath  = "/rom/fakecraft/boot.lua"
+)
+
+// boot builds the Lua state: libraries, Go APIs, the bios chunk and the computer coroutine.
+func (c *Computer) boot() error {
+	L := lua.NewState(lua.Options{
+		SkipOpenLibs:        true,
+		RegistrySize:        registryInitial,
+		RegistryMaxSize:     registryMax,
+		RegistryGrowStep:    registryGrowStep,
+		CallStackSize:       callStackMax,
+		MinimizeStackMemory: true,
+	})
+	c.L = L
+	stockOS := openLibs(L)
+	c.installOS(L, stockOS)
+	c.installCoroutine(L)
+	L.SetGlobal("_FAKECRAFT_TERM", c.term.install(L))
+	L.SetGlobal("_FAKECRAFT_BIOS", c.biosTable(L))
+	for i, install := range c.cfg.APIs {
+		if err := install(L, c); err != nil {
+			return fmt.Errorf("install api %d: %w", i, err)
+		}
+	}
+	tramp, err := compileChunk(L, strings.NewReader(trampolineSource), cFrameSource, nil)
+	if err != nil {
+		return fmt.Errorf("compile trampoline: %w", err)
+	}
+	if err := L.CallByParam(lua.P{Fn: tramp, NRet: 1, Protect: true}); err != nil {
+		return fmt.Errorf("run trampoline: %w", err)
+	}
+	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", L.Get(-1))
+	L.Pop(1)
+	fn, err := compileChunk(L, strings.NewReader(biosSource), "bios.lua", nil)
+	if err != nil {
+		return fmt.Errorf("compile bios: %w", err)
+	}
+	c.mainFn = fn
+	co, _ := L.NewThread()
+	co.SetContext(c.guard)
+	L.SetContext(c.guard)
+	c.co = co
+	return nil
+}
+
+// biosTable is what the bios (and through it boot.lua) reads from Go; both remove it from _G.
+func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
+	t := L.NewTable()
+	settings := L.NewTable()
+	for k, v := range c.cfg.Settings {
+		settings.RawSetString(k, lua.LString(v))
+	}
+	t.RawSetString("settings", settings)
+	t.RawSetString("shell", lua.LString(ShellPath))
+	t.RawSetString("boot", lua.LString(BootPath))
+	b := L.NewTable()
+	b.RawSetString("program", lua.LString(c.cfg.Boot.Program))
+	args := L.NewTable()
+	for _, a := range c.cfg.Boot.Args {
+		args.Append(lua.LString(a))
+	}
+	b.RawSetString("args", args)
+	auto := L.NewTable()
+	for _, p := range c.cfg.Boot.Autostart {
+		auto.Append(lua.LString(p))
+	}
+	b.RawSetString("autostart", auto)
+	b.RawSetString("finish", L.NewFunction(func(L *lua.LState) int {
+		if !c.result.Reported {
+			c.result.OK = L.ToBool(1)
+			c.result.Reported = true
+		}
+		c.stop = true
+		return 0
+	}))
+	t.RawSetString("bootTable", b)
+	return t
+}
+
+// installCoroutine makes every coroutine run under the computer's yield guard (gopher-lua
+// would otherwise give each a child context of the resume that created it) and turns the
+// guard's positioned message into CC's bare one wherever an error surfaces.
+func (c *Computer) installCoroutine(L *lua.LState) {
+	co := L.GetGlobal("coroutine").(*lua.LTable)
+	create := co.RawGetString("create").(*lua.LFunction).GFunction
+	resume := co.RawGetString("resume").(*lua.LFunction).GFunction
+	co.RawSetString("create", L.NewFunction(func(L *lua.LState) int {
+		if _, ok := L.Get(1).(*lua.LFunction); !ok {
+			argError(L, 1, "function", L.Get(1))
+		}
+		saved := L.RemoveContext()
+		n := create(L)
+		if saved != nil {
+			L.SetContext(saved)
+		}
+		if th, ok := L.Get(-1).(*lua.LState); ok {
+			th.SetContext(c.guard)
+		}
+		return n
+	}))
+	co.RawSetString("running", L.NewFunction(func(L *lua.LState) int {
+		// Lua 5.2's two results; the computer never runs code on the main thread.
+		L.Push(L)
+		L.Push(lua.LBool(L == L.G.MainThread))
+		return 2
+	}))
+	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int {
+		top := L.GetTop()
+		if _, ok := L.Get(1).(*lua.LState); !ok {
+			argError(L, 1, "coroutine", L.Get(1))
+		}
+		n := resume(L)
+		if n >= 2 && L.Get(-n) == lua.LFalse {
+			if s, ok := L.Get(-n + 1).(lua.LString); ok {
+				L.Replace(-n+1, lua.LString(c.guard.normalise(string(s))))
+			}
+		}
+		_ = top
+		return n
+	}))
+}

@@ -1,0 +1,445 @@
+// Package computer is the core of fakecraft: one headless CC: Tweaked computer on gopher-lua.
+//
+// A Computer owns one Lua state, driven by the goroutine that calls Run. Like CC, the whole
+// computer is one coroutine that is resumed with one event at a time; everything else
+// (network goroutines, timers, the caller) only queues events or hands functions to Do.
+package computer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/host"
+)
+
+// EventQueueLimit is CC's per-computer event queue size; events past it are dropped.
+const EventQueueLimit = 256
+
+// TickDuration is one Minecraft server tick, the unit of CC's timers and os.clock.
+const TickDuration = 50 * time.Millisecond
+
+// MaxLabelLength is the longest computer label CC keeps.
+const MaxLabelLength = 32
+
+// Lua state sizing: small initial stacks because every yield-safe pcall makes a coroutine,
+// growing on demand up to generous limits.
+const (
+	registryInitial  = 1024
+	registryMax      = 1 << 20
+	registryGrowStep = 1024
+	callStackMax     = 1024
+)
+
+// ErrTimeLimit is returned by Run when its context ends before the computer shuts down.
+var ErrTimeLimit = errors.New("time limit reached")
+
+// Installer puts a Go API into a computer's Lua state before the bios runs. It is called on
+// the goroutine that owns the state; h is the computer itself.
+type Installer func(L *lua.LState, h host.Host) error
+
+// Boot says what the computer runs once the bios is up, through the shell and
+// /rom/fakecraft/boot.lua.
+type Boot struct {
+	// Program is the command run in the shell, e.g. "/tests/x.lua" or "sandbox".
+	Program string
+	// Args are passed to Program exactly as given.
+	Args []string
+	// Autostart are computer paths of servers started beside Program, each under shell.run.
+	Autostart []string
+}
+
+// Config describes one computer.
+type Config struct {
+	// ID is os.getComputerID().
+	ID int
+	// Label is the initial os.getComputerLabel(); empty means unset.
+	Label string
+	// Settings are raw `set key value` values, converted like CC's set program
+	// (true/false/nil/numbers) and applied with settings.set before /.settings is loaded.
+	Settings map[string]string
+	// APIs are installed in order; the file system API (global fs) must be among them, with
+	// the ROM mounted at /rom.
+	APIs []Installer
+	// TimeScale speeds the computer's clock up: 10 makes ticks every 5 ms of real time and
+	// os.epoch/os.clock advance ten times faster. Zero means 1 (real time).
+	TimeScale float64
+	// YieldTimeout is how long one resume may run before "Too long without yielding".
+	// Zero means DefaultYieldTimeout (7 s, CC's value).
+	YieldTimeout time.Duration
+	// Stdout receives the terminal transcript line by line as it is written. May be nil.
+	Stdout io.Writer
+	// Basic makes a basic (non-colour) computer; the default is an advanced one.
+	Basic bool
+	// Boot is what to run. With an empty Program the shell runs boot.lua with nothing to do.
+	Boot Boot
+}
+
+// Result is how a computer's run ended.
+type Result struct {
+	// OK is the command's outcome as the shell reported it (false when it errored).
+	OK bool
+	// Reported says whether boot.lua reported an outcome before the computer stopped.
+	Reported bool
+	// Err is a bios-level failure: the computer's top coroutine errored.
+	Err error
+}
+
+type event struct {
+	name string
+	args []lua.LValue
+}
+
+// Computer is one running CC computer. Create it with New and drive it with Run.
+type Computer struct {
+	cfg   Config
+	term  *Terminal
+	guard *yieldGuard
+	start time.Time // real time of New
+
+	mu     sync.Mutex // guards queue and doq
+	queue  []event
+	doq    []func(*lua.LState)
+	wake   chan struct{} // capacity 1: something was queued
+	done   chan struct{}
+	doneMu sync.Once
+	wg     sync.WaitGroup // goroutines started with Go
+
+	// Fields below are owned by the Lua goroutine.
+	L         *lua.LState
+	co        *lua.LState
+	ticks     int64
+	timers    map[int]int // timer id -> ticks left
+	nextTimer int
+	label     string
+	stop      bool // os.shutdown/os.reboot or boot.lua's finish: stop after this resume
+	result    Result
+	ran       bool
+	mainFn    *lua.LFunction // the bios chunk, body of the computer coroutine
+}
+
+// New prepares a computer; nothing runs until Run.
+func New(cfg Config) (*Computer, error) {
+	if cfg.TimeScale < 0 {
+		return nil, fmt.Errorf("time scale %v: must be positive", cfg.TimeScale)
+	}
+	if cfg.TimeScale == 0 {
+		cfg.TimeScale = 1
+	}
+	if cfg.YieldTimeout == 0 {
+		cfg.YieldTimeout = DefaultYieldTimeout
+	}
+	c := &Computer{
+		cfg:    cfg,
+		term:   NewTerminal(cfg.Stdout, !cfg.Basic),
+		guard:  newYieldGuard(),
+		start:  time.Now(),
+		wake:   make(chan struct{}, 1),
+		done:   make(chan struct{}),
+		timers: map[int]int{},
+		label:  cutLabel(cfg.Label),
+	}
+	return c, nil
+}
+
+// ID is the computer's id.
+func (c *Computer) ID() int { return c.cfg.ID }
+
+// Screen returns the current 51x19 screen text (rows right-trimmed, joined by newlines).
+func (c *Computer) Screen() string { return c.term.Screen() }
+
+// Transcript returns every finished terminal line written so far.
+func (c *Computer) Transcript() string { return c.term.Transcript() }
+
+// Terminate queues a terminate event, as holding Ctrl-T does.
+func (c *Computer) Terminate() { c.QueueEvent("terminate") }
+
+// QueueEvent implements host.Host.
+func (c *Computer) QueueEvent(name string, args ...lua.LValue) {
+	c.mu.Lock()
+	if len(c.queue) < EventQueueLimit {
+		c.queue = append(c.queue, event{name: name, args: args})
+	}
+	c.mu.Unlock()
+	c.poke()
+}
+
+// QueueLength returns how many events wait in the queue.
+func (c *Computer) QueueLength() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.queue)
+}
+
+// Do implements host.Host.
+func (c *Computer) Do(fn func(L *lua.LState)) {
+	c.mu.Lock()
+	c.doq = append(c.doq, fn)
+	c.mu.Unlock()
+	c.poke()
+}
+
+// Go implements host.Host.
+func (c *Computer) Go(fn func()) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		fn()
+	}()
+}
+
+// Done implements host.Host.
+func (c *Computer) Done() <-chan struct{} { return c.done }
+
+// Now implements host.Host: real time since New, scaled by TimeScale.
+func (c *Computer) Now() time.Time {
+	elapsed := time.Since(c.start)
+	return c.start.Add(time.Duration(float64(elapsed) * c.cfg.TimeScale))
+}
+
+// StartTimer implements host.Host: Math.round(seconds/0.05) ticks, where 0 and 1 both fire
+// on the next tick.
+func (c *Computer) StartTimer(seconds float64) int {
+	id := c.nextTimer
+	c.nextTimer++
+	c.timers[id] = int(javaRound(seconds / TickDuration.Seconds()))
+	return id
+}
+
+// CancelTimer implements host.Host.
+func (c *Computer) CancelTimer(id int) { delete(c.timers, id) }
+
+var _ host.Host = (*Computer)(nil)
+
+func (c *Computer) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// tickPeriod is the real time between two ticks.
+func (c *Computer) tickPeriod() time.Duration {
+	return time.Duration(float64(TickDuration) / c.cfg.TimeScale)
+}
+
+// tick advances the clock by one tick and fires due timers in id order.
+func (c *Computer) tick() {
+	c.ticks++
+	var due []int
+	for id := range c.timers {
+		c.timers[id]--
+		if c.timers[id] <= 0 {
+			due = append(due, id)
+		}
+	}
+	slices.Sort(due)
+	for _, id := range due {
+		delete(c.timers, id)
+		c.QueueEvent("timer", lua.LNumber(id))
+	}
+}
+
+// Run boots the computer and drives it until it shuts down or ctx ends (ErrTimeLimit).
+// It must be called once; the calling goroutine owns the Lua state meanwhile.
+func (c *Computer) Run(ctx context.Context) (Result, error) {
+	if c.ran {
+		return Result{}, errors.New("computer already ran")
+	}
+	c.ran = true
+	defer c.shutdown()
+	if err := c.boot(); err != nil {
+		return Result{}, err
+	}
+	ticker := time.NewTicker(c.tickPeriod())
+	defer ticker.Stop()
+	// A resume that never yields cannot see ctx: abort it from outside.
+	stopWatch := context.AfterFunc(ctx, c.guard.abort)
+	defer stopWatch()
+
+	state, filter := c.resume(nil)
+	for state == lua.ResumeYield && !c.stop {
+		c.runDo()
+		if c.stop {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			c.term.Flush()
+			return c.result, ErrTimeLimit
+		case <-ticker.C:
+			c.tick()
+			continue
+		default:
+		}
+		ev, ok := c.pop()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				c.term.Flush()
+				return c.result, ErrTimeLimit
+			case <-ticker.C:
+				c.tick()
+			case <-c.wake:
+			}
+			continue
+		}
+		if filter != "" && ev.name != filter && ev.name != "terminate" {
+			continue // CC discards, not defers, an event the top coroutine is not waiting for
+		}
+		args := append([]lua.LValue{lua.LString(ev.name)}, ev.args...)
+		state, filter = c.resume(args)
+	}
+	c.term.Flush()
+	if ctx.Err() != nil && !c.result.Reported {
+		return c.result, ErrTimeLimit
+	}
+	return c.result, nil
+}
+
+func (c *Computer) pop() (event, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		return event{}, false
+	}
+	ev := c.queue[0]
+	c.queue[0] = event{}
+	c.queue = c.queue[1:]
+	return ev, true
+}
+
+// runDo runs functions handed to Do, in order.
+func (c *Computer) runDo() {
+	for {
+		c.mu.Lock()
+		fns := c.doq
+		c.doq = nil
+		c.mu.Unlock()
+		if len(fns) == 0 {
+			return
+		}
+		for _, fn := range fns {
+			if err := c.L.CallByParam(lua.P{Fn: c.L.NewFunction(func(L *lua.LState) int {
+				fn(L)
+				return 0
+			}), Protect: true}); err != nil {
+				c.printError(fmt.Sprintf("host function: %v", err))
+			}
+		}
+	}
+}
+
+// resume resumes the computer coroutine under the yield guard and returns its state and the
+// filter it yielded.
+func (c *Computer) resume(args []lua.LValue) (lua.ResumeState, string) {
+	disarm := c.guard.arm(c.cfg.YieldTimeout)
+	state, err, values := c.L.Resume(c.co, c.mainFn, args...)
+	disarm()
+	switch state {
+	case lua.ResumeError:
+		msg := err.Error()
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) && apiErr.Object != nil {
+			msg = toStringSafe(c.L, apiErr.Object)
+		}
+		msg = c.guard.normalise(msg)
+		if c.guard.hard.Load() {
+			c.stop = true
+		}
+		c.printError(msg)
+		c.result.Err = errors.New(msg)
+		return state, ""
+	case lua.ResumeYield:
+		if len(values) > 0 {
+			if s, ok := values[0].(lua.LString); ok {
+				return state, string(s)
+			}
+		}
+		return state, ""
+	}
+	return state, ""
+}
+
+// printError writes a bios-level error on the terminal, red on colour terminals.
+func (c *Computer) printError(msg string) {
+	x, y := 1, 1
+	c.term.mu.Lock()
+	x, y = c.term.x, c.term.y
+	c.term.mu.Unlock()
+	if x > 1 {
+		c.newline(y)
+	}
+	c.term.Write(msg)
+	c.term.mu.Lock()
+	y = c.term.y
+	c.term.mu.Unlock()
+	c.newline(y)
+}
+
+func (c *Computer) newline(y int) {
+	if y < TermHeight {
+		c.term.SetCursorPos(1, y+1)
+		return
+	}
+	c.term.SetCursorPos(1, TermHeight)
+	c.term.Scroll(1)
+}
+
+// shutdown stops goroutines started with Go and releases the Lua state.
+func (c *Computer) shutdown() {
+	c.doneMu.Do(func() { close(c.done) })
+	c.wg.Wait()
+	if c.L != nil {
+		c.L.Close()
+	}
+}
+
+// toStringSafe renders an error value without running Lua code that could fail again.
+func toStringSafe(L *lua.LState, v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok {
+		return FormatNumber(float64(n))
+	}
+	if s, ok := v.(lua.LString); ok {
+		return string(s)
+	}
+	var out string
+	if err := L.CallByParam(lua.P{Fn: L.NewFunction(func(L *lua.LState) int {
+		out = toStringMeta(L, v)
+		return 0
+	}), Protect: true}); err != nil {
+		return v.String()
+	}
+	return out
+}
+
+// javaRound is Java's Math.round for doubles: the nearest integer, ties towards +inf.
+// (floor(x+0.5) would be wrong for 0.49999999999999994, whose sum rounds up to 1.)
+func javaRound(x float64) float64 {
+	r := math.Floor(x)
+	if x-r >= 0.5 {
+		r++
+	}
+	return r
+}
+
+func cutLabel(label string) string {
+	out := make([]byte, 0, len(label))
+	for i := 0; i < len(label); i++ {
+		// CC keeps printable ASCII and Latin-1 characters only.
+		if b := label[i]; b >= 32 && b != 127 {
+			out = append(out, b)
+		}
+	}
+	if len(out) > MaxLabelLength {
+		out = out[:MaxLabelLength]
+	}
+	return string(out)
+}

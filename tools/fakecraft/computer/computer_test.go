@@ -1,0 +1,391 @@
+package computer
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/host"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testTimeout bounds every computer a test runs.
+const testTimeout = 10 * time.Second
+
+// runLua boots a computer whose top-level program (in place of the shell) is src, and
+// returns the transcript and result.
+func runLua(t *testing.T, src string, tweak ...func(*Config)) (string, Result, *Computer) {
+	t.Helper()
+	var out bytes.Buffer
+	cfg := Config{
+		Stdout:    &out,
+		TimeScale: 20,
+		APIs:      []Installer{memFS{ShellPath: src}.install},
+	}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	c, err := New(cfg)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	res, err := c.Run(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, out.String(), c.Transcript())
+	return out.String(), res, c
+}
+
+func TestPrintBasics(t *testing.T) {
+	out, res, _ := runLua(t, `print("a", 1, nil, true) print(1/3, 0.1+0.2, 2^53) print(1e15, 0/0, math.huge, -math.huge, 1e100, 10/2) return true`)
+	assert.Equal(t, "a\t1\tnil\ttrue\n0.33333333333333\t0.3\t9007199254740992\n1000000000000000\tnan\tinf\t-inf\t1e+100\t5\n", out)
+	assert.True(t, res.OK)
+	assert.True(t, res.Reported)
+	assert.NoError(t, res.Err)
+}
+
+// check runs src, which must print "ok" as its last line, and fails with the transcript.
+func check(t *testing.T, src string, tweak ...func(*Config)) *Computer {
+	t.Helper()
+	out, res, c := runLua(t, src+"\nprint('ok')", tweak...)
+	require.NoError(t, res.Err, out)
+	assert.True(t, strings.HasSuffix(out, "ok\n"), out)
+	return c
+}
+
+func TestToStringAndFormat(t *testing.T) {
+	check(t, `
+assert(tostring(1/3) == "0.33333333333333", tostring(1/3))
+assert(tostring(0.1 + 0.2) == "0.3")
+assert(tostring(2^53) == "9007199254740992")
+assert(tostring(1e15) == "1000000000000000")
+assert(tostring(-0.5) == "-0.5")
+assert(tostring(1234567.5) == "1234567.5")
+assert(tostring(0/0) == "nan" or tostring(0/0) == "-nan")
+assert(tostring(math.huge) == "inf" and math.huge == 1/0)
+assert(tostring(setmetatable({}, {__tostring = function() return "T" end})) == "T")
+assert(string.format("%s|%d|%5.1f", 1/3, 3, 2) == "0.33333333333333|3|  2.0", string.format("%s|%d|%5.1f", 1/3, 3, 2))
+assert(string.format("%q", "a\nb\"\0") == '"a\\\nb\\"\\000"', string.format("%q", "a\nb\"\0"))
+assert(not pcall(string.format, "%d", 1.5))
+assert(("%x"):format(255) == "ff")
+assert(string.rep("ab", 3, ",") == "ab,ab,ab")
+`)
+}
+
+func TestLua52Surface(t *testing.T) {
+	check(t, `
+assert(_VERSION == "Lua 5.2", _VERSION)
+assert(_HOST:find("^ComputerCraft 1%.113%.1 %(fakecraft%)"), _HOST)
+local p = table.pack(1, nil, 3)
+assert(p.n == 3 and p[1] == 1 and p[3] == 3)
+assert(select("#", table.unpack({1, 2, 3})) == 3)
+assert(unpack == table.unpack)
+local env = {x = 5}
+local f = load("return x", "chunk", "t", env)
+assert(f() == 5)
+local g = load("y = 7")
+g()
+assert(y == 7, "load defaults to _G")
+local parts = {"return ", "4"}
+local i = 0
+assert(load(function() i = i + 1 return parts[i] end)() == 4)
+assert(load("return 1", "n", "b") == nil)
+local _, err = load("x = = 1", "=my")
+assert(err:find("^my:1:"), err)
+local _, err2 = load("error('boom')", "@/path/file.lua")
+assert(select(2, pcall(_)) == "/path/file.lua:1: boom", select(2, pcall(_)))
+assert(rawlen({1, 2}) == 2 and rawlen("abc") == 3)
+assert(bit32.band(0xFF, 0x0F) == 0x0F and bit32.bor(1, 2) == 3 and bit32.bxor(3, 1) == 2)
+assert(bit32.bnot(0) == 0xFFFFFFFF and bit32.lshift(1, 4) == 16 and bit32.rshift(16, 4) == 1)
+assert(bit32.arshift(0x80000000, 4) == 0xF8000000 and bit32.btest(1, 3))
+assert(bit32.extract(0xF0, 4, 4) == 0xF and bit32.replace(0, 0xF, 4, 4) == 0xF0)
+assert(bit32.lrotate(0x80000000, 1) == 1 and bit32.rrotate(1, 1) == 0x80000000)
+assert(bit.blshift(1, 2) == 4 and bit.brshift(-8, 1) == bit32.arshift(-8, 1) and bit.blogic_rshift(8, 1) == 4)
+for _, name in ipairs({"collectgarbage", "module", "newproxy", "gcinfo", "require", "package", "io"}) do
+  assert(_G[name] == nil, name .. " should be absent")
+end
+assert(string.dump == nil and os.exit == nil and os.execute == nil and os.getenv == nil)
+assert(os.remove == nil and os.rename == nil and os.tmpname == nil)
+assert(loadstring("return 2")() == 2)
+assert(math.log(8, 2) == 3)
+local t = table.move({1, 2, 3}, 1, 3, 2)
+assert(t[1] == 1 and t[2] == 1 and t[4] == 3)
+goto done
+error("goto skipped")
+::done::
+`)
+}
+
+func TestYieldInsidePcall(t *testing.T) {
+	check(t, `
+os.queueEvent("e", 1)
+local ok, name, v = pcall(os.pullEvent, "e")
+assert(ok and name == "e" and v == 1)
+local ok2, err = pcall(function() sleep(0) error("x", 0) end)
+assert(not ok2 and err == "x")
+local ok3, tbl = pcall(error, {code = 1})
+assert(not ok3 and tbl.code == 1)
+assert(select(2, pcall(nil)) == "attempt to call a nil value")
+local r = {xpcall(function(a) error(a .. "!", 0) end, function(m) return "h:" .. m end, "q")}
+assert(r[1] == false and r[2] == "h:q!")
+local gen = coroutine.wrap(function() coroutine.yield(1) coroutine.yield(2) end)
+assert(gen() == 1 and gen() == 2)
+`)
+}
+
+func TestTopLevelDiscardsUnfilteredEvents(t *testing.T) {
+	check(t, `
+os.queueEvent("a")
+os.queueEvent("b")
+assert(os.pullEventRaw("b") == "b")
+os.queueEvent("c")
+local name = os.pullEventRaw()
+assert(name == "c", "event a should have been discarded, got " .. tostring(name))
+`)
+}
+
+func TestTerminatePassesFilter(t *testing.T) {
+	check(t, `
+os.queueEvent("terminate")
+assert(os.pullEventRaw("something") == "terminate")
+os.queueEvent("terminate")
+local ok, err = pcall(os.pullEvent, "something")
+assert(not ok and err == "Terminated", tostring(err))
+`)
+}
+
+func TestGoTerminateStopsProgram(t *testing.T) {
+	var c *Computer
+	out, res, _ := runLua(t, `print("waiting") while true do os.pullEvent("never") end`, func(cfg *Config) {
+		cfg.APIs = append(cfg.APIs, func(L *lua.LState, h host.Host) error {
+			h.Go(func() {
+				select {
+				case <-time.After(20 * time.Millisecond):
+					h.QueueEvent("terminate")
+				case <-h.Done():
+				}
+			})
+			return nil
+		})
+	})
+	_ = c
+	assert.Equal(t, "waiting\nTerminated\n", out)
+	require.Error(t, res.Err)
+	assert.Equal(t, "Terminated", res.Err.Error())
+	assert.False(t, res.OK)
+}
+
+func TestQueueDropsPast256(t *testing.T) {
+	check(t, `
+for i = 1, 300 do os.queueEvent("e", i) end
+os.queueEvent("extra")
+for i = 1, 256 do
+  local _, n = os.pullEvent()
+  assert(n == i)
+end
+os.queueEvent("end")
+local name = os.pullEvent()
+assert(name == "end", "events past 256 must be dropped, got " .. tostring(name))
+`)
+	c, err := New(Config{})
+	require.NoError(t, err)
+	for i := 0; i < 300; i++ {
+		c.QueueEvent("flood")
+	}
+	assert.Equal(t, EventQueueLimit, c.QueueLength())
+}
+
+func TestQueueEventDeepCopies(t *testing.T) {
+	check(t, `
+local t = {1, {2}, f = print, co = coroutine.create(print)}
+t.self = t
+t[print] = true
+os.queueEvent("x", t, t, print, 5)
+t[1] = 99
+t[2][1] = 98
+local name, a, b, fn, n = os.pullEvent("x")
+assert(a ~= t and a[1] == 1 and a[2][1] == 2, "copy taken at queue time")
+assert(a.f == nil and a.co == nil, "functions and coroutines dropped")
+assert(a.self == a, "identity kept within an argument")
+assert(a ~= b and b.self == b, "not across arguments")
+assert(fn == nil and n == 5)
+assert(getmetatable(a) == nil)
+for k in pairs(a) do assert(type(k) ~= "function") end
+assert(not pcall(os.queueEvent, 1))
+`)
+}
+
+func TestTimers(t *testing.T) {
+	check(t, `
+local a = os.startTimer(0)
+local b = os.startTimer(0.07)
+assert(a == 0 and b == 1, "timer ids start at 0")
+local c = os.startTimer(10)
+os.cancelTimer(c)
+local fired = {}
+for i = 1, 2 do local _, id = os.pullEvent("timer") fired[#fired + 1] = id end
+assert(fired[1] == 0 and fired[2] == 1)
+local _, err = pcall(os.startTimer, 0/0)
+assert(err:find("bad argument #1 %(number expected, got nan%)"), err)
+`)
+	c, err := New(Config{})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		seconds float64
+		ticks   int
+	}{{0, 0}, {0.05, 1}, {0.07, 1}, {0.025, 1}, {0.08, 2}, {0.125, 3}, {0.075, 1}, {1, 20}} {
+		id := c.StartTimer(tc.seconds)
+		assert.Equal(t, tc.ticks, c.timers[id], "seconds %v", tc.seconds)
+	}
+}
+
+func TestSleepSwallowsEvents(t *testing.T) {
+	check(t, `
+os.queueEvent("lost")
+sleep(0.1)
+os.queueEvent("kept")
+assert(os.pullEvent() == "kept")
+assert(os.sleep == sleep)
+`)
+}
+
+func TestClockAndEpoch(t *testing.T) {
+	start := time.Now()
+	check(t, `
+local c0 = os.clock()
+sleep(0.05)
+local c1 = os.clock()
+assert(c1 > c0)
+for _, v in ipairs({c0, c1}) do
+  local ticks = v / 0.05
+  assert(math.abs(ticks - math.floor(ticks + 0.5)) < 1e-9, "clock steps in ticks: " .. v)
+end
+local e0 = os.epoch("utc")
+assert(os.epoch("UTC") - e0 < 1000 and os.epoch("local") - e0 < 1000)
+sleep(2)
+local d = os.epoch("utc") - e0
+assert(d >= 1900 and d < 4000, "epoch must follow the time scale: " .. d)
+assert(select(2, pcall(os.epoch, "mars")):find("Unsupported operation"))
+assert(type(os.epoch()) == "number" and os.time() >= 0 and os.time() < 24 and os.day() >= 1)
+`, func(cfg *Config) { cfg.TimeScale = 40 })
+	assert.Less(t, time.Since(start), 2*time.Second, "sleep(2) at 40x should take ~50ms")
+}
+
+func TestTooLongWithoutYielding(t *testing.T) {
+	check(t, `
+local ok, err = pcall(function() while true do end end)
+assert(not ok and err == "Too long without yielding", tostring(err))
+sleep(0)
+`, func(cfg *Config) { cfg.YieldTimeout = 100 * time.Millisecond })
+}
+
+func TestWriteWrapsAndCounts(t *testing.T) {
+	out, _, c := runLua(t, `
+local long = ("word "):rep(12)
+local n = print(long)
+write(tostring(n) .. "\n")
+write(("x"):rep(60) .. "\n")
+`)
+	assert.Equal(t, "word word word word word word word word word word \nword word \n2\n"+
+		strings.Repeat("x", 51)+"\n"+strings.Repeat("x", 9)+"\n", out)
+	assert.Contains(t, c.Screen(), "word word\n2")
+}
+
+func TestTranscriptKeepsScrolledLines(t *testing.T) {
+	out, _, c := runLua(t, `for i = 1, 30 do print("line " .. i) end`)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, lines, 30)
+	assert.Equal(t, "line 1", lines[0])
+	screen := strings.Split(c.Screen(), "\n")
+	require.Len(t, screen, TermHeight)
+	assert.Equal(t, "line 13", screen[0])
+	assert.Equal(t, "line 30", screen[17])
+	assert.Equal(t, "", screen[18])
+}
+
+func TestPrintErrorColour(t *testing.T) {
+	const src = `
+local seen = {}
+local native = term.current()
+local spy = setmetatable({
+  setTextColour = function(c) seen[#seen + 1] = c native.setTextColour(c) end,
+}, {__index = native})
+term.redirect(spy)
+printError("bad", 1)
+term.redirect(native)
+print(#seen, seen[1], term.getTextColour())
+`
+	out, _, _ := runLua(t, src)
+	assert.Equal(t, "bad\t1\n2\t16384\t1\n", out)
+	out, _, _ = runLua(t, src, func(cfg *Config) { cfg.Basic = true })
+	assert.Equal(t, "bad\t1\n0\tnil\t1\n", out)
+}
+
+func TestOSInfo(t *testing.T) {
+	check(t, `
+assert(os.version() == "CraftOS 1.9")
+assert(os.getComputerID() == 7 and os.computerID() == 7)
+assert(select("#", os.getComputerLabel()) == 0, "unset label returns nothing")
+os.setComputerLabel(("L"):rep(40))
+assert(os.getComputerLabel() == ("L"):rep(32))
+os.setComputerLabel(nil)
+assert(os.getComputerLabel() == nil)
+assert(#peripheral.getNames() == 0)
+`, func(cfg *Config) { cfg.ID = 7 })
+}
+
+func TestHostEventsWakeScheduler(t *testing.T) {
+	check(t, `
+local _, v = os.pullEvent("ping")
+assert(v == "from go")
+assert(_G.didRun == true)
+`, func(cfg *Config) {
+		cfg.APIs = append(cfg.APIs, func(L *lua.LState, h host.Host) error {
+			h.Go(func() {
+				select {
+				case <-time.After(20 * time.Millisecond):
+					h.Do(func(L *lua.LState) { L.SetGlobal("didRun", lua.LTrue) })
+					h.QueueEvent("ping", lua.LString("from go"))
+				case <-h.Done():
+				}
+			})
+			return nil
+		})
+	})
+}
+
+func TestTimeLimit(t *testing.T) {
+	c, err := New(Config{APIs: []Installer{memFS{ShellPath: `while true do end`}.install}})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = c.Run(ctx)
+	assert.ErrorIs(t, err, ErrTimeLimit)
+}
+
+func TestErrorLevels(t *testing.T) {
+	check(t, `
+local function inner() error("x", 2) end
+local function outer() inner() end
+local _, e1 = pcall(outer)
+assert(e1 == "/rom/programs/shell.lua:3: x", e1)
+local function f() error("y", 3) end
+local function g() f() end
+local _, e2 = pcall(g)
+assert(e2 == "y", e2)
+local _, e3 = pcall(string.rep)
+assert(not e3:find("^%[C%]"), e3)
+assert(select(2, pcall(error, "z", 0)) == "z")
+assert(({pcall(string.rep, "a", 3)})[2] == "aaa")
+`)
+}

@@ -1,0 +1,154 @@
+package computer
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// FormatNumber renders a number as CC: Tweaked's Cobalt VM does: whole values that fit in an
+// int64 print as integers, others with C's %.14g, and the specials as nan, inf and -inf.
+func FormatNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	// The int64 range check must exclude 2^63 itself, which float64 can hold but int64 cannot.
+	if f == math.Trunc(f) && f >= -9.223372036854775808e18 && f < 9.223372036854775808e18 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return fmt.Sprintf("%.14g", f)
+}
+
+// toStringMeta is Lua's tostring with CC's number formatting and the __tostring metamethod.
+func toStringMeta(L *lua.LState, v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok {
+		return FormatNumber(float64(n))
+	}
+	if mt, ok := L.GetMetaField(v, "__tostring").(*lua.LFunction); ok {
+		L.Push(mt)
+		L.Push(v)
+		L.Call(1, 1)
+		r := L.Get(-1)
+		L.Pop(1)
+		s, isStr := r.(lua.LString)
+		if !isStr {
+			if n, isNum := r.(lua.LNumber); isNum {
+				return FormatNumber(float64(n))
+			}
+			L.RaiseError("'__tostring' must return a string")
+		}
+		return string(s)
+	}
+	return v.String()
+}
+
+// luaToString replaces the global tostring.
+func luaToString(L *lua.LState) int {
+	L.CheckAny(1)
+	L.Push(lua.LString(toStringMeta(L, L.Get(1))))
+	return 1
+}
+
+// formatSpecChars are the flag, width and precision characters allowed inside a % directive.
+const formatSpecChars = "-+ #0123456789."
+
+// luaStringFormat replaces string.format so that %s and %d render numbers as CC does and %q
+// quotes as C Lua does (gopher-lua hands everything to Go's fmt).
+func luaStringFormat(L *lua.LState) int {
+	format := L.CheckString(1)
+	var out strings.Builder
+	arg := 1
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			out.WriteByte(c)
+			continue
+		}
+		i++
+		if i >= len(format) {
+			L.RaiseError("invalid option '%%' to 'format'")
+		}
+		if format[i] == '%' {
+			out.WriteByte('%')
+			continue
+		}
+		start := i
+		for i < len(format) && strings.IndexByte(formatSpecChars, format[i]) >= 0 {
+			i++
+		}
+		if i >= len(format) {
+			L.RaiseError("invalid option '%%%s' to 'format'", format[start:])
+		}
+		spec := format[start:i]
+		verb := format[i]
+		arg++
+		switch verb {
+		case 'd', 'i':
+			n := float64(L.CheckNumber(arg))
+			if n != math.Trunc(n) || math.IsInf(n, 0) {
+				L.ArgError(arg, "number has no integer representation")
+			}
+			out.WriteString(fmt.Sprintf("%"+spec+"d", int64(n)))
+		case 'c':
+			out.WriteByte(byte(L.CheckInt(arg)))
+		case 'x', 'X', 'o':
+			n := float64(L.CheckNumber(arg))
+			if n != math.Trunc(n) || math.IsInf(n, 0) {
+				L.ArgError(arg, "number has no integer representation")
+			}
+			out.WriteString(fmt.Sprintf("%"+spec+string(verb), uint64(int64(n))))
+		case 'e', 'E', 'f', 'F', 'g', 'G':
+			n := float64(L.CheckNumber(arg))
+			if math.IsNaN(n) || math.IsInf(n, 0) {
+				out.WriteString(fmt.Sprintf("%"+strings.TrimRight(spec, ".0123456789")+"s", FormatNumber(n)))
+			} else {
+				out.WriteString(fmt.Sprintf("%"+spec+string(verb), n))
+			}
+		case 'a', 'A':
+			n := float64(L.CheckNumber(arg))
+			out.WriteString(strconv.FormatFloat(n, 'x', -1, 64))
+		case 'q':
+			out.WriteString(quoteLua(L.CheckString(arg)))
+		case 's':
+			L.CheckAny(arg)
+			out.WriteString(fmt.Sprintf("%"+spec+"s", toStringMeta(L, L.Get(arg))))
+		default:
+			L.RaiseError("invalid option '%%%c' to 'format'", verb)
+		}
+	}
+	L.Push(lua.LString(out.String()))
+	return 1
+}
+
+// quoteLua is C Lua's (and Cobalt's) %q: it escapes quote, backslash and newline (as a backslash
+// and a real newline), writes \r as \r and NUL as \000, and keeps every other byte raw.
+func quoteLua(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString("\\\n")
+		case '\r':
+			b.WriteString(`\r`)
+		case 0:
+			b.WriteString(`\000`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

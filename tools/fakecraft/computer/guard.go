@@ -1,0 +1,113 @@
+package computer
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// TooLongMessage is the error CC raises in code that runs too long without yielding.
+const TooLongMessage = "Too long without yielding"
+
+// DefaultYieldTimeout is CC's limit on a single resume of the computer before TooLongMessage.
+const DefaultYieldTimeout = 7 * time.Second
+
+// hardAbortGrace is how long CC waits after the soft abort before killing the computer.
+const hardAbortGrace = 1500 * time.Millisecond
+
+var errTooLong = errors.New(TooLongMessage)
+
+// yieldGuard is the context.Context given to every Lua thread of a computer. gopher-lua
+// checks Done before every instruction, so swapping the channel per resume turns it into
+// CC's per-resume watchdog: the soft abort raises the error once, a hard abort keeps raising
+// until the resume ends. It is never cancelled as a whole, and implements AfterFunc so that
+// context.WithCancel children (gopher-lua makes one per coroutine) start no goroutine.
+type yieldGuard struct {
+	mu      sync.Mutex // serialises trip against arm/disarm so a late timer cannot leak into the next resume
+	gen     uint64     // guarded by mu: which resume the timers belong to
+	done    atomic.Pointer[chan struct{}]
+	tripped atomic.Bool // a soft abort happened during the current resume
+	hard    atomic.Bool
+	never   chan struct{}
+}
+
+func newYieldGuard() *yieldGuard {
+	g := &yieldGuard{never: make(chan struct{})}
+	g.done.Store(&g.never)
+	return g
+}
+
+func (g *yieldGuard) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (g *yieldGuard) Done() <-chan struct{}       { return *g.done.Load() }
+func (g *yieldGuard) Value(any) any               { return nil }
+
+// Err is called by gopher-lua on the Lua goroutine right after Done fired; a soft abort
+// re-arms the guard so the error is raised once.
+func (g *yieldGuard) Err() error {
+	if !g.hard.Load() {
+		g.done.Store(&g.never)
+	}
+	return errTooLong
+}
+
+// AfterFunc never calls f: the guard as a whole is never cancelled.
+func (g *yieldGuard) AfterFunc(func()) func() bool { return func() bool { return true } }
+
+// trip raises the abort in whatever Lua code runs now, if resume gen is still running.
+func (g *yieldGuard) trip(gen uint64, hard bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if gen != g.gen {
+		return
+	}
+	if hard {
+		g.hard.Store(true)
+	}
+	g.tripped.Store(true)
+	ch := make(chan struct{})
+	close(ch)
+	g.done.Store(&ch)
+}
+
+// arm starts watching one resume and returns the function that ends the watch.
+func (g *yieldGuard) arm(limit time.Duration) (disarm func()) {
+	g.mu.Lock()
+	g.gen++
+	gen := g.gen
+	g.tripped.Store(false)
+	g.mu.Unlock()
+	soft := time.AfterFunc(limit, func() { g.trip(gen, false) })
+	hard := time.AfterFunc(limit+hardAbortGrace, func() { g.trip(gen, true) })
+	return func() {
+		soft.Stop()
+		hard.Stop()
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		g.gen++
+		if !g.hard.Load() {
+			g.done.Store(&g.never)
+		}
+	}
+}
+
+// normalise turns gopher-lua's positioned "file:line: Too long without yielding" into CC's
+// bare message, only when the guard actually fired in this resume.
+func (g *yieldGuard) normalise(msg string) string {
+	if g.tripped.Load() && strings.HasSuffix(msg, ": "+TooLongMessage) {
+		return TooLongMessage
+	}
+	return msg
+}
+
+// abort hard-aborts whatever runs now and every later resume, as when the time limit ends.
+func (g *yieldGuard) abort() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.hard.Store(true)
+	g.tripped.Store(true)
+	ch := make(chan struct{})
+	close(ch)
+	g.done.Store(&ch)
+}

@@ -1,0 +1,276 @@
+package computer
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// LuaVersion is the _VERSION CC: Tweaked's Cobalt VM reports.
+const LuaVersion = "Lua 5.2"
+
+// HostString is the _HOST of a fakecraft computer: CC's form, naming fakecraft instead of a
+// Minecraft version so programs can tell where they run.
+const HostString = "ComputerCraft 1.113.1 (fakecraft)"
+
+// chunkIDSize is the room C Lua leaves for a chunk's display name ([string "..."]).
+const chunkIDSize = 45
+
+// absentGlobals are the Lua 5.1 names gopher-lua defines that CC: Tweaked does not have.
+var absentGlobals = []string{"collectgarbage", "module", "newproxy", "gcinfo", "io", "os", "channel"}
+
+// openLibs opens the gopher-lua libraries CC keeps, then reshapes them into CC's Lua 5.2
+// surface. It returns the stock os table, whose date/time helpers the CC os API reuses.
+func openLibs(L *lua.LState) *lua.LTable {
+	for _, lib := range []struct {
+		name string
+		fn   lua.LGFunction
+	}{
+		{lua.LoadLibName, lua.OpenPackage},
+		{lua.BaseLibName, lua.OpenBase},
+		{lua.TabLibName, lua.OpenTable},
+		{lua.StringLibName, lua.OpenString},
+		{lua.MathLibName, lua.OpenMath},
+		{lua.CoroutineLibName, lua.OpenCoroutine},
+		{lua.DebugLibName, lua.OpenDebug},
+		{lua.OsLibName, lua.OpenOs},
+	} {
+		L.Push(L.NewFunction(lib.fn))
+		L.Push(lua.LString(lib.name))
+		L.Call(1, 0)
+	}
+	stockOS, _ := L.GetGlobal("os").(*lua.LTable)
+	G := L.G.Global
+	for _, name := range absentGlobals {
+		G.RawSetString(name, lua.LNil)
+	}
+	// package is not global in CC: the shell gives each program its own require/package.
+	G.RawSetString("package", lua.LNil)
+	L.SetField(L.Get(lua.RegistryIndex), "_LOADED", L.NewTable())
+	G.RawSetString("_VERSION", lua.LString(LuaVersion))
+	G.RawSetString("_HOST", lua.LString(HostString))
+	G.RawSetString("_CC_DEFAULT_SETTINGS", lua.LString(""))
+	G.RawSetString("tostring", L.NewFunction(luaToString))
+	G.RawSetString("load", L.NewFunction(luaLoad))
+	G.RawSetString("loadstring", L.NewFunction(luaLoadString))
+	G.RawSetString("rawlen", L.NewFunction(luaRawLen))
+	G.RawSetString("error", L.NewFunction(luaError))
+	G.RawSetString("require", lua.LNil)
+
+	str := L.GetGlobal("string").(*lua.LTable)
+	str.RawSetString("format", L.NewFunction(luaStringFormat))
+	str.RawSetString("dump", lua.LNil)
+	origRep := str.RawGetString("rep").(*lua.LFunction).GFunction
+	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		if L.GetTop() < 3 || L.Get(3) == lua.LNil {
+			L.SetTop(2)
+			return origRep(L)
+		}
+		s, n, sep := L.CheckString(1), L.CheckInt(2), L.CheckString(3)
+		if n <= 0 {
+			L.Push(lua.LString(""))
+			return 1
+		}
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = s
+		}
+		L.Push(lua.LString(strings.Join(parts, sep)))
+		return 1
+	}))
+
+	tab := L.GetGlobal("table").(*lua.LTable)
+	tab.RawSetString("pack", L.NewFunction(luaTablePack))
+	tab.RawSetString("unpack", G.RawGetString("unpack"))
+
+	m := L.GetGlobal("math").(*lua.LTable)
+	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
+	m.RawSetString("log", L.NewFunction(func(L *lua.LState) int {
+		x := float64(L.CheckNumber(1))
+		if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+			base := float64(L.CheckNumber(2))
+			L.Push(lua.LNumber(math.Log(x) / math.Log(base)))
+			return 1
+		}
+		L.Push(lua.LNumber(math.Log(x)))
+		return 1
+	}))
+	if m.RawGetString("log10") == lua.LNil {
+		m.RawSetString("log10", L.NewFunction(func(L *lua.LState) int {
+			L.Push(lua.LNumber(math.Log10(float64(L.CheckNumber(1)))))
+			return 1
+		}))
+	}
+	installBit32(L)
+	return stockOS
+}
+
+// chunkDisplayName turns a Lua chunk name into what error positions show: "@path" and "=name"
+// lose their marker; source text becomes [string "first line..."].
+func chunkDisplayName(name string) string {
+	if strings.HasPrefix(name, "@") || strings.HasPrefix(name, "=") {
+		return name[1:]
+	}
+	line, _, cut := strings.Cut(name, "\n")
+	if len(line) > chunkIDSize {
+		line, cut = line[:chunkIDSize], true
+	}
+	if cut {
+		line += "..."
+	}
+	return `[string "` + line + `"]`
+}
+
+// parseErrorPattern matches gopher-lua's parser message so it can be rewritten as C Lua's.
+var parseErrorPattern = regexp.MustCompile(`(?s)^(.*) line:(\d+)\(column:\d+\) near '(.*)':\s+(.*?)\s*$`)
+
+// compileChunk compiles source under a display name and rewrites syntax errors into Lua's
+// "name:line: message near 'token'" shape.
+func compileChunk(L *lua.LState, src io.Reader, displayName string, env *lua.LTable) (*lua.LFunction, error) {
+	fn, err := L.Load(src, displayName)
+	if err != nil {
+		msg := err.Error()
+		var apiErr *lua.ApiError
+		if errors.As(err, &apiErr) {
+			msg = apiErr.Object.String()
+		}
+		if m := parseErrorPattern.FindStringSubmatch(msg); m != nil {
+			msg = fmt.Sprintf("%s:%s: %s near '%s'", m[1], m[2], m[4], m[3])
+		}
+		return nil, errors.New(strings.TrimSpace(msg))
+	}
+	if env == nil {
+		env = L.G.Global
+	}
+	fn.Env = env
+	return fn, nil
+}
+
+// luaLoad is Lua 5.2's load(chunk [, name [, mode [, env]]]): chunk is a string or a reader
+// function, and the environment defaults to _G rather than the caller's.
+func luaLoad(L *lua.LState) int {
+	var src string
+	name := "=(load)"
+	switch chunk := L.Get(1).(type) {
+	case lua.LString:
+		src = string(chunk)
+		name = src
+	case *lua.LFunction:
+		var b strings.Builder
+		for {
+			L.Push(chunk)
+			L.Call(0, 1)
+			piece := L.Get(-1)
+			L.Pop(1)
+			if piece == lua.LNil {
+				break
+			}
+			s, ok := piece.(lua.LString)
+			if !ok {
+				L.Push(lua.LNil)
+				L.Push(lua.LString("reader function must return a string"))
+				return 2
+			}
+			if s == "" {
+				break
+			}
+			b.WriteString(string(s))
+		}
+		src = b.String()
+	default:
+		L.ArgError(1, "string expected, got "+typeName(L.Get(1)))
+	}
+	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
+		name = L.CheckString(2)
+	}
+	mode := L.OptString(3, "bt")
+	if !strings.Contains(mode, "t") {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(fmt.Sprintf("attempt to load a text chunk (mode is '%s')", mode)))
+		return 2
+	}
+	var env *lua.LTable
+	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
+		env = L.CheckTable(4)
+	}
+	fn, err := compileChunk(L, strings.NewReader(src), chunkDisplayName(name), env)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(err.Error()))
+		return 2
+	}
+	L.Push(fn)
+	return 1
+}
+
+// luaLoadString is loadstring(s [, name]), kept by CC, loading into _G.
+func luaLoadString(L *lua.LState) int {
+	s := L.CheckString(1)
+	name := L.OptString(2, s)
+	fn, err := compileChunk(L, strings.NewReader(s), chunkDisplayName(name), nil)
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(err.Error()))
+		return 2
+	}
+	L.Push(fn)
+	return 1
+}
+
+func luaRawLen(L *lua.LState) int {
+	switch v := L.Get(1).(type) {
+	case *lua.LTable:
+		L.Push(lua.LNumber(v.Len()))
+	case lua.LString:
+		L.Push(lua.LNumber(len(v)))
+	default:
+		L.ArgError(1, "table or string expected")
+	}
+	return 1
+}
+
+func luaTablePack(L *lua.LState) int {
+	n := L.GetTop()
+	t := L.CreateTable(n, 1)
+	for i := 1; i <= n; i++ {
+		t.RawSetInt(i, L.Get(i))
+	}
+	t.RawSetString("n", lua.LNumber(n))
+	L.Push(t)
+	return 1
+}
+
+// typeName is Lua's type() of a value.
+func typeName(v lua.LValue) string {
+	return v.Type().String()
+}
+
+// luaError is error(message [, level]). gopher-lua's own counts levels of 2 and more one
+// frame short, so error(msg, 2) in a library would blame the library, not its caller.
+func luaError(L *lua.LState) int {
+	obj := L.Get(1)
+	level := L.OptInt(2, 1)
+	if s, ok := obj.(lua.LString); ok && level > 0 {
+		obj = lua.LString(where(L, level) + string(s))
+	}
+	L.Error(obj, 0)
+	return 0
+}
+
+// where is luaL_where: "source:line: " of the function level frames up from the running Go
+// function (1 = its caller), or "" for a Go function or a level past the stack.
+func where(L *lua.LState, level int) string {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 || dbg.Source == cFrameSource {
+		return ""
+	}
+	return fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)
+}

@@ -1,0 +1,236 @@
+// Package machine assembles a complete fakecraft computer: the core (package computer), the
+// file system with the ROM at /rom and trapos/ at /, textutils and http. The CLI and other
+// modules' tests use it.
+package machine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/computer"
+	"fakecraft/fsapi"
+	"fakecraft/host"
+	"fakecraft/httpapi"
+	"fakecraft/romfs"
+	"fakecraft/textutils"
+)
+
+// Options configures a Machine.
+type Options struct {
+	// Root is a host directory mounted read-only at / (normally the repository's trapos/).
+	// Empty means an empty root.
+	Root string
+	// Mounts are extra host directories (e.g. spec files outside trapos/).
+	Mounts []fsapi.Mount
+	// Overlay is the writable host directory that receives writes under /. Empty means a
+	// fresh temporary directory, removed by Close.
+	Overlay string
+	// Files are written into the overlay before boot, keyed by computer path.
+	Files map[string]string
+
+	// ID, Label, Settings, TimeScale, YieldTimeout, Stdout and Basic are as in computer.Config.
+	ID           int
+	Label        string
+	Settings     map[string]string
+	TimeScale    float64
+	YieldTimeout time.Duration
+	Stdout       io.Writer
+	Basic        bool
+
+	// HTTP configures the http API (CC's defaults when zero).
+	HTTP httpapi.Options
+
+	// Program and Args are the command run in the shell; Autostart the servers run beside it.
+	Program   string
+	Args      []string
+	Autostart []string
+}
+
+// Machine is a computer with its file system and http API.
+type Machine struct {
+	*computer.Computer
+	// FS is the computer's file system; use it to read what the program wrote.
+	FS *fsapi.FS
+	// HTTP is the http API; its fault hooks (DropAll, Refuse, SetDelay) reach every socket.
+	HTTP *httpapi.API
+
+	tempDir string
+}
+
+// New builds a machine; Run boots it.
+func New(opts Options) (*Machine, error) {
+	m := &Machine{}
+	overlay := opts.Overlay
+	if overlay == "" {
+		dir, err := os.MkdirTemp("", "fakecraft-overlay-")
+		if err != nil {
+			return nil, fmt.Errorf("make overlay: %w", err)
+		}
+		m.tempDir, overlay = dir, dir
+	}
+	mounts := []fsapi.Mount{{At: "/rom", FS: romfs.ROM()}}
+	if opts.Root != "" {
+		mounts = append(mounts, fsapi.Mount{At: "/", Dir: opts.Root, ReadOnly: true})
+	}
+	mounts = append(mounts, opts.Mounts...)
+	fsys, err := fsapi.New(mounts, overlay)
+	if err != nil {
+		m.removeTemp()
+		return nil, fmt.Errorf("build file system: %w", err)
+	}
+	m.FS = fsys
+	paths := make([]string, 0, len(opts.Files))
+	for p := range opts.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := fsys.WriteFile(p, []byte(opts.Files[p])); err != nil {
+			_ = m.Close()
+			return nil, fmt.Errorf("write %s: %w", p, err)
+		}
+	}
+	m.HTTP = httpapi.New(opts.HTTP)
+	c, err := computer.New(computer.Config{
+		ID:           opts.ID,
+		Label:        opts.Label,
+		Settings:     opts.Settings,
+		TimeScale:    opts.TimeScale,
+		YieldTimeout: opts.YieldTimeout,
+		Stdout:       opts.Stdout,
+		Basic:        opts.Basic,
+		Boot:         computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
+		APIs: []computer.Installer{
+			func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },
+			func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil },
+			func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil },
+		},
+	})
+	if err != nil {
+		_ = m.Close()
+		return nil, fmt.Errorf("new computer: %w", err)
+	}
+	m.Computer = c
+	return m, nil
+}
+
+// Run boots the computer, runs it until it shuts down or ctx ends, then releases the
+// machine (Close).
+func (m *Machine) Run(ctx context.Context) (computer.Result, error) {
+	res, err := m.Computer.Run(ctx)
+	if cerr := m.Close(); cerr != nil && err == nil {
+		err = cerr
+	}
+	return res, err
+}
+
+// Close releases the file system and the temporary overlay. Run calls it.
+func (m *Machine) Close() error {
+	var err error
+	if m.FS != nil {
+		err = m.FS.Close()
+		m.FS = nil
+	}
+	return errors.Join(err, m.removeTemp())
+}
+
+func (m *Machine) removeTemp() error {
+	if m.tempDir == "" {
+		return nil
+	}
+	dir := m.tempDir
+	m.tempDir = ""
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove overlay: %w", err)
+	}
+	return nil
+}
+
+// Package is the part of a ccpm.json descriptor fakecraft reads.
+type Package struct {
+	Name      string   `json:"name"`
+	Autostart []string `json:"autostart"`
+}
+
+// Autostart returns the computer paths of the autostart entries of the packages in dir
+// (packages/<name>/ccpm.json), sorted by package name. only limits it to the named packages;
+// naming a package that does not exist is an error. A missing dir means no packages.
+func Autostart(dir string, only []string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if len(only) > 0 {
+			return nil, fmt.Errorf("package %q: no packages directory %s", only[0], dir)
+		}
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read packages: %w", err)
+	}
+	want := map[string]bool{}
+	for _, n := range only {
+		want[n] = false
+	}
+	var paths []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		file := filepath.Join(dir, e.Name(), "ccpm.json")
+		data, err := os.ReadFile(file)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		var p Package
+		if err := json.Unmarshal(data, &p); err != nil {
+			return nil, fmt.Errorf("parse %s: %w", file, err)
+		}
+		if p.Name == "" {
+			p.Name = e.Name()
+		}
+		if len(only) > 0 {
+			if _, ok := want[p.Name]; !ok {
+				continue
+			}
+			want[p.Name] = true
+		}
+		for _, a := range p.Autostart {
+			paths = append(paths, "/"+filepath.ToSlash(filepath.Clean("/" + a))[1:])
+		}
+	}
+	for _, n := range only {
+		if !want[n] {
+			return nil, fmt.Errorf("package %q not found in %s", n, dir)
+		}
+	}
+	return paths, nil
+}
+
+// FindRepoRoot walks up from start to the directory holding go.work.
+func FindRepoRoot(start string) (string, error) {
+	dir, err := filepath.Abs(start)
+	if err != nil {
+		return "", fmt.Errorf("find repository root: %w", err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("find repository root: no go.work above %s", start)
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,193 @@
+package computer
+
+import (
+	"math"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// In-game time: CC's world clock, which starts here at 06:00 of day 1 and advances one
+// Minecraft tick per computer tick.
+const (
+	ticksPerDay    = 24000
+	dayStartOffset = 6000 // tick 0 of a Minecraft day is 06:00
+)
+
+// argError raises CC's "bad argument #n (x expected, got y)".
+func argError(L *lua.LState, n int, expected string, got lua.LValue) {
+	L.RaiseError("bad argument #%d (%s expected, got %s)", n, expected, argTypeName(got))
+}
+
+// argTypeName is the type CC names in argument errors: nan is reported as "nan".
+func argTypeName(v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok && math.IsNaN(float64(n)) {
+		return "nan"
+	}
+	return typeName(v)
+}
+
+func argFiniteNumber(L *lua.LState, n int) float64 {
+	v, ok := L.Get(n).(lua.LNumber)
+	if !ok || math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+		argError(L, n, "number", L.Get(n))
+	}
+	return float64(v)
+}
+
+func argOptString(L *lua.LState, n int, def string) string {
+	switch v := L.Get(n).(type) {
+	case *lua.LNilType:
+		return def
+	case lua.LString:
+		return string(v)
+	default:
+		argError(L, n, "string", v)
+		return ""
+	}
+}
+
+// copyValue is os.queueEvent's deep copy: tables are copied without metatables, functions,
+// threads and userdata become nil and table entries with a nil key or value are dropped.
+// seen keeps table identity (and cycles) within one argument.
+func copyValue(L *lua.LState, v lua.LValue, seen map[*lua.LTable]*lua.LTable) lua.LValue {
+	switch t := v.(type) {
+	case lua.LString, lua.LNumber, lua.LBool, *lua.LNilType:
+		return v
+	case *lua.LTable:
+		if c, ok := seen[t]; ok {
+			return c
+		}
+		c := L.NewTable()
+		seen[t] = c
+		t.ForEach(func(k, val lua.LValue) {
+			ck := copyValue(L, k, seen)
+			cv := copyValue(L, val, seen)
+			if ck != lua.LNil && cv != lua.LNil {
+				c.RawSet(ck, cv)
+			}
+		})
+		return c
+	default:
+		return lua.LNil
+	}
+}
+
+// worldTicks is the in-game clock in Minecraft ticks since world time 0.
+func (c *Computer) worldTicks() int64 { return c.ticks + dayStartOffset }
+
+// epoch is os.epoch(kind) in milliseconds; ok is false for an unknown kind.
+func (c *Computer) epoch(kind string) (float64, bool) {
+	switch strings.ToLower(kind) {
+	case "utc", "local":
+		// CC 1.113.1's "local" ignores the time zone, so both are UNIX milliseconds.
+		return float64(c.Now().UnixMilli()), true
+	case "ingame":
+		wt := c.worldTicks()
+		day := wt / ticksPerDay
+		hours := float64(wt%ticksPerDay) / 1000
+		return float64(day)*86400000 + math.Floor(hours*3600000), true
+	}
+	return 0, false
+}
+
+// installOS sets CC's os API (the Go half; bios.lua adds pullEvent, sleep, loadAPI, run, version).
+func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
+	os := L.NewTable()
+	fns := map[string]lua.LGFunction{
+		"queueEvent": func(L *lua.LState) int {
+			name, ok := L.Get(1).(lua.LString)
+			if !ok {
+				argError(L, 1, "string", L.Get(1))
+			}
+			args := make([]lua.LValue, 0, L.GetTop()-1)
+			for i := 2; i <= L.GetTop(); i++ {
+				args = append(args, copyValue(L, L.Get(i), map[*lua.LTable]*lua.LTable{}))
+			}
+			c.QueueEvent(string(name), args...)
+			return 0
+		},
+		"startTimer": func(L *lua.LState) int {
+			L.Push(lua.LNumber(c.StartTimer(argFiniteNumber(L, 1))))
+			return 1
+		},
+		"cancelTimer": func(L *lua.LState) int {
+			c.CancelTimer(int(argFiniteNumber(L, 1)))
+			return 0
+		},
+		"clock": func(L *lua.LState) int {
+			L.Push(lua.LNumber(float64(c.ticks) * TickDuration.Seconds()))
+			return 1
+		},
+		"epoch": func(L *lua.LState) int {
+			ms, ok := c.epoch(argOptString(L, 1, "ingame"))
+			if !ok {
+				L.RaiseError("Unsupported operation")
+			}
+			L.Push(lua.LNumber(ms))
+			return 1
+		},
+		"time": func(L *lua.LState) int {
+			if t, ok := L.Get(1).(*lua.LTable); ok {
+				// A table converts to a UNIX timestamp, as Lua's os.time does.
+				L.Push(stockOS.RawGetString("time"))
+				L.Push(t)
+				L.Call(1, 1)
+				return 1
+			}
+			switch strings.ToLower(argOptString(L, 1, "ingame")) {
+			case "ingame":
+				L.Push(lua.LNumber(float64((c.worldTicks())%ticksPerDay) / 1000))
+			case "utc":
+				L.Push(lua.LNumber(hoursOfDay(c.Now().UTC())))
+			case "local":
+				L.Push(lua.LNumber(hoursOfDay(c.Now().Local())))
+			default:
+				L.RaiseError("Unsupported operation")
+			}
+			return 1
+		},
+		"day": func(L *lua.LState) int {
+			switch strings.ToLower(argOptString(L, 1, "ingame")) {
+			case "ingame":
+				L.Push(lua.LNumber(c.worldTicks()/ticksPerDay + 1))
+			case "utc":
+				L.Push(lua.LNumber(c.Now().Unix() / 86400))
+			case "local":
+				_, off := c.Now().Local().Zone()
+				L.Push(lua.LNumber((c.Now().Unix() + int64(off)) / 86400))
+			default:
+				L.RaiseError("Unsupported operation")
+			}
+			return 1
+		},
+		"getComputerID": func(L *lua.LState) int { L.Push(lua.LNumber(c.cfg.ID)); return 1 },
+		"getComputerLabel": func(L *lua.LState) int {
+			if c.label == "" {
+				return 0
+			}
+			L.Push(lua.LString(c.label))
+			return 1
+		},
+		"setComputerLabel": func(L *lua.LState) int {
+			c.label = cutLabel(argOptString(L, 1, ""))
+			return 0
+		},
+		"shutdown": func(L *lua.LState) int { c.stop = true; return 0 },
+		"reboot":   func(L *lua.LState) int { c.stop = true; return 0 },
+	}
+	for name, fn := range fns {
+		os.RawSetString(name, L.NewFunction(fn))
+	}
+	os.RawSetString("computerID", os.RawGetString("getComputerID"))
+	os.RawSetString("computerLabel", os.RawGetString("getComputerLabel"))
+	if date := stockOS.RawGetString("date"); date != lua.LNil {
+		os.RawSetString("date", date)
+	}
+	L.SetGlobal("os", os)
+}
+
+func hoursOfDay(t time.Time) float64 {
+	return float64(t.Hour()) + float64(t.Minute())/60 + float64(t.Second())/3600
+}

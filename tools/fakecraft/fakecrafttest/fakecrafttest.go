@@ -1,0 +1,162 @@
+// Package fakecrafttest boots fakecraft computers inside Go tests: write files, run a
+// program, watch the transcript, queue events (or flood the queue), terminate, and reach the
+// http API's fault hooks. Every computer is stopped and waited for in t.Cleanup.
+package fakecrafttest
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/computer"
+	"fakecraft/computer/machine"
+)
+
+// DefaultTimeLimit bounds a computer started by Start when the test sets none.
+const DefaultTimeLimit = 30 * time.Second
+
+// pollInterval is how often WaitFor re-reads the transcript.
+const pollInterval = 5 * time.Millisecond
+
+// Computer is a running fakecraft computer under test.
+type Computer struct {
+	*machine.Machine
+	t      testing.TB
+	out    *syncBuffer
+	done   chan struct{}
+	res    computer.Result
+	err    error
+	cancel context.CancelFunc
+}
+
+// syncBuffer is the transcript sink, read by the test while the computer writes it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Start boots a computer with opts on its own goroutine. opts.Stdout, when set, also gets
+// the transcript. The computer is terminated and waited for when the test ends.
+func Start(t testing.TB, opts machine.Options) *Computer {
+	t.Helper()
+	c := &Computer{t: t, out: &syncBuffer{}, done: make(chan struct{})}
+	if opts.Stdout != nil {
+		opts.Stdout = multiWriter{opts.Stdout, c.out}
+	} else {
+		opts.Stdout = c.out
+	}
+	m, err := machine.New(opts)
+	if err != nil {
+		t.Fatalf("fakecraft: %v", err)
+	}
+	c.Machine = m
+	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeLimit)
+	c.cancel = cancel
+	go func() {
+		defer close(c.done)
+		c.res, c.err = m.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		c.cancel()
+		<-c.done
+	})
+	return c
+}
+
+type multiWriter [2]interface{ Write([]byte) (int, error) }
+
+func (w multiWriter) Write(p []byte) (int, error) {
+	for _, x := range w {
+		if _, err := x.Write(p); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// Run boots a computer, waits until it shuts down (bounded by ctx) and returns the
+// result and the transcript.
+func Run(ctx context.Context, t testing.TB, opts machine.Options) (computer.Result, string) {
+	t.Helper()
+	c := Start(t, opts)
+	res, err := c.Wait(ctx)
+	if err != nil {
+		t.Fatalf("fakecraft: %v\ntranscript:\n%s", err, c.Output())
+	}
+	return res, c.Output()
+}
+
+// Output is the transcript so far (finished lines).
+func (c *Computer) Output() string { return c.out.String() }
+
+// Wait waits for the computer to shut down, or ctx to end (then it stops the computer and
+// returns ctx's error).
+func (c *Computer) Wait(ctx context.Context) (computer.Result, error) {
+	select {
+	case <-c.done:
+		return c.res, c.err
+	case <-ctx.Done():
+		c.cancel()
+		<-c.done
+		return c.res, ctx.Err()
+	}
+}
+
+// Stop ends the computer at once (as its time limit would) and waits for it.
+func (c *Computer) Stop() {
+	c.cancel()
+	<-c.done
+}
+
+// WaitFor waits until the transcript contains text, or fails the test when ctx ends first.
+func (c *Computer) WaitFor(ctx context.Context, text string) {
+	c.t.Helper()
+	tick := time.NewTicker(pollInterval)
+	defer tick.Stop()
+	for !strings.Contains(c.Output(), text) {
+		select {
+		case <-ctx.Done():
+			c.t.Fatalf("fakecraft: %q never appeared; transcript:\n%s", text, c.Output())
+		case <-c.done:
+			if !strings.Contains(c.Output(), text) {
+				c.t.Fatalf("fakecraft: computer stopped before %q appeared; transcript:\n%s", text, c.Output())
+			}
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// Flood queues n copies of an event with no arguments, as a burst of network events would;
+// the queue keeps at most computer.EventQueueLimit.
+func (c *Computer) Flood(name string, n int) {
+	for i := 0; i < n; i++ {
+		c.QueueEvent(name)
+	}
+}
+
+// QueueString queues an event whose arguments are strings.
+func (c *Computer) QueueString(name string, args ...string) {
+	vals := make([]lua.LValue, len(args))
+	for i, a := range args {
+		vals[i] = lua.LString(a)
+	}
+	c.QueueEvent(name, vals...)
+}

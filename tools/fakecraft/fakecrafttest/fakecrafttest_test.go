@@ -1,0 +1,66 @@
+package fakecrafttest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+	"go.uber.org/goleak"
+
+	"fakecraft/computer"
+	"fakecraft/computer/machine"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestRunWithFiles(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	start := time.Now()
+	res, out := Run(ctx, t, machine.Options{
+		Files:   map[string]string{"/hello.lua": `print("hi", http ~= nil, textutils.serializeJSON({1}), type(parallel.waitForAll))`},
+		Program: "/hello.lua",
+	})
+	assert.True(t, res.OK)
+	assert.Equal(t, "hi\ttrue\t[1]\tfunction\n", out)
+	assert.Less(t, time.Since(start), time.Second, "boot and a trivial program must be fast")
+}
+
+func TestFloodAndTerminate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c := Start(t, machine.Options{
+		Files: map[string]string{"/wait.lua": `
+print("ready")
+os.pullEvent("go")
+local n = 0
+os.queueEvent("marker")
+while true do
+  local e = os.pullEvent()
+  if e == "marker" then break end
+  n = n + 1
+end
+print("flood", n)
+os.pullEvent("never")`},
+		Program: "/wait.lua",
+	})
+	c.WaitFor(ctx, "ready")
+	// Queued from the Lua goroutine, so the burst lands between two resumes.
+	c.Do(func(L *lua.LState) {
+		c.QueueString("go")
+		c.Flood("noise", 300)
+	})
+	c.WaitFor(ctx, "flood")
+	c.Terminate()
+	res, err := c.Wait(ctx)
+	require.NoError(t, err)
+	assert.False(t, res.OK)
+	assert.Contains(t, c.Output(), "flood\t255\n", "256 slots: go plus 255 noise; the rest dropped")
+	assert.Contains(t, c.Output(), "Terminated\n")
+	assert.Equal(t, computer.EventQueueLimit, 256)
+}

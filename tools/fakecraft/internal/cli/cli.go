@@ -1,0 +1,291 @@
+// Package cli is fakecraft's command line: `fakecraft run` and `fakecraft test`.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/alecthomas/kong"
+
+	"fakecraft/computer"
+	"fakecraft/computer/machine"
+	"fakecraft/fsapi"
+	"fakecraft/httpapi"
+)
+
+// Exit statuses of the fakecraft command.
+const (
+	ExitOK        = 0 // the program (or every spec) succeeded
+	ExitFailed    = 1 // the program errored or returned false, or a spec failed
+	ExitTimeLimit = 2 // the time limit ran out first
+	ExitUsage     = 3 // bad flags or setup (no trapos/, unknown package, …)
+)
+
+// SpecProgram is the computer path of the spec runner.
+const SpecProgram = "/rom/fakecraft/spec.lua"
+
+// specSuffix marks spec files when a directory is given to `fakecraft test`.
+const specSuffix = "_spec.lua"
+
+// computerFlags are the flags shared by run and test.
+type computerFlags struct {
+	Root         string        `help:"Repository root (the directory holding go.work); found from the current directory upward when empty." type:"path"`
+	Set          []string      `short:"s" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
+	ID           int           `help:"Computer id (os.getComputerID)." default:"0"`
+	Label        string        `help:"Computer label (os.getComputerLabel)."`
+	TimeLimit    time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
+	TimeScale    float64       `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
+	AllowPrivate bool          `help:"Allow http/websocket connections to loopback and private addresses (CC denies them by default with 'Domain not permitted')."`
+	Basic        bool          `help:"Emulate a basic (non-colour) computer instead of an advanced one."`
+}
+
+// RunCmd is `fakecraft run`.
+type RunCmd struct {
+	computerFlags
+	NoAutostart bool     `help:"Do not start the packages' autostart servers."`
+	Package     []string `help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
+	// Command is the program and its arguments in one passthrough list, so that flags after
+	// the program name (sandbox --help) belong to the program, not to fakecraft.
+	Command []string `arg:"" passthrough:"" name:"program" help:"Program to run in the shell (e.g. sandbox or /programs/sandbox.lua), then its arguments. fakecraft's flags go before it."`
+}
+
+// TestCmd is `fakecraft test`.
+type TestCmd struct {
+	computerFlags
+	Paths []string `arg:"" optional:"" help:"Spec files or directories of *_spec.lua files (default: trapos/tests)." type:"path"`
+}
+
+// CLI is the whole command line.
+type CLI struct {
+	Run  RunCmd  `cmd:"" help:"Boot a computer over trapos/ and run a program in its shell."`
+	Test TestCmd `cmd:"" help:"Run Lua spec files with the spec framework."`
+}
+
+// exitError carries an exit status out of a command.
+type exitError struct {
+	code int
+	msg  string
+}
+
+func (e *exitError) Error() string { return e.msg }
+
+// env is what commands write to.
+type env struct {
+	stdout, stderr io.Writer
+	cwd            string
+}
+
+// kongExit is panicked by kong's exit hook (after --help) so Main can return instead of
+// the process exiting.
+type kongExit struct{ code int }
+
+// Main runs the fakecraft command line with args (without the program name) and returns
+// the exit status.
+func Main(args []string, stdout, stderr io.Writer) (status int) {
+	defer func() {
+		if r := recover(); r != nil {
+			ke, ok := r.(kongExit)
+			if !ok {
+				panic(r)
+			}
+			status = ke.code
+		}
+	}()
+	cwd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
+		return ExitUsage
+	}
+	var cli CLI
+	parser, err := kong.New(&cli,
+		kong.Name("fakecraft"),
+		kong.Description("A headless CC: Tweaked 1.113 computer for testing TrapOS Lua code."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(code int) { panic(kongExit{code: code}) }),
+		kong.Bind(&env{stdout: stdout, stderr: stderr, cwd: cwd}),
+	)
+	if err != nil {
+		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
+		return ExitUsage
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
+		return ExitUsage
+	}
+	if err := kctx.Run(); err != nil {
+		var ee *exitError
+		if errors.As(err, &ee) {
+			if ee.msg != "" {
+				fmt.Fprintf(stderr, "fakecraft: %s\n", ee.msg)
+			}
+			return ee.code
+		}
+		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
+		return ExitUsage
+	}
+	return ExitOK
+}
+
+// options turns the shared flags into machine options.
+func (f *computerFlags) options(e *env) (machine.Options, string, error) {
+	rootDir := f.Root
+	if rootDir == "" {
+		r, err := machine.FindRepoRoot(e.cwd)
+		if err != nil {
+			return machine.Options{}, "", &exitError{code: ExitUsage, msg: err.Error() + " (use --root)"}
+		}
+		rootDir = r
+	}
+	trapos := filepath.Join(rootDir, "trapos")
+	if st, err := os.Stat(trapos); err != nil || !st.IsDir() {
+		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("no trapos/ directory in %s", rootDir)}
+	}
+	settings := map[string]string{}
+	for _, kv := range f.Set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--set %q: want KEY=VALUE", kv)}
+		}
+		settings[k] = v
+	}
+	if f.TimeScale <= 0 {
+		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-scale %v: must be positive", f.TimeScale)}
+	}
+	return machine.Options{
+		Root:      trapos,
+		ID:        f.ID,
+		Label:     f.Label,
+		Settings:  settings,
+		TimeScale: f.TimeScale,
+		Stdout:    e.stdout,
+		Basic:     f.Basic,
+		HTTP:      httpapi.Options{AllowPrivate: f.AllowPrivate},
+	}, rootDir, nil
+}
+
+// Run runs the program.
+func (r *RunCmd) Run(e *env) error {
+	opts, rootDir, err := r.options(e)
+	if err != nil {
+		return err
+	}
+	if !r.NoAutostart {
+		auto, err := machine.Autostart(filepath.Join(rootDir, "packages"), r.Package)
+		if err != nil {
+			return &exitError{code: ExitUsage, msg: err.Error()}
+		}
+		opts.Autostart = auto
+	}
+	opts.Program, opts.Args = r.Command[0], r.Command[1:]
+	return boot(opts, r.TimeLimit)
+}
+
+// Run runs the spec files.
+func (t *TestCmd) Run(e *env) error {
+	opts, rootDir, err := t.options(e)
+	if err != nil {
+		return err
+	}
+	paths := t.Paths
+	if len(paths) == 0 {
+		paths = []string{filepath.Join(rootDir, "trapos", "tests")}
+	}
+	files, err := specFiles(paths)
+	if err != nil {
+		return &exitError{code: ExitUsage, msg: err.Error()}
+	}
+	if len(files) == 0 {
+		return &exitError{code: ExitUsage, msg: "no spec files found"}
+	}
+	args, mounts := computerPaths(files, opts.Root)
+	opts.Mounts = mounts
+	opts.Program, opts.Args = SpecProgram, args
+	return boot(opts, t.TimeLimit)
+}
+
+// specFiles expands directories to the *_spec.lua files under them.
+func specFiles(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("spec path %s: %w", p, err)
+		}
+		st, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("spec path %s: %w", p, err)
+		}
+		if !st.IsDir() {
+			files = append(files, abs)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(abs, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(d.Name(), specSuffix) {
+				found = append(found, path)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("spec path %s: %w", p, err)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	return files, nil
+}
+
+// computerPaths maps host spec files to computer paths: files under the trapos/ root keep
+// their place, others get their directory mounted read-only at /spec/<n>.
+func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
+	var out []string
+	var mounts []fsapi.Mount
+	mounted := map[string]string{}
+	for _, f := range files {
+		if rel, err := filepath.Rel(traposDir, f); err == nil && !strings.HasPrefix(rel, "..") {
+			out = append(out, "/"+filepath.ToSlash(rel))
+			continue
+		}
+		dir := filepath.Dir(f)
+		at, ok := mounted[dir]
+		if !ok {
+			at = fmt.Sprintf("/spec/%d", len(mounted)+1)
+			mounted[dir] = at
+			mounts = append(mounts, fsapi.Mount{At: at, Dir: dir, ReadOnly: true})
+		}
+		out = append(out, at+"/"+filepath.Base(f))
+	}
+	return out, mounts
+}
+
+// boot runs one machine and maps its end to an exit status.
+func boot(opts machine.Options, limit time.Duration) error {
+	m, err := machine.New(opts)
+	if err != nil {
+		return &exitError{code: ExitUsage, msg: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	res, err := m.Run(ctx)
+	switch {
+	case errors.Is(err, computer.ErrTimeLimit):
+		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", limit)}
+	case err != nil:
+		return &exitError{code: ExitFailed, msg: err.Error()}
+	case !res.OK:
+		return &exitError{code: ExitFailed}
+	}
+	return nil
+}

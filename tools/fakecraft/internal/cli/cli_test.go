@@ -1,0 +1,117 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// repo makes a throwaway repository: go.work, trapos/ with files, packages/.
+func repo(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	files["go.work"] = "go 1.26\n"
+	for p, content := range files {
+		full := filepath.Join(root, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+	return root
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := Main(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestRunProgramSucceeds(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/programs/hello.lua": `print("hello", table.concat({...}, ","), settings.get("greet.count"), os.getComputerID(), os.getComputerLabel())`,
+	})
+	code, out, errOut := run(t, "run", "--root", root, "--id", "4", "--label", "box",
+		"--set", "greet.count=3", "hello", "a b", "--help")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "hello\ta b,--help\t3\t4\tbox\n", out)
+}
+
+func TestRunProgramErrorIsPrintedLikeTheShell(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/programs/bad.lua": "print(\"before\")\nerror(\"boom\")\n",
+	})
+	code, out, _ := run(t, "run", "--root", root, "/programs/bad.lua")
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, out, "before\n/programs/bad.lua:2: boom\n")
+}
+
+func TestRunMissingProgram(t *testing.T) {
+	root := repo(t, map[string]string{"trapos/.keep": ""})
+	code, out, _ := run(t, "run", "--root", root, "nothing-here")
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, out, "No such program")
+}
+
+func TestRunTimeLimit(t *testing.T) {
+	root := repo(t, map[string]string{"trapos/programs/wait.lua": `os.pullEvent("never")`})
+	code, _, errOut := run(t, "run", "--root", root, "--time-limit", "100ms", "wait")
+	assert.Equal(t, ExitTimeLimit, code)
+	assert.Contains(t, errOut, "time limit")
+}
+
+func TestRunStartsAutostartServers(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/servers/d.lua":      `print("daemon up") os.queueEvent("daemon_ready") while true do os.pullEvent() end`,
+		"trapos/programs/cmd.lua":   `os.pullEvent("daemon_ready") print("saw daemon")`,
+		"packages/p/ccpm.json":      `{"name":"p","autostart":["servers/d.lua"]}`,
+		"packages/other/ccpm.json":  `{"name":"other","autostart":[]}`,
+		"packages/notapkg/README":   `x`,
+		"trapos/programs/alone.lua": `print(_G.daemon == nil)`,
+	})
+	code, out, errOut := run(t, "run", "--root", root, "--time-limit", "5s", "cmd")
+	assert.Equal(t, ExitOK, code, errOut+out)
+	assert.Equal(t, "daemon up\nsaw daemon\n", out)
+
+	code, out, _ = run(t, "run", "--root", root, "--no-autostart", "alone")
+	assert.Equal(t, ExitOK, code)
+	assert.Equal(t, "true\n", out)
+
+	code, _, errOut = run(t, "run", "--root", root, "--package", "missing", "alone")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut, `package "missing" not found`)
+}
+
+func TestRunBadFlags(t *testing.T) {
+	root := repo(t, map[string]string{"trapos/.keep": ""})
+	code, _, errOut := run(t, "run", "--root", root, "--set", "novalue", "x")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut, "KEY=VALUE")
+	code, _, _ = run(t, "run")
+	assert.Equal(t, ExitUsage, code)
+}
+
+func TestTestCommand(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/tests/a_spec.lua": `describe("a", function() it("works", function() expect(1 + 1):eq(2) end) end)`,
+	})
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "b_spec.lua"),
+		[]byte(`describe("b", function() it("fails", function() expect(1):eq(2) end) end)`), 0o644))
+
+	code, out, errOut := run(t, "test", "--root", root)
+	assert.Equal(t, ExitOK, code, errOut+out)
+	assert.Contains(t, out, "1 passed, 0 failed")
+
+	code, out, _ = run(t, "test", "--root", root, filepath.Join(root, "trapos", "tests"), filepath.Join(outside, "b_spec.lua"))
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, out, "1 passed, 1 failed")
+}
