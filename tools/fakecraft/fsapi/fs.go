@@ -1,0 +1,675 @@
+// Package fsapi is CC: Tweaked's `fs` API for a fakecraft computer: a computer filesystem
+// made of mounts (host directories or fs.FS trees, e.g. an embedded ROM) plus a writable
+// overlay, and the Lua functions and file handles that CC programs use on it.
+//
+// The root "/" is a union: writes land in the overlay host directory, reads look in the
+// overlay first and then in the read-only root mount, and deleting a file that only exists
+// in the read-only layer hides it (a whiteout kept in memory) without touching the host
+// directory. Other mounts (like /rom) are strictly read-only unless they name a writable
+// host directory. No path can leave its mount: paths are sanitised as CC does, and host
+// directories are opened with os.Root, so symlinks pointing outside them are not followed.
+package fsapi
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+)
+
+const (
+	// RootCapacity is the size of a computer's own drive in bytes (CC's default
+	// computer_space_limit).
+	RootCapacity = 1_000_000
+	// MountCapacity is the size of any other writable mount in bytes (CC's default
+	// floppy_space_limit).
+	MountCapacity = 125_000
+	// minimumFileSize is what every file and directory costs at least, as in CC, so that
+	// empty files cannot fill nothing forever.
+	minimumFileSize = 500
+	// MaxOpenFiles is how many file handles a computer may hold open at once (CC's default
+	// maximum_open_files).
+	MaxOpenFiles = 128
+	// dirPerm and filePerm are the host permissions of what the computer creates.
+	dirPerm  = 0o755
+	filePerm = 0o644
+)
+
+// Error texts CC: Tweaked puts after "/<path>: ".
+const (
+	msgNoSuchFile      = "No such file"
+	msgNotDirectory    = "Not a directory"
+	msgAccessDenied    = "Access denied"
+	msgFileExists      = "File exists"
+	msgInvalidPath     = "Invalid Path"
+	msgWriteDirectory  = "Cannot write to directory"
+	msgOutOfSpace      = "Out of space"
+	msgCopyIntoItself  = "Can't copy a directory inside itself"
+	msgMoveIntoItself  = "Can't move a directory inside itself"
+	msgTooManyOpen     = "Too many files already open"
+	msgClosedFile      = "attempt to use a closed file"
+	msgUnsupportedMode = "Unsupported mode"
+)
+
+// Mount attaches a host directory or an fs.FS tree to the computer's filesystem.
+type Mount struct {
+	// At is the computer path, e.g. "/" or "/rom".
+	At string
+	// Dir is the host directory. Exactly one of Dir and FS is set.
+	Dir string
+	// FS is an alternative to Dir, e.g. an embed.FS sub-tree. It is always read-only.
+	FS fs.FS
+	// ReadOnly forbids writes. A mount at /rom is read-only whatever this says; a mount at
+	// "/" is the read-only lower layer whenever New is given an overlay.
+	ReadOnly bool
+	// Label is what fs.getDrive reports; the default is "hdd" for "/" and the last path
+	// component otherwise ("rom" for /rom).
+	Label string
+}
+
+// PathError is an fs failure as CC words it: "/<path>: <message>".
+type PathError struct {
+	// Path is the sanitised computer path, without its leading slash.
+	Path string
+	// Message is CC's text, e.g. "No such file".
+	Message string
+}
+
+// Error returns "/<path>: <message>".
+func (e *PathError) Error() string { return "/" + e.Path + ": " + e.Message }
+
+func pathErr(path, msg string) error { return &PathError{Path: path, Message: msg} }
+
+// FS is a computer's filesystem. It is safe for concurrent use: mu guards the whiteouts,
+// the space accounting and the open-handle count, and is held for every operation.
+type FS struct {
+	mu     sync.Mutex
+	mounts []*mountPoint // longest At first, so the first match is the deepest mount
+	open   map[*handle]struct{}
+	roots  []*os.Root
+}
+
+// mountPoint is one mounted tree: an optional writable upper layer over an optional
+// read-only lower layer.
+type mountPoint struct {
+	at       string // sanitised computer path, "" for the root
+	label    string
+	upper    *os.Root // writable layer; nil when the mount is read-only
+	upperFS  fs.FS    // upper.FS(), for directory listing
+	lower    fs.FS    // read-only layer; nil when there is none
+	hidden   map[string]bool
+	capacity int64
+	used     int64 // bytes in use by CC's accounting; -1 until measured
+}
+
+// New builds a computer filesystem from mounts plus a writable overlay host directory
+// (created if missing) that receives every write under "/". With no overlay, a writable
+// root mount is written in place and a read-only one makes the whole root read-only.
+// Close releases the host directories.
+func New(mounts []Mount, overlay string) (*FS, error) {
+	f := &FS{open: map[*handle]struct{}{}}
+	ok := false
+	defer func() {
+		if !ok {
+			f.Close()
+		}
+	}()
+	seen := map[string]bool{}
+	var root *mountPoint
+	for _, mnt := range mounts {
+		at := Sanitise(mnt.At, false)
+		if escapes(at) {
+			return nil, fmt.Errorf("mount %q: path leaves the root", mnt.At)
+		}
+		if seen[strings.ToLower(at)] {
+			return nil, fmt.Errorf("mount %q: mounted twice", mnt.At)
+		}
+		seen[strings.ToLower(at)] = true
+		if (mnt.Dir == "") == (mnt.FS == nil) {
+			return nil, fmt.Errorf("mount %q: exactly one of Dir and FS must be set", mnt.At)
+		}
+		mp := &mountPoint{at: at, label: mnt.Label, capacity: MountCapacity, used: -1, hidden: map[string]bool{}}
+		if mp.label == "" {
+			mp.label = "hdd"
+			if at != "" {
+				mp.label = Name(at)
+			}
+		}
+		readOnly := mnt.ReadOnly || mnt.FS != nil || strings.EqualFold(at, "rom") || (at == "" && overlay != "")
+		switch {
+		case mnt.FS != nil:
+			mp.lower = mnt.FS
+		case readOnly:
+			r, err := f.openRoot(mnt.Dir)
+			if err != nil {
+				return nil, fmt.Errorf("mount %q: %w", mnt.At, err)
+			}
+			mp.lower = r.FS()
+		default:
+			r, err := f.openRoot(mnt.Dir)
+			if err != nil {
+				return nil, fmt.Errorf("mount %q: %w", mnt.At, err)
+			}
+			mp.upper, mp.upperFS = r, r.FS()
+		}
+		if at == "" {
+			root = mp
+		}
+		f.mounts = append(f.mounts, mp)
+	}
+	if root == nil {
+		if overlay == "" {
+			return nil, errors.New("no root filesystem: mount \"/\" or give an overlay")
+		}
+		root = &mountPoint{label: "hdd", used: -1, hidden: map[string]bool{}}
+		f.mounts = append(f.mounts, root)
+	}
+	root.capacity = RootCapacity
+	if overlay != "" {
+		if err := os.MkdirAll(overlay, dirPerm); err != nil {
+			return nil, fmt.Errorf("create overlay: %w", err)
+		}
+		r, err := f.openRoot(overlay)
+		if err != nil {
+			return nil, fmt.Errorf("overlay: %w", err)
+		}
+		root.upper, root.upperFS = r, r.FS()
+	}
+	sort.SliceStable(f.mounts, func(i, j int) bool { return len(f.mounts[i].at) > len(f.mounts[j].at) })
+	ok = true
+	return f, nil
+}
+
+func (f *FS) openRoot(dir string) (*os.Root, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open host directory: %w", err)
+	}
+	f.roots = append(f.roots, r)
+	return r, nil
+}
+
+// Close closes every open file handle and the host directories. The FS is unusable after.
+func (f *FS) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for h := range f.open {
+		if err := h.release(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, r := range f.roots {
+		if err := r.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	f.roots = nil
+	clear(f.open)
+	return errors.Join(errs...)
+}
+
+// resolve finds the deepest mount holding the sanitised path and the path inside it.
+func (f *FS) resolve(path string) (*mountPoint, string, error) {
+	if escapes(path) {
+		return nil, "", pathErr(path, msgInvalidPath)
+	}
+	for _, m := range f.mounts {
+		if within(m.at, path) {
+			return m, strings.TrimPrefix(path[len(m.at):], "/"), nil
+		}
+	}
+	return nil, "", pathErr(path, msgInvalidPath)
+}
+
+// entry is what a path is, as seen through every layer.
+type entry struct {
+	exists, dir bool
+	size        int64
+	modified    int64 // milliseconds since the epoch
+}
+
+// stat looks a sanitised path up: the mount's layers, then the virtual directories that
+// lead to deeper mount points (so /spec exists when /spec/1 is mounted).
+func (f *FS) stat(path string) (entry, error) {
+	m, local, err := f.resolve(path)
+	if err != nil {
+		return entry{}, err
+	}
+	if e := m.stat(local); e.exists {
+		return e, nil
+	}
+	for _, other := range f.mounts {
+		if !strings.EqualFold(other.at, path) && within(path, other.at) {
+			return entry{exists: true, dir: true}, nil
+		}
+	}
+	return entry{}, nil
+}
+
+func osName(local string) string {
+	if local == "" {
+		return "."
+	}
+	return local
+}
+
+func toEntry(fi fs.FileInfo) entry {
+	e := entry{exists: true, dir: fi.IsDir(), modified: fi.ModTime().UnixMilli()}
+	if fi.ModTime().IsZero() {
+		e.modified = 0
+	}
+	if !e.dir {
+		e.size = fi.Size()
+	}
+	return e
+}
+
+func (m *mountPoint) upperStat(local string) entry {
+	if m.upper == nil {
+		return entry{}
+	}
+	fi, err := m.upper.Stat(osName(local))
+	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+		return entry{}
+	}
+	return toEntry(fi)
+}
+
+// isHidden reports whether the lower layer's path (or a parent of it) was deleted.
+func (m *mountPoint) isHidden(local string) bool {
+	for p := local; p != ""; p = parentOf(p) {
+		if m.hidden[p] {
+			return true
+		}
+	}
+	return false
+}
+
+func parentOf(p string) string {
+	if i := strings.LastIndexByte(p, '/'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+func (m *mountPoint) lowerStat(local string) entry {
+	if m.lower == nil || m.isHidden(local) {
+		return entry{}
+	}
+	fi, err := fs.Stat(m.lower, osName(local))
+	if err != nil || !(fi.Mode().IsRegular() || fi.IsDir()) {
+		return entry{}
+	}
+	return toEntry(fi)
+}
+
+func (m *mountPoint) stat(local string) entry {
+	if e := m.upperStat(local); e.exists {
+		return e
+	}
+	return m.lowerStat(local)
+}
+
+// list merges the names of a directory in both layers (lower names that were deleted or
+// that lead nowhere, like escaping symlinks, are left out).
+func (m *mountPoint) list(local string, names map[string]bool) {
+	add := func(fsys fs.FS, lower bool) {
+		entries, err := fs.ReadDir(fsys, osName(local))
+		if err != nil {
+			return
+		}
+		for _, de := range entries {
+			child := join(local, de.Name())
+			if lower && m.isHidden(child) {
+				continue
+			}
+			if !de.IsDir() && !de.Type().IsRegular() {
+				var e entry
+				if lower {
+					e = m.lowerStat(child)
+				} else {
+					e = m.upperStat(child)
+				}
+				if !e.exists {
+					continue
+				}
+			}
+			names[de.Name()] = true
+		}
+	}
+	if m.upper != nil && m.upperStat(local).dir {
+		add(m.upperFS, false)
+	}
+	if e := m.lowerStat(local); e.dir {
+		add(m.lower, true)
+	}
+}
+
+func (m *mountPoint) readFile(local string) ([]byte, error) {
+	if m.upperStat(local).exists {
+		return m.upper.ReadFile(osName(local))
+	}
+	return fs.ReadFile(m.lower, osName(local))
+}
+
+// ----- operations on sanitised paths; callers hold f.mu -----
+
+func (f *FS) exists(path string) bool {
+	e, err := f.stat(path)
+	return err == nil && e.exists
+}
+
+func (f *FS) isDir(path string) bool {
+	e, err := f.stat(path)
+	return err == nil && e.dir
+}
+
+func (f *FS) isReadOnly(path string) bool {
+	m, _, err := f.resolve(path)
+	return err == nil && m.upper == nil
+}
+
+func (f *FS) list(path string) ([]string, error) {
+	e, err := f.stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !e.dir {
+		return nil, pathErr(path, msgNotDirectory)
+	}
+	m, local, _ := f.resolve(path)
+	names := map[string]bool{}
+	m.list(local, names)
+	for _, other := range f.mounts {
+		if !strings.EqualFold(other.at, path) && within(path, other.at) {
+			rest := strings.TrimPrefix(other.at[len(path):], "/")
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				rest = rest[:i]
+			}
+			names[rest] = true
+		}
+	}
+	out := make([]string, 0, len(names))
+	for n := range names {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func (f *FS) getSize(path string) (int64, error) {
+	e, err := f.stat(path)
+	if err != nil {
+		return 0, err
+	}
+	if !e.exists {
+		return 0, pathErr(path, msgNoSuchFile)
+	}
+	return e.size, nil
+}
+
+func (f *FS) readFile(path string) ([]byte, error) {
+	e, err := f.stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !e.exists || e.dir {
+		return nil, pathErr(path, msgNoSuchFile)
+	}
+	m, local, _ := f.resolve(path)
+	data, err := m.readFile(local)
+	if err != nil {
+		return nil, pathErr(path, msgNoSuchFile)
+	}
+	return data, nil
+}
+
+// writable resolves a path that is about to be changed.
+func (f *FS) writable(path string) (*mountPoint, string, error) {
+	m, local, err := f.resolve(path)
+	if err != nil {
+		return nil, "", err
+	}
+	if m.upper == nil {
+		return nil, "", pathErr(path, msgAccessDenied)
+	}
+	return m, local, nil
+}
+
+// prepareParents makes sure every parent of local is a directory in the upper layer,
+// failing if one of them is a file.
+func (m *mountPoint) prepareParents(path, local string) error {
+	parent := parentOf(local)
+	if parent == "" {
+		return nil
+	}
+	for p := parent; p != ""; p = parentOf(p) {
+		if e := m.stat(p); e.exists && !e.dir {
+			return pathErr(path, msgFileExists)
+		}
+	}
+	if err := m.upper.MkdirAll(parent, dirPerm); err != nil {
+		return pathErr(path, msgAccessDenied)
+	}
+	return nil
+}
+
+func (f *FS) makeDir(path string) error {
+	m, local, err := f.writable(path)
+	if err != nil {
+		return err
+	}
+	if e := m.stat(local); e.exists {
+		if e.dir {
+			return nil
+		}
+		return pathErr(path, msgFileExists)
+	}
+	if f.free(m) < minimumFileSize {
+		return pathErr(path, msgOutOfSpace)
+	}
+	if err := m.prepareParents(path, local); err != nil {
+		return err
+	}
+	m.used = -1
+	if err := m.upper.MkdirAll(osName(local), dirPerm); err != nil {
+		return pathErr(path, msgAccessDenied)
+	}
+	return nil
+}
+
+func (f *FS) delete(path string) error {
+	m, local, err := f.writable(path)
+	if err != nil {
+		return err
+	}
+	if local == "" {
+		// A mount point (or the root) cannot be removed from inside the computer.
+		return pathErr(path, msgAccessDenied)
+	}
+	m.used = -1
+	if m.upperStat(local).exists {
+		if err := m.upper.RemoveAll(local); err != nil {
+			return pathErr(path, msgAccessDenied)
+		}
+	}
+	if m.lowerStat(local).exists {
+		m.hidden[local] = true
+	}
+	return nil
+}
+
+// writeFile replaces a file's contents in the upper layer.
+func (f *FS) writeFile(path string, data []byte) error {
+	h, err := f.openWrite(path, modeWrite)
+	if err != nil {
+		return err
+	}
+	werr := h.writeBytes(data)
+	cerr := h.release()
+	delete(f.open, h)
+	switch {
+	case werr != nil:
+		return pathErr(path, werr.Error())
+	case cerr != nil:
+		return pathErr(path, msgAccessDenied)
+	}
+	return nil
+}
+
+func (f *FS) copyChecks(src, dst, intoItself string) error {
+	if !f.exists(src) {
+		return pathErr(src, msgNoSuchFile)
+	}
+	if f.exists(dst) {
+		return pathErr(dst, msgFileExists)
+	}
+	if within(src, dst) {
+		return pathErr(src, intoItself)
+	}
+	return nil
+}
+
+func (f *FS) copy(src, dst string) error {
+	if _, _, err := f.resolve(src); err != nil {
+		return err
+	}
+	if _, _, err := f.writable(dst); err != nil {
+		return err
+	}
+	if err := f.copyChecks(src, dst, msgCopyIntoItself); err != nil {
+		return err
+	}
+	return f.copyTree(src, dst)
+}
+
+// copyTree copies through the union view, so any mount can be the source.
+func (f *FS) copyTree(src, dst string) error {
+	e, err := f.stat(src)
+	if err != nil {
+		return err
+	}
+	if e.dir {
+		if err := f.makeDir(dst); err != nil {
+			return err
+		}
+		names, err := f.list(src)
+		if err != nil {
+			return err
+		}
+		for _, n := range names {
+			if err := f.copyTree(join(src, n), join(dst, n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	data, err := f.readFile(src)
+	if err != nil {
+		return err
+	}
+	return f.writeFile(dst, data)
+}
+
+func (f *FS) move(src, dst string) error {
+	ms, local, err := f.writable(src)
+	if err != nil {
+		return err
+	}
+	md, dlocal, err := f.writable(dst)
+	if err != nil {
+		return err
+	}
+	if err := f.copyChecks(src, dst, msgMoveIntoItself); err != nil {
+		return err
+	}
+	if local == "" {
+		return pathErr(src, msgAccessDenied)
+	}
+	// Fast path: the whole source lives in the upper layer of the same mount.
+	if ms == md && ms.upperStat(local).exists && !ms.lowerStat(local).exists {
+		if err := md.prepareParents(dst, dlocal); err != nil {
+			return err
+		}
+		if err := md.upper.Rename(local, dlocal); err != nil {
+			return pathErr(src, msgAccessDenied)
+		}
+		return nil
+	}
+	if err := f.copyTree(src, dst); err != nil {
+		return err
+	}
+	return f.delete(src)
+}
+
+// usedSpace measures a writable mount as CC does: every file and directory (the mount's
+// own root included) costs at least minimumFileSize bytes.
+func (m *mountPoint) usedSpace() int64 {
+	if m.used >= 0 {
+		return m.used
+	}
+	var walk func(local string) int64
+	walk = func(local string) int64 {
+		e := m.stat(local)
+		if !e.dir {
+			return max(e.size, minimumFileSize)
+		}
+		total := int64(minimumFileSize)
+		names := map[string]bool{}
+		m.list(local, names)
+		for n := range names {
+			total += walk(join(local, n))
+		}
+		return total
+	}
+	m.used = walk("")
+	return m.used
+}
+
+func (f *FS) free(m *mountPoint) int64 {
+	if m.upper == nil {
+		return 0
+	}
+	return max(m.capacity-m.usedSpace(), 0)
+}
+
+// ----- Go-side helpers for the computer -----
+
+// ReadFile returns the contents of the file at a computer path.
+func (f *FS) ReadFile(path string) ([]byte, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.readFile(Sanitise(path, false))
+}
+
+// WriteFile creates or replaces the file at a computer path, creating parent directories.
+func (f *FS) WriteFile(path string, data []byte) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.writeFile(Sanitise(path, false), data)
+}
+
+// Exists reports whether a computer path names a file or directory.
+func (f *FS) Exists(path string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.exists(Sanitise(path, false))
+}
+
+// IsDir reports whether a computer path names a directory.
+func (f *FS) IsDir(path string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.isDir(Sanitise(path, false))
+}
+
+// List returns the sorted names in the directory at a computer path.
+func (f *FS) List(path string) ([]string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.list(Sanitise(path, false))
+}

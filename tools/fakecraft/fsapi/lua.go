@@ -1,0 +1,675 @@
+package fsapi
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Install sets the global `fs` table of CC: Tweaked's fs API on L.
+func (f *FS) Install(L *lua.LState) {
+	t := L.NewTable()
+	fns := map[string]lua.LGFunction{
+		"list":         f.luaList,
+		"exists":       f.luaExists,
+		"isDir":        f.luaIsDir,
+		"isReadOnly":   f.luaIsReadOnly,
+		"getName":      luaGetName,
+		"getDir":       luaGetDir,
+		"getSize":      f.luaGetSize,
+		"getFreeSpace": f.luaGetFreeSpace,
+		"getCapacity":  f.luaGetCapacity,
+		"makeDir":      f.luaMakeDir,
+		"move":         f.luaMove,
+		"copy":         f.luaCopy,
+		"delete":       f.luaDelete,
+		"combine":      luaCombine,
+		"open":         f.luaOpen,
+		"getDrive":     f.luaGetDrive,
+		"attributes":   f.luaAttributes,
+		"find":         f.luaFind,
+		"isDriveRoot":  f.luaIsDriveRoot,
+		"complete":     f.luaComplete,
+	}
+	for name, fn := range fns {
+		t.RawSetString(name, L.NewFunction(fn))
+	}
+	L.SetGlobal("fs", t)
+}
+
+// ----- errors and argument checks, worded as CC: Tweaked words them -----
+
+// raise throws msg with the position of the Lua code that called the running Go function,
+// as a Lua error at level 1 from a native function is reported (no position when the
+// caller is native too, e.g. pcall).
+func raise(L *lua.LState, msg string) {
+	L.Error(lua.LString(callerWhere(L)+msg), 0)
+}
+
+func callerWhere(L *lua.LState) string {
+	dbg, ok := L.GetStack(1)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("S", dbg, lua.LNil); err != nil || dbg.What == "G" {
+		return ""
+	}
+	return L.Where(1) + " "
+}
+
+func typeName(v lua.LValue) string {
+	if n, ok := v.(lua.LNumber); ok {
+		// CC reports non-finite numbers by value, e.g. "got nan".
+		if f := float64(n); math.IsNaN(f) || math.IsInf(f, 0) {
+			return formatNumber(f)
+		}
+	}
+	return v.Type().String()
+}
+
+func badArgument(L *lua.LState, n int, expected string, got lua.LValue) {
+	raise(L, fmt.Sprintf("bad argument #%d (%s expected, got %s)", n, expected, got.Type().String()))
+}
+
+func checkString(L *lua.LState, n int) string {
+	v := L.Get(n)
+	s, ok := v.(lua.LString)
+	if !ok {
+		badArgument(L, n, "string", v)
+	}
+	return string(s)
+}
+
+func optString(L *lua.LState, n int, def string) string {
+	if L.Get(n) == lua.LNil {
+		return def
+	}
+	return checkString(L, n)
+}
+
+func optBool(L *lua.LState, n int) bool {
+	switch v := L.Get(n).(type) {
+	case *lua.LNilType:
+		return false
+	case lua.LBool:
+		return bool(v)
+	default:
+		badArgument(L, n, "boolean", v)
+		return false
+	}
+}
+
+// optInteger reads an optional finite number, truncated towards zero as Java's cast does.
+func optInteger(L *lua.LState, n int) (int64, bool) {
+	switch v := L.Get(n).(type) {
+	case *lua.LNilType:
+		return 0, false
+	case lua.LNumber:
+		f := float64(v)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			raise(L, fmt.Sprintf("bad argument #%d (number expected, got %s)", n, typeName(v)))
+		}
+		switch {
+		case f >= math.MaxInt64:
+			return math.MaxInt64, true
+		case f <= math.MinInt64:
+			return math.MinInt64, true
+		}
+		return int64(f), true
+	default:
+		badArgument(L, n, "number", v)
+		return 0, false
+	}
+}
+
+// formatNumber is Cobalt's tostring for numbers: whole values in the int64 range as
+// integers, the rest as C's %.14g, and nan/inf/-inf.
+func formatNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case f == math.Trunc(f) && f >= -9.223372036854775808e18 && f < 9.223372036854775808e18:
+		return strconv.FormatInt(int64(f), 10)
+	}
+	return fmt.Sprintf("%.14g", f)
+}
+
+// coerce is the raw tostring (no __tostring) CC applies to what a handle writes.
+func coerce(v lua.LValue) []byte {
+	switch v := v.(type) {
+	case lua.LString:
+		return []byte(v)
+	case lua.LNumber:
+		return []byte(formatNumber(float64(v)))
+	}
+	return []byte(v.String())
+}
+
+// ----- fs functions -----
+
+// locked runs fn with the filesystem lock held; Lua errors are raised after it returns so
+// that the lock is never held across a panic.
+func (f *FS) locked(fn func()) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn()
+}
+
+func (f *FS) check(L *lua.LState, err error) {
+	if err != nil {
+		raise(L, err.Error())
+	}
+}
+
+func stringList(L *lua.LState, items []string) *lua.LTable {
+	t := L.CreateTable(len(items), 0)
+	for i, s := range items {
+		t.RawSetInt(i+1, lua.LString(s))
+	}
+	return t
+}
+
+func (f *FS) luaList(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var names []string
+	var err error
+	f.locked(func() { names, err = f.list(path) })
+	f.check(L, err)
+	L.Push(stringList(L, names))
+	return 1
+}
+
+func (f *FS) luaExists(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var ok bool
+	f.locked(func() { ok = f.exists(path) })
+	L.Push(lua.LBool(ok))
+	return 1
+}
+
+func (f *FS) luaIsDir(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var ok bool
+	f.locked(func() { ok = f.isDir(path) })
+	L.Push(lua.LBool(ok))
+	return 1
+}
+
+func (f *FS) luaIsReadOnly(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var ok bool
+	f.locked(func() { ok = f.isReadOnly(path) })
+	L.Push(lua.LBool(ok))
+	return 1
+}
+
+func luaGetName(L *lua.LState) int {
+	L.Push(lua.LString(Name(checkString(L, 1))))
+	return 1
+}
+
+func luaGetDir(L *lua.LState) int {
+	L.Push(lua.LString(Dir(checkString(L, 1))))
+	return 1
+}
+
+func luaCombine(L *lua.LState) int {
+	parts := make([]string, L.GetTop())
+	for i := range parts {
+		parts[i] = checkString(L, i+1)
+	}
+	if len(parts) == 0 {
+		checkString(L, 1)
+	}
+	L.Push(lua.LString(Combine(parts...)))
+	return 1
+}
+
+func (f *FS) luaGetSize(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var size int64
+	var err error
+	f.locked(func() { size, err = f.getSize(path) })
+	f.check(L, err)
+	L.Push(lua.LNumber(size))
+	return 1
+}
+
+func (f *FS) luaGetFreeSpace(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var free int64
+	var err error
+	f.locked(func() {
+		var m *mountPoint
+		if m, _, err = f.resolve(path); err == nil {
+			free = f.free(m)
+		}
+	})
+	f.check(L, err)
+	L.Push(lua.LNumber(free))
+	return 1
+}
+
+func (f *FS) luaGetCapacity(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var m *mountPoint
+	var err error
+	f.locked(func() { m, _, err = f.resolve(path) })
+	f.check(L, err)
+	if m.upper == nil {
+		L.Push(lua.LNil)
+	} else {
+		L.Push(lua.LNumber(m.capacity))
+	}
+	return 1
+}
+
+func (f *FS) luaMakeDir(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var err error
+	f.locked(func() { err = f.makeDir(path) })
+	f.check(L, err)
+	return 0
+}
+
+func (f *FS) luaDelete(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var err error
+	f.locked(func() { err = f.delete(path) })
+	f.check(L, err)
+	return 0
+}
+
+func (f *FS) luaMove(L *lua.LState) int {
+	src := Sanitise(checkString(L, 1), false)
+	dst := Sanitise(checkString(L, 2), false)
+	var err error
+	f.locked(func() { err = f.move(src, dst) })
+	f.check(L, err)
+	return 0
+}
+
+func (f *FS) luaCopy(L *lua.LState) int {
+	src := Sanitise(checkString(L, 1), false)
+	dst := Sanitise(checkString(L, 2), false)
+	var err error
+	f.locked(func() { err = f.copy(src, dst) })
+	f.check(L, err)
+	return 0
+}
+
+func (f *FS) luaGetDrive(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	L.Push(f.drive(path))
+	return 1
+}
+
+// drive is the label of the mount holding an existing path, or nil.
+func (f *FS) drive(path string) lua.LValue {
+	var label lua.LValue = lua.LNil
+	f.locked(func() {
+		if f.exists(path) {
+			m, _, _ := f.resolve(path)
+			label = lua.LString(m.label)
+		}
+	})
+	return label
+}
+
+func (f *FS) luaIsDriveRoot(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	// A path is a drive root when it is the root or sits on another drive than its parent.
+	L.Push(lua.LBool(path == "" || f.drive(path) != f.drive(Dir(path))))
+	return 1
+}
+
+func (f *FS) luaAttributes(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	var e entry
+	var readOnly bool
+	var err error
+	f.locked(func() {
+		if e, err = f.stat(path); err == nil && !e.exists {
+			err = pathErr(path, msgNoSuchFile)
+		}
+		readOnly = f.isReadOnly(path)
+	})
+	f.check(L, err)
+	t := L.CreateTable(0, 6)
+	t.RawSetString("size", lua.LNumber(e.size))
+	t.RawSetString("isDir", lua.LBool(e.dir))
+	t.RawSetString("isReadOnly", lua.LBool(readOnly))
+	// The host gives no portable creation time; the modification time stands in for it.
+	t.RawSetString("created", lua.LNumber(e.modified))
+	t.RawSetString("modified", lua.LNumber(e.modified))
+	t.RawSetString("modification", lua.LNumber(e.modified))
+	L.Push(t)
+	return 1
+}
+
+func (f *FS) luaOpen(L *lua.LState) int {
+	path := Sanitise(checkString(L, 1), false)
+	modeName := checkString(L, 2)
+	mode, ok := openModes[modeName]
+	if !ok {
+		raise(L, msgUnsupportedMode)
+	}
+	var h *handle
+	var err error
+	f.locked(func() {
+		if len(f.open) >= MaxOpenFiles {
+			err = pathErrNoPath(msgTooManyOpen)
+			return
+		}
+		if mode.write {
+			h, err = f.openWrite(path, mode)
+		} else {
+			h, err = f.openRead(path, mode)
+		}
+	})
+	if err != nil {
+		L.Push(lua.LNil)
+		L.Push(lua.LString(err.Error()))
+		return 2
+	}
+	L.Push(f.handleTable(L, h))
+	return 1
+}
+
+// plainError is an fs failure whose message names no path.
+type plainError string
+
+func (e plainError) Error() string { return string(e) }
+
+func pathErrNoPath(msg string) error { return plainError(msg) }
+
+// ----- file handles -----
+
+// handleTable builds the Lua side of a handle. Like CC's, its methods are plain functions
+// called with a dot (h.readLine()); a colon call passes the handle as the first argument,
+// which CC rejects wherever that argument is type-checked.
+func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
+	t := L.CreateTable(0, 8)
+	set := func(name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
+	// run performs op on an open handle under the lock, raising CC's closed-file error.
+	run := func(L *lua.LState, op func()) {
+		closed := false
+		f.locked(func() {
+			if closed = h.closed; !closed {
+				op()
+			}
+		})
+		if closed {
+			raise(L, msgClosedFile)
+		}
+	}
+	if h.mode.read {
+		set("read", func(L *lua.LState) int {
+			count, hasCount := optInteger(L, 1)
+			if hasCount && count < 0 {
+				raise(L, "Cannot read a negative number of bytes")
+			}
+			var result lua.LValue = lua.LNil
+			run(L, func() {
+				switch {
+				case !hasCount:
+					if b := h.readUpTo(1); len(b) == 1 {
+						if h.mode.binary {
+							result = lua.LNumber(b[0])
+						} else {
+							result = lua.LString(b)
+						}
+					}
+				case count == 0:
+					if !h.atEnd() {
+						result = lua.LString("")
+					}
+				default:
+					if b := h.readUpTo(count); len(b) > 0 {
+						result = lua.LString(b)
+					}
+				}
+			})
+			L.Push(result)
+			return 1
+		})
+		set("readAll", func(L *lua.LState) int {
+			var result []byte
+			run(L, func() { result = h.readUpTo(h.size) })
+			L.Push(lua.LString(result))
+			return 1
+		})
+		set("readLine", func(L *lua.LState) int {
+			withTrailing := optBool(L, 1)
+			var result lua.LValue = lua.LNil
+			run(L, func() {
+				if line, ok := h.readLine(withTrailing); ok {
+					result = lua.LString(line)
+				}
+			})
+			L.Push(result)
+			return 1
+		})
+	}
+	if h.mode.write {
+		write := func(L *lua.LState, newline bool) {
+			var err error
+			run(L, func() {
+				v := L.Get(1)
+				var data []byte
+				if n, ok := v.(lua.LNumber); ok && h.mode.binary && !newline {
+					data = []byte{byte(int64(float64(n)))}
+				} else {
+					data = coerce(v)
+				}
+				if newline {
+					data = append(data, '\n')
+				}
+				err = h.writeBytes(data)
+			})
+			if err != nil {
+				raise(L, err.Error())
+			}
+		}
+		set("write", func(L *lua.LState) int { write(L, false); return 0 })
+		set("writeLine", func(L *lua.LState) int { write(L, true); return 0 })
+		// Writes reach the host file at once, so there is nothing left to flush.
+		set("flush", func(L *lua.LState) int { run(L, func() {}); return 0 })
+	}
+	set("seek", func(L *lua.LState) int {
+		whence := optString(L, 1, "cur")
+		offset, _ := optInteger(L, 2)
+		if whence != "set" && whence != "cur" && whence != "end" {
+			// CC's message really lacks the closing parenthesis.
+			raise(L, "bad argument #1 to 'seek' (invalid option '"+whence+"'")
+		}
+		var pos int64
+		var msg string
+		run(L, func() { pos, msg = h.seek(whence, offset) })
+		if msg != "" {
+			L.Push(lua.LNil)
+			L.Push(lua.LString(msg))
+			return 2
+		}
+		L.Push(lua.LNumber(pos))
+		return 1
+	})
+	set("close", func(L *lua.LState) int {
+		run(L, h.close)
+		return 0
+	})
+	return t
+}
+
+// ----- find and complete (Lua functions in CC's bios; same behaviour here) -----
+
+func (f *FS) luaFind(L *lua.LState) int {
+	pattern := Combine(checkString(L, 1))
+	if escapes(pattern) {
+		raise(L, "/"+pattern+": Invalid Path")
+	}
+	var out []string
+	f.locked(func() { out = f.find(pattern) })
+	L.Push(stringList(L, out))
+	return 1
+}
+
+// find lists the paths matching a sanitised pattern whose components may hold `*` (any
+// run of characters) and `?` (one character), in directory-listing order.
+func (f *FS) find(pattern string) []string {
+	if !strings.ContainsAny(pattern, "*?") {
+		if f.exists(pattern) {
+			return []string{pattern}
+		}
+		return []string{}
+	}
+	parts := strings.Split(pattern, "/")
+	out := []string{}
+	var walk func(dir string, i int)
+	walk = func(dir string, i int) {
+		if i == len(parts) {
+			if f.exists(dir) {
+				out = append(out, dir)
+			}
+			return
+		}
+		part := parts[i]
+		if !strings.ContainsAny(part, "*?") {
+			walk(join(dir, part), i+1)
+			return
+		}
+		if !f.isDir(dir) {
+			return
+		}
+		names, _ := f.list(dir)
+		for _, name := range names {
+			if wildcardMatch(part, name) {
+				walk(join(dir, name), i+1)
+			}
+		}
+	}
+	walk("", 0)
+	return out
+}
+
+// wildcardMatch matches a whole name against a pattern of literal bytes, `*` and `?`.
+func wildcardMatch(pattern, name string) bool {
+	if pattern == "" {
+		return name == ""
+	}
+	switch pattern[0] {
+	case '*':
+		for i := 0; i <= len(name); i++ {
+			if wildcardMatch(pattern[1:], name[i:]) {
+				return true
+			}
+		}
+		return false
+	case '?':
+		return name != "" && wildcardMatch(pattern[1:], name[1:])
+	default:
+		return name != "" && name[0] == pattern[0] && wildcardMatch(pattern[1:], name[1:])
+	}
+}
+
+// completeOptions are fs.complete's switches; each defaults to true.
+type completeOptions struct {
+	files, dirs, hidden bool
+}
+
+func (f *FS) luaComplete(L *lua.LState) int {
+	text := checkString(L, 1)
+	location := checkString(L, 2)
+	opts := completeOptions{files: true, dirs: true, hidden: true}
+	if t, ok := L.Get(3).(*lua.LTable); ok {
+		opts.files = optField(L, t, "include_files")
+		opts.dirs = optField(L, t, "include_dirs")
+		opts.hidden = optField(L, t, "include_hidden")
+	} else {
+		if L.Get(3) != lua.LNil {
+			opts.files = optBool(L, 3)
+		}
+		if L.Get(4) != lua.LNil {
+			opts.dirs = optBool(L, 4)
+		}
+	}
+	var out []string
+	f.locked(func() { out = f.complete(text, location, opts) })
+	L.Push(stringList(L, out))
+	return 1
+}
+
+// optField reads a boolean option that defaults to true, checked as cc.expect's field does.
+func optField(L *lua.LState, t *lua.LTable, key string) bool {
+	switch v := t.RawGetString(key).(type) {
+	case *lua.LNilType:
+		return true
+	case lua.LBool:
+		return bool(v)
+	default:
+		raise(L, fmt.Sprintf("bad field '%s' (boolean expected, got %s)", key, v.Type().String()))
+		return false
+	}
+}
+
+// complete returns the suffixes that would complete text (relative to location, or to the
+// root when text starts with a slash) into an existing name; directories come with a "/".
+func (f *FS) complete(text, location string, opts completeOptions) []string {
+	dir, rest := location, text
+	if rest != "" && (rest[0] == '/' || rest[0] == '\\') {
+		dir, rest = "", rest[1:]
+	}
+	name := rest
+	if i := strings.LastIndexAny(rest, "/\\"); i >= 0 {
+		for _, part := range strings.FieldsFunc(rest[:i], func(r rune) bool { return r == '/' || r == '\\' }) {
+			dir = Combine(dir, part)
+		}
+		name = rest[i+1:]
+	}
+	dir = Sanitise(dir, false)
+	if !f.isDir(dir) {
+		return []string{}
+	}
+	out := []string{}
+	if dir != "" {
+		switch text {
+		case "":
+			out = append(out, pick(opts.dirs, "..", "../"))
+		case ".":
+			out = append(out, pick(opts.dirs, ".", "./"))
+		}
+	}
+	names, _ := f.list(dir)
+	for _, entry := range names {
+		if !strings.HasPrefix(entry, name) {
+			continue
+		}
+		if !opts.hidden && strings.HasPrefix(entry, ".") && !strings.HasPrefix(name, ".") {
+			continue
+		}
+		suffix := entry[len(name):]
+		if f.isDir(join(dir, entry)) {
+			out = append(out, suffix+"/")
+			if opts.dirs && suffix != "" {
+				out = append(out, suffix)
+			}
+		} else if opts.files && suffix != "" {
+			out = append(out, suffix)
+		}
+	}
+	return out
+}
+
+func pick(cond bool, yes, no string) string {
+	if cond {
+		return yes
+	}
+	return no
+}
