@@ -1,0 +1,309 @@
+package textutils
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+)
+
+func TestSerializeJSON(t *testing.T) {
+	cases := []struct {
+		name string
+		code string // Lua expression passed to serializeJSON, with its options
+		want string
+	}{
+		{"empty table is an object", `{}`, `{}`},
+		{"empty_json_array", `textutils.empty_json_array`, `[]`},
+		{"json_null", `textutils.json_null`, `null`},
+		{"sentinels inside", `{textutils.empty_json_array, textutils.json_null, textutils.empty_json_array}`, `[[],null,[]]`},
+		{"array", `{1, 2, 3}`, `[1,2,3]`},
+		{"holes become null", `{[1] = 1, [3] = 3}`, `[1,null,3]`},
+		{"largest key decides length", `{[4] = true}`, `[null,null,null,true]`},
+		{"string key makes an object and drops the array", `{1, 2, a = 1}`, `{"a":1}`},
+		{"non-positive, boolean and table keys dropped", `{[0] = 1, [-1] = 2, [true] = 3, [{}] = 4}`, `{}`},
+		{"zero key dropped from array", `{[0] = 1, [2] = "x"}`, `[null,"x"]`},
+		{"nested", `{a = {b = {}}}`, `{"a":{"b":{}}}`},
+		{"string", `"x"`, `"x"`},
+		{"number", `5`, `5`},
+		{"boolean", `true`, `true`},
+		{"0.1+0.2", `0.1 + 0.2`, `0.3`},
+		{"1/3", `1 / 3`, `0.33333333333333`},
+		{"1e21", `1e21`, `1e+21`},
+		{"2^53", `2^53`, `9007199254740992`},
+		{"epoch millis", `{1729000000000}`, `[1729000000000]`},
+		{"negative fraction", `-2.5`, `-2.5`},
+		{"nan raw", `{0/0}`, `[nan]`},
+		{"inf raw", `{1/0}`, `[inf]`},
+		{"-inf raw", `{-1/0}`, `[-inf]`},
+		{"utf-8 bytes escaped one by one", `"é"`, `"\u00C3\u00A9"`},
+		{"quote, backslash, slash", `"a\"b\\c/d"`, `"a\"b\\c/d"`},
+		{"short escapes", `"\b\f\n\r\t"`, `"\b\f\n\r\t"`},
+		{"other controls uppercase", `"\0\1\27\31"`, `"\u0000\u0001\u001B\u001F"`},
+		{"DEL and high bytes", `"\127\128\255"`, `"\u007F\u0080\u00FF"`},
+		{"string key escaped", `{["é\n"] = 1}`, `{"\u00C3\u00A9\n":1}`},
+		{"unicode_strings two-byte", `"é", {unicode_strings = true}`, `"\u00E9"`},
+		{"unicode_strings astral", `"\240\159\152\128", {unicode_strings = true}`, `"\uD83D\uDE00"`},
+		{"unicode_strings DEL", `"\127é", {unicode_strings = true}`, `"\u007F\u00E9"`},
+		{"unicode_strings ascii only", `"a\127\n", {unicode_strings = true}`, `"a\u007F\n"`},
+		{"nbt_style option", `{a = "x"}, {nbt_style = true}`, `{a:"x"}`},
+		{"nbt_style legacy boolean", `{a = 1}, true`, `{a:1}`},
+		{"legacy false", `{a = 1}, false`, `{"a":1}`},
+		{"allow_repetitions", `(function() local t = {1} return {t, t} end)(), {allow_repetitions = true}`, `[[1],[1]]`},
+		{"__pairs honoured", `setmetatable({}, {__pairs = function() return next, {a = 1}, nil end})`, `{"a":1}`},
+		{"function at dropped key ignored", `{a = 1, [1] = print}`, `{"a":1}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			L := newState(t)
+			assert.Equal(t, tc.want, runString(t, L, "return textutils.serializeJSON("+tc.code+")"))
+		})
+	}
+}
+
+func TestSerializeJSONAliasesAndOrder(t *testing.T) {
+	L := newState(t)
+	assert.Equal(t, `{"a":1}`, runString(t, L, `return textutils.serialiseJSON({a = 1})`))
+	// Several keys come out in pairs order; check the shape by decoding it again.
+	out := run(t, L, `
+		local s = textutils.serializeJSON({a = 1, b = "two", c = {true, false}})
+		local t = textutils.unserializeJSON(s)
+		return #s, t.a, t.b, t.c[1], t.c[2]`)
+	assert.Equal(t, []lua.LValue{lua.LNumber(len(`{"a":1,"b":"two","c":[true,false]}`)), lua.LNumber(1), lua.LString("two"), lua.LTrue, lua.LFalse}, out)
+}
+
+func TestSerializeJSONErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		code string
+		want string
+	}{
+		{"repeated", `local t = {} textutils.serializeJSON({t, t})`, "Cannot serialize table with repeated entries"},
+		{"repeated across object", `local t = {} textutils.serializeJSON({a = t, b = {c = t}})`, "Cannot serialize table with repeated entries"},
+		{"recursive", `local t = {} t[1] = t textutils.serializeJSON(t)`, "Cannot serialize table with recursive entries"},
+		{"recursive despite allow_repetitions", `local t = {} t.a = {t} textutils.serializeJSON(t, {allow_repetitions = true})`, "Cannot serialize table with recursive entries"},
+		{"function", `textutils.serializeJSON({print})`, "Cannot serialize type function"},
+		{"function in object", `textutils.serializeJSON({a = print})`, "Cannot serialize type function"},
+		{"thread", `textutils.serializeJSON({a = coroutine.create(print)})`, "Cannot serialize type thread"},
+		{"invalid utf-8 with unicode_strings", `textutils.serializeJSON("\255", {unicode_strings = true})`, "invalid UTF-8 code"},
+		{"sparse array too long", `textutils.serializeJSON({[1e15] = 1})`, jsonArrayTooLong},
+		{"nil argument (called directly)", `local _, e = pcall(textutils.serializeJSON) error(e, 0)`, "bad argument #1 (table, string, number or boolean expected, got nil)"},
+		{"function argument, named call", `textutils.serializeJSON(print)`, "test:1: bad argument #1 to 'serializeJSON' (table, string, number or boolean expected, got function)"},
+		{"bad option argument", `local _, e = pcall(textutils.serializeJSON, {}, "x") error(e, 0)`, "bad argument #2 (table or boolean expected, got string)"},
+		{"bad option field", `textutils.serializeJSON({}, {nbt_style = 1})`, "test:1: bad field 'nbt_style' (boolean expected, got number)"},
+		{"bad unicode_strings", `textutils.serializeJSON({}, {unicode_strings = "yes"})`, "test:1: bad field 'unicode_strings' (boolean expected, got string)"},
+		{"bad allow_repetitions", `textutils.serializeJSON({}, {allow_repetitions = {}})`, "test:1: bad field 'allow_repetitions' (boolean expected, got table)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			L := newState(t)
+			assert.Equal(t, tc.want, runError(t, L, tc.code))
+		})
+	}
+}
+
+func TestSentinels(t *testing.T) {
+	L := newState(t)
+	assert.Equal(t, []lua.LValue{lua.LString("[]"), lua.LString("null"), lua.LNumber(0), lua.LNil, lua.LString("table")},
+		run(t, L, `return tostring(textutils.empty_json_array), tostring(textutils.json_null),
+			#textutils.empty_json_array, next(textutils.json_null), type(textutils.json_null)`))
+	assert.Equal(t, "test:1: attempt to mutate textutils.empty_json_array",
+		runError(t, L, `textutils.empty_json_array[1] = 1`))
+	assert.Equal(t, "test:1: attempt to mutate textutils.json_null",
+		runError(t, L, `textutils.json_null.x = 1`))
+	assert.Equal(t, "test:2: attempt to mutate textutils.empty_json_array",
+		runError(t, L, "local t = textutils.unserializeJSON('[]')\nt[1] = 'x'"))
+	// Shared: still empty after the failed writes.
+	assert.Equal(t, `[]`, runString(t, L, `return textutils.serializeJSON(textutils.empty_json_array)`))
+}
+
+func TestUnserializeJSON(t *testing.T) {
+	cases := []struct {
+		name string
+		code string // Lua returning values computed from the decoded result
+		want []lua.LValue
+	}{
+		{"empty array is the shared sentinel",
+			`local t = textutils.unserializeJSON("[]") return t == textutils.empty_json_array`,
+			[]lua.LValue{lua.LTrue}},
+		{"nested empty array is the sentinel",
+			`local t = textutils.unserializeJSON('{"a":[ ]}') return t.a == textutils.empty_json_array`,
+			[]lua.LValue{lua.LTrue}},
+		{"parse_empty_array=false gives a fresh table",
+			`local t = textutils.unserializeJSON("[]", {parse_empty_array = false}) t[1] = 5 return t ~= textutils.empty_json_array, t[1]`,
+			[]lua.LValue{lua.LTrue, lua.LNumber(5)}},
+		{"empty object is a fresh table",
+			`local a, b = textutils.unserializeJSON("{}"), textutils.unserializeJSON("{}") a.x = 1 return a ~= b, next(b)`,
+			[]lua.LValue{lua.LTrue, lua.LNil}},
+		{"top-level null is a bare nil",
+			`return textutils.unserializeJSON(" null ")`,
+			[]lua.LValue{lua.LNil}},
+		{"top-level null with parse_null",
+			`return textutils.unserializeJSON("null", {parse_null = true}) == textutils.json_null`,
+			[]lua.LValue{lua.LTrue}},
+		{"null member is absent",
+			`local t = textutils.unserializeJSON('{"a":null,"b":1}') return next(t), t.a, t.b`,
+			[]lua.LValue{lua.LString("b"), lua.LNil, lua.LNumber(1)}},
+		{"null in array is a hole",
+			`local t = textutils.unserializeJSON('[1,null,3]') return t[1], t[2], t[3]`,
+			[]lua.LValue{lua.LNumber(1), lua.LNil, lua.LNumber(3)}},
+		{"parse_null",
+			`local t = textutils.unserializeJSON('{"a":null,"b":[null]}', {parse_null = true}) return t.a == textutils.json_null, t.b[1] == textutils.json_null`,
+			[]lua.LValue{lua.LTrue, lua.LTrue}},
+		{"literals",
+			`local t = textutils.unserializeJSON('[true,false,"s",-1.5e2]') return t[1], t[2], t[3], t[4]`,
+			[]lua.LValue{lua.LTrue, lua.LFalse, lua.LString("s"), lua.LNumber(-150)}},
+		{"loose numbers",
+			`local t = textutils.unserializeJSON('[01,2.,-01,1E2,-0.5e-1,1e400]') return t[1], t[2], t[3], t[4], t[5], t[6] == math.huge or t[6] > 1e308`,
+			[]lua.LValue{lua.LNumber(1), lua.LNumber(2), lua.LNumber(-1), lua.LNumber(100), lua.LNumber(-0.05), lua.LTrue}},
+		{"escapes",
+			`return textutils.unserializeJSON('"\\"\\\\\\/\\b\\f\\n\\r\\t"')`,
+			[]lua.LValue{lua.LString("\"\\/\b\f\n\r\t")}},
+		{"unicode escape to utf-8",
+			`return textutils.unserializeJSON('"\\u00e9\\u0041\\u20AC"')`,
+			[]lua.LValue{lua.LString("é" + "A" + "€")}},
+		{"surrogates not combined",
+			`return textutils.unserializeJSON('"\\ud83d\\ude00"')`,
+			[]lua.LValue{lua.LString("\xED\xA0\xBD\xED\xB8\x80")}},
+		{"raw bytes pass through",
+			`return textutils.unserializeJSON('"é\127\255"')`,
+			[]lua.LValue{lua.LString("é\x7f\xff")}},
+		{"duplicate keys: last wins",
+			`local t = textutils.unserializeJSON('{"a":1,"a":2}') return t.a`,
+			[]lua.LValue{lua.LNumber(2)}},
+		{"duplicate key then null removes",
+			`local t = textutils.unserializeJSON('{"a":1,"a":null}') return next(t)`,
+			[]lua.LValue{lua.LNil}},
+		{"json whitespace",
+			`local t = textutils.unserializeJSON(' \n\r\t[ 1 , 2 ]\t\n') return #t`,
+			[]lua.LValue{lua.LNumber(2)}},
+		{"alias",
+			`return textutils.unserialiseJSON('"x"')`,
+			[]lua.LValue{lua.LString("x")}},
+		{"nbt_style",
+			`local t = textutils.unserializeJSON("{a:1b,'b':'x\\'y',c:[I;1,2L],d:-2.5f}", {nbt_style = true}) return t.a, t.b, t.c[2], t.d`,
+			[]lua.LValue{lua.LNumber(1), lua.LString("x'y"), lua.LNumber(2), lua.LNumber(-2.5)}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			L := newState(t)
+			assert.Equal(t, tc.want, run(t, L, tc.code))
+		})
+	}
+}
+
+func TestUnserializeJSONMalformed(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"empty", ``, `Malformed JSON at position 1: Unexpected end of input.`},
+		{"only whitespace", "  \n", `Malformed JSON at position 4: Unexpected end of input.`},
+		{"unterminated array", `[1,2`, `Malformed JSON at position 5: Unexpected end of input.`},
+		{"unterminated string", `"abc`, `Malformed JSON at position 5: Unexpected end of input.`},
+		{"bad start", `x`, `Malformed JSON at position 1: Unexpected character "x".`},
+		{"partial literal", `[tru]`, `Malformed JSON at position 2: Unexpected character "t".`},
+		{"form feed is not whitespace", "\f1", `Malformed JSON at position 1: Unexpected character "\12".`},
+		{"number key", `{1:2}`, `Malformed JSON at position 2: Unexpected "1", expected object key.`},
+		{"trailing comma in object", `{"a":1,}`, `Malformed JSON at position 8: Unexpected "}", expected object key.`},
+		{"trailing comma in array", `[1,]`, `Malformed JSON at position 4: Unexpected character "]".`},
+		{"missing colon", `{"a" 1}`, `Malformed JSON at position 6: Unexpected character "1".`},
+		{"missing comma", `[1 2]`, `Malformed JSON at position 4: Unexpected character "2".`},
+		{"trailing", `[1] x`, `Malformed JSON at position 5: Unexpected trailing character "x".`},
+		{"two values", `1 2`, `Malformed JSON at position 3: Unexpected trailing character "2".`},
+		{"unknown escape", `"\q"`, `Malformed JSON at position 3: Unknown escape character "q".`},
+		{"single-quote escape without nbt", `"\'"`, `Malformed JSON at position 3: Unknown escape character "'".`},
+		{"malformed unicode", `"\uzzzz"`, `Malformed JSON at position 4: Malformed unicode escape "zzzz".`},
+		{"short unicode", `"\u12`, `Malformed JSON at position 4: Malformed unicode escape "12".`},
+		{"raw newline", "\"a\nb\"", `Malformed JSON at position 3: Unescaped whitespace "\n".`},
+		{"raw tab", "\"\t\"", `Malformed JSON at position 2: Unescaped whitespace "\t".`},
+		{"raw control", "\"\x01\"", `Malformed JSON at position 2: Unescaped control character "\1".`},
+		{"lone minus", `-`, `Malformed JSON at position 1: Malformed number "-".`},
+		{"bare exponent", `[1e]`, `Malformed JSON at position 2: Malformed number "1e".`},
+		{"single quotes without nbt", `'a'`, `Malformed JSON at position 1: Unexpected character "'".`},
+		{"bare key without nbt", `{a:1}`, `Malformed JSON at position 2: Unexpected "a", expected object key.`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			L := newState(t)
+			L.SetGlobal("input", lua.LString(tc.in))
+			out := run(t, L, `return textutils.unserializeJSON(input)`)
+			assert.Equal(t, []lua.LValue{lua.LNil, lua.LString(tc.want)}, out)
+		})
+	}
+}
+
+func TestUnserializeJSONArgumentErrors(t *testing.T) {
+	cases := []struct {
+		name, code, want string
+	}{
+		{"nil", `textutils.unserializeJSON()`, "test:1: bad argument #1 to 'unserializeJSON' (string expected, got nil)"},
+		{"number", `local _, e = pcall(textutils.unserializeJSON, 1) error(e, 0)`, "bad argument #1 (string expected, got number)"},
+		{"options", `textutils.unserializeJSON("1", true)`, "test:1: bad argument #2 to 'unserializeJSON' (table expected, got boolean)"},
+		{"parse_null", `textutils.unserializeJSON("1", {parse_null = 1})`, "test:1: bad field 'parse_null' (boolean expected, got number)"},
+		{"parse_empty_array", `textutils.unserializeJSON("1", {parse_empty_array = "no"})`, "test:1: bad field 'parse_empty_array' (boolean expected, got string)"},
+		{"nbt_style", `textutils.unserializeJSON("1", {nbt_style = {}})`, "test:1: bad field 'nbt_style' (boolean expected, got table)"},
+		{"too deep", `textutils.unserializeJSON(string.rep("[", 5000))`, "stack overflow"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			L := newState(t)
+			assert.Equal(t, tc.want, runError(t, L, tc.code))
+		})
+	}
+}
+
+// FuzzUnserializeJSON checks that decoding never panics or raises (except the nesting
+// guard), that failures have CC's message shape, and that what decodes encodes again.
+func FuzzUnserializeJSON(f *testing.F) {
+	for _, seed := range []string{
+		``, `[]`, `{}`, `null`, `[1,null,3]`, `{"a":{"b":[true,false]}}`, `"\u00e9\ud83d"`, `01`,
+		`-`, `1e`, `{a:1b,'x':[I;1]}`, `"\q"`, `[1,]`, "\"\n\"", `[[[[`, `{"a"`, `1e400`, `"\uzz`,
+	} {
+		f.Add(seed, false)
+		f.Add(seed, true)
+	}
+	f.Fuzz(func(t *testing.T, in string, nbt bool) {
+		L := lua.NewState()
+		defer L.Close()
+		Install(L)
+		L.SetGlobal("input", lua.LString(in))
+		L.SetGlobal("nbt", lua.LBool(nbt))
+		err := L.DoString(`
+			local v, err = textutils.unserializeJSON(input, {nbt_style = nbt, parse_null = nbt})
+			if err ~= nil then
+				assert(v == nil and type(err) == "string", "bad failure shape")
+				assert(err:match("^Malformed JSON at position %d+: .+%.$"), err)
+			elseif v ~= nil then
+				textutils.serializeJSON(v)
+				textutils.serialize(v, {allow_repetitions = true})
+			end`)
+		if err != nil {
+			var apiErr *lua.ApiError
+			require.ErrorAs(t, err, &apiErr)
+			require.Equal(t, errTooDeep, apiErr.Object.String(), "input %q", in)
+		}
+	})
+}
+
+func TestUnicodeStringsDecoding(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"real U+FFFD", "\xEF\xBF\xBD", `"\uFFFD"`},
+		{"encoded surrogate as utf8.char writes it", "\xED\xA0\xBD", `"\uD83D"`},
+		{"three-byte", "€", `"\u20AC"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			L := newState(t)
+			L.SetGlobal("input", lua.LString(tc.in))
+			assert.Equal(t, tc.want, runString(t, L, `return textutils.serializeJSON(input, {unicode_strings = true})`))
+		})
+	}
+	L := newState(t)
+	for _, bad := range []string{"\xC3", "\xC0\x80", "\xF4\x90\x80\x80", "a\x80"} {
+		L.SetGlobal("input", lua.LString(bad))
+		assert.Equal(t, errInvalidUTF8, runError(t, L, `textutils.serializeJSON(input, {unicode_strings = true})`), "input %q", bad)
+	}
+}

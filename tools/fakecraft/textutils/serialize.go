@@ -1,0 +1,245 @@
+package textutils
+
+import (
+	"math"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// maxNesting bounds how deep serialize, serializeJSON and unserializeJSON recurse. CC has
+// no such constant (deep data eventually overflows its Lua stack); fakecraft needs one so
+// hostile input cannot exhaust Go's stack or memory. It is far deeper than real data.
+const maxNesting = 1024
+
+// Serialisation errors, raised at level 0 (no position), as CC raises them.
+const (
+	errRepeated  = "Cannot serialize table with repeated entries"
+	errRecursive = "Cannot serialize table with recursive entries"
+	errTooDeep   = "stack overflow"
+)
+
+// luaKeywords are the reserved words that cannot be written as bare keys.
+var luaKeywords = map[string]bool{
+	"and": true, "break": true, "do": true, "else": true, "elseif": true, "end": true,
+	"false": true, "for": true, "function": true, "goto": true, "if": true, "in": true,
+	"local": true, "nil": true, "not": true, "or": true, "repeat": true, "return": true,
+	"then": true, "true": true, "until": true, "while": true,
+}
+
+// tableState is where a table is in a serialisation walk.
+type tableState uint8
+
+const (
+	stateInProgress tableState = iota + 1 // on the current path: seeing it again is a cycle
+	stateDone                             // already written: seeing it again is a repeat
+)
+
+// tracker detects repeated and recursive tables, as CC's serialisers do: every table may
+// be written once unless repetitions are allowed, and never inside itself.
+type tracker struct {
+	L            *lua.LState
+	seen         map[*lua.LTable]tableState
+	allowRepeats bool
+	depth        int
+}
+
+func newTracker(L *lua.LState, allowRepeats bool) *tracker {
+	return &tracker{L: L, seen: map[*lua.LTable]tableState{}, allowRepeats: allowRepeats}
+}
+
+func (tr *tracker) enter(t *lua.LTable) {
+	switch tr.seen[t] {
+	case stateInProgress:
+		raise(tr.L, errRecursive)
+	case stateDone:
+		raise(tr.L, errRepeated)
+	}
+	tr.depth++
+	if tr.depth > maxNesting {
+		raise(tr.L, errTooDeep)
+	}
+	tr.seen[t] = stateInProgress
+}
+
+func (tr *tracker) leave(t *lua.LTable) {
+	tr.depth--
+	if tr.allowRepeats {
+		delete(tr.seen, t)
+	} else {
+		tr.seen[t] = stateDone
+	}
+}
+
+// serializer writes textutils.serialize output.
+type serializer struct {
+	tr      *tracker
+	compact bool
+	b       strings.Builder
+}
+
+// serialize is textutils.serialize(t [, {compact, allow_repetitions}]).
+func (a *api) serialize(L *lua.LState) int {
+	v := L.Get(1)
+	var opts *lua.LTable
+	if o, ok := expectArg(L, 2, "table", "nil").(*lua.LTable); ok {
+		opts = o
+	}
+	s := &serializer{
+		compact: optBool(L, opts, "compact", false),
+		tr:      newTracker(L, optBool(L, opts, "allow_repetitions", false)),
+	}
+	s.value(v, "")
+	L.Push(lua.LString(s.b.String()))
+	return 1
+}
+
+func (s *serializer) value(v lua.LValue, indent string) {
+	switch v := v.(type) {
+	case *lua.LTable:
+		s.table(v, indent)
+	case lua.LString:
+		s.b.WriteString(QuoteString(string(v)))
+	case lua.LNumber:
+		s.b.WriteString(serializeNumber(float64(v)))
+	case lua.LBool, *lua.LNilType:
+		s.b.WriteString(v.String())
+	default:
+		raise(s.tr.L, "Cannot serialize type "+typeName(v))
+	}
+}
+
+// serializeNumber is tostring, except that the specials become expressions that
+// unserialize can read back.
+func serializeNumber(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "0/0"
+	case math.IsInf(f, 1):
+		return "1/0"
+	case math.IsInf(f, -1):
+		return "-1/0"
+	}
+	return FormatNumber(f)
+}
+
+func (s *serializer) table(t *lua.LTable, indent string) {
+	s.tr.enter(t)
+	defer s.tr.leave(t)
+	if k, _ := t.Next(lua.LNil); k == lua.LNil {
+		s.b.WriteString("{}")
+		return
+	}
+	inner, nl, eq := indent+"  ", "\n", " = "
+	if s.compact {
+		inner, nl, eq = "", "", "="
+	}
+	s.b.WriteString("{" + nl)
+	// The array part first, read raw and stopping at the first hole.
+	n := 0
+	for i := 1; ; i++ {
+		v := t.RawGetInt(i)
+		if v == lua.LNil {
+			break
+		}
+		n = i
+		s.b.WriteString(inner)
+		s.value(v, inner)
+		s.b.WriteString("," + nl)
+	}
+	// Then every other key in next order.
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		if num, ok := k.(lua.LNumber); ok {
+			f := float64(num)
+			if f >= 1 && f <= float64(n) && f == math.Trunc(f) {
+				continue
+			}
+		}
+		s.b.WriteString(inner)
+		if str, ok := k.(lua.LString); ok && isIdentifier(string(str)) {
+			s.b.WriteString(string(str))
+			s.b.WriteString(eq)
+		} else {
+			if s.compact {
+				s.b.WriteString("[")
+			} else {
+				s.b.WriteString("[ ")
+			}
+			s.value(k, inner)
+			if s.compact {
+				s.b.WriteString("]=")
+			} else {
+				s.b.WriteString(" ] = ")
+			}
+		}
+		s.value(v, inner)
+		s.b.WriteString("," + nl)
+	}
+	s.b.WriteString(indent + "}")
+}
+
+// isIdentifier reports whether s can be written as a bare key: an ASCII Lua name that is
+// not a reserved word.
+func isIdentifier(s string) bool {
+	if s == "" || luaKeywords[s] {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alpha := c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+		if !alpha && (i == 0 || c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// QuoteString is C Lua's (and Cobalt's) string.format("%q"): quote, backslash and newline
+// are escaped (newline as a backslash before a real newline), \r is written \r and NUL
+// \000, and every other byte is kept raw.
+func QuoteString(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString("\\\n")
+		case '\r':
+			b.WriteString(`\r`)
+		case 0:
+			b.WriteString(`\000`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// unserializeChunkName is the chunk name CC gives the code unserialize loads.
+const unserializeChunkName = "unserialize"
+
+// unserialize is textutils.unserialize(s): it evaluates "return "..s with an empty
+// environment and returns the first result, or nil on any failure (no message).
+func (a *api) unserialize(L *lua.LState) int {
+	s := string(expectArg(L, 1, "string").(lua.LString))
+	fn, err := L.Load(strings.NewReader("return "+s), unserializeChunkName)
+	if err != nil {
+		L.Push(lua.LNil)
+		return 1
+	}
+	fn.Env = L.NewTable()
+	top := L.GetTop()
+	L.Push(fn)
+	if err := L.PCall(0, 1, nil); err != nil {
+		L.SetTop(top)
+		L.Push(lua.LNil)
+		return 1
+	}
+	return 1
+}
