@@ -1,0 +1,352 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Error texts of http.request and response handles.
+const (
+	errBodyTooLarge     = "Request body is too large"
+	errResponseTooLarge = "Response is too large"
+	errNegativeRead     = "Cannot read a negative number of bytes"
+	errBadMethod        = "Unsupported HTTP method"
+)
+
+// httpMethods are the methods CC accepts.
+var httpMethods = map[string]bool{
+	"GET": true, "POST": true, "HEAD": true, "OPTIONS": true,
+	"PUT": true, "DELETE": true, "PATCH": true, "TRACE": true,
+}
+
+// luaRequest is the native http.request(url|options [, body [, headers [, binary]]]): it
+// starts the request and returns true, or false and CC's message for a rejected URL.
+func (a *API) luaRequest(L *lua.LState) int {
+	rawURL, headers, timeout, ok := a.requestOptions(L, 3)
+	if !ok {
+		return 0
+	}
+	var body lua.LValue
+	method, binary, redirect := "", false, true
+	if opts, isTable := L.Get(1).(*lua.LTable); isTable {
+		body = opts.RawGetString("body")
+		if m, isString := opts.RawGetString("method").(lua.LString); isString {
+			method = strings.ToUpper(string(m))
+		}
+		binary = lua.LVAsBool(opts.RawGetString("binary"))
+		if r, isBool := opts.RawGetString("redirect").(lua.LBool); isBool {
+			redirect = bool(r)
+		}
+	} else {
+		body = L.Get(2)
+		binary = lua.LVAsBool(L.Get(4))
+	}
+	if method != "" && !httpMethods[method] {
+		L.RaiseError(errBadMethod)
+		return 0
+	}
+	u, msg := parseHTTPURL(rawURL)
+	if u == nil {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	var payload []byte
+	if s, isString := body.(lua.LString); isString {
+		payload = []byte(s)
+		if method == "" {
+			method = http.MethodPost
+		}
+	}
+	if method == "" {
+		method = http.MethodGet
+	}
+	if len(payload) > maxUpload {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString(errBodyTooLarge))
+		return 2
+	}
+	req, err := http.NewRequestWithContext(a.ctx, method, u.String(), bytes.NewReader(payload))
+	if err != nil {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString(msgURLMalformed))
+		return 2
+	}
+	if payload == nil {
+		req.Body, req.ContentLength = http.NoBody, 0
+	}
+	for name, values := range headers {
+		req.Header[name] = values
+	}
+	a.h.Go(func() { a.doRequest(rawURL, req, timeout, redirect, binary) })
+	L.Push(lua.LTrue)
+	return 1
+}
+
+// doRequest performs one request and queues http_success or http_failure.
+func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration, redirect, binary bool) {
+	ctx, cancel := context.WithTimeout(a.ctx, timeout)
+	defer cancel()
+	transport := &http.Transport{
+		DialContext:       a.checkedDial,
+		TLSClientConfig:   a.opts.TLSConfig,
+		DisableKeepAlives: true,
+		Proxy:             nil,
+	}
+	defer transport.CloseIdleConnections()
+	client := &http.Client{
+		Transport: transport,
+		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
+			if !redirect {
+				return http.ErrUseLastResponse
+			}
+			if len(via) >= maxRedirects {
+				return errors.New("too many redirects")
+			}
+			return nil
+		},
+	}
+	resp, err := client.Do(req.WithContext(ctx))
+	if err != nil {
+		a.queueHTTPFailure(rawURL, requestErrorText(ctx, err))
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	if err != nil {
+		a.queueHTTPFailure(rawURL, requestErrorText(ctx, err))
+		return
+	}
+	if len(data) > maxDownload {
+		a.queueHTTPFailure(rawURL, errResponseTooLarge)
+		return
+	}
+	if !a.wait(nil) {
+		return
+	}
+	r := &response{
+		body:    data,
+		code:    resp.StatusCode,
+		message: strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode))),
+		headers: resp.Header,
+		binary:  binary,
+	}
+	a.h.Do(func(L *lua.LState) {
+		handle := r.handle(L)
+		if r.code >= 200 && r.code < 400 {
+			a.h.QueueEvent("http_success", lua.LString(rawURL), handle)
+		} else {
+			a.h.QueueEvent("http_failure", lua.LString(rawURL), lua.LString(r.message), handle)
+		}
+	})
+}
+
+// queueHTTPFailure queues http_failure(url, msg) without a response.
+func (a *API) queueHTTPFailure(rawURL, msg string) {
+	if a.wait(nil) {
+		a.h.QueueEvent("http_failure", lua.LString(rawURL), lua.LString(msg))
+	}
+}
+
+// requestErrorText maps a failed request to CC's message.
+func requestErrorText(ctx context.Context, err error) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return msgTimedOut
+	}
+	var tlsErr *tls.CertificateVerificationError
+	if errors.As(err, &tlsErr) {
+		return msgNoSecureConnection
+	}
+	return friendlyDialError(err)
+}
+
+// checkedDial is the transport's dialer: the address rules apply to every hop, redirects
+// included.
+func (a *API) checkedDial(ctx context.Context, network, address string) (net.Conn, error) {
+	host, port, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, fmt.Errorf("split %s: %w", address, err)
+	}
+	addr, err := a.resolve(ctx, host)
+	if err != nil {
+		return nil, err
+	}
+	return a.dial(ctx, addr, port)
+}
+
+// luaCheckURL is the native http.checkURL(url): false and a message for a URL it rejects
+// at once, otherwise true and an http_check event later.
+func (a *API) luaCheckURL(L *lua.LState) int {
+	rawURL := lua.LVAsString(L.Get(1))
+	u, msg := parseHTTPURL(rawURL)
+	if u == nil {
+		L.Push(lua.LFalse)
+		L.Push(lua.LString(msg))
+		return 2
+	}
+	a.h.Go(func() {
+		_, err := a.resolve(a.ctx, u.Hostname())
+		if errors.Is(err, context.Canceled) || !a.wait(nil) {
+			return
+		}
+		if err != nil {
+			a.h.QueueEvent("http_check", lua.LString(rawURL), lua.LFalse, lua.LString(friendlyDialError(err)))
+			return
+		}
+		a.h.QueueEvent("http_check", lua.LString(rawURL), lua.LTrue)
+	})
+	L.Push(lua.LTrue)
+	return 1
+}
+
+// response is a received HTTP response; its Lua handle reads from body.
+type response struct {
+	body    []byte
+	pos     int
+	closed  bool
+	code    int
+	message string
+	headers http.Header
+	binary  bool
+}
+
+// handle builds the Lua response handle. Lua goroutine only; the methods are called with
+// a dot, like every CC handle.
+func (r *response) handle(L *lua.LState) *lua.LTable {
+	t := L.NewTable()
+	L.SetFuncs(t, map[string]lua.LGFunction{
+		"read":               r.luaRead,
+		"readLine":           r.luaReadLine,
+		"readAll":            r.luaReadAll,
+		"close":              r.luaClose,
+		"getResponseCode":    r.luaCode,
+		"getResponseHeaders": r.luaHeaders,
+	})
+	return t
+}
+
+// checkOpen raises CC's closed-handle error.
+func (r *response) checkOpen(L *lua.LState) bool {
+	if r.closed {
+		L.RaiseError(errClosedFile)
+		return false
+	}
+	return true
+}
+
+func (r *response) luaRead(L *lua.LState) int {
+	arg := L.Get(1)
+	n, isNumber := arg.(lua.LNumber)
+	if arg != lua.LNil && !isNumber {
+		L.RaiseError("bad argument #1 (number expected, got %s)", typeName(arg))
+		return 0
+	}
+	if !r.checkOpen(L) {
+		return 0
+	}
+	if !isNumber {
+		if r.pos >= len(r.body) {
+			L.Push(lua.LNil)
+			return 1
+		}
+		b := r.body[r.pos]
+		r.pos++
+		if r.binary {
+			L.Push(lua.LNumber(b))
+		} else {
+			L.Push(lua.LString([]byte{b}))
+		}
+		return 1
+	}
+	if n < 0 {
+		L.RaiseError(errNegativeRead)
+		return 0
+	}
+	if r.pos >= len(r.body) {
+		L.Push(lua.LNil)
+		return 1
+	}
+	end := min(r.pos+int(n), len(r.body))
+	L.Push(lua.LString(r.body[r.pos:end]))
+	r.pos = end
+	return 1
+}
+
+func (r *response) luaReadLine(L *lua.LState) int {
+	withTrailing := lua.LVAsBool(L.Get(1))
+	if !r.checkOpen(L) {
+		return 0
+	}
+	if r.pos >= len(r.body) {
+		L.Push(lua.LNil)
+		return 1
+	}
+	rest := r.body[r.pos:]
+	i := bytes.IndexByte(rest, '\n')
+	if i < 0 {
+		r.pos = len(r.body)
+		L.Push(lua.LString(rest))
+		return 1
+	}
+	r.pos += i + 1
+	if withTrailing {
+		L.Push(lua.LString(rest[:i+1]))
+	} else {
+		L.Push(lua.LString(rest[:i]))
+	}
+	return 1
+}
+
+func (r *response) luaReadAll(L *lua.LState) int {
+	if !r.checkOpen(L) {
+		return 0
+	}
+	L.Push(lua.LString(r.body[r.pos:]))
+	r.pos = len(r.body)
+	return 1
+}
+
+func (r *response) luaClose(L *lua.LState) int {
+	if !r.checkOpen(L) {
+		return 0
+	}
+	r.closed = true
+	return 0
+}
+
+func (r *response) luaCode(L *lua.LState) int {
+	if !r.checkOpen(L) {
+		return 0
+	}
+	L.Push(lua.LNumber(r.code))
+	L.Push(lua.LString(r.message))
+	return 2
+}
+
+func (r *response) luaHeaders(L *lua.LState) int {
+	if !r.checkOpen(L) {
+		return 0
+	}
+	t := L.NewTable()
+	names := make([]string, 0, len(r.headers))
+	for name := range r.headers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.RawSetString(name, lua.LString(strings.Join(r.headers[name], ",")))
+	}
+	L.Push(t)
+	return 1
+}

@@ -1,0 +1,141 @@
+package httpapi
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+)
+
+func httpServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/ok":
+			w.Header().Set("X-Test", "yes")
+			_, _ = io.WriteString(w, "line1\nline2\n"+r.Header.Get("User-Agent"))
+		case "/echo":
+			body, _ := io.ReadAll(r.Body)
+			_, _ = io.WriteString(w, r.Method+":"+string(body))
+		case "/redirect":
+			http.Redirect(w, r, "/ok", http.StatusFound)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, "missing")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestHTTPGet(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local h = assert(http.get(base .. "/ok"))
+		local code, msg = h.getResponseCode()
+		local headers = h.getResponseHeaders()
+		local l1 = h.readLine()
+		local l2 = h.readLine(true)
+		local rest = h.readAll()
+		h.close()
+		local ok, err = pcall(h.readAll)
+		return code, msg, headers["X-Test"], l1, l2, rest, ok
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LNumber(200), lua.LString("OK"), lua.LString("yes"),
+		lua.LString("line1"), lua.LString("line2\n"), lua.LString(DefaultUserAgent), lua.LFalse}, out)
+}
+
+func TestHTTPErrorStatusAndPost(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local h, err, resp = http.get(base .. "/nope")
+		local body = resp.readAll()
+		local code = resp.getResponseCode()
+		local p = assert(http.post(base .. "/echo", "data"))
+		local r = assert(http.get(base .. "/redirect"))
+		local nr = assert(http.get({ url = base .. "/redirect", redirect = false }))
+		return tostring(h), err, body, code, p.readAll(), r.readLine(), (nr.getResponseCode())
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("nil"), lua.LString("Not Found"), lua.LString("missing"), lua.LNumber(404),
+		lua.LString("POST:data"), lua.LString("line1"), lua.LNumber(302)}, out)
+}
+
+func TestHTTPRequestAsyncAndFailures(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true, Resolver: fakeResolver{}})
+	out := c.run(t, `
+		local base = ...
+		local ok = http.request(base .. "/ok")
+		local event, url, h = os.pullEvent("http_success")
+		local ok2, err2 = http.request("ftp://example.com/")
+		local fevent, furl, ferr = os.pullEvent("http_failure")
+		local nh, nerr = http.get("http://nowhere.test/")
+		return ok, url == base .. "/ok", ok2, err2, furl, ferr, nerr
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LTrue, lua.LTrue, lua.LFalse, lua.LString("Invalid protocol 'ftp'"),
+		lua.LString("ftp://example.com/"), lua.LString("Invalid protocol 'ftp'"), lua.LString("Unknown host")}, out)
+}
+
+func TestHTTPDefaultRulesDenyLoopback(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{Resolver: fakeResolver{"localhost": "127.0.0.1"}})
+	out := c.run(t, `
+		local base = ...
+		local h, err = http.get(base .. "/ok")
+		return tostring(h), err
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("nil"), lua.LString("Domain not permitted")}, out)
+}
+
+func TestCheckURL(t *testing.T) {
+	c := newComputer(t, Options{Resolver: fakeResolver{"localhost": "127.0.0.1", "public.test": "93.184.216.34"}})
+	out := c.run(t, `
+		local r = {}
+		local function add(a, b) r[#r + 1] = tostring(a) .. "|" .. tostring(b) end
+		add(http.checkURL("ws://example.com/"))
+		add(http.checkURL("example.com"))
+		add(http.checkURL("http://localhost:8080/"))
+		add(http.checkURL("http://public.test/"))
+		add(http.checkURLAsync("http://localhost/"))
+		local _, url, ok, err = os.pullEvent("http_check")
+		add(url, ok)
+		add(err)
+		return unpack(r)
+	`)
+	assert.Equal(t, []lua.LValue{
+		lua.LString("false|Invalid protocol 'ws'"),
+		lua.LString("false|Must specify http or https"),
+		lua.LString("false|Domain not permitted"),
+		lua.LString("true|nil"),
+		lua.LString("true|nil"),
+		lua.LString("http://localhost/|false"),
+		lua.LString("Domain not permitted|nil"),
+	}, out)
+}
+
+func TestHTTPArgumentChecks(t *testing.T) {
+	c := newComputer(t, Options{})
+	out := c.run(t, `
+		local r = {}
+		local function try(...) local ok, err = pcall(...) r[#r + 1] = ok and "ok" or err end
+		try(http.get)
+		try(http.post, "http://example.com")
+		try(http.request, { url = "http://example.com", method = "FETCH" })
+		try(http.checkURL, 1)
+		return unpack(r)
+	`)
+	require.Len(t, out, 4)
+	assert.True(t, strings.HasSuffix(lstr(out[0]), "bad argument #1 (string expected, got nil)"), lstr(out[0]))
+	assert.True(t, strings.HasSuffix(lstr(out[1]), "bad argument #2 (string expected, got nil)"), lstr(out[1]))
+	assert.True(t, strings.HasSuffix(lstr(out[2]), "Unsupported HTTP method"), lstr(out[2]))
+	assert.True(t, strings.HasSuffix(lstr(out[3]), "bad argument #1 (string expected, got number)"), lstr(out[3]))
+}
