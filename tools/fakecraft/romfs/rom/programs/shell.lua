@@ -1,0 +1,426 @@
+-- shell: finds and runs programs. Run with arguments, it runs them as one command
+-- and returns whether that command succeeded; fakecraft is headless, so run with
+-- no arguments it has no prompt to show and just returns.
+--
+-- Every program gets a fresh environment (falling back to _G) holding `shell`,
+-- `require`, `package` and `arg`, and runs in its own coroutine so that its
+-- errors are caught and printed instead of ending the computer.
+
+local expect = dofile("rom/modules/main/cc/expect.lua").expect;
+local make_package = dofile("rom/modules/main/cc/require.lua").make;
+
+-- Program search path when there is no parent shell to inherit one from.
+local DEFAULT_PATH = ".:/rom/programs:/programs";
+
+-- Aliases CC's shell sets up; programs missing from this ROM simply do not resolve.
+local DEFAULT_ALIASES = {
+  ls = "list",
+  dir = "list",
+  cp = "copy",
+  mv = "move",
+  rm = "delete",
+  clr = "clear",
+  rs = "redstone",
+  sh = "shell",
+};
+
+-- How deep "#!" lines may send one command to another program.
+local MAX_HASHBANG_DEPTH = 100;
+
+local parent = shell;
+local multishell = multishell;
+
+local shell = {};
+local current_dir = parent and parent.dir() or "";
+local search_path = parent and parent.path() or DEFAULT_PATH;
+local aliases = {};
+local completion_info = parent and parent.getCompletionInfo() or {};
+
+if parent then
+  for name, target in pairs(parent.aliases()) do
+    aliases[name] = target;
+  end
+else
+  for name, target in pairs(DEFAULT_ALIASES) do
+    aliases[name] = target;
+  end
+end
+
+-- Running programs, innermost last. Servers started at boot run programs
+-- concurrently from parallel coroutines, so runs do not nest strictly: each run
+-- removes its own entry (not just the top one), and the program coroutine that
+-- asks is looked up first so it gets its own path even when another run started
+-- after it.
+local running = {};
+local running_by_coroutine = setmetatable({}, { __mode = "k" });
+
+local function remove_running(entry)
+  for i = #running, 1, -1 do
+    if running[i] == entry then
+      table.remove(running, i);
+      return;
+    end
+  end
+end
+
+-- Splits a command line on spaces and tabs; text in double quotes is one word
+-- (possibly empty) and never joins the text around it.
+local function tokenise(...)
+  local line = table.concat({ ... }, " ");
+  local words = {};
+  local quoted = false;
+  local start = 1;
+  while true do
+    local quote = line:find('"', start, true);
+    local segment = line:sub(start, (quote or (#line + 1)) - 1);
+    if quoted then
+      words[#words + 1] = segment;
+    else
+      for word in segment:gmatch("[^ \t]+") do
+        words[#words + 1] = word;
+      end
+    end
+    if not quote then
+      break;
+    end
+    quoted = not quoted;
+    start = quote + 1;
+  end
+  return words;
+end
+
+-- path.."."..extension, dropping one trailing slash first.
+local function with_extension(path, extension)
+  local last = path:sub(-1);
+  if last == "/" or last == "\\" then
+    path = path:sub(1, -2);
+  end
+  return path .. "." .. extension;
+end
+
+-- The file for a candidate path, trying it as is and then with ".lua".
+local function existing_file(path)
+  if fs.exists(path) and not fs.isDir(path) then
+    return path;
+  end
+  local with_lua = with_extension(path, "lua");
+  if fs.exists(with_lua) and not fs.isDir(with_lua) then
+    return with_lua;
+  end
+  return nil;
+end
+
+local function create_env(dir)
+  local env = { shell = shell, multishell = multishell };
+  env.require, env.package = make_package(env, dir);
+  return setmetatable(env, { __index = _G });
+end
+
+-- Runs fn(...) in its own coroutine, passing every event through: the coroutine's
+-- filter is yielded upwards as is, so the caller sees the same events it would
+-- see running fn directly. Returns true and fn's results, or false and the error.
+-- The coroutine is tied to the run's entry for getRunningProgram.
+local function run_isolated(entry, fn, ...)
+  local co = coroutine.create(fn);
+  running_by_coroutine[co] = entry;
+  local result = table.pack(coroutine.resume(co, ...));
+  while coroutine.status(co) ~= "dead" do
+    local event = table.pack(coroutine.yield(result[2]));
+    result = table.pack(coroutine.resume(co, table.unpack(event, 1, event.n)));
+  end
+  return table.unpack(result, 1, result.n);
+end
+
+-- The "#!" line of a program file, without the "#!", or nil.
+local function read_hashbang(path)
+  if not fs.open then
+    return nil;
+  end
+  local handle = fs.open(path, "r");
+  if not handle then
+    return nil;
+  end
+  local first = handle.readLine and handle.readLine() or nil;
+  handle.close();
+  if first and first:sub(1, 2) == "#!" then
+    return first:sub(3);
+  end
+  return nil;
+end
+
+local function run_program(entry, env, path, depth, ...)
+  local hashbang = read_hashbang(path);
+  if hashbang then
+    if depth >= MAX_HASHBANG_DEPTH then
+      printError("Too much recursion in hashbang");
+      return false;
+    end
+    local words = tokenise(hashbang);
+    local interpreter = words[1] and shell.resolveProgram(words[1]);
+    if not interpreter then
+      printError("Cannot find hashbang program " .. tostring(words[1]));
+      return false;
+    end
+    table.insert(words, "/" .. path);
+    local args = table.pack(...);
+    for i = 1, args.n do
+      words[#words + 1] = args[i];
+    end
+    return run_program(entry, env, interpreter, depth + 1, table.unpack(words, 2, #words));
+  end
+
+  local fn, load_err = loadfile(path, nil, env);
+  if not fn then
+    if load_err ~= nil and load_err ~= "" then
+      printError(load_err);
+    end
+    return false;
+  end
+
+  local outcome = table.pack(run_isolated(entry, fn, ...));
+  if outcome[1] then
+    return true;
+  end
+  local err = outcome[2];
+  if err ~= nil and err ~= "" then
+    printError(tostring(err));
+  end
+  return false;
+end
+
+--- Runs a program with exactly the given arguments; returns whether it succeeded.
+function shell.execute(command, ...)
+  expect(1, command, "string");
+  for i = 1, select("#", ...) do
+    expect(i + 1, (select(i, ...)), "string");
+  end
+
+  local path = shell.resolveProgram(command);
+  if path == nil then
+    printError("No such program");
+    return false;
+  end
+
+  local entry = { path = path };
+  running[#running + 1] = entry;
+
+  local env = create_env(fs.getDir(path));
+  env.arg = { [0] = command, ... };
+
+  local ok = run_program(entry, env, path, 0, ...);
+  remove_running(entry);
+  return ok;
+end
+
+--- Runs a command line: the arguments are joined with spaces, then split again
+--- (double quotes group words). Returns whether the program succeeded.
+function shell.run(...)
+  local words = tokenise(...);
+  local command = words[1];
+  if command == nil then
+    return false;
+  end
+  return shell.execute(command, table.unpack(words, 2, #words));
+end
+
+--- Asks the shell to exit after the current program. A headless shell runs one
+--- command and returns anyway, so there is no prompt loop to leave.
+function shell.exit()
+end
+
+--- The current directory, without leading "/".
+function shell.dir()
+  return current_dir;
+end
+
+--- Changes the current directory.
+function shell.setDir(dir)
+  expect(1, dir, "string");
+  if not fs.isDir(dir) then
+    error("Not a directory", 2);
+  end
+  current_dir = fs.combine(dir, "");
+end
+
+--- The colon-separated program search path.
+function shell.path()
+  return search_path;
+end
+
+--- Replaces the program search path.
+function shell.setPath(path)
+  expect(1, path, "string");
+  search_path = path;
+end
+
+--- A path relative to the current directory made absolute ("/" = root).
+function shell.resolve(path)
+  expect(1, path, "string");
+  local first = path:sub(1, 1);
+  if first == "/" or first == "\\" then
+    return fs.combine("", path);
+  end
+  return fs.combine(current_dir, path);
+end
+
+--- The file a command name runs, or nil. Aliases apply first; a name with "/" is
+--- a path, any other name is looked for in each directory of the search path.
+function shell.resolveProgram(command)
+  expect(1, command, "string");
+  if aliases[command] ~= nil then
+    command = aliases[command];
+  end
+
+  if command:find("/", 1, true) or command:find("\\", 1, true) then
+    return existing_file(shell.resolve(command));
+  end
+
+  for dir in search_path:gmatch("[^:]+") do
+    local found = existing_file(fs.combine(shell.resolve(dir), command));
+    if found then
+      return found;
+    end
+  end
+  return nil;
+end
+
+--- Sorted names of the programs on the search path (".lua" dropped); names
+--- starting with "." only when include_hidden.
+function shell.programs(include_hidden)
+  expect(1, include_hidden, "boolean", "nil");
+  local seen = {};
+  for dir in search_path:gmatch("[^:]+") do
+    local resolved = shell.resolve(dir);
+    if fs.isDir(resolved) then
+      for _, name in ipairs(fs.list(resolved)) do
+        if not fs.isDir(fs.combine(resolved, name))
+          and (include_hidden or name:sub(1, 1) ~= ".") then
+          if name:sub(-4) == ".lua" then
+            name = name:sub(1, -5);
+          end
+          seen[name] = true;
+        end
+      end
+    end
+  end
+  local names = {};
+  for name in pairs(seen) do
+    names[#names + 1] = name;
+  end
+  table.sort(names);
+  return names;
+end
+
+--- A copy of the alias table.
+function shell.aliases()
+  local copy = {};
+  for name, target in pairs(aliases) do
+    copy[name] = target;
+  end
+  return copy;
+end
+
+--- Makes command run program.
+function shell.setAlias(command, program)
+  expect(1, command, "string");
+  expect(2, program, "string");
+  aliases[command] = program;
+end
+
+--- Removes an alias.
+function shell.clearAlias(command)
+  expect(1, command, "string");
+  aliases[command] = nil;
+end
+
+--- Path (without leading "/") of the program that is running, or nil.
+function shell.getRunningProgram()
+  local own = running_by_coroutine[coroutine.running()];
+  if own then
+    return own.path;
+  end
+  local top = running[#running];
+  return top and top.path or nil;
+end
+
+--- Registers fn(shell, index, text, previous) as the completion function of the
+--- program at path (absolute, without leading "/").
+function shell.setCompletionFunction(path, fn)
+  expect(1, path, "string");
+  expect(2, fn, "function");
+  completion_info[path] = { fnComplete = fn };
+end
+
+--- The table of registered completion functions, by program path.
+function shell.getCompletionInfo()
+  return completion_info;
+end
+
+--- Suffixes completing a program name: aliases, programs on the path, and, for
+--- names with "/", files relative to the current directory.
+function shell.completeProgram(prefix)
+  expect(1, prefix, "string");
+  if prefix:find("/", 1, true) or prefix:find("\\", 1, true) then
+    if fs.complete then
+      return fs.complete(prefix, current_dir, true, false);
+    end
+    return {};
+  end
+  local seen = {};
+  local results = {};
+  local function offer(name)
+    if #name > #prefix and name:sub(1, #prefix) == prefix then
+      local rest = name:sub(#prefix + 1);
+      if not seen[rest] then
+        seen[rest] = true;
+        results[#results + 1] = rest;
+      end
+    end
+  end
+  for name in pairs(aliases) do
+    offer(name);
+  end
+  for _, name in ipairs(shell.programs(false)) do
+    offer(name);
+  end
+  table.sort(results);
+  return results;
+end
+
+--- Suffixes completing the last word of a command line.
+function shell.complete(line)
+  expect(1, line, "string");
+  if #line == 0 then
+    return nil;
+  end
+  local words = tokenise(line);
+  local index = #words;
+  local last = line:sub(-1);
+  if last == " " or last == "\t" then
+    index = index + 1;
+  end
+  if index == 1 then
+    return shell.completeProgram(words[1] or "");
+  end
+  local program = shell.resolveProgram(words[1]);
+  local info = program and completion_info[program];
+  if not info then
+    return nil;
+  end
+  local previous = {};
+  for i = 1, index - 1 do
+    previous[i] = words[i];
+  end
+  return info.fnComplete(shell, index - 1, words[index] or "", previous);
+end
+
+local args = table.pack(...);
+if args.n > 0 then
+  return shell.run(...);
+end
+
+-- Headless: there is no keyboard to read a command from.
+if os.version then
+  print(os.version());
+end
+return true;

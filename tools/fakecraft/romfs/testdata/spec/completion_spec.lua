@@ -1,0 +1,81 @@
+-- Specs for /rom/modules/main/cc/completion.lua and cc/shell/completion.lua.
+
+local completion = require("cc.completion");
+local shell_completion = require("cc.shell.completion");
+
+describe("cc.completion", function()
+  it("completes choices with suffixes", function()
+    expect(completion.choice("he", { "health", "help", "status" })):same({ "alth", "lp" });
+    expect(completion.choice("", { "a", "b" })):same({ "a", "b" });
+  end);
+
+  it("offers an exact match only with add_space", function()
+    expect(completion.choice("help", { "help" })):same({});
+    expect(completion.choice("help", { "help" }, true)):same({ " " });
+    expect(completion.choice("he", { "help" }, true)):same({ "lp " });
+  end);
+
+  it("completes sides", function()
+    expect(completion.side("b")):same({ "ack", "ottom" });
+  end);
+
+  it("checks its arguments", function()
+    expect.error(completion.choice, nil, {}):eq("bad argument #1 (string expected, got nil)");
+    expect.error(completion.choice, "", nil):eq("bad argument #2 (table expected, got nil)");
+  end);
+end);
+
+describe("cc.shell.completion", function()
+  it("builds a function that completes each argument in turn", function()
+    local fn = shell_completion.build(
+      { shell_completion.choice, { "health", "help" } },
+      { shell_completion.choice, { "yes", "no" }, true }
+    );
+    expect(fn(shell, 1, "h", {})):same({ "ealth", "elp" });
+    expect(fn(shell, 2, "y", { "prog", "help" })):same({ "es " });
+    expect(fn(shell, 3, "", { "prog", "help", "yes" })):eq(nil);
+  end);
+
+  it("accepts plain functions and nil gaps", function()
+    local fn = shell_completion.build(nil, function(sh, text) return { text .. "!" }; end);
+    expect(fn(shell, 1, "x", {})):eq(nil);
+    expect(fn(shell, 2, "x", {})):same({ "x!" });
+  end);
+
+  it("repeats a last argument marked many", function()
+    local fn = shell_completion.build({ shell_completion.choice, { "ab" }, many = true });
+    expect(fn(shell, 1, "a", {})):same({ "b" });
+    expect(fn(shell, 5, "a", {})):same({ "b" });
+  end);
+
+  it("rejects bad specs", function()
+    expect.error(shell_completion.build, 5):str_match("bad argument #1 %(table or function expected, got number%)");
+    expect.error(shell_completion.build, { "x" }):str_match("Bad table entry #1 at argument #1 %(function expected, got string%)");
+    expect.error(shell_completion.build, { shell_completion.choice, many = true }, shell_completion.file)
+      :str_match("Unexpected 'many' field on argument #1");
+  end);
+
+  it("completes file and directory names against the shell's directory", function()
+    local old = shell.dir();
+    local here = fs.getDir((debug.getinfo(1, "S").source:gsub("^[@=]", "")));
+    shell.setDir("/" .. here);
+    local files = shell_completion.file(shell, "fixtures/prog_a");
+    local dirs = shell_completion.dir(shell, "fixtures/mo");
+    local both = shell_completion.dirOrFile(shell, "fixtures/prog_e", nil, true);
+    shell.setDir("/" .. old);
+    table.sort(dirs);
+    table.sort(both);
+    expect(files):same({ "rgs.lua" });
+    expect(dirs):same({ "ds", "ds/" });
+    expect(both):same({ "rror.lua ", "vents.lua " });
+  end);
+
+  it("completes program names through the shell", function()
+    local got = shell_completion.program(shell, "shel");
+    local found = false;
+    for _, s in ipairs(got) do
+      if s == "l" then found = true; end
+    end
+    expect(found):eq(true);
+  end);
+end);

@@ -1,0 +1,252 @@
+-- Specs for /rom/programs/shell.lua (the `shell` API that runs this spec).
+
+-- This spec's directory on the computer, where the fixtures live.
+local HERE = fs.getDir((debug.getinfo(1, "S").source:gsub("^[@=]", "")));
+local FIXTURES = fs.combine(HERE, "fixtures");
+
+local function fixture(name)
+  return "/" .. fs.combine(FIXTURES, name);
+end
+
+-- Collects what printError is given while fn runs.
+local function capture_errors(fn)
+  local lines = {};
+  stub(_G, "printError", function(...)
+    lines[#lines + 1] = table.concat({ ... }, "\t");
+  end);
+  local result = fn();
+  return result, lines;
+end
+
+describe("shell", function()
+  before_each(function()
+    _G.SHELL_SPEC_RESULT = nil;
+    _G.SHELL_SPEC_SHELL = shell;
+  end);
+
+  describe("run", function()
+    it("runs a program with its arguments in ... and arg", function()
+      expect(shell.run(fixture("prog_args.lua"), "one", "two")):eq(true);
+      local result = _G.SHELL_SPEC_RESULT;
+      expect(result.args):same({ n = 2, "one", "two" });
+      expect(result.arg0):eq(fixture("prog_args.lua"));
+      expect(result.arg1):eq("one");
+      expect(result.has_require):eq(true);
+      expect(result.same_shell):eq(true);
+    end);
+
+    it("joins and re-splits its arguments, grouping double quotes", function()
+      shell.run(fixture("prog_args.lua") .. ' a\t"b c"', '""', "d");
+      expect(_G.SHELL_SPEC_RESULT.args):same({ n = 4, "a", "b c", "", "d" });
+    end);
+
+    it("finds a program without its .lua extension", function()
+      expect(shell.run(fixture("prog_args"))):eq(true);
+      expect(_G.SHELL_SPEC_RESULT.running):eq(fs.combine(FIXTURES, "prog_args.lua"));
+    end);
+
+    it("reports a missing program", function()
+      local ok, lines = capture_errors(function()
+        return shell.run("/no/such/program");
+      end);
+      expect(ok):eq(false);
+      expect(lines):same({ "No such program" });
+    end);
+
+    it("returns false for an empty command", function()
+      expect(shell.run("")):eq(false);
+      expect(shell.run()):eq(false);
+    end);
+
+    it("prints a program's error with its position and returns false", function()
+      local ok, lines = capture_errors(function()
+        return shell.run(fixture("prog_error.lua"));
+      end);
+      expect(ok):eq(false);
+      expect(lines):same({ fixture("prog_error.lua") .. ":2: it broke" });
+    end);
+
+    it("prints Terminated bare", function()
+      local ok, lines = capture_errors(function()
+        return shell.run(fixture("prog_terminated.lua"));
+      end);
+      expect(ok):eq(false);
+      expect(lines):same({ "Terminated" });
+    end);
+
+    it("prints the parser's message for a syntax error", function()
+      local ok, lines = capture_errors(function()
+        return shell.run(fixture("prog_syntax.lua"));
+      end);
+      expect(ok):eq(false);
+      expect(#lines):eq(1);
+      expect(lines[1]):str_match("prog_syntax%.lua");
+    end);
+
+    it("keeps a program's globals private", function()
+      _G.PROGRAM_GLOBAL = nil;
+      shell.run(fixture("prog_args.lua"));
+      expect(rawget(_G, "PROGRAM_GLOBAL")):eq(nil);
+      expect(PROGRAM_GLOBAL):eq(nil);
+    end);
+
+    it("gives the program require relative to its own directory", function()
+      _G.SHELL_SPEC_REQUIRE = nil;
+      expect(shell.run(fixture("prog_require.lua"))):eq(true);
+      expect(_G.SHELL_SPEC_REQUIRE):eq(42);
+    end);
+
+    it("passes events through to the program", function()
+      _G.SHELL_SPEC_EVENT = nil;
+      os.queueEvent("other", 1);
+      os.queueEvent("shell_spec_event", "hello");
+      expect(shell.run(fixture("prog_events.lua"))):eq(true);
+      expect(_G.SHELL_SPEC_EVENT):eq("hello");
+    end);
+
+    it("runs programs from inside programs", function()
+      _G.SHELL_SPEC_NESTED = nil;
+      expect(shell.run(fixture("prog_nested.lua"))):eq(true);
+      local nested = _G.SHELL_SPEC_NESTED;
+      expect(nested.ok):eq(true);
+      expect(nested.before):eq(fs.combine(FIXTURES, "prog_nested.lua"));
+      expect(nested.after):eq(fs.combine(FIXTURES, "prog_nested.lua"));
+      expect(_G.SHELL_SPEC_RESULT.running):eq(fs.combine(FIXTURES, "prog_args.lua"));
+      expect(_G.SHELL_SPEC_RESULT.arg1):eq("inner");
+    end);
+
+    it("tracks the running program per run when runs interleave", function()
+      _G.SHELL_SPEC_WAIT = {};
+      parallel.waitForAll(
+        function() shell.run(fixture("prog_wait.lua"), "first"); end,
+        function() shell.run(fixture("prog_copy.lua"), "second"); end,
+        function() os.queueEvent("first"); os.queueEvent("second"); end
+      );
+      local wait = _G.SHELL_SPEC_WAIT;
+      expect(wait.first.before):eq(fs.combine(FIXTURES, "prog_wait.lua"));
+      expect(wait.first.after):eq(fs.combine(FIXTURES, "prog_wait.lua"));
+      expect(wait.second.after):eq(fs.combine(FIXTURES, "prog_copy.lua"));
+    end);
+  end);
+
+  describe("hashbang", function()
+    it("runs the program named on a #! first line with the file's path", function()
+      local path = "shell_spec_hashbang.lua";
+      local handle = fs.open(path, "w");
+      handle.write("#!" .. fixture("prog_args.lua") .. " first\nerror('not run')\n");
+      handle.close();
+      local ok = shell.run("/" .. path, "last");
+      fs.delete(path);
+      expect(ok):eq(true);
+      expect(_G.SHELL_SPEC_RESULT.args):same({ n = 3, "first", "/" .. path, "last" });
+    end);
+  end);
+
+  describe("execute", function()
+    it("passes arguments exactly as given", function()
+      expect(shell.execute(fixture("prog_args.lua"), "a b", "")):eq(true);
+      expect(_G.SHELL_SPEC_RESULT.args):same({ n = 2, "a b", "" });
+    end);
+
+    it("checks its arguments", function()
+      expect.error(shell.execute, nil):eq("bad argument #1 (string expected, got nil)");
+      expect.error(shell.execute, "x", 1):eq("bad argument #2 (string expected, got number)");
+    end);
+  end);
+
+  describe("resolve", function()
+    it("makes paths absolute against the current directory", function()
+      expect(shell.resolve("/a/../b")):eq("b");
+      expect(shell.resolve("x")):eq(fs.combine(shell.dir(), "x"));
+    end);
+  end);
+
+  describe("resolveProgram", function()
+    it("looks a name up on the path, trying .lua second", function()
+      local old = shell.path();
+      shell.setPath("/" .. FIXTURES .. ":/rom/programs");
+      expect(shell.resolveProgram("prog_args")):eq(fs.combine(FIXTURES, "prog_args.lua"));
+      expect(shell.resolveProgram("shell")):eq("rom/programs/shell.lua");
+      expect(shell.resolveProgram("mods")):eq(nil);
+      expect(shell.resolveProgram("nope")):eq(nil);
+      shell.setPath(old);
+    end);
+
+    it("applies aliases first", function()
+      shell.setAlias("spec_alias", fixture("prog_args.lua"));
+      expect(shell.resolveProgram("spec_alias")):eq(fs.combine(FIXTURES, "prog_args.lua"));
+      expect(shell.aliases().spec_alias):eq(fixture("prog_args.lua"));
+      shell.clearAlias("spec_alias");
+      expect(shell.resolveProgram("spec_alias")):eq(nil);
+      expect(shell.aliases().sh):eq("shell");
+    end);
+  end);
+
+  describe("path and dir", function()
+    it("has the default path", function()
+      expect(shell.path()):eq(".:/rom/programs:/programs");
+    end);
+
+    it("refuses a directory that does not exist", function()
+      expect.error(shell.setDir, "/no/such/dir"):eq("Not a directory");
+    end);
+
+    it("changes directory", function()
+      local old = shell.dir();
+      shell.setDir("/" .. FIXTURES);
+      expect(shell.dir()):eq(FIXTURES);
+      expect(shell.resolveProgram("prog_args")):eq(fs.combine(FIXTURES, "prog_args.lua"));
+      shell.setDir("/" .. old);
+      expect(shell.dir()):eq(old);
+    end);
+  end);
+
+  describe("programs", function()
+    it("lists programs on the path without .lua", function()
+      local old = shell.path();
+      shell.setPath("/" .. FIXTURES);
+      local names = shell.programs();
+      shell.setPath(old);
+      expect(names[1]):eq("prog_args");
+      local seen = {};
+      for _, n in ipairs(names) do seen[n] = true; end
+      expect(seen.prog_wait):eq(true);
+      expect(seen.mods):eq(nil);
+    end);
+  end);
+
+  describe("completion", function()
+    it("registers completion functions by path", function()
+      local fn = function() return { "x" }; end;
+      shell.setCompletionFunction("spec/thing.lua", fn);
+      expect(shell.getCompletionInfo()["spec/thing.lua"].fnComplete):eq(fn);
+    end);
+
+    it("type-checks the function", function()
+      expect.error(shell.setCompletionFunction, "a", "b"):eq("bad argument #2 (function expected, got string)");
+    end);
+
+    it("completes arguments through the registered function", function()
+      local path = fs.combine(FIXTURES, "prog_args.lua");
+      local completion = require("cc.shell.completion");
+      shell.setCompletionFunction(path, completion.build({ completion.choice, { "health", "help", "status" } }));
+      expect(shell.complete(fixture("prog_args.lua") .. " he")):same({ "alth", "lp" });
+      expect(shell.complete(fixture("prog_args.lua") .. " ")):same({ "health", "help", "status" });
+      shell.getCompletionInfo()[path] = nil;
+    end);
+
+    it("completes program names", function()
+      local old = shell.path();
+      shell.setPath("/" .. FIXTURES);
+      local got = shell.completeProgram("prog_a");
+      shell.setPath(old);
+      expect(got):same({ "rgs" });
+    end);
+  end);
+
+  describe("getRunningProgram", function()
+    it("names the spec runner without a leading slash", function()
+      expect(shell.getRunningProgram()):eq("rom/fakecraft/spec.lua");
+    end);
+  end);
+end);
