@@ -1,0 +1,176 @@
+-- sandbox: talk to the trap-sandbox gateway through the sandbox daemon.
+-- `sandbox health` asks the gateway to probe itself and opencode; `sandbox status` shows the
+-- daemon's connection; `sandbox reconnect` makes it connect again (e.g. after fixing the
+-- password). User errors are one red line (error(msg, 0)) and a failed run.
+
+local libsandbox = require('/apis/libsandbox');
+
+local PROGRAM_PATH = "programs/sandbox.lua";
+local SUBCOMMANDS = { "health", "status", "reconnect", "help" };
+
+-- How long to wait for a daemon that is still connecting before giving up, and how often
+-- to look again meanwhile (it announces success with trapos_sandbox_connected, but not
+-- failure, so we also poll its status).
+local CONNECT_WAIT = libsandbox.REQUEST_TIMEOUT;
+local POLL_INTERVAL = 0.5;
+
+local MSG_URL_NOT_SET = "sandbox.url is not set. Run: set sandbox.url ws://<host>:4444";
+local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
+local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
+local MSG_UNAUTHORIZED = "the gateway rejected sandbox.password (unauthorized). Fix it with: set sandbox.password <secret>";
+
+-- Every line fits the 51-column computer screen.
+local function usage()
+  print("Usage: sandbox <command>");
+  print("  health     check the gateway and opencode");
+  print("  status     show URL, connection, last error");
+  print("  reconnect  make the daemon connect again");
+  print("  help       this help (also --help, -h)");
+  print("  --version  show the version");
+  print("Settings: sandbox.url, sandbox.password");
+end
+
+local function fail(message)
+  error(message, 0);
+end
+
+local function registerCompletion()
+  if shell == nil or shell.setCompletionFunction == nil then
+    return;
+  end
+  pcall(function()
+    local completion = require('cc.shell.completion');
+    shell.setCompletionFunction(PROGRAM_PATH, completion.build({ completion.choice, SUBCOMMANDS }));
+  end);
+end
+
+-- Turns the daemon's reason into advice the user can act on.
+local function explain(why, url)
+  why = tostring(why or "unknown error");
+  if why:find("Domain not permitted", 1, true) then
+    local host = url and libsandbox.urlHost(url) or "the gateway's host";
+    return "Domain not permitted: the server's CC: Tweaked config denies " .. host
+      .. "; allow it in computercraft-server.toml [[http.rules]] (see docs/user-guide.md)";
+  end
+  if why:find(libsandbox.ERR_UNAUTHORIZED, 1, true) == 1 then
+    return MSG_UNAUTHORIZED;
+  end
+  return why;
+end
+
+local function explainStatus(status)
+  if status.state == libsandbox.STATE_UNAUTHORIZED then
+    return MSG_UNAUTHORIZED;
+  elseif status.state == libsandbox.STATE_DORMANT then
+    return libsandbox.URL_NOT_SET;
+  elseif status.lastError ~= nil then
+    return explain(status.lastError, status.url);
+  elseif status.state == libsandbox.STATE_CONNECTING or status.state == libsandbox.STATE_AUTHENTICATING then
+    return "still connecting to " .. tostring(status.url);
+  end
+  return tostring(status.state);
+end
+
+local function checkSetup()
+  if http == nil then
+    fail(MSG_HTTP_DISABLED);
+  end
+  if libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)) == nil then
+    fail(MSG_URL_NOT_SET);
+  end
+end
+
+local function getStatus()
+  local status = libsandbox.requestStatus();
+  if status == nil then
+    fail(MSG_NO_DAEMON);
+  end
+  return status;
+end
+
+local function isConnecting(status)
+  return status.state == libsandbox.STATE_CONNECTING or status.state == libsandbox.STATE_AUTHENTICATING;
+end
+
+-- Returns the daemon's status once it is connected; fails with the reason otherwise.
+-- A daemon still connecting (just booted, settings just changed) gets CONNECT_WAIT seconds.
+local function awaitConnection()
+  local status = getStatus();
+  local waited = 0;
+  while isConnecting(status) and waited < CONNECT_WAIT do
+    libsandbox.waitFor(POLL_INTERVAL, function(event)
+      return event[1] == libsandbox.EVENT_CONNECTED;
+    end);
+    waited = waited + POLL_INTERVAL;
+    status = getStatus();
+  end
+  if not status.connected then
+    fail("Not connected to the gateway: " .. explainStatus(status));
+  end
+  return status;
+end
+
+local function failRequest(err, url)
+  if err.code == libsandbox.ERR_TIMEOUT then
+    fail("The gateway did not answer within " .. libsandbox.REQUEST_TIMEOUT .. " seconds");
+  elseif err.code == libsandbox.ERR_NOT_CONNECTED then
+    fail("Not connected to the gateway: " .. explain(err.message, url));
+  end
+  fail("The gateway refused the request: " .. err.code .. ": " .. err.message);
+end
+
+local function health()
+  checkSetup();
+  local status = awaitConnection();
+  local ok, payload, err = libsandbox.request("probe_gateway", {}, libsandbox.REQUEST_TIMEOUT);
+  if not ok then
+    failRequest(err, status.url);
+  end
+  print("sandboxOk: " .. tostring(payload.sandboxOk == true));
+  print("opencodeOk: " .. tostring(payload.opencodeOk == true));
+  if payload.opencodeOk ~= true then
+    print("opencodeDetail: " .. tostring(payload.opencodeDetail or "no detail given"));
+  end
+end
+
+local function showStatus()
+  local status = getStatus();
+  print("url: " .. tostring(status.url or "not set"));
+  print("connected: " .. tostring(status.connected == true));
+  print("traposId: " .. tostring(status.traposId));
+  print("lastError: " .. tostring(status.lastError or "none"));
+end
+
+local function reconnect()
+  checkSetup();
+  getStatus();
+  -- The daemon sees the reconnect before our next status request (events are FIFO).
+  libsandbox.reconnect();
+  local status = awaitConnection();
+  print("connected: true");
+  print("traposId: " .. tostring(status.traposId));
+end
+
+local COMMANDS = {
+  health = health,
+  status = showStatus,
+  reconnect = reconnect,
+};
+
+local args = { ... };
+local command = args[1];
+
+libsandbox.defineSettings();
+registerCompletion();
+
+if command == nil or command == "help" or command == "--help" or command == "-h" then
+  usage();
+elseif command == "--version" then
+  print("sandbox " .. libsandbox.VERSION);
+elseif COMMANDS[command] == nil then
+  fail("sandbox: unknown command '" .. command .. "'. Run: sandbox --help");
+elseif #args > 1 then
+  fail("sandbox " .. command .. ": unexpected argument '" .. args[2] .. "'. Run: sandbox --help");
+else
+  COMMANDS[command]();
+end

@@ -1,0 +1,333 @@
+-- Specs for programs/sandbox.lua: its exact output in each daemon state. The program runs
+-- for real (loadfile + its own environment); the daemon is played by a stubbed
+-- os.queueEvent that answers status requests and sends like servers/sandbox.lua would, and
+-- timers fire at once so no test waits real seconds.
+
+local lib = require('/apis/libsandbox');
+
+local PROGRAM = "/programs/sandbox.lua";
+local URL = "ws://127.0.0.1:4444";
+local FULL_URL = "ws://127.0.0.1:4444/trapos/ws";
+-- Fake timer ids, far above the computer's own and never reused across cases: a stale
+-- timer event left in the queue by one case must not fire another case's wait.
+local nextTimer = 800000;
+
+local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
+
+local function connectedStatus()
+  return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base" };
+end
+
+local function downStatus(state, lastError)
+  return { url = FULL_URL, connected = false, state = state, traposId = "7:base", lastError = lastError };
+end
+
+-- Runs the program with args. opts.status: the daemon's status, a list of statuses given
+-- in turn (the last repeats), or nil for no daemon. opts.reply(type, payload) returns the
+-- gateway's ok, payload, error, or nothing to never answer. opts.settings: setting values
+-- (sandbox.url defaults to URL). opts.noHttp hides the http API.
+-- Returns ok, error message, printed lines, and a record of what the program asked for.
+local function run(args, opts)
+  opts = opts or {};
+  local realQueue = os.queueEvent;
+  local record = { sends = {}, reconnects = 0, timers = {}, statusRequests = 0 };
+  local statuses = opts.status;
+  if statuses ~= nil and statuses[1] == nil then
+    statuses = { statuses };
+  end
+
+  local values = opts.settings or { ["sandbox.url"] = URL };
+  stub(settings, "get", function(name, default)
+    local value = values[name];
+    if value == nil then
+      return default;
+    end
+    return value;
+  end);
+
+  stub(os, "startTimer", function(seconds)
+    nextTimer = nextTimer + 1;
+    record.timers[#record.timers + 1] = seconds;
+    realQueue("timer", nextTimer); -- fires after anything already queued
+    return nextTimer;
+  end);
+  stub(os, "cancelTimer", function() end);
+
+  stub(os, "queueEvent", function(name, ...)
+    local args = table.pack(...);
+    if name == lib.EVENT_STATUS_REQUEST then
+      record.statusRequests = record.statusRequests + 1;
+      if statuses ~= nil then
+        local status = statuses[math.min(record.statusRequests, #statuses)];
+        realQueue(lib.EVENT_STATUS, args[1], status);
+      end
+    elseif name == lib.EVENT_SEND then
+      record.sends[#record.sends + 1] = { type = args[2], payload = args[3] };
+      if opts.reply ~= nil then
+        local result = table.pack(opts.reply(args[2], args[3]));
+        if result.n > 0 then
+          realQueue(lib.EVENT_REPLY, args[1], result[1], result[2], result[3]);
+        end
+      end
+    elseif name == lib.EVENT_RECONNECT then
+      record.reconnects = record.reconnects + 1;
+    else
+      realQueue(name, ...);
+    end
+  end);
+
+  local lines = {};
+  local completions = {};
+  local env = {
+    print = function(...)
+      local parts = table.pack(...);
+      for i = 1, parts.n do
+        parts[i] = tostring(parts[i]);
+      end
+      lines[#lines + 1] = table.concat(parts, "\t", 1, parts.n);
+    end,
+    require = require,
+    shell = {
+      setCompletionFunction = function(path, fn) completions[path] = fn; end,
+    },
+  };
+  setmetatable(env, { __index = function(_, key)
+    if key == "http" then
+      -- The command only checks that http exists; the daemon owns the socket.
+      if opts.noHttp then
+        return nil;
+      end
+      return _G.http or {};
+    end
+    return _G[key];
+  end });
+  local program, loadErr = loadfile(PROGRAM, nil, env);
+  if program == nil then
+    fail("cannot load " .. PROGRAM .. ": " .. tostring(loadErr));
+  end
+  local ok, err = pcall(program, table.unpack(args));
+  record.completions = completions;
+  return ok, err, lines, record;
+end
+
+local function expectSuccess(ok, err)
+  if not ok then
+    fail("the command failed: " .. tostring(err));
+  end
+end
+
+describe("sandbox command", function()
+  describe("health", function()
+    it("prints sandboxOk and opencodeOk when all is well", function()
+      local ok, err, lines, record = run({ "health" }, {
+        status = connectedStatus(),
+        reply = function() return true, { sandboxOk = true, opencodeOk = true }; end,
+      });
+      expectSuccess(ok, err);
+      expect(lines):same({ "sandboxOk: true", "opencodeOk: true" });
+      expect(#record.sends):eq(1);
+      expect(record.sends[1].type):eq("probe_gateway");
+      expect(record.sends[1].payload):same({});
+    end);
+
+    it("adds opencodeDetail only when opencode is down", function()
+      local ok, err, lines = run({ "health" }, {
+        status = connectedStatus(),
+        reply = function()
+          return true, { sandboxOk = true, opencodeOk = false, opencodeDetail = "opencode at http://127.0.0.1:4242: connection refused" };
+        end,
+      });
+      expectSuccess(ok, err);
+      expect(lines):same({
+        "sandboxOk: true",
+        "opencodeOk: false",
+        "opencodeDetail: opencode at http://127.0.0.1:4242: connection refused",
+      });
+    end);
+
+    it("waits for a daemon that is still connecting", function()
+      local ok, err, lines, record = run({ "health" }, {
+        status = { downStatus("connecting"), downStatus("authenticating"), connectedStatus() },
+        reply = function() return true, { sandboxOk = true, opencodeOk = true }; end,
+      });
+      expectSuccess(ok, err);
+      expect(lines):same({ "sandboxOk: true", "opencodeOk: true" });
+      expect(record.statusRequests):eq(3);
+    end);
+
+    it("gives up on a daemon that never finishes connecting", function()
+      local ok, err = run({ "health" }, { status = downStatus("connecting") });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: still connecting to " .. FULL_URL);
+    end);
+
+    it("fails when sandbox.url is not set", function()
+      local ok, err, lines, record = run({ "health" }, { settings = {}, status = downStatus("dormant") });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox.url is not set. Run: set sandbox.url ws://<host>:4444");
+      expect(lines):same({});
+      expect(#record.sends):eq(0);
+    end);
+
+    it("fails when the http API is disabled", function()
+      local ok, err = run({ "health" }, { noHttp = true, status = downStatus("disabled") });
+      expect(ok):eq(false);
+      expect(err):eq("The http API is disabled on this computer (enable http in the server config)");
+    end);
+
+    it("fails when the daemon is not running", function()
+      local ok, err, _, record = run({ "health" }, {});
+      expect(ok):eq(false);
+      expect(err):eq(MSG_NO_DAEMON);
+      expect(record.timers[1]):eq(1);
+    end);
+
+    it("explains unauthorized", function()
+      local ok, err = run({ "health" }, { status = downStatus("unauthorized", "unauthorized: wrong secret") });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: the gateway rejected sandbox.password (unauthorized). Fix it with: set sandbox.password <secret>");
+    end);
+
+    it("explains Domain not permitted", function()
+      local ok, err = run({ "health" }, { status = downStatus("waiting", "Domain not permitted") });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: Domain not permitted: the server's CC: Tweaked config denies 127.0.0.1; allow it in computercraft-server.toml [[http.rules]] (see docs/user-guide.md)");
+    end);
+
+    it("passes other connection errors on as they are", function()
+      local ok, err = run({ "health" }, { status = downStatus("waiting", "Could not connect") });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: Could not connect");
+    end);
+
+    it("reports a timeout after 10 seconds", function()
+      local ok, err, lines, record = run({ "health" }, { status = connectedStatus(), reply = function() end });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway did not answer within 10 seconds");
+      expect(lines):same({});
+      expect(record.timers[#record.timers]):eq(10);
+    end);
+
+    it("reports a connection lost during the request", function()
+      local ok, err = run({ "health" }, {
+        status = connectedStatus(),
+        reply = function()
+          return false, nil, { code = "not_connected", message = "lost the connection: Connection closed" };
+        end,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: lost the connection: Connection closed");
+    end);
+
+    it("reports other gateway errors with their code", function()
+      local ok, err = run({ "health" }, {
+        status = connectedStatus(),
+        reply = function() return false, nil, { code = "not_authenticated", message = "say hello first" }; end,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the request: not_authenticated: say hello first");
+    end);
+  end);
+
+  describe("status", function()
+    it("shows a connected daemon", function()
+      local ok, err, lines = run({ "status" }, { status = connectedStatus() });
+      expectSuccess(ok, err);
+      expect(lines):same({
+        "url: " .. FULL_URL,
+        "connected: true",
+        "traposId: 7:base",
+        "lastError: none",
+      });
+    end);
+
+    it("shows the last error", function()
+      local ok, err, lines = run({ "status" }, { status = downStatus("waiting", "Connection closed") });
+      expectSuccess(ok, err);
+      expect(lines):same({
+        "url: " .. FULL_URL,
+        "connected: false",
+        "traposId: 7:base",
+        "lastError: Connection closed",
+      });
+    end);
+
+    it("shows a dormant daemon", function()
+      local ok, err, lines = run({ "status" }, {
+        settings = {},
+        status = { connected = false, state = "dormant", traposId = "7:" },
+      });
+      expectSuccess(ok, err);
+      expect(lines):same({ "url: not set", "connected: false", "traposId: 7:", "lastError: none" });
+    end);
+
+    it("fails when the daemon is not running", function()
+      local ok, err = run({ "status" }, {});
+      expect(ok):eq(false);
+      expect(err):eq(MSG_NO_DAEMON);
+    end);
+  end);
+
+  describe("reconnect", function()
+    it("asks the daemon to reconnect and reports the connection", function()
+      local ok, err, lines, record = run({ "reconnect" }, {
+        status = { downStatus("unauthorized", "unauthorized: no"), downStatus("connecting"), connectedStatus() },
+      });
+      expectSuccess(ok, err);
+      expect(record.reconnects):eq(1);
+      expect(lines):same({ "connected: true", "traposId: 7:base" });
+    end);
+
+    it("reports why the new connection failed", function()
+      local ok, err, _, record = run({ "reconnect" }, {
+        status = { connectedStatus(), downStatus("unauthorized", "unauthorized: no") },
+      });
+      expect(record.reconnects):eq(1);
+      expect(ok):eq(false);
+      expect(err):str_match("^Not connected to the gateway: the gateway rejected sandbox.password");
+    end);
+  end);
+
+  describe("arguments", function()
+    it("prints usage for --help, -h, help and no argument", function()
+      for _, args in ipairs({ { "--help" }, { "-h" }, { "help" }, {} }) do
+        local ok, err, lines = run(args, {});
+        expectSuccess(ok, err);
+        expect(lines[1]):eq("Usage: sandbox <command>");
+        expect(#lines > 3):eq(true);
+        for _, line in ipairs(lines) do
+          if #line > 51 then
+            fail("usage line wider than the screen: " .. line);
+          end
+        end
+      end
+    end);
+
+    it("prints the version", function()
+      local ok, err, lines = run({ "--version" }, {});
+      expectSuccess(ok, err);
+      expect(lines):same({ "sandbox " .. lib.VERSION });
+    end);
+
+    it("rejects an unknown command in one line", function()
+      local ok, err, lines = run({ "frobnicate" }, {});
+      expect(ok):eq(false);
+      expect(err):eq("sandbox: unknown command 'frobnicate'. Run: sandbox --help");
+      expect(lines):same({});
+    end);
+
+    it("rejects extra arguments", function()
+      local ok, err = run({ "status", "now" }, { status = connectedStatus() });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox status: unexpected argument 'now'. Run: sandbox --help");
+    end);
+
+    it("registers tab completion for its subcommands", function()
+      local _, _, _, record = run({ "--version" }, {});
+      local complete = record.completions["programs/sandbox.lua"];
+      expect(complete):type("function");
+      expect(complete(nil, 1, "he", {})):same({ "alth", "lp" });
+      expect(complete(nil, 1, "st", {})):same({ "atus" });
+    end);
+  end);
+end);

@@ -1,0 +1,92 @@
+-- Specs for servers/sandbox.lua: the thin loop that feeds events to libsandbox.newDaemon.
+-- The file runs for real with a scripted os.pullEventRaw and a recording os.queueEvent.
+
+local lib = require('/apis/libsandbox');
+
+local SERVER = "/servers/sandbox.lua";
+
+-- Runs the server over the given events (each a packed list). Returns what it queued,
+-- the completion functions it registered, what it printed in red, and whether it ended.
+local function runServer(events, opts)
+  opts = opts or {};
+  local queued, completions, errors = {}, {}, {};
+  local nextEvent = 0;
+  local fakeOs = setmetatable({
+    pullEventRaw = function()
+      nextEvent = nextEvent + 1;
+      local event = events[nextEvent];
+      if event == nil then
+        error("the server asked for more events than scripted", 0);
+      end
+      return table.unpack(event, 1, event.n or #event);
+    end,
+    queueEvent = function(...) queued[#queued + 1] = table.pack(...); end,
+    startTimer = function() return 1; end,
+    cancelTimer = function() end,
+  }, { __index = os });
+  local values = opts.settings or {};
+  local fakeSettings = {
+    define = function() end,
+    get = function(name, default)
+      if values[name] == nil then
+        return default;
+      end
+      return values[name];
+    end,
+  };
+  local env = setmetatable({
+    os = fakeOs,
+    settings = fakeSettings,
+    require = require,
+    printError = function(message) errors[#errors + 1] = message; end,
+    shell = { setCompletionFunction = function(path, fn) completions[path] = fn; end },
+  }, { __index = function(_, key)
+    if key == "http" then
+      return opts.http;
+    end
+    return _G[key];
+  end });
+  local server, loadErr = loadfile(SERVER, nil, env);
+  if server == nil then
+    fail("cannot load " .. SERVER .. ": " .. tostring(loadErr));
+  end
+  local ok, err = pcall(server);
+  return { ok = ok, err = err, queued = queued, completions = completions, errors = errors, pulled = nextEvent };
+end
+
+describe("sandbox server", function()
+  it("answers status requests and ends on terminate", function()
+    local result = runServer({
+      { "trapos_sandbox_status_request", "r-1" },
+      { "trapos_sandbox_send", "m-1", "probe_gateway", {} },
+      { "terminate" },
+    });
+    if not result.ok then
+      fail(tostring(result.err));
+    end
+    expect(result.pulled):eq(3);
+    expect(result.queued[1][1]):eq(lib.EVENT_STATUS);
+    expect(result.queued[1][2]):eq("r-1");
+    expect(result.queued[1][3].state):eq("disabled");
+    expect(result.queued[2][1]):eq(lib.EVENT_REPLY);
+    expect(result.queued[2][5].code):eq("not_connected");
+    expect(result.errors):same({});
+  end);
+
+  it("connects at boot when sandbox.url is set", function()
+    local urls = {};
+    local result = runServer({ { "terminate" } }, {
+      settings = { ["sandbox.url"] = "ws://gw:4444" },
+      http = { websocketAsync = function(url) urls[#urls + 1] = url; return true; end },
+    });
+    expect(result.ok):eq(true);
+    expect(urls):same({ "ws://gw:4444/trapos/ws" });
+  end);
+
+  it("registers tab completion for the command", function()
+    local result = runServer({ { "terminate" } });
+    local complete = result.completions["programs/sandbox.lua"];
+    expect(complete):type("function");
+    expect(complete(nil, 1, "re", {})):same({ "connect" });
+  end);
+end);

@@ -1,0 +1,608 @@
+-- Specs for the sandbox daemon (libsandbox.newDaemon) against a scripted gateway: a fake
+-- http whose websocketAsync records URLs, fake sockets that record sent frames, and events
+-- fed straight to the daemon's handler.
+
+local lib = require('/apis/libsandbox');
+
+local URL = "ws://127.0.0.1:4444";
+local FULL_URL = "ws://127.0.0.1:4444/trapos/ws";
+local UUID_PATTERN = "^%x%x%x%x%x%x%x%x%-%x%x%x%x%-4%x%x%x%-[89ab]%x%x%x%-%x%x%x%x%x%x%x%x%x%x%x%x$";
+
+local function newSocket()
+  local socket = { sent = {}, closed = 0 };
+  -- CC handle methods take no self: the daemon must call socket.send(x), not socket:send(x).
+  socket.send = function(message)
+    if type(message) ~= "string" then
+      error("bad argument #1 (string expected, got " .. type(message) .. ")", 2);
+    end
+    if socket.closed > 0 then
+      error("attempt to use a closed file", 2);
+    end
+    socket.sent[#socket.sent + 1] = message;
+  end;
+  socket.close = function()
+    socket.closed = socket.closed + 1;
+  end;
+  socket.frame = function(i)
+    return textutils.unserializeJSON(socket.sent[i or #socket.sent]);
+  end;
+  return socket;
+end
+
+-- A scripted world: settings values, a fake os and http, and the daemon under test.
+local function newWorld(opts)
+  opts = opts or {};
+  local world = {
+    values = { ["sandbox.url"] = opts.url, ["sandbox.password"] = opts.password },
+    label = opts.label,
+    queued = {},
+    timers = {},
+    cancelled = {},
+    connects = {},
+    logs = {},
+    nextTimer = 100,
+  };
+  world.settings = {
+    define = function(name, options) world.defined = (world.defined or 0) + 1; end,
+    get = function(name, default)
+      local value = world.values[name];
+      if value == nil then
+        return default;
+      end
+      return value;
+    end,
+  };
+  world.os = {
+    queueEvent = function(...)
+      world.queued[#world.queued + 1] = table.pack(...);
+    end,
+    startTimer = function(seconds)
+      world.nextTimer = world.nextTimer + 1;
+      world.timers[world.nextTimer] = seconds;
+      world.lastTimer = world.nextTimer;
+      return world.nextTimer;
+    end,
+    cancelTimer = function(id)
+      world.cancelled[id] = true;
+      world.timers[id] = nil;
+    end,
+    getComputerID = function() return 7; end,
+    getComputerLabel = function() return world.label; end,
+    epoch = function() return 0; end,
+  };
+  if not opts.noHttp then
+    world.http = {
+      websocketAsync = function(url)
+        world.connects[#world.connects + 1] = url;
+        if opts.raise then
+          error(opts.raise, 2);
+        elseif opts.syncFailure then
+          return false, opts.syncFailure;
+        end
+        return true;
+      end,
+    };
+  end
+  world.daemon = lib.newDaemon({
+    http = world.http,
+    settings = world.settings,
+    os = world.os,
+    clock = function() return 0; end,
+    log = function(message) world.logs[#world.logs + 1] = message; end,
+  });
+  world.handle = world.daemon.handle;
+
+  -- Events queued with this name, oldest first.
+  world.events = function(name)
+    local found = {};
+    for _, event in ipairs(world.queued) do
+      if event[1] == name then
+        found[#found + 1] = event;
+      end
+    end
+    return found;
+  end;
+  world.timerCount = function()
+    local n = 0;
+    for _ in pairs(world.timers) do
+      n = n + 1;
+    end
+    return n;
+  end;
+  -- Opens the socket: websocket_success for the URL the daemon asked for.
+  world.open = function()
+    local socket = newSocket();
+    world.handle("websocket_success", world.connects[#world.connects], socket);
+    return socket;
+  end;
+  world.message = function(frame)
+    return world.handle("websocket_message", world.connects[#world.connects], textutils.serializeJSON(frame), false);
+  end;
+  world.answerHello = function(socket, ok, err)
+    local hello = socket.frame(1);
+    world.message({
+      event = "gateway_response",
+      traposReceiverId = hello.traposSenderId,
+      messageId = hello.messageId,
+      type = "hello",
+      ok = ok,
+      payload = ok and { accountId = "local" } or nil,
+      error = err,
+    });
+  end;
+  -- Starts, opens and authenticates: returns the connected socket.
+  world.connect = function()
+    world.daemon.start();
+    local socket = world.open();
+    world.answerHello(socket, true);
+    return socket;
+  end;
+  return world;
+end
+
+describe("sandbox daemon", function()
+  describe("without sandbox.url", function()
+    it("stays dormant and connects nowhere", function()
+      local world = newWorld();
+      world.daemon.start();
+      expect(#world.connects):eq(0);
+      expect(world.daemon.status().state):eq("dormant");
+      expect(world.daemon.status().connected):eq(false);
+      expect(world.timerCount()):eq(0);
+    end);
+
+    it("defines its settings on start", function()
+      local world = newWorld();
+      world.daemon.start();
+      expect(world.defined):eq(2);
+    end);
+
+    it("answers a send at once with not_connected", function()
+      local world = newWorld();
+      world.daemon.start();
+      world.handle("trapos_sandbox_send", "id-1", "probe_gateway", {});
+      local replies = world.events("trapos_sandbox_reply");
+      expect(#replies):eq(1);
+      expect(replies[1][2]):eq("id-1");
+      expect(replies[1][3]):eq(false);
+      expect(replies[1][4]):eq(nil);
+      expect(replies[1][5]):same({ code = "not_connected", message = "sandbox.url is not set" });
+    end);
+
+    it("wakes up when sandbox.url is set", function()
+      local world = newWorld();
+      world.daemon.start();
+      world.values["sandbox.url"] = URL;
+      world.handle("setting_changed", "sandbox.url", URL, nil);
+      expect(world.connects):same({ FULL_URL });
+      expect(world.daemon.status().state):eq("connecting");
+    end);
+
+    it("ignores other settings", function()
+      local world = newWorld();
+      world.daemon.start();
+      world.values["sandbox.url"] = URL;
+      world.handle("setting_changed", "shell.allow_startup", true, false);
+      expect(#world.connects):eq(0);
+    end);
+  end);
+
+  describe("without the http API", function()
+    it("stays dormant with a clear last error", function()
+      local world = newWorld({ url = URL, noHttp = true });
+      world.daemon.start();
+      local status = world.daemon.status();
+      expect(status.state):eq("disabled");
+      expect(status.lastError):eq("http API is disabled (enable it in the server config)");
+      world.handle("trapos_sandbox_send", "id-1", "t", {});
+      expect(world.events("trapos_sandbox_reply")[1][5].message)
+        :eq("http API is disabled (enable it in the server config)");
+      expect(world.timerCount()):eq(0);
+    end);
+  end);
+
+  describe("handshake", function()
+    it("sends hello with traposId and secret when the socket opens", function()
+      local world = newWorld({ url = URL, password = "s3cret", label = "base" });
+      world.daemon.start();
+      expect(world.connects):same({ FULL_URL });
+      local socket = world.open();
+      expect(#socket.sent):eq(1);
+      local hello = socket.frame(1);
+      expect(hello.event):eq("computer_request");
+      expect(hello.type):eq("hello");
+      expect(hello.traposSenderId):eq("7:base");
+      expect(hello.messageId):str_match(UUID_PATTERN);
+      expect(hello.payload):same({ traposId = "7:base", secret = "s3cret" });
+      expect(world.daemon.status().state):eq("authenticating");
+    end);
+
+    it("sends an empty secret when sandbox.password is unset", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local hello = world.open().frame(1);
+      expect(hello.payload):same({ traposId = "7:", secret = "" });
+      expect(hello.traposSenderId):eq("7:");
+    end);
+
+    it("ignores a success for somebody else's URL", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local other = newSocket();
+      world.handle("websocket_success", "ws://elsewhere:1/x", other);
+      expect(#other.sent):eq(0);
+      expect(other.closed):eq(0);
+      expect(world.daemon.status().state):eq("connecting");
+    end);
+
+    it("is connected once hello is accepted and says so", function()
+      local world = newWorld({ url = URL, label = "base" });
+      world.connect();
+      local connected = world.events("trapos_sandbox_connected");
+      expect(#connected):eq(1);
+      expect(connected[1][2]):eq("7:base");
+      local status = world.daemon.status();
+      expect(status.connected):eq(true);
+      expect(status.state):eq("connected");
+      expect(status.traposId):eq("7:base");
+      expect(status.url):eq(FULL_URL);
+      expect(status.lastError):eq(nil);
+    end);
+
+    it("stops for good on unauthorized", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local socket = world.open();
+      world.answerHello(socket, false, { code = "unauthorized", message = "wrong secret" });
+      expect(socket.closed):eq(1);
+      expect(world.timerCount()):eq(0);
+      local status = world.daemon.status();
+      expect(status.state):eq("unauthorized");
+      expect(status.connected):eq(false);
+      expect(status.lastError):eq("unauthorized: wrong secret");
+      expect(#world.events("trapos_sandbox_connected")):eq(0);
+
+      -- The gateway's close afterwards changes nothing.
+      world.handle("websocket_closed", FULL_URL, "unauthorized", 4001);
+      expect(world.timerCount()):eq(0);
+      expect(#world.connects):eq(1);
+      expect(world.daemon.status().lastError):eq("unauthorized: wrong secret");
+
+      world.handle("trapos_sandbox_send", "id-1", "probe_gateway", {});
+      local reply = world.events("trapos_sandbox_reply")[1];
+      expect(reply[5]):same({ code = "not_connected", message = "unauthorized: wrong secret" });
+    end);
+
+    it("tries again after unauthorized when asked to", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.answerHello(world.open(), false, { code = "unauthorized", message = "no" });
+      world.handle("trapos_sandbox_reconnect");
+      expect(#world.connects):eq(2);
+      expect(world.daemon.status().lastError):eq(nil);
+      expect(world.daemon.status().state):eq("connecting");
+    end);
+
+    it("tries again after unauthorized when the password changes", function()
+      local world = newWorld({ url = URL, password = "old" });
+      world.daemon.start();
+      world.answerHello(world.open(), false, { code = "unauthorized", message = "no" });
+      world.values["sandbox.password"] = "new";
+      world.handle("setting_changed", "sandbox.password", "new", "old");
+      expect(#world.connects):eq(2);
+      expect(world.daemon.status().lastError):eq(nil);
+      expect(world.open().frame(1).payload.secret):eq("new");
+    end);
+
+    it("retries in 5 s when hello fails for another reason", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local socket = world.open();
+      world.answerHello(socket, false, { code = "internal", message = "registry down" });
+      expect(socket.closed):eq(1);
+      expect(world.timers[world.lastTimer]):eq(5);
+      expect(world.daemon.status().state):eq("waiting");
+    end);
+  end);
+
+  describe("connection loss", function()
+    it("closes the old socket and reconnects after exactly 5 s", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
+      expect(socket.closed):eq(1);
+      expect(world.timerCount()):eq(1);
+      expect(world.timers[world.lastTimer]):eq(5);
+      local status = world.daemon.status();
+      expect(status.connected):eq(false);
+      expect(status.state):eq("waiting");
+      expect(status.lastError):eq("Connection closed");
+      expect(#world.connects):eq(1);
+
+      world.handle("timer", world.lastTimer - 1); -- not ours
+      expect(#world.connects):eq(1);
+      world.handle("timer", world.lastTimer);
+      expect(world.connects):same({ FULL_URL, FULL_URL });
+      expect(world.daemon.status().state):eq("connecting");
+    end);
+
+    it("records an asynchronous failure and retries", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("websocket_failure", FULL_URL, "Domain not permitted");
+      local status = world.daemon.status();
+      expect(status.lastError):eq("Domain not permitted");
+      expect(status.state):eq("waiting");
+      expect(world.timers[world.lastTimer]):eq(5);
+    end);
+
+    it("records a synchronous failure once, not twice", function()
+      local world = newWorld({ url = "http://127.0.0.1:4444", syncFailure = "Invalid scheme 'http'" });
+      world.daemon.start();
+      expect(world.daemon.status().lastError):eq("Invalid scheme 'http'");
+      expect(world.timerCount()):eq(1);
+      -- CC also queues websocket_failure for a synchronous failure.
+      world.handle("websocket_failure", world.connects[1], "Invalid scheme 'http'");
+      expect(world.timerCount()):eq(1);
+    end);
+
+    it("records a raising websocketAsync and retries", function()
+      local world = newWorld({ url = URL, raise = "Too many websockets already open" });
+      world.daemon.start();
+      expect(world.daemon.status().lastError):str_match("Too many websockets already open");
+      expect(world.timers[world.lastTimer]):eq(5);
+    end);
+
+    it("answers every in-flight request with not_connected", function()
+      local world = newWorld({ url = URL });
+      world.connect();
+      world.handle("trapos_sandbox_send", "a", "probe_gateway", {});
+      world.handle("trapos_sandbox_send", "b", "probe_gateway", {});
+      expect(#world.events("trapos_sandbox_reply")):eq(0);
+      world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
+      local replies = world.events("trapos_sandbox_reply");
+      expect(#replies):eq(2);
+      local ids = {};
+      for _, reply in ipairs(replies) do
+        ids[reply[2]] = true;
+        expect(reply[3]):eq(false);
+        expect(reply[5].code):eq("not_connected");
+        expect(reply[5].message):str_match("Connection closed");
+      end
+      expect(ids):same({ a = true, b = true });
+    end);
+
+    it("closes a stale socket of a superseded URL", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.values["sandbox.url"] = "ws://10.0.0.2:4444";
+      world.handle("setting_changed", "sandbox.url", "ws://10.0.0.2:4444", URL);
+      local stale = newSocket();
+      world.handle("websocket_success", FULL_URL, stale);
+      expect(stale.closed):eq(1);
+      expect(#stale.sent):eq(0);
+      expect(world.daemon.status().state):eq("connecting");
+      expect(world.daemon.status().url):eq("ws://10.0.0.2:4444/trapos/ws");
+    end);
+
+    it("drops the socket and reconnects when the URL changes", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.values["sandbox.url"] = "ws://10.0.0.2:4444/custom";
+      world.handle("setting_changed", "sandbox.url", "ws://10.0.0.2:4444/custom", URL);
+      expect(socket.closed):eq(1);
+      expect(world.connects[2]):eq("ws://10.0.0.2:4444/custom");
+    end);
+
+    it("goes dormant when sandbox.url is unset", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.values["sandbox.url"] = nil;
+      world.handle("setting_changed", "sandbox.url", nil, URL);
+      expect(socket.closed):eq(1);
+      expect(world.daemon.status().state):eq("dormant");
+      expect(world.timerCount()):eq(0);
+    end);
+  end);
+
+  describe("gateway requests", function()
+    it("answers ping with the traposId", function()
+      local world = newWorld({ url = URL, label = "base" });
+      local socket = world.connect();
+      world.message({
+        event = "gateway_request", traposReceiverId = "7:base", messageId = "p-1", type = "ping",
+        payload = textutils.empty_json_array,
+      });
+      expect(#socket.sent):eq(2);
+      expect(socket.frame(2)):same({
+        event = "computer_response",
+        traposSenderId = "7:base",
+        messageId = "p-1",
+        type = "ping",
+        ok = true,
+        payload = { traposId = "7:base" },
+      });
+    end);
+
+    it("answers any other type with unknown_type", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.message({ event = "gateway_request", traposReceiverId = "7:", messageId = "q-1", type = "reboot" });
+      local response = socket.frame(2);
+      expect(response.event):eq("computer_response");
+      expect(response.messageId):eq("q-1");
+      expect(response.type):eq("reboot");
+      expect(response.ok):eq(false);
+      expect(response.payload):eq(nil);
+      expect(response.error.code):eq("unknown_type");
+      expect(response.error.message):type("string");
+    end);
+
+    it("ignores malformed frames and keeps the connection", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      local queuedBefore = #world.queued;
+      for _, raw in ipairs({ "not json", "null", "[]", "{}", '{"event":"gateway_request"}', '{"event":"computer_request","messageId":"x","type":"t"}' }) do
+        expect(world.handle("websocket_message", FULL_URL, raw, false)):eq(true);
+      end
+      expect(#socket.sent):eq(1);
+      expect(#world.queued):eq(queuedBefore);
+      expect(world.daemon.status().connected):eq(true);
+      expect(#world.logs):eq(0);
+    end);
+
+    it("ignores messages for another URL", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.handle("websocket_message", "ws://elsewhere/x", textutils.serializeJSON({
+        event = "gateway_request", messageId = "p", type = "ping",
+      }), false);
+      expect(#socket.sent):eq(1);
+    end);
+  end);
+
+  describe("requests from programs", function()
+    it("sends a computer_request and relays the reply", function()
+      local world = newWorld({ url = URL, label = "base" });
+      local socket = world.connect();
+      world.handle("trapos_sandbox_send", "m-1", "probe_gateway", {});
+      local request = socket.frame(2);
+      expect(request):same({
+        event = "computer_request",
+        traposSenderId = "7:base",
+        messageId = "m-1",
+        type = "probe_gateway",
+        payload = {},
+      });
+      expect(socket.sent[2]):str_match('"payload":{}');
+      world.message({
+        event = "gateway_response", traposReceiverId = "7:base", messageId = "m-1", type = "probe_gateway",
+        ok = true, payload = { sandboxOk = true, opencodeOk = false, opencodeDetail = "refused" },
+      });
+      local replies = world.events("trapos_sandbox_reply");
+      expect(#replies):eq(1);
+      expect(replies[1][2]):eq("m-1");
+      expect(replies[1][3]):eq(true);
+      expect(replies[1][4]):same({ sandboxOk = true, opencodeOk = false, opencodeDetail = "refused" });
+      expect(replies[1][5]):eq(nil);
+    end);
+
+    it("relays a failed reply's error", function()
+      local world = newWorld({ url = URL });
+      world.connect();
+      world.handle("trapos_sandbox_send", "m-1", "nope", {});
+      world.message({
+        event = "gateway_response", messageId = "m-1", type = "nope",
+        ok = false, error = { code = "unknown_type", message = "no handler" },
+      });
+      local reply = world.events("trapos_sandbox_reply")[1];
+      expect(reply[3]):eq(false);
+      expect(reply[5]):same({ code = "unknown_type", message = "no handler" });
+    end);
+
+    it("relays a [] payload as a writable table", function()
+      local world = newWorld({ url = URL });
+      world.connect();
+      world.handle("trapos_sandbox_send", "m-1", "t", nil);
+      world.handle("websocket_message", FULL_URL,
+        '{"event":"gateway_response","messageId":"m-1","type":"t","ok":true,"payload":[]}', false);
+      local payload = world.events("trapos_sandbox_reply")[1][4];
+      expect(payload):same({});
+      payload.x = 1;
+    end);
+
+    it("does not relay replies to requests it did not send", function()
+      local world = newWorld({ url = URL });
+      world.connect();
+      world.message({ event = "gateway_response", messageId = "unknown", type = "t", ok = true, payload = {} });
+      expect(#world.events("trapos_sandbox_reply")):eq(0);
+    end);
+
+    it("answers not_connected at once while still connecting", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("trapos_sandbox_send", "m-1", "t", {});
+      local reply = world.events("trapos_sandbox_reply")[1];
+      expect(reply[2]):eq("m-1");
+      expect(reply[5].code):eq("not_connected");
+      expect(reply[5].message):str_match("still connecting");
+    end);
+
+    it("answers not_connected with the last error while waiting to reconnect", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("websocket_failure", FULL_URL, "Could not connect");
+      world.handle("trapos_sandbox_send", "m-1", "t", {});
+      expect(world.events("trapos_sandbox_reply")[1][5])
+        :same({ code = "not_connected", message = "Could not connect" });
+    end);
+
+    it("refuses a message over 128 KiB with internal, keeping the socket", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.handle("trapos_sandbox_send", "big", "t", { blob = string.rep("x", lib.MAX_MESSAGE_BYTES + 1) });
+      expect(#socket.sent):eq(1);
+      local reply = world.events("trapos_sandbox_reply")[1];
+      expect(reply[2]):eq("big");
+      expect(reply[5].code):eq("internal");
+      expect(reply[5].message):str_match("too large");
+      expect(world.daemon.status().connected):eq(true);
+    end);
+
+    it("treats a failing send as a lost connection", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      socket.closed = 1; -- the socket died under us
+      world.handle("trapos_sandbox_send", "m-1", "t", {});
+      local reply = world.events("trapos_sandbox_reply")[1];
+      expect(reply[5].code):eq("not_connected");
+      expect(world.daemon.status().state):eq("waiting");
+      expect(world.timers[world.lastTimer]):eq(5);
+    end);
+  end);
+
+  describe("status and lifecycle", function()
+    it("answers a status request with its state", function()
+      local world = newWorld({ url = URL, label = "base" });
+      world.connect();
+      world.handle("trapos_sandbox_status_request", "r-1");
+      local event = world.events("trapos_sandbox_status")[1];
+      expect(event[2]):eq("r-1");
+      expect(event[3].url):eq(FULL_URL);
+      expect(event[3].connected):eq(true);
+      expect(event[3].state):eq("connected");
+      expect(event[3].traposId):eq("7:base");
+      expect(event[3].lastError):eq(nil);
+    end);
+
+    it("closes the socket and stops on terminate", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.handle("trapos_sandbox_send", "m-1", "t", {});
+      expect(world.handle("terminate")):eq(false);
+      expect(socket.closed):eq(1);
+      expect(world.events("trapos_sandbox_reply")[1][5].code):eq("not_connected");
+      expect(world.daemon.status().state):eq("stopped");
+      expect(world.handle("timer", 1)):eq(false);
+    end);
+
+    it("cancels a pending reconnect on terminate", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("websocket_failure", FULL_URL, "Could not connect");
+      local timer = world.lastTimer;
+      world.handle("terminate");
+      expect(world.cancelled[timer]):eq(true);
+    end);
+
+    it("survives a failing handler and logs it", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.settings.get = function() error("settings exploded", 0); end;
+      expect(world.handle("setting_changed", "sandbox.url")):eq(true);
+      expect(#world.logs):eq(1);
+      expect(world.logs[1]):str_match("settings exploded");
+      expect(world.handle("trapos_sandbox_status_request", "r")):eq(true);
+    end);
+  end);
+end);
