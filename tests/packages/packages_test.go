@@ -1,0 +1,249 @@
+package packages_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/repo"
+	"tests/packages"
+)
+
+// TestRepositoryPackages is the real check: the repo's own index, descriptors and trapos/ tree.
+func TestRepositoryPackages(t *testing.T) {
+	root, err := repo.Root()
+	require.NoError(t, err)
+	assert.NoError(t, packages.Check(root))
+}
+
+// TestRepositoryShipsSandboxDaemon pins what the seed asks of the two packages, so that a
+// consistent-but-wrong edit (dropping the daemon, forgetting the meta dependency) still fails.
+func TestRepositoryShipsSandboxDaemon(t *testing.T) {
+	root, err := repo.Root()
+	require.NoError(t, err)
+
+	sandbox := readDescriptor(t, filepath.Join(root, "packages", "trapos-sandbox", "ccpm.json"))
+	assert.Subset(t, sandbox.Files, []string{"apis/libsandbox.lua", "servers/sandbox.lua", "programs/sandbox.lua"})
+	assert.Equal(t, []string{"servers/sandbox.lua"}, sandbox.Autostart)
+
+	meta := readDescriptor(t, filepath.Join(root, "packages", "trapos", "ccpm.json"))
+	assert.Contains(t, meta.Dependencies, "trapos-sandbox")
+	assert.Empty(t, meta.Files, "the meta-package ships no files of its own")
+}
+
+// TestRepositoryShipsEveryAPI catches a library added under trapos/apis/ but forgotten in the
+// package: every non-test Lua file there must be installed by some package.
+func TestRepositoryShipsEveryAPI(t *testing.T) {
+	root, err := repo.Root()
+	require.NoError(t, err)
+
+	shipped := map[string]bool{}
+	dirs, err := os.ReadDir(filepath.Join(root, "packages"))
+	require.NoError(t, err)
+	for _, d := range dirs {
+		if d.IsDir() {
+			for _, f := range readDescriptor(t, filepath.Join(root, "packages", d.Name(), "ccpm.json")).Files {
+				shipped[f] = true
+			}
+		}
+	}
+	for _, dir := range []string{"apis", "servers", "programs"} {
+		matches, err := filepath.Glob(filepath.Join(root, "trapos", dir, "*.lua"))
+		require.NoError(t, err)
+		for _, m := range matches {
+			rel := dir + "/" + filepath.Base(m)
+			assert.True(t, shipped[rel], "%s exists under trapos/ but no package ships it", rel)
+		}
+	}
+}
+
+func readDescriptor(t *testing.T, file string) packages.Descriptor {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var d packages.Descriptor
+	require.NoError(t, json.Unmarshal(raw, &d))
+	return d
+}
+
+// tree is a synthetic repository: files by slash path, written under a temp dir.
+type tree map[string]string
+
+func validTree() tree {
+	return tree{
+		"go.work":                       "go 1.26\n",
+		"packages/index.json":           `{"packages":[{"name":"meta","version":"1.0.0"},{"name":"lib","version":"0.2.0"}]}`,
+		"packages/meta/ccpm.json":       `{"name":"meta","version":"1.0.0","description":"meta","dependencies":["lib"],"files":[],"autostart":[]}`,
+		"packages/lib/ccpm.json":        `{"name":"lib","version":"0.2.0","description":"lib","dependencies":[],"files":["apis/liba.lua","servers/d.lua"],"autostart":["servers/d.lua"]}`,
+		"trapos/apis/liba.lua":          "return {};\n",
+		"trapos/servers/d.lua":          "print('d');\n",
+		"trapos/programs/unrelated.lua": "print('x');\n",
+	}
+}
+
+func (tr tree) write(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, body := range tr {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	return root
+}
+
+func TestCheckAcceptsValidTree(t *testing.T) {
+	assert.NoError(t, packages.Check(validTree().write(t)))
+}
+
+// TestCheckRejects shows that each check fails on bad input: every case breaks one thing in an
+// otherwise valid tree and expects the specific complaint.
+func TestCheckRejects(t *testing.T) {
+	cases := []struct {
+		name   string
+		edit   func(tree)
+		remove []string
+		want   string
+	}{
+		{
+			name: "package missing from index",
+			edit: func(tr tree) {
+				tr["packages/index.json"] = `{"packages":[{"name":"meta","version":"1.0.0"}]}`
+			},
+			want: `packages/lib/ccpm.json: package "lib" is not listed in the index`,
+		},
+		{
+			name: "index lists a package with no descriptor",
+			edit: func(tr tree) {
+				tr["packages/index.json"] = `{"packages":[{"name":"meta","version":"1.0.0"},{"name":"lib","version":"0.2.0"},{"name":"ghost","version":"1.0.0"}]}`
+			},
+			want: `index: package "ghost" has no packages/ghost/ccpm.json`,
+		},
+		{
+			name: "version mismatch",
+			edit: func(tr tree) {
+				tr["packages/index.json"] = `{"packages":[{"name":"meta","version":"1.0.1"},{"name":"lib","version":"0.2.0"}]}`
+			},
+			want: `packages/meta/ccpm.json: version "1.0.0", but the index says "1.0.1"`,
+		},
+		{
+			name: "index lists a package twice",
+			edit: func(tr tree) {
+				tr["packages/index.json"] = `{"packages":[{"name":"meta","version":"1.0.0"},{"name":"lib","version":"0.2.0"},{"name":"lib","version":"0.2.0"}]}`
+			},
+			want: `index: package "lib" is listed twice`,
+		},
+		{
+			name:   "listed file missing under trapos",
+			remove: []string{"trapos/apis/liba.lua"},
+			want:   `packages/lib/ccpm.json: file "apis/liba.lua" does not exist under trapos/`,
+		},
+		{
+			name: "file path escapes trapos",
+			edit: func(tr tree) {
+				tr["packages/lib/ccpm.json"] = `{"name":"lib","version":"0.2.0","description":"lib","dependencies":[],"files":["../go.work"],"autostart":[]}`
+			},
+			want: `packages/lib/ccpm.json: file "../go.work" is not a clean relative install path`,
+		},
+		{
+			name: "autostart not among files",
+			edit: func(tr tree) {
+				tr["packages/lib/ccpm.json"] = `{"name":"lib","version":"0.2.0","description":"lib","dependencies":[],"files":["apis/liba.lua"],"autostart":["servers/d.lua"]}`
+			},
+			want: `packages/lib/ccpm.json: autostart "servers/d.lua" is not among the package's files`,
+		},
+		{
+			name: "dependency not in index",
+			edit: func(tr tree) {
+				tr["packages/meta/ccpm.json"] = `{"name":"meta","version":"1.0.0","description":"meta","dependencies":["lib","nope"],"files":[],"autostart":[]}`
+			},
+			want: `packages/meta/ccpm.json: dependency "nope" is not a package in the index`,
+		},
+		{
+			name: "dependency cycle",
+			edit: func(tr tree) {
+				tr["packages/lib/ccpm.json"] = `{"name":"lib","version":"0.2.0","description":"lib","dependencies":["meta"],"files":["apis/liba.lua","servers/d.lua"],"autostart":["servers/d.lua"]}`
+			},
+			want: `dependency cycle: lib -> meta -> lib`,
+		},
+		{
+			name: "required field missing",
+			edit: func(tr tree) {
+				tr["packages/meta/ccpm.json"] = `{"name":"meta","version":"1.0.0","description":"meta","files":[]}`
+			},
+			want: `packages/meta/ccpm.json: missing required field(s): dependencies, autostart`,
+		},
+		{
+			name: "required field null",
+			edit: func(tr tree) {
+				tr["packages/meta/ccpm.json"] = `{"name":"meta","version":"1.0.0","description":"meta","dependencies":["lib"],"files":null,"autostart":[]}`
+			},
+			want: `packages/meta/ccpm.json: missing required field(s): files`,
+		},
+		{
+			name: "unknown field",
+			edit: func(tr tree) {
+				tr["packages/meta/ccpm.json"] = `{"name":"meta","version":"1.0.0","description":"meta","dependencies":["lib"],"files":[],"autostart":[],"autorun":[]}`
+			},
+			want: `unknown field "autorun"`,
+		},
+		{
+			name: "name differs from directory",
+			edit: func(tr tree) {
+				tr["packages/meta/ccpm.json"] = `{"name":"trapos","version":"1.0.0","description":"meta","dependencies":["lib"],"files":[],"autostart":[]}`
+			},
+			want: `packages/meta/ccpm.json: name "trapos" does not match its directory "meta"`,
+		},
+		{
+			name: "bad version",
+			edit: func(tr tree) {
+				tr["packages/index.json"] = `{"packages":[{"name":"meta","version":"1.0"},{"name":"lib","version":"0.2.0"}]}`
+				tr["packages/meta/ccpm.json"] = `{"name":"meta","version":"1.0","description":"meta","dependencies":["lib"],"files":[],"autostart":[]}`
+			},
+			want: `packages/meta/ccpm.json: version "1.0", want MAJOR.MINOR.PATCH`,
+		},
+		{
+			name: "empty description",
+			edit: func(tr tree) {
+				tr["packages/meta/ccpm.json"] = `{"name":"meta","version":"1.0.0","description":"  ","dependencies":["lib"],"files":[],"autostart":[]}`
+			},
+			want: `packages/meta/ccpm.json: description is empty`,
+		},
+		{
+			name: "package dir without descriptor",
+			edit: func(tr tree) { tr["packages/stray/README"] = "x" },
+			want: `packages/stray/ccpm.json: open`,
+		},
+		{
+			name: "descriptor is not JSON",
+			edit: func(tr tree) { tr["packages/lib/ccpm.json"] = `{"name":` },
+			want: `packages/lib/ccpm.json: parse:`,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := validTree()
+			if tc.edit != nil {
+				tc.edit(tr)
+			}
+			for _, r := range tc.remove {
+				delete(tr, r)
+			}
+			err := packages.Check(tr.write(t))
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestCheckFailsWithoutIndex(t *testing.T) {
+	tr := validTree()
+	delete(tr, "packages/index.json")
+	err := packages.Check(tr.write(t))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "read index")
+}
