@@ -1,0 +1,50 @@
+package integration
+
+import (
+	"context"
+	"net"
+	"os/exec"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+)
+
+// TestBadConfigurationFailsClearly: a mistake in the configuration ends the process at once
+// with a non-zero status and a message naming the problem, never a panic or a half-started
+// gateway.
+func TestBadConfigurationFailsClearly(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = busy.Close() })
+
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"zero hello timeout", []string{"--listen", "127.0.0.1:0", "--hello-timeout", "0s"}, "hello-timeout"},
+		{"negative probe timeout", []string{"--listen", "127.0.0.1:0", "--probe-timeout", "-1s"}, "probe-timeout"},
+		{"unparsable duration", []string{"--listen", "127.0.0.1:0", "--request-timeout", "soon"}, "request-timeout"},
+		{"port in use", []string{"--listen", busy.Addr().String()}, busy.Addr().String()},
+		{"unknown flag", []string{"--listen", "127.0.0.1:0", "--no-such-flag"}, "no-such-flag"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, gatewayBin, tc.args...)
+			cmd.Env = harness.CleanEnv()
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, ctx.Err(), "the gateway kept running:\n%s", out)
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "want a non-zero exit, got %v:\n%s", err, out)
+			assert.NotZero(t, exit.ExitCode())
+			assert.Contains(t, string(out), tc.want)
+			assert.NotContains(t, string(out), "panic")
+			assert.NotContains(t, string(out), "msg=listening")
+		})
+	}
+}

@@ -1,0 +1,48 @@
+package integration
+
+import (
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+)
+
+// TestGatewayRestart: computers see the shutdown as close 1001 (reconnect), and after the
+// gateway comes back on the same port they reconnect and say hello again.
+func TestGatewayRestart(t *testing.T) {
+	ctx := testContext(t)
+	first := startGateway(t)
+	ids := []string{"20:north", "21:south", "22:"}
+	var computers []*harness.Computer
+	for _, id := range ids {
+		computers = append(computers, connect(ctx, t, first, id))
+	}
+	// One socket that has not said hello yet is closed the same way.
+	silent := dial(ctx, t, first, "23:")
+
+	require.NoError(t, first.Stop(), "SIGTERM must end the gateway with status 0")
+	for i, c := range computers {
+		ce, err := c.ExpectClose(ctx)
+		require.NoError(t, err, ids[i])
+		assert.Equal(t, harness.CloseGoingAway, ce.Code, "%s: close %d %q", ids[i], ce.Code, ce.Text)
+	}
+	requireClose(ctx, t, silent, harness.CloseGoingAway)
+
+	_, err := harness.Dial(ctx, first.WebSocketURL(), "20:north")
+	require.Error(t, err, "nothing may accept sockets while the gateway is down")
+
+	second := harness.Start(t, gatewayBin, harness.Options{
+		Listen: net.JoinHostPort("127.0.0.1", first.Port()),
+		Args:   []string{"--password", sandboxPassword, "--opencode-url", harness.ClosedPortURL(t)},
+	})
+	require.Equal(t, first.Addr, second.Addr)
+	for _, id := range ids {
+		c := connect(ctx, t, second, id)
+		f, err := c.Request(ctx, harness.TypeProbeGateway, map[string]any{})
+		require.NoError(t, err, id)
+		requireOK(t, f)
+	}
+}

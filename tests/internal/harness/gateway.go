@@ -1,0 +1,261 @@
+// Package harness runs the real trap-sandbox gateway binary as a child process and talks to it
+// the way a trapos computer does: raw WebSocket frames, no Lua. Integration and end-to-end
+// tests share it.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"tests/internal/repo"
+)
+
+// Timeouts of the process harness. They bound waits that only run long when something is broken.
+const (
+	// BuildTimeout bounds `go build` of the gateway (a cold build on a loaded 2-core box).
+	BuildTimeout = 3 * time.Minute
+	// StartTimeout bounds how long a started gateway may take to log its listening line.
+	StartTimeout = 20 * time.Second
+	// StopTimeout bounds a graceful stop after SIGTERM before the harness kills the process.
+	// The gateway's own shutdown bound is 5 s by default.
+	StopTimeout = 10 * time.Second
+)
+
+// GatewayPackage is the gateway's main package, relative to the repository root.
+const GatewayPackage = "./tools/trap-sandbox"
+
+// configEnvPrefixes name the environment variables that configure the gateway. They are
+// stripped from the child's environment so a developer's shell cannot change a test's outcome.
+var configEnvPrefixes = []string{"SANDBOX_", "OPENCODE_"}
+
+// listeningLine matches the slog text line the gateway logs once it serves; addr is host:port.
+var listeningLine = regexp.MustCompile(`(?:^|\s)msg=listening(?:\s|$)`)
+var addrAttr = regexp.MustCompile(`(?:^|\s)addr=("?)([^\s"]+)"?`)
+
+// BuildGateway compiles the gateway into dir and returns the binary's path. With race, the
+// gateway is built with the race detector: a race then fails the process's exit status (66),
+// which Stop reports.
+func BuildGateway(ctx context.Context, dir string, race bool) (string, error) {
+	root, err := repo.Root()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, BuildTimeout)
+	defer cancel()
+	bin := filepath.Join(dir, "trap-sandbox")
+	args := []string{"build", "-o", bin}
+	if race {
+		args = append(args, "-race")
+	}
+	cmd := exec.CommandContext(ctx, "go", append(args, GatewayPackage)...)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", GatewayPackage, err, out)
+	}
+	return bin, nil
+}
+
+// Options configure one gateway process.
+type Options struct {
+	// Listen is the --listen address; empty means 127.0.0.1:0 (a free port).
+	Listen string
+	// Args are extra command-line flags, e.g. "--password", "s3cret".
+	Args []string
+	// Env are extra KEY=VALUE environment entries (config variables of the caller's own
+	// environment are removed first).
+	Env []string
+}
+
+// Gateway is one running gateway process. Stop it with Stop; Start registers a cleanup that
+// does so and fails the test if the process did not exit cleanly.
+type Gateway struct {
+	// Addr is the host:port the gateway logged as its listening address.
+	Addr string
+
+	cmd    *exec.Cmd
+	log    *logWatcher
+	exited chan struct{} // closed when Wait returned; waitErr is then set
+	// waitErr is the process's exit status; written once before exited is closed.
+	waitErr  error
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// Start runs the binary with opts and waits until it logs that it is listening.
+func Start(t testing.TB, bin string, opts Options) *Gateway {
+	t.Helper()
+	g, err := start(bin, opts)
+	if g != nil {
+		t.Cleanup(func() {
+			if err := g.Stop(); err != nil {
+				t.Errorf("gateway did not stop cleanly: %v", err)
+			}
+			if t.Failed() {
+				t.Logf("gateway log (%s):\n%s", g.Addr, g.Log())
+			}
+		})
+	}
+	if err != nil {
+		t.Fatalf("start gateway: %v", err)
+	}
+	return g
+}
+
+func start(bin string, opts Options) (*Gateway, error) {
+	listen := opts.Listen
+	if listen == "" {
+		listen = "127.0.0.1:0"
+	}
+	g := &Gateway{log: newLogWatcher(), exited: make(chan struct{})}
+	g.cmd = exec.Command(bin, append([]string{"--listen", listen}, opts.Args...)...)
+	// A race-built gateway otherwise sleeps 1 s at exit, once per test.
+	g.cmd.Env = append(append(CleanEnv(), "GORACE=atexit_sleep_ms=0"), opts.Env...)
+	// A writer (not StderrPipe) so exec's copying goroutine ends inside Wait.
+	g.cmd.Stderr = g.log
+	g.cmd.Stdout = g.log
+	if err := g.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	go func() {
+		g.waitErr = g.cmd.Wait()
+		close(g.exited)
+	}()
+
+	timer := time.NewTimer(StartTimeout)
+	defer timer.Stop()
+	select {
+	case addr := <-g.log.listening:
+		g.Addr = addr
+		return g, nil
+	case <-g.exited:
+		return g, fmt.Errorf("gateway exited before listening (%v):\n%s", g.waitErr, g.Log())
+	case <-timer.C:
+		return g, fmt.Errorf("no listening line within %s:\n%s", StartTimeout, g.Log())
+	}
+}
+
+// Stop sends SIGTERM and waits for the process; it kills the process if it outlives
+// StopTimeout. It returns an error unless the process exited with status 0 in time. Later
+// calls return the first result.
+func (g *Gateway) Stop() error {
+	g.stopOnce.Do(func() {
+		select {
+		case <-g.exited:
+			g.stopErr = fmt.Errorf("gateway had already exited: %v", g.waitErr)
+			return
+		default:
+		}
+		if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+			g.stopErr = fmt.Errorf("sigterm: %w", err)
+		}
+		timer := time.NewTimer(StopTimeout)
+		defer timer.Stop()
+		select {
+		case <-g.exited:
+			if g.waitErr != nil && g.stopErr == nil {
+				g.stopErr = fmt.Errorf("exit after sigterm: %w", g.waitErr)
+			}
+		case <-timer.C:
+			_ = g.cmd.Process.Kill()
+			<-g.exited
+			g.stopErr = errors.Join(g.stopErr, fmt.Errorf("still running %s after sigterm; killed", StopTimeout))
+		}
+	})
+	return g.stopErr
+}
+
+// Exited is closed when the process has exited.
+func (g *Gateway) Exited() <-chan struct{} { return g.exited }
+
+// Log returns everything the process wrote to stderr and stdout so far.
+func (g *Gateway) Log() string { return g.log.String() }
+
+// WebSocketURL is the computers' endpoint, ws://ADDR/trapos/ws.
+func (g *Gateway) WebSocketURL() string { return "ws://" + g.Addr + "/trapos/ws" }
+
+// URL returns http://ADDR followed by path.
+func (g *Gateway) URL(path string) string { return "http://" + g.Addr + path }
+
+// Port returns the port of Addr.
+func (g *Gateway) Port() string {
+	_, port, _ := net.SplitHostPort(g.Addr)
+	return port
+}
+
+// HTTPClient returns a client that keeps no idle connections, so no transport goroutine
+// outlives a test (goleak).
+func HTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: StartTimeout}
+}
+
+// CleanEnv returns this process's environment without the gateway's configuration variables.
+func CleanEnv() []string {
+	env := os.Environ()
+	out := make([]string, 0, len(env))
+next:
+	for _, kv := range env {
+		for _, p := range configEnvPrefixes {
+			if strings.HasPrefix(kv, p) {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// logWatcher collects the child's output and reports the address of the first listening line.
+type logWatcher struct {
+	mu        sync.Mutex // guards buf and partial
+	buf       bytes.Buffer
+	partial   []byte
+	listening chan string // buffered(1); receives the first listening address
+	found     bool
+}
+
+func newLogWatcher() *logWatcher {
+	return &logWatcher{listening: make(chan string, 1)}
+}
+
+// Write implements io.Writer; exec calls it from one goroutine, tests read String from others.
+func (w *logWatcher) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	w.partial = append(w.partial, p...)
+	for {
+		i := bytes.IndexByte(w.partial, '\n')
+		if i < 0 {
+			break
+		}
+		line := string(w.partial[:i])
+		w.partial = w.partial[i+1:]
+		if w.found || !listeningLine.MatchString(line) {
+			continue
+		}
+		if m := addrAttr.FindStringSubmatch(line); m != nil {
+			w.found = true
+			w.listening <- m[2]
+		}
+	}
+	return len(p), nil
+}
+
+func (w *logWatcher) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
