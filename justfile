@@ -1,0 +1,60 @@
+# trap-sandbox task menu. Every recipe runs from the repository root; only Go (1.26+) is needed.
+
+set shell := ["bash", "-euo", "pipefail", "-c"]
+
+# Oldest Go release the workspace builds with (go.work says go 1.26.x).
+min_go := "1.26"
+
+# List the recipes
+default:
+    @just --list --unsorted
+
+# Run the trap-sandbox gateway on port 4444 (flags/env: see `go run ./tools/trap-sandbox --help`)
+sandbox-serve:
+    go run ./tools/trap-sandbox --listen :4444
+
+# Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft
+_craftos-test:
+    go run ./tools/fakecraft test trapos/tests tools/fakecraft/romfs/testdata/spec
+
+# Run every Go test of the workspace with the race detector
+test:
+    go test -race work
+
+# Check formatting (gofmt), go vet, and that every Lua file parses
+check:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    unformatted=$(gofmt -l tools tests)
+    if [ -n "$unformatted" ]; then
+      echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
+    fi
+    go vet work
+    go test -count=1 ./tests/luasyntax ./tests/packages
+
+# Run what CI runs
+ci:
+    bash .ci/run
+
+# Run fakecraft, the headless CC: Tweaked computer (e.g. `just fakecraft run sandbox health`)
+fakecraft *args:
+    go run ./tools/fakecraft {{args}}
+
+# Download every module's dependencies and check the toolchain versions
+install:
+    #!/usr/bin/env bash
+    set -euo pipefail
+    for dir in $(go list -m -f '{{{{.Dir}}'); do
+      echo "go mod download in ${dir#"$PWD/"}"
+      (cd "$dir" && go mod download)
+    done
+    have=$(go env GOVERSION); have=${have#go}
+    echo "go version: $have (need >= {{min_go}})"
+    if [ "$(printf '%s\n%s\n' "{{min_go}}" "$have" | sort -V | head -n1)" != "{{min_go}}" ]; then
+      echo "Go $have is older than {{min_go}}" >&2; exit 1
+    fi
+    just --version
+
+# Run the gateway benchmarks once each (a smoke run, not a measurement)
+bench:
+    go test -run '^$' -bench . -benchtime 1x ./tools/trap-sandbox/...
