@@ -1,0 +1,31 @@
+package cli
+
+import (
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/computer/machine"
+)
+
+// TestLuaSpecs runs the project's Lua specs through `fakecraft test`, so that
+// `go test work` covers the in-game code (trapos/tests) and fakecraft's own ROM
+// (romfs/testdata/spec) exactly as `just _craftos-test` does.
+func TestLuaSpecs(t *testing.T) {
+	root, err := machine.FindRepoRoot(".")
+	require.NoError(t, err)
+
+	for _, dir := range []string{"trapos/tests", "tools/fakecraft/romfs/testdata/spec"} {
+		t.Run(dir, func(t *testing.T) {
+			code, out, errOut := run(t, "test", "--root", root, "--time-scale", "10", filepath.Join(root, dir))
+			summary := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed`).FindStringSubmatch(out)
+			require.NotNil(t, summary, "no summary line in:\n%s\n%s", out, errOut)
+			assert.NotEqual(t, "0", summary[1], "no spec ran")
+			assert.Equal(t, "0", summary[2], out)
+			assert.Equal(t, ExitOK, code, out+errOut)
+		})
+	}
+}
