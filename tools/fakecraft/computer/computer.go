@@ -6,6 +6,8 @@
 package computer
 
 import (
+	"fakecraft/ccformat"
+
 	"context"
 	"errors"
 	"fmt"
@@ -405,7 +407,7 @@ func (c *Computer) shutdown() {
 // toStringSafe renders an error value without running Lua code that could fail again.
 func toStringSafe(L *lua.LState, v lua.LValue) string {
 	if n, ok := v.(lua.LNumber); ok {
-		return FormatNumber(float64(n))
+		return ccformat.FormatNumber(float64(n))
 	}
 	if s, ok := v.(lua.LString); ok {
 		return string(s)

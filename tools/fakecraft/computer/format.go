@@ -1,6 +1,8 @@
 package computer
 
 import (
+	"fakecraft/ccformat"
+
 	"fmt"
 	"math"
 	"strconv"
@@ -9,28 +11,10 @@ import (
 	lua "github.com/yuin/gopher-lua"
 )
 
-// FormatNumber renders a number as CC: Tweaked's Cobalt VM does: whole values that fit in an
-// int64 print as integers, others with C's %.14g, and the specials as nan, inf and -inf.
-func FormatNumber(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	// The int64 range check must exclude 2^63 itself, which float64 can hold but int64 cannot.
-	if f == math.Trunc(f) && f >= -9.223372036854775808e18 && f < 9.223372036854775808e18 {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return fmt.Sprintf("%.14g", f)
-}
-
 // toStringMeta is Lua's tostring with CC's number formatting and the __tostring metamethod.
 func toStringMeta(L *lua.LState, v lua.LValue) string {
 	if n, ok := v.(lua.LNumber); ok {
-		return FormatNumber(float64(n))
+		return ccformat.FormatNumber(float64(n))
 	}
 	if mt, ok := L.GetMetaField(v, "__tostring").(*lua.LFunction); ok {
 		L.Push(mt)
@@ -41,7 +25,7 @@ func toStringMeta(L *lua.LState, v lua.LValue) string {
 		s, isStr := r.(lua.LString)
 		if !isStr {
 			if n, isNum := r.(lua.LNumber); isNum {
-				return FormatNumber(float64(n))
+				return ccformat.FormatNumber(float64(n))
 			}
 			L.RaiseError("'__tostring' must return a string")
 		}
@@ -108,7 +92,7 @@ func luaStringFormat(L *lua.LState) int {
 		case 'e', 'E', 'f', 'F', 'g', 'G':
 			n := float64(L.CheckNumber(arg))
 			if math.IsNaN(n) || math.IsInf(n, 0) {
-				out.WriteString(fmt.Sprintf("%"+strings.TrimRight(spec, ".0123456789")+"s", FormatNumber(n)))
+				out.WriteString(fmt.Sprintf("%"+strings.TrimRight(spec, ".0123456789")+"s", ccformat.FormatNumber(n)))
 			} else {
 				out.WriteString(fmt.Sprintf("%"+spec+string(verb), n))
 			}
@@ -116,7 +100,7 @@ func luaStringFormat(L *lua.LState) int {
 			n := float64(L.CheckNumber(arg))
 			out.WriteString(strconv.FormatFloat(n, 'x', -1, 64))
 		case 'q':
-			out.WriteString(quoteLua(L.CheckString(arg)))
+			out.WriteString(ccformat.Quote(L.CheckString(arg)))
 		case 's':
 			L.CheckAny(arg)
 			out.WriteString(fmt.Sprintf("%"+spec+"s", toStringMeta(L, L.Get(arg))))
@@ -126,29 +110,4 @@ func luaStringFormat(L *lua.LState) int {
 	}
 	L.Push(lua.LString(out.String()))
 	return 1
-}
-
-// quoteLua is C Lua's (and Cobalt's) %q: it escapes quote, backslash and newline (as a backslash
-// and a real newline), writes \r as \r and NUL as \000, and keeps every other byte raw.
-func quoteLua(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString("\\\n")
-		case '\r':
-			b.WriteString(`\r`)
-		case 0:
-			b.WriteString(`\000`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }

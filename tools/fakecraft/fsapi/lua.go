@@ -1,9 +1,10 @@
 package fsapi
 
 import (
+	"fakecraft/ccformat"
+
 	"fmt"
 	"math"
-	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -64,7 +65,7 @@ func typeName(v lua.LValue) string {
 	if n, ok := v.(lua.LNumber); ok {
 		// CC reports non-finite numbers by value, e.g. "got nan".
 		if f := float64(n); math.IsNaN(f) || math.IsInf(f, 0) {
-			return formatNumber(f)
+			return ccformat.FormatNumber(f)
 		}
 	}
 	return v.Type().String()
@@ -125,29 +126,13 @@ func optInteger(L *lua.LState, n int) (int64, bool) {
 	}
 }
 
-// formatNumber is Cobalt's tostring for numbers: whole values in the int64 range as
-// integers, the rest as C's %.14g, and nan/inf/-inf.
-func formatNumber(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case f == math.Trunc(f) && f >= -9.223372036854775808e18 && f < 9.223372036854775808e18:
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return fmt.Sprintf("%.14g", f)
-}
-
 // coerce is the raw tostring (no __tostring) CC applies to what a handle writes.
 func coerce(v lua.LValue) []byte {
 	switch v := v.(type) {
 	case lua.LString:
 		return []byte(v)
 	case lua.LNumber:
-		return []byte(formatNumber(float64(v)))
+		return []byte(ccformat.FormatNumber(float64(v)))
 	}
 	return []byte(v.String())
 }

@@ -1,8 +1,8 @@
 package httpapi
 
 import (
-	"math"
-	"strconv"
+	"fakecraft/ccformat"
+
 	"strings"
 	"unicode/utf8"
 
@@ -24,23 +24,10 @@ func rawToString(v lua.LValue) string {
 	case lua.LString:
 		return string(x)
 	case lua.LNumber:
-		return formatNumber(float64(x))
+		return ccformat.FormatNumber(float64(x))
 	default:
 		return v.String()
 	}
-}
-
-// formatNumber formats a Lua number the way CC's Lua prints it.
-func formatNumber(f float64) string {
-	switch {
-	case math.IsNaN(f):
-		return "nan"
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	}
-	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
 // toValidUTF8 decodes s as UTF-8 the way Java's decoder does with REPLACE: every maximal

@@ -1,6 +1,8 @@
 package textutils
 
 import (
+	"fakecraft/ccformat"
+
 	"strings"
 	"unicode/utf8"
 
@@ -57,7 +59,7 @@ func (e *jsonEncoder) value(v lua.LValue) {
 		e.str(string(v))
 	case lua.LNumber:
 		// Deliberately FormatNumber: CC writes nan, inf and -inf raw (invalid JSON).
-		e.b.WriteString(FormatNumber(float64(v)))
+		e.b.WriteString(ccformat.FormatNumber(float64(v)))
 	case lua.LBool:
 		e.b.WriteString(v.String())
 	case *lua.LNilType:

@@ -1,6 +1,8 @@
 package textutils
 
 import (
+	"fakecraft/ccformat"
+
 	"math"
 	"strings"
 
@@ -99,7 +101,7 @@ func (s *serializer) value(v lua.LValue, indent string) {
 	case *lua.LTable:
 		s.table(v, indent)
 	case lua.LString:
-		s.b.WriteString(QuoteString(string(v)))
+		s.b.WriteString(ccformat.Quote(string(v)))
 	case lua.LNumber:
 		s.b.WriteString(serializeNumber(float64(v)))
 	case lua.LBool, *lua.LNilType:
@@ -120,7 +122,7 @@ func serializeNumber(f float64) string {
 	case math.IsInf(f, -1):
 		return "-1/0"
 	}
-	return FormatNumber(f)
+	return ccformat.FormatNumber(f)
 }
 
 func (s *serializer) table(t *lua.LTable, indent string) {
@@ -192,33 +194,6 @@ func isIdentifier(s string) bool {
 		}
 	}
 	return true
-}
-
-// QuoteString is C Lua's (and Cobalt's) string.format("%q"): quote, backslash and newline
-// are escaped (newline as a backslash before a real newline), \r is written \r and NUL
-// \000, and every other byte is kept raw.
-func QuoteString(s string) string {
-	var b strings.Builder
-	b.Grow(len(s) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString("\\\n")
-		case '\r':
-			b.WriteString(`\r`)
-		case 0:
-			b.WriteString(`\000`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
 }
 
 // unserializeChunkName is the chunk name CC gives the code unserialize loads.

@@ -2,10 +2,12 @@
 // unserialize, the JSON encoder and decoder with every quirk CC:T 1.113 has (objects for
 // empty tables, \u00XX byte escapes, %.14g numbers, repeated-table errors, the shared
 // immutable empty_json_array and json_null sentinels, nil-and-message parse failures),
-// urlEncode and formatTime. It also exports FormatNumber, CC's tostring for numbers.
+// urlEncode and formatTime.
 package textutils
 
 import (
+	"fakecraft/ccformat"
+
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -176,5 +178,5 @@ func optBool(L *lua.LState, opts *lua.LTable, key string, def bool) bool {
 }
 
 func itoa(n int) string {
-	return FormatNumber(float64(n))
+	return ccformat.FormatNumber(float64(n))
 }

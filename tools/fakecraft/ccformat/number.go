@@ -1,8 +1,12 @@
-package textutils
+// Package ccformat renders Lua values the way CC: Tweaked's Cobalt VM prints them, for every
+// fakecraft API that turns a number or string into text (tostring, %q, textutils, fs and
+// websocket writes), so they cannot drift apart.
+package ccformat
 
 import (
 	"math"
 	"strconv"
+	"strings"
 )
 
 // int64Bound is 2^63: whole numbers in [-2^63, 2^63) print as integers, as Cobalt's
@@ -37,4 +41,31 @@ func FormatNumber(f float64) string {
 // ("1e-05", "1e+21"). TestFormatNumberMatchesC checks that against glibc's output.
 func formatG14(f float64) string {
 	return strconv.FormatFloat(f, 'g', numberPrecision, 64)
+}
+
+// Quote is C Lua's (and Cobalt's) string.format("%q"): quote, backslash and newline are
+// escaped (newline as a backslash before a real newline), \r is written \r and NUL \000,
+// and every other byte is kept raw.
+func Quote(s string) string {
+	var b strings.Builder
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString("\\\n")
+		case '\r':
+			b.WriteString(`\r`)
+		case 0:
+			b.WriteString(`\000`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
