@@ -227,7 +227,7 @@ func TestWebsocketColonCloseWorksAndSendCoerces(t *testing.T) {
 	got := make(chan []string, 1)
 	_, url := wsServer(t, websocket.Upgrader{}, func(c *websocket.Conn) {
 		var msgs []string
-		for len(msgs) < 4 {
+		for len(msgs) < 5 {
 			kind, data, err := c.ReadMessage()
 			if err != nil || kind != websocket.TextMessage {
 				break
