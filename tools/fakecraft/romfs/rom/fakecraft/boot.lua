@@ -10,6 +10,9 @@ if type(boot) ~= "table" then
   return false;
 end
 
+-- TrapOS installs its commands in /programs and puts that directory on the shell's path.
+shell.setPath(shell.path() .. ":/programs");
+
 local function server(path)
   return function()
     shell.run(path);

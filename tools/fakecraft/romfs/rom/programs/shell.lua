@@ -9,8 +9,20 @@
 local expect = dofile("rom/modules/main/cc/expect.lua").expect;
 local make_package = dofile("rom/modules/main/cc/require.lua").make;
 
--- Program search path when there is no parent shell to inherit one from.
-local DEFAULT_PATH = ".:/rom/programs:/programs";
+-- Program search path when there is no parent shell to inherit one from: CC's own default
+-- for a computer (not a turtle). TrapOS adds /programs itself at boot (see boot.lua), so a
+-- plain CC computer without it does not find TrapOS programs here either.
+local function default_path()
+  local path = ".:/rom/programs:/rom/programs/http";
+  if term.isColour() then
+    path = path .. ":/rom/programs/advanced";
+  end
+  path = path .. ":/rom/programs/rednet:/rom/programs/fun";
+  if term.isColour() then
+    path = path .. ":/rom/programs/fun/advanced";
+  end
+  return path;
+end
 
 -- Aliases CC's shell sets up; programs missing from this ROM simply do not resolve.
 local DEFAULT_ALIASES = {
@@ -32,7 +44,7 @@ local multishell = multishell;
 
 local shell = {};
 local current_dir = parent and parent.dir() or "";
-local search_path = parent and parent.path() or DEFAULT_PATH;
+local search_path = parent and parent.path() or default_path();
 local aliases = {};
 local completion_info = parent and parent.getCompletionInfo() or {};
 

@@ -183,8 +183,8 @@ describe("shell", function()
   end);
 
   describe("path and dir", function()
-    it("has the default path", function()
-      expect(shell.path()):eq(".:/rom/programs:/programs");
+    it("has CC's default path plus the /programs TrapOS adds at boot", function()
+      expect(shell.path()):eq(".:/rom/programs:/rom/programs/http:/rom/programs/advanced:/rom/programs/rednet:/rom/programs/fun:/rom/programs/fun/advanced:/programs");
     end);
 
     it("refuses a directory that does not exist", function()
