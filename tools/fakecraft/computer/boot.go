@@ -21,9 +21,12 @@ const cFrameSource = "[C]"
 // trampolineSource makes the body of a pcall coroutine. It is not a tail call, so error
 // levels count it as the frame of pcall itself.
 const trampolineSource = `local pack, unpack = table.pack, table.unpack
+local function same(f) return f end
 return function(fn)
   return function(...)
-    local r = pack(fn(...))
+    -- Called through same() so the callee has no name, as a function pcall calls in C
+    -- Lua has none: argument errors read "bad argument #1 (...)", not "... to 'fn' (...)".
+    local r = pack(same(fn)(...))
     return unpack(r, 1, r.n)
   end
 end`

@@ -64,3 +64,20 @@ os.pullEvent("never")`},
 	assert.Contains(t, c.Output(), "Terminated\n")
 	assert.Equal(t, computer.EventQueueLimit, 256)
 }
+
+// A Go API function called straight from pcall has no caller name, as in CC (its spec
+// text): a naive emulator names the pcall shim's local variable instead.
+func TestArgumentErrorUnderPcallHasNoFunctionName(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, out := Run(ctx, t, machine.Options{
+		Files: map[string]string{"/p.lua": `
+local _, direct = pcall(textutils.serializeJSON)
+local _, named = pcall(function() return textutils.serializeJSON() end)
+print(direct)
+print(named:find("to 'serializeJSON'", 1, true) ~= nil)`},
+		Program: "/p.lua",
+	})
+	require.True(t, res.OK, out)
+	assert.Equal(t, "bad argument #1 (table, string, number or boolean \nexpected, got nil)\ntrue\n", out)
+}
