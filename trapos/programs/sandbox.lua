@@ -137,6 +137,8 @@ local function showStatus()
   local status = getStatus();
   print("url: " .. tostring(status.url or "not set"));
   print("connected: " .. tostring(status.connected == true));
+  -- The state says why a computer is not connected yet (e.g. "connecting" right after boot).
+  print("state: " .. tostring(status.state or "unknown"));
   print("traposId: " .. tostring(status.traposId));
   print("lastError: " .. tostring(status.lastError or "none"));
 end

@@ -236,6 +236,7 @@ describe("sandbox command", function()
       expect(lines):same({
         "url: " .. FULL_URL,
         "connected: true",
+        "state: connected",
         "traposId: 7:base",
         "lastError: none",
       });
@@ -247,6 +248,7 @@ describe("sandbox command", function()
       expect(lines):same({
         "url: " .. FULL_URL,
         "connected: false",
+        "state: waiting",
         "traposId: 7:base",
         "lastError: Connection closed",
       });
@@ -258,7 +260,7 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
-      expect(lines):same({ "url: not set", "connected: false", "traposId: 7:", "lastError: none" });
+      expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none" });
     end);
 
     it("fails when the daemon is not running", function()
