@@ -26,6 +26,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	kctx.BindTo(os.Stderr, (*io.Writer)(nil))
+	kctx.Bind(cli.Stdout{Writer: os.Stdout})
 	err = kctx.Run()
 	stop()
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/alecthomas/kong"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/opencode"
@@ -20,14 +21,17 @@ import (
 
 // CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
 type CLI struct {
-	Serve ServeCmd `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
+	Serve     ServeCmd     `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
+	Computers ComputersCmd `cmd:"" help:"List the computers connected to a running gateway."`
+	Request   RequestCmd   `cmd:"" help:"Send one request to a connected computer and print its payload."`
+	Ping      PingCmd      `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
 }
 
 // NewParser returns the kong parser for root, as main uses it (tests parse with it too).
 func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 	options = append([]kong.Option{
 		kong.Name("trap-sandbox"),
-		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws) and /healthz."),
+		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws) /healthz, the host HTTP API (/trapos/computers) and /metrics; plus client commands for that API."),
 		kong.UsageOnError(),
 	}, options...)
 	return kong.New(root, options...)
@@ -37,6 +41,7 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 type ServeCmd struct {
 	Listen           string        `default:":4444" env:"SANDBOX_LISTEN" help:"Address to listen on (host:port; port 0 picks a free one)."`
 	Password         string        `env:"SANDBOX_PASSWORD" help:"Secret a computer's hello must carry. Unset disables the check (trusted LAN only)."`
+	APIToken         string        `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token for the HTTP API (/trapos/computers, /metrics). Unset: loopback clients only."`
 	OpencodeURL      string        `name:"opencode-url" default:"http://127.0.0.1:4242" env:"OPENCODE_URL" help:"Base URL of the opencode server to probe."`
 	OpencodeUsername string        `name:"opencode-username" default:"opencode" env:"OPENCODE_SERVER_USERNAME" help:"Basic Auth user for opencode."`
 	OpencodePassword string        `name:"opencode-password" env:"OPENCODE_SERVER_PASSWORD" help:"Basic Auth password for opencode; unset sends no credentials."`
@@ -78,6 +83,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 
 	gw := gateway.New(gateway.Config{
 		Password:       c.Password,
+		APIToken:       c.APIToken,
+		Metrics:        gateway.NewMetrics(prometheus.NewRegistry()),
 		HelloTimeout:   c.HelloTimeout,
 		RequestTimeout: c.RequestTimeout,
 	}, logger, prober, nil)

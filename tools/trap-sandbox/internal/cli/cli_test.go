@@ -40,7 +40,7 @@ func parse(t *testing.T, args ...string) (*CLI, *kong.Context) {
 func clearEnv(t *testing.T) {
 	for _, name := range []string{"SANDBOX_LISTEN", "SANDBOX_PASSWORD", "OPENCODE_URL", "OPENCODE_SERVER_USERNAME",
 		"OPENCODE_SERVER_PASSWORD", "SANDBOX_HELLO_TIMEOUT", "SANDBOX_PROBE_TIMEOUT", "SANDBOX_REQUEST_TIMEOUT",
-		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL"} {
+		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL", "SANDBOX_API_TOKEN", "SANDBOX_URL"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}

@@ -72,6 +72,9 @@ type HealthProber interface {
 type Config struct {
 	// Password is SANDBOX_PASSWORD, the secret a hello must carry. Empty disables the check.
 	Password string
+	// APIToken is SANDBOX_API_TOKEN, the Bearer token of the host HTTP API. Empty means the API
+	// answers loopback clients only.
+	APIToken string
 	// HelloTimeout, RequestTimeout, WriteTimeout and CloseGrace: see the Default* constants.
 	HelloTimeout   time.Duration
 	RequestTimeout time.Duration
@@ -81,6 +84,9 @@ type Config struct {
 	SendQueueSize int
 	// Now is the clock for connectedSince/lastFrameAt; nil means time.Now.
 	Now func() time.Time
+	// Metrics records the gateway's Prometheus metrics and serves them on /metrics; nil
+	// disables both.
+	Metrics *Metrics
 }
 
 func (c Config) withDefaults() Config {
@@ -145,8 +151,9 @@ func New(cfg Config, logger *slog.Logger, prober HealthProber, registry Registry
 		},
 	}
 	g.handlers = map[string]RequestHandler{
-		TypeProbeGateway: probeGatewayHandler(prober),
+		TypeProbeGateway: probeGatewayHandler(prober, g.cfg.Metrics),
 	}
+	g.cfg.Metrics.registerConnected(registry)
 	return g
 }
 
@@ -156,6 +163,10 @@ func (g *Gateway) Name() string { return ModuleName }
 // Mount registers the gateway's routes, all under /trapos/.
 func (g *Gateway) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET "+WebSocketPath, g.serveWebSocket)
+	g.mountAPI(mux)
+	if g.cfg.Metrics != nil {
+		mux.Handle("GET "+MetricsPath, g.apiAuth(g.cfg.Metrics.Handler()))
+	}
 }
 
 // Registry returns the registry the gateway registers computers in.

@@ -33,6 +33,7 @@ func (s *Session) handleFrame(data []byte) {
 		s.log.Debug("ignored frame", "err", err, "bytes", len(data))
 		return
 	}
+	s.gw.cfg.Metrics.frameIn(f.Event, f.Type)
 	switch f.Event {
 	case protocol.EventComputerRequest:
 		s.handleRequest(f)
@@ -94,6 +95,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	_ = json.Unmarshal(f.Payload, &p) // the payload is always an object; bad fields stay empty
 	var traposID, secret string
 	if json.Unmarshal(p.TraposID, &traposID) != nil || traposID == "" {
+		s.gw.cfg.Metrics.helloFailed(protocol.CodeNotAuthenticated)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated,
 			`hello needs a traposId (a non-empty string like "7:label")`))
 		return
@@ -103,6 +105,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 
 	if !s.gw.secretMatches(secret) {
 		s.log.Warn("hello rejected: wrong secret", "traposId", traposID)
+		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
 			"wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"))
 		s.close(CloseUnauthorized, "unauthorized", true)
@@ -123,6 +126,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 			s.reply(f, accountPayload, nil)
 			return
 		}
+		s.gw.cfg.Metrics.helloFailed(protocol.CodeNotAuthenticated)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated,
 			"this socket is already registered as %q; open a new socket for %q", registered.TraposID, key.TraposID))
 		return
@@ -194,7 +198,9 @@ func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol
 	}
 	if qErr := s.enqueue(frame); qErr != nil {
 		s.log.Debug("reply dropped", "type", f.Type, "err", qErr)
+		return
 	}
+	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
 }
 
 // knownTypes lists the computer_request types the gateway answers.
@@ -220,9 +226,10 @@ type probeGatewayPayload struct {
 
 // probeGatewayHandler answers probe_gateway: the sandbox is trivially ok (it answered), and
 // opencode is probed (bounded by the prober's own timeout).
-func probeGatewayHandler(prober HealthProber) RequestHandler {
+func probeGatewayHandler(prober HealthProber, m *Metrics) RequestHandler {
 	return func(ctx context.Context, _ Computer, _ json.RawMessage) (json.RawMessage, error) {
 		h := prober.Probe(ctx)
+		m.probed(h.OK)
 		out := probeGatewayPayload{SandboxOK: true, OpencodeOK: h.OK}
 		if !h.OK {
 			out.OpencodeDetail = h.Detail

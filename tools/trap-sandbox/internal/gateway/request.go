@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -66,10 +67,19 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 	if err != nil {
 		return Response{}, err
 	}
+	start := time.Now()
 	if err := s.enqueue(frame); err != nil {
 		s.takePending(messageID)
 		return Response{}, err
 	}
+	g.cfg.Metrics.frameOut(protocol.EventGatewayRequest, typ)
+	resp, err := awaitResponse(ctx, s, wait, messageID, traposID, typ)
+	g.cfg.Metrics.requestDone(requestOutcome(resp, err), time.Since(start))
+	return resp, err
+}
+
+// awaitResponse waits for the computer's answer to messageID or for ctx to end.
+func awaitResponse(ctx context.Context, s *Session, wait chan result, messageID, traposID, typ string) (Response, error) {
 	select {
 	case r := <-wait:
 		if r.err != nil {
@@ -82,6 +92,21 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 			return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
 		}
 		return Response{}, ctx.Err()
+	}
+}
+
+// requestOutcome labels a finished request for the latency histogram.
+func requestOutcome(resp Response, err error) string {
+	switch {
+	case err != nil:
+		if errors.Is(err, context.Canceled) {
+			return "cancelled"
+		}
+		return string(protocol.CodeOf(err))
+	case resp.OK:
+		return "ok"
+	default:
+		return "computer_error"
 	}
 }
 

@@ -247,6 +247,7 @@ func (s *Session) close(code int, reason string, sendClose bool) {
 	s.mu.Unlock()
 
 	s.cancel()
+	s.gw.cfg.Metrics.closed(code)
 	if len(pending) > 0 {
 		err := protocol.Errorf(protocol.CodeNotConnected, "%s", disconnectMessage(key.TraposID, code, sendClose))
 		for _, ch := range pending {

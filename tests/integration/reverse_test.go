@@ -1,6 +1,5 @@
-// DRAFT, not compiled (testdata/ is ignored by go): reverse-direction tests for
-// POST /trapos/computers/{traposId}/requests, written against DESIGN.md §2. Move to
-// ../reverse_test.go once the gateway mounts that endpoint; adjust the status/body shape to it.
+// Reverse-direction tests: the host HTTP API (docs/http-api.md) sends gateway_requests to a
+// raw WebSocket computer through the real gateway binary.
 
 package integration
 
@@ -106,6 +105,7 @@ func TestGatewayRequestComputerError(t *testing.T) {
 		"type": "dance", "ok": false, "error": map[string]any{"code": "unknown_type", "message": "no handler for dance"},
 	}))
 	r := await(ctx, t, result)
+	assert.Equal(t, http.StatusOK, r.Status, "a computer's ok:false is still a 200")
 	assert.False(t, r.OK)
 	require.NotNil(t, r.Error)
 	assert.Equal(t, "unknown_type", r.Error.Code)
@@ -118,7 +118,7 @@ func TestGatewayRequestNotConnected(t *testing.T) {
 	assert.False(t, r.OK)
 	require.NotNil(t, r.Error)
 	assert.Equal(t, "not_connected", r.Error.Code)
-	assert.GreaterOrEqual(t, r.Status, 400)
+	assert.Equal(t, http.StatusNotFound, r.Status)
 }
 
 func TestGatewayRequestTimeout(t *testing.T) {
@@ -132,6 +132,7 @@ func TestGatewayRequestTimeout(t *testing.T) {
 	assert.False(t, r.OK)
 	require.NotNil(t, r.Error)
 	assert.Equal(t, "timeout", r.Error.Code)
+	assert.Equal(t, http.StatusGatewayTimeout, r.Status)
 }
 
 func TestGatewayRequestFailsWhenComputerIsReplaced(t *testing.T) {
@@ -145,4 +146,79 @@ func TestGatewayRequestFailsWhenComputerIsReplaced(t *testing.T) {
 	r := await(ctx, t, result)
 	require.NotNil(t, r.Error)
 	assert.Equal(t, "not_connected", r.Error.Code)
+	assert.Equal(t, http.StatusNotFound, r.Status)
+}
+
+func TestGatewayRequestLabelWithSlash(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	c := connect(ctx, t, g, "44:a/b%c")
+	result := postRequest(ctx, t, g, "44:a/b%c", map[string]any{"type": "ping", "timeoutMs": 5000})
+	f, err := c.Next(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "44:a/b%c", f.TraposReceiverID)
+	require.NoError(t, c.WriteJSON(map[string]any{
+		"event": harness.EventComputerResponse, "traposSenderId": "44:a/b%c", "messageId": f.MessageID,
+		"type": harness.TypePing, "ok": true, "payload": map[string]any{},
+	}))
+	r := await(ctx, t, result)
+	assert.Equal(t, http.StatusOK, r.Status)
+	assert.True(t, r.OK)
+}
+
+func TestGatewayRequestBadBody(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	connect(ctx, t, g, "45:")
+	r := await(ctx, t, postRequest(ctx, t, g, "45:", map[string]any{"payload": map[string]any{}}))
+	assert.Equal(t, http.StatusBadRequest, r.Status)
+	require.NotNil(t, r.Error)
+	assert.Contains(t, r.Error.Message, "type")
+}
+
+// getWithToken GETs path with an optional Bearer token and returns the status and the body.
+func getWithToken(ctx context.Context, t *testing.T, g *harness.Gateway, path, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL(path), nil)
+	require.NoError(t, err)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := harness.HTTPClient().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(data)
+}
+
+func TestComputersListAndMetrics(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	connect(ctx, t, g, "46:den")
+
+	status, body := getWithToken(ctx, t, g, "/trapos/computers", "")
+	require.Equal(t, http.StatusOK, status, body)
+	var list []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(body), &list))
+	require.Len(t, list, 1)
+	assert.Equal(t, "46:den", list[0]["traposId"])
+	assert.Equal(t, "local", list[0]["accountId"])
+
+	status, body = getWithToken(ctx, t, g, "/metrics", "")
+	require.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, "trapos_gateway_connected_computers 1")
+	assert.Contains(t, body, `trapos_gateway_frames_in_total{event="computer_request",type="hello"} 1`)
+}
+
+func TestAPITokenRequiredAndPasswordDoesNotOpenIt(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, "--api-token", "api-tok")
+	for _, token := range []string{"", sandboxPassword, "wrong"} {
+		status, body := getWithToken(ctx, t, g, "/trapos/computers", token)
+		assert.Equal(t, http.StatusUnauthorized, status, "token %q", token)
+		assert.Contains(t, body, "SANDBOX_API_TOKEN")
+	}
+	status, _ := getWithToken(ctx, t, g, "/trapos/computers", "api-tok")
+	assert.Equal(t, http.StatusOK, status)
 }

@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/opencode"
+)
+
+// clientWait bounds every wait of the client tests.
+const clientWait = 5 * time.Second
+
+type healthyProber struct{}
+
+func (healthyProber) Probe(context.Context) opencode.Health { return opencode.Health{OK: true} }
+
+// startGatewayHTTP serves the real gateway handler and returns its URL.
+func startGatewayHTTP(t *testing.T, token string) string {
+	t.Helper()
+	gw := gateway.New(gateway.Config{APIToken: token}, slog.New(slog.DiscardHandler), healthyProber{}, nil)
+	mux := http.NewServeMux()
+	gw.Mount(mux)
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
+		defer cancel()
+		assert.NoError(t, gw.Shutdown(ctx))
+		srv.Close()
+	})
+	return srv.URL
+}
+
+// rawComputer dials, says hello, and answers every gateway_request in the background: ping
+// with {traposId}, anything else with unknown_type.
+func rawComputer(t *testing.T, base, traposID string) {
+	t.Helper()
+	conn, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+gateway.WebSocketPath, nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.NoError(t, conn.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": traposID,
+		"messageId": "h1", "type": "hello", "payload": map[string]any{"traposId": traposID}}))
+	var hello map[string]any
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(clientWait)))
+	require.NoError(t, conn.ReadJSON(&hello))
+	require.Equal(t, true, hello["ok"], "hello: %v", hello)
+	require.NoError(t, conn.SetReadDeadline(time.Time{}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			var req map[string]any
+			if conn.ReadJSON(&req) != nil {
+				return
+			}
+			answer := map[string]any{"event": "computer_response", "traposSenderId": traposID,
+				"messageId": req["messageId"], "type": req["type"]}
+			if req["type"] == "ping" {
+				answer["ok"] = true
+				answer["payload"] = map[string]any{"traposId": traposID}
+			} else {
+				answer["ok"] = false
+				answer["error"] = map[string]any{"code": "unknown_type", "message": "no handler"}
+			}
+			if conn.WriteJSON(answer) != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		_ = conn.Close()
+		<-done
+	})
+}
+
+func runClient(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	_, kctx := parse(t, args...)
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), clientWait)
+	defer cancel()
+	kctx.BindTo(ctx, (*context.Context)(nil))
+	kctx.Bind(Stdout{Writer: &out})
+	err := kctx.Run()
+	return out.String(), err
+}
+
+func TestClientCommands(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "")
+	rawComputer(t, base, "7:a/b")
+
+	out, err := runClient(t, "computers", "--url", base)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	assert.Regexp(t, `^TRAPOS ID\s+ACCOUNT\s+CONNECTED SINCE\s+REMOTE\s+LAST FRAME$`, lines[0])
+	assert.Regexp(t, `^7:a/b\s+local\s+\S+\s+127\.0\.0\.1:\d+\s+\S+$`, lines[1])
+
+	out, err = runClient(t, "ping", "--url", base, "7:a/b")
+	require.NoError(t, err)
+	assert.Regexp(t, `^pong from 7:a/b: \{"traposId":"7:a/b"\} in \S+\n$`, out)
+
+	out, err = runClient(t, "request", "--url", base, "7:a/b", "ping", `{"x":1}`)
+	require.NoError(t, err)
+	var payload map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &payload))
+	assert.Equal(t, "7:a/b", payload["traposId"])
+
+	_, err = runClient(t, "request", "--url", base, "7:a/b", "dance")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "the computer answered unknown_type")
+
+	_, err = runClient(t, "ping", "--url", base, "9:gone")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not_connected")
+
+	_, err = runClient(t, "request", "--url", base, "7:a/b", "ping", `{bad`)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not valid JSON")
+}
+
+func TestClientToken(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "s3cret")
+	rawComputer(t, base, "1:")
+
+	_, err := runClient(t, "computers", "--url", base)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "401")
+
+	t.Setenv("SANDBOX_API_TOKEN", "s3cret")
+	t.Setenv("SANDBOX_URL", base)
+	out, err := runClient(t, "ping", "1:")
+	require.NoError(t, err)
+	assert.Contains(t, out, "pong from 1:")
+}

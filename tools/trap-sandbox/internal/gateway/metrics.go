@@ -1,0 +1,122 @@
+package gateway
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// MetricsPath is where the Prometheus metrics are served (behind the HTTP API's auth).
+const MetricsPath = "/metrics"
+
+// otherType stands for every request type the gateway does not know, so a computer cannot
+// grow the label set without bound.
+const otherType = "other"
+
+// Metrics are the gateway's Prometheus collectors. A nil *Metrics records nothing.
+type Metrics struct {
+	registry       *prometheus.Registry
+	framesIn       *prometheus.CounterVec
+	framesOut      *prometheus.CounterVec
+	helloFailures  *prometheus.CounterVec
+	requestLatency *prometheus.HistogramVec
+	probes         *prometheus.CounterVec
+	closes         *prometheus.CounterVec
+}
+
+// NewMetrics creates the collectors and registers them on reg (a dedicated registry, not the
+// global one, so tests and embedders get a clean set).
+func NewMetrics(reg *prometheus.Registry) *Metrics {
+	m := &Metrics{
+		registry: reg,
+		framesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_frames_in_total", Help: "Frames received from computers, by event and type.",
+		}, []string{"event", "type"}),
+		framesOut: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_frames_out_total", Help: "Frames queued to computers, by event and type.",
+		}, []string{"event", "type"}),
+		helloFailures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_hello_failures_total", Help: "Refused hellos, by error code.",
+		}, []string{"code"}),
+		requestLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "trapos_gateway_request_duration_seconds", Help: "Gateway-to-computer request latency, by outcome (ok, computer_error, or the gateway error code).",
+			Buckets: prometheus.ExponentialBuckets(0.005, 4, 8),
+		}, []string{"outcome"}),
+		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_opencode_probes_total", Help: "probe_gateway results, by outcome (healthy, unhealthy).",
+		}, []string{"outcome"}),
+		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_closes_total", Help: "Closed sockets, by close code.",
+		}, []string{"code"}),
+	}
+	reg.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.probes, m.closes)
+	return m
+}
+
+// registerConnected adds the connected-computers gauge, read from the registry on scrape.
+func (m *Metrics) registerConnected(r Registry) {
+	if m == nil {
+		return
+	}
+	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "trapos_gateway_connected_computers", Help: "Computers with a hello-completed socket.",
+	}, func() float64 { return float64(len(r.Sessions())) }))
+}
+
+// Handler serves the registry in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+func knownType(typ string) string {
+	switch typ {
+	case TypeHello, TypeProbeGateway, "ping":
+		return typ
+	}
+	return otherType
+}
+
+func (m *Metrics) frameIn(event protocol.Event, typ string) {
+	if m != nil {
+		m.framesIn.WithLabelValues(string(event), knownType(typ)).Inc()
+	}
+}
+
+func (m *Metrics) frameOut(event protocol.Event, typ string) {
+	if m != nil {
+		m.framesOut.WithLabelValues(string(event), knownType(typ)).Inc()
+	}
+}
+
+func (m *Metrics) helloFailed(code protocol.Code) {
+	if m != nil {
+		m.helloFailures.WithLabelValues(string(code)).Inc()
+	}
+}
+
+func (m *Metrics) requestDone(outcome string, d time.Duration) {
+	if m != nil {
+		m.requestLatency.WithLabelValues(outcome).Observe(d.Seconds())
+	}
+}
+
+func (m *Metrics) probed(healthy bool) {
+	if m != nil {
+		outcome := "unhealthy"
+		if healthy {
+			outcome = "healthy"
+		}
+		m.probes.WithLabelValues(outcome).Inc()
+	}
+}
+
+func (m *Metrics) closed(code int) {
+	if m != nil {
+		m.closes.WithLabelValues(strconv.Itoa(code)).Inc()
+	}
+}
