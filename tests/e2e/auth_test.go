@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"tests/internal/harness"
+)
+
+// wrongPassword is the computer's sandbox.password in tests the gateway must reject.
+const wrongPassword = "not-the-password"
+
+// unauthorizedLine is the one red line `sandbox health` prints when the gateway rejects the
+// computer's sandbox.password.
+const unauthorizedLine = "Not connected to the gateway: the gateway rejected sandbox.password (unauthorized). Fix it with: set sandbox.password <secret>"
+
+// TestHealthWrongPassword: the gateway rejects the password; the command says so in one line
+// and fails.
+func TestHealthWrongPassword(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, harness.ClosedPortURL(t))
+	ok, out := runCommand(ctx, t, computerOptions(t, g, wrongPassword, "sandbox", "health"))
+	assert.False(t, ok, "the command must fail: %s", out)
+	assert.Equal(t, screen(unauthorizedLine), lines(out))
+}
+
+// waitThenStatusProgram runs `sandbox health`, waits longer than two of the daemon's reconnect
+// delays (5 s each, in the computer's scaled time) and shows `sandbox status`.
+const waitThenStatusProgram = `
+local ok = shell.run("sandbox", "health")
+print("e2e: health ok " .. tostring(ok))
+sleep(12)
+shell.run("sandbox", "status")
+`
+
+// TestWrongPasswordStopsReconnecting: after an unauthorized hello the daemon does not try
+// again on its own (it would be rejected forever); the gateway sees exactly one hello.
+func TestWrongPasswordStopsReconnecting(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, harness.ClosedPortURL(t))
+	opts := computerOptions(t, g, wrongPassword, "/e2e.lua")
+	opts.Files = map[string]string{"/e2e.lua": waitThenStatusProgram}
+	ok, out := runCommand(ctx, t, opts)
+	assert.True(t, ok, out)
+	assert.Equal(t, screen(
+		unauthorizedLine,
+		"e2e: health ok false",
+		"url: "+g.WebSocketURL(),
+		"connected: false",
+		"state: unauthorized",
+		"traposId: 0:",
+		"lastError: unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)",
+	), lines(out))
+	// Any retry would have reached the gateway within the 12 s the program waited.
+	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),
+		"the daemon must say hello exactly once:\n%s", g.Log())
+	assert.NotContains(t, g.Log(), wrongPassword, "the gateway must not log the offered secret")
+}

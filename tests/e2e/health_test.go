@@ -1,0 +1,66 @@
+package e2e
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"tests/internal/harness"
+)
+
+// TestHealthOpencodeHealthy: both sides healthy, no detail line.
+func TestHealthOpencodeHealthy(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	g := startGateway(t, oc.URL)
+	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
+	assert.True(t, ok, out)
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true"}, lines(out))
+	assert.EqualValues(t, 1, oc.HealthHits(), "the gateway probes opencode once per health request")
+}
+
+// TestHealthOpencodeRefused: opencode's port refuses connections.
+func TestHealthOpencodeRefused(t *testing.T) {
+	ctx := testContext(t)
+	url := harness.ClosedPortURL(t)
+	g := startGateway(t, url)
+	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
+	assert.True(t, ok, "an unhealthy opencode is a report, not a command failure: %s", out)
+	assert.Equal(t, screen(
+		"sandboxOk: true",
+		"opencodeOk: false",
+		"opencodeDetail: opencode at "+url+": connection refused",
+	), lines(out))
+}
+
+// TestHealthOpencodeUnauthorized: opencode wants a password the gateway does not have.
+func TestHealthOpencodeUnauthorized(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "opencode-pw-e2e-77aa")
+	g := startGateway(t, oc.URL)
+	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
+	assert.True(t, ok, out)
+	assert.Equal(t, screen(
+		"sandboxOk: true",
+		"opencodeOk: false",
+		"opencodeDetail: opencode at "+oc.URL+": 401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)",
+	), lines(out))
+	assert.Zero(t, oc.HealthHits(), "no probe may pass opencode's auth")
+}
+
+// TestHealthOpencodeStalled: opencode accepts but never answers; the gateway's probe timeout
+// answers the computer long before the command's own request timeout would.
+func TestHealthOpencodeStalled(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartStalledOpencode(t)
+	g := startGateway(t, oc.URL, "--probe-timeout", shortProbeTimeout)
+	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
+	assert.True(t, ok, out)
+	// Had the probe outlived the command's timeout, it would print "The gateway did not answer
+	// within 10 seconds" instead of these lines.
+	assert.Equal(t, screen(
+		"sandboxOk: true",
+		"opencodeOk: false",
+		"opencodeDetail: opencode at "+oc.URL+": no answer within "+shortProbeTimeout,
+	), lines(out))
+}

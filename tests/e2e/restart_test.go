@@ -1,0 +1,117 @@
+package e2e
+
+import (
+	"net"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/fakecrafttest"
+
+	"tests/internal/harness"
+)
+
+// Markers the restart program prints, so the test can follow it.
+const (
+	markerFirstOK   = "e2e: first health ok"
+	markerFailed    = "e2e: health failed"
+	markerRecovered = "e2e: health ok again"
+	markerGaveUp    = "e2e: gave up"
+)
+
+// restartProgram runs `sandbox health` every half (scaled) second: it reports the first
+// success, the first failure after it, and the first success after that. maxRounds bounds it
+// (400 rounds of at least 0.5 s scaled are over 20 s of real time at timeScale 10).
+const restartProgram = `
+local maxRounds = 400
+local stage = "start"
+for _ = 1, maxRounds do
+  local ok = shell.run("sandbox", "health")
+  if stage == "start" and ok then
+    print("` + markerFirstOK + `")
+    stage = "up"
+  elseif stage == "up" and not ok then
+    print("` + markerFailed + `")
+    stage = "down"
+  elseif stage == "down" and ok then
+    print("` + markerRecovered + `")
+    return
+  end
+  sleep(0.5)
+end
+error("` + markerGaveUp + `", 0)
+`
+
+// TestGatewayRestartUnderRunningComputer: the gateway goes away under a booted computer and
+// comes back on the same port; the daemon reconnects by itself and `sandbox health` works again.
+func TestGatewayRestartUnderRunningComputer(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	first := startGateway(t, oc.URL)
+	opts := computerOptions(t, first, sandboxPassword, "/e2e.lua")
+	opts.Files = map[string]string{"/e2e.lua": restartProgram}
+	c := fakecrafttest.Start(t, opts)
+
+	c.WaitFor(ctx, markerFirstOK)
+	require.NoError(t, first.Stop(), "SIGTERM must end the gateway with status 0")
+	c.WaitFor(ctx, markerFailed)
+
+	second := harness.Start(t, gatewayBin, harness.Options{
+		Listen: net.JoinHostPort("127.0.0.1", first.Port()),
+		Args:   []string{"--password", sandboxPassword, "--opencode-url", oc.URL},
+	})
+	c.WaitFor(ctx, markerRecovered)
+	res, err := c.Wait(ctx)
+	require.NoError(t, err)
+	require.NoError(t, res.Err)
+	assert.True(t, res.OK, c.Output())
+	assert.Contains(t, second.Log(), `msg="computer connected"`, "the daemon must reconnect to the new gateway")
+
+	out := lines(c.Output())
+	// The first failed run explains it: the gateway closed the socket with 1001 (going away).
+	failed := slices.Index(out, markerFailed)
+	require.Positive(t, failed, "no failure marker in:\n%s", c.Output())
+	assert.Equal(t, "Not connected to the gateway: going away", out[failed-1])
+
+	// The last health run (after the restart) printed the full healthy report.
+	require.GreaterOrEqual(t, len(out), 3)
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", markerRecovered}, out[len(out)-3:])
+}
+
+// TestSocketDroppedUnderRunningComputer: the network drops the computer's socket (the gateway
+// stays up) and refuses new connections for a while; the daemon keeps retrying on its
+// reconnect timer and `sandbox health` works again once connections are allowed.
+func TestSocketDroppedUnderRunningComputer(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	g := startGateway(t, oc.URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Files = map[string]string{"/e2e.lua": restartProgram}
+	c := fakecrafttest.Start(t, opts)
+
+	c.WaitFor(ctx, markerFirstOK)
+	c.HTTP.Refuse(true)
+	c.HTTP.DropAll()
+	c.WaitFor(ctx, markerFailed)
+	// Let at least one reconnect attempt (5 s scaled, 0.5 s real) hit the refusal.
+	c.WaitFor(ctx, "Not connected to the gateway: Could not connect")
+	c.HTTP.Refuse(false)
+
+	c.WaitFor(ctx, markerRecovered)
+	res, err := c.Wait(ctx)
+	require.NoError(t, err)
+	require.NoError(t, res.Err)
+	assert.True(t, res.OK, c.Output())
+	assert.Equal(t, 2, strings.Count(g.Log(), `msg="computer connected"`),
+		"one connection before the drop and one after:\n%s", g.Log())
+
+	out := lines(c.Output())
+	failed := slices.Index(out, markerFailed)
+	require.Positive(t, failed, "no failure marker in:\n%s", c.Output())
+	assert.Equal(t, "Not connected to the gateway: Connection closed", out[failed-1])
+	require.GreaterOrEqual(t, len(out), 3)
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", markerRecovered}, out[len(out)-3:])
+}
