@@ -49,6 +49,11 @@ type ServeCmd struct {
 	ProbeTimeout     time.Duration `default:"5s" env:"SANDBOX_PROBE_TIMEOUT" help:"Bound on one opencode health probe."`
 	RequestTimeout   time.Duration `default:"10s" env:"SANDBOX_REQUEST_TIMEOUT" help:"Default bound on a gateway-to-computer request."`
 	ShutdownTimeout  time.Duration `default:"5s" env:"SANDBOX_SHUTDOWN_TIMEOUT" help:"Bound on a graceful shutdown."`
+	PingPeriod       time.Duration `default:"30s" env:"SANDBOX_PING_PERIOD" help:"Interval of WebSocket pings; a socket silent for twice this (no frame, no pong) is dropped."`
+	IdleProbeAfter   time.Duration `name:"idle-probe-after" default:"60s" env:"SANDBOX_IDLE_PROBE_AFTER" help:"Send a ping request to a computer silent this long; no answer within the request timeout closes it (4010)."`
+	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; beyond it upgrades get HTTP 503."`
+	UpgradeRate      float64       `default:"20" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote IP (token bucket; HTTP 429 beyond it). Negative disables the limit."`
+	UpgradeBurst     int           `default:"40" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-IP upgrade rate limit."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
 }
 
@@ -64,10 +69,17 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if c.OpencodePassword == "" {
 		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
 	}
-	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout} {
+	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout,
+		"ping-period": c.PingPeriod, "idle-probe-after": c.IdleProbeAfter} {
 		if d <= 0 {
 			return fmt.Errorf("--%s must be positive, got %s", name, d)
 		}
+	}
+	if c.MaxConnections <= 0 {
+		return fmt.Errorf("--max-connections must be positive, got %d", c.MaxConnections)
+	}
+	if c.UpgradeRate == 0 || c.UpgradeBurst <= 0 {
+		return fmt.Errorf("--upgrade-rate must be non-zero (negative disables it) and --upgrade-burst positive, got %g and %d", c.UpgradeRate, c.UpgradeBurst)
 	}
 
 	prober, err := opencode.NewProber(opencode.ProberConfig{
@@ -87,6 +99,11 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		Metrics:        gateway.NewMetrics(prometheus.NewRegistry()),
 		HelloTimeout:   c.HelloTimeout,
 		RequestTimeout: c.RequestTimeout,
+		PingPeriod:     c.PingPeriod,
+		IdleProbeAfter: c.IdleProbeAfter,
+		MaxConnections: c.MaxConnections,
+		UpgradeRate:    c.UpgradeRate,
+		UpgradeBurst:   c.UpgradeBurst,
 	}, logger, prober, nil)
 	srv := server.New(logger, c.ShutdownTimeout, gw)
 
@@ -95,7 +112,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", c.Listen, err)
 	}
 	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
-		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "auth", c.Password != "")
+		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
+		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
+		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "")
 	return srv.Serve(ctx, l)
 }
 

@@ -40,7 +40,8 @@ func parse(t *testing.T, args ...string) (*CLI, *kong.Context) {
 func clearEnv(t *testing.T) {
 	for _, name := range []string{"SANDBOX_LISTEN", "SANDBOX_PASSWORD", "OPENCODE_URL", "OPENCODE_SERVER_USERNAME",
 		"OPENCODE_SERVER_PASSWORD", "SANDBOX_HELLO_TIMEOUT", "SANDBOX_PROBE_TIMEOUT", "SANDBOX_REQUEST_TIMEOUT",
-		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL", "SANDBOX_API_TOKEN", "SANDBOX_URL"} {
+		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL", "SANDBOX_API_TOKEN", "SANDBOX_URL", "SANDBOX_PING_PERIOD",
+		"SANDBOX_IDLE_PROBE_AFTER", "SANDBOX_MAX_CONNECTIONS", "SANDBOX_UPGRADE_RATE", "SANDBOX_UPGRADE_BURST"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -59,6 +60,7 @@ func TestParseDefaults(t *testing.T) {
 		RequestTimeout:   10 * time.Second,
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
+		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 20, UpgradeBurst: 40,
 	}, root.Serve)
 }
 
@@ -66,11 +68,13 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 	clearEnv(t)
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "pw", "--opencode-url", "http://x:1",
 		"--opencode-username", "alice", "--opencode-password", "op", "--hello-timeout", "1s",
-		"--probe-timeout", "2s", "--request-timeout", "3s", "--log-level", "debug")
+		"--probe-timeout", "2s", "--request-timeout", "3s", "--log-level", "debug", "--ping-period", "1s",
+		"--idle-probe-after", "2s", "--max-connections", "7", "--upgrade-rate=-1", "--upgrade-burst", "3")
 	assert.Equal(t, ServeCmd{
 		Listen: "127.0.0.1:0", Password: "pw", OpencodeURL: "http://x:1", OpencodeUsername: "alice",
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
+		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, UpgradeRate: -1, UpgradeBurst: 3,
 	}, root.Serve)
 
 	root, _ = parse(t, "serve", "--listen", ":1")
@@ -88,11 +92,17 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_PROBE_TIMEOUT", "1s")
 	t.Setenv("SANDBOX_REQUEST_TIMEOUT", "2s")
 	t.Setenv("SANDBOX_LOG_LEVEL", "warn")
+	t.Setenv("SANDBOX_PING_PERIOD", "5s")
+	t.Setenv("SANDBOX_IDLE_PROBE_AFTER", "6s")
+	t.Setenv("SANDBOX_MAX_CONNECTIONS", "8")
+	t.Setenv("SANDBOX_UPGRADE_RATE", "2.5")
+	t.Setenv("SANDBOX_UPGRADE_BURST", "9")
 	root, _ := parse(t)
 	assert.Equal(t, ServeCmd{
 		Listen: "127.0.0.1:9", Password: "pw", OpencodeURL: "http://o:2", OpencodeUsername: "bob",
 		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
 		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
+		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
 	}, root.Serve)
 }
 
@@ -226,6 +236,10 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	for name, args := range map[string][]string{
 		"bad opencode url": {"--listen", "127.0.0.1:0", "--opencode-url", "ftp://nope"},
 		"zero timeout":     {"--listen", "127.0.0.1:0", "--probe-timeout", "0s"},
+		"zero ping period": {"--listen", "127.0.0.1:0", "--ping-period", "0s"},
+		"zero idle probe":  {"--listen", "127.0.0.1:0", "--idle-probe-after", "0s"},
+		"zero max conns":   {"--listen", "127.0.0.1:0", "--max-connections", "0"},
+		"zero rate":        {"--listen", "127.0.0.1:0", "--upgrade-rate", "0"},
 		"bad listen":       {"--listen", "definitely not an address"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -247,7 +248,8 @@ func (p blockingProber) Probe(ctx context.Context) opencode.Health {
 
 func TestTooManyRequestsInFlight(t *testing.T) {
 	release := make(chan struct{})
-	h := newHarness(t, Config{}, blockingProber{release: release})
+	m := newMetrics()
+	h := newHarness(t, Config{Metrics: m}, blockingProber{release: release})
 	c := h.connect(t, "7:", "")
 	for i := range maxRequestsInFlight {
 		c.request("p"+string(rune('a'+i)), TypeProbeGateway, nil)
@@ -256,6 +258,7 @@ func TestTooManyRequestsInFlight(t *testing.T) {
 	resp := c.read()
 	assert.Equal(t, "one-too-many", resp.MessageID)
 	assert.Equal(t, protocol.CodeInternal, resp.Error.Code)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.limits.WithLabelValues(limitRequestsInFlight)))
 	close(release)
 	for range maxRequestsInFlight {
 		assert.True(t, c.read().OK)

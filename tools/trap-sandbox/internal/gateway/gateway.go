@@ -41,6 +41,27 @@ const (
 	// DefaultSendQueueSize is how many outbound frames may wait per socket; a computer that
 	// lets more pile up is too slow and is dropped (close 1013) rather than waited for.
 	DefaultSendQueueSize = 64
+
+	// DefaultPingPeriod is how often the writer sends a WebSocket ping. CC's Java side answers
+	// pings by itself, so this detects dead TCP peers (a vanished server or network), not a
+	// crashed Lua daemon (see DefaultIdleProbeAfter).
+	DefaultPingPeriod = 30 * time.Second
+	// pongWaitFactor makes the default PongWait twice the ping period: one lost pong is
+	// tolerated, two are not.
+	pongWaitFactor = 2
+	// DefaultIdleProbeAfter is how long a computer may send nothing at all (no frame of any
+	// kind) before the gateway sends it a gateway_request ping. No computer_response within
+	// the request timeout means the Lua daemon is gone: close 4010.
+	DefaultIdleProbeAfter = 60 * time.Second
+
+	// DefaultMaxConnections caps open sockets (before and after hello); beyond it an upgrade
+	// is refused with HTTP 503.
+	DefaultMaxConnections = 20000
+	// DefaultUpgradeRate and DefaultUpgradeBurst shape the per-remote-IP token bucket of
+	// WebSocket upgrades; beyond it an upgrade is refused with HTTP 429. A whole LAN of
+	// computers rebooting behind one NAT address fits in the burst.
+	DefaultUpgradeRate  = 20.0
+	DefaultUpgradeBurst = 40
 )
 
 // maxRequestsInFlight caps concurrently running computer→gateway requests per socket (a probe
@@ -61,6 +82,9 @@ const (
 	CloseNoHello = 4008
 	// CloseReplaced: a newer socket said hello for the same computer. Do not reconnect from here.
 	CloseReplaced = 4009
+	// CloseUnresponsive: the computer did not answer an idle-probe ping in time (its TCP
+	// connection is alive but its daemon is not). Reconnect.
+	CloseUnresponsive = 4010
 )
 
 // HealthProber answers whether opencode is healthy; *opencode.Prober implements it.
@@ -82,6 +106,18 @@ type Config struct {
 	CloseGrace     time.Duration
 	// SendQueueSize is the per-socket outbound queue length.
 	SendQueueSize int
+	// PingPeriod is how often a WebSocket ping is sent; PongWait (if not above PingPeriod,
+	// including zero, it becomes twice PingPeriod) is how long the socket may stay without any frame or pong before it
+	// is dropped. IdleProbeAfter: see DefaultIdleProbeAfter.
+	PingPeriod     time.Duration
+	PongWait       time.Duration
+	IdleProbeAfter time.Duration
+	// MaxConnections caps open sockets (HTTP 503 beyond it).
+	MaxConnections int
+	// UpgradeRate (upgrades per second, per remote IP) and UpgradeBurst shape the upgrade rate
+	// limit (HTTP 429 beyond it). A negative UpgradeRate disables the limit.
+	UpgradeRate  float64
+	UpgradeBurst int
 	// Now is the clock for connectedSince/lastFrameAt; nil means time.Now.
 	Now func() time.Time
 	// Metrics records the gateway's Prometheus metrics and serves them on /metrics; nil
@@ -105,6 +141,25 @@ func (c Config) withDefaults() Config {
 	if c.SendQueueSize <= 0 {
 		c.SendQueueSize = DefaultSendQueueSize
 	}
+	if c.PingPeriod <= 0 {
+		c.PingPeriod = DefaultPingPeriod
+	}
+	if c.PongWait <= c.PingPeriod {
+		// A pong wait not above the ping period would drop healthy peers between two pings.
+		c.PongWait = pongWaitFactor * c.PingPeriod
+	}
+	if c.IdleProbeAfter <= 0 {
+		c.IdleProbeAfter = DefaultIdleProbeAfter
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = DefaultMaxConnections
+	}
+	if c.UpgradeRate == 0 {
+		c.UpgradeRate = DefaultUpgradeRate
+	}
+	if c.UpgradeBurst <= 0 {
+		c.UpgradeBurst = DefaultUpgradeBurst
+	}
 	if c.Now == nil {
 		c.Now = time.Now
 	}
@@ -124,9 +179,14 @@ type Gateway struct {
 	handlers map[string]RequestHandler
 	upgrader websocket.Upgrader
 
-	mu       sync.Mutex // guards sessions and closing
+	limits *limiter
+
+	mu       sync.Mutex // guards sessions, open and closing
 	sessions map[*Session]struct{}
-	closing  bool
+	// open counts sockets from the admission check to the end of their handler, so that
+	// concurrent upgrades cannot overshoot MaxConnections.
+	open    int
+	closing bool
 	// running counts live socket handlers; Shutdown waits for it.
 	running sync.WaitGroup
 }
@@ -150,6 +210,7 @@ func New(cfg Config, logger *slog.Logger, prober HealthProber, registry Registry
 			EnableCompression: false,
 		},
 	}
+	g.limits = newLimiter(g.cfg, g.log)
 	g.handlers = map[string]RequestHandler{
 		TypeProbeGateway: probeGatewayHandler(prober, g.cfg.Metrics),
 	}
@@ -218,13 +279,35 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 
 // serveWebSocket upgrades one computer's connection and serves it until it closes.
 func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
+	if !g.limits.allowUpgrade(r.RemoteAddr) {
+		g.cfg.Metrics.limited(limitUpgradeRate)
+		http.Error(w, fmt.Sprintf("too many connection attempts from this address (limit %g/s, burst %d); retry later",
+			g.cfg.UpgradeRate, g.cfg.UpgradeBurst), http.StatusTooManyRequests)
+		return
+	}
 	g.mu.Lock()
-	closing := g.closing
+	closing, full := g.closing, g.open >= g.cfg.MaxConnections
+	if !closing && !full {
+		g.open++
+	}
 	g.mu.Unlock()
 	if closing {
 		http.Error(w, "the gateway is shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	if full {
+		g.cfg.Metrics.limited(limitMaxConnections)
+		g.limits.logRefusal(limitMaxConnections, r.RemoteAddr, "max", g.cfg.MaxConnections)
+		http.Error(w, fmt.Sprintf("the gateway is full (%d connections); retry later", g.cfg.MaxConnections),
+			http.StatusServiceUnavailable)
+		return
+	}
+	defer func() {
+		g.mu.Lock()
+		g.open--
+		g.mu.Unlock()
+	}()
+
 	conn, err := g.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		// The upgrader has already answered with an HTTP error.

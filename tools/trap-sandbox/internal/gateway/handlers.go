@@ -62,6 +62,8 @@ func (s *Session) handleRequest(f protocol.Frame) {
 	select {
 	case s.slots <- struct{}{}:
 	default:
+		s.gw.cfg.Metrics.limited(limitRequestsInFlight)
+		s.gw.limits.logRefusal(limitRequestsInFlight, s.remoteAddr, "traposId", s.Key().TraposID, "max", maxRequestsInFlight)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal,
 			"too many requests in flight on this socket (limit %d)", maxRequestsInFlight))
 		return

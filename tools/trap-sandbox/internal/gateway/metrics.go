@@ -27,6 +27,8 @@ type Metrics struct {
 	requestLatency *prometheus.HistogramVec
 	probes         *prometheus.CounterVec
 	closes         *prometheus.CounterVec
+	limits         *prometheus.CounterVec
+	livenessDrops  *prometheus.CounterVec
 }
 
 // NewMetrics creates the collectors and registers them on reg (a dedicated registry, not the
@@ -53,8 +55,14 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trapos_gateway_closes_total", Help: "Closed sockets, by close code.",
 		}, []string{"code"}),
+		limits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_limited_total", Help: "Refusals by a limit: max_connections (HTTP 503), upgrade_rate (HTTP 429), requests_in_flight (internal error reply).",
+		}, []string{"limit"}),
+		livenessDrops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_liveness_drops_total", Help: "Sockets dropped as dead, by reason: pong_timeout (no frame or pong within the pong wait), unresponsive (no answer to an idle-probe ping, close 4010).",
+		}, []string{"reason"}),
 	}
-	reg.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.probes, m.closes)
+	reg.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.probes, m.closes, m.limits, m.livenessDrops)
 	return m
 }
 
@@ -118,5 +126,17 @@ func (m *Metrics) probed(healthy bool) {
 func (m *Metrics) closed(code int) {
 	if m != nil {
 		m.closes.WithLabelValues(strconv.Itoa(code)).Inc()
+	}
+}
+
+func (m *Metrics) limited(limit string) {
+	if m != nil {
+		m.limits.WithLabelValues(limit).Inc()
+	}
+}
+
+func (m *Metrics) livenessDrop(reason string) {
+	if m != nil {
+		m.livenessDrops.WithLabelValues(reason).Inc()
 	}
 }

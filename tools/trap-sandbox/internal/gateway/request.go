@@ -46,6 +46,14 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 	if s == nil {
 		return Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
 	}
+	return s.request(ctx, typ, payload)
+}
+
+// request sends a gateway_request on this socket and waits for the answer, as Request does;
+// payload must already be a JSON object.
+func (s *Session) request(ctx context.Context, typ string, payload json.RawMessage) (Response, error) {
+	g := s.gw
+	traposID := s.Key().TraposID
 	messageID := uuid.NewString()
 	frame, err := protocol.EncodeFrame(protocol.Frame{
 		Event:            protocol.EventGatewayRequest,

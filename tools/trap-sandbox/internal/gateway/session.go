@@ -45,7 +45,12 @@ type Session struct {
 	conn           *websocket.Conn
 	remoteAddr     string
 	connectedSince time.Time
-	lastFrameAt    atomic.Int64 // unix nanoseconds
+	lastFrameAt    atomic.Int64 // unix nanoseconds, by Config.Now (for listings)
+	// lastRecv is when the last frame arrived by the real clock, which the liveness timers
+	// also run on (Config.Now may be a fixed test clock).
+	lastRecv atomic.Int64
+	// probing is set while an idle-probe ping is outstanding.
+	probing atomic.Bool
 
 	// send is the outbound queue, drained only by the writer. It is never closed.
 	send chan []byte
@@ -82,6 +87,7 @@ func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string) *Session {
 		pending:        make(map[string]chan result),
 	}
 	s.lastFrameAt.Store(s.connectedSince.UnixNano())
+	s.lastRecv.Store(time.Now().UnixNano())
 	return s
 }
 
@@ -122,6 +128,13 @@ func (s *Session) isClosed() bool {
 // run serves the socket until it closes and every goroutine of the session has ended.
 func (s *Session) run() {
 	s.conn.SetReadLimit(protocol.MaxFrameBytes)
+	s.extendReadDeadline()
+	s.conn.SetPongHandler(func(string) error {
+		// A pong proves the TCP peer is alive, not that its daemon is: it extends the read
+		// deadline but does not count as activity for the idle probe.
+		s.extendReadDeadline()
+		return nil
+	})
 
 	writerDone := make(chan struct{})
 	go func() {
@@ -130,6 +143,14 @@ func (s *Session) run() {
 	}()
 
 	readErr := s.readLoop()
+	var netErr net.Error
+	if errors.As(readErr, &netErr) && netErr.Timeout() {
+		// Nothing at all, not even a pong, within PongWait: the peer is gone. No close frame:
+		// nobody would read it.
+		if s.close(websocket.CloseAbnormalClosure, "no frame or pong within the pong wait", false) {
+			s.gw.cfg.Metrics.livenessDrop("pong_timeout")
+		}
+	}
 	peerCode := closeCodeOf(readErr)
 	// If the gateway started the close, this keeps its code; otherwise the peer's is recorded.
 	s.close(peerCode, "", false)
@@ -151,32 +172,89 @@ func (s *Session) readLoop() error {
 			return err
 		}
 		s.lastFrameAt.Store(s.gw.cfg.Now().UnixNano())
+		s.lastRecv.Store(time.Now().UnixNano())
+		s.extendReadDeadline()
 		s.handleFrame(data)
 	}
 }
 
-// writeLoop is the only goroutine that writes data frames. It also owns the hello timer.
+// extendReadDeadline gives the peer another PongWait to send something, unless the session
+// is closing (then finishWrites owns the deadline).
+func (s *Session) extendReadDeadline() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		_ = s.conn.SetReadDeadline(time.Now().Add(s.gw.cfg.PongWait))
+	}
+}
+
+// writeLoop is the only goroutine that writes data frames. It also owns the hello timer,
+// the ping ticker and the idle-probe timer.
 func (s *Session) writeLoop() {
-	hello := time.NewTimer(s.gw.cfg.HelloTimeout)
+	cfg := s.gw.cfg
+	hello := time.NewTimer(cfg.HelloTimeout)
 	defer hello.Stop()
+	ping := time.NewTicker(cfg.PingPeriod)
+	defer ping.Stop()
+	idle := time.NewTimer(cfg.IdleProbeAfter)
+	defer idle.Stop()
 	for {
+		var err error
 		select {
 		case msg := <-s.send:
-			if err := s.write(msg, time.Now().Add(s.gw.cfg.WriteTimeout)); err != nil {
-				s.log.Debug("write failed", "err", err)
-				s.close(websocket.CloseAbnormalClosure, "", false)
-				_ = s.conn.SetReadDeadline(time.Now()) // wake the reader now
-				return
-			}
+			err = s.write(msg, time.Now().Add(cfg.WriteTimeout))
+		case <-ping.C:
+			err = s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.WriteTimeout))
 		case <-hello.C:
 			if !s.isAuthenticated() {
 				s.close(CloseNoHello, "no hello in time", true)
 			}
+		case <-idle.C:
+			idleFor := time.Since(time.Unix(0, s.lastRecv.Load()))
+			if idleFor < cfg.IdleProbeAfter {
+				idle.Reset(cfg.IdleProbeAfter - idleFor)
+				continue
+			}
+			if s.isAuthenticated() && !s.probing.Load() {
+				s.startIdleProbe()
+			}
+			idle.Reset(cfg.IdleProbeAfter)
 		case <-s.ctx.Done():
 			s.finishWrites()
 			return
 		}
+		if err != nil {
+			s.log.Debug("write failed", "err", err)
+			s.close(websocket.CloseAbnormalClosure, "", false)
+			_ = s.conn.SetReadDeadline(time.Now()) // wake the reader now
+			return
+		}
 	}
+}
+
+// startIdleProbe sends a gateway_request ping to a computer that has been silent for
+// IdleProbeAfter. CC's Java side answers WebSocket pings even when the Lua daemon has
+// crashed, so only an application-level answer proves the computer is alive; without one
+// within RequestTimeout the socket is closed with 4010. Called from the writer only, so
+// handlers.Add never races run's handlers.Wait.
+func (s *Session) startIdleProbe() {
+	s.probing.Store(true)
+	s.handlers.Add(1)
+	go func() {
+		defer s.handlers.Done()
+		defer s.probing.Store(false)
+		ctx, cancel := context.WithTimeout(s.ctx, s.gw.cfg.RequestTimeout)
+		defer cancel()
+		_, err := s.request(ctx, TypePing, nil)
+		if protocol.CodeOf(err) != protocol.CodeTimeout {
+			return // any answer, even ok:false, means the daemon runs; other errors mean closed
+		}
+		if s.close(CloseUnresponsive, "unresponsive", true) {
+			s.gw.cfg.Metrics.livenessDrop("unresponsive")
+			s.log.Warn("computer did not answer the idle probe, dropping it", "traposId", s.Key().TraposID,
+				"idleProbeAfter", s.gw.cfg.IdleProbeAfter, "requestTimeout", s.gw.cfg.RequestTimeout)
+		}
+	}()
 }
 
 // finishWrites flushes frames already queued (a reply must precede the close that follows
@@ -232,12 +310,12 @@ func (s *Session) enqueue(frame []byte) error {
 // close starts closing the session once; later calls do nothing. code and reason go into the
 // close frame when sendClose (the gateway ends the socket), or are just recorded when the
 // peer ended it. It fails the pending requests and leaves the registry at once, so no new
-// request is routed here.
-func (s *Session) close(code int, reason string, sendClose bool) {
+// request is routed here. It reports whether this call started the close.
+func (s *Session) close(code int, reason string, sendClose bool) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	s.closed = true
 	s.closeCode, s.closeReason, s.sendClose = code, reason, sendClose
@@ -257,6 +335,7 @@ func (s *Session) close(code int, reason string, sendClose bool) {
 	if authenticated {
 		s.gw.registry.Unregister(s)
 	}
+	return true
 }
 
 // disconnectMessage explains a not_connected failure of a request that was pending.

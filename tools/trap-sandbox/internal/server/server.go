@@ -15,8 +15,16 @@ import (
 // DefaultShutdownTimeout bounds a graceful shutdown; after it, connections are cut.
 const DefaultShutdownTimeout = 5 * time.Second
 
-// readHeaderTimeout bounds how long a client may take to send request headers.
-const readHeaderTimeout = 10 * time.Second
+// HTTP server timeouts. There is deliberately no ReadTimeout/WriteTimeout: they would apply
+// to hijacked WebSockets' first request and to long API requests; the gateway bounds those
+// itself (write timeout, pong wait).
+const (
+	// readHeaderTimeout bounds how long a client may take to send request headers
+	// (slowloris).
+	readHeaderTimeout = 10 * time.Second
+	// idleTimeout closes a keep-alive HTTP connection that sends no next request in time.
+	idleTimeout = 2 * time.Minute
+)
 
 // Module is a sandbox module: a Go value that mounts its routes under its own prefix
 // (e.g. /trapos/) and must not touch any other module's routes.
@@ -39,6 +47,9 @@ type Server struct {
 	modules         []Module
 	handler         http.Handler
 	shutdownTimeout time.Duration
+	// readHeaderTimeout and idleTimeout are the constants above; tests shorten them.
+	readHeaderTimeout time.Duration
+	idleTimeout       time.Duration
 }
 
 // New mounts the modules and returns a Server. shutdownTimeout zero means the default.
@@ -54,7 +65,8 @@ func New(logger *slog.Logger, shutdownTimeout time.Duration, modules ...Module) 
 	for _, m := range modules {
 		m.Mount(mux)
 	}
-	return &Server{log: logger, modules: modules, handler: mux, shutdownTimeout: shutdownTimeout}
+	return &Server{log: logger, modules: modules, handler: mux, shutdownTimeout: shutdownTimeout,
+		readHeaderTimeout: readHeaderTimeout, idleTimeout: idleTimeout}
 }
 
 // Handler returns the HTTP handler with every module mounted (for tests and embedding).
@@ -66,7 +78,8 @@ func (s *Server) Handler() http.Handler { return s.handler }
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: readHeaderTimeout,
+		ReadHeaderTimeout: s.readHeaderTimeout,
+		IdleTimeout:       s.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}

@@ -1,0 +1,106 @@
+package gateway
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// dialRefused dials and expects the upgrade to be refused; it returns the status and body.
+func (h *harness) dialRefused(t *testing.T) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, h.wsURL(), nil)
+	if conn != nil {
+		_ = conn.Close()
+	}
+	require.ErrorIs(t, err, websocket.ErrBadHandshake)
+	require.NotNil(t, resp)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+func (g *Gateway) openSockets() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.open
+}
+
+func TestMaxConnectionsRefusesWith503(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{MaxConnections: 2, Metrics: m}, nil)
+	first := h.dial(t, "1:")
+	h.connect(t, "2:", "")
+
+	status, body := h.dialRefused(t)
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Contains(t, body, "the gateway is full (2 connections)")
+	h.dialRefused(t)
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.limits.WithLabelValues(limitMaxConnections)))
+	assert.Equal(t, 1, strings.Count(h.logs.String(), "limit=max_connections"), "refusals are logged once per address per minute")
+
+	// A freed slot is usable again.
+	require.NoError(t, first.conn.Close())
+	waitFor(t, "the closed socket to free its slot", func() bool { return h.gw.openSockets() == 1 })
+	h.connect(t, "3:", "")
+}
+
+func TestUpgradeRateLimitRefusesWith429(t *testing.T) {
+	m := newMetrics()
+	// A refill rate this low never adds a token during the test: only the burst counts.
+	h := newHarness(t, Config{UpgradeRate: 0.001, UpgradeBurst: 3, Metrics: m}, nil)
+	for i := range 3 {
+		h.dial(t, string(rune('1'+i))+":")
+	}
+	for range 2 {
+		status, body := h.dialRefused(t)
+		assert.Equal(t, http.StatusTooManyRequests, status)
+		assert.Contains(t, body, "too many connection attempts from this address")
+	}
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.limits.WithLabelValues(limitUpgradeRate)))
+	assert.Equal(t, 1, strings.Count(h.logs.String(), "limit=upgrade_rate"), "refusals are logged once per address per minute")
+	assert.Equal(t, 3, h.gw.openSockets(), "refused upgrades hold no slot")
+}
+
+func TestUpgradeRateLimitCanBeDisabled(t *testing.T) {
+	h := newHarness(t, Config{UpgradeRate: -1, UpgradeBurst: 1}, nil)
+	for i := range 5 {
+		h.dial(t, string(rune('1'+i))+":")
+	}
+}
+
+func TestHostOf(t *testing.T) {
+	assert.Equal(t, "127.0.0.1", hostOf("127.0.0.1:5555"))
+	assert.Equal(t, "::1", hostOf("[::1]:5555"))
+	assert.Equal(t, "garbage", hostOf("garbage"))
+}
+
+func TestSlowConsumerIsClosed1013AndCounted(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{SendQueueSize: 2, WriteTimeout: 200 * time.Millisecond, Metrics: m}, nil)
+	h.connect(t, "7:", "") // never reads again: the kernel buffers fill, then the queue
+	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
+	require.NotNil(t, s)
+	big := []byte(`{"event":"gateway_request","traposReceiverId":"7:","messageId":"x","type":"ping","payload":{"pad":"` +
+		strings.Repeat("x", 100_000) + `"}}`)
+	var err error
+	deadline := time.Now().Add(waitLimit)
+	for err == nil && time.Now().Before(deadline) {
+		err = s.enqueue(big)
+	}
+	require.Error(t, err, "the queue never overflowed")
+	assert.Contains(t, err.Error(), "too slow to read")
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
+	assert.Empty(t, h.gw.Computers())
+}

@@ -1,0 +1,159 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// soakComputer connects as id again and again until ctx ends: each life says hello, answers
+// gateway pings (or, one life in five, ignores them), and ends after a short random time by
+// a close frame or a bare TCP close. Lives of computers sharing an id replace each other.
+func soakComputer(ctx context.Context, url, id string, seed uint64) error {
+	rnd := rand.New(rand.NewPCG(seed, 1))
+	for ctx.Err() == nil {
+		conn, resp, err := websocket.DefaultDialer.DialContext(ctx, url, nil)
+		if err != nil {
+			// The dialer's socket deadline is ctx's deadline and may fire before ctx notices.
+			if d, ok := ctx.Deadline(); ctx.Err() != nil || (ok && !time.Now().Before(d)) {
+				return nil
+			}
+			return fmt.Errorf("dial %s: %w", id, err)
+		}
+		_ = resp.Body.Close()
+		answer := rnd.IntN(5) != 0
+		end := time.Now().Add(time.Duration(20+rnd.IntN(180)) * time.Millisecond)
+		if d, ok := ctx.Deadline(); ok && d.Before(end) {
+			end = d
+		}
+		err = soakLife(conn, id, answer, end)
+		if rnd.IntN(2) == 0 {
+			_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""),
+				time.Now().Add(100*time.Millisecond))
+		}
+		_ = conn.Close()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// soakLife runs one socket until end or until the gateway closes it (e.g. 4009 replaced).
+func soakLife(conn *websocket.Conn, id string, answer bool, end time.Time) error {
+	hello := fmt.Sprintf(`{"event":"computer_request","traposSenderId":%q,"messageId":"h","type":"hello","payload":{"traposId":%q}}`, id, id)
+	if err := conn.WriteMessage(websocket.TextMessage, []byte(hello)); err != nil {
+		return nil // the gateway may already be closing this socket
+	}
+	_ = conn.SetReadDeadline(end)
+	for {
+		_, data, err := conn.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) && ce.Code != CloseReplaced && ce.Code != CloseGoingAway {
+				return fmt.Errorf("%s closed with unexpected code %d %q", id, ce.Code, ce.Text)
+			}
+			return nil // our deadline, a replacement, or shutdown
+		}
+		f, err := protocol.DecodeFrame(data)
+		if err != nil {
+			return fmt.Errorf("%s got an undecodable frame: %w", id, err)
+		}
+		if f.Event != protocol.EventGatewayRequest || !answer {
+			continue
+		}
+		resp := fmt.Sprintf(`{"event":"computer_response","traposSenderId":%q,"messageId":%q,"type":%q,"ok":true,"payload":{"traposId":%q}}`,
+			id, f.MessageID, f.Type, id)
+		if conn.WriteMessage(websocket.TextMessage, []byte(resp)) != nil {
+			return nil
+		}
+	}
+}
+
+func TestSoakChurnLosesNoRequest(t *testing.T) {
+	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs after the harness's cleanup
+	computers, ids, duration := 200, 150, 2*time.Second
+	if testing.Short() {
+		computers, ids, duration = 40, 30, 500*time.Millisecond
+	}
+	const requesters, requestTimeout = 4, 100 * time.Millisecond
+	h := newHarness(t, Config{UpgradeRate: -1, Metrics: newMetrics()}, nil)
+
+	ctx, cancel := context.WithTimeout(context.Background(), duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, computers)
+	for i := range computers {
+		wg.Go(func() {
+			if err := soakComputer(ctx, h.wsURL(), fmt.Sprintf("%d:soak", i%ids), uint64(i)); err != nil {
+				errs <- err
+			}
+		})
+	}
+
+	var calls, ok, notConnected, timedOut atomic.Int64
+	unexpected := make(chan error, requesters)
+	for r := range requesters {
+		wg.Go(func() {
+			rnd := rand.New(rand.NewPCG(uint64(r), 2))
+			for ctx.Err() == nil {
+				id := fmt.Sprintf("%d:soak", rnd.IntN(ids))
+				callCtx, callCancel := context.WithTimeout(context.Background(), requestTimeout)
+				start := time.Now()
+				resp, err := h.gw.Request(callCtx, LocalAccount, id, TypePing, nil)
+				callCancel()
+				calls.Add(1)
+				if took := time.Since(start); took > requestTimeout+time.Second {
+					unexpected <- fmt.Errorf("a request to %s took %s", id, took)
+					return
+				}
+				switch {
+				case err == nil && resp.OK && string(resp.Payload) == fmt.Sprintf(`{"traposId":%q}`, id):
+					ok.Add(1)
+				case protocol.CodeOf(err) == protocol.CodeNotConnected:
+					notConnected.Add(1)
+				case protocol.CodeOf(err) == protocol.CodeTimeout:
+					timedOut.Add(1)
+				default:
+					payload, _ := json.Marshal(resp)
+					unexpected <- fmt.Errorf("request to %s: response %s, error %v", id, payload, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	close(unexpected)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	for err := range unexpected {
+		assert.NoError(t, err)
+	}
+	t.Logf("%d requests: %d ok, %d not_connected, %d timeout", calls.Load(), ok.Load(), notConnected.Load(), timedOut.Load())
+	require.Positive(t, ok.Load(), "some requests must succeed")
+	assert.Equal(t, calls.Load(), ok.Load()+notConnected.Load()+timedOut.Load())
+
+	// Every call has returned, so no session may still hold a pending request.
+	h.gw.mu.Lock()
+	defer h.gw.mu.Unlock()
+	for s := range h.gw.sessions {
+		s.mu.Lock()
+		assert.Empty(t, s.pending, "pending requests left on %s", s.key.TraposID)
+		s.mu.Unlock()
+	}
+}
