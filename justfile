@@ -55,6 +55,6 @@ install:
     fi
     just --version
 
-# Run the gateway benchmarks once each (a smoke run, not a measurement)
-bench:
-    go test -run '^$' -bench . -benchtime 1x ./tools/trap-sandbox/...
+# Benchmark the real gateway against a bare WebSocket baseline (docs/performance.md; ~50 s)
+bench *ARGS:
+    go run ./tests/bench -computers 50 -duration 3s -rounds 3 -http-clients 16 -idle 10000 {{ARGS}}

@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Bounds of the child-process handling.
+const (
+	// StartTimeout bounds how long a started server may take to answer /healthz.
+	StartTimeout = 20 * time.Second
+	// StopTimeout bounds a graceful stop after SIGTERM before the process is killed.
+	StopTimeout = 10 * time.Second
+	// healthPoll is the pause between /healthz polls while a server starts.
+	healthPoll = 20 * time.Millisecond
+	// logTailBytes is how much of a child's output is kept for error messages.
+	logTailBytes = 64 << 10
+)
+
+// server is one child process serving HTTP and WebSocket on 127.0.0.1.
+type server struct {
+	name   string
+	addr   string
+	cmd    *exec.Cmd
+	log    *tailBuffer
+	exited chan struct{} // closed once Wait returned; waitErr is set before
+	// waitErr is the process's exit status.
+	waitErr  error
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// freeAddr returns a 127.0.0.1 address whose port was free a moment ago. The tiny race with
+// other programs is acceptable for a benchmark.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return "", fmt.Errorf("release the free port: %w", err)
+	}
+	return addr, nil
+}
+
+// startServer runs bin with args and env (added to a cleaned environment) and waits until
+// GET http://addr/healthz answers 200.
+func startServer(ctx context.Context, name, addr, bin string, args, env []string) (*server, error) {
+	s := &server{name: name, addr: addr, log: &tailBuffer{}, exited: make(chan struct{})}
+	s.cmd = exec.Command(bin, args...)
+	s.cmd.Env = append(cleanEnv(), env...)
+	s.cmd.Stdout = s.log
+	s.cmd.Stderr = s.log
+	if err := s.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
+	}()
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
+	for {
+		resp, err := client.Get("http://" + addr + "/healthz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return s, nil
+			}
+		}
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("%s exited before serving (%v):\n%s", name, s.waitErr, s.log)
+		case <-ctx.Done():
+			return nil, errors.Join(fmt.Errorf("%s did not answer /healthz within %s:\n%s", name, StartTimeout, s.log), s.stop())
+		case <-time.After(healthPoll):
+		}
+	}
+}
+
+// wsURL is the computers' endpoint.
+func (s *server) wsURL() string { return "ws://" + s.addr + "/trapos/ws" }
+
+// stop sends SIGTERM, waits up to StopTimeout and then kills. Only this process is signalled.
+func (s *server) stop() error {
+	s.stopOnce.Do(func() {
+		select {
+		case <-s.exited:
+			s.stopErr = fmt.Errorf("%s had already exited: %v", s.name, s.waitErr)
+			return
+		default:
+		}
+		_ = s.cmd.Process.Signal(syscall.SIGTERM)
+		timer := time.NewTimer(StopTimeout)
+		defer timer.Stop()
+		select {
+		case <-s.exited:
+			if s.waitErr != nil {
+				s.stopErr = fmt.Errorf("%s exit after sigterm: %w", s.name, s.waitErr)
+			}
+		case <-timer.C:
+			_ = s.cmd.Process.Kill()
+			<-s.exited
+			s.stopErr = fmt.Errorf("%s still running %s after sigterm; killed", s.name, StopTimeout)
+		}
+	})
+	return s.stopErr
+}
+
+// rss reads the process's resident set size (VmRSS) from /proc.
+func (s *server) rss() (int64, error) {
+	return readRSS(s.cmd.Process.Pid)
+}
+
+// userHZ is the kernel's clock-tick rate of /proc/<pid>/stat times (USER_HZ, 100 on Linux).
+const userHZ = 100
+
+// cpu is the CPU time (user + system) the process has used so far.
+func (s *server) cpu() (time.Duration, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/stat")
+	if err != nil {
+		return 0, fmt.Errorf("read cpu time: %w", err)
+	}
+	// The command name (field 2) may hold spaces; the fields after its closing paren do not.
+	i := bytes.LastIndexByte(data, ')')
+	fields := strings.Fields(string(data[i+1:]))
+	if i < 0 || len(fields) < 13 {
+		return 0, fmt.Errorf("read cpu time: unexpected /proc stat %q", data)
+	}
+	var ticks int64
+	for _, f := range fields[11:13] { // utime, stime (fields 14 and 15)
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("read cpu time: %w", err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * time.Second / userHZ, nil
+}
+
+// readRSS returns VmRSS of pid in bytes.
+func readRSS(pid int) (int64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, fmt.Errorf("read rss: %w", err)
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0, fmt.Errorf("read rss: unexpected line %q", sc.Text())
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("read rss: %w", err)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("read rss: no VmRSS line for pid %d", pid)
+}
+
+// configEnvPrefixes name the gateway's configuration variables, stripped from a child's
+// environment so the developer's shell cannot change the figures.
+var configEnvPrefixes = []string{"SANDBOX_", "OPENCODE_", BaselineListenEnv}
+
+func cleanEnv() []string {
+	var out []string
+next:
+	for _, kv := range os.Environ() {
+		for _, p := range configEnvPrefixes {
+			if strings.HasPrefix(kv, p) {
+				continue next
+			}
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// tailBuffer keeps the last logTailBytes of a child's output (the gateway logs a line per
+// connection; 10 000 connections must not grow the bench's memory without bound).
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+// Write implements io.Writer.
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - logTailBytes; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+// String returns the kept output.
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}

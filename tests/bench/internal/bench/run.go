@@ -1,0 +1,303 @@
+// Package bench measures the real trap-sandbox gateway binary against a bare gorilla/websocket
+// baseline under the same conditions: both run as child processes on 127.0.0.1 and face the
+// same load clients (docs/performance.md).
+package bench
+
+import (
+	"bufio"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"tests/internal/harness"
+)
+
+// Targets of issue 6 item 7.
+const (
+	// TargetProbeRatio is the least probe_gateway rate, as a share of the baseline's.
+	TargetProbeRatio = 0.7
+	// TargetHTTPRatio is the least HTTP API ping rate, as a share of the baseline's.
+	TargetHTTPRatio = 0.35
+	// TargetBytesPerConn is the most memory one idle authenticated connection may cost.
+	TargetBytesPerConn = 32 << 10
+	// TargetConnectTime bounds connecting and saying hello with all idle computers.
+	TargetConnectTime = 10 * time.Second
+	// DefaultSettle lets the server finish its per-connection work before RSS is read.
+	DefaultSettle = 500 * time.Millisecond
+	// opencodeHealthBody is what opencode 1.18.33 answers on /global/health.
+	opencodeHealthBody = `{"healthy":true,"version":"1.18.33"}`
+)
+
+// Config sizes one run.
+type Config struct {
+	// Computers is the number of sockets of phases (a) and (b).
+	Computers int
+	// Duration is the length of each throughput phase.
+	Duration time.Duration
+	// HTTPClients is the number of concurrent HTTP clients of phase (b).
+	HTTPClients int
+	// IdleComputers is the number of idle sockets of phases (c) and (d).
+	IdleComputers int
+	// DialConcurrency bounds the dials in flight in phase (d).
+	DialConcurrency int
+	// Rounds is how often the throughput phases alternate between the servers; each figure is
+	// the median round. Zero means 1.
+	Rounds int
+	// Settle is the pause before each RSS reading; zero means DefaultSettle.
+	Settle time.Duration
+	// WorkDir receives the gateway binary.
+	WorkDir string
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
+}
+
+// Figures are one server's measurements.
+type Figures struct {
+	// Probe is phase (a): computer_request round trips over the WebSocket.
+	Probe Rate
+	// HTTP is phase (b): ping round trips through the HTTP API and a socket.
+	HTTP Rate
+	// BytesPerConn is phase (c): RSS growth divided by the idle sockets.
+	BytesPerConn float64
+	// RSSBefore and RSSAfter are the process's VmRSS around phase (c).
+	RSSBefore, RSSAfter int64
+	// HeapPerConn is the growth of go_memstats_heap_inuse_bytes per socket, when /metrics has it.
+	HeapPerConn float64
+	// ConnectTime is phase (d): connecting and saying hello with every idle socket.
+	ConnectTime time.Duration
+}
+
+// Result holds both servers' figures.
+type Result struct {
+	Gateway, Baseline Figures
+	// OpencodeRequests counts the health requests the gateway sent to the fake opencode
+	// during the whole run (its probes share one upstream request while one is in flight).
+	OpencodeRequests int64
+}
+
+// Run builds the gateway, starts it and the baseline, measures both and returns the figures.
+// Both servers run for the whole measurement (the idle one costs nothing) so that the
+// throughput phases can alternate between them round by round: a load burst from another
+// program on the machine then hits both, not just one.
+func Run(ctx context.Context, cfg Config) (res Result, err error) {
+	if cfg.Settle <= 0 {
+		cfg.Settle = DefaultSettle
+	}
+	if cfg.Rounds <= 0 {
+		cfg.Rounds = 1
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	fmt.Fprintln(progress, "building the gateway…")
+	bin, err := harness.BuildGateway(ctx, cfg.WorkDir, false)
+	if err != nil {
+		return res, err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return res, fmt.Errorf("find the bench binary: %w", err)
+	}
+	var opencodeHits atomic.Int64
+	opencode := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		opencodeHits.Add(1)
+		if r.URL.Path != "/global/health" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, opencodeHealthBody)
+	}))
+	defer opencode.Close()
+
+	gwAddr, err := freeAddr()
+	if err != nil {
+		return res, err
+	}
+	gw, err := startServer(ctx, "gateway", gwAddr, bin, []string{"--listen", gwAddr}, gatewayEnv(opencode.URL))
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if stopErr := gw.stop(); stopErr != nil || err != nil {
+			err = fmt.Errorf("gateway: %w\nlog tail:\n%s", errors.Join(err, stopErr), gw.log)
+		}
+	}()
+	baseAddr, err := freeAddr()
+	if err != nil {
+		return res, err
+	}
+	base, err := startServer(ctx, "baseline", baseAddr, self, nil, []string{BaselineListenEnv + "=" + baseAddr})
+	if err != nil {
+		return res, err
+	}
+	defer func() {
+		if stopErr := base.stop(); stopErr != nil {
+			err = errors.Join(err, stopErr)
+		}
+	}()
+	fmt.Fprintf(progress, "gateway on %s, baseline on %s\n", gwAddr, baseAddr)
+
+	targets := []*server{gw, base}
+	figures := []*Figures{&res.Gateway, &res.Baseline}
+	probes := make([][]Rate, len(targets))
+	pings := make([][]Rate, len(targets))
+	for round := range cfg.Rounds {
+		for i, s := range targets {
+			r, err := probePhase(ctx, cfg, s)
+			if err != nil {
+				return res, err
+			}
+			probes[i] = append(probes[i], r)
+			fmt.Fprintf(progress, "round %d: (a) %s %.0f round trips/s\n", round+1, s.name, r.PerSecond)
+		}
+		for i, s := range targets {
+			r, err := httpPhase(ctx, cfg, s)
+			if err != nil {
+				return res, err
+			}
+			pings[i] = append(pings[i], r)
+			fmt.Fprintf(progress, "round %d: (b) %s %.0f round trips/s\n", round+1, s.name, r.PerSecond)
+		}
+	}
+	res.OpencodeRequests = opencodeHits.Load()
+	for i, s := range targets {
+		figures[i].Probe = medianRate(probes[i])
+		figures[i].HTTP = medianRate(pings[i])
+		if err := memoryPhase(ctx, cfg, s, figures[i], s == gw); err != nil {
+			return res, err
+		}
+		fmt.Fprintf(progress, "(c)(d) %s: %d computers in %s, %.1f KiB each\n", s.name, cfg.IdleComputers,
+			figures[i].ConnectTime.Round(time.Millisecond), figures[i].BytesPerConn/1024)
+	}
+	return res, nil
+}
+
+// medianRate is the round with the median rate (its percentiles come with it).
+func medianRate(rs []Rate) Rate {
+	sorted := slices.SortedFunc(slices.Values(rs), func(a, b Rate) int { return cmp.Compare(a.PerSecond, b.PerSecond) })
+	return sorted[len(sorted)/2]
+}
+
+// gatewayEnv configures the gateway as shipped, except the per-IP upgrade rate limit: every
+// load client shares 127.0.0.1, and the bench measures capacity, not the admission policy.
+func gatewayEnv(opencodeURL string) []string {
+	return []string{"OPENCODE_URL=" + opencodeURL, "SANDBOX_UPGRADE_RATE=-1"}
+}
+
+// probePhase is phase (a): Computers sockets send probe_gateway back-to-back for Duration.
+func probePhase(ctx context.Context, cfg Config, s *server) (Rate, error) {
+	cs, err := connectAll(ctx, s.wsURL(), cfg.Computers, cfg.DialConcurrency)
+	if err != nil {
+		return Rate{}, fmt.Errorf("%s: connect for (a): %w", s.name, err)
+	}
+	cpu0, cpuErr := s.cpu()
+	r, err := probeLoad(ctx, cs, cfg.Duration)
+	r.ServerCPU = cpuPerOp(s, cpu0, cpuErr, r.Count)
+	closeAll(cs)
+	if err == nil && r.Count == 0 {
+		err = errNoSamples
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s: (a) probe_gateway: %w", s.name, err)
+	}
+	return r, nil
+}
+
+// httpPhase is phase (b): HTTPClients clients POST ping for Duration to Computers sockets that
+// answer it.
+func httpPhase(ctx context.Context, cfg Config, s *server) (Rate, error) {
+	cs, err := connectAll(ctx, s.wsURL(), cfg.Computers, cfg.DialConcurrency)
+	if err != nil {
+		return Rate{}, fmt.Errorf("%s: connect for (b): %w", s.name, err)
+	}
+	wait := answerPings(cs)
+	cpu0, cpuErr := s.cpu()
+	r, err := httpLoad(ctx, "http://"+s.addr, cs, cfg.HTTPClients, cfg.Duration)
+	r.ServerCPU = cpuPerOp(s, cpu0, cpuErr, r.Count)
+	closeAll(cs)
+	wait()
+	if err == nil && r.Count == 0 {
+		err = errNoSamples
+	}
+	if err != nil {
+		return r, fmt.Errorf("%s: (b) http ping: %w", s.name, err)
+	}
+	return r, nil
+}
+
+// cpuPerOp divides the server's CPU time since cpu0 among n round trips; 0 when unknown
+// (the figure explains the others and is not a target).
+func cpuPerOp(s *server, cpu0 time.Duration, err error, n int) time.Duration {
+	cpu1, err1 := s.cpu()
+	if err != nil || err1 != nil || n == 0 {
+		return 0
+	}
+	return (cpu1 - cpu0) / time.Duration(n)
+}
+
+// memoryPhase is phases (c) and (d): IdleComputers sockets connect and say hello (timed), and
+// the server's RSS growth is divided among them.
+func memoryPhase(ctx context.Context, cfg Config, s *server, f *Figures, metrics bool) error {
+	// Let the server drop the sockets of (a) and (b) before the memory baseline is read.
+	time.Sleep(cfg.Settle)
+	heapBefore := heapInuse(s.addr, metrics)
+	var err error
+	if f.RSSBefore, err = s.rss(); err != nil {
+		return err
+	}
+	start := time.Now()
+	idle, err := connectAll(ctx, s.wsURL(), cfg.IdleComputers, cfg.DialConcurrency)
+	f.ConnectTime = time.Since(start)
+	if err != nil {
+		return fmt.Errorf("%s: (d) connect %d computers: %w", s.name, cfg.IdleComputers, err)
+	}
+	defer closeAll(idle)
+	time.Sleep(cfg.Settle)
+	if f.RSSAfter, err = s.rss(); err != nil {
+		return err
+	}
+	f.BytesPerConn = float64(f.RSSAfter-f.RSSBefore) / float64(cfg.IdleComputers)
+	if heapBefore > 0 {
+		if heapAfter := heapInuse(s.addr, metrics); heapAfter > 0 {
+			f.HeapPerConn = (heapAfter - heapBefore) / float64(cfg.IdleComputers)
+		}
+	}
+	return nil
+}
+
+// heapInuse reads go_memstats_heap_inuse_bytes from /metrics; 0 when absent or unreadable
+// (the figure is optional).
+func heapInuse(addr string, enabled bool) float64 {
+	if !enabled {
+		return 0
+	}
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 5 * time.Second}
+	resp, err := client.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return 0
+	}
+	defer func() { _ = resp.Body.Close() }()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_heap_inuse_bytes "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err == nil {
+				return n
+			}
+		}
+	}
+	return 0
+}

@@ -1,0 +1,83 @@
+// Command bench measures the trap-sandbox gateway against a bare gorilla/websocket baseline:
+// probe_gateway and HTTP ping round trips, memory per idle connection, and connect time.
+//
+//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 3] [-http-clients 16] [-idle 10000]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"tests/bench/internal/bench"
+)
+
+func main() {
+	if addr := os.Getenv(bench.BaselineListenEnv); addr != "" {
+		os.Exit(serveBaseline(addr))
+	}
+	os.Exit(run())
+}
+
+func run() int {
+	cfg := bench.Config{Progress: os.Stderr}
+	flag.IntVar(&cfg.Computers, "computers", 50, "sockets sending requests back-to-back in (a) and answering pings in (b)")
+	flag.DurationVar(&cfg.Duration, "duration", 3*time.Second, "length of each throughput phase")
+	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds alternating the throughput phases between gateway and baseline (median reported)")
+	flag.IntVar(&cfg.HTTPClients, "http-clients", 16, "concurrent HTTP clients in (b)")
+	flag.IntVar(&cfg.IdleComputers, "idle", 10000, "idle authenticated sockets in (c) and (d)")
+	flag.IntVar(&cfg.DialConcurrency, "dial-concurrency", 200, "dials in flight in (d)")
+	flag.Parse()
+	if cfg.Computers < 1 || cfg.Rounds < 1 || cfg.HTTPClients < 1 || cfg.IdleComputers < 1 || cfg.DialConcurrency < 1 || cfg.Duration <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: every count must be at least 1 and the duration positive")
+		return 2
+	}
+	if err := raiseFileLimit(); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: warning:", err)
+	}
+	dir, err := os.MkdirTemp("", "trapos-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	cfg.WorkDir = dir
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := bench.Run(ctx, cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
+	}
+	bench.Report(os.Stdout, cfg, res)
+	return 0
+}
+
+// serveBaseline is the child mode: serve the baseline until SIGTERM.
+func serveBaseline(addr string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := bench.ServeBaseline(ctx, addr); err != nil {
+		fmt.Fprintln(os.Stderr, "baseline:", err)
+		return 1
+	}
+	return 0
+}
+
+// raiseFileLimit lifts the soft RLIMIT_NOFILE to the hard limit: 10 000 sockets need it, and
+// the child servers inherit it.
+func raiseFileLimit() error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("get file limit: %w", err)
+	}
+	lim.Cur = lim.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("raise file limit: %w", err)
+	}
+	return nil
+}

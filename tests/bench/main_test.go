@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"tests/bench/internal/bench"
+)
+
+// smokeTimeout bounds the whole small run (a cached gateway build plus four short phases).
+const smokeTimeout = 2 * time.Minute
+
+// TestMain doubles as the baseline server: Run re-executes this test binary with
+// bench.BaselineListenEnv set, as it re-executes the bench command.
+func TestMain(m *testing.M) {
+	if addr := os.Getenv(bench.BaselineListenEnv); addr != "" {
+		os.Exit(serveBaseline(addr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// TestRunSmall runs the whole machinery, both servers and all four phases, at a tiny size.
+func TestRunSmall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), smokeTimeout)
+	defer cancel()
+	cfg := bench.Config{Computers: 5, Duration: 100 * time.Millisecond, HTTPClients: 2,
+		IdleComputers: 40, DialConcurrency: 8, Rounds: 2, Settle: 50 * time.Millisecond, WorkDir: t.TempDir()}
+	res, err := bench.Run(ctx, cfg)
+	require.NoError(t, err)
+	for name, f := range map[string]bench.Figures{"gateway": res.Gateway, "baseline": res.Baseline} {
+		assert.Positive(t, f.Probe.Count, name)
+		assert.Positive(t, f.Probe.PerSecond, name)
+		assert.Positive(t, f.Probe.P50, name)
+		assert.GreaterOrEqual(t, f.Probe.P99, f.Probe.P50, name)
+		assert.Positive(t, f.HTTP.Count, name)
+		assert.Positive(t, f.HTTP.P50, name)
+		assert.Positive(t, f.RSSBefore, name)
+		assert.Positive(t, f.RSSAfter, name)
+		assert.Positive(t, f.ConnectTime, name)
+	}
+	// The gateway's probes reached the fake opencode (the answer said opencodeOk:true).
+	assert.Positive(t, res.OpencodeRequests)
+
+	var out strings.Builder
+	bench.Report(&out, cfg, res)
+	assert.Contains(t, out.String(), "(a) probe_gateway round trips/s")
+	assert.Contains(t, out.String(), "(d) connect + hello, 40 computers")
+}
