@@ -3,12 +3,8 @@
 package integration
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"testing"
-
-	"go.uber.org/goleak"
 
 	"tests/internal/harness"
 )
@@ -18,28 +14,5 @@ import (
 var gatewayBin string
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "trap-sandbox-integration-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "temp dir:", err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	gatewayBin, err = harness.BuildGateway(context.Background(), dir, raceEnabled)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	code := m.Run()
-	// Every gateway process has been waited for by now, so exec's goroutines are gone too.
-	if code == 0 {
-		if err := goleak.Find(); err != nil {
-			fmt.Fprintln(os.Stderr, "goleak:", err)
-			return 1
-		}
-	}
-	return code
+	os.Exit(harness.TestMain(m, &gatewayBin))
 }

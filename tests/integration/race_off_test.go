@@ -1,6 +1,0 @@
-//go:build !race
-
-package integration
-
-// raceEnabled: this test binary runs without the race detector.
-const raceEnabled = false
