@@ -20,7 +20,7 @@ import (
 )
 
 // soakComputer connects as id again and again until ctx ends: each life says hello, answers
-// gateway pings (or, one life in five, ignores them), and ends after a short random time by
+// gateway pings (or, one life in five, ignores them), and ends after a random 0.1-0.6 s by
 // a close frame or a bare TCP close. Lives of computers sharing an id replace each other.
 func soakComputer(ctx context.Context, url, id string, seed uint64) error {
 	rnd := rand.New(rand.NewPCG(seed, 1))
@@ -35,7 +35,7 @@ func soakComputer(ctx context.Context, url, id string, seed uint64) error {
 		}
 		_ = resp.Body.Close()
 		answer := rnd.IntN(5) != 0
-		end := time.Now().Add(time.Duration(20+rnd.IntN(180)) * time.Millisecond)
+		end := time.Now().Add(time.Duration(100+rnd.IntN(500)) * time.Millisecond)
 		if d, ok := ctx.Deadline(); ok && d.Before(end) {
 			end = d
 		}
@@ -85,7 +85,7 @@ func soakLife(conn *websocket.Conn, id string, answer bool, end time.Time) error
 
 func TestSoakChurnLosesNoRequest(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs after the harness's cleanup
-	computers, ids, duration := 200, 150, 2*time.Second
+	computers, ids, duration := 1000, 750, 2*time.Second
 	if testing.Short() {
 		computers, ids, duration = 40, 30, 500*time.Millisecond
 	}
