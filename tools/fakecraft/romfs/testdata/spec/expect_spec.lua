@@ -18,6 +18,12 @@ describe("cc.expect", function()
       expect.error(e.expect, 2, {}, "string", "number"):eq("bad argument #2 (string or number expected, got table)");
     end);
 
+    it("accepts nil when asked to but does not list it", function()
+      expect(e.expect(1, nil, "table", "nil")):eq(nil);
+      expect.error(e.expect, 1, 5, "table", "nil"):eq("bad argument #1 (table expected, got number)");
+      expect.error(e.expect, 2, 5, "string", "nil", "table"):eq("bad argument #2 (string or table expected, got number)");
+    end);
+
     it("joins several types with commas and a final or", function()
       expect.error(e.expect, 1, nil, "table", "string", "number", "boolean")
         :eq("bad argument #1 (table, string, number or boolean expected, got nil)");

@@ -27,17 +27,22 @@ local function display_type(value)
   return t;
 end
 
--- "a", "a or b", "a, b or c".
+-- "a", "a or b", "a, b or c". "nil" is accepted by a check but not listed, as CC lists
+-- only the types a caller should pass ("table expected, got number" for "table", "nil").
 local function join_types(...)
-  local count = native_select("#", ...);
-  if count == 1 then
-    return tostring((...));
-  end
   local names = {};
-  for i = 1, count - 1 do
-    names[i] = tostring((native_select(i, ...)));
+  for i = 1, native_select("#", ...) do
+    local name = tostring((native_select(i, ...)));
+    if name ~= "nil" then
+      names[#names + 1] = name;
+    end
   end
-  return table.concat(names, ", ") .. " or " .. tostring((native_select(count, ...)));
+  if #names == 0 then
+    return "nil";
+  elseif #names == 1 then
+    return names[1];
+  end
+  return table.concat(names, ", ", 1, #names - 1) .. " or " .. names[#names];
 end
 
 local function matches(value, ...)
