@@ -2,6 +2,7 @@ package textutils
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -12,6 +13,9 @@ import (
 
 // settingsSource is the ROM file under test, relative to this package.
 const settingsSource = "../romfs/rom/apis/settings.lua"
+
+// romDir is the ROM's root, where dofile finds "rom/modules/main/cc/expect.lua".
+const romDir = "../romfs"
 
 // settingsEnv is a Lua state with textutils, a map-backed fs, a recording os.queueEvent
 // and the settings API loaded as os.loadAPI loads it.
@@ -41,6 +45,18 @@ func newSettingsEnv(t *testing.T) *settingsEnv {
 	// error does not. The computer must install a conforming error (reported to the
 	// lead); until then the test provides one so settings.lua is checked against CC.
 	L.SetGlobal("error", L.NewFunction(standardError))
+
+	// dofile reads ROM paths from the repository's ROM, as the computer's bios does from /rom:
+	// settings.lua takes its argument checks from cc/expect.lua.
+	L.SetGlobal("dofile", L.NewFunction(func(L *lua.LState) int {
+		fn, err := L.LoadFile(filepath.Join(romDir, filepath.FromSlash(L.CheckString(1))))
+		if err != nil {
+			L.RaiseError("%s", err.Error())
+		}
+		L.Push(fn)
+		L.Call(0, lua.MultRet)
+		return L.GetTop() - 1
+	}))
 
 	fsTable := L.NewTable()
 	fsTable.RawSetString("open", L.NewFunction(e.fsOpen))

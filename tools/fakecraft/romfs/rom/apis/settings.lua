@@ -5,77 +5,15 @@
 
 local DEFAULT_PATH = ".settings";
 
--- Level, seen from inside expect/field, of the code that called the public function.
-local CALLER_LEVEL = 3;
+-- Argument checks with CC's error texts, shared with every other ROM API.
+local cc_expect = dofile("rom/modules/main/cc/expect.lua");
+local expect, field = cc_expect.expect, cc_expect.field;
 
 -- The value types a setting may hold (and a definition may name).
 local VALID_TYPES = { number = true, string = true, boolean = true, table = true };
 
 local details = {}; -- name -> { description = ?, default = ?, type = ? }
 local values = {};  -- name -> the set value, a private copy
-
--- "a", "a or b", "a, b or c"; "nil" is accepted by a check but never listed.
-local function join_types(...)
-  local names = {};
-  for i = 1, select("#", ...) do
-    local name = select(i, ...);
-    if name ~= "nil" then
-      names[#names + 1] = name;
-    end
-  end
-  if #names <= 1 then
-    return names[1] or "nil";
-  end
-  return table.concat(names, ", ", 1, #names - 1) .. " or " .. names[#names];
-end
-
-local function matches(value, ...)
-  local t = type(value);
-  for i = 1, select("#", ...) do
-    if select(i, ...) == t then
-      return true;
-    end
-  end
-  return false;
-end
-
--- The name the caller used for the public function being checked, when the VM can
--- tell it (as cc.expect reports it); nil otherwise.
-local function checked_function_name()
-  local getinfo = debug and debug.getinfo;
-  if not getinfo then
-    return nil;
-  end
-  -- Levels seen by getinfo: 1 = pcall, 2 = this function, 3 = expect, 4 = the API function.
-  local ok, info = pcall(getinfo, CALLER_LEVEL + 1, "nS");
-  if not ok or type(info) ~= "table" then
-    return nil;
-  end
-  local name = info.name;
-  if info.what == "C" or type(name) ~= "string" or not name:find("^[%a_][%w_]*$") then
-    return nil;
-  end
-  return name;
-end
-
-local function expect(index, value, ...)
-  if matches(value, ...) then
-    return value;
-  end
-  local name = checked_function_name();
-  if name then
-    error(("bad argument #%d to '%s' (%s expected, got %s)"):format(index, name, join_types(...), type(value)), CALLER_LEVEL);
-  end
-  error(("bad argument #%d (%s expected, got %s)"):format(index, join_types(...), type(value)), CALLER_LEVEL);
-end
-
-local function field(tbl, key, ...)
-  local value = tbl[key];
-  if matches(value, ...) then
-    return value;
-  end
-  error(("bad field '%s' (%s expected, got %s)"):format(key, join_types(...), type(value)), CALLER_LEVEL);
-end
 
 -- A private deep copy, made the way CC makes it (so functions inside a table raise
 -- "Cannot serialize type function" and repeated tables raise too).
