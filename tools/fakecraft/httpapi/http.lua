@@ -15,14 +15,16 @@ local METHODS = {
   PUT = true, DELETE = true, PATCH = true, TRACE = true,
 }
 
--- The "a, b or c" list of cc.expect's messages.
+-- The "a, b or c" list of cc.expect's messages; "nil" is accepted but not listed.
 local function type_names(...)
-  local n = select("#", ...)
-  if n == 1 then return (...) end
-  local names = { ... }
-  local out = names[1]
-  for i = 2, n - 1 do out = out .. ", " .. names[i] end
-  return out .. " or " .. names[n]
+  local names = {}
+  for i = 1, select("#", ...) do
+    local name = select(i, ...)
+    if name ~= "nil" then names[#names + 1] = name end
+  end
+  if #names == 0 then return "nil" end
+  if #names == 1 then return names[1] end
+  return table.concat(names, ", ", 1, #names - 1) .. " or " .. names[#names]
 end
 
 -- cc.expect's argument check: the message names the caller when it was called by a

@@ -338,7 +338,7 @@ func TestWebsocketArgumentChecks(t *testing.T) {
 	require.Len(t, out, 6)
 	assert.True(t, strings.HasSuffix(lstr(out[0]), "bad argument #1 (string expected, got nil)"), lstr(out[0]))
 	assert.True(t, strings.HasSuffix(lstr(out[1]), "bad argument #1 (string expected, got number)"), lstr(out[1]))
-	assert.True(t, strings.HasSuffix(lstr(out[2]), "bad argument #2 (table or nil expected, got string)"), lstr(out[2]))
+	assert.True(t, strings.HasSuffix(lstr(out[2]), "bad argument #2 (table expected, got string)"), lstr(out[2]))
 	assert.True(t, strings.HasSuffix(lstr(out[3]), "bad field 'url' (string expected, got nil"), lstr(out[3]))
 	assert.Contains(t, lstr(out[4]), "timeout out of range")
 	assert.Contains(t, lstr(out[5]), "timeout out of range")
