@@ -31,6 +31,11 @@ const DefaultUsername = "opencode"
 // path answers 200 with the HTML web UI, so the body has to be checked, not just the status.
 const healthPath = "global/health"
 
+// probeIdleConnTimeout closes the kept-alive probe connection when no probe has used it for
+// this long, so a gateway that nobody probes holds no upstream connection. It is under Bun's
+// default idle timeout (10 s), so the gateway, not opencode, normally ends the connection.
+const probeIdleConnTimeout = 5 * time.Second
+
 // maxHealthBody caps how much of the answer is read: the real body is ~40 bytes.
 const maxHealthBody = 64 << 10
 
@@ -54,7 +59,7 @@ type ProberConfig struct {
 	Password string
 	// Timeout bounds each probe; zero means DefaultProbeTimeout.
 	Timeout time.Duration
-	// Transport is the HTTP transport; nil means a fresh one without keep-alives.
+	// Transport is the HTTP transport; nil means one that keeps a single idle connection.
 	Transport http.RoundTripper
 }
 
@@ -98,9 +103,15 @@ func NewProber(cfg ProberConfig) (*Prober, error) {
 	}
 	transport := cfg.Transport
 	if transport == nil {
-		// Probes are rare; a fresh connection each time tells the truth about reachability now
-		// and leaves no idle connection (or goroutine) behind.
-		transport = &http.Transport{Proxy: http.ProxyFromEnvironment, DisableKeepAlives: true}
+		// One kept-alive connection: a new TCP connection per probe cost the gateway more
+		// than the rest of a probe_gateway round trip (docs/performance.md). Reuse does not
+		// hide an outage: a stopped server closes the idle connection (the next probe dials
+		// anew), and a GET that fails on a reused connection is retried on a fresh one.
+		transport = &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			MaxIdleConnsPerHost: 1, // probes are coalesced: one runs at a time
+			IdleConnTimeout:     probeIdleConnTimeout,
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Prober{
@@ -145,13 +156,14 @@ func (p *Prober) Probe(ctx context.Context) Health {
 	}
 }
 
-// Close cancels any running probe and waits for it to finish.
+// Close cancels any running probe, waits for it to finish and closes the idle connection.
 func (p *Prober) Close() {
 	p.mu.Lock()
 	p.closed = true
 	p.mu.Unlock()
 	p.cancel()
 	p.inflight.Wait()
+	p.client.CloseIdleConnections()
 }
 
 func (p *Prober) probeOnce() Health {

@@ -2,9 +2,11 @@ package opencode
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -263,4 +265,84 @@ func TestNewProberValidates(t *testing.T) {
 	assert.NotContains(t, p.URL(), "hunter2")
 	assert.Contains(t, p.URL(), "/base/global/health")
 	assert.Equal(t, "opencode at http://user:xxxxx@127.0.0.1:1/base: x", p.describe("x"))
+}
+
+// countingServer runs fake and counts the TCP connections it accepts.
+func countingServer(t *testing.T, fake http.Handler) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(fake)
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv, &conns
+}
+
+func TestProbeReusesOneConnection(t *testing.T) {
+	fake := &opencodetest.Server{Username: "opencode"}
+	srv, conns := countingServer(t, fake)
+	p := newProber(t, ProberConfig{URL: srv.URL})
+	for range 5 {
+		require.True(t, probe(t, p).OK)
+	}
+	assert.Equal(t, int32(5), fake.Requests(), "every probe goes upstream")
+	assert.Equal(t, int32(1), conns.Load(), "sequential probes share one kept-alive connection")
+}
+
+func TestProbeCloseHangsUpTheIdleConnection(t *testing.T) {
+	closed := make(chan struct{})
+	srv := httptest.NewUnstartedServer(&opencodetest.Server{Username: "opencode"})
+	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
+		if state == http.StateClosed {
+			close(closed)
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	p, err := NewProber(ProberConfig{URL: srv.URL, Timeout: testTimeout})
+	require.NoError(t, err)
+	require.True(t, probe(t, p).OK)
+
+	p.Close()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the kept-alive connection is still open after Close")
+	}
+}
+
+func TestProbeKeptAliveConnectionTellsTheTruth(t *testing.T) {
+	t.Run("opencode drops the idle connection", func(t *testing.T) {
+		srv, conns := countingServer(t, &opencodetest.Server{Username: "opencode"})
+		p := newProber(t, ProberConfig{URL: srv.URL})
+		require.True(t, probe(t, p).OK)
+		srv.CloseClientConnections() // what a server's idle timeout does
+		assert.Equal(t, Health{OK: true, Version: opencodetest.Version}, probe(t, p),
+			"a dropped idle connection is not an outage")
+		assert.Equal(t, int32(2), conns.Load())
+	})
+	t.Run("opencode stops, then starts again", func(t *testing.T) {
+		srv, _ := countingServer(t, &opencodetest.Server{Username: "opencode"})
+		addr := srv.Listener.Addr().String()
+		p := newProber(t, ProberConfig{URL: srv.URL})
+		require.True(t, probe(t, p).OK)
+
+		srv.Close()
+		h := probe(t, p)
+		assert.False(t, h.OK)
+		assert.Equal(t, "opencode at "+srv.URL+": connection refused", h.Detail)
+
+		l, err := net.Listen("tcp", addr)
+		require.NoError(t, err, "listen on the stopped server's address again")
+		restarted := httptest.NewUnstartedServer(&opencodetest.Server{Username: "opencode"})
+		require.NoError(t, restarted.Listener.Close())
+		restarted.Listener = l
+		restarted.Start()
+		t.Cleanup(restarted.Close)
+		assert.True(t, probe(t, p).OK)
+	})
 }
