@@ -29,6 +29,27 @@ type Metrics struct {
 	closes         *prometheus.CounterVec
 	limits         *prometheus.CounterVec
 	livenessDrops  *prometheus.CounterVec
+	// frameInCounters and frameOutCounters are framesIn's and framesOut's children for every
+	// label pair that can occur, resolved once: a frame is counted with a map lookup instead
+	// of hashing its labels.
+	frameInCounters, frameOutCounters map[frameLabels]prometheus.Counter
+}
+
+// frameLabels is the label pair of the frame counters.
+type frameLabels struct {
+	event protocol.Event
+	typ   string
+}
+
+// frameCounters resolves vec's children for events × the counted types.
+func frameCounters(vec *prometheus.CounterVec, events ...protocol.Event) map[frameLabels]prometheus.Counter {
+	counters := make(map[frameLabels]prometheus.Counter)
+	for _, event := range events {
+		for _, typ := range []string{TypeHello, TypeProbeGateway, TypePing, otherType} {
+			counters[frameLabels{event, typ}] = vec.WithLabelValues(string(event), typ)
+		}
+	}
+	return counters
 }
 
 // NewMetrics creates the collectors and registers them on reg (a dedicated registry, not the
@@ -62,6 +83,8 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "trapos_gateway_liveness_drops_total", Help: "Sockets dropped as dead, by reason: pong_timeout (no frame or pong within the pong wait), unresponsive (no answer to an idle-probe ping, close 4010).",
 		}, []string{"reason"}),
 	}
+	m.frameInCounters = frameCounters(m.framesIn, protocol.EventComputerRequest, protocol.EventComputerResponse)
+	m.frameOutCounters = frameCounters(m.framesOut, protocol.EventGatewayRequest, protocol.EventGatewayResponse)
 	reg.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.probes, m.closes, m.limits, m.livenessDrops)
 	return m
 }
@@ -83,7 +106,7 @@ func (m *Metrics) Handler() http.Handler {
 
 func knownType(typ string) string {
 	switch typ {
-	case TypeHello, TypeProbeGateway, "ping":
+	case TypeHello, TypeProbeGateway, TypePing:
 		return typ
 	}
 	return otherType
@@ -91,14 +114,23 @@ func knownType(typ string) string {
 
 func (m *Metrics) frameIn(event protocol.Event, typ string) {
 	if m != nil {
-		m.framesIn.WithLabelValues(string(event), knownType(typ)).Inc()
+		countFrame(m.frameInCounters, m.framesIn, event, typ)
 	}
 }
 
 func (m *Metrics) frameOut(event protocol.Event, typ string) {
 	if m != nil {
-		m.framesOut.WithLabelValues(string(event), knownType(typ)).Inc()
+		countFrame(m.frameOutCounters, m.framesOut, event, typ)
 	}
+}
+
+func countFrame(counters map[frameLabels]prometheus.Counter, vec *prometheus.CounterVec, event protocol.Event, typ string) {
+	typ = knownType(typ)
+	if c, ok := counters[frameLabels{event, typ}]; ok {
+		c.Inc()
+		return
+	}
+	vec.WithLabelValues(string(event), typ).Inc() // an event in an unexpected direction
 }
 
 func (m *Metrics) helloFailed(code protocol.Code) {
