@@ -15,6 +15,11 @@ import (
 	"trap-sandbox/internal/protocol"
 )
 
+// maxReadDeadlineStep is how stale the read deadline may get before a data frame pushes it
+// back (a pong always does), at most 1/16 of PongWait: moving it costs a timer update, and
+// frames can come thousands of times a second while PongWait is tens of seconds.
+const maxReadDeadlineStep = time.Second
+
 // drainAfterTooBig caps how much of an oversized frame is read and discarded before the
 // connection is closed: closing with unread data makes the kernel send RST, which can destroy
 // the 1009 close frame before the peer reads it.
@@ -49,6 +54,9 @@ type Session struct {
 	// lastRecv is when the last frame arrived by the real clock, which the liveness timers
 	// also run on (Config.Now may be a fixed test clock).
 	lastRecv atomic.Int64
+	// readDeadlineSetAt is when the read deadline was last pushed back (unix nanoseconds).
+	readDeadlineSetAt atomic.Int64
+	readDeadlineStep  time.Duration
 	// probing is set while an idle-probe ping is outstanding.
 	probing atomic.Bool
 
@@ -86,6 +94,7 @@ func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string) *Session {
 		cancel:         cancel,
 		pending:        make(map[string]chan result),
 	}
+	s.readDeadlineStep = min(maxReadDeadlineStep, g.cfg.PongWait/16)
 	s.lastFrameAt.Store(s.connectedSince.UnixNano())
 	s.lastRecv.Store(time.Now().UnixNano())
 	return s
@@ -171,9 +180,12 @@ func (s *Session) readLoop() error {
 		if err != nil {
 			return err
 		}
+		now := time.Now()
 		s.lastFrameAt.Store(s.gw.cfg.Now().UnixNano())
-		s.lastRecv.Store(time.Now().UnixNano())
-		s.extendReadDeadline()
+		s.lastRecv.Store(now.UnixNano())
+		if now.UnixNano()-s.readDeadlineSetAt.Load() >= int64(s.readDeadlineStep) {
+			s.extendReadDeadline()
+		}
 		s.handleFrame(data)
 	}
 }
@@ -184,7 +196,9 @@ func (s *Session) extendReadDeadline() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.closed {
-		_ = s.conn.SetReadDeadline(time.Now().Add(s.gw.cfg.PongWait))
+		now := time.Now()
+		_ = s.conn.SetReadDeadline(now.Add(s.gw.cfg.PongWait))
+		s.readDeadlineSetAt.Store(now.UnixNano())
 	}
 }
 
