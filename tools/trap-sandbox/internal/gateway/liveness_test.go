@@ -71,6 +71,18 @@ func TestPeerThatPongsStays(t *testing.T) {
 	assert.Len(t, h.gw.Computers(), 1)
 }
 
+func TestPeerThatSendsFramesButNeverPongsStays(t *testing.T) {
+	h := newHarness(t, Config{PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour}, nil)
+	c := h.connect(t, "7:", "")
+	c.conn.SetPingHandler(func(string) error { return nil }) // pings are never answered
+	// Frames alone (even ignored ones) prove the peer alive: keep sending for several pong waits.
+	for end := time.Now().Add(4 * testPongWait); time.Now().Before(end); {
+		require.NoError(t, c.conn.WriteMessage(websocket.TextMessage, []byte(`{}`)))
+		time.Sleep(testPingPeriod / 4)
+	}
+	assert.Len(t, h.gw.Computers(), 1)
+}
+
 // serveComputer reads until the read deadline and answers each gateway ping if answer is
 // set; it returns how many pings arrived. Protocol pings are answered by gorilla meanwhile.
 func serveComputer(conn *websocket.Conn, id string, answer bool, until time.Time) (int, error) {
