@@ -226,17 +226,19 @@ type probeGatewayPayload struct {
 	OpencodeDetail string `json:"opencodeDetail,omitempty"`
 }
 
+// healthyProbePayload is the common answer, encoded once.
+var healthyProbePayload = json.RawMessage(`{"sandboxOk":true,"opencodeOk":true}`)
+
 // probeGatewayHandler answers probe_gateway: the sandbox is trivially ok (it answered), and
 // opencode is probed (bounded by the prober's own timeout).
 func probeGatewayHandler(prober HealthProber, m *Metrics) RequestHandler {
 	return func(ctx context.Context, _ Computer, _ json.RawMessage) (json.RawMessage, error) {
 		h := prober.Probe(ctx)
 		m.probed(h.OK)
-		out := probeGatewayPayload{SandboxOK: true, OpencodeOK: h.OK}
-		if !h.OK {
-			out.OpencodeDetail = h.Detail
+		if h.OK {
+			return healthyProbePayload, nil
 		}
-		b, err := json.Marshal(out)
+		b, err := json.Marshal(probeGatewayPayload{SandboxOK: true, OpencodeDetail: h.Detail})
 		if err != nil {
 			return nil, fmt.Errorf("encode probe_gateway payload: %w", err)
 		}
