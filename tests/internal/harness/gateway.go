@@ -6,20 +6,17 @@ package harness
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"tests/internal/child"
 	"tests/internal/repo"
 )
 
@@ -85,13 +82,8 @@ type Gateway struct {
 	// Addr is the host:port the gateway logged as its listening address.
 	Addr string
 
-	cmd    *exec.Cmd
-	log    *logWatcher
-	exited chan struct{} // closed when Wait returned; waitErr is then set
-	// waitErr is the process's exit status; written once before exited is closed.
-	waitErr  error
-	stopOnce sync.Once
-	stopErr  error
+	proc *child.Process
+	log  *logWatcher
 }
 
 // Start runs the binary with opts and waits until it logs that it is listening.
@@ -119,20 +111,17 @@ func start(bin string, opts Options) (*Gateway, error) {
 	if listen == "" {
 		listen = "127.0.0.1:0"
 	}
-	g := &Gateway{log: newLogWatcher(), exited: make(chan struct{})}
-	g.cmd = exec.Command(bin, append([]string{"--listen", listen}, opts.Args...)...)
+	g := &Gateway{log: newLogWatcher()}
+	cmd := exec.Command(bin, append([]string{"--listen", listen}, opts.Args...)...)
 	// A race-built gateway otherwise sleeps 1 s at exit, once per test.
-	g.cmd.Env = append(append(CleanEnv(), "GORACE=atexit_sleep_ms=0"), opts.Env...)
-	// A writer (not StderrPipe) so exec's copying goroutine ends inside Wait.
-	g.cmd.Stderr = g.log
-	g.cmd.Stdout = g.log
-	if err := g.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
+	cmd.Env = append(append(CleanEnv(), "GORACE=atexit_sleep_ms=0"), opts.Env...)
+	cmd.Stderr = g.log
+	cmd.Stdout = g.log
+	proc, err := child.Start("gateway", cmd)
+	if err != nil {
+		return nil, err
 	}
-	go func() {
-		g.waitErr = g.cmd.Wait()
-		close(g.exited)
-	}()
+	g.proc = proc
 
 	timer := time.NewTimer(StartTimeout)
 	defer timer.Stop()
@@ -140,8 +129,8 @@ func start(bin string, opts Options) (*Gateway, error) {
 	case addr := <-g.log.listening:
 		g.Addr = addr
 		return g, nil
-	case <-g.exited:
-		return g, fmt.Errorf("gateway exited before listening (%v):\n%s", g.waitErr, g.Log())
+	case <-proc.Exited():
+		return g, fmt.Errorf("gateway exited before listening (%v):\n%s", proc.ExitErr(), g.Log())
 	case <-timer.C:
 		return g, fmt.Errorf("no listening line within %s:\n%s", StartTimeout, g.Log())
 	}
@@ -150,35 +139,10 @@ func start(bin string, opts Options) (*Gateway, error) {
 // Stop sends SIGTERM and waits for the process; it kills the process if it outlives
 // StopTimeout. It returns an error unless the process exited with status 0 in time. Later
 // calls return the first result.
-func (g *Gateway) Stop() error {
-	g.stopOnce.Do(func() {
-		select {
-		case <-g.exited:
-			g.stopErr = fmt.Errorf("gateway had already exited: %v", g.waitErr)
-			return
-		default:
-		}
-		if err := g.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			g.stopErr = fmt.Errorf("sigterm: %w", err)
-		}
-		timer := time.NewTimer(StopTimeout)
-		defer timer.Stop()
-		select {
-		case <-g.exited:
-			if g.waitErr != nil && g.stopErr == nil {
-				g.stopErr = fmt.Errorf("exit after sigterm: %w", g.waitErr)
-			}
-		case <-timer.C:
-			_ = g.cmd.Process.Kill()
-			<-g.exited
-			g.stopErr = errors.Join(g.stopErr, fmt.Errorf("still running %s after sigterm; killed", StopTimeout))
-		}
-	})
-	return g.stopErr
-}
+func (g *Gateway) Stop() error { return g.proc.Stop(StopTimeout) }
 
 // Exited is closed when the process has exited.
-func (g *Gateway) Exited() <-chan struct{} { return g.exited }
+func (g *Gateway) Exited() <-chan struct{} { return g.proc.Exited() }
 
 // Log returns everything the process wrote to stderr and stdout so far.
 func (g *Gateway) Log() string { return g.log.String() }
@@ -202,20 +166,7 @@ func HTTPClient() *http.Client {
 }
 
 // CleanEnv returns this process's environment without the gateway's configuration variables.
-func CleanEnv() []string {
-	env := os.Environ()
-	out := make([]string, 0, len(env))
-next:
-	for _, kv := range env {
-		for _, p := range configEnvPrefixes {
-			if strings.HasPrefix(kv, p) {
-				continue next
-			}
-		}
-		out = append(out, kv)
-	}
-	return out
-}
+func CleanEnv() []string { return child.CleanEnv(configEnvPrefixes...) }
 
 // logWatcher collects the child's output and reports the address of the first listening line.
 type logWatcher struct {

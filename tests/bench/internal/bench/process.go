@@ -13,8 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
+
+	"tests/internal/child"
 )
 
 // Bounds of the child-process handling.
@@ -31,15 +32,10 @@ const (
 
 // server is one child process serving HTTP and WebSocket on 127.0.0.1.
 type server struct {
-	name   string
-	addr   string
-	cmd    *exec.Cmd
-	log    *tailBuffer
-	exited chan struct{} // closed once Wait returned; waitErr is set before
-	// waitErr is the process's exit status.
-	waitErr  error
-	stopOnce sync.Once
-	stopErr  error
+	name string
+	addr string
+	proc *child.Process
+	log  *tailBuffer
 }
 
 // freeAddr returns a 127.0.0.1 address whose port was free a moment ago. The tiny race with
@@ -59,18 +55,16 @@ func freeAddr() (string, error) {
 // startServer runs bin with args and env (added to a cleaned environment) and waits until
 // GET http://addr/healthz answers 200.
 func startServer(ctx context.Context, name, addr, bin string, args, env []string) (*server, error) {
-	s := &server{name: name, addr: addr, log: &tailBuffer{}, exited: make(chan struct{})}
-	s.cmd = exec.Command(bin, args...)
-	s.cmd.Env = append(cleanEnv(), env...)
-	s.cmd.Stdout = s.log
-	s.cmd.Stderr = s.log
-	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", name, err)
+	s := &server{name: name, addr: addr, log: &tailBuffer{}}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(child.CleanEnv(configEnvPrefixes...), env...)
+	cmd.Stdout = s.log
+	cmd.Stderr = s.log
+	proc, err := child.Start(name, cmd)
+	if err != nil {
+		return nil, err
 	}
-	go func() {
-		s.waitErr = s.cmd.Wait()
-		close(s.exited)
-	}()
+	s.proc = proc
 	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
@@ -83,8 +77,8 @@ func startServer(ctx context.Context, name, addr, bin string, args, env []string
 			}
 		}
 		select {
-		case <-s.exited:
-			return nil, fmt.Errorf("%s exited before serving (%v):\n%s", name, s.waitErr, s.log)
+		case <-proc.Exited():
+			return nil, fmt.Errorf("%s exited before serving (%v):\n%s", name, proc.ExitErr(), s.log)
 		case <-ctx.Done():
 			return nil, errors.Join(fmt.Errorf("%s did not answer /healthz within %s:\n%s", name, StartTimeout, s.log), s.stop())
 		case <-time.After(healthPoll):
@@ -96,34 +90,11 @@ func startServer(ctx context.Context, name, addr, bin string, args, env []string
 func (s *server) wsURL() string { return "ws://" + s.addr + "/trapos/ws" }
 
 // stop sends SIGTERM, waits up to StopTimeout and then kills. Only this process is signalled.
-func (s *server) stop() error {
-	s.stopOnce.Do(func() {
-		select {
-		case <-s.exited:
-			s.stopErr = fmt.Errorf("%s had already exited: %v", s.name, s.waitErr)
-			return
-		default:
-		}
-		_ = s.cmd.Process.Signal(syscall.SIGTERM)
-		timer := time.NewTimer(StopTimeout)
-		defer timer.Stop()
-		select {
-		case <-s.exited:
-			if s.waitErr != nil {
-				s.stopErr = fmt.Errorf("%s exit after sigterm: %w", s.name, s.waitErr)
-			}
-		case <-timer.C:
-			_ = s.cmd.Process.Kill()
-			<-s.exited
-			s.stopErr = fmt.Errorf("%s still running %s after sigterm; killed", s.name, StopTimeout)
-		}
-	})
-	return s.stopErr
-}
+func (s *server) stop() error { return s.proc.Stop(StopTimeout) }
 
 // rss reads the process's resident set size (VmRSS) from /proc.
 func (s *server) rss() (int64, error) {
-	return readRSS(s.cmd.Process.Pid)
+	return readRSS(s.proc.Pid())
 }
 
 // userHZ is the kernel's clock-tick rate of /proc/<pid>/stat times (USER_HZ, 100 on Linux).
@@ -131,7 +102,7 @@ const userHZ = 100
 
 // cpu is the CPU time (user + system) the process has used so far.
 func (s *server) cpu() (time.Duration, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(s.cmd.Process.Pid) + "/stat")
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(s.proc.Pid()) + "/stat")
 	if err != nil {
 		return 0, fmt.Errorf("read cpu time: %w", err)
 	}
@@ -180,20 +151,6 @@ func readRSS(pid int) (int64, error) {
 // configEnvPrefixes name the gateway's configuration variables, stripped from a child's
 // environment so the developer's shell cannot change the figures.
 var configEnvPrefixes = []string{"SANDBOX_", "OPENCODE_", BaselineListenEnv}
-
-func cleanEnv() []string {
-	var out []string
-next:
-	for _, kv := range os.Environ() {
-		for _, p := range configEnvPrefixes {
-			if strings.HasPrefix(kv, p) {
-				continue next
-			}
-		}
-		out = append(out, kv)
-	}
-	return out
-}
 
 // tailBuffer keeps the last logTailBytes of a child's output (the gateway logs a line per
 // connection; 10 000 connections must not grow the bench's memory without bound).
