@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // EmptyPayload is the payload used whenever a frame has none, or one that is not an object.
@@ -47,55 +48,159 @@ type Frame struct {
 // any other non-object becomes {}; JSON null in any field counts as absent; an error given as a
 // bare string becomes {code:"internal", message:<string>}. It returns an error wrapping
 // ErrMalformed or ErrUnknownEvent for frames a receiver should ignore.
+//
+// DecodeFrame runs for every frame, so it validates the frame once and then only walks its
+// top level (see frameFields); it behaves exactly as json.Unmarshal into a
+// map[string]json.RawMessage followed by a json.Unmarshal of each field would.
 func DecodeFrame(data []byte) (Frame, error) {
-	var fields map[string]json.RawMessage
-	if err := json.Unmarshal(data, &fields); err != nil {
-		return Frame{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+	if !json.Valid(data) || data[skipSpace(data, 0)] != '{' { // not JSON, or JSON but not an object
+		return Frame{}, notAnObjectError(data)
 	}
-	if fields == nil { // the frame was the JSON literal null
-		return Frame{}, fmt.Errorf("%w: not a JSON object", ErrMalformed)
-	}
+	fields := topLevelFields(data)
 
 	var f Frame
-	event, err := stringField(fields, "event")
-	if err != nil {
+	var err error
+	if f.Event, err = eventField(fields.event); err != nil {
 		return Frame{}, err
 	}
-	if event == "" {
+	if f.Event == "" {
 		return Frame{}, fmt.Errorf("%w: no event", ErrMalformed)
 	}
-	f.Event = Event(event)
 	if !f.Event.IsKnown() {
-		return Frame{}, fmt.Errorf("%w %q", ErrUnknownEvent, event)
+		return Frame{}, fmt.Errorf("%w %q", ErrUnknownEvent, string(f.Event))
 	}
 
-	if _, present := fields["messageId"]; !present || isNull(fields["messageId"]) {
+	if len(fields.messageID) == 0 || isNull(fields.messageID) {
 		return Frame{}, fmt.Errorf("%w: no messageId", ErrMalformed)
 	}
-	if f.MessageID, err = stringField(fields, "messageId"); err != nil {
+	if f.MessageID, err = stringField(fields.messageID, "messageId"); err != nil {
 		return Frame{}, err
 	}
-	f.RawMessageID = bytes.TrimSpace(fields["messageId"])
-	if f.Type, err = stringField(fields, "type"); err != nil {
+	if f.Type, err = stringField(fields.typ, "type"); err != nil {
 		return Frame{}, err
 	}
-	if f.TraposSenderID, err = stringField(fields, "traposSenderId"); err != nil {
+	if f.TraposSenderID, err = stringField(fields.senderID, "traposSenderId"); err != nil {
 		return Frame{}, err
 	}
-	if f.TraposReceiverID, err = stringField(fields, "traposReceiverId"); err != nil {
+	if f.TraposReceiverID, err = stringField(fields.receiverID, "traposReceiverId"); err != nil {
 		return Frame{}, err
 	}
-	f.Payload = NormalizePayload(fields["payload"])
+	f.RawMessageID, f.Payload = copyRawFields(fields.messageID, fields.payload)
 
 	if f.Event.IsResponse() {
-		if f.OK, err = boolField(fields, "ok"); err != nil {
+		if f.OK, err = boolField(fields.ok, "ok"); err != nil {
 			return Frame{}, err
 		}
 		if !f.OK {
-			f.Error = decodeError(fields["error"])
+			f.Error = decodeError(fields.errorValue)
 		}
 	}
 	return f, nil
+}
+
+// notAnObjectError explains why data, which is not valid JSON or not an object, is no frame,
+// in the very words of json.Unmarshal. It is the slow path of DecodeFrame.
+func notAnObjectError(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	return fmt.Errorf("%w: not a JSON object", ErrMalformed) // the frame was the JSON literal null
+}
+
+// frameFields holds the raw value of each top-level key DecodeFrame reads, as json.Unmarshal
+// would have handed it to a json.RawMessage: the value's own bytes, without surrounding space.
+// An empty slice means the key is absent (a present value is never empty).
+type frameFields struct {
+	event, messageID, typ, senderID, receiverID, payload, ok, errorValue []byte
+}
+
+// topLevelFields collects the frameFields of data, a valid JSON object (json.Valid already
+// said so, which is why the walk checks nothing: it only finds where keys and values end).
+// Like the keys of a Go map, keys match exactly, after their escapes are decoded, and a later
+// duplicate key wins. The values are slices of data.
+func topLevelFields(data []byte) frameFields {
+	var fields frameFields
+	i := skipSpace(data, skipSpace(data, 0)+1) // past '{'
+	for data[i] != '}' {
+		keyEnd := stringEnd(data, i)
+		slot := fields.slot(data[i:keyEnd])
+		i = skipSpace(data, skipSpace(data, keyEnd)+1) // past ':'
+		valueEnd := valueEnd(data, i)
+		if slot != nil {
+			*slot = data[i:valueEnd]
+		}
+		i = skipSpace(data, valueEnd)
+		if data[i] == ',' {
+			i = skipSpace(data, i+1)
+		}
+	}
+	return fields
+}
+
+// slot returns where the value of the key rawKey (a JSON string token) goes, or nil for a key
+// DecodeFrame ignores.
+func (fields *frameFields) slot(rawKey []byte) *[]byte {
+	key := rawKey[1 : len(rawKey)-1]
+	// A key with invalid UTF-8 needs no decoding here: json.Unmarshal would only turn the
+	// bad bytes into U+FFFD, and either way the key matches none of the ASCII names below.
+	if bytes.IndexByte(key, '\\') >= 0 {
+		key = []byte(decodeString(rawKey))
+	}
+	switch string(key) {
+	case "event":
+		return &fields.event
+	case "messageId":
+		return &fields.messageID
+	case "type":
+		return &fields.typ
+	case "traposSenderId":
+		return &fields.senderID
+	case "traposReceiverId":
+		return &fields.receiverID
+	case "payload":
+		return &fields.payload
+	case "ok":
+		return &fields.ok
+	case "error":
+		return &fields.errorValue
+	}
+	return nil
+}
+
+// copyRawFields returns the frame's RawMessageID and Payload in fresh memory (one allocation),
+// as json.Unmarshal would: callers may keep them while data is a reused read buffer. A payload
+// that is not an object becomes EmptyPayload.
+func copyRawFields(rawMessageID, payload []byte) (json.RawMessage, json.RawMessage) {
+	if len(payload) == 0 || payload[0] != '{' { // no need to validate it: the whole frame is valid
+		payload = nil
+	}
+	both := make([]byte, len(rawMessageID)+len(payload))
+	n := copy(both, rawMessageID)
+	copy(both[n:], payload)
+	if payload == nil {
+		return both, EmptyPayload
+	}
+	return both[:n:n], both[n:]
+}
+
+// knownEvents are the events eventField can return without allocating.
+var knownEvents = [...]Event{EventComputerRequest, EventComputerResponse, EventGatewayRequest, EventGatewayResponse}
+
+// eventField reads the event like stringField, but returns one of the Event constants when
+// the raw string spells one without escapes, so the usual frame costs no allocation here.
+func eventField(raw []byte) (Event, error) {
+	if len(raw) > 0 && raw[0] == '"' {
+		if body, ok := plainString(raw); ok {
+			for _, event := range knownEvents {
+				if string(body) == string(event) {
+					return event, nil
+				}
+			}
+		}
+	}
+	event, err := stringField(raw, "event")
+	return Event(event), err
 }
 
 // NormalizePayload applies the empty-payload rule: a JSON object is returned as it is; a
@@ -112,6 +217,11 @@ func NormalizePayload(raw json.RawMessage) json.RawMessage {
 // traposReceiverId on gateway_* events. Requests always carry a payload (at least {});
 // responses carry ok, plus payload when OK and error when not. It fails with ErrFrameTooLarge
 // (wrapped) rather than produce a frame CC: Tweaked would drop.
+//
+// It writes, into one buffer, the very bytes json.Encoder (with SetEscapeHTML(false)) writes
+// for a struct with the fields event, traposSenderId or traposReceiverId, messageId (a
+// json.RawMessage), type, ok, payload (a json.RawMessage) and error, in that order; the tests
+// compare the two (reference_test.go).
 func EncodeFrame(f Frame) ([]byte, error) {
 	if !f.Event.IsKnown() {
 		return nil, fmt.Errorf("encode frame: unknown event %q", f.Event)
@@ -119,90 +229,131 @@ func EncodeFrame(f Frame) ([]byte, error) {
 	payload := f.Payload
 	if len(bytes.TrimSpace(payload)) == 0 {
 		payload = EmptyPayload
-	} else if !json.Valid(payload) {
-		return nil, fmt.Errorf("encode frame: payload is not valid JSON")
 	}
-	w := wireFrame{Event: f.Event, MessageID: f.RawMessageID, Type: f.Type}
-	if len(w.MessageID) == 0 {
-		id, err := json.Marshal(f.MessageID)
-		if err != nil {
-			return nil, fmt.Errorf("encode frame: messageId: %w", err)
-		}
-		w.MessageID = id
+	sendsPayload := !f.Event.IsResponse() || f.OK
+	// A failure response does not send its payload, but one that is not JSON is still refused.
+	if !sendsPayload && !json.Valid(payload) {
+		return nil, errInvalidPayload()
 	}
-	if f.Event.FromComputer() {
-		w.TraposSenderID = &f.TraposSenderID
-	} else {
-		w.TraposReceiverID = &f.TraposReceiverID
-	}
-	switch {
-	case !f.Event.IsResponse():
-		w.Payload = payload
-	case f.OK:
-		ok := true
-		w.OK, w.Payload = &ok, payload
-	default:
-		ok := false
-		w.OK, w.Error = &ok, f.Error
-		if w.Error == nil {
-			w.Error = &Error{Code: CodeInternal, Message: "no error given"}
-		}
+	failure := f.Error // what a failure response sends as its error
+	if failure == nil {
+		failure = &Error{Code: CodeInternal, Message: "no error given"}
 	}
 
 	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	// Keep <, > and & as they are: nothing here is embedded in HTML, and CC compares bytes.
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(w); err != nil {
-		return nil, fmt.Errorf("encode frame: %w", err)
+	buf.Grow(encodedSizeHint(f, payload, failure))
+	buf.WriteString(`{"event":`)
+	writeJSONString(&buf, string(f.Event), false)
+	if f.Event.FromComputer() {
+		buf.WriteString(`,"traposSenderId":`)
+		writeJSONString(&buf, f.TraposSenderID, false)
+	} else {
+		buf.WriteString(`,"traposReceiverId":`)
+		writeJSONString(&buf, f.TraposReceiverID, false)
 	}
-	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	buf.WriteString(`,"messageId":`)
+	messageIDErr := writeMessageID(&buf, f)
+	buf.WriteString(`,"type":`)
+	writeJSONString(&buf, f.Type, false)
+	switch {
+	case !f.Event.IsResponse():
+		buf.WriteString(`,"payload":`)
+	case f.OK:
+		buf.WriteString(`,"ok":true,"payload":`)
+	default:
+		buf.WriteString(`,"ok":false,"error":{"code":`)
+		writeJSONString(&buf, string(failure.Code), false)
+		buf.WriteString(`,"message":`)
+		writeJSONString(&buf, failure.Message, false)
+		buf.WriteByte('}')
+	}
+	// Compacting validates too, so a sent payload is read once. Its error comes before
+	// messageId's, as it did when the payload was checked up front.
+	if sendsPayload && json.Compact(&buf, payload) != nil {
+		return nil, errInvalidPayload()
+	}
+	buf.WriteByte('}')
+	if messageIDErr != nil {
+		return nil, fmt.Errorf("encode frame: %w", messageIDErr)
+	}
+
+	out := buf.Bytes()
 	if len(out) > MaxFrameBytes {
 		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, len(out), MaxFrameBytes)
 	}
 	return out, nil
 }
 
-// wireFrame fixes the field order and presence of encoded frames.
-type wireFrame struct {
-	Event            Event           `json:"event"`
-	TraposSenderID   *string         `json:"traposSenderId,omitempty"`
-	TraposReceiverID *string         `json:"traposReceiverId,omitempty"`
-	MessageID        json.RawMessage `json:"messageId"`
-	Type             string          `json:"type"`
-	OK               *bool           `json:"ok,omitempty"`
-	Payload          json.RawMessage `json:"payload,omitempty"`
-	Error            *Error          `json:"error,omitempty"`
+// errInvalidPayload is EncodeFrame's error for a payload that is not JSON.
+func errInvalidPayload() error {
+	return fmt.Errorf("encode frame: payload is not valid JSON")
+}
+
+// encodedSizeHint is a close upper bound of the encoded frame's size when nothing needs
+// escaping, so the buffer is allocated once.
+func encodedSizeHint(f Frame, payload json.RawMessage, failure *Error) int {
+	const fixed = len(`{"event":"computer_response","traposReceiverId":"","messageId":"","type":"","ok":false,"payload":,"error":{"code":"","message":""}}`)
+	return fixed + len(f.TraposSenderID) + len(f.TraposReceiverID) + max(len(f.RawMessageID), len(f.MessageID)) +
+		len(f.Type) + len(payload) + len(failure.Code) + len(failure.Message)
+}
+
+// writeMessageID writes the messageId: RawMessageID compacted, as json.Encoder wrote a
+// json.RawMessage field, or else MessageID as json.Marshal quotes it (escaping <, > and &,
+// unlike the other strings). An invalid RawMessageID writes nothing and gives the error
+// json.Encoder gave.
+func writeMessageID(buf *bytes.Buffer, f Frame) error {
+	if len(f.RawMessageID) == 0 {
+		writeJSONString(buf, f.MessageID, true)
+		return nil
+	}
+	if isPlainStringToken(f.RawMessageID) { // the usual echo of a decoded messageId
+		buf.Write(f.RawMessageID)
+		return nil
+	}
+	if err := json.Compact(buf, f.RawMessageID); err != nil {
+		return &json.MarshalerError{Type: reflect.TypeFor[json.RawMessage](), Err: err}
+	}
+	return nil
+}
+
+// isPlainStringToken reports whether raw is a JSON string token that json.Compact would copy
+// as it is: quotes at both ends and, between them, no quote, backslash or control character.
+func isPlainStringToken(raw []byte) bool {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c == '"' || c == '\\' || c < ' ' {
+			return false
+		}
+	}
+	return true
 }
 
 func isNull(raw json.RawMessage) bool {
 	return bytes.Equal(bytes.TrimSpace(raw), []byte("null"))
 }
 
-// stringField reads an optional string field; absent or null gives "".
-func stringField(fields map[string]json.RawMessage, name string) (string, error) {
-	raw, ok := fields[name]
-	if !ok || isNull(raw) {
+// stringField reads an optional string field from its raw value; absent or null gives "".
+func stringField(raw []byte, name string) (string, error) {
+	if len(raw) == 0 || isNull(raw) {
 		return "", nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	if raw[0] != '"' {
 		return "", fmt.Errorf("%w: %s must be a string", ErrMalformed, name)
 	}
-	return s, nil
+	return decodeString(raw), nil
 }
 
-// boolField reads an optional boolean field; absent or null gives false.
-func boolField(fields map[string]json.RawMessage, name string) (bool, error) {
-	raw, ok := fields[name]
-	if !ok || isNull(raw) {
+// boolField reads an optional boolean field from its raw value; absent or null gives false.
+func boolField(raw []byte, name string) (bool, error) {
+	switch string(raw) {
+	case "", "null", "false":
 		return false, nil
+	case "true":
+		return true, nil
 	}
-	var b bool
-	if err := json.Unmarshal(raw, &b); err != nil {
-		return false, fmt.Errorf("%w: %s must be a boolean", ErrMalformed, name)
-	}
-	return b, nil
+	return false, fmt.Errorf("%w: %s must be a boolean", ErrMalformed, name)
 }
 
 // decodeError reads the error of a failed response as leniently as possible: a failed
