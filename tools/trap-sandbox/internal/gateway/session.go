@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -173,21 +174,46 @@ func (s *Session) run() {
 	s.logDisconnect(readErr)
 }
 
+// frameBuffers recycles the buffers frames are read into: DecodeFrame copies what it keeps, so
+// a buffer is free again once the frame is handled. Pooled rather than per session, so that an
+// idle computer holds none.
+var frameBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
 // readLoop reads frames until the connection fails or is closed; it returns why.
 func (s *Session) readLoop() error {
 	for {
-		_, data, err := s.conn.ReadMessage()
+		buf := frameBuffers.Get().(*bytes.Buffer)
+		err := s.readFrame(buf)
+		if err == nil {
+			s.frameArrived(buf.Bytes())
+		}
+		buf.Reset()
+		frameBuffers.Put(buf)
 		if err != nil {
 			return err
 		}
-		now := time.Now()
-		s.lastFrameAt.Store(s.gw.cfg.Now().UnixNano())
-		s.lastRecv.Store(now.UnixNano())
-		if now.UnixNano()-s.readDeadlineSetAt.Load() >= int64(s.readDeadlineStep) {
-			s.extendReadDeadline()
-		}
-		s.handleFrame(data)
 	}
+}
+
+// readFrame reads the next data frame into buf.
+func (s *Session) readFrame(buf *bytes.Buffer) error {
+	_, r, err := s.conn.NextReader()
+	if err != nil {
+		return err
+	}
+	_, err = buf.ReadFrom(r)
+	return err
+}
+
+// frameArrived records the peer's activity and handles the frame in data.
+func (s *Session) frameArrived(data []byte) {
+	now := time.Now()
+	s.lastFrameAt.Store(s.gw.cfg.Now().UnixNano())
+	s.lastRecv.Store(now.UnixNano())
+	if now.UnixNano()-s.readDeadlineSetAt.Load() >= int64(s.readDeadlineStep) {
+		s.extendReadDeadline()
+	}
+	s.handleFrame(data)
 }
 
 // extendReadDeadline gives the peer another PongWait to send something, unless the session
