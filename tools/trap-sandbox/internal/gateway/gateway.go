@@ -183,11 +183,11 @@ type Gateway struct {
 
 	mu       sync.Mutex // guards sessions, open and closing
 	sessions map[*Session]struct{}
-	// open counts sockets from the admission check to the end of their handler, so that
+	// open counts sockets from the admission check to the end of their session, so that
 	// concurrent upgrades cannot overshoot MaxConnections.
 	open    int
 	closing bool
-	// running counts live socket handlers; Shutdown waits for it.
+	// running counts live sessions; Shutdown waits for it.
 	running sync.WaitGroup
 }
 
@@ -208,6 +208,8 @@ func New(cfg Config, logger *slog.Logger, prober HealthProber, registry Registry
 			// Compression stays off: gorilla's compressed writer may split a message into
 			// several frames, and CC keeps only the first frame of a fragmented message.
 			EnableCompression: false,
+			// Write buffers are borrowed per message: an idle computer holds none.
+			WriteBufferPool: &writeBuffers,
 		},
 	}
 	g.limits = newLimiter(g.cfg, g.log)
@@ -277,7 +279,12 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	return fmt.Errorf("gateway shutdown: cut %d socket(s) without a close handshake: %w", len(sessions), ctx.Err())
 }
 
-// serveWebSocket upgrades one computer's connection and serves it until it closes.
+// writeBuffers is the Upgrader's WriteBufferPool (one pool per write buffer size, the default).
+var writeBuffers sync.Pool
+
+// serveWebSocket upgrades one computer's connection and serves it, in a goroutine of its own,
+// until it closes. The handler returns at once so that net/http drops the buffers and the
+// response it keeps for a connection while its handler runs (~10 KiB per idle computer).
 func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if !g.limits.allowUpgrade(r.RemoteAddr) {
 		g.cfg.Metrics.limited(limitUpgradeRate)
@@ -302,16 +309,11 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 			http.StatusServiceUnavailable)
 		return
 	}
-	defer func() {
-		g.mu.Lock()
-		g.open--
-		g.mu.Unlock()
-	}()
-
 	conn, err := g.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		// The upgrader has already answered with an HTTP error.
 		g.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
+		g.socketEnded(nil)
 		return
 	}
 	s := newSession(g, conn, r.RemoteAddr)
@@ -322,17 +324,25 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(CloseGoingAway, "going away"), time.Now().Add(g.cfg.WriteTimeout))
 		_ = conn.Close()
+		g.socketEnded(nil)
 		return
 	}
 	g.sessions[s] = struct{}{}
 	g.running.Add(1)
 	g.mu.Unlock()
 
-	defer func() {
-		g.mu.Lock()
-		delete(g.sessions, s)
-		g.mu.Unlock()
-		g.running.Done()
+	go func() {
+		defer g.running.Done()
+		defer g.socketEnded(s)
+		s.run()
 	}()
-	s.run()
+}
+
+// socketEnded gives back the connection slot of a socket admitted by serveWebSocket and
+// forgets its session (nil when it never had one).
+func (g *Gateway) socketEnded(s *Session) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.open--
+	delete(g.sessions, s)
 }

@@ -43,7 +43,7 @@ type result struct {
 	err   error
 }
 
-// Session is one computer's socket. Its reader runs in the HTTP handler goroutine (run), its
+// Session is one computer's socket. Its reader runs in the goroutine that calls run, its
 // writer in a goroutine started by run; both end when ctx does.
 type Session struct {
 	gw             *Gateway
