@@ -228,37 +228,22 @@ func (s *Session) extendReadDeadline() {
 	}
 }
 
-// writeLoop is the only goroutine that writes data frames. It also owns the hello timer,
-// the ping ticker and the idle-probe timer.
+// writeLoop is the only goroutine that writes data frames. It also keeps the session's three
+// clocks (hello deadline, pings, idle probe) on one timer: a select on one timer channel is
+// cheaper per frame than on three, and an idle computer holds one timer instead of three.
 func (s *Session) writeLoop() {
 	cfg := s.gw.cfg
-	hello := time.NewTimer(cfg.HelloTimeout)
-	defer hello.Stop()
-	ping := time.NewTicker(cfg.PingPeriod)
-	defer ping.Stop()
-	idle := time.NewTimer(cfg.IdleProbeAfter)
-	defer idle.Stop()
+	clocks := newSessionClocks(time.Now(), cfg)
+	timer := time.NewTimer(clocks.next())
+	defer timer.Stop()
 	for {
 		var err error
 		select {
 		case msg := <-s.send:
 			err = s.write(msg, time.Now().Add(cfg.WriteTimeout))
-		case <-ping.C:
-			err = s.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(cfg.WriteTimeout))
-		case <-hello.C:
-			if !s.isAuthenticated() {
-				s.close(CloseNoHello, "no hello in time", true)
-			}
-		case <-idle.C:
-			idleFor := time.Since(time.Unix(0, s.lastRecv.Load()))
-			if idleFor < cfg.IdleProbeAfter {
-				idle.Reset(cfg.IdleProbeAfter - idleFor)
-				continue
-			}
-			if s.isAuthenticated() && !s.probing.Load() {
-				s.startIdleProbe()
-			}
-			idle.Reset(cfg.IdleProbeAfter)
+		case <-timer.C:
+			err = s.tick(&clocks, time.Now())
+			timer.Reset(clocks.next())
 		case <-s.ctx.Done():
 			s.finishWrites()
 			return
@@ -270,6 +255,60 @@ func (s *Session) writeLoop() {
 			return
 		}
 	}
+}
+
+// sessionClocks are the writer's deadlines.
+type sessionClocks struct {
+	hello time.Time // zero once checked
+	ping  time.Time
+	idle  time.Time
+}
+
+func newSessionClocks(start time.Time, cfg Config) sessionClocks {
+	return sessionClocks{
+		hello: start.Add(cfg.HelloTimeout),
+		ping:  start.Add(cfg.PingPeriod),
+		idle:  start.Add(cfg.IdleProbeAfter),
+	}
+}
+
+// next is how long until the earliest deadline.
+func (c *sessionClocks) next() time.Duration {
+	due := c.ping
+	for _, t := range [...]time.Time{c.hello, c.idle} {
+		if !t.IsZero() && t.Before(due) {
+			due = t
+		}
+	}
+	return time.Until(due)
+}
+
+// tick does what is due at now: drop a socket without hello, send a ping, probe an idle
+// computer. It returns a write error.
+func (s *Session) tick(c *sessionClocks, now time.Time) error {
+	cfg := s.gw.cfg
+	if !c.hello.IsZero() && !now.Before(c.hello) {
+		c.hello = time.Time{}
+		if !s.isAuthenticated() {
+			s.close(CloseNoHello, "no hello in time", true)
+		}
+	}
+	if !now.Before(c.idle) {
+		lastRecv := time.Unix(0, s.lastRecv.Load())
+		if now.Sub(lastRecv) < cfg.IdleProbeAfter {
+			c.idle = lastRecv.Add(cfg.IdleProbeAfter)
+		} else {
+			if s.isAuthenticated() && !s.probing.Load() {
+				s.startIdleProbe()
+			}
+			c.idle = now.Add(cfg.IdleProbeAfter)
+		}
+	}
+	if !now.Before(c.ping) {
+		c.ping = now.Add(cfg.PingPeriod)
+		return s.conn.WriteControl(websocket.PingMessage, nil, now.Add(cfg.WriteTimeout))
+	}
+	return nil
 }
 
 // startIdleProbe sends a gateway_request ping to a computer that has been silent for
