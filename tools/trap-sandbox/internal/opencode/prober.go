@@ -17,8 +17,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sync/singleflight"
 )
 
 // DefaultProbeTimeout bounds one probe: the opencode web client uses the same 5 s.
@@ -72,15 +70,22 @@ type Prober struct {
 	timeout   time.Duration
 	client    *http.Client
 
-	group singleflight.Group
 	// base parents every upstream request, so Close can stop one no caller waits for any more.
 	base   context.Context
 	cancel context.CancelFunc
-	// mu guards closed and orders inflight.Add before Close's Wait.
-	mu     sync.Mutex
-	closed bool
+	// mu guards current and closed, and orders inflight.Add before Close's Wait.
+	mu sync.Mutex
+	// current is the upstream probe in flight, which new callers join; nil when none runs.
+	current *flight
+	closed  bool
 	// inflight counts running upstream probes (they outlive a caller that gave up).
 	inflight sync.WaitGroup
+}
+
+// flight is one upstream probe and everyone waiting for it.
+type flight struct {
+	done   chan struct{} // closed when health is set
+	health Health
 }
 
 // NewProber validates cfg and returns a Prober.
@@ -137,23 +142,37 @@ func (p *Prober) URL() string {
 // Probe checks opencode once, or joins a probe already running. It returns when the probe is
 // done (within the configured timeout) or when ctx ends, whichever is first.
 func (p *Prober) Probe(ctx context.Context) Health {
-	ch := p.group.DoChan("probe", func() (any, error) {
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return Health{Detail: p.describe("the prober is closed (shutting down)")}, nil
-		}
-		p.inflight.Add(1)
+	p.mu.Lock()
+	if p.closed {
 		p.mu.Unlock()
-		defer p.inflight.Done()
-		return p.probeOnce(), nil
-	})
+		return Health{Detail: p.describe("the prober is closed (shutting down)")}
+	}
+	f := p.current
+	if f == nil {
+		f = &flight{done: make(chan struct{})}
+		p.current = f
+		p.inflight.Add(1)
+		go p.fly(f)
+	}
+	p.mu.Unlock()
 	select {
-	case res := <-ch:
-		return res.Val.(Health)
+	case <-f.done:
+		return f.health
 	case <-ctx.Done():
 		return Health{Detail: p.describe("the probe was abandoned: " + ctx.Err().Error())}
 	}
+}
+
+// fly runs f's upstream request and hands its result to every caller that joined. Callers
+// that arrive after it finished start a new flight: a result is never reused.
+func (p *Prober) fly(f *flight) {
+	defer p.inflight.Done()
+	health := p.probeOnce()
+	p.mu.Lock()
+	p.current = nil
+	p.mu.Unlock()
+	f.health = health
+	close(f.done)
 }
 
 // Close cancels any running probe, waits for it to finish and closes the idle connection.
