@@ -1,0 +1,140 @@
+// The client subcommands (docs/http-api.md) of the real binary against a running gateway, and
+// the gateway's graceful shutdown with a host request in flight.
+
+package integration
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+)
+
+// runCLI runs the gateway binary with args (a client subcommand) and the extra environment,
+// and returns its stdout, stderr and exit code.
+func runCLI(ctx context.Context, t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, gatewayBin, args...)
+	// A race-built binary otherwise sleeps 1 s at exit.
+	cmd.Env = append(append(harness.CleanEnv(), "GORACE=atexit_sleep_ms=0"), env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		code = exitErr.ExitCode()
+	default:
+		require.NoError(t, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// answerRequests answers every gateway_request on c with ok:true and {traposId, type} until
+// the socket closes (when the test ends).
+func answerRequests(ctx context.Context, c *harness.Computer, traposID string) {
+	go func() {
+		for {
+			f, err := c.Next(ctx)
+			if err != nil {
+				return
+			}
+			if f.Event != harness.EventGatewayRequest {
+				continue
+			}
+			if c.WriteJSON(map[string]any{
+				"event": harness.EventComputerResponse, "traposSenderId": traposID, "messageId": f.MessageID,
+				"type": f.Type, "ok": true, "payload": map[string]any{"traposId": traposID, "type": f.Type},
+			}) != nil {
+				return
+			}
+		}
+	}()
+}
+
+func TestCLICommands(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	const id = "48:den/x"
+	answerRequests(ctx, connect(ctx, t, g, id), id)
+	url := "--url=" + g.URL("")
+
+	out, errOut, code := runCLI(ctx, t, nil, "computers", url)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2, out)
+	assert.Regexp(t, `^TRAPOS ID\s+ACCOUNT\s+CONNECTED SINCE\s+REMOTE\s+LAST FRAME$`, lines[0])
+	assert.Regexp(t, `^48:den/x\s+local\s+\S+\s+127\.0\.0\.1:\d+\s+\S+$`, lines[1])
+
+	out, errOut, code = runCLI(ctx, t, nil, "ping", url, id)
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `^pong from 48:den/x: \{"traposId":"48:den/x","type":"ping"\} in \S+\n$`, out)
+
+	out, errOut, code = runCLI(ctx, t, nil, "request", url, id, "inventory", `{"slot":3}`)
+	require.Equal(t, 0, code, errOut)
+	assert.JSONEq(t, `{"traposId":"48:den/x","type":"inventory"}`, out)
+
+	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "9:gone")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: ping on 9:gone failed: the gateway answered not_connected: computer 9:gone is not connected\n", errOut)
+
+	_, errOut, code = runCLI(ctx, t, nil, "request", url, id, "ping", `{bad`)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "is not valid JSON")
+}
+
+func TestCLIWithAPIToken(t *testing.T) {
+	ctx := testContext(t)
+	const token = "api-token-5d1e"
+	g := startGateway(t, "--api-token", token)
+	const id = "49:"
+	answerRequests(ctx, connect(ctx, t, g, id), id)
+	url := "--url=" + g.URL("")
+
+	_, errOut, code := runCLI(ctx, t, nil, "computers", url)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "the gateway answered 401")
+	_, errOut, code = runCLI(ctx, t, []string{"SANDBOX_API_TOKEN=" + sandboxPassword}, "computers", url)
+	assert.Equal(t, 1, code, "the computers' password does not open the API")
+	assert.Contains(t, errOut, "401")
+
+	out, errOut, code := runCLI(ctx, t, []string{"SANDBOX_API_TOKEN=" + token, "SANDBOX_URL=" + g.URL("")}, "ping", id)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "pong from 49:")
+}
+
+func TestShutdownFailsRequestsInFlight(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	c := connect(ctx, t, g, "50:")
+	result := postRequest(ctx, t, g, "50:", map[string]any{"type": "ping", "timeoutMs": 60000})
+	_, err := c.Next(ctx) // the computer has the request and never answers it
+	require.NoError(t, err)
+
+	closed := make(chan int, 1)
+	go func() { // reading answers the gateway's close frame at once
+		ce, err := c.ExpectClose(ctx)
+		if err != nil {
+			closed <- 0
+			return
+		}
+		closed <- ce.Code
+	}()
+
+	require.NoError(t, g.Stop(), "SIGTERM with a request in flight must still end the gateway with status 0")
+	r := await(ctx, t, result)
+	assert.Equal(t, http.StatusNotFound, r.Status)
+	require.NotNil(t, r.Error)
+	assert.Equal(t, "not_connected", r.Error.Code)
+	assert.Equal(t, "the gateway is shutting down", r.Error.Message)
+	assert.Equal(t, harness.CloseGoingAway, <-closed)
+}
