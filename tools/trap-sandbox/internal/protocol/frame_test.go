@@ -202,18 +202,7 @@ func TestCodeOf(t *testing.T) {
 }
 
 func FuzzDecodeFrame(f *testing.F) {
-	seeds := []string{
-		`{"event":"computer_request","traposSenderId":"7:","messageId":"m1","type":"hello","payload":{"traposId":"7:","secret":"s"}}`,
-		`{"event":"computer_request","traposSenderId":"7:","messageId":"m1","type":"probe_gateway","payload":[]}`,
-		`{"event":"computer_response","traposSenderId":"7:a","messageId":"g1","type":"ping","ok":true,"payload":{"traposId":"7:a"}}`,
-		`{"event":"computer_response","messageId":"g1","ok":false,"error":{"code":"unknown_type","message":"x"}}`,
-		`{"event":"computer_response","messageId":"g1","ok":false,"error":"boom"}`,
-		`{"event":"gateway_request","traposReceiverId":"7:","messageId":"g","type":"ping","payload":null}`,
-		`{"event":"unknown","messageId":"m"}`,
-		`{"messageId":"a\u00C3b","event":"computer_request","payload":"str"}`,
-		`null`, `[]`, `{`, ``, `{"event":1}`,
-	}
-	for _, s := range seeds {
+	for _, s := range decodeSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -1,8 +1,9 @@
 package protocol
 
 // This file keeps DecodeFrame, EncodeFrame and their helpers as they were before they were
-// rewritten for speed, unchanged but for the names. They are the oracle of the differential
-// tests: the fast versions must behave exactly like these, errors included.
+// rewritten for speed, unchanged but for the names (decodeError, which the rewrite kept, is
+// shared). They are the oracle of the differential tests: the fast versions must behave
+// exactly like these, errors included.
 
 import (
 	"bytes"
@@ -56,7 +57,7 @@ func referenceDecodeFrame(data []byte) (Frame, error) {
 			return Frame{}, err
 		}
 		if !f.OK {
-			f.Error = referenceDecodeError(fields["error"])
+			f.Error = decodeError(fields["error"])
 		}
 	}
 	return f, nil
@@ -167,32 +168,4 @@ func referenceBoolField(fields map[string]json.RawMessage, name string) (bool, e
 		return false, fmt.Errorf("%w: %s must be a boolean", ErrMalformed, name)
 	}
 	return b, nil
-}
-
-// referenceDecodeError reads the error of a failed response as leniently as possible: a failed
-// response always yields an *Error, so a caller can rely on it.
-func referenceDecodeError(raw json.RawMessage) *Error {
-	if len(raw) == 0 || referenceIsNull(raw) {
-		return &Error{Code: CodeInternal, Message: "the response has ok:false but no error"}
-	}
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
-		return &Error{Code: CodeInternal, Message: text}
-	}
-	var obj struct {
-		Code    json.RawMessage `json:"code"`
-		Message json.RawMessage `json:"message"`
-	}
-	if json.Unmarshal(raw, &obj) != nil {
-		return &Error{Code: CodeInternal, Message: "the response has an unreadable error"}
-	}
-	e := &Error{Code: CodeInternal}
-	var code, message string
-	if json.Unmarshal(obj.Code, &code) == nil && code != "" {
-		e.Code = Code(code)
-	}
-	if json.Unmarshal(obj.Message, &message) == nil {
-		e.Message = message
-	}
-	return e
 }
