@@ -30,8 +30,8 @@ const DefaultUsername = "opencode"
 const healthPath = "global/health"
 
 // probeIdleConnTimeout closes the kept-alive probe connection when no probe has used it for
-// this long, so a gateway that nobody probes holds no upstream connection. It is under Bun's
-// default idle timeout (10 s), so the gateway, not opencode, normally ends the connection.
+// this long, so a gateway that nobody probes holds no upstream connection. Should the server
+// end it first, the next probe simply dials again (TestProbeKeptAliveConnectionTellsTheTruth).
 const probeIdleConnTimeout = 5 * time.Second
 
 // maxHealthBody caps how much of the answer is read: the real body is ~40 bytes.
