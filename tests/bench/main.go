@@ -1,7 +1,7 @@
 // Command bench measures the trap-sandbox gateway against a bare gorilla/websocket baseline:
 // probe_gateway and HTTP ping round trips, memory per idle connection, and connect time.
 //
-//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 3] [-http-clients 16] [-idle 10000]
+//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 5] [-http-clients 16] [-idle 10000]
 package main
 
 import (
@@ -27,7 +27,7 @@ func run() int {
 	cfg := bench.Config{Progress: os.Stderr}
 	flag.IntVar(&cfg.Computers, "computers", 50, "sockets sending requests back-to-back in (a) and answering pings in (b)")
 	flag.DurationVar(&cfg.Duration, "duration", 3*time.Second, "length of each throughput phase")
-	flag.IntVar(&cfg.Rounds, "rounds", 3, "rounds alternating the throughput phases between gateway and baseline (median reported)")
+	flag.IntVar(&cfg.Rounds, "rounds", 5, "rounds alternating the throughput phases between gateway and baseline (median reported)")
 	flag.IntVar(&cfg.HTTPClients, "http-clients", 16, "concurrent HTTP clients in (b)")
 	flag.IntVar(&cfg.IdleComputers, "idle", 10000, "idle authenticated sockets in (c) and (d)")
 	flag.IntVar(&cfg.DialConcurrency, "dial-concurrency", 200, "dials in flight in (d)")

@@ -36,6 +36,8 @@ func TestRunSmall(t *testing.T) {
 	require.NoError(t, err)
 	for name, f := range map[string]bench.Figures{"gateway": res.Gateway, "baseline": res.Baseline} {
 		assert.Positive(t, f.Probe.Count, name)
+		assert.Len(t, f.ProbeRounds, cfg.Rounds, name)
+		assert.Len(t, f.HTTPRounds, cfg.Rounds, name)
 		assert.Positive(t, f.Probe.PerSecond, name)
 		assert.Positive(t, f.Probe.P50, name)
 		assert.GreaterOrEqual(t, f.Probe.P99, f.Probe.P50, name)
@@ -45,11 +47,15 @@ func TestRunSmall(t *testing.T) {
 		assert.Positive(t, f.RSSAfter, name)
 		assert.Positive(t, f.ConnectTime, name)
 	}
-	// The gateway's probes reached the fake opencode (the answer said opencodeOk:true).
+	// The gateway's probes reached the fake opencode (the answer said opencodeOk:true), at most
+	// once per probe.
 	assert.Positive(t, res.OpencodeRequests)
+	assert.LessOrEqual(t, res.OpencodeRequests, int64(res.Gateway.ProbesSent))
+	assert.GreaterOrEqual(t, res.Gateway.ProbesSent, res.Gateway.Probe.Count)
 
 	var out strings.Builder
 	bench.Report(&out, cfg, res)
 	assert.Contains(t, out.String(), "(a) probe_gateway round trips/s")
+	assert.Regexp(t, `\| \(a\) gateway/baseline by round \| \| \| [0-9.]+× [0-9.]+× \|`, out.String())
 	assert.Contains(t, out.String(), "(d) connect + hello, 40 computers")
 }

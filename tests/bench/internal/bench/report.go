@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 )
 
@@ -16,16 +17,18 @@ func Report(w io.Writer, cfg Config, r Result) {
 	probeRatio := ratio(g.Probe.PerSecond, b.Probe.PerSecond)
 	fmt.Fprintf(w, "| (a) probe_gateway round trips/s | %.0f | %.0f | %.2f× | ≥ %.2f× | %s |\n",
 		g.Probe.PerSecond, b.Probe.PerSecond, probeRatio, TargetProbeRatio, verdict(probeRatio >= TargetProbeRatio))
+	fmt.Fprintf(w, "| (a) gateway/baseline by round | | | %s | | |\n", roundRatios(g.ProbeRounds, b.ProbeRounds))
 	fmt.Fprintf(w, "| (a) p50 / p99 latency | %s / %s | %s / %s | %.2f× / %.2f× | | |\n",
 		ms(g.Probe.P50), ms(g.Probe.P99), ms(b.Probe.P50), ms(b.Probe.P99),
 		ratio(float64(g.Probe.P50), float64(b.Probe.P50)), ratio(float64(g.Probe.P99), float64(b.Probe.P99)))
 	fmt.Fprintf(w, "| (a) server CPU per round trip | %s | %s | %.2f× | | |\n",
 		us(g.Probe.ServerCPU), us(b.Probe.ServerCPU), ratio(float64(g.Probe.ServerCPU), float64(b.Probe.ServerCPU)))
 	fmt.Fprintf(w, "| (a) opencode health requests per probe_gateway | %.3f | — | | | |\n",
-		ratio(float64(r.OpencodeRequests), float64(g.Probe.Count)))
+		ratio(float64(r.OpencodeRequests), float64(g.ProbesSent)))
 	httpRatio := ratio(g.HTTP.PerSecond, b.HTTP.PerSecond)
 	fmt.Fprintf(w, "| (b) HTTP ping round trips/s | %.0f | %.0f | %.2f× | ≥ %.2f× | %s |\n",
 		g.HTTP.PerSecond, b.HTTP.PerSecond, httpRatio, TargetHTTPRatio, verdict(httpRatio >= TargetHTTPRatio))
+	fmt.Fprintf(w, "| (b) gateway/baseline by round | | | %s | | |\n", roundRatios(g.HTTPRounds, b.HTTPRounds))
 	fmt.Fprintf(w, "| (b) p50 / p99 latency | %s / %s | %s / %s | %.2f× / %.2f× | | |\n",
 		ms(g.HTTP.P50), ms(g.HTTP.P99), ms(b.HTTP.P50), ms(b.HTTP.P99),
 		ratio(float64(g.HTTP.P50), float64(b.HTTP.P50)), ratio(float64(g.HTTP.P99), float64(b.HTTP.P99)))
@@ -42,6 +45,16 @@ func Report(w io.Writer, cfg Config, r Result) {
 	fmt.Fprintf(w, "| (d) connect + hello, %d computers | %s | %s | %.2f× | < %s | %s |\n",
 		cfg.IdleComputers, g.ConnectTime.Round(time.Millisecond), b.ConnectTime.Round(time.Millisecond),
 		ratio(float64(g.ConnectTime), float64(b.ConnectTime)), TargetConnectTime, verdict(g.ConnectTime < TargetConnectTime))
+}
+
+// roundRatios lists the gateway/baseline ratio of each round (both measured back to back), so
+// that a reader sees how much the machine's noise moved the median.
+func roundRatios(gateway, baseline []float64) string {
+	parts := make([]string, 0, len(gateway))
+	for i := range min(len(gateway), len(baseline)) {
+		parts = append(parts, fmt.Sprintf("%.2f×", ratio(gateway[i], baseline[i])))
+	}
+	return strings.Join(parts, " ")
 }
 
 func ratio(a, b float64) float64 {

@@ -67,6 +67,11 @@ type Figures struct {
 	Probe Rate
 	// HTTP is phase (b): ping round trips through the HTTP API and a socket.
 	HTTP Rate
+	// ProbeRounds and HTTPRounds are the rates of every round, in order; Probe and HTTP are
+	// their medians.
+	ProbeRounds, HTTPRounds []float64
+	// ProbesSent counts the probe_gateway round trips of all rounds.
+	ProbesSent int
 	// BytesPerConn is phase (c): RSS growth divided by the idle sockets.
 	BytesPerConn float64
 	// RSSBefore and RSSAfter are the process's VmRSS around phase (c).
@@ -81,7 +86,8 @@ type Figures struct {
 type Result struct {
 	Gateway, Baseline Figures
 	// OpencodeRequests counts the health requests the gateway sent to the fake opencode
-	// during the whole run (its probes share one upstream request while one is in flight).
+	// during the whole run (its probes share one upstream request while one is in flight), to
+	// compare with Gateway.ProbesSent.
 	OpencodeRequests int64
 }
 
@@ -175,6 +181,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	for i, s := range targets {
 		figures[i].Probe = medianRate(probes[i])
 		figures[i].HTTP = medianRate(pings[i])
+		figures[i].ProbeRounds = perSecond(probes[i])
+		for _, r := range probes[i] {
+			figures[i].ProbesSent += r.Count
+		}
+		figures[i].HTTPRounds = perSecond(pings[i])
 		if err := memoryPhase(ctx, cfg, s, figures[i], s == gw); err != nil {
 			return res, err
 		}
@@ -188,6 +199,14 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 func medianRate(rs []Rate) Rate {
 	sorted := slices.SortedFunc(slices.Values(rs), func(a, b Rate) int { return cmp.Compare(a.PerSecond, b.PerSecond) })
 	return sorted[len(sorted)/2]
+}
+
+func perSecond(rs []Rate) []float64 {
+	out := make([]float64, len(rs))
+	for i, r := range rs {
+		out[i] = r.PerSecond
+	}
+	return out
 }
 
 // gatewayEnv configures the gateway as shipped, except the per-IP upgrade rate limit: every
