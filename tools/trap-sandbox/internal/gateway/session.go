@@ -57,7 +57,8 @@ type Session struct {
 	lastRecv atomic.Int64
 	// readDeadlineSetAt is when the read deadline was last pushed back (unix nanoseconds).
 	readDeadlineSetAt atomic.Int64
-	readDeadlineStep  time.Duration
+	// readDeadlineStep is min(maxReadDeadlineStep, PongWait/16).
+	readDeadlineStep time.Duration
 	// probing is set while an idle-probe ping is outstanding.
 	probing atomic.Bool
 

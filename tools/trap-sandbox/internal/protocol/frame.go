@@ -22,8 +22,8 @@ var ErrUnknownEvent = errors.New("unknown event")
 var ErrFrameTooLarge = errors.New("frame too large")
 
 // Frame is one protocol frame in either direction, after decoding. Payload is always a JSON
-// object (see NormalizePayload). OK and Error are meaningful only for response events; Error
-// is set exactly when a response has OK false.
+// object (the empty-payload rule, see DecodeFrame). OK and Error are meaningful only for
+// response events; Error is set exactly when a response has OK false.
 type Frame struct {
 	Event Event
 	// TraposSenderID is set on computer_* frames.
@@ -201,16 +201,6 @@ func eventField(raw []byte) (Event, error) {
 	}
 	event, err := stringField(raw, "event")
 	return Event(event), err
-}
-
-// NormalizePayload applies the empty-payload rule: a JSON object is returned as it is; a
-// missing, null, array or other non-object payload becomes {}.
-func NormalizePayload(raw json.RawMessage) json.RawMessage {
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' || !json.Valid(trimmed) {
-		return EmptyPayload
-	}
-	return trimmed
 }
 
 // EncodeFrame renders f as one JSON text, with traposSenderId on computer_* events and
