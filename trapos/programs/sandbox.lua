@@ -5,9 +5,6 @@
 
 local libsandbox = require('/apis/libsandbox');
 
-local PROGRAM_PATH = "programs/sandbox.lua";
-local SUBCOMMANDS = { "health", "status", "reconnect", "help" };
-
 -- How long to wait for a daemon that is still connecting before giving up, and how often
 -- to look again meanwhile (it announces success with trapos_sandbox_connected, but not
 -- failure, so we also poll its status).
@@ -32,16 +29,6 @@ end
 
 local function fail(message)
   error(message, 0);
-end
-
-local function registerCompletion()
-  if shell == nil or shell.setCompletionFunction == nil then
-    return;
-  end
-  pcall(function()
-    local completion = require('cc.shell.completion');
-    shell.setCompletionFunction(PROGRAM_PATH, completion.build({ completion.choice, SUBCOMMANDS }));
-  end);
 end
 
 -- Turns the daemon's reason into advice the user can act on.
@@ -163,7 +150,6 @@ local args = { ... };
 local command = args[1];
 
 libsandbox.defineSettings();
-registerCompletion();
 
 if command == nil or command == "help" or command == "--help" or command == "-h" then
   usage();

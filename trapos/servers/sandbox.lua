@@ -6,20 +6,6 @@
 
 local libsandbox = require('/apis/libsandbox');
 
-local PROGRAM_PATH = "programs/sandbox.lua";
-local SUBCOMMANDS = { "health", "status", "reconnect", "help" };
-
--- Tab completion for the command; the daemon runs at boot under shell.run, so it has shell.
-local function registerCompletion()
-  if shell == nil or shell.setCompletionFunction == nil then
-    return;
-  end
-  pcall(function()
-    local completion = require('cc.shell.completion');
-    shell.setCompletionFunction(PROGRAM_PATH, completion.build({ completion.choice, SUBCOMMANDS }));
-  end);
-end
-
 -- The screen is shared with the shell: report the first failure only.
 local logged = false;
 local function log(message)
@@ -29,7 +15,8 @@ local function log(message)
   end
 end
 
-registerCompletion();
+-- The daemon runs at boot under shell.run, so the command completes before its first run.
+libsandbox.registerCompletion(shell);
 
 local daemon = libsandbox.newDaemon({
   http = http,

@@ -1,8 +1,9 @@
--- Specs for the sandbox daemon (libsandbox.newDaemon) against a scripted gateway: a fake
+-- Specs for /apis/libsandboxdaemon (newDaemon) against a scripted gateway: a fake
 -- http whose websocketAsync records URLs, fake sockets that record sent frames, and events
 -- fed straight to the daemon's handler.
 
 local lib = require('/apis/libsandbox');
+local daemonLib = require('/apis/libsandboxdaemon');
 
 local URL = "ws://127.0.0.1:4444";
 local FULL_URL = "ws://127.0.0.1:4444/trapos/ws";
@@ -83,7 +84,7 @@ local function newWorld(opts)
       end,
     };
   end
-  world.daemon = lib.newDaemon({
+  world.daemon = daemonLib.newDaemon({
     http = world.http,
     settings = world.settings,
     os = world.os,

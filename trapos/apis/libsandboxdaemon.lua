@@ -1,0 +1,415 @@
+-- libsandboxdaemon: the sandbox daemon's state machine, as a factory of event handlers.
+-- It holds the computer's one WebSocket to the gateway: connects from the settings, says
+-- hello, answers gateway requests, forwards program requests and reconnects after a loss.
+-- servers/sandbox.lua feeds it events; nothing here pulls events or sleeps.
+
+local ccExpect = require('cc.expect');
+local expect, field = ccExpect.expect, ccExpect.field;
+local codec = require('/apis/libsandboxcodec');
+local config = require('/apis/libsandboxsettings');
+local events = require('/apis/libsandboxevents');
+
+-- Seconds between a lost connection and the next attempt (no backoff in v1).
+local RECONNECT_DELAY = 5;
+
+-- Daemon states, as reported by status().state.
+local STATE_DORMANT = "dormant";           -- sandbox.url is not set
+local STATE_DISABLED = "disabled";         -- the http API is absent
+local STATE_CONNECTING = "connecting";     -- websocketAsync called, no outcome yet
+local STATE_AUTHENTICATING = "authenticating"; -- socket open, hello sent
+local STATE_CONNECTED = "connected";       -- hello accepted
+local STATE_WAITING = "waiting";           -- lost the socket, reconnect timer running
+local STATE_UNAUTHORIZED = "unauthorized"; -- hello rejected: terminal until settings change
+local STATE_STOPPED = "stopped";           -- terminated
+
+local HTTP_DISABLED = "http API is disabled (enable it in the server config)";
+local URL_NOT_SET = "sandbox.url is not set";
+
+local traposId, newUuid = codec.traposId, codec.newUuid;
+local encodeFrame, decodeFrame = codec.encodeFrame, codec.decodeFrame;
+local normaliseUrl, defineSettings = config.normaliseUrl, config.defineSettings;
+local SETTING_URL, SETTING_PASSWORD = config.SETTING_URL, config.SETTING_PASSWORD;
+local ERR_UNAUTHORIZED, ERR_UNKNOWN_TYPE = codec.ERR_UNAUTHORIZED, codec.ERR_UNKNOWN_TYPE;
+local ERR_NOT_CONNECTED, ERR_INTERNAL = codec.ERR_NOT_CONNECTED, codec.ERR_INTERNAL;
+local FRAME_COMPUTER_REQUEST, FRAME_COMPUTER_RESPONSE = codec.FRAME_COMPUTER_REQUEST, codec.FRAME_COMPUTER_RESPONSE;
+local FRAME_GATEWAY_REQUEST, FRAME_GATEWAY_RESPONSE = codec.FRAME_GATEWAY_REQUEST, codec.FRAME_GATEWAY_RESPONSE;
+local EVENT_SEND, EVENT_REPLY, EVENT_CONNECTED = events.EVENT_SEND, events.EVENT_REPLY, events.EVENT_CONNECTED;
+local EVENT_RECONNECT, EVENT_STATUS_REQUEST, EVENT_STATUS = events.EVENT_RECONNECT, events.EVENT_STATUS_REQUEST, events.EVENT_STATUS;
+
+-- The daemon as a factory of event handlers. deps: settings, os (queueEvent, startTimer,
+-- cancelTimer, getComputerID, getComputerLabel, epoch), http (nil when disabled), and
+-- optionally clock (epoch ms) and log(message). servers/sandbox.lua drives handle().
+local function newDaemon(deps)
+  expect(1, deps, "table");
+  field(deps, "settings", "table");
+  field(deps, "os", "table");
+  field(deps, "http", "table", "nil");
+  field(deps, "clock", "function", "nil");
+  field(deps, "log", "function", "nil");
+  local http = deps.http;
+  local settingsApi = deps.settings;
+  local osApi = deps.os;
+  local clock = deps.clock or function() return osApi.epoch("utc"); end;
+  local log = deps.log or function() end;
+
+  local state = STATE_DORMANT;
+  local url = nil;             -- normalised URL of the current attempt / socket
+  local socket = nil;          -- open websocket handle (methods take no self)
+  local helloId = nil;         -- messageId of the hello awaiting its answer
+  local sessionId = nil;       -- traposId declared in the current session's hello
+  local lastError = nil;
+  local stateSince = clock();
+  local reconnectTimer = nil;
+  local inflight = {};         -- messageId -> true, requests sent on the current socket
+  local pending = {};          -- url -> true, websocketAsync calls without an outcome yet
+
+  local function setState(newState)
+    if state ~= newState then
+      state = newState;
+      stateSince = clock();
+    end
+  end
+
+  local function currentTraposId()
+    return traposId(osApi.getComputerID(), osApi.getComputerLabel());
+  end
+
+  -- Why a request cannot be sent right now.
+  local function whyNotConnected()
+    if state == STATE_DORMANT then
+      return URL_NOT_SET;
+    elseif state == STATE_DISABLED then
+      return HTTP_DISABLED;
+    elseif state == STATE_STOPPED then
+      return "the sandbox daemon has stopped";
+    elseif lastError ~= nil then
+      return lastError;
+    end
+    return "still connecting to " .. tostring(url);
+  end
+
+  local function reply(messageId, ok, payload, err)
+    osApi.queueEvent(EVENT_REPLY, messageId, ok, payload, err);
+  end
+
+  local function replyNotConnected(messageId, why)
+    reply(messageId, false, nil, { code = ERR_NOT_CONNECTED, message = why or whyNotConnected() });
+  end
+
+  local function failInflight(why)
+    local ids = {};
+    for messageId in pairs(inflight) do
+      ids[#ids + 1] = messageId;
+    end
+    inflight = {};
+    for _, messageId in ipairs(ids) do
+      replyNotConnected(messageId, why);
+    end
+  end
+
+  local function closeSocket()
+    if socket ~= nil then
+      local old = socket;
+      socket = nil;
+      -- CC allows 4 open sockets; a dead socket's close may raise "closed file": ignore.
+      pcall(function() old.close(); end);
+    end
+    helloId = nil;
+    sessionId = nil;
+  end
+
+  local function cancelReconnect()
+    if reconnectTimer ~= nil then
+      osApi.cancelTimer(reconnectTimer);
+      reconnectTimer = nil;
+    end
+  end
+
+  local function scheduleReconnect()
+    cancelReconnect();
+    setState(STATE_WAITING);
+    reconnectTimer = osApi.startTimer(RECONNECT_DELAY);
+  end
+
+  -- Drops the socket after an error and tries again in RECONNECT_DELAY seconds.
+  local function lose(reason)
+    lastError = reason;
+    closeSocket();
+    failInflight("lost the connection: " .. reason);
+    scheduleReconnect();
+  end
+
+  local function sendFrame(frame)
+    local encoded, err = encodeFrame(frame);
+    if encoded == nil then
+      return false, err, ERR_INTERNAL;
+    end
+    local ok, sendErr = pcall(function() socket.send(encoded); end);
+    if not ok then
+      return false, tostring(sendErr), ERR_NOT_CONNECTED;
+    end
+    return true;
+  end
+
+  local function connect()
+    closeSocket();
+    cancelReconnect();
+    failInflight("reconnecting to the gateway");
+    if http == nil then
+      url = nil;
+      lastError = HTTP_DISABLED;
+      setState(STATE_DISABLED);
+      return;
+    end
+    url = normaliseUrl(settingsApi.get(SETTING_URL));
+    if url == nil then
+      setState(STATE_DORMANT);
+      return;
+    end
+    setState(STATE_CONNECTING);
+    if pending[url] then
+      -- An attempt on this very URL is still running: its outcome is ours.
+      return;
+    end
+    local ok, result, err = pcall(function() return http.websocketAsync(url); end);
+    if not ok then
+      lastError = tostring(result);
+      scheduleReconnect();
+    elseif result == false or result == nil then
+      -- CC also queues websocket_failure for this; we are no longer connecting by then.
+      lastError = tostring(err or "could not connect");
+      scheduleReconnect();
+    else
+      pending[url] = true;
+    end
+  end
+
+  local function sendHello()
+    helloId = newUuid();
+    sessionId = currentTraposId();
+    local secret = settingsApi.get(SETTING_PASSWORD);
+    if type(secret) ~= "string" then
+      secret = "";
+    end
+    local ok, err = sendFrame({
+      event = FRAME_COMPUTER_REQUEST,
+      traposSenderId = sessionId,
+      messageId = helloId,
+      type = "hello",
+      payload = { traposId = sessionId, secret = secret },
+    });
+    if not ok then
+      lose("cannot send hello: " .. err);
+    end
+  end
+
+  local function onHelloResponse(frame)
+    helloId = nil;
+    if frame.ok then
+      lastError = nil;
+      setState(STATE_CONNECTED);
+      osApi.queueEvent(EVENT_CONNECTED, sessionId);
+    elseif frame.error.code == ERR_UNAUTHORIZED then
+      -- Terminal: retrying with the same secret cannot succeed.
+      lastError = "unauthorized: " .. frame.error.message;
+      closeSocket();
+      cancelReconnect();
+      setState(STATE_UNAUTHORIZED);
+    else
+      lose("hello failed: " .. frame.error.code .. ": " .. frame.error.message);
+    end
+  end
+
+  local function onGatewayRequest(frame)
+    local response = {
+      event = FRAME_COMPUTER_RESPONSE,
+      traposSenderId = sessionId or currentTraposId(),
+      messageId = frame.messageId,
+      type = frame.type,
+    };
+    if frame.type == "ping" then
+      response.ok = true;
+      response.payload = { traposId = response.traposSenderId };
+    else
+      response.ok = false;
+      response.error = {
+        code = ERR_UNKNOWN_TYPE,
+        message = "this computer does not handle requests of type " .. frame.type,
+      };
+    end
+    local ok, err = sendFrame(response);
+    if not ok then
+      log("cannot answer " .. frame.type .. ": " .. err);
+    end
+  end
+
+  local function onMessage(eventUrl, contents)
+    if eventUrl ~= url or socket == nil then
+      return;
+    end
+    local frame = decodeFrame(contents);
+    if frame == nil then
+      return; -- malformed frames are ignored
+    end
+    if frame.event == FRAME_GATEWAY_RESPONSE then
+      if helloId ~= nil and frame.messageId == helloId then
+        onHelloResponse(frame);
+      elseif inflight[frame.messageId] then
+        inflight[frame.messageId] = nil;
+        reply(frame.messageId, frame.ok, frame.ok and frame.payload or nil, frame.error);
+      end
+    elseif frame.event == FRAME_GATEWAY_REQUEST then
+      onGatewayRequest(frame);
+    end
+    -- computer_* frames are ours; the gateway has no business echoing them.
+  end
+
+  local function onSuccess(eventUrl, newSocket)
+    local wasPending = pending[eventUrl];
+    pending[eventUrl] = nil;
+    if eventUrl == url and state == STATE_CONNECTING and socket == nil then
+      socket = newSocket;
+      setState(STATE_AUTHENTICATING);
+      sendHello();
+    elseif wasPending and type(newSocket) == "table" then
+      -- A stale attempt of ours (the URL changed meanwhile): free the socket slot.
+      pcall(function() newSocket.close(); end);
+    end
+  end
+
+  local function onEnded(eventUrl, reason)
+    local wasPending = pending[eventUrl];
+    pending[eventUrl] = nil;
+    if eventUrl ~= url then
+      return;
+    end
+    if state == STATE_CONNECTING and wasPending then
+      lose(tostring(reason or "could not connect"));
+    elseif (state == STATE_AUTHENTICATING or state == STATE_CONNECTED) and socket ~= nil then
+      lose(tostring(reason or "Connection closed"));
+    end
+  end
+
+  local function onSend(messageId, msgType, payload)
+    if type(messageId) ~= "string" then
+      return;
+    end
+    if type(msgType) ~= "string" or msgType == "" then
+      reply(messageId, false, nil, { code = ERR_INTERNAL, message = "the request has no type" });
+      return;
+    end
+    if state ~= STATE_CONNECTED or socket == nil then
+      replyNotConnected(messageId);
+      return;
+    end
+    local ok, err, code = sendFrame({
+      event = FRAME_COMPUTER_REQUEST,
+      traposSenderId = sessionId,
+      messageId = messageId,
+      type = msgType,
+      payload = payload,
+    });
+    if ok then
+      inflight[messageId] = true;
+    elseif code == ERR_NOT_CONNECTED then
+      replyNotConnected(messageId, err);
+      lose(err);
+    else
+      reply(messageId, false, nil, { code = code, message = err });
+    end
+  end
+
+  local function status()
+    return {
+      url = url or normaliseUrl(settingsApi.get(SETTING_URL)),
+      connected = state == STATE_CONNECTED,
+      state = state,
+      traposId = sessionId or currentTraposId(),
+      lastError = lastError,
+      since = stateSince,
+    };
+  end
+
+  -- (Re)starts from the current settings, forgetting the last error.
+  local function restart()
+    lastError = nil;
+    connect();
+  end
+
+  local function start()
+    defineSettings(settingsApi);
+    restart();
+  end
+
+  local function stop()
+    closeSocket();
+    cancelReconnect();
+    failInflight("the sandbox daemon has stopped");
+    setState(STATE_STOPPED);
+  end
+
+  local handlers = {
+    websocket_success = onSuccess,
+    websocket_failure = onEnded,
+    websocket_closed = onEnded,
+    websocket_message = onMessage,
+    timer = function(id)
+      if reconnectTimer ~= nil and id == reconnectTimer then
+        reconnectTimer = nil;
+        connect();
+      end
+    end,
+    setting_changed = function(name)
+      if name == SETTING_URL or name == SETTING_PASSWORD then
+        restart();
+      end
+    end,
+    [EVENT_RECONNECT] = restart,
+    [EVENT_SEND] = onSend,
+    [EVENT_STATUS_REQUEST] = function(replyId)
+      osApi.queueEvent(EVENT_STATUS, replyId, status());
+    end,
+  };
+
+  -- Handles one event. Returns false once the daemon has stopped (on terminate).
+  -- A failing handler is logged and survives: the daemon must not take the boot down.
+  local function handle(event, ...)
+    if state == STATE_STOPPED then
+      return false;
+    end
+    if event == "terminate" then
+      stop();
+      return false;
+    end
+    local fn = handlers[event];
+    if fn ~= nil then
+      local ok, err = pcall(fn, ...);
+      if not ok then
+        log("sandbox daemon: " .. tostring(event) .. " handler failed: " .. tostring(err));
+      end
+    end
+    return true;
+  end
+
+  return {
+    start = start,
+    stop = stop,
+    handle = handle,
+    status = status,
+  };
+end
+
+return {
+  RECONNECT_DELAY = RECONNECT_DELAY,
+  STATE_DORMANT = STATE_DORMANT,
+  STATE_DISABLED = STATE_DISABLED,
+  STATE_CONNECTING = STATE_CONNECTING,
+  STATE_AUTHENTICATING = STATE_AUTHENTICATING,
+  STATE_CONNECTED = STATE_CONNECTED,
+  STATE_WAITING = STATE_WAITING,
+  STATE_UNAUTHORIZED = STATE_UNAUTHORIZED,
+  STATE_STOPPED = STATE_STOPPED,
+  HTTP_DISABLED = HTTP_DISABLED,
+  URL_NOT_SET = URL_NOT_SET,
+  newDaemon = newDaemon,
+};

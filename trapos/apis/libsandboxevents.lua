@@ -1,0 +1,19 @@
+-- libsandboxevents: the os events between TrapOS programs and the sandbox daemon.
+-- Only the daemon touches the socket; programs talk to it with these events (libsandbox
+-- wraps them as request/requestStatus/reconnect).
+
+local EVENT_SEND = "trapos_sandbox_send";                     -- (messageId, type, payload)
+local EVENT_REPLY = "trapos_sandbox_reply";                   -- (messageId, ok, payload, error)
+local EVENT_CONNECTED = "trapos_sandbox_connected";           -- (traposId)
+local EVENT_RECONNECT = "trapos_sandbox_reconnect";           -- ()
+local EVENT_STATUS_REQUEST = "trapos_sandbox_status_request"; -- (replyId)
+local EVENT_STATUS = "trapos_sandbox_status";                 -- (replyId, status)
+
+return {
+  EVENT_SEND = EVENT_SEND,
+  EVENT_REPLY = EVENT_REPLY,
+  EVENT_CONNECTED = EVENT_CONNECTED,
+  EVENT_RECONNECT = EVENT_RECONNECT,
+  EVENT_STATUS_REQUEST = EVENT_STATUS_REQUEST,
+  EVENT_STATUS = EVENT_STATUS,
+};

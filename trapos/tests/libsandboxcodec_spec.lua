@@ -1,0 +1,218 @@
+-- Specs for /apis/libsandboxcodec: error codes, ids and the frame codec.
+
+local lib = require('/apis/libsandboxcodec');
+
+local UUID_PATTERN = "^%x%x%x%x%x%x%x%x%-%x%x%x%x%-4%x%x%x%-[89ab]%x%x%x%-%x%x%x%x%x%x%x%x%x%x%x%x$";
+
+local function responseJson(fields)
+  local frame = {
+    event = "gateway_response",
+    traposReceiverId = "7:",
+    messageId = "m-1",
+    type = "probe_gateway",
+    ok = true,
+  };
+  for k, v in pairs(fields) do
+    frame[k] = v;
+  end
+  return textutils.serializeJSON(frame);
+end
+
+describe("libsandboxcodec", function()
+  describe("constants", function()
+    it("has the six protocol error codes", function()
+      expect(lib.ERRORS):same({
+        "unauthorized", "not_authenticated", "unknown_type", "not_connected", "internal", "timeout",
+      });
+      expect(lib.ERR_UNAUTHORIZED):eq("unauthorized");
+      expect(lib.ERR_NOT_AUTHENTICATED):eq("not_authenticated");
+      expect(lib.ERR_UNKNOWN_TYPE):eq("unknown_type");
+      expect(lib.ERR_NOT_CONNECTED):eq("not_connected");
+      expect(lib.ERR_INTERNAL):eq("internal");
+      expect(lib.ERR_TIMEOUT):eq("timeout");
+    end);
+
+  end);
+
+  describe("traposId", function()
+    it("joins id and label", function()
+      expect(lib.traposId(7, "base")):eq("7:base");
+    end);
+
+    it("keeps the colon without a label", function()
+      expect(lib.traposId(7, nil)):eq("7:");
+      expect(lib.traposId(7)):eq("7:");
+      expect(lib.traposId(7, "")):eq("7:");
+    end);
+
+    it("rejects a non-number id", function()
+      expect.error(lib.traposId, "7", "x"):str_match("bad argument #1 .*number expected, got string%)$");
+    end);
+
+    it("reads this computer's id and label", function()
+      stub(os, "getComputerID", function() return 12; end);
+      stub(os, "getComputerLabel", function() return nil; end);
+      expect(lib.localTraposId()):eq("12:");
+      stub(os, "getComputerLabel", function() return "miner"; end);
+      expect(lib.localTraposId()):eq("12:miner");
+    end);
+  end);
+
+  describe("newUuid", function()
+    it("mints lowercase version 4 UUIDs", function()
+      for _ = 1, 200 do
+        local id = lib.newUuid();
+        expect(id):type("string");
+        expect(id):str_match(UUID_PATTERN);
+        expect(id:lower()):eq(id);
+      end
+    end);
+
+    it("does not repeat itself", function()
+      local seen = {};
+      for _ = 1, 200 do
+        local id = lib.newUuid();
+        if seen[id] then
+          fail("repeated id " .. id);
+        end
+        seen[id] = true;
+      end
+    end);
+  end);
+
+  describe("decodeFrame", function()
+    it("relies on [] decoding to the immutable empty_json_array", function()
+      local decoded = textutils.unserializeJSON("[]");
+      expect(decoded):eq(textutils.empty_json_array);
+      expect(pcall(function() decoded[1] = "x"; end)):eq(false);
+    end);
+
+    it("turns a [] payload into a fresh writable table", function()
+      local frame = lib.decodeFrame(responseJson({ payload = textutils.empty_json_array }));
+      expect(frame):type("table");
+      expect(frame.payload):same({});
+      expect(rawequal(frame.payload, textutils.empty_json_array)):eq(false);
+      frame.payload.written = true; -- must not raise
+      expect(frame.payload.written):eq(true);
+    end);
+
+    it("treats a missing, null, string or array payload as {}", function()
+      local cases = {
+        '{"event":"gateway_response","messageId":"m","type":"t","ok":true}',
+        '{"event":"gateway_response","messageId":"m","type":"t","ok":true,"payload":null}',
+        '{"event":"gateway_response","messageId":"m","type":"t","ok":true,"payload":"text"}',
+        '{"event":"gateway_response","messageId":"m","type":"t","ok":true,"payload":[1,2]}',
+        '{"event":"gateway_response","messageId":"m","type":"t","ok":true,"payload":7}',
+      };
+      for i, json in ipairs(cases) do
+        local frame, err = lib.decodeFrame(json);
+        if frame == nil then
+          fail("case " .. i .. ": " .. tostring(err));
+        end
+        expect(frame.payload):same({});
+        frame.payload.x = 1;
+      end
+    end);
+
+    it("copies nested empty arrays too", function()
+      local frame = lib.decodeFrame('{"event":"gateway_request","messageId":"m","type":"t","payload":{"list":[],"n":2}}');
+      expect(frame.payload.n):eq(2);
+      expect(frame.payload.list):same({});
+      frame.payload.list[1] = "ok";
+    end);
+
+    it("decodes a gateway request", function()
+      local frame = lib.decodeFrame('{"event":"gateway_request","traposReceiverId":"7:","messageId":"abc","type":"ping","payload":{}}');
+      expect(frame):same({
+        event = "gateway_request",
+        traposReceiverId = "7:",
+        messageId = "abc",
+        type = "ping",
+        payload = {},
+      });
+    end);
+
+    it("normalises the error of a failed response", function()
+      local frame = lib.decodeFrame(responseJson({ ok = false, error = { code = "unauthorized", message = "bad secret" } }));
+      expect(frame.ok):eq(false);
+      expect(frame.error):same({ code = "unauthorized", message = "bad secret" });
+      frame = lib.decodeFrame(responseJson({ ok = false }));
+      expect(frame.error.code):eq("internal");
+      expect(frame.error.message):type("string");
+    end);
+
+    it("rejects malformed frames without raising", function()
+      local bad = {
+        "not json",
+        "null",
+        "[]",
+        "42",
+        "{}",
+        '{"event":"something","messageId":"m","type":"t"}',
+        '{"event":"gateway_request","type":"t"}',
+        '{"event":"gateway_request","messageId":"m"}',
+        '{"event":"gateway_response","messageId":"m","type":"t"}',
+      };
+      for _, json in ipairs(bad) do
+        local frame, err = lib.decodeFrame(json);
+        expect(frame):eq(nil);
+        expect(err):type("string");
+      end
+      expect(lib.decodeFrame(nil)):eq(nil);
+    end);
+  end);
+
+  describe("encodeFrame", function()
+    it("sends {} for an empty or missing payload", function()
+      local json = lib.encodeFrame({
+        event = "computer_request", traposSenderId = "7:", messageId = "m", type = "probe_gateway",
+      });
+      expect(json):str_match('"payload":{}');
+      json = lib.encodeFrame({
+        event = "computer_request", traposSenderId = "7:", messageId = "m", type = "t",
+        payload = textutils.empty_json_array,
+      });
+      expect(json):str_match('"payload":{}');
+    end);
+
+    it("round-trips a request", function()
+      local json = lib.encodeFrame({
+        event = "computer_request", traposSenderId = "7:base", messageId = "m-2", type = "hello",
+        payload = { traposId = "7:base", secret = "s" },
+      });
+      expect(textutils.unserializeJSON(json)):same({
+        event = "computer_request", traposSenderId = "7:base", messageId = "m-2", type = "hello",
+        payload = { traposId = "7:base", secret = "s" },
+      });
+    end);
+
+    it("puts error, not payload, on a failed response", function()
+      local json = lib.encodeFrame({
+        event = "computer_response", traposSenderId = "7:", messageId = "m", type = "x",
+        ok = false, error = { code = "unknown_type", message = "no" },
+      });
+      expect(textutils.unserializeJSON(json)):same({
+        event = "computer_response", traposSenderId = "7:", messageId = "m", type = "x",
+        ok = false, error = { code = "unknown_type", message = "no" },
+      });
+    end);
+
+    it("refuses a frame over 128 KiB", function()
+      local json, err = lib.encodeFrame({
+        event = "computer_request", traposSenderId = "7:", messageId = "m", type = "t",
+        payload = { blob = string.rep("a", lib.MAX_MESSAGE_BYTES) },
+      });
+      expect(json):eq(nil);
+      expect(err):str_match("^Message is too large");
+    end);
+
+    it("reports an unserialisable payload instead of raising", function()
+      local json, err = lib.encodeFrame({
+        event = "computer_request", traposSenderId = "7:", messageId = "m", type = "t",
+        payload = { fn = function() end },
+      });
+      expect(json):eq(nil);
+      expect(err):type("string");
+    end);
+  end);
+end);
