@@ -16,6 +16,7 @@ import (
 
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/server"
 )
 
@@ -93,10 +94,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	defer prober.Close()
 
+	metrics := prometheus.NewRegistry() // the one registry every module records on
 	gw := gateway.New(gateway.Config{
 		Password:       c.Password,
-		APIToken:       c.APIToken,
-		Metrics:        gateway.NewMetrics(prometheus.NewRegistry()),
+		Metrics:        gateway.NewMetrics(metrics),
 		HelloTimeout:   c.HelloTimeout,
 		RequestTimeout: c.RequestTimeout,
 		PingPeriod:     c.PingPeriod,
@@ -104,8 +105,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		MaxConnections: c.MaxConnections,
 		UpgradeRate:    c.UpgradeRate,
 		UpgradeBurst:   c.UpgradeBurst,
-	}, logger, prober, nil)
-	srv := server.New(logger, c.ShutdownTimeout, gw)
+	}, logger, nil)
+	opencodehealth.New(prober, metrics).Register(gw)
+	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout}, gw)
 
 	l, err := net.Listen("tcp", c.Listen)
 	if err != nil {

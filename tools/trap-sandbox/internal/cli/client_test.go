@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -17,6 +16,8 @@ import (
 
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/opencodehealth"
+	"trap-sandbox/internal/server"
 )
 
 // clientWait bounds every wait of the client tests.
@@ -29,10 +30,10 @@ func (healthyProber) Probe(context.Context) opencode.Health { return opencode.He
 // startGatewayHTTP serves the real gateway handler and returns its URL.
 func startGatewayHTTP(t *testing.T, token string) string {
 	t.Helper()
-	gw := gateway.New(gateway.Config{APIToken: token}, slog.New(slog.DiscardHandler), healthyProber{}, nil)
-	mux := http.NewServeMux()
-	gw.Mount(mux)
-	srv := httptest.NewServer(mux)
+	logger := slog.New(slog.DiscardHandler)
+	gw := gateway.New(gateway.Config{}, logger, nil)
+	opencodehealth.New(healthyProber{}, nil).Register(gw)
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: token}, gw).Handler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
 		defer cancel()

@@ -3,17 +3,16 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // HTTP API routes (docs/http-api.md).
@@ -59,44 +58,10 @@ type APIResponse struct {
 	Error   *protocol.Error `json:"error,omitempty"`
 }
 
-// mountAPI registers the host HTTP API behind the API auth check.
-func (g *Gateway) mountAPI(mux *http.ServeMux) {
-	mux.Handle("GET "+ComputersPath, g.apiAuth(http.HandlerFunc(g.serveComputers)))
-	mux.Handle("POST "+RequestsPattern, g.apiAuth(http.HandlerFunc(g.serveRequest)))
-}
-
-// apiAuth admits a request with the right Bearer token when APIToken is set, else only
-// loopback clients. SANDBOX_PASSWORD never opens the API: any player can read it from a
-// computer's .settings.
-func (g *Gateway) apiAuth(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if g.cfg.APIToken != "" {
-			token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(token), []byte(g.cfg.APIToken)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
-				writeAPIError(w, http.StatusUnauthorized, protocol.CodeUnauthorized,
-					"missing or wrong API token (send Authorization: Bearer <SANDBOX_API_TOKEN>)")
-				return
-			}
-			next.ServeHTTP(w, r)
-			return
-		}
-		if !isLoopback(r.RemoteAddr) {
-			writeAPIError(w, http.StatusForbidden, protocol.CodeUnauthorized,
-				"the HTTP API answers only loopback clients; set SANDBOX_API_TOKEN to allow remote clients")
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func isLoopback(remoteAddr string) bool {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+// mountAPI registers the host HTTP API behind the server's API auth check.
+func (g *Gateway) mountAPI(routes *server.Routes) {
+	routes.HandleAPIFunc("GET "+ComputersPath, g.serveComputers)
+	routes.HandleAPIFunc("POST "+RequestsPattern, g.serveRequest)
 }
 
 func (g *Gateway) serveComputers(w http.ResponseWriter, _ *http.Request) {

@@ -80,7 +80,7 @@ func TestIgnoredFramesKeepTheSocket(t *testing.T) {
 	require.NoError(t, c.conn.WriteMessage(websocket.BinaryMessage, []byte{0xff, 0x00, 0x13}))
 
 	// None of the junk got an answer: the next frame is the reply to this request.
-	c.request("after-junk", TypeProbeGateway, nil)
+	c.request("after-junk", protocol.TypeProbeGateway, nil)
 	resp := c.read()
 	assert.Equal(t, "after-junk", resp.MessageID)
 	assert.True(t, resp.OK)
@@ -101,7 +101,7 @@ func TestOversizedFrameCloses1009(t *testing.T) {
 	waitFor(t, "the big computer to leave", func() bool { return len(h.gw.Computers()) == 1 })
 
 	// The other computer keeps working in both directions.
-	bystander.request("p", TypeProbeGateway, nil)
+	bystander.request("p", protocol.TypeProbeGateway, nil)
 	assert.True(t, bystander.read().OK)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -185,11 +185,11 @@ func TestProbeGatewayStates(t *testing.T) {
 			c := h.connect(t, "7:", "")
 
 			start := time.Now()
-			c.request("probe", TypeProbeGateway, []any{})
+			c.request("probe", protocol.TypeProbeGateway, []any{})
 			resp := c.read()
 			elapsed := time.Since(start)
 
-			assert.Equal(t, TypeProbeGateway, resp.Type)
+			assert.Equal(t, protocol.TypeProbeGateway, resp.Type)
 			assert.True(t, resp.OK, "the probe itself always succeeds")
 			var got struct {
 				SandboxOK      *bool   `json:"sandboxOk"`
@@ -219,7 +219,7 @@ func TestProbeDoesNotBlockTheSocket(t *testing.T) {
 	release := make(chan struct{})
 	h := newHarness(t, Config{}, blockingProber{release: release})
 	c := h.connect(t, "7:", "")
-	c.request("slow", TypeProbeGateway, nil)
+	c.request("slow", protocol.TypeProbeGateway, nil)
 
 	// While the probe runs, the socket still reads: a gateway request round-trips.
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -252,9 +252,9 @@ func TestTooManyRequestsInFlight(t *testing.T) {
 	h := newHarness(t, Config{Metrics: m}, blockingProber{release: release})
 	c := h.connect(t, "7:", "")
 	for i := range maxRequestsInFlight {
-		c.request("p"+string(rune('a'+i)), TypeProbeGateway, nil)
+		c.request("p"+string(rune('a'+i)), protocol.TypeProbeGateway, nil)
 	}
-	c.request("one-too-many", TypeProbeGateway, nil)
+	c.request("one-too-many", protocol.TypeProbeGateway, nil)
 	resp := c.read()
 	assert.Equal(t, "one-too-many", resp.MessageID)
 	assert.Equal(t, protocol.CodeInternal, resp.Error.Code)

@@ -1,6 +1,7 @@
 // Package gateway is the trapos-cloud-gateway sandbox module: the WebSocket endpoint that
 // trapos computers keep open (GET /trapos/ws), the registry of connected computers, the
-// computer→gateway request handlers (hello, probe_gateway) and the gateway→computer Request API.
+// computer→gateway handler table (hello built in, other types registered by modules with
+// Handle) and the gateway→computer Request API that the host API and other modules call.
 //
 // Each socket is one Session. Its reader runs in the HTTP handler's goroutine, its writer in
 // a goroutine of its own fed by a bounded queue; both are tied to the session's context, so
@@ -9,7 +10,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -18,7 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
-	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/server"
 )
 
 // ModuleName is the sandbox module's name.
@@ -87,18 +87,10 @@ const (
 	CloseUnresponsive = 4010
 )
 
-// HealthProber answers whether opencode is healthy; *opencode.Prober implements it.
-type HealthProber interface {
-	Probe(ctx context.Context) opencode.Health
-}
-
 // Config holds the gateway's settings. Zero durations and sizes mean the defaults above.
 type Config struct {
 	// Password is SANDBOX_PASSWORD, the secret a hello must carry. Empty disables the check.
 	Password string
-	// APIToken is SANDBOX_API_TOKEN, the Bearer token of the host HTTP API. Empty means the API
-	// answers loopback clients only.
-	APIToken string
 	// HelloTimeout, RequestTimeout, WriteTimeout and CloseGrace: see the Default* constants.
 	HelloTimeout   time.Duration
 	RequestTimeout time.Duration
@@ -120,8 +112,8 @@ type Config struct {
 	UpgradeBurst int
 	// Now is the clock for connectedSince/lastFrameAt; nil means time.Now.
 	Now func() time.Time
-	// Metrics records the gateway's Prometheus metrics and serves them on /metrics; nil
-	// disables both.
+	// Metrics records the gateway's Prometheus metrics (on the server's shared registry, which
+	// the server serves on /metrics); nil records nothing.
 	Metrics *Metrics
 }
 
@@ -166,17 +158,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// RequestHandler answers one computer_request type for an authenticated session. It returns
-// the response payload (nil means {}) or a *protocol.Error; ctx ends when the socket closes.
-type RequestHandler func(ctx context.Context, c Computer, payload json.RawMessage) (json.RawMessage, error)
-
 // Gateway is the trapos-cloud-gateway module. Create it with New, mount it with Mount, and
 // call Shutdown before the process exits.
 type Gateway struct {
 	cfg      Config
 	log      *slog.Logger
 	registry Registry
-	handlers map[string]RequestHandler
+	handlers map[string]RequestHandler // written by Handle before Mount, read-only after
+	mounted  bool
 	upgrader websocket.Upgrader
 
 	limits *limiter
@@ -191,8 +180,9 @@ type Gateway struct {
 	running sync.WaitGroup
 }
 
-// New returns a Gateway. registry nil means a fresh MemoryRegistry.
-func New(cfg Config, logger *slog.Logger, prober HealthProber, registry Registry) *Gateway {
+// New returns a Gateway that answers hello only; modules add request types with Handle.
+// registry nil means a fresh MemoryRegistry.
+func New(cfg Config, logger *slog.Logger, registry Registry) *Gateway {
 	if registry == nil {
 		registry = NewMemoryRegistry()
 	}
@@ -213,9 +203,7 @@ func New(cfg Config, logger *slog.Logger, prober HealthProber, registry Registry
 		},
 	}
 	g.limits = newLimiter(g.cfg, g.log)
-	g.handlers = map[string]RequestHandler{
-		TypeProbeGateway: probeGatewayHandler(prober, g.cfg.Metrics),
-	}
+	g.handlers = map[string]RequestHandler{}
 	g.cfg.Metrics.registerConnected(registry)
 	return g
 }
@@ -223,13 +211,12 @@ func New(cfg Config, logger *slog.Logger, prober HealthProber, registry Registry
 // Name implements the server's Module interface.
 func (g *Gateway) Name() string { return ModuleName }
 
-// Mount registers the gateway's routes, all under /trapos/.
-func (g *Gateway) Mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+WebSocketPath, g.serveWebSocket)
-	g.mountAPI(mux)
-	if g.cfg.Metrics != nil {
-		mux.Handle("GET "+MetricsPath, g.apiAuth(g.cfg.Metrics.Handler()))
-	}
+// Mount registers the gateway's routes, all under /trapos/: the WebSocket (it authenticates
+// in-band with hello) and the host API behind the server's API auth.
+func (g *Gateway) Mount(routes *server.Routes) {
+	g.mounted = true
+	routes.HandleFunc("GET "+WebSocketPath, g.serveWebSocket)
+	g.mountAPI(routes)
 }
 
 // Registry returns the registry the gateway registers computers in.

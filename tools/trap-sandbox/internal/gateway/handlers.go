@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/json"
@@ -14,15 +13,35 @@ import (
 	"trap-sandbox/internal/protocol"
 )
 
-// Request types the gateway answers (computer_request) or the computer answers (gateway_request).
+// Request types the gateway itself knows (protocol/types.go lists them all).
 const (
 	// TypeHello authenticates and registers a socket: payload {traposId, secret}.
-	TypeHello = "hello"
-	// TypeProbeGateway reports {sandboxOk, opencodeOk, opencodeDetail?}.
-	TypeProbeGateway = "probe_gateway"
+	TypeHello = protocol.TypeHello
 	// TypePing is the built-in gateway→computer request; the computer answers {traposId}.
-	TypePing = "ping"
+	TypePing = protocol.TypePing
 )
+
+// RequestHandler answers one computer_request type (see protocol.RequestHandler).
+type RequestHandler = protocol.RequestHandler
+
+// Handle registers h as the answer to computer_request type typ: the gateway's handler
+// table, which modules register into (the opencodehealth module registers probe_gateway).
+// Call it before Mount: once mounted, sockets read the table without a lock. Registering
+// after Mount, an empty type, hello, or a type twice panics (a wiring mistake).
+func (g *Gateway) Handle(typ string, h RequestHandler) {
+	switch {
+	case g.mounted:
+		panic(fmt.Sprintf("gateway: Handle(%q) after Mount", typ))
+	case typ == "" || typ == TypeHello:
+		panic(fmt.Sprintf("gateway: Handle(%q): reserved type", typ))
+	case g.handlers[typ] != nil:
+		panic(fmt.Sprintf("gateway: Handle(%q): registered twice", typ))
+	case h == nil:
+		panic(fmt.Sprintf("gateway: Handle(%q): nil handler", typ))
+	}
+	g.handlers[typ] = h
+	g.cfg.Metrics.countType(typ)
+}
 
 // handleFrame dispatches one inbound frame. It runs in the reader goroutine, so anything slow
 // is handed to a goroutine of its own.
@@ -72,7 +91,8 @@ func (s *Session) handleRequest(f protocol.Frame) {
 	go func() {
 		defer s.handlers.Done()
 		defer func() { <-s.slots }()
-		payload, err := handler(s.ctx, s.Computer(), f.Payload)
+		k := s.Key()
+		payload, err := handler(s.ctx, protocol.Caller{AccountID: k.AccountID, TraposID: k.TraposID}, f.Payload)
 		if err != nil {
 			var pe *protocol.Error
 			if !errors.As(err, &pe) {
@@ -217,31 +237,4 @@ func (g *Gateway) knownTypes() []string {
 			}
 		}
 	})
-}
-
-// probeGatewayPayload is probe_gateway's answer.
-type probeGatewayPayload struct {
-	SandboxOK      bool   `json:"sandboxOk"`
-	OpencodeOK     bool   `json:"opencodeOk"`
-	OpencodeDetail string `json:"opencodeDetail,omitempty"`
-}
-
-// healthyProbePayload is the common answer, encoded once.
-var healthyProbePayload = json.RawMessage(`{"sandboxOk":true,"opencodeOk":true}`)
-
-// probeGatewayHandler answers probe_gateway: the sandbox is trivially ok (it answered), and
-// opencode is probed (bounded by the prober's own timeout).
-func probeGatewayHandler(prober HealthProber, m *Metrics) RequestHandler {
-	return func(ctx context.Context, _ Computer, _ json.RawMessage) (json.RawMessage, error) {
-		h := prober.Probe(ctx)
-		m.probed(h.OK)
-		if h.OK {
-			return healthyProbePayload, nil
-		}
-		b, err := json.Marshal(probeGatewayPayload{SandboxOK: true, OpencodeDetail: h.Detail})
-		if err != nil {
-			return nil, fmt.Errorf("encode probe_gateway payload: %w", err)
-		}
-		return b, nil
-	}
 }

@@ -103,17 +103,17 @@ func TestHelloBeforeTimeoutStopsTheTimer(t *testing.T) {
 	h := newHarness(t, Config{HelloTimeout: 150 * time.Millisecond}, nil)
 	c := h.connect(t, "7:", "")
 	time.Sleep(300 * time.Millisecond) // past the hello timeout: the socket must stay open
-	c.request("p", TypeProbeGateway, nil)
+	c.request("p", protocol.TypeProbeGateway, nil)
 	assert.True(t, c.read().OK)
 }
 
 func TestNotAuthenticatedBeforeHello(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	c := h.dial(t, "7:")
-	c.request("p1", TypeProbeGateway, map[string]any{})
+	c.request("p1", protocol.TypeProbeGateway, map[string]any{})
 	resp := c.read()
 	assert.Equal(t, "p1", resp.MessageID)
-	assert.Equal(t, TypeProbeGateway, resp.Type)
+	assert.Equal(t, protocol.TypeProbeGateway, resp.Type)
 	assert.Equal(t, "7:", resp.TraposReceiverID)
 	assert.False(t, resp.OK)
 	require.NotNil(t, resp.Error)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -14,12 +13,15 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
 	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 func TestMain(m *testing.M) {
@@ -63,7 +65,10 @@ func (h *harness) wsURL() string {
 	return "ws" + strings.TrimPrefix(h.srv.URL, "http") + WebSocketPath
 }
 
-func newHarness(t *testing.T, cfg Config, prober HealthProber) *harness {
+// newHarness serves a gateway as the real binary wires it: behind server.New, with the
+// opencode health module registered (probing with prober; nil means always healthy) and
+// whatever register adds to the handler table.
+func newHarness(t *testing.T, cfg Config, prober opencodehealth.Prober, register ...func(*Gateway)) *harness {
 	t.Helper()
 	if prober == nil {
 		prober = staticProber{OK: true, Version: "test"}
@@ -76,10 +81,16 @@ func newHarness(t *testing.T, cfg Config, prober HealthProber) *harness {
 	}
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	gw := New(cfg, logger, prober, nil)
-	mux := http.NewServeMux()
-	gw.Mount(mux)
-	srv := httptest.NewServer(mux)
+	gw := New(cfg, logger, nil)
+	var reg *prometheus.Registry
+	if cfg.Metrics != nil {
+		reg = cfg.Metrics.registry
+	}
+	opencodehealth.New(prober, reg).Register(gw)
+	for _, r := range register {
+		r(gw)
+	}
+	srv := httptest.NewServer(server.New(logger, server.Config{Metrics: reg}, gw).Handler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()

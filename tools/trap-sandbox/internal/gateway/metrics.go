@@ -1,18 +1,13 @@
 package gateway
 
 import (
-	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"trap-sandbox/internal/protocol"
 )
-
-// MetricsPath is where the Prometheus metrics are served (behind the HTTP API's auth).
-const MetricsPath = "/metrics"
 
 // otherType stands for every request type the gateway does not know, so a computer cannot
 // grow the label set without bound.
@@ -25,14 +20,16 @@ type Metrics struct {
 	framesOut      *prometheus.CounterVec
 	helloFailures  *prometheus.CounterVec
 	requestLatency *prometheus.HistogramVec
-	probes         *prometheus.CounterVec
 	closes         *prometheus.CounterVec
 	limits         *prometheus.CounterVec
 	livenessDrops  *prometheus.CounterVec
 	// frameInCounters and frameOutCounters are framesIn's and framesOut's children for every
 	// label pair that can occur, resolved once: a frame is counted with a map lookup instead
-	// of hashing its labels.
+	// of hashing its labels. countType adds to them before the gateway serves; afterwards
+	// they are only read.
 	frameInCounters, frameOutCounters map[frameLabels]prometheus.Counter
+	// types are the types with a label of their own; the same lifecycle as the counters.
+	types map[string]bool
 }
 
 // frameLabels is the label pair of the frame counters.
@@ -41,15 +38,24 @@ type frameLabels struct {
 	typ   string
 }
 
-// frameCounters resolves vec's children for events × the counted types.
-func frameCounters(vec *prometheus.CounterVec, events ...protocol.Event) map[frameLabels]prometheus.Counter {
-	counters := make(map[frameLabels]prometheus.Counter)
+// countedTypes are the types with a label of their own from the start: hello, the computer's
+// built-in types and "other". Types registered with Gateway.Handle are added by countType.
+func countedTypes() []string {
+	return append([]string{TypeHello, otherType}, protocol.ComputerTypes...)
+}
+
+var (
+	inEvents  = []protocol.Event{protocol.EventComputerRequest, protocol.EventComputerResponse}
+	outEvents = []protocol.Event{protocol.EventGatewayRequest, protocol.EventGatewayResponse}
+)
+
+// addCounters resolves vec's children for events × types into counters.
+func addCounters(counters map[frameLabels]prometheus.Counter, vec *prometheus.CounterVec, events []protocol.Event, types ...string) {
 	for _, event := range events {
-		for _, typ := range []string{TypeHello, TypeProbeGateway, TypePing, otherType} {
+		for _, typ := range types {
 			counters[frameLabels{event, typ}] = vec.WithLabelValues(string(event), typ)
 		}
 	}
-	return counters
 }
 
 // NewMetrics creates the collectors and registers them on reg (a dedicated registry, not the
@@ -70,9 +76,6 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "trapos_gateway_request_duration_seconds", Help: "Gateway-to-computer request latency, by outcome (ok, computer_error, or the gateway error code).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 4, 8),
 		}, []string{"outcome"}),
-		probes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "trapos_gateway_opencode_probes_total", Help: "probe_gateway results, by outcome (healthy, unhealthy).",
-		}, []string{"outcome"}),
 		closes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trapos_gateway_closes_total", Help: "Closed sockets, by close code.",
 		}, []string{"code"}),
@@ -83,10 +86,25 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 			Name: "trapos_gateway_liveness_drops_total", Help: "Sockets dropped as dead, by reason: pong_timeout (no frame or pong within the pong wait), unresponsive (no answer to an idle-probe ping, close 4010).",
 		}, []string{"reason"}),
 	}
-	m.frameInCounters = frameCounters(m.framesIn, protocol.EventComputerRequest, protocol.EventComputerResponse)
-	m.frameOutCounters = frameCounters(m.framesOut, protocol.EventGatewayRequest, protocol.EventGatewayResponse)
-	reg.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.probes, m.closes, m.limits, m.livenessDrops)
+	m.types = make(map[string]bool)
+	for _, typ := range countedTypes() {
+		m.types[typ] = true
+	}
+	m.frameInCounters = make(map[frameLabels]prometheus.Counter)
+	m.frameOutCounters = make(map[frameLabels]prometheus.Counter)
+	addCounters(m.frameInCounters, m.framesIn, inEvents, countedTypes()...)
+	addCounters(m.frameOutCounters, m.framesOut, outEvents, countedTypes()...)
+	reg.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.livenessDrops)
 	return m
+}
+
+// countType gives a type registered with Gateway.Handle a label of its own.
+func (m *Metrics) countType(typ string) {
+	if m != nil {
+		m.types[typ] = true
+		addCounters(m.frameInCounters, m.framesIn, inEvents, typ)
+		addCounters(m.frameOutCounters, m.framesOut, outEvents, typ)
+	}
 }
 
 // registerConnected adds the connected-computers gauge, read from the registry on scrape.
@@ -99,33 +117,24 @@ func (m *Metrics) registerConnected(r Registry) {
 	}, func() float64 { return float64(len(r.Sessions())) }))
 }
 
-// Handler serves the registry in the Prometheus text format.
-func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
-}
-
-func knownType(typ string) string {
-	switch typ {
-	case TypeHello, TypeProbeGateway, TypePing:
-		return typ
-	}
-	return otherType
-}
-
 func (m *Metrics) frameIn(event protocol.Event, typ string) {
 	if m != nil {
-		countFrame(m.frameInCounters, m.framesIn, event, typ)
+		m.countFrame(m.frameInCounters, m.framesIn, event, typ)
 	}
 }
 
 func (m *Metrics) frameOut(event protocol.Event, typ string) {
 	if m != nil {
-		countFrame(m.frameOutCounters, m.framesOut, event, typ)
+		m.countFrame(m.frameOutCounters, m.framesOut, event, typ)
 	}
 }
 
-func countFrame(counters map[frameLabels]prometheus.Counter, vec *prometheus.CounterVec, event protocol.Event, typ string) {
-	typ = knownType(typ)
+// countFrame counts a frame under its type's label, or under "other" for a type without one
+// (so a computer cannot grow the label set).
+func (m *Metrics) countFrame(counters map[frameLabels]prometheus.Counter, vec *prometheus.CounterVec, event protocol.Event, typ string) {
+	if !m.types[typ] {
+		typ = otherType
+	}
 	if c, ok := counters[frameLabels{event, typ}]; ok {
 		c.Inc()
 		return
@@ -142,16 +151,6 @@ func (m *Metrics) helloFailed(code protocol.Code) {
 func (m *Metrics) requestDone(outcome string, d time.Duration) {
 	if m != nil {
 		m.requestLatency.WithLabelValues(outcome).Observe(d.Seconds())
-	}
-}
-
-func (m *Metrics) probed(healthy bool) {
-	if m != nil {
-		outcome := "unhealthy"
-		if healthy {
-			outcome = "healthy"
-		}
-		m.probes.WithLabelValues(outcome).Inc()
 	}
 }
 

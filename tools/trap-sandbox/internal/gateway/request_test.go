@@ -130,7 +130,7 @@ func TestRequestTimeoutAndLateAnswer(t *testing.T) {
 
 	// The late answer is ignored, and the socket keeps working both ways.
 	c.sendJSON(map[string]any{"event": "computer_response", "traposSenderId": "7:", "messageId": req.MessageID, "type": "ping", "ok": true})
-	c.request("p", TypeProbeGateway, nil)
+	c.request("p", protocol.TypeProbeGateway, nil)
 	assert.True(t, c.read().OK)
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -183,7 +183,7 @@ func TestRequestTooLargeIsRefusedBeforeSending(t *testing.T) {
 	assert.Contains(t, err.Error(), "frame too large")
 
 	// Nothing was sent: the next frame the computer sees is the answer to its own request.
-	c.request("p", TypeProbeGateway, nil)
+	c.request("p", protocol.TypeProbeGateway, nil)
 	f := c.read()
 	assert.Equal(t, protocol.EventGatewayResponse, f.Event)
 	assert.Equal(t, "p", f.MessageID)

@@ -198,7 +198,7 @@ func TestCodeOf(t *testing.T) {
 	assert.Equal(t, CodeNotConnected, CodeOf(errors.Join(errors.New("ctx"), Errorf(CodeNotConnected, "gone"))))
 	assert.Equal(t, CodeInternal, CodeOf(errors.New("plain")))
 	assert.Equal(t, "timeout: late", Errorf(CodeTimeout, "late").Error())
-	assert.Len(t, Codes, 6)
+	assert.Len(t, Codes, 9)
 }
 
 func FuzzDecodeFrame(f *testing.F) {

@@ -64,8 +64,22 @@ const (
 	CodeTimeout Code = "timeout"
 )
 
-// Codes lists every v1 code, in the order the contract gives them.
-var Codes = []Code{CodeUnauthorized, CodeNotAuthenticated, CodeUnknownType, CodeNotConnected, CodeInternal, CodeTimeout}
+// Codes added after v1 by the request vocabulary (docs/capabilities.md).
+const (
+	// CodeForbidden: the computer's owner has not allowed this request; the message names the
+	// setting to change (sandbox.allow_files, sandbox.allow_exec).
+	CodeForbidden Code = "forbidden"
+	// CodeFSError: a file-system request failed on the computer; the message is CC's own
+	// (missing file, read-only /rom, out of space, a path escaping with "..").
+	CodeFSError Code = "fs_error"
+	// CodeBadPayload: the request's payload is unusable (a missing or wrongly typed field); the
+	// message names the field.
+	CodeBadPayload Code = "bad_payload"
+)
+
+// Codes lists every code: the v1 codes in the order the contract gives them, then the later ones.
+var Codes = []Code{CodeUnauthorized, CodeNotAuthenticated, CodeUnknownType, CodeNotConnected, CodeInternal, CodeTimeout,
+	CodeForbidden, CodeFSError, CodeBadPayload}
 
 // Error is the error object of a response frame ({"code":..., "message":...}). It is also a Go
 // error, so gateway-side failures carry their code up to whoever maps codes to HTTP statuses.

@@ -1,5 +1,7 @@
-// Package server hosts the sandbox modules on one HTTP listener: it mounts each module on a
-// shared ServeMux, answers /healthz, and shuts everything down in bounded time.
+// Package server hosts the sandbox modules on one HTTP listener. It owns what the modules
+// share: the mux they mount on, the host API's auth check (Routes.HandleAPI), one Prometheus
+// registry served on /metrics, /healthz, and a shutdown bounded in time. A module is a
+// value with Name and Mount; adding one is one more argument to New.
 package server
 
 import (
@@ -10,6 +12,17 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Shared routes (docs/http-api.md).
+const (
+	// HealthzPath answers "ok" to anyone: the process serves.
+	HealthzPath = "/healthz"
+	// MetricsPath serves the shared Prometheus registry, behind the API auth check.
+	MetricsPath = "/metrics"
 )
 
 // DefaultShutdownTimeout bounds a graceful shutdown; after it, connections are cut.
@@ -31,8 +44,20 @@ const (
 type Module interface {
 	// Name is the module's name, for logs.
 	Name() string
-	// Mount registers the module's routes on mux.
-	Mount(mux *http.ServeMux)
+	// Mount registers the module's routes.
+	Mount(routes *Routes)
+}
+
+// Config is what the server shares with its modules.
+type Config struct {
+	// APIToken is SANDBOX_API_TOKEN, the Bearer token of every module's host API and of
+	// /metrics. Empty means those answer loopback clients only.
+	APIToken string
+	// Metrics is the one Prometheus registry; modules register their collectors on it (the
+	// caller hands it to them) and the server serves it on /metrics. Nil serves no /metrics.
+	Metrics *prometheus.Registry
+	// ShutdownTimeout bounds a graceful shutdown; zero means DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
 }
 
 // Shutdowner is implemented by modules that hold connections the HTTP server does not track
@@ -52,18 +77,23 @@ type Server struct {
 	idleTimeout       time.Duration
 }
 
-// New mounts the modules and returns a Server. shutdownTimeout zero means the default.
-func New(logger *slog.Logger, shutdownTimeout time.Duration, modules ...Module) *Server {
+// New mounts the modules and returns a Server.
+func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
+	shutdownTimeout := cfg.ShutdownTimeout
 	if shutdownTimeout <= 0 {
 		shutdownTimeout = DefaultShutdownTimeout
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	routes := &Routes{mux: mux, apiToken: cfg.APIToken}
+	routes.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
+	if cfg.Metrics != nil {
+		routes.HandleAPI("GET "+MetricsPath, promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}))
+	}
 	for _, m := range modules {
-		m.Mount(mux)
+		m.Mount(routes)
 	}
 	return &Server{log: logger, modules: modules, handler: mux, shutdownTimeout: shutdownTimeout,
 		readHeaderTimeout: readHeaderTimeout, idleTimeout: idleTimeout}

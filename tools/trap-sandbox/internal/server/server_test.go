@@ -32,8 +32,8 @@ type echoModule struct {
 
 func (m *echoModule) Name() string { return m.name }
 
-func (m *echoModule) Mount(mux *http.ServeMux) {
-	mux.HandleFunc("GET "+m.prefix+"hello", func(w http.ResponseWriter, _ *http.Request) {
+func (m *echoModule) Mount(routes *Routes) {
+	routes.HandleFunc("GET "+m.prefix+"hello", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, m.name)
 	})
 }
@@ -75,7 +75,7 @@ func get(t *testing.T, url string) (int, string) {
 func TestModulesAndHealthz(t *testing.T) {
 	a := &echoModule{name: "alpha", prefix: "/alpha/"}
 	b := &echoModule{name: "beta", prefix: "/beta/"}
-	srv := httptest.NewServer(New(slog.New(slog.DiscardHandler), 0, a, b).Handler())
+	srv := httptest.NewServer(New(slog.New(slog.DiscardHandler), Config{}, a, b).Handler())
 	t.Cleanup(srv.Close)
 
 	status, body := get(t, srv.URL+"/healthz")
@@ -97,7 +97,7 @@ func TestServeLogsAddressAndShutsDown(t *testing.T) {
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	mod := &echoModule{name: "alpha", prefix: "/alpha/"}
-	s := New(logger, time.Second, mod)
+	s := New(logger, Config{ShutdownTimeout: time.Second}, mod)
 
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -132,7 +132,7 @@ func TestServeLogsAddressAndShutsDown(t *testing.T) {
 
 func TestServeReportsModuleShutdownErrors(t *testing.T) {
 	mod := &echoModule{name: "alpha", prefix: "/alpha/", shutdownErr: context.DeadlineExceeded}
-	s := New(slog.New(slog.DiscardHandler), time.Second, mod)
+	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second}, mod)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

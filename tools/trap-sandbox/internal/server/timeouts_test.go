@@ -16,7 +16,7 @@ import (
 // serveShort serves with short header/idle timeouts and returns the address.
 func serveShort(t *testing.T) string {
 	t.Helper()
-	s := New(slog.New(slog.DiscardHandler), time.Second)
+	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second})
 	s.readHeaderTimeout = 100 * time.Millisecond
 	s.idleTimeout = 100 * time.Millisecond
 	l, err := net.Listen("tcp", "127.0.0.1:0")

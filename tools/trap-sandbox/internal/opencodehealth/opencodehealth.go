@@ -1,0 +1,86 @@
+// Package opencodehealth is the opencode health module: it answers the computers'
+// probe_gateway request with the gateway's health and opencode's, probing opencode through
+// an opencode.Prober. It registers into the gateway's handler table (Register) and owns its
+// metric; the gateway itself knows nothing of opencode.
+package opencodehealth
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/protocol"
+)
+
+// Type is the request type this module answers.
+const Type = protocol.TypeProbeGateway
+
+// Prober answers whether opencode is healthy; *opencode.Prober implements it.
+type Prober interface {
+	Probe(ctx context.Context) opencode.Health
+}
+
+// Handlers is the table the module registers into; *gateway.Gateway implements it.
+type Handlers interface {
+	Handle(typ string, h protocol.RequestHandler)
+}
+
+// Payload is probe_gateway's answer.
+type Payload struct {
+	SandboxOK      bool   `json:"sandboxOk"`
+	OpencodeOK     bool   `json:"opencodeOk"`
+	OpencodeDetail string `json:"opencodeDetail,omitempty"`
+}
+
+// healthyPayload is the common answer, encoded once.
+var healthyPayload = json.RawMessage(`{"sandboxOk":true,"opencodeOk":true}`)
+
+// Module answers probe_gateway.
+type Module struct {
+	prober Prober
+	probes *prometheus.CounterVec // nil without a registry
+}
+
+// New returns the module probing with prober; its metric goes on reg (nil: none).
+func New(prober Prober, reg *prometheus.Registry) *Module {
+	m := &Module{prober: prober}
+	if reg != nil {
+		m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_opencode_probes_total", Help: "probe_gateway results, by outcome (healthy, unhealthy).",
+		}, []string{"outcome"})
+		reg.MustRegister(m.probes)
+	}
+	return m
+}
+
+// Register adds probe_gateway to the gateway's handler table.
+func (m *Module) Register(h Handlers) { h.Handle(Type, m.Handle) }
+
+// Handle answers one probe_gateway: the sandbox is trivially ok (it answered), and opencode
+// is probed (bounded by the prober's own timeout).
+func (m *Module) Handle(ctx context.Context, _ protocol.Caller, _ json.RawMessage) (json.RawMessage, error) {
+	h := m.prober.Probe(ctx)
+	m.count(h.OK)
+	if h.OK {
+		return healthyPayload, nil
+	}
+	b, err := json.Marshal(Payload{SandboxOK: true, OpencodeDetail: h.Detail})
+	if err != nil {
+		return nil, fmt.Errorf("encode probe_gateway payload: %w", err)
+	}
+	return b, nil
+}
+
+func (m *Module) count(healthy bool) {
+	if m.probes == nil {
+		return
+	}
+	outcome := "unhealthy"
+	if healthy {
+		outcome = "healthy"
+	}
+	m.probes.WithLabelValues(outcome).Inc()
+}

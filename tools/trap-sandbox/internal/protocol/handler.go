@@ -1,0 +1,18 @@
+package protocol
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// Caller is the computer a computer_request came from (its hello-completed identity).
+type Caller struct {
+	AccountID string
+	TraposID  string
+}
+
+// RequestHandler answers one computer_request type. It returns the response payload (nil
+// means {}) or an error: a *Error is sent as it is, any other error as internal. ctx ends
+// when the computer's socket closes. Modules register handlers with the gateway by type
+// (gateway.Gateway.Handle), so they need not import it.
+type RequestHandler func(ctx context.Context, from Caller, payload json.RawMessage) (json.RawMessage, error)

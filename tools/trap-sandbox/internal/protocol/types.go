@@ -1,0 +1,38 @@
+package protocol
+
+// Request types of the protocol. Computer→gateway types are answered by the gateway's
+// handler table (TypeHello by the gateway itself, others by the modules that register them);
+// gateway→computer types are answered by the computer's daemon. The computer-side names are
+// reserved: a TrapOS program cannot serve them (docs/capabilities.md).
+const (
+	// TypeHello authenticates and registers a socket: payload {traposId, secret, clientVersion?}.
+	TypeHello = "hello"
+	// TypeProbeGateway asks the gateway for its health and opencode's (the opencodehealth module).
+	TypeProbeGateway = "probe_gateway"
+
+	// TypePing: {} → {traposId}. Always answered.
+	TypePing = "ping"
+	// TypeComputerInfo: {} → the computer's identity and state. Always answered.
+	TypeComputerInfo = "computer.info"
+	// TypeFSList: {path} → {entries: [{name, isDir, size}]}. Needs sandbox.allow_files read.
+	TypeFSList = "fs.list"
+	// TypeFSRead: {path, offset?, length?} → {data, size, eof}. Needs read.
+	TypeFSRead = "fs.read"
+	// TypeFSWrite: {path, data, append?} → {size}. Needs write.
+	TypeFSWrite = "fs.write"
+	// TypeFSDelete: {path} → {}. Needs write.
+	TypeFSDelete = "fs.delete"
+	// TypeFSMove: {from, to} → {}. Needs write.
+	TypeFSMove = "fs.move"
+	// TypeFSMakeDir: {path} → {}. Needs write.
+	TypeFSMakeDir = "fs.makeDir"
+	// TypeLuaExec: {code, timeoutMs?} → {returns, output, error?}. Needs sandbox.allow_exec.
+	TypeLuaExec = "lua.exec"
+	// TypeShellRun: {command} → {success, output}. Needs sandbox.allow_exec.
+	TypeShellRun = "shell.run"
+)
+
+// ComputerTypes are the request types every computer's daemon answers itself, in the order
+// docs/capabilities.md lists them.
+var ComputerTypes = []string{TypePing, TypeComputerInfo, TypeFSList, TypeFSRead, TypeFSWrite,
+	TypeFSDelete, TypeFSMove, TypeFSMakeDir, TypeLuaExec, TypeShellRun}

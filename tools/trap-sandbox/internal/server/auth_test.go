@@ -1,0 +1,67 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// apiModule mounts one API route and one open route, as the gateway does.
+type apiModule struct{}
+
+func (apiModule) Name() string { return "api" }
+
+func (apiModule) Mount(routes *Routes) {
+	routes.HandleAPIFunc("GET /api/thing", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "thing") })
+	routes.HandleFunc("GET /api/open", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "open") })
+}
+
+func serve(s *Server, method, path, remote, token string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(method, path, nil)
+	req.RemoteAddr = remote
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	return rec
+}
+
+func TestAPIAuthWithToken(t *testing.T) {
+	s := New(slog.New(slog.DiscardHandler), Config{APIToken: "tok3n", Metrics: prometheus.NewRegistry()}, apiModule{})
+	for name, token := range map[string]string{"none": "", "wrong": "nope"} {
+		t.Run(name, func(t *testing.T) {
+			for _, path := range []string{"/api/thing", MetricsPath} {
+				rec := serve(s, http.MethodGet, path, "127.0.0.1:5000", token)
+				assert.Equal(t, http.StatusUnauthorized, rec.Code, path)
+				assert.Contains(t, rec.Body.String(), "SANDBOX_API_TOKEN")
+				assert.Contains(t, rec.Body.String(), `"code":"unauthorized"`)
+				assert.NotEmpty(t, rec.Header().Get("WWW-Authenticate"))
+			}
+		})
+	}
+	assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, "/api/thing", "192.0.2.7:5555", "tok3n").Code)
+	assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, MetricsPath, "192.0.2.7:5555", "tok3n").Code)
+	assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, "/api/open", "192.0.2.7:5555", "").Code, "open routes skip the check")
+	assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, HealthzPath, "192.0.2.7:5555", "").Code)
+}
+
+func TestAPIAuthWithoutTokenIsLoopbackOnly(t *testing.T) {
+	s := New(slog.New(slog.DiscardHandler), Config{}, apiModule{})
+	rec := serve(s, http.MethodGet, "/api/thing", "192.0.2.7:5555", "")
+	assert.Equal(t, http.StatusForbidden, rec.Code)
+	assert.Contains(t, rec.Body.String(), "set SANDBOX_API_TOKEN")
+	for _, remote := range []string{"127.0.0.1:5555", "[::1]:5555"} {
+		rec := serve(s, http.MethodGet, "/api/thing", remote, "")
+		require.Equal(t, http.StatusOK, rec.Code, remote)
+		assert.Equal(t, "thing", rec.Body.String())
+	}
+	assert.Equal(t, http.StatusNotFound, serve(s, http.MethodGet, MetricsPath, "127.0.0.1:5555", "").Code,
+		"no registry, no /metrics")
+}

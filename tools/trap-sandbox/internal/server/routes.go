@@ -1,0 +1,26 @@
+package server
+
+import "net/http"
+
+// Routes is what a module mounts its routes on. The server owns what every module shares:
+// Handle is for routes that authenticate themselves (the computers' WebSocket), HandleAPI
+// for the host API, which gets the server's one auth check (Bearer SANDBOX_API_TOKEN, or
+// loopback only when no token is set).
+type Routes struct {
+	mux      *http.ServeMux
+	apiToken string
+}
+
+// Handle registers a route without the API auth check.
+func (r *Routes) Handle(pattern string, h http.Handler) { r.mux.Handle(pattern, h) }
+
+// HandleFunc is Handle for a function.
+func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(pattern, h) }
+
+// HandleAPI registers a host API route behind the API auth check.
+func (r *Routes) HandleAPI(pattern string, h http.Handler) {
+	r.mux.Handle(pattern, apiAuth(r.apiToken, h))
+}
+
+// HandleAPIFunc is HandleAPI for a function.
+func (r *Routes) HandleAPIFunc(pattern string, h http.HandlerFunc) { r.HandleAPI(pattern, h) }
