@@ -56,10 +56,16 @@ func TestHandleRegistersComputerRequestTypes(t *testing.T) {
 	gw.Handle("door.state", func(_ context.Context, from protocol.Caller, payload json.RawMessage) (json.RawMessage, error) {
 		return json.Marshal(map[string]any{"from": from.TraposID, "account": from.AccountID, "echo": json.RawMessage(payload)})
 	})
-	assert.Panics(t, func() { gw.Handle("door.state", func(context.Context, protocol.Caller, json.RawMessage) (json.RawMessage, error) { return nil, nil }) })
-	assert.Panics(t, func() { gw.Handle(TypeHello, func(context.Context, protocol.Caller, json.RawMessage) (json.RawMessage, error) { return nil, nil }) })
+	assert.Panics(t, func() {
+		gw.Handle("door.state", func(context.Context, protocol.Caller, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	})
+	assert.Panics(t, func() {
+		gw.Handle(TypeHello, func(context.Context, protocol.Caller, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	})
 	server.New(slog.New(slog.DiscardHandler), server.Config{}, gw)
-	assert.Panics(t, func() { gw.Handle("late", func(context.Context, protocol.Caller, json.RawMessage) (json.RawMessage, error) { return nil, nil }) },
+	assert.Panics(t, func() {
+		gw.Handle("late", func(context.Context, protocol.Caller, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	},
 		"the table is read without a lock once mounted")
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
