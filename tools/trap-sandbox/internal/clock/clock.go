@@ -1,0 +1,166 @@
+// Package clock is the time source of the gateway's timers (liveness, request timeouts, rate
+// limits), so tests drive them with a Fake instead of sleeping.
+package clock
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock tells the time and makes timers.
+type Clock interface {
+	Now() time.Time
+	// NewTimer returns a timer that sends on C() once d has passed.
+	NewTimer(d time.Duration) Timer
+}
+
+// Timer is a one-shot timer like time.Timer (Go 1.23+ semantics: after Stop or Reset no stale
+// value is received).
+type Timer interface {
+	C() <-chan time.Time
+	// Reset makes the timer fire d from now.
+	Reset(d time.Duration)
+	Stop()
+}
+
+// Real is the wall clock.
+type Real struct{}
+
+// Now returns time.Now().
+func (Real) Now() time.Time { return time.Now() }
+
+// NewTimer wraps time.NewTimer.
+func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+type realTimer struct{ t *time.Timer }
+
+func (t realTimer) C() <-chan time.Time   { return t.t.C }
+func (t realTimer) Reset(d time.Duration) { t.t.Reset(d) }
+func (t realTimer) Stop()                 { t.t.Stop() }
+
+// Fake is a clock that moves only when Advance is called. Its zero value is not usable; use
+// NewFake.
+type Fake struct {
+	mu      sync.Mutex
+	now     time.Time
+	timers  map[*fakeTimer]struct{} // armed timers
+	changed chan struct{}           // closed and replaced whenever the set of armed timers changes
+}
+
+// NewFake returns a Fake clock reading start.
+func NewFake(start time.Time) *Fake {
+	return &Fake{now: start, timers: make(map[*fakeTimer]struct{}), changed: make(chan struct{})}
+}
+
+// Now returns the fake time.
+func (f *Fake) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// NewTimer returns a timer that fires when Advance reaches now+d.
+func (f *Fake) NewTimer(d time.Duration) Timer {
+	t := &fakeTimer{f: f, c: make(chan time.Time, 1)}
+	t.Reset(d)
+	return t
+}
+
+// Advance moves the clock forward by d and fires every timer that is due.
+func (f *Fake) Advance(d time.Duration) {
+	f.mu.Lock()
+	f.now = f.now.Add(d)
+	now := f.now
+	for t := range f.timers {
+		if !t.due.After(now) {
+			delete(f.timers, t)
+			select {
+			case t.c <- now:
+			default:
+			}
+		}
+	}
+	f.signalLocked()
+	f.mu.Unlock()
+}
+
+// Armed is how many timers are waiting to fire.
+func (f *Fake) Armed() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.timers)
+}
+
+// WaitArmed blocks until at least n timers are armed or done is closed, and reports whether
+// they are. Tests use it to know a goroutine has set its timer before they Advance.
+func (f *Fake) WaitArmed(n int, done <-chan struct{}) bool {
+	for {
+		f.mu.Lock()
+		armed, changed := len(f.timers), f.changed
+		f.mu.Unlock()
+		if armed >= n {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-done:
+			return false
+		}
+	}
+}
+
+// NextDue is when the earliest armed timer fires (zero if none is armed).
+func (f *Fake) NextDue() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var next time.Time
+	for t := range f.timers {
+		if next.IsZero() || t.due.Before(next) {
+			next = t.due
+		}
+	}
+	return next
+}
+
+func (f *Fake) signalLocked() {
+	close(f.changed)
+	f.changed = make(chan struct{})
+}
+
+type fakeTimer struct {
+	f   *Fake
+	c   chan time.Time
+	due time.Time // guarded by f.mu
+}
+
+func (t *fakeTimer) C() <-chan time.Time { return t.c }
+
+func (t *fakeTimer) Reset(d time.Duration) {
+	t.f.mu.Lock()
+	defer t.f.mu.Unlock()
+	t.drain()
+	t.due = t.f.now.Add(d)
+	if d <= 0 {
+		delete(t.f.timers, t)
+		t.c <- t.f.now
+	} else {
+		t.f.timers[t] = struct{}{}
+	}
+	t.f.signalLocked()
+}
+
+func (t *fakeTimer) Stop() {
+	t.f.mu.Lock()
+	defer t.f.mu.Unlock()
+	t.drain()
+	delete(t.f.timers, t)
+	t.f.signalLocked()
+}
+
+// drain drops a fired value nobody received, as time.Timer does since Go 1.23.
+func (t *fakeTimer) drain() {
+	select {
+	case <-t.c:
+	default:
+	}
+}
