@@ -18,6 +18,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/server"
 )
 
@@ -38,9 +39,14 @@ const (
 	// DefaultCloseGrace is how long to wait for the peer's close frame after sending ours. CC
 	// never answers one (it just drops TCP), so this stays short.
 	DefaultCloseGrace = time.Second
-	// DefaultSendQueueSize is how many outbound frames may wait per socket; a computer that
-	// lets more pile up is too slow and is dropped (close 1013) rather than waited for.
-	DefaultSendQueueSize = 64
+	// DefaultSendQueueBytes is how many bytes of outbound frames may wait per socket after
+	// hello. Answers to the computer's own requests that do not fit mean it does not read: it
+	// is dropped (close 1013). Gateway requests that do not fit are the host's burst: the
+	// caller gets busy and the computer stays.
+	DefaultSendQueueBytes = 1 << 20
+	// DefaultMaxGatewayRequestsInFlight caps gateway→computer requests awaiting an answer per
+	// computer; beyond it Request fails with busy (HTTP 429 on the API).
+	DefaultMaxGatewayRequestsInFlight = 32
 
 	// DefaultPingPeriod is how often the writer sends a WebSocket ping. CC's Java side answers
 	// pings by itself, so this detects dead TCP peers (a vanished server or network), not a
@@ -62,6 +68,19 @@ const (
 	// computers rebooting behind one NAT address fits in the burst.
 	DefaultUpgradeRate  = 20.0
 	DefaultUpgradeBurst = 40
+)
+
+// Budgets of a socket before its hello succeeds: a hello is tiny, and nothing else is
+// answered but not_authenticated, so a socket with no credentials holds little memory.
+const (
+	// MaxFrameBytesBeforeHello is the read limit until hello succeeds (then
+	// protocol.MaxFrameBytes); a bigger frame closes the socket with 1009.
+	MaxFrameBytesBeforeHello = 8 << 10
+	// preHelloQueueBytes is the send queue's budget until hello succeeds; overflow closes 1013.
+	preHelloQueueBytes = 4 * MaxFrameBytesBeforeHello
+	// maxPingsBeforeHello is how many WebSocket pings are answered before hello; one more
+	// closes the socket with 1008.
+	maxPingsBeforeHello = 8
 )
 
 // maxRequestsInFlight caps concurrently running computer→gateway requests per socket (a probe
@@ -96,8 +115,10 @@ type Config struct {
 	RequestTimeout time.Duration
 	WriteTimeout   time.Duration
 	CloseGrace     time.Duration
-	// SendQueueSize is the per-socket outbound queue length.
-	SendQueueSize int
+	// SendQueueBytes is the per-socket outbound queue budget after hello.
+	SendQueueBytes int
+	// MaxGatewayRequestsInFlight caps unanswered gateway→computer requests per computer.
+	MaxGatewayRequestsInFlight int
 	// PingPeriod is how often a WebSocket ping is sent; PongWait (if not above PingPeriod,
 	// including zero, it becomes twice PingPeriod) is how long the socket may stay without any frame or pong before it
 	// is dropped. IdleProbeAfter: see DefaultIdleProbeAfter.
@@ -110,8 +131,9 @@ type Config struct {
 	// limit (HTTP 429 beyond it). A negative UpgradeRate disables the limit.
 	UpgradeRate  float64
 	UpgradeBurst int
-	// Now is the clock for connectedSince/lastFrameAt; nil means time.Now.
-	Now func() time.Time
+	// Clock drives liveness (hello timeout, pings, pong wait, idle probe), the default
+	// request timeout, rate limits and the times in listings; nil means the wall clock.
+	Clock clock.Clock
 	// Metrics records the gateway's Prometheus metrics (on the server's shared registry, which
 	// the server serves on /metrics); nil records nothing.
 	Metrics *Metrics
@@ -130,8 +152,11 @@ func (c Config) withDefaults() Config {
 	if c.CloseGrace <= 0 {
 		c.CloseGrace = DefaultCloseGrace
 	}
-	if c.SendQueueSize <= 0 {
-		c.SendQueueSize = DefaultSendQueueSize
+	if c.SendQueueBytes <= 0 {
+		c.SendQueueBytes = DefaultSendQueueBytes
+	}
+	if c.MaxGatewayRequestsInFlight <= 0 {
+		c.MaxGatewayRequestsInFlight = DefaultMaxGatewayRequestsInFlight
 	}
 	if c.PingPeriod <= 0 {
 		c.PingPeriod = DefaultPingPeriod
@@ -152,8 +177,8 @@ func (c Config) withDefaults() Config {
 	if c.UpgradeBurst <= 0 {
 		c.UpgradeBurst = DefaultUpgradeBurst
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
 	}
 	return c
 }
@@ -247,7 +272,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.mu.Unlock()
 
 	for _, s := range sessions {
-		s.close(CloseGoingAway, "going away", true)
+		s.closeByGateway(CloseGoingAway, "going away")
 	}
 	done := make(chan struct{})
 	go func() {

@@ -130,7 +130,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
 			"wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"))
-		s.close(CloseUnauthorized, "unauthorized", true)
+		s.closeByGateway(CloseUnauthorized, "unauthorized")
 		return
 	}
 	key := Key{AccountID: resolveAccount(secret), TraposID: traposID}
@@ -155,10 +155,13 @@ func (s *Session) handleHello(f protocol.Frame) {
 	}
 	s.key, s.authenticated = key, true
 	s.mu.Unlock()
+	// Trusted now: full-size frames both ways (this runs on the reader, which owns the limit).
+	s.conn.SetReadLimit(protocol.MaxFrameBytes)
+	s.send.setLimit(s.gw.cfg.SendQueueBytes)
 
 	if old := s.gw.registry.Register(s); old != nil {
 		old.log.Info("computer replaced by a newer connection", "traposId", key.TraposID)
-		old.close(CloseReplaced, "replaced", true)
+		old.closeByGateway(CloseReplaced, "replaced")
 	}
 	if s.isClosed() {
 		// Closed while registering (e.g. shutdown): don't leave a dead entry behind.
@@ -185,7 +188,7 @@ func (s *Session) handleResponse(f protocol.Frame) {
 		s.log.Debug("ignored computer_response before hello", "type", f.Type)
 		return
 	}
-	ch := s.takePending(f.MessageID)
+	ch := s.pending.take(f.MessageID)
 	if ch == nil {
 		s.log.Debug("ignored computer_response: no pending request (late or unknown)", "type", f.Type)
 		return
@@ -219,6 +222,12 @@ func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol
 		}
 	}
 	if qErr := s.enqueue(frame); qErr != nil {
+		if errors.Is(qErr, errQueueFull) {
+			// Answers to the computer's own requests pile up only if it does not read them.
+			s.log.Warn("send queue full, dropping the computer", "traposId", s.Key().TraposID, "queuedBytes", s.send.queued())
+			s.closeByGateway(CloseTryAgainLater, "send queue full")
+			return
+		}
 		s.log.Debug("reply dropped", "type", f.Type, "err", qErr)
 		return
 	}

@@ -14,6 +14,9 @@ const (
 	limitMaxConnections   = "max_connections"
 	limitUpgradeRate      = "upgrade_rate"
 	limitRequestsInFlight = "requests_in_flight"
+	// limitGatewayRequestsInFlight and limitSendQueueBytes refuse a host request with busy.
+	limitGatewayRequestsInFlight = "gateway_requests_in_flight"
+	limitSendQueueBytes          = "send_queue_bytes"
 )
 
 // refusalLogEvery bounds refusal logs to one per (limit, address) per period, so a client

@@ -2,7 +2,7 @@ package gateway
 
 import (
 	"errors"
-	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,16 +12,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 )
 
-// Short liveness timers for tests; the defaults are tens of seconds.
+func newMetrics() *Metrics { return NewMetrics(prometheus.NewRegistry()) }
+
+// Liveness timers of these tests, on a fake clock: only Advance moves them.
 const (
-	testPingPeriod = 40 * time.Millisecond
-	testPongWait   = 150 * time.Millisecond
+	testPingPeriod = 30 * time.Second
+	testPongWait   = 60 * time.Second
 )
 
-func newMetrics() *Metrics { return NewMetrics(prometheus.NewRegistry()) }
+func newFakeClock() *clock.Fake { return clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)) }
 
 func TestDefaultLivenessConfig(t *testing.T) {
 	cfg := Config{}.withDefaults()
@@ -33,93 +36,131 @@ func TestDefaultLivenessConfig(t *testing.T) {
 	assert.Equal(t, 2*time.Second, cfg.PongWait)
 }
 
-func TestPeerThatNeverPongsIsDropped(t *testing.T) {
-	m := newMetrics()
-	h := newHarness(t, Config{PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour, Metrics: m}, nil)
-	c := h.connect(t, "7:", "")
-	pings := make(chan struct{}, 100)
-	c.conn.SetPingHandler(func(string) error { // a dead peer: the ping is never answered
-		select {
-		case pings <- struct{}{}:
-		default:
-		}
-		return nil
-	})
-	require.Len(t, h.gw.Computers(), 1)
+// peer is the test's computer on a fake-clocked gateway: a goroutine reads its socket and
+// reports what arrived; gorilla answers WebSocket pings unless the peer plays dead.
+type peer struct {
+	*computer
+	s       *Session
+	pings   atomic.Int32 // WebSocket pings received
+	probes  chan protocol.Frame
+	readErr chan error
+}
 
-	start := time.Now()
-	_, err := c.readText() // returns when the gateway drops the connection
-	require.Error(t, err)
+// livePeer connects id and starts its reader. pong false makes it a peer that never answers
+// WebSocket pings; answerProbes makes it answer gateway pings (a running daemon).
+func livePeer(t *testing.T, h *harness, id string, pong, answerProbes bool) *peer {
+	t.Helper()
+	p := &peer{computer: h.connect(t, id, ""), probes: make(chan protocol.Frame, 16), readErr: make(chan error, 1)}
+	p.s = h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: id})
+	require.NotNil(t, p.s)
+	p.conn.SetPingHandler(func(data string) error {
+		p.pings.Add(1)
+		if !pong {
+			return nil
+		}
+		return p.conn.WriteControl(websocket.PongMessage, []byte(data), time.Now().Add(waitLimit))
+	})
+	go func() {
+		for {
+			_ = p.conn.SetReadDeadline(time.Time{})
+			_, data, err := p.conn.ReadMessage()
+			if err != nil {
+				p.readErr <- err
+				return
+			}
+			f, err := protocol.DecodeFrame(data)
+			if err != nil || f.Event != protocol.EventGatewayRequest {
+				continue
+			}
+			if answerProbes {
+				resp := `{"event":"computer_response","traposSenderId":"` + id + `","messageId":"` + f.MessageID +
+					`","type":"ping","ok":true,"payload":{"traposId":"` + id + `"}}`
+				_ = p.conn.WriteMessage(websocket.TextMessage, []byte(resp))
+			}
+			p.probes <- f
+		}
+	}()
+	return p
+}
+
+// aliveAt waits until the gateway has seen a frame or pong at the fake time now.
+func (p *peer) aliveAt(t *testing.T, now time.Time) {
+	t.Helper()
+	waitFor(t, "the gateway to see the peer alive", func() bool { return p.s.lastAlive.Load() == now.UnixNano() })
+}
+
+// advance moves the fake clock and waits until the session's writer has handled the tick
+// (its timer is armed again) or the session has closed.
+func advance(t *testing.T, fc *clock.Fake, s *Session, d time.Duration) {
+	t.Helper()
+	fc.Advance(d)
+	waitFor(t, "the writer to re-arm its timer", func() bool { return fc.Armed() >= 1 || s.isClosed() })
+}
+
+func TestPeerThatNeverPongsIsDroppedAfterThePongWait(t *testing.T) {
+	m := newMetrics()
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour, Metrics: m}, nil)
+	p := livePeer(t, h, "7:", false, false)
+
+	advance(t, fc, p.s, testPingPeriod)
+	waitFor(t, "a ping", func() bool { return p.pings.Load() == 1 })
+	advance(t, fc, p.s, testPongWait-testPingPeriod-time.Nanosecond)
+	assert.False(t, p.s.isClosed(), "dropped before the pong wait passed")
+	advance(t, fc, p.s, time.Nanosecond)
+
+	err := <-p.readErr
 	var ce *websocket.CloseError
 	if errors.As(err, &ce) {
 		assert.Equal(t, websocket.CloseAbnormalClosure, ce.Code, "a dead peer gets no close frame")
 	}
-	assert.GreaterOrEqual(t, time.Since(start), testPongWait/2)
-	assert.NotEmpty(t, pings, "the gateway sent pings")
 	waitFor(t, "the computer to be unregistered", func() bool { return len(h.gw.Computers()) == 0 })
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("pong_timeout")))
 }
 
 func TestPeerThatPongsStays(t *testing.T) {
-	h := newHarness(t, Config{PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour}, nil)
-	c := h.connect(t, "7:", "")
-	// Read (and so answer pings) for several pong waits; only our own deadline may end it.
-	require.NoError(t, c.conn.SetReadDeadline(time.Now().Add(4*testPongWait)))
-	_, _, err := c.conn.ReadMessage()
-	var netErr net.Error
-	require.True(t, errors.As(err, &netErr) && netErr.Timeout(), "expected our read deadline, got %v", err)
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour}, nil)
+	p := livePeer(t, h, "7:", true, false)
+	for i := 1; i <= 6; i++ { // three pong waits
+		advance(t, fc, p.s, testPingPeriod)
+		p.aliveAt(t, fc.Now())
+	}
+	assert.EqualValues(t, 6, p.pings.Load())
+	assert.False(t, p.s.isClosed())
 	assert.Len(t, h.gw.Computers(), 1)
 }
 
 func TestPeerThatSendsFramesButNeverPongsStays(t *testing.T) {
-	h := newHarness(t, Config{PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour}, nil)
-	c := h.connect(t, "7:", "")
-	c.conn.SetPingHandler(func(string) error { return nil }) // pings are never answered
-	// Frames alone (even ignored ones) prove the peer alive: keep sending for several pong waits.
-	for end := time.Now().Add(4 * testPongWait); time.Now().Before(end); {
-		require.NoError(t, c.conn.WriteMessage(websocket.TextMessage, []byte(`{}`)))
-		time.Sleep(testPingPeriod / 4)
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait, IdleProbeAfter: time.Hour}, nil)
+	p := livePeer(t, h, "7:", false, false)
+	// Frames alone (even ignored ones) prove the peer alive.
+	for range 6 {
+		advance(t, fc, p.s, testPingPeriod)
+		p.sendText(`{}`)
+		p.aliveAt(t, fc.Now())
 	}
+	assert.False(t, p.s.isClosed())
 	assert.Len(t, h.gw.Computers(), 1)
-}
-
-// serveComputer reads until the read deadline and answers each gateway ping if answer is
-// set; it returns how many pings arrived. Protocol pings are answered by gorilla meanwhile.
-func serveComputer(conn *websocket.Conn, id string, answer bool, until time.Time) (int, error) {
-	if err := conn.SetReadDeadline(until); err != nil {
-		return 0, err
-	}
-	n := 0
-	for {
-		_, data, err := conn.ReadMessage()
-		if err != nil {
-			return n, err
-		}
-		f, err := protocol.DecodeFrame(data)
-		if err != nil || f.Event != protocol.EventGatewayRequest || f.Type != TypePing {
-			continue
-		}
-		n++
-		if !answer {
-			continue
-		}
-		resp := `{"event":"computer_response","traposSenderId":"` + id + `","messageId":"` + f.MessageID +
-			`","type":"ping","ok":true,"payload":{"traposId":"` + id + `"}}`
-		if err := conn.WriteMessage(websocket.TextMessage, []byte(resp)); err != nil {
-			return n, err
-		}
-	}
 }
 
 func TestIdleComputerThatDoesNotAnswerPingIsClosed4010(t *testing.T) {
 	m := newMetrics()
-	h := newHarness(t, Config{PingPeriod: testPingPeriod, PongWait: testPongWait,
-		IdleProbeAfter: 100 * time.Millisecond, RequestTimeout: 100 * time.Millisecond, Metrics: m}, nil)
-	c := h.connect(t, "7:", "")
-	// Protocol pings are answered (CC's Java side does that), gateway pings are not (the
-	// Lua daemon crashed): the pong wait never expires, the idle probe does.
-	pings, err := serveComputer(c.conn, "7:", false, time.Now().Add(waitLimit))
-	assert.Equal(t, 1, pings)
+	fc := newFakeClock()
+	const idle, requestTimeout = 20 * time.Second, 5 * time.Second
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait,
+		IdleProbeAfter: idle, RequestTimeout: requestTimeout, Metrics: m}, nil)
+	// Protocol pings are answered (CC's Java side does that), gateway pings are not (the Lua
+	// daemon crashed).
+	p := livePeer(t, h, "7:", true, false)
+	advance(t, fc, p.s, idle)
+	probe := <-p.probes
+	assert.Equal(t, TypePing, probe.Type)
+	waitFor(t, "the probe's timeout to be armed", func() bool { return fc.Armed() == 2 })
+	fc.Advance(requestTimeout)
+
+	err := <-p.readErr
 	var ce *websocket.CloseError
 	require.True(t, errors.As(err, &ce), "expected a close frame, got %v", err)
 	assert.Equal(t, CloseUnresponsive, ce.Code)
@@ -131,14 +172,18 @@ func TestIdleComputerThatDoesNotAnswerPingIsClosed4010(t *testing.T) {
 
 func TestIdleComputerThatAnswersStays(t *testing.T) {
 	m := newMetrics()
-	const idle = 50 * time.Millisecond
-	h := newHarness(t, Config{PingPeriod: testPingPeriod, PongWait: testPongWait,
-		IdleProbeAfter: idle, RequestTimeout: 200 * time.Millisecond, Metrics: m}, nil)
-	c := h.connect(t, "7:", "")
-	pings, err := serveComputer(c.conn, "7:", true, time.Now().Add(12*idle))
-	var netErr net.Error
-	require.True(t, errors.As(err, &netErr) && netErr.Timeout(), "expected our read deadline, got %v", err)
-	assert.GreaterOrEqual(t, pings, 3, "probed again each time it went idle")
+	fc := newFakeClock()
+	const idle = 20 * time.Second
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait,
+		IdleProbeAfter: idle, RequestTimeout: 5 * time.Second, Metrics: m}, nil)
+	p := livePeer(t, h, "7:", true, true)
+	for range 3 {
+		advance(t, fc, p.s, idle)
+		<-p.probes
+		waitFor(t, "the answer to arrive", func() bool { return p.s.lastFrameAt.Load() == fc.Now().UnixNano() })
+		waitFor(t, "the probe to end", func() bool { return !p.s.probing.Load() })
+	}
+	assert.False(t, p.s.isClosed())
 	assert.Len(t, h.gw.Computers(), 1)
 	assert.Equal(t, 0.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("unresponsive")))
 }

@@ -31,6 +31,8 @@ type Response struct {
 // gateway's side are returned as a *protocol.Error (use protocol.CodeOf):
 //   - not_connected: no such computer, or its socket closed or was replaced before it answered;
 //   - timeout: no answer in time (a later answer is ignored);
+//   - busy: MaxGatewayRequestsInFlight requests already wait on this computer, or its send
+//     queue is full (the caller's burst; the computer stays connected);
 //   - internal: the request cannot be sent (empty type, bad payload, frame above 128 KiB).
 //
 // If ctx is cancelled (not timed out), ctx.Err() is returned.
@@ -66,39 +68,58 @@ func (s *Session) request(ctx context.Context, typ string, payload json.RawMessa
 		return Response{}, protocol.Errorf(protocol.CodeInternal, "cannot send %s to %s: %v", typ, traposID, err)
 	}
 
+	// Without a deadline of ctx's own the request times out after RequestTimeout on
+	// Config.Clock (the idle probe's case, which liveness tests drive).
+	var timeout <-chan time.Time
 	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, g.cfg.RequestTimeout)
-		defer cancel()
+		timer := g.cfg.Clock.NewTimer(g.cfg.RequestTimeout)
+		defer timer.Stop()
+		timeout = timer.C()
 	}
-	wait, err := s.addPending(messageID)
+	wait, err := s.pending.add(messageID)
 	if err != nil {
+		if protocol.CodeOf(err) == protocol.CodeBusy {
+			g.cfg.Metrics.limited(limitGatewayRequestsInFlight)
+		}
 		return Response{}, err
 	}
 	start := time.Now()
 	if err := s.enqueue(frame); err != nil {
-		s.takePending(messageID)
+		s.pending.take(messageID)
+		if errors.Is(err, errQueueFull) {
+			// The host's burst filled the queue, not the computer: refuse the request and keep
+			// the computer.
+			g.cfg.Metrics.limited(limitSendQueueBytes)
+			return Response{}, protocol.Errorf(protocol.CodeBusy,
+				"the gateway's send queue to computer %s is full (%d bytes); retry shortly", traposID, g.cfg.SendQueueBytes)
+		}
 		return Response{}, err
 	}
 	g.cfg.Metrics.frameOut(protocol.EventGatewayRequest, typ)
-	resp, err := awaitResponse(ctx, s, wait, messageID, traposID, typ)
+	resp, err := awaitResponse(ctx, timeout, s, wait, messageID, traposID, typ)
 	g.cfg.Metrics.requestDone(requestOutcome(resp, err), time.Since(start))
 	return resp, err
 }
 
-// awaitResponse waits for the computer's answer to messageID or for ctx to end.
-func awaitResponse(ctx context.Context, s *Session, wait chan result, messageID, traposID, typ string) (Response, error) {
+// awaitResponse waits for the computer's answer to messageID, for ctx to end or for timeout.
+func awaitResponse(ctx context.Context, timeout <-chan time.Time, s *Session, wait chan result, messageID, traposID, typ string) (Response, error) {
+	timedOut := func() (Response, error) {
+		s.pending.take(messageID) // a late answer is now unknown and ignored
+		return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
+	}
 	select {
 	case r := <-wait:
 		if r.err != nil {
 			return Response{}, r.err
 		}
 		return Response{OK: r.frame.OK, Type: r.frame.Type, Payload: r.frame.Payload, Error: r.frame.Error}, nil
+	case <-timeout:
+		return timedOut()
 	case <-ctx.Done():
-		s.takePending(messageID) // a late answer is now unknown and ignored
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
+			return timedOut()
 		}
+		s.pending.take(messageID)
 		return Response{}, ctx.Err()
 	}
 }

@@ -173,8 +173,6 @@ func TestSoakChurnLosesNoRequest(t *testing.T) {
 	h.gw.mu.Lock()
 	defer h.gw.mu.Unlock()
 	for s := range h.gw.sessions {
-		s.mu.Lock()
-		assert.Empty(t, s.pending, "pending requests left on %s", s.key.TraposID)
-		s.mu.Unlock()
+		assert.Zero(t, s.pending.len(), "pending requests left on %s", s.Key().TraposID)
 	}
 }

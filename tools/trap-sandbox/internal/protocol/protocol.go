@@ -81,6 +81,11 @@ const (
 var Codes = []Code{CodeUnauthorized, CodeNotAuthenticated, CodeUnknownType, CodeNotConnected, CodeInternal, CodeTimeout,
 	CodeForbidden, CodeFSError, CodeBadPayload}
 
+// CodeBusy is a host-API code only, never sent on a socket (so not in Codes): the computer
+// already has as many gateway requests in flight as the gateway allows, or its send queue is
+// full; retry after the Retry-After header.
+const CodeBusy Code = "busy"
+
 // Error is the error object of a response frame ({"code":..., "message":...}). It is also a Go
 // error, so gateway-side failures carry their code up to whoever maps codes to HTTP statuses.
 type Error struct {

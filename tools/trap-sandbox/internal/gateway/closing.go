@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"errors"
+	"net"
+
+	"github.com/gorilla/websocket"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// A session closes once, for the first of these reasons; later calls do nothing. Each fails
+// the pending requests and leaves the registry at once, so no new request is routed here.
+
+// closeByGateway ends the socket with a close frame (code, reason) sent after the frames
+// already queued. It reports whether this call started the close.
+func (s *Session) closeByGateway(code int, reason string) bool {
+	return s.beginClose(code, reason, true)
+}
+
+// abandon ends the socket without a close frame, because nobody would read it (the peer
+// stopped reading or answering). The close is recorded as 1006.
+func (s *Session) abandon(reason string) bool {
+	return s.beginClose(websocket.CloseAbnormalClosure, reason, false)
+}
+
+// closedByPeer records that the peer ended the socket with code (1006 when TCP just ended,
+// which is how CC closes).
+func (s *Session) closedByPeer(code int) bool {
+	return s.beginClose(code, "", false)
+}
+
+func (s *Session) beginClose(code int, reason string, sendClose bool) bool {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return false
+	}
+	s.closed = true
+	s.closeCode, s.closeReason, s.sendClose = code, reason, sendClose
+	authenticated, key := s.authenticated, s.key
+	s.mu.Unlock()
+
+	s.cancel()
+	s.gw.cfg.Metrics.closed(code)
+	s.pending.failAll(protocol.Errorf(protocol.CodeNotConnected, "%s", disconnectMessage(key.TraposID, code, sendClose)))
+	if authenticated {
+		s.gw.registry.Unregister(s)
+	}
+	return true
+}
+
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// disconnectMessage explains a not_connected failure of a request that was pending.
+func disconnectMessage(traposID string, code int, byGateway bool) string {
+	switch {
+	case byGateway && code == CloseReplaced:
+		return "computer " + traposID + " was replaced by a newer connection before it answered"
+	case byGateway && code == CloseGoingAway:
+		return "the gateway is shutting down"
+	default:
+		return "computer " + traposID + " disconnected before it answered"
+	}
+}
+
+// finishWrites flushes frames already queued (a reply must precede the close that follows
+// it, e.g. unauthorized then 4001), sends the close frame if the gateway started the close,
+// and gives the peer CloseGrace to answer it. All of it is bounded by one WriteTimeout.
+func (s *Session) finishWrites() {
+	deadline := s.realNow().Add(s.gw.cfg.WriteTimeout)
+	s.mu.Lock()
+	code, reason, sendClose := s.closeCode, s.closeReason, s.sendClose
+	s.mu.Unlock()
+	if sendClose {
+		for {
+			msg, ok := s.send.pop()
+			if !ok || s.write(msg, deadline) != nil {
+				break
+			}
+		}
+		// An error here means the connection is already gone or closing; nothing to do.
+		_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), deadline)
+	}
+	_ = s.conn.SetReadDeadline(s.realNow().Add(s.gw.cfg.CloseGrace))
+}
+
+// closeCodeOf names the close code behind a read error, for logs: the peer's close code, 1009
+// for an oversized frame, 1006 when the connection just ended (what CC's close() does).
+func closeCodeOf(err error) int {
+	var ce *websocket.CloseError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Code
+	case errors.Is(err, websocket.ErrReadLimit):
+		return CloseTooBig
+	default:
+		return websocket.CloseAbnormalClosure
+	}
+}
+
+func (s *Session) logDisconnect(readErr error) {
+	s.mu.Lock()
+	code, reason, byGateway, authenticated, key := s.closeCode, s.closeReason, s.sendClose, s.authenticated, s.key
+	s.mu.Unlock()
+	attrs := []any{"code", code, "byGateway", byGateway}
+	if reason != "" {
+		attrs = append(attrs, "reason", reason)
+	}
+	var netErr net.Error
+	if readErr != nil && !errors.As(readErr, new(*websocket.CloseError)) && !(errors.As(readErr, &netErr) && netErr.Timeout()) {
+		// 1006 with io.EOF is how CC closes (no close frame): detail for debugging only.
+		s.log.Debug("socket read ended", "err", readErr)
+	}
+	if !authenticated {
+		s.log.Debug("socket closed before hello", attrs...)
+		return
+	}
+	s.log.Info("computer disconnected", append([]any{"accountId", key.AccountID, "traposId", key.TraposID}, attrs...)...)
+}
