@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/server"
@@ -26,13 +27,14 @@ type CLI struct {
 	Computers ComputersCmd `cmd:"" help:"List the computers connected to a running gateway."`
 	Request   RequestCmd   `cmd:"" help:"Send one request to a connected computer and print its payload."`
 	Ping      PingCmd      `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
+	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
 }
 
 // NewParser returns the kong parser for root, as main uses it (tests parse with it too).
 func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 	options = append([]kong.Option{
 		kong.Name("trap-sandbox"),
-		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws) /healthz, the host HTTP API (/trapos/computers) and /metrics; plus client commands for that API."),
+		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws) /healthz, the host HTTP API (/trapos/computers), the MCP endpoint (/mcp) and /metrics; plus client commands for that API."),
 		kong.UsageOnError(),
 	}, options...)
 	return kong.New(root, options...)
@@ -55,6 +57,7 @@ type ServeCmd struct {
 	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; beyond it upgrades get HTTP 503."`
 	UpgradeRate      float64       `default:"20" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote IP (token bucket; HTTP 429 beyond it). Negative disables the limit."`
 	UpgradeBurst     int           `default:"40" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-IP upgrade rate limit."`
+	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
 }
 
@@ -107,7 +110,11 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		UpgradeBurst:   c.UpgradeBurst,
 	}, logger, nil)
 	opencodehealth.New(prober, metrics).Register(gw)
-	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout}, gw)
+	modules := []server.Module{gw}
+	if c.MCP {
+		modules = append(modules, mcp.New(gatewayBackend{gw}, logger))
+	}
+	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout}, modules...)
 
 	l, err := net.Listen("tcp", c.Listen)
 	if err != nil {
@@ -116,7 +123,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
-		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "")
+		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP)
 	return srv.Serve(ctx, l)
 }
 

@@ -41,7 +41,7 @@ func clearEnv(t *testing.T) {
 	for _, name := range []string{"SANDBOX_LISTEN", "SANDBOX_PASSWORD", "OPENCODE_URL", "OPENCODE_SERVER_USERNAME",
 		"OPENCODE_SERVER_PASSWORD", "SANDBOX_HELLO_TIMEOUT", "SANDBOX_PROBE_TIMEOUT", "SANDBOX_REQUEST_TIMEOUT",
 		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL", "SANDBOX_API_TOKEN", "SANDBOX_URL", "SANDBOX_PING_PERIOD",
-		"SANDBOX_IDLE_PROBE_AFTER", "SANDBOX_MAX_CONNECTIONS", "SANDBOX_UPGRADE_RATE", "SANDBOX_UPGRADE_BURST"} {
+		"SANDBOX_IDLE_PROBE_AFTER", "SANDBOX_MAX_CONNECTIONS", "SANDBOX_UPGRADE_RATE", "SANDBOX_UPGRADE_BURST", "SANDBOX_MCP"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -61,6 +61,7 @@ func TestParseDefaults(t *testing.T) {
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
 		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 20, UpgradeBurst: 40,
+		MCP:              true,
 	}, root.Serve)
 }
 
@@ -69,7 +70,7 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "pw", "--opencode-url", "http://x:1",
 		"--opencode-username", "alice", "--opencode-password", "op", "--hello-timeout", "1s",
 		"--probe-timeout", "2s", "--request-timeout", "3s", "--log-level", "debug", "--ping-period", "1s",
-		"--idle-probe-after", "2s", "--max-connections", "7", "--upgrade-rate=-1", "--upgrade-burst", "3")
+		"--idle-probe-after", "2s", "--max-connections", "7", "--upgrade-rate=-1", "--upgrade-burst", "3", "--mcp=false")
 	assert.Equal(t, ServeCmd{
 		Listen: "127.0.0.1:0", Password: "pw", OpencodeURL: "http://x:1", OpencodeUsername: "alice",
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
@@ -97,6 +98,7 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_MAX_CONNECTIONS", "8")
 	t.Setenv("SANDBOX_UPGRADE_RATE", "2.5")
 	t.Setenv("SANDBOX_UPGRADE_BURST", "9")
+	t.Setenv("SANDBOX_MCP", "false")
 	root, _ := parse(t)
 	assert.Equal(t, ServeCmd{
 		Listen: "127.0.0.1:9", Password: "pw", OpencodeURL: "http://o:2", OpencodeUsername: "bob",
