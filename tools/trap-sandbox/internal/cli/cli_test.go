@@ -61,7 +61,7 @@ func TestParseDefaults(t *testing.T) {
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
 		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 20, UpgradeBurst: 40,
-		MCP:              true,
+		MCP: true,
 	}, root.Serve)
 }
 
