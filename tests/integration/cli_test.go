@@ -43,21 +43,9 @@ func runCLI(ctx context.Context, t *testing.T, env []string, args ...string) (st
 // the socket closes (when the test ends).
 func answerRequests(ctx context.Context, c *harness.Computer, traposID string) {
 	go func() {
-		for {
-			f, err := c.Next(ctx)
-			if err != nil {
-				return
-			}
-			if f.Event != harness.EventGatewayRequest {
-				continue
-			}
-			if c.WriteJSON(map[string]any{
-				"event": harness.EventComputerResponse, "traposSenderId": traposID, "messageId": f.MessageID,
-				"type": f.Type, "ok": true, "payload": map[string]any{"traposId": traposID, "type": f.Type},
-			}) != nil {
-				return
-			}
-		}
+		_ = c.Answer(ctx, func(f harness.Frame) *harness.Reply {
+			return &harness.Reply{Payload: map[string]any{"traposId": traposID, "type": f.Type}}
+		})
 	}()
 }
 

@@ -367,6 +367,45 @@ func TestMCPDisconnectedComputer(t *testing.T) {
 	}, testTimeout/2, 10*time.Millisecond)
 }
 
+// TestMCPShutdownWithCallInFlight: a tool call waiting on a computer ends with not_connected
+// when the gateway shuts down, and the gateway still exits cleanly and in time.
+func TestMCPShutdownWithCallInFlight(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t)
+	arrived := make(chan string, 1)
+	d := &harness.Daemon{ID: 4, Label: "slow", AllowExec: true, Silent: []string{harness.TypeLuaExec},
+		OnRequest: func(f harness.Frame) {
+			select {
+			case arrived <- f.Type:
+			default:
+			}
+		}}
+	serveDaemon(ctx, t, g, d)
+	s := connectHTTP(ctx, t, g, "")
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "run_lua",
+			Arguments: map[string]any{"traposId": d.TraposID(), "code": "sleep(100)", "timeoutMs": 50000}})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "call failed: " + err.Error()}}}
+		}
+		done <- res
+	}()
+	select {
+	case typ := <-arrived:
+		require.Equal(t, harness.TypeLuaExec, typ)
+	case <-ctx.Done():
+		t.Fatal("lua.exec never reached the computer")
+	}
+	require.NoError(t, g.Stop(), "the gateway did not exit cleanly with an MCP call in flight")
+	select {
+	case res := <-done:
+		toolError(t, res, "not_connected")
+	case <-ctx.Done():
+		t.Fatal("the tool call did not end when the gateway stopped")
+	}
+}
+
 // postMCP sends one raw JSON-RPC initialize to /mcp from client and returns the status.
 func postMCP(ctx context.Context, t *testing.T, client *http.Client, url, token string) int {
 	t.Helper()

@@ -57,6 +57,8 @@ type Daemon struct {
 	Exec func(typ string, payload map[string]any) (any, *Error)
 	// Silent lists types the daemon never answers (to provoke timeouts).
 	Silent []string
+	// OnRequest, if set, sees every gateway_request as it arrives (from the answering goroutine).
+	OnRequest func(Frame)
 
 	mu    sync.Mutex        // guards files and dirs
 	files map[string][]byte // absolute clean path → contents
@@ -157,16 +159,24 @@ func fail(code, format string, args ...any) *Reply {
 
 func ok(payload any) *Reply { return &Reply{Payload: payload} }
 
-// needFiles is the forbidden answer naming the setting, or nil when level is allowed.
-func (d *Daemon) needFiles(level string) *Reply {
+// needFiles is the forbidden answer naming the setting, worded as the daemon words it, or
+// nil when level is allowed.
+func (d *Daemon) needFiles(typ, level string) *Reply {
 	have := d.AllowFiles
 	if have == AllowFilesWrite || (have == AllowFilesRead && level == AllowFilesRead) {
 		return nil
 	}
-	return fail(CodeForbidden, "this computer does not let the host %s files: run 'set sandbox.allow_files %s' on it", level, level)
+	if have != AllowFilesRead {
+		have = AllowFilesNone
+	}
+	return fail(CodeForbidden, "%s needs sandbox.allow_files %s (it is %s); the owner can allow it with: set sandbox.allow_files %s",
+		typ, level, have, level)
 }
 
 func (d *Daemon) answer(f Frame) *Reply {
+	if d.OnRequest != nil {
+		d.OnRequest(f)
+	}
 	if slices.Contains(d.Silent, f.Type) {
 		return nil
 	}
@@ -187,16 +197,16 @@ func (d *Daemon) answer(f Frame) *Reply {
 			"clientVersion": "test", "uptime": 1.5, "day": 3, "time": 6.25, "freeSpace": 1000000, "colour": true,
 			"peripherals": []any{map[string]any{"name": "left", "types": []string{"modem"}}}})
 	case TypeFSList, TypeFSRead:
-		if r := d.needFiles(AllowFilesRead); r != nil {
+		if r := d.needFiles(f.Type, AllowFilesRead); r != nil {
 			return r
 		}
 	case TypeFSWrite, TypeFSDelete, TypeFSMove, TypeFSMakeDir:
-		if r := d.needFiles(AllowFilesWrite); r != nil {
+		if r := d.needFiles(f.Type, AllowFilesWrite); r != nil {
 			return r
 		}
 	case TypeLuaExec, TypeShellRun:
 		if !d.AllowExec {
-			return fail(CodeForbidden, "this computer does not let the host run code: run 'set sandbox.allow_exec true' on it")
+			return fail(CodeForbidden, "%s is not allowed on this computer; its owner can allow it with: set sandbox.allow_exec true", f.Type)
 		}
 		if d.Exec == nil {
 			break
@@ -326,6 +336,9 @@ func (d *Daemon) delete(p string) *Reply {
 	p, err := clean(p)
 	if err != nil {
 		return fail(CodeFSError, "%v", err)
+	}
+	if _, isFile := d.files[p]; !isFile && !d.dirs[p] {
+		return fail(CodeFSError, "%s: No such file", p)
 	}
 	for f := range d.files {
 		if f == p || strings.HasPrefix(f, p+"/") {
