@@ -29,6 +29,7 @@ func TestBadConfigurationFailsClearly(t *testing.T) {
 		{"negative probe timeout", []string{"--listen", "127.0.0.1:0", "--probe-timeout", "-1s"}, "probe-timeout"},
 		{"unparsable duration", []string{"--listen", "127.0.0.1:0", "--request-timeout", "soon"}, "request-timeout"},
 		{"port in use", []string{"--listen", busy.Addr().String()}, busy.Addr().String()},
+		{"websocket public URL", []string{"--listen", "127.0.0.1:0", "--public-url", "ws://mc.example.org:4444"}, "--public-url"},
 		{"unknown flag", []string{"--listen", "127.0.0.1:0", "--no-such-flag"}, "no-such-flag"},
 	}
 	for _, tc := range cases {

@@ -14,8 +14,11 @@ import (
 	"github.com/alecthomas/kong"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"traposclient"
+
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/mcp"
+	"trap-sandbox/internal/installer"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/server"
@@ -58,6 +61,7 @@ type ServeCmd struct {
 	UpgradeRate      float64       `default:"20" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote IP (token bucket; HTTP 429 beyond it). Negative disables the limit."`
 	UpgradeBurst     int           `default:"40" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-IP upgrade rate limit."`
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
+	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
 }
 
@@ -86,6 +90,19 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		return fmt.Errorf("--upgrade-rate must be non-zero (negative disables it) and --upgrade-burst positive, got %g and %d", c.UpgradeRate, c.UpgradeBurst)
 	}
 
+	var public *installer.Base
+	if c.PublicURL != "" {
+		b, err := installer.ParsePublicURL(c.PublicURL)
+		if err != nil {
+			return err
+		}
+		public = &b
+	}
+	client, err := traposclient.Sandbox()
+	if err != nil {
+		return err
+	}
+
 	prober, err := opencode.NewProber(opencode.ProberConfig{
 		URL:      c.OpencodeURL,
 		Username: c.OpencodeUsername,
@@ -110,7 +127,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		UpgradeBurst:   c.UpgradeBurst,
 	}, logger, nil)
 	opencodehealth.New(prober, metrics).Register(gw)
-	modules := []server.Module{gw}
+	modules := []server.Module{gw, installer.New(client, public, logger)}
 	if c.MCP {
 		modules = append(modules, mcp.New(gatewayBackend{gw}, logger))
 	}
@@ -123,7 +140,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
-		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP)
+		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version)
+	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
+	installer.LogAddresses(logger, installer.ComputerBases(l.Addr(), public, ifaces))
 	return srv.Serve(ctx, l)
 }
 

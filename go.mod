@@ -1,0 +1,3 @@
+module traposclient
+
+go 1.26.8

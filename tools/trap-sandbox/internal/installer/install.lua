@@ -1,0 +1,269 @@
+-- The trapos-sandbox installer. The gateway serves it at /trapos/install with a SOURCE table
+-- in front (where it was served from, the package's version and files, the startup hook), so
+-- a player types one line on a computer:
+--
+--   wget run http://<gateway>:4444/trapos/install [password]
+--   wget run http://<gateway>:4444/trapos/install uninstall
+--
+-- `wget run` passes the words after the URL as `...`. Installing again upgrades in place and
+-- keeps the settings. New files are written beside the old ones and swapped in only when every
+-- one has arrived, so a failed download leaves the old install working.
+
+local MANIFEST = "/.trapos-sandbox";       -- what this installer put on the computer
+local HOOK = "/startup/00-sandbox.lua";    -- sorts first in /startup/ (see the hook's comment)
+local HOOK_BESIDE = "/sandbox-startup.lua"; -- the hook when /startup is a file of the player's
+local NEW = ".new";                        -- suffix of a downloaded file not yet swapped in
+
+local SETTING_URL = "sandbox.url";
+local SETTING_PASSWORD = "sandbox.password";
+
+local args = { ... };
+
+local function readManifest()
+  if not fs.exists(MANIFEST) then
+    return nil;
+  end
+  local handle = fs.open(MANIFEST, "r");
+  if handle == nil then
+    return nil;
+  end
+  local manifest = textutils.unserialize(handle.readAll() or "");
+  handle.close();
+  if type(manifest) ~= "table" or type(manifest.files) ~= "table" then
+    return nil;
+  end
+  manifest.dirs = type(manifest.dirs) == "table" and manifest.dirs or {};
+  return manifest;
+end
+
+local function writeFile(path, bytes)
+  local handle, err = fs.open(path, "wb");
+  if handle == nil then
+    return false, err or "cannot open";
+  end
+  handle.write(bytes);
+  handle.close();
+  return true;
+end
+
+local function download(path)
+  local url = SOURCE.files .. path;
+  local response, err = http.get(url, nil, true);
+  if response == nil then
+    return nil, (err or "no answer") .. " (" .. url .. ")";
+  end
+  local body = response.readAll();
+  response.close();
+  return body or "";
+end
+
+-- Moves path..NEW over path (fs.move refuses to overwrite).
+local function swapIn(path)
+  if fs.exists(path) then
+    fs.delete(path);
+  end
+  fs.move(path .. NEW, path);
+end
+
+-- TrapOS starts a package's autostart servers itself; its package manager marks it.
+local function isTrapOS()
+  return shell ~= nil and shell.resolveProgram("ccpm") ~= nil;
+end
+
+-- Records each directory a path needs that does not exist yet (to remove it on uninstall).
+local function noteNewDirs(path, dirs)
+  local dir = fs.getDir(path);
+  local missing = {};
+  while dir ~= "" and not fs.exists("/" .. dir) do
+    table.insert(missing, 1, "/" .. dir);
+    dir = fs.getDir(dir);
+  end
+  for _, d in ipairs(missing) do
+    local known = false;
+    for _, have in ipairs(dirs) do
+      known = known or have == d;
+    end
+    if not known then
+      dirs[#dirs + 1] = d;
+    end
+  end
+end
+
+local function removeEmptyDirs(dirs)
+  for i = #dirs, 1, -1 do
+    local d = dirs[i];
+    if fs.isDir(d) and #fs.list(d) == 0 then
+      fs.delete(d);
+    end
+  end
+end
+
+-- Where the hook goes. When /startup/ cannot hold it without touching a file of the player's,
+-- it goes to HOOK_BESIDE and the second result says which startup file must run it.
+local function hookPlace(old)
+  if fs.exists("/startup") and not fs.isDir("/startup") then
+    return HOOK_BESIDE, "/startup";
+  end
+  if fs.exists(HOOK) and not (old and old.hook == HOOK) then
+    return HOOK_BESIDE, "/startup.lua";
+  end
+  return HOOK, nil;
+end
+
+local function savePassword(old)
+  local password = args[1];
+  if password == nil then
+    local current = settings.get(SETTING_PASSWORD);
+    if type(current) == "number" then
+      -- `set sandbox.password 1234` stored a number; the daemon needs the string.
+      settings.set(SETTING_PASSWORD, tostring(current));
+      return;
+    elseif current ~= nil then
+      return;
+    end
+    write("Gateway password (empty if it has none): ");
+    password = read("*");
+  end
+  if password == "" then
+    settings.unset(SETTING_PASSWORD);
+  else
+    settings.set(SETTING_PASSWORD, password);
+  end
+end
+
+local function install()
+  local old = readManifest();
+  local trapos = isTrapOS();
+  local hookPath, runFrom = nil, nil;
+  if not trapos then
+    hookPath, runFrom = hookPlace(old);
+  end
+
+  local files = {};
+  for _, path in ipairs(SOURCE.paths) do
+    files[#files + 1] = { path = "/" .. path, source = path };
+  end
+  if hookPath ~= nil then
+    files[#files + 1] = { path = hookPath, body = SOURCE.hook };
+  end
+
+  local dirs = old and old.dirs or {};
+  for _, f in ipairs(files) do
+    noteNewDirs(f.path, dirs);
+  end
+
+  -- 1. Every file beside its place; the first failure undoes this step and stops.
+  local written = {};
+  for _, f in ipairs(files) do
+    local body, err = f.body, nil;
+    if body == nil then
+      body, err = download(f.source);
+    end
+    local ok = body ~= nil;
+    if ok then
+      ok, err = writeFile(f.path .. NEW, body);
+    end
+    if not ok then
+      for _, done in ipairs(written) do
+        fs.delete(done .. NEW);
+      end
+      removeEmptyDirs(old and {} or dirs);
+      printError("Could not get " .. f.path .. ": " .. tostring(err));
+      if old ~= nil then
+        printError("Nothing changed: trapos-sandbox " .. tostring(old.version) .. " still works.");
+      else
+        printError("Nothing was installed.");
+      end
+      return false;
+    end
+    written[#written + 1] = f.path;
+  end
+
+  -- 2. All arrived: swap them in, then drop what the new version no longer ships.
+  for _, path in ipairs(written) do
+    swapIn(path);
+  end
+  local keep = {};
+  for _, path in ipairs(written) do
+    keep[path] = true;
+  end
+  if old ~= nil then
+    for _, path in ipairs(old.files) do
+      if not keep["/" .. path] and fs.exists("/" .. path) then
+        fs.delete("/" .. path);
+      end
+    end
+    if old.hook ~= nil and old.hook ~= hookPath and fs.exists(old.hook) then
+      fs.delete(old.hook);
+    end
+  end
+
+  -- 3. Settings, as strings; an upgrade keeps what the player set.
+  local url = settings.get(SETTING_URL);
+  if url == nil or url == "" then
+    settings.set(SETTING_URL, SOURCE.websocket);
+    url = SOURCE.websocket;
+  end
+  savePassword(old);
+  settings.save();
+
+  local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
+  writeFile(MANIFEST, textutils.serialize(manifest));
+
+  if old ~= nil then
+    print("Upgraded trapos-sandbox " .. tostring(old.version) .. " to " .. SOURCE.version .. ".");
+  else
+    print("Installed trapos-sandbox " .. SOURCE.version .. ".");
+  end
+  print("sandbox.url is " .. tostring(url));
+  if url ~= SOURCE.websocket then
+    print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
+  end
+  if trapos then
+    print("TrapOS starts the daemon at boot (the package's autostart).");
+  elseif runFrom ~= nil then
+    print("The daemon needs one line at the end of " .. runFrom .. " to start at boot:");
+    print('  shell.run("' .. HOOK_BESIDE .. '")');
+  end
+  print("Run: reboot");
+  print("Then: sandbox health");
+  return true;
+end
+
+local function uninstall()
+  local manifest = readManifest();
+  if manifest == nil then
+    print("trapos-sandbox was not installed by this installer: nothing to remove.");
+    return true;
+  end
+  local removed = 0;
+  for _, path in ipairs(manifest.files) do
+    for _, p in ipairs({ "/" .. path, "/" .. path .. NEW }) do
+      if fs.exists(p) then
+        fs.delete(p);
+        removed = removed + (p:sub(-#NEW) == NEW and 0 or 1);
+      end
+    end
+  end
+  local hook = manifest.hook;
+  if hook ~= nil and fs.exists(hook) then
+    fs.delete(hook);
+  end
+  fs.delete(MANIFEST);
+  removeEmptyDirs(manifest.dirs);
+  settings.unset(SETTING_URL);
+  settings.unset(SETTING_PASSWORD);
+  settings.save();
+  print("Removed trapos-sandbox " .. tostring(manifest.version) .. ": " .. removed .. " files"
+    .. (hook and (", the startup hook " .. hook) or "") .. " and the sandbox settings.");
+  if hook == HOOK_BESIDE then
+    print('Also remove the line shell.run("' .. HOOK_BESIDE .. '") from your startup file.');
+  end
+  print("Reboot to stop the daemon.");
+  return true;
+end
+
+if args[1] == "uninstall" then
+  return uninstall();
+end
+return install();

@@ -1,0 +1,121 @@
+// Package installer is the sandbox module that serves the in-game client to computers: the
+// Lua installer at GET /trapos/install (run on a computer with `wget run`) and the package's
+// files at GET /trapos/files/<install path>, byte for byte the repository's trapos/ files
+// built into the binary (package traposclient). Both routes are public, like /trapos/ws: a
+// computer has no API token.
+package installer
+
+import (
+	_ "embed"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"traposclient"
+
+	"trap-sandbox/internal/server"
+)
+
+// ModuleName is the module's name in logs.
+const ModuleName = "trapos-installer"
+
+//go:embed install.lua
+var installBody string
+
+//go:embed hook.lua
+var hookSource string
+
+// Installer is the installer module.
+type Installer struct {
+	pkg traposclient.Package
+	// public, when set, is --public-url: every installer names it instead of the request's Host.
+	public *Base
+	log    *slog.Logger
+}
+
+// New returns the module serving pkg. public is the parsed --public-url, or nil.
+func New(pkg traposclient.Package, public *Base, logger *slog.Logger) *Installer {
+	return &Installer{pkg: pkg, public: public, log: logger}
+}
+
+// Name implements server.Module.
+func (i *Installer) Name() string { return ModuleName }
+
+// Mount implements server.Module: both routes, under /trapos/, public (outside the API auth).
+func (i *Installer) Mount(routes *server.Routes) {
+	routes.HandleFunc("GET "+InstallPath, i.serveInstaller)
+	routes.HandleFunc("GET "+FilesPath+"{path...}", i.serveFile)
+}
+
+// Version is the version of the package served (older clients are logged against it).
+func (i *Installer) Version() string { return i.pkg.Version }
+
+func (i *Installer) serveInstaller(w http.ResponseWriter, r *http.Request) {
+	base := i.public
+	if base == nil {
+		b, err := BaseFromHost(r.Host)
+		if err != nil {
+			http.Error(w, err.Error()+"; use the gateway's address, or start it with --public-url", http.StatusBadRequest)
+			return
+		}
+		base = &b
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write([]byte(Script(i.pkg, *base)))
+}
+
+func (i *Installer) serveFile(w http.ResponseWriter, r *http.Request) {
+	p := r.PathValue("path")
+	body, ok := i.pkg.File(p)
+	if !ok {
+		http.Error(w, fmt.Sprintf("%s %s has no file %q", i.pkg.Name, i.pkg.Version, p), http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(body)
+}
+
+// Script is the installer for pkg as served from base: a SOURCE table, then install.lua.
+func Script(pkg traposclient.Package, base Base) string {
+	var b strings.Builder
+	b.WriteString("-- trapos-sandbox installer from the trap-sandbox gateway at " + base.String() + "\n")
+	b.WriteString("local SOURCE = {\n")
+	field := func(name, value string) { b.WriteString("  " + name + " = " + luaString(value) + ";\n") }
+	field("package", pkg.Name)
+	field("version", pkg.Version)
+	field("files", base.Files())
+	field("websocket", base.WebSocket())
+	b.WriteString("  paths = {\n")
+	for _, p := range pkg.Files {
+		b.WriteString("    " + luaString(p) + ";\n")
+	}
+	b.WriteString("  };\n")
+	field("hook", hookSource)
+	b.WriteString("};\n\n")
+	b.WriteString(installBody)
+	return b.String()
+}
+
+// luaString quotes s as a Lua string literal that holds exactly s's bytes: printable ASCII
+// other than the quote and the backslash is kept, every other byte is a \ddd escape.
+func luaString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c >= 0x20 && c < 0x7f && c != '"' && c != '\\':
+			b.WriteByte(c)
+		default:
+			// Three digits always, so a digit that follows is not read as part of the escape.
+			fmt.Fprintf(&b, `\%03d`, c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,128 @@
+package installer
+
+import (
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"traposclient"
+
+	"trap-sandbox/internal/server"
+)
+
+// newMux serves the module on the shared server, with an API token set: the routes must
+// stay public all the same.
+func newMux(t *testing.T, public *Base) (http.Handler, traposclient.Package) {
+	t.Helper()
+	pkg, err := traposclient.Sandbox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	srv := server.New(logger, server.Config{APIToken: "token"}, New(pkg, public, logger))
+	return srv.Handler(), pkg
+}
+
+func get(t *testing.T, h http.Handler, host, path string) (int, string) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = host
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	body, _ := io.ReadAll(rec.Result().Body)
+	return rec.Code, string(body)
+}
+
+func TestInstallerNamesTheRequestHost(t *testing.T) {
+	mux, pkg := newMux(t, nil)
+	code, body := get(t, mux, "192.168.1.20:4444", InstallPath)
+	if code != http.StatusOK {
+		t.Fatalf("status %d: %s", code, body)
+	}
+	for _, want := range []string{
+		`websocket = "ws://192.168.1.20:4444/trapos/ws";`,
+		`files = "http://192.168.1.20:4444/trapos/files/";`,
+		`version = "` + pkg.Version + `";`,
+		`"servers/sandbox.lua";`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("installer lacks %s", want)
+		}
+	}
+}
+
+func TestInstallerUsesThePublicURL(t *testing.T) {
+	public, err := ParsePublicURL("https://mc.example.org/sandbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux, _ := newMux(t, &public)
+	_, body := get(t, mux, "10.0.0.5:4444", InstallPath)
+	if !strings.Contains(body, `websocket = "wss://mc.example.org/sandbox/trapos/ws";`) || strings.Contains(body, "10.0.0.5") {
+		t.Fatalf("installer does not name the public URL:\n%s", body[:400])
+	}
+}
+
+// TestHostInjectionRefused: a Host that is not a plain host[:port] never reaches the Lua.
+func TestHostInjectionRefused(t *testing.T) {
+	mux, _ := newMux(t, nil)
+	for _, host := range []string{`evil";os.shutdown();--`, "a b", "host/x", "", "[::1"} {
+		code, body := get(t, mux, host, InstallPath)
+		if code != http.StatusBadRequest || strings.Contains(body, "SOURCE") {
+			t.Errorf("Host %q: status %d, body %q", host, code, body)
+		}
+	}
+}
+
+func TestFilesAreThePackagesBytes(t *testing.T) {
+	mux, pkg := newMux(t, nil)
+	for _, p := range pkg.Files {
+		want, _ := pkg.File(p)
+		code, body := get(t, mux, "127.0.0.1:4444", FilesPath+p)
+		if code != http.StatusOK || !bytes.Equal([]byte(body), want) {
+			t.Errorf("%s: status %d, %d bytes, want %d", p, code, len(body), len(want))
+		}
+	}
+	for _, p := range []string{"tests/libsandbox_spec.lua", "apis", "apis/"} {
+		if code, _ := get(t, mux, "127.0.0.1:4444", FilesPath+p); code != http.StatusNotFound {
+			t.Errorf("%s: status %d, want 404", p, code)
+		}
+	}
+	// The mux cleans dot segments (a redirect) before any file is looked up.
+	if code, _ := get(t, mux, "127.0.0.1:4444", FilesPath+"../../go.mod"); code == http.StatusOK {
+		t.Error("../../go.mod served")
+	}
+}
+
+func TestLuaStringKeepsEveryByte(t *testing.T) {
+	if got := luaString("a\"b\\c\n\x00" + "1\xff"); got != `"a\034b\092c\n\0001\255"` {
+		t.Fatalf("luaString = %s", got)
+	}
+}
+
+func TestComputerBases(t *testing.T) {
+	ifaces := []net.Addr{
+		&net.IPNet{IP: net.IPv4(127, 0, 0, 1)}, &net.IPNet{IP: net.IPv4(192, 168, 1, 20)},
+		&net.IPNet{IP: net.ParseIP("fe80::1")}, &net.IPNet{IP: net.ParseIP("2001:db8::5")},
+	}
+	var got []string
+	for _, b := range ComputerBases(&net.TCPAddr{Port: 4444}, nil, ifaces) {
+		got = append(got, b.WebSocket())
+	}
+	if strings.Join(got, " ") != "ws://192.168.1.20:4444/trapos/ws ws://[2001:db8::5]:4444/trapos/ws" {
+		t.Errorf("unspecified: %v", got)
+	}
+	only := ComputerBases(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 4444}, nil, ifaces)
+	if len(only) != 1 || only[0].InstallCommand() != "wget run http://127.0.0.1:4444/trapos/install" {
+		t.Errorf("loopback: %v", only)
+	}
+	public, _ := ParsePublicURL("http://mc.example.org:80")
+	if b := ComputerBases(&net.TCPAddr{Port: 4444}, &public, ifaces); len(b) != 1 || b[0].WebSocket() != "ws://mc.example.org:80/trapos/ws" {
+		t.Errorf("public: %v", b)
+	}
+}

@@ -1,0 +1,99 @@
+package installer
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// WebSocketPath is where computers connect (the gateway module's route).
+const WebSocketPath = "/trapos/ws"
+
+// InstallPath and FilesPath are this module's routes.
+const (
+	InstallPath = "/trapos/install"
+	FilesPath   = "/trapos/files/"
+)
+
+// Base is the http(s) URL computers reach the gateway at: scheme, host[:port] and an
+// optional path prefix (a reverse proxy's), without a trailing slash.
+type Base struct {
+	u url.URL
+}
+
+// ParsePublicURL checks --public-url: an absolute http or https URL with a host and no
+// query, fragment or credentials. Its path is kept as a prefix.
+func ParsePublicURL(raw string) (Base, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Base{}, fmt.Errorf("--public-url %q: %w", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return Base{}, fmt.Errorf("--public-url %q: want an http:// or https:// URL (the gateway turns it into ws:// or wss://)", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return Base{}, fmt.Errorf("--public-url %q: want scheme://host[:port][/path] without credentials, query or fragment", raw)
+	}
+	if !validHost(u.Host) {
+		return Base{}, fmt.Errorf("--public-url %q: %q is not a plain host[:port]", raw, u.Host)
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = ""
+	return Base{u: *u}, nil
+}
+
+// BaseFromHost is the base URL of a request that reached the gateway directly: http://host.
+// A Host that is not a plain host[:port] is refused, so no header can put anything else into
+// the installer.
+func BaseFromHost(host string) (Base, error) {
+	if !validHost(host) {
+		return Base{}, fmt.Errorf("Host %q is not a plain host[:port]", host)
+	}
+	return Base{u: url.URL{Scheme: "http", Host: host}}, nil
+}
+
+// hostPattern is a DNS name or IPv4 address, or a bracketed IPv6 address, then an optional port.
+var hostPattern = regexp.MustCompile(`^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(?::([0-9]{1,5}))?$`)
+
+func validHost(host string) bool {
+	m := hostPattern.FindStringSubmatch(host)
+	if m == nil {
+		return false
+	}
+	if m[1] != "" {
+		if port, err := strconv.Atoi(m[1]); err != nil || port < 1 || port > 65535 {
+			return false
+		}
+	}
+	if strings.HasPrefix(host, "[") {
+		end := strings.IndexByte(host, ']')
+		return net.ParseIP(host[1:end]) != nil
+	}
+	return true
+}
+
+// String is the base URL itself (http://host:port/prefix).
+func (b Base) String() string { return b.u.String() }
+
+// Install is the URL of the installer.
+func (b Base) Install() string { return b.u.String() + InstallPath }
+
+// Files is the URL prefix of the package's files: Files()+"apis/libsandbox.lua".
+func (b Base) Files() string { return b.u.String() + FilesPath }
+
+// WebSocket is the URL a computer's sandbox.url should hold: http becomes ws, https wss,
+// the path is kept and /trapos/ws appended.
+func (b Base) WebSocket() string {
+	w := b.u
+	w.Scheme = "ws"
+	if b.u.Scheme == "https" {
+		w.Scheme = "wss"
+	}
+	return w.String() + WebSocketPath
+}
+
+// InstallCommand is the line a player types on a computer.
+func (b Base) InstallCommand() string { return "wget run " + b.Install() }

@@ -1,0 +1,38 @@
+package installer
+
+import "testing"
+
+func TestParsePublicURL(t *testing.T) {
+	for raw, want := range map[string][2]string{
+		"http://mc.example.org:4444":      {"ws://mc.example.org:4444/trapos/ws", "http://mc.example.org:4444/trapos/install"},
+		"https://mc.example.org/sandbox/": {"wss://mc.example.org/sandbox/trapos/ws", "https://mc.example.org/sandbox/trapos/install"},
+		"http://[2001:db8::1]:80":         {"ws://[2001:db8::1]:80/trapos/ws", "http://[2001:db8::1]:80/trapos/install"},
+	} {
+		b, err := ParsePublicURL(raw)
+		if err != nil {
+			t.Errorf("%s: %v", raw, err)
+			continue
+		}
+		if b.WebSocket() != want[0] || b.Install() != want[1] {
+			t.Errorf("%s: ws %s install %s; want %v", raw, b.WebSocket(), b.Install(), want)
+		}
+	}
+	for _, raw := range []string{"ws://host:4444", "host:4444", "http://", "http://u:p@host", "http://host/?q=1", "http://host/#f", "http://ho\"st/", "http://host:99999"} {
+		if _, err := ParsePublicURL(raw); err == nil {
+			t.Errorf("%q accepted", raw)
+		}
+	}
+}
+
+func TestBaseFromHost(t *testing.T) {
+	for _, ok := range []string{"127.0.0.1:4444", "localhost", "mc.example.org:80", "[::1]:4444", "a-b.c"} {
+		if _, err := BaseFromHost(ok); err != nil {
+			t.Errorf("%q refused: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"", "host:", "host:0", "host:65536", `x";os.shutdown()--`, "h ost", "host/path", "[::1", "[zz]:1", "-host", "host.", "a\nb", "user@host", "[::1]]"} {
+		if _, err := BaseFromHost(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
