@@ -89,4 +89,3 @@ func TestInstallerRefusesAnInjectedHost(t *testing.T) {
 		require.False(t, strings.Contains(string(body), "os.shutdown"), "Host %q echoed into %s", host, body)
 	}
 }
-

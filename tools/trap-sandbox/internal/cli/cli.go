@@ -17,8 +17,8 @@ import (
 	"traposclient"
 
 	"trap-sandbox/internal/gateway"
-	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/installer"
+	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/server"
