@@ -63,6 +63,7 @@ type ServeCmd struct {
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
+	NATSFlags        `embed:""`
 }
 
 // Run serves until ctx ends (SIGINT/SIGTERM in main). Logs go to stderr.
@@ -114,10 +115,33 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	defer prober.Close()
 
+	l, err := net.Listen("tcp", c.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", c.Listen, err)
+	}
+	defer l.Close()                     // Serve closes it too; this is for the errors before Serve
 	metrics := prometheus.NewRegistry() // the one registry every module records on
+	var gwMetrics *gateway.Metrics
+	var registry gateway.Registry // nil: the single process's map
+	replica := ""
+	if !c.NATSFlags.enabled() {
+		gwMetrics = gateway.NewMetrics(metrics)
+	} else {
+		replica = c.NATSFlags.replicaName(l)
+		logger = logger.With("replica", replica)
+		gwMetrics = gateway.NewReplicaMetrics(metrics, replica)
+		router, err := c.NATSFlags.router(ctx, replica, metrics, logger)
+		if err != nil {
+			return err
+		}
+		defer router.Close() // after Serve: the gateway's shutdown withdraws the claims first
+		registry = router
+	}
+
 	gw := gateway.New(gateway.Config{
 		Password:       c.Password,
-		Metrics:        gateway.NewMetrics(metrics),
+		Metrics:        gwMetrics,
+		Replica:        replica,
 		HelloTimeout:   c.HelloTimeout,
 		RequestTimeout: c.RequestTimeout,
 		PingPeriod:     c.PingPeriod,
@@ -125,7 +149,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		MaxConnections: c.MaxConnections,
 		UpgradeRate:    c.UpgradeRate,
 		UpgradeBurst:   c.UpgradeBurst,
-	}, logger, nil)
+	}, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
 	modules := []server.Module{gw, installer.New(client, public, logger)}
 	if c.MCP {
@@ -133,14 +157,11 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout}, modules...)
 
-	l, err := net.Listen("tcp", c.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.Listen, err)
-	}
 	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
-		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version)
+		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
+		"scaleOut", c.NATSFlags.enabled())
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
 	installer.LogAddresses(logger, installer.ComputerBases(l.Addr(), public, ifaces))
 	return srv.Serve(ctx, l)

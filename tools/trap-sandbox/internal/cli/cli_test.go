@@ -41,11 +41,18 @@ func clearEnv(t *testing.T) {
 	for _, name := range []string{"SANDBOX_LISTEN", "SANDBOX_PASSWORD", "OPENCODE_URL", "OPENCODE_SERVER_USERNAME",
 		"OPENCODE_SERVER_PASSWORD", "SANDBOX_HELLO_TIMEOUT", "SANDBOX_PROBE_TIMEOUT", "SANDBOX_REQUEST_TIMEOUT",
 		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL", "SANDBOX_API_TOKEN", "SANDBOX_URL", "SANDBOX_PING_PERIOD",
-		"SANDBOX_IDLE_PROBE_AFTER", "SANDBOX_MAX_CONNECTIONS", "SANDBOX_UPGRADE_RATE", "SANDBOX_UPGRADE_BURST", "SANDBOX_MCP"} {
+		"SANDBOX_IDLE_PROBE_AFTER", "SANDBOX_MAX_CONNECTIONS", "SANDBOX_UPGRADE_RATE", "SANDBOX_UPGRADE_BURST", "SANDBOX_MCP",
+		"SANDBOX_NATS_URL", "SANDBOX_NATS_USER", "SANDBOX_NATS_PASSWORD", "SANDBOX_NATS_TOKEN", "SANDBOX_NATS_CREDS",
+		"SANDBOX_NATS_TLS_CA", "SANDBOX_NATS_TLS_CERT", "SANDBOX_NATS_TLS_KEY", "SANDBOX_REPLICA", "SANDBOX_NATS_HEARTBEAT",
+		"SANDBOX_NATS_REPLICA_TTL", "SANDBOX_NATS_OP_TIMEOUT", "SANDBOX_NATS_SETUP_TIMEOUT"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
 }
+
+// natsDefaults are the scale-out flags' defaults (no --nats: a single gateway).
+var natsDefaults = NATSFlags{NATSHeartbeat: 5 * time.Second, NATSReplicaTTL: 15 * time.Second,
+	NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second}
 
 func TestParseDefaults(t *testing.T) {
 	clearEnv(t)
@@ -61,7 +68,7 @@ func TestParseDefaults(t *testing.T) {
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
 		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 20, UpgradeBurst: 40,
-		MCP: true,
+		MCP: true, NATSFlags: natsDefaults,
 	}, root.Serve)
 }
 
@@ -76,6 +83,7 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
 		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, UpgradeRate: -1, UpgradeBurst: 3,
+		NATSFlags: natsDefaults,
 	}, root.Serve)
 
 	root, _ = parse(t, "serve", "--listen", ":1")
@@ -99,12 +107,21 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_UPGRADE_RATE", "2.5")
 	t.Setenv("SANDBOX_UPGRADE_BURST", "9")
 	t.Setenv("SANDBOX_MCP", "false")
+	t.Setenv("SANDBOX_NATS_URL", "nats://n:4222")
+	t.Setenv("SANDBOX_NATS_USER", "u")
+	t.Setenv("SANDBOX_NATS_PASSWORD", "np")
+	t.Setenv("SANDBOX_NATS_TOKEN", "tok")
+	t.Setenv("SANDBOX_REPLICA", "r1")
+	t.Setenv("SANDBOX_NATS_HEARTBEAT", "1s")
+	t.Setenv("SANDBOX_NATS_REPLICA_TTL", "3s")
 	root, _ := parse(t)
 	assert.Equal(t, ServeCmd{
 		Listen: "127.0.0.1:9", Password: "pw", OpencodeURL: "http://o:2", OpencodeUsername: "bob",
 		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
 		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
+		NATSFlags: NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", Replica: "r1",
+			NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second},
 	}, root.Serve)
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -117,11 +118,21 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
 	if status != http.StatusOK {
 		return fmt.Errorf("list computers: the gateway answered HTTP %d", status)
 	}
+	// Replicas sharing computers over NATS name the holder of each; a single gateway does not.
+	replicas := slices.ContainsFunc(list, func(cp gateway.ComputerJSON) bool { return cp.Replica != "" })
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TRAPOS ID\tACCOUNT\tCONNECTED SINCE\tREMOTE\tLAST FRAME")
+	header := "TRAPOS ID\tACCOUNT\tCONNECTED SINCE\tREMOTE\tLAST FRAME"
+	if replicas {
+		header += "\tREPLICA"
+	}
+	fmt.Fprintln(tw, header)
 	for _, cp := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cp.TraposID, cp.AccountID,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", cp.TraposID, cp.AccountID,
 			cp.ConnectedSince.Format(time.RFC3339), cp.RemoteAddr, cp.LastFrameAt.Format(time.RFC3339))
+		if replicas {
+			fmt.Fprintf(tw, "\t%s", cp.Replica)
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

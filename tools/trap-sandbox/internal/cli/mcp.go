@@ -42,7 +42,7 @@ func (b gatewayBackend) Computers(context.Context) ([]mcp.Computer, error) {
 	out := make([]mcp.Computer, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, mcp.Computer{TraposID: c.TraposID, AccountID: c.AccountID, ConnectedSince: c.ConnectedSince,
-			RemoteAddr: c.RemoteAddr, LastFrameAt: c.LastFrameAt})
+			RemoteAddr: c.RemoteAddr, LastFrameAt: c.LastFrameAt, Replica: c.Replica})
 	}
 	return out, nil
 }
@@ -86,7 +86,7 @@ func (b apiBackend) Computers(ctx context.Context) ([]mcp.Computer, error) {
 	out := make([]mcp.Computer, 0, len(list))
 	for _, c := range list {
 		out = append(out, mcp.Computer{TraposID: c.TraposID, AccountID: c.AccountID, ConnectedSince: c.ConnectedSince,
-			RemoteAddr: c.RemoteAddr, LastFrameAt: c.LastFrameAt})
+			RemoteAddr: c.RemoteAddr, LastFrameAt: c.LastFrameAt, Replica: c.Replica})
 	}
 	return out, nil
 }

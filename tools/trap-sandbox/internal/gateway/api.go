@@ -41,6 +41,8 @@ type ComputerJSON struct {
 	ConnectedSince time.Time `json:"connectedSince"`
 	RemoteAddr     string    `json:"remoteAddr"`
 	LastFrameAt    time.Time `json:"lastFrameAt"`
+	// Replica names the gateway replica that holds the socket (only with --nats).
+	Replica string `json:"replica,omitempty"`
 }
 
 // APIRequest is the body of POST /trapos/computers/{traposId}/requests.
@@ -69,7 +71,7 @@ func (g *Gateway) serveComputers(w http.ResponseWriter, _ *http.Request) {
 	out := make([]ComputerJSON, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, ComputerJSON{AccountID: c.AccountID, TraposID: c.TraposID,
-			ConnectedSince: c.ConnectedSince, RemoteAddr: c.RemoteAddr, LastFrameAt: c.LastFrameAt})
+			ConnectedSince: c.ConnectedSince, RemoteAddr: c.RemoteAddr, LastFrameAt: c.LastFrameAt, Replica: c.Replica})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -137,6 +137,10 @@ type Config struct {
 	// Metrics records the gateway's Prometheus metrics (on the server's shared registry, which
 	// the server serves on /metrics); nil records nothing.
 	Metrics *Metrics
+	// Replica names this gateway among several replicas sharing one registry over NATS
+	// (docs/scale-out.md); it is each local computer's Replica in listings. Empty in a single
+	// process.
+	Replica string
 }
 
 func (c Config) withDefaults() Config {
@@ -247,16 +251,34 @@ func (g *Gateway) Mount(routes *server.Routes) {
 // Registry returns the registry the gateway registers computers in.
 func (g *Gateway) Registry() Registry { return g.registry }
 
-// Computers returns a snapshot of the connected (hello-completed) computers, sorted by
-// account and traposId.
+// Computers returns a snapshot of the connected (hello-completed) computers, this replica's
+// and (with a shared registry) the other replicas', sorted by account and traposId.
 func (g *Gateway) Computers() []Computer {
 	sessions := g.registry.Sessions()
-	out := make([]Computer, 0, len(sessions))
+	remote := g.registry.Remote()
+	out := make([]Computer, 0, len(sessions)+len(remote))
 	for _, s := range sessions {
 		out = append(out, s.Computer())
 	}
+	out = append(out, remote...)
 	sortComputers(out)
 	return out
+}
+
+// HealthReporter is implemented by a Registry that has a state worth showing on /healthz (the
+// NATS router: whether NATS is connected).
+type HealthReporter interface {
+	// HealthDetail is one line for /healthz's body, without a newline.
+	HealthDetail() string
+}
+
+// HealthDetail implements the server's health detail hook: the registry's line, or "" when it
+// has none.
+func (g *Gateway) HealthDetail() string {
+	if h, ok := g.registry.(HealthReporter); ok {
+		return h.HealthDetail()
+	}
+	return ""
 }
 
 // Shutdown closes every socket with 1001 (going away), fails their pending requests with

@@ -160,8 +160,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	s.send.setLimit(s.gw.cfg.SendQueueBytes)
 
 	if old := s.gw.registry.Register(s); old != nil {
-		old.log.Info("computer replaced by a newer connection", "traposId", key.TraposID)
-		old.closeByGateway(CloseReplaced, "replaced")
+		old.Evict()
 	}
 	if s.isClosed() {
 		// Closed while registering (e.g. shutdown): don't leave a dead entry behind.

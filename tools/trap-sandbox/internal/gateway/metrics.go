@@ -15,7 +15,9 @@ const otherType = "other"
 
 // Metrics are the gateway's Prometheus collectors. A nil *Metrics records nothing.
 type Metrics struct {
-	registry       *prometheus.Registry
+	registry *prometheus.Registry
+	// registerer registers on registry, adding the replica label when there is one.
+	registerer     prometheus.Registerer
 	framesIn       *prometheus.CounterVec
 	framesOut      *prometheus.CounterVec
 	helloFailures  *prometheus.CounterVec
@@ -61,8 +63,25 @@ func addCounters(counters map[frameLabels]prometheus.Counter, vec *prometheus.Co
 // NewMetrics creates the collectors and registers them on reg (a dedicated registry, not the
 // global one, so tests and embedders get a clean set).
 func NewMetrics(reg *prometheus.Registry) *Metrics {
+	return metricsOn(reg, reg)
+}
+
+// NewReplicaMetrics is NewMetrics for one of several replicas: every series carries the label
+// replica="<name>", so that one dashboard over all replicas tells them apart.
+func NewReplicaMetrics(reg *prometheus.Registry, replica string) *Metrics {
+	return metricsOn(reg, ReplicaRegisterer(reg, replica))
+}
+
+// ReplicaRegisterer registers collectors on reg with the label replica="<name>" (for the
+// metrics of other parts of a replica, such as the NATS router).
+func ReplicaRegisterer(reg prometheus.Registerer, replica string) prometheus.Registerer {
+	return prometheus.WrapRegistererWith(prometheus.Labels{"replica": replica}, reg)
+}
+
+func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		registry: reg,
+		registry:   reg,
+		registerer: registerer,
 		framesIn: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trapos_gateway_frames_in_total", Help: "Frames received from computers, by event and type.",
 		}, []string{"event", "type"}),
@@ -94,7 +113,7 @@ func NewMetrics(reg *prometheus.Registry) *Metrics {
 	m.frameOutCounters = make(map[frameLabels]prometheus.Counter)
 	addCounters(m.frameInCounters, m.framesIn, inEvents, countedTypes()...)
 	addCounters(m.frameOutCounters, m.framesOut, outEvents, countedTypes()...)
-	reg.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.livenessDrops)
+	registerer.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.livenessDrops)
 	return m
 }
 
@@ -112,8 +131,8 @@ func (m *Metrics) registerConnected(r Registry) {
 	if m == nil {
 		return
 	}
-	m.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "trapos_gateway_connected_computers", Help: "Computers with a hello-completed socket.",
+	m.registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "trapos_gateway_connected_computers", Help: "Computers with a hello-completed socket on this replica.",
 	}, func() float64 { return float64(len(r.Sessions())) }))
 }
 

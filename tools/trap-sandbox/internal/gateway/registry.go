@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"cmp"
+	"context"
+	"encoding/json"
 	"slices"
 	"sync"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // LocalAccount is the only account of v1: every good secret resolves to it.
@@ -23,8 +27,10 @@ type Key struct {
 }
 
 // Registry maps computers to the session that holds their socket. It is an interface so that
-// several gateway replicas can later share one view (DESIGN §6); implementations must be safe
-// for concurrent use and must not call Session methods while holding their own lock.
+// several gateway replicas can share one view: MemoryRegistry is the single process's map, and
+// the cluster package's NATS router is the other implementation (docs/scale-out.md).
+// Implementations must be safe for concurrent use and must not call Session methods while
+// holding their own lock.
 type Registry interface {
 	// Register makes s the session of s.Key() and returns the session it replaced, if any
 	// (newest wins). The caller closes the replaced session.
@@ -35,6 +41,13 @@ type Registry interface {
 	Lookup(k Key) *Session
 	// Sessions returns every registered session, in no particular order.
 	Sessions() []*Session
+	// Route sends a request to a computer whose socket is not in this process (Lookup found
+	// none), as Gateway.Request describes; ctx has a deadline. A single process answers
+	// not_connected.
+	Route(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error)
+	// Remote returns the computers whose sockets other replicas hold (none in a single
+	// process), each with its Replica set.
+	Remote() []Computer
 }
 
 // MemoryRegistry is the in-process Registry of a single gateway.
@@ -87,6 +100,20 @@ func (r *MemoryRegistry) Sessions() []*Session {
 		out = append(out, s)
 	}
 	return out
+}
+
+// Route implements Registry: a single process holds every socket, so a computer Lookup did not
+// find is not connected.
+func (r *MemoryRegistry) Route(_ context.Context, k Key, _ string, _ json.RawMessage) (Response, error) {
+	return Response{}, NotConnected(k.TraposID)
+}
+
+// Remote implements Registry: a single process has no other replicas.
+func (r *MemoryRegistry) Remote() []Computer { return nil }
+
+// NotConnected is the not_connected error of a computer that no socket holds.
+func NotConnected(traposID string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
 }
 
 // sortComputers orders a snapshot by account, then traposId, so listings are stable.

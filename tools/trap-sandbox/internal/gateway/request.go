@@ -44,11 +44,16 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 	if err != nil {
 		return Response{}, err
 	}
-	s := g.registry.Lookup(Key{AccountID: accountID, TraposID: traposID})
-	if s == nil {
-		return Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
+	k := Key{AccountID: accountID, TraposID: traposID}
+	if s := g.registry.Lookup(k); s != nil {
+		return s.request(ctx, typ, payload) // the socket is here: no hop
 	}
-	return s.request(ctx, typ, payload)
+	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, g.cfg.RequestTimeout)
+		defer cancel()
+	}
+	return g.registry.Route(ctx, k, typ, payload)
 }
 
 // request sends a gateway_request on this socket and waits for the answer, as Request does;

@@ -28,6 +28,8 @@ type Computer struct {
 	ConnectedSince time.Time
 	// LastFrameAt is when the last frame (of any kind, even an ignored one) arrived.
 	LastFrameAt time.Time
+	// Replica names the gateway replica that holds the socket; empty in a single process.
+	Replica string
 }
 
 // Session is one computer's socket. Its reader runs in the goroutine that calls run, its
@@ -104,6 +106,7 @@ func (s *Session) Computer() Computer {
 		RemoteAddr:     s.remoteAddr,
 		ConnectedSince: s.connectedSince,
 		LastFrameAt:    time.Unix(0, s.lastFrameAt.Load()),
+		Replica:        s.gw.cfg.Replica,
 	}
 }
 

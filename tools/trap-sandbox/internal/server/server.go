@@ -66,6 +66,13 @@ type Shutdowner interface {
 	Shutdown(ctx context.Context) error
 }
 
+// HealthDetailer is implemented by modules with a state worth a line on /healthz (the gateway:
+// whether NATS is connected). The status stays 200 whatever the line says: the process serves.
+type HealthDetailer interface {
+	// HealthDetail is one line without a newline, or "" for none.
+	HealthDetail() string
+}
+
 // Server serves a set of modules.
 type Server struct {
 	log             *slog.Logger
@@ -87,7 +94,15 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 	routes := &Routes{mux: mux, apiToken: cfg.APIToken}
 	routes.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		_, _ = w.Write([]byte("ok\n"))
+		body := "ok\n"
+		for _, m := range modules {
+			if h, ok := m.(HealthDetailer); ok {
+				if line := h.HealthDetail(); line != "" {
+					body += line + "\n"
+				}
+			}
+		}
+		_, _ = w.Write([]byte(body))
 	})
 	if cfg.Metrics != nil {
 		routes.HandleAPI("GET "+MetricsPath, promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}))

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"trap-sandbox/internal/cluster"
+	"trap-sandbox/internal/gateway"
+)
+
+// NATSFlags configure scale-out: several replicas behind one address share their computers
+// over NATS (docs/scale-out.md). Without --nats the gateway is one process, as before.
+type NATSFlags struct {
+	NATS            string        `name:"nats" env:"SANDBOX_NATS_URL" group:"scale-out" help:"NATS URL(s), comma-separated (nats://host:4222, tls://…); the server needs JetStream (-js). Unset: a single gateway, no NATS."`
+	NATSUser        string        `name:"nats-user" env:"SANDBOX_NATS_USER" group:"scale-out" help:"NATS user (with --nats-password)."`
+	NATSPassword    string        `name:"nats-password" env:"SANDBOX_NATS_PASSWORD" group:"scale-out" help:"NATS password."`
+	NATSToken       string        `name:"nats-token" env:"SANDBOX_NATS_TOKEN" group:"scale-out" help:"NATS token."`
+	NATSCreds       string        `name:"nats-creds" env:"SANDBOX_NATS_CREDS" group:"scale-out" type:"existingfile" help:"NATS credentials file (JWT and NKey seed)."`
+	NATSTLSCA       string        `name:"nats-tls-ca" env:"SANDBOX_NATS_TLS_CA" group:"scale-out" type:"existingfile" help:"PEM file of CAs that sign the NATS server's certificate."`
+	NATSTLSCert     string        `name:"nats-tls-cert" env:"SANDBOX_NATS_TLS_CERT" group:"scale-out" type:"existingfile" help:"Client certificate (PEM) for NATS, with --nats-tls-key."`
+	NATSTLSKey      string        `name:"nats-tls-key" env:"SANDBOX_NATS_TLS_KEY" group:"scale-out" type:"existingfile" help:"Client certificate key (PEM) for NATS."`
+	Replica         string        `name:"replica" env:"SANDBOX_REPLICA" group:"scale-out" help:"This replica's name, unique among the replicas (default: host name:port)."`
+	NATSHeartbeat   time.Duration `name:"nats-heartbeat" default:"5s" env:"SANDBOX_NATS_HEARTBEAT" group:"scale-out" help:"How often this replica tells the others it is alive."`
+	NATSReplicaTTL  time.Duration `name:"nats-replica-ttl" default:"15s" env:"SANDBOX_NATS_REPLICA_TTL" group:"scale-out" help:"A replica not heard from this long is dead: its computers leave the lists (at least twice --nats-heartbeat)."`
+	NATSOpTimeout   time.Duration `name:"nats-op-timeout" default:"2s" env:"SANDBOX_NATS_OP_TIMEOUT" group:"scale-out" help:"Bound on one NATS key-value read or write (a hello waits at most this for NATS)."`
+	NATSSetupBudget time.Duration `name:"nats-setup-timeout" default:"10s" env:"SANDBOX_NATS_SETUP_TIMEOUT" group:"scale-out" help:"Bound on connecting to NATS and setting up its buckets at start-up."`
+}
+
+// enabled reports whether scale-out is on.
+func (f *NATSFlags) enabled() bool { return f.NATS != "" }
+
+// replicaName is --replica, or the host name plus the port the gateway listens on.
+func (f *NATSFlags) replicaName(l net.Listener) string {
+	if f.Replica != "" {
+		return f.Replica
+	}
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "gateway"
+	}
+	port := "0"
+	if addr, ok := l.Addr().(*net.TCPAddr); ok {
+		port = fmt.Sprint(addr.Port)
+	}
+	return net.JoinHostPort(host, port)
+}
+
+// router connects to NATS and returns the replica's registry; its metrics carry the replica label.
+func (f *NATSFlags) router(ctx context.Context, replica string, reg *prometheus.Registry, logger *slog.Logger) (*cluster.Router, error) {
+	if f.NATSReplicaTTL < 2*f.NATSHeartbeat {
+		return nil, fmt.Errorf("--nats-replica-ttl (%s) must be at least twice --nats-heartbeat (%s)", f.NATSReplicaTTL, f.NATSHeartbeat)
+	}
+	for name, d := range map[string]time.Duration{"nats-heartbeat": f.NATSHeartbeat, "nats-op-timeout": f.NATSOpTimeout, "nats-setup-timeout": f.NATSSetupBudget} {
+		if d <= 0 {
+			return nil, fmt.Errorf("--%s must be positive, got %s", name, d)
+		}
+	}
+	nc, err := cluster.Connect(cluster.ConnOptions{URL: f.NATS, User: f.NATSUser, Password: f.NATSPassword, Token: f.NATSToken,
+		CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: "trap-sandbox " + replica}, logger)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.NATSSetupBudget)
+	defer cancel()
+	router, err := cluster.New(ctx, nc, cluster.Config{Replica: replica, HeartbeatInterval: f.NATSHeartbeat,
+		ReplicaTTL: f.NATSReplicaTTL, OpTimeout: f.NATSOpTimeout, Registerer: gateway.ReplicaRegisterer(reg, replica)}, logger)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("NATS at %s: %w", cluster.RedactURL(f.NATS), err)
+	}
+	logger.Info("scale-out on", "nats", nc.ConnectedUrlRedacted(), "heartbeat", f.NATSHeartbeat, "replicaTTL", f.NATSReplicaTTL)
+	return router, nil
+}

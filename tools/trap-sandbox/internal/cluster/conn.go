@@ -1,0 +1,90 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// connectTimeout bounds the first connection to NATS at start-up.
+const connectTimeout = 5 * time.Second
+
+// reconnectWait is the pause between two reconnection attempts; a replica retries forever.
+const reconnectWait = time.Second
+
+// ConnOptions say how to reach NATS: the usual credentials options, each optional.
+type ConnOptions struct {
+	// URL is one NATS URL or a comma-separated list (nats://host:4222, tls://…).
+	URL string
+	// User and Password, or Token, or CredsFile (a .creds file: JWT and NKey seed).
+	User, Password, Token, CredsFile string
+	// TLSCA is a PEM file of CAs to trust; TLSCert and TLSKey a client certificate.
+	TLSCA, TLSCert, TLSKey string
+	// Name names the connection on the server (its monitoring pages).
+	Name string
+}
+
+// Connect opens the replica's NATS connection. It reconnects by itself for as long as the
+// process runs; the Router reports the gaps.
+func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
+	opts := []nats.Option{
+		nats.Name(o.Name),
+		nats.Timeout(connectTimeout),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(reconnectWait),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			attrs := []any{"err", err}
+			if sub != nil {
+				attrs = append(attrs, "subject", sub.Subject)
+			}
+			logger.Warn("NATS error", attrs...)
+		}),
+	}
+	switch {
+	case o.User != "" || o.Password != "":
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	case o.Token != "":
+		opts = append(opts, nats.Token(o.Token))
+	}
+	if o.CredsFile != "" {
+		opts = append(opts, nats.UserCredentials(o.CredsFile))
+	}
+	if o.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(o.TLSCA))
+	}
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return nil, errors.New("a NATS client certificate needs both --nats-tls-cert and --nats-tls-key")
+	}
+	if o.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	nc, err := nats.Connect(o.URL, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), err)
+	}
+	return nc, nil
+}
+
+// RedactURL hides a password or token written into a NATS URL (or a comma-separated list of
+// them), for logs and errors.
+func RedactURL(raw string) string {
+	parts := strings.Split(raw, ",")
+	for i, p := range parts {
+		u, err := url.Parse(strings.TrimSpace(p))
+		switch {
+		case err != nil:
+			parts[i] = "(unparsable URL)"
+		case u.User != nil:
+			if _, hasPassword := u.User.Password(); !hasPassword {
+				u.User = url.UserPassword("token", "xxxxx") // a bare user part is a token
+			}
+			parts[i] = u.Redacted()
+		}
+	}
+	return strings.Join(parts, ",")
+}

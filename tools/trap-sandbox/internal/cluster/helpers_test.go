@@ -1,0 +1,348 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/opencodehealth"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// waitLimit bounds every wait in these tests; nothing should come near it.
+const waitLimit = 10 * time.Second
+
+// Test intervals: heartbeats flow often, and a replica only dies when a test moves the clock
+// past testReplicaTTL, so no test depends on how fast the machine is.
+const (
+	testHeartbeat  = 50 * time.Millisecond
+	testReplicaTTL = time.Hour
+)
+
+// okProber reports opencode healthy.
+type okProber struct{}
+
+func (okProber) Probe(context.Context) opencode.Health { return opencode.Health{OK: true} }
+
+// clock is the replicas' shared liveness clock: real time plus an offset a test may grow.
+type clock struct{ offset atomic.Int64 }
+
+func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+
+// syncBuffer is a goroutine-safe log sink, dumped when a test fails.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// testCluster is one embedded NATS server (JetStream on, a temporary store, a free port) and
+// the gateway replicas a test starts on it.
+type testCluster struct {
+	t     *testing.T
+	ns    *natsserver.Server
+	opts  *natsserver.Options
+	clock *clock
+	logs  *syncBuffer
+}
+
+func newTestCluster(t *testing.T) *testCluster {
+	t.Helper()
+	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true,
+		StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
+	tc := &testCluster{t: t, opts: opts, clock: &clock{}, logs: &syncBuffer{}}
+	tc.startNATS()
+	t.Cleanup(func() {
+		tc.stopNATS()
+		if t.Failed() {
+			t.Logf("logs:\n%s", tc.logs.String())
+		}
+	})
+	return tc
+}
+
+func (tc *testCluster) startNATS() {
+	tc.t.Helper()
+	ns, err := natsserver.NewServer(tc.opts)
+	require.NoError(tc.t, err)
+	go ns.Start()
+	require.True(tc.t, ns.ReadyForConnections(waitLimit), "the embedded NATS server did not start")
+	tc.ns = ns
+	// Keep the port for a restart (RANDOM_PORT would pick another).
+	tc.opts.Port = ns.Addr().(*net.TCPAddr).Port
+}
+
+func (tc *testCluster) stopNATS() {
+	if tc.ns != nil {
+		tc.ns.Shutdown()
+		tc.ns.WaitForShutdown()
+		tc.ns = nil
+	}
+}
+
+func (tc *testCluster) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", tc.opts.Port) }
+
+// replica is one gateway with its router behind a real HTTP server on loopback.
+type replica struct {
+	name   string
+	gw     *gateway.Gateway
+	router *Router
+	nc     *nats.Conn
+	srv    *httptest.Server
+	once   sync.Once
+}
+
+func (tc *testCluster) startReplica(name string) *replica {
+	t := tc.t
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
+	nc, err := Connect(ConnOptions{URL: tc.url(), Name: name}, logger)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	router, err := New(ctx, nc, Config{Replica: name, HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL,
+		Now: tc.clock.Now}, logger)
+	require.NoError(t, err)
+	gw := gateway.New(gateway.Config{Replica: name, HelloTimeout: waitLimit, CloseGrace: 200 * time.Millisecond},
+		logger, router)
+	opencodehealth.New(okProber{}, nil).Register(gw)
+	r := &replica{name: name, gw: gw, router: router, nc: nc,
+		srv: httptest.NewServer(server.New(logger, server.Config{}, gw).Handler())}
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop shuts the replica down as SIGTERM does: sockets closed with 1001, claims withdrawn.
+func (r *replica) stop() {
+	r.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		_ = r.gw.Shutdown(ctx)
+		r.srv.Close()
+		r.router.Close()
+	})
+}
+
+// kill ends the replica as a crash does, as far as the others can tell: its NATS connection
+// drops without a word (no claim withdrawn, no heartbeat deleted), then the rest is cleaned up.
+func (r *replica) kill() {
+	r.once.Do(func() {
+		r.nc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		defer cancel()
+		_ = r.gw.Shutdown(ctx)
+		r.srv.Close()
+		r.router.Close()
+	})
+}
+
+// client is an HTTP client that keeps no idle connections (goleak).
+func client() *http.Client {
+	return &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 2 * waitLimit}
+}
+
+// computers lists the computers through r's HTTP API as "traposId@replica", sorted.
+func (r *replica) computers(t *testing.T) []string {
+	t.Helper()
+	resp, err := client().Get(r.srv.URL + gateway.ComputersPath)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var list []gateway.ComputerJSON
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	out := make([]string, 0, len(list))
+	for _, c := range list {
+		out = append(out, c.TraposID+"@"+c.Replica)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// waitComputers waits until r lists exactly want (sorted "traposId@replica").
+func (r *replica) waitComputers(t *testing.T, want ...string) {
+	t.Helper()
+	sort.Strings(want)
+	if want == nil {
+		want = []string{}
+	}
+	var got []string
+	waitFor(t, fmt.Sprintf("replica %s to list %v", r.name, want), func() bool {
+		got = r.computers(t)
+		return assert.ObjectsAreEqual(want, got)
+	})
+}
+
+// apiResult is the outcome of one POST …/requests.
+type apiResult struct {
+	status int
+	body   gateway.APIResponse
+	took   time.Duration
+}
+
+// request sends one host request through r's HTTP API, in a goroutine; the outcome arrives on
+// the channel.
+func (r *replica) request(traposID, typ string, payload any, timeout time.Duration) <-chan apiResult {
+	ch := make(chan apiResult, 1)
+	body, _ := json.Marshal(map[string]any{"type": typ, "payload": payload, "timeoutMs": timeout.Milliseconds()})
+	go func() {
+		start := time.Now()
+		resp, err := client().Post(r.srv.URL+"/trapos/computers/"+url.PathEscape(traposID)+"/requests",
+			"application/json", bytes.NewReader(body))
+		if err != nil {
+			ch <- apiResult{status: -1, body: gateway.APIResponse{Error: &protocol.Error{Message: err.Error()}}}
+			return
+		}
+		defer resp.Body.Close()
+		var out gateway.APIResponse
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		ch <- apiResult{status: resp.StatusCode, body: out, took: time.Since(start)}
+	}()
+	return ch
+}
+
+func await(t *testing.T, ch <-chan apiResult) apiResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		return r
+	case <-time.After(2 * waitLimit):
+		t.Fatal("the request did not finish")
+		return apiResult{}
+	}
+}
+
+// waitFor polls cond until it holds (state changes on other goroutines and processes).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// computer is the test's side of one socket, speaking the protocol by hand as CC would.
+type computer struct {
+	t    *testing.T
+	conn *websocket.Conn
+	id   string
+}
+
+// connect dials r and completes a hello as traposID.
+func (r *replica) connect(t *testing.T, traposID string) *computer {
+	t.Helper()
+	c := r.dial(t, traposID)
+	resp := c.hello()
+	require.True(t, resp.OK, "hello failed: %+v", resp.Error)
+	return c
+}
+
+func (r *replica) dial(t *testing.T, traposID string) *computer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(r.srv.URL, "http")+gateway.WebSocketPath, nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = conn.Close() })
+	return &computer{t: t, conn: conn, id: traposID}
+}
+
+func (c *computer) send(v any) {
+	c.t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(c.t, err)
+	require.NoError(c.t, c.conn.SetWriteDeadline(time.Now().Add(waitLimit)))
+	require.NoError(c.t, c.conn.WriteMessage(websocket.TextMessage, b))
+}
+
+func (c *computer) sendHello() {
+	c.t.Helper()
+	c.send(map[string]any{"event": "computer_request", "traposSenderId": c.id, "messageId": "hello-1",
+		"type": gateway.TypeHello, "payload": map[string]any{"traposId": c.id, "secret": ""}})
+}
+
+func (c *computer) hello() protocol.Frame {
+	c.t.Helper()
+	c.sendHello()
+	resp := c.read()
+	require.Equal(c.t, "hello-1", resp.MessageID)
+	return resp
+}
+
+func (c *computer) read() protocol.Frame {
+	c.t.Helper()
+	require.NoError(c.t, c.conn.SetReadDeadline(time.Now().Add(waitLimit)))
+	_, data, err := c.conn.ReadMessage()
+	require.NoError(c.t, err)
+	f, err := protocol.DecodeFrame(data)
+	require.NoError(c.t, err, "frame: %s", data)
+	return f
+}
+
+// answerNext reads the next gateway_request, checks its type, and answers ok with payload.
+func (c *computer) answerNext(typ string, payload any) protocol.Frame {
+	c.t.Helper()
+	req := c.read()
+	require.Equal(c.t, protocol.EventGatewayRequest, req.Event)
+	require.Equal(c.t, typ, req.Type)
+	c.send(map[string]any{"event": "computer_response", "traposSenderId": c.id, "messageId": req.MessageID,
+		"type": req.Type, "ok": true, "payload": payload})
+	return req
+}
+
+// closeCode reads until the socket closes and returns the close code and reason.
+func (c *computer) closeCode() (int, string) {
+	c.t.Helper()
+	for {
+		require.NoError(c.t, c.conn.SetReadDeadline(time.Now().Add(waitLimit)))
+		_, _, err := c.conn.ReadMessage()
+		if err == nil {
+			continue
+		}
+		var ce *websocket.CloseError
+		require.True(c.t, errors.As(err, &ce), "expected a close frame, got %v", err)
+		return ce.Code, ce.Text
+	}
+}

@@ -1,0 +1,47 @@
+package cluster
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the router's Prometheus collectors. A nil *metrics records nothing.
+type metrics struct {
+	routedLatency *prometheus.HistogramVec
+}
+
+func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
+	if reg == nil {
+		return nil
+	}
+	m := &metrics{
+		routedLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "trapos_gateway_routed_request_duration_seconds", Help: "Requests for computers held by another replica, sent over NATS, by outcome (ok, computer_error, or the gateway error code).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
+		}, []string{"outcome"}),
+	}
+	reg.MustRegister(m.routedLatency,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "trapos_gateway_nats_connected", Help: "1 while this replica's NATS connection is up, else 0.",
+		}, func() float64 {
+			if r.nc.IsConnected() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "trapos_gateway_replicas_alive", Help: "Replicas heard from within the replica TTL, this one included.",
+		}, func() float64 { return float64(r.aliveReplicas()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "trapos_gateway_remote_computers", Help: "Computers held by the other live replicas.",
+		}, func() float64 { return float64(len(r.Remote())) }),
+	)
+	return m
+}
+
+func (m *metrics) routed(outcome string, d time.Duration) {
+	if m != nil {
+		m.routedLatency.WithLabelValues(outcome).Observe(d.Seconds())
+	}
+}

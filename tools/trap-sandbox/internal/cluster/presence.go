@@ -1,0 +1,123 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Presence. Each replica puts a heartbeat into ReplicasBucket every HeartbeatInterval; every
+// replica notes, by its own clock, when it last saw each one. A replica not heard from within
+// ReplicaTTL is dead: its computers leave the lists at once. Its claims are withdrawn once it
+// has been silent for twice ReplicaTTL, by whichever replica notices first (a replica that was
+// only cut off writes its claims again when it is back: claimDeleted, reclaim).
+
+// heartbeatValue is a replica's entry in ReplicasBucket.
+type heartbeatValue struct {
+	Replica string    `json:"replica"`
+	Started time.Time `json:"started"`
+}
+
+// heartbeat writes this replica's heartbeat once.
+func (r *Router) heartbeat(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
+	defer cancel()
+	b, _ := json.Marshal(heartbeatValue{Replica: r.cfg.Replica, Started: r.started})
+	if _, err := r.replicas.Put(ctx, escapeToken(r.cfg.Replica), b); err != nil {
+		return fmt.Errorf("write the heartbeat of replica %s: %w", r.cfg.Replica, err)
+	}
+	return nil
+}
+
+// heartbeatLoop beats every HeartbeatInterval until the router closes, and withdraws the claims
+// of replicas long dead.
+func (r *Router) heartbeatLoop() {
+	ticker := time.NewTicker(r.cfg.HeartbeatInterval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-r.ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		if !r.nc.IsConnected() {
+			continue
+		}
+		if err := r.heartbeat(r.ctx); err != nil {
+			r.log.Debug("heartbeat failed", "err", err)
+		}
+		r.sweep()
+	}
+}
+
+// heartbeatArrived applies one change of ReplicasBucket (the watcher's goroutine).
+func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
+	name, err := unescapeToken(e.Key())
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e.Operation() == jetstream.KeyValuePut {
+		r.lastSeen[name] = r.cfg.Now()
+		return
+	}
+	// A replica that shut down cleanly deletes its heartbeat: it is gone now, not in a TTL.
+	r.lastSeen[name] = time.Time{}
+}
+
+// aliveLocked reports whether replica was heard from within ReplicaTTL; r.mu is held.
+func (r *Router) aliveLocked(replica string, now time.Time) bool {
+	if replica == r.cfg.Replica {
+		return true
+	}
+	return now.Sub(r.lastSeenLocked(replica)) < r.cfg.ReplicaTTL
+}
+
+// lastSeenLocked is when replica's last heartbeat arrived; one never heard from counts from
+// this router's start, so that it has a ReplicaTTL to show up. r.mu is held.
+func (r *Router) lastSeenLocked(replica string) time.Time {
+	if t, ok := r.lastSeen[replica]; ok {
+		return t
+	}
+	return r.started
+}
+
+// aliveReplicas counts the live replicas, this one included.
+func (r *Router) aliveReplicas() int {
+	now := r.cfg.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 1
+	for name := range r.lastSeen {
+		if name != r.cfg.Replica && r.aliveLocked(name, now) {
+			n++
+		}
+	}
+	return n
+}
+
+// sweep withdraws the claims of replicas silent for twice ReplicaTTL, so that a replica that
+// died for good leaves nothing behind. The deletes name the revision they saw, so a computer
+// that has meanwhile said hello elsewhere keeps its newer claim.
+func (r *Router) sweep() {
+	now := r.cfg.Now()
+	type stale struct {
+		key string
+		rev uint64
+	}
+	var gone []stale
+	r.mu.Lock()
+	for key, c := range r.remote {
+		if now.Sub(r.lastSeenLocked(c.Replica)) >= 2*r.cfg.ReplicaTTL {
+			gone = append(gone, stale{key, c.rev})
+		}
+	}
+	r.mu.Unlock()
+	for _, s := range gone {
+		r.deleteClaimNow(s.key, s.rev)
+	}
+}

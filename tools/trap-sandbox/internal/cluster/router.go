@@ -1,0 +1,475 @@
+// Package cluster lets several gateway replicas behind one address act as one gateway: its
+// Router is the gateway.Registry that spans them over NATS (docs/scale-out.md).
+//
+//   - Routing: the replica holding a computer's socket subscribes to the computer's subject
+//     (trapos.computer.<account>.<traposId>, escaped); a host request on any other replica is
+//     a NATS request there. No subscriber means NATS answers "no responders" at once, which is
+//     not_connected.
+//   - Newest wins: each hello writes a claim into the JetStream key-value bucket
+//     trapos_computers. The bucket's revision numbers give every write one total order, so of
+//     two hellos for one computer on two replicas the one with the higher revision wins, and
+//     the other replica closes its socket with 4009.
+//   - Presence: every replica writes a heartbeat into the bucket trapos_replicas; the computer
+//     list is this replica's sessions plus the claims of replicas heard from within ReplicaTTL.
+//
+// Without NATS a replica keeps serving the computers whose sockets it holds.
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"trap-sandbox/internal/gateway"
+)
+
+// Names of the JetStream key-value buckets; an operator may create them beforehand (e.g. with
+// more stream replicas in a NATS cluster) and the router uses them as they are.
+const (
+	// ClaimsBucket maps <account>.<traposId> to the claim of the replica holding the socket.
+	ClaimsBucket = "trapos_computers"
+	// ReplicasBucket maps each replica's name to its latest heartbeat.
+	ReplicasBucket = "trapos_replicas"
+)
+
+// Defaults for Config.
+const (
+	// DefaultHeartbeatInterval is how often a replica says it is alive.
+	DefaultHeartbeatInterval = 5 * time.Second
+	// DefaultReplicaTTL is how long a replica counts as alive after its last heartbeat: a dead
+	// replica's computers drop out of every list within it. Three heartbeats fit in it, so one
+	// or two lost ones do not drop a live replica.
+	DefaultReplicaTTL = 15 * time.Second
+	// DefaultOpTimeout bounds one key-value read or write (a claim in the hello path, a
+	// heartbeat). A hello does not wait longer than this for NATS.
+	DefaultOpTimeout = 2 * time.Second
+)
+
+// Config configures a Router. Zero durations mean the defaults.
+type Config struct {
+	// Replica is this replica's name; it must be unique among the replicas on one NATS.
+	Replica string
+	// HeartbeatInterval and ReplicaTTL: see the defaults. ReplicaTTL must be at least twice
+	// HeartbeatInterval.
+	HeartbeatInterval time.Duration
+	ReplicaTTL        time.Duration
+	// OpTimeout bounds one key-value operation.
+	OpTimeout time.Duration
+	// Now is the clock of the liveness decisions (when a heartbeat arrived, whether it is
+	// older than ReplicaTTL); nil means time.Now. Tests move it instead of waiting.
+	Now func() time.Time
+	// Registerer receives the router's metrics (label them with the replica); nil: none.
+	Registerer prometheus.Registerer
+}
+
+func (c Config) withDefaults() (Config, error) {
+	if c.Replica == "" {
+		return c, errors.New("a replica needs a name")
+	}
+	if c.HeartbeatInterval <= 0 {
+		c.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if c.ReplicaTTL <= 0 {
+		c.ReplicaTTL = DefaultReplicaTTL
+	}
+	if c.ReplicaTTL < 2*c.HeartbeatInterval {
+		return c, fmt.Errorf("the replica TTL (%s) must be at least twice the heartbeat interval (%s)", c.ReplicaTTL, c.HeartbeatInterval)
+	}
+	if c.OpTimeout <= 0 {
+		c.OpTimeout = DefaultOpTimeout
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c, nil
+}
+
+// held is a computer whose socket this replica holds.
+type held struct {
+	s *gateway.Session
+	// rev is the claim's revision in ClaimsBucket; 0 while the claim is being written or
+	// could not be (NATS unreachable).
+	rev uint64
+	sub *nats.Subscription
+}
+
+// remoteClaim is a computer whose socket another replica holds, as its claim says.
+type remoteClaim struct {
+	claim
+	rev uint64
+}
+
+// Router is the gateway.Registry of a replica among several. Create it with New, give it to
+// gateway.New, and Close it after the gateway's Shutdown.
+type Router struct {
+	cfg      Config
+	log      *slog.Logger
+	nc       *nats.Conn
+	claims   jetstream.KeyValue
+	replicas jetstream.KeyValue
+	metrics  *metrics
+	started  time.Time // by cfg.Now; a replica never heard from counts from here
+
+	// ctx ends the router's background work and the routed requests it serves.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// work counts the router's goroutines: watchers, heartbeats, routed requests being
+	// answered, claim deletes. Close waits for it.
+	work sync.WaitGroup
+
+	watchMu  sync.Mutex // guards watchers; held while they are (re)started or stopped
+	watchers []*watch
+
+	mu       sync.Mutex // guards the fields below
+	closing  bool
+	ready    bool // the claims watcher has delivered the bucket's initial contents
+	held     map[gateway.Key]*held
+	remote   map[string]remoteClaim // by claim key
+	lastSeen map[string]time.Time   // replica name → when its last heartbeat arrived
+	inFlight int                    // routed requests this replica waits on
+}
+
+// New sets up the buckets (creating them when missing), starts watching them and writes the
+// first heartbeat. The router owns nc from here on: Close closes it.
+func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*Router, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &Router{
+		cfg:      cfg,
+		log:      logger.With("component", "cluster"),
+		nc:       nc,
+		started:  cfg.Now(),
+		held:     make(map[gateway.Key]*held),
+		remote:   make(map[string]remoteClaim),
+		lastSeen: make(map[string]time.Time),
+	}
+	r.ctx, r.cancel = context.WithCancel(context.Background())
+	if err := r.open(ctx); err != nil {
+		r.cancel()
+		return nil, err
+	}
+	r.metrics = newMetrics(cfg.Registerer, r)
+	nc.SetDisconnectErrHandler(func(_ *nats.Conn, err error) {
+		r.log.Warn("NATS connection lost: serving only this replica's computers until it is back", "err", err)
+	})
+	nc.SetReconnectHandler(func(nc *nats.Conn) {
+		r.log.Info("NATS connection back", "url", nc.ConnectedUrlRedacted())
+		r.spawn(func() {
+			r.rewatch()
+			r.reclaim()
+		})
+	})
+	return r, nil
+}
+
+// open binds the buckets, waits for the claims' initial contents and announces the replica.
+func (r *Router) open(ctx context.Context) error {
+	js, err := jetstream.New(r.nc)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	if r.claims, err = bucket(ctx, js, jetstream.KeyValueConfig{Bucket: ClaimsBucket, History: 1,
+		Description: "trap-sandbox: which gateway replica holds each computer's socket"}); err != nil {
+		return err
+	}
+	if r.replicas, err = bucket(ctx, js, jetstream.KeyValueConfig{Bucket: ReplicasBucket, History: 1, TTL: r.cfg.ReplicaTTL,
+		Description: "trap-sandbox: heartbeats of the gateway replicas"}); err != nil {
+		return err
+	}
+	if err := r.startWatchers(ctx); err != nil {
+		return err
+	}
+	if err := r.heartbeat(ctx); err != nil {
+		r.stopWatchers()
+		return err
+	}
+	r.spawn(r.heartbeatLoop)
+	return nil
+}
+
+// bucket binds the key-value bucket cfg names, creating it if it does not exist.
+func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	kv, err := js.KeyValue(ctx, cfg.Bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, cfg.Bucket) // another replica created it just now
+		}
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+		return nil, fmt.Errorf("the NATS server has no JetStream, which the replicas need for the %s bucket: start nats-server with -js", cfg.Bucket)
+	case err != nil:
+		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Bucket, err)
+	}
+	return kv, nil
+}
+
+// startWatchers watches both buckets and waits until the claims' contents at the start have
+// been applied, so that the first listing is complete.
+func (r *Router) startWatchers(ctx context.Context) error {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if err := r.ctx.Err(); err != nil {
+		return err // closing: Close has stopped, or is about to stop, the watchers
+	}
+	claimsReady := make(chan struct{})
+	claims, err := r.watch(r.claims, r.claimChanged, claimsReady)
+	if err != nil {
+		return err
+	}
+	replicas, err := r.watch(r.replicas, r.heartbeatArrived, nil)
+	if err != nil {
+		claims.stop()
+		return err
+	}
+	r.watchers = []*watch{claims, replicas}
+	select {
+	case <-claimsReady:
+		return nil
+	case <-ctx.Done():
+		r.stopWatchersLocked()
+		return fmt.Errorf("read the %s bucket: %w", ClaimsBucket, ctx.Err())
+	}
+}
+
+// rewatch starts the watchers anew after a reconnection: the server may have lost their
+// consumers (a restarted NATS), and the library would notice only after missing heartbeats for
+// ten seconds. The claims are read again from the start, so a withdrawal missed meanwhile
+// does not linger.
+func (r *Router) rewatch() {
+	r.watchMu.Lock()
+	r.stopWatchersLocked()
+	r.watchMu.Unlock()
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return
+	}
+	r.remote = make(map[string]remoteClaim)
+	r.mu.Unlock()
+	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	defer cancel()
+	if err := r.startWatchers(ctx); err != nil {
+		r.log.Warn("cannot watch the NATS buckets again after reconnecting", "err", err)
+	}
+}
+
+func (r *Router) stopWatchersLocked() {
+	for _, w := range r.watchers {
+		w.stop()
+	}
+	r.watchers = nil
+}
+
+// watch is one bucket watcher and the goroutine that applies its changes.
+type watch struct {
+	w    jetstream.KeyWatcher
+	done chan struct{}
+}
+
+// stop ends the watcher and waits for its goroutine.
+func (w *watch) stop() {
+	_ = w.w.Stop()
+	<-w.done
+}
+
+// watch feeds every change of kv to apply, in revision order, from a goroutine of its own.
+// ready (if not nil) is closed once the bucket's contents at the start have been applied.
+func (r *Router) watch(kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry), ready chan struct{}) (*watch, error) {
+	w, err := kv.WatchAll(r.ctx) // the watch lives as long as the router: its context ends it
+	if err != nil {
+		return nil, fmt.Errorf("watch the %s bucket: %w", kv.Bucket(), err)
+	}
+	wt := &watch{w: w, done: make(chan struct{})}
+	go func() {
+		defer close(wt.done)
+		for e := range w.Updates() {
+			if e == nil {
+				if ready != nil {
+					r.mu.Lock()
+					r.ready = true
+					r.mu.Unlock()
+					close(ready)
+					ready = nil
+				}
+				continue
+			}
+			apply(e)
+		}
+	}()
+	return wt, nil
+}
+
+func (r *Router) stopWatchers() {
+	r.watchMu.Lock()
+	r.stopWatchersLocked()
+	r.watchMu.Unlock()
+	r.cancel()
+	r.work.Wait()
+}
+
+// spawn runs f in a goroutine that Close waits for; once closing, f does not run.
+func (r *Router) spawn(f func()) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return false
+	}
+	r.work.Add(1)
+	go func() {
+		defer r.work.Done()
+		f()
+	}()
+	return true
+}
+
+// Close stops the router after the gateway's Shutdown (which ended every session and so
+// withdrew their claims): it stops serving routed requests, deletes this replica's heartbeat
+// so the others drop it at once, waits for its goroutines, and closes the NATS connection.
+func (r *Router) Close() {
+	r.mu.Lock()
+	if r.closing {
+		r.mu.Unlock()
+		return
+	}
+	r.closing = true
+	subs := make([]*nats.Subscription, 0, len(r.held))
+	for _, h := range r.held {
+		if h.sub != nil {
+			subs = append(subs, h.sub)
+		}
+	}
+	r.mu.Unlock()
+	for _, sub := range subs {
+		_ = sub.Unsubscribe()
+	}
+	r.cancel() // routed requests still being answered end now
+	if r.nc.IsConnected() {
+		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
+		_ = r.replicas.Delete(ctx, escapeToken(r.cfg.Replica))
+		cancel()
+	}
+	r.watchMu.Lock()
+	r.stopWatchersLocked()
+	r.watchMu.Unlock()
+	r.work.Wait()
+	r.nc.Close()
+}
+
+// Register implements gateway.Registry: it records s as the computer's local session, makes
+// this replica answer the computer's subject, and writes the claim that orders this hello
+// among the replicas. It returns the local session s replaces, if any.
+func (r *Router) Register(s *gateway.Session) *gateway.Session {
+	k := s.Key()
+	r.mu.Lock()
+	h := r.held[k]
+	var replaced *gateway.Session
+	if h == nil {
+		h = &held{s: s}
+		r.held[k] = h
+		if !r.closing {
+			h.sub = r.subscribe(k)
+		}
+	} else if h.s != s {
+		replaced = h.s
+		h.s, h.rev = s, 0
+	}
+	r.mu.Unlock()
+	r.writeClaim(s)
+	return replaced
+}
+
+// Unregister implements gateway.Registry: if s is still the computer's local session, the
+// replica stops answering its subject and withdraws the claim (unless a newer one replaced it).
+func (r *Router) Unregister(s *gateway.Session) {
+	k := s.Key()
+	r.mu.Lock()
+	h := r.held[k]
+	if h == nil || h.s != s {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.held, k)
+	r.mu.Unlock()
+	if h.sub != nil {
+		_ = h.sub.Unsubscribe()
+	}
+	if h.rev != 0 {
+		r.deleteClaim(claimKey(k), h.rev)
+	}
+}
+
+// Lookup implements gateway.Registry: the local session of k, or nil.
+func (r *Router) Lookup(k gateway.Key) *gateway.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h := r.held[k]; h != nil {
+		return h.s
+	}
+	return nil
+}
+
+// Sessions implements gateway.Registry: this replica's sessions.
+func (r *Router) Sessions() []*gateway.Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]*gateway.Session, 0, len(r.held))
+	for _, h := range r.held {
+		out = append(out, h.s)
+	}
+	return out
+}
+
+// Remote implements gateway.Registry: the computers of the other live replicas. Their
+// LastFrameAt is the time of their hello: frames are not announced across replicas.
+func (r *Router) Remote() []gateway.Computer {
+	now := r.cfg.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]gateway.Computer, 0, len(r.remote))
+	for _, c := range r.remote {
+		if r.aliveLocked(c.Replica, now) {
+			out = append(out, c.computer())
+		}
+	}
+	return out
+}
+
+// HealthDetail implements gateway.HealthReporter: the line /healthz shows.
+func (r *Router) HealthDetail() string {
+	if r.nc.IsConnected() {
+		return fmt.Sprintf("nats: connected (replica %s, %d replica(s) alive)", r.cfg.Replica, r.aliveReplicas())
+	}
+	return fmt.Sprintf("nats: disconnected (replica %s serves only its own computers until NATS is back)", r.cfg.Replica)
+}
+
+// claim is the value of a computer's entry in ClaimsBucket.
+type claim struct {
+	Replica        string    `json:"replica"`
+	AccountID      string    `json:"accountId"`
+	TraposID       string    `json:"traposId"`
+	RemoteAddr     string    `json:"remoteAddr"`
+	ConnectedSince time.Time `json:"connectedSince"`
+}
+
+func (c claim) computer() gateway.Computer {
+	return gateway.Computer{AccountID: c.AccountID, TraposID: c.TraposID, RemoteAddr: c.RemoteAddr,
+		ConnectedSince: c.ConnectedSince, LastFrameAt: c.ConnectedSince, Replica: c.Replica}
+}
+
+func encodeClaim(replica string, c gateway.Computer) []byte {
+	b, _ := json.Marshal(claim{Replica: replica, AccountID: c.AccountID, TraposID: c.TraposID,
+		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince})
+	return b
+}

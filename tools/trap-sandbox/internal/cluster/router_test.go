@@ -1,0 +1,278 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/opencodehealth"
+	"trap-sandbox/internal/protocol"
+)
+
+func TestRequestsReachAComputerThroughAnotherReplica(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := a.connect(t, "7:kitchen")
+	b.waitComputers(t, "7:kitchen@a")
+	a.waitComputers(t, "7:kitchen@a")
+
+	pending := b.request("7:kitchen", gateway.TypePing, nil, waitLimit)
+	c.answerNext(gateway.TypePing, map[string]any{"traposId": "7:kitchen"})
+	res := await(t, pending)
+	require.Equal(t, http.StatusOK, res.status, "%+v", res.body.Error)
+	assert.True(t, res.body.OK)
+	assert.JSONEq(t, `{"traposId":"7:kitchen"}`, string(res.body.Payload))
+
+	// Any type goes through, payload both ways; so does the computer's own ok:false.
+	pending = b.request("7:kitchen", "fs.read", map[string]any{"path": "startup.lua"}, waitLimit)
+	req := c.answerNext("fs.read", map[string]any{"data": "print('hi')", "size": 11, "eof": true})
+	assert.JSONEq(t, `{"path":"startup.lua"}`, string(req.Payload))
+	res = await(t, pending)
+	require.Equal(t, http.StatusOK, res.status, "%+v", res.body.Error)
+	assert.JSONEq(t, `{"data":"print('hi')","size":11,"eof":true}`, string(res.body.Payload))
+
+	pending = b.request("7:kitchen", "door.open", nil, waitLimit)
+	req = c.read()
+	c.send(map[string]any{"event": "computer_response", "traposSenderId": c.id, "messageId": req.MessageID,
+		"type": req.Type, "ok": false, "error": map[string]any{"code": "unknown_type", "message": "no door here"}})
+	res = await(t, pending)
+	require.Equal(t, http.StatusOK, res.status)
+	assert.False(t, res.body.OK)
+	assert.Equal(t, &protocol.Error{Code: "unknown_type", Message: "no door here"}, res.body.Error)
+
+	// The Go API routes the same way (every module that calls it gets the other replicas too).
+	done := make(chan gateway.Response, 1)
+	go func() {
+		resp, err := b.gw.Request(context.Background(), gateway.LocalAccount, "7:kitchen", gateway.TypePing, nil)
+		assert.NoError(t, err)
+		done <- resp
+	}()
+	c.answerNext(gateway.TypePing, map[string]any{"traposId": "7:kitchen"})
+	assert.True(t, (<-done).OK)
+
+	// Computer → gateway types are answered where the socket is.
+	c.send(map[string]any{"event": "computer_request", "traposSenderId": c.id, "messageId": "p-1", "type": opencodehealth.Type})
+	probe := c.read()
+	assert.Equal(t, "p-1", probe.MessageID)
+	assert.True(t, probe.OK)
+
+	// A computer nobody holds: NATS has no responder, so not_connected at once.
+	res = await(t, b.request("9:nowhere", gateway.TypePing, nil, time.Minute))
+	assert.Equal(t, http.StatusNotFound, res.status)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Less(t, res.took, 30*time.Second, "not_connected must not wait for the timeout")
+	assert.Zero(t, b.router.RoutedInFlight())
+}
+
+func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	old := a.connect(t, "3:miner")
+	b.waitComputers(t, "3:miner@a")
+
+	// A request waiting on the old socket fails when it is replaced.
+	pending := a.request("3:miner", gateway.TypePing, nil, time.Minute)
+	old.read() // the request reached the computer, which does not answer
+
+	fresh := b.connect(t, "3:miner")
+	code, reason := old.closeCode()
+	assert.Equal(t, gateway.CloseReplaced, code)
+	assert.Equal(t, "replaced", reason)
+	res := await(t, pending)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "replaced")
+
+	a.waitComputers(t, "3:miner@b")
+	b.waitComputers(t, "3:miner@b")
+	pending = a.request("3:miner", gateway.TypePing, nil, waitLimit)
+	fresh.answerNext(gateway.TypePing, map[string]any{"traposId": "3:miner"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+}
+
+func TestRacingHellosLeaveExactlyOneWinnerTheLaterClaim(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	for i := range 5 {
+		id := "race:" + string(rune('a'+i))
+		ca, cb := a.dial(t, id), b.dial(t, id)
+		var wg sync.WaitGroup
+		for _, c := range []*computer{ca, cb} {
+			wg.Go(func() { c.sendHello() })
+		}
+		wg.Wait()
+
+		// The claim with the higher revision names the winner; the other socket closes.
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		var winner string
+		waitFor(t, "one replica left holding "+id, func() bool {
+			e, err := a.router.claims.Get(ctx, claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}))
+			if err != nil {
+				return false
+			}
+			var cl claim
+			require.NoError(t, json.Unmarshal(e.Value(), &cl))
+			winner = cl.Replica
+			k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}
+			return (a.router.Lookup(k) == nil) != (b.router.Lookup(k) == nil)
+		})
+		cancel()
+		loser, winning, held := ca, cb, b
+		if winner == "a" {
+			loser, winning, held = cb, ca, a
+		}
+		// The loser may have had its hello answered before it lost, or not at all.
+		code, _ := loser.closeCode()
+		assert.Equal(t, gateway.CloseReplaced, code, "round %d", i)
+		require.True(t, winning.read().OK, "round %d: the winner's hello is answered", i)
+		require.NotNil(t, held.router.Lookup(gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}), "round %d: the later claim's replica holds the socket", i)
+		// The winner's socket still serves, from either replica.
+		other := a
+		if held == a {
+			other = b
+		}
+		pending := other.request(id, gateway.TypePing, nil, waitLimit)
+		winning.answerNext(gateway.TypePing, map[string]any{"traposId": id})
+		assert.Equal(t, http.StatusOK, await(t, pending).status, "round %d", i)
+	}
+}
+
+func TestSocketClosingMidRequestFailsOnTheAskingReplicaAtOnce(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := a.connect(t, "5:tower")
+	b.waitComputers(t, "5:tower@a")
+
+	pending := b.request("5:tower", gateway.TypePing, nil, time.Minute)
+	c.read()           // the request is pending on A
+	_ = c.conn.Close() // CC's close(): TCP goes, no close frame
+	res := await(t, pending)
+	assert.Equal(t, http.StatusNotFound, res.status)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "disconnected before it answered")
+	assert.Less(t, res.took, 30*time.Second, "not_connected must not wait for the minute's timeout")
+	waitFor(t, "no routed request left", func() bool { return b.router.RoutedInFlight() == 0 })
+}
+
+func TestReplicaKilledMidRequestEndsByTheRequestTimeout(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := a.connect(t, "6:farm")
+	b.waitComputers(t, "6:farm@a")
+
+	const timeout = 1500 * time.Millisecond
+	pending := b.request("6:farm", gateway.TypePing, nil, timeout)
+	c.read() // pending on A
+	a.kill()
+	res := await(t, pending)
+	assert.Contains(t, []protocol.Code{protocol.CodeTimeout, protocol.CodeNotConnected}, res.body.Error.Code, "%+v", res.body.Error)
+	assert.Zero(t, b.router.RoutedInFlight())
+
+	// Nobody answers the subject any more: not_connected at once.
+	res = await(t, b.request("6:farm", gateway.TypePing, nil, time.Minute))
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Less(t, res.took, 30*time.Second)
+}
+
+func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b, c := tc.startReplica("a"), tc.startReplica("b"), tc.startReplica("c")
+	a1 := a.connect(t, "1:a")
+	b.connect(t, "2:b")
+	c.connect(t, "3:c")
+	for _, r := range []*replica{a, b, c} {
+		r.waitComputers(t, "1:a@a", "2:b@b", "3:c@c")
+	}
+
+	// A crashes: its claims stay in NATS, but once A has been silent for the TTL nobody lists them.
+	a.kill()
+	_, _ = a1.closeCode()
+	tc.clock.Advance(testReplicaTTL + time.Minute)
+	b.waitComputers(t, "2:b@b", "3:c@c")
+	c.waitComputers(t, "2:b@b", "3:c@c")
+
+	// Its computer reconnects to B and shows there, everywhere.
+	b.connect(t, "1:a")
+	b.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
+	c.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
+
+	// A clean stop withdraws C's claims and heartbeat at once: no TTL to wait for.
+	c.stop()
+	b.waitComputers(t, "1:a@b", "2:b@b")
+}
+
+func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := a.connect(t, "8:base")
+	b.waitComputers(t, "8:base@a")
+	waitFor(t, "A's /healthz to count B", func() bool {
+		return strings.Contains(healthz(t, a), "nats: connected (replica a, 2 replica(s) alive)")
+	})
+
+	tc.stopNATS()
+	waitFor(t, "A to notice NATS is gone", func() bool { return !a.nc.IsConnected() })
+	assert.Contains(t, healthz(t, a), "nats: disconnected")
+
+	// A serves its own computer, a new one too, and answers for the rest at once.
+	pending := a.request("8:base", gateway.TypePing, nil, waitLimit)
+	c.answerNext(gateway.TypePing, map[string]any{"traposId": "8:base"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+	a.connect(t, "9:new")
+	a.waitComputers(t, "8:base@a", "9:new@a")
+	res := await(t, a.request("2:elsewhere", gateway.TypePing, nil, time.Minute))
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "NATS is unreachable")
+
+	// NATS is back: the hello made meanwhile is announced, and B reaches both again.
+	tc.startNATS()
+	waitFor(t, "A and B to reconnect", func() bool { return a.nc.IsConnected() && b.nc.IsConnected() })
+	b.waitComputers(t, "8:base@a", "9:new@a")
+	assert.Contains(t, healthz(t, a), "nats: connected")
+	pending = b.request("8:base", gateway.TypePing, nil, waitLimit)
+	c.answerNext(gateway.TypePing, map[string]any{"traposId": "8:base"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+}
+
+func healthz(t *testing.T, r *replica) string {
+	t.Helper()
+	resp, err := client().Get(r.srv.URL + "/healthz")
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var b []byte
+	b, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func TestEscapedTokensAreValidDistinctAndReversible(t *testing.T) {
+	valid := regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	ids := []string{"", "0:", "7:kitchen", "a.b", "a*b", "a>b", "a b", "_41", "A", "\x00\xff", "ü", "a_b", "-"}
+	seen := map[string]string{}
+	for _, id := range ids {
+		tok := escapeToken(id)
+		assert.Regexp(t, valid, tok, "id %q", id)
+		back, err := unescapeToken(tok)
+		require.NoError(t, err)
+		assert.Equal(t, id, back)
+		if prev, dup := seen[tok]; dup {
+			t.Errorf("%q and %q share the token %q", prev, id, tok)
+		}
+		seen[tok] = id
+	}
+	k := gateway.Key{AccountID: "local", TraposID: "7:a.b c"}
+	back, err := parseClaimKey(claimKey(k))
+	require.NoError(t, err)
+	assert.Equal(t, k, back)
+	assert.Equal(t, "trapos.computer.local.7_3Aa_2Eb_20c", computerSubject(k))
+}
