@@ -154,7 +154,7 @@ type MoveOutput struct {
 type LuaOutput struct {
 	Returns []any  `json:"returns" jsonschema:"the chunk's return values, made JSON-safe"`
 	Output  string `json:"output" jsonschema:"what the chunk printed"`
-	Error   any    `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message and position"`
+	Error   string `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message, with the position"`
 }
 
 // ProgramOutput is run_program's output: the shell.run answer.
