@@ -94,6 +94,7 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 	prompts, err := s.ListPrompts(ctx, nil)
 	require.NoError(t, err)
 	assert.NotEmpty(t, prompts.Prompts)
+	assert.NotContains(t, g.Log(), "server session connected", "the SDK's per-POST session lines are debug, not info")
 }
 
 // TestMCPWorksOnAComputer: the tools reach a connected computer through the gateway, over
