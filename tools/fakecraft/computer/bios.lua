@@ -369,11 +369,20 @@ if settings then
   settings.load("/.settings");
 end
 
-_FAKECRAFT_BOOT = BIOS.bootTable;
+-- A TrapOS computer's shell runs fakecraft's launcher (boot.lua); a bare one (no BIOS.boot)
+-- is a plain CC computer: its shell runs the startup files and then its prompt.
+if BIOS.boot ~= nil then
+  _FAKECRAFT_BOOT = BIOS.bootTable;
+end
 local shell_fn, shell_err = loadfile(BIOS.shell, nil, setmetatable({}, { __index = _G }));
 if not shell_fn then
   BIOS.bootTable.finish(false);
   error(shell_err, 0);
 end
-local shell_ok = shell_fn(BIOS.boot);
+local shell_ok;
+if BIOS.boot ~= nil then
+  shell_ok = shell_fn(BIOS.boot);
+else
+  shell_ok = shell_fn();
+end
 BIOS.bootTable.finish(shell_ok ~= false);

@@ -88,7 +88,9 @@ func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
 	}
 	t.RawSetString("settings", settings)
 	t.RawSetString("shell", lua.LString(ShellPath))
-	t.RawSetString("boot", lua.LString(BootPath))
+	if !c.cfg.Bare {
+		t.RawSetString("boot", lua.LString(BootPath))
+	}
 	b := L.NewTable()
 	b.RawSetString("program", lua.LString(c.cfg.Boot.Program))
 	args := L.NewTable()

@@ -82,6 +82,13 @@ type Config struct {
 	Basic bool
 	// Boot is what to run. With an empty Program the shell runs boot.lua with nothing to do.
 	Boot Boot
+	// Bare makes a plain CC: Tweaked computer: no TrapOS launcher (Boot is ignored); the shell
+	// runs /rom/startup.lua (the computer's startup files) and then reads commands at its
+	// prompt, each typed from Input.
+	Bare bool
+	// Input answers read(): each time a program starts waiting for a line, the next line is
+	// typed. When it ends the computer shuts down (Result.InputEnded). Nil types nothing.
+	Input Input
 }
 
 // Result is how a computer's run ended.
@@ -92,6 +99,12 @@ type Result struct {
 	Reported bool
 	// Err is a bios-level failure: the computer's top coroutine errored.
 	Err error
+	// Reboot says the computer stopped for os.reboot: start it again on the same disk.
+	Reboot bool
+	// InputEnded says the computer stopped because it waited for a line after Input ended.
+	InputEnded bool
+	// Label is the computer label when it stopped (a reboot keeps it).
+	Label string
 }
 
 type event struct {
@@ -125,6 +138,7 @@ type Computer struct {
 	result    Result
 	ran       bool
 	mainFn    *lua.LFunction // the bios chunk, body of the computer coroutine
+	wantLine  bool           // read() waits for a line and Input has not typed it yet
 }
 
 // New prepares a computer; nothing runs until Run.
@@ -148,6 +162,7 @@ func New(cfg Config) (*Computer, error) {
 		timers: map[int]int{},
 		label:  cutLabel(cfg.Label),
 	}
+	c.term.onBlink = c.cursorBlink
 	return c, nil
 }
 
@@ -275,9 +290,12 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		select {
 		case <-ctx.Done():
 			c.term.Flush()
-			return c.result, ErrTimeLimit
+			return c.finalResult(), ErrTimeLimit
 		case <-ticker.C:
 			c.tick()
+			continue
+		case line, ok := <-c.wantedInput():
+			c.typeLine(line, ok)
 			continue
 		default:
 		}
@@ -286,9 +304,11 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 			select {
 			case <-ctx.Done():
 				c.term.Flush()
-				return c.result, ErrTimeLimit
+				return c.finalResult(), ErrTimeLimit
 			case <-ticker.C:
 				c.tick()
+			case line, ok := <-c.wantedInput():
+				c.typeLine(line, ok)
 			case <-c.wake:
 			}
 			continue
@@ -301,9 +321,15 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 	}
 	c.term.Flush()
 	if ctx.Err() != nil && !c.result.Reported {
-		return c.result, ErrTimeLimit
+		return c.finalResult(), ErrTimeLimit
 	}
-	return c.result, nil
+	return c.finalResult(), nil
+}
+
+func (c *Computer) finalResult() Result {
+	r := c.result
+	r.Label = c.label
+	return r
 }
 
 func (c *Computer) pop() (event, bool) {

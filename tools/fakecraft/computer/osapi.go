@@ -175,7 +175,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 			return 0
 		},
 		"shutdown": func(L *lua.LState) int { c.stop = true; return 0 },
-		"reboot":   func(L *lua.LState) int { c.stop = true; return 0 },
+		"reboot":   func(L *lua.LState) int { c.stop = true; c.result.Reboot = true; return 0 },
 	}
 	for name, fn := range fns {
 		os.RawSetString(name, L.NewFunction(fn))

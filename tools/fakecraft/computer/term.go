@@ -37,6 +37,8 @@ type Terminal struct {
 	transcript bytes.Buffer
 	out        io.Writer
 	outErr     error
+	// onBlink, when set, hears every setCursorBlink (the old and the new state), outside mu.
+	onBlink func(was, on bool)
 }
 
 // NewTerminal returns a cleared terminal that copies finished transcript lines to out
@@ -213,9 +215,14 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 			return 1
 		},
 		"setCursorBlink": func(L *lua.LState) int {
+			on := L.CheckBool(1)
 			t.mu.Lock()
-			defer t.mu.Unlock()
-			t.blink = L.CheckBool(1)
+			was := t.blink
+			t.blink = on
+			t.mu.Unlock()
+			if t.onBlink != nil {
+				t.onBlink(was, on)
+			}
 			return 0
 		},
 		"getSize": func(L *lua.LState) int {

@@ -49,6 +49,12 @@ type Options struct {
 	// HTTP configures the http API (CC's defaults when zero).
 	HTTP httpapi.Options
 
+	// Bare makes a plain CC: Tweaked computer (computer.Config.Bare): no TrapOS launcher, so
+	// Program, Args and Autostart are ignored; os.reboot restarts it on the same disk.
+	Bare bool
+	// Input answers read() (computer.Config.Input); it carries over a reboot.
+	Input computer.Input
+
 	// Program and Args are the command run in the shell; Autostart the servers run beside it.
 	Program   string
 	Args      []string
@@ -63,51 +69,67 @@ type Machine struct {
 	// HTTP is the http API; its fault hooks (DropAll, Refuse, SetDelay) reach every socket.
 	HTTP *httpapi.API
 
+	opts    Options
+	overlay string
 	tempDir string
 }
 
 // New builds a machine; Run boots it.
 func New(opts Options) (*Machine, error) {
-	m := &Machine{}
-	overlay := opts.Overlay
-	if overlay == "" {
+	m := &Machine{opts: opts}
+	m.overlay = opts.Overlay
+	if m.overlay == "" {
 		dir, err := os.MkdirTemp("", "fakecraft-overlay-")
 		if err != nil {
 			return nil, fmt.Errorf("make overlay: %w", err)
 		}
-		m.tempDir, overlay = dir, dir
+		m.tempDir, m.overlay = dir, dir
+	} else if err := os.MkdirAll(m.overlay, 0o755); err != nil {
+		return nil, fmt.Errorf("make computer directory: %w", err)
 	}
-	mounts := []fsapi.Mount{{At: "/rom", FS: romfs.ROM()}}
-	if opts.Root != "" {
-		mounts = append(mounts, fsapi.Mount{At: "/", Dir: opts.Root, ReadOnly: true})
+	if err := m.build(opts.Label); err != nil {
+		_ = m.Close()
+		return nil, err
 	}
-	mounts = append(mounts, opts.Mounts...)
-	fsys, err := fsapi.New(mounts, overlay)
-	if err != nil {
-		m.removeTemp()
-		return nil, fmt.Errorf("build file system: %w", err)
-	}
-	m.FS = fsys
 	paths := make([]string, 0, len(opts.Files))
 	for p := range opts.Files {
 		paths = append(paths, p)
 	}
 	sort.Strings(paths)
 	for _, p := range paths {
-		if err := fsys.WriteFile(p, []byte(opts.Files[p])); err != nil {
+		if err := m.FS.WriteFile(p, []byte(opts.Files[p])); err != nil {
 			_ = m.Close()
 			return nil, fmt.Errorf("write %s: %w", p, err)
 		}
 	}
+	return m, nil
+}
+
+// build makes the file system over the overlay, the http API and the computer: once in New,
+// again at each reboot (a rebooted computer keeps its disk and label, nothing else).
+func (m *Machine) build(label string) error {
+	opts := m.opts
+	mounts := []fsapi.Mount{{At: "/rom", FS: romfs.ROM()}}
+	if opts.Root != "" && !opts.Bare {
+		mounts = append(mounts, fsapi.Mount{At: "/", Dir: opts.Root, ReadOnly: true})
+	}
+	mounts = append(mounts, opts.Mounts...)
+	fsys, err := fsapi.New(mounts, m.overlay)
+	if err != nil {
+		return fmt.Errorf("build file system: %w", err)
+	}
+	m.FS = fsys
 	m.HTTP = httpapi.New(opts.HTTP)
 	c, err := computer.New(computer.Config{
 		ID:           opts.ID,
-		Label:        opts.Label,
+		Label:        label,
 		Settings:     opts.Settings,
 		TimeScale:    opts.TimeScale,
 		YieldTimeout: opts.YieldTimeout,
 		Stdout:       opts.Stdout,
 		Basic:        opts.Basic,
+		Bare:         opts.Bare,
+		Input:        opts.Input,
 		Boot:         computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
 		APIs: []computer.Installer{
 			func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },
@@ -116,17 +138,28 @@ func New(opts Options) (*Machine, error) {
 		},
 	})
 	if err != nil {
-		_ = m.Close()
-		return nil, fmt.Errorf("new computer: %w", err)
+		return fmt.Errorf("new computer: %w", err)
 	}
 	m.Computer = c
-	return m, nil
+	return nil
 }
 
 // Run boots the computer, runs it until it shuts down or ctx ends, then releases the
-// machine (Close).
+// machine (Close). A bare computer that reboots is started again on the same disk (then
+// m.Computer, m.FS and m.HTTP are the new computer's); settings given in Options apply at
+// every boot, as the server's default settings would.
 func (m *Machine) Run(ctx context.Context) (computer.Result, error) {
 	res, err := m.Computer.Run(ctx)
+	for err == nil && res.Reboot && m.opts.Bare {
+		if err = m.FS.Close(); err != nil {
+			break
+		}
+		m.FS = nil
+		if err = m.build(res.Label); err != nil {
+			break
+		}
+		res, err = m.Computer.Run(ctx)
+	}
 	if cerr := m.Close(); cerr != nil && err == nil {
 		err = cerr
 	}

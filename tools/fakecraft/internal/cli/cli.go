@@ -45,16 +45,18 @@ type computerFlags struct {
 	TimeScale    float64       `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
 	AllowPrivate bool          `help:"Allow http/websocket connections to loopback and private addresses (CC denies them by default with 'Domain not permitted')."`
 	Basic        bool          `help:"Emulate a basic (non-colour) computer instead of an advanced one."`
+	Dir          string        `help:"The computer's own directory: its files and .settings are kept there across runs, as a real computer's are (default: a fresh temporary one)." type:"path" placeholder:"PATH"`
 }
 
 // RunCmd is `fakecraft run`.
 type RunCmd struct {
 	computerFlags
+	Bare        bool     `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
 	NoAutostart bool     `help:"Do not start the packages' autostart servers."`
 	Package     []string `help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
 	// Command is the program and its arguments in one passthrough list, so that flags after
 	// the program name (sandbox --help) belong to the program, not to fakecraft.
-	Command []string `arg:"" passthrough:"" name:"program" help:"Program to run in the shell (e.g. sandbox or /programs/sandbox.lua), then its arguments. fakecraft's flags go before it."`
+	Command []string `arg:"" optional:"" passthrough:"" name:"program" help:"Program to run in the shell (e.g. sandbox or /programs/sandbox.lua), then its arguments. fakecraft's flags go before it. Required unless --bare."`
 }
 
 // TestCmd is `fakecraft test`.
@@ -77,8 +79,9 @@ type exitError struct {
 
 func (e *exitError) Error() string { return e.msg }
 
-// env is what commands write to.
+// env is what commands read from and write to.
 type env struct {
+	stdin          io.Reader // answers read(); nil types nothing
 	stdout, stderr io.Writer
 	cwd            string
 }
@@ -88,8 +91,13 @@ type env struct {
 type kongExit struct{ code int }
 
 // Main runs the fakecraft command line with args (without the program name) and returns
-// the exit status.
-func Main(args []string, stdout, stderr io.Writer) (status int) {
+// the exit status. Nothing is typed on the computer's keyboard (see MainWithInput).
+func Main(args []string, stdout, stderr io.Writer) int {
+	return MainWithInput(args, nil, stdout, stderr)
+}
+
+// MainWithInput is Main whose computer's read() is answered with stdin's lines.
+func MainWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) (status int) {
 	defer func() {
 		if r := recover(); r != nil {
 			ke, ok := r.(kongExit)
@@ -110,7 +118,7 @@ func Main(args []string, stdout, stderr io.Writer) (status int) {
 		kong.Description("A headless CC: Tweaked 1.113 computer for testing TrapOS Lua code."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(kongExit{code: code}) }),
-		kong.Bind(&env{stdout: stdout, stderr: stderr, cwd: cwd}),
+		kong.Bind(&env{stdin: stdin, stdout: stdout, stderr: stderr, cwd: cwd}),
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
@@ -161,6 +169,7 @@ func (f *computerFlags) options(e *env) (machine.Options, string, error) {
 		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-scale %v: must be positive", f.TimeScale)}
 	}
 	return machine.Options{
+		Overlay:   f.Dir,
 		Root:      trapos,
 		ID:        f.ID,
 		Label:     f.Label,
@@ -185,8 +194,39 @@ func (r *RunCmd) Run(e *env) error {
 		}
 		opts.Autostart = auto
 	}
+	if r.Bare {
+		opts.Bare, opts.Autostart = true, nil
+		var typed io.Reader = strings.NewReader("")
+		if len(r.Command) > 0 {
+			typed = strings.NewReader(commandLine(r.Command) + "\n")
+		}
+		if e.stdin != nil {
+			typed = io.MultiReader(typed, e.stdin)
+		}
+		opts.Input = computer.LinesFrom(typed)
+		return bootBare(opts, r.TimeLimit)
+	}
+	if len(r.Command) == 0 {
+		return &exitError{code: ExitUsage, msg: "name a program to run (or use --bare for a computer that reads commands from standard input)"}
+	}
+	if e.stdin != nil {
+		opts.Input = computer.LinesFrom(e.stdin)
+	}
 	opts.Program, opts.Args = r.Command[0], r.Command[1:]
 	return boot(opts, r.TimeLimit)
+}
+
+// commandLine is the line a player types to run words: a word with a space goes in quotes,
+// which the shell groups back into one argument.
+func commandLine(words []string) string {
+	quoted := make([]string, len(words))
+	for i, w := range words {
+		if strings.ContainsAny(w, " \t") || w == "" {
+			w = `"` + w + `"`
+		}
+		quoted[i] = w
+	}
+	return strings.Join(quoted, " ")
 }
 
 // Run runs the spec files.
@@ -284,8 +324,31 @@ func boot(opts machine.Options, limit time.Duration) error {
 		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", limit)}
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
+	case res.InputEnded && !res.Reported:
+		return &exitError{code: ExitFailed, msg: "the program waited for a line after standard input ended"}
 	case !res.OK:
 		return &exitError{code: ExitFailed}
+	}
+	return nil
+}
+
+// bootBare runs a bare computer until it shuts down (the input ended, os.shutdown): status 0,
+// or 1 when the bios itself failed.
+func bootBare(opts machine.Options, limit time.Duration) error {
+	m, err := machine.New(opts)
+	if err != nil {
+		return &exitError{code: ExitUsage, msg: err.Error()}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	res, err := m.Run(ctx)
+	switch {
+	case errors.Is(err, computer.ErrTimeLimit):
+		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", limit)}
+	case err != nil:
+		return &exitError{code: ExitFailed, msg: err.Error()}
+	case res.Err != nil:
+		return &exitError{code: ExitFailed, msg: res.Err.Error()}
 	}
 	return nil
 }

@@ -222,7 +222,8 @@ local function install()
   if trapos then
     print("TrapOS starts the daemon at boot (the package's autostart).");
   elseif runFrom ~= nil then
-    print("The daemon needs one line at the end of " .. runFrom .. " to start at boot:");
+    print("To start the daemon at boot, add this line");
+    print("at the end of " .. runFrom .. ":");
     print('  shell.run("' .. HOOK_BESIDE .. '")');
   end
   print("Run: reboot");

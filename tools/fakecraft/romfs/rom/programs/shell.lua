@@ -1,6 +1,7 @@
 -- shell: finds and runs programs. Run with arguments, it runs them as one command
--- and returns whether that command succeeded; fakecraft is headless, so run with
--- no arguments it has no prompt to show and just returns.
+-- and returns whether that command succeeded. Run with none it is interactive, as CC's
+-- is: the top-level shell first runs /rom/startup.lua (the computer's startup files),
+-- then each line read at its "> " prompt is a command, until `exit` (shell.exit).
 --
 -- Every program gets a fresh environment (falling back to _G) holding `shell`,
 -- `require`, `package` and `arg`, and runs in its own coroutine so that its
@@ -235,9 +236,10 @@ function shell.run(...)
   return shell.execute(command, table.unpack(words, 2, #words));
 end
 
---- Asks the shell to exit after the current program. A headless shell runs one
---- command and returns anyway, so there is no prompt loop to leave.
+--- Asks the shell to leave its prompt loop after the current program.
+local exiting = false;
 function shell.exit()
+  exiting = true;
 end
 
 --- The current directory, without leading "/".
@@ -431,8 +433,18 @@ if args.n > 0 then
   return shell.run(...);
 end
 
--- Headless: there is no keyboard to read a command from.
-if os.version then
-  print(os.version());
+-- Interactive. fakecraft answers read() from its input, one line per prompt.
+print(os.version());
+if parent == nil then
+  shell.run("/rom/startup.lua");
+end
+local history = {};
+while not exiting do
+  write(shell.dir() .. "> ");
+  local line = read(nil, history);
+  if line:match("%S") then
+    history[#history + 1] = line;
+    shell.run(line);
+  end
 end
 return true;

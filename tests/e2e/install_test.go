@@ -1,0 +1,172 @@
+package e2e
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/computer"
+	"fakecraft/computer/machine"
+	"fakecraft/fakecrafttest"
+	"fakecraft/httpapi"
+
+	"tests/internal/harness"
+)
+
+// installPassword is SANDBOX_PASSWORD of the gateway the one-line install reaches.
+const installPassword = "pw"
+
+// playerSession boots the bare computer whose disk is dir (as --bare --dir does), types the
+// lines at its prompts, and returns the transcript once the input has run out and the computer
+// shut down. Reboots typed in between restart it on the same disk.
+func playerSession(ctx context.Context, t *testing.T, dir string, basic bool, typed ...string) string {
+	t.Helper()
+	res, out := fakecrafttest.Run(ctx, t, machine.Options{
+		Bare:      true,
+		Overlay:   dir,
+		Basic:     basic,
+		TimeScale: timeScale,
+		HTTP:      httpapi.Options{AllowPrivate: true},
+		Input:     computer.LinesOf(typed...),
+	})
+	require.NoError(t, res.Err, "bios failure; transcript:\n%s", out)
+	require.True(t, res.InputEnded, "the computer stopped before reading every line; transcript:\n%s", out)
+	return out
+}
+
+// diskFiles lists every file and directory under dir, slash-separated, sorted.
+func diskFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out = append(out, filepath.ToSlash(rel))
+		return nil
+	}))
+	sort.Strings(out)
+	return out
+}
+
+// afterLast is the transcript after the last line containing marker.
+func afterLast(out, marker string) string {
+	i := strings.LastIndex(out, marker)
+	if i < 0 {
+		return ""
+	}
+	return out[i+len(marker):]
+}
+
+// assertHealthy: the last `sandbox health` typed printed both lines.
+func assertHealthy(t *testing.T, out string) {
+	t.Helper()
+	health := lines(afterLast(out, "> sandbox health"))
+	require.GreaterOrEqual(t, len(health), 2, out)
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true"}, health[:2], out)
+}
+
+func readSettings(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, ".settings"))
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestOneLineInstall is the player's whole path on a fresh basic computer (no multishell):
+// the one-line install with the password, a reboot, `sandbox health`; then the same line
+// again upgrades and keeps the settings; then `uninstall` leaves nothing of the package.
+func TestOneLineInstall(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+
+	out := playerSession(ctx, t, dir, true, install+" "+installPassword, "reboot", "sandbox health")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.Contains(t, out, "Run: reboot")
+	assertHealthy(t, out)
+	settings := readSettings(t, dir)
+	assert.Contains(t, settings, `[ "sandbox.password" ] = "`+installPassword+`"`, "the password is saved as a string")
+	assert.Contains(t, settings, `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`)
+	installed := diskFiles(t, dir)
+	assert.Contains(t, installed, "startup/00-sandbox.lua")
+	assert.Contains(t, installed, "servers/sandbox.lua")
+
+	// Again, without the password: an upgrade in place that asks nothing and keeps both settings.
+	out = playerSession(ctx, t, dir, true, install, "reboot", "sandbox health")
+	assert.Contains(t, out, "Upgraded trapos-sandbox ")
+	assert.NotContains(t, out, "password (")
+	assertHealthy(t, out)
+	assert.Equal(t, settings, readSettings(t, dir), "the upgrade kept the settings")
+	assert.Equal(t, installed, diskFiles(t, dir))
+
+	out = playerSession(ctx, t, dir, true, install+" uninstall")
+	assert.Contains(t, out, "Removed trapos-sandbox ")
+	assert.Equal(t, []string{".settings"}, diskFiles(t, dir), "uninstall leaves no file of the package and no hook")
+	assert.NotContains(t, readSettings(t, dir), "sandbox.")
+
+	out = playerSession(ctx, t, dir, true, "sandbox health")
+	assert.Contains(t, afterLast(out, "> sandbox health"), "No such program")
+}
+
+// TestInstallKeepsThePlayersStartup: an advanced computer with its own /startup.lua and a
+// later /startup/ file. Both keep running at boot with the daemon beside them, and the
+// player's /startup.lua is byte-identical after install, upgrade and uninstall.
+func TestInstallKeepsThePlayersStartup(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	const playerStartup = "-- my door\r\nprint(\"door ready\")\n"
+	const playerLater = "print(\"lamps on\")\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup.lua"), []byte(playerStartup), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "startup"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "lamps.lua"), []byte(playerLater), 0o644))
+
+	out := playerSession(ctx, t, dir, false, install+" "+installPassword, "reboot", "sandbox health")
+	boots := strings.Split(out, "Goodbye")
+	require.Len(t, boots, 2, out)
+	for i, boot := range boots {
+		assert.Equal(t, 1, strings.Count(boot, "door ready"), "boot %d runs /startup.lua once:\n%s", i+1, boot)
+		assert.Equal(t, 1, strings.Count(boot, "lamps on"), "boot %d runs /startup/lamps.lua once:\n%s", i+1, boot)
+	}
+	assertHealthy(t, out)
+
+	out = playerSession(ctx, t, dir, false, install, install+" uninstall", "reboot", "echo")
+	assert.Contains(t, out, "Removed trapos-sandbox ")
+	assert.Equal(t, 1, strings.Count(afterLast(out, "Goodbye"), "lamps on"), out)
+	got, err := os.ReadFile(filepath.Join(dir, "startup.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, playerStartup, string(got), "the player's /startup.lua is byte-identical")
+	assert.Equal(t, []string{".settings", "startup", "startup.lua", "startup/lamps.lua"}, diskFiles(t, dir))
+}
+
+// TestInstallBesideAStartupFile: a /startup file leaves no room for /startup/; the installer
+// writes the hook beside it and names the line to add, touching nothing of the player's.
+func TestInstallBesideAStartupFile(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	dir := t.TempDir()
+	const playerStartup = "print(\"mine\")\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(playerStartup), 0o644))
+
+	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "")
+	assert.Contains(t, out, "Gateway password (empty if it has none):")
+	assert.Contains(t, out, "To start the daemon at boot, add this line\nat the end of /startup:\n")
+	assert.Contains(t, out, `shell.run("/sandbox-startup.lua")`)
+	got, err := os.ReadFile(filepath.Join(dir, "startup"))
+	require.NoError(t, err)
+	assert.Equal(t, playerStartup, string(got))
+	assert.NotContains(t, readSettings(t, dir), "sandbox.password", "an empty answer sets no password")
+}

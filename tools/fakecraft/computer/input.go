@@ -1,0 +1,72 @@
+package computer
+
+import (
+	"bufio"
+	"io"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Key codes CC: Tweaked uses (GLFW's).
+const keyEnter = 257
+
+// Input is the player's keyboard as lines of text: each line is typed when the computer
+// asks for one (see Config.Input). A closed channel means nothing more will be typed.
+type Input <-chan string
+
+// LinesOf is Input that types lines and then ends.
+func LinesOf(lines ...string) Input {
+	ch := make(chan string, len(lines))
+	for _, l := range lines {
+		ch <- l
+	}
+	close(ch)
+	return ch
+}
+
+// LinesFrom types r's lines (without their "\n" or "\r\n") and ends at r's end. Its
+// goroutine lives until r ends or fails, so give it a reader that ends (a file, a pipe
+// whose writer closes, os.Stdin of a command).
+func LinesFrom(r io.Reader) Input {
+	ch := make(chan string)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		sc.Buffer(make([]byte, 0, 4096), 1<<20)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
+
+// cursorBlink is called (on the Lua goroutine) whenever Lua sets the cursor blink. CC's read()
+// turns the blink on while it waits for a line, so turning it on is when a player would type:
+// the next input line is wanted.
+func (c *Computer) cursorBlink(was, on bool) {
+	if on && !was && c.cfg.Input != nil {
+		c.wantLine = true
+	}
+}
+
+// wantedInput is the input channel while a line is wanted, else nil (never ready in a select).
+func (c *Computer) wantedInput() Input {
+	if c.wantLine {
+		return c.cfg.Input
+	}
+	return nil
+}
+
+// typeLine types line as a paste and Enter, as a player's keyboard would deliver it; at the
+// end of the input (ok false) the computer shuts down, since nothing will ever answer it.
+func (c *Computer) typeLine(line string, ok bool) {
+	c.wantLine = false
+	if !ok {
+		c.result.InputEnded = true
+		c.stop = true
+		return
+	}
+	c.QueueEvent("paste", lua.LString(line))
+	c.QueueEvent("key", lua.LNumber(keyEnter), lua.LFalse)
+	c.QueueEvent("key_up", lua.LNumber(keyEnter))
+}

@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bare runs `fakecraft run --bare --dir dir [args...]` with typed as standard input.
+func bare(t *testing.T, dir, typed string, args ...string) (int, string, string) {
+	t.Helper()
+	root := repo(t, map[string]string{"trapos/.keep": ""})
+	var out, errOut bytes.Buffer
+	all := append([]string{"run", "--root", root, "--bare", "--dir", dir, "--allow-private", "--time-scale", "20"}, args...)
+	code := MainWithInput(all, strings.NewReader(typed), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func writeDisk(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, content := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
+		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
+	}
+}
+
+// TestBareComputerIsAFreshCCComputer: no trapos/ files, no TrapOS path, a prompt per line
+// typed, and a shutdown when the input ends.
+func TestBareComputerIsAFreshCCComputer(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := bare(t, dir, "sandbox\n")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "CraftOS 1.9\n> sandbox\nNo such program\n> \n", out)
+}
+
+// TestStartupRules: /startup.lua, then every file of /startup/ by name, each to completion,
+// all before the first prompt; directories in /startup/ are skipped.
+func TestStartupRules(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{
+		"startup.lua":         `print("one")`,
+		"startup/b.lua":       `sleep(0.5) print("three")`,
+		"startup/a.lua":       `print("two")`,
+		"startup/sub/c.lua":   `print("never")`,
+		"startup/.hidden.lua": `print("hidden too")`,
+	})
+	code, out, errOut := bare(t, dir, "")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "CraftOS 1.9\none\nhidden too\ntwo\nthree\n> \n", out)
+
+	// allow_startup off runs none of them.
+	code, out, _ = bare(t, dir, "", "--set", "shell.allow_startup=false")
+	assert.Equal(t, ExitOK, code)
+	assert.Equal(t, "CraftOS 1.9\n> \n", out)
+}
+
+// TestSetProgramCoercesAndPersists: CC's set coerces true/false/nil/numbers, keeps only the
+// first word, refuses a value of the wrong type, and saves to the computer's own .settings,
+// which the next run of the same --dir loads.
+func TestSetProgramCoercesAndPersists(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{"defs.lua": `settings.define("n", { type = "number", description = "A number" })`})
+	code, out, errOut := bare(t, dir, "set a 12\nset b true\nset c hello world\nset d 1\nset d nil\ndefs\nset n word\nset n 7\n")
+	assert.Equal(t, ExitOK, code, errOut)
+	for _, want := range []string{
+		`"a" set to 12`, `"b" set to true`, `"c" set to "hello"`, `"d" unset`,
+		`"word" is not a valid number.`, `"n" set to 7`,
+	} {
+		assert.Contains(t, out, want+"\n")
+	}
+	code, out, _ = bare(t, dir, "set\nset c\n")
+	assert.Equal(t, ExitOK, code)
+	assert.Contains(t, out, "\"a\" is 12\n\"b\" is true\n\"bios.use_multishell\" is true\n\"c\" is \"hello\"\n")
+	assert.Contains(t, out, "> set c\nc is \"hello\"\n")
+	assert.NotContains(t, out, `"d" is`)
+}
+
+// TestRebootKeepsTheDisk: reboot restarts the computer (startup runs again) with its files,
+// settings and label; a later line is typed at the new prompt.
+func TestRebootKeepsTheDisk(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{
+		"startup.lua": `print("boot", os.getComputerLabel())`,
+		"mark.lua":    `os.setComputerLabel("kept") local f = fs.open("/note", "w") f.write("x") f.close()`,
+		"show.lua":    `print(fs.exists("/note"), settings.get("k"))`,
+	})
+	code, out, errOut := bare(t, dir, "mark\nset k v\nreboot\nshow\n")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "> reboot\nGoodbye\n")
+	assert.Contains(t, out, "CraftOS 1.9\nboot\tkept\n> show\ntrue\tv\n")
+	assert.Equal(t, 2, strings.Count(out, "CraftOS 1.9"))
+}
+
+// TestReadAnswersFromStandardInput: read() gets one typed line per call; read("*") echoes
+// stars; a program the shell runs first comes from the command line.
+func TestReadAnswersFromStandardInput(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{
+		"ask.lua": `write("name? ") local n = read() write("pin? ") local p = read("*") print("hi " .. n .. " " .. #p)`,
+	})
+	code, out, errOut := bare(t, dir, "bob\n1234\n", "ask")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "> ask\nname? bob\npin? ****\nhi bob 4\n")
+}
+
+// TestReadAfterInputEndsInTrapOSMode: a program that waits for a line nobody will type ends
+// the run with a failure that says so.
+func TestReadAfterInputEndsInTrapOSMode(t *testing.T) {
+	root := repo(t, map[string]string{"trapos/programs/ask.lua": `print("got " .. read())` + "\n" + `print("and " .. read())`})
+	var out, errOut bytes.Buffer
+	code := MainWithInput([]string{"run", "--root", root, "ask"}, strings.NewReader("one\n"), &out, &errOut)
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, out.String(), "got one\n")
+	assert.Contains(t, errOut.String(), "standard input ended")
+}
+
+// TestWget: CC's two forms. `wget URL [file]` saves (never over an existing file) and
+// `wget run URL args` runs the body with args; a failed request prints "Failed.".
+func TestWget(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/files/tool.lua":
+			_, _ = w.Write([]byte("print(\"tool ran\", ...)\n\xff"))
+		case "/run.lua":
+			_, _ = w.Write([]byte(`print("ran with", ...)`))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	dir := t.TempDir()
+	code, out, errOut := bare(t, dir, strings.Join([]string{
+		"wget " + srv.URL + "/files/tool.lua",
+		"wget " + srv.URL + "/files/tool.lua",
+		"wget " + srv.URL + "/files/tool.lua other",
+		"wget run " + srv.URL + "/run.lua a b",
+		"wget " + srv.URL + "/missing",
+		"wget",
+	}, "\n")+"\n")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "Success.\nDownloaded as tool.lua\n")
+	assert.Contains(t, out, "File already exists\n")
+	assert.Contains(t, out, "Downloaded as other\n")
+	assert.Contains(t, out, "Success.\nran with\ta\tb\n")
+	assert.Contains(t, out, "Failed.\n")
+	assert.Contains(t, out, "Usage:\nwget <url> [filename]\nwget run <url>\n")
+	got, err := os.ReadFile(filepath.Join(dir, "tool.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, "print(\"tool ran\", ...)\n\xff", string(got), "saved byte for byte")
+}

@@ -1,0 +1,4 @@
+-- reboot: restarts the computer; its files and settings stay.
+print("Goodbye");
+sleep(1);
+os.reboot();

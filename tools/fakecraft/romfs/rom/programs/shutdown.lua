@@ -1,0 +1,4 @@
+-- shutdown: turns the computer off.
+print("Goodbye");
+sleep(1);
+os.shutdown();
