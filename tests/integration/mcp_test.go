@@ -242,6 +242,18 @@ func TestMCPErrors(t *testing.T) {
 			// A computer that never answers: timeout after timeoutMs.
 			harness.ToolError(t, harness.CallTool(ctx, t, s, "computer_info", map[string]any{"traposId": id, "timeoutMs": 200}), "timeout")
 
+			// Files above 1 MiB are refused both ways, before anything is sent or after the first chunk.
+			d.SetPermissions(harness.AllowFilesWrite, false)
+			big := make([]byte, 1<<20+1)
+			d.PutFile("/big.bin", big)
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": id, "path": "/big.bin"}), "bad_argument")
+			assert.Contains(t, msg, "at most 1048576")
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "write_file", map[string]any{"traposId": id, "path": "/big2.bin",
+				"contentBase64": base64.StdEncoding.EncodeToString(big)}), "bad_argument")
+			assert.Contains(t, msg, "at most 1048576")
+			_, stored := d.File("/big2.bin")
+			assert.False(t, stored, "nothing is written when the content is too big")
+
 			res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"traposId": id, "path": "/x"}})
 			require.NoError(t, err)
 			harness.ToolError(t, res, "bad_argument")

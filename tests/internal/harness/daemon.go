@@ -50,6 +50,7 @@ type Daemon struct {
 	ID    int
 	Label string
 	// AllowFiles is sandbox.allow_files: none, read or write; AllowExec is sandbox.allow_exec.
+	// Set them before Serve, or through SetPermissions after.
 	AllowFiles string
 	AllowExec  bool
 	// Exec answers lua.exec and shell.run payloads when AllowExec is set; nil answers
@@ -76,6 +77,13 @@ func (d *Daemon) PutFile(p string, data []byte) {
 	p = path.Clean("/" + p)
 	d.mkdirs(path.Dir(p))
 	d.files[p] = slices.Clone(data)
+}
+
+// SetPermissions changes the owner's settings while the daemon serves, as `set` does.
+func (d *Daemon) SetPermissions(allowFiles string, allowExec bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.AllowFiles, d.AllowExec = allowFiles, allowExec
 }
 
 // File returns a file on the daemon's disk.
