@@ -60,8 +60,8 @@ func TestCLICommands(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2, out)
-	assert.Regexp(t, `^TRAPOS ID\s+ACCOUNT\s+CONNECTED SINCE\s+REMOTE\s+LAST FRAME$`, lines[0])
-	assert.Regexp(t, `^48:den/x\s+local\s+\S+\s+127\.0\.0\.1:\d+\s+\S+$`, lines[1])
+	assert.Regexp(t, `^TRAPOS ID\s+ACCOUNT\s+CLIENT\s+CONNECTED SINCE\s+REMOTE\s+LAST FRAME$`, lines[0])
+	assert.Regexp(t, `^48:den/x\s+local\s+-\s+\S+\s+127\.0\.0\.1:\d+\s+\S+$`, lines[1])
 
 	out, errOut, code = runCLI(ctx, t, nil, "ping", url, id)
 	require.Equal(t, 0, code, errOut)

@@ -149,6 +149,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		MaxConnections: c.MaxConnections,
 		UpgradeRate:    c.UpgradeRate,
 		UpgradeBurst:   c.UpgradeBurst,
+		ClientVersion:  client.Version,
 	}, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
 	modules := []server.Module{gw, installer.New(client, public, logger)}

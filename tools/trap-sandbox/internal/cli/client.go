@@ -121,13 +121,17 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
 	// Replicas sharing computers over NATS name the holder of each; a single gateway does not.
 	replicas := slices.ContainsFunc(list, func(cp gateway.ComputerJSON) bool { return cp.Replica != "" })
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	header := "TRAPOS ID\tACCOUNT\tCONNECTED SINCE\tREMOTE\tLAST FRAME"
+	header := "TRAPOS ID\tACCOUNT\tCLIENT\tCONNECTED SINCE\tREMOTE\tLAST FRAME"
 	if replicas {
 		header += "\tREPLICA"
 	}
 	fmt.Fprintln(tw, header)
 	for _, cp := range list {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s", cp.TraposID, cp.AccountID,
+		client := cp.ClientVersion
+		if client == "" {
+			client = "-" // a client older than clientVersion in hello
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", cp.TraposID, cp.AccountID, client,
 			cp.ConnectedSince.Format(time.RFC3339), cp.RemoteAddr, cp.LastFrameAt.Format(time.RFC3339))
 		if replicas {
 			fmt.Fprintf(tw, "\t%s", cp.Replica)

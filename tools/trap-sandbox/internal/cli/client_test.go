@@ -106,8 +106,8 @@ func TestClientCommands(t *testing.T) {
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2, out)
-	assert.Regexp(t, `^TRAPOS ID\s+ACCOUNT\s+CONNECTED SINCE\s+REMOTE\s+LAST FRAME$`, lines[0])
-	assert.Regexp(t, `^7:a/b\s+local\s+\S+\s+127\.0\.0\.1:\d+\s+\S+$`, lines[1])
+	assert.Regexp(t, `^TRAPOS ID\s+ACCOUNT\s+CLIENT\s+CONNECTED SINCE\s+REMOTE\s+LAST FRAME$`, lines[0])
+	assert.Regexp(t, `^7:a/b\s+local\s+-\s+\S+\s+127\.0\.0\.1:\d+\s+\S+$`, lines[1])
 
 	out, err = runClient(t, "ping", "--url", base, "7:a/b")
 	require.NoError(t, err)

@@ -43,6 +43,8 @@ type ComputerJSON struct {
 	LastFrameAt    time.Time `json:"lastFrameAt"`
 	// Replica names the gateway replica that holds the socket (only with --nats).
 	Replica string `json:"replica,omitempty"`
+	// ClientVersion is the client's version from its hello; absent for an older client.
+	ClientVersion string `json:"clientVersion,omitempty"`
 }
 
 // APIRequest is the body of POST /trapos/computers/{traposId}/requests.
@@ -71,7 +73,8 @@ func (g *Gateway) serveComputers(w http.ResponseWriter, _ *http.Request) {
 	out := make([]ComputerJSON, 0, len(cs))
 	for _, c := range cs {
 		out = append(out, ComputerJSON{AccountID: c.AccountID, TraposID: c.TraposID,
-			ConnectedSince: c.ConnectedSince, RemoteAddr: c.RemoteAddr, LastFrameAt: c.LastFrameAt, Replica: c.Replica})
+			ConnectedSince: c.ConnectedSince, RemoteAddr: c.RemoteAddr, LastFrameAt: c.LastFrameAt, Replica: c.Replica,
+			ClientVersion: c.ClientVersion})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

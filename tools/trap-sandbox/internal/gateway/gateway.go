@@ -131,6 +131,9 @@ type Config struct {
 	// limit (HTTP 429 beyond it). A negative UpgradeRate disables the limit.
 	UpgradeRate  float64
 	UpgradeBurst int
+	// ClientVersion is the trapos-sandbox version the gateway serves (its installer); a
+	// computer whose hello names an older one is logged once. Empty disables the check.
+	ClientVersion string
 	// Clock drives liveness (hello timeout, pings, pong wait, idle probe), the default
 	// request timeout, rate limits and the times in listings; nil means the wall clock.
 	Clock clock.Clock
@@ -198,6 +201,8 @@ type Gateway struct {
 	upgrader websocket.Upgrader
 
 	limits *limiter
+
+	versions clientVersions
 
 	mu       sync.Mutex // guards sessions, open and closing
 	sessions map[*Session]struct{}

@@ -110,6 +110,8 @@ func (s *Session) handleRequest(f protocol.Frame) {
 type helloPayload struct {
 	TraposID json.RawMessage `json:"traposId"`
 	Secret   json.RawMessage `json:"secret"`
+	// ClientVersion is the client package's version; optional (older clients send none).
+	ClientVersion json.RawMessage `json:"clientVersion"`
 }
 
 func (s *Session) handleHello(f protocol.Frame) {
@@ -123,7 +125,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	_ = json.Unmarshal(p.Secret, &secret) // a missing or non-string secret is the empty secret
-	f.TraposSenderID = traposID           // answer the computer by the id it just gave
+	var clientVersion string
+	_ = json.Unmarshal(p.ClientVersion, &clientVersion) // missing or not a string: unknown
+	f.TraposSenderID = traposID                         // answer the computer by the id it just gave
 
 	if !s.gw.secretMatches(secret) {
 		s.log.Warn("hello rejected: wrong secret", "traposId", traposID)
@@ -154,6 +158,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	s.key, s.authenticated = key, true
+	s.clientVersion = clientVersion
 	s.mu.Unlock()
 	// Trusted now: full-size frames both ways (this runs on the reader, which owns the limit).
 	s.conn.SetReadLimit(protocol.MaxFrameBytes)
@@ -167,7 +172,8 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.registry.Unregister(s)
 		return
 	}
-	s.log.Info("computer connected", "accountId", key.AccountID, "traposId", key.TraposID)
+	s.log.Info("computer connected", "accountId", key.AccountID, "traposId", key.TraposID, "clientVersion", clientVersion)
+	s.noteClientVersion(key, clientVersion)
 	s.reply(f, accountPayload, nil)
 }
 

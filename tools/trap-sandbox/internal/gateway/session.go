@@ -30,6 +30,8 @@ type Computer struct {
 	LastFrameAt time.Time
 	// Replica names the gateway replica that holds the socket; empty in a single process.
 	Replica string
+	// ClientVersion is the version the computer's hello named; empty for an older client.
+	ClientVersion string
 }
 
 // Session is one computer's socket. Its reader runs in the goroutine that calls run, its
@@ -65,6 +67,7 @@ type Session struct {
 	mu            sync.Mutex // guards the fields below
 	key           Key        // set by a good hello
 	authenticated bool
+	clientVersion string // hello's clientVersion, empty for an older client
 	closed        bool
 	closeCode     int    // code of the close frame to send, or the peer's code for logs
 	closeReason   string // reason of the close frame to send
@@ -99,8 +102,11 @@ func (s *Session) Key() Key {
 
 // Computer returns a snapshot of the session.
 func (s *Session) Computer() Computer {
-	k := s.Key()
+	s.mu.Lock()
+	k, version := s.key, s.clientVersion
+	s.mu.Unlock()
 	return Computer{
+		ClientVersion:  version,
 		AccountID:      k.AccountID,
 		TraposID:       k.TraposID,
 		RemoteAddr:     s.remoteAddr,
