@@ -81,6 +81,22 @@ func (p *Process) Stop(timeout time.Duration) error {
 	return p.stopErr
 }
 
+// Kill ends the process at once with SIGKILL, as a crash would, and waits for it. Later Stop
+// and Kill calls return nil: the test wanted it dead.
+func (p *Process) Kill() error {
+	var err error
+	p.stopOnce.Do(func() {
+		select {
+		case <-p.exited:
+			err = fmt.Errorf("%s had already exited: %v", p.name, p.waitErr)
+		default:
+			err = p.cmd.Process.Kill()
+			<-p.exited
+		}
+	})
+	return err
+}
+
 // CleanEnv returns this process's environment without the variables that start with one of
 // prefixes, so that a developer's shell cannot change what a child does.
 func CleanEnv(prefixes ...string) []string {

@@ -141,6 +141,10 @@ func start(bin string, opts Options) (*Gateway, error) {
 // calls return the first result.
 func (g *Gateway) Stop() error { return g.proc.Stop(StopTimeout) }
 
+// Kill ends the process with SIGKILL (a crash: no shutdown, no close frames) and waits for it;
+// the test's cleanup then does not report it.
+func (g *Gateway) Kill() error { return g.proc.Kill() }
+
 // Exited is closed when the process has exited.
 func (g *Gateway) Exited() <-chan struct{} { return g.proc.Exited() }
 

@@ -13,7 +13,11 @@ import (
 // binary once into a temporary directory (with -race when the tests have it), stores its
 // path in *bin, runs the tests, and then fails the run if a goroutine outlived them (every
 // gateway process and computer has been waited for in its test's cleanup by then).
-func TestMain(m *testing.M, bin *string) int {
+func TestMain(m *testing.M, bin *string) int { return TestMainWith(m, bin, nil) }
+
+// TestMainWith is TestMain with one more build step, build (if not nil), run with the same
+// temporary directory before the tests (e.g. BuildNATSServer).
+func TestMainWith(m *testing.M, bin *string, build func(dir string) error) int {
 	dir, err := os.MkdirTemp("", "trap-sandbox-tests-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "temp dir:", err)
@@ -24,6 +28,12 @@ func TestMain(m *testing.M, bin *string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if build != nil {
+		if err := build(dir); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
 	}
 	code := m.Run()
 	if code == 0 {

@@ -1,0 +1,114 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"testing"
+	"time"
+
+	"tests/internal/child"
+	"tests/internal/repo"
+)
+
+// NATSServerPackage is the nats-server main package, a tool of the tests module (tests/go.mod):
+// the tests build it from the module cache like any dependency, nothing is downloaded to run.
+const NATSServerPackage = "github.com/nats-io/nats-server/v2"
+
+// natsListening matches the line nats-server logs once it accepts clients.
+var natsListening = regexp.MustCompile(`Listening for client connections on (\S+)`)
+
+// BuildNATSServer compiles nats-server into dir and returns the binary's path.
+func BuildNATSServer(ctx context.Context, dir string) (string, error) {
+	root, err := repo.Root()
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, BuildTimeout)
+	defer cancel()
+	bin := filepath.Join(dir, "nats-server")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, NATSServerPackage)
+	cmd.Dir = filepath.Join(root, "tests")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build %s: %w\n%s", NATSServerPackage, err, out)
+	}
+	return bin, nil
+}
+
+// NATS is one running nats-server process with JetStream, on a free loopback port, storing in
+// a temporary directory of its test.
+type NATS struct {
+	// URL is nats://HOST:PORT.
+	URL string
+
+	proc *child.Process
+	log  *natsLog
+}
+
+// StartNATS runs bin (from BuildNATSServer) and waits until it accepts clients; the test's
+// cleanup stops it.
+func StartNATS(t testing.TB, bin string) *NATS {
+	t.Helper()
+	n := &NATS{log: &natsLog{listening: make(chan string, 1)}}
+	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", t.TempDir())
+	cmd.Env = CleanEnv()
+	cmd.Stdout, cmd.Stderr = n.log, n.log
+	proc, err := child.Start("nats-server", cmd)
+	if err != nil {
+		t.Fatalf("start nats-server: %v", err)
+	}
+	n.proc = proc
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("nats-server did not stop cleanly: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("nats-server log:\n%s", n.log.String())
+		}
+	})
+	timer := time.NewTimer(StartTimeout)
+	defer timer.Stop()
+	select {
+	case addr := <-n.log.listening:
+		n.URL = "nats://" + addr
+	case <-proc.Exited():
+		t.Fatalf("nats-server exited before listening (%v):\n%s", proc.ExitErr(), n.log.String())
+	case <-timer.C:
+		t.Fatalf("nats-server did not listen within %s:\n%s", StartTimeout, n.log.String())
+	}
+	return n
+}
+
+// Stop stops the server (SIGTERM, then SIGKILL after StopTimeout). Later calls return the first result.
+func (n *NATS) Stop() error { return n.proc.Stop(StopTimeout) }
+
+// natsLog collects nats-server's output and reports its client address.
+type natsLog struct {
+	mu        sync.Mutex // guards buf and found
+	buf       bytes.Buffer
+	found     bool
+	listening chan string
+}
+
+func (l *natsLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	if !l.found {
+		if m := natsListening.FindSubmatch(l.buf.Bytes()); m != nil {
+			l.found = true
+			l.listening <- string(m[1])
+		}
+	}
+	return len(p), nil
+}
+
+func (l *natsLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}

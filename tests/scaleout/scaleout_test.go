@@ -1,0 +1,185 @@
+package scaleout
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+)
+
+// waitLimit bounds each wait; only a broken setup comes near it.
+const waitLimit = 30 * time.Second
+
+// Short liveness intervals, so that a killed replica drops out quickly; waits poll for the
+// outcome instead of counting on them.
+var replicaFlags = []string{"--nats-heartbeat", "200ms", "--nats-replica-ttl", "2s"}
+
+func startReplica(t *testing.T, nats *harness.NATS, name string) *harness.Gateway {
+	t.Helper()
+	return harness.Start(t, gatewayBin, harness.Options{
+		Args: append([]string{"--nats", nats.URL, "--replica", name}, replicaFlags...),
+	})
+}
+
+// computerEntry is one entry of GET /trapos/computers.
+type computerEntry struct {
+	TraposID string `json:"traposId"`
+	Replica  string `json:"replica"`
+}
+
+func listComputers(t *testing.T, g *harness.Gateway) map[string]string {
+	t.Helper()
+	resp, err := harness.HTTPClient().Get(g.URL("/trapos/computers"))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var list []computerEntry
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	out := map[string]string{}
+	for _, c := range list {
+		out[c.TraposID] = c.Replica
+	}
+	return out
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func get(t *testing.T, g *harness.Gateway, path string) (int, string) {
+	t.Helper()
+	resp, err := harness.HTTPClient().Get(g.URL(path))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// ping sends a ping through g's HTTP API and returns the status and error code (if any).
+func ping(t *testing.T, g *harness.Gateway, traposID string, timeout time.Duration) (int, string) {
+	t.Helper()
+	body := strings.NewReader(`{"type":"ping","timeoutMs":` + jsonInt(timeout.Milliseconds()) + `}`)
+	resp, err := harness.HTTPClient().Post(g.URL("/trapos/computers/"+traposID+"/requests"), "application/json", body)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		OK    bool            `json:"ok"`
+		Error *harness.Error  `json:"error"`
+		Raw   json.RawMessage `json:"payload"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	if out.Error != nil {
+		return resp.StatusCode, out.Error.Code
+	}
+	return resp.StatusCode, ""
+}
+
+func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	a, b := startReplica(t, nats, "a"), startReplica(t, nats, "b")
+
+	// A daemon on A, with files the host may read.
+	d := &harness.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}
+	d.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
+	stop, err := d.Serve(ctx, a.WebSocketURL(), "")
+	require.NoError(t, err)
+	defer stop()
+
+	waitFor(t, "B to list A's computer", func() bool { return listComputers(t, b)["4:vault"] == "a" })
+
+	// B's HTTP API reaches it.
+	status, code := ping(t, b, "4:vault", 10*time.Second)
+	assert.Equal(t, http.StatusOK, status, code)
+
+	// B's CLI lists it with its replica.
+	out, err := exec.CommandContext(ctx, gatewayBin, "computers", "--url", "http://"+b.Addr).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "REPLICA")
+	assert.Regexp(t, `4:vault\s.*\sa\n`, string(out))
+
+	// B's MCP lists it with its replica and reads its file.
+	s := harness.ConnectMCP(ctx, t, b, "")
+	res := harness.CallTool(ctx, t, s, "list_computers", nil)
+	require.False(t, res.IsError)
+	listed, _ := json.Marshal(res.StructuredContent)
+	assert.Contains(t, string(listed), `"traposId":"4:vault"`)
+	assert.Contains(t, string(listed), `"replica":"a"`)
+	res = harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "4:vault", "path": "/notes.txt"})
+	require.False(t, res.IsError, "%+v", res.Content)
+	read, _ := json.Marshal(res.StructuredContent)
+	assert.Contains(t, string(read), "diamonds at -12 64 300")
+
+	// The computer says hello on B: A closes its older socket with 4009.
+	old, err := harness.Dial(ctx, a.WebSocketURL(), "9:twin")
+	require.NoError(t, err)
+	defer old.Close()
+	require.NoError(t, old.MustHello(ctx, ""))
+	waitFor(t, "B to list 9:twin on A", func() bool { return listComputers(t, b)["9:twin"] == "a" })
+	fresh, err := harness.Dial(ctx, b.WebSocketURL(), "9:twin")
+	require.NoError(t, err)
+	defer fresh.Close()
+	require.NoError(t, fresh.MustHello(ctx, ""))
+	readCtx, cancelRead := context.WithTimeout(ctx, waitLimit)
+	ce, err := old.ExpectClose(readCtx)
+	cancelRead()
+	require.NoError(t, err)
+	assert.Equal(t, harness.CloseReplaced, ce.Code)
+	waitFor(t, "A to list 9:twin on B", func() bool { return listComputers(t, a)["9:twin"] == "b" })
+
+	// /healthz says NATS is connected.
+	status, body := get(t, b, "/healthz")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Contains(t, body, "nats: connected (replica b")
+
+	// A crashes: its computer drops out of B's list within the TTL, and asking for it is
+	// not_connected at once.
+	require.NoError(t, a.Kill())
+	waitFor(t, "B to drop A's computer", func() bool {
+		_, listed := listComputers(t, b)["4:vault"]
+		return !listed
+	})
+	status, code = ping(t, b, "4:vault", time.Minute)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, "not_connected", code)
+	assert.Equal(t, "b", listComputers(t, b)["9:twin"])
+
+	// NATS goes: B keeps serving its own computer and says so.
+	require.NoError(t, nats.Stop())
+	waitFor(t, "B to notice NATS is gone", func() bool {
+		_, body := get(t, b, "/healthz")
+		return strings.Contains(body, "nats: disconnected")
+	})
+	answered := make(chan error, 1)
+	go func() {
+		answerCtx, cancel := context.WithTimeout(ctx, waitLimit)
+		defer cancel()
+		answered <- fresh.Answer(answerCtx, func(f harness.Frame) *harness.Reply {
+			return &harness.Reply{Payload: map[string]any{"traposId": "9:twin"}}
+		})
+	}()
+	status, code = ping(t, b, "9:twin", 10*time.Second)
+	assert.Equal(t, http.StatusOK, status, code)
+	_ = fresh.Close()
+	<-answered
+}
