@@ -78,14 +78,14 @@ func (b *syncBuffer) String() string {
 // testCluster is one embedded NATS server (JetStream on, a temporary store, a free port) and
 // the gateway replicas a test starts on it.
 type testCluster struct {
-	t     *testing.T
+	t     testing.TB
 	ns    *natsserver.Server
 	opts  *natsserver.Options
 	clock *clock
 	logs  *syncBuffer
 }
 
-func newTestCluster(t *testing.T) *testCluster {
+func newTestCluster(t testing.TB) *testCluster {
 	t.Helper()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true,
 		StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
@@ -132,6 +132,12 @@ type replica struct {
 }
 
 func (tc *testCluster) startReplica(name string) *replica {
+	return tc.startReplicaWith(name, gateway.Config{})
+}
+
+// startReplicaWith starts a replica whose gateway has cfg (with the test's hello timeout and
+// close grace where cfg leaves them zero).
+func (tc *testCluster) startReplicaWith(name string, cfg gateway.Config) *replica {
 	t := tc.t
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
@@ -142,8 +148,14 @@ func (tc *testCluster) startReplica(name string) *replica {
 	router, err := New(ctx, nc, Config{Replica: name, HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL,
 		Now: tc.clock.Now}, logger)
 	require.NoError(t, err)
-	gw := gateway.New(gateway.Config{Replica: name, HelloTimeout: waitLimit, CloseGrace: 200 * time.Millisecond},
-		logger, router)
+	cfg.Replica = name
+	if cfg.HelloTimeout == 0 {
+		cfg.HelloTimeout = waitLimit
+	}
+	if cfg.CloseGrace == 0 {
+		cfg.CloseGrace = 200 * time.Millisecond
+	}
+	gw := gateway.New(cfg, logger, router)
 	opencodehealth.New(okProber{}, nil).Register(gw)
 	r := &replica{name: name, gw: gw, router: router, nc: nc,
 		srv: httptest.NewServer(server.New(logger, server.Config{}, gw).Handler())}
@@ -181,7 +193,7 @@ func client() *http.Client {
 }
 
 // computers lists the computers through r's HTTP API as "traposId@replica", sorted.
-func (r *replica) computers(t *testing.T) []string {
+func (r *replica) computers(t testing.TB) []string {
 	t.Helper()
 	resp, err := client().Get(r.srv.URL + gateway.ComputersPath)
 	require.NoError(t, err)
@@ -198,7 +210,7 @@ func (r *replica) computers(t *testing.T) []string {
 }
 
 // waitComputers waits until r lists exactly want (sorted "traposId@replica").
-func (r *replica) waitComputers(t *testing.T, want ...string) {
+func (r *replica) waitComputers(t testing.TB, want ...string) {
 	t.Helper()
 	sort.Strings(want)
 	if want == nil {
@@ -239,7 +251,7 @@ func (r *replica) request(traposID, typ string, payload any, timeout time.Durati
 	return ch
 }
 
-func await(t *testing.T, ch <-chan apiResult) apiResult {
+func await(t testing.TB, ch <-chan apiResult) apiResult {
 	t.Helper()
 	select {
 	case r := <-ch:
@@ -251,7 +263,7 @@ func await(t *testing.T, ch <-chan apiResult) apiResult {
 }
 
 // waitFor polls cond until it holds (state changes on other goroutines and processes).
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitLimit)
 	for !cond() {
@@ -264,13 +276,13 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 
 // computer is the test's side of one socket, speaking the protocol by hand as CC would.
 type computer struct {
-	t    *testing.T
+	t    testing.TB
 	conn *websocket.Conn
 	id   string
 }
 
 // connect dials r and completes a hello as traposID.
-func (r *replica) connect(t *testing.T, traposID string) *computer {
+func (r *replica) connect(t testing.TB, traposID string) *computer {
 	t.Helper()
 	c := r.dial(t, traposID)
 	resp := c.hello()
@@ -278,7 +290,7 @@ func (r *replica) connect(t *testing.T, traposID string) *computer {
 	return c
 }
 
-func (r *replica) dial(t *testing.T, traposID string) *computer {
+func (r *replica) dial(t testing.TB, traposID string) *computer {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
