@@ -137,6 +137,18 @@ end
 for name in pairs(native_term) do
   term[name] = function(...) return current_term[name](...); end;
 end
+-- The palette the screen starts with, read once before any program can change it.
+local native_palette = {};
+for i = 0, 15 do
+  native_palette[2 ^ i] = { native_term.getPaletteColour(2 ^ i) };
+end
+function term.nativePaletteColour(colour)
+  expect_arg(1, colour, "number");
+  local rgb = native_palette[colour];
+  if not rgb then error("Colour out of range", 2); end
+  return rgb[1], rgb[2], rgb[3];
+end
+term.nativePaletteColor = term.nativePaletteColour;
 
 function write(text)
   expect_arg(1, text, "string", "number");
@@ -207,27 +219,174 @@ function printError(...)
   end
 end
 
--- read: a minimal line editor over char/paste/key events (headless runs rarely use it).
-function read(replace_char)
+-- read([replace_char [, history [, complete [, default]]]]): a line editor over char,
+-- paste and key events. Left/right/home/end move, backspace/delete erase, up/down walk
+-- history, tab accepts the shown completion. The line scrolls sideways when it is longer
+-- than the space left on the row.
+local KEY_TAB, KEY_DELETE, KEY_RIGHT, KEY_LEFT, KEY_DOWN, KEY_UP, KEY_HOME, KEY_END =
+  258, 261, 262, 263, 264, 265, 268, 269;
+local KEY_NUMPAD_ENTER = 335;
+local COLOUR_GREY = 0x80;
+
+function read(replace_char, history, complete, default)
   if replace_char ~= nil then expect_arg(1, replace_char, "string"); end
-  local line = "";
+  if history ~= nil then expect_arg(2, history, "table"); end
+  if complete ~= nil then expect_arg(3, complete, "function"); end
+  if default ~= nil then expect_arg(4, default, "string"); end
+  local mask = replace_char and replace_char:sub(1, 1) or nil;
+  local line = default or "";
+  local pos = #line;               -- characters before the cursor
+  local history_pos = nil;         -- index into history while walking it
+  local completions, completion = nil, nil;
+  local start_x, start_y = term.getCursorPos();
+  local scroll = 0;
+
+  local function recomplete()
+    completions, completion = nil, nil;
+    if complete and pos == #line then
+      local found = complete(line);
+      if type(found) == "table" and #found > 0 then
+        completions, completion = found, 1;
+      end
+    end
+  end
+
+  local function redraw(clear)
+    local width = term.getSize();
+    local room = width - start_x;
+    if pos - scroll > room then scroll = pos - room; end
+    if pos < scroll then scroll = pos; end
+    if scroll < 0 then scroll = 0; end
+    term.setCursorPos(start_x, start_y);
+    local visible = line:sub(scroll + 1, scroll + room + 1);
+    if mask then visible = mask:rep(#visible); end
+    if clear then visible = (" "):rep(#visible); end
+    term.write(visible);
+    local shown = #visible;
+    if completion and not clear and shown <= room then
+      local suffix = completions[completion]:sub(1, room + 1 - shown);
+      local previous = term.getTextColour();
+      if term.isColour() then term.setTextColour(COLOUR_GREY); end
+      term.write(suffix);
+      term.setTextColour(previous);
+      shown = shown + #suffix;
+    end
+    if shown <= room then term.write((" "):rep(math.min(room + 1 - shown, 1))); end
+    term.setCursorPos(start_x + pos - scroll, start_y);
+  end
+
+  local function clear_completion()
+    if completion then
+      local width = term.getSize();
+      term.setCursorPos(start_x, start_y);
+      term.write((" "):rep(math.max(0, width - start_x + 1)));
+    end
+  end
+
+  local function set_line(text)
+    clear_completion();
+    redraw(true);
+    line, pos = text, #text;
+    recomplete();
+    redraw();
+  end
+
+  local function insert(text)
+    clear_completion();
+    line = line:sub(1, pos) .. text .. line:sub(pos + 1);
+    pos = pos + #text;
+    recomplete();
+    redraw();
+  end
+
   term.setCursorBlink(true);
+  recomplete();
+  redraw();
   while true do
     local event, value = os.pullEvent();
     if event == "char" or event == "paste" then
-      line = line .. value;
-      write(replace_char and replace_char:sub(1, 1):rep(#value) or value);
-    elseif event == "key" and value == KEY_ENTER then
-      break;
-    elseif event == "key" and value == KEY_BACKSPACE and #line > 0 then
-      line = line:sub(1, -2);
-      local x, y = term.getCursorPos();
-      term.setCursorPos(x - 1, y);
-      term.write(" ");
-      term.setCursorPos(x - 1, y);
+      insert(value);
+    elseif event == "key" then
+      if value == KEY_ENTER or value == KEY_NUMPAD_ENTER then
+        if completion then
+          clear_completion();
+          completion = nil;
+          redraw();
+        end
+        break;
+      elseif value == KEY_LEFT then
+        if pos > 0 then
+          clear_completion();
+          completion = nil;
+          pos = pos - 1;
+          redraw();
+        end
+      elseif value == KEY_RIGHT then
+        if pos < #line then
+          pos = pos + 1;
+          recomplete();
+          redraw();
+        elseif completion then
+          insert(completions[completion]);
+        end
+      elseif value == KEY_HOME then
+        clear_completion();
+        completion = nil;
+        pos = 0;
+        redraw();
+      elseif value == KEY_END then
+        pos = #line;
+        recomplete();
+        redraw();
+      elseif value == KEY_TAB then
+        if completion then insert(completions[completion]); end
+      elseif value == KEY_BACKSPACE then
+        if pos > 0 then
+          clear_completion();
+          redraw(true);
+          line = line:sub(1, pos - 1) .. line:sub(pos + 1);
+          pos = pos - 1;
+          if scroll > 0 then scroll = scroll - 1; end
+          recomplete();
+          redraw();
+        end
+      elseif value == KEY_DELETE then
+        if pos < #line then
+          clear_completion();
+          redraw(true);
+          line = line:sub(1, pos) .. line:sub(pos + 2);
+          recomplete();
+          redraw();
+        end
+      elseif (value == KEY_UP or value == KEY_DOWN) and completion and #completions > 1 then
+        clear_completion();
+        if value == KEY_UP then
+          completion = completion > 1 and completion - 1 or #completions;
+        else
+          completion = completion < #completions and completion + 1 or 1;
+        end
+        redraw();
+      elseif (value == KEY_UP or value == KEY_DOWN) and history and #history > 0 then
+        if value == KEY_UP then
+          if history_pos == nil then
+            history_pos = #history;
+          elseif history_pos > 1 then
+            history_pos = history_pos - 1;
+          end
+        elseif history_pos ~= nil then
+          history_pos = history_pos + 1;
+          if history_pos > #history then history_pos = nil; end
+        end
+        set_line(history_pos and history[history_pos] or "");
+      end
+    elseif event == "term_resize" then
+      redraw();
     end
   end
   term.setCursorBlink(false);
+  local width = term.getSize();
+  local _, y = term.getCursorPos();
+  term.setCursorPos(width + 1, y);
   print();
   return line;
 end

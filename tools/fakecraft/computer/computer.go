@@ -172,6 +172,9 @@ func (c *Computer) ID() int { return c.cfg.ID }
 // Screen returns the current 51x19 screen text (rows right-trimmed, joined by newlines).
 func (c *Computer) Screen() string { return c.term.Screen() }
 
+// Terminal is the computer's screen, for a renderer (Snapshot, Changed).
+func (c *Computer) Terminal() *Terminal { return c.term }
+
 // Transcript returns every finished terminal line written so far.
 func (c *Computer) Transcript() string { return c.term.Transcript() }
 

@@ -296,7 +296,8 @@ local n = print(long)
 write(tostring(n) .. "\n")
 write(("x"):rep(60) .. "\n")
 `)
-	assert.Equal(t, "word word word word word word word word word word \nword word \n2\n"+
+	// Transcript lines read as the screen rows do: without the spaces that end them.
+	assert.Equal(t, "word word word word word word word word word word\nword word\n2\n"+
 		strings.Repeat("x", 51)+"\n"+strings.Repeat("x", 9)+"\n", out)
 	assert.Contains(t, c.Screen(), "word word\n2")
 }
@@ -388,4 +389,16 @@ assert(not e3:find("^%[C%]"), e3)
 assert(select(2, pcall(error, "z", 0)) == "z")
 assert(({pcall(string.rep, "a", 3)})[2] == "aaa")
 `)
+}
+
+func TestTranscriptKeepsColumns(t *testing.T) {
+	out, _, _ := runLua(t, `
+term.write("abc")
+term.setCursorPos(2, select(2, term.getCursorPos()))
+term.write("X")
+term.setCursorPos(10, select(2, term.getCursorPos()))
+term.write("col10")
+print()
+`)
+	assert.Equal(t, "aXc      col10\n", out)
 }

@@ -3,6 +3,8 @@ package computer
 import (
 	"bytes"
 	"io"
+	"math"
+	"math/bits"
 	"strings"
 	"sync"
 
@@ -15,76 +17,149 @@ const (
 	TermHeight = 19
 )
 
-// Colour values CC's colors API uses for the defaults.
+// Colour indices (the exponent of a colors.* value, also its blit digit) of the defaults.
 const (
-	colourWhite = 1
-	colourBlack = 32768
+	colourWhite = 0
+	colourBlack = 15
 )
+
+// DefaultPalette is CC: Tweaked's default RGB for each of the 16 colours, by index
+// (colors.white = index 0 … colors.black = index 15).
+var DefaultPalette = [16]uint32{
+	0xF0F0F0, 0xF2B233, 0xE57FD8, 0x99B2F2, 0xDEDE6C, 0x7FCC19, 0xF2B2CC, 0x4C4C4C,
+	0x999999, 0x4C99B2, 0xB266E5, 0x3366CC, 0x7F664C, 0x57A64E, 0xCC4C4C, 0x111111,
+}
+
+// Cell is one character of the screen with its colour indices (0-15).
+type Cell struct {
+	Char   byte
+	FG, BG uint8
+}
+
+// Snapshot is a copy of everything visible on the terminal, for a renderer.
+type Snapshot struct {
+	Cells [TermHeight][TermWidth]Cell
+	// CursorX and CursorY are 1-based and may be off-screen.
+	CursorX, CursorY int
+	Blink            bool
+	// CursorFG is the text colour index, the colour CC draws the blinking cursor in.
+	CursorFG uint8
+	Palette  [16]uint32
+	Colour   bool
+}
 
 // Terminal is the computer's 51x19 text screen plus the transcript: every piece of text
 // written to it, with a line break each time the cursor leaves a row or the screen scrolls,
 // so lines that scroll off the top are kept (as CraftOS-PC's headless mode prints them).
-// mu guards every field because Screen and Transcript are read from other goroutines.
+// mu guards every field because Screen, Snapshot and Transcript are read from other
+// goroutines.
 type Terminal struct {
 	mu         sync.Mutex
-	grid       [TermHeight][]byte
+	grid       [TermHeight][TermWidth]Cell
 	x, y       int // 1-based cursor; may be off-screen
-	textColour int
-	bgColour   int
+	textColour uint8
+	bgColour   uint8
 	blink      bool
 	colour     bool
-	line       bytes.Buffer // transcript text of the current row, not yet ended
+	palette    [16]uint32
+	line       []byte // transcript text of the current row by column, not yet ended
 	transcript bytes.Buffer
 	out        io.Writer
 	outErr     error
 	// onBlink, when set, hears every setCursorBlink (the old and the new state), outside mu.
 	onBlink func(was, on bool)
+	changed    chan struct{} // capacity 1: the screen changed since the last receive
 }
 
 // NewTerminal returns a cleared terminal that copies finished transcript lines to out
 // (which may be nil). colour says whether it is an advanced (colour) terminal.
 func NewTerminal(out io.Writer, colour bool) *Terminal {
-	t := &Terminal{x: 1, y: 1, textColour: colourWhite, bgColour: colourBlack, colour: colour, out: out}
+	t := &Terminal{
+		x: 1, y: 1, textColour: colourWhite, bgColour: colourBlack, colour: colour, out: out,
+		palette: DefaultPalette, changed: make(chan struct{}, 1),
+	}
 	for i := range t.grid {
-		t.grid[i] = bytes.Repeat([]byte{' '}, TermWidth)
+		t.blankRow(i)
 	}
 	return t
 }
 
-// endLine finishes the current transcript line. Caller holds mu.
-func (t *Terminal) endLine() {
-	t.line.WriteByte('\n')
-	t.transcript.Write(t.line.Bytes())
-	if t.out != nil && t.outErr == nil {
-		_, t.outErr = t.out.Write(t.line.Bytes())
+// Changed receives a value after the screen, cursor or palette changed. A renderer waits
+// on it, then takes a Snapshot.
+func (t *Terminal) Changed() <-chan struct{} { return t.changed }
+
+// touch notes a visible change. Caller holds mu.
+func (t *Terminal) touch() {
+	select {
+	case t.changed <- struct{}{}:
+	default:
 	}
-	t.line.Reset()
+}
+
+// blankRow fills row i (0-based) with spaces in the current colours. Caller holds mu.
+func (t *Terminal) blankRow(i int) {
+	for j := range t.grid[i] {
+		t.grid[i][j] = Cell{Char: ' ', FG: t.textColour, BG: t.bgColour}
+	}
+}
+
+// endLine finishes the current transcript line, without the spaces that end it. Caller
+// holds mu.
+func (t *Terminal) endLine() {
+	line := append(bytes.TrimRight(t.line, " "), '\n')
+	t.transcript.Write(line)
+	if t.out != nil && t.outErr == nil {
+		_, t.outErr = t.out.Write(line)
+	}
+	t.line = t.line[:0]
 }
 
 // Flush ends a partly written transcript line, as at shutdown.
 func (t *Terminal) Flush() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.line.Len() > 0 {
+	if len(t.line) > 0 {
 		t.endLine()
 	}
 }
 
-// Write puts text at the cursor and moves the cursor past it; text outside the screen is clipped.
+// Write puts text at the cursor in the current colours and moves the cursor past it; text
+// outside the screen is clipped.
 func (t *Terminal) Write(text string) {
+	t.blit(text, nil, nil)
+}
+
+// blit writes text with per-character colour indices (nil: the current colours).
+func (t *Terminal) blit(text string, fg, bg []uint8) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.line.WriteString(text)
+	// The transcript keeps what ends up in each column, so text redrawn in place (read's
+	// line editor, tabulated columns) reads as it looks on screen.
+	for i := 0; i < len(text); i++ {
+		col := t.x + i
+		if col < 1 {
+			continue
+		}
+		for len(t.line) < col {
+			t.line = append(t.line, ' ')
+		}
+		t.line[col-1] = text[i]
+	}
 	if t.y >= 1 && t.y <= TermHeight {
-		row := t.grid[t.y-1]
+		row := &t.grid[t.y-1]
 		for i := 0; i < len(text); i++ {
 			col := t.x + i
 			if col >= 1 && col <= TermWidth {
-				row[col-1] = printable(text[i])
+				cell := Cell{Char: printable(text[i]), FG: t.textColour, BG: t.bgColour}
+				if fg != nil {
+					cell.FG, cell.BG = fg[i], bg[i]
+				}
+				row[col-1] = cell
 			}
 		}
 	}
 	t.x += len(text)
+	t.touch()
 }
 
 // printable maps control characters to spaces as CC's terminal does for display.
@@ -103,9 +178,11 @@ func (t *Terminal) SetCursorPos(x, y int) {
 		t.endLine()
 	}
 	t.x, t.y = x, y
+	t.touch()
 }
 
-// Scroll moves the screen contents up by n rows (down when negative) and ends the transcript line.
+// Scroll moves the screen contents up by n rows (down when negative) and ends the
+// transcript line. New rows are blank in the current background colour.
 func (t *Terminal) Scroll(n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -113,34 +190,36 @@ func (t *Terminal) Scroll(n int) {
 		return
 	}
 	t.endLine()
-	var next [TermHeight][]byte
-	for i := range next {
+	old := t.grid
+	for i := range t.grid {
 		src := i + n
 		if src >= 0 && src < TermHeight {
-			next[i] = t.grid[src]
+			t.grid[i] = old[src]
 		} else {
-			next[i] = bytes.Repeat([]byte{' '}, TermWidth)
+			t.blankRow(i)
 		}
 	}
-	t.grid = next
+	t.touch()
 }
 
-// Clear blanks the screen.
+// Clear blanks the screen in the current background colour.
 func (t *Terminal) Clear() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for i := range t.grid {
-		t.grid[i] = bytes.Repeat([]byte{' '}, TermWidth)
+		t.blankRow(i)
 	}
+	t.touch()
 }
 
-// ClearLine blanks the cursor's row.
+// ClearLine blanks the cursor's row in the current background colour.
 func (t *Terminal) ClearLine() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.y >= 1 && t.y <= TermHeight {
-		t.grid[t.y-1] = bytes.Repeat([]byte{' '}, TermWidth)
+		t.blankRow(t.y - 1)
 	}
+	t.touch()
 }
 
 // Screen returns the 19 rows of the screen, trailing spaces trimmed, joined with newlines.
@@ -149,9 +228,23 @@ func (t *Terminal) Screen() string {
 	defer t.mu.Unlock()
 	rows := make([]string, TermHeight)
 	for i, r := range t.grid {
-		rows[i] = strings.TrimRight(string(r), " ")
+		var b strings.Builder
+		for _, c := range r {
+			b.WriteByte(c.Char)
+		}
+		rows[i] = strings.TrimRight(b.String(), " ")
 	}
 	return strings.Join(rows, "\n")
+}
+
+// Snapshot copies the visible state.
+func (t *Terminal) Snapshot() Snapshot {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return Snapshot{
+		Cells: t.grid, CursorX: t.x, CursorY: t.y, Blink: t.blink, CursorFG: t.textColour,
+		Palette: t.palette, Colour: t.colour,
+	}
 }
 
 // Transcript returns every finished transcript line so far.
@@ -165,16 +258,51 @@ func (t *Terminal) Transcript() string {
 func (t *Terminal) TextColour() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.textColour
+	return 1 << t.textColour
 }
 
-// checkColour validates a colors.* value (one bit of the low 16).
-func checkColour(L *lua.LState, n int) int {
-	c := int(L.CheckNumber(n))
-	if c <= 0 || c > 0xFFFF || c&(c-1) != 0 {
+// checkColour validates a colors.* value and returns its index. Like CC, any number is
+// accepted and its highest set bit of the low 16 chosen; nothing set is an error.
+func checkColour(L *lua.LState, n int) uint8 {
+	f := float64(L.CheckNumber(n))
+	if math.IsNaN(f) || math.IsInf(f, 0) {
 		L.RaiseError("Colour out of range")
 	}
-	return c
+	c := int64(f)
+	if c <= 0 || c > 0xFFFF {
+		L.RaiseError("Colour out of range")
+	}
+	return uint8(bits.Len64(uint64(c)) - 1)
+}
+
+// blitColours turns a blit colour string into indices; a character that is not a hex
+// digit keeps the fallback index, as CC's terminal does.
+func blitColours(s string, fallback uint8) []uint8 {
+	out := make([]uint8, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= '0' && c <= '9':
+			out[i] = c - '0'
+		case c >= 'a' && c <= 'f':
+			out[i] = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			out[i] = c - 'A' + 10
+		default:
+			out[i] = fallback
+		}
+	}
+	return out
+}
+
+// channel turns a palette component in [0,1] into a byte.
+func channel(f float64) uint32 {
+	if f < 0 {
+		f = 0
+	} else if f > 1 {
+		f = 1
+	}
+	return uint32(f*255 + 0.5)
 }
 
 // install builds the native term table.
@@ -190,7 +318,7 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 			if len(fg) != len(text) || len(bg) != len(text) {
 				L.RaiseError("Arguments must be the same length")
 			}
-			t.Write(text)
+			t.blit(text, blitColours(fg, colourWhite), blitColours(bg, colourBlack))
 			return 0
 		},
 		"scroll":    func(L *lua.LState) int { t.Scroll(L.CheckInt(1)); return 0 },
@@ -219,6 +347,7 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 			t.mu.Lock()
 			was := t.blink
 			t.blink = on
+			t.touch()
 			t.mu.Unlock()
 			if t.onBlink != nil {
 				t.onBlink(was, on)
@@ -235,6 +364,7 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 			c := checkColour(L, 1)
 			t.mu.Lock()
 			t.textColour = c
+			t.touch()
 			t.mu.Unlock()
 			return 0
 		},
@@ -249,8 +379,33 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 		"getBackgroundColour": func(L *lua.LState) int {
 			t.mu.Lock()
 			defer t.mu.Unlock()
-			L.Push(lua.LNumber(t.bgColour))
+			L.Push(lua.LNumber(int(1) << t.bgColour))
 			return 1
+		},
+		"setPaletteColour": func(L *lua.LState) int {
+			c := checkColour(L, 1)
+			var rgb uint32
+			if L.GetTop() == 2 {
+				rgb = uint32(L.CheckNumber(2)) & 0xFFFFFF
+			} else {
+				r, g, b := float64(L.CheckNumber(2)), float64(L.CheckNumber(3)), float64(L.CheckNumber(4))
+				rgb = channel(r)<<16 | channel(g)<<8 | channel(b)
+			}
+			t.mu.Lock()
+			t.palette[c] = rgb
+			t.touch()
+			t.mu.Unlock()
+			return 0
+		},
+		"getPaletteColour": func(L *lua.LState) int {
+			c := checkColour(L, 1)
+			t.mu.Lock()
+			rgb := t.palette[c]
+			t.mu.Unlock()
+			L.Push(lua.LNumber(float64(rgb>>16&0xFF) / 255))
+			L.Push(lua.LNumber(float64(rgb>>8&0xFF) / 255))
+			L.Push(lua.LNumber(float64(rgb&0xFF) / 255))
+			return 3
 		},
 	}
 	tbl := L.NewTable()
@@ -260,6 +415,7 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 	for british, american := range map[string]string{
 		"isColour": "isColor", "setTextColour": "setTextColor", "getTextColour": "getTextColor",
 		"setBackgroundColour": "setBackgroundColor", "getBackgroundColour": "getBackgroundColor",
+		"setPaletteColour": "setPaletteColor", "getPaletteColour": "getPaletteColor",
 	} {
 		tbl.RawSetString(american, tbl.RawGetString(british))
 	}

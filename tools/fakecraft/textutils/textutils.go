@@ -8,6 +8,7 @@ package textutils
 import (
 	"fakecraft/ccformat"
 
+	_ "embed"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -51,7 +52,20 @@ func Install(L *lua.LState) {
 	t.RawSetString("empty_json_array", a.emptyArray)
 	t.RawSetString("json_null", a.jsonNull)
 	L.SetGlobal("textutils", t)
+	fn, err := L.LoadString(luaSource)
+	if err != nil {
+		// luaSource is a constant compiled into the binary; a syntax error in it is a bug.
+		panic("textutils.lua: " + err.Error())
+	}
+	L.Push(fn)
+	L.Push(t)
+	L.Call(1, 0)
 }
+
+// luaSource is the Lua half of the API: the functions that draw on the terminal.
+//
+//go:embed textutils.lua
+var luaSource string
 
 // newSentinel makes an empty table whose writes raise "attempt to mutate <name>" and
 // whose tostring is str. Reads are untouched, so #t is 0 and next(t) is nil.

@@ -433,18 +433,29 @@ if args.n > 0 then
   return shell.run(...);
 end
 
--- Interactive. fakecraft answers read() from its input, one line per prompt.
+-- Interactive: a prompt (yellow on colour terminals), one command per line, until `exit`.
+-- fakecraft's `run` answers read() from its input, one line per prompt; `shell` from the keyboard.
+local prompt_colour = term.isColour() and colours.yellow or colours.white;
+term.setBackgroundColour(colours.black);
+term.setTextColour(prompt_colour);
 print(os.version());
+term.setTextColour(colours.white);
 if parent == nil then
   shell.run("/rom/startup.lua");
 end
+
 local history = {};
 while not exiting do
+  term.setBackgroundColour(colours.black);
+  term.setTextColour(prompt_colour);
   write(shell.dir() .. "> ");
-  local line = read(nil, history);
-  if line:match("%S") then
+  term.setTextColour(colours.white);
+  local complete = nil;
+  if settings.get("shell.autocomplete") then complete = shell.complete; end
+  local line = read(nil, history, complete);
+  if line:match("%S") and history[#history] ~= line then
     history[#history + 1] = line;
-    shell.run(line);
   end
+  shell.run(line);
 end
 return true;

@@ -1,0 +1,3 @@
+-- exit: leaves the shell (the outermost one shuts the computer down).
+
+shell.exit();

@@ -1,0 +1,250 @@
+-- Specs for the shell programs in /rom/programs (ls, cd, cp, mv, rm, …), run through
+-- shell.run as a player would type them. Messages are CC: Tweaked's.
+
+local DIR = "/spec-files";
+
+-- Runs a command line, returning what it printed with print/write and with printError.
+local function capture(line)
+  local output, errors = {}, {};
+  stub(_G, "print", function(...)
+    local parts = table.pack(...);
+    for i = 1, parts.n do parts[i] = tostring(parts[i]); end
+    output[#output + 1] = table.concat(parts, "\t", 1, parts.n) .. "\n";
+    return 1;
+  end);
+  stub(_G, "write", function(text) output[#output + 1] = tostring(text); return 0; end);
+  stub(_G, "printError", function(...)
+    errors[#errors + 1] = table.concat({ ... }, "\t") .. "\n";
+  end);
+  local ok = shell.run(line);
+  return { ok = ok, output = table.concat(output), error = table.concat(errors) };
+end
+
+local function touch(path, content)
+  local file = fs.open(path, "w");
+  file.write(content or "");
+  file.close();
+end
+
+local function read_file(path)
+  local file = fs.open(path, "r");
+  local text = file.readAll();
+  file.close();
+  return text;
+end
+
+describe("programs", function()
+  before_each(function()
+    fs.delete(DIR);
+    fs.makeDir(DIR);
+  end);
+  after_each(function()
+    fs.delete(DIR);
+    shell.setDir("");
+  end);
+
+  describe("cd", function()
+    it("changes into a directory", function()
+      fs.makeDir(DIR .. "/sub");
+      capture("cd " .. DIR .. "/sub");
+      expect(shell.dir()):eq("spec-files/sub");
+      capture("cd ..");
+      expect(shell.dir()):eq("spec-files");
+    end);
+    it("does not move into a missing directory", function()
+      expect(capture("cd /rom/nothing")):same({ ok = true, output = "Not a directory\n", error = "" });
+      expect(shell.dir()):eq("");
+    end);
+    it("shows its usage without arguments", function()
+      expect(capture("cd").output):eq("Usage: cd <path>\n");
+    end);
+  end);
+
+  describe("copy", function()
+    it("copies a file, also as cp", function()
+      touch(DIR .. "/a.txt", "abc");
+      capture("copy " .. DIR .. "/a.txt " .. DIR .. "/b.txt");
+      capture("cp " .. DIR .. "/a.txt " .. DIR .. "/c.txt");
+      expect(read_file(DIR .. "/a.txt")):eq("abc");
+      expect(read_file(DIR .. "/b.txt")):eq("abc");
+      expect(read_file(DIR .. "/c.txt")):eq("abc");
+    end);
+    it("copies a glob into a directory", function()
+      touch(DIR .. "/a.txt");
+      touch(DIR .. "/b.txt");
+      fs.makeDir(DIR .. "/into");
+      capture("cp " .. DIR .. "/*.txt " .. DIR .. "/into");
+      expect(fs.list(DIR .. "/into")):same({ "a.txt", "b.txt" });
+    end);
+    it("refuses a missing source, an existing or read-only destination", function()
+      touch(DIR .. "/c.txt");
+      expect(capture("copy nothing destination").error):eq("No matching files\n");
+      expect(capture("copy " .. DIR .. "/c.txt " .. DIR .. "/c.txt").error):eq("Destination exists\n");
+      expect(capture("copy " .. DIR .. "/c.txt /rom/test.txt").error):eq("Destination is read-only\n");
+    end);
+    it("shows its usage without arguments", function()
+      expect(capture("copy")):same({ ok = true, output = "Usage: copy <source> <destination>\n", error = "" });
+    end);
+  end);
+
+  describe("delete", function()
+    it("deletes files, globs and directories, also as rm", function()
+      touch(DIR .. "/a.txt");
+      touch(DIR .. "/b.txt");
+      touch(DIR .. "/c.lua");
+      fs.makeDir(DIR .. "/d/e");
+      capture("rm " .. DIR .. "/*.txt " .. DIR .. "/d");
+      expect(fs.list(DIR)):same({ "c.lua" });
+      capture("delete " .. DIR .. "/c.lua");
+      expect(fs.list(DIR)):same({});
+    end);
+    it("refuses read-only files and the root mount", function()
+      expect(capture("rm /rom/programs/shell.lua").error)
+        :eq("Cannot delete read-only file /rom/programs/shell.lua\n");
+      expect(capture("rm /rom").error):eq("Cannot delete read-only file /rom\n");
+    end);
+    it("names a pattern that matched nothing", function()
+      expect(capture("rm never-existed").error):eq("never-existed: No matching files\n");
+    end);
+    it("shows its usage without arguments", function()
+      expect(capture("rm").output):eq("Usage: rm <paths>\n");
+    end);
+  end);
+
+  describe("mkdir", function()
+    it("makes directories with their parents", function()
+      capture("mkdir " .. DIR .. "/a/b " .. DIR .. "/c");
+      expect(fs.isDir(DIR .. "/a/b")):eq(true);
+      expect(fs.isDir(DIR .. "/c")):eq(true);
+    end);
+    it("refuses a path that is a file, or read-only", function()
+      touch(DIR .. "/f");
+      expect(capture("mkdir " .. DIR .. "/f").error):eq(DIR .. "/f: Destination exists\n");
+      expect(capture("mkdir /rom/x").error):eq("/rom/x: Access denied\n");
+    end);
+  end);
+
+  describe("move", function()
+    it("moves a file, and a file into a directory, also as mv", function()
+      touch(DIR .. "/a.txt", "1");
+      fs.makeDir(DIR .. "/d");
+      capture("move " .. DIR .. "/a.txt " .. DIR .. "/b.txt");
+      expect(fs.exists(DIR .. "/a.txt")):eq(false);
+      capture("mv " .. DIR .. "/b.txt " .. DIR .. "/d");
+      expect(read_file(DIR .. "/d/b.txt")):eq("1");
+    end);
+    it("refuses what CC refuses", function()
+      touch(DIR .. "/a.txt");
+      touch(DIR .. "/b.txt");
+      expect(capture("move nothing destination").error):eq("No matching files\n");
+      expect(capture("move " .. DIR .. "/a.txt " .. DIR .. "/a.txt").error):eq("Destination exists\n");
+      expect(capture("move " .. DIR .. "/a.txt /rom/test.txt").error):eq("Destination is read-only\n");
+      expect(capture("move /rom/programs/shell.lua " .. DIR .. "/x").error)
+        :eq("Cannot move read-only file /rom/programs/shell.lua\n");
+      expect(capture("move " .. DIR .. "/*.txt " .. DIR .. "/c.txt").error)
+        :eq("Cannot overwrite file multiple times\n");
+    end);
+    it("shows its usage without arguments", function()
+      expect(capture("move").output):eq("Usage: move <source> <destination>\n");
+    end);
+  end);
+
+  describe("rename", function()
+    it("renames a file", function()
+      touch(DIR .. "/a.txt");
+      capture("rename " .. DIR .. "/a.txt " .. DIR .. "/b.txt");
+      expect(fs.list(DIR)):same({ "b.txt" });
+    end);
+    it("refuses what CC refuses", function()
+      touch(DIR .. "/c.txt");
+      expect(capture("rename nothing destination").error):eq("No matching files\n");
+      expect(capture("rename " .. DIR .. "/c.txt " .. DIR .. "/c.txt").error):eq("Destination exists\n");
+      expect(capture("rename " .. DIR .. "/c.txt /rom/test.txt").error):eq("Destination is read-only\n");
+      expect(capture("rename /rom/programs/shell.lua " .. DIR .. "/d").error):eq("Source is read-only\n");
+    end);
+  end);
+
+  describe("type and cat", function()
+    it("type names a path's kind", function()
+      touch(DIR .. "/f");
+      expect(capture("type " .. DIR .. "/f").output):eq("file\n");
+      expect(capture("type " .. DIR).output):eq("directory\n");
+      expect(capture("type " .. DIR .. "/none").output):eq("No such path\n");
+      expect(capture("type").output):eq("Usage: type <path>\n");
+    end);
+    it("cat prints a file's lines", function()
+      touch(DIR .. "/f", "one\ntwo\n");
+      expect(capture("cat " .. DIR .. "/f").output):eq("one\ntwo\n");
+      expect(capture("cat " .. DIR .. "/none").error):eq(DIR .. "/none: No such file\n");
+      expect(capture("cat " .. DIR).error):eq(DIR .. ": Is a directory\n");
+    end);
+  end);
+
+  describe("label and id", function()
+    it("label shows its usage", function()
+      expect(capture("label").output):eq(
+        "Usages:\nlabel get\nlabel get <drive>\nlabel set <text>\nlabel set <drive> <text>\nlabel clear\nlabel clear <drive>\n");
+    end);
+    it("label gets, sets and clears the computer label", function()
+      local saved = os.getComputerLabel();
+      os.setComputerLabel(nil);
+      expect(capture("label get").output):eq("No Computer label\n");
+      expect(capture("label set kitchen").output):eq("Computer label set to \"kitchen\"\n");
+      expect(os.getComputerLabel()):eq("kitchen");
+      expect(capture("label get").output):eq("Computer label is \"kitchen\"\n");
+      expect(capture("id").output):eq(
+        "This is computer #" .. os.getComputerID() .. "\nThis computer is labelled \"kitchen\"\n");
+      expect(capture("label clear").output):eq("Computer label cleared\n");
+      expect(os.getComputerLabel()):eq(nil);
+      expect(capture("id").output):eq("This is computer #" .. os.getComputerID() .. "\n");
+      os.setComputerLabel(saved);
+    end);
+  end);
+
+  describe("list and programs", function()
+    it("list tabulates directories then files", function()
+      fs.makeDir(DIR .. "/zdir");
+      touch(DIR .. "/b.txt");
+      touch(DIR .. "/.hidden");
+      local tabulate = stub(textutils, "pagedTabulate");
+      capture("ls " .. DIR);
+      expect(tabulate):called_with(colours.green, { "zdir" }, colours.white, { "b.txt" });
+    end);
+    it("list refuses a file or a missing directory", function()
+      touch(DIR .. "/f");
+      expect(capture("list " .. DIR .. "/f").error):eq("Not a directory\n");
+      expect(capture("list /rom/nothing").error):eq("Not a directory\n");
+    end);
+    it("programs tabulates the shell's programs", function()
+      local tabulate = stub(textutils, "pagedTabulate");
+      capture("programs");
+      expect(tabulate):called_with(shell.programs(false));
+    end);
+  end);
+
+  describe("clear, exit, shutdown and help", function()
+    it("clear clears the screen and homes the cursor", function()
+      local clear = stub(term, "clear");
+      local set_cursor = stub(term, "setCursorPos");
+      capture("clear");
+      expect(clear):called(1);
+      expect(set_cursor):called_with(1, 1);
+    end);
+    it("exit asks the shell to exit", function()
+      local exit = stub(shell, "exit");
+      capture("exit");
+      expect(exit):called(1);
+    end);
+    it("shutdown says goodbye and shuts down", function()
+      local sleep = stub(_G, "sleep");
+      local shutdown = stub(os, "shutdown");
+      expect(capture("shutdown").output):eq("Goodbye\n");
+      expect(sleep):called_with(1);
+      expect(shutdown):called(1);
+    end);
+    it("help prints a topic or says there is none", function()
+      expect(capture("help nothing")):same({ ok = true, output = "", error = "No help available\n" });
+      expect(capture("help cd").output):str_match("^cd <path> changes the current directory");
+    end);
+  end);
+end);
