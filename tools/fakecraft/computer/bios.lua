@@ -251,7 +251,10 @@ function read(replace_char, history, complete, default)
     end
   end
 
-  local function redraw(clear)
+  -- How many cells the last redraw covered, so a shorter line blanks only the rest.
+  local drawn = 0;
+
+  local function redraw()
     local width = term.getSize();
     local room = width - start_x;
     if pos - scroll > room then scroll = pos - room; end
@@ -260,10 +263,9 @@ function read(replace_char, history, complete, default)
     term.setCursorPos(start_x, start_y);
     local visible = line:sub(scroll + 1, scroll + room + 1);
     if mask then visible = mask:rep(#visible); end
-    if clear then visible = (" "):rep(#visible); end
     term.write(visible);
     local shown = #visible;
-    if completion and not clear and shown <= room then
+    if completion and shown <= room then
       local suffix = completions[completion]:sub(1, room + 1 - shown);
       local previous = term.getTextColour();
       if term.isColour() then term.setTextColour(COLOUR_GREY); end
@@ -271,28 +273,18 @@ function read(replace_char, history, complete, default)
       term.setTextColour(previous);
       shown = shown + #suffix;
     end
-    if shown <= room then term.write((" "):rep(math.min(room + 1 - shown, 1))); end
+    if drawn > shown then term.write((" "):rep(drawn - shown)); end
+    drawn = shown;
     term.setCursorPos(start_x + pos - scroll, start_y);
   end
 
-  local function clear_completion()
-    if completion then
-      local width = term.getSize();
-      term.setCursorPos(start_x, start_y);
-      term.write((" "):rep(math.max(0, width - start_x + 1)));
-    end
-  end
-
   local function set_line(text)
-    clear_completion();
-    redraw(true);
     line, pos = text, #text;
     recomplete();
     redraw();
   end
 
   local function insert(text)
-    clear_completion();
     line = line:sub(1, pos) .. text .. line:sub(pos + 1);
     pos = pos + #text;
     recomplete();
@@ -309,14 +301,12 @@ function read(replace_char, history, complete, default)
     elseif event == "key" then
       if value == KEY_ENTER or value == KEY_NUMPAD_ENTER then
         if completion then
-          clear_completion();
           completion = nil;
           redraw();
         end
         break;
       elseif value == KEY_LEFT then
         if pos > 0 then
-          clear_completion();
           completion = nil;
           pos = pos - 1;
           redraw();
@@ -330,7 +320,6 @@ function read(replace_char, history, complete, default)
           insert(completions[completion]);
         end
       elseif value == KEY_HOME then
-        clear_completion();
         completion = nil;
         pos = 0;
         redraw();
@@ -342,8 +331,6 @@ function read(replace_char, history, complete, default)
         if completion then insert(completions[completion]); end
       elseif value == KEY_BACKSPACE then
         if pos > 0 then
-          clear_completion();
-          redraw(true);
           line = line:sub(1, pos - 1) .. line:sub(pos + 1);
           pos = pos - 1;
           if scroll > 0 then scroll = scroll - 1; end
@@ -352,14 +339,11 @@ function read(replace_char, history, complete, default)
         end
       elseif value == KEY_DELETE then
         if pos < #line then
-          clear_completion();
-          redraw(true);
           line = line:sub(1, pos) .. line:sub(pos + 2);
           recomplete();
           redraw();
         end
       elseif (value == KEY_UP or value == KEY_DOWN) and completion and #completions > 1 then
-        clear_completion();
         if value == KEY_UP then
           completion = completion > 1 and completion - 1 or #completions;
         else

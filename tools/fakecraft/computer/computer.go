@@ -99,7 +99,8 @@ type Result struct {
 	Reported bool
 	// Err is a bios-level failure: the computer's top coroutine errored.
 	Err error
-	// Reboot says the computer stopped for os.reboot: start it again on the same disk.
+	// Reboot says the computer stopped for os.reboot (or Reboot, Ctrl-R): start it again
+	// on the same disk.
 	Reboot bool
 	// InputEnded says the computer stopped because it waited for a line after Input ended.
 	InputEnded bool
@@ -180,6 +181,21 @@ func (c *Computer) Transcript() string { return c.term.Transcript() }
 
 // Terminate queues a terminate event, as holding Ctrl-T does.
 func (c *Computer) Terminate() { c.QueueEvent("terminate") }
+
+// Shutdown turns the computer off after the current resume, as holding Ctrl-S does; Run
+// then returns. Safe from any goroutine.
+func (c *Computer) Shutdown() {
+	c.Do(func(*lua.LState) { c.stop = true })
+}
+
+// Reboot stops the computer to restart it, as holding Ctrl-R does: Run returns with
+// Result.Reboot set. Safe from any goroutine.
+func (c *Computer) Reboot() {
+	c.Do(func(*lua.LState) {
+		c.stop = true
+		c.result.Reboot = true
+	})
+}
 
 // QueueEvent implements host.Host.
 func (c *Computer) QueueEvent(name string, args ...lua.LValue) {

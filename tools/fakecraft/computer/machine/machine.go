@@ -59,6 +59,11 @@ type Options struct {
 	Program   string
 	Args      []string
 	Autostart []string
+
+	// OnBoot, when set, hears each computer just before it starts (on Run's goroutine),
+	// for whoever shows it (fakecraft shell). Such a machine is one a person sits at: like a
+	// bare one, it boots again on a reboot.
+	OnBoot func(*computer.Computer)
 }
 
 // Machine is a computer with its file system and http API.
@@ -145,12 +150,14 @@ func (m *Machine) build(label string) error {
 }
 
 // Run boots the computer, runs it until it shuts down or ctx ends, then releases the
-// machine (Close). A bare computer that reboots is started again on the same disk (then
+// machine (Close). A bare computer (or one with OnBoot) that reboots is started again on
+// the same disk (then
 // m.Computer, m.FS and m.HTTP are the new computer's); settings given in Options apply at
 // every boot, as the server's default settings would.
 func (m *Machine) Run(ctx context.Context) (computer.Result, error) {
+	m.announce()
 	res, err := m.Computer.Run(ctx)
-	for err == nil && res.Reboot && m.opts.Bare {
+	for err == nil && res.Reboot && (m.opts.Bare || m.opts.OnBoot != nil) {
 		if err = m.FS.Close(); err != nil {
 			break
 		}
@@ -158,12 +165,20 @@ func (m *Machine) Run(ctx context.Context) (computer.Result, error) {
 		if err = m.build(res.Label); err != nil {
 			break
 		}
+		m.announce()
 		res, err = m.Computer.Run(ctx)
 	}
 	if cerr := m.Close(); cerr != nil && err == nil {
 		err = cerr
 	}
 	return res, err
+}
+
+// announce tells OnBoot about the computer about to run.
+func (m *Machine) announce() {
+	if m.opts.OnBoot != nil {
+		m.opts.OnBoot(m.Computer)
+	}
 }
 
 // Close releases the file system and the temporary overlay. Run calls it.

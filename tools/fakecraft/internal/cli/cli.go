@@ -1,4 +1,5 @@
-// Package cli is fakecraft's command line: `fakecraft run` and `fakecraft test`.
+// Package cli is fakecraft's command line: `fakecraft run`, `fakecraft shell` and
+// `fakecraft test`.
 package cli
 
 import (
@@ -37,23 +38,28 @@ const specSuffix = "_spec.lua"
 
 // computerFlags are the flags shared by run and test.
 type computerFlags struct {
-	Root         string        `help:"Repository root (the directory holding go.work); found from the current directory upward when empty." type:"path"`
-	Set          []string      `short:"s" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
-	ID           int           `help:"Computer id (os.getComputerID)." default:"0"`
-	Label        string        `help:"Computer label (os.getComputerLabel)."`
-	TimeLimit    time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
-	TimeScale    float64       `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
-	AllowPrivate bool          `help:"Allow http/websocket connections to loopback and private addresses (CC denies them by default with 'Domain not permitted')."`
-	Basic        bool          `help:"Emulate a basic (non-colour) computer instead of an advanced one."`
-	Dir          string        `help:"The computer's own directory: its files and .settings are kept there across runs, as a real computer's are (default: a fresh temporary one)." type:"path" placeholder:"PATH"`
+	Root         string   `help:"Repository root (the directory holding go.work); found from the current directory upward when empty." type:"path"`
+	Set          []string `short:"s" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
+	ID           int      `help:"Computer id (os.getComputerID)." default:"0"`
+	Label        string   `help:"Computer label (os.getComputerLabel)."`
+	TimeScale    float64  `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
+	AllowPrivate bool     `help:"Allow http/websocket connections to loopback and private addresses (CC denies them by default with 'Domain not permitted')."`
+	Basic        bool     `help:"Emulate a basic (non-colour) computer instead of an advanced one."`
+	Dir          string   `help:"The computer's own directory: its files and .settings are kept there across runs, as a real computer's are (default: a fresh temporary one)." type:"path" placeholder:"PATH"`
+}
+
+// autostartFlags choose the packages' servers started beside the program.
+type autostartFlags struct {
+	NoAutostart bool     `help:"Do not start the packages' autostart servers."`
+	Package     []string `help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
 }
 
 // RunCmd is `fakecraft run`.
 type RunCmd struct {
 	computerFlags
-	Bare        bool     `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
-	NoAutostart bool     `help:"Do not start the packages' autostart servers."`
-	Package     []string `help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
+	Bare bool `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
+	autostartFlags
+	TimeLimit time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
 	// Command is the program and its arguments in one passthrough list, so that flags after
 	// the program name (sandbox --help) belong to the program, not to fakecraft.
 	Command []string `arg:"" optional:"" passthrough:"" name:"program" help:"Program to run in the shell (e.g. sandbox or /programs/sandbox.lua), then its arguments. fakecraft's flags go before it. Required unless --bare."`
@@ -62,13 +68,15 @@ type RunCmd struct {
 // TestCmd is `fakecraft test`.
 type TestCmd struct {
 	computerFlags
-	Paths []string `arg:"" optional:"" help:"Spec files or directories of *_spec.lua files (default: trapos/tests)." type:"path"`
+	TimeLimit time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
+	Paths     []string      `arg:"" optional:"" help:"Spec files or directories of *_spec.lua files (default: trapos/tests)." type:"path"`
 }
 
 // CLI is the whole command line.
 type CLI struct {
-	Run  RunCmd  `cmd:"" help:"Boot a computer over trapos/ and run a program in its shell."`
-	Test TestCmd `cmd:"" help:"Run Lua spec files with the spec framework."`
+	Run   RunCmd   `cmd:"" help:"Boot a computer over trapos/ and run a program in its shell."`
+	Shell ShellCmd `cmd:"" help:"Boot a computer over trapos/ and sit at it: its screen and keyboard in this terminal."`
+	Test  TestCmd  `cmd:"" help:"Run Lua spec files with the spec framework."`
 }
 
 // exitError carries an exit status out of a command.
@@ -187,12 +195,8 @@ func (r *RunCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
-	if !r.NoAutostart {
-		auto, err := machine.Autostart(filepath.Join(rootDir, "packages"), r.Package)
-		if err != nil {
-			return &exitError{code: ExitUsage, msg: err.Error()}
-		}
-		opts.Autostart = auto
+	if opts.Autostart, err = r.servers(rootDir); err != nil {
+		return err
 	}
 	if r.Bare {
 		opts.Bare, opts.Autostart = true, nil
@@ -227,6 +231,18 @@ func commandLine(words []string) string {
 		quoted[i] = w
 	}
 	return strings.Join(quoted, " ")
+}
+
+// servers are the computer paths of the autostart servers to start.
+func (a *autostartFlags) servers(rootDir string) ([]string, error) {
+	if a.NoAutostart {
+		return nil, nil
+	}
+	auto, err := machine.Autostart(filepath.Join(rootDir, "packages"), a.Package)
+	if err != nil {
+		return nil, &exitError{code: ExitUsage, msg: err.Error()}
+	}
+	return auto, nil
 }
 
 // Run runs the spec files.

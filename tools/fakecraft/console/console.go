@@ -1,0 +1,163 @@
+// Package console puts a fakecraft computer in a real terminal: its screen drawn with
+// ANSI colours, the keyboard turned into CC's key, char, key_up and paste events, and
+// CraftOS-PC's shortcuts (Ctrl-T terminate, Ctrl-R reboot, Ctrl-S shutdown).
+package console
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/computer"
+)
+
+// readSize is how much terminal input one read takes.
+const readSize = 4096
+
+// Computer is what a Console drives; *computer.Computer (and so a machine) is one.
+type Computer interface {
+	Terminal() *computer.Terminal
+	QueueEvent(name string, args ...lua.LValue)
+	Terminate()
+	Shutdown()
+	Reboot()
+}
+
+// Console is one real terminal showing fakecraft computers one after the other (a reboot
+// starts the next on the same terminal). It owns the goroutine that reads the terminal;
+// Close ends it.
+type Console struct {
+	in       io.Reader
+	out      io.Writer
+	renderer Renderer
+	inputs   chan Input
+	done     chan struct{}
+	readDone chan struct{}
+	closeMu  sync.Once
+}
+
+// New starts reading in. Output goes to out, which must already be prepared (Start).
+func New(in io.Reader, out io.Writer, mode ColourMode) *Console {
+	c := &Console{
+		in: in, out: out, renderer: Renderer{Mode: mode},
+		inputs: make(chan Input), done: make(chan struct{}), readDone: make(chan struct{}),
+	}
+	go c.read()
+	return c
+}
+
+// read decodes the terminal's input and hands it to the attached computer.
+func (c *Console) read() {
+	defer close(c.readDone)
+	var dec Decoder
+	buf := make([]byte, readSize)
+	for {
+		n, err := c.in.Read(buf)
+		for _, in := range dec.Feed(buf[:n]) {
+			select {
+			case c.inputs <- in:
+			case <-c.done:
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+		select {
+		case <-c.done:
+			return
+		default:
+		}
+	}
+}
+
+// Close stops reading. When the input is a file that supports deadlines (a terminal
+// opened as a file, as a pty is) the read is interrupted and Close waits for the reader;
+// otherwise (a process's own stdin) the reader ends with the process.
+func (c *Console) Close() {
+	c.closeMu.Do(func() {
+		close(c.done)
+		if f, ok := c.in.(*os.File); ok {
+			if err := f.SetReadDeadline(time.Now()); err == nil {
+				<-c.readDone
+				_ = f.SetReadDeadline(time.Time{})
+			}
+		}
+	})
+}
+
+// ErrInputClosed is returned by Attach and Follow when the terminal's input ended.
+var ErrInputClosed = errors.New("terminal input closed")
+
+// Attach shows comp on the terminal and sends it the keyboard until ctx ends. It returns
+// ctx's error, or ErrInputClosed when the terminal's input ended.
+func (c *Console) Attach(ctx context.Context, comp Computer) error {
+	boots := make(chan Computer, 1)
+	boots <- comp
+	return c.Follow(ctx, boots)
+}
+
+// Follow shows each computer received from boots in turn (a reboot hands over the next),
+// until ctx ends or the input ends; like Attach it returns why.
+func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
+	var comp Computer
+	var changed <-chan struct{}
+	var inputs chan Input // nil until a computer is shown: input waits for it
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.readDone:
+			return ErrInputClosed
+		case next := <-boots:
+			comp, changed, inputs = next, next.Terminal().Changed(), c.inputs
+			c.renderer.Invalidate()
+			if err := c.draw(comp); err != nil {
+				return err
+			}
+		case <-changed:
+			if err := c.draw(comp); err != nil {
+				return err
+			}
+		case in := <-inputs:
+			deliver(comp, in)
+		}
+	}
+}
+
+// draw sends the frame that brings the real screen up to comp's.
+func (c *Console) draw(comp Computer) error {
+	snap := comp.Terminal().Snapshot()
+	_, err := c.out.Write(c.renderer.Frame(&snap))
+	return err
+}
+
+// deliver queues an input's events or carries out its action.
+func deliver(comp Computer, in Input) {
+	switch in.Action {
+	case Terminate:
+		comp.Terminate()
+		return
+	case Reboot:
+		comp.Reboot()
+		return
+	case Shutdown:
+		comp.Shutdown()
+		return
+	}
+	for _, ev := range in.Events {
+		switch ev.Name {
+		case "key":
+			comp.QueueEvent("key", lua.LNumber(ev.Key), lua.LFalse)
+		case "key_up":
+			comp.QueueEvent("key_up", lua.LNumber(ev.Key))
+		default:
+			comp.QueueEvent(ev.Name, lua.LString(ev.Text))
+		}
+	}
+}

@@ -1,0 +1,157 @@
+// Package consoletest reads what fakecraft's console draws, as a real terminal would, so
+// tests can wait for text to appear on screen. It understands the ANSI sequences the
+// console sends (cursor position, colours, clear, cursor visibility) and UTF-8 text.
+package consoletest
+
+import (
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// Screen is a terminal's cell grid fed with output bytes. Safe for concurrent use.
+type Screen struct {
+	mu            sync.Mutex
+	width, height int
+	cells         [][]rune
+	x, y          int // 0-based cursor
+	cursorVisible bool
+	pending       []byte
+	changed       chan struct{}
+}
+
+// NewScreen returns a blank screen of the given size.
+func NewScreen(width, height int) *Screen {
+	s := &Screen{width: width, height: height, changed: make(chan struct{}, 1)}
+	s.clear()
+	return s
+}
+
+func (s *Screen) clear() {
+	s.cells = make([][]rune, s.height)
+	for i := range s.cells {
+		s.cells[i] = []rune(strings.Repeat(" ", s.width))
+	}
+}
+
+// Changed receives a value after output was written.
+func (s *Screen) Changed() <-chan struct{} { return s.changed }
+
+// Write feeds terminal output.
+func (s *Screen) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	buf := append(s.pending, p...)
+	s.pending = nil
+	for len(buf) > 0 {
+		n := s.step(buf)
+		if n == 0 {
+			s.pending = append([]byte(nil), buf...)
+			break
+		}
+		buf = buf[n:]
+	}
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+// step interprets the start of buf and returns how many bytes it used (0: incomplete).
+func (s *Screen) step(buf []byte) int {
+	if buf[0] == 0x1b {
+		if len(buf) < 2 {
+			return 0
+		}
+		if buf[1] != '[' {
+			return 2
+		}
+		i := 2
+		for i < len(buf) && buf[i] >= 0x20 && buf[i] <= 0x3f {
+			i++
+		}
+		if i >= len(buf) {
+			return 0
+		}
+		s.csi(string(buf[2:i]), buf[i])
+		return i + 1
+	}
+	if !utf8.FullRune(buf) {
+		return 0
+	}
+	r, n := utf8.DecodeRune(buf)
+	switch r {
+	case '\r':
+		s.x = 0
+	case '\n':
+		if s.y < s.height-1 {
+			s.y++
+		}
+	default:
+		if s.y < s.height && s.x < s.width {
+			s.cells[s.y][s.x] = r
+		}
+		s.x++
+	}
+	return n
+}
+
+func (s *Screen) csi(params string, final byte) {
+	switch final {
+	case 'H':
+		row, col := 1, 1
+		parts := strings.Split(params, ";")
+		if len(parts) >= 1 && parts[0] != "" {
+			row = atoi(parts[0])
+		}
+		if len(parts) >= 2 && parts[1] != "" {
+			col = atoi(parts[1])
+		}
+		s.x, s.y = col-1, row-1
+	case 'J':
+		if params == "2" {
+			s.clear()
+		}
+	case 'h', 'l':
+		if params == "?25" {
+			s.cursorVisible = final == 'h'
+		}
+	}
+}
+
+func atoi(s string) int {
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			break
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n
+}
+
+// Text is the screen's rows, trailing spaces trimmed, joined with newlines.
+func (s *Screen) Text() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	rows := make([]string, len(s.cells))
+	for i, r := range s.cells {
+		rows[i] = strings.TrimRight(string(r), " ")
+	}
+	return strings.Join(rows, "\n")
+}
+
+// Row is one row of the screen (0-based), trailing spaces trimmed.
+func (s *Screen) Row(y int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return strings.TrimRight(string(s.cells[y]), " ")
+}
+
+// Cursor is the cursor position (1-based) and whether it is shown.
+func (s *Screen) Cursor() (x, y int, visible bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.x + 1, s.y + 1, s.cursorVisible
+}

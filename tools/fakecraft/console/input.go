@@ -1,0 +1,351 @@
+package console
+
+import (
+	"unicode/utf8"
+)
+
+// Key codes of CC: Tweaked's keys API (GLFW's codes) that the decoder sends.
+const (
+	KeySpace     = 32
+	KeyEnter     = 257
+	KeyTab       = 258
+	KeyBackspace = 259
+	KeyInsert    = 260
+	KeyDelete    = 261
+	KeyRight     = 262
+	KeyLeft      = 263
+	KeyDown      = 264
+	KeyUp        = 265
+	KeyPageUp    = 266
+	KeyPageDown  = 267
+	KeyHome      = 268
+	KeyEnd       = 269
+	KeyF1        = 290
+	KeyLeftCtrl  = 341
+	KeyLeftAlt   = 342
+)
+
+// MaxPaste is the longest paste CC: Tweaked passes on (StringUtil.normaliseClipboardString).
+const MaxPaste = 512
+
+// Action is something a terminal shortcut asks of the computer itself, not of the program.
+type Action int
+
+// The actions of CraftOS-PC's shortcuts (in CC: Tweaked, Ctrl-T/R/S held for a moment).
+const (
+	NoAction  Action = iota
+	Terminate        // Ctrl-T: queue a terminate event
+	Reboot           // Ctrl-R: restart the computer, its files kept
+	Shutdown         // Ctrl-S: turn the computer off (and leave fakecraft)
+)
+
+// Event is one CC event to queue: key (code, is_held), key_up (code), char (text) or paste
+// (text). Text is CC's bytes (one byte per character, Latin-1).
+type Event struct {
+	Name string
+	Key  int    // key, key_up
+	Text string // char, paste
+}
+
+// Input is what one piece of terminal input means: events to queue, or an action.
+type Input struct {
+	Events []Event
+	Action Action
+}
+
+// Decoder turns bytes read from a terminal in raw mode into CC input. Terminals report
+// key presses only, so every key is followed by its key_up at once, as CraftOS-PC's
+// terminal mode does; a printable key also sends its char between the two. A terminal
+// cannot send a bare Ctrl press: Esc (alone in its read) and Ctrl-Space stand for one,
+// e.g. for edit's menu. Bracketed paste (ESC[200~ … ESC[201~) becomes one paste event.
+// The zero value is ready to use.
+type Decoder struct {
+	pending []byte // an escape sequence cut by the end of a read
+	pasting bool
+	paste   []byte
+}
+
+// pasteEnd ends a bracketed paste.
+var pasteEnd = []byte("\x1b[201~")
+
+// Feed decodes one read's worth of bytes.
+func (d *Decoder) Feed(p []byte) []Input {
+	buf := append(d.pending, p...)
+	d.pending = nil
+	var out []Input
+	for len(buf) > 0 {
+		if d.pasting {
+			end := indexOf(buf, pasteEnd)
+			if end < 0 {
+				// Keep a possible start of the end marker for the next read.
+				keep := partialSuffix(buf, pasteEnd)
+				d.paste = append(d.paste, buf[:len(buf)-keep]...)
+				d.pending = append([]byte(nil), buf[len(buf)-keep:]...)
+				return out
+			}
+			d.paste = append(d.paste, buf[:end]...)
+			buf = buf[end+len(pasteEnd):]
+			d.pasting = false
+			if text := clipboardText(d.paste); text != "" {
+				out = append(out, Input{Events: []Event{{Name: "paste", Text: text}}})
+			}
+			d.paste = nil
+			continue
+		}
+		in, n, incomplete := d.decodeOne(buf)
+		if incomplete {
+			d.pending = append([]byte(nil), buf...)
+			return out
+		}
+		buf = buf[n:]
+		if in.Action != NoAction || len(in.Events) > 0 {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// press is a key's press and release, with its char between them when it has one.
+func press(code int, char string) Input {
+	evs := []Event{{Name: "key", Key: code}}
+	if char != "" {
+		evs = append(evs, Event{Name: "char", Text: char})
+	}
+	return Input{Events: append(evs, Event{Name: "key_up", Key: code})}
+}
+
+// withModifier wraps a press in a modifier key's press and release.
+func withModifier(mod int, in Input) Input {
+	evs := append([]Event{{Name: "key", Key: mod}}, in.Events...)
+	return Input{Events: append(evs, Event{Name: "key_up", Key: mod})}
+}
+
+// ctrlPress is the stand-in for pressing and releasing Ctrl alone.
+func ctrlPress() Input {
+	return press(KeyLeftCtrl, "")
+}
+
+// decodeOne decodes the input at the start of buf: the Input, the bytes used, or
+// incomplete when buf ends inside an escape sequence.
+func (d *Decoder) decodeOne(buf []byte) (Input, int, bool) {
+	b := buf[0]
+	switch {
+	case b == 0x1b:
+		return d.decodeEscape(buf)
+	case b == '\r' || b == '\n':
+		return press(KeyEnter, ""), 1, false
+	case b == '\t':
+		return press(KeyTab, ""), 1, false
+	case b == 0x7f || b == 0x08:
+		return press(KeyBackspace, ""), 1, false
+	case b == 0x00:
+		return ctrlPress(), 1, false
+	case b == 0x14:
+		return Input{Action: Terminate}, 1, false
+	case b == 0x12:
+		return Input{Action: Reboot}, 1, false
+	case b == 0x13:
+		return Input{Action: Shutdown}, 1, false
+	case b < 0x20:
+		// Ctrl+letter: CC sends the Ctrl key and the letter's key, no char.
+		if b >= 0x01 && b <= 0x1a {
+			return withModifier(KeyLeftCtrl, press(int('A'+b-1), "")), 1, false
+		}
+		return Input{}, 1, false
+	case b < 0x80:
+		return press(keyOf(b), string(rune(b))), 1, false
+	}
+	if !utf8.FullRune(buf) {
+		return Input{}, 0, true
+	}
+	r, n := utf8.DecodeRune(buf)
+	if r >= 160 && r <= 255 {
+		// CC passes Latin-1 characters on as one byte each; it has no key code for them.
+		return Input{Events: []Event{{Name: "char", Text: string([]byte{byte(r)})}}}, n, false
+	}
+	return Input{}, n, false
+}
+
+// decodeEscape decodes input starting with ESC.
+func (d *Decoder) decodeEscape(buf []byte) (Input, int, bool) {
+	if len(buf) == 1 {
+		// Esc alone in its read: the key a person presses for Ctrl.
+		return ctrlPress(), 1, false
+	}
+	switch buf[1] {
+	case '[':
+		return d.decodeCSI(buf)
+	case 'O':
+		if len(buf) < 3 {
+			return Input{}, 0, true
+		}
+		return ss3Key(buf[2]), 3, false
+	case 0x1b:
+		return ctrlPress(), 1, false
+	}
+	// ESC then a key: Alt held with it.
+	in, n, incomplete := d.decodeOne(buf[1:])
+	if incomplete {
+		return Input{}, 0, true
+	}
+	if len(in.Events) == 0 {
+		return in, n + 1, false
+	}
+	return withModifier(KeyLeftAlt, in), n + 1, false
+}
+
+// decodeCSI decodes ESC [ params final.
+func (d *Decoder) decodeCSI(buf []byte) (Input, int, bool) {
+	i := 2
+	for i < len(buf) && buf[i] >= 0x20 && buf[i] <= 0x3f {
+		i++
+	}
+	if i >= len(buf) {
+		return Input{}, 0, true
+	}
+	final := buf[i]
+	params := parseParams(buf[2:i])
+	n := i + 1
+	first := 0
+	if len(params) > 0 {
+		first = params[0]
+	}
+	switch final {
+	case 'A':
+		return press(KeyUp, ""), n, false
+	case 'B':
+		return press(KeyDown, ""), n, false
+	case 'C':
+		return press(KeyRight, ""), n, false
+	case 'D':
+		return press(KeyLeft, ""), n, false
+	case 'H':
+		return press(KeyHome, ""), n, false
+	case 'F':
+		return press(KeyEnd, ""), n, false
+	case 'Z':
+		return press(KeyTab, ""), n, false
+	case 'P', 'Q', 'R', 'S':
+		return press(KeyF1+int(final-'P'), ""), n, false
+	case '~':
+		if first == 200 {
+			d.pasting = true
+			d.paste = nil
+			return Input{}, n, false
+		}
+		if code, ok := tildeKeys[first]; ok {
+			return press(code, ""), n, false
+		}
+	}
+	return Input{}, n, false
+}
+
+// tildeKeys are the keys of ESC [ n ~.
+var tildeKeys = map[int]int{
+	1: KeyHome, 2: KeyInsert, 3: KeyDelete, 4: KeyEnd, 5: KeyPageUp, 6: KeyPageDown,
+	7: KeyHome, 8: KeyEnd,
+	11: KeyF1, 12: KeyF1 + 1, 13: KeyF1 + 2, 14: KeyF1 + 3, 15: KeyF1 + 4,
+	17: KeyF1 + 5, 18: KeyF1 + 6, 19: KeyF1 + 7, 20: KeyF1 + 8, 21: KeyF1 + 9,
+	23: KeyF1 + 10, 24: KeyF1 + 11,
+}
+
+// ss3Key decodes ESC O x (cursor keys in application mode, F1-F4).
+func ss3Key(b byte) Input {
+	switch b {
+	case 'A':
+		return press(KeyUp, "")
+	case 'B':
+		return press(KeyDown, "")
+	case 'C':
+		return press(KeyRight, "")
+	case 'D':
+		return press(KeyLeft, "")
+	case 'H':
+		return press(KeyHome, "")
+	case 'F':
+		return press(KeyEnd, "")
+	case 'M':
+		return press(KeyEnter, "")
+	case 'P', 'Q', 'R', 'S':
+		return press(KeyF1+int(b-'P'), "")
+	}
+	return Input{}
+}
+
+func parseParams(p []byte) []int {
+	var out []int
+	cur, have := 0, false
+	for _, c := range p {
+		switch {
+		case c >= '0' && c <= '9':
+			cur = cur*10 + int(c-'0')
+			have = true
+		case c == ';':
+			out = append(out, cur)
+			cur, have = 0, false
+		}
+	}
+	if have || len(out) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// shiftedKeys maps a US-layout character typed with Shift to the key it is on.
+var shiftedKeys = map[byte]byte{
+	'!': '1', '@': '2', '#': '3', '$': '4', '%': '5', '^': '6', '&': '7', '*': '8',
+	'(': '9', ')': '0', '_': '-', '+': '=', '{': '[', '}': ']', '|': '\\', ':': ';',
+	'"': '\'', '<': ',', '>': '.', '?': '/', '~': '`',
+}
+
+// keyOf is the key code of a printable ASCII character: letters and digits their own
+// code (upper case), punctuation the key it is on in a US layout.
+func keyOf(c byte) int {
+	if c >= 'a' && c <= 'z' {
+		return int(c - 'a' + 'A')
+	}
+	if base, ok := shiftedKeys[c]; ok {
+		return int(base)
+	}
+	return int(c)
+}
+
+// clipboardText is what CC makes of pasted text: the first line, at most MaxPaste
+// characters, each character it cannot show replaced with '?', as CC's bytes.
+func clipboardText(p []byte) string {
+	out := make([]byte, 0, len(p))
+	count := 0
+	for len(p) > 0 && count < MaxPaste {
+		r, n := utf8.DecodeRune(p)
+		p = p[n:]
+		if r == '\r' || r == '\n' {
+			break
+		}
+		count++
+		if (r >= ' ' && r <= '~') || (r >= 161 && r <= 172) || (r >= 174 && r <= 255) {
+			out = append(out, byte(r))
+		} else {
+			out = append(out, '?')
+		}
+	}
+	return string(out)
+}
+
+func indexOf(buf, sep []byte) int {
+	for i := 0; i+len(sep) <= len(buf); i++ {
+		if string(buf[i:i+len(sep)]) == string(sep) {
+			return i
+		}
+	}
+	return -1
+}
+
+// partialSuffix is the length of the longest end of buf that starts sep.
+func partialSuffix(buf, sep []byte) int {
+	for n := min(len(sep)-1, len(buf)); n > 0; n-- {
+		if string(buf[len(buf)-n:]) == string(sep[:n]) {
+			return n
+		}
+	}
+	return 0
+}

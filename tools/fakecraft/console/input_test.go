@@ -1,0 +1,98 @@
+package console
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func key(code int) Event   { return Event{Name: "key", Key: code} }
+func keyUp(code int) Event { return Event{Name: "key_up", Key: code} }
+func char(s string) Event  { return Event{Name: "char", Text: s} }
+
+// events flattens the events of every input.
+func events(ins []Input) []Event {
+	var out []Event
+	for _, in := range ins {
+		out = append(out, in.Events...)
+	}
+	return out
+}
+
+func TestDecoderKeys(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want []Event
+	}{
+		{"lower-case letter", "a", []Event{key(65), char("a"), keyUp(65)}},
+		{"upper-case letter is the same key", "A", []Event{key(65), char("A"), keyUp(65)}},
+		{"digit", "7", []Event{key(55), char("7"), keyUp(55)}},
+		{"shifted symbol is on its key", "+", []Event{key(61), char("+"), keyUp(61)}},
+		{"space", " ", []Event{key(32), char(" "), keyUp(32)}},
+		{"enter", "\r", []Event{key(KeyEnter), keyUp(KeyEnter)}},
+		{"tab", "\t", []Event{key(KeyTab), keyUp(KeyTab)}},
+		{"backspace", "\x7f", []Event{key(KeyBackspace), keyUp(KeyBackspace)}},
+		{"arrows", "\x1b[A\x1b[D", []Event{key(KeyUp), keyUp(KeyUp), key(KeyLeft), keyUp(KeyLeft)}},
+		{"application-mode arrow", "\x1bOC", []Event{key(KeyRight), keyUp(KeyRight)}},
+		{"modified arrow", "\x1b[1;5B", []Event{key(KeyDown), keyUp(KeyDown)}},
+		{"delete, page keys", "\x1b[3~\x1b[5~\x1b[6~", []Event{
+			key(KeyDelete), keyUp(KeyDelete), key(KeyPageUp), keyUp(KeyPageUp), key(KeyPageDown), keyUp(KeyPageDown)}},
+		{"home and end", "\x1b[H\x1b[4~", []Event{key(KeyHome), keyUp(KeyHome), key(KeyEnd), keyUp(KeyEnd)}},
+		{"F1 and F12", "\x1bOP\x1b[24~", []Event{key(290), keyUp(290), key(301), keyUp(301)}},
+		{"lone Esc is a Ctrl press", "\x1b", []Event{key(KeyLeftCtrl), keyUp(KeyLeftCtrl)}},
+		{"Ctrl-Space is a Ctrl press", "\x00", []Event{key(KeyLeftCtrl), keyUp(KeyLeftCtrl)}},
+		{"Ctrl+letter sends Ctrl and the letter's key, no char", "\x05", []Event{
+			key(KeyLeftCtrl), key(69), keyUp(69), keyUp(KeyLeftCtrl)}},
+		{"Alt+letter", "\x1bx", []Event{key(KeyLeftAlt), key(88), char("x"), keyUp(88), keyUp(KeyLeftAlt)}},
+		{"Latin-1 character is one byte, no key", "é", []Event{char("\xe9")}},
+		{"characters CC cannot show are dropped", "€", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var d Decoder
+			assert.Equal(t, tc.want, events(d.Feed([]byte(tc.in))))
+		})
+	}
+}
+
+func TestDecoderShortcuts(t *testing.T) {
+	var d Decoder
+	ins := d.Feed([]byte("\x14\x12\x13"))
+	assert.Equal(t, []Input{{Action: Terminate}, {Action: Reboot}, {Action: Shutdown}}, ins)
+}
+
+func TestDecoderSequenceSplitAcrossReads(t *testing.T) {
+	var d Decoder
+	assert.Empty(t, d.Feed([]byte("\x1b[")))
+	assert.Equal(t, []Event{key(KeyUp), keyUp(KeyUp)}, events(d.Feed([]byte("A"))))
+	assert.Empty(t, d.Feed([]byte{0xc3}))
+	assert.Equal(t, []Event{char("\xe9")}, events(d.Feed([]byte{0xa9})))
+}
+
+func TestDecoderPaste(t *testing.T) {
+	var d Decoder
+	got := events(d.Feed([]byte("\x1b[200~héllo wörld€\nsecond line\x1b[201~x")))
+	assert.Equal(t, []Event{
+		{Name: "paste", Text: "h\xe9llo w\xf6rld?"},
+		key(88), char("x"), keyUp(88),
+	}, got)
+}
+
+func TestDecoderPasteAcrossReads(t *testing.T) {
+	var d Decoder
+	assert.Empty(t, d.Feed([]byte("\x1b[200~abc")))
+	assert.Empty(t, d.Feed([]byte("def\x1b[20")))
+	assert.Equal(t, []Event{{Name: "paste", Text: "abcdef"}}, events(d.Feed([]byte("1~"))))
+}
+
+func TestDecoderPasteIsCutToCCsLimit(t *testing.T) {
+	var d Decoder
+	long := make([]byte, 600)
+	for i := range long {
+		long[i] = 'x'
+	}
+	got := events(d.Feed(append(append([]byte("\x1b[200~"), long...), "\x1b[201~"...)))
+	assert.Len(t, got, 1)
+	assert.Len(t, got[0].Text, MaxPaste)
+}

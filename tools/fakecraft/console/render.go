@@ -1,0 +1,175 @@
+package console
+
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+
+	"fakecraft/computer"
+)
+
+// ColourMode is how the renderer names colours to the real terminal.
+type ColourMode int
+
+// Colour modes: 24-bit RGB (the palette as it is), or the nearest of xterm's 256.
+const (
+	Colour256 ColourMode = iota
+	TrueColour
+)
+
+// Renderer turns terminal snapshots into ANSI output for a real terminal, sending only
+// the cells that changed since the last frame. The computer's screen is drawn at the top
+// left corner of the real one.
+type Renderer struct {
+	Mode ColourMode
+	prev *computer.Snapshot
+	buf  bytes.Buffer
+}
+
+// Start is the output that prepares the real terminal: the alternate screen, cleared,
+// bracketed paste on, a blinking underline cursor (CC's) hidden until a program shows it.
+func Start() []byte {
+	return []byte("\x1b[?1049h\x1b[?2004h\x1b[0m\x1b[2J\x1b[3 q\x1b[?25l")
+}
+
+// Stop is the output that gives the real terminal back as it was.
+func Stop() []byte {
+	return []byte("\x1b[0m\x1b[0 q\x1b[?25h\x1b[?2004l\x1b[?1049l")
+}
+
+// Invalidate makes the next frame redraw every cell (after the real screen was cleared).
+func (r *Renderer) Invalidate() { r.prev = nil }
+
+// Frame returns the output that turns the last frame into s.
+func (r *Renderer) Frame(s *computer.Snapshot) []byte {
+	r.buf.Reset()
+	r.buf.WriteString("\x1b[?25l")
+	palette := s.Palette
+	if !s.Colour {
+		palette = greyscale(palette)
+	}
+	paletteChanged := r.prev == nil || r.prev.Palette != s.Palette || r.prev.Colour != s.Colour
+	var fg, bg int = -1, -1
+	for y := range s.Cells {
+		cursorAt := -1 // column the real cursor is known to be at on this row
+		for x, cell := range s.Cells[y] {
+			if !paletteChanged && r.prev.Cells[y][x] == cell {
+				continue
+			}
+			if cursorAt != x {
+				fmt.Fprintf(&r.buf, "\x1b[%d;%dH", y+1, x+1)
+			}
+			if int(cell.FG) != fg || int(cell.BG) != bg {
+				r.colours(palette[cell.FG&15], palette[cell.BG&15])
+				fg, bg = int(cell.FG), int(cell.BG)
+			}
+			r.buf.WriteString(glyph(cell.Char))
+			cursorAt = x + 1
+		}
+	}
+	r.buf.WriteString("\x1b[0m")
+	x, y := s.CursorX, s.CursorY
+	if s.Blink && x >= 1 && x <= computer.TermWidth && y >= 1 && y <= computer.TermHeight {
+		fmt.Fprintf(&r.buf, "\x1b[%d;%dH\x1b[?25h", y, x)
+	}
+	snap := *s
+	r.prev = &snap
+	return r.buf.Bytes()
+}
+
+// colours writes the SGR sequence for a foreground and background RGB.
+func (r *Renderer) colours(fg, bg uint32) {
+	if r.Mode == TrueColour {
+		fmt.Fprintf(&r.buf, "\x1b[38;2;%d;%d;%d;48;2;%d;%d;%dm",
+			fg>>16&0xFF, fg>>8&0xFF, fg&0xFF, bg>>16&0xFF, bg>>8&0xFF, bg&0xFF)
+		return
+	}
+	fmt.Fprintf(&r.buf, "\x1b[38;5;%d;48;5;%dm", nearest256(fg), nearest256(bg))
+}
+
+// greyscale is how a basic computer shows the palette: each colour as the grey of the
+// average of its channels, as CC: Tweaked draws monochrome terminals.
+func greyscale(p [16]uint32) [16]uint32 {
+	for i, c := range p {
+		g := (c>>16&0xFF + c>>8&0xFF + c&0xFF) / 3
+		p[i] = g<<16 | g<<8 | g
+	}
+	return p
+}
+
+// cubeLevels are the channel values of xterm's 6x6x6 colour cube (indices 16-231).
+var cubeLevels = [6]int{0, 95, 135, 175, 215, 255}
+
+// nearest256 is the xterm-256 colour closest to rgb: a cube colour or one of the 24 greys
+// (232-255), whichever is nearer. The 16 system colours are skipped: terminals theme them.
+func nearest256(rgb uint32) int {
+	r, g, b := int(rgb>>16&0xFF), int(rgb>>8&0xFF), int(rgb&0xFF)
+	level := func(v int) int {
+		best := 0
+		for i, l := range cubeLevels {
+			if abs(l-v) < abs(cubeLevels[best]-v) {
+				best = i
+			}
+		}
+		return best
+	}
+	ri, gi, bi := level(r), level(g), level(b)
+	cube := 16 + 36*ri + 6*gi + bi
+	cubeDist := sq(cubeLevels[ri]-r) + sq(cubeLevels[gi]-g) + sq(cubeLevels[bi]-b)
+	avg := (r + g + b) / 3
+	gi2 := (avg - 3) / 10
+	if gi2 < 0 {
+		gi2 = 0
+	} else if gi2 > 23 {
+		gi2 = 23
+	}
+	gv := 8 + 10*gi2
+	greyDist := sq(gv-r) + sq(gv-g) + sq(gv-b)
+	if greyDist < cubeDist {
+		return 232 + gi2
+	}
+	return cube
+}
+
+func abs(v int) int {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+func sq(v int) int { return v * v }
+
+// glyph is the UTF-8 text for a byte of CC's character set: ASCII as is, 128-159 the
+// 2x3 "teletext" block characters (Unicode's sextants), 160-255 Latin-1.
+func glyph(c byte) string {
+	switch {
+	case c >= 32 && c < 127:
+		return string(rune(c))
+	case c == 127:
+		return "▒"
+	case c >= 128 && c < 160:
+		return sextant(int(c - 128))
+	case c >= 160:
+		return string(rune(c))
+	}
+	return " "
+}
+
+// sextant is the block character with the cells of bits set: 1 top left, 2 top right,
+// 4 middle left, 8 middle right, 16 bottom left (CC's layout, which is also Unicode's
+// sextant numbering). Unicode leaves out the patterns that older blocks already have.
+func sextant(bits int) string {
+	switch bits {
+	case 0:
+		return " "
+	case 21:
+		return "▌"
+	}
+	n := bits - 1
+	if bits > 21 {
+		n--
+	}
+	var b [4]byte
+	return string(b[:utf8.EncodeRune(b[:], rune(0x1FB00+n))])
+}

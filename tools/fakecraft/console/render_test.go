@@ -1,0 +1,80 @@
+package console
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"fakecraft/computer"
+)
+
+func blankSnapshot() computer.Snapshot {
+	var s computer.Snapshot
+	for y := range s.Cells {
+		for x := range s.Cells[y] {
+			s.Cells[y][x] = computer.Cell{Char: ' ', FG: 0, BG: 15}
+		}
+	}
+	s.Palette = computer.DefaultPalette
+	s.Colour = true
+	s.CursorX, s.CursorY = 1, 1
+	return s
+}
+
+func TestFrameSendsOnlyChangedCells(t *testing.T) {
+	r := Renderer{Mode: TrueColour}
+	s := blankSnapshot()
+	first := string(r.Frame(&s))
+	assert.Contains(t, first, "\x1b[1;1H")
+	assert.Contains(t, first, "\x1b[38;2;240;240;240;48;2;17;17;17m", "white on black, CC's RGB")
+
+	s.Cells[2][4] = computer.Cell{Char: 'h', FG: 14, BG: 15}
+	s.Cells[2][5] = computer.Cell{Char: 'i', FG: 14, BG: 15}
+	second := string(r.Frame(&s))
+	assert.Equal(t, "\x1b[?25l\x1b[3;5H\x1b[38;2;204;76;76;48;2;17;17;17mhi\x1b[0m", second)
+}
+
+func TestFrameShowsTheBlinkingCursor(t *testing.T) {
+	r := Renderer{}
+	s := blankSnapshot()
+	s.Blink = true
+	s.CursorX, s.CursorY = 7, 3
+	assert.True(t, strings.HasSuffix(string(r.Frame(&s)), "\x1b[3;7H\x1b[?25h"))
+	s.Blink = false
+	assert.NotContains(t, string(r.Frame(&s)), "?25h")
+}
+
+func TestFrameRedrawsAllWhenThePaletteChanges(t *testing.T) {
+	r := Renderer{Mode: TrueColour}
+	s := blankSnapshot()
+	r.Frame(&s)
+	s.Palette[15] = 0x000080
+	out := string(r.Frame(&s))
+	assert.Equal(t, computer.TermWidth*computer.TermHeight, strings.Count(out, " "))
+	assert.Contains(t, out, "48;2;0;0;128m")
+}
+
+func TestBasicComputerIsGreyscale(t *testing.T) {
+	r := Renderer{Mode: TrueColour}
+	s := blankSnapshot()
+	s.Colour = false
+	s.Cells[0][0] = computer.Cell{Char: 'x', FG: 14, BG: 15} // red: (204+76+76)/3 = 118
+	assert.Contains(t, string(r.Frame(&s)), "38;2;118;118;118;")
+}
+
+func TestNearest256(t *testing.T) {
+	assert.Equal(t, 231, nearest256(0xFFFFFF))
+	assert.Equal(t, 16, nearest256(0x000000))
+	assert.Equal(t, 233, nearest256(0x111111), "CC's black is a dark grey")
+	assert.Equal(t, 167, nearest256(0xCC4C4C), "CC's red")
+}
+
+func TestGlyphs(t *testing.T) {
+	assert.Equal(t, "a", glyph('a'))
+	assert.Equal(t, "é", glyph(0xe9))
+	assert.Equal(t, " ", glyph(128))
+	assert.Equal(t, "\U0001FB00", glyph(129), "top-left sextant")
+	assert.Equal(t, "▌", glyph(128+21), "left half")
+	assert.Equal(t, "\U0001FB14", glyph(128+22), "after the skipped left half")
+}

@@ -1,0 +1,14 @@
+//go:build !linux
+
+package console
+
+import "errors"
+
+// errUnsupported: raw mode is written for Linux's termios only.
+var errUnsupported = errors.New("fakecraft shell needs Linux")
+
+// MakeRaw is not supported on this system.
+func MakeRaw(int) (func() error, error) { return nil, errUnsupported }
+
+// Size is not supported on this system.
+func Size(int) (int, int, error) { return 0, 0, errUnsupported }

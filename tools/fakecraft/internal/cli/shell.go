@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"fakecraft/computer"
+	"fakecraft/computer/machine"
+	"fakecraft/console"
+)
+
+// ShellProgram is what `fakecraft shell` runs on a TrapOS computer: CC's shell with no
+// arguments, a prompt. A bare computer's own shell shows its prompt anyway.
+const ShellProgram = "shell"
+
+// ShellCmd is `fakecraft shell`.
+type ShellCmd struct {
+	computerFlags
+	autostartFlags
+	Bare      bool          `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher; it runs its startup files, then shows its prompt."`
+	TimeLimit time.Duration `help:"Turn the computer off after this much real time (0: never)." default:"0"`
+	Colours   string        `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
+}
+
+// Run boots the computer with its screen in the terminal until it shuts down. A reboot
+// (Ctrl-R, os.reboot) boots it again over the same files.
+func (s *ShellCmd) Run(e *env) error {
+	opts, rootDir, err := s.options(e)
+	if err != nil {
+		return err
+	}
+	if s.Bare {
+		opts.Bare = true
+	} else {
+		if opts.Autostart, err = s.servers(rootDir); err != nil {
+			return err
+		}
+		opts.Program = ShellProgram
+	}
+	opts.Stdout = nil // the screen is drawn, not transcribed
+	tty, ok := e.stdin.(*os.File)
+	if !ok {
+		return &exitError{code: ExitUsage, msg: "fakecraft shell needs a terminal on stdin; fakecraft run prints a transcript instead"}
+	}
+	fd := int(tty.Fd())
+	restore, err := console.MakeRaw(fd)
+	if err != nil {
+		return &exitError{code: ExitUsage, msg: fmt.Sprintf("fakecraft shell needs a terminal on stdin (%v); fakecraft run prints a transcript instead", err)}
+	}
+	defer func() { _ = restore() }()
+	if w, h, err := console.Size(fd); err == nil && (w < computer.TermWidth || h < computer.TermHeight) {
+		fmt.Fprintf(e.stderr, "fakecraft: this terminal is %dx%d; the computer's screen needs %dx%d\r\n",
+			w, h, computer.TermWidth, computer.TermHeight)
+	}
+
+	if _, err := e.stdout.Write(console.Start()); err != nil {
+		return err
+	}
+	defer func() { _, _ = e.stdout.Write(console.Stop()) }()
+	con := console.New(tty, e.stdout, s.colourMode())
+	defer con.Close()
+
+	ctx := context.Background()
+	if s.TimeLimit > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.TimeLimit)
+		defer cancel()
+	}
+	_, err = runShown(ctx, con, opts)
+	switch {
+	case errors.Is(err, computer.ErrTimeLimit):
+		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", s.TimeLimit)}
+	case err != nil:
+		return &exitError{code: ExitFailed, msg: err.Error()}
+	}
+	return nil
+}
+
+// runShown runs the machine with the console following each computer it boots; the
+// terminal's input ending turns the computer off.
+func runShown(ctx context.Context, con *console.Console, opts machine.Options) (computer.Result, error) {
+	boots := make(chan console.Computer)
+	shown, stopShowing := context.WithCancel(ctx)
+	defer stopShowing()
+	// current is the running computer; once the input ended, every computer turns off.
+	var current struct {
+		sync.Mutex
+		c           *computer.Computer
+		inputClosed bool
+	}
+	opts.OnBoot = func(c *computer.Computer) {
+		current.Lock()
+		current.c = c
+		if current.inputClosed {
+			c.Shutdown()
+		}
+		current.Unlock()
+		select {
+		case boots <- c:
+		case <-shown.Done():
+		}
+	}
+	m, err := machine.New(opts)
+	if err != nil {
+		return computer.Result{}, err
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := con.Follow(shown, boots); errors.Is(err, console.ErrInputClosed) {
+			current.Lock()
+			current.inputClosed = true
+			current.c.Shutdown()
+			current.Unlock()
+		}
+	}()
+	res, err := m.Run(ctx)
+	stopShowing()
+	wg.Wait()
+	return res, err
+}
+
+// colourMode picks the colour mode from the flag and, for auto, $COLORTERM.
+func (s *ShellCmd) colourMode() console.ColourMode {
+	switch s.Colours {
+	case "truecolor":
+		return console.TrueColour
+	case "256":
+		return console.Colour256
+	}
+	ct := strings.ToLower(os.Getenv("COLORTERM"))
+	if ct == "truecolor" || ct == "24bit" {
+		return console.TrueColour
+	}
+	return console.Colour256
+}

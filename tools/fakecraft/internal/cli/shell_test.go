@@ -1,0 +1,263 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/creack/pty"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"fakecraft/console/consoletest"
+)
+
+// shellTimeout bounds one whole pty session; every step waits for the screen, not a clock.
+const shellTimeout = 60 * time.Second
+
+// ptyShell is `fakecraft shell` running on the terminal side of a pseudo-terminal, with
+// the test typing on the other side and reading the screen back as a terminal would.
+type ptyShell struct {
+	t       *testing.T
+	ctx     context.Context
+	ptmx    *os.File
+	screen  *consoletest.Screen
+	status  chan int
+	stderr  *syncBuf
+	readEnd chan struct{}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func startShell(t *testing.T, args ...string) *ptyShell {
+	t.Helper()
+	master, slave, err := pty.Open()
+	require.NoError(t, err)
+	ptmx, tty := pollable(t, master), pollable(t, slave)
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24}))
+	ctx, cancel := context.WithTimeout(context.Background(), shellTimeout)
+	s := &ptyShell{
+		t: t, ctx: ctx, ptmx: ptmx, screen: consoletest.NewScreen(80, 24),
+		status: make(chan int, 1), stderr: &syncBuf{}, readEnd: make(chan struct{}),
+	}
+	go func() {
+		defer close(s.readEnd)
+		_, _ = io.Copy(s.screen, ptmx)
+	}()
+	go func() {
+		s.status <- MainWithInput(append([]string{"shell"}, args...), tty, tty, s.stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		_ = tty.Close()
+		_ = ptmx.Close()
+		<-s.readEnd
+	})
+	return s
+}
+
+// typeText sends bytes as the keyboard would.
+func (s *ptyShell) typeText(text string) {
+	s.t.Helper()
+	_, err := s.ptmx.Write([]byte(text))
+	require.NoError(s.t, err)
+}
+
+// waitFor waits until the screen satisfies ok, failing the test with the screen when the
+// session's time runs out.
+func (s *ptyShell) waitFor(what string, ok func(screen string) bool) {
+	s.t.Helper()
+	for {
+		if ok(s.screen.Text()) {
+			return
+		}
+		select {
+		case <-s.screen.Changed():
+		case <-s.ctx.Done():
+			s.t.Fatalf("screen never showed %s; it shows:\n%s\nstderr: %s", what, s.screen.Text(), s.stderr.String())
+		}
+	}
+}
+
+// waitText waits until the screen contains text.
+func (s *ptyShell) waitText(text string) {
+	s.t.Helper()
+	s.waitFor(text, func(screen string) bool { return strings.Contains(screen, text) })
+}
+
+// waitLine waits until some row of the screen is exactly line.
+func (s *ptyShell) waitLine(line string) {
+	s.t.Helper()
+	s.waitFor("the line "+line, func(screen string) bool {
+		for _, row := range strings.Split(screen, "\n") {
+			if row == line {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// waitPrompt waits for the shell's prompt on the lowest non-empty row.
+func (s *ptyShell) waitPrompt(prompt string) {
+	s.t.Helper()
+	s.waitFor("the prompt "+prompt, func(screen string) bool {
+		rows := strings.Split(strings.TrimRight(screen, "\n"), "\n")
+		return rows[len(rows)-1] == prompt
+	})
+}
+
+// exit waits for fakecraft shell to return its status.
+func (s *ptyShell) exit() int {
+	s.t.Helper()
+	select {
+	case code := <-s.status:
+		return code
+	case <-s.ctx.Done():
+		s.t.Fatalf("fakecraft shell did not exit; screen:\n%s", s.screen.Text())
+		return -1
+	}
+}
+
+// pollable returns a non-blocking copy of f (and closes f): Go's poller then serves it, so
+// Close and read deadlines interrupt a read in progress. creack/pty opens blocking files.
+func pollable(t *testing.T, f *os.File) *os.File {
+	t.Helper()
+	fd, err := unix.Dup(int(f.Fd()))
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.NoError(t, unix.SetNonblock(fd, true))
+	return os.NewFile(uintptr(fd), f.Name())
+}
+
+func shellRepo(t *testing.T) string {
+	return repo(t, map[string]string{"trapos/programs/.keep": ""})
+}
+
+// TestShellLuaAndEdit is the person at the keyboard: the Lua prompt answers 1+1 with 2,
+// edit writes and saves a file, cat shows it, Ctrl-S turns the computer off.
+func TestShellLuaAndEdit(t *testing.T) {
+	s := startShell(t, "--root", shellRepo(t), "--no-autostart")
+	s.waitText("CraftOS 1.9")
+	s.waitPrompt(">")
+
+	s.typeText("lua\r")
+	s.waitText("Call exit() to exit.")
+	s.waitPrompt("lua>")
+	s.typeText("1+1\r")
+	s.waitLine("2")
+	s.typeText("exit()\r")
+	s.waitPrompt(">")
+
+	s.typeText("edit notes.txt\r")
+	s.waitText("Press Ctrl to access menu")
+	s.typeText("hello from a pty\rsecond line")
+	s.waitLine("second line")
+	s.typeText("\x1b") // Esc stands for Ctrl: the menu opens
+	s.waitText("[Save] Exit")
+	s.typeText("\r")
+	s.waitText("Saved to notes.txt")
+	s.typeText("\x1b")
+	s.waitText("[Save] Exit")
+	s.typeText("\x1b[C") // Right
+	s.waitText(" Save [Exit]")
+	s.typeText("\r")
+	s.waitPrompt(">")
+
+	s.typeText("cat notes.txt\r")
+	s.waitLine("hello from a pty")
+	s.waitLine("second line")
+	s.waitPrompt(">")
+
+	s.typeText("\x13") // Ctrl-S
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
+
+// TestShellKeys edits a line with the cursor keys, recalls history, and terminates a
+// program with Ctrl-T.
+func TestShellKeys(t *testing.T) {
+	s := startShell(t, "--root", shellRepo(t), "--no-autostart")
+	s.waitPrompt(">")
+	s.typeText("lua\r")
+	s.waitPrompt("lua>")
+
+	// Typed "2*3", then Home and "1+" before it: 1+2*3.
+	s.typeText("2*3\x1b[H1+")
+	s.waitPrompt("lua> 1+2*3")
+	s.typeText("\r")
+	s.waitLine("7")
+
+	// Backspace and Left/Delete: "10-4" becomes "10-1".
+	s.typeText("10-4\x7f1\r")
+	s.waitLine("9")
+	s.typeText("10+5\x1b[D\x1b[3~2\r")
+	s.waitLine("12")
+
+	// Up recalls the previous line.
+	s.typeText("\x1b[A")
+	s.waitPrompt("lua> 10+2")
+	s.typeText("\r")
+	s.waitFor("a second 12", func(screen string) bool { return strings.Count(screen, "\n12\n") >= 2 })
+
+	// A paste arrives as one paste event, not keys.
+	s.typeText("\x1b[200~\"pasted\"\x1b[201~\r")
+	s.waitLine(`"pasted"`)
+
+	// Ctrl-T: the REPL's read gets terminate, the shell reports it where the cursor is.
+	s.typeText("\x14")
+	s.waitLine("lua> Terminated")
+	s.waitPrompt(">")
+
+	s.typeText("shutdown\r")
+	s.waitText("Goodbye")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
+
+// TestShellRebootKeepsFiles: Ctrl-R boots the computer again over the same files.
+func TestShellRebootKeepsFiles(t *testing.T) {
+	s := startShell(t, "--root", shellRepo(t), "--no-autostart")
+	s.waitPrompt(">")
+	s.typeText("mkdir kept\r")
+	s.waitPrompt(">")
+	s.typeText("clear\r")
+	s.waitFor("a cleared screen", func(screen string) bool { return strings.TrimSpace(screen) == ">" })
+	s.typeText("\x12") // Ctrl-R
+	s.waitText("CraftOS 1.9")
+	s.waitPrompt(">")
+	s.typeText("ls\r")
+	s.waitText("kept")
+	s.typeText("exit\r")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
+
+func TestShellNeedsATerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	var out, errOut bytes.Buffer
+	code := MainWithInput([]string{"shell", "--root", shellRepo(t)}, r, &out, &errOut)
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut.String(), "fakecraft shell needs a terminal on stdin")
+}

@@ -1,0 +1,61 @@
+-- lua: an interactive Lua prompt. Each line is run as an expression when it is one
+-- (its values are printed, strings quoted) and as a statement otherwise; globals set at
+-- the prompt stay for later lines. Up/down recall earlier lines; exit() leaves.
+
+local args = { ... };
+if #args > 0 then
+  print("This is an interactive Lua prompt.");
+  print("To run a lua program, just type its name.");
+  return;
+end
+
+local show = require("fakecraft.show").show;
+
+local running = true;
+local history = {};
+local env = setmetatable({
+  exit = setmetatable({}, {
+    __tostring = function() return "Call exit() to exit."; end,
+    __call = function() running = false; end,
+  }),
+}, { __index = getfenv(1) });
+
+if term.isColour() then term.setTextColour(colours.yellow); end
+print("Interactive Lua prompt.");
+print("Call exit() to exit.");
+term.setTextColour(colours.white);
+
+local function complete(line)
+  if not settings.get("lua.autocomplete") or not textutils.complete then return nil; end
+  local start = line:find("[a-zA-Z0-9_%.:]+$");
+  if not start then return nil; end
+  return textutils.complete(line:sub(start), env);
+end
+
+local chunk = 0;
+while running do
+  write("lua> ");
+  local input = read(nil, history, complete);
+  if input:match("%S") and history[#history] ~= input then
+    history[#history + 1] = input;
+  end
+  chunk = chunk + 1;
+  local name = "=lua[" .. chunk .. "]";
+  local fn, err = load("return " .. input, name, "t", env);
+  if not fn then
+    fn, err = load(input, name, "t", env);
+  end
+  if not fn then
+    printError(err);
+  else
+    local results = table.pack(pcall(fn));
+    if not results[1] then
+      printError(tostring(results[2]));
+    else
+      for i = 2, results.n do
+        local ok, text = pcall(show, results[i]);
+        print(ok and text or tostring(results[i]));
+      end
+    end
+  end
+end
