@@ -68,7 +68,7 @@ type Terminal struct {
 	outErr     error
 	// onBlink, when set, hears every setCursorBlink (the old and the new state), outside mu.
 	onBlink func(was, on bool)
-	changed    chan struct{} // capacity 1: the screen changed since the last receive
+	changed chan struct{} // capacity 1: the screen changed since the last receive
 }
 
 // NewTerminal returns a cleared terminal that copies finished transcript lines to out
