@@ -195,18 +195,25 @@ func client() *http.Client {
 // computers lists the computers through r's HTTP API as "traposId@replica", sorted.
 func (r *replica) computers(t testing.TB) []string {
 	t.Helper()
-	resp, err := client().Get(r.srv.URL + gateway.ComputersPath)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var list []gateway.ComputerJSON
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	list := r.computerList(t)
 	out := make([]string, 0, len(list))
 	for _, c := range list {
 		out = append(out, c.TraposID+"@"+c.Replica)
 	}
 	sort.Strings(out)
 	return out
+}
+
+// computerList is GET /trapos/computers on r.
+func (r *replica) computerList(t testing.TB) []gateway.ComputerJSON {
+	t.Helper()
+	resp, err := client().Get(r.srv.URL + gateway.ComputersPath)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	var list []gateway.ComputerJSON
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	return list
 }
 
 // waitComputers waits until r lists exactly want (sorted "traposId@replica").
@@ -274,6 +281,9 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 	}
 }
 
+// testClientVersion is the clientVersion the test computers' hello names.
+const testClientVersion = "9.9.9-test"
+
 // computer is the test's side of one socket, speaking the protocol by hand as CC would.
 type computer struct {
 	t    testing.TB
@@ -312,7 +322,7 @@ func (c *computer) send(v any) {
 func (c *computer) sendHello() {
 	c.t.Helper()
 	c.send(map[string]any{"event": "computer_request", "traposSenderId": c.id, "messageId": "hello-1",
-		"type": gateway.TypeHello, "payload": map[string]any{"traposId": c.id, "secret": ""}})
+		"type": gateway.TypeHello, "payload": map[string]any{"traposId": c.id, "secret": "", "clientVersion": testClientVersion}})
 }
 
 func (c *computer) hello() protocol.Frame {

@@ -207,7 +207,8 @@ func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 		}
 	}
 	switch {
-	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount):
+	case errors.Is(err, jetstream.ErrJetStreamNotEnabled), errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount),
+		errors.Is(err, nats.ErrNoResponders): // nothing answers the JetStream API
 		return nil, fmt.Errorf("the NATS server has no JetStream, which the replicas need for the %s bucket: start nats-server with -js", cfg.Bucket)
 	case err != nil:
 		return nil, fmt.Errorf("key-value bucket %s: %w", cfg.Bucket, err)
@@ -461,15 +462,16 @@ type claim struct {
 	TraposID       string    `json:"traposId"`
 	RemoteAddr     string    `json:"remoteAddr"`
 	ConnectedSince time.Time `json:"connectedSince"`
+	ClientVersion  string    `json:"clientVersion,omitempty"`
 }
 
 func (c claim) computer() gateway.Computer {
 	return gateway.Computer{AccountID: c.AccountID, TraposID: c.TraposID, RemoteAddr: c.RemoteAddr,
-		ConnectedSince: c.ConnectedSince, LastFrameAt: c.ConnectedSince, Replica: c.Replica}
+		ConnectedSince: c.ConnectedSince, LastFrameAt: c.ConnectedSince, Replica: c.Replica, ClientVersion: c.ClientVersion}
 }
 
 func encodeClaim(replica string, c gateway.Computer) []byte {
 	b, _ := json.Marshal(claim{Replica: replica, AccountID: c.AccountID, TraposID: c.TraposID,
-		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince})
+		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion})
 	return b
 }

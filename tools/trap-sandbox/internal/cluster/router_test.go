@@ -3,7 +3,9 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
@@ -11,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,6 +29,9 @@ func TestRequestsReachAComputerThroughAnotherReplica(t *testing.T) {
 	c := a.connect(t, "7:kitchen")
 	b.waitComputers(t, "7:kitchen@a")
 	a.waitComputers(t, "7:kitchen@a")
+	listed := b.computerList(t)[0]
+	assert.Equal(t, testClientVersion, listed.ClientVersion, "the hello's clientVersion crosses replicas")
+	assert.Equal(t, "local", listed.AccountID)
 
 	pending := b.request("7:kitchen", gateway.TypePing, nil, waitLimit)
 	c.answerNext(gateway.TypePing, map[string]any{"traposId": "7:kitchen"})
@@ -187,10 +194,11 @@ func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b, c := tc.startReplica("a"), tc.startReplica("b"), tc.startReplica("c")
 	a1 := a.connect(t, "1:a")
+	a.connect(t, "4:gone")
 	b.connect(t, "2:b")
 	c.connect(t, "3:c")
 	for _, r := range []*replica{a, b, c} {
-		r.waitComputers(t, "1:a@a", "2:b@b", "3:c@c")
+		r.waitComputers(t, "1:a@a", "2:b@b", "3:c@c", "4:gone@a")
 	}
 
 	// A crashes: its claims stay in NATS, but once A has been silent for the TTL nobody lists them.
@@ -204,6 +212,23 @@ func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
 	b.connect(t, "1:a")
 	b.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
 	c.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
+
+	// Silent for twice the TTL, A's leftover claims are withdrawn. The others look just as
+	// silent for a moment (the clock jumped); the claims withdrawn from them are written again.
+	tc.clock.Advance(testReplicaTTL)
+	gone := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "4:gone"})
+	waitFor(t, "A's leftover claim to be withdrawn", func() bool {
+		_, err := b.router.claims.Get(context.Background(), gone)
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	})
+	b.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
+	c.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
+	for _, k := range []string{"1:a", "2:b", "3:c"} {
+		waitFor(t, "the claim of "+k+" to be back", func() bool {
+			_, err := b.router.claims.Get(context.Background(), claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: k}))
+			return err == nil
+		})
+	}
 
 	// A clean stop withdraws C's claims and heartbeat at once: no TTL to wait for.
 	c.stop()
@@ -275,4 +300,40 @@ func TestEscapedTokensAreValidDistinctAndReversible(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, k, back)
 	assert.Equal(t, "trapos.computer.local.7_3Aa_2Eb_20c", computerSubject(k))
+}
+
+func TestARestartedReplicaWithdrawsTheClaimsOfItsPreviousRun(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	a.connect(t, "1:left")
+	b.waitComputers(t, "1:left@a")
+	a.kill() // its claim stays behind
+
+	tc.startReplica("a") // the same name, as after a crash and restart
+	b.waitComputers(t)
+}
+
+func TestANATSServerWithoutJetStreamIsNamed(t *testing.T) {
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(waitLimit))
+	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
+	logger := slog.New(slog.DiscardHandler)
+	nc, err := Connect(ConnOptions{URL: ns.ClientURL()}, logger)
+	require.NoError(t, err)
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	_, err = New(ctx, nc, Config{Replica: "a"}, logger)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "start nats-server with -js")
+}
+
+func TestConnectNamesTheURLWithoutItsSecret(t *testing.T) {
+	_, err := Connect(ConnOptions{URL: "nats://bob:s3cret@127.0.0.1:1"}, slog.New(slog.DiscardHandler))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connect to NATS at nats://bob:xxxxx@127.0.0.1:1")
+	assert.NotContains(t, err.Error(), "s3cret")
+	assert.Equal(t, "nats://token:xxxxx@h:4222,nats://h2:4222", RedactURL("nats://t0ken@h:4222,nats://h2:4222"))
 }
