@@ -170,3 +170,23 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	assert.Equal(t, playerStartup, string(got))
 	assert.NotContains(t, readSettings(t, dir), "sandbox.password", "an empty answer sets no password")
 }
+
+// TestNumericPasswordThroughSetup: a password of digits. `set` refuses it once the daemon has
+// defined sandbox.password as text (CC's set turns digits into a number), and `sandbox setup`
+// is the way: it asks for the URL (Enter keeps it) and the password, saves them as text and
+// shows the health result.
+func TestNumericPasswordThroughSetup(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", "1234", "--opencode-url", oc.URL}})
+	dir := t.TempDir()
+
+	out := playerSession(ctx, t, dir, true,
+		"wget run "+g.URL("/trapos/install")+" wrong", "reboot",
+		"set sandbox.password 1234",
+		"sandbox setup", "", "1234")
+	assert.Contains(t, out, `"1234" is not a valid string.`)
+	setup := afterLast(out, "> sandbox setup")
+	assert.Contains(t, setup, "Gateway password (empty for none): ****\nSaved sandbox.url and sandbox.password.\nsandboxOk: true\nopencodeOk: true\n", out)
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "1234"`)
+}

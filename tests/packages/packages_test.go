@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -246,4 +247,20 @@ func TestCheckFailsWithoutIndex(t *testing.T) {
 	err := packages.Check(tr.write(t))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "read index")
+}
+
+// TestClientVersionIsThePackageVersion: the version the client sends in hello and prints
+// with `sandbox --version` is the descriptor's, so bumping one without the other fails here.
+func TestClientVersionIsThePackageVersion(t *testing.T) {
+	root, err := repo.Root()
+	require.NoError(t, err)
+	raw, err := os.ReadFile(filepath.Join(root, "packages", "trapos-sandbox", "ccpm.json"))
+	require.NoError(t, err)
+	var d packages.Descriptor
+	require.NoError(t, json.Unmarshal(raw, &d))
+	lua, err := os.ReadFile(filepath.Join(root, "trapos", "apis", "libsandboxversion.lua"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^\s*VERSION = "([^"]*)",`).FindSubmatch(lua)
+	require.NotNil(t, m, "apis/libsandboxversion.lua has no VERSION line")
+	assert.Equal(t, d.Version, string(m[1]))
 }

@@ -11,7 +11,7 @@ local config = require('/apis/libsandboxsettings');
 local events = require('/apis/libsandboxevents');
 local daemon = require('/apis/libsandboxdaemon');
 
-local VERSION = "1.0.0";
+local VERSION = require('/apis/libsandboxversion').VERSION;
 
 -- Seconds a program waits for the gateway's reply before giving up with `timeout`.
 local REQUEST_TIMEOUT = 10;
@@ -21,7 +21,7 @@ local STATUS_TIMEOUT = 1;
 
 -- The `sandbox` command and its subcommands, for tab completion.
 local COMMAND_PATH = "programs/sandbox.lua";
-local SUBCOMMANDS = { "health", "status", "reconnect", "help" };
+local SUBCOMMANDS = { "health", "status", "reconnect", "setup", "help" };
 
 local newUuid, normalisePayload, normaliseError = codec.newUuid, codec.normalisePayload, codec.normaliseError;
 local ERR_TIMEOUT = codec.ERR_TIMEOUT;

@@ -8,9 +8,14 @@ local expect, field = ccExpect.expect, ccExpect.field;
 local codec = require('/apis/libsandboxcodec');
 local config = require('/apis/libsandboxsettings');
 local events = require('/apis/libsandboxevents');
+local version = require('/apis/libsandboxversion');
 
 -- Seconds between a lost connection and the next attempt (no backoff in v1).
 local RECONNECT_DELAY = 5;
+-- Seconds between two looks at the computer's label. CC has no event for a label change, and
+-- the traposId (id:label) is fixed per hello, so a renamed computer reconnects under its new
+-- name within this time.
+local LABEL_CHECK_INTERVAL = 15;
 
 -- Daemon states, as reported by status().state.
 local STATE_DORMANT = "dormant";           -- sandbox.url is not set
@@ -60,6 +65,7 @@ local function newDaemon(deps)
   local lastError = nil;
   local stateSince = clock();
   local reconnectTimer = nil;
+  local labelTimer = nil;
   local inflight = {};         -- messageId -> true, requests sent on the current socket
   local pending = {};          -- url -> true, websocketAsync calls without an outcome yet
 
@@ -108,6 +114,10 @@ local function newDaemon(deps)
   end
 
   local function closeSocket()
+    if labelTimer ~= nil then
+      osApi.cancelTimer(labelTimer);
+      labelTimer = nil;
+    end
     if socket ~= nil then
       local old = socket;
       socket = nil;
@@ -188,7 +198,10 @@ local function newDaemon(deps)
     helloId = newUuid();
     sessionId = currentTraposId();
     local secret = settingsApi.get(SETTING_PASSWORD);
-    if type(secret) ~= "string" then
+    if type(secret) == "number" then
+      -- `set sandbox.password 1234` stores a number; the gateway compares text.
+      secret = tostring(secret);
+    elseif type(secret) ~= "string" then
       secret = "";
     end
     local ok, err = sendFrame({
@@ -196,7 +209,7 @@ local function newDaemon(deps)
       traposSenderId = sessionId,
       messageId = helloId,
       type = "hello",
-      payload = { traposId = sessionId, secret = secret },
+      payload = { traposId = sessionId, secret = secret, clientVersion = version.VERSION },
     });
     if not ok then
       lose("cannot send hello: " .. err);
@@ -208,6 +221,7 @@ local function newDaemon(deps)
     if frame.ok then
       lastError = nil;
       setState(STATE_CONNECTED);
+      labelTimer = osApi.startTimer(LABEL_CHECK_INTERVAL);
       osApi.queueEvent(EVENT_CONNECTED, sessionId);
     elseif frame.error.code == ERR_UNAUTHORIZED then
       -- Terminal: retrying with the same secret cannot succeed.
@@ -341,6 +355,16 @@ local function newDaemon(deps)
     restart();
   end
 
+  -- A connected computer whose label changed since its hello says hello again as itself.
+  local function checkLabel()
+    labelTimer = nil;
+    if state == STATE_CONNECTED and sessionId ~= nil and currentTraposId() ~= sessionId then
+      restart();
+    elseif state == STATE_CONNECTED then
+      labelTimer = osApi.startTimer(LABEL_CHECK_INTERVAL);
+    end
+  end
+
   local function stop()
     closeSocket();
     cancelReconnect();
@@ -357,6 +381,8 @@ local function newDaemon(deps)
       if reconnectTimer ~= nil and id == reconnectTimer then
         reconnectTimer = nil;
         connect();
+      elseif labelTimer ~= nil and id == labelTimer then
+        checkLabel();
       end
     end,
     setting_changed = function(name)
@@ -401,6 +427,7 @@ end
 
 return {
   RECONNECT_DELAY = RECONNECT_DELAY,
+  LABEL_CHECK_INTERVAL = LABEL_CHECK_INTERVAL,
   STATE_DORMANT = STATE_DORMANT,
   STATE_DISABLED = STATE_DISABLED,
   STATE_CONNECTING = STATE_CONNECTING,

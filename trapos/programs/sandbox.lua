@@ -1,9 +1,12 @@
 -- sandbox: talk to the trap-sandbox gateway through the sandbox daemon.
 -- `sandbox health` asks the gateway to probe itself and opencode; `sandbox status` shows the
 -- daemon's connection; `sandbox reconnect` makes it connect again (e.g. after fixing the
--- password). User errors are one red line (error(msg, 0)) and a failed run.
+-- password); `sandbox setup [url]` asks for the URL and password and saves them. User errors
+-- are one red line (error(msg, 0)) that names the fix, and a failed run.
 
 local libsandbox = require('/apis/libsandbox');
+local advice = require('/apis/libsandboxadvice');
+local VERSION = require('/apis/libsandboxversion').VERSION;
 
 -- How long to wait for a daemon that is still connecting before giving up, and how often
 -- to look again meanwhile (it announces success with trapos_sandbox_connected, but not
@@ -11,10 +14,9 @@ local libsandbox = require('/apis/libsandbox');
 local CONNECT_WAIT = libsandbox.REQUEST_TIMEOUT;
 local POLL_INTERVAL = 0.5;
 
-local MSG_URL_NOT_SET = "sandbox.url is not set. Run: set sandbox.url ws://<host>:4444";
+local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
-local MSG_UNAUTHORIZED = "the gateway rejected sandbox.password (unauthorized). Fix it with: set sandbox.password <secret>";
 
 -- Every line fits the 51-column computer screen.
 local function usage()
@@ -22,6 +24,7 @@ local function usage()
   print("  health     check the gateway and opencode");
   print("  status     show URL, connection, last error");
   print("  reconnect  make the daemon connect again");
+  print("  setup      set the gateway URL and password");
   print("  help       this help (also --help, -h)");
   print("  --version  show the version");
   print("Settings: sandbox.url, sandbox.password");
@@ -33,21 +36,12 @@ end
 
 -- Turns the daemon's reason into advice the user can act on.
 local function explain(why, url)
-  why = tostring(why or "unknown error");
-  if why:find("Domain not permitted", 1, true) then
-    local host = url and libsandbox.urlHost(url) or "the gateway's host";
-    return "Domain not permitted: the server's CC: Tweaked config denies " .. host
-      .. "; allow it in computercraft-server.toml [[http.rules]] (see docs/user-guide.md)";
-  end
-  if why:find(libsandbox.ERR_UNAUTHORIZED, 1, true) == 1 then
-    return MSG_UNAUTHORIZED;
-  end
-  return why;
+  return advice.explain(tostring(why or "unknown error"), url, settings.get(libsandbox.SETTING_PASSWORD));
 end
 
 local function explainStatus(status)
   if status.state == libsandbox.STATE_UNAUTHORIZED then
-    return MSG_UNAUTHORIZED;
+    return explain(status.lastError or "unauthorized", status.url);
   elseif status.state == libsandbox.STATE_DORMANT then
     return libsandbox.URL_NOT_SET;
   elseif status.lastError ~= nil then
@@ -128,6 +122,12 @@ local function showStatus()
   print("state: " .. tostring(status.state or "unknown"));
   print("traposId: " .. tostring(status.traposId));
   print("lastError: " .. tostring(status.lastError or "none"));
+  if status.lastError ~= nil then
+    local fix = explain(status.lastError, status.url);
+    if fix ~= status.lastError then
+      print("fix: " .. fix);
+    end
+  end
 end
 
 local function reconnect()
@@ -140,11 +140,48 @@ local function reconnect()
   print("traposId: " .. tostring(status.traposId));
 end
 
+-- Asks for the URL (default: the current one) and the password, saves both as text, and
+-- shows whether the gateway now answers. The daemon reconnects on the changed settings.
+local function setup(urlArg)
+  local current = settings.get(libsandbox.SETTING_URL);
+  local url = urlArg;
+  if url == nil then
+    print("Gateway URL, e.g. ws://192.168.1.20:4444");
+    write("[" .. tostring(current or "none") .. "]: ");
+    url = read();
+    if url:match("^%s*$") then
+      url = current;
+    end
+  end
+  url = url and url:match("^%s*(.-)%s*$");
+  if url == nil or url == "" then
+    fail("sandbox setup: no URL given. Run: sandbox setup ws://<host>:4444");
+  end
+  local scheme = url:match("^(%a[%w+.-]*)://");
+  if scheme ~= nil and scheme:lower() ~= "ws" and scheme:lower() ~= "wss" then
+    fail(advice.explain("Invalid scheme '" .. scheme:lower() .. "'", url));
+  end
+  write("Gateway password (empty for none): ");
+  local password = read("*");
+  settings.set(libsandbox.SETTING_URL, url);
+  settings.set(libsandbox.SETTING_PASSWORD, password);
+  settings.save();
+  print("Saved sandbox.url and sandbox.password.");
+  checkSetup();
+  getStatus();
+  libsandbox.reconnect();
+  health();
+end
+
 local COMMANDS = {
   health = health,
   status = showStatus,
   reconnect = reconnect,
+  setup = setup,
 };
+
+-- How many arguments each command takes after its name.
+local MAX_ARGS = { setup = 1 };
 
 local args = { ... };
 local command = args[1];
@@ -154,11 +191,12 @@ libsandbox.defineSettings();
 if command == nil or command == "help" or command == "--help" or command == "-h" then
   usage();
 elseif command == "--version" then
-  print("sandbox " .. libsandbox.VERSION);
+  print("sandbox " .. VERSION);
 elseif COMMANDS[command] == nil then
   fail("sandbox: unknown command '" .. command .. "'. Run: sandbox --help");
-elseif #args > 1 then
-  fail("sandbox " .. command .. ": unexpected argument '" .. args[2] .. "'. Run: sandbox --help");
+elseif #args > 1 + (MAX_ARGS[command] or 0) then
+  local extra = args[2 + (MAX_ARGS[command] or 0)];
+  fail("sandbox " .. command .. ": unexpected argument '" .. extra .. "'. Run: sandbox --help");
 else
-  COMMANDS[command]();
+  COMMANDS[command](table.unpack(args, 2));
 end

@@ -4,6 +4,7 @@
 
 local lib = require('/apis/libsandbox');
 local daemonLib = require('/apis/libsandboxdaemon');
+local VERSION = require('/apis/libsandboxversion').VERSION;
 
 local URL = "ws://127.0.0.1:4444";
 local FULL_URL = "ws://127.0.0.1:4444/trapos/ws";
@@ -202,6 +203,35 @@ describe("sandbox daemon", function()
     end);
   end);
 
+  describe("label change", function()
+    it("reconnects under the new traposId once its timer sees the new label", function()
+      local world = newWorld({ url = URL, label = "old" });
+      world.connect();
+      expect(world.daemon.status().traposId):eq("7:old");
+      local timer = world.lastTimer;
+      expect(world.timers[timer]):eq(daemonLib.LABEL_CHECK_INTERVAL);
+      expect(daemonLib.LABEL_CHECK_INTERVAL <= 30):eq(true);
+
+      -- Unchanged: the timer is armed again and nothing else happens.
+      world.handle("timer", timer);
+      expect(#world.connects):eq(1);
+      timer = world.lastTimer;
+      expect(world.timers[timer]):eq(daemonLib.LABEL_CHECK_INTERVAL);
+
+      world.label = "new";
+      world.handle("timer", timer);
+      expect(#world.connects):eq(2);
+      local hello = world.open().frame(1);
+      expect(hello.payload.traposId):eq("7:new");
+    end);
+
+    it("runs no label timer while not connected", function()
+      local world = newWorld({ url = URL, label = "old" });
+      world.daemon.start();
+      expect(world.timerCount()):eq(0);
+    end);
+  end);
+
   describe("handshake", function()
     it("sends hello with traposId and secret when the socket opens", function()
       local world = newWorld({ url = URL, password = "s3cret", label = "base" });
@@ -214,7 +244,7 @@ describe("sandbox daemon", function()
       expect(hello.type):eq("hello");
       expect(hello.traposSenderId):eq("7:base");
       expect(hello.messageId):str_match(UUID_PATTERN);
-      expect(hello.payload):same({ traposId = "7:base", secret = "s3cret" });
+      expect(hello.payload):same({ traposId = "7:base", secret = "s3cret", clientVersion = VERSION });
       expect(world.daemon.status().state):eq("authenticating");
     end);
 
@@ -222,8 +252,15 @@ describe("sandbox daemon", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
       local hello = world.open().frame(1);
-      expect(hello.payload):same({ traposId = "7:", secret = "" });
+      expect(hello.payload):same({ traposId = "7:", secret = "", clientVersion = VERSION });
       expect(hello.traposSenderId):eq("7:");
+    end);
+
+    it("sends a numeric sandbox.password as its digits", function()
+      -- `set sandbox.password 1234` (before the setting was defined) stores the number 1234.
+      local world = newWorld({ url = URL, password = 1234 });
+      world.daemon.start();
+      expect(world.open().frame(1).payload.secret):eq("1234");
     end);
 
     it("ignores a success for somebody else's URL", function()

@@ -76,9 +76,20 @@ local function run(args, opts)
     end
   end);
 
+  -- read() answers opts.typed in turn; settings.set/save are recorded, not applied.
+  local typed = opts.typed or {};
+  record.prompts, record.reads, record.saved, record.values = {}, {}, 0, values;
+  stub(settings, "set", function(name, value) values[name] = value; end);
+  stub(settings, "save", function() record.saved = record.saved + 1; return true; end);
+
   local lines = {};
   local completions = {};
   local env = {
+    write = function(text) record.prompts[#record.prompts + 1] = text; end,
+    read = function(replace)
+      record.reads[#record.reads + 1] = replace or false;
+      return table.remove(typed, 1) or "";
+    end,
     print = function(...)
       local parts = table.pack(...);
       for i = 1, parts.n do
@@ -164,7 +175,7 @@ describe("sandbox command", function()
     it("fails when sandbox.url is not set", function()
       local ok, err, lines, record = run({ "health" }, { settings = {}, status = downStatus("dormant") });
       expect(ok):eq(false);
-      expect(err):eq("sandbox.url is not set. Run: set sandbox.url ws://<host>:4444");
+      expect(err):eq("sandbox.url is not set. Run: sandbox setup");
       expect(lines):same({});
       expect(#record.sends):eq(0);
     end);
@@ -185,19 +196,25 @@ describe("sandbox command", function()
     it("explains unauthorized", function()
       local ok, err = run({ "health" }, { status = downStatus("unauthorized", "unauthorized: wrong secret") });
       expect(ok):eq(false);
-      expect(err):eq("Not connected to the gateway: the gateway rejected sandbox.password (unauthorized). Fix it with: set sandbox.password <secret>");
+      expect(err):eq("Not connected to the gateway: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
     end);
 
     it("explains Domain not permitted", function()
       local ok, err = run({ "health" }, { status = downStatus("waiting", "Domain not permitted") });
       expect(ok):eq(false);
-      expect(err):eq("Not connected to the gateway: Domain not permitted: the server's CC: Tweaked config denies 127.0.0.1; allow it in computercraft-server.toml [[http.rules]] (see docs/user-guide.md)");
+      expect(err):eq("Not connected to the gateway: Domain not permitted: the server's CC: Tweaked config denies 127.0.0.1; allow it in computercraft-server.toml [[http.rules]] (see the user guide)");
     end);
 
-    it("passes other connection errors on as they are", function()
+    it("turns a refused connection into its fix", function()
       local ok, err = run({ "health" }, { status = downStatus("waiting", "Could not connect") });
       expect(ok):eq(false);
-      expect(err):eq("Not connected to the gateway: Could not connect");
+      expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s");
+    end);
+
+    it("passes an error it has no advice for on as it is", function()
+      local ok, err = run({ "health" }, { status = downStatus("waiting", "hello failed: internal: boom") });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: hello failed: internal: boom");
     end);
 
     it("reports a timeout after 10 seconds", function()
@@ -216,7 +233,7 @@ describe("sandbox command", function()
         end,
       });
       expect(ok):eq(false);
-      expect(err):eq("Not connected to the gateway: lost the connection: Connection closed");
+      expect(err):eq("Not connected to the gateway: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s");
     end);
 
     it("reports other gateway errors with their code", function()
@@ -226,6 +243,58 @@ describe("sandbox command", function()
       });
       expect(ok):eq(false);
       expect(err):eq("The gateway refused the request: not_authenticated: say hello first");
+    end);
+  end);
+
+  describe("setup", function()
+    local function healthy()
+      return true, { sandboxOk = true, opencodeOk = true };
+    end
+
+    it("saves the URL given and the password typed, as text, reconnects and checks health", function()
+      local ok, err, lines, record = run({ "setup", "ws://10.0.0.9:4444" }, {
+        settings = {}, typed = { "1234" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.values["sandbox.url"]):eq("ws://10.0.0.9:4444");
+      expect(record.values["sandbox.password"]):eq("1234");
+      expect(record.reads):same({ "*" });
+      expect(record.saved):eq(1);
+      expect(record.reconnects):eq(1);
+      expect(lines):same({ "Saved sandbox.url and sandbox.password.", "sandboxOk: true", "opencodeOk: true" });
+    end);
+
+    it("asks for the URL, keeping the current one on an empty answer", function()
+      local ok, err, lines, record = run({ "setup" }, {
+        typed = { "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.values["sandbox.url"]):eq(URL);
+      expect(record.values["sandbox.password"]):eq("");
+      expect(record.reads):same({ false, "*" });
+      expect(lines[1]):eq("Gateway URL, e.g. ws://192.168.1.20:4444");
+      expect(record.prompts[1]):eq("[" .. URL .. "]: ");
+    end);
+
+    it("refuses an http:// URL with its fix before saving anything", function()
+      local ok, err, _, record = run({ "setup", "http://10.0.0.9:4444" }, { settings = {} });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://. Fix it with: sandbox setup");
+      expect(record.saved):eq(0);
+    end);
+
+    it("prints the error with its fix when the gateway does not answer", function()
+      local ok, err = run({ "setup", "ws://10.0.0.9:4444" }, {
+        settings = {}, typed = { "pw" }, status = downStatus("waiting", "Could not connect"),
+      });
+      expect(ok):eq(false);
+      expect(err):str_match("^Not connected to the gateway: nothing answers at 127.0.0.1:4444");
+    end);
+
+    it("refuses a second argument", function()
+      local ok, err = run({ "setup", "ws://a:1", "extra" }, {});
+      expect(ok):eq(false);
+      expect(err):eq("sandbox setup: unexpected argument 'extra'. Run: sandbox --help");
     end);
   end);
 
@@ -251,6 +320,7 @@ describe("sandbox command", function()
         "state: waiting",
         "traposId: 7:base",
         "lastError: Connection closed",
+        "fix: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s",
       });
     end);
 
@@ -308,7 +378,8 @@ describe("sandbox command", function()
     it("prints the version", function()
       local ok, err, lines = run({ "--version" }, {});
       expectSuccess(ok, err);
-      expect(lines):same({ "sandbox " .. lib.VERSION });
+      -- tests/packages checks that this is the version packages/trapos-sandbox/ccpm.json says.
+      expect(lines):same({ "sandbox " .. require("/apis/libsandboxversion").VERSION });
     end);
 
     it("rejects an unknown command in one line", function()

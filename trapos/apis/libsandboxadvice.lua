@@ -1,0 +1,148 @@
+-- libsandboxadvice: turns what CC: Tweaked or the gateway said about a failed connection into
+-- one line that says what to change. `sandbox health` and `sandbox status` print these; the
+-- user guide's error table lists each one.
+
+local ccExpect = require('cc.expect');
+local expect = ccExpect.expect;
+
+-- The port opencode serves on by default; a sandbox.url naming it reaches the wrong server.
+local OPENCODE_PORT = "4242";
+
+local FIX_URL = "Fix it with: sandbox setup";
+
+-- The host (without IPv6 brackets) and port (nil when absent) of a URL.
+local function hostPort(url)
+  local authority = url:match("^%a[%w+.-]*://([^/?#]*)") or url;
+  local host, port = authority:match("^%[(.-)%]:?(%d*)$");
+  if host == nil then
+    host, port = authority:match("^([^:]*):?(%d*)$");
+  end
+  if port == "" then
+    port = nil;
+  end
+  return host or authority, port;
+end
+
+local function contains(text, needle)
+  return text:find(needle, 1, true) ~= nil;
+end
+
+-- Each rule: does `why` (lower-cased as `low`) match, and the advice for `url`.
+local RULES = {
+  {
+    match = function(why) return why:match("^Invalid scheme 'https?'") ~= nil; end,
+    say = function()
+      return "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://. " .. FIX_URL;
+    end,
+  },
+  {
+    match = function(why) return contains(why, "Invalid scheme") or contains(why, "URL malformed"); end,
+    say = function(_, url)
+      return "sandbox.url " .. url .. " is not a ws:// URL (e.g. ws://192.168.1.20:4444). " .. FIX_URL;
+    end,
+  },
+  {
+    -- Domain not permitted: CC's http.rules deny the address ($private covers LAN and loopback).
+    match = function(why) return contains(why, "Domain not permitted"); end,
+    say = function(_, url)
+      return "Domain not permitted: the server's CC: Tweaked config denies " .. hostPort(url)
+        .. "; allow it in computercraft-server.toml [[http.rules]] (see the user guide)";
+    end,
+  },
+  {
+    -- The gateway's port holds opencode: its HTTP server refuses the WebSocket upgrade.
+    match = function(why, url)
+      local _, port = hostPort(url);
+      return port == OPENCODE_PORT and contains(why, "Invalid handshake response");
+    end,
+    say = function(_, url)
+      local host = hostPort(url);
+      return "sandbox.url points at port " .. OPENCODE_PORT .. ", opencode's port; the gateway listens on 4444: use ws://"
+        .. host .. ":4444. " .. FIX_URL;
+    end,
+  },
+  {
+    -- A 404 (or a redirect) on the upgrade: the server is there but the path is not the gateway's.
+    match = function(why)
+      return why:find("%f[%d]404%f[%D]") ~= nil or contains(why, "Not Found")
+        or why:find("%f[%d]30[1278]%f[%D]") ~= nil or contains(why, "Redirect") or contains(why, "Moved");
+    end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      local base = "ws://" .. host .. (port and (":" .. port) or "");
+      return "the URL's path is wrong (" .. (why:match("%d%d%d[%w ]*") or why) .. "): use " .. base .. " or "
+        .. base .. "/trapos/ws. " .. FIX_URL;
+    end,
+  },
+  {
+    match = function(why) return contains(why:lower(), "going away"); end,
+    say = function()
+      return "the gateway stopped (going away); the daemon reconnects by itself once it runs again";
+    end,
+  },
+  {
+    match = function(why) return contains(why, "Unknown host"); end,
+    say = function(_, url)
+      return "Unknown host: " .. hostPort(url) .. " does not resolve; check its spelling or use the gateway's IP address. " .. FIX_URL;
+    end,
+  },
+  {
+    match = function(why) return contains(why, "Could not create a secure connection"); end,
+    say = function(_, url)
+      return "TLS failed for " .. url .. ": use ws:// for a gateway without TLS, or fix the reverse proxy's certificate. " .. FIX_URL;
+    end,
+  },
+  {
+    match = function(why)
+      local low = why:lower();
+      return contains(why, "Could not connect") or contains(low, "connection refused");
+    end,
+    say = function(_, url)
+      local host, port = hostPort(url);
+      return "nothing answers at " .. host .. ":" .. tostring(port or 80)
+        .. ": start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s";
+    end,
+  },
+  {
+    match = function(why) return contains(why, "Timed out"); end,
+    say = function(_, url)
+      local host, port = hostPort(url);
+      return "no answer from " .. host .. ":" .. tostring(port or 80)
+        .. " (timed out): check the address, and that no firewall drops the port";
+    end,
+  },
+  {
+    match = function(why) return contains(why, "Connection closed"); end,
+    say = function()
+      return "the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s";
+    end,
+  },
+};
+
+-- explain(why, url [, password]): the advice for a failed connection. why is the daemon's
+-- reason (CC's message, or "unauthorized: ..." from the gateway); url is sandbox.url;
+-- password is sandbox.password's value (a number means `set` converted the digits).
+local function explain(why, url, password)
+  expect(1, why, "string", "nil");
+  expect(2, url, "string", "nil");
+  why = why or "unknown error";
+  url = url or "the gateway";
+  if why:find("^unauthorized") then
+    if type(password) == "number" then
+      return "the gateway rejected sandbox.password: `set` stored it as the number "
+        .. tostring(password) .. ". Set it as text with: sandbox setup";
+    end
+    return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
+  end
+  for _, rule in ipairs(RULES) do
+    if rule.match(why, url) then
+      return rule.say(why, url);
+    end
+  end
+  return why;
+end
+
+return {
+  OPENCODE_PORT = OPENCODE_PORT,
+  explain = explain,
+};

@@ -1,0 +1,91 @@
+-- Specs for /apis/libsandboxadvice: every misconfiguration a player can make, as CC: Tweaked
+-- (or the gateway) reports it, becomes one line that names the fix. Each case is a row of the
+-- user guide's error table.
+
+local advice = require('/apis/libsandboxadvice');
+
+local URL = "ws://192.168.1.20:4444/trapos/ws";
+
+describe("libsandboxadvice explain", function()
+  it("turns http:// into ws:// (and https:// into wss:// behind a TLS proxy)", function()
+    local want = "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://. Fix it with: sandbox setup";
+    expect(advice.explain("Invalid scheme 'http'", "http://192.168.1.20:4444")):eq(want);
+    expect(advice.explain("Invalid scheme 'https'", "https://mc.example.org")):eq(want);
+  end);
+
+  it("says the path is wrong on a 404", function()
+    expect(advice.explain("Invalid handshake response getStatus: 404 Not Found", "ws://192.168.1.20:4444/ws"))
+      :eq("the URL's path is wrong (404 Not Found): use ws://192.168.1.20:4444 or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
+  end);
+
+  it("says the path is wrong on a 307 redirect", function()
+    expect(advice.explain("Invalid handshake response getStatus: 307 Temporary Redirect", "ws://192.168.1.20:4444//trapos/ws"))
+      :eq("the URL's path is wrong (307 Temporary Redirect): use ws://192.168.1.20:4444 or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
+  end);
+
+  it("says a going-away gateway stopped and will be reconnected to", function()
+    expect(advice.explain("lost the connection: going away", URL))
+      :eq("the gateway stopped (going away); the daemon reconnects by itself once it runs again");
+  end);
+
+  it("names opencode's port when sandbox.url points at it", function()
+    expect(advice.explain("Invalid handshake response getStatus: 404 Not Found", "ws://192.168.1.20:4242"))
+      :eq("sandbox.url points at port 4242, opencode's port; the gateway listens on 4444: use ws://192.168.1.20:4444. Fix it with: sandbox setup");
+  end);
+
+  it("explains an unknown host", function()
+    expect(advice.explain("Unknown host", "ws://gatewy.lan:4444"))
+      :eq("Unknown host: gatewy.lan does not resolve; check its spelling or use the gateway's IP address. Fix it with: sandbox setup");
+  end);
+
+  it("explains a refused connection", function()
+    local want = "nothing answers at 192.168.1.20:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s";
+    expect(advice.explain("Could not connect", URL)):eq(want);
+    expect(advice.explain("Connection refused", URL)):eq(want);
+  end);
+
+  it("explains Domain not permitted with the host the rules must allow", function()
+    expect(advice.explain("Domain not permitted", URL))
+      :eq("Domain not permitted: the server's CC: Tweaked config denies 192.168.1.20; allow it in computercraft-server.toml [[http.rules]] (see the user guide)");
+  end);
+
+  it("explains a TLS failure", function()
+    expect(advice.explain("Could not create a secure connection", "wss://192.168.1.20:4444"))
+      :eq("TLS failed for wss://192.168.1.20:4444: use ws:// for a gateway without TLS, or fix the reverse proxy's certificate. Fix it with: sandbox setup");
+  end);
+
+  it("explains a time-out", function()
+    expect(advice.explain("Timed out", URL))
+      :eq("no answer from 192.168.1.20:4444 (timed out): check the address, and that no firewall drops the port");
+  end);
+
+  it("explains a dropped connection", function()
+    expect(advice.explain("lost the connection: Connection closed", URL))
+      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s");
+  end);
+
+  it("explains a malformed URL", function()
+    expect(advice.explain("URL malformed", "ws://"))
+      :eq("sandbox.url ws:// is not a ws:// URL (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");
+  end);
+
+  it("sends a rejected password to sandbox setup", function()
+    expect(advice.explain("unauthorized: wrong secret", URL, "secret"))
+      :eq("the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
+  end);
+
+  it("says when `set` turned a numeric password into a number", function()
+    expect(advice.explain("unauthorized: wrong secret", URL, 123))
+      :eq("the gateway rejected sandbox.password: `set` stored it as the number 123. Set it as text with: sandbox setup");
+  end);
+
+  it("keeps an IPv6 host's brackets off and finds its port", function()
+    expect(advice.explain("Could not connect", "ws://[fd00::2]:4444/trapos/ws"))
+      :str_match("^nothing answers at fd00::2:4444:");
+  end);
+
+  it("passes an error it has no advice for on unchanged", function()
+    expect(advice.explain("hello failed: internal: boom", URL)):eq("hello failed: internal: boom");
+    expect(advice.explain(nil, nil)):eq("unknown error");
+  end);
+end);
