@@ -14,7 +14,7 @@ const wrongPassword = "not-the-password"
 
 // unauthorizedLine is the one red line `sandbox health` prints when the gateway rejects the
 // computer's sandbox.password.
-const unauthorizedLine = "Not connected to the gateway: the gateway rejected sandbox.password (unauthorized). Fix it with: set sandbox.password <secret>"
+const unauthorizedLine = "Not connected to the gateway: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup"
 
 // TestHealthWrongPassword: the gateway rejects the password; the command says so in one line
 // and fails.
@@ -52,6 +52,7 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 		"state: unauthorized",
 		"traposId: 0:",
 		"lastError: unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)",
+		"fix: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup",
 	), lines(out))
 	// Any retry would have reached the gateway within the 12 s the program waited.
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),
