@@ -162,6 +162,8 @@ func statusOf(code protocol.Code) int {
 		return http.StatusNotFound
 	case protocol.CodeTimeout:
 		return http.StatusGatewayTimeout
+	case protocol.CodeBusy:
+		return http.StatusTooManyRequests
 	case protocol.CodeInternal:
 		return http.StatusInternalServerError
 	default:
@@ -169,7 +171,14 @@ func statusOf(code protocol.Code) int {
 	}
 }
 
+// busyRetryAfter is the Retry-After of a busy answer, in seconds: requests in flight to a
+// computer that reads end within its answer time, usually milliseconds.
+const busyRetryAfter = "1"
+
 func writeAPIError(w http.ResponseWriter, status int, code protocol.Code, message string) {
+	if code == protocol.CodeBusy {
+		w.Header().Set("Retry-After", busyRetryAfter)
+	}
 	writeJSON(w, status, APIResponse{OK: false, Error: &protocol.Error{Code: code, Message: message}})
 }
 

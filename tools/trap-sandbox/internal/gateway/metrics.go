@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trap-sandbox/internal/protocol"
@@ -175,8 +176,22 @@ func (m *Metrics) requestDone(outcome string, d time.Duration) {
 
 func (m *Metrics) closed(code int) {
 	if m != nil {
-		m.closes.WithLabelValues(strconv.Itoa(code)).Inc()
+		m.closes.WithLabelValues(closeCodeLabel(code)).Inc()
 	}
+}
+
+// closeCodeLabel is code as a metric label when the gateway knows it, else "other": a peer
+// chooses its close code, and one series per code it makes up would let it grow the metrics
+// without bound.
+func closeCodeLabel(code int) string {
+	switch code {
+	case websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived,
+		websocket.CloseAbnormalClosure, websocket.ClosePolicyViolation, websocket.CloseMessageTooBig,
+		websocket.CloseInternalServerErr, websocket.CloseTryAgainLater,
+		CloseUnauthorized, CloseNoHello, CloseReplaced, CloseUnresponsive:
+		return strconv.Itoa(code)
+	}
+	return "other"
 }
 
 func (m *Metrics) limited(limit string) {
