@@ -29,8 +29,8 @@ const (
 const DefaultShutdownTimeout = 5 * time.Second
 
 // HTTP server timeouts. There is deliberately no ReadTimeout/WriteTimeout: they would apply
-// to hijacked WebSockets' first request and to long API requests; the gateway bounds those
-// itself (write timeout, pong wait).
+// to hijacked WebSockets too; plain requests get per-request deadlines instead (deadlines.go)
+// and the gateway bounds its sockets itself (write timeout, pong wait).
 const (
 	// readHeaderTimeout bounds how long a client may take to send request headers
 	// (slowloris).
@@ -79,9 +79,12 @@ type Server struct {
 	modules         []Module
 	handler         http.Handler
 	shutdownTimeout time.Duration
-	// readHeaderTimeout and idleTimeout are the constants above; tests shorten them.
-	readHeaderTimeout time.Duration
-	idleTimeout       time.Duration
+	// readHeaderTimeout, idleTimeout, bodyReadTimeout and responseWriteTimeout are the
+	// constants above and in deadlines.go; tests shorten them.
+	readHeaderTimeout    time.Duration
+	idleTimeout          time.Duration
+	bodyReadTimeout      time.Duration
+	responseWriteTimeout time.Duration
 }
 
 // New mounts the modules and returns a Server.
@@ -110,8 +113,11 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 	for _, m := range modules {
 		m.Mount(routes)
 	}
-	return &Server{log: logger, modules: modules, handler: mux, shutdownTimeout: shutdownTimeout,
-		readHeaderTimeout: readHeaderTimeout, idleTimeout: idleTimeout}
+	s := &Server{log: logger, modules: modules, shutdownTimeout: shutdownTimeout,
+		readHeaderTimeout: readHeaderTimeout, idleTimeout: idleTimeout,
+		bodyReadTimeout: DefaultBodyReadTimeout, responseWriteTimeout: DefaultResponseWriteTimeout}
+	s.handler = s.bounded(mux)
+	return s
 }
 
 // Handler returns the HTTP handler with every module mounted (for tests and embedding).
@@ -146,12 +152,17 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	defer cancel()
 
 	// The HTTP server stops accepting and drains plain requests; hijacked sockets are the
-	// modules' to close, in parallel.
+	// modules' to close, in parallel. A client that holds its connection past the deadline is
+	// cut: that is the client's doing, so the shutdown still succeeds (exit status 0).
 	errs := make(chan error, len(s.modules)+1)
 	go func() {
 		if err := srv.Shutdown(shutdownCtx); err != nil {
 			_ = srv.Close()
-			errs <- fmt.Errorf("http shutdown: %w", err)
+			if errors.Is(err, context.DeadlineExceeded) {
+				s.log.Warn("shutdown deadline passed: cut the HTTP connections still open", "timeout", s.shutdownTimeout)
+				err = nil
+			}
+			errs <- err
 			return
 		}
 		errs <- nil
@@ -161,7 +172,12 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		if sd, ok := m.(Shutdowner); ok {
 			pending++
 			go func() {
-				if err := sd.Shutdown(shutdownCtx); err != nil {
+				err := sd.Shutdown(shutdownCtx)
+				if errors.Is(err, context.DeadlineExceeded) {
+					s.log.Warn("shutdown deadline passed: the module cut its remaining connections", "module", m.Name(), "err", err)
+					err = nil
+				}
+				if err != nil {
 					errs <- fmt.Errorf("%s: %w", m.Name(), err)
 					return
 				}

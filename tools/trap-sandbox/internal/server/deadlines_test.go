@@ -1,0 +1,84 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// bodyModule has one API route that reads its whole body.
+type bodyModule struct{}
+
+func (bodyModule) Name() string { return "body" }
+
+func (bodyModule) Mount(routes *Routes) {
+	routes.HandleAPIFunc("POST /body/read", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, "cannot read the body: "+err.Error(), http.StatusBadRequest)
+			return
+		}
+		_, _ = io.WriteString(w, "read")
+	})
+}
+
+// serveHeld serves bodyModule with a short body deadline and the given shutdown timeout; it
+// returns the address, a function that stops the server, and one that waits for Serve's result.
+func serveHeld(t *testing.T, shutdown time.Duration) (string, context.CancelFunc, func() error) {
+	t.Helper()
+	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: shutdown}, bodyModule{})
+	s.bodyReadTimeout = 100 * time.Millisecond
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, l) }()
+	wait := sync.OnceValue(func() error { return <-done })
+	t.Cleanup(func() {
+		cancel()
+		_ = wait()
+	})
+	return l.Addr().String(), cancel, wait
+}
+
+// holdBody sends a request that announces a body it never sends.
+func holdBody(t *testing.T, addr, method, path string) net.Conn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = conn.Close() })
+	_, err = io.WriteString(conn, method+" "+path+" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n")
+	require.NoError(t, err)
+	return conn
+}
+
+func TestAHeldBodyIsCutAtItsDeadline(t *testing.T) {
+	addr, _, _ := serveHeld(t, time.Second)
+	conn := holdBody(t, addr, http.MethodPost, "/body/read")
+	out := readUntilClosed(t, conn)
+	assert.True(t, strings.HasPrefix(out, "HTTP/1.1 400"), out)
+	assert.Contains(t, out, "Connection: close")
+}
+
+func TestAnErrorAnswerToARequestWithAnUnreadBodyClosesTheConnection(t *testing.T) {
+	addr, _, _ := serveHeld(t, time.Second)
+	conn := holdBody(t, addr, http.MethodPost, HealthzPath) // 405: the body is never read
+	out := readUntilClosed(t, conn)
+	assert.True(t, strings.HasPrefix(out, "HTTP/1.1 405"), out)
+	assert.Contains(t, out, "Connection: close")
+}
+
+func TestShutdownSucceedsInBoundedTimeWhateverAClientHolds(t *testing.T) {
+	addr, stop, done := serveHeld(t, 50*time.Millisecond)
+	holdBody(t, addr, http.MethodPost, "/body/read")
+	stop()
+	assert.NoError(t, done(), "a client holding a connection must not fail the shutdown")
+}
