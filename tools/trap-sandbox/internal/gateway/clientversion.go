@@ -34,7 +34,7 @@ func (s *Session) noteClientVersion(key Key, version string) {
 			shown = "unknown (sends no clientVersion)"
 		}
 		s.log.Info("computer runs an older client: run the install line on it again to upgrade",
-			"traposId", key.TraposID, "clientVersion", shown, "served", served)
+			"traposId", clip(key.TraposID), "clientVersion", clip(shown), "served", served)
 	}
 }
 

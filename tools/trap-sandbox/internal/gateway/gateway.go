@@ -63,11 +63,23 @@ const (
 	// DefaultMaxConnections caps open sockets (before and after hello); beyond it an upgrade
 	// is refused with HTTP 503.
 	DefaultMaxConnections = 20000
-	// DefaultUpgradeRate and DefaultUpgradeBurst shape the per-remote-IP token bucket of
-	// WebSocket upgrades; beyond it an upgrade is refused with HTTP 429. A whole LAN of
-	// computers rebooting behind one NAT address fits in the burst.
-	DefaultUpgradeRate  = 20.0
-	DefaultUpgradeBurst = 40
+	// DefaultUpgradeRate and DefaultUpgradeBurst shape the per-address token bucket of
+	// WebSocket upgrades; beyond it an upgrade is refused with HTTP 429. They are sized for a
+	// Minecraft server's restart storm, the expected load: all its computers share one
+	// address, and 2 000 of them retrying 5-6 s after losing the gateway get in on their first
+	// or second try (within 10 s). Secrets are guarded by the failed-hello limit instead.
+	DefaultUpgradeRate  = 200.0
+	DefaultUpgradeBurst = 1000
+	// DefaultMaxUnauthenticatedPerAddress caps an address's sockets that have not said a good
+	// hello yet (those waiting for a delayed wrong-secret answer included); beyond it an
+	// upgrade is refused with HTTP 429. A computer says hello at once, so even a restart storm
+	// holds few at a time.
+	DefaultMaxUnauthenticatedPerAddress = 1024
+	// DefaultFailedHelloRate and DefaultFailedHelloBurst shape the per-address bucket of
+	// wrong-secret hellos: past the burst, each wrong-secret answer (and its 4001 close) waits
+	// for a token, at most maxFailedHelloDelay. A good secret never waits.
+	DefaultFailedHelloRate  = 1.0
+	DefaultFailedHelloBurst = 10
 )
 
 // Budgets of a socket before its hello succeeds: a hello is tiny, and nothing else is
@@ -82,6 +94,12 @@ const (
 	// closes the socket with 1008.
 	maxPingsBeforeHello = 8
 )
+
+// maxFailedHelloDelay caps how long a wrong-secret answer is held back. With every
+// unauthenticated slot of an address holding a socket that waits this long, the address
+// tries at most DefaultMaxUnauthenticatedPerAddress secrets per maxFailedHelloDelay (about 3
+// a second), however it spreads them.
+const maxFailedHelloDelay = 5 * time.Minute
 
 // maxRequestsInFlight caps concurrently running computer→gateway requests per socket (a probe
 // can take seconds); beyond it a request is answered at once with code internal.
@@ -134,6 +152,12 @@ type Config struct {
 	// ClientVersion is the trapos-sandbox version the gateway serves (its installer); a
 	// computer whose hello names an older one is logged once. Empty disables the check.
 	ClientVersion string
+	// MaxUnauthenticatedPerAddress caps sockets per address before a good hello (HTTP 429).
+	MaxUnauthenticatedPerAddress int
+	// FailedHelloRate (per second, per address) and FailedHelloBurst shape the wrong-secret
+	// slow-down.
+	FailedHelloRate  float64
+	FailedHelloBurst int
 	// Clock drives liveness (hello timeout, pings, pong wait, idle probe), the default
 	// request timeout, rate limits and the times in listings; nil means the wall clock.
 	Clock clock.Clock
@@ -183,6 +207,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.UpgradeBurst <= 0 {
 		c.UpgradeBurst = DefaultUpgradeBurst
+	}
+	if c.MaxUnauthenticatedPerAddress <= 0 {
+		c.MaxUnauthenticatedPerAddress = DefaultMaxUnauthenticatedPerAddress
+	}
+	if c.FailedHelloRate <= 0 {
+		c.FailedHelloRate = DefaultFailedHelloRate
+	}
+	if c.FailedHelloBurst <= 0 {
+		c.FailedHelloBurst = DefaultFailedHelloBurst
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
@@ -325,10 +358,17 @@ var writeBuffers sync.Pool
 // until it closes. The handler returns at once so that net/http drops the buffers and the
 // response it keeps for a connection while its handler runs (~10 KiB per idle computer).
 func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
-	if !g.limits.allowUpgrade(r.RemoteAddr) {
+	switch g.limits.admit(r.RemoteAddr) {
+	case "":
+	case limitUpgradeRate:
 		g.cfg.Metrics.limited(limitUpgradeRate)
 		http.Error(w, fmt.Sprintf("too many connection attempts from this address (limit %g/s, burst %d); retry later",
 			g.cfg.UpgradeRate, g.cfg.UpgradeBurst), http.StatusTooManyRequests)
+		return
+	default:
+		g.cfg.Metrics.limited(limitUnauthenticated)
+		http.Error(w, fmt.Sprintf("too many sockets from this address have not said hello yet (limit %d); retry later",
+			g.cfg.MaxUnauthenticatedPerAddress), http.StatusTooManyRequests)
 		return
 	}
 	g.mu.Lock()
@@ -337,6 +377,9 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		g.open++
 	}
 	g.mu.Unlock()
+	if closing || full {
+		g.limits.leaveUnauthenticated(r.RemoteAddr)
+	}
 	if closing {
 		http.Error(w, "the gateway is shutting down", http.StatusServiceUnavailable)
 		return
@@ -351,7 +394,8 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	conn, err := g.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		// The upgrader has already answered with an HTTP error.
-		g.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", err)
+		g.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", clip(err.Error()))
+		g.limits.leaveUnauthenticated(r.RemoteAddr)
 		g.socketEnded(nil)
 		return
 	}
@@ -363,6 +407,7 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		_ = conn.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(CloseGoingAway, "going away"), time.Now().Add(g.cfg.WriteTimeout))
 		_ = conn.Close()
+		g.limits.leaveUnauthenticated(r.RemoteAddr)
 		g.socketEnded(nil)
 		return
 	}
@@ -380,6 +425,9 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 // socketEnded gives back the connection slot of a socket admitted by serveWebSocket and
 // forgets its session (nil when it never had one).
 func (g *Gateway) socketEnded(s *Session) {
+	if s != nil {
+		s.leaveUnauthenticated()
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.open--

@@ -9,6 +9,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
 
 	"trap-sandbox/internal/protocol"
 )
@@ -46,10 +49,13 @@ func (g *Gateway) Handle(typ string, h RequestHandler) {
 // handleFrame dispatches one inbound frame. It runs in the reader goroutine, so anything slow
 // is handed to a goroutine of its own.
 func (s *Session) handleFrame(data []byte) {
+	if s.verdictPending.Load() {
+		return // a wrong secret's answer is being held back: nothing else is heard
+	}
 	f, err := protocol.DecodeFrame(data)
 	if err != nil {
 		// Never log the frame itself: a hello carries the secret.
-		s.log.Debug("ignored frame", "err", err, "bytes", len(data))
+		s.log.Debug("ignored frame", "err", clip(err.Error()), "bytes", len(data))
 		return
 	}
 	s.gw.cfg.Metrics.frameIn(f.Event, f.Type)
@@ -59,7 +65,7 @@ func (s *Session) handleFrame(data []byte) {
 	case protocol.EventComputerResponse:
 		s.handleResponse(f)
 	default:
-		s.log.Debug("ignored frame: a computer must not send this event", "event", f.Event)
+		s.log.Debug("ignored frame: a computer must not send this event", "event", clip(string(f.Event)))
 	}
 }
 
@@ -75,7 +81,7 @@ func (s *Session) handleRequest(f protocol.Frame) {
 	handler, ok := s.gw.handlers[f.Type]
 	if !ok {
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnknownType,
-			"the gateway has no request type %q (known: %s)", f.Type, strings.Join(s.gw.knownTypes(), ", ")))
+			"the gateway has no request type %s (known: %s)", quoteClipped(f.Type), strings.Join(s.gw.knownTypes(), ", ")))
 		return
 	}
 	select {
@@ -96,7 +102,7 @@ func (s *Session) handleRequest(f protocol.Frame) {
 		if err != nil {
 			var pe *protocol.Error
 			if !errors.As(err, &pe) {
-				s.log.Error("request handler failed", "type", f.Type, "err", err)
+				s.log.Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
 				pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
 			}
 			s.reply(f, nil, pe)
@@ -124,17 +130,39 @@ func (s *Session) handleHello(f protocol.Frame) {
 			`hello needs a traposId (a non-empty string like "7:label")`))
 		return
 	}
+	if problem := traposIDProblem(traposID); problem != "" {
+		s.gw.cfg.Metrics.helloFailed(protocol.CodeNotAuthenticated)
+		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "the traposId %s", problem))
+		return
+	}
 	_ = json.Unmarshal(p.Secret, &secret) // a missing or non-string secret is the empty secret
 	var clientVersion string
 	_ = json.Unmarshal(p.ClientVersion, &clientVersion) // missing or not a string: unknown
 	f.TraposSenderID = traposID                         // answer the computer by the id it just gave
 
 	if !s.gw.secretMatches(secret) {
-		s.log.Warn("hello rejected: wrong secret", "traposId", traposID)
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
-			"wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"))
-		s.closeByGateway(CloseUnauthorized, "unauthorized")
+		s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
+		delay := s.gw.limits.helloFailed(s.remoteAddr)
+		if delay <= 0 {
+			s.refuseSecret(f)
+			return
+		}
+		// Past the address's burst of failures the answer waits: guessing runs at the
+		// failed-hello rate, however many sockets try.
+		s.gw.cfg.Metrics.limited(limitFailedHellos)
+		s.verdictPending.Store(true)
+		s.handlers.Add(1) // on the reader, before run's handlers.Wait
+		go func() {
+			defer s.handlers.Done()
+			timer := s.gw.cfg.Clock.NewTimer(delay)
+			defer timer.Stop()
+			select {
+			case <-timer.C():
+				s.refuseSecret(f)
+			case <-s.ctx.Done():
+			}
+		}()
 		return
 	}
 	key := Key{AccountID: resolveAccount(secret), TraposID: traposID}
@@ -160,6 +188,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	s.key, s.authenticated = key, true
 	s.clientVersion = clientVersion
 	s.mu.Unlock()
+	s.leaveUnauthenticated()
 	// Trusted now: full-size frames both ways (this runs on the reader, which owns the limit).
 	s.conn.SetReadLimit(protocol.MaxFrameBytes)
 	s.send.setLimit(s.gw.cfg.SendQueueBytes)
@@ -172,9 +201,44 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.registry.Unregister(s)
 		return
 	}
-	s.log.Info("computer connected", "accountId", key.AccountID, "traposId", key.TraposID, "clientVersion", clientVersion)
+	s.log.Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
 	s.noteClientVersion(key, clientVersion)
 	s.reply(f, accountPayload, nil)
+}
+
+// refuseSecret answers a wrong-secret hello and closes the socket with 4001.
+func (s *Session) refuseSecret(f protocol.Frame) {
+	s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
+		"wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"))
+	s.closeByGateway(CloseUnauthorized, "unauthorized")
+}
+
+// MaxTraposIDBytes caps a hello's traposId. A label set by os.setComputerLabel has at most
+// 32 characters, but a name tag sets any label, so the cap is generous; it keeps listings,
+// logs and every frame that carries the id small.
+const MaxTraposIDBytes = 256
+
+// traposIDProblem says what is wrong with a hello's traposId ("" when nothing): it must be
+// "<computer id>:<label>" (digits, a colon, any label), at most MaxTraposIDBytes, and free of
+// control characters, which would forge lines in logs and terminals. Checked at hello only;
+// later frames are trusted, as the protocol says.
+func traposIDProblem(id string) string {
+	if len(id) > MaxTraposIDBytes {
+		return fmt.Sprintf("is %d bytes; the limit is %d (shorten the computer's label)", len(id), MaxTraposIDBytes)
+	}
+	digits := 0
+	for digits < len(id) && id[digits] >= '0' && id[digits] <= '9' {
+		digits++
+	}
+	if digits == 0 || digits >= len(id) || id[digits] != ':' {
+		return fmt.Sprintf("%s must start with the computer id and a colon, like \"7:label\"", quoteClipped(id))
+	}
+	for _, r := range id {
+		if r < 0x20 || r == 0x7f {
+			return "contains a control character; remove it from the computer's label"
+		}
+	}
+	return ""
 }
 
 // secretMatches compares in constant time. Hashing first hides the secret's length too
@@ -190,12 +254,12 @@ func (g *Gateway) secretMatches(secret string) bool {
 
 func (s *Session) handleResponse(f protocol.Frame) {
 	if !s.isAuthenticated() {
-		s.log.Debug("ignored computer_response before hello", "type", f.Type)
+		s.log.Debug("ignored computer_response before hello", "type", clip(f.Type))
 		return
 	}
 	ch := s.pending.take(f.MessageID)
 	if ch == nil {
-		s.log.Debug("ignored computer_response: no pending request (late or unknown)", "type", f.Type)
+		s.log.Debug("ignored computer_response: no pending request (late or unknown)", "type", clip(f.Type))
 		return
 	}
 	ch <- result{frame: f}
@@ -217,23 +281,33 @@ func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol
 		Payload:          payload,
 		Error:            err,
 	}
+	if !utf8.Valid(out.RawMessageID) {
+		// A text frame must be UTF-8: echo the decoded id (bad bytes became U+FFFD). CC never
+		// sends one: it encodes every byte of a Lua string as a character.
+		out.RawMessageID = nil
+	}
 	frame, encErr := protocol.EncodeFrame(out)
 	if encErr != nil {
-		s.log.Error("cannot encode a reply", "type", f.Type, "err", encErr)
+		s.gw.limits.warns.warn("cannot encode a reply", s.remoteAddr, "type", clip(f.Type), "err", clip(encErr.Error()))
 		out.OK, out.Payload = false, nil
-		out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: %v", f.Type, encErr)
+		out.Type = clip(f.Type)
+		out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: it would exceed %d bytes",
+			quoteClipped(f.Type), protocol.MaxFrameBytes)
 		if frame, encErr = protocol.EncodeFrame(out); encErr != nil {
+			// Even the short answer does not fit: the messageId alone is too long to echo.
+			s.closeByGateway(websocket.CloseMessageTooBig, "messageId too long to echo")
 			return
 		}
 	}
 	if qErr := s.enqueue(frame); qErr != nil {
 		if errors.Is(qErr, errQueueFull) {
 			// Answers to the computer's own requests pile up only if it does not read them.
-			s.log.Warn("send queue full, dropping the computer", "traposId", s.Key().TraposID, "queuedBytes", s.send.queued())
+			s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
+				"queuedBytes", s.send.queued())
 			s.closeByGateway(CloseTryAgainLater, "send queue full")
 			return
 		}
-		s.log.Debug("reply dropped", "type", f.Type, "err", qErr)
+		s.log.Debug("reply dropped", "type", clip(f.Type), "err", qErr)
 		return
 	}
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)

@@ -49,7 +49,7 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 	cfg := s.gw.cfg
 	if !c.hello.IsZero() && !now.Before(c.hello) {
 		c.hello = time.Time{}
-		if !s.isAuthenticated() {
+		if !s.isAuthenticated() && !s.verdictPending.Load() {
 			s.closeByGateway(CloseNoHello, "no hello in time")
 		}
 	}

@@ -20,6 +20,6 @@ func (s *Session) Request(ctx context.Context, typ string, payload json.RawMessa
 // hello, on this replica or another; its pending requests fail with not_connected.
 func (s *Session) Evict() {
 	if s.closeByGateway(CloseReplaced, "replaced") {
-		s.log.Info("computer replaced by a newer connection", "traposId", s.Key().TraposID)
+		s.log.Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
 	}
 }

@@ -9,6 +9,7 @@ type sendQueue struct {
 	frames [][]byte
 	bytes  int
 	limit  int
+	peak   int // the most bytes ever queued, for tests and logs
 	// ready holds one token while frames wait, so the writer can select on it.
 	ready chan struct{}
 }
@@ -27,6 +28,7 @@ func (q *sendQueue) push(frame []byte) bool {
 	}
 	q.frames = append(q.frames, frame)
 	q.bytes += len(frame)
+	q.peak = max(q.peak, q.bytes)
 	select {
 	case q.ready <- struct{}{}:
 	default:
@@ -63,4 +65,11 @@ func (q *sendQueue) queued() int {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.bytes
+}
+
+// peakBytes is the most bytes that ever waited at once.
+func (q *sendQueue) peakBytes() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.peak
 }

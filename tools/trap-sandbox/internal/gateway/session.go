@@ -52,6 +52,11 @@ type Session struct {
 	probing atomic.Bool
 	// pingsBeforeHello counts WebSocket pings received before hello (maxPingsBeforeHello).
 	pingsBeforeHello atomic.Int32
+	// unauthReleased is set once the socket gave back its unauthenticated slot (limits.go).
+	unauthReleased atomic.Bool
+	// verdictPending is set while a wrong-secret answer is held back: the socket's frames are
+	// ignored and the hello timeout no longer applies.
+	verdictPending atomic.Bool
 
 	// send is the outbound queue, drained only by the writer.
 	send    *sendQueue
@@ -123,6 +128,13 @@ func (s *Session) isAuthenticated() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.authenticated
+}
+
+// leaveUnauthenticated gives back the socket's unauthenticated slot, once.
+func (s *Session) leaveUnauthenticated() {
+	if !s.unauthReleased.Swap(true) {
+		s.gw.limits.leaveUnauthenticated(s.remoteAddr)
+	}
 }
 
 // realNow is the wall clock, for socket deadlines: the kernel knows no other. Liveness runs on

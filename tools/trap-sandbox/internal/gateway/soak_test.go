@@ -101,7 +101,7 @@ func TestSoakChurnLosesNoRequest(t *testing.T) {
 		computers, ids, minDuration, minOK = 40, 30, 500*time.Millisecond, 20
 	}
 	const requesters, requestTimeout, giveUp = 4, time.Second, 2 * time.Minute
-	h := newHarness(t, Config{UpgradeRate: -1, Metrics: newMetrics()}, nil)
+	h := newHarness(t, Config{UpgradeRate: -1, MaxUnauthenticatedPerAddress: computers, Metrics: newMetrics()}, nil)
 
 	churn, stopChurn := context.WithCancel(context.Background())
 	defer stopChurn()

@@ -1,0 +1,271 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// sessionsOf snapshots the gateway's sessions (before and after hello).
+func sessionsOf(g *Gateway) []*Session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	out := make([]*Session, 0, len(g.sessions))
+	for s := range g.sessions {
+		out = append(out, s)
+	}
+	return out
+}
+
+// 250 sockets from one address that never say hello and never read, each asking as fast as
+// it can with the longest messageId a frame before hello may carry: no socket ever queues
+// more than the budget before hello, and one that fills it is closed (1013).
+func TestHostileSocketsBeforeHelloStayWithinTheirByteBudget(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{WriteTimeout: 200 * time.Millisecond, HelloTimeout: time.Hour, Metrics: m}, nil)
+	const sockets = 250
+	id := strings.Repeat("m", MaxFrameBytesBeforeHello-200)
+	frame := []byte(`{"event":"computer_request","messageId":"` + id + `","type":"probe_gateway"}`)
+	// A tiny receive buffer, so the kernel holds few answers and the gateway's queue fills.
+	dialer := websocket.Dialer{NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			_ = conn.(*net.TCPConn).SetReadBuffer(4096)
+		}
+		return conn, err
+	}}
+	conns := make([]*websocket.Conn, 0, sockets)
+	for range sockets {
+		conn, resp, err := dialer.Dial(h.wsURL(), nil)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		t.Cleanup(func() { _ = conn.Close() })
+		conns = append(conns, conn)
+	}
+	var wg sync.WaitGroup
+	for _, conn := range conns {
+		wg.Go(func() {
+			for range 100 { // enough answers to fill the kernel buffers and the budget
+				_ = conn.SetWriteDeadline(time.Now().Add(waitLimit))
+				if conn.WriteMessage(websocket.TextMessage, frame) != nil {
+					return // the gateway closed it
+				}
+			}
+		})
+	}
+	wg.Wait()
+	open := sessionsOf(h.gw)
+	for _, s := range open {
+		assert.LessOrEqual(t, s.send.peakBytes(), preHelloQueueBytes)
+	}
+	closed := testutil.ToFloat64(m.closes.WithLabelValues("1013"))
+	t.Logf("%d sockets still open, %g closed for filling their queue", len(open), closed)
+	assert.Positive(t, closed, "sockets that fill their budget are closed")
+}
+
+func TestAFrameOverTheBeforeHelloLimitCloses1009(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.dial(t, "")
+	c.request(strings.Repeat("m", MaxFrameBytesBeforeHello), "probe_gateway", nil)
+	c.expectClose(websocket.CloseMessageTooBig, "")
+	// After hello the full 128 KiB applies.
+	c = h.connect(t, "7:", "")
+	c.request(strings.Repeat("m", 100_000), "dance", nil)
+	resp := c.read()
+	assert.Equal(t, protocol.CodeUnknownType, resp.Error.Code)
+}
+
+// A flood of the worst frames a socket can send before hello, and of wrong secrets, writes a
+// bounded log: every line is short, and repeated WARN lines come once per address per minute.
+func TestLogStaysBoundedUnderAFlood(t *testing.T) {
+	fc := newFakeClock()
+	m := newMetrics()
+	h := newHarness(t, Config{Clock: fc, Password: "right", HelloTimeout: time.Hour, Metrics: m}, nil)
+	long := strings.Repeat("t", MaxFrameBytesBeforeHello-300)
+	c := h.dial(t, "")
+	for i := range 300 {
+		switch i % 3 {
+		case 0:
+			c.request("x", long, nil) // a huge type, answered not_authenticated
+			c.read()
+		case 1:
+			c.sendText(`{"event":"` + long + `","messageId":"x"}`) // unknown event
+		case 2:
+			c.sendText(`{"event":"computer_response","messageId":"x","type":"` + long + `","ok":true}`)
+		}
+	}
+	for range 50 { // wrong secrets from the same address
+		w := h.dial(t, "7:")
+		w.request("h", TypeHello, map[string]any{"traposId": "7:", "secret": "guess"})
+	}
+	waitFor(t, "the wrong secrets to be counted", func() bool {
+		return testutil.ToFloat64(m.helloFailures.WithLabelValues(string(protocol.CodeUnauthorized))) == 50
+	})
+	logs := h.logs.String()
+	for line := range strings.SplitSeq(logs, "\n") {
+		assert.Less(t, len(line), 1200, "a log line of %d bytes", len(line))
+	}
+	assert.Equal(t, 1, strings.Count(logs, "hello rejected: wrong secret"), "one WARN line for the address")
+	assert.Less(t, len(logs), 300*1200)
+
+	// A minute later the next one says how many were left out.
+	fc.Advance(warnEvery)
+	w := h.dial(t, "7:")
+	w.request("h", TypeHello, map[string]any{"traposId": "7:", "secret": "guess"})
+	waitFor(t, "the summary line", func() bool { return strings.Contains(h.logs.String(), "suppressedSinceLast=49") })
+}
+
+// Wrong secrets from one address past its burst wait for their answer, one per token; a
+// right secret from the same address gets in at once meanwhile.
+func TestFailedHellosAreSlowedButARightSecretIsNever(t *testing.T) {
+	m := newMetrics()
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, Password: "right", HelloTimeout: time.Hour, FailedHelloBurst: 3, FailedHelloRate: 1, Metrics: m}, nil)
+	wrong := func() *computer {
+		c := h.dial(t, "7:")
+		c.request("h", TypeHello, map[string]any{"traposId": "7:", "secret": "guess"})
+		return c
+	}
+	for range 3 { // the burst: answered at once
+		c := wrong()
+		assert.Equal(t, protocol.CodeUnauthorized, c.read().Error.Code)
+		c.expectClose(CloseUnauthorized, "unauthorized")
+	}
+	fourth, fifth := wrong(), wrong()
+	waitFor(t, "two verdicts held back", func() bool { return testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)) == 2 })
+	var held []*Session
+	for _, s := range sessionsOf(h.gw) {
+		if s.verdictPending.Load() {
+			held = append(held, s)
+		}
+	}
+	require.Len(t, held, 2)
+
+	ok := h.connect(t, "8:", "right") // same address, right secret: no wait
+	assert.NotNil(t, ok)
+
+	fc.Advance(time.Second) // one token: the fourth gets its answer
+	assert.Equal(t, protocol.CodeUnauthorized, fourth.read().Error.Code)
+	fourth.expectClose(CloseUnauthorized, "unauthorized")
+	assert.False(t, held[0].isClosed() && held[1].isClosed(), "the fifth still waits")
+	fc.Advance(time.Second)
+	assert.Equal(t, protocol.CodeUnauthorized, fifth.read().Error.Code)
+	fifth.expectClose(CloseUnauthorized, "unauthorized")
+}
+
+func TestAddressKeyGroupsAnIPv6Slash64(t *testing.T) {
+	assert.Equal(t, "127.0.0.1", addressKey("127.0.0.1:5555"))
+	assert.Equal(t, "10.0.0.7", addressKey("[::ffff:10.0.0.7]:1"))
+	assert.Equal(t, "2001:db8:1:2::/64", addressKey("[2001:db8:1:2:aaaa::1]:80"))
+	assert.Equal(t, addressKey("[2001:db8:1:2::1]:80"), addressKey("[2001:db8:1:2:ffff:ffff:ffff:ffff]:81"))
+	assert.NotEqual(t, addressKey("[2001:db8:1:2::1]:80"), addressKey("[2001:db8:1:3::1]:80"))
+}
+
+func TestUnauthenticatedSocketsPerAddressAreCapped(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{MaxUnauthenticatedPerAddress: 3, Metrics: m}, nil)
+	var silent []*computer
+	for range 3 {
+		silent = append(silent, h.dial(t, ""))
+	}
+	status, body := h.dialRefused(t)
+	assert.Equal(t, 429, status)
+	assert.Contains(t, body, "not said hello")
+	// Saying hello gives the slot back.
+	silent[0].id = "7:"
+	require.True(t, silent[0].hello("").OK)
+	h.connect(t, "8:", "")
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.limits.WithLabelValues(limitUnauthenticated)))
+}
+
+// A Minecraft server restarting its gateway: 2 000 computers behind one address retry 5 s
+// plus 0-1 s after each refusal, as the daemon does. With the default limits every one is
+// back within 10 s, whether they come all at once or spread over their retry period.
+func TestTheDefaultLimitsAdmitARestartStormWithin10s(t *testing.T) {
+	for _, spread := range []time.Duration{0, 6 * time.Second} {
+		t.Run(fmt.Sprintf("first tries spread over %s", spread), func(t *testing.T) {
+			fc := newFakeClock()
+			l := newLimiter(Config{Clock: fc}.withDefaults(), slog.New(slog.DiscardHandler))
+			rnd := rand.New(rand.NewPCG(1, 2))
+			const computers = 2000
+			start := fc.Now()
+			next := make([]time.Duration, computers) // when each one tries next, from start
+			for i := range next {
+				next[i] = time.Duration(rnd.Int64N(int64(spread) + 1))
+			}
+			admitted, last := 0, time.Duration(0)
+			for step := time.Duration(0); admitted < computers && step <= 30*time.Second; step += 10 * time.Millisecond {
+				fc.Advance(start.Add(step).Sub(fc.Now()))
+				for i, at := range next {
+					if at < 0 || at > step {
+						continue
+					}
+					if l.admit("10.1.2.3:1") == "" {
+						l.leaveUnauthenticated("10.1.2.3:1") // its hello follows at once
+						next[i], admitted, last = -1, admitted+1, step
+					} else {
+						next[i] = step + 5*time.Second + time.Duration(rnd.Int64N(int64(time.Second)))
+					}
+				}
+			}
+			assert.Equal(t, computers, admitted)
+			assert.LessOrEqual(t, last, 10*time.Second, "the last computer got in after %s", last)
+			t.Logf("all %d in after %s", admitted, last)
+		})
+	}
+}
+
+func TestHelloChecksTheTraposID(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	for _, bad := range []string{"turtle", ":x", "7", "x7:", "7:a\nb", "7:\x1b[2J", "7:" + strings.Repeat("l", MaxTraposIDBytes)} {
+		c := h.dial(t, bad)
+		resp := c.hello("")
+		require.False(t, resp.OK, "traposId %q", bad)
+		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+		assert.Contains(t, resp.Error.Message, "traposId")
+	}
+	for _, good := range []string{"7:", "12:kitchen", "3:\u00e9t\u00e9 \u2603"} {
+		assert.True(t, h.connect(t, good, "").hello("").OK, good)
+	}
+	assert.Len(t, h.gw.Computers(), 3)
+}
+
+func TestAnInvalidUTF8MessageIDIsEchoedAsValidText(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.dial(t, "")
+	c.sendText("{\"event\":\"computer_request\",\"messageId\":\"a\xff\xfeb\",\"type\":\"probe_gateway\"}")
+	text, err := c.readText()
+	require.NoError(t, err)
+	assert.True(t, utf8.ValidString(text), "the answer must be a valid text frame: %q", text)
+	assert.Contains(t, text, "not_authenticated")
+}
+
+func TestPingsBeforeHelloAreLimited(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.dial(t, "")
+	for range maxPingsBeforeHello + 1 {
+		require.NoError(t, c.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(waitLimit)))
+	}
+	c.expectClose(websocket.ClosePolicyViolation, "too many pings before hello")
+	// After hello, pings are free.
+	ok := h.connect(t, "7:", "")
+	for range 3 * maxPingsBeforeHello {
+		require.NoError(t, ok.conn.WriteControl(websocket.PingMessage, nil, time.Now().Add(waitLimit)))
+	}
+	ok.request("p", protocol.TypeProbeGateway, nil)
+	assert.True(t, ok.read().OK, "the socket still serves")
+}

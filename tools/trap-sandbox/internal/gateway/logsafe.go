@@ -1,0 +1,105 @@
+package gateway
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"trap-sandbox/internal/clock"
+)
+
+// maxLoggedBytes bounds every client-supplied value in a log line (a traposId, a type, an
+// error text): a 128 KiB type must not become a 128 KiB log line per frame.
+const maxLoggedBytes = 200
+
+// clip returns s cut to maxLoggedBytes (at a rune boundary) and marked as cut, with the
+// length it had.
+func clip(s string) string {
+	if len(s) <= maxLoggedBytes {
+		return s
+	}
+	cut := maxLoggedBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(cut, " + strconv.Itoa(len(s)) + " bytes)"
+}
+
+// quoteClipped is clip for a value shown inside a message to a peer: quoted, at most
+// maxLoggedBytes of it.
+func quoteClipped(s string) string {
+	if len(s) <= maxLoggedBytes {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(clip(s))
+}
+
+// warnEvery is how often one kind of WARN line is written per address; what comes in
+// between is counted and reported with the next line.
+const warnEvery = time.Minute
+
+// warnThrottle writes a repeated WARN line (same message, same address) at most once per
+// warnEvery, with the number of lines it suppressed since the last one.
+type warnThrottle struct {
+	log   *slog.Logger
+	clock clock.Clock
+
+	mu    sync.Mutex
+	state map[string]*warnState // key: message + " " + address key
+	swept time.Time
+}
+
+type warnState struct {
+	loggedAt   time.Time
+	suppressed int
+}
+
+func newWarnThrottle(logger *slog.Logger, c clock.Clock) *warnThrottle {
+	return &warnThrottle{log: logger, clock: c, state: make(map[string]*warnState), swept: c.Now()}
+}
+
+// warn logs msg for address (grouped by addressKey: an IPv6 /64 is one address) unless it
+// was logged for it less than warnEvery ago; it reports whether it logged.
+func (w *warnThrottle) warn(msg, address string, attrs ...any) bool {
+	key := msg + " " + addressKey(address)
+	now := w.clock.Now()
+	w.mu.Lock()
+	w.sweepLocked(now)
+	st := w.state[key]
+	if st != nil && now.Sub(st.loggedAt) < warnEvery {
+		st.suppressed++
+		w.mu.Unlock()
+		return false
+	}
+	suppressed := 0
+	if st == nil {
+		st = &warnState{}
+		w.state[key] = st
+	} else {
+		suppressed = st.suppressed
+	}
+	st.loggedAt, st.suppressed = now, 0
+	w.mu.Unlock()
+	attrs = append([]any{"remote", address}, attrs...)
+	if suppressed > 0 {
+		attrs = append(attrs, "suppressedSinceLast", suppressed)
+	}
+	w.log.Warn(msg+fmt.Sprintf(" (repeats from this address are logged once per %s)", warnEvery), attrs...)
+	return true
+}
+
+// sweepLocked forgets lines not repeated for a while; w.mu must be held.
+func (w *warnThrottle) sweepLocked(now time.Time) {
+	if now.Sub(w.swept) < warnEvery {
+		return
+	}
+	w.swept = now
+	for k, st := range w.state {
+		if now.Sub(st.loggedAt) >= warnEvery && st.suppressed == 0 {
+			delete(w.state, k)
+		}
+	}
+}
