@@ -58,8 +58,8 @@ type ServeCmd struct {
 	PingPeriod       time.Duration `default:"30s" env:"SANDBOX_PING_PERIOD" help:"Interval of WebSocket pings; a socket silent for twice this (no frame, no pong) is dropped."`
 	IdleProbeAfter   time.Duration `name:"idle-probe-after" default:"60s" env:"SANDBOX_IDLE_PROBE_AFTER" help:"Send a ping request to a computer silent this long; no answer within the request timeout closes it (4010)."`
 	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; beyond it upgrades get HTTP 503."`
-	UpgradeRate      float64       `default:"20" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote IP (token bucket; HTTP 429 beyond it). Negative disables the limit."`
-	UpgradeBurst     int           `default:"40" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-IP upgrade rate limit."`
+	UpgradeRate      float64       `default:"200" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote address (IPv6: per /64; token bucket; HTTP 429 beyond it). Sized for 2000 computers of one Minecraft server reconnecting within 10 s. Negative disables the limit."`
+	UpgradeBurst     int           `default:"1000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate limit."`
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
@@ -87,6 +87,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if c.MaxConnections <= 0 {
 		return fmt.Errorf("--max-connections must be positive, got %d", c.MaxConnections)
 	}
+	warnIfFilesRunOut(logger, c.MaxConnections)
 	if c.UpgradeRate == 0 || c.UpgradeBurst <= 0 {
 		return fmt.Errorf("--upgrade-rate must be non-zero (negative disables it) and --upgrade-burst positive, got %g and %d", c.UpgradeRate, c.UpgradeBurst)
 	}
@@ -174,4 +175,19 @@ func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {
 		return nil, fmt.Errorf("--log-level %q: %w", c.LogLevel, err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
+}
+
+// spareFiles is what the process needs besides its sockets: the listener, logs, opencode
+// probes, API clients, NATS.
+const spareFiles = 256
+
+// warnIfFilesRunOut warns when the open-files limit would stop accepting before
+// --max-connections refuses: accept then fails (EMFILE) for everyone, /healthz included,
+// instead of a clear 503 for the newest socket.
+func warnIfFilesRunOut(logger *slog.Logger, maxConnections int) {
+	limit, ok := openFilesLimit()
+	if ok && uint64(maxConnections)+spareFiles > limit {
+		logger.Warn("the open-files limit is below --max-connections: past it new connections fail instead of getting HTTP 503; raise the limit (ulimit -n, LimitNOFILE=) or lower --max-connections",
+			"openFilesLimit", limit, "maxConnections", maxConnections, "spare", spareFiles)
+	}
 }

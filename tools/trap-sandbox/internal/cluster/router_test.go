@@ -110,7 +110,7 @@ func TestRacingHellosLeaveExactlyOneWinnerTheLaterClaim(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
 	for i := range 5 {
-		id := "race:" + string(rune('a'+i))
+		id := string(rune('1'+i)) + ":race" // a traposId starts with the computer id
 		ca, cb := a.dial(t, id), b.dial(t, id)
 		var wg sync.WaitGroup
 		for _, c := range []*computer{ca, cb} {

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -87,7 +86,7 @@ func (w *warnThrottle) warn(msg, address string, attrs ...any) bool {
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressedSinceLast", suppressed)
 	}
-	w.log.Warn(msg+fmt.Sprintf(" (repeats from this address are logged once per %s)", warnEvery), attrs...)
+	w.log.Warn(msg, append(attrs, "repeatsLoggedEvery", warnEvery)...)
 	return true
 }
 

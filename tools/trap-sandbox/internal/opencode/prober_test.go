@@ -21,13 +21,18 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// testTimeout is the injected probe bound: short, so the hanging case costs little.
-const testTimeout = 200 * time.Millisecond
+// testTimeout is the probe bound of the hanging case: short, so it costs little.
+// answerTimeout is everyone else's: a probe that gets an answer must never time out, however
+// loaded the machine.
+const (
+	testTimeout   = 200 * time.Millisecond
+	answerTimeout = 5 * time.Second
+)
 
 func newProber(t *testing.T, cfg ProberConfig) *Prober {
 	t.Helper()
 	if cfg.Timeout == 0 {
-		cfg.Timeout = testTimeout
+		cfg.Timeout = answerTimeout
 	}
 	p, err := NewProber(cfg)
 	require.NoError(t, err)
@@ -179,7 +184,7 @@ func TestProbeFailures(t *testing.T) {
 
 func TestProbeHangingIsBounded(t *testing.T) {
 	url := opencodetest.StartHandler(t, opencodetest.Hanging)
-	p := newProber(t, ProberConfig{URL: url})
+	p := newProber(t, ProberConfig{URL: url, Timeout: testTimeout})
 
 	start := time.Now()
 	h := probe(t, p)
