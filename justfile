@@ -1,20 +1,20 @@
-# trap-sandbox task menu. Every recipe runs from the repository root; only Go (1.26+) is needed.
+# trap-sandbox task menu. Every recipe runs from the repository root; only Go (1.26.8+) is needed.
 
 set shell := ["bash", "-euo", "pipefail", "-c"]
 
-# Oldest Go release the workspace builds with (go.work says go 1.26.x).
-min_go := "1.26"
+# Oldest Go release the workspace builds with (go.work says go 1.26.8).
+min_go := "1.26.8"
 
 # List the recipes
 default:
     @just --list --unsorted
 
-# Run the trap-sandbox gateway on port 4444 (flags/env: see `go run ./tools/trap-sandbox --help`)
+# Run the trap-sandbox gateway (port 4444, or SANDBOX_LISTEN; flags: `go run ./tools/trap-sandbox serve --help`)
 sandbox-serve:
-    go run ./tools/trap-sandbox --listen :4444
+    go run ./tools/trap-sandbox
 
 # Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft
-_craftos-test:
+craftos-test:
     go run ./tools/fakecraft test trapos/tests tools/fakecraft/romfs/testdata/spec
 
 # Run every Go test of the workspace with the race detector
@@ -25,7 +25,7 @@ test:
 check:
     #!/usr/bin/env bash
     set -euo pipefail
-    unformatted=$(gofmt -l tools tests)
+    unformatted=$(gofmt -l tools tests *.go)
     if [ -n "$unformatted" ]; then
       echo "gofmt would change:" >&2; echo "$unformatted" >&2; exit 1
     fi
@@ -37,8 +37,9 @@ ci:
     bash .ci/run
 
 # Run fakecraft, the headless CC: Tweaked computer (e.g. `just fakecraft run sandbox health`)
+[positional-arguments]
 fakecraft *args:
-    go run ./tools/fakecraft {{args}}
+    go run ./tools/fakecraft "$@"
 
 # Download every module's dependencies and check the toolchain versions
 install:
@@ -46,7 +47,8 @@ install:
     set -euo pipefail
     for dir in $(go list -m -f '{{{{.Dir}}'); do
       echo "go mod download in ${dir#"$PWD/"}"
-      (cd "$dir" && go mod download)
+      # Each module on its own: in workspace mode go would add every module's sums to go.work.sum.
+      (cd "$dir" && GOWORK=off go mod download)
     done
     have=$(go env GOVERSION); have=${have#go}
     echo "go version: $have (need >= {{min_go}})"

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -22,6 +23,9 @@ func main() {
 	}
 	os.Exit(run())
 }
+
+// exitMissed is the exit status when the run completed but a figure missed its target.
+const exitMissed = 3
 
 func run() int {
 	cfg := bench.Config{Progress: os.Stderr}
@@ -53,7 +57,10 @@ func run() int {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		return 1
 	}
-	bench.Report(os.Stdout, cfg, res)
+	if missed := bench.Report(os.Stdout, cfg, res); len(missed) > 0 {
+		fmt.Fprintf(os.Stderr, "bench: %d target(s) missed: %s\n", len(missed), strings.Join(missed, "; "))
+		return exitMissed
+	}
 	return 0
 }
 

@@ -54,7 +54,10 @@ func TestRunSmall(t *testing.T) {
 	assert.GreaterOrEqual(t, res.Gateway.ProbesSent, res.Gateway.Probe.Count)
 
 	var out strings.Builder
-	bench.Report(&out, cfg, res)
+	missed := bench.Report(&out, cfg, res)
+	// A tiny run on a shared machine may miss targets; what matters is that each MISS row is
+	// returned (so `bench` can exit non-zero) and no PASS row is.
+	assert.Equal(t, strings.Count(out.String(), "| MISS |"), len(missed), out.String())
 	assert.Contains(t, out.String(), "(a) probe_gateway round trips/s")
 	assert.Regexp(t, `\| \(a\) gateway/baseline by round \| \| \| [0-9.]+× [0-9.]+× \|`, out.String())
 	assert.Contains(t, out.String(), "(d) connect + hello, 40 computers")

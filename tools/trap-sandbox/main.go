@@ -4,11 +4,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/alecthomas/kong"
 
 	"trap-sandbox/internal/cli"
 )
@@ -21,7 +24,15 @@ func main() {
 		os.Exit(2)
 	}
 	kctx, err := parser.Parse(os.Args[1:])
-	parser.FatalIfErrorf(err)
+	if err != nil {
+		// kong's own exit status for this is 80, which says nothing to anyone.
+		var perr *kong.ParseError
+		if errors.As(err, &perr) {
+			_ = perr.Context.PrintUsage(true)
+		}
+		fmt.Fprintf(os.Stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n", err, cli.ExitUsage)
+		os.Exit(cli.ExitUsage)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	kctx.BindTo(ctx, (*context.Context)(nil))
@@ -31,6 +42,6 @@ func main() {
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "trap-sandbox:", err)
-		os.Exit(1)
+		os.Exit(cli.ExitError)
 	}
 }

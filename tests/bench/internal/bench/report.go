@@ -7,16 +7,24 @@ import (
 	"time"
 )
 
-// Report writes the figures as a Markdown table with ratios, targets and PASS/MISS.
-func Report(w io.Writer, cfg Config, r Result) {
+// Report writes the figures as a Markdown table with ratios, targets and PASS/MISS, and
+// returns the figures that missed their target (none: every target met).
+func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 	g, b := r.Gateway, r.Baseline
+	verdict := func(figure string, ok bool) string {
+		if ok {
+			return "PASS"
+		}
+		missed = append(missed, figure)
+		return "MISS"
+	}
 	fmt.Fprintf(w, "\ncomputers=%d duration=%s rounds=%d http-clients=%d idle=%d dial-concurrency=%d\n\n",
 		cfg.Computers, cfg.Duration, cfg.Rounds, cfg.HTTPClients, cfg.IdleComputers, cfg.DialConcurrency)
 	fmt.Fprintln(w, "| figure | gateway | baseline | gateway/baseline | target | result |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	probeRatio := ratio(g.Probe.PerSecond, b.Probe.PerSecond)
 	fmt.Fprintf(w, "| (a) probe_gateway round trips/s | %.0f | %.0f | %.2f× | ≥ %.2f× | %s |\n",
-		g.Probe.PerSecond, b.Probe.PerSecond, probeRatio, TargetProbeRatio, verdict(probeRatio >= TargetProbeRatio))
+		g.Probe.PerSecond, b.Probe.PerSecond, probeRatio, TargetProbeRatio, verdict("(a) probe_gateway round trips/s", probeRatio >= TargetProbeRatio))
 	fmt.Fprintf(w, "| (a) gateway/baseline by round | | | %s | | |\n", roundRatios(g.ProbeRounds, b.ProbeRounds))
 	fmt.Fprintf(w, "| (a) p50 / p99 latency | %s / %s | %s / %s | %.2f× / %.2f× | | |\n",
 		ms(g.Probe.P50), ms(g.Probe.P99), ms(b.Probe.P50), ms(b.Probe.P99),
@@ -27,7 +35,7 @@ func Report(w io.Writer, cfg Config, r Result) {
 		ratio(float64(r.OpencodeRequests), float64(g.ProbesSent)))
 	httpRatio := ratio(g.HTTP.PerSecond, b.HTTP.PerSecond)
 	fmt.Fprintf(w, "| (b) HTTP ping round trips/s | %.0f | %.0f | %.2f× | ≥ %.2f× | %s |\n",
-		g.HTTP.PerSecond, b.HTTP.PerSecond, httpRatio, TargetHTTPRatio, verdict(httpRatio >= TargetHTTPRatio))
+		g.HTTP.PerSecond, b.HTTP.PerSecond, httpRatio, TargetHTTPRatio, verdict("(b) HTTP ping round trips/s", httpRatio >= TargetHTTPRatio))
 	fmt.Fprintf(w, "| (b) gateway/baseline by round | | | %s | | |\n", roundRatios(g.HTTPRounds, b.HTTPRounds))
 	fmt.Fprintf(w, "| (b) p50 / p99 latency | %s / %s | %s / %s | %.2f× / %.2f× | | |\n",
 		ms(g.HTTP.P50), ms(g.HTTP.P99), ms(b.HTTP.P50), ms(b.HTTP.P99),
@@ -36,7 +44,7 @@ func Report(w io.Writer, cfg Config, r Result) {
 		us(g.HTTP.ServerCPU), us(b.HTTP.ServerCPU), ratio(float64(g.HTTP.ServerCPU), float64(b.HTTP.ServerCPU)))
 	fmt.Fprintf(w, "| (c) RSS per idle connection | %.1f KiB | %.1f KiB | %.2f× | ≤ %d KiB | %s |\n",
 		g.BytesPerConn/1024, b.BytesPerConn/1024, ratio(g.BytesPerConn, b.BytesPerConn), TargetBytesPerConn>>10,
-		verdict(g.BytesPerConn <= TargetBytesPerConn))
+		verdict("(c) RSS per idle connection", g.BytesPerConn <= TargetBytesPerConn))
 	fmt.Fprintf(w, "| (c) RSS before → after | %.1f → %.1f MiB | %.1f → %.1f MiB | | | |\n",
 		mib(g.RSSBefore), mib(g.RSSAfter), mib(b.RSSBefore), mib(b.RSSAfter))
 	if g.HeapPerConn > 0 {
@@ -44,7 +52,8 @@ func Report(w io.Writer, cfg Config, r Result) {
 	}
 	fmt.Fprintf(w, "| (d) connect + hello, %d computers | %s | %s | %.2f× | < %s | %s |\n",
 		cfg.IdleComputers, g.ConnectTime.Round(time.Millisecond), b.ConnectTime.Round(time.Millisecond),
-		ratio(float64(g.ConnectTime), float64(b.ConnectTime)), TargetConnectTime, verdict(g.ConnectTime < TargetConnectTime))
+		ratio(float64(g.ConnectTime), float64(b.ConnectTime)), TargetConnectTime, verdict("(d) connect + hello", g.ConnectTime < TargetConnectTime))
+	return missed
 }
 
 // roundRatios lists the gateway/baseline ratio of each round (both measured back to back), so
@@ -62,13 +71,6 @@ func ratio(a, b float64) float64 {
 		return 0
 	}
 	return a / b
-}
-
-func verdict(ok bool) string {
-	if ok {
-		return "PASS"
-	}
-	return "MISS"
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }

@@ -33,11 +33,18 @@ type CLI struct {
 	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
 }
 
+// Exit statuses of the trap-sandbox command (tools/trap-sandbox/README.md).
+const (
+	ExitOK    = 0 // served until stopped, or the client command succeeded
+	ExitError = 1 // a runtime failure: bad configuration, port in use, the gateway refused
+	ExitUsage = 2 // an unknown command or flag, a missing or malformed argument
+)
+
 // NewParser returns the kong parser for root, as main uses it (tests parse with it too).
 func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 	options = append([]kong.Option{
 		kong.Name("trap-sandbox"),
-		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws) /healthz, the host HTTP API (/trapos/computers), the MCP endpoint (/mcp) and /metrics; plus client commands for that API."),
+		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws) /healthz, the host HTTP API (/trapos/computers), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
 		kong.UsageOnError(),
 	}, options...)
 	return kong.New(root, options...)
