@@ -19,6 +19,9 @@ import (
 // readSize is how much terminal input one read takes.
 const readSize = 4096
 
+// clearScreen blanks the real terminal in its default colours.
+const clearScreen = "\x1b[0m\x1b[2J"
+
 // Computer is what a Console drives; *computer.Computer (and so a machine) is one.
 type Computer interface {
 	Terminal() *computer.Terminal
@@ -36,6 +39,7 @@ type Console struct {
 	out      io.Writer
 	renderer Renderer
 	inputs   chan Input
+	redraw   chan struct{} // capacity 1: the real screen must be drawn afresh
 	done     chan struct{}
 	readDone chan struct{}
 	closeMu  sync.Once
@@ -45,7 +49,8 @@ type Console struct {
 func New(in io.Reader, out io.Writer, mode ColourMode) *Console {
 	c := &Console{
 		in: in, out: out, renderer: Renderer{Mode: mode},
-		inputs: make(chan Input), done: make(chan struct{}), readDone: make(chan struct{}),
+		inputs: make(chan Input), redraw: make(chan struct{}, 1), done: make(chan struct{}),
+		readDone: make(chan struct{}),
 	}
 	go c.read()
 	return c
@@ -91,6 +96,15 @@ func (c *Console) Close() {
 	})
 }
 
+// Redraw asks for the whole screen to be drawn again (after the real terminal was resized,
+// which may have garbled it). Safe from any goroutine.
+func (c *Console) Redraw() {
+	select {
+	case c.redraw <- struct{}{}:
+	default:
+	}
+}
+
 // ErrInputClosed is returned by Attach and Follow when the terminal's input ended.
 var ErrInputClosed = errors.New("terminal input closed")
 
@@ -121,6 +135,17 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 				return err
 			}
 		case <-changed:
+			if err := c.draw(comp); err != nil {
+				return err
+			}
+		case <-c.redraw:
+			if comp == nil {
+				continue
+			}
+			if _, err := c.out.Write([]byte(clearScreen)); err != nil {
+				return err
+			}
+			c.renderer.Invalidate()
 			if err := c.draw(comp); err != nil {
 				return err
 			}

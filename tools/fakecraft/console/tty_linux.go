@@ -2,6 +2,9 @@ package console
 
 import (
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -36,4 +39,29 @@ func Size(fd int) (int, int, error) {
 		return 0, 0, err
 	}
 	return int(ws.Col), int(ws.Row), nil
+}
+
+// NotifyResize calls fn (on its own goroutine) each time the terminal is resized, until
+// the returned stop is called.
+func NotifyResize(fn func()) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGWINCH)
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		for {
+			select {
+			case <-ch:
+				fn()
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(ch)
+		close(done)
+		<-finished
+	}
 }

@@ -12,3 +12,6 @@ func MakeRaw(int) (func() error, error) { return nil, errUnsupported }
 
 // Size is not supported on this system.
 func Size(int) (int, int, error) { return 0, 0, errUnsupported }
+
+// NotifyResize does nothing on this system.
+func NotifyResize(func()) (stop func()) { return func() {} }

@@ -64,6 +64,8 @@ func (s *ShellCmd) Run(e *env) error {
 	defer func() { _, _ = e.stdout.Write(console.Stop()) }()
 	con := console.New(tty, e.stdout, s.colourMode())
 	defer con.Close()
+	stopResize := console.NotifyResize(con.Redraw)
+	defer stopResize()
 
 	ctx := context.Background()
 	if s.TimeLimit > 0 {

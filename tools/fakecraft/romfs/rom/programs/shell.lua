@@ -428,6 +428,41 @@ function shell.complete(line)
   return info.fnComplete(shell, index - 1, words[index] or "", previous);
 end
 
+-- Completion of the ROM programs' arguments, registered once by the outermost shell (the
+-- table is shared with every shell started from it).
+local function register_completions()
+  local env = setmetatable({}, { __index = _G });
+  env.require, env.package = make_package(env, "rom/programs");
+  local completion = env.require("cc.shell.completion");
+  local function program(name, ...)
+    shell.setCompletionFunction("rom/programs/" .. name .. ".lua", completion.build(...));
+  end
+  local two_paths = { { completion.dirOrFile, true }, completion.dirOrFile };
+  program("cd", completion.dir);
+  program("list", completion.dir);
+  program("mkdir", { completion.dir, many = true });
+  program("delete", { completion.dirOrFile, many = true });
+  program("copy", table.unpack(two_paths));
+  program("move", table.unpack(two_paths));
+  program("rename", table.unpack(two_paths));
+  program("type", completion.dirOrFile);
+  program("cat", { completion.file, many = true });
+  program("edit", completion.file);
+  program("label", { completion.choice, { "get", "set", "clear" }, true });
+  program("clear", { completion.choice, { "screen", "palette", "all" } });
+  program("programs", { completion.choice, { "all" } });
+  program("set", { completion.setting, true });
+  shell.setCompletionFunction("rom/programs/help.lua", function(_, index, text)
+    if index == 1 and help then return help.completeTopic(text); end
+    return nil;
+  end);
+end
+
+if parent == nil then
+  local ok, err = pcall(register_completions);
+  if not ok then printError(err); end
+end
+
 local args = table.pack(...);
 if args.n > 0 then
   return shell.run(...);

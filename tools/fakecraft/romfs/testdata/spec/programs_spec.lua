@@ -222,6 +222,34 @@ describe("programs", function()
     end);
   end);
 
+  describe("completion", function()
+    local function complete(program, index, text, previous)
+      local info = shell.getCompletionInfo()["rom/programs/" .. program .. ".lua"];
+      expect(info):type("table");
+      return info.fnComplete(shell, index, text, previous or {});
+    end
+    it("completes directories for mkdir and cd, at every mkdir argument", function()
+      fs.makeDir(DIR .. "/a");
+      fs.makeDir(DIR .. "/b");
+      touch(DIR .. "/f.txt");
+      expect(complete("mkdir", 1, DIR .. "/")):same({ "a/", "a", "b/", "b" });
+      expect(complete("mkdir", 2, DIR .. "/", { "mkdir", "x" })):same({ "a/", "a", "b/", "b" });
+      expect(complete("cd", 1, DIR .. "/")):same({ "a/", "a", "b/", "b" });
+      expect(complete("cd", 2, DIR .. "/")):eq(nil);
+    end);
+    it("completes files for edit and both paths for cp", function()
+      fs.makeDir(DIR .. "/d");
+      touch(DIR .. "/file.txt");
+      expect(complete("edit", 1, DIR .. "/fi")):same({ "le.txt" });
+      expect(complete("copy", 1, DIR .. "/fi")):same({ "le.txt " });
+      expect(complete("copy", 2, DIR .. "/d", { "copy", "x" })):same({ "/" });
+    end);
+    it("completes the words of label and help topics", function()
+      expect(complete("label", 1, "s")):same({ "et " });
+      expect(complete("help", 1, "mk")):same({ "dir" });
+    end);
+  end);
+
   describe("clear, exit, shutdown and help", function()
     it("clear clears the screen and homes the cursor", function()
       local clear = stub(term, "clear");

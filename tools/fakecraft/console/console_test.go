@@ -1,0 +1,125 @@
+package console
+
+import (
+	"context"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/computer"
+)
+
+// recorder is a Computer with a real terminal that records what the console asks of it.
+type recorder struct {
+	term *computer.Terminal
+	mu   sync.Mutex
+	got  []string
+	seen chan struct{}
+}
+
+func newRecorder() *recorder {
+	return &recorder{term: computer.NewTerminal(nil, true), seen: make(chan struct{}, 64)}
+}
+
+func (r *recorder) note(s string) {
+	r.mu.Lock()
+	r.got = append(r.got, s)
+	r.mu.Unlock()
+	r.seen <- struct{}{}
+}
+
+func (r *recorder) Terminal() *computer.Terminal { return r.term }
+func (r *recorder) QueueEvent(name string, args ...lua.LValue) {
+	parts := []string{name}
+	for _, a := range args {
+		parts = append(parts, a.String())
+	}
+	r.note(strings.Join(parts, " "))
+}
+func (r *recorder) Terminate() { r.note("TERMINATE") }
+func (r *recorder) Shutdown()  { r.note("SHUTDOWN") }
+func (r *recorder) Reboot()    { r.note("REBOOT") }
+
+// syncWriter collects output and says when some arrived.
+type syncWriter struct {
+	mu    sync.Mutex
+	buf   strings.Builder
+	wrote chan struct{}
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	w.buf.Write(p)
+	w.mu.Unlock()
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+func waitUntil(t *testing.T, ctx context.Context, ch <-chan struct{}, ok func() bool) {
+	t.Helper()
+	for !ok() {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			t.Fatal("timed out")
+		}
+	}
+}
+
+func TestAttachDeliversInputAndDrawsChanges(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	in, typing := io.Pipe()
+	out := &syncWriter{wrote: make(chan struct{}, 1)}
+	con := New(in, out, TrueColour)
+	comp := newRecorder()
+	attached, detach := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- con.Attach(attached, comp) }()
+
+	_, err := typing.Write([]byte("a\x14\x12\x13"))
+	require.NoError(t, err)
+	want := []string{"key 65 false", "char a", "key_up 65", "TERMINATE", "REBOOT", "SHUTDOWN"}
+	waitUntil(t, ctx, comp.seen, func() bool {
+		comp.mu.Lock()
+		defer comp.mu.Unlock()
+		return len(comp.got) >= len(want)
+	})
+	assert.Equal(t, want, comp.got)
+
+	comp.term.Write("hello")
+	waitUntil(t, ctx, out.wrote, func() bool { return strings.Contains(out.String(), "hello") })
+
+	before := len(out.String())
+	con.Redraw()
+	waitUntil(t, ctx, out.wrote, func() bool { return strings.Contains(out.String()[before:], clearScreen) })
+
+	detach()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	require.NoError(t, typing.Close())
+	con.Close()
+}
+
+func TestAttachEndsWhenInputEnds(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	con := New(strings.NewReader("x"), io.Discard, Colour256)
+	defer con.Close()
+	comp := newRecorder()
+	assert.ErrorIs(t, con.Attach(ctx, comp), ErrInputClosed)
+}
