@@ -265,7 +265,8 @@ function read(replace_char, history, complete, default)
     if mask then visible = mask:rep(#visible); end
     term.write(visible);
     local shown = #visible;
-    if completion and shown <= room then
+    -- A hint that is only blanks (the space after a complete word) shows nothing.
+    if completion and shown <= room and completions[completion]:find("%S") then
       local suffix = completions[completion]:sub(1, room + 1 - shown);
       local previous = term.getTextColour();
       if term.isColour() then term.setTextColour(COLOUR_GREY); end

@@ -403,3 +403,14 @@ print()
 `)
 	assert.Equal(t, "aXc      col10\n", out)
 }
+
+func TestTranscriptDropsErasedText(t *testing.T) {
+	out, _, _ := runLua(t, `
+term.write("> ")
+term.write("typed hint")
+term.setCursorPos(8, select(2, term.getCursorPos()))
+term.write("     ")
+print()
+`)
+	assert.Equal(t, "> typed\n", out)
+}

@@ -63,6 +63,7 @@ type Terminal struct {
 	colour     bool
 	palette    [16]uint32
 	line       []byte // transcript text of the current row by column, not yet ended
+	inked      []bool // by column of line: held a non-blank character at some point
 	transcript bytes.Buffer
 	out        io.Writer
 	outErr     error
@@ -103,14 +104,28 @@ func (t *Terminal) blankRow(i int) {
 	}
 }
 
-// endLine finishes the current transcript line. Caller holds mu.
+// endLine finishes the current transcript line. When text after the last character still
+// showing was blanked again (read's completion hint, erased at Enter) the blanks after it
+// are left out; blanks that were only ever blanks (a prompt's "> ") stay. Caller holds mu.
 func (t *Terminal) endLine() {
-	line := append(t.line, '\n')
+	last := len(t.line)
+	for last > 0 && t.line[last-1] == ' ' {
+		last--
+	}
+	end := len(t.line)
+	for i := last; i < len(t.line); i++ {
+		if t.inked[i] {
+			end = last
+			break
+		}
+	}
+	line := append(t.line[:end], '\n')
 	t.transcript.Write(line)
 	if t.out != nil && t.outErr == nil {
 		_, t.outErr = t.out.Write(line)
 	}
 	t.line = t.line[:0]
+	t.inked = t.inked[:0]
 }
 
 // Flush ends a partly written transcript line, as at shutdown.
@@ -141,8 +156,12 @@ func (t *Terminal) blit(text string, fg, bg []uint8) {
 		}
 		for len(t.line) < col {
 			t.line = append(t.line, ' ')
+			t.inked = append(t.inked, false)
 		}
 		t.line[col-1] = text[i]
+		if text[i] != ' ' {
+			t.inked[col-1] = true
+		}
 	}
 	if t.y >= 1 && t.y <= TermHeight {
 		row := &t.grid[t.y-1]
