@@ -169,7 +169,7 @@ func startServe(t *testing.T, cmd ServeCmd) (addr string, logs *syncBuffer, stop
 	})
 	t.Cleanup(func() { _ = stop() })
 
-	addrRE := regexp.MustCompile(`msg=listening addr=(\S+)`)
+	addrRE := regexp.MustCompile(`msg=listening (?:\S+ )*?addr=(\S+)`) // a replica logs replica=… first
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
 		if m := addrRE.FindStringSubmatch(logs.String()); m != nil {

@@ -1,0 +1,152 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// startNATS runs an embedded NATS server with JetStream on a free port for the test.
+func startNATS(t *testing.T) string {
+	t.Helper()
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT,
+		JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second))
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns.ClientURL()
+}
+
+// answeringComputer says hello on addr as traposID and answers ping and fs.read (one file,
+// /notes.txt) until the socket closes; the test's cleanup closes it.
+func answeringComputer(t *testing.T, addr, traposID string) {
+	t.Helper()
+	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+addr+"/trapos/ws", nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	send := func(v any) error {
+		b, _ := json.Marshal(v)
+		return conn.WriteMessage(websocket.TextMessage, b)
+	}
+	require.NoError(t, send(map[string]any{"event": "computer_request", "traposSenderId": traposID, "messageId": "h",
+		"type": "hello", "payload": map[string]any{"traposId": traposID, "secret": ""}}))
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	_, data, err := conn.ReadMessage()
+	require.NoError(t, err)
+	hello, err := protocol.DecodeFrame(data)
+	require.NoError(t, err)
+	require.True(t, hello.OK, "hello: %s", data)
+	require.NoError(t, conn.SetReadDeadline(time.Time{}))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			_, data, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			f, err := protocol.DecodeFrame(data)
+			if err != nil || f.Event != protocol.EventGatewayRequest {
+				continue
+			}
+			var payload any = map[string]any{"traposId": traposID}
+			if f.Type == protocol.TypeFSRead {
+				payload = map[string]any{"data": "diamonds at -12 64 300\n", "size": 23, "eof": true}
+			}
+			if send(map[string]any{"event": "computer_response", "traposSenderId": traposID, "messageId": f.MessageID,
+				"type": f.Type, "ok": true, "payload": payload}) != nil {
+				return
+			}
+		}
+	}()
+	t.Cleanup(func() { _ = conn.Close(); <-done })
+}
+
+// TestServeWithNATSSharesComputersAcrossReplicas runs two replicas as `trap-sandbox serve
+// --nats` does, in this process, on an embedded NATS server: a computer on A is listed, pinged
+// and read through B's HTTP API, CLI and MCP.
+func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
+	clearEnv(t)
+	url := startNATS(t)
+	replica := func(name string) string {
+		root, _ := parse(t, "--listen", "127.0.0.1:0", "--nats", url, "--replica", name, "--nats-heartbeat", "50ms")
+		addr, _, _ := startServe(t, root.Serve)
+		return addr
+	}
+	a, b := replica("a"), replica("b")
+	answeringComputer(t, a, "4:vault")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	// B's CLI lists it with its replica.
+	var out bytes.Buffer
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(out.String(), "4:vault") && time.Now().Before(deadline) {
+		out.Reset()
+		require.NoError(t, (&ComputersCmd{APIFlags: APIFlags{URL: "http://" + b}}).Run(ctx, Stdout{&out}))
+		time.Sleep(10 * time.Millisecond)
+	}
+	assert.Contains(t, out.String(), "REPLICA")
+	assert.Regexp(t, `4:vault\s.*\sa\n`, out.String())
+
+	// B's HTTP API pings it.
+	out.Reset()
+	require.NoError(t, (&PingCmd{APIFlags: APIFlags{URL: "http://" + b}, TraposID: "4:vault", Timeout: 10 * time.Second}).Run(ctx, Stdout{&out}))
+	assert.Contains(t, out.String(), `pong from 4:vault: {"traposId":"4:vault"}`)
+
+	// B's MCP lists it with its replica, pings it and reads its file.
+	client := sdk.NewClient(&sdk.Implementation{Name: "cli-test", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://" + b + "/mcp",
+		HTTPClient: &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	defer s.Close()
+	call := func(name string, args map[string]any) string {
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		require.NoError(t, err)
+		require.False(t, res.IsError, "%s: %+v", name, res.Content)
+		b, _ := json.Marshal(res.StructuredContent)
+		return string(b)
+	}
+	assert.Contains(t, call("list_computers", nil), `"replica":"a"`)
+	assert.Contains(t, call("ping", map[string]any{"traposId": "4:vault"}), `"traposId":"4:vault"`)
+	assert.Contains(t, call("read_file", map[string]any{"traposId": "4:vault", "path": "/notes.txt"}), "diamonds at -12 64 300")
+
+	// B's metrics and health name the replica and NATS.
+	body := get(t, "http://"+b+"/metrics")
+	assert.Contains(t, body, `trapos_gateway_nats_connected{replica="b"} 1`)
+	assert.Contains(t, body, `trapos_gateway_routed_request_duration_seconds_count{outcome="ok",replica="b"}`)
+	assert.Contains(t, get(t, "http://"+b+"/healthz"), "nats: connected (replica b")
+}
+
+func TestServeWithAnUnreachableNATSFailsClearly(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--nats", "nats://user:pw@127.0.0.1:1", "--nats-setup-timeout", "2s")
+	err := root.Serve.Run(context.Background(), io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connect to NATS at nats://user:xxxxx@127.0.0.1:1")
+	assert.NotContains(t, err.Error(), "pw@")
+}
+
+func get(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
