@@ -354,6 +354,23 @@ func (c *computer) answerNext(typ string, payload any) protocol.Frame {
 	return req
 }
 
+// firstEvent reads the socket's first frame: hello's answer (ok reports whether it was ok),
+// or the close that came instead (code).
+func (c *computer) firstEvent() (ok bool, code int) {
+	c.t.Helper()
+	require.NoError(c.t, c.conn.SetReadDeadline(time.Now().Add(waitLimit)))
+	_, data, err := c.conn.ReadMessage()
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		return false, ce.Code
+	}
+	require.NoError(c.t, err)
+	f, err := protocol.DecodeFrame(data)
+	require.NoError(c.t, err)
+	require.Equal(c.t, "hello-1", f.MessageID)
+	return f.OK, 0
+}
+
 // closeCode reads until the socket closes and returns the close code and reason.
 func (c *computer) closeCode() (int, string) {
 	c.t.Helper()

@@ -117,31 +117,32 @@ func TestRacingHellosLeaveExactlyOneWinnerTheLaterClaim(t *testing.T) {
 			wg.Go(func() { c.sendHello() })
 		}
 		wg.Wait()
-
-		// The claim with the higher revision names the winner; the other socket closes.
-		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-		var winner string
+		// Each socket's first frame is its hello's answer, or the 4009 of a hello that lost
+		// while its claim was being written. Once both came, both claims are written.
+		okA, codeA := ca.firstEvent()
+		okB, codeB := cb.firstEvent()
+		k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}
 		waitFor(t, "one replica left holding "+id, func() bool {
-			e, err := a.router.claims.Get(ctx, claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}))
-			if err != nil {
-				return false
-			}
-			var cl claim
-			require.NoError(t, json.Unmarshal(e.Value(), &cl))
-			winner = cl.Replica
-			k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}
 			return (a.router.Lookup(k) == nil) != (b.router.Lookup(k) == nil)
 		})
+		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+		e, err := a.router.claims.Get(ctx, claimKey(k))
 		cancel()
+		require.NoError(t, err)
+		var cl claim
+		require.NoError(t, json.Unmarshal(e.Value(), &cl))
 		loser, winning, held := ca, cb, b
-		if winner == "a" {
+		loserOK, loserCode, winnerOK := okA, codeA, okB
+		if cl.Replica == "a" {
 			loser, winning, held = cb, ca, a
+			loserOK, loserCode, winnerOK = okB, codeB, okA
 		}
-		// The loser may have had its hello answered before it lost, or not at all.
-		code, _ := loser.closeCode()
-		assert.Equal(t, gateway.CloseReplaced, code, "round %d", i)
-		require.True(t, winning.read().OK, "round %d: the winner's hello is answered", i)
-		require.NotNil(t, held.router.Lookup(gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}), "round %d: the later claim's replica holds the socket", i)
+		require.NotNil(t, held.router.Lookup(k), "round %d: the later claim's replica holds the socket", i)
+		assert.True(t, winnerOK, "round %d: the winner's hello is answered", i)
+		if loserOK {
+			loserCode, _ = loser.closeCode()
+		}
+		assert.Equal(t, gateway.CloseReplaced, loserCode, "round %d", i)
 		// The winner's socket still serves, from either replica.
 		other := a
 		if held == a {
