@@ -1,0 +1,51 @@
+package e2e
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+)
+
+// labelProgram renames the connected computer and waits, in the computer's own time, until the
+// daemon is connected again under the new traposId; it prints how long that took.
+const labelProgram = `
+local lib = require('/apis/libsandbox')
+assert(shell.run("sandbox", "health"))
+os.setComputerLabel("renamed")
+local t0 = os.clock()
+while os.clock() - t0 < 60 do
+  local status = lib.requestStatus()
+  if status and status.connected and status.traposId == "0:renamed" then
+    print("e2e: renamed after " .. math.floor(os.clock() - t0) .. " s")
+    return
+  end
+  sleep(0.5)
+end
+error("e2e: still not reconnected as 0:renamed", 0)
+`
+
+// TestLabelChangeReconnects: CC has no label event, so the daemon looks on its own timer and
+// says hello again under the new traposId within 30 s (computer time).
+func TestLabelChangeReconnects(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	g := startGateway(t, oc.URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.Files = map[string]string{"/e2e.lua": labelProgram}
+	ok, out := runCommand(ctx, t, opts)
+	require.True(t, ok, out)
+	seconds, found := -1, false
+	for _, l := range lines(out) {
+		if n, _ := fmt.Sscanf(l, "e2e: renamed after %d s", &seconds); n == 1 {
+			found = true
+			break
+		}
+	}
+	require.True(t, found, out)
+	assert.LessOrEqual(t, seconds, 30, out)
+	assert.Contains(t, g.Log(), "traposId=0:renamed", "the gateway saw the new name's hello")
+}
