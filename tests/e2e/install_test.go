@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
@@ -189,4 +192,75 @@ func TestNumericPasswordThroughSetup(t *testing.T) {
 	setup := afterLast(out, "> sandbox setup")
 	assert.Contains(t, setup, "Gateway password (empty for none): ****\nSaved sandbox.url and sandbox.password.\nsandboxOk: true\nopencodeOk: true\n", out)
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "1234"`)
+}
+
+// TestFailedUpgradeLeavesTheOldInstall: an upgrade whose last download fails swaps nothing in:
+// no file changes, no .new file stays behind, and the old install still answers. The installer
+// is the real one, fetched from the gateway; only its file URL is pointed through a proxy that
+// fails one file.
+func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, true, "wget run "+g.URL("/trapos/install")+" "+installPassword)
+	before := diskSnapshot(t, dir)
+
+	const failing = "programs/sandbox.lua"
+	var proxy *httptest.Server
+	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/trapos/files/"+failing {
+			http.Error(w, "disk on fire", http.StatusInternalServerError)
+			return
+		}
+		resp, err := http.Get(g.URL(r.URL.Path))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		if r.URL.Path == "/trapos/install" {
+			body = []byte(strings.Replace(string(body), g.URL("/trapos/files/"), proxy.URL+"/trapos/files/", 1))
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(proxy.Close)
+
+	out := playerSession(ctx, t, dir, true, "wget run "+proxy.URL+"/trapos/install", "reboot", "sandbox health")
+	assert.Contains(t, out, "Could not get /"+failing+":")
+	assert.Contains(t, out, "Nothing changed: trapos-sandbox ")
+	assert.NotContains(t, out, "Upgraded")
+	assertHealthy(t, out)
+	assert.Equal(t, before, diskSnapshot(t, dir), "the failed upgrade changed the disk")
+}
+
+// TestInstallOnTrapOSAddsNoHook: a computer where the shell finds ccpm is TrapOS, whose
+// launcher starts the package's autostart daemon itself: the installer writes no hook.
+func TestInstallOnTrapOSAddsNoHook(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ccpm.lua"), []byte("print(\"ccpm\")\n"), 0o644))
+
+	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" pw")
+	assert.Contains(t, out, "TrapOS starts the daemon at boot (autostart).\n")
+	files := diskFiles(t, dir)
+	assert.NotContains(t, files, "startup")
+	assert.NotContains(t, files, "sandbox-startup.lua")
+	assert.Contains(t, files, "servers/sandbox.lua")
+}
+
+// diskSnapshot maps every file under dir to its content.
+func diskSnapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	snap := map[string]string{}
+	for _, f := range diskFiles(t, dir) {
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f)))
+		if err == nil {
+			snap[f] = string(b)
+		}
+	}
+	return snap
 }

@@ -220,7 +220,7 @@ local function install()
     print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
   end
   if trapos then
-    print("TrapOS starts the daemon at boot (the package's autostart).");
+    print("TrapOS starts the daemon at boot (autostart).");
   elseif runFrom ~= nil then
     print("To start the daemon at boot, add this line");
     print("at the end of " .. runFrom .. ":");
