@@ -3,7 +3,6 @@ package computer
 import (
 	_ "embed"
 	"fmt"
-	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -58,7 +57,7 @@ func (c *Computer) boot() error {
 			return fmt.Errorf("install api %d: %w", i, err)
 		}
 	}
-	tramp, err := compileChunk(L, strings.NewReader(trampolineSource), cFrameSource, nil)
+	tramp, err := compileChunk(L, trampolineSource, cFrameSource, nil)
 	if err != nil {
 		return fmt.Errorf("compile trampoline: %w", err)
 	}
@@ -67,7 +66,7 @@ func (c *Computer) boot() error {
 	}
 	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", L.Get(-1))
 	L.Pop(1)
-	fn, err := compileChunk(L, strings.NewReader(biosSource), "bios.lua", nil)
+	fn, err := compileChunk(L, biosSource, "bios.lua", nil)
 	if err != nil {
 		return fmt.Errorf("compile bios: %w", err)
 	}

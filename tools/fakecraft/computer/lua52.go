@@ -3,12 +3,13 @@ package computer
 import (
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"regexp"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luachunk"
 )
 
 // LuaVersion is the _VERSION CC: Tweaked's Cobalt VM reports.
@@ -107,6 +108,8 @@ func openLibs(L *lua.LState) *lua.LTable {
 		}))
 	}
 	installBit32(L)
+	installDebug(L)
+	installPatterns(L)
 	return stockOS
 }
 
@@ -131,8 +134,11 @@ var parseErrorPattern = regexp.MustCompile(`(?s)^(.*) line:(\d+)\(column:\d+\) n
 
 // compileChunk compiles source under a display name and rewrites syntax errors into Lua's
 // "name:line: message near 'token'" shape.
-func compileChunk(L *lua.LState, src io.Reader, displayName string, env *lua.LTable) (*lua.LFunction, error) {
-	fn, err := L.Load(src, displayName)
+func compileChunk(L *lua.LState, src string, displayName string, env *lua.LTable) (*lua.LFunction, error) {
+	if env == nil {
+		env = L.G.Global
+	}
+	fn, err := luachunk.Load(L, src, displayName, env)
 	if err != nil {
 		msg := err.Error()
 		var apiErr *lua.ApiError
@@ -144,10 +150,6 @@ func compileChunk(L *lua.LState, src io.Reader, displayName string, env *lua.LTa
 		}
 		return nil, errors.New(strings.TrimSpace(msg))
 	}
-	if env == nil {
-		env = L.G.Global
-	}
-	fn.Env = env
 	return fn, nil
 }
 
@@ -198,7 +200,7 @@ func luaLoad(L *lua.LState) int {
 	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
 		env = L.CheckTable(4)
 	}
-	fn, err := compileChunk(L, strings.NewReader(src), chunkDisplayName(name), env)
+	fn, err := compileChunk(L, src, chunkDisplayName(name), env)
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(err.Error()))
@@ -212,7 +214,7 @@ func luaLoad(L *lua.LState) int {
 func luaLoadString(L *lua.LState) int {
 	s := L.CheckString(1)
 	name := L.OptString(2, s)
-	fn, err := compileChunk(L, strings.NewReader(s), chunkDisplayName(name), nil)
+	fn, err := compileChunk(L, s, chunkDisplayName(name), nil)
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(err.Error()))

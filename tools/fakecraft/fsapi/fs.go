@@ -41,6 +41,7 @@ const (
 // Error texts CC: Tweaked puts after "/<path>: ".
 const (
 	msgNoSuchFile      = "No such file"
+	msgNotAFile        = "Not a file"
 	msgNotDirectory    = "Not a directory"
 	msgAccessDenied    = "Access denied"
 	msgFileExists      = "File exists"
@@ -417,7 +418,10 @@ func (f *FS) readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !e.exists || e.dir {
+	if e.dir {
+		return nil, pathErr(path, msgNotAFile)
+	}
+	if !e.exists {
 		return nil, pathErr(path, msgNoSuchFile)
 	}
 	m, local, _ := f.resolve(path)

@@ -326,7 +326,8 @@ func TestMissingFilesAndDirectories(t *testing.T) {
 	}{
 		{`fs.open("nope", "r")`, []string{"nil", "/nope: No such file"}},
 		{`fs.open("/a/b/../nope", "rb")`, []string{"nil", "/a/nope: No such file"}},
-		{`fs.open("apis", "r")`, []string{"nil", "/apis: No such file"}},
+		{`fs.open("apis", "r")`, []string{"nil", "/apis: Not a file"}},
+		{`fs.open("", "r+")`, []string{"nil", "/: Not a file"}},
 		{`fs.open("apis", "w")`, []string{"nil", "/apis: Cannot write to directory"}},
 		{`fs.open("nope", "r+")`, []string{"nil", "/nope: No such file"}},
 		{`fs.open("base.txt/x", "w")`, []string{"nil", "/base.txt/x: File exists"}},

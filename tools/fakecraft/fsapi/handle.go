@@ -66,6 +66,9 @@ func (f *FS) openWrite(path string, mode openMode) (*handle, error) {
 		return nil, err
 	}
 	e := m.stat(local)
+	if e.dir && mode.read && !mode.truncate {
+		return nil, pathErr(path, msgNotAFile)
+	}
 	if e.dir {
 		return nil, pathErr(path, msgWriteDirectory)
 	}

@@ -54,6 +54,8 @@ type Options struct {
 	Bare bool
 	// Input answers read() (computer.Config.Input); it carries over a reboot.
 	Input computer.Input
+	// ExtraAPIs are installed after the standard ones (e.g. the conformance runner's cct_test).
+	ExtraAPIs []computer.Installer
 
 	// Program and Args are the command run in the shell; Autostart the servers run beside it.
 	Program   string
@@ -125,6 +127,11 @@ func (m *Machine) build(label string) error {
 	}
 	m.FS = fsys
 	m.HTTP = httpapi.New(opts.HTTP)
+	apis := []computer.Installer{
+		func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },
+		func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil },
+		func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil },
+	}
 	c, err := computer.New(computer.Config{
 		ID:           opts.ID,
 		Label:        label,
@@ -136,11 +143,7 @@ func (m *Machine) build(label string) error {
 		Bare:         opts.Bare,
 		Input:        opts.Input,
 		Boot:         computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
-		APIs: []computer.Installer{
-			func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },
-			func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil },
-			func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil },
-		},
+		APIs:         append(apis, opts.ExtraAPIs...),
 	})
 	if err != nil {
 		return fmt.Errorf("new computer: %w", err)

@@ -74,9 +74,10 @@ type TestCmd struct {
 
 // CLI is the whole command line.
 type CLI struct {
-	Run   RunCmd   `cmd:"" help:"Boot a computer over trapos/ and run a program in its shell."`
-	Shell ShellCmd `cmd:"" help:"Boot a computer over trapos/ and sit at it: its screen and keyboard in this terminal."`
-	Test  TestCmd  `cmd:"" help:"Run Lua spec files with the spec framework."`
+	Run         RunCmd         `cmd:"" help:"Boot a computer over trapos/ and run a program in its shell."`
+	Shell       ShellCmd       `cmd:"" help:"Boot a computer over trapos/ and sit at it: its screen and keyboard in this terminal."`
+	Test        TestCmd        `cmd:"" help:"Run Lua spec files with the spec framework."`
+	Conformance ConformanceCmd `cmd:"" help:"Run CC: Tweaked's test-rom specs (mcfly) on fakecraft."`
 }
 
 // exitError carries an exit status out of a command.

@@ -1,0 +1,51 @@
+package conformance
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func statuses(rep Report) map[string]string {
+	out := map[string]string{}
+	for _, r := range rep.Results {
+		out[r.Name] = r.Status
+	}
+	return out
+}
+
+func TestRunDrivesMcflyAndSurvivesHangsAndShutdowns(t *testing.T) {
+	rep, err := Run(context.Background(), Options{TestROM: "testdata/fake-rom", TestTimeout: 300 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"a › passes":             StatusOK,
+		"a › fails":              StatusFail,
+		"b › hangs":              StatusError,
+		"b › is pending":         StatusPending,
+		"b › stops the computer": StatusError,
+		"b › passes after":       StatusOK,
+	}, statuses(rep))
+	assert.Equal(t, 3, rep.Boots, "a hang and a shutdown each cost a fresh computer")
+	p, f, s := rep.Count()
+	assert.Equal(t, []int{2, 3, 1}, []int{p, f, s})
+	files, by := rep.ByFile()
+	assert.Equal(t, []string{"a_spec.lua", "b_spec.lua"}, files)
+	assert.Len(t, by["a_spec.lua"].Results, 2)
+}
+
+func TestRunSelectsSpecs(t *testing.T) {
+	rep, err := Run(context.Background(), Options{TestROM: "testdata/fake-rom", Specs: []string{"a_spec.lua"}})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"a › passes": StatusOK, "a › fails": StatusFail}, statuses(rep))
+}
+
+func TestRunRefusesADirectoryWithoutMcfly(t *testing.T) {
+	_, err := Run(context.Background(), Options{TestROM: t.TempDir()})
+	assert.ErrorContains(t, err, "not a test-rom")
+}

@@ -1,0 +1,22 @@
+package cli
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestConformancePrintsScorePerSpecFile(t *testing.T) {
+	code, out, _ := run(t, "conformance", "--test-timeout", "300ms", "../../conformance/testdata/fake-rom")
+	assert.Equal(t, ExitFailed, code, out)
+	assert.Contains(t, out, "a_spec.lua: 1 passed, 1 failed, 0 skipped\n")
+	assert.Contains(t, out, "b_spec.lua: 1 passed, 2 failed, 1 skipped\n")
+	assert.Contains(t, out, "\n2 passed, 3 failed, 1 skipped\n")
+	assert.Contains(t, out, "fail    a_spec.lua › a › fails\n        1 ~= 2\n")
+}
+
+func TestConformanceNeedsATestROM(t *testing.T) {
+	code, _, errOut := run(t, "conformance", t.TempDir())
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, errOut, "not a test-rom")
+}

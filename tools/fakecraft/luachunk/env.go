@@ -1,0 +1,246 @@
+package luachunk
+
+import (
+	"strings"
+
+	"github.com/yuin/gopher-lua/ast"
+)
+
+// envName is Lua 5.2's name for a chunk's environment.
+const envName = "_ENV"
+
+// mentionsEnv says whether src may use _ENV; chunks that do not are compiled as they are.
+func mentionsEnv(src string) bool { return strings.Contains(src, envName) }
+
+// wrapEnv makes _ENV a real upvalue: the chunk becomes the body of a function returned by an
+// outer chunk that declares `local _ENV = ...`, so the caller runs the outer chunk with the
+// environment table to get the chunk itself. Globals keep compiling to gopher-lua's global
+// access on the function's environment (the same table), except where the chunk binds _ENV
+// itself (`local _ENV = t`, a parameter named _ENV, or an assignment to _ENV), where they
+// become fields of that binding, as in Lua 5.2.
+func wrapEnv(chunk []ast.Stmt) []ast.Stmt {
+	r := &envResolver{}
+	r.assigned = assignsHiddenEnv(chunk)
+	r.push()
+	r.declareHidden()
+	r.block(chunk)
+	inner := &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: chunk}
+	if len(chunk) > 0 {
+		inner.SetLine(0)
+		inner.SetLastLine(chunk[len(chunk)-1].LastLine())
+	}
+	decl := &ast.LocalAssignStmt{Names: []string{envName}, Exprs: []ast.Expr{&ast.Comma3Expr{}}}
+	ret := &ast.ReturnStmt{Exprs: []ast.Expr{inner}}
+	return []ast.Stmt{decl, ret}
+}
+
+// assignsHiddenEnv says whether the chunk assigns the _ENV it gets (not a local of its own)
+// anywhere; only then must its globals follow _ENV instead of the function environment.
+func assignsHiddenEnv(chunk []ast.Stmt) bool {
+	r := &envResolver{probe: true}
+	r.push()
+	r.declareHidden()
+	r.block(chunk)
+	return r.hiddenAssigned
+}
+
+// binding is one local name in scope; hidden marks wrapEnv's own _ENV.
+type binding struct {
+	name   string
+	hidden bool
+}
+
+// envResolver walks a chunk with its local scopes, rewriting global names to _ENV fields
+// where the innermost _ENV binding requires it.
+type envResolver struct {
+	scopes         [][]binding
+	assigned       bool // the hidden _ENV is assigned somewhere: route all globals through it
+	probe          bool // only look for assignments to the hidden _ENV
+	hiddenAssigned bool
+}
+
+func (r *envResolver) push() { r.scopes = append(r.scopes, nil) }
+func (r *envResolver) pop()  { r.scopes = r.scopes[:len(r.scopes)-1] }
+
+func (r *envResolver) declare(name string) {
+	top := len(r.scopes) - 1
+	r.scopes[top] = append(r.scopes[top], binding{name: name})
+}
+
+func (r *envResolver) declareHidden() {
+	top := len(r.scopes) - 1
+	r.scopes[top] = append(r.scopes[top], binding{name: envName, hidden: true})
+}
+
+// lookup returns the innermost binding of name.
+func (r *envResolver) lookup(name string) (binding, bool) {
+	for s := len(r.scopes) - 1; s >= 0; s-- {
+		for i := len(r.scopes[s]) - 1; i >= 0; i-- {
+			if r.scopes[s][i].name == name {
+				return r.scopes[s][i], true
+			}
+		}
+	}
+	return binding{}, false
+}
+
+// global rewrites a free name to _ENV.name when the innermost _ENV is one globals must
+// follow: a local of the chunk's own, or the hidden one when the chunk assigns it.
+func (r *envResolver) global(e *ast.IdentExpr) ast.Expr {
+	if _, ok := r.lookup(e.Value); ok {
+		return e
+	}
+	env, _ := r.lookup(envName)
+	if r.probe || (env.hidden && !r.assigned) {
+		return e
+	}
+	envRef := &ast.IdentExpr{Value: envName}
+	envRef.SetLine(e.Line())
+	envRef.SetLastLine(e.LastLine())
+	key := &ast.StringExpr{Value: e.Value}
+	key.SetLine(e.Line())
+	key.SetLastLine(e.LastLine())
+	out := &ast.AttrGetExpr{Object: envRef, Key: key}
+	out.SetLine(e.Line())
+	out.SetLastLine(e.LastLine())
+	return out
+}
+
+func (r *envResolver) block(stmts []ast.Stmt) {
+	for _, s := range stmts {
+		r.stmt(s)
+	}
+}
+
+func (r *envResolver) scoped(stmts []ast.Stmt) {
+	r.push()
+	r.block(stmts)
+	r.pop()
+}
+
+func (r *envResolver) exprs(es []ast.Expr) {
+	for i, e := range es {
+		es[i] = r.expr(e)
+	}
+}
+
+func (r *envResolver) stmt(s ast.Stmt) {
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		r.exprs(s.Rhs)
+		for i, lhs := range s.Lhs {
+			if id, ok := lhs.(*ast.IdentExpr); ok && id.Value == envName {
+				if b, _ := r.lookup(envName); b.hidden {
+					r.hiddenAssigned = true
+				}
+			}
+			s.Lhs[i] = r.expr(lhs)
+		}
+	case *ast.LocalAssignStmt:
+		if len(s.Names) == 1 && len(s.Exprs) == 1 {
+			if _, ok := s.Exprs[0].(*ast.FunctionExpr); ok {
+				r.declare(s.Names[0]) // local function f: f is in scope in its body
+				r.exprs(s.Exprs)
+				return
+			}
+		}
+		r.exprs(s.Exprs)
+		for _, n := range s.Names {
+			r.declare(n)
+		}
+	case *ast.FuncCallStmt:
+		s.Expr = r.expr(s.Expr)
+	case *ast.DoBlockStmt:
+		r.scoped(s.Stmts)
+	case *ast.WhileStmt:
+		s.Condition = r.expr(s.Condition)
+		r.scoped(s.Stmts)
+	case *ast.RepeatStmt:
+		r.push()
+		r.block(s.Stmts)
+		s.Condition = r.expr(s.Condition) // sees the body's locals
+		r.pop()
+	case *ast.IfStmt:
+		s.Condition = r.expr(s.Condition)
+		r.scoped(s.Then)
+		r.scoped(s.Else)
+	case *ast.NumberForStmt:
+		s.Init = r.expr(s.Init)
+		s.Limit = r.expr(s.Limit)
+		if s.Step != nil {
+			s.Step = r.expr(s.Step)
+		}
+		r.push()
+		r.declare(s.Name)
+		r.block(s.Stmts)
+		r.pop()
+	case *ast.GenericForStmt:
+		r.exprs(s.Exprs)
+		r.push()
+		for _, n := range s.Names {
+			r.declare(n)
+		}
+		r.block(s.Stmts)
+		r.pop()
+	case *ast.FuncDefStmt:
+		if s.Name.Func != nil {
+			s.Name.Func = r.expr(s.Name.Func)
+		} else {
+			s.Name.Receiver = r.expr(s.Name.Receiver)
+		}
+		r.function(s.Func)
+	case *ast.ReturnStmt:
+		r.exprs(s.Exprs)
+	}
+}
+
+func (r *envResolver) function(f *ast.FunctionExpr) {
+	r.push()
+	for _, n := range f.ParList.Names {
+		r.declare(n)
+	}
+	r.block(f.Stmts)
+	r.pop()
+}
+
+func (r *envResolver) expr(e ast.Expr) ast.Expr {
+	switch e := e.(type) {
+	case *ast.IdentExpr:
+		return r.global(e)
+	case *ast.AttrGetExpr:
+		e.Object = r.expr(e.Object)
+		e.Key = r.expr(e.Key)
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			if f.Key != nil {
+				f.Key = r.expr(f.Key)
+			}
+			f.Value = r.expr(f.Value)
+		}
+	case *ast.FuncCallExpr:
+		if e.Func != nil {
+			e.Func = r.expr(e.Func)
+		}
+		if e.Receiver != nil {
+			e.Receiver = r.expr(e.Receiver)
+		}
+		r.exprs(e.Args)
+	case *ast.LogicalOpExpr:
+		e.Lhs, e.Rhs = r.expr(e.Lhs), r.expr(e.Rhs)
+	case *ast.RelationalOpExpr:
+		e.Lhs, e.Rhs = r.expr(e.Lhs), r.expr(e.Rhs)
+	case *ast.StringConcatOpExpr:
+		e.Lhs, e.Rhs = r.expr(e.Lhs), r.expr(e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		e.Lhs, e.Rhs = r.expr(e.Lhs), r.expr(e.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		e.Expr = r.expr(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		e.Expr = r.expr(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		e.Expr = r.expr(e.Expr)
+	case *ast.FunctionExpr:
+		r.function(e)
+	}
+	return e
+}

@@ -1,0 +1,68 @@
+// Package luachunk compiles CC: Tweaked Lua for gopher-lua. gopher-lua speaks Lua 5.1 with
+// a few 5.2 pieces; CC's Cobalt speaks 5.2 with some 5.3. Where the difference is decided
+// before the VM runs, it is closed here: a pass over the source text for the string escapes
+// gopher-lua's lexer does not know, and an AST rewrite for _ENV. Each pass runs only on
+// chunks that can need it.
+package luachunk
+
+import (
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+)
+
+// Chunk is a compiled chunk.
+type Chunk struct {
+	// Proto is the compiled function.
+	Proto *lua.FunctionProto
+	// EnvWrapped says Proto is the outer chunk of wrapEnv: call it with the environment to
+	// get the chunk's function.
+	EnvWrapped bool
+}
+
+// Compile parses and compiles src under the chunk name name (as errors show it).
+func Compile(src, name string) (Chunk, error) {
+	if needsEscapePass(src) {
+		src = rewriteEscapes(src)
+	}
+	stmts, err := parse.Parse(strings.NewReader(src), name)
+	if err != nil {
+		return Chunk{}, err
+	}
+	wrapped := false
+	if mentionsEnv(src) {
+		stmts = wrapEnv(stmts)
+		wrapped = true
+	}
+	proto, err := lua.Compile(stmts, name)
+	if err != nil {
+		return Chunk{}, err
+	}
+	return Chunk{Proto: proto, EnvWrapped: wrapped}, nil
+}
+
+// Load compiles src and returns its function with env as its environment (and _ENV).
+func Load(L *lua.LState, src, name string, env *lua.LTable) (*lua.LFunction, error) {
+	c, err := Compile(src, name)
+	if err != nil {
+		return nil, err
+	}
+	fn := L.NewFunctionFromProto(c.Proto)
+	fn.Env = env
+	if !c.EnvWrapped {
+		return fn, nil
+	}
+	L.Push(fn)
+	L.Push(env)
+	L.Call(1, 1)
+	inner := L.Get(-1).(*lua.LFunction)
+	L.Pop(1)
+	return inner, nil
+}
+
+func init() {
+	// Lua 5.1's implicit `arg` table in vararg functions is gone in 5.2 (CC): with it, the
+	// function wrapEnv makes would hide a program's global `arg`.
+	lua.CompatVarArg = false
+}
