@@ -1,0 +1,49 @@
+package machine
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+// runProgram boots a machine whose disk holds one program and runs it to the end.
+func runProgram(b *testing.B, src string) {
+	b.Helper()
+	m, err := New(Options{Files: map[string]string{"/p.lua": src}, Program: "/p.lua"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := m.Run(ctx)
+	if err != nil || !res.OK {
+		b.Fatalf("run: %v %+v", err, res)
+	}
+}
+
+// BenchmarkBootSmallProgram is a whole boot (ROM APIs, settings, shell) and a program that
+// prints a few lines: what every `fakecraft run` and Go test pays.
+func BenchmarkBootSmallProgram(b *testing.B) {
+	for b.Loop() {
+		runProgram(b, `for i = 1, 5 do print("line " .. i) end`)
+	}
+}
+
+// BenchmarkCPUBoundLua is Lua work with no yields: arithmetic, tables, string building and
+// pattern matching, after one boot.
+func BenchmarkCPUBoundLua(b *testing.B) {
+	for b.Loop() {
+		runProgram(b, `
+local function fib(n) if n < 2 then return n end return fib(n - 1) + fib(n - 2) end
+assert(fib(24) == 46368)
+local t = {}
+for i = 1, 20000 do t[i] = ("item %d"):format(i) end
+local n = 0
+for _, s in ipairs(t) do if s:find("5$") then n = n + 1 end end
+assert(n == 2000)
+local parts = {}
+for i = 1, 5000 do parts[#parts + 1] = tostring(i) .. "," end
+assert(#table.concat(parts) > 0)
+`)
+	}
+}
