@@ -1,9 +1,32 @@
 -- libsandboxcodec: the trap-sandbox wire format as the computer speaks it.
--- Frames (encode/decode), message ids, traposIds, payload and error normalisation, and the
--- protocol's error codes and limits. Pure functions over textutils; no events, no socket.
+-- Frames (encode/decode), message ids, traposIds, payload and error normalisation, the byte
+-- rule for strings, JSON-safe values, and the protocol's error codes and limits. Pure
+-- functions over textutils; no events, no socket.
 
 local ccExpect = require('cc.expect');
 local expect = ccExpect.expect;
+
+-- Request types (docs/capabilities.md). The computer's daemon answers the TYPE_* ones itself;
+-- RESERVED_TYPES (those plus the gateway's) cannot be served by a program.
+local TYPE_HELLO = "hello";
+local TYPE_PROBE_GATEWAY = "probe_gateway";
+local TYPE_PING = "ping";
+local TYPE_COMPUTER_INFO = "computer.info";
+local TYPE_FS_LIST = "fs.list";
+local TYPE_FS_READ = "fs.read";
+local TYPE_FS_WRITE = "fs.write";
+local TYPE_FS_DELETE = "fs.delete";
+local TYPE_FS_MOVE = "fs.move";
+local TYPE_FS_MAKE_DIR = "fs.makeDir";
+local TYPE_LUA_EXEC = "lua.exec";
+local TYPE_SHELL_RUN = "shell.run";
+local RESERVED_TYPES = {};
+for _, name in ipairs({
+  TYPE_HELLO, TYPE_PROBE_GATEWAY, TYPE_PING, TYPE_COMPUTER_INFO, TYPE_FS_LIST, TYPE_FS_READ,
+  TYPE_FS_WRITE, TYPE_FS_DELETE, TYPE_FS_MOVE, TYPE_FS_MAKE_DIR, TYPE_LUA_EXEC, TYPE_SHELL_RUN,
+}) do
+  RESERVED_TYPES[name] = true;
+end
 
 -- CC: Tweaked refuses to send a websocket message over max_websocket_message (128 KiB).
 local MAX_MESSAGE_BYTES = 128 * 1024;
@@ -15,6 +38,10 @@ local ERR_UNKNOWN_TYPE = "unknown_type";
 local ERR_NOT_CONNECTED = "not_connected";
 local ERR_INTERNAL = "internal";
 local ERR_TIMEOUT = "timeout";
+-- Codes added by the request vocabulary (docs/capabilities.md).
+local ERR_FORBIDDEN = "forbidden";     -- the owner's settings do not allow the request
+local ERR_FS_ERROR = "fs_error";       -- a file-system call failed; the message is CC's
+local ERR_BAD_PAYLOAD = "bad_payload"; -- a payload field is missing or of the wrong type
 
 -- Frame events on the wire.
 local FRAME_COMPUTER_REQUEST = "computer_request";
@@ -24,6 +51,16 @@ local FRAME_GATEWAY_RESPONSE = "gateway_response";
 
 local HEX = "0123456789abcdef";
 local VARIANT = "89ab";
+
+-- The byte rule (docs/protocol.md). serializeJSON writes every byte >= 0x7F as its own
+-- \u00XX, so the gateway reads code point U+00XX; but unserialiseJSON turns \u00XX (and the
+-- gateway's raw UTF-8) into the two UTF-8 bytes of that code point. WIRE_PAIRS maps each such
+-- pair back to its single byte.
+local WIRE_PAIRS = {};
+for byte = 0x80, 0xFF do
+  WIRE_PAIRS[string.char(0xC0 + math.floor(byte / 64), 0x80 + byte % 64)] = string.char(byte);
+end
+local WIRE_PAIR_PATTERN = "[\194\195][\128-\191]";
 
 local FRAME_EVENTS = {
   [FRAME_COMPUTER_REQUEST] = "request",
@@ -65,7 +102,8 @@ local function newUuid()
 end
 
 local function deepCopy(value)
-  if type(value) ~= "table" then
+  -- The sentinels stay themselves: a copy would serialise as {} instead of null or [].
+  if type(value) ~= "table" or value == textutils.json_null or value == textutils.empty_json_array then
     return value;
   end
   local copy = {};
@@ -73,6 +111,92 @@ local function deepCopy(value)
     copy[k] = deepCopy(v);
   end
   return copy;
+end
+
+-- A string as it arrived in a decoded frame, back to the bytes it stands for: each code point
+-- U+0000-U+00FF is one byte. Returns nil when the string holds a higher code point (or bytes
+-- that are not UTF-8), which no byte can stand for.
+local function fromWire(text)
+  if not text:find("[\128-\255]") then
+    return text;
+  end
+  if text:gsub(WIRE_PAIR_PATTERN, ""):find("[\128-\255]") then
+    return nil;
+  end
+  return (text:gsub(WIRE_PAIR_PATTERN, WIRE_PAIRS));
+end
+
+-- A decoded value with every string (keys too) put through fromWire. Returns the value, and
+-- false when some string could not be converted (it is then left as it arrived).
+local function valueFromWire(value)
+  if type(value) == "string" then
+    local bytes = fromWire(value);
+    if bytes == nil then
+      return value, false;
+    end
+    return bytes, true;
+  elseif type(value) ~= "table" then
+    return value, true;
+  end
+  local out, allOk = {}, true;
+  for k, v in pairs(value) do
+    local key, keyOk = valueFromWire(k);
+    local item, itemOk = valueFromWire(v);
+    out[key] = item;
+    allOk = allOk and keyOk and itemOk;
+  end
+  return out, allOk;
+end
+
+-- Any Lua value as one serializeJSON always writes as valid JSON, lossless where JSON can be:
+-- nil is null; NaN and the infinities are the strings "nan", "inf", "-inf"; a table whose keys
+-- are all positive integers is an array (holes are null) unless it is sparse, any other table
+-- an object with tostring'd keys; a table met again inside itself is the string "<cycle>" (a
+-- table repeated elsewhere is copied); functions, threads and userdata are tostring(value).
+local function jsonSafe(value, onPath)
+  local kind = type(value);
+  if value == nil then
+    return textutils.json_null;
+  elseif kind == "number" then
+    if value ~= value then
+      return "nan";
+    elseif value == math.huge then
+      return "inf";
+    elseif value == -math.huge then
+      return "-inf";
+    end
+    return value;
+  elseif kind == "string" or kind == "boolean" then
+    return value;
+  elseif kind ~= "table" then
+    return tostring(value);
+  end
+  onPath = onPath or {};
+  if onPath[value] then
+    return "<cycle>";
+  end
+  onPath[value] = true;
+  local count, maxIndex, arrayLike = 0, 0, true;
+  for k in pairs(value) do
+    count = count + 1;
+    if type(k) == "number" and k >= 1 and k == math.floor(k) then
+      maxIndex = math.max(maxIndex, k);
+    else
+      arrayLike = false;
+    end
+  end
+  local out = {};
+  if count > 0 and arrayLike and maxIndex <= 2 * count then
+    for i = 1, maxIndex do
+      out[i] = jsonSafe(value[i], onPath);
+    end
+  else
+    for k, v in pairs(value) do
+      out[tostring(k)] = jsonSafe(v, onPath);
+    end
+  end
+  onPath[value] = nil;
+  return out;
 end
 
 -- Any payload as a fresh, writable object table. unserialiseJSON gives the immutable
@@ -140,8 +264,9 @@ local function encodeFrame(frame)
   return encoded;
 end
 
--- Decodes one JSON frame. Returns a fresh frame table (payload always a writable object,
--- error normalised on failed responses), or nil and why it is malformed.
+-- Decodes one JSON frame. Returns a fresh frame table (payload always a writable object whose
+-- strings follow the byte rule, error normalised on failed responses; payloadError says why
+-- a payload string is not bytes), or nil and why it is malformed.
 local function decodeFrame(text)
   if type(text) ~= "string" then
     return nil, "frame is not a string";
@@ -160,12 +285,17 @@ local function decodeFrame(text)
   if type(decoded.type) ~= "string" or decoded.type == "" then
     return nil, "frame has no type";
   end
+  local payload, bytesOk = valueFromWire(normalisePayload(decoded.payload));
   local frame = {
     event = decoded.event,
     messageId = decoded.messageId,
     type = decoded.type,
-    payload = normalisePayload(decoded.payload),
+    payload = payload,
   };
+  if not bytesOk then
+    -- Only a request can be refused for it; a response keeps such strings as UTF-8.
+    frame.payloadError = "the payload holds a character above U+00FF; strings carry bytes as code points U+0000-U+00FF";
+  end
   if type(decoded.traposSenderId) == "string" then
     frame.traposSenderId = decoded.traposSenderId;
   end
@@ -185,6 +315,19 @@ local function decodeFrame(text)
 end
 
 return {
+  TYPE_HELLO = TYPE_HELLO,
+  TYPE_PROBE_GATEWAY = TYPE_PROBE_GATEWAY,
+  TYPE_PING = TYPE_PING,
+  TYPE_COMPUTER_INFO = TYPE_COMPUTER_INFO,
+  TYPE_FS_LIST = TYPE_FS_LIST,
+  TYPE_FS_READ = TYPE_FS_READ,
+  TYPE_FS_WRITE = TYPE_FS_WRITE,
+  TYPE_FS_DELETE = TYPE_FS_DELETE,
+  TYPE_FS_MOVE = TYPE_FS_MOVE,
+  TYPE_FS_MAKE_DIR = TYPE_FS_MAKE_DIR,
+  TYPE_LUA_EXEC = TYPE_LUA_EXEC,
+  TYPE_SHELL_RUN = TYPE_SHELL_RUN,
+  RESERVED_TYPES = RESERVED_TYPES,
   MAX_MESSAGE_BYTES = MAX_MESSAGE_BYTES,
   ERR_UNAUTHORIZED = ERR_UNAUTHORIZED,
   ERR_NOT_AUTHENTICATED = ERR_NOT_AUTHENTICATED,
@@ -192,9 +335,13 @@ return {
   ERR_NOT_CONNECTED = ERR_NOT_CONNECTED,
   ERR_INTERNAL = ERR_INTERNAL,
   ERR_TIMEOUT = ERR_TIMEOUT,
+  ERR_FORBIDDEN = ERR_FORBIDDEN,
+  ERR_FS_ERROR = ERR_FS_ERROR,
+  ERR_BAD_PAYLOAD = ERR_BAD_PAYLOAD,
   ERRORS = {
     ERR_UNAUTHORIZED, ERR_NOT_AUTHENTICATED, ERR_UNKNOWN_TYPE,
     ERR_NOT_CONNECTED, ERR_INTERNAL, ERR_TIMEOUT,
+    ERR_FORBIDDEN, ERR_FS_ERROR, ERR_BAD_PAYLOAD,
   },
   FRAME_COMPUTER_REQUEST = FRAME_COMPUTER_REQUEST,
   FRAME_COMPUTER_RESPONSE = FRAME_COMPUTER_RESPONSE,
@@ -203,6 +350,8 @@ return {
   traposId = traposId,
   localTraposId = localTraposId,
   newUuid = newUuid,
+  fromWire = fromWire,
+  jsonSafe = jsonSafe,
   normalisePayload = normalisePayload,
   normaliseError = normaliseError,
   encodeFrame = encodeFrame,

@@ -9,6 +9,7 @@ local codec = require('/apis/libsandboxcodec');
 local config = require('/apis/libsandboxsettings');
 local events = require('/apis/libsandboxevents');
 local version = require('/apis/libsandboxversion');
+local requestsLib = require('/apis/libsandboxrequests');
 
 -- Seconds between a lost connection and the next attempt (no backoff in v1).
 local RECONNECT_DELAY = 5;
@@ -42,8 +43,10 @@ local EVENT_SEND, EVENT_REPLY, EVENT_CONNECTED = events.EVENT_SEND, events.EVENT
 local EVENT_RECONNECT, EVENT_STATUS_REQUEST, EVENT_STATUS = events.EVENT_RECONNECT, events.EVENT_STATUS_REQUEST, events.EVENT_STATUS;
 
 -- The daemon as a factory of event handlers. deps: settings, os (queueEvent, startTimer,
--- cancelTimer, getComputerID, getComputerLabel, epoch), http (nil when disabled), and
--- optionally clock (epoch ms) and log(message). servers/sandbox.lua drives handle().
+-- cancelTimer, getComputerID, getComputerLabel, epoch, clock, day, time), http (nil when
+-- disabled), and optionally clock (epoch ms), log(message), and what gateway requests use
+-- (libsandboxrequests): fs, term, peripheral, host, shell and env (the globals by default).
+-- servers/sandbox.lua drives handle().
 local function newDaemon(deps)
   expect(1, deps, "table");
   field(deps, "settings", "table");
@@ -51,6 +54,7 @@ local function newDaemon(deps)
   field(deps, "http", "table", "nil");
   field(deps, "clock", "function", "nil");
   field(deps, "log", "function", "nil");
+  field(deps, "env", "table", "nil");
   local http = deps.http;
   local settingsApi = deps.settings;
   local osApi = deps.os;
@@ -68,6 +72,18 @@ local function newDaemon(deps)
   local labelTimer = nil;
   local inflight = {};         -- messageId -> true, requests sent on the current socket
   local pending = {};          -- url -> true, websocketAsync calls without an outcome yet
+
+  local requests = requestsLib.newRequests({
+    settings = settingsApi,
+    os = osApi,
+    fs = deps.fs or fs,
+    term = deps.term or term,
+    peripheral = deps.peripheral or peripheral,
+    host = deps.host or _HOST,
+    shell = deps.shell or shell,
+    env = deps.env or _G,
+    traposId = function() return sessionId or traposId(osApi.getComputerID(), osApi.getComputerLabel()); end,
+  });
 
   local function setState(newState)
     if state ~= newState then
@@ -234,27 +250,39 @@ local function newDaemon(deps)
     end
   end
 
+  -- Answers a gateway request, now or later (lua.exec, program-served types): the answer
+  -- goes out only on the socket the request came in on.
   local function onGatewayRequest(frame)
-    local response = {
-      event = FRAME_COMPUTER_RESPONSE,
-      traposSenderId = sessionId or currentTraposId(),
-      messageId = frame.messageId,
-      type = frame.type,
-    };
-    if frame.type == "ping" then
-      response.ok = true;
-      response.payload = { traposId = response.traposSenderId };
-    else
-      response.ok = false;
-      response.error = {
-        code = ERR_UNKNOWN_TYPE,
-        message = "this computer does not handle requests of type " .. frame.type,
+    local requestSocket = socket;
+    local senderId = sessionId or currentTraposId();
+    local function done(ok, payload, err)
+      if socket == nil or socket ~= requestSocket then
+        return; -- the connection that asked is gone, and with it the gateway's wait
+      end
+      local response = {
+        event = FRAME_COMPUTER_RESPONSE,
+        traposSenderId = senderId,
+        messageId = frame.messageId,
+        type = frame.type,
+        ok = ok == true,
+        payload = ok == true and payload or nil,
+        error = ok ~= true and err or nil,
       };
+      local sent, sendErr, code = sendFrame(response);
+      if not sent and code == ERR_INTERNAL then
+        -- Too big or unencodable: say so instead of leaving the gateway to time out.
+        response.ok, response.payload = false, nil;
+        response.error = { code = ERR_INTERNAL, message = "the answer to " .. frame.type .. " cannot be sent: " .. sendErr };
+        sent, sendErr = sendFrame(response);
+      end
+      if not sent then
+        log("cannot answer " .. frame.type .. ": " .. sendErr);
+      end
     end
-    local ok, err = sendFrame(response);
-    if not ok then
-      log("cannot answer " .. frame.type .. ": " .. err);
+    if frame.payloadError ~= nil then
+      return done(false, nil, { code = codec.ERR_BAD_PAYLOAD, message = frame.payloadError });
     end
+    requests.serve(frame.type, frame.payload, done);
   end
 
   local function onMessage(eventUrl, contents)
@@ -366,6 +394,7 @@ local function newDaemon(deps)
   end
 
   local function stop()
+    requests.stop();
     closeSocket();
     cancelReconnect();
     failInflight("the sandbox daemon has stopped");
@@ -413,6 +442,11 @@ local function newDaemon(deps)
       if not ok then
         log("sandbox daemon: " .. tostring(event) .. " handler failed: " .. tostring(err));
       end
+    end
+    -- Running lua.exec jobs and serving programs see every event, as under parallel.
+    local ok, err = pcall(requests.onEvent, event, ...);
+    if not ok then
+      log("sandbox daemon: request jobs failed on " .. tostring(event) .. ": " .. tostring(err));
     end
     return true;
   end

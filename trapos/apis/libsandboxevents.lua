@@ -8,6 +8,11 @@ local EVENT_CONNECTED = "trapos_sandbox_connected";           -- (traposId)
 local EVENT_RECONNECT = "trapos_sandbox_reconnect";           -- ()
 local EVENT_STATUS_REQUEST = "trapos_sandbox_status_request"; -- (replyId)
 local EVENT_STATUS = "trapos_sandbox_status";                 -- (replyId, status)
+-- A program serving request types (libsandbox.serve) and the daemon that routes them to it.
+local EVENT_SERVE_OFFER = "trapos_sandbox_serve_offer";       -- (providerId, {type, ...}), every heartbeat
+local EVENT_SERVE_WITHDRAW = "trapos_sandbox_serve_withdraw"; -- (providerId)
+local EVENT_SERVE_REQUEST = "trapos_sandbox_serve_request";   -- (providerId, requestId, type, payload)
+local EVENT_SERVE_REPLY = "trapos_sandbox_serve_reply";       -- (requestId, ok, payload, error)
 
 return {
   EVENT_SEND = EVENT_SEND,
@@ -16,4 +21,8 @@ return {
   EVENT_RECONNECT = EVENT_RECONNECT,
   EVENT_STATUS_REQUEST = EVENT_STATUS_REQUEST,
   EVENT_STATUS = EVENT_STATUS,
+  EVENT_SERVE_OFFER = EVENT_SERVE_OFFER,
+  EVENT_SERVE_WITHDRAW = EVENT_SERVE_WITHDRAW,
+  EVENT_SERVE_REQUEST = EVENT_SERVE_REQUEST,
+  EVENT_SERVE_REPLY = EVENT_SERVE_REPLY,
 };

@@ -1,5 +1,5 @@
 -- libsandboxsettings: the settings a computer's owner sets for trap-sandbox, and the rules
--- for reading them (the gateway URL's normal form).
+-- for reading them (the gateway URL's normal form, what the host may do on the computer).
 
 local ccExpect = require('cc.expect');
 local expect = ccExpect.expect;
@@ -10,6 +10,15 @@ local DEFAULT_PATH = "/trapos/ws";
 -- Settings read by the daemon and the command.
 local SETTING_URL = "sandbox.url";
 local SETTING_PASSWORD = "sandbox.password";
+-- What the host may do here (docs/capabilities.md); read on every request.
+local SETTING_ALLOW_FILES = "sandbox.allow_files";
+local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
+
+-- Levels of sandbox.allow_files, each including the ones before it.
+local FILES_NONE = "none";
+local FILES_READ = "read";
+local FILES_WRITE = "write";
+local FILES_RANK = { [FILES_NONE] = 0, [FILES_READ] = 1, [FILES_WRITE] = 2 };
 
 -- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
 -- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does.
@@ -55,12 +64,51 @@ local function defineSettings(settingsApi)
     type = "string",
     default = "",
   });
+  settingsApi.define(SETTING_ALLOW_FILES, {
+    description = "What the trap-sandbox host may do with this computer's files: none, read or write (write includes read)",
+    type = "string",
+    default = FILES_NONE,
+  });
+  settingsApi.define(SETTING_ALLOW_EXEC, {
+    description = "Whether the trap-sandbox host may run Lua code and programs on this computer (lua.exec, shell.run)",
+    type = "boolean",
+    default = false,
+  });
+end
+
+-- The file access the owner allows: "none", "read" or "write"; an unknown value is "none".
+local function filesAllowed(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  local level = (settingsApi or settings).get(SETTING_ALLOW_FILES);
+  if FILES_RANK[level] == nil then
+    return FILES_NONE;
+  end
+  return level;
+end
+
+-- Whether the owner allows `need` ("read" or "write") file access.
+local function filesAllow(settingsApi, need)
+  return FILES_RANK[filesAllowed(settingsApi)] >= FILES_RANK[need];
+end
+
+-- Whether the owner allows lua.exec and shell.run (only the boolean true does).
+local function execAllowed(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  return (settingsApi or settings).get(SETTING_ALLOW_EXEC) == true;
 end
 
 return {
   DEFAULT_PATH = DEFAULT_PATH,
   SETTING_URL = SETTING_URL,
   SETTING_PASSWORD = SETTING_PASSWORD,
+  SETTING_ALLOW_FILES = SETTING_ALLOW_FILES,
+  SETTING_ALLOW_EXEC = SETTING_ALLOW_EXEC,
+  FILES_NONE = FILES_NONE,
+  FILES_READ = FILES_READ,
+  FILES_WRITE = FILES_WRITE,
+  filesAllowed = filesAllowed,
+  filesAllow = filesAllow,
+  execAllowed = execAllowed,
   normaliseUrl = normaliseUrl,
   urlHost = urlHost,
   defineSettings = defineSettings,

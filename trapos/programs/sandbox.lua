@@ -27,7 +27,9 @@ local function usage()
   print("  setup      set the gateway URL and password");
   print("  help       this help (also --help, -h)");
   print("  --version  show the version");
-  print("Settings: sandbox.url, sandbox.password");
+  print("Settings: sandbox.url, sandbox.password,");
+  print("  sandbox.allow_files (none|read|write),");
+  print("  sandbox.allow_exec (true|false)");
 end
 
 local function fail(message)
@@ -128,6 +130,9 @@ local function showStatus()
       print("fix: " .. fix);
     end
   end
+  -- What the owner lets the host do here (read from the settings, as every request does).
+  print("files: " .. libsandbox.filesAllowed());
+  print("exec: " .. tostring(libsandbox.execAllowed()));
 end
 
 local function reconnect()

@@ -23,6 +23,10 @@ local daemon = libsandbox.newDaemon({
   settings = settings,
   os = os,
   log = log,
+  -- lua.exec chunks see what a program run by the shell sees (shell, require), as the lua
+  -- program's chunks do.
+  env = setmetatable({ shell = shell, multishell = multishell, require = require, package = package }, { __index = _G }),
+  shell = shell,
 });
 daemon.start();
 

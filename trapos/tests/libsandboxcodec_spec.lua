@@ -20,9 +20,10 @@ end
 
 describe("libsandboxcodec", function()
   describe("constants", function()
-    it("has the six protocol error codes", function()
+    it("has the six v1 error codes and the vocabulary's three", function()
       expect(lib.ERRORS):same({
         "unauthorized", "not_authenticated", "unknown_type", "not_connected", "internal", "timeout",
+        "forbidden", "fs_error", "bad_payload",
       });
       expect(lib.ERR_UNAUTHORIZED):eq("unauthorized");
       expect(lib.ERR_NOT_AUTHENTICATED):eq("not_authenticated");
@@ -213,6 +214,107 @@ describe("libsandboxcodec", function()
       });
       expect(json):eq(nil);
       expect(err):type("string");
+    end);
+  end);
+
+  describe("the byte rule", function()
+    it("sends every byte value as its own code point", function()
+      for byte = 0, 255 do
+        local json = lib.encodeFrame({
+          event = "computer_response", messageId = "m", type = "fs.read", ok = true,
+          payload = { data = string.char(byte) },
+        });
+        local escaped = json:match('"data":"(.-)"[,}]');
+        if byte >= 0x7F or byte < 0x20 then
+          -- serializeJSON writes \u00XX (or a short escape), one code point per byte.
+          local expected = ({ [8] = "\\b", [9] = "\\t", [10] = "\\n", [12] = "\\f", [13] = "\\r" })[byte]
+            or string.format("\\u00%02X", byte);
+          expect(escaped):eq(expected);
+        end
+      end
+    end);
+
+    it("maps every code point U+0000-U+00FF back to its byte, escaped or raw", function()
+      for byte = 0, 255 do
+        local escaped = string.format('{"event":"gateway_request","messageId":"m","type":"fs.write","payload":{"data":"\\u%04x"}}', byte);
+        local frame = lib.decodeFrame(escaped);
+        expect(frame.payloadError):eq(nil);
+        expect(frame.payload.data):eq(string.char(byte));
+        if byte >= 0x20 and byte ~= 0x22 and byte ~= 0x5C then
+          -- The gateway sends U+0080-U+00FF as raw UTF-8; CC hands those bytes over as they are.
+          local raw = utf8 and utf8.char(byte) or (byte < 0x80 and string.char(byte)
+            or string.char(0xC0 + math.floor(byte / 64), 0x80 + byte % 64));
+          local rawFrame = lib.decodeFrame('{"event":"gateway_request","messageId":"m","type":"fs.write","payload":{"data":"' .. raw .. '"}}');
+          expect(rawFrame.payload.data):eq(string.char(byte));
+        end
+      end
+    end);
+
+    it("converts keys and nested strings too", function()
+      local frame = lib.decodeFrame('{"event":"gateway_request","messageId":"m","type":"t","payload":{"\\u00fc":["\\u00ff",{"x":"\\u0080"}]}}');
+      expect(frame.payload):same({ ["\252"] = { "\255", { x = "\128" } } });
+    end);
+
+    it("refuses a code point above U+00FF in a request", function()
+      local frame = lib.decodeFrame('{"event":"gateway_request","messageId":"m","type":"fs.write","payload":{"path":"a\\u0100"}}');
+      expect(frame.payloadError):str_match("U%+00FF");
+      expect(lib.fromWire("\196\128")):eq(nil);
+      expect(lib.fromWire("\195")):eq(nil);
+      expect(lib.fromWire("plain")):eq("plain");
+    end);
+
+    it("round-trips all 256 bytes through encode and decode", function()
+      local all = {};
+      for byte = 0, 255 do
+        all[#all + 1] = string.char(byte);
+      end
+      all = table.concat(all);
+      local json = lib.encodeFrame({ event = "gateway_request", messageId = "m", type = "t", payload = { data = all } });
+      expect(lib.decodeFrame(json).payload.data):eq(all);
+    end);
+  end);
+
+  describe("jsonSafe", function()
+    local function encoded(value)
+      return textutils.serializeJSON({ v = lib.jsonSafe(value) });
+    end
+
+    it("keeps plain values", function()
+      expect(encoded(1)):eq('{"v":1}');
+      expect(encoded("x")):eq('{"v":"x"}');
+      expect(encoded(true)):eq('{"v":true}');
+      expect(encoded(nil)):eq('{"v":null}');
+    end);
+
+    it("writes NaN and the infinities as strings", function()
+      expect(lib.jsonSafe(0 / 0)):eq("nan");
+      expect(lib.jsonSafe(math.huge)):eq("inf");
+      expect(lib.jsonSafe(-math.huge)):eq("-inf");
+    end);
+
+    it("keeps holes in arrays as null", function()
+      expect(encoded({ 1, nil, 3 })):eq('{"v":[1,null,3]}');
+    end);
+
+    it("turns functions into their names and cycles into a marker", function()
+      local t = { name = "t" };
+      t.self = t;
+      local safe = lib.jsonSafe(t);
+      expect(safe.self):eq("<cycle>");
+      expect(lib.jsonSafe(print)):str_match("^function");
+    end);
+
+    it("copies a table met twice", function()
+      local shared = { 1 };
+      local safe = lib.jsonSafe({ a = shared, b = shared });
+      expect(safe.a):same({ 1 });
+      expect(safe.b):same({ 1 });
+      expect(textutils.serializeJSON(safe)):type("string");
+    end);
+
+    it("makes mixed and sparse tables objects with string keys", function()
+      expect(lib.jsonSafe({ 1, x = 2 })):same({ ["1"] = 1, x = 2 });
+      expect(lib.jsonSafe({ [1000] = true })):same({ ["1000"] = true });
     end);
   end);
 end);

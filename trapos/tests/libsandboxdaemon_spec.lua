@@ -156,7 +156,7 @@ describe("sandbox daemon", function()
     it("defines its settings on start", function()
       local world = newWorld();
       world.daemon.start();
-      expect(world.defined):eq(2);
+      expect(world.defined):eq(4);
     end);
 
     it("answers a send at once with not_connected", function()
@@ -474,6 +474,62 @@ describe("sandbox daemon", function()
       expect(response.payload):eq(nil);
       expect(response.error.code):eq("unknown_type");
       expect(response.error.message):type("string");
+    end);
+
+    it("answers forbidden by default and serves once the owner allows it", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.message({ event = "gateway_request", messageId = "x-1", type = "lua.exec", payload = { code = "1+1" } });
+      expect(socket.frame(2).error.code):eq("forbidden");
+      world.values["sandbox.allow_exec"] = true;
+      world.message({ event = "gateway_request", messageId = "x-2", type = "lua.exec", payload = { code = "1+1" } });
+      expect(socket.frame(3).ok):eq(true);
+      expect(socket.frame(3).payload.returns):same({ 2 });
+    end);
+
+    it("answers pings while a lua.exec chunk waits, then the chunk", function()
+      local world = newWorld({ url = URL });
+      world.values["sandbox.allow_exec"] = true;
+      local socket = world.connect();
+      world.message({ event = "gateway_request", messageId = "slow", type = "lua.exec",
+        payload = { code = "local _, what = os.pullEvent('go'); print('got ' .. what); return what" } });
+      expect(#socket.sent):eq(1);
+      world.message({ event = "gateway_request", messageId = "p", type = "ping" });
+      expect(socket.frame(2).messageId):eq("p");
+      expect(world.handle("go", "north")):eq(true);
+      local answer = socket.frame(3);
+      expect(answer.messageId):eq("slow");
+      expect(answer.payload):same({ returns = { "north" }, output = "got north\n" });
+    end);
+
+    it("drops an answer whose connection is gone", function()
+      local world = newWorld({ url = URL });
+      world.values["sandbox.allow_exec"] = true;
+      local socket = world.connect();
+      world.message({ event = "gateway_request", messageId = "slow", type = "lua.exec", payload = { code = "os.pullEvent('go')" } });
+      world.handle("websocket_closed", FULL_URL, "gone");
+      world.handle("go");
+      expect(#socket.sent):eq(1);
+      expect(#world.logs):eq(0);
+    end);
+
+    it("answers internal when the answer would exceed 128 KiB", function()
+      local world = newWorld({ url = URL });
+      world.values["sandbox.allow_exec"] = true;
+      local socket = world.connect();
+      world.message({ event = "gateway_request", messageId = "big", type = "lua.exec", payload = { code = "string.rep('\\255', 30000)" } });
+      local answer = socket.frame(2);
+      expect(answer.ok):eq(false);
+      expect(answer.error.code):eq("internal");
+      expect(answer.error.message):str_match("too large");
+    end);
+
+    it("refuses a payload string above U+00FF with bad_payload", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.handle("websocket_message", FULL_URL,
+        '{"event":"gateway_request","messageId":"u","type":"fs.read","payload":{"path":"\\u0101"}}', false);
+      expect(socket.frame(2).error.code):eq("bad_payload");
     end);
 
     it("ignores malformed frames and keeps the connection", function()

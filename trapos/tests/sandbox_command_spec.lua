@@ -308,6 +308,8 @@ describe("sandbox command", function()
         "state: connected",
         "traposId: 7:base",
         "lastError: none",
+        "files: none",
+        "exec: false",
       });
     end);
 
@@ -321,6 +323,8 @@ describe("sandbox command", function()
         "traposId: 7:base",
         "lastError: Connection closed",
         "fix: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s",
+        "files: none",
+        "exec: false",
       });
     end);
 
@@ -330,7 +334,18 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
-      expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none" });
+      expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none",
+        "files: none", "exec: false" });
+    end);
+
+    it("shows what the owner allows", function()
+      local ok, err, lines = run({ "status" }, {
+        settings = { ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true },
+        status = { connected = false, state = "dormant", traposId = "7:" },
+      });
+      expectSuccess(ok, err);
+      expect(lines[6]):eq("files: write");
+      expect(lines[7]):eq("exec: true");
     end);
 
     it("fails when the daemon is not running", function()

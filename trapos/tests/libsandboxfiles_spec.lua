@@ -1,0 +1,187 @@
+-- Specs for /apis/libsandboxfiles: the fs.* requests against the computer's real fs, and
+-- each failure answering fs_error with CC's own message.
+
+local lib = require('/apis/libsandboxfiles');
+
+local DIR = "/spec-files";
+
+local files = lib.newFiles({ fs = fs });
+
+local function call(msgType, payload)
+  local ok, result, err = files[msgType](payload);
+  return ok, result, err;
+end
+
+local function expectFsError(msgType, payload, pattern)
+  local ok, result, err = call(msgType, payload);
+  expect(ok):eq(false);
+  expect(result):eq(nil);
+  expect(err.code):eq("fs_error");
+  expect(err.message):str_match(pattern);
+end
+
+local function allBytes()
+  local out = {};
+  for byte = 0, 255 do
+    out[#out + 1] = string.char(byte);
+  end
+  return table.concat(out);
+end
+
+local function fresh()
+  if fs.exists(DIR) then
+    fs.delete(DIR);
+  end
+  fs.makeDir(DIR);
+end
+
+describe("libsandboxfiles", function()
+  describe("fs.write and fs.read", function()
+    it("writes and reads back every byte value", function()
+      fresh();
+      local data = allBytes() .. allBytes();
+      local ok, result = call("fs.write", { path = DIR .. "/bytes.bin", data = data });
+      expect(ok):eq(true);
+      expect(result):same({ size = 512 });
+      ok, result = call("fs.read", { path = DIR .. "/bytes.bin" });
+      expect(ok):eq(true);
+      expect(result):same({ data = data, size = 512, eof = true });
+    end);
+
+    it("appends", function()
+      fresh();
+      call("fs.write", { path = DIR .. "/a.txt", data = "one" });
+      local ok, result = call("fs.write", { path = DIR .. "/a.txt", data = "two", append = true });
+      expect(ok):eq(true);
+      expect(result.size):eq(6);
+      expect(select(2, call("fs.read", { path = DIR .. "/a.txt" })).data):eq("onetwo");
+    end);
+
+    it("reads a window with offset and length, and says when it reached the end", function()
+      fresh();
+      call("fs.write", { path = DIR .. "/w.txt", data = "0123456789" });
+      local _, result = call("fs.read", { path = DIR .. "/w.txt", offset = 2, length = 3 });
+      expect(result):same({ data = "234", size = 10, eof = false });
+      _, result = call("fs.read", { path = DIR .. "/w.txt", offset = 8, length = 100 });
+      expect(result):same({ data = "89", size = 10, eof = true });
+      _, result = call("fs.read", { path = DIR .. "/w.txt", offset = 20 });
+      expect(result):same({ data = "", size = 10, eof = true });
+    end);
+
+    it("answers at most MAX_READ_BYTES per read, whatever length asks", function()
+      fresh();
+      local big = string.rep("\255", lib.MAX_READ_BYTES + 10);
+      call("fs.write", { path = DIR .. "/big.bin", data = big });
+      local _, result = call("fs.read", { path = DIR .. "/big.bin", length = 10 * lib.MAX_READ_BYTES });
+      expect(#result.data):eq(lib.MAX_READ_BYTES);
+      expect(result.eof):eq(false);
+      -- Worst-case escaping (six bytes each) of a full chunk still fits a frame.
+      local json = require('/apis/libsandboxcodec').encodeFrame({
+        event = "computer_response", messageId = "00000000-0000-0000-0000-000000000000",
+        type = "fs.read", ok = true, payload = result,
+      });
+      expect(json):type("string");
+    end);
+
+    it("fails on a missing file", function()
+      fresh();
+      expectFsError("fs.read", { path = DIR .. "/nope" }, "^/spec%-files/nope: No such file$");
+    end);
+
+    it("fails on a directory where a file is expected", function()
+      fresh();
+      expectFsError("fs.read", { path = DIR }, "spec%-files: No such file$");
+      expectFsError("fs.write", { path = DIR, data = "x" }, "spec%-files: Cannot write to directory$");
+    end);
+
+    it("fails on read-only /rom", function()
+      expectFsError("fs.write", { path = "/rom/new.lua", data = "x" }, "^/rom/new.lua: Access denied$");
+      expectFsError("fs.delete", { path = "/rom/programs/shell.lua" }, "Access denied$");
+    end);
+
+    it("fails when the disk is full", function()
+      fresh();
+      local tooBig = string.rep("x", fs.getFreeSpace("/") + 1);
+      expectFsError("fs.write", { path = DIR .. "/full.bin", data = tooBig }, "Out of space$");
+    end);
+
+    it("fails on a path escaping with ..", function()
+      expectFsError("fs.read", { path = "../../etc/passwd" }, "Invalid Path$");
+      expectFsError("fs.write", { path = "../x", data = "x" }, "Invalid Path$");
+      expectFsError("fs.list", { path = ".." }, "Invalid Path$");
+    end);
+
+    it("refuses a bad payload naming the field", function()
+      local ok, _, err = call("fs.read", { path = 3 });
+      expect(ok):eq(false);
+      expect(err.code):eq("bad_payload");
+      expect(err.message):str_match("payload.path must be a string");
+      _, _, err = call("fs.read", { path = "x", offset = -1 });
+      expect(err.message):str_match("payload.offset");
+      _, _, err = call("fs.write", { path = "x" });
+      expect(err.message):str_match("payload.data");
+      _, _, err = call("fs.write", { path = "x", data = "", append = "yes" });
+      expect(err.message):str_match("payload.append");
+    end);
+  end);
+
+  describe("fs.list", function()
+    it("lists names, kinds and sizes", function()
+      fresh();
+      call("fs.write", { path = DIR .. "/f.txt", data = "hello" });
+      call("fs.makeDir", { path = DIR .. "/sub" });
+      local ok, result = call("fs.list", { path = DIR });
+      expect(ok):eq(true);
+      expect(result.entries):same({
+        { name = "f.txt", isDir = false, size = 5 },
+        { name = "sub", isDir = true, size = 0 },
+      });
+    end);
+
+    it("lists an empty directory as an empty array", function()
+      fresh();
+      local _, result = call("fs.list", { path = DIR });
+      expect(textutils.serializeJSON(result)):eq('{"entries":[]}');
+    end);
+
+    it("fails on a missing directory and on a file", function()
+      fresh();
+      expectFsError("fs.list", { path = DIR .. "/nope" }, "Not a directory$");
+      call("fs.write", { path = DIR .. "/f", data = "" });
+      expectFsError("fs.list", { path = DIR .. "/f" }, "Not a directory$");
+    end);
+  end);
+
+  describe("fs.delete, fs.move, fs.makeDir", function()
+    it("moves, makes directories and deletes", function()
+      fresh();
+      call("fs.write", { path = DIR .. "/a", data = "A" });
+      expect(call("fs.move", { from = DIR .. "/a", to = DIR .. "/b" })):eq(true);
+      expect(fs.exists(DIR .. "/a")):eq(false);
+      expect(fs.exists(DIR .. "/b")):eq(true);
+      expect(call("fs.makeDir", { path = DIR .. "/d/e" })):eq(true);
+      expect(fs.isDir(DIR .. "/d/e")):eq(true);
+      local ok, result = call("fs.delete", { path = DIR .. "/b" });
+      expect(ok):eq(true);
+      expect(result):same({});
+      expect(fs.exists(DIR .. "/b")):eq(false);
+    end);
+
+    it("fails as CC does", function()
+      fresh();
+      expectFsError("fs.move", { from = DIR .. "/none", to = DIR .. "/x" }, "No such file$");
+      call("fs.write", { path = DIR .. "/a", data = "A" });
+      call("fs.write", { path = DIR .. "/b", data = "B" });
+      expectFsError("fs.move", { from = DIR .. "/a", to = DIR .. "/b" }, "File exists$");
+      expectFsError("fs.makeDir", { path = DIR .. "/a" }, "File exists$");
+      expectFsError("fs.delete", { path = DIR .. "/none" }, "No such file$");
+    end);
+
+    it("refuses missing fields", function()
+      local ok, _, err = call("fs.move", { from = "a" });
+      expect(ok):eq(false);
+      expect(err.code):eq("bad_payload");
+      expect(err.message):str_match("payload.to");
+    end);
+  end);
+end);

@@ -1,0 +1,190 @@
+-- Specs for /apis/libsandboxrequests: which gateway requests the owner's settings allow,
+-- the always-answered ones, and types served by programs through libsandbox.serve.
+
+local lib = require('/apis/libsandboxrequests');
+local libsandbox = require('/apis/libsandbox');
+
+local function newSettings(values)
+  return {
+    get = function(name, default)
+      if values[name] == nil then
+        return default;
+      end
+      return values[name];
+    end,
+  };
+end
+
+local function newRequests(values)
+  return lib.newRequests({
+    settings = newSettings(values or {}), os = os, fs = fs, term = term, env = _G,
+    shell = { run = function() return true; end },
+    peripheral = peripheral, host = _HOST,
+    traposId = function() return "7:spec"; end,
+  });
+end
+
+-- Serves one request and feeds events until it is answered. Returns {ok, payload, err}.
+local function ask(requests, msgType, payload)
+  local answer;
+  requests.serve(msgType, payload or {}, function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
+  while answer == nil do
+    local event = table.pack(os.pullEventRaw());
+    requests.onEvent(table.unpack(event, 1, event.n));
+  end
+  return answer;
+end
+
+local FILE_READ = { "fs.list", "fs.read" };
+local FILE_WRITE = { "fs.write", "fs.delete", "fs.move", "fs.makeDir" };
+local EXEC = { "lua.exec", "shell.run" };
+
+local function expectForbidden(requests, msgType, setting)
+  local answer = ask(requests, msgType, { path = "/x", from = "/x", to = "/y", data = "", code = "1", command = "x" });
+  expect(answer.ok):eq(false);
+  expect(answer.err.code):eq("forbidden");
+  expect(answer.err.message):str_match("set " .. setting:gsub("%.", "%%.") .. "$");
+end
+
+local function expectServed(requests, msgType)
+  local answer = ask(requests, msgType, { path = "/", code = "1", command = "x" });
+  if answer.err ~= nil then
+    expect(answer.err.code):ne("forbidden");
+  end
+end
+
+describe("libsandboxrequests", function()
+  describe("permissions", function()
+    it("forbids files and exec by default, naming the setting", function()
+      local requests = newRequests();
+      for _, msgType in ipairs(FILE_READ) do expectForbidden(requests, msgType, "sandbox.allow_files read"); end
+      for _, msgType in ipairs(FILE_WRITE) do expectForbidden(requests, msgType, "sandbox.allow_files write"); end
+      for _, msgType in ipairs(EXEC) do expectForbidden(requests, msgType, "sandbox.allow_exec true"); end
+    end);
+
+    it("always answers ping and computer.info", function()
+      local requests = newRequests();
+      expect(ask(requests, "ping").payload):same({ traposId = "7:spec" });
+      local info = ask(requests, "computer.info").payload;
+      expect(info.traposId):eq("7:spec");
+      expect(info.id):eq(os.getComputerID());
+      expect(info.host):eq(_HOST);
+      expect(info.clientVersion):eq(libsandbox.VERSION);
+      expect(info.uptime):type("number");
+      expect(info.day):type("number");
+      expect(info.time):type("number");
+      expect(info.colour):eq(term.isColour());
+      expect(info.freeSpace):eq(fs.getFreeSpace("/"));
+      expect(textutils.serializeJSON(info.peripherals)):eq("[]");
+    end);
+
+    it("lets read allow reading only", function()
+      local requests = newRequests({ ["sandbox.allow_files"] = "read" });
+      for _, msgType in ipairs(FILE_READ) do expectServed(requests, msgType); end
+      for _, msgType in ipairs(FILE_WRITE) do expectForbidden(requests, msgType, "sandbox.allow_files write"); end
+    end);
+
+    it("lets write allow reading and writing", function()
+      local requests = newRequests({ ["sandbox.allow_files"] = "write" });
+      for _, msgType in ipairs(FILE_READ) do expectServed(requests, msgType); end
+      expect(ask(requests, "fs.makeDir", { path = "/spec-requests" }).ok):eq(true);
+      expect(ask(requests, "fs.delete", { path = "/spec-requests" }).ok):eq(true);
+    end);
+
+    it("reads an unknown value as none", function()
+      local requests = newRequests({ ["sandbox.allow_files"] = "everything" });
+      expectForbidden(requests, "fs.read", "sandbox.allow_files read");
+      expect(ask(requests, "fs.read", { path = "/x" }).err.message):str_match("it is none");
+    end);
+
+    it("allows exec only for the boolean true", function()
+      expectForbidden(newRequests({ ["sandbox.allow_exec"] = "true" }), "lua.exec", "sandbox.allow_exec true");
+      local answer = ask(newRequests({ ["sandbox.allow_exec"] = true }), "lua.exec", { code = "6*7" });
+      expect(answer.ok):eq(true);
+      expect(answer.payload.returns):same({ 42 });
+    end);
+
+    it("reads the settings on every request", function()
+      local values = {};
+      local requests = newRequests(values);
+      expectForbidden(requests, "lua.exec", "sandbox.allow_exec true");
+      values["sandbox.allow_exec"] = true;
+      expect(ask(requests, "lua.exec", { code = "1" }).ok):eq(true);
+    end);
+  end);
+
+  describe("unknown types", function()
+    it("answers unknown_type", function()
+      local answer = ask(newRequests(), "door.open");
+      expect(answer.ok):eq(false);
+      expect(answer.err.code):eq("unknown_type");
+    end);
+  end);
+
+  describe("program-served types", function()
+    -- Runs serve(handlers) beside a loop feeding requests; drive(requests) runs in that loop
+    -- once the program has offered its types.
+    local function withProgram(requests, handlers, drive)
+      parallel.waitForAny(function()
+        libsandbox.serve(handlers);
+      end, function()
+        while true do
+          local event = table.pack(os.pullEventRaw());
+          requests.onEvent(table.unpack(event, 1, event.n));
+          if event[1] == libsandbox.EVENT_SERVE_OFFER then
+            break;
+          end
+        end
+        drive();
+      end);
+    end
+
+    it("routes a type to the program serving it, then answers unknown_type once it ends", function()
+      local requests = newRequests();
+      withProgram(requests, {
+        ["door.open"] = function(payload) return { opened = payload.door }; end,
+        ["door.fail"] = function() error("jammed", 0); end,
+        ["door.refuse"] = function() return nil, { code = "forbidden", message = "locked" }; end,
+      }, function()
+        local answer = ask(requests, "door.open", { door = "north" });
+        expect(answer.ok):eq(true);
+        expect(answer.payload):same({ opened = "north" });
+        answer = ask(requests, "door.fail");
+        expect(answer.err):same({ code = "internal", message = "jammed" });
+        answer = ask(requests, "door.refuse");
+        expect(answer.err):same({ code = "forbidden", message = "locked" });
+      end);
+      -- The program has ended without a word: its lease runs out.
+      local started = os.clock();
+      local answer;
+      repeat
+        answer = ask(requests, "door.open", {});
+        if answer.ok then
+          sleep(0.1);
+        end
+      until not answer.ok
+      expect(answer.err.code):eq("unknown_type");
+      expect(os.clock() - started <= 2 * lib.SERVE_LEASE + 1):eq(true);
+    end);
+
+    it("answers a request in flight when its program ends", function()
+      local requests = newRequests();
+      local answer;
+      withProgram(requests, { ["door.slow"] = function() sleep(60); return {}; end }, function()
+        requests.serve("door.slow", {}, function(ok, result, err) answer = { ok = ok, err = err }; end);
+        sleep(0.2); -- the program takes the request and hangs in it
+      end);
+      while answer == nil do
+        local event = table.pack(os.pullEventRaw());
+        requests.onEvent(table.unpack(event, 1, event.n));
+      end
+      expect(answer.ok):eq(false);
+      expect(answer.err.code):eq("unknown_type");
+    end);
+
+    it("refuses to serve a built-in type", function()
+      expect.error(libsandbox.serve, { ["fs.read"] = function() end }):str_match("built%-in");
+      expect.error(libsandbox.serve, { ["x"] = 3 }):str_match("must be a function");
+    end);
+  end);
+end);
