@@ -38,6 +38,7 @@ func main() {
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	kctx.BindTo(os.Stderr, (*io.Writer)(nil))
 	kctx.Bind(cli.Stdout{Writer: os.Stdout})
+	kctx.Bind(cli.Stdin{Reader: os.Stdin})
 	err = kctx.Run()
 	stop()
 	if err != nil {

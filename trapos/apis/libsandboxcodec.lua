@@ -54,13 +54,11 @@ local VARIANT = "89ab";
 
 -- The byte rule (docs/protocol.md). serializeJSON writes every byte >= 0x7F as its own
 -- \u00XX, so the gateway reads code point U+00XX; but unserialiseJSON turns \u00XX (and the
--- gateway's raw UTF-8) into the two UTF-8 bytes of that code point. WIRE_PAIRS maps each such
--- pair back to its single byte.
-local WIRE_PAIRS = {};
-for byte = 0x80, 0xFF do
-  WIRE_PAIRS[string.char(0xC0 + math.floor(byte / 64), 0x80 + byte % 64)] = string.char(byte);
-end
-local WIRE_PAIR_PATTERN = "[\194\195][\128-\191]";
+-- gateway's raw UTF-8) into the two UTF-8 bytes of that code point, C2 or C3 then one more.
+-- fromWire maps each such pair back to its single byte.
+local LEAD_C2, LEAD_C3 = 0xC2, 0xC3;
+-- Bytes handled per string.byte / string.char call (bounded by the Lua stack).
+local BYTE_SLICE = 4096;
 
 local FRAME_EVENTS = {
   [FRAME_COMPUTER_REQUEST] = "request",
@@ -120,10 +118,37 @@ local function fromWire(text)
   if not text:find("[\128-\255]") then
     return text;
   end
-  if text:gsub(WIRE_PAIR_PATTERN, ""):find("[\128-\255]") then
+  local out, n = {}, 0;
+  local pending = nil; -- a lead byte waiting for its continuation
+  for first = 1, #text, BYTE_SLICE do
+    local bytes = { text:byte(first, first + BYTE_SLICE - 1) };
+    for i = 1, #bytes do
+      local b = bytes[i];
+      if pending ~= nil then
+        if b < 0x80 or b > 0xBF then
+          return nil;
+        end
+        n = n + 1;
+        out[n] = (pending - 0xC0) * 64 + (b - 0x80);
+        pending = nil;
+      elseif b < 0x80 then
+        n = n + 1;
+        out[n] = b;
+      elseif b == LEAD_C2 or b == LEAD_C3 then
+        pending = b;
+      else
+        return nil; -- a code point above U+00FF, or not UTF-8 at all
+      end
+    end
+  end
+  if pending ~= nil then
     return nil;
   end
-  return (text:gsub(WIRE_PAIR_PATTERN, WIRE_PAIRS));
+  local parts = {};
+  for first = 1, n, BYTE_SLICE do
+    parts[#parts + 1] = string.char(table.unpack(out, first, math.min(first + BYTE_SLICE - 1, n)));
+  end
+  return table.concat(parts);
 end
 
 -- A decoded value with every string (keys too) put through fromWire. Returns the value, and

@@ -643,6 +643,18 @@ func (f *FS) free(m *mountPoint) int64 {
 
 // ----- Go-side helpers for the computer -----
 
+// SetRootCapacity sets the size in bytes of the computer's own drive: CC's server config
+// computer_space_limit, RootCapacity by default.
+func (f *FS) SetRootCapacity(capacity int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, m := range f.mounts {
+		if m.at == "" {
+			m.capacity = capacity
+		}
+	}
+}
+
 // ReadFile returns the contents of the file at a computer path.
 func (f *FS) ReadFile(path string) ([]byte, error) {
 	f.mu.Lock()

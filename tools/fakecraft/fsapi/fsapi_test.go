@@ -724,3 +724,14 @@ func TestOutOfSpaceOnCreate(t *testing.T) {
 	// Rewriting an existing file within its size still works.
 	c.eval(t, `local h = fs.open("base.txt", "w") h.write("ok") h.close()`)
 }
+
+func TestRootCapacityIsTheServersSpaceLimit(t *testing.T) {
+	c := newComputer(t)
+	before := int64(c.eval(t, `return fs.getFreeSpace("/")`)[0].(lua.LNumber))
+	c.fs.SetRootCapacity(RootCapacity + 4<<20)
+	after := int64(c.eval(t, `return fs.getFreeSpace("/")`)[0].(lua.LNumber))
+	assert.Equal(t, before+4<<20, after)
+	// A file bigger than the default drive now fits.
+	c.eval(t, `local h = fs.open("big.bin", "wb") h.write(string.rep("x", 1100000)) h.close()`)
+	assert.Equal(t, []string{"1100000"}, strs(c.eval(t, `return fs.getSize("big.bin")`)))
+}

@@ -36,6 +36,9 @@ type Options struct {
 	Overlay string
 	// Files are written into the overlay before boot, keyed by computer path.
 	Files map[string]string
+	// SpaceLimit is the size of the computer's drive in bytes (CC's computer_space_limit
+	// server setting); zero means CC's default, fsapi.RootCapacity.
+	SpaceLimit int64
 
 	// ID, Label, Settings, TimeScale, YieldTimeout, Stdout and Basic are as in computer.Config.
 	ID           int
@@ -126,6 +129,9 @@ func (m *Machine) build(label string) error {
 		return fmt.Errorf("build file system: %w", err)
 	}
 	m.FS = fsys
+	if opts.SpaceLimit > 0 {
+		fsys.SetRootCapacity(opts.SpaceLimit)
+	}
 	m.HTTP = httpapi.New(opts.HTTP)
 	apis := []computer.Installer{
 		func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },

@@ -16,6 +16,7 @@ import (
 
 	"traposclient"
 
+	"trap-sandbox/internal/files"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/installer"
 	"trap-sandbox/internal/mcp"
@@ -30,6 +31,13 @@ type CLI struct {
 	Computers ComputersCmd `cmd:"" help:"List the computers connected to a running gateway."`
 	Request   RequestCmd   `cmd:"" help:"Send one request to a connected computer and print its payload."`
 	Ping      PingCmd      `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
+	Info      InfoCmd      `cmd:"" help:"Show a computer's identity and state (computer.info)."`
+	Ls        LsCmd        `cmd:"" help:"List a directory on a computer."`
+	Cat       CatCmd       `cmd:"" help:"Print a file of a computer (its bytes, unchanged)."`
+	Put       PutCmd       `cmd:"" help:"Copy a local file to a computer (written to a temporary name, then moved into place)."`
+	Get       GetCmd       `cmd:"" help:"Copy a file of a computer to a local file."`
+	Exec      ExecCmd      `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
+	Run       RunCmd       `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
 	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
 }
 
@@ -160,7 +168,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		ClientVersion:  client.Version,
 	}, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
-	modules := []server.Module{gw, installer.New(client, public, logger)}
+	modules := []server.Module{gw, files.New(gw), installer.New(client, public, logger)}
 	if c.MCP {
 		modules = append(modules, mcp.New(gatewayBackend{gw}, logger))
 	}

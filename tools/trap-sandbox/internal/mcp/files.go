@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"trap-sandbox/internal/protocol"
 )
@@ -34,7 +33,7 @@ func (t *tools) fetchFile(ctx context.Context, traposID, path string) ([]byte, e
 		if ans.Size != nil && *ans.Size > maxFileBytes {
 			return nil, tooBig(path, *ans.Size)
 		}
-		chunk, err := bytesOfWire(ans.Data)
+		chunk, err := protocol.BytesOfWire(ans.Data)
 		if err != nil {
 			return nil, &RequestError{Code: protocol.CodeInternal, Message: fmt.Sprintf("fs.read of %s on %s: %v", path, traposID, err)}
 		}
@@ -62,7 +61,7 @@ func tooBig(path string, size int64) error {
 func (t *tools) storeFile(ctx context.Context, traposID, path string, data []byte) error {
 	for offset := 0; ; offset += chunkBytes {
 		end := min(offset+chunkBytes, len(data))
-		payload := map[string]any{"path": path, "data": wireOfBytes(data[offset:end]), "append": offset > 0}
+		payload := map[string]any{"path": path, "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
 		if err := t.request(ctx, traposID, protocol.TypeFSWrite, payload, nil); err != nil {
 			if offset > 0 {
 				return partial(err, path, offset)
@@ -80,27 +79,4 @@ func partial(err error, path string, written int) error {
 	re := asRequestError(err)
 	return &RequestError{Code: re.Code, ByComputer: re.ByComputer,
 		Message: fmt.Sprintf("%s (after %d bytes of %s were written; the file is incomplete)", re.Message, written, path)}
-}
-
-// bytesOfWire and wireOfBytes apply the protocol's byte rule to file data: on the wire a
-// byte string is a JSON string whose code points are the bytes (U+0000 to U+00FF), since CC
-// strings are bytes and CC's JSON writes a byte >= 0x80 as \u00XX.
-func bytesOfWire(s string) ([]byte, error) {
-	out := make([]byte, 0, len(s))
-	for i, r := range s {
-		if r > 0xFF {
-			return nil, fmt.Errorf("data holds U+%04X at byte %d, not a byte (code points U+0000 to U+00FF only)", r, i)
-		}
-		out = append(out, byte(r))
-	}
-	return out, nil
-}
-
-func wireOfBytes(b []byte) string {
-	var sb strings.Builder
-	sb.Grow(len(b) * 2)
-	for _, c := range b {
-		sb.WriteRune(rune(c))
-	}
-	return sb.String()
 }

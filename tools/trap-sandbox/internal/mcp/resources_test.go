@@ -37,17 +37,3 @@ func TestParseFileURIRefusesOthers(t *testing.T) {
 		assert.Error(t, err, uri)
 	}
 }
-
-func TestByteRuleRoundTrip(t *testing.T) {
-	all := make([]byte, 256)
-	for i := range all {
-		all[i] = byte(i)
-	}
-	wire := wireOfBytes(all)
-	assert.Equal(t, 256, len([]rune(wire)), "one code point per byte")
-	back, err := bytesOfWire(wire)
-	require.NoError(t, err)
-	assert.Equal(t, all, back)
-	_, err = bytesOfWire("\u0100")
-	assert.ErrorContains(t, err, "U+0100")
-}

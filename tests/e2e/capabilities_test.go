@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/fakecrafttest"
+
+	"tests/internal/harness"
+)
+
+// Fixtures of the capability tests: a booted computer the host works with through the real
+// gateway binary's CLI and HTTP API.
+const (
+	capTraposID = "9:lab"
+	// capSpaceLimit is the computer's drive (CC's computer_space_limit, raised from 1 MB as a
+	// server owner would) so that a 1 MiB file fits.
+	capSpaceLimit = 4 << 20
+	// markerServing: the computer is connected and its program serves door.open.
+	markerServing = "e2e: serving"
+	// markerStopped: the program serving door.open has ended.
+	markerStopped = "e2e: stopped serving"
+	// capProgram connects, then serves door.open until an e2e_stop_serving event, and applies
+	// e2e_set events as `set` would (the owner changing a setting at the keyboard).
+	capProgram = `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+local libsandbox = require('/apis/libsandbox');
+parallel.waitForAll(function()
+  parallel.waitForAny(function()
+    print("` + markerServing + `");
+    libsandbox.serve({ ["door.open"] = function(payload) return { opened = payload.door }; end });
+  end, function()
+    os.pullEvent("e2e_stop_serving");
+  end);
+  print("` + markerStopped + `");
+  while true do sleep(1) end
+end, function()
+  while true do
+    local _, name, value = os.pullEvent("e2e_set");
+    if value == "true" then value = true; end
+    settings.set(name, value);
+    print("e2e: set " .. name);
+  end
+end);
+`
+)
+
+// capComputer boots the computer and waits until it serves.
+func capComputer(ctx context.Context, t *testing.T, g *harness.Gateway) *fakecrafttest.Computer {
+	t.Helper()
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 9, "lab"
+	opts.SpaceLimit = capSpaceLimit
+	opts.Files = map[string]string{"/e2e.lua": capProgram}
+	c := fakecrafttest.Start(t, opts)
+	c.WaitFor(ctx, markerServing)
+	return c
+}
+
+// set changes a setting on the computer as its owner would, and waits until it took effect.
+func set(ctx context.Context, t *testing.T, c *fakecrafttest.Computer, name, value string) {
+	t.Helper()
+	c.QueueString("e2e_set", name, value)
+	c.WaitFor(ctx, "e2e: set "+name)
+}
+
+// cli runs a client subcommand of the real binary against g.
+func cli(ctx context.Context, t *testing.T, g *harness.Gateway, stdin []byte, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--url", "http://"+g.Addr)...)
+	cmd.Env = append(harness.CleanEnv(), "GORACE=atexit_sleep_ms=0")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &errOut, bytes.NewReader(stdin)
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exitErr):
+		code = exitErr.ExitCode()
+	default:
+		require.NoError(t, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestHostWorksWithABootedComputer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	c := capComputer(ctx, t, g)
+
+	t.Run("info is always answered", func(t *testing.T) {
+		out, errOut, code := cli(ctx, t, g, nil, "info", capTraposID)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "traposId:      "+capTraposID)
+		assert.Regexp(t, `(?m)^label:\s+lab$`, out)
+		assert.Regexp(t, `(?m)^host:\s+ComputerCraft 1\.113\.1 \(fakecraft\)$`, out)
+		assert.Regexp(t, `(?m)^clientVersion:\s+\d+\.\d+\.\d+$`, out)
+		assert.Regexp(t, `(?m)^peripherals:\s+0$`, out)
+	})
+
+	t.Run("files and exec are forbidden by default", func(t *testing.T) {
+		_, errOut, code := cli(ctx, t, g, nil, "ls", capTraposID, "/")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "forbidden: fs.list needs sandbox.allow_files read")
+		assert.Contains(t, errOut, "set sandbox.allow_files read")
+		_, errOut, code = cli(ctx, t, g, nil, "exec", capTraposID, "1+1")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "forbidden")
+		assert.Contains(t, errOut, "set sandbox.allow_exec true")
+	})
+
+	set(ctx, t, c, "sandbox.allow_files", "write")
+	set(ctx, t, c, "sandbox.allow_exec", "true")
+
+	t.Run("a 1 MiB file of every byte value goes there and back identical", func(t *testing.T) {
+		data := make([]byte, 1<<20)
+		for i := range data {
+			data[i] = byte(i * 7 % 256) // every value, in no simple order
+		}
+		dir := t.TempDir()
+		local, back := filepath.Join(dir, "in.bin"), filepath.Join(dir, "out.bin")
+		require.NoError(t, os.WriteFile(local, data, 0o600))
+		out, errOut, code := cli(ctx, t, g, nil, "put", capTraposID, local, "/data/every byte.bin")
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "(1048576 bytes)")
+		_, errOut, code = cli(ctx, t, g, nil, "get", capTraposID, "/data/every byte.bin", back)
+		require.Equal(t, 0, code, errOut)
+		got, err := os.ReadFile(back)
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(data, got), "the file came back changed (%d bytes)", len(got))
+
+		out, errOut, code = cli(ctx, t, g, nil, "ls", capTraposID, "/data")
+		require.Equal(t, 0, code, errOut)
+		assert.Regexp(t, `1048576\s+every byte\.bin`, out)
+		assert.NotContains(t, out, ".upload", "the temporary upload is gone")
+	})
+
+	t.Run("a missing file is the computer's own fs_error", func(t *testing.T) {
+		_, errOut, code := cli(ctx, t, g, nil, "cat", capTraposID, "/no/such.txt")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "fs_error: /no/such.txt: No such file")
+	})
+
+	t.Run("exec returns values and output", func(t *testing.T) {
+		out, errOut, code := cli(ctx, t, g, nil, "exec", capTraposID, "print('hello'); return 1+1, 'two', nil")
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, "hello\n2\n\"two\"\nnull\n", out)
+		out, errOut, code = cli(ctx, t, g, []byte("os.getComputerLabel()"), "exec", capTraposID, "-")
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, "\"lab\"\n", out)
+		_, errOut, code = cli(ctx, t, g, nil, "exec", capTraposID, "error('boom')")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "lua:1: boom")
+	})
+
+	t.Run("run captures a program's output", func(t *testing.T) {
+		out, errOut, code := cli(ctx, t, g, nil, "run", capTraposID, "sandbox status")
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "connected: true")
+		assert.Contains(t, out, "files: write")
+		assert.Contains(t, out, "exec: true")
+	})
+
+	t.Run("a sleeping chunk does not stop pings", func(t *testing.T) {
+		var wg sync.WaitGroup
+		var slowOut, slowErr string
+		var slowCode int
+		wg.Go(func() {
+			slowOut, slowErr, slowCode = cli(ctx, t, g, nil, "exec", capTraposID, "--timeout", "20s",
+				"os.pullEvent('e2e_wake'); return 'woke'")
+		})
+		// The chunk waits for an event only this test sends; meanwhile the computer answers.
+		for range 3 {
+			out, errOut, code := cli(ctx, t, g, nil, "ping", capTraposID)
+			require.Equal(t, 0, code, errOut)
+			assert.Contains(t, out, "pong from "+capTraposID)
+		}
+		c.QueueString("e2e_wake")
+		wg.Wait()
+		require.Equal(t, 0, slowCode, slowErr)
+		assert.Equal(t, "\"woke\"\n", slowOut)
+	})
+
+	t.Run("a program-served type is answered, then unknown_type once the program ends", func(t *testing.T) {
+		out, errOut, code := cli(ctx, t, g, nil, "request", capTraposID, "door.open", `{"door":"north"}`)
+		require.Equal(t, 0, code, errOut)
+		assert.JSONEq(t, `{"opened":"north"}`, out)
+
+		c.QueueString("e2e_stop_serving")
+		c.WaitFor(ctx, markerStopped)
+		deadline := time.Now().Add(10 * time.Second) // the lease is 2.5 s of computer time
+		for {
+			_, errOut, code = cli(ctx, t, g, nil, "request", capTraposID, "door.open", `{}`)
+			if code != 0 {
+				break
+			}
+			require.True(t, time.Now().Before(deadline), "door.open still answered after the program ended")
+		}
+		assert.Contains(t, errOut, "unknown_type")
+		assert.True(t, strings.Contains(errOut, "no longer served") || strings.Contains(errOut, "does not handle"), errOut)
+	})
+}
