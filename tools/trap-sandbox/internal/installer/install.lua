@@ -16,6 +16,8 @@ local NEW = ".new";                        -- suffix of a downloaded file not ye
 
 local SETTING_URL = "sandbox.url";
 local SETTING_PASSWORD = "sandbox.password";
+local SETTING_ALLOW_FILES = "sandbox.allow_files";
+local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
 
 local args = { ... };
 
@@ -131,6 +133,29 @@ local function savePassword(old)
   end
 end
 
+-- Asks the player, once and only when run without arguments, whether the gateway's host may
+-- work with this computer (docs/capabilities.md); the default is no. The answer is stored
+-- either way, so an upgrade does not ask again; run with arguments, nothing is asked and the
+-- defaults (no files, no exec) stay.
+local function askPermissions()
+  if args[1] ~= nil or settings.get(SETTING_ALLOW_FILES) ~= nil or settings.get(SETTING_ALLOW_EXEC) ~= nil then
+    return;
+  end
+  print("The gateway's host (e.g. an AI agent) can read and write");
+  print("this computer's files and run Lua and programs on it.");
+  write("Allow it? [y/N] ");
+  local answer = read() or "";
+  if answer:match("^%s*[yY]") then
+    settings.set(SETTING_ALLOW_FILES, "write");
+    settings.set(SETTING_ALLOW_EXEC, true);
+    print("Allowed. Undo with: set " .. SETTING_ALLOW_FILES .. " none; set " .. SETTING_ALLOW_EXEC .. " false");
+  else
+    settings.set(SETTING_ALLOW_FILES, "none");
+    settings.set(SETTING_ALLOW_EXEC, false);
+    print("Not allowed. Change it with: set " .. SETTING_ALLOW_FILES .. " write; set " .. SETTING_ALLOW_EXEC .. " true");
+  end
+end
+
 local function install()
   local old = readManifest();
   local trapos = isTrapOS();
@@ -205,6 +230,7 @@ local function install()
     url = SOURCE.websocket;
   end
   savePassword(old);
+  askPermissions();
   settings.save();
 
   local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
