@@ -328,10 +328,11 @@ local function decodeFrame(text)
     frame.traposReceiverId = decoded.traposReceiverId;
   end
   if kind == "response" then
-    if type(decoded.ok) ~= "boolean" then
-      return nil, "response has no ok";
+    -- A missing ok counts as false (docs/protocol.md); one of another type is malformed.
+    if decoded.ok ~= nil and type(decoded.ok) ~= "boolean" then
+      return nil, "response ok is not a boolean";
     end
-    frame.ok = decoded.ok;
+    frame.ok = decoded.ok == true;
     if not frame.ok then
       frame.error = normaliseError(decoded.error, "the gateway reported a failure without a message");
     end

@@ -152,7 +152,7 @@ describe("libsandboxcodec", function()
         '{"event":"something","messageId":"m","type":"t"}',
         '{"event":"gateway_request","type":"t"}',
         '{"event":"gateway_request","messageId":"m"}',
-        '{"event":"gateway_response","messageId":"m","type":"t"}',
+        '{"event":"gateway_response","messageId":"m","type":"t","ok":"yes"}',
       };
       for _, json in ipairs(bad) do
         local frame, err = lib.decodeFrame(json);
@@ -160,6 +160,12 @@ describe("libsandboxcodec", function()
         expect(err):type("string");
       end
       expect(lib.decodeFrame(nil)):eq(nil);
+    end);
+
+    it("reads a response without ok as failed, as docs/protocol.md says", function()
+      local frame = lib.decodeFrame('{"event":"gateway_response","messageId":"m","type":"t"}');
+      expect(frame.ok):eq(false);
+      expect(frame.error.code):eq("internal");
     end);
   end);
 

@@ -1,0 +1,83 @@
+package protocol
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// wireFixture is trapos/tests/fixtures/wire_frames.json, which the Lua codec's spec
+// (trapos/tests/wire_frames_spec.lua) reads too, so the two codecs cannot drift.
+type wireFixture struct {
+	MaxFrameBytes int      `json:"maxFrameBytes"`
+	Codes         []string `json:"codes"`
+	Cases         []struct {
+		Name    string `json:"name"`
+		Input   string `json:"input"`
+		Ignored bool   `json:"ignored"`
+		Decoded *struct {
+			Event        string          `json:"event"`
+			MessageID    string          `json:"messageId"`
+			Type         string          `json:"type"`
+			OK           *bool           `json:"ok"`
+			Payload      json.RawMessage `json:"payload"`
+			ErrorCode    string          `json:"errorCode"`
+			ErrorMessage string          `json:"errorMessage"`
+		} `json:"decoded"`
+	} `json:"cases"`
+}
+
+func readWireFixture(t *testing.T) wireFixture {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "trapos", "tests", "fixtures", "wire_frames.json"))
+	require.NoError(t, err)
+	var fx wireFixture
+	require.NoError(t, json.Unmarshal(data, &fx))
+	require.NotEmpty(t, fx.Cases)
+	return fx
+}
+
+func TestWireFixtureLimitsAndCodes(t *testing.T) {
+	fx := readWireFixture(t)
+	assert.Equal(t, MaxFrameBytes, fx.MaxFrameBytes)
+	codes := make([]string, len(Codes))
+	for i, c := range Codes {
+		codes[i] = string(c)
+	}
+	assert.Equal(t, fx.Codes, codes)
+}
+
+func TestWireFixtureFrames(t *testing.T) {
+	for _, tc := range readWireFixture(t).Cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			f, err := DecodeFrame([]byte(tc.Input))
+			if tc.Ignored {
+				assert.Error(t, err, "a malformed frame is dropped")
+				return
+			}
+			require.NoError(t, err)
+			want := tc.Decoded
+			require.NotNil(t, want)
+			assert.Equal(t, want.Event, string(f.Event))
+			assert.Equal(t, want.MessageID, f.MessageID)
+			assert.Equal(t, want.Type, f.Type)
+			if want.OK != nil {
+				assert.Equal(t, *want.OK, f.OK)
+			}
+			if want.Payload != nil {
+				assert.JSONEq(t, string(want.Payload), string(f.Payload))
+			}
+			if want.ErrorCode != "" {
+				require.NotNil(t, f.Error)
+				assert.Equal(t, want.ErrorCode, string(f.Error.Code))
+				if want.ErrorMessage != "" {
+					assert.Equal(t, want.ErrorMessage, f.Error.Message)
+				}
+			}
+		})
+	}
+}
