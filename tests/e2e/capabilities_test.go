@@ -212,3 +212,25 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 		assert.True(t, strings.Contains(errOut, "no longer served") || strings.Contains(errOut, "does not handle"), errOut)
 	})
 }
+
+// TestChunkThatNeverYieldsEndsAlone: CC throws "Too long without yielding" into a chunk that
+// never yields (here after 500 ms instead of CC's 7 s); the chunk ends with that error, served,
+// and the daemon goes on answering.
+func TestChunkThatNeverYieldsEndsAlone(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 9, "lab"
+	opts.YieldTimeout = 500 * time.Millisecond
+	opts.Settings["sandbox.allow_exec"] = "true"
+	opts.Files = map[string]string{"/e2e.lua": idleProgram}
+	c := fakecrafttest.Start(t, opts)
+	c.WaitFor(ctx, markerIdle)
+
+	_, errOut, code := cli(ctx, t, g, nil, "exec", capTraposID, "--timeout", "20s", "local n = 0; while true do n = n + 1 end")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "Too long without yielding")
+	out, errOut, code := cli(ctx, t, g, nil, "exec", capTraposID, "'still here'")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "\"still here\"\n", out)
+}
