@@ -33,6 +33,9 @@ const (
 	markerStopped = "e2e: stopped serving"
 	// capProgram connects, then serves door.open until an e2e_stop_serving event, and applies
 	// e2e_set events as `set` would (the owner changing a setting at the keyboard).
+	// capLimit bounds the capability test and its computer: the 1 MiB file takes a few seconds,
+	// but gopher-lua under -race on a loaded machine is some 30 times slower.
+	capLimit = 3 * time.Minute
 	capProgram = `
 if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
 local libsandbox = require('/apis/libsandbox');
@@ -63,7 +66,7 @@ func capComputer(ctx context.Context, t *testing.T, g *harness.Gateway) *fakecra
 	opts.ID, opts.Label = 9, "lab"
 	opts.SpaceLimit = capSpaceLimit
 	opts.Files = map[string]string{"/e2e.lua": capProgram}
-	c := fakecrafttest.Start(t, opts)
+	c := fakecrafttest.StartWithin(t, opts, capLimit)
 	c.WaitFor(ctx, markerServing)
 	return c
 }
@@ -95,7 +98,7 @@ func cli(ctx context.Context, t *testing.T, g *harness.Gateway, stdin []byte, ar
 }
 
 func TestHostWorksWithABootedComputer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
 	defer cancel()
 	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
 	c := capComputer(ctx, t, g)

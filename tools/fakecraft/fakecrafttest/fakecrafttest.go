@@ -53,8 +53,15 @@ func (b *syncBuffer) String() string {
 }
 
 // Start boots a computer with opts on its own goroutine. opts.Stdout, when set, also gets
-// the transcript. The computer is terminated and waited for when the test ends.
+// the transcript. The computer is terminated and waited for when the test ends, or after
+// DefaultTimeLimit.
 func Start(t testing.TB, opts machine.Options) *Computer {
+	t.Helper()
+	return StartWithin(t, opts, DefaultTimeLimit)
+}
+
+// StartWithin is Start for a computer that may run up to limit (a long transfer under -race).
+func StartWithin(t testing.TB, opts machine.Options, limit time.Duration) *Computer {
 	t.Helper()
 	c := &Computer{t: t, out: &syncBuffer{}, done: make(chan struct{})}
 	if opts.Stdout != nil {
@@ -67,7 +74,7 @@ func Start(t testing.TB, opts machine.Options) *Computer {
 		t.Fatalf("fakecraft: %v", err)
 	}
 	c.Machine = m
-	ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeLimit)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	c.cancel = cancel
 	go func() {
 		defer close(c.done)
