@@ -164,8 +164,11 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	const playerStartup = "print(\"mine\")\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(playerStartup), 0o644))
 
-	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "")
+	// An empty password, then the default (no) to the host's permissions.
+	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "", "")
 	assert.Contains(t, out, "Gateway password (empty if it has none):")
+	assert.Contains(t, out, "Allow it? [y/N]")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.allow_files" ] = "none"`, "asked once, answered no")
 	assert.Contains(t, out, "To start the daemon at boot, add this line\nat the end of /startup:\n")
 	assert.Contains(t, out, `shell.run("/sandbox-startup.lua")`)
 	got, err := os.ReadFile(filepath.Join(dir, "startup"))
@@ -263,4 +266,25 @@ func diskSnapshot(t *testing.T, dir string) map[string]string {
 		}
 	}
 	return snap
+}
+
+// TestInteractiveInstallAsksAboutTheHost: a first install typed without arguments asks once
+// whether the host may work with the computer; "y" allows files and exec, and an upgrade
+// asks nothing and keeps the answer.
+func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+
+	out := playerSession(ctx, t, dir, false, install, "", "y")
+	assert.Contains(t, out, "Allow it? [y/N]")
+	settings := readSettings(t, dir)
+	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "write"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = true`)
+
+	out = playerSession(ctx, t, dir, false, install)
+	assert.Contains(t, out, "Upgraded trapos-sandbox ")
+	assert.NotContains(t, out, "Allow it?")
+	assert.Equal(t, settings, readSettings(t, dir))
 }

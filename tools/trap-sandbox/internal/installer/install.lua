@@ -133,12 +133,12 @@ local function savePassword(old)
   end
 end
 
--- Asks the player, once and only when run without arguments, whether the gateway's host may
--- work with this computer (docs/capabilities.md); the default is no. The answer is stored
--- either way, so an upgrade does not ask again; run with arguments, nothing is asked and the
--- defaults (no files, no exec) stay.
-local function askPermissions()
-  if args[1] ~= nil or settings.get(SETTING_ALLOW_FILES) ~= nil or settings.get(SETTING_ALLOW_EXEC) ~= nil then
+-- Asks the player once, on a first install run without arguments, whether the gateway's host
+-- may work with this computer (docs/capabilities.md); the default is no. Run with arguments,
+-- as an upgrade, or when the settings already say, nothing is asked and they stay as they are
+-- (no files, no exec by default).
+local function askPermissions(old)
+  if old ~= nil or args[1] ~= nil or settings.get(SETTING_ALLOW_FILES) ~= nil or settings.get(SETTING_ALLOW_EXEC) ~= nil then
     return;
   end
   print("The gateway's host (e.g. an AI agent) can read and write");
@@ -230,7 +230,7 @@ local function install()
     url = SOURCE.websocket;
   end
   savePassword(old);
-  askPermissions();
+  askPermissions(old);
   settings.save();
 
   local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
