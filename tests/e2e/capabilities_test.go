@@ -35,7 +35,7 @@ const (
 	// e2e_set events as `set` would (the owner changing a setting at the keyboard).
 	// capLimit bounds the capability test and its computer: the 1 MiB file takes a few seconds,
 	// but gopher-lua under -race on a loaded machine is some 30 times slower.
-	capLimit = 3 * time.Minute
+	capLimit   = 3 * time.Minute
 	capProgram = `
 if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
 local libsandbox = require('/apis/libsandbox');
