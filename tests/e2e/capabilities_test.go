@@ -31,11 +31,11 @@ const (
 	markerServing = "e2e: serving"
 	// markerStopped: the program serving door.open has ended.
 	markerStopped = "e2e: stopped serving"
-	// capProgram connects, then serves door.open until an e2e_stop_serving event, and applies
-	// e2e_set events as `set` would (the owner changing a setting at the keyboard).
 	// capLimit bounds the capability test and its computer: the 1 MiB file takes a few seconds,
 	// but gopher-lua under -race on a loaded machine is some 30 times slower.
-	capLimit   = 3 * time.Minute
+	capLimit = 3 * time.Minute
+	// capProgram connects, then serves door.open until an e2e_stop_serving event, and applies
+	// e2e_set events as `set` would (the owner changing a setting at the keyboard).
 	capProgram = `
 if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
 local libsandbox = require('/apis/libsandbox');

@@ -502,6 +502,18 @@ describe("sandbox daemon", function()
       expect(answer.payload):same({ returns = { "north" }, output = "got north\n" });
     end);
 
+    it("stops cleanly on terminate while a lua.exec chunk waits", function()
+      local world = newWorld({ url = URL });
+      world.values["sandbox.allow_exec"] = true;
+      local socket = world.connect();
+      world.message({ event = "gateway_request", messageId = "slow", type = "lua.exec", payload = { code = "os.pullEvent('go')" } });
+      expect(world.handle("terminate")):eq(false);
+      expect(world.daemon.status().state):eq("stopped");
+      expect(socket.closed):eq(1);
+      expect(world.handle("go")):eq(false);
+      expect(#socket.sent):eq(1);
+    end);
+
     it("drops an answer whose connection is gone", function()
       local world = newWorld({ url = URL });
       world.values["sandbox.allow_exec"] = true;
