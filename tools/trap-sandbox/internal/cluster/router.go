@@ -160,11 +160,17 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*
 	}
 	r.metrics = newMetrics(cfg.Registerer, r)
 	nc.SetDisconnectErrHandler(func(_ *nats.Conn, err error) {
+		if r.isClosing() {
+			return // Close closed the connection: nothing was lost
+		}
 		r.log.Warn("NATS connection lost: serving only this replica's computers until it is back", "err", err)
 	})
 	nc.SetReconnectHandler(func(nc *nats.Conn) {
 		r.log.Info("NATS connection back", "url", nc.ConnectedUrlRedacted())
 		r.spawn(func() {
+			if err := r.heartbeat(r.ctx); err != nil { // alive again at once, not at the next tick
+				r.log.Debug("heartbeat failed", "err", err)
+			}
 			r.rewatch()
 			r.reclaim()
 		})
@@ -318,6 +324,12 @@ func (r *Router) stopWatchers() {
 	r.watchMu.Unlock()
 	r.cancel()
 	r.work.Wait()
+}
+
+func (r *Router) isClosing() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.closing
 }
 
 // spawn runs f in a goroutine that Close waits for; once closing, f does not run.
