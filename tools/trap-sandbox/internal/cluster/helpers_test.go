@@ -138,10 +138,15 @@ func (tc *testCluster) startReplica(name string) *replica {
 // startReplicaWith starts a replica whose gateway has cfg (with the test's hello timeout and
 // close grace where cfg leaves them zero).
 func (tc *testCluster) startReplicaWith(name string, cfg gateway.Config) *replica {
+	return tc.startReplicaVia(name, cfg, tc.url())
+}
+
+// startReplicaVia starts a replica that reaches NATS at natsURL (a proxy, say).
+func (tc *testCluster) startReplicaVia(name string, cfg gateway.Config, natsURL string) *replica {
 	t := tc.t
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
-	nc, err := Connect(ConnOptions{URL: tc.url(), Name: name}, logger)
+	nc, err := Connect(ConnOptions{URL: natsURL, Name: name}, logger)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()

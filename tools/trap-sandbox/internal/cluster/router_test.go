@@ -338,3 +338,37 @@ func TestConnectNamesTheURLWithoutItsSecret(t *testing.T) {
 	assert.NotContains(t, err.Error(), "s3cret")
 	assert.Equal(t, "nats://token:xxxxx@h:4222,nats://h2:4222", RedactURL("nats://t0ken@h:4222,nats://h2:4222"))
 }
+
+func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
+	tc := newTestCluster(t)
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	b := tc.startReplica("b")
+	mine := a.connect(t, "1:mine")
+	moved := a.connect(t, "2:moved")
+	b.waitComputers(t, "1:mine@a", "2:moved@a")
+
+	proxy.setCut(true)
+	waitFor(t, "A to notice NATS is gone", func() bool { return !a.nc.IsConnected() })
+	assert.Contains(t, healthz(t, a), "nats: disconnected")
+
+	// A serves its own computers meanwhile, and takes a new one.
+	pending := a.request("1:mine", gateway.TypePing, nil, waitLimit)
+	mine.answerNext(gateway.TypePing, map[string]any{"traposId": "1:mine"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+	a.connect(t, "3:new")
+	// Meanwhile 2:moved says hello on B: a later claim than A's.
+	movedOnB := b.connect(t, "2:moved")
+	b.waitComputers(t, "1:mine@a", "2:moved@b")
+
+	// Back: A reads the claims again, closes its older socket of 2:moved, and announces 3:new.
+	proxy.setCut(false)
+	code, reason := moved.closeCode()
+	assert.Equal(t, gateway.CloseReplaced, code)
+	assert.Equal(t, "replaced", reason)
+	b.waitComputers(t, "1:mine@a", "2:moved@b", "3:new@a")
+	a.waitComputers(t, "1:mine@a", "2:moved@b", "3:new@a")
+	pending = a.request("2:moved", gateway.TypePing, nil, waitLimit)
+	movedOnB.answerNext(gateway.TypePing, map[string]any{"traposId": "2:moved"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+}
