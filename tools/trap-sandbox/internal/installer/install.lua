@@ -13,6 +13,7 @@ local MANIFEST = "/.trapos-sandbox";       -- what this installer put on the com
 local HOOK = "/startup/00-sandbox.lua";    -- sorts first in /startup/ (see the hook's comment)
 local HOOK_BESIDE = "/sandbox-startup.lua"; -- the hook when /startup is a file of the player's
 local NEW = ".new";                        -- suffix of a downloaded file not yet swapped in
+local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped in
 
 local SETTING_URL = "sandbox.url";
 local SETTING_PASSWORD = "sandbox.password";
@@ -39,6 +40,10 @@ local function readManifest()
 end
 
 local function writeFile(path, bytes)
+  local dir = fs.getDir(path);
+  if dir ~= "" and not fs.exists(dir) then
+    fs.makeDir(dir);
+  end
   local handle, err = fs.open(path, "wb");
   if handle == nil then
     return false, err or "cannot open";
@@ -59,12 +64,12 @@ local function download(path)
   return body or "";
 end
 
--- Moves path..NEW over path (fs.move refuses to overwrite).
-local function swapIn(path)
+-- Moves temp over path (fs.move refuses to overwrite).
+local function swapIn(path, temp)
   if fs.exists(path) then
     fs.delete(path);
   end
-  fs.move(path .. NEW, path);
+  fs.move(temp, path);
 end
 
 -- TrapOS starts a package's autostart servers itself; its package manager marks it.
@@ -166,10 +171,11 @@ local function install()
 
   local files = {};
   for _, path in ipairs(SOURCE.paths) do
-    files[#files + 1] = { path = "/" .. path, source = path };
+    files[#files + 1] = { path = "/" .. path, temp = "/" .. path .. NEW, source = path };
   end
   if hookPath ~= nil then
-    files[#files + 1] = { path = hookPath, body = SOURCE.hook };
+    -- Not beside the hook: CC would run a stray file in /startup/ at boot.
+    files[#files + 1] = { path = hookPath, temp = HOOK_NEW, body = SOURCE.hook };
   end
 
   local dirs = old and old.dirs or {};
@@ -186,11 +192,11 @@ local function install()
     end
     local ok = body ~= nil;
     if ok then
-      ok, err = writeFile(f.path .. NEW, body);
+      ok, err = writeFile(f.temp, body);
     end
     if not ok then
       for _, done in ipairs(written) do
-        fs.delete(done .. NEW);
+        fs.delete(done.temp);
       end
       removeEmptyDirs(old and {} or dirs);
       printError("Could not get " .. f.path .. ": " .. tostring(err));
@@ -201,16 +207,14 @@ local function install()
       end
       return false;
     end
-    written[#written + 1] = f.path;
+    written[#written + 1] = f;
   end
 
   -- 2. All arrived: swap them in, then drop what the new version no longer ships.
-  for _, path in ipairs(written) do
-    swapIn(path);
-  end
   local keep = {};
-  for _, path in ipairs(written) do
-    keep[path] = true;
+  for _, f in ipairs(written) do
+    swapIn(f.path, f.temp);
+    keep[f.path] = true;
   end
   if old ~= nil then
     for _, path in ipairs(old.files) do
@@ -275,6 +279,9 @@ local function uninstall()
   local hook = manifest.hook;
   if hook ~= nil and fs.exists(hook) then
     fs.delete(hook);
+  end
+  if fs.exists(HOOK_NEW) then
+    fs.delete(HOOK_NEW);
   end
   fs.delete(MANIFEST);
   removeEmptyDirs(manifest.dirs);
