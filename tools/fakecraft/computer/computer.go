@@ -124,6 +124,7 @@ type Computer struct {
 	queue  []event
 	doq    []func(*lua.LState)
 	wake   chan struct{} // capacity 1: something was queued
+	popped chan struct{} // capacity 1: an event left the queue
 	done   chan struct{}
 	doneMu sync.Once
 	wg     sync.WaitGroup // goroutines started with Go
@@ -159,6 +160,7 @@ func New(cfg Config) (*Computer, error) {
 		guard:  newYieldGuard(),
 		start:  time.Now(),
 		wake:   make(chan struct{}, 1),
+		popped: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		timers: map[int]int{},
 		label:  cutLabel(cfg.Label),
@@ -360,8 +362,16 @@ func (c *Computer) pop() (event, bool) {
 	ev := c.queue[0]
 	c.queue[0] = event{}
 	c.queue = c.queue[1:]
+	select {
+	case c.popped <- struct{}{}:
+	default:
+	}
 	return ev, true
 }
+
+// Popped receives a value after an event left the queue, for a producer that waits for
+// room instead of overflowing it (fakecraft shell's keyboard).
+func (c *Computer) Popped() <-chan struct{} { return c.popped }
 
 // runDo runs functions handed to Do, in order.
 func (c *Computer) runDo() {

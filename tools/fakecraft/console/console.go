@@ -19,6 +19,11 @@ import (
 // readSize is how much terminal input one read takes.
 const readSize = 4096
 
+// inputRoom is how full the computer's event queue may be before the keyboard waits: a
+// burst of typing (automation, a paste without bracketed paste) is held back rather than
+// overflowing CC's 256-event queue, and room stays for timers and network events.
+const inputRoom = computer.EventQueueLimit / 2
+
 // clearScreen blanks the real terminal in its default colours.
 const clearScreen = "\x1b[0m\x1b[2J"
 
@@ -29,6 +34,8 @@ type Computer interface {
 	Terminate()
 	Shutdown()
 	Reboot()
+	QueueLength() int
+	Popped() <-chan struct{}
 }
 
 // Console is one real terminal showing fakecraft computers one after the other (a reboot
@@ -120,8 +127,17 @@ func (c *Console) Attach(ctx context.Context, comp Computer) error {
 // until ctx ends or the input ends; like Attach it returns why.
 func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 	var comp Computer
-	var changed <-chan struct{}
-	var inputs chan Input // nil until a computer is shown: input waits for it
+	var changed, popped <-chan struct{}
+	var inputs chan Input // nil while no computer is shown or input is held back
+	var held *Input       // input waiting for room in the computer's queue
+	// offer delivers in, or holds it (and stops taking input) until the queue has room.
+	offer := func(in Input) {
+		if comp.QueueLength()+len(in.Events) > inputRoom {
+			held, inputs, popped = &in, nil, comp.Popped()
+			return
+		}
+		deliver(comp, in)
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -129,7 +145,12 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 		case <-c.readDone:
 			return ErrInputClosed
 		case next := <-boots:
-			comp, changed, inputs = next, next.Terminal().Changed(), c.inputs
+			comp, changed, inputs, popped = next, next.Terminal().Changed(), c.inputs, nil
+			if held != nil {
+				in := *held
+				held = nil
+				offer(in)
+			}
 			c.renderer.Invalidate()
 			if err := c.draw(comp); err != nil {
 				return err
@@ -150,7 +171,11 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 				return err
 			}
 		case in := <-inputs:
-			deliver(comp, in)
+			offer(in)
+		case <-popped:
+			in := *held
+			held, inputs, popped = nil, c.inputs, nil
+			offer(in)
 		}
 	}
 }

@@ -42,9 +42,11 @@ func (r *recorder) QueueEvent(name string, args ...lua.LValue) {
 	}
 	r.note(strings.Join(parts, " "))
 }
-func (r *recorder) Terminate() { r.note("TERMINATE") }
-func (r *recorder) Shutdown()  { r.note("SHUTDOWN") }
-func (r *recorder) Reboot()    { r.note("REBOOT") }
+func (r *recorder) Terminate()              { r.note("TERMINATE") }
+func (r *recorder) Shutdown()               { r.note("SHUTDOWN") }
+func (r *recorder) Reboot()                 { r.note("REBOOT") }
+func (r *recorder) QueueLength() int        { return 0 }
+func (r *recorder) Popped() <-chan struct{} { return nil }
 
 // syncWriter collects output and says when some arrived.
 type syncWriter struct {

@@ -220,6 +220,11 @@ func TestShellKeys(t *testing.T) {
 	s.typeText("\r")
 	s.waitFor("a second 12", func(screen string) bool { return strings.Count(screen, "\n12\n") >= 2 })
 
+	// A burst of typing faster than the computer reads (three events a key, far past CC's
+	// 256-event queue) is held back, not dropped.
+	s.typeText(strings.Repeat("1+", 150) + "1\r")
+	s.waitLine("151")
+
 	// A paste arrives as one paste event, not keys.
 	s.typeText("\x1b[200~\"pasted\"\x1b[201~\r")
 	s.waitLine(`"pasted"`)
@@ -234,7 +239,8 @@ func TestShellKeys(t *testing.T) {
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
 
-// TestShellRebootKeepsFiles: Ctrl-R boots the computer again over the same files.
+// TestShellRebootKeepsFiles: Ctrl-R boots the computer again over the same files; Ctrl-T
+// at the prompt then turns it off.
 func TestShellRebootKeepsFiles(t *testing.T) {
 	s := startShell(t, "--root", shellRepo(t), "--no-autostart")
 	s.waitPrompt(">")
@@ -247,7 +253,10 @@ func TestShellRebootKeepsFiles(t *testing.T) {
 	s.waitPrompt(">")
 	s.typeText("ls\r")
 	s.waitText("kept")
-	s.typeText("exit\r")
+	// Ctrl-T at the prompt ends the shell, as in CC: the error, then the shutdown program.
+	s.typeText("\x14")
+	s.waitLine("> Terminated")
+	s.waitLine("Goodbye")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
 
