@@ -68,9 +68,9 @@ local function tabulate(paged, ...)
   local columns = math.max(1, math.floor(width / column));
   paged_lines = 0;
   local function newline()
-    if paged then pause_if_full(); end
     print();
     paged_lines = paged_lines + 1;
+    if paged then pause_if_full(); end
   end
   for i = 1, args.n do
     local arg = args[i];

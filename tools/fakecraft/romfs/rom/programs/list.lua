@@ -27,5 +27,5 @@ end
 table.sort(dirs);
 table.sort(files);
 
-local dir_colour = term.isColour() and colours.green or colours.lightGray;
-textutils.pagedTabulate(dir_colour, dirs, colours.white, files);
+local dir_colour = term.isColour() and colors.green or colors.lightGray;
+textutils.pagedTabulate(dir_colour, dirs, colors.white, files);
