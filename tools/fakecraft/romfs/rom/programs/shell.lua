@@ -48,6 +48,7 @@ local current_dir = parent and parent.dir() or "";
 local search_path = parent and parent.path() or default_path();
 local aliases = {};
 local completion_info = parent and parent.getCompletionInfo() or {};
+local ensure_rom_completions; -- defined below, once the shell API exists
 
 if parent then
   for name, target in pairs(parent.aliases()) do
@@ -367,6 +368,7 @@ end
 
 --- The table of registered completion functions, by program path.
 function shell.getCompletionInfo()
+  ensure_rom_completions();
   return completion_info;
 end
 
@@ -416,6 +418,7 @@ function shell.complete(line)
   if index == 1 then
     return shell.completeProgram(words[1] or "");
   end
+  ensure_rom_completions();
   local program = shell.resolveProgram(words[1]);
   local info = program and completion_info[program];
   if not info then
@@ -428,14 +431,19 @@ function shell.complete(line)
   return info.fnComplete(shell, index - 1, words[index] or "", previous);
 end
 
--- Completion of the ROM programs' arguments, registered once by the outermost shell (the
--- table is shared with every shell started from it).
+-- Completion of the ROM programs' arguments, registered the first time completion is
+-- asked for (so a shell that only runs one command never loads it); the table is shared
+-- with every shell started from this one. Entries a program set itself are kept.
+local rom_completions_registered = false;
 local function register_completions()
   local env = setmetatable({}, { __index = _G });
   env.require, env.package = make_package(env, "rom/programs");
   local completion = env.require("cc.shell.completion");
   local function program(name, ...)
-    shell.setCompletionFunction("rom/programs/" .. name .. ".lua", completion.build(...));
+    local path = "rom/programs/" .. name .. ".lua";
+    if completion_info[path] == nil then
+      shell.setCompletionFunction(path, completion.build(...));
+    end
   end
   local two_paths = { { completion.dirOrFile, true }, completion.dirOrFile };
   program("cd", completion.dir);
@@ -452,13 +460,17 @@ local function register_completions()
   program("clear", { completion.choice, { "screen", "palette", "all" } });
   program("programs", { completion.choice, { "all" } });
   program("set", { completion.setting, true });
-  shell.setCompletionFunction("rom/programs/help.lua", function(_, index, text)
-    if index == 1 and help then return help.completeTopic(text); end
-    return nil;
-  end);
+  if completion_info["rom/programs/help.lua"] == nil then
+    shell.setCompletionFunction("rom/programs/help.lua", function(_, index, text)
+      if index == 1 and help then return help.completeTopic(text); end
+      return nil;
+    end);
+  end
 end
 
-if parent == nil then
+function ensure_rom_completions()
+  if rom_completions_registered then return; end
+  rom_completions_registered = true;
   local ok, err = pcall(register_completions);
   if not ok then printError(err); end
 end
