@@ -175,6 +175,10 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, playerStartup, string(got))
 	assert.NotContains(t, readSettings(t, dir), "sandbox.password", "an empty answer sets no password")
+
+	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
+	assert.Contains(t, out, "Upgraded trapos-sandbox ")
+	assert.NotContains(t, out, "Gateway password", "an upgrade asks nothing")
 }
 
 // TestNumericPasswordThroughSetup: a password of digits. `set` refuses it once the daemon has

@@ -125,8 +125,8 @@ local function savePassword(old)
       -- `set sandbox.password 1234` stored a number; the daemon needs the string.
       settings.set(SETTING_PASSWORD, tostring(current));
       return;
-    elseif current ~= nil then
-      return;
+    elseif current ~= nil or old ~= nil then
+      return; -- set already, or left empty at the first install: an upgrade asks nothing
     end
     write("Gateway password (empty if it has none): ");
     password = read("*");
