@@ -75,20 +75,29 @@ func get(t *testing.T, g *harness.Gateway, path string) (int, string) {
 // ping sends a ping through g's HTTP API and returns the status and error code (if any).
 func ping(t *testing.T, g *harness.Gateway, traposID string, timeout time.Duration) (int, string) {
 	t.Helper()
+	status, code, err := tryPing(g, traposID, timeout)
+	require.NoError(t, err)
+	return status, code
+}
+
+// tryPing is ping for a goroutine other than the test's.
+func tryPing(g *harness.Gateway, traposID string, timeout time.Duration) (int, string, error) {
 	body := strings.NewReader(`{"type":"ping","timeoutMs":` + jsonInt(timeout.Milliseconds()) + `}`)
 	resp, err := harness.HTTPClient().Post(g.URL("/trapos/computers/"+traposID+"/requests"), "application/json", body)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, "", err
+	}
 	defer resp.Body.Close()
 	var out struct {
-		OK    bool            `json:"ok"`
-		Error *harness.Error  `json:"error"`
-		Raw   json.RawMessage `json:"payload"`
+		Error *harness.Error `json:"error"`
 	}
-	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return resp.StatusCode, "", err
+	}
 	if out.Error != nil {
-		return resp.StatusCode, out.Error.Code
+		return resp.StatusCode, out.Error.Code, nil
 	}
-	return resp.StatusCode, ""
+	return resp.StatusCode, "", nil
 }
 
 func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
@@ -152,9 +161,39 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 	assert.Contains(t, body, "nats: connected (replica b")
 
-	// A crashes: its computer drops out of B's list within the TTL, and asking for it is
-	// not_connected at once.
+	// A crashes with a request from B waiting on one of its computers, which never answers:
+	// the request ends by its own timeout at the latest.
+	silent, err := harness.Dial(ctx, a.WebSocketURL(), "5:silent")
+	require.NoError(t, err)
+	defer silent.Close()
+	require.NoError(t, silent.MustHello(ctx, ""))
+	waitFor(t, "B to list 5:silent on A", func() bool { return listComputers(t, b)["5:silent"] == "a" })
+	type result struct {
+		status int
+		code   string
+		err    error
+		took   time.Duration
+	}
+	const pendingTimeout = 3 * time.Second
+	pending := make(chan result, 1)
+	go func() {
+		start := time.Now()
+		status, code, err := tryPing(b, "5:silent", pendingTimeout)
+		pending <- result{status, code, err, time.Since(start)}
+	}()
+	readCtx, cancelRead = context.WithTimeout(ctx, waitLimit)
+	req, err := silent.Next(readCtx) // the request reached the computer on A
+	cancelRead()
+	require.NoError(t, err)
+	require.Equal(t, harness.EventGatewayRequest, req.Event)
+
+	// A crashes: the waiting request ends, its computers drop out of B's list within the TTL,
+	// and asking for one is not_connected at once.
 	require.NoError(t, a.Kill())
+	r := <-pending
+	require.NoError(t, r.err)
+	assert.Contains(t, []string{"timeout", "not_connected"}, r.code, "status %d", r.status)
+	assert.Less(t, r.took, pendingTimeout+5*time.Second, "the request's timeout bounds the trip")
 	waitFor(t, "B to drop A's computer", func() bool {
 		_, listed := listComputers(t, b)["4:vault"]
 		return !listed
