@@ -270,3 +270,20 @@ func TestShellNeedsATerminal(t *testing.T) {
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut.String(), "fakecraft shell needs a terminal on stdin")
 }
+
+// TestShellBareComputerReboots: a bare computer's own shell at the keyboard; `reboot`
+// boots it again, its label and files kept, and the screen follows the new computer.
+func TestShellBareComputerReboots(t *testing.T) {
+	s := startShell(t, "--root", shellRepo(t), "--bare", "--dir", t.TempDir())
+	s.waitPrompt(">")
+	s.typeText("label set kitchen\r")
+	s.waitLine(`Computer label set to "kitchen"`)
+	s.typeText("reboot\r")
+	s.waitFor("the rebooted computer's first screen", func(screen string) bool {
+		return strings.TrimSpace(screen) == "CraftOS 1.9\n>"
+	})
+	s.typeText("id\r")
+	s.waitLine(`This computer is labelled "kitchen"`)
+	s.typeText("\x13")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
