@@ -112,6 +112,13 @@ local RULES = {
     end,
   },
   {
+    -- Close 4009: a newer socket said hello for the same traposId (id:label).
+    match = function(why) return why:find("%f[%w]replaced$") ~= nil; end,
+    say = function()
+      return "another connection took over this computer's traposId (replaced): do two computers share one id and label? Give one a new label: label set <name>";
+    end,
+  },
+  {
     match = function(why) return contains(why, "Connection closed"); end,
     say = function()
       return "the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s";

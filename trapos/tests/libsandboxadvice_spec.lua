@@ -64,6 +64,11 @@ describe("libsandboxadvice explain", function()
       :eq("the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s");
   end);
 
+  it("explains a socket replaced by another computer with the same traposId", function()
+    expect(advice.explain("lost the connection: replaced", URL))
+      :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? Give one a new label: label set <name>");
+  end);
+
   it("explains a malformed URL", function()
     expect(advice.explain("URL malformed", "ws://"))
       :eq("sandbox.url ws:// is not a ws:// URL (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");
