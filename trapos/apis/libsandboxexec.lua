@@ -15,35 +15,53 @@ local MAX_TIMEOUT_MS = 60000;
 -- Captured output kept per job. serializeJSON may write a byte as six, so 16 KiB of output
 -- stays under 96 KiB on the wire, leaving room for the return values.
 local MAX_OUTPUT_BYTES = 16 * 1024;
--- The capture's size: wide enough that write() never wraps, tall enough that it never scrolls.
+-- The capture's size for lua.exec: wide enough that write() never wraps, tall enough that it
+-- never scrolls (nor makes textutils.pagedPrint wait for a key). shell.run's capture is as wide
+-- as the computer's screen instead, so programs that lay out by width (ls, textutils.tabulate)
+-- print what the player would see.
 local CAPTURE_WIDTH = 2 ^ 30;
 local CAPTURE_HEIGHT = 2 ^ 30;
+-- A line never grows past this: text beyond it would be cut from the output anyway, and a
+-- cursor moved far right (tabulate's columns on a 2^30-wide terminal) must not cost a
+-- gigabyte of padding.
+local MAX_LINE_BYTES = MAX_OUTPUT_BYTES + 1;
 -- The chunk name CC's lua program gives a line, so errors read "lua:1: ...".
 local CHUNK_NAME = "=lua";
 
 local ERR_TIMEOUT = codec.ERR_TIMEOUT;
 
--- A terminal that records what is written to it, as text lines.
-local function newCapture()
-  local lines, x, y, lastLine = {}, 1, 1, 0;
+-- A terminal of the given width (default CAPTURE_WIDTH) that records what is written to it,
+-- as text lines.
+local function newCapture(width)
+  local lines, x, y, lastLine, clipped = {}, 1, 1, 0, false;
   local capture = {};
+  width = width or CAPTURE_WIDTH;
 
   function capture.write(text)
     text = tostring(text);
-    local line = lines[y] or "";
-    if #line < x - 1 then
-      line = line .. string.rep(" ", x - 1 - #line);
-    end
-    lines[y] = line:sub(1, x - 1) .. text .. line:sub(x + #text);
+    local start = x;
     x = x + #text;
     lastLine = math.max(lastLine, y);
+    if start > MAX_LINE_BYTES then
+      clipped = true;
+      return;
+    end
+    local line = lines[y] or "";
+    if #line < start - 1 then
+      line = line .. string.rep(" ", start - 1 - #line);
+    end
+    line = line:sub(1, start - 1) .. text .. line:sub(start + #text);
+    if #line > MAX_LINE_BYTES then
+      line, clipped = line:sub(1, MAX_LINE_BYTES), true;
+    end
+    lines[y] = line;
   end
   function capture.blit(text) capture.write(text); end
   function capture.setCursorPos(newX, newY)
     x, y = math.floor(newX), math.floor(newY);
   end
   function capture.getCursorPos() return x, y; end
-  function capture.getSize() return CAPTURE_WIDTH, CAPTURE_HEIGHT; end
+  function capture.getSize() return width, CAPTURE_HEIGHT; end
   function capture.clear() lines, lastLine = {}, 0; end
   function capture.clearLine() lines[y] = ""; end
   function capture.scroll(n)
@@ -86,7 +104,7 @@ local function newCapture()
     if #text > MAX_OUTPUT_BYTES then
       return text:sub(1, MAX_OUTPUT_BYTES), true;
     end
-    return text, false;
+    return text, clipped;
   end
 
   return capture;
@@ -157,9 +175,9 @@ local function newRunner(deps)
   -- Starts body in a coroutine of its own; done(ok, payload, error) gets the answer once.
   -- body runs under pcall inside the coroutine, so "Too long without yielding" thrown into it
   -- ends the job, not the daemon. collect(packedPcallResult, output) builds the payload.
-  local function start(body, seconds, collect, done)
+  local function start(body, seconds, collect, done, width)
     local job = {
-      capture = newCapture(),
+      capture = newCapture(width),
       collect = collect,
       done = done,
       co = coroutine.create(function()
@@ -220,7 +238,8 @@ local function newRunner(deps)
     if seconds == nil then
       return done(false, nil, { code = codec.ERR_BAD_PAYLOAD, message = why });
     end
-    start(function() return deps.shell.run(payload.command); end, seconds, runCollect, done);
+    local screenWidth = termApi.getSize();
+    start(function() return deps.shell.run(payload.command); end, seconds, runCollect, done, screenWidth);
   end
 
   -- Feeds one event to every job waiting for it; a job's own timer ends it with `timeout`.

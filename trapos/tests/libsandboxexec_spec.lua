@@ -131,6 +131,22 @@ describe("libsandboxexec", function()
       expect(answer.payload):same({ success = false, output = "ran bad\n" });
     end);
 
+    it("lays the output out at the screen's width, as ls would print it", function()
+      local layout = {
+        run = function()
+          textutils.tabulate({ "apis", "programs", "rom" }, { "a.lua", "b.lua" });
+          return true;
+        end,
+      };
+      local answer = finish(newRunner(layout), "run", { command = "ls" });
+      expect(answer.ok):eq(true);
+      local width = term.getSize();
+      for line in answer.payload.output:gmatch("[^\n]+") do
+        expect(#line <= width):eq(true);
+      end
+      expect(answer.payload.output):str_match("^apis +programs +rom");
+    end);
+
     it("refuses an empty command", function()
       expect(finish(newRunner(fakeShell), "run", { command = "  " }).err.code):eq("bad_payload");
     end);
@@ -145,6 +161,19 @@ describe("libsandboxexec", function()
       capture.setCursorPos(1, 3);
       capture.write("z");
       expect((capture.text())):eq("aXc\n\nz");
+    end);
+
+    it("clips a line written far past the output limit instead of padding it", function()
+      local capture = lib.newCapture();
+      capture.write("a");
+      capture.setCursorPos(2 ^ 27, 1);
+      capture.write("far");
+      capture.setCursorPos(1, 2);
+      capture.write("b");
+      local text, cut = capture.text();
+      expect(cut):eq(true);
+      expect(#text <= lib.MAX_OUTPUT_BYTES):eq(true);
+      expect(text:sub(1, 1)):eq("a");
     end);
   end);
 end);
