@@ -14,6 +14,8 @@ type Screen struct {
 	mu            sync.Mutex
 	width, height int
 	cells         [][]rune
+	fg            [][]string // SGR foreground of each cell, as sent ("38;5;185"), "" for default
+	curFG         string
 	x, y          int // 0-based cursor
 	cursorVisible bool
 	pending       []byte
@@ -29,8 +31,10 @@ func NewScreen(width, height int) *Screen {
 
 func (s *Screen) clear() {
 	s.cells = make([][]rune, s.height)
+	s.fg = make([][]string, s.height)
 	for i := range s.cells {
 		s.cells[i] = []rune(strings.Repeat(" ", s.width))
+		s.fg[i] = make([]string, s.width)
 	}
 }
 
@@ -91,6 +95,7 @@ func (s *Screen) step(buf []byte) int {
 	default:
 		if s.y < s.height && s.x < s.width {
 			s.cells[s.y][s.x] = r
+			s.fg[s.y][s.x] = s.curFG
 		}
 		s.x++
 	}
@@ -109,6 +114,8 @@ func (s *Screen) csi(params string, final byte) {
 			col = atoi(parts[1])
 		}
 		s.x, s.y = col-1, row-1
+	case 'm':
+		s.sgr(params)
 	case 'J':
 		if params == "2" {
 			s.clear()
@@ -118,6 +125,39 @@ func (s *Screen) csi(params string, final byte) {
 			s.cursorVisible = final == 'h'
 		}
 	}
+}
+
+// sgr follows the foreground colour: 38;5;n and 38;2;r;g;b set it, 0 (or nothing) resets.
+func (s *Screen) sgr(params string) {
+	parts := strings.Split(params, ";")
+	for i := 0; i < len(parts); i++ {
+		switch parts[i] {
+		case "", "0":
+			s.curFG = ""
+		case "38":
+			if i+2 < len(parts) && parts[i+1] == "5" {
+				s.curFG = strings.Join(parts[i:i+3], ";")
+				i += 2
+			} else if i+4 < len(parts) && parts[i+1] == "2" {
+				s.curFG = strings.Join(parts[i:i+5], ";")
+				i += 4
+			}
+		case "48":
+			if i+1 < len(parts) && parts[i+1] == "5" {
+				i += 2
+			} else {
+				i += 4
+			}
+		}
+	}
+}
+
+// Foreground is the SGR foreground the cell at x, y (1-based) was drawn with, as sent
+// ("38;5;185"), or "" for the terminal's default.
+func (s *Screen) Foreground(x, y int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.fg[y-1][x-1]
 }
 
 func atoi(s string) int {

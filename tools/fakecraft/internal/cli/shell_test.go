@@ -119,6 +119,16 @@ func (s *ptyShell) waitLine(line string) {
 	})
 }
 
+// rowOf is the 1-based row showing exactly line, or 0.
+func (s *ptyShell) rowOf(line string) int {
+	for i, row := range strings.Split(s.screen.Text(), "\n") {
+		if row == line {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // waitPrompt waits for the shell's prompt on the lowest non-empty row.
 func (s *ptyShell) waitPrompt(prompt string) {
 	s.t.Helper()
@@ -158,7 +168,7 @@ func shellRepo(t *testing.T) string {
 // TestShellLuaAndEdit is the person at the keyboard: the Lua prompt answers 1+1 with 2,
 // edit writes and saves a file, cat shows it, Ctrl-S turns the computer off.
 func TestShellLuaAndEdit(t *testing.T) {
-	s := startShell(t, "--root", shellRepo(t), "--no-autostart")
+	s := startShell(t, "--root", shellRepo(t), "--no-autostart", "--colours", "256")
 	s.waitText("CraftOS 1.9")
 	s.waitPrompt(">")
 
@@ -167,7 +177,15 @@ func TestShellLuaAndEdit(t *testing.T) {
 	s.waitPrompt("lua>")
 	s.typeText("1+1\r")
 	s.waitLine("2")
+	// Colours reach the terminal: the prompt's header in yellow, typed text in white
+	// (--colours 256: CC's yellow #DEDE6C is xterm 185, white #F0F0F0 is 255).
+	assert.Equal(t, "38;5;185", s.screen.Foreground(1, 1), "CraftOS 1.9 in yellow")
+	assert.Equal(t, "38;5;255", s.screen.Foreground(3, 2), "the typed command in white")
 	s.typeText("exit()\r")
+	s.waitPrompt(">")
+	s.typeText("nosuch\r")
+	s.waitLine("No such program")
+	assert.Equal(t, "38;5;167", s.screen.Foreground(1, s.rowOf("No such program")), "errors in red (#CC4C4C)")
 	s.waitPrompt(">")
 
 	s.typeText("edit notes.txt\r")
