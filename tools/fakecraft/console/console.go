@@ -88,9 +88,10 @@ func (c *Console) read() {
 	}
 }
 
-// Close stops reading. When the input is a file that supports deadlines (a terminal
-// opened as a file, as a pty is) the read is interrupted and Close waits for the reader;
-// otherwise (a process's own stdin) the reader ends with the process.
+// Close stops reading. When the input is a file that supports read deadlines (a
+// non-blocking one, which Go's poller serves) the read in progress is interrupted and Close
+// waits for the reader; otherwise (a process's own blocking stdin) the reader ends with the
+// process, or at the input's next byte.
 func (c *Console) Close() {
 	c.closeMu.Do(func() {
 		close(c.done)
