@@ -76,8 +76,9 @@ func luaStringFormat(L *lua.LState) int {
 		arg++
 		switch verb {
 		case 'd', 'i':
-			n := float64(L.CheckNumber(arg))
-			if n != math.Trunc(n) || math.IsInf(n, 0) {
+			// Cobalt truncates a fraction (CC's own os spec formats os.epoch()/1000 with %d).
+			n := math.Trunc(float64(L.CheckNumber(arg)))
+			if math.IsNaN(n) || math.IsInf(n, 0) {
 				L.ArgError(arg, "number has no integer representation")
 			}
 			out.WriteString(fmt.Sprintf("%"+spec+"d", int64(n)))

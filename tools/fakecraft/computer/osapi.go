@@ -6,6 +6,8 @@ import (
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // In-game time: CC's world clock, which starts here at 06:00 of day 1 and advances one
@@ -26,14 +28,6 @@ func argTypeName(v lua.LValue) string {
 		return "nan"
 	}
 	return typeName(v)
-}
-
-func argFiniteNumber(L *lua.LState, n int) float64 {
-	v, ok := L.Get(n).(lua.LNumber)
-	if !ok || math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-		argError(L, n, "number", L.Get(n))
-	}
-	return float64(v)
 }
 
 func argOptString(L *lua.LState, n int, def string) string {
@@ -109,11 +103,11 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 			return 0
 		},
 		"startTimer": func(L *lua.LState) int {
-			L.Push(lua.LNumber(c.StartTimer(argFiniteNumber(L, 1))))
+			L.Push(lua.LNumber(c.StartTimer(luakit.CheckFinite(L, 1))))
 			return 1
 		},
 		"cancelTimer": func(L *lua.LState) int {
-			c.CancelTimer(int(argFiniteNumber(L, 1)))
+			c.CancelTimer(int(luakit.CheckFinite(L, 1)))
 			return 0
 		},
 		"clock": func(L *lua.LState) int {
@@ -182,9 +176,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 	}
 	os.RawSetString("computerID", os.RawGetString("getComputerID"))
 	os.RawSetString("computerLabel", os.RawGetString("getComputerLabel"))
-	if date := stockOS.RawGetString("date"); date != lua.LNil {
-		os.RawSetString("date", date)
-	}
+	os.RawSetString("date", L.NewFunction(c.osDate))
 	L.SetGlobal("os", os)
 }
 

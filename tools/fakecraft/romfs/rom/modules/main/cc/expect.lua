@@ -110,6 +110,9 @@ local function field(tbl, key, ...)
   if matches(value, ...) then
     return value;
   end
+  if value == nil then
+    error(("field '%s' missing from table"):format(key), CALLER_LEVEL);
+  end
   error(("bad field '%s' (%s expected, got %s)"):format(key, join_types(...), display_type(value)), CALLER_LEVEL);
 end
 
@@ -118,7 +121,8 @@ local function range(num, min, max)
   expect(1, num, "number");
   min = expect(2, min, "number", "nil") or -math.huge;
   max = expect(3, max, "number", "nil") or math.huge;
-  if num < min or num > max then
+  -- NaN lies within no range: it fails both comparisons, so test for being inside.
+  if not (num >= min and num <= max) then
     error(("number outside of range (expected %s to be within %s and %s)"):format(tostring(num), tostring(min), tostring(max)), CALLER_LEVEL);
   end
   return num;

@@ -1,0 +1,56 @@
+-- Specs for cc.expect's field/range messages, cc.strings and the vector API.
+
+local expect_mod = require("cc.expect");
+local strings = require("cc.strings");
+
+describe("cc.expect", function()
+  it("says a missing field is missing", function()
+    expect.error(expect_mod.field, {}, "k", "string"):eq("field 'k' missing from table");
+    expect.error(expect_mod.field, { k = 1 }, "k", "string"):eq("bad field 'k' (string expected, got number)");
+  end);
+
+  it("puts NaN outside every range", function()
+    expect.error(expect_mod.range, 0 / 0, 1, 2)
+      :eq(("number outside of range (expected %s to be within 1 and 2)"):format(tostring(0 / 0)));
+    expect.error(expect_mod.range, 0, 1):eq("number outside of range (expected 0 to be within 1 and inf)");
+  end);
+end);
+
+describe("cc.strings", function()
+  it("wraps, dropping spaces that do not fit", function()
+    expect(strings.wrap("test string is long", 11)):same({ "test string", "is long" });
+    expect(strings.wrap("test string is long", 12)):same({ "test string ", "is long" });
+    expect(strings.wrap("abcdefgh", 3)):same({ "abc", "def", "gh" });
+    expect.error(strings.wrap, "", 0):eq("number outside of range (expected 0 to be within 1 and inf)");
+  end);
+
+  it("pads and cuts to a width", function()
+    expect(strings.ensure_width("ab", 4)):eq("ab  ");
+    expect(strings.ensure_width("abcdef", 4)):eq("abcd");
+  end);
+
+  it("splits on patterns and plain text, with a limit", function()
+    expect(strings.split("-a-", "%-")):same({ "", "a", "" });
+    expect(strings.split("a.b.c", ".", true, 2)):same({ "a", "b.c" });
+    expect.error(strings.split, "abc", ""):eq("separator is empty");
+  end);
+end);
+
+describe("vector", function()
+  it("does arithmetic through operators and methods", function()
+    local a, b = vector.new(1, 2, 3), vector.new(6, 4, 2);
+    expect(a + b):eq(vector.new(7, 6, 5));
+    expect(b - a):eq(vector.new(5, 2, -1));
+    expect(a * 2):eq(vector.new(2, 4, 6));
+    expect(-a):eq(vector.new(-1, -2, -3));
+    expect(vector.new(2, 3, 6):length()):eq(7);
+    expect(a:dot(b)):eq(20);
+    expect(tostring(a)):eq("1,2,3");
+  end);
+
+  it("checks that arguments are vectors", function()
+    local a = vector.new();
+    expect.error(a.add, nil, a):eq("bad argument #1 (vector expected, got nil)");
+    expect.error(a.mul, a, nil):eq("bad argument #2 (number expected, got nil)");
+  end);
+end);
