@@ -130,6 +130,9 @@ function term.native() return native_term; end
 function term.current() return current_term; end
 function term.redirect(target)
   expect_arg(1, target, "table");
+  if target == term then
+    error("term is not a recommended redirect target, try term.current() instead", 2);
+  end
   local previous = current_term;
   current_term = target;
   return previous;

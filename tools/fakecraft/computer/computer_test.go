@@ -76,7 +76,7 @@ assert(tostring(math.huge) == "inf" and math.huge == 1/0)
 assert(tostring(setmetatable({}, {__tostring = function() return "T" end})) == "T")
 assert(string.format("%s|%d|%5.1f", 1/3, 3, 2) == "0.33333333333333|3|  2.0", string.format("%s|%d|%5.1f", 1/3, 3, 2))
 assert(string.format("%q", "a\nb\"\0") == '"a\\\nb\\"\\000"', string.format("%q", "a\nb\"\0"))
-assert(not pcall(string.format, "%d", 1.5))
+assert(string.format("%d", 1.5) == "1") -- Cobalt truncates: CC's own os_spec formats os.epoch()/1000 with %d
 assert(("%x"):format(255) == "ff")
 assert(string.rep("ab", 3, ",") == "ab,ab,ab")
 `)
