@@ -7,6 +7,7 @@ package luachunk
 
 import (
 	"strings"
+	"sync"
 
 	lua "github.com/yuin/gopher-lua"
 	"github.com/yuin/gopher-lua/parse"
@@ -42,9 +43,39 @@ func Compile(src, name string) (Chunk, error) {
 	return Chunk{Proto: proto, EnvWrapped: wrapped}, nil
 }
 
+// romCache holds compiled chunks of the ROM and bios, which every computer loads at boot.
+// gopher-lua's prototypes are immutable once compiled, so computers share them.
+var romCache sync.Map // chunk name -> cached
+
+type cached struct {
+	src   string
+	chunk Chunk
+}
+
+// cacheable says whether a chunk name is one whose source never changes in a process: the
+// embedded ROM's files and fakecraft's own bios pieces.
+func cacheable(name string) bool {
+	return strings.HasPrefix(name, "/rom/") || name == "bios.lua" || name == "[C]"
+}
+
+// compileCached is Compile, sharing the result for ROM chunks with the same source.
+func compileCached(src, name string) (Chunk, error) {
+	if !cacheable(name) {
+		return Compile(src, name)
+	}
+	if v, ok := romCache.Load(name); ok && v.(cached).src == src {
+		return v.(cached).chunk, nil
+	}
+	c, err := Compile(src, name)
+	if err == nil {
+		romCache.Store(name, cached{src: src, chunk: c})
+	}
+	return c, err
+}
+
 // Load compiles src and returns its function with env as its environment (and _ENV).
 func Load(L *lua.LState, src, name string, env *lua.LTable) (*lua.LFunction, error) {
-	c, err := Compile(src, name)
+	c, err := compileCached(src, name)
 	if err != nil {
 		return nil, err
 	}

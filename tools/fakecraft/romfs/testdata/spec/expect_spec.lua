@@ -55,7 +55,7 @@ describe("cc.expect", function()
     end);
 
     it("names the field", function()
-      expect.error(e.field, { k = 1 }, "x", "string"):eq("bad field 'x' (string expected, got nil)");
+      expect.error(e.field, { k = 1 }, "x", "string"):eq("field 'x' missing from table"); -- CC's test-rom expect_spec
       expect.error(e.field, { k = 1 }, "k", "string", "boolean"):eq("bad field 'k' (string or boolean expected, got number)");
     end);
 
