@@ -270,6 +270,10 @@ func (d *jsonDecoder) number() (lua.LValue, error) {
 	start := d.i
 	if d.s[d.i] == '-' {
 		d.i++
+		if d.i >= len(d.s) || d.s[d.i] < '0' || d.s[d.i] > '9' {
+			// CC's reader wants a digit after the sign: -.123 is malformed.
+			return nil, d.fail(start, "Malformed number "+showString(d.s[start:d.i])+".")
+		}
 	}
 	d.digits()
 	if d.i < len(d.s) && d.s[d.i] == '.' {

@@ -10,7 +10,12 @@ local function expect_arg(index, value, ...)
   for i = 1, select("#", ...) do
     if t == select(i, ...) then return value; end
   end
-  error(("bad argument #%d (%s expected, got %s)"):format(index, table.concat({ ... }, " or "), t), 3);
+  -- As cc.expect, "nil" is left out of the expected types.
+  local names = {};
+  for i = 1, select("#", ...) do
+    if select(i, ...) ~= "nil" then names[#names + 1] = select(i, ...); end
+  end
+  error(("bad argument #%d (%s expected, got %s)"):format(index, table.concat(names, " or "), t), 3);
 end
 
 -- Lines printed since the last pause of a paged output, and how many fit before one.
@@ -32,6 +37,27 @@ local function pause_if_full()
     term.setCursorPos(1, y);
     paged_lines = 0;
   end
+end
+
+--- Writes text a character at a time, rate characters a second (default 20), wrapped to the
+--- terminal's width first (with cc.strings.wrap) so that no word is split while it appears.
+function api.slowWrite(text, rate)
+  expect_arg(2, rate, "number", "nil");
+  rate = rate or 20;
+  if rate < 0 then error("Rate must be positive", 2); end
+  local delay = 1 / rate;
+  local wrap = dofile("rom/modules/main/cc/strings.lua").wrap;
+  local wrapped = table.concat(wrap(tostring(text), (term.getSize())), "\n");
+  for n = 1, #wrapped do
+    sleep(delay);
+    write(wrapped:sub(n, n));
+  end
+end
+
+--- slowWrite, then a new line.
+function api.slowPrint(text, rate)
+  api.slowWrite(text, rate);
+  print();
 end
 
 --- Prints text like print, pausing for a key press whenever a screenful has gone by.
@@ -58,10 +84,10 @@ local function tabulate(paged, ...)
   for i = 1, args.n do
     if type(args[i]) == "table" then
       for n, entry in pairs(args[i]) do
-        if type(entry) ~= "string" then
+        if type(entry) ~= "string" and type(entry) ~= "number" then
           error(("bad argument #%d.%s (string expected, got %s)"):format(i, tostring(n), type(entry)), 3);
         end
-        column = math.max(column, #entry + 1);
+        column = math.max(column, #tostring(entry) + 1);
       end
     end
   end
@@ -85,7 +111,7 @@ local function tabulate(paged, ...)
         end
         local _, y = term.getCursorPos();
         term.setCursorPos(1 + math.floor((n - 1) * column), y);
-        term.write(entry);
+        term.write(tostring(entry));
         n = n + 1;
       end
       newline();

@@ -54,3 +54,31 @@ describe("vector", function()
     expect.error(a.mul, a, nil):eq("bad argument #2 (number expected, got nil)");
   end);
 end);
+
+describe("textutils", function()
+  it("slowWrite wraps first, then writes a character per sleep", function()
+    local sleeps = 0;
+    local real_sleep = _G.sleep;
+    _G.sleep = function() sleeps = sleeps + 1; end;
+    local current = term.current();
+    local w = window.create(current, 1, 1, 20, 3, false);
+    term.redirect(w);
+    local ok, err = pcall(textutils.slowWrite, "This is a long string which one would hope wraps.");
+    term.redirect(current);
+    _G.sleep = real_sleep;
+    assert(ok, err);
+    expect((w.getLine(1))):eq("This is a long      ");
+    expect((w.getLine(2))):eq("string which one    ");
+    expect(sleeps):eq(51);
+    expect.error(textutils.slowWrite, nil, false):eq("bad argument #2 (number expected, got boolean)");
+  end);
+
+  it("pagedPrint names its argument types as cc.expect does", function()
+    expect.error(textutils.pagedPrint, nil, false):eq("bad argument #2 (number expected, got boolean)");
+  end);
+
+  it("refuses a number with a sign but no integer part", function()
+    expect(textutils.unserializeJSON("-.123")):eq(nil);
+    expect(textutils.unserializeJSON("-0.5")):eq(-0.5);
+  end);
+end);

@@ -1,7 +1,8 @@
 -- cc.strings: text helpers (wrap, ensure_width, split), as CC: Tweaked's module. Written for
 -- fakecraft from CC's documentation; it shares no code with CC's ROM.
 
-local expect = require("cc.expect");
+-- dofile, not require: textutils (an API, with no require) loads this module too.
+local expect = dofile("rom/modules/main/cc/expect.lua");
 local expect_arg, range = expect.expect, expect.range;
 
 --- Wraps text into lines of at most width characters (default: the terminal's width),

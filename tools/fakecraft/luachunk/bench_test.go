@@ -1,0 +1,87 @@
+package luachunk
+
+import (
+	"io/fs"
+	"strings"
+	"testing"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
+
+	"fakecraft/romfs"
+)
+
+// romSource is a real chunk of typical size: the ROM's io library.
+func romSource(b *testing.B) string {
+	b.Helper()
+	data, err := fs.ReadFile(romfs.ROM(), "apis/io.lua")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return string(data)
+}
+
+// BenchmarkCompileStock is gopher-lua's own parse and compile, the cost before any rewrite.
+func BenchmarkCompileStock(b *testing.B) {
+	src := romSource(b)
+	for b.Loop() {
+		stmts, err := parse.Parse(strings.NewReader(src), "io")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := lua.Compile(stmts, "io"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompileNoRewrite is Compile on a chunk that needs neither pass: the two checks.
+func BenchmarkCompileNoRewrite(b *testing.B) {
+	src := romSource(b)
+	for b.Loop() {
+		if _, err := Compile(src, "io"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompileEscapes adds the escape pass (the source gets a \x escape).
+func BenchmarkCompileEscapes(b *testing.B) {
+	src := romSource(b) + "\nlocal _ = \"\\x41\"\n"
+	for b.Loop() {
+		if _, err := Compile(src, "io"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCompileEnv adds the _ENV rewrite (the source mentions _ENV).
+func BenchmarkCompileEnv(b *testing.B) {
+	src := romSource(b) + "\nlocal _ = _ENV\n"
+	for b.Loop() {
+		if _, err := Compile(src, "io"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEscapePassOnly and BenchmarkEnvRewriteOnly are the passes alone.
+func BenchmarkEscapePassOnly(b *testing.B) {
+	src := romSource(b) + "\nlocal _ = \"\\x41\"\n"
+	for b.Loop() {
+		_ = rewriteEscapes(src)
+	}
+}
+
+func BenchmarkEnvRewriteOnly(b *testing.B) {
+	src := romSource(b)
+	for b.Loop() {
+		b.StopTimer()
+		stmts, err := parse.Parse(strings.NewReader(src), "io")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		_ = wrapEnv(stmts)
+	}
+}
