@@ -172,7 +172,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if c.MCP {
 		modules = append(modules, mcp.New(gatewayBackend{gw}, logger))
 	}
-	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout}, modules...)
+	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
+		PublicURL: c.PublicURL}, modules...)
 
 	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,

@@ -21,6 +21,7 @@ func apiCall(t *testing.T, h *harness, traposID, body, token string) (int, APIRe
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/trapos/computers/"+url.PathEscape(traposID)+"/requests", strings.NewReader(body))
 	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

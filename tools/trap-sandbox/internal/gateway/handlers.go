@@ -150,12 +150,12 @@ func (s *Session) handleHello(f protocol.Frame) {
 		}
 		// Past the address's burst of failures the answer waits: guessing runs at the
 		// failed-hello rate, however many sockets try.
-		s.gw.cfg.Metrics.limited(limitFailedHellos)
 		s.verdictPending.Store(true)
+		timer := s.gw.cfg.Clock.NewTimer(delay) // armed before it is counted, for tests
+		s.gw.cfg.Metrics.limited(limitFailedHellos)
 		s.handlers.Add(1) // on the reader, before run's handlers.Wait
 		go func() {
 			defer s.handlers.Done()
-			timer := s.gw.cfg.Clock.NewTimer(delay)
 			defer timer.Stop()
 			select {
 			case <-timer.C():

@@ -145,15 +145,20 @@ func TestFailedHellosAreSlowedButARightSecretIsNever(t *testing.T) {
 		assert.Equal(t, protocol.CodeUnauthorized, c.read().Error.Code)
 		c.expectClose(CloseUnauthorized, "unauthorized")
 	}
-	fourth, fifth := wrong(), wrong()
-	waitFor(t, "two verdicts held back", func() bool { return testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)) == 2 })
-	var held []*Session
+	held := func(n float64) func() bool {
+		return func() bool { return testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)) == n }
+	}
+	fourth := wrong()
+	waitFor(t, "the fourth verdict held back", held(1))
+	fifth := wrong()
+	waitFor(t, "the fifth verdict held back", held(2))
+	var waiting []*Session
 	for _, s := range sessionsOf(h.gw) {
 		if s.verdictPending.Load() {
-			held = append(held, s)
+			waiting = append(waiting, s)
 		}
 	}
-	require.Len(t, held, 2)
+	require.Len(t, waiting, 2)
 
 	ok := h.connect(t, "8:", "right") // same address, right secret: no wait
 	assert.NotNil(t, ok)
@@ -161,7 +166,7 @@ func TestFailedHellosAreSlowedButARightSecretIsNever(t *testing.T) {
 	fc.Advance(time.Second) // one token: the fourth gets its answer
 	assert.Equal(t, protocol.CodeUnauthorized, fourth.read().Error.Code)
 	fourth.expectClose(CloseUnauthorized, "unauthorized")
-	assert.False(t, held[0].isClosed() && held[1].isClosed(), "the fifth still waits")
+	assert.False(t, waiting[0].isClosed() && waiting[1].isClosed(), "the fifth still waits")
 	fc.Advance(time.Second)
 	assert.Equal(t, protocol.CodeUnauthorized, fifth.read().Error.Code)
 	fifth.expectClose(CloseUnauthorized, "unauthorized")

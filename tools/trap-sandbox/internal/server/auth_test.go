@@ -25,6 +25,7 @@ func (apiModule) Mount(routes *Routes) {
 func serve(s *Server, method, path, remote, token string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, path, nil)
 	req.RemoteAddr = remote
+	req.Host = "127.0.0.1:4444" // httptest's example.com would be a foreign name (guard.go)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}

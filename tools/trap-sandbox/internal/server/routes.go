@@ -9,6 +9,7 @@ import "net/http"
 type Routes struct {
 	mux      *http.ServeMux
 	apiToken string
+	guard    guard // guard.go: JSON POSTs, and without a token no foreign Origin or Host
 }
 
 // Handle registers a route without the API auth check.
@@ -17,9 +18,9 @@ func (r *Routes) Handle(pattern string, h http.Handler) { r.mux.Handle(pattern, 
 // HandleFunc is Handle for a function.
 func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(pattern, h) }
 
-// HandleAPI registers a host API route behind the API auth check.
+// HandleAPI registers a host API route behind the browser guard and the API auth check.
 func (r *Routes) HandleAPI(pattern string, h http.Handler) {
-	r.mux.Handle(pattern, apiAuth(r.apiToken, h))
+	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, h)))
 }
 
 // HandleAPIFunc is HandleAPI for a function.

@@ -58,6 +58,8 @@ type Config struct {
 	Metrics *prometheus.Registry
 	// ShutdownTimeout bounds a graceful shutdown; zero means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
+	// PublicURL is --public-url; its host is one more name the API answers to (guard.go).
+	PublicURL string
 }
 
 // Shutdowner is implemented by modules that hold connections the HTTP server does not track
@@ -94,7 +96,7 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 		shutdownTimeout = DefaultShutdownTimeout
 	}
 	mux := http.NewServeMux()
-	routes := &Routes{mux: mux, apiToken: cfg.APIToken}
+	routes := &Routes{mux: mux, apiToken: cfg.APIToken, guard: newGuard(cfg)}
 	routes.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		body := "ok\n"
