@@ -11,8 +11,15 @@ local events = require('/apis/libsandboxevents');
 local version = require('/apis/libsandboxversion');
 local requestsLib = require('/apis/libsandboxrequests');
 
--- Seconds between a lost connection and the next attempt (no backoff in v1).
+-- Seconds between a lost connection and the next attempt (no backoff in v1), plus up to
+-- RECONNECT_JITTER more at random: a Minecraft server's computers all lose the gateway at once
+-- when it restarts, and must not all come back in the same tick.
 local RECONNECT_DELAY = 5;
+local RECONNECT_JITTER = 1;
+-- Seconds an open socket may wait for the hello answer before it is presumed dead (a frozen
+-- gateway keeps TCP open and says nothing). After hello, the answer's livenessMs sets the
+-- bound instead; this is its default in the gateway (idle probe 60 s + request timeout 10 s).
+local HELLO_ANSWER_WAIT = 70;
 -- Seconds between two looks at the computer's label. CC has no event for a label change, and
 -- the traposId (id:label) is fixed per hello, so a renamed computer reconnects under its new
 -- name within this time.
@@ -44,8 +51,9 @@ local EVENT_RECONNECT, EVENT_STATUS_REQUEST, EVENT_STATUS = events.EVENT_RECONNE
 
 -- The daemon as a factory of event handlers. deps: settings, os (queueEvent, startTimer,
 -- cancelTimer, getComputerID, getComputerLabel, epoch, clock, day, time), http (nil when
--- disabled), and optionally clock (epoch ms), log(message), and what gateway requests use
--- (libsandboxrequests): fs, term, peripheral, host, shell and env (the globals by default).
+-- disabled), and optionally clock (epoch ms), random (a number in [0, 1)), log(message), and
+-- what gateway requests use (libsandboxrequests): fs, term, peripheral, host, shell and env
+-- (the globals by default).
 -- servers/sandbox.lua drives handle().
 local function newDaemon(deps)
   expect(1, deps, "table");
@@ -53,6 +61,7 @@ local function newDaemon(deps)
   field(deps, "os", "table");
   field(deps, "http", "table", "nil");
   field(deps, "clock", "function", "nil");
+  field(deps, "random", "function", "nil");
   field(deps, "log", "function", "nil");
   field(deps, "env", "table", "nil");
   local http = deps.http;
@@ -60,6 +69,7 @@ local function newDaemon(deps)
   local osApi = deps.os;
   local clock = deps.clock or function() return osApi.epoch("utc"); end;
   local log = deps.log or function() end;
+  local random = deps.random or math.random;
 
   local state = STATE_DORMANT;
   local url = nil;             -- normalised URL of the current attempt / socket
@@ -70,6 +80,12 @@ local function newDaemon(deps)
   local stateSince = clock();
   local reconnectTimer = nil;
   local labelTimer = nil;
+  -- Liveness: a live gateway sends some frame (at worst its idle-probe ping) at least every
+  -- livenessMs; a socket silent longer is dead even if TCP says nothing (a frozen gateway, a
+  -- cut network, a NAT that forgot the mapping). CC's websocket sends no pings of its own.
+  local livenessTimer = nil;
+  local livenessMs = nil;      -- the bound in force on this socket, nil for none
+  local lastFrameAt = nil;     -- clock() of the last frame the gateway sent on this socket
   local inflight = {};         -- messageId -> true, requests sent on the current socket
   local pending = {};          -- url -> true, websocketAsync calls without an outcome yet
 
@@ -129,11 +145,27 @@ local function newDaemon(deps)
     end
   end
 
+  local function stopLiveness()
+    if livenessTimer ~= nil then
+      osApi.cancelTimer(livenessTimer);
+      livenessTimer = nil;
+    end
+    livenessMs = nil;
+  end
+
+  -- Watches the socket for silence longer than ms.
+  local function watchLiveness(ms)
+    stopLiveness();
+    livenessMs = ms;
+    livenessTimer = osApi.startTimer(ms / 1000);
+  end
+
   local function closeSocket()
     if labelTimer ~= nil then
       osApi.cancelTimer(labelTimer);
       labelTimer = nil;
     end
+    stopLiveness();
     if socket ~= nil then
       local old = socket;
       socket = nil;
@@ -154,10 +186,10 @@ local function newDaemon(deps)
   local function scheduleReconnect()
     cancelReconnect();
     setState(STATE_WAITING);
-    reconnectTimer = osApi.startTimer(RECONNECT_DELAY);
+    reconnectTimer = osApi.startTimer(RECONNECT_DELAY + RECONNECT_JITTER * random());
   end
 
-  -- Drops the socket after an error and tries again in RECONNECT_DELAY seconds.
+  -- Drops the socket after an error and tries again in RECONNECT_DELAY (+ jitter) seconds.
   local function lose(reason)
     lastError = reason;
     closeSocket();
@@ -237,6 +269,12 @@ local function newDaemon(deps)
     if frame.ok then
       lastError = nil;
       setState(STATE_CONNECTED);
+      local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
+      if type(announced) == "number" and announced > 0 then
+        watchLiveness(announced);
+      else
+        stopLiveness(); -- an older gateway announces no bound: trust TCP, as before
+      end
       labelTimer = osApi.startTimer(LABEL_CHECK_INTERVAL);
       osApi.queueEvent(EVENT_CONNECTED, sessionId);
     elseif frame.error.code == ERR_UNAUTHORIZED then
@@ -289,6 +327,7 @@ local function newDaemon(deps)
     if eventUrl ~= url or socket == nil then
       return;
     end
+    lastFrameAt = clock(); -- any frame, even one we ignore, shows the gateway alive
     local frame = decodeFrame(contents);
     if frame == nil then
       return; -- malformed frames are ignored
@@ -312,6 +351,8 @@ local function newDaemon(deps)
     if eventUrl == url and state == STATE_CONNECTING and socket == nil then
       socket = newSocket;
       setState(STATE_AUTHENTICATING);
+      lastFrameAt = clock();
+      watchLiveness(HELLO_ANSWER_WAIT * 1000);
       sendHello();
     elseif wasPending and type(newSocket) == "table" then
       -- A stale attempt of ours (the URL changed meanwhile): free the socket slot.
@@ -393,6 +434,21 @@ local function newDaemon(deps)
     end
   end
 
+  -- The liveness timer fired: silent too long means gone, else look again when it could be.
+  local function checkLiveness()
+    livenessTimer = nil;
+    if socket == nil or livenessMs == nil then
+      return;
+    end
+    local silent = clock() - lastFrameAt;
+    if silent >= livenessMs then
+      lose("the gateway sent nothing for " .. math.floor(silent / 1000) .. " s (it promised a frame every "
+        .. math.floor(livenessMs / 1000) .. " s at most): reconnecting");
+    else
+      livenessTimer = osApi.startTimer((livenessMs - silent) / 1000);
+    end
+  end
+
   local function stop()
     requests.stop();
     closeSocket();
@@ -412,6 +468,8 @@ local function newDaemon(deps)
         connect();
       elseif labelTimer ~= nil and id == labelTimer then
         checkLabel();
+      elseif livenessTimer ~= nil and id == livenessTimer then
+        checkLiveness();
       end
     end,
     setting_changed = function(name)
@@ -461,6 +519,8 @@ end
 
 return {
   RECONNECT_DELAY = RECONNECT_DELAY,
+  RECONNECT_JITTER = RECONNECT_JITTER,
+  HELLO_ANSWER_WAIT = HELLO_ANSWER_WAIT,
   LABEL_CHECK_INTERVAL = LABEL_CHECK_INTERVAL,
   STATE_DORMANT = STATE_DORMANT,
   STATE_DISABLED = STATE_DISABLED,

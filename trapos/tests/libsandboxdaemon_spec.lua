@@ -43,6 +43,8 @@ local function newWorld(opts)
     connects = {},
     logs = {},
     nextTimer = 100,
+    now = 0,    -- the daemon's clock, epoch ms
+    random = 0, -- what its random() returns
   };
   world.settings = {
     define = function(name, options) world.defined = (world.defined or 0) + 1; end,
@@ -89,7 +91,8 @@ local function newWorld(opts)
     http = world.http,
     settings = world.settings,
     os = world.os,
-    clock = function() return 0; end,
+    clock = function() return world.now; end,
+    random = function() return world.random; end,
     log = function(message) world.logs[#world.logs + 1] = message; end,
   });
   world.handle = world.daemon.handle;
@@ -111,6 +114,15 @@ local function newWorld(opts)
     end
     return n;
   end;
+  -- The running timer of that many seconds, if any.
+  world.timerOf = function(seconds)
+    for id, s in pairs(world.timers) do
+      if s == seconds then
+        return id;
+      end
+    end
+    return nil;
+  end;
   -- Opens the socket: websocket_success for the URL the daemon asked for.
   world.open = function()
     local socket = newSocket();
@@ -120,7 +132,7 @@ local function newWorld(opts)
   world.message = function(frame)
     return world.handle("websocket_message", world.connects[#world.connects], textutils.serializeJSON(frame), false);
   end;
-  world.answerHello = function(socket, ok, err)
+  world.answerHello = function(socket, ok, err, livenessMs)
     local hello = socket.frame(1);
     world.message({
       event = "gateway_response",
@@ -128,7 +140,7 @@ local function newWorld(opts)
       messageId = hello.messageId,
       type = "hello",
       ok = ok,
-      payload = ok and { accountId = "local" } or nil,
+      payload = ok and { accountId = "local", livenessMs = livenessMs } or nil,
       error = err,
     });
   end;
@@ -344,6 +356,66 @@ describe("sandbox daemon", function()
   end);
 
   describe("connection loss", function()
+    it("spreads its reconnect over 5 to 6 s", function()
+      local world = newWorld({ url = URL });
+      world.random = 0.999;
+      world.connect();
+      world.handle("websocket_closed", FULL_URL, "Connection closed", nil);
+      expect(world.timers[world.lastTimer]):eq(5.999);
+    end);
+
+    it("reconnects when the gateway says nothing for livenessMs", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local socket = world.open();
+      world.answerHello(socket, true, nil, 70000);
+      local liveness = world.timerOf(70);
+      expect(liveness):ne(nil);
+      -- A frame at 30 s: when the timer fires at 70 s the gateway was silent only 40 s.
+      world.now = 30000;
+      world.message({ event = "gateway_request", traposReceiverId = "7:", messageId = "p", type = "ping" });
+      world.now = 70000;
+      world.handle("timer", liveness);
+      expect(world.daemon.status().state):eq("connected");
+      local again = world.timerOf(30);
+      expect(again):ne(nil);
+      -- Nothing since: at 100 s it is 70 s of silence, and the socket is dropped.
+      world.now = 100000;
+      world.handle("timer", again);
+      local status = world.daemon.status();
+      expect(status.state):eq("waiting");
+      expect(status.lastError):eq("the gateway sent nothing for 70 s (it promised a frame every 70 s at most): reconnecting");
+      expect(socket.closed):eq(1);
+      expect(world.timers[world.lastTimer]):eq(5);
+    end);
+
+    it("waits at most 70 s for the hello answer", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local socket = world.open();
+      local wait = world.lastTimer;
+      expect(world.timers[wait]):eq(daemonLib.HELLO_ANSWER_WAIT);
+      world.now = 70000;
+      world.handle("timer", wait);
+      expect(world.daemon.status().state):eq("waiting");
+      expect(socket.closed):eq(1);
+    end);
+
+    it("keeps no liveness clock for a gateway that announces none", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.now = 10 * 60 * 1000;
+      local due = {};
+      for id in pairs(world.timers) do
+        due[#due + 1] = id;
+      end
+      for _, id in ipairs(due) do
+        world.handle("timer", id);
+      end
+      expect(world.daemon.status().state):eq("connected");
+      expect(socket.closed):eq(0);
+    end);
+
     it("closes the old socket and reconnects after exactly 5 s", function()
       local world = newWorld({ url = URL });
       local socket = world.connect();

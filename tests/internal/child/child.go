@@ -81,6 +81,9 @@ func (p *Process) Stop(timeout time.Duration) error {
 	return p.stopErr
 }
 
+// Signal sends sig to the process (SIGSTOP and SIGCONT freeze and thaw it).
+func (p *Process) Signal(sig os.Signal) error { return p.cmd.Process.Signal(sig) }
+
 // Kill ends the process at once with SIGKILL, as a crash would, and waits for it. Later Stop
 // and Kill calls return nil: the test wanted it dead.
 func (p *Process) Kill() error {

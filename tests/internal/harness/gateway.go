@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,6 +141,19 @@ func start(bin string, opts Options) (*Gateway, error) {
 // StopTimeout. It returns an error unless the process exited with status 0 in time. Later
 // calls return the first result.
 func (g *Gateway) Stop() error { return g.proc.Stop(StopTimeout) }
+
+// Freeze stops the process with SIGSTOP: its sockets stay open and it answers nothing, as a
+// frozen machine or a cut network looks to its peers. The test's cleanup thaws it.
+func (g *Gateway) Freeze(t testing.TB) {
+	t.Helper()
+	if err := g.proc.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatalf("freeze the gateway: %v", err)
+	}
+	t.Cleanup(g.Thaw)
+}
+
+// Thaw lets a frozen process run again (SIGCONT); it does nothing to a running one.
+func (g *Gateway) Thaw() { _ = g.proc.Signal(syscall.SIGCONT) }
 
 // Kill ends the process with SIGKILL (a crash: no shutdown, no close frames) and waits for it;
 // the test's cleanup then does not report it.

@@ -170,6 +170,13 @@ type Config struct {
 	Replica string
 }
 
+// Liveness is the longest a live gateway stays silent on an authenticated socket: a computer
+// that sends nothing for IdleProbeAfter gets an idle-probe ping, and the computer's last frame
+// can be an answer up to RequestTimeout after the gateway's last frame. A hello's answer
+// announces it (livenessMs), so that the daemon notices a gateway that vanished without
+// closing TCP. Call it on a Config with defaults applied.
+func (c Config) Liveness() time.Duration { return c.IdleProbeAfter + c.RequestTimeout }
+
 func (c Config) withDefaults() Config {
 	if c.HelloTimeout <= 0 {
 		c.HelloTimeout = DefaultHelloTimeout

@@ -166,7 +166,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	key := Key{AccountID: resolveAccount(secret), TraposID: traposID}
-	accountPayload, _ := json.Marshal(map[string]string{"accountId": key.AccountID})
+	accountPayload, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, LivenessMs: s.gw.cfg.Liveness().Milliseconds()})
 
 	s.mu.Lock()
 	if s.closed {
@@ -204,6 +204,14 @@ func (s *Session) handleHello(f protocol.Frame) {
 	s.log.Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
 	s.noteClientVersion(key, clientVersion)
 	s.reply(f, accountPayload, nil)
+}
+
+// helloAnswer is the payload of a good hello's answer.
+type helloAnswer struct {
+	AccountID string `json:"accountId"`
+	// LivenessMs is Config.Liveness: the daemon reconnects when the gateway sends nothing for
+	// that long (docs/protocol.md).
+	LivenessMs int64 `json:"livenessMs"`
 }
 
 // refuseSecret answers a wrong-secret hello and closes the socket with 4001.

@@ -18,7 +18,7 @@ func TestHelloOK(t *testing.T) {
 	resp := c.hello("pw")
 	assert.True(t, resp.OK)
 	assert.Equal(t, "7:kitchen", resp.TraposReceiverID)
-	assert.JSONEq(t, `{"accountId":"local"}`, string(resp.Payload))
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000}`, string(resp.Payload))
 
 	computers := h.gw.Computers()
 	require.Len(t, computers, 1)
@@ -133,7 +133,7 @@ func TestRepeatedHello(t *testing.T) {
 	c := h.connect(t, "7:", "pw")
 	resp := c.hello("pw")
 	assert.True(t, resp.OK, "the same hello again just answers ok")
-	assert.JSONEq(t, `{"accountId":"local"}`, string(resp.Payload))
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000}`, string(resp.Payload))
 
 	c.request("h2", TypeHello, map[string]any{"traposId": "8:", "secret": "pw"})
 	other := c.read()
