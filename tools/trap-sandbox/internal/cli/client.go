@@ -64,12 +64,12 @@ func (f APIFlags) do(ctx context.Context, method, path string, body any, out any
 	if _, isAPI := out.(*gateway.APIResponse); !isAPI && resp.StatusCode != http.StatusOK {
 		var apiErr gateway.APIResponse
 		if json.Unmarshal(data, &apiErr) == nil && apiErr.Error != nil {
-			return resp.StatusCode, fmt.Errorf("the gateway answered %d: %s", resp.StatusCode, apiErr.Error.Message)
+			return resp.StatusCode, fmt.Errorf("the gateway answered %d: %s", resp.StatusCode, printable(apiErr.Error.Message))
 		}
-		return resp.StatusCode, fmt.Errorf("the gateway answered %d: %.200s", resp.StatusCode, data)
+		return resp.StatusCode, fmt.Errorf("the gateway answered %d: %.200s", resp.StatusCode, printable(string(data)))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return resp.StatusCode, fmt.Errorf("the gateway answered %d with a body that is not the expected JSON: %.200s", resp.StatusCode, data)
+		return resp.StatusCode, fmt.Errorf("the gateway answered %d with a body that is not the expected JSON: %.200s", resp.StatusCode, printable(string(data)))
 	}
 	return resp.StatusCode, nil
 }
@@ -90,13 +90,14 @@ func (f APIFlags) request(ctx context.Context, traposID, typ string, payload jso
 	}
 	if !out.OK {
 		if out.Error == nil {
-			return out, fmt.Errorf("%s on %s failed (HTTP %d)", typ, traposID, status)
+			return out, fmt.Errorf("%s on %s failed (HTTP %d)", printable(typ), printable(traposID), status)
 		}
 		who := "the gateway"
 		if status == http.StatusOK {
 			who = "the computer"
 		}
-		return out, fmt.Errorf("%s on %s failed: %s answered %s: %s", typ, traposID, who, out.Error.Code, out.Error.Message)
+		return out, fmt.Errorf("%s on %s failed: %s answered %s: %s", printable(typ), printable(traposID), who,
+			printable(string(out.Error.Code)), printable(out.Error.Message))
 	}
 	return out, nil
 }
@@ -131,10 +132,10 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
 		if client == "" {
 			client = "-" // a client older than clientVersion in hello
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", cp.TraposID, cp.AccountID, client,
-			cp.ConnectedSince.Format(time.RFC3339), cp.RemoteAddr, cp.LastFrameAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", printable(cp.TraposID), printable(cp.AccountID), printable(client),
+			cp.ConnectedSince.Format(time.RFC3339), printable(cp.RemoteAddr), cp.LastFrameAt.Format(time.RFC3339))
 		if replicas {
-			fmt.Fprintf(tw, "\t%s", cp.Replica)
+			fmt.Fprintf(tw, "\t%s", printable(cp.Replica))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -168,7 +169,7 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout) error {
 		buf.Reset()
 		buf.Write(resp.Payload)
 	}
-	_, err = fmt.Fprintln(out, buf.String())
+	_, err = fmt.Fprintln(out, printableLines(buf.String()))
 	return err
 }
 
@@ -186,6 +187,6 @@ func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(out, "pong from %s: %s in %s\n", c.TraposID, resp.Payload, time.Since(start).Round(time.Microsecond))
+	_, err = fmt.Fprintf(out, "pong from %s: %s in %s\n", printable(c.TraposID), printable(string(resp.Payload)), time.Since(start).Round(time.Microsecond))
 	return err
 }
