@@ -1,6 +1,7 @@
 package server
 
 import (
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -18,9 +19,10 @@ const (
 	DefaultResponseWriteTimeout = 75 * time.Second
 )
 
-// bounded sets the read and write deadlines of every plain request, and asks for the
-// connection to be closed after an error answer: net/http would otherwise read the unread
-// rest of the body to reuse the connection, which a client that never sends it can hold.
+// bounded sets the body-read and write deadlines of every plain request, and asks for the
+// connection to be closed after an error answer to a request with a body: net/http would
+// otherwise read the unread rest of the body to reuse the connection, which a client that
+// never sends it can hold.
 func (s *Server) bounded(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isWebSocketUpgrade(r) {
@@ -29,10 +31,41 @@ func (s *Server) bounded(next http.Handler) http.Handler {
 		}
 		rc := http.NewResponseController(w)
 		now := time.Now()
-		_ = rc.SetReadDeadline(now.Add(s.bodyReadTimeout))
-		_ = rc.SetWriteDeadline(now.Add(s.responseWriteTimeout))
-		next.ServeHTTP(&closeOnError{ResponseWriter: w, hasBody: r.ContentLength != 0}, r)
+		if !isEventStream(r) {
+			_ = rc.SetWriteDeadline(now.Add(s.responseWriteTimeout))
+		}
+		hasBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+		if hasBody {
+			// Only the body is bounded: once it is read, net/http keeps reading in the
+			// background to notice a client that goes away, and a deadline left in place
+			// would cancel a long request (an API call waits up to 60 s for a computer).
+			_ = rc.SetReadDeadline(now.Add(s.bodyReadTimeout))
+			r.Body = &bodyDeadline{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+		}
+		next.ServeHTTP(&closeOnError{ResponseWriter: w, hasBody: hasBody}, r)
 	})
+}
+
+// isEventStream reports whether r asks for a server-sent event stream (MCP's GET /mcp), which
+// lives as long as its client wants: it gets no overall write deadline.
+func isEventStream(r *http.Request) bool {
+	return r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
+}
+
+// bodyDeadline lifts the body's read deadline once the body has been read to its end.
+type bodyDeadline struct {
+	io.ReadCloser
+	clear func()
+	done  bool
+}
+
+func (b *bodyDeadline) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		b.clear()
+	}
+	return n, err
 }
 
 // isWebSocketUpgrade reports whether r asks for a WebSocket (the header tokens gorilla checks).

@@ -82,3 +82,58 @@ func TestShutdownSucceedsInBoundedTimeWhateverAClientHolds(t *testing.T) {
 	stop()
 	assert.NoError(t, done(), "a client holding a connection must not fail the shutdown")
 }
+
+// slowModule answers after its body is read and release is closed: a request that lasts
+// longer than the body deadline.
+type slowModule struct{ release chan struct{} }
+
+func (slowModule) Name() string { return "slow" }
+
+func (m slowModule) Mount(routes *Routes) {
+	routes.HandleAPIFunc("POST /slow", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		select {
+		case <-m.release:
+		case <-r.Context().Done():
+			return // the deadline cancelled it: no answer
+		}
+		_, _ = io.WriteString(w, "answered")
+	})
+}
+
+// Once the body is in, the body deadline no longer applies: a request may wait longer for
+// its answer (an API call waits up to 60 s for a computer).
+func TestTheBodyDeadlineEndsWithTheBody(t *testing.T) {
+	release := make(chan struct{})
+	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second}, slowModule{release})
+	s.bodyReadTimeout = 50 * time.Millisecond
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, l) }()
+	defer func() { cancel(); <-done }()
+
+	answered := make(chan string, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+l.Addr().String()+"/slow", strings.NewReader(`{}`))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		answered <- string(body)
+	}()
+	// Wait past the body deadline by the server's own clock: a second request's body, sent
+	// slowly, is cut by it, so the first one has lived longer than its deadline too.
+	conn := holdBody(t, l.Addr().String(), http.MethodPost, "/slow")
+	readUntilClosed(t, conn)
+	close(release)
+	assert.Equal(t, "answered", <-answered)
+}
