@@ -17,6 +17,7 @@ import (
 	"sync"
 	"syscall"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultProbeTimeout bounds one probe: the opencode web client uses the same 5 s.
@@ -267,7 +268,18 @@ func (p *Prober) transportCause(ctx context.Context, err error) string {
 	return "unreachable: " + oneLine(err.Error())
 }
 
+// maxCauseBytes bounds the cause in a Detail: it can quote what the server sent (a malformed
+// status line, a content type), and the Detail goes into a probe_gateway answer and a log line.
+const maxCauseBytes = 300
+
 func (p *Prober) describe(cause string) string {
+	if len(cause) > maxCauseBytes {
+		cut := maxCauseBytes
+		for cut > 0 && !utf8.RuneStart(cause[cut]) {
+			cut--
+		}
+		cause = fmt.Sprintf("%s…(cut, %d bytes)", cause[:cut], len(cause))
+	}
 	return fmt.Sprintf("opencode at %s: %s", p.baseRedacted(), cause)
 }
 

@@ -2,9 +2,11 @@ package opencode
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -350,4 +352,29 @@ func TestProbeKeptAliveConnectionTellsTheTruth(t *testing.T) {
 		t.Cleanup(restarted.Close)
 		assert.True(t, probe(t, p).OK)
 	})
+}
+
+// A server that answers a status line of 200 KB: the probe says opencodeOk:false with a short
+// detail, instead of copying the line (or failing).
+func TestProbeOfAHugeMalformedStatusLineIsShort(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		conn, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = io.ReadAll(io.LimitReader(conn, 1)) // the request has begun
+		_, _ = io.WriteString(conn, "HTTP/1.1 2"+strings.Repeat("9", 200_000)+" OK\r\n\r\n")
+	}()
+	p := newProber(t, ProberConfig{URL: "http://" + l.Addr().String()})
+	h := probe(t, p)
+	<-done
+	assert.False(t, h.OK)
+	assert.Less(t, len(h.Detail), 500, h.Detail[:min(len(h.Detail), 500)])
+	assert.Contains(t, h.Detail, "(cut, ")
 }
