@@ -56,7 +56,7 @@ func TestAPIBurstToOneComputerNeverClosesIt(t *testing.T) {
 	var badBusy []string
 	for range burst {
 		wg.Go(func() {
-			req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/trapos/computers/7:/requests", strings.NewReader(`{"type":"ping"}`))
+			req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/trapos/computers/7:/requests", strings.NewReader(`{"type":"ping","timeoutMs":60000}`))
 			if !assert.NoError(t, err) {
 				return
 			}
