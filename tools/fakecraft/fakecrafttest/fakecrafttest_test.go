@@ -21,14 +21,13 @@ func TestMain(m *testing.M) {
 func TestRunWithFiles(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	start := time.Now()
 	res, out := Run(ctx, t, machine.Options{
 		Files:   map[string]string{"/hello.lua": `print("hi", http ~= nil, textutils.serializeJSON({1}), type(parallel.waitForAll))`},
 		Program: "/hello.lua",
 	})
 	assert.True(t, res.OK)
 	assert.Equal(t, "hi\ttrue\t[1]\tfunction\n", out)
-	assert.Less(t, time.Since(start), time.Second, "boot and a trivial program must be fast")
+	// No bound on its wall time: a loaded machine boots slower, and no test may depend on that.
 }
 
 func TestFloodAndTerminate(t *testing.T) {
