@@ -3,9 +3,8 @@ package integration
 import (
 	"fmt"
 	"sync"
-	"time"
-
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

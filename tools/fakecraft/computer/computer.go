@@ -6,8 +6,6 @@
 package computer
 
 import (
-	"fakecraft/ccformat"
-
 	"context"
 	"errors"
 	"fmt"
@@ -19,6 +17,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/ccformat"
 	"fakecraft/host"
 )
 

@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
-
-	"fakecraft/host"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
 	"go.uber.org/goleak"
+
+	"fakecraft/host"
 )
 
 func TestMain(m *testing.M) {

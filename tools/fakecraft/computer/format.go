@@ -1,14 +1,14 @@
 package computer
 
 import (
-	"fakecraft/ccformat"
-
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
 )
 
 // toStringMeta is Lua's tostring with CC's number formatting and the __tostring metamethod.

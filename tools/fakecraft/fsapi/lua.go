@@ -1,13 +1,13 @@
 package fsapi
 
 import (
-	"fakecraft/ccformat"
-
 	"fmt"
 	"math"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
 )
 
 // Install sets the global `fs` table of CC: Tweaked's fs API on L.

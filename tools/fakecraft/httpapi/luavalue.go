@@ -1,12 +1,12 @@
 package httpapi
 
 import (
-	"fakecraft/ccformat"
-
 	"strings"
 	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
 )
 
 // stringReader adapts a string for LState.Load.

@@ -43,7 +43,6 @@ type Matcher struct {
 	depth    int
 	steps    int
 	stop     func() bool
-	err      error
 }
 
 // New prepares matching pat against src; stop (may be nil) is polled now and then and

@@ -1,12 +1,12 @@
 package textutils
 
 import (
-	"fakecraft/ccformat"
-
 	"strings"
 	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
 )
 
 // maxJSONArrayLength bounds the array serializeJSON writes for a table whose largest

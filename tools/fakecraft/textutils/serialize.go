@@ -1,12 +1,12 @@
 package textutils
 
 import (
-	"fakecraft/ccformat"
-
 	"math"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
 )
 
 // maxNesting bounds how deep serialize, serializeJSON and unserializeJSON recurse. CC has

@@ -6,12 +6,12 @@
 package textutils
 
 import (
-	"fakecraft/ccformat"
-
 	_ "embed"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
 )
 
 // Names of the two sentinel tables, used in their mutation error and __tostring.
