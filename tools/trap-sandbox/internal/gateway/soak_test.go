@@ -95,12 +95,12 @@ func soakLife(ctx context.Context, conn *websocket.Conn, id string, answer bool,
 func TestSoakChurnLosesNoRequest(t *testing.T) {
 	t.Cleanup(func() { goleak.VerifyNone(t) }) // runs after the harness's cleanup
 	// The soak runs at least minDuration and until minOK requests have succeeded, so a loaded
-	// machine makes it longer, never empty; giveUp only turns a hang into a failure.
-	computers, ids, minDuration, minOK := 1000, 750, 2*time.Second, int64(100)
+	// machine makes it longer, never empty (a hang is go test's timeout to catch).
+	computers, ids, minDuration, minOK := 1000, 750, 2*time.Second, int64(20)
 	if testing.Short() {
-		computers, ids, minDuration, minOK = 40, 30, 500*time.Millisecond, 20
+		computers, ids, minDuration, minOK = 40, 30, 500*time.Millisecond, 5
 	}
-	const requesters, requestTimeout, giveUp = 4, time.Second, 2 * time.Minute
+	const requesters, requestTimeout = 4, time.Second
 	// No hello timeout: on a loaded machine a hello may take seconds, and this is not its test.
 	h := newHarness(t, Config{UpgradeRate: -1, MaxUnauthenticatedPerAddress: computers, HelloTimeout: time.Hour, Metrics: newMetrics()}, nil)
 
@@ -118,12 +118,7 @@ func TestSoakChurnLosesNoRequest(t *testing.T) {
 
 	var calls, ok, notConnected, timedOut atomic.Int64
 	start := time.Now()
-	more := func() bool {
-		if time.Since(start) > giveUp {
-			return false
-		}
-		return time.Since(start) < minDuration || ok.Load() < minOK
-	}
+	more := func() bool { return time.Since(start) < minDuration || ok.Load() < minOK }
 	unexpected := make(chan error, requesters)
 	var requestersWG sync.WaitGroup
 	for r := range requesters {
@@ -167,7 +162,7 @@ func TestSoakChurnLosesNoRequest(t *testing.T) {
 		assert.NoError(t, err)
 	}
 	t.Logf("%d requests: %d ok, %d not_connected, %d timeout", calls.Load(), ok.Load(), notConnected.Load(), timedOut.Load())
-	require.GreaterOrEqual(t, ok.Load(), minOK, "requests must succeed (gave up after %s)", giveUp)
+	require.GreaterOrEqual(t, ok.Load(), minOK, "requests must succeed")
 	assert.Equal(t, calls.Load(), ok.Load()+notConnected.Load()+timedOut.Load())
 
 	// Every call has returned, so no session may still hold a pending request.

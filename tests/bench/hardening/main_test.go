@@ -1,0 +1,27 @@
+package main
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"tests/bench/internal/bench"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestHardeningSmall runs both measurements at a tiny size: the flood, the restart and the
+// computers' reconnects (5-6 s, as the daemon waits) all happen against the real binary.
+func TestHardeningSmall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := bench.Hardening(ctx, bench.HardeningConfig{Hostile: 5, Flood: 200 * time.Millisecond, Storm: 20, WorkDir: t.TempDir()})
+	require.NoError(t, err)
+	assert.Positive(t, res.RSSBefore)
+	assert.GreaterOrEqual(t, res.RSSPeak, res.RSSBefore)
+	assert.Positive(t, res.StormBack, "the computers came back after the new gateway was up")
+}
