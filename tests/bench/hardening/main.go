@@ -42,7 +42,8 @@ func main() {
 	}
 	fmt.Printf("| figure | value |\n|---|---|\n")
 	fmt.Printf("| VmRSS before the flood | %.1f MB |\n", float64(res.RSSBefore)/1e6)
-	fmt.Printf("| peak VmRSS, %d hostile sockets for %s | %.1f MB |\n", cfg.Hostile, cfg.Flood, float64(res.RSSPeak)/1e6)
+	fmt.Printf("| peak VmRSS, %d hostile sockets at a time for %s | %.1f MB |\n", cfg.Hostile, cfg.Flood, float64(res.RSSPeak)/1e6)
+	fmt.Printf("| hostile sockets opened / bytes they sent | %d / %.1f MB |\n", res.HostileSockets, float64(res.HostileBytes)/1e6)
 	fmt.Printf("| %d computers of one address back after a restart | %.2f s (target ≤ %s) |\n", cfg.Storm, res.StormBack.Seconds(), stormTarget)
 	fmt.Printf("| upgrades refused meanwhile | %d |\n", res.StormRefused)
 	if res.StormBack > stormTarget {

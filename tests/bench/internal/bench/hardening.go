@@ -33,6 +33,9 @@ type HardeningConfig struct {
 // HardeningResult holds the figures.
 type HardeningResult struct {
 	RSSBefore, RSSPeak int64
+	// HostileSockets counts the hostile sockets opened (each reopened when the gateway closed
+	// it), HostileBytes the bytes they sent.
+	HostileSockets, HostileBytes int64
 	// StormBack is how long after the new gateway answered /healthz the last computer's hello
 	// succeeded; StormRefused counts upgrades refused meanwhile (HTTP 429/503).
 	StormBack    time.Duration
@@ -66,7 +69,9 @@ func Hardening(ctx context.Context, cfg HardeningConfig) (res HardeningResult, e
 		return res, err
 	}
 	fmt.Fprintf(progress, "flooding with %d hostile sockets for %s…\n", cfg.Hostile, cfg.Flood)
-	res.RSSBefore, res.RSSPeak, err = floodPeak(ctx, gw, cfg.Hostile, cfg.Flood)
+	var sockets, sent atomic.Int64
+	res.RSSBefore, res.RSSPeak, err = floodPeak(ctx, gw, cfg.Hostile, cfg.Flood, &sockets, &sent)
+	res.HostileSockets, res.HostileBytes = sockets.Load(), sent.Load()
 	if stopErr := gw.stop(); err != nil || stopErr != nil {
 		return res, errors.Join(err, stopErr)
 	}
@@ -119,9 +124,9 @@ func Hardening(ctx context.Context, cfg HardeningConfig) (res HardeningResult, e
 	return res, nil
 }
 
-// floodPeak opens n sockets that never read and each send pre-hello requests with the longest
+// floodPeak keeps n sockets that never read sending pre-hello requests with the longest
 // messageId allowed, for d, sampling the gateway's VmRSS; it returns the RSS before and the peak.
-func floodPeak(ctx context.Context, gw *server, n int, d time.Duration) (before, peak int64, err error) {
+func floodPeak(ctx context.Context, gw *server, n int, d time.Duration, sockets, sent *atomic.Int64) (before, peak int64, err error) {
 	if before, err = gw.rss(); err != nil {
 		return 0, 0, err
 	}
@@ -130,20 +135,26 @@ func floodPeak(ctx context.Context, gw *server, n int, d time.Duration) (before,
 	defer cancel()
 	var wg sync.WaitGroup
 	for range n {
-		ws, resp, dialErr := websocket.DefaultDialer.DialContext(floodCtx, gw.wsURL(), nil)
-		if resp != nil && resp.Body != nil {
-			_ = resp.Body.Close()
-		}
-		if dialErr != nil {
-			continue // refused (the per-address caps) counts as defended
-		}
+		// Each worker is one hostile socket at a time: closed by the gateway, it dials again.
 		wg.Go(func() {
-			defer ws.Close()
 			for floodCtx.Err() == nil {
-				_ = ws.SetWriteDeadline(time.Now().Add(time.Second))
-				if ws.WriteMessage(websocket.TextMessage, frame) != nil {
-					return
+				ws, resp, dialErr := websocket.DefaultDialer.DialContext(floodCtx, gw.wsURL(), nil)
+				if resp != nil && resp.Body != nil {
+					_ = resp.Body.Close()
 				}
+				if dialErr != nil {
+					time.Sleep(10 * time.Millisecond) // refused by the per-address caps
+					continue
+				}
+				sockets.Add(1)
+				for floodCtx.Err() == nil {
+					_ = ws.SetWriteDeadline(time.Now().Add(time.Second))
+					if ws.WriteMessage(websocket.TextMessage, frame) != nil {
+						break
+					}
+					sent.Add(int64(len(frame)))
+				}
+				_ = ws.Close()
 			}
 		})
 	}

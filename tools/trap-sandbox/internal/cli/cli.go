@@ -74,7 +74,7 @@ type ServeCmd struct {
 	IdleProbeAfter   time.Duration `name:"idle-probe-after" default:"60s" env:"SANDBOX_IDLE_PROBE_AFTER" help:"Send a ping request to a computer silent this long; no answer within the request timeout closes it (4010)."`
 	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; beyond it upgrades get HTTP 503."`
 	UpgradeRate      float64       `default:"200" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote address (IPv6: per /64; token bucket; HTTP 429 beyond it). Sized for 2000 computers of one Minecraft server reconnecting within 10 s. Negative disables the limit."`
-	UpgradeBurst     int           `default:"1000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate limit."`
+	UpgradeBurst     int           `default:"2000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate limit."`
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`

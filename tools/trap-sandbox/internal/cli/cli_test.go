@@ -67,7 +67,7 @@ func TestParseDefaults(t *testing.T) {
 		RequestTimeout:   10 * time.Second,
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
-		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 200, UpgradeBurst: 1000,
+		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 200, UpgradeBurst: 2000,
 		MCP: true, NATSFlags: natsDefaults,
 	}, root.Serve)
 }

@@ -66,15 +66,16 @@ const (
 	// DefaultUpgradeRate and DefaultUpgradeBurst shape the per-address token bucket of
 	// WebSocket upgrades; beyond it an upgrade is refused with HTTP 429. They are sized for a
 	// Minecraft server's restart storm, the expected load: all its computers share one
-	// address, and 2 000 of them retrying 5-6 s after losing the gateway get in on their first
-	// or second try (within 10 s). Secrets are guarded by the failed-hello limit instead.
+	// address and lose the gateway at the same moment, so 2 000 of them come back within the
+	// same second (the daemon waits 5 s + 0-1 s) and must all get in on that first try to be
+	// back within 10 s. Secrets are guarded by the failed-hello limit instead.
 	DefaultUpgradeRate  = 200.0
-	DefaultUpgradeBurst = 1000
+	DefaultUpgradeBurst = 2000
 	// DefaultMaxUnauthenticatedPerAddress caps an address's sockets that have not said a good
 	// hello yet (those waiting for a delayed wrong-secret answer included); beyond it an
 	// upgrade is refused with HTTP 429. A computer says hello at once, so even a restart storm
 	// holds few at a time.
-	DefaultMaxUnauthenticatedPerAddress = 1024
+	DefaultMaxUnauthenticatedPerAddress = 2048
 	// DefaultFailedHelloRate and DefaultFailedHelloBurst shape the per-address bucket of
 	// wrong-secret hellos: past the burst, each wrong-secret answer (and its 4001 close) waits
 	// for a token, at most maxFailedHelloDelay. A good secret never waits.
@@ -97,7 +98,7 @@ const (
 
 // maxFailedHelloDelay caps how long a wrong-secret answer is held back. With every
 // unauthenticated slot of an address holding a socket that waits this long, the address
-// tries at most DefaultMaxUnauthenticatedPerAddress secrets per maxFailedHelloDelay (about 3
+// tries at most DefaultMaxUnauthenticatedPerAddress secrets per maxFailedHelloDelay (about 7
 // a second), however it spreads them.
 const maxFailedHelloDelay = 5 * time.Minute
 
