@@ -94,9 +94,15 @@ func TestAttachDeliversInputAndDrawsChanges(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- con.Attach(attached, comp) }()
 
-	_, err := typing.Write([]byte("a\x14\x12\x13"))
+	_, err := typing.Write([]byte("a\x14\x14\x12\x12\x13\x13"))
 	require.NoError(t, err)
-	want := []string{"key 65 false", "char a", "key_up 65", "TERMINATE", "REBOOT", "SHUTDOWN"}
+	ctrl := func(code string) []string {
+		return []string{"key 341 false", "key " + code + " false", "key_up " + code, "key_up 341"}
+	}
+	want := []string{"key 65 false", "char a", "key_up 65"}
+	want = append(append(want, ctrl("84")...), "TERMINATE")
+	want = append(append(want, ctrl("82")...), "REBOOT")
+	want = append(append(want, ctrl("83")...), "SHUTDOWN")
 	waitUntil(t, ctx, comp.seen, func() bool {
 		comp.mu.Lock()
 		defer comp.mu.Unlock()

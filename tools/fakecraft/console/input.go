@@ -61,12 +61,35 @@ type Input struct {
 // The zero value is ready to use.
 type Decoder struct {
 	pending []byte // an escape sequence cut by the end of a read
+	// held is the shortcut byte seen last with nothing between (see shortcut), fired says
+	// its action already ran for this hold.
+	held    byte
+	fired   bool
 	pasting bool
 	paste   []byte
 }
 
 // pasteEnd ends a bracketed paste.
 var pasteEnd = []byte("\x1b[201~")
+
+// shortcuts are the bytes of Ctrl-T, Ctrl-R and Ctrl-S and what holding them does.
+var shortcuts = map[byte]Action{0x14: Terminate, 0x12: Reboot, 0x13: Shutdown}
+
+// shortcut decodes Ctrl-T/R/S. CC acts only when the keys are held, and a terminal
+// repeats a held key, so the action runs on the second of two presses in a row (nothing
+// typed between) and once per hold; a single press is an ordinary Ctrl+letter, so a quick
+// Ctrl-S in edit does not turn the computer off.
+func (d *Decoder) shortcut(b byte) Input {
+	if d.held == b {
+		if d.fired {
+			return Input{}
+		}
+		d.fired = true
+		return Input{Action: shortcuts[b]}
+	}
+	d.held, d.fired = b, false
+	return withModifier(KeyLeftCtrl, press(int('A'+b-1), ""))
+}
 
 // Feed decodes one read's worth of bytes.
 func (d *Decoder) Feed(p []byte) []Input {
@@ -91,6 +114,9 @@ func (d *Decoder) Feed(p []byte) []Input {
 			}
 			d.paste = nil
 			continue
+		}
+		if shortcuts[buf[0]] == NoAction {
+			d.held, d.fired = 0, false // any other input ends a hold
 		}
 		in, n, incomplete := d.decodeOne(buf)
 		if incomplete {
@@ -140,12 +166,8 @@ func (d *Decoder) decodeOne(buf []byte) (Input, int, bool) {
 		return press(KeyBackspace, ""), 1, false
 	case b == 0x00:
 		return ctrlPress(), 1, false
-	case b == 0x14:
-		return Input{Action: Terminate}, 1, false
-	case b == 0x12:
-		return Input{Action: Reboot}, 1, false
-	case b == 0x13:
-		return Input{Action: Shutdown}, 1, false
+	case shortcuts[b] != NoAction:
+		return d.shortcut(b), 1, false
 	case b < 0x20:
 		// Ctrl+letter: CC sends the Ctrl key and the letter's key, no char.
 		if b >= 0x01 && b <= 0x1a {

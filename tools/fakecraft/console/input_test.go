@@ -56,10 +56,23 @@ func TestDecoderKeys(t *testing.T) {
 	}
 }
 
-func TestDecoderShortcuts(t *testing.T) {
+func TestDecoderShortcutsNeedAHold(t *testing.T) {
+	ctrlS := []Event{key(KeyLeftCtrl), key(83), keyUp(83), keyUp(KeyLeftCtrl)}
 	var d Decoder
-	ins := d.Feed([]byte("\x14\x12\x13"))
-	assert.Equal(t, []Input{{Action: Terminate}, {Action: Reboot}, {Action: Shutdown}}, ins)
+	assert.Equal(t, ctrlS, events(d.Feed([]byte("\x13"))), "one press is Ctrl+S's keys")
+	assert.Equal(t, []Input{{Action: Shutdown}}, d.Feed([]byte("\x13")), "a second in a row: held")
+	assert.Empty(t, d.Feed([]byte("\x13\x13")), "the hold acts once")
+
+	var e Decoder
+	got := e.Feed([]byte("\x14a\x14\x14\x12\x12"))
+	assert.Equal(t, []Input{
+		withModifier(KeyLeftCtrl, press(84, "")),
+		press(65, "a"),
+		withModifier(KeyLeftCtrl, press(84, "")),
+		{Action: Terminate},
+		withModifier(KeyLeftCtrl, press(82, "")),
+		{Action: Reboot},
+	}, got, "typing between presses starts a new hold")
 }
 
 func TestDecoderSequenceSplitAcrossReads(t *testing.T) {

@@ -192,11 +192,12 @@ func TestShellLuaAndEdit(t *testing.T) {
 	s.waitText("Press Ctrl to access menu")
 	s.typeText("hello from a pty\rsecond line")
 	s.waitLine("second line")
-	s.typeText("\x1b") // Esc stands for Ctrl: the menu opens
+	// One quick Ctrl-S is Ctrl and S, as in CC: Ctrl opens edit's menu, nothing shuts down.
+	s.typeText("\x13")
 	s.waitText("[Save] Exit")
 	s.typeText("\r")
 	s.waitText("Saved to notes.txt")
-	s.typeText("\x1b")
+	s.typeText("\x1b") // Esc stands for a bare Ctrl press
 	s.waitText("[Save] Exit")
 	s.typeText("\x1b[C") // Right
 	s.waitText(" Save [Exit]")
@@ -208,7 +209,7 @@ func TestShellLuaAndEdit(t *testing.T) {
 	s.waitLine("second line")
 	s.waitPrompt(">")
 
-	s.typeText("\x13") // Ctrl-S
+	s.typeText("\x13\x13") // Ctrl-S held (a terminal repeats it)
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
 
@@ -248,7 +249,7 @@ func TestShellKeys(t *testing.T) {
 	s.waitLine(`"pasted"`)
 
 	// Ctrl-T: the REPL's read gets terminate, the shell reports it where the cursor is.
-	s.typeText("\x14")
+	s.typeText("\x14\x14")
 	s.waitLine("lua> Terminated")
 	s.waitPrompt(">")
 
@@ -266,13 +267,13 @@ func TestShellRebootKeepsFiles(t *testing.T) {
 	s.waitPrompt(">")
 	s.typeText("clear\r")
 	s.waitFor("a cleared screen", func(screen string) bool { return strings.TrimSpace(screen) == ">" })
-	s.typeText("\x12") // Ctrl-R
+	s.typeText("\x12\x12") // Ctrl-R held
 	s.waitText("CraftOS 1.9")
 	s.waitPrompt(">")
 	s.typeText("ls\r")
 	s.waitText("kept")
 	// Ctrl-T at the prompt ends the shell, as in CC: the error, then the shutdown program.
-	s.typeText("\x14")
+	s.typeText("\x14\x14")
 	s.waitLine("> Terminated")
 	s.waitLine("Goodbye")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
@@ -302,6 +303,6 @@ func TestShellBareComputerReboots(t *testing.T) {
 	})
 	s.typeText("id\r")
 	s.waitLine(`This computer is labelled "kitchen"`)
-	s.typeText("\x13")
+	s.typeText("\x13\x13")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
