@@ -19,6 +19,7 @@ import (
 
 	"fakecraft/ccformat"
 	"fakecraft/host"
+	"fakecraft/luakit"
 )
 
 // EventQueueLimit is CC's per-computer event queue size; events past it are dropped.
@@ -44,7 +45,8 @@ var ErrTimeLimit = errors.New("time limit reached")
 
 // Installer puts a Go API into a computer's Lua state before the bios runs. It is called on
 // the goroutine that owns the state; h is the computer itself.
-type Installer func(L *lua.LState, h host.Host) error
+// It is luakit's Opener: every API goes in through this one signature.
+type Installer = luakit.Opener
 
 // Boot says what the computer runs once the bios is up, through the shell and
 // /rom/fakecraft/boot.lua.

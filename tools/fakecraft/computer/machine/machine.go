@@ -20,6 +20,7 @@ import (
 	"fakecraft/fsapi"
 	"fakecraft/host"
 	"fakecraft/httpapi"
+	"fakecraft/luakit"
 	"fakecraft/romfs"
 	"fakecraft/textutils"
 )
@@ -133,10 +134,15 @@ func (m *Machine) build(label string) error {
 		fsys.SetRootCapacity(opts.SpaceLimit)
 	}
 	m.HTTP = httpapi.New(opts.HTTP)
-	apis := []computer.Installer{
-		func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },
-		func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil },
-		func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil },
+	// The machine's Go APIs, in install order, as gopher-lua's linit.go lists its libraries.
+	libs := []luakit.Library{
+		{Name: "fs", Open: func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil }},
+		{Name: "textutils", Open: func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil }},
+		{Name: "http", Open: func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil }},
+	}
+	apis := make([]computer.Installer, 0, len(libs)+len(opts.ExtraAPIs))
+	for _, lib := range libs {
+		apis = append(apis, lib.Open)
 	}
 	c, err := computer.New(computer.Config{
 		ID:           opts.ID,

@@ -79,8 +79,10 @@ function set(name, value)
   expect(1, name, "string");
   expect(2, value, "number", "string", "boolean", "table");
   local opt = details[name];
-  if opt and opt.type ~= nil and type(value) ~= opt.type then
-    error(("bad argument #2 to 'set' (%s expected, got %s)"):format(opt.type, type(value)), 2);
+  if opt and opt.type ~= nil then
+    -- cc.expect names the function only when it was called by name, as CC's message does
+    -- (through pcall it is "bad argument #2 (number expected, got string)").
+    expect(2, value, opt.type);
   end
   set_value(name, reserialize(value));
 end

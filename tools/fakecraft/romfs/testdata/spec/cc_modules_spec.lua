@@ -82,3 +82,11 @@ describe("textutils", function()
     expect(textutils.unserializeJSON("-0.5")):eq(-0.5);
   end);
 end);
+
+describe("settings", function()
+  it("names no function in a type error raised through pcall, as CC", function()
+    settings.define("cc_modules_spec.n", { type = "number" });
+    expect.error(settings.set, "cc_modules_spec.n", "x"):eq("bad argument #2 (number expected, got string)");
+    settings.undefine("cc_modules_spec.n");
+  end);
+end);
