@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"path"
 	"strings"
 	"time"
@@ -104,15 +105,20 @@ func Read(ctx context.Context, c gateway.Caller, traposID, p string, limit int64
 
 // Write replaces the file at p with data. The data goes to a temporary file beside it first
 // (ChunkBytes per request) and is moved into place only once complete, so a broken upload
-// leaves the old file as it was (and removes the temporary one when it can).
+// leaves the old file as it was (and removes the temporary one when it can). A directory at
+// p is refused as CC refuses to open one for writing: deleting it to make room would delete
+// everything in it.
 func Write(ctx context.Context, c gateway.Caller, traposID, p string, data []byte, timeout time.Duration) error {
+	if err := refuseDirectory(ctx, c, traposID, p, timeout); err != nil {
+		return err
+	}
 	temp := tempName(p)
 	for offset := 0; ; offset += ChunkBytes {
 		end := min(offset+ChunkBytes, len(data))
 		payload := map[string]any{"path": wire(temp), "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
 		if err := call(ctx, c, traposID, protocol.TypeFSWrite, payload, timeout, nil); err != nil {
 			cleanup(c, traposID, temp, timeout)
-			return err
+			return asTarget(err, temp, p)
 		}
 		if end == len(data) {
 			break
@@ -125,9 +131,32 @@ func Write(ctx context.Context, c gateway.Caller, traposID, p string, data []byt
 	}
 	if err := call(ctx, c, traposID, protocol.TypeFSMove, map[string]any{"from": wire(temp), "to": wire(p)}, timeout, nil); err != nil {
 		cleanup(c, traposID, temp, timeout)
-		return err
+		return asTarget(err, temp, p)
 	}
 	return nil
+}
+
+// refuseDirectory answers CC's fs_error for writing over a directory when p lists as one.
+// A refused fs.list (allow_files none) says nothing about p: fs.write's own refusal follows.
+func refuseDirectory(ctx context.Context, c gateway.Caller, traposID, p string, timeout time.Duration) error {
+	_, err := List(ctx, c, traposID, p, timeout)
+	switch protocol.CodeOf(err) {
+	case "":
+		return protocol.Errorf(protocol.CodeFSError, "%s: Cannot write to directory", wire(p))
+	case protocol.CodeFSError, protocol.CodeForbidden:
+		return nil
+	}
+	return err
+}
+
+// asTarget words a file-system failure on the temporary file as one on p, the file the
+// host asked for (`/rom/x: Access denied`, not the hidden upload's name).
+func asTarget(err error, temp, p string) error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeFSError {
+		return err
+	}
+	return &protocol.Error{Code: pe.Code, Message: strings.ReplaceAll(pe.Message, wire(temp), wire(p))}
 }
 
 // Delete deletes the file or directory at p.

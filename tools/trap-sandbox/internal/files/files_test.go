@@ -90,6 +90,14 @@ func (d *disk) Call(_ context.Context, traposID, typ string, payload any, _ time
 		d.files[path("path")] = data
 		return ok(map[string]any{"size": len(data)})
 	case protocol.TypeFSDelete:
+		if path("path") == "/dir" { // CC deletes a directory with all it holds
+			for name := range d.files {
+				if strings.HasPrefix(name, "/dir/") {
+					delete(d.files, name)
+				}
+			}
+			return ok(map[string]any{})
+		}
 		if _, found := d.files[path("path")]; !found {
 			return fail(path("path") + ": No such file")
 		}
@@ -129,7 +137,16 @@ func TestBrokenUploadLeavesTheOldFile(t *testing.T) {
 	err := Write(t.Context(), d, "7:", "/dir/f.bin", bigData(4*ChunkBytes), time.Second)
 	require.Error(t, err)
 	assert.Equal(t, protocol.CodeFSError, protocol.CodeOf(err))
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space", "the error names the file asked for, not the hidden upload")
 	assert.Equal(t, map[string][]byte{"/dir/f.bin": []byte("old")}, d.files, "old file kept, temporary file removed")
+}
+
+func TestWriteNeverReplacesADirectory(t *testing.T) {
+	d := &disk{files: map[string][]byte{"/dir/a": []byte("a")}}
+	err := Write(t.Context(), d, "7:", "/dir", []byte("new"), time.Second)
+	assert.EqualError(t, err, "fs_error: /dir: Cannot write to directory")
+	assert.Equal(t, map[string][]byte{"/dir/a": []byte("a")}, d.files, "the directory and its files stay")
+	assert.Equal(t, []string{protocol.TypeFSList}, d.log, "nothing was uploaded")
 }
 
 func TestReadRefusesAFileOverTheLimit(t *testing.T) {
