@@ -48,9 +48,11 @@ local function newFiles(deps)
   field(deps, "fs", "table");
   local fsApi = deps.fs;
 
-  -- Runs an fs call; a raised error becomes its message (CC's fs errors carry no position).
-  local function try(fn)
-    local result = table.pack(pcall(fn));
+  -- Calls fn (a function of CC's fs API or of a file handle) straight from pcall; a raised
+  -- error becomes its message. Called from Lua code, CC would put that code's position in
+  -- front of the message (`/apis/libsandboxfiles.lua:65: /x: ...`); from pcall it has none.
+  local function try(fn, ...)
+    local result = table.pack(pcall(fn, ...));
     if not result[1] then
       return false, tostring(result[2]);
     end
@@ -62,7 +64,7 @@ local function newFiles(deps)
     if complaint then
       return badPayload(complaint);
     end
-    local ok, names = try(function() return fsApi.list(payload.path); end);
+    local ok, names = try(fsApi.list, payload.path);
     if not ok then
       return fsError(names);
     end
@@ -72,7 +74,7 @@ local function newFiles(deps)
       local isDir = fsApi.isDir(full);
       local size = 0;
       if not isDir then
-        local sized, bytes = try(function() return fsApi.getSize(full); end);
+        local sized, bytes = try(fsApi.getSize, full);
         size = sized and bytes or 0;
       end
       entries[#entries + 1] = { name = name, isDir = isDir, size = size };
@@ -91,24 +93,28 @@ local function newFiles(deps)
     local offset = payload.offset or 0;
     local length = math.min(payload.length or MAX_READ_BYTES, MAX_READ_BYTES);
     local path = payload.path;
-    local ok, handle, openErr = try(function() return fsApi.open(path, "rb"); end);
+    local ok, handle, openErr = try(fsApi.open, path, "rb");
     if not ok or handle == nil then
       return fsError(ok and openErr or handle);
     end
-    local readOk, data, size = try(function()
-      local bytes = fsApi.getSize(path);
-      if offset > 0 then
-        handle.seek("set", offset);
+    local sized, size = try(fsApi.getSize, path);
+    local failure = not sized and size or nil;
+    local data = "";
+    if not failure and offset > 0 then
+      local seeked, seekErr = try(handle.seek, "set", offset);
+      failure = not seeked and seekErr or nil;
+    end
+    if not failure and length > 0 then
+      local got, chunk = try(handle.read, length);
+      if got then
+        data = chunk or "";
+      else
+        failure = chunk;
       end
-      local chunk = "";
-      if length > 0 then
-        chunk = handle.read(length) or "";
-      end
-      return chunk, bytes;
-    end);
-    pcall(function() handle.close(); end);
-    if not readOk then
-      return fsError(data);
+    end
+    pcall(handle.close);
+    if failure then
+      return fsError(failure);
     end
     return true, { data = data, size = size, eof = offset + #data >= size };
   end
@@ -120,35 +126,38 @@ local function newFiles(deps)
       return badPayload(complaint);
     end
     local path = payload.path;
-    local ok, handle, openErr = try(function() return fsApi.open(path, payload.append and "ab" or "wb"); end);
+    local ok, handle, openErr = try(fsApi.open, path, payload.append and "ab" or "wb");
     if not ok or handle == nil then
       return fsError(ok and openErr or handle);
     end
-    local written, writeErr = try(function() handle.write(payload.data); end);
+    local written, writeErr = try(handle.write, payload.data);
     -- Closing flushes; CC reports a full disk on write or on close.
-    local closed, closeErr = try(function() handle.close(); end);
+    local closed, closeErr = try(handle.close);
     if not written then
       return fsError(writeErr);
     elseif not closed then
       return fsError(closeErr);
     end
-    local sized, size = try(function() return fsApi.getSize(path); end);
+    local sized, size = try(fsApi.getSize, path);
     if not sized then
       return fsError(size);
     end
     return true, { size = size };
   end
 
-  -- A request whose answer is {} and whose work is one fs call on the payload's fields.
-  local function simple(fields, call)
+  -- A request whose answer is {} and whose work is one fs call with the payload's fields,
+  -- in order, as its arguments.
+  local function simple(fields, fn)
     return function(payload)
-      for _, name in ipairs(fields) do
+      local args = {};
+      for i, name in ipairs(fields) do
         local complaint = check(payload, name, "string");
         if complaint then
           return badPayload(complaint);
         end
+        args[i] = payload[name];
       end
-      local ok, err = try(function() call(payload); end);
+      local ok, err = try(fn, table.unpack(args, 1, #fields));
       if not ok then
         return fsError(err);
       end
@@ -160,15 +169,19 @@ local function newFiles(deps)
     ["fs.list"] = list,
     ["fs.read"] = read,
     ["fs.write"] = write,
-    ["fs.delete"] = simple({ "path" }, function(p)
+    ["fs.delete"] = simple({ "path" }, function(path)
       -- CC's fs.delete is silent about a missing file; the host asked to delete one.
-      if not fsApi.exists(p.path) then
-        error("/" .. fsApi.combine(p.path, "") .. ": No such file", 0);
+      local ok, exists = try(fsApi.exists, path);
+      if ok and not exists then
+        error("/" .. fsApi.combine(path, "") .. ": No such file", 0);
       end
-      fsApi.delete(p.path);
+      local deleted, err = try(fsApi.delete, path);
+      if not deleted then
+        error(err, 0);
+      end
     end),
-    ["fs.move"] = simple({ "from", "to" }, function(p) fsApi.move(p.from, p.to); end),
-    ["fs.makeDir"] = simple({ "path" }, function(p) fsApi.makeDir(p.path); end),
+    ["fs.move"] = simple({ "from", "to" }, fsApi.move),
+    ["fs.makeDir"] = simple({ "path" }, fsApi.makeDir),
   };
 end
 
