@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -131,19 +132,32 @@ func (c *LsCmd) Run(ctx context.Context, out Stdout) error {
 	if err := json.Unmarshal(data, &listing); err != nil {
 		return fmt.Errorf("ls %s on %s: unexpected answer: %w", c.Path, c.TraposID, err)
 	}
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', tabwriter.AlignRight)
-	for _, e := range listing.Payload.Entries {
+	return writeListing(out, listing.Payload.Entries)
+}
+
+// writeListing prints one line per entry: the size right-aligned in a column (blank for a
+// directory), two spaces, then the name, a directory's with a trailing slash.
+func writeListing(out io.Writer, entries []files.Entry) error {
+	width := 0
+	for _, e := range entries {
+		if !e.IsDir {
+			width = max(width, len(strconv.FormatInt(e.Size, 10)))
+		}
+	}
+	var b bytes.Buffer
+	for _, e := range entries {
 		name, err := protocol.BytesOfWire(e.Name)
 		if err != nil {
 			name = []byte(e.Name)
 		}
 		if e.IsDir {
-			fmt.Fprintf(tw, "\t%s/\t\n", name)
+			fmt.Fprintf(&b, "%*s  %s/\n", width, "", name)
 		} else {
-			fmt.Fprintf(tw, "%d\t%s\t\n", e.Size, name)
+			fmt.Fprintf(&b, "%*d  %s\n", width, e.Size, name)
 		}
 	}
-	return tw.Flush()
+	_, err := out.Write(b.Bytes())
+	return err
 }
 
 // getFile fetches a file's bytes; a directory is an error.
