@@ -283,6 +283,7 @@ func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
 
 	out := playerSession(ctx, t, dir, false, install, "", "y")
 	assert.Contains(t, out, "Allow it? [y/N]")
+	assert.NotRegexp(t, `(?m)^write$`, out, "the question wraps at the screen's width, not a word left alone on a line")
 	settings := readSettings(t, dir)
 	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "write"`)
 	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = true`)

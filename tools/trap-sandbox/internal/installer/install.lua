@@ -146,8 +146,8 @@ local function askPermissions(old)
   if old ~= nil or args[1] ~= nil or settings.get(SETTING_ALLOW_FILES) ~= nil or settings.get(SETTING_ALLOW_EXEC) ~= nil then
     return;
   end
-  print("The gateway's host (e.g. an AI agent) can read and write");
-  print("this computer's files and run Lua and programs on it.");
+  -- One print, so CC wraps it at the screen's width (a pocket computer's is 26).
+  print("The gateway's host (e.g. an AI agent) can read and write this computer's files and run Lua and programs on it.");
   write("Allow it? [y/N] ");
   local answer = read() or "";
   if answer:match("^%s*[yY]") then
