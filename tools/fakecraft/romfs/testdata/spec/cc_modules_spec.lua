@@ -90,3 +90,20 @@ describe("settings", function()
     settings.undefine("cc_modules_spec.n");
   end);
 end);
+
+describe("utf8", function()
+  it("encodes, decodes, counts and walks UTF-8", function()
+    expect(utf8.char(72, 0xE9, 0x20AC, 0x1F600)):eq("H\195\169\226\130\172\240\159\152\128");
+    expect(utf8.len("H\195\169\226\130\172")):eq(3);
+    expect({ utf8.len("a\255") }):same({ nil, 2 });
+    expect({ utf8.codepoint("H\195\169\226\130\172", 1, -1) }):same({ 72, 0xE9, 0x20AC });
+    expect(utf8.offset("a\195\169b", 3)):eq(4);
+    local seen = {};
+    for p, c in utf8.codes("a\195\169b") do seen[#seen + 1] = p .. ":" .. c; end
+    expect(table.concat(seen, ",")):eq("1:97,2:233,4:98");
+    local n = 0;
+    for _ in ("h\195\169\226\130\172"):gmatch(utf8.charpattern) do n = n + 1; end
+    expect(n):eq(3);
+    expect.error(utf8.char, -1):eq("bad argument #1 (value out of range)");
+  end);
+end);
