@@ -62,9 +62,9 @@ func (f APIFlags) raw(ctx context.Context, method, path string, body io.Reader) 
 	if resp.StatusCode != http.StatusOK {
 		var apiErr gateway.APIResponse
 		if json.Unmarshal(data, &apiErr) == nil && apiErr.Error != nil {
-			return nil, nil, fmt.Errorf("%s: %s", apiErr.Error.Code, apiErr.Error.Message)
+			return nil, nil, fmt.Errorf("%s: %s", printable(string(apiErr.Error.Code)), printable(apiErr.Error.Message))
 		}
-		return nil, nil, fmt.Errorf("the gateway answered %d: %.200s", resp.StatusCode, data)
+		return nil, nil, fmt.Errorf("the gateway answered %d: %.200s", resp.StatusCode, printable(string(data)))
 	}
 	return resp.Header, data, nil
 }
@@ -136,7 +136,9 @@ func (c *LsCmd) Run(ctx context.Context, out Stdout) error {
 }
 
 // writeListing prints one line per entry: the size right-aligned in a column (blank for a
-// directory), two spaces, then the name, a directory's with a trailing slash.
+// directory), two spaces, then the name, a directory's with a trailing slash. A name's
+// control and non-UTF-8 bytes are shown escaped (\x1b), never sent to the terminal (cat and
+// get keep the bytes).
 func writeListing(out io.Writer, entries []files.Entry) error {
 	width := 0
 	for _, e := range entries {
@@ -146,10 +148,11 @@ func writeListing(out io.Writer, entries []files.Entry) error {
 	}
 	var b bytes.Buffer
 	for _, e := range entries {
-		name, err := protocol.BytesOfWire(e.Name)
+		raw, err := protocol.BytesOfWire(e.Name)
 		if err != nil {
-			name = []byte(e.Name)
+			raw = []byte(e.Name)
 		}
+		name := printable(string(raw))
 		if e.IsDir {
 			fmt.Fprintf(&b, "%*s  %s/\n", width, "", name)
 		} else {

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -17,10 +19,23 @@ func TestListingAlignsSizesRightAndNamesLeft(t *testing.T) {
 		{Name: "startup.lua", Size: 1532},
 		{Name: "a", Size: 7},
 		{Name: "\u00ff.bin", Size: 0},
+		{Name: "\u001b[2Jx", IsDir: true},
 	}))
 	assert.Equal(t, ""+
 		"      rom/\n"+
 		"1532  startup.lua\n"+
 		"   7  a\n"+
-		"   0  \xff.bin\n", out.String())
+		"   0  \\xff.bin\n"+
+		"      \\x1b[2Jx/\n", out.String(), "bytes a terminal would act on are shown escaped")
+}
+
+func TestFileErrorsShowControlBytesEscaped(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write([]byte(`{"ok":false,"error":{"code":"fs_error","message":"/\u001b]0;pwned\u0007: No such file"}}`))
+	}))
+	defer srv.Close()
+	_, err := APIFlags{URL: srv.URL}.getFile(t.Context(), "7:", "/x")
+	require.Error(t, err)
+	assert.Equal(t, `read /x on 7:: fs_error: /\x1b]0;pwned\x07: No such file`, err.Error())
 }
