@@ -91,15 +91,13 @@ end
 --- The blit character (0-9, a-f) of a single colour.
 function toBlit(color)
   expect(1, color, "number");
+  if not (color >= 1 and color < 0x10000) then error("Colour out of range", 2); end
   -- The highest set bit decides, like floor(log2(color)).
   local index = 0;
   local value = color;
   while value >= 2 do
     value = value / 2;
     index = index + 1;
-  end
-  if index > 15 then
-    return string.format("%x", index);
   end
   return BLIT_DIGITS:sub(index + 1, index + 1);
 end

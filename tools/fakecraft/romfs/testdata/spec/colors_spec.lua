@@ -38,6 +38,8 @@ describe("colors", function()
     expect(colors.toBlit(colors.white)):eq("0");
     expect(colors.toBlit(colors.red)):eq("e");
     expect(colors.toBlit(colors.black)):eq("f");
+    expect.error(colors.toBlit, -120):eq("Colour out of range");
+    expect.error(colors.toBlit, 0x10000):eq("Colour out of range");
     expect(colors.fromBlit("a")):eq(colors.purple);
     expect(colors.fromBlit("z")):eq(nil);
     expect(colors.fromBlit("ab")):eq(nil);
