@@ -177,6 +177,7 @@ local function newRunner(deps)
   -- ends the job, not the daemon. collect(packedPcallResult, output) builds the payload.
   local function start(body, seconds, collect, done, width)
     local job = {
+      seconds = seconds,
       capture = newCapture(width),
       collect = collect,
       done = done,
@@ -248,7 +249,7 @@ local function newRunner(deps)
       local job = jobs[(...)];
       finish(job, false, nil, {
         code = ERR_TIMEOUT,
-        message = "the job ran longer than its timeout and was abandoned",
+        message = "it ran past its timeout of " .. math.floor(job.seconds * 1000 + 0.5) .. " ms and was abandoned",
       });
       return;
     end

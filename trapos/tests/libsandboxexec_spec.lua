@@ -88,6 +88,7 @@ describe("libsandboxexec", function()
       local answer = finish(runner, "exec", { code = "while true do os.pullEvent() end", timeoutMs = 200 });
       expect(answer.ok):eq(false);
       expect(answer.err.code):eq("timeout");
+      expect(answer.err.message):eq("it ran past its timeout of 200 ms and was abandoned");
       expect(runner.count()):eq(0);
     end);
 

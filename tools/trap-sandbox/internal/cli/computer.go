@@ -282,7 +282,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	// The host waits a little longer than the chunk may run, so the computer's timeout answers.
 	resp, err := c.request(ctx, c.TraposID, protocol.TypeLuaExec, payload, c.Timeout+2*time.Second)
 	if err != nil {
-		return err
+		return withTimeoutHint(resp, err)
 	}
 	var ans execAnswer
 	if err := json.Unmarshal(resp.Payload, &ans); err != nil {
@@ -319,7 +319,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout) error {
 	}
 	resp, err := c.request(ctx, c.TraposID, protocol.TypeShellRun, payload, c.Timeout+2*time.Second)
 	if err != nil {
-		return err
+		return withTimeoutHint(resp, err)
 	}
 	var ans struct {
 		Success bool   `json:"success"`
@@ -335,6 +335,15 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout) error {
 		return fmt.Errorf("%q failed on %s", c.Command, c.TraposID)
 	}
 	return nil
+}
+
+// withTimeoutHint names the flag that gives a chunk or program more time when the computer
+// abandoned it.
+func withTimeoutHint(resp gateway.APIResponse, err error) error {
+	if resp.Error != nil && resp.Error.Code == protocol.CodeTimeout {
+		return fmt.Errorf("%w (--timeout gives it longer, at most 60s)", err)
+	}
+	return err
 }
 
 // writeWire writes a wire string as the bytes it stands for.
