@@ -52,7 +52,7 @@ const (
 func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 	options = append([]kong.Option{
 		kong.Name("trap-sandbox"),
-		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws) /healthz, the host HTTP API (/trapos/computers), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
+		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws), /healthz, the host HTTP API (/trapos/computers and the file routes), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
 		kong.UsageOnError(),
 	}, options...)
 	return kong.New(root, options...)
