@@ -5,6 +5,8 @@ import (
 	"io"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccstr"
 )
 
 // Key codes CC: Tweaked uses (GLFW's).
@@ -66,7 +68,7 @@ func (c *Computer) typeLine(line string, ok bool) {
 		c.stop = true
 		return
 	}
-	c.QueueEvent("paste", lua.LString(line))
+	c.QueueEvent("paste", lua.LString(ccstr.FromText(line)))
 	c.QueueEvent("key", lua.LNumber(keyEnter), lua.LFalse)
 	c.QueueEvent("key_up", lua.LNumber(keyEnter))
 }

@@ -2,6 +2,8 @@ package console
 
 import (
 	"unicode/utf8"
+
+	"fakecraft/ccstr"
 )
 
 // Key codes of CC: Tweaked's keys API (GLFW's codes) that the decoder sends.
@@ -26,7 +28,7 @@ const (
 )
 
 // MaxPaste is the longest paste CC: Tweaked passes on (StringUtil.normaliseClipboardString).
-const MaxPaste = 512
+const MaxPaste = ccstr.MaxPaste
 
 // Action is something a terminal shortcut asks of the computer itself, not of the program.
 type Action int
@@ -109,7 +111,7 @@ func (d *Decoder) Feed(p []byte) []Input {
 			d.paste = append(d.paste, buf[:end]...)
 			buf = buf[end+len(pasteEnd):]
 			d.pasting = false
-			if text := clipboardText(d.paste); text != "" {
+			if text := ccstr.Clipboard(d.paste); text != "" {
 				out = append(out, Input{Events: []Event{{Name: "paste", Text: text}}})
 			}
 			d.paste = nil
@@ -330,27 +332,6 @@ func keyOf(c byte) int {
 		return int(base)
 	}
 	return int(c)
-}
-
-// clipboardText is what CC makes of pasted text: the first line, at most MaxPaste
-// characters, each character it cannot show replaced with '?', as CC's bytes.
-func clipboardText(p []byte) string {
-	out := make([]byte, 0, len(p))
-	count := 0
-	for len(p) > 0 && count < MaxPaste {
-		r, n := utf8.DecodeRune(p)
-		p = p[n:]
-		if r == '\r' || r == '\n' {
-			break
-		}
-		count++
-		if (r >= ' ' && r <= '~') || (r >= 161 && r <= 172) || (r >= 174 && r <= 255) {
-			out = append(out, byte(r))
-		} else {
-			out = append(out, '?')
-		}
-	}
-	return string(out)
 }
 
 func indexOf(buf, sep []byte) int {

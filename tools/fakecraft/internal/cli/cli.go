@@ -16,6 +16,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
+	"fakecraft/ccstr"
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
 	"fakecraft/fsapi"
@@ -172,7 +173,8 @@ func (f *computerFlags) options(e *env) (machine.Options, string, error) {
 		if !ok || k == "" {
 			return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--set %q: want KEY=VALUE", kv)}
 		}
-		settings[k] = v
+		// Flags are UTF-8 text; CC stores what the host hands it as one byte per character.
+		settings[ccstr.FromText(k)] = ccstr.FromText(v)
 	}
 	if f.TimeScale <= 0 {
 		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-scale %v: must be positive", f.TimeScale)}
@@ -181,7 +183,7 @@ func (f *computerFlags) options(e *env) (machine.Options, string, error) {
 		Overlay:   f.Dir,
 		Root:      trapos,
 		ID:        f.ID,
-		Label:     f.Label,
+		Label:     ccstr.FromText(f.Label),
 		Settings:  settings,
 		TimeScale: f.TimeScale,
 		Stdout:    e.stdout,
