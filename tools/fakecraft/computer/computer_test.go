@@ -3,6 +3,7 @@ package computer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -260,7 +261,7 @@ assert(os.sleep == sleep)
 
 func TestClockAndEpoch(t *testing.T) {
 	start := time.Now()
-	check(t, `
+	out, res, c := runLua(t, `
 local c0 = os.clock()
 sleep(0.05)
 local c1 = os.clock()
@@ -273,13 +274,25 @@ local e0 = os.epoch("utc")
 assert(os.epoch("UTC") - e0 < 1000 and os.epoch("local") - e0 < 1000)
 sleep(2)
 local d = os.epoch("utc") - e0
--- sleep(2) at 40x is 50 ms of wall time; a loaded machine takes longer, and each extra wall
--- millisecond adds 40 to d: allow up to 1 s of wall time.
-assert(d >= 1900 and d < 40000, "epoch must follow the time scale: " .. d)
+-- sleep(2) is 40 ticks, each at least 1/40 of a tick's 50 ms of wall time at 40x: at least
+-- 39 of them lie between e0 and now, however slow the machine (the Go side bounds d above).
+assert(d >= 1900, "epoch must follow the time scale: " .. d)
 assert(select(2, pcall(os.epoch, "mars")):find("Unsupported operation"))
 assert(type(os.epoch()) == "number" and os.time() >= 0 and os.time() < 24 and os.day() >= 1)
+print("epoch advanced " .. d)
+print("ok")
 `, func(cfg *Config) { cfg.TimeScale = 40 })
-	assert.Less(t, time.Since(start), 2*time.Second, "sleep(2) at 40x should take ~50ms")
+	wall := time.Since(start)
+	require.NoError(t, res.Err, out)
+	require.True(t, strings.HasSuffix(out, "ok\n"), out)
+	var d int64
+	_, err := fmt.Sscanf(out[strings.Index(out, "epoch advanced "):], "epoch advanced %d", &d)
+	require.NoError(t, err, out)
+	// Epoch time is wall time times the scale: sleep(2) cannot have moved it further than 40
+	// times the wall time the whole run took, at any machine speed.
+	assert.LessOrEqual(t, d, 40*wall.Milliseconds()+1, "epoch must follow the time scale (wall %s)", wall)
+	// Ticks come 40 times as often as in real time, so sleep(2) is ~50 ms of wall time.
+	assert.Equal(t, TickDuration/40, c.tickPeriod())
 }
 
 func TestTooLongWithoutYielding(t *testing.T) {
