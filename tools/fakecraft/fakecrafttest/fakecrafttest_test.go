@@ -24,6 +24,9 @@ func TestRunWithFiles(t *testing.T) {
 	res, out := Run(ctx, t, machine.Options{
 		Files:   map[string]string{"/hello.lua": `print("hi", http ~= nil, textutils.serializeJSON({1}), type(parallel.waitForAll))`},
 		Program: "/hello.lua",
+		// Boot and a trivial program must not wait on the clock: with one tick every 50 000 s
+		// of real time, any timer on the way would hold the run until ctx ends.
+		TimeScale: 1e-6,
 	})
 	assert.True(t, res.OK)
 	assert.Equal(t, "hi\ttrue\t[1]\tfunction\n", out)
