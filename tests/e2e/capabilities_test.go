@@ -226,7 +226,7 @@ func TestChunkThatNeverYieldsEndsAlone(t *testing.T) {
 	opts.ID, opts.Label = 9, "lab"
 	opts.Settings["sandbox.allow_exec"] = "true"
 	opts.Files = map[string]string{"/e2e.lua": idleProgram}
-	c := fakecrafttest.Start(t, opts)
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 	c.WaitFor(ctx, markerIdle)
 
 	_, errOut, code := cli(ctx, t, g, nil, "exec", capTraposID, "--timeout", "20s", "local n = 0; while true do n = n + 1 end")

@@ -20,8 +20,11 @@ import (
 
 // Test bounds and fixtures.
 const (
-	// testTimeout bounds each test's waits; it is only reached when something is broken.
-	testTimeout = 20 * time.Second
+	// testTimeout bounds each test's waits and its computers; it is only reached when something
+	// is broken. Every wait is on an event (a transcript line, an exit), so it is a safety net
+	// far above a starved machine's run (a restart test that takes 5 s alone took over 20 s
+	// under -race on 2 shared cores).
+	testTimeout = 3 * time.Minute
 	// timeScale runs the computers' clocks 10x fast: the daemon's 5 s reconnect delay and the
 	// command's 10 s request timeout take 0.5 s and 1 s of real time.
 	timeScale = 10

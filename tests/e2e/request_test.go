@@ -50,7 +50,7 @@ func TestGatewayRequestReachesBootedComputer(t *testing.T) {
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 7, "north"
 	opts.Files = map[string]string{"/e2e.lua": idleProgram}
-	c := fakecrafttest.Start(t, opts)
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 	c.WaitFor(ctx, markerIdle)
 
 	status, got := postRequest(ctx, t, g, requestTraposID, `{"type":"ping","payload":{},"timeoutMs":5000}`)

@@ -53,7 +53,7 @@ func TestGatewayRestartUnderRunningComputer(t *testing.T) {
 	first := startGateway(t, oc.URL)
 	opts := computerOptions(t, first, sandboxPassword, "/e2e.lua")
 	opts.Files = map[string]string{"/e2e.lua": restartProgram}
-	c := fakecrafttest.Start(t, opts)
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 
 	c.WaitFor(ctx, markerFirstOK)
 	require.NoError(t, first.Stop(), "SIGTERM must end the gateway with status 0")
@@ -90,7 +90,7 @@ func TestSocketDroppedUnderRunningComputer(t *testing.T) {
 	g := startGateway(t, oc.URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.Files = map[string]string{"/e2e.lua": restartProgram}
-	c := fakecrafttest.Start(t, opts)
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 
 	c.WaitFor(ctx, markerFirstOK)
 	c.HTTP.Refuse(true)
