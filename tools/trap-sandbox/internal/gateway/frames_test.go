@@ -184,10 +184,10 @@ func TestProbeGatewayStates(t *testing.T) {
 			h := newHarness(t, Config{}, prober)
 			c := h.connect(t, "7:", "")
 
-			start := time.Now()
+			// The hanging opencode never answers: that an answer comes at all (within read's
+			// bound), with a detail naming the probe's timeout, shows the probe bound it.
 			c.request("probe", protocol.TypeProbeGateway, []any{})
 			resp := c.read()
-			elapsed := time.Since(start)
 
 			assert.Equal(t, protocol.TypeProbeGateway, resp.Type)
 			assert.True(t, resp.OK, "the probe itself always succeeds")
@@ -209,7 +209,6 @@ func TestProbeGatewayStates(t *testing.T) {
 				assert.Contains(t, *got.OpencodeDetail, tc.detail)
 				assert.NotContains(t, *got.OpencodeDetail, password)
 			}
-			assert.Less(t, elapsed, probeTimeout+time.Second, "the answer comes within the probe bound")
 			assert.NotContains(t, h.logs.String(), password)
 		})
 	}
@@ -299,5 +298,5 @@ func TestShutdownIsBoundedWhenPeersDoNotAnswer(t *testing.T) {
 	start := time.Now()
 	err := h.gw.Shutdown(ctx)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Less(t, time.Since(start), time.Minute, "ctx's deadline ends Shutdown, not the hour's close grace")
 }
