@@ -85,8 +85,9 @@ type Prober struct {
 
 // flight is one upstream probe and everyone waiting for it.
 type flight struct {
-	done   chan struct{} // closed when health is set
-	health Health
+	done    chan struct{} // closed when health is set
+	health  Health
+	callers int // how many Probe calls wait on it (guarded by Prober.mu; tests wait on it)
 }
 
 // NewProber validates cfg and returns a Prober.
@@ -155,6 +156,7 @@ func (p *Prober) Probe(ctx context.Context) Health {
 		p.inflight.Add(1)
 		go p.fly(f)
 	}
+	f.callers++
 	p.mu.Unlock()
 	select {
 	case <-f.done:

@@ -230,8 +230,12 @@ func TestProbeCoalesces(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("no upstream request arrived")
 	}
-	// Give the other callers a moment to join the running probe before it is released.
-	time.Sleep(50 * time.Millisecond)
+	// Every caller joins the running probe before it is released.
+	require.Eventually(t, func() bool {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return p.current != nil && p.current.callers == callers
+	}, 5*time.Second, time.Millisecond, "the callers did not join the running probe")
 	close(release)
 	for range callers {
 		select {
