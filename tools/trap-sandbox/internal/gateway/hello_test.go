@@ -102,9 +102,14 @@ func TestNoHelloInTimeCloses4008(t *testing.T) {
 }
 
 func TestHelloBeforeTimeoutStopsTheTimer(t *testing.T) {
-	h := newHarness(t, Config{HelloTimeout: 150 * time.Millisecond}, nil)
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, HelloTimeout: 150 * time.Millisecond}, nil)
 	c := h.connect(t, "7:", "")
-	time.Sleep(300 * time.Millisecond) // past the hello timeout: the socket must stay open
+	// Past the hello timeout the socket must stay open: the writer's timer fires (and is
+	// disarmed) and the writer arms it again after its tick.
+	require.True(t, fc.WaitArmed(1, t.Context().Done()))
+	fc.Advance(300 * time.Millisecond)
+	waitFor(t, "the writer's tick past the hello timeout", func() bool { return fc.Armed() >= 1 })
 	c.request("p", protocol.TypeProbeGateway, nil)
 	assert.True(t, c.read().OK)
 }
