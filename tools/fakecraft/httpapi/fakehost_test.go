@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -31,6 +32,9 @@ type fakeHost struct {
 	L    *lua.LState
 	done chan struct{}
 	wg   sync.WaitGroup
+	// parked is true while the program is yielded, waiting for an event (tests wait for it
+	// instead of sleeping).
+	parked atomic.Bool
 
 	mu      sync.Mutex
 	queue   []queued
@@ -212,6 +216,7 @@ func (h *fakeHost) run(ctx context.Context, src string, args ...string) ([]lua.L
 			}
 		}
 		resumeArgs = nil
+		h.parked.Store(true)
 		for resumeArgs == nil {
 			q, err := h.next(ctx)
 			if err != nil {
@@ -226,5 +231,6 @@ func (h *fakeHost) run(ctx context.Context, src string, args ...string) ([]lua.L
 				resumeArgs = append([]lua.LValue{lua.LString(q.name)}, q.args...)
 			}
 		}
+		h.parked.Store(false)
 	}
 }

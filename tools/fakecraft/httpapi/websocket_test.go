@@ -386,15 +386,19 @@ func TestWebsocketReceiveTimeoutReturnsNothing(t *testing.T) {
 }
 
 func TestWebsocketReceiveReturnsOnRemoteClose(t *testing.T) {
-	_, url := wsServer(t, websocket.Upgrader{}, func(c *websocket.Conn) {
-		_, _, _ = c.ReadMessage()
-		// Give the program time to enter receive(): a socket already closed when receive()
-		// is called raises instead, in CC as here.
-		time.Sleep(100 * time.Millisecond)
-		_ = c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1001, "away"), time.Now().Add(time.Second))
-		_, _, _ = c.ReadMessage()
-	})
 	c := newComputer(t, Options{AllowPrivate: true})
+	_, url := wsServer(t, websocket.Upgrader{}, func(conn *websocket.Conn) {
+		_, _, _ = conn.ReadMessage()
+		// Close once the program waits in receive(): a socket already closed when receive()
+		// is called raises instead, in CC as here. It sent "bye" in the resume that goes on
+		// into receive(), so the next time it is parked it is there.
+		deadline := time.Now().Add(testDeadline)
+		for !c.host.parked.Load() && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(1001, "away"), time.Now().Add(time.Second))
+		_, _, _ = conn.ReadMessage()
+	})
 	out := c.run(t, connectLua+`
 		ws.send("bye")
 		return select("#", ws.receive())
