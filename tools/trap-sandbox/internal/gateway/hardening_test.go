@@ -165,6 +165,14 @@ func TestFailedHellosAreSlowedButARightSecretIsNever(t *testing.T) {
 	ok := h.connect(t, "8:", "right") // same address, right secret: no wait
 	assert.NotNil(t, ok)
 
+	// The held verdicts wait on timers their goroutines arm after the count above: advance
+	// only once both are armed, beside the writers' timers of the three open sockets (the
+	// burst's sockets have ended and stopped theirs).
+	waitFor(t, "the burst's sockets to end", func() bool { return len(sessionsOf(h.gw)) == 3 })
+	armed, cancelArmed := context.WithTimeout(context.Background(), waitLimit)
+	defer cancelArmed()
+	require.True(t, fc.WaitArmed(3+2, armed.Done()), "the held verdicts' timers were not armed")
+
 	fc.Advance(time.Second) // one token: the fourth gets its answer
 	assert.Equal(t, protocol.CodeUnauthorized, fourth.read().Error.Code)
 	fourth.expectClose(CloseUnauthorized, "unauthorized")
