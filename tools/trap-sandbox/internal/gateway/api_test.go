@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -147,6 +148,11 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	bad := h.dial(t, "6:")
 	bad.hello("wrong")
 	bad.expectClose(CloseUnauthorized, "unauthorized")
+	// The client sees the close frame before the gateway's session counts the close.
+	m := h.gw.cfg.Metrics
+	waitFor(t, "the 4001 close to be counted", func() bool {
+		return testutil.ToFloat64(m.closes.WithLabelValues("4001")) == 1
+	})
 
 	resp, err := h.srv.Client().Get(h.srv.URL + server.MetricsPath)
 	require.NoError(t, err)
