@@ -338,6 +338,12 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		if filter != "" && ev.name != filter && ev.name != "terminate" {
 			continue // CC discards, not defers, an event the top coroutine is not waiting for
 		}
+		// A goroutine that called Do and then queued ev may have done both since the runDo
+		// above; its function must still run before ev is delivered, as Do promises.
+		c.runDo()
+		if c.stop {
+			break
+		}
 		args := append([]lua.LValue{lua.LString(ev.name)}, ev.args...)
 		state, filter = c.resume(args)
 	}
