@@ -109,7 +109,7 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 					if typ == harness.TypeLuaExec {
 						return map[string]any{"returns": []any{p["code"], p["timeoutMs"]}, "output": "printed\n"}, nil
 					}
-					return map[string]any{"success": false, "output": "No such program\n"}, nil
+					return map[string]any{"success": false, "output": "No such program\n", "outputTruncated": p["timeoutMs"] == float64(4000)}, nil
 				}}
 			serveDaemon(ctx, t, g, d)
 			s := connectMCP(ctx, t, g, transport)
@@ -195,12 +195,14 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 			assert.Equal(t, []any{"1+1", float64(3000)}, lua.Returns, "the chunk and its own time bound reach lua.exec")
 			assert.Equal(t, "printed\n", lua.Output)
 			var prog struct {
-				Success bool   `json:"success"`
-				Output  string `json:"output"`
+				Success         bool   `json:"success"`
+				Output          string `json:"output"`
+				OutputTruncated bool   `json:"outputTruncated"`
 			}
-			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_program", map[string]any{"traposId": id, "command": "nope"}), id, &prog)
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_program", map[string]any{"traposId": id, "command": "nope", "timeoutMs": 4000}), id, &prog)
 			assert.False(t, prog.Success)
 			assert.Equal(t, "No such program\n", prog.Output)
+			assert.True(t, prog.OutputTruncated, "shell.run got the run's timeoutMs, and outputTruncated comes back")
 
 			d.PutFile("/notes.txt", []byte("a note"))
 			rr, err := s.ReadResource(ctx, &sdk.ReadResourceParams{URI: "trapos://7%3Anorth/notes.txt"})

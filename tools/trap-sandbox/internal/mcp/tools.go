@@ -24,9 +24,10 @@ const (
 	// maxTimeout caps timeoutMs: the HTTP API (which the stdio bridge goes through) waits at
 	// most 60 s for one request.
 	maxTimeout = 60 * time.Second
-	// luaTimeoutSlack is how much longer the host waits than the chunk may run, so the
-	// computer's own timeout answer (which abandons the chunk) arrives before the host gives up.
-	luaTimeoutSlack = 2 * time.Second
+	// runTimeoutSlack is how much longer the host waits than a Lua chunk or program may run,
+	// so the computer's own timeout answer (which abandons the run) arrives before the host
+	// gives up.
+	runTimeoutSlack = 2 * time.Second
 )
 
 // CodeBadArgument is the tool error code of arguments that the input schema cannot rule out
@@ -80,7 +81,7 @@ type LuaInput struct {
 type ProgramInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Command   string `json:"command" jsonschema:"a shell command line, e.g. ls /rom or sandbox status"`
-	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long to wait for the program, in milliseconds (default 10000)"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the program may run, in milliseconds (default 10000); a program past it is abandoned with timeout"`
 }
 
 // Outputs (structuredContent; their schemas are the tools' output schemas).
@@ -154,13 +155,17 @@ type MoveOutput struct {
 type LuaOutput struct {
 	Returns []any  `json:"returns" jsonschema:"the chunk's return values, made JSON-safe"`
 	Output  string `json:"output" jsonschema:"what the chunk printed"`
-	Error   string `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message, with the position"`
+	// OutputTruncated is set when the chunk printed more than the computer keeps (16 KiB).
+	OutputTruncated bool   `json:"outputTruncated,omitempty" jsonschema:"true when the chunk printed more than output holds"`
+	Error           string `json:"error,omitempty" jsonschema:"set when the chunk raised an error: its message, with the position"`
 }
 
 // ProgramOutput is run_program's output: the shell.run answer.
 type ProgramOutput struct {
 	Success bool   `json:"success"`
 	Output  string `json:"output" jsonschema:"what the program printed"`
+	// OutputTruncated is set when the program printed more than the computer keeps (16 KiB).
+	OutputTruncated bool `json:"outputTruncated,omitempty" jsonschema:"true when the program printed more than output holds"`
 }
 
 // PingOutput is ping's output.
@@ -424,12 +429,8 @@ func (t *tools) makeDir(ctx context.Context, in PathInput) (PathOutput, error) {
 }
 
 func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {
-	// The chunk gets the time asked for, less the slack the host keeps for the answer.
-	run := min(timeoutOf(in.TimeoutMs, defaultTimeout), maxTimeout-luaTimeoutSlack)
-	ctx, cancel := context.WithTimeout(ctx, run+luaTimeoutSlack)
-	defer cancel()
 	var out LuaOutput
-	err := t.request(ctx, in.TraposID, protocol.TypeLuaExec, map[string]any{"code": in.Code, "timeoutMs": run.Milliseconds()}, &out)
+	err := t.runBounded(ctx, in.TraposID, protocol.TypeLuaExec, in.TimeoutMs, map[string]any{"code": in.Code}, &out)
 	if out.Returns == nil {
 		out.Returns = []any{}
 	}
@@ -437,11 +438,20 @@ func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {
 }
 
 func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeoutOf(in.TimeoutMs, defaultTimeout))
-	defer cancel()
 	var out ProgramOutput
-	err := t.request(ctx, in.TraposID, protocol.TypeShellRun, map[string]any{"command": in.Command}, &out)
+	err := t.runBounded(ctx, in.TraposID, protocol.TypeShellRun, in.TimeoutMs, map[string]any{"command": in.Command}, &out)
 	return out, err
+}
+
+// runBounded sends lua.exec or shell.run with the run's own time bound in the payload: the
+// computer abandons the run at timeoutMs (less the slack) and answers timeout before the host
+// stops waiting.
+func (t *tools) runBounded(ctx context.Context, traposID, typ string, timeoutMs int64, payload map[string]any, out any) error {
+	run := min(timeoutOf(timeoutMs, defaultTimeout), maxTimeout-runTimeoutSlack)
+	ctx, cancel := context.WithTimeout(ctx, run+runTimeoutSlack)
+	defer cancel()
+	payload["timeoutMs"] = run.Milliseconds()
+	return t.request(ctx, traposID, typ, payload, out)
 }
 
 func (t *tools) ping(ctx context.Context, in TargetInput) (PingOutput, error) {
