@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/base64"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/fakecrafttest"
+
+	"tests/internal/harness"
+)
+
+// TestMCPAgentWorksOnBootedComputers: the MCP Go SDK's client, over /mcp and over the stdio
+// bridge, works through the real gateway on booted fakecraft computers running the real
+// daemon: one whose owner allowed files and code, one left at the defaults.
+func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+
+	open := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	open.ID, open.Label = 7, "north"
+	open.Files = map[string]string{"/e2e.lua": idleProgram}
+	open.Settings["sandbox.allow_files"] = "write"
+	open.Settings["sandbox.allow_exec"] = "true"
+	fakecrafttest.Start(t, open).WaitFor(ctx, markerIdle)
+
+	closed := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	closed.ID, closed.Label = 8, "south"
+	closed.Files = map[string]string{"/e2e.lua": idleProgram}
+	fakecrafttest.Start(t, closed).WaitFor(ctx, markerIdle)
+
+	for _, transport := range []string{"http", "stdio"} {
+		t.Run(transport, func(t *testing.T) {
+			var s *sdk.ClientSession
+			if transport == "http" {
+				s = harness.ConnectMCP(ctx, t, g, "")
+			} else {
+				s = harness.ConnectMCPStdio(ctx, t, gatewayBin, g)
+			}
+			tools, err := s.ListTools(ctx, nil)
+			require.NoError(t, err)
+			assert.Len(t, tools.Tools, 11)
+
+			var list struct {
+				Computers []struct {
+					TraposID string `json:"traposId"`
+				} `json:"computers"`
+			}
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "list_computers", nil), "", &list)
+			var ids []string
+			for _, c := range list.Computers {
+				ids = append(ids, c.TraposID)
+			}
+			assert.ElementsMatch(t, []string{"7:north", "8:south"}, ids)
+
+			var info map[string]any
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "computer_info", map[string]any{"traposId": "7:north"}), "7:north", &info)
+			assert.Equal(t, "north", info["label"])
+			assert.Equal(t, float64(7), info["id"])
+
+			// Every byte value, over several fs.write and fs.read chunks.
+			data := make([]byte, 40_000)
+			for i := range data {
+				data[i] = byte(i * 7)
+			}
+			path := "/mcp/" + transport + ".bin"
+			var wrote map[string]any
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "write_file", map[string]any{"traposId": "7:north", "path": path,
+				"contentBase64": base64.StdEncoding.EncodeToString(data)}), "7:north", &wrote)
+			var read struct {
+				ContentBase64 string `json:"contentBase64"`
+			}
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "7:north", "path": path}), "7:north", &read)
+			back, err := base64.StdEncoding.DecodeString(read.ContentBase64)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(data, back), "read_file gave other bytes than write_file wrote (%d vs %d bytes)", len(back), len(data))
+
+			var lua struct {
+				Returns []any  `json:"returns"`
+				Output  string `json:"output"`
+				Error   string `json:"error"`
+			}
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": "1+1"}), "7:north", &lua)
+			assert.Equal(t, []any{float64(2)}, lua.Returns, "an expression returns its value, as the lua prompt")
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north",
+				"code": `print("hello from " .. os.getComputerLabel()) return 3, "x"`}), "7:north", &lua)
+			assert.Equal(t, []any{float64(3), "x"}, lua.Returns)
+			assert.Equal(t, "hello from north\n", lua.Output)
+			assert.Empty(t, lua.Error)
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "7:north", "code": `error("boom")`}), "7:north", &lua)
+			assert.Contains(t, lua.Error, "boom", "a chunk that raised is served, with its error")
+
+			var prog struct {
+				Success bool   `json:"success"`
+				Output  string `json:"output"`
+			}
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_program", map[string]any{"traposId": "7:north", "command": "sandbox status"}), "7:north", &prog)
+			assert.True(t, prog.Success, "output: %s", prog.Output)
+			assert.Contains(t, prog.Output, "files: write", "the program's own output comes back")
+
+			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "8:south", "path": "/startup.lua"}), "forbidden")
+			assert.Contains(t, msg, "sandbox.allow_files")
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": "8:south", "code": "1"}), "forbidden")
+			assert.Contains(t, msg, "sandbox.allow_exec")
+
+			start := time.Now()
+			harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "9:gone", "timeoutMs": 60000}), "not_connected")
+			assert.Less(t, time.Since(start), testTimeout/2, "not_connected comes at once")
+		})
+	}
+}
