@@ -90,8 +90,11 @@ func New(b Backend, logger *slog.Logger) *Module {
 	// Stateless: every POST carries a whole exchange, so the module holds no sessions, no
 	// standalone SSE stream outlives a request, and a shutdown waits only for calls in flight
 	// (which the gateway ends when it closes the computers' sockets).
+	// The server's shared guard checks Host and Origin for every API route, /mcp included
+	// (with the --public-url host and a token taken into account), so the SDK's own,
+	// narrower localhost check is off: one rule, one place.
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger})
+		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true})
 	return &Module{handler: h}
 }
 
