@@ -61,6 +61,10 @@ func (f APIFlags) do(ctx context.Context, method, path string, body any, out any
 	if err != nil {
 		return resp.StatusCode, fmt.Errorf("read the gateway's answer: %w", err)
 	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		// The gateway's own text names its variable; a person at the CLI may give the flag.
+		return resp.StatusCode, fmt.Errorf("the gateway answered 401: %s (give the API token with --api-token or SANDBOX_API_TOKEN)", printable(gatewayMessage(data)))
+	}
 	if _, isAPI := out.(*gateway.APIResponse); !isAPI && resp.StatusCode != http.StatusOK {
 		var apiErr gateway.APIResponse
 		if json.Unmarshal(data, &apiErr) == nil && apiErr.Error != nil {
@@ -189,4 +193,17 @@ func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
 	}
 	_, err = fmt.Fprintf(out, "pong from %s: %s in %s\n", printable(c.TraposID), printable(string(resp.Payload)), time.Since(start).Round(time.Microsecond))
 	return err
+}
+
+// gatewayMessage is the message of a gateway error answer, or the body itself (cut) when it is
+// not one.
+func gatewayMessage(data []byte) string {
+	var apiErr gateway.APIResponse
+	if json.Unmarshal(data, &apiErr) == nil && apiErr.Error != nil {
+		return apiErr.Error.Message
+	}
+	if len(data) > 200 {
+		data = data[:200]
+	}
+	return string(data)
 }

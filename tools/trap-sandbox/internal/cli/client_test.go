@@ -140,6 +140,10 @@ func TestClientToken(t *testing.T) {
 	_, err := runClient(t, "computers", "--url", base)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "401")
+	assert.Contains(t, err.Error(), "--api-token", "the CLI's own flag is named")
+	_, err = runClient(t, "request", "1:", "ping", "--url", base)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "--api-token", "a request's 401 names it too")
 
 	t.Setenv("SANDBOX_API_TOKEN", "s3cret")
 	t.Setenv("SANDBOX_URL", base)
