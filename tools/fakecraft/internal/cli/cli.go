@@ -211,7 +211,7 @@ func (r *RunCmd) Run(e *env) error {
 			typed = io.MultiReader(typed, e.stdin)
 		}
 		opts.Input = computer.LinesFrom(typed)
-		return bootBare(opts, r.TimeLimit)
+		return boot(opts, r.TimeLimit)
 	}
 	if len(r.Command) == 0 {
 		return &exitError{code: ExitUsage, msg: "name a program to run (or use --bare for a computer that reads commands from standard input)"}
@@ -329,7 +329,9 @@ func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 	return out, mounts
 }
 
-// boot runs one machine and maps its end to an exit status.
+// boot runs one machine and maps its end to an exit status. A TrapOS computer ends with its
+// program: the program's outcome is the status. A bare computer (opts.Bare) runs until it
+// shuts down (the input ended, os.shutdown): status 0, or 1 when the bios itself failed.
 func boot(opts machine.Options, limit time.Duration) error {
 	m, err := machine.New(opts)
 	if err != nil {
@@ -343,31 +345,14 @@ func boot(opts machine.Options, limit time.Duration) error {
 		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", limit)}
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
+	case opts.Bare && res.Err != nil:
+		return &exitError{code: ExitFailed, msg: res.Err.Error()}
+	case opts.Bare:
+		return nil
 	case res.InputEnded && !res.Reported:
 		return &exitError{code: ExitFailed, msg: "the program waited for a line after standard input ended"}
 	case !res.OK:
 		return &exitError{code: ExitFailed}
-	}
-	return nil
-}
-
-// bootBare runs a bare computer until it shuts down (the input ended, os.shutdown): status 0,
-// or 1 when the bios itself failed.
-func bootBare(opts machine.Options, limit time.Duration) error {
-	m, err := machine.New(opts)
-	if err != nil {
-		return &exitError{code: ExitUsage, msg: err.Error()}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
-	res, err := m.Run(ctx)
-	switch {
-	case errors.Is(err, computer.ErrTimeLimit):
-		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", limit)}
-	case err != nil:
-		return &exitError{code: ExitFailed, msg: err.Error()}
-	case res.Err != nil:
-		return &exitError{code: ExitFailed, msg: res.Err.Error()}
 	}
 	return nil
 }
