@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -107,11 +108,22 @@ func TestOneLineInstall(t *testing.T) {
 
 	// Again, without the password: an upgrade in place that asks nothing and keeps both settings.
 	out = playerSession(ctx, t, dir, true, install, "reboot", "sandbox health")
-	assert.Contains(t, out, "Upgraded trapos-sandbox ")
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "password (")
 	assertHealthy(t, out)
 	assert.Equal(t, settings, readSettings(t, dir), "the upgrade kept the settings")
 	assert.Equal(t, installed, diskFiles(t, dir))
+
+	// Over an older version: the installer names both.
+	manifest := filepath.Join(dir, ".trapos-sandbox")
+	recorded, err := os.ReadFile(manifest)
+	require.NoError(t, err)
+	older := regexp.MustCompile(`version = "[^"]*"`).ReplaceAll(recorded, []byte(`version = "0.0.1"`))
+	require.NotEqual(t, recorded, older, "the manifest records the version")
+	require.NoError(t, os.WriteFile(manifest, older, 0o644))
+	out = playerSession(ctx, t, dir, true, install)
+	assert.Regexp(t, `Upgraded trapos-sandbox 0\.0\.1 to \d+\.\d+\.\d+\.`, out)
+	assert.Equal(t, settings, readSettings(t, dir), "the upgrade kept the settings")
 
 	out = playerSession(ctx, t, dir, true, install+" uninstall")
 	assert.Contains(t, out, "Removed trapos-sandbox ")
@@ -177,7 +189,7 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	assert.NotContains(t, readSettings(t, dir), "sandbox.password", "an empty answer sets no password")
 
 	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
-	assert.Contains(t, out, "Upgraded trapos-sandbox ")
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "Gateway password", "an upgrade asks nothing")
 }
 
@@ -289,7 +301,7 @@ func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
 	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = true`)
 
 	out = playerSession(ctx, t, dir, false, install)
-	assert.Contains(t, out, "Upgraded trapos-sandbox ")
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "Allow it?")
 	assert.Equal(t, settings, readSettings(t, dir))
 }

@@ -240,7 +240,9 @@ local function install()
   local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
   writeFile(MANIFEST, textutils.serialize(manifest));
 
-  if old ~= nil then
+  if old ~= nil and old.version == SOURCE.version then
+    print("Reinstalled trapos-sandbox " .. SOURCE.version .. ".");
+  elseif old ~= nil then
     print("Upgraded trapos-sandbox " .. tostring(old.version) .. " to " .. SOURCE.version .. ".");
   else
     print("Installed trapos-sandbox " .. SOURCE.version .. ".");
