@@ -2,6 +2,10 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,16 +55,17 @@ end
 func TestFrozenGatewayIsLeftAndRejoined(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	// Idle probe 2 s + request timeout 1 s: the hello answer announces livenessMs 3000.
-	g := startGateway(t, harness.ClosedPortURL(t), "--idle-probe-after", "2s", "--request-timeout", "1s")
+	// Idle probe 2 s + request timeout 3 s: the hello answer announces livenessMs 5000. The
+	// 3 s leave a loaded machine time to answer a probe.
+	g := startGateway(t, harness.ClosedPortURL(t), "--idle-probe-after", "2s", "--request-timeout", "3s")
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.TimeScale = 1
 	opts.Files = map[string]string{"/e2e.lua": livenessProgram}
 	c := fakecrafttest.Start(t, opts)
 
 	c.WaitFor(ctx, markerConnected)
-	// Connected for longer than livenessMs: the gateway's idle probes keep it so.
-	time.Sleep(4 * time.Second)
+	// Connected through three idle probes, longer than livenessMs: the probes keep it so.
+	waitAnsweredProbes(ctx, t, g, 3)
 	require.NotContains(t, c.Output(), markerLeft, "a live gateway must not be left:\n%s", c.Output())
 
 	g.Freeze(t)
@@ -73,6 +78,33 @@ func TestFrozenGatewayIsLeftAndRejoined(t *testing.T) {
 	assert.True(t, res.OK, c.Output())
 	// The daemon said why: the screen wraps the line, so its rows are joined again.
 	assert.Contains(t, strings.Join(lines(c.Output()), " "),
-		"the gateway sent nothing for 3 s (it promised a frame every 3 s at most): reconnecting")
+		"the gateway sent nothing for 5 s (it promised a frame every 5 s at most): reconnecting")
 	assert.GreaterOrEqual(t, strings.Count(g.Log(), `msg="computer connected"`), 2, "the daemon must say hello again:\n%s", g.Log())
+}
+
+// answeredProbe is the gateway's count of idle-probe pings a computer answered.
+var answeredProbe = regexp.MustCompile(`(?m)^trapos_gateway_frames_in_total\{event="computer_response",type="ping"\} (\d+)$`)
+
+// waitAnsweredProbes waits until the gateway's metrics count n answered idle probes.
+func waitAnsweredProbes(ctx context.Context, t *testing.T, g *harness.Gateway, n int) {
+	t.Helper()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL("/metrics"), nil)
+		require.NoError(t, err)
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err, "waiting for %d answered probes", n)
+		body, err := io.ReadAll(res.Body)
+		_ = res.Body.Close()
+		require.NoError(t, err)
+		if m := answeredProbe.FindSubmatch(body); m != nil {
+			if got, _ := strconv.Atoi(string(m[1])); got >= n {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("the gateway did not count %d answered probes:\n%s", n, body)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
