@@ -25,9 +25,10 @@ const (
 	// far above a starved machine's run (a restart test that takes 5 s alone took over 20 s
 	// under -race on 2 shared cores).
 	testTimeout = 3 * time.Minute
-	// timeScale runs the computers' clocks 10x fast: the daemon's 5 s reconnect delay and the
-	// command's 10 s request timeout take 0.5 s and 1 s of real time.
-	timeScale = 10
+	// timeScale runs the computers' clocks 4x fast: the daemon's 5 s reconnect delay and the
+	// command's 10 s request timeout take 1.25 s and 2.5 s of real time. A faster clock would
+	// leave a loaded machine too little real time to answer a request.
+	timeScale = 4
 	// sandboxPassword is the gateway's --password in tests that turn auth on.
 	sandboxPassword = "sandbox-pw-e2e-5c1d"
 	// shortProbeTimeout keeps the stalled-opencode probe well under the command's timeout.

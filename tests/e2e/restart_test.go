@@ -24,7 +24,7 @@ const (
 
 // restartProgram runs `sandbox health` every half (scaled) second: it reports the first
 // success, the first failure after it, and the first success after that. maxRounds bounds it
-// (400 rounds of at least 0.5 s scaled are over 20 s of real time at timeScale 10).
+// (400 rounds of at least 0.5 s scaled are over 50 s of real time at timeScale 4).
 const restartProgram = `
 local maxRounds = 400
 local stage = "start"
@@ -96,7 +96,7 @@ func TestSocketDroppedUnderRunningComputer(t *testing.T) {
 	c.HTTP.Refuse(true)
 	c.HTTP.DropAll()
 	c.WaitFor(ctx, markerFailed)
-	// Let at least one reconnect attempt (5 s scaled, 0.5 s real) hit the refusal.
+	// Let at least one reconnect attempt (5 s scaled, 1.25 s real) hit the refusal.
 	c.WaitFor(ctx, "Not connected to the gateway: nothing answers at")
 	c.HTTP.Refuse(false)
 
