@@ -1,10 +1,18 @@
-// Package ccstr turns text from outside a computer into the bytes CC: Tweaked's Java side
-// would hand its Lua: CC strings are byte strings, and CC encodes a Java string one
-// character per byte, so text enters as Latin-1. fakecraft's flags and standard input are
-// UTF-8 text; this is the one place they become CC's bytes.
+// Package ccstr is the one place where text crosses a computer's edge. CC strings are byte
+// strings; CC: Tweaked's Java side holds a Lua string as a Java string of one character per
+// byte (U+0000–U+00FF) and encodes a Java string back one byte per character.
+//
+// Text from outside (fakecraft's flags, standard input, a paste, a websocket's close reason,
+// which Netty decodes as UTF-8) enters that way: FromText, Clipboard, Label. What leaves
+// goes out the way CC hands it over: as its font draws it on a screen (Glyph) or in a
+// transcript (Shown), or decoded as UTF-8 where CC decodes it (DecodeUTF8: a websocket's
+// text frames). HTTP bodies and websocket
+// messages received cross as bytes, in both directions, and need nothing here.
 package ccstr
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+)
 
 // FromText is s as CC stores a string the host gives it (a label, a setting's value): each
 // character up to U+00FF becomes that one byte, any other becomes '?'. A byte that is not
@@ -26,6 +34,30 @@ func FromText(s string) string {
 	return string(out)
 }
 
+// allowed reports whether CC's font can show c; CC turns anything else a person types,
+// pastes or names a computer with into '?'.
+func allowed(c rune) bool {
+	return (c >= ' ' && c <= '~') || (c >= 161 && c <= 172) || (c >= 174 && c <= 255)
+}
+
+// MaxLabel is the longest computer label CC keeps, in characters (bytes).
+const MaxLabel = 32
+
+// Label is label as os.setComputerLabel stores it: its first MaxLabel bytes, each one the
+// font cannot show replaced with '?'.
+func Label(label string) string {
+	if len(label) > MaxLabel {
+		label = label[:MaxLabel]
+	}
+	out := []byte(label)
+	for i, c := range out {
+		if !allowed(rune(c)) {
+			out[i] = '?'
+		}
+	}
+	return string(out)
+}
+
 // MaxPaste is the longest paste CC: Tweaked passes on (its clipboard normalisation).
 const MaxPaste = 512
 
@@ -42,11 +74,20 @@ func Clipboard(p []byte) string {
 			break
 		}
 		count++
-		if (r >= ' ' && r <= '~') || (r >= 161 && r <= 172) || (r >= 174 && r <= 255) {
+		if allowed(r) {
 			out = append(out, byte(r))
 		} else {
 			out = append(out, '?')
 		}
 	}
 	return string(out)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

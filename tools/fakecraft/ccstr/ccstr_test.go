@@ -1,7 +1,9 @@
 package ccstr
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -28,4 +30,65 @@ func TestClipboard(t *testing.T) {
 		long[i] = 'x'
 	}
 	assert.Len(t, Clipboard(long), MaxPaste)
+}
+
+func TestLabel(t *testing.T) {
+	for name, tc := range map[string]struct{ in, want string }{
+		"kept":                 {"kitchen", "kitchen"},
+		"latin-1 kept":         {"k\xfcche", "k\xfcche"},
+		"controls become ?":    {"a\nb\x7fc\xa0d\xade", "a?b?c?d?e"},
+		"cut to 32, then ?":    {strings.Repeat("x", 31) + "\n\n", strings.Repeat("x", 31) + "?"},
+		"cut to 32 characters": {strings.Repeat("L", 40), strings.Repeat("L", 32)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, Label(tc.in))
+		})
+	}
+}
+
+func TestGlyph(t *testing.T) {
+	assert.Equal(t, "a", Glyph('a'))
+	assert.Equal(t, "é", Glyph(0xe9))
+	assert.Equal(t, " ", Glyph(0), "blank in CC's font")
+	assert.Equal(t, " ", Glyph('\n'))
+	assert.Equal(t, "☺", Glyph(1))
+	assert.Equal(t, "►", Glyph(16))
+	assert.Equal(t, "▼", Glyph(31))
+	assert.Equal(t, "▒", Glyph(127))
+	assert.Equal(t, " ", Glyph(128))
+	assert.Equal(t, "\U0001FB00", Glyph(129), "top-left sextant")
+	assert.Equal(t, "▌", Glyph(128+21), "left half")
+	assert.Equal(t, "\U0001FB14", Glyph(128+22), "after the skipped left half")
+	assert.Equal(t, "\U0001FB1D", Glyph(159), "sextant-12345: all but the bottom right")
+}
+
+func TestShown(t *testing.T) {
+	assert.Equal(t, "plain text", Shown("plain text"))
+	assert.Equal(t, "küche", Shown("k\xfcche"))
+	assert.Equal(t, "a\tb\x10 \U0001FB00", Shown("a\tb\x10 \x81"), "ASCII as written")
+	assert.True(t, utf8.ValidString(Shown(string(allBytes()))))
+}
+
+func allBytes() []byte {
+	b := make([]byte, 256)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}
+
+func TestDecodeUTF8(t *testing.T) {
+	cases := map[string]string{
+		"plain":             "plain",
+		"é":                 "é",
+		"\xff\xff":          "\uFFFD\uFFFD",
+		"\xe2\x82A":         "\uFFFDA",
+		"\xed\xa0\x80":      "\uFFFD\uFFFD\uFFFD", // an encoded surrogate is not UTF-8
+		"\xc0\xaf":          "\uFFFD\uFFFD",       // overlong
+		"\xf0\x9f\x98\x80x": "\U0001F600x",
+		"\xf0\x9f\x98":      "\uFFFD",
+	}
+	for in, want := range cases {
+		assert.Equal(t, want, DecodeUTF8(in), "%q", in)
+	}
 }

@@ -18,6 +18,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
+	"fakecraft/ccstr"
 	"fakecraft/host"
 	"fakecraft/luakit"
 )
@@ -29,7 +30,7 @@ const EventQueueLimit = 256
 const TickDuration = 50 * time.Millisecond
 
 // MaxLabelLength is the longest computer label CC keeps.
-const MaxLabelLength = 32
+const MaxLabelLength = ccstr.MaxLabel
 
 // Lua state sizing: small initial stacks because every yield-safe pcall makes a coroutine,
 // growing on demand up to generous limits.
@@ -164,7 +165,7 @@ func New(cfg Config) (*Computer, error) {
 		popped: make(chan struct{}, 1),
 		done:   make(chan struct{}),
 		timers: map[int]int{},
-		label:  cutLabel(cfg.Label),
+		label:  ccstr.Label(cfg.Label),
 	}
 	c.term.onBlink = c.cursorBlink
 	return c, nil
@@ -492,18 +493,4 @@ func javaRound(x float64) float64 {
 		r++
 	}
 	return r
-}
-
-func cutLabel(label string) string {
-	out := make([]byte, 0, len(label))
-	for i := 0; i < len(label); i++ {
-		// CC keeps printable ASCII and Latin-1 characters only.
-		if b := label[i]; b >= 32 && b != 127 {
-			out = append(out, b)
-		}
-	}
-	if len(out) > MaxLabelLength {
-		out = out[:MaxLabelLength]
-	}
-	return string(out)
 }

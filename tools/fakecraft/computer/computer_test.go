@@ -327,6 +327,15 @@ func TestTranscriptKeepsScrolledLines(t *testing.T) {
 	assert.Equal(t, "", screen[18])
 }
 
+// TestTextLeavesAsTheFontShowsIt: the transcript and Screen are UTF-8 text; a byte past
+// ASCII is the character CC's font draws (Latin-1, block characters), and on the screen a
+// control character is its font picture (CC keeps it in the cell), not a space.
+func TestTextLeavesAsTheFontShowsIt(t *testing.T) {
+	out, _, c := runLua(t, `print("k\252che \135") term.write("a\16b\1")`)
+	assert.Equal(t, "k\u00fcche \U0001FB06\na\x10b\x01\n", out)
+	assert.Equal(t, "küche \U0001FB06\na►b☺", strings.TrimRight(c.Screen(), "\n"))
+}
+
 func TestPrintErrorColour(t *testing.T) {
 	const src = `
 local seen = {}
@@ -352,6 +361,8 @@ assert(os.getComputerID() == 7 and os.computerID() == 7)
 assert(select("#", os.getComputerLabel()) == 0, "unset label returns nothing")
 os.setComputerLabel(("L"):rep(40))
 assert(os.getComputerLabel() == ("L"):rep(32))
+os.setComputerLabel("a\nb\127c\252")
+assert(os.getComputerLabel() == "a?b?c\252", "CC shows a ? for what its font cannot show")
 os.setComputerLabel(nil)
 assert(os.getComputerLabel() == nil)
 assert(#peripheral.getNames() == 0)

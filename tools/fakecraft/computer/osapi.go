@@ -7,6 +7,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/ccstr"
 	"fakecraft/luakit"
 )
 
@@ -165,7 +166,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 			return 1
 		},
 		"setComputerLabel": func(L *lua.LState) int {
-			c.label = cutLabel(argOptString(L, 1, ""))
+			c.label = ccstr.Label(argOptString(L, 1, ""))
 			return 0
 		},
 		"shutdown": func(L *lua.LState) int { c.stop = true; return 0 },

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccstr"
 )
 
 // Terminal size of a CC: Tweaked computer.
@@ -30,7 +32,9 @@ var DefaultPalette = [16]uint32{
 	0x999999, 0x4C99B2, 0xB266E5, 0x3366CC, 0x7F664C, 0x57A64E, 0xCC4C4C, 0x111111,
 }
 
-// Cell is one character of the screen with its colour indices (0-15).
+// Cell is one character of the screen with its colour indices (0-15). Char is the CC byte
+// as written (control characters included, as CC's terminal keeps them); ccstr.Glyph is
+// how it looks.
 type Cell struct {
 	Char   byte
 	FG, BG uint8
@@ -119,10 +123,11 @@ func (t *Terminal) endLine() {
 			break
 		}
 	}
-	line := append(t.line[:end], '\n')
-	t.transcript.Write(line)
+	// The transcript is text outside the computer (bytes past ASCII as CC's font shows them).
+	line := ccstr.Shown(string(t.line[:end])) + "\n"
+	t.transcript.WriteString(line)
 	if t.out != nil && t.outErr == nil {
-		_, t.outErr = t.out.Write(line)
+		_, t.outErr = io.WriteString(t.out, line)
 	}
 	t.line = t.line[:0]
 	t.inked = t.inked[:0]
@@ -168,7 +173,7 @@ func (t *Terminal) blit(text string, fg, bg []uint8) {
 		for i := 0; i < len(text); i++ {
 			col := t.x + i
 			if col >= 1 && col <= TermWidth {
-				cell := Cell{Char: printable(text[i]), FG: t.textColour, BG: t.bgColour}
+				cell := Cell{Char: text[i], FG: t.textColour, BG: t.bgColour}
 				if fg != nil {
 					cell.FG, cell.BG = fg[i], bg[i]
 				}
@@ -178,14 +183,6 @@ func (t *Terminal) blit(text string, fg, bg []uint8) {
 	}
 	t.x += len(text)
 	t.touch()
-}
-
-// printable maps control characters to spaces as CC's terminal does for display.
-func printable(c byte) byte {
-	if c < 32 {
-		return ' '
-	}
-	return c
 }
 
 // SetCursorPos moves the cursor; leaving the row ends the transcript line.
@@ -240,7 +237,8 @@ func (t *Terminal) ClearLine() {
 	t.touch()
 }
 
-// Screen returns the 19 rows of the screen, trailing spaces trimmed, joined with newlines.
+// Screen returns the 19 rows of the screen as text (each character as CC's font shows it,
+// in UTF-8), trailing spaces trimmed, joined with newlines.
 func (t *Terminal) Screen() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -248,7 +246,7 @@ func (t *Terminal) Screen() string {
 	for i, r := range t.grid {
 		var b strings.Builder
 		for _, c := range r {
-			b.WriteByte(c.Char)
+			b.WriteString(ccstr.Glyph(c.Char))
 		}
 		rows[i] = strings.TrimRight(b.String(), " ")
 	}

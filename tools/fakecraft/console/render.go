@@ -3,8 +3,8 @@ package console
 import (
 	"bytes"
 	"fmt"
-	"unicode/utf8"
 
+	"fakecraft/ccstr"
 	"fakecraft/computer"
 )
 
@@ -63,7 +63,7 @@ func (r *Renderer) Frame(s *computer.Snapshot) []byte {
 				r.colours(palette[cell.FG&15], palette[cell.BG&15])
 				fg, bg = int(cell.FG), int(cell.BG)
 			}
-			r.buf.WriteString(glyph(cell.Char))
+			r.buf.WriteString(ccstr.Glyph(cell.Char))
 			cursorAt = x + 1
 		}
 	}
@@ -139,37 +139,3 @@ func abs(v int) int {
 }
 
 func sq(v int) int { return v * v }
-
-// glyph is the UTF-8 text for a byte of CC's character set: ASCII as is, 128-159 the
-// 2x3 "teletext" block characters (Unicode's sextants), 160-255 Latin-1.
-func glyph(c byte) string {
-	switch {
-	case c >= 32 && c < 127:
-		return string(rune(c))
-	case c == 127:
-		return "▒"
-	case c >= 128 && c < 160:
-		return sextant(int(c - 128))
-	case c >= 160:
-		return string(rune(c))
-	}
-	return " "
-}
-
-// sextant is the block character with the cells of bits set: 1 top left, 2 top right,
-// 4 middle left, 8 middle right, 16 bottom left (CC's layout, which is also Unicode's
-// sextant numbering). Unicode leaves out the patterns that older blocks already have.
-func sextant(bits int) string {
-	switch bits {
-	case 0:
-		return " "
-	case 21:
-		return "▌"
-	}
-	n := bits - 1
-	if bits > 21 {
-		n--
-	}
-	var b [4]byte
-	return string(b[:utf8.EncodeRune(b[:], rune(0x1FB00+n))])
-}

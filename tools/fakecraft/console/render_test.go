@@ -70,11 +70,13 @@ func TestNearest256(t *testing.T) {
 	assert.Equal(t, 167, nearest256(0xCC4C4C), "CC's red")
 }
 
-func TestGlyphs(t *testing.T) {
-	assert.Equal(t, "a", glyph('a'))
-	assert.Equal(t, "é", glyph(0xe9))
-	assert.Equal(t, " ", glyph(128))
-	assert.Equal(t, "\U0001FB00", glyph(129), "top-left sextant")
-	assert.Equal(t, "▌", glyph(128+21), "left half")
-	assert.Equal(t, "\U0001FB14", glyph(128+22), "after the skipped left half")
+// TestFrameDrawsCCGlyphs: the screen shows each byte as CC's font draws it, so a label or
+// text typed as CC's bytes reads right in the real terminal.
+func TestFrameDrawsCCGlyphs(t *testing.T) {
+	var r Renderer
+	s := blankSnapshot()
+	for i, c := range []byte("k\xfcche\x10\x81") {
+		s.Cells[0][i] = computer.Cell{Char: c, FG: 0, BG: 15}
+	}
+	assert.Contains(t, string(r.Frame(&s)), "küche►\U0001FB00")
 }

@@ -139,3 +139,33 @@ func TestHTTPArgumentChecks(t *testing.T) {
 	assert.True(t, strings.HasSuffix(lstr(out[2]), "Unsupported HTTP method"), lstr(out[2]))
 	assert.True(t, strings.HasSuffix(lstr(out[3]), "bad argument #1 (string expected, got number)"), lstr(out[3]))
 }
+
+// TestHTTPBodiesAreBytes: CC hands a request body to the network as its bytes (both call
+// forms) and a response body to Lua as the bytes received, in text mode too: nothing is
+// decoded or re-encoded, so Latin-1 and invalid UTF-8 cross unchanged.
+func TestHTTPBodiesAreBytes(t *testing.T) {
+	const payload = "k\xfcche \xff\x00\xe2\x82"
+	got := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		got <- string(body)
+		w.Header().Set("X-Echo", r.Header.Get("X-Name"))
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local url, payload = ...
+		local h = assert(http.post(url, payload, { ["X-Name"] = "\252" }))
+		local first, rest, header = h.read(), h.readAll(), h.getResponseHeaders()["X-Echo"]
+		h.close()
+		local t = assert(http.post({ url = url, body = payload }))
+		local all = t.readAll()
+		t.close()
+		return first, rest, header, all
+	`, srv.URL, payload)
+	assert.Equal(t, payload, recv(t, got), "positional body")
+	assert.Equal(t, payload, recv(t, got), "table body")
+	assert.Equal(t, []lua.LValue{lua.LString("k"), lua.LString(payload[1:]), lua.LString("\xfc"),
+		lua.LString(payload)}, out)
+}

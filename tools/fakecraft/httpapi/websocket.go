@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccstr"
 )
 
 // Close codes the client sends when it gives up on a broken stream, as Netty does.
@@ -296,8 +298,15 @@ func (s *socket) read(conn *wsConn) {
 			_ = conn.writeFrame(opPong, f.payload)
 		case opClose:
 			code, reason := parseClose(f.payload)
+			// Netty checks the reason is UTF-8 as for a text frame, and hands it to CC as a
+			// Java string, which reaches Lua one byte per character.
+			if !utf8.ValidString(reason) {
+				_ = conn.writeFrame(opClose, closePayload(closeInvalidData))
+				s.closeRemote(msgCouldNotConnect, -1)
+				return
+			}
 			// CC does not echo the Close frame: it just drops the connection.
-			s.closeRemote(reason, code)
+			s.closeRemote(ccstr.FromText(reason), code)
 			return
 		default:
 			// Pongs, and continuation frames: CC has no aggregator, so only the first
@@ -475,7 +484,7 @@ func (s *socket) luaSend(L *lua.LState) int {
 	}
 	m := outMessage{opcode: opBinary, payload: []byte(text)}
 	if !binary {
-		m = outMessage{opcode: opText, payload: []byte(toValidUTF8(text))}
+		m = outMessage{opcode: opText, payload: []byte(ccstr.DecodeUTF8(text))}
 	}
 	s.mu.Lock()
 	if s.closed {

@@ -91,6 +91,9 @@ func TestWebsocketRemoteCloseFrame(t *testing.T) {
 	}{
 		{"code and reason", websocket.FormatCloseMessage(4000, "bye"), lua.LString("bye"), lua.LNumber(4000)},
 		{"code only", websocket.FormatCloseMessage(1000, ""), lua.LNil, lua.LNumber(1000)},
+		// Netty decodes the reason as UTF-8; CC hands the Java string to Lua a byte per
+		// character, '?' past U+00FF.
+		{"UTF-8 reason as CC bytes", websocket.FormatCloseMessage(4000, "küche €"), lua.LString("k\xfcche ?"), lua.LNumber(4000)},
 		{"empty close frame", nil, lua.LNil, lua.LNil},
 	}
 	for _, tc := range cases {
@@ -118,6 +121,29 @@ func TestWebsocketRemoteCloseFrame(t *testing.T) {
 			assert.Equal(t, 0, c.api.OpenWebsockets())
 		})
 	}
+}
+
+// TestWebsocketCloseReasonNotUTF8: Netty checks a Close frame's reason as it checks a text
+// frame, and a bad one fails the connection as a protocol error (1007).
+func TestWebsocketCloseReasonNotUTF8(t *testing.T) {
+	code := make(chan int, 1)
+	_, url := wsServer(t, websocket.Upgrader{}, func(c *websocket.Conn) {
+		_ = c.WriteControl(websocket.CloseMessage, append(websocket.FormatCloseMessage(4000, ""), 0xfc), time.Now().Add(time.Second))
+		_, _, err := c.ReadMessage()
+		var ce *websocket.CloseError
+		if errors.As(err, &ce) {
+			code <- ce.Code
+		} else {
+			code <- -1
+		}
+	})
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, connectLua+`
+		local event, eurl, reason, code = os.pullEvent("websocket_closed")
+		return reason, code
+	`, url)
+	assert.Equal(t, []lua.LValue{lua.LString(msgCouldNotConnect), lua.LNil}, out)
+	assert.Equal(t, closeInvalidData, recv(t, code))
 }
 
 func TestWebsocketServerKilledGivesConnectionClosed(t *testing.T) {
@@ -440,22 +466,6 @@ func TestWebsocketTextIsSentAsValidUTF8(t *testing.T) {
 	`, url)
 	assert.Equal(t, "a\uFFFDb", string(recv(t, got)))
 	assert.Equal(t, "\uFFFDA\u00e9", string(recv(t, got)))
-}
-
-func TestToValidUTF8(t *testing.T) {
-	cases := map[string]string{
-		"plain":             "plain",
-		"é":                 "é",
-		"\xff\xff":          "\uFFFD\uFFFD",
-		"\xe2\x82A":         "\uFFFDA",
-		"\xed\xa0\x80":      "\uFFFD\uFFFD\uFFFD", // an encoded surrogate is not UTF-8
-		"\xc0\xaf":          "\uFFFD\uFFFD",       // overlong
-		"\xf0\x9f\x98\x80x": "\U0001F600x",
-		"\xf0\x9f\x98":      "\uFFFD",
-	}
-	for in, want := range cases {
-		assert.Equal(t, want, toValidUTF8(in), "%q", in)
-	}
 }
 
 // rawFrameServer accepts one websocket and hands its hijacked connection to fn, so a test

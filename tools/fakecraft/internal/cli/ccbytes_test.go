@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,4 +26,18 @@ f.close()`,
 	seen, err := os.ReadFile(filepath.Join(dir, "seen"))
 	require.NoError(t, err)
 	assert.Equal(t, "k\xfcche|\xfc|gr\xfc\xdfe ?", string(seen))
+}
+
+// TestTextLeavesAsCCShowsIt: the transcript on stdout is UTF-8 text, each CC byte past ASCII
+// as CC's font draws it (Latin-1 letters as themselves, 128-159 as block characters), so a
+// label or a typed line written back reads as it was typed, never as invalid UTF-8.
+func TestTextLeavesAsCCShowsIt(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{
+		"startup.lua": `print(os.getComputerLabel() .. " " .. read() .. " \129")`,
+	})
+	code, out, errOut := bare(t, dir, "grüße\n", "--label", "küche")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.True(t, utf8.ValidString(out), "%q", out)
+	assert.Contains(t, out, "\ngrüße\nküche grüße \U0001FB00\n", "the echo of the typed line, then the print")
 }
