@@ -11,9 +11,9 @@ import (
 	"tests/luasyntax"
 )
 
-// luaTrees are the repo directories whose Lua must compile: the in-game tree (with its specs)
-// and the ROM fakecraft mounts.
-var luaTrees = []string{"trapos", "tools/fakecraft/romfs/rom"}
+// luaTrees are the repo directories whose Lua must compile: the in-game tree (with its specs),
+// the ROM fakecraft mounts and fakecraft's launcher programs.
+var luaTrees = []string{"trapos", "tools/fakecraft/romfs/rom", "tools/fakecraft/romfs/launcher"}
 
 func TestRepositoryLuaCompiles(t *testing.T) {
 	root, err := repo.Root()

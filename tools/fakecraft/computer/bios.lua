@@ -1,5 +1,5 @@
 -- fakecraft bios: the Lua half of a CC: Tweaked computer's global environment, then the boot
--- sequence (ROM APIs, settings, the shell running /rom/fakecraft/boot.lua).
+-- sequence (ROM APIs, settings, the shell running fakecraft's launcher, /.fakecraft/boot.lua).
 -- Written for fakecraft from CC's documented behaviour; it shares no code with CC's bios.
 
 local BIOS = _FAKECRAFT_BIOS;
@@ -495,6 +495,7 @@ if settings then
     { "lua.autocomplete", true, "boolean", "Autocomplete API and function names in the Lua REPL." },
     { "list.show_hidden", false, "boolean", "Show hidden files (those starting with \".\") in the Lua REPL." },
     { "motd.enable", false, "boolean", "Display a random message when the computer starts up." },
+    { "motd.path", "/rom/motd.txt:/motd.txt", "string", "The files (separated by \":\") motd picks its message from." },
     { "bios.use_multishell", true, "boolean", "Allow running multiple programs at once, through the multishell program." },
   };
   for _, def in ipairs(builtin) do

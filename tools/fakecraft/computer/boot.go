@@ -30,10 +30,13 @@ return function(fn)
   end
 end`
 
-// Computer paths the bios starts.
+// Computer paths the bios starts. The launcher directory is fakecraft's own, outside /rom
+// (as CC's bios.lua is not in its ROM); the machine mounts it on every computer that is not
+// bare. Its name starts with a dot, so `ls` leaves it out as it does any hidden file.
 const (
-	ShellPath = "/rom/programs/shell.lua"
-	BootPath  = "/rom/fakecraft/boot.lua"
+	ShellPath   = "/rom/programs/shell.lua"
+	LauncherDir = "/.fakecraft"
+	BootPath    = LauncherDir + "/boot.lua"
 )
 
 // boot builds the Lua state: libraries, Go APIs, the bios chunk and the computer coroutine.

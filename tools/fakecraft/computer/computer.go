@@ -49,8 +49,8 @@ var ErrTimeLimit = errors.New("time limit reached")
 // It is luakit's Opener: every API goes in through this one signature.
 type Installer = luakit.Opener
 
-// Boot says what the computer runs once the bios is up, through the shell and
-// /rom/fakecraft/boot.lua.
+// Boot says what the computer runs once the bios is up, through the shell and the launcher
+// (BootPath).
 type Boot struct {
 	// Program is the command run in the shell, e.g. "/tests/x.lua" or "sandbox".
 	Program string

@@ -121,6 +121,10 @@ func New(opts Options) (*Machine, error) {
 func (m *Machine) build(label string) error {
 	opts := m.opts
 	mounts := []fsapi.Mount{{At: "/rom", FS: romfs.ROM()}}
+	if !opts.Bare {
+		// A bare computer is CC's alone: no launcher, so its / holds rom and nothing else.
+		mounts = append(mounts, fsapi.Mount{At: computer.LauncherDir, FS: romfs.Launcher()})
+	}
 	if opts.Root != "" && !opts.Bare {
 		mounts = append(mounts, fsapi.Mount{At: "/", Dir: opts.Root, ReadOnly: true})
 	}

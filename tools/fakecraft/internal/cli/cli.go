@@ -32,7 +32,7 @@ const (
 )
 
 // SpecProgram is the computer path of the spec runner.
-const SpecProgram = "/rom/fakecraft/spec.lua"
+const SpecProgram = computer.LauncherDir + "/spec.lua"
 
 // specSuffix marks spec files when a directory is given to `fakecraft test`.
 const specSuffix = "_spec.lua"

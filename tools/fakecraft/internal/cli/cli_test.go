@@ -37,10 +37,11 @@ func run(t *testing.T, args ...string) (int, string, string) {
 
 func TestRunProgramSucceeds(t *testing.T) {
 	root := repo(t, map[string]string{
-		"trapos/programs/hello.lua": `print("hello", table.concat({...}, ","), settings.get("greet.count"), os.getComputerID(), os.getComputerLabel())`,
+		// Not "hello": the ROM's fun/hello comes first on the path, as in CC.
+		"trapos/programs/greet.lua": `print("hello", table.concat({...}, ","), settings.get("greet.count"), os.getComputerID(), os.getComputerLabel())`,
 	})
 	code, out, errOut := run(t, "run", "--root", root, "--id", "4", "--label", "box",
-		"--set", "greet.count=3", "hello", "a b", "--help")
+		"--set", "greet.count=3", "greet", "a b", "--help")
 	assert.Equal(t, ExitOK, code, errOut)
 	assert.Equal(t, "hello\ta b,--help\t3\t4\tbox\n", out)
 }

@@ -16,7 +16,7 @@ import (
 
 // ShellProgram is what `fakecraft shell` runs on a TrapOS computer: CC's shell with no
 // arguments (a prompt), then shutdown. A bare computer's own shell shows its prompt anyway.
-const ShellProgram = "/rom/fakecraft/console.lua"
+const ShellProgram = computer.LauncherDir + "/console.lua"
 
 // ShellCmd is `fakecraft shell`.
 type ShellCmd struct {

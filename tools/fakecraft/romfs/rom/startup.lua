@@ -2,7 +2,12 @@
 -- Tweaked's boot it does the part a headless computer has: the computer's own startup
 -- programs. With shell.allow_startup (the default), /startup or /startup.lua (whichever the
 -- shell resolves "/startup" to) and then every file of /startup/, sorted by name, each run
--- to completion in turn through shell.run. (No disk drives, so no disk startup.)
+-- to completion in turn through shell.run. (No disk drives, so no disk startup.) Before
+-- them, with motd.enable, the message of the day.
+
+if settings.get("motd.enable") then
+  shell.run("motd");
+end
 
 if not settings.get("shell.allow_startup") then
   return;

@@ -246,7 +246,7 @@ describe("shell", function()
 
   describe("getRunningProgram", function()
     it("names the spec runner without a leading slash", function()
-      expect(shell.getRunningProgram()):eq("rom/fakecraft/spec.lua");
+      expect(shell.getRunningProgram()):eq(".fakecraft/spec.lua");
     end);
   end);
 end);

@@ -1,4 +1,4 @@
--- Specs for /rom/fakecraft/spec.lua, the runner running this file.
+-- Specs for /.fakecraft/spec.lua, the runner running this file.
 
 local HERE = fs.getDir((debug.getinfo(1, "S").source:gsub("^[@=]", "")));
 
@@ -13,7 +13,7 @@ local function run_fixture(name)
     lines[#lines + 1] = table.concat({ ... }, "\t");
   end);
   stub(_G, "printError", function() end);
-  local ok = shell.run("/rom/fakecraft/spec.lua", fixture(name));
+  local ok = shell.run("/.fakecraft/spec.lua", fixture(name));
   return ok, lines;
 end
 

@@ -1,7 +1,7 @@
 -- spec: a small Busted-style test runner for fakecraft, in the manner of
 -- CC: Tweaked's own test framework.
 --
---   /rom/fakecraft/spec.lua FILE...
+--   /.fakecraft/spec.lua FILE...
 --
 -- Each file is loaded with describe/it/pending/expect/fail/stub/before_each/
 -- after_each in its environment; then every case runs in its own coroutine that
