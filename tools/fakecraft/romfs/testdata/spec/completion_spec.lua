@@ -78,4 +78,17 @@ describe("cc.shell.completion", function()
     end
     expect(found):eq(true);
   end);
+
+  it("follows a program name with a space only when the program completes its arguments", function()
+    local info = shell.getCompletionInfo();
+    local saved = info["rom/motd.txt"];
+    shell.setCompletionFunction("rom/motd.txt", function() end);
+    local got = shell_completion.programWithArgs(shell, "rom/", { "shell" }, 2);
+    local typed = shell_completion.programWithArgs(shell, "rom/motd.txt", { "shell" }, 2);
+    info["rom/motd.txt"] = saved;
+    expect(got):same({
+      "apis/", "autorun/", "help/", "modules/", "motd.txt ", "programs/", "startup.lua",
+    });
+    expect(typed):same({ " " });
+  end);
 end);

@@ -276,3 +276,228 @@ describe("programs", function()
     end);
   end);
 end);
+
+describe("programs of CC's ROM beyond the file tools", function()
+  before_each(function()
+    fs.delete(DIR);
+    fs.makeDir(DIR);
+  end);
+  after_each(function()
+    fs.delete(DIR);
+  end);
+
+  describe("alias", function()
+    it("sets, lists and clears aliases", function()
+      capture("alias spec-alias list");
+      expect(shell.aliases()["spec-alias"]):eq("list");
+      local tabulate = stub(textutils, "pagedTabulate");
+      capture("alias");
+      expect(tabulate):called(1);
+      capture("alias spec-alias");
+      expect(shell.aliases()["spec-alias"]):eq(nil);
+    end);
+    it("lists aliases sorted, as name:program", function()
+      stub(shell, "aliases", function() return { mv = "move", cp = "copy" }; end);
+      local tabulate = stub(textutils, "pagedTabulate");
+      capture("alias");
+      expect(tabulate):called_with({ "cp:copy", "mv:move" });
+    end);
+    it("shows its usage for too many arguments", function()
+      expect(capture("alias a b c")):same({ ok = true, output = "Usage: alias <alias> <program>\n", error = "" });
+    end);
+  end);
+
+  describe("hello, time and the command-computer programs", function()
+    it("hello prints slowly", function()
+      local slow = stub(textutils, "slowPrint", function(text) print(text); end);
+      expect(capture("hello").output):eq("Hello World!\n");
+      expect(slow):called(1);
+    end);
+    it("time names the time of day and the day", function()
+      local want = "The time is " .. textutils.formatTime(os.time(), false) .. " on Day " .. os.day() .. "\n";
+      expect(capture("time")):same({ ok = true, output = want, error = "" });
+    end);
+    it("commands and exec need a command computer", function()
+      for _, program in ipairs({ "/rom/programs/command/commands.lua", "/rom/programs/command/exec.lua" }) do
+        expect(capture(program)):same({ ok = true, output = "", error = "Requires a Command Computer.\n" });
+      end
+    end);
+  end);
+
+  describe("motd", function()
+    local function on(month, day)
+      stub(os, "date", function() return { month = month, day = day }; end);
+    end
+    it("greets on its dates", function()
+      on(1, 1);
+      expect(capture("motd").output):eq("Happy new year!\n");
+      on(10, 31);
+      expect(capture("motd").output):eq("OOoooOOOoooo! Spooky!\n");
+      on(12, 24);
+      expect(capture("motd").output):eq("Merry X-mas!\n");
+    end);
+    it("picks a line of the files on motd.path, skipping missing ones", function()
+      on(3, 3);
+      local file = fs.open(DIR .. "/motd.txt", "w");
+      file.write("only line\n");
+      file.close();
+      local old = settings.get("motd.path");
+      settings.set("motd.path", DIR .. "/missing.txt:" .. DIR .. "/motd.txt");
+      local out = capture("motd").output;
+      settings.set("motd.path", DIR .. "/missing.txt");
+      local none = capture("motd").output;
+      settings.set("motd.path", old);
+      expect(out):eq("only line\n");
+      expect(none):eq("missingno\n");
+    end);
+    it("defaults to the ROM's messages", function()
+      on(3, 3);
+      expect(settings.get("motd.path")):eq("/rom/motd.txt:/motd.txt");
+      local out = capture("motd").output;
+      local found = false;
+      for line in io.lines("/rom/motd.txt") do
+        if out == line .. "\n" then found = true; end
+      end
+      expect(found):eq(true);
+    end);
+    it("runs at startup when motd.enable is set", function()
+      on(1, 1);
+      local enable, startup = settings.get("motd.enable"), settings.get("shell.allow_startup");
+      settings.set("motd.enable", true);
+      settings.set("shell.allow_startup", false);
+      local out = capture("/rom/startup.lua").output;
+      settings.set("motd.enable", enable);
+      settings.set("shell.allow_startup", startup);
+      expect(out):eq("Happy new year!\n");
+    end);
+  end);
+
+  describe("pastebin", function()
+    local PASTE = 'print("pasted", ...)';
+    local function serve(content_type)
+      local asked = {};
+      stub(http, "get", function(url)
+        asked[#asked + 1] = url;
+        return {
+          readAll = function() return PASTE; end,
+          close = function() end,
+          getResponseHeaders = function() return { ["Content-Type"] = content_type or "text/plain; charset=utf-8" }; end,
+        };
+      end);
+      local post = stub(http, "post", function()
+        return { readAll = function() return "https://pastebin.com/xyz12"; end, close = function() end };
+      end);
+      return asked, post;
+    end
+
+    it("gets a paste by code or URL and refuses to overwrite", function()
+      local asked = serve();
+      expect(capture("pastebin get abc12 " .. DIR .. "/got.lua").output)
+        :eq("Connecting to pastebin.com... Success.\nDownloaded as " .. DIR .. "/got.lua\n");
+      expect(read_file(DIR .. "/got.lua")):eq(PASTE);
+      expect(asked[1]):str_match("^https://pastebin%.com/raw/abc12%?cb=%x+$");
+      capture("pastebin get https://pastebin.com/raw/def34 " .. DIR .. "/url.lua");
+      expect(asked[2]):str_match("^https://pastebin%.com/raw/def34%?");
+      expect(capture("pastebin get abc12 " .. DIR .. "/got.lua").output):eq("File already exists\n");
+    end);
+
+    it("runs a paste with its arguments", function()
+      serve();
+      expect(capture("pastebin run abc12 a b")):same({
+        ok = true, output = "Connecting to pastebin.com... Success.\npasted\ta\tb\n", error = "",
+      });
+    end);
+
+    it("says Failed when pastebin answers a page instead of the paste", function()
+      serve("text/html");
+      local got = capture("pastebin run abc12");
+      expect(got.output):str_match("^Connecting to pastebin%.com%.%.%. Failed%.\n");
+    end);
+
+    it("puts a file and names its code", function()
+      local _, post = serve();
+      local file = fs.open(DIR .. "/up.lua", "w");
+      file.write("x = 1");
+      file.close();
+      expect(capture("pastebin put " .. DIR .. "/up.lua").output):eq(
+        "Connecting to pastebin.com... Success.\nUploaded as https://pastebin.com/xyz12\n" ..
+        'Run "pastebin get xyz12" to download anywhere\n');
+      expect(post):called(1);
+      expect(capture("pastebin put " .. DIR .. "/nothing").output):eq("No such file\n");
+    end);
+
+    it("shows its usages", function()
+      expect(capture("pastebin").output):eq(
+        "Usages:\npastebin put <filename>\npastebin get <code> <filename>\npastebin run <code> <arguments>\n");
+      expect(capture("pastebin get abc12").output):str_match("^Usages:");
+    end);
+  end);
+
+  describe("help", function()
+    local function window_run(width, height, topic_text, events)
+      local path = DIR .. "/topic.txt";
+      local file = fs.open(path, "w");
+      file.write(topic_text);
+      file.close();
+      stub(help, "lookup", function() return path; end);
+      local previous = term.current();
+      local win = window.create(previous, 1, 1, width, height, false);
+      term.redirect(win);
+      local co = coroutine.create(shell.run);
+      local ok, err = coroutine.resume(co, "help topic");
+      for _, event in ipairs(events or {}) do
+        if coroutine.status(co) == "dead" then break; end
+        ok, err = coroutine.resume(co, table.unpack(event));
+      end
+      local lines = {};
+      for y = 1, height do lines[y] = win.getLine(y); end
+      local dead = coroutine.status(co) == "dead";
+      -- A viewer still open is closed (terminate), so the shell forgets the run.
+      if not dead then coroutine.resume(co, "terminate"); end
+      term.redirect(previous);
+      if not ok then error(err, 0); end
+      return dead, lines;
+    end
+
+    it("prints a topic that fits above the last line", function()
+      local dead, lines = window_run(12, 3, "two short\nlines");
+      expect(dead):eq(true);
+      expect(lines):same({ "two short   ", "lines       ", "            " });
+    end);
+
+    it("opens a viewer for a longer topic and scrolls it", function()
+      local dead, lines = window_run(12, 3, "one\ntwo\nthree\nfour");
+      expect(dead):eq(false);
+      expect(lines):same({ "one         ", "two         ", "Help: topic " });
+      dead, lines = window_run(12, 3, "one\ntwo\nthree\nfour", { { "key", keys.down }, { "key", keys.down } });
+      expect(lines):same({ "three       ", "four        ", "Help: topic " });
+    end);
+
+    it("closes on Q and drops the Q's char event, so it never reaches the prompt", function()
+      local path = DIR .. "/topic.txt";
+      local file = fs.open(path, "w");
+      file.write("a\nb\nc\nd\ne");
+      file.close();
+      stub(help, "lookup", function() return path; end);
+      local previous = term.current();
+      term.redirect(window.create(previous, 1, 1, 10, 3, false));
+      local co = coroutine.create(shell.run);
+      coroutine.resume(co, "help topic");
+      coroutine.resume(co, "key", keys.q);
+      local after_key = coroutine.status(co);
+      coroutine.resume(co, "char", "q");
+      local after_char = coroutine.status(co);
+      coroutine.resume(co, "help_viewer_closed");
+      term.redirect(previous);
+      -- The viewer queued its marker in the real queue: take it out again.
+      os.queueEvent("spec_sync");
+      local seen = {};
+      repeat
+        local event = os.pullEvent();
+        seen[event] = true;
+      until event == "spec_sync";
+      expect({ after_key, after_char, coroutine.status(co) }):same({ "suspended", "suspended", "dead" });
+      expect(seen.help_viewer_closed):eq(true);
+    end);
+  end);
+end);

@@ -76,12 +76,21 @@ local function program(shell, text)
 end
 
 --- Completes a program name at argument `starting`, then that program's own
---- arguments using its completion function.
+--- arguments using its completion function. A program name is followed by a space only
+--- when the program has a completion function, so its arguments can be typed next.
 local function programWithArgs(shell, text, previous, starting)
   if #previous + 1 == starting then
+    local info = shell.getCompletionInfo();
+    local function completes(name)
+      local resolved = shell.resolveProgram(name);
+      return resolved ~= nil and info[resolved] ~= nil;
+    end
+    if text ~= "" and text:sub(-1) ~= "/" and completes(text) then
+      return { " " };
+    end
     local results = shell.completeProgram(text);
     for i = 1, #results do
-      if results[i]:sub(-1) ~= "/" then
+      if results[i]:sub(-1) ~= "/" and completes(text .. results[i]) then
         results[i] = results[i] .. " ";
       end
     end
