@@ -271,8 +271,11 @@ func (d *Daemon) list(p string) *Reply {
 	if err != nil {
 		return fail(CodeFSError, "%v", err)
 	}
-	if !d.dirs[p] {
+	if _, isFile := d.files[p]; isFile {
 		return fail(CodeFSError, "%s: Not a directory", p)
+	}
+	if !d.dirs[p] {
+		return fail(CodeFSError, "%s: No such file", p)
 	}
 	entries := []map[string]any{}
 	names := map[string]bool{}
@@ -369,12 +372,13 @@ func (d *Daemon) move(from, to string) *Reply {
 	if err != nil {
 		return fail(CodeFSError, "%v", err)
 	}
+	// CC's fs.move names no path in these refusals.
 	data, isFile := d.files[from]
 	if !isFile {
-		return fail(CodeFSError, "%s: No such file", from)
+		return fail(CodeFSError, "No such file")
 	}
 	if _, exists := d.files[to]; exists || d.dirs[to] {
-		return fail(CodeFSError, "%s: File exists", to)
+		return fail(CodeFSError, "File exists")
 	}
 	delete(d.files, from)
 	d.mkdirs(path.Dir(to))

@@ -44,6 +44,11 @@ const startupPath = "/startup.lua"
 // mountPoint is where the test-rom is mounted, as the harness mounts it.
 const mountPoint = "/test-rom"
 
+// driveCapacity is the size of the test computer's drive: CC's harness mounts its root as
+// a writable mount of 10,000,000 bytes (not the server default that fakecraft uses), and
+// fs_spec checks fs.getCapacity("") against it.
+const driveCapacity = 10_000_000
+
 // specPrefix is what definitions start with, before the spec file's path.
 const specPrefix = "/test-rom/spec/"
 
@@ -278,11 +283,12 @@ func (r *runner) boot(parent context.Context) (progressed, finished bool, err er
 		return nil
 	}
 	m, err := machine.New(machine.Options{
-		Mounts:    []fsapi.Mount{{At: mountPoint, Dir: r.opts.TestROM, ReadOnly: true}},
-		Files:     map[string]string{startupPath: startupSource},
-		Stdout:    r.opts.Transcript,
-		Program:   startupPath,
-		ExtraAPIs: []computer.Installer{install},
+		Mounts:     []fsapi.Mount{{At: mountPoint, Dir: r.opts.TestROM, ReadOnly: true}},
+		Files:      map[string]string{startupPath: startupSource},
+		SpaceLimit: driveCapacity,
+		Stdout:     r.opts.Transcript,
+		Program:    startupPath,
+		ExtraAPIs:  []computer.Installer{install},
 	})
 	if err != nil {
 		return false, false, err

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -48,4 +50,26 @@ func TestRunSelectsSpecs(t *testing.T) {
 func TestRunRefusesADirectoryWithoutMcfly(t *testing.T) {
 	_, err := Run(context.Background(), Options{TestROM: t.TempDir()})
 	assert.ErrorContains(t, err, "not a test-rom")
+}
+
+func TestRunGivesTheComputerTheHarnessDriveSize(t *testing.T) {
+	// A one-test mcfly that passes when the drive is as big as CC's harness makes it.
+	rom := t.TempDir()
+	mcfly := `local root = ...;
+cct_test.start({ ["drive\0is the harness's size"] = { idx = 1, definition = "/" .. root .. "/fs_spec.lua:1" } });
+local _, name = os.pullEvent("cct_test_run");
+local capacity = fs.getCapacity("");
+if capacity == 10000000 then
+  cct_test.submit({ name = name, status = "pass" });
+else
+  cct_test.submit({ name = name, status = "fail", message = tostring(capacity) });
+end
+os.pullEvent("cct_test_run");
+cct_test.finish();
+`
+	require.NoError(t, os.WriteFile(filepath.Join(rom, "mcfly.lua"), []byte(mcfly), 0o644))
+	rep, err := Run(context.Background(), Options{TestROM: rom})
+	require.NoError(t, err)
+	require.Len(t, rep.Results, 1)
+	assert.Equal(t, StatusOK, rep.Results[0].Status, rep.Results[0].Message)
 }

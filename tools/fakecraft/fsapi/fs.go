@@ -84,6 +84,12 @@ func (e *PathError) Error() string { return "/" + e.Path + ": " + e.Message }
 
 func pathErr(path, msg string) error { return &PathError{Path: path, Message: msg} }
 
+// plainError is an fs failure whose message names no path (CC's move refusals, "Too many
+// files already open").
+type plainError string
+
+func (e plainError) Error() string { return string(e) }
+
 // FS is a computer's filesystem. It is safe for concurrent use: mu guards the whiteouts,
 // the space accounting and the open-handle count, and is held for every operation.
 type FS struct {
@@ -376,10 +382,12 @@ func (f *FS) isReadOnly(path string) bool {
 
 func (f *FS) list(path string) ([]string, error) {
 	e, err := f.stat(path)
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, err
-	}
-	if !e.dir {
+	case !e.exists:
+		return nil, pathErr(path, msgNoSuchFile)
+	case !e.dir:
 		return nil, pathErr(path, msgNotDirectory)
 	}
 	m, local, _ := f.resolve(path)
@@ -579,19 +587,31 @@ func (f *FS) copyTree(src, dst string) error {
 	return f.writeFile(dst, data)
 }
 
+// move renames src to dst. Its refusals name no path, as CC's do: a read-only side
+// (checked first, so a missing file on the ROM is "Access denied"), a missing source, an
+// existing destination, a directory moved into itself.
 func (f *FS) move(src, dst string) error {
-	ms, local, err := f.writable(src)
-	if err != nil {
-		return err
+	for _, p := range []string{src, dst} {
+		m, _, err := f.resolve(p)
+		if err != nil {
+			return err
+		}
+		if m.upper == nil {
+			return plainError(msgAccessDenied)
+		}
 	}
-	md, dlocal, err := f.writable(dst)
-	if err != nil {
-		return err
+	switch {
+	case !f.exists(src):
+		return plainError(msgNoSuchFile)
+	case f.exists(dst):
+		return plainError(msgFileExists)
+	case within(src, dst):
+		return plainError(msgMoveIntoItself)
 	}
-	if err := f.copyChecks(src, dst, msgMoveIntoItself); err != nil {
-		return err
-	}
+	ms, local, _ := f.resolve(src)
+	md, dlocal, _ := f.resolve(dst)
 	if local == "" {
+		// A mount point cannot be moved away from inside the computer.
 		return pathErr(src, msgAccessDenied)
 	}
 	// Fast path: the whole source lives in the upper layer of the same mount.

@@ -148,6 +148,9 @@ func TestPathFunctions(t *testing.T) {
 		{"combine drops specials", `fs.combine("a:b<c>d|e\"f\1g")`, "abcdefg"},
 		{"combine empty", `fs.combine("", "")`, ""},
 		{"combine long name cut", `#fs.combine("` + long + `")`, "255"},
+		{"combine trims spaces", `fs.combine(" a ", "  b/ c /d ")`, "a/b/c/d"},
+		{"combine spaces around dots", `fs.combine("a/ .. /b")`, "b"},
+		{"combine cut name trimmed", `#fs.combine(("a"):rep(254) .. "  x")`, "254"},
 		{"getName root", `fs.getName("")`, "root"},
 		{"getName slash", `fs.getName("/")`, "root"},
 		{"getName nested", `fs.getName("/a/b/")`, "b"},
@@ -156,6 +159,10 @@ func TestPathFunctions(t *testing.T) {
 		{"getDir top", `fs.getDir("a")`, ""},
 		{"getDir nested", `fs.getDir("/a/b/c")`, "a/b"},
 		{"getDir trailing", `fs.getDir("a/b/")`, "a"},
+		{"getDir dotdot climbs", `fs.getDir("..")`, "../.."},
+		{"getDir dotdot dotdot", `fs.getDir("../..")`, "../../.."},
+		{"getDir name above root", `fs.getDir("../foo")`, ".."},
+		{"getDir cancelled", `fs.getDir("foo/..")`, ".."},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -191,10 +198,10 @@ func TestErrorPosition(t *testing.T) {
 	c := newComputer(t)
 	// Called from Lua code, the error carries the caller's position, as in CC.
 	res := c.eval(t, "local ok, err = pcall(function()\n fs.list('nope')\nend) return err")
-	assert.Equal(t, "<string>:2: /nope: Not a directory", res[0].String())
+	assert.Equal(t, "<string>:2: /nope: No such file", res[0].String())
 	// Called straight from pcall (native), there is no position.
 	res = c.eval(t, "local ok, err = pcall(fs.list, 'nope') return err")
-	assert.Equal(t, "/nope: Not a directory", res[0].String())
+	assert.Equal(t, "/nope: No such file", res[0].String())
 }
 
 func TestListAndQueries(t *testing.T) {
@@ -208,7 +215,9 @@ func TestListAndQueries(t *testing.T) {
 	assert.Equal(t, []string{"apis", "motd.txt", "programs"}, listOf(t, c.eval(t, `return fs.list("ROM")`)[0]), "mount points match case-insensitively")
 
 	assert.Equal(t, "/base.txt: Not a directory", c.evalErr(t, `fs.list("base.txt")`))
-	assert.Equal(t, "/missing: Not a directory", c.evalErr(t, `fs.list("missing")`))
+	assert.Equal(t, "/missing: No such file", c.evalErr(t, `fs.list("missing")`))
+	assert.Equal(t, "/rom/missing: No such file", c.evalErr(t, `fs.list("rom/missing")`))
+	assert.Equal(t, "/base.txt/x: No such file", c.evalErr(t, `fs.list("base.txt/x")`))
 	assert.Equal(t, "/..: Invalid Path", c.evalErr(t, `fs.list("..")`))
 
 	tests := []struct{ expr, want string }{
@@ -307,7 +316,12 @@ func TestReadOnlyMounts(t *testing.T) {
 	assert.Equal(t, "/rom/nope: Access denied", c.evalErr(t, `fs.delete("rom/nope")`))
 	assert.Equal(t, "/rom: Access denied", c.evalErr(t, `fs.delete("rom")`))
 	assert.Equal(t, "/rom/x: Access denied", c.evalErr(t, `fs.copy("base.txt", "rom/x")`))
-	assert.Equal(t, "/rom/motd.txt: Access denied", c.evalErr(t, `fs.move("rom/motd.txt", "motd.txt")`))
+	// move's refusals name no path, and a read-only side is checked before anything else.
+	assert.Equal(t, "Access denied", c.evalErr(t, `fs.move("rom/motd.txt", "motd.txt")`))
+	assert.Equal(t, "Access denied", c.evalErr(t, `fs.move("rom", "rom/x")`))
+	assert.Equal(t, "Access denied", c.evalErr(t, `fs.move("base.txt", "rom/x")`))
+	assert.Equal(t, "Access denied", c.evalErr(t, `fs.move("rom/nope", "x")`))
+	assert.Equal(t, "/..: Invalid Path", c.evalErr(t, `fs.move("..", "x")`))
 	assert.Error(t, c.fs.WriteFile("/rom/x", []byte("x")))
 
 	// Copying out of the ROM works.
@@ -385,9 +399,15 @@ func TestDeleteMoveCopy(t *testing.T) {
 	data, err := c.fs.ReadFile("lines2.txt")
 	require.NoError(t, err)
 	assert.Equal(t, "line1\nline2\r\nline3", string(data))
-	assert.Equal(t, "/a: Can't move a directory inside itself", c.evalErr(t, `fs.move("a", "a/b/x")`))
-	assert.Equal(t, "/lines2.txt: File exists", c.evalErr(t, `fs.move("moved/here.txt", "lines2.txt")`))
-	assert.Equal(t, "/nope: No such file", c.evalErr(t, `fs.move("nope", "x")`))
+	assert.Equal(t, "Can't move a directory inside itself", c.evalErr(t, `fs.move("a", "a/b/x")`))
+	assert.Equal(t, "Can't move a directory inside itself", c.evalErr(t, `fs.move("", "child")`))
+	assert.Equal(t, "File exists", c.evalErr(t, `fs.move("moved/here.txt", "lines2.txt")`))
+	assert.Equal(t, "No such file", c.evalErr(t, `fs.move("nope", "x")`))
+
+	// Spaces around path components are trimmed, so " renamed" names "renamed".
+	c.eval(t, `fs.makeDir("dir/some") fs.move("dir", " renamed ")`)
+	assert.False(t, c.fs.Exists("dir"))
+	assert.True(t, c.fs.IsDir("renamed/some"))
 	assert.Equal(t, before, snapshot(t, c.base))
 }
 

@@ -350,7 +350,7 @@ func (f *FS) luaOpen(L *lua.LState) int {
 	var err error
 	f.locked(func() {
 		if len(f.open) >= MaxOpenFiles {
-			err = pathErrNoPath(msgTooManyOpen)
+			err = plainError(msgTooManyOpen)
 			return
 		}
 		if mode.write {
@@ -367,13 +367,6 @@ func (f *FS) luaOpen(L *lua.LState) int {
 	L.Push(f.handleTable(L, h))
 	return 1
 }
-
-// plainError is an fs failure whose message names no path.
-type plainError string
-
-func (e plainError) Error() string { return string(e) }
-
-func pathErrNoPath(msg string) error { return plainError(msg) }
 
 // ----- file handles -----
 

@@ -8,10 +8,11 @@ const maxNameLength = 255
 // Sanitise normalises a computer path the way CC: Tweaked does before every fs operation:
 // backslashes become slashes; control characters and any of `"`, `:`, `<`, `>`, `|`, `?`, `*`
 // are dropped (`*` and `?` are kept when wildcards is true, as fs.combine and fs.find keep
-// them); empty, "." and all-dots ("...") components vanish; ".." cancels the previous
-// component, or is kept when there is nothing left to cancel (so "/.." stays ".." and such
-// paths are later rejected as "Invalid Path"); components are cut to 255 bytes. The result has
-// no leading or trailing slash; the root is "".
+// them); spaces around each component are trimmed (" a /b " is "a/b"); empty, "." and
+// all-dots ("...") components vanish; ".." cancels the previous component, or is kept when
+// there is nothing left to cancel (so "/.." stays ".." and such paths are later rejected as
+// "Invalid Path"); components are cut to 255 bytes. The result has no leading or trailing
+// slash; the root is "".
 func Sanitise(path string, wildcards bool) string {
 	var clean strings.Builder
 	clean.Grow(len(path))
@@ -28,6 +29,9 @@ func Sanitise(path string, wildcards bool) string {
 	}
 	var out []string
 	for _, part := range strings.Split(clean.String(), "/") {
+		// CC trims whitespace (Java's strip); spaces are all that is left after the
+		// control characters went.
+		part = strings.Trim(part, " ")
 		switch {
 		case part == "" || allDots(part) && len(part) != 2:
 			// "", "." and "..." (or longer) name nothing.
@@ -38,7 +42,7 @@ func Sanitise(path string, wildcards bool) string {
 				out = append(out, "..")
 			}
 		case len(part) > maxNameLength:
-			out = append(out, part[:maxNameLength])
+			out = append(out, strings.TrimRight(part[:maxNameLength], " "))
 		default:
 			out = append(out, part)
 		}
@@ -70,14 +74,18 @@ func Name(path string) string {
 	return path[strings.LastIndexByte(path, '/')+1:]
 }
 
-// Dir is fs.getDir: the sanitised path without its last component; ".." for the root and
-// "" for a top-level name.
+// Dir is fs.getDir: the sanitised path without its last component; ".." for the root, ""
+// for a top-level name, and one ".." more for a path that already climbs ("../.." for "..").
 func Dir(path string) string {
 	path = Sanitise(path, true)
 	if path == "" {
 		return ".."
 	}
-	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+	i := strings.LastIndexByte(path, '/')
+	if path[i+1:] == ".." {
+		return path + "/.."
+	}
+	if i >= 0 {
 		return path[:i]
 	}
 	return ""
