@@ -85,3 +85,17 @@ func BenchmarkEnvRewriteOnly(b *testing.B) {
 		_ = wrapEnv(stmts)
 	}
 }
+
+// BenchmarkAssignRewriteOnly is the multiple-assignment walk alone (it runs on every chunk).
+func BenchmarkAssignRewriteOnly(b *testing.B) {
+	src := romSource(b)
+	for b.Loop() {
+		b.StopTimer()
+		stmts, err := parse.Parse(strings.NewReader(src), "io")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		fixAssignments(stmts)
+	}
+}

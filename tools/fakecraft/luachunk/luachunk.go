@@ -1,8 +1,9 @@
 // Package luachunk compiles CC: Tweaked Lua for gopher-lua. gopher-lua speaks Lua 5.1 with
 // a few 5.2 pieces; CC's Cobalt speaks 5.2 with some 5.3. Where the difference is decided
 // before the VM runs, it is closed here: a pass over the source text for the string escapes
-// gopher-lua's lexer does not know, and an AST rewrite for _ENV. Each pass runs only on
-// chunks that can need it.
+// gopher-lua's lexer does not know, an AST rewrite for _ENV, and one that gives multiple
+// assignments Lua's order (assign.go). The text pass and the _ENV rewrite run only on
+// chunks that can need them.
 package luachunk
 
 import (
@@ -36,6 +37,7 @@ func Compile(src, name string) (Chunk, error) {
 		stmts = wrapEnv(stmts)
 		wrapped = true
 	}
+	fixAssignments(stmts)
 	proto, err := lua.Compile(stmts, name)
 	if err != nil {
 		return Chunk{}, err
