@@ -17,6 +17,12 @@ var biosSource string
 // positions never point into it, as C Lua's never point into C.
 const cFrameSource = "[C]"
 
+// Chunk names of fakecraft's own pieces (Lua's "=name" is shown as it is).
+const (
+	trampolineChunk = "=" + cFrameSource
+	biosChunk       = "@bios.lua"
+)
+
 // trampolineSource makes the body of a pcall coroutine. It is not a tail call, so error
 // levels count it as the frame of pcall itself.
 const trampolineSource = `local pack, unpack = table.pack, table.unpack
@@ -60,7 +66,7 @@ func (c *Computer) boot() error {
 			return fmt.Errorf("install api %d: %w", i, err)
 		}
 	}
-	tramp, err := compileChunk(L, trampolineSource, cFrameSource, nil)
+	tramp, err := compileChunk(L, trampolineSource, trampolineChunk, nil)
 	if err != nil {
 		return fmt.Errorf("compile trampoline: %w", err)
 	}
@@ -69,7 +75,7 @@ func (c *Computer) boot() error {
 	}
 	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", L.Get(-1))
 	L.Pop(1)
-	fn, err := compileChunk(L, biosSource, "bios.lua", nil)
+	fn, err := compileChunk(L, biosSource, biosChunk, nil)
 	if err != nil {
 		return fmt.Errorf("compile bios: %w", err)
 	}

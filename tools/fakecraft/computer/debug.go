@@ -4,13 +4,14 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luachunk"
 )
 
 // installDebug gives debug.getinfo Lua 5.2's fields: short_src (gopher-lua has none),
-// source with its "@" marker, "C" as the kind of Go functions, and the "u" option's nparams
-// and isvararg. Chunk names reach gopher-lua already shortened (it prints them in error
-// positions), so source is rebuilt: a [string "..."] name stays as it is, any other gets
-// its "@" back. debug.getlocal(f, n) names a function's parameters, as in Lua 5.2.
+// source as the chunk name the function was loaded under (gopher-lua reports the display
+// name it prints in errors), "C" as the kind of Go functions, and the "u" option's nparams
+// and isvararg. debug.getlocal(f, n) names a function's parameters, as in Lua 5.2.
 func installDebug(L *lua.LState) {
 	dbg, ok := L.GetGlobal("debug").(*lua.LTable)
 	if !ok {
@@ -27,14 +28,24 @@ func installDebug(L *lua.LState) {
 // debugGetInfo wraps gopher-lua's debug.getinfo.
 func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
+		// The function is needed for its chunk name and parameters: ask for it ("f") and
+		// drop it again when the caller did not.
+		what, hasWhat := L.Get(2).(lua.LString)
+		if hasWhat && !strings.Contains(string(what), "f") {
+			L.Replace(2, what+"f")
+		}
 		// Called directly, not through L.Call, so stack levels count as the original's.
 		n := orig(L)
 		info, ok := L.Get(-1).(*lua.LTable)
 		if n != 1 || !ok {
 			return n
 		}
-		if what, ok := L.Get(2).(lua.LString); !ok || strings.ContainsRune(string(what), 'u') {
-			addParams(L, info)
+		fn, _ := info.RawGetString("func").(*lua.LFunction)
+		if hasWhat && !strings.Contains(string(what), "f") {
+			info.RawSetString("func", lua.LNil)
+		}
+		if fn != nil && (!hasWhat || strings.ContainsRune(string(what), 'u')) {
+			addParams(info, fn)
 		}
 		if info.RawGetString("what") == lua.LString("G") {
 			info.RawSetString("what", lua.LString("C"))
@@ -43,41 +54,18 @@ func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 			info.RawSetString("currentline", lua.LNumber(-1))
 			return n
 		}
-		src, ok := info.RawGetString("source").(lua.LString)
-		if !ok {
+		if fn == nil || fn.Proto == nil {
 			return n
 		}
-		info.RawSetString("short_src", src)
-		if !strings.HasPrefix(string(src), `[string "`) && string(src) != cFrameSource {
-			info.RawSetString("source", "@"+src)
-		}
+		info.RawSetString("short_src", lua.LString(fn.Proto.SourceName))
+		info.RawSetString("source", lua.LString(luachunk.Source(fn.Proto)))
 		return n
 	}
 }
 
-// addParams sets Lua 5.2's nparams and isvararg in info for the function getinfo was asked
-// about (a function, or the one running at a stack level). Go functions count as C ones:
-// no fixed parameters, variadic.
-func addParams(L *lua.LState, info *lua.LTable) {
-	var fn *lua.LFunction
-	switch v := L.Get(1).(type) {
-	case *lua.LFunction:
-		fn = v
-	case lua.LNumber:
-		// The level as the original getinfo counted it: this Go function is level 0.
-		dbg, ok := L.GetStack(int(v))
-		if !ok {
-			return
-		}
-		f, err := L.GetInfo("f", dbg, lua.LNil)
-		if err != nil {
-			return
-		}
-		fn, _ = f.(*lua.LFunction)
-	}
-	if fn == nil {
-		return
-	}
+// addParams sets Lua 5.2's nparams and isvararg in info for fn. Go functions count as C
+// ones: no fixed parameters, variadic.
+func addParams(info *lua.LTable, fn *lua.LFunction) {
 	if fn.IsG || fn.Proto == nil {
 		info.RawSetString("nparams", lua.LNumber(0))
 		info.RawSetString("isvararg", lua.LTrue)

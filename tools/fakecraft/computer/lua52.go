@@ -19,9 +19,6 @@ const LuaVersion = "Lua 5.2"
 // Minecraft version so programs can tell where they run.
 const HostString = "ComputerCraft 1.113.1 (fakecraft)"
 
-// chunkIDSize is the room C Lua leaves for a chunk's display name ([string "..."]).
-const chunkIDSize = 45
-
 // absentGlobals are the Lua 5.1 names gopher-lua defines that CC: Tweaked does not have.
 var absentGlobals = []string{"collectgarbage", "module", "newproxy", "gcinfo", "io", "os", "channel"}
 
@@ -113,32 +110,16 @@ func openLibs(L *lua.LState) *lua.LTable {
 	return stockOS
 }
 
-// chunkDisplayName turns a Lua chunk name into what error positions show: "@path" and "=name"
-// lose their marker; source text becomes [string "first line..."].
-func chunkDisplayName(name string) string {
-	if strings.HasPrefix(name, "@") || strings.HasPrefix(name, "=") {
-		return name[1:]
-	}
-	line, _, cut := strings.Cut(name, "\n")
-	if len(line) > chunkIDSize {
-		line, cut = line[:chunkIDSize], true
-	}
-	if cut {
-		line += "..."
-	}
-	return `[string "` + line + `"]`
-}
-
 // parseErrorPattern matches gopher-lua's parser message so it can be rewritten as C Lua's.
 var parseErrorPattern = regexp.MustCompile(`(?s)^(.*) line:(\d+)\(column:\d+\) near '(.*)':\s+(.*?)\s*$`)
 
-// compileChunk compiles source under a display name and rewrites syntax errors into Lua's
-// "name:line: message near 'token'" shape.
-func compileChunk(L *lua.LState, src string, displayName string, env *lua.LTable) (*lua.LFunction, error) {
+// compileChunk compiles source under a Lua chunk name ("@path", "=name" or the source) and
+// rewrites syntax errors into Lua's "name:line: message near 'token'" shape.
+func compileChunk(L *lua.LState, src string, chunkName string, env *lua.LTable) (*lua.LFunction, error) {
 	if env == nil {
 		env = L.G.Global
 	}
-	fn, err := luachunk.Load(L, src, displayName, env)
+	fn, err := luachunk.Load(L, src, chunkName, env)
 	if err != nil {
 		msg := err.Error()
 		var apiErr *lua.ApiError
@@ -200,7 +181,7 @@ func luaLoad(L *lua.LState) int {
 	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
 		env = L.CheckTable(4)
 	}
-	fn, err := compileChunk(L, src, chunkDisplayName(name), env)
+	fn, err := compileChunk(L, src, name, env)
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(err.Error()))
@@ -214,7 +195,7 @@ func luaLoad(L *lua.LState) int {
 func luaLoadString(L *lua.LState) int {
 	s := L.CheckString(1)
 	name := L.OptString(2, s)
-	fn, err := compileChunk(L, s, chunkDisplayName(name), nil)
+	fn, err := compileChunk(L, s, name, nil)
 	if err != nil {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(err.Error()))

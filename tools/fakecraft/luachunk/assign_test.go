@@ -36,7 +36,7 @@ func TestMultipleAssignmentEvaluatesFirst(t *testing.T) {
 func TestMultipleAssignmentKeepsLines(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
-	fn, err := Load(L, "local a, b\n\na, b.x = 1, 2", "chunk", L.G.Global)
+	fn, err := Load(L, "local a, b\n\na, b.x = 1, 2", "=chunk", L.G.Global)
 	require.NoError(t, err)
 	L.Push(fn)
 	err = L.PCall(0, 0, nil)

@@ -23,7 +23,7 @@ type Chunk struct {
 	EnvWrapped bool
 }
 
-// Compile parses and compiles src under the chunk name name (as errors show it).
+// Compile parses and compiles src under name, the display name errors show.
 func Compile(src, name string) (Chunk, error) {
 	if needsEscapePass(src) {
 		src = rewriteEscapes(src)
@@ -56,28 +56,36 @@ type cached struct {
 
 // cacheable says whether a chunk name is one whose source never changes in a process: the
 // embedded ROM's files and fakecraft's own bios pieces.
-func cacheable(name string) bool {
-	return strings.HasPrefix(name, "/rom/") || name == "bios.lua" || name == "[C]"
+func cacheable(chunkName string) bool {
+	return strings.HasPrefix(chunkName, "@/rom/") || chunkName == "@bios.lua" || chunkName == "=[C]"
 }
 
-// compileCached is Compile, sharing the result for ROM chunks with the same source.
-func compileCached(src, name string) (Chunk, error) {
-	if !cacheable(name) {
-		return Compile(src, name)
+// compileNamed is Compile under a Lua chunk name, sharing the result for ROM chunks with the
+// same source and remembering the name for debug.getinfo (Source).
+func compileNamed(src, chunkName string) (Chunk, error) {
+	shared := cacheable(chunkName)
+	if shared {
+		if v, ok := romCache.Load(chunkName); ok && v.(cached).src == src {
+			return v.(cached).chunk, nil
+		}
 	}
-	if v, ok := romCache.Load(name); ok && v.(cached).src == src {
-		return v.(cached).chunk, nil
+	c, err := Compile(src, DisplayName(chunkName))
+	if err != nil {
+		return c, err
 	}
-	c, err := Compile(src, name)
-	if err == nil {
-		romCache.Store(name, cached{src: src, chunk: c})
+	if !strings.HasPrefix(chunkName, "@") {
+		rememberName(c.Proto, chunkName)
 	}
-	return c, err
+	if shared {
+		romCache.Store(chunkName, cached{src: src, chunk: c})
+	}
+	return c, nil
 }
 
-// Load compiles src and returns its function with env as its environment (and _ENV).
-func Load(L *lua.LState, src, name string, env *lua.LTable) (*lua.LFunction, error) {
-	c, err := compileCached(src, name)
+// Load compiles src under the Lua chunk name chunkName ("@/path", "=name" or source text)
+// and returns its function with env as its environment (and _ENV).
+func Load(L *lua.LState, src, chunkName string, env *lua.LTable) (*lua.LFunction, error) {
+	c, err := compileNamed(src, chunkName)
 	if err != nil {
 		return nil, err
 	}

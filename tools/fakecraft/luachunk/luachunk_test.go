@@ -18,7 +18,7 @@ func run(t *testing.T, src string) []string {
 	mt := L.NewTable()
 	mt.RawSetString("__index", L.G.Global)
 	L.SetMetatable(env, mt)
-	fn, err := Load(L, src, "test", env)
+	fn, err := Load(L, src, "=test", env)
 	require.NoError(t, err)
 	L.Push(fn)
 	require.NoError(t, L.PCall(0, lua.MultRet, nil))
@@ -50,7 +50,7 @@ func TestEscapes(t *testing.T) {
 func TestEscapeZKeepsLineNumbers(t *testing.T) {
 	L := lua.NewState()
 	defer L.Close()
-	_, err := Load(L, "local s = 'a\\z\n\n  b'\nlocal x = = 1", "chunk", L.G.Global)
+	_, err := Load(L, "local s = 'a\\z\n\n  b'\nlocal x = = 1", "=chunk", L.G.Global)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "line:4")
 }

@@ -39,3 +39,50 @@ describe("loadfile", function()
     fs.delete(FILE);
   end);
 end);
+
+describe("chunk names", function()
+  local function source_of(fn)
+    local info = debug.getinfo(fn, "S");
+    return { source = info.source, short_src = info.short_src };
+  end
+
+  it("keep load's name as the source, without a '=' or '@' added", function()
+    expect(source_of(load("return 1", "name"))):same({ source = "name", short_src = "[string \"name\"]" });
+    expect(source_of(load("return 1", "=name"))):same({ source = "=name", short_src = "name" });
+    expect(source_of(load("return 1", "@file.lua"))):same({ source = "@file.lua", short_src = "file.lua" });
+    expect(source_of(load("return 1"))):same({ source = "return 1", short_src = "[string \"return 1\"]" });
+    local parts = { "return ", "1" };
+    local reader = function() return table.remove(parts, 1); end;
+    expect(source_of(load(reader))):same({ source = "=(load)", short_src = "(load)" });
+  end);
+
+  it("cut source text at its first line, as Lua's short_src does", function()
+    expect(source_of(load("local x\nreturn x")).short_src):eq("[string \"local x...\"]");
+  end);
+
+  it("are the source of every function in the chunk, and of stack levels", function()
+    local inner = load("return function() return debug.getinfo(1, 'S') end", "named")();
+    expect(source_of(inner).source):eq("named");
+    expect(inner().source):eq("named");
+    expect(inner().short_src):eq("[string \"named\"]");
+  end);
+
+  it("give files '@' and the path", function()
+    write_chunk("return 1");
+    expect(source_of(loadfile(FILE))):same({ source = "@" .. FILE, short_src = FILE });
+    fs.delete(FILE);
+  end);
+
+  it("leave func out unless asked for", function()
+    expect(debug.getinfo(1, "S").func):eq(nil);
+    expect(debug.getinfo(source_of, "Sf").func):eq(source_of);
+    expect(debug.getinfo(rawget, "S").source):eq("=[C]");
+  end);
+
+  it("show in error positions as short_src", function()
+    local _, err = pcall(load("error('boom')", "=where"));
+    expect(err):eq("where:1: boom");
+    _, err = pcall(load("error('boom')", "named"));
+    expect(err):eq("[string \"named\"]:1: boom");
+  end);
+end);
