@@ -5,17 +5,13 @@ local api = ...;
 
 local CONTINUE = "Press any key to continue";
 
-local function expect_arg(index, value, ...)
-  local t = type(value);
-  for i = 1, select("#", ...) do
-    if t == select(i, ...) then return value; end
-  end
-  -- As cc.expect, "nil" is left out of the expected types.
-  local names = {};
-  for i = 1, select("#", ...) do
-    if select(i, ...) ~= "nil" then names[#names + 1] = select(i, ...); end
-  end
-  error(("bad argument #%d (%s expected, got %s)"):format(index, table.concat(names, " or "), t), 3);
+-- cc.expect, loaded at the first check (the ROM is not mounted while the API is installed).
+-- Each check calls it directly, so its messages name the API function and the caller's line
+-- as CC's Lua-written textutils does.
+local checks;
+local function cc_expect()
+  checks = checks or dofile("rom/modules/main/cc/expect.lua");
+  return checks.expect;
 end
 
 -- Lines printed since the last pause of a paged output, and how many fit before one.
@@ -42,7 +38,7 @@ end
 --- Writes text a character at a time, rate characters a second (default 20), wrapped to the
 --- terminal's width first (with cc.strings.wrap) so that no word is split while it appears.
 function api.slowWrite(text, rate)
-  expect_arg(2, rate, "number", "nil");
+  cc_expect()(2, rate, "number", "nil");
   rate = rate or 20;
   if rate < 0 then error("Rate must be positive", 2); end
   local delay = 1 / rate;
@@ -62,7 +58,7 @@ end
 
 --- Prints text like print, pausing for a key press whenever a screenful has gone by.
 function api.pagedPrint(text, free_lines)
-  expect_arg(2, free_lines, "number", "nil");
+  cc_expect()(2, free_lines, "number", "nil");
   paged_lines = free_lines and (paged_lines - free_lines) or 0;
   local lines = 0;
   local all = tostring(text) .. "\n";
@@ -76,8 +72,10 @@ end
 
 local function tabulate(paged, ...)
   local args = table.pack(...);
+  local expect = cc_expect();
   for i = 1, args.n do
-    expect_arg(i, args[i], "number", "table");
+    -- tabulate and pagedTabulate tail-call this, so the check blames their caller.
+    expect(i, args[i], "number", "table");
   end
   local width = term.getSize();
   local column = width / 8;
@@ -128,4 +126,70 @@ end
 --- tabulate, pausing for a key press whenever a screenful has gone by.
 function api.pagedTabulate(...)
   return tabulate(true, ...);
+end
+
+-- Lua's reserved words: never completed, and text that is one completes to nothing.
+local KEYWORDS = {};
+for word in ("and break do else elseif end false for function if in local nil not or repeat return then true until while"):gmatch("%a+") do
+  KEYWORDS[word] = true;
+end
+
+-- Whether value can be called: a function, or a table whose metatable has a __call.
+local function callable(value)
+  if type(value) == "function" then return true; end
+  local mt = type(value) == "table" and getmetatable(value);
+  return type(mt) == "table" and (type(mt.__call) == "function" or type(mt.__call) == "table");
+end
+
+--- The completions of a partial Lua expression ("tex", "textutils.ser", "h:rea") as read()
+--- wants them: the rest of each matching name in env (default _G) and the tables its
+--- __index chain leads to, sorted; a function gets "(", a table with entries ".", and after
+--- a ":" only what can be called is offered.
+function api.complete(search, env)
+  local expect = cc_expect();
+  expect(1, search, "string");
+  expect(2, env, "table", "nil");
+  if KEYWORDS[search] then return {}; end
+
+  local scope = env or _G;
+  -- Every "a." before the last part must name a table; so must "a:" before a method.
+  local start, method = 1, false;
+  while true do
+    local sep = search:find("[.:]", start);
+    if not sep then break; end
+    local value = scope[search:sub(start, sep - 1)];
+    if type(value) ~= "table" then return {}; end
+    scope, start = value, sep + 1;
+    if search:sub(sep, sep) == ":" then
+      method = true;
+      break;
+    end
+  end
+  local prefix = search:sub(start);
+  -- A second ":" or a "." after a method's ":" names nothing that can complete.
+  if method and prefix:find("[.:]") then return {}; end
+
+  local results, seen = {}, {};
+  while type(scope) == "table" do
+    for key, value in pairs(scope) do
+      if not seen[key] and type(key) == "string" and key:sub(1, #prefix) == prefix
+        and not KEYWORDS[key] and key:match("^[%a_][%w_]*$") then
+        local rest = key:sub(#prefix + 1);
+        if method then
+          if callable(value) then results[#results + 1] = rest .. "("; end
+        elseif type(value) == "function" then
+          results[#results + 1] = rest .. "(";
+        elseif type(value) == "table" and next(value) ~= nil then
+          results[#results + 1] = rest .. ".";
+        else
+          results[#results + 1] = rest;
+        end
+      end
+      seen[key] = true;
+    end
+    local mt = getmetatable(scope);
+    scope = type(mt) == "table" and mt.__index or nil;
+  end
+  table.sort(results);
+  return results;
 end

@@ -1,0 +1,69 @@
+-- Specs for the Lua half of the textutils API (textutils/textutils.lua): complete, and the
+-- argument checks it shares with cc.expect.
+
+describe("textutils.complete", function()
+  it("checks its arguments as cc.expect does", function()
+    expect.error(textutils.complete, nil):eq("bad argument #1 (string expected, got nil)");
+    expect.error(textutils.complete, "", false):eq("bad argument #2 (table expected, got boolean)");
+    local ok, err = pcall(function() textutils.complete(1, {}); end);
+    expect(ok):eq(false);
+    expect(err):str_match("^/spec/%d+/textutils_spec%.lua:%d+: bad argument #1 to 'complete' %(string expected, got number%)$");
+  end);
+
+  it("completes names of the table, marking functions and tables with entries", function()
+    local env = { print = print, printed = 1, pt = {}, pos = { x = 1 }, [1] = "no", ["p q"] = 2 };
+    expect(textutils.complete("p", env)):same({ "os.", "rint(", "rinted", "t" });
+    expect(textutils.complete("printed", env)):same({ "" });
+    expect(textutils.complete("q", env)):same({});
+  end);
+
+  it("completes fields after dots, and only callables after a colon", function()
+    local handle = setmetatable({}, { __call = function() end });
+    local env = { a = { b = { close = print, count = 3, call = handle, cube = {} } } };
+    expect(textutils.complete("a.b.c", env)):same({ "all", "lose(", "ount", "ube" });
+    expect(textutils.complete("a.b:c", env)):same({ "all(", "lose(" });
+    expect(textutils.complete("a.x.c", env)):same({});
+    expect(textutils.complete("a.b.count.x", env)):same({});
+    expect(textutils.complete("a:b.c", env)):same({});
+  end);
+
+  it("leaves out keywords and follows the __index chain, nearest first", function()
+    local base = { shared = "base", only_base = print };
+    local env = setmetatable({ shared = {}, ["end"] = 1, ending = 2 }, { __index = base });
+    expect(textutils.complete("end", env)):same({});
+    expect(textutils.complete("en", env)):same({ "ding" });
+    expect(textutils.complete("s", env)):same({ "hared" });
+    expect(textutils.complete("only", env)):same({ "_base(" });
+  end);
+
+  it("looks in the globals by default", function()
+    expect(textutils.complete("textutils.comp")):same({ "lete(" });
+  end);
+
+  it("is what the lua prompt completes with, over its own environment", function()
+    local completer;
+    local reads = 0;
+    stub(_G, "read", function(_, _, complete)
+      reads = reads + 1;
+      completer = completer or complete;
+      return reads == 1 and "spec_local = { field = 1 }" or "exit()";
+    end);
+    stub(_G, "print", function() return 1; end);
+    stub(_G, "write", function() return 0; end);
+    shell.run("lua");
+    expect(type(completer)):eq("function");
+    expect(completer("x = textutils.comp")):same({ "lete(" });
+    expect(completer("spec_local.fi")):same({ "eld" });
+    expect(completer("ex")):same({ "it" });
+    expect(spec_local):eq(nil);
+  end);
+end);
+
+describe("textutils' drawing functions", function()
+  it("name themselves in argument errors from Lua code", function()
+    local ok, err = pcall(function() textutils.slowWrite("", "fast"); end);
+    expect(ok):eq(false);
+    expect(err):str_match("bad argument #2 to 'slowWrite' %(number expected, got string%)$");
+    expect.error(textutils.tabulate, {}, true):eq("bad argument #2 (number or table expected, got boolean)");
+  end);
+end);
