@@ -184,8 +184,24 @@ func TestArgumentErrors(t *testing.T) {
 		{`fs.open("x")`, "bad argument #2 (string expected, got nil)"},
 		{`fs.open("x", "q")`, "Unsupported mode"},
 		{`fs.move("a", {})`, "bad argument #2 (string expected, got table)"},
-		{`fs.complete("a", "", 5)`, "bad argument #3 (boolean expected, got number)"},
+		{`fs.list(0/0)`, "bad argument #1 (string expected, got number)"},
+		{`fs.getDir()`, "bad argument #1 (string expected, got nil)"},
+		// Handles take CC's Java rule: optional numbers must be finite, booleans are booleans.
+		{`fs.open("base.txt", "r").read(0/0)`, "bad argument #1 (number expected, got nan)"},
+		{`fs.open("base.txt", "r").read("2")`, "bad argument #1 (number expected, got string)"},
+		{`fs.open("base.txt", "r").seek("set", 1/0)`, "bad argument #2 (number expected, got inf)"},
+		{`fs.open("base.txt", "r").seek(1)`, "bad argument #1 (string expected, got number)"},
+		{`fs.open("base.txt", "r").readLine(1)`, "bad argument #1 (boolean expected, got number)"},
+		// The functions CC writes in Lua check with cc.expect, which names the function.
+		{`fs.complete("a", "", 5)`, "bad argument #3 to 'complete' (boolean expected, got number)"},
+		{`fs.complete(nil)`, "bad argument #1 to 'complete' (string expected, got nil)"},
+		{`fs.find({})`, "bad argument #1 to 'find' (string expected, got table)"},
+		{`fs.isDriveRoot()`, "bad argument #1 to 'isDriveRoot' (string expected, got nil)"},
+		{`local c = fs.complete c(1)`, "bad argument #1 to 'c' (string expected, got number)"},
 		{`fs.complete("a", "", {include_dirs = 1})`, "bad field 'include_dirs' (boolean expected, got number)"},
+		{`fs.complete("a", "", {include_files = 1, include_dirs = 2})`, "bad field 'include_dirs' (boolean expected, got number)"},
+		{`fs.complete("a", "", setmetatable({}, {__index = {include_files = "x"}}))`, "bad field 'include_files' (boolean expected, got string)"},
+		{`fs.complete("a", "", {include_hidden = setmetatable({}, {__name = "thing"})})`, "bad field 'include_hidden' (boolean expected, got thing)"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.call, func(t *testing.T) {
@@ -202,6 +218,11 @@ func TestErrorPosition(t *testing.T) {
 	// Called straight from pcall (native), there is no position.
 	res = c.eval(t, "local ok, err = pcall(fs.list, 'nope') return err")
 	assert.Equal(t, "/nope: No such file", res[0].String())
+	// Nor for argument errors, and cc.expect's checks know no name then.
+	res = c.eval(t, "local ok, err = pcall(fs.list) return err")
+	assert.Equal(t, "bad argument #1 (string expected, got nil)", res[0].String())
+	res = c.eval(t, "local ok, err = pcall(fs.complete, '', '', 1) return err")
+	assert.Equal(t, "bad argument #3 (boolean expected, got number)", res[0].String())
 }
 
 func TestListAndQueries(t *testing.T) {

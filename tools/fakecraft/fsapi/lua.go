@@ -1,13 +1,12 @@
 package fsapi
 
 import (
-	"fmt"
-	"math"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
+	"fakecraft/luakit"
 )
 
 // Install sets the global `fs` table of CC: Tweaked's fs API on L.
@@ -41,89 +40,20 @@ func (f *FS) Install(L *lua.LState) {
 	L.SetGlobal("fs", t)
 }
 
-// ----- errors and argument checks, worded as CC: Tweaked words them -----
+// ----- errors, worded as CC: Tweaked words them -----
 
-// raise throws msg with the position of the Lua code that called the running Go function,
-// as a Lua error at level 1 from a native function is reported (no position when the
-// caller is native too, e.g. pcall).
+// Argument checks follow CC: fs functions written in Java (most of them) take luakit's
+// Java rule (StrictString, OptBool, OptLong); those CC writes in Lua (fs.find,
+// fs.isDriveRoot, fs.complete) take cc.expect's (luakit.Expect).
+
+// expectString is argument n of a Lua-written fs function, a string.
+func expectString(L *lua.LState, n int) string {
+	return string(luakit.Expect(L, n, "string").(lua.LString))
+}
+
+// raise throws an fs failure's message at the caller's position, as CC's LuaException.
 func raise(L *lua.LState, msg string) {
-	L.Error(lua.LString(callerWhere(L)+msg), 0)
-}
-
-func callerWhere(L *lua.LState) string {
-	dbg, ok := L.GetStack(1)
-	if !ok {
-		return ""
-	}
-	if _, err := L.GetInfo("S", dbg, lua.LNil); err != nil || dbg.What == "G" {
-		return ""
-	}
-	return L.Where(1) + " "
-}
-
-func typeName(v lua.LValue) string {
-	if n, ok := v.(lua.LNumber); ok {
-		// CC reports non-finite numbers by value, e.g. "got nan".
-		if f := float64(n); math.IsNaN(f) || math.IsInf(f, 0) {
-			return ccformat.FormatNumber(f)
-		}
-	}
-	return v.Type().String()
-}
-
-func badArgument(L *lua.LState, n int, expected string, got lua.LValue) {
-	raise(L, fmt.Sprintf("bad argument #%d (%s expected, got %s)", n, expected, got.Type().String()))
-}
-
-func checkString(L *lua.LState, n int) string {
-	v := L.Get(n)
-	s, ok := v.(lua.LString)
-	if !ok {
-		badArgument(L, n, "string", v)
-	}
-	return string(s)
-}
-
-func optString(L *lua.LState, n int, def string) string {
-	if L.Get(n) == lua.LNil {
-		return def
-	}
-	return checkString(L, n)
-}
-
-func optBool(L *lua.LState, n int) bool {
-	switch v := L.Get(n).(type) {
-	case *lua.LNilType:
-		return false
-	case lua.LBool:
-		return bool(v)
-	default:
-		badArgument(L, n, "boolean", v)
-		return false
-	}
-}
-
-// optInteger reads an optional finite number, truncated towards zero as Java's cast does.
-func optInteger(L *lua.LState, n int) (int64, bool) {
-	switch v := L.Get(n).(type) {
-	case *lua.LNilType:
-		return 0, false
-	case lua.LNumber:
-		f := float64(v)
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			raise(L, fmt.Sprintf("bad argument #%d (number expected, got %s)", n, typeName(v)))
-		}
-		switch {
-		case f >= math.MaxInt64:
-			return math.MaxInt64, true
-		case f <= math.MinInt64:
-			return math.MinInt64, true
-		}
-		return int64(f), true
-	default:
-		badArgument(L, n, "number", v)
-		return 0, false
-	}
+	luakit.RaiseMessage(L, msg)
 }
 
 // coerce is the raw tostring (no __tostring) CC applies to what a handle writes.
@@ -162,7 +92,7 @@ func stringList(L *lua.LState, items []string) *lua.LTable {
 }
 
 func (f *FS) luaList(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var names []string
 	var err error
 	f.locked(func() { names, err = f.list(path) })
@@ -172,7 +102,7 @@ func (f *FS) luaList(L *lua.LState) int {
 }
 
 func (f *FS) luaExists(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var ok bool
 	f.locked(func() { ok = f.exists(path) })
 	L.Push(lua.LBool(ok))
@@ -180,7 +110,7 @@ func (f *FS) luaExists(L *lua.LState) int {
 }
 
 func (f *FS) luaIsDir(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var ok bool
 	f.locked(func() { ok = f.isDir(path) })
 	L.Push(lua.LBool(ok))
@@ -188,7 +118,7 @@ func (f *FS) luaIsDir(L *lua.LState) int {
 }
 
 func (f *FS) luaIsReadOnly(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var ok bool
 	f.locked(func() { ok = f.isReadOnly(path) })
 	L.Push(lua.LBool(ok))
@@ -196,29 +126,29 @@ func (f *FS) luaIsReadOnly(L *lua.LState) int {
 }
 
 func luaGetName(L *lua.LState) int {
-	L.Push(lua.LString(Name(checkString(L, 1))))
+	L.Push(lua.LString(Name(luakit.StrictString(L, 1))))
 	return 1
 }
 
 func luaGetDir(L *lua.LState) int {
-	L.Push(lua.LString(Dir(checkString(L, 1))))
+	L.Push(lua.LString(Dir(luakit.StrictString(L, 1))))
 	return 1
 }
 
 func luaCombine(L *lua.LState) int {
 	parts := make([]string, L.GetTop())
 	for i := range parts {
-		parts[i] = checkString(L, i+1)
+		parts[i] = luakit.StrictString(L, i+1)
 	}
 	if len(parts) == 0 {
-		checkString(L, 1)
+		luakit.StrictString(L, 1)
 	}
 	L.Push(lua.LString(Combine(parts...)))
 	return 1
 }
 
 func (f *FS) luaGetSize(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var size int64
 	var err error
 	f.locked(func() { size, err = f.getSize(path) })
@@ -228,7 +158,7 @@ func (f *FS) luaGetSize(L *lua.LState) int {
 }
 
 func (f *FS) luaGetFreeSpace(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var free int64
 	var err error
 	f.locked(func() {
@@ -243,7 +173,7 @@ func (f *FS) luaGetFreeSpace(L *lua.LState) int {
 }
 
 func (f *FS) luaGetCapacity(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var m *mountPoint
 	var err error
 	f.locked(func() { m, _, err = f.resolve(path) })
@@ -257,7 +187,7 @@ func (f *FS) luaGetCapacity(L *lua.LState) int {
 }
 
 func (f *FS) luaMakeDir(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var err error
 	f.locked(func() { err = f.makeDir(path) })
 	f.check(L, err)
@@ -265,7 +195,7 @@ func (f *FS) luaMakeDir(L *lua.LState) int {
 }
 
 func (f *FS) luaDelete(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var err error
 	f.locked(func() { err = f.delete(path) })
 	f.check(L, err)
@@ -273,8 +203,8 @@ func (f *FS) luaDelete(L *lua.LState) int {
 }
 
 func (f *FS) luaMove(L *lua.LState) int {
-	src := Sanitise(checkString(L, 1), false)
-	dst := Sanitise(checkString(L, 2), false)
+	src := Sanitise(luakit.StrictString(L, 1), false)
+	dst := Sanitise(luakit.StrictString(L, 2), false)
 	var err error
 	f.locked(func() { err = f.move(src, dst) })
 	f.check(L, err)
@@ -282,8 +212,8 @@ func (f *FS) luaMove(L *lua.LState) int {
 }
 
 func (f *FS) luaCopy(L *lua.LState) int {
-	src := Sanitise(checkString(L, 1), false)
-	dst := Sanitise(checkString(L, 2), false)
+	src := Sanitise(luakit.StrictString(L, 1), false)
+	dst := Sanitise(luakit.StrictString(L, 2), false)
 	var err error
 	f.locked(func() { err = f.copy(src, dst) })
 	f.check(L, err)
@@ -291,7 +221,7 @@ func (f *FS) luaCopy(L *lua.LState) int {
 }
 
 func (f *FS) luaGetDrive(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	L.Push(f.drive(path))
 	return 1
 }
@@ -309,14 +239,14 @@ func (f *FS) drive(path string) lua.LValue {
 }
 
 func (f *FS) luaIsDriveRoot(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(expectString(L, 1), false)
 	// A path is a drive root when it is the root or sits on another drive than its parent.
 	L.Push(lua.LBool(path == "" || f.drive(path) != f.drive(Dir(path))))
 	return 1
 }
 
 func (f *FS) luaAttributes(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
+	path := Sanitise(luakit.StrictString(L, 1), false)
 	var e entry
 	var readOnly bool
 	var err error
@@ -340,8 +270,8 @@ func (f *FS) luaAttributes(L *lua.LState) int {
 }
 
 func (f *FS) luaOpen(L *lua.LState) int {
-	path := Sanitise(checkString(L, 1), false)
-	modeName := checkString(L, 2)
+	path := Sanitise(luakit.StrictString(L, 1), false)
+	modeName := luakit.StrictString(L, 2)
 	mode, ok := openModes[modeName]
 	if !ok {
 		raise(L, msgUnsupportedMode)
@@ -390,7 +320,7 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 	}
 	if h.mode.read {
 		set("read", func(L *lua.LState) int {
-			count, hasCount := optInteger(L, 1)
+			count, hasCount := luakit.OptLong(L, 1)
 			if hasCount && count < 0 {
 				raise(L, "Cannot read a negative number of bytes")
 			}
@@ -425,7 +355,7 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 			return 1
 		})
 		set("readLine", func(L *lua.LState) int {
-			withTrailing := optBool(L, 1)
+			withTrailing := luakit.OptBool(L, 1, false)
 			var result lua.LValue = lua.LNil
 			run(L, func() {
 				if line, ok := h.readLine(withTrailing); ok {
@@ -462,8 +392,8 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 		set("flush", func(L *lua.LState) int { run(L, func() {}); return 0 })
 	}
 	set("seek", func(L *lua.LState) int {
-		whence := optString(L, 1, "cur")
-		offset, _ := optInteger(L, 2)
+		whence := luakit.OptStrictString(L, 1, "cur")
+		offset, _ := luakit.OptLong(L, 2)
 		if whence != "set" && whence != "cur" && whence != "end" {
 			// CC's message really lacks the closing parenthesis.
 			raise(L, "bad argument #1 to 'seek' (invalid option '"+whence+"'")
@@ -489,7 +419,7 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 // ----- find and complete (Lua functions in CC's bios; same behaviour here) -----
 
 func (f *FS) luaFind(L *lua.LState) int {
-	pattern := Combine(checkString(L, 1))
+	pattern := Combine(expectString(L, 1))
 	if escapes(pattern) {
 		raise(L, "/"+pattern+": Invalid Path")
 	}
@@ -563,38 +493,24 @@ type completeOptions struct {
 }
 
 func (f *FS) luaComplete(L *lua.LState) int {
-	text := checkString(L, 1)
-	location := checkString(L, 2)
-	opts := completeOptions{files: true, dirs: true, hidden: true}
+	text := expectString(L, 1)
+	location := expectString(L, 2)
+	var files, dirs, hidden lua.LValue
 	if t, ok := L.Get(3).(*lua.LTable); ok {
-		opts.files = optField(L, t, "include_files")
-		opts.dirs = optField(L, t, "include_dirs")
-		opts.hidden = optField(L, t, "include_hidden")
+		// CC reads the fields in this order, so the first bad one is reported.
+		dirs = luakit.ExpectField(L, t, "include_dirs", "boolean", "nil")
+		hidden = luakit.ExpectField(L, t, "include_hidden", "boolean", "nil")
+		files = luakit.ExpectField(L, t, "include_files", "boolean", "nil")
 	} else {
-		if L.Get(3) != lua.LNil {
-			opts.files = optBool(L, 3)
-		}
-		if L.Get(4) != lua.LNil {
-			opts.dirs = optBool(L, 4)
-		}
+		files = luakit.Expect(L, 3, "boolean", "nil")
+		dirs = luakit.Expect(L, 4, "boolean", "nil")
 	}
+	// Each switch is on unless it is false.
+	opts := completeOptions{files: files != lua.LFalse, dirs: dirs != lua.LFalse, hidden: hidden != lua.LFalse}
 	var out []string
 	f.locked(func() { out = f.complete(text, location, opts) })
 	L.Push(stringList(L, out))
 	return 1
-}
-
-// optField reads a boolean option that defaults to true, checked as cc.expect's field does.
-func optField(L *lua.LState, t *lua.LTable, key string) bool {
-	switch v := t.RawGetString(key).(type) {
-	case *lua.LNilType:
-		return true
-	case lua.LBool:
-		return bool(v)
-	default:
-		raise(L, fmt.Sprintf("bad field '%s' (boolean expected, got %s)", key, v.Type().String()))
-		return false
-	}
 }
 
 // complete returns the suffixes that would complete text (relative to location, or to the

@@ -1,8 +1,22 @@
 // Package luakit is the one place fakecraft's Go APIs take CC: Tweaked's argument rules
-// from: the type names CC's messages use (nan, inf, -inf, "no value"), the argument checks
-// of CC's Java APIs, and errors raised at the caller's position. Every API is installed
-// through one signature (Opener) from one list, as gopher-lua's linit.go lists its
-// libraries.
+// from: the type names CC's messages use (nan, inf, -inf, "no value"), the argument checks,
+// and errors raised at the caller's position. Every API is installed through one signature
+// (Opener) from one list, as gopher-lua's linit.go lists its libraries.
+//
+// CC words a bad argument three ways, after what the function is written in, and each Go
+// API picks the family of the function it stands in for:
+//   - Lua's standard library (string.rep, …): numbers and strings convert into each other,
+//     a missing argument is "no value" — CheckString, CheckInteger, CheckNumber, CheckTable,
+//     ArgError.
+//   - CC's Java APIs (fs, os, term, …; IArguments in CC): nothing converts, a missing
+//     argument is "nil", and a number that must be finite names nan, inf or -inf —
+//     StrictString, OptBool, OptLong, CheckFinite (javaargs.go).
+//   - CC's Lua-written APIs (fs.complete, textutils, …, through cc.expect): "nil" is left
+//     out of the list of expected types and the function's name is given when known —
+//     Expect, ExpectField (expect.go).
+//
+// All of them raise at the position of the Lua code that called the Go function, and at
+// no position when the caller is Go (pcall(f, …)), as Lua's error at level 1 does.
 package luakit
 
 import (
@@ -43,15 +57,41 @@ func ArgTypeName(L *lua.LState, n int) string {
 	return TypeName(L.Get(n))
 }
 
-// ArgError raises CC's "bad argument #n (expected expected, got T)".
+// ArgError raises "bad argument #n (expected expected, got T)" as Lua's standard library
+// words it (T is ArgTypeName).
 func ArgError(L *lua.LState, n int, expected string) {
-	L.RaiseError("bad argument #%d (%s expected, got %s)", n, expected, ArgTypeName(L, n))
+	BadArgument(L, n, expected, ArgTypeName(L, n))
 }
 
-// Raise raises a formatted message at the position of the Lua code that called the Go
-// function (gopher-lua's RaiseError).
+// BadArgument raises "bad argument #n (expected expected, got got)".
+func BadArgument(L *lua.LState, n int, expected, got string) {
+	RaiseMessage(L, fmt.Sprintf("bad argument #%d (%s expected, got %s)", n, expected, got))
+}
+
+// Raise raises a formatted message at the caller's position (see RaiseMessage).
 func Raise(L *lua.LState, format string, args ...any) {
-	L.RaiseError(format, args...)
+	RaiseMessage(L, fmt.Sprintf(format, args...))
+}
+
+// RaiseMessage raises msg, prefixed with the position of the Lua code that called the
+// running Go function; with no prefix when that caller is Go too (pcall(f, …)), as Lua's
+// error(msg, 1) from a native function is placed. gopher-lua's own RaiseError would skip
+// over Go frames to the next Lua one, naming a line that did not call the function.
+func RaiseMessage(L *lua.LState, msg string) {
+	L.Error(lua.LString(callerWhere(L)+msg), 0)
+}
+
+// callerWhere is the "source:line: " of the Lua function that called the running Go
+// function, or "" when the caller is not Lua code.
+func callerWhere(L *lua.LState) string {
+	dbg, ok := L.GetStack(1)
+	if !ok {
+		return ""
+	}
+	if _, err := L.GetInfo("S", dbg, lua.LNil); err != nil || dbg.What == "G" {
+		return ""
+	}
+	return L.Where(1) + " "
 }
 
 // RaiseBare raises a message with no position, as CC's bare errors (error(msg, 0)).
@@ -59,31 +99,8 @@ func RaiseBare(L *lua.LState, msg string) {
 	L.Error(lua.LString(msg), 0)
 }
 
-// Expect checks argument n against Lua type names ("string", "number", "nil", …) and
-// returns it; the message lists them as cc.expect does ("string or number").
-func Expect(L *lua.LState, n int, types ...string) lua.LValue {
-	v := L.Get(n)
-	got := v.Type().String()
-	for _, t := range types {
-		if t == got {
-			return v
-		}
-	}
-	ArgError(L, n, joinTypes(types))
-	return lua.LNil
-}
-
-func joinTypes(types []string) string {
-	switch len(types) {
-	case 0:
-		return "value"
-	case 1:
-		return types[0]
-	}
-	return strings.Join(types[:len(types)-1], ", ") + " or " + types[len(types)-1]
-}
-
-// CheckString is argument n as a string; numbers convert (as CC's Java API does).
+// CheckString is argument n as a string; numbers convert, as in Lua's own library (CC's
+// Java APIs refuse them: StrictString).
 func CheckString(L *lua.LState, n int) string {
 	switch v := L.Get(n).(type) {
 	case lua.LString:
@@ -103,31 +120,14 @@ func OptString(L *lua.LState, n int, def string) string {
 	return CheckString(L, n)
 }
 
-// CheckNumber is argument n as a number (any, nan and inf included).
+// CheckNumber is argument n as a number (any, nan and inf included), for the standard
+// library.
 func CheckNumber(L *lua.LState, n int) float64 {
 	if v, ok := L.Get(n).(lua.LNumber); ok {
 		return float64(v)
 	}
 	ArgError(L, n, "number")
 	return 0
-}
-
-// CheckFinite is argument n as a finite number: CC's Java APIs name nan and inf in the
-// message ("number expected, got inf").
-func CheckFinite(L *lua.LState, n int) float64 {
-	if v, ok := L.Get(n).(lua.LNumber); ok && !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) {
-		return float64(v)
-	}
-	ArgError(L, n, "number")
-	return 0
-}
-
-// OptFinite is CheckFinite, or def for nil.
-func OptFinite(L *lua.LState, n int, def float64) float64 {
-	if L.Get(n) == lua.LNil {
-		return def
-	}
-	return CheckFinite(L, n)
 }
 
 // CheckInteger is argument n truncated to an integer; strings holding numbers convert, as

@@ -1,0 +1,83 @@
+package luakit
+
+import (
+	"math"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// The argument rule of CC's Java APIs (IArguments): no value converts into another type,
+// and a mismatch names the Lua type of what was given — "nil" for a missing argument,
+// "number" for nan — except where a number must be finite, which names nan, inf or -inf.
+
+// javaArgError raises the Java APIs' message for argument n.
+func javaArgError(L *lua.LState, n int, expected string) {
+	BadArgument(L, n, expected, L.Get(n).Type().String())
+}
+
+// StrictString is argument n as a string; anything else, numbers included, is refused
+// (IArguments.getString).
+func StrictString(L *lua.LState, n int) string {
+	s, ok := L.Get(n).(lua.LString)
+	if !ok {
+		javaArgError(L, n, "string")
+	}
+	return string(s)
+}
+
+// OptStrictString is StrictString, or def for nil.
+func OptStrictString(L *lua.LState, n int, def string) string {
+	if L.Get(n) == lua.LNil {
+		return def
+	}
+	return StrictString(L, n)
+}
+
+// OptBool is argument n as a boolean, or def for nil.
+func OptBool(L *lua.LState, n int, def bool) bool {
+	switch v := L.Get(n).(type) {
+	case *lua.LNilType:
+		return def
+	case lua.LBool:
+		return bool(v)
+	}
+	javaArgError(L, n, "boolean")
+	return def
+}
+
+// CheckFinite is argument n as a finite number (IArguments.getFiniteDouble): "number
+// expected, got inf".
+func CheckFinite(L *lua.LState, n int) float64 {
+	v, ok := L.Get(n).(lua.LNumber)
+	if !ok {
+		javaArgError(L, n, "number")
+	}
+	if f := float64(v); math.IsNaN(f) || math.IsInf(f, 0) {
+		BadArgument(L, n, "number", TypeName(v))
+	}
+	return float64(v)
+}
+
+// OptFinite is CheckFinite, or def for nil.
+func OptFinite(L *lua.LState, n int, def float64) float64 {
+	if L.Get(n) == lua.LNil {
+		return def
+	}
+	return CheckFinite(L, n)
+}
+
+// OptLong is argument n as a finite number truncated towards zero, saturating at the ends
+// of int64 as Java's cast does (IArguments.optLong); ok is false for nil.
+func OptLong(L *lua.LState, n int) (v int64, ok bool) {
+	if L.Get(n) == lua.LNil {
+		return 0, false
+	}
+	f := CheckFinite(L, n)
+	switch {
+	case f >= math.MaxInt64:
+		return math.MaxInt64, true
+	case f <= math.MinInt64:
+		return math.MinInt64, true
+	}
+	return int64(f), true
+}
