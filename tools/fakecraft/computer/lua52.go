@@ -110,17 +110,23 @@ func openLibs(L *lua.LState) *lua.LTable {
 	return stockOS
 }
 
-// parseErrorPattern matches gopher-lua's parser message so it can be rewritten as C Lua's.
+// parseErrorPattern matches gopher-lua's parser message so it can be rewritten in C Lua's
+// shape where luachunk found no Lua wording for it.
 var parseErrorPattern = regexp.MustCompile(`(?s)^(.*) line:(\d+)\(column:\d+\) near '(.*)':\s+(.*?)\s*$`)
 
-// compileChunk compiles source under a Lua chunk name ("@path", "=name" or the source) and
-// rewrites syntax errors into Lua's "name:line: message near 'token'" shape.
+// compileChunk compiles source under a Lua chunk name ("@path", "=name" or the source).
+// Syntax errors come worded as Lua's from luachunk; any other compile error is put into
+// Lua's "name:line: message near 'token'" shape.
 func compileChunk(L *lua.LState, src string, chunkName string, env *lua.LTable) (*lua.LFunction, error) {
 	if env == nil {
 		env = L.G.Global
 	}
 	fn, err := luachunk.Load(L, src, chunkName, env)
 	if err != nil {
+		var syntaxErr *luachunk.SyntaxError
+		if errors.As(err, &syntaxErr) {
+			return nil, syntaxErr
+		}
 		msg := err.Error()
 		var apiErr *lua.ApiError
 		if errors.As(err, &apiErr) {

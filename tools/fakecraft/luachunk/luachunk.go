@@ -24,13 +24,16 @@ type Chunk struct {
 }
 
 // Compile parses and compiles src under name, the display name errors show.
+// A chunk that does not compile gives a *SyntaxError worded as Lua's, where the checker
+// (syntax.go) finds the error; else gopher-lua's own error.
 func Compile(src, name string) (Chunk, error) {
+	original := src
 	if needsEscapePass(src) {
 		src = rewriteEscapes(src)
 	}
 	stmts, err := parse.Parse(strings.NewReader(src), name)
 	if err != nil {
-		return Chunk{}, err
+		return Chunk{}, luaSyntaxError(original, name, err)
 	}
 	wrapped := false
 	if mentionsEnv(src) {
@@ -40,7 +43,7 @@ func Compile(src, name string) (Chunk, error) {
 	fixAssignments(stmts)
 	proto, err := lua.Compile(stmts, name)
 	if err != nil {
-		return Chunk{}, err
+		return Chunk{}, luaSyntaxError(original, name, err)
 	}
 	return Chunk{Proto: proto, EnvWrapped: wrapped}, nil
 }

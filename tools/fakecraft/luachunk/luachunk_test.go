@@ -52,7 +52,7 @@ func TestEscapeZKeepsLineNumbers(t *testing.T) {
 	defer L.Close()
 	_, err := Load(L, "local s = 'a\\z\n\n  b'\nlocal x = = 1", "=chunk", L.G.Global)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "line:4")
+	assert.Equal(t, "chunk:4: unexpected symbol near '='", err.Error())
 }
 
 func TestEnv(t *testing.T) {

@@ -86,3 +86,18 @@ describe("chunk names", function()
     expect(err):eq("[string \"named\"]:1: boom");
   end);
 end);
+
+describe("syntax errors", function()
+  it("read as Lua 5.2's: the message, the token and the line", function()
+    expect(select(2, load("1", "=chunk"))):eq("chunk:1: unexpected symbol near '1'");
+    expect(select(2, load("x = 1\nif x then", "=chunk"))):eq("chunk:2: 'end' expected near <eof>");
+    expect(select(2, load("function f()\n  return 1\n", "=chunk")))
+      :eq("chunk:3: 'end' expected (to close 'function' at line 1) near <eof>");
+    expect(select(2, load("x = \"abc", "=chunk"))):eq("chunk:1: unfinished string near <eof>");
+    expect(select(2, load("break", "=chunk"))):eq("chunk:1: <break> at line 1 not inside a loop");
+  end);
+
+  it("name the chunk as its short_src", function()
+    expect(select(2, load("x x", "named"))):eq("[string \"named\"]:1: syntax error near 'x'");
+  end);
+end);

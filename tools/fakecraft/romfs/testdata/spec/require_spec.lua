@@ -92,12 +92,27 @@ describe("cc.require", function()
     }, "\n  "));
   end);
 
-  it("raises a module's syntax error instead of reporting it missing", function()
+  it("lists a module's syntax error among the places it looked, worded as Lua's", function()
     local req = fresh();
     local ok, err = pcall(req, "fixtures.mods.broken");
     expect(ok):eq(false);
-    expect(err):str_match("broken%.lua");
-    expect(err:find("not found", 1, true)):eq(nil);
+    expect(err):eq(table.concat({
+      "module 'fixtures.mods.broken' not found:",
+      "no field package.preload['fixtures.mods.broken']",
+      "/" .. fs.combine(HERE, "fixtures/mods/broken.lua") .. ":3: unexpected symbol near <eof>",
+    }, "\n  "));
+  end);
+
+  it("calls a preload loader with the module name alone", function()
+    local req, pkg = fresh();
+    pkg.preload["counted"] = table.pack;
+    expect(req("counted")):same({ n = 1, "counted" });
+  end);
+
+  it("calls a file loader with the module name and its path", function()
+    local req = fresh();
+    local got = req("fixtures.mods.args");
+    expect(got):same({ n = 2, "fixtures.mods.args", fs.combine(HERE, "fixtures/mods/args.lua") });
   end);
 
   it("reports a loop or earlier failure on the second require", function()

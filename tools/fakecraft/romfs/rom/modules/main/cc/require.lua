@@ -63,7 +63,8 @@ local function preload_searcher(package)
 end
 
 -- Searcher 2: files on package.path, loaded with the program's environment. A
--- file that exists but does not compile is an error, not "not found".
+-- file that does not compile is reported among the places looked, as CC does:
+-- its compile error is the searcher's reason.
 local function file_searcher(package, env)
   return function(name)
     local path, err = package.searchpath(name, package.path);
@@ -72,7 +73,7 @@ local function file_searcher(package, env)
     end
     local fn, load_err = loadfile(path, nil, env);
     if not fn then
-      error(load_err, 0);
+      return nil, load_err;
     end
     return fn, path;
   end
@@ -93,18 +94,21 @@ local function make_require(package)
 
     local reasons = { "module '" .. name .. "' not found:" };
     for _, searcher in ipairs(package.loaders) do
-      local loader, extra = searcher(name);
+      -- A loader gets the module name and whatever else its searcher returned
+      -- (the file searcher: the path), no more values than that.
+      local found = table.pack(searcher(name));
+      local loader = found[1];
       if loader then
         -- On error the marker stays, so a second require reports the failure.
         package.loaded[name] = LOADING;
-        local result = loader(name, extra);
+        local result = loader(name, table.unpack(found, 2, found.n));
         if result == nil then
           result = true;
         end
         package.loaded[name] = result;
         return result;
       end
-      reasons[#reasons + 1] = extra;
+      reasons[#reasons + 1] = found[2];
     end
     error(table.concat(reasons, "\n  "), 2);
   end

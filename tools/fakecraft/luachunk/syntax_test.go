@@ -1,0 +1,110 @@
+package luachunk
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Syntax errors read as Lua 5.2's (and CC's Cobalt's): the message, the token it stopped
+// at, and the line.
+func TestSyntaxErrorsReadAsLuas(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{"1", "chunk:1: unexpected symbol near '1'"},
+		{"x", "chunk:1: syntax error near <eof>"},
+		{"x y", "chunk:1: syntax error near 'y'"},
+		{"f() = 1", "chunk:1: syntax error near '='"},
+		{"a, b", "chunk:1: '=' expected near <eof>"},
+		{"local = 2", "chunk:1: <name> expected near '='"},
+		{"if x print(1) end", "chunk:1: 'then' expected near 'print'"},
+		{"while true print(1) end", "chunk:1: 'do' expected near 'print'"},
+		{"for i do end", "chunk:1: '=' or 'in' expected near 'do'"},
+		{"for i = 1 do end", "chunk:1: ',' expected near 'do'"},
+		{"for a, b of t do end", "chunk:1: 'in' expected near 'of'"},
+		{"function f(1) end", "chunk:1: <name> or '...' expected near '1'"},
+		{"function f()\n  return 1\n", "chunk:3: 'end' expected (to close 'function' at line 1) near <eof>"},
+		{"if x then", "chunk:1: 'end' expected near <eof>"},
+		{"do\n\nuntil x", "chunk:3: 'end' expected (to close 'do' at line 1) near 'until'"},
+		{"repeat\nx = 1\nend", "chunk:3: 'until' expected (to close 'repeat' at line 1) near 'end'"},
+		{"print((1)", "chunk:1: ')' expected near <eof>"},
+		{"print(\n1", "chunk:2: ')' expected (to close '(' at line 1) near <eof>"},
+		{"t = { 1, 2", "chunk:1: '}' expected near <eof>"},
+		{"t = { [1] 2 }", "chunk:1: '=' expected near '2'"},
+		{"x = t:m", "chunk:1: function arguments expected near <eof>"},
+		{"return 1 2", "chunk:1: <eof> expected near '2'"},
+		{"return return", "chunk:1: unexpected symbol near 'return'"},
+		{"x = = 1", "chunk:1: unexpected symbol near '='"},
+		{"x = 1 +", "chunk:1: unexpected symbol near <eof>"},
+		{"x = @", "chunk:1: unexpected symbol near '@'"},
+		{"x = \x01", "chunk:1: unexpected symbol near char(1)"},
+		{"function f() return ... end", "chunk:1: cannot use '...' outside a vararg function near '...'"},
+		{"x = \"abc", "chunk:1: unfinished string near <eof>"},
+		{"x = \"abc\ny = 1", "chunk:1: unfinished string near '\"abc'"},
+		{"x = [[abc", "chunk:1: unfinished long string near <eof>"},
+		{"--[[ abc", "chunk:1: unfinished long comment near <eof>"},
+		{"x = [=abc", "chunk:1: invalid long string delimiter near '[='"},
+		{"x = 3..4", "chunk:1: malformed number near '3..4'"},
+		{"x = 0x", "chunk:1: malformed number near '0x'"},
+		{"\n\nbreak", "chunk:3: <break> at line 3 not inside a loop"},
+		{"do goto done end", "chunk:1: no visible label 'done' for <goto> at line 1"},
+		{"::a:: ::a::", "chunk:1: label 'a' already defined on line 1"},
+		{"x = 'a\\z\n\n  b' y", "chunk:3: syntax error near <eof>"},
+	}
+	for _, tt := range tests {
+		_, err := Compile(tt.src, "chunk")
+		require.Error(t, err, tt.src)
+		var se *SyntaxError
+		require.True(t, errors.As(err, &se), "%q: %v", tt.src, err)
+		assert.Equal(t, tt.want, se.Error(), tt.src)
+	}
+}
+
+// gopher-lua's lexer (and the escape pass before it) take a bad escape or an exponent with
+// no digits as valid, so such a chunk compiles and never reaches the checker; the checker
+// alone words it as Lua does.
+func TestSyntaxCheckerBadEscapes(t *testing.T) {
+	for src, want := range map[string]string{
+		"x = \"a\\qb\"": "chunk:1: invalid escape sequence near '\\q'",
+		"x = \"\\xZZ\"": "chunk:1: hexadecimal digit expected near '\\xZ'",
+		"x = \"\\300\"": "chunk:1: decimal escape too large near '\\300'",
+		"x = 1e+":       "chunk:1: malformed number near '1e+'",
+	} {
+		se := checkSyntax(src, "chunk")
+		require.NotNil(t, se, src)
+		assert.Equal(t, want, se.Error(), src)
+	}
+}
+
+// The checker accepts what Lua accepts, so it never invents an error for a chunk that
+// gopher-lua rejects for its own reasons.
+func TestSyntaxCheckerAcceptsLua(t *testing.T) {
+	valid := []string{
+		"", ";;", "local function f(a, b, ...) return ... end",
+		"for i = 1, 10, 2 do if i then break end end",
+		"for k, v in pairs(t) do goto continue ::continue:: end",
+		"repeat local x = 1 until x",
+		"t = { 1, 2; x = 3, [4] = 5, }",
+		"a.b.c:d 'x' {1} (2)",
+		"local s = [==[ ]] ]==] .. \"\\x41\\z  \\u{48}\\065\"",
+		"x = -2^-3 .. #t .. not a == b",
+		"do ::top:: goto top end",
+		"return",
+		"f()\n(g)()",
+		"x = 0x1p4 + 1e10 + .5 + 3.",
+	}
+	for _, src := range valid {
+		assert.Nil(t, checkSyntax(src, "chunk"), src)
+	}
+}
+
+// A chunk that compiles never reaches the checker.
+func TestCompiledChunksSkipTheChecker(t *testing.T) {
+	_, err := Compile("return 1", "chunk")
+	require.NoError(t, err)
+	_, err = Compile("return (", "chunk")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "chunk:1: unexpected symbol near <eof>"), err.Error())
+}
