@@ -493,6 +493,8 @@ if settings then
     { "shell.autocomplete", true, "boolean", "Autocomplete program and arguments in the shell." },
     { "edit.autocomplete", true, "boolean", "Autocomplete API and function names in the editor." },
     { "lua.autocomplete", true, "boolean", "Autocomplete API and function names in the Lua REPL." },
+    { "lua.function_args", true, "boolean", "Show a function's parameter names when the Lua REPL prints it." },
+    { "lua.function_source", false, "boolean", "Show where a function was defined when the Lua REPL prints it." },
     { "list.show_hidden", false, "boolean", "Show hidden files (those starting with \".\") in the Lua REPL." },
     { "motd.enable", false, "boolean", "Display a random message when the computer starts up." },
     { "motd.path", "/rom/motd.txt:/motd.txt", "string", "The files (separated by \":\") motd picks its message from." },

@@ -1,6 +1,8 @@
 -- lua: an interactive Lua prompt. Each line is run as an expression when it is one
--- (its values are printed, strings quoted) and as a statement otherwise; globals set at
--- the prompt stay for later lines. Up/down recall earlier lines; exit() leaves.
+-- (its values are printed with cc.pretty, in colour, as CC's prompt prints them; the
+-- settings lua.function_args and lua.function_source say how functions show) and as a
+-- statement otherwise; globals set at the prompt stay for later lines. Up/down recall
+-- earlier lines; exit() leaves.
 
 local args = { ... };
 if #args > 0 then
@@ -9,7 +11,7 @@ if #args > 0 then
   return;
 end
 
-local show = require("fakecraft.show").show;
+local pretty = require("cc.pretty");
 
 local running = true;
 local history = {};
@@ -53,8 +55,16 @@ while running do
       printError(tostring(results[2]));
     else
       for i = 2, results.n do
-        local ok, text = pcall(show, results[i]);
-        print(ok and text or tostring(results[i]));
+        local value = results[i];
+        local ok, doc = pcall(pretty.pretty, value, {
+          function_args = settings.get("lua.function_args"),
+          function_source = settings.get("lua.function_source"),
+        });
+        if ok then
+          pretty.print(doc);
+        else
+          print(tostring(value));
+        end
       end
     end
   end

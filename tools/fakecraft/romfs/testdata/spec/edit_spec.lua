@@ -106,31 +106,52 @@ describe("edit", function()
 end);
 
 describe("lua", function()
-  -- Runs the prompt on typed lines; returns what it printed after its two-line header
-  -- (without the empty prints that end each read).
+  -- Runs the prompt on typed lines in a window of the screen's size; returns the lines it
+  -- showed other than its prompts (the two-line header first). Values are printed
+  -- with cc.pretty, which writes to the terminal rather than calling print.
   local function repl(...)
-    local out = {};
-    stub(_G, "print", function(...)
-      local parts = table.pack(...);
-      for i = 1, parts.n do parts[i] = tostring(parts[i]); end
-      local text = table.concat(parts, "\t", 1, parts.n);
-      if text ~= "" then out[#out + 1] = text; end
-      return 1;
-    end);
-    stub(_G, "printError", function(text) out[#out + 1] = "error: " .. tostring(text); end);
     for _, line in ipairs({ ... }) do
       type_text(line);
       press(keys.enter);
     end
     type_text("exit()");
     press(keys.enter);
+    local previous = term.current();
+    local width, height = previous.getSize();
+    local win = window.create(previous, 1, 1, width, height, false);
+    term.redirect(win);
     shell.run("lua");
+    term.redirect(previous);
+    local out = {};
+    for y = 1, height do
+      local text = win.getLine(y):gsub(" +$", "");
+      if text ~= "" and text:sub(1, 5) ~= "lua> " then out[#out + 1] = text; end
+    end
     return out;
   end
 
   it("prints the value of an expression", function()
     local out = repl("1+1", "'a' .. 'b'", "{ 1, x = true }", "nil");
     expect({ table.unpack(out, 3) }):same({ "2", '"ab"', "{ 1, x = true }", "nil" });
+  end);
+
+  it("prints values with cc.pretty, in its colours", function()
+    type_text("'ab'");
+    press(keys.enter);
+    type_text("exit()");
+    press(keys.enter);
+    local previous = term.current();
+    local width, height = previous.getSize();
+    local win = window.create(previous, 1, 1, width, height, false);
+    term.redirect(win);
+    shell.run("lua");
+    term.redirect(previous);
+    local colour;
+    for y = 1, height do
+      local text, fg = win.getLine(y);
+      if text:sub(1, 4) == '"ab"' then colour = fg:sub(1, 4); end
+    end
+    expect(colour):eq(colours.toBlit(colours.red):rep(4));
   end);
 
   it("runs statements and keeps their globals", function()

@@ -10,6 +10,10 @@ describe("the ROM", function()
     expect(fs.isDir("/rom/fakecraft")):eq(false);
   end);
 
+  it("holds only CC's modules in modules/main", function()
+    expect(fs.list("/rom/modules/main")):same({ ".ignoreme", "cc" });
+  end);
+
   it("keeps the command computers' places, as fs.find sees them", function()
     expect(fs.find("rom/*/command")):same({
       "rom/apis/command", "rom/modules/command", "rom/programs/command",
