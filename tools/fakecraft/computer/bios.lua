@@ -258,6 +258,10 @@ function read(replace_char, history, complete, default)
   local drawn = 0;
 
   local function redraw()
+    -- On the row the cursor is on now, as CC's read: after the shell put its prompt back
+    -- on a new row (a file_transfer), the line follows it there.
+    local _, y = term.getCursorPos();
+    start_y = y;
     local width = term.getSize();
     local room = width - start_x;
     if pos - scroll > room then scroll = pos - room; end

@@ -37,11 +37,14 @@ local DEFAULT_ALIASES = {
   sh = "shell",
 };
 
--- How deep "#!" lines may send one command to another program.
+-- How many program files one command may pass through by their "#!" lines (CC's limit).
 local MAX_HASHBANG_DEPTH = 100;
 
 local parent = shell;
 local multishell = multishell;
+if multishell then
+  multishell.setTitle(multishell.getCurrent(), "shell");
+end
 
 local shell = {};
 local current_dir = parent and parent.dir() or "";
@@ -145,44 +148,53 @@ local function run_isolated(entry, fn, ...)
   return table.unpack(result, 1, result.n);
 end
 
--- The "#!" line of a program file, without the "#!", or nil.
+-- The first line of a program file when it is a "#!" line (without the "#!"), or nil.
 local function read_hashbang(path)
-  if not fs.open then
-    return nil;
-  end
   local handle = fs.open(path, "r");
   if not handle then
     return nil;
   end
-  local first = handle.readLine and handle.readLine() or nil;
+  local first = handle.readLine() or "";
   handle.close();
-  if first and first:sub(1, 2) == "#!" then
+  if first:sub(1, 2) == "#!" then
     return first:sub(3);
   end
   return nil;
 end
 
-local function run_program(entry, env, path, depth, ...)
+-- Runs the program file at path with args (args[0] is the name it was run by). A "#!"
+-- first line runs the program it names instead, with the line's own words, then this
+-- file's path, then args; at most MAX_HASHBANG_DEPTH files deep.
+local function run_program(entry, path, args, remaining)
   local hashbang = read_hashbang(path);
   if hashbang then
-    if depth >= MAX_HASHBANG_DEPTH then
-      printError("Too much recursion in hashbang");
+    remaining = remaining - 1;
+    if remaining == 0 then
+      printError("Hashbang recursion depth limit reached when loading file: " .. path);
       return false;
     end
     local words = tokenise(hashbang);
-    local interpreter = words[1] and shell.resolveProgram(words[1]);
+    local name = table.remove(words, 1) or "";
+    local interpreter = shell.resolveProgram(name);
     if not interpreter then
-      printError("Cannot find hashbang program " .. tostring(words[1]));
+      printError("Hashbang program not found: " .. name);
       return false;
     end
-    table.insert(words, "/" .. path);
-    local args = table.pack(...);
-    for i = 1, args.n do
+    -- "#!shell" alone would run this same file again through shell.run, for ever.
+    if interpreter == "rom/programs/shell.lua" and #words == 0 then
+      printError("Cannot use the shell as a hashbang program");
+      return false;
+    end
+    words[#words + 1] = path;
+    for i = 1, #args do
       words[#words + 1] = args[i];
     end
-    return run_program(entry, env, interpreter, depth + 1, table.unpack(words, 2, #words));
+    words[0] = name;
+    return run_program(entry, interpreter, words, remaining);
   end
 
+  local env = create_env(fs.getDir(path));
+  env.arg = args;
   local fn, load_err = loadfile(path, nil, env);
   if not fn then
     if load_err ~= nil and load_err ~= "" then
@@ -191,7 +203,7 @@ local function run_program(entry, env, path, depth, ...)
     return false;
   end
 
-  local outcome = table.pack(run_isolated(entry, fn, ...));
+  local outcome = table.pack(run_isolated(entry, fn, table.unpack(args, 1, #args)));
   if outcome[1] then
     return true;
   end
@@ -200,6 +212,23 @@ local function run_program(entry, env, path, depth, ...)
     printError(tostring(err));
   end
   return false;
+end
+
+-- A program's tab title: its file name without ".lua".
+local function title_of(path)
+  local name = fs.getName(path);
+  if name:sub(-4) == ".lua" then
+    name = name:sub(1, -5);
+  end
+  return name;
+end
+
+-- Under multishell, the tab is named after the innermost program this shell runs.
+local function retitle()
+  if multishell then
+    local top = running[#running];
+    multishell.setTitle(multishell.getCurrent(), top and title_of(top.path) or "shell");
+  end
 end
 
 --- Runs a program with exactly the given arguments; returns whether it succeeded.
@@ -217,12 +246,10 @@ function shell.execute(command, ...)
 
   local entry = { path = path };
   running[#running + 1] = entry;
-
-  local env = create_env(fs.getDir(path));
-  env.arg = { [0] = command, ... };
-
-  local ok = run_program(entry, env, path, 0, ...);
+  retitle();
+  local ok = run_program(entry, path, { [0] = command, ... }, MAX_HASHBANG_DEPTH);
   remove_running(entry);
+  retitle();
   return ok;
 end
 
@@ -346,6 +373,34 @@ end
 function shell.clearAlias(command)
   expect(1, command, "string");
   aliases[command] = nil;
+end
+
+if multishell then
+  --- Opens a multishell tab running a command line (tokenised as shell.run's); returns
+  --- the tab's index. A command other than the shell runs under a shell of its own.
+  function shell.openTab(...)
+    local words = tokenise(...);
+    local command = words[1];
+    if command == nil then
+      return nil;
+    end
+    local path = shell.resolveProgram(command);
+    if path == nil then
+      printError("No such program");
+      return nil;
+    end
+    local env = create_env("rom/programs");
+    if path == "rom/programs/shell.lua" then
+      return multishell.launch(env, path, table.unpack(words, 2, #words));
+    end
+    return multishell.launch(env, "rom/programs/shell.lua", command, table.unpack(words, 2, #words));
+  end
+
+  --- Shows the multishell tab with the given index.
+  function shell.switchTab(id)
+    expect(1, id, "number");
+    multishell.setFocus(id);
+  end
 end
 
 --- Path (without leading "/") of the program that is running, or nil.
@@ -483,6 +538,61 @@ end
 -- Interactive: a prompt (yellow on colour terminals), one command per line, until `exit`.
 -- fakecraft's `run` answers read() from its input, one line per prompt; `shell` from the keyboard.
 local prompt_colour = term.isColour() and colours.yellow or colours.white;
+local parent_term = term.current();
+
+local function show_prompt()
+  term.setBackgroundColour(colours.black);
+  term.setTextColour(prompt_colour);
+  write(shell.dir() .. "> ");
+  term.setTextColour(colours.white);
+end
+
+-- Files dropped on the computer while the prompt waits (a file_transfer event): the
+-- prompt is left on its line, the files are imported, and the prompt comes back below
+-- with what was typed so far.
+local function import_files(transfer)
+  local _, height = term.getSize();
+  local _, y = term.getCursorPos();
+  if y == height then
+    term.scroll(1);
+    term.setCursorPos(1, y);
+  else
+    term.setCursorPos(1, y + 1);
+  end
+  term.setCursorBlink(false);
+  local env = create_env("rom/programs");
+  local ok, err = env.require("cc.internal.import")(transfer.getFiles());
+  if not ok and err then
+    printError(err);
+  end
+  show_prompt();
+  term.setCursorBlink(true);
+end
+
+-- read() in a coroutine of its own, so the prompt can see a file_transfer first; every
+-- other event goes to read as os.pullEvent would hand it over.
+local function read_command(history, complete)
+  local reader = coroutine.create(read);
+  local ok, filter = coroutine.resume(reader, nil, history, complete);
+  if not ok then
+    error(filter, 0);
+  end
+  while coroutine.status(reader) ~= "dead" do
+    local event = table.pack(os.pullEvent());
+    if event[1] == "file_transfer" then
+      import_files(event[2]);
+      event = { "term_resize", n = 1 }; -- read redraws its line on a resize
+    end
+    if filter == nil or event[1] == filter or event[1] == "terminate" then
+      ok, filter = coroutine.resume(reader, table.unpack(event, 1, event.n));
+      if not ok then
+        error(filter, 0);
+      end
+    end
+  end
+  return filter;
+end
+
 term.setBackgroundColour(colours.black);
 term.setTextColour(prompt_colour);
 print(os.version());
@@ -493,13 +603,11 @@ end
 
 local history = {};
 while not exiting do
-  term.setBackgroundColour(colours.black);
-  term.setTextColour(prompt_colour);
-  write(shell.dir() .. "> ");
-  term.setTextColour(colours.white);
+  term.redirect(parent_term);
+  show_prompt();
   local complete = nil;
   if settings.get("shell.autocomplete") then complete = shell.complete; end
-  local line = read(nil, history, complete);
+  local line = read_command(history, complete);
   if line:match("%S") and history[#history] ~= line then
     history[#history + 1] = line;
   end

@@ -130,15 +130,65 @@ describe("shell", function()
   end);
 
   describe("hashbang", function()
-    it("runs the program named on a #! first line with the file's path", function()
-      local path = "shell_spec_hashbang.lua";
+    -- Writes a program file whose only line is "#!" .. line.
+    local function hashbang_file(path, line)
       local handle = fs.open(path, "w");
-      handle.write("#!" .. fixture("prog_args.lua") .. " first\nerror('not run')\n");
+      handle.write("#!" .. line);
       handle.close();
-      local ok = shell.run("/" .. path, "last");
-      fs.delete(path);
-      expect(ok):eq(true);
-      expect(_G.SHELL_SPEC_RESULT.args):same({ n = 3, "first", "/" .. path, "last" });
+    end
+
+    after_each(function()
+      fs.delete("shell_spec_hb1.lua");
+      fs.delete("shell_spec_hb2.lua");
+    end);
+
+    it("runs the named program with its words, the file's path, then the arguments", function()
+      local handle = fs.open("shell_spec_hb1.lua", "w");
+      handle.write("#!" .. fixture("prog_args.lua") .. ' "one two" three\nerror("not run")\n');
+      handle.close();
+      expect(shell.execute("shell_spec_hb1.lua", "last")):eq(true);
+      local result = _G.SHELL_SPEC_RESULT;
+      expect(result.args):same({ n = 4, "one two", "three", "shell_spec_hb1.lua", "last" });
+      expect(result.arg0):eq(fixture("prog_args.lua"));
+      expect(result.running):eq("shell_spec_hb1.lua");
+    end);
+
+    it("follows a hashbang to a file with its own hashbang", function()
+      hashbang_file("shell_spec_hb1.lua", fixture("prog_args.lua"));
+      hashbang_file("shell_spec_hb2.lua", "shell_spec_hb1.lua");
+      expect(shell.execute("shell_spec_hb2.lua", "x")):eq(true);
+      expect(_G.SHELL_SPEC_RESULT.args):same({ n = 3, "shell_spec_hb1.lua", "shell_spec_hb2.lua", "x" });
+    end);
+
+    it("stops a file that names itself, at CC's depth limit", function()
+      hashbang_file("shell_spec_hb1.lua", "shell_spec_hb1.lua");
+      local ok, lines = capture_errors(function()
+        return shell.execute("shell_spec_hb1.lua");
+      end);
+      expect(ok):eq(false);
+      expect(lines):same({ "Hashbang recursion depth limit reached when loading file: shell_spec_hb1.lua" });
+    end);
+
+    it("names a hashbang program it cannot find", function()
+      hashbang_file("shell_spec_hb1.lua", "no_such_interpreter a");
+      local ok, lines = capture_errors(function()
+        return shell.execute("shell_spec_hb1.lua");
+      end);
+      expect(ok):eq(false);
+      expect(lines):same({ "Hashbang program not found: no_such_interpreter" });
+    end);
+
+    it("refuses the shell alone as the hashbang program, but runs it with arguments", function()
+      hashbang_file("shell_spec_hb1.lua", "shell");
+      local ok, lines = capture_errors(function()
+        return shell.execute("shell_spec_hb1.lua");
+      end);
+      expect(ok):eq(false);
+      expect(lines):same({ "Cannot use the shell as a hashbang program" });
+
+      hashbang_file("shell_spec_hb1.lua", "shell " .. fixture("prog_args.lua"));
+      expect(shell.execute("shell_spec_hb1.lua", "y")):eq(true);
+      expect(_G.SHELL_SPEC_RESULT.args):same({ n = 2, "shell_spec_hb1.lua", "y" });
     end);
   end);
 
@@ -146,6 +196,11 @@ describe("shell", function()
     it("passes arguments exactly as given", function()
       expect(shell.execute(fixture("prog_args.lua"), "a b", "")):eq(true);
       expect(_G.SHELL_SPEC_RESULT.args):same({ n = 2, "a b", "" });
+    end);
+
+    it("gives the program an arg table of the command and its arguments only", function()
+      expect(shell.execute(fixture("prog_args.lua"), "a b")):eq(true);
+      expect(_G.SHELL_SPEC_RESULT.arg):same({ [0] = fixture("prog_args.lua"), "a b" });
     end);
 
     it("checks its arguments", function()
@@ -241,6 +296,69 @@ describe("shell", function()
       local got = shell.completeProgram("prog_a");
       shell.setPath(old);
       expect(got):same({ "rgs" });
+    end);
+  end);
+
+  describe("prompt", function()
+    -- A TransferredFiles object as a file_transfer event carries it, over Lua strings.
+    local function transfer(files)
+      local handles = {};
+      for name, contents in pairs(files) do
+        local unread = contents;
+        handles[#handles + 1] = {
+          getName = function() return name; end,
+          read = function()
+            local chunk = unread;
+            unread = nil;
+            return chunk;
+          end,
+          close = function() end,
+        };
+      end
+      return { getFiles = function() return handles; end };
+    end
+
+    it("imports files dropped on it and comes back with the line typed so far", function()
+      fs.delete("shell_spec_drop.txt");
+      local win = window.create(term.current(), 1, 1, 32, 5, false);
+      local previous = term.redirect(win);
+      local co = coroutine.create(shell.run);
+      local events = {
+        { "shell" },
+        { "paste", "xyz" },
+        { "file_transfer", transfer({ ["shell_spec_drop.txt"] = "dropped" }) },
+      };
+      for _, event in ipairs(events) do
+        local ok, err = coroutine.resume(co, table.unpack(event));
+        if not ok then
+          term.redirect(previous);
+          error(err, 0);
+        end
+      end
+      term.redirect(previous);
+      local lines = {};
+      for i = 1, 5 do lines[i] = win.getLine(i):gsub(" +$", ""); end
+      local cursor, blink = { win.getCursorPos() }, win.getCursorBlink();
+      -- End the inner shell, so its run does not stay on this shell's program stack.
+      previous = term.redirect(win);
+      coroutine.resume(co, "terminate");
+      term.redirect(previous);
+
+      local prompt = shell.dir() .. "> ";
+      expect(lines):same({ "CraftOS 1.9", prompt .. "xyz", "Transferring shell_spec_drop.txt", prompt .. "xyz", "" });
+      expect(cursor):same({ #prompt + 4, 4 });
+      expect(blink):eq(true);
+      expect(coroutine.status(co)):eq("dead");
+      local handle = fs.open("shell_spec_drop.txt", "r");
+      local contents = handle.readAll();
+      handle.close();
+      fs.delete("shell_spec_drop.txt");
+      expect(contents):eq("dropped");
+    end);
+
+    it("has no tab functions outside multishell", function()
+      expect(shell.openTab):eq(nil);
+      expect(shell.switchTab):eq(nil);
     end);
   end);
 
