@@ -528,7 +528,13 @@ end
 if BIOS.boot ~= nil then
   _FAKECRAFT_BOOT = BIOS.bootTable;
 end
-local shell_fn, shell_err = loadfile(BIOS.shell, nil, setmetatable({}, { __index = _G }));
+-- On an advanced computer CC's bios starts multishell, whose first tab is the shell
+-- (fakecraft's multishell hands that shell the launcher); the host may turn it off.
+local top_program = BIOS.shell;
+if BIOS.multishell ~= nil and term.isColour() and settings and settings.get("bios.use_multishell") then
+  top_program = BIOS.multishell;
+end
+local shell_fn, shell_err = loadfile(top_program, nil, setmetatable({}, { __index = _G }));
 if not shell_fn then
   BIOS.bootTable.finish(false);
   error(shell_err, 0);

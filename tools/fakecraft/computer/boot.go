@@ -40,9 +40,10 @@ end`
 // (as CC's bios.lua is not in its ROM); the machine mounts it on every computer that is not
 // bare. Its name starts with a dot, so `ls` leaves it out as it does any hidden file.
 const (
-	ShellPath   = "/rom/programs/shell.lua"
-	LauncherDir = "/.fakecraft"
-	BootPath    = LauncherDir + "/boot.lua"
+	ShellPath      = "/rom/programs/shell.lua"
+	MultishellPath = "/rom/programs/advanced/multishell.lua"
+	LauncherDir    = "/.fakecraft"
+	BootPath       = LauncherDir + "/boot.lua"
 )
 
 // boot builds the Lua state: libraries, Go APIs, the bios chunk and the computer coroutine.
@@ -96,6 +97,9 @@ func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
 	}
 	t.RawSetString("settings", settings)
 	t.RawSetString("shell", lua.LString(ShellPath))
+	if c.cfg.Multishell {
+		t.RawSetString("multishell", lua.LString(MultishellPath))
+	}
 	if !c.cfg.Bare {
 		t.RawSetString("boot", lua.LString(BootPath))
 	}

@@ -91,6 +91,11 @@ type Config struct {
 	// Input answers read(): each time a program starts waiting for a line, the next line is
 	// typed. When it ends the computer shuts down (Result.InputEnded). Nil types nothing.
 	Input Input
+	// Multishell lets the bios start CC's multishell (tabs) on an advanced computer with
+	// bios.use_multishell set, as CC's bios does; the shell then runs in its first tab.
+	// Off, the shell runs directly on the screen: a transcript (Stdout) wants that, since
+	// multishell's window redraws every row of the screen each time it scrolls.
+	Multishell bool
 }
 
 // Result is how a computer's run ended.

@@ -289,6 +289,8 @@ func (r *runner) boot(parent context.Context) (progressed, finished bool, err er
 		Stdout:     r.opts.Transcript,
 		Program:    startupPath,
 		ExtraAPIs:  []computer.Installer{install},
+		// CC's harness runs the specs on an advanced computer, under multishell.
+		Multishell: true,
 	})
 	if err != nil {
 		return false, false, err

@@ -58,6 +58,9 @@ type Options struct {
 	Bare bool
 	// Input answers read() (computer.Config.Input); it carries over a reboot.
 	Input computer.Input
+	// Multishell lets the bios start multishell on an advanced computer
+	// (computer.Config.Multishell): for a screen someone looks at, not for a transcript.
+	Multishell bool
 	// ExtraAPIs are installed after the standard ones (e.g. the conformance runner's cct_test).
 	ExtraAPIs []computer.Installer
 
@@ -158,6 +161,7 @@ func (m *Machine) build(label string) error {
 		Basic:        opts.Basic,
 		Bare:         opts.Bare,
 		Input:        opts.Input,
+		Multishell:   opts.Multishell,
 		Boot:         computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
 		APIs:         append(apis, opts.ExtraAPIs...),
 	})

@@ -43,6 +43,7 @@ func (s *ShellCmd) Run(e *env) error {
 		opts.Program = ShellProgram
 	}
 	opts.Stdout = nil // the screen is drawn, not transcribed
+	opts.Multishell = true
 	tty, ok := e.stdin.(*os.File)
 	if !ok {
 		return &exitError{code: ExitUsage, msg: "fakecraft shell needs a terminal on stdin; fakecraft run prints a transcript instead"}

@@ -306,3 +306,26 @@ func TestShellBareComputerReboots(t *testing.T) {
 	s.typeText("\x13\x13")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
+
+// TestShellTabs: an advanced computer at the keyboard runs multishell, as CC's bios does.
+// `fg` opens a second shell in a tab of its own and shows it, with the tab bar on the top
+// row; `exit` there closes it and the first tab comes back as it was left.
+func TestShellTabs(t *testing.T) {
+	s := startShell(t, "--root", shellRepo(t), "--no-autostart")
+	s.waitPrompt(">")
+	s.typeText("fg\r")
+	s.waitFor("the tab bar over a new shell", func(screen string) bool {
+		rows := strings.Split(screen, "\n")
+		return len(rows) >= 3 && rows[0] == " shell  shell" && rows[1] == "CraftOS 1.9" && rows[2] == ">"
+	})
+	// The tab on show is yellow on black, the other black on grey.
+	assert.Equal(t, "38;5;185", s.screen.Foreground(9, 1), "the second tab's title in yellow")
+	s.typeText("exit\r")
+	s.waitFor("the first tab again, without the bar", func(screen string) bool {
+		rows := strings.Split(screen, "\n")
+		return len(rows) >= 3 && rows[0] == "CraftOS 1.9" && rows[1] == "> fg" && rows[2] == ">"
+	})
+	s.typeText("shutdown\r")
+	s.waitText("Goodbye")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
