@@ -654,11 +654,14 @@ func (m *mountPoint) usedSpace() int64 {
 	return m.used
 }
 
+// free is what is left of a writable mount. CC charges the mount's root directory too, but
+// grants its minimumFileSize on top of the capacity, so an empty drive has all of its
+// capacity free.
 func (f *FS) free(m *mountPoint) int64 {
 	if m.upper == nil {
 		return 0
 	}
-	return max(m.capacity-m.usedSpace(), 0)
+	return max(m.capacity+minimumFileSize-m.usedSpace(), 0)
 }
 
 // ----- Go-side helpers for the computer -----

@@ -289,8 +289,9 @@ func TestListAndQueries(t *testing.T) {
 	// Free space follows CC's accounting: every file and directory costs at least 500 bytes.
 	// Root, apis, rom (the mount point is not part of the hdd) ... measured over the union.
 	free := c.eval(t, `return fs.getFreeSpace("")`)[0].(lua.LNumber)
-	// root + apis dirs, base.txt, lines.txt, libx, liby, libz, zeta.txt: 8 * 500.
-	assert.Equal(t, lua.LNumber(RootCapacity-8*minimumFileSize), free)
+	// apis dir, base.txt, lines.txt, libx, liby, libz, zeta.txt: 7 * 500 (the drive's own
+	// root is not charged against its capacity, as in CC).
+	assert.Equal(t, lua.LNumber(RootCapacity-7*minimumFileSize), free)
 }
 
 func TestWriteReadRoundTripLeavesBaseUntouched(t *testing.T) {
@@ -624,9 +625,9 @@ func TestSpaceAndOpenLimits(t *testing.T) {
 		h.close()
 		return fs.getSize("big2"), fs.getFreeSpace("/")`)
 	assert.Equal(t, "10000", res[0].String())
-	// Root, apis, base.txt, lines.txt, libx, liby, the empty "big" left by the failed write,
-	// and big2 (10000 bytes).
-	assert.Equal(t, lua.LNumber(RootCapacity-7*minimumFileSize-10000), res[1])
+	// apis, base.txt, lines.txt, libx, liby, the empty "big" left by the failed write, and
+	// big2 (10000 bytes).
+	assert.Equal(t, lua.LNumber(RootCapacity-6*minimumFileSize-10000), res[1])
 
 	res = c.eval(t, `
 		local hs = {}
@@ -775,4 +776,24 @@ func TestRootCapacityIsTheServersSpaceLimit(t *testing.T) {
 	// A file bigger than the default drive now fits.
 	c.eval(t, `local h = fs.open("big.bin", "wb") h.write(string.rep("x", 1100000)) h.close()`)
 	assert.Equal(t, []string{"1100000"}, strs(c.eval(t, `return fs.getSize("big.bin")`)))
+}
+
+func TestAnEmptyDriveHasAllItsCapacityFree(t *testing.T) {
+	f, err := New([]Mount{{At: "/rom", FS: romFiles}}, filepath.Join(t.TempDir(), "overlay"))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	L := lua.NewState()
+	t.Cleanup(L.Close)
+	f.Install(L)
+	c := &computer{fs: f, L: L}
+	// CC does not charge the drive's own root directory against its capacity.
+	assert.Equal(t, []string{"1000000", "1000000"}, strs(c.eval(t, `return fs.getFreeSpace(""), fs.getCapacity("")`)))
+	// So a file of exactly the capacity fits, and not one byte more.
+	res := c.eval(t, `
+		local h = fs.open("all", "wb")
+		local ok = pcall(h.write, string.rep("x", 1000000))
+		local more, err = pcall(h.write, "x")
+		h.close()
+		return ok, more, err, fs.getFreeSpace("")`)
+	assert.Equal(t, []string{"true", "false", "Out of space", "0"}, strs(res))
 }

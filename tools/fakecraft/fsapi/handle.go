@@ -200,11 +200,10 @@ func (h *handle) writeBytes(data []byte) error {
 	}
 	newSize := max(h.size, pos+int64(len(data)))
 	if delta := max(newSize, minimumFileSize) - max(h.size, minimumFileSize); delta > 0 {
-		used := h.m.usedSpace()
-		if used+delta > h.m.capacity {
+		if delta > h.fs.free(h.m) {
 			return errors.New(msgOutOfSpace)
 		}
-		h.m.used = used + delta
+		h.m.used = h.m.usedSpace() + delta
 	}
 	if _, err := h.file.Write(data); err != nil {
 		h.m.used = -1
