@@ -12,26 +12,16 @@ const envName = "_ENV"
 // mentionsEnv says whether src may use _ENV; chunks that do not are compiled as they are.
 func mentionsEnv(src string) bool { return strings.Contains(src, envName) }
 
-// wrapEnv makes _ENV a real upvalue: the chunk becomes the body of a function returned by an
-// outer chunk that declares `local _ENV = ...`, so the caller runs the outer chunk with the
-// environment table to get the chunk itself. Globals keep compiling to gopher-lua's global
-// access on the function's environment (the same table), except where the chunk binds _ENV
-// itself (`local _ENV = t`, a parameter named _ENV, or an assignment to _ENV), where they
-// become fields of that binding, as in Lua 5.2.
-func wrapEnv(chunk []ast.Stmt) []ast.Stmt {
+// resolveEnv makes _ENV a real upvalue of the chunk, which wrapChunk declares. Globals keep
+// compiling to gopher-lua's global access on the function's environment (the same table),
+// except where the chunk binds _ENV itself (`local _ENV = t`, a parameter named _ENV, or an
+// assignment to _ENV), where they become fields of that binding, as in Lua 5.2.
+func resolveEnv(chunk []ast.Stmt) {
 	r := &envResolver{}
 	r.assigned = assignsHiddenEnv(chunk)
 	r.push()
 	r.declareHidden()
 	r.block(chunk)
-	inner := &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: chunk}
-	if len(chunk) > 0 {
-		inner.SetLine(0)
-		inner.SetLastLine(chunk[len(chunk)-1].LastLine())
-	}
-	decl := &ast.LocalAssignStmt{Names: []string{envName}, Exprs: []ast.Expr{&ast.Comma3Expr{}}}
-	ret := &ast.ReturnStmt{Exprs: []ast.Expr{inner}}
-	return []ast.Stmt{decl, ret}
 }
 
 // assignsHiddenEnv says whether the chunk assigns the _ENV it gets (not a local of its own)
@@ -44,7 +34,7 @@ func assignsHiddenEnv(chunk []ast.Stmt) bool {
 	return r.hiddenAssigned
 }
 
-// binding is one local name in scope; hidden marks wrapEnv's own _ENV.
+// binding is one local name in scope; hidden marks the _ENV wrapChunk declares.
 type binding struct {
 	name   string
 	hidden bool

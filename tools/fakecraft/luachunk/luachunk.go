@@ -1,9 +1,10 @@
 // Package luachunk compiles CC: Tweaked Lua for gopher-lua. gopher-lua speaks Lua 5.1 with
 // a few 5.2 pieces; CC's Cobalt speaks 5.2 with some 5.3. Where the difference is decided
 // before the VM runs, it is closed here: a pass over the source text for the string escapes
-// gopher-lua's lexer does not know, an AST rewrite for _ENV, and one that gives multiple
-// assignments Lua's order (assign.go). The text pass and the _ENV rewrite run only on
-// chunks that can need them.
+// gopher-lua's lexer does not know, AST rewrites for _ENV, for how `..` formats numbers
+// (concat.go) and for the generic-for lists gopher-lua miscompiles (forlist.go), and one
+// that gives multiple assignments Lua's order (assign.go). The text pass and the _ENV and
+// `..` rewrites run only on chunks that can need them.
 package luachunk
 
 import (
@@ -11,6 +12,7 @@ import (
 	"sync"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
 	"github.com/yuin/gopher-lua/parse"
 )
 
@@ -18,9 +20,9 @@ import (
 type Chunk struct {
 	// Proto is the compiled function.
 	Proto *lua.FunctionProto
-	// EnvWrapped says Proto is the outer chunk of wrapEnv: call it with the environment to
-	// get the chunk's function.
-	EnvWrapped bool
+	// Wrapped says Proto is the outer chunk of wrapChunk: call it with the environment and
+	// concatOperand to get the chunk's function.
+	Wrapped bool
 }
 
 // Compile parses and compiles src under name, the display name errors show.
@@ -35,17 +37,39 @@ func Compile(src, name string) (Chunk, error) {
 	if err != nil {
 		return Chunk{}, luaSyntaxError(original, name, err)
 	}
-	wrapped := false
-	if mentionsEnv(src) {
-		stmts = wrapEnv(stmts)
-		wrapped = true
+	env := mentionsEnv(src)
+	if env {
+		resolveEnv(stmts)
+	}
+	// After resolveEnv, which would take the hidden names for globals.
+	concat := false
+	if mayConcat(src) || mayLoopOver(src) {
+		concat = rewriteConcat(stmts)
+	}
+	if env || concat {
+		stmts = wrapChunk(stmts)
 	}
 	fixAssignments(stmts)
 	proto, err := lua.Compile(stmts, name)
 	if err != nil {
 		return Chunk{}, luaSyntaxError(original, name, err)
 	}
-	return Chunk{Proto: proto, EnvWrapped: wrapped}, nil
+	return Chunk{Proto: proto, Wrapped: env || concat}, nil
+}
+
+// wrapChunk makes the chunk the body of a function returned by an outer chunk that declares
+// `local _ENV, (concat operand) = ...`, so that both are upvalues of everything in it; Load
+// runs the outer chunk with the environment table and concatOperand to get the chunk
+// itself.
+func wrapChunk(chunk []ast.Stmt) []ast.Stmt {
+	inner := &ast.FunctionExpr{ParList: &ast.ParList{HasVargs: true}, Stmts: chunk}
+	if len(chunk) > 0 {
+		inner.SetLine(0)
+		inner.SetLastLine(chunk[len(chunk)-1].LastLine())
+	}
+	decl := &ast.LocalAssignStmt{Names: []string{envName, concatName}, Exprs: []ast.Expr{&ast.Comma3Expr{}}}
+	ret := &ast.ReturnStmt{Exprs: []ast.Expr{inner}}
+	return []ast.Stmt{decl, ret}
 }
 
 // romCache holds compiled chunks of the ROM and bios, which every computer loads at boot.
@@ -94,12 +118,13 @@ func Load(L *lua.LState, src, chunkName string, env *lua.LTable) (*lua.LFunction
 	}
 	fn := L.NewFunctionFromProto(c.Proto)
 	fn.Env = env
-	if !c.EnvWrapped {
+	if !c.Wrapped {
 		return fn, nil
 	}
 	L.Push(fn)
 	L.Push(env)
-	L.Call(1, 1)
+	L.Push(L.NewFunction(concatOperand))
+	L.Call(2, 1)
 	inner := L.Get(-1).(*lua.LFunction)
 	L.Pop(1)
 	return inner, nil
@@ -107,6 +132,6 @@ func Load(L *lua.LState, src, chunkName string, env *lua.LTable) (*lua.LFunction
 
 func init() {
 	// Lua 5.1's implicit `arg` table in vararg functions is gone in 5.2 (CC): with it, the
-	// function wrapEnv makes would hide a program's global `arg`.
+	// function wrapChunk makes would hide a program's global `arg`.
 	lua.CompatVarArg = false
 }

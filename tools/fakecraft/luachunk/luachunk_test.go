@@ -77,11 +77,88 @@ func TestEnv(t *testing.T) {
 func TestNoRewriteWithoutNeed(t *testing.T) {
 	c, err := Compile("return 1", "x")
 	require.NoError(t, err)
-	assert.False(t, c.EnvWrapped)
+	assert.False(t, c.Wrapped)
 	assert.False(t, needsEscapePass(`return "\n\\"`))
 	assert.True(t, needsEscapePass(`return "\x41"`))
 }
 
 func TestVarargFunctionsHaveNoImplicitArg(t *testing.T) {
 	assert.Equal(t, []string{"global"}, run(t, `arg = "global" local _ = _ENV return (function(...) return arg end)()`))
+}
+
+func TestConcatFormatsNumbersAsCC(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{`return "x" .. 1/3`, "x0.33333333333333"},
+		{`local n = 0.1 + 0.2 return n .. "!"`, "0.3!"},
+		{`return "a" .. 2^63`, "a9.2233720368548e+18"},
+		{`return 0/0 .. "|" .. 1/0 .. "|" .. -1/0`, "nan|inf|-inf"},
+		{`return "n" .. 1.5 .. -2.25 .. 10 .. 1e100`, "n1.5-2.2510" + "1e+100"},
+		{`local t = { v = 1/3 } return t.v .. ""`, "0.33333333333333"},
+		{`local function f() return 1/3, 1 end return "r" .. f()`, "r0.33333333333333"},
+		{`return (function(...) return "v" .. ... end)(1/3)`, "v0.33333333333333"},
+		{`local x return "s" .. (x or 1/3)`, "s0.33333333333333"},
+		{`return "plain" .. "strings" .. 'only'`, "plainstringsonly"},
+		{`local s = "" for i = 1, 3 do s = s .. i / 2 end return s`, "0.511.5"},
+		{`local s = 1/4 .. "" return #s`, "4"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, []string{tt.want}, run(t, tt.src), tt.src)
+	}
+}
+
+// TestConcatLeavesOtherValuesAlone: only numbers change; strings, metamethods and errors are
+// what gopher-lua's own `..` makes of them.
+func TestConcatLeavesOtherValuesAlone(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{`local mt = { __concat = function(a, b) return "meta" end } return setmetatable({}, mt) .. "x"`, "meta"},
+		{`local mt = { __concat = function(a, b) return type(a) .. type(b) end } return "x" .. setmetatable({}, mt)`, "stringtable"},
+		{`local ok, err = pcall(function() local t = {} return "x" .. t end) return err`,
+			"test:1: cannot perform concat operation between string and table"},
+		{`local ok, err = pcall(function() local t return "x" .. t end) return err`,
+			"test:1: cannot perform concat operation between string and nil"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, []string{tt.want}, run(t, tt.src), tt.src)
+	}
+}
+
+// TestForListsGopherLuaMiscompiles: a generic for's list is where gopher-lua miscompiles a
+// concatenation whose first operand is a call, and a list of fewer than three values; such a
+// list is hoisted into locals first.
+func TestForListsGopherLuaMiscompiles(t *testing.T) {
+	tests := []struct{ src, want string }{
+		{`local s, n = "a\nb", 0 for l in (tostring(s) .. "\n"):gmatch("[^\n]*\n") do n = n + 1 end return n`, "2"},
+		{`local s, n = "a\nb", 0 for l in (s:upper() .. 1/4):gmatch(".") do n = n + 1 end return n`, "7"},
+		{`local out = "" for a in ("x" .. 1):gmatch(".") do for b in (tostring(a) .. "y"):gmatch(".") do out = out .. b if b == "y" then break end end end return out`, "xy1y"},
+		{`local n = 0 for l in (tostring(1) .. "ab"):gmatch(".") do if l == "a" then goto skip end n = n + 1 ::skip:: end return n`, "2"},
+		// The other shape of the bug: a list of fewer than three values left the control
+		// register as it was, so next started after a stale key.
+		{`local r for _, v in next, { "x" } do r = v end return r`, "x"},
+		{`local n = 0 for _ in next, { 1, 2, 3 } do n = n + 1 end return n`, "3"},
+		{`local t, n = { a = 1, b = 2 }, 0 for k in next, t do n = n + 1 end return n`, "2"},
+		{`local s, n = "a\nb", 0 for l in (s .. "\n"):gmatch("[^\n]*\n") do n = n + 1 end return n`, "2"},
+		{`local s, r = "a", nil for _, v in ipairs({ s .. "b" }) do r = v end return r`, "ab"},
+		{`local s, r = "a", nil for _, v in pairs({ s .. 1/3 .. s }) do r = v end return r`, "a0.33333333333333a"},
+		{`local r for _, v in ipairs({ "k" .. 1/3 }) do r = v end return r`, "k0.33333333333333"},
+		{`local s, n = "a\nb", 0 for l in ((s) .. ("\n")):gmatch("[^\n]*\n") do n = n + 1 end return n`, "2"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, []string{tt.want}, run(t, tt.src), tt.src)
+	}
+}
+
+func TestConcatRewriteOnlyWhereNeeded(t *testing.T) {
+	for src, wrapped := range map[string]bool{
+		`return 1`:                         false,
+		`return "a" .. "b"`:                false,
+		`return "a" .. 1.5`:                false, // folded at compile time
+		`local s = "a" return s .. "b"`:    true,
+		`return "a" .. tostring(1/3)`:      false,
+		`local t = {} return "n=" .. #t`:   false,
+		`local function f(...) end f(...)`: false,
+	} {
+		c, err := Compile(src, "x")
+		require.NoError(t, err, src)
+		assert.Equal(t, wrapped, c.Wrapped, src)
+	}
 }

@@ -47,3 +47,20 @@ assert(#table.concat(parts) > 0)
 `)
 	}
 }
+
+// BenchmarkStringBuilding is Lua that builds strings with `..` from strings and numbers
+// (whole and not), the work `..`'s number formatting touches, after one boot.
+func BenchmarkStringBuilding(b *testing.B) {
+	for b.Loop() {
+		runProgram(b, `
+local lines = {}
+for i = 1, 20000 do lines[#lines + 1] = "key" .. i .. " = " .. i / 4 .. ";" end
+assert(lines[2] == "key2 = 0.5;")
+local s = ""
+for i = 1, 3000 do s = s .. "x" end
+local row = ""
+for i = 1, 3000 do row = row .. i .. "," end
+assert(#s == 3000 and #row > 0)
+`)
+	}
+}

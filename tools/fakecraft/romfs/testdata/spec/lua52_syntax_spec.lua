@@ -1,5 +1,5 @@
 -- Specs for the Lua 5.2/5.3 syntax fakecraft adds in front of gopher-lua's compiler
--- (package luachunk): \x, \z and \u{...} escapes, and _ENV.
+-- (package luachunk): \x, \z and \u{...} escapes, _ENV, and `..` formatting numbers.
 
 describe("string escapes", function()
   it("reads \\x, \\u{...} and \\z", function()
@@ -50,5 +50,49 @@ describe("_ENV", function()
     local env = {};
     loadfile("/tmp/env_spec.lua", nil, env)();
     expect(env.z):eq(5);
+  end);
+end);
+
+describe("..", function()
+  it("formats numbers as tostring does", function()
+    local third, huge = 1 / 3, 2 ^ 63;
+    expect("x" .. third):eq("x0.33333333333333");
+    expect(third .. ""):eq(tostring(third));
+    expect("s" .. 0.1 + 0.2):eq("s0.3");
+    expect(huge .. ""):eq("9.2233720368548e+18");
+    expect(0 / 0 .. " " .. 1 / 0 .. " " .. -1 / 0):eq("nan inf -inf");
+    expect("n" .. 1.5 .. -2.25 .. 10):eq("n1.5-2.2510");
+  end);
+
+  it("formats numbers in loaded chunks, whatever their environment", function()
+    expect(load("local n = ... return 'v' .. n", "=t", "t", {})(1 / 3)):eq("v0.33333333333333");
+  end);
+
+  it("leaves strings, metamethods and errors as they were", function()
+    local mt = { __concat = function(a, b) return type(a) .. "+" .. type(b); end };
+    expect("x" .. setmetatable({}, mt)):eq("string+table");
+    expect(setmetatable({}, mt) .. "x"):eq("table+string");
+    local ok, err = pcall(function() local t; return "x" .. t; end);
+    expect(ok):eq(false);
+    expect(err):str_match("concat");
+  end);
+
+  it("works in a for loop's list", function()
+    local text, n = "a\nb", 0;
+    for line in (text .. "\n"):gmatch("([^\n]*)\n") do n = n + 1; end
+    expect(n):eq(2);
+    for line in (tostring(text) .. "\n"):gmatch("([^\n]*)\n") do n = n + 1; end
+    expect(n):eq(4);
+    local seen;
+    for _, v in ipairs({ "k" .. 1 / 4 }) do seen = v; end
+    expect(seen):eq("k0.25");
+  end);
+end);
+
+describe("generic for", function()
+  it("starts next from the beginning of a table built in its list", function()
+    local seen = {};
+    for _, v in next, { "x", "y" } do seen[#seen + 1] = v; end
+    expect(seen):same({ "x", "y" });
   end);
 end);

@@ -1,0 +1,203 @@
+package luachunk
+
+import (
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
+
+	"fakecraft/ccformat"
+)
+
+// concatName is the hidden local (an upvalue of every function of the chunk) holding
+// concatOperand. The lexer cannot produce the name, so no chunk can shadow or reach it.
+const concatName = "(concat operand)"
+
+// mayConcat says whether src may hold a `..`; chunks that do not are compiled as they are.
+func mayConcat(src string) bool { return strings.Contains(src, "..") }
+
+// concatOperand is what `..` does to an operand before concatenating, as CC: Tweaked does:
+// a number becomes CC's text for it (%.14g, nan, inf); anything else passes unchanged, so
+// strings, errors and __concat metamethods behave as gopher-lua's OP_CONCAT makes them.
+func concatOperand(L *lua.LState) int {
+	if n, ok := L.Get(1).(lua.LNumber); ok {
+		L.Push(lua.LString(ccformat.FormatNumber(float64(n))))
+		return 1
+	}
+	L.SetTop(1)
+	return 1
+}
+
+// rewriteConcat makes `..` format numbers as CC does. gopher-lua's OP_CONCAT turns a number
+// into text with Go's formatting (1/3 gives 0.3333333333333333, CC 0.33333333333333), and
+// nothing outside the VM can replace it; so each operand that may be a number is routed
+// through concatName first. Operands that cannot be numbers are left alone: string
+// literals, nested concatenations, tables, functions, booleans, nil, comparisons, `not`,
+// `#` (a length is a whole number, printed alike) and calls of tostring. A number literal is
+// turned into its text at compile time. On the way it hoists the lists of the generic fors
+// gopher-lua would miscompile (needsHoist). It reports whether any operand was routed, i.e.
+// whether the chunk needs concatName.
+func rewriteConcat(chunk []ast.Stmt) bool {
+	w := &concatRewriter{}
+	w.block(chunk)
+	return w.routed
+}
+
+// concatRewriter walks a chunk rewriting concatenation operands in place.
+type concatRewriter struct {
+	routed bool
+}
+
+func (w *concatRewriter) block(stmts []ast.Stmt) {
+	for i, s := range stmts {
+		stmts[i] = w.stmt(s)
+	}
+}
+
+func (w *concatRewriter) exprs(es []ast.Expr) {
+	for i, e := range es {
+		es[i] = w.expr(e)
+	}
+}
+
+// stmt rewrites s in place, or returns what replaces it.
+func (w *concatRewriter) stmt(s ast.Stmt) ast.Stmt {
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		w.exprs(s.Lhs)
+		w.exprs(s.Rhs)
+	case *ast.LocalAssignStmt:
+		w.exprs(s.Exprs)
+	case *ast.FuncCallStmt:
+		s.Expr = w.expr(s.Expr)
+	case *ast.DoBlockStmt:
+		w.block(s.Stmts)
+	case *ast.WhileStmt:
+		s.Condition = w.expr(s.Condition)
+		w.block(s.Stmts)
+	case *ast.RepeatStmt:
+		w.block(s.Stmts)
+		s.Condition = w.expr(s.Condition)
+	case *ast.IfStmt:
+		s.Condition = w.expr(s.Condition)
+		w.block(s.Then)
+		w.block(s.Else)
+	case *ast.NumberForStmt:
+		s.Init = w.expr(s.Init)
+		s.Limit = w.expr(s.Limit)
+		if s.Step != nil {
+			s.Step = w.expr(s.Step)
+		}
+		w.block(s.Stmts)
+	case *ast.GenericForStmt:
+		hoist := needsHoist(s)
+		w.exprs(s.Exprs)
+		w.block(s.Stmts)
+		if hoist {
+			return hoistForList(s)
+		}
+	case *ast.FuncDefStmt:
+		w.function(s.Func)
+	case *ast.ReturnStmt:
+		w.exprs(s.Exprs)
+	}
+	return s
+}
+
+func (w *concatRewriter) function(f *ast.FunctionExpr) { w.block(f.Stmts) }
+
+func (w *concatRewriter) expr(e ast.Expr) ast.Expr {
+	switch e := e.(type) {
+	case *ast.StringConcatOpExpr:
+		w.concat(e)
+	case *ast.AttrGetExpr:
+		e.Object = w.expr(e.Object)
+		e.Key = w.expr(e.Key)
+	case *ast.TableExpr:
+		for _, f := range e.Fields {
+			if f.Key != nil {
+				f.Key = w.expr(f.Key)
+			}
+			f.Value = w.expr(f.Value)
+		}
+	case *ast.FuncCallExpr:
+		if e.Func != nil {
+			e.Func = w.expr(e.Func)
+		}
+		if e.Receiver != nil {
+			e.Receiver = w.expr(e.Receiver)
+		}
+		w.exprs(e.Args)
+	case *ast.LogicalOpExpr:
+		e.Lhs, e.Rhs = w.expr(e.Lhs), w.expr(e.Rhs)
+	case *ast.RelationalOpExpr:
+		e.Lhs, e.Rhs = w.expr(e.Lhs), w.expr(e.Rhs)
+	case *ast.ArithmeticOpExpr:
+		e.Lhs, e.Rhs = w.expr(e.Lhs), w.expr(e.Rhs)
+	case *ast.UnaryMinusOpExpr:
+		e.Expr = w.expr(e.Expr)
+	case *ast.UnaryNotOpExpr:
+		e.Expr = w.expr(e.Expr)
+	case *ast.UnaryLenOpExpr:
+		e.Expr = w.expr(e.Expr)
+	case *ast.FunctionExpr:
+		w.function(e)
+	}
+	return e
+}
+
+// concat rewrites one chain a .. b .. c (the parser nests it to the right, and gopher-lua
+// compiles the whole chain as one OP_CONCAT).
+func (w *concatRewriter) concat(e *ast.StringConcatOpExpr) {
+	for {
+		e.Lhs = w.operand(w.expr(e.Lhs))
+		next, ok := e.Rhs.(*ast.StringConcatOpExpr)
+		if !ok {
+			e.Rhs = w.operand(w.expr(e.Rhs))
+			return
+		}
+		e = next
+	}
+}
+
+// operand is e as a concatenation operand: folded to a string when it is a number
+// literal, routed through concatName when it may be a number, else unchanged.
+func (w *concatRewriter) operand(e ast.Expr) ast.Expr {
+	switch x := e.(type) {
+	case *ast.StringExpr, *ast.StringConcatOpExpr, *ast.NilExpr, *ast.TrueExpr, *ast.FalseExpr,
+		*ast.TableExpr, *ast.FunctionExpr, *ast.RelationalOpExpr, *ast.UnaryNotOpExpr,
+		*ast.UnaryLenOpExpr:
+		return e
+	case *ast.NumberExpr:
+		return numberText(e, x.Value, false)
+	case *ast.UnaryMinusOpExpr:
+		if n, ok := x.Expr.(*ast.NumberExpr); ok {
+			return numberText(e, n.Value, true)
+		}
+	case *ast.FuncCallExpr:
+		if id, ok := x.Func.(*ast.IdentExpr); ok && id.Value == "tostring" {
+			return e
+		}
+	}
+	w.routed = true
+	fn := &ast.IdentExpr{Value: concatName}
+	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{e}}
+	for _, n := range []ast.Expr{fn, call} {
+		n.SetLine(e.Line())
+		n.SetLastLine(e.LastLine())
+	}
+	return call
+}
+
+// numberText is the string literal CC's `..` makes of the number literal text (negated
+// when negative), as gopher-lua's compiler reads the literal.
+func numberText(at ast.Expr, literal string, negative bool) ast.Expr {
+	n := lua.LVAsNumber(lua.LString(literal))
+	if negative {
+		n = -n
+	}
+	s := &ast.StringExpr{Value: ccformat.FormatNumber(float64(n))}
+	s.SetLine(at.Line())
+	s.SetLastLine(at.LastLine())
+	return s
+}
