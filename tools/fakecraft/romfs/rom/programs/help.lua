@@ -4,6 +4,7 @@
 -- End scroll it, and Q (or Ctrl-T) closes it.
 
 local strings = require("cc.strings");
+local discard_char = require("cc.internal.event").discard_char;
 
 local args = { ... };
 local topic = args[1] or "intro";
@@ -39,16 +40,6 @@ if #lines <= height - 1 then
     print(line);
   end
   return;
-end
-
--- Drops the `char` event that follows the key which closed the viewer, so the Q does not
--- turn up at the shell's prompt: a marker event goes behind it and everything up to the
--- marker is pulled.
-local function discard_pending_char()
-  os.queueEvent("help_viewer_closed");
-  repeat
-    local event = os.pullEventRaw();
-  until event == "help_viewer_closed";
 end
 
 local offset = 0;
@@ -104,7 +95,8 @@ while true do
     elseif param == keys["end"] then
       scroll_to(last_offset());
     elseif param == keys.q then
-      discard_pending_char();
+      -- The Q's char event must not reach the shell's prompt.
+      discard_char();
       break;
     end
   elseif event == "mouse_scroll" then

@@ -107,3 +107,30 @@ describe("utf8", function()
     expect.error(utf8.char, -1):eq("bad argument #1 (value out of range)");
   end);
 end);
+
+describe("cc.internal.event", function()
+  local event = require("cc.internal.event");
+
+  -- Queues events, runs discard_char, then returns the events still queued behind it.
+  local function left_after(events)
+    for _, e in ipairs(events) do os.queueEvent(table.unpack(e)); end
+    event.discard_char();
+    os.queueEvent("spec_end");
+    local left = {};
+    while true do
+      local name = os.pullEvent();
+      if name == "spec_end" then break; end
+      left[#left + 1] = name;
+    end
+    return left;
+  end
+
+  it("drops the char that follows a key", function()
+    expect(left_after({ { "char", "q" } })):same({});
+    expect(left_after({ { "char", "q" }, { "spec_other" } })):same({ "spec_other" });
+  end);
+
+  it("returns after a tick when no char comes", function()
+    expect(left_after({})):same({});
+  end);
+end);

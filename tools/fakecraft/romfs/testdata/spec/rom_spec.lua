@@ -49,6 +49,11 @@ describe("the ROM", function()
     expect(missing):same({});
   end);
 
+  it("has CC's changelog and turtle help topics, completed without their extension", function()
+    expect(help.completeTopic("changel")):same({ "og" });
+    expect(help.completeTopic("turt")):same({ "le" });
+  end);
+
   it("leaves fakecraft's launcher outside /rom", function()
     expect(fs.exists("/.fakecraft/boot.lua")):eq(true);
     expect(fs.isReadOnly("/.fakecraft")):eq(true);
