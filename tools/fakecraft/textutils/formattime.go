@@ -5,13 +5,15 @@ import (
 	"math"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // formatTime is textutils.formatTime(time [, twentyFourHour]) for a time in hours
 // (os.time()): "H:MM" in 24-hour form, else "H:MM AM"/"H:MM PM" with hour 0 shown as 12.
 func formatTime(L *lua.LState) int {
-	t := float64(expectArg(L, 1, "number").(lua.LNumber))
-	twentyFour := lua.LVAsBool(expectArg(L, 2, "boolean", "nil"))
+	t := float64(luakit.Expect(L, 1, "number").(lua.LNumber))
+	twentyFour := lua.LVAsBool(luakit.Expect(L, 2, "boolean", "nil"))
 	suffix := ""
 	if !twentyFour {
 		suffix = " AM"

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // malformedPrefix starts every message unserializeJSON returns for bad input.
@@ -39,9 +41,9 @@ type jsonDecoder struct {
 // parse_empty_array}]). Malformed input returns nil and a message; a top-level null
 // returns a bare nil.
 func (a *api) unserializeJSON(L *lua.LState) int {
-	s := string(expectArg(L, 1, "string").(lua.LString))
+	s := string(luakit.Expect(L, 1, "string").(lua.LString))
 	var opts *lua.LTable
-	if o, ok := expectArg(L, 2, "table", "nil").(*lua.LTable); ok {
+	if o, ok := luakit.Expect(L, 2, "table", "nil").(*lua.LTable); ok {
 		opts = o
 	}
 	d := &jsonDecoder{
@@ -60,7 +62,7 @@ func (a *api) unserializeJSON(L *lua.LState) int {
 			L.Push(lua.LString(pe.Error()))
 			return 2
 		}
-		raise(L, err.Error())
+		luakit.RaiseBare(L, err.Error())
 	}
 	L.Push(v)
 	return 1

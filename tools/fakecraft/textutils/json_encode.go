@@ -7,6 +7,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
+	"fakecraft/luakit"
 )
 
 // maxJSONArrayLength bounds the array serializeJSON writes for a table whose largest
@@ -34,10 +35,10 @@ type jsonEncoder struct {
 
 // serializeJSON is textutils.serializeJSON(value [, opts | nbt_style]).
 func (a *api) serializeJSON(L *lua.LState) int {
-	v := expectArg(L, 1, "table", "string", "number", "boolean")
+	v := luakit.Expect(L, 1, "table", "string", "number", "boolean")
 	e := &jsonEncoder{a: a}
 	allowRepeats := false
-	switch o := expectArg(L, 2, "table", "boolean", "nil").(type) {
+	switch o := luakit.Expect(L, 2, "table", "boolean", "nil").(type) {
 	case lua.LBool:
 		e.nbt = bool(o)
 	case *lua.LTable:
@@ -65,7 +66,7 @@ func (e *jsonEncoder) value(v lua.LValue) {
 	case *lua.LNilType:
 		e.b.WriteString("null")
 	default:
-		raise(e.tr.L, "Cannot serialize type "+typeName(v))
+		luakit.RaiseBare(e.tr.L, "Cannot serialize type "+v.Type().String())
 	}
 }
 
@@ -115,7 +116,7 @@ func (e *jsonEncoder) table(t *lua.LTable) {
 		e.b.WriteByte('}')
 	case largest >= 1:
 		if largest > maxJSONArrayLength {
-			raise(L, jsonArrayTooLong)
+			luakit.RaiseBare(L, jsonArrayTooLong)
 		}
 		n := int(largest)
 		e.b.WriteByte('[')
@@ -143,7 +144,7 @@ func (e *jsonEncoder) str(s string) {
 		for i := 0; i < len(s); {
 			r, size := decodeLuaUTF8(s[i:])
 			if size == 0 {
-				raise(e.tr.L, errInvalidUTF8)
+				luakit.RaiseBare(e.tr.L, errInvalidUTF8)
 			}
 			i += size
 			switch {

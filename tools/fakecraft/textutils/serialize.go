@@ -7,6 +7,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
+	"fakecraft/luakit"
 )
 
 // maxNesting bounds how deep serialize, serializeJSON and unserializeJSON recurse. CC has
@@ -53,13 +54,13 @@ func newTracker(L *lua.LState, allowRepeats bool) *tracker {
 func (tr *tracker) enter(t *lua.LTable) {
 	switch tr.seen[t] {
 	case stateInProgress:
-		raise(tr.L, errRecursive)
+		luakit.RaiseBare(tr.L, errRecursive)
 	case stateDone:
-		raise(tr.L, errRepeated)
+		luakit.RaiseBare(tr.L, errRepeated)
 	}
 	tr.depth++
 	if tr.depth > maxNesting {
-		raise(tr.L, errTooDeep)
+		luakit.RaiseBare(tr.L, errTooDeep)
 	}
 	tr.seen[t] = stateInProgress
 }
@@ -84,7 +85,7 @@ type serializer struct {
 func (a *api) serialize(L *lua.LState) int {
 	v := L.Get(1)
 	var opts *lua.LTable
-	if o, ok := expectArg(L, 2, "table", "nil").(*lua.LTable); ok {
+	if o, ok := luakit.Expect(L, 2, "table", "nil").(*lua.LTable); ok {
 		opts = o
 	}
 	s := &serializer{
@@ -107,7 +108,7 @@ func (s *serializer) value(v lua.LValue, indent string) {
 	case lua.LBool, *lua.LNilType:
 		s.b.WriteString(v.String())
 	default:
-		raise(s.tr.L, "Cannot serialize type "+typeName(v))
+		luakit.RaiseBare(s.tr.L, "Cannot serialize type "+v.Type().String())
 	}
 }
 
@@ -202,7 +203,7 @@ const unserializeChunkName = "unserialize"
 // unserialize is textutils.unserialize(s): it evaluates "return "..s with an empty
 // environment and returns the first result, or nil on any failure (no message).
 func (a *api) unserialize(L *lua.LState) int {
-	s := string(expectArg(L, 1, "string").(lua.LString))
+	s := string(luakit.Expect(L, 1, "string").(lua.LString))
 	fn, err := L.Load(strings.NewReader("return "+s), unserializeChunkName)
 	if err != nil {
 		L.Push(lua.LNil)

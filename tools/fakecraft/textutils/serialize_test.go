@@ -66,6 +66,9 @@ func TestSerializeErrors(t *testing.T) {
 		{"recursive despite allow_repetitions", `local t = {} t[1] = {t} textutils.serialize(t, {allow_repetitions = true})`, "Cannot serialize table with recursive entries"},
 		{"bad options", `textutils.serialize({}, 1)`, "test:1: bad argument #2 to 'serialize' (table expected, got number)"},
 		{"bad compact", `textutils.serialize({}, {compact = 1})`, "test:1: bad field 'compact' (boolean expected, got number)"},
+		// cc.expect names a table by its metatable's __name.
+		{"named table as compact", `textutils.serialize({}, {compact = setmetatable({}, {__name = "thing"})})`, "test:1: bad field 'compact' (boolean expected, got thing)"},
+		{"named table as url", `textutils.urlEncode(setmetatable({}, {__name = "thing"}))`, "test:1: bad argument #1 to 'urlEncode' (string expected, got thing)"},
 		{"too deep", `local t = {} for i = 1, 2000 do t = {t} end textutils.serialize(t)`, "stack overflow"},
 	}
 	for _, tc := range cases {

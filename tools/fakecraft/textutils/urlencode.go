@@ -4,13 +4,15 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // urlEncode is textutils.urlEncode(s): newlines become CRLF, spaces "+", ASCII letters,
 // digits and - _ . stay, other ASCII bytes become %XX (uppercase hex), and a byte ≥ 0x80
 // is taken as a Latin-1 character and written as its two UTF-8 bytes, each %XX.
 func urlEncode(L *lua.LState) int {
-	s := string(expectArg(L, 1, "string").(lua.LString))
+	s := string(luakit.Expect(L, 1, "string").(lua.LString))
 	var b strings.Builder
 	pct := func(c byte) {
 		b.WriteByte('%')
