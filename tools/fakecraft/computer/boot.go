@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // biosSource is fakecraft's own bios: the Lua half of the global environment and the boot
@@ -136,7 +138,7 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 	resume := co.RawGetString("resume").(*lua.LFunction).GFunction
 	co.RawSetString("create", L.NewFunction(func(L *lua.LState) int {
 		if _, ok := L.Get(1).(*lua.LFunction); !ok {
-			argError(L, 1, "function", L.Get(1))
+			luakit.ArgError(L, 1, "function")
 		}
 		saved := L.RemoveContext()
 		n := create(L)
@@ -157,7 +159,7 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int {
 		top := L.GetTop()
 		if _, ok := L.Get(1).(*lua.LState); !ok {
-			argError(L, 1, "coroutine", L.Get(1))
+			luakit.ArgError(L, 1, "coroutine")
 		}
 		n := resume(L)
 		if n >= 2 && L.Get(-n) == lua.LFalse {

@@ -10,6 +10,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/luachunk"
+	"fakecraft/luakit"
 )
 
 // LuaVersion is the _VERSION CC: Tweaked's Cobalt VM reports.
@@ -65,11 +66,12 @@ func openLibs(L *lua.LState) *lua.LTable {
 	str.RawSetString("dump", lua.LNil)
 	origRep := str.RawGetString("rep").(*lua.LFunction).GFunction
 	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
+		s, n := luakit.CheckString(L, 1), luakit.CheckInteger(L, 2)
 		if L.GetTop() < 3 || L.Get(3) == lua.LNil {
 			L.SetTop(2)
 			return origRep(L)
 		}
-		s, n, sep := L.CheckString(1), L.CheckInt(2), L.CheckString(3)
+		sep := luakit.CheckString(L, 3)
 		if n <= 0 {
 			L.Push(lua.LString(""))
 			return 1
@@ -89,9 +91,9 @@ func openLibs(L *lua.LState) *lua.LTable {
 	m := L.GetGlobal("math").(*lua.LTable)
 	m.RawSetString("huge", lua.LNumber(math.Inf(1)))
 	m.RawSetString("log", L.NewFunction(func(L *lua.LState) int {
-		x := float64(L.CheckNumber(1))
+		x := luakit.CheckNumber(L, 1)
 		if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-			base := float64(L.CheckNumber(2))
+			base := luakit.CheckNumber(L, 2)
 			L.Push(lua.LNumber(math.Log(x) / math.Log(base)))
 			return 1
 		}
@@ -100,7 +102,7 @@ func openLibs(L *lua.LState) *lua.LTable {
 	}))
 	if m.RawGetString("log10") == lua.LNil {
 		m.RawSetString("log10", L.NewFunction(func(L *lua.LState) int {
-			L.Push(lua.LNumber(math.Log10(float64(L.CheckNumber(1)))))
+			L.Push(lua.LNumber(math.Log10(luakit.CheckNumber(L, 1))))
 			return 1
 		}))
 	}
@@ -172,20 +174,18 @@ func luaLoad(L *lua.LState) int {
 		}
 		src = b.String()
 	default:
-		L.ArgError(1, "string expected, got "+typeName(L.Get(1)))
+		luakit.ArgError(L, 1, "string")
 	}
-	if L.GetTop() >= 2 && L.Get(2) != lua.LNil {
-		name = L.CheckString(2)
-	}
-	mode := L.OptString(3, "bt")
+	name = luakit.OptString(L, 2, name)
+	mode := luakit.OptString(L, 3, "bt")
 	if !strings.Contains(mode, "t") {
 		L.Push(lua.LNil)
 		L.Push(lua.LString(fmt.Sprintf("attempt to load a text chunk (mode is '%s')", mode)))
 		return 2
 	}
 	var env *lua.LTable
-	if L.GetTop() >= 4 && L.Get(4) != lua.LNil {
-		env = L.CheckTable(4)
+	if L.Get(4) != lua.LNil {
+		env = luakit.CheckTable(L, 4)
 	}
 	fn, err := compileChunk(L, src, name, env)
 	if err != nil {
@@ -199,8 +199,8 @@ func luaLoad(L *lua.LState) int {
 
 // luaLoadString is loadstring(s [, name]), kept by CC, loading into _G.
 func luaLoadString(L *lua.LState) int {
-	s := L.CheckString(1)
-	name := L.OptString(2, s)
+	s := luakit.CheckString(L, 1)
+	name := luakit.OptString(L, 2, s)
 	fn, err := compileChunk(L, s, name, nil)
 	if err != nil {
 		L.Push(lua.LNil)
@@ -218,7 +218,7 @@ func luaRawLen(L *lua.LState) int {
 	case lua.LString:
 		L.Push(lua.LNumber(len(v)))
 	default:
-		L.ArgError(1, "table or string expected")
+		luakit.BadArgumentReason(L, 1, "table or string expected")
 	}
 	return 1
 }
@@ -234,16 +234,11 @@ func luaTablePack(L *lua.LState) int {
 	return 1
 }
 
-// typeName is Lua's type() of a value.
-func typeName(v lua.LValue) string {
-	return v.Type().String()
-}
-
 // luaError is error(message [, level]). gopher-lua's own counts levels of 2 and more one
 // frame short, so error(msg, 2) in a library would blame the library, not its caller.
 func luaError(L *lua.LState) int {
 	obj := L.Get(1)
-	level := L.OptInt(2, 1)
+	level := luakit.OptInteger(L, 2, 1)
 	if s, ok := obj.(lua.LString); ok && level > 0 {
 		obj = lua.LString(where(L, level) + string(s))
 	}

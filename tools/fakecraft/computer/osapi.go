@@ -18,31 +18,6 @@ const (
 	dayStartOffset = 6000 // tick 0 of a Minecraft day is 06:00
 )
 
-// argError raises CC's "bad argument #n (x expected, got y)".
-func argError(L *lua.LState, n int, expected string, got lua.LValue) {
-	L.RaiseError("bad argument #%d (%s expected, got %s)", n, expected, argTypeName(got))
-}
-
-// argTypeName is the type CC names in argument errors: nan is reported as "nan".
-func argTypeName(v lua.LValue) string {
-	if n, ok := v.(lua.LNumber); ok && math.IsNaN(float64(n)) {
-		return "nan"
-	}
-	return typeName(v)
-}
-
-func argOptString(L *lua.LState, n int, def string) string {
-	switch v := L.Get(n).(type) {
-	case *lua.LNilType:
-		return def
-	case lua.LString:
-		return string(v)
-	default:
-		argError(L, n, "string", v)
-		return ""
-	}
-}
-
 // copyValue is os.queueEvent's deep copy: tables are copied without metatables, functions,
 // threads and userdata become nil and table entries with a nil key or value are dropped.
 // seen keeps table identity (and cycles) within one argument.
@@ -92,15 +67,12 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 	os := L.NewTable()
 	fns := map[string]lua.LGFunction{
 		"queueEvent": func(L *lua.LState) int {
-			name, ok := L.Get(1).(lua.LString)
-			if !ok {
-				argError(L, 1, "string", L.Get(1))
-			}
+			name := luakit.StrictString(L, 1)
 			args := make([]lua.LValue, 0, L.GetTop()-1)
 			for i := 2; i <= L.GetTop(); i++ {
 				args = append(args, copyValue(L, L.Get(i), map[*lua.LTable]*lua.LTable{}))
 			}
-			c.QueueEvent(string(name), args...)
+			c.QueueEvent(name, args...)
 			return 0
 		},
 		"startTimer": func(L *lua.LState) int {
@@ -116,7 +88,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 			return 1
 		},
 		"epoch": func(L *lua.LState) int {
-			ms, ok := c.epoch(argOptString(L, 1, "ingame"))
+			ms, ok := c.epoch(luakit.OptStrictString(L, 1, "ingame"))
 			if !ok {
 				L.RaiseError("Unsupported operation")
 			}
@@ -131,7 +103,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 				L.Call(1, 1)
 				return 1
 			}
-			switch strings.ToLower(argOptString(L, 1, "ingame")) {
+			switch strings.ToLower(luakit.OptStrictString(L, 1, "ingame")) {
 			case "ingame":
 				L.Push(lua.LNumber(float64((c.worldTicks())%ticksPerDay) / 1000))
 			case "utc":
@@ -144,7 +116,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 			return 1
 		},
 		"day": func(L *lua.LState) int {
-			switch strings.ToLower(argOptString(L, 1, "ingame")) {
+			switch strings.ToLower(luakit.OptStrictString(L, 1, "ingame")) {
 			case "ingame":
 				L.Push(lua.LNumber(c.worldTicks()/ticksPerDay + 1))
 			case "utc":
@@ -166,7 +138,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 			return 1
 		},
 		"setComputerLabel": func(L *lua.LState) int {
-			c.label = ccstr.Label(argOptString(L, 1, ""))
+			c.label = ccstr.Label(luakit.OptStrictString(L, 1, ""))
 			return 0
 		},
 		"shutdown": func(L *lua.LState) int { c.stop = true; return 0 },

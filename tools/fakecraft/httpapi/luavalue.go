@@ -11,11 +11,6 @@ import (
 // stringReader adapts a string for LState.Load.
 func stringReader(s string) *strings.Reader { return strings.NewReader(s) }
 
-// typeName is Lua's type(v), as it appears in CC's argument errors.
-func typeName(v lua.LValue) string {
-	return v.Type().String()
-}
-
 // rawToString converts v as CC's argument coercion does: Lua's tostring without __tostring.
 // Numbers use %.14g like Lua 5.2 (gopher-lua's own formatting differs).
 func rawToString(v lua.LValue) string {

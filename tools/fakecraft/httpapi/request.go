@@ -14,6 +14,8 @@ import (
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // Error texts of http.request and response handles.
@@ -246,16 +248,11 @@ func (r *response) checkOpen(L *lua.LState) bool {
 }
 
 func (r *response) luaRead(L *lua.LState) int {
-	arg := L.Get(1)
-	n, isNumber := arg.(lua.LNumber)
-	if arg != lua.LNil && !isNumber {
-		L.RaiseError("bad argument #1 (number expected, got %s)", typeName(arg))
-		return 0
-	}
+	n, counted := luakit.OptLong(L, 1)
 	if !r.checkOpen(L) {
 		return 0
 	}
-	if !isNumber {
+	if !counted {
 		if r.pos >= len(r.body) {
 			L.Push(lua.LNil)
 			return 1
@@ -277,7 +274,7 @@ func (r *response) luaRead(L *lua.LState) int {
 		L.Push(lua.LNil)
 		return 1
 	}
-	end := min(r.pos+int(n), len(r.body))
+	end := r.pos + int(min(n, int64(len(r.body)-r.pos))) // n may be near math.MaxInt64
 	L.Push(lua.LString(r.body[r.pos:end]))
 	r.pos = end
 	return 1

@@ -169,3 +169,30 @@ func TestHTTPBodiesAreBytes(t *testing.T) {
 	assert.Equal(t, []lua.LValue{lua.LString("k"), lua.LString(payload[1:]), lua.LString("\xfc"),
 		lua.LString(payload)}, out)
 }
+
+// A response handle's read takes a count as CC's Java API does: a finite number, "nil" or
+// nothing; a count past the end reads the rest.
+func TestResponseReadCount(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("hello"))
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local h = assert(http.get(...))
+		local r = {}
+		local function try(...) local ok, err = pcall(...) r[#r + 1] = ok and tostring(err) or err end
+		try(h.read, 0/0)
+		try(h.read, "2")
+		try(h.read, 1)
+		try(h.read, 2^63)
+		h.close()
+		return unpack(r)
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{
+		lua.LString("bad argument #1 (number expected, got nan)"),
+		lua.LString("bad argument #1 (number expected, got string)"),
+		lua.LString("h"),
+		lua.LString("ello"),
+	}, out)
+}

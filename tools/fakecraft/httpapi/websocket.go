@@ -17,6 +17,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccstr"
+	"fakecraft/luakit"
 )
 
 // Close codes the client sends when it gives up on a broken stream, as Netty does.
@@ -463,16 +464,7 @@ func (s *socket) handle(L *lua.LState) *lua.LTable {
 
 // luaSend is ws.send(message [, binary]).
 func (s *socket) luaSend(L *lua.LState) int {
-	msg, binaryArg := L.Get(1), L.Get(2)
-	binary := false
-	switch b := binaryArg.(type) {
-	case *lua.LNilType:
-	case lua.LBool:
-		binary = bool(b)
-	default:
-		L.RaiseError("bad argument #2 (boolean expected, got %s)", typeName(binaryArg))
-		return 0
-	}
+	msg, binary := L.Get(1), luakit.OptBool(L, 2, false)
 	if s.isClosed() {
 		L.RaiseError(errClosedFile)
 		return 0
@@ -512,28 +504,15 @@ func (s *socket) luaClose(L *lua.LState) int {
 // It checks the argument and the socket, starts the timeout timer, and returns its id (or
 // nil). Errors carry no position: the wrapper re-raises them at the caller's level.
 func (s *socket) luaReceiveStart(L *lua.LState) int {
-	arg := L.Get(1)
-	n, isNumber := arg.(lua.LNumber)
-	if arg != lua.LNil && !isNumber {
-		L.Error(lua.LString("bad argument #1 (number expected, got "+typeName(arg)+")"), 0)
-		return 0
-	}
+	hasTimeout := L.Get(1) != lua.LNil
+	secs := luakit.OptFinite(L, 1, 0) // checked before the socket, as CC parses arguments first
 	if s.isClosed() {
 		L.Error(lua.LString(errClosedFile), 0)
 		return 0
 	}
-	if !isNumber {
+	if !hasTimeout {
 		L.Push(lua.LNil)
 		return 1
-	}
-	secs := float64(n)
-	if math.IsNaN(secs) {
-		L.Error(lua.LString("bad argument #1 (number expected, got nan)"), 0)
-		return 0
-	}
-	if math.IsInf(secs, 0) {
-		L.Error(lua.LString("bad argument #1 (number expected, got inf)"), 0)
-		return 0
 	}
 	L.Push(lua.LNumber(s.api.h.StartTimer(secs)))
 	return 1

@@ -237,16 +237,18 @@ func TestWebsocketSendErrors(t *testing.T) {
 		try(function() ws:receive() end)
 		try(ws.receive, 0/0)
 		try(ws.receive, "1")
+		try(ws.receive, -1/0)
 		ws.close()
 		return unpack(r)
 	`, url)
-	require.Len(t, out, 6)
+	require.Len(t, out, 7)
 	assert.True(t, strings.HasSuffix(lstr(out[0]), "Message is too large"), lstr(out[0]))
 	assert.True(t, strings.HasSuffix(lstr(out[1]), "Message is too large"), lstr(out[1]))
 	assert.True(t, strings.HasSuffix(lstr(out[2]), "bad argument #2 (boolean expected, got string)"), lstr(out[2]))
 	assert.True(t, strings.HasSuffix(lstr(out[3]), "bad argument #1 (number expected, got table)"), lstr(out[3]))
 	assert.True(t, strings.HasSuffix(lstr(out[4]), "bad argument #1 (number expected, got nan)"), lstr(out[4]))
 	assert.True(t, strings.HasSuffix(lstr(out[5]), "bad argument #1 (number expected, got string)"), lstr(out[5]))
+	assert.True(t, strings.HasSuffix(lstr(out[6]), "bad argument #1 (number expected, got -inf)"), lstr(out[6]))
 }
 
 func TestWebsocketColonCloseWorksAndSendCoerces(t *testing.T) {

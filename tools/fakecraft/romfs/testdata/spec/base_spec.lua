@@ -101,3 +101,25 @@ describe("syntax errors", function()
     expect(select(2, load("x x", "named"))):eq("[string \"named\"]:1: syntax error near 'x'");
   end);
 end);
+
+describe("argument errors", function()
+  it("of the standard library say 'no value' for a missing argument", function()
+    expect.error(load):eq("bad argument #1 (string expected, got no value)");
+    expect.error(load, "return 1", false):eq("bad argument #2 (string expected, got boolean)");
+    expect.error(load, "return 1", nil, nil, 1):eq("bad argument #4 (table expected, got number)");
+    expect.error(loadstring):eq("bad argument #1 (string expected, got no value)");
+    expect.error(coroutine.create):eq("bad argument #1 (function expected, got no value)");
+    expect.error(coroutine.resume, 1):eq("bad argument #1 (coroutine expected, got number)");
+    expect.error(string.rep, "x"):eq("bad argument #2 (number expected, got no value)");
+    expect.error(string.rep, "x", 2, {}):eq("bad argument #3 (string expected, got table)");
+    expect.error(math.log, "a"):eq("bad argument #1 (number expected, got string)");
+    expect.error(rawlen, 1):eq("bad argument #1 (table or string expected)");
+    expect(string.rep(1, "2", 3)):eq("131");
+  end);
+
+  it("of the os API say 'nil', and take no number for a string", function()
+    expect.error(os.queueEvent):eq("bad argument #1 (string expected, got nil)");
+    expect.error(os.epoch, 1):eq("bad argument #1 (string expected, got number)");
+    expect.error(os.setComputerLabel, false):eq("bad argument #1 (string expected, got boolean)");
+  end);
+end);
