@@ -186,6 +186,7 @@ func TestArgumentErrors(t *testing.T) {
 		{`fs.move("a", {})`, "bad argument #2 (string expected, got table)"},
 		{`fs.list(0/0)`, "bad argument #1 (string expected, got number)"},
 		{`fs.getDir()`, "bad argument #1 (string expected, got nil)"},
+		{`fs.open(setmetatable({}, {__name = "some type"}), "r")`, "bad argument #1 (string expected, got some type)"},
 		// Handles take CC's Java rule: optional numbers must be finite, booleans are booleans.
 		{`fs.open("base.txt", "r").read(0/0)`, "bad argument #1 (number expected, got nan)"},
 		{`fs.open("base.txt", "r").read("2")`, "bad argument #1 (number expected, got string)"},

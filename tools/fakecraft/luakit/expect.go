@@ -69,7 +69,7 @@ func typeList(types []string) string {
 }
 
 // displayType is Lua's type of v, or the __name of a table's or userdata's metatable, as
-// cc.expect shows it.
+// cc.expect and CC's Java APIs show it.
 func displayType(L *lua.LState, v lua.LValue) string {
 	t := v.Type()
 	if t == lua.LTTable || t == lua.LTUserData {

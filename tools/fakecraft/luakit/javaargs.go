@@ -8,11 +8,12 @@ import (
 
 // The argument rule of CC's Java APIs (IArguments): no value converts into another type,
 // and a mismatch names the Lua type of what was given — "nil" for a missing argument,
-// "number" for nan — except where a number must be finite, which names nan, inf or -inf.
+// "number" for nan, a table's metatable __name if it has one — except where a number must
+// be finite, which names nan, inf or -inf.
 
 // javaArgError raises the Java APIs' message for argument n.
 func javaArgError(L *lua.LState, n int, expected string) {
-	BadArgument(L, n, expected, L.Get(n).Type().String())
+	BadArgument(L, n, expected, displayType(L, L.Get(n)))
 }
 
 // StrictString is argument n as a string; anything else, numbers included, is refused

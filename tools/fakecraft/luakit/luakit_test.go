@@ -46,6 +46,8 @@ func TestArgumentRules(t *testing.T) {
 			"<string>:1: bad argument #1 (number expected, got nil)"},
 		{"java long nan", func(L *lua.LState) int { OptLong(L, 2); return 0 }, "f(1, 0/0)",
 			"<string>:1: bad argument #2 (number expected, got nan)"},
+		{"java custom type name", func(L *lua.LState) int { StrictString(L, 1); return 0 }, "f(setmetatable({}, {__name = 'some type'}))",
+			"<string>:1: bad argument #1 (string expected, got some type)"},
 		{"java bool", func(L *lua.LState) int { OptBool(L, 1, false); return 0 }, "f('yes')",
 			"<string>:1: bad argument #1 (boolean expected, got string)"},
 		// cc.expect: nil left out of the list, the function named when it was called by name.
