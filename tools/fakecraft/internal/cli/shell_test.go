@@ -279,6 +279,36 @@ func TestShellRebootKeepsFiles(t *testing.T) {
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
 
+// TestShellHelpViewer: a help topic longer than the screen opens the viewer; Down scrolls
+// it, and Q closes it without the q reaching the prompt.
+func TestShellHelpViewer(t *testing.T) {
+	s := startShell(t, "--root", shellRepo(t), "--no-autostart")
+	s.waitPrompt(">")
+	s.typeText("lua\r")
+	s.waitPrompt("lua>")
+	s.typeText(`f = fs.open("/topics/long.txt", "w") for i = 1, 40 do f.writeLine("row " .. i) end f.close() help.setPath("/topics")` + "\r")
+	s.waitPrompt("lua>")
+	s.typeText("exit()\r")
+	s.waitPrompt(">")
+
+	s.typeText("help long\r")
+	s.waitText("Help: long")
+	s.waitText("Press Q to exit")
+	s.waitLine("row 1")
+	s.typeText("\x1b[B") // Down
+	s.waitFor("row 1 scrolled away", func(screen string) bool {
+		return strings.HasPrefix(screen, "row 2\n")
+	})
+	s.typeText("q")
+	s.waitFor("a cleared screen with the prompt", func(screen string) bool { return strings.TrimSpace(screen) == ">" })
+	s.typeText("id\r")
+	s.waitLine("This is computer #0")
+
+	s.typeText("shutdown\r")
+	s.waitText("Goodbye")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
+
 func TestShellNeedsATerminal(t *testing.T) {
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
