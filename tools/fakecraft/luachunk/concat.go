@@ -1,6 +1,7 @@
 package luachunk
 
 import (
+	"math"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -33,12 +34,13 @@ func concatOperand(L *lua.LState) int {
 // nothing outside the VM can replace it; so each operand that may be a number is routed
 // through concatName first. Operands that cannot be numbers are left alone: string
 // literals, nested concatenations, tables, functions, booleans, nil, comparisons, `not`,
-// `#` (a length is a whole number, printed alike) and calls of tostring. A number literal is
+// `#` (a length is a whole number, printed alike), calls of tostring, and the variable of a
+// numeric for that counts in whole steps (wholeLoop). A number literal is
 // turned into its text at compile time. On the way it hoists the lists of the generic fors
 // gopher-lua would miscompile (needsHoist). It reports whether any operand was routed, i.e.
 // whether the chunk needs concatName.
 func rewriteConcat(chunk []ast.Stmt) bool {
-	w := &concatRewriter{}
+	w := &concatRewriter{wholeLoops: map[string]int{}}
 	w.block(chunk)
 	return w.routed
 }
@@ -46,6 +48,12 @@ func rewriteConcat(chunk []ast.Stmt) bool {
 // concatRewriter walks a chunk rewriting concatenation operands in place.
 type concatRewriter struct {
 	routed bool
+	// wholeLoops counts, by name, the enclosing numeric fors whose variable is always a
+	// whole number (wholeLoop): gopher-lua prints those as CC does, so they need no routing.
+	wholeLoops map[string]int
+	// probe set: rewrite nothing, only note in bound the names the walk binds or assigns.
+	probe bool
+	bound map[string]bool
 }
 
 func (w *concatRewriter) block(stmts []ast.Stmt) {
@@ -64,9 +72,15 @@ func (w *concatRewriter) exprs(es []ast.Expr) {
 func (w *concatRewriter) stmt(s ast.Stmt) ast.Stmt {
 	switch s := s.(type) {
 	case *ast.AssignStmt:
+		for _, lhs := range s.Lhs {
+			if id, ok := lhs.(*ast.IdentExpr); ok {
+				w.bind(id.Value)
+			}
+		}
 		w.exprs(s.Lhs)
 		w.exprs(s.Rhs)
 	case *ast.LocalAssignStmt:
+		w.bind(s.Names...)
 		w.exprs(s.Exprs)
 	case *ast.FuncCallStmt:
 		s.Expr = w.expr(s.Expr)
@@ -88,15 +102,27 @@ func (w *concatRewriter) stmt(s ast.Stmt) ast.Stmt {
 		if s.Step != nil {
 			s.Step = w.expr(s.Step)
 		}
+		w.bind(s.Name)
+		whole := !w.probe && w.wholeLoop(s)
+		if whole {
+			w.wholeLoops[s.Name]++
+		}
 		w.block(s.Stmts)
+		if whole {
+			w.wholeLoops[s.Name]--
+		}
 	case *ast.GenericForStmt:
-		hoist := needsHoist(s)
+		hoist := !w.probe && needsHoist(s)
+		w.bind(s.Names...)
 		w.exprs(s.Exprs)
 		w.block(s.Stmts)
 		if hoist {
 			return hoistForList(s)
 		}
 	case *ast.FuncDefStmt:
+		if id, ok := s.Name.Func.(*ast.IdentExpr); ok {
+			w.bind(id.Value)
+		}
 		w.function(s.Func)
 	case *ast.ReturnStmt:
 		w.exprs(s.Exprs)
@@ -104,7 +130,50 @@ func (w *concatRewriter) stmt(s ast.Stmt) ast.Stmt {
 	return s
 }
 
-func (w *concatRewriter) function(f *ast.FunctionExpr) { w.block(f.Stmts) }
+func (w *concatRewriter) function(f *ast.FunctionExpr) {
+	w.bind(f.ParList.Names...)
+	w.block(f.Stmts)
+}
+
+// bind notes names bound or assigned, when probing.
+func (w *concatRewriter) bind(names ...string) {
+	if w.probe {
+		for _, n := range names {
+			w.bound[n] = true
+		}
+	}
+}
+
+// largestWholeStep bounds a whole loop's start and step, so that its variable cannot
+// reach 2^63 (where gopher-lua's printing of whole numbers stops matching CC's) in any
+// number of iterations a computer could run.
+const largestWholeStep = 1 << 20
+
+// wholeLoop says whether s's variable is always a whole number below 2^63: its start and
+// step are whole literals of at most largestWholeStep, and its body never binds or assigns
+// the name (so every use of it there is the loop's variable).
+func (w *concatRewriter) wholeLoop(s *ast.NumberForStmt) bool {
+	if !wholeLiteral(s.Init) || (s.Step != nil && !wholeLiteral(s.Step)) {
+		return false
+	}
+	p := &concatRewriter{probe: true, bound: map[string]bool{}}
+	p.block(s.Stmts)
+	return !p.bound[s.Name]
+}
+
+// wholeLiteral says whether e is a whole number literal (or its negation) of at most
+// largestWholeStep.
+func wholeLiteral(e ast.Expr) bool {
+	if m, ok := e.(*ast.UnaryMinusOpExpr); ok {
+		e = m.Expr
+	}
+	n, ok := e.(*ast.NumberExpr)
+	if !ok {
+		return false
+	}
+	f := float64(lua.LVAsNumber(lua.LString(n.Value)))
+	return f == math.Trunc(f) && math.Abs(f) <= largestWholeStep
+}
 
 func (w *concatRewriter) expr(e ast.Expr) ast.Expr {
 	switch e := e.(type) {
@@ -163,7 +232,14 @@ func (w *concatRewriter) concat(e *ast.StringConcatOpExpr) {
 // operand is e as a concatenation operand: folded to a string when it is a number
 // literal, routed through concatName when it may be a number, else unchanged.
 func (w *concatRewriter) operand(e ast.Expr) ast.Expr {
+	if w.probe {
+		return e
+	}
 	switch x := e.(type) {
+	case *ast.IdentExpr:
+		if w.wholeLoops[x.Value] > 0 {
+			return e
+		}
 	case *ast.StringExpr, *ast.StringConcatOpExpr, *ast.NilExpr, *ast.TrueExpr, *ast.FalseExpr,
 		*ast.TableExpr, *ast.FunctionExpr, *ast.RelationalOpExpr, *ast.UnaryNotOpExpr,
 		*ast.UnaryLenOpExpr:

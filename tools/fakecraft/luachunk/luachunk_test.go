@@ -100,6 +100,11 @@ func TestConcatFormatsNumbersAsCC(t *testing.T) {
 		{`return "plain" .. "strings" .. 'only'`, "plainstringsonly"},
 		{`local s = "" for i = 1, 3 do s = s .. i / 2 end return s`, "0.511.5"},
 		{`local s = 1/4 .. "" return #s`, "4"},
+		{`local s = "" for i = 0.5, 2 do s = s .. i .. "," end return s`, "0.5,1.5,"},
+		{`local s = "" for i = 1, 3 do i = i / 2 s = s .. i end return s`, "0.511.5"},
+		{`local s = "" for i = 1, 2 do local i = i / 4 s = s .. i end return s`, "0.250.5"},
+		{`local s = "" for i = 1, 2 do s = s .. (function(i) return i end)(i / 4) end return s`, "0.250.5"},
+		{`local s = "" for i = 1, 2 do s = s .. i .. (function() local i = 0.5 return i end)() end return s`, "10.520.5"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, []string{tt.want}, run(t, tt.src), tt.src)
@@ -149,13 +154,18 @@ func TestForListsGopherLuaMiscompiles(t *testing.T) {
 
 func TestConcatRewriteOnlyWhereNeeded(t *testing.T) {
 	for src, wrapped := range map[string]bool{
-		`return 1`:                         false,
-		`return "a" .. "b"`:                false,
-		`return "a" .. 1.5`:                false, // folded at compile time
-		`local s = "a" return s .. "b"`:    true,
-		`return "a" .. tostring(1/3)`:      false,
-		`local t = {} return "n=" .. #t`:   false,
-		`local function f(...) end f(...)`: false,
+		`return 1`:                                                     false,
+		`return "a" .. "b"`:                                            false,
+		`return "a" .. 1.5`:                                            false, // folded at compile time
+		`local s = "a" return s .. "b"`:                                true,
+		`return "a" .. tostring(1/3)`:                                  false,
+		`local t = {} return "n=" .. #t`:                               false,
+		`local function f(...) end f(...)`:                             false,
+		`local s = "" for i = 1, 9 do s = s .. i end`:                  true, // s may be a number
+		`local t = {} for i = 1, 9 do t[i] = "n" .. i end`:             false,
+		`local t = {} for i = 9, 1, -1 do t[i] = "n" .. i end`:         false,
+		`local t = {} for i = 1, 9, 0.5 do t[i] = "n" .. i end`:        true,
+		`local t = {} for i = 1, 9 do i = i * 1.5 t[i] = "n" .. i end`: true,
 	} {
 		c, err := Compile(src, "x")
 		require.NoError(t, err, src)
