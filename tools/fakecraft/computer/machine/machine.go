@@ -23,6 +23,7 @@ import (
 	"fakecraft/luakit"
 	"fakecraft/romfs"
 	"fakecraft/textutils"
+	"fakecraft/transfer"
 )
 
 // Options configures a Machine.
@@ -58,6 +59,10 @@ type Options struct {
 	Bare bool
 	// Input answers read() (computer.Config.Input); it carries over a reboot.
 	Input computer.Input
+	// Drop are files dropped on the computer once it has booted: one file_transfer event,
+	// as when a player drags files onto its screen (the shell's prompt and `import` save
+	// them). Only the first boot gets them.
+	Drop []transfer.File
 	// Multishell lets the bios start multishell on an advanced computer
 	// (computer.Config.Multishell): for a screen someone looks at, not for a transcript.
 	Multishell bool
@@ -179,6 +184,9 @@ func (m *Machine) build(label string) error {
 // every boot, as the server's default settings would.
 func (m *Machine) Run(ctx context.Context) (computer.Result, error) {
 	m.announce()
+	if len(m.opts.Drop) > 0 {
+		transfer.Queue(m.Computer, m.opts.Drop)
+	}
 	res, err := m.Computer.Run(ctx)
 	for err == nil && res.Reboot && (m.opts.Bare || m.opts.OnBoot != nil) {
 		if err = m.FS.Close(); err != nil {

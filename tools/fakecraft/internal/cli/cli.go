@@ -21,6 +21,7 @@ import (
 	"fakecraft/computer/machine"
 	"fakecraft/fsapi"
 	"fakecraft/httpapi"
+	"fakecraft/transfer"
 )
 
 // Exit statuses of the fakecraft command.
@@ -55,9 +56,28 @@ type autostartFlags struct {
 	Package     []string `help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
 }
 
+// dropFlags are files dropped on the computer after it boots.
+type dropFlags struct {
+	Drop []string `help:"Drop this file on the computer once it has booted, as a player drags a file onto its screen (a file_transfer event: the shell's prompt and the import program save it). Repeatable: all go in one drop." type:"existingfile" placeholder:"PATH"`
+}
+
+// files reads the dropped files; each keeps its own name, without its directory.
+func (d *dropFlags) files() ([]transfer.File, error) {
+	files := make([]transfer.File, 0, len(d.Drop))
+	for _, path := range d.Drop {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, &exitError{code: ExitUsage, msg: fmt.Sprintf("--drop %s: %v", path, err)}
+		}
+		files = append(files, transfer.File{Name: filepath.Base(path), Data: data})
+	}
+	return files, nil
+}
+
 // RunCmd is `fakecraft run`.
 type RunCmd struct {
 	computerFlags
+	dropFlags
 	Bare bool `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
 	autostartFlags
 	TimeLimit time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
@@ -199,6 +219,9 @@ func (r *RunCmd) Run(e *env) error {
 		return err
 	}
 	if opts.Autostart, err = r.servers(rootDir); err != nil {
+		return err
+	}
+	if opts.Drop, err = r.files(); err != nil {
 		return err
 	}
 	if r.Bare {

@@ -21,6 +21,7 @@ const ShellProgram = computer.LauncherDir + "/console.lua"
 // ShellCmd is `fakecraft shell`.
 type ShellCmd struct {
 	computerFlags
+	dropFlags
 	autostartFlags
 	Bare      bool          `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher; it runs its startup files, then shows its prompt."`
 	TimeLimit time.Duration `help:"Turn the computer off after this much real time (0: never)." default:"0"`
@@ -41,6 +42,9 @@ func (s *ShellCmd) Run(e *env) error {
 			return err
 		}
 		opts.Program = ShellProgram
+	}
+	if opts.Drop, err = s.files(); err != nil {
+		return err
 	}
 	opts.Stdout = nil // the screen is drawn, not transcribed
 	opts.Multishell = true

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -357,5 +358,20 @@ func TestShellTabs(t *testing.T) {
 	})
 	s.typeText("shutdown\r")
 	s.waitText("Goodbye")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
+
+// TestShellDropAtPrompt: a file dropped while the shell waits at its prompt is saved there
+// (CC's shell runs import), and the prompt comes back with what was typed.
+func TestShellDropAtPrompt(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "dropped.txt")
+	require.NoError(t, os.WriteFile(src, []byte("from the host"), 0o644))
+	dir := t.TempDir()
+	s := startShell(t, "--root", shellRepo(t), "--no-autostart", "--dir", dir, "--drop", src)
+	s.waitLine("Transferring dropped.txt")
+	s.waitPrompt(">")
+	s.typeText("cat dropped.txt\r")
+	s.waitLine("from the host")
+	s.typeText("\x13\x13")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
