@@ -207,6 +207,8 @@ func deliver(comp Computer, in Input) {
 			comp.QueueEvent("key", lua.LNumber(ev.Key), lua.LFalse)
 		case "key_up":
 			comp.QueueEvent("key_up", lua.LNumber(ev.Key))
+		case "mouse_click", "mouse_up", "mouse_drag", "mouse_scroll":
+			comp.QueueEvent(ev.Name, lua.LNumber(ev.Button), lua.LNumber(ev.X), lua.LNumber(ev.Y))
 		default:
 			comp.QueueEvent(ev.Name, lua.LString(ev.Text))
 		}

@@ -4,6 +4,7 @@ import (
 	"unicode/utf8"
 
 	"fakecraft/ccstr"
+	"fakecraft/computer"
 )
 
 // Key codes of CC: Tweaked's keys API (GLFW's codes) that the decoder sends.
@@ -41,13 +42,27 @@ const (
 	Shutdown         // Ctrl-S: turn the computer off (and leave fakecraft)
 )
 
-// Event is one CC event to queue: key (code, is_held), key_up (code), char (text) or paste
-// (text). Text is CC's bytes (one byte per character, Latin-1).
+// Event is one CC event to queue: key (code, is_held), key_up (code), char (text), paste
+// (text), or a mouse event: mouse_click, mouse_up, mouse_drag (button, x, y) and
+// mouse_scroll (direction, x, y). Text is CC's bytes (one byte per character, Latin-1).
 type Event struct {
 	Name string
 	Key  int    // key, key_up
 	Text string // char, paste
+	// Button is CC's mouse button (1 left, 2 right, 3 middle), or for mouse_scroll the
+	// direction (-1 up, 1 down); X and Y the cell, 1-based.
+	Button, X, Y int
 }
+
+// Mouse buttons as CC numbers them, by the button bits of an xterm mouse report.
+var mouseButtons = [3]int{1, 3, 2} // left, middle, right
+
+// Bits of an xterm (SGR) mouse report's button number.
+const (
+	mouseButtonBits = 3
+	mouseMotion     = 32
+	mouseWheel      = 64
+)
 
 // Input is what one piece of terminal input means: events to queue, or an action.
 type Input struct {
@@ -234,6 +249,9 @@ func (d *Decoder) decodeCSI(buf []byte) (Input, int, bool) {
 	if len(params) > 0 {
 		first = params[0]
 	}
+	if buf[2] == '<' && (final == 'M' || final == 'm') {
+		return mouse(params, final == 'm'), n, false
+	}
 	switch final {
 	case 'A':
 		return press(KeyUp, ""), n, false
@@ -262,6 +280,41 @@ func (d *Decoder) decodeCSI(buf []byte) (Input, int, bool) {
 		}
 	}
 	return Input{}, n, false
+}
+
+// mouse decodes an SGR mouse report (ESC [ < b ; x ; y M, or m for a release). The computer's
+// screen is drawn from the terminal's top left cell, so cells are the computer's: a click
+// or scroll outside its 51x19 is dropped, a drag or release outside is held to its edge.
+func mouse(params []int, release bool) Input {
+	if len(params) < 3 {
+		return Input{}
+	}
+	b, x, y := params[0], params[1], params[2]
+	inside := x >= 1 && x <= computer.TermWidth && y >= 1 && y <= computer.TermHeight
+	x, y = min(max(x, 1), computer.TermWidth), min(max(y, 1), computer.TermHeight)
+	var ev Event
+	switch {
+	case b&mouseWheel != 0:
+		if release || !inside {
+			return Input{}
+		}
+		ev = Event{Name: "mouse_scroll", Button: -1, X: x, Y: y}
+		if b&1 != 0 {
+			ev.Button = 1
+		}
+	case b&mouseButtonBits == mouseButtonBits:
+		return Input{} // motion with no button held
+	case b&mouseMotion != 0:
+		ev = Event{Name: "mouse_drag", Button: mouseButtons[b&mouseButtonBits], X: x, Y: y}
+	case release:
+		ev = Event{Name: "mouse_up", Button: mouseButtons[b&mouseButtonBits], X: x, Y: y}
+	default:
+		if !inside {
+			return Input{}
+		}
+		ev = Event{Name: "mouse_click", Button: mouseButtons[b&mouseButtonBits], X: x, Y: y}
+	}
+	return Input{Events: []Event{ev}}
 }
 
 // tildeKeys are the keys of ESC [ n ~.

@@ -26,15 +26,23 @@ type Renderer struct {
 	buf  bytes.Buffer
 }
 
+// mouseOn asks the terminal for mouse reports: presses and releases (1000), drags (1002),
+// in SGR form (1006), which has no limit on the column. mouseOff turns them off again.
+const (
+	mouseOn  = "\x1b[?1000h\x1b[?1002h\x1b[?1006h"
+	mouseOff = "\x1b[?1006l\x1b[?1002l\x1b[?1000l"
+)
+
 // Start is the output that prepares the real terminal: the alternate screen, cleared,
-// bracketed paste on, a blinking underline cursor (CC's) hidden until a program shows it.
+// bracketed paste and mouse reports on, a blinking underline cursor (CC's) hidden until a
+// program shows it.
 func Start() []byte {
-	return []byte("\x1b[?1049h\x1b[?2004h\x1b[0m\x1b[2J\x1b[3 q\x1b[?25l")
+	return []byte("\x1b[?1049h\x1b[?2004h" + mouseOn + "\x1b[0m\x1b[2J\x1b[3 q\x1b[?25l")
 }
 
 // Stop is the output that gives the real terminal back as it was.
 func Stop() []byte {
-	return []byte("\x1b[0m\x1b[0 q\x1b[?25h\x1b[?2004l\x1b[?1049l")
+	return []byte("\x1b[0m\x1b[0 q\x1b[?25h" + mouseOff + "\x1b[?2004l\x1b[?1049l")
 }
 
 // Invalidate makes the next frame redraw every cell (after the real screen was cleared).

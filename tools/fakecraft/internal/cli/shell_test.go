@@ -340,7 +340,8 @@ func TestShellBareComputerReboots(t *testing.T) {
 
 // TestShellTabs: an advanced computer at the keyboard runs multishell, as CC's bios does.
 // `fg` opens a second shell in a tab of its own and shows it, with the tab bar on the top
-// row; `exit` there closes it and the first tab comes back as it was left.
+// row; `exit` there closes it and the first tab comes back as it was left. Clicking a
+// title switches tabs.
 func TestShellTabs(t *testing.T) {
 	s := startShell(t, "--root", shellRepo(t), "--no-autostart")
 	s.waitPrompt(">")
@@ -356,6 +357,22 @@ func TestShellTabs(t *testing.T) {
 		rows := strings.Split(screen, "\n")
 		return len(rows) >= 3 && rows[0] == "CraftOS 1.9" && rows[1] == "> fg" && rows[2] == ">"
 	})
+
+	// bg opens a tab behind this one; a click on its title (xterm's mouse report) shows it,
+	// a click on the first title comes back.
+	s.typeText("bg\r")
+	firstTab := func(screen string) bool {
+		rows := strings.Split(screen, "\n")
+		return len(rows) >= 5 && rows[0] == " shell  shell" && rows[2] == "> fg" && rows[3] == "> bg" && rows[4] == ">"
+	}
+	s.waitFor("the first tab under the bar", firstTab)
+	s.typeText("\x1b[<0;10;1M\x1b[<0;10;1m")
+	s.waitFor("the second tab", func(screen string) bool {
+		rows := strings.Split(screen, "\n")
+		return len(rows) >= 3 && rows[0] == " shell  shell" && rows[1] == "CraftOS 1.9" && rows[2] == ">"
+	})
+	s.typeText("\x1b[<0;2;1M\x1b[<0;2;1m")
+	s.waitFor("the first tab again", firstTab)
 	s.typeText("shutdown\r")
 	s.waitText("Goodbye")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
