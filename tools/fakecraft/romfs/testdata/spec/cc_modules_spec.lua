@@ -111,7 +111,8 @@ end);
 describe("cc.internal.event", function()
   local event = require("cc.internal.event");
 
-  -- Queues events, runs discard_char, then returns the events still queued behind it.
+  -- Queues events, runs discard_char, then returns the events still queued behind it,
+  -- timers aside: its own zero timer may already have fired when a char cancels it.
   local function left_after(events)
     for _, e in ipairs(events) do os.queueEvent(table.unpack(e)); end
     event.discard_char();
@@ -120,7 +121,7 @@ describe("cc.internal.event", function()
     while true do
       local name = os.pullEvent();
       if name == "spec_end" then break; end
-      left[#left + 1] = name;
+      if name ~= "timer" then left[#left + 1] = name; end
     end
     return left;
   end
