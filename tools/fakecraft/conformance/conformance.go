@@ -18,6 +18,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/ccstr"
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
 	"fakecraft/fsapi"
@@ -67,7 +68,8 @@ type Options struct {
 	OnResult func(Result)
 }
 
-// Result is one test's outcome.
+// Result is one test's outcome, as text (UTF-8: the computer's bytes as ccstr.Shown shows
+// them).
 type Result struct {
 	// Name is mcfly's name: the describe/it path joined by " › ".
 	Name string
@@ -333,11 +335,12 @@ func allDone(r *runner) bool {
 
 func (r *runner) record(t test, status, msg string) {
 	r.done[t.key] = true
+	// Names and messages are the computer's (CC bytes): they leave as its text does.
 	res := Result{
-		Name:    strings.ReplaceAll(t.key, "\x00", " › "),
-		File:    t.file,
+		Name:    strings.ReplaceAll(ccstr.Shown(t.key), "\x00", " › "),
+		File:    ccstr.Shown(t.file),
 		Status:  status,
-		Message: msg,
+		Message: ccstr.Shown(msg),
 	}
 	r.report.Results = append(r.report.Results, res)
 	if r.opts.OnResult != nil {
