@@ -2,10 +2,13 @@
 -- and returns whether that command succeeded. Run with none it is interactive, as CC's
 -- is: the top-level shell first runs /rom/startup.lua (the computer's startup files),
 -- then each line read at its "> " prompt is a command, until `exit` (shell.exit).
+-- Files dropped on the computer while the prompt waits are saved (as `import` does).
 --
 -- Every program gets a fresh environment (falling back to _G) holding `shell`,
--- `require`, `package` and `arg`, and runs in its own coroutine so that its
--- errors are caught and printed instead of ending the computer.
+-- `multishell`, `require`, `package` and `arg`, and runs in its own coroutine so that
+-- its errors are caught and printed instead of ending the computer. A program file
+-- whose first line is "#!program words" is run by that program instead. Under
+-- multishell the shell also has openTab and switchTab.
 
 local expect = dofile("rom/modules/main/cc/expect.lua").expect;
 local make_package = dofile("rom/modules/main/cc/require.lua").make;
