@@ -481,7 +481,12 @@ func (f *FS) makeDir(path string) error {
 		}
 		return pathErr(path, msgFileExists)
 	}
-	if f.free(m) < minimumFileSize {
+	// Every directory made costs minimumFileSize, the missing parents too.
+	missing := int64(1)
+	for p := parentOf(local); p != "" && !m.stat(p).exists; p = parentOf(p) {
+		missing++
+	}
+	if f.free(m) < missing*minimumFileSize {
 		return pathErr(path, msgOutOfSpace)
 	}
 	if err := m.prepareParents(path, local); err != nil {

@@ -265,11 +265,12 @@ func TestListAndQueries(t *testing.T) {
 		{`fs.getDrive("base.txt")`, "hdd"},
 		{`fs.getDrive("rom/programs")`, "rom"},
 		{`fs.getDrive("nope")`, "nil"},
-		{`fs.getDrive("..")`, "nil"},
 		{`fs.isDriveRoot("")`, "true"},
 		{`fs.isDriveRoot("rom")`, "true"},
 		{`fs.isDriveRoot("rom/programs")`, "false"},
 		{`fs.isDriveRoot("apis")`, "false"},
+		{`fs.isDriveRoot("nope")`, "true"}, // CC: a missing path has no drive, unlike its parent
+		{`fs.isDriveRoot("../x")`, "true"},
 		{`fs.getCapacity("")`, "1000000"},
 		{`fs.getCapacity("rom")`, "nil"},
 		{`fs.getFreeSpace("rom")`, "0"},
@@ -284,6 +285,8 @@ func TestListAndQueries(t *testing.T) {
 			assert.Equal(t, tc.want, c.eval(t, "return "+tc.expr)[0].String())
 		})
 	}
+	assert.Equal(t, "/..: Invalid Path", c.evalErr(t, `fs.getDrive("..")`))
+	assert.Equal(t, "/..: Invalid Path", c.evalErr(t, `fs.isDriveRoot("..")`))
 	assert.Equal(t, "/nope: No such file", c.evalErr(t, `fs.getSize("nope")`))
 	assert.Equal(t, "/nope: No such file", c.evalErr(t, `fs.attributes("nope")`))
 
@@ -764,6 +767,14 @@ func TestOutOfSpaceOnCreate(t *testing.T) {
 	assert.Equal(t, []string{"100"}, strs(c.eval(t, `return fs.getFreeSpace("/")`)))
 	assert.Equal(t, []string{"nil", "/more: Out of space"}, strs(c.eval(t, `return fs.open("more", "w")`)))
 	assert.Equal(t, "/dir: Out of space", c.evalErr(t, `fs.makeDir("dir")`))
+	// With room for one directory, making a/b (two new ones) fails, and a alone fits.
+	c.eval(t, `fs.delete("fill")`)
+	free = int64(c.eval(t, `return fs.getFreeSpace("")`)[0].(lua.LNumber))
+	require.NoError(t, c.fs.WriteFile("fill", make([]byte, free-minimumFileSize)))
+	assert.Equal(t, "/a/b: Out of space", c.evalErr(t, `fs.makeDir("a/b")`))
+	assert.False(t, c.fs.Exists("a"))
+	c.eval(t, `fs.makeDir("a")`)
+	assert.True(t, c.fs.IsDir("a"))
 	// Rewriting an existing file within its size still works.
 	c.eval(t, `local h = fs.open("base.txt", "w") h.write("ok") h.close()`)
 }

@@ -221,27 +221,40 @@ func (f *FS) luaCopy(L *lua.LState) int {
 }
 
 func (f *FS) luaGetDrive(L *lua.LState) int {
-	path := Sanitise(luakit.StrictString(L, 1), false)
-	L.Push(f.drive(path))
+	label, err := f.drive(Sanitise(luakit.StrictString(L, 1), false))
+	f.check(L, err)
+	L.Push(label)
 	return 1
 }
 
-// drive is the label of the mount holding an existing path, or nil.
-func (f *FS) drive(path string) lua.LValue {
+// drive is the label of the mount holding an existing path, or nil; a path that leaves the
+// root is an error ("/..: Invalid Path"), as in CC.
+func (f *FS) drive(path string) (lua.LValue, error) {
 	var label lua.LValue = lua.LNil
+	var err error
 	f.locked(func() {
-		if f.exists(path) {
-			m, _, _ := f.resolve(path)
+		var m *mountPoint
+		if m, _, err = f.resolve(path); err == nil && f.exists(path) {
 			label = lua.LString(m.label)
 		}
 	})
-	return label
+	return label, err
 }
 
 func (f *FS) luaIsDriveRoot(L *lua.LState) int {
-	path := Sanitise(expectString(L, 1), false)
-	// A path is a drive root when it is the root or sits on another drive than its parent.
-	L.Push(lua.LBool(path == "" || f.drive(path) != f.drive(Dir(path))))
+	path := expectString(L, 1)
+	// As CC decides it: the root (or anything whose parent is above the root, "../x") is
+	// a drive root, and so is a path on another drive than its parent.
+	parent := Dir(path)
+	if parent == ".." {
+		L.Push(lua.LTrue)
+		return 1
+	}
+	own, err := f.drive(Sanitise(path, false))
+	f.check(L, err)
+	up, err := f.drive(Sanitise(parent, false))
+	f.check(L, err)
+	L.Push(lua.LBool(own != up))
 	return 1
 }
 
