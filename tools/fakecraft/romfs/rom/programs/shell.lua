@@ -518,6 +518,9 @@ local function register_completions()
   program("clear", { completion.choice, { "screen", "palette", "all" } });
   program("programs", { completion.choice, { "all" } });
   program("set", { completion.setting, true });
+  program("alias", nil, completion.program);
+  program("http/wget", { completion.choice, { "run " } });
+  program("http/pastebin", { completion.choice, { "put ", "get ", "run " } }, completion.file);
   if completion_info["rom/programs/help.lua"] == nil then
     shell.setCompletionFunction("rom/programs/help.lua", function(_, index, text)
       if index == 1 and help then return help.completeTopic(text); end

@@ -91,4 +91,16 @@ describe("cc.shell.completion", function()
     });
     expect(typed):same({ " " });
   end);
+
+  it("completes the arguments of alias, wget and pastebin as the shell registers them", function()
+    expect(shell.complete("wget ")):same({ "run " });
+    expect(shell.complete("pastebin ")):same({ "put ", "get ", "run " });
+    expect(shell_completion.programWithArgs(shell, "", { "shell", "pastebin" }, 2)):same({ "put ", "get ", "run " });
+    local alias = shell.complete("alias x shel");
+    local found = false;
+    for _, s in ipairs(alias) do
+      if s == "l" then found = true; end
+    end
+    expect(found):eq(true);
+  end);
 end);
