@@ -142,7 +142,8 @@ local function callable(value)
 end
 
 --- The completions of a partial Lua expression ("tex", "textutils.ser", "h:rea") as read()
---- wants them: the rest of each matching name in env (default _G) and the tables its
+--- wants them: the rest of each matching name in env (default: textutils' own functions,
+--- then the globals) and the tables its
 --- __index chain leads to, sorted; a function gets "(", a table with entries ".", and after
 --- a ":" only what can be called is offered.
 function api.complete(search, env)
@@ -151,7 +152,13 @@ function api.complete(search, env)
   expect(2, env, "table", "nil");
   if KEYWORDS[search] then return {}; end
 
-  local scope = env or _G;
+  -- Without env, CC's looks in the API's own environment: textutils' functions, then the
+  -- globals behind it.
+  local scope = env;
+  if not scope then
+    scope = setmetatable({}, { __index = _G });
+    for key, value in pairs(api) do scope[key] = value; end
+  end
   -- Every "a." before the last part must name a table; so must "a:" before a method.
   local start, method = 1, false;
   while true do

@@ -4,7 +4,6 @@ local pp = require("cc.pretty");
 
 -- The lines of doc rendered for width columns (and a ribbon).
 local function lines_of(doc, width, ribbon_frac)
-  -- A local, not the call itself: gopher-lua crashes on `for x in (f() .. s):m()`.
   local rendered = pp.render(doc, width, ribbon_frac) .. "\n";
   local out = {};
   for piece in rendered:gmatch("([^\n]*)\n") do out[#out + 1] = piece; end

@@ -36,8 +36,10 @@ describe("textutils.complete", function()
     expect(textutils.complete("only", env)):same({ "_base(" });
   end);
 
-  it("looks in the globals by default", function()
+  it("looks in textutils' own environment by default, then the globals", function()
     expect(textutils.complete("textutils.comp")):same({ "lete(" });
+    expect(textutils.complete("slowW")):same({ "rite(" });
+    expect(textutils.complete("json_n")):same({ "ull" });
   end);
 
   it("is what the lua prompt completes with, over its own environment", function()
