@@ -176,8 +176,8 @@ local function layout(doc, width, ribbon_frac, col, out)
   go(doc, 0, col);
 end
 
---- doc as a string, laid out for width columns (no width: on as few lines as it has
---- unbreakable ones). Long text is not cut to the width.
+--- doc as a string, laid out for width columns (no width: every group on one line). The
+--- width only chooses the layout: text longer than it is not cut.
 local function render(doc, width, ribbon_frac)
   if not is_doc(doc) then expect(1, doc, "document"); end
   expect(2, width, "number", "nil");
