@@ -55,6 +55,15 @@ const (
 	msgUnsupportedMode = "Unsupported mode"
 )
 
+// Messages of a handle's read and seek, which name no path.
+const (
+	msgNegativeRead     = "Cannot read a negative number of bytes"
+	msgNegativePosition = "Position is negative"
+	// msgInvalidWhence is seek's refusal of its first argument; CC's really lacks the
+	// closing parenthesis.
+	msgInvalidWhence = "bad argument #1 to 'seek' (invalid option '%s'"
+)
+
 // Mount attaches a host directory or an fs.FS tree to the computer's filesystem.
 type Mount struct {
 	// At is the computer path, e.g. "/" or "/rom".

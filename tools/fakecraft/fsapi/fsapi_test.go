@@ -478,6 +478,31 @@ func TestHandleReading(t *testing.T) {
 	assert.Equal(t, "bad argument #1 to 'seek' (invalid option 'bad'", c.evalErr(t, `fs.open("lines.txt", "r").seek("bad")`))
 }
 
+// TestBinaryReadHandle: a handle over bytes answers every read and seek as fs.open(path, "rb")
+// does on a file holding them, and belongs to no filesystem.
+func TestBinaryReadHandle(t *testing.T) {
+	c := newComputer(t)
+	c.L.SetGlobal("bytesHandle", c.L.NewFunction(func(L *lua.LState) int {
+		L.Push(BinaryReadHandle(L, []byte("line1\nline2\r\nline3")))
+		return 1
+	}))
+	probes := []string{
+		`return h.read(), h.read(2), h.readLine(), h.readLine(true), h.readLine(), h.readLine(), h.read(), h.read(1), h.read(0), h.readAll()`,
+		`return h.seek("end"), h.seek("set", 2), h.read(100), h.seek("cur", -4), h.readAll(), h.seek("set", 50), h.read(0), h.readLine(), h.seek()`,
+		`return h.seek("cur", -1)`,
+		`h.close() return pcall(h.read)`,
+		`return pcall(h.read, -1)`,
+		`return pcall(h.seek, "bad")`,
+		`return type(h.write), type(h.flush)`,
+	}
+	for _, probe := range probes {
+		want := strs(c.eval(t, `local h = fs.open("lines.txt", "rb") `+probe))
+		open := len(c.fs.open)
+		assert.Equal(t, want, strs(c.eval(t, `local h = bytesHandle() `+probe)), probe)
+		assert.Equal(t, open, len(c.fs.open), "a handle over bytes is no open file of the filesystem")
+	}
+}
+
 func TestHandleWritingModes(t *testing.T) {
 	c := newComputer(t)
 	tests := []struct {
@@ -511,9 +536,14 @@ func TestClosedHandlesAndCallStyles(t *testing.T) {
 		`local h = fs.open("out", "w") h.close() h.write("x")`,
 		`local h = fs.open("out", "w") h.close() h.flush()`,
 		`local h = fs.open("out", "w") h.close() h.seek()`,
+		// A closed handle is refused before the values are checked, as in CC ...
+		`local h = fs.open("lines.txt", "r") h.close() h.read(-1)`,
+		`local h = fs.open("lines.txt", "r") h.close() h.seek("bad")`,
 	} {
 		assert.Equal(t, "attempt to use a closed file", c.evalErr(t, call), call)
 	}
+	// ... but after the arguments' types.
+	assert.Equal(t, "bad argument #1 (number expected, got string)", c.evalErr(t, `local h = fs.open("lines.txt", "r") h.close() h.read("x")`))
 	// Methods take no self: a colon call hands the table over as argument #1.
 	assert.Equal(t, "bad argument #1 (boolean expected, got table)", c.evalErr(t, `fs.open("lines.txt", "r"):readLine()`))
 	assert.Equal(t, "bad argument #1 (number expected, got table)", c.evalErr(t, `fs.open("lines.txt", "r"):read()`))

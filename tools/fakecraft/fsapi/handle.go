@@ -5,6 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // openMode is what an fs.open mode string asks for.
@@ -35,9 +37,9 @@ const lineChunk = 256
 
 // handle is an open file. Since CC: Tweaked 1.109 text and binary handles both read and
 // write raw bytes; binary mode only changes read() without a count (a byte as a number)
-// and write(number) (a single byte). Every method runs with fs.mu held.
+// and write(number) (a single byte). Every method runs with fs.mu held (see locked).
 type handle struct {
-	fs     *FS
+	fs     *FS // nil for a handle outside any filesystem (BinaryReadHandle)
 	m      *mountPoint
 	path   string
 	mode   openMode
@@ -45,6 +47,16 @@ type handle struct {
 	file   *os.File      // nil for read-only handles
 	size   int64         // the file's size, kept for space accounting while writing
 	closed bool
+}
+
+// BinaryReadHandle is CC's binary read handle over data (read, readAll, readLine, seek,
+// close), as fs.open(path, "rb") returns for a file holding data. It belongs to no
+// filesystem: it holds no lock and counts against no open-file limit, so it is for Lua
+// objects CC builds on its ReadHandle, such as a file_transfer's files; the caller may add
+// methods to the table. Lua goroutine only.
+func BinaryReadHandle(L *lua.LState, data []byte) *lua.LTable {
+	h := &handle{mode: openModes["rb"], stream: bytes.NewReader(data), size: int64(len(data))}
+	return handleTable(L, h)
 }
 
 // openRead opens a read-only handle on a snapshot of the file.
@@ -137,7 +149,18 @@ func (h *handle) release() error {
 
 func (h *handle) close() {
 	_ = h.release() // the data is already with the host; a close failure loses nothing
-	delete(h.fs.open, h)
+	if h.fs != nil {
+		delete(h.fs.open, h)
+	}
+}
+
+// locked runs fn with the filesystem's lock held, as every method of a handle on one runs.
+func (h *handle) locked(fn func()) {
+	if h.fs == nil {
+		fn()
+		return
+	}
+	h.fs.locked(fn)
 }
 
 func (h *handle) position() int64 {
@@ -225,7 +248,7 @@ func (h *handle) seek(whence string, offset int64) (int64, string) {
 	}
 	target := base + offset
 	if target < 0 {
-		return 0, "Position is negative"
+		return 0, msgNegativePosition
 	}
 	if _, err := h.stream.Seek(target, io.SeekStart); err != nil {
 		return 0, err.Error()

@@ -1,6 +1,8 @@
 package fsapi
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -307,7 +309,7 @@ func (f *FS) luaOpen(L *lua.LState) int {
 		L.Push(lua.LString(err.Error()))
 		return 2
 	}
-	L.Push(f.handleTable(L, h))
+	L.Push(handleTable(L, h))
 	return 1
 }
 
@@ -315,30 +317,31 @@ func (f *FS) luaOpen(L *lua.LState) int {
 
 // handleTable builds the Lua side of a handle. Like CC's, its methods are plain functions
 // called with a dot (h.readLine()); a colon call passes the handle as the first argument,
-// which CC rejects wherever that argument is type-checked.
-func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
+// which CC rejects wherever that argument is type-checked. As in CC the arguments are
+// converted first, then a closed handle is refused, then the values are checked.
+func handleTable(L *lua.LState, h *handle) *lua.LTable {
 	t := L.CreateTable(0, 8)
 	set := func(name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
-	// run performs op on an open handle under the lock, raising CC's closed-file error.
-	run := func(L *lua.LState, op func()) {
-		closed := false
-		f.locked(func() {
-			if closed = h.closed; !closed {
-				op()
+	// run performs op on an open handle under the lock, then raises op's failure, or CC's
+	// closed-file error, at the caller (never while holding the lock).
+	run := func(L *lua.LState, op func() error) {
+		var err error
+		h.locked(func() {
+			if h.closed {
+				err = errors.New(msgClosedFile)
+				return
 			}
+			err = op()
 		})
-		if closed {
-			raise(L, msgClosedFile)
+		if err != nil {
+			raise(L, err.Error())
 		}
 	}
 	if h.mode.read {
 		set("read", func(L *lua.LState) int {
 			count, hasCount := luakit.OptLong(L, 1)
-			if hasCount && count < 0 {
-				raise(L, "Cannot read a negative number of bytes")
-			}
 			var result lua.LValue = lua.LNil
-			run(L, func() {
+			run(L, func() error {
 				switch {
 				case !hasCount:
 					if b := h.readUpTo(1); len(b) == 1 {
@@ -348,6 +351,8 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 							result = lua.LString(b)
 						}
 					}
+				case count < 0:
+					return errors.New(msgNegativeRead)
 				case count == 0:
 					if !h.atEnd() {
 						result = lua.LString("")
@@ -357,23 +362,25 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 						result = lua.LString(b)
 					}
 				}
+				return nil
 			})
 			L.Push(result)
 			return 1
 		})
 		set("readAll", func(L *lua.LState) int {
 			var result []byte
-			run(L, func() { result = h.readUpTo(h.size) })
+			run(L, func() error { result = h.readUpTo(h.size); return nil })
 			L.Push(lua.LString(result))
 			return 1
 		})
 		set("readLine", func(L *lua.LState) int {
 			withTrailing := luakit.OptBool(L, 1, false)
 			var result lua.LValue = lua.LNil
-			run(L, func() {
+			run(L, func() error {
 				if line, ok := h.readLine(withTrailing); ok {
 					result = lua.LString(line)
 				}
+				return nil
 			})
 			L.Push(result)
 			return 1
@@ -381,8 +388,7 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 	}
 	if h.mode.write {
 		write := func(L *lua.LState, newline bool) {
-			var err error
-			run(L, func() {
+			run(L, func() error {
 				v := L.Get(1)
 				var data []byte
 				if n, ok := v.(lua.LNumber); ok && h.mode.binary && !newline {
@@ -393,27 +399,26 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 				if newline {
 					data = append(data, '\n')
 				}
-				err = h.writeBytes(data)
+				return h.writeBytes(data)
 			})
-			if err != nil {
-				raise(L, err.Error())
-			}
 		}
 		set("write", func(L *lua.LState) int { write(L, false); return 0 })
 		set("writeLine", func(L *lua.LState) int { write(L, true); return 0 })
 		// Writes reach the host file at once, so there is nothing left to flush.
-		set("flush", func(L *lua.LState) int { run(L, func() {}); return 0 })
+		set("flush", func(L *lua.LState) int { run(L, func() error { return nil }); return 0 })
 	}
 	set("seek", func(L *lua.LState) int {
 		whence := luakit.OptStrictString(L, 1, "cur")
 		offset, _ := luakit.OptLong(L, 2)
-		if whence != "set" && whence != "cur" && whence != "end" {
-			// CC's message really lacks the closing parenthesis.
-			raise(L, "bad argument #1 to 'seek' (invalid option '"+whence+"'")
-		}
 		var pos int64
 		var msg string
-		run(L, func() { pos, msg = h.seek(whence, offset) })
+		run(L, func() error {
+			if whence != "set" && whence != "cur" && whence != "end" {
+				return fmt.Errorf(msgInvalidWhence, whence)
+			}
+			pos, msg = h.seek(whence, offset)
+			return nil
+		})
 		if msg != "" {
 			L.Push(lua.LNil)
 			L.Push(lua.LString(msg))
@@ -423,7 +428,7 @@ func (f *FS) handleTable(L *lua.LState, h *handle) *lua.LTable {
 		return 1
 	})
 	set("close", func(L *lua.LState) int {
-		run(L, h.close)
+		run(L, func() error { h.close(); return nil })
 		return 0
 	})
 	return t

@@ -6,25 +6,15 @@
 package transfer
 
 import (
-	"bytes"
-
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccstr"
+	"fakecraft/fsapi"
 	"fakecraft/host"
-	"fakecraft/luakit"
 )
 
 // Event is the event's name.
 const Event = "file_transfer"
-
-// Messages of CC's read handles.
-const (
-	msgClosedFile    = "attempt to use a closed file"
-	msgNegativeRead  = "Cannot read a negative number of bytes"
-	msgNegativeSeek  = "Position is negative"
-	msgInvalidWhence = "bad argument #1 to 'seek' (invalid option '%s'" // sic: CC's lacks the ')'
-)
 
 // File is one dropped file.
 type File struct {
@@ -62,121 +52,14 @@ func Files(L *lua.LState, files []File) *lua.LTable {
 	return obj
 }
 
-// reader is the read position over one file's bytes.
-type reader struct {
-	data   []byte
-	pos    int
-	closed bool
-}
-
-// rest is what is left to read; nothing once the position is at or past the end.
-func (r *reader) rest() []byte {
-	if r.pos >= len(r.data) {
-		return nil
-	}
-	return r.data[r.pos:]
-}
-
-// take returns up to n bytes from the position and moves past them.
-func (r *reader) take(n int) []byte {
-	b := r.rest()
-	b = b[:min(n, len(b))]
-	r.pos += len(b)
-	return b
-}
-
-// fileObject is one TransferredFile: getName plus the methods of CC's binary read handle.
+// fileObject is one TransferredFile: fs's binary read handle on the file's bytes, with
+// getName added, as CC's TransferredFile extends its ReadHandle.
 func fileObject(L *lua.LState, f File) *lua.LTable {
-	r := &reader{data: f.Data}
-	t := L.CreateTable(0, 6)
-	set := func(name string, fn lua.LGFunction) { t.RawSetString(name, L.NewFunction(fn)) }
-	// open raises CC's closed-file error once the handle is closed.
-	open := func(L *lua.LState) {
-		if r.closed {
-			luakit.Raise(L, "%s", msgClosedFile)
-		}
-	}
+	t := fsapi.BinaryReadHandle(L, f.Data)
 	name := ccstr.FromText(f.Name)
-	set("getName", func(L *lua.LState) int {
+	t.RawSetString("getName", L.NewFunction(func(L *lua.LState) int {
 		L.Push(lua.LString(name))
 		return 1
-	})
-	set("read", func(L *lua.LState) int {
-		open(L)
-		if L.Get(1) == lua.LNil {
-			// No count: one byte, as a number (a binary handle).
-			if b := r.take(1); len(b) == 1 {
-				L.Push(lua.LNumber(b[0]))
-			} else {
-				L.Push(lua.LNil)
-			}
-			return 1
-		}
-		long, _ := luakit.OptLong(L, 1)
-		count := int(min(long, int64(len(r.data)+1)))
-		switch {
-		case count < 0:
-			luakit.Raise(L, "%s", msgNegativeRead)
-		case len(r.rest()) == 0:
-			L.Push(lua.LNil)
-		default:
-			L.Push(lua.LString(r.take(count)))
-		}
-		return 1
-	})
-	set("readAll", func(L *lua.LState) int {
-		open(L)
-		L.Push(lua.LString(r.take(len(r.data))))
-		return 1
-	})
-	set("readLine", func(L *lua.LState) int {
-		open(L)
-		withTrailing := luakit.OptBool(L, 1, false)
-		rest := r.rest()
-		if len(rest) == 0 {
-			L.Push(lua.LNil)
-			return 1
-		}
-		end := bytes.IndexByte(rest, '\n')
-		if end < 0 {
-			L.Push(lua.LString(r.take(len(rest))))
-			return 1
-		}
-		line := r.take(end + 1)
-		if !withTrailing {
-			line = bytes.TrimSuffix(line[:end], []byte{'\r'})
-		}
-		L.Push(lua.LString(line))
-		return 1
-	})
-	set("seek", func(L *lua.LState) int {
-		open(L)
-		whence := luakit.OptStrictString(L, 1, "cur")
-		offset, _ := luakit.OptLong(L, 2)
-		var base int64
-		switch whence {
-		case "set":
-		case "cur":
-			base = int64(r.pos)
-		case "end":
-			base = int64(len(r.data))
-		default:
-			luakit.Raise(L, msgInvalidWhence, whence)
-		}
-		target := base + offset
-		if target < 0 {
-			L.Push(lua.LNil)
-			L.Push(lua.LString(msgNegativeSeek))
-			return 2
-		}
-		r.pos = int(target) // past the end reads nothing, as a file's would
-		L.Push(lua.LNumber(target))
-		return 1
-	})
-	set("close", func(L *lua.LState) int {
-		open(L)
-		r.closed = true
-		return 0
-	})
+	}))
 	return t
 }
