@@ -156,39 +156,11 @@ func (f *assignFixer) exprs(es []ast.Expr) {
 }
 
 // expr looks for function bodies; expressions themselves are left as they are.
-func (f *assignFixer) expr(e ast.Expr) {
-	switch e := e.(type) {
-	case *ast.FunctionExpr:
-		f.block(e.Stmts)
-	case *ast.AttrGetExpr:
-		f.expr(e.Object)
-		f.expr(e.Key)
-	case *ast.TableExpr:
-		for _, fl := range e.Fields {
-			f.expr(fl.Key)
-			f.expr(fl.Value)
-		}
-	case *ast.FuncCallExpr:
-		f.expr(e.Func)
-		f.expr(e.Receiver)
-		f.exprs(e.Args)
-	case *ast.LogicalOpExpr:
-		f.expr(e.Lhs)
-		f.expr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		f.expr(e.Lhs)
-		f.expr(e.Rhs)
-	case *ast.StringConcatOpExpr:
-		f.expr(e.Lhs)
-		f.expr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		f.expr(e.Lhs)
-		f.expr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		f.expr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		f.expr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		f.expr(e.Expr)
+func (f *assignFixer) expr(e ast.Expr) ast.Expr {
+	if fn, ok := e.(*ast.FunctionExpr); ok {
+		f.block(fn.Stmts)
+	} else {
+		rewriteSubexpressions(e, f.expr)
 	}
+	return e
 }

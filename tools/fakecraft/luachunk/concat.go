@@ -176,57 +176,17 @@ func wholeLiteral(e ast.Expr) bool {
 }
 
 func (w *concatRewriter) expr(e ast.Expr) ast.Expr {
-	switch e := e.(type) {
-	case *ast.StringConcatOpExpr:
-		w.concat(e)
-	case *ast.AttrGetExpr:
-		e.Object = w.expr(e.Object)
-		e.Key = w.expr(e.Key)
-	case *ast.TableExpr:
-		for _, f := range e.Fields {
-			if f.Key != nil {
-				f.Key = w.expr(f.Key)
-			}
-			f.Value = w.expr(f.Value)
-		}
-	case *ast.FuncCallExpr:
-		if e.Func != nil {
-			e.Func = w.expr(e.Func)
-		}
-		if e.Receiver != nil {
-			e.Receiver = w.expr(e.Receiver)
-		}
-		w.exprs(e.Args)
-	case *ast.LogicalOpExpr:
-		e.Lhs, e.Rhs = w.expr(e.Lhs), w.expr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		e.Lhs, e.Rhs = w.expr(e.Lhs), w.expr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		e.Lhs, e.Rhs = w.expr(e.Lhs), w.expr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		e.Expr = w.expr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		e.Expr = w.expr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		e.Expr = w.expr(e.Expr)
-	case *ast.FunctionExpr:
-		w.function(e)
+	if f, ok := e.(*ast.FunctionExpr); ok {
+		w.function(f)
+		return e
+	}
+	rewriteSubexpressions(e, w.expr)
+	if c, ok := e.(*ast.StringConcatOpExpr); ok {
+		// A chain a .. b .. c nests to the right and compiles to one OP_CONCAT; its inner
+		// links pass operand unchanged, so each operand is routed once.
+		c.Lhs, c.Rhs = w.operand(c.Lhs), w.operand(c.Rhs)
 	}
 	return e
-}
-
-// concat rewrites one chain a .. b .. c (the parser nests it to the right, and gopher-lua
-// compiles the whole chain as one OP_CONCAT).
-func (w *concatRewriter) concat(e *ast.StringConcatOpExpr) {
-	for {
-		e.Lhs = w.operand(w.expr(e.Lhs))
-		next, ok := e.Rhs.(*ast.StringConcatOpExpr)
-		if !ok {
-			e.Rhs = w.operand(w.expr(e.Rhs))
-			return
-		}
-		e = next
-	}
 }
 
 // operand is e as a concatenation operand: folded to a string when it is a number

@@ -197,40 +197,10 @@ func (r *envResolver) expr(e ast.Expr) ast.Expr {
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		return r.global(e)
-	case *ast.AttrGetExpr:
-		e.Object = r.expr(e.Object)
-		e.Key = r.expr(e.Key)
-	case *ast.TableExpr:
-		for _, f := range e.Fields {
-			if f.Key != nil {
-				f.Key = r.expr(f.Key)
-			}
-			f.Value = r.expr(f.Value)
-		}
-	case *ast.FuncCallExpr:
-		if e.Func != nil {
-			e.Func = r.expr(e.Func)
-		}
-		if e.Receiver != nil {
-			e.Receiver = r.expr(e.Receiver)
-		}
-		r.exprs(e.Args)
-	case *ast.LogicalOpExpr:
-		e.Lhs, e.Rhs = r.expr(e.Lhs), r.expr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		e.Lhs, e.Rhs = r.expr(e.Lhs), r.expr(e.Rhs)
-	case *ast.StringConcatOpExpr:
-		e.Lhs, e.Rhs = r.expr(e.Lhs), r.expr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		e.Lhs, e.Rhs = r.expr(e.Lhs), r.expr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		e.Expr = r.expr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		e.Expr = r.expr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		e.Expr = r.expr(e.Expr)
 	case *ast.FunctionExpr:
 		r.function(e)
+	default:
+		rewriteSubexpressions(e, r.expr)
 	}
 	return e
 }
