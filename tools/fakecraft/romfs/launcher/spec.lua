@@ -297,17 +297,17 @@ local function block_path(block, name)
   return table.concat(parts, " ");
 end
 
-local function check_string(name, fn_name)
-  if type(name) ~= "string" then
-    error(("bad argument #1 to '%s' (string expected, got %s)"):format(fn_name, type(name)), 3);
+-- Raises "bad argument #n to 'fn_name' (kind expected, got ...)" at fn_name's caller unless
+-- value is of type kind.
+local function check_arg(n, fn_name, value, kind)
+  if type(value) ~= kind then
+    error(("bad argument #%d to '%s' (%s expected, got %s)"):format(n, fn_name, kind, type(value)), 3);
   end
 end
 
 local function describe(name, body)
-  check_string(name, "describe");
-  if type(body) ~= "function" then
-    error(("bad argument #2 to 'describe' (function expected, got %s)"):format(type(body)), 2);
-  end
+  check_arg(1, "describe", name, "string");
+  check_arg(2, "describe", body, "function");
   local block = new_block(name, current_block);
   local outer = current_block;
   current_block = block;
@@ -319,29 +319,23 @@ local function describe(name, body)
 end
 
 local function it(name, body)
-  check_string(name, "it");
-  if type(body) ~= "function" then
-    error(("bad argument #2 to 'it' (function expected, got %s)"):format(type(body)), 2);
-  end
+  check_arg(1, "it", name, "string");
+  check_arg(2, "it", body, "function");
   cases[#cases + 1] = { block = current_block, name = name, body = body };
 end
 
 local function pending(name)
-  check_string(name, "pending");
+  check_arg(1, "pending", name, "string");
   cases[#cases + 1] = { block = current_block, name = name, pending = true };
 end
 
 local function before_each(fn)
-  if type(fn) ~= "function" then
-    error(("bad argument #1 to 'before_each' (function expected, got %s)"):format(type(fn)), 2);
-  end
+  check_arg(1, "before_each", fn, "function");
   table.insert(current_block.before, fn);
 end
 
 local function after_each(fn)
-  if type(fn) ~= "function" then
-    error(("bad argument #1 to 'after_each' (function expected, got %s)"):format(type(fn)), 2);
-  end
+  check_arg(1, "after_each", fn, "function");
   table.insert(current_block.after, fn);
 end
 
