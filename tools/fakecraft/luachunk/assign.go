@@ -112,47 +112,7 @@ func (f *assignFixer) split(a *ast.AssignStmt) ast.Stmt {
 }
 
 func (f *assignFixer) stmt(s ast.Stmt) {
-	switch s := s.(type) {
-	case *ast.AssignStmt:
-		f.exprs(s.Lhs)
-		f.exprs(s.Rhs)
-	case *ast.LocalAssignStmt:
-		f.exprs(s.Exprs)
-	case *ast.FuncCallStmt:
-		f.expr(s.Expr)
-	case *ast.DoBlockStmt:
-		f.block(s.Stmts)
-	case *ast.WhileStmt:
-		f.expr(s.Condition)
-		f.block(s.Stmts)
-	case *ast.RepeatStmt:
-		f.block(s.Stmts)
-		f.expr(s.Condition)
-	case *ast.IfStmt:
-		f.expr(s.Condition)
-		f.block(s.Then)
-		f.block(s.Else)
-	case *ast.NumberForStmt:
-		f.expr(s.Init)
-		f.expr(s.Limit)
-		f.expr(s.Step)
-		f.block(s.Stmts)
-	case *ast.GenericForStmt:
-		f.exprs(s.Exprs)
-		f.block(s.Stmts)
-	case *ast.FuncDefStmt:
-		f.expr(s.Name.Func)
-		f.expr(s.Name.Receiver)
-		f.expr(s.Func)
-	case *ast.ReturnStmt:
-		f.exprs(s.Exprs)
-	}
-}
-
-func (f *assignFixer) exprs(es []ast.Expr) {
-	for _, e := range es {
-		f.expr(e)
-	}
+	rewriteStatementParts(s, f.expr, f.block)
 }
 
 // expr looks for function bodies; expressions themselves are left as they are.

@@ -62,14 +62,9 @@ func (w *concatRewriter) block(stmts []ast.Stmt) {
 	}
 }
 
-func (w *concatRewriter) exprs(es []ast.Expr) {
-	for i, e := range es {
-		es[i] = w.expr(e)
-	}
-}
-
 // stmt rewrites s in place, or returns what replaces it.
 func (w *concatRewriter) stmt(s ast.Stmt) ast.Stmt {
+	body := w.block
 	switch s := s.(type) {
 	case *ast.AssignStmt:
 		for _, lhs := range s.Lhs {
@@ -77,56 +72,29 @@ func (w *concatRewriter) stmt(s ast.Stmt) ast.Stmt {
 				w.bind(id.Value)
 			}
 		}
-		w.exprs(s.Lhs)
-		w.exprs(s.Rhs)
 	case *ast.LocalAssignStmt:
 		w.bind(s.Names...)
-		w.exprs(s.Exprs)
-	case *ast.FuncCallStmt:
-		s.Expr = w.expr(s.Expr)
-	case *ast.DoBlockStmt:
-		w.block(s.Stmts)
-	case *ast.WhileStmt:
-		s.Condition = w.expr(s.Condition)
-		w.block(s.Stmts)
-	case *ast.RepeatStmt:
-		w.block(s.Stmts)
-		s.Condition = w.expr(s.Condition)
-	case *ast.IfStmt:
-		s.Condition = w.expr(s.Condition)
-		w.block(s.Then)
-		w.block(s.Else)
 	case *ast.NumberForStmt:
-		s.Init = w.expr(s.Init)
-		s.Limit = w.expr(s.Limit)
-		if s.Step != nil {
-			s.Step = w.expr(s.Step)
-		}
 		w.bind(s.Name)
-		whole := !w.probe && w.wholeLoop(s)
-		if whole {
-			w.wholeLoops[s.Name]++
-		}
-		w.block(s.Stmts)
-		if whole {
-			w.wholeLoops[s.Name]--
+		if !w.probe && w.wholeLoop(s) {
+			body = func(stmts []ast.Stmt) {
+				w.wholeLoops[s.Name]++
+				w.block(stmts)
+				w.wholeLoops[s.Name]--
+			}
 		}
 	case *ast.GenericForStmt:
-		hoist := !w.probe && needsHoist(s)
 		w.bind(s.Names...)
-		w.exprs(s.Exprs)
-		w.block(s.Stmts)
-		if hoist {
+		if !w.probe && needsHoist(s) {
+			rewriteStatementParts(s, w.expr, w.block)
 			return hoistForList(s)
 		}
 	case *ast.FuncDefStmt:
 		if id, ok := s.Name.Func.(*ast.IdentExpr); ok {
 			w.bind(id.Value)
 		}
-		w.function(s.Func)
-	case *ast.ReturnStmt:
-		w.exprs(s.Exprs)
 	}
+	rewriteStatementParts(s, w.expr, body)
 	return s
 }
 

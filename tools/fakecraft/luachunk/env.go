@@ -102,8 +102,12 @@ func (r *envResolver) block(stmts []ast.Stmt) {
 	}
 }
 
-func (r *envResolver) scoped(stmts []ast.Stmt) {
+// scoped walks stmts in a scope of their own that starts with locals.
+func (r *envResolver) scoped(stmts []ast.Stmt, locals ...string) {
 	r.push()
+	for _, n := range locals {
+		r.declare(n)
+	}
 	r.block(stmts)
 	r.pop()
 }
@@ -138,49 +142,17 @@ func (r *envResolver) stmt(s ast.Stmt) {
 		for _, n := range s.Names {
 			r.declare(n)
 		}
-	case *ast.FuncCallStmt:
-		s.Expr = r.expr(s.Expr)
-	case *ast.DoBlockStmt:
-		r.scoped(s.Stmts)
-	case *ast.WhileStmt:
-		s.Condition = r.expr(s.Condition)
-		r.scoped(s.Stmts)
 	case *ast.RepeatStmt:
 		r.push()
 		r.block(s.Stmts)
 		s.Condition = r.expr(s.Condition) // sees the body's locals
 		r.pop()
-	case *ast.IfStmt:
-		s.Condition = r.expr(s.Condition)
-		r.scoped(s.Then)
-		r.scoped(s.Else)
 	case *ast.NumberForStmt:
-		s.Init = r.expr(s.Init)
-		s.Limit = r.expr(s.Limit)
-		if s.Step != nil {
-			s.Step = r.expr(s.Step)
-		}
-		r.push()
-		r.declare(s.Name)
-		r.block(s.Stmts)
-		r.pop()
+		rewriteStatementParts(s, r.expr, func(body []ast.Stmt) { r.scoped(body, s.Name) })
 	case *ast.GenericForStmt:
-		r.exprs(s.Exprs)
-		r.push()
-		for _, n := range s.Names {
-			r.declare(n)
-		}
-		r.block(s.Stmts)
-		r.pop()
-	case *ast.FuncDefStmt:
-		if s.Name.Func != nil {
-			s.Name.Func = r.expr(s.Name.Func)
-		} else {
-			s.Name.Receiver = r.expr(s.Name.Receiver)
-		}
-		r.function(s.Func)
-	case *ast.ReturnStmt:
-		r.exprs(s.Exprs)
+		rewriteStatementParts(s, r.expr, func(body []ast.Stmt) { r.scoped(body, s.Names...) })
+	default:
+		rewriteStatementParts(s, r.expr, func(body []ast.Stmt) { r.scoped(body) })
 	}
 }
 

@@ -2,8 +2,62 @@ package luachunk
 
 import "github.com/yuin/gopher-lua/ast"
 
-// The rewrites (env.go, concat.go, assign.go) differ in what they do at statements, where
-// scopes and bindings are, but descend through expressions alike; that descent is here.
+// The rewrites (env.go, concat.go, assign.go) descend through a chunk alike; that descent
+// is here. Each handles itself only the statements where its own rule lives (scopes for
+// _ENV, bindings and whole loops for `..`, the split of a multiple assignment) and leaves the
+// rest to rewriteStatementParts.
+
+// rewriteStatementParts replaces each expression of s with what expr makes of it and hands
+// each block of s to block, in the order Lua runs them. Which scope a block opens is block's
+// concern.
+func rewriteStatementParts(s ast.Stmt, expr func(ast.Expr) ast.Expr, block func([]ast.Stmt)) {
+	exprs := func(es []ast.Expr) {
+		for i, e := range es {
+			es[i] = expr(e)
+		}
+	}
+	switch s := s.(type) {
+	case *ast.AssignStmt:
+		exprs(s.Lhs)
+		exprs(s.Rhs)
+	case *ast.LocalAssignStmt:
+		exprs(s.Exprs)
+	case *ast.FuncCallStmt:
+		s.Expr = expr(s.Expr)
+	case *ast.DoBlockStmt:
+		block(s.Stmts)
+	case *ast.WhileStmt:
+		s.Condition = expr(s.Condition)
+		block(s.Stmts)
+	case *ast.RepeatStmt:
+		block(s.Stmts)
+		s.Condition = expr(s.Condition)
+	case *ast.IfStmt:
+		s.Condition = expr(s.Condition)
+		block(s.Then)
+		block(s.Else)
+	case *ast.NumberForStmt:
+		s.Init = expr(s.Init)
+		s.Limit = expr(s.Limit)
+		if s.Step != nil {
+			s.Step = expr(s.Step)
+		}
+		block(s.Stmts)
+	case *ast.GenericForStmt:
+		exprs(s.Exprs)
+		block(s.Stmts)
+	case *ast.FuncDefStmt:
+		if s.Name.Func != nil {
+			s.Name.Func = expr(s.Name.Func)
+		}
+		if s.Name.Receiver != nil {
+			s.Name.Receiver = expr(s.Name.Receiver)
+		}
+		expr(s.Func) // a function expression is rewritten in place, never replaced
+	case *ast.ReturnStmt:
+		exprs(s.Exprs)
+	}
+}
 
 // rewriteSubexpressions replaces each direct subexpression of e with what rewrite makes of
 // it, in the order Lua evaluates them. A function's body is a block, not a subexpression:
