@@ -130,8 +130,8 @@ func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
 }
 
 // installCoroutine makes every coroutine run under the computer's yield guard (gopher-lua
-// would otherwise give each a child context of the resume that created it) and turns the
-// guard's positioned message into CC's bare one wherever an error surfaces.
+// would otherwise give each a child context of the resume that created it) and gives
+// create and resume CC's argument errors.
 func (c *Computer) installCoroutine(L *lua.LState) {
 	co := L.GetGlobal("coroutine").(*lua.LTable)
 	create := co.RawGetString("create").(*lua.LFunction).GFunction
@@ -157,17 +157,9 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 		return 2
 	}))
 	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int {
-		top := L.GetTop()
 		if _, ok := L.Get(1).(*lua.LState); !ok {
 			luakit.ArgError(L, 1, "coroutine")
 		}
-		n := resume(L)
-		if n >= 2 && L.Get(-n) == lua.LFalse {
-			if s, ok := L.Get(-n + 1).(lua.LString); ok {
-				L.Replace(-n+1, lua.LString(c.guard.normalise(string(s))))
-			}
-		}
-		_ = top
-		return n
+		return resume(L)
 	}))
 }

@@ -420,7 +420,6 @@ func (c *Computer) resume(args []lua.LValue) (lua.ResumeState, string) {
 		if errors.As(err, &apiErr) && apiErr.Object != nil {
 			msg = toStringSafe(c.L, apiErr.Object)
 		}
-		msg = c.guard.normalise(msg)
 		if c.guard.hard.Load() {
 			c.stop = true
 		}

@@ -2,13 +2,15 @@ package computer
 
 import (
 	"errors"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// TooLongMessage is the error CC raises in code that runs too long without yielding.
+// TooLongMessage is the error CC raises in code that runs too long without yielding. As in
+// CC, it carries the position of the Lua code it stopped (gopher-lua raises it between two
+// instructions: "file:line: Too long without yielding") and is bare when it stops a Go
+// library function (the pattern matcher, strlib.go).
 const TooLongMessage = "Too long without yielding"
 
 // DefaultYieldTimeout is CC's limit on a single resume of the computer before TooLongMessage.
@@ -25,12 +27,11 @@ var errTooLong = errors.New(TooLongMessage)
 // until the resume ends. It is never cancelled as a whole, and implements AfterFunc so that
 // context.WithCancel children (gopher-lua makes one per coroutine) start no goroutine.
 type yieldGuard struct {
-	mu      sync.Mutex // serialises trip against arm/disarm so a late timer cannot leak into the next resume
-	gen     uint64     // guarded by mu: which resume the timers belong to
-	done    atomic.Pointer[chan struct{}]
-	tripped atomic.Bool // a soft abort happened during the current resume
-	hard    atomic.Bool
-	never   chan struct{}
+	mu    sync.Mutex // serialises trip against arm/disarm so a late timer cannot leak into the next resume
+	gen   uint64     // guarded by mu: which resume the timers belong to
+	done  atomic.Pointer[chan struct{}]
+	hard  atomic.Bool
+	never chan struct{}
 }
 
 func newYieldGuard() *yieldGuard {
@@ -65,7 +66,6 @@ func (g *yieldGuard) trip(gen uint64, hard bool) {
 	if hard {
 		g.hard.Store(true)
 	}
-	g.tripped.Store(true)
 	ch := make(chan struct{})
 	close(ch)
 	g.done.Store(&ch)
@@ -76,7 +76,6 @@ func (g *yieldGuard) arm(limit time.Duration) (disarm func()) {
 	g.mu.Lock()
 	g.gen++
 	gen := g.gen
-	g.tripped.Store(false)
 	g.mu.Unlock()
 	soft := time.AfterFunc(limit, func() { g.trip(gen, false) })
 	hard := time.AfterFunc(limit+hardAbortGrace, func() { g.trip(gen, true) })
@@ -92,21 +91,11 @@ func (g *yieldGuard) arm(limit time.Duration) (disarm func()) {
 	}
 }
 
-// normalise turns gopher-lua's positioned "file:line: Too long without yielding" into CC's
-// bare message, only when the guard actually fired in this resume.
-func (g *yieldGuard) normalise(msg string) string {
-	if g.tripped.Load() && strings.HasSuffix(msg, ": "+TooLongMessage) {
-		return TooLongMessage
-	}
-	return msg
-}
-
 // abort hard-aborts whatever runs now and every later resume, as when the time limit ends.
 func (g *yieldGuard) abort() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.hard.Store(true)
-	g.tripped.Store(true)
 	ch := make(chan struct{})
 	close(ch)
 	g.done.Store(&ch)
