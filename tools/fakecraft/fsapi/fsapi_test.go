@@ -478,12 +478,12 @@ func TestHandleReading(t *testing.T) {
 	assert.Equal(t, "bad argument #1 to 'seek' (invalid option 'bad'", c.evalErr(t, `fs.open("lines.txt", "r").seek("bad")`))
 }
 
-// TestBinaryReadHandle: a handle over bytes answers every read and seek as fs.open(path, "rb")
-// does on a file holding them, and belongs to no filesystem.
-func TestBinaryReadHandle(t *testing.T) {
+// TestReadHandle: a handle over bytes answers every read and seek as fs.open(path, "rb")
+// or fs.open(path, "r") does on a file holding them, and belongs to no filesystem.
+func TestReadHandle(t *testing.T) {
 	c := newComputer(t)
 	c.L.SetGlobal("bytesHandle", c.L.NewFunction(func(L *lua.LState) int {
-		L.Push(BinaryReadHandle(L, []byte("line1\nline2\r\nline3")))
+		L.Push(ReadHandle(L, []byte("line1\nline2\r\nline3"), L.ToBool(1)))
 		return 1
 	}))
 	probes := []string{
@@ -495,12 +495,18 @@ func TestBinaryReadHandle(t *testing.T) {
 		`return pcall(h.seek, "bad")`,
 		`return type(h.write), type(h.flush)`,
 	}
-	for _, probe := range probes {
-		want := strs(c.eval(t, `local h = fs.open("lines.txt", "rb") `+probe))
-		open := len(c.fs.open)
-		assert.Equal(t, want, strs(c.eval(t, `local h = bytesHandle() `+probe)), probe)
-		assert.Equal(t, open, len(c.fs.open), "a handle over bytes is no open file of the filesystem")
+	for _, mode := range []struct {
+		fsMode, binary string
+	}{{"rb", "true"}, {"r", "false"}} {
+		for _, probe := range probes {
+			want := strs(c.eval(t, `local h = fs.open("lines.txt", "`+mode.fsMode+`") `+probe))
+			open := len(c.fs.open)
+			assert.Equal(t, want, strs(c.eval(t, `local h = bytesHandle(`+mode.binary+`) `+probe)), mode.fsMode+": "+probe)
+			assert.Equal(t, open, len(c.fs.open), "a handle over bytes is no open file of the filesystem")
+		}
 	}
+	// The modes differ in read() without a count: a byte as a number, or a one-byte string.
+	assert.Equal(t, []string{"108", "l"}, strs(c.eval(t, `return bytesHandle(true).read(), bytesHandle(false).read()`)))
 }
 
 func TestHandleWritingModes(t *testing.T) {

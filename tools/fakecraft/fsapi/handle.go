@@ -39,7 +39,7 @@ const lineChunk = 256
 // write raw bytes; binary mode only changes read() without a count (a byte as a number)
 // and write(number) (a single byte). Every method runs with fs.mu held (see locked).
 type handle struct {
-	fs     *FS // nil for a handle outside any filesystem (BinaryReadHandle)
+	fs     *FS // nil for a handle outside any filesystem (ReadHandle)
 	m      *mountPoint
 	path   string
 	mode   openMode
@@ -49,13 +49,18 @@ type handle struct {
 	closed bool
 }
 
-// BinaryReadHandle is CC's binary read handle over data (read, readAll, readLine, seek,
-// close), as fs.open(path, "rb") returns for a file holding data. It belongs to no
-// filesystem: it holds no lock and counts against no open-file limit, so it is for Lua
-// objects CC builds on its ReadHandle, such as a file_transfer's files; the caller may add
+// ReadHandle is CC's read handle over data (read, readAll, readLine, seek, close), as
+// fs.open(path, "rb") (binary) or fs.open(path, "r") returns for a file holding data; the
+// modes differ only in read() without a count. It belongs to no filesystem: it holds no
+// lock and counts against no open-file limit, so it is for Lua objects CC builds on its
+// ReadHandle, such as a file_transfer's files and an HTTP response; the caller may add
 // methods to the table. Lua goroutine only.
-func BinaryReadHandle(L *lua.LState, data []byte) *lua.LTable {
-	h := &handle{mode: openModes["rb"], stream: bytes.NewReader(data), size: int64(len(data))}
+func ReadHandle(L *lua.LState, data []byte, binary bool) *lua.LTable {
+	mode := openModes["r"]
+	if binary {
+		mode = openModes["rb"]
+	}
+	h := &handle{mode: mode, stream: bytes.NewReader(data), size: int64(len(data))}
 	return handleTable(L, h)
 }
 

@@ -15,14 +15,13 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"fakecraft/luakit"
+	"fakecraft/fsapi"
 )
 
 // Error texts of http.request and response handles.
 const (
 	errBodyTooLarge     = "Request body is too large"
 	errResponseTooLarge = "Response is too large"
-	errNegativeRead     = "Cannot read a negative number of bytes"
 	errBadMethod        = "Unsupported HTTP method"
 )
 
@@ -212,130 +211,37 @@ func (a *API) luaCheckURL(L *lua.LState) int {
 	return 1
 }
 
-// response is a received HTTP response; its Lua handle reads from body.
+// response is what a received HTTP response adds to CC's read handle over its body: the
+// status and the headers, which (like CC's) stay readable after the body is closed.
 type response struct {
 	body    []byte
-	pos     int
-	closed  bool
 	code    int
 	message string
 	headers http.Header
 	binary  bool
 }
 
-// handle builds the Lua response handle. Lua goroutine only; the methods are called with
-// a dot, like every CC handle.
+// handle builds the Lua response handle: fs's read handle on the body (text or binary, as
+// CC's HttpResponseHandle wraps its ReadHandle) plus getResponseCode and
+// getResponseHeaders. Lua goroutine only; the methods are called with a dot, like every CC
+// handle.
 func (r *response) handle(L *lua.LState) *lua.LTable {
-	t := L.NewTable()
-	L.SetFuncs(t, map[string]lua.LGFunction{
-		"read":               r.luaRead,
-		"readLine":           r.luaReadLine,
-		"readAll":            r.luaReadAll,
-		"close":              r.luaClose,
-		"getResponseCode":    r.luaCode,
-		"getResponseHeaders": r.luaHeaders,
-	})
+	t := fsapi.ReadHandle(L, r.body, r.binary)
+	t.RawSetString("getResponseCode", L.NewFunction(r.luaCode))
+	t.RawSetString("getResponseHeaders", L.NewFunction(r.luaHeaders))
 	return t
 }
 
-// checkOpen raises CC's closed-handle error.
-func (r *response) checkOpen(L *lua.LState) bool {
-	if r.closed {
-		L.RaiseError(errClosedFile)
-		return false
-	}
-	return true
-}
-
-func (r *response) luaRead(L *lua.LState) int {
-	n, counted := luakit.OptLong(L, 1)
-	if !r.checkOpen(L) {
-		return 0
-	}
-	if !counted {
-		if r.pos >= len(r.body) {
-			L.Push(lua.LNil)
-			return 1
-		}
-		b := r.body[r.pos]
-		r.pos++
-		if r.binary {
-			L.Push(lua.LNumber(b))
-		} else {
-			L.Push(lua.LString([]byte{b}))
-		}
-		return 1
-	}
-	if n < 0 {
-		L.RaiseError(errNegativeRead)
-		return 0
-	}
-	if r.pos >= len(r.body) {
-		L.Push(lua.LNil)
-		return 1
-	}
-	end := r.pos + int(min(n, int64(len(r.body)-r.pos))) // n may be near math.MaxInt64
-	L.Push(lua.LString(r.body[r.pos:end]))
-	r.pos = end
-	return 1
-}
-
-func (r *response) luaReadLine(L *lua.LState) int {
-	withTrailing := lua.LVAsBool(L.Get(1))
-	if !r.checkOpen(L) {
-		return 0
-	}
-	if r.pos >= len(r.body) {
-		L.Push(lua.LNil)
-		return 1
-	}
-	rest := r.body[r.pos:]
-	i := bytes.IndexByte(rest, '\n')
-	if i < 0 {
-		r.pos = len(r.body)
-		L.Push(lua.LString(rest))
-		return 1
-	}
-	r.pos += i + 1
-	if withTrailing {
-		L.Push(lua.LString(rest[:i+1]))
-	} else {
-		L.Push(lua.LString(rest[:i]))
-	}
-	return 1
-}
-
-func (r *response) luaReadAll(L *lua.LState) int {
-	if !r.checkOpen(L) {
-		return 0
-	}
-	L.Push(lua.LString(r.body[r.pos:]))
-	r.pos = len(r.body)
-	return 1
-}
-
-func (r *response) luaClose(L *lua.LState) int {
-	if !r.checkOpen(L) {
-		return 0
-	}
-	r.closed = true
-	return 0
-}
-
 func (r *response) luaCode(L *lua.LState) int {
-	if !r.checkOpen(L) {
-		return 0
-	}
 	L.Push(lua.LNumber(r.code))
 	L.Push(lua.LString(r.message))
 	return 2
 }
 
+// luaHeaders returns a new table each call; a name sent more than once has its values
+// joined with ",", as CC does. Names go in sorted, so pairs runs in the same order each run.
 func (r *response) luaHeaders(L *lua.LState) int {
-	if !r.checkOpen(L) {
-		return 0
-	}
-	t := L.NewTable()
+	t := L.CreateTable(0, len(r.headers))
 	names := make([]string, 0, len(r.headers))
 	for name := range r.headers {
 		names = append(names, name)

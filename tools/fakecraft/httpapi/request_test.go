@@ -196,3 +196,56 @@ func TestResponseReadCount(t *testing.T) {
 		lua.LString("ello"),
 	}, out)
 }
+
+// TestResponseIsAReadHandle: as in CC, a response is fs's read handle on the body (seek,
+// readLine dropping "\r\n" but keeping a lone "\r", text or binary read) whose
+// getResponseCode and getResponseHeaders keep answering after close.
+func TestResponseIsAReadHandle(t *testing.T) {
+	const body = "a\r\nb\rc\r\nlast\r"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Test", "yes")
+		if r.URL.Path == "/missing" {
+			w.WriteHeader(http.StatusNotFound)
+		}
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	tests := []struct {
+		name, code string
+		want       []string
+	}{
+		{"readLine drops \\r\\n, keeps a lone \\r", `local h = assert(http.get(base))
+			return h.readLine(), h.readLine(true), h.readLine(), h.readLine()`,
+			[]string{"a", "b\rc\r\n", "last\r", "nil"}},
+		{"seek", `local h = assert(http.get(base))
+			return h.seek("set", 1), h.read(), h.seek("end"), h.seek("cur", -5), h.readAll(), h.seek("set", -1)`,
+			[]string{"1", "\r", "13", "8", "last\r", "nil", "Position is negative"}},
+		{"status and headers after close", `local h = assert(http.get(base))
+			h.close()
+			local ok, err = pcall(h.readAll)
+			local code, msg = h.getResponseCode()
+			return ok, err, code, msg, h.getResponseHeaders()["X-Test"]`,
+			[]string{"false", "attempt to use a closed file", "200", "OK", "yes"}},
+		{"failure response after close", `local _, _, h = http.get(base .. "/missing")
+			h.close()
+			return h.getResponseCode()`,
+			[]string{"404", "Not Found"}},
+		{"binary read", `local h = assert(http.get({ url = base, binary = true }))
+			return h.read(), h.read(2)`,
+			[]string{"97", "\r\n"}},
+		{"text read", `local h = assert(http.get(base))
+			return h.read(), h.read(2)`,
+			[]string{"a", "\r\n"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out := c.run(t, "local base = ... "+tc.code, srv.URL)
+			got := make([]string, len(out))
+			for i, v := range out {
+				got[i] = lstr(v)
+			}
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}

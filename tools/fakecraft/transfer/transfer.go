@@ -55,7 +55,7 @@ func Files(L *lua.LState, files []File) *lua.LTable {
 // fileObject is one TransferredFile: fs's binary read handle on the file's bytes, with
 // getName added, as CC's TransferredFile extends its ReadHandle.
 func fileObject(L *lua.LState, f File) *lua.LTable {
-	t := fsapi.BinaryReadHandle(L, f.Data)
+	t := fsapi.ReadHandle(L, f.Data, true)
 	name := ccstr.FromText(f.Name)
 	t.RawSetString("getName", L.NewFunction(func(L *lua.LState) int {
 		L.Push(lua.LString(name))
