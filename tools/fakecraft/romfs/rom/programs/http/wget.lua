@@ -58,9 +58,8 @@ if run then
   if not body then
     return;
   end
-  -- The program's own environment (CC passes _ENV; fakecraft's VM has getfenv instead).
-  local env = _ENV or getfenv(1);
-  local fn, err = load(body, fileName(url), "t", env);
+  -- The script runs in wget's own environment, as a program the shell started.
+  local fn, err = load(body, fileName(url), "t", _ENV);
   if not fn then
     printError(err);
     return;
