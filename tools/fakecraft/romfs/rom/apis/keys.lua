@@ -32,8 +32,8 @@ for i = 1, 25 do
   NAMES[289 + i] = "f" .. i;
 end
 
--- The API's own environment (os.loadAPI's table); getfenv because fakecraft's VM has no _ENV.
-local api = getfenv(1);
+-- The API's own environment (os.loadAPI's table).
+local api = _ENV;
 for code, name in pairs(NAMES) do
   api[name] = code;
 end

@@ -20,7 +20,7 @@ local env = setmetatable({
     __tostring = function() return "Call exit() to exit."; end,
     __call = function() running = false; end,
   }),
-}, { __index = getfenv(1) });
+}, { __index = _ENV });
 
 if term.isColour() then term.setTextColour(colours.yellow); end
 print("Interactive Lua prompt.");
