@@ -63,10 +63,14 @@ function pcall(f, ...)
   return protected(f, ...);
 end
 
+-- The handler runs protected too, so it may yield; its first result is the error, and an
+-- error in it is Lua's "error in error handling".
 function xpcall(f, handler, ...)
   local result = pack(protected(f, ...));
   if result[1] then return unpack(result, 1, result.n); end
-  return false, handler(result[2]);
+  local handled, err = protected(handler, result[2]);
+  if not handled then return false, "error in error handling"; end
+  return false, err;
 end
 
 function coroutine.wrap(f)

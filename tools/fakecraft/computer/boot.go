@@ -15,28 +15,15 @@ import (
 //go:embed bios.lua
 var biosSource string
 
-// cFrameSource names code that stands in for a C function (pcall's coroutine body): error
-// positions never point into it, as C Lua's never point into C.
-const cFrameSource = "[C]"
+// cFrameSource names code that stands in for a C function (cfuncs.lua): error positions
+// never point into it, as C Lua's never point into C.
+const cFrameSource = luakit.CFrameSource
 
 // Chunk names of fakecraft's own pieces (Lua's "=name" is shown as it is).
 const (
-	trampolineChunk = "=" + cFrameSource
-	biosChunk       = "@bios.lua"
+	cFuncsChunk = "=" + cFrameSource
+	biosChunk   = "@bios.lua"
 )
-
-// trampolineSource makes the body of a pcall coroutine. It is not a tail call, so error
-// levels count it as the frame of pcall itself.
-const trampolineSource = `local pack, unpack = table.pack, table.unpack
-local function same(f) return f end
-return function(fn)
-  return function(...)
-    -- Called through same() so the callee has no name, as a function pcall calls in C
-    -- Lua has none: argument errors read "bad argument #1 (...)", not "... to 'fn' (...)".
-    local r = pack(same(fn)(...))
-    return unpack(r, 1, r.n)
-  end
-end`
 
 // Computer paths the bios starts. The launcher directory is fakecraft's own, outside /rom
 // (as CC's bios.lua is not in its ROM); the machine mounts it on every computer that is not
@@ -69,15 +56,11 @@ func (c *Computer) boot() error {
 			return fmt.Errorf("install api %d: %w", i, err)
 		}
 	}
-	tramp, err := compileChunk(L, trampolineSource, trampolineChunk, nil)
+	tramp, err := installCFuncs(L)
 	if err != nil {
-		return fmt.Errorf("compile trampoline: %w", err)
+		return err
 	}
-	if err := L.CallByParam(lua.P{Fn: tramp, NRet: 1, Protect: true}); err != nil {
-		return fmt.Errorf("run trampoline: %w", err)
-	}
-	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", L.Get(-1))
-	L.Pop(1)
+	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	fn, err := compileChunk(L, biosSource, biosChunk, nil)
 	if err != nil {
 		return fmt.Errorf("compile bios: %w", err)
@@ -130,8 +113,8 @@ func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
 }
 
 // installCoroutine makes every coroutine run under the computer's yield guard (gopher-lua
-// would otherwise give each a child context of the resume that created it) and gives
-// create and resume CC's argument errors.
+// would otherwise give each a child context of the resume that created it), gives create
+// and resume CC's argument errors, and refuses a yield gopher-lua cannot make (boundary.go).
 func (c *Computer) installCoroutine(L *lua.LState) {
 	co := L.GetGlobal("coroutine").(*lua.LTable)
 	create := co.RawGetString("create").(*lua.LFunction).GFunction
@@ -161,5 +144,12 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 			luakit.ArgError(L, 1, "coroutine")
 		}
 		return resume(L)
+	}))
+	yield := co.RawGetString("yield").(*lua.LFunction).GFunction
+	co.RawSetString("yield", L.NewFunction(func(L *lua.LState) int {
+		if yieldCrossesGo(L) {
+			luakit.RaiseMessage(L, YieldBoundaryMessage)
+		}
+		return yield(L)
 	}))
 }

@@ -47,7 +47,7 @@ func raisePattern(L *lua.LState, err error) {
 	if errors.Is(err, luapattern.ErrStopped) {
 		L.Error(lua.LString(TooLongMessage), 0)
 	}
-	L.RaiseError("%s", err.Error())
+	luakit.RaiseMessage(L, err.Error())
 }
 
 // startIndex is Lua's posrelat for init: negative counts from the end, clipped at 1.
@@ -217,7 +217,7 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 			}
 			i++
 			if i >= len(text) {
-				L.RaiseError("invalid use of '%%' in replacement string")
+				luakit.RaiseMessage(L, "invalid use of '%' in replacement string")
 			}
 			d := text[i]
 			switch {
@@ -236,7 +236,7 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 					b.WriteString(t)
 				}
 			default:
-				L.RaiseError("invalid use of '%%' in replacement string")
+				luakit.RaiseMessage(L, "invalid use of '%' in replacement string")
 			}
 		}
 		return
@@ -255,7 +255,7 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 		b.WriteString(whole())
 	case lua.LBool:
 		if v {
-			L.RaiseError("invalid replacement value (a boolean)")
+			luakit.RaiseMessage(L, "invalid replacement value (a boolean)")
 		}
 		b.WriteString(whole())
 	case lua.LString:
@@ -263,7 +263,7 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 	case lua.LNumber:
 		b.WriteString(ccformat.FormatNumber(float64(v)))
 	default:
-		L.RaiseError("invalid replacement value (a %s)", value.Type().String())
+		luakit.Raise(L, "invalid replacement value (a %s)", value.Type().String())
 	}
 }
 

@@ -81,17 +81,32 @@ func RaiseMessage(L *lua.LState, msg string) {
 	L.Error(lua.LString(callerWhere(L)+msg), 0)
 }
 
+// CFrameSource is the source name of Lua code that stands in for a C function (fakecraft's
+// chunk "=[C]": pcall's coroutine body, table.sort and string.gsub around their Go halves).
+// Errors are never placed in it, as C Lua's are never placed in C.
+const CFrameSource = "[C]"
+
 // callerWhere is the "source:line: " of the Lua function that called the running Go
-// function, or "" when the caller is not Lua code.
+// function, or "" when the caller is not Lua code. A stand-in for a C function (CFrameSource)
+// is part of the function it stands in for: its own caller is the one, and when that is Go,
+// a stand-in too, or gone (a tail call), there is no position.
 func callerWhere(L *lua.LState) string {
-	dbg, ok := L.GetStack(1)
-	if !ok {
-		return ""
+	for level := 1; level <= 2; level++ {
+		dbg, ok := L.GetStack(level)
+		if !ok {
+			return ""
+		}
+		if _, err := L.GetInfo("S", dbg, lua.LNil); err != nil || dbg.What == "G" {
+			return ""
+		}
+		if dbg.Source != CFrameSource {
+			return L.Where(level) + " "
+		}
+		if dbg.What == "tail" {
+			return ""
+		}
 	}
-	if _, err := L.GetInfo("S", dbg, lua.LNil); err != nil || dbg.What == "G" {
-		return ""
-	}
-	return L.Where(1) + " "
+	return ""
 }
 
 // RaiseBare raises a message with no position, as CC's bare errors (error(msg, 0)).

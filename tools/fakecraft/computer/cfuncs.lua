@@ -1,0 +1,151 @@
+-- Lua code that stands in for C functions. It is compiled under the chunk name "=[C]", so
+-- error positions never point into it, as C Lua's never point into C (boot.go).
+--
+-- It makes pcall's coroutine body, and the library functions that call back into Lua code
+-- (table.sort's comparator, table.foreach/foreachi) so that the callback can yield as in
+-- CC: gopher-lua cannot yield through a Go function. native.sort is gopher-lua's sort (its
+-- errors placed again, cfuncs.go). string.gsub stays Go: written here it cost every call
+-- (README, Known differences).
+local native = ...;
+local pack, unpack, select, type, error, next = table.pack, table.unpack, select, type, error, next;
+local getmetatable, native_sort = debug.getmetatable, native.sort;
+
+local function same(f) return f; end
+
+-- The body of a pcall coroutine. It is not a tail call, so error levels count it as the
+-- frame of pcall itself.
+local function trampoline(fn)
+  return function(...)
+    -- Called through same() so the callee has no name, as a function pcall calls in C
+    -- Lua has none: argument errors read "bad argument #1 (...)", not "... to 'fn' (...)".
+    local r = pack(same(fn)(...));
+    return unpack(r, 1, r.n);
+  end;
+end
+
+-- Raises CC's "bad argument" when argument index of the n given is not of type want.
+local function check(index, n, value, want)
+  if type(value) == want then return; end
+  local got = index > n and "no value" or type(value);
+  error(("bad argument #%d (%s expected, got %s)"):format(index, want, got), 3);
+end
+
+function table.foreach(...)
+  local t, f = ...;
+  local n = select("#", ...);
+  check(1, n, t, "table");
+  check(2, n, f, "function");
+  for k, v in next, t do
+    local r = f(k, v);
+    if r ~= nil then return r; end
+  end
+end
+
+function table.foreachi(...)
+  local t, f = ...;
+  local n = select("#", ...);
+  check(1, n, t, "table");
+  check(2, n, f, "function");
+  for i = 1, #t do
+    local r = f(i, t[i]);
+    if r ~= nil then return r; end
+  end
+end
+
+-- Lua's < for what table.sort compares with no comparator, calling __lt as a plain call so
+-- that it may yield (the VM's own < would run it in a nested loop).
+local function less_than(a, b)
+  local ta, tb = type(a), type(b);
+  if ta == tb and (ta == "number" or ta == "string") then return a < b; end
+  local handler;
+  if ta == tb then
+    local meta = getmetatable(a);
+    handler = meta and meta.__lt;
+    if handler == nil then
+      meta = getmetatable(b);
+      handler = meta and meta.__lt;
+    end
+  end
+  if handler == nil then
+    -- Level 4: the caller of table.sort (less_than, lua_sort, table.sort).
+    error(("attempt to compare %s with %s"):format(ta, tb), 4);
+  end
+  return not not handler(a, b);
+end
+
+local INVALID_ORDER = "invalid order function for sorting";
+
+-- Lua 5.1's quicksort (median of three; "invalid order function" when a scan runs out of
+-- its range), iterative so error levels stay fixed: the smaller half is done first, the
+-- larger waits on a stack.
+local function lua_sort(t, lt)
+  local pending, waiting = {}, 0;
+  local lo, up = 1, #t;
+  while true do
+    while lo < up do
+      local x, y = t[lo], t[up];
+      if lt(y, x) then t[lo] = y; t[up] = x; end
+      if up - lo == 1 then break; end
+      local p = lo + up;
+      p = (p - p % 2) / 2;
+      x = t[p];
+      y = t[lo];
+      if lt(x, y) then
+        t[p] = y; t[lo] = x;
+      else
+        y = t[up];
+        if lt(y, x) then t[p] = y; t[up] = x; end
+      end
+      if up - lo == 2 then break; end
+      local pivot = t[p];
+      t[p] = t[up - 1]; t[up - 1] = pivot;
+      local i, j = lo, up - 1;
+      while true do
+        i = i + 1;
+        while lt(t[i], pivot) do
+          if i > up then error(INVALID_ORDER, 3); end
+          i = i + 1;
+        end
+        j = j - 1;
+        while lt(pivot, t[j]) do
+          if j < lo then error(INVALID_ORDER, 3); end
+          j = j - 1;
+        end
+        if j < i then break; end
+        x = t[i]; t[i] = t[j]; t[j] = x;
+      end
+      t[up - 1] = t[i]; t[i] = pivot;
+      if i - lo < up - i then
+        pending[waiting + 1] = i + 1; pending[waiting + 2] = up;
+        up = i - 1;
+      else
+        pending[waiting + 1] = lo; pending[waiting + 2] = i - 1;
+        lo = i + 1;
+      end
+      waiting = waiting + 2;
+    end
+    if waiting == 0 then return; end
+    lo, up = pending[waiting - 1], pending[waiting];
+    waiting = waiting - 2;
+  end
+end
+
+-- table.sort: gopher-lua's (in Go, much faster) where no Lua function is involved; Lua's own
+-- algorithm where a comparator or an __lt metamethod may yield.
+-- Argument errors are gopher-lua's wording, as before.
+function table.sort(t, comp)
+  if type(t) ~= "table" then
+    error(("bad argument #1 to sort (table expected, got %s)"):format(type(t)), 2);
+  end
+  if comp == nil then
+    if type(t[1]) ~= "table" then return native_sort(t); end
+    lua_sort(t, less_than);
+    return;
+  end
+  if type(comp) ~= "function" then
+    error(("bad argument #2 to sort (function expected, got %s)"):format(type(comp)), 2);
+  end
+  lua_sort(t, comp);
+end
+
+return trampoline;
