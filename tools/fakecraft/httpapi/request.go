@@ -9,8 +9,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -100,8 +102,8 @@ func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration,
 	ctx, cancel := context.WithTimeout(a.ctx, timeout)
 	defer cancel()
 	transport := &http.Transport{
-		DialContext:       a.checkedDial,
-		TLSClientConfig:   a.opts.TLSConfig,
+		DialContext:       a.dialWire,
+		DialTLSContext:    a.dialWireTLS,
 		DisableKeepAlives: true,
 		Proxy:             nil,
 	}
@@ -118,6 +120,14 @@ func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration,
 			return nil
 		},
 	}
+	// The last connection is the final hop's, whose header block has the names as sent.
+	var mu sync.Mutex
+	var last net.Conn
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		mu.Lock()
+		last = info.Conn
+		mu.Unlock()
+	}})
 	resp, err := client.Do(req.WithContext(ctx))
 	if err != nil {
 		a.queueHTTPFailure(rawURL, requestErrorText(ctx, err))
@@ -136,11 +146,14 @@ func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration,
 	if !a.wait(nil) {
 		return
 	}
+	mu.Lock()
+	wire, _ := last.(*wireConn)
+	mu.Unlock()
 	r := &response{
 		body:    data,
 		code:    resp.StatusCode,
 		message: strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode))),
-		headers: resp.Header,
+		headers: responseHeaders(wire, resp.Header),
 		binary:  binary,
 	}
 	a.h.Do(func(L *lua.LState) {
@@ -217,8 +230,24 @@ type response struct {
 	body    []byte
 	code    int
 	message string
-	headers http.Header
+	headers map[string]string
 	binary  bool
+}
+
+// responseHeaders is CC's header table: the names as the server sent them when the
+// connection recorded its header block, else Go's canonical names; the values of a name
+// sent more than once are joined with ",", as CC does.
+func responseHeaders(wire *wireConn, canonical http.Header) map[string]string {
+	if wire != nil {
+		if h := wire.headers(); h != nil {
+			return h
+		}
+	}
+	out := make(map[string]string, len(canonical))
+	for name, values := range canonical {
+		out[name] = strings.Join(values, ",")
+	}
+	return out
 }
 
 // handle builds the Lua response handle: fs's read handle on the body (text or binary, as
@@ -238,8 +267,8 @@ func (r *response) luaCode(L *lua.LState) int {
 	return 2
 }
 
-// luaHeaders returns a new table each call; a name sent more than once has its values
-// joined with ",", as CC does. Names go in sorted, so pairs runs in the same order each run.
+// luaHeaders returns a new table each call, as CC does. Names go in sorted, so pairs runs
+// in the same order each run.
 func (r *response) luaHeaders(L *lua.LState) int {
 	t := L.CreateTable(0, len(r.headers))
 	names := make([]string, 0, len(r.headers))
@@ -248,7 +277,7 @@ func (r *response) luaHeaders(L *lua.LState) int {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		t.RawSetString(name, lua.LString(strings.Join(r.headers[name], ",")))
+		t.RawSetString(name, lua.LString(r.headers[name]))
 	}
 	L.Push(t)
 	return 1

@@ -249,3 +249,43 @@ func TestResponseIsAReadHandle(t *testing.T) {
 		})
 	}
 }
+
+// TestResponseHeaderNamesAsSent: as CC's Netty, getResponseHeaders keeps each name in the
+// case the server sent (Go's client would canonicalise it), joins a name's repeated values
+// with ",", and holds the final response's headers only: not an interim 1xx's, not a
+// redirect's. Over TLS too.
+func TestResponseHeaderNamesAsSent(t *testing.T) {
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/hop" {
+			w.Header()["x-hop"] = []string{"1"}
+			http.Redirect(w, r, "/final", http.StatusFound)
+			return
+		}
+		w.Header()["x-interim"] = []string{"1"}
+		w.WriteHeader(http.StatusEarlyHints)
+		delete(w.Header(), "x-interim")
+		w.Header()["x-lower"] = []string{"yes"}
+		w.Header()["X-Dup"] = []string{"a", "b"}
+		w.Header()["x-dup"] = []string{"c"}
+		_, _ = io.WriteString(w, "body")
+	})
+	plain := httptest.NewServer(handler)
+	t.Cleanup(plain.Close)
+	secure := httptest.NewTLSServer(handler)
+	t.Cleanup(secure.Close)
+	tlsConfig := secure.Client().Transport.(*http.Transport).TLSClientConfig
+	c := newComputer(t, Options{AllowPrivate: true, TLSConfig: tlsConfig})
+	for _, base := range []string{plain.URL, secure.URL} {
+		out := c.run(t, `
+			local base = ...
+			local h = assert(http.get(base .. "/hop"))
+			local names = {}
+			for name, value in pairs(h.getResponseHeaders()) do
+				if name:sub(1, 2):lower() == "x-" then names[#names + 1] = name .. "=" .. value end
+			end
+			table.sort(names)
+			return h.readAll(), table.concat(names, " ")
+		`, base)
+		assert.Equal(t, []lua.LValue{lua.LString("body"), lua.LString("X-Dup=a,b x-dup=c x-lower=yes")}, out, base)
+	}
+}
