@@ -64,3 +64,36 @@ assert(#s == 3000 and #row > 0)
 `)
 	}
 }
+
+// sortProgram sorts 10 000 pseudo-random numbers 5 times, with less as the comparator
+// ("" for none).
+func sortProgram(less string) string {
+	call := "table.sort(t)"
+	if less != "" {
+		call = "table.sort(t, " + less + ")"
+	}
+	return `
+for round = 1, 5 do
+  local t, x = {}, round
+  for i = 1, 10000 do x = (x * 1103515245 + 12345) % 2147483648; t[i] = x end
+  ` + call + `
+  for i = 2, #t do assert(t[i - 1] <= t[i]) end
+end
+`
+}
+
+// BenchmarkTableSort is table.sort over numbers with no comparator (gopher-lua's Go sort),
+// after one boot.
+func BenchmarkTableSort(b *testing.B) {
+	for b.Loop() {
+		runProgram(b, sortProgram(""))
+	}
+}
+
+// BenchmarkTableSortComparator is table.sort with a Lua comparator (fakecraft's Lua
+// quicksort, so that the comparator may yield), after one boot.
+func BenchmarkTableSortComparator(b *testing.B) {
+	for b.Loop() {
+		runProgram(b, sortProgram("function(a, b) return a < b end"))
+	}
+}
