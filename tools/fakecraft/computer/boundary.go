@@ -14,16 +14,36 @@ const YieldBoundaryMessage = "attempt to yield across metamethod/C-call boundary
 // VM itself (a metamethod, a generic for's iterator) in a nested interpreter loop. A yield
 // there ends only that nested loop: the Go code under it carries on with a half-done call
 // ("register underflow", a nil pointer panic) and the coroutine does not stop. Its API does
-// not show which frames were entered that way, so these read its call frames: Debug.frame
-// points at a callFrame whose exported fields say which function runs (Fn), who called it
-// (Parent) and where the caller is (Pc). Resolved once, at start-up, so a gopher-lua whose
-// frames look different fails every computer's boot rather than one yield.
-var (
-	debugFrame  = mustField(reflect.TypeOf(lua.Debug{}), "frame")
-	frameFn     = mustField(debugFrame.Type.Elem(), "Fn")
-	frameParent = mustField(debugFrame.Type.Elem(), "Parent")
-	framePc     = mustField(debugFrame.Type.Elem(), "Pc")
-)
+// not show which frames were entered that way, so yieldCrossesGo reads its call frames:
+// Debug.frame points at a callFrame whose leading fields say which function runs (Fn), who
+// called it (Parent) and where the caller is (Pc). frameHead mirrors those fields; init
+// checks, through reflect, that gopher-lua's callFrame starts with them at the same offsets,
+// so a gopher-lua whose frames look different stops fakecraft at start-up, not at a yield.
+type frameHead struct {
+	Idx    int
+	Fn     *lua.LFunction
+	Parent *frameHead
+	Pc     int
+}
+
+var debugFrame = mustField(reflect.TypeOf(lua.Debug{}), "frame")
+
+func init() {
+	frame := debugFrame.Type
+	if frame.Kind() != reflect.Pointer || frame.Elem().Kind() != reflect.Struct {
+		panic("computer: gopher-lua's Debug.frame is not a pointer to a call frame")
+	}
+	mirror := reflect.TypeOf(frameHead{})
+	for i := 0; i < mirror.NumField(); i++ {
+		want := mirror.Field(i)
+		got := mustField(frame.Elem(), want.Name)
+		sameType := got.Type == want.Type ||
+			(want.Name == "Parent" && got.Type == frame)
+		if got.Offset != want.Offset || !sameType {
+			panic(fmt.Sprintf("computer: gopher-lua's call frame field %s is not where fakecraft reads it", want.Name))
+		}
+	}
+}
 
 func mustField(t reflect.Type, name string) reflect.StructField {
 	f, ok := t.FieldByName(name)
@@ -42,24 +62,19 @@ func yieldCrossesGo(L *lua.LState) bool {
 	if !ok {
 		return false
 	}
-	frame := reflect.ValueOf(dbg).Elem().FieldByIndex(debugFrame.Index)
-	for !frame.IsNil() {
-		caller := frame.Elem().FieldByIndex(frameParent.Index)
-		if caller.IsNil() {
-			return false // the coroutine's body
-		}
-		fn := (*lua.LFunction)(caller.Elem().FieldByIndex(frameFn.Index).UnsafePointer())
+	frame := (*frameHead)(reflect.ValueOf(dbg).Elem().FieldByIndex(debugFrame.Index).UnsafePointer())
+	for ; frame != nil && frame.Parent != nil; frame = frame.Parent {
+		caller := frame.Parent
+		fn := caller.Fn
 		if fn.IsG || fn.Proto == nil {
 			return true
 		}
-		pc := int(caller.Elem().FieldByIndex(framePc.Index).Int())
-		if pc < 1 || pc > len(fn.Proto.Code) {
+		if caller.Pc < 1 || caller.Pc > len(fn.Proto.Code) {
 			return true
 		}
-		if op := int(fn.Proto.Code[pc-1] >> 26); op != lua.OP_CALL && op != lua.OP_TAILCALL {
+		if op := int(fn.Proto.Code[caller.Pc-1] >> 26); op != lua.OP_CALL && op != lua.OP_TAILCALL {
 			return true
 		}
-		frame = caller
 	}
 	return false
 }
