@@ -114,3 +114,18 @@ func BenchmarkAssignRewriteOnly(b *testing.B) {
 		fixAssignments(stmts)
 	}
 }
+
+// BenchmarkForRewriteOnly is the generic for walk alone (it runs on every chunk holding
+// "for" and "in").
+func BenchmarkForRewriteOnly(b *testing.B) {
+	src := romSource(b)
+	for b.Loop() {
+		b.StopTimer()
+		stmts, err := parse.Parse(strings.NewReader(src), "io")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		rewriteGenericFors(stmts)
+	}
+}

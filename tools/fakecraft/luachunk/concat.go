@@ -36,8 +36,7 @@ func concatOperand(L *lua.LState) int {
 // literals, nested concatenations, tables, functions, booleans, nil, comparisons, `not`,
 // `#` (a length is a whole number, printed alike), calls of tostring, and the variable of a
 // numeric for that counts in whole steps (wholeLoop). A number literal is
-// turned into its text at compile time. On the way it hoists the lists of the generic fors
-// gopher-lua would miscompile (needsHoist). It reports whether any operand was routed, i.e.
+// turned into its text at compile time. It reports whether any operand was routed, i.e.
 // whether the chunk needs concatName.
 func rewriteConcat(chunk []ast.Stmt) bool {
 	w := &concatRewriter{wholeLoops: map[string]int{}}
@@ -85,10 +84,6 @@ func (w *concatRewriter) stmt(s ast.Stmt) ast.Stmt {
 		}
 	case *ast.GenericForStmt:
 		w.bind(s.Names...)
-		if !w.probe && needsHoist(s) {
-			rewriteStatementParts(s, w.expr, w.block)
-			return hoistForList(s)
-		}
 	case *ast.FuncDefStmt:
 		if id, ok := s.Name.Func.(*ast.IdentExpr); ok {
 			w.bind(id.Value)

@@ -6,8 +6,164 @@ import (
 	"github.com/yuin/gopher-lua/ast"
 )
 
+// gopher-lua runs a generic for's iterator from its OP_TFORLOOP instruction in a nested
+// interpreter loop, so an iterator that yields (one that waits for an event) raises
+// "attempt to yield across metamethod/C-call boundary"; CC lets it yield. Such a loop is
+// compiled as what the Lua 5.2 manual says it means, with an ordinary call:
+//
+//	for v1, ..., vn in list do body end
+//
+// becomes
+//
+//	do
+//	  local (for generator), (for state), (for control) = list
+//	  while true do
+//	    local v1, ..., vn = (for generator)((for state), (for control))
+//	    if v1 == nil then break end
+//	    (for control) = v1
+//	    body
+//	  end
+//	end
+//
+// The hidden names are Lua's own for these values (debug.getlocal shows them); the lexer
+// cannot make them, so no chunk can reach them, and each loop's hide an outer loop's. The
+// loop variables are locals of the while's body, so each iteration has fresh ones for the
+// closures made in it, and `break`, `goto` and `return` in body act as in the for.
+//
+// The ordinary call made loops over pairs about 50 % slower, so loops over
+// the standard iterators, which are Go and never yield, keep gopher-lua's instruction: a
+// list that starts with a call of the global pairs or ipairs, or with the global next
+// (standardIterator). Those whose list gopher-lua miscompiles get it hoisted (needsHoist).
+
 // mayLoopOver says whether src may hold a generic for.
 func mayLoopOver(src string) bool { return strings.Contains(src, "for") && strings.Contains(src, "in") }
+
+// forNames are a generic for's hidden locals: its iterator function, state and control.
+var forNames = []string{"(for generator)", "(for state)", "(for control)"}
+
+// rewriteGenericFors rewrites every generic for of the chunk, inner ones first.
+func rewriteGenericFors(chunk []ast.Stmt) {
+	(&forRewriter{}).block(chunk)
+}
+
+// forRewriter walks statements and the functions inside expressions, with the locals in
+// scope that hide a standard iterator's global.
+type forRewriter struct {
+	hidden map[string]int // standard iterator name -> locals of that name in scope
+}
+
+// standardIterators are the globals whose loops keep gopher-lua's instruction.
+var standardIterators = map[string]bool{"pairs": true, "ipairs": true, "next": true}
+
+func (r *forRewriter) block(stmts []ast.Stmt) { r.scoped(stmts) }
+
+// scoped walks stmts in a scope of their own that starts with locals.
+func (r *forRewriter) scoped(stmts []ast.Stmt, locals ...string) {
+	var declared []string
+	declare := func(names []string) {
+		for _, n := range names {
+			if standardIterators[n] {
+				if r.hidden == nil {
+					r.hidden = map[string]int{}
+				}
+				r.hidden[n]++
+				declared = append(declared, n)
+			}
+		}
+	}
+	declare(locals)
+	for i, s := range stmts {
+		switch s := s.(type) {
+		case *ast.LocalAssignStmt:
+			if len(s.Names) == 1 && len(s.Exprs) == 1 {
+				if _, ok := s.Exprs[0].(*ast.FunctionExpr); ok {
+					declare(s.Names) // local function f: f is in scope in its body
+				}
+			}
+			rewriteStatementParts(s, r.expr, r.block)
+			declare(s.Names) // counted twice for a local function: undone twice below
+		case *ast.NumberForStmt:
+			rewriteStatementParts(s, r.expr, func(body []ast.Stmt) { r.scoped(body, s.Name) })
+		case *ast.GenericForStmt:
+			rewriteStatementParts(s, r.expr, func(body []ast.Stmt) { r.scoped(body, s.Names...) })
+			switch {
+			case !r.standardIterator(s):
+				stmts[i] = callingFor(s)
+			case needsHoist(s):
+				stmts[i] = hoistForList(s)
+			}
+		default:
+			rewriteStatementParts(s, r.expr, r.block)
+		}
+	}
+	for _, n := range declared {
+		r.hidden[n]--
+	}
+}
+
+// standardIterator says whether s's list starts with a call of the global pairs or ipairs
+// or with the global next, whose iterators are gopher-lua's Go functions. A program that
+// assigns another function to one of those globals loses only the yield in its loops.
+func (r *forRewriter) standardIterator(s *ast.GenericForStmt) bool {
+	first := s.Exprs[0]
+	if call, ok := first.(*ast.FuncCallExpr); ok && call.Func != nil {
+		if id, ok := call.Func.(*ast.IdentExpr); ok && id.Value != "next" {
+			return standardIterators[id.Value] && r.hidden[id.Value] == 0
+		}
+		return false
+	}
+	id, ok := first.(*ast.IdentExpr)
+	return ok && id.Value == "next" && r.hidden["next"] == 0
+}
+
+// expr looks for function bodies; expressions themselves are left as they are.
+func (r *forRewriter) expr(e ast.Expr) ast.Expr {
+	if fn, ok := e.(*ast.FunctionExpr); ok {
+		r.scoped(fn.Stmts, fn.ParList.Names...)
+	} else {
+		rewriteSubexpressions(e, r.expr)
+	}
+	return e
+}
+
+// callingFor is the block that replaces s, whose parts are already rewritten. Every node it
+// adds is on the for's line, where Lua reports an error of the iterator's call; the body
+// keeps its own lines.
+func callingFor(s *ast.GenericForStmt) ast.Stmt {
+	line := s.Line()
+	at := func(n ast.PositionHolder) { setLines(n, line, line) }
+	ref := func(name string) *ast.IdentExpr {
+		id := &ast.IdentExpr{Value: name}
+		at(id)
+		return id
+	}
+	gen, state, control := forNames[0], forNames[1], forNames[2]
+
+	list := &ast.LocalAssignStmt{Names: forNames, Exprs: s.Exprs}
+	at(list)
+	call := &ast.FuncCallExpr{Func: ref(gen), Args: []ast.Expr{ref(state), ref(control)}}
+	at(call)
+	vars := &ast.LocalAssignStmt{Names: s.Names, Exprs: []ast.Expr{call}}
+	at(vars)
+	isNil := &ast.RelationalOpExpr{Operator: "==", Lhs: ref(s.Names[0]), Rhs: &ast.NilExpr{}}
+	at(isNil)
+	at(isNil.Rhs)
+	brk := &ast.BreakStmt{}
+	at(brk)
+	end := &ast.IfStmt{Condition: isNil, Then: []ast.Stmt{brk}}
+	at(end)
+	step := &ast.AssignStmt{Lhs: []ast.Expr{ref(control)}, Rhs: []ast.Expr{ref(s.Names[0])}}
+	at(step)
+
+	cond := &ast.TrueExpr{}
+	at(cond)
+	body := append([]ast.Stmt{vars, end, step}, s.Stmts...)
+	loop := &ast.WhileStmt{Condition: cond, Stmts: body}
+	setLines(loop, line, s.LastLine())
+	do := &ast.DoBlockStmt{Stmts: []ast.Stmt{list, loop}}
+	setLines(do, line, s.LastLine())
+	return do
+}
 
 // forListNames are the hidden locals hoistForList declares (names the lexer cannot make).
 var forListNames = []string{"(for list 1)", "(for list 2)", "(for list 3)"}

@@ -2,9 +2,9 @@
 // a few 5.2 pieces; CC's Cobalt speaks 5.2 with some 5.3. Where the difference is decided
 // before the VM runs, it is closed here: a pass over the source text for the string escapes
 // gopher-lua's lexer does not know, AST rewrites for _ENV, for how `..` formats numbers
-// (concat.go) and for the generic-for lists gopher-lua miscompiles (forlist.go), and one
-// that gives multiple assignments Lua's order (assign.go). The text pass and the _ENV and
-// `..` rewrites run only on chunks that can need them.
+// (concat.go) and for generic fors, whose iterator gopher-lua calls where it cannot yield
+// (forlist.go), and one that gives multiple assignments Lua's order (assign.go). The text
+// pass and the _ENV, `..` and for rewrites run only on chunks that can need them.
 package luachunk
 
 import (
@@ -43,8 +43,11 @@ func Compile(src, name string) (Chunk, error) {
 	}
 	// After resolveEnv, which would take the hidden names for globals.
 	concat := false
-	if mayConcat(src) || mayLoopOver(src) {
+	if mayConcat(src) {
 		concat = rewriteConcat(stmts)
+	}
+	if mayLoopOver(src) {
+		rewriteGenericFors(stmts)
 	}
 	if env || concat {
 		stmts = wrapChunk(stmts)

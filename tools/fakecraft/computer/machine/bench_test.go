@@ -97,3 +97,19 @@ func BenchmarkTableSortComparator(b *testing.B) {
 		runProgram(b, sortProgram("function(a, b) return a < b end"))
 	}
 }
+
+// BenchmarkPairsIpairs is generic fors over the standard iterators: a 100 000-element table
+// summed with ipairs and with pairs, after one boot.
+func BenchmarkPairsIpairs(b *testing.B) {
+	for b.Loop() {
+		runProgram(b, `
+local t = {}
+for i = 1, 100000 do t[i] = i end
+local sum = 0
+for _, v in ipairs(t) do sum = sum + v end
+for _, v in pairs(t) do sum = sum + v end
+for k in next, t do sum = sum + k end
+assert(sum == 3 * 5000050000)
+`)
+	}
+}

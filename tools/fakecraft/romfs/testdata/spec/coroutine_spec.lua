@@ -26,11 +26,6 @@ describe("a yield gopher-lua cannot make", function()
     expect.error(echo, function() return index.foo; end):str_match(BOUNDARY);
   end);
 
-  it("is refused in a generic for's iterator", function()
-    local function iterator() return coroutine.yield(1); end
-    expect.error(echo, function() for _ in iterator do end end):str_match(BOUNDARY);
-  end);
-
   it("is refused under a Go function that calls Lua", function()
     local value = setmetatable({}, { __tostring = function() return coroutine.yield("x"); end });
     expect.error(echo, function() return tostring(value); end):str_match(BOUNDARY);
@@ -119,6 +114,59 @@ describe("callbacks of library functions", function()
       return ("ab"):gsub("%w", function(c) return coroutine.yield(c); end);
     end):str_match("attempt to yield across metamethod/C%-call boundary");
     expect.error(string.gsub, "x", "x", "%"):eq("invalid use of '%' in replacement string");
+  end);
+end);
+
+describe("a generic for's iterator", function()
+  it("may wait for events, as in CC", function()
+    for i = 1, 3 do os.queueEvent("forin_spec", i * 10); end
+    os.queueEvent("forin_spec"); -- no value: ends the loop
+    local function events() local _, v = os.pullEvent("forin_spec"); return v; end
+    local got = {};
+    for v in events do got[#got + 1] = v; end
+    expect(got):same({ 10, 20, 30 });
+  end);
+
+  it("may yield under coroutine.wrap", function()
+    local consumer = coroutine.wrap(function()
+      local seen = {};
+      for v in function() return coroutine.yield(#seen); end do seen[#seen + 1] = v; end
+      return seen;
+    end);
+    expect(consumer()):eq(0);
+    expect(consumer("a")):eq(1);
+    expect(consumer("b")):eq(2);
+    expect(consumer(nil)):same({ "a", "b" });
+  end);
+
+  it("keeps the loop's meaning: break, fresh variables, the list once", function()
+    local calls, fns = 0, {};
+    local function upTo(n)
+      calls = calls + 1;
+      return function(limit, i) if i < limit then return i + 1; end end, n, 0;
+    end
+    for i in upTo(5) do
+      if i == 4 then break; end
+      fns[#fns + 1] = function() return i; end;
+    end
+    expect(calls):eq(1);
+    expect({ fns[1](), fns[2](), fns[3]() }):same({ 1, 2, 3 });
+    local rounds = 0;
+    for i in upTo(3) do
+      rounds = rounds + 1;
+      i = 100; -- does not move the iteration
+    end
+    expect(rounds):eq(3);
+    local total = 0;
+    for _, v in ipairs({ 1, 2, 3 }) do total = total + v; end
+    for _, v in pairs({ a = 4 }) do total = total + v; end
+    expect(total):eq(10);
+  end);
+
+  it("says when the iterator cannot be called", function()
+    local ok, err = pcall(function() for _ in nil do end end);
+    expect(ok):eq(false);
+    expect(err):str_match("^[^:]+:%d+: attempt to call");
   end);
 end);
 
