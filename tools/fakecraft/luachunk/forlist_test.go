@@ -30,6 +30,10 @@ func TestGenericForKeepsItsMeaning(t *testing.T) {
 		{`local r = "" for a, b, c in each({ 1 }) do r = tostring(b) .. tostring(c) end return r`, "nilnil"},
 		{`for v in each({ 1 }) do end return tostring(v)`, "nil"},
 		{`local s = "" for k, v in string.gmatch("a=1, b=2", "(%w+)=(%w+)") do s = s .. k .. v end return s`, "a1b2"},
+		// With `..`: a loop variable hiding a whole-number numeric for's is routed as any
+		// other name; the numeric for's own stays unrouted inside the rewritten loop.
+		{`local s = "" for i = 1, 2 do for i in each({ 1/4 }) do s = s .. i .. "," end s = s .. i .. ";" end return s`, "0.25,1;0.25,2;"},
+		{`local s = "" for v in each({ 1, 2 }) do for w in each({ 3, 4 }) do if w == 4 then goto next end s = s .. v .. w end ::next:: end return s`, "1323"},
 		// The standard iterators keep gopher-lua's loop, with the same meaning.
 		{`local fs = {} for _, v in ipairs({ 1, 2, 3 }) do fs[#fs + 1] = function() return v end end return fs[1]() + fs[2]() * 10 + fs[3]() * 100`, "321"},
 		{`local n = 0 for k, v in pairs({ a = 1, b = 2 }) do n = n + v end for k in next, { 1, 2 } do n = n + k end return n`, "6"},
