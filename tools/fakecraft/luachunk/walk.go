@@ -2,10 +2,11 @@ package luachunk
 
 import "github.com/yuin/gopher-lua/ast"
 
-// The rewrites (env.go, concat.go, assign.go) descend through a chunk alike; that descent
-// is here. Each handles itself only the statements where its own rule lives (scopes for
-// _ENV, bindings and whole loops for `..`, the split of a multiple assignment) and leaves the
-// rest to rewriteStatementParts.
+// The rewrites (env.go, concat.go, forlist.go, assign.go) descend through a chunk alike;
+// that descent is here. Each handles itself only the statements where its own rule lives
+// (scopes for _ENV, bindings and whole loops for `..`, generic fors and the locals that hide
+// pairs/ipairs/next, the split of a multiple assignment) and leaves the rest to
+// rewriteStatementParts.
 
 // rewriteStatementParts replaces each expression of s with what expr makes of it and hands
 // each block of s to block, in the order Lua runs them. Which scope a block opens is block's
