@@ -47,11 +47,6 @@ func (f *assignFixer) temporary(line int) *ast.IdentExpr {
 	return id
 }
 
-func setLines(n ast.PositionHolder, line, last int) {
-	n.SetLine(line)
-	n.SetLastLine(last)
-}
-
 func (f *assignFixer) block(stmts []ast.Stmt) {
 	for i, s := range stmts {
 		f.stmt(s)

@@ -182,8 +182,7 @@ func (w *concatRewriter) operand(e ast.Expr) ast.Expr {
 	fn := &ast.IdentExpr{Value: concatName}
 	call := &ast.FuncCallExpr{Func: fn, Args: []ast.Expr{e}}
 	for _, n := range []ast.Expr{fn, call} {
-		n.SetLine(e.Line())
-		n.SetLastLine(e.LastLine())
+		setLines(n, e.Line(), e.LastLine())
 	}
 	return call
 }
@@ -196,7 +195,6 @@ func numberText(at ast.Expr, literal string, negative bool) ast.Expr {
 		n = -n
 	}
 	s := &ast.StringExpr{Value: ccformat.FormatNumber(float64(n))}
-	s.SetLine(at.Line())
-	s.SetLastLine(at.LastLine())
+	setLines(s, at.Line(), at.LastLine())
 	return s
 }

@@ -85,14 +85,11 @@ func (r *envResolver) global(e *ast.IdentExpr) ast.Expr {
 		return e
 	}
 	envRef := &ast.IdentExpr{Value: envName}
-	envRef.SetLine(e.Line())
-	envRef.SetLastLine(e.LastLine())
 	key := &ast.StringExpr{Value: e.Value}
-	key.SetLine(e.Line())
-	key.SetLastLine(e.LastLine())
 	out := &ast.AttrGetExpr{Object: envRef, Key: key}
-	out.SetLine(e.Line())
-	out.SetLastLine(e.LastLine())
+	for _, n := range []ast.Expr{envRef, key, out} {
+		setLines(n, e.Line(), e.LastLine())
+	}
 	return out
 }
 

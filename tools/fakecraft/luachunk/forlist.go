@@ -238,15 +238,13 @@ func hoistForList(s *ast.GenericForStmt) ast.Stmt {
 	refs := make([]ast.Expr, len(forListNames))
 	for i, name := range forListNames {
 		ref := &ast.IdentExpr{Value: name}
-		ref.SetLine(s.Line())
-		ref.SetLastLine(s.Line())
+		setLines(ref, s.Line(), s.Line())
 		refs[i] = ref
 	}
 	s.Exprs = refs
 	do := &ast.DoBlockStmt{Stmts: []ast.Stmt{decl, s}}
 	for _, n := range []ast.Stmt{decl, do} {
-		n.SetLine(s.Line())
-		n.SetLastLine(s.LastLine())
+		setLines(n, s.Line(), s.LastLine())
 	}
 	return do
 }

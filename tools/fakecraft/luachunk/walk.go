@@ -8,6 +8,13 @@ import "github.com/yuin/gopher-lua/ast"
 // pairs/ipairs/next, the split of a multiple assignment) and leaves the rest to
 // rewriteStatementParts.
 
+// setLines places a node a rewrite makes on the source lines line to last, where errors in
+// it are reported.
+func setLines(n ast.PositionHolder, line, last int) {
+	n.SetLine(line)
+	n.SetLastLine(last)
+}
+
 // rewriteStatementParts replaces each expression of s with what expr makes of it and hands
 // each block of s to block, in the order Lua runs them. Which scope a block opens is block's
 // concern.
