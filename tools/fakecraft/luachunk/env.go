@@ -153,21 +153,12 @@ func (r *envResolver) stmt(s ast.Stmt) {
 	}
 }
 
-func (r *envResolver) function(f *ast.FunctionExpr) {
-	r.push()
-	for _, n := range f.ParList.Names {
-		r.declare(n)
-	}
-	r.block(f.Stmts)
-	r.pop()
-}
-
 func (r *envResolver) expr(e ast.Expr) ast.Expr {
 	switch e := e.(type) {
 	case *ast.IdentExpr:
 		return r.global(e)
 	case *ast.FunctionExpr:
-		r.function(e)
+		r.scoped(e.Stmts, e.ParList.Names...)
 	default:
 		rewriteSubexpressions(e, r.expr)
 	}
