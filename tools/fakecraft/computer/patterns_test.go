@@ -28,3 +28,13 @@ assert(table.concat(words, ",") == "one,two,three")
 assert(("abc"):gsub("", "-") == "-a-b-c-")
 `)
 }
+
+func TestGsubKeepsTheWholeMatchWhenTheReplacementIsNilOrFalse(t *testing.T) {
+	check(t, `
+-- Lua keeps the match itself, not its first capture, when a table or function answers nil/false.
+local s = ("hello world"):gsub("(o) ", {})
+assert(s == "hello world", s)
+s = ("key=v"):gsub("(%w+)=", function() return false end)
+assert(s == "key=v", s)
+`)
+}

@@ -201,7 +201,7 @@ done:
 
 // addValue appends the replacement of the match [s, e).
 func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int, repl lua.LValue) {
-	whole := func() string { t, _, _, _ := m.Capture(0, s, e); return t }
+	whole := m.Source()[s:e] // what a nil or false replacement keeps
 	var value lua.LValue
 	switch r := repl.(type) {
 	case lua.LString, lua.LNumber:
@@ -224,7 +224,7 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 			case d == '%':
 				b.WriteByte('%')
 			case d == '0':
-				b.WriteString(m.Source()[s:e])
+				b.WriteString(whole)
 			case '1' <= d && d <= '9':
 				t, pos, isPos, err := m.Capture(int(d-'1'), s, e)
 				if err != nil {
@@ -252,12 +252,12 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 	}
 	switch v := value.(type) {
 	case *lua.LNilType:
-		b.WriteString(whole())
+		b.WriteString(whole)
 	case lua.LBool:
 		if v {
 			luakit.RaiseMessage(L, "invalid replacement value (a boolean)")
 		}
-		b.WriteString(whole())
+		b.WriteString(whole)
 	case lua.LString:
 		b.WriteString(string(v))
 	case lua.LNumber:
