@@ -441,3 +441,17 @@ print()
 `)
 	assert.Equal(t, "> typed\n", out)
 }
+
+// A cursor far past the right edge must not pad the transcript line out to it (a billion
+// spaces for setCursorPos(1e9, y)); a long write from a visible column stays whole.
+func TestTranscriptIgnoresTextFarOffTheScreen(t *testing.T) {
+	out, _, _ := runLua(t, `
+local _, y = term.getCursorPos()
+term.setCursorPos(1e9, y)
+term.write("lost")
+term.setCursorPos(1, y)
+term.write("seen " .. ("w"):rep(60))
+print()
+`)
+	assert.Equal(t, "seen "+strings.Repeat("w", 60)+"\n", out)
+}

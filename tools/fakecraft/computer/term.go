@@ -153,10 +153,11 @@ func (t *Terminal) blit(text string, fg, bg []uint8) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	// The transcript keeps what ends up in each column, so text redrawn in place (read's
-	// line editor, tabulated columns) reads as it looks on screen.
+	// line editor, tabulated columns) reads as it looks on screen. Past the right edge only
+	// text that continues the line is kept: a cursor far off the screen pads nothing.
 	for i := 0; i < len(text); i++ {
 		col := t.x + i
-		if col < 1 {
+		if col < 1 || (col > TermWidth && col > len(t.line)+1) {
 			continue
 		}
 		for len(t.line) < col {
