@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"net/netip"
@@ -165,6 +166,30 @@ type tlsFailure struct{ err error }
 
 func (e *tlsFailure) Error() string { return "tls handshake: " + e.err.Error() }
 func (e *tlsFailure) Unwrap() error { return e.err }
+
+// handshakeTLS runs the client side of TLS over conn with the API's settings, checking
+// the certificate against serverName unless those settings name another. A failed
+// handshake is a tlsFailure, or the context's error when that ended it.
+func (a *API) handshakeTLS(ctx context.Context, conn net.Conn, serverName string, nextProtos []string) (*tls.Conn, error) {
+	cfg := &tls.Config{}
+	if a.opts.TLSConfig != nil {
+		cfg = a.opts.TLSConfig.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = serverName
+	}
+	if nextProtos != nil {
+		cfg.NextProtos = nextProtos
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &tlsFailure{err: err}
+	}
+	return tc, nil
+}
 
 // javaURIChars rejects what java.net.URI refuses but Go's url.Parse lets through in the
 // part after the authority: characters outside RFC 2396 and stray '%'.

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -178,15 +177,12 @@ func requestErrorText(ctx context.Context, err error) string {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return msgTimedOut
 	}
-	var tlsErr *tls.CertificateVerificationError
-	if errors.As(err, &tlsErr) {
-		return msgNoSecureConnection
-	}
 	return friendlyDialError(err)
 }
 
-// checkedDial is the transport's dialer: the address rules apply to every hop, redirects
-// included.
+// checkedDial opens the TCP connection of one hop after the address rules allowed its
+// host: dialWire and dialWireTLS start with it, so the rules apply to every hop,
+// redirects included.
 func (a *API) checkedDial(ctx context.Context, network, address string) (net.Conn, error) {
 	host, port, err := net.SplitHostPort(address)
 	if err != nil {

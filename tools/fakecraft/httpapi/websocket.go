@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"math"
 	"net"
@@ -227,19 +226,9 @@ func (s *socket) connect(ctx context.Context, u *url.URL, headers http.Header) (
 	}
 	var stream net.Conn = nc
 	if u.Scheme == "wss" {
-		cfg := &tls.Config{}
-		if a.opts.TLSConfig != nil {
-			cfg = a.opts.TLSConfig.Clone()
-		}
-		if cfg.ServerName == "" {
-			cfg.ServerName = u.Hostname()
-		}
-		tc := tls.Client(nc, cfg)
-		if err := tc.HandshakeContext(ctx); err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, &tlsFailure{err: err}
+		tc, err := a.handshakeTLS(ctx, nc, u.Hostname(), nil)
+		if err != nil {
+			return nil, err
 		}
 		stream = tc
 	}

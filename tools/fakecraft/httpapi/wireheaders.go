@@ -3,7 +3,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"net"
 	"sync"
 )
@@ -134,16 +133,9 @@ func (a *API) dialWireTLS(ctx context.Context, network, address string) (net.Con
 	if err != nil {
 		return nil, err
 	}
-	cfg := &tls.Config{}
-	if a.opts.TLSConfig != nil {
-		cfg = a.opts.TLSConfig.Clone()
-	}
-	if cfg.ServerName == "" {
-		cfg.ServerName, _, _ = net.SplitHostPort(address)
-	}
-	cfg.NextProtos = []string{"http/1.1"}
-	tc := tls.Client(conn, cfg)
-	if err := tc.HandshakeContext(ctx); err != nil {
+	host, _, _ := net.SplitHostPort(address)
+	tc, err := a.handshakeTLS(ctx, conn, host, []string{"http/1.1"})
+	if err != nil {
 		_ = conn.Close()
 		return nil, err
 	}
