@@ -1,11 +1,17 @@
 package httpapi
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -50,4 +56,58 @@ func TestHTTPSRefusesAnUntrustedCertificate(t *testing.T) {
 	c := newComputer(t, Options{AllowPrivate: true})
 	out := c.run(t, `local h, err = http.get(...) return tostring(h), err`, srv.URL)
 	assert.Equal(t, []lua.LValue{lua.LString("nil"), lua.LString(msgNoSecureConnection)}, out)
+}
+
+// TestEveryHopPassesTheAddressRules: with the default rules, a redirect from a public
+// name to a private address is refused with CC's message, over plain HTTP and over TLS
+// (where the certificate is still checked for the public name), while a redirect to a
+// public name is followed. The public name resolves to a public address that the test's
+// dialer takes to the loopback server.
+func TestEveryHopPassesTheAddressRules(t *testing.T) {
+	const public = "93.184.216.34"
+	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		_, port, _ := net.SplitHostPort(r.Host)
+		switch r.URL.Path {
+		case "/to-public":
+			http.Redirect(w, r, scheme+"://example.com:"+port+"/final", http.StatusFound)
+		case "/to-private":
+			http.Redirect(w, r, scheme+"://127.0.0.1:"+port+"/final", http.StatusFound)
+		default:
+			_, _ = io.WriteString(w, "final")
+		}
+	})
+	plain := httptest.NewServer(handler)
+	t.Cleanup(plain.Close)
+	secure := httptest.NewTLSServer(handler) // its certificate names example.com
+	t.Cleanup(secure.Close)
+	var dialer net.Dialer
+	c := newComputer(t, Options{
+		Resolver:  fakeResolver{"example.com": public},
+		TLSConfig: secure.Client().Transport.(*http.Transport).TLSClientConfig,
+		Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
+			host, port, err := net.SplitHostPort(address)
+			if err != nil || host != public {
+				return nil, fmt.Errorf("test dialer reached %s", address)
+			}
+			return dialer.DialContext(ctx, network, net.JoinHostPort("127.0.0.1", port))
+		},
+	})
+	for _, srv := range []*httptest.Server{plain, secure} {
+		u, err := url.Parse(srv.URL)
+		require.NoError(t, err)
+		base := u.Scheme + "://example.com:" + u.Port()
+		out := c.run(t, `
+			local base = ...
+			local h, err = http.get(base .. "/to-public")
+			local body = h and h.readAll()
+			local h2, err2 = http.get(base .. "/to-private")
+			return tostring(body), tostring(err), tostring(h2), err2
+		`, base)
+		assert.Equal(t, []lua.LValue{lua.LString("final"), lua.LString("nil"), lua.LString("nil"),
+			lua.LString(msgDomainNotPermitted)}, out, base)
+	}
 }
