@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -110,4 +111,19 @@ func TestEveryHopPassesTheAddressRules(t *testing.T) {
 		assert.Equal(t, []lua.LValue{lua.LString("final"), lua.LString("nil"), lua.LString("nil"),
 			lua.LString(msgDomainNotPermitted)}, out, base)
 	}
+}
+
+// TestHTTPSFailedHandshakeIsASecureConnectionError: a handshake that fails for another
+// reason than the certificate (here no TLS version in common) answers CC's TLS message
+// too, as http.websocket does.
+func TestHTTPSFailedHandshakeIsASecureConnectionError(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	srv.TLS = &tls.Config{MinVersion: tls.VersionTLS13}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	cfg := srv.Client().Transport.(*http.Transport).TLSClientConfig.Clone()
+	cfg.MaxVersion = tls.VersionTLS12
+	c := newComputer(t, Options{AllowPrivate: true, TLSConfig: cfg})
+	out := c.run(t, `local h, err = http.get(...) return tostring(h), err`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("nil"), lua.LString(msgNoSecureConnection)}, out)
 }
