@@ -20,7 +20,6 @@ import (
 	"fakecraft/fsapi"
 	"fakecraft/host"
 	"fakecraft/httpapi"
-	"fakecraft/luakit"
 	"fakecraft/romfs"
 	"fakecraft/textutils"
 	"fakecraft/transfer"
@@ -146,16 +145,12 @@ func (m *Machine) build(label string) error {
 		fsys.SetRootCapacity(opts.SpaceLimit)
 	}
 	m.HTTP = httpapi.New(opts.HTTP)
-	// The machine's Go APIs, in install order, as gopher-lua's linit.go lists its libraries.
-	libs := []luakit.Library{
-		{Name: "fs", Open: func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil }},
-		{Name: "textutils", Open: func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil }},
-		{Name: "http", Open: func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil }},
-	}
-	apis := make([]computer.Installer, 0, len(libs)+len(opts.ExtraAPIs))
-	for _, lib := range libs {
-		apis = append(apis, lib.Open)
-	}
+	// The machine's Go APIs (fs, textutils, http), in install order, then the caller's.
+	apis := append([]computer.Installer{
+		func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },
+		func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil },
+		func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil },
+	}, opts.ExtraAPIs...)
 	c, err := computer.New(computer.Config{
 		ID:           opts.ID,
 		Label:        label,
@@ -168,7 +163,7 @@ func (m *Machine) build(label string) error {
 		Input:        opts.Input,
 		Multishell:   opts.Multishell,
 		Boot:         computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
-		APIs:         append(apis, opts.ExtraAPIs...),
+		APIs:         apis,
 	})
 	if err != nil {
 		return fmt.Errorf("new computer: %w", err)
@@ -179,9 +174,8 @@ func (m *Machine) build(label string) error {
 
 // Run boots the computer, runs it until it shuts down or ctx ends, then releases the
 // machine (Close). A bare computer (or one with OnBoot) that reboots is started again on
-// the same disk (then
-// m.Computer, m.FS and m.HTTP are the new computer's); settings given in Options apply at
-// every boot, as the server's default settings would.
+// the same disk (then m.Computer, m.FS and m.HTTP are the new computer's); settings given
+// in Options apply at every boot, as the server's default settings would.
 func (m *Machine) Run(ctx context.Context) (computer.Result, error) {
 	m.announce()
 	if len(m.opts.Drop) > 0 {
