@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,4 +127,21 @@ func TestHTTPSFailedHandshakeIsASecureConnectionError(t *testing.T) {
 	c := newComputer(t, Options{AllowPrivate: true, TLSConfig: cfg})
 	out := c.run(t, `local h, err = http.get(...) return tostring(h), err`, srv.URL)
 	assert.Equal(t, []lua.LValue{lua.LString("nil"), lua.LString(msgNoSecureConnection)}, out)
+}
+
+// TestOversizedHeaderBlockFallsBackToCanonicalNames: past maxWireHeader the connection
+// keeps no block, and the names are Go's canonical ones, values still joined with ",".
+func TestOversizedHeaderBlockFallsBackToCanonicalNames(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header()["x-big"] = []string{strings.Repeat("b", maxWireHeader)}
+		w.Header()["x-dup"] = []string{"a", "b"}
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local h = assert(http.get(...))
+		local headers = h.getResponseHeaders()
+		return #(headers["X-Big"] or ""), tostring(headers["x-big"]), headers["X-Dup"]
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LNumber(maxWireHeader), lua.LString("nil"), lua.LString("a,b")}, out)
 }
