@@ -31,7 +31,8 @@ func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 		// The function is needed for its chunk name and parameters: ask for it ("f") and
 		// drop it again when the caller did not.
 		what, hasWhat := L.Get(2).(lua.LString)
-		if hasWhat && !strings.Contains(string(what), "f") {
+		dropFunc := hasWhat && !strings.Contains(string(what), "f")
+		if dropFunc {
 			L.Replace(2, what+"f")
 		}
 		// Called directly, not through L.Call, so stack levels count as the original's.
@@ -41,7 +42,7 @@ func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 			return n
 		}
 		fn, _ := info.RawGetString("func").(*lua.LFunction)
-		if hasWhat && !strings.Contains(string(what), "f") {
+		if dropFunc {
 			info.RawSetString("func", lua.LNil)
 		}
 		if fn != nil && (!hasWhat || strings.ContainsRune(string(what), 'u')) {
