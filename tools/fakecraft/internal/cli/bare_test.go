@@ -41,6 +41,16 @@ func TestBareComputerIsAFreshCCComputer(t *testing.T) {
 	assert.Equal(t, "CraftOS 1.9\n> sandbox\nNo such program\n> \n", out)
 }
 
+// TestBareComputerNeedsNoRepository: a bare computer mounts no trapos/ and starts no
+// servers, so `run --bare` works outside the repository, with no --root.
+func TestBareComputerNeedsNoRepository(t *testing.T) {
+	t.Chdir(t.TempDir())
+	var out, errOut bytes.Buffer
+	code := MainWithInput([]string{"run", "--bare", "--dir", t.TempDir(), "id"}, strings.NewReader(""), &out, &errOut)
+	assert.Equal(t, ExitOK, code, errOut.String())
+	assert.Equal(t, "CraftOS 1.9\n> id\nThis is computer #0\n> \n", out.String())
+}
+
 // TestStartupRules: /startup.lua, then every file of /startup/ by name, each to completion,
 // all before the first prompt; directories in /startup/ are skipped.
 func TestStartupRules(t *testing.T) {

@@ -40,7 +40,7 @@ const specSuffix = "_spec.lua"
 
 // computerFlags are the flags shared by run and test.
 type computerFlags struct {
-	Root         string   `help:"Repository root (the directory holding go.work); found from the current directory upward when empty." type:"path"`
+	Root         string   `help:"Repository root (the directory holding go.work); found from the current directory upward when empty; --bare needs none." type:"path"`
 	Set          []string `short:"s" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
 	ID           int      `help:"Computer id (os.getComputerID)." default:"0"`
 	Label        string   `help:"Computer label (os.getComputerLabel)."`
@@ -173,19 +173,23 @@ func MainWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) (st
 	return ExitOK
 }
 
-// options turns the shared flags into machine options.
-func (f *computerFlags) options(e *env) (machine.Options, string, error) {
-	rootDir := f.Root
-	if rootDir == "" {
-		r, err := machine.FindRepoRoot(e.cwd)
-		if err != nil {
-			return machine.Options{}, "", &exitError{code: ExitUsage, msg: err.Error() + " (use --root)"}
+// options turns the shared flags into machine options. A bare computer has no trapos/ and
+// no servers, so it needs no repository: rootDir is then empty.
+func (f *computerFlags) options(e *env, bare bool) (machine.Options, string, error) {
+	var rootDir, trapos string
+	if !bare {
+		rootDir = f.Root
+		if rootDir == "" {
+			r, err := machine.FindRepoRoot(e.cwd)
+			if err != nil {
+				return machine.Options{}, "", &exitError{code: ExitUsage, msg: err.Error() + " (use --root)"}
+			}
+			rootDir = r
 		}
-		rootDir = r
-	}
-	trapos := filepath.Join(rootDir, "trapos")
-	if st, err := os.Stat(trapos); err != nil || !st.IsDir() {
-		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("no trapos/ directory in %s", rootDir)}
+		trapos = filepath.Join(rootDir, "trapos")
+		if st, err := os.Stat(trapos); err != nil || !st.IsDir() {
+			return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("no trapos/ directory in %s", rootDir)}
+		}
 	}
 	settings := map[string]string{}
 	for _, kv := range f.Set {
@@ -214,18 +218,15 @@ func (f *computerFlags) options(e *env) (machine.Options, string, error) {
 
 // Run runs the program.
 func (r *RunCmd) Run(e *env) error {
-	opts, rootDir, err := r.options(e)
+	opts, rootDir, err := r.options(e, r.Bare)
 	if err != nil {
-		return err
-	}
-	if opts.Autostart, err = r.servers(rootDir); err != nil {
 		return err
 	}
 	if opts.Drop, err = r.files(); err != nil {
 		return err
 	}
 	if r.Bare {
-		opts.Bare, opts.Autostart = true, nil
+		opts.Bare = true
 		var typed io.Reader = strings.NewReader("")
 		if len(r.Command) > 0 {
 			typed = strings.NewReader(commandLine(r.Command) + "\n")
@@ -238,6 +239,9 @@ func (r *RunCmd) Run(e *env) error {
 	}
 	if len(r.Command) == 0 {
 		return &exitError{code: ExitUsage, msg: "name a program to run (or use --bare for a computer that reads commands from standard input)"}
+	}
+	if opts.Autostart, err = r.servers(rootDir); err != nil {
+		return err
 	}
 	if e.stdin != nil {
 		opts.Input = computer.LinesFrom(e.stdin)
@@ -273,7 +277,7 @@ func (a *autostartFlags) servers(rootDir string) ([]string, error) {
 
 // Run runs the spec files.
 func (t *TestCmd) Run(e *env) error {
-	opts, rootDir, err := t.options(e)
+	opts, rootDir, err := t.options(e, false)
 	if err != nil {
 		return err
 	}

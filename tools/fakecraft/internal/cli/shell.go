@@ -31,7 +31,7 @@ type ShellCmd struct {
 // Run boots the computer with its screen in the terminal until it shuts down. A reboot
 // (Ctrl-R, os.reboot) boots it again over the same files.
 func (s *ShellCmd) Run(e *env) error {
-	opts, rootDir, err := s.options(e)
+	opts, rootDir, err := s.options(e, s.Bare)
 	if err != nil {
 		return err
 	}
