@@ -1,8 +1,9 @@
 -- lua: an interactive Lua prompt. Each line is run as an expression when it is one
 -- (its values are printed with cc.pretty, in colour, as CC's prompt prints them; the
 -- settings lua.function_args and lua.function_source say how functions show) and as a
--- statement otherwise; globals set at the prompt stay for later lines. Up/down recall
--- earlier lines; exit() leaves.
+-- statement otherwise; globals set at the prompt stay for later lines, and a line starting
+-- with `local` gets CC's warning that its locals are gone by the next one (setting
+-- lua.warn_against_use_of_local). Up/down recall earlier lines; exit() leaves.
 
 local args = { ... };
 if #args > 0 then
@@ -40,6 +41,11 @@ while running do
   local input = read(nil, history, complete);
   if input:match("%S") and history[#history] ~= input then
     history[#history + 1] = input;
+  end
+  if settings.get("lua.warn_against_use_of_local") and input:match("^%s*local%s+") then
+    if term.isColour() then term.setTextColour(colours.yellow); end
+    print("To access local variables in later inputs, remove the local keyword.");
+    term.setTextColour(colours.white);
   end
   chunk = chunk + 1;
   local name = "=lua[" .. chunk .. "]";

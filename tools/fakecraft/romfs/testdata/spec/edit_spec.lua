@@ -166,6 +166,17 @@ describe("lua", function()
     expect(out[4]):eq("2");
   end);
 
+  it("warns that a local is gone by the next line, unless lua.warn_against_use_of_local is off", function()
+    local out = repl("local x = 1", "x");
+    expect({ table.unpack(out, 3) }):same({
+      "To access local variables in later inputs, remove", "the local keyword.", "nil",
+    });
+    settings.set("lua.warn_against_use_of_local", false);
+    out = repl("local x = 1", "x");
+    settings.unset("lua.warn_against_use_of_local");
+    expect({ table.unpack(out, 3) }):same({ "nil" });
+  end);
+
   it("explains itself when given arguments", function()
     local lines = {};
     stub(_G, "print", function(text) lines[#lines + 1] = text; end);
