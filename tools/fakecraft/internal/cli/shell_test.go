@@ -30,6 +30,7 @@ type ptyShell struct {
 	ptmx    *os.File
 	screen  *consoletest.Screen
 	status  chan int
+	ended   chan struct{} // closed when fakecraft shell has returned
 	stderr  *syncBuf
 	readEnd chan struct{}
 }
@@ -60,20 +61,24 @@ func startShell(t *testing.T, args ...string) *ptyShell {
 	ctx, cancel := context.WithTimeout(context.Background(), shellTimeout)
 	s := &ptyShell{
 		t: t, ctx: ctx, ptmx: ptmx, screen: consoletest.NewScreen(80, 24),
-		status: make(chan int, 1), stderr: &syncBuf{}, readEnd: make(chan struct{}),
+		status: make(chan int, 1), ended: make(chan struct{}), stderr: &syncBuf{}, readEnd: make(chan struct{}),
 	}
 	go func() {
 		defer close(s.readEnd)
 		_, _ = io.Copy(s.screen, ptmx)
 	}()
 	go func() {
+		defer close(s.ended)
 		s.status <- MainWithInput(append([]string{"shell"}, args...), tty, tty, s.stderr)
 	}()
+	// A test that stopped early leaves the computer on: closing its terminal ends its input,
+	// which turns it off; the session must have returned before the test ends.
 	t.Cleanup(func() {
 		cancel()
 		_ = tty.Close()
 		_ = ptmx.Close()
 		<-s.readEnd
+		<-s.ended
 	})
 	return s
 }
