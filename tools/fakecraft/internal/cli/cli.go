@@ -38,7 +38,7 @@ const SpecProgram = computer.LauncherDir + "/spec.lua"
 // specSuffix marks spec files when a directory is given to `fakecraft test`.
 const specSuffix = "_spec.lua"
 
-// computerFlags are the flags shared by run and test.
+// computerFlags are the flags shared by run, shell and test.
 type computerFlags struct {
 	Root         string   `help:"Repository root (the directory holding go.work); found from the current directory upward when empty; --bare needs none." type:"path"`
 	Set          []string `short:"s" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
