@@ -27,16 +27,22 @@ type ConnOptions struct {
 	TLSCA, TLSCert, TLSKey string
 	// Name names the connection on the server (its monitoring pages).
 	Name string
+	// ReconnectWait is the pause between reconnection attempts; zero is reconnectWait.
+	ReconnectWait time.Duration
 }
 
 // Connect opens the replica's NATS connection. It reconnects by itself for as long as the
 // process runs; the Router reports the gaps.
 func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
+	wait := o.ReconnectWait
+	if wait <= 0 {
+		wait = reconnectWait
+	}
 	opts := []nats.Option{
 		nats.Name(o.Name),
 		nats.Timeout(connectTimeout),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(reconnectWait),
+		nats.ReconnectWait(wait),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			attrs := []any{"err", err}
 			if sub != nil {

@@ -44,6 +44,9 @@ const waitLimit = 10 * time.Second
 const (
 	testHeartbeat  = 50 * time.Millisecond
 	testReplicaTTL = time.Hour
+	// testReconnectWait: a test that stops NATS waits for the reconnection (an event), not a
+	// second's pause per attempt.
+	testReconnectWait = 20 * time.Millisecond
 )
 
 // okProber reports opencode healthy.
@@ -146,7 +149,7 @@ func (tc *testCluster) startReplicaVia(name string, cfg gateway.Config, natsURL 
 	t := tc.t
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
-	nc, err := Connect(ConnOptions{URL: natsURL, Name: name}, logger)
+	nc, err := Connect(ConnOptions{URL: natsURL, Name: name, ReconnectWait: testReconnectWait}, logger)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
