@@ -203,7 +203,7 @@ const spareFiles = 256
 func warnIfFilesRunOut(logger *slog.Logger, maxConnections int) {
 	limit, ok := openFilesLimit()
 	if ok && uint64(maxConnections)+spareFiles > limit {
-		logger.Warn("the open-files limit is below --max-connections: past it new connections fail instead of getting HTTP 503; raise the limit (ulimit -n, LimitNOFILE=) or lower --max-connections",
-			"openFilesLimit", limit, "maxConnections", maxConnections, "spare", spareFiles)
+		logger.Warn("the open-files limit is below --max-connections plus the gateway's own spare files: past it new connections fail instead of getting HTTP 503; raise the limit to at least `needed` (ulimit -n, LimitNOFILE=) or lower --max-connections",
+			"openFilesLimit", limit, "needed", uint64(maxConnections)+spareFiles, "maxConnections", maxConnections, "spare", spareFiles)
 	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"testing"
 
@@ -17,6 +18,7 @@ func TestACapAboveTheOpenFilesLimitIsWarnedAbout(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	warnIfFilesRunOut(logger, int(limit)) // no room left for the listener and the rest
 	assert.Contains(t, logs.String(), "open-files limit is below --max-connections")
+	assert.Contains(t, logs.String(), fmt.Sprintf("needed=%d ", limit+spareFiles), "the warning names the limit to set")
 	logs.Reset()
 	warnIfFilesRunOut(logger, 1)
 	assert.Empty(t, logs.String())
