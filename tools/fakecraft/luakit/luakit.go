@@ -1,7 +1,7 @@
 // Package luakit is the one place fakecraft's Go APIs take CC: Tweaked's argument rules
 // from: the type names CC's messages use (nan, inf, -inf, "no value"), the argument checks,
 // and errors raised at the caller's position. Every API is installed through one signature
-// (Opener) from one list, as gopher-lua's linit.go lists its libraries.
+// (Opener) from one list (machine.New's), as gopher-lua's linit.go lists its libraries.
 //
 // CC words a bad argument three ways, after what the function is written in, and each Go
 // API picks the family of the function it stands in for:
@@ -190,19 +190,3 @@ func parseNumber(s string) (float64, bool) {
 // Opener installs one API into a computer's Lua state. It runs on the goroutine that owns
 // the state before the bios; h is the computer.
 type Opener func(L *lua.LState, h host.Host) error
-
-// Library is one API and its opener.
-type Library struct {
-	Name string
-	Open Opener
-}
-
-// OpenAll installs libs in order.
-func OpenAll(L *lua.LState, h host.Host, libs []Library) error {
-	for _, lib := range libs {
-		if err := lib.Open(L, h); err != nil {
-			return fmt.Errorf("install %s: %w", lib.Name, err)
-		}
-	}
-	return nil
-}
