@@ -259,16 +259,16 @@ local function newRunner(deps)
     job.done(ok, result, err);
   end
 
-  -- Resumes job with one event, with the terminal redirected to its capture and paging off
+  -- Resumes job with one event, with the terminal redirected to the job's and paging off
   -- meanwhile (both are global to the computer, so they are put back before anything else
-  -- runs).
+  -- runs). The job's terminal is its capture, or where the job redirected it (a window on it).
   local function resume(job, ...)
-    local previous = termApi.redirect(job.capture);
+    local previous = termApi.redirect(job.term);
     local pagedPrint, pagedTabulate = textutilsApi.pagedPrint, textutilsApi.pagedTabulate;
     textutilsApi.pagedPrint, textutilsApi.pagedTabulate = jobPaging.pagedPrint, jobPaging.pagedTabulate;
     local resumed = table.pack(coroutine.resume(job.co, ...));
     textutilsApi.pagedPrint, textutilsApi.pagedTabulate = pagedPrint, pagedTabulate;
-    termApi.redirect(previous);
+    job.term = termApi.redirect(previous);
     if coroutine.status(job.co) == "dead" then
       local output, truncated = job.capture.text();
       if not resumed[1] then
@@ -294,9 +294,11 @@ local function newRunner(deps)
   local function start(body, seconds, collect, done)
     local native = termApi.native();
     local width, height = native.getSize();
+    local capture = newCapture(width, height, native);
     local job = {
       seconds = seconds,
-      capture = newCapture(width, height, native),
+      capture = capture,
+      term = capture,
       collect = collect,
       done = done,
       co = coroutine.create(function()

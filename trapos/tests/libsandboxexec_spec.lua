@@ -85,6 +85,16 @@ describe("libsandboxexec", function()
       expect(term.current()):eq(before);
     end);
 
+    it("keeps the chunk's own redirect from one resume to the next", function()
+      local before = term.current();
+      local answer = finish(newRunner(), "exec", {
+        code = "local w = window.create(term.current(), 1, 1, 20, 2); term.redirect(w); sleep(0); print('in window'); return term.current() == w",
+      });
+      expect(answer.payload.returns):same({ true });
+      expect(answer.payload.output):eq("in window\n");
+      expect(term.current()):eq(before);
+    end);
+
     it("gives the chunk a terminal the size of the computer's screen", function()
       local width, height = term.native().getSize();
       local answer = finish(newRunner(), "exec", { code = "term.getSize()" });
