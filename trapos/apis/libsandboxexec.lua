@@ -80,6 +80,13 @@ local function newCapture(width, height, native)
   function capture.setCursorPos(newX, newY)
     expect(1, newX, "number");
     expect(2, newY, "number");
+    -- CC refuses NaN and the infinities as it does any non-number (a NaN row would also break
+    -- the rows table here).
+    for i, v in ipairs({ newX, newY }) do
+      if v ~= v or v == math.huge or v == -math.huge then
+        error(("bad argument #%d (number expected, got %s)"):format(i, tostring(v)), 2);
+      end
+    end
     x, y = math.floor(newX), math.floor(newY);
   end
   function capture.getCursorPos() return x, y; end

@@ -343,6 +343,14 @@ describe("libsandboxexec", function()
       expect((capture.text())):eq("gone\nlast");
     end);
 
+    it("refuses a cursor at NaN or infinity, as CC does", function()
+      local capture = lib.newCapture(10, 2);
+      expect.error(capture.setCursorPos, 0 / 0, 1):str_match("^bad argument #1 %(number expected, got");
+      expect.error(capture.setCursorPos, 1, math.huge):str_match("^bad argument #2 %(number expected, got");
+      capture.write("still");
+      expect((capture.text())):eq("still");
+    end);
+
     it("checks blit's arguments as CC does", function()
       local capture = lib.newCapture(10, 2);
       capture.blit("ab", "00", "ff");
