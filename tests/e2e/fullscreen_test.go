@@ -170,6 +170,9 @@ func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 		wg.Go(func() {
 			out, errOut, code = cli(ctx, t, g, nil, "run", deskTraposID, "ask keys", "--timeout", "58s")
 		})
+		// Whatever fails below, ask ends and the run with it before the test does.
+		defer wg.Wait()
+		defer c.QueueString("e2e_give_up")
 		// ask waits on read(); the player types a command meanwhile, which their shell runs.
 		for {
 			asking, errOut, code := cli(ctx, t, g, nil, "exec", deskTraposID, `fs.exists("/asking-keys")`)
