@@ -481,8 +481,9 @@ local function uninstall()
   end
   fs.delete(MANIFEST);
   removeEmptyDirs(manifest.dirs);
-  settings.unset(SETTING_URL);
-  settings.unset(SETTING_PASSWORD);
+  for _, name in ipairs({ SETTING_URL, SETTING_PASSWORD, SETTING_ALLOW_FILES, SETTING_ALLOW_EXEC }) do
+    settings.unset(name);
+  end
   settings.save();
   print("Removed trapos-sandbox " .. tostring(manifest.version) .. ": " .. removed .. " files"
     .. (hook and (", the startup hook " .. hook) or "") .. " and the sandbox settings.");
