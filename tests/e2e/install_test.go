@@ -351,6 +351,13 @@ func TestInstallChecksThePassword(t *testing.T) {
 	assert.Regexp(t, `Nothing changed: trapos-sandbox \d+\.\d+\.\d+ is as it was\.`, out)
 	assert.NotContains(t, out, "Reinstalled")
 	assert.Equal(t, before, diskSnapshot(t, dir), "a refused upgrade changes nothing")
+
+	// sandbox.url in its bare form names the same gateway: the password is still checked.
+	playerSession(ctx, t, dir, true, "set sandbox.url ws://"+g.Addr)
+	before = diskSnapshot(t, dir)
+	out = playerSession(ctx, t, dir, true, install+" wrong")
+	assert.Regexp(t, `Nothing changed: trapos-sandbox \d+\.\d+\.\d+ is as it was\.`, out)
+	assert.Equal(t, before, diskSnapshot(t, dir))
 }
 
 // TestInstallAsksAboutTheHostWhateverTheArguments: the password on the line does not skip the
@@ -439,4 +446,10 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 	out = playerSession(ctx, t, t.TempDir(), true, "wget run "+proxy.URL+"/trapos/install "+installPassword, "")
 	assert.Contains(t, out, "Installed trapos-sandbox ")
 	assert.Contains(t, strings.Join(lines(out), " "), "Could not check the password: Could not connect (ws://"+closed+"/trapos/ws). After the reboot, sandbox status says whether the daemon got through.")
+
+	// An upgrade from this gateway while sandbox.url names another: that one's password is not
+	// this gateway's to judge.
+	out = playerSession(ctx, t, t.TempDir(), true, install, "", "set sandbox.url ws://"+closed, "wget run "+g.URL("/trapos/install"))
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, strings.Join(lines(out), " "), "(this gateway is "+g.WebSocketURL()+"; change it with: sandbox setup) The password was not checked: sandbox.url names another gateway.")
 }

@@ -33,6 +33,9 @@ local CHECK_WAIT = 20;
 -- by their URL string, and the daemon's socket, if it runs, uses the plain one.
 local CHECK_QUERY = "?check";
 
+-- The path the daemon completes a bare ws://host:port with (libsandboxsettings.DEFAULT_PATH).
+local WS_PATH = "/trapos/ws";
+
 -- settings.get returns this default only when a setting is not set (not even to its default).
 local NOT_SET = {};
 
@@ -218,7 +221,7 @@ local function wsUrl(url)
   end
   local prefix, rest = url:match("^(%a[%w+.-]*://[^/?#]*)(.*)$");
   if prefix ~= nil and (rest == "" or rest == "/") then
-    return prefix .. SOURCE.websocket:match("^%a[%w+.-]*://[^/?#]*(.*)$");
+    return prefix .. WS_PATH;
   end
   return url;
 end
