@@ -114,7 +114,7 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 			require.NoError(t, err)
 			addr := startAuthNATS(t, &natsserver.Options{TLS: true, TLSVerify: true, TLSConfig: tlsConfig})
 			return addr, credentialCase{with: ConnOptions{URL: "tls://HOST", TLSCA: pki.ca, TLSCert: pki.clientCert, TLSKey: pki.clientKey},
-				without: ConnOptions{URL: "tls://HOST", TLSCA: pki.ca}, refused: "certificate"}
+				without: ConnOptions{URL: "tls://HOST", TLSCA: pki.ca}, refused: "tls"} // TLS 1.3 names the missing certificate, or only a closed connection
 		},
 	}
 	for name, setup := range cases {

@@ -80,7 +80,10 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	if err != nil {
 		return gateway.Response{}, protocol.Errorf(protocol.CodeInternal, "cannot route %s: %v", typ, err)
 	}
-	id, p := r.expect(k, holder)
+	id, p, err := r.expect(k, holder)
+	if err != nil {
+		return gateway.Response{}, err
+	}
 	defer r.forget(id)
 	msg := &nats.Msg{Subject: computerSubject(holder, k), Reply: replySubject(r.cfg.Replica, id), Data: body}
 	if err := r.nc.PublishMsg(msg); err != nil {
@@ -133,14 +136,18 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 	return c.Replica, nil
 }
 
-// expect records a routed request to holder about to be sent; forget removes it.
-func (r *Router) expect(k gateway.Key, holder string) (uint64, *pendingRoute) {
+// expect records a routed request to holder about to be sent; forget removes it. Once the
+// router is closing, no request is sent.
+func (r *Router) expect(k gateway.Key, holder string) (uint64, *pendingRoute, error) {
 	p := &pendingRoute{k: k, holder: holder, done: make(chan struct{})}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.closing {
+		return 0, nil, protocol.Errorf(protocol.CodeNotConnected, "replica %s is shutting down", r.cfg.Replica)
+	}
 	r.nextID++
 	r.pending[r.nextID] = p
-	return r.nextID, p
+	return r.nextID, p, nil
 }
 
 func (r *Router) forget(id uint64) {
