@@ -246,13 +246,18 @@ func (r *Router) fail(id uint64, err error) {
 // failRoutesTo ends every routed request waiting on replica with not_connected, why being
 // what became of the replica.
 func (r *Router) failRoutesTo(replica, why string) {
+	failed := 0
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	for id, p := range r.pending {
 		if p.holder == replica {
 			r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected,
 				"computer %s is not connected: replica %s, which held its socket, %s", p.k.TraposID, replica, why))
+			failed++
 		}
+	}
+	r.mu.Unlock()
+	if failed > 0 {
+		r.log.Info("requests waiting on another replica fail: it "+why, "holder", replica, "requests", failed)
 	}
 }
 
@@ -292,15 +297,16 @@ func (r *Router) watchHolders() {
 }
 
 // probe asks replica whether it is still on NATS; if nobody answers its alive subject, the
-// requests waiting on it fail. No answer in time proves nothing (a busy or frozen replica):
-// presence decides then, within ReplicaTTL.
+// requests waiting on it fail. No answer in time proves nothing (a busy or frozen replica, or
+// one that died after the question reached it): presence decides then, within ReplicaTTL. So
+// the wait is short, half a heartbeat interval at most, and the next tick asks again.
 func (r *Router) probe(replica string) {
 	defer func() {
 		r.mu.Lock()
 		delete(r.probing, replica)
 		r.mu.Unlock()
 	}()
-	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	ctx, cancel := context.WithTimeout(r.ctx, min(r.cfg.OpTimeout, r.cfg.HeartbeatInterval/2))
 	defer cancel()
 	_, err := r.nc.RequestWithContext(ctx, aliveSubject(replica), nil)
 	switch {
