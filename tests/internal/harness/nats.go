@@ -49,13 +49,34 @@ type NATS struct {
 	log  *natsLog
 }
 
-// StartNATS runs bin (from BuildNATSServer) and waits until it accepts clients; the test's
-// cleanup stops it.
+// NATSOptions configure one nats-server process.
+type NATSOptions struct {
+	// Config is a configuration file (-c), which must enable JetStream; the address, port and
+	// store directory are the harness's all the same. Empty: JetStream (-js), no credentials.
+	Config string
+	// Env are extra KEY=VALUE environment entries (the configuration's $VARIABLES).
+	Env []string
+}
+
+// StartNATS runs bin (from BuildNATSServer) with JetStream and no credentials, and waits until
+// it accepts clients; the test's cleanup stops it.
 func StartNATS(t testing.TB, bin string) *NATS {
 	t.Helper()
+	return StartNATSWith(t, bin, NATSOptions{})
+}
+
+// StartNATSWith is StartNATS with opts.
+func StartNATSWith(t testing.TB, bin string, opts NATSOptions) *NATS {
+	t.Helper()
 	n := &NATS{log: &natsLog{listening: make(chan string, 1)}}
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", "-1", "-js", "-sd", t.TempDir())
-	cmd.Env = CleanEnv()
+	args := []string{"-a", "127.0.0.1", "-p", "-1", "-sd", t.TempDir()}
+	if opts.Config != "" {
+		args = append([]string{"-c", opts.Config}, args...)
+	} else {
+		args = append(args, "-js")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(CleanEnv(), opts.Env...)
 	cmd.Stdout, cmd.Stderr = n.log, n.log
 	proc, err := child.Start("nats-server", cmd)
 	if err != nil {

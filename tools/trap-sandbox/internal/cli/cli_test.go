@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sync"
 	"testing"
@@ -42,7 +43,7 @@ func clearEnv(t *testing.T) {
 		"OPENCODE_SERVER_PASSWORD", "SANDBOX_HELLO_TIMEOUT", "SANDBOX_PROBE_TIMEOUT", "SANDBOX_REQUEST_TIMEOUT",
 		"SANDBOX_SHUTDOWN_TIMEOUT", "SANDBOX_LOG_LEVEL", "SANDBOX_API_TOKEN", "SANDBOX_URL", "SANDBOX_PING_PERIOD",
 		"SANDBOX_IDLE_PROBE_AFTER", "SANDBOX_MAX_CONNECTIONS", "SANDBOX_UPGRADE_RATE", "SANDBOX_UPGRADE_BURST", "SANDBOX_MCP",
-		"SANDBOX_NATS_URL", "SANDBOX_NATS_USER", "SANDBOX_NATS_PASSWORD", "SANDBOX_NATS_TOKEN", "SANDBOX_NATS_CREDS",
+		"SANDBOX_NATS_URL", "SANDBOX_NATS_USER", "SANDBOX_NATS_PASSWORD", "SANDBOX_NATS_TOKEN", "SANDBOX_NATS_NKEY", "SANDBOX_NATS_CREDS",
 		"SANDBOX_NATS_TLS_CA", "SANDBOX_NATS_TLS_CERT", "SANDBOX_NATS_TLS_KEY", "SANDBOX_REPLICA", "SANDBOX_NATS_HEARTBEAT",
 		"SANDBOX_NATS_REPLICA_TTL", "SANDBOX_NATS_OP_TIMEOUT", "SANDBOX_NATS_SETUP_TIMEOUT"} {
 		t.Setenv(name, "") // registers the restore of the original value
@@ -111,6 +112,9 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_NATS_USER", "u")
 	t.Setenv("SANDBOX_NATS_PASSWORD", "np")
 	t.Setenv("SANDBOX_NATS_TOKEN", "tok")
+	seed := filepath.Join(t.TempDir(), "replica.nk")
+	require.NoError(t, os.WriteFile(seed, []byte("SU…"), 0o600))
+	t.Setenv("SANDBOX_NATS_NKEY", seed)
 	t.Setenv("SANDBOX_REPLICA", "r1")
 	t.Setenv("SANDBOX_NATS_HEARTBEAT", "1s")
 	t.Setenv("SANDBOX_NATS_REPLICA_TTL", "3s")
@@ -120,7 +124,7 @@ func TestParseEnv(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
 		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
-		NATSFlags: NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", Replica: "r1",
+		NATSFlags: NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, Replica: "r1",
 			NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second},
 	}, root.Serve)
 }

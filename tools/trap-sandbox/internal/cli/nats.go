@@ -17,10 +17,11 @@ import (
 // NATSFlags configure scale-out: several replicas behind one address share their computers
 // over NATS (docs/scale-out.md). Without --nats the gateway is one process, as before.
 type NATSFlags struct {
-	NATS            string        `name:"nats" env:"SANDBOX_NATS_URL" group:"scale-out" help:"NATS URL(s), comma-separated (nats://host:4222, tls://…); the server needs JetStream (-js). Unset: a single gateway, no NATS."`
+	NATS            string        `name:"nats" env:"SANDBOX_NATS_URL" group:"scale-out" help:"NATS URL(s), comma-separated (nats://host:4222, tls://…, or with credentials nats://user:password@host:4222); the server needs JetStream (-js). Unset: a single gateway, no NATS."`
 	NATSUser        string        `name:"nats-user" env:"SANDBOX_NATS_USER" group:"scale-out" help:"NATS user (with --nats-password)."`
 	NATSPassword    string        `name:"nats-password" env:"SANDBOX_NATS_PASSWORD" group:"scale-out" help:"NATS password."`
 	NATSToken       string        `name:"nats-token" env:"SANDBOX_NATS_TOKEN" group:"scale-out" help:"NATS token."`
+	NATSNKey        string        `name:"nats-nkey" env:"SANDBOX_NATS_NKEY" group:"scale-out" type:"existingfile" help:"NATS NKey seed file (a user seed, SU…)."`
 	NATSCreds       string        `name:"nats-creds" env:"SANDBOX_NATS_CREDS" group:"scale-out" type:"existingfile" help:"NATS credentials file (JWT and NKey seed)."`
 	NATSTLSCA       string        `name:"nats-tls-ca" env:"SANDBOX_NATS_TLS_CA" group:"scale-out" type:"existingfile" help:"PEM file of CAs that sign the NATS server's certificate."`
 	NATSTLSCert     string        `name:"nats-tls-cert" env:"SANDBOX_NATS_TLS_CERT" group:"scale-out" type:"existingfile" help:"Client certificate (PEM) for NATS, with --nats-tls-key."`
@@ -62,7 +63,7 @@ func (f *NATSFlags) router(ctx context.Context, replica string, reg *prometheus.
 		}
 	}
 	nc, err := cluster.Connect(cluster.ConnOptions{URL: f.NATS, User: f.NATSUser, Password: f.NATSPassword, Token: f.NATSToken,
-		CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: "trap-sandbox " + replica}, logger)
+		NKeySeedFile: f.NATSNKey, CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: "trap-sandbox " + replica}, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -16,14 +16,22 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/cluster"
 	"trap-sandbox/internal/protocol"
 )
 
-// startNATS runs an embedded NATS server with JetStream on a free port for the test.
+// startNATS runs an embedded NATS server with JetStream on a free port for the test; it asks
+// for no credentials.
 func startNATS(t *testing.T) string {
 	t.Helper()
-	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT,
-		JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	return startNATSWith(t, &natsserver.Options{})
+}
+
+// startNATSWith is startNATS with opts (e.g. a user and password); it fills in the rest.
+func startNATSWith(t *testing.T, opts *natsserver.Options) string {
+	t.Helper()
+	opts.Host, opts.Port, opts.JetStream, opts.StoreDir, opts.NoLog, opts.NoSigs = "127.0.0.1", natsserver.RANDOM_PORT, true, t.TempDir(), true, true
+	ns, err := natsserver.NewServer(opts)
 	require.NoError(t, err)
 	go ns.Start()
 	require.True(t, ns.ReadyForConnections(10*time.Second))
@@ -82,12 +90,15 @@ func answeringComputer(t *testing.T, addr, traposID string) {
 func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	clearEnv(t)
 	url := startNATS(t)
+	var logs *syncBuffer
 	replica := func(name string) string {
 		root, _ := parse(t, "--listen", "127.0.0.1:0", "--nats", url, "--replica", name, "--nats-heartbeat", "50ms")
-		addr, _, _ := startServe(t, root.Serve)
+		var addr string
+		addr, logs, _ = startServe(t, root.Serve)
 		return addr
 	}
 	a, b := replica("a"), replica("b")
+	assert.Contains(t, logs.String(), `level=WARN msg="`+cluster.UnauthenticatedWarning)
 	answeringComputer(t, a, "4:vault")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -130,6 +141,28 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	assert.Contains(t, body, `trapos_gateway_nats_connected{replica="b"} 1`)
 	assert.Contains(t, body, `trapos_gateway_routed_request_duration_seconds_count{outcome="ok",replica="b"}`)
 	assert.Contains(t, get(t, "http://"+b+"/healthz"), "nats: connected (replica b")
+}
+
+// A NATS server that asks for credentials takes the replica's from the environment, and the
+// replica does not warn.
+func TestServeWithNATSCredentialsFromTheEnvironment(t *testing.T) {
+	clearEnv(t)
+	url := startNATSWith(t, &natsserver.Options{Username: "sandbox", Password: "nats-secret-xyz"})
+	t.Setenv("SANDBOX_NATS_URL", url)
+	t.Setenv("SANDBOX_NATS_USER", "sandbox")
+	t.Setenv("SANDBOX_NATS_PASSWORD", "nats-secret-xyz")
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--replica", "a")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), "scale-out on")
+	assert.NotContains(t, logs.String(), "asks for no credentials")
+	assert.NotContains(t, logs.String(), "nats-secret-xyz")
+
+	t.Setenv("SANDBOX_NATS_PASSWORD", "wrong")
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--replica", "a")
+	err := root.Serve.Run(context.Background(), io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Authorization Violation")
 }
 
 func TestServeWithAnUnreachableNATSFailsClearly(t *testing.T) {

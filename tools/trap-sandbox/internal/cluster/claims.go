@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -15,6 +16,14 @@ import (
 // one, wherever it landed. A replica closes its local socket (4009) when it learns of a later
 // claim by another replica: from the bucket watcher, or, for a claim still being written when
 // that news arrived, from reading the key back right after writing it.
+//
+// Only a claim by a live replica counts (presence.go). Every replica writes its heartbeat
+// before it serves a hello, so the claimant's heartbeat arrives before its claims, or within a
+// heartbeat interval at worst (two buckets, two watchers). A later claim by a replica not
+// alive is doubted: the socket stays; if the claimant's heartbeat arrives, the claim is acted on
+// then (believeClaimsOf); if none has arrived a heartbeat interval later, the claim was not
+// written by a replica for a hello, and the holder writes its own claim again so that routing
+// finds the socket (settleDoubts).
 
 // writeClaim claims s's computer for this replica and records the claim's revision. Without
 // NATS the hello stands locally, and the claim is written when NATS is back (reclaim).
@@ -40,8 +49,10 @@ func (r *Router) writeClaim(s *gateway.Session) {
 	}
 	r.mu.Unlock()
 	// A later claim that arrived at the watcher before rev was known was not acted on there.
-	if e, err := r.claims.Get(ctx, key); err == nil && e.Revision() > rev && !r.ownClaim(e) {
-		r.evictIfOlder(k, e.Revision())
+	if e, err := r.claims.Get(ctx, key); err == nil && e.Revision() > rev {
+		if claimant := claimantOf(e); claimant != r.cfg.Replica {
+			r.evictIfOlder(k, e.Revision(), claimant)
+		}
 	}
 }
 
@@ -65,10 +76,13 @@ func (r *Router) deleteClaimNow(key string, rev uint64) {
 	}
 }
 
-// ownClaim reports whether entry e is a claim by this replica.
-func (r *Router) ownClaim(e jetstream.KeyValueEntry) bool {
+// claimantOf is the replica entry e claims the computer for ("" if e is not a claim).
+func claimantOf(e jetstream.KeyValueEntry) string {
 	var c claim
-	return json.Unmarshal(e.Value(), &c) == nil && c.Replica == r.cfg.Replica
+	if json.Unmarshal(e.Value(), &c) != nil {
+		return ""
+	}
+	return c.Replica
 }
 
 // claimChanged applies one change of ClaimsBucket, in revision order (the watcher's goroutine).
@@ -101,20 +115,90 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	}
 	r.remote[e.Key()] = remoteClaim{claim: c, rev: e.Revision()}
 	r.mu.Unlock()
-	r.evictIfOlder(k, e.Revision())
+	r.evictIfOlder(k, e.Revision(), c.Replica)
 }
 
-// evictIfOlder closes the local socket of k (4009) if its claim is older than rev.
-func (r *Router) evictIfOlder(k gateway.Key, rev uint64) {
+// doubt is a later claim on a computer held here, by a replica that was not alive when the
+// claim arrived.
+type doubt struct {
+	rev      uint64
+	claimant string
+	since    time.Time // by cfg.Now
+}
+
+// evictIfOlder closes the local socket of k (4009) if its claim is older than rev, written by
+// claimant, and claimant is alive; if claimant is not alive, the claim is doubted instead.
+func (r *Router) evictIfOlder(k gateway.Key, rev uint64, claimant string) {
+	now := r.cfg.Now()
 	r.mu.Lock()
-	var evict *gateway.Session
-	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < rev {
-		evict = h.s
+	h := r.held[k]
+	if h == nil || h.rev == 0 || h.rev >= rev {
+		r.mu.Unlock()
+		return
+	}
+	if !r.aliveLocked(claimant, now) {
+		if d, ok := r.doubted[k]; !ok || d.rev < rev {
+			r.doubted[k] = doubt{rev: rev, claimant: claimant, since: now}
+		}
+		r.mu.Unlock()
+		r.log.Debug("a later claim by a replica not alive: keeping the socket for now", "traposId", k.TraposID, "claimant", claimant)
+		return
+	}
+	delete(r.doubted, k)
+	s := h.s
+	r.mu.Unlock()
+	r.log.Info("computer said hello on another replica: closing its socket here", "traposId", k.TraposID, "replica", claimant)
+	s.Evict()
+}
+
+// settleDoubts runs at every heartbeat tick: a doubted claim whose claimant has sent no
+// heartbeat within a heartbeat interval is not believed, and the socket's claim is written
+// again (after it, so routing finds the socket here).
+func (r *Router) settleDoubts() {
+	now := r.cfg.Now()
+	type reclaim struct {
+		s        *gateway.Session
+		claimant string
+	}
+	var again []reclaim
+	r.mu.Lock()
+	for k, d := range r.doubted {
+		h := r.held[k]
+		switch {
+		case h == nil || h.rev == 0 || h.rev >= d.rev || r.aliveLocked(d.claimant, now):
+			delete(r.doubted, k) // settled otherwise: gone, rewritten, or believed (believeClaimsOf)
+		case now.Sub(d.since) >= r.cfg.HeartbeatInterval:
+			delete(r.doubted, k)
+			h.rev = 0 // being written again
+			again = append(again, reclaim{h.s, d.claimant})
+		}
 	}
 	r.mu.Unlock()
-	if evict != nil {
-		r.log.Info("computer said hello on another replica: closing its socket here", "traposId", k.TraposID)
-		evict.Evict()
+	for _, a := range again {
+		r.log.Warn("ignored a claim on a computer held here, by a replica that sends no heartbeat: another NATS client writes claims? Fence the replicas' buckets (docs/scale-out.md, Security). Claiming the computer again",
+			"traposId", a.s.Key().TraposID, "claimant", a.claimant)
+		r.spawn(func() { r.writeClaim(a.s) })
+	}
+}
+
+// believeClaimsOf acts on the claims of replica, which has just become alive (a claim may
+// arrive before its writer's first heartbeat): a socket held here whose claim is older than
+// replica's closes (4009).
+func (r *Router) believeClaimsOf(replica string) {
+	type later struct {
+		k   gateway.Key
+		rev uint64
+	}
+	var found []later
+	r.mu.Lock()
+	for k, h := range r.held {
+		if c, ok := r.remote[claimKey(k)]; ok && c.Replica == replica && h.rev != 0 && h.rev < c.rev {
+			found = append(found, later{k, c.rev})
+		}
+	}
+	r.mu.Unlock()
+	for _, l := range found {
+		r.evictIfOlder(l.k, l.rev, replica)
 	}
 }
 
@@ -157,8 +241,8 @@ func (r *Router) reclaim() {
 			r.writeClaim(h.s)
 		case err != nil:
 			r.log.Debug("cannot check a claim after reconnecting", "traposId", k.TraposID, "err", err)
-		case e.Revision() > h.rev && !r.ownClaim(e):
-			r.evictIfOlder(k, e.Revision())
+		case e.Revision() > h.rev && claimantOf(e) != r.cfg.Replica:
+			r.evictIfOlder(k, e.Revision(), claimantOf(e))
 		}
 	}
 }

@@ -19,10 +19,12 @@ const reconnectWait = time.Second
 
 // ConnOptions say how to reach NATS: the usual credentials options, each optional.
 type ConnOptions struct {
-	// URL is one NATS URL or a comma-separated list (nats://host:4222, tls://…).
+	// URL is one NATS URL or a comma-separated list (nats://host:4222, tls://…). It may carry
+	// a user and password (nats://user:password@host:4222) or a token (nats://token@host:4222).
 	URL string
-	// User and Password, or Token, or CredsFile (a .creds file: JWT and NKey seed).
-	User, Password, Token, CredsFile string
+	// User and Password, or Token, or NKeySeedFile (a user's NKey seed, SU…), or CredsFile (a
+	// .creds file: JWT and NKey seed): at most one of them.
+	User, Password, Token, NKeySeedFile, CredsFile string
 	// TLSCA is a PEM file of CAs to trust; TLSCert and TLSKey a client certificate.
 	TLSCA, TLSCert, TLSKey string
 	// Name names the connection on the server (its monitoring pages).
@@ -51,13 +53,27 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 			logger.Warn("NATS error", attrs...)
 		}),
 	}
+	given := 0
+	for _, set := range []bool{o.User != "" || o.Password != "", o.Token != "", o.NKeySeedFile != "", o.CredsFile != ""} {
+		if set {
+			given++
+		}
+	}
+	if given > 1 {
+		return nil, errors.New("NATS credentials: give one of --nats-user/--nats-password, --nats-token, --nats-nkey and --nats-creds")
+	}
 	switch {
 	case o.User != "" || o.Password != "":
 		opts = append(opts, nats.UserInfo(o.User, o.Password))
 	case o.Token != "":
 		opts = append(opts, nats.Token(o.Token))
-	}
-	if o.CredsFile != "" {
+	case o.NKeySeedFile != "":
+		nkey, err := nats.NkeyOptionFromSeed(o.NKeySeedFile)
+		if err != nil {
+			return nil, fmt.Errorf("NATS NKey seed file %s: %w", o.NKeySeedFile, err)
+		}
+		opts = append(opts, nkey)
+	case o.CredsFile != "":
 		opts = append(opts, nats.UserCredentials(o.CredsFile))
 	}
 	if o.TLSCA != "" {
@@ -73,8 +89,19 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), err)
 	}
+	// A server that asks for no credentials lets every client that reaches it into the
+	// replicas' account. (With a client certificate and no credentials, the server is trusted
+	// to verify the certificate: nats-server's tls { verify: true }.)
+	if !nc.AuthRequired() && o.TLSCert == "" {
+		logger.Warn(UnauthenticatedWarning, "nats", nc.ConnectedUrlRedacted())
+	}
 	return nc, nil
 }
+
+// UnauthenticatedWarning is logged when the NATS server lets the replica in without
+// credentials.
+const UnauthenticatedWarning = "the NATS server asks for no credentials: any client that reaches it can answer requests for the computers, read their files and close their sockets. " +
+	"Give the replicas a NATS account of their own and pass its credentials with --nats-creds, --nats-nkey, --nats-user and --nats-password, or --nats-token (docs/scale-out.md, Security)"
 
 // RedactURL hides a password or token written into a NATS URL (or a comma-separated list of
 // them), for logs and errors.

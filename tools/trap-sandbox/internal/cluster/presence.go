@@ -10,10 +10,12 @@ import (
 )
 
 // Presence. Each replica puts a heartbeat into ReplicasBucket every HeartbeatInterval; every
-// replica notes, by its own clock, when it last saw each one. A replica not heard from within
-// ReplicaTTL is dead: its computers leave the lists at once. Its claims are withdrawn once it
-// has been silent for twice ReplicaTTL, by whichever replica notices first (a replica that was
-// only cut off writes its claims again when it is back: claimDeleted, reclaim).
+// replica notes, by its own clock, when it last saw each one. A replica is alive once heard
+// from and until it has been silent for ReplicaTTL (or deleted its heartbeat on stopping);
+// then its computers leave the lists, and the requests routed to it fail, at once. Its claims
+// are withdrawn once it has been silent for twice ReplicaTTL, by whichever replica notices
+// first (a replica that was only cut off writes its claims again when it is back:
+// claimDeleted, reclaim). A claim by a replica that is not alive is not acted on (claims.go).
 
 // heartbeatValue is a replica's entry in ReplicasBucket.
 type heartbeatValue struct {
@@ -50,35 +52,54 @@ func (r *Router) heartbeatLoop() {
 			r.log.Debug("heartbeat failed", "err", err)
 		}
 		r.sweep()
+		r.settleDoubts()
+		r.watchHolders()
 	}
 }
 
 // heartbeatArrived applies one change of ReplicasBucket (the watcher's goroutine).
 func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	name, err := unescapeToken(e.Key())
-	if err != nil {
+	if err != nil || name == r.cfg.Replica {
 		return
 	}
+	now := r.cfg.Now()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if e.Operation() == jetstream.KeyValuePut {
-		r.lastSeen[name] = r.cfg.Now()
+	if e.Operation() != jetstream.KeyValuePut {
+		// A replica that shut down cleanly deletes its heartbeat: it is gone now, not in a TTL.
+		r.lastSeen[name] = time.Time{}
+		r.mu.Unlock()
+		r.failRoutesTo(name, "has stopped")
 		return
 	}
-	// A replica that shut down cleanly deletes its heartbeat: it is gone now, not in a TTL.
-	r.lastSeen[name] = time.Time{}
+	wasAlive := r.aliveLocked(name, now)
+	r.lastSeen[name] = now
+	r.mu.Unlock()
+	if !wasAlive {
+		r.believeClaimsOf(name)
+	}
 }
 
-// aliveLocked reports whether replica was heard from within ReplicaTTL; r.mu is held.
+// aliveLocked reports whether replica has been heard from, within ReplicaTTL; r.mu is held.
 func (r *Router) aliveLocked(replica string, now time.Time) bool {
 	if replica == r.cfg.Replica {
 		return true
 	}
-	return now.Sub(r.lastSeenLocked(replica)) < r.cfg.ReplicaTTL
+	t, heard := r.lastSeen[replica]
+	return heard && !t.IsZero() && now.Sub(t) < r.cfg.ReplicaTTL
 }
 
-// lastSeenLocked is when replica's last heartbeat arrived; one never heard from counts from
-// this router's start, so that it has a ReplicaTTL to show up. r.mu is held.
+// alive is aliveLocked for a caller without r.mu.
+func (r *Router) alive(replica string) bool {
+	now := r.cfg.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.aliveLocked(replica, now)
+}
+
+// lastSeenLocked is when replica's last heartbeat arrived, for sweep; one never heard from
+// counts from this router's start, so its claims are withdrawn twice ReplicaTTL after it.
+// r.mu is held.
 func (r *Router) lastSeenLocked(replica string) time.Time {
 	if t, ok := r.lastSeen[replica]; ok {
 		return t

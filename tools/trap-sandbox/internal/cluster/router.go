@@ -1,18 +1,22 @@
 // Package cluster lets several gateway replicas behind one address act as one gateway: its
 // Router is the gateway.Registry that spans them over NATS (docs/scale-out.md).
 //
-//   - Routing: the replica holding a computer's socket subscribes to the computer's subject
-//     (trapos.computer.<account>.<traposId>, escaped); a host request on any other replica is
-//     a NATS request there. No subscriber means NATS answers "no responders" at once, which is
-//     not_connected.
+//   - Routing: each replica answers on its own subjects (trapos.replica.<replica>.>, see
+//     subject.go). A host request on a replica that does not hold the computer's socket is a
+//     NATS request to the holder's subject, the holder being named by the computer's claim;
+//     the answer counts only if it names that replica. No live holder means not_connected at
+//     once; a holder that dies while requests wait on it fails them at once (routing.go).
 //   - Newest wins: each hello writes a claim into the JetStream key-value bucket
 //     trapos_computers. The bucket's revision numbers give every write one total order, so of
 //     two hellos for one computer on two replicas the one with the higher revision wins, and
-//     the other replica closes its socket with 4009.
+//     the other replica closes its socket with 4009. A claim by a replica that is not alive
+//     (no heartbeat) is not believed until it is.
 //   - Presence: every replica writes a heartbeat into the bucket trapos_replicas; the computer
 //     list is this replica's sessions plus the claims of replicas heard from within ReplicaTTL.
 //
-// Without NATS a replica keeps serving the computers whose sockets it holds.
+// The replicas trust whatever is written on those subjects and buckets: the NATS account
+// fences them (docs/scale-out.md, Security). Without NATS a replica keeps serving the computers
+// whose sockets it holds.
 package cluster
 
 import (
@@ -29,6 +33,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/protocol"
 )
 
 // Names of the JetStream key-value buckets; an operator may create them beforehand (e.g. with
@@ -98,7 +103,6 @@ type held struct {
 	// rev is the claim's revision in ClaimsBucket; 0 while the claim is being written or
 	// could not be (NATS unreachable).
 	rev uint64
-	sub *nats.Subscription
 }
 
 // remoteClaim is a computer whose socket another replica holds, as its claim says.
@@ -116,7 +120,9 @@ type Router struct {
 	claims   jetstream.KeyValue
 	replicas jetstream.KeyValue
 	metrics  *metrics
-	started  time.Time // by cfg.Now; a replica never heard from counts from here
+	started  time.Time          // by cfg.Now; sweep counts a replica never heard from from here
+	own      string             // replicaSubjects(cfg.Replica): the prefix of this replica's subjects
+	sub      *nats.Subscription // this replica's subjects (serve); set by open
 
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context
@@ -132,9 +138,12 @@ type Router struct {
 	closing  bool
 	ready    bool // the claims watcher has delivered the bucket's initial contents
 	held     map[gateway.Key]*held
-	remote   map[string]remoteClaim // by claim key
-	lastSeen map[string]time.Time   // replica name → when its last heartbeat arrived
-	inFlight int                    // routed requests this replica waits on
+	remote   map[string]remoteClaim   // by claim key
+	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived
+	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
+	nextID   uint64                   // the last id given to a routed request
+	probing  map[string]bool          // replicas being asked whether they are on NATS
+	doubted  map[gateway.Key]doubt    // later claims by replicas not alive (claims.go)
 }
 
 // New sets up the buckets (creating them when missing), starts watching them and writes the
@@ -149,9 +158,13 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*
 		log:      logger.With("component", "cluster"),
 		nc:       nc,
 		started:  cfg.Now(),
+		own:      replicaSubjects(cfg.Replica),
 		held:     make(map[gateway.Key]*held),
 		remote:   make(map[string]remoteClaim),
 		lastSeen: make(map[string]time.Time),
+		pending:  make(map[uint64]*pendingRoute),
+		probing:  make(map[string]bool),
+		doubted:  make(map[gateway.Key]doubt),
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if err := r.open(ctx); err != nil {
@@ -178,7 +191,8 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*
 	return r, nil
 }
 
-// open binds the buckets, waits for the claims' initial contents and announces the replica.
+// open binds the buckets, answers on this replica's subjects, waits for the buckets' initial
+// contents and announces the replica.
 func (r *Router) open(ctx context.Context) error {
 	js, err := jetstream.New(r.nc)
 	if err != nil {
@@ -192,10 +206,15 @@ func (r *Router) open(ctx context.Context) error {
 		Description: "trap-sandbox: heartbeats of the gateway replicas"}); err != nil {
 		return err
 	}
+	if r.sub, err = r.nc.Subscribe(r.own+">", r.serve); err != nil {
+		return fmt.Errorf("subscribe %s>: %w", r.own, err)
+	}
 	if err := r.startWatchers(ctx); err != nil {
+		_ = r.sub.Unsubscribe()
 		return err
 	}
 	if err := r.heartbeat(ctx); err != nil {
+		_ = r.sub.Unsubscribe()
 		r.stopWatchers()
 		return err
 	}
@@ -222,32 +241,39 @@ func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 	return kv, nil
 }
 
-// startWatchers watches both buckets and waits until the claims' contents at the start have
-// been applied, so that the first listing is complete.
+// startWatchers watches both buckets and waits until their contents at the start have been
+// applied, so that the first listing is complete and the live replicas are known.
 func (r *Router) startWatchers(ctx context.Context) error {
 	r.watchMu.Lock()
 	defer r.watchMu.Unlock()
 	if err := r.ctx.Err(); err != nil {
 		return err // closing: Close has stopped, or is about to stop, the watchers
 	}
-	claimsReady := make(chan struct{})
-	claims, err := r.watch(r.claims, r.claimChanged, claimsReady)
+	claimsReady, replicasReady := make(chan struct{}), make(chan struct{})
+	claims, err := r.watch(r.claims, r.claimChanged, func() {
+		r.mu.Lock()
+		r.ready = true
+		r.mu.Unlock()
+		close(claimsReady)
+	})
 	if err != nil {
 		return err
 	}
-	replicas, err := r.watch(r.replicas, r.heartbeatArrived, nil)
+	replicas, err := r.watch(r.replicas, r.heartbeatArrived, func() { close(replicasReady) })
 	if err != nil {
 		claims.stop()
 		return err
 	}
 	r.watchers = []*watch{claims, replicas}
-	select {
-	case <-claimsReady:
-		return nil
-	case <-ctx.Done():
-		r.stopWatchersLocked()
-		return fmt.Errorf("read the %s bucket: %w", ClaimsBucket, ctx.Err())
+	for bucket, ready := range map[string]chan struct{}{ClaimsBucket: claimsReady, ReplicasBucket: replicasReady} {
+		select {
+		case <-ready:
+		case <-ctx.Done():
+			r.stopWatchersLocked()
+			return fmt.Errorf("read the %s bucket: %w", bucket, ctx.Err())
+		}
 	}
+	return nil
 }
 
 // rewatch starts the watchers anew after a reconnection: the server may have lost their
@@ -292,8 +318,8 @@ func (w *watch) stop() {
 }
 
 // watch feeds every change of kv to apply, in revision order, from a goroutine of its own.
-// ready (if not nil) is closed once the bucket's contents at the start have been applied.
-func (r *Router) watch(kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry), ready chan struct{}) (*watch, error) {
+// ready runs once the bucket's contents at the start have been applied.
+func (r *Router) watch(kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry), ready func()) (*watch, error) {
 	w, err := kv.WatchAll(r.ctx) // the watch lives as long as the router: its context ends it
 	if err != nil {
 		return nil, fmt.Errorf("watch the %s bucket: %w", kv.Bucket(), err)
@@ -304,10 +330,7 @@ func (r *Router) watch(kv jetstream.KeyValue, apply func(jetstream.KeyValueEntry
 		for e := range w.Updates() {
 			if e == nil {
 				if ready != nil {
-					r.mu.Lock()
-					r.ready = true
-					r.mu.Unlock()
-					close(ready)
+					ready()
 					ready = nil
 				}
 				continue
@@ -348,8 +371,9 @@ func (r *Router) spawn(f func()) bool {
 }
 
 // Close stops the router after the gateway's Shutdown (which ended every session and so
-// withdrew their claims): it stops serving routed requests, deletes this replica's heartbeat
-// so the others drop it at once, waits for its goroutines, and closes the NATS connection.
+// withdrew their claims): it stops serving routed requests, fails those it waits on, deletes
+// this replica's heartbeat so the others drop it at once, waits for its goroutines, and closes
+// the NATS connection.
 func (r *Router) Close() {
 	r.mu.Lock()
 	if r.closing {
@@ -357,16 +381,11 @@ func (r *Router) Close() {
 		return
 	}
 	r.closing = true
-	subs := make([]*nats.Subscription, 0, len(r.held))
-	for _, h := range r.held {
-		if h.sub != nil {
-			subs = append(subs, h.sub)
-		}
+	for id := range r.pending {
+		r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected, "replica %s is shutting down", r.cfg.Replica))
 	}
 	r.mu.Unlock()
-	for _, sub := range subs {
-		_ = sub.Unsubscribe()
-	}
+	_ = r.sub.Unsubscribe()
 	r.cancel() // routed requests still being answered end now
 	if r.nc.IsConnected() {
 		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
@@ -380,9 +399,9 @@ func (r *Router) Close() {
 	r.nc.Close()
 }
 
-// Register implements gateway.Registry: it records s as the computer's local session, makes
-// this replica answer the computer's subject, and writes the claim that orders this hello
-// among the replicas. It returns the local session s replaces, if any.
+// Register implements gateway.Registry: it records s as the computer's local session (routed
+// requests for it are answered from here on) and writes the claim that orders this hello among
+// the replicas. It returns the local session s replaces, if any.
 func (r *Router) Register(s *gateway.Session) *gateway.Session {
 	k := s.Key()
 	r.mu.Lock()
@@ -391,9 +410,6 @@ func (r *Router) Register(s *gateway.Session) *gateway.Session {
 	if h == nil {
 		h = &held{s: s}
 		r.held[k] = h
-		if !r.closing {
-			h.sub = r.subscribe(k)
-		}
 	} else if h.s != s {
 		replaced = h.s
 		h.s, h.rev = s, 0
@@ -404,7 +420,7 @@ func (r *Router) Register(s *gateway.Session) *gateway.Session {
 }
 
 // Unregister implements gateway.Registry: if s is still the computer's local session, the
-// replica stops answering its subject and withdraws the claim (unless a newer one replaced it).
+// replica stops answering for it and withdraws the claim (unless a newer one replaced it).
 func (r *Router) Unregister(s *gateway.Session) {
 	k := s.Key()
 	r.mu.Lock()
@@ -415,9 +431,6 @@ func (r *Router) Unregister(s *gateway.Session) {
 	}
 	delete(r.held, k)
 	r.mu.Unlock()
-	if h.sub != nil {
-		_ = h.sub.Unsubscribe()
-	}
 	if h.rev != 0 {
 		r.deleteClaim(claimKey(k), h.rev)
 	}

@@ -171,24 +171,59 @@ func TestSocketClosingMidRequestFailsOnTheAskingReplicaAtOnce(t *testing.T) {
 	waitFor(t, "no routed request left", func() bool { return b.router.RoutedInFlight() == 0 })
 }
 
-func TestReplicaKilledMidRequestEndsByTheRequestTimeout(t *testing.T) {
+// A crashed replica's connection closes, and NATS drops its subscriptions at once: the
+// replicas with requests waiting on it learn so at their next heartbeat tick (nobody answers
+// its alive subject) and fail them, instead of waiting out their timeout (a minute here).
+func TestAReplicaKilledMidRequestFailsTheRequestsRoutedToItAtOnce(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
 	c := a.connect(t, "6:farm")
 	b.waitComputers(t, "6:farm@a")
 
-	const timeout = 1500 * time.Millisecond
-	pending := b.request("6:farm", gateway.TypePing, nil, timeout)
+	pending := b.request("6:farm", gateway.TypePing, nil, gateway.MaxRequestTimeout)
 	c.read() // pending on A
 	a.kill()
-	res := await(t, pending)
-	assert.Contains(t, []protocol.Code{protocol.CodeTimeout, protocol.CodeNotConnected}, res.body.Error.Code, "%+v", res.body.Error)
+	res := await(t, pending) // waits at most 2×waitLimit, a third of the request's timeout
+	assert.Equal(t, http.StatusNotFound, res.status)
+	require.NotNil(t, res.body.Error)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "replica a, which held its socket, is not on NATS any more")
 	assert.Zero(t, b.router.RoutedInFlight())
 
-	// Nobody answers the subject any more: not_connected at once.
+	// Nobody answers for it any more: not_connected at once.
 	res = await(t, b.request("6:farm", gateway.TypePing, nil, time.Minute))
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
 	assert.Less(t, res.took, 30*time.Second)
+}
+
+// A replica that hangs keeps its NATS connection, so NATS cannot tell; once it has sent no
+// heartbeat for the replica TTL, presence gives it up and the requests waiting on it fail.
+func TestAHungReplicasRoutedRequestsFailWhenPresenceGivesItUp(t *testing.T) {
+	tc := newTestCluster(t)
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	b := tc.startReplica("b")
+	t.Cleanup(func() { proxy.setFrozen(false) }) // before the replicas stop: A stops quickly
+	c := a.connect(t, "2:mill")
+	b.waitComputers(t, "2:mill@a")
+
+	pending := b.request("2:mill", gateway.TypePing, nil, gateway.MaxRequestTimeout)
+	c.read() // pending on A
+	proxy.setFrozen(true)
+	// B asks whether A is still there at every tick, and gets no answer (which proves nothing):
+	// the request still waits.
+	waitFor(t, "B to ask the frozen A whether it is alive", func() bool {
+		return strings.Contains(tc.logs.String(), "trapos.replica.a.alive")
+	})
+	assert.Equal(t, 1, b.router.RoutedInFlight())
+
+	tc.clock.Advance(testReplicaTTL) // A's last heartbeat is now a TTL old
+	res := await(t, pending)
+	assert.Equal(t, http.StatusNotFound, res.status)
+	require.NotNil(t, res.body.Error)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "replica a, which held its socket, has sent no heartbeat for 1h0m0s")
+	assert.Zero(t, b.router.RoutedInFlight())
 }
 
 func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
@@ -300,7 +335,9 @@ func TestEscapedTokensAreValidDistinctAndReversible(t *testing.T) {
 	back, err := parseClaimKey(claimKey(k))
 	require.NoError(t, err)
 	assert.Equal(t, k, back)
-	assert.Equal(t, "trapos.computer.local.7_3Aa_2Eb_20c", computerSubject(k))
+	assert.Equal(t, "trapos.replica.b_2E1.computer.local.7_3Aa_2Eb_20c", computerSubject("b.1", k))
+	assert.Equal(t, "trapos.replica.b_2E1.reply.42", replySubject("b.1", 42))
+	assert.Equal(t, "trapos.replica.b_2E1.alive", aliveSubject("b.1"))
 }
 
 func TestARestartedReplicaWithdrawsTheClaimsOfItsPreviousRun(t *testing.T) {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -11,6 +14,13 @@ import (
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
 )
+
+// Routing. A host request for a computer held by another replica goes to that replica's own
+// subject (computerSubject), named by the computer's claim, with this replica's reply subject;
+// the answer is taken only if it names the replica asked. While requests wait on a replica, it
+// is watched: when presence gives it up (no heartbeat within ReplicaTTL, or it stopped), or NATS
+// says nobody answers its alive subject any more (it crashed or was cut off), they fail at once
+// with not_connected instead of waiting out their timeout.
 
 // routedRequest is the body of a NATS request to a computer's subject.
 type routedRequest struct {
@@ -23,6 +33,9 @@ type routedRequest struct {
 
 // routedResponse is the reply: the computer's answer, or the answering replica's own failure.
 type routedResponse struct {
+	// Replica names the answering replica; the asker takes an answer only from the replica it
+	// asked.
+	Replica string          `json:"replica"`
 	OK      bool            `json:"ok"`
 	Type    string          `json:"type,omitempty"`
 	Payload json.RawMessage `json:"payload,omitempty"`
@@ -31,8 +44,18 @@ type routedResponse struct {
 	GatewayError *protocol.Error `json:"gatewayError,omitempty"`
 }
 
-// Route implements gateway.Registry: a NATS request to the computer's subject, bounded by ctx's
-// deadline. No replica subscribed ⇒ not_connected at once; no reply in time ⇒ timeout.
+// pendingRoute is a routed request this replica waits on, in Router.pending by its id.
+type pendingRoute struct {
+	k      gateway.Key
+	holder string        // the replica asked
+	done   chan struct{} // closed by settleLocked, once
+	resp   routedResponse
+	err    error // set instead of resp when the request failed before an answer came
+}
+
+// Route implements gateway.Registry: a NATS request to the replica holding the computer's
+// socket, bounded by ctx's deadline. No live replica holds it ⇒ not_connected at once; the
+// holder gone while the request waits ⇒ not_connected then; no reply in time ⇒ timeout.
 func (r *Router) Route(ctx context.Context, k gateway.Key, typ string, payload json.RawMessage) (gateway.Response, error) {
 	start := time.Now()
 	resp, err := r.route(ctx, k, typ, payload)
@@ -45,6 +68,10 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected,
 			"computer %s is not connected to replica %s, and NATS is unreachable, so the other replicas cannot be asked", k.TraposID, r.cfg.Replica)
 	}
+	holder, err := r.holder(ctx, k)
+	if err != nil {
+		return gateway.Response{}, err
+	}
 	timeout := gateway.DefaultRequestTimeout
 	if deadline, ok := ctx.Deadline(); ok {
 		timeout = time.Until(deadline)
@@ -53,32 +80,27 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	if err != nil {
 		return gateway.Response{}, protocol.Errorf(protocol.CodeInternal, "cannot route %s: %v", typ, err)
 	}
-	msg := nats.NewMsg(computerSubject(k))
-	msg.Data = body
-
-	r.mu.Lock()
-	r.inFlight++
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		r.inFlight--
-		r.mu.Unlock()
-	}()
-	reply, err := r.nc.RequestMsgWithContext(ctx, msg)
-	switch {
-	case errors.Is(err, nats.ErrNoResponders):
-		return gateway.Response{}, gateway.NotConnected(k.TraposID)
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrTimeout):
-		return gateway.Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", k.TraposID, typ)
-	case errors.Is(err, context.Canceled):
-		return gateway.Response{}, ctx.Err()
-	case err != nil:
+	id, p, err := r.expect(k, holder)
+	if err != nil {
+		return gateway.Response{}, err
+	}
+	defer r.forget(id)
+	msg := &nats.Msg{Subject: computerSubject(holder, k), Reply: replySubject(r.cfg.Replica, id), Data: body}
+	if err := r.nc.PublishMsg(msg); err != nil {
 		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s could not be reached over NATS: %v", k.TraposID, err)
 	}
-	var rr routedResponse
-	if err := json.Unmarshal(reply.Data, &rr); err != nil {
-		return gateway.Response{}, protocol.Errorf(protocol.CodeInternal, "the replica holding %s sent a reply that is not JSON", k.TraposID)
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return gateway.Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", k.TraposID, typ)
+		}
+		return gateway.Response{}, ctx.Err()
 	}
+	if p.err != nil {
+		return gateway.Response{}, p.err
+	}
+	rr := p.resp
 	if rr.GatewayError != nil {
 		return gateway.Response{}, rr.GatewayError
 	}
@@ -88,43 +110,223 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	return gateway.Response{OK: rr.OK, Type: rr.Type, Payload: rr.Payload, Error: rr.Error}, nil
 }
 
+// holder names the live replica that holds k's socket, by its claim. A claim the watcher has
+// not delivered yet (a hello a moment ago) is read from the bucket.
+func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
+	key := claimKey(k)
+	r.mu.Lock()
+	c, known := r.remote[key]
+	r.mu.Unlock()
+	if !known {
+		ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
+		e, err := r.claims.Get(ctx, key)
+		cancel()
+		switch {
+		case err != nil:
+			return "", gateway.NotConnected(k.TraposID) // no claim (or none readable): nobody holds it
+		case json.Unmarshal(e.Value(), &c.claim) != nil, c.Replica == r.cfg.Replica:
+			// Not a claim, or this replica's own, whose socket is gone (Lookup found none).
+			return "", gateway.NotConnected(k.TraposID)
+		}
+	}
+	if !r.alive(c.Replica) {
+		return "", protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s is not connected: replica %s, which held its socket, has sent no heartbeat for %s", k.TraposID, c.Replica, r.cfg.ReplicaTTL)
+	}
+	return c.Replica, nil
+}
+
+// expect records a routed request to holder about to be sent; forget removes it. Once the
+// router is closing, no request is sent.
+func (r *Router) expect(k gateway.Key, holder string) (uint64, *pendingRoute, error) {
+	p := &pendingRoute{k: k, holder: holder, done: make(chan struct{})}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closing {
+		return 0, nil, protocol.Errorf(protocol.CodeNotConnected, "replica %s is shutting down", r.cfg.Replica)
+	}
+	r.nextID++
+	r.pending[r.nextID] = p
+	return r.nextID, p, nil
+}
+
+func (r *Router) forget(id uint64) {
+	r.mu.Lock()
+	delete(r.pending, id)
+	r.mu.Unlock()
+}
+
+// settleLocked ends the routed request id with resp, or err; one that has ended or been given
+// up on is left alone. r.mu is held.
+func (r *Router) settleLocked(id uint64, resp routedResponse, err error) {
+	p := r.pending[id]
+	if p == nil {
+		return
+	}
+	delete(r.pending, id)
+	p.resp, p.err = resp, err
+	close(p.done)
+}
+
 // RoutedInFlight is how many routed requests this replica is waiting on (tests check that none
 // is left behind).
 func (r *Router) RoutedInFlight() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.inFlight
+	return len(r.pending)
 }
 
-// subscribe makes this replica answer k's subject; r.mu is held (Subscribe only queues the
-// interest, and the handler runs on the connection's goroutine). nil if NATS refused it.
-func (r *Router) subscribe(k gateway.Key) *nats.Subscription {
-	sub, err := r.nc.Subscribe(computerSubject(k), func(m *nats.Msg) {
-		// One goroutine per request: the subscription's handler runs them one at a time, and
-		// a computer may have several requests in flight.
+// serve handles a message on this replica's own subjects (the subscription's goroutine, so it
+// must not block).
+func (r *Router) serve(m *nats.Msg) {
+	rest, ok := strings.CutPrefix(m.Subject, r.own)
+	if !ok {
+		return
+	}
+	kind, arg, _ := strings.Cut(rest, ".")
+	switch kind {
+	case kindReply:
+		r.replyArrived(arg, m)
+	case kindAlive:
+		_ = m.Respond([]byte(strconv.Quote(r.cfg.Replica)))
+	case kindComputer:
+		if m.Reply == "" {
+			return
+		}
+		k, err := parseClaimKey(arg)
+		if err != nil {
+			r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request's subject names no computer: %v", err)})
+			return
+		}
+		// One goroutine per request: a computer may have several requests in flight.
 		if !r.spawn(func() { r.answer(k, m) }) {
-			respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeNotConnected,
+			r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeNotConnected,
 				"replica %s is shutting down", r.cfg.Replica)})
 		}
-	})
-	if err != nil {
-		r.log.Warn("cannot subscribe the computer's subject: requests from other replicas will not reach it",
-			"traposId", k.TraposID, "err", err)
-		return nil
 	}
-	return sub
+}
+
+// replyArrived applies an answer to the routed request whose id ends its subject. An answer
+// that does not name the replica asked is ignored (and logged): only the holder answers for
+// its computers.
+func (r *Router) replyArrived(idToken string, m *nats.Msg) {
+	id, err := strconv.ParseUint(idToken, 10, 64)
+	if err != nil {
+		return
+	}
+	r.mu.Lock()
+	p := r.pending[id]
+	r.mu.Unlock()
+	if p == nil {
+		return // answered already, or given up on
+	}
+	if len(m.Data) == 0 && m.Header.Get("Status") == "503" { // NATS: nobody subscribes the subject
+		r.fail(id, protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s is not connected: replica %s, which held its socket, is not on NATS any more (it stopped, crashed or lost its connection)", p.k.TraposID, p.holder))
+		return
+	}
+	var rr routedResponse
+	if err := json.Unmarshal(m.Data, &rr); err != nil || rr.Replica != p.holder {
+		r.log.Warn("ignored an answer to a routed request that does not come from the replica asked: another NATS client answers for the replicas; fence their subjects (docs/scale-out.md, Security)",
+			"traposId", p.k.TraposID, "asked", p.holder, "answerNames", rr.Replica)
+		return
+	}
+	r.mu.Lock()
+	r.settleLocked(id, rr, nil)
+	r.mu.Unlock()
+}
+
+// fail ends the routed request id with err.
+func (r *Router) fail(id uint64, err error) {
+	r.mu.Lock()
+	r.settleLocked(id, routedResponse{}, err)
+	r.mu.Unlock()
+}
+
+// failRoutesTo ends every routed request waiting on replica with not_connected, why being
+// what became of the replica.
+func (r *Router) failRoutesTo(replica, why string) {
+	failed := 0
+	r.mu.Lock()
+	for id, p := range r.pending {
+		if p.holder == replica {
+			r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected,
+				"computer %s is not connected: replica %s, which held its socket, %s", p.k.TraposID, replica, why))
+			failed++
+		}
+	}
+	r.mu.Unlock()
+	if failed > 0 {
+		r.log.Info("requests waiting on another replica fail: it "+why, "holder", replica, "requests", failed)
+	}
+}
+
+// watchHolders runs at every heartbeat tick: the routed requests waiting on a replica that
+// presence has given up on fail now; every other replica they wait on is asked whether it is
+// still on NATS (NATS drops a crashed process's subscriptions as soon as its connection
+// closes, so "no responders" there means it is gone).
+func (r *Router) watchHolders() {
+	now := r.cfg.Now()
+	var dead, probe []string
+	r.mu.Lock()
+	seen := map[string]bool{}
+	for _, p := range r.pending {
+		if seen[p.holder] {
+			continue
+		}
+		seen[p.holder] = true
+		switch {
+		case !r.aliveLocked(p.holder, now):
+			dead = append(dead, p.holder)
+		case !r.probing[p.holder]:
+			r.probing[p.holder] = true
+			probe = append(probe, p.holder)
+		}
+	}
+	r.mu.Unlock()
+	for _, h := range dead {
+		r.failRoutesTo(h, fmt.Sprintf("has sent no heartbeat for %s", r.cfg.ReplicaTTL))
+	}
+	for _, h := range probe {
+		if !r.spawn(func() { r.probe(h) }) {
+			r.mu.Lock()
+			delete(r.probing, h)
+			r.mu.Unlock()
+		}
+	}
+}
+
+// probe asks replica whether it is still on NATS; if nobody answers its alive subject, the
+// requests waiting on it fail. No answer in time proves nothing (a busy or frozen replica, or
+// one that died after the question reached it): presence decides then, within ReplicaTTL. So
+// the wait is short, half a heartbeat interval at most, and the next tick asks again.
+func (r *Router) probe(replica string) {
+	defer func() {
+		r.mu.Lock()
+		delete(r.probing, replica)
+		r.mu.Unlock()
+	}()
+	ctx, cancel := context.WithTimeout(r.ctx, min(r.cfg.OpTimeout, r.cfg.HeartbeatInterval/2))
+	defer cancel()
+	_, err := r.nc.RequestWithContext(ctx, aliveSubject(replica), nil)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		r.failRoutesTo(replica, "is not on NATS any more (it stopped, crashed or lost its connection)")
+	case err != nil:
+		r.log.Debug("a replica that requests wait on did not say whether it is alive: presence decides", "subject", aliveSubject(replica), "err", err)
+	}
 }
 
 // answer serves one routed request with the local session and replies.
 func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	var req routedRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || req.Type == "" {
-		respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request must be JSON with a type")})
+		r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request must be JSON with a type")})
 		return
 	}
 	s := r.Lookup(k)
 	if s == nil {
-		respond(m, routedResponse{GatewayError: gateway.NotConnected(k.TraposID)})
+		r.respond(m, routedResponse{GatewayError: gateway.NotConnected(k.TraposID)})
 		return
 	}
 	timeout := time.Duration(req.TimeoutMs) * time.Millisecond
@@ -147,16 +349,18 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 		default:
 			pe = protocol.Errorf(protocol.CodeInternal, "request failed: %v", err)
 		}
-		respond(m, routedResponse{GatewayError: pe})
+		r.respond(m, routedResponse{GatewayError: pe})
 		return
 	}
-	respond(m, routedResponse{OK: resp.OK, Type: resp.Type, Payload: resp.Payload, Error: resp.Error})
+	r.respond(m, routedResponse{OK: resp.OK, Type: resp.Type, Payload: resp.Payload, Error: resp.Error})
 }
 
-func respond(m *nats.Msg, rr routedResponse) {
+// respond sends rr, in this replica's name, to the asker of m.
+func (r *Router) respond(m *nats.Msg, rr routedResponse) {
+	rr.Replica = r.cfg.Replica
 	b, err := json.Marshal(rr)
 	if err != nil {
-		b, _ = json.Marshal(routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "cannot encode the answer: %v", err)})
+		b, _ = json.Marshal(routedResponse{Replica: r.cfg.Replica, GatewayError: protocol.Errorf(protocol.CodeInternal, "cannot encode the answer: %v", err)})
 	}
 	_ = m.Respond(b) // the asker may have given up; nothing to do then
 }

@@ -8,8 +8,28 @@ import (
 	"trap-sandbox/internal/gateway"
 )
 
-// subjectPrefix starts every computer's request subject: trapos.computer.<account>.<traposId>.
-const subjectPrefix = "trapos.computer."
+// Subjects. Everything a replica answers is under its own prefix, trapos.replica.<replica>
+// (one subscription, trapos.replica.<replica>.>):
+//
+//   - trapos.replica.<replica>.computer.<account>.<traposId>: a routed request for a computer
+//     whose socket the replica holds (by its claim);
+//   - trapos.replica.<replica>.reply.<id>: the answer to a routed request the replica sent;
+//   - trapos.replica.<replica>.alive: answered at once while the replica is on NATS; "no
+//     responders" there means it is gone.
+//
+// A request goes to the holder's own subject, so only the holder is asked, and an answer comes
+// back on the asker's own subject. Every subject the replicas use for this is under trapos.>,
+// which the NATS account fences (docs/scale-out.md, Security).
+const (
+	// subjectRoot is the first token of every subject of the replicas.
+	subjectRoot = "trapos"
+	// replicaPrefix starts a replica's own subjects: trapos.replica.<replica>.
+	replicaPrefix = subjectRoot + ".replica."
+	// Kinds of a replica's subjects: the token after trapos.replica.<replica>.
+	kindComputer = "computer"
+	kindReply    = "reply"
+	kindAlive    = "alive"
+)
 
 // escapeToken makes s one NATS subject token (and one key-value key token): ASCII letters,
 // digits and '-' stay, every other byte becomes _XX (upper-case hex), and "" becomes "_". The
@@ -78,5 +98,18 @@ func parseClaimKey(s string) (gateway.Key, error) {
 	return gateway.Key{AccountID: a, TraposID: t}, nil
 }
 
-// computerSubject is where the replica holding k's socket answers routed requests.
-func computerSubject(k gateway.Key) string { return subjectPrefix + claimKey(k) }
+// replicaSubjects is the prefix of every subject replica answers, dot included.
+func replicaSubjects(replica string) string { return replicaPrefix + escapeToken(replica) + "." }
+
+// computerSubject is where replica, holding k's socket, answers routed requests for it.
+func computerSubject(replica string, k gateway.Key) string {
+	return replicaSubjects(replica) + kindComputer + "." + claimKey(k)
+}
+
+// replySubject is where replica waits for the answer to its routed request id.
+func replySubject(replica string, id uint64) string {
+	return replicaSubjects(replica) + kindReply + "." + strconv.FormatUint(id, 10)
+}
+
+// aliveSubject is where replica answers while it is on NATS.
+func aliveSubject(replica string) string { return replicaSubjects(replica) + kindAlive }

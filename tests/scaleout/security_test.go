@@ -1,0 +1,118 @@
+package scaleout
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+	"tests/internal/repo"
+)
+
+// documentedConfig matches the nats-server configuration docs/scale-out.md gives: the ```conf
+// block that starts with "# nats-server.conf".
+var documentedConfig = regexp.MustCompile("(?s)```conf\n(# nats-server\\.conf.*?)```")
+
+// documentedNATSConfig writes the nats-server configuration of docs/scale-out.md, as it is
+// there, to a file of the test and returns its path.
+func documentedNATSConfig(t *testing.T) string {
+	t.Helper()
+	root, err := repo.Root()
+	require.NoError(t, err)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "scale-out.md"))
+	require.NoError(t, err)
+	m := documentedConfig.FindSubmatch(doc)
+	require.NotNil(t, m, "docs/scale-out.md has no ```conf block that starts with # nats-server.conf")
+	path := filepath.Join(t.TempDir(), "nats-server.conf")
+	require.NoError(t, os.WriteFile(path, m[1], 0o600))
+	return path
+}
+
+// The passwords the documented configuration reads from nats-server's environment.
+const (
+	replicaPassword = "replica-secret-xyz"
+	appsPassword    = "apps-secret-xyz"
+)
+
+// The replicas on nats-server with the configuration docs/scale-out.md gives: a client of the
+// other account, subscribed to everything and answering every request, sees none of their
+// traffic, cannot reach a replica, and its claim closes nothing; a client without credentials
+// is refused; the replicas log no warning about credentials.
+func TestTheDocumentedNATSConfigFencesOtherClients(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	defer cancel()
+	bus := harness.StartNATSWith(t, natsBin, harness.NATSOptions{Config: documentedNATSConfig(t),
+		Env: []string{"SANDBOX_NATS_PASSWORD=" + replicaPassword, "APPS_NATS_PASSWORD=" + appsPassword}})
+	start := func(name string) *harness.Gateway {
+		return harness.Start(t, gatewayBin, harness.Options{
+			Args: append([]string{"--nats", bus.URL, "--nats-user", "sandbox", "--replica", name}, replicaFlags...),
+			Env:  []string{"SANDBOX_NATS_PASSWORD=" + replicaPassword},
+		})
+	}
+	a, b := start("a"), start("b")
+
+	_, err := nats.Connect(bus.URL)
+	require.Error(t, err, "a client without credentials gets in")
+	assert.Contains(t, err.Error(), "Authorization Violation")
+
+	d := &harness.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}
+	d.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
+	stop, err := d.Serve(ctx, a.WebSocketURL(), "")
+	require.NoError(t, err)
+	defer stop()
+	waitFor(t, "B to list A's computer", func() bool { return listComputers(t, b)["4:vault"] == "a" })
+
+	// A client of the other account asks A for the file on A's subject: nobody there answers.
+	rogue, err := nats.Connect(bus.URL, nats.UserInfo("apps", appsPassword), nats.NoEcho())
+	require.NoError(t, err)
+	defer rogue.Close()
+	_, err = rogue.Request("trapos.replica.a.computer.local.4_3Avault",
+		[]byte(`{"type":"fs.read","payload":{"path":"/notes.txt"},"timeoutMs":5000}`), 5*time.Second)
+	assert.ErrorIs(t, err, nats.ErrNoResponders, "a replica's subject reached from the other account")
+
+	// It claims the computer in the bucket of that name that its own account has.
+	js, err := jetstream.New(rogue)
+	require.NoError(t, err)
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "trapos_computers"})
+	require.NoError(t, err)
+	_, err = kv.Put(ctx, "local.4_3Avault", []byte(`{"replica":"evil","accountId":"local","traposId":"4:vault"}`))
+	require.NoError(t, err)
+
+	// And it listens to every subject, answering every request at once in A's name.
+	var seen atomic.Int64
+	_, err = rogue.Subscribe(">", func(m *nats.Msg) {
+		if strings.HasPrefix(m.Subject, "trapos.") || strings.HasPrefix(m.Subject, "$KV.trapos_") {
+			seen.Add(1)
+		}
+		if m.Reply != "" {
+			_ = m.Respond([]byte(`{"replica":"a","ok":true,"type":"fs.read","payload":{"data":"forged","size":6,"eof":true}}`))
+		}
+	})
+	require.NoError(t, err)
+	require.NoError(t, rogue.Flush())
+
+	// 20 reads through B: each is the computer's own file.
+	for i := range 20 {
+		status, body := get(t, b, "/trapos/computers/4:vault/files/notes.txt")
+		require.Equal(t, http.StatusOK, status, "read %d: %s", i, body)
+		assert.Equal(t, "diamonds at -12 64 300\n", body, "read %d", i)
+	}
+	assert.Zero(t, seen.Load(), "the other account saw the replicas' traffic")
+	assert.Equal(t, "a", listComputers(t, b)["4:vault"], "the rogue's claim moved the computer")
+	for _, g := range []*harness.Gateway{a, b} {
+		assert.NotContains(t, g.Log(), "asks for no credentials")
+		assert.NotContains(t, g.Log(), "ignored an answer")
+		assert.NotContains(t, g.Log(), replicaPassword)
+	}
+}

@@ -1,0 +1,199 @@
+package cluster
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// startAuthNATS runs an embedded NATS server with opts (host, port and logging filled in) and
+// returns its host:port.
+func startAuthNATS(t *testing.T, opts *natsserver.Options) string {
+	t.Helper()
+	opts.Host, opts.Port, opts.NoLog, opts.NoSigs = "127.0.0.1", natsserver.RANDOM_PORT, true, true
+	ns, err := natsserver.NewServer(opts)
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(waitLimit), "the embedded NATS server did not start")
+	t.Cleanup(func() { ns.Shutdown(); ns.WaitForShutdown() })
+	return ns.Addr().String()
+}
+
+// writeFile writes data into a new file of the test's temporary directory.
+func writeFile(t *testing.T, name string, data []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, data, 0o600))
+	return path
+}
+
+// Each usual way of giving NATS credentials gets the replica in (and none gets it refused);
+// only the server that asks for none draws the warning.
+func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
+	type credentialCase struct {
+		with    ConnOptions // URL "nats://HOST" or "tls://HOST" is completed with the address
+		without ConnOptions // the same server, credentials left out
+		refused string      // part of the error without them
+	}
+	cases := map[string]func(t *testing.T) (string, credentialCase){
+		"user and password": func(t *testing.T) (string, credentialCase) {
+			addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
+			return addr, credentialCase{with: ConnOptions{URL: "nats://HOST", User: "sandbox", Password: "pa55"},
+				without: ConnOptions{URL: "nats://HOST"}, refused: "Authorization Violation"}
+		},
+		"user and password in the URL": func(t *testing.T) (string, credentialCase) {
+			addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
+			return addr, credentialCase{with: ConnOptions{URL: "nats://sandbox:pa55@HOST"},
+				without: ConnOptions{URL: "nats://sandbox:wrong@HOST"}, refused: "Authorization Violation"}
+		},
+		"token": func(t *testing.T) (string, credentialCase) {
+			addr := startAuthNATS(t, &natsserver.Options{Authorization: "t0ken"})
+			return addr, credentialCase{with: ConnOptions{URL: "nats://HOST", Token: "t0ken"},
+				without: ConnOptions{URL: "nats://HOST"}, refused: "Authorization Violation"}
+		},
+		"NKey seed file": func(t *testing.T) (string, credentialCase) {
+			user, err := nkeys.CreateUser()
+			require.NoError(t, err)
+			pub, err := user.PublicKey()
+			require.NoError(t, err)
+			seed, err := user.Seed()
+			require.NoError(t, err)
+			addr := startAuthNATS(t, &natsserver.Options{Nkeys: []*natsserver.NkeyUser{{Nkey: pub}}})
+			return addr, credentialCase{with: ConnOptions{URL: "nats://HOST", NKeySeedFile: writeFile(t, "replica.nk", seed)},
+				without: ConnOptions{URL: "nats://HOST"}, refused: "Authorization Violation"}
+		},
+		"credentials file": func(t *testing.T) (string, credentialCase) {
+			operator, err := nkeys.CreateOperator()
+			require.NoError(t, err)
+			operatorPub, err := operator.PublicKey()
+			require.NoError(t, err)
+			account, err := nkeys.CreateAccount()
+			require.NoError(t, err)
+			accountPub, err := account.PublicKey()
+			require.NoError(t, err)
+			accountJWT, err := jwt.NewAccountClaims(accountPub).Encode(operator)
+			require.NoError(t, err)
+			user, err := nkeys.CreateUser()
+			require.NoError(t, err)
+			userPub, err := user.PublicKey()
+			require.NoError(t, err)
+			userSeed, err := user.Seed()
+			require.NoError(t, err)
+			userJWT, err := jwt.NewUserClaims(userPub).Encode(account)
+			require.NoError(t, err)
+			creds, err := jwt.FormatUserConfig(userJWT, userSeed)
+			require.NoError(t, err)
+			resolver := &natsserver.MemAccResolver{}
+			require.NoError(t, resolver.Store(accountPub, accountJWT))
+			addr := startAuthNATS(t, &natsserver.Options{TrustedOperators: []*jwt.OperatorClaims{jwt.NewOperatorClaims(operatorPub)},
+				AccountResolver: resolver})
+			return addr, credentialCase{with: ConnOptions{URL: "nats://HOST", CredsFile: writeFile(t, "replica.creds", creds)},
+				without: ConnOptions{URL: "nats://HOST"}, refused: "Authorization Violation"}
+		},
+		"TLS with a CA and a client certificate": func(t *testing.T) (string, credentialCase) {
+			pki := newTestPKI(t)
+			tlsConfig, err := natsserver.GenTLSConfig(&natsserver.TLSConfigOpts{CertFile: pki.serverCert, KeyFile: pki.serverKey,
+				CaFile: pki.ca, Verify: true})
+			require.NoError(t, err)
+			addr := startAuthNATS(t, &natsserver.Options{TLS: true, TLSVerify: true, TLSConfig: tlsConfig})
+			return addr, credentialCase{with: ConnOptions{URL: "tls://HOST", TLSCA: pki.ca, TLSCert: pki.clientCert, TLSKey: pki.clientKey},
+				without: ConnOptions{URL: "tls://HOST", TLSCA: pki.ca}, refused: "tls"} // TLS 1.3 names the missing certificate, or only a closed connection
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			addr, c := setup(t)
+			logs := &syncBuffer{}
+			logger := slog.New(slog.NewTextHandler(logs, nil))
+			c.with.URL = strings.Replace(c.with.URL, "HOST", addr, 1)
+			nc, err := Connect(c.with, logger)
+			require.NoError(t, err)
+			nc.Close()
+			assert.NotContains(t, logs.String(), "asks for no credentials")
+
+			c.without.URL = strings.Replace(c.without.URL, "HOST", addr, 1)
+			_, err = Connect(c.without, logger)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.refused)
+			assert.NotContains(t, err.Error(), "pa55")
+		})
+	}
+
+	t.Run("no credentials asked", func(t *testing.T) {
+		addr := startAuthNATS(t, &natsserver.Options{})
+		logs := &syncBuffer{}
+		nc, err := Connect(ConnOptions{URL: "nats://" + addr}, slog.New(slog.NewTextHandler(logs, nil)))
+		require.NoError(t, err)
+		nc.Close()
+		assert.Contains(t, logs.String(), "level=WARN msg=\"the NATS server asks for no credentials: any client that reaches it can answer requests for the computers")
+		assert.Contains(t, logs.String(), "--nats-creds")
+	})
+
+	t.Run("two kinds at once", func(t *testing.T) {
+		_, err := Connect(ConnOptions{URL: "nats://127.0.0.1:1", User: "u", Password: "p", Token: "t"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "give one of --nats-user/--nats-password, --nats-token, --nats-nkey and --nats-creds")
+	})
+}
+
+// testPKI is a throw-away CA with a server certificate for 127.0.0.1 and a client certificate,
+// as PEM files.
+type testPKI struct {
+	ca, serverCert, serverKey, clientCert, clientKey string
+}
+
+func newTestPKI(t *testing.T) testPKI {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name, kind string, der []byte) string {
+		path := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: der}), 0o600))
+		return path
+	}
+	newKey := func() *ecdsa.PrivateKey {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		require.NoError(t, err)
+		return k
+	}
+	now := time.Now()
+	caKey := newKey()
+	caTemplate := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTemplate, caTemplate, &caKey.PublicKey, caKey)
+	require.NoError(t, err)
+	ca, err := x509.ParseCertificate(caDER)
+	require.NoError(t, err)
+	issue := func(serial int64, name string, usage x509.ExtKeyUsage, ips []net.IP) (string, string) {
+		key := newKey()
+		template := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: ips}
+		der, err := x509.CreateCertificate(rand.Reader, template, ca, &key.PublicKey, caKey)
+		require.NoError(t, err)
+		keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+		require.NoError(t, err)
+		return write(name+".pem", "CERTIFICATE", der), write(name+"-key.pem", "PRIVATE KEY", keyDER)
+	}
+	p := testPKI{ca: write("ca.pem", "CERTIFICATE", caDER)}
+	p.serverCert, p.serverKey = issue(2, "server", x509.ExtKeyUsageServerAuth, []net.IP{net.IPv4(127, 0, 0, 1)})
+	p.clientCert, p.clientKey = issue(3, "client", x509.ExtKeyUsageClientAuth, nil)
+	return p
+}

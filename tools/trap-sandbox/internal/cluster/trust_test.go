@@ -1,0 +1,135 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/gateway"
+)
+
+// busClient is another client of the test's NATS server (which asks for no credentials): what
+// anyone who reaches an unfenced bus can do.
+func (tc *testCluster) busClient(t *testing.T) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(tc.url(), nats.Name("rogue"))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// The campaign's rogue: a client on the bus that answers every request it sees, at once, with
+// a forged file. The replicas take an answer only from the replica they asked, so every read
+// gets the computer's own file, and each forged answer is logged.
+func TestAnswersFromAnotherBusClientAreIgnored(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := a.connect(t, "4:vault")
+	b.waitComputers(t, "4:vault@a")
+
+	rogue := tc.busClient(t)
+	var forged atomic.Int64
+	answers := []string{
+		`{"ok":true,"type":"fs.read","payload":{"data":"forged","size":6,"eof":true}}`,                   // as before replicas named themselves
+		`{"replica":"rogue","ok":true,"type":"fs.read","payload":{"data":"forged","size":6,"eof":true}}`, // naming itself
+		`forged`, // not even JSON
+	}
+	_, err := rogue.Subscribe("trapos.>", func(m *nats.Msg) {
+		if m.Reply != "" && !strings.HasSuffix(m.Subject, ".alive") {
+			_ = m.Respond([]byte(answers[forged.Add(1)%int64(len(answers))]))
+		}
+	})
+	require.NoError(t, err)
+	require.NoError(t, rogue.Flush())
+
+	// Each time, the computer answers only once the rogue's answer has reached B (and been
+	// ignored): the rogue is always first, as it was for most requests in the campaign.
+	const reads = 20
+	ignored := func() int {
+		return strings.Count(tc.logs.String(), "ignored an answer to a routed request that does not come from the replica asked")
+	}
+	for i := range reads {
+		pending := b.request("4:vault", "fs.read", map[string]any{"path": "/notes.txt"}, waitLimit)
+		waitFor(t, "B to ignore the rogue's answer", func() bool { return ignored() == i+1 })
+		c.answerNext("fs.read", map[string]any{"data": "diamonds at -12 64 300\n", "size": 23, "eof": true})
+		res := await(t, pending)
+		require.Equal(t, http.StatusOK, res.status, "read %d: %+v", i, res.body.Error)
+		assert.JSONEq(t, `{"data":"diamonds at -12 64 300\n","size":23,"eof":true}`, string(res.body.Payload), "read %d", i)
+	}
+	assert.Equal(t, int64(reads), forged.Load(), "the rogue answered every routed request (the bus is not fenced here)")
+	assert.Zero(t, b.router.RoutedInFlight())
+}
+
+// putClaim writes a claim on k in replica's name straight into the bucket, as any client of
+// an unfenced bus can.
+func putClaim(t *testing.T, nc *nats.Conn, replica string, k gateway.Key) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, ClaimsBucket)
+	require.NoError(t, err)
+	_, err = kv.Put(ctx, claimKey(k), encodeClaim(replica, gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}))
+	require.NoError(t, err)
+}
+
+// A claim counts only when its replica is alive: a claim forged in the name of a replica that
+// sends no heartbeat closes no socket, and the replica holding it claims it again so the others
+// still reach it. Once heartbeats come in that name, its claims count (the NATS account, not
+// this check, keeps other clients from writing them: docs/scale-out.md).
+func TestAClaimCountsOnlyWhenItsReplicaIsAlive(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "3:miner"}
+	c := a.connect(t, k.TraposID)
+	b.waitComputers(t, "3:miner@a")
+	rogue := tc.busClient(t)
+
+	putClaim(t, rogue, "evil", k)
+	waitFor(t, "A to claim 3:miner again", func() bool {
+		return strings.Contains(tc.logs.String(), "ignored a claim on a computer held here, by a replica that sends no heartbeat") &&
+			claimHolder(t, a, k) == "a"
+	})
+	b.waitComputers(t, "3:miner@a")
+	pending := b.request(k.TraposID, gateway.TypePing, nil, waitLimit)
+	c.answerNext(gateway.TypePing, map[string]any{"traposId": k.TraposID})
+	assert.Equal(t, http.StatusOK, await(t, pending).status, "the socket is still open, and B reaches it")
+
+	// Heartbeats in the name of "evil": now its claim is a live replica's, and newest wins.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	js, err := jetstream.New(rogue)
+	require.NoError(t, err)
+	replicas, err := js.KeyValue(ctx, ReplicasBucket)
+	require.NoError(t, err)
+	_, err = replicas.Put(ctx, escapeToken("evil"), []byte(`{"replica":"evil"}`))
+	require.NoError(t, err)
+	waitFor(t, "A to count evil alive", func() bool { return a.router.alive("evil") })
+	putClaim(t, rogue, "evil", k)
+	code, _ := c.closeCode()
+	assert.Equal(t, gateway.CloseReplaced, code)
+}
+
+// claimHolder is the replica named by k's claim in the bucket, read through r.
+func claimHolder(t *testing.T, r *replica, k gateway.Key) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	e, err := r.router.claims.Get(ctx, claimKey(k))
+	if err != nil {
+		return ""
+	}
+	var c claim
+	require.NoError(t, json.Unmarshal(e.Value(), &c))
+	return c.Replica
+}
