@@ -16,14 +16,14 @@ local TYPE_ABORT = "ai.abort";
 local TYPE_RESET = "ai.reset";
 local TYPE_APPROVE = "ai.approve";
 
--- The event kinds a poll delivers; done is always the last.
-local EVENT_TEXT = "text";
-local EVENT_TOOL = "tool";
-local EVENT_CONFIRM = "confirm";
-local EVENT_RETRY = "retry";
-local EVENT_CUT = "cut";
-local EVENT_ERROR = "error";
-local EVENT_DONE = "done";
+-- The kinds of the events a poll delivers; done is always the last.
+local KIND_TEXT = "text";
+local KIND_TOOL = "tool";
+local KIND_CONFIRM = "confirm";
+local KIND_RETRY = "retry";
+local KIND_CUT = "cut";
+local KIND_ERROR = "error";
+local KIND_DONE = "done";
 
 -- Why a turn ended (the done event's reason).
 local DONE_STOP = "stop";
@@ -196,21 +196,21 @@ local function newClient(deps)
         for _, event in ipairs(list) do
           if event.seq > after then
             after = event.seq;
-            if event.kind == EVENT_CONFIRM and type(event.confirmId) == "string" then
+            if event.kind == KIND_CONFIRM and type(event.confirmId) == "string" then
               local allow, asked = decide(event, opts.confirm);
               event.allowed, event.asked = allow, asked;
               -- A failed answer needs no handling: the gateway rejects on its own after its
               -- wait, and the stream says what happened.
               approve(turnId, event.confirmId, allow);
-            elseif event.kind == EVENT_ERROR then
+            elseif event.kind == KIND_ERROR then
               result.error = { code = event.code, message = event.message };
-            elseif event.kind == EVENT_CUT then
+            elseif event.kind == KIND_CUT then
               result.cut = true;
             end
             if opts.onEvent ~= nil then
               opts.onEvent(event);
             end
-            if event.kind == EVENT_DONE then
+            if event.kind == KIND_DONE then
               result.reason = event.reason;
               return result;
             end
@@ -272,13 +272,13 @@ return {
   TYPE_ABORT = TYPE_ABORT,
   TYPE_RESET = TYPE_RESET,
   TYPE_APPROVE = TYPE_APPROVE,
-  EVENT_TEXT = EVENT_TEXT,
-  EVENT_TOOL = EVENT_TOOL,
-  EVENT_CONFIRM = EVENT_CONFIRM,
-  EVENT_RETRY = EVENT_RETRY,
-  EVENT_CUT = EVENT_CUT,
-  EVENT_ERROR = EVENT_ERROR,
-  EVENT_DONE = EVENT_DONE,
+  KIND_TEXT = KIND_TEXT,
+  KIND_TOOL = KIND_TOOL,
+  KIND_CONFIRM = KIND_CONFIRM,
+  KIND_RETRY = KIND_RETRY,
+  KIND_CUT = KIND_CUT,
+  KIND_ERROR = KIND_ERROR,
+  KIND_DONE = KIND_DONE,
   DONE_STOP = DONE_STOP,
   DONE_ABORTED = DONE_ABORTED,
   DONE_ERROR = DONE_ERROR,

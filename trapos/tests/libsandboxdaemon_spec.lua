@@ -168,7 +168,7 @@ describe("sandbox daemon", function()
     it("defines its settings on start", function()
       local world = newWorld();
       world.daemon.start();
-      expect(world.defined):eq(4);
+      expect(world.defined):eq(5);
     end);
 
     it("answers a send at once with not_connected", function()
