@@ -35,7 +35,8 @@ local function usage()
   print("  --version  show the version");
   print("Settings: sandbox.url, sandbox.password,");
   print("  sandbox.allow_files (none|read|write),");
-  print("  sandbox.allow_exec (true|false)");
+  print("  sandbox.allow_exec (true|false),");
+  print("  sandbox.ai_confirm (true|false)");
 end
 
 local function fail(message)
@@ -139,6 +140,8 @@ local function showStatus()
   -- What the owner lets the host do here (read from the settings, as every request does).
   print("files: " .. libsandbox.filesAllowed());
   print("exec: " .. tostring(libsandbox.execAllowed()));
+  -- Whether the player is asked before the agent changes this computer (the ai command).
+  print("ai confirm: " .. tostring(libsandbox.aiConfirm()));
 end
 
 local function reconnect()
@@ -194,7 +197,10 @@ local function askAccess()
     files, "Answer none, read or write.");
   exec = askChoice("Run Lua and programs? yes or no [" .. (exec and "yes" or "no") .. "]: ",
     EXEC_ANSWERS, exec, "Answer yes or no.");
-  return files, exec;
+  local confirm = libsandbox.aiConfirm();
+  confirm = askChoice("Confirm the agent's changes? yes or no [" .. (confirm and "yes" or "no") .. "]: ",
+    EXEC_ANSWERS, confirm, "Answer yes or no.");
+  return files, exec, confirm;
 end
 
 -- Asks for the URL (default: the current one), the password and the host's access (Enter
@@ -220,14 +226,16 @@ local function setup(urlArg)
     fail(advice.explain("Invalid scheme '" .. scheme:lower() .. "'", url));
   end
   local password = askPassword();
-  local files, exec = askAccess();
+  local files, exec, confirm = askAccess();
   settings.set(libsandbox.SETTING_URL, url);
   settings.set(libsandbox.SETTING_PASSWORD, password);
   settings.set(libsandbox.SETTING_ALLOW_FILES, files);
   settings.set(libsandbox.SETTING_ALLOW_EXEC, exec);
+  settings.set(libsandbox.SETTING_AI_CONFIRM, confirm);
   settings.save();
   print("Saved sandbox.url and sandbox.password.");
   print("Host access: files " .. files .. ", exec " .. tostring(exec) .. ".");
+  print("ai confirm: " .. tostring(confirm));
   checkSetup();
   getStatus();
   libsandbox.reconnect();
