@@ -2,8 +2,9 @@
 -- Programs call request() to reach the gateway through the sandbox daemon (servers/sandbox.lua);
 -- only the daemon touches the socket. The wire format lives in libsandboxcodec, the settings
 -- in libsandboxsettings, the program/daemon events in libsandboxevents and the daemon in
--- libsandboxdaemon, the agent's client in libsandboxai; the names programs need are listed
--- once at the end, so one require serves programs and no module's name hides another's.
+-- libsandboxdaemon, serving types from a program in libsandboxserve, the agent's client in
+-- libsandboxai; the names programs need are listed once at the end, so one require serves
+-- programs and no module's name hides another's.
 
 local ccExpect = require('cc.expect');
 local expect = ccExpect.expect;
@@ -11,7 +12,7 @@ local codec = require('/apis/libsandboxcodec');
 local config = require('/apis/libsandboxsettings');
 local events = require('/apis/libsandboxevents');
 local daemon = require('/apis/libsandboxdaemon');
-local requestsLib = require('/apis/libsandboxrequests');
+local serveLib = require('/apis/libsandboxserve');
 local ai = require('/apis/libsandboxai');
 
 local VERSION = require('/apis/libsandboxversion').VERSION;
@@ -99,64 +100,6 @@ local function reconnect()
   os.queueEvent(EVENT_RECONNECT);
 end
 
--- Serves request types the gateway's host may send this computer, until terminated:
--- handlers maps a type name (not a built-in one, see codec.RESERVED_TYPES) to a function
--- (payload, type) returning the answer's payload table, or nil and an error (a message, or
--- {code, message}). A handler that raises answers `internal` with its message; the serving
--- goes on. While this runs, the daemon routes the types here; once it ends (returns, crashes
--- or is terminated) they answer unknown_type within SERVE_LEASE seconds.
-local function serve(handlers)
-  expect(1, handlers, "table");
-  local types = {};
-  for name, handler in pairs(handlers) do
-    if type(name) ~= "string" or name == "" then
-      error("bad argument #1 (type names must be non-empty strings)", 2);
-    elseif codec.RESERVED_TYPES[name] then
-      error("bad argument #1 (" .. name .. " is a built-in type and cannot be served)", 2);
-    elseif type(handler) ~= "function" then
-      error("bad argument #1 (the handler of " .. name .. " must be a function)", 2);
-    end
-    types[#types + 1] = name;
-  end
-  local providerId = newUuid();
-  local heartbeat;
-  -- Offering again after each request keeps the lease even if a handler pulled our timer.
-  local function offer()
-    if heartbeat ~= nil then
-      os.cancelTimer(heartbeat);
-    end
-    os.queueEvent(events.EVENT_SERVE_OFFER, providerId, types);
-    heartbeat = os.startTimer(requestsLib.SERVE_HEARTBEAT);
-  end
-  local function answer(requestId, msgType, payload)
-    local result = table.pack(pcall(handlers[msgType], normalisePayload(payload), msgType));
-    if not result[1] then
-      os.queueEvent(events.EVENT_SERVE_REPLY, requestId, false, nil,
-        { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
-    elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
-      os.queueEvent(events.EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
-    else
-      os.queueEvent(events.EVENT_SERVE_REPLY, requestId, false, nil,
-        normaliseError(result[3], msgType .. " failed"));
-    end
-  end
-  offer();
-  while true do
-    local event = table.pack(os.pullEventRaw());
-    if event[1] == "terminate" then
-      os.cancelTimer(heartbeat);
-      os.queueEvent(events.EVENT_SERVE_WITHDRAW, providerId);
-      error("Terminated", 0);
-    elseif event[1] == "timer" and event[2] == heartbeat then
-      heartbeat = nil;
-      offer();
-    elseif event[1] == events.EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil then
-      answer(event[3], event[4], event[5]);
-      offer();
-    end
-  end
-end
-
 -- Registers the `sandbox` and `ai` commands' tab completion with a shell (the daemon does it
 -- at boot, so it works before a command first runs). Does nothing without a shell.
 local function registerCompletion(shellApi)
@@ -188,7 +131,7 @@ return {
   request = request,
   requestStatus = requestStatus,
   reconnect = reconnect,
-  serve = serve,
+  serve = serveLib.serve,
   registerCompletion = registerCompletion,
 
   -- The owner's settings (libsandboxsettings).
