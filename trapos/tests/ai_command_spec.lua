@@ -47,13 +47,13 @@ local function run(args, opts)
   record.rows = rows;
 
   stub(os, "queueEvent", function(name, ...)
-    local args = table.pack(...);
+    local params = table.pack(...);
     if name == lib.EVENT_STATUS_REQUEST then
       if not opts.noDaemon then
-        realQueue(lib.EVENT_STATUS, args[1], { url = URL, connected = true, state = "connected" });
+        realQueue(lib.EVENT_STATUS, params[1], { url = URL, connected = true, state = "connected" });
       end
     elseif name == lib.EVENT_SEND then
-      local msgType, payload = args[2], args[3];
+      local msgType, payload = params[2], params[3];
       record.sends[#record.sends + 1] = { type = msgType, payload = payload };
       if msgType == "ai.poll" then
         pollIndex = pollIndex + 1;
@@ -64,18 +64,18 @@ local function run(args, opts)
         if reply == TERMINATE then
           realQueue("terminate");
         elseif reply == nil then
-          realQueue(lib.EVENT_REPLY, args[1], false, nil, { code = "unknown_turn", message = "no more polls scripted" });
+          realQueue(lib.EVENT_REPLY, params[1], false, nil, { code = "unknown_turn", message = "no more polls scripted" });
         elseif reply.err ~= nil then
-          realQueue(lib.EVENT_REPLY, args[1], false, nil, reply.err);
+          realQueue(lib.EVENT_REPLY, params[1], false, nil, reply.err);
         else
-          realQueue(lib.EVENT_REPLY, args[1], true, { events = reply, done = false });
+          realQueue(lib.EVENT_REPLY, params[1], true, { events = reply, done = false });
         end
       else
         if msgType == "ai.ask" then
           record.turns = record.turns + 1;
         end
         local answer = (opts.replies or {})[msgType] or { true, msgType == "ai.ask" and { turnId = "t" .. record.turns } or {} };
-        realQueue(lib.EVENT_REPLY, args[1], answer[1], answer[2], answer[3]);
+        realQueue(lib.EVENT_REPLY, params[1], answer[1], answer[2], answer[3]);
       end
     else
       realQueue(name, ...);
@@ -101,7 +101,7 @@ local function run(args, opts)
       win.write(table.concat(parts, "\t", 1, parts.n));
       newline();
     end,
-    read = function(replace, history)
+    read = function(_, history)
       record.reads[#record.reads + 1] = { history = history, row = rows()[select(2, win.getCursorPos())] };
       local line = table.remove(typed, 1);
       if line == CTRL_T or line == nil then

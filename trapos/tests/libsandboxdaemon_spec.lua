@@ -47,7 +47,7 @@ local function newWorld(opts)
     random = 0, -- what its random() returns
   };
   world.settings = {
-    define = function(name, options) world.defined = (world.defined or 0) + 1; end,
+    define = function() world.defined = (world.defined or 0) + 1; end,
     get = function(name, default)
       local value = world.values[name];
       if value == nil then

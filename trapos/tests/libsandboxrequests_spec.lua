@@ -171,7 +171,7 @@ describe("libsandboxrequests", function()
       local requests = newRequests();
       local answer;
       withProgram(requests, { ["door.slow"] = function() sleep(60); return {}; end }, function()
-        requests.serve("door.slow", {}, function(ok, result, err) answer = { ok = ok, err = err }; end);
+        requests.serve("door.slow", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
         sleep(0.2); -- the program takes the request and hangs in it
       end);
       while answer == nil do

@@ -53,7 +53,7 @@ describe("libsandboxserve", function()
       local router = lib.newRouter({ os = fakeOs });
       router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
       local answer;
-      router.forward("door.open", {}, function(ok, result, err) answer = { ok = ok, err = err }; end);
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
       router.onEvent("timer", 700001); -- first sweep: p1 offered since the start
       expect(answer):eq(nil);
       router.onEvent("timer", 700002); -- second sweep: no offer in a whole lease

@@ -54,19 +54,19 @@ local function run(args, opts)
   stub(os, "cancelTimer", function() end);
 
   stub(os, "queueEvent", function(name, ...)
-    local args = table.pack(...);
+    local params = table.pack(...);
     if name == lib.EVENT_STATUS_REQUEST then
       record.statusRequests = record.statusRequests + 1;
       if statuses ~= nil then
         local status = statuses[math.min(record.statusRequests, #statuses)];
-        realQueue(lib.EVENT_STATUS, args[1], status);
+        realQueue(lib.EVENT_STATUS, params[1], status);
       end
     elseif name == lib.EVENT_SEND then
-      record.sends[#record.sends + 1] = { type = args[2], payload = args[3] };
+      record.sends[#record.sends + 1] = { type = params[2], payload = params[3] };
       if opts.reply ~= nil then
-        local result = table.pack(opts.reply(args[2], args[3]));
+        local result = table.pack(opts.reply(params[2], params[3]));
         if result.n > 0 then
-          realQueue(lib.EVENT_REPLY, args[1], result[1], result[2], result[3]);
+          realQueue(lib.EVENT_REPLY, params[1], result[1], result[2], result[3]);
         end
       end
     elseif name == lib.EVENT_RECONNECT then
