@@ -20,6 +20,8 @@ local YES = { y = true, yes = true };
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
 local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
+-- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
+local OLD_SETTINGS_PREFIX = "opencc.";
 
 -- Every line fits the 26-column pocket screen.
 local function usage()
@@ -297,6 +299,25 @@ local function turn(question)
   return nil;
 end
 
+-- Names the old ai's settings still on this computer: they are not used, and opencode's
+-- password there is readable by anyone at the computer.
+local function warnOldSettings()
+  if settings.getNames == nil then
+    return;
+  end
+  local old = {};
+  for _, name in ipairs(settings.getNames()) do
+    if name:sub(1, #OLD_SETTINGS_PREFIX) == OLD_SETTINGS_PREFIX then
+      old[#old + 1] = name;
+    end
+  end
+  if #old > 0 then
+    table.sort(old);
+    screen.line("Not used any more: " .. table.concat(old, ", ") .. ". Remove each with: set "
+      .. old[1] .. " nil", "yellow");
+  end
+end
+
 -- Fails at once with the fix when the daemon cannot carry the question.
 local function checkDaemon()
   if libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)) == nil then
@@ -305,6 +326,7 @@ local function checkDaemon()
   if libsandbox.requestStatus() == nil then
     error(MSG_NO_DAEMON, 0);
   end
+  warnOldSettings();
 end
 
 local function reset()

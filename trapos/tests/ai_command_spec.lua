@@ -36,6 +36,14 @@ local function run(args, opts)
     end
     return values[name];
   end);
+  stub(settings, "getNames", function()
+    local names = {};
+    for name in pairs(values) do
+      names[#names + 1] = name;
+    end
+    table.sort(names);
+    return names;
+  end);
 
   local function rows()
     local found = {};
@@ -278,6 +286,22 @@ describe("ai command", function()
       expect(rows[2]):eq("(The answer was cut: the answer passed 64 KiB)");
       expect(rows[3]):eq("The agent did not answer within 90 s");
       expect(rows[4]):eq("");
+    end);
+
+    it("names the old ai's opencc.* settings, which are not used any more", function()
+      local ok, err, rows = run({ "hi" }, {
+        width = 51,
+        settings = { ["sandbox.url"] = URL, ["opencc.password"] = "hunter2", ["opencc.session_id"] = "ses_1" },
+        polls = { { text(1, "Hello"), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Not used any more: opencc.password,");
+      expect(rows[2]):eq("opencc.session_id. Remove each with: set");
+      expect(rows[3]):eq("opencc.password nil");
+      expect(rows[4]):eq("Hello");
+      for _, row in ipairs(rows) do
+        expect(row:find("hunter2", 1, true)):eq(nil);
+      end
     end);
 
     it("says why a turn ended without an error event", function()
