@@ -267,7 +267,8 @@ end
 -- Where text nests deeper than MAX_JSON_DEPTH, found without decoding it: nil when it does
 -- not; else the spans ({first, last}) of the top-level "payload" values that do, to be cut
 -- out, or false when something else does. Strings are skipped whole (an escaped quote is one
--- preceded by an odd number of backslashes).
+-- preceded by an odd number of backslashes), and a run of brackets is taken at once, so a
+-- frame of 128 KiB of brackets costs a few string.find calls, not one per level.
 local function tooDeep(text)
   local depth, pos, key = 0, 1, nil;
   local spanStart, spanDeep = nil, false;
@@ -278,9 +279,9 @@ local function tooDeep(text)
       break;
     end
     local char = text:sub(at, at);
-    pos = at + 1;
     if char == '"' then
       local close, escapes;
+      pos = at + 1;
       repeat
         close = text:find('"', pos, true);
         if close == nil then
@@ -296,10 +297,11 @@ local function tooDeep(text)
         key = text:sub(at + 1, close - 1);
       end
     elseif char == "[" or char == "{" then
+      pos = text:find("[^%[{]", at) or #text + 1;
       if depth == 1 then
         spanStart, spanDeep = key == "payload" and at or nil, false;
       end
-      depth = depth + 1;
+      depth = depth + (pos - at);
       if depth > MAX_JSON_DEPTH then
         if spanStart ~= nil then
           spanDeep = true;
@@ -308,10 +310,13 @@ local function tooDeep(text)
         end
       end
     else
-      depth = depth - 1;
-      if depth == 1 and spanStart ~= nil then
+      pos = text:find("[^%]}]", at) or #text + 1;
+      local before = depth;
+      depth = depth - (pos - at);
+      if before > 1 and depth <= 1 and spanStart ~= nil then
+        -- The closer that brought the depth back to 1 ends the payload.
         if spanDeep then
-          spans[#spans + 1] = { spanStart, at };
+          spans[#spans + 1] = { spanStart, at + before - 2 };
         end
         spanStart = nil;
       end
