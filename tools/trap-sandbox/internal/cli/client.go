@@ -101,7 +101,7 @@ func (f APIFlags) request(ctx context.Context, traposID, typ string, payload jso
 			who = "the computer"
 		}
 		return out, fmt.Errorf("%s on %s failed: %s answered %s: %s", printable(typ), printable(traposID), who,
-			printable(string(out.Error.Code)), printable(out.Error.Message))
+			printable(string(out.Error.Code)), printableMessage(out.Error.Message))
 	}
 	return out, nil
 }

@@ -51,3 +51,11 @@ func printableLines(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// printableMessage is printable for a computer's error message, which may show a screen (a
+// lua.exec or shell.run past its timeout answers with what its screen showed): the line
+// breaks are kept and every line after the first is indented, so none passes for a line of
+// the CLI's own.
+func printableMessage(s string) string {
+	return strings.ReplaceAll(printableLines(s), "\n", "\n  ")
+}

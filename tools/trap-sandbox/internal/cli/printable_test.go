@@ -20,3 +20,9 @@ func TestPrintableEscapesWhatATerminalWouldObey(t *testing.T) {
 	}
 	assert.Equal(t, "{\n  \"a\": \"\\x1b\"\n}", printableLines("{\n  \"a\": \"\x1b\"\n}"))
 }
+
+func TestPrintableMessageIndentsTheLinesOfAScreen(t *testing.T) {
+	assert.Equal(t, "timeout; its screen showed:\n  name?\n  \n  \\x1b[2Jrow 3",
+		printableMessage("timeout; its screen showed:\nname?\n\n\x1b[2Jrow 3"))
+	assert.Equal(t, "one line", printableMessage("one line"))
+}
