@@ -11,6 +11,7 @@ local config = require('/apis/libsandboxsettings');
 local events = require('/apis/libsandboxevents');
 local files = require('/apis/libsandboxfiles');
 local exec = require('/apis/libsandboxexec');
+local protected = require('/apis/libsandboxprotected');
 local version = require('/apis/libsandboxversion');
 
 -- Seconds between a serving program's offers, and after which a program that has not
@@ -57,8 +58,9 @@ local function newRequests(deps)
   local forwarded = {};  -- requestId -> {providerId, done}
   local sweepTimer = nil;
 
-  -- Why the owner does not allow msgType now, or nil. Settings are read on every request.
-  local function refusal(msgType)
+  -- Why the owner does not allow msgType with payload now, or nil. Settings are read on
+  -- every request. Writing files does not reach what only exec may change (libsandboxprotected).
+  local function refusal(msgType, payload)
     local need = NEEDS[msgType];
     if need == nil then
       return nil;
@@ -69,6 +71,9 @@ local function newRequests(deps)
       return msgType .. " is not allowed on this computer; its owner can allow it with: set "
         .. config.SETTING_ALLOW_EXEC .. " true";
     elseif config.filesAllow(settingsApi, need) then
+      if need == config.FILES_WRITE and not config.execAllowed(settingsApi) then
+        return protected.refusal(fsApi, msgType, payload);
+      end
       return nil;
     end
     return msgType .. " needs " .. config.SETTING_ALLOW_FILES .. " " .. need .. " (it is "
@@ -182,7 +187,7 @@ local function newRequests(deps)
     expect(1, msgType, "string");
     expect(2, payload, "table");
     expect(3, done, "function");
-    local why = refusal(msgType);
+    local why = refusal(msgType, payload);
     if why ~= nil then
       return done(false, nil, { code = ERR_FORBIDDEN, message = why });
     end
