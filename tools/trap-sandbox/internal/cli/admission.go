@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"log/slog"
 	"time"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/gateway"
 )
@@ -49,4 +51,20 @@ func (f *AdmissionFlags) logAttrs() []any {
 	return []any{"maxUnauthenticated", f.MaxUnauthenticated, "maxUnauthenticatedPerAddress", f.MaxUnauthenticatedPerAddress,
 		"pressureHelloTimeout", f.PressureHelloTimeout, "failedHelloRate", f.FailedHelloRate, "failedHelloBurst", f.FailedHelloBurst,
 		"failedHelloGlobalRate", f.FailedHelloGlobalRate, "failedHelloGlobalBurst", f.FailedHelloGlobalBurst}
+}
+
+// minPasswordLength is the shortest SANDBOX_PASSWORD the gateway starts without a warning. A
+// right secret is answered at once and a wrong one's answer may be held back, so a guesser who
+// takes silence for "wrong" tries secrets as fast as it opens sockets, whatever the
+// wrong-secret budgets (docs/protocol.md, Known limitations): only a password too long to
+// guess holds. 16 random characters are beyond any such rate.
+const minPasswordLength = 16
+
+// warnIfPasswordShort warns when password (set) has fewer than minPasswordLength characters;
+// the password itself is never logged.
+func warnIfPasswordShort(logger *slog.Logger, password string) {
+	if n := utf8.RuneCountInString(password); n < minPasswordLength {
+		logger.Warn("SANDBOX_PASSWORD is short: a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets (hundreds a second from one address); use at least `recommended` random characters, e.g. openssl rand -hex 16",
+			"characters", n, "recommended", minPasswordLength)
+	}
 }

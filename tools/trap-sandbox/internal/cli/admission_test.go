@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"log/slog"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,4 +72,23 @@ func TestAdmissionFlagsMustBePositive(t *testing.T) {
 		spoil(&f)
 		assert.ErrorContains(t, f.check(), "must be positive")
 	}
+}
+
+func TestAShortPasswordIsWarnedAbout(t *testing.T) {
+	for pw, warned := range map[string]bool{"hunter2": true, "éééééééééééééé15": false, strings.Repeat("x", 15): true, strings.Repeat("x", 16): false} {
+		var logs syncBuffer
+		warnIfPasswordShort(slog.New(slog.NewTextHandler(&logs, nil)), pw)
+		if !warned {
+			assert.Empty(t, logs.String(), pw)
+			continue
+		}
+		assert.Contains(t, logs.String(), "SANDBOX_PASSWORD is short", pw)
+		assert.NotContains(t, logs.String(), pw, "never the password itself")
+	}
+
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "hunter2")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Regexp(t, `level=WARN msg="SANDBOX_PASSWORD is short.*characters=7 recommended=16`, logs.String())
 }

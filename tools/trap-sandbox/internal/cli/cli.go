@@ -90,6 +90,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	if c.Password == "" {
 		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
+	} else {
+		warnIfPasswordShort(logger, c.Password)
 	}
 	if c.OpencodePassword == "" {
 		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
