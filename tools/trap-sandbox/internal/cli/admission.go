@@ -13,7 +13,7 @@ import (
 // answered (docs/protocol.md, Limits and timeouts). Their defaults are the gateway's Default*
 // constants (a test keeps them equal). The connection cap and the upgrade rate are ServeCmd's.
 type AdmissionFlags struct {
-	MaxUnauthenticated           int           `name:"max-unauthenticated" default:"8192" env:"SANDBOX_MAX_UNAUTHENTICATED" help:"Cap on sockets that have not said a good hello, all addresses together; past it a new socket evicts the oldest of the address holding the most (close 4008)."`
+	MaxUnauthenticated           int           `name:"max-unauthenticated" default:"8192" env:"SANDBOX_MAX_UNAUTHENTICATED" help:"Cap on sockets that have not said a good hello, all addresses together; past it a new socket evicts the oldest (close 4008)."`
 	MaxUnauthenticatedPerAddress int           `name:"max-unauthenticated-per-address" default:"4096" env:"SANDBOX_MAX_UNAUTHENTICATED_PER_ADDRESS" help:"Cap on one address's sockets that have not said a good hello (IPv6: per /64); past it a new socket evicts the address's oldest (close 4008)."`
 	PressureHelloTimeout         time.Duration `name:"pressure-hello-timeout" default:"3s" env:"SANDBOX_PRESSURE_HELLO_TIMEOUT" help:"Hello deadline of a socket opened under pressure (its address over --upgrade-rate, or the sockets before hello at half --max-unauthenticated)."`
 	FailedHelloRate              float64       `name:"failed-hello-rate" default:"1" env:"SANDBOX_FAILED_HELLO_RATE" help:"Wrong-secret answers per second per address past --failed-hello-burst; the others wait (at most 5 min). A right secret never waits."`

@@ -1,9 +1,6 @@
 package gateway
 
-import (
-	"container/heap"
-	"time"
-)
+import "time"
 
 // Admission. Every computer of a Minecraft server reaches the gateway from the server's one
 // address, and a socket proves nothing until its hello: at the upgrade, a computer with the
@@ -12,10 +9,11 @@ import (
 //
 //   - Nothing is refused while a socket without a good hello is open anywhere: to make room
 //     (the connection cap, the gateway's cap on sockets before hello, or the address's), the
-//     newcomer evicts the oldest socket before hello of the address that holds the most (its
-//     own address, when that one is over its cap). A computer says hello within a round trip
-//     of opening, so it is never the oldest for long; a socket that never says hello is.
-//     Authenticated computers are never evicted: HTTP 503 only when they fill the gateway.
+//     newcomer evicts the oldest socket before hello: of its own address when that one is
+//     over its cap, else of the whole gateway. A computer says hello within a round trip of
+//     opening, so it is among the newest until it has; a socket that never says hello ages
+//     until it is the oldest. Authenticated computers are never evicted: HTTP 503 only when
+//     they fill the gateway.
 //   - Under pressure (the address over its upgrade rate, or the gateway's sockets before
 //     hello at half their cap), a new socket gets PressureHelloTimeout instead of
 //     HelloTimeout.
@@ -42,11 +40,13 @@ const (
 type admission struct {
 	addr    *addrState
 	session *Session // set by bind; nil while the upgrade runs
-	// prev and next link the address's queue while preHello is set.
-	prev, next *admission
-	preHello   bool
-	open       bool // holds a connection slot
-	evicted    bool
+	// prev and next link the address's queue, older and newer the gateway's, while preHello
+	// is set.
+	prev, next   *admission
+	older, newer *admission
+	preHello     bool
+	open         bool // holds a connection slot
+	evicted      bool
 	// helloTimeout is HelloTimeout, or PressureHelloTimeout when admitted under pressure.
 	helloTimeout time.Duration
 }
@@ -69,9 +69,9 @@ func (l *limiter) admit(remoteAddr string) *admission {
 	case st.preHello >= l.cfg.MaxUnauthenticatedPerAddress:
 		victim, evictedFor = st.first, evictedForAddress
 	case l.preHello >= l.maxPreHello():
-		victim, evictedFor = l.heavy.top(), evictedForGateway
+		victim, evictedFor = l.oldest, evictedForGateway
 	case l.open >= l.cfg.MaxConnections:
-		victim, evictedFor = l.heavy.top(), evictedForConnections
+		victim, evictedFor = l.oldest, evictedForConnections
 		if victim == nil {
 			open := l.open
 			l.mu.Unlock()
@@ -154,7 +154,7 @@ func (l *limiter) counts() (open, preHello int) {
 	return l.open, l.preHello
 }
 
-// joinQueueLocked appends a to its address's queue of sockets before hello.
+// joinQueueLocked appends a to its address's queue of sockets before hello, and the gateway's.
 func (l *limiter) joinQueueLocked(a *admission) {
 	st := a.addr
 	a.preHello, a.prev, a.next = true, st.last, nil
@@ -164,12 +164,18 @@ func (l *limiter) joinQueueLocked(a *admission) {
 		st.first = a
 	}
 	st.last = a
+	a.older, a.newer = l.newest, nil
+	if l.newest != nil {
+		l.newest.newer = a
+	} else {
+		l.oldest = a
+	}
+	l.newest = a
 	st.preHello++
 	l.preHello++
-	l.heavy.changed(st)
 }
 
-// leaveQueueLocked takes a out of its address's queue, if it is in it.
+// leaveQueueLocked takes a out of both queues, if it is in them.
 func (l *limiter) leaveQueueLocked(a *admission) {
 	if !a.preHello {
 		return
@@ -185,55 +191,17 @@ func (l *limiter) leaveQueueLocked(a *admission) {
 	} else {
 		st.last = a.prev
 	}
-	a.preHello, a.prev, a.next = false, nil, nil
+	if a.older != nil {
+		a.older.newer = a.newer
+	} else {
+		l.oldest = a.newer
+	}
+	if a.newer != nil {
+		a.newer.older = a.older
+	} else {
+		l.newest = a.older
+	}
+	a.preHello, a.prev, a.next, a.older, a.newer = false, nil, nil, nil, nil
 	st.preHello--
 	l.preHello--
-	l.heavy.changed(st)
-}
-
-// addrHeap is a max-heap of the addresses with sockets before hello, by how many they hold.
-type addrHeap []*addrState
-
-func (h addrHeap) Len() int           { return len(h) }
-func (h addrHeap) Less(i, j int) bool { return h[i].preHello > h[j].preHello }
-func (h addrHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].heapIndex, h[j].heapIndex = i, j
-}
-
-// Push and Pop implement heap.Interface; use changed instead.
-func (h *addrHeap) Push(x any) {
-	st := x.(*addrState)
-	st.heapIndex = len(*h)
-	*h = append(*h, st)
-}
-
-func (h *addrHeap) Pop() any {
-	old := *h
-	st := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	st.heapIndex = -1
-	return st
-}
-
-// changed restores the heap after st's count of sockets before hello changed: st joins when it
-// has some, leaves when it has none.
-func (h *addrHeap) changed(st *addrState) {
-	switch {
-	case st.heapIndex < 0 && st.preHello > 0:
-		heap.Push(h, st)
-	case st.heapIndex >= 0 && st.preHello == 0:
-		heap.Remove(h, st.heapIndex)
-	case st.heapIndex >= 0:
-		heap.Fix(h, st.heapIndex)
-	}
-}
-
-// top is the oldest socket before hello of the address that holds the most; nil if none.
-func (h addrHeap) top() *admission {
-	if len(h) == 0 {
-		return nil
-	}
-	return h[0].first
 }

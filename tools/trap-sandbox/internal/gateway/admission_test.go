@@ -61,7 +61,7 @@ func TestALoopWithoutThePasswordCannotKeepItsNeighboursOut(t *testing.T) {
 }
 
 // Finding 3 of issue 22: sockets that never say hello, from 10 addresses each under its own
-// cap, kept the connection cap full. Now they are evicted, the fullest address's first.
+// cap, kept the connection cap full. Now they are evicted, oldest first.
 func TestSocketsBeforeHelloFromManyAddressesCannotFillTheGateway(t *testing.T) {
 	m := newMetrics()
 	h := newHarness(t, Config{Password: "right", MaxConnections: 8, MaxUnauthenticated: 6, HelloTimeout: time.Hour, Metrics: m}, nil)
@@ -90,18 +90,22 @@ func TestSocketsBeforeHelloFromManyAddressesCannotFillTheGateway(t *testing.T) {
 	silent[0].expectClose(CloseNoHello, evictReason)
 }
 
-// The address that holds the most sockets before hello gives one up, not the newcomer's.
-func TestTheFullestAddressGivesUpItsOldestSocket(t *testing.T) {
+// The gateway's oldest socket before hello makes room, whatever its address; over its own cap,
+// an address gives up its own oldest.
+func TestTheOldestSocketBeforeHelloMakesRoom(t *testing.T) {
 	m := newMetrics()
-	h := newHarness(t, Config{MaxUnauthenticated: 4, HelloTimeout: time.Hour, Metrics: m}, nil)
+	h := newHarness(t, Config{MaxUnauthenticated: 4, MaxUnauthenticatedPerAddress: 3, HelloTimeout: time.Hour, Metrics: m}, nil)
+	oldest := h.dialFrom(t, "127.0.0.3", "")
 	a := []*computer{h.dialFrom(t, "127.0.0.2", ""), h.dialFrom(t, "127.0.0.2", ""), h.dialFrom(t, "127.0.0.2", "")}
-	b := h.dialFrom(t, "127.0.0.3", "")
 	h.dialFrom(t, "127.0.0.4", "")
-	a[0].expectClose(CloseNoHello, evictReason)
+	oldest.expectClose(CloseNoHello, evictReason)
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.evictions.WithLabelValues(evictedForGateway)))
-	// b is still open: it answers.
-	b.id = "9:"
-	assert.True(t, b.hello("").OK)
+
+	h.dialFrom(t, "127.0.0.2", "") // a fourth from .2: over its cap of 3
+	a[0].expectClose(CloseNoHello, evictReason)
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.evictions.WithLabelValues(evictedForAddress)))
+	a[1].id = "9:" // still open: it answers
+	assert.True(t, a[1].hello("").OK)
 }
 
 // A socket admitted under pressure has PressureHelloTimeout to say hello; one admitted before

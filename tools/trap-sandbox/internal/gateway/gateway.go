@@ -65,8 +65,8 @@ const (
 	// socket is an authenticated computer is an upgrade refused, with HTTP 503.
 	DefaultMaxConnections = 20000
 	// DefaultMaxUnauthenticated caps the gateway's sockets that have not said a good hello yet,
-	// whatever their address: beyond it a new socket evicts the oldest of the address that
-	// holds the most. So sockets without credentials hold at most this share of the gateway's
+	// whatever their address: beyond it a new socket evicts the oldest. So sockets without
+	// credentials hold at most this share of the gateway's
 	// memory, and never keep a computer with the password out.
 	DefaultMaxUnauthenticated = 8192
 	// DefaultMaxUnauthenticatedPerAddress caps one address's sockets without a good hello yet

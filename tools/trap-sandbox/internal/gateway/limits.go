@@ -55,9 +55,9 @@ type limiter struct {
 
 	mu    sync.Mutex // guards the fields below
 	addrs map[string]*addrState
-	// heavy holds the addresses with sockets before hello, the one with the most on top: it
-	// gives up a socket when the gateway needs room (admission.go).
-	heavy addrHeap
+	// oldest and newest are the ends of the gateway's queue of sockets before hello: the
+	// oldest goes first when the gateway needs room (admission.go).
+	oldest, newest *admission
 	// open counts admitted sockets until they end; preHello those of them without a good
 	// hello yet.
 	open, preHello int
@@ -75,7 +75,6 @@ type addrState struct {
 	// first; preHello is its length.
 	first, last *admission
 	preHello    int
-	heapIndex   int // index in limiter.heavy; -1 when the address has no socket before hello
 	lastSeen    time.Time
 }
 
@@ -126,7 +125,6 @@ func (l *limiter) stateLocked(remoteAddr string, now time.Time) *addrState {
 			key:          key,
 			upgrades:     rate.NewLimiter(rate.Limit(l.cfg.UpgradeRate), l.cfg.UpgradeBurst),
 			failedHellos: rate.NewLimiter(rate.Limit(l.cfg.FailedHelloRate), l.cfg.FailedHelloBurst),
-			heapIndex:    -1,
 		}
 		l.addrs[key] = st
 	}
