@@ -66,8 +66,8 @@ const (
 	DefaultMaxConnections = 20000
 	// DefaultMaxUnauthenticated caps the gateway's sockets that have not said a good hello yet,
 	// whatever their address: beyond it a new socket evicts the oldest. So sockets without
-	// credentials hold at most this share of the gateway's
-	// memory, and never keep a computer with the password out.
+	// credentials hold at most this share of the gateway's memory, and never keep a computer
+	// with the password out.
 	DefaultMaxUnauthenticated = 8192
 	// DefaultMaxUnauthenticatedPerAddress caps one address's sockets without a good hello yet
 	// (those waiting for a delayed wrong-secret answer included); beyond it a new socket from
@@ -429,13 +429,12 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 
 	g.mu.Lock()
 	if g.closing || !g.limits.bind(adm, s) {
-		code, reason := CloseGoingAway, "going away"
+		code, reason, timeout := CloseGoingAway, "going away", g.cfg.WriteTimeout
 		if !g.closing {
-			code, reason = CloseNoHello, evictReason // evicted while its upgrade ran
+			code, reason, timeout = CloseNoHello, evictReason, evictCloseTimeout // evicted while its upgrade ran
 		}
 		g.mu.Unlock()
-		_ = conn.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(code, reason), time.Now().Add(evictCloseTimeout))
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(timeout))
 		_ = conn.Close()
 		g.limits.release(adm)
 		return
