@@ -161,6 +161,7 @@ return {
   ERR_FS_ERROR = codec.ERR_FS_ERROR,
   ERR_BAD_PAYLOAD = codec.ERR_BAD_PAYLOAD,
   MAX_MESSAGE_BYTES = codec.MAX_MESSAGE_BYTES,
+  MAX_GATEWAY_REQUESTS = codec.MAX_GATEWAY_REQUESTS,
   newUuid = codec.newUuid,
   encodeFrame = codec.encodeFrame,
   decodeFrame = codec.decodeFrame,

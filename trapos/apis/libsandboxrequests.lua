@@ -10,6 +10,7 @@ local codec = require('/apis/libsandboxcodec');
 local config = require('/apis/libsandboxsettings');
 local files = require('/apis/libsandboxfiles');
 local exec = require('/apis/libsandboxexec');
+local protected = require('/apis/libsandboxprotected');
 local version = require('/apis/libsandboxversion');
 local serveLib = require('/apis/libsandboxserve');
 
@@ -47,8 +48,9 @@ local function newRequests(deps)
 
   local router = serveLib.newRouter({ os = osApi });
 
-  -- Why the owner does not allow msgType now, or nil. Settings are read on every request.
-  local function refusal(msgType)
+  -- Why the owner does not allow msgType with payload now, or nil. Settings are read on
+  -- every request. Writing files does not reach what only exec may change (libsandboxprotected).
+  local function refusal(msgType, payload)
     local need = NEEDS[msgType];
     if need == nil then
       return nil;
@@ -59,6 +61,9 @@ local function newRequests(deps)
       return msgType .. " is not allowed on this computer; its owner can allow it with: set "
         .. config.SETTING_ALLOW_EXEC .. " true";
     elseif config.filesAllow(settingsApi, need) then
+      if need == config.FILES_WRITE and not config.execAllowed(settingsApi) then
+        return protected.refusal(fsApi, msgType, payload);
+      end
       return nil;
     end
     return msgType .. " needs " .. config.SETTING_ALLOW_FILES .. " " .. need .. " (it is "
@@ -97,7 +102,7 @@ local function newRequests(deps)
     expect(1, msgType, "string");
     expect(2, payload, "table");
     expect(3, done, "function");
-    local why = refusal(msgType);
+    local why = refusal(msgType, payload);
     if why ~= nil then
       return done(false, nil, { code = ERR_FORBIDDEN, message = why });
     end

@@ -8,6 +8,7 @@
 local libsandbox = require('/apis/libsandbox');
 local advice = require('/apis/libsandboxadvice');
 local VERSION = require('/apis/libsandboxversion').VERSION;
+local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 
 -- How long to wait for a daemon that is still connecting before giving up, and how often
 -- to look again meanwhile (it announces success with trapos_sandbox_connected, but not
@@ -136,6 +137,10 @@ local function showStatus()
     if fix ~= status.lastError then
       print("fix: " .. fix);
     end
+  end
+  -- The daemon's own faults are never printed by the daemon: they are counted here and logged.
+  if (status.faults or 0) > 0 then
+    print("faults: " .. status.faults .. " (see " .. LOG_PATH .. "), the last: " .. tostring(status.lastFault));
   end
   -- What the owner lets the host do here (read from the settings, as every request does).
   print("files: " .. libsandbox.filesAllowed());

@@ -206,7 +206,7 @@ describe("libsandbox", function()
       "normaliseUrl", "urlHost", "filesAllowed", "execAllowed", "aiConfirm",
       "ERR_UNAUTHORIZED", "ERR_NOT_AUTHENTICATED", "ERR_UNKNOWN_TYPE", "ERR_NOT_CONNECTED",
       "ERR_INTERNAL", "ERR_TIMEOUT", "ERR_FORBIDDEN", "ERR_FS_ERROR", "ERR_BAD_PAYLOAD",
-      "MAX_MESSAGE_BYTES", "newUuid", "encodeFrame", "decodeFrame",
+      "MAX_MESSAGE_BYTES", "MAX_GATEWAY_REQUESTS", "newUuid", "encodeFrame", "decodeFrame",
       "EVENT_SEND", "EVENT_REPLY", "EVENT_CONNECTED", "EVENT_RECONNECT", "EVENT_STATUS_REQUEST",
       "EVENT_STATUS", "EVENT_SERVE_OFFER", "EVENT_SERVE_WITHDRAW", "EVENT_SERVE_REQUEST",
       "EVENT_SERVE_REPLY",

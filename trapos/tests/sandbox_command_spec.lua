@@ -412,6 +412,24 @@ describe("sandbox command", function()
       });
     end);
 
+    it("shows the daemon's faults and where they are logged", function()
+      local status = connectedStatus();
+      status.faults, status.lastFault = 2, "sandbox daemon: timer handler failed: boom";
+      local ok, err, lines = run({ "status" }, { status = status });
+      expectSuccess(ok, err);
+      expect(lines):same({
+        "url: " .. FULL_URL,
+        "connected: true",
+        "state: connected",
+        "traposId: 7:base",
+        "lastError: none",
+        "faults: 2 (see /.sandbox.log), the last: sandbox daemon: timer handler failed: boom",
+        "files: none",
+        "exec: false",
+        "ai confirm: true",
+      });
+    end);
+
     it("shows a dormant daemon", function()
       local ok, err, lines = run({ "status" }, {
         settings = {},
