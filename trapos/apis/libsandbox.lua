@@ -34,6 +34,7 @@ local newUuid, normalisePayload, normaliseError = codec.newUuid, codec.normalise
 local ERR_TIMEOUT = codec.ERR_TIMEOUT;
 local EVENT_SEND, EVENT_REPLY = events.EVENT_SEND, events.EVENT_REPLY;
 local EVENT_STATUS_REQUEST, EVENT_STATUS, EVENT_RECONNECT = events.EVENT_STATUS_REQUEST, events.EVENT_STATUS, events.EVENT_RECONNECT;
+local EVENT_CONNECTED = events.EVENT_CONNECTED;
 
 -- Waits for an event accepted by `match` or for `seconds` to pass. Unfiltered pulls: a
 -- filtered pull would discard our own timer event. Terminate raises, as os.pullEvent does.
@@ -95,6 +96,29 @@ local function requestStatus(timeoutSeconds)
   return reply[3];
 end
 
+-- How often awaitConnection looks at a daemon that is still connecting (it announces success
+-- with trapos_sandbox_connected, but not failure).
+local CONNECT_POLL = 0.5;
+
+-- Waits up to timeoutSeconds (default REQUEST_TIMEOUT) for a daemon that is still connecting
+-- or authenticating (just booted, settings just changed). Returns its status then, whatever
+-- it is, or nil when no daemon answers.
+local function awaitConnection(timeoutSeconds)
+  expect(1, timeoutSeconds, "number", "nil");
+  local limit = timeoutSeconds or REQUEST_TIMEOUT;
+  local status = requestStatus();
+  local waited = 0;
+  while status ~= nil and (status.state == daemon.STATE_CONNECTING or status.state == daemon.STATE_AUTHENTICATING)
+    and waited < limit do
+    waitFor(CONNECT_POLL, function(event)
+      return event[1] == EVENT_CONNECTED;
+    end);
+    waited = waited + CONNECT_POLL;
+    status = requestStatus();
+  end
+  return status;
+end
+
 -- Asks the daemon to drop its connection and connect again (also after `unauthorized`).
 local function reconnect()
   os.queueEvent(EVENT_RECONNECT);
@@ -130,6 +154,7 @@ return {
   waitFor = waitFor,
   request = request,
   requestStatus = requestStatus,
+  awaitConnection = awaitConnection,
   reconnect = reconnect,
   serve = serveLib.serve,
   registerCompletion = registerCompletion,

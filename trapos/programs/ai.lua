@@ -201,6 +201,9 @@ local function explain(err)
     return message or "The agent is still answering your last question; try again when it ends";
   elseif code == libsandbox.ERR_UNKNOWN_TURN then
     return "The gateway lost this answer (did it restart?); ask again";
+  elseif code == libsandbox.ERR_UNKNOWN_TYPE then
+    -- A gateway from before the agent does not know the ai.* requests.
+    return "This gateway has no agent (it is older than this client); its operator must upgrade it";
   elseif code == libsandbox.ERR_BAD_PAYLOAD then
     return message or "The gateway refused the question";
   end
@@ -323,7 +326,8 @@ local function checkDaemon()
   if libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)) == nil then
     error(MSG_URL_NOT_SET, 0);
   end
-  if libsandbox.requestStatus() == nil then
+  -- Right after boot the daemon may still be connecting: give it the time `sandbox health` does.
+  if libsandbox.awaitConnection() == nil then
     error(MSG_NO_DAEMON, 0);
   end
   warnOldSettings();

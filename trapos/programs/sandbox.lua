@@ -10,12 +10,6 @@ local advice = require('/apis/libsandboxadvice');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 
--- How long to wait for a daemon that is still connecting before giving up, and how often
--- to look again meanwhile (it announces success with trapos_sandbox_connected, but not
--- failure, so we also poll its status).
-local CONNECT_WAIT = libsandbox.REQUEST_TIMEOUT;
-local POLL_INTERVAL = 0.5;
-
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
@@ -79,23 +73,13 @@ local function getStatus()
   return status;
 end
 
-local function isConnecting(status)
-  return status.state == libsandbox.STATE_CONNECTING or status.state == libsandbox.STATE_AUTHENTICATING;
-end
-
 -- Returns the daemon's status once it is connected; fails with the reason otherwise.
--- A daemon still connecting (just booted, settings just changed) gets CONNECT_WAIT seconds.
+-- A daemon still connecting (just booted, settings just changed) gets REQUEST_TIMEOUT seconds.
 local function awaitConnection()
-  local status = getStatus();
-  local waited = 0;
-  while isConnecting(status) and waited < CONNECT_WAIT do
-    libsandbox.waitFor(POLL_INTERVAL, function(event)
-      return event[1] == libsandbox.EVENT_CONNECTED;
-    end);
-    waited = waited + POLL_INTERVAL;
-    status = getStatus();
-  end
-  if not status.connected then
+  local status = libsandbox.awaitConnection();
+  if status == nil then
+    fail(MSG_NO_DAEMON);
+  elseif not status.connected then
     fail("Not connected to the gateway: " .. explainStatus(status));
   end
   return status;

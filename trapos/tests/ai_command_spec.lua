@@ -21,7 +21,7 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- turn (a list of events, or {err = {code, message}}, or TERMINATE, or a function of the
 -- screen's rows returning one of those); opts.replies[type]: the
 -- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
--- opts.noDaemon. Returns ok, error, the window's rows, and a record of what was sent.
+-- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating). Returns ok, error, the window's rows, and a record of what was sent.
 local function run(args, opts)
   opts = opts or {};
   local width, height = opts.width or 30, opts.height or 8;
@@ -57,7 +57,10 @@ local function run(args, opts)
   stub(os, "queueEvent", function(name, ...)
     local params = table.pack(...);
     if name == lib.EVENT_STATUS_REQUEST then
-      if not opts.noDaemon then
+      record.statusRequests = (record.statusRequests or 0) + 1;
+      if opts.statuses ~= nil then
+        realQueue(lib.EVENT_STATUS, params[1], opts.statuses[math.min(record.statusRequests, #opts.statuses)]);
+      elseif not opts.noDaemon then
         realQueue(lib.EVENT_STATUS, params[1], { url = URL, connected = true, state = "connected" });
       end
     elseif name == lib.EVENT_SEND then
@@ -323,8 +326,10 @@ describe("ai command", function()
         "Not connected to the gateway: the gateway is unreachable. Run: sandbox status" },
       { "timeout", { code = "timeout", message = "no reply" },
         "The gateway did not answer in time. Run: sandbox health" },
-      { "another code", { code = "unknown_type", message = "no such type" },
-        "The gateway refused: unknown_type: no such type" },
+      { "an older gateway", { code = "unknown_type", message = "no handler for ai.ask" },
+        "This gateway has no agent (it is older than this client); its operator must upgrade it" },
+      { "another code", { code = "internal", message = "oops" },
+        "The gateway refused: internal: oops" },
     };
     for _, case in ipairs(cases) do
       it("says " .. case[1] .. " in one line naming the fix", function()
@@ -347,6 +352,17 @@ describe("ai command", function()
       expect(ok):eq(false);
       expect(err):str_match("^The sandbox daemon is not running");
       expect(#record.sends):eq(0);
+    end);
+
+    it("waits for a daemon that is still connecting, as sandbox health does", function()
+      stub(os, "startTimer", function() local id = 810000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local ok, err, rows, record = run({ "hi" }, {
+        statuses = { { state = "connecting" }, { state = "authenticating" }, { state = "connected", connected = true } },
+        polls = { { text(1, "Hello"), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(record.statusRequests):eq(3);
+      expect(rows[1]):eq("Hello");
     end);
 
     it("says the gateway lost a turn it no longer knows", function()
