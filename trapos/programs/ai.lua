@@ -54,9 +54,13 @@ local function newScreen(t)
     end
   end
 
+  -- The cursor blinks while it waits, as read() does: the player is to act (and fakecraft,
+  -- which types its next line when a blink starts, can drive the pager).
   local function pause()
     t.write(MORE);
+    t.setCursorBlink(true);
     os.pullEvent("key");
+    t.setCursorBlink(false);
     local _, y = t.getCursorPos();
     t.clearLine();
     t.setCursorPos(1, y);

@@ -126,6 +126,7 @@ local function run(args, opts)
       pullEvent = function(filter)
         if filter == "key" then
           record.pauses[#record.pauses + 1] = rows();
+          record.blinking = win.getCursorBlink();
           return "key", keys.space;
         end
         return os.pullEvent(filter);
@@ -211,6 +212,7 @@ describe("ai command", function()
       });
       expectSuccess(ok, err);
       expect(#record.pauses):eq(2);
+      expect(record.blinking):eq(true);
       expect(record.pauses[1]):same({ "line1", "line2", "line3", "line4", "line5", "line6", "line7", MORE });
       expect(record.pauses[2][1]):eq("line8");
       expect(record.pauses[2][8]):eq(MORE);
