@@ -214,6 +214,12 @@ local function explain(err)
   return "The gateway refused: " .. code .. ": " .. (message or "no reason given");
 end
 
+-- A tool's error up to its first sentence's end: what follows is usually advice to the agent
+-- (e.g. "Do not retry it"), and a tool line stays short.
+local function firstSentence(text)
+  return text:match("^(.-[%.!?])%s") or text;
+end
+
 -- What the player is asked before the agent changes this computer.
 local function confirmQuestion(event)
   local what = tostring(event.action or "change") .. " " .. tostring(event.detail or event.tool or "something");
@@ -257,7 +263,7 @@ local function showEvent(event)
       screen.line(label, "lightGrey");
     elseif event.state == "error" then
       running[label] = nil;
-      screen.line(label .. " failed: " .. tostring(event.error or "error"), "orange");
+      screen.line(label .. " failed: " .. firstSentence(tostring(event.error or "error")), "orange");
     elseif not running[label] then
       screen.line(label, "lightGrey");
     else

@@ -226,14 +226,14 @@ describe("ai command", function()
           { seq = 1, kind = "tool", tool = "read_file", detail = "/door.lua", state = "running" },
           { seq = 2, kind = "tool", tool = "read_file", detail = "/door.lua", state = "completed" },
           { seq = 3, kind = "tool", tool = "list_dir", detail = "/", state = "completed" },
-          { seq = 4, kind = "tool", tool = "run_lua", detail = "chunk", state = "error", error = "forbidden" },
+          { seq = 4, kind = "tool", tool = "run_lua", detail = "chunk", state = "error", error = "Refused. Do not retry it; tell the player." },
           text(5, "Done."), done(6),
         } },
       });
       expectSuccess(ok, err);
       expect(rows[1]):eq("\7 read_file /door.lua");
       expect(rows[2]):eq("\7 list_dir /");
-      expect(rows[3]):eq("\7 run_lua chunk failed: forbidden");
+      expect(rows[3]):eq("\7 run_lua chunk failed: Refused.");
       expect(rows[4]):eq("Done.");
     end);
 
