@@ -220,13 +220,18 @@ local function firstSentence(text)
   return text:match("^(.-[%.!?])%s") or text;
 end
 
--- What the player is asked before the agent changes this computer.
-local function confirmQuestion(event)
+-- The change a confirm event asks for, e.g. "write /door.lua (312 bytes)".
+local function changeOf(event)
   local what = tostring(event.action or "change") .. " " .. tostring(event.detail or event.tool or "something");
   if type(event.bytes) == "number" then
     what = what .. " (" .. math.floor(event.bytes) .. " bytes)";
   end
-  return "The agent wants to " .. what .. ". Allow? [y/N] ";
+  return what;
+end
+
+-- What the player is asked before the agent changes this computer.
+local function confirmQuestion(event)
+  return "The agent wants to " .. changeOf(event) .. ". Allow? [y/N] ";
 end
 
 -- The line a done event leaves, when its reason needs one (an error event said it already).
@@ -276,7 +281,8 @@ local function showEvent(event)
   elseif event.kind == libsandbox.KIND_ERROR then
     screen.line(tostring(event.message or event.code), "red");
   elseif event.kind == libsandbox.KIND_CONFIRM and not event.asked then
-    screen.line((event.allowed and "Allowed" or "Denied") .. ": " .. confirmQuestion(event):match("^The agent wants to (.-)%. Allow"), "lightGrey");
+    -- Answered without the player (sandbox.ai_confirm false): say what was allowed.
+    screen.line((event.allowed and "Allowed" or "Denied") .. ": " .. changeOf(event), "lightGrey");
   end
 end
 
