@@ -8,8 +8,9 @@
 local libsandbox = require('/apis/libsandbox');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
--- The glyph before a tool line: byte 7 is a bullet in CC's font (the issue's gear is not).
-local TOOL_MARK = "\7";
+-- The mark before a tool line (the issue's gear is not in CC's font; a plain * reads the same
+-- on every terminal and in a transcript).
+local TOOL_MARK = "*";
 local THINKING = "Thinking...";
 local MORE = "Press any key to continue";
 local PROMPT = "ai> ";

@@ -231,9 +231,9 @@ describe("ai command", function()
         } },
       });
       expectSuccess(ok, err);
-      expect(rows[1]):eq("\7 read_file /door.lua");
-      expect(rows[2]):eq("\7 list_dir /");
-      expect(rows[3]):eq("\7 run_lua chunk failed: Refused.");
+      expect(rows[1]):eq("* read_file /door.lua");
+      expect(rows[2]):eq("* list_dir /");
+      expect(rows[3]):eq("* run_lua chunk failed: Refused.");
       expect(rows[4]):eq("Done.");
     end);
 
