@@ -16,8 +16,9 @@ import (
 
 	"traposclient"
 
-	"trap-sandbox/internal/files"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/installer"
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
@@ -33,9 +34,9 @@ type CLI struct {
 	Ping      PingCmd      `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
 	Info      InfoCmd      `cmd:"" help:"Show a computer's identity and state (computer.info)."`
 	Ls        LsCmd        `cmd:"" help:"List a directory on a computer."`
-	Cat       CatCmd       `cmd:"" help:"Print a file of a computer (its bytes, unchanged)."`
-	Put       PutCmd       `cmd:"" help:"Copy a local file to a computer (written to a temporary name, then moved into place)."`
-	Get       GetCmd       `cmd:"" help:"Copy a file of a computer to a local file."`
+	Cat       CatCmd       `cmd:"" help:"Print a file of a computer as text (--binary: its bytes, unchanged)."`
+	Put       PutCmd       `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
+	Get       GetCmd       `cmd:"" help:"Copy a file of a computer to a local file or directory."`
 	Exec      ExecCmd      `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
 	Run       RunCmd       `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
 	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
@@ -168,9 +169,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		ClientVersion:  client.Version,
 	}, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
-	modules := []server.Module{gw, files.New(gw), installer.New(client, public, logger)}
+	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
+	modules := []server.Module{gw, hostapi.New(computers), installer.New(client, public, logger)}
 	if c.MCP {
-		modules = append(modules, mcp.New(gatewayBackend{gw}, logger))
+		modules = append(modules, mcp.New(computers, logger))
 	}
 	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL}, modules...)

@@ -1,4 +1,4 @@
-package computer
+package computer_test
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/computer/computertest"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -24,25 +26,25 @@ func bigData(n int) []byte {
 }
 
 func TestWriteThenReadInChunks(t *testing.T) {
-	d := newDisk(map[string]string{"/dir/keep": "k"})
-	c := New(d)
-	data := bigData(3*ChunkBytes + 5)
+	d := computertest.NewDisk(map[string]string{"/dir/keep": "k"})
+	c := computer.New(d)
+	data := bigData(3*computer.ChunkBytes + 5)
 	require.NoError(t, c.Write(t.Context(), "7:", "/dir/f.bin", data, 0))
 	got, err := c.Read(t.Context(), "7:", "/dir/f.bin", 1<<20, 0)
 	require.NoError(t, err)
 	assert.Equal(t, data, got)
-	assert.Equal(t, []string{"/dir/f.bin", "/dir/keep"}, d.names(), "the temporary file was moved into place")
-	for _, r := range d.log {
-		assert.LessOrEqual(t, r.timeout, TransferTimeout, "each chunk's request is bounded by the whole transfer's time")
+	assert.Equal(t, []string{"/dir/f.bin", "/dir/keep"}, d.Names(), "the temporary file was moved into place")
+	for _, r := range d.Log() {
+		assert.LessOrEqual(t, r.Timeout, computer.TransferTimeout, "each chunk's request is bounded by the whole transfer's time")
 	}
 }
 
 func TestWriteTakesHostPathsByThePathRule(t *testing.T) {
-	d := newDisk(map[string]string{"/dir/keep": "k"})
-	c := New(d)
+	d := computertest.NewDisk(map[string]string{"/dir/keep": "k"})
+	c := computer.New(d)
 	require.NoError(t, c.Write(t.Context(), "7:", "/dir/é.txt", []byte("x"), 0))
 	require.NoError(t, c.Write(t.Context(), "7:", `/dir/\xff.bin`, []byte("y"), 0))
-	assert.Equal(t, []string{"/dir/keep", "/dir/\xe9.txt", "/dir/\xff.bin"}, d.names())
+	assert.Equal(t, []string{"/dir/keep", "/dir/\xe9.txt", "/dir/\xff.bin"}, d.Names())
 	entries, err := c.List(t.Context(), "7:", "/dir", 0)
 	require.NoError(t, err)
 	var names []string
@@ -57,22 +59,22 @@ func TestWriteTakesHostPathsByThePathRule(t *testing.T) {
 }
 
 func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
-	d := newDisk(map[string]string{"/dir/f.bin": "old"})
-	d.failWrite = 3
-	err := New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(4*ChunkBytes), 0)
+	d := computertest.NewDisk(map[string]string{"/dir/f.bin": "old"})
+	d.FailWrite = 3
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(4*computer.ChunkBytes), 0)
 	require.Error(t, err)
 	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space", "the error names the file asked for, not the temporary one")
-	assert.Equal(t, []string{"/dir/f.bin"}, d.names(), "the temporary file is removed")
-	old, _ := d.file("/dir/f.bin")
+	assert.Equal(t, []string{"/dir/f.bin"}, d.Names(), "the temporary file is removed")
+	old, _ := d.File("/dir/f.bin")
 	assert.Equal(t, "old", string(old))
 }
 
 func TestWriteNeverReplacesADirectory(t *testing.T) {
-	d := newDisk(map[string]string{"/dir/a": "a"})
-	err := New(d).Write(t.Context(), "7:", "/dir", []byte("new"), 0)
+	d := computertest.NewDisk(map[string]string{"/dir/a": "a"})
+	err := computer.New(d).Write(t.Context(), "7:", "/dir", []byte("new"), 0)
 	assert.EqualError(t, err, "fs_error: /dir: Cannot write to directory")
-	assert.Equal(t, []string{"/dir/a"}, d.names(), "the directory and its files stay")
-	assert.Equal(t, []string{protocol.TypeFSList}, d.types(), "nothing was uploaded")
+	assert.Equal(t, []string{"/dir/a"}, d.Names(), "the directory and its files stay")
+	assert.Equal(t, []string{protocol.TypeFSList}, d.Types(), "nothing was uploaded")
 }
 
 // TestTempNamesFitAnyNameLength: CC cuts each name at 255 bytes, so a temporary name made
@@ -81,24 +83,24 @@ func TestWriteNeverReplacesADirectory(t *testing.T) {
 func TestTempNamesFitAnyNameLength(t *testing.T) {
 	long := strings.Repeat("n", 254)
 	other := "/dir/." + long // what the old scheme's temporary name was cut to
-	d := newDisk(map[string]string{other: "unrelated"})
-	c := New(d)
+	d := computertest.NewDisk(map[string]string{other: "unrelated"})
+	c := computer.New(d)
 	require.NoError(t, c.Write(t.Context(), "7:", "/dir/"+long, []byte("one"), 0))
 	require.NoError(t, c.Write(t.Context(), "7:", "/dir/"+long+"x", []byte("two"), 0), "a 255-byte name")
-	unrelated, _ := d.file(other)
+	unrelated, _ := d.File(other)
 	assert.Equal(t, "unrelated", string(unrelated))
-	got, _ := d.file("/dir/" + long)
+	got, _ := d.File("/dir/" + long)
 	assert.Equal(t, "one", string(got))
-	got, _ = d.file("/dir/" + long + "x")
+	got, _ = d.File("/dir/" + long + "x")
 	assert.Equal(t, "two", string(got))
 
 	seen := map[string]bool{}
-	for _, r := range d.log {
-		if r.typ == protocol.TypeFSWrite {
-			p := r.payload["path"].(string)
+	for _, r := range d.Log() {
+		if r.Type == protocol.TypeFSWrite {
+			p := r.Payload["path"].(string)
 			base := p[strings.LastIndex(p, "/")+1:]
-			assert.True(t, strings.HasPrefix(base, TempPrefix), base)
-			assert.Len(t, base, len(TempPrefix)+16)
+			assert.True(t, strings.HasPrefix(base, computer.TempPrefix), base)
+			assert.Len(t, base, len(computer.TempPrefix)+16)
 			seen[p] = true
 		}
 	}
@@ -111,13 +113,13 @@ func TestTempNamesFitAnyNameLength(t *testing.T) {
 // path holds the old file byte for byte, or the whole new one once the replacing step ran,
 // never nothing and never a part; the temporary file is gone.
 func TestAbandonedWriteAtEveryStepKeepsTheOldFile(t *testing.T) {
-	newData := bigData(2*ChunkBytes + 7)
+	newData := bigData(2*computer.ChunkBytes + 7)
 	for _, oldClient := range []bool{false, true} {
 		for _, when := range []string{"before", "after"} {
 			for _, how := range []string{"cancel", "timeout", "gateway stopping"} {
 				for step := 1; ; step++ {
-					d := newDisk(map[string]string{"/dir/f.lua": "old contents"})
-					d.oldClient = oldClient
+					d := computertest.NewDisk(map[string]string{"/dir/f.lua": "old contents"})
+					d.OldClient = oldClient
 					ctx, cancel := context.WithCancel(t.Context())
 					broken, brokenType := false, ""
 					hook := func(reqCtx context.Context, n int, typ string) error {
@@ -136,30 +138,30 @@ func TestAbandonedWriteAtEveryStepKeepsTheOldFile(t *testing.T) {
 						}
 					}
 					if when == "before" {
-						d.before = hook
+						d.Before = hook
 					} else {
-						d.after = hook
+						d.After = hook
 					}
-					err := New(d).Write(ctx, "7:", "/dir/f.lua", newData, 0)
+					err := computer.New(d).Write(ctx, "7:", "/dir/f.lua", newData, 0)
 					cancel()
 					name := fmt.Sprintf("oldClient=%v %s %s step %d (%s)", oldClient, how, when, step, brokenType)
-					got, found := d.file("/dir/f.lua")
+					got, found := d.File("/dir/f.lua")
 					if !broken {
 						require.NoError(t, err, name)
 						assert.Equal(t, newData, got, name)
 						break // every step has been broken
 					}
-					moved := d.moved()
+					moved := d.Moved()
 					switch {
 					case !found:
 						// Only an older client's detached move, failing after its delete, may
 						// leave the path empty; the new file is then kept and named.
 						require.True(t, oldClient && when == "before" && brokenType == protocol.TypeFSMove && how != "cancel", "%s: the path must never be left empty", name)
 						require.Error(t, err, name)
-						assert.Contains(t, err.Error(), "its contents are in /dir/"+TempPrefix, name)
-						names := d.names()
+						assert.Contains(t, err.Error(), "its contents are in /dir/"+computer.TempPrefix, name)
+						names := d.Names()
 						require.Len(t, names, 1, name)
-						kept, _ := d.file(names[0])
+						kept, _ := d.File(names[0])
 						assert.Equal(t, newData, kept, name)
 						continue
 					case moved:
@@ -167,25 +169,18 @@ func TestAbandonedWriteAtEveryStepKeepsTheOldFile(t *testing.T) {
 					default:
 						require.Error(t, err, name)
 						assert.Equal(t, "old contents", string(got), "%s: the old file is kept byte for byte", name)
-						assert.NotContains(t, err.Error(), TempPrefix, "%s: the error names the player's path", name)
+						assert.NotContains(t, err.Error(), computer.TempPrefix, "%s: the error names the player's path", name)
 					}
-					assert.Equal(t, []string{"/dir/f.lua"}, d.names(), "%s: no temporary file is left", name)
+					assert.Equal(t, []string{"/dir/f.lua"}, d.Names(), "%s: no temporary file is left", name)
 				}
 			}
 		}
 	}
 }
 
-// moved reports whether the new file was moved onto the path.
-func (d *disk) moved() bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.movedIn
-}
-
 func TestReadRefusesAFileOverTheLimit(t *testing.T) {
-	d := newDisk(map[string]string{"/big": string(bigData(100))})
-	_, err := New(d).Read(t.Context(), "7:", "/big", 10, 0)
+	d := computertest.NewDisk(map[string]string{"/big": string(bigData(100))})
+	_, err := computer.New(d).Read(t.Context(), "7:", "/big", 10, 0)
 	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
 	assert.ErrorContains(t, err, "more than the 10 bytes a read may take")
 }
@@ -197,7 +192,7 @@ type endless struct {
 	chunk    json.RawMessage
 }
 
-func (e *endless) Computers(context.Context) ([]Computer, error) { return nil, nil }
+func (e *endless) Computers(context.Context) ([]computer.Computer, error) { return nil, nil }
 
 func (e *endless) Request(_ context.Context, _, _ string, _ json.RawMessage, _ time.Duration) (json.RawMessage, error) {
 	e.requests++
@@ -205,25 +200,25 @@ func (e *endless) Request(_ context.Context, _, _ string, _ json.RawMessage, _ t
 }
 
 func TestReadCutsAComputerThatNeverSaysEOFAtTheLimit(t *testing.T) {
-	chunk, err := json.Marshal(map[string]any{"data": protocol.WireOfBytes(bigData(ChunkBytes)), "size": 1, "eof": false})
+	chunk, err := json.Marshal(map[string]any{"data": protocol.WireOfBytes(bigData(computer.ChunkBytes)), "size": 1, "eof": false})
 	require.NoError(t, err)
 	e := &endless{chunk: chunk}
 	const limit = 1 << 20
-	_, err = New(e).Read(t.Context(), "7:", "/forever", limit, 0)
+	_, err = computer.New(e).Read(t.Context(), "7:", "/forever", limit, 0)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "1048576 bytes", "the error names the limit")
-	assert.Equal(t, limit/ChunkBytes+1, e.requests, "the read stops at the limit: it holds no more than limit bytes")
+	assert.Equal(t, limit/computer.ChunkBytes+1, e.requests, "the read stops at the limit: it holds no more than limit bytes")
 
-	long, err := json.Marshal(map[string]any{"data": protocol.WireOfBytes(bigData(ChunkBytes + 1)), "size": 1, "eof": true})
+	long, err := json.Marshal(map[string]any{"data": protocol.WireOfBytes(bigData(computer.ChunkBytes + 1)), "size": 1, "eof": true})
 	require.NoError(t, err)
-	_, err = New(&endless{chunk: long}).Read(t.Context(), "7:", "/x", limit, 0)
+	_, err = computer.New(&endless{chunk: long}).Read(t.Context(), "7:", "/x", limit, 0)
 	assert.ErrorContains(t, err, "answered 16385 bytes where 16384 were asked for")
 }
 
 func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
-	d := newDisk(nil)
-	d.computers = []Computer{{TraposID: "0:"}, {TraposID: "7:kitchen"}}
-	c := New(d)
+	d := computertest.NewDisk(nil)
+	d.List = []computer.Computer{{TraposID: "0:"}, {TraposID: "7:kitchen"}}
+	c := computer.New(d)
 	_, err := c.Ping(t.Context(), "0", 0)
 	assert.EqualError(t, err, `not_connected: computer 0 is not connected; did you mean "0:"?`)
 	_, err = c.Ping(t.Context(), "7:Kitchen", 0)
@@ -233,7 +228,9 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 
 	// A Client over another Client's answer (the CLI over the HTTP API) adds no second hint.
 	hinted := &protocol.Error{Code: protocol.CodeNotConnected, Message: `computer 0 is not connected; did you mean "0:"?`}
-	assert.Equal(t, hinted, c.withHint(t.Context(), hinted, "0"))
+	d.Before = func(context.Context, int, string) error { return hinted }
+	_, err = c.Ping(t.Context(), "0", 0)
+	assert.Equal(t, hinted, err)
 }
 
 // recorder answers every request with a fixed payload and keeps what it was sent.
@@ -243,7 +240,7 @@ type recorder struct {
 	timeout time.Duration
 }
 
-func (r *recorder) Computers(context.Context) ([]Computer, error) { return nil, nil }
+func (r *recorder) Computers(context.Context) ([]computer.Computer, error) { return nil, nil }
 
 func (r *recorder) Request(_ context.Context, _, _ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	r.timeout = timeout
@@ -252,10 +249,10 @@ func (r *recorder) Request(_ context.Context, _, _ string, payload json.RawMessa
 
 func TestExecTellsTheComputerToStopFirstAndReportsReplacements(t *testing.T) {
 	r := &recorder{answer: json.RawMessage(`{"returns":[2,"é"],"output":"\u00e9\n","error":null}`)}
-	out, err := New(r).Exec(t.Context(), "7:", "print('é') -- a — b", 10*time.Second)
+	out, err := computer.New(r).Exec(t.Context(), "7:", "print('é') -- a — b", 10*time.Second)
 	require.NoError(t, err)
 	assert.Equal(t, "print('é') -- a ? b", r.payload["code"], "é is the byte E9 on the wire; — becomes ?")
-	assert.Equal(t, float64(8000), r.payload["timeoutMs"], "the computer stops RunSlack before the call's end")
+	assert.Equal(t, float64(8000), r.payload["timeoutMs"], "the computer stops computer.RunSlack before the call's end")
 	assert.Equal(t, 10*time.Second, r.timeout)
 	assert.Equal(t, "é\n", out.Output)
 	assert.Equal(t, []json.RawMessage{json.RawMessage(`2`), json.RawMessage(`"é"`)}, out.Returns)
@@ -263,29 +260,29 @@ func TestExecTellsTheComputerToStopFirstAndReportsReplacements(t *testing.T) {
 	assert.Equal(t, "U+2014", out.Warnings[0].CodePoint)
 	assert.Equal(t, 17, out.Warnings[0].Column)
 
-	_, err = New(r).Run(t.Context(), "7:", "edit /x.lua", 0)
+	_, err = computer.New(r).Run(t.Context(), "7:", "edit /x.lua", 0)
 	require.NoError(t, err)
-	assert.Equal(t, float64((DefaultTimeout - RunSlack).Milliseconds()), r.payload["timeoutMs"])
-	_, err = New(r).Run(t.Context(), "7:", "x", 10*time.Minute)
+	assert.Equal(t, float64((computer.DefaultTimeout - computer.RunSlack).Milliseconds()), r.payload["timeoutMs"])
+	_, err = computer.New(r).Run(t.Context(), "7:", "x", 10*time.Minute)
 	require.NoError(t, err)
-	assert.Equal(t, MaxTimeout, r.timeout, "a timeout is capped at MaxTimeout")
-	assert.Equal(t, time.Second, RunTime(2*time.Second), "a short call leaves the run half of it")
+	assert.Equal(t, computer.MaxTimeout, r.timeout, "a timeout is capped at computer.MaxTimeout")
+	assert.Equal(t, time.Second, computer.RunTime(2*time.Second), "a short call leaves the run half of it")
 }
 
 func TestRequestAppliesTheTextRuleToAnyPayload(t *testing.T) {
 	r := &recorder{answer: json.RawMessage(`{}`)}
-	_, reps, err := New(r).Request(t.Context(), "7:", "door.open", json.RawMessage(`{"msg":"→ open"}`), 0)
+	_, reps, err := computer.New(r).Request(t.Context(), "7:", "door.open", json.RawMessage(`{"msg":"→ open"}`), 0)
 	require.NoError(t, err)
 	assert.Equal(t, "? open", r.payload["msg"])
 	require.Len(t, reps, 1)
 	assert.Equal(t, "payload.msg", reps[0].Field)
-	assert.Equal(t, DefaultTimeout, r.timeout)
+	assert.Equal(t, computer.DefaultTimeout, r.timeout)
 }
 
 func TestADeadlineThatPassesIsATimeout(t *testing.T) {
-	d := newDisk(map[string]string{"/f": "x"})
-	d.before = func(context.Context, int, string) error { return context.DeadlineExceeded }
-	_, err := New(d).Ping(t.Context(), "7:", 0)
+	d := computertest.NewDisk(map[string]string{"/f": "x"})
+	d.Before = func(context.Context, int, string) error { return context.DeadlineExceeded }
+	_, err := computer.New(d).Ping(t.Context(), "7:", 0)
 	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
 	assert.False(t, errors.Is(err, context.Canceled))
 }

@@ -204,11 +204,6 @@ func tempName(target string) string {
 	return dir + TempPrefix + hex.EncodeToString(b[:])
 }
 
-// isMissing reports a computer's fs_error for a path that does not exist.
-func isMissing(err error) bool {
-	return protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "No such file")
-}
-
 // isFileExists reports fs.move's refusal of an existing target, as CC words it (without a
 // path) and as a client older than overwrite answers it.
 func isFileExists(err error) bool {

@@ -1,4 +1,6 @@
-package computer
+// Package computertest holds the test stand-ins of a computer for the packages built on
+// internal/computer: Disk, a Transport answering the fs.* vocabulary as the Lua daemon does.
+package computertest
 
 import (
 	"context"
@@ -8,38 +10,45 @@ import (
 	"sync"
 	"time"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
-// disk is a Transport to one computer, "7:", answering fs.* as the Lua daemon does
-// (libsandboxfiles) on an in-memory drive with CC's messages and CC's path rules (a leading
-// slash dropped, each name cut at 255 bytes). Hooks let a test break the sequence.
-type disk struct {
+// Disk is a computer.Transport to one computer, "7:", answering ping and fs.* as the Lua daemon
+// does (libsandboxfiles) on an in-memory drive, with CC's messages and CC's path rules (a
+// leading slash dropped, each name cut at 255 bytes). Hooks let a test break a sequence.
+// Fields are guarded by mu once requests run; set them before.
+type Disk struct {
 	mu    sync.Mutex
 	files map[string][]byte // CC path without the leading slash → contents
 	dirs  map[string]bool
-	// oldClient answers fs.move as a client older than overwrite does.
-	oldClient bool
-	// failWrite makes the nth fs.write fail with Out of space (0: none).
-	failWrite int
+	// OldClient answers fs.move as a client older than overwrite does.
+	OldClient bool
+	// FailWrite makes the nth fs.write fail with Out of space (0: none).
+	FailWrite int
 	writes    int
-	// before runs before each request is served; after runs after. Either may return an
-	// error, which the request then returns (before: not served; after: served, answer lost).
-	before, after func(ctx context.Context, step int, typ string) error
-	steps         int
-	movedIn       bool
-	log           []request
-	computers     []Computer
+	// Before runs before each request is served; After runs after. Either may return an
+	// error, which the request then returns (Before: not served; After: served, answer lost).
+	Before, After func(ctx context.Context, step int, typ string) error
+	// Answer, when set, answers a type the Disk does not serve (or returns nil to let it).
+	Answer  func(typ string, payload map[string]any) (json.RawMessage, error)
+	steps   int
+	movedIn bool
+	log     []Request
+	// List is the computer list Computers returns.
+	List []computer.Computer
 }
 
-type request struct {
-	typ     string
-	payload map[string]any
-	timeout time.Duration
+// Request is one request the Disk received.
+type Request struct {
+	Type    string
+	Payload map[string]any
+	Timeout time.Duration
 }
 
-func newDisk(files map[string]string) *disk {
-	d := &disk{files: map[string][]byte{}, dirs: map[string]bool{"": true}, computers: []Computer{{TraposID: "7:"}}}
+// NewDisk returns a Disk holding files (host paths as CC bytes → contents).
+func NewDisk(files map[string]string) *Disk {
+	d := &Disk{files: map[string][]byte{}, dirs: map[string]bool{"": true}, List: []computer.Computer{{AccountID: "local", TraposID: "7:"}}}
 	for p, data := range files {
 		d.files[ccPath(p)] = []byte(data)
 		for dir := parent(ccPath(p)); dir != ""; dir = parent(dir) {
@@ -73,14 +82,16 @@ func ccPath(p string) string {
 	return strings.Join(parts, "/")
 }
 
-func (d *disk) file(p string) ([]byte, bool) {
+// File returns the contents at p (CC bytes) and whether it exists.
+func (d *Disk) File(p string) ([]byte, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	data, ok := d.files[ccPath(p)]
 	return data, ok
 }
 
-func (d *disk) names() []string {
+// Names lists every file's path, sorted.
+func (d *Disk) Names() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []string
@@ -91,19 +102,43 @@ func (d *disk) names() []string {
 	return out
 }
 
-func (d *disk) types() []string {
+// Types lists the types of the requests received, in order.
+func (d *Disk) Types() []string {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	var out []string
 	for _, r := range d.log {
-		out = append(out, r.typ)
+		out = append(out, r.Type)
 	}
 	return out
 }
 
-func (d *disk) Computers(context.Context) ([]Computer, error) { return d.computers, nil }
+// Log returns the requests received, in order.
+func (d *Disk) Log() []Request {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]Request(nil), d.log...)
+}
 
-func (d *disk) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+// Writes is how many fs.write requests have been served (FailWrite counts them too).
+func (d *Disk) Writes() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.writes
+}
+
+// Moved reports whether an fs.move has run.
+func (d *Disk) Moved() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.movedIn
+}
+
+// Computers implements computer.Transport.
+func (d *Disk) Computers(context.Context) ([]computer.Computer, error) { return d.List, nil }
+
+// Request implements computer.Transport.
+func (d *Disk) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -117,8 +152,8 @@ func (d *disk) Request(ctx context.Context, traposID, typ string, payload json.R
 	d.mu.Lock()
 	d.steps++
 	step := d.steps
-	d.log = append(d.log, request{typ, p, timeout})
-	before, after := d.before, d.after
+	d.log = append(d.log, Request{typ, p, timeout})
+	before, after := d.Before, d.After
 	d.mu.Unlock()
 	if before != nil {
 		if err := before(ctx, step, typ); err != nil {
@@ -136,7 +171,7 @@ func (d *disk) Request(ctx context.Context, traposID, typ string, payload json.R
 	return answer, err
 }
 
-func (d *disk) serve(typ string, p map[string]any) (json.RawMessage, error) {
+func (d *Disk) serve(typ string, p map[string]any) (json.RawMessage, error) {
 	path := func(name string) string {
 		b, err := protocol.BytesOfWire(p[name].(string))
 		if err != nil {
@@ -169,6 +204,7 @@ func (d *disk) serve(typ string, p map[string]any) (json.RawMessage, error) {
 				entries = append(entries, map[string]any{"name": protocol.WireOfBytes([]byte(base)), "isDir": false, "size": len(data)})
 			}
 		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i]["name"].(string) < entries[j]["name"].(string) }) // as CC's fs.list
 		return ok(map[string]any{"entries": entries})
 	case protocol.TypeFSRead:
 		data, found := d.files[path("path")]
@@ -180,7 +216,7 @@ func (d *disk) serve(typ string, p map[string]any) (json.RawMessage, error) {
 		return ok(map[string]any{"data": protocol.WireOfBytes(data[offset:end]), "size": len(data), "eof": end == len(data)})
 	case protocol.TypeFSWrite:
 		d.writes++
-		if d.writes == d.failWrite {
+		if d.writes == d.FailWrite {
 			return fail("/" + path("path") + ": Out of space")
 		}
 		if d.dirs[path("path")] {
@@ -213,7 +249,7 @@ func (d *disk) serve(typ string, p map[string]any) (json.RawMessage, error) {
 		if _, found := d.files[from]; !found {
 			return fail("No such file")
 		}
-		if p["overwrite"] == true && !d.oldClient {
+		if p["overwrite"] == true && !d.OldClient {
 			if d.dirs[to] {
 				return fail("/" + to + ": Cannot write to directory")
 			}
@@ -227,5 +263,10 @@ func (d *disk) serve(typ string, p map[string]any) (json.RawMessage, error) {
 		d.movedIn = true
 		return ok(map[string]any{})
 	}
-	return nil, &protocol.Error{Code: protocol.CodeUnknownType, Message: typ, ByComputer: true}
+	if d.Answer != nil {
+		if answer, err := d.Answer(typ, p); answer != nil || err != nil {
+			return answer, err
+		}
+	}
+	return nil, &protocol.Error{Code: protocol.CodeUnknownType, Message: "this computer does not handle requests of type " + typ, ByComputer: true}
 }
