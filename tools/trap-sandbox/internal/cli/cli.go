@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"reflect"
 	"strings"
 	"time"
 
@@ -55,9 +56,26 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.Name("trap-sandbox"),
 		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws), /healthz, the host HTTP API (/trapos/computers and the file routes), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
 		kong.UsageOnError(),
+		kong.KindMapper(reflect.String, rawString),
 	}, options...)
 	return kong.New(root, options...)
 }
+
+// rawString takes a string argument's bytes as they are. kong's own string mapper goes
+// through JSON, which turns a byte that is not UTF-8 into U+FFFD; by the text rule such a
+// byte stands for itself (a computer's raw byte in a path, a local file's name).
+var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Value) error {
+	t, err := ctx.Scan.PopValue("string")
+	if err != nil {
+		return err
+	}
+	s, ok := t.Value.(string)
+	if !ok {
+		s = fmt.Sprint(t.Value)
+	}
+	target.SetString(s)
+	return nil
+})
 
 // ServeCmd runs the sandbox HTTP service with the trapos-cloud-gateway module.
 type ServeCmd struct {
