@@ -32,12 +32,18 @@ const installPassword = "pw"
 // shut down. Reboots typed in between restart it on the same disk.
 func playerSession(ctx context.Context, t *testing.T, dir string, basic bool, typed ...string) string {
 	t.Helper()
+	return playerSessionHTTP(ctx, t, dir, basic, httpapi.Options{AllowPrivate: true}, typed...)
+}
+
+// playerSessionHTTP is playerSession on a server whose CC: Tweaked http config is h.
+func playerSessionHTTP(ctx context.Context, t *testing.T, dir string, basic bool, h httpapi.Options, typed ...string) string {
+	t.Helper()
 	res, out := fakecrafttest.Run(ctx, t, machine.Options{
 		Bare:      true,
 		Overlay:   dir,
 		Basic:     basic,
 		TimeScale: timeScale,
-		HTTP:      httpapi.Options{AllowPrivate: true},
+		HTTP:      h,
 		Input:     computer.LinesOf(typed...),
 	})
 	require.NoError(t, res.Err, "bios failure; transcript:\n%s", out)
@@ -86,8 +92,9 @@ func readSettings(t *testing.T, dir string) string {
 }
 
 // TestOneLineInstall is the player's whole path on a fresh basic computer (no multishell):
-// the one-line install with the password, a reboot, `sandbox health`; then the same line
-// again upgrades and keeps the settings; then `uninstall` leaves nothing of the package.
+// the one-line install with the password (and the default no to the host's access), a reboot,
+// `sandbox health`; then the same line again upgrades and keeps the settings; then
+// `uninstall` leaves nothing of the package.
 func TestOneLineInstall(t *testing.T) {
 	ctx := testContext(t)
 	oc := harness.StartFakeOpencode(t, "")
@@ -95,7 +102,7 @@ func TestOneLineInstall(t *testing.T) {
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
 
-	out := playerSession(ctx, t, dir, true, install+" "+installPassword, "reboot", "sandbox health")
+	out := playerSession(ctx, t, dir, true, install+" "+installPassword, "", "reboot", "sandbox health")
 	assert.Contains(t, out, "Installed trapos-sandbox ")
 	assert.Contains(t, out, "Run: reboot")
 	assertHealthy(t, out)
@@ -149,7 +156,7 @@ func TestInstallKeepsThePlayersStartup(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "startup"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup", "lamps.lua"), []byte(playerLater), 0o644))
 
-	out := playerSession(ctx, t, dir, false, install+" "+installPassword, "reboot", "sandbox health")
+	out := playerSession(ctx, t, dir, false, install+" "+installPassword, "", "reboot", "sandbox health")
 	boots := strings.Split(out, "Goodbye")
 	require.Len(t, boots, 2, out)
 	for i, boot := range boots {
@@ -195,8 +202,8 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 
 // TestNumericPasswordThroughSetup: a password of digits. `set` refuses it once the daemon has
 // defined sandbox.password as text (CC's set turns digits into a number), and `sandbox setup`
-// is the way: it asks for the URL (Enter keeps it) and the password, saves them as text and
-// shows the health result.
+// keeps it: Enter keeps the URL, the password (shown masked) and the host's access, and the
+// health result follows.
 func TestNumericPasswordThroughSetup(t *testing.T) {
 	ctx := testContext(t)
 	oc := harness.StartFakeOpencode(t, "")
@@ -204,13 +211,19 @@ func TestNumericPasswordThroughSetup(t *testing.T) {
 	dir := t.TempDir()
 
 	out := playerSession(ctx, t, dir, true,
-		"wget run "+g.URL("/trapos/install")+" wrong", "reboot",
+		"wget run "+g.URL("/trapos/install"), "1234", "y", "reboot",
 		"set sandbox.password 1234",
-		"sandbox setup", "", "1234")
+		"sandbox setup", "", "", "", "")
 	assert.Contains(t, out, `"1234" is not a valid string.`)
 	setup := afterLast(out, "> sandbox setup")
-	assert.Contains(t, setup, "Gateway password (empty for none): ****\nSaved sandbox.url and sandbox.password.\nsandboxOk: true\nopencodeOk: true\n", out)
-	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "1234"`)
+	assert.Contains(t, setup, "Gateway password (Enter keeps it) [********]: \n", out)
+	assert.Contains(t, setup, "Files: none, read or write [write]: \n", out)
+	assert.Contains(t, setup, "Run Lua and programs? yes or no [yes]: \n", out)
+	assert.Contains(t, setup, "Saved sandbox.url and sandbox.password.\nHost access: files write, exec true.\nsandboxOk: true\nopencodeOk: true\n", out)
+	settings := readSettings(t, dir)
+	assert.Contains(t, settings, `[ "sandbox.password" ] = "1234"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "write"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = true`)
 }
 
 // TestFailedUpgradeLeavesTheOldInstall: an upgrade whose last download fails swaps nothing in:
@@ -222,7 +235,7 @@ func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
 	oc := harness.StartFakeOpencode(t, "")
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
 	dir := t.TempDir()
-	playerSession(ctx, t, dir, true, "wget run "+g.URL("/trapos/install")+" "+installPassword)
+	playerSession(ctx, t, dir, true, "wget run "+g.URL("/trapos/install")+" "+installPassword, "")
 	before := diskSnapshot(t, dir)
 
 	const failing = "programs/sandbox.lua"
@@ -263,7 +276,7 @@ func TestInstallOnTrapOSAddsNoHook(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ccpm.lua"), []byte("print(\"ccpm\")\n"), 0o644))
 
-	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" pw")
+	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install")+" pw", "")
 	assert.Contains(t, out, "TrapOS starts the daemon at boot (autostart).\n")
 	files := diskFiles(t, dir)
 	assert.NotContains(t, files, "startup")
@@ -304,4 +317,139 @@ func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "Allow it?")
 	assert.Equal(t, settings, readSettings(t, dir))
+}
+
+// TestInstallChecksThePassword: the installer asks the gateway before it writes anything. A
+// wrong password (here against a password with a non-ASCII letter, typed as CC stores it) is
+// named with its fix and installs nothing; the right one installs and the daemon gets in
+// with it; a wrong one on an upgrade changes nothing; a script without one is told it needs one.
+func TestInstallChecksThePassword(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	const password = "pässwort"
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", password, "--opencode-url", oc.URL}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+
+	out := playerSession(ctx, t, dir, true, install+" passwort")
+	assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused it. Run again with the gateway's password (its SANDBOX_PASSWORD): wget run "+g.URL("/trapos/install")+" <password> Nothing was installed.", out)
+	assert.NotContains(t, out, "Installed")
+	assert.NotContains(t, out, "Allow it?", "nothing is asked after a wrong password")
+	assert.Empty(t, diskFiles(t, dir), "a refused install writes nothing")
+
+	out = playerSession(ctx, t, dir, true, install+" --no-questions")
+	assert.Contains(t, strings.Join(lines(out), " "), "The gateway needs a password. Run again with the gateway's password")
+	assert.Empty(t, diskFiles(t, dir))
+
+	out = playerSession(ctx, t, dir, true, install+" "+password, "", "reboot", "sandbox health")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assertHealthy(t, out)
+	before := diskSnapshot(t, dir)
+
+	out = playerSession(ctx, t, dir, true, install+" wrong")
+	assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused it.")
+	assert.Regexp(t, `Nothing changed: trapos-sandbox \d+\.\d+\.\d+ is as it was\.`, out)
+	assert.NotContains(t, out, "Reinstalled")
+	assert.Equal(t, before, diskSnapshot(t, dir), "a refused upgrade changes nothing")
+
+	// sandbox.url in its bare form names the same gateway: the password is still checked.
+	playerSession(ctx, t, dir, true, "set sandbox.url ws://"+g.Addr)
+	before = diskSnapshot(t, dir)
+	out = playerSession(ctx, t, dir, true, install+" wrong")
+	assert.Regexp(t, `Nothing changed: trapos-sandbox \d+\.\d+\.\d+ is as it was\.`, out)
+	assert.Equal(t, before, diskSnapshot(t, dir))
+}
+
+// TestInstallAsksAboutTheHostWhateverTheArguments: the password on the line does not skip the
+// question on a first install; --allow-files/--allow-exec answer it for a script, and
+// --no-questions asks nothing and allows nothing.
+func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", harness.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+
+	asked := t.TempDir()
+	out := playerSession(ctx, t, asked, true, install+" "+installPassword, "y")
+	assert.Contains(t, out, "Allow it? [y/N]")
+	settings := readSettings(t, asked)
+	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "write"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = true`)
+
+	scripted := t.TempDir()
+	out = playerSession(ctx, t, scripted, true, install+" "+installPassword+" --allow-files=read --allow-exec=yes")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.NotContains(t, out, "Allow it?")
+	settings = readSettings(t, scripted)
+	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "read"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = true`)
+
+	quiet := t.TempDir()
+	out = playerSession(ctx, t, quiet, true, install+" --no-questions "+installPassword)
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.NotContains(t, out, "Allow it?")
+	settings = readSettings(t, quiet)
+	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "none"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = false`)
+
+	out = playerSession(ctx, t, quiet, true, install+" --allow-files=maybe")
+	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-files takes none, read or write. Run: wget run "+g.URL("/trapos/install")+" --help")
+	assert.Equal(t, settings, readSettings(t, quiet))
+}
+
+// TestInstallCheckKeepsTheDaemonConnected: upgrading a computer whose daemon is connected
+// checks the password without replacing the daemon's socket (newest wins would close it with
+// 4009, and the daemon does not come back from that).
+func TestInstallCheckKeepsTheDaemonConnected(t *testing.T) {
+	ctx := testContext(t)
+	oc := harness.StartFakeOpencode(t, "")
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, true, install+" "+installPassword, "")
+
+	out := playerSession(ctx, t, dir, true, "sandbox health", install, "sandbox status")
+	assertHealthy(t, out)
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	status := afterLast(out, "> sandbox status")
+	assert.Contains(t, status, "connected: true\nstate: connected\n", out)
+	assert.NotContains(t, g.Log(), "replaced")
+}
+
+// TestInstallCannotCheckThePassword: when the gateway's WebSocket cannot be reached (here:
+// websockets disabled in the server's config, then a gateway address the installer names but
+// nothing answers at), the install goes on and says plainly that the password is unchecked
+// and why.
+func TestInstallCannotCheckThePassword(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", harness.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+
+	out := playerSessionHTTP(ctx, t, t.TempDir(), true, httpapi.Options{AllowPrivate: true, WebsocketsDisabled: true}, install, "")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.Contains(t, strings.Join(lines(out), " "), "Could not check the password: websockets are disabled on this Minecraft server; the daemon needs them (websocket_enabled = true under [http] in computercraft-server.toml).")
+
+	// The installer as served, but naming a WebSocket address where nothing listens.
+	closed := strings.TrimPrefix(harness.ClosedPortURL(t), "http://")
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		resp, err := http.Get(g.URL(r.URL.Path))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		body = []byte(strings.Replace(string(body), g.WebSocketURL(), "ws://"+closed+"/trapos/ws", 1))
+		w.WriteHeader(resp.StatusCode)
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(proxy.Close)
+	out = playerSession(ctx, t, t.TempDir(), true, "wget run "+proxy.URL+"/trapos/install "+installPassword, "")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.Contains(t, strings.Join(lines(out), " "), "Could not check the password: Could not connect (ws://"+closed+"/trapos/ws). After the reboot, sandbox status says whether the daemon got through.")
+
+	// An upgrade from this gateway while sandbox.url names another: that one's password is not
+	// this gateway's to judge.
+	out = playerSession(ctx, t, t.TempDir(), true, install, "", "set sandbox.url ws://"+closed, "wget run "+g.URL("/trapos/install"))
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, strings.Join(lines(out), " "), "(this gateway is "+g.WebSocketURL()+"; change it with: sandbox setup) The password was not checked: sandbox.url names another gateway.")
 }

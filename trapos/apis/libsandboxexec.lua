@@ -1,8 +1,9 @@
 -- libsandboxexec: runs the host's lua.exec chunks and shell.run command lines beside the
 -- daemon's loop. Each job is a coroutine of its own, resumed with the daemon's events (as
--- parallel would resume it), with the terminal redirected to a capture around each resume
--- (the redirect is global to the computer). A job past its time is dropped and answers
--- `timeout`. Nothing here pulls events or sleeps: the daemon feeds onEvent.
+-- parallel would resume it, less the player's keyboard and mouse), with the terminal
+-- redirected to a screen of its own around each resume (the redirect is global to the
+-- computer). A job past its time is dropped and answers `timeout`. Nothing here pulls events
+-- or sleeps: the daemon feeds onEvent.
 
 local ccExpect = require('cc.expect');
 local expect, field = ccExpect.expect, ccExpect.field;
@@ -15,96 +16,191 @@ local MAX_TIMEOUT_MS = 60000;
 -- Captured output kept per job. serializeJSON may write a byte as six, so 16 KiB of output
 -- stays under 96 KiB on the wire, leaving room for the return values.
 local MAX_OUTPUT_BYTES = 16 * 1024;
--- The capture's size for lua.exec: wide enough that write() never wraps, tall enough that it
--- never scrolls (nor makes textutils.pagedPrint wait for a key). shell.run's capture is as wide
--- as the computer's screen instead, so programs that lay out by width (ls, textutils.tabulate)
--- print what the player would see.
-local CAPTURE_WIDTH = 2 ^ 30;
-local CAPTURE_HEIGHT = 2 ^ 30;
--- A line never grows past this: text beyond it would be cut from the output anyway, and a
--- cursor moved far right (tabulate's columns on a 2^30-wide terminal) must not cost a
--- gigabyte of padding.
-local MAX_LINE_BYTES = MAX_OUTPUT_BYTES + 1;
 -- The chunk name CC's lua program gives a line, so errors read "lua:1: ...".
 local CHUNK_NAME = "=lua";
+-- Events a job never sees: the player's keyboard and mouse belong to the player's shell (a
+-- host job reading them would steal the player's keys), and the job's screen never resizes.
+-- terminate never reaches a job either: it stops the daemon, and every job with it.
+local WITHHELD_EVENTS = {
+  key = true, key_up = true, char = true, paste = true,
+  mouse_click = true, mouse_up = true, mouse_drag = true, mouse_scroll = true,
+  term_resize = true,
+};
 
 local ERR_TIMEOUT = codec.ERR_TIMEOUT;
 
--- A terminal of the given width (default CAPTURE_WIDTH) that records what is written to it,
--- as text lines.
-local function newCapture(width)
-  local lines, x, y, lastLine, clipped = {}, 1, 1, 0, false;
+-- A row with its trailing spaces removed.
+local function trimRow(row)
+  return (row:gsub(" +$", ""));
+end
+
+-- A terminal of width x height that the player never sees: what the computer's own screen
+-- would show, plus the rows scrolled off its top (the output of a program that prints).
+-- native, when given, is the terminal whose colour support and palette it reports.
+local function newCapture(width, height, native)
+  expect(1, width, "number");
+  expect(2, height, "number");
+  expect(3, native, "table", "nil");
+  width, height = math.max(1, math.floor(width)), math.max(1, math.floor(height));
+  local blank = string.rep(" ", width);
+  local rows = {};            -- y -> a row of exactly width characters; nil is blank
+  local scrolled = {};        -- rows scrolled off the top, trimmed, oldest first
+  local scrolledBytes, scrolledCut = 0, false;
+  local x, y = 1, 1;
+  local colour = native ~= nil and native.isColour() or false;
+  local textColour, backgroundColour = 1, 32768; -- colours.white, colours.black
+  local blink = false;
+  local palette = {};         -- colour -> {r, g, b} the job set
   local capture = {};
-  width = width or CAPTURE_WIDTH;
 
   function capture.write(text)
     text = tostring(text);
     local start = x;
     x = x + #text;
-    lastLine = math.max(lastLine, y);
-    if start > MAX_LINE_BYTES then
-      clipped = true;
+    if y < 1 or y > height then
       return;
     end
-    local line = lines[y] or "";
-    if #line < start - 1 then
-      line = line .. string.rep(" ", start - 1 - #line);
+    -- Only the columns 1..width of [start, start + #text) are drawn, as on a real screen.
+    local from, to = math.max(start, 1), math.min(start + #text - 1, width);
+    if from > to then
+      return;
     end
-    line = line:sub(1, start - 1) .. text .. line:sub(start + #text);
-    if #line > MAX_LINE_BYTES then
-      line, clipped = line:sub(1, MAX_LINE_BYTES), true;
-    end
-    lines[y] = line;
+    local row = rows[y] or blank;
+    rows[y] = row:sub(1, from - 1) .. text:sub(from - start + 1, to - start + 1) .. row:sub(to + 1);
   end
-  function capture.blit(text) capture.write(text); end
+  function capture.blit(text, textColours, backgroundColours)
+    expect(1, text, "string");
+    expect(2, textColours, "string");
+    expect(3, backgroundColours, "string");
+    if #textColours ~= #text or #backgroundColours ~= #text then
+      error("Arguments must be the same length", 2);
+    end
+    capture.write(text);
+  end
   function capture.setCursorPos(newX, newY)
+    expect(1, newX, "number");
+    expect(2, newY, "number");
+    -- CC refuses NaN and the infinities as it does any non-number (a NaN row would also break
+    -- the rows table here).
+    for i, v in ipairs({ newX, newY }) do
+      if v ~= v or v == math.huge or v == -math.huge then
+        error(("bad argument #%d (number expected, got %s)"):format(i, tostring(v)), 2);
+      end
+    end
     x, y = math.floor(newX), math.floor(newY);
   end
   function capture.getCursorPos() return x, y; end
-  function capture.getSize() return width, CAPTURE_HEIGHT; end
-  function capture.clear() lines, lastLine = {}, 0; end
-  function capture.clearLine() lines[y] = ""; end
+  function capture.getSize() return width, height; end
+  function capture.clear() rows = {}; end
+  function capture.clearLine()
+    if y >= 1 and y <= height then
+      rows[y] = nil;
+    end
+  end
+  -- scroll(n) moves the rows up by n (down when n < 0); the rows leaving the top are kept
+  -- as output until they fill it (then the first of them stay).
   function capture.scroll(n)
-    local moved = {};
-    for i, line in pairs(lines) do
-      if i - n >= 1 then
-        moved[i - n] = line;
+    expect(1, n, "number");
+    n = math.floor(n);
+    for i = 1, math.min(n, height) do
+      local row = trimRow(rows[i] or "");
+      if scrolledCut or scrolledBytes + #row + 1 > MAX_OUTPUT_BYTES then
+        scrolledCut = true;
+      else
+        scrolled[#scrolled + 1] = row;
+        scrolledBytes = scrolledBytes + #row + 1;
       end
     end
-    lines, lastLine = moved, math.max(lastLine - n, 0);
+    local moved = {};
+    for i, row in pairs(rows) do
+      if i - n >= 1 and i - n <= height then
+        moved[i - n] = row;
+      end
+    end
+    rows = moved;
   end
-  function capture.isColour() return false; end
+  function capture.isColour() return colour; end
   capture.isColor = capture.isColour;
-  function capture.setTextColour() end
+  function capture.setTextColour(c) expect(1, c, "number"); textColour = c; end
   capture.setTextColor = capture.setTextColour;
-  function capture.setBackgroundColour() end
-  capture.setBackgroundColor = capture.setBackgroundColour;
-  function capture.getTextColour() return colours and colours.white or 1; end
+  function capture.getTextColour() return textColour; end
   capture.getTextColor = capture.getTextColour;
-  function capture.getBackgroundColour() return colours and colours.black or 32768; end
+  function capture.setBackgroundColour(c) expect(1, c, "number"); backgroundColour = c; end
+  capture.setBackgroundColor = capture.setBackgroundColour;
+  function capture.getBackgroundColour() return backgroundColour; end
   capture.getBackgroundColor = capture.getBackgroundColour;
-  function capture.setCursorBlink() end
-  function capture.getCursorBlink() return false; end
-  function capture.setPaletteColour() end
+  function capture.setCursorBlink(on) expect(1, on, "boolean"); blink = on; end
+  function capture.getCursorBlink() return blink; end
+  function capture.setPaletteColour(c, r, g, b)
+    expect(1, c, "number");
+    if type(r) == "number" and g == nil and b == nil then
+      r, g, b = colours.unpackRGB(r);
+    end
+    palette[c] = { r, g, b };
+  end
   capture.setPaletteColor = capture.setPaletteColour;
-  function capture.getPaletteColour() return 0, 0, 0; end
+  function capture.getPaletteColour(c)
+    expect(1, c, "number");
+    if palette[c] ~= nil then
+      return table.unpack(palette[c]);
+    elseif native ~= nil then
+      return native.getPaletteColour(c);
+    end
+    return 0, 0, 0;
+  end
   capture.getPaletteColor = capture.getPaletteColour;
 
-  -- What was written, lines joined by "\n", with a final "\n" when the cursor moved past the
-  -- last written line (as after print). Returns the text and whether it was cut.
-  function capture.text()
+  -- The last row of the screen that shows something, 0 when it is blank.
+  local function lastShown()
+    for row = height, 1, -1 do
+      if rows[row] ~= nil and rows[row] ~= blank then
+        return row;
+      end
+    end
+    return 0;
+  end
+
+  -- What the screen shows now: its rows down to the last that shows something, trailing
+  -- spaces trimmed, joined by "\n" ("" for a blank screen).
+  function capture.screen()
     local out = {};
-    for i = 1, lastLine do
-      out[i] = lines[i] or "";
+    for row = 1, lastShown() do
+      out[row] = trimRow(rows[row] or "");
+    end
+    return table.concat(out, "\n");
+  end
+
+  -- The output: the rows scrolled off the top, then the screen as it is now, joined by "\n",
+  -- with a final "\n" when the cursor sits below the last row that shows something (as after
+  -- print). The screen is always whole; the scrolled rows are cut, oldest kept, to keep the
+  -- whole under MAX_OUTPUT_BYTES. Returns the text and whether it was cut.
+  function capture.text()
+    local shown = lastShown();
+    local screenText = capture.screen();
+    local cut = scrolledCut;
+    local out, size = {}, #screenText;
+    for _, row in ipairs(scrolled) do
+      if size + #row + 1 > MAX_OUTPUT_BYTES then
+        cut = true;
+        break;
+      end
+      out[#out + 1] = row;
+      size = size + #row + 1;
+    end
+    if shown > 0 then
+      out[#out + 1] = screenText;
+    end
+    if #out == 0 then
+      return "", cut;
     end
     local text = table.concat(out, "\n");
-    if lastLine > 0 and y > lastLine then
+    if y > shown then
       text = text .. "\n";
     end
     if #text > MAX_OUTPUT_BYTES then
       return text:sub(1, MAX_OUTPUT_BYTES), true;
     end
-    return text, clipped;
+    return text, cut;
   end
 
   return capture;
@@ -132,16 +228,36 @@ local function timeoutSeconds(timeoutMs)
   return timeoutMs / 1000;
 end
 
--- deps: term (redirect), os (startTimer, cancelTimer), env (the environment chunks see
--- through __index: the daemon's program environment, with shell and require), shell (nil
--- when there is none).
+-- Print and tabulate without pausing: a job's textutils.pagedPrint and pagedTabulate, since
+-- nobody can press the key a paged listing waits for (ls, help, cat of a long file would
+-- otherwise wait until their timeout).
+local function unpaged(textutilsApi)
+  local tabulate = textutilsApi.tabulate;
+  return {
+    pagedPrint = function(text, freeLines)
+      expect(2, freeLines, "number", "nil");
+      return print(text);
+    end,
+    pagedTabulate = function(...)
+      return tabulate(...);
+    end,
+  };
+end
+
+-- deps: term (redirect, native), os (startTimer, cancelTimer), env (the environment chunks
+-- see through __index: the daemon's program environment, with shell and require), shell (nil
+-- when there is none), textutils (the global by default: its paged functions are swapped
+-- for unpaged ones while a job runs).
 local function newRunner(deps)
   expect(1, deps, "table");
   field(deps, "term", "table");
   field(deps, "os", "table");
   field(deps, "env", "table");
   field(deps, "shell", "table", "nil");
+  field(deps, "textutils", "table", "nil");
   local termApi, osApi = deps.term, deps.os;
+  local textutilsApi = deps.textutils or textutils;
+  local jobPaging = unpaged(textutilsApi);
   local jobs = {}; -- timer id -> job
 
   local function finish(job, ok, result, err)
@@ -150,11 +266,16 @@ local function newRunner(deps)
     job.done(ok, result, err);
   end
 
-  -- Resumes job with one event, the terminal redirected to its capture meanwhile.
+  -- Resumes job with one event, with the terminal redirected to the job's and paging off
+  -- meanwhile (both are global to the computer, so they are put back before anything else
+  -- runs). The job's terminal is its capture, or where the job redirected it (a window on it).
   local function resume(job, ...)
-    local previous = termApi.redirect(job.capture);
+    local previous = termApi.redirect(job.term);
+    local pagedPrint, pagedTabulate = textutilsApi.pagedPrint, textutilsApi.pagedTabulate;
+    textutilsApi.pagedPrint, textutilsApi.pagedTabulate = jobPaging.pagedPrint, jobPaging.pagedTabulate;
     local resumed = table.pack(coroutine.resume(job.co, ...));
-    termApi.redirect(previous);
+    textutilsApi.pagedPrint, textutilsApi.pagedTabulate = pagedPrint, pagedTabulate;
+    job.term = termApi.redirect(previous);
     if coroutine.status(job.co) == "dead" then
       local output, truncated = job.capture.text();
       if not resumed[1] then
@@ -175,10 +296,16 @@ local function newRunner(deps)
   -- Starts body in a coroutine of its own; done(ok, payload, error) gets the answer once.
   -- body runs under pcall inside the coroutine, so "Too long without yielding" thrown into it
   -- ends the job, not the daemon. collect(packedPcallResult, output) builds the payload.
-  local function start(body, seconds, collect, done, width)
+  -- The job's terminal is the size of the computer's own screen, so a full-screen program
+  -- (edit, a loop over every row) draws and waits as it would there.
+  local function start(body, seconds, collect, done)
+    local native = termApi.native();
+    local width, height = native.getSize();
+    local capture = newCapture(width, height, native);
     local job = {
       seconds = seconds,
-      capture = newCapture(width),
+      capture = capture,
+      term = capture,
       collect = collect,
       done = done,
       co = coroutine.create(function()
@@ -239,18 +366,32 @@ local function newRunner(deps)
     if seconds == nil then
       return done(false, nil, { code = codec.ERR_BAD_PAYLOAD, message = why });
     end
-    local screenWidth = termApi.getSize();
-    start(function() return deps.shell.run(payload.command); end, seconds, runCollect, done, screenWidth);
+    start(function() return deps.shell.run(payload.command); end, seconds, runCollect, done);
   end
 
-  -- Feeds one event to every job waiting for it; a job's own timer ends it with `timeout`.
+  -- The timeout answer: what ended the job, and what its screen showed then (an editor, a
+  -- prompt waiting for input, the last lines printed).
+  local function timeoutError(job)
+    local message = "it ran past its timeout of " .. math.floor(job.seconds * 1000 + 0.5)
+      .. " ms and was abandoned (a job gets no keyboard or mouse input)";
+    local screen = job.capture.screen();
+    if screen == "" then
+      message = message .. "; its screen was blank";
+    else
+      message = message .. "; its screen showed:\n" .. screen;
+    end
+    return { code = ERR_TIMEOUT, message = message };
+  end
+
+  -- Feeds one event to every job waiting for it, but for the player's input
+  -- (WITHHELD_EVENTS); a job's own timer ends it with `timeout`.
   local function onEvent(event, ...)
     if event == "timer" and jobs[(...)] ~= nil then
       local job = jobs[(...)];
-      finish(job, false, nil, {
-        code = ERR_TIMEOUT,
-        message = "it ran past its timeout of " .. math.floor(job.seconds * 1000 + 0.5) .. " ms and was abandoned",
-      });
+      finish(job, false, nil, timeoutError(job));
+      return;
+    end
+    if WITHHELD_EVENTS[event] then
       return;
     end
     local waiting = {};
@@ -295,6 +436,7 @@ return {
   DEFAULT_TIMEOUT_MS = DEFAULT_TIMEOUT_MS,
   MAX_TIMEOUT_MS = MAX_TIMEOUT_MS,
   MAX_OUTPUT_BYTES = MAX_OUTPUT_BYTES,
+  WITHHELD_EVENTS = WITHHELD_EVENTS,
   newCapture = newCapture,
   compile = compile,
   newRunner = newRunner,

@@ -1,8 +1,9 @@
 -- sandbox: talk to the trap-sandbox gateway through the sandbox daemon.
 -- `sandbox health` asks the gateway to probe itself and opencode; `sandbox status` shows the
 -- daemon's connection; `sandbox reconnect` makes it connect again (e.g. after fixing the
--- password); `sandbox setup [url]` asks for the URL and password and saves them. User errors
--- are one red line (error(msg, 0)) that names the fix, and a failed run.
+-- password); `sandbox setup [url]` asks for the URL, the password and what the host may do,
+-- each with the current value as the answer to Enter, and saves them. User errors are one red
+-- line (error(msg, 0)) that names the fix, and a failed run.
 
 local libsandbox = require('/apis/libsandbox');
 local advice = require('/apis/libsandboxadvice');
@@ -18,13 +19,18 @@ local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
 
+-- What `sandbox setup` shows for a password that is set: never the password, nor its length.
+local PASSWORD_MASK = "********";
+-- The answers `sandbox setup` takes for sandbox.allow_exec.
+local EXEC_ANSWERS = { yes = true, y = true, ["true"] = true, no = false, n = false, ["false"] = false };
+
 -- Every line fits the 51-column computer screen.
 local function usage()
   print("Usage: sandbox <command>");
   print("  health     check the gateway and opencode");
   print("  status     show URL, connection, last error");
   print("  reconnect  make the daemon connect again");
-  print("  setup      set the gateway URL and password");
+  print("  setup      set the URL, password, host access");
   print("  help       this help (also --help, -h)");
   print("  --version  show the version");
   print("Settings: sandbox.url, sandbox.password,");
@@ -145,8 +151,55 @@ local function reconnect()
   print("traposId: " .. tostring(status.traposId));
 end
 
--- Asks for the URL (default: the current one) and the password, saves both as text, and
--- shows whether the gateway now answers. The daemon reconnects on the changed settings.
+-- The password to save: Enter keeps the current one (shown masked), or none if none is set.
+local function askPassword()
+  local current = settings.get(libsandbox.SETTING_PASSWORD);
+  if type(current) == "number" then
+    current = tostring(current); -- `set` stored digits as a number; the daemon sends them as text
+  end
+  if type(current) ~= "string" or current == "" then
+    write("Gateway password (empty for none): ");
+    return read("*");
+  end
+  write("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ");
+  local typed = read("*");
+  if typed == "" then
+    return current;
+  end
+  return typed;
+end
+
+-- Asks until the answer is one of answers (a table from the lower-cased word to its value);
+-- Enter gives current.
+local function askChoice(prompt, answers, current, hint)
+  while true do
+    write(prompt);
+    local typed = (read() or ""):match("^%s*(.-)%s*$"):lower();
+    if typed == "" then
+      return current;
+    elseif answers[typed] ~= nil then
+      return answers[typed];
+    end
+    printError(hint);
+  end
+end
+
+-- Asks what the host may do here (docs/capabilities.md), the current values as defaults.
+local function askAccess()
+  local files = libsandbox.filesAllowed();
+  local exec = libsandbox.execAllowed();
+  print("What may the gateway's host do here?");
+  files = askChoice("Files: none, read or write [" .. files .. "]: ",
+    { none = libsandbox.FILES_NONE, read = libsandbox.FILES_READ, write = libsandbox.FILES_WRITE },
+    files, "Answer none, read or write.");
+  exec = askChoice("Run Lua and programs? yes or no [" .. (exec and "yes" or "no") .. "]: ",
+    EXEC_ANSWERS, exec, "Answer yes or no.");
+  return files, exec;
+end
+
+-- Asks for the URL (default: the current one), the password and the host's access (Enter
+-- keeps each), saves them as their types, and shows whether the gateway now answers. The
+-- daemon reconnects on the changed settings.
 local function setup(urlArg)
   local current = settings.get(libsandbox.SETTING_URL);
   local url = urlArg;
@@ -166,12 +219,15 @@ local function setup(urlArg)
   if scheme ~= nil and scheme:lower() ~= "ws" and scheme:lower() ~= "wss" then
     fail(advice.explain("Invalid scheme '" .. scheme:lower() .. "'", url));
   end
-  write("Gateway password (empty for none): ");
-  local password = read("*");
+  local password = askPassword();
+  local files, exec = askAccess();
   settings.set(libsandbox.SETTING_URL, url);
   settings.set(libsandbox.SETTING_PASSWORD, password);
+  settings.set(libsandbox.SETTING_ALLOW_FILES, files);
+  settings.set(libsandbox.SETTING_ALLOW_EXEC, exec);
   settings.save();
   print("Saved sandbox.url and sandbox.password.");
+  print("Host access: files " .. files .. ", exec " .. tostring(exec) .. ".");
   checkSetup();
   getStatus();
   libsandbox.reconnect();

@@ -1,5 +1,6 @@
 -- Specs for /apis/libsandboxexec: lua.exec and shell.run jobs in coroutines of their own,
--- fed with real events, their output captured and their time bounded.
+-- fed with real events, on a screen of their own the size of the computer's, their output
+-- captured and their time bounded.
 
 local lib = require('/apis/libsandboxexec');
 
@@ -17,6 +18,44 @@ local function finish(runner, kind, payload)
   end
   return answer;
 end
+
+-- Starts a job and feeds it events until it answers, with input events fed first (they
+-- must not reach it). Returns {ok, payload, err}.
+local function finishWithInput(runner, kind, payload, inputs)
+  local answer;
+  runner[kind](payload, function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
+  for _, input in ipairs(inputs) do
+    runner.onEvent(table.unpack(input));
+  end
+  while answer == nil do
+    local event = table.pack(os.pullEventRaw());
+    runner.onEvent(table.unpack(event, 1, event.n));
+  end
+  return answer;
+end
+
+-- The rows a loop over the whole screen draws: "row 1" .. "row <height>".
+local function drawnRows()
+  local _, height = term.native().getSize();
+  local rows = {};
+  for y = 1, height do
+    rows[y] = "row " .. y;
+  end
+  return table.concat(rows, "\n");
+end
+
+-- A chunk that clears the screen and writes every row, forever, yielding between frames.
+local CLEAR_LOOP = [[
+while true do
+  term.clear();
+  local _, height = term.getSize();
+  for y = 1, height do
+    term.setCursorPos(1, y);
+    term.write("row " .. y);
+  end
+  sleep(0);
+end
+]];
 
 describe("libsandboxexec", function()
   describe("lua.exec", function()
@@ -38,12 +77,37 @@ describe("libsandboxexec", function()
       expect(textutils.serializeJSON(answer.payload.returns)):eq("[]");
     end);
 
-    it("captures print and write without wrapping, and restores the terminal", function()
+    it("captures print and write as the computer's screen shows them, and restores the terminal", function()
       local before = term.current();
-      local long = string.rep("y", 300);
-      local answer = finish(newRunner(), "exec", { code = "print('hi'); write('a'); write('" .. long .. "')" });
-      expect(answer.payload.output):eq("hi\na" .. long);
+      local width = term.native().getSize();
+      local answer = finish(newRunner(), "exec", { code = "print('hi'); write('a b'); write(' ' .. string.rep('y', " .. width .. "))" });
+      expect(answer.payload.output):eq("hi\na b\n" .. string.rep("y", width));
       expect(term.current()):eq(before);
+    end);
+
+    it("keeps the chunk's own redirect from one resume to the next", function()
+      local before = term.current();
+      local answer = finish(newRunner(), "exec", {
+        code = "local w = window.create(term.current(), 1, 1, 20, 2); term.redirect(w); sleep(0); print('in window'); return term.current() == w",
+      });
+      expect(answer.payload.returns):same({ true });
+      expect(answer.payload.output):eq("in window\n");
+      expect(term.current()):eq(before);
+    end);
+
+    it("gives the chunk a terminal the size of the computer's screen", function()
+      local width, height = term.native().getSize();
+      local answer = finish(newRunner(), "exec", { code = "term.getSize()" });
+      expect(answer.payload.returns):same({ width, height });
+    end);
+
+    it("keeps the lines that scroll off the screen, then the screen", function()
+      local answer = finish(newRunner(), "exec", { code = "for i = 1, 40 do print('line ' .. i) end" });
+      local want = {};
+      for i = 1, 40 do
+        want[i] = "line " .. i;
+      end
+      expect(answer.payload.output):eq(table.concat(want, "\n") .. "\n");
     end);
 
     it("serves a chunk that raised: ok with the error and its position", function()
@@ -88,8 +152,45 @@ describe("libsandboxexec", function()
       local answer = finish(runner, "exec", { code = "while true do os.pullEvent() end", timeoutMs = 200 });
       expect(answer.ok):eq(false);
       expect(answer.err.code):eq("timeout");
-      expect(answer.err.message):eq("it ran past its timeout of 200 ms and was abandoned");
+      expect(answer.err.message):eq("it ran past its timeout of 200 ms and was abandoned (a job gets no keyboard or mouse input); its screen was blank");
       expect(runner.count()):eq(0);
+    end);
+
+    it("ends a full-screen loop at its timeout, with its screen in the answer", function()
+      local runner = newRunner();
+      local answer = finish(runner, "exec", { code = CLEAR_LOOP, timeoutMs = 300 });
+      expect(answer.err.code):eq("timeout");
+      expect(answer.err.message):eq("it ran past its timeout of 300 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\n" .. drawnRows());
+      expect(finish(runner, "exec", { code = "'next'" }).payload.returns):same({ "next" });
+    end);
+
+    it("withholds the player's keyboard and mouse: read() waits until the timeout", function()
+      local runner = newRunner();
+      local answer = finishWithInput(runner, "exec", { code = "print('name?'); return read()", timeoutMs = 300 }, {
+        { "paste", "stolen" },
+        { "char", "x" },
+        { "key", keys.enter, false },
+        { "key_up", keys.enter },
+        { "mouse_click", 1, 1, 1 },
+        { "term_resize" },
+      });
+      expect(answer.ok):eq(false);
+      expect(answer.err.code):eq("timeout");
+      expect(answer.err.message):str_match("its screen showed:\nname%?$");
+    end);
+
+    it("does not pause a paged listing for a key, and puts paging back", function()
+      local pagedPrint, pagedTabulate = textutils.pagedPrint, textutils.pagedTabulate;
+      local answer = finish(newRunner(), "exec", {
+        code = "local l = {}; for i = 1, 40 do l[i] = 'line ' .. i end; textutils.pagedPrint(table.concat(l, '\\n'));"
+          .. "local t = {}; for i = 1, 300 do t[i] = 'e' .. i end; textutils.pagedTabulate(t)",
+        timeoutMs = 2000,
+      });
+      expect(answer.ok):eq(true);
+      expect(answer.payload.output):str_match("^line 1\nline 2\n");
+      expect(answer.payload.output):str_match("e300\n$");
+      expect(textutils.pagedPrint):eq(pagedPrint);
+      expect(textutils.pagedTabulate):eq(pagedTabulate);
     end);
 
     it("refuses a bad payload", function()
@@ -100,10 +201,14 @@ describe("libsandboxexec", function()
       expect(answer.err.message):str_match("timeoutMs");
     end);
 
-    it("cuts long output and says so", function()
-      local answer = finish(newRunner(), "exec", { code = "write(string.rep('z', " .. (lib.MAX_OUTPUT_BYTES + 5) .. "))" });
-      expect(#answer.payload.output):eq(lib.MAX_OUTPUT_BYTES);
+    it("cuts long output and says so, keeping the first lines and the last screen", function()
+      local answer = finish(newRunner(), "exec", { code = "for i = 1, 3000 do print('line ' .. i) end" });
+      local output = answer.payload.output;
       expect(answer.payload.outputTruncated):eq(true);
+      expect(#output <= lib.MAX_OUTPUT_BYTES):eq(true);
+      expect(#output > lib.MAX_OUTPUT_BYTES - 100):eq(true);
+      expect(output):str_match("^line 1\nline 2\n");
+      expect(output):str_match("\nline 3000\n$");
     end);
 
     it("drops its jobs on stop", function()
@@ -151,30 +256,118 @@ describe("libsandboxexec", function()
     it("refuses an empty command", function()
       expect(finish(newRunner(fakeShell), "run", { command = "  " }).err.code):eq("bad_payload");
     end);
+
+    it("runs edit until its timeout and answers the editor's screen; the next command runs", function()
+      local runner = newRunner(shell);
+      local answer = finish(runner, "run", { command = "edit /tmp/libsandboxexec_spec_edit.lua", timeoutMs = 300 });
+      expect(answer.ok):eq(false);
+      expect(answer.err.code):eq("timeout");
+      expect(answer.err.message):str_match("its screen showed:\n.*Press Ctrl to access menu");
+      expect(fs.exists("/tmp/libsandboxexec_spec_edit.lua")):eq(false);
+      local ls = finish(runner, "run", { command = "ls /rom" });
+      expect(ls.ok):eq(true);
+      expect(ls.payload.output):str_match("programs");
+    end);
+
+    it("lists a long directory without waiting for a key", function()
+      local names = {};
+      for i = 1, 300 do
+        names[i] = "f" .. i;
+      end
+      local answer = finish(newRunner({
+        run = function()
+          textutils.pagedTabulate(names);
+          return true;
+        end,
+      }), "run", { command = "ls", timeoutMs = 2000 });
+      expect(answer.ok):eq(true);
+      expect(answer.payload.output):str_match("f300");
+    end);
   end);
 
   describe("capture", function()
     it("follows the cursor like a terminal", function()
-      local capture = lib.newCapture();
+      local capture = lib.newCapture(51, 19);
       capture.write("abc");
       capture.setCursorPos(2, 1);
       capture.write("X");
       capture.setCursorPos(1, 3);
       capture.write("z");
       expect((capture.text())):eq("aXc\n\nz");
+      expect(capture.getSize()):eq(51);
+      expect(select(2, capture.getSize())):eq(19);
     end);
 
-    it("clips a line written far past the output limit instead of padding it", function()
-      local capture = lib.newCapture();
-      capture.write("a");
-      capture.setCursorPos(2 ^ 27, 1);
+    it("draws only what falls on the screen", function()
+      local capture = lib.newCapture(10, 3);
+      capture.setCursorPos(-2, 1);
+      capture.write("abcdef");
+      capture.setCursorPos(8, 2);
+      capture.write("xyz12");
+      capture.setCursorPos(1, 4);
+      capture.write("below");
+      capture.setCursorPos(1, 0);
+      capture.write("above");
+      capture.setCursorPos(2 ^ 27, 3);
       capture.write("far");
+      expect((capture.text())):eq("def\n       xyz\n");
+      expect(capture.getCursorPos()):eq(2 ^ 27 + 3);
+    end);
+
+    it("keeps the rows that scroll off the top, and loses those pushed off the bottom", function()
+      local capture = lib.newCapture(10, 2);
+      capture.write("one");
       capture.setCursorPos(1, 2);
-      capture.write("b");
-      local text, cut = capture.text();
-      expect(cut):eq(true);
-      expect(#text <= lib.MAX_OUTPUT_BYTES):eq(true);
-      expect(text:sub(1, 1)):eq("a");
+      capture.write("two");
+      capture.scroll(1);
+      capture.setCursorPos(1, 2);
+      capture.write("three");
+      expect(capture.screen()):eq("two\nthree");
+      capture.scroll(-1);
+      expect(capture.screen()):eq("\ntwo");
+      expect((capture.text())):eq("one\n\ntwo");
+    end);
+
+    it("clears the screen, not what scrolled off it", function()
+      local capture = lib.newCapture(10, 2);
+      capture.write("gone");
+      capture.scroll(1);
+      capture.write("shown");
+      capture.setCursorPos(1, 2);
+      capture.write("cleared");
+      capture.clearLine();
+      capture.setCursorPos(1, 1);
+      capture.clear();
+      capture.write("last");
+      expect(capture.screen()):eq("last");
+      expect((capture.text())):eq("gone\nlast");
+    end);
+
+    it("refuses a cursor at NaN or infinity, as CC does", function()
+      local capture = lib.newCapture(10, 2);
+      expect.error(capture.setCursorPos, 0 / 0, 1):str_match("^bad argument #1 %(number expected, got");
+      expect.error(capture.setCursorPos, 1, math.huge):str_match("^bad argument #2 %(number expected, got");
+      capture.write("still");
+      expect((capture.text())):eq("still");
+    end);
+
+    it("checks blit's arguments as CC does", function()
+      local capture = lib.newCapture(10, 2);
+      capture.blit("ab", "00", "ff");
+      expect((capture.text())):eq("ab");
+      expect.error(capture.blit, "ab", "0", "ff"):str_match("Arguments must be the same length");
+    end);
+
+    it("keeps the colours and palette a program sets", function()
+      local capture = lib.newCapture(10, 2, term.native());
+      expect(capture.isColour()):eq(term.native().isColour());
+      capture.setTextColour(colours.red);
+      capture.setBackgroundColour(colours.blue);
+      expect(capture.getTextColour()):eq(colours.red);
+      expect(capture.getBackgroundColour()):eq(colours.blue);
+      capture.setPaletteColour(colours.red, 0x102030);
+      expect(table.pack(capture.getPaletteColour(colours.red))):same(table.pack(colours.unpackRGB(0x102030)));
+      expect(table.pack(capture.getPaletteColour(colours.green))):same(table.pack(term.native().getPaletteColour(colours.green)));
     end);
   end);
 end);

@@ -258,22 +258,93 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(record.values["sandbox.url"]):eq("ws://10.0.0.9:4444");
       expect(record.values["sandbox.password"]):eq("1234");
-      expect(record.reads):same({ "*" });
+      expect(record.prompts[1]):eq("Gateway password (empty for none): ");
+      expect(record.reads):same({ "*", false, false });
       expect(record.saved):eq(1);
       expect(record.reconnects):eq(1);
-      expect(lines):same({ "Saved sandbox.url and sandbox.password.", "sandboxOk: true", "opencodeOk: true" });
+      expect(lines):same({
+        "What may the gateway's host do here?",
+        "Saved sandbox.url and sandbox.password.",
+        "Host access: files none, exec false.",
+        "sandboxOk: true", "opencodeOk: true",
+      });
     end);
 
     it("asks for the URL, keeping the current one on an empty answer", function()
       local ok, err, lines, record = run({ "setup" }, {
-        typed = { "", "" }, status = connectedStatus(), reply = healthy,
+        typed = { "" }, status = connectedStatus(), reply = healthy,
       });
       expectSuccess(ok, err);
       expect(record.values["sandbox.url"]):eq(URL);
-      expect(record.values["sandbox.password"]):eq("");
-      expect(record.reads):same({ false, "*" });
+      expect(record.reads):same({ false, "*", false, false });
       expect(lines[1]):eq("Gateway URL, e.g. ws://192.168.1.20:4444");
       expect(record.prompts[1]):eq("[" .. URL .. "]: ");
+    end);
+
+    it("keeps the password on Enter, shown masked", function()
+      local ok, err, _, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "s3cret" },
+        typed = { "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.prompts[2]):eq("Gateway password (Enter keeps it) [********]: ");
+      expect(record.values["sandbox.password"]):eq("s3cret");
+      for _, prompt in ipairs(record.prompts) do
+        expect(prompt:find("s3cret", 1, true)):eq(nil);
+      end
+    end);
+
+    it("keeps a password of digits that set stored as a number, as text", function()
+      local ok, err, _, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = 1234 },
+        typed = { "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.values["sandbox.password"]):eq("1234");
+    end);
+
+    it("replaces the password with the one typed", function()
+      local ok, err, _, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "old" },
+        typed = { "", "new" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.values["sandbox.password"]):eq("new");
+    end);
+
+    it("offers the host's access with the current values as the answers to Enter", function()
+      local ok, err, lines, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = true },
+        typed = { "", "", "", "" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.prompts[3]):eq("Files: none, read or write [read]: ");
+      expect(record.prompts[4]):eq("Run Lua and programs? yes or no [yes]: ");
+      expect(record.values["sandbox.allow_files"]):eq("read");
+      expect(record.values["sandbox.allow_exec"]):eq(true);
+      expect(lines[4]):eq("Host access: files read, exec true.");
+    end);
+
+    it("sets the access answered, as a string and a boolean", function()
+      local ok, err, _, record = run({ "setup" }, {
+        typed = { "", "", " Write ", "yes" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.values["sandbox.allow_files"]):eq("write");
+      expect(record.values["sandbox.allow_exec"]):eq(true);
+    end);
+
+    it("asks again after an answer it does not know", function()
+      local errors = {};
+      stub(_G, "printError", function(message) errors[#errors + 1] = message; end);
+      local ok, err, _, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.allow_exec"] = true },
+        typed = { "", "", "all", "read", "maybe", "no" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(errors):same({ "Answer none, read or write.", "Answer yes or no." });
+      expect(record.values["sandbox.allow_files"]):eq("read");
+      expect(record.values["sandbox.allow_exec"]):eq(false);
     end);
 
     it("refuses an http:// URL with its fix before saving anything", function()

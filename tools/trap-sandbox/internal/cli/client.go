@@ -51,11 +51,19 @@ func failure(traposID, command string, err error) error {
 	if pe.ByComputer {
 		who = "the computer"
 	}
-	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(string(pe.Code), false), cctext.Show(pe.Message, false))
+	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(string(pe.Code), false), showMessage(pe.Message))
 	if pe.Code == protocol.CodeTimeout {
 		msg += fmt.Sprintf(" (--timeout gives it longer, at most %s)", computer.MaxTimeout)
 	}
 	return errors.New(msg)
+}
+
+// showMessage is an error message for the terminal (cctext.Show). A message may show a
+// screen (a lua.exec or shell.run past its timeout answers with what its screen showed): its
+// line breaks are kept and every line after the first is indented, so none passes for a line
+// of the CLI's own.
+func showMessage(s string) string {
+	return strings.ReplaceAll(cctext.Show(s, true), "\n", "\n  ")
 }
 
 // warn prints one line per character the computer could not be sent (the text rule).

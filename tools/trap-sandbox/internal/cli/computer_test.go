@@ -136,3 +136,9 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	assert.Equal(t, float64(8000), sent["timeoutMs"], "the computer stops the run 2 s before the call's 10 s")
 	assert.Contains(t, errOut, "U+2014")
 }
+
+func TestAMessageShowingAScreenIsIndented(t *testing.T) {
+	assert.Equal(t, "timeout; its screen showed:\n  name?\n  \n  \\x1b[2Jrow 3",
+		showMessage("timeout; its screen showed:\nname?\n\n\x1b[2Jrow 3"))
+	assert.Equal(t, "one line", showMessage("one line"))
+}

@@ -114,6 +114,9 @@ const maxRequestsInFlight = 16
 
 // Close codes the gateway sends (docs/protocol.md has the table and the reconnect advice).
 const (
+	// CloseChecked: the answer to a hello with check:true (a password check) has been sent;
+	// the socket was never registered. Nothing to reconnect.
+	CloseChecked = websocket.CloseNormalClosure // 1000
 	// CloseGoingAway: the gateway is shutting down. Reconnect.
 	CloseGoingAway = websocket.CloseGoingAway // 1001
 	// CloseTooBig: a frame above protocol.MaxFrameBytes arrived (sent by gorilla's read limit).

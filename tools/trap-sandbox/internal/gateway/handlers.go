@@ -17,7 +17,8 @@ import (
 
 // Request types the gateway itself knows (protocol/types.go lists them all).
 const (
-	// TypeHello authenticates and registers a socket: payload {traposId, secret}.
+	// TypeHello authenticates and registers a socket: payload {traposId, secret, clientVersion?,
+	// check?}; with check it registers nothing and closes 1000 after the answer.
 	TypeHello = protocol.TypeHello
 	// TypePing is the built-in gateway→computer request; the computer answers {traposId}.
 	TypePing = protocol.TypePing
@@ -117,6 +118,9 @@ type helloPayload struct {
 	Secret   json.RawMessage `json:"secret"`
 	// ClientVersion is the client package's version; optional (older clients send none).
 	ClientVersion json.RawMessage `json:"clientVersion"`
+	// Check, when true, asks only whether the secret is right (the installer's password
+	// check): nothing is registered and the socket ends after the answer.
+	Check json.RawMessage `json:"check"`
 }
 
 func (s *Session) handleHello(f protocol.Frame) {
@@ -137,7 +141,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 	_ = json.Unmarshal(p.Secret, &secret) // a missing or non-string secret is the empty secret
 	var clientVersion string
 	_ = json.Unmarshal(p.ClientVersion, &clientVersion) // missing or not a string: unknown
-	f.TraposSenderID = traposID                         // answer the computer by the id it just gave
+	var check bool
+	_ = json.Unmarshal(p.Check, &check) // missing or not a boolean: a normal hello
+	f.TraposSenderID = traposID         // answer the computer by the id it just gave
 
 	if !s.gw.secretMatches(secret) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
@@ -166,6 +172,14 @@ func (s *Session) handleHello(f protocol.Frame) {
 	}
 	key := Key{AccountID: resolveAccount(secret), TraposID: traposID}
 	accountPayload, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, LivenessMs: s.gw.cfg.Liveness().Milliseconds()})
+	if check {
+		// Registering would evict the computer's own daemon (newest wins, 4009) while the
+		// installer only asks whether its password is right.
+		s.log.Debug("secret checked", "traposId", clip(traposID))
+		s.reply(f, accountPayload, nil)
+		s.closeByGateway(CloseChecked, "checked")
+		return
+	}
 
 	s.mu.Lock()
 	if s.closed {

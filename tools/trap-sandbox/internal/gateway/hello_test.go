@@ -169,3 +169,43 @@ func TestNonWebSocketRequest(t *testing.T) {
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 }
+
+// TestHelloCheckRegistersNothing: a hello with check:true (the installer's password check)
+// is answered as a hello, registers nothing and ends its socket with 1000, so the computer's
+// own connected daemon is not replaced (4009) by its installer.
+func TestHelloCheckRegistersNothing(t *testing.T) {
+	h := newHarness(t, Config{Password: "pw"}, nil)
+	daemon := h.connect(t, "7:kitchen", "pw")
+
+	installer := h.dial(t, "7:kitchen")
+	installer.request("c1", TypeHello, map[string]any{"traposId": "7:kitchen", "secret": "pw", "check": true})
+	resp := installer.read()
+	assert.Equal(t, "c1", resp.MessageID)
+	assert.True(t, resp.OK, "%+v", resp.Error)
+	assert.Equal(t, "7:kitchen", resp.TraposReceiverID)
+	installer.expectClose(CloseChecked, "checked")
+
+	computers := h.gw.Computers()
+	require.Len(t, computers, 1)
+	daemon.request("p", protocol.TypeProbeGateway, nil)
+	assert.True(t, daemon.read().OK, "the daemon's socket still serves")
+
+	// A wrong secret is refused as in any hello (4001), and the daemon stays too.
+	wrong := h.dial(t, "7:kitchen")
+	wrong.request("c2", TypeHello, map[string]any{"traposId": "7:kitchen", "secret": "nope", "check": true})
+	refused := wrong.read()
+	require.NotNil(t, refused.Error)
+	assert.Equal(t, protocol.CodeUnauthorized, refused.Error.Code)
+	wrong.expectClose(CloseUnauthorized, "unauthorized")
+	assert.Len(t, h.gw.Computers(), 1)
+}
+
+// TestHelloCheckWithoutPassword: a gateway without a password accepts any secret in a check.
+func TestHelloCheckWithoutPassword(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.dial(t, "3:")
+	c.request("c", TypeHello, map[string]any{"traposId": "3:", "secret": "anything", "check": true})
+	assert.True(t, c.read().OK)
+	c.expectClose(CloseChecked, "checked")
+	assert.Empty(t, h.gw.Computers())
+}

@@ -2,12 +2,14 @@
 -- in front (where it was served from, the package's version and files, the startup hook), so
 -- a player types one line on a computer:
 --
---   wget run http://<gateway>:4444/trapos/install [password]
+--   wget run http://<gateway>:4444/trapos/install [password] [options]
 --   wget run http://<gateway>:4444/trapos/install uninstall
 --
--- `wget run` passes the words after the URL as `...`. Installing again upgrades in place and
--- keeps the settings. New files are written beside the old ones and swapped in only when every
--- one has arrived, so a failed download leaves the old install working.
+-- `wget run` passes the words after the URL as `...` (`--help` lists the options). Before it
+-- changes anything it asks the gateway whether the password is right, so a wrong one is told
+-- now, not after the reboot. Installing again upgrades in place and keeps the settings. New
+-- files are written beside the old ones and swapped in only when every one has arrived, so a
+-- failed download leaves the old install working.
 
 local MANIFEST = "/.trapos-sandbox";       -- what this installer put on the computer
 local HOOK = "/startup/00-sandbox.lua";    -- sorts first in /startup/ (see the hook's comment)
@@ -20,7 +22,22 @@ local SETTING_PASSWORD = "sandbox.password";
 local SETTING_ALLOW_FILES = "sandbox.allow_files";
 local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
 
-local args = { ... };
+-- The host's file access levels (sandbox.allow_files), and the words --allow-exec takes.
+local FILES_LEVELS = { none = true, read = true, write = true };
+local EXEC_WORDS = { yes = true, no = false, ["true"] = true, ["false"] = false };
+
+-- Seconds the password check waits for the gateway's answer. A right password is answered at
+-- once; a wrong one may be held back by the gateway's failed-hello limit (docs/protocol.md).
+local CHECK_WAIT = 20;
+-- Appended to the check's WebSocket URL (the gateway ignores it): CC tells sockets apart only
+-- by their URL string, and the daemon's socket, if it runs, uses the plain one.
+local CHECK_QUERY = "?check";
+
+-- The path the daemon completes a bare ws://host:port with (libsandboxsettings.DEFAULT_PATH).
+local WS_PATH = "/trapos/ws";
+
+-- settings.get returns this default only when a setting is not set (not even to its default).
+local NOT_SET = {};
 
 local function readManifest()
   if not fs.exists(MANIFEST) then
@@ -117,75 +134,248 @@ local function hookPlace(old)
   return HOOK, nil;
 end
 
-local function savePassword(old)
-  local password = args[1];
-  if password == nil then
-    local current = settings.get(SETTING_PASSWORD);
-    if type(current) == "number" then
-      -- `set sandbox.password 1234` stored a number; the daemon needs the string.
-      settings.set(SETTING_PASSWORD, tostring(current));
-      return;
-    elseif current ~= nil or old ~= nil then
-      return; -- set already, or left empty at the first install: an upgrade asks nothing
-    end
-    write("Gateway password (empty if it has none): ");
-    password = read("*");
-  end
-  if password == "" then
-    settings.unset(SETTING_PASSWORD);
-  else
-    settings.set(SETTING_PASSWORD, password);
-  end
+-- Every line fits the 51-column computer screen (the URL wraps on its own).
+local function usage()
+  print("Installs or upgrades trapos-sandbox from");
+  print(SOURCE.install);
+  print("Usage: wget run <that URL> [password] [options]");
+  print("       wget run <that URL> uninstall");
+  print("Options, e.g. to install from a script:");
+  print("  --allow-files=none|read|write");
+  print("      the host's access to this computer's files");
+  print("  --allow-exec=yes|no");
+  print("      whether the host may run Lua and programs");
+  print("  --no-questions");
+  print("      ask nothing: no password unless given,");
+  print("      no access for the host unless allowed");
+  print("Without them a first install asks whether the");
+  print("host may use this computer's files and programs.");
 end
 
--- Asks the player once, on a first install run without arguments, whether the gateway's host
--- may work with this computer (docs/capabilities.md); the default is no. Run with arguments,
--- as an upgrade, or when the settings already say, nothing is asked and they stay as they are
--- (no files, no exec by default).
-local function askPermissions(old)
-  if old ~= nil or args[1] ~= nil or settings.get(SETTING_ALLOW_FILES) ~= nil or settings.get(SETTING_ALLOW_EXEC) ~= nil then
-    return;
+-- The words after the URL as options: password (the one word that is not an option),
+-- uninstall, help, noQuestions, files, exec. Returns nil and the problem for a bad word.
+local function parseArgs(words)
+  local opts = {};
+  for _, word in ipairs(words) do
+    local name, value = word:match("^%-%-([%w-]+)=(.*)$");
+    if name == nil then
+      name = word:match("^%-%-([%w-]+)$");
+    end
+    if name == nil then
+      if opts.password ~= nil then
+        return nil, "'" .. word .. "' is a second password";
+      end
+      opts.password = word;
+    elseif name == "help" and value == nil then
+      opts.help = true;
+    elseif name == "no-questions" and value == nil then
+      opts.noQuestions = true;
+    elseif name == "allow-files" then
+      if not FILES_LEVELS[value] then
+        return nil, "--allow-files takes none, read or write";
+      end
+      opts.files = value;
+    elseif name == "allow-exec" then
+      if EXEC_WORDS[value] == nil then
+        return nil, "--allow-exec takes yes or no";
+      end
+      opts.exec = EXEC_WORDS[value];
+    else
+      return nil, "unknown option " .. word;
+    end
+  end
+  if opts.password == "uninstall" then
+    opts.password, opts.uninstall = nil, true;
+  end
+  return opts;
+end
+
+-- Whether the owner has set name (a running daemon defines defaults, which do not count).
+local function isSet(name)
+  return settings.get(name, NOT_SET) ~= NOT_SET;
+end
+
+-- The password to save and check: the one on the line; else the one set (an upgrade asks
+-- nothing, and keeps none if none was given at the first install); else the one typed.
+local function choosePassword(opts, old)
+  if opts.password ~= nil then
+    return opts.password;
+  end
+  local current = settings.get(SETTING_PASSWORD);
+  if type(current) == "number" then
+    return tostring(current); -- `set sandbox.password 1234` stored a number; the daemon sends its digits
+  elseif type(current) == "string" and (current ~= "" or isSet(SETTING_PASSWORD)) then
+    return current;
+  elseif old ~= nil or opts.noQuestions then
+    return "";
+  end
+  write("Gateway password (empty if it has none): ");
+  return read("*");
+end
+
+-- A sandbox.url as the daemon reads it: a bare ws://host:port means the gateway's path.
+local function wsUrl(url)
+  url = url:match("^%s*(.-)%s*$");
+  if not url:find("://", 1, true) then
+    url = "ws://" .. url;
+  end
+  local prefix, rest = url:match("^(%a[%w+.-]*://[^/?#]*)(.*)$");
+  if prefix ~= nil and (rest == "" or rest == "/") then
+    return prefix .. WS_PATH;
+  end
+  return url;
+end
+
+-- Asks the gateway whether it accepts password: a hello with check=true (docs/protocol.md),
+-- which it answers as the daemon's hello but registers nothing, so a daemon that is connected
+-- stays so. Returns true or false (the gateway's verdict), or nil and why it could not ask.
+local function checkPassword(password)
+  local url = SOURCE.websocket .. CHECK_QUERY;
+  local ok, ws, err = pcall(http.websocket, url);
+  if not ok then
+    return nil, tostring(ws);
+  elseif not ws then
+    return nil, tostring(err or "Could not connect");
+  end
+  local id = tostring(os.getComputerID()) .. ":" .. (os.getComputerLabel() or "");
+  local messageId = "install-check-" .. tostring(math.random(1, 2 ^ 30));
+  -- serializeJSON writes each byte of the password as the daemon's hello does (the same call).
+  local sent = pcall(ws.send, textutils.serializeJSON({
+    event = "computer_request",
+    traposSenderId = id,
+    messageId = messageId,
+    type = "hello",
+    payload = { traposId = id, secret = password, clientVersion = SOURCE.version, check = true },
+  }));
+  local timer = os.startTimer(CHECK_WAIT);
+  local verdict, why = nil, nil;
+  if not sent then
+    verdict, why = nil, "the connection closed";
+  end
+  while sent do
+    local event, eventUrl, text = os.pullEventRaw();
+    if event == "terminate" then
+      pcall(ws.close);
+      error("Terminated", 0);
+    elseif event == "timer" and eventUrl == timer then
+      why = "no answer within " .. CHECK_WAIT .. " s";
+      break;
+    elseif event == "websocket_closed" and eventUrl == url then
+      why = "the gateway closed the connection" .. (text and (" (" .. tostring(text) .. ")") or "");
+      break;
+    elseif event == "websocket_message" and eventUrl == url then
+      local frame = textutils.unserializeJSON(text);
+      if type(frame) == "table" and frame.event == "gateway_response" and frame.messageId == messageId then
+        local e = type(frame.error) == "table" and frame.error or {};
+        if frame.ok == true then
+          verdict = true;
+        elseif e.code == "unauthorized" then
+          verdict = false;
+        else
+          why = "the gateway answered " .. tostring(e.code) .. ": " .. tostring(e.message);
+        end
+        break;
+      end
+    end
+  end
+  os.cancelTimer(timer);
+  pcall(ws.close);
+  return verdict, why;
+end
+
+-- Why the check could not be made, as one line that says what it means for the daemon.
+local function uncheckedAdvice(why)
+  if why:find("Websocket connections are disabled", 1, true) then
+    return "Could not check the password: websockets are disabled on this Minecraft server; "
+      .. "the daemon needs them (websocket_enabled = true under [http] in computercraft-server.toml).";
+  end
+  return "Could not check the password: " .. why .. " (" .. SOURCE.websocket
+    .. "). After the reboot, sandbox status says whether the daemon got through.";
+end
+
+-- The host's access to set: what the options say; on a first install without them, the
+-- answer to a question (default no); on an upgrade, nothing (the owner's answers stay).
+-- Returns the sandbox.allow_files and sandbox.allow_exec values to set, nil for "leave".
+local function chooseAccess(opts, old)
+  local files, exec = opts.files, opts.exec;
+  local first = old == nil and not isSet(SETTING_ALLOW_FILES) and not isSet(SETTING_ALLOW_EXEC);
+  if not first or files ~= nil or exec ~= nil then
+    if first then
+      return files or "none", exec == true; -- say "not allowed" for what the options left out
+    end
+    return files, exec;
+  elseif opts.noQuestions then
+    return "none", false;
   end
   -- One print, so CC wraps it at the screen's width (a pocket computer's is 26).
   print("The gateway's host (e.g. an AI agent) can read and write this computer's files and run Lua and programs on it.");
   write("Allow it? [y/N] ");
   local answer = read() or "";
   if answer:match("^%s*[yY]") then
-    settings.set(SETTING_ALLOW_FILES, "write");
-    settings.set(SETTING_ALLOW_EXEC, true);
     print("Allowed. Undo with: set " .. SETTING_ALLOW_FILES .. " none; set " .. SETTING_ALLOW_EXEC .. " false");
+    return "write", true;
+  end
+  print("Not allowed. Change it with: set " .. SETTING_ALLOW_FILES .. " write; set " .. SETTING_ALLOW_EXEC .. " true");
+  return "none", false;
+end
+
+-- Prints why nothing was installed or changed (after the line that says what failed).
+local function nothingChanged(old, still)
+  if old ~= nil then
+    printError("Nothing changed: trapos-sandbox " .. tostring(old.version) .. " " .. still .. ".");
   else
-    settings.set(SETTING_ALLOW_FILES, "none");
-    settings.set(SETTING_ALLOW_EXEC, false);
-    print("Not allowed. Change it with: set " .. SETTING_ALLOW_FILES .. " write; set " .. SETTING_ALLOW_EXEC .. " true");
+    printError("Nothing was installed.");
   end
 end
 
-local function install()
+local function install(opts)
   local old = readManifest();
+
+  -- 0. The answers, and the password checked with the gateway, before anything is written.
+  local url = settings.get(SETTING_URL);
+  if type(url) ~= "string" or url:match("^%s*$") then
+    url = nil;
+  end
+  local password = choosePassword(opts, old);
+  local unchecked = nil;
+  if url == nil or wsUrl(url) == SOURCE.websocket then
+    local verdict, why = checkPassword(password);
+    if verdict == false then
+      printError((password == "" and "The gateway needs a password" or "Wrong password: the gateway refused it")
+        .. ". Run again with the gateway's password (its SANDBOX_PASSWORD): wget run " .. SOURCE.install .. " <password>");
+      nothingChanged(old, "is as it was");
+      return false;
+    elseif verdict == nil then
+      unchecked = uncheckedAdvice(why);
+    end
+  else
+    unchecked = "The password was not checked: sandbox.url names another gateway.";
+  end
+  local files, exec = chooseAccess(opts, old);
+
   local trapos = isTrapOS();
   local hookPath, runFrom = nil, nil;
   if not trapos then
     hookPath, runFrom = hookPlace(old);
   end
 
-  local files = {};
+  local downloads = {};
   for _, path in ipairs(SOURCE.paths) do
-    files[#files + 1] = { path = "/" .. path, temp = "/" .. path .. NEW, source = path };
+    downloads[#downloads + 1] = { path = "/" .. path, temp = "/" .. path .. NEW, source = path };
   end
   if hookPath ~= nil then
     -- Not beside the hook: CC would run a stray file in /startup/ at boot.
-    files[#files + 1] = { path = hookPath, temp = HOOK_NEW, body = SOURCE.hook };
+    downloads[#downloads + 1] = { path = hookPath, temp = HOOK_NEW, body = SOURCE.hook };
   end
 
   local dirs = old and old.dirs or {};
-  for _, f in ipairs(files) do
+  for _, f in ipairs(downloads) do
     noteNewDirs(f.path, dirs);
   end
 
   -- 1. Every file beside its place; the first failure undoes this step and stops.
   local written = {};
-  for _, f in ipairs(files) do
+  for _, f in ipairs(downloads) do
     local body, err = f.body, nil;
     if body == nil then
       body, err = download(f.source);
@@ -200,11 +390,7 @@ local function install()
       end
       removeEmptyDirs(old and {} or dirs);
       printError("Could not get " .. f.path .. ": " .. tostring(err));
-      if old ~= nil then
-        printError("Nothing changed: trapos-sandbox " .. tostring(old.version) .. " still works.");
-      else
-        printError("Nothing was installed.");
-      end
+      nothingChanged(old, "still works");
       return false;
     end
     written[#written + 1] = f;
@@ -228,13 +414,21 @@ local function install()
   end
 
   -- 3. Settings, as strings; an upgrade keeps what the player set.
-  local url = settings.get(SETTING_URL);
-  if url == nil or url == "" then
-    settings.set(SETTING_URL, SOURCE.websocket);
+  if url == nil then
     url = SOURCE.websocket;
+    settings.set(SETTING_URL, url);
   end
-  savePassword(old);
-  askPermissions(old);
+  if password == "" then
+    settings.unset(SETTING_PASSWORD);
+  else
+    settings.set(SETTING_PASSWORD, password);
+  end
+  if files ~= nil then
+    settings.set(SETTING_ALLOW_FILES, files);
+  end
+  if exec ~= nil then
+    settings.set(SETTING_ALLOW_EXEC, exec);
+  end
   settings.save();
 
   local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
@@ -248,8 +442,11 @@ local function install()
     print("Installed trapos-sandbox " .. SOURCE.version .. ".");
   end
   print("sandbox.url is " .. tostring(url));
-  if url ~= SOURCE.websocket then
+  if wsUrl(url) ~= SOURCE.websocket then
     print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
+  end
+  if unchecked ~= nil then
+    printError(unchecked);
   end
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
@@ -287,8 +484,9 @@ local function uninstall()
   end
   fs.delete(MANIFEST);
   removeEmptyDirs(manifest.dirs);
-  settings.unset(SETTING_URL);
-  settings.unset(SETTING_PASSWORD);
+  for _, name in ipairs({ SETTING_URL, SETTING_PASSWORD, SETTING_ALLOW_FILES, SETTING_ALLOW_EXEC }) do
+    settings.unset(name);
+  end
   settings.save();
   print("Removed trapos-sandbox " .. tostring(manifest.version) .. ": " .. removed .. " files"
     .. (hook and (", the startup hook " .. hook) or "") .. " and the sandbox settings.");
@@ -299,7 +497,14 @@ local function uninstall()
   return true;
 end
 
-if args[1] == "uninstall" then
+local opts, problem = parseArgs({ ... });
+if opts == nil then
+  printError("Nothing done: " .. problem .. ". Run: wget run " .. SOURCE.install .. " --help");
+  return false;
+elseif opts.help then
+  usage();
+  return true;
+elseif opts.uninstall then
   return uninstall();
 end
-return install();
+return install(opts);

@@ -86,6 +86,7 @@ func Script(pkg traposclient.Package, base Base) string {
 	field := func(name, value string) { b.WriteString("  " + name + " = " + luaString(value) + ";\n") }
 	field("package", pkg.Name)
 	field("version", pkg.Version)
+	field("install", base.Install())
 	field("files", base.Files())
 	field("websocket", base.WebSocket())
 	b.WriteString("  paths = {\n")

@@ -47,6 +47,7 @@ func TestInstallerNamesTheRequestHost(t *testing.T) {
 	for _, want := range []string{
 		`websocket = "ws://192.168.1.20:4444/trapos/ws";`,
 		`files = "http://192.168.1.20:4444/trapos/files/";`,
+		`install = "http://192.168.1.20:4444/trapos/install";`,
 		`version = "` + pkg.Version + `";`,
 		`"servers/sandbox.lua";`,
 	} {

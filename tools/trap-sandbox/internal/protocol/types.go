@@ -5,7 +5,8 @@ package protocol
 // gateway→computer types are answered by the computer's daemon. The computer-side names are
 // reserved: a TrapOS program cannot serve them (docs/capabilities.md).
 const (
-	// TypeHello authenticates and registers a socket: payload {traposId, secret, clientVersion?}.
+	// TypeHello authenticates and registers a socket: payload {traposId, secret, clientVersion?,
+	// check?}; with check it only answers whether the secret is right (docs/protocol.md).
 	TypeHello = "hello"
 	// TypeProbeGateway asks the gateway for its health and opencode's (the opencodehealth module).
 	TypeProbeGateway = "probe_gateway"
