@@ -53,7 +53,7 @@ func failure(traposID, command string, err error) error {
 	}
 	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(string(pe.Code), false), showMessage(pe.Message))
 	if pe.Code == protocol.CodeTimeout {
-		msg += fmt.Sprintf(" (--timeout gives it longer, at most %s)", computer.MaxTimeout)
+		msg += fmt.Sprintf(" (--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds()))
 	}
 	return errors.New(msg)
 }

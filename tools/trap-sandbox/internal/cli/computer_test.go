@@ -131,7 +131,7 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	}
 	base := serveDisk(t, d)
 	_, errOut, err := runWith(t, "", "exec", "--url", base, "7:", "print('é—')")
-	assert.EqualError(t, err, "computer 7: exec: the computer answered timeout: it ran past its timeout of 8000 ms and was abandoned (--timeout gives it longer, at most 1m0s)")
+	assert.EqualError(t, err, "computer 7: exec: the computer answered timeout: it ran past its timeout of 8000 ms and was abandoned (--timeout gives it longer, at most 60s)")
 	assert.Equal(t, "print('é?')", sent["code"], "é is sent as the byte E9, — as ?")
 	assert.Equal(t, float64(8000), sent["timeoutMs"], "the computer stops the run 2 s before the call's 10 s")
 	assert.Contains(t, errOut, "U+2014")
