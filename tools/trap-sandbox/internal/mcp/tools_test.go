@@ -50,6 +50,7 @@ func TestABinaryFileCrossesOnce(t *testing.T) {
 	whole, err := json.Marshal(res)
 	require.NoError(t, err)
 	b64 := base64.StdEncoding.EncodedLen(len(data))
+	t.Logf("read_file of %d bytes: an answer of %d bytes, %.2f× its %d bytes of base64", len(data), len(whole), float64(len(whole))/float64(b64), b64)
 	assert.Less(t, float64(len(whole)), 1.4*float64(b64), "the answer is %d bytes for %d of base64", len(whole), b64)
 	var out ReadOutput
 	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
