@@ -350,7 +350,11 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		if c.stop {
 			break
 		}
-		args := append([]lua.LValue{lua.LString(ev.name)}, ev.args...)
+		args := make([]lua.LValue, 1, len(ev.args)+1)
+		args[0] = lua.LString(ev.name)
+		for _, a := range ev.args {
+			args = append(args, host.Resolve(c.L, a))
+		}
 		state, filter = c.resume(args)
 	}
 	c.term.Flush()
