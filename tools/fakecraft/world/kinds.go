@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"fakecraft/peripheral"
+	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/modem"
 )
 
@@ -16,9 +17,26 @@ type Kind struct {
 	Args string
 	// Help says what it is.
 	Help string
-	// make builds one for the computer at p (nil for a cable's peripheral) from the
-	// arguments (the spec's parts after TYPE).
-	make func(w *World, p *Place, args []string) (peripheral.Peripheral, error)
+	// make builds one from the arguments (the spec's parts after TYPE).
+	make func(at site, args []string) (peripheral.Peripheral, error)
+}
+
+// site is where a peripheral is being made: the world, the computer it goes next to (nil
+// for a cable's), and whether a program asked for it (periphemu) rather than the person
+// running fakecraft, who alone may name host files and directories.
+type site struct {
+	w       *World
+	p       *Place
+	fromLua bool
+}
+
+// position is where the peripheral stands: at its computer (a cable's, nowhere in
+// particular).
+func (at site) position() Vec {
+	if at.p == nil {
+		return Vec{}
+	}
+	return at.p.pos
 }
 
 // Kinds are the peripherals a world makes, by type name: the names periphemu.create,
@@ -30,6 +48,8 @@ var Kinds = map[string]Kind{
 		make: makeModem(modem.Ender)},
 	"wired_modem": {Args: "CABLE", Help: "wired modem on the named cable (reaches the other wired modems and the cable's peripherals)",
 		make: makeWiredModem},
+	"drive": {Args: "[DISK]", Help: "disk drive, empty or holding DISK: a number is that floppy disk of the world, a host directory is mounted as a disk, a host file is a music disc",
+		make: makeDrive},
 }
 
 // KindNames lists the kinds, sorted.
@@ -42,14 +62,14 @@ func KindNames() []string {
 	return names
 }
 
-// make builds a peripheral from spec, TYPE[:ARG...], for the computer at p.
-func (w *World) make(p *Place, spec string) (peripheral.Peripheral, error) {
+// make builds a peripheral from spec, TYPE[:ARG...], at a site.
+func (at site) make(spec string) (peripheral.Peripheral, error) {
 	parts := strings.Split(spec, ":")
 	kind, ok := Kinds[parts[0]]
 	if !ok {
 		return nil, fmt.Errorf("No peripheral named %s (one of %s)", parts[0], strings.Join(KindNames(), ", "))
 	}
-	per, err := kind.make(w, p, parts[1:])
+	per, err := kind.make(at, parts[1:])
 	if err != nil {
 		usage := parts[0]
 		if kind.Args != "" {
@@ -60,17 +80,8 @@ func (w *World) make(p *Place, spec string) (peripheral.Peripheral, error) {
 	return per, nil
 }
 
-// position is where a peripheral of the computer at p stands (a cable's stand nowhere in
-// particular).
-func position(p *Place) Vec {
-	if p == nil {
-		return Vec{}
-	}
-	return p.pos
-}
-
-func makeModem(k modem.Kind) func(w *World, p *Place, args []string) (peripheral.Peripheral, error) {
-	return func(w *World, p *Place, args []string) (peripheral.Peripheral, error) {
+func makeModem(k modem.Kind) func(at site, args []string) (peripheral.Peripheral, error) {
+	return func(at site, args []string) (peripheral.Peripheral, error) {
 		network := 0
 		switch len(args) {
 		case 0:
@@ -83,13 +94,26 @@ func makeModem(k modem.Kind) func(w *World, p *Place, args []string) (peripheral
 		default:
 			return nil, fmt.Errorf("too many arguments")
 		}
-		return modem.New(k, w.Air(network), position(p)), nil
+		return modem.New(k, at.w.Air(network), at.position()), nil
 	}
 }
 
-func makeWiredModem(w *World, p *Place, args []string) (peripheral.Peripheral, error) {
+func makeWiredModem(at site, args []string) (peripheral.Peripheral, error) {
 	if len(args) != 1 || args[0] == "" {
 		return nil, fmt.Errorf("name the cable")
 	}
-	return modem.New(modem.Wired, w.Cable(args[0]), position(p)), nil
+	return modem.New(modem.Wired, at.w.Cable(args[0]), at.position()), nil
+}
+
+func makeDrive(at site, args []string) (peripheral.Peripheral, error) {
+	// CraftOS-PC's insertDisk comes from Lua: it names floppy disks only.
+	d := drive.New(func(what string) (*drive.Media, error) { return at.w.media(what, false) })
+	if len(args) > 0 {
+		m, err := at.w.media(strings.Join(args, ":"), !at.fromLua)
+		if err != nil {
+			return nil, err
+		}
+		d.Insert(m)
+	}
+	return d, nil
 }

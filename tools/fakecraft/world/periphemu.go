@@ -39,7 +39,7 @@ func (p *Place) periphemu(L *lua.LState, _ host.Host) error {
 					luakit.ArgError(L, i, "string or number")
 				}
 			}
-			if err := p.Attach(name, strings.Join(parts, ":")); err != nil {
+			if err := p.attach(name, strings.Join(parts, ":"), true); err != nil {
 				var taken peripheral.ErrTaken
 				if !errors.As(err, &taken) && !strings.HasPrefix(err.Error(), "No peripheral named") {
 					err = errors.New("Could not create peripheral: " + err.Error())

@@ -20,6 +20,7 @@ import (
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
 	"fakecraft/peripheral"
+	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/modem"
 )
 
@@ -43,12 +44,14 @@ type World struct {
 	air    map[int]*modem.Network // wireless networks by CraftOS-PC network id; 0 is the world's
 	cables map[string]*modem.Network
 	places map[int]*Place
+	// floppies are the world's floppy disks handed out so far, by id.
+	floppies map[int]*drive.Media
 }
 
 // New makes an empty world.
 func New(opts Options) (*World, error) {
 	w := &World{dir: opts.Dir, air: map[int]*modem.Network{}, cables: map[string]*modem.Network{},
-		places: map[int]*Place{}}
+		places: map[int]*Place{}, floppies: map[int]*drive.Media{}}
 	if w.dir == "" {
 		dir, err := os.MkdirTemp("", "fakecraft-world-")
 		if err != nil {
@@ -104,7 +107,7 @@ func (w *World) Cable(name string) *modem.Network {
 // AttachToCable makes a peripheral from spec (as Place.Attach reads it) and puts it on
 // the cable under a network name such as "monitor_0".
 func (w *World) AttachToCable(cable, name, spec string) error {
-	p, err := w.make(nil, spec)
+	p, err := site{w: w}.make(spec)
 	if err != nil {
 		return err
 	}
@@ -165,7 +168,12 @@ func (p *Place) Peripherals() *peripheral.Bus { return p.bus }
 // Attach makes a peripheral from spec and attaches it to a side (or, as CraftOS-PC allows,
 // under another name). spec is TYPE[:ARG...]: Kinds lists the types and their arguments.
 func (p *Place) Attach(name, spec string) error {
-	per, err := p.w.make(p, spec)
+	return p.attach(name, spec, false)
+}
+
+// attach is Attach, for the person running fakecraft or (fromLua) for a program.
+func (p *Place) attach(name, spec string, fromLua bool) error {
+	per, err := site{w: p.w, p: p, fromLua: fromLua}.make(spec)
 	if err != nil {
 		return err
 	}

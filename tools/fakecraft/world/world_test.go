@@ -3,6 +3,8 @@ package world_test
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"fakecraft/fakecrafttest"
+	"fakecraft/peripheral/drive"
 	"fakecraft/world"
 )
 
@@ -172,4 +175,76 @@ os.shutdown()
 	assert.Equal(t, "front 0 0", <-outputs)
 	strength, bundled, ok := bus.Output("front")
 	assert.Equal(t, []any{0, 0, true}, []any{strength, bundled, ok})
+}
+
+// TestDrivesFromOutside: what the person running fakecraft inserts (a host directory as a
+// disk, a host file as a music disc) works as a disk and a record do in CC, and Go sees
+// the drive's state.
+func TestDrivesFromOutside(t *testing.T) {
+	ctx := within(t)
+	folder := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(folder, "readme.txt"), []byte("from the host"), 0o644))
+	music := filepath.Join(t.TempDir(), "Wait.ogg")
+	require.NoError(t, os.WriteFile(music, []byte("not really music"), 0o644))
+	w := fakecrafttest.StartWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"left": "drive:" + folder, "right": "drive:" + music},
+		Files: map[string]string{"/startup.lua": `
+local f = fs.open("/disk/readme.txt", "r")
+print("read", f.readAll(), disk.getID("left"), disk.hasAudio("right"), disk.getAudioTitle("right"))
+f.close()
+shell.run("dj play right")
+shell.run("id right")
+`}}}})
+	c := w.Computer(1)
+	c.WaitFor(ctx, "read\tfrom the host\tnil\ttrue\tWait")
+	c.WaitFor(ctx, "Has audio track \"Wait\"")
+	assert.Contains(t, c.Output(), "Playing Wait\n")
+	d := w.At(1).Peripherals().Get("right").(*drive.Drive)
+	assert.True(t, d.Playing())
+	assert.Equal(t, drive.Record, d.Eject().Kind())
+	assert.Nil(t, d.Media())
+}
+
+// TestCablePeripheralsAndMessages: computers with wired modems on one cable reach the
+// cable's peripherals by their network names, each mounting the same floppy disk, and
+// hear each other's transmissions, with their network names in peripheral.getNames.
+func TestCablePeripheralsAndMessages(t *testing.T) {
+	ctx := within(t)
+	program := func(id int) string {
+		return fmt.Sprintf(`
+print("names", table.concat(peripheral.getNames(), ","))
+print("types", peripheral.getType("back"))
+print("mount", disk.getMountPath("drive_0"), fs.getDrive("disk"), disk.getID("drive_0"))
+local modem = peripheral.wrap("back")
+modem.open(%d)
+print("ready")
+if %d == 1 then
+  os.pullEvent("go")
+  modem.transmit(2, 1, "over the wire")
+else
+  local _, side, channel, reply, message = os.pullEvent("modem_message")
+  print("heard", side, channel, reply, message)
+end
+`, id, id)
+	}
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Cables: map[string]map[string]string{"lan": {"drive_0": "drive:3", "modem_9": "ender_modem"}},
+		Computers: []world.ComputerSpec{
+			{ID: 1, Position: [3]float64{0, 64, 0}, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": program(1)}},
+			{ID: 2, Position: [3]float64{500, 64, 0}, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": program(2)}},
+		},
+	})
+	for _, id := range []int{1, 2} {
+		c := w.Computer(id)
+		c.WaitFor(ctx, "ready")
+		assert.Contains(t, c.Output(), "names\tback,drive_0,modem_9\n")
+		assert.Contains(t, c.Output(), "types\tmodem\tperipheral_hub\n")
+		assert.Contains(t, c.Output(), "mount\tdisk\tdrive_0\t3\n")
+	}
+	w.Computer(1).QueueString("go")
+	w.Computer(2).WaitFor(ctx, "heard\tback\t2\t1\tover the wire")
+	require.True(t, w.Cable("lan").DetachRemote("drive_0"))
+	assert.Nil(t, w.Cable("lan").Remote("drive_0"))
 }
