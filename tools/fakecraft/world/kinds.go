@@ -9,6 +9,7 @@ import (
 	"fakecraft/peripheral"
 	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/modem"
+	"fakecraft/peripheral/monitor"
 )
 
 // Kind is one type of peripheral a world can make: how its arguments read, and the maker.
@@ -48,6 +49,10 @@ var Kinds = map[string]Kind{
 		make: makeModem(modem.Ender)},
 	"wired_modem": {Args: "CABLE", Help: "wired modem on the named cable (reaches the other wired modems and the cable's peripherals)",
 		make: makeWiredModem},
+	"monitor": {Args: "[WIDTH HEIGHT]", Help: "advanced monitor (colour, touch), WIDTH x HEIGHT blocks (default 1x1, at most 8x6); its size in characters follows from the blocks and its text scale, as in CC",
+		make: makeMonitor(true)},
+	"basic_monitor": {Args: "[WIDTH HEIGHT]", Help: "basic monitor: greys, no touch",
+		make: makeMonitor(false)},
 	"drive": {Args: "[DISK]", Help: "disk drive, empty or holding DISK: a number is that floppy disk of the world, a host directory is mounted as a disk, a host file is a music disc",
 		make: makeDrive},
 }
@@ -116,4 +121,23 @@ func makeDrive(at site, args []string) (peripheral.Peripheral, error) {
 		d.Insert(m)
 	}
 	return d, nil
+}
+
+func makeMonitor(advanced bool) func(at site, args []string) (peripheral.Peripheral, error) {
+	return func(_ site, args []string) (peripheral.Peripheral, error) {
+		w, h := 1, 1
+		switch len(args) {
+		case 0:
+		case 2:
+			var err1, err2 error
+			w, err1 = strconv.Atoi(args[0])
+			h, err2 = strconv.Atoi(args[1])
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("size %sx%s is not two whole numbers", args[0], args[1])
+			}
+		default:
+			return nil, fmt.Errorf("give both width and height, or neither")
+		}
+		return monitor.New(w, h, advanced)
+	}
 }

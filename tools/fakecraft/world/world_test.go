@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 
 	"fakecraft/fakecrafttest"
 	"fakecraft/peripheral/drive"
+	"fakecraft/peripheral/monitor"
 	"fakecraft/world"
 )
 
@@ -247,4 +249,36 @@ end
 	w.Computer(2).WaitFor(ctx, "heard\tback\t2\t1\tover the wire")
 	require.True(t, w.Cable("lan").DetachRemote("drive_0"))
 	assert.Nil(t, w.Cable("lan").Remote("drive_0"))
+}
+
+// TestMonitorShowsAndIsTouched: a program run on a monitor with the monitor program draws
+// on it (Go reads the monitor's screen), and a touch from Go reaches it as a click.
+func TestMonitorShowsAndIsTouched(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"top": "monitor:2:1"},
+		Files: map[string]string{
+			"/startup.lua": `shell.run("monitor top /touchme.lua") print("back")`,
+			"/touchme.lua": `
+term.clear()
+term.setCursorPos(1, 1)
+write("tap me")
+local _, button, x, y = os.pullEvent("mouse_click")
+print("")
+print("clicked", button, x, y)
+os.pullEvent("mouse_up")
+`}}}})
+	mon := w.At(1).Peripherals().Get("top").(*monitor.Monitor)
+	onScreen := func(text string) {
+		require.Eventually(t, func() bool { return strings.Contains(mon.Screen(), text) },
+			30*time.Second, 5*time.Millisecond, "monitor shows:\n%s", mon.Screen())
+	}
+	onScreen("tap me")
+	w.Computer(1).WaitFor(ctx, "Running /touchme.lua on monitor top")
+	mon.Touch(3, 1)
+	onScreen("clicked 1 3 1")
+	w.Computer(1).WaitFor(ctx, "back")
+	assert.Equal(t, "tap me", strings.Split(mon.Screen(), "\n")[0])
+	w18, h5 := mon.Terminal().Size()
+	assert.Equal(t, []int{18, 5}, []int{w18, h5})
 }
