@@ -30,6 +30,12 @@ func sideIndex(name string) int {
 // IsSide reports whether name is one of the six sides (in any case, as CC reads them).
 func IsSide(name string) bool { return sideIndex(name) >= 0 }
 
+// SameSide reports whether a and b name the same side (in any case).
+func SameSide(a, b string) bool {
+	i := sideIndex(a)
+	return i >= 0 && i == sideIndex(b)
+}
+
 // slot is one attached peripheral.
 type slot struct {
 	name   string // the side in CC's spelling, or the name given

@@ -20,11 +20,14 @@ import (
 //	    { "id": 2, "label": "gps", "position": [5, 70, 5], "peripherals": { "top": "modem" },
 //	      "files": { "startup.lua": "shell.run('gps host 5 70 5')" } }
 //	  ],
-//	  "cables": { "lan": { "monitor_0": "monitor:2:1" } }
+//	  "cables": { "lan": { "monitor_0": "monitor:2:1" } },
+//	  "wires": [ { "a": { "computer": 1, "side": "left" }, "b": { "computer": 2, "side": "right" } } ]
 //	}
 type Spec struct {
 	// Computers are placed in the order given; ids must differ.
 	Computers []ComputerSpec `json:"computers"`
+	// Wires join computers' sides with redstone.
+	Wires []Wire `json:"wires,omitempty"`
 	// Cables are wired networks by name, each with its peripherals by network name; a
 	// computer reaches them through a "wired_modem:NAME" on one of its sides.
 	Cables map[string]map[string]string `json:"cables,omitempty"`
@@ -88,6 +91,11 @@ func (w *World) Build(s Spec) error {
 			if err := p.Attach(side, c.Peripherals[side]); err != nil {
 				return fmt.Errorf("computer %d, %s: %w", c.ID, side, err)
 			}
+		}
+	}
+	for _, wire := range s.Wires {
+		if err := w.Connect(wire); err != nil {
+			return err
 		}
 	}
 	for _, cable := range sortedKeys(s.Cables) {

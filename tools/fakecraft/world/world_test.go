@@ -282,3 +282,36 @@ os.pullEvent("mouse_up")
 	w18, h5 := mon.Terminal().Size()
 	assert.Equal(t, []int{18, 5}, []int{w18, h5})
 }
+
+// TestRedstoneWire: two computers wired side to side see each other's outputs as inputs,
+// with a redstone event each time they change; the redstone program probes them.
+func TestRedstoneWire(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Wires: []world.Wire{{A: world.Port{Computer: 1, Side: "left"}, B: world.Port{Computer: 2, Side: "right"}}},
+		Computers: []world.ComputerSpec{
+			{ID: 1, Files: map[string]string{"/startup.lua": `
+print("ready")
+os.pullEvent("go")
+shell.run("redstone set left 11")
+os.pullEvent("redstone") -- the orange wire
+os.pullEvent("redstone") -- the signal
+shell.run("redstone probe")
+`}},
+			{ID: 2, Files: map[string]string{"/startup.lua": `
+os.pullEvent("redstone")
+print("input", rs.getAnalogInput("right"), rs.getInput("left"))
+shell.run("redstone set right orange true")
+shell.run("redstone set right true")
+`}},
+		},
+	})
+	w.Computer(1).WaitFor(ctx, "ready")
+	w.Computer(1).QueueString("go")
+	w.Computer(2).WaitFor(ctx, "input\t11\tfalse")
+	w.Computer(1).WaitFor(ctx, "Bundled inputs:")
+	w.Computer(1).WaitFor(ctx, "left: orange.")
+	assert.Contains(t, w.Computer(1).Output(), "Redstone inputs: \nleft.\n")
+	assert.Error(t, w.Connect(world.Wire{A: world.Port{Computer: 1, Side: "top"}, B: world.Port{Computer: 9, Side: "top"}}))
+	assert.Error(t, w.Connect(world.Wire{A: world.Port{Computer: 1, Side: "up"}, B: world.Port{Computer: 2, Side: "top"}}))
+}
