@@ -142,6 +142,7 @@ type Computer struct {
 	ticks     int64
 	timers    map[int]int // timer id -> ticks left
 	nextTimer int
+	afters    []after // functions waiting for the clock (After)
 	label     string
 	stop      bool // os.shutdown/os.reboot or boot.lua's finish: stop after this resume
 	result    Result
@@ -261,6 +262,17 @@ func (c *Computer) StartTimer(seconds float64) int {
 // CancelTimer implements host.Host.
 func (c *Computer) CancelTimer(id int) { delete(c.timers, id) }
 
+// after is a function waiting for the computer's clock.
+type after struct {
+	ticks int
+	fn    func()
+}
+
+// After implements host.Host.
+func (c *Computer) After(seconds float64, fn func()) {
+	c.afters = append(c.afters, after{ticks: max(int(javaRound(seconds/TickDuration.Seconds())), 1), fn: fn})
+}
+
 var _ host.Host = (*Computer)(nil)
 
 func (c *Computer) poke() {
@@ -289,6 +301,18 @@ func (c *Computer) tick() {
 	for _, id := range due {
 		delete(c.timers, id)
 		c.QueueEvent("timer", lua.LNumber(id))
+	}
+	if len(c.afters) > 0 {
+		// A function may schedule another: it waits for the next tick.
+		waiting := c.afters
+		c.afters = nil
+		for _, a := range waiting {
+			if a.ticks--; a.ticks > 0 {
+				c.afters = append(c.afters, a)
+			} else {
+				a.fn()
+			}
+		}
 	}
 }
 

@@ -41,6 +41,12 @@ type Host interface {
 
 	// CancelTimer cancels a timer started by StartTimer or os.startTimer. Lua goroutine only.
 	CancelTimer(id int)
+
+	// After runs fn on the Lua goroutine once the computer's clock has advanced by seconds
+	// (rounded to ticks as a timer is, at least one), for a peripheral's own timing (a
+	// speaker draining its buffer): unlike a timer it queues nothing. It never runs once the
+	// computer has shut down. Lua goroutine only.
+	After(seconds float64, fn func())
 }
 
 // builder is the value a Deferred event argument carries.

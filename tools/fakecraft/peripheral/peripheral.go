@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -79,6 +80,13 @@ func (a *Access) Name() string { return a.name }
 
 // ComputerID is the id of the computer using the peripheral.
 func (a *Access) ComputerID() int { return a.id }
+
+// Now is the computer's clock (host.Host.Now).
+func (a *Access) Now() time.Time { return a.host.Now() }
+
+// After runs fn on the computer's Lua goroutine once its clock has advanced by seconds
+// (host.Host.After): a peripheral's own timing. Call it from that goroutine (a method).
+func (a *Access) After(seconds float64, fn func()) { a.host.After(seconds, fn) }
 
 // Attached reports whether the computer still uses the peripheral through this access.
 func (a *Access) Attached() bool { return a.attached.Load() }

@@ -10,6 +10,7 @@ import (
 	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/modem"
 	"fakecraft/peripheral/monitor"
+	"fakecraft/peripheral/speaker"
 )
 
 // Kind is one type of peripheral a world can make: how its arguments read, and the maker.
@@ -53,6 +54,8 @@ var Kinds = map[string]Kind{
 		make: makeMonitor(true)},
 	"basic_monitor": {Args: "[WIDTH HEIGHT]", Help: "basic monitor: greys, no touch",
 		make: makeMonitor(false)},
+	"speaker": {Help: "speaker: plays nothing aloud, with CC's limits and speaker_audio_empty timing",
+		make: func(site, []string) (peripheral.Peripheral, error) { return speaker.New(), nil }},
 	"drive": {Args: "[DISK]", Help: "disk drive, empty or holding DISK: a number is that floppy disk of the world, a host directory is mounted as a disk, a host file is a music disc",
 		make: makeDrive},
 }

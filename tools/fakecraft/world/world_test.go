@@ -16,6 +16,7 @@ import (
 	"fakecraft/fakecrafttest"
 	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/monitor"
+	"fakecraft/peripheral/speaker"
 	"fakecraft/world"
 )
 
@@ -314,4 +315,23 @@ shell.run("redstone set right true")
 	assert.Contains(t, w.Computer(1).Output(), "Redstone inputs: \nleft.\n")
 	assert.Error(t, w.Connect(world.Wire{A: world.Port{Computer: 1, Side: "top"}, B: world.Port{Computer: 9, Side: "top"}}))
 	assert.Error(t, w.Connect(world.Wire{A: world.Port{Computer: 1, Side: "up"}, B: world.Port{Computer: 2, Side: "top"}}))
+}
+
+// TestSpeakerKeepsWhatItPlayed: a silent speaker still tells Go what it was asked to play.
+func TestSpeakerKeepsWhatItPlayed(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"back": "speaker"},
+		Files: map[string]string{"/startup.lua": `
+local speaker = peripheral.find("speaker")
+speaker.playNote("pling", 2, 6)
+speaker.playSound("minecraft:block.bell.use", 9)
+print("played")
+`}}}})
+	w.Computer(1).WaitFor(ctx, "played")
+	s := w.At(1).Peripherals().Get("back").(*speaker.Speaker)
+	assert.Equal(t, []speaker.Sound{
+		{Kind: "note", Name: "pling", Volume: 2, Pitch: 6},
+		{Kind: "sound", Name: "minecraft:block.bell.use", Volume: 3, Pitch: 1},
+	}, s.Played())
 }
