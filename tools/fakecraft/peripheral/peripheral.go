@@ -68,6 +68,12 @@ type Access struct {
 	mounts []string
 }
 
+// NewAccess is an access for computer id (h, mounting in fs) to a peripheral under name,
+// outside a Bus: for a peripheral's own tests. Close it to detach.
+func NewAccess(name string, id int, h host.Host, fs Mounter) *Access {
+	return newAccess(name, id, h, fs)
+}
+
 func newAccess(name string, id int, h host.Host, fs Mounter) *Access {
 	a := &Access{name: name, id: id, host: h, fs: fs}
 	a.attached.Store(true)
