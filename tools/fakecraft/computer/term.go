@@ -120,6 +120,13 @@ func (t *Terminal) Resize(w, h int) bool {
 	return true
 }
 
+// CursorPos returns the cursor's position (1-based, possibly off the screen).
+func (t *Terminal) CursorPos() (x, y int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.x, t.y
+}
+
 // Size returns the screen's width and height in characters.
 func (t *Terminal) Size() (w, h int) {
 	t.mu.Lock()

@@ -10,6 +10,7 @@ import (
 	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/modem"
 	"fakecraft/peripheral/monitor"
+	"fakecraft/peripheral/printer"
 	"fakecraft/peripheral/speaker"
 )
 
@@ -56,6 +57,8 @@ var Kinds = map[string]Kind{
 		make: makeMonitor(false)},
 	"speaker": {Help: "speaker: plays nothing aloud, with CC's limits and speaker_audio_empty timing",
 		make: func(site, []string) (peripheral.Peripheral, error) { return speaker.New(), nil }},
+	"printer": {Args: "[FILE]", Help: "printer, full of ink and paper; each finished page is kept for Go and, given FILE, appended to it (a program's FILE, as CraftOS-PC takes one, is ignored: no program writes host files)",
+		make: makePrinter},
 	"drive": {Args: "[DISK]", Help: "disk drive, empty or holding DISK: a number is that floppy disk of the world, a host directory is mounted as a disk, a host file is a music disc",
 		make: makeDrive},
 }
@@ -143,4 +146,12 @@ func makeMonitor(advanced bool) func(at site, args []string) (peripheral.Periphe
 		}
 		return monitor.New(w, h, advanced)
 	}
+}
+
+func makePrinter(at site, args []string) (peripheral.Peripheral, error) {
+	out := strings.Join(args, ":")
+	if at.fromLua {
+		out = ""
+	}
+	return printer.New(out), nil
 }

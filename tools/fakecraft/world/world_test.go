@@ -16,6 +16,7 @@ import (
 	"fakecraft/fakecrafttest"
 	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/monitor"
+	"fakecraft/peripheral/printer"
 	"fakecraft/peripheral/speaker"
 	"fakecraft/world"
 )
@@ -334,4 +335,42 @@ print("played")
 		{Kind: "note", Name: "pling", Volume: 2, Pitch: 6},
 		{Kind: "sound", Name: "minecraft:block.bell.use", Volume: 3, Pitch: 1},
 	}, s.Played())
+}
+
+// TestPrinterPages: pages a program prints reach Go and the printer's output file; an
+// empty printer refuses a new page.
+func TestPrinterPages(t *testing.T) {
+	ctx := within(t)
+	out := filepath.Join(t.TempDir(), "pages.txt")
+	w := fakecrafttest.StartWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"right": "printer:" + out},
+		Files: map[string]string{"/startup.lua": `
+local p = peripheral.wrap("right")
+p.newPage()
+p.setPageTitle("Hello")
+p.write("first line")
+p.setCursorPos(1, 21)
+p.write("last line, cut at the page's edge")
+p.newPage() -- finishes the first
+p.write("second")
+p.endPage()
+print("printed")
+os.pullEvent("empty")
+print("new page:", p.newPage())
+`}}}})
+	w.Computer(1).WaitFor(ctx, "printed")
+	pr := w.At(1).Peripherals().Get("right").(*printer.Printer)
+	pages := pr.Pages()
+	require.Len(t, pages, 2)
+	assert.Equal(t, "Hello", pages[0].Title)
+	assert.Equal(t, "first line", pages[0].Lines[0])
+	assert.Equal(t, "last line, cut at the pag", pages[0].Lines[20])
+	assert.Equal(t, "second", pages[1].Lines[0])
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, pages[0].String()+pages[1].String(), string(data))
+	require.NoError(t, pr.Err())
+	pr.Load(0, 10)
+	w.Computer(1).QueueString("empty")
+	w.Computer(1).WaitFor(ctx, "new page:\tfalse")
 }
