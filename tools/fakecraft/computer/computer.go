@@ -134,7 +134,11 @@ type Computer struct {
 	popped chan struct{} // capacity 1: an event left the queue
 	done   chan struct{}
 	doneMu sync.Once
-	wg     sync.WaitGroup // goroutines started with Go
+	// settled is closed the first time the computer waits with nothing queued (or stops):
+	// it has booted and run what it runs at startup up to its first real wait.
+	settled     chan struct{}
+	settledOnce sync.Once
+	wg          sync.WaitGroup // goroutines started with Go
 
 	// Fields below are owned by the Lua goroutine.
 	L         *lua.LState
@@ -163,15 +167,16 @@ func New(cfg Config) (*Computer, error) {
 		cfg.YieldTimeout = DefaultYieldTimeout
 	}
 	c := &Computer{
-		cfg:    cfg,
-		term:   NewTerminal(cfg.Stdout, !cfg.Basic),
-		guard:  newYieldGuard(),
-		start:  time.Now(),
-		wake:   make(chan struct{}, 1),
-		popped: make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		timers: map[int]int{},
-		label:  ccstr.Label(cfg.Label),
+		cfg:     cfg,
+		term:    NewTerminal(cfg.Stdout, !cfg.Basic),
+		guard:   newYieldGuard(),
+		start:   time.Now(),
+		wake:    make(chan struct{}, 1),
+		popped:  make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		timers:  map[int]int{},
+		settled: make(chan struct{}),
+		label:   ccstr.Label(cfg.Label),
 	}
 	c.term.onBlink = c.cursorBlink
 	return c, nil
@@ -353,6 +358,7 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		}
 		ev, ok := c.pop()
 		if !ok {
+			c.settle()
 			select {
 			case <-ctx.Done():
 				c.term.Flush()
@@ -409,6 +415,13 @@ func (c *Computer) pop() (event, bool) {
 	}
 	return ev, true
 }
+
+// Settled is closed the first time the computer waits for an event with none queued, or
+// when it stops: by then it has booted and its startup has run up to its first wait (a
+// GPS host is answering). A world starts the computer someone runs after the others settle.
+func (c *Computer) Settled() <-chan struct{} { return c.settled }
+
+func (c *Computer) settle() { c.settledOnce.Do(func() { close(c.settled) }) }
 
 // Popped receives a value after an event left the queue, for a producer that waits for
 // room instead of overflowing it (fakecraft shell's keyboard).
@@ -492,6 +505,7 @@ func (c *Computer) newline(y int) {
 
 // shutdown stops goroutines started with Go and releases the Lua state.
 func (c *Computer) shutdown() {
+	c.settle()
 	c.doneMu.Do(func() { close(c.done) })
 	c.wg.Wait()
 	if c.L != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
@@ -19,19 +20,25 @@ type worldFlags struct {
 	Attach []string `help:"Attach a peripheral to a side (or, as CraftOS-PC allows, under another name): modem, ender_modem, wired_modem:CABLE, … (see the README). Repeatable." placeholder:"SIDE=TYPE[:ARG...]"`
 }
 
+// settleLimit bounds how long the computer being run waits for the world's other
+// computers to settle (boot and reach their first wait) before it starts anyway: one that
+// never waits (a busy loop) must not hold it forever.
+const settleLimit = 10 * time.Second
+
 // worldRun is the world one command's computer lives in, with the other computers of the
 // world file running beside it.
 type worldRun struct {
-	w      *world.World
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	errs   []error
+	w       *world.World
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	settled []<-chan struct{}
+	mu      sync.Mutex
+	errs    []error
 }
 
 // enter places the computer of opts in a world (the world file's, or a world of its own),
-// attaches the --attach peripherals, starts the world file's other computers, and returns
-// the computer's options. stop ends the others and removes what the world left behind.
+// attaches the --attach peripherals, starts the world file's other computers and waits for
+// them to settle, and returns the computer's options. stop ends the others and removes what the world left behind.
 func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, error) {
 	var spec world.Spec
 	if f.World != "" {
@@ -89,7 +96,23 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 			return fail(err)
 		}
 	}
+	run.settle()
 	return opts, run, nil
+}
+
+// settle waits until every other computer has booted and reached its first wait (GPS
+// hosts answer, servers listen), so the computer being run starts in a world that is up,
+// as a player walks up to computers already running; at most settleLimit.
+func (r *worldRun) settle() {
+	limit := time.NewTimer(settleLimit)
+	defer limit.Stop()
+	for _, s := range r.settled {
+		select {
+		case <-s:
+		case <-limit.C:
+			return
+		}
+	}
 }
 
 // start boots one of the world's other computers on its own goroutine.
@@ -98,6 +121,7 @@ func (r *worldRun) start(ctx context.Context, id int, opts machine.Options) erro
 	if err != nil {
 		return fmt.Errorf("computer %d: %w", id, err)
 	}
+	r.settled = append(r.settled, m.Settled())
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"fakecraft/computer/machine"
 )
 
 // TestRunInAWorld: `fakecraft run --world FILE` boots the world file's other computers
@@ -63,4 +65,15 @@ func TestAttachFlagErrors(t *testing.T) {
 	code, _, errOut := bare(t, dir, "", "--world", bad)
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, `unknown field "peripheral"`)
+}
+
+// TestREADMEWorldExample: the README's world file locates computer 1 with its GPS hosts,
+// as the README says.
+func TestREADMEWorldExample(t *testing.T) {
+	root, err := machine.FindRepoRoot(".")
+	require.NoError(t, err)
+	example := filepath.Join(root, "tools", "fakecraft", "world", "testdata", "example.json")
+	code, out, errOut := bare(t, t.TempDir(), "", "--world", example, "--id", "1", "gps", "locate")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "Position is 12,70,-3\n")
 }
