@@ -138,8 +138,11 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Contains(t, string(listed), `"replica":"a"`)
 	res = harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "4:vault", "path": "/notes.txt"})
 	require.False(t, res.IsError, "%+v", res.Content)
-	read, _ := json.Marshal(res.StructuredContent)
-	assert.Contains(t, string(read), "diamonds at -12 64 300")
+	var read struct {
+		Content string `json:"content"`
+	}
+	harness.ToolOK(t, res, "4:vault", &read)
+	assert.Contains(t, read.Content, "diamonds at -12 64 300")
 
 	// The computer says hello on B: A closes its older socket with 4009.
 	old, err := harness.Dial(ctx, a.WebSocketURL(), "9:twin")
