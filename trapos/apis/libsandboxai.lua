@@ -47,8 +47,12 @@ local MAX_PROMPT_BYTES = 4096;
 -- How long one poll may wait at the gateway for the next event (its maximum), well under the
 -- request timeout, so a quiet turn costs one request every few seconds.
 local POLL_WAIT_MS = 5000;
--- Polls in a row that may go unanswered (timeout) before run() gives up: one lost reply must
--- not end a turn, a gateway that stopped answering must.
+-- The gateway waits by its clock and we time the request by ours, which may run faster (a
+-- fakecraft computer's clock runs scaled): after a poll that timed out, run() halves the wait,
+-- down to this.
+local MIN_POLL_WAIT_MS = 500;
+-- Polls in a row at the shortest wait that may go unanswered (timeout) before run() gives
+-- up: one lost reply must not end a turn, a gateway that stopped answering must.
 local MAX_POLL_FAILURES = 3;
 
 local TERMINATED = "Terminated";
@@ -182,14 +186,20 @@ local function newClient(deps)
   -- Follows the turn until its done event. Returns {turnId, reason, error?, cut?} or nil and
   -- {code, message} (the poll failed).
   local function follow(turnId, opts)
-    local after, failures = 0, 0;
+    local after, failures, waitMs = 0, 0, POLL_WAIT_MS;
     local result = { turnId = turnId };
     while true do
-      local list, errOrDone = poll(turnId, after);
+      local list, errOrDone = poll(turnId, after, waitMs);
       if list == nil then
-        failures = failures + 1;
-        if errOrDone.code ~= codec.ERR_TIMEOUT or failures >= MAX_POLL_FAILURES then
+        if errOrDone.code ~= codec.ERR_TIMEOUT then
           return nil, errOrDone;
+        elseif waitMs > MIN_POLL_WAIT_MS then
+          waitMs = math.max(MIN_POLL_WAIT_MS, math.floor(waitMs / 2));
+        else
+          failures = failures + 1;
+          if failures >= MAX_POLL_FAILURES then
+            return nil, errOrDone;
+          end
         end
       else
         failures = 0;
@@ -291,6 +301,7 @@ return {
   DEFAULT_SESSION = DEFAULT_SESSION,
   MAX_PROMPT_BYTES = MAX_PROMPT_BYTES,
   POLL_WAIT_MS = POLL_WAIT_MS,
+  MIN_POLL_WAIT_MS = MIN_POLL_WAIT_MS,
   MAX_POLL_FAILURES = MAX_POLL_FAILURES,
   newClient = newClient,
 };

@@ -197,16 +197,31 @@ describe("libsandboxai", function()
       expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c1", allow = true } });
     end);
 
-    it("polls again after a lost reply, and gives up after MAX_POLL_FAILURES", function()
+    it("polls again after a lost reply, waiting less at the gateway", function()
       local timeout = { err = { code = "timeout", message = "no reply" } };
-      local gw = gateway({ timeout, { { DONE }, true } });
+      local gw = gateway({ timeout, timeout, { { DONE }, true } });
       expect(lib.newClient({ request = gw.request, term = fakeTerm }).run("hi").reason):eq("stop");
+      local waits = {};
+      for _, payload in ipairs(gw.of(lib.TYPE_POLL)) do
+        waits[#waits + 1] = payload.waitMs;
+      end
+      expect(waits):same({ 5000, 2500, 1250 });
+    end);
 
-      gw = gateway({ timeout, timeout, timeout });
+    it("gives up after MAX_POLL_FAILURES lost replies at the shortest wait", function()
+      local timeout = { err = { code = "timeout", message = "no reply" } };
+      local polls = {};
+      for i = 1, 20 do
+        polls[i] = timeout;
+      end
+      local gw = gateway(polls);
       local result, err = lib.newClient({ request = gw.request, term = fakeTerm }).run("hi");
       expect(result):eq(nil);
       expect(err.code):eq("timeout");
-      expect(#gw.of(lib.TYPE_POLL)):eq(lib.MAX_POLL_FAILURES);
+      local sent = gw.of(lib.TYPE_POLL);
+      -- 5000, 2500, 1250, 625, then 500 until the failures run out
+      expect(#sent):eq(4 + lib.MAX_POLL_FAILURES);
+      expect(sent[#sent].waitMs):eq(lib.MIN_POLL_WAIT_MS);
     end);
 
     it("returns other poll errors at once", function()
