@@ -189,6 +189,9 @@ local function newClient(deps)
     local after, failures, waitMs = 0, 0, POLL_WAIT_MS;
     local result = { turnId = turnId };
     while true do
+      if after > 0 and opts.onWait ~= nil then
+        opts.onWait();
+      end
       local list, errOrDone = poll(turnId, after, waitMs);
       if list == nil then
         if errOrDone.code ~= codec.ERR_TIMEOUT then
@@ -239,7 +242,8 @@ local function newClient(deps)
   -- order. A confirm event is answered before onEvent sees it (event.allowed, event.asked):
   -- opts.confirm(event) returning true allows it; without it the change is denied; with
   -- sandbox.ai_confirm false it is allowed without asking. opts.session, screen, kind and
-  -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question. Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
+  -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
+  -- opts.onWait() each time run() is about to wait for more (show what you held back). Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
   -- os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and {code, message}.
   local function run(prompt, opts)
     expect(1, prompt, "string");
@@ -248,6 +252,7 @@ local function newClient(deps)
     field(opts, "onEvent", "function", "nil");
     field(opts, "confirm", "function", "nil");
     field(opts, "onStart", "function", "nil");
+    field(opts, "onWait", "function", "nil");
     checkSession(2, opts.session);
     local turnId, err = ask(prompt, opts);
     if turnId == nil then

@@ -185,7 +185,7 @@ local function newScreen(t)
     scrolled = 0;
   end
 
-  return { text = text, finish = finish, line = line, thinking = thinking, ask = ask, seen = seen };
+  return { text = text, flush = flushWord, finish = finish, line = line, thinking = thinking, ask = ask, seen = seen };
 end
 
 -- One line for a failed request, naming the fix.
@@ -300,7 +300,9 @@ local function turn(question)
   screen.thinking();
   local result, err;
   local ok, raised = pcall(function()
-    result, err = client.run(question, { onEvent = showEvent, confirm = confirm });
+    -- The word being received is shown before each wait: a model that pauses mid-answer
+    -- leaves no word unseen (one split across the pause may break at the edge).
+    result, err = client.run(question, { onEvent = showEvent, confirm = confirm, onWait = screen.flush });
   end);
   screen.finish();
   if not ok then

@@ -201,6 +201,20 @@ describe("ai command", function()
       expect(rows[3]):eq("Hello");
     end);
 
+    it("shows the word held back when the answer pauses", function()
+      local seen;
+      local ok, err, rows = run({ "hi" }, {
+        width = 30,
+        polls = {
+          { text(1, "Thinking hard") },
+          function(screen) seen = screen[1]; return { text(2, "er now"), done(3) }; end,
+        },
+      });
+      expectSuccess(ok, err);
+      expect(seen):eq("Thinking hard");
+      expect(rows[1]):eq("Thinking harder now");
+    end);
+
     it("pages an answer longer than the screen", function()
       local long = {};
       for i = 1, 20 do

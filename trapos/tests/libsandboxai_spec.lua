@@ -157,6 +157,19 @@ describe("libsandboxai", function()
       expect(afters):same({ 0, 2, 2, 3 });
     end);
 
+    it("calls onWait before each poll that follows events", function()
+      local order = {};
+      local gw = gateway({
+        function() order[#order + 1] = "poll1"; return { { { seq = 1, kind = "text", text = "a" } } }; end,
+        function() order[#order + 1] = "poll2"; return { { DONE }, true }; end,
+      });
+      lib.newClient({ request = gw.request, term = fakeTerm }).run("hi", {
+        onEvent = function(event) order[#order + 1] = event.kind; end,
+        onWait = function() order[#order + 1] = "wait"; end,
+      });
+      expect(order):same({ "poll1", "text", "wait", "poll2", "done" });
+    end);
+
     it("reports the error and the cut of a turn", function()
       local gw = gateway({
         { { { seq = 1, kind = "cut", message = "cut at 64 KiB" }, { seq = 2, kind = "error", code = "timeout", message = "no answer" }, { seq = 3, kind = "done", reason = "deadline" } }, true },
