@@ -55,6 +55,11 @@ local MIN_POLL_WAIT_MS = 500;
 -- up: one lost reply must not end a turn, a gateway that stopped answering must.
 local MAX_POLL_FAILURES = 3;
 
+-- Seconds run() waits for the answer to the ai.abort it sends on terminate. Short: the same
+-- Ctrl-T reaches the sandbox daemon when the boot runs it beside the shell, and a stopped
+-- daemon answers nothing (its socket closing ends the turn at the gateway anyway).
+local ABORT_TIMEOUT = 2;
+
 local TERMINATED = "Terminated";
 
 local function checkSession(n, session)
@@ -144,18 +149,20 @@ local function newClient(deps)
   end
 
   -- The single requests that answer {}: true, or false and the error.
-  local function simple(msgType, payload)
-    local ok, _, err = request(msgType, payload);
+  local function simple(msgType, payload, timeoutSeconds)
+    local ok, _, err = request(msgType, payload, timeoutSeconds);
     if not ok then
       return false, err;
     end
     return true;
   end
 
-  -- Stops the turn; its stream ends with done/aborted.
-  local function abort(turnId)
+  -- Stops the turn; its stream ends with done/aborted. timeoutSeconds: the request's (default
+  -- libsandbox.REQUEST_TIMEOUT).
+  local function abort(turnId, timeoutSeconds)
     expect(1, turnId, "string");
-    return simple(TYPE_ABORT, { turnId = turnId });
+    expect(2, timeoutSeconds, "number", "nil");
+    return simple(TYPE_ABORT, { turnId = turnId }, timeoutSeconds);
   end
 
   -- Makes the session's next question start a new conversation (busy while a turn runs).
@@ -264,7 +271,7 @@ local function newClient(deps)
     local outcome = table.pack(pcall(follow, turnId, opts));
     if not outcome[1] then
       if outcome[2] == TERMINATED then
-        abort(turnId);
+        abort(turnId, ABORT_TIMEOUT);
       end
       error(outcome[2], 0);
     end
@@ -308,5 +315,6 @@ return {
   POLL_WAIT_MS = POLL_WAIT_MS,
   MIN_POLL_WAIT_MS = MIN_POLL_WAIT_MS,
   MAX_POLL_FAILURES = MAX_POLL_FAILURES,
+  ABORT_TIMEOUT = ABORT_TIMEOUT,
   newClient = newClient,
 };

@@ -21,6 +21,8 @@ local YES = { y = true, yes = true };
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
 local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
+-- TrapOS's boot runs the sandbox daemon beside the shell, so the player's Ctrl-T reaches it too.
+local MSG_DAEMON_STOPPED = "Ctrl-T also stopped the sandbox daemon (it runs beside the shell): reboot the computer to reconnect.";
 -- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
 local OLD_SETTINGS_PREFIX = "opencc.";
 
@@ -308,6 +310,9 @@ local function turn(question)
   if not ok then
     if raised == "Terminated" then
       screen.line(MSG_ABORTED, "red");
+      if libsandbox.requestStatus() == nil then
+        screen.line(MSG_DAEMON_STOPPED, "red");
+      end
       return nil;
     end
     error(raised, 0);

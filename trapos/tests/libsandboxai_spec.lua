@@ -10,8 +10,8 @@ local function gateway(polls, opts)
   opts = opts or {};
   local record = { requests = {} };
   local pollIndex = 0;
-  record.request = function(msgType, payload)
-    record.requests[#record.requests + 1] = { type = msgType, payload = payload };
+  record.request = function(msgType, payload, timeout)
+    record.requests[#record.requests + 1] = { type = msgType, payload = payload, timeout = timeout };
     if opts.refuse ~= nil and opts.refuse[msgType] ~= nil then
       return false, nil, opts.refuse[msgType];
     elseif msgType == lib.TYPE_ASK then
@@ -265,6 +265,8 @@ describe("libsandboxai", function()
       expect(err):eq("Terminated");
       expect(started):eq("t1");
       expect(gw.of(lib.TYPE_ABORT)):same({ { turnId = "t1" } });
+      -- briefly: the same Ctrl-T may have stopped the daemon, which would never answer
+      expect(gw.requests[#gw.requests].timeout):eq(lib.ABORT_TIMEOUT);
     end);
 
     it("does not abort when a callback fails for another reason", function()
