@@ -201,7 +201,7 @@ describe("ai command", function()
         },
       });
       expectSuccess(ok, err);
-      expect(atFirstPoll):eq("Thinking...");
+      expect(atFirstPoll):eq("Thinking... (Q stops)");
       expect(rows[1]):eq("Retrying (attempt 1): rate");
       expect(rows[2]):eq("limited");
       expect(rows[3]):eq("Hello");
@@ -294,6 +294,43 @@ describe("ai command", function()
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
       expect(rows[1]):eq("Hello there");
       expect(rows[2]):eq("Aborted: the turn was stopped (Ctrl-T).");
+    end);
+
+    it("stops the turn on Q, without Ctrl-T, and says so", function()
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 51,
+        polls = {
+          { text(1, "Hello there") },
+          function() os.queueEvent("key", keys.q, false); return {}; end,
+          { text(2, " never shown") },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
+      expect(rows[1]):eq("Hello there");
+      expect(rows[2]):eq("Stopped: the turn was aborted (Q).");
+    end);
+
+    it("does not take the key that ended a question for stop", function()
+      local long = {};
+      for i = 1, 12 do
+        long[#long + 1] = "line" .. i .. "\n";
+      end
+      local ok, err, _, record = run({ "write it" }, {
+        width = 51,
+        typed = { "q" },
+        polls = {
+          { CONFIRM },
+          function()
+            -- the key that ended the question reaches the stop-key watcher after read()
+            os.queueEvent("key", keys.q, false);
+            return { text(2, table.concat(long)), done(3) };
+          end,
+        },
+      });
+      expectSuccess(ok, err);
+      expect(#sent(record, "ai.abort")):eq(0);
+      expect(sent(record, "ai.approve")[1].allow):eq(false);
     end);
 
     it("says when the same Ctrl-T stopped the daemon, and how to reconnect", function()
