@@ -61,6 +61,15 @@ local function newScreen(t)
     end
   end
 
+  -- Takes a notice (Thinking..., Press any key) off the current row by writing spaces over
+  -- it, as a transcript that records writes then reads the row as the screen shows it.
+  local function erase(notice)
+    local _, y = t.getCursorPos();
+    t.setCursorPos(1, y);
+    t.write(string.rep(" ", #notice));
+    t.setCursorPos(1, y);
+  end
+
   -- The cursor blinks while it waits, as read() does: the player is to act (and fakecraft,
   -- which types its next line when a blink starts, can drive the pager).
   local function pause()
@@ -70,18 +79,14 @@ local function newScreen(t)
     os.pullEvent("key");
     inputting = "ending";
     t.setCursorBlink(false);
-    local _, y = t.getCursorPos();
-    t.clearLine();
-    t.setCursorPos(1, y);
+    erase(MORE);
     scrolled = 0;
   end
 
   -- Called before anything is written: takes "Thinking..." away, pauses when due.
   local function beforeWrite()
     if status then
-      local _, y = t.getCursorPos();
-      t.clearLine();
-      t.setCursorPos(1, y);
+      erase(THINKING);
       col, status = 1, false;
     end
     if scrolled >= height - 1 then
