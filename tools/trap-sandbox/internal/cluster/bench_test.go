@@ -12,6 +12,7 @@ import (
 
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // benchComputers is how many computers the benchmark spreads over its three replicas.
@@ -24,7 +25,7 @@ const benchComputers = 1000
 // (docs/performance.md has the figures).
 func BenchmarkRequest(b *testing.B) {
 	tc := newTestCluster(b)
-	tc.logs = &syncBuffer{} // the replicas log at debug level; keep it out of the figures' way
+	tc.logs = &testkit.SyncBuffer{} // the replicas log at debug level; keep it out of the figures' way
 	var replicas []*replica
 	for _, name := range []string{"a", "b", "c"} {
 		replicas = append(replicas, tc.startReplicaWith(name, gateway.Config{UpgradeRate: -1}))

@@ -30,6 +30,7 @@ import (
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -60,24 +61,6 @@ type clock struct{ offset atomic.Int64 }
 func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
-// syncBuffer is a goroutine-safe log sink, dumped when a test fails.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testCluster is one embedded NATS server (JetStream on, a temporary store, a free port) and
 // the gateway replicas a test starts on it.
 type testCluster struct {
@@ -85,14 +68,14 @@ type testCluster struct {
 	ns    *natsserver.Server
 	opts  *natsserver.Options
 	clock *clock
-	logs  *syncBuffer
+	logs  *testkit.SyncBuffer
 }
 
 func newTestCluster(t testing.TB) *testCluster {
 	t.Helper()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true,
 		StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-	tc := &testCluster{t: t, opts: opts, clock: &clock{}, logs: &syncBuffer{}}
+	tc := &testCluster{t: t, opts: opts, clock: &clock{}, logs: &testkit.SyncBuffer{}}
 	tc.startNATS()
 	t.Cleanup(func() {
 		tc.stopNATS()
