@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
@@ -40,7 +41,7 @@ func BenchmarkRequest(b *testing.B) {
 		answering.Go(func() { answerPings(c) })
 	}
 	for _, r := range replicas {
-		waitFor(b, "every replica to list every computer", func() bool { return len(r.gw.Computers()) == benchComputers })
+		require.Eventually(b, func() bool { return len(r.gw.Computers()) == benchComputers }, waitLimit, pollEvery, "every replica to list every computer")
 	}
 
 	run := func(name string, asker func(i int) *replica) {

@@ -40,6 +40,16 @@ func TestMain(m *testing.M) {
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 10 * time.Second
 
+// pollEvery is how often a require.Eventually condition is checked.
+const pollEvery = 10 * time.Millisecond
+
+// testingT is what a helper called inside a require.EventuallyWithT condition needs: the
+// test's *testing.T or the condition's *assert.CollectT.
+type testingT interface {
+	require.TestingT
+	Helper()
+}
+
 // Test intervals: heartbeats flow often, and a replica only dies when a test moves the clock
 // past testReplicaTTL, so no test depends on how fast the machine is.
 const (
@@ -184,7 +194,7 @@ func client() *http.Client {
 }
 
 // computers lists the computers through r's HTTP API as "traposId@replica", sorted.
-func (r *replica) computers(t testing.TB) []string {
+func (r *replica) computers(t testingT) []string {
 	t.Helper()
 	list := r.computerList(t)
 	out := make([]string, 0, len(list))
@@ -196,7 +206,7 @@ func (r *replica) computers(t testing.TB) []string {
 }
 
 // computerList is GET /trapos/computers on r.
-func (r *replica) computerList(t testing.TB) []gateway.ComputerJSON {
+func (r *replica) computerList(t testingT) []gateway.ComputerJSON {
 	t.Helper()
 	resp, err := client().Get(r.srv.URL + gateway.ComputersPath)
 	require.NoError(t, err)
@@ -214,11 +224,9 @@ func (r *replica) waitComputers(t testing.TB, want ...string) {
 	if want == nil {
 		want = []string{}
 	}
-	var got []string
-	waitFor(t, fmt.Sprintf("replica %s to list %v", r.name, want), func() bool {
-		got = r.computers(t)
-		return assert.ObjectsAreEqual(want, got)
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, want, r.computers(c))
+	}, waitLimit, pollEvery, "replica %s to list %v", r.name, want)
 }
 
 // apiResult is the outcome of one POST …/requests.
@@ -257,18 +265,6 @@ func await(t testing.TB, ch <-chan apiResult) apiResult {
 	case <-time.After(2 * waitLimit):
 		t.Fatal("the request did not finish")
 		return apiResult{}
-	}
-}
-
-// waitFor polls cond until it holds (state changes on other goroutines and processes).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -98,7 +98,7 @@ func TestOversizedFrameCloses1009(t *testing.T) {
 	payload := strings.Repeat("x", protocol.MaxFrameBytes+1)
 	require.NoError(t, big.conn.WriteMessage(websocket.TextMessage, []byte(payload)))
 	big.expectClose(websocket.CloseMessageTooBig, "")
-	waitFor(t, "the big computer to leave", func() bool { return len(h.gw.Computers()) == 1 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, pollEvery, "the big computer to leave")
 
 	// The other computer keeps working in both directions.
 	bystander.request("p", protocol.TypeProbeGateway, nil)

@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 5 * time.Second
 
+// pollEvery is how often a require.Eventually condition is checked.
+const pollEvery = 5 * time.Millisecond
+
 // staticProber answers every probe with the same Health.
 type staticProber opencode.Health
 
@@ -217,17 +220,5 @@ func awaitResult(t *testing.T, ch <-chan requestResult) requestResult {
 	case <-time.After(waitLimit):
 		t.Fatal("the request did not finish")
 		return requestResult{}
-	}
-}
-
-// waitFor polls cond until it holds (state changes on the gateway's goroutines).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
