@@ -21,6 +21,8 @@ import (
 	"fakecraft/fakecrafttest"
 	"fakecraft/httpapi"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -90,7 +92,7 @@ func readSettings(t *testing.T, dir string) string {
 // again upgrades and keeps the settings; then `uninstall` leaves nothing of the package.
 func TestOneLineInstall(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
@@ -139,7 +141,7 @@ func TestOneLineInstall(t *testing.T) {
 // player's /startup.lua is byte-identical after install, upgrade and uninstall.
 func TestInstallKeepsThePlayersStartup(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
@@ -171,7 +173,7 @@ func TestInstallKeepsThePlayersStartup(t *testing.T) {
 // writes the hook beside it and names the line to add, touching nothing of the player's.
 func TestInstallBesideAStartupFile(t *testing.T) {
 	ctx := testContext(t)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
 	dir := t.TempDir()
 	const playerStartup = "print(\"mine\")\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(playerStartup), 0o644))
@@ -199,7 +201,7 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 // shows the health result.
 func TestNumericPasswordThroughSetup(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", "1234", "--opencode-url", oc.URL}})
 	dir := t.TempDir()
 
@@ -219,7 +221,7 @@ func TestNumericPasswordThroughSetup(t *testing.T) {
 // fails one file.
 func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
 	dir := t.TempDir()
 	playerSession(ctx, t, dir, true, "wget run "+g.URL("/trapos/install")+" "+installPassword)
@@ -259,7 +261,7 @@ func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
 // launcher starts the package's autostart daemon itself: the installer writes no hook.
 func TestInstallOnTrapOSAddsNoHook(t *testing.T) {
 	ctx := testContext(t)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ccpm.lua"), []byte("print(\"ccpm\")\n"), 0o644))
 
@@ -289,7 +291,7 @@ func diskSnapshot(t *testing.T, dir string) map[string]string {
 // asks nothing and keeps the answer.
 func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
 	ctx := testContext(t)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
 

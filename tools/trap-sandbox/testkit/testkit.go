@@ -1,7 +1,7 @@
 // Package testkit is what the repository's Go tests share, so no test package keeps its own
-// copy: a goroutine-safe buffer here, a faithful fake opencode in opencodefake, and a Go
-// stand-in of the computer's daemon in daemonfake. It sits outside internal/ so the tests
-// module (tests/) can import it too; nothing in the gateway's binary does.
+// copy: a goroutine-safe buffer here and a faithful fake opencode in opencodefake. It sits
+// outside internal/ so the tests module (tests/) can import it too; nothing in the gateway's
+// binary does.
 package testkit
 
 import (

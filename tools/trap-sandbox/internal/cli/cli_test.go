@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"trap-sandbox/internal/opencode/opencodetest"
 	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 func TestMain(m *testing.M) {
@@ -172,7 +172,7 @@ func TestServeEndToEnd(t *testing.T) {
 	clearEnv(t)
 	const sandboxPassword = "sandbox-secret-xyz"
 	const opencodePassword = "opencode-secret-xyz"
-	_, opencodeURL := opencodetest.Start(t, "opencode", opencodePassword)
+	opencodeURL := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword}).URL
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", sandboxPassword,
 		"--opencode-url", opencodeURL, "--opencode-password", opencodePassword, "--log-level", "debug")
 	addr, logs, stop := startServe(t, root.Serve)
