@@ -13,14 +13,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
+
 	"tests/internal/harness"
 )
 
 // waitLimit bounds each wait; only a broken setup comes near it.
 const waitLimit = 30 * time.Second
-
-// pollEvery is how often a require.Eventually condition is checked.
-const pollEvery = 50 * time.Millisecond
 
 // testingT is what a helper called inside a require.EventuallyWithT condition needs: the
 // test's *testing.T or the condition's *assert.CollectT.
@@ -114,7 +113,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	require.NoError(t, err)
 	defer stop()
 
-	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["4:vault"]) }, waitLimit, pollEvery, "B to list A's computer")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["4:vault"]) }, waitLimit, testkit.Poll, "B to list A's computer")
 
 	// B's HTTP API reaches it.
 	status, code := ping(t, b, "4:vault", 10*time.Second)
@@ -143,7 +142,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	require.NoError(t, err)
 	defer old.Close()
 	require.NoError(t, old.MustHello(ctx, ""))
-	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["9:twin"]) }, waitLimit, pollEvery, "B to list 9:twin on A")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["9:twin"]) }, waitLimit, testkit.Poll, "B to list 9:twin on A")
 	fresh, err := harness.Dial(ctx, b.WebSocketURL(), "9:twin")
 	require.NoError(t, err)
 	defer fresh.Close()
@@ -153,7 +152,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	cancelRead()
 	require.NoError(t, err)
 	assert.Equal(t, harness.CloseReplaced, ce.Code)
-	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "b", listComputers(c, a)["9:twin"]) }, waitLimit, pollEvery, "A to list 9:twin on B")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "b", listComputers(c, a)["9:twin"]) }, waitLimit, testkit.Poll, "A to list 9:twin on B")
 
 	// /healthz says NATS is connected.
 	status, body := get(t, b, "/healthz")
@@ -166,7 +165,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	require.NoError(t, err)
 	defer silent.Close()
 	require.NoError(t, silent.MustHello(ctx, ""))
-	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["5:silent"]) }, waitLimit, pollEvery, "B to list 5:silent on A")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["5:silent"]) }, waitLimit, testkit.Poll, "B to list 5:silent on A")
 	type result struct {
 		status int
 		code   string
@@ -195,7 +194,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Less(t, r.took, pendingTimeout+5*time.Second, "the request's timeout bounds the trip")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.NotContains(c, listComputers(c, b), "4:vault")
-	}, waitLimit, pollEvery, "B to drop A's computer")
+	}, waitLimit, testkit.Poll, "B to drop A's computer")
 	status, code = ping(t, b, "4:vault", time.Minute)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, "not_connected", code)
@@ -206,7 +205,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, body := get(c, b, "/healthz")
 		assert.Contains(c, body, "nats: disconnected")
-	}, waitLimit, pollEvery, "B to notice NATS is gone")
+	}, waitLimit, testkit.Poll, "B to notice NATS is gone")
 	answered := make(chan error, 1)
 	go func() {
 		answerCtx, cancel := context.WithTimeout(ctx, waitLimit)

@@ -7,7 +7,13 @@ package testkit
 import (
 	"bytes"
 	"sync"
+	"time"
 )
+
+// Poll is how often the tests' require.Eventually conditions are checked: soon enough that a
+// wait ends just after its condition holds, seldom enough that a condition asking a gateway
+// over HTTP does not load it.
+const Poll = 10 * time.Millisecond
 
 // SyncBuffer is a bytes.Buffer that other goroutines may write (a logger, a server's output)
 // while the test reads it. The zero value is empty and ready to use.

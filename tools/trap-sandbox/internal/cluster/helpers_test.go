@@ -40,9 +40,6 @@ func TestMain(m *testing.M) {
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 10 * time.Second
 
-// pollEvery is how often a require.Eventually condition is checked.
-const pollEvery = 10 * time.Millisecond
-
 // testingT is what a helper called inside a require.EventuallyWithT condition needs: the
 // test's *testing.T or the condition's *assert.CollectT.
 type testingT interface {
@@ -226,7 +223,7 @@ func (r *replica) waitComputers(t testing.TB, want ...string) {
 	}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, want, r.computers(c))
-	}, waitLimit, pollEvery, "replica %s to list %v", r.name, want)
+	}, waitLimit, testkit.Poll, "replica %s to list %v", r.name, want)
 }
 
 // apiResult is the outcome of one POST …/requests.

@@ -15,6 +15,7 @@ import (
 
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 )
 
 // apiCall posts body to the requests endpoint of traposID and decodes the answer.
@@ -152,7 +153,7 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	m := h.gw.cfg.Metrics
 	require.Eventually(t, func() bool {
 		return testutil.ToFloat64(m.closes.WithLabelValues("4001")) == 1
-	}, waitLimit, pollEvery, "the 4001 close to be counted")
+	}, waitLimit, testkit.Poll, "the 4001 close to be counted")
 
 	resp, err := h.srv.Client().Get(h.srv.URL + server.MetricsPath)
 	require.NoError(t, err)

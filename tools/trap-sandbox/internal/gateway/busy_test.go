@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // A burst from the host is the host's: past the per-computer cap the API caller gets 429
@@ -99,7 +100,7 @@ func TestGatewayRequestsPastTheCapAreBusy(t *testing.T) {
 	first := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
 	second := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
 	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	require.Eventually(t, func() bool { return s.pending.len() == 2 }, waitLimit, pollEvery, "two requests pending")
+	require.Eventually(t, func() bool { return s.pending.len() == 2 }, waitLimit, testkit.Poll, "two requests pending")
 	_, err := h.gw.Request(ctx, LocalAccount, "7:", TypePing, nil)
 	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err))
 	cancel()

@@ -12,6 +12,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // dialRefused dials and expects the upgrade to be refused; it returns the status and body.
@@ -52,7 +54,7 @@ func TestMaxConnectionsRefusesWith503(t *testing.T) {
 
 	// A freed slot is usable again.
 	require.NoError(t, first.conn.Close())
-	require.Eventually(t, func() bool { return h.gw.openSockets() == 1 }, waitLimit, pollEvery, "the closed socket to free its slot")
+	require.Eventually(t, func() bool { return h.gw.openSockets() == 1 }, waitLimit, testkit.Poll, "the closed socket to free its slot")
 	h.connect(t, "3:", "")
 }
 
@@ -106,6 +108,6 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 		}
 		assert.LessOrEqual(t, s.send.queued(), budget)
 	}
-	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, pollEvery, "the computer to be dropped")
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be dropped")
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
 }
