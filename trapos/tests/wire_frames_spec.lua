@@ -45,6 +45,36 @@ describe("wire frames", function()
     expect(codec.ERRORS):same(fixture.codes);
   end);
 
+  it("names the types the daemon answers, each with a request and an answer", function()
+    local daemonTypes, listed = {}, {};
+    for msgType in pairs(codec.RESERVED_TYPES) do
+      if msgType ~= codec.TYPE_HELLO and msgType ~= codec.TYPE_PROBE_GATEWAY then
+        daemonTypes[msgType] = true;
+      end
+    end
+    for _, msgType in ipairs(fixture.computerTypes) do
+      listed[msgType] = true;
+    end
+    expect(listed):same(daemonTypes);
+    local requests, answers = {}, {};
+    for _, case in ipairs(fixture.cases) do
+      local decoded = case.decoded;
+      if decoded ~= nil and decoded.event == codec.FRAME_GATEWAY_REQUEST then
+        requests[decoded.type] = true;
+      elseif decoded ~= nil and decoded.event == codec.FRAME_COMPUTER_RESPONSE and decoded.ok then
+        answers[decoded.type] = true;
+      end
+    end
+    for _, msgType in ipairs(fixture.computerTypes) do
+      if not requests[msgType] then
+        fail("no gateway_request case of " .. msgType);
+      end
+      if not answers[msgType] then
+        fail("no successful computer_response case of " .. msgType);
+      end
+    end
+  end);
+
   for _, case in ipairs(fixture.cases) do
     it(case.name, function()
       local frame, err = codec.decodeFrame(case.input);

@@ -15,6 +15,7 @@ import (
 type wireFixture struct {
 	MaxFrameBytes int      `json:"maxFrameBytes"`
 	Codes         []string `json:"codes"`
+	ComputerTypes []string `json:"computerTypes"`
 	Cases         []struct {
 		Name    string `json:"name"`
 		Input   string `json:"input"`
@@ -49,6 +50,30 @@ func TestWireFixtureLimitsAndCodes(t *testing.T) {
 		codes[i] = string(c)
 	}
 	assert.Equal(t, fx.Codes, codes)
+}
+
+// TestWireFixtureHasEveryComputerType: the fixture names the types a computer answers as
+// ComputerTypes does, and holds a request and a successful answer of each, so a new type
+// cannot join the vocabulary without frames both codecs read.
+func TestWireFixtureHasEveryComputerType(t *testing.T) {
+	fx := readWireFixture(t)
+	assert.Equal(t, ComputerTypes, fx.ComputerTypes)
+	requests, answers := map[string]bool{}, map[string]bool{}
+	for _, tc := range fx.Cases {
+		if tc.Decoded == nil {
+			continue
+		}
+		switch {
+		case tc.Decoded.Event == string(EventGatewayRequest):
+			requests[tc.Decoded.Type] = true
+		case tc.Decoded.Event == string(EventComputerResponse) && tc.Decoded.OK != nil && *tc.Decoded.OK:
+			answers[tc.Decoded.Type] = true
+		}
+	}
+	for _, typ := range ComputerTypes {
+		assert.True(t, requests[typ], "no gateway_request case of %s", typ)
+		assert.True(t, answers[typ], "no successful computer_response case of %s", typ)
+	}
 }
 
 func TestWireFixtureFrames(t *testing.T) {
