@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/testkit/opencodefake"
 
 	"tests/internal/harness"
@@ -106,13 +107,13 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx := testContext(t)
 			g := startGateway(t)
-			d := &harness.Daemon{ID: 7, Label: "north", AllowFiles: harness.AllowFilesWrite, AllowExec: true,
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "north", AllowFiles: harness.AllowFilesWrite, AllowExec: true,
 				Exec: func(typ string, p map[string]any) (any, *harness.Error) {
 					if typ == harness.TypeLuaExec {
 						return map[string]any{"returns": []any{p["code"], p["timeoutMs"]}, "output": "printed\n"}, nil
 					}
 					return map[string]any{"success": false, "output": "No such program\n", "outputTruncated": p["timeoutMs"] == float64(4000)}, nil
-				}}
+				}}}
 			serveDaemon(ctx, t, g, d)
 			s := connectMCP(ctx, t, g, transport)
 			id := d.TraposID()
@@ -226,7 +227,7 @@ func TestMCPErrors(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx := testContext(t)
 			g := startGateway(t)
-			d := &harness.Daemon{ID: 3, Label: "locked", Silent: []string{harness.TypeComputerInfo}}
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 3, Label: "locked"}, Silent: []string{harness.TypeComputerInfo}}
 			serveDaemon(ctx, t, g, d)
 			s := connectMCP(ctx, t, g, transport)
 			id := d.TraposID()
@@ -273,7 +274,7 @@ func TestMCPErrors(t *testing.T) {
 func TestMCPDisconnectedComputer(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
-	d := &harness.Daemon{ID: 5, Label: "gone"}
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "gone"}}
 	stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
 	require.NoError(t, err)
 	s := harness.ConnectMCP(ctx, t, g, "")
@@ -293,7 +294,7 @@ func TestMCPShutdownWithCallInFlight(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
 	arrived := make(chan string, 1)
-	d := &harness.Daemon{ID: 4, Label: "slow", AllowExec: true, Silent: []string{harness.TypeLuaExec},
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 4, Label: "slow", AllowExec: true}, Silent: []string{harness.TypeLuaExec},
 		OnRequest: func(f harness.Frame) {
 			select {
 			case arrived <- f.Type:

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/daemonfake"
 
 	"tests/internal/harness"
 )
@@ -107,7 +108,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	a, b := startReplica(t, nats, "a"), startReplica(t, nats, "b")
 
 	// A daemon on A, with files the host may read.
-	d := &harness.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}}
 	d.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
 	stop, err := d.Serve(ctx, a.WebSocketURL(), "")
 	require.NoError(t, err)

@@ -1,7 +1,8 @@
 // Package testkit is what the repository's Go tests share, so no test package keeps its own
-// copy: a goroutine-safe buffer here and a faithful fake opencode in opencodefake. It sits
-// outside internal/ so the tests module (tests/) can import it too; nothing in the gateway's
-// binary does.
+// copy: a goroutine-safe buffer and the poll interval here, a faithful fake opencode in
+// opencodefake, and the Go stand-in of a computer's daemon in daemonfake. It sits outside
+// internal/ so the tests module (tests/) can import it too; nothing in the gateway's binary
+// does.
 package testkit
 
 import (
