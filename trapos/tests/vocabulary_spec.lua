@@ -6,49 +6,16 @@
 
 local codec = require('/apis/libsandboxcodec');
 local daemonLib = require('/apis/libsandboxdaemon');
+local speckit = require('/tests/speckit');
 
 local FIXTURE = "/tests/fixtures/vocabulary.json";
 local URL = "ws://vocabulary.test";
 local FULL_URL = URL .. "/trapos/ws";
 local EMPTY_ARRAY = textutils.empty_json_array;
-
--- A decoded JSON value with every string (keys too) turned from its wire form into bytes.
--- The empty-array sentinel stays itself, so [] and {} remain apart.
-local function bytes(value)
-  if type(value) == "string" then
-    local converted = codec.fromWire(value);
-    if converted == nil then
-      fail("not a wire string: " .. value);
-    end
-    return converted;
-  elseif type(value) == "table" and value ~= EMPTY_ARRAY then
-    local out = {};
-    for k, v in pairs(value) do
-      out[bytes(k)] = bytes(v);
-    end
-    return out;
-  end
-  return value;
-end
+local bytes = speckit.bytes;
 
 -- Decodes JSON text; an empty array decodes as the sentinel, an empty object as a table.
-local function decode(text, what)
-  local value, err = textutils.unserializeJSON(text);
-  if value == nil then
-    fail(what .. " is not JSON: " .. tostring(err));
-  end
-  return value;
-end
-
-local function readFixture()
-  local handle = fs.open(FIXTURE, "rb");
-  if handle == nil then
-    fail("cannot open " .. FIXTURE);
-  end
-  local text = handle.readAll();
-  handle.close();
-  return decode(text, FIXTURE);
-end
+local decode = speckit.decodeJson;
 
 -- The JSON type of a decoded value, in the fixture's words.
 local function jsonType(value)
@@ -112,15 +79,7 @@ local function connect(computer, given)
     ["sandbox.allow_files"] = given.allowFiles,
     ["sandbox.allow_exec"] = given.allowExec,
   };
-  local settingsApi = {
-    define = function() end,
-    get = function(name, default)
-      if values[name] == nil then
-        return default;
-      end
-      return values[name];
-    end,
-  };
+  local settingsApi = speckit.settings(values);
   -- The real os (timers, clock, events), as the computer of the table.
   local osApi = setmetatable({
     getComputerID = function() return computer.id; end,
@@ -215,7 +174,7 @@ local function check(step, response)
   end
 end
 
-local fixture = readFixture();
+local fixture = speckit.readJson(FIXTURE);
 
 describe("the computer vocabulary", function()
   it("covers every type the daemon answers", function()
@@ -225,8 +184,8 @@ describe("the computer vocabulary", function()
         covered[step.type] = true;
       end
     end
-    for msgType in pairs(codec.RESERVED_TYPES) do
-      if msgType ~= codec.TYPE_HELLO and msgType ~= codec.TYPE_PROBE_GATEWAY and not covered[msgType] then
+    for msgType in pairs(speckit.daemonTypes()) do
+      if not covered[msgType] then
         fail("no case sends " .. msgType);
       end
     end

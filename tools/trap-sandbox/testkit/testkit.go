@@ -7,7 +7,11 @@ package testkit
 
 import (
 	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"sync"
+	"testing"
 	"time"
 )
 
@@ -35,4 +39,37 @@ func (b *SyncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
+}
+
+// FixturesDir is where the fixtures that the Go tests and the Lua specs both read live,
+// relative to the repository root (the directory holding go.work).
+const FixturesDir = "trapos/tests/fixtures"
+
+// ReadFixture decodes the JSON fixture name (e.g. "wire_frames.json"), failing the test when
+// it cannot. The fixtures are found from the test's working directory upward.
+func ReadFixture[T any](t testing.TB, name string) T {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatalf("read fixture %s: %v", name, err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.work")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatalf("read fixture %s: no go.work above the test's directory", name)
+		}
+		dir = parent
+	}
+	data, err := os.ReadFile(filepath.Join(dir, FixturesDir, name))
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	var v T
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("decode fixture %s: %v", name, err)
+	}
+	return v
 }

@@ -2,12 +2,12 @@ package protocol
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // wireFixture is trapos/tests/fixtures/wire_frames.json, which the Lua codec's spec
@@ -32,18 +32,8 @@ type wireFixture struct {
 	} `json:"cases"`
 }
 
-func readWireFixture(t *testing.T) wireFixture {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "trapos", "tests", "fixtures", "wire_frames.json"))
-	require.NoError(t, err)
-	var fx wireFixture
-	require.NoError(t, json.Unmarshal(data, &fx))
-	require.NotEmpty(t, fx.Cases)
-	return fx
-}
-
 func TestWireFixtureLimitsAndCodes(t *testing.T) {
-	fx := readWireFixture(t)
+	fx := testkit.ReadFixture[wireFixture](t, "wire_frames.json")
 	assert.Equal(t, MaxFrameBytes, fx.MaxFrameBytes)
 	codes := make([]string, len(Codes))
 	for i, c := range Codes {
@@ -56,7 +46,7 @@ func TestWireFixtureLimitsAndCodes(t *testing.T) {
 // ComputerTypes does, and holds a request and a successful answer of each, so a new type
 // cannot join the vocabulary without frames both codecs read.
 func TestWireFixtureHasEveryComputerType(t *testing.T) {
-	fx := readWireFixture(t)
+	fx := testkit.ReadFixture[wireFixture](t, "wire_frames.json")
 	assert.Equal(t, ComputerTypes, fx.ComputerTypes)
 	requests, answers := map[string]bool{}, map[string]bool{}
 	for _, tc := range fx.Cases {
@@ -77,7 +67,7 @@ func TestWireFixtureHasEveryComputerType(t *testing.T) {
 }
 
 func TestWireFixtureFrames(t *testing.T) {
-	for _, tc := range readWireFixture(t).Cases {
+	for _, tc := range testkit.ReadFixture[wireFixture](t, "wire_frames.json").Cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			f, err := DecodeFrame([]byte(tc.Input))
 			if tc.Ignored {

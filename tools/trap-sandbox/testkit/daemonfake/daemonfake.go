@@ -89,19 +89,18 @@ func (d *Daemon) SetPermissions(allowFiles string, allowExec bool) {
 
 // PutFile stores a file (p as bytes, not a wire string), making its directories.
 func (d *Daemon) PutFile(p string, data []byte) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.init()
-	clean, err := sanitize(p)
-	if err != nil {
-		panic(err)
-	}
-	d.mkdirs(parent(clean))
-	d.files[clean] = slices.Clone(data)
+	d.setUp(p, func(clean string) {
+		d.mkdirs(parent(clean))
+		d.files[clean] = slices.Clone(data)
+	})
 }
 
 // MakeDir makes a directory and its parents.
-func (d *Daemon) MakeDir(p string) {
+func (d *Daemon) MakeDir(p string) { d.setUp(p, d.mkdirs) }
+
+// setUp runs a test's setup step fn on the disk with p resolved; a path CC would refuse is
+// the test's own mistake, and panics.
+func (d *Daemon) setUp(p string, fn func(clean string)) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.init()
@@ -109,7 +108,7 @@ func (d *Daemon) MakeDir(p string) {
 	if err != nil {
 		panic(err)
 	}
-	d.mkdirs(clean)
+	fn(clean)
 }
 
 // File returns a file's contents.
@@ -157,17 +156,22 @@ func (d *Daemon) Answer(typ string, payload json.RawMessage) Reply {
 	case protocol.TypeComputerInfo:
 		return ok(d.info())
 	case protocol.TypeFSList:
-		return withStrings(p, []string{"path"}, func(s []string) Reply { return d.list(s[0]) })
+		return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.list(c[0]) })
 	case protocol.TypeFSRead:
-		return d.read(p)
+		return serveFS(p, []string{checkString(p, "path"), checkCount(p, "offset"), checkCount(p, "length")}, []string{"path"},
+			func(c []string) Reply {
+				return d.read(c[0], count(p, "offset", 0), min(count(p, "length", MaxReadBytes), MaxReadBytes))
+			})
 	case protocol.TypeFSWrite:
-		return d.write(p)
+		return serveFS(p, []string{checkString(p, "path"), checkString(p, "data"), checkBool(p, "append")}, []string{"path"},
+			func(c []string) Reply { return d.write(c[0], p["data"].(string), p["append"] == true) })
 	case protocol.TypeFSDelete:
-		return withStrings(p, []string{"path"}, func(s []string) Reply { return d.delete(s[0]) })
+		return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.delete(c[0]) })
 	case protocol.TypeFSMove:
-		return withStrings(p, []string{"from", "to"}, func(s []string) Reply { return d.move(s[0], s[1]) })
+		return serveFS(p, []string{checkString(p, "from"), checkString(p, "to")}, []string{"from", "to"},
+			func(c []string) Reply { return d.move(c[0], c[1]) })
 	case protocol.TypeFSMakeDir:
-		return withStrings(p, []string{"path"}, func(s []string) Reply { return d.makeDir(s[0]) })
+		return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.makeDir(c[0]) })
 	case protocol.TypeLuaExec, protocol.TypeShellRun:
 		return d.exec(typ, p)
 	}
@@ -213,11 +217,9 @@ func (d *Daemon) info() map[string]any {
 	return info
 }
 
-func (d *Daemon) list(p string) Reply {
-	clean, err := sanitize(p)
-	if err != nil {
-		return fsError(err.Error())
-	}
+// The fs handlers below take paths already resolved by serveFS.
+
+func (d *Daemon) list(clean string) Reply {
 	if _, isFile := d.files[clean]; isFile {
 		return fsError(display(clean) + ": Not a directory")
 	}
@@ -250,20 +252,7 @@ func (d *Daemon) children(dir string) []string {
 	return names
 }
 
-func (d *Daemon) read(p map[string]any) Reply {
-	if why := checkString(p, "path"); why != "" {
-		return fail(protocol.CodeBadPayload, why)
-	}
-	if why := checkCount(p, "offset"); why != "" {
-		return fail(protocol.CodeBadPayload, why)
-	}
-	if why := checkCount(p, "length"); why != "" {
-		return fail(protocol.CodeBadPayload, why)
-	}
-	clean, err := sanitize(p["path"].(string))
-	if err != nil {
-		return fsError(err.Error())
-	}
+func (d *Daemon) read(clean string, offset, length int) Reply {
 	data, found := d.files[clean]
 	if !found {
 		if d.dirs[clean] {
@@ -271,41 +260,27 @@ func (d *Daemon) read(p map[string]any) Reply {
 		}
 		return fsError(display(clean) + ": No such file")
 	}
-	offset, length := count(p, "offset", 0), min(count(p, "length", MaxReadBytes), MaxReadBytes)
 	chunk := data[min(offset, len(data)):min(offset+length, len(data))]
 	return ok(map[string]any{"data": protocol.WireOfBytes(chunk), "size": len(data), "eof": offset+len(chunk) >= len(data)})
 }
 
-func (d *Daemon) write(p map[string]any) Reply {
-	for _, why := range []string{checkString(p, "path"), checkString(p, "data"), checkBool(p, "append")} {
-		if why != "" {
-			return fail(protocol.CodeBadPayload, why)
-		}
-	}
-	clean, err := sanitize(p["path"].(string))
-	if err != nil {
-		return fsError(err.Error())
-	}
+func (d *Daemon) write(clean, data string, appendTo bool) Reply {
 	if d.dirs[clean] {
 		return fsError(display(clean) + ": Cannot write to directory")
 	}
 	if readOnly(clean) {
 		return fsError(display(clean) + ": Access denied")
 	}
-	data := []byte(p["data"].(string))
-	if p["append"] == true {
-		data = append(slices.Clone(d.files[clean]), data...)
+	contents := []byte(data)
+	if appendTo {
+		contents = append(slices.Clone(d.files[clean]), contents...)
 	}
 	d.mkdirs(parent(clean))
-	d.files[clean] = data
-	return ok(map[string]any{"size": len(data)})
+	d.files[clean] = contents
+	return ok(map[string]any{"size": len(contents)})
 }
 
-func (d *Daemon) delete(p string) Reply {
-	clean, err := sanitize(p)
-	if err != nil {
-		return fsError(err.Error())
-	}
+func (d *Daemon) delete(clean string) Reply {
 	if !d.exists(clean) {
 		return fsError(display(clean) + ": No such file")
 	}
@@ -337,15 +312,7 @@ func (d *Daemon) removeTree(p string) {
 }
 
 // move moves a file or a directory; CC's refusals here name no path.
-func (d *Daemon) move(from, to string) Reply {
-	src, err := sanitize(from)
-	if err != nil {
-		return fsError(err.Error())
-	}
-	dst, err := sanitize(to)
-	if err != nil {
-		return fsError(err.Error())
-	}
+func (d *Daemon) move(src, dst string) Reply {
 	switch {
 	case !d.exists(src):
 		return fsError("No such file")
@@ -379,11 +346,7 @@ func (d *Daemon) move(from, to string) Reply {
 	return ok(map[string]any{})
 }
 
-func (d *Daemon) makeDir(p string) Reply {
-	clean, err := sanitize(p)
-	if err != nil {
-		return fsError(err.Error())
-	}
+func (d *Daemon) makeDir(clean string) Reply {
 	if _, isFile := d.files[clean]; isFile {
 		return fsError(display(clean) + ": File exists")
 	}
@@ -490,16 +453,24 @@ func toWire(v any) any {
 	return v
 }
 
-// withStrings checks that each named field is a string, then calls fn with them in order.
-func withStrings(p map[string]any, names []string, fn func([]string) Reply) Reply {
-	values := make([]string, len(names))
-	for i, name := range names {
-		if why := checkString(p, name); why != "" {
+// serveFS answers an fs request as libsandboxfiles does: the payload's field checks in order
+// (each "" or the complaint), then the path fields resolved as CC's fs resolves them, then fn
+// with those paths.
+func serveFS(p map[string]any, checks, pathFields []string, fn func(paths []string) Reply) Reply {
+	for _, why := range checks {
+		if why != "" {
 			return fail(protocol.CodeBadPayload, why)
 		}
-		values[i] = p[name].(string)
 	}
-	return fn(values)
+	paths := make([]string, len(pathFields))
+	for i, name := range pathFields {
+		clean, err := sanitize(p[name].(string))
+		if err != nil {
+			return fsError(err.Error())
+		}
+		paths[i] = clean
+	}
+	return fn(paths)
 }
 
 // luaType names a decoded JSON value's type as Lua's type() does.

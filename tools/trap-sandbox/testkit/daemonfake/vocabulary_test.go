@@ -2,8 +2,6 @@ package daemonfake
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 
@@ -11,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // vocabulary is trapos/tests/fixtures/vocabulary.json, which the Lua daemon's spec
@@ -41,16 +40,6 @@ type vocabulary struct {
 	} `json:"cases"`
 }
 
-func readVocabulary(t *testing.T) vocabulary {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "trapos", "tests", "fixtures", "vocabulary.json"))
-	require.NoError(t, err)
-	var v vocabulary
-	require.NoError(t, json.Unmarshal(data, &v))
-	require.NotEmpty(t, v.Cases)
-	return v
-}
-
 // wireBytes is the bytes a fixture string stands for (the byte rule).
 func wireBytes(t *testing.T, s string) string {
 	t.Helper()
@@ -59,27 +48,28 @@ func wireBytes(t *testing.T, s string) string {
 	return string(b)
 }
 
-// jsonType names a decoded JSON value's type in the fixture's words.
-func jsonType(v any) string {
-	switch v.(type) {
-	case string:
+// jsonType names a JSON value's type in the fixture's words, from its first character.
+func jsonType(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
 		return "string"
-	case float64:
-		return "number"
-	case bool:
+	case 't', 'f':
 		return "boolean"
-	case []any:
+	case '[':
 		return "array"
-	case map[string]any:
+	case '{':
 		return "object"
+	case 'n':
+		return "null"
 	}
-	return "null"
+	return "number"
 }
 
 // TestVocabulary runs the vocabulary table against the stand-in: every case but those that
 // run Lua on the computer (the stand-in runs none; its Exec hook answers those in tests).
 func TestVocabulary(t *testing.T) {
-	v := readVocabulary(t)
+	v := testkit.ReadFixture[vocabulary](t, "vocabulary.json")
+	require.NotEmpty(t, v.Cases)
 	var leftOut []string
 	for _, tc := range v.Cases {
 		if tc.Executes {
@@ -117,7 +107,7 @@ func TestVocabulary(t *testing.T) {
 					assert.JSONEq(t, string(step.Answer), string(got), "step %d (%s)", i+1, step.Type)
 					continue
 				}
-				var fields map[string]any
+				var fields map[string]json.RawMessage
 				require.NoError(t, json.Unmarshal(got, &fields))
 				types := map[string]string{}
 				for k, v := range fields {
@@ -135,7 +125,7 @@ func TestVocabulary(t *testing.T) {
 // the stand-in cannot grow a type the table does not describe.
 func TestVocabularyCoversEveryComputerType(t *testing.T) {
 	sent := map[string]bool{}
-	for _, tc := range readVocabulary(t).Cases {
+	for _, tc := range testkit.ReadFixture[vocabulary](t, "vocabulary.json").Cases {
 		for _, step := range tc.Steps {
 			sent[step.Type] = true
 		}
