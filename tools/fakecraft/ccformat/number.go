@@ -1,6 +1,8 @@
-// Package ccformat renders Lua values the way CC: Tweaked's Cobalt VM prints them, for every
-// fakecraft API that turns a number or string into text (tostring, %q, textutils, fs and
-// websocket writes), so they cannot drift apart.
+// Package ccformat is how CC: Tweaked's Cobalt VM turns numbers into text and back: it renders
+// Lua values the way Cobalt prints them, for every fakecraft API that turns a number or string
+// into text (tostring, %q, textutils, fs and websocket writes), and reads numbers the way
+// Cobalt reads them (ParseNumber: tonumber, the lexer's numerals, string arguments), so none
+// of them can drift apart.
 package ccformat
 
 import (
