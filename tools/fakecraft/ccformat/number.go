@@ -11,8 +11,10 @@ import (
 	"strings"
 )
 
-// int64Bound is 2^63: whole numbers in [-2^63, 2^63) print as integers, as Cobalt's
-// LuaDouble.toString does; 2^63 itself is representable as a float64 but not as an int64.
+// int64Bound is 2^63: whole numbers in [-2^63, 2^63] print as integers, as Cobalt's
+// LuaDouble.toString does. It tests `(long) v == v`, and Java compares a long with a double
+// as doubles: 2^63 saturates to the long 2^63-1, which as a double is 2^63 again, so 2^63
+// prints as 9223372036854775807.
 const int64Bound = 9.223372036854775808e18
 
 // numberPrecision is the %.14g precision Cobalt uses for numbers that are not whole.
@@ -31,7 +33,10 @@ func FormatNumber(f float64) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	}
-	if f == math.Trunc(f) && f >= -int64Bound && f < int64Bound {
+	if f == math.Trunc(f) && f >= -int64Bound && f <= int64Bound {
+		if f == int64Bound {
+			return strconv.FormatInt(math.MaxInt64, 10)
+		}
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return formatG14(f)
