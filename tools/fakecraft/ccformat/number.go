@@ -76,3 +76,28 @@ func Quote(s string) string {
 	b.WriteByte('"')
 	return b.String()
 }
+
+// NumberLiteral is string.format("%q", f) in Cobalt: a whole number as an integer (2^63
+// as 9223372036854775807, as FormatNumber), the specials as expressions that read back
+// ("(0/0)", "1e9999", "-1e9999"), anything else in hexadecimal ("0x1.8p+0"), so that the
+// text reads back as exactly f.
+func NumberLiteral(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "(0/0)"
+	case math.IsInf(f, 1):
+		return "1e9999"
+	case math.IsInf(f, -1):
+		return "-1e9999"
+	case f == math.Trunc(f) && f >= -int64Bound && f <= int64Bound:
+		return FormatNumber(f)
+	}
+	// Go writes the binary exponent with at least two digits (p+00); Cobalt with one.
+	s := strconv.FormatFloat(f, 'x', -1, 64)
+	p := strings.LastIndexByte(s, 'p')
+	exp := strings.TrimLeft(s[p+2:], "0")
+	if exp == "" {
+		exp = "0"
+	}
+	return s[:p+2] + exp
+}

@@ -178,3 +178,15 @@ describe("tonumber", function()
     expect.error(tonumber, "1", {}):eq("bad argument (number expected, got table)");
   end);
 end);
+
+describe("string.format's %q", function()
+  it("writes every value with a literal form as Cobalt does", function()
+    expect(("%q"):format("a\nb\"\0\r")):eq('"a\\\nb\\"\\000\\r"');
+    expect(("%q %q %q"):format(nil, true, false)):eq("nil true false");
+    expect(("%q"):format()):eq("nil");
+    expect(("%q %q %q"):format(12, 2 ^ 63, -3)):eq("12 9223372036854775807 -3");
+    expect(("%q %q %q"):format(1.5, 0.5, -0.1)):eq("0x1.8p+0 0x1p-1 -0x1.999999999999ap-4");
+    expect(("%q %q %q"):format(0 / 0, 1 / 0, -1 / 0)):eq("(0/0) 1e9999 -1e9999");
+    expect.error(string.format, "%q", {}):eq("bad argument #2 (value has no literal form)");
+  end);
+end);
