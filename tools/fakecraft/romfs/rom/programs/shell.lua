@@ -14,16 +14,27 @@ local expect = dofile("rom/modules/main/cc/expect.lua").expect;
 local make_package = dofile("rom/modules/main/cc/require.lua").make;
 
 -- Program search path when there is no parent shell to inherit one from: CC's own default
--- for a computer (not a turtle). TrapOS adds /programs itself at boot (see boot.lua), so a
--- plain CC computer without it does not find TrapOS programs here either.
+-- (a turtle's has its programs where a computer's has rednet and fun; pocket and command
+-- computers add theirs). TrapOS adds /programs itself at boot (see boot.lua), so a plain CC
+-- computer without it does not find TrapOS programs here either.
 local function default_path()
   local path = ".:/rom/programs:/rom/programs/http";
   if term.isColour() then
     path = path .. ":/rom/programs/advanced";
   end
-  path = path .. ":/rom/programs/rednet:/rom/programs/fun";
-  if term.isColour() then
-    path = path .. ":/rom/programs/fun/advanced";
+  if turtle then
+    path = path .. ":/rom/programs/turtle";
+  else
+    path = path .. ":/rom/programs/rednet:/rom/programs/fun";
+    if term.isColour() then
+      path = path .. ":/rom/programs/fun/advanced";
+    end
+  end
+  if pocket then
+    path = path .. ":/rom/programs/pocket";
+  end
+  if commands then
+    path = path .. ":/rom/programs/command";
   end
   return path;
 end
