@@ -43,11 +43,16 @@ local function set(...)
   return s;
 end
 
+-- CC's grammar reads `goto` as a name wherever a name can be (goto is no keyword in Lua
+-- 5.1), besides its own statement `goto label`.
+local NAME = set("IDENT", "GOTO");
 local EXPR_START = set("NIL", "FALSE", "TRUE", "NUMBER", "STRING", "DOTS", "FUNCTION", "OBRACE",
-  "OPAREN", "IDENT", "NOT", "SUB", "LEN");
+  "OPAREN", "IDENT", "GOTO", "NOT", "SUB", "LEN");
 local STATEMENT_START = set("SEMICOLON", "IDENT", "OPAREN", "DOUBLE_COLON", "BREAK", "GOTO", "DO",
   "WHILE", "REPEAT", "IF", "FOR", "FUNCTION", "LOCAL", "RETURN");
 local UNARY = set("NOT", "SUB", "LEN");
+-- Tokens that, after a table entry, CC takes for the start of the next one (a missing comma).
+local ENTRY_START = set("STRING", "NUMBER", "TRUE", "FALSE", "NIL", "OSQUARE", "OPAREN", "IDENT");
 
 -- Binary operators: left and right priority, as Lua's (right > left is right associative).
 local BINARY = {};
@@ -107,8 +112,18 @@ local function parse(context, next_token, start)
     fail("unclosed_brackets", open_start, open_end, tok, tok_start, tok_end);
   end
 
+  -- Whether the current token is on the line of position pos (the end of the file is not).
+  local function same_line(pos)
+    return tok ~= tokens.EOF and context.get_pos(pos) == context.get_pos(tok_start);
+  end
+
   local function expect_token(id)
     if tok ~= id then unexpected(); end
+    advance();
+  end
+
+  local function expect_name()
+    if not NAME[tok] then unexpected(); end
     advance();
   end
 
@@ -153,24 +168,18 @@ local function parse(context, next_token, start)
     if tok ~= tokens.OPAREN then fail("expected_function_args", tok, tok_start, tok_end); end
     local open_start, open_end = tok_start, tok_end;
     advance();
-    if tok == tokens.IDENT then
+    -- Names and `...`, in any order: CC's grammar is that loose.
+    if NAME[tok] or tok == tokens.DOTS then
       advance();
       while tok == tokens.COMMA do
         advance();
-        if tok == tokens.DOTS then
-          advance();
-          break;
-        elseif tok ~= tokens.IDENT then
-          expected_var();
-        end
+        if not NAME[tok] and tok ~= tokens.DOTS then expected_var(); end
         advance();
       end
-    elseif tok == tokens.DOTS then
-      advance();
     end
     if tok ~= tokens.CPAREN then unclosed(open_start, open_end); end
     advance();
-    block("end", opener_start, opener_end);
+    block("function", opener_start, opener_end);
     advance(); -- end
   end
 
@@ -189,7 +198,7 @@ local function parse(context, next_token, start)
     local kind;
     if name_read then
       kind = "var";
-    elseif tok == tokens.IDENT then
+    elseif NAME[tok] then
       advance();
       kind = "var";
     elseif tok == tokens.OPAREN then
@@ -203,7 +212,7 @@ local function parse(context, next_token, start)
     while true do
       if tok == tokens.DOT then
         advance();
-        expect_token(tokens.IDENT);
+        expect_name();
         kind = "var";
       elseif tok == tokens.OSQUARE then
         local open_start, open_end = tok_start, tok_end;
@@ -212,7 +221,7 @@ local function parse(context, next_token, start)
         kind = "var";
       elseif tok == tokens.COLON then
         advance();
-        expect_token(tokens.IDENT);
+        expect_name();
         call_args();
         kind = "call";
       elseif tok == tokens.OPAREN or tok == tokens.STRING or tok == tokens.OBRACE then
@@ -277,7 +286,7 @@ local function parse(context, next_token, start)
         if not EXPR_START[tok] then expected_expression(); end
         expression();
         after_expression(function() end);
-      elseif tok == tokens.IDENT then
+      elseif NAME[tok] then
         advance();
         if tok == tokens.EQUALS then
           advance();
@@ -299,7 +308,7 @@ local function parse(context, next_token, start)
       if tok == tokens.COMMA or tok == tokens.SEMICOLON then
         advance();
       elseif tok ~= tokens.CBRACE then
-        if EXPR_START[tok] or tok == tokens.OSQUARE then
+        if ENTRY_START[tok] then
           fail("missing_table_comma", tok, tok_start, tok_end, prev_end);
         end
         unclosed(open_start, open_end);
@@ -318,21 +327,22 @@ local function parse(context, next_token, start)
     end
   end
 
-  -- A statement starting with a prefix expression: a call, or an assignment.
-  local function expression_statement()
-    local kind = suffixed();
-    if kind == "call" then return; end
+  -- A statement starting with a prefix expression: a call, or an assignment. Returns how it
+  -- ended, "call" or "expression" (see block).
+  local function expression_statement(name_read)
+    local kind = suffixed(name_read);
+    if kind == "call" then return "call"; end
+    if kind == "paren" and (tok == tokens.EQUALS or tok == tokens.COMMA) then unexpected(); end
     if tok == tokens.COMMA then
       while tok == tokens.COMMA do
         advance();
-        if tok ~= tokens.IDENT and tok ~= tokens.OPAREN then expected_var(); end
-        suffixed();
+        if not NAME[tok] and tok ~= tokens.OPAREN then expected_var(); end
+        if suffixed() ~= "var" then unexpected(); end
       end
       if tok ~= tokens.EQUALS then fail("standalone_names", tok, tok_start); end
     elseif tok ~= tokens.EQUALS then
       -- A name on its own: a call missing its (), or an assignment missing its value.
-      local same_line = tok ~= tokens.EOF and context.get_pos(prev_end) == context.get_pos(tok_start);
-      if not same_line then
+      if not same_line(prev_end) then
         fail("standalone_name_call", tok, prev_end);
       elseif kind == "paren" then
         unexpected();
@@ -342,6 +352,7 @@ local function parse(context, next_token, start)
     advance();
     if not EXPR_START[tok] then expected_expression(); end
     expression_list();
+    return "expression";
   end
 
   local function if_statement()
@@ -351,7 +362,11 @@ local function parse(context, next_token, start)
       if not EXPR_START[tok] then expected_expression(); end
       expression();
       if tok ~= tokens.THEN then
-        after_expression(fail, "expected_then", kw_start, kw_end, tok_start);
+        -- The missing `then` is placed at the token when it is on the condition's line,
+        -- else just after the condition.
+        local where = tok_start;
+        if not same_line(prev_end) then where = prev_end + 1; end
+        after_expression(fail, "expected_then", kw_start, kw_end, where);
       end
       advance();
       block("if", kw_start, kw_end);
@@ -369,7 +384,7 @@ local function parse(context, next_token, start)
   local function for_statement()
     local kw_start, kw_end = tok_start, tok_end;
     advance();
-    if tok ~= tokens.IDENT then expected_var(); end
+    if not NAME[tok] then expected_var(); end
     advance();
     if tok == tokens.EQUALS then
       advance();
@@ -385,7 +400,7 @@ local function parse(context, next_token, start)
     elseif tok == tokens.COMMA or tok == tokens.IN then
       while tok == tokens.COMMA do
         advance();
-        if tok ~= tokens.IDENT then expected_var(); end
+        if not NAME[tok] then expected_var(); end
         advance();
       end
       expect_token(tokens.IN);
@@ -406,28 +421,32 @@ local function parse(context, next_token, start)
     if tok == tokens.FUNCTION then
       local function_end = tok_end;
       advance();
-      if tok ~= tokens.IDENT then expected_var(); end
+      if not NAME[tok] then expected_var(); end
       advance();
       if tok == tokens.DOT then
         fail("local_function_dot", local_start, local_end, tok_start, tok_end);
       end
       function_body(local_start, function_end);
-      return;
+      return "other";
     end
-    if tok ~= tokens.IDENT then expected_var(); end
+    if not NAME[tok] then expected_var(); end
     advance();
     while tok == tokens.COMMA do
       advance();
-      if tok ~= tokens.IDENT then expected_var(); end
+      if not NAME[tok] then expected_var(); end
       advance();
     end
     if tok == tokens.EQUALS then
       advance();
       if not EXPR_START[tok] then expected_expression(); end
       expression_list();
+      return "expression";
     end
+    return "other";
   end
 
+  -- One statement; returns how it ended: "call" (a call statement), "expression" (an
+  -- assignment or until's condition: a `=` after it is a slip for `==`) or "other".
   local function statement()
     if tok == tokens.SEMICOLON or tok == tokens.BREAK then
       advance();
@@ -455,88 +474,100 @@ local function parse(context, next_token, start)
       advance(); -- until
       if not EXPR_START[tok] then expected_expression(); end
       expression();
+      return "expression";
     elseif tok == tokens.FUNCTION then
       local kw_start, kw_end = tok_start, tok_end;
       advance();
-      if tok ~= tokens.IDENT then expected_var(); end
+      if not NAME[tok] then expected_var(); end
       advance();
       while tok == tokens.DOT do
         advance();
-        expect_token(tokens.IDENT);
+        expect_name();
       end
       if tok == tokens.COLON then
         advance();
-        expect_token(tokens.IDENT);
+        expect_name();
       end
       function_body(kw_start, kw_end);
     elseif tok == tokens.LOCAL then
-      local_statement();
+      return local_statement();
     elseif tok == tokens.DOUBLE_COLON then
       local open_start, open_end = tok_start, tok_end;
       advance();
-      expect_token(tokens.IDENT);
+      expect_name();
       if tok ~= tokens.DOUBLE_COLON then
         fail("unclosed_label", open_start, open_end, tok, tok_start, tok_end);
       end
       advance();
     elseif tok == tokens.GOTO then
+      -- goto label, or else `goto` is a name starting an expression statement.
       advance();
-      if tok == tokens.IDENT then
-        advance();
-      elseif tok ~= tokens.EOF and context.get_pos(prev_end) == context.get_pos(tok_start) then
-        -- CC reads a goto without its label as a name on its own.
-        fail("standalone_name", tok, tok_start);
-      else
-        fail("standalone_name_call", tok, prev_end);
-      end
+      if not NAME[tok] then return expression_statement(true); end
+      advance();
     else
-      expression_statement();
+      return expression_statement();
     end
+    return "other";
   end
 
-  -- The tokens that end each kind of block, and what a block says of a token that neither
-  -- starts a statement nor ends it: a program expects a statement; a block closed by `end`
-  -- expects its end, pointing at where it started; a repeat's body (as CC's does) a name.
+  -- The tokens that end each kind of block.
   local ENDS = {
     program = set("EOF"),
     ["end"] = set("END"),
+    ["function"] = set("END"),
     ["if"] = set("END", "ELSE", "ELSEIF"),
     ["repeat"] = set("UNTIL"),
   };
-  local function bad_end(kind, opener_start, opener_end)
-    if tok == tokens.END and (kind == "program" or kind == "repeat") then
-      fail("unexpected_end", tok_start, tok_end);
-    elseif kind == "program" then
-      expected_statement();
-    elseif kind == "repeat" then
-      expected_var();
+
+  -- What a block says of a token that neither starts a statement nor ends the block, after
+  -- a last statement that ended as `last` (statement's answer, "return" for a bare return,
+  -- nil for none). A `=` after an expression is a slip for `==`. A block closed by `end`
+  -- expects its end, pointing at where it started; but a program, a repeat's body and a
+  -- function's body once it holds a statement say what CC's parser says there: a call at
+  -- the end of its line that wanted () (the token is on a later line); an `end` too many; at
+  -- the end of the file, that a name was wanted (nothing read yet), an expression (after a
+  -- bare return) or just that the file ended; else that a statement was wanted.
+  local function bad_end(kind, last, opener_start, opener_end)
+    if tok == tokens.EQUALS and last == "expression" then
+      fail("use_double_equals", tok_start, tok_end);
     end
-    fail("expected_end", opener_start, opener_end, tok, tok_start, tok_end);
+    if kind == "end" or kind == "if" or (kind == "function" and last == nil) then
+      fail("expected_end", opener_start, opener_end, tok, tok_start, tok_end);
+    end
+    if last == "call" and not same_line(prev_end) then
+      fail("standalone_name_call", tok, prev_end);
+    end
+    if tok == tokens.END then fail("unexpected_end", tok_start, tok_end); end
+    if tok == tokens.EOF then
+      if last == nil then expected_var(); end
+      if last == "return" then expected_expression(); end
+      unexpected();
+    end
+    expected_statement();
   end
 
   function block(kind, opener_start, opener_end)
     local ends = ENDS[kind];
+    local last;
     while not ends[tok] do
       if tok == tokens.RETURN then
         -- return [values] [;] ends its block.
         advance();
-        local values = EXPR_START[tok];
-        if values then
+        last = "return";
+        if EXPR_START[tok] then
           expression_list();
+          last = "expression";
         end
         if tok == tokens.SEMICOLON then
-          values = false;
+          last = "other";
           advance();
         end
-        if not ends[tok] then
-          if values then after_expression(bad_end, kind, opener_start, opener_end); end
-          bad_end(kind, opener_start, opener_end);
-        end
+        if not ends[tok] then bad_end(kind, last, opener_start, opener_end); end
         return;
       elseif not STATEMENT_START[tok] then
-        bad_end(kind, opener_start, opener_end);
+        bad_end(kind, last, opener_start, opener_end);
       end
-      statement();
+      last = statement();
     end
   end
 
