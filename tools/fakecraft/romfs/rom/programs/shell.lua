@@ -7,8 +7,9 @@
 -- Every program gets a fresh environment (falling back to _G) holding `shell`,
 -- `multishell`, `require`, `package` and `arg`, and runs in its own coroutine so that
 -- its errors are caught and printed instead of ending the computer. A program file
--- whose first line is "#!program words" is run by that program instead. Under
--- multishell the shell also has openTab and switchTab.
+-- whose first line is "#!program words" is run by that program instead; one that does not
+-- compile gets its syntax error explained (cc.internal.syntax). Under multishell the shell
+-- also has openTab and switchTab.
 
 local expect = dofile("rom/modules/main/cc/expect.lua").expect;
 local make_package = dofile("rom/modules/main/cc/require.lua").make;
@@ -162,6 +163,27 @@ local function run_isolated(entry, fn, ...)
   return table.unpack(result, 1, result.n);
 end
 
+-- How big a program may be for its syntax error to be explained: past this, load's message
+-- alone is shown, as CC's shell does.
+local MAX_EXPLAINED_SIZE = 128 * 1024;
+
+-- Prints why the program at path did not compile: cc.internal.syntax's explanation of its
+-- syntax error (what is wrong, and where), or load's message when that finds none.
+local function explain_load_error(path, load_err)
+  local handle = fs.open(path, "r");
+  local source = handle and handle.readAll() or "";
+  if handle then handle.close(); end
+  if #source < MAX_EXPLAINED_SIZE then
+    local syntax = create_env("rom/programs").require("cc.internal.syntax");
+    if not syntax.parse_program(source) then
+      return;
+    end
+  end
+  if load_err ~= nil and load_err ~= "" then
+    printError(load_err);
+  end
+end
+
 -- The first line of a program file when it is a "#!" line (without the "#!"), or nil.
 local function read_hashbang(path)
   local handle = fs.open(path, "r");
@@ -211,9 +233,7 @@ local function run_program(entry, path, args, remaining)
   env.arg = args;
   local fn, load_err = loadfile(path, nil, env);
   if not fn then
-    if load_err ~= nil and load_err ~= "" then
-      printError(load_err);
-    end
+    explain_load_error(path, load_err);
     return false;
   end
 
