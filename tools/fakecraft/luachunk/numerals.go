@@ -209,6 +209,12 @@ func skipQuoted(src string, i int) int {
 			return i + 1
 		case '\\':
 			i++ // the escaped character, a newline included
+			if i < n && src[i] == 'z' {
+				// \z skips the whitespace after it, newlines included.
+				for i+1 < n && isSpace(src[i+1]) {
+					i++
+				}
+			}
 		case '\n', '\r':
 			return i
 		}

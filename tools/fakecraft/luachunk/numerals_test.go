@@ -31,6 +31,7 @@ func TestNumeralsReadAsCobalt(t *testing.T) {
 		{`local x1p4 = 2 return x1p4`, "2"},
 		{`return "0x1p4" .. '0012' .. [[0x.8]] --[[ 0x1p4 ]]`, "0x1p40012" + "0x.8"},
 		{"return 'a\\'0012' -- 0012", "a'0012"},
+		{"return 'a\\z\n  0x1p4' .. 0x1p4", "a0x1p416"},
 		{`return 1 .. 2`, "12"},
 	}
 	for _, tt := range tests {
