@@ -1,10 +1,15 @@
 package luachunk
 
 import (
+	"math"
+	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"fakecraft/ccformat"
 )
 
 // Every numeral means what it means in CC: the forms gopher-lua's lexer does not read, or
@@ -69,4 +74,77 @@ func TestMalformedNumerals(t *testing.T) {
 			assert.Equal(t, tt.want, err.Error())
 		})
 	}
+}
+
+// lexAll is every token of src by the syntax checker's Lua 5.2 lexer, or false when it
+// stops at an error.
+func lexAll(src string) (toks []token, ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, isLex := r.(lexError); !isLex {
+				panic(r)
+			}
+			ok = false
+		}
+	}()
+	lx := &lexer{src: src, line: 1}
+	for {
+		t := lx.scan()
+		if t.kind == tokEOS {
+			return toks, true
+		}
+		toks = append(toks, t)
+	}
+}
+
+// The pass changes numerals and nothing else: random sources lex, before and after, to the
+// same tokens (numbers compared by the value Cobalt gives them) on the same lines.
+func TestNumeralsPassChangesOnlyNumerals(t *testing.T) {
+	pieces := []string{"x", " ", "\n", "0x1p4", "0012", "1e400", "0xffffffffffffffff", "1.5", ".5", "12",
+		"'0x1p4'", `"a\"0012"`, "'\\z\n 0x.8'", "--0x1p4\n", "--[[0012]]", "[[0x1p4]]", "[=[1e400]=]",
+		"..", "...", "=", "(", ")", "a1", "_0x1p4", "{", "}", ",", "+", "-", "return"}
+	r := rand.New(rand.NewSource(1))
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for j := r.Intn(12); j >= 0; j-- {
+			b.WriteString(pieces[r.Intn(len(pieces))])
+		}
+		src := b.String()
+		out, malformed := rewriteNumerals(src)
+		before, ok1 := lexAll(src)
+		after, ok2 := lexAll(out)
+		if malformed || !ok1 {
+			continue
+		}
+		require.True(t, ok2, "%q became %q", src, out)
+		k := 0
+		for _, tb := range before {
+			require.Less(t, k, len(after), "%q became %q", src, out)
+			ta := after[k]
+			if tb.kind == tokNumber {
+				want, _ := ccformat.ParseNumber(tb.text, 10)
+				got, n := valueAt(after, k)
+				require.Equal(t, want, got, "%q became %q", src, out)
+				k += n
+				continue
+			}
+			require.Equal(t, tb, ta, "%q became %q", src, out)
+			k++
+		}
+		require.Equal(t, len(after), k, "%q became %q", src, out)
+	}
+}
+
+// valueAt is the value of the numeral, or rewritten numeral expression, at toks[k], and how
+// many tokens it takes.
+func valueAt(toks []token, k int) (float64, int) {
+	if toks[k].kind == tokNumber {
+		v, _ := ccformat.ParseNumber(toks[k].text, 10)
+		return v, 1
+	}
+	if toks[k+1].kind == '-' {
+		v, _ := ccformat.ParseNumber(toks[k+2].text, 10)
+		return -v, 4
+	}
+	return math.Inf(1), 5
 }
