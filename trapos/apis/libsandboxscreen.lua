@@ -46,24 +46,6 @@ local function hexColour(r, g, b)
   return string.format("#%02x%02x%02x", byte(r), byte(g), byte(b));
 end
 
--- Replaces the cells from x of s (a row of width cells) by part, clipped to the row.
-local function splice(s, x, part, width)
-  local len = #part;
-  if x > width or x + len <= 1 or len == 0 then
-    return s;
-  end
-  if x < 1 then
-    part = part:sub(2 - x);
-    len = #part;
-    x = 1;
-  end
-  if x + len - 1 > width then
-    part = part:sub(1, width - x + 1);
-    len = #part;
-  end
-  return s:sub(1, x - 1) .. part .. s:sub(x + len);
-end
-
 -- The mirror of a terminal table: the same state the terminal keeps, kept in step by
 -- wrappers around its methods. install() wraps, uninstall() puts the originals back.
 local function newMirror(target)
@@ -132,15 +114,46 @@ local function newMirror(target)
     width, height, sizeVersion = w, h, v;
   end
 
-  local function put(t, f, b)
-    local y, v = cursorY, changed();
-    if y >= 1 and y <= height then
-      text[y] = splice(text[y], cursorX, t, width);
-      fg[y] = splice(fg[y], cursorX, f, width);
-      bg[y] = splice(bg[y], cursorX, b, width);
-      rowVersion[y] = v;
+  -- A run of n cells of blit colour c (n <= width), from a cache: a write costs no string.rep.
+  local runs = {};
+  local function run(c, n)
+    local full = runs[c];
+    if full == nil or #full ~= width then
+      full = string.rep(c, width);
+      runs[c] = full;
     end
-    cursorX, cursorVersion = cursorX + #t, v;
+    return n == width and full or full:sub(1, n);
+  end
+
+  -- Puts t at the cursor, with the blit strings f and b (nil: the current colours), clipped
+  -- to the screen as the terminal does, and moves the cursor past it.
+  local function put(t, f, b)
+    local x, y, len, v = cursorX, cursorY, #t, changed();
+    cursorX, cursorVersion = x + len, v;
+    if y < 1 or y > height or x > width or x + len <= 1 or len == 0 then
+      return;
+    end
+    local from, to = 1, len; -- the part of t on the screen
+    if x < 1 then
+      from = 2 - x;
+    end
+    if x + len - 1 > width then
+      to = width - x + 1;
+    end
+    local n = to - from + 1;
+    local whole = from == 1 and to == len;
+    local part = whole and t or t:sub(from, to);
+    local fp = f == nil and run(textColour, n) or (whole and f or f:sub(from, to));
+    local bp = b == nil and run(backColour, n) or (whole and b or b:sub(from, to));
+    if n == width then
+      text[y], fg[y], bg[y] = part, fp, bp;
+    else
+      local before, after = x + from - 2, x + to;
+      text[y] = text[y]:sub(1, before) .. part .. text[y]:sub(after);
+      fg[y] = fg[y]:sub(1, before) .. fp .. fg[y]:sub(after);
+      bg[y] = bg[y]:sub(1, before) .. bp .. bg[y]:sub(after);
+    end
+    rowVersion[y] = v;
   end
 
   -- What each wrapped method does to the mirror, after the original did it to the screen
@@ -148,8 +161,7 @@ local function newMirror(target)
   -- spellings, and callers use either.
   local effects = {
     write = function(value)
-      local t = type(value) == "string" and value or tostring(value);
-      put(t, string.rep(textColour, #t), string.rep(backColour, #t));
+      put(type(value) == "string" and value or tostring(value));
     end,
     blit = function(t, f, b)
       put(t, f:lower(), b:lower());

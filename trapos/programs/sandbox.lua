@@ -36,7 +36,8 @@ local function usage()
   print("  --version  show the version");
   print("Settings: sandbox.url, sandbox.password,");
   print("  sandbox.allow_files (none|read|write),");
-  print("  sandbox.allow_exec (true|false)");
+  print("  sandbox.allow_exec (true|false),");
+  print("  sandbox.allow_screen (none|view|control)");
 end
 
 local function fail(message)
@@ -144,6 +145,7 @@ local function showStatus()
   -- What the owner lets the host do here (read from the settings, as every request does).
   print("files: " .. libsandbox.filesAllowed());
   print("exec: " .. tostring(libsandbox.execAllowed()));
+  print("screen: " .. libsandbox.screenAllowed());
 end
 
 local function reconnect()
@@ -199,7 +201,11 @@ local function askAccess()
     files, "Answer none, read or write.");
   exec = askChoice("Run Lua and programs? yes or no [" .. (exec and "yes" or "no") .. "]: ",
     EXEC_ANSWERS, exec, "Answer yes or no.");
-  return files, exec;
+  local screen = libsandbox.screenAllowed();
+  screen = askChoice("Screen: none, view or control [" .. screen .. "]: ",
+    { none = libsandbox.SCREEN_NONE, view = libsandbox.SCREEN_VIEW, control = libsandbox.SCREEN_CONTROL },
+    screen, "Answer none, view or control.");
+  return files, exec, screen;
 end
 
 -- Asks for the URL (default: the current one), the password and the host's access (Enter
@@ -225,14 +231,15 @@ local function setup(urlArg)
     fail(advice.explain("Invalid scheme '" .. scheme:lower() .. "'", url));
   end
   local password = askPassword();
-  local files, exec = askAccess();
+  local files, exec, screen = askAccess();
   settings.set(libsandbox.SETTING_URL, url);
   settings.set(libsandbox.SETTING_PASSWORD, password);
   settings.set(libsandbox.SETTING_ALLOW_FILES, files);
   settings.set(libsandbox.SETTING_ALLOW_EXEC, exec);
+  settings.set(libsandbox.SETTING_ALLOW_SCREEN, screen);
   settings.save();
   print("Saved sandbox.url and sandbox.password.");
-  print("Host access: files " .. files .. ", exec " .. tostring(exec) .. ".");
+  print("Access: files " .. files .. ", exec " .. tostring(exec) .. ", screen " .. screen .. ".");
   checkSetup();
   getStatus();
   libsandbox.reconnect();
