@@ -13,6 +13,8 @@ import (
 
 	"fakecraft/fakecrafttest"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -117,7 +119,7 @@ func hasRow(rows []string, want string) bool {
 // types on it with the raw host API, through the real gateway binary.
 func TestScreenReadAndInputThroughTheGateway(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 8, "desk"
 	opts.Settings["sandbox.allow_screen"] = "control"
