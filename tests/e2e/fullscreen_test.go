@@ -15,6 +15,8 @@ import (
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -79,7 +81,7 @@ func drawnRows() string {
 // computer still answers ping, runs the host's next command and the player's.
 func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 11, "desk"
 	opts.Settings["sandbox.allow_exec"] = "true"

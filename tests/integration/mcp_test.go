@@ -22,6 +22,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -369,7 +371,7 @@ func TestMCPAuth(t *testing.T) {
 		ip := nonLoopbackIP(t)
 		ctx := testContext(t)
 		g := startGateway(t)
-		g2 := harness.Start(t, gatewayBin, harness.Options{Listen: net.JoinHostPort(ip, "0"), Args: []string{"--password", sandboxPassword, "--opencode-url", harness.ClosedPortURL(t)}})
+		g2 := harness.Start(t, gatewayBin, harness.Options{Listen: net.JoinHostPort(ip, "0"), Args: []string{"--password", sandboxPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 		client := harness.TokenClient("")
 		assert.Equal(t, http.StatusOK, postMCP(ctx, t, client, g.URL(mcpPath), ""), "loopback is let in")
 		assert.Equal(t, http.StatusForbidden, postMCP(ctx, t, client, g2.URL(mcpPath), ""), "a client from %s is not", ip)

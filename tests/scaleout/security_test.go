@@ -71,7 +71,7 @@ func TestTheDocumentedNATSConfigFencesOtherClients(t *testing.T) {
 	stop, err := d.Serve(ctx, a.WebSocketURL(), "")
 	require.NoError(t, err)
 	defer stop()
-	waitFor(t, "B to list A's computer", func() bool { return listComputers(t, b)["4:vault"] == "a" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["4:vault"]) }, waitLimit, pollEvery, "B to list A's computer")
 
 	// A client of the other account asks A for the file on A's subject: nobody there answers.
 	rogue, err := nats.Connect(bus.URL, nats.UserInfo("apps", appsPassword), nats.NoEcho())

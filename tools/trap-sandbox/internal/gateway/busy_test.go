@@ -99,7 +99,7 @@ func TestGatewayRequestsPastTheCapAreBusy(t *testing.T) {
 	first := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
 	second := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
 	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	waitFor(t, "two requests pending", func() bool { return s.pending.len() == 2 })
+	require.Eventually(t, func() bool { return s.pending.len() == 2 }, waitLimit, pollEvery, "two requests pending")
 	_, err := h.gw.Request(ctx, LocalAccount, "7:", TypePing, nil)
 	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err))
 	cancel()

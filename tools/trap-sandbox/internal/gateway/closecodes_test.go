@@ -17,7 +17,7 @@ func TestMadeUpCloseCodesShareOneMetricLabel(t *testing.T) {
 	for i, code := range []int{4321, 4322, 3999} {
 		c := h.connect(t, "7:", "")
 		require.NoError(t, c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(waitLimit)))
-		waitFor(t, "the close to be counted", func() bool { return testutil.ToFloat64(m.closes.WithLabelValues("other")) == float64(i+1) })
+		require.Eventually(t, func() bool { return testutil.ToFloat64(m.closes.WithLabelValues("other")) == float64(i+1) }, waitLimit, pollEvery, "the close to be counted")
 	}
 	assert.Equal(t, 1, testutil.CollectAndCount(m.closes), "one series, other")
 }

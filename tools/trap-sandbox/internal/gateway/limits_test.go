@@ -52,7 +52,7 @@ func TestMaxConnectionsRefusesWith503(t *testing.T) {
 
 	// A freed slot is usable again.
 	require.NoError(t, first.conn.Close())
-	waitFor(t, "the closed socket to free its slot", func() bool { return h.gw.openSockets() == 1 })
+	require.Eventually(t, func() bool { return h.gw.openSockets() == 1 }, waitLimit, pollEvery, "the closed socket to free its slot")
 	h.connect(t, "3:", "")
 }
 
@@ -106,6 +106,6 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 		}
 		assert.LessOrEqual(t, s.send.queued(), budget)
 	}
-	waitFor(t, "the computer to be dropped", func() bool { return len(h.gw.Computers()) == 0 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, pollEvery, "the computer to be dropped")
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
 }
