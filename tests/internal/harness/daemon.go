@@ -181,6 +181,10 @@ func (d *Daemon) needFiles(typ, level string) *Reply {
 		typ, level, have, level)
 }
 
+// Reply is the daemon's answer to a gateway_request f, for a test that reads the socket itself
+// (a computer that also sends requests of its own).
+func (d *Daemon) Reply(f Frame) *Reply { return d.answer(f) }
+
 func (d *Daemon) answer(f Frame) *Reply {
 	if d.OnRequest != nil {
 		d.OnRequest(f)

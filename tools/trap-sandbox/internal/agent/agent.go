@@ -64,8 +64,8 @@ const (
 	KeepFinished = 2 * time.Minute
 	// DefaultRateEvery and DefaultRateBurst: a computer may start DefaultRateBurst turns at
 	// once, then one per DefaultRateEvery. A player typing questions never gets there.
-	DefaultRateEvery = 5 * time.Second
-	DefaultRateBurst = 6
+	DefaultRateEvery = 3 * time.Second
+	DefaultRateBurst = 20
 )
 
 // Module-internal timings.
@@ -76,6 +76,8 @@ const (
 	abortWait = 5 * time.Second
 	// callTimeout bounds the short opencode calls (sessions, replies, MCP status).
 	callTimeout = 10 * time.Second
+	// idleWait bounds the wait for the stream to catch up with the sync reply.
+	idleWait = 2 * time.Second
 	// lateErrorWait bounds the wait for a session.error after a bare 500 (it carries the reason).
 	lateErrorWait = 2 * time.Second
 )

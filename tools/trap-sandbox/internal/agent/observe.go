@@ -20,6 +20,8 @@ type tracker struct {
 	calls     map[string]*call  // callID → call
 	lastError string            // the last session.error's data.message
 	errored   chan struct{}     // closed at the first session.error other than an abort
+	busySeen  bool              // session.status busy came: an idle after it is this turn's
+	idle      chan struct{}     // closed at this turn's session.idle
 }
 
 type call struct {
@@ -31,7 +33,7 @@ type call struct {
 
 func newTracker() *tracker {
 	return &tracker{roles: map[string]string{}, partTypes: map[string]string{}, calls: map[string]*call{},
-		errored: make(chan struct{})}
+		errored: make(chan struct{}), idle: make(chan struct{})}
 }
 
 func (tr *tracker) callLocked(id string) *call {
@@ -74,6 +76,18 @@ func (tr *tracker) waitError(wait time.Duration) string {
 	return tr.lastError
 }
 
+// waitIdle waits for the turn's session.idle, at most wait: the sync reply can overtake the
+// stream's last events (the final tool state, the last text), which come before idle. Idle
+// may never come (seen with 1.18.x plugin sessions), hence the bound.
+func (tr *tracker) waitIdle(wait time.Duration) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-tr.idle:
+	case <-timer.C:
+	}
+}
+
 // observe takes one event of the turn's session.
 func (t *turn) observe(typ string, p *eventProps) {
 	tr := t.tr
@@ -95,7 +109,22 @@ func (t *turn) observe(typ string, p *eventProps) {
 		if p.Part != nil && p.Part.Type != "" {
 			t.observePart(p)
 		}
+	case "session.idle":
+		tr.mu.Lock()
+		if tr.busySeen {
+			select {
+			case <-tr.idle:
+			default:
+				close(tr.idle)
+			}
+		}
+		tr.mu.Unlock()
 	case "session.status":
+		if p.Status != nil && p.Status.Type == "busy" {
+			tr.mu.Lock()
+			tr.busySeen = true
+			tr.mu.Unlock()
+		}
 		if p.Status != nil && p.Status.Type == "retry" {
 			t.add(Event{Kind: KindRetry, Message: wireText(firstLine(p.Status.Message)), Attempt: p.Status.Attempt})
 		}

@@ -67,19 +67,23 @@ func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
 	t.setOpencodeID(sid)
 	m.stream.attach(sid, t)
 	replies := make(chan promptResult, 1)
+	finished := make(chan struct{}) // closed once the session is free again
 	prompted = true
 	m.wg.Add(1)
 	go func() {
 		// The prompt outlives an abort: its reply is how the gateway knows opencode stopped,
 		// and until then the session stays busy.
 		defer m.wg.Done()
+		defer close(finished)
 		r, err := m.oc.prompt(m.ctx, sid, body)
 		replies <- promptResult{r, err}
+		t.tr.waitIdle(idleWait) // the stream may lag behind the reply
 		m.stream.detach(sid, t)
 		m.release(t)
 	}()
 	select {
 	case res := <-replies:
+		<-finished // so the done event comes once the session takes a new question
 		if ctx.Err() == nil {
 			return m.outcome(t, res)
 		}
@@ -89,7 +93,7 @@ func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
 			m.log.Warn("agent: could not abort a turn on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
 		}
 		select {
-		case <-replies:
+		case <-finished:
 		case <-actx.Done():
 		}
 		cancel()

@@ -219,9 +219,9 @@ func (s *stream) dispatch(data []byte) {
 	case "server.connected":
 		s.setUp()
 		return
-	case "message.updated", "message.part.updated", "message.part.delta", "session.status", "session.error", "permission.asked":
+	case "message.updated", "message.part.updated", "message.part.delta", "session.status", "session.error", "session.idle", "permission.asked":
 	default:
-		return // heartbeats, idle (the sync reply ends a turn), plugin and catalog noise
+		return // heartbeats, plugin and catalog noise
 	}
 	var p eventProps
 	if json.Unmarshal(ev.Properties, &p) != nil {
