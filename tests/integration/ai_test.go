@@ -3,9 +3,13 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -412,4 +416,123 @@ func TestAgentOff(t *testing.T) {
 		assert.Contains(t, f.Error.Message, "--ai-model", typ)
 	}
 	assert.Equal(t, 1, strings.Count(g.Log(), "agent: off"))
+}
+
+// TestAgentConversations: a restarted gateway continues the same conversation (found by its
+// title); ai.reset starts a new one; a turn the gateway does not know is unknown_turn; the
+// running turns are listed; a computer's disconnect aborts its turn on opencode.
+func TestAgentConversations(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	desk := &harness.Daemon{ID: 5, Label: "desk"}
+
+	g := s.gateway(t)
+	a := newAsker(ctx, t, g, desk)
+	assert.Equal(t, "history one", textOf(a.follow(t, ctx, a.ask(t, ctx, "history one"), nil)))
+	a.close()
+	require.NoError(t, g.Stop())
+
+	g = s.gateway(t)
+	a = newAsker(ctx, t, g, desk)
+	assert.Equal(t, "history one|history two", textOf(a.follow(t, ctx, a.ask(t, ctx, "history two"), nil)))
+	require.Len(t, s.agent.Sessions(), 1)
+	assert.Equal(t, "trap-sandbox 5:desk main", s.agent.Sessions()[0].Title)
+
+	requireOK(t, a.request(t, ctx, "ai.reset", map[string]any{}))
+	assert.Equal(t, "history three", textOf(a.follow(t, ctx, a.ask(t, ctx, "history three"), nil)))
+
+	f := a.request(t, ctx, "ai.poll", map[string]any{"turnId": "turn_nope", "after": 0})
+	require.NotNil(t, f.Error)
+	assert.Equal(t, "unknown_turn", f.Error.Code)
+
+	turn := a.ask(t, ctx, "stall")
+	var listed []map[string]any
+	resp, err := harness.HTTPClient().Get(g.URL("/trapos/ai/turns"))
+	require.NoError(t, err)
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&listed))
+	resp.Body.Close()
+	require.Len(t, listed, 1)
+	assert.Equal(t, "5:desk", listed[0]["traposId"])
+	assert.Equal(t, turn, listed[0]["turnId"])
+
+	a.close() // the computer goes away mid-turn
+	require.Eventually(t, func() bool { return s.agent.Aborts() == 1 }, testTimeout, 20*time.Millisecond, "the turn to be aborted on opencode")
+	assert.Zero(t, s.agent.Queued())
+}
+
+// TestAgentStartOrder: opencode and the gateway may start in either order. Opencode down at
+// the first question: the turn fails at once with the probe's line, and the next question,
+// once opencode is up, works. An instance of the session directory that opencode started
+// while the gateway was down (its MCP connection failed, never retried): the gateway has it
+// connect again, and the agent's tools work.
+func TestAgentStartOrder(t *testing.T) {
+	ctx := testContext(t)
+	desk := &harness.Daemon{ID: 5, Label: "desk", AllowFiles: harness.AllowFilesWrite}
+
+	t.Run("gateway first", func(t *testing.T) {
+		addr := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
+		oc := opencodefake.New(opencodefake.Options{Password: opencodePassword})
+		fake := oc.Agent(scriptedModel, aiModel)
+		s := aiSetup{oc: &opencodefake.Server{URL: "http://" + addr}, dir: t.TempDir()}
+		g := s.gateway(t)
+		a := newAsker(ctx, t, g, desk)
+		ev := a.follow(t, ctx, a.ask(t, ctx, "hello"), nil)
+		errs := kinds(ev, "error")
+		require.Len(t, errs, 1)
+		assert.Equal(t, "ai_unavailable", errs[0].Code)
+		assert.Equal(t, "the agent is unavailable: opencode at http://"+addr+": connection refused", errs[0].Message)
+
+		l, err := net.Listen("tcp", addr)
+		require.NoError(t, err)
+		srv := httptest.NewUnstartedServer(oc)
+		srv.Listener.Close()
+		srv.Listener = l
+		srv.Start()
+		t.Cleanup(srv.Close)
+		t.Cleanup(oc.Close)
+		a.follow(t, ctx, a.ask(t, ctx, "write 5:desk /first.lua x"), func(aiEvent) bool { return true })
+		_, ok := desk.File("/first.lua")
+		assert.True(t, ok, "the agent's tool reached the computer")
+		assert.Equal(t, 1, fake.InstanceStarts(s.dir))
+	})
+
+	t.Run("opencode's instance first", func(t *testing.T) {
+		s := startFakeAgent(t)
+		port := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://127.0.0.1:")
+		listen := []string{"--listen", "127.0.0.1:" + port}
+		g := s.gateway(t, listen...) // writes the directory's opencode.json
+		require.NoError(t, g.Stop())
+
+		// The instance starts now, while nothing serves /mcp: its connection fails.
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.oc.URL+"/mcp?directory="+s.dir, nil)
+		require.NoError(t, err)
+		req.SetBasicAuth(opencodefake.DefaultUsername, opencodePassword)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		var status map[string]map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&status))
+		resp.Body.Close()
+		require.Equal(t, "failed", status["trap-sandbox"]["status"])
+
+		g = s.gateway(t, listen...)
+		a := newAsker(ctx, t, g, desk)
+		ev := a.follow(t, ctx, a.ask(t, ctx, "write 5:desk /second.lua x"), func(aiEvent) bool { return true })
+		_, ok := desk.File("/second.lua")
+		assert.True(t, ok, "the agent's tool reached the computer: %+v", ev)
+		assert.Equal(t, 1, s.agent.InstanceStarts(s.dir))
+	})
+}
+
+// TestAgentUnknownModel: a model opencode does not know is a bare 500 whose reason is only on
+// the event stream; the player reads that reason.
+func TestAgentUnknownModel(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", sandboxPassword,
+		"--opencode-url", s.oc.URL, "--ai-model", "nope/x", "--ai-dir", s.dir},
+		Env: []string{"OPENCODE_SERVER_PASSWORD=" + opencodePassword}})
+	a := newAsker(ctx, t, g, &harness.Daemon{ID: 5, Label: "desk"})
+	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
+	require.Len(t, errs, 1)
+	assert.Equal(t, "Model not found: nope/x. Did you mean: fake/m?", errs[0].Message)
 }

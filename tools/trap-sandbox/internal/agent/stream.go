@@ -35,10 +35,15 @@ type stream struct {
 	ready     chan struct{}
 	connected bool
 	lastErr   error
+	// down is closed when an attempt to open the stream fails, replaced by an open one.
+	down chan struct{}
+	// kick asks the stream to retry now instead of at the end of its backoff.
+	kick chan struct{}
 }
 
 func newStream(oc *client, log *slog.Logger) *stream {
-	return &stream{oc: oc, log: log, turns: map[string]*turn{}, ready: make(chan struct{})}
+	return &stream{oc: oc, log: log, turns: map[string]*turn{}, ready: make(chan struct{}), down: make(chan struct{}),
+		kick: make(chan struct{}, 1)}
 }
 
 // run keeps the stream open until ctx ends.
@@ -51,10 +56,14 @@ func (s *stream) run(ctx context.Context) {
 			return
 		}
 		s.log.Debug("agent: opencode's event stream ended; reopening", "err", err, "after", backoff)
+		timer := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
+			timer.Stop()
 			return
-		case <-time.After(backoff):
+		case <-timer.C:
+		case <-s.kick:
+			timer.Stop()
 		}
 		backoff = min(backoff*2, reconnectMax)
 	}
@@ -77,13 +86,24 @@ func (s *stream) setDown(err error) {
 		s.connected = false
 		s.ready = make(chan struct{})
 	}
+	close(s.down)
+	s.down = make(chan struct{})
 }
 
-// waitReady waits until the stream is connected, at most wait.
+// waitReady waits until the stream is connected, at most wait. While it is down, it asks
+// for an attempt now and returns that attempt's error if it fails: a question to an opencode
+// that is down fails at once, and one to an opencode just back does not wait out a backoff.
 func (s *stream) waitReady(ctx context.Context, wait time.Duration) error {
 	s.mu.Lock()
-	ready := s.ready
+	ready, down, connected := s.ready, s.down, s.connected
 	s.mu.Unlock()
+	if connected {
+		return nil
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
@@ -91,14 +111,18 @@ func (s *stream) waitReady(ctx context.Context, wait time.Duration) error {
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	case <-down:
 	case <-timer.C:
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.lastErr != nil {
-			return s.lastErr
-		}
-		return errors.New("opencode's event stream did not open")
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.connected {
+		return nil
+	}
+	if s.lastErr != nil {
+		return s.lastErr
+	}
+	return errors.New("opencode's event stream did not open")
 }
 
 func (s *stream) attach(sessionID string, t *turn) {
