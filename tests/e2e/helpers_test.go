@@ -53,6 +53,12 @@ func startGateway(t *testing.T, opencodeURL string, args ...string) *harness.Gat
 // with password, running program with args.
 func computerOptions(t *testing.T, g *harness.Gateway, password, program string, args ...string) machine.Options {
 	t.Helper()
+	return computerOptionsAt(t, "ws://"+g.Addr, password, program, args...)
+}
+
+// computerOptionsAt is computerOptions for a gateway at url (sandbox.url).
+func computerOptionsAt(t *testing.T, url, password, program string, args ...string) machine.Options {
+	t.Helper()
 	root, err := repo.Root()
 	require.NoError(t, err)
 	auto, err := machine.Autostart(filepath.Join(root, "packages"), nil)
@@ -61,7 +67,7 @@ func computerOptions(t *testing.T, g *harness.Gateway, password, program string,
 	return machine.Options{
 		Root: filepath.Join(root, "trapos"),
 		Settings: map[string]string{
-			"sandbox.url":      "ws://" + g.Addr,
+			"sandbox.url":      url,
 			"sandbox.password": password,
 		},
 		TimeScale: timeScale,

@@ -112,6 +112,15 @@ local RULES = {
     end,
   },
   {
+    -- The daemon's 4429: more of the gateway's frames waited at once than it may have in flight.
+    match = function(why) return contains(why, "(4429 too many requests)"); end,
+    say = function(_, url)
+      local host, port = hostPort(url);
+      return "the gateway at " .. host .. ":" .. tostring(port or 80) .. " sent more requests at once than the protocol allows"
+        .. " (4429): is sandbox.url a trap-sandbox gateway, and up to date? The daemon tries again every minute";
+    end,
+  },
+  {
     -- Close 4009: a newer socket said hello for the same traposId (id:label).
     match = function(why) return why:find("%f[%w]replaced$") ~= nil; end,
     say = function()

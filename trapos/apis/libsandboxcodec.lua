@@ -30,6 +30,19 @@ end
 
 -- CC: Tweaked refuses to send a websocket message over max_websocket_message (128 KiB).
 local MAX_MESSAGE_BYTES = 128 * 1024;
+-- The deepest nesting of arrays and objects a decoded frame may have. unserializeJSON
+-- recurses once per level, so a frame nested thousands deep overflows its stack; a deeper
+-- payload is cut out before decoding and refused with bad_payload, a frame deeper elsewhere
+-- is malformed (docs/protocol.md).
+local MAX_JSON_DEPTH = 100;
+-- The most gateway_requests a gateway may leave unanswered on one socket (the gateway's
+-- MaxGatewayRequestsInFlight, docs/protocol.md). The daemon answers a request past it at
+-- once with internal, and drops a gateway that has more frames waiting at once than it may
+-- have in flight, as CLOSE_TOO_MANY_REQUESTS.
+local MAX_GATEWAY_REQUESTS = 32;
+-- Why the daemon dropped such a gateway (docs/protocol.md's close codes). CC's close() can
+-- send no code, so the gateway sees 1006; the daemon keeps the code in its lastError.
+local CLOSE_TOO_MANY_REQUESTS = 4429;
 
 -- Error codes of the protocol (error.code of a failed response).
 local ERR_UNAUTHORIZED = "unauthorized";
@@ -251,6 +264,72 @@ local function normaliseError(err, fallbackMessage)
   return { code = code, message = message };
 end
 
+-- Where text nests deeper than MAX_JSON_DEPTH, found without decoding it: nil when it does
+-- not; else the spans ({first, last}) of the top-level "payload" values that do, to be cut
+-- out, or false when something else does. Strings are skipped whole (an escaped quote is one
+-- preceded by an odd number of backslashes), and a run of brackets is taken at once, so a
+-- frame of 128 KiB of brackets costs a few string.find calls, not one per level.
+local function tooDeep(text)
+  local depth, pos, key = 0, 1, nil;
+  local spanStart, spanDeep = nil, false;
+  local spans, outside = {}, false;
+  while true do
+    local at = text:find('[%[%]{}"]', pos);
+    if at == nil then
+      break;
+    end
+    local char = text:sub(at, at);
+    if char == '"' then
+      local close, escapes;
+      pos = at + 1;
+      repeat
+        close = text:find('"', pos, true);
+        if close == nil then
+          return nil; -- unterminated: the decoder says so
+        end
+        escapes = 0;
+        while text:byte(close - 1 - escapes) == 92 do
+          escapes = escapes + 1;
+        end
+        pos = close + 1;
+      until escapes % 2 == 0
+      if depth == 1 and text:find("^[ \t\r\n]*:", pos) then
+        key = text:sub(at + 1, close - 1);
+      end
+    elseif char == "[" or char == "{" then
+      pos = text:find("[^%[{]", at) or #text + 1;
+      if depth == 1 then
+        spanStart, spanDeep = key == "payload" and at or nil, false;
+      end
+      depth = depth + (pos - at);
+      if depth > MAX_JSON_DEPTH then
+        if spanStart ~= nil then
+          spanDeep = true;
+        else
+          outside = true;
+        end
+      end
+    else
+      pos = text:find("[^%]}]", at) or #text + 1;
+      local before = depth;
+      depth = depth - (pos - at);
+      if before > 1 and depth <= 1 and spanStart ~= nil then
+        -- The closer that brought the depth back to 1 ends the payload.
+        if spanDeep then
+          spans[#spans + 1] = { spanStart, at + before - 2 };
+        end
+        spanStart = nil;
+      end
+    end
+  end
+  if outside then
+    return false;
+  elseif #spans == 0 then
+    return nil;
+  end
+  return spans;
+end
+
 -- Encodes a frame table as JSON. Requests always carry a payload object ({} when empty);
 -- successful responses carry one, failed ones carry error. Returns the string, or nil and
 -- an error message (unserialisable value, or over MAX_MESSAGE_BYTES).
@@ -296,6 +375,19 @@ local function decodeFrame(text)
   if type(text) ~= "string" then
     return nil, "frame is not a string";
   end
+  local deep = tooDeep(text);
+  if deep == false then
+    return nil, "frame nested deeper than " .. MAX_JSON_DEPTH .. " levels";
+  elseif deep ~= nil then
+    local parts, from = {}, 1;
+    for _, span in ipairs(deep) do
+      parts[#parts + 1] = text:sub(from, span[1] - 1);
+      parts[#parts + 1] = "{}";
+      from = span[2] + 1;
+    end
+    parts[#parts + 1] = text:sub(from);
+    text = table.concat(parts);
+  end
   local decoded, err = textutils.unserializeJSON(text);
   if type(decoded) ~= "table" then
     return nil, err or "frame is not a JSON object";
@@ -337,6 +429,14 @@ local function decodeFrame(text)
       frame.error = normaliseError(decoded.error, "the gateway reported a failure without a message");
     end
   end
+  if deep ~= nil then
+    -- The payload was cut out: a request is refused for it, a response fails with it.
+    frame.payloadError = "the payload is nested deeper than " .. MAX_JSON_DEPTH .. " levels, the most this computer decodes";
+    if kind == "response" then
+      frame.ok, frame.payload = false, {};
+      frame.error = { code = ERR_BAD_PAYLOAD, message = frame.payloadError };
+    end
+  end
   return frame;
 end
 
@@ -355,6 +455,9 @@ return {
   TYPE_SHELL_RUN = TYPE_SHELL_RUN,
   RESERVED_TYPES = RESERVED_TYPES,
   MAX_MESSAGE_BYTES = MAX_MESSAGE_BYTES,
+  MAX_JSON_DEPTH = MAX_JSON_DEPTH,
+  MAX_GATEWAY_REQUESTS = MAX_GATEWAY_REQUESTS,
+  CLOSE_TOO_MANY_REQUESTS = CLOSE_TOO_MANY_REQUESTS,
   ERR_UNAUTHORIZED = ERR_UNAUTHORIZED,
   ERR_NOT_AUTHENTICATED = ERR_NOT_AUTHENTICATED,
   ERR_UNKNOWN_TYPE = ERR_UNKNOWN_TYPE,

@@ -24,6 +24,13 @@ local HELLO_ANSWER_WAIT = 70;
 -- the traposId (id:label) is fixed per hello, so a renamed computer reconnects under its new
 -- name within this time.
 local LABEL_CHECK_INTERVAL = 15;
+-- CC's event queue holds at most this many events and drops the rest. A marker the daemon
+-- queues is therefore seen within this many events, or was dropped.
+local EVENT_QUEUE_LIMIT = 256;
+-- Seconds (plus the jitter) before reconnecting to a gateway dropped for more frames waiting
+-- than it may have in flight: each flood it sends again can then fill CC's queue, and cost a
+-- sleeping program its timer, once a minute at most instead of all the time.
+local OVERLOAD_RECONNECT_DELAY = 60;
 
 -- Daemon states, as reported by status().state.
 local STATE_DORMANT = "dormant";           -- sandbox.url is not set
@@ -42,18 +49,21 @@ local traposId, newUuid = codec.traposId, codec.newUuid;
 local encodeFrame, decodeFrame = codec.encodeFrame, codec.decodeFrame;
 local normaliseUrl, defineSettings = config.normaliseUrl, config.defineSettings;
 local SETTING_URL, SETTING_PASSWORD = config.SETTING_URL, config.SETTING_PASSWORD;
-local ERR_UNAUTHORIZED, ERR_UNKNOWN_TYPE = codec.ERR_UNAUTHORIZED, codec.ERR_UNKNOWN_TYPE;
+local ERR_UNAUTHORIZED = codec.ERR_UNAUTHORIZED;
 local ERR_NOT_CONNECTED, ERR_INTERNAL = codec.ERR_NOT_CONNECTED, codec.ERR_INTERNAL;
+local MAX_GATEWAY_REQUESTS, CLOSE_TOO_MANY_REQUESTS = codec.MAX_GATEWAY_REQUESTS, codec.CLOSE_TOO_MANY_REQUESTS;
 local FRAME_COMPUTER_REQUEST, FRAME_COMPUTER_RESPONSE = codec.FRAME_COMPUTER_REQUEST, codec.FRAME_COMPUTER_RESPONSE;
 local FRAME_GATEWAY_REQUEST, FRAME_GATEWAY_RESPONSE = codec.FRAME_GATEWAY_REQUEST, codec.FRAME_GATEWAY_RESPONSE;
 local EVENT_SEND, EVENT_REPLY, EVENT_CONNECTED = events.EVENT_SEND, events.EVENT_REPLY, events.EVENT_CONNECTED;
 local EVENT_RECONNECT, EVENT_STATUS_REQUEST, EVENT_STATUS = events.EVENT_RECONNECT, events.EVENT_STATUS_REQUEST, events.EVENT_STATUS;
+local EVENT_MARK = events.EVENT_MARK;
 
 -- The daemon as a factory of event handlers. deps: settings, os (queueEvent, startTimer,
 -- cancelTimer, getComputerID, getComputerLabel, epoch, clock, day, time), http (nil when
--- disabled), and optionally clock (epoch ms), random (a number in [0, 1)), log(message), and
--- what gateway requests use (libsandboxrequests): fs, term, peripheral, host, shell and env
--- (the globals by default).
+-- disabled), and optionally clock (epoch ms), random (a number in [0, 1)), log(message) for
+-- the faults status() counts (never the player's screen: servers/sandbox.lua writes a log
+-- file), and what gateway requests use (libsandboxrequests): fs, term, peripheral, host,
+-- shell and env (the globals by default).
 -- servers/sandbox.lua drives handle().
 local function newDaemon(deps)
   expect(1, deps, "table");
@@ -88,6 +98,15 @@ local function newDaemon(deps)
   local lastFrameAt = nil;     -- clock() of the last frame the gateway sent on this socket
   local inflight = {};         -- messageId -> true, requests sent on the current socket
   local pending = {};          -- url -> true, websocketAsync calls without an outcome yet
+  -- The gateway's frames in flight (docs/protocol.md): owed counts its requests on this
+  -- socket that we have not answered yet; mark is the marker event queued behind the frames
+  -- that wait in CC's queue, {token, allowed, waiting, events}: waiting counts the frames
+  -- handled before it comes back, all of which were in the queue together.
+  local owed = 0;
+  local mark = nil;
+  local markSeq = 0;
+  local closedUnderUs = false; -- CC closed the socket; its websocket_closed will say why
+  local faults, lastFault = 0, nil;
 
   local requests = requestsLib.newRequests({
     settings = settingsApi,
@@ -100,6 +119,14 @@ local function newDaemon(deps)
     env = deps.env or _G,
     traposId = function() return sessionId or traposId(osApi.getComputerID(), osApi.getComputerLabel()); end,
   });
+
+  -- A fault of the daemon's own (a failing handler, an answer it cannot send, a gateway it
+  -- drops): counted for status() and logged, never printed on the player's screen.
+  local function fault(message)
+    faults = faults + 1;
+    lastFault = message;
+    log(message);
+  end
 
   local function setState(newState)
     if state ~= newState then
@@ -174,6 +201,7 @@ local function newDaemon(deps)
     end
     helloId = nil;
     sessionId = nil;
+    owed, mark = 0, nil;
   end
 
   local function cancelReconnect()
@@ -183,20 +211,24 @@ local function newDaemon(deps)
     end
   end
 
-  local function scheduleReconnect()
+  local function scheduleReconnect(delay)
     cancelReconnect();
     setState(STATE_WAITING);
-    reconnectTimer = osApi.startTimer(RECONNECT_DELAY + RECONNECT_JITTER * random());
+    reconnectTimer = osApi.startTimer((delay or RECONNECT_DELAY) + RECONNECT_JITTER * random());
   end
 
-  -- Drops the socket after an error and tries again in RECONNECT_DELAY (+ jitter) seconds.
-  local function lose(reason)
+  -- Drops the socket after an error and tries again in delay (default RECONNECT_DELAY)
+  -- seconds, plus the jitter.
+  local function lose(reason, delay)
     lastError = reason;
     closeSocket();
     failInflight("lost the connection: " .. reason);
-    scheduleReconnect();
+    scheduleReconnect(delay);
   end
 
+  -- Sends a frame. A send that fails on the socket means CC has closed it (a remote close or
+  -- an error: "attempt to use a closed file"); the socket is dropped at once, and the
+  -- websocket_closed event behind it, if CC's queue kept it, names the reason.
   local function sendFrame(frame)
     local encoded, err = encodeFrame(frame);
     if encoded == nil then
@@ -204,7 +236,10 @@ local function newDaemon(deps)
     end
     local ok, sendErr = pcall(function() socket.send(encoded); end);
     if not ok then
-      return false, tostring(sendErr), ERR_NOT_CONNECTED;
+      sendErr = tostring(sendErr):gsub("^[^:]*:%d+: ", ""); -- CC's message, without our position
+      lose("the connection closed (" .. sendErr .. ")");
+      closedUnderUs = true;
+      return false, sendErr, ERR_NOT_CONNECTED;
     end
     return true;
   end
@@ -212,6 +247,7 @@ local function newDaemon(deps)
   local function connect()
     closeSocket();
     cancelReconnect();
+    closedUnderUs = false;
     failInflight("reconnecting to the gateway");
     if http == nil then
       url = nil;
@@ -252,14 +288,14 @@ local function newDaemon(deps)
     elseif type(secret) ~= "string" then
       secret = "";
     end
-    local ok, err = sendFrame({
+    local ok, err, code = sendFrame({
       event = FRAME_COMPUTER_REQUEST,
       traposSenderId = sessionId,
       messageId = helloId,
       type = "hello",
       payload = { traposId = sessionId, secret = secret, clientVersion = version.VERSION },
     });
-    if not ok then
+    if not ok and code == ERR_INTERNAL then
       lose("cannot send hello: " .. err);
     end
   end
@@ -289,14 +325,19 @@ local function newDaemon(deps)
   end
 
   -- Answers a gateway request, now or later (lua.exec, program-served types): the answer
-  -- goes out only on the socket the request came in on.
+  -- goes out only on the socket the request came in on. Past MAX_GATEWAY_REQUESTS unanswered
+  -- (a gateway that gave up on requests whose jobs still run), a request is answered at once
+  -- with internal, as the gateway answers a computer's requests past its own limit.
   local function onGatewayRequest(frame)
     local requestSocket = socket;
     local senderId = sessionId or currentTraposId();
+    local answered = false;
     local function done(ok, payload, err)
-      if socket == nil or socket ~= requestSocket then
-        return; -- the connection that asked is gone, and with it the gateway's wait
+      if answered or socket == nil or socket ~= requestSocket then
+        return; -- answered already, or the connection that asked is gone with the gateway's wait
       end
+      answered = true;
+      owed = owed - 1;
       local response = {
         event = FRAME_COMPUTER_RESPONSE,
         traposSenderId = senderId,
@@ -311,11 +352,16 @@ local function newDaemon(deps)
         -- Too big or unencodable: say so instead of leaving the gateway to time out.
         response.ok, response.payload = false, nil;
         response.error = { code = ERR_INTERNAL, message = "the answer to " .. frame.type .. " cannot be sent: " .. sendErr };
-        sent, sendErr = sendFrame(response);
+        sent, sendErr, code = sendFrame(response);
       end
-      if not sent then
-        log("cannot answer " .. frame.type .. ": " .. sendErr);
+      if not sent and code == ERR_INTERNAL then
+        fault("cannot answer " .. frame.type .. ": " .. sendErr);
       end
+    end
+    owed = owed + 1;
+    if owed > MAX_GATEWAY_REQUESTS then
+      return done(false, nil, { code = ERR_INTERNAL, message = "this computer already has " .. MAX_GATEWAY_REQUESTS
+        .. " requests from the gateway in flight (the protocol's limit); retry once they are answered" });
     end
     if frame.payloadError ~= nil then
       return done(false, nil, { code = codec.ERR_BAD_PAYLOAD, message = frame.payloadError });
@@ -323,11 +369,64 @@ local function newDaemon(deps)
     requests.serve(frame.type, frame.payload, done);
   end
 
+  -- Drops a gateway that broke the protocol's in-flight limit, and waits longer than after
+  -- a loss before trying it again. CC's close() sends no close code: the code is for lastError.
+  local function overloaded(waiting, allowed)
+    local why = "closed the connection (" .. CLOSE_TOO_MANY_REQUESTS .. " too many requests): the gateway had "
+      .. waiting .. " frames waiting here at once, more than the " .. allowed .. " it may have in flight"
+      .. " (docs/protocol.md); reconnecting in " .. OVERLOAD_RECONNECT_DELAY .. " s";
+    fault(why);
+    lose(why, OVERLOAD_RECONNECT_DELAY);
+  end
+
+  -- Counts a frame from the gateway against what it may have in flight: its unanswered
+  -- requests (MAX_GATEWAY_REQUESTS) and one answer to each request of ours still open. All
+  -- frames handled before the marker comes back were waiting in CC's queue together, so the
+  -- gateway had them all in flight at once. A flood of requests, even ones answered at once,
+  -- fills CC's queue of 256 events and the events past it are lost, a sleeping program's
+  -- timer among them: the daemon cannot refuse what CC queues, but it stops listening to
+  -- such a gateway. Returns false once it has.
+  local function countFrame()
+    if mark == nil then
+      local answers = helloId ~= nil and 1 or 0;
+      for _ in pairs(inflight) do
+        answers = answers + 1;
+      end
+      markSeq = markSeq + 1;
+      mark = { token = markSeq, allowed = MAX_GATEWAY_REQUESTS + answers, waiting = 0, events = 0 };
+      osApi.queueEvent(EVENT_MARK, markSeq);
+    end
+    mark.waiting = mark.waiting + 1;
+    if mark.waiting > mark.allowed then
+      overloaded(mark.waiting, mark.allowed);
+      return false;
+    end
+    return true;
+  end
+
+  -- Every event the daemon sees passes here first: the marker ends its count when it comes
+  -- back, and a marker not back within EVENT_QUEUE_LIMIT events was dropped from a full queue.
+  local function watchMark(event, token)
+    if mark == nil then
+      return;
+    elseif event == EVENT_MARK and token == mark.token then
+      mark = nil;
+      return;
+    end
+    mark.events = mark.events + 1;
+    if mark.events >= EVENT_QUEUE_LIMIT then
+      mark = nil;
+    end
+  end
+
   local function onMessage(eventUrl, contents)
     if eventUrl ~= url or socket == nil then
       return;
     end
     lastFrameAt = clock(); -- any frame, even one we ignore, shows the gateway alive
+    if not countFrame() then
+      return;
+    end
     local frame = decodeFrame(contents);
     if frame == nil then
       return; -- malformed frames are ignored
@@ -370,6 +469,10 @@ local function newDaemon(deps)
       lose(tostring(reason or "could not connect"));
     elseif (state == STATE_AUTHENTICATING or state == STATE_CONNECTED) and socket ~= nil then
       lose(tostring(reason or "Connection closed"));
+    elseif closedUnderUs and not wasPending then
+      -- The socket a failed send dropped: this is why it closed.
+      closedUnderUs = false;
+      lastError = tostring(reason or "Connection closed");
     end
   end
 
@@ -396,7 +499,6 @@ local function newDaemon(deps)
       inflight[messageId] = true;
     elseif code == ERR_NOT_CONNECTED then
       replyNotConnected(messageId, err);
-      lose(err);
     else
       reply(messageId, false, nil, { code = code, message = err });
     end
@@ -410,6 +512,8 @@ local function newDaemon(deps)
       traposId = sessionId or currentTraposId(),
       lastError = lastError,
       since = stateSince,
+      faults = faults,
+      lastFault = lastFault,
     };
   end
 
@@ -485,7 +589,7 @@ local function newDaemon(deps)
   };
 
   -- Handles one event. Returns false once the daemon has stopped (on terminate).
-  -- A failing handler is logged and survives: the daemon must not take the boot down.
+  -- A failing handler is a fault and survives: the daemon must not take the boot down.
   local function handle(event, ...)
     if state == STATE_STOPPED then
       return false;
@@ -494,17 +598,18 @@ local function newDaemon(deps)
       stop();
       return false;
     end
+    watchMark(event, ...);
     local fn = handlers[event];
     if fn ~= nil then
       local ok, err = pcall(fn, ...);
       if not ok then
-        log("sandbox daemon: " .. tostring(event) .. " handler failed: " .. tostring(err));
+        fault("sandbox daemon: " .. tostring(event) .. " handler failed: " .. tostring(err));
       end
     end
     -- Running lua.exec jobs and serving programs see every event, as under parallel.
     local ok, err = pcall(requests.onEvent, event, ...);
     if not ok then
-      log("sandbox daemon: request jobs failed on " .. tostring(event) .. ": " .. tostring(err));
+      fault("sandbox daemon: request jobs failed on " .. tostring(event) .. ": " .. tostring(err));
     end
     return true;
   end
@@ -522,6 +627,8 @@ return {
   RECONNECT_JITTER = RECONNECT_JITTER,
   HELLO_ANSWER_WAIT = HELLO_ANSWER_WAIT,
   LABEL_CHECK_INTERVAL = LABEL_CHECK_INTERVAL,
+  EVENT_QUEUE_LIMIT = EVENT_QUEUE_LIMIT,
+  OVERLOAD_RECONNECT_DELAY = OVERLOAD_RECONNECT_DELAY,
   STATE_DORMANT = STATE_DORMANT,
   STATE_DISABLED = STATE_DISABLED,
   STATE_CONNECTING = STATE_CONNECTING,

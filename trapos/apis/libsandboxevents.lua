@@ -8,6 +8,8 @@ local EVENT_CONNECTED = "trapos_sandbox_connected";           -- (traposId)
 local EVENT_RECONNECT = "trapos_sandbox_reconnect";           -- ()
 local EVENT_STATUS_REQUEST = "trapos_sandbox_status_request"; -- (replyId)
 local EVENT_STATUS = "trapos_sandbox_status";                 -- (replyId, status)
+-- The daemon's marker, queued behind the gateway's frames to learn how many wait at once.
+local EVENT_MARK = "trapos_sandbox_mark";                     -- (token)
 -- A program serving request types (libsandbox.serve) and the daemon that routes them to it.
 local EVENT_SERVE_OFFER = "trapos_sandbox_serve_offer";       -- (providerId, {type, ...}), every heartbeat
 local EVENT_SERVE_WITHDRAW = "trapos_sandbox_serve_withdraw"; -- (providerId)
@@ -21,6 +23,7 @@ return {
   EVENT_RECONNECT = EVENT_RECONNECT,
   EVENT_STATUS_REQUEST = EVENT_STATUS_REQUEST,
   EVENT_STATUS = EVENT_STATUS,
+  EVENT_MARK = EVENT_MARK,
   EVENT_SERVE_OFFER = EVENT_SERVE_OFFER,
   EVENT_SERVE_WITHDRAW = EVENT_SERVE_WITHDRAW,
   EVENT_SERVE_REQUEST = EVENT_SERVE_REQUEST,

@@ -5,15 +5,10 @@
 -- every other event of this coroutine.
 
 local libsandbox = require('/apis/libsandbox');
+local fileLog = require('/apis/libsandboxlog');
 
--- The screen is shared with the shell: report the first failure only.
-local logged = false;
-local function log(message)
-  if not logged then
-    logged = true;
-    printError(message);
-  end
-end
+-- The screen is the player's: the daemon's faults go to its log file and `sandbox status`.
+local log = fileLog.newFileLog({ fs = fs, clock = function() return os.epoch("utc"); end });
 
 -- The daemon runs at boot under shell.run, so the command completes before its first run.
 libsandbox.registerCompletion(shell);

@@ -69,6 +69,13 @@ describe("libsandboxadvice explain", function()
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? Give one a new label: label set <name>");
   end);
 
+  it("explains a gateway the daemon dropped for flooding it", function()
+    expect(advice.explain("closed the connection (4429 too many requests): the gateway had 33 frames waiting here at once, "
+      .. "more than the 32 it may have in flight (docs/protocol.md); reconnecting in 60 s", URL))
+      :eq("the gateway at 192.168.1.20:4444 sent more requests at once than the protocol allows (4429): is sandbox.url a "
+        .. "trap-sandbox gateway, and up to date? The daemon tries again every minute");
+  end);
+
   it("explains a malformed URL", function()
     expect(advice.explain("URL malformed", "ws://"))
       :eq("sandbox.url ws:// is not a ws:// URL (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");

@@ -169,6 +169,77 @@ describe("libsandboxcodec", function()
     end);
   end);
 
+  describe("nesting", function()
+    local function nested(levels)
+      return string.rep("[", levels) .. string.rep("]", levels);
+    end
+    -- A gateway_request whose payload holds value, with the payload key at `where`.
+    local function request(value, payloadFirst)
+      if payloadFirst then
+        return '{"payload":{"v":' .. value .. '},"event":"gateway_request","messageId":"m-9","type":"door.open"}';
+      end
+      return '{"event":"gateway_request","messageId":"m-9","type":"door.open","payload":{"v":' .. value .. '}}';
+    end
+
+    it("decodes a frame nested exactly MAX_JSON_DEPTH deep", function()
+      expect(lib.MAX_JSON_DEPTH):eq(100);
+      -- The frame is level 1, the payload level 2: 98 more levels reach 100.
+      local frame = lib.decodeFrame(request(nested(98)));
+      expect(frame.payloadError):eq(nil);
+      local value, levels = frame.payload.v, 1;
+      while type(value[1]) == "table" do
+        value, levels = value[1], levels + 1;
+      end
+      expect(levels):eq(98);
+    end);
+
+    it("cuts out a payload nested deeper before decoding and says why, keeping the frame", function()
+      for _, levels in ipairs({ 99, 5000, 100000 }) do
+        for _, payloadFirst in ipairs({ false, true }) do
+          local frame, err = lib.decodeFrame(request(nested(levels), payloadFirst));
+          if frame == nil then
+            fail(levels .. " levels: " .. tostring(err));
+          end
+          expect(frame.messageId):eq("m-9");
+          expect(frame.type):eq("door.open");
+          expect(frame.payload):same({});
+          expect(frame.payloadError):eq("the payload is nested deeper than 100 levels, the most this computer decodes");
+        end
+      end
+    end);
+
+    it("fails a response whose payload nests too deep with bad_payload", function()
+      local frame = lib.decodeFrame('{"event":"gateway_response","messageId":"m","type":"t","ok":true,"payload":{"x":'
+        .. nested(5000) .. '}}');
+      expect(frame.ok):eq(false);
+      expect(frame.payload):same({});
+      expect(frame.error.code):eq("bad_payload");
+      expect(frame.error.message):str_match("nested deeper than 100 levels");
+    end);
+
+    it("refuses a frame nested too deep outside its payload as malformed", function()
+      for _, json in ipairs({
+        nested(5000),
+        '{"event":"gateway_request","messageId":"m","type":"t","extra":' .. nested(5000) .. '}',
+        '{"event":"gateway_request","messageId":"m","type":"t","payload":{},"payload2":' .. nested(200) .. '}',
+      }) do
+        local frame, err = lib.decodeFrame(json);
+        expect(frame):eq(nil);
+        expect(err):eq("frame nested deeper than 100 levels");
+      end
+    end);
+
+    it("does not count brackets and escaped quotes inside strings", function()
+      local text = string.rep('[{\\"\\\\', 3000);
+      local frame = lib.decodeFrame(request('"' .. text .. '"'));
+      expect(frame.payloadError):eq(nil);
+      expect(frame.payload.v):eq(string.rep('[{"\\', 3000));
+      -- A payload key inside a nested object is not the frame's payload.
+      frame = lib.decodeFrame(request('{"payload":' .. nested(5000) .. '}'));
+      expect(frame.payloadError):str_match("nested deeper");
+    end);
+  end);
+
   describe("encodeFrame", function()
     it("sends {} for an empty or missing payload", function()
       local json = lib.encodeFrame({

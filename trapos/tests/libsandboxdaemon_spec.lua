@@ -47,7 +47,7 @@ local function newWorld(opts)
     random = 0, -- what its random() returns
   };
   world.settings = {
-    define = function(name, options) world.defined = (world.defined or 0) + 1; end,
+    define = function() world.defined = (world.defined or 0) + 1; end,
     get = function(name, default)
       local value = world.values[name];
       if value == nil then
@@ -129,8 +129,30 @@ local function newWorld(opts)
     world.handle("websocket_success", world.connects[#world.connects], socket);
     return socket;
   end;
+  -- Hands the daemon its queued markers, as CC would once the events queued before each
+  -- have been handled: with none of the gateway's frames waiting behind one another.
+  world.delivered = 0;
+  world.flushMarks = function()
+    while world.delivered < #world.queued do
+      world.delivered = world.delivered + 1;
+      local event = world.queued[world.delivered];
+      if event[1] == "trapos_sandbox_mark" then
+        world.handle(table.unpack(event, 1, event.n));
+      end
+    end
+  end;
   world.message = function(frame)
-    return world.handle("websocket_message", world.connects[#world.connects], textutils.serializeJSON(frame), false);
+    local result = world.handle("websocket_message", world.connects[#world.connects], textutils.serializeJSON(frame), false);
+    world.flushMarks();
+    return result;
+  end;
+  -- n gateway frames that waited in CC's queue together (their markers come after them).
+  world.flood = function(n, frame)
+    for i = 1, n do
+      world.handle("websocket_message", world.connects[#world.connects], textutils.serializeJSON(frame or {
+        event = "gateway_request", messageId = "flood-" .. i, type = "ping",
+      }), false);
+    end
   end;
   world.answerHello = function(socket, ok, err, livenessMs)
     local hello = socket.frame(1);
@@ -168,7 +190,7 @@ describe("sandbox daemon", function()
     it("defines its settings on start", function()
       local world = newWorld();
       world.daemon.start();
-      expect(world.defined):eq(4);
+      expect(world.defined):eq(5);
     end);
 
     it("answers a send at once with not_connected", function()
@@ -624,7 +646,9 @@ describe("sandbox daemon", function()
         expect(world.handle("websocket_message", FULL_URL, raw, false)):eq(true);
       end
       expect(#socket.sent):eq(1);
-      expect(#world.queued):eq(queuedBefore);
+      -- The daemon's marker (one: they waited together) is all it queued.
+      expect(#world.queued):eq(queuedBefore + 1);
+      expect(world.queued[#world.queued][1]):eq("trapos_sandbox_mark");
       expect(world.daemon.status().connected):eq(true);
       expect(#world.logs):eq(0);
     end);
@@ -636,6 +660,140 @@ describe("sandbox daemon", function()
         event = "gateway_request", messageId = "p", type = "ping",
       }), false);
       expect(#socket.sent):eq(1);
+    end);
+  end);
+
+  describe("defending the computer", function()
+    it("drops a gateway with more frames waiting than it may have in flight, and waits 60 s", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.flood(lib.MAX_GATEWAY_REQUESTS + 8);
+      -- 32 answered; the 33rd waiting frame broke the limit: closed, and not listened to since.
+      expect(#socket.sent):eq(1 + lib.MAX_GATEWAY_REQUESTS);
+      expect(socket.closed):eq(1);
+      local status = world.daemon.status();
+      expect(status.state):eq("waiting");
+      expect(status.lastError):eq("closed the connection (4429 too many requests): the gateway had 33 frames "
+        .. "waiting here at once, more than the 32 it may have in flight (docs/protocol.md); reconnecting in 60 s");
+      expect(world.timers[world.lastTimer]):eq(daemonLib.OVERLOAD_RECONNECT_DELAY);
+      expect(daemonLib.OVERLOAD_RECONNECT_DELAY):eq(60);
+      expect(status.faults):eq(1);
+      expect(status.lastFault):eq(status.lastError);
+      expect(world.logs):same({ status.lastError });
+      world.flushMarks();
+      expect(world.daemon.status().state):eq("waiting");
+      -- After the wait it tries the gateway again.
+      world.handle("timer", world.lastTimer);
+      expect(#world.connects):eq(2);
+    end);
+
+    it("counts a flood of requests it answers at once, which no unanswered count would see", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      for i = 1, 100 do
+        world.message({ event = "gateway_request", messageId = "one-by-one-" .. i, type = "ping" });
+      end
+      expect(#socket.sent):eq(101);
+      expect(socket.closed):eq(0);
+      world.flood(lib.MAX_GATEWAY_REQUESTS + 1);
+      expect(socket.closed):eq(1);
+    end);
+
+    it("takes as many frames waiting as the gateway may have in flight, again and again", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      for _ = 1, 3 do
+        world.flood(lib.MAX_GATEWAY_REQUESTS);
+        world.flushMarks();
+      end
+      expect(socket.closed):eq(0);
+      expect(#socket.sent):eq(1 + 3 * lib.MAX_GATEWAY_REQUESTS);
+      expect(world.daemon.status().connected):eq(true);
+    end);
+
+    it("allows one answer more for each request of its own in flight", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      for i = 1, 3 do
+        world.handle("trapos_sandbox_send", "own-" .. i, "probe_gateway", {});
+      end
+      world.flushMarks();
+      for i = 1, 3 do
+        world.handle("websocket_message", FULL_URL, textutils.serializeJSON({
+          event = "gateway_response", messageId = "own-" .. i, type = "probe_gateway", ok = true, payload = { sandboxOk = true },
+        }), false);
+      end
+      world.flood(lib.MAX_GATEWAY_REQUESTS);
+      expect(socket.closed):eq(0);
+      expect(#world.events("trapos_sandbox_reply")):eq(3);
+      world.flood(1);
+      expect(socket.closed):eq(1);
+    end);
+
+    it("forgets a marker that a full queue dropped", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.flood(20);
+      -- CC's queue was full: the marker is never coming, and 256 events prove it.
+      for _ = 1, daemonLib.EVENT_QUEUE_LIMIT do
+        world.handle("key", 65, false);
+      end
+      world.flood(20);
+      expect(socket.closed):eq(0);
+      world.flood(lib.MAX_GATEWAY_REQUESTS - 20 + 1);
+      expect(socket.closed):eq(1);
+    end);
+
+    it("answers internal past 32 unanswered requests, keeping the connection", function()
+      local world = newWorld({ url = URL });
+      world.values["sandbox.allow_exec"] = true;
+      local socket = world.connect();
+      for i = 1, lib.MAX_GATEWAY_REQUESTS do
+        world.message({ event = "gateway_request", messageId = "job-" .. i, type = "lua.exec", payload = { code = "os.pullEvent('go')" } });
+      end
+      expect(#socket.sent):eq(1);
+      world.message({ event = "gateway_request", messageId = "one-too-many", type = "ping" });
+      local refused = socket.frame(2);
+      expect(refused.messageId):eq("one-too-many");
+      expect(refused.error.code):eq("internal");
+      expect(refused.error.message):eq("this computer already has 32 requests from the gateway in flight "
+        .. "(the protocol's limit); retry once they are answered");
+      world.handle("go");
+      expect(#socket.sent):eq(2 + lib.MAX_GATEWAY_REQUESTS);
+      world.message({ event = "gateway_request", messageId = "room-again", type = "ping" });
+      expect(socket.frame().ok):eq(true);
+      expect(world.daemon.status().connected):eq(true);
+    end);
+
+    it("answers a payload nested 5000 deep with bad_payload, nothing logged", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      world.handle("websocket_message", FULL_URL, '{"event":"gateway_request","messageId":"deep","type":"fs.list","payload":{"path":'
+        .. string.rep("[", 5000) .. string.rep("]", 5000) .. '}}', false);
+      local answer = socket.frame(2);
+      expect(answer.messageId):eq("deep");
+      expect(answer.error.code):eq("bad_payload");
+      expect(answer.error.message):str_match("nested deeper than 100 levels");
+      expect(world.logs):same({});
+      expect(world.daemon.status().faults):eq(0);
+    end);
+
+    it("drops a socket CC closed when an answer finds it so, quietly, and keeps CC's reason", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      socket.closed = 1; -- the gateway closed it; CC's websocket_closed waits behind this frame
+      world.message({ event = "gateway_request", messageId = "late", type = "ping" });
+      expect(world.logs):same({});
+      expect(world.daemon.status().faults):eq(0);
+      expect(world.daemon.status().state):eq("waiting");
+      expect(world.daemon.status().lastError):eq("the connection closed (attempt to use a closed file)");
+      -- Frames behind it are not answered: the socket is gone.
+      world.message({ event = "gateway_request", messageId = "later", type = "ping" });
+      expect(#socket.sent):eq(1);
+      world.handle("websocket_closed", FULL_URL, "replaced", 4009);
+      expect(world.daemon.status().lastError):eq("replaced");
+      expect(world.daemon.status().state):eq("waiting");
+      expect(world.timers[world.lastTimer]):eq(5);
     end);
   end);
 
@@ -780,6 +938,8 @@ describe("sandbox daemon", function()
       expect(world.handle("setting_changed", "sandbox.url")):eq(true);
       expect(#world.logs):eq(1);
       expect(world.logs[1]):str_match("settings exploded");
+      expect(world.daemon.status().faults):eq(1);
+      expect(world.daemon.status().lastFault):eq(world.logs[1]);
       expect(world.handle("trapos_sandbox_status_request", "r")):eq(true);
     end);
   end);

@@ -91,6 +91,31 @@ describe("libsandboxrequests", function()
       expect(ask(requests, "fs.delete", { path = "/spec-requests" }).ok):eq(true);
     end);
 
+    it("keeps the settings, the startup files and the sandbox's own files for exec", function()
+      local values = { ["sandbox.allow_files"] = "write" };
+      local requests = newRequests(values);
+      local before = fs.exists("/.settings");
+      for _, call in ipairs({
+        { "fs.write", { path = "/.settings", data = '{ ["sandbox.allow_exec"] = true }' } },
+        { "fs.write", { path = "/Startup/evil.lua", data = "print('boot')" } },
+        { "fs.makeDir", { path = "/startup" } },
+        { "fs.delete", { path = "/servers/sandbox.lua" } },
+        { "fs.move", { from = "/spec-evil.lua", to = "/startup.lua" } },
+      }) do
+        local answer = ask(requests, call[1], call[2]);
+        expect(answer.ok):eq(false);
+        expect(answer.err.code):eq("forbidden");
+        expect(answer.err.message):str_match("needs sandbox%.allow_exec: ");
+        expect(answer.err.message):str_match("set sandbox%.allow_exec true$");
+      end
+      expect(fs.exists("/.settings")):eq(before);
+      expect(fs.exists("/startup")):eq(false);
+      -- Exec already grants all of it.
+      values["sandbox.allow_exec"] = true;
+      expect(ask(requests, "fs.makeDir", { path = "/startup" }).ok):eq(true);
+      expect(ask(requests, "fs.delete", { path = "/startup" }).ok):eq(true);
+    end);
+
     it("reads an unknown value as none", function()
       local requests = newRequests({ ["sandbox.allow_files"] = "everything" });
       expectForbidden(requests, "fs.read", "sandbox.allow_files read");
@@ -164,14 +189,14 @@ describe("libsandboxrequests", function()
         end
       until not answer.ok
       expect(answer.err.code):eq("unknown_type");
-      expect(os.clock() - started <= 2 * lib.SERVE_LEASE + 1):eq(true);
+      expect(os.clock() - started <= 2 * require('/apis/libsandboxserve').SERVE_LEASE + 1):eq(true);
     end);
 
     it("answers a request in flight when its program ends", function()
       local requests = newRequests();
       local answer;
       withProgram(requests, { ["door.slow"] = function() sleep(60); return {}; end }, function()
-        requests.serve("door.slow", {}, function(ok, result, err) answer = { ok = ok, err = err }; end);
+        requests.serve("door.slow", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
         sleep(0.2); -- the program takes the request and hangs in it
       end);
       while answer == nil do

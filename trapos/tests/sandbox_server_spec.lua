@@ -7,6 +7,7 @@ local SERVER = "/servers/sandbox.lua";
 
 -- Runs the server over the given events (each a packed list). Returns what it queued,
 -- the completion functions it registered, what it printed in red, and whether it ended.
+-- opts: settings (values), get (replaces settings.get), http.
 local function runServer(events, opts)
   opts = opts or {};
   local queued, completions, errors = {}, {}, {};
@@ -27,7 +28,7 @@ local function runServer(events, opts)
   local values = opts.settings or {};
   local fakeSettings = {
     define = function() end,
-    get = function(name, default)
+    get = opts.get or function(name, default)
       if values[name] == nil then
         return default;
       end
@@ -81,6 +82,34 @@ describe("sandbox server", function()
     });
     expect(result.ok):eq(true);
     expect(urls):same({ "ws://gw:4444/trapos/ws" });
+  end);
+
+  it("logs a failing handler to its log file and prints nothing", function()
+    local LOG = require('/apis/libsandboxlog').LOG_PATH;
+    if fs.exists(LOG) then
+      fs.delete(LOG);
+    end
+    local urlReads = 0;
+    local result = runServer({ { "setting_changed", "sandbox.url" }, { "terminate" } }, {
+      get = function(name, default)
+        if name ~= "sandbox.url" then
+          return default;
+        end
+        urlReads = urlReads + 1;
+        if urlReads > 1 then
+          error("settings exploded", 0); -- at the setting_changed, not at start
+        end
+        return "ws://gw:4444";
+      end,
+      http = { websocketAsync = function() return true; end },
+    });
+    expect(result.ok):eq(true);
+    expect(result.errors):same({});
+    local handle = fs.open(LOG, "r");
+    local text = handle.readAll();
+    handle.close();
+    fs.delete(LOG);
+    expect(text):str_match("^%d+%-%d+%-%d+T%d+:%d+:%d+Z sandbox daemon: setting_changed handler failed: settings exploded\n$");
   end);
 
   it("registers tab completion for the command", function()

@@ -25,3 +25,20 @@ func TestHardeningSmall(t *testing.T) {
 	assert.GreaterOrEqual(t, res.RSSPeak, res.RSSBefore)
 	assert.Positive(t, res.StormBack, "the computers came back after the new gateway was up")
 }
+
+// TestAdmissionSmall runs the admission phases at a tiny size against the real binary: every
+// computer gets in, and each figure is measured.
+func TestAdmissionSmall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	res, err := bench.Admission(ctx, bench.AdmissionConfig{Neighbours: 3, LoopWorkers: 2, Holders: 3, HoldEach: 10, HoldRate: 50,
+		HoldCap: 20, Guessers: 3, SilenceWorkers: 2, Attack: 300 * time.Millisecond, Silence: 50 * time.Millisecond, WorkDir: t.TempDir()})
+	require.NoError(t, err)
+	for _, f := range []bench.NeighbourFigures{res.Loop, res.Spread} {
+		assert.Equal(t, 3, f.In)
+		assert.Positive(t, f.FirstTry)
+		assert.Positive(t, f.AttackRate)
+	}
+	assert.Positive(t, res.Answered)
+	assert.Positive(t, res.SilenceGuesses)
+}

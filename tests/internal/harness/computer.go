@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -75,12 +76,31 @@ type Computer struct {
 
 // Dial opens a socket to url for a computer that will call itself traposID.
 func Dial(ctx context.Context, url, traposID string) (*Computer, error) {
-	d := websocket.Dialer{HandshakeTimeout: DialTimeout, WriteBufferSize: writeBufferSize}
+	return dial(ctx, url, traposID, websocket.Dialer{})
+}
+
+// DialFrom is Dial from the local IP address ip: on loopback any of 127.0.0.0/8, so that one
+// machine plays computers at many addresses (the gateway counts its limits per address).
+func DialFrom(ctx context.Context, url, traposID, ip string) (*Computer, error) {
+	local := net.ParseIP(ip)
+	if local == nil {
+		return nil, fmt.Errorf("dial from %q: not an IP address", ip)
+	}
+	return dial(ctx, url, traposID, websocket.Dialer{NetDialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: local}}).DialContext})
+}
+
+func dial(ctx context.Context, url, traposID string, d websocket.Dialer) (*Computer, error) {
+	d.HandshakeTimeout, d.WriteBufferSize = DialTimeout, writeBufferSize
 	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
 	conn, resp, err := d.DialContext(ctx, url, nil)
+	status := 0
 	if resp != nil && resp.Body != nil {
+		status = resp.StatusCode
 		_ = resp.Body.Close()
+	}
+	if err != nil && status != 0 {
+		return nil, fmt.Errorf("dial %s: %w (HTTP %d)", url, err, status)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", url, err)

@@ -73,12 +73,13 @@ type ServeCmd struct {
 	ShutdownTimeout  time.Duration `default:"5s" env:"SANDBOX_SHUTDOWN_TIMEOUT" help:"Bound on a graceful shutdown."`
 	PingPeriod       time.Duration `default:"30s" env:"SANDBOX_PING_PERIOD" help:"Interval of WebSocket pings; a socket silent for twice this (no frame, no pong) is dropped."`
 	IdleProbeAfter   time.Duration `name:"idle-probe-after" default:"60s" env:"SANDBOX_IDLE_PROBE_AFTER" help:"Send a ping request to a computer silent this long; no answer within the request timeout closes it (4010)."`
-	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; beyond it upgrades get HTTP 503."`
-	UpgradeRate      float64       `default:"200" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote address (IPv6: per /64; token bucket; HTTP 429 beyond it). Sized for 2000 computers of one Minecraft server reconnecting within 10 s. Negative disables the limit."`
-	UpgradeBurst     int           `default:"2000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate limit."`
+	MaxConnections   int           `default:"20000" env:"SANDBOX_MAX_CONNECTIONS" help:"Cap on open sockets; past it a new socket evicts one that has not said hello (HTTP 503 only when authenticated computers fill the gateway)."`
+	UpgradeRate      float64       `default:"200" env:"SANDBOX_UPGRADE_RATE" help:"WebSocket upgrades per second per remote address (IPv6: per /64; token bucket) past which the address's new sockets get --pressure-hello-timeout; nothing is refused. Negative turns it off."`
+	UpgradeBurst     int           `default:"2000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate."`
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
+	AdmissionFlags   `embed:""`
 	NATSFlags        `embed:""`
 	AIFlags          `embed:""`
 }
@@ -91,6 +92,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	if c.Password == "" {
 		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
+	} else {
+		warnIfPasswordShort(logger, c.Password)
 	}
 	if c.OpencodePassword == "" {
 		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
@@ -107,6 +110,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	warnIfFilesRunOut(logger, c.MaxConnections)
 	if c.UpgradeRate == 0 || c.UpgradeBurst <= 0 {
 		return fmt.Errorf("--upgrade-rate must be non-zero (negative disables it) and --upgrade-burst positive, got %g and %d", c.UpgradeRate, c.UpgradeBurst)
+	}
+	if err := c.AdmissionFlags.check(); err != nil {
+		return err
 	}
 
 	var public *installer.Base
@@ -156,7 +162,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		registry = router
 	}
 
-	gw := gateway.New(gateway.Config{
+	gwConfig := gateway.Config{
 		Password:       c.Password,
 		Metrics:        gwMetrics,
 		Replica:        replica,
@@ -168,7 +174,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		UpgradeRate:    c.UpgradeRate,
 		UpgradeBurst:   c.UpgradeBurst,
 		ClientVersion:  client.Version,
-	}, logger, registry)
+	}
+	c.AdmissionFlags.apply(&gwConfig)
+	gw := gateway.New(gwConfig, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
 	ai, err := c.agentModule(logger, prober, l, metrics)
 	if err != nil {
@@ -187,7 +195,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
 		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
-		"scaleOut", c.NATSFlags.enabled(), "aiModel", c.AIModel)
+		"scaleOut", c.NATSFlags.enabled(), slog.Group("admission", c.AdmissionFlags.logAttrs()...), "aiModel", c.AIModel)
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
 	installer.LogAddresses(logger, installer.ComputerBases(l.Addr(), public, ifaces))
 	return srv.Serve(ctx, l)

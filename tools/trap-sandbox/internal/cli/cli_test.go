@@ -50,6 +50,7 @@ func clearEnv(t *testing.T) {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
+	unsetEnv(t, admissionEnv)
 }
 
 // natsDefaults are the scale-out flags' defaults (no --nats: a single gateway).
@@ -74,6 +75,7 @@ func TestParseDefaults(t *testing.T) {
 		LogLevel:         "info",
 		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 200, UpgradeBurst: 2000,
 		MCP: true, NATSFlags: natsDefaults, AIFlags: aiDefaults,
+		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }
 
@@ -88,7 +90,7 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
 		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, UpgradeRate: -1, UpgradeBurst: 3,
-		NATSFlags: natsDefaults, AIFlags: aiDefaults,
+		NATSFlags: natsDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 
 	root, _ = parse(t, "serve", "--listen", ":1")
@@ -135,7 +137,8 @@ func TestParseEnv(t *testing.T) {
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
 		NATSFlags: NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, Replica: "r1",
 			NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second},
-		AIFlags: AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIAllowHostTools: true},
+		AIFlags:        AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIAllowHostTools: true},
+		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }
 

@@ -18,6 +18,18 @@ func (s *Session) closeByGateway(code int, reason string) bool {
 	return s.beginClose(code, reason, true)
 }
 
+// evict ends a socket that has not said hello, to make room for a newcomer (admission.go):
+// 4008, with its last frames and close frame bounded by evictCloseTimeout and no wait for the
+// peer's close frame.
+func (s *Session) evict() {
+	s.evicted.Store(true)
+	if s.closeByGateway(CloseNoHello, evictReason) {
+		// A write blocked on a peer that does not read would otherwise hold the socket for
+		// the whole WriteTimeout (net.Conn deadlines may be set from any goroutine).
+		_ = s.conn.NetConn().SetWriteDeadline(s.realNow().Add(evictCloseTimeout))
+	}
+}
+
 // abandon ends the socket without a close frame, because nobody would read it (the peer
 // stopped reading or answering). The close is recorded as 1006.
 func (s *Session) abandon(reason string) bool {
@@ -70,9 +82,14 @@ func disconnectMessage(traposID string, code int, byGateway bool) string {
 
 // finishWrites flushes frames already queued (a reply must precede the close that follows
 // it, e.g. unauthorized then 4001), sends the close frame if the gateway started the close,
-// and gives the peer CloseGrace to answer it. All of it is bounded by one WriteTimeout.
+// and gives the peer CloseGrace to answer it. All of it is bounded by one WriteTimeout (an
+// evicted socket: evictCloseTimeout, and no grace).
 func (s *Session) finishWrites() {
-	deadline := s.realNow().Add(s.gw.cfg.WriteTimeout)
+	timeout, grace := s.gw.cfg.WriteTimeout, s.gw.cfg.CloseGrace
+	if s.evicted.Load() {
+		timeout, grace = evictCloseTimeout, 0
+	}
+	deadline := s.realNow().Add(timeout)
 	s.mu.Lock()
 	code, reason, sendClose := s.closeCode, s.closeReason, s.sendClose
 	s.mu.Unlock()
@@ -86,7 +103,7 @@ func (s *Session) finishWrites() {
 		// An error here means the connection is already gone or closing; nothing to do.
 		_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), deadline)
 	}
-	_ = s.conn.SetReadDeadline(s.realNow().Add(s.gw.cfg.CloseGrace))
+	_ = s.conn.SetReadDeadline(s.realNow().Add(grace))
 }
 
 // closeCodeOf names the close code behind a read error, for logs: the peer's close code, 1009

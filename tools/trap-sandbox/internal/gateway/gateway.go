@@ -60,27 +60,47 @@ const (
 	// the request timeout means the Lua daemon is gone: close 4010.
 	DefaultIdleProbeAfter = 60 * time.Second
 
-	// DefaultMaxConnections caps open sockets (before and after hello); beyond it an upgrade
-	// is refused with HTTP 503.
+	// DefaultMaxConnections caps open sockets (before and after hello). When it is reached, a
+	// new socket evicts a socket that has not said hello (admission.go); only when every open
+	// socket is an authenticated computer is an upgrade refused, with HTTP 503.
 	DefaultMaxConnections = 20000
+	// DefaultMaxUnauthenticated caps the gateway's sockets that have not said a good hello yet,
+	// whatever their address: beyond it a new socket evicts the oldest. So sockets without
+	// credentials hold at most this share of the gateway's memory, and never keep a computer
+	// with the password out.
+	DefaultMaxUnauthenticated = 8192
+	// DefaultMaxUnauthenticatedPerAddress caps one address's sockets without a good hello yet
+	// (those waiting for a delayed wrong-secret answer included); beyond it a new socket from
+	// the address evicts the address's oldest. A computer says hello within a round trip of
+	// opening and is evicted only once this many newer sockets came from its address: with
+	// the 2 000 computers of a restart storm all at once beside a loop opening 2 400 sockets a
+	// second, each still has 870 ms.
+	DefaultMaxUnauthenticatedPerAddress = 4096
 	// DefaultUpgradeRate and DefaultUpgradeBurst shape the per-address token bucket of
-	// WebSocket upgrades; beyond it an upgrade is refused with HTTP 429. They are sized for a
-	// Minecraft server's restart storm, the expected load: all its computers share one
-	// address and lose the gateway at the same moment, so 2 000 of them come back within the
-	// same second (the daemon waits 5 s + 0-1 s) and must all get in on that first try to be
-	// back within 10 s. Secrets are guarded by the failed-hello limit instead.
+	// WebSocket upgrades. Past it, an address is under pressure: its new sockets get
+	// PressureHelloTimeout. Nothing is refused for it, since the computers of a Minecraft
+	// server share its address with whatever loop a player runs there. The bucket is sized
+	// for a restart storm, the expected load: 2 000 computers of one server come back within
+	// the same second (the daemon waits 5 s + 0-1 s).
 	DefaultUpgradeRate  = 200.0
 	DefaultUpgradeBurst = 2000
-	// DefaultMaxUnauthenticatedPerAddress caps an address's sockets that have not said a good
-	// hello yet (those waiting for a delayed wrong-secret answer included); beyond it an
-	// upgrade is refused with HTTP 429. A computer says hello at once, so even a restart storm
-	// holds few at a time.
-	DefaultMaxUnauthenticatedPerAddress = 2048
+	// DefaultPressureHelloTimeout is the hello deadline of a socket admitted under pressure
+	// (its address over its upgrade rate, or the gateway's sockets before hello at half
+	// their cap). A computer says hello as soon as its socket opens; 3 s leaves room for a
+	// lagging server and a slow network.
+	DefaultPressureHelloTimeout = 3 * time.Second
 	// DefaultFailedHelloRate and DefaultFailedHelloBurst shape the per-address bucket of
 	// wrong-secret hellos: past the burst, each wrong-secret answer (and its 4001 close) waits
 	// for a token, at most maxFailedHelloDelay. A good secret never waits.
 	DefaultFailedHelloRate  = 1.0
 	DefaultFailedHelloBurst = 10
+	// DefaultFailedHelloGlobalRate and DefaultFailedHelloGlobalBurst shape the gateway-wide
+	// bucket of wrong-secret hellos, all addresses together: a wrong-secret answer waits for
+	// a token of both buckets. 40 addresses, each within its own budget, got 70-76 answers a
+	// second before it; now the gateway gives 5. The burst lets a password change's computers
+	// (each sends one wrong secret, then stops) mostly hear at once. A good secret never waits.
+	DefaultFailedHelloGlobalRate  = 5.0
+	DefaultFailedHelloGlobalBurst = 50
 )
 
 // Budgets of a socket before its hello succeeds: a hello is tiny, and nothing else is
@@ -96,10 +116,11 @@ const (
 	maxPingsBeforeHello = 8
 )
 
-// maxFailedHelloDelay caps how long a wrong-secret answer is held back. With every
-// unauthenticated slot of an address holding a socket that waits this long, the address
-// tries at most DefaultMaxUnauthenticatedPerAddress secrets per maxFailedHelloDelay (about 7
-// a second), however it spreads them.
+// maxFailedHelloDelay caps how long a wrong-secret answer is held back; a budget's debt never
+// grows past it (reserveWithin), so wrong secrets wait at most this long after a flood ends.
+// The hold slows a guesser who waits for answers. One who takes silence for "wrong" (a right
+// secret is answered at once) is bounded by how fast it opens sockets instead
+// (docs/protocol.md, Known limitations).
 const maxFailedHelloDelay = 5 * time.Minute
 
 // maxRequestsInFlight caps concurrently running computer→gateway requests per socket (a probe
@@ -147,21 +168,29 @@ type Config struct {
 	PingPeriod     time.Duration
 	PongWait       time.Duration
 	IdleProbeAfter time.Duration
-	// MaxConnections caps open sockets (HTTP 503 beyond it).
+	// MaxConnections caps open sockets (admission.go: evictions, then HTTP 503).
 	MaxConnections int
-	// UpgradeRate (upgrades per second, per remote IP) and UpgradeBurst shape the upgrade rate
-	// limit (HTTP 429 beyond it). A negative UpgradeRate disables the limit.
+	// MaxUnauthenticated caps sockets before a good hello, all addresses together.
+	MaxUnauthenticated int
+	// UpgradeRate (upgrades per second, per remote address) and UpgradeBurst shape the rate
+	// past which an address is under pressure (PressureHelloTimeout). A negative UpgradeRate
+	// turns it off.
 	UpgradeRate  float64
 	UpgradeBurst int
+	// PressureHelloTimeout is the hello deadline of a socket admitted under pressure.
+	PressureHelloTimeout time.Duration
 	// ClientVersion is the trapos-sandbox version the gateway serves (its installer); a
 	// computer whose hello names an older one is logged once. Empty disables the check.
 	ClientVersion string
-	// MaxUnauthenticatedPerAddress caps sockets per address before a good hello (HTTP 429).
+	// MaxUnauthenticatedPerAddress caps sockets per address before a good hello.
 	MaxUnauthenticatedPerAddress int
 	// FailedHelloRate (per second, per address) and FailedHelloBurst shape the wrong-secret
-	// slow-down.
-	FailedHelloRate  float64
-	FailedHelloBurst int
+	// slow-down of an address; FailedHelloGlobalRate and FailedHelloGlobalBurst that of the
+	// whole gateway.
+	FailedHelloRate        float64
+	FailedHelloBurst       int
+	FailedHelloGlobalRate  float64
+	FailedHelloGlobalBurst int
 	// Clock drives liveness (hello timeout, pings, pong wait, idle probe), the default
 	// request timeout, rate limits and the times in listings; nil means the wall clock.
 	Clock clock.Clock
@@ -219,14 +248,26 @@ func (c Config) withDefaults() Config {
 	if c.UpgradeBurst <= 0 {
 		c.UpgradeBurst = DefaultUpgradeBurst
 	}
+	if c.MaxUnauthenticated <= 0 {
+		c.MaxUnauthenticated = DefaultMaxUnauthenticated
+	}
 	if c.MaxUnauthenticatedPerAddress <= 0 {
 		c.MaxUnauthenticatedPerAddress = DefaultMaxUnauthenticatedPerAddress
+	}
+	if c.PressureHelloTimeout <= 0 {
+		c.PressureHelloTimeout = DefaultPressureHelloTimeout
 	}
 	if c.FailedHelloRate <= 0 {
 		c.FailedHelloRate = DefaultFailedHelloRate
 	}
 	if c.FailedHelloBurst <= 0 {
 		c.FailedHelloBurst = DefaultFailedHelloBurst
+	}
+	if c.FailedHelloGlobalRate <= 0 {
+		c.FailedHelloGlobalRate = DefaultFailedHelloGlobalRate
+	}
+	if c.FailedHelloGlobalBurst <= 0 {
+		c.FailedHelloGlobalBurst = DefaultFailedHelloGlobalBurst
 	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
@@ -244,16 +285,13 @@ type Gateway struct {
 	mounted  bool
 	upgrader websocket.Upgrader
 
-	limits *limiter
+	limits *limiter // admission (connection and pre-hello slots) and wrong-secret budgets
 
 	versions clientVersions
 
-	mu       sync.Mutex // guards sessions, open and closing
+	mu       sync.Mutex // guards sessions and closing
 	sessions map[*Session]struct{}
-	// open counts sockets from the admission check to the end of their session, so that
-	// concurrent upgrades cannot overshoot MaxConnections.
-	open    int
-	closing bool
+	closing  bool
 	// running counts live sessions; Shutdown waits for it.
 	running sync.WaitGroup
 }
@@ -283,6 +321,7 @@ func New(cfg Config, logger *slog.Logger, registry Registry) *Gateway {
 	g.limits = newLimiter(g.cfg, g.log)
 	g.handlers = map[string]RequestHandler{}
 	g.cfg.Metrics.registerConnected(registry)
+	g.cfg.Metrics.registerAdmission(g.limits)
 	return g
 }
 
@@ -369,35 +408,15 @@ var writeBuffers sync.Pool
 // until it closes. The handler returns at once so that net/http drops the buffers and the
 // response it keeps for a connection while its handler runs (~10 KiB per idle computer).
 func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
-	switch g.limits.admit(r.RemoteAddr) {
-	case "":
-	case limitUpgradeRate:
-		g.cfg.Metrics.limited(limitUpgradeRate)
-		http.Error(w, fmt.Sprintf("too many connection attempts from this address (limit %g/s, burst %d); retry later",
-			g.cfg.UpgradeRate, g.cfg.UpgradeBurst), http.StatusTooManyRequests)
-		return
-	default:
-		g.cfg.Metrics.limited(limitUnauthenticated)
-		http.Error(w, fmt.Sprintf("too many sockets from this address have not said hello yet (limit %d); retry later",
-			g.cfg.MaxUnauthenticatedPerAddress), http.StatusTooManyRequests)
-		return
-	}
 	g.mu.Lock()
-	closing, full := g.closing, g.open >= g.cfg.MaxConnections
-	if !closing && !full {
-		g.open++
-	}
+	closing := g.closing
 	g.mu.Unlock()
-	if closing || full {
-		g.limits.leaveUnauthenticated(r.RemoteAddr)
-	}
 	if closing {
 		http.Error(w, "the gateway is shutting down", http.StatusServiceUnavailable)
 		return
 	}
-	if full {
-		g.cfg.Metrics.limited(limitMaxConnections)
-		g.limits.logRefusal(limitMaxConnections, r.RemoteAddr, "max", g.cfg.MaxConnections)
+	adm := g.limits.admit(r.RemoteAddr)
+	if adm == nil {
 		http.Error(w, fmt.Sprintf("the gateway is full (%d connections); retry later", g.cfg.MaxConnections),
 			http.StatusServiceUnavailable)
 		return
@@ -406,20 +425,21 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		// The upgrader has already answered with an HTTP error.
 		g.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", clip(err.Error()))
-		g.limits.leaveUnauthenticated(r.RemoteAddr)
-		g.socketEnded(nil)
+		g.limits.release(adm)
 		return
 	}
-	s := newSession(g, conn, r.RemoteAddr)
+	s := newSession(g, conn, r.RemoteAddr, adm)
 
 	g.mu.Lock()
-	if g.closing {
+	if g.closing || !g.limits.bind(adm, s) {
+		code, reason, timeout := CloseGoingAway, "going away", g.cfg.WriteTimeout
+		if !g.closing {
+			code, reason, timeout = CloseNoHello, evictReason, evictCloseTimeout // evicted while its upgrade ran
+		}
 		g.mu.Unlock()
-		_ = conn.WriteControl(websocket.CloseMessage,
-			websocket.FormatCloseMessage(CloseGoingAway, "going away"), time.Now().Add(g.cfg.WriteTimeout))
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), time.Now().Add(timeout))
 		_ = conn.Close()
-		g.limits.leaveUnauthenticated(r.RemoteAddr)
-		g.socketEnded(nil)
+		g.limits.release(adm)
 		return
 	}
 	g.sessions[s] = struct{}{}
@@ -433,14 +453,10 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	}()
 }
 
-// socketEnded gives back the connection slot of a socket admitted by serveWebSocket and
-// forgets its session (nil when it never had one).
+// socketEnded gives back what the socket's admission holds and forgets its session.
 func (g *Gateway) socketEnded(s *Session) {
-	if s != nil {
-		s.leaveUnauthenticated()
-	}
+	g.limits.release(s.admission)
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.open--
 	delete(g.sessions, s)
 }

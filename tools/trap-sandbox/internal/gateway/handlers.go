@@ -149,16 +149,16 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if !s.gw.secretMatches(secret) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
 		s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
-		delay := s.gw.limits.helloFailed(s.remoteAddr)
-		if delay <= 0 {
+		hold := s.gw.limits.helloFailed(s.remoteAddr)
+		if hold.delay <= 0 {
 			s.refuseSecret(f)
 			return
 		}
-		// Past the address's burst of failures the answer waits: guessing runs at the
-		// failed-hello rate, however many sockets try.
+		// Past the address's or the gateway's burst of failures the answer waits: answered
+		// guesses run at the failed-hello rates, however many sockets try.
 		s.verdictPending.Store(true)
-		timer := s.gw.cfg.Clock.NewTimer(delay) // armed before it is counted, for tests
-		s.gw.cfg.Metrics.limited(limitFailedHellos)
+		timer := s.gw.cfg.Clock.NewTimer(hold.delay) // armed before it is counted, for tests
+		hold.count(s.gw.cfg.Metrics)
 		s.handlers.Add(1) // on the reader, before run's handlers.Wait
 		go func() {
 			defer s.handlers.Done()
@@ -199,10 +199,13 @@ func (s *Session) handleHello(f protocol.Frame) {
 			"this socket is already registered as %q; open a new socket for %q", registered.TraposID, key.TraposID))
 		return
 	}
+	if !s.gw.limits.helloSucceeded(s.admission) {
+		s.mu.Unlock()
+		return // evicted just before: its close is under way
+	}
 	s.key, s.authenticated = key, true
 	s.clientVersion = clientVersion
 	s.mu.Unlock()
-	s.leaveUnauthenticated()
 	// Trusted now: full-size frames both ways (this runs on the reader, which owns the limit).
 	s.conn.SetReadLimit(protocol.MaxFrameBytes)
 	s.send.setLimit(s.gw.cfg.SendQueueBytes)

@@ -2,9 +2,6 @@ package gateway
 
 import (
 	"context"
-	"fmt"
-	"log/slog"
-	"math/rand/v2"
 	"net"
 	"strings"
 	"sync"
@@ -188,61 +185,6 @@ func TestAddressKeyGroupsAnIPv6Slash64(t *testing.T) {
 	assert.Equal(t, "2001:db8:1:2::/64", addressKey("[2001:db8:1:2:aaaa::1]:80"))
 	assert.Equal(t, addressKey("[2001:db8:1:2::1]:80"), addressKey("[2001:db8:1:2:ffff:ffff:ffff:ffff]:81"))
 	assert.NotEqual(t, addressKey("[2001:db8:1:2::1]:80"), addressKey("[2001:db8:1:3::1]:80"))
-}
-
-func TestUnauthenticatedSocketsPerAddressAreCapped(t *testing.T) {
-	m := newMetrics()
-	h := newHarness(t, Config{MaxUnauthenticatedPerAddress: 3, Metrics: m}, nil)
-	var silent []*computer
-	for range 3 {
-		silent = append(silent, h.dial(t, ""))
-	}
-	status, body := h.dialRefused(t)
-	assert.Equal(t, 429, status)
-	assert.Contains(t, body, "not said hello")
-	// Saying hello gives the slot back.
-	silent[0].id = "7:"
-	require.True(t, silent[0].hello("").OK)
-	h.connect(t, "8:", "")
-	assert.Equal(t, 1.0, testutil.ToFloat64(m.limits.WithLabelValues(limitUnauthenticated)))
-}
-
-// A Minecraft server restarting its gateway: 2 000 computers behind one address lose it at the
-// same moment and, as the daemon does, try again 5 s plus 0-1 s later, and again after each
-// refusal. With the default limits every one is back within 10 s of the restart, whether their
-// first tries spread over that second or come all at once.
-func TestTheDefaultLimitsAdmitARestartStormWithin10s(t *testing.T) {
-	for _, spread := range []time.Duration{time.Second, 0} {
-		t.Run(fmt.Sprintf("first tries spread over %s", spread), func(t *testing.T) {
-			fc := newFakeClock()
-			l := newLimiter(Config{Clock: fc}.withDefaults(), slog.New(slog.DiscardHandler))
-			rnd := rand.New(rand.NewPCG(1, 2))
-			const computers = 2000
-			start := fc.Now() // the moment the old gateway went away
-			next := make([]time.Duration, computers)
-			for i := range next {
-				next[i] = 5*time.Second + time.Duration(rnd.Int64N(int64(spread)+1))
-			}
-			admitted, last := 0, time.Duration(0)
-			for step := time.Duration(0); admitted < computers && step <= 30*time.Second; step += 10 * time.Millisecond {
-				fc.Advance(start.Add(step).Sub(fc.Now()))
-				for i, at := range next {
-					if at < 0 || at > step {
-						continue
-					}
-					if l.admit("10.1.2.3:1") == "" {
-						l.leaveUnauthenticated("10.1.2.3:1") // its hello follows at once
-						next[i], admitted, last = -1, admitted+1, step
-					} else {
-						next[i] = step + 5*time.Second + time.Duration(rnd.Int64N(int64(time.Second)))
-					}
-				}
-			}
-			assert.Equal(t, computers, admitted)
-			assert.LessOrEqual(t, last, 10*time.Second, "the last computer got in after %s", last)
-			t.Logf("all %d in after %s", admitted, last)
-		})
-	}
 }
 
 func TestHelloChecksTheTraposID(t *testing.T) {

@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // dialRefused dials and expects the upgrade to be refused; it returns the status and body.
@@ -32,15 +36,15 @@ func (h *harness) dialRefused(t *testing.T) (int, string) {
 }
 
 func (g *Gateway) openSockets() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.open
+	open, _ := g.limits.counts()
+	return open
 }
 
-func TestMaxConnectionsRefusesWith503(t *testing.T) {
+// Only authenticated computers can fill the gateway: then a new socket is refused with 503.
+func TestMaxConnectionsRefusesWith503WhenComputersFillIt(t *testing.T) {
 	m := newMetrics()
 	h := newHarness(t, Config{MaxConnections: 2, Metrics: m}, nil)
-	first := h.dial(t, "1:")
+	first := h.connect(t, "1:", "")
 	h.connect(t, "2:", "")
 
 	status, body := h.dialRefused(t)
@@ -56,28 +60,26 @@ func TestMaxConnectionsRefusesWith503(t *testing.T) {
 	h.connect(t, "3:", "")
 }
 
-func TestUpgradeRateLimitRefusesWith429(t *testing.T) {
+// Past its upgrade rate an address is under pressure: its new sockets are admitted, with the
+// short hello deadline, and counted; none is refused.
+func TestUpgradesOverTheRateAreAdmittedUnderPressure(t *testing.T) {
 	m := newMetrics()
 	// A refill rate this low never adds a token during the test: only the burst counts.
-	h := newHarness(t, Config{UpgradeRate: 0.001, UpgradeBurst: 3, Metrics: m}, nil)
-	for i := range 3 {
-		h.dial(t, string(rune('1'+i))+":")
-	}
-	for range 2 {
-		status, body := h.dialRefused(t)
-		assert.Equal(t, http.StatusTooManyRequests, status)
-		assert.Contains(t, body, "too many connection attempts from this address")
+	h := newHarness(t, Config{UpgradeRate: 0.001, UpgradeBurst: 3, HelloTimeout: time.Hour, PressureHelloTimeout: time.Minute, Metrics: m}, nil)
+	for i := range 5 {
+		h.connect(t, string(rune('1'+i))+":", "")
 	}
 	assert.Equal(t, 2.0, testutil.ToFloat64(m.limits.WithLabelValues(limitUpgradeRate)))
-	assert.Equal(t, 1, strings.Count(h.logs.String(), "limit=upgrade_rate"), "refusals are logged once per address per minute")
-	assert.Equal(t, 3, h.gw.openSockets(), "refused upgrades hold no slot")
+	assert.Equal(t, 5, h.gw.openSockets())
 }
 
-func TestUpgradeRateLimitCanBeDisabled(t *testing.T) {
-	h := newHarness(t, Config{UpgradeRate: -1, UpgradeBurst: 1}, nil)
+func TestUpgradeRateCanBeTurnedOff(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{UpgradeRate: -1, UpgradeBurst: 1, Metrics: m}, nil)
 	for i := range 5 {
-		h.dial(t, string(rune('1'+i))+":")
+		h.connect(t, string(rune('1'+i))+":", "")
 	}
+	assert.Zero(t, testutil.ToFloat64(m.limits.WithLabelValues(limitUpgradeRate)))
 }
 
 func TestHostOf(t *testing.T) {
@@ -108,4 +110,78 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, pollEvery, "the computer to be dropped")
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
+}
+
+// Finding 4 of issue 22: wrong secrets were limited per address only, so 40 addresses got
+// 70-76 answers a second. Now a gateway-wide budget holds the answers back past its burst,
+// whichever address guesses; a right secret still gets in at once, and one WARN line names
+// the guessing addresses.
+func TestWrongSecretsAreLimitedGatewayWide(t *testing.T) {
+	m := newMetrics()
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, Password: "right", HelloTimeout: time.Hour, FailedHelloBurst: 10,
+		FailedHelloGlobalRate: 1, FailedHelloGlobalBurst: 3, Metrics: m}, nil)
+	heldGlobally := func(n float64) func() bool {
+		return func() bool { return testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellosGlobal)) == n }
+	}
+	var held []*computer
+	for i := range 5 { // one wrong secret from each of 5 addresses, all within their own budgets
+		c := h.dialFrom(t, fmt.Sprintf("127.0.0.%d", i+2), "7:")
+		c.request("h", TypeHello, map[string]any{"traposId": "7:", "secret": "guess"})
+		if i < 3 { // the gateway's burst: answered at once
+			assert.Equal(t, protocol.CodeUnauthorized, c.read().Error.Code)
+			c.expectClose(CloseUnauthorized, "unauthorized")
+			continue
+		}
+		require.Eventually(t, heldGlobally(float64(i-2)), waitLimit, pollEvery, "the answer held back")
+		held = append(held, c)
+	}
+	assert.Zero(t, testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)), "no address went past its own budget")
+	h.dialFrom(t, "127.0.0.6", "8:").hello("right") // a right secret, from a guessing address: at once
+	assert.Len(t, h.gw.Computers(), 1)
+
+	logs := h.logs.String()
+	assert.Equal(t, 1, strings.Count(logs, "wrong secrets over the gateway-wide budget"), "one line a minute")
+	assert.Contains(t, logs, `addresses="127.0.0.2×1 127.0.0.3×1 127.0.0.4×1 127.0.0.5×1"`)
+	assert.Contains(t, logs, "wrongSecrets=4 heldBack=1")
+
+	// The held answers go out one per token of the gateway's budget.
+	require.Eventually(t, func() bool { return fc.Armed() >= 2+1 }, waitLimit, pollEvery, "the held answers' timers") // + the computer's writer
+	fc.Advance(time.Second)
+	assert.Equal(t, protocol.CodeUnauthorized, held[0].read().Error.Code)
+	held[0].expectClose(CloseUnauthorized, "unauthorized")
+	fc.Advance(time.Second)
+	assert.Equal(t, protocol.CodeUnauthorized, held[1].read().Error.Code)
+}
+
+// A flood of wrong secrets cannot run up a debt that outlives it: no answer waits more than
+// maxFailedHelloDelay, and once that has passed the budget is back to its usual pace.
+func TestWrongSecretDebtIsCapped(t *testing.T) {
+	fc := newFakeClock()
+	l := newLimiter(Config{Clock: fc, FailedHelloRate: 1, FailedHelloBurst: 1, FailedHelloGlobalRate: 1000,
+		FailedHelloGlobalBurst: 1000}.withDefaults(), slog.New(slog.DiscardHandler))
+	for range 1000 {
+		assert.LessOrEqual(t, l.helloFailed("10.0.0.1:1").delay, maxFailedHelloDelay)
+	}
+	fc.Advance(maxFailedHelloDelay)
+	assert.LessOrEqual(t, l.helloFailed("10.0.0.1:1").delay, time.Second)
+}
+
+func TestTheGuessersLineNamesTheBusiestAddresses(t *testing.T) {
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	g := guessTally{counts: make(map[string]int)}
+	for i := range 15 {
+		for range i + 1 {
+			g.add(fmt.Sprintf("10.0.0.%d", i+1), now, false)
+		}
+	}
+	g.add("10.0.0.1", now, true)
+	line := fmt.Sprint(g.lineDue(now))
+	assert.Contains(t, line, "addresses 10.0.0.15×15 10.0.0.14×14 10.0.0.13×13")
+	assert.Contains(t, line, "10.0.0.6×6 otherAddresses 5 wrongSecrets 121 heldBack 1")
+	assert.Nil(t, g.lineDue(now.Add(time.Second)), "one line a minute")
+	g.add("10.0.0.9", now.Add(2*time.Second), true)
+	line = fmt.Sprint(g.lineDue(now.Add(warnEvery)))
+	assert.Contains(t, line, "addresses 10.0.0.9×1 otherAddresses 0 wrongSecrets 1 heldBack 1")
+	assert.Contains(t, line, "suppressedSinceLast 1")
 }

@@ -11,7 +11,8 @@ import (
 // A session has four clocks, all on Config.Clock and kept by the writer on one timer (a
 // select on one timer channel is cheaper per frame than on four, and an idle computer holds
 // one timer instead of four):
-//   - hello: a socket without a good hello within HelloTimeout is closed with 4008;
+//   - hello: a socket without a good hello within HelloTimeout (PressureHelloTimeout when
+//     admitted under pressure) is closed with 4008;
 //   - ping: a WebSocket ping every PingPeriod, which CC's Java side answers by itself;
 //   - pong: nothing at all (no frame, no pong) within PongWait means the TCP peer is gone;
 //   - idle: no frame within IdleProbeAfter gets an application ping, which only a running
@@ -23,9 +24,11 @@ type livenessClocks struct {
 	idle  time.Time
 }
 
-func newLivenessClocks(start time.Time, cfg Config) livenessClocks {
+// newLivenessClocks starts the clocks at start; helloTimeout is the socket's own (admission.go:
+// shorter under pressure).
+func newLivenessClocks(start time.Time, cfg Config, helloTimeout time.Duration) livenessClocks {
 	return livenessClocks{
-		hello: start.Add(cfg.HelloTimeout),
+		hello: start.Add(helloTimeout),
 		ping:  start.Add(cfg.PingPeriod),
 		pong:  start.Add(cfg.PongWait),
 		idle:  start.Add(cfg.IdleProbeAfter),

@@ -25,6 +25,7 @@ type Metrics struct {
 	requestLatency *prometheus.HistogramVec
 	closes         *prometheus.CounterVec
 	limits         *prometheus.CounterVec
+	evictions      *prometheus.CounterVec
 	livenessDrops  *prometheus.CounterVec
 	// frameInCounters and frameOutCounters are framesIn's and framesOut's children for every
 	// label pair that can occur, resolved once: a frame is counted with a map lookup instead
@@ -100,8 +101,11 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 			Name: "trapos_gateway_closes_total", Help: "Closed sockets, by close code.",
 		}, []string{"code"}),
 		limits: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "trapos_gateway_limited_total", Help: "Refusals by a limit: max_connections (HTTP 503), upgrade_rate (HTTP 429), requests_in_flight (internal error reply).",
+			Name: "trapos_gateway_limited_total", Help: "Limits applied, by limit: max_connections (HTTP 503), upgrade_rate (admitted with the short hello deadline), failed_hellos and failed_hellos_global (a wrong-secret answer held back by the address's or the gateway-wide budget), requests_in_flight (internal error reply), gateway_requests_in_flight and send_queue_bytes (busy to the host).",
 		}, []string{"limit"}),
+		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "trapos_gateway_evicted_before_hello_total", Help: "Sockets without a good hello closed (4008) to make room for a new socket, by the cap that was full: address (sockets before hello per address), gateway (sockets before hello), connections (open sockets).",
+		}, []string{"cap"}),
 		livenessDrops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "trapos_gateway_liveness_drops_total", Help: "Sockets dropped as dead, by reason: pong_timeout (no frame or pong within the pong wait), unresponsive (no answer to an idle-probe ping, close 4010).",
 		}, []string{"reason"}),
@@ -114,7 +118,7 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 	m.frameOutCounters = make(map[frameLabels]prometheus.Counter)
 	addCounters(m.frameInCounters, m.framesIn, inEvents, countedTypes()...)
 	addCounters(m.frameOutCounters, m.framesOut, outEvents, countedTypes()...)
-	registerer.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.livenessDrops)
+	registerer.MustRegister(m.framesIn, m.framesOut, m.helloFailures, m.requestLatency, m.closes, m.limits, m.evictions, m.livenessDrops)
 	return m
 }
 
@@ -198,6 +202,25 @@ func (m *Metrics) limited(limit string) {
 	if m != nil {
 		m.limits.WithLabelValues(limit).Inc()
 	}
+}
+
+func (m *Metrics) evicted(full string) {
+	if m != nil {
+		m.evictions.WithLabelValues(full).Inc()
+	}
+}
+
+// registerAdmission adds the gauge of sockets before hello, read from the limiter on scrape.
+func (m *Metrics) registerAdmission(l *limiter) {
+	if m == nil {
+		return
+	}
+	m.registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "trapos_gateway_unauthenticated_sockets", Help: "Open sockets that have not said a good hello yet.",
+	}, func() float64 {
+		_, preHello := l.counts()
+		return float64(preHello)
+	}))
 }
 
 func (m *Metrics) livenessDrop(reason string) {

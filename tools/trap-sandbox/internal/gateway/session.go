@@ -52,8 +52,10 @@ type Session struct {
 	probing atomic.Bool
 	// pingsBeforeHello counts WebSocket pings received before hello (maxPingsBeforeHello).
 	pingsBeforeHello atomic.Int32
-	// unauthReleased is set once the socket gave back its unauthenticated slot (limits.go).
-	unauthReleased atomic.Bool
+	// admission is the socket's claim on the gateway's capacity (admission.go).
+	admission *admission
+	// evicted is set when the socket was closed to make room for a newcomer (admission.go).
+	evicted atomic.Bool
 	// verdictPending is set while a wrong-secret answer is held back: the socket's frames are
 	// ignored and the hello timeout no longer applies.
 	verdictPending atomic.Bool
@@ -79,13 +81,14 @@ type Session struct {
 	sendClose     bool   // whether the writer must send a close frame
 }
 
-func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string) *Session {
+func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, adm *admission) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		gw:             g,
 		log:            g.log.With("remote", remoteAddr),
 		conn:           conn,
 		remoteAddr:     remoteAddr,
+		admission:      adm,
 		connectedSince: g.cfg.Clock.Now(),
 		send:           newSendQueue(preHelloQueueBytes),
 		pending:        newPendingTable(g.cfg.MaxGatewayRequestsInFlight),
@@ -128,13 +131,6 @@ func (s *Session) isAuthenticated() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.authenticated
-}
-
-// leaveUnauthenticated gives back the socket's unauthenticated slot, once.
-func (s *Session) leaveUnauthenticated() {
-	if !s.unauthReleased.Swap(true) {
-		s.gw.limits.leaveUnauthenticated(s.remoteAddr)
-	}
 }
 
 // realNow is the wall clock, for socket deadlines: the kernel knows no other. Liveness runs on
@@ -235,7 +231,7 @@ func (s *Session) frameArrived(data []byte) {
 // liveness clocks on one timer (liveness.go).
 func (s *Session) writeLoop() {
 	cfg := s.gw.cfg
-	clocks := newLivenessClocks(cfg.Clock.Now(), cfg)
+	clocks := newLivenessClocks(cfg.Clock.Now(), cfg, s.admission.helloTimeout)
 	timer := cfg.Clock.NewTimer(clocks.next(cfg.Clock.Now()))
 	defer timer.Stop()
 	for {

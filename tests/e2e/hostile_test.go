@@ -1,0 +1,186 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/fakecrafttest"
+
+	"tests/internal/harness"
+)
+
+// Fixtures of the tests against a hostile gateway (issue 22): the real Lua daemon, booted in
+// fakecraft, defends its computer from a gateway that breaks the protocol.
+const (
+	// hostileWait bounds each wait of these tests for what a fixed daemon does within a
+	// second or two; reaching it means the daemon failed (the old one never gets there).
+	hostileWait = time.Minute
+	// floodLimit bounds the flood's count; hostileWait bounds its time. A daemon that keeps
+	// answering is still flooded when the sleeper's timer fires.
+	floodLimit = 5_000_000
+	markerUp   = "e2e: connected"
+	markerWoke = "e2e: woke"
+	markerGone = "e2e: gone:"
+	markerSpin = "e2e: spinning"
+	// waitConnected is Lua that returns once the daemon is connected.
+	waitConnected = `
+local lib = require('/apis/libsandbox')
+while true do
+  local st = lib.requestStatus()
+  if st ~= nil and st.connected then break end
+  sleep(0.2)
+end
+`
+	// reportLeft is Lua that prints markerGone and the daemon's last error once it is no
+	// longer connected, then keeps the computer running.
+	reportLeft = `
+while true do
+  local st = lib.requestStatus()
+  if st ~= nil and not st.connected then
+    print("` + markerGone + ` " .. tostring(st.lastError))
+    break
+  end
+  sleep(0.2)
+end
+while true do sleep(1) end
+`
+	// sleeperProgram sleeps 16 s of computer time (4 s of real time at timeScale 4) once
+	// connected: CC loses a timer event that finds its queue full, and a flooded computer's
+	// queue is full. The fixed daemon's queue is full for at most a second under -race.
+	sleeperProgram = waitConnected + `
+print("` + markerUp + `")
+sleep(16)
+print("` + markerWoke + `")
+` + reportLeft
+	// idleHostileProgram waits while the daemon talks to the gateway.
+	idleHostileProgram = waitConnected + `
+print("` + markerUp + `")
+` + reportLeft
+	// spinProgram, once connected, runs without yielding until the file /e2e-go exists: what
+	// arrives meanwhile waits in CC's queue, as it does on a busy computer.
+	spinProgram = waitConnected + `
+print("` + markerSpin + `")
+while not fs.exists("/e2e-go") do end
+` + reportLeft
+)
+
+// hostileComputer boots a computer whose sandbox.url is the hostile gateway h, running
+// program, and returns it with the gateway's side of its socket.
+func hostileComputer(ctx context.Context, t *testing.T, h *harness.HostileGateway, program string) (*fakecrafttest.Computer, *harness.GatewaySide, string) {
+	t.Helper()
+	opts := computerOptionsAt(t, h.URL(), "", "/e2e.lua")
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/e2e.lua": program}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	side, err := h.Accept(ctx)
+	require.NoError(t, err, c.Output())
+	return c, side, opts.Overlay
+}
+
+// TestFloodingGatewayCannotStarveASleepingProgram: a gateway floods the computer with
+// requests, far past the 32 it may have in flight. CC's queue of 256 events fills, and a
+// timer that fires then is lost; a daemon that kept answering kept it full, and a sleeping
+// program never woke. The daemon drops such a gateway (4429) as soon as more frames wait
+// than it may have in flight, so the queue empties and the program wakes.
+func TestFloodingGatewayCannotStarveASleepingProgram(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, _ := hostileComputer(ctx, t, h, sleeperProgram)
+	c.WaitFor(ctx, markerUp)
+
+	// The gateway floods until the computer drops it, or the sleeper wakes, or time is up.
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+	floodCtx, stopFlood := context.WithCancel(waitCtx)
+	var sent int
+	var flooded time.Duration
+	floodDone := make(chan struct{})
+	go func() {
+		defer close(floodDone)
+		start := time.Now()
+		sent = side.Flood(floodCtx, floodLimit)
+		flooded = time.Since(start)
+	}()
+	defer func() { stopFlood(); <-floodDone }() // also when WaitFor fails the test
+	c.WaitFor(waitCtx, markerWoke)
+	stopFlood()
+	<-floodDone
+	c.WaitFor(waitCtx, markerGone)
+	select {
+	case <-side.Closed():
+	case <-waitCtx.Done():
+		t.Fatalf("the computer never dropped the flooding gateway (%d frames sent); transcript:\n%s", sent, c.Output())
+	}
+	answered := side.FloodAnswers()
+	t.Logf("flood: %d frames sent in %v before the computer dropped the socket, %d answered", sent, flooded, answered)
+
+	out := strings.Join(lines(c.Output()), " ")
+	assert.Contains(t, out, "closed the connection (4429 too many requests)")
+	assert.Contains(t, out, "reconnecting in 60 s")
+	assert.Less(t, answered, sent, "the daemon stopped listening to the flood")
+	assert.Equal(t, 1, h.Connections(), "the daemon waits before it tries that gateway again")
+}
+
+// TestDeepFrameIsRefusedNotPrinted: a request nested 5 000 deep overflowed the decoder's
+// stack; the handler's error was caught but printed on the player's screen in red, and the
+// gateway got no answer. Now the payload is cut out before decoding and refused.
+func TestDeepFrameIsRefusedNotPrinted(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, _ := hostileComputer(ctx, t, h, idleHostileProgram)
+	c.WaitFor(ctx, markerUp)
+
+	deep := strings.Repeat("[", 5000) + strings.Repeat("]", 5000)
+	require.NoError(t, side.WriteText(`{"event":"gateway_request","traposReceiverId":"`+side.TraposID+
+		`","messageId":"deep-1","type":"fs.list","payload":{"path":`+deep+`}}`))
+	require.NoError(t, side.Request("after-1", harness.TypePing, map[string]any{}))
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+	answer, err := side.Answer(waitCtx, "deep-1")
+	require.NoError(t, err, c.Output())
+	require.NotNil(t, answer.Error)
+	assert.Equal(t, "bad_payload", answer.Error.Code)
+	assert.Equal(t, "the payload is nested deeper than 100 levels, the most this computer decodes", answer.Error.Message)
+	ping, err := side.Answer(waitCtx, "after-1")
+	require.NoError(t, err)
+	assert.True(t, ping.OK != nil && *ping.OK, "the daemon goes on answering")
+	assert.NotContains(t, c.Output(), "handler failed")
+	assert.NotContains(t, c.Output(), "overflow")
+}
+
+// TestRequestOnAClosedSocketPrintsNothing: the gateway sends requests and closes the socket
+// while the computer is busy. CC marks the socket closed at once, so the daemon's answers
+// meet "attempt to use a closed file", which it printed on the player's screen. Now it drops
+// the socket quietly and keeps the gateway's reason.
+func TestRequestOnAClosedSocketPrintsNothing(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, overlay := hostileComputer(ctx, t, h, spinProgram)
+	c.WaitFor(ctx, markerSpin)
+
+	for _, id := range []string{"late-1", "late-2", "late-3"} {
+		require.NoError(t, side.Request(id, harness.TypePing, map[string]any{}))
+	}
+	require.NoError(t, side.CloseWith(4009, "replaced"))
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+	select {
+	case <-side.Closed(): // CC read the close frame and dropped the connection: it is closed
+	case <-waitCtx.Done():
+		t.Fatalf("the computer did not drop the socket after the close frame; transcript:\n%s", c.Output())
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(overlay, "e2e-go"), nil, 0o600))
+	c.WaitFor(waitCtx, markerGone)
+
+	assert.Contains(t, c.Output(), markerGone+" replaced")
+	assert.NotContains(t, c.Output(), "closed file")
+	assert.NotContains(t, c.Output(), "cannot answer")
+	assert.Empty(t, side.Answers(), "nothing could be answered on the closed socket")
+}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+	"unicode/utf8"
+
+	"trap-sandbox/internal/gateway"
+)
+
+// AdmissionFlags tune what sockets may hold before their hello and how fast wrong secrets are
+// answered (docs/protocol.md, Limits and timeouts). Their defaults are the gateway's Default*
+// constants (a test keeps them equal). The connection cap and the upgrade rate are ServeCmd's.
+type AdmissionFlags struct {
+	MaxUnauthenticated           int           `name:"max-unauthenticated" default:"8192" env:"SANDBOX_MAX_UNAUTHENTICATED" help:"Cap on sockets that have not said a good hello, all addresses together; past it a new socket evicts the oldest (close 4008)."`
+	MaxUnauthenticatedPerAddress int           `name:"max-unauthenticated-per-address" default:"4096" env:"SANDBOX_MAX_UNAUTHENTICATED_PER_ADDRESS" help:"Cap on one address's sockets that have not said a good hello (IPv6: per /64); past it a new socket evicts the address's oldest (close 4008)."`
+	PressureHelloTimeout         time.Duration `name:"pressure-hello-timeout" default:"3s" env:"SANDBOX_PRESSURE_HELLO_TIMEOUT" help:"Hello deadline of a socket opened under pressure (its address over --upgrade-rate, or the sockets before hello at half --max-unauthenticated)."`
+	FailedHelloRate              float64       `name:"failed-hello-rate" default:"1" env:"SANDBOX_FAILED_HELLO_RATE" help:"Wrong-secret answers per second per address past --failed-hello-burst; the others wait (at most 5 min). A right secret never waits."`
+	FailedHelloBurst             int           `name:"failed-hello-burst" default:"10" env:"SANDBOX_FAILED_HELLO_BURST" help:"Wrong-secret answers an address gets at once."`
+	FailedHelloGlobalRate        float64       `name:"failed-hello-global-rate" default:"5" env:"SANDBOX_FAILED_HELLO_GLOBAL_RATE" help:"Wrong-secret answers per second, all addresses together, past --failed-hello-global-burst; the others wait (at most 5 min), and a WARN line a minute names the addresses. A right secret never waits."`
+	FailedHelloGlobalBurst       int           `name:"failed-hello-global-burst" default:"50" env:"SANDBOX_FAILED_HELLO_GLOBAL_BURST" help:"Wrong-secret answers the gateway gives at once, all addresses together."`
+}
+
+// check refuses a limit that is not positive.
+func (f *AdmissionFlags) check() error {
+	for name, v := range map[string]float64{
+		"max-unauthenticated": float64(f.MaxUnauthenticated), "max-unauthenticated-per-address": float64(f.MaxUnauthenticatedPerAddress),
+		"pressure-hello-timeout": f.PressureHelloTimeout.Seconds(), "failed-hello-rate": f.FailedHelloRate,
+		"failed-hello-burst": float64(f.FailedHelloBurst), "failed-hello-global-rate": f.FailedHelloGlobalRate,
+		"failed-hello-global-burst": float64(f.FailedHelloGlobalBurst),
+	} {
+		if v <= 0 {
+			return fmt.Errorf("--%s must be positive, got %v", name, v)
+		}
+	}
+	return nil
+}
+
+// apply copies the flags into the gateway's Config.
+func (f *AdmissionFlags) apply(cfg *gateway.Config) {
+	cfg.MaxUnauthenticated = f.MaxUnauthenticated
+	cfg.MaxUnauthenticatedPerAddress = f.MaxUnauthenticatedPerAddress
+	cfg.PressureHelloTimeout = f.PressureHelloTimeout
+	cfg.FailedHelloRate, cfg.FailedHelloBurst = f.FailedHelloRate, f.FailedHelloBurst
+	cfg.FailedHelloGlobalRate, cfg.FailedHelloGlobalBurst = f.FailedHelloGlobalRate, f.FailedHelloGlobalBurst
+}
+
+// logAttrs are the flags for the start-up config line.
+func (f *AdmissionFlags) logAttrs() []any {
+	return []any{"maxUnauthenticated", f.MaxUnauthenticated, "maxUnauthenticatedPerAddress", f.MaxUnauthenticatedPerAddress,
+		"pressureHelloTimeout", f.PressureHelloTimeout, "failedHelloRate", f.FailedHelloRate, "failedHelloBurst", f.FailedHelloBurst,
+		"failedHelloGlobalRate", f.FailedHelloGlobalRate, "failedHelloGlobalBurst", f.FailedHelloGlobalBurst}
+}
+
+// minPasswordLength is the shortest SANDBOX_PASSWORD the gateway starts without a warning. A
+// right secret is answered at once and a wrong one's answer may be held back, so a guesser who
+// takes silence for "wrong" tries secrets as fast as it opens sockets, whatever the
+// wrong-secret budgets (docs/protocol.md, Known limitations): only a password too long to
+// guess holds. 16 random characters are beyond any such rate.
+const minPasswordLength = 16
+
+// warnIfPasswordShort warns when password (set) has fewer than minPasswordLength characters;
+// the password itself is never logged.
+func warnIfPasswordShort(logger *slog.Logger, password string) {
+	if n := utf8.RuneCountInString(password); n < minPasswordLength {
+		logger.Warn("SANDBOX_PASSWORD is short: a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets (hundreds a second from one address); use at least `recommended` random characters, e.g. openssl rand -hex 16",
+			"characters", n, "recommended", minPasswordLength)
+	}
+}

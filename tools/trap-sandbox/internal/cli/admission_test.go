@@ -1,0 +1,95 @@
+package cli
+
+import (
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/testkit"
+)
+
+// admissionEnv are the variables of AdmissionFlags, unset by clearEnv.
+var admissionEnv = []string{"SANDBOX_MAX_UNAUTHENTICATED", "SANDBOX_MAX_UNAUTHENTICATED_PER_ADDRESS",
+	"SANDBOX_PRESSURE_HELLO_TIMEOUT", "SANDBOX_FAILED_HELLO_RATE", "SANDBOX_FAILED_HELLO_BURST",
+	"SANDBOX_FAILED_HELLO_GLOBAL_RATE", "SANDBOX_FAILED_HELLO_GLOBAL_BURST"}
+
+// admissionDefaults are the gateway's defaults: the flags have no others.
+var admissionDefaults = AdmissionFlags{
+	MaxUnauthenticated:           gateway.DefaultMaxUnauthenticated,
+	MaxUnauthenticatedPerAddress: gateway.DefaultMaxUnauthenticatedPerAddress,
+	PressureHelloTimeout:         gateway.DefaultPressureHelloTimeout,
+	FailedHelloRate:              gateway.DefaultFailedHelloRate,
+	FailedHelloBurst:             gateway.DefaultFailedHelloBurst,
+	FailedHelloGlobalRate:        gateway.DefaultFailedHelloGlobalRate,
+	FailedHelloGlobalBurst:       gateway.DefaultFailedHelloGlobalBurst,
+}
+
+func unsetEnv(t *testing.T, names []string) {
+	for _, name := range names {
+		t.Setenv(name, "") // registers the restore of the original value
+		require.NoError(t, os.Unsetenv(name))
+	}
+}
+
+func TestAdmissionFlags(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "--max-unauthenticated", "9", "--max-unauthenticated-per-address", "3",
+		"--pressure-hello-timeout", "1s", "--failed-hello-rate", "0.5", "--failed-hello-burst", "2",
+		"--failed-hello-global-rate", "4", "--failed-hello-global-burst", "8")
+	want := AdmissionFlags{MaxUnauthenticated: 9, MaxUnauthenticatedPerAddress: 3, PressureHelloTimeout: time.Second,
+		FailedHelloRate: 0.5, FailedHelloBurst: 2, FailedHelloGlobalRate: 4, FailedHelloGlobalBurst: 8}
+	assert.Equal(t, want, root.Serve.AdmissionFlags)
+
+	for i, v := range []string{"9", "3", "1s", "0.5", "2", "4", "8"} {
+		t.Setenv(admissionEnv[i], v)
+	}
+	root, _ = parse(t)
+	assert.Equal(t, want, root.Serve.AdmissionFlags)
+
+	var cfg gateway.Config
+	want.apply(&cfg)
+	assert.Equal(t, gateway.Config{MaxUnauthenticated: 9, MaxUnauthenticatedPerAddress: 3, PressureHelloTimeout: time.Second,
+		FailedHelloRate: 0.5, FailedHelloBurst: 2, FailedHelloGlobalRate: 4, FailedHelloGlobalBurst: 8}, cfg)
+}
+
+func TestAdmissionFlagsMustBePositive(t *testing.T) {
+	require.NoError(t, admissionDefaults.check())
+	for _, spoil := range []func(*AdmissionFlags){
+		func(f *AdmissionFlags) { f.MaxUnauthenticated = 0 },
+		func(f *AdmissionFlags) { f.MaxUnauthenticatedPerAddress = -1 },
+		func(f *AdmissionFlags) { f.PressureHelloTimeout = 0 },
+		func(f *AdmissionFlags) { f.FailedHelloRate = 0 },
+		func(f *AdmissionFlags) { f.FailedHelloBurst = 0 },
+		func(f *AdmissionFlags) { f.FailedHelloGlobalRate = -1 },
+		func(f *AdmissionFlags) { f.FailedHelloGlobalBurst = 0 },
+	} {
+		f := admissionDefaults
+		spoil(&f)
+		assert.ErrorContains(t, f.check(), "must be positive")
+	}
+}
+
+func TestAShortPasswordIsWarnedAbout(t *testing.T) {
+	for pw, warned := range map[string]bool{"hunter2": true, "éééééééééééééé15": false, strings.Repeat("x", 15): true, strings.Repeat("x", 16): false} {
+		var logs testkit.SyncBuffer
+		warnIfPasswordShort(slog.New(slog.NewTextHandler(&logs, nil)), pw)
+		if !warned {
+			assert.Empty(t, logs.String(), pw)
+			continue
+		}
+		assert.Contains(t, logs.String(), "SANDBOX_PASSWORD is short", pw)
+		assert.NotContains(t, logs.String(), pw, "never the password itself")
+	}
+
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "hunter2")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Regexp(t, `level=WARN msg="SANDBOX_PASSWORD is short.*characters=7 recommended=16`, logs.String())
+}

@@ -1,0 +1,207 @@
+package gateway
+
+import "time"
+
+// Admission. Every computer of a Minecraft server reaches the gateway from the server's one
+// address, and a socket proves nothing until its hello: at the upgrade, a computer with the
+// password and a loop without one look the same. So no budget that a socket spends before its
+// hello may refuse an upgrade, or one in-game loop would lock its neighbours out. Instead:
+//
+//   - Nothing is refused while a socket without a good hello is open anywhere: to make room
+//     (the connection cap, the gateway's cap on sockets before hello, or the address's), the
+//     newcomer evicts the oldest socket before hello: of its own address when that one is
+//     over its cap, else of the whole gateway. A computer says hello within a round trip of
+//     opening, so it is among the newest until it has; a socket that never says hello ages
+//     until it is the oldest. Authenticated computers are never evicted: HTTP 503 only when
+//     they fill the gateway.
+//   - Under pressure (the address over its upgrade rate, or the gateway's sockets before
+//     hello at half their cap), a new socket gets PressureHelloTimeout instead of
+//     HelloTimeout.
+//   - An evicted socket is closed with 4008 without waiting for the peer's close frame
+//     (evictCloseTimeout), so that evictions cannot pile up open files.
+
+// evictCloseTimeout bounds writing an evicted socket's last frames and its close frame: a peer
+// that does not read holds its file only this long.
+const evictCloseTimeout = 100 * time.Millisecond
+
+// evictReason is the close reason of an evicted socket (code 4008).
+const evictReason = "no hello in time (evicted: the gateway needed room)"
+
+// Caps an eviction makes room under (the label of trapos_gateway_evicted_before_hello_total).
+const (
+	evictedForAddress     = "address"     // MaxUnauthenticatedPerAddress
+	evictedForGateway     = "gateway"     // MaxUnauthenticated
+	evictedForConnections = "connections" // MaxConnections
+)
+
+// admission is one socket's claim on the gateway's capacity, from admit to release: a
+// connection slot, and until its hello succeeds a place in its address's queue of sockets
+// before hello. Its fields are guarded by limiter.mu.
+type admission struct {
+	addr    *addrState
+	session *Session // set by bind; nil while the upgrade runs
+	// prev and next link the address's queue, older and newer the gateway's, while preHello
+	// is set.
+	prev, next   *admission
+	older, newer *admission
+	preHello     bool
+	open         bool // holds a connection slot
+	evicted      bool
+	// helloTimeout is HelloTimeout, or PressureHelloTimeout when admitted under pressure.
+	helloTimeout time.Duration
+}
+
+// maxPreHello is the gateway's cap on sockets before hello: MaxUnauthenticated, and never
+// more than the connection cap.
+func (l *limiter) maxPreHello() int { return min(l.cfg.MaxUnauthenticated, l.cfg.MaxConnections) }
+
+// admit decides on a new socket from remoteAddr. It returns its admission, after evicting
+// the socket that makes room for it if one must go; nil means the gateway is full of
+// authenticated computers (HTTP 503).
+func (l *limiter) admit(remoteAddr string) *admission {
+	now := l.clock.Now()
+	l.mu.Lock()
+	st := l.stateLocked(remoteAddr, now)
+	overRate := l.cfg.UpgradeRate >= 0 && !st.upgrades.AllowN(now, 1)
+	var victim *admission
+	evictedFor := ""
+	switch {
+	case st.preHello >= l.cfg.MaxUnauthenticatedPerAddress:
+		victim, evictedFor = st.first, evictedForAddress
+	case l.preHello >= l.maxPreHello():
+		victim, evictedFor = l.oldest, evictedForGateway
+	case l.open >= l.cfg.MaxConnections:
+		victim, evictedFor = l.oldest, evictedForConnections
+		if victim == nil {
+			open := l.open
+			l.mu.Unlock()
+			l.metrics.limited(limitMaxConnections)
+			l.logRefusal(limitMaxConnections, remoteAddr, "max", l.cfg.MaxConnections, "open", open)
+			return nil
+		}
+	}
+	if victim != nil {
+		l.leaveQueueLocked(victim)
+		l.open--
+		victim.open, victim.evicted = false, true
+	}
+	a := &admission{addr: st, open: true, helloTimeout: l.cfg.HelloTimeout}
+	if overRate || 2*l.preHello >= l.maxPreHello() {
+		a.helloTimeout = min(l.cfg.PressureHelloTimeout, l.cfg.HelloTimeout)
+	}
+	l.open++
+	l.joinQueueLocked(a)
+	var evict *Session
+	if victim != nil {
+		evict = victim.session // nil while its upgrade runs: bind will refuse it
+	}
+	l.mu.Unlock()
+
+	if overRate {
+		l.metrics.limited(limitUpgradeRate)
+	}
+	if victim != nil {
+		l.metrics.evicted(evictedFor)
+		l.warns.warn("evicting a socket that has not said hello, to make room", victim.addr.key,
+			"cap", evictedFor, "for", remoteAddr)
+		if evict != nil {
+			evict.evict()
+		}
+	}
+	return a
+}
+
+// bind ties a to its session once the upgrade succeeded; false means a was evicted meanwhile
+// (the caller closes the socket).
+func (l *limiter) bind(a *admission, s *Session) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a.evicted {
+		return false
+	}
+	a.session = s
+	return true
+}
+
+// helloSucceeded moves a out of its address's queue: an authenticated computer is never
+// evicted. False means a was evicted first (its close is under way).
+func (l *limiter) helloSucceeded(a *admission) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a.evicted {
+		return false
+	}
+	l.leaveQueueLocked(a)
+	return true
+}
+
+// release gives back what a holds; the socket has ended (or its upgrade failed). Later calls
+// do nothing.
+func (l *limiter) release(a *admission) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.leaveQueueLocked(a)
+	if a.open {
+		a.open = false
+		l.open--
+	}
+}
+
+// counts returns the admitted sockets and those of them before hello.
+func (l *limiter) counts() (open, preHello int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open, l.preHello
+}
+
+// joinQueueLocked appends a to its address's queue of sockets before hello, and the gateway's.
+func (l *limiter) joinQueueLocked(a *admission) {
+	st := a.addr
+	a.preHello, a.prev, a.next = true, st.last, nil
+	if st.last != nil {
+		st.last.next = a
+	} else {
+		st.first = a
+	}
+	st.last = a
+	a.older, a.newer = l.newest, nil
+	if l.newest != nil {
+		l.newest.newer = a
+	} else {
+		l.oldest = a
+	}
+	l.newest = a
+	st.preHello++
+	l.preHello++
+}
+
+// leaveQueueLocked takes a out of both queues, if it is in them.
+func (l *limiter) leaveQueueLocked(a *admission) {
+	if !a.preHello {
+		return
+	}
+	st := a.addr
+	if a.prev != nil {
+		a.prev.next = a.next
+	} else {
+		st.first = a.next
+	}
+	if a.next != nil {
+		a.next.prev = a.prev
+	} else {
+		st.last = a.prev
+	}
+	if a.older != nil {
+		a.older.newer = a.newer
+	} else {
+		l.oldest = a.newer
+	}
+	if a.newer != nil {
+		a.newer.older = a.older
+	} else {
+		l.newest = a.older
+	}
+	a.preHello, a.prev, a.next, a.older, a.newer = false, nil, nil, nil, nil
+	st.preHello--
+	l.preHello--
+}

@@ -1,0 +1,89 @@
+-- Specs for /apis/libsandboxlog: the daemon's log file, bounded in size and in lines a
+-- minute, on the computer's real fs with a scripted clock.
+
+local lib = require('/apis/libsandboxlog');
+
+local DIR = "/spec-log";
+local PATH = DIR .. "/sandbox.log";
+
+local function read(path)
+  local handle = fs.open(path, "rb");
+  if handle == nil then
+    return nil;
+  end
+  local text = handle.readAll();
+  handle.close();
+  return text;
+end
+
+local function lines(path)
+  local out = {};
+  for line in (read(path) or ""):gmatch("[^\n]+") do
+    out[#out + 1] = line;
+  end
+  return out;
+end
+
+-- A log on a fresh directory; world.now is its clock (epoch ms).
+local function newLog(opts)
+  if fs.exists(DIR) then
+    fs.delete(DIR);
+  end
+  fs.makeDir(DIR);
+  local world = { now = 1700000000000 };
+  world.log = lib.newFileLog({
+    fs = fs, path = PATH, maxBytes = opts and opts.maxBytes,
+    clock = function() return world.now; end,
+  });
+  return world;
+end
+
+describe("libsandboxlog", function()
+  it("appends one stamped line per message", function()
+    local world = newLog();
+    world.log("first");
+    world.now = world.now + 1500;
+    world.log("second\nline");
+    expect(lines(PATH)):same({ "2023-11-14T22:13:20Z first", "2023-11-14T22:13:21Z second line" });
+  end);
+
+  it("writes at most 20 lines a minute and says how many it left out", function()
+    local world = newLog();
+    for i = 1, lib.LOG_LINES_PER_MINUTE + 5 do
+      world.log("flood " .. i);
+    end
+    expect(#lines(PATH)):eq(lib.LOG_LINES_PER_MINUTE);
+    world.now = world.now + 60 * 1000;
+    world.log("calm again");
+    local got = lines(PATH);
+    expect(#got):eq(lib.LOG_LINES_PER_MINUTE + 2);
+    expect(got[#got - 1]):eq("2023-11-14T22:14:20Z (5 more lines were not logged)");
+    expect(got[#got]):eq("2023-11-14T22:14:20Z calm again");
+  end);
+
+  it("moves a full file aside, keeping one old file", function()
+    local world = newLog({ maxBytes = 100 });
+    for i = 1, 9 do
+      world.now = world.now + 60 * 1000;
+      world.log(string.format("message %d %s", i, string.rep("x", 20)));
+    end
+    expect(fs.getSize(PATH) <= 100):eq(true);
+    expect(fs.getSize(PATH .. ".old") <= 100):eq(true);
+    local newest = lines(PATH);
+    expect(newest[#newest]):str_match("message 9 ");
+    expect(fs.list(DIR)):same({ "sandbox.log", "sandbox.log.old" });
+  end);
+
+  it("loses the line, not the daemon, on a drive it cannot write", function()
+    local world = { now = 0 };
+    local log = lib.newFileLog({
+      fs = { exists = function() return false; end, open = function() error("/x: Access denied", 0); end },
+      clock = function() return world.now; end,
+    });
+    log("nowhere to go");
+  end);
+
+  it("writes to /.sandbox.log by default", function()
+    expect(lib.LOG_PATH):eq("/.sandbox.log");
+  end);
+end);

@@ -1,0 +1,152 @@
+-- Specs for /apis/libsandboxprotected: which file changes only sandbox.allow_exec allows,
+-- with every path trick the host could use, read the way CC's own fs.combine reads them.
+
+local lib = require('/apis/libsandboxprotected');
+
+local function refused(msgType, payload)
+  return lib.refusal(fs, msgType, payload);
+end
+
+local function expectRefused(msgType, payload, shows)
+  local why = refused(msgType, payload);
+  if why == nil then
+    fail(msgType .. " " .. textutils.serialize(payload, { compact = true }) .. " was not refused");
+  end
+  expect(why):str_match("needs sandbox%.allow_exec");
+  expect(why):str_match("set sandbox%.allow_exec true$");
+  if shows ~= nil then
+    expect(why):str_match("change " .. shows:gsub("[%.%*%-]", "%%%0") .. ", ");
+  end
+end
+
+local function expectAllowed(msgType, payload)
+  local why = refused(msgType, payload);
+  if why ~= nil then
+    fail(msgType .. " " .. textutils.serialize(payload, { compact = true }) .. " was refused: " .. why);
+  end
+end
+
+-- The same file under every spelling CC (or the drive under it) reads as it.
+local function spellings(path)
+  local name = path:sub(2);
+  return {
+    path, name, "//" .. name, "/./" .. name, "/x/../" .. name, "/x/y/../../" .. name, "\\" .. name,
+    "/" .. name:upper(), "/" .. name .. ".", "/" .. name .. " ", " /" .. name, "/" .. name .. " . .",
+    "/" .. name .. "*", "/" .. name:sub(1, 2) .. "?" .. name:sub(3), "/" .. name .. "\t", "/" .. name .. ":",
+    "/x/..*/" .. name, "/x/..?/" .. name,
+    -- A name is cut at 255 bytes: whatever follows is lost, spaces before the cut then trimmed.
+    "/" .. name .. string.rep(" ", 255 - #name:match("[^/]+$")) .. "tail",
+  };
+end
+
+describe("libsandboxprotected", function()
+  describe("refuses changes to", function()
+    local cases = {
+      { "/.settings", "/.settings" },
+      { "/startup.lua", "/startup.lua" },
+      { "/startup", "/startup" },
+      { "/startup/00-sandbox.lua", "/startup" },
+      { "/startup/deep/er.lua", "/startup" },
+      { "/disk/startup.lua", "/disk*/startup.lua" },
+      { "/disk2/startup", "/disk*/startup" },
+      { "/disk3/startup/x.lua", "/disk*/startup" },
+      { "/shell", "/shell" },
+      { "/shell.lua", "/shell.lua" },
+      { "/motd.lua", "/motd.lua" },
+      { "/apis/libsandbox.lua", "/apis/libsandbox*" },
+      { "/apis/libsandboxcodec.lua", "/apis/libsandbox*" },
+      { "/apis/libsandboxcodec.lua.new", "/apis/libsandbox*" },
+      { "/servers/sandbox.lua", "/servers/sandbox*" },
+      { "/programs/sandbox.lua", "/programs/sandbox*" },
+      -- The shell finds /programs/sandbox before /programs/sandbox.lua.
+      { "/programs/sandbox", "/programs/sandbox*" },
+      -- require('cc.expect') in /servers/sandbox.lua looks in /servers/cc/ before the ROM.
+      { "/servers/cc/expect.lua", "/servers/cc" },
+      { "/programs/cc/expect/init.lua", "/programs/cc" },
+      { "/.trapos-sandbox", "/.trapos-sandbox*" },
+      { "/.trapos-sandbox-hook.new", "/.trapos-sandbox*" },
+      { "/sandbox-startup.lua", "/sandbox-startup.lua" },
+    };
+    for _, case in ipairs(cases) do
+      local path, shows = case[1], case[2];
+      it(path .. " by fs.write, in every spelling", function()
+        for _, spelling in ipairs(spellings(path)) do
+          expectRefused("fs.write", { path = spelling, data = "x" }, shows);
+        end
+      end);
+    end
+
+    it("a protected path by fs.delete, fs.makeDir and either end of fs.move", function()
+      expectRefused("fs.delete", { path = "/STARTUP.lua" }, "/startup.lua");
+      expectRefused("fs.makeDir", { path = "/startup" }, "/startup");
+      expectRefused("fs.makeDir", { path = "/Startup/evil" }, "/startup");
+      expectRefused("fs.makeDir", { path = "/startup.lua" }, "/startup.lua");
+      expectRefused("fs.move", { from = "/.settings", to = "/old-settings" }, "/.settings");
+      expectRefused("fs.move", { from = "/evil.lua", to = "/startup/evil.lua" }, "/startup");
+      expectRefused("fs.move", { from = "/evil.lua", to = "/x/../STARTUP.LUA." }, "/startup.lua");
+      -- Both ends are checked, whatever else the move is told (an overwrite flag included).
+      expectRefused("fs.move", { from = "/a", to = "/servers/sandbox.lua", overwrite = true }, "/servers/sandbox*");
+    end);
+
+    it("a directory holding a protected path, deleted or moved away or into its place", function()
+      expectRefused("fs.delete", { path = "/apis" }, "/apis/libsandbox*");
+      expectRefused("fs.delete", { path = "/servers/" }, "/servers/sandbox*");
+      expectRefused("fs.delete", { path = "/" }, "/.settings");
+      expectRefused("fs.delete", { path = "/DISK2" }, "/disk*/startup");
+      expectRefused("fs.move", { from = "/programs", to = "/old-programs" }, "/programs/sandbox*");
+      expectRefused("fs.move", { from = "/mine", to = "/servers" }, "/servers/sandbox*");
+    end);
+
+    it("names a Windows drive may read as a protected one", function()
+      -- 8.3 short names: SETTIN~1 is /.settings, LIBSAN~1.LUA one of /apis/libsandbox*.
+      expectRefused("fs.write", { path = "/SETTIN~1", data = "x" });
+      expectRefused("fs.write", { path = "/apis/LIBSAN~1.LUA", data = "x" });
+      expectRefused("fs.write", { path = "/STARTU~1/x.lua", data = "x" });
+      -- Dots and spaces only: CC keeps ". ." as a name; Windows drops all of it.
+      expectRefused("fs.write", { path = "/. ./startup.lua", data = "x" });
+      local why = refused("fs.write", { path = "/SETTIN~1", data = "x" });
+      expect(why):str_match("8%.3 short name");
+    end);
+
+    it("says what the path is and why it needs exec", function()
+      expect(refused("fs.write", { path = "/STARTUP.LUA", data = "x" })):eq(
+        "fs.write of /STARTUP.LUA needs sandbox.allow_exec: it would change /startup.lua, a startup file (CC runs "
+        .. "/startup, /startup.lua and every file in /startup/ at boot), and changing how the computer boots runs code; "
+        .. "the owner can allow it with: set sandbox.allow_exec true");
+      expect(refused("fs.move", { from = "/x", to = "/.settings" })):str_match("^fs%.move to /%.settings needs");
+    end);
+  end);
+
+  describe("allows", function()
+    it("files elsewhere, and names that only look alike", function()
+      for _, path in ipairs({
+        "/notes.txt", "/startup.txt", "/startups/x.lua", "/x/startup.lua", "/x/.settings", "/my-startup",
+        "/apis/libother.lua", "/apis/sandbox.lua", "/servers/other.lua", "/programs/other.lua", "/programs/ccx/y",
+        "/disk/notes.txt", "/diskette/startup.lua", "/settings", "/.settings2", "/backup~x",
+        "/docs/FOO~1.TXT", "/x/. ./y",
+      }) do
+        expectAllowed("fs.write", { path = path, data = "x" });
+      end
+    end);
+
+    it("making the directories protected files live in, and moving other files", function()
+      expectAllowed("fs.makeDir", { path = "/apis" });
+      expectAllowed("fs.makeDir", { path = "/servers" });
+      expectAllowed("fs.move", { from = "/a.txt", to = "/b.txt" });
+      expectAllowed("fs.delete", { path = "/x/startup.lua" });
+    end);
+
+    it("paths above the root (CC answers Invalid Path itself), other types and non-string fields", function()
+      expectAllowed("fs.write", { path = "/../startup.lua", data = "x" });
+      expectAllowed("fs.read", { path = "/.settings" });
+      expectAllowed("fs.list", { path = "/startup" });
+      expectAllowed("fs.write", { path = 7, data = "x" });
+      expectAllowed("ping", {});
+    end);
+  end);
+
+  it("checks its arguments", function()
+    expect.error(lib.refusal, nil, "fs.write", {}):eq("bad argument #1 (table expected, got nil)");
+    expect.error(lib.refusal, fs, "fs.write", nil):eq("bad argument #3 (table expected, got nil)");
+  end);
+end);
