@@ -72,8 +72,10 @@ const (
 const (
 	// readyWait bounds the wait for the event stream before a turn's first prompt.
 	readyWait = 10 * time.Second
-	// abortWait bounds the wait for opencode's reply after an abort.
-	abortWait = 5 * time.Second
+	// abortWait bounds the wait for opencode's reply after an abort; abortEvery is how often
+	// the abort is repeated until it comes.
+	abortWait  = 5 * time.Second
+	abortEvery = time.Second
 	// callTimeout bounds the short opencode calls (sessions, replies, MCP status).
 	callTimeout = 10 * time.Second
 	// idleWait bounds the wait for the stream to catch up with the sync reply.

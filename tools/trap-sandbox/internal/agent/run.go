@@ -88,17 +88,49 @@ func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
 			return m.outcome(t, res)
 		}
 	case <-ctx.Done():
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), abortWait)
-		if err := m.oc.abort(actx, sid); err != nil {
-			m.log.Warn("agent: could not abort a turn on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
-		}
-		select {
-		case <-finished:
-		case <-actx.Done():
-		}
-		cancel()
+		m.stopOnOpencode(t, sid, finished)
 	}
 	return stopped(t, context.Cause(ctx))
+}
+
+// stopOnOpencode aborts a turn on opencode and waits (at most abortWait) until opencode has
+// stopped it. opencode answers an abort of an idle session with true and forgets it, so an
+// abort that overtook its prompt is lost: until the prompt's reply comes, the abort is sent
+// again every abortEvery, in the background once abortWait has passed (the session stays
+// busy until then, so nothing is queued behind a turn that still runs).
+func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
+	abort := func() {
+		ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
+		defer cancel()
+		if err := m.oc.abort(ctx, sid); err != nil && m.ctx.Err() == nil {
+			m.log.Warn("agent: could not abort a turn on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
+		}
+	}
+	abort()
+	keepAborting := func(until <-chan time.Time) bool {
+		ticker := time.NewTicker(abortEvery)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-finished:
+				return true
+			case <-m.ctx.Done():
+				return true
+			case <-until:
+				return false
+			case <-ticker.C:
+				abort()
+			}
+		}
+	}
+	if keepAborting(time.After(abortWait)) {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		keepAborting(nil)
+	}()
 }
 
 // release frees the turn's session for the next question.

@@ -63,6 +63,7 @@ type Agent struct {
 	seq       int
 
 	prompts     atomic.Int64
+	running     atomic.Int64
 	queued      atomic.Int64
 	aborts      atomic.Int64
 	defaultUsed atomic.Int64
@@ -140,6 +141,9 @@ func (a *Agent) Queued() int64           { return a.queued.Load() }
 func (a *Agent) Aborts() int64           { return a.aborts.Load() }
 func (a *Agent) DefaultModelUsed() int64 { return a.defaultUsed.Load() }
 func (a *Agent) Always() int64           { return a.always.Load() }
+
+// Running counts the turns whose model is at work now.
+func (a *Agent) Running() int64 { return a.running.Load() }
 
 // InstanceStarts counts how often the instance of dir started (read its config, connected).
 func (a *Agent) InstanceStarts(dir string) int {
@@ -533,7 +537,9 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	}
 	t := &Turn{a: a, in: in, s: s, ctx: ctx, prompt: text, system: body.System, model: model, rules: rules, parentID: userID}
 	t.newMessage()
+	a.running.Add(1)
 	a.model(t)
+	a.running.Add(-1)
 	provider, modelID, _ := strings.Cut(model, "/")
 	info := map[string]any{"id": t.messageID, "role": "assistant", "parentID": userID, "modelID": modelID,
 		"providerID": provider, "finish": "stop"}
