@@ -536,3 +536,33 @@ func TestAgentUnknownModel(t *testing.T) {
 	require.Len(t, errs, 1)
 	assert.Equal(t, "Model not found: nope/x. Did you mean: fake/m?", errs[0].Message)
 }
+
+// TestAgentAbortOvertakingItsPrompt: opencode forgets an abort of a session that is not busy
+// yet, so an abort that reaches it before its prompt is lost; the gateway aborts again until
+// the prompt's reply comes, and the conversation takes questions again.
+func TestAgentAbortOvertakingItsPrompt(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	arrived := make(chan struct{})
+	var once sync.Once
+	s.agent.BeforePrompt = func() {
+		once.Do(func() { close(arrived) })
+		<-s.agent.AbortSeen()
+	}
+	g := s.gateway(t)
+	a := newAsker(ctx, t, g, &harness.Daemon{ID: 5, Label: "desk"})
+	turn := a.ask(t, ctx, "stall")
+	select {
+	case <-arrived:
+	case <-ctx.Done():
+		t.Fatal("the prompt never reached opencode")
+	}
+	requireOK(t, a.request(t, ctx, "ai.abort", map[string]any{"turnId": turn}))
+	assert.Equal(t, "aborted", last(a.follow(t, ctx, turn, nil)).Reason)
+	require.Eventually(t, func() bool {
+		f := a.request(t, ctx, "ai.ask", map[string]any{"prompt": "hello"})
+		return f.OK != nil && *f.OK
+	}, testTimeout, 50*time.Millisecond, "the conversation to take a question again")
+	assert.GreaterOrEqual(t, s.agent.Aborts(), int64(2), "the abort was sent again")
+	assert.Zero(t, s.agent.Queued())
+}

@@ -49,6 +49,10 @@ type Model func(t *Turn)
 
 // Agent is the fake's agent half (see Server.Agent).
 type Agent struct {
+	// BeforePrompt, when set (before the first request), runs in each prompt's request before
+	// its turn starts: a test holds a prompt there to make an abort overtake it.
+	BeforePrompt func()
+
 	srv   *Server
 	model Model
 	// Models are the PROVIDER/MODEL names the fake knows; a prompt naming another is the
@@ -62,6 +66,8 @@ type Agent struct {
 	subs      map[*subscriber]struct{}
 	seq       int
 
+	abortSeen   chan struct{} // closed at the first abort
+	abortOnce   sync.Once
 	prompts     atomic.Int64
 	running     atomic.Int64
 	queued      atomic.Int64
@@ -116,7 +122,7 @@ type subscriber struct {
 // the PROVIDER/MODEL names it knows. Call it before the first request.
 func (s *Server) Agent(model Model, models ...string) *Agent {
 	a := &Agent{srv: s, model: model, models: models, instances: map[string]*instance{}, sessions: map[string]*Session{},
-		asks: map[string]*ask{}, subs: map[*subscriber]struct{}{}}
+		asks: map[string]*ask{}, subs: map[*subscriber]struct{}{}, abortSeen: make(chan struct{})}
 	s.onClose = append(s.onClose, a.closeAll)
 	s.Handle("GET /session", http.HandlerFunc(a.listSessions))
 	s.Handle("POST /session", http.HandlerFunc(a.createSession))
@@ -141,6 +147,9 @@ func (a *Agent) Queued() int64           { return a.queued.Load() }
 func (a *Agent) Aborts() int64           { return a.aborts.Load() }
 func (a *Agent) DefaultModelUsed() int64 { return a.defaultUsed.Load() }
 func (a *Agent) Always() int64           { return a.always.Load() }
+
+// AbortSeen is closed when the first abort arrives (on a busy or an idle session).
+func (a *Agent) AbortSeen() <-chan struct{} { return a.abortSeen }
 
 // Running counts the turns whose model is at work now.
 func (a *Agent) Running() int64 { return a.running.Load() }
@@ -405,6 +414,7 @@ func (a *Agent) deleteSession(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) abortSession(w http.ResponseWriter, r *http.Request) {
 	if s := a.session(w, r); s != nil {
 		a.aborts.Add(1)
+		a.abortOnce.Do(func() { close(a.abortSeen) })
 		a.mu.Lock()
 		if s.abort != nil {
 			s.abort()
@@ -450,6 +460,9 @@ func (a *Agent) promptSync(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in := a.instanceFor(r)
+	if a.BeforePrompt != nil {
+		a.BeforePrompt()
+	}
 	res := a.run(in, s, body) // the turn does not stop when the client goes away
 	if res.status != http.StatusOK {
 		writeJSON(w, res.status, res.body)
