@@ -137,10 +137,10 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 		dir := t.TempDir()
 		local, back := filepath.Join(dir, "in.bin"), filepath.Join(dir, "out.bin")
 		require.NoError(t, os.WriteFile(local, data, 0o600))
-		out, errOut, code := cli(ctx, t, g, nil, "put", capTraposID, local, "/data/every byte.bin")
+		out, errOut, code := cli(ctx, t, g, nil, "put", "--binary", capTraposID, local, "/data/every byte.bin")
 		require.Equal(t, 0, code, errOut)
 		assert.Contains(t, out, "(1048576 bytes)")
-		_, errOut, code = cli(ctx, t, g, nil, "get", capTraposID, "/data/every byte.bin", back)
+		_, errOut, code = cli(ctx, t, g, nil, "get", "--binary", capTraposID, "/data/every byte.bin", back)
 		require.Equal(t, 0, code, errOut)
 		got, err := os.ReadFile(back)
 		require.NoError(t, err)
@@ -149,7 +149,7 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 		out, errOut, code = cli(ctx, t, g, nil, "ls", capTraposID, "/data")
 		require.Equal(t, 0, code, errOut)
 		assert.Regexp(t, `1048576\s+every byte\.bin`, out)
-		assert.NotContains(t, out, ".upload", "the temporary upload is gone")
+		assert.NotContains(t, out, ".trap-sandbox-upload-", "the temporary upload is gone")
 	})
 
 	t.Run("a missing file is the computer's own fs_error", func(t *testing.T) {

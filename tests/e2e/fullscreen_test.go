@@ -12,10 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
-
-	"trap-sandbox/testkit/opencodefake"
 
 	"tests/internal/harness"
 )
@@ -59,10 +59,9 @@ local answer;
 parallel.waitForAny(function() answer = read(); end, function() os.pullEvent("e2e_give_up"); end);
 print(answer and ("read: " .. answer) or "gave up");
 `
-	// hostRunTimeout is how long each run may take on the computer: the computer's clock runs
-	// timeScale times fast, so it is a quarter of that in real time, and the host waits 2 s
-	// more than this.
-	hostRunTimeout = "8s"
+	// hostRunTimeout is how long each host call may take; the computer stops the run 2 s
+	// before (computer.RunSlack), at 8000 ms on its clock, which runs timeScale times fast.
+	hostRunTimeout = "10s"
 )
 
 // drawnRows is the screen clearLoop leaves: "row 1" to "row 19", one per row.
@@ -135,7 +134,7 @@ func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 	t.Run("MCP run_program edit: timeout with the editor's screen", func(t *testing.T) {
 		s := harness.ConnectMCP(ctx, t, g, "")
 		msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "run_program",
-			map[string]any{"traposId": deskTraposID, "command": "edit /door.lua", "timeoutMs": 8000}), "timeout")
+			map[string]any{"traposId": deskTraposID, "command": "edit /door.lua", "timeoutMs": 10000}), "timeout")
 		assert.Contains(t, msg, "its screen showed:\n"+doorProgram+"\n")
 		assert.Contains(t, msg, "Press Ctrl to access menu")
 		stillServes(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/testkit/opencodefake"
 
 	"tests/internal/harness"
@@ -261,8 +262,8 @@ func TestAgentAnswersTheAskingComputer(t *testing.T) {
 	ctx := testContext(t)
 	s := startFakeAgent(t)
 	g := s.gateway(t)
-	desk := &harness.Daemon{ID: 5, Label: "desk", AllowFiles: harness.AllowFilesWrite}
-	vault := &harness.Daemon{ID: 6, Label: "vault", AllowFiles: harness.AllowFilesWrite}
+	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk", AllowFiles: harness.AllowFilesWrite}}
+	vault := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 6, Label: "vault", AllowFiles: harness.AllowFilesWrite}}
 	stop, err := vault.Serve(ctx, g.WebSocketURL(), sandboxPassword)
 	require.NoError(t, err)
 	defer stop()
@@ -376,7 +377,7 @@ func TestAgentTurnsStop(t *testing.T) {
 	ctx := testContext(t)
 	s := startFakeAgent(t)
 	g := s.gateway(t, "--ai-turn-deadline", "2s")
-	desk := &harness.Daemon{ID: 5, Label: "desk"}
+	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}}
 	a := newAsker(ctx, t, g, desk)
 
 	turn := a.ask(t, ctx, "stall")
@@ -424,7 +425,7 @@ func TestAgentOff(t *testing.T) {
 func TestAgentConversations(t *testing.T) {
 	ctx := testContext(t)
 	s := startFakeAgent(t)
-	desk := &harness.Daemon{ID: 5, Label: "desk"}
+	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}}
 
 	g := s.gateway(t)
 	a := newAsker(ctx, t, g, desk)
@@ -467,7 +468,7 @@ func TestAgentConversations(t *testing.T) {
 // connect again, and the agent's tools work.
 func TestAgentStartOrder(t *testing.T) {
 	ctx := testContext(t)
-	desk := &harness.Daemon{ID: 5, Label: "desk", AllowFiles: harness.AllowFilesWrite}
+	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk", AllowFiles: harness.AllowFilesWrite}}
 
 	t.Run("gateway first", func(t *testing.T) {
 		addr := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
@@ -531,7 +532,7 @@ func TestAgentUnknownModel(t *testing.T) {
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", sandboxPassword,
 		"--opencode-url", s.oc.URL, "--ai-model", "nope/x", "--ai-dir", s.dir},
 		Env: []string{"OPENCODE_SERVER_PASSWORD=" + opencodePassword}})
-	a := newAsker(ctx, t, g, &harness.Daemon{ID: 5, Label: "desk"})
+	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
 	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
 	require.Len(t, errs, 1)
 	assert.Equal(t, "Model not found: nope/x. Did you mean: fake/m?", errs[0].Message)
@@ -550,7 +551,7 @@ func TestAgentAbortOvertakingItsPrompt(t *testing.T) {
 		<-s.agent.AbortSeen()
 	}
 	g := s.gateway(t)
-	a := newAsker(ctx, t, g, &harness.Daemon{ID: 5, Label: "desk"})
+	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
 	turn := a.ask(t, ctx, "stall")
 	select {
 	case <-arrived:

@@ -65,7 +65,7 @@ func TestCLICommands(t *testing.T) {
 
 	out, errOut, code = runCLI(ctx, t, nil, "ping", url, id)
 	require.Equal(t, 0, code, errOut)
-	assert.Regexp(t, `^pong from 48:den/x: \{"traposId":"48:den/x","type":"ping"\} in \S+\n$`, out)
+	assert.Regexp(t, `^pong from 48:den/x: \{"traposId":"48:den/x"\} in \S+\n$`, out)
 
 	out, errOut, code = runCLI(ctx, t, nil, "request", url, id, "inventory", `{"slot":3}`)
 	require.Equal(t, 0, code, errOut)
@@ -73,7 +73,12 @@ func TestCLICommands(t *testing.T) {
 
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "9:gone")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: ping on 9:gone failed: the gateway answered not_connected: computer 9:gone is not connected\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 9:gone ping: the gateway answered not_connected: computer 9:gone is not connected\n", errOut)
+
+	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "48")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 48 ping: the gateway answered not_connected: computer 48 is not connected; did you mean \"48:den/x\"?\n", errOut,
+		"the computer meant is named once")
 
 	_, errOut, code = runCLI(ctx, t, nil, "request", url, id, "ping", `{bad`)
 	assert.Equal(t, 1, code)
@@ -90,7 +95,8 @@ func TestCLIWithAPIToken(t *testing.T) {
 
 	_, errOut, code := runCLI(ctx, t, nil, "computers", url)
 	assert.Equal(t, 1, code)
-	assert.Contains(t, errOut, "the gateway answered 401")
+	assert.Contains(t, errOut, "answered 401")
+	assert.Contains(t, errOut, "--api-token or SANDBOX_API_TOKEN")
 	_, errOut, code = runCLI(ctx, t, []string{"SANDBOX_API_TOKEN=" + sandboxPassword}, "computers", url)
 	assert.Equal(t, 1, code, "the computers' password does not open the API")
 	assert.Contains(t, errOut, "401")

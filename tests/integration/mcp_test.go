@@ -9,9 +9,11 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -22,6 +24,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/testkit/opencodefake"
 
 	"tests/internal/harness"
@@ -75,7 +78,25 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 		names = append(names, tool.Name)
 		assert.NotEmpty(t, tool.Description, tool.Name)
 		assert.NotContains(t, tool.Description, "\n", "%s: one-line description", tool.Name)
-		for kind, schema := range map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema} {
+		assert.NotEmpty(t, tool.Title, "%s: a title", tool.Name)
+		require.NotNil(t, tool.Annotations, "%s: annotations", tool.Name)
+		readOnly := slices.Contains([]string{"list_computers", "computer_info", "list_files", "read_file", "ping"}, tool.Name)
+		assert.Equal(t, readOnly, tool.Annotations.ReadOnlyHint, "%s: readOnlyHint", tool.Name)
+		if !readOnly {
+			require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
+			destructive := slices.Contains([]string{"write_file", "delete_file", "run_lua", "run_program"}, tool.Name)
+			assert.Equal(t, destructive, *tool.Annotations.DestructiveHint, "%s: destructiveHint", tool.Name)
+		}
+		props, _ := tool.InputSchema.(map[string]any)["properties"].(map[string]any)
+		if timeout, ok := props["timeoutMs"].(map[string]any); ok {
+			assert.Equal(t, float64(60000), timeout["maximum"], "%s: timeoutMs is capped where the docs say", tool.Name)
+		}
+		schemas := map[string]any{"input": tool.InputSchema, "output": tool.OutputSchema}
+		if tool.Name == "read_file" {
+			assert.Nil(t, tool.OutputSchema, "read_file's result is its JSON once, as text")
+			delete(schemas, "output")
+		}
+		for kind, schema := range schemas {
 			raw, err := json.Marshal(schema)
 			require.NoError(t, err)
 			assert.NotContains(t, string(raw), `"required":null`, "%s %s schema", tool.Name, kind)
@@ -106,13 +127,13 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx := testContext(t)
 			g := startGateway(t)
-			d := &harness.Daemon{ID: 7, Label: "north", AllowFiles: harness.AllowFilesWrite, AllowExec: true,
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "north", AllowFiles: harness.AllowFilesWrite, AllowExec: true,
 				Exec: func(typ string, p map[string]any) (any, *harness.Error) {
 					if typ == harness.TypeLuaExec {
 						return map[string]any{"returns": []any{p["code"], p["timeoutMs"]}, "output": "printed\n"}, nil
 					}
 					return map[string]any{"success": false, "output": "No such program\n", "outputTruncated": p["timeoutMs"] == float64(4000)}, nil
-				}}
+				}}}
 			serveDaemon(ctx, t, g, d)
 			s := connectMCP(ctx, t, g, transport)
 			id := d.TraposID()
@@ -193,15 +214,15 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 				Returns []any  `json:"returns"`
 				Output  string `json:"output"`
 			}
-			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": id, "code": "1+1", "timeoutMs": 3000}), id, &lua)
-			assert.Equal(t, []any{"1+1", float64(3000)}, lua.Returns, "the chunk and its own time bound reach lua.exec")
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": id, "code": "1+1", "timeoutMs": 5000}), id, &lua)
+			assert.Equal(t, []any{"1+1", float64(3000)}, lua.Returns, "the chunk and its own time bound (2 s before the call's end) reach lua.exec")
 			assert.Equal(t, "printed\n", lua.Output)
 			var prog struct {
 				Success         bool   `json:"success"`
 				Output          string `json:"output"`
 				OutputTruncated bool   `json:"outputTruncated"`
 			}
-			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_program", map[string]any{"traposId": id, "command": "nope", "timeoutMs": 4000}), id, &prog)
+			harness.ToolOK(t, harness.CallTool(ctx, t, s, "run_program", map[string]any{"traposId": id, "command": "nope", "timeoutMs": 6000}), id, &prog)
 			assert.False(t, prog.Success)
 			assert.Equal(t, "No such program\n", prog.Output)
 			assert.True(t, prog.OutputTruncated, "shell.run got the run's timeoutMs, and outputTruncated comes back")
@@ -226,7 +247,7 @@ func TestMCPErrors(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx := testContext(t)
 			g := startGateway(t)
-			d := &harness.Daemon{ID: 3, Label: "locked", Silent: []string{harness.TypeComputerInfo}}
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 3, Label: "locked"}, Silent: []string{harness.TypeComputerInfo}}
 			serveDaemon(ctx, t, g, d)
 			s := connectMCP(ctx, t, g, transport)
 			id := d.TraposID()
@@ -250,8 +271,8 @@ func TestMCPErrors(t *testing.T) {
 			d.SetPermissions(harness.AllowFilesWrite, false)
 			big := make([]byte, 1<<20+1)
 			d.PutFile("/big.bin", big)
-			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": id, "path": "/big.bin"}), "bad_argument")
-			assert.Contains(t, msg, "at most 1048576")
+			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": id, "path": "/big.bin"}), "bad_payload")
+			assert.Contains(t, msg, "more than the 1048576 bytes")
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "write_file", map[string]any{"traposId": id, "path": "/big2.bin",
 				"contentBase64": base64.StdEncoding.EncodeToString(big)}), "bad_argument")
 			assert.Contains(t, msg, "at most 1048576")
@@ -273,7 +294,7 @@ func TestMCPErrors(t *testing.T) {
 func TestMCPDisconnectedComputer(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
-	d := &harness.Daemon{ID: 5, Label: "gone"}
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "gone"}}
 	stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
 	require.NoError(t, err)
 	s := harness.ConnectMCP(ctx, t, g, "")
@@ -293,7 +314,7 @@ func TestMCPShutdownWithCallInFlight(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
 	arrived := make(chan string, 1)
-	d := &harness.Daemon{ID: 4, Label: "slow", AllowExec: true, Silent: []string{harness.TypeLuaExec},
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 4, Label: "slow", AllowExec: true}, Silent: []string{harness.TypeLuaExec},
 		OnRequest: func(f harness.Frame) {
 			select {
 			case arrived <- f.Type:
@@ -324,6 +345,26 @@ func TestMCPShutdownWithCallInFlight(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the tool call did not end when the gateway stopped")
 	}
+}
+
+// runBridge runs `trap-sandbox mcp --url url` with stdin open and returns its exit status and
+// stderr: a bridge that cannot use the gateway must end by itself.
+func runBridge(ctx context.Context, t *testing.T, url string, env ...string) (int, string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, gatewayBin, "mcp", "--url", url)
+	cmd.Env = append(harness.CleanEnv(), env...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	defer stdin.Close()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return exitErr.ExitCode(), stderr.String()
+	}
+	require.NoError(t, err)
+	return 0, stderr.String()
 }
 
 // postMCP sends one raw JSON-RPC initialize to /mcp from client and returns the status.
@@ -359,13 +400,20 @@ func TestMCPAuth(t *testing.T) {
 		_, err := s.ListTools(ctx, nil)
 		require.NoError(t, err)
 
-		// The stdio bridge passes the token on; without it, the tools fail with the gateway's 401.
+		// The stdio bridge passes the token on; with a wrong one it fails at start, loudly, so
+		// that an MCP client shows it failed instead of connected.
 		bridged := harness.ConnectMCPStdio(ctx, t, gatewayBin, g, "SANDBOX_API_TOKEN="+apiToken)
 		var list map[string]any
 		harness.ToolOK(t, harness.CallTool(ctx, t, bridged, "list_computers", nil), "", &list)
-		refused := harness.ConnectMCPStdio(ctx, t, gatewayBin, g, "SANDBOX_API_TOKEN="+sandboxPassword)
-		msg := harness.ToolError(t, harness.CallTool(ctx, t, refused, "list_computers", nil), "unauthorized")
-		assert.Contains(t, msg, "401")
+		code, stderr := runBridge(ctx, t, "http://"+g.Addr, "SANDBOX_API_TOKEN="+sandboxPassword)
+		assert.Equal(t, 1, code, stderr)
+		assert.Contains(t, stderr, "401")
+		assert.Contains(t, stderr, "--api-token or SANDBOX_API_TOKEN", "the reason names the fix")
+	})
+	t.Run("no gateway", func(t *testing.T) {
+		code, stderr := runBridge(testContext(t), t, opencodefake.ClosedPortURL(t))
+		assert.Equal(t, 1, code, stderr)
+		assert.Contains(t, stderr, "cannot be used")
 	})
 	t.Run("loopback only without a token", func(t *testing.T) {
 		ip := nonLoopbackIP(t)

@@ -13,14 +13,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/daemonfake"
+
 	"tests/internal/harness"
 )
 
 // waitLimit bounds each wait; only a broken setup comes near it.
 const waitLimit = 30 * time.Second
-
-// pollEvery is how often a require.Eventually condition is checked.
-const pollEvery = 50 * time.Millisecond
 
 // testingT is what a helper called inside a require.EventuallyWithT condition needs: the
 // test's *testing.T or the condition's *assert.CollectT.
@@ -110,13 +110,13 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Contains(t, a.Log(), `level=WARN msg="the NATS server asks for no credentials: any client that reaches it can answer requests for the computers`)
 
 	// A daemon on A, with files the host may read.
-	d := &harness.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}}
 	d.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
 	stop, err := d.Serve(ctx, a.WebSocketURL(), "")
 	require.NoError(t, err)
 	defer stop()
 
-	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["4:vault"]) }, waitLimit, pollEvery, "B to list A's computer")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["4:vault"]) }, waitLimit, testkit.Poll, "B to list A's computer")
 
 	// B's HTTP API reaches it.
 	status, code := ping(t, b, "4:vault", 10*time.Second)
@@ -137,15 +137,18 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Contains(t, string(listed), `"replica":"a"`)
 	res = harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "4:vault", "path": "/notes.txt"})
 	require.False(t, res.IsError, "%+v", res.Content)
-	read, _ := json.Marshal(res.StructuredContent)
-	assert.Contains(t, string(read), "diamonds at -12 64 300")
+	var read struct {
+		Content string `json:"content"`
+	}
+	harness.ToolOK(t, res, "4:vault", &read)
+	assert.Contains(t, read.Content, "diamonds at -12 64 300")
 
 	// The computer says hello on B: A closes its older socket with 4009.
 	old, err := harness.Dial(ctx, a.WebSocketURL(), "9:twin")
 	require.NoError(t, err)
 	defer old.Close()
 	require.NoError(t, old.MustHello(ctx, ""))
-	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["9:twin"]) }, waitLimit, pollEvery, "B to list 9:twin on A")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["9:twin"]) }, waitLimit, testkit.Poll, "B to list 9:twin on A")
 	fresh, err := harness.Dial(ctx, b.WebSocketURL(), "9:twin")
 	require.NoError(t, err)
 	defer fresh.Close()
@@ -155,7 +158,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	cancelRead()
 	require.NoError(t, err)
 	assert.Equal(t, harness.CloseReplaced, ce.Code)
-	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "b", listComputers(c, a)["9:twin"]) }, waitLimit, pollEvery, "A to list 9:twin on B")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "b", listComputers(c, a)["9:twin"]) }, waitLimit, testkit.Poll, "A to list 9:twin on B")
 
 	// /healthz says NATS is connected.
 	status, body := get(t, b, "/healthz")
@@ -168,7 +171,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	require.NoError(t, err)
 	defer silent.Close()
 	require.NoError(t, silent.MustHello(ctx, ""))
-	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["5:silent"]) }, waitLimit, pollEvery, "B to list 5:silent on A")
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["5:silent"]) }, waitLimit, testkit.Poll, "B to list 5:silent on A")
 	type result struct {
 		status int
 		code   string
@@ -203,7 +206,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	t.Logf("the request waiting on the killed replica failed %s after the kill (--nats-heartbeat %s)", time.Since(killed).Round(time.Millisecond), replicaFlags[1])
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.NotContains(c, listComputers(c, b), "4:vault")
-	}, waitLimit, pollEvery, "B to drop A's computer")
+	}, waitLimit, testkit.Poll, "B to drop A's computer")
 	status, code = ping(t, b, "4:vault", time.Minute)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, "not_connected", code)
@@ -214,7 +217,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		_, body := get(c, b, "/healthz")
 		assert.Contains(c, body, "nats: disconnected")
-	}, waitLimit, pollEvery, "B to notice NATS is gone")
+	}, waitLimit, testkit.Poll, "B to notice NATS is gone")
 	answered := make(chan error, 1)
 	go func() {
 		answerCtx, cancel := context.WithTimeout(ctx, waitLimit)

@@ -47,9 +47,18 @@ local MAX_PROMPT_BYTES = 4096;
 -- How long one poll may wait at the gateway for the next event (its maximum), well under the
 -- request timeout, so a quiet turn costs one request every few seconds.
 local POLL_WAIT_MS = 5000;
--- Polls in a row that may go unanswered (timeout) before run() gives up: one lost reply must
--- not end a turn, a gateway that stopped answering must.
+-- The gateway waits by its clock and we time the request by ours, which may run faster (a
+-- fakecraft computer's clock runs scaled): after a poll that timed out, run() halves the wait,
+-- down to this.
+local MIN_POLL_WAIT_MS = 500;
+-- Polls in a row at the shortest wait that may go unanswered (timeout) before run() gives
+-- up: one lost reply must not end a turn, a gateway that stopped answering must.
 local MAX_POLL_FAILURES = 3;
+
+-- Seconds run() waits for the answer to the ai.abort it sends on terminate. Short: the same
+-- Ctrl-T reaches the sandbox daemon when the boot runs it beside the shell, and a stopped
+-- daemon answers nothing (its socket closing ends the turn at the gateway anyway).
+local ABORT_TIMEOUT = 2;
 
 local TERMINATED = "Terminated";
 
@@ -140,18 +149,20 @@ local function newClient(deps)
   end
 
   -- The single requests that answer {}: true, or false and the error.
-  local function simple(msgType, payload)
-    local ok, _, err = request(msgType, payload);
+  local function simple(msgType, payload, timeoutSeconds)
+    local ok, _, err = request(msgType, payload, timeoutSeconds);
     if not ok then
       return false, err;
     end
     return true;
   end
 
-  -- Stops the turn; its stream ends with done/aborted.
-  local function abort(turnId)
+  -- Stops the turn; its stream ends with done/aborted. timeoutSeconds: the request's (default
+  -- libsandbox.REQUEST_TIMEOUT).
+  local function abort(turnId, timeoutSeconds)
     expect(1, turnId, "string");
-    return simple(TYPE_ABORT, { turnId = turnId });
+    expect(2, timeoutSeconds, "number", "nil");
+    return simple(TYPE_ABORT, { turnId = turnId }, timeoutSeconds);
   end
 
   -- Makes the session's next question start a new conversation (busy while a turn runs).
@@ -182,14 +193,23 @@ local function newClient(deps)
   -- Follows the turn until its done event. Returns {turnId, reason, error?, cut?} or nil and
   -- {code, message} (the poll failed).
   local function follow(turnId, opts)
-    local after, failures = 0, 0;
+    local after, failures, waitMs = 0, 0, POLL_WAIT_MS;
     local result = { turnId = turnId };
     while true do
-      local list, errOrDone = poll(turnId, after);
+      if after > 0 and opts.onWait ~= nil then
+        opts.onWait();
+      end
+      local list, errOrDone = poll(turnId, after, waitMs);
       if list == nil then
-        failures = failures + 1;
-        if errOrDone.code ~= codec.ERR_TIMEOUT or failures >= MAX_POLL_FAILURES then
+        if errOrDone.code ~= codec.ERR_TIMEOUT then
           return nil, errOrDone;
+        elseif waitMs > MIN_POLL_WAIT_MS then
+          waitMs = math.max(MIN_POLL_WAIT_MS, math.floor(waitMs / 2));
+        else
+          failures = failures + 1;
+          if failures >= MAX_POLL_FAILURES then
+            return nil, errOrDone;
+          end
         end
       else
         failures = 0;
@@ -229,7 +249,8 @@ local function newClient(deps)
   -- order. A confirm event is answered before onEvent sees it (event.allowed, event.asked):
   -- opts.confirm(event) returning true allows it; without it the change is denied; with
   -- sandbox.ai_confirm false it is allowed without asking. opts.session, screen, kind and
-  -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question. Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
+  -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
+  -- opts.onWait() each time run() is about to wait for more (show what you held back). Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
   -- os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and {code, message}.
   local function run(prompt, opts)
     expect(1, prompt, "string");
@@ -238,6 +259,7 @@ local function newClient(deps)
     field(opts, "onEvent", "function", "nil");
     field(opts, "confirm", "function", "nil");
     field(opts, "onStart", "function", "nil");
+    field(opts, "onWait", "function", "nil");
     checkSession(2, opts.session);
     local turnId, err = ask(prompt, opts);
     if turnId == nil then
@@ -249,7 +271,7 @@ local function newClient(deps)
     local outcome = table.pack(pcall(follow, turnId, opts));
     if not outcome[1] then
       if outcome[2] == TERMINATED then
-        abort(turnId);
+        abort(turnId, ABORT_TIMEOUT);
       end
       error(outcome[2], 0);
     end
@@ -291,6 +313,8 @@ return {
   DEFAULT_SESSION = DEFAULT_SESSION,
   MAX_PROMPT_BYTES = MAX_PROMPT_BYTES,
   POLL_WAIT_MS = POLL_WAIT_MS,
+  MIN_POLL_WAIT_MS = MIN_POLL_WAIT_MS,
   MAX_POLL_FAILURES = MAX_POLL_FAILURES,
+  ABORT_TIMEOUT = ABORT_TIMEOUT,
   newClient = newClient,
 };

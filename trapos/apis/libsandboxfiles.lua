@@ -165,6 +165,35 @@ local function newFiles(deps)
     end
   end
 
+  local plainMove = simple({ "from", "to" }, fsApi.move);
+
+  -- fs.move; with overwrite = true an existing file at `to` is replaced. The delete and the
+  -- move run in this one handler with no yield between them (CC's fs calls do not yield), so
+  -- nothing on the computer sees the path empty: the host's atomic write relies on it.
+  local function move(payload)
+    local complaint = check(payload, "overwrite", "boolean", true);
+    if complaint then
+      return badPayload(complaint);
+    end
+    if payload.overwrite and type(payload.from) == "string" and type(payload.to) == "string" then
+      local from, to = payload.from, payload.to;
+      local ok, isDir = try(fsApi.isDir, to);
+      if ok and isDir then
+        return fsError("/" .. fsApi.combine(to, "") .. ": Cannot write to directory");
+      end
+      -- Only a move that can succeed may delete the old file.
+      local fromOk, fromExists = try(fsApi.exists, from);
+      local toOk, toExists = try(fsApi.exists, to);
+      if fromOk and fromExists and toOk and toExists then
+        local deleted, err = try(fsApi.delete, to);
+        if not deleted then
+          return fsError(err);
+        end
+      end
+    end
+    return plainMove(payload);
+  end
+
   return {
     ["fs.list"] = list,
     ["fs.read"] = read,
@@ -180,7 +209,7 @@ local function newFiles(deps)
         error(err, 0);
       end
     end),
-    ["fs.move"] = simple({ "from", "to" }, fsApi.move),
+    ["fs.move"] = move,
     ["fs.makeDir"] = simple({ "path" }, fsApi.makeDir),
   };
 end

@@ -8,9 +8,10 @@
 local libsandbox = require('/apis/libsandbox');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
--- The glyph before a tool line: byte 7 is a bullet in CC's font (the issue's gear is not).
-local TOOL_MARK = "\7";
-local THINKING = "Thinking...";
+-- The mark before a tool line (the issue's gear is not in CC's font; a plain * reads the same
+-- on every terminal and in a transcript).
+local TOOL_MARK = "*";
+local THINKING = "Thinking... (Q stops)";
 local MORE = "Press any key to continue";
 local PROMPT = "ai> ";
 local EXIT_WORD = "exit";
@@ -20,6 +21,9 @@ local YES = { y = true, yes = true };
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
 local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
+local MSG_STOPPED = "Stopped: the turn was aborted (Q).";
+-- TrapOS's boot runs the sandbox daemon beside the shell, so the player's Ctrl-T reaches it too.
+local MSG_DAEMON_STOPPED = "Ctrl-T also stopped the sandbox daemon (it runs beside the shell): reboot the computer to reconnect.";
 -- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
 local OLD_SETTINGS_PREFIX = "opencc.";
 
@@ -47,6 +51,9 @@ local function newScreen(t)
   local word = "";       -- the word being received, written once it is whole
   local scrolled = 0;    -- lines moved on since the player last read the screen
   local status = false;  -- "Thinking..." stands on the current line
+  -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
+  -- key that ended it until the stop-key watcher has seen that same key (see keysTaken).
+  local inputting = false;
 
   local function setColour(name)
     if name ~= nil and t.isColour() and colourOf(name) ~= nil then
@@ -54,25 +61,32 @@ local function newScreen(t)
     end
   end
 
+  -- Takes a notice (Thinking..., Press any key) off the current row by writing spaces over
+  -- it, as a transcript that records writes then reads the row as the screen shows it.
+  local function erase(notice)
+    local _, y = t.getCursorPos();
+    t.setCursorPos(1, y);
+    t.write(string.rep(" ", #notice));
+    t.setCursorPos(1, y);
+  end
+
   -- The cursor blinks while it waits, as read() does: the player is to act (and fakecraft,
   -- which types its next line when a blink starts, can drive the pager).
   local function pause()
     t.write(MORE);
     t.setCursorBlink(true);
+    inputting = true;
     os.pullEvent("key");
+    inputting = "ending";
     t.setCursorBlink(false);
-    local _, y = t.getCursorPos();
-    t.clearLine();
-    t.setCursorPos(1, y);
+    erase(MORE);
     scrolled = 0;
   end
 
   -- Called before anything is written: takes "Thinking..." away, pauses when due.
   local function beforeWrite()
     if status then
-      local _, y = t.getCursorPos();
-      t.clearLine();
-      t.setCursorPos(1, y);
+      erase(THINKING);
       col, status = 1, false;
     end
     if scrolled >= height - 1 then
@@ -172,10 +186,22 @@ local function newScreen(t)
     finish();
     text(question);
     flushWord();
+    inputting = true;
     local answer = read();
+    inputting = "ending";
     col = select(1, t.getCursorPos());
     scrolled = 0;
     return answer or "";
+  end
+
+  -- Whether a key event belongs to the pager or a question (so the stop key is not the
+  -- player's answer). Called once per key by the watcher, which runs after them.
+  local function keysTaken()
+    if inputting == "ending" then
+      inputting = false;
+      return true;
+    end
+    return inputting == true;
   end
 
   -- The player just looked at the screen (typed a line): a new screenful begins.
@@ -184,7 +210,10 @@ local function newScreen(t)
     scrolled = 0;
   end
 
-  return { text = text, finish = finish, line = line, thinking = thinking, ask = ask, seen = seen };
+  return {
+    text = text, flush = flushWord, finish = finish, line = line, thinking = thinking, ask = ask,
+    seen = seen, keysTaken = keysTaken,
+  };
 end
 
 -- One line for a failed request, naming the fix.
@@ -297,14 +326,42 @@ local function turn(question)
   running = {};
   screen.seen();
   screen.thinking();
-  local result, err;
-  local ok, raised = pcall(function()
-    result, err = client.run(question, { onEvent = showEvent, confirm = confirm });
-  end);
+  local result, err, turnId;
+  local stopped = false;
+  local function follow()
+    -- The word being received is shown before each wait: a model that pauses mid-answer
+    -- leaves no word unseen (one split across the pause may break at the edge).
+    result, err = client.run(question, {
+      onStart = function(id) turnId = id; end,
+      onEvent = showEvent, confirm = confirm, onWait = screen.flush,
+    });
+  end
+  -- Q stops the turn without Ctrl-T, which would reach the sandbox daemon too. Raw pulls:
+  -- a terminate is follow's to handle (it aborts), not a reason to end this one.
+  local function watchStopKey()
+    while true do
+      local event, key = os.pullEventRaw();
+      if event == "key" and not screen.keysTaken() and key == keys.q and turnId ~= nil then
+        stopped = true;
+        return;
+      end
+    end
+  end
+  local ok, raised = pcall(parallel.waitForAny, follow, watchStopKey);
   screen.finish();
-  if not ok then
+  if ok and stopped then
+    local aborted, abortErr = client.abort(turnId);
+    if not aborted then
+      return explain(abortErr);
+    end
+    screen.line(MSG_STOPPED, "red");
+    return nil;
+  elseif not ok then
     if raised == "Terminated" then
       screen.line(MSG_ABORTED, "red");
+      if libsandbox.requestStatus() == nil then
+        screen.line(MSG_DAEMON_STOPPED, "red");
+      end
       return nil;
     end
     error(raised, 0);

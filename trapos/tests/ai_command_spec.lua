@@ -21,7 +21,9 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- turn (a list of events, or {err = {code, message}}, or TERMINATE, or a function of the
 -- screen's rows returning one of those); opts.replies[type]: the
 -- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
--- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating). Returns ok, error, the window's rows, and a record of what was sent.
+-- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating);
+-- opts.daemonStopsOnTerminate: after TERMINATE nothing answers, as when the boot runs the
+-- daemon beside the shell and the same Ctrl-T stops it. Returns ok, error, the window's rows, and a record of what was sent.
 local function run(args, opts)
   opts = opts or {};
   local width, height = opts.width or 30, opts.height or 8;
@@ -54,9 +56,12 @@ local function run(args, opts)
   end
   record.rows = rows;
 
+  local terminated = false;
   stub(os, "queueEvent", function(name, ...)
     local params = table.pack(...);
-    if name == lib.EVENT_STATUS_REQUEST then
+    if terminated and opts.daemonStopsOnTerminate and (name == lib.EVENT_STATUS_REQUEST or name == lib.EVENT_SEND) then
+      record.unanswered = (record.unanswered or 0) + 1; -- the daemon stopped on the same Ctrl-T
+    elseif name == lib.EVENT_STATUS_REQUEST then
       record.statusRequests = (record.statusRequests or 0) + 1;
       if opts.statuses ~= nil then
         realQueue(lib.EVENT_STATUS, params[1], opts.statuses[math.min(record.statusRequests, #opts.statuses)]);
@@ -73,6 +78,7 @@ local function run(args, opts)
           reply = reply(rows());
         end
         if reply == TERMINATE then
+          terminated = true;
           realQueue("terminate");
         elseif reply == nil then
           realQueue(lib.EVENT_REPLY, params[1], false, nil, { code = "unknown_turn", message = "no more polls scripted" });
@@ -195,10 +201,24 @@ describe("ai command", function()
         },
       });
       expectSuccess(ok, err);
-      expect(atFirstPoll):eq("Thinking...");
+      expect(atFirstPoll):eq("Thinking... (Q stops)");
       expect(rows[1]):eq("Retrying (attempt 1): rate");
       expect(rows[2]):eq("limited");
       expect(rows[3]):eq("Hello");
+    end);
+
+    it("shows the word held back when the answer pauses", function()
+      local seen;
+      local ok, err, rows = run({ "hi" }, {
+        width = 30,
+        polls = {
+          { text(1, "Thinking hard") },
+          function(screen) seen = screen[1]; return { text(2, "er now"), done(3) }; end,
+        },
+      });
+      expectSuccess(ok, err);
+      expect(seen):eq("Thinking hard");
+      expect(rows[1]):eq("Thinking harder now");
     end);
 
     it("pages an answer longer than the screen", function()
@@ -231,9 +251,9 @@ describe("ai command", function()
         } },
       });
       expectSuccess(ok, err);
-      expect(rows[1]):eq("\7 read_file /door.lua");
-      expect(rows[2]):eq("\7 list_dir /");
-      expect(rows[3]):eq("\7 run_lua chunk failed: Refused.");
+      expect(rows[1]):eq("* read_file /door.lua");
+      expect(rows[2]):eq("* list_dir /");
+      expect(rows[3]):eq("* run_lua chunk failed: Refused.");
       expect(rows[4]):eq("Done.");
     end);
 
@@ -274,6 +294,58 @@ describe("ai command", function()
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
       expect(rows[1]):eq("Hello there");
       expect(rows[2]):eq("Aborted: the turn was stopped (Ctrl-T).");
+    end);
+
+    it("stops the turn on Q, without Ctrl-T, and says so", function()
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 51,
+        polls = {
+          { text(1, "Hello there") },
+          function() os.queueEvent("key", keys.q, false); return {}; end,
+          { text(2, " never shown") },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
+      expect(rows[1]):eq("Hello there");
+      expect(rows[2]):eq("Stopped: the turn was aborted (Q).");
+    end);
+
+    it("does not take the key that ended a question for stop", function()
+      local long = {};
+      for i = 1, 12 do
+        long[#long + 1] = "line" .. i .. "\n";
+      end
+      local ok, err, _, record = run({ "write it" }, {
+        width = 51,
+        typed = { "q" },
+        polls = {
+          { CONFIRM },
+          function()
+            -- the key that ended the question reaches the stop-key watcher after read()
+            os.queueEvent("key", keys.q, false);
+            return { text(2, table.concat(long)), done(3) };
+          end,
+        },
+      });
+      expectSuccess(ok, err);
+      expect(#sent(record, "ai.abort")):eq(0);
+      expect(sent(record, "ai.approve")[1].allow):eq(false);
+    end);
+
+    it("says when the same Ctrl-T stopped the daemon, and how to reconnect", function()
+      stub(os, "startTimer", function() local id = 820000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 51,
+        daemonStopsOnTerminate = true,
+        polls = { { text(1, "Hello there") }, TERMINATE },
+      });
+      expectSuccess(ok, err);
+      expect(record.unanswered):eq(2); -- the abort, then the status request
+      expect(rows[2]):eq("Aborted: the turn was stopped (Ctrl-T).");
+      expect(rows[3]):eq("Ctrl-T also stopped the sandbox daemon (it runs");
+      expect(rows[4]):eq("beside the shell): reboot the computer to");
+      expect(rows[5]):eq("reconnect.");
     end);
 
     it("shows the turn's error, its cut and its end", function()

@@ -234,6 +234,42 @@ describe("libsandbox", function()
       end
     end);
 
+    it("runs the agent's client through the daemon, beside other work under parallel", function()
+      local realQueue = os.queueEvent;
+      local polls = 0;
+      stub(os, "queueEvent", function(name, messageId, msgType, payload)
+        if name == lib.EVENT_SEND then
+          if msgType == "ai.ask" then
+            realQueue(lib.EVENT_REPLY, messageId, true, { turnId = "t9" });
+          elseif msgType == "ai.poll" then
+            polls = polls + 1;
+            local events = polls == 1 and { { seq = 1, kind = "text", text = "Hi" } }
+              or { { seq = 2, kind = "done", reason = "stop" } };
+            realQueue(lib.EVENT_REPLY, messageId, true, { events = events, done = polls > 1 });
+          end
+        else
+          realQueue(name, messageId, msgType, payload);
+        end
+      end);
+      local text, result, ticks = "", nil, 0;
+      parallel.waitForAll(function()
+        result = lib.ai.run("hello", { onEvent = function(event)
+          if event.kind == lib.KIND_TEXT then
+            text = text .. event.text;
+          end
+        end });
+      end, function()
+        for _ = 1, 3 do
+          os.queueEvent("spec_tick");
+          os.pullEvent("spec_tick");
+          ticks = ticks + 1;
+        end
+      end);
+      expect(text):eq("Hi");
+      expect(result.reason):eq("stop");
+      expect(ticks):eq(3);
+    end);
+
     it("offers the agent's client ready to use", function()
       for _, name in ipairs({ "run", "ask", "poll", "abort", "reset", "approve" }) do
         expect(lib.ai[name]):type("function");

@@ -10,8 +10,8 @@ local function gateway(polls, opts)
   opts = opts or {};
   local record = { requests = {} };
   local pollIndex = 0;
-  record.request = function(msgType, payload)
-    record.requests[#record.requests + 1] = { type = msgType, payload = payload };
+  record.request = function(msgType, payload, timeout)
+    record.requests[#record.requests + 1] = { type = msgType, payload = payload, timeout = timeout };
     if opts.refuse ~= nil and opts.refuse[msgType] ~= nil then
       return false, nil, opts.refuse[msgType];
     elseif msgType == lib.TYPE_ASK then
@@ -157,6 +157,19 @@ describe("libsandboxai", function()
       expect(afters):same({ 0, 2, 2, 3 });
     end);
 
+    it("calls onWait before each poll that follows events", function()
+      local order = {};
+      local gw = gateway({
+        function() order[#order + 1] = "poll1"; return { { { seq = 1, kind = "text", text = "a" } } }; end,
+        function() order[#order + 1] = "poll2"; return { { DONE }, true }; end,
+      });
+      lib.newClient({ request = gw.request, term = fakeTerm }).run("hi", {
+        onEvent = function(event) order[#order + 1] = event.kind; end,
+        onWait = function() order[#order + 1] = "wait"; end,
+      });
+      expect(order):same({ "poll1", "text", "wait", "poll2", "done" });
+    end);
+
     it("reports the error and the cut of a turn", function()
       local gw = gateway({
         { { { seq = 1, kind = "cut", message = "cut at 64 KiB" }, { seq = 2, kind = "error", code = "timeout", message = "no answer" }, { seq = 3, kind = "done", reason = "deadline" } }, true },
@@ -197,16 +210,31 @@ describe("libsandboxai", function()
       expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c1", allow = true } });
     end);
 
-    it("polls again after a lost reply, and gives up after MAX_POLL_FAILURES", function()
+    it("polls again after a lost reply, waiting less at the gateway", function()
       local timeout = { err = { code = "timeout", message = "no reply" } };
-      local gw = gateway({ timeout, { { DONE }, true } });
+      local gw = gateway({ timeout, timeout, { { DONE }, true } });
       expect(lib.newClient({ request = gw.request, term = fakeTerm }).run("hi").reason):eq("stop");
+      local waits = {};
+      for _, payload in ipairs(gw.of(lib.TYPE_POLL)) do
+        waits[#waits + 1] = payload.waitMs;
+      end
+      expect(waits):same({ 5000, 2500, 1250 });
+    end);
 
-      gw = gateway({ timeout, timeout, timeout });
+    it("gives up after MAX_POLL_FAILURES lost replies at the shortest wait", function()
+      local timeout = { err = { code = "timeout", message = "no reply" } };
+      local polls = {};
+      for i = 1, 20 do
+        polls[i] = timeout;
+      end
+      local gw = gateway(polls);
       local result, err = lib.newClient({ request = gw.request, term = fakeTerm }).run("hi");
       expect(result):eq(nil);
       expect(err.code):eq("timeout");
-      expect(#gw.of(lib.TYPE_POLL)):eq(lib.MAX_POLL_FAILURES);
+      local sent = gw.of(lib.TYPE_POLL);
+      -- 5000, 2500, 1250, 625, then 500 until the failures run out
+      expect(#sent):eq(4 + lib.MAX_POLL_FAILURES);
+      expect(sent[#sent].waitMs):eq(lib.MIN_POLL_WAIT_MS);
     end);
 
     it("returns other poll errors at once", function()
@@ -237,6 +265,8 @@ describe("libsandboxai", function()
       expect(err):eq("Terminated");
       expect(started):eq("t1");
       expect(gw.of(lib.TYPE_ABORT)):same({ { turnId = "t1" } });
+      -- briefly: the same Ctrl-T may have stopped the daemon, which would never answer
+      expect(gw.requests[#gw.requests].timeout):eq(lib.ABORT_TIMEOUT);
     end);
 
     it("does not abort when a callback fails for another reason", function()

@@ -179,6 +179,32 @@ describe("libsandboxfiles", function()
       expectFsError("fs.delete", { path = DIR .. "/none" }, "No such file$");
     end);
 
+    it("replaces a file with overwrite, and nothing else", function()
+      fresh();
+      call("fs.write", { path = DIR .. "/new", data = "NEW" });
+      call("fs.write", { path = DIR .. "/old", data = "OLD" });
+      expect(call("fs.move", { from = DIR .. "/new", to = DIR .. "/old", overwrite = true })):eq(true);
+      expect(fs.exists(DIR .. "/new")):eq(false);
+      local h = fs.open(DIR .. "/old", "rb");
+      expect(h.readAll()):eq("NEW");
+      h.close();
+      -- A missing source keeps the target.
+      expectFsError("fs.move", { from = DIR .. "/none", to = DIR .. "/old", overwrite = true }, "^No such file$");
+      expect(fs.exists(DIR .. "/old")):eq(true);
+      -- A directory is never deleted to make room.
+      fs.makeDir(DIR .. "/d");
+      call("fs.write", { path = DIR .. "/d/keep", data = "K" });
+      expectFsError("fs.move", { from = DIR .. "/old", to = DIR .. "/d", overwrite = true },
+        "^/spec%-files/d: Cannot write to directory$");
+      expect(fs.exists(DIR .. "/d/keep")):eq(true);
+      -- To a free name it is a plain move.
+      expect(call("fs.move", { from = DIR .. "/old", to = DIR .. "/free", overwrite = true })):eq(true);
+      local ok, _, err = call("fs.move", { from = DIR .. "/free", to = DIR .. "/x", overwrite = "yes" });
+      expect(ok):eq(false);
+      expect(err.code):eq("bad_payload");
+      expect(err.message):str_match("payload.overwrite");
+    end);
+
     it("refuses missing fields", function()
       local ok, _, err = call("fs.move", { from = "a" });
       expect(ok):eq(false);

@@ -3,17 +3,7 @@
 
 local lib = require('/apis/libsandboxrequests');
 local libsandbox = require('/apis/libsandbox');
-
-local function newSettings(values)
-  return {
-    get = function(name, default)
-      if values[name] == nil then
-        return default;
-      end
-      return values[name];
-    end,
-  };
-end
+local newSettings = require('/tests/speckit').settings;
 
 local function newRequests(values)
   return lib.newRequests({

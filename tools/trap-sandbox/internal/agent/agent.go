@@ -312,7 +312,7 @@ type askPayload struct {
 
 var sessionName = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 
-func (m *Module) handleAsk(ctx context.Context, from protocol.Caller, raw json.RawMessage) (json.RawMessage, error) {
+func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
 		return nil, m.disabled()
 	}
@@ -405,7 +405,7 @@ func (m *Module) sweepLocked() {
 }
 
 // turnOf finds a turn of the calling computer.
-func (m *Module) turnOf(from protocol.Caller, id string) (*turn, error) {
+func (m *Module) turnOf(from protocol.Requester, id string) (*turn, error) {
 	m.mu.Lock()
 	t := m.turns[id]
 	m.mu.Unlock()
@@ -433,7 +433,7 @@ type pollReply struct {
 	Done   bool    `json:"done"`
 }
 
-func (m *Module) handlePoll(ctx context.Context, from protocol.Caller, raw json.RawMessage) (json.RawMessage, error) {
+func (m *Module) handlePoll(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
 		return nil, m.disabled()
 	}
@@ -459,7 +459,7 @@ type turnPayload struct {
 	Allow     *bool   `json:"allow"`
 }
 
-func (m *Module) handleAbort(_ context.Context, from protocol.Caller, raw json.RawMessage) (json.RawMessage, error) {
+func (m *Module) handleAbort(_ context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
 		return nil, m.disabled()
 	}
@@ -475,7 +475,7 @@ func (m *Module) handleAbort(_ context.Context, from protocol.Caller, raw json.R
 	return nil, nil
 }
 
-func (m *Module) handleApprove(_ context.Context, from protocol.Caller, raw json.RawMessage) (json.RawMessage, error) {
+func (m *Module) handleApprove(_ context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
 		return nil, m.disabled()
 	}
@@ -493,7 +493,7 @@ func (m *Module) handleApprove(_ context.Context, from protocol.Caller, raw json
 	return nil, nil
 }
 
-func (m *Module) handleReset(ctx context.Context, from protocol.Caller, raw json.RawMessage) (json.RawMessage, error) {
+func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
 		return nil, m.disabled()
 	}

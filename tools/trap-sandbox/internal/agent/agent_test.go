@@ -19,7 +19,7 @@ import (
 
 func TestWireTextFollowsTheTextRule(t *testing.T) {
 	assert.Equal(t, "caf\u00e9 ? ok", wireText("café ✓ ok"))
-	assert.Equal(t, "a?b", wireText("a\xffb"), "invalid UTF-8 is ?")
+	assert.Equal(t, "a\u00ffb", wireText("a\xffb"), "a byte that is not UTF-8 stands for itself")
 	assert.Equal(t, "emoji ?", wireText("emoji 😀"))
 }
 
@@ -172,7 +172,7 @@ func TestOffWithoutAModel(t *testing.T) {
 	m, err := New(Config{}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	require.NoError(t, err)
 	defer m.Close()
-	_, err = m.handleAsk(context.Background(), protocol.Caller{TraposID: "5:desk"}, json.RawMessage(`{"prompt":"hi"}`))
+	_, err = m.handleAsk(context.Background(), protocol.Requester{TraposID: "5:desk"}, json.RawMessage(`{"prompt":"hi"}`))
 	var pe *protocol.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, CodeAIDisabled, pe.Code)
@@ -190,7 +190,7 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 	ask := func(caller, payload string) *protocol.Error {
-		_, err := m.handleAsk(context.Background(), protocol.Caller{AccountID: "local", TraposID: caller}, json.RawMessage(payload))
+		_, err := m.handleAsk(context.Background(), protocol.Requester{AccountID: "local", TraposID: caller}, json.RawMessage(payload))
 		if err == nil {
 			return nil
 		}

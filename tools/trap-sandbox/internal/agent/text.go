@@ -4,23 +4,16 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
+
+	"trap-sandbox/internal/cctext"
 )
 
 // wireText turns host text (UTF-8, as opencode and the model write it) into wire text by the
-// text rule (docs/protocol.md): a character up to U+00FF is the CC byte of that value (é is
-// E9), anything else becomes '?', as CC does with what a player pastes. Invalid UTF-8 is '?'
-// too. The one place this module applies the rule.
+// text rule (cctext: é is the CC byte E9, a character CC's charset lacks is '?', as CC does
+// with what a player pastes).
 func wireText(s string) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r > 0xFF || r == utf8.RuneError {
-			r = '?'
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	w, _ := cctext.Wire("", s) // the replacements are the model's text, nobody to warn
+	return w
 }
 
 // hostText turns wire text from a computer (one code point per CC byte) into host text for

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net"
@@ -9,12 +10,15 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trap-sandbox/internal/agent"
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 )
@@ -78,19 +82,32 @@ type AITurnsCmd struct {
 
 // Run prints the table of running turns.
 func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
-	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
-	var list []agent.TurnInfo
-	status, err := c.do(ctx, http.MethodGet, agent.TurnsPath, nil, &list)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.URL, "/")+agent.TurnsPath, nil)
 	if err != nil {
-		return fmt.Errorf("list agent turns: %w", err)
+		return fmt.Errorf("the gateway URL %q: %w", c.URL, err)
 	}
-	switch status {
+	if c.APIToken != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("list agent turns: %s", cctext.Show(err.Error(), false))
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
 	case http.StatusOK:
 	case http.StatusNotFound:
 		return fmt.Errorf("list agent turns: the gateway has no agent module (an older gateway)")
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Errorf("list agent turns: the gateway answered HTTP %d (give its API token: --api-token or SANDBOX_API_TOKEN)", resp.StatusCode)
 	default:
-		return fmt.Errorf("list agent turns: the gateway answered HTTP %d", status)
+		return fmt.Errorf("list agent turns: the gateway answered HTTP %d", resp.StatusCode)
+	}
+	var list []agent.TurnInfo
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return fmt.Errorf("list agent turns: the gateway's answer is not the list expected: %w", err)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TRAPOS ID\tACCOUNT\tSESSION\tTURN\tSTARTED\tSTATE")
@@ -99,8 +116,8 @@ func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
 		if t.Stopping {
 			state = "stopping"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", printable(t.TraposID), printable(t.AccountID), printable(t.Session),
-			printable(t.TurnID), t.Started.Format(time.RFC3339), state)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cctext.Show(t.TraposID, false), cctext.Show(t.AccountID, false),
+			cctext.Show(t.Session, false), cctext.Show(t.TurnID, false), t.Started.Format(time.RFC3339), state)
 	}
 	return tw.Flush()
 }

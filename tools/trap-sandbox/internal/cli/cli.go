@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"reflect"
 	"strings"
 	"time"
 
@@ -16,8 +17,9 @@ import (
 
 	"traposclient"
 
-	"trap-sandbox/internal/files"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/installer"
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
@@ -33,9 +35,9 @@ type CLI struct {
 	Ping      PingCmd      `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
 	Info      InfoCmd      `cmd:"" help:"Show a computer's identity and state (computer.info)."`
 	Ls        LsCmd        `cmd:"" help:"List a directory on a computer."`
-	Cat       CatCmd       `cmd:"" help:"Print a file of a computer (its bytes, unchanged)."`
-	Put       PutCmd       `cmd:"" help:"Copy a local file to a computer (written to a temporary name, then moved into place)."`
-	Get       GetCmd       `cmd:"" help:"Copy a file of a computer to a local file."`
+	Cat       CatCmd       `cmd:"" help:"Print a file of a computer as text (--binary: its bytes, unchanged)."`
+	Put       PutCmd       `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
+	Get       GetCmd       `cmd:"" help:"Copy a file of a computer to a local file or directory."`
 	Exec      ExecCmd      `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
 	Run       RunCmd       `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
 	AITurns   AITurnsCmd   `cmd:"" name:"ai-turns" help:"List the computers whose agent turn (ai) is running."`
@@ -55,9 +57,26 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.Name("trap-sandbox"),
 		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws), /healthz, the host HTTP API (/trapos/computers and the file routes), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
 		kong.UsageOnError(),
+		kong.KindMapper(reflect.String, rawString),
 	}, options...)
 	return kong.New(root, options...)
 }
+
+// rawString takes a string argument's bytes as they are. kong's own string mapper goes
+// through JSON, which turns a byte that is not UTF-8 into U+FFFD; by the text rule such a
+// byte stands for itself (a computer's raw byte in a path, a local file's name).
+var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Value) error {
+	t, err := ctx.Scan.PopValue("string")
+	if err != nil {
+		return err
+	}
+	s, ok := t.Value.(string)
+	if !ok {
+		s = fmt.Sprint(t.Value)
+	}
+	target.SetString(s)
+	return nil
+})
 
 // ServeCmd runs the sandbox HTTP service with the trapos-cloud-gateway module.
 type ServeCmd struct {
@@ -184,9 +203,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
-	modules := []server.Module{gw, files.New(gw), installer.New(client, public, logger), ai}
+	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
+	modules := []server.Module{gw, hostapi.New(computers), installer.New(client, public, logger), ai}
 	if c.MCP {
-		modules = append(modules, mcp.New(gatewayBackend{gw}, logger))
+		modules = append(modules, mcp.New(computers, logger))
 	}
 	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL}, modules...)

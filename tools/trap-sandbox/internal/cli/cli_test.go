@@ -268,3 +268,13 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		})
 	}
 }
+
+// TestArgumentBytesStandForThemselves: a byte of an argument that is not UTF-8 reaches the
+// command as it is (kong's own mapper would make it U+FFFD), as the text rule says.
+func TestArgumentBytesStandForThemselves(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "cat", "0:", "/a\xe9b")
+	assert.Equal(t, "/a\xe9b", root.Cat.Path)
+	root, _ = parse(t, "exec", "0:", "return 'é'")
+	assert.Equal(t, "return 'é'", root.Exec.Code)
+}

@@ -4,27 +4,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"net/url"
 	"slices"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/protocol"
 )
 
-// clientTimeoutSlack is added to a request's own timeout for the HTTP round trip, so the
-// gateway's timeout answer (504) arrives before the client gives up.
-const clientTimeoutSlack = 5 * time.Second
-
-// listTimeout bounds `trap-sandbox computers`.
-const listTimeout = 10 * time.Second
-
-// Stdout is where client commands print their results (main binds os.Stdout).
+// Stdout is where client commands print their results (main binds os.Stdout). Warnings and
+// errors go to the io.Writer main binds to os.Stderr.
 type Stdout struct{ io.Writer }
+
+// Stdin is where `exec -` and `put - …` read (main binds os.Stdin).
+type Stdin struct{ io.Reader }
 
 // APIFlags locate and authenticate against a running gateway's HTTP API.
 type APIFlags struct {
@@ -32,78 +32,45 @@ type APIFlags struct {
 	APIToken string `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token of the gateway's HTTP API (unset: the gateway must be on loopback)."`
 }
 
-// do sends one API call and decodes a JSON answer into out; it returns the HTTP status.
-func (f APIFlags) do(ctx context.Context, method, path string, body any, out any) (int, error) {
-	var rd io.Reader
-	if body != nil {
-		raw, err := json.Marshal(body)
-		if err != nil {
-			return 0, fmt.Errorf("encode request: %w", err)
-		}
-		rd = bytes.NewReader(raw)
+// transport is the HTTP API as a computer.Transport.
+func (f APIFlags) transport() hostapi.HTTP { return hostapi.HTTP{URL: f.URL, Token: f.APIToken} }
+
+// client is the vocabulary's client over the HTTP API: every computer command goes through it.
+func (f APIFlags) client() *computer.Client { return computer.New(f.transport()) }
+
+// failure words a command's error for the operator's terminal: "computer 7:kitchen ls /: the
+// computer answered forbidden: …" (the traposId first, so that its colon is never doubled),
+// with whatever the computer or the gateway wrote escaped (cctext.Show).
+func failure(traposID, command string, err error) error {
+	what := fmt.Sprintf("computer %s %s", cctext.Show(traposID, false), cctext.Show(command, false))
+	var pe *protocol.Error
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("%s: %s", what, cctext.Show(err.Error(), false))
 	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(f.URL, "/")+path, rd)
-	if err != nil {
-		return 0, fmt.Errorf("--url %q: %w", f.URL, err)
+	who := "the gateway"
+	if pe.ByComputer {
+		who = "the computer"
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(string(pe.Code), false), showMessage(pe.Message))
+	if pe.Code == protocol.CodeTimeout {
+		msg += fmt.Sprintf(" (--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds()))
 	}
-	if f.APIToken != "" {
-		req.Header.Set("Authorization", "Bearer "+f.APIToken)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, fmt.Errorf("call the gateway: %w", err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, fmt.Errorf("read the gateway's answer: %w", err)
-	}
-	if resp.StatusCode == http.StatusUnauthorized {
-		// The gateway's own text names its variable; a person at the CLI may give the flag.
-		return resp.StatusCode, fmt.Errorf("the gateway answered 401: %s (give the API token with --api-token or SANDBOX_API_TOKEN)", printable(gatewayMessage(data)))
-	}
-	if _, isAPI := out.(*gateway.APIResponse); !isAPI && resp.StatusCode != http.StatusOK {
-		var apiErr gateway.APIResponse
-		if json.Unmarshal(data, &apiErr) == nil && apiErr.Error != nil {
-			return resp.StatusCode, fmt.Errorf("the gateway answered %d: %s", resp.StatusCode, printable(apiErr.Error.Message))
-		}
-		return resp.StatusCode, fmt.Errorf("the gateway answered %d: %.200s", resp.StatusCode, printable(string(data)))
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return resp.StatusCode, fmt.Errorf("the gateway answered %d with a body that is not the expected JSON: %.200s", resp.StatusCode, printable(string(data)))
-	}
-	return resp.StatusCode, nil
+	return errors.New(msg)
 }
 
-// request runs POST /trapos/computers/{id}/requests and returns the answer; a gateway-side
-// error (non-200) or a computer's ok:false becomes an error.
-func (f APIFlags) request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (gateway.APIResponse, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout+clientTimeoutSlack)
-	defer cancel()
-	body := map[string]any{"type": typ, "timeoutMs": timeout.Milliseconds()}
-	if len(payload) > 0 {
-		body["payload"] = payload
+// showMessage is an error message for the terminal (cctext.Show). A message may show a
+// screen (a lua.exec or shell.run past its timeout answers with what its screen showed): its
+// line breaks are kept and every line after the first is indented, so none passes for a line
+// of the CLI's own.
+func showMessage(s string) string {
+	return strings.ReplaceAll(cctext.Show(s, true), "\n", "\n  ")
+}
+
+// warn prints one line per character the computer could not be sent (the text rule).
+func warn(stderr io.Writer, reps []cctext.Replacement) {
+	for _, r := range reps {
+		fmt.Fprintf(stderr, "trap-sandbox: warning: %s\n", r.Message)
 	}
-	var out gateway.APIResponse
-	status, err := f.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body, &out)
-	if err != nil {
-		return out, err
-	}
-	if !out.OK {
-		if out.Error == nil {
-			return out, fmt.Errorf("%s on %s failed (HTTP %d)", printable(typ), printable(traposID), status)
-		}
-		who := "the gateway"
-		if status == http.StatusOK {
-			who = "the computer"
-		}
-		return out, fmt.Errorf("%s on %s failed: %s answered %s: %s", printable(typ), printable(traposID), who,
-			printable(string(out.Error.Code)), printableMessage(out.Error.Message))
-	}
-	return out, nil
 }
 
 // ComputersCmd lists the connected computers.
@@ -113,18 +80,14 @@ type ComputersCmd struct {
 
 // Run prints the table of connected computers.
 func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
-	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
-	var list []gateway.ComputerJSON
-	status, err := c.do(ctx, http.MethodGet, gateway.ComputersPath, nil, &list)
+	list, err := c.client().Computers(ctx)
 	if err != nil {
-		return fmt.Errorf("list computers: %w", err)
-	}
-	if status != http.StatusOK {
-		return fmt.Errorf("list computers: the gateway answered HTTP %d", status)
+		return fmt.Errorf("list computers: %s", cctext.Show(err.Error(), false))
 	}
 	// Replicas sharing computers over NATS name the holder of each; a single gateway does not.
-	replicas := slices.ContainsFunc(list, func(cp gateway.ComputerJSON) bool { return cp.Replica != "" })
+	replicas := slices.ContainsFunc(list, func(cp computer.Computer) bool { return cp.Replica != "" })
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	header := "TRAPOS ID\tACCOUNT\tCLIENT\tCONNECTED SINCE\tREMOTE\tLAST FRAME"
 	if replicas {
@@ -136,10 +99,10 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
 		if client == "" {
 			client = "-" // a client older than clientVersion in hello
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", printable(cp.TraposID), printable(cp.AccountID), printable(client),
-			cp.ConnectedSince.Format(time.RFC3339), printable(cp.RemoteAddr), cp.LastFrameAt.Format(time.RFC3339))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", cctext.Show(cp.TraposID, false), cctext.Show(cp.AccountID, false), cctext.Show(client, false),
+			cp.ConnectedSince.Format(time.RFC3339), cctext.Show(cp.RemoteAddr, false), cp.LastFrameAt.Format(time.RFC3339))
 		if replicas {
-			fmt.Fprintf(tw, "\t%s", printable(cp.Replica))
+			fmt.Fprintf(tw, "\t%s", cctext.Show(cp.Replica, false))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -151,12 +114,12 @@ type RequestCmd struct {
 	APIFlags
 	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
 	Type     string        `arg:"" name:"type" help:"The request type, e.g. ping."`
-	Payload  string        `arg:"" optional:"" name:"json" help:"The payload, a JSON object (default {})."`
-	Timeout  time.Duration `default:"10s" help:"How long to wait for the computer (at most 60s)."`
+	Payload  string        `arg:"" optional:"" name:"json" help:"The payload, a JSON object (default {}); its strings are text (é is the byte E9)."`
+	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s)."`
 }
 
 // Run sends the request and prints the answer's payload as JSON.
-func (c *RequestCmd) Run(ctx context.Context, out Stdout) error {
+func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	var payload json.RawMessage
 	if c.Payload != "" {
 		if !json.Valid([]byte(c.Payload)) {
@@ -164,16 +127,17 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout) error {
 		}
 		payload = json.RawMessage(c.Payload)
 	}
-	resp, err := c.request(ctx, c.TraposID, c.Type, payload, c.Timeout)
+	answer, reps, err := c.client().Request(ctx, c.TraposID, c.Type, payload, c.Timeout)
+	warn(stderr, reps)
 	if err != nil {
-		return err
+		return failure(c.TraposID, "request "+c.Type, err)
 	}
 	var buf bytes.Buffer
-	if err := json.Indent(&buf, resp.Payload, "", "  "); err != nil {
+	if err := json.Indent(&buf, answer, "", "  "); err != nil {
 		buf.Reset()
-		buf.Write(resp.Payload)
+		buf.Write(answer)
 	}
-	_, err = fmt.Fprintln(out, printableLines(buf.String()))
+	_, err = fmt.Fprintln(out, cctext.Show(buf.String(), true))
 	return err
 }
 
@@ -181,29 +145,51 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout) error {
 type PingCmd struct {
 	APIFlags
 	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Timeout  time.Duration `default:"10s" help:"How long to wait for the computer (at most 60s)."`
+	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s)."`
 }
 
-// Run pings and prints "pong from <id>: <payload> in <rtt>".
+// Run pings and prints "pong from <id>: {"traposId":…} in <rtt>".
 func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
-	start := time.Now()
-	resp, err := c.request(ctx, c.TraposID, "ping", nil, c.Timeout)
+	p, err := c.client().Ping(ctx, c.TraposID, c.Timeout)
 	if err != nil {
-		return err
+		return failure(c.TraposID, "ping", err)
 	}
-	_, err = fmt.Fprintf(out, "pong from %s: %s in %s\n", printable(c.TraposID), printable(string(resp.Payload)), time.Since(start).Round(time.Microsecond))
+	answer, _ := json.Marshal(map[string]string{"traposId": p.TraposID})
+	_, err = fmt.Fprintf(out, "pong from %s: %s in %s\n", cctext.Show(c.TraposID, false), cctext.Show(string(answer), false), p.RoundTrip.Round(time.Microsecond))
 	return err
 }
 
-// gatewayMessage is the message of a gateway error answer, or the body itself (cut) when it is
-// not one.
-func gatewayMessage(data []byte) string {
-	var apiErr gateway.APIResponse
-	if json.Unmarshal(data, &apiErr) == nil && apiErr.Error != nil {
-		return apiErr.Error.Message
+// InfoCmd shows computer.info.
+type InfoCmd struct {
+	APIFlags
+	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s)."`
+}
+
+// Run prints one "name: value" line per field, peripherals last.
+func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
+	info, err := c.client().Info(ctx, c.TraposID, c.Timeout)
+	if err != nil {
+		return failure(c.TraposID, "info", err)
 	}
-	if len(data) > 200 {
-		data = data[:200]
+	var fields map[string]any
+	raw, _ := json.Marshal(info)
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return err
 	}
-	return string(data)
+	delete(fields, "peripherals")
+	names := make([]string, 0, len(fields))
+	for name := range fields {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	tw := tabwriter.NewWriter(out, 0, 4, 1, ' ', 0)
+	for _, name := range names {
+		fmt.Fprintf(tw, "%s:\t%s\n", name, cctext.Show(fmt.Sprint(fields[name]), false))
+	}
+	fmt.Fprintf(tw, "peripherals:\t%d\n", len(info.Peripherals))
+	for _, p := range info.Peripherals {
+		fmt.Fprintf(tw, "  %s\t%s\n", cctext.Show(p.Name, false), cctext.Show("["+strings.Join(p.Types, " ")+"]", false))
+	}
+	return tw.Flush()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
@@ -14,7 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/server"
@@ -33,7 +36,7 @@ func startGatewayHTTP(t *testing.T, token string) string {
 	logger := slog.New(slog.DiscardHandler)
 	gw := gateway.New(gateway.Config{}, logger, nil)
 	opencodehealth.New(healthyProber{}, nil).Register(gw)
-	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: token}, gw).Handler())
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: token}, gw, hostapi.New(computer.New(hostapi.NewGateway(gw)))).Handler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
 		defer cancel()
@@ -87,14 +90,23 @@ func rawComputer(t *testing.T, base, traposID string) {
 
 func runClient(t *testing.T, args ...string) (string, error) {
 	t.Helper()
+	out, _, err := runWith(t, "", args...)
+	return out, err
+}
+
+// runWith runs a client command as main does, with stdin, and returns stdout and stderr.
+func runWith(t *testing.T, stdin string, args ...string) (string, string, error) {
+	t.Helper()
 	_, kctx := parse(t, args...)
-	var out bytes.Buffer
+	var out, errOut bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), clientWait)
 	defer cancel()
 	kctx.BindTo(ctx, (*context.Context)(nil))
+	kctx.BindTo(&errOut, (*io.Writer)(nil))
 	kctx.Bind(Stdout{Writer: &out})
+	kctx.Bind(Stdin{Reader: strings.NewReader(stdin)})
 	err := kctx.Run()
-	return out.String(), err
+	return out.String(), errOut.String(), err
 }
 
 func TestClientCommands(t *testing.T) {
@@ -126,6 +138,8 @@ func TestClientCommands(t *testing.T) {
 	_, err = runClient(t, "ping", "--url", base, "9:gone")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not_connected")
+	_, err = runClient(t, "ping", "--url", base, "7")
+	assert.EqualError(t, err, `computer 7 ping: the gateway answered not_connected: computer 7 is not connected; did you mean "7:a/b"?`)
 
 	_, err = runClient(t, "request", "--url", base, "7:a/b", "ping", `{bad`)
 	require.Error(t, err)

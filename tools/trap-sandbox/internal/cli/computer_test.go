@@ -2,53 +2,143 @@ package cli
 
 import (
 	"bytes"
-	"net/http"
+	"context"
+	"encoding/json"
+	"log/slog"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"trap-sandbox/internal/files"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/computer/computertest"
+	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
+
+// serveDisk serves the host API on a stand-in computer "7:" and returns its URL: the CLI's
+// commands reach it through /requests, as they reach a real gateway.
+func serveDisk(t *testing.T, d *computertest.Disk) string {
+	t.Helper()
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(d))).Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
 func TestListingAlignsSizesRightAndNamesLeft(t *testing.T) {
 	var out bytes.Buffer
-	require.NoError(t, writeListing(&out, []files.Entry{
+	require.NoError(t, writeListing(&out, []computer.Entry{
 		{Name: "rom", IsDir: true},
 		{Name: "startup.lua", Size: 1532},
 		{Name: "a", Size: 7},
-		{Name: "\u00ff.bin", Size: 0},
+		{Name: "\u00e92.txt", Size: 0},
 		{Name: "\u001b[2Jx", IsDir: true},
+		{Name: "c1\u009b", Size: 1},
 	}))
 	assert.Equal(t, ""+
 		"      rom/\n"+
 		"1532  startup.lua\n"+
 		"   7  a\n"+
-		"   0  \\xff.bin\n"+
-		"      \\x1b[2Jx/\n", out.String(), "bytes a terminal would act on are shown escaped")
+		"   0  é2.txt\n"+
+		"      \\x1b[2Jx/\n"+
+		"   1  c1\\x9b\n", out.String(), "bytes a terminal would act on are shown as \\xNN, the form paths accept")
 }
 
-func TestFileErrorsShowControlBytesEscaped(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = w.Write([]byte(`{"ok":false,"error":{"code":"fs_error","message":"/\u001b]0;pwned\u0007: No such file"}}`))
-	}))
-	defer srv.Close()
-	_, err := APIFlags{URL: srv.URL}.getFile(t.Context(), "7:", "/x")
-	require.Error(t, err)
-	assert.Equal(t, `read /x on 7:: fs_error: /\x1b]0;pwned\x07: No such file`, err.Error())
+// TestWhatLsPrintsIsAcceptedBack: names a player typed with an accent, and names with control
+// bytes, list in a form that cat, get and rm take back.
+func TestWhatLsPrintsIsAcceptedBack(t *testing.T) {
+	clearEnv(t)
+	d := computertest.NewDisk(map[string]string{"/d/\xe92.txt": "caf\xe9\n", "/d/a\x1bb": "esc"})
+	base := serveDisk(t, d)
+	out, err := runClient(t, "ls", "--url", base, "7:", "/d")
+	require.NoError(t, err)
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		names = append(names, strings.Fields(line)[1])
+	}
+	assert.Equal(t, []string{`a\x1bb`, "é2.txt"}, names)
+	out, err = runClient(t, "cat", "--url", base, "7:", "/d/"+names[1])
+	require.NoError(t, err)
+	assert.Equal(t, "café\n", out, "the player's é (byte E9) reads back as é")
+	out, err = runClient(t, "cat", "--url", base, "--binary", "7:", "/d/"+names[0])
+	require.NoError(t, err)
+	assert.Equal(t, "esc", out)
 }
 
-func TestAbandonedChunkNamesTheTimeoutFlag(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = w.Write([]byte(`{"ok":false,"error":{"code":"timeout","message":"it ran past its timeout of 1000 ms and was abandoned"}}`))
-	}))
-	defer srv.Close()
-	var out bytes.Buffer
-	cmd := ExecCmd{APIFlags: APIFlags{URL: srv.URL}, TraposID: "7:", Code: "sleep(3)", Timeout: time.Second}
-	err := cmd.Run(t.Context(), Stdout{&out}, Stdin{strings.NewReader("")})
-	assert.EqualError(t, err, "lua.exec on 7: failed: the computer answered timeout: it ran past its timeout of 1000 ms and was abandoned (--timeout gives it longer, at most 60s)")
+func TestPutAndGetWorkAsCpDoes(t *testing.T) {
+	clearEnv(t)
+	d := computertest.NewDisk(map[string]string{"/programs/keep": "k"})
+	base := serveDisk(t, d)
+	dir := t.TempDir()
+	local := filepath.Join(dir, "door.lua")
+	require.NoError(t, os.WriteFile(local, []byte("print('é — ok')\n"), 0o644))
+
+	out, errOut, err := runWith(t, "", "put", "--url", base, "7:", local, "/programs")
+	require.NoError(t, err)
+	assert.Equal(t, local+" -> 7: /programs/door.lua (16 bytes)\n", out, "into the directory, and the colon is not doubled")
+	assert.Contains(t, errOut, `"—" (U+2014) at content 1:10`, "the replaced character is named on stderr")
+	got, _ := d.File("/programs/door.lua")
+	assert.Equal(t, "print('\xe9 ? ok')\n", string(got), "text is written as CC's bytes")
+
+	back := t.TempDir()
+	out, err = runClient(t, "get", "--url", base, "7:", "/programs/door.lua", back)
+	require.NoError(t, err)
+	assert.Equal(t, "7: /programs/door.lua -> "+filepath.Join(back, "door.lua")+" (16 bytes)\n", out)
+	text, err := os.ReadFile(filepath.Join(back, "door.lua"))
+	require.NoError(t, err)
+	assert.Equal(t, "print('é ? ok')\n", string(text), "and reads back as UTF-8")
+
+	raw := []byte{0xc3, 0xa9, 0x00, 0xff}
+	require.NoError(t, os.WriteFile(local, raw, 0o644))
+	_, _, err = runWith(t, "", "put", "--url", base, "--binary", "7:", local, "/raw.bin")
+	require.NoError(t, err)
+	got, _ = d.File("/raw.bin")
+	assert.Equal(t, raw, got, "--binary moves the bytes unchanged")
+	out, err = runClient(t, "get", "--url", base, "--binary", "7:", "/raw.bin", "-")
+	require.NoError(t, err)
+	assert.Equal(t, raw, []byte(out))
+
+	_, _, err = runWith(t, "x", "put", "--url", base, "7:", "-", "/programs/")
+	assert.ErrorContains(t, err, "name the file to write from stdin")
+}
+
+func TestErrorsShowControlBytesEscaped(t *testing.T) {
+	clearEnv(t)
+	d := computertest.NewDisk(nil)
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSRead {
+			return &protocol.Error{Code: protocol.CodeFSError, Message: "/\u001b]0;pwned\u0007: No such file", ByComputer: true}
+		}
+		return nil
+	}
+	base := serveDisk(t, d)
+	_, err := runClient(t, "cat", "--url", base, "7:", "/x")
+	assert.EqualError(t, err, `computer 7: cat /x: the computer answered fs_error: /\x1b]0;pwned\x07: No such file`)
+}
+
+func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
+	clearEnv(t)
+	d := computertest.NewDisk(nil)
+	var sent map[string]any
+	d.Answer = func(typ string, p map[string]any) (json.RawMessage, error) {
+		sent = p
+		return nil, &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 8000 ms and was abandoned", ByComputer: true}
+	}
+	base := serveDisk(t, d)
+	_, errOut, err := runWith(t, "", "exec", "--url", base, "7:", "print('é—')")
+	assert.EqualError(t, err, "computer 7: exec: the computer answered timeout: it ran past its timeout of 8000 ms and was abandoned (--timeout gives it longer, at most 60s)")
+	assert.Equal(t, "print('é?')", sent["code"], "é is sent as the byte E9, — as ?")
+	assert.Equal(t, float64(8000), sent["timeoutMs"], "the computer stops the run 2 s before the call's 10 s")
+	assert.Contains(t, errOut, "U+2014")
+}
+
+func TestAMessageShowingAScreenIsIndented(t *testing.T) {
+	assert.Equal(t, "timeout; its screen showed:\n  name?\n  \n  \\x1b[2Jrow 3",
+		showMessage("timeout; its screen showed:\nname?\n\n\x1b[2Jrow 3"))
+	assert.Equal(t, "one line", showMessage("one line"))
 }

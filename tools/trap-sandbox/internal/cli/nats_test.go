@@ -130,6 +130,9 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
 		require.NoError(t, err)
 		require.False(t, res.IsError, "%s: %+v", name, res.Content)
+		if res.StructuredContent == nil { // read_file: its JSON once, as text
+			return res.Content[0].(*sdk.TextContent).Text
+		}
 		b, _ := json.Marshal(res.StructuredContent)
 		return string(b)
 	}

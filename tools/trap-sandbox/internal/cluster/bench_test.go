@@ -41,7 +41,7 @@ func BenchmarkRequest(b *testing.B) {
 		answering.Go(func() { answerPings(c) })
 	}
 	for _, r := range replicas {
-		require.Eventually(b, func() bool { return len(r.gw.Computers()) == benchComputers }, waitLimit, pollEvery, "every replica to list every computer")
+		require.Eventually(b, func() bool { return len(r.gw.Computers()) == benchComputers }, waitLimit, testkit.Poll, "every replica to list every computer")
 	}
 
 	run := func(name string, asker func(i int) *replica) {

@@ -25,7 +25,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
@@ -39,9 +41,6 @@ func TestMain(m *testing.M) {
 
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 10 * time.Second
-
-// pollEvery is how often a require.Eventually condition is checked.
-const pollEvery = 10 * time.Millisecond
 
 // testingT is what a helper called inside a require.EventuallyWithT condition needs: the
 // test's *testing.T or the condition's *assert.CollectT.
@@ -159,7 +158,7 @@ func (tc *testCluster) startReplicaVia(name string, cfg gateway.Config, natsURL 
 	gw := gateway.New(cfg, logger, router)
 	opencodehealth.New(okProber{}, nil).Register(gw)
 	r := &replica{name: name, gw: gw, router: router, nc: nc,
-		srv: httptest.NewServer(server.New(logger, server.Config{}, gw).Handler())}
+		srv: httptest.NewServer(server.New(logger, server.Config{}, gw, hostapi.New(hostcomputer.New(hostapi.NewGateway(gw)))).Handler())}
 	t.Cleanup(r.stop)
 	return r
 }
@@ -206,13 +205,13 @@ func (r *replica) computers(t testingT) []string {
 }
 
 // computerList is GET /trapos/computers on r.
-func (r *replica) computerList(t testingT) []gateway.ComputerJSON {
+func (r *replica) computerList(t testingT) []gateway.Computer {
 	t.Helper()
-	resp, err := client().Get(r.srv.URL + gateway.ComputersPath)
+	resp, err := client().Get(r.srv.URL + hostapi.ComputersPath)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
-	var list []gateway.ComputerJSON
+	var list []gateway.Computer
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
 	return list
 }
@@ -226,13 +225,13 @@ func (r *replica) waitComputers(t testing.TB, want ...string) {
 	}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Equal(c, want, r.computers(c))
-	}, waitLimit, pollEvery, "replica %s to list %v", r.name, want)
+	}, waitLimit, testkit.Poll, "replica %s to list %v", r.name, want)
 }
 
 // apiResult is the outcome of one POST …/requests.
 type apiResult struct {
 	status int
-	body   gateway.APIResponse
+	body   server.Answer
 	took   time.Duration
 }
 
@@ -246,11 +245,11 @@ func (r *replica) request(traposID, typ string, payload any, timeout time.Durati
 		resp, err := client().Post(r.srv.URL+"/trapos/computers/"+url.PathEscape(traposID)+"/requests",
 			"application/json", bytes.NewReader(body))
 		if err != nil {
-			ch <- apiResult{status: -1, body: gateway.APIResponse{Error: &protocol.Error{Message: err.Error()}}}
+			ch <- apiResult{status: -1, body: server.Answer{Error: &protocol.Error{Message: err.Error()}}}
 			return
 		}
 		defer resp.Body.Close()
-		var out gateway.APIResponse
+		var out server.Answer
 		_ = json.NewDecoder(resp.Body).Decode(&out)
 		ch <- apiResult{status: resp.StatusCode, body: out, took: time.Since(start)}
 	}()

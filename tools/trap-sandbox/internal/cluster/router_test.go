@@ -21,6 +21,7 @@ import (
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 func TestRequestsReachAComputerThroughAnotherReplica(t *testing.T) {
@@ -124,7 +125,7 @@ func TestRacingHellosLeaveExactlyOneWinnerTheLaterClaim(t *testing.T) {
 		k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}
 		require.Eventually(t, func() bool {
 			return (a.router.Lookup(k) == nil) != (b.router.Lookup(k) == nil)
-		}, waitLimit, pollEvery, "one replica left holding "+id)
+		}, waitLimit, testkit.Poll, "one replica left holding "+id)
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		e, err := a.router.claims.Get(ctx, claimKey(k))
 		cancel()
@@ -168,7 +169,7 @@ func TestSocketClosingMidRequestFailsOnTheAskingReplicaAtOnce(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
 	assert.Contains(t, res.body.Error.Message, "disconnected before it answered")
 	assert.Less(t, res.took, 30*time.Second, "not_connected must not wait for the minute's timeout")
-	require.Eventually(t, func() bool { return b.router.RoutedInFlight() == 0 }, waitLimit, pollEvery, "no routed request left")
+	require.Eventually(t, func() bool { return b.router.RoutedInFlight() == 0 }, waitLimit, testkit.Poll, "no routed request left")
 }
 
 // A crashed replica's connection closes, and NATS drops its subscriptions at once: the
@@ -214,7 +215,7 @@ func TestAHungReplicasRoutedRequestsFailWhenPresenceGivesItUp(t *testing.T) {
 	// the request still waits.
 	require.Eventually(t, func() bool {
 		return strings.Contains(tc.logs.String(), "trapos.replica.a.alive")
-	}, waitLimit, pollEvery, "B to ask the frozen A whether it is alive")
+	}, waitLimit, testkit.Poll, "B to ask the frozen A whether it is alive")
 	assert.Equal(t, 1, b.router.RoutedInFlight())
 
 	tc.clock.Advance(testReplicaTTL) // A's last heartbeat is now a TTL old
@@ -256,14 +257,14 @@ func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
 	require.Eventually(t, func() bool {
 		_, err := b.router.claims.Get(context.Background(), gone)
 		return errors.Is(err, jetstream.ErrKeyNotFound)
-	}, waitLimit, pollEvery, "A's leftover claim to be withdrawn")
+	}, waitLimit, testkit.Poll, "A's leftover claim to be withdrawn")
 	b.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
 	c.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
 	for _, k := range []string{"1:a", "2:b", "3:c"} {
 		require.Eventually(t, func() bool {
 			_, err := b.router.claims.Get(context.Background(), claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: k}))
 			return err == nil
-		}, waitLimit, pollEvery, "the claim of "+k+" to be back")
+		}, waitLimit, testkit.Poll, "the claim of "+k+" to be back")
 	}
 
 	// A clean stop withdraws C's claims and heartbeat at once: no TTL to wait for.
@@ -278,10 +279,10 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 	b.waitComputers(t, "8:base@a")
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		assert.Contains(c, healthz(c, a), "nats: connected (replica a, 2 replica(s) alive)")
-	}, waitLimit, pollEvery, "A's /healthz to count B")
+	}, waitLimit, testkit.Poll, "A's /healthz to count B")
 
 	tc.stopNATS()
-	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, pollEvery, "A to notice NATS is gone")
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
 	assert.Contains(t, healthz(t, a), "nats: disconnected")
 
 	// A serves its own computer, a new one too, and answers for the rest at once.
@@ -296,7 +297,7 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 
 	// NATS is back: the hello made meanwhile is announced, and B reaches both again.
 	tc.startNATS()
-	require.Eventually(t, func() bool { return a.nc.IsConnected() && b.nc.IsConnected() }, waitLimit, pollEvery, "A and B to reconnect")
+	require.Eventually(t, func() bool { return a.nc.IsConnected() && b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to reconnect")
 	b.waitComputers(t, "8:base@a", "9:new@a")
 	assert.Contains(t, healthz(t, a), "nats: connected")
 	pending = b.request("8:base", gateway.TypePing, nil, waitLimit)
@@ -386,7 +387,7 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 	b.waitComputers(t, "1:mine@a", "2:moved@a")
 
 	proxy.setCut(true)
-	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, pollEvery, "A to notice NATS is gone")
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
 	assert.Contains(t, healthz(t, a), "nats: disconnected")
 
 	// A serves its own computers meanwhile, and takes a new one.

@@ -15,6 +15,7 @@ import (
 
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 )
 
@@ -98,7 +99,7 @@ func TestOversizedFrameCloses1009(t *testing.T) {
 	payload := strings.Repeat("x", protocol.MaxFrameBytes+1)
 	require.NoError(t, big.conn.WriteMessage(websocket.TextMessage, []byte(payload)))
 	big.expectClose(websocket.CloseMessageTooBig, "")
-	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, pollEvery, "the big computer to leave")
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll, "the big computer to leave")
 
 	// The other computer keeps working in both directions.
 	bystander.request("p", protocol.TypeProbeGateway, nil)

@@ -1,11 +1,17 @@
-// Package gateway is the trapos-cloud-gateway sandbox module: the WebSocket endpoint that
-// trapos computers keep open (GET /trapos/ws), the registry of connected computers, the
-// computer→gateway handler table (hello built in, other types registered by modules with
-// Handle) and the gateway→computer Request API that the host API and other modules call.
+// Package gateway is the trapos-cloud-gateway sandbox module: sockets, sessions and the
+// registry. It serves the WebSocket that trapos computers keep open (GET /trapos/ws), keeps
+// the registry of connected computers, answers computer→gateway requests from its handler
+// table (hello built in, other types registered by modules with Handle), and sends
+// gateway→computer requests with Request. The host's API on top of it (the computer list,
+// /requests, the file routes) is the hostapi module; the vocabulary's calls are
+// internal/computer's.
 //
-// Each socket is one Session. Its reader runs in the HTTP handler's goroutine, its writer in
-// a goroutine of its own fed by a bounded queue; both are tied to the session's context, so
-// whichever ends first stops the other, and the handler returns only when both are done.
+// Each socket is one Session. Its reader runs in the goroutine of the HTTP handler that
+// upgraded it (serveWebSocket, which returns only when the session ends), its writer in a
+// goroutine of its own fed by a bounded queue; both are tied to the session's context, so
+// whichever ends first stops the other. A computer→gateway request runs its handler in a
+// goroutine of its own (at most 16 per socket); a host's Request runs in the caller's
+// goroutine and waits on the pending table for the reader to hand it the answer.
 package gateway
 
 import (
@@ -328,12 +334,11 @@ func New(cfg Config, logger *slog.Logger, registry Registry) *Gateway {
 // Name implements the server's Module interface.
 func (g *Gateway) Name() string { return ModuleName }
 
-// Mount registers the gateway's routes, all under /trapos/: the WebSocket (it authenticates
-// in-band with hello) and the host API behind the server's API auth.
+// Mount registers the gateway's one route, the WebSocket (it authenticates in-band with
+// hello).
 func (g *Gateway) Mount(routes *server.Routes) {
 	g.mounted = true
 	routes.HandleFunc("GET "+WebSocketPath, g.serveWebSocket)
-	g.mountAPI(routes)
 }
 
 // Registry returns the registry the gateway registers computers in.

@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // Request types the gateway itself knows (protocol/types.go lists them all).
@@ -99,7 +98,7 @@ func (s *Session) handleRequest(f protocol.Frame) {
 		defer s.handlers.Done()
 		defer func() { <-s.slots }()
 		k := s.Key()
-		payload, err := handler(s.ctx, protocol.Caller{AccountID: k.AccountID, TraposID: k.TraposID}, f.Payload)
+		payload, err := handler(s.ctx, protocol.Requester{AccountID: k.AccountID, TraposID: k.TraposID}, f.Payload)
 		if err != nil {
 			var pe *protocol.Error
 			if !errors.As(err, &pe) {
@@ -266,15 +265,9 @@ func traposIDProblem(id string) string {
 	return ""
 }
 
-// secretMatches compares in constant time. Hashing first hides the secret's length too
-// (ConstantTimeCompare returns early on a length mismatch).
+// secretMatches reports whether a hello's secret is the gateway's password (none set: any).
 func (g *Gateway) secretMatches(secret string) bool {
-	if g.cfg.Password == "" {
-		return true
-	}
-	got := sha256.Sum256([]byte(secret))
-	want := sha256.Sum256([]byte(g.cfg.Password))
-	return subtle.ConstantTimeCompare(got[:], want[:]) == 1
+	return g.cfg.Password == "" || server.SecretMatches(secret, g.cfg.Password)
 }
 
 func (s *Session) handleResponse(f protocol.Frame) {

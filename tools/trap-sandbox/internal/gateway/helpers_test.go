@@ -30,9 +30,6 @@ func TestMain(m *testing.M) {
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 5 * time.Second
 
-// pollEvery is how often a require.Eventually condition is checked.
-const pollEvery = 5 * time.Millisecond
-
 // staticProber answers every probe with the same Health.
 type staticProber opencode.Health
 

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,8 +8,13 @@ import (
 
 	"github.com/google/uuid"
 
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
+
+// MaxRequestTimeout caps how long a request may wait for a computer: computer.MaxTimeout, the
+// host surfaces' cap, so that a caller cannot park a goroutine for long.
+const MaxRequestTimeout = hostcomputer.MaxTimeout
 
 // Response is a computer's answer to a gateway_request (its computer_response).
 type Response struct {
@@ -40,7 +44,7 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 	if typ == "" {
 		return Response{}, protocol.Errorf(protocol.CodeInternal, "a request needs a type")
 	}
-	payload, err := outboundPayload(payload)
+	payload, err := protocol.ObjectPayload(payload)
 	if err != nil {
 		return Response{}, err
 	}
@@ -142,30 +146,4 @@ func requestOutcome(resp Response, err error) string {
 	default:
 		return "computer_error"
 	}
-}
-
-// outboundPayload applies the empty-payload rule to what the gateway sends: nothing, null or
-// [] become {}; an object passes; anything else is a caller error.
-func outboundPayload(payload json.RawMessage) (json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(payload)
-	switch {
-	case len(trimmed) == 0, bytes.Equal(trimmed, []byte("null")):
-		return protocol.EmptyPayload, nil
-	case !json.Valid(trimmed):
-		return nil, protocol.Errorf(protocol.CodeInternal, "the payload is not valid JSON")
-	case trimmed[0] == '{':
-		return trimmed, nil
-	case trimmed[0] == '[' && bytes.Equal(compact(trimmed), []byte("[]")):
-		return protocol.EmptyPayload, nil
-	default:
-		return nil, protocol.Errorf(protocol.CodeInternal, "the payload must be a JSON object")
-	}
-}
-
-func compact(b []byte) []byte {
-	var buf bytes.Buffer
-	if json.Compact(&buf, b) != nil {
-		return b
-	}
-	return buf.Bytes()
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -20,19 +21,9 @@ import (
 // the 1009 close frame before the peer reads it.
 const drainAfterTooBig = 1 << 20
 
-// Computer is a snapshot of one connected computer, for listings and handlers.
-type Computer struct {
-	AccountID      string
-	TraposID       string
-	RemoteAddr     string
-	ConnectedSince time.Time
-	// LastFrameAt is when the last frame (of any kind, even an ignored one) arrived.
-	LastFrameAt time.Time
-	// Replica names the gateway replica that holds the socket; empty in a single process.
-	Replica string
-	// ClientVersion is the version the computer's hello named; empty for an older client.
-	ClientVersion string
-}
+// Computer is a snapshot of one connected computer, for listings and handlers: the host
+// side's one record of a computer (computer.Computer), named here for the registry's users.
+type Computer = hostcomputer.Computer
 
 // Session is one computer's socket. Its reader runs in the goroutine that calls run, its
 // writer in a goroutine started by run; both end when ctx does. The files of the package split

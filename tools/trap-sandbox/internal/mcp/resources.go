@@ -6,14 +6,15 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"trap-sandbox/internal/cctext"
 )
 
 // Resource URIs name a computer's files: trapos://<traposId>/<path>, the traposId
-// percent-encoded (its ':' would read as a port) and the path's bytes percent-encoded as a
-// URL path's are. A URI ending in '/' names a directory, which reads as its JSON listing.
+// percent-encoded (its ':' would read as a port) and the path percent-encoded as a URL path's
+// is, then read by the path rule (é, or %E9 for the raw byte E9). A URI ending in '/' names a directory, which reads as its JSON listing.
 const (
 	// URIScheme is the scheme of a computer's files.
 	URIScheme = "trapos"
@@ -58,8 +59,7 @@ func escape(s string, keepSlash bool) string {
 	return sb.String()
 }
 
-func registerResources(srv *sdk.Server, b Backend) {
-	t := &tools{backend: b}
+func (t *tools) registerResources(srv *sdk.Server) {
 	srv.AddResourceTemplate(&sdk.ResourceTemplate{
 		Name:        "computer-file",
 		Title:       "A file on a connected computer",
@@ -68,6 +68,8 @@ func registerResources(srv *sdk.Server, b Backend) {
 	}, t.readResource)
 }
 
+// readResource reads a file as read_file does (text by the rule, or bytes), or a directory as
+// its JSON listing.
 func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) (*sdk.ReadResourceResult, error) {
 	uri := req.Params.URI
 	traposID, path, err := ParseFileURI(uri)
@@ -77,7 +79,7 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	if strings.HasSuffix(path, "/") {
 		listing, err := t.listFiles(ctx, PathInput{TraposID: traposID, Path: path})
 		if err != nil {
-			return nil, asRequestError(err)
+			return nil, asError(err)
 		}
 		data, err := json.Marshal(listing)
 		if err != nil {
@@ -85,14 +87,12 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 		}
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(data)}}}, nil
 	}
-	readCtx, cancel := context.WithTimeout(ctx, defaultFileTimeout)
-	defer cancel()
-	data, err := t.fetchFile(readCtx, traposID, path)
+	data, err := t.client.Read(ctx, traposID, path, maxFileBytes, 0)
 	if err != nil {
-		return nil, asRequestError(err)
+		return nil, asError(err)
 	}
-	if utf8.Valid(data) {
-		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: string(data)}}}, nil
+	if cctext.IsText(data) {
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: cctext.FromCC(data)}}}, nil
 	}
 	return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "application/octet-stream", Blob: data}}}, nil
 }

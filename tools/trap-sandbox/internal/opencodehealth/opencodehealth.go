@@ -61,7 +61,7 @@ func (m *Module) Register(h Handlers) { h.Handle(Type, m.Handle) }
 
 // Handle answers one probe_gateway: the sandbox is trivially ok (it answered), and opencode
 // is probed (bounded by the prober's own timeout).
-func (m *Module) Handle(ctx context.Context, _ protocol.Caller, _ json.RawMessage) (json.RawMessage, error) {
+func (m *Module) Handle(ctx context.Context, _ protocol.Requester, _ json.RawMessage) (json.RawMessage, error) {
 	h := m.prober.Probe(ctx)
 	m.count(h.OK)
 	if h.OK {

@@ -27,7 +27,7 @@ func TestRegistersProbeGateway(t *testing.T) {
 	handlers := table{}
 	New(staticProber{OK: true}, nil).Register(handlers)
 	require.Contains(t, handlers, "probe_gateway")
-	payload, err := handlers["probe_gateway"](context.Background(), protocol.Caller{TraposID: "7:"}, json.RawMessage(`{}`))
+	payload, err := handlers["probe_gateway"](context.Background(), protocol.Requester{TraposID: "7:"}, json.RawMessage(`{}`))
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sandboxOk":true,"opencodeOk":true}`, string(payload))
 }
@@ -35,7 +35,7 @@ func TestRegistersProbeGateway(t *testing.T) {
 func TestUnhealthyAnswerCarriesTheDetailAndIsCounted(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m := New(staticProber{Detail: "connection refused"}, reg)
-	payload, err := m.Handle(context.Background(), protocol.Caller{}, nil)
+	payload, err := m.Handle(context.Background(), protocol.Requester{}, nil)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"sandboxOk":true,"opencodeOk":false,"opencodeDetail":"connection refused"}`, string(payload))
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.probes.WithLabelValues("unhealthy")))

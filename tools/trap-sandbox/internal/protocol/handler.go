@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 )
 
-// Caller is the computer a computer_request came from (its hello-completed identity).
-type Caller struct {
+// Requester is the computer a computer_request came from (its hello-completed identity).
+type Requester struct {
 	AccountID string
 	TraposID  string
 }
@@ -15,4 +15,4 @@ type Caller struct {
 // means {}) or an error: a *Error is sent as it is, any other error as internal. ctx ends
 // when the computer's socket closes. Modules register handlers with the gateway by type
 // (gateway.Gateway.Handle), so they need not import it.
-type RequestHandler func(ctx context.Context, from Caller, payload json.RawMessage) (json.RawMessage, error)
+type RequestHandler func(ctx context.Context, from Requester, payload json.RawMessage) (json.RawMessage, error)

@@ -88,10 +88,15 @@ var Codes = []Code{CodeUnauthorized, CodeNotAuthenticated, CodeUnknownType, Code
 const CodeBusy Code = "busy"
 
 // Error is the error object of a response frame ({"code":..., "message":...}). It is also a Go
-// error, so gateway-side failures carry their code up to whoever maps codes to HTTP statuses.
+// error, the one error type of a request on the host side: gateway-side failures carry their
+// code up to whoever maps codes to HTTP statuses, and a computer's ok:false is the same type
+// with ByComputer set.
 type Error struct {
 	Code    Code   `json:"code"`
 	Message string `json:"message"`
+	// ByComputer is set when the computer itself answered ok:false, so Message is the
+	// computer's text (the host surfaces mark it as the computer's data). Not on the wire.
+	ByComputer bool `json:"-"`
 }
 
 // Error implements the error interface as "code: message".

@@ -23,7 +23,7 @@ const (
 	TypeFSWrite = "fs.write"
 	// TypeFSDelete: {path} → {}. Needs write.
 	TypeFSDelete = "fs.delete"
-	// TypeFSMove: {from, to} → {}. Needs write.
+	// TypeFSMove: {from, to, overwrite?} → {}; overwrite replaces a file at to in one step. Needs write.
 	TypeFSMove = "fs.move"
 	// TypeFSMakeDir: {path} → {}. Needs write.
 	TypeFSMakeDir = "fs.makeDir"

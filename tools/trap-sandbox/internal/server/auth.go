@@ -3,7 +3,6 @@ package server
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"net"
 	"net/http"
 	"strings"
@@ -18,7 +17,7 @@ func apiAuth(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if token != "" {
 			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || !tokenMatches(got, token) {
+			if !ok || !SecretMatches(got, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
 				writeAuthError(w, http.StatusUnauthorized,
 					"missing or wrong API token (send Authorization: Bearer <SANDBOX_API_TOKEN>)")
@@ -36,9 +35,10 @@ func apiAuth(token string, next http.Handler) http.Handler {
 	})
 }
 
-// tokenMatches compares in constant time. Hashing first hides the token's length too
+// SecretMatches compares a secret (the API token, a computer's hello secret) with the one
+// wanted, in constant time. Hashing first hides the wanted secret's length too
 // (ConstantTimeCompare returns at once on a length mismatch).
-func tokenMatches(got, want string) bool {
+func SecretMatches(got, want string) bool {
 	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
 	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
@@ -54,15 +54,5 @@ func isLoopback(remoteAddr string) bool {
 
 // writeAuthError answers an auth failure in the API's error shape.
 func writeAuthError(w http.ResponseWriter, status int, message string) {
-	writeAPIError(w, status, protocol.CodeUnauthorized, message)
-}
-
-// writeAPIError answers in the API's error shape {ok:false, error:{code, message}}.
-func writeAPIError(w http.ResponseWriter, status int, code protocol.Code, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(struct {
-		OK    bool            `json:"ok"`
-		Error *protocol.Error `json:"error"`
-	}{Error: &protocol.Error{Code: code, Message: message}})
+	WriteError(w, status, protocol.CodeUnauthorized, message)
 }

@@ -39,7 +39,7 @@ func newGuard(cfg Config) guard {
 func (g guard) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && !isJSON(r.Header.Get("Content-Type")) {
-			writeAPIError(w, http.StatusUnsupportedMediaType, protocol.CodeBadPayload,
+			WriteError(w, http.StatusUnsupportedMediaType, protocol.CodeBadPayload,
 				"the API takes JSON: send Content-Type: application/json")
 			return
 		}
@@ -48,12 +48,12 @@ func (g guard) wrap(next http.Handler) http.Handler {
 			return
 		}
 		if !g.hostAllowed(r.Host) {
-			writeAPIError(w, http.StatusForbidden, protocol.CodeUnauthorized,
+			WriteError(w, http.StatusForbidden, protocol.CodeUnauthorized,
 				"the API answers only requests to localhost, an IP address or the --public-url host (a foreign Host header is how a web page reaches it by DNS rebinding); set SANDBOX_API_TOKEN to allow other names")
 			return
 		}
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host) {
-			writeAPIError(w, http.StatusForbidden, protocol.CodeUnauthorized,
+			WriteError(w, http.StatusForbidden, protocol.CodeUnauthorized,
 				"the API refuses requests from web pages (Origin "+clipHeader(origin)+"); set SANDBOX_API_TOKEN to allow browser clients")
 			return
 		}

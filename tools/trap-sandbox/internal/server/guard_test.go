@@ -90,7 +90,7 @@ func TestWithATokenOnlyTheContentTypeIsChecked(t *testing.T) {
 }
 
 func TestTokenMatchesIsExact(t *testing.T) {
-	assert.True(t, tokenMatches("abc", "abc"))
-	assert.False(t, tokenMatches("abc", "abcd"))
-	assert.False(t, tokenMatches("", "abc"))
+	assert.True(t, SecretMatches("abc", "abc"))
+	assert.False(t, SecretMatches("abc", "abcd"))
+	assert.False(t, SecretMatches("", "abc"))
 }

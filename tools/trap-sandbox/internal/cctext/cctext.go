@@ -1,0 +1,226 @@
+// Package cctext is the text rule between the host and a computer, in one place per direction
+// (docs/protocol.md, "Text and bytes"). Host text is UTF-8; CC strings are bytes, and CC:
+// Tweaked turns what a player types or pastes into them by mapping each character up to
+// U+00FF to the byte of the same value (é U+00E9 is the byte E9) and anything else to '?'.
+//
+//   - Host → computer (ToCC, Wire, WireJSON): the same mapping. A character above U+00FF becomes
+//     '?' and is reported as a Replacement, which every surface shows with the fix. A byte that
+//     is not valid UTF-8 (a CLI argument, a local file, a percent-decoded URL path) stands for
+//     itself.
+//   - Paths (PathToCC, PathWire): the same mapping plus the raw-byte escape \xNN. A character
+//     above U+00FF is refused, not replaced: CC drops '?' from paths, so a replaced name would
+//     be another file.
+//   - Computer → host (FromCC, FromWire): byte N is the character U+00NN, as UTF-8, so a file a
+//     player typed é into reads back as é. Show and ShowPath make text safe for a terminal:
+//     control characters as \xNN, which is the form every path argument accepts back.
+//
+// On the wire (protocol.WireOfBytes) byte N is the JSON code point U+00NN, so host text whose
+// characters are all at most U+00FF already is the wire string of its CC bytes.
+package cctext
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// Unmappable is what a character outside CC's charset becomes in text, as CC makes it.
+const Unmappable = '?'
+
+// Replacement reports one character of host text that CC's charset cannot hold and that was
+// sent as '?'. Its JSON is the `warnings` entry of the HTTP API and of MCP results.
+type Replacement struct {
+	// Char is the character, CodePoint its "U+XXXX".
+	Char      string `json:"char"`
+	CodePoint string `json:"codePoint"`
+	// Field names the text it was in ("code", "command", "content", "payload.x"); empty for
+	// a text without a name.
+	Field string `json:"field,omitempty"`
+	// Line and Column (1-based; the column counts characters) place it in that text.
+	Line   int `json:"line"`
+	Column int `json:"column"`
+	// Message says all of it in one line, with the fix.
+	Message string `json:"message"`
+}
+
+// String is the replacement's message.
+func (r Replacement) String() string { return r.Message }
+
+// position is where a character stands in a text: its line and column, counted as people do.
+type position struct{ line, column int }
+
+func (p *position) advance(r rune) {
+	if r == '\n' {
+		p.line, p.column = p.line+1, 1
+		return
+	}
+	p.column++
+}
+
+func newReplacement(field string, r rune, at position) Replacement {
+	rep := Replacement{Char: string(r), CodePoint: fmt.Sprintf("U+%04X", r), Field: field, Line: at.line, Column: at.column}
+	where := fmt.Sprintf("%d:%d", at.line, at.column)
+	if field != "" {
+		where = field + " " + where
+	}
+	rep.Message = fmt.Sprintf("%q (%s) at %s is outside CC's character set and was sent as %q; "+
+		"write it as bytes with a Lua escape such as \"%s\", or send bytes with contentBase64 / --binary",
+		rep.Char, rep.CodePoint, where, string(Unmappable), luaEscape(rep.Char))
+	return rep
+}
+
+// luaEscape is s's UTF-8 bytes as Lua decimal escapes ("\226\128\148" for U+2014).
+func luaEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, `\%d`, s[i])
+	}
+	return b.String()
+}
+
+// ToCC is host text as CC bytes: each character up to U+00FF is that byte, a byte that is not
+// UTF-8 stands for itself, any other character is '?' and is reported (field names the text
+// in the reports).
+func ToCC(field, text string) (string, []Replacement) {
+	if isASCII(text) {
+		return text, nil
+	}
+	out := make([]byte, 0, len(text))
+	var reps []Replacement
+	at := position{1, 1}
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = append(out, text[i])
+		case r <= 0xFF:
+			out = append(out, byte(r))
+		default:
+			out = append(out, Unmappable)
+			reps = append(reps, newReplacement(field, r, at))
+		}
+		at.advance(r)
+		i += n
+	}
+	return string(out), reps
+}
+
+// Wire is host text as the wire string of its CC bytes (ToCC, then one code point per byte).
+func Wire(field, text string) (string, []Replacement) {
+	cc, reps := ToCC(field, text)
+	return protocol.WireOfBytes([]byte(cc)), reps
+}
+
+// FromCC is CC bytes as host text: byte N is the character U+00NN.
+func FromCC(cc []byte) string {
+	if isASCII(string(cc)) {
+		return string(cc)
+	}
+	var b strings.Builder
+	b.Grow(len(cc) * 2)
+	for _, c := range cc {
+		b.WriteRune(rune(c))
+	}
+	return b.String()
+}
+
+// FromWire is a wire string from a computer as host text. They are the same characters (byte
+// N is U+00NN in both); a code point above U+00FF stands for no byte, so it is an error.
+func FromWire(wire string) (string, error) {
+	for i, r := range wire {
+		if r > 0xFF {
+			return "", fmt.Errorf("U+%04X at byte %d is not a byte (code points U+0000 to U+00FF only)", r, i)
+		}
+	}
+	return wire, nil
+}
+
+// WireJSON applies Wire to every string of a JSON value (keys too), for payloads a host gives
+// as JSON. The replacements name each string by its place ("payload.code", "payload.items[2]").
+// A value without such a character comes back as it was, byte for byte.
+func WireJSON(field string, raw json.RawMessage) (json.RawMessage, []Replacement, error) {
+	if !hasNonLatin1(raw) {
+		return raw, nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, nil, fmt.Errorf("the payload is not valid JSON: %w", err)
+	}
+	var reps []Replacement
+	v = wireValue(field, v, &reps)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, nil, fmt.Errorf("encode the payload: %w", err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), reps, nil
+}
+
+func wireValue(field string, v any, reps *[]Replacement) any {
+	switch x := v.(type) {
+	case string:
+		w, r := Wire(field, x)
+		*reps = append(*reps, r...)
+		return w
+	case []any:
+		for i := range x {
+			x[i] = wireValue(field+"["+strconv.Itoa(i)+"]", x[i], reps)
+		}
+		return x
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys) // the reports come in a stable order
+		out := make(map[string]any, len(x))
+		for _, k := range keys {
+			name := k
+			if field != "" {
+				name = field + "." + k
+			}
+			wk, r := Wire(name+" (a key)", k)
+			*reps = append(*reps, r...)
+			out[wk] = wireValue(name, x[k], reps)
+		}
+		return out
+	}
+	return v
+}
+
+// hasNonLatin1 reports whether JSON text may hold a character above U+00FF: raw, or as a
+// \u escape other than \u00XX.
+func hasNonLatin1(raw []byte) bool {
+	for i := 0; i < len(raw); {
+		r, n := utf8.DecodeRune(raw[i:])
+		if r > 0xFF && r != utf8.RuneError {
+			return true
+		}
+		if raw[i] == '\\' && i+1 < len(raw) && raw[i+1] == 'u' && !bytes.HasPrefix(raw[i+2:], []byte("00")) {
+			return true
+		}
+		if raw[i] == '\\' {
+			n = 2 // an escaped quote or backslash is not the start of another escape
+		}
+		i += n
+	}
+	return false
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}

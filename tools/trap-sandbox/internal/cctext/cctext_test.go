@@ -1,0 +1,142 @@
+package cctext
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+)
+
+func TestToCCMapsTextAsCCMapsTypedCharacters(t *testing.T) {
+	for _, tc := range []struct {
+		name, text, cc string
+		replaced       []string // codePoint@line:column
+	}{
+		{"ascii", "print('hi')\n", "print('hi')\n", nil},
+		{"latin-1 é is one byte", "é", "\xe9", nil},
+		{"every Latin-1 character", "ÿ\u0080 ", "\xff\x80 ", nil},
+		{"em dash becomes ?", "a — b", "a ? b", []string{"U+2014@1:3"}},
+		{"emoji on a later line", "x\n-- 🙂!", "x\n-- ?!", []string{"U+1F642@2:4"}},
+		{"invalid UTF-8 stands for itself", "\xe92.txt", "\xe92.txt", nil},
+		{"mixed", "é\xff—", "\xe9\xff?", []string{"U+2014@1:3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc, reps := ToCC("code", tc.text)
+			assert.Equal(t, tc.cc, cc)
+			var got []string
+			for _, r := range reps {
+				got = append(got, r.CodePoint+"@"+itoa(r.Line)+":"+itoa(r.Column))
+				assert.Equal(t, "code", r.Field)
+			}
+			assert.Equal(t, tc.replaced, got)
+		})
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestReplacementNamesTheCharacterThePlaceAndTheFix(t *testing.T) {
+	_, reps := ToCC("code", "-- a — b")
+	require.Len(t, reps, 1)
+	r := reps[0]
+	assert.Equal(t, "—", r.Char)
+	assert.Equal(t, "U+2014", r.CodePoint)
+	assert.Equal(t, `"—" (U+2014) at code 1:6 is outside CC's character set and was sent as "?"; `+
+		`write it as bytes with a Lua escape such as "\226\128\148", or send bytes with contentBase64 / --binary`, r.Message)
+	data, err := json.Marshal(r)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"char":"—","codePoint":"U+2014","field":"code","line":1,"column":6,"message":`+mustJSON(r.Message)+`}`, string(data))
+}
+
+func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+func TestTextRoundTripsEveryByte(t *testing.T) {
+	all := make([]byte, 256)
+	for i := range all {
+		all[i] = byte(i)
+	}
+	text := FromCC(all)
+	back, reps := ToCC("", text)
+	assert.Empty(t, reps)
+	assert.Equal(t, all, []byte(back))
+	wire, _ := Wire("", text)
+	assert.Equal(t, protocol.WireOfBytes(all), wire, "host text up to U+00FF is the wire string")
+	fromWire, err := FromWire(wire)
+	require.NoError(t, err)
+	assert.Equal(t, text, fromWire)
+	assert.Equal(t, "é", FromCC([]byte{0xe9}), "a player's é reads back as é")
+	_, err = FromWire("a\u2014")
+	assert.Error(t, err)
+}
+
+func TestWireJSONReplacesInEveryStringAndKey(t *testing.T) {
+	raw := json.RawMessage(`{"code":"print(\"—\")","list":["ok","\ud83d\ude42"],"n":1.50,"k\u2603":true}`)
+	out, reps, err := WireJSON("payload", raw)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"code":"print(\"?\")","list":["ok","?"],"n":1.50,"k?":true}`, string(out))
+	var fields []string
+	for _, r := range reps {
+		fields = append(fields, r.Field)
+	}
+	assert.Equal(t, []string{"payload.code", "payload.k☃ (a key)", "payload.list[1]"}, fields)
+
+	plain := json.RawMessage(`{"code":"é \u00e9 \\u2014"}`)
+	out, reps, err = WireJSON("payload", plain)
+	require.NoError(t, err)
+	assert.Equal(t, string(plain), string(out), "nothing to replace: the payload passes byte for byte")
+	assert.Empty(t, reps)
+
+	_, _, err = WireJSON("payload", json.RawMessage(`{"a":"—"`))
+	assert.Error(t, err)
+}
+
+func TestPathToCC(t *testing.T) {
+	for _, tc := range []struct{ name, path, cc string }{
+		{"ascii", "/door.lua", "/door.lua"},
+		{"é is the byte E9", "/é2.txt", "/\xe92.txt"},
+		{"\\xNN is a raw byte", `/\xe92.txt`, "/\xe92.txt"},
+		{"upper-case hex", `/\XC3\xA9`, "/\xc3\xa9"},
+		{"a backslash without two hex digits stays", `/a\xg\`, `/a\xg\`},
+		{"invalid UTF-8 stands for itself", "/\xff", "/\xff"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cc, err := PathToCC(tc.path)
+			require.NoError(t, err)
+			assert.Equal(t, tc.cc, cc)
+		})
+	}
+	_, err := PathToCC("/notes—draft.txt")
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.Contains(t, err.Error(), `"—" (U+2014) at character 7 of the path "/notes—draft.txt"`)
+	assert.Contains(t, err.Error(), `\xE2\x80\x94`, "the message names the \\xNN form")
+}
+
+func TestShowPathIsWhatPathToCCReadsBack(t *testing.T) {
+	for _, cc := range []string{"/\xe92.txt", "/a\x1b[2Jb", "/c1\x9b", "/tab\there", "/ok.lua", "/back\\slash"} {
+		shown := ShowPath([]byte(cc))
+		assert.NotContains(t, shown, "\x1b")
+		back, err := PathToCC(shown)
+		require.NoError(t, err)
+		assert.Equal(t, cc, back, "shown as %q", shown)
+	}
+	assert.Equal(t, "/é2.txt", ShowPath([]byte("/\xe92.txt")), "a player's é name shows as typed")
+	assert.Equal(t, `/x\x9b`, ShowPath([]byte("/x\x9b")), "C1 as \\x9b")
+	assert.Equal(t, "/é", ShowWirePath("/é"))
+}
+
+func TestShowEscapesControlsForTheTerminal(t *testing.T) {
+	assert.Equal(t, "plain é ☃", Show("plain é ☃", false))
+	assert.Equal(t, `a\x1b[31mred\x0ab`, Show("a\x1b[31mred\nb", false))
+	assert.Equal(t, "line\n\tx\\x1b", Show("line\n\tx\x1b", true), "output keeps \\n and \\t")
+	assert.Equal(t, `\x9b \xff \x7f \x0d`, Show("\u009b \xff \x7f \r", true), "C1, DEL, invalid bytes and CR escaped")
+}
+
+func TestIsText(t *testing.T) {
+	assert.True(t, IsText([]byte("print('é')\r\n\tx\xe9")))
+	assert.False(t, IsText([]byte{0, 1, 2}))
+	assert.False(t, IsText([]byte("a\x9bb")), "a C1 byte is a control byte")
+}

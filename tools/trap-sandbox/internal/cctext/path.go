@@ -1,0 +1,111 @@
+package cctext
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// Paths take one escape more than text: \xNN (two hex digits) is the byte NN, so a name
+// holding any byte can be typed, and ShowPath prints names in that form. A backslash never
+// names a byte of a real path: CC: Tweaked turns every '\' of a path into '/'
+// (FileSystem.sanitizePath, "Allow windowsy slashes"), so \xNN cannot clash with a name.
+
+// PathToCC is a host path as CC bytes: \xNN is the byte NN, then the text rule (a byte that is
+// not UTF-8 stands for itself). A character above U+00FF is refused with bad_payload naming
+// it, its place and the \xNN form of its UTF-8 bytes: replacing it with '?' would name
+// another file (CC drops '?' from paths).
+func PathToCC(p string) (string, error) {
+	if isASCII(p) && !strings.Contains(p, `\x`) {
+		return p, nil
+	}
+	out := make([]byte, 0, len(p))
+	for i := 0; i < len(p); {
+		if b, ok := hexEscape(p[i:]); ok {
+			out = append(out, b)
+			i += 4
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(p[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			out = append(out, p[i])
+		case r <= 0xFF:
+			out = append(out, byte(r))
+		default:
+			return "", protocol.Errorf(protocol.CodeBadPayload,
+				"%q (U+%04X) at character %d of the path %q is outside CC's character set, and a path cannot replace it "+
+					"(CC drops '?' from paths); name its bytes with \\xNN, e.g. %s", string(r), r,
+				utf8.RuneCountInString(p[:i])+1, p, hexEscapes(string(r)))
+		}
+		i += n
+	}
+	return string(out), nil
+}
+
+// PathWire is a host path as the wire string of its CC bytes.
+func PathWire(p string) (string, error) {
+	cc, err := PathToCC(p)
+	if err != nil {
+		return "", err
+	}
+	return protocol.WireOfBytes([]byte(cc)), nil
+}
+
+// ShowPath is CC path bytes as host text for a terminal: each byte its character, but control
+// characters (C0, DEL, C1) and '\' as \xNN, the form PathToCC reads back. What `ls` prints is
+// therefore a path every command accepts.
+func ShowPath(cc []byte) string {
+	var b strings.Builder
+	for _, c := range cc {
+		if isControl(rune(c)) || c == '\\' {
+			fmt.Fprintf(&b, `\x%02x`, c)
+			continue
+		}
+		b.WriteRune(rune(c))
+	}
+	return b.String()
+}
+
+// ShowWirePath is ShowPath of a wire string (a name from fs.list); a code point above U+00FF,
+// which no computer sends, is shown escaped as Show does.
+func ShowWirePath(wire string) string {
+	b, err := protocol.BytesOfWire(wire)
+	if err != nil {
+		return Show(wire, false)
+	}
+	return ShowPath(b)
+}
+
+// hexEscape reads \xNN at the start of s.
+func hexEscape(s string) (byte, bool) {
+	if len(s) < 4 || s[0] != '\\' || (s[1] != 'x' && s[1] != 'X') {
+		return 0, false
+	}
+	hi, ok1 := hexDigit(s[2])
+	lo, ok2 := hexDigit(s[3])
+	return hi<<4 | lo, ok1 && ok2
+}
+
+func hexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// hexEscapes is s's bytes in the \xNN form.
+func hexEscapes(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, `\x%02X`, s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,61 @@
+package cctext
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Show makes text safe for an operator's terminal: a label, an error message or a program's
+// output may hold escape sequences (colours, cursor moves, a cleared screen) or line breaks
+// that forge output. Control characters (U+0000–U+001F, U+007F–U+009F) and bytes that are not
+// UTF-8 are shown as \xNN (C1 included: \x9b, not a code point); everything else
+// passes. keepLines keeps \n and \t, for program output and file text.
+func Show(s string, keepLines bool) string {
+	if !needsEscape(s, keepLines) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case keepLines && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case isControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+func needsEscape(s string, keepLines bool) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && n == 1) || (isControl(r) && !(keepLines && (r == '\n' || r == '\t'))) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// isControl reports C0, DEL and C1 control characters.
+func isControl(r rune) bool {
+	return r < 0x20 || (r >= 0x7f && r <= 0x9f)
+}
+
+// IsText reports whether CC bytes read as text: no control bytes but \t, \n and \r. Such a
+// file goes to a host as text (FromCC); any other as bytes (base64, octet-stream).
+func IsText(cc []byte) bool {
+	for _, c := range cc {
+		if isControl(rune(c)) && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,211 @@
+package computer
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
+)
+
+// Ping is ping's answer.
+type Ping struct {
+	// TraposID is the id the computer answered with.
+	TraposID string
+	// RoundTrip is how long the answer took.
+	RoundTrip time.Duration
+}
+
+// Ping checks that a computer answers.
+func (c *Client) Ping(ctx context.Context, traposID string, timeout time.Duration) (Ping, error) {
+	var ans struct {
+		TraposID string `json:"traposId"`
+	}
+	start := time.Now()
+	if err := c.call(ctx, traposID, protocol.TypePing, struct{}{}, bound(timeout, DefaultTimeout), &ans); err != nil {
+		return Ping{}, err
+	}
+	return Ping{TraposID: ans.TraposID, RoundTrip: time.Since(start)}, nil
+}
+
+// Peripheral is a peripheral attached to a computer.
+type Peripheral struct {
+	Name  string   `json:"name"`
+	Types []string `json:"types"`
+}
+
+// Info is computer.info's answer (docs/capabilities.md), its strings as host text.
+type Info struct {
+	TraposID      string  `json:"traposId"`
+	ID            int64   `json:"id"`
+	Label         string  `json:"label,omitempty"`
+	Host          string  `json:"host"`
+	ClientVersion string  `json:"clientVersion"`
+	Uptime        float64 `json:"uptime" jsonschema:"seconds since the computer started (os.clock)"`
+	Day           int64   `json:"day" jsonschema:"the in-game day"`
+	Time          float64 `json:"time" jsonschema:"the in-game time of day, 0 to 24"`
+	// FreeSpace is bytes free on the root drive, or the string "unlimited".
+	FreeSpace   any          `json:"freeSpace" jsonschema:"bytes free on the computer's drive, or \"unlimited\""`
+	Colour      bool         `json:"colour" jsonschema:"whether the terminal shows colour"`
+	Peripherals []Peripheral `json:"peripherals"`
+}
+
+// Info asks a computer for its identity and state.
+func (c *Client) Info(ctx context.Context, traposID string, timeout time.Duration) (Info, error) {
+	var out Info
+	if err := c.call(ctx, traposID, protocol.TypeComputerInfo, struct{}{}, bound(timeout, DefaultTimeout), &out); err != nil {
+		return Info{}, err
+	}
+	if out.Peripherals == nil {
+		out.Peripherals = []Peripheral{}
+	}
+	return out, nil
+}
+
+// Entry is one directory entry; Name is host text (cctext.ShowPath makes it a path argument).
+type Entry struct {
+	Name  string `json:"name"`
+	IsDir bool   `json:"isDir"`
+	Size  int64  `json:"size"`
+}
+
+// List lists the directory at path (a host path: cctext.PathToCC).
+func (c *Client) List(ctx context.Context, traposID, path string, timeout time.Duration) ([]Entry, error) {
+	return c.list(ctx, traposID, path, bound(timeout, DefaultTimeout))
+}
+
+func (c *Client) list(ctx context.Context, traposID, path string, timeout time.Duration) ([]Entry, error) {
+	wire, err := cctext.PathWire(path)
+	if err != nil {
+		return nil, err
+	}
+	var ans struct {
+		Entries []Entry `json:"entries"`
+	}
+	if err := c.call(ctx, traposID, protocol.TypeFSList, map[string]any{"path": wire}, timeout, &ans); err != nil {
+		return nil, err
+	}
+	for i, e := range ans.Entries {
+		if ans.Entries[i].Name, err = cctext.FromWire(e.Name); err != nil {
+			return nil, protocol.Errorf(protocol.CodeInternal, "fs.list of %s on %s: %v", path, traposID, err)
+		}
+	}
+	if ans.Entries == nil {
+		ans.Entries = []Entry{}
+	}
+	return ans.Entries, nil
+}
+
+// Delete deletes the file or directory (with all it holds) at path.
+func (c *Client) Delete(ctx context.Context, traposID, path string, timeout time.Duration) error {
+	return c.delete(ctx, traposID, path, bound(timeout, DefaultTimeout))
+}
+
+func (c *Client) delete(ctx context.Context, traposID, path string, timeout time.Duration) error {
+	wire, err := cctext.PathWire(path)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, traposID, protocol.TypeFSDelete, map[string]any{"path": wire}, timeout, nil)
+}
+
+// Move moves or renames from to to; to must not exist.
+func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout time.Duration) error {
+	wireFrom, err := cctext.PathWire(from)
+	if err != nil {
+		return err
+	}
+	wireTo, err := cctext.PathWire(to)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, traposID, protocol.TypeFSMove, map[string]any{"from": wireFrom, "to": wireTo}, bound(timeout, DefaultTimeout), nil)
+}
+
+// MakeDir makes a directory and its missing parents.
+func (c *Client) MakeDir(ctx context.Context, traposID, path string, timeout time.Duration) error {
+	wire, err := cctext.PathWire(path)
+	if err != nil {
+		return err
+	}
+	return c.call(ctx, traposID, protocol.TypeFSMakeDir, map[string]any{"path": wire}, bound(timeout, DefaultTimeout), nil)
+}
+
+// Exec is lua.exec's answer, its text as host text.
+type Exec struct {
+	// Returns are the chunk's return values, made JSON-safe by the computer.
+	Returns []json.RawMessage `json:"returns"`
+	// Output is what the chunk printed.
+	Output string `json:"output"`
+	// OutputTruncated is set when the chunk printed more than the computer keeps (16 KiB).
+	OutputTruncated bool `json:"outputTruncated,omitempty"`
+	// Error is set when the chunk raised: its message, with the position.
+	Error string `json:"error,omitempty"`
+	// Warnings are the characters of the code CC's charset could not hold (sent as '?').
+	Warnings []cctext.Replacement `json:"warnings,omitempty"`
+}
+
+// Exec runs a Lua chunk (host text) on a computer as its lua prompt would.
+func (c *Client) Exec(ctx context.Context, traposID, code string, timeout time.Duration) (Exec, error) {
+	wire, reps := cctext.Wire("code", code)
+	var out Exec
+	if err := c.run(ctx, traposID, protocol.TypeLuaExec, map[string]any{"code": wire}, timeout, &out); err != nil {
+		return Exec{Warnings: reps}, err
+	}
+	var err error
+	if out.Output, err = c.text(traposID, protocol.TypeLuaExec, out.Output); err == nil {
+		out.Error, err = c.text(traposID, protocol.TypeLuaExec, out.Error)
+	}
+	if out.Returns == nil {
+		out.Returns = []json.RawMessage{}
+	}
+	out.Warnings = reps
+	return out, err
+}
+
+// Run is shell.run's answer, its text as host text.
+type Run struct {
+	Success bool   `json:"success"`
+	Output  string `json:"output"`
+	// OutputTruncated is set when the program printed more than the computer keeps (16 KiB).
+	OutputTruncated bool `json:"outputTruncated,omitempty"`
+	// Warnings are the characters of the command CC's charset could not hold (sent as '?').
+	Warnings []cctext.Replacement `json:"warnings,omitempty"`
+}
+
+// Run runs a shell command line (host text) on a computer.
+func (c *Client) Run(ctx context.Context, traposID, command string, timeout time.Duration) (Run, error) {
+	wire, reps := cctext.Wire("command", command)
+	var out Run
+	if err := c.run(ctx, traposID, protocol.TypeShellRun, map[string]any{"command": wire}, timeout, &out); err != nil {
+		return Run{Warnings: reps}, err
+	}
+	var err error
+	out.Output, err = c.text(traposID, protocol.TypeShellRun, out.Output)
+	out.Warnings = reps
+	return out, err
+}
+
+// run sends lua.exec or shell.run with the run's own bound in the payload: the computer
+// stops the run RunSlack before the call's end, so its timeout answer comes first.
+func (c *Client) run(ctx context.Context, traposID, typ string, payload map[string]any, timeout time.Duration, out any) error {
+	timeout = bound(timeout, DefaultTimeout)
+	payload["timeoutMs"] = RunTime(timeout).Milliseconds()
+	return c.call(ctx, traposID, typ, payload, timeout, out)
+}
+
+// RunTime is how long a run may last on the computer within a call of timeout: RunSlack
+// less, but at least half of it.
+func RunTime(timeout time.Duration) time.Duration {
+	return max(timeout-RunSlack, timeout/2)
+}
+
+// text checks a computer's wire text and returns it as host text.
+func (c *Client) text(traposID, typ, wire string) (string, error) {
+	s, err := cctext.FromWire(wire)
+	if err != nil {
+		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with text that is not bytes: %v", traposID, typ, err)
+	}
+	return s, nil
+}

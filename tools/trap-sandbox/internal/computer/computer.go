@@ -1,0 +1,175 @@
+// Package computer is the one host-side client of a computer's vocabulary (docs/capabilities.md):
+// typed calls (Info, List, Read, Write, Delete, Move, MakeDir, Exec, Run, Ping) and the raw
+// Request, with their chunking, their timeouts and the text rule (internal/cctext) applied in
+// one place. The HTTP API, the CLI and MCP are thin layers over a Client; so are the modules
+// built on it next (the agent, screens).
+//
+// A Client reaches computers through a Transport: the gateway in-process, or the gateway's
+// HTTP API from another process (both in internal/hostapi). The account is the Transport's
+// business, not the calls': a Transport per account is how accounts will scope a Client.
+package computer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
+)
+
+// Time bounds, one meaning everywhere: a timeout is how long the whole call may take. Every
+// surface (the HTTP API's timeoutMs, MCP's timeoutMs, the CLI's --timeout) uses these.
+const (
+	// DefaultTimeout bounds a call that sends one request, when the caller gives no timeout.
+	DefaultTimeout = 10 * time.Second
+	// TransferTimeout bounds a whole Read or Write (one request per chunk) by default. It is
+	// MaxTimeout, so that every surface can grant it: an HTTP request may last 75 s in all.
+	TransferTimeout = MaxTimeout
+	// MaxTimeout caps any timeout a caller gives (the HTTP API's cap on timeoutMs).
+	MaxTimeout = 60 * time.Second
+	// RunSlack is how much earlier than the call's end the computer is told to stop an Exec or
+	// Run, so that its own timeout answer arrives before the caller gives up. The HTTP
+	// transport waits the same slack past a request's timeout for the gateway's answer.
+	RunSlack = 2 * time.Second
+)
+
+// Transport carries one request to one computer: the gateway in-process, or the HTTP API's
+// client. It knows the account; the calls do not.
+type Transport interface {
+	// Computers lists the connected computers, sorted by account and traposId.
+	Computers(ctx context.Context) ([]Computer, error)
+	// Request sends a request of type typ with a JSON-object payload (wire strings: see
+	// cctext) to computer traposID and waits at most timeout (and until ctx ends) for its
+	// answer. It returns the answer's payload when the computer served it (ok:true). A
+	// refusal or failure is a *protocol.Error: the computer's ok:false with ByComputer set,
+	// or the gateway's not_connected, timeout, busy, internal. Any other error means the
+	// transport could not reach the gateway.
+	Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error)
+}
+
+// Computer is a connected computer: the one record of the HTTP API's GET /trapos/computers,
+// the CLI's computers table and MCP's list_computers.
+type Computer struct {
+	AccountID      string    `json:"accountId"`
+	TraposID       string    `json:"traposId"`
+	ConnectedSince time.Time `json:"connectedSince"`
+	RemoteAddr     string    `json:"remoteAddr"`
+	// LastFrameAt is when the last frame (of any kind, even an ignored one) arrived.
+	LastFrameAt time.Time `json:"lastFrameAt"`
+	// Replica names the gateway replica that holds the socket (only with --nats).
+	Replica string `json:"replica,omitempty"`
+	// ClientVersion is the client's version from its hello; empty for an older client.
+	ClientVersion string `json:"clientVersion,omitempty"`
+}
+
+// Client makes the vocabulary's calls over a Transport. It is safe for concurrent use.
+type Client struct {
+	transport Transport
+}
+
+// New returns a Client on t.
+func New(t Transport) *Client { return &Client{transport: t} }
+
+// Computers lists the connected computers.
+func (c *Client) Computers(ctx context.Context) ([]Computer, error) {
+	cs, err := c.transport.Computers(ctx)
+	if cs == nil && err == nil {
+		cs = []Computer{}
+	}
+	return cs, err
+}
+
+// Request sends one request of any type with a JSON payload given as host text: every
+// string in it (keys too) follows the text rule, and the replacements come back with the
+// answer. The answer's payload is the computer's, as JSON.
+func (c *Client) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, []cctext.Replacement, error) {
+	wire, reps, err := cctext.WireJSON("payload", payload)
+	if err != nil {
+		return nil, nil, protocol.Errorf(protocol.CodeBadPayload, "%v", err)
+	}
+	answer, err := c.send(ctx, traposID, typ, wire, bound(timeout, DefaultTimeout))
+	return answer, reps, err
+}
+
+// bound is timeout, or def when it is not positive, at most MaxTimeout.
+func bound(timeout, def time.Duration) time.Duration {
+	if timeout <= 0 {
+		timeout = def
+	}
+	return min(timeout, MaxTimeout)
+}
+
+// call sends a typed payload and decodes a successful answer into out (nil: ignore it).
+func (c *Client) call(ctx context.Context, traposID, typ string, payload any, timeout time.Duration, out any) error {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return protocol.Errorf(protocol.CodeInternal, "encode the %s payload: %v", typ, err)
+	}
+	answer, err := c.send(ctx, traposID, typ, raw, timeout)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(answer, out); err != nil {
+		return protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %v", traposID, typ, err)
+	}
+	return nil
+}
+
+// send is the one path to the Transport: it words what went wrong the same way for every
+// call (a deadline that passed is timeout; not_connected names the computer meant).
+func (c *Client) send(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if timeout <= 0 {
+		return nil, protocol.Errorf(protocol.CodeTimeout, "no time left to send %s to %s", typ, traposID)
+	}
+	answer, err := c.transport.Request(ctx, traposID, typ, payload, timeout)
+	if err == nil {
+		return answer, nil
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
+	}
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.Code == protocol.CodeNotConnected && !pe.ByComputer {
+		return nil, c.withHint(ctx, pe, traposID)
+	}
+	return nil, err
+}
+
+// hintMark starts the hint withHint adds, so a hint is never added twice (the CLI's Client
+// hears the gateway's Client's answer).
+const hintMark = "; did you mean "
+
+// withHint adds to a not_connected error the connected computers whose traposId the caller
+// probably meant: the same computer id ("0" for "0:", "0:door" for "0:Door").
+func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID string) error {
+	if strings.Contains(pe.Message, hintMark) {
+		return pe
+	}
+	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hintListTimeout)
+	defer cancel()
+	cs, err := c.transport.Computers(listCtx)
+	if err != nil {
+		return pe
+	}
+	id, _, _ := strings.Cut(traposID, ":")
+	var meant []string
+	for _, cp := range cs {
+		if cpID, _, _ := strings.Cut(cp.TraposID, ":"); cpID == strings.TrimSpace(id) && cp.TraposID != traposID {
+			meant = append(meant, fmt.Sprintf("%q", cp.TraposID))
+		}
+	}
+	if len(meant) == 0 {
+		return pe
+	}
+	return &protocol.Error{Code: pe.Code, Message: pe.Message + hintMark + strings.Join(meant, " or ") + "?"}
+}
+
+// hintListTimeout bounds the listing a not_connected hint needs.
+const hintListTimeout = 2 * time.Second

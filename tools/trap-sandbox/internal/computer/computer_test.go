@@ -1,0 +1,288 @@
+package computer_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/computer/computertest"
+	"trap-sandbox/internal/protocol"
+)
+
+func bigData(n int) []byte {
+	data := make([]byte, n)
+	for i := range data {
+		data[i] = byte(i * 31 % 256)
+	}
+	return data
+}
+
+func TestWriteThenReadInChunks(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/dir/keep": "k"})
+	c := computer.New(d)
+	data := bigData(3*computer.ChunkBytes + 5)
+	require.NoError(t, c.Write(t.Context(), "7:", "/dir/f.bin", data, 0))
+	got, err := c.Read(t.Context(), "7:", "/dir/f.bin", 1<<20, 0)
+	require.NoError(t, err)
+	assert.Equal(t, data, got)
+	assert.Equal(t, []string{"/dir/f.bin", "/dir/keep"}, d.Names(), "the temporary file was moved into place")
+	for _, r := range d.Log() {
+		assert.LessOrEqual(t, r.Timeout, computer.TransferTimeout, "each chunk's request is bounded by the whole transfer's time")
+	}
+}
+
+func TestWriteTakesHostPathsByThePathRule(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/dir/keep": "k"})
+	c := computer.New(d)
+	require.NoError(t, c.Write(t.Context(), "7:", "/dir/é.txt", []byte("x"), 0))
+	require.NoError(t, c.Write(t.Context(), "7:", `/dir/\xff.bin`, []byte("y"), 0))
+	assert.Equal(t, []string{"/dir/keep", "/dir/\xe9.txt", "/dir/\xff.bin"}, d.Names())
+	entries, err := c.List(t.Context(), "7:", "/dir", 0)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+	}
+	assert.ElementsMatch(t, []string{"keep", "é.txt", "ÿ.bin"}, names, "names come back as host text")
+
+	err = c.Write(t.Context(), "7:", "/dir/a—b.txt", []byte("x"), 0)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.Contains(t, err.Error(), `\xE2\x80\x94`)
+}
+
+func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/dir/f.bin": "old"})
+	d.FailWrite = 3
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(4*computer.ChunkBytes), 0)
+	require.Error(t, err)
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space", "the error names the file asked for, not the temporary one")
+	assert.Equal(t, []string{"/dir/f.bin"}, d.Names(), "the temporary file is removed")
+	old, _ := d.File("/dir/f.bin")
+	assert.Equal(t, "old", string(old))
+}
+
+func TestWriteNeverReplacesADirectory(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/dir/a": "a"})
+	err := computer.New(d).Write(t.Context(), "7:", "/dir", []byte("new"), 0)
+	assert.EqualError(t, err, "fs_error: /dir: Cannot write to directory")
+	assert.Equal(t, []string{"/dir/a"}, d.Names(), "the directory and its files stay")
+	assert.Equal(t, []string{protocol.TypeFSList}, d.Types(), "nothing was uploaded")
+}
+
+// TestTempNamesFitAnyNameLength: CC cuts each name at 255 bytes, so a temporary name made
+// from the target's name (".<name>.<hex>.upload") collided with other files past 253 bytes.
+// The temporary name is short and fixed, so it never does.
+func TestTempNamesFitAnyNameLength(t *testing.T) {
+	long := strings.Repeat("n", 254)
+	other := "/dir/." + long // what the old scheme's temporary name was cut to
+	d := computertest.NewDisk(map[string]string{other: "unrelated"})
+	c := computer.New(d)
+	require.NoError(t, c.Write(t.Context(), "7:", "/dir/"+long, []byte("one"), 0))
+	require.NoError(t, c.Write(t.Context(), "7:", "/dir/"+long+"x", []byte("two"), 0), "a 255-byte name")
+	unrelated, _ := d.File(other)
+	assert.Equal(t, "unrelated", string(unrelated))
+	got, _ := d.File("/dir/" + long)
+	assert.Equal(t, "one", string(got))
+	got, _ = d.File("/dir/" + long + "x")
+	assert.Equal(t, "two", string(got))
+
+	seen := map[string]bool{}
+	for _, r := range d.Log() {
+		if r.Type == protocol.TypeFSWrite {
+			p := r.Payload["path"].(string)
+			base := p[strings.LastIndex(p, "/")+1:]
+			assert.True(t, strings.HasPrefix(base, computer.TempPrefix), base)
+			assert.Len(t, base, len(computer.TempPrefix)+16)
+			seen[p] = true
+		}
+	}
+	assert.Len(t, seen, 2, "no two uploads share a temporary name")
+}
+
+// TestAbandonedWriteAtEveryStepKeepsTheOldFile breaks a write at each step of its sequence,
+// both before the computer serves the step (the caller left first) and after (the computer
+// served it, the answer was lost), for a current client and one older than overwrite: the
+// path holds the old file byte for byte, or the whole new one once the replacing step ran,
+// never nothing and never a part; the temporary file is gone.
+func TestAbandonedWriteAtEveryStepKeepsTheOldFile(t *testing.T) {
+	newData := bigData(2*computer.ChunkBytes + 7)
+	for _, oldClient := range []bool{false, true} {
+		for _, when := range []string{"before", "after"} {
+			for _, how := range []string{"cancel", "timeout", "gateway stopping"} {
+				for step := 1; ; step++ {
+					d := computertest.NewDisk(map[string]string{"/dir/f.lua": "old contents"})
+					d.OldClient = oldClient
+					ctx, cancel := context.WithCancel(t.Context())
+					broken, brokenType := false, ""
+					hook := func(reqCtx context.Context, n int, typ string) error {
+						if n != step {
+							return nil
+						}
+						broken, brokenType = true, typ
+						switch how {
+						case "cancel": // the caller leaves: only its own requests end
+							cancel()
+							return reqCtx.Err()
+						case "timeout":
+							return protocol.Errorf(protocol.CodeTimeout, "computer 7: did not answer %s in time", typ)
+						default:
+							return protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
+						}
+					}
+					if when == "before" {
+						d.Before = hook
+					} else {
+						d.After = hook
+					}
+					err := computer.New(d).Write(ctx, "7:", "/dir/f.lua", newData, 0)
+					cancel()
+					name := fmt.Sprintf("oldClient=%v %s %s step %d (%s)", oldClient, how, when, step, brokenType)
+					got, found := d.File("/dir/f.lua")
+					if !broken {
+						require.NoError(t, err, name)
+						assert.Equal(t, newData, got, name)
+						break // every step has been broken
+					}
+					moved := d.Moved()
+					switch {
+					case !found:
+						// Only an older client's detached move, failing after its delete, may
+						// leave the path empty; the new file is then kept and named.
+						require.True(t, oldClient && when == "before" && brokenType == protocol.TypeFSMove && how != "cancel", "%s: the path must never be left empty", name)
+						require.Error(t, err, name)
+						assert.Contains(t, err.Error(), "its contents are in /dir/"+computer.TempPrefix, name)
+						names := d.Names()
+						require.Len(t, names, 1, name)
+						kept, _ := d.File(names[0])
+						assert.Equal(t, newData, kept, name)
+						continue
+					case moved:
+						assert.Equal(t, newData, got, "%s: the move ran, so the whole new file is in place", name)
+					default:
+						require.Error(t, err, name)
+						assert.Equal(t, "old contents", string(got), "%s: the old file is kept byte for byte", name)
+						assert.NotContains(t, err.Error(), computer.TempPrefix, "%s: the error names the player's path", name)
+					}
+					assert.Equal(t, []string{"/dir/f.lua"}, d.Names(), "%s: no temporary file is left", name)
+				}
+			}
+		}
+	}
+}
+
+func TestReadRefusesAFileOverTheLimit(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/big": string(bigData(100))})
+	_, err := computer.New(d).Read(t.Context(), "7:", "/big", 10, 0)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.ErrorContains(t, err, "more than the 10 bytes a read may take")
+}
+
+// endless is a hostile computer: it claims a one-byte file and answers every fs.read with
+// a full chunk, never eof.
+type endless struct {
+	requests int
+	chunk    json.RawMessage
+}
+
+func (e *endless) Computers(context.Context) ([]computer.Computer, error) { return nil, nil }
+
+func (e *endless) Request(_ context.Context, _, _ string, _ json.RawMessage, _ time.Duration) (json.RawMessage, error) {
+	e.requests++
+	return e.chunk, nil
+}
+
+func TestReadCutsAComputerThatNeverSaysEOFAtTheLimit(t *testing.T) {
+	chunk, err := json.Marshal(map[string]any{"data": protocol.WireOfBytes(bigData(computer.ChunkBytes)), "size": 1, "eof": false})
+	require.NoError(t, err)
+	e := &endless{chunk: chunk}
+	const limit = 1 << 20
+	_, err = computer.New(e).Read(t.Context(), "7:", "/forever", limit, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "1048576 bytes", "the error names the limit")
+	assert.Equal(t, limit/computer.ChunkBytes+1, e.requests, "the read stops at the limit: it holds no more than limit bytes")
+
+	long, err := json.Marshal(map[string]any{"data": protocol.WireOfBytes(bigData(computer.ChunkBytes + 1)), "size": 1, "eof": true})
+	require.NoError(t, err)
+	_, err = computer.New(&endless{chunk: long}).Read(t.Context(), "7:", "/x", limit, 0)
+	assert.ErrorContains(t, err, "answered 16385 bytes where 16384 were asked for")
+}
+
+func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
+	d := computertest.NewDisk(nil)
+	d.List = []computer.Computer{{TraposID: "0:"}, {TraposID: "7:kitchen"}}
+	c := computer.New(d)
+	_, err := c.Ping(t.Context(), "0", 0)
+	assert.EqualError(t, err, `not_connected: computer 0 is not connected; did you mean "0:"?`)
+	_, err = c.Ping(t.Context(), "7:Kitchen", 0)
+	assert.EqualError(t, err, `not_connected: computer 7:Kitchen is not connected; did you mean "7:kitchen"?`)
+	_, err = c.Ping(t.Context(), "9:", 0)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected`)
+
+	// A Client over another Client's answer (the CLI over the HTTP API) adds no second hint.
+	hinted := &protocol.Error{Code: protocol.CodeNotConnected, Message: `computer 0 is not connected; did you mean "0:"?`}
+	d.Before = func(context.Context, int, string) error { return hinted }
+	_, err = c.Ping(t.Context(), "0", 0)
+	assert.Equal(t, hinted, err)
+}
+
+// recorder answers every request with a fixed payload and keeps what it was sent.
+type recorder struct {
+	answer  json.RawMessage
+	payload map[string]any
+	timeout time.Duration
+}
+
+func (r *recorder) Computers(context.Context) ([]computer.Computer, error) { return nil, nil }
+
+func (r *recorder) Request(_ context.Context, _, _ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	r.timeout = timeout
+	return r.answer, json.Unmarshal(payload, &r.payload)
+}
+
+func TestExecTellsTheComputerToStopFirstAndReportsReplacements(t *testing.T) {
+	r := &recorder{answer: json.RawMessage(`{"returns":[2,"é"],"output":"\u00e9\n","error":null}`)}
+	out, err := computer.New(r).Exec(t.Context(), "7:", "print('é') -- a — b", 10*time.Second)
+	require.NoError(t, err)
+	assert.Equal(t, "print('é') -- a ? b", r.payload["code"], "é is the byte E9 on the wire; — becomes ?")
+	assert.Equal(t, float64(8000), r.payload["timeoutMs"], "the computer stops computer.RunSlack before the call's end")
+	assert.Equal(t, 10*time.Second, r.timeout)
+	assert.Equal(t, "é\n", out.Output)
+	assert.Equal(t, []json.RawMessage{json.RawMessage(`2`), json.RawMessage(`"é"`)}, out.Returns)
+	require.Len(t, out.Warnings, 1)
+	assert.Equal(t, "U+2014", out.Warnings[0].CodePoint)
+	assert.Equal(t, 17, out.Warnings[0].Column)
+
+	_, err = computer.New(r).Run(t.Context(), "7:", "edit /x.lua", 0)
+	require.NoError(t, err)
+	assert.Equal(t, float64((computer.DefaultTimeout - computer.RunSlack).Milliseconds()), r.payload["timeoutMs"])
+	_, err = computer.New(r).Run(t.Context(), "7:", "x", 10*time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, computer.MaxTimeout, r.timeout, "a timeout is capped at computer.MaxTimeout")
+	assert.Equal(t, time.Second, computer.RunTime(2*time.Second), "a short call leaves the run half of it")
+}
+
+func TestRequestAppliesTheTextRuleToAnyPayload(t *testing.T) {
+	r := &recorder{answer: json.RawMessage(`{}`)}
+	_, reps, err := computer.New(r).Request(t.Context(), "7:", "door.open", json.RawMessage(`{"msg":"→ open"}`), 0)
+	require.NoError(t, err)
+	assert.Equal(t, "? open", r.payload["msg"])
+	require.Len(t, reps, 1)
+	assert.Equal(t, "payload.msg", reps[0].Field)
+	assert.Equal(t, computer.DefaultTimeout, r.timeout)
+}
+
+func TestADeadlineThatPassesIsATimeout(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/f": "x"})
+	d.Before = func(context.Context, int, string) error { return context.DeadlineExceeded }
+	_, err := computer.New(d).Ping(t.Context(), "7:", 0)
+	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
+	assert.False(t, errors.Is(err, context.Canceled))
+}

@@ -1,0 +1,212 @@
+package computer
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
+)
+
+// ChunkBytes is the data one fs.read or fs.write carries. A byte takes at most six on the
+// wire (a control byte, or < > & in Go's encoding, is \u00XX), so a chunk stays below 96 KiB,
+// leaving room for the path and the frame within 128 KiB. The computer caps fs.read at the
+// same 16 KiB.
+const ChunkBytes = 16 << 10
+
+// TempPrefix starts the name of the temporary file a Write fills beside its target before
+// moving it into place: TempPrefix and 16 hex digits, 37 bytes, so it fits CC's 255-byte
+// name limit whatever the target's name, and no two uploads share one. Names with this
+// prefix are reserved (docs/capabilities.md).
+const TempPrefix = ".trap-sandbox-upload-"
+
+// cleanupTimeout bounds the clean-up of an abandoned write (removing its temporary file, or
+// an older client's delete-then-move), which runs after the caller has gone.
+const cleanupTimeout = DefaultTimeout
+
+// Read reads the whole file at path, ChunkBytes per request, and never holds more than limit
+// bytes (plus one chunk) whatever the computer claims: a file over limit, or a computer that
+// never says eof, is cut off with an error naming the limit. timeout bounds the whole read
+// (0: TransferTimeout).
+func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, timeout time.Duration) ([]byte, error) {
+	wire, err := cctext.PathWire(path)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
+	defer cancel()
+	var data []byte
+	for {
+		var ans struct {
+			Data string `json:"data"`
+			Size int64  `json:"size"`
+			EOF  bool   `json:"eof"`
+		}
+		payload := map[string]any{"path": wire, "offset": len(data), "length": ChunkBytes}
+		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
+			return nil, err
+		}
+		if ans.Size > limit {
+			return nil, tooBig(path, ans.Size, limit)
+		}
+		chunk, err := protocol.BytesOfWire(ans.Data)
+		if err != nil {
+			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s: %v", path, traposID, err)
+		}
+		if len(chunk) > ChunkBytes {
+			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s answered %d bytes where %d were asked for", path, traposID, len(chunk), ChunkBytes)
+		}
+		if int64(len(data)+len(chunk)) > limit {
+			return nil, tooBig(path, int64(len(data)+len(chunk)), limit)
+		}
+		data = append(data, chunk...)
+		if ans.EOF {
+			return data, nil
+		}
+		if len(chunk) == 0 {
+			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s returned nothing at offset %d before the end", path, traposID, len(data))
+		}
+	}
+}
+
+func tooBig(path string, size, limit int64) error {
+	return protocol.Errorf(protocol.CodeBadPayload, "%s holds more than the %d bytes a read may take (at least %d)", path, limit, size)
+}
+
+// remaining is the time left before ctx's deadline.
+func remaining(ctx context.Context) time.Duration {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return MaxTimeout
+	}
+	return min(time.Until(deadline), MaxTimeout)
+}
+
+// Write replaces the file at path with data, and never loses it: the data goes to a temporary
+// file beside it first (TempPrefix, ChunkBytes per request), which replaces the old file in
+// one step on the computer (fs.move with overwrite) only once complete. A write abandoned at
+// any step (the caller gone, a timeout, the gateway stopping) leaves the old file as it was and
+// removes the temporary one when it can; errors name path, never the temporary file. A
+// directory at path is refused, as CC refuses to open one for writing. timeout bounds the
+// whole write (0: TransferTimeout).
+func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, timeout time.Duration) error {
+	target, err := cctext.PathToCC(path)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
+	defer cancel()
+	if err := c.refuseDirectory(ctx, traposID, path); err != nil {
+		return err
+	}
+	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target)}
+	for offset := 0; ; offset += ChunkBytes {
+		end := min(offset+ChunkBytes, len(data))
+		payload := map[string]any{"path": w.wire(w.temp), "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
+		if err := c.call(ctx, traposID, protocol.TypeFSWrite, payload, remaining(ctx), nil); err != nil {
+			return w.fail(ctx, err)
+		}
+		if end == len(data) {
+			break
+		}
+	}
+	err = c.call(ctx, traposID, protocol.TypeFSMove,
+		map[string]any{"from": w.wire(w.temp), "to": w.wire(target), "overwrite": true}, remaining(ctx), nil)
+	if isFileExists(err) {
+		// A client older than overwrite refuses to move onto the old file: delete it, then
+		// move, on a context of their own, so that a caller leaving between the two cannot
+		// leave the path empty.
+		return w.replace(ctx)
+	}
+	if err != nil {
+		return w.fail(ctx, err)
+	}
+	return nil
+}
+
+// upload is one Write's state: the player's path, and the temporary file beside it.
+type upload struct {
+	c              *Client
+	traposID, path string
+	// target and temp are CC bytes.
+	target, temp string
+}
+
+func (w upload) wire(cc string) string { return protocol.WireOfBytes([]byte(cc)) }
+
+// replace deletes the old file and moves the new one into place, detached from the caller:
+// an older client's two steps. Should the move still fail (the gateway stopped between
+// them), the temporary file holds the only copy, so it is kept and the error names it.
+func (w upload) replace(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	// The delete may have run even when its answer is an error (it was lost), so the move is
+	// tried either way: "File exists" then means the old file is still there.
+	deleteErr := w.c.call(ctx, w.traposID, protocol.TypeFSDelete, map[string]any{"path": w.wire(w.target)}, cleanupTimeout, nil)
+	err := w.c.call(ctx, w.traposID, protocol.TypeFSMove, map[string]any{"from": w.wire(w.temp), "to": w.wire(w.target)}, cleanupTimeout, nil)
+	if isFileExists(err) {
+		if deleteErr != nil {
+			err = deleteErr
+		}
+		return w.fail(ctx, err)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s on %s: the old file was deleted but the new one could not be moved into place; "+
+			"its contents are in %s (this computer's client is older than fs.move's overwrite: update it): %w",
+			w.path, w.traposID, cctext.ShowPath([]byte(w.temp)), err)
+	}
+	return nil
+}
+
+// fail removes the temporary file (after the caller's context ended too) and returns err
+// worded for the player's path.
+func (w upload) fail(ctx context.Context, err error) error {
+	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	_ = w.c.call(cleanCtx, w.traposID, protocol.TypeFSDelete, map[string]any{"path": w.wire(w.temp)}, cleanupTimeout, nil)
+	var pe *protocol.Error
+	if !errors.As(err, &pe) {
+		if errors.Is(err, context.Canceled) {
+			return fmt.Errorf("write %s on %s abandoned (the old file is kept): %w", w.path, w.traposID, err)
+		}
+		return err
+	}
+	tempName := w.wire(path.Base(w.temp))
+	return &protocol.Error{Code: pe.Code, ByComputer: pe.ByComputer,
+		Message: strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target)))}
+}
+
+// refuseDirectory answers CC's fs_error for writing over a directory when path lists as one.
+// A refused fs.list (allow_files none) says nothing about path: fs.write's own refusal follows.
+func (c *Client) refuseDirectory(ctx context.Context, traposID, path string) error {
+	_, err := c.list(ctx, traposID, path, remaining(ctx))
+	switch protocol.CodeOf(err) {
+	case "":
+		wire, _ := cctext.PathWire(path)
+		return &protocol.Error{Code: protocol.CodeFSError, Message: wire + ": Cannot write to directory"}
+	case protocol.CodeFSError, protocol.CodeForbidden:
+		return nil
+	}
+	return err
+}
+
+// tempName is a fresh temporary name beside target (CC bytes).
+func tempName(target string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	dir, _ := path.Split(target)
+	return dir + TempPrefix + hex.EncodeToString(b[:])
+}
+
+// isFileExists reports fs.move's refusal of an existing target, as CC words it (without a
+// path) and as a client older than overwrite answers it.
+func isFileExists(err error) bool {
+	var pe *protocol.Error
+	return errors.As(err, &pe) && pe.Code == protocol.CodeFSError && pe.ByComputer && pe.Message == "File exists"
+}

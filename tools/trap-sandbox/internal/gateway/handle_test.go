@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+func TestHandleRegistersComputerRequestTypes(t *testing.T) {
+	gw := New(Config{}, slog.New(slog.DiscardHandler), nil)
+	gw.Handle("door.state", func(_ context.Context, from protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+		return json.Marshal(map[string]any{"from": from.TraposID, "account": from.AccountID, "echo": json.RawMessage(payload)})
+	})
+	assert.Panics(t, func() {
+		gw.Handle("door.state", func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	})
+	assert.Panics(t, func() {
+		gw.Handle(TypeHello, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	})
+	server.New(slog.New(slog.DiscardHandler), server.Config{}, gw)
+	assert.Panics(t, func() {
+		gw.Handle("late", func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) { return nil, nil })
+	},
+		"the table is read without a lock once mounted")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	assert.NoError(t, gw.Shutdown(ctx))
+}
+
+func TestRegisteredTypeIsAnsweredWithTheRequester(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{Metrics: m}, nil, func(gw *Gateway) {
+		gw.Handle("door.state", func(_ context.Context, from protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+			if string(payload) == `{"fail":true}` {
+				return nil, protocol.Errorf(protocol.CodeForbidden, "doors are closed")
+			}
+			return json.Marshal(map[string]any{"from": from.TraposID, "account": from.AccountID})
+		})
+	})
+	c := h.connect(t, "7:door", "")
+	c.request("d1", "door.state", map[string]any{})
+	resp := c.read()
+	require.True(t, resp.OK)
+	assert.JSONEq(t, `{"from":"7:door","account":"local"}`, string(resp.Payload))
+	c.request("d2", "door.state", map[string]any{"fail": true})
+	resp = c.read()
+	assert.Equal(t, protocol.CodeForbidden, resp.Error.Code)
+	assert.Equal(t, 2.0, testutil.ToFloat64(m.framesIn.WithLabelValues(string(protocol.EventComputerRequest), "door.state")), "a registered type gets its own label")
+}

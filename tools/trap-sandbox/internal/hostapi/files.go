@@ -1,0 +1,122 @@
+package hostapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// Content types of the file routes. A file's body is text by the rule (cctext) unless the
+// caller names octet-stream: Accept on GET, Content-Type on PUT.
+const (
+	textType  = "text/plain; charset=utf-8"
+	bytesType = "application/octet-stream"
+)
+
+// target is the request's computer and host path ("/" + the URL's decoded path).
+func target(r *http.Request) (traposID, path string) {
+	return r.PathValue("traposId"), "/" + r.PathValue("path")
+}
+
+// serveGet answers a directory as its JSON listing, a file as text by the rule, or as its raw
+// bytes when Accept names application/octet-stream.
+func (m *Module) serveGet(w http.ResponseWriter, r *http.Request) {
+	traposID, path := target(r)
+	entries, err := m.client.List(r.Context(), traposID, path, 0)
+	if err == nil {
+		payload, err := json.Marshal(map[string]any{"entries": entries})
+		if err != nil {
+			writeError(w, err, nil)
+			return
+		}
+		server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload})
+		return
+	}
+	if !isNotDirectory(err) {
+		writeError(w, err, nil)
+		return
+	}
+	data, err := m.client.Read(r.Context(), traposID, path, MaxUploadBytes, 0)
+	if err != nil {
+		writeError(w, err, nil)
+		return
+	}
+	if accepts(r.Header.Get("Accept"), bytesType) {
+		w.Header().Set("Content-Type", bytesType)
+	} else {
+		w.Header().Set("Content-Type", textType)
+		data = []byte(cctext.FromCC(data))
+	}
+	w.Header().Set("Content-Length", fmt.Sprint(len(data)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(data)
+}
+
+// servePut writes the body to the file: raw bytes for Content-Type application/octet-stream,
+// else UTF-8 text by the rule (what CC's charset cannot hold is '?' and a warning).
+func (m *Module) servePut(w http.ResponseWriter, r *http.Request) {
+	traposID, path := target(r)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxUploadBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, protocol.Errorf(protocol.CodeBadPayload, "the upload exceeds %d bytes", MaxUploadBytes), nil)
+			return
+		}
+		writeError(w, protocol.Errorf(protocol.CodeBadPayload, "cannot read the upload: %v", err), nil)
+		return
+	}
+	var warnings []cctext.Replacement
+	if mediaType(r.Header.Get("Content-Type")) != bytesType {
+		var cc string
+		cc, warnings = cctext.ToCC("content", string(body))
+		body = []byte(cc)
+	}
+	if err := m.client.Write(r.Context(), traposID, path, body, 0); err != nil {
+		writeError(w, err, warnings)
+		return
+	}
+	payload, _ := json.Marshal(map[string]any{"size": len(body)})
+	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload, Warnings: warnings})
+}
+
+func (m *Module) serveDelete(w http.ResponseWriter, r *http.Request) {
+	traposID, path := target(r)
+	if err := m.client.Delete(r.Context(), traposID, path, 0); err != nil {
+		writeError(w, err, nil)
+		return
+	}
+	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: protocol.EmptyPayload})
+}
+
+func isNotDirectory(err error) bool {
+	return protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a directory")
+}
+
+// accepts reports whether an Accept header names mediaType (q=0 excluded).
+func accepts(accept, want string) bool {
+	for _, part := range strings.Split(accept, ",") {
+		mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+		if err == nil && mt == want && params["q"] != "0" {
+			return true
+		}
+	}
+	return false
+}
+
+// mediaType is a Content-Type's media type, lower-case, without parameters.
+func mediaType(contentType string) string {
+	mt, _, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return ""
+	}
+	return mt
+}

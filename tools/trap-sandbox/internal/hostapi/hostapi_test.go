@@ -1,0 +1,231 @@
+package hostapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/computer/computertest"
+	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// serve runs the host API module on t, as the binary mounts it (behind server.New).
+func serve(t *testing.T, tr computer.Transport) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(tr))).Handler())
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+type answer struct {
+	status  int
+	header  http.Header
+	body    []byte
+	decoded server.Answer
+}
+
+func call(t *testing.T, method, url, contentType string, body []byte, header ...string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, url, bytes.NewReader(body))
+	require.NoError(t, err)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	a := answer{status: resp.StatusCode, header: resp.Header, body: data}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
+		_ = json.Unmarshal(data, &a.decoded)
+	}
+	return a
+}
+
+func post(t *testing.T, srv *httptest.Server, traposID, body string) answer {
+	t.Helper()
+	return call(t, http.MethodPost, srv.URL+"/trapos/computers/"+traposID+"/requests", "application/json", []byte(body))
+}
+
+func TestEveryRouteAnswersBusyAs429WithRetryAfter(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/f": "x"})
+	d.Before = func(context.Context, int, string) error {
+		return protocol.Errorf(protocol.CodeBusy, "computer 7: already has 32 requests waiting; retry shortly")
+	}
+	srv := serve(t, d)
+	files := srv.URL + "/trapos/computers/7:/files/f"
+	for name, a := range map[string]answer{
+		"POST requests": post(t, srv, "7:", `{"type":"ping"}`),
+		"GET file":      call(t, http.MethodGet, files, "", nil),
+		"PUT file":      call(t, http.MethodPut, files, "text/plain", []byte("y")),
+		"DELETE file":   call(t, http.MethodDelete, files, "", nil),
+	} {
+		assert.Equal(t, http.StatusTooManyRequests, a.status, name)
+		assert.Equal(t, server.BusyRetryAfter, a.header.Get("Retry-After"), name)
+		require.NotNil(t, a.decoded.Error, "%s: %s", name, a.body)
+		assert.Equal(t, protocol.CodeBusy, a.decoded.Error.Code, name)
+	}
+}
+
+func TestStatusOfEveryCode(t *testing.T) {
+	for _, tc := range []struct {
+		code    protocol.Code
+		message string
+		status  int
+	}{
+		{protocol.CodeNotConnected, "computer 7: is not connected", 404},
+		{protocol.CodeTimeout, "", 504},
+		{protocol.CodeBusy, "", 429},
+		{protocol.CodeForbidden, "fs.read needs sandbox.allow_files read", 403},
+		{protocol.CodeBadPayload, "", 400},
+		{protocol.CodeUnknownType, "", 501},
+		{protocol.CodeUnauthorized, "", 401},
+		{protocol.CodeInternal, "", 500},
+		{protocol.CodeNotAuthenticated, "", 502},
+		{protocol.CodeFSError, "/x: No such file", 404},
+		{protocol.CodeFSError, "/x: Not a directory", 404},
+		{protocol.CodeFSError, "/rom/x: Access denied", 403},
+		{protocol.CodeFSError, "/x: Out of space", 507},
+		{protocol.CodeFSError, "File exists", 409},
+	} {
+		assert.Equal(t, tc.status, hostapi.StatusOf(&protocol.Error{Code: tc.code, Message: tc.message}), "%s %s", tc.code, tc.message)
+	}
+}
+
+func TestRequestsRoute(t *testing.T) {
+	d := computertest.NewDisk(nil)
+	d.List = append(d.List, computer.Computer{AccountID: "local", TraposID: "0:"})
+	srv := serve(t, d)
+
+	a := post(t, srv, "7:", `{"type":"ping","payload":{},"timeoutMs":5000}`)
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	assert.JSONEq(t, `{"ok":true,"payload":{"traposId":"7:"}}`, string(a.body))
+
+	a = post(t, srv, "7:", `{"type":"dance"}`)
+	assert.Equal(t, http.StatusOK, a.status, "a computer's ok:false is its answer")
+	assert.False(t, a.decoded.OK)
+	assert.Equal(t, protocol.CodeUnknownType, a.decoded.Error.Code)
+
+	d.Answer = func(typ string, p map[string]any) (json.RawMessage, error) {
+		b, err := json.Marshal(map[string]any{"echo": p["msg"]})
+		return b, err
+	}
+	a = post(t, srv, "7:", `{"type":"door.say","payload":{"msg":"é — ok"}}`)
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	assert.JSONEq(t, `{"echo":"é ? ok"}`, string(a.decoded.Payload), "é is sent as itself, — as ?")
+	require.Len(t, a.decoded.Warnings, 1)
+	assert.Equal(t, "payload.msg", a.decoded.Warnings[0].Field)
+	assert.Contains(t, a.decoded.Warnings[0].Message, `\226\128\148`)
+
+	huge := `{"type":"x","payload":{"s":"` + strings.Repeat("a", protocol.MaxFrameBytes) + `"}}`
+	before := len(d.Log())
+	for _, tc := range []struct {
+		name, id, body string
+		status         int
+		code           protocol.Code
+		contains       string
+	}{
+		{"not connected, with the id meant", "0", `{"type":"ping"}`, 404, protocol.CodeNotConnected, `did you mean "0:"?`},
+		{"invalid json", "7:", `{"type":`, 400, protocol.CodeInternal, "JSON object"},
+		{"missing type", "7:", `{"payload":{}}`, 400, protocol.CodeInternal, "type"},
+		{"non-object payload", "7:", `{"type":"ping","payload":"str"}`, 400, protocol.CodeInternal, "object"},
+		{"negative timeout", "7:", `{"type":"ping","timeoutMs":-1}`, 400, protocol.CodeInternal, "timeoutMs"},
+		{"huge timeout", "7:", `{"type":"ping","timeoutMs":60001}`, 400, protocol.CodeInternal, "timeoutMs"},
+		{"frame too large", "7:", huge, 413, protocol.CodeInternal, "128 KiB"},
+	} {
+		a := post(t, srv, tc.id, tc.body)
+		assert.Equal(t, tc.status, a.status, tc.name)
+		require.NotNil(t, a.decoded.Error, tc.name)
+		assert.Equal(t, tc.code, a.decoded.Error.Code, tc.name)
+		assert.Contains(t, a.decoded.Error.Message, tc.contains, tc.name)
+	}
+	assert.Len(t, d.Log(), before, "nothing refused reached the computer")
+
+	d.Before = func(context.Context, int, string) error { return context.DeadlineExceeded }
+	a = post(t, srv, "7:", `{"type":"slow","timeoutMs":50}`)
+	assert.Equal(t, http.StatusGatewayTimeout, a.status)
+	assert.Equal(t, protocol.CodeTimeout, a.decoded.Error.Code)
+}
+
+func TestFileRoutesFollowTheTextRule(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/dir/keep": "k"})
+	srv := serve(t, d)
+	files := srv.URL + "/trapos/computers/7:/files"
+
+	a := call(t, http.MethodPut, files+"/dir/door.lua", "text/plain; charset=utf-8", []byte("print('é — ok')\n"))
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	assert.JSONEq(t, `{"size":16}`, string(a.decoded.Payload))
+	require.Len(t, a.decoded.Warnings, 1, "— is reported")
+	assert.Equal(t, "content", a.decoded.Warnings[0].Field)
+	got, _ := d.File("/dir/door.lua")
+	assert.Equal(t, "print('\xe9 ? ok')\n", string(got), "text is stored as CC's bytes")
+
+	a = call(t, http.MethodGet, files+"/dir/door.lua", "", nil)
+	assert.Equal(t, "text/plain; charset=utf-8", a.header.Get("Content-Type"))
+	assert.Equal(t, "print('é ? ok')\n", string(a.body), "and reads back as the same text")
+	a = call(t, http.MethodGet, files+"/dir/door.lua", "", nil, "Accept", "application/octet-stream")
+	assert.Equal(t, "application/octet-stream", a.header.Get("Content-Type"))
+	assert.Equal(t, "print('\xe9 ? ok')\n", string(a.body), "or as its bytes")
+
+	raw := []byte("\xc3\xa9\x00\xff")
+	a = call(t, http.MethodPut, files+"/dir/raw.bin", "application/octet-stream", raw)
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	got, _ = d.File("/dir/raw.bin")
+	assert.Equal(t, raw, got, "octet-stream is stored byte for byte")
+
+	// Paths: é (as UTF-8, percent-encoded) and a raw byte E9 name the same file; so does \xe9.
+	for _, p := range []string{"/dir/%C3%A9.txt", "/dir/%E9.txt", "/dir/%5Cxe9.txt"} {
+		a = call(t, http.MethodPut, files+p, "text/plain", []byte(p))
+		require.Equal(t, http.StatusOK, a.status, "%s: %s", p, a.body)
+	}
+	assert.Equal(t, []string{"/dir/door.lua", "/dir/keep", "/dir/raw.bin", "/dir/\xe9.txt"}, d.Names())
+	a = call(t, http.MethodGet, files+"/dir", "", nil)
+	require.Equal(t, http.StatusOK, a.status)
+	assert.Contains(t, string(a.body), `"name":"é.txt"`, "names list as host text")
+
+	a = call(t, http.MethodPut, files+"/dir/a%E2%80%94b", "text/plain", []byte("x"))
+	assert.Equal(t, http.StatusBadRequest, a.status)
+	assert.Equal(t, protocol.CodeBadPayload, a.decoded.Error.Code)
+	assert.Contains(t, a.decoded.Error.Message, `\xE2\x80\x94`, "the refusal names the \\xNN form")
+
+	a = call(t, http.MethodDelete, files+"/dir/%E9.txt", "", nil)
+	assert.Equal(t, http.StatusOK, a.status)
+	a = call(t, http.MethodGet, files+"/nope", "", nil)
+	assert.Equal(t, http.StatusNotFound, a.status)
+	assert.Contains(t, a.decoded.Error.Message, "/nope: No such file")
+	d.FailWrite = d.Writes() + 1
+	a = call(t, http.MethodPut, files+"/dir/keep", "text/plain", []byte("new"))
+	assert.Equal(t, http.StatusInsufficientStorage, a.status, string(a.body))
+	got, _ = d.File("/dir/keep")
+	assert.Equal(t, "k", string(got), "the old file is kept")
+	a = call(t, http.MethodGet, srv.URL+"/trapos/computers/8:/files/x", "", nil)
+	assert.Equal(t, http.StatusNotFound, a.status)
+	assert.Equal(t, protocol.CodeNotConnected, a.decoded.Error.Code)
+}
+
+func TestRoutesAreBehindTheAPIAuth(t *testing.T) {
+	h := server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(computertest.NewDisk(nil)))).Handler()
+	for _, target := range []string{"/trapos/computers", "/trapos/computers/7:/files/x"} {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		req.RemoteAddr = "192.0.2.1:4000"
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusForbidden, rec.Code, target)
+	}
+}

@@ -1,0 +1,120 @@
+package hostapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// RequestBody is the body of POST /trapos/computers/{traposId}/requests.
+type RequestBody struct {
+	Type    string          `json:"type"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// TimeoutMs bounds the whole request (1 … computer.MaxTimeout); absent:
+	// computer.DefaultTimeout.
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
+}
+
+// probeMessageID has the length of the v4 UUID the gateway mints, for the size pre-check.
+const probeMessageID = "00000000-0000-0000-0000-000000000000"
+
+func (m *Module) serveComputers(w http.ResponseWriter, r *http.Request) {
+	cs, err := m.client.Computers(r.Context())
+	if err != nil {
+		writeError(w, err, nil)
+		return
+	}
+	server.WriteJSON(w, http.StatusOK, cs)
+}
+
+func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
+	traposID := r.PathValue("traposId")
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeInternal,
+				fmt.Sprintf("the request body exceeds %d bytes; a frame may not exceed %d bytes (128 KiB)", maxRequestBodyBytes, protocol.MaxFrameBytes))
+			return
+		}
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, "cannot read the request body: "+err.Error())
+		return
+	}
+	req, timeout, msg := parseRequestBody(body)
+	if msg != "" {
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, msg)
+		return
+	}
+	payload, err := protocol.ObjectPayload(req.Payload)
+	if err != nil {
+		var pe *protocol.Error
+		errors.As(err, &pe)
+		server.WriteError(w, http.StatusBadRequest, pe.Code, pe.Message)
+		return
+	}
+	// Refuse an oversized frame before sending (and before looking the computer up).
+	if _, err := protocol.EncodeFrame(protocol.Frame{Event: protocol.EventGatewayRequest, TraposReceiverID: traposID,
+		MessageID: probeMessageID, Type: req.Type, Payload: payload}); errors.Is(err, protocol.ErrFrameTooLarge) {
+		server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeInternal,
+			fmt.Sprintf("the gateway_request frame would exceed %d bytes (128 KiB, CC: Tweaked's limit); send a smaller payload", protocol.MaxFrameBytes))
+		return
+	}
+	answer, warnings, err := m.client.Request(r.Context(), traposID, req.Type, payload, timeout)
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.ByComputer {
+		// The computer answered: its ok:false is the request's answer, not an HTTP failure.
+		server.WriteAnswer(w, http.StatusOK, server.Answer{Error: pe, Warnings: warnings})
+		return
+	}
+	if err != nil {
+		writeError(w, err, warnings)
+		return
+	}
+	if len(answer) == 0 {
+		answer = protocol.EmptyPayload
+	}
+	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: answer, Warnings: warnings})
+}
+
+// parseRequestBody validates a /requests body; msg is non-empty when it is unusable.
+func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg string) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&req); err != nil {
+		return req, 0, "the body must be a JSON object {\"type\":..., \"payload\":{...}, \"timeoutMs\":...}: " + err.Error()
+	}
+	if dec.More() {
+		return req, 0, "the body must hold exactly one JSON object"
+	}
+	if req.Type == "" {
+		return req, 0, "the body needs a non-empty \"type\""
+	}
+	timeout = computer.DefaultTimeout
+	if req.TimeoutMs != nil {
+		ms := *req.TimeoutMs
+		if ms <= 0 || ms > computer.MaxTimeout.Milliseconds() {
+			return req, 0, fmt.Sprintf("timeoutMs must be between 1 and %d, got %d", computer.MaxTimeout.Milliseconds(), ms)
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	return req, timeout, ""
+}
+
+// writeError answers err in the API's shape, with the status of its code (StatusOf) and the
+// warnings of the text sent.
+func writeError(w http.ResponseWriter, err error, warnings []cctext.Replacement) {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) {
+		pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
+	}
+	status := StatusOf(pe)
+	server.WriteAnswer(w, status, server.Answer{Error: &protocol.Error{Code: pe.Code, Message: pe.Message}, Warnings: warnings})
+}

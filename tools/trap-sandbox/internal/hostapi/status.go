@@ -1,0 +1,43 @@
+package hostapi
+
+import (
+	"net/http"
+	"strings"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// StatusOf is the one code → HTTP status table of the host API (docs/http-api.md). A
+// computer's own answer to /requests is 200 whatever its code; every other error, the
+// gateway's or a file route's, gets the status of its code. fs_error splits by CC's message.
+func StatusOf(e *protocol.Error) int {
+	switch e.Code {
+	case protocol.CodeNotConnected:
+		return http.StatusNotFound
+	case protocol.CodeTimeout:
+		return http.StatusGatewayTimeout
+	case protocol.CodeBusy:
+		return http.StatusTooManyRequests
+	case protocol.CodeForbidden:
+		return http.StatusForbidden
+	case protocol.CodeBadPayload:
+		return http.StatusBadRequest
+	case protocol.CodeUnknownType:
+		return http.StatusNotImplemented
+	case protocol.CodeUnauthorized:
+		return http.StatusUnauthorized
+	case protocol.CodeFSError:
+		switch {
+		case strings.HasSuffix(e.Message, "No such file"), strings.HasSuffix(e.Message, "Not a directory"):
+			return http.StatusNotFound
+		case strings.HasSuffix(e.Message, "Access denied"):
+			return http.StatusForbidden
+		case strings.HasSuffix(e.Message, "Out of space"):
+			return http.StatusInsufficientStorage
+		}
+		return http.StatusConflict
+	case protocol.CodeInternal:
+		return http.StatusInternalServerError
+	}
+	return http.StatusBadGateway
+}

@@ -1,0 +1,178 @@
+package hostapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// Gateway is the computer.Transport of the gateway in this process: an adapter on
+// gateway.Gateway.Request for one account (today the only one, gateway.LocalAccount).
+type Gateway struct {
+	gw      *gateway.Gateway
+	account string
+}
+
+// NewGateway returns the in-process Transport of gw's local account.
+func NewGateway(gw *gateway.Gateway) Gateway { return Gateway{gw: gw, account: gateway.LocalAccount} }
+
+var _ computer.Transport = Gateway{}
+
+// Computers implements computer.Transport: the account's computers.
+func (t Gateway) Computers(context.Context) ([]computer.Computer, error) {
+	var out []computer.Computer
+	for _, c := range t.gw.Computers() {
+		if c.AccountID == t.account {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// Request implements computer.Transport on gateway.Gateway.Request.
+func (t Gateway) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	resp, err := t.gw.Request(ctx, t.account, traposID, typ, payload)
+	if err != nil {
+		return nil, err
+	}
+	if !resp.OK {
+		if resp.Error == nil {
+			return nil, protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with ok:false and no error", traposID, typ)
+		}
+		return nil, &protocol.Error{Code: resp.Error.Code, Message: resp.Error.Message, ByComputer: true}
+	}
+	if len(resp.Payload) == 0 {
+		return protocol.EmptyPayload, nil
+	}
+	return resp.Payload, nil
+}
+
+// HTTP is the computer.Transport of a gateway in another process, over its host API: what
+// the CLI and the stdio MCP bridge use. The zero Client means http.DefaultClient.
+type HTTP struct {
+	// URL is the gateway's base URL (http://127.0.0.1:4444).
+	URL string
+	// Token is SANDBOX_API_TOKEN, sent as a Bearer token when set.
+	Token  string
+	Client *http.Client
+}
+
+var _ computer.Transport = HTTP{}
+
+// Computers implements computer.Transport: GET /trapos/computers.
+func (h HTTP) Computers(ctx context.Context) ([]computer.Computer, error) {
+	status, body, err := h.do(ctx, http.MethodGet, ComputersPath, nil)
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, h.refusal(status, body)
+	}
+	var out []computer.Computer
+	if err := json.Unmarshal(body, &out); err != nil {
+		return nil, fmt.Errorf("the gateway at %s answered its computer list with something else: %.200s", h.URL, cctext.Show(string(body), false))
+	}
+	return out, nil
+}
+
+// Check asks the gateway for its computer list once, so that a wrong URL or token shows at
+// start with the fix, not at the first tool call.
+func (h HTTP) Check(ctx context.Context) error {
+	_, err := h.Computers(ctx)
+	return err
+}
+
+// Request implements computer.Transport: POST …/requests with timeoutMs = timeout. The
+// answer is awaited computer.RunSlack longer, so the gateway's own timeout answer arrives
+// first. 200 carries the computer's answer; any other status, the gateway's error.
+func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout+computer.RunSlack)
+	defer cancel()
+	body, err := json.Marshal(RequestBody{Type: typ, Payload: payload, TimeoutMs: new(max(timeout.Milliseconds(), 1))})
+	if err != nil {
+		return nil, fmt.Errorf("encode the %s request: %w", typ, err)
+	}
+	status, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
+	if err != nil {
+		return nil, err
+	}
+	var ans server.Answer
+	if json.Unmarshal(data, &ans) != nil || (status == http.StatusOK && !ans.OK && ans.Error == nil) {
+		return nil, fmt.Errorf("the gateway at %s answered %d with a body that is not the API's: %.200s", h.URL, status, cctext.Show(string(data), false))
+	}
+	if status != http.StatusOK {
+		return nil, h.refusal(status, data)
+	}
+	if !ans.OK {
+		ans.Error.ByComputer = true
+		return nil, ans.Error
+	}
+	if len(ans.Payload) == 0 {
+		return protocol.EmptyPayload, nil
+	}
+	return ans.Payload, nil
+}
+
+// do sends one call and returns the status and the body.
+func (h HTTP) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(h.URL, "/")+path, rd)
+	if err != nil {
+		return 0, nil, fmt.Errorf("the gateway URL %q: %w", h.URL, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if h.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+h.Token)
+	}
+	client := h.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return 0, nil, err
+		}
+		return 0, nil, fmt.Errorf("call the gateway at %s: %w", h.URL, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("read the gateway's answer: %w", err)
+	}
+	return resp.StatusCode, data, nil
+}
+
+// refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); a
+// refused token names the way to give one.
+func (h HTTP) refusal(status int, body []byte) error {
+	var ans server.Answer
+	if json.Unmarshal(body, &ans) != nil || ans.Error == nil {
+		return protocol.Errorf(protocol.CodeInternal, "the gateway at %s answered HTTP %d: %.200s", h.URL, status, cctext.Show(string(body), false))
+	}
+	e := &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message}
+	if status == http.StatusUnauthorized || status == http.StatusForbidden {
+		e.Message = fmt.Sprintf("the gateway at %s answered %d: %s (give the API token with --api-token or SANDBOX_API_TOKEN)", h.URL, status, e.Message)
+	}
+	return e
+}

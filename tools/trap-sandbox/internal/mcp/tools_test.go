@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/computer/computertest"
+	"trap-sandbox/internal/protocol"
+)
+
+// session connects an SDK client to the server on d, in memory.
+func session(t *testing.T, d *computertest.Disk) *sdk.ClientSession {
+	t.Helper()
+	server, client := sdk.NewInMemoryTransports()
+	ss, err := NewServer(computer.New(d), nil).Connect(t.Context(), server, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(), client, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func callTool(t *testing.T, s *sdk.ClientSession, name string, args map[string]any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: name, Arguments: args})
+	require.NoError(t, err)
+	return res
+}
+
+func text(res *sdk.CallToolResult) string { return res.Content[0].(*sdk.TextContent).Text }
+
+// TestABinaryFileCrossesOnce: a 300 KB binary file answers in about its base64 size (the
+// bytes are in the result once), not three times it.
+func TestABinaryFileCrossesOnce(t *testing.T) {
+	data := make([]byte, 300_000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	s := session(t, computertest.NewDisk(map[string]string{"/blob.bin": string(data)}))
+	res := callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/blob.bin"})
+	require.False(t, res.IsError, text(res))
+	whole, err := json.Marshal(res)
+	require.NoError(t, err)
+	b64 := base64.StdEncoding.EncodedLen(len(data))
+	t.Logf("read_file of %d bytes: an answer of %d bytes, %.2f× its %d bytes of base64", len(data), len(whole), float64(len(whole))/float64(b64), b64)
+	assert.Less(t, float64(len(whole)), 1.4*float64(b64), "the answer is %d bytes for %d of base64", len(whole), b64)
+	var out ReadOutput
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+	require.NotNil(t, out.ContentBase64)
+	back, err := base64.StdEncoding.DecodeString(*out.ContentBase64)
+	require.NoError(t, err)
+	assert.Equal(t, data, back)
+}
+
+// TestTextToolsFollowTheTextRule: write_file stores é as the byte E9 and names what CC
+// cannot hold; read_file gives a player's byte E9 back as é; the write is atomic.
+func TestTextToolsFollowTheTextRule(t *testing.T) {
+	d := computertest.NewDisk(map[string]string{"/door.lua": "old", "/player.txt": "caf\xe9\n"})
+	s := session(t, d)
+	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/door.lua", "content": "print('é — ok')"})
+	require.False(t, res.IsError, text(res))
+	var wrote WriteOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	require.NoError(t, json.Unmarshal(raw, &wrote))
+	require.Len(t, wrote.Warnings, 1)
+	assert.Equal(t, "U+2014", wrote.Warnings[0].CodePoint)
+	got, _ := d.File("/door.lua")
+	assert.Equal(t, "print('\xe9 ? ok')", string(got))
+	assert.Contains(t, d.Types(), protocol.TypeFSMove, "written to a temporary name and moved into place")
+
+	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/player.txt"})
+	var read ReadOutput
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &read))
+	require.NotNil(t, read.Content)
+	assert.Equal(t, "café\n", *read.Content)
+
+	d.FailWrite = d.Writes() + 1
+	res = callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/door.lua", "content": "new"})
+	assert.True(t, res.IsError)
+	got, _ = d.File("/door.lua")
+	assert.Equal(t, "print('\xe9 ? ok')", string(got), "a failed write keeps the old file")
+}
+
+func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
+	s := session(t, computertest.NewDisk(nil))
+	res, err := s.ListTools(context.Background(), nil)
+	require.NoError(t, err)
+	byName := map[string]*sdk.Tool{}
+	for _, tool := range res.Tools {
+		byName[tool.Name] = tool
+		assert.NotEmpty(t, tool.Title, tool.Name)
+		require.NotNil(t, tool.Annotations, tool.Name)
+	}
+	assert.True(t, byName["read_file"].Annotations.ReadOnlyHint)
+	assert.True(t, *byName["delete_file"].Annotations.DestructiveHint)
+	assert.True(t, byName["write_file"].Annotations.IdempotentHint)
+	assert.False(t, *byName["move_file"].Annotations.DestructiveHint)
+	assert.True(t, *byName["run_program"].Annotations.OpenWorldHint)
+}

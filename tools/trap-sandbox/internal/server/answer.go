@@ -1,0 +1,49 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
+)
+
+// Answer is the JSON shape of every host API answer that is not a listing or a file:
+// {ok, payload?, error?, warnings?} (docs/http-api.md). The auth check, the guard and the host
+// API's routes all answer with it.
+type Answer struct {
+	OK      bool            `json:"ok"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+	Error   *protocol.Error `json:"error,omitempty"`
+	// Warnings are the characters of the host's text that CC's charset could not hold (sent
+	// as '?'), each with its place and the fix.
+	Warnings []cctext.Replacement `json:"warnings,omitempty"`
+}
+
+// BusyRetryAfter is the Retry-After of a busy answer, in seconds: requests in flight to a
+// computer that reads end within its answer time, usually milliseconds.
+const BusyRetryAfter = "1"
+
+// WriteAnswer is the host API's one answer writer: a busy error gets Retry-After, so every
+// route answers busy the same way.
+func WriteAnswer(w http.ResponseWriter, status int, a Answer) {
+	if a.Error != nil && a.Error.Code == protocol.CodeBusy {
+		w.Header().Set("Retry-After", BusyRetryAfter)
+	}
+	WriteJSON(w, status, a)
+}
+
+// WriteError is WriteAnswer of an error alone.
+func WriteError(w http.ResponseWriter, status int, code protocol.Code, message string) {
+	WriteAnswer(w, status, Answer{Error: &protocol.Error{Code: code, Message: message}})
+}
+
+// WriteJSON answers v as JSON with status, without HTML escaping (a file name's '<' stays
+// one byte).
+func WriteJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
