@@ -414,12 +414,12 @@ func (a *Agent) deleteSession(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) abortSession(w http.ResponseWriter, r *http.Request) {
 	if s := a.session(w, r); s != nil {
 		a.aborts.Add(1)
-		a.abortOnce.Do(func() { close(a.abortSeen) })
 		a.mu.Lock()
 		if s.abort != nil {
 			s.abort()
 		}
 		a.mu.Unlock()
+		a.abortOnce.Do(func() { close(a.abortSeen) }) // after the abort took effect (or not)
 		writeJSON(w, http.StatusOK, true)
 	}
 }
