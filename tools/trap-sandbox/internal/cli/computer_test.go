@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -15,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/internal/computer/computertest"
+	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
@@ -23,7 +22,7 @@ import (
 
 // serveDisk serves the host API on a stand-in computer "7:" and returns its URL: the CLI's
 // commands reach it through /requests, as they reach a real gateway.
-func serveDisk(t *testing.T, d *computertest.Disk) string {
+func serveDisk(t *testing.T, d *daemonfake.Local) string {
 	t.Helper()
 	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(d))).Handler())
 	t.Cleanup(srv.Close)
@@ -53,7 +52,7 @@ func TestListingAlignsSizesRightAndNamesLeft(t *testing.T) {
 // bytes, list in a form that cat, get and rm take back.
 func TestWhatLsPrintsIsAcceptedBack(t *testing.T) {
 	clearEnv(t)
-	d := computertest.NewDisk(map[string]string{"/d/\xe92.txt": "caf\xe9\n", "/d/a\x1bb": "esc"})
+	d := daemonfake.NewLocal(map[string]string{"/d/\xe92.txt": "caf\xe9\n", "/d/a\x1bb": "esc"})
 	base := serveDisk(t, d)
 	out, err := runClient(t, "ls", "--url", base, "7:", "/d")
 	require.NoError(t, err)
@@ -72,7 +71,7 @@ func TestWhatLsPrintsIsAcceptedBack(t *testing.T) {
 
 func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	clearEnv(t)
-	d := computertest.NewDisk(map[string]string{"/programs/keep": "k"})
+	d := daemonfake.NewLocal(map[string]string{"/programs/keep": "k"})
 	base := serveDisk(t, d)
 	dir := t.TempDir()
 	local := filepath.Join(dir, "door.lua")
@@ -109,7 +108,7 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 
 func TestErrorsShowControlBytesEscaped(t *testing.T) {
 	clearEnv(t)
-	d := computertest.NewDisk(nil)
+	d := daemonfake.NewLocal(nil)
 	d.Before = func(_ context.Context, _ int, typ string) error {
 		if typ == protocol.TypeFSRead {
 			return &protocol.Error{Code: protocol.CodeFSError, Message: "/\u001b]0;pwned\u0007: No such file", ByComputer: true}
@@ -123,11 +122,11 @@ func TestErrorsShowControlBytesEscaped(t *testing.T) {
 
 func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	clearEnv(t)
-	d := computertest.NewDisk(nil)
+	d := daemonfake.NewLocal(nil)
 	var sent map[string]any
-	d.Answer = func(typ string, p map[string]any) (json.RawMessage, error) {
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
 		sent = p
-		return nil, &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 8000 ms and was abandoned", ByComputer: true}
+		return nil, &daemonfake.Error{Code: string(protocol.CodeTimeout), Message: "it ran past its timeout of 8000 ms and was abandoned"}
 	}
 	base := serveDisk(t, d)
 	_, errOut, err := runWith(t, "", "exec", "--url", base, "7:", "print('é—')")
