@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // serveDisk serves the host API on a stand-in computer "7:" and returns its URL: the CLI's

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 func bigData(n int) []byte {

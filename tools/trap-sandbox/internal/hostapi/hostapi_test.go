@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // serve runs the host API module on t, as the binary mounts it (behind server.New).

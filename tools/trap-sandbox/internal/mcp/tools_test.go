@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // session connects an SDK client to the server on d, in memory.
