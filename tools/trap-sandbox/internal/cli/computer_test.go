@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -140,4 +141,27 @@ func TestAMessageShowingAScreenIsIndented(t *testing.T) {
 	assert.Equal(t, "timeout; its screen showed:\n  name?\n  \n  \\x1b[2Jrow 3",
 		showMessage("timeout; its screen showed:\nname?\n\n\x1b[2Jrow 3"))
 	assert.Equal(t, "one line", showMessage("one line"))
+}
+
+// TestJSONShowsTextAsTyped: a computer's serializer escapes every byte above 0x7F; exec's
+// returns and request's payload print the text ("café"), not "caf\u00E9", and keep control
+// characters escaped.
+func TestJSONShowsTextAsTyped(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeLuaExec {
+			return map[string]any{"returns": []any{json.RawMessage(`"caf\u00E9"`), json.RawMessage(`{"a\u00E9":"\u0007"}`)}, "output": ""}, nil
+		}
+		return json.RawMessage(`{"label":"caf\u00E9","n":1}`), nil
+	}
+	base := serveDisk(t, d)
+	out, err := runClient(t, "exec", "--url", base, "7:", "return 1")
+	require.NoError(t, err)
+	assert.Equal(t, "\"café\"\n{\"aé\":\"\\u0007\"}\n", out)
+	out, err = runClient(t, "request", "--url", base, "7:", "door.label")
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  \"label\": \"café\",\n  \"n\": 1\n}\n", out)
+	assert.Equal(t, `["x\"\\é"]`, readableJSON([]byte(`["x\"\\\u00e9"]`)), "escaped quotes and backslashes end no string")
+	assert.Equal(t, `"open`, readableJSON([]byte(`"open`)), "not JSON: unchanged")
 }
