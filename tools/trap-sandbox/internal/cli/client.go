@@ -222,7 +222,7 @@ func readableJSON(raw []byte) string {
 		}
 		enc := json.NewEncoder(&out)
 		enc.SetEscapeHTML(false)
-		_ = enc.Encode(s) // a string always encodes
+		_ = enc.Encode(s)           // a string always encodes
 		out.Truncate(out.Len() - 1) // Encode's newline
 		i = end + 1
 	}
