@@ -41,6 +41,10 @@ func (f APIFlags) client() *computer.Client { return computer.New(f.transport())
 // failure words a command's error for the operator's terminal: "computer 7:kitchen ls /: the
 // computer answered forbidden: …" (the traposId first, so that its colon is never doubled),
 // with whatever the computer or the gateway wrote escaped (cctext.Show).
+// gatewayAt begins the HTTP client's messages about the gateway's own refusals (a wrong
+// token), which name the gateway, its address and the status themselves.
+const gatewayAt = "the gateway at "
+
 func failure(traposID, command string, err error) error {
 	what := fmt.Sprintf("computer %s %s", cctext.Show(traposID, false), cctext.Show(command, false))
 	var pe *protocol.Error
@@ -52,6 +56,9 @@ func failure(traposID, command string, err error) error {
 		who = "the computer"
 	}
 	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(string(pe.Code), false), showMessage(pe.Message))
+	if !pe.ByComputer && strings.HasPrefix(pe.Message, gatewayAt) {
+		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
+	}
 	if pe.Code == protocol.CodeTimeout {
 		msg += fmt.Sprintf(" (--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds()))
 	}

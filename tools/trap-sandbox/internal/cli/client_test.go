@@ -126,6 +126,8 @@ func TestClientToken(t *testing.T) {
 	_, err = runClient(t, "request", "1:", "ping", "--url", base)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--api-token", "a request's 401 names it too")
+	assert.Equal(t, 1, strings.Count(err.Error(), "the gateway"), "one speaker, said once: %s", err)
+	assert.True(t, strings.HasPrefix(err.Error(), "computer 1: request ping: the gateway at "+base+" answered 401: "), err.Error())
 
 	t.Setenv("SANDBOX_API_TOKEN", "s3cret")
 	t.Setenv("SANDBOX_URL", base)
