@@ -55,6 +55,7 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 		"fix: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup",
 		"files: none",
 		"exec: false",
+		"ai confirm: true",
 	), lines(out))
 	// Any retry would have reached the gateway within the 12 s the program waited.
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),
