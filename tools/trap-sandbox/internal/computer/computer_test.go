@@ -286,3 +286,21 @@ func TestADeadlineThatPassesIsATimeout(t *testing.T) {
 	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
 	assert.False(t, errors.Is(err, context.Canceled))
 }
+
+// TestARunTheComputerCouldNotStopSaysWhy: a run that outlives its call (a chunk that never
+// yields, which only CC ends) is a timeout that names the run's own limit and the likely
+// cause, not a bare "did not answer".
+func TestARunTheComputerCouldNotStopSaysWhy(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(context.Context, int, string) error { return context.DeadlineExceeded }
+	_, err := computer.New(d).Exec(t.Context(), "7:", "while true do term.clear() end", 4*time.Second)
+	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
+	assert.EqualError(t, err, "timeout: computer 7: did not answer lua.exec in time: nor did it stop the run at its limit of 2000 ms, "+
+		"as happens to code that never yields (a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s")
+
+	d.Before = func(context.Context, int, string) error {
+		return &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 2000 ms and was abandoned", ByComputer: true}
+	}
+	_, err = computer.New(d).Run(t.Context(), "7:", "edit /x.lua", 4*time.Second)
+	assert.EqualError(t, err, "timeout: it ran past its timeout of 2000 ms and was abandoned", "the computer's own answer is left as it is")
+}
