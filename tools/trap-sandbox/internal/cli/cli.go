@@ -24,6 +24,7 @@ import (
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
+	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
 )
 
@@ -196,7 +197,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	gw := gateway.New(gwConfig, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	modules := []server.Module{gw, hostapi.New(computers), installer.New(client, public, logger)}
+	screens := screen.New(computers, gateway.LocalAccount)
+	screens.Register(gw)
+	modules := []server.Module{gw, hostapi.New(computers), screens, installer.New(client, public, logger)}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
