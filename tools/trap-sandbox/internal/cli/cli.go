@@ -41,6 +41,7 @@ type CLI struct {
 	Get       GetCmd       `cmd:"" help:"Copy a file of a computer to a local file or directory."`
 	Exec      ExecCmd      `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
 	Run       RunCmd       `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
+	Screen    ScreenCmd    `cmd:"" help:"Show a computer's screen live in this terminal, in colour, and type on it (Ctrl-T held: terminate; Ctrl-S held: leave)."`
 	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
 }
 
