@@ -26,6 +26,7 @@ import (
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/internal/webconsole"
 )
 
 // CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
@@ -200,7 +201,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
 	screens := screen.New(computers, gateway.LocalAccount)
 	screens.Register(gw)
-	modules := []server.Module{gw, hostapi.New(computers), screens, installer.New(client, public, logger)}
+	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger)}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
