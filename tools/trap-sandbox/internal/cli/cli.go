@@ -199,7 +199,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	gw := gateway.New(gwConfig, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	screens := screen.New(computers, gateway.LocalAccount)
+	screens := screen.New(computers, gateway.LocalAccount).Metrics(metrics)
 	screens.Register(gw)
 	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger)}
 	if c.MCP {

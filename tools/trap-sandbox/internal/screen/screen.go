@@ -20,6 +20,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
@@ -37,12 +39,25 @@ type Module struct {
 
 	mu      sync.Mutex
 	watches map[string]*watch // by traposId
+
+	updates, updateBytes prometheus.Counter // nil without a registry
 }
 
 // New returns the module; it starts and stops watches through c, whose computers belong to
 // account (the Requester.AccountID their updates come with).
 func New(c *computer.Client, account string) *Module {
 	return &Module{client: c, account: account, watches: map[string]*watch{}}
+}
+
+// Metrics records the module's counters on reg: screen.update requests merged, and their
+// payload bytes (what watching costs the computer's socket).
+func (m *Module) Metrics(reg prometheus.Registerer) *Module {
+	m.updates = prometheus.NewCounter(prometheus.CounterOpts{Name: "trapos_gateway_screen_updates_total",
+		Help: "screen.update requests merged into a watched screen."})
+	m.updateBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "trapos_gateway_screen_update_bytes_total",
+		Help: "Payload bytes of the screen.update requests merged."})
+	reg.MustRegister(m.updates, m.updateBytes)
+	return m
 }
 
 // Register adds screen.update to the gateway's handler table.
@@ -299,6 +314,10 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 		s.Palette = u.Palette
 	}
 	w.frame.Seq++
+	if m.updates != nil {
+		m.updates.Inc()
+		m.updateBytes.Add(float64(len(payload)))
+	}
 	close(w.changed)
 	w.changed = make(chan struct{})
 	return nil, nil

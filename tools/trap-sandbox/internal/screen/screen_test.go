@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -32,7 +34,7 @@ func standIn(t *testing.T) (*Module, *computertest.Disk) {
 		}
 		return nil, nil
 	}
-	return New(computer.New(d), account), d
+	return New(computer.New(d), account).Metrics(prometheus.NewRegistry()), d
 }
 
 // frame is a screen.update of a 3×2 screen; whole frames carry every row and the palette.
@@ -84,6 +86,9 @@ func TestViewersShareOneWatchAndASlowOneSkipsFrames(t *testing.T) {
 	assert.Equal(t, 4, f.Seq, "the newest frame, the ones between skipped")
 	assert.Equal(t, []string{"abé", "r4 "}, texts(f), "changed rows merge into the whole screen")
 	assert.Equal(t, []string{"#f0f0f0"}, f.Screen.Palette, "the palette stays when an update has none")
+
+	assert.Equal(t, 4.0, testutil.ToFloat64(m.updates))
+	assert.Greater(t, testutil.ToFloat64(m.updateBytes), 4*50.0)
 
 	v1.Close()
 	assert.Equal(t, 1, m.Watches(), "a viewer is left")
