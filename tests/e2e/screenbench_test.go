@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
 
@@ -42,7 +44,7 @@ end
 func BenchmarkScreenWatchOfAWholeScreenRedraw(b *testing.B) {
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	g := startGateway(b, harness.StartFakeOpencode(b, "").URL)
+	g := startGateway(b, opencodefake.Start(b, opencodefake.Options{}).URL)
 	opts := computerOptions(b, g, sandboxPassword, "/redraw.lua")
 	opts.ID, opts.Label = 11, "desk"
 	opts.TimeScale = 1

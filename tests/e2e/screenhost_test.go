@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
 
@@ -32,7 +34,7 @@ type screenOut struct {
 // when its viewer goes away.
 func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 11, "desk"
 	opts.Settings["sandbox.allow_screen"] = "control"

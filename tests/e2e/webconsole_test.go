@@ -8,10 +8,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
-
-	"tests/internal/harness"
 )
 
 // chromiumPath finds a Chromium to drive; CI installs Debian's (.ci/run).
@@ -33,7 +33,7 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	browser := chromiumPath(t)
 	ctx := testContext(t)
 	const token = "console-token-7f3a"
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL, "--api-token", token)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL, "--api-token", token)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 11, "desk"
 	opts.Settings["sandbox.allow_screen"] = "control"

@@ -14,6 +14,9 @@ local SETTING_PASSWORD = "sandbox.password";
 local SETTING_ALLOW_FILES = "sandbox.allow_files";
 local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
 local SETTING_ALLOW_SCREEN = "sandbox.allow_screen";
+-- Whether the player confirms each write, delete and run the gateway's agent asks for
+-- (docs/ai.md); read at every confirm.
+local SETTING_AI_CONFIRM = "sandbox.ai_confirm";
 
 -- Levels of sandbox.allow_files, each including the ones before it.
 local FILES_NONE = "none";
@@ -87,6 +90,11 @@ local function defineSettings(settingsApi)
     type = "string",
     default = SCREEN_NONE,
   });
+  settingsApi.define(SETTING_AI_CONFIRM, {
+    description = "Whether the player confirms each file write, delete and run the gateway's agent asks for (false: the agent's requests are allowed without asking)",
+    type = "boolean",
+    default = true,
+  });
 end
 
 -- The file access the owner allows: "none", "read" or "write"; an unknown value is "none".
@@ -125,6 +133,12 @@ local function screenAllow(settingsApi, need)
   return SCREEN_RANK[screenAllowed(settingsApi)] >= SCREEN_RANK[need];
 end
 
+-- Whether the player confirms the agent's changes (anything but the boolean false does).
+local function aiConfirm(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  return (settingsApi or settings).get(SETTING_AI_CONFIRM) ~= false;
+end
+
 return {
   DEFAULT_PATH = DEFAULT_PATH,
   SETTING_URL = SETTING_URL,
@@ -132,6 +146,7 @@ return {
   SETTING_ALLOW_FILES = SETTING_ALLOW_FILES,
   SETTING_ALLOW_EXEC = SETTING_ALLOW_EXEC,
   SETTING_ALLOW_SCREEN = SETTING_ALLOW_SCREEN,
+  SETTING_AI_CONFIRM = SETTING_AI_CONFIRM,
   FILES_NONE = FILES_NONE,
   FILES_READ = FILES_READ,
   FILES_WRITE = FILES_WRITE,
@@ -143,6 +158,7 @@ return {
   filesAllowed = filesAllowed,
   filesAllow = filesAllow,
   execAllowed = execAllowed,
+  aiConfirm = aiConfirm,
   normaliseUrl = normaliseUrl,
   urlHost = urlHost,
   defineSettings = defineSettings,

@@ -48,7 +48,7 @@ local function newWorld(opts)
   };
   world.screen = window.create(term.native(), 1, 1, 51, 19, false);
   world.settings = {
-    define = function(name, options) world.defined = (world.defined or 0) + 1; end,
+    define = function() world.defined = (world.defined or 0) + 1; end,
     get = function(name, default)
       local value = world.values[name];
       if value == nil then
@@ -193,7 +193,7 @@ describe("sandbox daemon", function()
     it("defines its settings on start", function()
       local world = newWorld();
       world.daemon.start();
-      expect(world.defined):eq(5);
+      expect(world.defined):eq(6);
     end);
 
     it("answers a send at once with not_connected", function()
