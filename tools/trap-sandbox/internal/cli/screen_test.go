@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/testkit"
 )
 
 // TestTheScreenViewerDrawsFramesAndTypesKeysByName: a frame of the stream is drawn in
@@ -19,7 +20,7 @@ import (
 // events by CC's key names, as fakecraft shell's decoder reads them; Ctrl-T held terminates,
 // Ctrl-S held leaves.
 func TestTheScreenViewerDrawsFramesAndTypesKeysByName(t *testing.T) {
-	out := &syncBuffer{}
+	out := &testkit.SyncBuffer{}
 	sent := make(chan []computer.InputEvent)
 	v := &viewer{out: out, send: func(ctx context.Context, evs []computer.InputEvent) error {
 		select {
