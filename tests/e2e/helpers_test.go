@@ -43,7 +43,7 @@ func testContext(t *testing.T) context.Context {
 }
 
 // startGateway starts the real gateway with auth on (sandboxPassword), probing opencodeURL.
-func startGateway(t *testing.T, opencodeURL string, args ...string) *harness.Gateway {
+func startGateway(t testing.TB, opencodeURL string, args ...string) *harness.Gateway {
 	t.Helper()
 	base := []string{"--password", sandboxPassword, "--opencode-url", opencodeURL}
 	return harness.Start(t, gatewayBin, harness.Options{Args: append(base, args...)})
@@ -51,13 +51,13 @@ func startGateway(t *testing.T, opencodeURL string, args ...string) *harness.Gat
 
 // computerOptions is a trapos computer with the packages' autostart daemons, pointed at g
 // with password, running program with args.
-func computerOptions(t *testing.T, g *harness.Gateway, password, program string, args ...string) machine.Options {
+func computerOptions(t testing.TB, g *harness.Gateway, password, program string, args ...string) machine.Options {
 	t.Helper()
 	return computerOptionsAt(t, "ws://"+g.Addr, password, program, args...)
 }
 
 // computerOptionsAt is computerOptions for a gateway at url (sandbox.url).
-func computerOptionsAt(t *testing.T, url, password, program string, args ...string) machine.Options {
+func computerOptionsAt(t testing.TB, url, password, program string, args ...string) machine.Options {
 	t.Helper()
 	root, err := repo.Root()
 	require.NoError(t, err)

@@ -40,7 +40,7 @@ const (
 
 // mcpTools are the tools the issue lists, sorted by name.
 var mcpTools = []string{"computer_info", "delete_file", "list_computers", "list_files", "make_dir", "move_file",
-	"ping", "read_file", "run_lua", "run_program", "write_file"}
+	"ping", "read_file", "read_screen", "run_lua", "run_program", "send_keys", "send_text", "write_file"}
 
 // serveDaemon connects d to g (password sandboxPassword) until the test ends.
 func serveDaemon(ctx context.Context, t *testing.T, g *harness.Gateway, d *harness.Daemon) {
@@ -80,11 +80,11 @@ func TestMCPToolsAreListedWithValidSchemas(t *testing.T) {
 		assert.NotContains(t, tool.Description, "\n", "%s: one-line description", tool.Name)
 		assert.NotEmpty(t, tool.Title, "%s: a title", tool.Name)
 		require.NotNil(t, tool.Annotations, "%s: annotations", tool.Name)
-		readOnly := slices.Contains([]string{"list_computers", "computer_info", "list_files", "read_file", "ping"}, tool.Name)
+		readOnly := slices.Contains([]string{"list_computers", "computer_info", "list_files", "read_file", "ping", "read_screen"}, tool.Name)
 		assert.Equal(t, readOnly, tool.Annotations.ReadOnlyHint, "%s: readOnlyHint", tool.Name)
 		if !readOnly {
 			require.NotNil(t, tool.Annotations.DestructiveHint, tool.Name)
-			destructive := slices.Contains([]string{"write_file", "delete_file", "run_lua", "run_program"}, tool.Name)
+			destructive := slices.Contains([]string{"write_file", "delete_file", "run_lua", "run_program", "send_keys", "send_text"}, tool.Name)
 			assert.Equal(t, destructive, *tool.Annotations.DestructiveHint, "%s: destructiveHint", tool.Name)
 		}
 		props, _ := tool.InputSchema.(map[string]any)["properties"].(map[string]any)

@@ -461,7 +461,7 @@ local function newScreen(deps)
     end
   end
 
-  local function onReply(messageId, ok, _, err)
+  local function onReply(messageId, ok)
     local watchId = byMessage[messageId];
     if watchId == nil then
       return;

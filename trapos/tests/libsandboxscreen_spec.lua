@@ -384,7 +384,7 @@ describe("libsandboxscreen", function()
       fire(screen, fake);
       expect(#sends(fake)):eq(1);
 
-      local _, watchId;
+      local watchId;
       screen, fake, watchId = watched(ref);
       expect(select(1, screen.handlers["screen.unwatch"]({ watchId = watchId }))):eq(true);
       fire(screen, fake);

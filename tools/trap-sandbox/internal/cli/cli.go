@@ -24,7 +24,9 @@ import (
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
+	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/internal/webconsole"
 )
 
 // CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
@@ -41,6 +43,7 @@ type CLI struct {
 	Exec      ExecCmd      `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
 	Run       RunCmd       `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
 	AITurns   AITurnsCmd   `cmd:"" name:"ai-turns" help:"List the computers whose agent turn (ai) is running."`
+	Screen    ScreenCmd    `cmd:"" help:"Show a computer's screen live in this terminal, in colour, and type on it (Ctrl-T held: terminate; Ctrl-S held: leave)."`
 	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
 }
 
@@ -204,7 +207,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	modules := []server.Module{gw, hostapi.New(computers), installer.New(client, public, logger), ai}
+	screens := screen.New(computers, gateway.LocalAccount).Metrics(metrics)
+	screens.Register(gw)
+	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}

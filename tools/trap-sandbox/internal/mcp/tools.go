@@ -174,6 +174,7 @@ func (t *tools) register(srv *sdk.Server) {
 	addTool(srv, "list_files", "List a directory", readOnly, "List a directory on a computer: each entry's name, whether it is a directory, and its size in bytes.",
 		func(in PathInput) string { return in.TraposID }, t.listFiles)
 	addReadFile(srv, t)
+	t.registerScreen(srv)
 	addTool(srv, "write_file", "Write a file", replaces, "Create or replace a file on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete.",
 		func(in WriteInput) string { return in.TraposID }, t.writeFile)
 	addTool(srv, "delete_file", "Delete a file", replaces, "Delete a file, or a directory with everything in it, on a computer.",
@@ -184,7 +185,7 @@ func (t *tools) register(srv *sdk.Server) {
 		func(in PathInput) string { return in.TraposID }, t.makeDir)
 	addTool(srv, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error.",
 		func(in LuaInput) string { return in.TraposID }, t.runLua)
-	addTool(srv, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. A full-screen program (edit, paint) waits for input and is stopped at the timeout.",
+	addTool(srv, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is that screen at the end. A full-screen program (edit, paint) waits for input and is stopped at the timeout; to use one, type it with send_text.",
 		func(in ProgramInput) string { return in.TraposID }, t.runProgram)
 	addTool(srv, "ping", "Ping a computer", readOnly, "Check that a computer answers, and how long a round trip to it takes.",
 		func(in TargetInput) string { return in.TraposID }, t.ping)
@@ -241,9 +242,11 @@ func inputSchema[In any]() *jsonschema.Schema {
 	if err != nil {
 		panic(fmt.Sprintf("input schema of %T: %v", *new(In), err))
 	}
-	if p, ok := s.Properties["timeoutMs"]; ok {
-		lo, hi := 1.0, float64(computer.MaxTimeout.Milliseconds())
-		p.Minimum, p.Maximum = &lo, &hi
+	for _, name := range []string{"timeoutMs", "settleMs"} {
+		if p, ok := s.Properties[name]; ok {
+			lo, hi := 1.0, float64(computer.MaxTimeout.Milliseconds())
+			p.Minimum, p.Maximum = &lo, &hi
+		}
 	}
 	return s
 }

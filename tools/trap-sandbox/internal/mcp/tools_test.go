@@ -104,4 +104,6 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, byName["write_file"].Annotations.IdempotentHint)
 	assert.False(t, *byName["move_file"].Annotations.DestructiveHint)
 	assert.True(t, *byName["run_program"].Annotations.OpenWorldHint)
+	assert.True(t, byName["read_screen"].Annotations.ReadOnlyHint)
+	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
 }

@@ -87,6 +87,10 @@ var Codes = []Code{CodeUnauthorized, CodeNotAuthenticated, CodeUnknownType, Code
 // while a turn runs or past the computer's rate limit (docs/protocol.md).
 const CodeBusy Code = "busy"
 
+// CodeUnknownWatch answers a screen.update whose watch the gateway no longer keeps (its last
+// viewer left, or it never asked): the computer stops that watch (docs/screen.md).
+const CodeUnknownWatch Code = "unknown_watch"
+
 // Error is the error object of a response frame ({"code":..., "message":...}). It is also a Go
 // error, the one error type of a request on the host side: gateway-side failures carry their
 // code up to whoever maps codes to HTTP statuses, and a computer's ok:false is the same type

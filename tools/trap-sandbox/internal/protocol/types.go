@@ -31,7 +31,9 @@ const (
 	TypeLuaExec = "lua.exec"
 	// TypeShellRun: {command} → {success, output}. Needs sandbox.allow_exec.
 	TypeShellRun = "shell.run"
-	// TypeScreenRead: {} → the computer's screen. Needs sandbox.allow_screen view.
+
+	// TypeScreenRead: {} → the computer's screen {width, height, colour, cursor, fg, bg, rows,
+	// palette}. Needs sandbox.allow_screen view or control (docs/screen.md).
 	TypeScreenRead = "screen.read"
 	// TypeScreenInput: {events} → {queued}. Needs sandbox.allow_screen control.
 	TypeScreenInput = "screen.input"
@@ -39,6 +41,9 @@ const (
 	TypeScreenWatch = "screen.watch"
 	// TypeScreenUnwatch: {watchId} → {}.
 	TypeScreenUnwatch = "screen.unwatch"
+	// TypeScreenUpdate (computer → gateway): a watch's frame, answered by the screen module:
+	// {} or unknown_watch, which stops the watch.
+	TypeScreenUpdate = "screen.update"
 )
 
 // ComputerTypes are the request types every computer's daemon answers itself, in the order

@@ -1,0 +1,150 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit/opencodefake"
+
+	"fakecraft/computer"
+	"fakecraft/fakecrafttest"
+
+	"tests/internal/harness"
+)
+
+// screenOut is the screen tools' result, as far as these tests read it.
+type screenOut struct {
+	Width   int    `json:"width"`
+	Height  int    `json:"height"`
+	Text    string `json:"text"`
+	Settled *bool  `json:"settled"`
+}
+
+// TestTheHostSeesAndDrivesTheComputersScreen: on a fakecraft computer whose owner allows
+// screen control, MCP's read_screen shows what ls printed at the player's prompt, send_text
+// types at the prompt ("lua\n1+1\n" shows 2), edit started at the prompt shows on the screen
+// and is left with the keys, and the live view over the host API stops the computer's watch
+// when its viewer goes away.
+func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/door.lua": doorProgram}
+	opts.Input = computer.Input(make(chan string)) // the player types nothing
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+	s := harness.ConnectMCP(ctx, t, g, "")
+
+	send := func(t *testing.T, tool string, args map[string]any) screenOut {
+		t.Helper()
+		args["traposId"] = deskTraposID
+		var out screenOut
+		harness.ToolOK(t, harness.CallTool(ctx, t, s, tool, args), deskTraposID, &out)
+		require.NotNil(t, out.Settled)
+		assert.True(t, *out.Settled, "the screen settled:\n%s", out.Text)
+		return out
+	}
+	read := func(t *testing.T) screenOut {
+		t.Helper()
+		var out screenOut
+		harness.ToolOK(t, harness.CallTool(ctx, t, s, "read_screen", map[string]any{"traposId": deskTraposID}), deskTraposID, &out)
+		return out
+	}
+	lastRow := func(text string) string {
+		rows := strings.Split(text, "\n")
+		return rows[len(rows)-1]
+	}
+
+	t.Run("read_screen after ls shows the listing", func(t *testing.T) {
+		send(t, "send_text", map[string]any{"text": "ls\n"})
+		out := read(t)
+		assert.Equal(t, computer.TermWidth, out.Width)
+		assert.Equal(t, computer.TermHeight, out.Height)
+		assert.Contains(t, out.Text, markerAtPrompt, "the mirror holds what was drawn before")
+		assert.Regexp(t, `(?s)\n> ls\n.*door\.lua e2e\.lua\n>$`, out.Text)
+		assert.Equal(t, ">", lastRow(out.Text), "back at the prompt")
+	})
+
+	t.Run("send_text lua then 1+1 shows 2", func(t *testing.T) {
+		out := send(t, "send_text", map[string]any{"text": "lua\n1+1\n"})
+		assert.Regexp(t, `(?m)^lua> 1\+1\n2\n`, out.Text)
+		out = send(t, "send_text", map[string]any{"text": "exit()\n"})
+		assert.Equal(t, ">", lastRow(out.Text), "lua left, back at the prompt")
+	})
+
+	t.Run("edit shows on the screen and is left with the keys", func(t *testing.T) {
+		out := send(t, "send_text", map[string]any{"text": "edit /door.lua\n"})
+		rows := strings.Split(out.Text, "\n")
+		assert.Equal(t, doorProgram, rows[0], "edit draws the file from the top")
+		assert.Contains(t, out.Text, "Press Ctrl to access menu")
+		out = send(t, "send_keys", map[string]any{"keys": []string{"leftCtrl"}})
+		assert.Contains(t, out.Text, "Exit", "the menu is open")
+		// Left from the first item wraps to the last, Exit.
+		out = send(t, "send_keys", map[string]any{"keys": []string{"left", "enter"}})
+		assert.NotContains(t, out.Text, "Press Ctrl to access menu")
+		assert.Equal(t, ">", lastRow(out.Text), "edit left, back at the prompt")
+	})
+
+	t.Run("the live view stops the watch when its viewer goes away", func(t *testing.T) {
+		viewer, leave := context.WithCancel(ctx)
+		req, err := http.NewRequestWithContext(viewer, http.MethodGet, "http://"+g.Addr+"/trapos/computers/"+deskTraposID+"/screen", nil)
+		require.NoError(t, err)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		r := bufio.NewReader(resp.Body)
+		frame := readEvent(t, r)
+		assert.Contains(t, frame, `"width":51`, "the first frame is the whole screen")
+		assert.Contains(t, frame, "> ", "with the prompt")
+		// Typing changes the screen: the next frame shows it.
+		send(t, "send_text", map[string]any{"text": "hello"})
+		for !strings.Contains(frame, "> hello") {
+			frame = readEvent(t, r)
+		}
+		leave()
+		require.Eventually(t, func() bool {
+			return metric(ctx, t, g, `trapos_gateway_frames_out_total{event="gateway_request",type="screen.unwatch"} 1`)
+		}, testTimeout, pollInterval, "the gateway stops the computer's watch when the viewer leaves")
+	})
+}
+
+// readEvent returns the data of the next server-sent event on r.
+func readEvent(t *testing.T, r *bufio.Reader) string {
+	t.Helper()
+	var data string
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" && data != "" {
+			return data
+		}
+		if d, ok := strings.CutPrefix(line, "data: "); ok {
+			data = d
+		}
+	}
+}
+
+// metric reports whether the gateway's /metrics holds line.
+func metric(ctx context.Context, t *testing.T, g *harness.Gateway, line string) bool {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.Addr+"/metrics", nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return strings.Contains(string(body), line)
+}

@@ -1,0 +1,302 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	fcomputer "fakecraft/computer"
+	"fakecraft/console"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/screen"
+)
+
+// ScreenCmd is `trap-sandbox screen ID`: the computer's screen live in this terminal, in
+// colour, with this terminal's keys typed on it. The renderer and the key mapping are
+// fakecraft shell's (fakecraft/console), so both show and type the same way.
+type ScreenCmd struct {
+	APIFlags
+	TraposID string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Colours  string `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
+}
+
+// Run shows the screen until the computer goes away, the terminal's input ends, or Ctrl-S is
+// held (as fakecraft shell's shutdown, here: leave; the computer stays on).
+func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
+	tty, ok := in.Reader.(*os.File)
+	if !ok {
+		return errors.New("trap-sandbox screen needs a terminal on stdin")
+	}
+	restore, err := console.MakeRaw(int(tty.Fd()))
+	if err != nil {
+		return fmt.Errorf("trap-sandbox screen needs a terminal on stdin (%v); `trap-sandbox request %s screen.read` reads it once", err, c.TraposID)
+	}
+	defer func() { _ = restore() }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	body, err := c.stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer body.Close()
+	if _, err := out.Write(console.Start()); err != nil {
+		return err
+	}
+	defer func() { _, _ = out.Write(console.Stop()) }()
+	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours)}, out: out,
+		send: func(ctx context.Context, evs []computer.InputEvent) error {
+			_, _, err := c.client().SendInput(ctx, c.TraposID, evs, 0)
+			return err
+		}}
+	err = v.run(ctx, tty, body)
+	_, _ = out.Write(console.Stop())
+	if err != nil {
+		return failure(c.TraposID, "screen", err)
+	}
+	return nil
+}
+
+// stream opens the gateway's live view of the computer's screen.
+func (c *ScreenCmd) stream(ctx context.Context) (io.ReadCloser, error) {
+	path := strings.Replace(screen.WatchPattern, "{traposId}", url.PathEscape(c.TraposID), 1)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.URL, "/")+path, nil)
+	if err != nil {
+		return nil, fmt.Errorf("--url %q: %w", c.URL, err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	if c.APIToken != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("cannot reach the gateway at %s: %w", c.URL, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		var ans struct {
+			Error *struct{ Code, Message string } `json:"error"`
+		}
+		if json.Unmarshal(data, &ans) == nil && ans.Error != nil {
+			return nil, failure(c.TraposID, "screen", fmt.Errorf("%s: %s", ans.Error.Code, ans.Error.Message))
+		}
+		return nil, fmt.Errorf("the gateway at %s answered %s", c.URL, resp.Status)
+	}
+	return resp.Body, nil
+}
+
+// colourMode is the flag's mode; auto picks truecolor when $COLORTERM says so.
+func colourMode(flag string) console.ColourMode {
+	switch flag {
+	case "truecolor":
+		return console.TrueColour
+	case "256":
+		return console.Colour256
+	}
+	ct := strings.ToLower(os.Getenv("COLORTERM"))
+	if ct == "truecolor" || ct == "24bit" {
+		return console.TrueColour
+	}
+	return console.Colour256
+}
+
+// viewer draws frames from a stream and sends the keys read from a terminal.
+type viewer struct {
+	renderer console.Renderer
+	out      io.Writer
+	send     func(context.Context, []computer.InputEvent) error
+}
+
+// errLeft is run's answer when the person held Ctrl-S to leave.
+var errLeft = errors.New("left")
+
+// run draws each frame of stream and sends what in types until the stream or the input
+// ends, or Ctrl-S is held. It returns nil when the person left or the input ended.
+func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	frames := make(chan screen.FrameJSON)
+	streamErr := make(chan error, 1)
+	go func() { streamErr <- readFrames(ctx, stream, frames) }()
+	inputs := make(chan console.Input)
+	inputDone := make(chan struct{})
+	go func() {
+		defer close(inputDone)
+		var d console.Decoder
+		buf := make([]byte, 4096)
+		for {
+			n, err := in.Read(buf)
+			for _, input := range d.Feed(buf[:n]) {
+				select {
+				case inputs <- input:
+				case <-ctx.Done():
+					return
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case err := <-streamErr:
+			return err
+		case <-inputDone:
+			return nil
+		case f := <-frames:
+			snap := snapshotOf(f)
+			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
+				return err
+			}
+		case input := <-inputs:
+			evs, err := eventsOf(input)
+			if errors.Is(err, errLeft) {
+				return nil
+			}
+			if len(evs) > 0 {
+				if err := v.send(ctx, evs); err != nil {
+					return err
+				}
+			}
+		}
+	}
+}
+
+// readFrames reads the stream's events into frames until it ends: an `end` event is the
+// computer going away.
+func readFrames(ctx context.Context, r io.Reader, frames chan<- screen.FrameJSON) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	var name string
+	for sc.Scan() {
+		line := sc.Text()
+		if n, ok := strings.CutPrefix(line, "event: "); ok {
+			name = n
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		if name == "end" {
+			var ans struct {
+				Error *struct{ Code, Message string } `json:"error"`
+			}
+			if json.Unmarshal([]byte(data), &ans) == nil && ans.Error != nil {
+				return fmt.Errorf("%s: %s", ans.Error.Code, ans.Error.Message)
+			}
+			return errors.New("the gateway ended the screen's stream")
+		}
+		var f screen.FrameJSON
+		if err := json.Unmarshal([]byte(data), &f); err != nil {
+			return fmt.Errorf("the gateway sent a frame this client cannot read: %v", err)
+		}
+		select {
+		case frames <- f:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return errors.New("the gateway ended the screen's stream")
+}
+
+// eventsOf is a terminal input as screen.input events: keys by CC's name, a mouse press as a
+// click (screen.input queues its release), Ctrl-T held as terminate, Ctrl-S held as errLeft.
+// Drags, releases and Ctrl-R (reboot: not a host's to do) send nothing.
+func eventsOf(in console.Input) ([]computer.InputEvent, error) {
+	switch in.Action {
+	case console.Terminate:
+		return []computer.InputEvent{{Type: computer.InputTerminate}}, nil
+	case console.Shutdown:
+		return nil, errLeft
+	case console.Reboot:
+		return nil, nil
+	}
+	var evs []computer.InputEvent
+	for _, ev := range in.Events {
+		switch ev.Name {
+		case "key", "key_up":
+			if name, ok := console.KeyName(ev.Key); ok {
+				evs = append(evs, computer.InputEvent{Type: ev.Name, Name: name})
+			}
+		case "char":
+			evs = append(evs, computer.InputEvent{Type: computer.InputChar, Text: latin1(ev.Text)})
+		case "paste":
+			evs = append(evs, computer.InputEvent{Type: computer.InputPaste, Text: latin1(ev.Text)})
+		case "mouse_click":
+			evs = append(evs, computer.InputEvent{Type: computer.InputClick, Button: ev.Button, X: ev.X, Y: ev.Y})
+		case "mouse_scroll":
+			evs = append(evs, computer.InputEvent{Type: computer.InputScroll, Direction: ev.Button, X: ev.X, Y: ev.Y})
+		}
+	}
+	return evs, nil
+}
+
+// latin1 is the decoder's CC bytes as host text (byte N is U+00NN), which SendInput turns
+// back into those bytes.
+func latin1(cc string) string {
+	var b strings.Builder
+	for i := 0; i < len(cc); i++ {
+		b.WriteRune(rune(cc[i]))
+	}
+	return b.String()
+}
+
+// snapshotOf is a frame as the renderer draws it: the computer's screen at the top left,
+// cut to 51×19 (a pocket computer's 20th row is not shown).
+func snapshotOf(f screen.FrameJSON) fcomputer.Snapshot {
+	snap := fcomputer.Snapshot{CursorX: f.Cursor.X, CursorY: f.Cursor.Y, Blink: f.Cursor.Blink, Colour: f.Colour,
+		Palette: fcomputer.DefaultPalette}
+	for i, hex := range f.Palette {
+		if v, err := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32); err == nil && i < 16 {
+			snap.Palette[i] = uint32(v)
+		}
+	}
+	for y := range fcomputer.TermHeight {
+		var row computer.Row
+		if y < len(f.Rows) {
+			row = f.Rows[y]
+		}
+		text := []rune(row.Text)
+		for x := range fcomputer.TermWidth {
+			cell := fcomputer.Cell{Char: ' ', FG: 0, BG: 15}
+			if x < len(text) && text[x] <= 0xFF {
+				cell.Char = byte(text[x])
+			}
+			if x < len(row.FG) {
+				cell.FG = blitDigit(row.FG[x], 0)
+			}
+			if x < len(row.BG) {
+				cell.BG = blitDigit(row.BG[x], 15)
+			}
+			snap.Cells[y][x] = cell
+		}
+	}
+	return snap
+}
+
+// blitDigit is a blit character's palette index (def when it is none).
+func blitDigit(c byte, def uint8) uint8 {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0'
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10
+	}
+	return def
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/testkit"
+)
+
+// TestTheScreenViewerDrawsFramesAndTypesKeysByName: a frame of the stream is drawn in
+// colour (CC's glyphs, the palette's RGB); typed keys reach the computer as screen.input
+// events by CC's key names, as fakecraft shell's decoder reads them; Ctrl-T held terminates,
+// Ctrl-S held leaves.
+func TestTheScreenViewerDrawsFramesAndTypesKeysByName(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	sent := make(chan []computer.InputEvent)
+	v := &viewer{out: out, send: func(ctx context.Context, evs []computer.InputEvent) error {
+		select {
+		case sent <- evs:
+		case <-ctx.Done():
+		}
+		return nil
+	}}
+	v.renderer.Mode = 1 // console.TrueColour
+	typed, typing := io.Pipe()
+	stream, streaming := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+
+	fg := "4" + strings.Repeat("0", 50)
+	_, err := fmt.Fprintf(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":4,\"y\":1,\"blink\":true},\"rows\":[{\"text\":\"> \\u0081é\",\"fg\":%q,\"bg\":%q}],\"palette\":[\"#f0f0f0\",\"#000000\",\"#000000\",\"#000000\",\"#dede6c\"]}\n\n", fg, strings.Repeat("f", 51))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "é") }, 5*time.Second, time.Millisecond)
+	assert.Contains(t, out.String(), "\x1b[38;2;222;222;108;", "the prompt in the palette's yellow")
+	assert.Contains(t, out.String(), "🬀", "byte 0x81 as CC's font draws it, never a raw control byte")
+	assert.NotContains(t, out.String(), "\u0081")
+	assert.NotContains(t, out.String(), "48;2;240;240;240m", "rows the frame lacks are blank on black, not white")
+
+	_, err = typing.Write([]byte("l"))
+	require.NoError(t, err)
+	assert.Equal(t, []computer.InputEvent{{Type: "key", Name: "l"}, {Type: "char", Text: "l"}, {Type: "key_up", Name: "l"}}, <-sent)
+	_, err = typing.Write([]byte("\r"))
+	require.NoError(t, err)
+	assert.Equal(t, []computer.InputEvent{{Type: "key", Name: "enter"}, {Type: "key_up", Name: "enter"}}, <-sent)
+	_, err = typing.Write([]byte("é"))
+	require.NoError(t, err)
+	assert.Equal(t, []computer.InputEvent{{Type: "char", Text: "é"}}, <-sent, "a Latin-1 character is one CC byte")
+	_, err = typing.Write([]byte("\x14"))
+	require.NoError(t, err)
+	<-sent // one Ctrl-T press is Ctrl+T
+	_, err = typing.Write([]byte("\x14"))
+	require.NoError(t, err)
+	assert.Equal(t, []computer.InputEvent{{Type: "terminate"}}, <-sent, "Ctrl-T held terminates")
+	_, err = typing.Write([]byte("\x13"))
+	require.NoError(t, err)
+	<-sent
+	_, err = typing.Write([]byte("\x13"))
+	require.NoError(t, err)
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
+	_ = typing.Close()
+	_ = streaming.Close()
+}
+
+func TestTheScreenViewerEndsWhenTheComputerGoesAway(t *testing.T) {
+	v := &viewer{out: io.Discard, send: func(context.Context, []computer.InputEvent) error { return nil }}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	err := v.run(t.Context(), typed, strings.NewReader("event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"computer 7: the computer disconnected\"}}\n\n"))
+	assert.EqualError(t, err, "not_connected: computer 7: the computer disconnected")
+}

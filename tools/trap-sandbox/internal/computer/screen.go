@@ -1,0 +1,221 @@
+package computer
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
+)
+
+// Cursor is where the computer's cursor is (1-based) and whether it blinks.
+type Cursor struct {
+	X     int  `json:"x"`
+	Y     int  `json:"y"`
+	Blink bool `json:"blink"`
+}
+
+// Row is one row of a screen: Text is host text (byte N is U+00NN, the text rule), FG and BG
+// are blit strings, one colour digit (0-9a-f) per cell.
+type Row struct {
+	Text string `json:"text"`
+	FG   string `json:"fg"`
+	BG   string `json:"bg"`
+}
+
+// Screen is the computer's own screen (screen.read's answer, docs/screen.md), its text as host
+// text.
+type Screen struct {
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Colour bool   `json:"colour"`
+	Cursor Cursor `json:"cursor"`
+	// FG and BG are the colours the next write uses (a colour's number, 1 to 32768).
+	FG      int      `json:"fg"`
+	BG      int      `json:"bg"`
+	Rows    []Row    `json:"rows"`
+	Palette []string `json:"palette"`
+}
+
+// Text is the screen as text: each row without its trailing spaces, down to the last row that
+// shows something, joined by "\n".
+func (s Screen) Text() string {
+	lines := make([]string, len(s.Rows))
+	last := 0
+	for i, r := range s.Rows {
+		lines[i] = strings.TrimRight(r.Text, " ")
+		if lines[i] != "" {
+			last = i + 1
+		}
+	}
+	return strings.Join(lines[:last], "\n")
+}
+
+// Equal reports whether two screens show the same thing (the cursor and palette included).
+func (s Screen) Equal(o Screen) bool {
+	if s.Width != o.Width || s.Height != o.Height || s.Colour != o.Colour || s.Cursor != o.Cursor ||
+		s.FG != o.FG || s.BG != o.BG || len(s.Rows) != len(o.Rows) || len(s.Palette) != len(o.Palette) {
+		return false
+	}
+	for i := range s.Rows {
+		if s.Rows[i] != o.Rows[i] {
+			return false
+		}
+	}
+	for i := range s.Palette {
+		if s.Palette[i] != o.Palette[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FromWire turns the rows' wire text into host text (the fields a computer sends as bytes).
+func (s *Screen) FromWire(traposID string) error {
+	for i := range s.Rows {
+		text, err := cctext.FromWire(s.Rows[i].Text)
+		if err != nil {
+			return protocol.Errorf(protocol.CodeInternal, "computer %s sent a screen row that is not bytes: %v", traposID, err)
+		}
+		s.Rows[i].Text = text
+	}
+	return nil
+}
+
+// ReadScreen reads the computer's screen once (screen.read; needs sandbox.allow_screen view).
+func (c *Client) ReadScreen(ctx context.Context, traposID string, timeout time.Duration) (Screen, error) {
+	return c.readScreen(ctx, traposID, bound(timeout, DefaultTimeout))
+}
+
+func (c *Client) readScreen(ctx context.Context, traposID string, timeout time.Duration) (Screen, error) {
+	var s Screen
+	if err := c.call(ctx, traposID, protocol.TypeScreenRead, struct{}{}, timeout, &s); err != nil {
+		return Screen{}, err
+	}
+	if s.Rows == nil {
+		s.Rows = []Row{}
+	}
+	return s, s.FromWire(traposID)
+}
+
+// Input event types (screen.input's fixed list; the computer refuses any other).
+const (
+	InputKey       = "key"
+	InputKeyUp     = "key_up"
+	InputChar      = "char"
+	InputPaste     = "paste"
+	InputClick     = "click"
+	InputScroll    = "scroll"
+	InputTerminate = "terminate"
+)
+
+// InputEvent is one event of screen.input: which fields count depends on Type.
+type InputEvent struct {
+	Type string `json:"type"`
+	// Name is a key's name as keys.getName gives it (enter, leftCtrl, a): key and key_up.
+	Name string `json:"name,omitempty"`
+	// Held marks a key event as a repeat of a key held down.
+	Held bool `json:"held,omitempty"`
+	// Text is host text: char (each character one char event, "\n" Enter) and paste.
+	Text string `json:"text,omitempty"`
+	// Button is 1 (left), 2 (right) or 3 (middle): click.
+	Button int `json:"button,omitempty"`
+	// X and Y are the cell (1-based): click and scroll.
+	X int `json:"x,omitempty"`
+	Y int `json:"y,omitempty"`
+	// Direction is -1 (up) or 1 (down): scroll.
+	Direction int `json:"direction,omitempty"`
+}
+
+// KeyPress is the events of pressing and releasing a key, or a chord ("leftCtrl+s": the
+// keys before the last are held while it is pressed, then released in reverse order). The
+// name "terminate" is CC's terminate event (what holding Ctrl+T does).
+func KeyPress(chord string) []InputEvent {
+	if chord == InputTerminate {
+		return []InputEvent{{Type: InputTerminate}}
+	}
+	names := strings.Split(chord, "+")
+	if slices.Contains(names, "") { // no key is named "", so this is no chord: let the computer name it
+		names = []string{chord}
+	}
+	var evs []InputEvent
+	for _, n := range names {
+		evs = append(evs, InputEvent{Type: InputKey, Name: n})
+	}
+	for i := len(names) - 1; i >= 0; i-- {
+		evs = append(evs, InputEvent{Type: InputKeyUp, Name: names[i]})
+	}
+	return evs
+}
+
+// SendInput queues events on the computer as its keyboard and mouse would (screen.input;
+// needs sandbox.allow_screen control). It returns how many events were queued and the
+// characters of the texts CC's charset could not hold (sent as '?').
+func (c *Client) SendInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error) {
+	var reps []cctext.Replacement
+	wire := make([]InputEvent, len(events))
+	for i, e := range events {
+		if e.Text != "" {
+			var r []cctext.Replacement
+			e.Text, r = cctext.Wire(e.Type, e.Text)
+			reps = append(reps, r...)
+		}
+		wire[i] = e
+	}
+	var ans struct {
+		Queued int `json:"queued"`
+	}
+	err := c.call(ctx, traposID, protocol.TypeScreenInput, map[string]any{"events": wire}, bound(timeout, DefaultTimeout), &ans)
+	return ans.Queued, reps, err
+}
+
+// Settled is what Settle saw: the last screen read, and whether it stayed the same for the
+// whole quiet time before the call's time ran out.
+type Settled struct {
+	Screen  Screen
+	Settled bool
+}
+
+// Settle reads the screen until two reads quiet apart are the same (the programs on the
+// computer have drawn what the last input made them draw), bounded by timeout: then the
+// last screen read comes back with Settled false. A computer draws at most once per tick
+// (50 ms), so quiet should be some ticks.
+func (c *Client) Settle(ctx context.Context, traposID string, quiet, timeout time.Duration) (Settled, error) {
+	ctx, cancel := context.WithTimeout(ctx, bound(timeout, DefaultTimeout))
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	last, err := c.readScreen(ctx, traposID, time.Until(deadline))
+	if err != nil {
+		return Settled{}, err
+	}
+	timer := time.NewTimer(quiet)
+	defer timer.Stop()
+	for {
+		if time.Until(deadline) < quiet {
+			return Settled{Screen: last}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return Settled{Screen: last}, nil
+		case <-timer.C:
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return Settled{Screen: last}, nil
+		}
+		s, err := c.readScreen(ctx, traposID, left)
+		if protocol.CodeOf(err) == protocol.CodeTimeout && ctx.Err() != nil {
+			return Settled{Screen: last}, nil // the last read was cut off by the call's end
+		}
+		if err != nil {
+			return Settled{}, err
+		}
+		if s.Equal(last) {
+			return Settled{Screen: s, Settled: true}, nil
+		}
+		last = s
+		timer.Reset(quiet)
+	}
+}

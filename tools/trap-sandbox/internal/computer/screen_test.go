@@ -1,0 +1,80 @@
+package computer_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
+)
+
+func terminal() (*daemonfake.Local, *daemonfake.Terminal) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	return d, term
+}
+
+func TestReadScreenGivesHostText(t *testing.T) {
+	d, _ := terminal()
+	c := computer.New(d)
+	_, _, err := c.SendInput(t.Context(), "7:", []computer.InputEvent{{Type: computer.InputChar, Text: "é—"}}, 0)
+	require.NoError(t, err)
+	s, err := c.ReadScreen(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "> é?", s.Text(), "the byte E9 is é; what CC cannot hold was sent as ?")
+	assert.Equal(t, computer.Cursor{X: 5, Y: 1, Blink: true}, s.Cursor)
+	assert.Len(t, s.Rows, daemonfake.TermHeight)
+	assert.Equal(t, "4400", s.Rows[0].FG[:4])
+	assert.Len(t, s.Palette, 16)
+}
+
+func TestSendInputNamesWhatCCCannotHold(t *testing.T) {
+	d, term := terminal()
+	c := computer.New(d)
+	n, reps, err := c.SendInput(t.Context(), "7:", append(computer.KeyPress("leftCtrl+s"), computer.InputEvent{Type: computer.InputPaste, Text: "a—b"}), 0)
+	require.NoError(t, err)
+	assert.Equal(t, 5, n)
+	require.Len(t, reps, 1)
+	assert.Equal(t, "U+2014", reps[0].CodePoint)
+	evs := term.Events()
+	var got []string
+	for _, e := range evs[:4] {
+		got = append(got, e["type"].(string)+" "+e["name"].(string))
+	}
+	assert.Equal(t, []string{"key leftCtrl", "key s", "key_up s", "key_up leftCtrl"}, got, "a chord holds its modifiers")
+	assert.Equal(t, "a?b", evs[4]["text"])
+
+	_, _, err = c.SendInput(t.Context(), "7:", []computer.InputEvent{{Type: "mouse_drag"}}, 0)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), "the computer's refusal comes back as it is")
+}
+
+func TestKeyPress(t *testing.T) {
+	assert.Equal(t, []computer.InputEvent{{Type: "key", Name: "enter"}, {Type: "key_up", Name: "enter"}}, computer.KeyPress("enter"))
+	assert.Equal(t, []computer.InputEvent{{Type: "terminate"}}, computer.KeyPress("terminate"))
+	assert.Equal(t, []computer.InputEvent{{Type: "key", Name: "a+"}, {Type: "key_up", Name: "a+"}}, computer.KeyPress("a+"), "not a chord: the computer names the bad key")
+}
+
+// TestSettleWaitsForTheScreenToStopChanging: the screen changes on the next three reads, so
+// Settle reads until two reads agree; a screen that never stops is given back unsettled at
+// the call's end.
+func TestSettleWaitsForTheScreenToStopChanging(t *testing.T) {
+	d, term := terminal()
+	c := computer.New(d)
+	term.Busy = 3
+	got, err := c.Settle(t.Context(), "7:", time.Millisecond, 0)
+	require.NoError(t, err)
+	assert.True(t, got.Settled)
+	assert.Contains(t, got.Screen.Text(), "frame 3")
+	assert.Len(t, d.Types(), 4, "three reads that changed, one the same")
+
+	term.Busy = 1 << 30
+	got, err = c.Settle(t.Context(), "7:", time.Millisecond, 50*time.Millisecond)
+	require.NoError(t, err)
+	assert.False(t, got.Settled, "a screen that keeps changing is not settled")
+	assert.Contains(t, got.Screen.Text(), "frame ")
+}

@@ -1,0 +1,141 @@
+package mcp
+
+import (
+	"context"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+)
+
+// The screen tools read and drive the computer's own screen (the one the player sees), not a
+// job's: run_lua and run_program run on a screen of their own and return it as output
+// (docs/capabilities.md), so their results carry no computer screen. To watch a program on
+// the computer's screen, start it with send_text ("edit notes\n") and read what it drew.
+
+// defaultSettle is how long the screen must stay the same before send_keys and send_text
+// answer: some ticks (a computer draws at most once per 50 ms tick).
+const defaultSettle = 300 * time.Millisecond
+
+// ScreenInput is read_screen's input.
+type ScreenInput struct {
+	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
+	Colours   bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
+	Cursor    bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
+}
+
+// KeysInput is send_keys' input.
+type KeysInput struct {
+	TraposID string   `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
+	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftCtrl+s; terminate is CC's terminate event (holding Ctrl+T)"`
+	SettleMs int64    `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
+	Colours  bool     `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
+	Cursor   bool     `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
+	// TimeoutMs bounds the input and the wait for the screen to settle.
+	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); past it the screen is returned as it is, with settled false"`
+}
+
+// TextInput is send_text's input.
+type TextInput struct {
+	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
+	Text     string `json:"text" jsonschema:"text to type, each character a key press as CC's char event; a line break presses Enter (é is one byte, others become ? and are named in warnings)"`
+	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
+	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
+	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
+	// TimeoutMs bounds the input and the wait for the screen to settle.
+	TimeoutMs int64 `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); past it the screen is returned as it is, with settled false"`
+}
+
+// ScreenOutput is the screen as the screen tools return it.
+type ScreenOutput struct {
+	Width  int    `json:"width"`
+	Height int    `json:"height"`
+	Text   string `json:"text" jsonschema:"the screen's rows without trailing spaces, down to the last that shows something, joined by line breaks (a byte E9 is é)"`
+	// Cursor is set when asked for.
+	Cursor *computer.Cursor `json:"cursor,omitempty"`
+	// Rows and Palette are set when colours are asked for.
+	Rows    []computer.Row `json:"rows,omitempty" jsonschema:"each row's text and colours: fg and bg hold one colour digit (0-9a-f, a palette index) per cell"`
+	Palette []string       `json:"palette,omitempty" jsonschema:"the 16 colours as #rrggbb, by index 0-f"`
+	// Settled is set by send_keys and send_text: whether the screen stopped changing.
+	Settled *bool `json:"settled,omitempty" jsonschema:"send_keys and send_text: false when the screen was still changing at the call's end"`
+	// Warnings are the characters of send_text's text CC cannot hold.
+	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters CC cannot hold, sent as ?"`
+}
+
+func (t *tools) registerScreen(srv *sdk.Server) {
+	addTool(srv, "read_screen", "Read the screen", hints{readOnly: true}, "Read what a computer's own screen shows now (what the player sees): its text, and when asked its colours and cursor. Needs the owner's sandbox.allow_screen view or control.",
+		func(in ScreenInput) string { return in.TraposID }, t.readScreen)
+	addTool(srv, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"] or [\"leftCtrl+s\"]), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
+		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
+	addTool(srv, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
+		func(in TextInput) string { return in.TraposID }, t.sendText)
+}
+
+// screenOutput is s as the tools return it: the text, and what was asked for.
+func screenOutput(s computer.Screen, colours, cursor bool) ScreenOutput {
+	out := ScreenOutput{Width: s.Width, Height: s.Height, Text: s.Text()}
+	if cursor {
+		out.Cursor = &s.Cursor
+	}
+	if colours {
+		out.Rows, out.Palette = s.Rows, s.Palette
+	}
+	return out
+}
+
+func (t *tools) readScreen(ctx context.Context, in ScreenInput) (ScreenOutput, error) {
+	s, err := t.client.ReadScreen(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
+	if err != nil {
+		return ScreenOutput{}, err
+	}
+	return screenOutput(s, in.Colours, in.Cursor), nil
+}
+
+func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error) {
+	if len(in.Keys) == 0 {
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys is empty: give at least one key name, e.g. [\"enter\"]")
+	}
+	var events []computer.InputEvent
+	for _, k := range in.Keys {
+		events = append(events, computer.KeyPress(k)...)
+	}
+	return t.sendAndSettle(ctx, in.TraposID, events, in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor)
+}
+
+func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error) {
+	if in.Text == "" {
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is empty: give the characters to type")
+	}
+	return t.sendAndSettle(ctx, in.TraposID, []computer.InputEvent{{Type: computer.InputChar, Text: in.Text}}, in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor)
+}
+
+// sendAndSettle sends events, then waits for the screen to settle, all within the call's
+// timeout.
+func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []computer.InputEvent, settleMs, timeoutMs int64, colours, cursor bool) (ScreenOutput, error) {
+	timeout := timeoutOf(timeoutMs)
+	if timeout <= 0 {
+		timeout = computer.DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, min(timeout, computer.MaxTimeout))
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	_, warnings, err := t.client.SendInput(ctx, traposID, events, time.Until(deadline))
+	if err != nil {
+		return ScreenOutput{}, withWarnings(err, warnings)
+	}
+	settle := timeoutOf(settleMs)
+	if settle <= 0 {
+		settle = defaultSettle
+	}
+	got, err := t.client.Settle(ctx, traposID, settle, time.Until(deadline))
+	if err != nil {
+		return ScreenOutput{}, err
+	}
+	out := screenOutput(got.Screen, colours, cursor)
+	out.Settled, out.Warnings = &got.Settled, warnings
+	return out, nil
+}

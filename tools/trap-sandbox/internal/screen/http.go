@@ -1,0 +1,85 @@
+package screen
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// WatchPattern is the host API's live view of a computer's screen: a server-sent event stream
+// (Accept: text/event-stream) of frames, each `event: frame` with the whole screen as JSON
+// (FrameJSON); it ends with `event: end` and the error when the computer goes away. Reading
+// once and sending input go through …/requests (screen.read, screen.input), like every type.
+const WatchPattern = "/trapos/computers/{traposId}/screen"
+
+// FrameJSON is a frame as the stream sends it: the screen, its text as host text.
+type FrameJSON struct {
+	Seq int `json:"seq"`
+	computer.Screen
+}
+
+// Name implements server.Module.
+func (m *Module) Name() string { return "screen" }
+
+// Mount implements server.Module: the stream, behind the server's API auth.
+func (m *Module) Mount(routes *server.Routes) {
+	routes.HandleAPIFunc("GET "+WatchPattern, m.serveWatch)
+}
+
+func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	v, err := m.Watch(r.Context(), r.PathValue("traposId"), 0)
+	if err != nil {
+		var pe *protocol.Error
+		if !errors.As(err, &pe) {
+			pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
+		}
+		server.WriteAnswer(w, hostapi.StatusOf(pe), server.Answer{Error: pe})
+		return
+	}
+	defer v.Close()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_ = rc.Flush()
+	for {
+		f, err := v.Next(r.Context())
+		if r.Context().Err() != nil {
+			return
+		}
+		if err != nil {
+			end, _ := json.Marshal(server.Answer{Error: protocol.Errorf(protocol.CodeNotConnected, "computer %s: %v", v.w.traposID, err)})
+			_, _ = fmt.Fprintf(w, "event: end\ndata: %s\n\n", end)
+			_ = rc.Flush()
+			return
+		}
+		data, err := marshal(FrameJSON{Seq: f.Seq, Screen: f.Screen})
+		if err != nil {
+			return
+		}
+		if _, err := fmt.Fprintf(w, "event: frame\ndata: %s\n\n", data); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+	}
+}
+
+// marshal encodes v as JSON on one line without HTML escaping.
+func marshal(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}

@@ -1,0 +1,107 @@
+package screen
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// event reads one server-sent event: its name and data.
+func event(t *testing.T, r *bufio.Reader) (string, string) {
+	t.Helper()
+	var name, data string
+	for {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "":
+			return name, data
+		case strings.HasPrefix(line, "event: "):
+			name = line[len("event: "):]
+		case strings.HasPrefix(line, "data: "):
+			data = line[len("data: "):]
+		}
+	}
+}
+
+func stream(t *testing.T, ctx context.Context, url string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	return resp
+}
+
+// TestTheStreamSendsFramesAndStopsTheWatchWhenTheViewerLeaves: the host API's stream sends
+// each frame as an event; when its viewer goes away the module unwatches the computer.
+func TestTheStreamSendsFramesAndStopsTheWatchWhenTheViewerLeaves(t *testing.T) {
+	m, d := standIn(t)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	defer srv.Close()
+
+	ctx, leave := context.WithCancel(t.Context())
+	resp := stream(t, ctx, srv.URL+"/trapos/computers/7:/screen")
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "text/event-stream", resp.Header.Get("Content-Type"))
+	_, err := m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "hé "}, true))
+	require.NoError(t, err)
+	name, data := event(t, bufio.NewReader(resp.Body))
+	assert.Equal(t, "frame", name)
+	var f FrameJSON
+	require.NoError(t, json.Unmarshal([]byte(data), &f))
+	assert.Equal(t, 1, f.Seq)
+	assert.Equal(t, "hé ", f.Rows[0].Text)
+	assert.Equal(t, 3, f.Width)
+
+	leave()
+	require.Eventually(t, func() bool { return slices.Contains(d.Types(), protocol.TypeScreenUnwatch) }, testWait, testTick,
+		"the viewer went away: the watch stops")
+	_, err = m.handleUpdate(t.Context(), from, frame(2, nil, false))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
+}
+
+func TestTheStreamEndsWhenTheComputerGoesAway(t *testing.T) {
+	m, _ := standIn(t)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	defer srv.Close()
+	resp := stream(t, t.Context(), srv.URL+"/trapos/computers/7:/screen")
+	defer resp.Body.Close()
+	socket, closeSocket := context.WithCancel(t.Context())
+	_, err := m.handleUpdate(socket, from, frame(1, map[string]string{"1": "hi "}, true))
+	require.NoError(t, err)
+	r := bufio.NewReader(resp.Body)
+	name, _ := event(t, r)
+	assert.Equal(t, "frame", name)
+	closeSocket()
+	name, data := event(t, r)
+	assert.Equal(t, "end", name)
+	assert.Contains(t, data, `"code":"not_connected"`)
+}
+
+func TestTheStreamOfAComputerThatRefusesIsAnError(t *testing.T) {
+	m, _ := standIn(t)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	defer srv.Close()
+	resp := stream(t, t.Context(), srv.URL+"/trapos/computers/9:/screen")
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	var a server.Answer
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
+	assert.Equal(t, protocol.CodeNotConnected, a.Error.Code)
+}

@@ -1,0 +1,351 @@
+// Package screen is the gateway's screen module: it keeps live watches of the computers'
+// screens for the host's viewers (the CLI's `trap-sandbox screen`, the web console). It answers
+// the computers' screen.update requests (Register), keeps one watch per computer shared by
+// all its viewers, and hands each viewer the newest screen when it asks for the next one, so
+// a slow viewer skips frames and never holds up the computer or another viewer. See
+// docs/screen.md.
+//
+// A watch starts (screen.watch, through the module's computer.Client, so accounts scope it
+// like every other call) with its first viewer and stops (screen.unwatch) with its last;
+// a screen.update of a watch the module no longer keeps is answered unknown_watch, which
+// stops it on the computer. A watch also ends when the computer's socket closes: its viewers
+// are told the computer went away.
+package screen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+)
+
+// Handlers is the table the module registers into; *gateway.Gateway implements it.
+type Handlers interface {
+	Handle(typ string, h protocol.RequestHandler)
+}
+
+// Module keeps the watches. It is safe for concurrent use.
+type Module struct {
+	client  *computer.Client
+	account string
+
+	mu      sync.Mutex
+	watches map[string]*watch // by traposId
+
+	updates, updateBytes prometheus.Counter // nil without a registry
+}
+
+// New returns the module; it starts and stops watches through c, whose computers belong to
+// account (the Requester.AccountID their updates come with).
+func New(c *computer.Client, account string) *Module {
+	return &Module{client: c, account: account, watches: map[string]*watch{}}
+}
+
+// Metrics records the module's counters on reg: screen.update requests merged, and their
+// payload bytes (what watching costs the computer's socket).
+func (m *Module) Metrics(reg prometheus.Registerer) *Module {
+	m.updates = prometheus.NewCounter(prometheus.CounterOpts{Name: "trapos_gateway_screen_updates_total",
+		Help: "screen.update requests merged into a watched screen."})
+	m.updateBytes = prometheus.NewCounter(prometheus.CounterOpts{Name: "trapos_gateway_screen_update_bytes_total",
+		Help: "Payload bytes of the screen.update requests merged."})
+	reg.MustRegister(m.updates, m.updateBytes)
+	return m
+}
+
+// Register adds screen.update to the gateway's handler table.
+func (m *Module) Register(h Handlers) { h.Handle(protocol.TypeScreenUpdate, m.handleUpdate) }
+
+// Frame is one state of a watched screen.
+type Frame struct {
+	// Seq counts the updates merged into Screen; a viewer sees a growing Seq, with gaps when it
+	// was slower than the computer.
+	Seq    int
+	Screen computer.Screen
+}
+
+// watch is one computer's watch and the screen its updates build.
+type watch struct {
+	traposID string
+	ready    chan struct{} // closed once screen.watch answered (id or err set)
+	id       string
+	err      error
+	viewers  int
+
+	// Guarded by Module.mu.
+	frame   Frame
+	changed chan struct{} // closed and replaced at each update
+	gone    error         // set when the watch ended under its viewers
+	stopped bool          // the last viewer left (or it never started)
+	onClose func() bool   // stops the AfterFunc on the computer's socket
+}
+
+// Viewer is one viewer of a computer's screen.
+type Viewer struct {
+	m    *Module
+	w    *watch
+	seen int
+	once sync.Once
+}
+
+// Watch adds a viewer of traposID's screen, starting the computer's watch when it is the
+// first. The viewer must be closed.
+func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Duration) (*Viewer, error) {
+	m.mu.Lock()
+	w := m.watches[traposID]
+	if w == nil || w.gone != nil {
+		w = &watch{traposID: traposID, ready: make(chan struct{}), changed: make(chan struct{})}
+		m.watches[traposID] = w
+		w.viewers++
+		m.mu.Unlock()
+		id, err := m.start(ctx, traposID, timeout)
+		m.mu.Lock()
+		w.id, w.err = id, err
+		if err != nil {
+			w.stopped = true
+			if m.watches[traposID] == w {
+				delete(m.watches, traposID)
+			}
+		}
+		close(w.ready)
+		m.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return &Viewer{m: m, w: w}, nil
+	}
+	w.viewers++
+	m.mu.Unlock()
+	v := &Viewer{m: m, w: w}
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		v.Close()
+		return nil, ctx.Err()
+	}
+	if w.err != nil {
+		v.Close()
+		return nil, w.err
+	}
+	return v, nil
+}
+
+// start asks the computer for a watch.
+func (m *Module) start(ctx context.Context, traposID string, timeout time.Duration) (string, error) {
+	answer, _, err := m.client.Request(ctx, traposID, protocol.TypeScreenWatch, json.RawMessage(`{}`), timeout)
+	if err != nil {
+		return "", err
+	}
+	var ans struct {
+		WatchID json.RawMessage `json:"watchId"`
+	}
+	if err := json.Unmarshal(answer, &ans); err != nil || len(ans.WatchID) == 0 {
+		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.watch without a watchId", traposID)
+	}
+	return watchID(ans.WatchID), nil
+}
+
+// watchID is a watchId as a comparable string: a number or a string, as the computer chose.
+func watchID(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// Next waits for a screen newer than the last this viewer got and returns it (the newest:
+// frames in between are skipped). It fails when ctx ends, or when the watch ended under the
+// viewer (the computer went away).
+func (v *Viewer) Next(ctx context.Context) (Frame, error) {
+	m := v.m
+	for {
+		m.mu.Lock()
+		w := v.w
+		if w.frame.Seq > v.seen {
+			f := w.frame
+			f.Screen.Rows = append([]computer.Row(nil), f.Screen.Rows...)
+			f.Screen.Palette = append([]string(nil), f.Screen.Palette...)
+			v.seen = f.Seq
+			m.mu.Unlock()
+			return f, nil
+		}
+		if w.gone != nil {
+			m.mu.Unlock()
+			return Frame{}, w.gone
+		}
+		changed := w.changed
+		m.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return Frame{}, ctx.Err()
+		}
+	}
+}
+
+// Close removes the viewer; the last viewer of a watch stops it on the computer (bounded by
+// computer.DefaultTimeout; the computer stops it anyway at its next update, answered
+// unknown_watch).
+func (v *Viewer) Close() {
+	v.once.Do(func() {
+		m, w := v.m, v.w
+		m.mu.Lock()
+		w.viewers--
+		last := w.viewers == 0
+		gone := w.gone != nil
+		if last {
+			w.stopped = true
+			if m.watches[w.traposID] == w {
+				delete(m.watches, w.traposID)
+			}
+			if w.onClose != nil {
+				w.onClose()
+			}
+		}
+		m.mu.Unlock()
+		if !last {
+			return
+		}
+		<-w.ready // the starting viewer closes it before it returns
+		if w.err != nil || gone {
+			return
+		}
+		payload, err := json.Marshal(map[string]json.RawMessage{"watchId": rawID(w.id)})
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), computer.DefaultTimeout)
+			defer cancel()
+			_, _, _ = m.client.Request(ctx, w.traposID, protocol.TypeScreenUnwatch, payload, computer.DefaultTimeout)
+		}
+	})
+}
+
+// rawID is a watch id as the computer sent it.
+func rawID(id string) json.RawMessage {
+	if _, err := strconv.ParseFloat(id, 64); err == nil {
+		return json.RawMessage(id)
+	}
+	b, _ := json.Marshal(id)
+	return b
+}
+
+// update is screen.update's payload.
+type update struct {
+	WatchID json.RawMessage         `json:"watchId"`
+	Seq     int                     `json:"seq"`
+	Width   int                     `json:"width"`
+	Height  int                     `json:"height"`
+	Colour  bool                    `json:"colour"`
+	Cursor  computer.Cursor         `json:"cursor"`
+	FG      int                     `json:"fg"`
+	BG      int                     `json:"bg"`
+	Rows    map[string]computer.Row `json:"rows"`
+	Palette []string                `json:"palette"`
+}
+
+// ErrGone is what Next returns when the computer's socket closed under the watch.
+var ErrGone = fmt.Errorf("the computer disconnected")
+
+// handleUpdate merges a screen.update into its watch's screen and wakes the viewers.
+func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+	var u update
+	if err := json.Unmarshal(payload, &u); err != nil {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: %v", err)
+	}
+	if len(u.WatchID) == 0 {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: watchId is missing")
+	}
+	if u.Width < 1 || u.Height < 1 || u.Width > 1024 || u.Height > 1024 {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's", u.Width, u.Height)
+	}
+	unknown := protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s: stop it", clip(string(u.WatchID)), from.TraposID)
+	if from.AccountID != m.account {
+		return nil, unknown
+	}
+	m.mu.Lock()
+	w := m.watches[from.TraposID]
+	m.mu.Unlock()
+	if w == nil {
+		return nil, unknown
+	}
+	// The update can overtake screen.watch's answer: wait for it.
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	rows := map[int]computer.Row{}
+	for key, r := range u.Rows {
+		y, err := strconv.Atoi(key)
+		if err != nil || y < 1 || y > u.Height {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %s is not a row of a %d-row screen", clip(key), u.Height)
+		}
+		if r.Text, err = cctext.FromWire(r.Text); err != nil {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %d: %v", y, err)
+		}
+		rows[y] = r
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w.stopped || w.err != nil || w.id != watchID(u.WatchID) {
+		return nil, unknown
+	}
+	if w.onClose == nil {
+		w.onClose = context.AfterFunc(ctx, func() { m.computerGone(w) })
+	}
+	s := &w.frame.Screen
+	if s.Width != u.Width || s.Height != u.Height {
+		resized := make([]computer.Row, u.Height)
+		copy(resized, s.Rows)
+		s.Rows = resized
+	}
+	s.Width, s.Height, s.Colour, s.Cursor, s.FG, s.BG = u.Width, u.Height, u.Colour, u.Cursor, u.FG, u.BG
+	for y, r := range rows {
+		s.Rows[y-1] = r
+	}
+	if len(u.Palette) > 0 {
+		s.Palette = u.Palette
+	}
+	w.frame.Seq++
+	if m.updates != nil {
+		m.updates.Inc()
+		m.updateBytes.Add(float64(len(payload)))
+	}
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return nil, nil
+}
+
+// computerGone ends a watch whose computer's socket closed: its viewers' Next fails.
+func (m *Module) computerGone(w *watch) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	w.gone = ErrGone
+	if m.watches[w.traposID] == w {
+		delete(m.watches, w.traposID)
+	}
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+// Watches is how many computers are watched now (for tests and metrics).
+func (m *Module) Watches() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.watches)
+}
+
+// clip keeps a computer's string short in a message.
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "…"
+	}
+	return cctext.Show(s, false)
+}

@@ -1,0 +1,178 @@
+package screen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
+)
+
+const account = "local"
+
+var from = protocol.Requester{AccountID: account, TraposID: "7:"}
+
+// stand-in: a computer answering screen.watch with watchId 1 and screen.unwatch.
+func standIn(t *testing.T) (*Module, *daemonfake.Local) {
+	t.Helper()
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		switch typ {
+		case protocol.TypeScreenWatch:
+			return map[string]any{"watchId": 1}, nil
+		case protocol.TypeScreenUnwatch:
+			return map[string]any{}, nil
+		}
+		return nil, nil
+	}
+	return New(computer.New(d), account).Metrics(prometheus.NewRegistry()), d
+}
+
+// frame is a screen.update of a 3×2 screen; whole frames carry every row and the palette.
+func frame(seq int, rows map[string]string, whole bool) json.RawMessage {
+	u := map[string]any{"watchId": 1, "seq": seq, "width": 3, "height": 2, "colour": true,
+		"cursor": map[string]any{"x": 1, "y": 1, "blink": true}, "fg": 1, "bg": 32768}
+	rs := map[string]any{}
+	for y, text := range rows {
+		rs[y] = map[string]any{"text": text, "fg": "000", "bg": "fff"}
+	}
+	u["rows"] = rs
+	if whole {
+		u["palette"] = []string{"#f0f0f0"}
+	}
+	b, _ := json.Marshal(u)
+	return b
+}
+
+func texts(f Frame) []string {
+	var out []string
+	for _, r := range f.Screen.Rows {
+		out = append(out, r.Text)
+	}
+	return out
+}
+
+func TestViewersShareOneWatchAndASlowOneSkipsFrames(t *testing.T) {
+	m, d := standIn(t)
+	v1, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	v2, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	assert.Equal(t, []string{protocol.TypeScreenWatch}, d.Types(), "one watch for both viewers")
+
+	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "abé", "2": "cd "}, true))
+	require.NoError(t, err)
+	f, err := v1.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"abé", "cd "}, texts(f), "row text as host text")
+	assert.Equal(t, []string{"#f0f0f0"}, f.Screen.Palette)
+
+	// v2 does not read while three updates arrive: none of them waits for it.
+	for seq := 2; seq <= 4; seq++ {
+		_, err = m.handleUpdate(t.Context(), from, frame(seq, map[string]string{"2": fmt.Sprint("r", seq, " ")}, false))
+		require.NoError(t, err)
+	}
+	f, err = v2.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 4, f.Seq, "the newest frame, the ones between skipped")
+	assert.Equal(t, []string{"abé", "r4 "}, texts(f), "changed rows merge into the whole screen")
+	assert.Equal(t, []string{"#f0f0f0"}, f.Screen.Palette, "the palette stays when an update has none")
+
+	assert.Equal(t, 4.0, testutil.ToFloat64(m.updates))
+	assert.Greater(t, testutil.ToFloat64(m.updateBytes), 4*50.0)
+
+	v1.Close()
+	assert.Equal(t, 1, m.Watches(), "a viewer is left")
+	v2.Close()
+	assert.Equal(t, 0, m.Watches())
+	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenUnwatch}, d.Types(), "the last viewer stops the watch")
+	_, err = m.handleUpdate(t.Context(), from, frame(5, nil, false))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "an update after the last viewer left stops the watch on the computer")
+}
+
+func TestUpdatesOfWatchesNotKeptAreRefused(t *testing.T) {
+	m, _ := standIn(t)
+	_, err := m.handleUpdate(t.Context(), from, frame(1, nil, true))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "never asked")
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	defer v.Close()
+	other := json.RawMessage(`{"watchId":2,"seq":1,"width":3,"height":2,"rows":{}}`)
+	_, err = m.handleUpdate(t.Context(), from, other)
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "another watch id")
+	_, err = m.handleUpdate(t.Context(), protocol.Requester{AccountID: "other", TraposID: "7:"}, frame(1, nil, true))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "another account's computer")
+	for _, bad := range []string{`{"seq":1}`, `{"watchId":1,"width":0,"height":2}`, `{"watchId":1,"width":3,"height":2,"rows":{"9":{"text":"x"}}}`, `{"watchId":1,"width":3,"height":2,"rows":{"1":{"text":"\u2014"}}}`, `[]`} {
+		_, err = m.handleUpdate(t.Context(), from, json.RawMessage(bad))
+		assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), bad)
+	}
+}
+
+// TestAnUpdateMayOvertakeTheWatchAnswer: the computer's first update can be handled before
+// screen.watch's answer reaches the module; it waits for it instead of being refused.
+func TestAnUpdateMayOvertakeTheWatchAnswer(t *testing.T) {
+	m, d := standIn(t)
+	var wg sync.WaitGroup
+	var updateErr error
+	d.After = func(ctx context.Context, _ int, typ string) error {
+		if typ == protocol.TypeScreenWatch {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, updateErr = m.handleUpdate(context.Background(), from, frame(1, map[string]string{"1": "hi "}, true))
+			}()
+			require.Eventually(t, func() bool { return m.Watches() == 1 }, testWait, testTick)
+		}
+		return nil
+	}
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	defer v.Close()
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, "hi ", f.Screen.Rows[0].Text)
+	wg.Wait()
+	assert.NoError(t, updateErr)
+}
+
+// TestTheComputerGoingAwayEndsTheWatch: when the computer's socket closes, viewers hear it
+// and the next viewer starts a new watch.
+func TestTheComputerGoingAwayEndsTheWatch(t *testing.T) {
+	m, d := standIn(t)
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	socket, closeSocket := context.WithCancel(t.Context())
+	_, err = m.handleUpdate(socket, from, frame(1, map[string]string{"1": "hi "}, true))
+	require.NoError(t, err)
+	_, err = v.Next(t.Context())
+	require.NoError(t, err)
+	closeSocket()
+	_, err = v.Next(t.Context())
+	assert.ErrorIs(t, err, ErrGone)
+	assert.Equal(t, 0, m.Watches())
+	v.Close()
+	assert.Equal(t, []string{protocol.TypeScreenWatch}, d.Types(), "no unwatch to a computer that went away")
+	v, err = m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	v.Close()
+	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenWatch, protocol.TypeScreenUnwatch}, d.Types())
+}
+
+func TestAWatchTheComputerRefusesFailsItsViewer(t *testing.T) {
+	m, d := standIn(t)
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return nil, &daemonfake.Error{Code: string(protocol.CodeForbidden), Message: "set sandbox.allow_screen view"}
+	}
+	_, err := m.Watch(t.Context(), "7:", 0)
+	assert.Equal(t, protocol.CodeForbidden, protocol.CodeOf(err))
+	assert.Equal(t, 0, m.Watches())
+}

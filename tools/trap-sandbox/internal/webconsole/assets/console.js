@@ -1,0 +1,252 @@
+// trap-sandbox web console: the computer list and a live view of one computer's screen, on
+// the host API (docs/screen.md). No framework, no build step: this file is served as it is.
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+let token = sessionStorage.getItem("trap-sandbox-token") || "";
+let listTimer = null;
+let view = null; // {traposId, abort, queue}
+
+function headers(extra) {
+  const h = Object.assign({}, extra);
+  if (token) h.Authorization = "Bearer " + token;
+  return h;
+}
+
+function status(text) { $("status").textContent = text; }
+
+function show(section) {
+  for (const id of ["login", "computers", "viewer"]) $(id).hidden = id !== section;
+}
+
+// api fetches a host API route; a 401 asks for the token.
+async function api(path, options) {
+  const res = await fetch(path, Object.assign({}, options, { headers: headers(options && options.headers) }));
+  if (res.status === 401) {
+    stop();
+    show("login");
+    $("login-error").textContent = token ? "The gateway refused this token." : "";
+    throw new Error("unauthorized");
+  }
+  return res;
+}
+
+// ---- the computer list
+
+async function loadList() {
+  try {
+    const res = await api("/trapos/computers");
+    if (!res.ok) { status("The gateway answered " + res.status); return; }
+    const computers = await res.json();
+    const body = $("computer-list");
+    body.replaceChildren();
+    for (const c of computers) {
+      const tr = document.createElement("tr");
+      const link = document.createElement("a");
+      link.href = "#/computer/" + encodeURIComponent(c.traposId);
+      link.textContent = c.traposId;
+      const cells = [link, "connected", new Date(c.connectedSince).toLocaleString(),
+        new Date(c.lastFrameAt).toLocaleTimeString(), c.remoteAddr];
+      for (const v of cells) {
+        const td = document.createElement("td");
+        if (typeof v === "string") td.textContent = v; else td.append(v);
+        tr.append(td);
+      }
+      body.append(tr);
+    }
+    $("no-computers").hidden = computers.length > 0;
+    show("computers");
+    status("");
+  } catch (e) {
+    if (e.message !== "unauthorized") status("Cannot reach the gateway: " + e.message);
+  }
+}
+
+// ---- the screen
+
+// glyph is the character CC's font draws for byte c (the screen's text is U+0000-U+00FF).
+const low = " ☺☻♥♦♣♠•◘○◙♂♀♪♫☼►◄↕‼¶§▬↨↑↓→←∟↔▲▼";
+function glyph(ch) {
+  const c = ch.charCodeAt(0);
+  if (c < 32) return low[c];
+  if (c === 127) return "▒";
+  if (c >= 0x80 && c < 0xa0) {
+    const v = c - 0x80; // CC's 2x3 teletext blocks, as Unicode's sextants
+    if (v === 0) return " ";
+    if (v === 21) return "▌";
+    return String.fromCodePoint(0x1fb00 + v - (v < 21 ? 1 : 2));
+  }
+  return ch;
+}
+
+function colourOf(palette, digit, colour) {
+  const i = parseInt(digit, 16);
+  let rgb = (palette && palette[isNaN(i) ? 0 : i]) || "#000000";
+  if (!colour) { // a basic computer shows the palette in grey
+    const n = parseInt(rgb.slice(1), 16);
+    const g = Math.round(((n >> 16 & 255) + (n >> 8 & 255) + (n & 255)) / 3).toString(16).padStart(2, "0");
+    rgb = "#" + g + g + g;
+  }
+  return rgb;
+}
+
+function draw(frame) {
+  const screen = $("screen");
+  const rows = [];
+  const texts = [];
+  frame.rows.forEach((row, y) => {
+    const div = document.createElement("div");
+    div.className = "row";
+    const chars = Array.from(row.text).map(glyph);
+    const cursorX = frame.cursor.blink && frame.cursor.y === y + 1 ? frame.cursor.x - 1 : -1;
+    const runOf = (x) => row.fg[x] + row.bg[x] + (x === cursorX ? "c" : "");
+    let start = 0;
+    for (let x = 1; x <= chars.length; x++) {
+      if (x < chars.length && runOf(x) === runOf(start)) continue;
+      const span = document.createElement("span");
+      span.textContent = chars.slice(start, x).join("");
+      span.style.color = colourOf(frame.palette, row.fg[start], frame.colour);
+      span.style.backgroundColor = colourOf(frame.palette, row.bg[start], frame.colour);
+      if (start === cursorX) span.className = "cursor";
+      div.append(span);
+      start = x;
+    }
+    rows.push(div);
+    texts.push(chars.join("").replace(/ +$/, ""));
+  });
+  screen.replaceChildren(...rows);
+  while (texts.length && texts[texts.length - 1] === "") texts.pop();
+  $("screen-text").textContent = texts.join("\n");
+}
+
+async function watch(traposId, signal) {
+  const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/screen",
+    { headers: { Accept: "text/event-stream" }, signal });
+  if (!res.ok) {
+    const body = await res.json().catch(() => null);
+    status(body && body.error ? body.error.code + ": " + body.error.message : "The gateway answered " + res.status);
+    return;
+  }
+  status("Live");
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buf = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buf += value;
+    let end;
+    while ((end = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, end);
+      buf = buf.slice(end + 2);
+      let name = "message", data = "";
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event: ")) name = line.slice(7);
+        else if (line.startsWith("data: ")) data += line.slice(6);
+      }
+      if (name === "frame") draw(JSON.parse(data));
+      if (name === "end") {
+        const body = JSON.parse(data);
+        status(body.error ? body.error.code + ": " + body.error.message : "The stream ended");
+        return;
+      }
+    }
+  }
+  status("The stream ended");
+}
+
+// send queues screen.input events, one request at a time so they keep their order.
+function send(events) {
+  if (!view || events.length === 0) return;
+  const traposId = view.traposId;
+  view.queue = view.queue.then(async () => {
+    const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/requests", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ type: "screen.input", payload: { events } }),
+    });
+    const body = await res.json().catch(() => null);
+    if (body && body.error) status(body.error.code + ": " + body.error.message);
+  }).catch((e) => status("Input failed: " + e.message));
+}
+
+// keyName is CC's name (keys.getName) of a browser key, by its place on the keyboard.
+const named = {
+  Enter: "enter", NumpadEnter: "numPadEnter", Backspace: "backspace", Tab: "tab", Space: "space",
+  ArrowUp: "up", ArrowDown: "down", ArrowLeft: "left", ArrowRight: "right", Home: "home", End: "end",
+  PageUp: "pageUp", PageDown: "pageDown", Insert: "insert", Delete: "delete",
+  ControlLeft: "leftCtrl", ControlRight: "rightCtrl", ShiftLeft: "leftShift", ShiftRight: "rightShift",
+  AltLeft: "leftAlt", AltRight: "rightAlt", CapsLock: "capsLock", Minus: "minus", Equal: "equals",
+  BracketLeft: "leftBracket", BracketRight: "rightBracket", Backslash: "backslash", Semicolon: "semicolon",
+  Quote: "apostrophe", Comma: "comma", Period: "period", Slash: "slash", Backquote: "grave",
+};
+const digits = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
+function keyName(code) {
+  if (/^Key[A-Z]$/.test(code)) return code.slice(3).toLowerCase();
+  if (/^Digit[0-9]$/.test(code)) return digits[+code.slice(5)];
+  if (/^F([1-9]|1[0-2])$/.test(code)) return code.toLowerCase();
+  return named[code];
+}
+
+function onKey(e, up) {
+  const name = keyName(e.code);
+  const printable = e.key.length === 1 && !e.ctrlKey && !e.metaKey && e.key.charCodeAt(0) <= 0xff;
+  if (!name && !printable) return;
+  e.preventDefault();
+  const events = [];
+  if (name) events.push(up ? { type: "key_up", name } : { type: "key", name, held: e.repeat });
+  if (!up && printable) events.push({ type: "char", text: e.key });
+  send(events);
+}
+
+function open(traposId) {
+  stop();
+  show("viewer");
+  $("viewer-id").textContent = traposId;
+  $("screen").replaceChildren();
+  $("screen-text").textContent = "";
+  status("Connecting…");
+  const abort = new AbortController();
+  view = { traposId, abort, queue: Promise.resolve() };
+  watch(traposId, abort.signal).catch((e) => { if (e.name !== "AbortError" && e.message !== "unauthorized") status("Stream failed: " + e.message); });
+  $("screen").focus();
+}
+
+function stop() {
+  if (view) view.abort.abort();
+  view = null;
+  clearInterval(listTimer);
+  listTimer = null;
+}
+
+function route() {
+  const m = location.hash.match(/^#\/computer\/(.+)$/);
+  if (m) { open(decodeURIComponent(m[1])); return; }
+  stop();
+  loadList();
+  listTimer = setInterval(loadList, 2000);
+}
+
+document.addEventListener("DOMContentLoaded", () => {
+  $("login").addEventListener("submit", (e) => {
+    e.preventDefault();
+    token = $("token").value;
+    sessionStorage.setItem("trap-sandbox-token", token);
+    route();
+  });
+  $("screen").addEventListener("keydown", (e) => onKey(e, false));
+  $("screen").addEventListener("keyup", (e) => onKey(e, true));
+  $("screen").addEventListener("paste", (e) => {
+    e.preventDefault();
+    const text = (e.clipboardData.getData("text") || "").split(/\r?\n/)[0].slice(0, 512);
+    if (text) send([{ type: "paste", text }]);
+  });
+  $("paste-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("paste-text").value;
+    if (text) send([{ type: "paste", text }]);
+    $("paste-text").value = "";
+    $("screen").focus();
+  });
+  $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); $("screen").focus(); });
+  window.addEventListener("hashchange", route);
+  route();
+});

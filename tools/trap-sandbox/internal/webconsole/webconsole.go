@@ -1,0 +1,48 @@
+// Package webconsole is the gateway's web console at /console/: a page listing the computers
+// and showing one computer's screen live (the CC palette, its text as text), with keyboard
+// input, paste and a terminate button. The page itself loads without auth; everything it
+// shows comes from the host API (GET /trapos/computers, the screen module's stream, POST
+// …/requests with screen.input), with the API token the person gives when the gateway has
+// one. The assets are embedded: no build step, nothing fetched at run time. See
+// docs/screen.md.
+package webconsole
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+
+	"trap-sandbox/internal/server"
+)
+
+// Path is where the console is served.
+const Path = "/console/"
+
+//go:embed assets
+var assets embed.FS
+
+// Module serves the console. It implements server.Module.
+type Module struct{}
+
+// New returns the module.
+func New() *Module { return &Module{} }
+
+// Name implements server.Module.
+func (*Module) Name() string { return "web-console" }
+
+// Mount implements server.Module: the page and its assets, without the API's auth (they hold
+// no data; the page asks for the token the API needs).
+func (*Module) Mount(routes *server.Routes) {
+	sub, err := fs.Sub(assets, "assets")
+	if err != nil {
+		panic(err) // the embedded tree is part of the binary
+	}
+	files := http.StripPrefix(Path, http.FileServerFS(sub))
+	routes.Handle("GET "+Path, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self'; script-src 'self'; frame-ancestors 'none'")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-cache")
+		files.ServeHTTP(w, r)
+	}))
+	routes.Handle("GET /console", http.RedirectHandler(Path, http.StatusMovedPermanently))
+}

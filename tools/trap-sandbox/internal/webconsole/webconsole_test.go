@@ -1,0 +1,40 @@
+package webconsole
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/server"
+)
+
+// TestThePageLoadsWithoutAuth: with an API token set, the page and its assets are served to
+// anyone (they hold no data), embedded, under a strict CSP; the API still wants the token.
+func TestThePageLoadsWithoutAuth(t *testing.T) {
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{APIToken: "s3cret"}, New()).Handler())
+	defer srv.Close()
+	for path, want := range map[string]string{"/console/": `<script src="console.js"`, "/console/console.js": "screen.input", "/console/console.css": ".screen"} {
+		resp, err := http.Get(srv.URL + path)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
+		assert.Contains(t, string(body), want, path)
+		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'self'", path)
+	}
+	resp, err := http.Get(srv.URL + "/console/nothing.js")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = client.Get(srv.URL + "/console")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, "/console/", resp.Header.Get("Location"))
+}
