@@ -41,6 +41,10 @@ type CLI struct {
 	Exec      ExecCmd      `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
 	Run       RunCmd       `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
 	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
+
+	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts in the gateway's data directory (run on the gateway's host)."`
+	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens in the gateway's data directory."`
+	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials (their sandbox.password) in the gateway's data directory."`
 }
 
 // Exit statuses of the trap-sandbox command (tools/trap-sandbox/README.md).
@@ -97,6 +101,7 @@ type ServeCmd struct {
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
+	DataDirFlags     `embed:""`
 	AdmissionFlags   `embed:""`
 	NATSFlags        `embed:""`
 }
@@ -179,8 +184,16 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		registry = router
 	}
 
+	accounts, store, err := c.DataDirFlags.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close() // after Serve
+	logger.Info("accounts", "store", store.Path())
+
 	gwConfig := gateway.Config{
 		Password:       c.Password,
+		Accounts:       accounts,
 		Metrics:        gwMetrics,
 		Replica:        replica,
 		HelloTimeout:   c.HelloTimeout,
@@ -200,7 +213,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
-	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
+	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL}, modules...)
 
 	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
