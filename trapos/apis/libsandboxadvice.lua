@@ -143,12 +143,19 @@ local function explain(why, url, password)
   expect(2, url, "string", "nil");
   why = why or "unknown error";
   url = url or "the gateway";
+  if why:find("credential was revoked", 1, true) then -- closed 4003, or a hello refused for it
+    return "this computer's credential was revoked on the gateway; set a new one (trap-sandbox credentials add) with: sandbox setup";
+  end
   if why:find("^unauthorized") then
     if type(password) == "number" then
       return "the gateway rejected sandbox.password: `set` stored it as the number "
         .. tostring(password) .. ". Set it as text with: sandbox setup";
     end
     return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
+  end
+  if why:find("^replaced") then
+    return "another computer with the same id took this computer's place; give this one its own: "
+      .. "label set NAME, then sandbox reconnect (or give it a credential of its own: sandbox setup)";
   end
   for _, rule in ipairs(RULES) do
     if rule.match(why, url) then

@@ -86,6 +86,19 @@ describe("libsandboxadvice explain", function()
       :eq("the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
   end);
 
+  it("names the fix after replaced: a label of its own, or a credential", function()
+    expect(advice.explain("replaced: another computer said hello with this computer's id", URL))
+      :eq("another computer with the same id took this computer's place; give this one its own: "
+        .. "label set NAME, then sandbox reconnect (or give it a credential of its own: sandbox setup)");
+  end);
+
+  it("sends a revoked credential to a new one, whether closed 4003 or refused at hello", function()
+    local fix = "this computer's credential was revoked on the gateway; set a new one (trap-sandbox credentials add) with: sandbox setup";
+    expect(advice.explain("revoked: this computer's credential was revoked", URL)):eq(fix);
+    expect(advice.explain("unauthorized: this computer's credential was revoked (set a new one with: sandbox setup)", URL, "tsc_x_y"))
+      :eq(fix);
+  end);
+
   it("says when `set` turned a numeric password into a number", function()
     expect(advice.explain("unauthorized: wrong secret", URL, 123))
       :eq("the gateway rejected sandbox.password: `set` stored it as the number 123. Set it as text with: sandbox setup");

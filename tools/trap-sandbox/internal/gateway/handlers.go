@@ -150,7 +150,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
 		s.log.Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
-		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (link it again: sandbox link)"))
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (set a new one with: sandbox setup)"))
 		s.closeByGateway(CloseRevoked, "revoked")
 		return
 	}
