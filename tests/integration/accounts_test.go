@@ -113,3 +113,45 @@ func TestAccountsIsolation(t *testing.T) {
 	assert.NotContains(t, g.Log(), alice[len(alice)-12:], "no token in the gateway's log")
 	assert.NotContains(t, g.Log(), aliceCred[len(aliceCred)-12:], "no credential in the gateway's log")
 }
+
+// TestRevokeClosesTheComputer: `computers revoke` by the computer's account closes its socket
+// with 4003 and its credential no longer says hello; another account's token cannot (the
+// computer is "not connected" to it); a computer on the shared password has nothing of its
+// own to revoke.
+func TestRevokeClosesTheComputer(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+	bob := lastLine(ctx, t, "accounts", "add", "bob", dir)
+	root := lastLine(ctx, t, "accounts", "add", "root", "--admin", dir)
+	aliceCred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+
+	g := startGateway(t, dir)
+	c := dial(ctx, t, g, "7:")
+	require.NoError(t, c.MustHello(ctx, aliceCred))
+	connect(ctx, t, g, "9:")
+	url := "--url=" + g.URL("")
+
+	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+bob, "7:")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected\n", errOut)
+	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "9:")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "shared password")
+
+	out, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+alice, "7:")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "computer 7: of alice: credential ")
+	assert.Equal(t, "revoked", requireClose(ctx, t, c, 4003))
+
+	again := dial(ctx, t, g, "7:")
+	f, err := again.Hello(ctx, aliceCred)
+	require.NoError(t, err)
+	requireErrorCode(t, f, "unauthorized")
+	assert.Contains(t, f.Error.Message, "revoked")
+	requireClose(ctx, t, again, 4003)
+
+	out, errOut, code = runCLI(ctx, t, nil, "credentials", "list", dir, "alice")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `\s7:\s+127\.0\.0\.1:\d+\s+20\d\d-`, out, "the last hello's traposId and address, and the revocation time")
+}

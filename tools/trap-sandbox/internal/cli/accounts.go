@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -310,3 +311,30 @@ func orDash(s string) string {
 }
 
 var _ io.Writer = Stdout{}
+
+// ComputersGroupCmd is `computers` (the list, as before) and `computers revoke`.
+type ComputersGroupCmd struct {
+	List   ComputersCmd       `cmd:"" default:"withargs" help:"List the computers connected to a running gateway (the default)."`
+	Revoke ComputersRevokeCmd `cmd:"" help:"Revoke a connected computer's own credential: its socket closes at once (4003 revoked) and its daemon stops (by the computer's account, or an admin)."`
+}
+
+// ComputersRevokeCmd revokes a connected computer's credential through the API.
+type ComputersRevokeCmd struct {
+	APIFlags
+	TraposID string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+}
+
+// Run revokes and prints what was revoked.
+func (c *ComputersRevokeCmd) Run(ctx context.Context, out Stdout) error {
+	payload, err := c.transport().RevokeComputer(ctx, c.TraposID)
+	if err != nil {
+		return failure(c.TraposID, "revoke", err)
+	}
+	var rev struct {
+		AccountID  string `json:"accountId"`
+		Credential string `json:"credential"`
+	}
+	_ = json.Unmarshal(payload, &rev)
+	fmt.Fprintf(out, "computer %s of %s: credential %s revoked, its socket closed\n", c.TraposID, rev.AccountID, rev.Credential)
+	return nil
+}

@@ -30,7 +30,7 @@ import (
 // CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
 type CLI struct {
 	Serve     ServeCmd     `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
-	Computers ComputersCmd `cmd:"" help:"List the computers connected to a running gateway."`
+	Computers ComputersGroupCmd `cmd:"" help:"List the computers connected to a running gateway (computers revoke: cut one off)."`
 	Request   RequestCmd   `cmd:"" help:"Send one request to a connected computer and print its payload."`
 	Ping      PingCmd      `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
 	Info      InfoCmd      `cmd:"" help:"Show a computer's identity and state (computer.info)."`

@@ -345,6 +345,9 @@ func (g *Gateway) Name() string { return ModuleName }
 func (g *Gateway) Mount(routes *server.Routes) {
 	g.mounted = true
 	routes.HandleFunc("GET "+WebSocketPath, g.serveWebSocket)
+	if g.cfg.Accounts != nil {
+		routes.HandleAPIFunc("POST "+RevokePattern, g.serveRevoke)
+	}
 }
 
 // Registry returns the registry the gateway registers computers in.

@@ -162,6 +162,23 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 	return ans.Payload, nil
 }
 
+// RevokeComputer asks the gateway to revoke the credential of the connected computer
+// traposID and close its socket (POST …/revoke); it returns the gateway's answer payload.
+func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMessage, error) {
+	status, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/revoke", []byte("{}"))
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, h.refusal(status, data)
+	}
+	var ans server.Answer
+	if err := json.Unmarshal(data, &ans); err != nil || !ans.OK {
+		return nil, fmt.Errorf("the gateway at %s answered a revoke with something else: %.200s", h.URL, cctext.Show(string(data), false))
+	}
+	return ans.Payload, nil
+}
+
 // do sends one call and returns the status and the body.
 func (h HTTP) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
 	var rd io.Reader
