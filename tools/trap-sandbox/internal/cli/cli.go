@@ -29,18 +29,18 @@ import (
 
 // CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
 type CLI struct {
-	Serve     ServeCmd     `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
+	Serve     ServeCmd          `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
 	Computers ComputersGroupCmd `cmd:"" help:"List the computers connected to a running gateway (computers revoke: cut one off)."`
-	Request   RequestCmd   `cmd:"" help:"Send one request to a connected computer and print its payload."`
-	Ping      PingCmd      `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
-	Info      InfoCmd      `cmd:"" help:"Show a computer's identity and state (computer.info)."`
-	Ls        LsCmd        `cmd:"" help:"List a directory on a computer."`
-	Cat       CatCmd       `cmd:"" help:"Print a file of a computer as text (--binary: its bytes, unchanged)."`
-	Put       PutCmd       `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
-	Get       GetCmd       `cmd:"" help:"Copy a file of a computer to a local file or directory."`
-	Exec      ExecCmd      `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
-	Run       RunCmd       `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
-	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
+	Request   RequestCmd        `cmd:"" help:"Send one request to a connected computer and print its payload."`
+	Ping      PingCmd           `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
+	Info      InfoCmd           `cmd:"" help:"Show a computer's identity and state (computer.info)."`
+	Ls        LsCmd             `cmd:"" help:"List a directory on a computer."`
+	Cat       CatCmd            `cmd:"" help:"Print a file of a computer as text (--binary: its bytes, unchanged)."`
+	Put       PutCmd            `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
+	Get       GetCmd            `cmd:"" help:"Copy a file of a computer to a local file or directory."`
+	Exec      ExecCmd           `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
+	Run       RunCmd            `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
+	MCP       MCPCmd            `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
 
 	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts in the gateway's data directory (run on the gateway's host)."`
 	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens in the gateway's data directory."`
