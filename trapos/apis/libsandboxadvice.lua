@@ -121,10 +121,12 @@ local RULES = {
     end,
   },
   {
-    -- Close 4009: a newer socket said hello for the same traposId (id:label).
-    match = function(why) return why:find("%f[%w]replaced$") ~= nil; end,
+    -- Close 4009: a newer socket said hello for the same traposId (id:label). The daemon
+    -- stops ("replaced: …"), so the fix ends with reconnecting.
+    match = function(why) return why:find("^replaced") ~= nil or why:find("%f[%w]replaced$") ~= nil; end,
     say = function()
-      return "another connection took over this computer's traposId (replaced): do two computers share one id and label? Give one a new label: label set <name>";
+      return "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
+        .. "Give one a new label: label set <name>, then sandbox reconnect (or a credential of its own: sandbox setup)";
     end,
   },
   {
@@ -152,10 +154,6 @@ local function explain(why, url, password)
         .. tostring(password) .. ". Set it as text with: sandbox setup";
     end
     return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
-  end
-  if why:find("^replaced") then
-    return "another computer with the same id took this computer's place; give this one its own: "
-      .. "label set NAME, then sandbox reconnect (or give it a credential of its own: sandbox setup)";
   end
   for _, rule in ipairs(RULES) do
     if rule.match(why, url) then

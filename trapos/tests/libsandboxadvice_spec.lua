@@ -66,7 +66,8 @@ describe("libsandboxadvice explain", function()
 
   it("explains a socket replaced by another computer with the same traposId", function()
     expect(advice.explain("lost the connection: replaced", URL))
-      :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? Give one a new label: label set <name>");
+      :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
+        .. "Give one a new label: label set <name>, then sandbox reconnect (or a credential of its own: sandbox setup)");
   end);
 
   it("explains a gateway the daemon dropped for flooding it", function()
@@ -88,8 +89,8 @@ describe("libsandboxadvice explain", function()
 
   it("names the fix after replaced: a label of its own, or a credential", function()
     expect(advice.explain("replaced: another computer said hello with this computer's id", URL))
-      :eq("another computer with the same id took this computer's place; give this one its own: "
-        .. "label set NAME, then sandbox reconnect (or give it a credential of its own: sandbox setup)");
+      :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
+        .. "Give one a new label: label set <name>, then sandbox reconnect (or a credential of its own: sandbox setup)");
   end);
 
   it("sends a revoked credential to a new one, whether closed 4003 or refused at hello", function()
