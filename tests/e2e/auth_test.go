@@ -6,7 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"tests/internal/harness"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 // wrongPassword is the computer's sandbox.password in tests the gateway must reject.
@@ -20,7 +20,7 @@ const unauthorizedLine = "Not connected to the gateway: the gateway rejected san
 // and fails.
 func TestHealthWrongPassword(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.ClosedPortURL(t))
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
 	ok, out := runCommand(ctx, t, computerOptions(t, g, wrongPassword, "sandbox", "health"))
 	assert.False(t, ok, "the command must fail: %s", out)
 	assert.Equal(t, screen(unauthorizedLine), lines(out))
@@ -39,7 +39,7 @@ shell.run("sandbox", "status")
 // again on its own (it would be rejected forever); the gateway sees exactly one hello.
 func TestWrongPasswordStopsReconnecting(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.ClosedPortURL(t))
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
 	opts := computerOptions(t, g, wrongPassword, "/e2e.lua")
 	opts.Files = map[string]string{"/e2e.lua": waitThenStatusProgram}
 	ok, out := runCommand(ctx, t, opts)
@@ -55,6 +55,7 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 		"fix: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup",
 		"files: none",
 		"exec: false",
+		"ai confirm: true",
 	), lines(out))
 	// Any retry would have reached the gateway within the 12 s the program waited.
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),

@@ -9,7 +9,7 @@ import (
 	"fakecraft/ccstr"
 	"fakecraft/fakecrafttest"
 
-	"tests/internal/harness"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 // TestLatin1LabelArrivesAsTyped: `fakecraft run --label küche` stores the label as a
@@ -18,7 +18,7 @@ import (
 // reads back as typed in the transcript.
 func TestLatin1LabelArrivesAsTyped(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.Label = ccstr.FromText("küche")
 	require.Equal(t, "k\xfcche", opts.Label)

@@ -17,6 +17,8 @@ import (
 
 	"fakecraft/fakecrafttest"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -100,7 +102,7 @@ func cli(ctx context.Context, t *testing.T, g *harness.Gateway, stdin []byte, ar
 func TestHostWorksWithABootedComputer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), capLimit)
 	defer cancel()
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	c := capComputer(ctx, t, g)
 
 	t.Run("info is always answered", func(t *testing.T) {
@@ -221,7 +223,7 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 // machine); the chunk ends with that error, served, and the daemon goes on answering.
 func TestChunkThatNeverYieldsEndsAlone(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 9, "lab"
 	opts.Settings["sandbox.allow_exec"] = "true"

@@ -15,6 +15,8 @@ import (
 
 	"fakecraft/fakecrafttest"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -57,7 +59,7 @@ func TestFrozenGatewayIsLeftAndRejoined(t *testing.T) {
 	defer cancel()
 	// Idle probe 2 s + request timeout 3 s: the hello answer announces livenessMs 5000. The
 	// 3 s leave a loaded machine time to answer a probe.
-	g := startGateway(t, harness.ClosedPortURL(t), "--idle-probe-after", "2s", "--request-timeout", "3s")
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--idle-probe-after", "2s", "--request-timeout", "3s")
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.TimeScale = 1
 	opts.Files = map[string]string{"/e2e.lua": livenessProgram}

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
 
@@ -78,7 +80,7 @@ func drawnRows() string {
 // computer still answers ping, runs the host's next command and the player's.
 func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 11, "desk"
 	opts.Settings["sandbox.allow_exec"] = "true"

@@ -5,13 +5,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 
-	"tests/internal/harness"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 // TestHealthOpencodeHealthy: both sides healthy, no detail line.
 func TestHealthOpencodeHealthy(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := startGateway(t, oc.URL)
 	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)
@@ -22,7 +22,7 @@ func TestHealthOpencodeHealthy(t *testing.T) {
 // TestHealthOpencodeRefused: opencode's port refuses connections.
 func TestHealthOpencodeRefused(t *testing.T) {
 	ctx := testContext(t)
-	url := harness.ClosedPortURL(t)
+	url := opencodefake.ClosedPortURL(t)
 	g := startGateway(t, url)
 	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, "an unhealthy opencode is a report, not a command failure: %s", out)
@@ -36,7 +36,7 @@ func TestHealthOpencodeRefused(t *testing.T) {
 // TestHealthOpencodeUnauthorized: opencode wants a password the gateway does not have.
 func TestHealthOpencodeUnauthorized(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "opencode-pw-e2e-77aa")
+	oc := opencodefake.Start(t, opencodefake.Options{Password: "opencode-pw-e2e-77aa"})
 	g := startGateway(t, oc.URL)
 	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)
@@ -52,7 +52,7 @@ func TestHealthOpencodeUnauthorized(t *testing.T) {
 // answers the computer long before the command's own request timeout would.
 func TestHealthOpencodeStalled(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartStalledOpencode(t)
+	oc := opencodefake.StartStalled(t)
 	g := startGateway(t, oc.URL, "--probe-timeout", shortProbeTimeout)
 	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)

@@ -21,6 +21,8 @@ import (
 	"fakecraft/fakecrafttest"
 	"fakecraft/httpapi"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -97,7 +99,7 @@ func readSettings(t *testing.T, dir string) string {
 // `uninstall` leaves nothing of the package.
 func TestOneLineInstall(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
@@ -146,7 +148,7 @@ func TestOneLineInstall(t *testing.T) {
 // player's /startup.lua is byte-identical after install, upgrade and uninstall.
 func TestInstallKeepsThePlayersStartup(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
@@ -178,7 +180,7 @@ func TestInstallKeepsThePlayersStartup(t *testing.T) {
 // writes the hook beside it and names the line to add, touching nothing of the player's.
 func TestInstallBesideAStartupFile(t *testing.T) {
 	ctx := testContext(t)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
 	dir := t.TempDir()
 	const playerStartup = "print(\"mine\")\n"
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(playerStartup), 0o644))
@@ -206,20 +208,20 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 // health result follows.
 func TestNumericPasswordThroughSetup(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", "1234", "--opencode-url", oc.URL}})
 	dir := t.TempDir()
 
 	out := playerSession(ctx, t, dir, true,
 		"wget run "+g.URL("/trapos/install"), "1234", "y", "reboot",
 		"set sandbox.password 1234",
-		"sandbox setup", "", "", "", "")
+		"sandbox setup", "", "", "", "", "")
 	assert.Contains(t, out, `"1234" is not a valid string.`)
 	setup := afterLast(out, "> sandbox setup")
 	assert.Contains(t, setup, "Gateway password (Enter keeps it) [********]: \n", out)
 	assert.Contains(t, setup, "Files: none, read or write [write]: \n", out)
 	assert.Contains(t, setup, "Run Lua and programs? yes or no [yes]: \n", out)
-	assert.Contains(t, setup, "Saved sandbox.url and sandbox.password.\nHost access: files write, exec true.\nsandboxOk: true\nopencodeOk: true\n", out)
+	assert.Contains(t, setup, "Saved sandbox.url and sandbox.password.\nHost access: files write, exec true.\nai confirm: true\nsandboxOk: true\nopencodeOk: true\n", out)
 	settings := readSettings(t, dir)
 	assert.Contains(t, settings, `[ "sandbox.password" ] = "1234"`)
 	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "write"`)
@@ -232,7 +234,7 @@ func TestNumericPasswordThroughSetup(t *testing.T) {
 // fails one file.
 func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
 	dir := t.TempDir()
 	playerSession(ctx, t, dir, true, "wget run "+g.URL("/trapos/install")+" "+installPassword, "")
@@ -272,7 +274,7 @@ func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
 // launcher starts the package's autostart daemon itself: the installer writes no hook.
 func TestInstallOnTrapOSAddsNoHook(t *testing.T) {
 	ctx := testContext(t)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "ccpm.lua"), []byte("print(\"ccpm\")\n"), 0o644))
 
@@ -302,7 +304,7 @@ func diskSnapshot(t *testing.T, dir string) map[string]string {
 // asks nothing and keeps the answer.
 func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
 	ctx := testContext(t)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", harness.ClosedPortURL(t)}})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
 
@@ -325,7 +327,7 @@ func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
 // with it; a wrong one on an upgrade changes nothing; a script without one is told it needs one.
 func TestInstallChecksThePassword(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	const password = "pässwort"
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", password, "--opencode-url", oc.URL}})
 	install := "wget run " + g.URL("/trapos/install")
@@ -365,7 +367,7 @@ func TestInstallChecksThePassword(t *testing.T) {
 // --no-questions asks nothing and allows nothing.
 func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	ctx := testContext(t)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", harness.ClosedPortURL(t)}})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
 
 	asked := t.TempDir()
@@ -401,7 +403,7 @@ func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 // 4009, and the daemon does not come back from that).
 func TestInstallCheckKeepsTheDaemonConnected(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
 	install := "wget run " + g.URL("/trapos/install")
 	dir := t.TempDir()
@@ -421,7 +423,7 @@ func TestInstallCheckKeepsTheDaemonConnected(t *testing.T) {
 // and why.
 func TestInstallCannotCheckThePassword(t *testing.T) {
 	ctx := testContext(t)
-	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", harness.ClosedPortURL(t)}})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
 
 	out := playerSessionHTTP(ctx, t, t.TempDir(), true, httpapi.Options{AllowPrivate: true, WebsocketsDisabled: true}, install, "")
@@ -429,7 +431,7 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 	assert.Contains(t, strings.Join(lines(out), " "), "Could not check the password: websockets are disabled on this Minecraft server; the daemon needs them (websocket_enabled = true under [http] in computercraft-server.toml).")
 
 	// The installer as served, but naming a WebSocket address where nothing listens.
-	closed := strings.TrimPrefix(harness.ClosedPortURL(t), "http://")
+	closed := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		resp, err := http.Get(g.URL(r.URL.Path))
 		if err != nil {

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"tests/internal/harness"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 // labelProgram renames the connected computer and waits, in the computer's own time, until the
@@ -32,7 +32,7 @@ error("e2e: still not reconnected as 0:renamed", 0)
 // says hello again under the new traposId within 30 s (computer time).
 func TestLabelChangeReconnects(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := startGateway(t, oc.URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.Files = map[string]string{"/e2e.lua": labelProgram}

@@ -12,6 +12,8 @@ import (
 
 	"fakecraft/fakecrafttest"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -20,7 +22,7 @@ import (
 // daemon: one whose owner allowed files and code, one left at the defaults.
 func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 
 	open := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	open.ID, open.Label = 7, "north"

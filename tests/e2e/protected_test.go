@@ -11,7 +11,7 @@ import (
 
 	"fakecraft/fakecrafttest"
 
-	"tests/internal/harness"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 // TestFileWriteCannotChangeTheBoot: with sandbox.allow_files write and sandbox.allow_exec
@@ -21,7 +21,7 @@ import (
 // and the computer's disk keeps none of it; other files are still the host's to write.
 func TestFileWriteCannotChangeTheBoot(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 7, "north"
 	opts.Overlay = t.TempDir()

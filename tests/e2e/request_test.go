@@ -14,6 +14,8 @@ import (
 
 	"fakecraft/fakecrafttest"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -46,7 +48,7 @@ type apiAnswer struct {
 // booted computer; its daemon answers ping with its traposId and refuses unknown types.
 func TestGatewayRequestReachesBootedComputer(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 7, "north"
 	opts.Files = map[string]string{"/e2e.lua": idleProgram}

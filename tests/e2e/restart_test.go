@@ -11,6 +11,8 @@ import (
 
 	"fakecraft/fakecrafttest"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -49,7 +51,7 @@ error("` + markerGaveUp + `", 0)
 // comes back on the same port; the daemon reconnects by itself and `sandbox health` works again.
 func TestGatewayRestartUnderRunningComputer(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	first := startGateway(t, oc.URL)
 	opts := computerOptions(t, first, sandboxPassword, "/e2e.lua")
 	opts.Files = map[string]string{"/e2e.lua": restartProgram}
@@ -86,7 +88,7 @@ func TestGatewayRestartUnderRunningComputer(t *testing.T) {
 // reconnect timer and `sandbox health` works again once connections are allowed.
 func TestSocketDroppedUnderRunningComputer(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := startGateway(t, oc.URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.Files = map[string]string{"/e2e.lua": restartProgram}

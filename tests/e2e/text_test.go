@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"fakecraft/fakecrafttest"
 
 	"tests/internal/harness"
@@ -66,7 +68,7 @@ type textSurface struct {
 // every surface takes back.
 func TestSameTextOnEverySurface(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, harness.StartFakeOpencode(t, "").URL)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 6, "text"
 	opts.Settings["sandbox.allow_files"] = "write"

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -42,7 +44,7 @@ func startGateway(t *testing.T, args ...string) *harness.Gateway {
 	t.Helper()
 	base := []string{"--password", sandboxPassword}
 	if !slices.Contains(args, "--opencode-url") {
-		base = append(base, "--opencode-url", harness.ClosedPortURL(t))
+		base = append(base, "--opencode-url", opencodefake.ClosedPortURL(t))
 	}
 	return harness.Start(t, gatewayBin, harness.Options{Args: append(base, args...)})
 }

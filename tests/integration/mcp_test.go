@@ -24,6 +24,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/daemonfake"
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -124,13 +127,13 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx := testContext(t)
 			g := startGateway(t)
-			d := &harness.Daemon{ID: 7, Label: "north", AllowFiles: harness.AllowFilesWrite, AllowExec: true,
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "north", AllowFiles: harness.AllowFilesWrite, AllowExec: true,
 				Exec: func(typ string, p map[string]any) (any, *harness.Error) {
 					if typ == harness.TypeLuaExec {
 						return map[string]any{"returns": []any{p["code"], p["timeoutMs"]}, "output": "printed\n"}, nil
 					}
 					return map[string]any{"success": false, "output": "No such program\n", "outputTruncated": p["timeoutMs"] == float64(4000)}, nil
-				}}
+				}}}
 			serveDaemon(ctx, t, g, d)
 			s := connectMCP(ctx, t, g, transport)
 			id := d.TraposID()
@@ -244,7 +247,7 @@ func TestMCPErrors(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			ctx := testContext(t)
 			g := startGateway(t)
-			d := &harness.Daemon{ID: 3, Label: "locked", Silent: []string{harness.TypeComputerInfo}}
+			d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 3, Label: "locked"}, Silent: []string{harness.TypeComputerInfo}}
 			serveDaemon(ctx, t, g, d)
 			s := connectMCP(ctx, t, g, transport)
 			id := d.TraposID()
@@ -291,7 +294,7 @@ func TestMCPErrors(t *testing.T) {
 func TestMCPDisconnectedComputer(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
-	d := &harness.Daemon{ID: 5, Label: "gone"}
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "gone"}}
 	stop, err := d.Serve(ctx, g.WebSocketURL(), sandboxPassword)
 	require.NoError(t, err)
 	s := harness.ConnectMCP(ctx, t, g, "")
@@ -311,7 +314,7 @@ func TestMCPShutdownWithCallInFlight(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
 	arrived := make(chan string, 1)
-	d := &harness.Daemon{ID: 4, Label: "slow", AllowExec: true, Silent: []string{harness.TypeLuaExec},
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 4, Label: "slow", AllowExec: true}, Silent: []string{harness.TypeLuaExec},
 		OnRequest: func(f harness.Frame) {
 			select {
 			case arrived <- f.Type:
@@ -408,7 +411,7 @@ func TestMCPAuth(t *testing.T) {
 		assert.Contains(t, stderr, "--api-token or SANDBOX_API_TOKEN", "the reason names the fix")
 	})
 	t.Run("no gateway", func(t *testing.T) {
-		code, stderr := runBridge(testContext(t), t, harness.ClosedPortURL(t))
+		code, stderr := runBridge(testContext(t), t, opencodefake.ClosedPortURL(t))
 		assert.Equal(t, 1, code, stderr)
 		assert.Contains(t, stderr, "cannot be used")
 	})
@@ -416,7 +419,7 @@ func TestMCPAuth(t *testing.T) {
 		ip := nonLoopbackIP(t)
 		ctx := testContext(t)
 		g := startGateway(t)
-		g2 := harness.Start(t, gatewayBin, harness.Options{Listen: net.JoinHostPort(ip, "0"), Args: []string{"--password", sandboxPassword, "--opencode-url", harness.ClosedPortURL(t)}})
+		g2 := harness.Start(t, gatewayBin, harness.Options{Listen: net.JoinHostPort(ip, "0"), Args: []string{"--password", sandboxPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 		client := harness.TokenClient("")
 		assert.Equal(t, http.StatusOK, postMCP(ctx, t, client, g.URL(mcpPath), ""), "loopback is let in")
 		assert.Equal(t, http.StatusForbidden, postMCP(ctx, t, client, g2.URL(mcpPath), ""), "a client from %s is not", ip)

@@ -9,12 +9,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
 func TestProbeGatewayHealthyOpencode(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, opencodePassword)
+	oc := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword})
 	g := startGateway(t, "--opencode-url", oc.URL, "--opencode-password", opencodePassword)
 	c := connect(ctx, t, g, "8:")
 
@@ -30,11 +32,11 @@ func TestProbeGatewayHealthyOpencode(t *testing.T) {
 
 func TestProbeGatewayOpencodeFromEnvironment(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, opencodePassword)
+	oc := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword})
 	g := harness.Start(t, gatewayBin, harness.Options{Env: []string{
 		"SANDBOX_PASSWORD=" + sandboxPassword,
 		"OPENCODE_URL=" + oc.URL,
-		"OPENCODE_SERVER_USERNAME=" + harness.OpencodeUser,
+		"OPENCODE_SERVER_USERNAME=" + opencodefake.DefaultUsername,
 		"OPENCODE_SERVER_PASSWORD=" + opencodePassword,
 	}})
 	c := connect(ctx, t, g, "8:")
@@ -53,14 +55,14 @@ func TestProbeGatewayOpencodeUnhealthy(t *testing.T) {
 		{
 			name: "connection refused",
 			args: func(t *testing.T) []string {
-				return []string{"--opencode-url", harness.ClosedPortURL(t)}
+				return []string{"--opencode-url", opencodefake.ClosedPortURL(t)}
 			},
 			detail: []string{"127.0.0.1"},
 		},
 		{
 			name: "wrong password",
 			args: func(t *testing.T) []string {
-				oc := harness.StartFakeOpencode(t, opencodePassword)
+				oc := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword})
 				return []string{"--opencode-url", oc.URL, "--opencode-password", "not-the-password"}
 			},
 			detail: []string{"401"},
@@ -68,7 +70,7 @@ func TestProbeGatewayOpencodeUnhealthy(t *testing.T) {
 		{
 			name: "no password",
 			args: func(t *testing.T) []string {
-				oc := harness.StartFakeOpencode(t, opencodePassword)
+				oc := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword})
 				return []string{"--opencode-url", oc.URL}
 			},
 			detail: []string{"401"},
@@ -76,7 +78,7 @@ func TestProbeGatewayOpencodeUnhealthy(t *testing.T) {
 		{
 			name: "wrong username",
 			args: func(t *testing.T) []string {
-				oc := harness.StartFakeOpencode(t, opencodePassword)
+				oc := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword})
 				return []string{"--opencode-url", oc.URL, "--opencode-password", opencodePassword, "--opencode-username", "admin"}
 			},
 			detail: []string{"401"},
@@ -173,7 +175,7 @@ func TestHelloWithEmptyPayload(t *testing.T) {
 
 func TestProbeGatewayNonOpencodeAnswer(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, "")
+	oc := opencodefake.Start(t, opencodefake.Options{})
 	// A wrong base path: opencode answers unknown paths with its web UI (200 text/html), which
 	// must not count as healthy.
 	g := startGateway(t, "--opencode-url", oc.URL+"/not-the-api")
@@ -187,7 +189,7 @@ func TestProbeGatewayNonOpencodeAnswer(t *testing.T) {
 
 func TestProbeGatewayStalledOpencodeIsBounded(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartStalledOpencode(t)
+	oc := opencodefake.StartStalled(t)
 	const probeTimeout = 300 * time.Millisecond
 	g := startGateway(t, "--opencode-url", oc.URL, "--probe-timeout", probeTimeout.String())
 	c := connect(ctx, t, g, "32:")
@@ -208,7 +210,7 @@ func TestProbeGatewayStalledOpencodeIsBounded(t *testing.T) {
 // echoes its own messageId, in whatever order the gateway finishes them.
 func TestPipelinedRequests(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, opencodePassword)
+	oc := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword})
 	g := startGateway(t, "--opencode-url", oc.URL, "--opencode-password", opencodePassword)
 	c := connect(ctx, t, g, "33:")
 
@@ -245,7 +247,7 @@ func TestPipelinedRequests(t *testing.T) {
 // TestManyComputersProbeAtOnce: concurrent computers each get their own answer.
 func TestManyComputersProbeAtOnce(t *testing.T) {
 	ctx := testContext(t)
-	oc := harness.StartFakeOpencode(t, opencodePassword)
+	oc := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword})
 	g := startGateway(t, "--opencode-url", oc.URL, "--opencode-password", opencodePassword)
 
 	const n = 10

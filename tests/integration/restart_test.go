@@ -7,6 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/opencodefake"
+
 	"tests/internal/harness"
 )
 
@@ -36,7 +38,7 @@ func TestGatewayRestart(t *testing.T) {
 
 	second := harness.Start(t, gatewayBin, harness.Options{
 		Listen: net.JoinHostPort("127.0.0.1", first.Port()),
-		Args:   []string{"--password", sandboxPassword, "--opencode-url", harness.ClosedPortURL(t)},
+		Args:   []string{"--password", sandboxPassword, "--opencode-url", opencodefake.ClosedPortURL(t)},
 	})
 	require.Equal(t, first.Addr, second.Addr)
 	for _, id := range ids {

@@ -13,11 +13,21 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/daemonfake"
+
 	"tests/internal/harness"
 )
 
 // waitLimit bounds each wait; only a broken setup comes near it.
 const waitLimit = 30 * time.Second
+
+// testingT is what a helper called inside a require.EventuallyWithT condition needs: the
+// test's *testing.T or the condition's *assert.CollectT.
+type testingT interface {
+	require.TestingT
+	Helper()
+}
 
 // Short liveness intervals, so that a killed replica drops out quickly; waits poll for the
 // outcome instead of counting on them.
@@ -36,7 +46,7 @@ type computerEntry struct {
 	Replica  string `json:"replica"`
 }
 
-func listComputers(t *testing.T, g *harness.Gateway) map[string]string {
+func listComputers(t testingT, g *harness.Gateway) map[string]string {
 	t.Helper()
 	resp, err := harness.HTTPClient().Get(g.URL("/trapos/computers"))
 	require.NoError(t, err)
@@ -51,18 +61,7 @@ func listComputers(t *testing.T, g *harness.Gateway) map[string]string {
 	return out
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-func get(t *testing.T, g *harness.Gateway, path string) (int, string) {
+func get(t testingT, g *harness.Gateway, path string) (int, string) {
 	t.Helper()
 	resp, err := harness.HTTPClient().Get(g.URL(path))
 	require.NoError(t, err)
@@ -111,13 +110,13 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Contains(t, a.Log(), `level=WARN msg="the NATS server asks for no credentials: any client that reaches it can answer requests for the computers`)
 
 	// A daemon on A, with files the host may read.
-	d := &harness.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}}
 	d.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
 	stop, err := d.Serve(ctx, a.WebSocketURL(), "")
 	require.NoError(t, err)
 	defer stop()
 
-	waitFor(t, "B to list A's computer", func() bool { return listComputers(t, b)["4:vault"] == "a" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["4:vault"]) }, waitLimit, testkit.Poll, "B to list A's computer")
 
 	// B's HTTP API reaches it.
 	status, code := ping(t, b, "4:vault", 10*time.Second)
@@ -149,7 +148,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	require.NoError(t, err)
 	defer old.Close()
 	require.NoError(t, old.MustHello(ctx, ""))
-	waitFor(t, "B to list 9:twin on A", func() bool { return listComputers(t, b)["9:twin"] == "a" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["9:twin"]) }, waitLimit, testkit.Poll, "B to list 9:twin on A")
 	fresh, err := harness.Dial(ctx, b.WebSocketURL(), "9:twin")
 	require.NoError(t, err)
 	defer fresh.Close()
@@ -159,7 +158,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	cancelRead()
 	require.NoError(t, err)
 	assert.Equal(t, harness.CloseReplaced, ce.Code)
-	waitFor(t, "A to list 9:twin on B", func() bool { return listComputers(t, a)["9:twin"] == "b" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "b", listComputers(c, a)["9:twin"]) }, waitLimit, testkit.Poll, "A to list 9:twin on B")
 
 	// /healthz says NATS is connected.
 	status, body := get(t, b, "/healthz")
@@ -172,7 +171,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	require.NoError(t, err)
 	defer silent.Close()
 	require.NoError(t, silent.MustHello(ctx, ""))
-	waitFor(t, "B to list 5:silent on A", func() bool { return listComputers(t, b)["5:silent"] == "a" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) { assert.Equal(c, "a", listComputers(c, b)["5:silent"]) }, waitLimit, testkit.Poll, "B to list 5:silent on A")
 	type result struct {
 		status int
 		code   string
@@ -205,10 +204,9 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, r.status)
 	assert.Equal(t, "not_connected", r.code)
 	t.Logf("the request waiting on the killed replica failed %s after the kill (--nats-heartbeat %s)", time.Since(killed).Round(time.Millisecond), replicaFlags[1])
-	waitFor(t, "B to drop A's computer", func() bool {
-		_, listed := listComputers(t, b)["4:vault"]
-		return !listed
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.NotContains(c, listComputers(c, b), "4:vault")
+	}, waitLimit, testkit.Poll, "B to drop A's computer")
 	status, code = ping(t, b, "4:vault", time.Minute)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, "not_connected", code)
@@ -216,10 +214,10 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 
 	// NATS goes: B keeps serving its own computer and says so.
 	require.NoError(t, nats.Stop())
-	waitFor(t, "B to notice NATS is gone", func() bool {
-		_, body := get(t, b, "/healthz")
-		return strings.Contains(body, "nats: disconnected")
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		_, body := get(c, b, "/healthz")
+		assert.Contains(c, body, "nats: disconnected")
+	}, waitLimit, testkit.Poll, "B to notice NATS is gone")
 	answered := make(chan error, 1)
 	go func() {
 		answerCtx, cancel := context.WithTimeout(ctx, waitLimit)

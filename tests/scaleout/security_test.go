@@ -16,6 +16,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/daemonfake"
+
 	"tests/internal/harness"
 	"tests/internal/repo"
 )
@@ -66,12 +69,14 @@ func TestTheDocumentedNATSConfigFencesOtherClients(t *testing.T) {
 	require.Error(t, err, "a client without credentials gets in")
 	assert.Contains(t, err.Error(), "Authorization Violation")
 
-	d := &harness.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 4, Label: "vault", AllowFiles: harness.AllowFilesRead}}
 	d.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
 	stop, err := d.Serve(ctx, a.WebSocketURL(), "")
 	require.NoError(t, err)
 	defer stop()
-	waitFor(t, "B to list A's computer", func() bool { return listComputers(t, b)["4:vault"] == "a" })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, "a", listComputers(c, b)["4:vault"])
+	}, waitLimit, testkit.Poll, "B to list A's computer")
 
 	// A client of the other account asks A for the file on A's subject: nobody there answers.
 	rogue, err := nats.Connect(bus.URL, nats.UserInfo("apps", appsPassword), nats.NoEcho())

@@ -2,7 +2,9 @@
 -- Programs call request() to reach the gateway through the sandbox daemon (servers/sandbox.lua);
 -- only the daemon touches the socket. The wire format lives in libsandboxcodec, the settings
 -- in libsandboxsettings, the program/daemon events in libsandboxevents and the daemon in
--- libsandboxdaemon; their public names are re-exported here so one require serves programs.
+-- libsandboxdaemon, serving types from a program in libsandboxserve, the agent's client in
+-- libsandboxai; the names programs need are listed once at the end, so one require serves
+-- programs and no module's name hides another's.
 
 local ccExpect = require('cc.expect');
 local expect = ccExpect.expect;
@@ -10,7 +12,8 @@ local codec = require('/apis/libsandboxcodec');
 local config = require('/apis/libsandboxsettings');
 local events = require('/apis/libsandboxevents');
 local daemon = require('/apis/libsandboxdaemon');
-local requestsLib = require('/apis/libsandboxrequests');
+local serveLib = require('/apis/libsandboxserve');
+local ai = require('/apis/libsandboxai');
 
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
@@ -23,11 +26,15 @@ local STATUS_TIMEOUT = 1;
 -- The `sandbox` command and its subcommands, for tab completion.
 local COMMAND_PATH = "programs/sandbox.lua";
 local SUBCOMMANDS = { "health", "status", "reconnect", "setup", "help" };
+-- The `ai` command and its options.
+local AI_COMMAND_PATH = "programs/ai.lua";
+local AI_OPTIONS = { "--reset", "--help", "--version" };
 
 local newUuid, normalisePayload, normaliseError = codec.newUuid, codec.normalisePayload, codec.normaliseError;
 local ERR_TIMEOUT = codec.ERR_TIMEOUT;
 local EVENT_SEND, EVENT_REPLY = events.EVENT_SEND, events.EVENT_REPLY;
 local EVENT_STATUS_REQUEST, EVENT_STATUS, EVENT_RECONNECT = events.EVENT_STATUS_REQUEST, events.EVENT_STATUS, events.EVENT_RECONNECT;
+local EVENT_CONNECTED = events.EVENT_CONNECTED;
 
 -- Waits for an event accepted by `match` or for `seconds` to pass. Unfiltered pulls: a
 -- filtered pull would discard our own timer event. Terminate raises, as os.pullEvent does.
@@ -89,71 +96,36 @@ local function requestStatus(timeoutSeconds)
   return reply[3];
 end
 
+-- How often awaitConnection looks at a daemon that is still connecting (it announces success
+-- with trapos_sandbox_connected, but not failure).
+local CONNECT_POLL = 0.5;
+
+-- Waits up to timeoutSeconds (default REQUEST_TIMEOUT) for a daemon that is still connecting
+-- or authenticating (just booted, settings just changed). Returns its status then, whatever
+-- it is, or nil when no daemon answers.
+local function awaitConnection(timeoutSeconds)
+  expect(1, timeoutSeconds, "number", "nil");
+  local limit = timeoutSeconds or REQUEST_TIMEOUT;
+  local status = requestStatus();
+  local waited = 0;
+  while status ~= nil and (status.state == daemon.STATE_CONNECTING or status.state == daemon.STATE_AUTHENTICATING)
+    and waited < limit do
+    waitFor(CONNECT_POLL, function(event)
+      return event[1] == EVENT_CONNECTED;
+    end);
+    waited = waited + CONNECT_POLL;
+    status = requestStatus();
+  end
+  return status;
+end
+
 -- Asks the daemon to drop its connection and connect again (also after `unauthorized`).
 local function reconnect()
   os.queueEvent(EVENT_RECONNECT);
 end
 
--- Serves request types the gateway's host may send this computer, until terminated:
--- handlers maps a type name (not a built-in one, see codec.RESERVED_TYPES) to a function
--- (payload, type) returning the answer's payload table, or nil and an error (a message, or
--- {code, message}). A handler that raises answers `internal` with its message; the serving
--- goes on. While this runs, the daemon routes the types here; once it ends (returns, crashes
--- or is terminated) they answer unknown_type within SERVE_LEASE seconds.
-local function serve(handlers)
-  expect(1, handlers, "table");
-  local types = {};
-  for name, handler in pairs(handlers) do
-    if type(name) ~= "string" or name == "" then
-      error("bad argument #1 (type names must be non-empty strings)", 2);
-    elseif codec.RESERVED_TYPES[name] then
-      error("bad argument #1 (" .. name .. " is a built-in type and cannot be served)", 2);
-    elseif type(handler) ~= "function" then
-      error("bad argument #1 (the handler of " .. name .. " must be a function)", 2);
-    end
-    types[#types + 1] = name;
-  end
-  local providerId = newUuid();
-  local heartbeat;
-  -- Offering again after each request keeps the lease even if a handler pulled our timer.
-  local function offer()
-    if heartbeat ~= nil then
-      os.cancelTimer(heartbeat);
-    end
-    os.queueEvent(events.EVENT_SERVE_OFFER, providerId, types);
-    heartbeat = os.startTimer(requestsLib.SERVE_HEARTBEAT);
-  end
-  local function answer(requestId, msgType, payload)
-    local result = table.pack(pcall(handlers[msgType], normalisePayload(payload), msgType));
-    if not result[1] then
-      os.queueEvent(events.EVENT_SERVE_REPLY, requestId, false, nil,
-        { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
-    elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
-      os.queueEvent(events.EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
-    else
-      os.queueEvent(events.EVENT_SERVE_REPLY, requestId, false, nil,
-        normaliseError(result[3], msgType .. " failed"));
-    end
-  end
-  offer();
-  while true do
-    local event = table.pack(os.pullEventRaw());
-    if event[1] == "terminate" then
-      os.cancelTimer(heartbeat);
-      os.queueEvent(events.EVENT_SERVE_WITHDRAW, providerId);
-      error("Terminated", 0);
-    elseif event[1] == "timer" and event[2] == heartbeat then
-      heartbeat = nil;
-      offer();
-    elseif event[1] == events.EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil then
-      answer(event[3], event[4], event[5]);
-      offer();
-    end
-  end
-end
-
--- Registers the `sandbox` command's tab completion with a shell (the daemon does it at boot,
--- so it works before the command first runs). Does nothing without a shell.
+-- Registers the `sandbox` and `ai` commands' tab completion with a shell (the daemon does it
+-- at boot, so it works before a command first runs). Does nothing without a shell.
 local function registerCompletion(shellApi)
   expect(1, shellApi, "table", "nil");
   if shellApi == nil or shellApi.setCompletionFunction == nil then
@@ -162,28 +134,107 @@ local function registerCompletion(shellApi)
   pcall(function()
     local completion = require('cc.shell.completion');
     shellApi.setCompletionFunction(COMMAND_PATH, completion.build({ completion.choice, SUBCOMMANDS }));
+    shellApi.setCompletionFunction(AI_COMMAND_PATH, completion.build({ completion.choice, AI_OPTIONS }));
   end);
 end
 
-local api = {
+-- The agent's client for programs: the sandbox daemon carries its requests; the screen's size
+-- and the owner's sandbox.ai_confirm are read when a question is asked.
+local defaultAi = ai.newClient({ request = request });
+
+-- The public surface, each name from the one module that owns it.
+return {
   VERSION = VERSION,
   REQUEST_TIMEOUT = REQUEST_TIMEOUT,
   STATUS_TIMEOUT = STATUS_TIMEOUT,
   COMMAND_PATH = COMMAND_PATH,
   SUBCOMMANDS = SUBCOMMANDS,
+  AI_COMMAND_PATH = AI_COMMAND_PATH,
+  AI_OPTIONS = AI_OPTIONS,
   waitFor = waitFor,
   request = request,
   requestStatus = requestStatus,
+  awaitConnection = awaitConnection,
   reconnect = reconnect,
-  serve = serve,
+  serve = serveLib.serve,
   registerCompletion = registerCompletion,
+
+  -- The owner's settings (libsandboxsettings).
+  SETTING_URL = config.SETTING_URL,
+  SETTING_PASSWORD = config.SETTING_PASSWORD,
+  SETTING_ALLOW_FILES = config.SETTING_ALLOW_FILES,
+  SETTING_ALLOW_EXEC = config.SETTING_ALLOW_EXEC,
+  SETTING_AI_CONFIRM = config.SETTING_AI_CONFIRM,
+  FILES_NONE = config.FILES_NONE,
+  FILES_READ = config.FILES_READ,
+  FILES_WRITE = config.FILES_WRITE,
+  defineSettings = config.defineSettings,
+  normaliseUrl = config.normaliseUrl,
+  urlHost = config.urlHost,
+  filesAllowed = config.filesAllowed,
+  execAllowed = config.execAllowed,
+  aiConfirm = config.aiConfirm,
+
+  -- The wire (libsandboxcodec): error codes and the frame rules.
+  ERR_UNAUTHORIZED = codec.ERR_UNAUTHORIZED,
+  ERR_NOT_AUTHENTICATED = codec.ERR_NOT_AUTHENTICATED,
+  ERR_UNKNOWN_TYPE = codec.ERR_UNKNOWN_TYPE,
+  ERR_NOT_CONNECTED = codec.ERR_NOT_CONNECTED,
+  ERR_INTERNAL = codec.ERR_INTERNAL,
+  ERR_TIMEOUT = codec.ERR_TIMEOUT,
+  ERR_FORBIDDEN = codec.ERR_FORBIDDEN,
+  ERR_FS_ERROR = codec.ERR_FS_ERROR,
+  ERR_BAD_PAYLOAD = codec.ERR_BAD_PAYLOAD,
+  MAX_MESSAGE_BYTES = codec.MAX_MESSAGE_BYTES,
+  MAX_GATEWAY_REQUESTS = codec.MAX_GATEWAY_REQUESTS,
+  newUuid = codec.newUuid,
+  encodeFrame = codec.encodeFrame,
+  decodeFrame = codec.decodeFrame,
+
+  -- The os events between programs and the daemon (libsandboxevents).
+  EVENT_SEND = events.EVENT_SEND,
+  EVENT_REPLY = events.EVENT_REPLY,
+  EVENT_CONNECTED = events.EVENT_CONNECTED,
+  EVENT_RECONNECT = events.EVENT_RECONNECT,
+  EVENT_STATUS_REQUEST = events.EVENT_STATUS_REQUEST,
+  EVENT_STATUS = events.EVENT_STATUS,
+  EVENT_SERVE_OFFER = events.EVENT_SERVE_OFFER,
+  EVENT_SERVE_WITHDRAW = events.EVENT_SERVE_WITHDRAW,
+  EVENT_SERVE_REQUEST = events.EVENT_SERVE_REQUEST,
+  EVENT_SERVE_REPLY = events.EVENT_SERVE_REPLY,
+
+  -- The daemon (libsandboxdaemon) and the states its status reports.
+  newDaemon = daemon.newDaemon,
+  STATE_DORMANT = daemon.STATE_DORMANT,
+  STATE_DISABLED = daemon.STATE_DISABLED,
+  STATE_CONNECTING = daemon.STATE_CONNECTING,
+  STATE_AUTHENTICATING = daemon.STATE_AUTHENTICATING,
+  STATE_CONNECTED = daemon.STATE_CONNECTED,
+  STATE_WAITING = daemon.STATE_WAITING,
+  STATE_UNAUTHORIZED = daemon.STATE_UNAUTHORIZED,
+  STATE_STOPPED = daemon.STATE_STOPPED,
+  HTTP_DISABLED = daemon.HTTP_DISABLED,
+  URL_NOT_SET = daemon.URL_NOT_SET,
+
+  -- The gateway's agent (libsandboxai): ai.run/ask/poll/abort/reset/approve, a client of
+  -- one's own, and the events' kinds, done reasons and error codes.
+  ai = defaultAi,
+  newAiClient = ai.newClient,
+  KIND_TEXT = ai.KIND_TEXT,
+  KIND_TOOL = ai.KIND_TOOL,
+  KIND_CONFIRM = ai.KIND_CONFIRM,
+  KIND_RETRY = ai.KIND_RETRY,
+  KIND_CUT = ai.KIND_CUT,
+  KIND_ERROR = ai.KIND_ERROR,
+  KIND_DONE = ai.KIND_DONE,
+  DONE_STOP = ai.DONE_STOP,
+  DONE_ABORTED = ai.DONE_ABORTED,
+  DONE_ERROR = ai.DONE_ERROR,
+  DONE_DEADLINE = ai.DONE_DEADLINE,
+  DONE_DISCONNECTED = ai.DONE_DISCONNECTED,
+  ERR_AI_DISABLED = ai.ERR_AI_DISABLED,
+  ERR_AI_UNAVAILABLE = ai.ERR_AI_UNAVAILABLE,
+  ERR_UNKNOWN_TURN = ai.ERR_UNKNOWN_TURN,
+  ERR_BUSY = ai.ERR_BUSY,
+  MAX_PROMPT_BYTES = ai.MAX_PROMPT_BYTES,
 };
-
--- The modules' public names, so `require('/apis/libsandbox')` keeps serving everything.
-for _, module in ipairs({ codec, config, events, daemon, requestsLib }) do
-  for name, value in pairs(module) do
-    api[name] = value;
-  end
-end
-
-return api;

@@ -1,27 +1,20 @@
 -- libsandboxrequests: what a computer answers when the gateway asks (gateway_request).
--- The built-in types (docs/capabilities.md), each behind the owner's permission, and the
--- types TrapOS programs serve through libsandbox.serve, routed to them with os events. The
--- daemon hands every request to serve() and every event to onEvent(); answers come back
--- through the request's done(ok, payload, error), at once or later (lua.exec, served types).
+-- The built-in types (docs/capabilities.md), each behind the owner's permission; any other
+-- type goes to the TrapOS program serving it (libsandboxserve's router). The daemon hands
+-- every request to serve() and every event to onEvent(); answers come back through the
+-- request's done(ok, payload, error), at once or later (lua.exec, served types).
 
 local ccExpect = require('cc.expect');
 local expect, field = ccExpect.expect, ccExpect.field;
 local codec = require('/apis/libsandboxcodec');
 local config = require('/apis/libsandboxsettings');
-local events = require('/apis/libsandboxevents');
 local files = require('/apis/libsandboxfiles');
 local exec = require('/apis/libsandboxexec');
 local protected = require('/apis/libsandboxprotected');
 local version = require('/apis/libsandboxversion');
+local serveLib = require('/apis/libsandboxserve');
 
--- Seconds between a serving program's offers, and after which a program that has not
--- offered again counts as ended (its types then answer unknown_type).
-local SERVE_HEARTBEAT = 1;
-local SERVE_LEASE = 2.5;
-
-local ERR_FORBIDDEN, ERR_UNKNOWN_TYPE = codec.ERR_FORBIDDEN, codec.ERR_UNKNOWN_TYPE;
-local EVENT_SERVE_OFFER, EVENT_SERVE_WITHDRAW = events.EVENT_SERVE_OFFER, events.EVENT_SERVE_WITHDRAW;
-local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, events.EVENT_SERVE_REPLY;
+local ERR_FORBIDDEN = codec.ERR_FORBIDDEN;
 
 -- The permission each built-in type needs: nil (always answered), a file level, or exec.
 local NEEDS_EXEC = "exec";
@@ -53,10 +46,7 @@ local function newRequests(deps)
   local fileHandlers = files.newFiles({ fs = fsApi });
   local runner = exec.newRunner({ term = deps.term, os = osApi, env = deps.env, shell = deps.shell });
 
-  local providers = {};  -- providerId -> {types = {type = true}, seen = bool}
-  local served = {};     -- type -> providerId (the latest offer wins)
-  local forwarded = {};  -- requestId -> {providerId, done}
-  local sweepTimer = nil;
+  local router = serveLib.newRouter({ os = osApi });
 
   -- Why the owner does not allow msgType with payload now, or nil. Settings are read on
   -- every request. Writing files does not reach what only exec may change (libsandboxprotected).
@@ -107,81 +97,6 @@ local function newRequests(deps)
     };
   end
 
-  local function unknownType(msgType)
-    return { code = ERR_UNKNOWN_TYPE, message = "this computer does not handle requests of type " .. msgType };
-  end
-
-  local function expire(providerId, why)
-    local provider = providers[providerId];
-    if provider == nil then
-      return;
-    end
-    providers[providerId] = nil;
-    for msgType in pairs(provider.types) do
-      if served[msgType] == providerId then
-        served[msgType] = nil;
-      end
-    end
-    for requestId, pending in pairs(forwarded) do
-      if pending.providerId == providerId then
-        forwarded[requestId] = nil;
-        pending.done(false, nil, { code = ERR_UNKNOWN_TYPE, message = pending.type .. " is no longer served: " .. why });
-      end
-    end
-  end
-
-  local function startSweep()
-    if sweepTimer == nil and next(providers) ~= nil then
-      sweepTimer = osApi.startTimer(SERVE_LEASE);
-    end
-  end
-
-  -- Every lease, a program that has not offered since the last sweep has ended.
-  local function sweep()
-    sweepTimer = nil;
-    local ended = {};
-    for providerId, provider in pairs(providers) do
-      if provider.seen then
-        provider.seen = false;
-      else
-        ended[#ended + 1] = providerId;
-      end
-    end
-    for _, providerId in ipairs(ended) do
-      expire(providerId, "the program serving it has ended");
-    end
-    startSweep();
-  end
-
-  local function onOffer(providerId, types)
-    if type(providerId) ~= "string" or type(types) ~= "table" then
-      return;
-    end
-    local provider = providers[providerId] or { types = {} };
-    provider.seen = true;
-    for _, msgType in ipairs(types) do
-      if type(msgType) == "string" and not codec.RESERVED_TYPES[msgType] then
-        provider.types[msgType] = true;
-        served[msgType] = providerId;
-      end
-    end
-    providers[providerId] = provider;
-    startSweep();
-  end
-
-  local function onReply(requestId, ok, payload, err)
-    local pending = forwarded[requestId];
-    if pending == nil then
-      return;
-    end
-    forwarded[requestId] = nil;
-    if ok == true then
-      pending.done(true, codec.normalisePayload(payload));
-    else
-      pending.done(false, nil, codec.normaliseError(err, "the program serving " .. pending.type .. " failed"));
-    end
-  end
-
   -- Answers one gateway request through done(ok, payload, error).
   local function serve(msgType, payload, done)
     expect(1, msgType, "string");
@@ -202,36 +117,18 @@ local function newRequests(deps)
     elseif msgType == codec.TYPE_SHELL_RUN then
       return runner.run(payload, done);
     end
-    local providerId = served[msgType];
-    if providerId == nil then
-      return done(false, nil, unknownType(msgType));
-    end
-    local requestId = codec.newUuid();
-    forwarded[requestId] = { providerId = providerId, type = msgType, done = done };
-    osApi.queueEvent(EVENT_SERVE_REQUEST, providerId, requestId, msgType, payload);
+    return router.forward(msgType, payload, done);
   end
 
   local function onEvent(event, ...)
-    if event == EVENT_SERVE_OFFER then
-      onOffer(...);
-    elseif event == EVENT_SERVE_WITHDRAW then
-      expire((...), "the program serving it has stopped");
-    elseif event == EVENT_SERVE_REPLY then
-      onReply(...);
-    elseif event == "timer" and sweepTimer ~= nil and (...) == sweepTimer then
-      sweep();
-    end
+    router.onEvent(event, ...);
     runner.onEvent(event, ...);
   end
 
   -- Drops running jobs and forwarded requests without answering (the daemon is stopping).
   local function stop()
     runner.stop();
-    forwarded = {};
-    if sweepTimer ~= nil then
-      osApi.cancelTimer(sweepTimer);
-      sweepTimer = nil;
-    end
+    router.stop();
   end
 
   return {
@@ -243,7 +140,5 @@ local function newRequests(deps)
 end
 
 return {
-  SERVE_HEARTBEAT = SERVE_HEARTBEAT,
-  SERVE_LEASE = SERVE_LEASE,
   newRequests = newRequests,
 };

@@ -13,6 +13,9 @@ local SETTING_PASSWORD = "sandbox.password";
 -- What the host may do here (docs/capabilities.md); read on every request.
 local SETTING_ALLOW_FILES = "sandbox.allow_files";
 local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
+-- Whether the player confirms each write, delete and run the gateway's agent asks for
+-- (docs/ai.md); read at every confirm.
+local SETTING_AI_CONFIRM = "sandbox.ai_confirm";
 
 -- Levels of sandbox.allow_files, each including the ones before it.
 local FILES_NONE = "none";
@@ -74,6 +77,11 @@ local function defineSettings(settingsApi)
     type = "boolean",
     default = false,
   });
+  settingsApi.define(SETTING_AI_CONFIRM, {
+    description = "Whether the player confirms each file write, delete and run the gateway's agent asks for (false: the agent's requests are allowed without asking)",
+    type = "boolean",
+    default = true,
+  });
 end
 
 -- The file access the owner allows: "none", "read" or "write"; an unknown value is "none".
@@ -97,18 +105,26 @@ local function execAllowed(settingsApi)
   return (settingsApi or settings).get(SETTING_ALLOW_EXEC) == true;
 end
 
+-- Whether the player confirms the agent's changes (anything but the boolean false does).
+local function aiConfirm(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  return (settingsApi or settings).get(SETTING_AI_CONFIRM) ~= false;
+end
+
 return {
   DEFAULT_PATH = DEFAULT_PATH,
   SETTING_URL = SETTING_URL,
   SETTING_PASSWORD = SETTING_PASSWORD,
   SETTING_ALLOW_FILES = SETTING_ALLOW_FILES,
   SETTING_ALLOW_EXEC = SETTING_ALLOW_EXEC,
+  SETTING_AI_CONFIRM = SETTING_AI_CONFIRM,
   FILES_NONE = FILES_NONE,
   FILES_READ = FILES_READ,
   FILES_WRITE = FILES_WRITE,
   filesAllowed = filesAllowed,
   filesAllow = filesAllow,
   execAllowed = execAllowed,
+  aiConfirm = aiConfirm,
   normaliseUrl = normaliseUrl,
   urlHost = urlHost,
   defineSettings = defineSettings,

@@ -10,12 +10,6 @@ local advice = require('/apis/libsandboxadvice');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 
--- How long to wait for a daemon that is still connecting before giving up, and how often
--- to look again meanwhile (it announces success with trapos_sandbox_connected, but not
--- failure, so we also poll its status).
-local CONNECT_WAIT = libsandbox.REQUEST_TIMEOUT;
-local POLL_INTERVAL = 0.5;
-
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
@@ -36,7 +30,8 @@ local function usage()
   print("  --version  show the version");
   print("Settings: sandbox.url, sandbox.password,");
   print("  sandbox.allow_files (none|read|write),");
-  print("  sandbox.allow_exec (true|false)");
+  print("  sandbox.allow_exec (true|false),");
+  print("  sandbox.ai_confirm (true|false)");
 end
 
 local function fail(message)
@@ -78,23 +73,13 @@ local function getStatus()
   return status;
 end
 
-local function isConnecting(status)
-  return status.state == libsandbox.STATE_CONNECTING or status.state == libsandbox.STATE_AUTHENTICATING;
-end
-
 -- Returns the daemon's status once it is connected; fails with the reason otherwise.
--- A daemon still connecting (just booted, settings just changed) gets CONNECT_WAIT seconds.
+-- A daemon still connecting (just booted, settings just changed) gets REQUEST_TIMEOUT seconds.
 local function awaitConnection()
-  local status = getStatus();
-  local waited = 0;
-  while isConnecting(status) and waited < CONNECT_WAIT do
-    libsandbox.waitFor(POLL_INTERVAL, function(event)
-      return event[1] == libsandbox.EVENT_CONNECTED;
-    end);
-    waited = waited + POLL_INTERVAL;
-    status = getStatus();
-  end
-  if not status.connected then
+  local status = libsandbox.awaitConnection();
+  if status == nil then
+    fail(MSG_NO_DAEMON);
+  elseif not status.connected then
     fail("Not connected to the gateway: " .. explainStatus(status));
   end
   return status;
@@ -144,6 +129,8 @@ local function showStatus()
   -- What the owner lets the host do here (read from the settings, as every request does).
   print("files: " .. libsandbox.filesAllowed());
   print("exec: " .. tostring(libsandbox.execAllowed()));
+  -- Whether the player is asked before the agent changes this computer (the ai command).
+  print("ai confirm: " .. tostring(libsandbox.aiConfirm()));
 end
 
 local function reconnect()
@@ -199,7 +186,10 @@ local function askAccess()
     files, "Answer none, read or write.");
   exec = askChoice("Run Lua and programs? yes or no [" .. (exec and "yes" or "no") .. "]: ",
     EXEC_ANSWERS, exec, "Answer yes or no.");
-  return files, exec;
+  local confirm = libsandbox.aiConfirm();
+  confirm = askChoice("Confirm the agent's changes? yes or no [" .. (confirm and "yes" or "no") .. "]: ",
+    EXEC_ANSWERS, confirm, "Answer yes or no.");
+  return files, exec, confirm;
 end
 
 -- Asks for the URL (default: the current one), the password and the host's access (Enter
@@ -225,14 +215,16 @@ local function setup(urlArg)
     fail(advice.explain("Invalid scheme '" .. scheme:lower() .. "'", url));
   end
   local password = askPassword();
-  local files, exec = askAccess();
+  local files, exec, confirm = askAccess();
   settings.set(libsandbox.SETTING_URL, url);
   settings.set(libsandbox.SETTING_PASSWORD, password);
   settings.set(libsandbox.SETTING_ALLOW_FILES, files);
   settings.set(libsandbox.SETTING_ALLOW_EXEC, exec);
+  settings.set(libsandbox.SETTING_AI_CONFIRM, confirm);
   settings.save();
   print("Saved sandbox.url and sandbox.password.");
   print("Host access: files " .. files .. ", exec " .. tostring(exec) .. ".");
+  print("ai confirm: " .. tostring(confirm));
   checkSetup();
   getStatus();
   libsandbox.reconnect();

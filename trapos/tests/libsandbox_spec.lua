@@ -145,19 +145,26 @@ describe("libsandbox", function()
   end);
 
   describe("entry point", function()
-    it("re-exports the public names of its modules", function()
+    it("gives each listed name its owning module's value", function()
       local modules = {
         require('/apis/libsandboxcodec'), require('/apis/libsandboxsettings'),
         require('/apis/libsandboxevents'), require('/apis/libsandboxdaemon'),
+        require('/apis/libsandboxai'),
       };
+      local checked = 0;
       for _, module in ipairs(modules) do
         for name, value in pairs(module) do
-          expect(lib[name]):eq(value);
+          if lib[name] ~= nil and name ~= "ai" then
+            expect(lib[name]):eq(value);
+            checked = checked + 1;
+          end
         end
       end
+      expect(checked > 60):eq(true);
       expect(lib.newDaemon):type("function");
       expect(lib.encodeFrame):type("function");
       expect(lib.SETTING_URL):eq("sandbox.url");
+      expect(lib.newAiClient):eq(require('/apis/libsandboxai').newClient);
     end);
   end);
 
@@ -172,9 +179,101 @@ describe("libsandbox", function()
       expect(complete(nil, 1, "re", {})):same({ "connect" });
     end);
 
+    it("completes the ai command's options", function()
+      local completions = {};
+      lib.registerCompletion({ setCompletionFunction = function(path, fn) completions[path] = fn; end });
+      local complete = completions["programs/ai.lua"];
+      expect(complete):type("function");
+      expect(complete(nil, 1, "--r", {})):same({ "eset" });
+      expect(complete(nil, 1, "--", {})):same({ "reset", "help", "version" });
+    end);
+
     it("does nothing without a shell", function()
       lib.registerCompletion(nil);
       lib.registerCompletion({});
+    end);
+  end);
+
+  describe("the public surface", function()
+    -- Every name a program may use, each from the one module that owns it; a name added to a
+    -- module is not public until it is listed in libsandbox.lua.
+    local NAMES = {
+      "VERSION", "REQUEST_TIMEOUT", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
+      "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "reconnect",
+      "serve", "registerCompletion",
+      "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
+      "SETTING_AI_CONFIRM", "FILES_NONE", "FILES_READ", "FILES_WRITE", "defineSettings",
+      "normaliseUrl", "urlHost", "filesAllowed", "execAllowed", "aiConfirm",
+      "ERR_UNAUTHORIZED", "ERR_NOT_AUTHENTICATED", "ERR_UNKNOWN_TYPE", "ERR_NOT_CONNECTED",
+      "ERR_INTERNAL", "ERR_TIMEOUT", "ERR_FORBIDDEN", "ERR_FS_ERROR", "ERR_BAD_PAYLOAD",
+      "MAX_MESSAGE_BYTES", "MAX_GATEWAY_REQUESTS", "newUuid", "encodeFrame", "decodeFrame",
+      "EVENT_SEND", "EVENT_REPLY", "EVENT_CONNECTED", "EVENT_RECONNECT", "EVENT_STATUS_REQUEST",
+      "EVENT_STATUS", "EVENT_SERVE_OFFER", "EVENT_SERVE_WITHDRAW", "EVENT_SERVE_REQUEST",
+      "EVENT_SERVE_REPLY",
+      "newDaemon", "STATE_DORMANT", "STATE_DISABLED", "STATE_CONNECTING", "STATE_AUTHENTICATING",
+      "STATE_CONNECTED", "STATE_WAITING", "STATE_UNAUTHORIZED", "STATE_STOPPED", "HTTP_DISABLED",
+      "URL_NOT_SET",
+      "ai", "newAiClient", "KIND_TEXT", "KIND_TOOL", "KIND_CONFIRM", "KIND_RETRY", "KIND_CUT",
+      "KIND_ERROR", "KIND_DONE", "DONE_STOP", "DONE_ABORTED", "DONE_ERROR", "DONE_DEADLINE",
+      "DONE_DISCONNECTED", "ERR_AI_DISABLED", "ERR_AI_UNAVAILABLE", "ERR_UNKNOWN_TURN",
+      "ERR_BUSY", "MAX_PROMPT_BYTES",
+    };
+
+    it("is exactly the listed names, none of them nil", function()
+      local listed = {};
+      for _, name in ipairs(NAMES) do
+        listed[name] = true;
+        if lib[name] == nil then
+          fail("libsandbox." .. name .. " is nil");
+        end
+      end
+      for name in pairs(lib) do
+        if not listed[name] then
+          fail("libsandbox." .. name .. " is public but not listed");
+        end
+      end
+    end);
+
+    it("runs the agent's client through the daemon, beside other work under parallel", function()
+      local realQueue = os.queueEvent;
+      local polls = 0;
+      stub(os, "queueEvent", function(name, messageId, msgType, payload)
+        if name == lib.EVENT_SEND then
+          if msgType == "ai.ask" then
+            realQueue(lib.EVENT_REPLY, messageId, true, { turnId = "t9" });
+          elseif msgType == "ai.poll" then
+            polls = polls + 1;
+            local events = polls == 1 and { { seq = 1, kind = "text", text = "Hi" } }
+              or { { seq = 2, kind = "done", reason = "stop" } };
+            realQueue(lib.EVENT_REPLY, messageId, true, { events = events, done = polls > 1 });
+          end
+        else
+          realQueue(name, messageId, msgType, payload);
+        end
+      end);
+      local text, result, ticks = "", nil, 0;
+      parallel.waitForAll(function()
+        result = lib.ai.run("hello", { onEvent = function(event)
+          if event.kind == lib.KIND_TEXT then
+            text = text .. event.text;
+          end
+        end });
+      end, function()
+        for _ = 1, 3 do
+          os.queueEvent("spec_tick");
+          os.pullEvent("spec_tick");
+          ticks = ticks + 1;
+        end
+      end);
+      expect(text):eq("Hi");
+      expect(result.reason):eq("stop");
+      expect(ticks):eq(3);
+    end);
+
+    it("offers the agent's client ready to use", function()
+      for _, name in ipairs({ "run", "ask", "poll", "abort", "reset", "approve" }) do
+        expect(lib.ai[name]):type("function");
+      end
     end);
   end);
 end);

@@ -47,7 +47,7 @@ local function newWorld(opts)
     random = 0, -- what its random() returns
   };
   world.settings = {
-    define = function(name, options) world.defined = (world.defined or 0) + 1; end,
+    define = function() world.defined = (world.defined or 0) + 1; end,
     get = function(name, default)
       local value = world.values[name];
       if value == nil then
@@ -190,7 +190,7 @@ describe("sandbox daemon", function()
     it("defines its settings on start", function()
       local world = newWorld();
       world.daemon.start();
-      expect(world.defined):eq(4);
+      expect(world.defined):eq(5);
     end);
 
     it("answers a send at once with not_connected", function()

@@ -134,7 +134,7 @@ describe("libsandboxexec", function()
     it("runs a sleeping chunk beside others", function()
       local runner = newRunner();
       local slow;
-      runner.exec({ code = "sleep(0.3); return 'slow'" }, function(ok, result) slow = result; end);
+      runner.exec({ code = "sleep(0.3); return 'slow'" }, function(_, result) slow = result; end);
       expect(runner.count()):eq(1);
       local quick = finish(runner, "exec", { code = "'quick'" });
       expect(quick.payload.returns):same({ "quick" });

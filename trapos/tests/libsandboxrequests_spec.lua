@@ -3,17 +3,7 @@
 
 local lib = require('/apis/libsandboxrequests');
 local libsandbox = require('/apis/libsandbox');
-
-local function newSettings(values)
-  return {
-    get = function(name, default)
-      if values[name] == nil then
-        return default;
-      end
-      return values[name];
-    end,
-  };
-end
+local newSettings = require('/tests/speckit').settings;
 
 local function newRequests(values)
   return lib.newRequests({
@@ -189,14 +179,14 @@ describe("libsandboxrequests", function()
         end
       until not answer.ok
       expect(answer.err.code):eq("unknown_type");
-      expect(os.clock() - started <= 2 * lib.SERVE_LEASE + 1):eq(true);
+      expect(os.clock() - started <= 2 * require('/apis/libsandboxserve').SERVE_LEASE + 1):eq(true);
     end);
 
     it("answers a request in flight when its program ends", function()
       local requests = newRequests();
       local answer;
       withProgram(requests, { ["door.slow"] = function() sleep(60); return {}; end }, function()
-        requests.serve("door.slow", {}, function(ok, result, err) answer = { ok = ok, err = err }; end);
+        requests.serve("door.slow", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
         sleep(0.2); -- the program takes the request and hangs in it
       end);
       while answer == nil do

@@ -41,5 +41,26 @@ describe("libsandboxsettings", function()
       expect(defined["sandbox.password"].type):eq("string");
       expect(defined["sandbox.password"].default):eq("");
     end);
+
+    it("defines sandbox.ai_confirm as a boolean that defaults to asking", function()
+      local defined = {};
+      lib.defineSettings({ define = function(name, options) defined[name] = options; end });
+      expect(defined["sandbox.ai_confirm"].type):eq("boolean");
+      expect(defined["sandbox.ai_confirm"].default):eq(true);
+      expect(defined["sandbox.ai_confirm"].description):str_match("agent");
+    end);
+  end);
+
+  describe("aiConfirm", function()
+    local function with(value)
+      return { get = function(name) if name == "sandbox.ai_confirm" then return value; end end };
+    end
+
+    it("asks unless the owner set false", function()
+      expect(lib.aiConfirm(with(nil))):eq(true);
+      expect(lib.aiConfirm(with(true))):eq(true);
+      expect(lib.aiConfirm(with("false"))):eq(true);
+      expect(lib.aiConfirm(with(false))):eq(false);
+    end);
   end);
 end);

@@ -54,19 +54,19 @@ local function run(args, opts)
   stub(os, "cancelTimer", function() end);
 
   stub(os, "queueEvent", function(name, ...)
-    local args = table.pack(...);
+    local params = table.pack(...);
     if name == lib.EVENT_STATUS_REQUEST then
       record.statusRequests = record.statusRequests + 1;
       if statuses ~= nil then
         local status = statuses[math.min(record.statusRequests, #statuses)];
-        realQueue(lib.EVENT_STATUS, args[1], status);
+        realQueue(lib.EVENT_STATUS, params[1], status);
       end
     elseif name == lib.EVENT_SEND then
-      record.sends[#record.sends + 1] = { type = args[2], payload = args[3] };
+      record.sends[#record.sends + 1] = { type = params[2], payload = params[3] };
       if opts.reply ~= nil then
-        local result = table.pack(opts.reply(args[2], args[3]));
+        local result = table.pack(opts.reply(params[2], params[3]));
         if result.n > 0 then
-          realQueue(lib.EVENT_REPLY, args[1], result[1], result[2], result[3]);
+          realQueue(lib.EVENT_REPLY, params[1], result[1], result[2], result[3]);
         end
       end
     elseif name == lib.EVENT_RECONNECT then
@@ -259,13 +259,13 @@ describe("sandbox command", function()
       expect(record.values["sandbox.url"]):eq("ws://10.0.0.9:4444");
       expect(record.values["sandbox.password"]):eq("1234");
       expect(record.prompts[1]):eq("Gateway password (empty for none): ");
-      expect(record.reads):same({ "*", false, false });
+      expect(record.reads):same({ "*", false, false, false });
       expect(record.saved):eq(1);
       expect(record.reconnects):eq(1);
       expect(lines):same({
         "What may the gateway's host do here?",
         "Saved sandbox.url and sandbox.password.",
-        "Host access: files none, exec false.",
+        "Host access: files none, exec false.", "ai confirm: true",
         "sandboxOk: true", "opencodeOk: true",
       });
     end);
@@ -276,7 +276,7 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(record.values["sandbox.url"]):eq(URL);
-      expect(record.reads):same({ false, "*", false, false });
+      expect(record.reads):same({ false, "*", false, false, false });
       expect(lines[1]):eq("Gateway URL, e.g. ws://192.168.1.20:4444");
       expect(record.prompts[1]):eq("[" .. URL .. "]: ");
     end);
@@ -323,6 +323,17 @@ describe("sandbox command", function()
       expect(record.values["sandbox.allow_files"]):eq("read");
       expect(record.values["sandbox.allow_exec"]):eq(true);
       expect(lines[4]):eq("Host access: files read, exec true.");
+    end);
+
+    it("offers sandbox.ai_confirm and saves the answer as a boolean", function()
+      local ok, err, lines, record = run({ "setup" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.ai_confirm"] = true },
+        typed = { "", "", "", "", "no" }, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(record.prompts[5]):eq("Confirm the agent's changes? yes or no [yes]: ");
+      expect(record.values["sandbox.ai_confirm"]):eq(false);
+      expect(lines[5]):eq("ai confirm: false");
     end);
 
     it("sets the access answered, as a string and a boolean", function()
@@ -381,6 +392,7 @@ describe("sandbox command", function()
         "lastError: none",
         "files: none",
         "exec: false",
+        "ai confirm: true",
       });
     end);
 
@@ -396,6 +408,7 @@ describe("sandbox command", function()
         "fix: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s",
         "files: none",
         "exec: false",
+        "ai confirm: true",
       });
     end);
 
@@ -413,6 +426,7 @@ describe("sandbox command", function()
         "faults: 2 (see /.sandbox.log), the last: sandbox daemon: timer handler failed: boom",
         "files: none",
         "exec: false",
+        "ai confirm: true",
       });
     end);
 
@@ -423,17 +437,18 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none",
-        "files: none", "exec: false" });
+        "files: none", "exec: false", "ai confirm: true" });
     end);
 
     it("shows what the owner allows", function()
       local ok, err, lines = run({ "status" }, {
-        settings = { ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true },
+        settings = { ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true, ["sandbox.ai_confirm"] = false },
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
       expect(lines[6]):eq("files: write");
       expect(lines[7]):eq("exec: true");
+      expect(lines[8]):eq("ai confirm: false");
     end);
 
     it("fails when the daemon is not running", function()

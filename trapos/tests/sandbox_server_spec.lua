@@ -2,6 +2,7 @@
 -- The file runs for real with a scripted os.pullEventRaw and a recording os.queueEvent.
 
 local lib = require('/apis/libsandbox');
+local speckit = require('/tests/speckit');
 
 local SERVER = "/servers/sandbox.lua";
 
@@ -25,16 +26,10 @@ local function runServer(events, opts)
     startTimer = function() return 1; end,
     cancelTimer = function() end,
   }, { __index = os });
-  local values = opts.settings or {};
-  local fakeSettings = {
-    define = function() end,
-    get = opts.get or function(name, default)
-      if values[name] == nil then
-        return default;
-      end
-      return values[name];
-    end,
-  };
+  local fakeSettings = speckit.settings(opts.settings or {});
+  if opts.get then
+    fakeSettings.get = opts.get;
+  end
   local env = setmetatable({
     os = fakeOs,
     settings = fakeSettings,

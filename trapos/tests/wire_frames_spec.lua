@@ -2,36 +2,16 @@
 -- protocol tests read the same file, so the two codecs cannot drift apart.
 
 local codec = require('/apis/libsandboxcodec');
+local speckit = require('/tests/speckit');
 
 local FIXTURE = "/tests/fixtures/wire_frames.json";
 
 local function readFixture()
-  local handle = fs.open(FIXTURE, "rb");
-  if handle == nil then
-    fail("cannot open " .. FIXTURE);
-  end
-  local text = handle.readAll();
-  handle.close();
-  local fixture = textutils.unserialiseJSON(text, { parse_empty_array = false });
-  if fixture == nil then
-    fail(FIXTURE .. " is not JSON");
-  end
-  -- The fixture's strings are wire strings too: the byte rule applies to them.
-  local function bytes(value)
-    if type(value) == "string" then
-      return codec.fromWire(value);
-    elseif type(value) == "table" then
-      local out = {};
-      for k, v in pairs(value) do
-        out[bytes(k)] = bytes(v);
-      end
-      return out;
-    end
-    return value;
-  end
+  -- Empty arrays as plain tables, as the codec decodes them.
+  local fixture = speckit.readJson(FIXTURE, { parse_empty_array = false });
   for _, case in ipairs(fixture.cases) do
     if case.decoded ~= nil and case.decoded.payload ~= nil then
-      case.decoded.payload = bytes(case.decoded.payload);
+      case.decoded.payload = speckit.bytes(case.decoded.payload);
     end
   end
   return fixture;
@@ -43,6 +23,31 @@ describe("wire frames", function()
   it("shares the frame limit and the error codes", function()
     expect(codec.MAX_MESSAGE_BYTES):eq(fixture.maxFrameBytes);
     expect(codec.ERRORS):same(fixture.codes);
+  end);
+
+  it("names the types the daemon answers, each with a request and an answer", function()
+    local listed = {};
+    for _, msgType in ipairs(fixture.computerTypes) do
+      listed[msgType] = true;
+    end
+    expect(listed):same(speckit.daemonTypes());
+    local requests, answers = {}, {};
+    for _, case in ipairs(fixture.cases) do
+      local decoded = case.decoded;
+      if decoded ~= nil and decoded.event == codec.FRAME_GATEWAY_REQUEST then
+        requests[decoded.type] = true;
+      elseif decoded ~= nil and decoded.event == codec.FRAME_COMPUTER_RESPONSE and decoded.ok then
+        answers[decoded.type] = true;
+      end
+    end
+    for _, msgType in ipairs(fixture.computerTypes) do
+      if not requests[msgType] then
+        fail("no gateway_request case of " .. msgType);
+      end
+      if not answers[msgType] then
+        fail("no successful computer_response case of " .. msgType);
+      end
+    end
   end);
 
   for _, case in ipairs(fixture.cases) do

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // Protocol names, as on the wire (the seed's contract; the harness does not import the
@@ -49,10 +51,7 @@ const (
 )
 
 // Error is a response's error object.
-type Error struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+type Error = daemonfake.Error
 
 // Frame is any protocol frame, decoded loosely so tests can see exactly what was sent.
 type Frame struct {

@@ -461,19 +461,6 @@ function os.unloadAPI(name)
   if name ~= "_G" and type(_G[name]) == "table" then _G[name] = nil; end
 end
 
--- peripheral: a computer with nothing attached.
-peripheral = {
-  getNames = function() return {}; end,
-  isPresent = function() return false; end,
-  getType = function() return nil; end,
-  hasType = function() return nil; end,
-  getMethods = function() return nil; end,
-  getName = function() error("bad argument #1 (table expected, got nil)", 2); end,
-  call = function(side) error("No peripheral attached", 2); end,
-  wrap = function() return nil; end,
-  find = function() return; end,
-};
-
 -- Boot: ROM APIs, settings, then the shell running boot.lua.
 if fs and fs.isDir("/rom/apis") then
   local names = fs.list("/rom/apis");
@@ -545,9 +532,19 @@ if not shell_fn then
   error(shell_err, 0);
 end
 local shell_ok;
-if BIOS.boot ~= nil then
-  shell_ok = shell_fn(BIOS.boot);
+local function run_shell()
+  if BIOS.boot ~= nil then
+    shell_ok = shell_fn(BIOS.boot);
+  else
+    shell_ok = shell_fn();
+  end
+end
+-- As CC's bios does, rednet's daemon runs beside the shell (and stops with it), so modem
+-- messages become rednet_message events whatever program runs.
+if rednet and rednet.run and parallel then
+  local ok, err = pcall(parallel.waitForAny, run_shell, rednet.run);
+  if not ok then error(err, 0); end
 else
-  shell_ok = shell_fn();
+  run_shell();
 end
 BIOS.bootTable.finish(shell_ok ~= false);

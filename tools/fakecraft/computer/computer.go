@@ -134,7 +134,11 @@ type Computer struct {
 	popped chan struct{} // capacity 1: an event left the queue
 	done   chan struct{}
 	doneMu sync.Once
-	wg     sync.WaitGroup // goroutines started with Go
+	// settled is closed the first time the computer waits with nothing queued (or stops):
+	// it has booted and run what it runs at startup up to its first real wait.
+	settled     chan struct{}
+	settledOnce sync.Once
+	wg          sync.WaitGroup // goroutines started with Go
 
 	// Fields below are owned by the Lua goroutine.
 	L         *lua.LState
@@ -142,6 +146,7 @@ type Computer struct {
 	ticks     int64
 	timers    map[int]int // timer id -> ticks left
 	nextTimer int
+	afters    []after // functions waiting for the clock (After)
 	label     string
 	stop      bool // os.shutdown/os.reboot or boot.lua's finish: stop after this resume
 	result    Result
@@ -162,15 +167,16 @@ func New(cfg Config) (*Computer, error) {
 		cfg.YieldTimeout = DefaultYieldTimeout
 	}
 	c := &Computer{
-		cfg:    cfg,
-		term:   NewTerminal(cfg.Stdout, !cfg.Basic),
-		guard:  newYieldGuard(),
-		start:  time.Now(),
-		wake:   make(chan struct{}, 1),
-		popped: make(chan struct{}, 1),
-		done:   make(chan struct{}),
-		timers: map[int]int{},
-		label:  ccstr.Label(cfg.Label),
+		cfg:     cfg,
+		term:    NewTerminal(cfg.Stdout, !cfg.Basic),
+		guard:   newYieldGuard(),
+		start:   time.Now(),
+		wake:    make(chan struct{}, 1),
+		popped:  make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		timers:  map[int]int{},
+		settled: make(chan struct{}),
+		label:   ccstr.Label(cfg.Label),
 	}
 	c.term.onBlink = c.cursorBlink
 	return c, nil
@@ -261,6 +267,17 @@ func (c *Computer) StartTimer(seconds float64) int {
 // CancelTimer implements host.Host.
 func (c *Computer) CancelTimer(id int) { delete(c.timers, id) }
 
+// after is a function waiting for the computer's clock.
+type after struct {
+	ticks int
+	fn    func()
+}
+
+// After implements host.Host.
+func (c *Computer) After(seconds float64, fn func()) {
+	c.afters = append(c.afters, after{ticks: max(int(javaRound(seconds/TickDuration.Seconds())), 1), fn: fn})
+}
+
 var _ host.Host = (*Computer)(nil)
 
 func (c *Computer) poke() {
@@ -289,6 +306,18 @@ func (c *Computer) tick() {
 	for _, id := range due {
 		delete(c.timers, id)
 		c.QueueEvent("timer", lua.LNumber(id))
+	}
+	if len(c.afters) > 0 {
+		// A function may schedule another: it waits for the next tick.
+		waiting := c.afters
+		c.afters = nil
+		for _, a := range waiting {
+			if a.ticks--; a.ticks > 0 {
+				c.afters = append(c.afters, a)
+			} else {
+				a.fn()
+			}
+		}
 	}
 }
 
@@ -329,6 +358,7 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		}
 		ev, ok := c.pop()
 		if !ok {
+			c.settle()
 			select {
 			case <-ctx.Done():
 				c.term.Flush()
@@ -350,7 +380,11 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		if c.stop {
 			break
 		}
-		args := append([]lua.LValue{lua.LString(ev.name)}, ev.args...)
+		args := make([]lua.LValue, 1, len(ev.args)+1)
+		args[0] = lua.LString(ev.name)
+		for _, a := range ev.args {
+			args = append(args, host.Resolve(c.L, a))
+		}
 		state, filter = c.resume(args)
 	}
 	c.term.Flush()
@@ -381,6 +415,13 @@ func (c *Computer) pop() (event, bool) {
 	}
 	return ev, true
 }
+
+// Settled is closed the first time the computer waits for an event with none queued, or
+// when it stops: by then it has booted and its startup has run up to its first wait (a
+// GPS host is answering). A world starts the computer someone runs after the others settle.
+func (c *Computer) Settled() <-chan struct{} { return c.settled }
+
+func (c *Computer) settle() { c.settledOnce.Do(func() { close(c.settled) }) }
 
 // Popped receives a value after an event left the queue, for a producer that waits for
 // room instead of overflowing it (fakecraft shell's keyboard).
@@ -464,6 +505,7 @@ func (c *Computer) newline(y int) {
 
 // shutdown stops goroutines started with Go and releases the Lua state.
 func (c *Computer) shutdown() {
+	c.settle()
 	c.doneMu.Do(func() { close(c.done) })
 	c.wg.Wait()
 	if c.L != nil {

@@ -369,7 +369,6 @@ os.setComputerLabel("a\nb\127c\252")
 assert(os.getComputerLabel() == "a?b?c\252", "CC shows a ? for what its font cannot show")
 os.setComputerLabel(nil)
 assert(os.getComputerLabel() == nil)
-assert(#peripheral.getNames() == 0)
 `, func(cfg *Config) { cfg.ID = 7 })
 }
 

@@ -52,15 +52,17 @@ type Snapshot struct {
 	Colour   bool
 }
 
-// Terminal is the computer's 51x19 text screen plus the transcript: every piece of text
-// written to it, with a line break each time the cursor leaves a row or the screen scrolls,
-// so lines that scroll off the top are kept (as CraftOS-PC's headless mode prints them).
-// mu guards every field because Screen, Snapshot and Transcript are read from other
-// goroutines.
+// Terminal is a text screen: the computer's (51x19, with its transcript: every piece of
+// text written to it, with a line break each time the cursor leaves a row or the screen
+// scrolls, so lines that scroll off the top are kept, as CraftOS-PC's headless mode prints
+// them) or a monitor's (any size, resizable, no transcript). mu guards every field because
+// Screen, Snapshot and Transcript are read from other goroutines.
 type Terminal struct {
 	mu         sync.Mutex
-	grid       [TermHeight][TermWidth]Cell
-	x, y       int // 1-based cursor; may be off-screen
+	w, h       int
+	grid       [][]Cell // h rows of w cells
+	transcribe bool     // keep the transcript (the computer's own screen)
+	x, y       int      // 1-based cursor; may be off-screen
 	textColour uint8
 	bgColour   uint8
 	blink      bool
@@ -76,17 +78,60 @@ type Terminal struct {
 	changed chan struct{} // capacity 1: the screen changed since the last receive
 }
 
-// NewTerminal returns a cleared terminal that copies finished transcript lines to out
-// (which may be nil). colour says whether it is an advanced (colour) terminal.
+// NewTerminal returns a cleared computer screen (51x19) that keeps a transcript and copies
+// its finished lines to out (which may be nil). colour says whether it is an advanced
+// (colour) terminal.
 func NewTerminal(out io.Writer, colour bool) *Terminal {
+	t := NewSizedTerminal(TermWidth, TermHeight, colour)
+	t.out, t.transcribe = out, true
+	return t
+}
+
+// NewSizedTerminal returns a cleared w x h screen without a transcript (a monitor's).
+func NewSizedTerminal(w, h int, colour bool) *Terminal {
 	t := &Terminal{
-		x: 1, y: 1, textColour: colourWhite, bgColour: colourBlack, colour: colour, out: out,
+		x: 1, y: 1, textColour: colourWhite, bgColour: colourBlack, colour: colour,
 		palette: DefaultPalette, changed: make(chan struct{}, 1),
 	}
+	t.setSize(w, h)
+	return t
+}
+
+// setSize makes a blank w x h grid. Caller holds mu (or owns t).
+func (t *Terminal) setSize(w, h int) {
+	t.w, t.h = w, h
+	t.grid = make([][]Cell, h)
 	for i := range t.grid {
+		t.grid[i] = make([]Cell, w)
 		t.blankRow(i)
 	}
-	return t
+}
+
+// Resize changes the screen's size, clearing it if the size changed (as a monitor's does
+// when its text scale changes) and reports whether it did.
+func (t *Terminal) Resize(w, h int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if w == t.w && h == t.h {
+		return false
+	}
+	t.setSize(w, h)
+	t.touch()
+	return true
+}
+
+// CursorPos returns the cursor's position (1-based, possibly off the screen).
+func (t *Terminal) CursorPos() (x, y int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.x, t.y
+}
+
+// Size returns the screen's width and height in characters.
+func (t *Terminal) Size() (w, h int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.w, t.h
 }
 
 // Changed receives a value after the screen, cursor or palette changed. A renderer waits
@@ -112,6 +157,9 @@ func (t *Terminal) blankRow(i int) {
 // showing was blanked again (read's completion hint, erased at Enter) the blanks after it
 // are left out; blanks that were only ever blanks (a prompt's "> ") stay. Caller holds mu.
 func (t *Terminal) endLine() {
+	if !t.transcribe {
+		return
+	}
 	last := len(t.line)
 	for last > 0 && t.line[last-1] == ' ' {
 		last--
@@ -155,9 +203,9 @@ func (t *Terminal) blit(text string, fg, bg []uint8) {
 	// The transcript keeps what ends up in each column, so text redrawn in place (read's
 	// line editor, tabulated columns) reads as it looks on screen. Past the right edge only
 	// text that continues the line is kept: a cursor far off the screen pads nothing.
-	for i := 0; i < len(text); i++ {
+	for i := 0; i < len(text) && t.transcribe; i++ {
 		col := t.x + i
-		if col < 1 || (col > TermWidth && col > len(t.line)+1) {
+		if col < 1 || (col > t.w && col > len(t.line)+1) {
 			continue
 		}
 		for len(t.line) < col {
@@ -169,11 +217,11 @@ func (t *Terminal) blit(text string, fg, bg []uint8) {
 			t.inked[col-1] = true
 		}
 	}
-	if t.y >= 1 && t.y <= TermHeight {
-		row := &t.grid[t.y-1]
+	if t.y >= 1 && t.y <= t.h {
+		row := t.grid[t.y-1]
 		for i := 0; i < len(text); i++ {
 			col := t.x + i
-			if col >= 1 && col <= TermWidth {
+			if col >= 1 && col <= t.w {
 				cell := Cell{Char: text[i], FG: t.textColour, BG: t.bgColour}
 				if fg != nil {
 					cell.FG, cell.BG = fg[i], bg[i]
@@ -206,12 +254,29 @@ func (t *Terminal) Scroll(n int) {
 		return
 	}
 	t.endLine()
-	old := t.grid
-	for i := range t.grid {
-		src := i + n
-		if src >= 0 && src < TermHeight {
-			t.grid[i] = old[src]
-		} else {
+	// Rows move; the ones scrolled off come back blank on the other side.
+	rows := make([][]Cell, t.h)
+	spare := 0
+	for i := range rows {
+		if src := i + n; src >= 0 && src < t.h {
+			rows[i] = t.grid[src]
+		}
+	}
+	for i := range rows {
+		if rows[i] != nil {
+			continue
+		}
+		for ; spare < t.h; spare++ {
+			if src := spare - n; src < 0 || src >= t.h {
+				break
+			}
+		}
+		rows[i] = t.grid[spare]
+		spare++
+	}
+	t.grid = rows
+	for i := range rows {
+		if src := i + n; src < 0 || src >= t.h {
 			t.blankRow(i)
 		}
 	}
@@ -232,7 +297,7 @@ func (t *Terminal) Clear() {
 func (t *Terminal) ClearLine() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.y >= 1 && t.y <= TermHeight {
+	if t.y >= 1 && t.y <= t.h {
 		t.blankRow(t.y - 1)
 	}
 	t.touch()
@@ -243,7 +308,7 @@ func (t *Terminal) ClearLine() {
 func (t *Terminal) Screen() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	rows := make([]string, TermHeight)
+	rows := make([]string, t.h)
 	for i, r := range t.grid {
 		var b strings.Builder
 		for _, c := range r {
@@ -254,14 +319,29 @@ func (t *Terminal) Screen() string {
 	return strings.Join(rows, "\n")
 }
 
-// Snapshot copies the visible state.
+// Snapshot copies the visible state of the computer's screen (a larger screen's top left
+// 51x19 corner).
 func (t *Terminal) Snapshot() Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return Snapshot{
-		Cells: t.grid, CursorX: t.x, CursorY: t.y, Blink: t.blink, CursorFG: t.textColour,
+	s := Snapshot{
+		CursorX: t.x, CursorY: t.y, Blink: t.blink, CursorFG: t.textColour,
 		Palette: t.palette, Colour: t.colour,
 	}
+	for y := 0; y < min(t.h, TermHeight); y++ {
+		copy(s.Cells[y][:], t.grid[y])
+	}
+	return s
+}
+
+// Row returns row y (1-based) of the screen: its cells, a copy.
+func (t *Terminal) Row(y int) []Cell {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if y < 1 || y > t.h {
+		return nil
+	}
+	return append([]Cell(nil), t.grid[y-1]...)
 }
 
 // Transcript returns every finished transcript line so far.
@@ -324,6 +404,20 @@ func channel(f float64) uint32 {
 
 // install builds the native term table.
 func (t *Terminal) install(L *lua.LState) *lua.LTable {
+	fns := t.Functions()
+	tbl := L.NewTable()
+	for name, fn := range fns {
+		tbl.RawSetString(name, L.NewFunction(fn))
+	}
+	for british, american := range TermAliases {
+		tbl.RawSetString(american, tbl.RawGetString(british))
+	}
+	return tbl
+}
+
+// Functions are the term API's functions drawing on t, by their British names (see
+// TermAliases): the native term table, and a monitor's methods.
+func (t *Terminal) Functions() map[string]lua.LGFunction {
 	fns := map[string]lua.LGFunction{
 		"write": func(L *lua.LState) int {
 			v := L.CheckAny(1)
@@ -372,8 +466,9 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 			return 0
 		},
 		"getSize": func(L *lua.LState) int {
-			L.Push(lua.LNumber(TermWidth))
-			L.Push(lua.LNumber(TermHeight))
+			w, h := t.Size()
+			L.Push(lua.LNumber(w))
+			L.Push(lua.LNumber(h))
 			return 2
 		},
 		"isColour": func(L *lua.LState) int { L.Push(lua.LBool(t.colour)); return 1 },
@@ -425,16 +520,13 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 			return 3
 		},
 	}
-	tbl := L.NewTable()
-	for name, fn := range fns {
-		tbl.RawSetString(name, L.NewFunction(fn))
-	}
-	for british, american := range map[string]string{
-		"isColour": "isColor", "setTextColour": "setTextColor", "getTextColour": "getTextColor",
-		"setBackgroundColour": "setBackgroundColor", "getBackgroundColour": "getBackgroundColor",
-		"setPaletteColour": "setPaletteColor", "getPaletteColour": "getPaletteColor",
-	} {
-		tbl.RawSetString(american, tbl.RawGetString(british))
-	}
-	return tbl
+	return fns
+}
+
+// TermAliases are the American spellings of the term API's British names: each is the
+// same function.
+var TermAliases = map[string]string{
+	"isColour": "isColor", "setTextColour": "setTextColor", "getTextColour": "getTextColor",
+	"setBackgroundColour": "setBackgroundColor", "getBackgroundColour": "getBackgroundColor",
+	"setPaletteColour": "setPaletteColor", "getPaletteColour": "getPaletteColor",
 }

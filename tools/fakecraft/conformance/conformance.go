@@ -291,6 +291,8 @@ func (r *runner) boot(parent context.Context) (progressed, finished bool, err er
 		Stdout:     r.opts.Transcript,
 		Program:    startupPath,
 		ExtraAPIs:  []computer.Installer{install},
+		// As CC's harness does, a modem on top and a peripheral hub at the bottom.
+		Peripherals: harnessPeripherals(),
 		// CC's harness runs the specs on an advanced computer, under multishell.
 		Multishell: true,
 	})

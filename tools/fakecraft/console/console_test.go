@@ -13,6 +13,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/computer"
+	"fakecraft/fakecrafttest"
 )
 
 // recorder is a Computer with a real terminal that records what the console asks of it.
@@ -48,33 +49,15 @@ func (r *recorder) Reboot()                 { r.note("REBOOT") }
 func (r *recorder) QueueLength() int        { return 0 }
 func (r *recorder) Popped() <-chan struct{} { return nil }
 
-// syncWriter collects output and says when some arrived.
-type syncWriter struct {
-	mu    sync.Mutex
-	buf   strings.Builder
-	wrote chan struct{}
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	w.buf.Write(p)
-	w.mu.Unlock()
-	select {
-	case w.wrote <- struct{}{}:
-	default:
-	}
-	return len(p), nil
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
-}
-
-func waitUntil(t *testing.T, ctx context.Context, ch <-chan struct{}, ok func() bool) {
+// waitUntil waits until ok holds, checking again each time changed's channel says something
+// arrived.
+func waitUntil(t *testing.T, ctx context.Context, changed func() <-chan struct{}, ok func() bool) {
 	t.Helper()
-	for !ok() {
+	for {
+		ch := changed()
+		if ok() {
+			return
+		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -87,7 +70,7 @@ func TestAttachDeliversInputAndDrawsChanges(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	in, typing := io.Pipe()
-	out := &syncWriter{wrote: make(chan struct{}, 1)}
+	out := &fakecrafttest.Output{}
 	con := New(in, out, TrueColour)
 	comp := newRecorder()
 	attached, detach := context.WithCancel(ctx)
@@ -103,7 +86,7 @@ func TestAttachDeliversInputAndDrawsChanges(t *testing.T) {
 	want = append(append(want, ctrl("84")...), "TERMINATE")
 	want = append(append(want, ctrl("82")...), "REBOOT")
 	want = append(append(want, ctrl("83")...), "SHUTDOWN")
-	waitUntil(t, ctx, comp.seen, func() bool {
+	waitUntil(t, ctx, func() <-chan struct{} { return comp.seen }, func() bool {
 		comp.mu.Lock()
 		defer comp.mu.Unlock()
 		return len(comp.got) >= len(want)
@@ -111,11 +94,11 @@ func TestAttachDeliversInputAndDrawsChanges(t *testing.T) {
 	assert.Equal(t, want, comp.got)
 
 	comp.term.Write("hello")
-	waitUntil(t, ctx, out.wrote, func() bool { return strings.Contains(out.String(), "hello") })
+	waitUntil(t, ctx, out.Changed, func() bool { return strings.Contains(out.String(), "hello") })
 
 	before := len(out.String())
 	con.Redraw()
-	waitUntil(t, ctx, out.wrote, func() bool { return strings.Contains(out.String()[before:], clearScreen) })
+	waitUntil(t, ctx, out.Changed, func() bool { return strings.Contains(out.String()[before:], clearScreen) })
 
 	detach()
 	assert.ErrorIs(t, <-done, context.Canceled)

@@ -4,10 +4,8 @@
 package fakecrafttest
 
 import (
-	"bytes"
 	"context"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,36 +18,15 @@ import (
 // DefaultTimeLimit bounds a computer started by Start when the test sets none.
 const DefaultTimeLimit = 30 * time.Second
 
-// pollInterval is how often WaitFor re-reads the transcript.
-const pollInterval = 5 * time.Millisecond
-
 // Computer is a running fakecraft computer under test.
 type Computer struct {
 	*machine.Machine
 	t      testing.TB
-	out    *syncBuffer
+	out    *Output
 	done   chan struct{}
 	res    computer.Result
 	err    error
 	cancel context.CancelFunc
-}
-
-// syncBuffer is the transcript sink, read by the test while the computer writes it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // Start boots a computer with opts on its own goroutine. opts.Stdout, when set, also gets
@@ -63,7 +40,7 @@ func Start(t testing.TB, opts machine.Options) *Computer {
 // StartWithin is Start for a computer that may run up to limit (a long transfer under -race).
 func StartWithin(t testing.TB, opts machine.Options, limit time.Duration) *Computer {
 	t.Helper()
-	c := &Computer{t: t, out: &syncBuffer{}, done: make(chan struct{})}
+	c := &Computer{t: t, out: &Output{}, done: make(chan struct{})}
 	if opts.Stdout != nil {
 		opts.Stdout = multiWriter{opts.Stdout, c.out}
 	} else {
@@ -135,9 +112,11 @@ func (c *Computer) Stop() {
 // WaitFor waits until the transcript contains text, or fails the test when ctx ends first.
 func (c *Computer) WaitFor(ctx context.Context, text string) {
 	c.t.Helper()
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
-	for !strings.Contains(c.Output(), text) {
+	for {
+		changed := c.out.Changed()
+		if strings.Contains(c.Output(), text) {
+			return
+		}
 		select {
 		case <-ctx.Done():
 			c.t.Fatalf("fakecraft: %q never appeared; transcript:\n%s", text, c.Output())
@@ -146,7 +125,7 @@ func (c *Computer) WaitFor(ctx context.Context, text string) {
 				c.t.Fatalf("fakecraft: computer stopped before %q appeared; transcript:\n%s", text, c.Output())
 			}
 			return
-		case <-tick.C:
+		case <-changed:
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -78,6 +79,9 @@ type Mount struct {
 	// Label is what fs.getDrive reports; the default is "hdd" for "/" and the last path
 	// component otherwise ("rom" for /rom).
 	Label string
+	// Capacity is the size in bytes of a writable mount other than the root; zero means
+	// MountCapacity (a floppy disk's).
+	Capacity int64
 }
 
 // PathError is an fs failure as CC words it: "/<path>: <message>".
@@ -144,32 +148,9 @@ func New(mounts []Mount, overlay string) (*FS, error) {
 			return nil, fmt.Errorf("mount %q: mounted twice", mnt.At)
 		}
 		seen[strings.ToLower(at)] = true
-		if (mnt.Dir == "") == (mnt.FS == nil) {
-			return nil, fmt.Errorf("mount %q: exactly one of Dir and FS must be set", mnt.At)
-		}
-		mp := &mountPoint{at: at, label: mnt.Label, capacity: MountCapacity, used: -1, hidden: map[string]bool{}}
-		if mp.label == "" {
-			mp.label = "hdd"
-			if at != "" {
-				mp.label = Name(at)
-			}
-		}
-		readOnly := mnt.ReadOnly || mnt.FS != nil || strings.EqualFold(at, "rom") || (at == "" && overlay != "")
-		switch {
-		case mnt.FS != nil:
-			mp.lower = mnt.FS
-		case readOnly:
-			r, err := f.openRoot(mnt.Dir)
-			if err != nil {
-				return nil, fmt.Errorf("mount %q: %w", mnt.At, err)
-			}
-			mp.lower = r.FS()
-		default:
-			r, err := f.openRoot(mnt.Dir)
-			if err != nil {
-				return nil, fmt.Errorf("mount %q: %w", mnt.At, err)
-			}
-			mp.upper, mp.upperFS = r, r.FS()
+		mp, err := f.newMountPoint(mnt, at, at == "" && overlay != "")
+		if err != nil {
+			return nil, err
 		}
 		if at == "" {
 			root = mp
@@ -197,6 +178,80 @@ func New(mounts []Mount, overlay string) (*FS, error) {
 	sort.SliceStable(f.mounts, func(i, j int) bool { return len(f.mounts[i].at) > len(f.mounts[j].at) })
 	ok = true
 	return f, nil
+}
+
+// newMountPoint opens one mount at the sanitised path at; lower says it is the read-only
+// layer under an overlay.
+func (f *FS) newMountPoint(mnt Mount, at string, lower bool) (*mountPoint, error) {
+	if (mnt.Dir == "") == (mnt.FS == nil) {
+		return nil, fmt.Errorf("mount %q: exactly one of Dir and FS must be set", mnt.At)
+	}
+	mp := &mountPoint{at: at, label: mnt.Label, capacity: MountCapacity, used: -1, hidden: map[string]bool{}}
+	if mnt.Capacity > 0 {
+		mp.capacity = mnt.Capacity
+	}
+	if mp.label == "" {
+		mp.label = "hdd"
+		if at != "" {
+			mp.label = Name(at)
+		}
+	}
+	readOnly := mnt.ReadOnly || mnt.FS != nil || strings.EqualFold(at, "rom") || lower
+	switch {
+	case mnt.FS != nil:
+		mp.lower = mnt.FS
+	case readOnly:
+		r, err := f.openRoot(mnt.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("mount %q: %w", mnt.At, err)
+		}
+		mp.lower = r.FS()
+	default:
+		r, err := f.openRoot(mnt.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("mount %q: %w", mnt.At, err)
+		}
+		mp.upper, mp.upperFS = r, r.FS()
+	}
+	return mp, nil
+}
+
+// ErrMountExists is Mount's refusal: something already exists where the mount would go.
+var ErrMountExists = errors.New("location already exists")
+
+// Mount attaches mnt while the computer runs, as a peripheral mounts a disk (CC's
+// IComputerAccess.mount): it is refused with ErrMountExists when a file, a directory or
+// another mount already exists at mnt.At, and the root cannot be mounted this way.
+func (f *FS) Mount(mnt Mount) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at := Sanitise(mnt.At, false)
+	if at == "" || escapes(at) {
+		return fmt.Errorf("mount %q: not a place for a mount", mnt.At)
+	}
+	if f.exists(at) {
+		return ErrMountExists
+	}
+	mp, err := f.newMountPoint(mnt, at, false)
+	if err != nil {
+		return err
+	}
+	f.mounts = append(f.mounts, mp)
+	sort.SliceStable(f.mounts, func(i, j int) bool { return len(f.mounts[i].at) > len(f.mounts[j].at) })
+	return nil
+}
+
+// Unmount removes the mount at the computer path at, as a peripheral unmounts its disk.
+// Handles open on it keep working until closed; the host directory stays open until Close.
+// Unmounting what is not mounted does nothing.
+func (f *FS) Unmount(at string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	at = Sanitise(at, false)
+	if at == "" {
+		return
+	}
+	f.mounts = slices.DeleteFunc(f.mounts, func(m *mountPoint) bool { return m.at == at })
 }
 
 func (f *FS) openRoot(dir string) (*os.Root, error) {

@@ -16,8 +16,8 @@ import (
 type Host interface {
 	// QueueEvent appends an event to the computer's queue, as os.queueEvent does but
 	// without copying. Safe from any goroutine, but values made off the Lua goroutine
-	// must be nil, booleans, numbers or strings; anything else must be built inside Do.
-	// Like CC, the queue holds 256 events and silently drops the excess.
+	// must be nil, booleans, numbers, strings or Deferred; anything else must be built
+	// inside Do. Like CC, the queue holds 256 events and silently drops the excess.
 	QueueEvent(name string, args ...lua.LValue)
 
 	// Do runs fn on the goroutine that owns the Lua state, before the next event is
@@ -41,4 +41,31 @@ type Host interface {
 
 	// CancelTimer cancels a timer started by StartTimer or os.startTimer. Lua goroutine only.
 	CancelTimer(id int)
+
+	// After runs fn on the Lua goroutine once the computer's clock has advanced by seconds
+	// (rounded to ticks as a timer is, at least one), for a peripheral's own timing (a
+	// speaker draining its buffer): unlike a timer it queues nothing. It never runs once the
+	// computer has shut down. Lua goroutine only.
+	After(seconds float64, fn func())
+}
+
+// builder is the value a Deferred event argument carries.
+type builder func(L *lua.LState) lua.LValue
+
+// Deferred is an event argument that needs the receiving computer's Lua state (a table):
+// build runs on that computer's goroutine when the event is delivered, so the event can
+// be queued from any goroutine, in order with the others.
+func Deferred(build func(L *lua.LState) lua.LValue) lua.LValue {
+	return &lua.LUserData{Value: builder(build)}
+}
+
+// Resolve builds v in L if it is a Deferred, and returns any other value as it is. The
+// computer calls it on every event argument it delivers.
+func Resolve(L *lua.LState, v lua.LValue) lua.LValue {
+	if ud, ok := v.(*lua.LUserData); ok {
+		if build, ok := ud.Value.(builder); ok {
+			return build(L)
+		}
+	}
+	return v
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/parse"
 
 	"fakecraft/host"
 )
@@ -106,6 +107,17 @@ var wrapperSource string
 // wrapperChunkName names the embedded wrapper file in error positions and tracebacks.
 const wrapperChunkName = "/rom/apis/http/http.lua"
 
+// wrapperProto is the wrapper compiled once per process: gopher-lua's prototypes never
+// change once compiled, so every computer's http API shares it (parsing it anew cost about
+// a tenth of each boot).
+var wrapperProto = sync.OnceValues(func() (*lua.FunctionProto, error) {
+	chunk, err := parse.Parse(stringReader(wrapperSource), wrapperChunkName)
+	if err != nil {
+		return nil, err
+	}
+	return lua.Compile(chunk, wrapperChunkName)
+})
+
 // New makes an http API with opts, filling in defaults.
 func New(opts Options) *API {
 	if opts.MaxWebsocketMessage == 0 {
@@ -152,11 +164,11 @@ func (a *API) Install(L *lua.LState, h host.Host) {
 		"request":   a.luaRequest,
 		"checkURL":  a.luaCheckURL,
 	})
-	fn, err := L.Load(stringReader(wrapperSource), wrapperChunkName)
+	proto, err := wrapperProto()
 	if err != nil {
 		L.RaiseError("load http wrapper: %v", err)
 	}
-	L.Push(fn)
+	L.Push(L.NewFunctionFromProto(proto))
 	L.Push(native)
 	L.Call(1, 2)
 	httpTable := L.Get(-2)

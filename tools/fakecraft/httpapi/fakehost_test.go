@@ -118,6 +118,9 @@ func (h *fakeHost) CancelTimer(id int) {
 	}
 }
 
+// After is not used by the http API.
+func (h *fakeHost) After(float64, func()) { panic("fakeHost.After: the http API has no use for it") }
+
 // shutdown stops the computer and waits for every goroutine started through Go.
 func (h *fakeHost) shutdown() {
 	h.mu.Lock()

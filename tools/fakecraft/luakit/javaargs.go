@@ -34,6 +34,15 @@ func OptStrictString(L *lua.LState, n int, def string) string {
 	return StrictString(L, n)
 }
 
+// CheckBool is argument n as a boolean (IArguments.getBoolean).
+func CheckBool(L *lua.LState, n int) bool {
+	v, ok := L.Get(n).(lua.LBool)
+	if !ok {
+		javaArgError(L, n, "boolean")
+	}
+	return bool(v)
+}
+
 // OptBool is argument n as a boolean, or def for nil.
 func OptBool(L *lua.LState, n int, def bool) bool {
 	switch v := L.Get(n).(type) {

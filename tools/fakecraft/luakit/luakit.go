@@ -91,7 +91,13 @@ const CFrameSource = "[C]"
 // is part of the function it stands in for: its own caller is the one, and when that is Go,
 // a stand-in too, or gone (a tail call), there is no position.
 func callerWhere(L *lua.LState) string {
-	for level := 1; level <= 2; level++ {
+	return whereFrom(L, 1)
+}
+
+// whereFrom is callerWhere for the caller first levels up: 1 is the running Go function's
+// caller, 2 that function's caller.
+func whereFrom(L *lua.LState, first int) string {
+	for level := first; level <= first+1; level++ {
 		dbg, ok := L.GetStack(level)
 		if !ok {
 			return ""
@@ -107,6 +113,29 @@ func callerWhere(L *lua.LState) string {
 		}
 	}
 	return ""
+}
+
+// BlameCallersCaller runs body, the work of a Go function that other code reaches through
+// a Lua function of its own (peripheral.call into a peripheral's method), so that an error
+// body raises at the running function's caller (as RaiseMessage places it) names the
+// caller of that caller instead: CC raises a peripheral method's errors one level up, at
+// the program that called peripheral.call rather than inside the ROM's peripheral API.
+func BlameCallersCaller(L *lua.LState, body func() int) int {
+	here := callerWhere(L)
+	if here == "" {
+		return body()
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			if apiErr, ok := r.(*lua.ApiError); ok {
+				if msg, ok := apiErr.Object.(lua.LString); ok && strings.HasPrefix(string(msg), here) {
+					apiErr.Object = lua.LString(whereFrom(L, 2) + string(msg)[len(here):])
+				}
+			}
+			panic(r)
+		}
+	}()
+	return body()
 }
 
 // RaiseBare raises a message with no position, as CC's bare errors (error(msg, 0)).

@@ -20,6 +20,7 @@ import (
 	"fakecraft/fsapi"
 	"fakecraft/host"
 	"fakecraft/httpapi"
+	"fakecraft/peripheral"
 	"fakecraft/romfs"
 	"fakecraft/textutils"
 	"fakecraft/transfer"
@@ -67,6 +68,10 @@ type Options struct {
 	Multishell bool
 	// ExtraAPIs are installed after the standard ones (e.g. the conformance runner's cct_test).
 	ExtraAPIs []computer.Installer
+	// Peripherals is what is attached to the computer's sides (and redstone): it outlives
+	// reboots, and peripherals may be attached and detached through it while the computer
+	// runs. Nil means a fresh Bus with nothing attached.
+	Peripherals *peripheral.Bus
 
 	// Program and Args are the command run in the shell; Autostart the servers run beside it.
 	Program   string
@@ -86,6 +91,9 @@ type Machine struct {
 	FS *fsapi.FS
 	// HTTP is the http API; its fault hooks (DropAll, Refuse, SetDelay) reach every socket.
 	HTTP *httpapi.API
+	// Peripherals is the computer's sides: attach and detach peripherals, set redstone
+	// inputs.
+	Peripherals *peripheral.Bus
 
 	opts    Options
 	overlay string
@@ -94,7 +102,10 @@ type Machine struct {
 
 // New builds a machine; Run boots it.
 func New(opts Options) (*Machine, error) {
-	m := &Machine{opts: opts}
+	m := &Machine{opts: opts, Peripherals: opts.Peripherals}
+	if m.Peripherals == nil {
+		m.Peripherals = peripheral.NewBus(opts.ID)
+	}
 	m.overlay = opts.Overlay
 	if m.overlay == "" {
 		dir, err := os.MkdirTemp("", "fakecraft-overlay-")
@@ -145,11 +156,13 @@ func (m *Machine) build(label string) error {
 		fsys.SetRootCapacity(opts.SpaceLimit)
 	}
 	m.HTTP = httpapi.New(opts.HTTP)
-	// The machine's Go APIs (fs, textutils, http), in install order, then the caller's.
+	// The machine's Go APIs (fs, textutils, http, peripheral and redstone), in install
+	// order, then the caller's.
 	apis := append([]computer.Installer{
 		func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },
 		func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil },
 		func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil },
+		m.Peripherals.Opener(fsys),
 	}, opts.ExtraAPIs...)
 	c, err := computer.New(computer.Config{
 		ID:           opts.ID,

@@ -48,6 +48,7 @@ type computerFlags struct {
 	AllowPrivate bool     `help:"Allow http/websocket connections to loopback and private addresses (CC denies them by default with 'Domain not permitted')."`
 	Basic        bool     `help:"Emulate a basic (non-colour) computer instead of an advanced one."`
 	Dir          string   `help:"The computer's own directory: its files and .settings are kept there across runs, as a real computer's are (default: a fresh temporary one)." type:"path" placeholder:"PATH"`
+	worldFlags
 }
 
 // autostartFlags choose the packages' servers started beside the program.
@@ -235,7 +236,7 @@ func (r *RunCmd) Run(e *env) error {
 			typed = io.MultiReader(typed, e.stdin)
 		}
 		opts.Input = computer.LinesFrom(typed)
-		return boot(opts, r.TimeLimit)
+		return r.worldFlags.boot(e, opts, r.TimeLimit)
 	}
 	if len(r.Command) == 0 {
 		return &exitError{code: ExitUsage, msg: "name a program to run (or use --bare for a computer that reads commands from standard input)"}
@@ -247,7 +248,7 @@ func (r *RunCmd) Run(e *env) error {
 		opts.Input = computer.LinesFrom(e.stdin)
 	}
 	opts.Program, opts.Args = r.Command[0], r.Command[1:]
-	return boot(opts, r.TimeLimit)
+	return r.worldFlags.boot(e, opts, r.TimeLimit)
 }
 
 // commandLine is the line a player types to run words: a word with a space goes in quotes,
@@ -295,7 +296,7 @@ func (t *TestCmd) Run(e *env) error {
 	args, mounts := computerPaths(files, opts.Root)
 	opts.Mounts = mounts
 	opts.Program, opts.Args = SpecProgram, args
-	return boot(opts, t.TimeLimit)
+	return t.worldFlags.boot(e, opts, t.TimeLimit)
 }
 
 // specFiles expands directories to the *_spec.lua files under them.
@@ -356,9 +357,24 @@ func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 	return out, mounts
 }
 
-// boot runs one machine and maps its end to an exit status. A TrapOS computer ends with its
-// program: the program's outcome is the status. A bare computer (opts.Bare) runs until it
-// shuts down (the input ended, os.shutdown): status 0, or 1 when the bios itself failed.
+// boot runs one machine in its world and maps its end to an exit status. A TrapOS computer
+// ends with its program: the program's outcome is the status. A bare computer (opts.Bare)
+// runs until it shuts down (the input ended, os.shutdown): status 0, or 1 when the bios
+// itself failed. The world's other computers stop when it ends.
+func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration) error {
+	opts, w, err := f.enter(opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := w.stop(); err != nil {
+			fmt.Fprintf(e.stderr, "fakecraft: world: %v\n", err)
+		}
+	}()
+	return boot(opts, limit)
+}
+
+// boot runs one machine and maps its end to an exit status (see worldFlags.boot).
 func boot(opts machine.Options, limit time.Duration) error {
 	m, err := machine.New(opts)
 	if err != nil {

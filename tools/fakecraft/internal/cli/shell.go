@@ -72,6 +72,15 @@ func (s *ShellCmd) Run(e *env) error {
 	stopResize := console.NotifyResize(con.Redraw)
 	defer stopResize()
 
+	opts, w, err := s.enter(opts)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := w.stop(); err != nil {
+			fmt.Fprintf(e.stderr, "fakecraft: world: %v\r\n", err)
+		}
+	}()
 	ctx := context.Background()
 	if s.TimeLimit > 0 {
 		var cancel context.CancelFunc

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"fakecraft/console/consoletest"
+	"fakecraft/fakecrafttest"
 )
 
 // shellTimeout bounds one whole pty session; every step waits for the screen, not a clock.
@@ -31,25 +31,8 @@ type ptyShell struct {
 	screen  *consoletest.Screen
 	status  chan int
 	ended   chan struct{} // closed when fakecraft shell has returned
-	stderr  *syncBuf
+	stderr  *fakecrafttest.Output
 	readEnd chan struct{}
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func startShell(t *testing.T, args ...string) *ptyShell {
@@ -61,7 +44,7 @@ func startShell(t *testing.T, args ...string) *ptyShell {
 	ctx, cancel := context.WithTimeout(context.Background(), shellTimeout)
 	s := &ptyShell{
 		t: t, ctx: ctx, ptmx: ptmx, screen: consoletest.NewScreen(80, 24),
-		status: make(chan int, 1), ended: make(chan struct{}), stderr: &syncBuf{}, readEnd: make(chan struct{}),
+		status: make(chan int, 1), ended: make(chan struct{}), stderr: &fakecrafttest.Output{}, readEnd: make(chan struct{}),
 	}
 	go func() {
 		defer close(s.readEnd)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/testkit"
 )
 
 // admissionEnv are the variables of AdmissionFlags, unset by clearEnv.
@@ -76,7 +77,7 @@ func TestAdmissionFlagsMustBePositive(t *testing.T) {
 
 func TestAShortPasswordIsWarnedAbout(t *testing.T) {
 	for pw, warned := range map[string]bool{"hunter2": true, "éééééééééééééé15": false, strings.Repeat("x", 15): true, strings.Repeat("x", 16): false} {
-		var logs syncBuffer
+		var logs testkit.SyncBuffer
 		warnIfPasswordShort(slog.New(slog.NewTextHandler(&logs, nil)), pw)
 		if !warned {
 			assert.Empty(t, logs.String(), pw)

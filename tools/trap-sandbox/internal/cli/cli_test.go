@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -20,7 +19,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"trap-sandbox/internal/opencode/opencodetest"
+	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 func TestMain(m *testing.M) {
@@ -141,27 +141,10 @@ func TestParseRejectsBadLogLevel(t *testing.T) {
 	assert.Error(t, err)
 }
 
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // startServe runs the serve command in the background and returns the bound address.
-func startServe(t *testing.T, cmd ServeCmd) (addr string, logs *syncBuffer, stop func() error) {
+func startServe(t *testing.T, cmd ServeCmd) (addr string, logs *testkit.SyncBuffer, stop func() error) {
 	t.Helper()
-	logs = &syncBuffer{}
+	logs = &testkit.SyncBuffer{}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- cmd.Run(ctx, logs) }()
@@ -196,7 +179,7 @@ func TestServeEndToEnd(t *testing.T) {
 	clearEnv(t)
 	const sandboxPassword = "sandbox-secret-xyz"
 	const opencodePassword = "opencode-secret-xyz"
-	_, opencodeURL := opencodetest.Start(t, "opencode", opencodePassword)
+	opencodeURL := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword}).URL
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", sandboxPassword,
 		"--opencode-url", opencodeURL, "--opencode-password", opencodePassword, "--log-level", "debug")
 	addr, logs, stop := startServe(t, root.Serve)

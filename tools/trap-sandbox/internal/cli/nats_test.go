@@ -18,6 +18,7 @@ import (
 
 	"trap-sandbox/internal/cluster"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // startNATS runs an embedded NATS server with JetStream on a free port for the test; it asks
@@ -90,7 +91,7 @@ func answeringComputer(t *testing.T, addr, traposID string) {
 func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	clearEnv(t)
 	url := startNATS(t)
-	var logs *syncBuffer
+	var logs *testkit.SyncBuffer
 	replica := func(name string) string {
 		root, _ := parse(t, "--listen", "127.0.0.1:0", "--nats", url, "--replica", name, "--nats-heartbeat", "50ms")
 		var addr string

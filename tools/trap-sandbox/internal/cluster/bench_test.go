@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // benchComputers is how many computers the benchmark spreads over its three replicas.
@@ -24,7 +26,7 @@ const benchComputers = 1000
 // (docs/performance.md has the figures).
 func BenchmarkRequest(b *testing.B) {
 	tc := newTestCluster(b)
-	tc.logs = &syncBuffer{} // the replicas log at debug level; keep it out of the figures' way
+	tc.logs = &testkit.SyncBuffer{} // the replicas log at debug level; keep it out of the figures' way
 	var replicas []*replica
 	for _, name := range []string{"a", "b", "c"} {
 		replicas = append(replicas, tc.startReplicaWith(name, gateway.Config{UpgradeRate: -1}))
@@ -39,7 +41,7 @@ func BenchmarkRequest(b *testing.B) {
 		answering.Go(func() { answerPings(c) })
 	}
 	for _, r := range replicas {
-		waitFor(b, "every replica to list every computer", func() bool { return len(r.gw.Computers()) == benchComputers })
+		require.Eventually(b, func() bool { return len(r.gw.Computers()) == benchComputers }, waitLimit, testkit.Poll, "every replica to list every computer")
 	}
 
 	run := func(name string, asker func(i int) *replica) {

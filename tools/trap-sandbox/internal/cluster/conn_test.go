@@ -21,6 +21,8 @@ import (
 	"github.com/nats-io/nkeys"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // startAuthNATS runs an embedded NATS server with opts (host, port and logging filled in) and
@@ -120,7 +122,7 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 	for name, setup := range cases {
 		t.Run(name, func(t *testing.T) {
 			addr, c := setup(t)
-			logs := &syncBuffer{}
+			logs := &testkit.SyncBuffer{}
 			logger := slog.New(slog.NewTextHandler(logs, nil))
 			c.with.URL = strings.Replace(c.with.URL, "HOST", addr, 1)
 			nc, err := Connect(c.with, logger)
@@ -138,7 +140,7 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 
 	t.Run("no credentials asked", func(t *testing.T) {
 		addr := startAuthNATS(t, &natsserver.Options{})
-		logs := &syncBuffer{}
+		logs := &testkit.SyncBuffer{}
 		nc, err := Connect(ConnOptions{URL: "nats://" + addr}, slog.New(slog.NewTextHandler(logs, nil)))
 		require.NoError(t, err)
 		nc.Close()

@@ -32,6 +32,7 @@ import (
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -40,6 +41,13 @@ func TestMain(m *testing.M) {
 
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 10 * time.Second
+
+// testingT is what a helper called inside a require.EventuallyWithT condition needs: the
+// test's *testing.T or the condition's *assert.CollectT.
+type testingT interface {
+	require.TestingT
+	Helper()
+}
 
 // Test intervals: heartbeats flow often, and a replica only dies when a test moves the clock
 // past testReplicaTTL, so no test depends on how fast the machine is.
@@ -62,24 +70,6 @@ type clock struct{ offset atomic.Int64 }
 func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
-// syncBuffer is a goroutine-safe log sink, dumped when a test fails.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testCluster is one embedded NATS server (JetStream on, a temporary store, a free port) and
 // the gateway replicas a test starts on it.
 type testCluster struct {
@@ -87,14 +77,14 @@ type testCluster struct {
 	ns    *natsserver.Server
 	opts  *natsserver.Options
 	clock *clock
-	logs  *syncBuffer
+	logs  *testkit.SyncBuffer
 }
 
 func newTestCluster(t testing.TB) *testCluster {
 	t.Helper()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true,
 		StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-	tc := &testCluster{t: t, opts: opts, clock: &clock{}, logs: &syncBuffer{}}
+	tc := &testCluster{t: t, opts: opts, clock: &clock{}, logs: &testkit.SyncBuffer{}}
 	tc.startNATS()
 	t.Cleanup(func() {
 		tc.stopNATS()
@@ -203,7 +193,7 @@ func client() *http.Client {
 }
 
 // computers lists the computers through r's HTTP API as "traposId@replica", sorted.
-func (r *replica) computers(t testing.TB) []string {
+func (r *replica) computers(t testingT) []string {
 	t.Helper()
 	list := r.computerList(t)
 	out := make([]string, 0, len(list))
@@ -215,7 +205,7 @@ func (r *replica) computers(t testing.TB) []string {
 }
 
 // computerList is GET /trapos/computers on r.
-func (r *replica) computerList(t testing.TB) []gateway.Computer {
+func (r *replica) computerList(t testingT) []gateway.Computer {
 	t.Helper()
 	resp, err := client().Get(r.srv.URL + hostapi.ComputersPath)
 	require.NoError(t, err)
@@ -233,11 +223,9 @@ func (r *replica) waitComputers(t testing.TB, want ...string) {
 	if want == nil {
 		want = []string{}
 	}
-	var got []string
-	waitFor(t, fmt.Sprintf("replica %s to list %v", r.name, want), func() bool {
-		got = r.computers(t)
-		return assert.ObjectsAreEqual(want, got)
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, want, r.computers(c))
+	}, waitLimit, testkit.Poll, "replica %s to list %v", r.name, want)
 }
 
 // apiResult is the outcome of one POST …/requests.
@@ -276,18 +264,6 @@ func await(t testing.TB, ch <-chan apiResult) apiResult {
 	case <-time.After(2 * waitLimit):
 		t.Fatal("the request did not finish")
 		return apiResult{}
-	}
-}
-
-// waitFor polls cond until it holds (state changes on other goroutines and processes).
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

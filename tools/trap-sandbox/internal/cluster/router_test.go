@@ -21,6 +21,7 @@ import (
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 func TestRequestsReachAComputerThroughAnotherReplica(t *testing.T) {
@@ -122,9 +123,9 @@ func TestRacingHellosLeaveExactlyOneWinnerTheLaterClaim(t *testing.T) {
 		okA, codeA := ca.firstEvent()
 		okB, codeB := cb.firstEvent()
 		k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}
-		waitFor(t, "one replica left holding "+id, func() bool {
+		require.Eventually(t, func() bool {
 			return (a.router.Lookup(k) == nil) != (b.router.Lookup(k) == nil)
-		})
+		}, waitLimit, testkit.Poll, "one replica left holding "+id)
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		e, err := a.router.claims.Get(ctx, claimKey(k))
 		cancel()
@@ -168,7 +169,7 @@ func TestSocketClosingMidRequestFailsOnTheAskingReplicaAtOnce(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
 	assert.Contains(t, res.body.Error.Message, "disconnected before it answered")
 	assert.Less(t, res.took, 30*time.Second, "not_connected must not wait for the minute's timeout")
-	waitFor(t, "no routed request left", func() bool { return b.router.RoutedInFlight() == 0 })
+	require.Eventually(t, func() bool { return b.router.RoutedInFlight() == 0 }, waitLimit, testkit.Poll, "no routed request left")
 }
 
 // A crashed replica's connection closes, and NATS drops its subscriptions at once: the
@@ -212,9 +213,9 @@ func TestAHungReplicasRoutedRequestsFailWhenPresenceGivesItUp(t *testing.T) {
 	proxy.setFrozen(true)
 	// B asks whether A is still there at every tick, and gets no answer (which proves nothing):
 	// the request still waits.
-	waitFor(t, "B to ask the frozen A whether it is alive", func() bool {
+	require.Eventually(t, func() bool {
 		return strings.Contains(tc.logs.String(), "trapos.replica.a.alive")
-	})
+	}, waitLimit, testkit.Poll, "B to ask the frozen A whether it is alive")
 	assert.Equal(t, 1, b.router.RoutedInFlight())
 
 	tc.clock.Advance(testReplicaTTL) // A's last heartbeat is now a TTL old
@@ -253,17 +254,17 @@ func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
 	// silent for a moment (the clock jumped); the claims withdrawn from them are written again.
 	tc.clock.Advance(testReplicaTTL)
 	gone := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "4:gone"})
-	waitFor(t, "A's leftover claim to be withdrawn", func() bool {
+	require.Eventually(t, func() bool {
 		_, err := b.router.claims.Get(context.Background(), gone)
 		return errors.Is(err, jetstream.ErrKeyNotFound)
-	})
+	}, waitLimit, testkit.Poll, "A's leftover claim to be withdrawn")
 	b.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
 	c.waitComputers(t, "1:a@b", "2:b@b", "3:c@c")
 	for _, k := range []string{"1:a", "2:b", "3:c"} {
-		waitFor(t, "the claim of "+k+" to be back", func() bool {
+		require.Eventually(t, func() bool {
 			_, err := b.router.claims.Get(context.Background(), claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: k}))
 			return err == nil
-		})
+		}, waitLimit, testkit.Poll, "the claim of "+k+" to be back")
 	}
 
 	// A clean stop withdraws C's claims and heartbeat at once: no TTL to wait for.
@@ -276,12 +277,12 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 	a, b := tc.startReplica("a"), tc.startReplica("b")
 	c := a.connect(t, "8:base")
 	b.waitComputers(t, "8:base@a")
-	waitFor(t, "A's /healthz to count B", func() bool {
-		return strings.Contains(healthz(t, a), "nats: connected (replica a, 2 replica(s) alive)")
-	})
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Contains(c, healthz(c, a), "nats: connected (replica a, 2 replica(s) alive)")
+	}, waitLimit, testkit.Poll, "A's /healthz to count B")
 
 	tc.stopNATS()
-	waitFor(t, "A to notice NATS is gone", func() bool { return !a.nc.IsConnected() })
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
 	assert.Contains(t, healthz(t, a), "nats: disconnected")
 
 	// A serves its own computer, a new one too, and answers for the rest at once.
@@ -296,7 +297,7 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 
 	// NATS is back: the hello made meanwhile is announced, and B reaches both again.
 	tc.startNATS()
-	waitFor(t, "A and B to reconnect", func() bool { return a.nc.IsConnected() && b.nc.IsConnected() })
+	require.Eventually(t, func() bool { return a.nc.IsConnected() && b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to reconnect")
 	b.waitComputers(t, "8:base@a", "9:new@a")
 	assert.Contains(t, healthz(t, a), "nats: connected")
 	pending = b.request("8:base", gateway.TypePing, nil, waitLimit)
@@ -304,7 +305,7 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 }
 
-func healthz(t *testing.T, r *replica) string {
+func healthz(t testingT, r *replica) string {
 	t.Helper()
 	resp, err := client().Get(r.srv.URL + "/healthz")
 	require.NoError(t, err)
@@ -386,7 +387,7 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 	b.waitComputers(t, "1:mine@a", "2:moved@a")
 
 	proxy.setCut(true)
-	waitFor(t, "A to notice NATS is gone", func() bool { return !a.nc.IsConnected() })
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
 	assert.Contains(t, healthz(t, a), "nats: disconnected")
 
 	// A serves its own computers meanwhile, and takes a new one.

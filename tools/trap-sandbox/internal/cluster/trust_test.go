@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/testkit"
 )
 
 // busClient is another client of the test's NATS server (which asks for no credentials): what
@@ -59,7 +60,7 @@ func TestAnswersFromAnotherBusClientAreIgnored(t *testing.T) {
 	}
 	for i := range reads {
 		pending := b.request("4:vault", "fs.read", map[string]any{"path": "/notes.txt"}, waitLimit)
-		waitFor(t, "B to ignore the rogue's answer", func() bool { return ignored() == i+1 })
+		require.Eventually(t, func() bool { return ignored() == i+1 }, waitLimit, testkit.Poll, "B to ignore the rogue's answer")
 		c.answerNext("fs.read", map[string]any{"data": "diamonds at -12 64 300\n", "size": 23, "eof": true})
 		res := await(t, pending)
 		require.Equal(t, http.StatusOK, res.status, "read %d: %+v", i, res.body.Error)
@@ -96,10 +97,10 @@ func TestAClaimCountsOnlyWhenItsReplicaIsAlive(t *testing.T) {
 	rogue := tc.busClient(t)
 
 	putClaim(t, rogue, "evil", k)
-	waitFor(t, "A to claim 3:miner again", func() bool {
+	require.Eventually(t, func() bool {
 		return strings.Contains(tc.logs.String(), "ignored a claim on a computer held here, by a replica that sends no heartbeat") &&
 			claimHolder(t, a, k) == "a"
-	})
+	}, waitLimit, testkit.Poll, "A to claim 3:miner again")
 	b.waitComputers(t, "3:miner@a")
 	pending := b.request(k.TraposID, gateway.TypePing, nil, waitLimit)
 	c.answerNext(gateway.TypePing, map[string]any{"traposId": k.TraposID})
@@ -114,7 +115,7 @@ func TestAClaimCountsOnlyWhenItsReplicaIsAlive(t *testing.T) {
 	require.NoError(t, err)
 	_, err = replicas.Put(ctx, escapeToken("evil"), []byte(`{"replica":"evil"}`))
 	require.NoError(t, err)
-	waitFor(t, "A to count evil alive", func() bool { return a.router.alive("evil") })
+	require.Eventually(t, func() bool { return a.router.alive("evil") }, waitLimit, testkit.Poll, "A to count evil alive")
 	putClaim(t, rogue, "evil", k)
 	code, _ := c.closeCode()
 	assert.Equal(t, gateway.CloseReplaced, code)

@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // dialFrom dials from the loopback address ip (127.0.0.0/8 is all loopback on Linux), so that
@@ -46,7 +48,7 @@ func TestALoopWithoutThePasswordCannotKeepItsNeighboursOut(t *testing.T) {
 	for range 20 { // far past the address's upgrade burst and its cap on sockets before hello
 		loop = append(loop, h.dial(t, ""))
 	}
-	waitFor(t, "the loop's oldest sockets to be evicted", func() bool { return h.gw.preHelloSockets() == perAddress })
+	require.Eventually(t, func() bool { return h.gw.preHelloSockets() == perAddress }, waitLimit, testkit.Poll, "the loop's oldest sockets to be evicted")
 	for i := range 5 { // the neighbours, from the same address, each in on its first try
 		h.connect(t, fmt.Sprintf("%d:", i+1), "right")
 	}
@@ -74,7 +76,7 @@ func TestSocketsBeforeHelloFromManyAddressesCannotFillTheGateway(t *testing.T) {
 			silent = append(silent, h.dialFrom(t, fmt.Sprintf("127.0.0.%d", i+2), ""))
 		}
 	}
-	waitFor(t, "the gateway to hold 8 sockets", func() bool { return h.gw.openSockets() == 8 })
+	require.Eventually(t, func() bool { return h.gw.openSockets() == 8 }, waitLimit, testkit.Poll, "the gateway to hold 8 sockets")
 	assert.Equal(t, 5, h.gw.preHelloSockets())
 	// A computer with the password gets in, from any address, until computers fill the gateway.
 	for i := range 5 {
@@ -128,7 +130,7 @@ func TestEvictedSocketsFreeTheirSlotsAndAreClosedAtOnce(t *testing.T) {
 	h.dial(t, "")
 	// The gateway does not wait its hour of close grace for the evicted peer's close frame.
 	old.expectClose(CloseNoHello, evictReason)
-	waitFor(t, "the evicted socket to end", func() bool { return h.gw.openSockets() == 1 && len(sessionsOf(h.gw)) == 1 })
+	require.Eventually(t, func() bool { return h.gw.openSockets() == 1 && len(sessionsOf(h.gw)) == 1 }, waitLimit, testkit.Poll, "the evicted socket to end")
 }
 
 // A Minecraft server restarting its gateway while a loop on it opens 2 400 sockets a second

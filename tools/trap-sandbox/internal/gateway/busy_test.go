@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // A burst from the host is the host's: past the per-computer cap a request is busy (the HTTP
@@ -84,7 +85,7 @@ func TestGatewayRequestsPastTheCapAreBusy(t *testing.T) {
 	first := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
 	second := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
 	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	waitFor(t, "two requests pending", func() bool { return s.pending.len() == 2 })
+	require.Eventually(t, func() bool { return s.pending.len() == 2 }, waitLimit, testkit.Poll, "two requests pending")
 	_, err := h.gw.Request(ctx, LocalAccount, "7:", TypePing, nil)
 	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err))
 	cancel()

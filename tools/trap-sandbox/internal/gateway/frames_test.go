@@ -14,8 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/opencode"
-	"trap-sandbox/internal/opencode/opencodetest"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 func TestUnknownType(t *testing.T) {
@@ -98,7 +99,7 @@ func TestOversizedFrameCloses1009(t *testing.T) {
 	payload := strings.Repeat("x", protocol.MaxFrameBytes+1)
 	require.NoError(t, big.conn.WriteMessage(websocket.TextMessage, []byte(payload)))
 	big.expectClose(websocket.CloseMessageTooBig, "")
-	waitFor(t, "the big computer to leave", func() bool { return len(h.gw.Computers()) == 1 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll, "the big computer to leave")
 
 	// The other computer keeps working in both directions.
 	bystander.request("p", protocol.TypeProbeGateway, nil)
@@ -135,41 +136,41 @@ func TestProbeGatewayStates(t *testing.T) {
 	}{
 		{
 			name: "healthy",
-			url:  func(t *testing.T) string { _, u := opencodetest.Start(t, "opencode", password); return u },
+			url:  func(t *testing.T) string { return opencodefake.Start(t, opencodefake.Options{Password: password}).URL },
 			cfg:  opencode.ProberConfig{Password: password},
 			ok:   true,
 		},
 		{
 			name:   "refused",
-			url:    func(t *testing.T) string { return opencodetest.ClosedPortURL(t) },
+			url:    func(t *testing.T) string { return opencodefake.ClosedPortURL(t) },
 			detail: ": connection refused",
 		},
 		{
 			name:   "401 wrong credentials",
-			url:    func(t *testing.T) string { _, u := opencodetest.Start(t, "opencode", "other"); return u },
+			url:    func(t *testing.T) string { return opencodefake.Start(t, opencodefake.Options{Password: "other"}).URL },
 			cfg:    opencode.ProberConfig{Password: password},
 			detail: ": 401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
 		},
 		{
 			name:   "401 missing credentials",
-			url:    func(t *testing.T) string { _, u := opencodetest.Start(t, "opencode", "other"); return u },
+			url:    func(t *testing.T) string { return opencodefake.Start(t, opencodefake.Options{Password: "other"}).URL },
 			detail: ": 401 unauthorized: the server wants a password",
 		},
 		{
 			name:   "HTML answer",
-			url:    func(t *testing.T) string { _, u := opencodetest.Start(t, "opencode", ""); return u + "/app" },
+			url:    func(t *testing.T) string { return opencodefake.Start(t, opencodefake.Options{}).URL + "/app" },
 			detail: ": answered 200 text/html, not an opencode health response (wrong URL?)",
 		},
 		{
 			name: "status 500",
 			url: func(t *testing.T) string {
-				return opencodetest.StartHandler(t, opencodetest.Status(http.StatusInternalServerError))
+				return opencodefake.StartFailing(t, http.StatusInternalServerError).URL
 			},
 			detail: ": answered status 500",
 		},
 		{
 			name:   "hanging",
-			url:    func(t *testing.T) string { return opencodetest.StartHandler(t, opencodetest.Hanging) },
+			url:    func(t *testing.T) string { return opencodefake.StartStalled(t).URL },
 			detail: ": no answer within 200ms",
 		},
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // sessionsOf snapshots the gateway's sessions (before and after hello).
@@ -111,9 +112,9 @@ func TestLogStaysBoundedUnderAFlood(t *testing.T) {
 		w := h.dial(t, "7:")
 		w.request("h", TypeHello, map[string]any{"traposId": "7:", "secret": "guess"})
 	}
-	waitFor(t, "the wrong secrets to be counted", func() bool {
+	require.Eventually(t, func() bool {
 		return testutil.ToFloat64(m.helloFailures.WithLabelValues(string(protocol.CodeUnauthorized))) == 50
-	})
+	}, waitLimit, testkit.Poll, "the wrong secrets to be counted")
 	logs := h.logs.String()
 	for line := range strings.SplitSeq(logs, "\n") {
 		assert.Less(t, len(line), 1200, "a log line of %d bytes", len(line))
@@ -125,7 +126,7 @@ func TestLogStaysBoundedUnderAFlood(t *testing.T) {
 	fc.Advance(warnEvery)
 	w := h.dial(t, "7:")
 	w.request("h", TypeHello, map[string]any{"traposId": "7:", "secret": "guess"})
-	waitFor(t, "the summary line", func() bool { return strings.Contains(h.logs.String(), "suppressedSinceLast=49") })
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "suppressedSinceLast=49") }, waitLimit, testkit.Poll, "the summary line")
 }
 
 // Wrong secrets from one address past its burst wait for their answer, one per token; a
@@ -148,9 +149,9 @@ func TestFailedHellosAreSlowedButARightSecretIsNever(t *testing.T) {
 		return func() bool { return testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)) == n }
 	}
 	fourth := wrong()
-	waitFor(t, "the fourth verdict held back", held(1))
+	require.Eventually(t, held(1), waitLimit, testkit.Poll, "the fourth verdict held back")
 	fifth := wrong()
-	waitFor(t, "the fifth verdict held back", held(2))
+	require.Eventually(t, held(2), waitLimit, testkit.Poll, "the fifth verdict held back")
 	var waiting []*Session
 	for _, s := range sessionsOf(h.gw) {
 		if s.verdictPending.Load() {
@@ -165,7 +166,7 @@ func TestFailedHellosAreSlowedButARightSecretIsNever(t *testing.T) {
 	// The held verdicts wait on timers their goroutines arm after the count above: advance
 	// only once both are armed, beside the writers' timers of the three open sockets (the
 	// burst's sockets have ended and stopped theirs).
-	waitFor(t, "the burst's sockets to end", func() bool { return len(sessionsOf(h.gw)) == 3 })
+	require.Eventually(t, func() bool { return len(sessionsOf(h.gw)) == 3 }, waitLimit, testkit.Poll, "the burst's sockets to end")
 	armed, cancelArmed := context.WithTimeout(context.Background(), waitLimit)
 	defer cancelArmed()
 	require.True(t, fc.WaitArmed(3+2, armed.Done()), "the held verdicts' timers were not armed")

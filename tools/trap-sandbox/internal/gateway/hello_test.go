@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 func TestHelloOK(t *testing.T) {
@@ -109,7 +110,7 @@ func TestHelloBeforeTimeoutStopsTheTimer(t *testing.T) {
 	// disarmed) and the writer arms it again after its tick.
 	require.True(t, fc.WaitArmed(1, t.Context().Done()))
 	fc.Advance(300 * time.Millisecond)
-	waitFor(t, "the writer's tick past the hello timeout", func() bool { return fc.Armed() >= 1 })
+	require.Eventually(t, func() bool { return fc.Armed() >= 1 }, waitLimit, testkit.Poll, "the writer's tick past the hello timeout")
 	c.request("p", protocol.TypeProbeGateway, nil)
 	assert.True(t, c.read().OK)
 }
@@ -154,7 +155,7 @@ func TestRepeatedHello(t *testing.T) {
 	c.request("h3", TypeHello, map[string]any{"traposId": "7:", "secret": "nope"})
 	assert.Equal(t, protocol.CodeUnauthorized, c.read().Error.Code)
 	c.expectClose(CloseUnauthorized, "unauthorized")
-	waitFor(t, "the computer to leave the registry", func() bool { return len(h.gw.Computers()) == 0 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to leave the registry")
 }
 
 func TestNonWebSocketRequest(t *testing.T) {

@@ -1,14 +1,12 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +20,7 @@ import (
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -36,29 +35,11 @@ type staticProber opencode.Health
 
 func (p staticProber) Probe(context.Context) opencode.Health { return opencode.Health(p) }
 
-// syncBuffer is a goroutine-safe log sink, so tests can check what was (not) logged.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // harness is a gateway behind a real HTTP server on loopback.
 type harness struct {
 	gw   *Gateway
 	srv  *httptest.Server
-	logs *syncBuffer
+	logs *testkit.SyncBuffer
 }
 
 func (h *harness) wsURL() string {
@@ -79,7 +60,7 @@ func newHarness(t *testing.T, cfg Config, prober opencodehealth.Prober, register
 	if cfg.CloseGrace == 0 {
 		cfg.CloseGrace = 200 * time.Millisecond
 	}
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	gw := New(cfg, logger, nil)
 	var reg *prometheus.Registry
@@ -236,17 +217,5 @@ func awaitResult(t *testing.T, ch <-chan requestResult) requestResult {
 	case <-time.After(waitLimit):
 		t.Fatal("the request did not finish")
 		return requestResult{}
-	}
-}
-
-// waitFor polls cond until it holds (state changes on the gateway's goroutines).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // dialRefused dials and expects the upgrade to be refused; it returns the status and body.
@@ -56,7 +57,7 @@ func TestMaxConnectionsRefusesWith503WhenComputersFillIt(t *testing.T) {
 
 	// A freed slot is usable again.
 	require.NoError(t, first.conn.Close())
-	waitFor(t, "the closed socket to free its slot", func() bool { return h.gw.openSockets() == 1 })
+	require.Eventually(t, func() bool { return h.gw.openSockets() == 1 }, waitLimit, testkit.Poll, "the closed socket to free its slot")
 	h.connect(t, "3:", "")
 }
 
@@ -108,7 +109,7 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 		}
 		assert.LessOrEqual(t, s.send.queued(), budget)
 	}
-	waitFor(t, "the computer to be dropped", func() bool { return len(h.gw.Computers()) == 0 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be dropped")
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
 }
 
@@ -133,7 +134,7 @@ func TestWrongSecretsAreLimitedGatewayWide(t *testing.T) {
 			c.expectClose(CloseUnauthorized, "unauthorized")
 			continue
 		}
-		waitFor(t, "the answer held back", heldGlobally(float64(i-2)))
+		require.Eventually(t, heldGlobally(float64(i-2)), waitLimit, testkit.Poll, "the answer held back")
 		held = append(held, c)
 	}
 	assert.Zero(t, testutil.ToFloat64(m.limits.WithLabelValues(limitFailedHellos)), "no address went past its own budget")
@@ -146,7 +147,7 @@ func TestWrongSecretsAreLimitedGatewayWide(t *testing.T) {
 	assert.Contains(t, logs, "wrongSecrets=4 heldBack=1")
 
 	// The held answers go out one per token of the gateway's budget.
-	waitFor(t, "the held answers' timers", func() bool { return fc.Armed() >= 2+1 }) // + the computer's writer
+	require.Eventually(t, func() bool { return fc.Armed() >= 2+1 }, waitLimit, testkit.Poll, "the held answers' timers") // + the computer's writer
 	fc.Advance(time.Second)
 	assert.Equal(t, protocol.CodeUnauthorized, held[0].read().Error.Code)
 	held[0].expectClose(CloseUnauthorized, "unauthorized")

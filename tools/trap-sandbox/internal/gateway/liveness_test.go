@@ -14,6 +14,7 @@ import (
 
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 func newMetrics() *Metrics { return NewMetrics(prometheus.NewRegistry()) }
@@ -86,7 +87,7 @@ func livePeer(t *testing.T, h *harness, id string, pong, answerProbes bool) *pee
 // aliveAt waits until the gateway has seen a frame or pong at the fake time now.
 func (p *peer) aliveAt(t *testing.T, now time.Time) {
 	t.Helper()
-	waitFor(t, "the gateway to see the peer alive", func() bool { return p.s.lastAlive.Load() == now.UnixNano() })
+	require.Eventually(t, func() bool { return p.s.lastAlive.Load() == now.UnixNano() }, waitLimit, testkit.Poll, "the gateway to see the peer alive")
 }
 
 // advance moves the fake clock and waits until the session's writer has handled the tick
@@ -94,7 +95,7 @@ func (p *peer) aliveAt(t *testing.T, now time.Time) {
 func advance(t *testing.T, fc *clock.Fake, s *Session, d time.Duration) {
 	t.Helper()
 	fc.Advance(d)
-	waitFor(t, "the writer to re-arm its timer", func() bool { return fc.Armed() >= 1 || s.isClosed() })
+	require.Eventually(t, func() bool { return fc.Armed() >= 1 || s.isClosed() }, waitLimit, testkit.Poll, "the writer to re-arm its timer")
 }
 
 func TestPeerThatNeverPongsIsDroppedAfterThePongWait(t *testing.T) {
@@ -104,7 +105,7 @@ func TestPeerThatNeverPongsIsDroppedAfterThePongWait(t *testing.T) {
 	p := livePeer(t, h, "7:", false, false)
 
 	advance(t, fc, p.s, testPingPeriod)
-	waitFor(t, "a ping", func() bool { return p.pings.Load() == 1 })
+	require.Eventually(t, func() bool { return p.pings.Load() == 1 }, waitLimit, testkit.Poll, "a ping")
 	advance(t, fc, p.s, testPongWait-testPingPeriod-time.Nanosecond)
 	assert.False(t, p.s.isClosed(), "dropped before the pong wait passed")
 	advance(t, fc, p.s, time.Nanosecond)
@@ -114,7 +115,7 @@ func TestPeerThatNeverPongsIsDroppedAfterThePongWait(t *testing.T) {
 	if errors.As(err, &ce) {
 		assert.Equal(t, websocket.CloseAbnormalClosure, ce.Code, "a dead peer gets no close frame")
 	}
-	waitFor(t, "the computer to be unregistered", func() bool { return len(h.gw.Computers()) == 0 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be unregistered")
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("pong_timeout")))
 }
 
@@ -157,7 +158,7 @@ func TestIdleComputerThatDoesNotAnswerPingIsClosed4010(t *testing.T) {
 	advance(t, fc, p.s, idle)
 	probe := <-p.probes
 	assert.Equal(t, TypePing, probe.Type)
-	waitFor(t, "the probe's timeout to be armed", func() bool { return fc.Armed() == 2 })
+	require.Eventually(t, func() bool { return fc.Armed() == 2 }, waitLimit, testkit.Poll, "the probe's timeout to be armed")
 	fc.Advance(requestTimeout)
 
 	err := <-p.readErr
@@ -165,11 +166,11 @@ func TestIdleComputerThatDoesNotAnswerPingIsClosed4010(t *testing.T) {
 	require.True(t, errors.As(err, &ce), "expected a close frame, got %v", err)
 	assert.Equal(t, CloseUnresponsive, ce.Code)
 	assert.Equal(t, "unresponsive", ce.Text)
-	waitFor(t, "the computer to be unregistered", func() bool { return len(h.gw.Computers()) == 0 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be unregistered")
 	// The drop is counted after the close frame the peer has already read.
-	waitFor(t, "the drop to be counted", func() bool {
+	require.Eventually(t, func() bool {
 		return testutil.ToFloat64(m.livenessDrops.WithLabelValues("unresponsive")) == 1
-	})
+	}, waitLimit, testkit.Poll, "the drop to be counted")
 	assert.Equal(t, 0.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("pong_timeout")))
 }
 
@@ -183,8 +184,8 @@ func TestIdleComputerThatAnswersStays(t *testing.T) {
 	for range 3 {
 		advance(t, fc, p.s, idle)
 		<-p.probes
-		waitFor(t, "the answer to arrive", func() bool { return p.s.lastFrameAt.Load() == fc.Now().UnixNano() })
-		waitFor(t, "the probe to end", func() bool { return !p.s.probing.Load() })
+		require.Eventually(t, func() bool { return p.s.lastFrameAt.Load() == fc.Now().UnixNano() }, waitLimit, testkit.Poll, "the answer to arrive")
+		require.Eventually(t, func() bool { return !p.s.probing.Load() }, waitLimit, testkit.Poll, "the probe to end")
 	}
 	assert.False(t, p.s.isClosed())
 	assert.Len(t, h.gw.Computers(), 1)

@@ -13,6 +13,7 @@ import (
 
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 )
 
 func TestMetricsAfterTraffic(t *testing.T) {
@@ -35,9 +36,9 @@ func TestMetricsAfterTraffic(t *testing.T) {
 	bad.expectClose(CloseUnauthorized, "unauthorized")
 	// The client sees the close frame before the gateway's session counts the close.
 	m := h.gw.cfg.Metrics
-	waitFor(t, "the 4001 close to be counted", func() bool {
+	require.Eventually(t, func() bool {
 		return testutil.ToFloat64(m.closes.WithLabelValues("4001")) == 1
-	})
+	}, waitLimit, testkit.Poll, "the 4001 close to be counted")
 
 	resp, err := h.srv.Client().Get(h.srv.URL + server.MetricsPath)
 	require.NoError(t, err)

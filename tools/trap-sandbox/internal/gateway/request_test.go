@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 func TestRequestRoundTrip(t *testing.T) {
@@ -169,8 +170,8 @@ func TestRequestSocketGoneMidRequest(t *testing.T) {
 	r := awaitResult(t, pending)
 	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(r.err))
 	assert.Contains(t, r.err.Error(), "disconnected before it answered")
-	waitFor(t, "the computer to leave the registry", func() bool { return len(h.gw.Computers()) == 0 })
-	waitFor(t, "the disconnect log", func() bool { return strings.Contains(h.logs.String(), "computer disconnected") })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to leave the registry")
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "computer disconnected") }, waitLimit, testkit.Poll, "the disconnect log")
 	assert.Contains(t, h.logs.String(), "code=1006")
 	assert.NotContains(t, h.logs.String(), "level=ERROR")
 }

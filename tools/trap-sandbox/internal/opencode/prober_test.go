@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"trap-sandbox/internal/opencode/opencodetest"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 func TestMain(m *testing.M) {
@@ -51,25 +51,27 @@ func probe(t *testing.T, p *Prober) Health {
 
 func TestProbeHealthy(t *testing.T) {
 	t.Run("with password", func(t *testing.T) {
-		fake, url := opencodetest.Start(t, "opencode", "p:a ss")
+		fake := opencodefake.Start(t, opencodefake.Options{Password: "p:a ss"})
+		url := fake.URL
 		p := newProber(t, ProberConfig{URL: url, Password: "p:a ss"})
 		h := probe(t, p)
 		assert.Equal(t, Health{OK: true, Version: "1.18.33"}, h)
 		assert.True(t, fake.LastHadAuth())
 	})
 	t.Run("custom username", func(t *testing.T) {
-		_, url := opencodetest.Start(t, "alice", "secret")
+		url := opencodefake.Start(t, opencodefake.Options{Username: "alice", Password: "secret"}).URL
 		p := newProber(t, ProberConfig{URL: url + "/", Username: "alice", Password: "secret"})
 		assert.True(t, probe(t, p).OK)
 	})
 	t.Run("no password sends no auth", func(t *testing.T) {
-		fake, url := opencodetest.Start(t, "opencode", "")
+		fake := opencodefake.Start(t, opencodefake.Options{})
+		url := fake.URL
 		p := newProber(t, ProberConfig{URL: url})
 		assert.True(t, probe(t, p).OK)
 		assert.False(t, fake.LastHadAuth())
 	})
 	t.Run("server without password ignores our credentials", func(t *testing.T) {
-		_, url := opencodetest.Start(t, "opencode", "")
+		url := opencodefake.Start(t, opencodefake.Options{}).URL
 		p := newProber(t, ProberConfig{URL: url, Password: "whatever"})
 		assert.True(t, probe(t, p).OK)
 	})
@@ -86,13 +88,13 @@ func TestProbeFailures(t *testing.T) {
 	}{
 		{
 			name:   "refused",
-			url:    func(t *testing.T) string { return opencodetest.ClosedPortURL(t) },
+			url:    func(t *testing.T) string { return opencodefake.ClosedPortURL(t) },
 			detail: "connection refused",
 		},
 		{
 			name: "wrong password",
 			url: func(t *testing.T) string {
-				_, url := opencodetest.Start(t, "opencode", "right")
+				url := opencodefake.Start(t, opencodefake.Options{Password: "right"}).URL
 				return url
 			},
 			cfg:    ProberConfig{Password: password},
@@ -101,7 +103,7 @@ func TestProbeFailures(t *testing.T) {
 		{
 			name: "wrong username",
 			url: func(t *testing.T) string {
-				_, url := opencodetest.Start(t, "opencode", password)
+				url := opencodefake.Start(t, opencodefake.Options{Password: password}).URL
 				return url
 			},
 			cfg:    ProberConfig{Username: "OPENCODE", Password: password},
@@ -110,7 +112,7 @@ func TestProbeFailures(t *testing.T) {
 		{
 			name: "missing password",
 			url: func(t *testing.T) string {
-				_, url := opencodetest.Start(t, "opencode", "right")
+				url := opencodefake.Start(t, opencodefake.Options{Password: "right"}).URL
 				return url
 			},
 			detail: "401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)",
@@ -118,7 +120,7 @@ func TestProbeFailures(t *testing.T) {
 		{
 			name: "HTML answer (wrong URL)",
 			url: func(t *testing.T) string {
-				_, url := opencodetest.Start(t, "opencode", "")
+				url := opencodefake.Start(t, opencodefake.Options{}).URL
 				return url + "/app" // every unknown path answers the SPA
 			},
 			detail: "answered 200 text/html, not an opencode health response (wrong URL?)",
@@ -150,7 +152,7 @@ func TestProbeFailures(t *testing.T) {
 		{
 			name: "other status",
 			url: func(t *testing.T) string {
-				return opencodetest.StartHandler(t, opencodetest.Status(http.StatusInternalServerError))
+				return opencodefake.StartFailing(t, http.StatusInternalServerError).URL
 			},
 			detail: "answered status 500",
 		},
@@ -185,7 +187,7 @@ func TestProbeFailures(t *testing.T) {
 }
 
 func TestProbeHangingIsBounded(t *testing.T) {
-	url := opencodetest.StartHandler(t, opencodetest.Hanging)
+	url := opencodefake.StartStalled(t).URL
 	p := newProber(t, ProberConfig{URL: url, Timeout: testTimeout})
 
 	start := time.Now()
@@ -202,7 +204,7 @@ func TestProbeHangingIsBounded(t *testing.T) {
 func TestProbeCoalesces(t *testing.T) {
 	release := make(chan struct{})
 	arrived := make(chan struct{}, 16)
-	fake := &opencodetest.Server{Username: "opencode"}
+	fake := opencodefake.New(opencodefake.Options{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		arrived <- struct{}{}
 		<-release
@@ -245,16 +247,16 @@ func TestProbeCoalesces(t *testing.T) {
 			t.Fatal("a caller got no result")
 		}
 	}
-	assert.Equal(t, int32(1), fake.Requests(), "concurrent probes share one upstream request")
+	assert.EqualValues(t, 1, fake.Requests(), "concurrent probes share one upstream request")
 
 	// A later probe goes upstream again (results are not cached).
 	go func() { <-arrived }()
 	assert.True(t, p.Probe(ctx).OK)
-	assert.Equal(t, int32(2), fake.Requests())
+	assert.EqualValues(t, 2, fake.Requests())
 }
 
 func TestProbeCallerGivesUp(t *testing.T) {
-	url := opencodetest.StartHandler(t, opencodetest.Hanging)
+	url := opencodefake.StartStalled(t).URL
 	p := newProber(t, ProberConfig{URL: url, Timeout: 5 * time.Second})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
@@ -295,19 +297,19 @@ func countingServer(t *testing.T, fake http.Handler) (*httptest.Server, *atomic.
 }
 
 func TestProbeReusesOneConnection(t *testing.T) {
-	fake := &opencodetest.Server{Username: "opencode"}
+	fake := opencodefake.New(opencodefake.Options{})
 	srv, conns := countingServer(t, fake)
 	p := newProber(t, ProberConfig{URL: srv.URL})
 	for range 5 {
 		require.True(t, probe(t, p).OK)
 	}
-	assert.Equal(t, int32(5), fake.Requests(), "every probe goes upstream")
+	assert.EqualValues(t, 5, fake.Requests(), "every probe goes upstream")
 	assert.Equal(t, int32(1), conns.Load(), "sequential probes share one kept-alive connection")
 }
 
 func TestProbeCloseHangsUpTheIdleConnection(t *testing.T) {
 	closed := make(chan struct{})
-	srv := httptest.NewUnstartedServer(&opencodetest.Server{Username: "opencode"})
+	srv := httptest.NewUnstartedServer(opencodefake.New(opencodefake.Options{}))
 	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
 		if state == http.StateClosed {
 			close(closed)
@@ -329,16 +331,16 @@ func TestProbeCloseHangsUpTheIdleConnection(t *testing.T) {
 
 func TestProbeKeptAliveConnectionTellsTheTruth(t *testing.T) {
 	t.Run("opencode drops the idle connection", func(t *testing.T) {
-		srv, conns := countingServer(t, &opencodetest.Server{Username: "opencode"})
+		srv, conns := countingServer(t, opencodefake.New(opencodefake.Options{}))
 		p := newProber(t, ProberConfig{URL: srv.URL})
 		require.True(t, probe(t, p).OK)
 		srv.CloseClientConnections() // what a server's idle timeout does
-		assert.Equal(t, Health{OK: true, Version: opencodetest.Version}, probe(t, p),
+		assert.Equal(t, Health{OK: true, Version: opencodefake.Version}, probe(t, p),
 			"a dropped idle connection is not an outage")
 		assert.Equal(t, int32(2), conns.Load())
 	})
 	t.Run("opencode stops, then starts again", func(t *testing.T) {
-		srv, _ := countingServer(t, &opencodetest.Server{Username: "opencode"})
+		srv, _ := countingServer(t, opencodefake.New(opencodefake.Options{}))
 		addr := srv.Listener.Addr().String()
 		p := newProber(t, ProberConfig{URL: srv.URL})
 		require.True(t, probe(t, p).OK)
@@ -350,7 +352,7 @@ func TestProbeKeptAliveConnectionTellsTheTruth(t *testing.T) {
 
 		l, err := net.Listen("tcp", addr)
 		require.NoError(t, err, "listen on the stopped server's address again")
-		restarted := httptest.NewUnstartedServer(&opencodetest.Server{Username: "opencode"})
+		restarted := httptest.NewUnstartedServer(opencodefake.New(opencodefake.Options{}))
 		require.NoError(t, restarted.Listener.Close())
 		restarted.Listener = l
 		restarted.Start()

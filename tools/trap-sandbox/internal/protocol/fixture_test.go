@@ -2,12 +2,12 @@ package protocol
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // wireFixture is trapos/tests/fixtures/wire_frames.json, which the Lua codec's spec
@@ -15,6 +15,7 @@ import (
 type wireFixture struct {
 	MaxFrameBytes int      `json:"maxFrameBytes"`
 	Codes         []string `json:"codes"`
+	ComputerTypes []string `json:"computerTypes"`
 	Cases         []struct {
 		Name    string `json:"name"`
 		Input   string `json:"input"`
@@ -31,18 +32,8 @@ type wireFixture struct {
 	} `json:"cases"`
 }
 
-func readWireFixture(t *testing.T) wireFixture {
-	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "trapos", "tests", "fixtures", "wire_frames.json"))
-	require.NoError(t, err)
-	var fx wireFixture
-	require.NoError(t, json.Unmarshal(data, &fx))
-	require.NotEmpty(t, fx.Cases)
-	return fx
-}
-
 func TestWireFixtureLimitsAndCodes(t *testing.T) {
-	fx := readWireFixture(t)
+	fx := testkit.ReadFixture[wireFixture](t, "wire_frames.json")
 	assert.Equal(t, MaxFrameBytes, fx.MaxFrameBytes)
 	codes := make([]string, len(Codes))
 	for i, c := range Codes {
@@ -51,8 +42,32 @@ func TestWireFixtureLimitsAndCodes(t *testing.T) {
 	assert.Equal(t, fx.Codes, codes)
 }
 
+// TestWireFixtureHasEveryComputerType: the fixture names the types a computer answers as
+// ComputerTypes does, and holds a request and a successful answer of each, so a new type
+// cannot join the vocabulary without frames both codecs read.
+func TestWireFixtureHasEveryComputerType(t *testing.T) {
+	fx := testkit.ReadFixture[wireFixture](t, "wire_frames.json")
+	assert.Equal(t, ComputerTypes, fx.ComputerTypes)
+	requests, answers := map[string]bool{}, map[string]bool{}
+	for _, tc := range fx.Cases {
+		if tc.Decoded == nil {
+			continue
+		}
+		switch {
+		case tc.Decoded.Event == string(EventGatewayRequest):
+			requests[tc.Decoded.Type] = true
+		case tc.Decoded.Event == string(EventComputerResponse) && tc.Decoded.OK != nil && *tc.Decoded.OK:
+			answers[tc.Decoded.Type] = true
+		}
+	}
+	for _, typ := range ComputerTypes {
+		assert.True(t, requests[typ], "no gateway_request case of %s", typ)
+		assert.True(t, answers[typ], "no successful computer_response case of %s", typ)
+	}
+}
+
 func TestWireFixtureFrames(t *testing.T) {
-	for _, tc := range readWireFixture(t).Cases {
+	for _, tc := range testkit.ReadFixture[wireFixture](t, "wire_frames.json").Cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			f, err := DecodeFrame([]byte(tc.Input))
 			if tc.Ignored {

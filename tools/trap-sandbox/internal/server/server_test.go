@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"trap-sandbox/testkit"
 )
 
 func TestMain(m *testing.M) {
@@ -45,23 +46,6 @@ func (m *echoModule) Shutdown(context.Context) error {
 	defer m.mu.Unlock()
 	m.shutdowns++
 	return m.shutdownErr
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -96,7 +80,7 @@ func TestModulesAndHealthz(t *testing.T) {
 }
 
 func TestServeLogsAddressAndShutsDown(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	mod := &echoModule{name: "alpha", prefix: "/alpha/"}
 	s := New(logger, Config{ShutdownTimeout: time.Second}, mod)

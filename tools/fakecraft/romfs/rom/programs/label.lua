@@ -1,5 +1,5 @@
--- label get | set <text> | clear: shows or changes the computer's label. fakecraft has
--- no disk drives, so the <drive> forms always answer that there is none.
+-- label get | set <text> | clear, each optionally for a <drive>: shows or changes the
+-- computer's label, or the label of the disk in a disk drive.
 
 local args = { ... };
 
@@ -14,42 +14,64 @@ local function usage()
   print(name .. " clear <drive>");
 end
 
-local function no_drive(drive)
-  print("No disk drive named " .. drive);
+-- Whether drive is a disk drive holding a disk with files, saying why not.
+local function has_disk(drive)
+  if peripheral.getType(drive) ~= "drive" then
+    print("No disk drive named " .. drive);
+    return false;
+  end
+  if not disk.hasData(drive) then
+    print("No disk in " .. drive .. " drive");
+    return false;
+  end
+  return true;
 end
 
-local function get()
-  local label = os.getComputerLabel();
+-- The label of the disk in drive (or the computer's, without one), how to print it, and
+-- how to set it.
+local function target(drive)
+  if drive == nil then
+    return "Computer", os.getComputerLabel, os.setComputerLabel;
+  end
+  return "Disk", function() return disk.getLabel(drive); end, function(text) disk.setLabel(drive, text); end;
+end
+
+local function get(drive)
+  if drive ~= nil and not has_disk(drive) then return; end
+  local what, read = target(drive);
+  local label = read();
   if label then
-    print("Computer label is \"" .. label .. "\"");
+    print(what .. " label is \"" .. label .. "\"");
   else
-    print("No Computer label");
+    print("No " .. what .. " label");
   end
 end
 
-local function set(text)
-  os.setComputerLabel(text);
-  local label = os.getComputerLabel();
+local function set(drive, text)
+  if drive ~= nil and not has_disk(drive) then return; end
+  local what, read, write = target(drive);
+  write(text);
+  local label = read();
   if label then
-    print("Computer label set to \"" .. label .. "\"");
+    print(what .. " label set to \"" .. label .. "\"");
   else
-    print("Computer label cleared");
+    print(what .. " label cleared");
   end
 end
 
 local command = args[1];
 if command == "get" and #args == 1 then
-  get();
+  get(nil);
 elseif command == "get" and #args == 2 then
-  no_drive(args[2]);
+  get(args[2]);
 elseif command == "set" and #args == 2 then
-  set(args[2]);
+  set(nil, args[2]);
 elseif command == "set" and #args == 3 then
-  no_drive(args[2]);
+  set(args[2], args[3]);
 elseif command == "clear" and #args == 1 then
-  set(nil);
+  set(nil, nil);
 elseif command == "clear" and #args == 2 then
-  no_drive(args[2]);
+  set(args[2], nil);
 else
   usage();
 end

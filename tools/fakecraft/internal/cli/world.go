@@ -1,0 +1,150 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"fakecraft/computer"
+	"fakecraft/computer/machine"
+	"fakecraft/world"
+)
+
+// worldFlags put the computer in a world: other computers around it (a world file) and
+// peripherals on its sides.
+type worldFlags struct {
+	World  string   `help:"World file (JSON): the computers around this one, which boot with it as plain CC computers and stop when it ends, their peripherals and cables; this computer takes its position and peripherals from its own entry (its id), if it has one." type:"existingfile" placeholder:"FILE"`
+	Attach []string `help:"Attach a peripheral to a side (or, as CraftOS-PC allows, under another name): modem, ender_modem, wired_modem:CABLE, … (see the README). Repeatable." placeholder:"SIDE=TYPE[:ARG...]"`
+}
+
+// settleLimit bounds how long the computer being run waits for the world's other
+// computers to settle (boot and reach their first wait) before it starts anyway: one that
+// never waits (a busy loop) must not hold it forever.
+const settleLimit = 10 * time.Second
+
+// worldRun is the world one command's computer lives in, with the other computers of the
+// world file running beside it.
+type worldRun struct {
+	w       *world.World
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	settled []<-chan struct{}
+	mu      sync.Mutex
+	errs    []error
+}
+
+// enter places the computer of opts in a world (the world file's, or a world of its own),
+// attaches the --attach peripherals, starts the world file's other computers and waits for
+// them to settle, and returns the computer's options. stop ends the others and removes what the world left behind.
+func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, error) {
+	var spec world.Spec
+	if f.World != "" {
+		var err error
+		if spec, err = world.ReadSpec(f.World); err != nil {
+			return opts, nil, &exitError{code: ExitUsage, msg: err.Error()}
+		}
+	}
+	w, err := world.New(world.Options{Dir: spec.Dir})
+	if err != nil {
+		return opts, nil, &exitError{code: ExitUsage, msg: err.Error()}
+	}
+	run := &worldRun{w: w, cancel: func() {}}
+	fail := func(err error) (machine.Options, *worldRun, error) {
+		_ = w.Close()
+		return opts, nil, &exitError{code: ExitUsage, msg: err.Error()}
+	}
+	if err := w.Build(spec); err != nil {
+		return fail(err)
+	}
+	place := w.At(opts.ID)
+	if place == nil {
+		if place, err = w.Place(opts.ID, world.Vec{}); err != nil {
+			return fail(err)
+		}
+	}
+	for _, a := range f.Attach {
+		name, kind, ok := strings.Cut(a, "=")
+		if !ok || name == "" || kind == "" {
+			return fail(fmt.Errorf("--attach %q: want SIDE=TYPE[:ARG...]", a))
+		}
+		if err := place.Attach(name, kind); err != nil {
+			return fail(fmt.Errorf("--attach %s: %w", a, err))
+		}
+	}
+	opts = place.Options(opts)
+	if spec.TimeScale == 0 {
+		spec.TimeScale = opts.TimeScale
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	run.cancel = cancel
+	for _, c := range spec.Computers {
+		if c.ID == opts.ID {
+			continue
+		}
+		mopts, err := w.Machine(spec, c)
+		if err != nil {
+			cancel()
+			run.wg.Wait()
+			return fail(err)
+		}
+		if err := run.start(ctx, c.ID, mopts); err != nil {
+			cancel()
+			run.wg.Wait()
+			return fail(err)
+		}
+	}
+	run.settle()
+	return opts, run, nil
+}
+
+// settle waits until every other computer has booted and reached its first wait (GPS
+// hosts answer, servers listen), so the computer being run starts in a world that is up,
+// as a player walks up to computers already running; at most settleLimit.
+func (r *worldRun) settle() {
+	limit := time.NewTimer(settleLimit)
+	defer limit.Stop()
+	for _, s := range r.settled {
+		select {
+		case <-s:
+		case <-limit.C:
+			return
+		}
+	}
+}
+
+// start boots one of the world's other computers on its own goroutine.
+func (r *worldRun) start(ctx context.Context, id int, opts machine.Options) error {
+	m, err := machine.New(opts)
+	if err != nil {
+		return fmt.Errorf("computer %d: %w", id, err)
+	}
+	r.settled = append(r.settled, m.Settled())
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		res, err := m.Run(ctx)
+		if err == nil {
+			err = res.Err
+		}
+		if err != nil && !errors.Is(err, computer.ErrTimeLimit) {
+			r.mu.Lock()
+			r.errs = append(r.errs, fmt.Errorf("computer %d: %w", id, err))
+			r.mu.Unlock()
+		}
+	}()
+	return nil
+}
+
+// stop turns the other computers off, waits for them and removes a temporary world
+// directory. It returns what went wrong on them, for stderr.
+func (r *worldRun) stop() error {
+	r.cancel()
+	r.wg.Wait()
+	r.mu.Lock()
+	errs := r.errs
+	r.mu.Unlock()
+	return errors.Join(append(errs, r.w.Close())...)
+}

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/computer/machine"
+)
+
+// TestRunInAWorld: `fakecraft run --world FILE` boots the world file's other computers
+// beside this one (its own entry gives it a position and peripherals, --attach adds more),
+// and they talk over rednet; they stop when this computer's program ends.
+func TestRunInAWorld(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "time_scale": 20,
+  "computers": [
+    { "id": 7, "position": [0, 64, 0], "peripherals": { "top": "modem" } },
+    { "id": 8, "label": "echo", "position": [10, 64, 0], "peripherals": { "top": "modem" },
+      "files": { "startup.lua": "rednet.open('top') rednet.host('echo', 'echo') while true do local from, m = rednet.receive('echo') rednet.send(from, 'echo: ' .. m, 'echo') end" } }
+  ]
+}`), 0o644))
+	writeDisk(t, filepath.Join(dir, "pc"), map[string]string{"ask.lua": `
+rednet.open("top")
+local id
+repeat id = rednet.lookup("echo", "echo") until id
+rednet.send(id, "hi", "echo")
+print(id, select(2, rednet.receive("echo")))
+print(table.concat(peripheral.getNames(), ","))
+`})
+	code, out, errOut := bare(t, filepath.Join(dir, "pc"), "", "--id", "7", "--world", file, "--attach", "left=speaker", "ask")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "8\techo: hi\techo\n")
+	assert.Contains(t, out, "top,left\n")
+	assert.Empty(t, errOut)
+}
+
+// TestAttachFlagErrors: a bad --attach or world file is a usage error naming the fix.
+func TestAttachFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no side", []string{"--attach", "modem"}, `--attach "modem": want SIDE=TYPE[:ARG...]`},
+		{"unknown type", []string{"--attach", "top=toaster"}, "No peripheral named toaster (one of "},
+		{"bad argument", []string{"--attach", "top=monitor:9:9"}, "a monitor is 1x1 to 8x6 blocks, not 9x9"},
+		{"taken side", []string{"--attach", "top=modem", "--attach", "TOP=speaker"}, "Peripheral already attached on side TOP"},
+		{"no such disk", []string{"--attach", "left=drive:" + filepath.Join(dir, "nope")}, "no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, errOut := bare(t, dir, "", tc.args...)
+			assert.Equal(t, ExitUsage, code)
+			assert.Contains(t, errOut, tc.want)
+		})
+	}
+	bad := filepath.Join(dir, "bad.json")
+	require.NoError(t, os.WriteFile(bad, []byte(`{"computers": [{"id": 1, "peripheral": {}}]}`), 0o644))
+	code, _, errOut := bare(t, dir, "", "--world", bad)
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut, `unknown field "peripheral"`)
+}
+
+// TestREADMEWorldExample: the README's world file locates computer 1 with its GPS hosts,
+// as the README says.
+func TestREADMEWorldExample(t *testing.T) {
+	root, err := machine.FindRepoRoot(".")
+	require.NoError(t, err)
+	example := filepath.Join(root, "tools", "fakecraft", "world", "testdata", "example.json")
+	code, out, errOut := bare(t, t.TempDir(), "", "--world", example, "--id", "1", "gps", "locate")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "Position is 12,70,-3\n")
+}

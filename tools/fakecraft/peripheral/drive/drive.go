@@ -1,0 +1,332 @@
+// Package drive is CC: Tweaked's disk drive peripheral and what goes in it: floppy disks
+// (numbered, their files kept in a directory of the world, mounted at /disk, /disk2, … on
+// every computer using the drive), host directories mounted the same way (as CraftOS-PC's
+// drive mounts a folder), and music discs (which play silently).
+//
+// Inserting queues disk(name) on every computer using the drive, ejecting disk_eject(name),
+// as CC's drive does; a computer that starts using a drive with a disk in it gets disk too.
+package drive
+
+import (
+	"os"
+	"strings"
+	"sync"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
+	"fakecraft/ccstr"
+	"fakecraft/fsapi"
+	"fakecraft/luakit"
+	"fakecraft/peripheral"
+)
+
+// mountName is where a disk's files go: /disk, then /disk2, /disk3, … when taken.
+const mountName = "disk"
+
+// Kind is what sort of item a Media is.
+type Kind int
+
+// The items a drive takes.
+const (
+	// Floppy is a floppy disk: an id, a label, and files in Dir.
+	Floppy Kind = iota
+	// Folder is a host directory used as a disk (CraftOS-PC's mount): no id.
+	Folder
+	// Record is a music disc: a title, no files.
+	Record
+)
+
+// Media is an item for a drive. One Media is one item: its label travels with it from
+// drive to drive. It is safe for concurrent use.
+type Media struct {
+	kind  Kind
+	id    int
+	dir   string
+	title string
+
+	mu    sync.Mutex
+	label string
+}
+
+// NewFloppy is floppy disk id, whose files live in the host directory dir (created if
+// missing when it is mounted).
+func NewFloppy(id int, dir string) *Media { return &Media{kind: Floppy, id: id, dir: dir} }
+
+// NewFolder is a host directory used as a disk.
+func NewFolder(dir string) *Media { return &Media{kind: Folder, dir: dir} }
+
+// NewRecord is a music disc with a title.
+func NewRecord(title string) *Media { return &Media{kind: Record, title: title} }
+
+// Kind is what the item is.
+func (m *Media) Kind() Kind { return m.kind }
+
+// ID is a floppy disk's id.
+func (m *Media) ID() int { return m.id }
+
+// Label is the disk's label ("" when it has none); a music disc's is its title.
+func (m *Media) Label() string {
+	if m.kind == Record {
+		return m.title
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.label
+}
+
+// SetLabel labels a disk, as disk.setLabel does (CC's label rules); a music disc's cannot
+// change.
+func (m *Media) SetLabel(label string) bool {
+	if m.kind == Record {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.label = ccstr.Label(label)
+	return true
+}
+
+// Resolver finds the item CraftOS-PC's insertDisk names: a floppy disk's id, or a host
+// path (a directory is a disk, a file a music disc).
+type Resolver func(what string) (*Media, error)
+
+// Drive is a disk drive.
+type Drive struct {
+	methods map[string]peripheral.Method
+	resolve Resolver
+
+	mu      sync.Mutex
+	media   *Media
+	mounts  map[*peripheral.Access]string // where each computer has the disk mounted ("" for none)
+	playing bool
+}
+
+// New returns an empty drive. With a resolver, it also has CraftOS-PC's insertDisk(id or
+// path) method.
+func New(resolve Resolver) *Drive {
+	d := &Drive{mounts: map[*peripheral.Access]string{}, resolve: resolve}
+	d.methods = d.methodTable()
+	return d
+}
+
+// Types implements peripheral.Peripheral.
+func (d *Drive) Types() []string { return []string{"drive"} }
+
+// Methods implements peripheral.Peripheral.
+func (d *Drive) Methods() map[string]peripheral.Method { return d.methods }
+
+// Attach implements peripheral.Peripheral: the computer gets the disk mounted (and a disk
+// event) if there is one.
+func (d *Drive) Attach(a *peripheral.Access) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.mounts[a] = ""
+	if d.media != nil {
+		d.mount(a)
+	}
+}
+
+// Detach implements peripheral.Peripheral.
+func (d *Drive) Detach(a *peripheral.Access) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.media != nil {
+		d.unmount(a)
+	}
+	delete(d.mounts, a)
+}
+
+// mount gives computer a the disk's files, if it has any, and a disk event. Caller holds
+// mu.
+func (d *Drive) mount(a *peripheral.Access) {
+	if d.media.kind != Record {
+		at, err := a.Mount(mountName, fsapi.Mount{Dir: d.media.dir})
+		if err == nil {
+			d.mounts[a] = at
+		}
+	}
+	a.QueueEvent("disk", a.Name())
+}
+
+// unmount takes the disk's files from computer a, with a disk_eject event. Caller holds mu.
+func (d *Drive) unmount(a *peripheral.Access) {
+	if at := d.mounts[a]; at != "" {
+		a.Unmount(at)
+		d.mounts[a] = ""
+	}
+	a.QueueEvent("disk_eject", a.Name())
+}
+
+// Insert puts m in the drive, ejecting what was there (returned, or nil), as a player
+// does. Safe from any goroutine.
+func (d *Drive) Insert(m *Media) *Media {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := d.eject()
+	d.media = m
+	if m.kind != Record && m.dir != "" {
+		// A floppy's directory appears the first time it is used, as CC makes it.
+		_ = os.MkdirAll(m.dir, 0o755)
+	}
+	for a := range d.mounts {
+		d.mount(a)
+	}
+	return old
+}
+
+// Eject takes the item out of the drive and returns it (nil when empty).
+func (d *Drive) Eject() *Media {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.eject()
+}
+
+// eject empties the drive. Caller holds mu.
+func (d *Drive) eject() *Media {
+	old := d.media
+	if old == nil {
+		return nil
+	}
+	for a := range d.mounts {
+		d.unmount(a)
+	}
+	d.media, d.playing = nil, false
+	return old
+}
+
+// Media is what the drive holds, or nil.
+func (d *Drive) Media() *Media {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.media
+}
+
+// Playing reports whether the drive plays its music disc (silently: fakecraft has no
+// sound).
+func (d *Drive) Playing() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.playing
+}
+
+// methodTable is CC's DiskDrivePeripheral, plus CraftOS-PC's insertDisk when the drive
+// can resolve what it names.
+func (d *Drive) methodTable() map[string]peripheral.Method {
+	media := func() *Media {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.media
+	}
+	ms := map[string]peripheral.Method{
+		"isDiskPresent": func(L *lua.LState, _ *peripheral.Access) int {
+			L.Push(lua.LBool(media() != nil))
+			return 1
+		},
+		"getDiskLabel": func(L *lua.LState, _ *peripheral.Access) int {
+			m := media()
+			if m == nil {
+				return 0
+			}
+			if label := m.Label(); label != "" {
+				L.Push(lua.LString(label))
+				return 1
+			}
+			L.Push(lua.LNil)
+			return 1
+		},
+		"setDiskLabel": func(L *lua.LState, _ *peripheral.Access) int {
+			label := luakit.OptStrictString(L, 1, "")
+			if m := media(); m != nil && !m.SetLabel(label) {
+				luakit.RaiseMessage(L, "Disk label cannot be changed")
+			}
+			return 0
+		},
+		"hasData": func(L *lua.LState, a *peripheral.Access) int {
+			d.mu.Lock()
+			at := d.mounts[a]
+			d.mu.Unlock()
+			L.Push(lua.LBool(at != ""))
+			return 1
+		},
+		"getMountPath": func(L *lua.LState, a *peripheral.Access) int {
+			d.mu.Lock()
+			at := d.mounts[a]
+			d.mu.Unlock()
+			if at == "" {
+				L.Push(lua.LNil)
+			} else {
+				L.Push(lua.LString(at))
+			}
+			return 1
+		},
+		"hasAudio": func(L *lua.LState, _ *peripheral.Access) int {
+			m := media()
+			L.Push(lua.LBool(m != nil && m.kind == Record))
+			return 1
+		},
+		"getAudioTitle": func(L *lua.LState, _ *peripheral.Access) int {
+			switch m := media(); {
+			case m == nil:
+				L.Push(lua.LFalse)
+			case m.kind == Record:
+				L.Push(lua.LString(m.title))
+			default:
+				L.Push(lua.LNil)
+			}
+			return 1
+		},
+		"playAudio": func(L *lua.LState, _ *peripheral.Access) int {
+			d.mu.Lock()
+			d.playing = d.media != nil && d.media.kind == Record
+			d.mu.Unlock()
+			return 0
+		},
+		"stopAudio": func(L *lua.LState, _ *peripheral.Access) int {
+			d.mu.Lock()
+			d.playing = false
+			d.mu.Unlock()
+			return 0
+		},
+		"ejectDisk": func(L *lua.LState, _ *peripheral.Access) int {
+			d.Eject()
+			return 0
+		},
+		"getDiskID": func(L *lua.LState, _ *peripheral.Access) int {
+			m := media()
+			if m == nil || m.kind != Floppy {
+				return 0
+			}
+			L.Push(lua.LNumber(m.id))
+			return 1
+		},
+	}
+	if d.resolve != nil {
+		ms["insertDisk"] = func(L *lua.LState, _ *peripheral.Access) int {
+			var what string
+			switch v := L.Get(1).(type) {
+			case lua.LString:
+				what = string(v)
+			case lua.LNumber:
+				what = ccformat.FormatNumber(float64(v))
+			default:
+				luakit.ArgError(L, 1, "string or number")
+			}
+			m, err := d.resolve(what)
+			if err != nil {
+				luakit.RaiseMessage(L, "Could not mount: "+err.Error())
+			}
+			d.Insert(m)
+			return 0
+		}
+	}
+	return ms
+}
+
+// Title is the title a music disc made from a file gets: its name without the extension.
+func Title(name string) string {
+	if i := strings.LastIndexByte(name, '.'); i > 0 {
+		return name[:i]
+	}
+	return name
+}

@@ -1,0 +1,141 @@
+package modem
+
+import (
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
+	"fakecraft/peripheral"
+)
+
+// remoteUse is one computer's use of one of the cable's peripherals.
+type remoteUse struct {
+	p      peripheral.Peripheral
+	access *peripheral.Access
+}
+
+// users lists the computers using the modem.
+func (m *Modem) users() []*peripheral.Access {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]*peripheral.Access(nil), m.computers...)
+}
+
+// attachRemote gives computer a the cable's peripheral p, as CC's wired modem does: p is
+// attached under its network name and the computer gets a peripheral event. Nothing
+// happens when a already has it or no longer uses the modem.
+func (m *Modem) attachRemote(a *peripheral.Access, name string, p peripheral.Peripheral) {
+	m.mu.Lock()
+	using := false
+	for _, c := range m.computers {
+		using = using || c == a
+	}
+	if !using || m.remotes[a][name] != nil {
+		m.mu.Unlock()
+		return
+	}
+	if m.remotes[a] == nil {
+		m.remotes[a] = map[string]*remoteUse{}
+	}
+	sub := &remoteUse{p: p, access: a.Sub(name)}
+	m.remotes[a][name] = sub
+	m.mu.Unlock()
+	p.Attach(sub.access)
+	a.QueueEvent("peripheral", name)
+}
+
+// detachRemote takes the cable's peripheral of that name from computer a.
+func (m *Modem) detachRemote(a *peripheral.Access, name string) {
+	m.mu.Lock()
+	sub := m.remotes[a][name]
+	if sub == nil {
+		m.mu.Unlock()
+		return
+	}
+	delete(m.remotes[a], name)
+	if len(m.remotes[a]) == 0 {
+		delete(m.remotes, a)
+	}
+	m.mu.Unlock()
+	sub.p.Detach(sub.access)
+	sub.access.Close()
+	a.QueueEvent("peripheral_detach", name)
+}
+
+// remote finds the cable's peripheral that computer a reaches under name.
+func (m *Modem) remote(a *peripheral.Access, name string) (peripheral.Peripheral, *peripheral.Access) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if sub := m.remotes[a][name]; sub != nil {
+		return sub.p, sub.access
+	}
+	return nil, nil
+}
+
+// addRemoteMethods adds a wired modem's peripheral_hub functions (CC's
+// WiredModemPeripheral): what the ROM's peripheral API uses to reach the cable's
+// peripherals by name.
+func (m *Modem) addRemoteMethods(ms map[string]peripheral.Method) {
+	ms["getNamesRemote"] = func(L *lua.LState, a *peripheral.Access) int {
+		t := L.NewTable()
+		for _, s := range m.net.remotePeripherals() {
+			if p, _ := m.remote(a, s.name); p != nil {
+				t.Append(lua.LString(s.name))
+			}
+		}
+		L.Push(t)
+		return 1
+	}
+	ms["isPresentRemote"] = func(L *lua.LState, a *peripheral.Access) int {
+		p, _ := m.remote(a, luakit.StrictString(L, 1))
+		L.Push(lua.LBool(p != nil))
+		return 1
+	}
+	ms["getTypeRemote"] = func(L *lua.LState, a *peripheral.Access) int {
+		p, _ := m.remote(a, luakit.StrictString(L, 1))
+		if p == nil {
+			return 0
+		}
+		types := p.Types()
+		for _, t := range types {
+			L.Push(lua.LString(t))
+		}
+		return len(types)
+	}
+	ms["hasTypeRemote"] = func(L *lua.LState, a *peripheral.Access) int {
+		p, _ := m.remote(a, luakit.StrictString(L, 1))
+		want := luakit.StrictString(L, 2)
+		if p == nil {
+			return 0
+		}
+		has := false
+		for _, t := range p.Types() {
+			has = has || t == want
+		}
+		L.Push(lua.LBool(has))
+		return 1
+	}
+	ms["getMethodsRemote"] = func(L *lua.LState, a *peripheral.Access) int {
+		p, _ := m.remote(a, luakit.StrictString(L, 1))
+		if p == nil {
+			return 0
+		}
+		L.Push(peripheral.MethodList(L, p))
+		return 1
+	}
+	ms["callRemote"] = func(L *lua.LState, a *peripheral.Access) int {
+		name := luakit.StrictString(L, 1)
+		method := luakit.StrictString(L, 2)
+		p, sub := m.remote(a, name)
+		if p == nil {
+			luakit.RaiseMessage(L, "No peripheral: "+name)
+		}
+		L.Remove(1)
+		L.Remove(1)
+		return peripheral.CallMethod(L, p, sub, method)
+	}
+	ms["getNameLocal"] = func(L *lua.LState, _ *peripheral.Access) int {
+		// The computer itself is not shared on the cable (fakecraft has no computer
+		// peripheral), so it has no name there.
+		return 0
+	}
+}

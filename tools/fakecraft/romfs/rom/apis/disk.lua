@@ -1,0 +1,59 @@
+-- disk: floppy disks and music discs in disk drives, by the drive's name (a side, or a
+-- name on a wired network). Every function is a thin layer over the drive peripheral's
+-- methods that does nothing (and answers false or nil) when the name is not a drive.
+-- Loaded with os.loadAPI.
+
+-- Whether name is a drive; a name that is not a string is the caller's caller's mistake.
+local function is_drive(name)
+  if type(name) ~= "string" then
+    error("bad argument #1 (string expected, got " .. type(name) .. ")", 3);
+  end
+  return peripheral.getType(name) == "drive";
+end
+
+-- A function calling a drive method, answering otherwise when name is not a drive.
+local function drive_method(method, otherwise)
+  return function(name, ...)
+    if is_drive(name) then return peripheral.call(name, method, ...); end
+    return otherwise;
+  end;
+end
+
+--- Whether the drive holds a disk (or anything else).
+isPresent = drive_method("isDiskPresent", false);
+--- The label of the disk in the drive.
+getLabel = drive_method("getDiskLabel", nil);
+--- Whether the drive holds a disk with files (mounted at getMountPath).
+hasData = drive_method("hasData", false);
+--- Where the disk's files are mounted ("disk", "disk2", …).
+getMountPath = drive_method("getMountPath", nil);
+--- Whether the drive holds a music disc.
+hasAudio = drive_method("hasAudio", false);
+--- The title of the music disc in the drive.
+getAudioTitle = drive_method("getAudioTitle", nil);
+--- The id of the floppy disk in the drive.
+getID = drive_method("getDiskID", nil);
+
+--- Sets (or, with nil, clears) the label of the disk in the drive.
+function setLabel(name, label)
+  if is_drive(name) then peripheral.call(name, "setDiskLabel", label); end
+end
+
+--- Plays the music disc in the drive.
+function playAudio(name)
+  if is_drive(name) then peripheral.call(name, "playAudio"); end
+end
+
+--- Stops the music disc in the drive, or in every drive when none is named.
+function stopAudio(name)
+  if name == nil then
+    for _, each in ipairs(peripheral.getNames()) do stopAudio(each); end
+    return;
+  end
+  if is_drive(name) then peripheral.call(name, "stopAudio"); end
+end
+
+--- Ejects what the drive holds.
+function eject(name)
+  if is_drive(name) then peripheral.call(name, "ejectDisk"); end
+end

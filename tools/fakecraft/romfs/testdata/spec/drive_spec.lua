@@ -1,0 +1,106 @@
+-- Specs for disk drives (periphemu's "drive", floppy disks by id through CraftOS-PC's
+-- insertDisk), the disk API and the programs that use them (eject, id, label, drive).
+
+-- The events queued so far (up to a marker), without waiting for more.
+local function drain()
+  os.queueEvent("spec_marker");
+  local events = {};
+  while true do
+    local event = table.pack(os.pullEvent());
+    if event[1] == "spec_marker" then return events; end
+    events[#events + 1] = { table.unpack(event, 1, event.n) };
+  end
+end
+
+-- What a command line printed.
+local function run(line)
+  local out = {};
+  stub(_G, "print", function(...) out[#out + 1] = table.concat({ ... }, " "); end);
+  stub(_G, "write", function(text) out[#out + 1] = tostring(text); end);
+  shell.run(line);
+  return table.concat(out, "\n");
+end
+
+describe("a disk drive", function()
+  before_each(function()
+    periphemu.create("left", "drive");
+    drain();
+  end);
+
+  after_each(function()
+    periphemu.remove("left");
+    periphemu.remove("right");
+    drain();
+  end);
+
+  it("is empty at first", function()
+    local drive = peripheral.wrap("left");
+    expect(peripheral.getType("left")):eq("drive");
+    expect(drive.isDiskPresent()):eq(false);
+    expect(drive.getAudioTitle()):eq(false);
+    expect(drive.getMountPath()):eq(nil);
+    expect(select("#", drive.getDiskID())):eq(0);
+    expect(disk.isPresent("left")):eq(false);
+    expect(disk.hasData("top")):eq(false);
+    expect.error(disk.isPresent, 1):eq("bad argument #1 (string expected, got number)");
+    expect(run("eject left")):eq("Nothing in left drive");
+    expect(run("id left")):eq("No disk in drive left");
+    expect(run("label get left")):eq("No disk in left drive");
+  end);
+
+  it("mounts a floppy disk at /disk while it is in, with disk and disk_eject", function()
+    peripheral.call("left", "insertDisk", 40);
+    expect(drain()):same({ { "disk", "left" } });
+    expect(disk.isPresent("left")):eq(true);
+    expect(disk.hasData("left")):eq(true);
+    expect(disk.getMountPath("left")):eq("disk");
+    expect(disk.getID("left")):eq(40);
+    expect(disk.hasAudio("left")):eq(false);
+    expect(fs.getDrive("disk")):eq("left");
+    expect(fs.getCapacity("disk")):eq(125000);
+    local file = fs.open("/disk/note.txt", "w");
+    file.write("kept on the disk");
+    file.close();
+    expect(run("label set left saves")):eq("Disk label set to \"saves\"");
+    expect(run("id left")):eq("The disk is #40\nLabelled \"saves\"");
+    expect(run("drive disk")):str_match("^left %(");
+
+    expect(run("eject left")):eq("");
+    expect(drain()):same({ { "disk_eject", "left" } });
+    expect(fs.exists("/disk")):eq(false);
+    expect(disk.isPresent("left")):eq(false);
+
+    peripheral.call("left", "insertDisk", 40);
+    drain();
+    local again = fs.open("/disk/note.txt", "r");
+    expect(again.readAll()):eq("kept on the disk");
+    again.close();
+    expect(disk.getLabel("left")):eq("saves");
+    disk.eject("left");
+    drain();
+  end);
+
+  it("mounts a second disk at /disk2, and swaps disks on insert", function()
+    periphemu.create("right", "drive", 7);
+    peripheral.call("left", "insertDisk", 8);
+    local events = drain();
+    -- As in CC, a drive attached with a disk in it mounts it before announcing itself.
+    expect(events):same({ { "disk", "right" }, { "peripheral", "right" }, { "disk", "left" } });
+    expect(disk.getMountPath("right")):eq("disk");
+    expect(disk.getMountPath("left")):eq("disk2");
+    peripheral.call("left", "insertDisk", 9);
+    expect(drain()):same({ { "disk_eject", "left" }, { "disk", "left" } });
+    expect(disk.getID("left")):eq(9);
+    periphemu.remove("right");
+    expect(drain()):same({ { "disk_eject", "right" }, { "peripheral_detach", "right" } });
+    expect(fs.exists("/disk")):eq(false);
+  end);
+
+  it("takes only floppy disks from a program, never host files", function()
+    expect.error(peripheral.call, "left", "insertDisk", "/"):str_match("^Could not mount: \"/\" is not a disk id");
+    local ok, err = periphemu.create("top", "drive", "/");
+    expect(ok):eq(false);
+    expect(err):str_match("is not a disk id");
+    expect(peripheral.isPresent("top")):eq(false);
+  end);
+end);

@@ -1,0 +1,193 @@
+-- Specs for the peripheral API, periphemu (CraftOS-PC's, which `fakecraft test` gives its
+-- computer), modems as CC's, and the redstone API. Every peripheral a spec attaches is
+-- removed again, so the next spec finds the computer bare.
+
+local SIDES = { "bottom", "top", "back", "front", "right", "left" };
+
+-- The events queued so far (up to a marker), without waiting for more.
+local function drain()
+  os.queueEvent("spec_marker");
+  local events = {};
+  while true do
+    local event = table.pack(os.pullEvent());
+    if event[1] == "spec_marker" then return events; end
+    events[#events + 1] = event;
+  end
+end
+
+-- Attaches a peripheral for the length of fn; it is removed however fn ends. The
+-- peripheral and peripheral_detach events are dropped.
+local function with(name, kind, fn, ...)
+  assert(periphemu.create(name, kind, ...));
+  drain();
+  local ok, err = pcall(fn);
+  periphemu.remove(name);
+  drain();
+  if not ok then error(err, 0); end
+end
+
+describe("the peripheral API", function()
+  it("sees nothing on a bare computer", function()
+    expect(peripheral.getNames()):same({});
+    expect(peripheral.isPresent("top")):eq(false);
+    expect(peripheral.getType("top")):eq(nil);
+    expect(peripheral.wrap("top")):eq(nil);
+    expect(peripheral.call("top", "isOpen", 1)):eq(nil);
+    expect(select("#", peripheral.find("modem"))):eq(0);
+  end);
+
+  it("checks its arguments as cc.expect does", function()
+    expect.error(peripheral.isPresent, nil):eq("bad argument #1 (string expected, got nil)");
+    expect.error(peripheral.getType, nil):eq("bad argument #1 (string or table expected, got nil)");
+    expect.error(peripheral.getType, {}):eq("bad argument #1 (table is not a peripheral)");
+    expect.error(peripheral.getName, {}):eq("bad argument #1 (table is not a peripheral)");
+    expect.error(peripheral.call, "top", nil):eq("bad argument #2 (string expected, got nil)");
+    expect.error(peripheral.find, "modem", false):eq("bad argument #2 (function expected, got boolean)");
+  end);
+
+  it("lists, wraps and finds what periphemu attaches, sides first in CC's order", function()
+    with("Left", "modem", function()
+      with("monitor_3", "ender_modem", function()
+        expect(peripheral.getNames()):same({ "left", "monitor_3" });
+        expect(peripheral.isPresent("LEFT")):eq(true);
+        expect(peripheral.getType("left")):eq("modem");
+        expect(peripheral.hasType("left", "modem")):eq(true);
+        expect(peripheral.hasType("left", "monitor")):eq(false);
+        local modem = peripheral.wrap("left");
+        expect(peripheral.getName(modem)):eq("left");
+        expect(peripheral.getType(modem)):eq("modem");
+        expect(type(modem.transmit)):eq("function");
+        expect(peripheral.getMethods("left")):same({ "close", "closeAll", "isOpen", "isWireless", "open", "transmit" });
+        local found = { peripheral.find("modem", function(name) return name ~= "left"; end) };
+        expect(#found):eq(1);
+        expect(peripheral.getName(found[1])):eq("monitor_3");
+      end);
+    end);
+    expect(peripheral.getNames()):same({});
+  end);
+
+  it("queues peripheral and peripheral_detach as periphemu attaches and removes", function()
+    periphemu.create("top", "modem");
+    periphemu.remove("top");
+    local events = drain();
+    expect(events[1]):same({ "peripheral", "top", n = 2 });
+    expect(events[2]):same({ "peripheral_detach", "top", n = 2 });
+  end);
+
+  it("blames a method's bad argument on the caller of peripheral.call", function()
+    with("top", "modem", function()
+      expect.error(function() peripheral.call("top", "isOpen", false) end)
+        :str_match("^[^:]+:%d+: bad argument #1 %(number expected, got boolean%)$");
+      expect.error(function() peripheral.wrap("top").open(70000) end)
+        :str_match("^[^:]+:%d+: Expected number in range 0%-65535$");
+      expect.error(function() peripheral.call("top", "fly") end)
+        :str_match("^[^:]+:%d+: No such method fly$");
+    end);
+  end);
+end);
+
+describe("periphemu", function()
+  it("answers false and a reason, as CraftOS-PC does", function()
+    expect({ periphemu.create("top", "toaster") }):same({ false, "No peripheral named toaster (one of " ..
+      table.concat(periphemu.names(), ", ") .. ")" });
+    with("top", "modem", function()
+      expect({ periphemu.create("top", "modem") }):same({ false, "Peripheral already attached on side top" });
+    end);
+    expect(periphemu.remove("top")):eq(false);
+  end);
+
+  it("names a numbered peripheral after its type", function()
+    with(2, "modem", function() expect(peripheral.isPresent("modem_2")):eq(true); end);
+    with("7", "modem", function() expect(peripheral.isPresent("modem_7")):eq(true); end);
+  end);
+end);
+
+describe("a modem", function()
+  it("hears another modem on an open channel, with its own copy of the message", function()
+    with("left", "modem", function()
+      with("right", "modem", function()
+        local left, right = peripheral.wrap("left"), peripheral.wrap("right");
+        right.open(5);
+        local shared = { 1 };
+        local message = { a = shared, b = shared, f = print };
+        message.self = message;
+        left.transmit(5, 7, message);
+        left.transmit(6, 7, "closed channel");
+        local events = drain();
+        expect(#events):eq(1);
+        local event = events[1];
+        expect({ event[1], event[2], event[3], event[4], event[6] }):same({ "modem_message", "right", 5, 7, 0 });
+        local got = event[5];
+        expect(got.a):same({ 1 });
+        expect(got.a == got.b):eq(true);
+        expect(got.self == got):eq(true);
+        expect(got.f):eq(nil);
+        expect(got.a == shared):eq(false);
+      end);
+    end);
+  end);
+
+  it("never hears itself", function()
+    with("left", "modem", function()
+      local left = peripheral.wrap("left");
+      left.open(1);
+      left.transmit(1, 1, "echo?");
+      expect(drain()):same({});
+      left.closeAll();
+    end);
+  end);
+
+  it("keeps to its own network number", function()
+    with("left", "modem", function()
+      with("right", "modem", function()
+        peripheral.call("right", "open", 3);
+        peripheral.call("left", "transmit", 3, 3, "over the air");
+        expect(drain()):same({});
+      end, 9);
+    end);
+  end);
+
+  it("opens at most 128 channels, each between 0 and 65535", function()
+    with("left", "modem", function()
+      local modem = peripheral.wrap("left");
+      for channel = 1, 128 do modem.open(channel); end
+      expect(modem.isOpen(128)):eq(true);
+      expect.error(modem.open, 129):str_match("Too many open channels$");
+      modem.close(1);
+      modem.open(129);
+      expect(modem.isOpen(1)):eq(false);
+      modem.closeAll();
+      expect(modem.isOpen(129)):eq(false);
+      expect.error(modem.isOpen, -1):str_match("Expected number in range 0%-65535$");
+      expect.error(modem.transmit, 1, 65536, ""):str_match("Expected number in range 0%-65535$");
+      expect(modem.isWireless()):eq(true);
+    end);
+  end);
+end);
+
+describe("the redstone API", function()
+  it("lists CC's sides and checks them", function()
+    expect(rs.getSides()):same(SIDES);
+    expect(redstone):eq(rs);
+    expect.error(rs.getInput, "up"):eq("bad argument #1 (unknown option up)");
+    expect.error(rs.getInput, nil):eq("bad argument #1 (string expected, got nil)");
+    expect.error(rs.setOutput, "top", nil):eq("bad argument #2 (boolean expected, got nil)");
+  end);
+
+  it("keeps outputs, analogue and bundled", function()
+    rs.setOutput("Top", true);
+    expect(rs.getAnalogOutput("top")):eq(15);
+    rs.setAnalogueOutput("top", 3);
+    expect(rs.getOutput("top")):eq(true);
+    expect(rs.getAnalogueOutput("top")):eq(3);
+    expect.error(rs.setAnalogOutput, "top", 16):eq("Expected number in range 0-15");
+    expect.error(rs.setAnalogOutput, "top", 0 / 0):eq("bad argument #2 (number expected, got nan)");
+    rs.setBundledOutput("back", colors.red + colors.blue);
+    expect(rs.getBundledOutput("back")):eq(colors.red + colors.blue);
+    rs.setAnalogOutput("top", 0);
+    rs.setBundledOutput("back", 0);
+    expect(rs.getOutput("top")):eq(false);
+    expect(rs.getInput("top")):eq(false);
+    expect(rs.testBundledInput("top", 0)):eq(true);
+  end);
+end);

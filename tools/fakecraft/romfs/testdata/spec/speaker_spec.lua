@@ -1,0 +1,45 @@
+-- Specs for the speaker (periphemu's "speaker"): silent, with CC's checks, limits and
+-- speaker_audio_empty timing.
+
+describe("a speaker", function()
+  before_each(function() periphemu.create("top", "speaker"); end);
+  after_each(function() periphemu.remove("top"); end);
+
+  it("plays up to eight notes a tick", function()
+    local speaker = peripheral.wrap("top");
+    for _ = 1, 8 do expect(speaker.playNote("harp", 1, 12)):eq(true); end
+    expect(speaker.playNote("Bell")):eq(false);
+    sleep(0.05);
+    expect(speaker.playNote("Bell")):eq(true);
+    expect.error(speaker.playNote, "kazoo"):eq('Invalid instrument, "null"!');
+    expect.error(speaker.playNote, "harp", 0 / 0):eq("bad argument #2 (number expected, got nan)");
+    expect.error(speaker.playNote, nil):eq("bad argument #1 (string expected, got nil)");
+  end);
+
+  it("plays one sound a tick", function()
+    local speaker = peripheral.wrap("top");
+    expect(speaker.playSound("minecraft:entity.cat.ambient")):eq(true);
+    expect(speaker.playSound("entity.cat.ambient")):eq(false);
+    sleep(0.05);
+    expect(speaker.playSound("entity.cat.ambient", 5, 2)):eq(true);
+    expect.error(speaker.playSound, "Not A Sound"):eq("Malformed sound name 'Not A Sound' ");
+  end);
+
+  it("takes audio a buffer at a time, saying when it has room", function()
+    local speaker = peripheral.wrap("top");
+    local buffer = {};
+    for i = 1, 48000 do buffer[i] = (i % 64) - 32; end
+    expect.error(speaker.playAudio, {}):eq("Cannot play empty audio");
+    expect.error(speaker.playAudio, { 1, 2, 3, 4, 5, 6, 7, 200 }):eq("table item #8 must be between -128 and 127");
+    expect.error(speaker.playAudio, nil):eq("bad argument #1 (table expected, got nil)");
+    expect(speaker.playAudio(buffer)):eq(true);
+    expect(speaker.playAudio(buffer)):eq(false);
+    local _, name = os.pullEvent("speaker_audio_empty");
+    expect(name):eq("top");
+    expect(speaker.playAudio(buffer)):eq(true);
+    expect(speaker.playSound("block.note_block.harp")):eq(false);
+    os.pullEvent("speaker_audio_empty");
+    speaker.stop();
+    expect(speaker.playSound("block.note_block.harp")):eq(true);
+  end);
+end);

@@ -1,0 +1,157 @@
+package world
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"fakecraft/peripheral"
+	"fakecraft/peripheral/drive"
+	"fakecraft/peripheral/modem"
+	"fakecraft/peripheral/monitor"
+	"fakecraft/peripheral/printer"
+	"fakecraft/peripheral/speaker"
+)
+
+// Kind is one type of peripheral a world can make: how its arguments read, and the maker.
+type Kind struct {
+	// Args describes the arguments after TYPE, for usage messages ("" when it takes none).
+	Args string
+	// Help says what it is.
+	Help string
+	// make builds one from the arguments (the spec's parts after TYPE).
+	make func(at site, args []string) (peripheral.Peripheral, error)
+}
+
+// site is where a peripheral is being made: the world, the computer it goes next to (nil
+// for a cable's), and whether a program asked for it (periphemu) rather than the person
+// running fakecraft, who alone may name host files and directories.
+type site struct {
+	w       *World
+	p       *Place
+	fromLua bool
+}
+
+// position is where the peripheral stands: at its computer (a cable's, nowhere in
+// particular).
+func (at site) position() Vec {
+	if at.p == nil {
+		return Vec{}
+	}
+	return at.p.pos
+}
+
+// Kinds are the peripherals a world makes, by type name: the names periphemu.create,
+// --attach and world files take, and periphemu.names lists. One line each.
+var Kinds = map[string]Kind{
+	"modem": {Args: "[NETWORK]", Help: "wireless modem; a number joins that separate network (CraftOS-PC's modem networks) instead of the world's air",
+		make: makeModem(modem.Wireless)},
+	"ender_modem": {Args: "[NETWORK]", Help: "ender modem: wireless without a range limit",
+		make: makeModem(modem.Ender)},
+	"wired_modem": {Args: "CABLE", Help: "wired modem on the named cable (reaches the other wired modems and the cable's peripherals)",
+		make: makeWiredModem},
+	"monitor": {Args: "[WIDTH HEIGHT]", Help: "advanced monitor (colour, touch), WIDTH x HEIGHT blocks (default 1x1, at most 8x6); its size in characters follows from the blocks and its text scale, as in CC",
+		make: makeMonitor(true)},
+	"basic_monitor": {Args: "[WIDTH HEIGHT]", Help: "basic monitor: greys, no touch",
+		make: makeMonitor(false)},
+	"speaker": {Help: "speaker: plays nothing aloud, with CC's limits and speaker_audio_empty timing",
+		make: func(site, []string) (peripheral.Peripheral, error) { return speaker.New(), nil }},
+	"printer": {Args: "[FILE]", Help: "printer, full of ink and paper; each finished page is kept for Go and, given FILE, appended to it (a program's FILE, as CraftOS-PC takes one, is ignored: no program writes host files)",
+		make: makePrinter},
+	"drive": {Args: "[DISK]", Help: "disk drive, empty or holding DISK: a number is that floppy disk of the world, a host directory is mounted as a disk, a host file is a music disc",
+		make: makeDrive},
+}
+
+// KindNames lists the kinds, sorted.
+func KindNames() []string {
+	names := make([]string, 0, len(Kinds))
+	for n := range Kinds {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// make builds a peripheral from spec, TYPE[:ARG...], at a site.
+func (at site) make(spec string) (peripheral.Peripheral, error) {
+	parts := strings.Split(spec, ":")
+	kind, ok := Kinds[parts[0]]
+	if !ok {
+		return nil, fmt.Errorf("No peripheral named %s (one of %s)", parts[0], strings.Join(KindNames(), ", "))
+	}
+	per, err := kind.make(at, parts[1:])
+	if err != nil {
+		usage := parts[0]
+		if kind.Args != "" {
+			usage += ":" + strings.ReplaceAll(kind.Args, " ", ":")
+		}
+		return nil, fmt.Errorf("%s: %w (want %s)", spec, err, usage)
+	}
+	return per, nil
+}
+
+func makeModem(k modem.Kind) func(at site, args []string) (peripheral.Peripheral, error) {
+	return func(at site, args []string) (peripheral.Peripheral, error) {
+		network := 0
+		switch len(args) {
+		case 0:
+		case 1:
+			n, err := strconv.Atoi(args[0])
+			if err != nil || n < 0 {
+				return nil, fmt.Errorf("network %q is not a number", args[0])
+			}
+			network = n
+		default:
+			return nil, fmt.Errorf("too many arguments")
+		}
+		return modem.New(k, at.w.Air(network), at.position()), nil
+	}
+}
+
+func makeWiredModem(at site, args []string) (peripheral.Peripheral, error) {
+	if len(args) != 1 || args[0] == "" {
+		return nil, fmt.Errorf("name the cable")
+	}
+	return modem.New(modem.Wired, at.w.Cable(args[0]), at.position()), nil
+}
+
+func makeDrive(at site, args []string) (peripheral.Peripheral, error) {
+	// CraftOS-PC's insertDisk comes from Lua: it names floppy disks only.
+	d := drive.New(func(what string) (*drive.Media, error) { return at.w.media(what, false) })
+	if len(args) > 0 {
+		m, err := at.w.media(strings.Join(args, ":"), !at.fromLua)
+		if err != nil {
+			return nil, err
+		}
+		d.Insert(m)
+	}
+	return d, nil
+}
+
+func makeMonitor(advanced bool) func(at site, args []string) (peripheral.Peripheral, error) {
+	return func(_ site, args []string) (peripheral.Peripheral, error) {
+		w, h := 1, 1
+		switch len(args) {
+		case 0:
+		case 2:
+			var err1, err2 error
+			w, err1 = strconv.Atoi(args[0])
+			h, err2 = strconv.Atoi(args[1])
+			if err1 != nil || err2 != nil {
+				return nil, fmt.Errorf("size %sx%s is not two whole numbers", args[0], args[1])
+			}
+		default:
+			return nil, fmt.Errorf("give both width and height, or neither")
+		}
+		return monitor.New(w, h, advanced)
+	}
+}
+
+func makePrinter(at site, args []string) (peripheral.Peripheral, error) {
+	out := strings.Join(args, ":")
+	if at.fromLua {
+		out = ""
+	}
+	return printer.New(out), nil
+}

@@ -1,0 +1,91 @@
+package world
+
+import (
+	"errors"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
+	"fakecraft/host"
+	"fakecraft/luakit"
+	"fakecraft/peripheral"
+)
+
+// periphemu installs CraftOS-PC's periphemu API, so tests written for CraftOS-PC attach
+// and detach peripherals here unchanged:
+//
+//	periphemu.create(side, type [, args...]) -> true | false, message
+//	periphemu.remove(side) -> boolean
+//	periphemu.names() -> { type... }
+//
+// As in CraftOS-PC, a number (or a string of digits) for side means the name TYPE_N
+// ("monitor_2"), and a name that is not a side is reached by that name through the
+// peripheral API. The arguments after type are those of the kind (Kinds), numbers as CC
+// writes them.
+func (p *Place) periphemu(L *lua.LState, _ host.Host) error {
+	fns := map[string]lua.LGFunction{
+		"create": func(L *lua.LState) int {
+			kind := luakit.CheckString(L, 2)
+			name := sideArgument(L, kind)
+			parts := []string{kind}
+			for i := 3; i <= L.GetTop(); i++ {
+				switch v := L.Get(i).(type) {
+				case lua.LString:
+					parts = append(parts, string(v))
+				case lua.LNumber:
+					parts = append(parts, ccformat.FormatNumber(float64(v)))
+				default:
+					luakit.ArgError(L, i, "string or number")
+				}
+			}
+			if err := p.attach(name, strings.Join(parts, ":"), true); err != nil {
+				var taken peripheral.ErrTaken
+				if !errors.As(err, &taken) && !strings.HasPrefix(err.Error(), "No peripheral named") {
+					err = errors.New("Could not create peripheral: " + err.Error())
+				}
+				L.Push(lua.LFalse)
+				L.Push(lua.LString(err.Error()))
+				return 2
+			}
+			L.Push(lua.LTrue)
+			return 1
+		},
+		"remove": func(L *lua.LState) int {
+			L.Push(lua.LBool(p.Detach(luakit.CheckString(L, 1))))
+			return 1
+		},
+		"names": func(L *lua.LState) int {
+			names := KindNames()
+			t := L.CreateTable(len(names), 0)
+			for _, n := range names {
+				t.Append(lua.LString(n))
+			}
+			L.Push(t)
+			return 1
+		},
+	}
+	t := L.CreateTable(0, len(fns))
+	for name, fn := range fns {
+		t.RawSetString(name, L.NewFunction(fn))
+	}
+	L.SetGlobal("periphemu", t)
+	return nil
+}
+
+// sideArgument is periphemu.create's first argument as a name: a side, a name, or a
+// number (or digits) meaning kind_N.
+func sideArgument(L *lua.LState, kind string) string {
+	switch v := L.Get(1).(type) {
+	case lua.LNumber:
+		return kind + "_" + ccformat.FormatNumber(float64(v))
+	case lua.LString:
+		s := string(v)
+		if s != "" && strings.Trim(s, "0123456789") == "" {
+			return kind + "_" + s
+		}
+		return s
+	}
+	luakit.ArgError(L, 1, "string or number")
+	return ""
+}

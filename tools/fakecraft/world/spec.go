@@ -1,0 +1,135 @@
+package world
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"fakecraft/computer/machine"
+)
+
+// Spec describes a world: the computers in it and the peripherals on its cables. It is
+// what a world file (JSON, `fakecraft run --world FILE`) holds:
+//
+//	{
+//	  "computers": [
+//	    { "id": 1, "position": [0, 64, 0], "peripherals": { "top": "modem" } },
+//	    { "id": 2, "label": "gps", "position": [5, 70, 5], "peripherals": { "top": "modem" },
+//	      "files": { "startup.lua": "shell.run('gps host 5 70 5')" } }
+//	  ],
+//	  "cables": { "lan": { "monitor_0": "monitor:2:1" } },
+//	  "wires": [ { "a": { "computer": 1, "side": "left" }, "b": { "computer": 2, "side": "right" } } ]
+//	}
+type Spec struct {
+	// Computers are placed in the order given; ids must differ.
+	Computers []ComputerSpec `json:"computers"`
+	// Wires join computers' sides with redstone.
+	Wires []Wire `json:"wires,omitempty"`
+	// Cables are wired networks by name, each with its peripherals by network name; a
+	// computer reaches them through a "wired_modem:NAME" on one of its sides.
+	Cables map[string]map[string]string `json:"cables,omitempty"`
+	// TimeScale runs every computer's clock this many times faster (0: real time).
+	TimeScale float64 `json:"time_scale,omitempty"`
+	// Dir keeps what the world saves (floppy disks), relative to the world file; empty
+	// means a temporary directory.
+	Dir string `json:"dir,omitempty"`
+}
+
+// ComputerSpec is one computer of a Spec.
+type ComputerSpec struct {
+	ID       int        `json:"id"`
+	Label    string     `json:"label,omitempty"`
+	Position [3]float64 `json:"position"`
+	// Basic makes a basic (non-colour) computer.
+	Basic bool `json:"basic,omitempty"`
+	// Dir is the computer's own directory, kept across runs (relative to the world file);
+	// empty means a fresh temporary one.
+	Dir string `json:"dir,omitempty"`
+	// Files are written on the computer before it boots, by computer path.
+	Files map[string]string `json:"files,omitempty"`
+	// Peripherals are attached at boot, by side (or name): TYPE[:ARG...] as Kinds reads
+	// them.
+	Peripherals map[string]string `json:"peripherals,omitempty"`
+}
+
+// ReadSpec reads a world file. Unknown fields are refused (a typo would otherwise place
+// nothing), and computer directories are taken relative to the file.
+func ReadSpec(path string) (Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Spec{}, fmt.Errorf("read world: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		return Spec{}, fmt.Errorf("world %s: %w", path, err)
+	}
+	if s.Dir != "" && !filepath.IsAbs(s.Dir) {
+		s.Dir = filepath.Join(filepath.Dir(path), s.Dir)
+	}
+	for i := range s.Computers {
+		if d := s.Computers[i].Dir; d != "" && !filepath.IsAbs(d) {
+			s.Computers[i].Dir = filepath.Join(filepath.Dir(path), d)
+		}
+	}
+	return s, nil
+}
+
+// Build places the spec's computers, attaches their peripherals and lays its cables. The
+// computers are not started: Machine gives each one's options.
+func (w *World) Build(s Spec) error {
+	for _, c := range s.Computers {
+		p, err := w.Place(c.ID, Vec{X: c.Position[0], Y: c.Position[1], Z: c.Position[2]})
+		if err != nil {
+			return err
+		}
+		for _, side := range sortedKeys(c.Peripherals) {
+			if err := p.Attach(side, c.Peripherals[side]); err != nil {
+				return fmt.Errorf("computer %d, %s: %w", c.ID, side, err)
+			}
+		}
+	}
+	for _, wire := range s.Wires {
+		if err := w.Connect(wire); err != nil {
+			return err
+		}
+	}
+	for _, cable := range sortedKeys(s.Cables) {
+		for _, name := range sortedKeys(s.Cables[cable]) {
+			if err := w.AttachToCable(cable, name, s.Cables[cable][name]); err != nil {
+				return fmt.Errorf("cable %s, %s: %w", cable, name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Machine returns the options of a spec's computer (placed by Build) as a plain CC:
+// Tweaked computer (bare): its shell runs its startup files, then waits at its prompt.
+func (w *World) Machine(s Spec, c ComputerSpec) (machine.Options, error) {
+	p := w.At(c.ID)
+	if p == nil {
+		return machine.Options{}, fmt.Errorf("computer %d is not in the world", c.ID)
+	}
+	return p.Options(machine.Options{
+		Label:     c.Label,
+		Basic:     c.Basic,
+		Overlay:   c.Dir,
+		Files:     c.Files,
+		TimeScale: s.TimeScale,
+		Bare:      true,
+	}), nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

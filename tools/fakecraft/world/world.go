@@ -1,0 +1,193 @@
+// Package world puts fakecraft computers in one world: each at a position with its own
+// id, label, disk and clock, joined by modem networks (the air for wireless and ender
+// modems, named cables for wired ones) and by the peripherals around them, which can be
+// attached and detached while they run — from Go, from a world file, from fakecraft's
+// --attach flag, or from Lua through CraftOS-PC's periphemu API.
+//
+// Every computer in a world runs in this process, each on its own goroutine (package
+// machine); a world is the set of things they share. A Place is one computer's spot: its
+// id, position and sides. Place.Options turns a machine's options into those of a
+// computer standing there.
+package world
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+
+	"fakecraft/computer"
+	"fakecraft/computer/machine"
+	"fakecraft/peripheral"
+	"fakecraft/peripheral/drive"
+	"fakecraft/peripheral/modem"
+)
+
+// Vec is a position in the world, in blocks.
+type Vec = modem.Vec
+
+// Options configure a world.
+type Options struct {
+	// Dir keeps what the world saves: floppy disks (disk/<id>/), as a Minecraft world's
+	// computercraft/ directory does. Empty means a temporary directory, removed by Close.
+	Dir string
+}
+
+// World is the shared part of several computers: networks, cables, disks, and who stands
+// where. It is safe for concurrent use.
+type World struct {
+	dir     string
+	tempDir string
+
+	mu     sync.Mutex
+	air    map[int]*modem.Network // wireless networks by CraftOS-PC network id; 0 is the world's
+	cables map[string]*modem.Network
+	places map[int]*Place
+	// floppies are the world's floppy disks handed out so far, by id.
+	floppies map[int]*drive.Media
+}
+
+// New makes an empty world.
+func New(opts Options) (*World, error) {
+	w := &World{dir: opts.Dir, air: map[int]*modem.Network{}, cables: map[string]*modem.Network{},
+		places: map[int]*Place{}, floppies: map[int]*drive.Media{}}
+	if w.dir == "" {
+		dir, err := os.MkdirTemp("", "fakecraft-world-")
+		if err != nil {
+			return nil, fmt.Errorf("make world directory: %w", err)
+		}
+		w.dir, w.tempDir = dir, dir
+	} else if err := os.MkdirAll(w.dir, 0o755); err != nil {
+		return nil, fmt.Errorf("make world directory: %w", err)
+	}
+	return w, nil
+}
+
+// Dir is the world's directory.
+func (w *World) Dir() string { return w.dir }
+
+// Close removes a temporary world directory. Stop the computers first.
+func (w *World) Close() error {
+	if w.tempDir == "" {
+		return nil
+	}
+	dir := w.tempDir
+	w.tempDir = ""
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("remove world directory: %w", err)
+	}
+	return nil
+}
+
+// Air is wireless network id (CraftOS-PC's modem network number; 0 is the world's own).
+func (w *World) Air(id int) *modem.Network {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.air[id]
+	if n == nil {
+		n = modem.NewAir()
+		w.air[id] = n
+	}
+	return n
+}
+
+// Cable is the wired network of that name, laid the first time it is named.
+func (w *World) Cable(name string) *modem.Network {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := w.cables[name]
+	if n == nil {
+		n = modem.NewCable()
+		w.cables[name] = n
+	}
+	return n
+}
+
+// AttachToCable makes a peripheral from spec (as Place.Attach reads it) and puts it on
+// the cable under a network name such as "monitor_0".
+func (w *World) AttachToCable(cable, name, spec string) error {
+	p, err := site{w: w}.make(spec)
+	if err != nil {
+		return err
+	}
+	return w.Cable(cable).AttachRemote(name, p)
+}
+
+// Place is one computer's spot in the world.
+type Place struct {
+	w   *World
+	id  int
+	pos Vec
+	bus *peripheral.Bus
+}
+
+// ErrTaken is Place's refusal of a computer id already in the world.
+var ErrTaken = errors.New("a computer with this id is already in the world")
+
+// Place puts computer id at pos, with nothing attached yet.
+func (w *World) Place(id int, pos Vec) (*Place, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.places[id] != nil {
+		return nil, fmt.Errorf("computer %d: %w", id, ErrTaken)
+	}
+	p := &Place{w: w, id: id, pos: pos, bus: peripheral.NewBus(id)}
+	w.places[id] = p
+	return p, nil
+}
+
+// At returns the place of computer id, or nil.
+func (w *World) At(id int) *Place {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.places[id]
+}
+
+// IDs lists the computers in the world, sorted.
+func (w *World) IDs() []int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]int, 0, len(w.places))
+	for id := range w.places {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+// ID is the computer's id.
+func (p *Place) ID() int { return p.id }
+
+// Position is where the computer stands.
+func (p *Place) Position() Vec { return p.pos }
+
+// Peripherals is the computer's sides.
+func (p *Place) Peripherals() *peripheral.Bus { return p.bus }
+
+// Attach makes a peripheral from spec and attaches it to a side (or, as CraftOS-PC allows,
+// under another name). spec is TYPE[:ARG...]: Kinds lists the types and their arguments.
+func (p *Place) Attach(name, spec string) error {
+	return p.attach(name, spec, false)
+}
+
+// attach is Attach, for the person running fakecraft or (fromLua) for a program.
+func (p *Place) attach(name, spec string, fromLua bool) error {
+	per, err := site{w: p.w, p: p, fromLua: fromLua}.make(spec)
+	if err != nil {
+		return err
+	}
+	return p.bus.Attach(name, per)
+}
+
+// Detach removes what is attached under name; false when there was nothing.
+func (p *Place) Detach(name string) bool { return p.bus.Detach(name) }
+
+// Options returns opts for a computer standing here: its id, its sides, and the periphemu
+// API.
+func (p *Place) Options(opts machine.Options) machine.Options {
+	opts.ID = p.id
+	opts.Peripherals = p.bus
+	opts.ExtraAPIs = append(append([]computer.Installer(nil), opts.ExtraAPIs...), p.periphemu)
+	return opts
+}

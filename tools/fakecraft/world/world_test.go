@@ -1,0 +1,376 @@
+package world_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"fakecraft/fakecrafttest"
+	"fakecraft/peripheral/drive"
+	"fakecraft/peripheral/monitor"
+	"fakecraft/peripheral/printer"
+	"fakecraft/peripheral/speaker"
+	"fakecraft/world"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// testScale runs the worlds' clocks fast: rednet's lookups and gps wait whole seconds.
+const testScale = 20
+
+func within(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// TestRednetBetweenComputers: two computers with wireless modems find each other with
+// rednet.host/lookup and exchange messages with send/receive, over the world's air.
+func TestRednetBetweenComputers(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		TimeScale: testScale,
+		Computers: []world.ComputerSpec{
+			{ID: 1, Position: [3]float64{0, 64, 0}, Peripherals: map[string]string{"top": "modem"},
+				Files: map[string]string{"/startup.lua": `
+rednet.open("top")
+local id
+repeat id = rednet.lookup("chat", "two") until id
+print("found", id)
+rednet.send(id, { text = "hello" }, "chat")
+local from, reply = rednet.receive("chat")
+print("reply", from, reply)
+`}},
+			{ID: 2, Position: [3]float64{10, 64, 0}, Peripherals: map[string]string{"top": "modem"},
+				Files: map[string]string{"/startup.lua": `
+rednet.open("top")
+rednet.host("chat", "two")
+print("hosting")
+local from, msg, proto = rednet.receive("chat")
+print("got", from, msg.text, proto)
+rednet.send(from, "hi back", "chat")
+`}},
+		},
+	})
+	w.Computer(2).WaitFor(ctx, "got\t1\thello\tchat")
+	w.Computer(1).WaitFor(ctx, "found\t2")
+	w.Computer(1).WaitFor(ctx, "reply\t2\thi back")
+}
+
+// gpsHost is a computer serving its position with the gps program, as a player sets one
+// up: a startup file running `gps host x y z`.
+func gpsHost(id int, x, y, z float64) world.ComputerSpec {
+	return world.ComputerSpec{ID: id, Position: [3]float64{x, y, z},
+		Peripherals: map[string]string{"top": "modem"},
+		Files: map[string]string{"/startup.lua": fmt.Sprintf(
+			"shell.run(%q)", fmt.Sprintf("gps host %g %g %g", x, y, z))}}
+}
+
+// TestGPSLocatesFromFourHosts: four GPS hosts (three in a plane, one above) let a fifth
+// computer find its own position with gps.locate, from the distances its modem measures.
+func TestGPSLocatesFromFourHosts(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		TimeScale: testScale,
+		Computers: []world.ComputerSpec{
+			gpsHost(11, 5, 64, 5), gpsHost(12, 20, 64, 5), gpsHost(13, 5, 64, 20), gpsHost(14, 5, 80, 5),
+			{ID: 1, Position: [3]float64{12, 70, -3}, Peripherals: map[string]string{"left": "modem"},
+				Files: map[string]string{"/startup.lua": `
+os.queueEvent("x") os.pullEvent("x")
+local x, y, z
+repeat x, y, z = gps.locate(1) until x
+print("at", x, y, z)
+`}},
+		},
+	})
+	w.Computer(1).WaitFor(ctx, "at\t12\t70\t-3")
+	w.Computer(11).WaitFor(ctx, "GPS requests served")
+}
+
+// TestWirelessRange: a normal wireless modem reaches 64 blocks near the ground and more
+// the higher either end is; an ender modem reaches everywhere. A computer learns it heard
+// everything there was when the ender "done" arrives: a transmission is queued on every
+// receiver before transmit returns.
+func TestWirelessRange(t *testing.T) {
+	ctx := within(t)
+	listener := func(id int, pos [3]float64) world.ComputerSpec {
+		return world.ComputerSpec{ID: id, Position: pos,
+			Peripherals: map[string]string{"left": "modem", "right": "ender_modem"},
+			Files: map[string]string{"/startup.lua": `
+peripheral.call("left", "open", 1)
+peripheral.call("right", "open", 2)
+print("ready")
+while true do
+  local _, side, channel, _, message, distance = os.pullEvent("modem_message")
+  print(side, message, distance)
+  if message == "done" then break end
+end
+`}}
+	}
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		TimeScale: testScale,
+		Computers: []world.ComputerSpec{
+			{ID: 1, Position: [3]float64{0, 64, 0},
+				Peripherals: map[string]string{"left": "modem", "right": "ender_modem"},
+				Files: map[string]string{"/startup.lua": `
+os.pullEvent("go")
+peripheral.call("left", "transmit", 1, 1, "hello")
+peripheral.call("right", "transmit", 2, 2, "done")
+`}},
+			listener(2, [3]float64{60, 64, 0}),   // 60 blocks: in range
+			listener(3, [3]float64{100, 64, 0}),  // 100 blocks: out of range at this height
+			listener(4, [3]float64{100, 200, 0}), // about 169 blocks, but high up: in range
+		},
+	})
+	for _, id := range []int{2, 3, 4} {
+		w.Computer(id).WaitFor(ctx, "ready")
+	}
+	w.Computer(1).QueueString("go")
+	for _, id := range []int{2, 3, 4} {
+		w.Computer(id).WaitFor(ctx, "done")
+	}
+	assert.Contains(t, w.Computer(2).Output(), "left\thello\t60\n")
+	assert.NotContains(t, w.Computer(3).Output(), "hello")
+	assert.Contains(t, w.Computer(3).Output(), "right\tdone\t100\n")
+	assert.Regexp(t, `left\thello\t168\.8\d*\n`, w.Computer(4).Output())
+}
+
+// TestRedstoneFromGo: inputs set from Go reach the computer with a redstone event, its
+// outputs reach OnOutput listeners, and they turn off when it shuts down.
+func TestRedstoneFromGo(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.NewWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1}}})
+	bus := w.At(1).Peripherals()
+	outputs := make(chan string, 8)
+	bus.OnOutput(func(side string, strength, bundled int) {
+		outputs <- fmt.Sprintf("%s %d %d", side, strength, bundled)
+	})
+	opts, err := w.Machine(world.Spec{}, world.ComputerSpec{ID: 1})
+	require.NoError(t, err)
+	opts.Files = map[string]string{"/startup.lua": `
+print("ready")
+os.pullEvent("redstone")
+print("input", rs.getAnalogInput("back"), rs.getBundledInput("back"), rs.getInput("left"))
+rs.setAnalogOutput("front", 9)
+rs.setBundledOutput("front", colors.lime)
+os.pullEvent("stop")
+os.shutdown()
+`}
+	c := fakecrafttest.Start(t, opts)
+	c.WaitFor(ctx, "ready")
+	require.NoError(t, bus.SetInput("back", 12, 0x21))
+	require.Error(t, bus.SetInput("up", 1, 0))
+	c.WaitFor(ctx, "input\t12\t33\tfalse")
+	assert.Equal(t, "front 9 0", <-outputs)
+	assert.Equal(t, "front 9 32", <-outputs)
+	c.QueueString("stop")
+	_, err = c.Wait(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, "front 0 0", <-outputs)
+	strength, bundled, ok := bus.Output("front")
+	assert.Equal(t, []any{0, 0, true}, []any{strength, bundled, ok})
+}
+
+// TestDrivesFromOutside: what the person running fakecraft inserts (a host directory as a
+// disk, a host file as a music disc) works as a disk and a record do in CC, and Go sees
+// the drive's state.
+func TestDrivesFromOutside(t *testing.T) {
+	ctx := within(t)
+	folder := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(folder, "readme.txt"), []byte("from the host"), 0o644))
+	music := filepath.Join(t.TempDir(), "Wait.ogg")
+	require.NoError(t, os.WriteFile(music, []byte("not really music"), 0o644))
+	w := fakecrafttest.StartWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"left": "drive:" + folder, "right": "drive:" + music},
+		Files: map[string]string{"/startup.lua": `
+local f = fs.open("/disk/readme.txt", "r")
+print("read", f.readAll(), disk.getID("left"), disk.hasAudio("right"), disk.getAudioTitle("right"))
+f.close()
+shell.run("dj play right")
+shell.run("id right")
+`}}}})
+	c := w.Computer(1)
+	c.WaitFor(ctx, "read\tfrom the host\tnil\ttrue\tWait")
+	c.WaitFor(ctx, "Has audio track \"Wait\"")
+	assert.Contains(t, c.Output(), "Playing Wait\n")
+	d := w.At(1).Peripherals().Get("right").(*drive.Drive)
+	assert.True(t, d.Playing())
+	assert.Equal(t, drive.Record, d.Eject().Kind())
+	assert.Nil(t, d.Media())
+}
+
+// TestCablePeripheralsAndMessages: computers with wired modems on one cable reach the
+// cable's peripherals by their network names, each mounting the same floppy disk, and
+// hear each other's transmissions, with their network names in peripheral.getNames.
+func TestCablePeripheralsAndMessages(t *testing.T) {
+	ctx := within(t)
+	program := func(id int) string {
+		return fmt.Sprintf(`
+print("names", table.concat(peripheral.getNames(), ","))
+print("types", peripheral.getType("back"))
+print("mount", disk.getMountPath("drive_0"), fs.getDrive("disk"), disk.getID("drive_0"))
+local modem = peripheral.wrap("back")
+modem.open(%d)
+print("ready")
+if %d == 1 then
+  os.pullEvent("go")
+  modem.transmit(2, 1, "over the wire")
+else
+  local _, side, channel, reply, message = os.pullEvent("modem_message")
+  print("heard", side, channel, reply, message)
+end
+`, id, id)
+	}
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Cables: map[string]map[string]string{"lan": {"drive_0": "drive:3", "modem_9": "ender_modem"}},
+		Computers: []world.ComputerSpec{
+			{ID: 1, Position: [3]float64{0, 64, 0}, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": program(1)}},
+			{ID: 2, Position: [3]float64{500, 64, 0}, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": program(2)}},
+		},
+	})
+	for _, id := range []int{1, 2} {
+		c := w.Computer(id)
+		c.WaitFor(ctx, "ready")
+		assert.Contains(t, c.Output(), "names\tback,drive_0,modem_9\n")
+		assert.Contains(t, c.Output(), "types\tmodem\tperipheral_hub\n")
+		assert.Contains(t, c.Output(), "mount\tdisk\tdrive_0\t3\n")
+	}
+	w.Computer(1).QueueString("go")
+	w.Computer(2).WaitFor(ctx, "heard\tback\t2\t1\tover the wire")
+	require.True(t, w.Cable("lan").DetachRemote("drive_0"))
+	assert.Nil(t, w.Cable("lan").Remote("drive_0"))
+}
+
+// TestMonitorShowsAndIsTouched: a program run on a monitor with the monitor program draws
+// on it (Go reads the monitor's screen), and a touch from Go reaches it as a click.
+func TestMonitorShowsAndIsTouched(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"top": "monitor:2:1"},
+		Files: map[string]string{
+			"/startup.lua": `shell.run("monitor top /touchme.lua") print("back")`,
+			"/touchme.lua": `
+term.clear()
+term.setCursorPos(1, 1)
+write("tap me")
+local _, button, x, y = os.pullEvent("mouse_click")
+print("")
+print("clicked", button, x, y)
+os.pullEvent("mouse_up")
+`}}}})
+	mon := w.At(1).Peripherals().Get("top").(*monitor.Monitor)
+	onScreen := func(text string) {
+		require.Eventually(t, func() bool { return strings.Contains(mon.Screen(), text) },
+			30*time.Second, 5*time.Millisecond, "monitor shows:\n%s", mon.Screen())
+	}
+	onScreen("tap me")
+	w.Computer(1).WaitFor(ctx, "Running /touchme.lua on monitor top")
+	mon.Touch(3, 1)
+	onScreen("clicked 1 3 1")
+	w.Computer(1).WaitFor(ctx, "back")
+	assert.Equal(t, "tap me", strings.Split(mon.Screen(), "\n")[0])
+	w18, h5 := mon.Terminal().Size()
+	assert.Equal(t, []int{18, 5}, []int{w18, h5})
+}
+
+// TestRedstoneWire: two computers wired side to side see each other's outputs as inputs,
+// with a redstone event each time they change; the redstone program probes them.
+func TestRedstoneWire(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Wires: []world.Wire{{A: world.Port{Computer: 1, Side: "left"}, B: world.Port{Computer: 2, Side: "right"}}},
+		Computers: []world.ComputerSpec{
+			{ID: 1, Files: map[string]string{"/startup.lua": `
+print("ready")
+os.pullEvent("go")
+shell.run("redstone set left 11")
+os.pullEvent("redstone") -- the orange wire
+os.pullEvent("redstone") -- the signal
+shell.run("redstone probe")
+`}},
+			{ID: 2, Files: map[string]string{"/startup.lua": `
+os.pullEvent("redstone")
+print("input", rs.getAnalogInput("right"), rs.getInput("left"))
+shell.run("redstone set right orange true")
+shell.run("redstone set right true")
+`}},
+		},
+	})
+	w.Computer(1).WaitFor(ctx, "ready")
+	w.Computer(1).QueueString("go")
+	w.Computer(2).WaitFor(ctx, "input\t11\tfalse")
+	w.Computer(1).WaitFor(ctx, "Bundled inputs:")
+	w.Computer(1).WaitFor(ctx, "left: orange.")
+	assert.Contains(t, w.Computer(1).Output(), "Redstone inputs: \nleft.\n")
+	assert.Error(t, w.Connect(world.Wire{A: world.Port{Computer: 1, Side: "top"}, B: world.Port{Computer: 9, Side: "top"}}))
+	assert.Error(t, w.Connect(world.Wire{A: world.Port{Computer: 1, Side: "up"}, B: world.Port{Computer: 2, Side: "top"}}))
+}
+
+// TestSpeakerKeepsWhatItPlayed: a silent speaker still tells Go what it was asked to play.
+func TestSpeakerKeepsWhatItPlayed(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"back": "speaker"},
+		Files: map[string]string{"/startup.lua": `
+local speaker = peripheral.find("speaker")
+speaker.playNote("pling", 2, 6)
+speaker.playSound("minecraft:block.bell.use", 9)
+print("played")
+`}}}})
+	w.Computer(1).WaitFor(ctx, "played")
+	s := w.At(1).Peripherals().Get("back").(*speaker.Speaker)
+	assert.Equal(t, []speaker.Sound{
+		{Kind: "note", Name: "pling", Volume: 2, Pitch: 6},
+		{Kind: "sound", Name: "minecraft:block.bell.use", Volume: 3, Pitch: 1},
+	}, s.Played())
+}
+
+// TestPrinterPages: pages a program prints reach Go and the printer's output file; an
+// empty printer refuses a new page.
+func TestPrinterPages(t *testing.T) {
+	ctx := within(t)
+	out := filepath.Join(t.TempDir(), "pages.txt")
+	w := fakecrafttest.StartWorld(t, world.Spec{Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"right": "printer:" + out},
+		Files: map[string]string{"/startup.lua": `
+local p = peripheral.wrap("right")
+p.newPage()
+p.setPageTitle("Hello")
+p.write("first line")
+p.setCursorPos(1, 21)
+p.write("last line, cut at the page's edge")
+p.newPage() -- finishes the first
+p.write("second")
+p.endPage()
+print("printed")
+os.pullEvent("empty")
+print("new page:", p.newPage())
+`}}}})
+	w.Computer(1).WaitFor(ctx, "printed")
+	pr := w.At(1).Peripherals().Get("right").(*printer.Printer)
+	pages := pr.Pages()
+	require.Len(t, pages, 2)
+	assert.Equal(t, "Hello", pages[0].Title)
+	assert.Equal(t, "first line", pages[0].Lines[0])
+	assert.Equal(t, "last line, cut at the pag", pages[0].Lines[20])
+	assert.Equal(t, "second", pages[1].Lines[0])
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, pages[0].String()+pages[1].String(), string(data))
+	require.NoError(t, pr.Err())
+	pr.Load(0, 10)
+	w.Computer(1).QueueString("empty")
+	w.Computer(1).WaitFor(ctx, "new page:\tfalse")
+}

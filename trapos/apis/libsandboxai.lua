@@ -1,0 +1,320 @@
+-- libsandboxai: ask the gateway's agent (the ai.* requests of docs/protocol.md) and read its
+-- answer as it streams. Any program can use it: run() is one call that asks, long-polls and
+-- hands each event to a callback, yielding only through os.pullEvent (so it runs inside
+-- parallel); ask/poll/approve/abort/reset are the single requests for a program that keeps its
+-- own loop. Nothing here touches the screen: the `ai` program (programs/ai.lua) does.
+
+local ccExpect = require('cc.expect');
+local expect, field = ccExpect.expect, ccExpect.field;
+local codec = require('/apis/libsandboxcodec');
+local config = require('/apis/libsandboxsettings');
+
+-- The request types (computer -> gateway).
+local TYPE_ASK = "ai.ask";
+local TYPE_POLL = "ai.poll";
+local TYPE_ABORT = "ai.abort";
+local TYPE_RESET = "ai.reset";
+local TYPE_APPROVE = "ai.approve";
+
+-- The kinds of the events a poll delivers; done is always the last.
+local KIND_TEXT = "text";
+local KIND_TOOL = "tool";
+local KIND_CONFIRM = "confirm";
+local KIND_RETRY = "retry";
+local KIND_CUT = "cut";
+local KIND_ERROR = "error";
+local KIND_DONE = "done";
+
+-- Why a turn ended (the done event's reason).
+local DONE_STOP = "stop";
+local DONE_ABORTED = "aborted";
+local DONE_ERROR = "error";
+local DONE_DEADLINE = "deadline";
+local DONE_DISCONNECTED = "disconnected";
+
+-- The error codes of the ai.* requests besides the seed's.
+local ERR_AI_DISABLED = "ai_disabled";
+local ERR_AI_UNAVAILABLE = "ai_unavailable";
+local ERR_UNKNOWN_TURN = "unknown_turn";
+local ERR_BUSY = "busy";
+
+-- The conversation a program gets when it names none, and the form of a name.
+local DEFAULT_SESSION = "main";
+local SESSION_PATTERN = "^[a-z0-9_-]+$";
+local MAX_SESSION_LENGTH = 32;
+-- The longest question the gateway takes, in bytes (its bad_payload says so too).
+local MAX_PROMPT_BYTES = 4096;
+-- How long one poll may wait at the gateway for the next event (its maximum), well under the
+-- request timeout, so a quiet turn costs one request every few seconds.
+local POLL_WAIT_MS = 5000;
+-- The gateway waits by its clock and we time the request by ours, which may run faster (a
+-- fakecraft computer's clock runs scaled): after a poll that timed out, run() halves the wait,
+-- down to this.
+local MIN_POLL_WAIT_MS = 500;
+-- Polls in a row at the shortest wait that may go unanswered (timeout) before run() gives
+-- up: one lost reply must not end a turn, a gateway that stopped answering must.
+local MAX_POLL_FAILURES = 3;
+
+-- Seconds run() waits for the answer to the ai.abort it sends on terminate. Short: the same
+-- Ctrl-T reaches the sandbox daemon when the boot runs it beside the shell, and a stopped
+-- daemon answers nothing (its socket closing ends the turn at the gateway anyway).
+local ABORT_TIMEOUT = 2;
+
+local TERMINATED = "Terminated";
+
+local function checkSession(n, session)
+  expect(n, session, "string", "nil");
+  if session ~= nil and (#session > MAX_SESSION_LENGTH or not session:find(SESSION_PATTERN)) then
+    error("bad argument #" .. n .. " (session must be 1-" .. MAX_SESSION_LENGTH
+      .. " characters of a-z, 0-9, _ and -)", 3);
+  end
+end
+
+-- What kind of computer this is, as the agent is told.
+local function computerKind()
+  if turtle ~= nil then
+    return "turtle";
+  elseif pocket ~= nil then
+    return "pocket";
+  end
+  return "computer";
+end
+
+-- deps: request(type, payload) -> ok, payload, error (libsandbox.request, or a fake), and
+-- optionally settings (for sandbox.ai_confirm), term (whose size and colour the agent is
+-- told) and kind ("computer", "turtle" or "pocket").
+local function newClient(deps)
+  expect(1, deps, "table");
+  field(deps, "request", "function");
+  field(deps, "settings", "table", "nil");
+  field(deps, "term", "table", "nil");
+  field(deps, "kind", "string", "nil");
+  local request = deps.request;
+
+  -- Asks the agent. Returns the turn's id, or nil and {code, message}.
+  -- opts: session (default "main"), and screen/kind/colour to override what is sent.
+  local function ask(prompt, opts)
+    expect(1, prompt, "string");
+    expect(2, opts, "table", "nil");
+    opts = opts or {};
+    checkSession(2, opts.session);
+    if prompt:match("^%s*$") then
+      return nil, { code = codec.ERR_BAD_PAYLOAD, message = "The question is empty" };
+    elseif #prompt > MAX_PROMPT_BYTES then
+      return nil, { code = codec.ERR_BAD_PAYLOAD, message = "The question is " .. #prompt
+        .. " bytes; the limit is " .. MAX_PROMPT_BYTES };
+    end
+    local screenTerm = deps.term or term;
+    local payload = { prompt = prompt, session = opts.session or DEFAULT_SESSION };
+    payload.kind = opts.kind or deps.kind or computerKind();
+    if opts.screen ~= nil then
+      payload.screen = opts.screen;
+    elseif screenTerm ~= nil then
+      local width, height = screenTerm.getSize();
+      payload.screen = { width = width, height = height };
+    end
+    if opts.colour ~= nil then
+      payload.colour = opts.colour == true;
+    elseif screenTerm ~= nil then
+      payload.colour = screenTerm.isColour() == true;
+    end
+    local ok, reply, err = request(TYPE_ASK, payload);
+    if not ok then
+      return nil, err;
+    elseif type(reply.turnId) ~= "string" then
+      return nil, { code = codec.ERR_INTERNAL, message = "The gateway's answer to ai.ask has no turnId" };
+    end
+    return reply.turnId;
+  end
+
+  -- Waits (up to waitMs at the gateway, default 5000) for the turn's events after seq `after`.
+  -- Returns the events (a list, in order) and whether the turn is done, or nil and an error.
+  local function poll(turnId, after, waitMs)
+    expect(1, turnId, "string");
+    expect(2, after, "number", "nil");
+    expect(3, waitMs, "number", "nil");
+    local ok, reply, err = request(TYPE_POLL, { turnId = turnId, after = after or 0, waitMs = waitMs or POLL_WAIT_MS });
+    if not ok then
+      return nil, err;
+    end
+    local list = {};
+    if type(reply.events) == "table" then
+      for _, event in ipairs(reply.events) do
+        if type(event) == "table" and type(event.seq) == "number" and type(event.kind) == "string" then
+          list[#list + 1] = event;
+        end
+      end
+    end
+    return list, reply.done == true;
+  end
+
+  -- The single requests that answer {}: true, or false and the error.
+  local function simple(msgType, payload, timeoutSeconds)
+    local ok, _, err = request(msgType, payload, timeoutSeconds);
+    if not ok then
+      return false, err;
+    end
+    return true;
+  end
+
+  -- Stops the turn; its stream ends with done/aborted. timeoutSeconds: the request's (default
+  -- libsandbox.REQUEST_TIMEOUT).
+  local function abort(turnId, timeoutSeconds)
+    expect(1, turnId, "string");
+    expect(2, timeoutSeconds, "number", "nil");
+    return simple(TYPE_ABORT, { turnId = turnId }, timeoutSeconds);
+  end
+
+  -- Makes the session's next question start a new conversation (busy while a turn runs).
+  local function reset(session)
+    checkSession(1, session);
+    return simple(TYPE_RESET, { session = session or DEFAULT_SESSION });
+  end
+
+  -- Answers a confirm event.
+  local function approve(turnId, confirmId, allow)
+    expect(1, turnId, "string");
+    expect(2, confirmId, "string");
+    expect(3, allow, "boolean");
+    return simple(TYPE_APPROVE, { turnId = turnId, confirmId = confirmId, allow = allow });
+  end
+
+  -- Whether to allow a confirm: by itself when the owner turned sandbox.ai_confirm off, else
+  -- the program's callback decides (none: deny, so an unattended program changes nothing).
+  local function decide(event, confirm)
+    if not config.aiConfirm(deps.settings) then
+      return true, false;
+    elseif confirm == nil then
+      return false, false;
+    end
+    return confirm(event) == true, true;
+  end
+
+  -- Follows the turn until its done event. Returns {turnId, reason, error?, cut?} or nil and
+  -- {code, message} (the poll failed).
+  local function follow(turnId, opts)
+    local after, failures, waitMs = 0, 0, POLL_WAIT_MS;
+    local result = { turnId = turnId };
+    while true do
+      if after > 0 and opts.onWait ~= nil then
+        opts.onWait();
+      end
+      local list, errOrDone = poll(turnId, after, waitMs);
+      if list == nil then
+        if errOrDone.code ~= codec.ERR_TIMEOUT then
+          return nil, errOrDone;
+        elseif waitMs > MIN_POLL_WAIT_MS then
+          waitMs = math.max(MIN_POLL_WAIT_MS, math.floor(waitMs / 2));
+        else
+          failures = failures + 1;
+          if failures >= MAX_POLL_FAILURES then
+            return nil, errOrDone;
+          end
+        end
+      else
+        failures = 0;
+        for _, event in ipairs(list) do
+          if event.seq > after then
+            after = event.seq;
+            if event.kind == KIND_CONFIRM and type(event.confirmId) == "string" then
+              local allow, asked = decide(event, opts.confirm);
+              event.allowed, event.asked = allow, asked;
+              -- A failed answer needs no handling: the gateway rejects on its own after its
+              -- wait, and the stream says what happened.
+              approve(turnId, event.confirmId, allow);
+            elseif event.kind == KIND_ERROR then
+              result.error = { code = event.code, message = event.message };
+            elseif event.kind == KIND_CUT then
+              result.cut = true;
+            end
+            if opts.onEvent ~= nil then
+              opts.onEvent(event);
+            end
+            if event.kind == KIND_DONE then
+              result.reason = event.reason;
+              return result;
+            end
+          end
+        end
+        if errOrDone == true and result.reason == nil then
+          -- done without its event: should not happen; end rather than poll forever.
+          result.reason = DONE_STOP;
+          return result;
+        end
+      end
+    end
+  end
+
+  -- Asks and follows the answer to its end, calling opts.onEvent(event) for every event in
+  -- order. A confirm event is answered before onEvent sees it (event.allowed, event.asked):
+  -- opts.confirm(event) returning true allows it; without it the change is denied; with
+  -- sandbox.ai_confirm false it is allowed without asking. opts.session, screen, kind and
+  -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
+  -- opts.onWait() each time run() is about to wait for more (show what you held back). Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
+  -- os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and {code, message}.
+  local function run(prompt, opts)
+    expect(1, prompt, "string");
+    expect(2, opts, "table", "nil");
+    opts = opts or {};
+    field(opts, "onEvent", "function", "nil");
+    field(opts, "confirm", "function", "nil");
+    field(opts, "onStart", "function", "nil");
+    field(opts, "onWait", "function", "nil");
+    checkSession(2, opts.session);
+    local turnId, err = ask(prompt, opts);
+    if turnId == nil then
+      return nil, err;
+    end
+    if opts.onStart ~= nil then
+      opts.onStart(turnId);
+    end
+    local outcome = table.pack(pcall(follow, turnId, opts));
+    if not outcome[1] then
+      if outcome[2] == TERMINATED then
+        abort(turnId, ABORT_TIMEOUT);
+      end
+      error(outcome[2], 0);
+    end
+    return outcome[2], outcome[3];
+  end
+
+  return {
+    ask = ask,
+    poll = poll,
+    abort = abort,
+    reset = reset,
+    approve = approve,
+    run = run,
+  };
+end
+
+return {
+  TYPE_ASK = TYPE_ASK,
+  TYPE_POLL = TYPE_POLL,
+  TYPE_ABORT = TYPE_ABORT,
+  TYPE_RESET = TYPE_RESET,
+  TYPE_APPROVE = TYPE_APPROVE,
+  KIND_TEXT = KIND_TEXT,
+  KIND_TOOL = KIND_TOOL,
+  KIND_CONFIRM = KIND_CONFIRM,
+  KIND_RETRY = KIND_RETRY,
+  KIND_CUT = KIND_CUT,
+  KIND_ERROR = KIND_ERROR,
+  KIND_DONE = KIND_DONE,
+  DONE_STOP = DONE_STOP,
+  DONE_ABORTED = DONE_ABORTED,
+  DONE_ERROR = DONE_ERROR,
+  DONE_DEADLINE = DONE_DEADLINE,
+  DONE_DISCONNECTED = DONE_DISCONNECTED,
+  ERR_AI_DISABLED = ERR_AI_DISABLED,
+  ERR_AI_UNAVAILABLE = ERR_AI_UNAVAILABLE,
+  ERR_UNKNOWN_TURN = ERR_UNKNOWN_TURN,
+  ERR_BUSY = ERR_BUSY,
+  DEFAULT_SESSION = DEFAULT_SESSION,
+  MAX_PROMPT_BYTES = MAX_PROMPT_BYTES,
+  POLL_WAIT_MS = POLL_WAIT_MS,
+  MIN_POLL_WAIT_MS = MIN_POLL_WAIT_MS,
+  MAX_POLL_FAILURES = MAX_POLL_FAILURES,
+  ABORT_TIMEOUT = ABORT_TIMEOUT,
+  newClient = newClient,
+};

@@ -1,0 +1,210 @@
+-- libsandboxserve: request types a TrapOS program serves to the gateway's host, both sides.
+-- A program calls serve(handlers) (libsandbox.serve) and offers its types to the daemon with os
+-- events every heartbeat; the daemon's router (newRouter, used by libsandboxrequests) sends
+-- each gateway request of such a type to the latest program that offered it, passes the
+-- answer back, and forgets a program whose lease ran out, answering its requests in flight
+-- with unknown_type.
+
+local ccExpect = require('cc.expect');
+local expect, field = ccExpect.expect, ccExpect.field;
+local codec = require('/apis/libsandboxcodec');
+local events = require('/apis/libsandboxevents');
+
+-- Seconds between a serving program's offers, and after which a program that has not
+-- offered again counts as ended (its types then answer unknown_type).
+local SERVE_HEARTBEAT = 1;
+local SERVE_LEASE = 2.5;
+
+local ERR_UNKNOWN_TYPE = codec.ERR_UNKNOWN_TYPE;
+local EVENT_SERVE_OFFER, EVENT_SERVE_WITHDRAW = events.EVENT_SERVE_OFFER, events.EVENT_SERVE_WITHDRAW;
+local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, events.EVENT_SERVE_REPLY;
+
+-- Serves request types the gateway's host may send this computer, until terminated:
+-- handlers maps a type name (not a built-in one, see codec.RESERVED_TYPES) to a function
+-- (payload, type) returning the answer's payload table, or nil and an error (a message, or
+-- {code, message}). A handler that raises answers `internal` with its message; the serving
+-- goes on. While this runs, the daemon routes the types here; once it ends (returns, crashes
+-- or is terminated) they answer unknown_type within SERVE_LEASE seconds.
+local function serve(handlers)
+  expect(1, handlers, "table");
+  local types = {};
+  for name, handler in pairs(handlers) do
+    if type(name) ~= "string" or name == "" then
+      error("bad argument #1 (type names must be non-empty strings)", 2);
+    elseif codec.RESERVED_TYPES[name] then
+      error("bad argument #1 (" .. name .. " is a built-in type and cannot be served)", 2);
+    elseif type(handler) ~= "function" then
+      error("bad argument #1 (the handler of " .. name .. " must be a function)", 2);
+    end
+    types[#types + 1] = name;
+  end
+  local providerId = codec.newUuid();
+  local heartbeat;
+  -- Offering again after each request keeps the lease even if a handler pulled our timer.
+  local function offer()
+    if heartbeat ~= nil then
+      os.cancelTimer(heartbeat);
+    end
+    os.queueEvent(EVENT_SERVE_OFFER, providerId, types);
+    heartbeat = os.startTimer(SERVE_HEARTBEAT);
+  end
+  local function answer(requestId, msgType, payload)
+    local result = table.pack(pcall(handlers[msgType], codec.normalisePayload(payload), msgType));
+    if not result[1] then
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil,
+        { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
+    elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
+    else
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil,
+        codec.normaliseError(result[3], msgType .. " failed"));
+    end
+  end
+  offer();
+  while true do
+    local event = table.pack(os.pullEventRaw());
+    if event[1] == "terminate" then
+      os.cancelTimer(heartbeat);
+      os.queueEvent(EVENT_SERVE_WITHDRAW, providerId);
+      error("Terminated", 0);
+    elseif event[1] == "timer" and event[2] == heartbeat then
+      heartbeat = nil;
+      offer();
+    elseif event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil then
+      answer(event[3], event[4], event[5]);
+      offer();
+    end
+  end
+end
+
+-- The daemon's side. deps: os (queueEvent, startTimer, cancelTimer).
+local function newRouter(deps)
+  expect(1, deps, "table");
+  field(deps, "os", "table");
+  local osApi = deps.os;
+
+  local providers = {};  -- providerId -> {types = {type = true}, seen = bool}
+  local served = {};     -- type -> providerId (the latest offer wins)
+  local forwarded = {};  -- requestId -> {providerId, type, done}
+  local sweepTimer = nil;
+
+  local function expire(providerId, why)
+    local provider = providers[providerId];
+    if provider == nil then
+      return;
+    end
+    providers[providerId] = nil;
+    for msgType in pairs(provider.types) do
+      if served[msgType] == providerId then
+        served[msgType] = nil;
+      end
+    end
+    for requestId, pending in pairs(forwarded) do
+      if pending.providerId == providerId then
+        forwarded[requestId] = nil;
+        pending.done(false, nil, { code = ERR_UNKNOWN_TYPE, message = pending.type .. " is no longer served: " .. why });
+      end
+    end
+  end
+
+  local function startSweep()
+    if sweepTimer == nil and next(providers) ~= nil then
+      sweepTimer = osApi.startTimer(SERVE_LEASE);
+    end
+  end
+
+  -- Every lease, a program that has not offered since the last sweep has ended.
+  local function sweep()
+    sweepTimer = nil;
+    local ended = {};
+    for providerId, provider in pairs(providers) do
+      if provider.seen then
+        provider.seen = false;
+      else
+        ended[#ended + 1] = providerId;
+      end
+    end
+    for _, providerId in ipairs(ended) do
+      expire(providerId, "the program serving it has ended");
+    end
+    startSweep();
+  end
+
+  local function onOffer(providerId, types)
+    if type(providerId) ~= "string" or type(types) ~= "table" then
+      return;
+    end
+    local provider = providers[providerId] or { types = {} };
+    provider.seen = true;
+    for _, msgType in ipairs(types) do
+      if type(msgType) == "string" and not codec.RESERVED_TYPES[msgType] then
+        provider.types[msgType] = true;
+        served[msgType] = providerId;
+      end
+    end
+    providers[providerId] = provider;
+    startSweep();
+  end
+
+  local function onReply(requestId, ok, payload, err)
+    local pending = forwarded[requestId];
+    if pending == nil then
+      return;
+    end
+    forwarded[requestId] = nil;
+    if ok == true then
+      pending.done(true, codec.normalisePayload(payload));
+    else
+      pending.done(false, nil, codec.normaliseError(err, "the program serving " .. pending.type .. " failed"));
+    end
+  end
+
+  -- Sends a request to the program serving msgType; done(ok, payload, error) gets its answer,
+  -- or unknown_type when no program serves it (now, or once the program ends).
+  local function forward(msgType, payload, done)
+    expect(1, msgType, "string");
+    expect(2, payload, "table");
+    expect(3, done, "function");
+    local providerId = served[msgType];
+    if providerId == nil then
+      return done(false, nil, { code = ERR_UNKNOWN_TYPE, message = "this computer does not handle requests of type " .. msgType });
+    end
+    local requestId = codec.newUuid();
+    forwarded[requestId] = { providerId = providerId, type = msgType, done = done };
+    osApi.queueEvent(EVENT_SERVE_REQUEST, providerId, requestId, msgType, payload);
+  end
+
+  local function onEvent(event, ...)
+    if event == EVENT_SERVE_OFFER then
+      onOffer(...);
+    elseif event == EVENT_SERVE_WITHDRAW then
+      expire((...), "the program serving it has stopped");
+    elseif event == EVENT_SERVE_REPLY then
+      onReply(...);
+    elseif event == "timer" and sweepTimer ~= nil and (...) == sweepTimer then
+      sweep();
+    end
+  end
+
+  -- Drops forwarded requests without answering (the daemon is stopping).
+  local function stop()
+    forwarded = {};
+    if sweepTimer ~= nil then
+      osApi.cancelTimer(sweepTimer);
+      sweepTimer = nil;
+    end
+  end
+
+  return {
+    forward = forward,
+    onEvent = onEvent,
+    stop = stop,
+  };
+end
+
+return {
+  SERVE_HEARTBEAT = SERVE_HEARTBEAT,
+  SERVE_LEASE = SERVE_LEASE,
+  serve = serve,
+  newRouter = newRouter,
+};

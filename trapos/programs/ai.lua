@@ -1,0 +1,471 @@
+-- ai: ask the gateway's agent from this computer (docs/ai.md). `ai <question>` prints the answer
+-- as it streams, word-wrapped and paged; `ai` alone holds a conversation (the agent keeps its
+-- history) until `exit` or Ctrl-T; `ai --reset` starts the conversation anew. Each change the
+-- agent wants to make here is put to the player first unless the owner set sandbox.ai_confirm
+-- false. The requests go through the sandbox daemon (libsandboxai); nothing here holds a
+-- credential. User errors are one red line naming the fix, never a traceback.
+
+local libsandbox = require('/apis/libsandbox');
+local VERSION = require('/apis/libsandboxversion').VERSION;
+
+-- The mark before a tool line (the issue's gear is not in CC's font; a plain * reads the same
+-- on every terminal and in a transcript).
+local TOOL_MARK = "*";
+local THINKING = "Thinking... (Q stops)";
+local MORE = "Press any key to continue";
+local PROMPT = "ai> ";
+local EXIT_WORD = "exit";
+-- The answers to a confirm that allow the change; anything else (Enter too) denies it.
+local YES = { y = true, yes = true };
+
+local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
+local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
+local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
+local MSG_STOPPED = "Stopped: the turn was aborted (Q).";
+-- TrapOS's boot runs the sandbox daemon beside the shell, so the player's Ctrl-T reaches it too.
+local MSG_DAEMON_STOPPED = "Ctrl-T also stopped the sandbox daemon (it runs beside the shell): reboot the computer to reconnect.";
+-- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
+local OLD_SETTINGS_PREFIX = "opencc.";
+
+-- Every line fits the 26-column pocket screen.
+local function usage()
+  print("Usage: ai <question>");
+  print("       ai          (a conversation;");
+  print("                    exit or Ctrl-T leaves)");
+  print("       ai --reset  (forget the");
+  print("                    conversation)");
+  print("       ai --version");
+  print("Setting: sandbox.ai_confirm");
+  print("  (true: ask before changes)");
+end
+
+local function colourOf(name)
+  return (colours or colors or {})[name];
+end
+
+-- The screen the answer goes to: words wrapped at the width, and a "Press any key" pause
+-- once a screenful has scrolled past since the player last looked (as CC's pagers do).
+local function newScreen(t)
+  local width, height = t.getSize();
+  local col = select(1, t.getCursorPos());
+  local word = "";       -- the word being received, written once it is whole
+  local scrolled = 0;    -- lines moved on since the player last read the screen
+  local status = false;  -- "Thinking..." stands on the current line
+  -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
+  -- key that ended it until the stop-key watcher has seen that same key (see keysTaken).
+  local inputting = false;
+
+  local function setColour(name)
+    if name ~= nil and t.isColour() and colourOf(name) ~= nil then
+      t.setTextColour(colourOf(name));
+    end
+  end
+
+  -- Takes a notice (Thinking..., Press any key) off the current row by writing spaces over
+  -- it, as a transcript that records writes then reads the row as the screen shows it.
+  local function erase(notice)
+    local _, y = t.getCursorPos();
+    t.setCursorPos(1, y);
+    t.write(string.rep(" ", #notice));
+    t.setCursorPos(1, y);
+  end
+
+  -- The cursor blinks while it waits, as read() does: the player is to act (and fakecraft,
+  -- which types its next line when a blink starts, can drive the pager).
+  local function pause()
+    t.write(MORE);
+    t.setCursorBlink(true);
+    inputting = true;
+    os.pullEvent("key");
+    inputting = "ending";
+    t.setCursorBlink(false);
+    erase(MORE);
+    scrolled = 0;
+  end
+
+  -- Called before anything is written: takes "Thinking..." away, pauses when due.
+  local function beforeWrite()
+    if status then
+      erase(THINKING);
+      col, status = 1, false;
+    end
+    if scrolled >= height - 1 then
+      pause();
+    end
+  end
+
+  local function newline()
+    local _, y = t.getCursorPos();
+    if y >= height then
+      t.scroll(1);
+      t.setCursorPos(1, height);
+    else
+      t.setCursorPos(1, y + 1);
+    end
+    col = 1;
+    scrolled = scrolled + 1;
+  end
+
+  local function put(text)
+    beforeWrite();
+    t.write(text);
+    col = col + #text;
+  end
+
+  -- Writes the whole word: on the next line when it does not fit on this one, cut at the
+  -- width when it is longer than a line.
+  local function flushWord()
+    if word == "" then
+      return;
+    end
+    if col > 1 and col - 1 + #word > width then
+      newline();
+    end
+    while #word > 0 do
+      if col > width then
+        newline();
+      end
+      local room = width - col + 1;
+      put(word:sub(1, room));
+      word = word:sub(room + 1);
+    end
+  end
+
+  -- Adds streamed text; a word split across two pieces is written once whole.
+  local function text(piece)
+    for i = 1, #piece do
+      local c = piece:sub(i, i);
+      if c == "\n" then
+        flushWord();
+        beforeWrite();
+        newline();
+      elseif c == " " or c == "\t" then
+        flushWord();
+        if col > width then
+          newline(); -- the space that ends a full line is the line break
+        else
+          put(" ");
+        end
+      elseif c ~= "\r" then
+        word = word .. c;
+      end
+    end
+  end
+
+  -- Ends the streamed text: the last word written, the cursor at the start of a line.
+  local function finish()
+    flushWord();
+    if status then
+      beforeWrite();
+    end
+    if col > 1 then
+      newline();
+    end
+  end
+
+  -- A line of its own (tool activity, errors), wrapped like the answer.
+  local function line(message, colour)
+    finish();
+    local before = t.getTextColour();
+    setColour(colour);
+    text(message);
+    finish();
+    t.setTextColour(before);
+  end
+
+  -- Shows "Thinking..." until the first output replaces it.
+  local function thinking()
+    finish();
+    beforeWrite();
+    t.write(THINKING);
+    status = true;
+  end
+
+  -- Writes a question and returns what the player types after it, on the same line.
+  local function ask(question)
+    finish();
+    text(question);
+    flushWord();
+    inputting = true;
+    local answer = read();
+    inputting = "ending";
+    col = select(1, t.getCursorPos());
+    scrolled = 0;
+    return answer or "";
+  end
+
+  -- Whether a key event belongs to the pager or a question (so the stop key is not the
+  -- player's answer). Called once per key by the watcher, which runs after them.
+  local function keysTaken()
+    if inputting == "ending" then
+      inputting = false;
+      return true;
+    end
+    return inputting == true;
+  end
+
+  -- The player just looked at the screen (typed a line): a new screenful begins.
+  local function seen()
+    col = select(1, t.getCursorPos());
+    scrolled = 0;
+  end
+
+  return {
+    text = text, flush = flushWord, finish = finish, line = line, thinking = thinking, ask = ask,
+    seen = seen, keysTaken = keysTaken,
+  };
+end
+
+-- One line for a failed request, naming the fix.
+local function explain(err)
+  local code, message = tostring(err.code), err.message;
+  if message == nil or message == "" then
+    message = nil;
+  end
+  if code == libsandbox.ERR_NOT_CONNECTED then
+    return "Not connected to the gateway: " .. (message or "no connection") .. ". Run: sandbox status";
+  elseif code == libsandbox.ERR_TIMEOUT then
+    return "The gateway did not answer in time. Run: sandbox health";
+  elseif code == libsandbox.ERR_AI_DISABLED then
+    return message or "The gateway's agent is off: its operator must set --ai-model (SANDBOX_AI_MODEL)";
+  elseif code == libsandbox.ERR_AI_UNAVAILABLE then
+    return "The agent is unavailable: " .. (message or "opencode does not answer") .. ". Run: sandbox health";
+  elseif code == libsandbox.ERR_BUSY then
+    return message or "The agent is still answering your last question; try again when it ends";
+  elseif code == libsandbox.ERR_UNKNOWN_TURN then
+    return "The gateway lost this answer (did it restart?); ask again";
+  elseif code == libsandbox.ERR_UNKNOWN_TYPE then
+    -- A gateway from before the agent does not know the ai.* requests.
+    return "This gateway has no agent (it is older than this client); its operator must upgrade it";
+  elseif code == libsandbox.ERR_BAD_PAYLOAD then
+    return message or "The gateway refused the question";
+  end
+  return "The gateway refused: " .. code .. ": " .. (message or "no reason given");
+end
+
+-- A tool's error up to its first sentence's end: what follows is usually advice to the agent
+-- (e.g. "Do not retry it"), and a tool line stays short.
+local function firstSentence(text)
+  return text:match("^(.-[%.!?])%s") or text;
+end
+
+-- The change a confirm event asks for, e.g. "write /door.lua (312 bytes)".
+local function changeOf(event)
+  local what = tostring(event.action or "change") .. " " .. tostring(event.detail or event.tool or "something");
+  if type(event.bytes) == "number" then
+    what = what .. " (" .. math.floor(event.bytes) .. " bytes)";
+  end
+  return what;
+end
+
+-- What the player is asked before the agent changes this computer.
+local function confirmQuestion(event)
+  return "The agent wants to " .. changeOf(event) .. ". Allow? [y/N] ";
+end
+
+-- The line a done event leaves, when its reason needs one (an error event said it already).
+local function doneLine(result)
+  if result.error ~= nil then
+    return nil;
+  elseif result.reason == libsandbox.DONE_ABORTED then
+    return "The turn was aborted.";
+  elseif result.reason == libsandbox.DONE_DEADLINE then
+    return "The agent took too long; the gateway stopped the turn.";
+  elseif result.reason == libsandbox.DONE_DISCONNECTED then
+    return "The turn ended: this computer lost the gateway.";
+  elseif result.reason == libsandbox.DONE_ERROR then
+    return "The turn failed.";
+  end
+  return nil;
+end
+
+libsandbox.defineSettings();
+local client = libsandbox.newAiClient({ request = libsandbox.request, settings = settings, term = term });
+local screen = newScreen(term);
+
+-- The tool lines waiting for their end: a completed call that showed no running line
+-- still gets its line.
+local running = {};
+
+local function showEvent(event)
+  if event.kind == libsandbox.KIND_TEXT then
+    screen.text(tostring(event.text or ""));
+  elseif event.kind == libsandbox.KIND_TOOL then
+    local label = TOOL_MARK .. " " .. tostring(event.tool) .. " " .. tostring(event.detail or "");
+    if event.state == "running" then
+      running[label] = true;
+      screen.line(label, "lightGrey");
+    elseif event.state == "error" then
+      running[label] = nil;
+      screen.line(label .. " failed: " .. firstSentence(tostring(event.error or "error")), "orange");
+    elseif not running[label] then
+      screen.line(label, "lightGrey");
+    else
+      running[label] = nil;
+    end
+  elseif event.kind == libsandbox.KIND_RETRY then
+    screen.line("Retrying (attempt " .. tostring(event.attempt) .. "): " .. tostring(event.message), "yellow");
+  elseif event.kind == libsandbox.KIND_CUT then
+    screen.line("(The answer was cut: " .. tostring(event.message) .. ")", "yellow");
+  elseif event.kind == libsandbox.KIND_ERROR then
+    screen.line(tostring(event.message or event.code), "red");
+  elseif event.kind == libsandbox.KIND_CONFIRM and not event.asked then
+    -- Answered without the player (sandbox.ai_confirm false): say what was allowed.
+    screen.line((event.allowed and "Allowed" or "Denied") .. ": " .. changeOf(event), "lightGrey");
+  end
+end
+
+local function confirm(event)
+  local answer = screen.ask(confirmQuestion(event));
+  return YES[answer:match("^%s*(.-)%s*$"):lower()] == true;
+end
+
+-- Asks one question and shows its answer. Returns nil, or the line saying why it failed.
+-- Ctrl-T aborts the turn (libsandboxai does) and says so.
+local function turn(question)
+  running = {};
+  screen.seen();
+  screen.thinking();
+  local result, err, turnId;
+  local stopped = false;
+  local function follow()
+    -- The word being received is shown before each wait: a model that pauses mid-answer
+    -- leaves no word unseen (one split across the pause may break at the edge).
+    result, err = client.run(question, {
+      onStart = function(id) turnId = id; end,
+      onEvent = showEvent, confirm = confirm, onWait = screen.flush,
+    });
+  end
+  -- Q stops the turn without Ctrl-T, which would reach the sandbox daemon too. Raw pulls:
+  -- a terminate is follow's to handle (it aborts), not a reason to end this one.
+  local function watchStopKey()
+    while true do
+      local event, key = os.pullEventRaw();
+      if event == "key" and not screen.keysTaken() and key == keys.q and turnId ~= nil then
+        stopped = true;
+        return;
+      end
+    end
+  end
+  local ok, raised = pcall(parallel.waitForAny, follow, watchStopKey);
+  screen.finish();
+  if ok and stopped then
+    local aborted, abortErr = client.abort(turnId);
+    if not aborted then
+      return explain(abortErr);
+    end
+    screen.line(MSG_STOPPED, "red");
+    return nil;
+  elseif not ok then
+    if raised == "Terminated" then
+      screen.line(MSG_ABORTED, "red");
+      if libsandbox.requestStatus() == nil then
+        screen.line(MSG_DAEMON_STOPPED, "red");
+      end
+      return nil;
+    end
+    error(raised, 0);
+  elseif result == nil then
+    return explain(err);
+  end
+  local last = doneLine(result);
+  if last ~= nil then
+    screen.line(last, "red");
+  end
+  return nil;
+end
+
+-- Names the old ai's settings still on this computer: they are not used, and opencode's
+-- password there is readable by anyone at the computer.
+local function warnOldSettings()
+  if settings.getNames == nil then
+    return;
+  end
+  local old = {};
+  for _, name in ipairs(settings.getNames()) do
+    if name:sub(1, #OLD_SETTINGS_PREFIX) == OLD_SETTINGS_PREFIX then
+      old[#old + 1] = name;
+    end
+  end
+  if #old > 0 then
+    table.sort(old);
+    screen.line("Not used any more: " .. table.concat(old, ", ") .. ". Remove each with: set "
+      .. old[1] .. " nil", "yellow");
+  end
+end
+
+-- Fails at once with the fix when the daemon cannot carry the question.
+local function checkDaemon()
+  if libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)) == nil then
+    error(MSG_URL_NOT_SET, 0);
+  end
+  -- Right after boot the daemon may still be connecting: give it the time `sandbox health` does.
+  if libsandbox.awaitConnection() == nil then
+    error(MSG_NO_DAEMON, 0);
+  end
+  warnOldSettings();
+end
+
+local function reset()
+  checkDaemon();
+  local ok, err = client.reset();
+  if not ok then
+    error(explain(err), 0);
+  end
+  print("The conversation is reset: the next question starts a new one.");
+end
+
+local function conversation()
+  checkDaemon();
+  print("Ask the agent. " .. EXIT_WORD .. " or Ctrl-T leaves.");
+  local history = {};
+  while true do
+    local before = term.getTextColour();
+    if term.isColour() and colourOf("yellow") ~= nil then
+      term.setTextColour(colourOf("yellow"));
+    end
+    write(PROMPT);
+    term.setTextColour(before);
+    local ok, line = pcall(read, nil, history);
+    if not ok then
+      if line == "Terminated" then
+        return;
+      end
+      error(line, 0);
+    end
+    if line == nil or line:match("^%s*(.-)%s*$") == EXIT_WORD then
+      return;
+    end
+    if not line:match("^%s*$") then
+      if history[#history] ~= line then
+        history[#history + 1] = line;
+      end
+      local failure = turn(line);
+      if failure ~= nil then
+        screen.line(failure, "red");
+      end
+    end
+  end
+end
+
+local args = { ... };
+if args[1] == "--help" or args[1] == "-h" then
+  usage();
+elseif args[1] == "--version" then
+  print("ai " .. VERSION);
+elseif args[1] == "--reset" then
+  if #args > 1 then
+    error("ai --reset: unexpected argument '" .. args[2] .. "'. Run: ai --help", 0);
+  end
+  reset();
+elseif args[1] ~= nil and args[1]:sub(1, 2) == "--" then
+  error("ai: unknown option '" .. args[1] .. "'. Run: ai --help", 0);
+elseif #args == 0 then
+  conversation();
+else
+  checkDaemon();
+  local failure = turn(table.concat(args, " "));
+  if failure ~= nil then
+    error(failure, 0);
+  end
+end

@@ -1,0 +1,521 @@
+-- Specs for programs/ai.lua: what the player sees. The program runs for real (loadfile with
+-- its own environment) on an invisible window whose rows are read back; the daemon and the
+-- gateway are played by a stubbed os.queueEvent answering status requests and sends, and the
+-- player by a read() that types the given lines and an os.pullEvent that presses a key at
+-- each "Press any key".
+
+local lib = require('/apis/libsandbox');
+
+local PROGRAM = "/programs/ai.lua";
+local URL = "ws://127.0.0.1:4444";
+local MORE = "Press any key to continue";
+-- Typed instead of a line: the player presses Ctrl-T at the prompt.
+local CTRL_T = {};
+-- Answered instead of a poll: the player presses Ctrl-T while the answer streams.
+local TERMINATE = {};
+
+local function text(seq, piece) return { seq = seq, kind = "text", text = piece }; end
+local function done(seq, reason) return { seq = seq, kind = "done", reason = reason or "stop" }; end
+
+-- Runs the program with args on a width x height window. opts.polls: the ai.poll replies in
+-- turn (a list of events, or {err = {code, message}}, or TERMINATE, or a function of the
+-- screen's rows returning one of those); opts.replies[type]: the
+-- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
+-- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating);
+-- opts.daemonStopsOnTerminate: after TERMINATE nothing answers, as when the boot runs the
+-- daemon beside the shell and the same Ctrl-T stops it. Returns ok, error, the window's rows, and a record of what was sent.
+local function run(args, opts)
+  opts = opts or {};
+  local width, height = opts.width or 30, opts.height or 8;
+  local win = window.create(term.current(), 1, 1, width, height, false);
+  local realQueue = os.queueEvent;
+  local record = { sends = {}, pauses = {}, reads = {}, turns = 0 };
+  local polls, pollIndex = opts.polls or {}, 0;
+  local values = opts.settings or { ["sandbox.url"] = URL };
+  stub(settings, "get", function(name, default)
+    if values[name] == nil then
+      return default;
+    end
+    return values[name];
+  end);
+  stub(settings, "getNames", function()
+    local names = {};
+    for name in pairs(values) do
+      names[#names + 1] = name;
+    end
+    table.sort(names);
+    return names;
+  end);
+
+  local function rows()
+    local found = {};
+    for y = 1, height do
+      found[y] = (win.getLine(y)):gsub("%s+$", "");
+    end
+    return found;
+  end
+  record.rows = rows;
+
+  local terminated = false;
+  stub(os, "queueEvent", function(name, ...)
+    local params = table.pack(...);
+    if terminated and opts.daemonStopsOnTerminate and (name == lib.EVENT_STATUS_REQUEST or name == lib.EVENT_SEND) then
+      record.unanswered = (record.unanswered or 0) + 1; -- the daemon stopped on the same Ctrl-T
+    elseif name == lib.EVENT_STATUS_REQUEST then
+      record.statusRequests = (record.statusRequests or 0) + 1;
+      if opts.statuses ~= nil then
+        realQueue(lib.EVENT_STATUS, params[1], opts.statuses[math.min(record.statusRequests, #opts.statuses)]);
+      elseif not opts.noDaemon then
+        realQueue(lib.EVENT_STATUS, params[1], { url = URL, connected = true, state = "connected" });
+      end
+    elseif name == lib.EVENT_SEND then
+      local msgType, payload = params[2], params[3];
+      record.sends[#record.sends + 1] = { type = msgType, payload = payload };
+      if msgType == "ai.poll" then
+        pollIndex = pollIndex + 1;
+        local reply = polls[pollIndex];
+        if type(reply) == "function" then
+          reply = reply(rows());
+        end
+        if reply == TERMINATE then
+          terminated = true;
+          realQueue("terminate");
+        elseif reply == nil then
+          realQueue(lib.EVENT_REPLY, params[1], false, nil, { code = "unknown_turn", message = "no more polls scripted" });
+        elseif reply.err ~= nil then
+          realQueue(lib.EVENT_REPLY, params[1], false, nil, reply.err);
+        else
+          realQueue(lib.EVENT_REPLY, params[1], true, { events = reply, done = false });
+        end
+      else
+        if msgType == "ai.ask" then
+          record.turns = record.turns + 1;
+        end
+        local answer = (opts.replies or {})[msgType] or { true, msgType == "ai.ask" and { turnId = "t" .. record.turns } or {} };
+        realQueue(lib.EVENT_REPLY, params[1], answer[1], answer[2], answer[3]);
+      end
+    else
+      realQueue(name, ...);
+    end
+  end);
+
+  local function newline()
+    local _, y = win.getCursorPos();
+    if y >= height then
+      win.scroll(1);
+      win.setCursorPos(1, height);
+    else
+      win.setCursorPos(1, y + 1);
+    end
+  end
+  local typed = opts.typed or {};
+  local env = {
+    term = win,
+    write = function(s) win.write(s); end,
+    print = function(...)
+      local parts = table.pack(...);
+      for i = 1, parts.n do parts[i] = tostring(parts[i]); end
+      win.write(table.concat(parts, "\t", 1, parts.n));
+      newline();
+    end,
+    read = function(_, history)
+      record.reads[#record.reads + 1] = { history = history, row = rows()[select(2, win.getCursorPos())] };
+      local line = table.remove(typed, 1);
+      if line == CTRL_T or line == nil then
+        error("Terminated", 0);
+      end
+      win.write(line);
+      newline();
+      return line;
+    end,
+    os = setmetatable({
+      pullEvent = function(filter)
+        if filter == "key" then
+          record.pauses[#record.pauses + 1] = rows();
+          record.blinking = win.getCursorBlink();
+          return "key", keys.space;
+        end
+        return os.pullEvent(filter);
+      end,
+    }, { __index = os }),
+    require = require,
+  };
+  setmetatable(env, { __index = _G });
+  local program, loadErr = loadfile(PROGRAM, nil, env);
+  if program == nil then
+    fail("cannot load " .. PROGRAM .. ": " .. tostring(loadErr));
+  end
+  local ok, err = pcall(program, table.unpack(args));
+  return ok, err, rows(), record;
+end
+
+local function sent(record, msgType)
+  local found = {};
+  for _, send in ipairs(record.sends) do
+    if send.type == msgType then
+      found[#found + 1] = send.payload;
+    end
+  end
+  return found;
+end
+
+local function expectSuccess(ok, err)
+  if not ok then
+    fail("the program failed: " .. tostring(err));
+  end
+end
+
+local CONFIRM = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file", detail = "/door.lua", bytes = 312 };
+
+describe("ai command", function()
+  describe("ai <question>", function()
+    it("asks the whole question and prints the answer as it streams, word-wrapped", function()
+      local ok, err, rows, record = run({ "open", "the", "door" }, {
+        width = 20,
+        polls = {
+          { text(1, "The door is "), text(2, "ope") },
+          {},
+          { text(3, "n now; a verylongwordthatdoesnotfit here.\nBye"), done(4) },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(sent(record, "ai.ask")[1].prompt):eq("open the door");
+      expect(sent(record, "ai.ask")[1].session):eq("main");
+      expect(sent(record, "ai.ask")[1].screen):same({ width = 20, height = 8 });
+      expect(rows):same({
+        "The door is open",
+        "now; a",
+        "verylongwordthatdoes",
+        "notfit here.",
+        "Bye",
+        "", "", "",
+      });
+    end);
+
+    it("shows Thinking... at once and takes it away with the first output", function()
+      local atFirstPoll;
+      local ok, err, rows = run({ "hi" }, {
+        polls = {
+          function(screen) atFirstPoll = screen[1]; return { { seq = 1, kind = "retry", message = "rate limited", attempt = 1 } }; end,
+          { text(2, "Hello"), done(3) },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(atFirstPoll):eq("Thinking... (Q stops)");
+      expect(rows[1]):eq("Retrying (attempt 1): rate");
+      expect(rows[2]):eq("limited");
+      expect(rows[3]):eq("Hello");
+    end);
+
+    it("shows the word held back when the answer pauses", function()
+      local seen;
+      local ok, err, rows = run({ "hi" }, {
+        width = 30,
+        polls = {
+          { text(1, "Thinking hard") },
+          function(screen) seen = screen[1]; return { text(2, "er now"), done(3) }; end,
+        },
+      });
+      expectSuccess(ok, err);
+      expect(seen):eq("Thinking hard");
+      expect(rows[1]):eq("Thinking harder now");
+    end);
+
+    it("pages an answer longer than the screen", function()
+      local long = {};
+      for i = 1, 20 do
+        long[#long + 1] = "line" .. i .. "\n";
+      end
+      local ok, err, rows, record = run({ "count" }, {
+        height = 8,
+        polls = { { text(1, table.concat(long)), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(#record.pauses):eq(2);
+      expect(record.blinking):eq(true);
+      expect(record.pauses[1]):same({ "line1", "line2", "line3", "line4", "line5", "line6", "line7", MORE });
+      expect(record.pauses[2][1]):eq("line8");
+      expect(record.pauses[2][8]):eq(MORE);
+      expect(rows[7]):eq("line20");
+    end);
+
+    it("shows tool activity as one line each", function()
+      local ok, err, rows = run({ "fix" }, {
+        width = 40,
+        polls = { {
+          { seq = 1, kind = "tool", tool = "read_file", detail = "/door.lua", state = "running" },
+          { seq = 2, kind = "tool", tool = "read_file", detail = "/door.lua", state = "completed" },
+          { seq = 3, kind = "tool", tool = "list_dir", detail = "/", state = "completed" },
+          { seq = 4, kind = "tool", tool = "run_lua", detail = "chunk", state = "error", error = "Refused. Do not retry it; tell the player." },
+          text(5, "Done."), done(6),
+        } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("* read_file /door.lua");
+      expect(rows[2]):eq("* list_dir /");
+      expect(rows[3]):eq("* run_lua chunk failed: Refused.");
+      expect(rows[4]):eq("Done.");
+    end);
+
+    it("puts a change to the player and sends the answer", function()
+      for _, case in ipairs({ { "y", true }, { "YES", true }, { "n", false }, { "", false } }) do
+        local ok, err, rows, record = run({ "write it" }, {
+          width = 51,
+          typed = { case[1] },
+          polls = { { CONFIRM }, { text(2, "ok"), done(3) } },
+        });
+        expectSuccess(ok, err);
+        expect(rows[1]):eq("The agent wants to write /door.lua (312 bytes).");
+        expect(record.reads[1].row):eq("Allow? [y/N]");
+        expect(rows[2]):eq(("Allow? [y/N] " .. case[1]):gsub("%s+$", ""));
+        expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = case[2] } });
+        expect(rows[3]):eq("ok");
+      end
+    end);
+
+    it("allows a change without asking when sandbox.ai_confirm is false", function()
+      local ok, err, rows, record = run({ "write it" }, {
+        width = 51,
+        settings = { ["sandbox.url"] = URL, ["sandbox.ai_confirm"] = false },
+        polls = { { CONFIRM, done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(#record.reads):eq(0);
+      expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
+      expect(rows[1]):eq("Allowed: write /door.lua (312 bytes)");
+    end);
+
+    it("aborts the turn on Ctrl-T and says so", function()
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 51,
+        polls = { { text(1, "Hello there") }, TERMINATE },
+      });
+      expectSuccess(ok, err);
+      expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
+      expect(rows[1]):eq("Hello there");
+      expect(rows[2]):eq("Aborted: the turn was stopped (Ctrl-T).");
+    end);
+
+    it("stops the turn on Q, without Ctrl-T, and says so", function()
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 51,
+        polls = {
+          { text(1, "Hello there") },
+          function() os.queueEvent("key", keys.q, false); return {}; end,
+          { text(2, " never shown") },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
+      expect(rows[1]):eq("Hello there");
+      expect(rows[2]):eq("Stopped: the turn was aborted (Q).");
+    end);
+
+    it("does not take the key that ended a question for stop", function()
+      local long = {};
+      for i = 1, 12 do
+        long[#long + 1] = "line" .. i .. "\n";
+      end
+      local ok, err, _, record = run({ "write it" }, {
+        width = 51,
+        typed = { "q" },
+        polls = {
+          { CONFIRM },
+          function()
+            -- the key that ended the question reaches the stop-key watcher after read()
+            os.queueEvent("key", keys.q, false);
+            return { text(2, table.concat(long)), done(3) };
+          end,
+        },
+      });
+      expectSuccess(ok, err);
+      expect(#sent(record, "ai.abort")):eq(0);
+      expect(sent(record, "ai.approve")[1].allow):eq(false);
+    end);
+
+    it("says when the same Ctrl-T stopped the daemon, and how to reconnect", function()
+      stub(os, "startTimer", function() local id = 820000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 51,
+        daemonStopsOnTerminate = true,
+        polls = { { text(1, "Hello there") }, TERMINATE },
+      });
+      expectSuccess(ok, err);
+      expect(record.unanswered):eq(2); -- the abort, then the status request
+      expect(rows[2]):eq("Aborted: the turn was stopped (Ctrl-T).");
+      expect(rows[3]):eq("Ctrl-T also stopped the sandbox daemon (it runs");
+      expect(rows[4]):eq("beside the shell): reboot the computer to");
+      expect(rows[5]):eq("reconnect.");
+    end);
+
+    it("shows the turn's error, its cut and its end", function()
+      local ok, err, rows = run({ "hi" }, {
+        width = 51,
+        polls = { {
+          text(1, "Part"),
+          { seq = 2, kind = "cut", message = "the answer passed 64 KiB" },
+          { seq = 3, kind = "error", code = "timeout", message = "The agent did not answer within 90 s" },
+          done(4, "deadline"),
+        } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Part");
+      expect(rows[2]):eq("(The answer was cut: the answer passed 64 KiB)");
+      expect(rows[3]):eq("The agent did not answer within 90 s");
+      expect(rows[4]):eq("");
+    end);
+
+    it("names the old ai's opencc.* settings, which are not used any more", function()
+      local ok, err, rows = run({ "hi" }, {
+        width = 51,
+        settings = { ["sandbox.url"] = URL, ["opencc.password"] = "hunter2", ["opencc.session_id"] = "ses_1" },
+        polls = { { text(1, "Hello"), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Not used any more: opencc.password,");
+      expect(rows[2]):eq("opencc.session_id. Remove each with: set");
+      expect(rows[3]):eq("opencc.password nil");
+      expect(rows[4]):eq("Hello");
+      for _, row in ipairs(rows) do
+        expect(row:find("hunter2", 1, true)):eq(nil);
+      end
+    end);
+
+    it("says why a turn ended without an error event", function()
+      local ok, err, rows = run({ "hi" }, { width = 51, polls = { { done(1, "deadline") } } });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("The agent took too long; the gateway stopped the");
+    end);
+  end);
+
+  describe("errors", function()
+    local cases = {
+      { "ai_disabled", { code = "ai_disabled", message = "The gateway's agent is off: the operator must set --ai-model (SANDBOX_AI_MODEL)" },
+        "The gateway's agent is off: the operator must set --ai-model (SANDBOX_AI_MODEL)" },
+      { "ai_unavailable", { code = "ai_unavailable", message = "opencode at http://127.0.0.1:4096: connection refused" },
+        "The agent is unavailable: opencode at http://127.0.0.1:4096: connection refused. Run: sandbox health" },
+      { "busy", { code = "busy", message = "a turn is running on session main; try again when it ends" },
+        "a turn is running on session main; try again when it ends" },
+      { "not connected", { code = "not_connected", message = "the gateway is unreachable" },
+        "Not connected to the gateway: the gateway is unreachable. Run: sandbox status" },
+      { "timeout", { code = "timeout", message = "no reply" },
+        "The gateway did not answer in time. Run: sandbox health" },
+      { "an older gateway", { code = "unknown_type", message = "no handler for ai.ask" },
+        "This gateway has no agent (it is older than this client); its operator must upgrade it" },
+      { "another code", { code = "internal", message = "oops" },
+        "The gateway refused: internal: oops" },
+    };
+    for _, case in ipairs(cases) do
+      it("says " .. case[1] .. " in one line naming the fix", function()
+        local ok, err, rows = run({ "hi" }, { width = 80, replies = { ["ai.ask"] = { false, nil, case[2] } } });
+        expect(ok):eq(false);
+        expect(err):eq(case[3]);
+        expect(rows[1]):eq("");
+      end);
+    end
+
+    it("fails at once when sandbox.url is not set", function()
+      local ok, err, _, record = run({ "hi" }, { settings = {} });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox.url is not set. Run: sandbox setup");
+      expect(#record.sends):eq(0);
+    end);
+
+    it("fails at once when the daemon is not running", function()
+      local ok, err, _, record = run({ "hi" }, { noDaemon = true });
+      expect(ok):eq(false);
+      expect(err):str_match("^The sandbox daemon is not running");
+      expect(#record.sends):eq(0);
+    end);
+
+    it("waits for a daemon that is still connecting, as sandbox health does", function()
+      stub(os, "startTimer", function() local id = 810000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local ok, err, rows, record = run({ "hi" }, {
+        statuses = { { state = "connecting" }, { state = "authenticating" }, { state = "connected", connected = true } },
+        polls = { { text(1, "Hello"), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(record.statusRequests):eq(3);
+      expect(rows[1]):eq("Hello");
+    end);
+
+    it("says the gateway lost a turn it no longer knows", function()
+      local ok, err = run({ "hi" }, { polls = { { err = { code = "unknown_turn", message = "no turn t1" } } } });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway lost this answer (did it restart?); ask again");
+    end);
+
+    it("refuses an unknown option", function()
+      local ok, err, _, record = run({ "--frobnicate" });
+      expect(ok):eq(false);
+      expect(err):eq("ai: unknown option '--frobnicate'. Run: ai --help");
+      expect(#record.sends):eq(0);
+    end);
+  end);
+
+  describe("ai alone", function()
+    it("holds a conversation until exit, keeping the typed lines as history", function()
+      local ok, err, rows, record = run({}, {
+        width = 40,
+        typed = { "hello", "", "and then?", "exit" },
+        polls = { { text(1, "Hi!"), done(2) }, { text(1, "Then bye."), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows):same({
+        "Ask the agent. exit or Ctrl-T leaves.",
+        "ai> hello", "Hi!", "ai>", "ai> and then?", "Then bye.", "ai> exit", "",
+      });
+      local asks = sent(record, "ai.ask");
+      expect(#asks):eq(2);
+      expect(asks[2].prompt):eq("and then?");
+      expect(record.reads[4].history):same({ "hello", "and then?" });
+    end);
+
+    it("leaves on Ctrl-T at the prompt, and goes on after Ctrl-T in a turn", function()
+      local ok, err, rows, record = run({}, {
+        width = 45,
+        typed = { "hi", "again", CTRL_T },
+        polls = { TERMINATE, { text(1, "Back."), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[3]):eq("Aborted: the turn was stopped (Ctrl-T).");
+      expect(rows[5]):eq("Back.");
+      expect(#sent(record, "ai.abort")):eq(1);
+    end);
+
+    it("shows a refused question in red and goes on", function()
+      local ok, err, rows = run({}, {
+        width = 60,
+        typed = { "hi", "exit" },
+        replies = { ["ai.ask"] = { false, nil, { code = "busy", message = "a turn is running on session main" } } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[3]):eq("a turn is running on session main");
+      expect(rows[4]):eq("ai> exit");
+    end);
+  end);
+
+  describe("options", function()
+    it("--reset resets the conversation", function()
+      local ok, err, rows, record = run({ "--reset" }, { width = 70 });
+      expectSuccess(ok, err);
+      expect(sent(record, "ai.reset")):same({ { session = "main" } });
+      expect(rows[1]):eq("The conversation is reset: the next question starts a new one.");
+    end);
+
+    it("--reset says busy while a turn runs", function()
+      local ok, err = run({ "--reset" }, {
+        replies = { ["ai.reset"] = { false, nil, { code = "busy", message = "a turn is running; reset when it ends" } } },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("a turn is running; reset when it ends");
+    end);
+
+    it("--help fits a pocket screen", function()
+      local ok, err, rows, record = run({ "--help" }, { width = 26, height = 10 });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Usage: ai <question>");
+      expect(#record.sends):eq(0);
+    end);
+  end);
+end);

@@ -1,0 +1,282 @@
+-- Specs for /apis/libsandboxai: the ai.* requests and run(), against a fake gateway given to
+-- the factory as its request function (no daemon, no socket).
+
+local lib = require('/apis/libsandboxai');
+
+-- A fake gateway: answers ai.ask with turnId "t1", ai.poll with the next reply of `polls` (a
+-- list of {events, done} or {err = {code, message}}, or a function called instead), and
+-- records every request.
+local function gateway(polls, opts)
+  opts = opts or {};
+  local record = { requests = {} };
+  local pollIndex = 0;
+  record.request = function(msgType, payload, timeout)
+    record.requests[#record.requests + 1] = { type = msgType, payload = payload, timeout = timeout };
+    if opts.refuse ~= nil and opts.refuse[msgType] ~= nil then
+      return false, nil, opts.refuse[msgType];
+    elseif msgType == lib.TYPE_ASK then
+      return true, { turnId = "t1" };
+    elseif msgType == lib.TYPE_POLL then
+      pollIndex = pollIndex + 1;
+      local reply = polls[pollIndex];
+      if type(reply) == "function" then
+        reply = reply(payload);
+      end
+      if reply == nil then
+        error("poll " .. pollIndex .. " was not expected", 0);
+      elseif reply.err ~= nil then
+        return false, nil, reply.err;
+      end
+      return true, { events = reply[1], done = reply[2] == true };
+    end
+    return true, {};
+  end
+  record.of = function(msgType)
+    local found = {};
+    for _, req in ipairs(record.requests) do
+      if req.type == msgType then
+        found[#found + 1] = req.payload;
+      end
+    end
+    return found;
+  end
+  return record;
+end
+
+local function settingsWith(confirm)
+  return { get = function(name) if name == "sandbox.ai_confirm" then return confirm; end end };
+end
+
+local fakeTerm = {
+  getSize = function() return 39, 13; end,
+  isColour = function() return false; end,
+};
+
+local CONFIRM = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file", detail = "/door.lua", bytes = 312 };
+local DONE = { seq = 2, kind = "done", reason = "stop" };
+
+describe("libsandboxai", function()
+  describe("ask", function()
+    it("sends the question with the session, the screen, the kind and colour", function()
+      local gw = gateway({});
+      local client = lib.newClient({ request = gw.request, term = fakeTerm, kind = "turtle" });
+      expect(client.ask("hello")):eq("t1");
+      expect(gw.of(lib.TYPE_ASK)[1]):same({
+        prompt = "hello", session = "main", kind = "turtle",
+        screen = { width = 39, height = 13 }, colour = false,
+      });
+      client.ask("again", { session = "door-2", screen = { width = 5, height = 6 }, colour = true, kind = "pocket" });
+      expect(gw.of(lib.TYPE_ASK)[2]):same({
+        prompt = "again", session = "door-2", kind = "pocket",
+        screen = { width = 5, height = 6 }, colour = true,
+      });
+    end);
+
+    it("refuses an empty or too long question without asking the gateway", function()
+      local gw = gateway({});
+      local client = lib.newClient({ request = gw.request, term = fakeTerm });
+      local turnId, err = client.ask("   ");
+      expect(turnId):eq(nil);
+      expect(err):same({ code = "bad_payload", message = "The question is empty" });
+      turnId, err = client.ask(string.rep("x", lib.MAX_PROMPT_BYTES + 1));
+      expect(turnId):eq(nil);
+      expect(err):same({ code = "bad_payload", message = "The question is 4097 bytes; the limit is 4096" });
+      expect(#gw.requests):eq(0);
+      expect(client.ask(string.rep("x", lib.MAX_PROMPT_BYTES))):eq("t1");
+    end);
+
+    it("returns the gateway's refusal", function()
+      local refusal = { code = "ai_disabled", message = "the operator must set --ai-model" };
+      local gw = gateway({}, { refuse = { [lib.TYPE_ASK] = refusal } });
+      local client = lib.newClient({ request = gw.request, term = fakeTerm });
+      local turnId, err = client.ask("hi");
+      expect(turnId):eq(nil);
+      expect(err):same(refusal);
+    end);
+
+    it("raises for a bad session name, as for any bad argument", function()
+      local client = lib.newClient({ request = gateway({}).request, term = fakeTerm });
+      expect.error(client.ask, "hi", { session = "Main" }):str_match("session must be 1%-32 characters");
+      expect.error(client.ask, "hi", { session = string.rep("a", 33) }):str_match("session must be");
+      expect.error(client.reset, ""):str_match("bad argument #1");
+      expect.error(client.ask, 42):str_match("string expected, got number");
+    end);
+  end);
+
+  describe("the single requests", function()
+    it("poll keeps the events in order and says whether the turn is done", function()
+      local gw = gateway({ { { { seq = 1, kind = "text", text = "a" }, { kind = "text" }, { seq = 2, kind = "done", reason = "stop" } }, true } });
+      local client = lib.newClient({ request = gw.request });
+      local events, done = client.poll("t1", 0, 100);
+      expect(#events):eq(2);
+      expect(events[2].kind):eq("done");
+      expect(done):eq(true);
+      expect(gw.of(lib.TYPE_POLL)[1]):same({ turnId = "t1", after = 0, waitMs = 100 });
+    end);
+
+    it("abort, reset and approve send their payloads", function()
+      local gw = gateway({});
+      local client = lib.newClient({ request = gw.request });
+      expect(client.abort("t1")):eq(true);
+      expect(client.reset()):eq(true);
+      expect(client.reset("other")):eq(true);
+      expect(client.approve("t1", "c1", false)):eq(true);
+      expect(gw.of(lib.TYPE_ABORT)[1]):same({ turnId = "t1" });
+      expect(gw.of(lib.TYPE_RESET)):same({ { session = "main" }, { session = "other" } });
+      expect(gw.of(lib.TYPE_APPROVE)[1]):same({ turnId = "t1", confirmId = "c1", allow = false });
+    end);
+
+    it("reset returns busy while a turn runs", function()
+      local busy = { code = "busy", message = "a turn is running on session main" };
+      local client = lib.newClient({ request = gateway({}, { refuse = { [lib.TYPE_RESET] = busy } }).request });
+      local ok, err = client.reset();
+      expect(ok):eq(false);
+      expect(err):same(busy);
+    end);
+  end);
+
+  describe("run", function()
+    it("hands every event to onEvent in order and polls after the last seq", function()
+      local gw = gateway({
+        { { { seq = 1, kind = "text", text = "Hel" }, { seq = 2, kind = "tool", tool = "read_file", detail = "/a", state = "running" } } },
+        { {} },
+        { { { seq = 2, kind = "tool", tool = "read_file", detail = "/a", state = "running" }, { seq = 3, kind = "text", text = "lo" } } },
+        { { { seq = 4, kind = "done", reason = "stop" } }, true },
+      });
+      local seen = {};
+      local client = lib.newClient({ request = gw.request, term = fakeTerm });
+      local result, err = client.run("hi", { onEvent = function(event) seen[#seen + 1] = event.seq .. event.kind; end });
+      expect(err):eq(nil);
+      expect(result):same({ turnId = "t1", reason = "stop" });
+      expect(seen):same({ "1text", "2tool", "3text", "4done" });
+      local afters = {};
+      for _, payload in ipairs(gw.of(lib.TYPE_POLL)) do
+        afters[#afters + 1] = payload.after;
+        expect(payload.waitMs):eq(lib.POLL_WAIT_MS);
+      end
+      expect(afters):same({ 0, 2, 2, 3 });
+    end);
+
+    it("calls onWait before each poll that follows events", function()
+      local order = {};
+      local gw = gateway({
+        function() order[#order + 1] = "poll1"; return { { { seq = 1, kind = "text", text = "a" } } }; end,
+        function() order[#order + 1] = "poll2"; return { { DONE }, true }; end,
+      });
+      lib.newClient({ request = gw.request, term = fakeTerm }).run("hi", {
+        onEvent = function(event) order[#order + 1] = event.kind; end,
+        onWait = function() order[#order + 1] = "wait"; end,
+      });
+      expect(order):same({ "poll1", "text", "wait", "poll2", "done" });
+    end);
+
+    it("reports the error and the cut of a turn", function()
+      local gw = gateway({
+        { { { seq = 1, kind = "cut", message = "cut at 64 KiB" }, { seq = 2, kind = "error", code = "timeout", message = "no answer" }, { seq = 3, kind = "done", reason = "deadline" } }, true },
+      });
+      local result = lib.newClient({ request = gw.request, term = fakeTerm }).run("hi");
+      expect(result):same({ turnId = "t1", reason = "deadline", cut = true, error = { code = "timeout", message = "no answer" } });
+    end);
+
+    it("asks the program's callback to confirm and sends its answer", function()
+      for _, answer in ipairs({ true, false }) do
+        local gw = gateway({ { { CONFIRM, DONE }, true } });
+        local asked, seen;
+        local client = lib.newClient({ request = gw.request, term = fakeTerm, settings = settingsWith(nil) });
+        client.run("hi", {
+          confirm = function(event) asked = event.detail .. " " .. event.bytes; return answer; end,
+          onEvent = function(event) if event.kind == "confirm" then seen = event; end end,
+        });
+        expect(asked):eq("/door.lua 312");
+        expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c1", allow = answer } });
+        expect(seen.allowed):eq(answer);
+        expect(seen.asked):eq(true);
+      end
+    end);
+
+    it("denies a change when the program gives no callback", function()
+      local gw = gateway({ { { CONFIRM, DONE }, true } });
+      lib.newClient({ request = gw.request, term = fakeTerm, settings = settingsWith(true) }).run("hi");
+      expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c1", allow = false } });
+    end);
+
+    it("allows a change by itself when the owner set sandbox.ai_confirm false", function()
+      local gw = gateway({ { { CONFIRM, DONE }, true } });
+      local called = false;
+      lib.newClient({ request = gw.request, term = fakeTerm, settings = settingsWith(false) }).run("hi", {
+        confirm = function() called = true; return false; end,
+      });
+      expect(called):eq(false);
+      expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c1", allow = true } });
+    end);
+
+    it("polls again after a lost reply, waiting less at the gateway", function()
+      local timeout = { err = { code = "timeout", message = "no reply" } };
+      local gw = gateway({ timeout, timeout, { { DONE }, true } });
+      expect(lib.newClient({ request = gw.request, term = fakeTerm }).run("hi").reason):eq("stop");
+      local waits = {};
+      for _, payload in ipairs(gw.of(lib.TYPE_POLL)) do
+        waits[#waits + 1] = payload.waitMs;
+      end
+      expect(waits):same({ 5000, 2500, 1250 });
+    end);
+
+    it("gives up after MAX_POLL_FAILURES lost replies at the shortest wait", function()
+      local timeout = { err = { code = "timeout", message = "no reply" } };
+      local polls = {};
+      for i = 1, 20 do
+        polls[i] = timeout;
+      end
+      local gw = gateway(polls);
+      local result, err = lib.newClient({ request = gw.request, term = fakeTerm }).run("hi");
+      expect(result):eq(nil);
+      expect(err.code):eq("timeout");
+      local sent = gw.of(lib.TYPE_POLL);
+      -- 5000, 2500, 1250, 625, then 500 until the failures run out
+      expect(#sent):eq(4 + lib.MAX_POLL_FAILURES);
+      expect(sent[#sent].waitMs):eq(lib.MIN_POLL_WAIT_MS);
+    end);
+
+    it("returns other poll errors at once", function()
+      local gw = gateway({ { err = { code = "unknown_turn", message = "no turn t1" } } });
+      local result, err = lib.newClient({ request = gw.request, term = fakeTerm }).run("hi");
+      expect(result):eq(nil);
+      expect(err):same({ code = "unknown_turn", message = "no turn t1" });
+    end);
+
+    it("returns the ask's refusal without polling", function()
+      local gw = gateway({}, { refuse = { [lib.TYPE_ASK] = { code = "busy", message = "a turn runs" } } });
+      local result, err = lib.newClient({ request = gw.request, term = fakeTerm }).run("hi");
+      expect(result):eq(nil);
+      expect(err.code):eq("busy");
+      expect(#gw.of(lib.TYPE_POLL)):eq(0);
+    end);
+
+    it("aborts the turn on terminate and raises Terminated", function()
+      local gw = gateway({
+        { { { seq = 1, kind = "text", text = "a" } } },
+        function() error("Terminated", 0); end,
+      });
+      local started;
+      local ok, err = pcall(lib.newClient({ request = gw.request, term = fakeTerm }).run, "hi", {
+        onStart = function(turnId) started = turnId; end,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      expect(started):eq("t1");
+      expect(gw.of(lib.TYPE_ABORT)):same({ { turnId = "t1" } });
+      -- briefly: the same Ctrl-T may have stopped the daemon, which would never answer
+      expect(gw.requests[#gw.requests].timeout):eq(lib.ABORT_TIMEOUT);
+    end);
+
+    it("does not abort when a callback fails for another reason", function()
+      local gw = gateway({ { { { seq = 1, kind = "text", text = "a" } } } });
+      local ok, err = pcall(lib.newClient({ request = gw.request, term = fakeTerm }).run, "hi", {
+        onEvent = function() error("boom", 0); end,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("boom");
+      expect(#gw.of(lib.TYPE_ABORT)):eq(0);
+    end);
+  end);
+end);

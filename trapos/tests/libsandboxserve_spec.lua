@@ -1,0 +1,93 @@
+-- Specs for /apis/libsandboxserve: the daemon's router on its own, fed events by hand with a
+-- recording os (no program runs here; libsandboxrequests_spec runs a real serve() beside it).
+
+local lib = require('/apis/libsandboxserve');
+local events = require('/apis/libsandboxevents');
+
+-- A recording os: queued events are kept, timers get ids from 700001 up.
+local function newOs()
+  local fake = { queued = {}, timers = 0, cancelled = {} };
+  fake.queueEvent = function(...) fake.queued[#fake.queued + 1] = table.pack(...); end;
+  fake.startTimer = function() fake.timers = fake.timers + 1; return 700000 + fake.timers; end;
+  fake.cancelTimer = function(id) fake.cancelled[#fake.cancelled + 1] = id; end;
+  return fake;
+end
+
+local function answerOf(router, msgType, payload)
+  local answer;
+  router.forward(msgType, payload or {}, function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
+  return answer;
+end
+
+describe("libsandboxserve", function()
+  describe("newRouter", function()
+    it("answers unknown_type when no program serves the type", function()
+      local router = lib.newRouter({ os = newOs() });
+      expect(answerOf(router, "door.open").err):same({
+        code = "unknown_type", message = "this computer does not handle requests of type door.open",
+      });
+    end);
+
+    it("sends a request to the latest program offering its type and passes the answer back", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p2", { "door.open", "fs.read" });
+      expect(answerOf(router, "door.open", { door = "n" })):eq(nil);
+      local sent = fakeOs.queued[1];
+      expect(sent[1]):eq(events.EVENT_SERVE_REQUEST);
+      expect(sent[2]):eq("p2");
+      expect(sent[4]):eq("door.open");
+      expect(sent[5]):same({ door = "n" });
+      -- a built-in type is never routed to a program
+      expect(answerOf(router, "fs.read").err.code):eq("unknown_type");
+
+      local answer;
+      router.forward("door.open", {}, function(ok, result) answer = { ok = ok, payload = result }; end);
+      router.onEvent(events.EVENT_SERVE_REPLY, fakeOs.queued[2][3], true, { opened = true });
+      expect(answer):same({ ok = true, payload = { opened = true } });
+    end);
+
+    it("forgets a program whose lease ran out and answers its requests in flight", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      local answer;
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      router.onEvent("timer", 700001); -- first sweep: p1 offered since the start
+      expect(answer):eq(nil);
+      router.onEvent("timer", 700002); -- second sweep: no offer in a whole lease
+      expect(answer.ok):eq(false);
+      expect(answer.err.code):eq("unknown_type");
+      expect(answer.err.message):eq("door.open is no longer served: the program serving it has ended");
+      expect(answerOf(router, "door.open").err.code):eq("unknown_type");
+    end);
+
+    it("forgets a program that withdraws", function()
+      local router = lib.newRouter({ os = newOs() });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      router.onEvent(events.EVENT_SERVE_WITHDRAW, "p1");
+      expect(answerOf(router, "door.open").err.code):eq("unknown_type");
+    end);
+
+    it("stop drops the requests in flight and its timer", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      local called = false;
+      router.forward("door.open", {}, function() called = true; end);
+      router.stop();
+      router.onEvent(events.EVENT_SERVE_REPLY, fakeOs.queued[1][3], true, {});
+      expect(called):eq(false);
+      expect(fakeOs.cancelled):same({ 700001 });
+    end);
+  end);
+
+  describe("serve", function()
+    it("checks its handlers", function()
+      expect.error(lib.serve, { ["fs.read"] = function() end }):str_match("built%-in");
+      expect.error(lib.serve, { [""] = function() end }):str_match("non%-empty");
+      expect.error(lib.serve, { ["x"] = 3 }):str_match("must be a function");
+    end);
+  end);
+end);

@@ -1,0 +1,79 @@
+-- What the specs share, so no spec keeps its own copy: a stub of CC's settings API, and the
+-- reader of the fixtures (tests/fixtures/*.json) that the Go tests read too.
+
+local codec = require('/apis/libsandboxcodec');
+
+-- settings(values): CC's settings API over a plain table. get answers the default for a
+-- setting without a value, as CC's does; define does nothing.
+local function settings(values)
+  return {
+    define = function() end,
+    get = function(name, default)
+      if values[name] == nil then
+        return default;
+      end
+      return values[name];
+    end,
+  };
+end
+
+-- decodeJson(text, what, options): the decoded JSON text (options go to unserializeJSON);
+-- the spec fails, naming what, when it is not JSON.
+local function decodeJson(text, what, options)
+  local value, err = textutils.unserializeJSON(text, options);
+  if value == nil then
+    fail(what .. " is not JSON: " .. tostring(err));
+  end
+  return value;
+end
+
+-- readJson(path, options): the decoded JSON file; the spec fails when it cannot be read.
+local function readJson(path, options)
+  local handle = fs.open(path, "rb");
+  if handle == nil then
+    fail("cannot open " .. path);
+  end
+  local text = handle.readAll();
+  handle.close();
+  return decodeJson(text, path, options);
+end
+
+-- daemonTypes(): the request types the daemon answers itself, as a set: the reserved ones
+-- but the gateway's own.
+local function daemonTypes()
+  local types = {};
+  for msgType in pairs(codec.RESERVED_TYPES) do
+    if msgType ~= codec.TYPE_HELLO and msgType ~= codec.TYPE_PROBE_GATEWAY then
+      types[msgType] = true;
+    end
+  end
+  return types;
+end
+
+-- bytes(value): a decoded value with every string (keys too) turned from its wire form (one
+-- code point U+0000-U+00FF per byte) into the bytes it stands for. The fixtures' strings are
+-- wire strings. The empty-array sentinel stays itself, so [] and {} remain apart.
+local function bytes(value)
+  if type(value) == "string" then
+    local converted = codec.fromWire(value);
+    if converted == nil then
+      fail("not a wire string: " .. value);
+    end
+    return converted;
+  elseif type(value) == "table" and value ~= textutils.empty_json_array then
+    local out = {};
+    for k, v in pairs(value) do
+      out[bytes(k)] = bytes(v);
+    end
+    return out;
+  end
+  return value;
+end
+
+return {
+  settings = settings,
+  decodeJson = decodeJson,
+  readJson = readJson,
+  daemonTypes = daemonTypes,
+  bytes = bytes,
+};
