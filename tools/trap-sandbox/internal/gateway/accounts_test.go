@@ -10,6 +10,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
 // accountsHarness is a gateway with the shared password "pw" and accounts alice and bob,
@@ -48,7 +49,7 @@ func TestCredentialHelloIsTheAccounts(t *testing.T) {
 	resp = p.hello("pw")
 	require.True(t, resp.OK, "%+v", resp.Error)
 	assert.Equal(t, LocalAccount, helloAccount(t, resp))
-	waitFor(t, "both computers 7: listed", func() bool { return len(h.gw.Computers()) == 2 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 2 }, waitLimit, testkit.Poll, "both computers 7: listed")
 }
 
 // TestNoCredentialEvictsAnotherAccountsComputer: the shared password or bob's credential
@@ -59,7 +60,7 @@ func TestNoCredentialEvictsAnotherAccountsComputer(t *testing.T) {
 	a := h.connect(t, "7:", alice)
 	h.connect(t, "7:", "pw")
 	h.connect(t, "7:", bob)
-	waitFor(t, "three computers 7:", func() bool { return len(h.gw.Computers()) == 3 })
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 3 }, waitLimit, testkit.Poll, "three computers 7:")
 	ch := make(chan requestResult, 1)
 	go func() {
 		resp, err := h.gw.Request(t.Context(), "alice", "7:", "ping", nil)
