@@ -185,11 +185,18 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 
 	accounts, store, err := c.DataDirFlags.open(ctx)
-	if err != nil {
+	switch {
+	case err == nil:
+		defer store.Close() // after Serve
+		logger.Info("accounts", "store", store.Path())
+	case c.DataDir == "":
+		// The default place is unusable (no home, a read-only one): serve as before accounts
+		// rather than not at all; an explicit --data-dir that fails stops the start instead.
+		logger.Warn("no account store: accounts are off (only SANDBOX_PASSWORD and SANDBOX_API_TOKEN work); give --data-dir to turn them on", "err", err)
+		accounts = nil
+	default:
 		return err
 	}
-	defer store.Close() // after Serve
-	logger.Info("accounts", "store", store.Path())
 
 	gwConfig := gateway.Config{
 		Password:       c.Password,
