@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"trap-sandbox/internal/account"
-
 	"trap-sandbox/internal/protocol"
 )
 
