@@ -6,11 +6,13 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -102,6 +104,22 @@ func TestAccountsIsolation(t *testing.T) {
 	out, errOut, code = runCLI(ctx, t, nil, "computers", url, "--api-token="+alice)
 	require.Equal(t, 0, code, errOut)
 	assert.Equal(t, 2, len(strings.Split(strings.TrimSpace(out), "\n")), out)
+
+	// MCP over HTTP (/mcp with alice's token) and over stdio (the bridge with alice's token).
+	for name, session := range map[string]*sdk.ClientSession{
+		"http":  harness.ConnectMCP(ctx, t, g, alice),
+		"stdio": harness.ConnectMCPStdio(ctx, t, gatewayBin, g, "SANDBOX_API_TOKEN="+alice),
+	} {
+		var list map[string]any
+		harness.ToolOK(t, harness.CallTool(ctx, t, session, "list_computers", nil), "", &list)
+		raw, err := json.Marshal(list)
+		require.NoError(t, err)
+		assert.Contains(t, string(raw), `"accountId":"alice"`, name)
+		assert.Equal(t, 1, strings.Count(string(raw), `"traposId"`), "%s: %s", name, raw)
+		msg := harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8"}), "not_connected")
+		assert.NotContains(t, msg, "did you mean", "%s: no hint names bob's computer", name)
+		harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8:"}), "not_connected")
+	}
 
 	// Revoking alice's first token (from the data directory, beside the running gateway).
 	id := strings.SplitN(alice, "_", 3)[1]
