@@ -40,18 +40,20 @@ func gatewayWithAPI(t *testing.T, token string) (*gateway.Gateway, *httptest.Ser
 	return gw, srv
 }
 
-// connectComputer says hello as traposID and answers every gateway_request with answer(type,
-// payload) → the computer_response's fields, until the test ends.
-func connectComputer(t *testing.T, gw *gateway.Gateway, srv *httptest.Server, traposID string, answer func(typ string, payload json.RawMessage) map[string]any) {
+// connectComputer says hello as traposID (with secret, if given) and answers every
+// gateway_request with answer(type, payload) → the computer_response's fields, until the test
+// ends.
+func connectComputer(t *testing.T, gw *gateway.Gateway, srv *httptest.Server, traposID string, answer func(typ string, payload json.RawMessage) map[string]any, secret ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
+	before := len(gw.Computers())
 	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+gateway.WebSocketPath, nil)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	t.Cleanup(func() { _ = conn.Close() })
 	require.NoError(t, conn.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": traposID,
-		"messageId": "hello", "type": "hello", "payload": map[string]any{"traposId": traposID}}))
+		"messageId": "hello", "type": "hello", "payload": map[string]any{"traposId": traposID, "secret": strings.Join(secret, "")}}))
 	go func() {
 		for {
 			_, data, err := conn.ReadMessage()
@@ -69,7 +71,7 @@ func connectComputer(t *testing.T, gw *gateway.Gateway, srv *httptest.Server, tr
 			}
 		}
 	}()
-	require.Eventually(t, func() bool { return len(gw.Computers()) > 0 }, testTimeout, 5*time.Millisecond)
+	require.Eventually(t, func() bool { return len(gw.Computers()) > before }, testTimeout, 5*time.Millisecond)
 }
 
 // TestBothTransportsReachARealGateway: the in-process Transport and the HTTP one give the
