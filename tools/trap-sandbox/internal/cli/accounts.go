@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -44,6 +45,36 @@ func (f DataDirFlags) open(ctx context.Context) (*account.Accounts, *account.SQL
 	return account.New(s, clock.Real{}), s, nil
 }
 
+// StoreFlags locate the account store for the account commands: the data directory, or
+// with --nats the key-value bucket the replicas share.
+type StoreFlags struct {
+	DataDirFlags
+	NATSFlags
+}
+
+// open opens the store and returns Accounts on it, where it is (for messages) and how to
+// close it.
+func (f *StoreFlags) open(ctx context.Context) (*account.Accounts, string, func(), error) {
+	if !f.NATSFlags.enabled() {
+		accounts, s, err := f.DataDirFlags.open(ctx)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return accounts, s.Path(), func() { _ = s.Close() }, nil
+	}
+	logger := slog.New(slog.DiscardHandler)
+	nc, err := f.NATSFlags.connect("trap-sandbox accounts", logger)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	kv, err := f.NATSFlags.accountStore(ctx, nc)
+	if err != nil {
+		nc.Close()
+		return nil, "", nil, err
+	}
+	return account.New(kv, clock.Real{}), "the NATS key-value bucket " + account.KVBucket, nc.Close, nil
+}
+
 // DefaultDataDir is where a gateway keeps its data when --data-dir is not given:
 // $XDG_DATA_HOME/trap-sandbox or ~/.local/share/trap-sandbox on Unix, the user's config
 // directory (Application Support, %AppData%) on macOS and Windows.
@@ -74,18 +105,18 @@ type AccountsCmd struct {
 
 // AccountsAddCmd creates an account.
 type AccountsAddCmd struct {
-	DataDirFlags
+	StoreFlags
 	Name  string `arg:"" help:"The account's name (a-z, 0-9, '.', '_', '-'); it is the accountId of its computers."`
 	Admin bool   `help:"Make it an admin: it reaches every account's computers."`
 }
 
 // Run creates the account and prints its first token alone on the last line.
 func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, s, err := c.open(ctx)
+	accounts, where, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer done()
 	role := account.RoleUser
 	if c.Admin {
 		role = account.RoleAdmin
@@ -97,22 +128,22 @@ func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "account %s (%s) created in %s; its API token (shown once, send it as Authorization: Bearer or --api-token):\n%s\n", c.Name, role, s.Path(), token)
+	fmt.Fprintf(out, "account %s (%s) created in %s; its API token (shown once, send it as Authorization: Bearer or --api-token):\n%s\n", c.Name, role, where, token)
 	return nil
 }
 
 // AccountsListCmd lists the accounts.
 type AccountsListCmd struct {
-	DataDirFlags
+	StoreFlags
 }
 
 // Run prints one account a line: name, role, created.
 func (c *AccountsListCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, s, err := c.open(ctx)
+	accounts, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer done()
 	all, err := accounts.Store().Accounts(ctx)
 	if err != nil {
 		return err
@@ -134,17 +165,17 @@ type TokensCmd struct {
 
 // TokensListCmd lists an account's tokens.
 type TokensListCmd struct {
-	DataDirFlags
+	StoreFlags
 	Account string `arg:"" help:"The account."`
 }
 
 // Run prints one token a line.
 func (c *TokensListCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, s, err := c.open(ctx)
+	accounts, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer done()
 	if _, err := accounts.Store().Account(ctx, c.Account); err != nil {
 		return fmt.Errorf("%w (trap-sandbox accounts list shows them)", err)
 	}
@@ -162,7 +193,7 @@ func (c *TokensListCmd) Run(ctx context.Context, out Stdout) error {
 
 // TokensAddCmd issues a token.
 type TokensAddCmd struct {
-	DataDirFlags
+	StoreFlags
 	Account string        `arg:"" help:"The account."`
 	Name    string        `arg:"" help:"What the token is for (laptop, ci, agent)."`
 	Expires time.Duration `help:"Lifetime (e.g. 720h); 0, the default, never expires."`
@@ -170,11 +201,11 @@ type TokensAddCmd struct {
 
 // Run prints the new token alone on the last line.
 func (c *TokensAddCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, s, err := c.open(ctx)
+	accounts, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer done()
 	token, t, err := accounts.IssueToken(ctx, c.Account, c.Name, c.Expires)
 	if errors.Is(err, account.ErrNotFound) {
 		return fmt.Errorf("no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
@@ -188,17 +219,17 @@ func (c *TokensAddCmd) Run(ctx context.Context, out Stdout) error {
 
 // TokensRevokeCmd revokes a token.
 type TokensRevokeCmd struct {
-	DataDirFlags
+	StoreFlags
 	ID string `arg:"" name:"id" help:"The token's id (the ID column of tokens list; the part after tsa_ and before the next _)."`
 }
 
 // Run revokes the token.
 func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, s, err := c.open(ctx)
+	accounts, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer done()
 	id := c.ID
 	if strings.HasPrefix(id, string(account.KindToken)+"_") { // the whole token given: its selector
 		id, _, _ = strings.Cut(strings.TrimPrefix(id, string(account.KindToken)+"_"), "_")
@@ -223,17 +254,17 @@ type CredentialsCmd struct {
 
 // CredentialsAddCmd issues a computer credential.
 type CredentialsAddCmd struct {
-	DataDirFlags
+	StoreFlags
 	Account string `arg:"" help:"The account the computer will belong to."`
 }
 
 // Run prints the credential alone on the last line.
 func (c *CredentialsAddCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, s, err := c.open(ctx)
+	accounts, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer done()
 	secret, cred, err := accounts.IssueCredential(ctx, c.Account, "operator")
 	if errors.Is(err, account.ErrNotFound) {
 		return fmt.Errorf("no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
@@ -247,17 +278,17 @@ func (c *CredentialsAddCmd) Run(ctx context.Context, out Stdout) error {
 
 // CredentialsListCmd lists credentials.
 type CredentialsListCmd struct {
-	DataDirFlags
+	StoreFlags
 	Account string `arg:"" optional:"" help:"The account (default: every account)."`
 }
 
 // Run prints one credential a line.
 func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, s, err := c.open(ctx)
+	accounts, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer done()
 	creds, err := accounts.Store().Credentials(ctx, c.Account)
 	if err != nil {
 		return err
@@ -273,17 +304,17 @@ func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout) error {
 
 // CredentialsRevokeCmd revokes a credential.
 type CredentialsRevokeCmd struct {
-	DataDirFlags
+	StoreFlags
 	ID string `arg:"" name:"id" help:"The credential's id (the ID column of credentials list)."`
 }
 
 // Run revokes the credential.
 func (c *CredentialsRevokeCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, s, err := c.open(ctx)
+	accounts, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer done()
 	cr, err := accounts.RevokeCredential(ctx, "", c.ID)
 	if errors.Is(err, account.ErrNotFound) {
 		return fmt.Errorf("no credential %q (trap-sandbox credentials list shows the ids)", c.ID)

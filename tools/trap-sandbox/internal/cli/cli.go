@@ -17,6 +17,8 @@ import (
 
 	"traposclient"
 
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -168,7 +170,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	defer l.Close()                     // Serve closes it too; this is for the errors before Serve
 	metrics := prometheus.NewRegistry() // the one registry every module records on
 	var gwMetrics *gateway.Metrics
-	var registry gateway.Registry // nil: the single process's map
+	var registry gateway.Registry  // nil: the single process's map
+	var sharedAccounts *account.KV // the replicas' account store under --nats
 	replica := ""
 	if !c.NATSFlags.enabled() {
 		gwMetrics = gateway.NewMetrics(metrics)
@@ -182,10 +185,28 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		}
 		defer router.Close() // after Serve: the gateway's shutdown withdraws the claims first
 		registry = router
+		// The replicas share one account store, so an account, a token or a revocation made
+		// on one holds on all.
+		nc, err := c.NATSFlags.connect("trap-sandbox "+replica+" accounts", logger)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		if sharedAccounts, err = c.NATSFlags.accountStore(ctx, nc); err != nil {
+			return err
+		}
 	}
 
-	accounts, store, err := c.DataDirFlags.open(ctx)
+	var accounts *account.Accounts
+	var store *account.SQLite
+	if sharedAccounts != nil {
+		accounts = account.New(sharedAccounts, clock.Real{})
+		logger.Info("accounts", "store", "NATS key-value bucket "+account.KVBucket)
+	} else {
+		accounts, store, err = c.DataDirFlags.open(ctx)
+	}
 	switch {
+	case sharedAccounts != nil:
 	case err == nil:
 		defer store.Close() // after Serve
 		logger.Info("accounts", "store", store.Path())
