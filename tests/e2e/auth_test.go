@@ -56,6 +56,7 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 		"files: none",
 		"exec: false",
 		"ai confirm: true",
+		"screen: none",
 	), lines(out))
 	// Any retry would have reached the gateway within the 12 s the program waited.
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),

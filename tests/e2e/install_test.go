@@ -215,13 +215,14 @@ func TestNumericPasswordThroughSetup(t *testing.T) {
 	out := playerSession(ctx, t, dir, true,
 		"wget run "+g.URL("/trapos/install"), "1234", "y", "reboot",
 		"set sandbox.password 1234",
-		"sandbox setup", "", "", "", "", "")
+		"sandbox setup", "", "", "", "", "", "")
 	assert.Contains(t, out, `"1234" is not a valid string.`)
 	setup := afterLast(out, "> sandbox setup")
 	assert.Contains(t, setup, "Gateway password (Enter keeps it) [********]: \n", out)
 	assert.Contains(t, setup, "Files: none, read or write [write]: \n", out)
 	assert.Contains(t, setup, "Run Lua and programs? yes or no [yes]: \n", out)
-	assert.Contains(t, setup, "Saved sandbox.url and sandbox.password.\nHost access: files write, exec true.\nai confirm: true\nsandboxOk: true\nopencodeOk: true\n", out)
+	assert.Contains(t, setup, "Screen: none, view or control [control]: \n", out, "the installer's yes included the screen")
+	assert.Contains(t, setup, "Saved sandbox.url and sandbox.password.\nAccess: files write, exec true, screen control.\nai confirm: true\nsandboxOk: true\nopencodeOk: true\n", out)
 	settings := readSettings(t, dir)
 	assert.Contains(t, settings, `[ "sandbox.password" ] = "1234"`)
 	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "write"`)

@@ -129,6 +129,7 @@ local function newDaemon(deps)
     host = deps.host or _HOST,
     shell = deps.shell or shell,
     env = deps.env or _G,
+    keys = deps.keys,
     traposId = function() return sessionId or traposId(osApi.getComputerID(), osApi.getComputerLabel()); end,
   });
 
@@ -549,6 +550,7 @@ local function newDaemon(deps)
 
   local function start()
     defineSettings(settingsApi);
+    requests.start(); -- mirror the screen from boot, before the shell draws
     restart();
   end
 
@@ -618,7 +620,8 @@ local function newDaemon(deps)
     if state == STATE_STOPPED then
       return false;
     end
-    if event == "terminate" then
+    if event == "terminate" and not requests.remoteTerminate() then
+      -- The player's Ctrl+T; the host's (screen.input) is for the foreground program.
       stop();
       return false;
     end

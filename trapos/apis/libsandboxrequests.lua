@@ -11,14 +11,20 @@ local config = require('/apis/libsandboxsettings');
 local files = require('/apis/libsandboxfiles');
 local exec = require('/apis/libsandboxexec');
 local protected = require('/apis/libsandboxprotected');
+local screenLib = require('/apis/libsandboxscreen');
 local version = require('/apis/libsandboxversion');
 local serveLib = require('/apis/libsandboxserve');
 
 local ERR_FORBIDDEN = codec.ERR_FORBIDDEN;
 
--- The permission each built-in type needs: nil (always answered), a file level, or exec.
+-- The permission each built-in type needs: nil (always answered), a file level, exec, or a
+-- screen level (screen.unwatch only stops what a view started).
 local NEEDS_EXEC = "exec";
+local NEEDS_SCREEN = { [config.SCREEN_VIEW] = "screen " .. config.SCREEN_VIEW, [config.SCREEN_CONTROL] = "screen " .. config.SCREEN_CONTROL };
 local NEEDS = {
+  [codec.TYPE_SCREEN_READ] = NEEDS_SCREEN[config.SCREEN_VIEW],
+  [codec.TYPE_SCREEN_WATCH] = NEEDS_SCREEN[config.SCREEN_VIEW],
+  [codec.TYPE_SCREEN_INPUT] = NEEDS_SCREEN[config.SCREEN_CONTROL],
   [codec.TYPE_FS_LIST] = config.FILES_READ,
   [codec.TYPE_FS_READ] = config.FILES_READ,
   [codec.TYPE_FS_WRITE] = config.FILES_WRITE,
@@ -30,7 +36,8 @@ local NEEDS = {
 };
 
 -- deps: settings, os, fs, term, env (what lua.exec chunks see), and optionally shell,
--- peripheral, host (_HOST) and traposId() (the session's id).
+-- peripheral, host (_HOST), keys and traposId() (the session's id). start() mirrors
+-- term.native() until stop().
 local function newRequests(deps)
   expect(1, deps, "table");
   field(deps, "settings", "table");
@@ -45,6 +52,10 @@ local function newRequests(deps)
   local settingsApi, osApi, fsApi = deps.settings, deps.os, deps.fs;
   local fileHandlers = files.newFiles({ fs = fsApi });
   local runner = exec.newRunner({ term = deps.term, os = osApi, env = deps.env, shell = deps.shell });
+  local screen = screenLib.newScreen({
+    term = deps.term.native(), os = osApi, keys = deps.keys or keys,
+    allowed = function() return config.screenAllow(settingsApi, config.SCREEN_VIEW); end,
+  });
 
   local router = serveLib.newRouter({ os = osApi });
 
@@ -54,6 +65,14 @@ local function newRequests(deps)
     local need = NEEDS[msgType];
     if need == nil then
       return nil;
+    elseif need == NEEDS_SCREEN[config.SCREEN_VIEW] or need == NEEDS_SCREEN[config.SCREEN_CONTROL] then
+      local level = need == NEEDS_SCREEN[config.SCREEN_VIEW] and config.SCREEN_VIEW or config.SCREEN_CONTROL;
+      if config.screenAllow(settingsApi, level) then
+        return nil;
+      end
+      return msgType .. " needs " .. config.SETTING_ALLOW_SCREEN .. " " .. level .. " (it is "
+        .. config.screenAllowed(settingsApi) .. "); the owner can allow it with: set "
+        .. config.SETTING_ALLOW_SCREEN .. " " .. level;
     elseif need == NEEDS_EXEC then
       if config.execAllowed(settingsApi) then
         return nil;
@@ -112,6 +131,8 @@ local function newRequests(deps)
       return done(true, info());
     elseif fileHandlers[msgType] ~= nil then
       return done(fileHandlers[msgType](payload));
+    elseif screen.handlers[msgType] ~= nil then
+      return done(screen.handlers[msgType](payload));
     elseif msgType == codec.TYPE_LUA_EXEC then
       return runner.exec(payload, done);
     elseif msgType == codec.TYPE_SHELL_RUN then
@@ -123,10 +144,12 @@ local function newRequests(deps)
   local function onEvent(event, ...)
     router.onEvent(event, ...);
     runner.onEvent(event, ...);
+    screen.onEvent(event, ...);
   end
 
   -- Drops running jobs and forwarded requests without answering (the daemon is stopping).
   local function stop()
+    screen.stop();
     runner.stop();
     router.stop();
   end
@@ -134,8 +157,10 @@ local function newRequests(deps)
   return {
     serve = serve,
     onEvent = onEvent,
+    start = screen.start,
     stop = stop,
     refusal = refusal,
+    remoteTerminate = screen.remoteTerminate,
   };
 end
 

@@ -16,12 +16,20 @@ local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
 -- Whether the player confirms each write, delete and run the gateway's agent asks for
 -- (docs/ai.md); read at every confirm.
 local SETTING_AI_CONFIRM = "sandbox.ai_confirm";
+local SETTING_ALLOW_SCREEN = "sandbox.allow_screen";
 
 -- Levels of sandbox.allow_files, each including the ones before it.
 local FILES_NONE = "none";
 local FILES_READ = "read";
 local FILES_WRITE = "write";
 local FILES_RANK = { [FILES_NONE] = 0, [FILES_READ] = 1, [FILES_WRITE] = 2 };
+
+-- Levels of sandbox.allow_screen, each including the ones before it: control types keys
+-- and clicks, as strong as exec.
+local SCREEN_NONE = "none";
+local SCREEN_VIEW = "view";
+local SCREEN_CONTROL = "control";
+local SCREEN_RANK = { [SCREEN_NONE] = 0, [SCREEN_VIEW] = 1, [SCREEN_CONTROL] = 2 };
 
 -- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
 -- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does.
@@ -82,6 +90,11 @@ local function defineSettings(settingsApi)
     type = "boolean",
     default = true,
   });
+  settingsApi.define(SETTING_ALLOW_SCREEN, {
+    description = "What the trap-sandbox host may do with this computer's screen: none, view or control (control includes view: it types keys and clicks)",
+    type = "string",
+    default = SCREEN_NONE,
+  });
 end
 
 -- The file access the owner allows: "none", "read" or "write"; an unknown value is "none".
@@ -111,6 +124,21 @@ local function aiConfirm(settingsApi)
   return (settingsApi or settings).get(SETTING_AI_CONFIRM) ~= false;
 end
 
+-- The screen access the owner allows: "none", "view" or "control"; an unknown value is "none".
+local function screenAllowed(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  local level = (settingsApi or settings).get(SETTING_ALLOW_SCREEN);
+  if SCREEN_RANK[level] == nil then
+    return SCREEN_NONE;
+  end
+  return level;
+end
+
+-- Whether the owner allows `need` ("view" or "control") screen access.
+local function screenAllow(settingsApi, need)
+  return SCREEN_RANK[screenAllowed(settingsApi)] >= SCREEN_RANK[need];
+end
+
 return {
   DEFAULT_PATH = DEFAULT_PATH,
   SETTING_URL = SETTING_URL,
@@ -118,9 +146,15 @@ return {
   SETTING_ALLOW_FILES = SETTING_ALLOW_FILES,
   SETTING_ALLOW_EXEC = SETTING_ALLOW_EXEC,
   SETTING_AI_CONFIRM = SETTING_AI_CONFIRM,
+  SETTING_ALLOW_SCREEN = SETTING_ALLOW_SCREEN,
   FILES_NONE = FILES_NONE,
   FILES_READ = FILES_READ,
   FILES_WRITE = FILES_WRITE,
+  SCREEN_NONE = SCREEN_NONE,
+  SCREEN_VIEW = SCREEN_VIEW,
+  SCREEN_CONTROL = SCREEN_CONTROL,
+  screenAllowed = screenAllowed,
+  screenAllow = screenAllow,
   filesAllowed = filesAllowed,
   filesAllow = filesAllow,
   execAllowed = execAllowed,

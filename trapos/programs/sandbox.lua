@@ -32,6 +32,7 @@ local function usage()
   print("  sandbox.allow_files (none|read|write),");
   print("  sandbox.allow_exec (true|false),");
   print("  sandbox.ai_confirm (true|false)");
+  print("  sandbox.allow_screen (none|view|control)");
 end
 
 local function fail(message)
@@ -131,6 +132,7 @@ local function showStatus()
   print("exec: " .. tostring(libsandbox.execAllowed()));
   -- Whether the player is asked before the agent changes this computer (the ai command).
   print("ai confirm: " .. tostring(libsandbox.aiConfirm()));
+  print("screen: " .. libsandbox.screenAllowed());
 end
 
 local function reconnect()
@@ -186,10 +188,14 @@ local function askAccess()
     files, "Answer none, read or write.");
   exec = askChoice("Run Lua and programs? yes or no [" .. (exec and "yes" or "no") .. "]: ",
     EXEC_ANSWERS, exec, "Answer yes or no.");
+  local screen = libsandbox.screenAllowed();
+  screen = askChoice("Screen: none, view or control [" .. screen .. "]: ",
+    { none = libsandbox.SCREEN_NONE, view = libsandbox.SCREEN_VIEW, control = libsandbox.SCREEN_CONTROL },
+    screen, "Answer none, view or control.");
   local confirm = libsandbox.aiConfirm();
   confirm = askChoice("Confirm the agent's changes? yes or no [" .. (confirm and "yes" or "no") .. "]: ",
     EXEC_ANSWERS, confirm, "Answer yes or no.");
-  return files, exec, confirm;
+  return files, exec, screen, confirm;
 end
 
 -- Asks for the URL (default: the current one), the password and the host's access (Enter
@@ -215,15 +221,16 @@ local function setup(urlArg)
     fail(advice.explain("Invalid scheme '" .. scheme:lower() .. "'", url));
   end
   local password = askPassword();
-  local files, exec, confirm = askAccess();
+  local files, exec, screen, confirm = askAccess();
   settings.set(libsandbox.SETTING_URL, url);
   settings.set(libsandbox.SETTING_PASSWORD, password);
   settings.set(libsandbox.SETTING_ALLOW_FILES, files);
   settings.set(libsandbox.SETTING_ALLOW_EXEC, exec);
+  settings.set(libsandbox.SETTING_ALLOW_SCREEN, screen);
   settings.set(libsandbox.SETTING_AI_CONFIRM, confirm);
   settings.save();
   print("Saved sandbox.url and sandbox.password.");
-  print("Host access: files " .. files .. ", exec " .. tostring(exec) .. ".");
+  print("Access: files " .. files .. ", exec " .. tostring(exec) .. ", screen " .. screen .. ".");
   print("ai confirm: " .. tostring(confirm));
   checkSetup();
   getStatus();

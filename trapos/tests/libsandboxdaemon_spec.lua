@@ -46,6 +46,7 @@ local function newWorld(opts)
     now = 0,    -- the daemon's clock, epoch ms
     random = 0, -- what its random() returns
   };
+  world.screen = window.create(term.native(), 1, 1, 51, 19, false);
   world.settings = {
     define = function() world.defined = (world.defined or 0) + 1; end,
     get = function(name, default)
@@ -94,6 +95,8 @@ local function newWorld(opts)
     clock = function() return world.now; end,
     random = function() return world.random; end,
     log = function(message) world.logs[#world.logs + 1] = message; end,
+    -- the screen mirror wraps this invisible window, not the spec runner's own terminal
+    term = setmetatable({ native = function() return world.screen; end }, { __index = term }),
   });
   world.handle = world.daemon.handle;
 
@@ -190,7 +193,7 @@ describe("sandbox daemon", function()
     it("defines its settings on start", function()
       local world = newWorld();
       world.daemon.start();
-      expect(world.defined):eq(5);
+      expect(world.defined):eq(6);
     end);
 
     it("answers a send at once with not_connected", function()
@@ -947,6 +950,24 @@ describe("sandbox daemon", function()
       expect(world.events("trapos_sandbox_reply")[1][5].code):eq("not_connected");
       expect(world.daemon.status().state):eq("stopped");
       expect(world.handle("timer", 1)):eq(false);
+    end);
+
+    it("keeps running on a terminate the host typed (screen.input), stopping on the player's", function()
+      local world = newWorld({ url = URL });
+      world.values["sandbox.allow_screen"] = "control";
+      local socket = world.connect();
+      world.message({ event = "gateway_request", messageId = "g-1", type = "screen.input",
+        payload = { events = { { type = "terminate" } } } });
+      local answer = socket.frame(#socket.sent);
+      expect(answer.ok):eq(true);
+      expect(answer.payload.queued):eq(1);
+      expect(world.events("terminate")[1] ~= nil):eq(true);
+      expect(world.handle("terminate")):eq(true);
+      expect(world.daemon.status().state):eq("connected");
+      local mark = world.events("trapos_sandbox_screen_terminate_mark")[1];
+      world.handle(table.unpack(mark, 1, mark.n));
+      expect(world.handle("terminate")):eq(false);
+      expect(world.daemon.status().state):eq("stopped");
     end);
 
     it("cancels a pending reconnect on terminate", function()

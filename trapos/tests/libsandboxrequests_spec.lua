@@ -68,6 +68,28 @@ describe("libsandboxrequests", function()
       expect(textutils.serializeJSON(info.peripherals)):eq("[]");
     end);
 
+    it("forbids the screen by default; view reads and watches it, control also types", function()
+      local values = {};
+      local requests = newRequests(values);
+      for _, msgType in ipairs({ "screen.read", "screen.watch" }) do
+        expectForbidden(requests, msgType, "sandbox.allow_screen view");
+      end
+      expectForbidden(requests, "screen.input", "sandbox.allow_screen control");
+      values["sandbox.allow_screen"] = "view";
+      local screen = ask(requests, "screen.read").payload;
+      expect(screen.width):eq(term.native().getSize());
+      expect(#screen.rows):eq(select(2, term.native().getSize()));
+      expect(ask(requests, "screen.watch").ok):eq(true);
+      expect(ask(requests, "screen.unwatch", { watchId = "gone" }).ok):eq(true);
+      expectForbidden(requests, "screen.input", "sandbox.allow_screen control");
+      values["sandbox.allow_screen"] = "control";
+      local answer = ask(requests, "screen.input", { events = { { type = "key_up", name = "f24" } } });
+      expect(answer.payload):same({ queued = 1 });
+      values["sandbox.allow_screen"] = "everything";
+      expectForbidden(requests, "screen.read", "sandbox.allow_screen view");
+      requests.stop();
+    end);
+
     it("lets read allow reading only", function()
       local requests = newRequests({ ["sandbox.allow_files"] = "read" });
       for _, msgType in ipairs(FILE_READ) do expectServed(requests, msgType); end

@@ -259,13 +259,13 @@ describe("sandbox command", function()
       expect(record.values["sandbox.url"]):eq("ws://10.0.0.9:4444");
       expect(record.values["sandbox.password"]):eq("1234");
       expect(record.prompts[1]):eq("Gateway password (empty for none): ");
-      expect(record.reads):same({ "*", false, false, false });
+      expect(record.reads):same({ "*", false, false, false, false });
       expect(record.saved):eq(1);
       expect(record.reconnects):eq(1);
       expect(lines):same({
         "What may the gateway's host do here?",
         "Saved sandbox.url and sandbox.password.",
-        "Host access: files none, exec false.", "ai confirm: true",
+        "Access: files none, exec false, screen none.", "ai confirm: true",
         "sandboxOk: true", "opencodeOk: true",
       });
     end);
@@ -276,7 +276,7 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(record.values["sandbox.url"]):eq(URL);
-      expect(record.reads):same({ false, "*", false, false, false });
+      expect(record.reads):same({ false, "*", false, false, false, false });
       expect(lines[1]):eq("Gateway URL, e.g. ws://192.168.1.20:4444");
       expect(record.prompts[1]):eq("[" .. URL .. "]: ");
     end);
@@ -314,35 +314,39 @@ describe("sandbox command", function()
 
     it("offers the host's access with the current values as the answers to Enter", function()
       local ok, err, lines, record = run({ "setup" }, {
-        settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = true },
-        typed = { "", "", "", "" }, status = connectedStatus(), reply = healthy,
+        settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = true,
+          ["sandbox.allow_screen"] = "view" },
+        typed = { "", "", "", "", "" }, status = connectedStatus(), reply = healthy,
       });
       expectSuccess(ok, err);
       expect(record.prompts[3]):eq("Files: none, read or write [read]: ");
       expect(record.prompts[4]):eq("Run Lua and programs? yes or no [yes]: ");
+      expect(record.prompts[5]):eq("Screen: none, view or control [view]: ");
       expect(record.values["sandbox.allow_files"]):eq("read");
       expect(record.values["sandbox.allow_exec"]):eq(true);
-      expect(lines[4]):eq("Host access: files read, exec true.");
+      expect(record.values["sandbox.allow_screen"]):eq("view");
+      expect(lines[4]):eq("Access: files read, exec true, screen view.");
     end);
 
     it("offers sandbox.ai_confirm and saves the answer as a boolean", function()
       local ok, err, lines, record = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.ai_confirm"] = true },
-        typed = { "", "", "", "", "no" }, status = connectedStatus(), reply = healthy,
+        typed = { "", "", "", "", "", "no" }, status = connectedStatus(), reply = healthy,
       });
       expectSuccess(ok, err);
-      expect(record.prompts[5]):eq("Confirm the agent's changes? yes or no [yes]: ");
+      expect(record.prompts[6]):eq("Confirm the agent's changes? yes or no [yes]: ");
       expect(record.values["sandbox.ai_confirm"]):eq(false);
       expect(lines[5]):eq("ai confirm: false");
     end);
 
     it("sets the access answered, as a string and a boolean", function()
       local ok, err, _, record = run({ "setup" }, {
-        typed = { "", "", " Write ", "yes" }, status = connectedStatus(), reply = healthy,
+        typed = { "", "", " Write ", "yes", "Control" }, status = connectedStatus(), reply = healthy,
       });
       expectSuccess(ok, err);
       expect(record.values["sandbox.allow_files"]):eq("write");
       expect(record.values["sandbox.allow_exec"]):eq(true);
+      expect(record.values["sandbox.allow_screen"]):eq("control");
     end);
 
     it("asks again after an answer it does not know", function()
@@ -350,10 +354,11 @@ describe("sandbox command", function()
       stub(_G, "printError", function(message) errors[#errors + 1] = message; end);
       local ok, err, _, record = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.allow_exec"] = true },
-        typed = { "", "", "all", "read", "maybe", "no" }, status = connectedStatus(), reply = healthy,
+        typed = { "", "", "all", "read", "maybe", "no", "watch", "view" }, status = connectedStatus(), reply = healthy,
       });
       expectSuccess(ok, err);
-      expect(errors):same({ "Answer none, read or write.", "Answer yes or no." });
+      expect(errors):same({ "Answer none, read or write.", "Answer yes or no.", "Answer none, view or control." });
+      expect(record.values["sandbox.allow_screen"]):eq("view");
       expect(record.values["sandbox.allow_files"]):eq("read");
       expect(record.values["sandbox.allow_exec"]):eq(false);
     end);
@@ -393,6 +398,7 @@ describe("sandbox command", function()
         "files: none",
         "exec: false",
         "ai confirm: true",
+        "screen: none",
       });
     end);
 
@@ -409,6 +415,7 @@ describe("sandbox command", function()
         "files: none",
         "exec: false",
         "ai confirm: true",
+        "screen: none",
       });
     end);
 
@@ -427,6 +434,7 @@ describe("sandbox command", function()
         "files: none",
         "exec: false",
         "ai confirm: true",
+        "screen: none",
       });
     end);
 
@@ -437,18 +445,20 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none",
-        "files: none", "exec: false", "ai confirm: true" });
+        "files: none", "exec: false", "ai confirm: true", "screen: none" });
     end);
 
     it("shows what the owner allows", function()
       local ok, err, lines = run({ "status" }, {
-        settings = { ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true, ["sandbox.ai_confirm"] = false },
+        settings = { ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true, ["sandbox.ai_confirm"] = false,
+          ["sandbox.allow_screen"] = "control" },
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
       expect(lines[6]):eq("files: write");
       expect(lines[7]):eq("exec: true");
       expect(lines[8]):eq("ai confirm: false");
+      expect(lines[9]):eq("screen: control");
     end);
 
     it("fails when the daemon is not running", function()

@@ -78,6 +78,7 @@ local function connect(computer, given)
     ["sandbox.url"] = URL,
     ["sandbox.allow_files"] = given.allowFiles,
     ["sandbox.allow_exec"] = given.allowExec,
+    ["sandbox.allow_screen"] = given.allowScreen,
   };
   local settingsApi = speckit.settings(values);
   -- The real os (timers, clock, events), as the computer of the table.
@@ -91,6 +92,9 @@ local function connect(computer, given)
     settings = settingsApi,
     os = osApi,
     log = function(message) logs[#logs + 1] = message; end,
+    -- the screen mirror wraps an invisible window, not the spec runner's own terminal
+    term = setmetatable({ native = function() return window.create(term.native(), 1, 1, 51, 19, false); end },
+      { __index = term }),
   });
   local sent = {};
   local socket = {

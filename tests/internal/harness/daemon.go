@@ -54,6 +54,10 @@ func (d *Daemon) Serve(ctx context.Context, url, secret string) (stop func(), er
 	return func() { _ = c.Close(); <-done }, nil
 }
 
+// Reply is the daemon's answer to a gateway_request f (nil: none), for a test that reads the
+// socket itself (a computer that also sends requests of its own).
+func (d *Daemon) Reply(f Frame) *Reply { return d.answer(f) }
+
 func (d *Daemon) answer(f Frame) *Reply {
 	if d.OnRequest != nil {
 		d.OnRequest(f)

@@ -1,6 +1,8 @@
-// Package ccformat renders Lua values the way CC: Tweaked's Cobalt VM prints them, for every
-// fakecraft API that turns a number or string into text (tostring, %q, textutils, fs and
-// websocket writes), so they cannot drift apart.
+// Package ccformat is how CC: Tweaked's Cobalt VM turns numbers into text and back: it renders
+// Lua values the way Cobalt prints them, for every fakecraft API that turns a number or string
+// into text (tostring, %q, textutils, fs and websocket writes), and reads numbers the way
+// Cobalt reads them (ParseNumber: tonumber, the lexer's numerals, string arguments), so none
+// of them can drift apart.
 package ccformat
 
 import (
@@ -9,8 +11,10 @@ import (
 	"strings"
 )
 
-// int64Bound is 2^63: whole numbers in [-2^63, 2^63) print as integers, as Cobalt's
-// LuaDouble.toString does; 2^63 itself is representable as a float64 but not as an int64.
+// int64Bound is 2^63: whole numbers in [-2^63, 2^63] print as integers, as Cobalt's
+// LuaDouble.toString does. It tests `(long) v == v`, and Java compares a long with a double
+// as doubles: 2^63 saturates to the long 2^63-1, which as a double is 2^63 again, so 2^63
+// prints as 9223372036854775807.
 const int64Bound = 9.223372036854775808e18
 
 // numberPrecision is the %.14g precision Cobalt uses for numbers that are not whole.
@@ -29,7 +33,10 @@ func FormatNumber(f float64) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	}
-	if f == math.Trunc(f) && f >= -int64Bound && f < int64Bound {
+	if f == math.Trunc(f) && f >= -int64Bound && f <= int64Bound {
+		if f == int64Bound {
+			return strconv.FormatInt(math.MaxInt64, 10)
+		}
 		return strconv.FormatInt(int64(f), 10)
 	}
 	return formatG14(f)
@@ -68,4 +75,29 @@ func Quote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// NumberLiteral is string.format("%q", f) in Cobalt: a whole number as an integer (2^63
+// as 9223372036854775807, as FormatNumber), the specials as expressions that read back
+// ("(0/0)", "1e9999", "-1e9999"), anything else in hexadecimal ("0x1.8p+0"), so that the
+// text reads back as exactly f.
+func NumberLiteral(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "(0/0)"
+	case math.IsInf(f, 1):
+		return "1e9999"
+	case math.IsInf(f, -1):
+		return "-1e9999"
+	case f == math.Trunc(f) && f >= -int64Bound && f <= int64Bound:
+		return FormatNumber(f)
+	}
+	// Go writes the binary exponent with at least two digits (p+00); Cobalt with one.
+	s := strconv.FormatFloat(f, 'x', -1, 64)
+	p := strings.LastIndexByte(s, 'p')
+	exp := strings.TrimLeft(s[p+2:], "0")
+	if exp == "" {
+		exp = "0"
+	}
+	return s[:p+2] + exp
 }

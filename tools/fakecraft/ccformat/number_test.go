@@ -26,7 +26,8 @@ func TestFormatNumber(t *testing.T) {
 		{"2^53", 9007199254740992, "9007199254740992"},
 		{"2^62", 4611686018427387904, "4611686018427387904"},
 		{"-2^63 fits", -9223372036854775808, "-9223372036854775808"},
-		{"2^63 does not fit", 9223372036854775808, "9.2233720368548e+18"},
+		{"2^63 saturates, as Java's (long) v == v holds for it", 9223372036854775808, "9223372036854775807"},
+		{"past 2^63 does not fit", 1e19, "1e+19"},
 		{"1e15 whole", 1e15, "1000000000000000"},
 		{"1e21", 1e21, "1e+21"},
 		{"0.1+0.2", 0.1 + 0.2, "0.3"},
@@ -78,4 +79,26 @@ func TestFormatNumberMatchesC(t *testing.T) {
 	}
 	require.NoError(t, sc.Err())
 	assert.Greater(t, n, 2900)
+}
+
+func TestNumberLiteral(t *testing.T) {
+	cases := []struct {
+		in   float64
+		want string
+	}{
+		{3, "3"},
+		{-42, "-42"},
+		{9223372036854775808, "9223372036854775807"},
+		{0.5, "0x1p-1"},
+		{1.5, "0x1.8p+0"},
+		{-0.1, "-0x1.999999999999ap-4"},
+		{123.456, "0x1.edd2f1a9fbe77p+6"},
+		{1e300, "0x1.7e43c8800759cp+996"},
+		{math.NaN(), "(0/0)"},
+		{math.Inf(1), "1e9999"},
+		{math.Inf(-1), "-1e9999"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, NumberLiteral(c.in), "%v", c.in)
+	}
 }

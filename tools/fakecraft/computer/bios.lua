@@ -488,6 +488,7 @@ if settings then
     { "shell.autocomplete", true, "boolean", "Autocomplete program and arguments in the shell." },
     { "edit.autocomplete", true, "boolean", "Autocomplete API and function names in the editor." },
     { "lua.autocomplete", true, "boolean", "Autocomplete API and function names in the Lua REPL." },
+    { "paint.default_extension", "nfp", "string", "The file extension the paint program will use if none is given. Set to \"\" to disable." },
     { "lua.warn_against_use_of_local", true, "boolean", "Warn when a line typed at the Lua REPL starts with local, whose variables the next line cannot see." },
     { "lua.function_args", true, "boolean", "Show a function's parameter names when the Lua REPL prints it." },
     { "lua.function_source", false, "boolean", "Show where a function was defined when the Lua REPL prints it." },

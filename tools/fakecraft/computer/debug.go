@@ -12,6 +12,8 @@ import (
 // source as the chunk name the function was loaded under (gopher-lua reports the display
 // name it prints in errors), "C" as the kind of Go functions, and the "u" option's nparams
 // and isvararg. debug.getlocal(f, n) names a function's parameters, as in Lua 5.2.
+// debug.traceback hands back a message that is no string, as Lua 5.2 does, so an error
+// object caught by xpcall(f, debug.traceback) stays the same object.
 func installDebug(L *lua.LState) {
 	dbg, ok := L.GetGlobal("debug").(*lua.LTable)
 	if !ok {
@@ -22,6 +24,26 @@ func installDebug(L *lua.LState) {
 	}
 	if getlocal, ok := dbg.RawGetString("getlocal").(*lua.LFunction); ok && getlocal.GFunction != nil {
 		dbg.RawSetString("getlocal", L.NewFunction(debugGetLocal(getlocal.GFunction)))
+	}
+	if traceback, ok := dbg.RawGetString("traceback").(*lua.LFunction); ok && traceback.GFunction != nil {
+		dbg.RawSetString("traceback", L.NewFunction(debugTraceback(traceback.GFunction)))
+	}
+}
+
+// debugTraceback wraps gopher-lua's debug.traceback([thread,] [message [, level]]): a message
+// other than a string, a number or nil is returned unchanged.
+func debugTraceback(orig lua.LGFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		msg := 1
+		if _, ok := L.Get(1).(*lua.LState); ok {
+			msg = 2
+		}
+		switch L.Get(msg).(type) {
+		case *lua.LNilType, lua.LString, lua.LNumber:
+			return orig(L)
+		}
+		L.Push(L.Get(msg))
+		return 1
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
+	"fakecraft/luakit"
 )
 
 // toStringMeta is Lua's tostring with CC's number formatting and the __tostring metamethod.
@@ -32,6 +33,24 @@ func toStringMeta(L *lua.LState, v lua.LValue) string {
 		return string(s)
 	}
 	return v.String()
+}
+
+// quoteLiteral is %q of argument arg as Cobalt writes it: Lua 5.3's form, a literal that
+// reads back as the value (a string quoted, a number as ccformat.NumberLiteral, nil and the
+// booleans as their names); other values have none. gopher-lua's quoted the text of a number
+// and refused nil, which CC's textutils relies on ("Malformed number nil.").
+func quoteLiteral(L *lua.LState, arg int) string {
+	switch v := L.Get(arg).(type) {
+	case lua.LString:
+		return ccformat.Quote(string(v))
+	case lua.LNumber:
+		return ccformat.NumberLiteral(float64(v))
+	case *lua.LNilType, lua.LBool:
+		return v.String() // a missing argument too: Cobalt does not count them
+
+	}
+	luakit.BadArgumentReason(L, arg, "value has no literal form")
+	return ""
 }
 
 // luaToString replaces the global tostring.
@@ -101,7 +120,7 @@ func luaStringFormat(L *lua.LState) int {
 			n := float64(L.CheckNumber(arg))
 			out.WriteString(strconv.FormatFloat(n, 'x', -1, 64))
 		case 'q':
-			out.WriteString(ccformat.Quote(L.CheckString(arg)))
+			out.WriteString(quoteLiteral(L, arg))
 		case 's':
 			L.CheckAny(arg)
 			out.WriteString(fmt.Sprintf("%"+spec+"s", toStringMeta(L, L.Get(arg))))

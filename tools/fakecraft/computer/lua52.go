@@ -9,6 +9,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/ccformat"
 	"fakecraft/luachunk"
 	"fakecraft/luakit"
 )
@@ -58,6 +59,7 @@ func openLibs(L *lua.LState) *lua.LTable {
 	G.RawSetString("load", L.NewFunction(luaLoad))
 	G.RawSetString("loadstring", L.NewFunction(luaLoadString))
 	G.RawSetString("rawlen", L.NewFunction(luaRawLen))
+	G.RawSetString("tonumber", L.NewFunction(luaToNumber))
 	G.RawSetString("error", L.NewFunction(luaError))
 	G.RawSetString("require", lua.LNil)
 
@@ -221,6 +223,82 @@ func luaRawLen(L *lua.LState) int {
 		luakit.BadArgumentReason(L, 1, "table or string expected")
 	}
 	return 1
+}
+
+// luaToNumber is Cobalt's tonumber: text is read by ccformat.ParseNumber (gopher-lua's own
+// misreads "1e+5", "0x1p4" and "010"); with a base other than 10 a number argument is first
+// turned into its text ("10" in base 16 is 16), and the argument errors are Cobalt's words.
+func luaToNumber(L *lua.LState) int {
+	if L.GetTop() < 1 {
+		luakit.BadArgumentReason(L, 1, "value expected")
+	}
+	base := 10
+	if b := L.Get(2); b != lua.LNil {
+		base = javaInteger(L, b)
+	}
+	v := L.Get(1)
+	if base == 10 {
+		switch v := v.(type) {
+		case lua.LNumber:
+			L.Push(v)
+		case lua.LString:
+			pushParsed(L, string(v), 10)
+		default:
+			L.Push(lua.LNil)
+		}
+		return 1
+	}
+	if base < 2 || base > 36 {
+		luakit.BadArgumentReason(L, 2, "base out of range")
+	}
+	switch v := v.(type) {
+	case lua.LNumber:
+		pushParsed(L, ccformat.FormatNumber(float64(v)), base)
+	case lua.LString:
+		pushParsed(L, string(v), base)
+	default:
+		// Cobalt checks the value itself, not argument 1, so its message has no number.
+		luakit.RaiseMessage(L, "bad argument (string expected, got "+luakit.TypeName(v)+")")
+	}
+	return 1
+}
+
+func pushParsed(L *lua.LState, text string, base int) {
+	if f, ok := ccformat.ParseNumber(text, base); ok {
+		L.Push(lua.LNumber(f))
+		return
+	}
+	L.Push(lua.LNil)
+}
+
+// javaInteger is Cobalt's checkInteger of a value: a number (or a string holding one)
+// converted as Java's (int)(long) cast does (NaN is 0, the long saturates, the int keeps its
+// low 32 bits); anything else is "bad argument (number expected, got T)".
+func javaInteger(L *lua.LState, v lua.LValue) int {
+	var f float64
+	switch v := v.(type) {
+	case lua.LNumber:
+		f = float64(v)
+	case lua.LString:
+		parsed, ok := ccformat.ParseNumber(string(v), 10)
+		if !ok {
+			luakit.RaiseMessage(L, "bad argument (number expected, got string)")
+		}
+		f = parsed
+	default:
+		luakit.RaiseMessage(L, "bad argument (number expected, got "+luakit.TypeName(v)+")")
+	}
+	var long int64
+	switch {
+	case math.IsNaN(f):
+	case f >= math.MaxInt64:
+		long = math.MaxInt64
+	case f <= math.MinInt64:
+		long = math.MinInt64
+	default:
+		long = int64(f)
+	}
+	return int(int32(long))
 }
 
 func luaTablePack(L *lua.LState) int {

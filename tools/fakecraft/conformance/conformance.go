@@ -192,6 +192,34 @@ func fileOf(name string, def lua.LValue) string {
 	return name
 }
 
+// attributeHelperTests gives each test defined by a helper (its definition is not a spec
+// file: test_helpers.lua's describe_golden calls `it` for each case of a golden file) the spec
+// file that called the helper. mcfly registers tests in the order the files run them, so
+// that is the spec file of the test before it (or, for a file's first tests, after it).
+func attributeHelperTests(tests []test) {
+	isSpec := func(t test) bool { return strings.HasSuffix(t.file, "_spec.lua") }
+	for i := range tests {
+		if isSpec(tests[i]) {
+			continue
+		}
+		for j := i - 1; j >= 0; j-- {
+			if isSpec(tests[j]) {
+				tests[i].file = tests[j].file
+				break
+			}
+		}
+		if isSpec(tests[i]) {
+			continue
+		}
+		for j := i + 1; j < len(tests); j++ {
+			if isSpec(tests[j]) {
+				tests[i].file = tests[j].file
+				break
+			}
+		}
+	}
+}
+
 // boot runs one computer until mcfly finishes, a test hangs or the computer stops.
 func (r *runner) boot(parent context.Context) (progressed, finished bool, err error) {
 	ctx, cancel := context.WithCancel(parent)
@@ -245,13 +273,16 @@ func (r *runner) boot(parent context.Context) (progressed, finished bool, err er
 						return
 					}
 					idx, _ := info.RawGetString("idx").(lua.LNumber)
-					t := test{key: string(name), idx: int(idx), file: fileOf(string(name), info.RawGetString("definition"))}
-					if r.selected(t.file) {
-						all = append(all, t)
-					}
+					all = append(all, test{key: string(name), idx: int(idx), file: fileOf(string(name), info.RawGetString("definition"))})
 				})
 				sort.Slice(all, func(i, j int) bool { return all[i].idx < all[j].idx })
-				r.tests = all
+				attributeHelperTests(all)
+				r.tests = nil
+				for _, t := range all {
+					if r.selected(t.file) {
+						r.tests = append(r.tests, t)
+					}
+				}
 			}
 			pending = append([]test(nil), r.tests...)
 			next(h)

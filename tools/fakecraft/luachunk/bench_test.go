@@ -129,3 +129,14 @@ func BenchmarkForRewriteOnly(b *testing.B) {
 		rewriteGenericFors(stmts)
 	}
 }
+
+// BenchmarkNumeralsPass is the numerals pass alone on a chunk with nothing to rewrite, the
+// cost every compile pays (compare BenchmarkCompileStock).
+func BenchmarkNumeralsPass(b *testing.B) {
+	src := romSource(b)
+	for b.Loop() {
+		if out, malformed := rewriteNumerals(src); malformed || len(out) != len(src) {
+			b.Fatal("io.lua has no numeral to rewrite")
+		}
+	}
+}

@@ -1,13 +1,16 @@
 // Package luachunk compiles CC: Tweaked Lua for gopher-lua. gopher-lua speaks Lua 5.1 with
 // a few 5.2 pieces; CC's Cobalt speaks 5.2 with some 5.3. Where the difference is decided
-// before the VM runs, it is closed here: a pass over the source text for the string escapes
-// gopher-lua's lexer does not know, AST rewrites for _ENV, for how `..` formats numbers
-// (concat.go) and for generic fors, whose iterator gopher-lua calls where it cannot yield
-// (forlist.go), and one that gives multiple assignments Lua's order (assign.go). The text
-// pass and the _ENV, `..` and for rewrites run only on chunks that can need them.
+// before the VM runs, it is closed here: passes over the source text for the numerals and the
+// string escapes gopher-lua's lexer reads differently (numerals.go, escapes.go), AST rewrites
+// for _ENV, for how `..` formats numbers (concat.go) and for generic fors, whose iterator
+// gopher-lua calls where it cannot yield (forlist.go), and one that gives multiple
+// assignments Lua's order (assign.go). The escape pass and the _ENV, `..` and for rewrites run
+// only on chunks that can need them; the numerals pass reads every chunk but copies only one
+// holding a numeral gopher-lua would misread.
 package luachunk
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 
@@ -30,6 +33,10 @@ type Chunk struct {
 // (syntax.go) finds the error; else gopher-lua's own error.
 func Compile(src, name string) (Chunk, error) {
 	original := src
+	src, malformed := rewriteNumerals(src)
+	if malformed {
+		return Chunk{}, luaSyntaxError(original, name, fmt.Errorf("%s: malformed number", name))
+	}
 	if needsEscapePass(src) {
 		src = rewriteEscapes(src)
 	}

@@ -90,7 +90,8 @@ func TestConcatFormatsNumbersAsCC(t *testing.T) {
 	tests := []struct{ src, want string }{
 		{`return "x" .. 1/3`, "x0.33333333333333"},
 		{`local n = 0.1 + 0.2 return n .. "!"`, "0.3!"},
-		{`return "a" .. 2^63`, "a9.2233720368548e+18"},
+		{`return "a" .. 2^63`, "a9223372036854775807"},
+		{`return "a" .. 2^64`, "a1.844674407371e+19"},
 		{`return 0/0 .. "|" .. 1/0 .. "|" .. -1/0`, "nan|inf|-inf"},
 		{`return "n" .. 1.5 .. -2.25 .. 10 .. 1e100`, "n1.5-2.2510" + "1e+100"},
 		{`local t = { v = 1/3 } return t.v .. ""`, "0.33333333333333"},

@@ -3,6 +3,8 @@ package luachunk
 import (
 	"fmt"
 	"strings"
+
+	"fakecraft/ccformat"
 )
 
 // The lexer half of the Lua 5.2 syntax checker (syntax.go): it reads tokens the way Lua's
@@ -319,40 +321,12 @@ func (lx *lexer) readNumeral() {
 	}
 }
 
-// validNumber is whether Lua 5.2 reads text as a number: decimal with an optional fraction
-// and exponent, or hexadecimal with an optional fraction and binary exponent.
+// validNumber is whether Cobalt converts a numeral's text (ccformat.ParseNumber): decimal
+// with an optional fraction and exponent, or hexadecimal with an optional fraction and
+// binary exponent.
 func validNumber(text string) bool {
-	digits, exp := isDigit, "eE"
-	s := text
-	if len(s) > 1 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-		digits, exp, s = isXDigit, "pP", s[2:]
-	}
-	n := 0
-	for len(s) > 0 && digits(int(s[0])) {
-		s, n = s[1:], n+1
-	}
-	if len(s) > 0 && s[0] == '.' {
-		s = s[1:]
-		for len(s) > 0 && digits(int(s[0])) {
-			s, n = s[1:], n+1
-		}
-	}
-	if n == 0 {
-		return false
-	}
-	if len(s) > 0 && strings.IndexByte(exp, s[0]) >= 0 {
-		s = s[1:]
-		if len(s) > 0 && (s[0] == '+' || s[0] == '-') {
-			s = s[1:]
-		}
-		if len(s) == 0 {
-			return false
-		}
-		for len(s) > 0 && isDigit(int(s[0])) {
-			s = s[1:]
-		}
-	}
-	return len(s) == 0
+	_, ok := ccformat.ParseNumber(text, 10)
+	return ok
 }
 
 // escapeFail is Lua's escerror: the message names only the escape read so far.

@@ -206,14 +206,9 @@ func CheckTable(L *lua.LState, n int) *lua.LTable {
 	return nil
 }
 
-// parseNumber converts a string as Lua's tonumber would; gopher-lua answers 0 for text that
-// is no number, so a 0 only counts when the text has a zero digit.
+// parseNumber converts a string as Cobalt's tonumber would.
 func parseNumber(s string) (float64, bool) {
-	v := lua.LVAsNumber(lua.LString(s))
-	if v == 0 && !strings.Contains(s, "0") {
-		return 0, false
-	}
-	return float64(v), true
+	return ccformat.ParseNumber(s, 10)
 }
 
 // Opener installs one API into a computer's Lua state. It runs on the goroutine that owns

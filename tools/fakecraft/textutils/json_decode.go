@@ -7,6 +7,7 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/ccformat"
 	"fakecraft/luakit"
 )
 
@@ -62,31 +63,55 @@ func (a *api) unserializeJSON(L *lua.LState) int {
 			L.Push(lua.LString(pe.Error()))
 			return 2
 		}
+		// CC's own errors (the NBT key one, a stack overflow) are raised as they are.
 		luakit.RaiseBare(L, err.Error())
 	}
 	L.Push(v)
 	return 1
 }
 
+// The reader follows CC's textutils.unserialiseJSON step by step, so that what it accepts,
+// the position it blames and the message it gives are CC's, quirks included: a control
+// character in a string is "Unescaped whitespace" one past it, a bad \u escape is blamed on
+// its backslash, a number is whatever `-?%d+%.?%d*[eE]?[+-]?%d*` matches ("1+" is a
+// malformed number, and a "-" with no digit after it is "Malformed number nil."), and an
+// unquoted NBT key that is no identifier stops CC's reader with a Lua error.
+
+// errNBTKey is the error CC's reader raises for an NBT object key that is neither quoted nor
+// an identifier ({1:2}, {'a':1}, a trailing comma): its parse_ident does arithmetic on the
+// nil its pattern match gave, and unserialiseJSON re-raises that error as it is.
+const errNBTKey = "/rom/apis/textutils.lua:622: attempt to perform arithmetic on local 'last' (a nil value)"
+
+// errNBTKeyRaised carries errNBTKey out of the reader to be raised.
+var errNBTKeyRaised = errors.New(errNBTKey)
+
 // decode parses the whole input: one value surrounded by optional whitespace.
 func (d *jsonDecoder) decode() (lua.LValue, error) {
+	d.skipSpace()
 	v, err := d.value()
 	if err != nil {
 		return nil, err
 	}
 	d.skipSpace()
 	if d.i < len(d.s) {
-		return nil, d.fail(d.i, "Unexpected trailing character "+showChar(d.s[d.i])+".")
+		return nil, d.fail(d.i, "Unexpected trailing character "+quoteChar(d.s[d.i])+".")
 	}
 	return v, nil
 }
 
+// fail is an error at the 0-based index i.
 func (d *jsonDecoder) fail(i int, msg string) error {
 	return &parseError{pos: i + 1, msg: msg}
 }
 
-func (d *jsonDecoder) eof() error {
-	return d.fail(len(d.s), "Unexpected end of input.")
+// expected is CC's "Unexpected X, expected what." at the 0-based index i (X is "end of
+// input" past the end).
+func (d *jsonDecoder) expected(i int, what string) error {
+	actual := "end of input"
+	if i < len(d.s) {
+		actual = quoteChar(d.s[i])
+	}
+	return d.fail(i, "Unexpected "+actual+", expected "+what+".")
 }
 
 // skipSpace skips JSON whitespace: only space, \n, \r and \t.
@@ -109,16 +134,13 @@ func (d *jsonDecoder) null() lua.LValue {
 	return lua.LNil
 }
 
+// value reads the value starting at d.i, which the caller has put past any whitespace.
 func (d *jsonDecoder) value() (lua.LValue, error) {
-	d.skipSpace()
 	if d.i >= len(d.s) {
-		return nil, d.eof()
+		return nil, d.fail(d.i, "Unexpected end of input.")
 	}
-	switch c := d.s[d.i]; {
-	case c == '{':
-		return d.object()
-	case c == '[':
-		return d.array()
+	rest := d.s[d.i:]
+	switch c := rest[0]; {
 	case c == '"' || (c == '\'' && d.nbt):
 		s, err := d.str()
 		if err != nil {
@@ -127,17 +149,21 @@ func (d *jsonDecoder) value() (lua.LValue, error) {
 		return lua.LString(s), nil
 	case c == '-' || (c >= '0' && c <= '9'):
 		return d.number()
-	case strings.HasPrefix(d.s[d.i:], "true"):
+	case c == '{':
+		return d.object()
+	case c == '[':
+		return d.array()
+	case strings.HasPrefix(rest, "true"):
 		d.i += len("true")
 		return lua.LTrue, nil
-	case strings.HasPrefix(d.s[d.i:], "false"):
+	case strings.HasPrefix(rest, "false"):
 		d.i += len("false")
 		return lua.LFalse, nil
-	case strings.HasPrefix(d.s[d.i:], "null"):
+	case strings.HasPrefix(rest, "null"):
 		d.i += len("null")
 		return d.null(), nil
 	default:
-		return nil, d.fail(d.i, "Unexpected character "+showChar(c)+".")
+		return nil, d.fail(d.i, "Unexpected character "+quoteChar(c)+".")
 	}
 }
 
@@ -156,37 +182,39 @@ func (d *jsonDecoder) object() (lua.LValue, error) {
 	}
 	defer func() { d.depth-- }()
 	d.i++ // {
-	t := d.L.NewTable()
 	d.skipSpace()
-	if d.i < len(d.s) && d.s[d.i] == '}' {
+	t := d.L.NewTable()
+	if d.i >= len(d.s) {
+		return nil, d.fail(d.i, "Unexpected end of input, expected '}'.")
+	}
+	if d.s[d.i] == '}' {
 		d.i++
 		return t, nil
 	}
 	for {
-		d.skipSpace()
-		if d.i >= len(d.s) {
-			return nil, d.eof()
-		}
 		var key string
-		switch c := d.s[d.i]; {
-		case c == '"' || (c == '\'' && d.nbt):
+		switch {
+		case d.i < len(d.s) && d.s[d.i] == '"':
 			k, err := d.str()
 			if err != nil {
 				return nil, err
 			}
 			key = k
-		case d.nbt && isBareKeyChar(c):
-			start := d.i
-			for d.i < len(d.s) && isBareKeyChar(d.s[d.i]) {
-				d.i++
+		case d.nbt:
+			k, ok := d.ident()
+			if !ok {
+				return nil, errNBTKeyRaised
 			}
-			key = d.s[start:d.i]
+			key = k
 		default:
-			return nil, d.fail(d.i, "Unexpected "+showChar(c)+", expected object key.")
+			return nil, d.expected(d.i, "object key")
 		}
-		if err := d.expectByte(':'); err != nil {
-			return nil, err
+		d.skipSpace()
+		if d.i >= len(d.s) || d.s[d.i] != ':' {
+			return nil, d.expected(d.i, "':'")
 		}
+		d.i++
+		d.skipSpace()
 		v, err := d.value()
 		if err != nil {
 			return nil, err
@@ -194,31 +222,28 @@ func (d *jsonDecoder) object() (lua.LValue, error) {
 		// Duplicate keys: the last wins, and a later null removes an earlier value.
 		t.RawSetString(key, v)
 		d.skipSpace()
-		if d.i >= len(d.s) {
-			return nil, d.eof()
-		}
-		switch c := d.s[d.i]; c {
-		case ',':
-			d.i++
-		case '}':
+		switch {
+		case d.i < len(d.s) && d.s[d.i] == '}':
 			d.i++
 			return t, nil
+		case d.i < len(d.s) && d.s[d.i] == ',':
+			d.i++
+			d.skipSpace()
 		default:
-			return nil, d.fail(d.i, "Unexpected character "+showChar(c)+".")
+			return nil, d.expected(d.i, "',' or '}'")
 		}
 	}
 }
 
-func (d *jsonDecoder) expectByte(want byte) error {
-	d.skipSpace()
-	if d.i >= len(d.s) {
-		return d.eof()
+// ident reads an unquoted NBT key: a letter, then letters, digits and underscores.
+func (d *jsonDecoder) ident() (string, bool) {
+	start := d.i
+	if d.i >= len(d.s) || !isASCIILetter(d.s[d.i]) {
+		return "", false
 	}
-	if c := d.s[d.i]; c != want {
-		return d.fail(d.i, "Unexpected character "+showChar(c)+".")
+	for d.i++; d.i < len(d.s) && (isASCIILetter(d.s[d.i]) || isASCIIDigit(d.s[d.i]) || d.s[d.i] == '_'); d.i++ {
 	}
-	d.i++
-	return nil
+	return d.s[start:d.i], true
 }
 
 func (d *jsonDecoder) array() (lua.LValue, error) {
@@ -233,7 +258,10 @@ func (d *jsonDecoder) array() (lua.LValue, error) {
 		d.i += 2
 		d.skipSpace()
 	}
-	if d.i < len(d.s) && d.s[d.i] == ']' {
+	if d.i >= len(d.s) {
+		return nil, d.expected(d.i, "']'")
+	}
+	if d.s[d.i] == ']' {
 		d.i++
 		if d.emptyArray {
 			return d.a.emptyArray, nil
@@ -250,84 +278,71 @@ func (d *jsonDecoder) array() (lua.LValue, error) {
 			t.RawSetInt(n, v) // a null leaves a hole
 		}
 		d.skipSpace()
-		if d.i >= len(d.s) {
-			return nil, d.eof()
-		}
-		switch c := d.s[d.i]; c {
-		case ',':
-			d.i++
-		case ']':
+		switch {
+		case d.i < len(d.s) && d.s[d.i] == ']':
 			d.i++
 			return t, nil
+		case d.i < len(d.s) && d.s[d.i] == ',':
+			d.i++
+			d.skipSpace()
 		default:
-			return nil, d.fail(d.i, "Unexpected character "+showChar(c)+".")
+			return nil, d.expected(d.i, "',' or ']'")
 		}
 	}
 }
 
-// number matches a number loosely (-?digits[.digits][e[+-]digits], any part possibly
-// empty) and converts it as tonumber does, so 01, 2. and -01 are accepted as CC accepts
-// them. nbt_style allows one type suffix letter.
+// number reads what CC's pattern -?%d+%.?%d*[eE]?[+-]?%d* matches and converts it as
+// tonumber does (ccformat.ParseNumber), so 01, 2. and -01 are numbers and 1e, 1+ are not.
+// nbt_style takes one type suffix letter after it.
 func (d *jsonDecoder) number() (lua.LValue, error) {
 	start := d.i
-	if d.s[d.i] == '-' {
-		d.i++
-		if d.i >= len(d.s) || d.s[d.i] < '0' || d.s[d.i] > '9' {
-			// CC's reader wants a digit after the sign: -.123 is malformed.
-			return nil, d.fail(start, "Malformed number "+showString(d.s[start:d.i])+".")
+	j := d.i
+	if d.s[j] == '-' {
+		j++
+	}
+	digits := func() int {
+		k := j
+		for j < len(d.s) && isASCIIDigit(d.s[j]) {
+			j++
 		}
+		return j - k
 	}
-	d.digits()
-	if d.i < len(d.s) && d.s[d.i] == '.' {
-		d.i++
-		d.digits()
+	if digits() == 0 {
+		// The pattern matched nothing, and CC formats the nil it got with %q.
+		return nil, d.fail(start, "Malformed number nil.")
 	}
-	if d.i < len(d.s) && (d.s[d.i] == 'e' || d.s[d.i] == 'E') {
-		d.i++
-		if d.i < len(d.s) && (d.s[d.i] == '+' || d.s[d.i] == '-') {
-			d.i++
-		}
-		d.digits()
+	if j < len(d.s) && d.s[j] == '.' {
+		j++
 	}
-	text := d.s[start:d.i]
+	digits()
+	if j < len(d.s) && (d.s[j] == 'e' || d.s[j] == 'E') {
+		j++
+	}
+	if j < len(d.s) && (d.s[j] == '+' || d.s[j] == '-') {
+		j++
+	}
+	digits()
+	text := d.s[start:j]
+	f, ok := ccformat.ParseNumber(text, 10)
+	if !ok {
+		return nil, d.fail(start, "Malformed number "+ccformat.Quote(text)+".")
+	}
+	d.i = j
 	if d.nbt && d.i < len(d.s) && strings.IndexByte("bBsSlLfFdD", d.s[d.i]) >= 0 {
 		d.i++
-	}
-	f, ok := luaToNumber(text)
-	if !ok {
-		return nil, d.fail(start, "Malformed number "+showString(text)+".")
 	}
 	return lua.LNumber(f), nil
 }
 
-func (d *jsonDecoder) digits() {
-	for d.i < len(d.s) && d.s[d.i] >= '0' && d.s[d.i] <= '9' {
-		d.i++
-	}
-}
-
-// luaToNumber is tonumber for the decimal texts number() matches.
-func luaToNumber(text string) (float64, bool) {
-	f, err := strconv.ParseFloat(text, 64)
-	if err != nil {
-		var ne *strconv.NumError
-		// Out of range still converts, to ±inf or 0, as C's strtod does.
-		if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
-			return f, true
-		}
-		return 0, false
-	}
-	return f, true
-}
-
-// str parses a string starting at its opening quote (" or, with nbt_style, ').
+// str reads a string from its opening quote (" or, with nbt_style, ').
 func (d *jsonDecoder) str() (string, error) {
 	quote := d.s[d.i]
 	d.i++
 	var b strings.Builder
 	for {
 		if d.i >= len(d.s) {
-			return "", d.eof()
+			// CC names the double quote whichever quote opened the string.
+			return "", d.fail(d.i, `Unexpected end of input, expected '"'.`)
 		}
 		c := d.s[d.i]
 		switch {
@@ -335,60 +350,62 @@ func (d *jsonDecoder) str() (string, error) {
 			d.i++
 			return b.String(), nil
 		case c == '\\':
-			d.i++
 			if err := d.escape(&b); err != nil {
 				return "", err
 			}
-		case c == '\n' || c == '\r' || c == '\t':
-			return "", d.fail(d.i, "Unescaped whitespace "+showChar(c)+".")
-		case c < 0x20:
-			return "", d.fail(d.i, "Unescaped control character "+showChar(c)+".")
+		case c >= ' ':
+			start := d.i
+			for d.i < len(d.s) && d.s[d.i] >= ' ' && d.s[d.i] != quote && d.s[d.i] != '\\' {
+				d.i++ // raw bytes, UTF-8 or not, pass through unchanged
+			}
+			b.WriteString(d.s[start:d.i])
 		default:
-			b.WriteByte(c) // raw bytes, UTF-8 or not, pass through unchanged
-			d.i++
+			return "", d.fail(d.i+1, "Unescaped whitespace "+quoteChar(c)+".")
 		}
 	}
 }
 
-// escape decodes the escape whose letter is at d.i.
+// jsonEscapes are the escapes CC's reader knows besides \u (in NBT strings too: \' is not
+// one of them).
+var jsonEscapes = map[byte]byte{
+	'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t', '"': '"', '/': '/', '\\': '\\',
+}
+
+// escape decodes the escape whose backslash is at d.i.
 func (d *jsonDecoder) escape(b *strings.Builder) error {
-	if d.i >= len(d.s) {
-		return d.eof()
+	at := d.i
+	if at+1 >= len(d.s) {
+		return d.fail(at, "Unexpected end of input, expected escape sequence.")
 	}
-	c := d.s[d.i]
-	d.i++
-	switch c {
-	case '"', '\\', '/':
-		b.WriteByte(c)
-	case '\'':
-		if !d.nbt {
-			return d.fail(d.i-1, "Unknown escape character "+showChar(c)+".")
+	c := d.s[at+1]
+	if c == 'u' {
+		hex := d.s[at+2 : min(at+6, len(d.s))]
+		if len(hex) < 4 || !allHex(hex) {
+			return d.fail(at, "Malformed unicode escape "+ccformat.Quote(hex)+".")
 		}
-		b.WriteByte(c)
-	case 'b':
-		b.WriteByte('\b')
-	case 'f':
-		b.WriteByte('\f')
-	case 'n':
-		b.WriteByte('\n')
-	case 'r':
-		b.WriteByte('\r')
-	case 't':
-		b.WriteByte('\t')
-	case 'u':
-		end := min(d.i+4, len(d.s))
-		hex := d.s[d.i:end]
-		code, err := strconv.ParseUint(hex, 16, 32)
-		if len(hex) < 4 || err != nil {
-			return d.fail(d.i, "Malformed unicode escape "+showString(hex)+".")
-		}
-		d.i = end
+		code, _ := strconv.ParseUint(hex, 16, 32)
 		// Each escape on its own: surrogate pairs are not combined.
 		appendLuaUTF8(b, rune(code))
-	default:
-		return d.fail(d.i-1, "Unknown escape character "+showChar(c)+".")
+		d.i = at + 6
+		return nil
 	}
+	unescaped, ok := jsonEscapes[c]
+	if !ok {
+		return d.fail(at+1, "Unknown escape character "+quoteChar(c)+".")
+	}
+	b.WriteByte(unescaped)
+	d.i = at + 2
 	return nil
+}
+
+func allHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !isASCIIDigit(c) && (c|0x20 < 'a' || c|0x20 > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // appendLuaUTF8 writes utf8.char(r) for r ≤ 0xFFFF: unlike Go's encoder it writes
@@ -407,38 +424,9 @@ func appendLuaUTF8(b *strings.Builder, r rune) {
 	}
 }
 
-// isBareKeyChar is a character of an unquoted NBT key.
-func isBareKeyChar(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
-		c == '_' || c == '-' || c == '.' || c == '+'
-}
+func isASCIILetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-// showChar quotes one byte for an error message: printable bytes as they are, the
-// whitespace controls as \n \r \t, other control bytes as \ddd.
-func showChar(c byte) string {
-	return `"` + escapeForMessage(string([]byte{c})) + `"`
-}
+func isASCIIDigit(c byte) bool { return c >= '0' && c <= '9' }
 
-func showString(s string) string {
-	return `"` + escapeForMessage(s) + `"`
-}
-
-func escapeForMessage(s string) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\n':
-			b.WriteString(`\n`)
-		case c == '\r':
-			b.WriteString(`\r`)
-		case c == '\t':
-			b.WriteString(`\t`)
-		case c < 0x20 || c == 0x7F:
-			b.WriteByte('\\')
-			b.WriteString(strconv.Itoa(int(c)))
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String()
-}
+// quoteChar is %q of one byte, as CC's messages show the character they stopped at.
+func quoteChar(c byte) string { return ccformat.Quote(string([]byte{c})) }

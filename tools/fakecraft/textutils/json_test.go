@@ -182,8 +182,8 @@ func TestUnserializeJSON(t *testing.T) {
 			`return textutils.unserialiseJSON('"x"')`,
 			[]lua.LValue{lua.LString("x")}},
 		{"nbt_style",
-			`local t = textutils.unserializeJSON("{a:1b,'b':'x\\'y',c:[I;1,2L],d:-2.5f}", {nbt_style = true}) return t.a, t.b, t.c[2], t.d`,
-			[]lua.LValue{lua.LNumber(1), lua.LString("x'y"), lua.LNumber(2), lua.LNumber(-2.5)}},
+			`local t = textutils.unserializeJSON([[{a:1b,"b":'x"y',c:[I;1,2L],d:-2.5f}]], {nbt_style = true}) return t.a, t.b, t.c[2], t.d`,
+			[]lua.LValue{lua.LNumber(1), lua.LString(`x"y`), lua.LNumber(2), lua.LNumber(-2.5)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -193,41 +193,57 @@ func TestUnserializeJSON(t *testing.T) {
 	}
 }
 
+// TestUnserializeJSONMalformed pins CC's messages and positions word for word, quirks
+// included (each checked against CC's own textutils.lua run on fakecraft).
 func TestUnserializeJSONMalformed(t *testing.T) {
 	cases := []struct {
 		name, in, want string
+		nbt            bool
 	}{
-		{"empty", ``, `Malformed JSON at position 1: Unexpected end of input.`},
-		{"only whitespace", "  \n", `Malformed JSON at position 4: Unexpected end of input.`},
-		{"unterminated array", `[1,2`, `Malformed JSON at position 5: Unexpected end of input.`},
-		{"unterminated string", `"abc`, `Malformed JSON at position 5: Unexpected end of input.`},
-		{"bad start", `x`, `Malformed JSON at position 1: Unexpected character "x".`},
-		{"partial literal", `[tru]`, `Malformed JSON at position 2: Unexpected character "t".`},
-		{"form feed is not whitespace", "\f1", `Malformed JSON at position 1: Unexpected character "\12".`},
-		{"number key", `{1:2}`, `Malformed JSON at position 2: Unexpected "1", expected object key.`},
-		{"trailing comma in object", `{"a":1,}`, `Malformed JSON at position 8: Unexpected "}", expected object key.`},
-		{"trailing comma in array", `[1,]`, `Malformed JSON at position 4: Unexpected character "]".`},
-		{"missing colon", `{"a" 1}`, `Malformed JSON at position 6: Unexpected character "1".`},
-		{"missing comma", `[1 2]`, `Malformed JSON at position 4: Unexpected character "2".`},
-		{"trailing", `[1] x`, `Malformed JSON at position 5: Unexpected trailing character "x".`},
-		{"two values", `1 2`, `Malformed JSON at position 3: Unexpected trailing character "2".`},
-		{"unknown escape", `"\q"`, `Malformed JSON at position 3: Unknown escape character "q".`},
-		{"single-quote escape without nbt", `"\'"`, `Malformed JSON at position 3: Unknown escape character "'".`},
-		{"malformed unicode", `"\uzzzz"`, `Malformed JSON at position 4: Malformed unicode escape "zzzz".`},
-		{"short unicode", `"\u12`, `Malformed JSON at position 4: Malformed unicode escape "12".`},
-		{"raw newline", "\"a\nb\"", `Malformed JSON at position 3: Unescaped whitespace "\n".`},
-		{"raw tab", "\"\t\"", `Malformed JSON at position 2: Unescaped whitespace "\t".`},
-		{"raw control", "\"\x01\"", `Malformed JSON at position 2: Unescaped control character "\1".`},
-		{"lone minus", `-`, `Malformed JSON at position 1: Malformed number "-".`},
-		{"bare exponent", `[1e]`, `Malformed JSON at position 2: Malformed number "1e".`},
-		{"single quotes without nbt", `'a'`, `Malformed JSON at position 1: Unexpected character "'".`},
-		{"bare key without nbt", `{a:1}`, `Malformed JSON at position 2: Unexpected "a", expected object key.`},
+		{"empty", ``, `Malformed JSON at position 1: Unexpected end of input.`, false},
+		{"only whitespace", "  \n", `Malformed JSON at position 4: Unexpected end of input.`, false},
+		{"unterminated array", `[1,2`, `Malformed JSON at position 5: Unexpected end of input, expected ',' or ']'.`, false},
+		{"unterminated empty array", `[`, `Malformed JSON at position 2: Unexpected end of input, expected ']'.`, false},
+		{"unterminated object", `{`, `Malformed JSON at position 2: Unexpected end of input, expected '}'.`, false},
+		{"unterminated object after a value", `{"a":1`, `Malformed JSON at position 7: Unexpected end of input, expected ',' or '}'.`, false},
+		{"object key at the end", `{"a":1,`, `Malformed JSON at position 8: Unexpected end of input, expected object key.`, false},
+		{"unterminated string", `"abc`, `Malformed JSON at position 5: Unexpected end of input, expected '"'.`, false},
+		{"unterminated single-quoted string names the double quote", `'ab`, `Malformed JSON at position 4: Unexpected end of input, expected '"'.`, true},
+		{"escape at the end", `"\`, `Malformed JSON at position 2: Unexpected end of input, expected escape sequence.`, false},
+		{"bad start", `x`, `Malformed JSON at position 1: Unexpected character "x".`, false},
+		{"partial literal", `[tru]`, `Malformed JSON at position 2: Unexpected character "t".`, false},
+		{"literal then more", `truex`, `Malformed JSON at position 5: Unexpected trailing character "x".`, false},
+		{"form feed is not whitespace", "\f1", "Malformed JSON at position 1: Unexpected character \"\f\".", false},
+		{"number key", `{1:2}`, `Malformed JSON at position 2: Unexpected "1", expected object key.`, false},
+		{"trailing comma in object", `{"a":1,}`, `Malformed JSON at position 8: Unexpected "}", expected object key.`, false},
+		{"trailing comma in array", `[1,]`, `Malformed JSON at position 4: Unexpected character "]".`, false},
+		{"missing colon", `{"a" 1}`, `Malformed JSON at position 6: Unexpected "1", expected ':'.`, false},
+		{"missing comma in object", `{"a":1 "b":2}`, `Malformed JSON at position 8: Unexpected "\"", expected ',' or '}'.`, false},
+		{"missing comma", `[1 2]`, `Malformed JSON at position 4: Unexpected "2", expected ',' or ']'.`, false},
+		{"trailing", `[1] x`, `Malformed JSON at position 5: Unexpected trailing character "x".`, false},
+		{"two values", `1 2`, `Malformed JSON at position 3: Unexpected trailing character "2".`, false},
+		{"unknown escape", `"\q"`, `Malformed JSON at position 3: Unknown escape character "q".`, false},
+		{"single-quote escape, even with nbt", `'\''`, `Malformed JSON at position 3: Unknown escape character "'".`, true},
+		{"malformed unicode is blamed on the backslash", `"\uzzzz"`, `Malformed JSON at position 2: Malformed unicode escape "zzzz".`, false},
+		{"short unicode shows what follows", `"ab\u12"`, `Malformed JSON at position 4: Malformed unicode escape "12\"".`, false},
+		{"raw newline, one past it", "\"a\nb\"", "Malformed JSON at position 4: Unescaped whitespace \"\\\n\".", false},
+		{"raw tab", "\"\t\"", "Malformed JSON at position 3: Unescaped whitespace \"\t\".", false},
+		{"raw control is whitespace too", "\"\x01\"", "Malformed JSON at position 3: Unescaped whitespace \"\x01\".", false},
+		{"raw NUL", "\"\x00\"", `Malformed JSON at position 3: Unescaped whitespace "\000".`, false},
+		{"lone minus formats the nil CC got", `-`, `Malformed JSON at position 1: Malformed number nil.`, false},
+		{"minus then point", `-.5`, `Malformed JSON at position 1: Malformed number nil.`, false},
+		{"bare exponent", `[1e]`, `Malformed JSON at position 2: Malformed number "1e".`, false},
+		{"a sign is part of the number", `[1+2]`, `Malformed JSON at position 2: Malformed number "1+2".`, false},
+		{"second point", `1.2.3`, `Malformed JSON at position 4: Unexpected trailing character ".".`, false},
+		{"single quotes without nbt", `'a'`, `Malformed JSON at position 1: Unexpected character "'".`, false},
+		{"bare key without nbt", `{a:1}`, `Malformed JSON at position 2: Unexpected "a", expected object key.`, false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			L := newState(t)
 			L.SetGlobal("input", lua.LString(tc.in))
-			out := run(t, L, `return textutils.unserializeJSON(input)`)
+			L.SetGlobal("nbt", lua.LBool(tc.nbt))
+			out := run(t, L, `return textutils.unserializeJSON(input, {nbt_style = nbt})`)
 			assert.Equal(t, []lua.LValue{lua.LNil, lua.LString(tc.want)}, out)
 		})
 	}
@@ -244,6 +260,9 @@ func TestUnserializeJSONArgumentErrors(t *testing.T) {
 		{"parse_empty_array", `textutils.unserializeJSON("1", {parse_empty_array = "no"})`, "test:1: bad field 'parse_empty_array' (boolean expected, got string)"},
 		{"nbt_style", `textutils.unserializeJSON("1", {nbt_style = {}})`, "test:1: bad field 'nbt_style' (boolean expected, got table)"},
 		{"too deep", `textutils.unserializeJSON(string.rep("[", 5000))`, "stack overflow"},
+		// CC's reader stops with a Lua error on an NBT key that is no identifier.
+		{"nbt key", `textutils.unserializeJSON("{1:2}", {nbt_style = true})`, errNBTKey},
+		{"nbt single-quoted key", `textutils.unserializeJSON("{'a':1}", {nbt_style = true})`, errNBTKey},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -281,7 +300,7 @@ func FuzzUnserializeJSON(f *testing.F) {
 		if err != nil {
 			var apiErr *lua.ApiError
 			require.ErrorAs(t, err, &apiErr)
-			require.Equal(t, errTooDeep, apiErr.Object.String(), "input %q", in)
+			require.Contains(t, []string{errTooDeep, errNBTKey}, apiErr.Object.String(), "input %q", in)
 		}
 	})
 }

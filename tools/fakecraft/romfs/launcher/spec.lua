@@ -100,14 +100,22 @@ local stub_records = setmetatable({}, { __mode = "k" });
 -- Undo actions for the stubs of the running case, run after it in reverse.
 local restores = {};
 
-local function stub(tbl, key, replacement)
+-- stub(tbl, key[, value]) replaces tbl[key] until the case ends, as mcfly's stub does: with
+-- a function (or none) by a recording function calling it, with any other value (nil
+-- included, when given) by that value itself.
+local function stub(tbl, key, ...)
   if type(tbl) ~= "table" then
     error(("bad argument #1 (table expected, got %s)"):format(type(tbl)), 2);
   end
-  if replacement ~= nil and type(replacement) ~= "function" then
-    error(("bad argument #3 (function expected, got %s)"):format(type(replacement)), 2);
-  end
+  local replacement = ...;
   local original = rawget(tbl, key);
+  if select("#", ...) > 0 and type(replacement) ~= "function" then
+    rawset(tbl, key, replacement);
+    restores[#restores + 1] = function()
+      rawset(tbl, key, original);
+    end
+    return replacement;
+  end
   local record = { calls = {} };
   local fn = function(...)
     record.calls[#record.calls + 1] = table.pack(...);

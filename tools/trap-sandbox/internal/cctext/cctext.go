@@ -63,6 +63,9 @@ func (p *position) advance(r rune) {
 	p.column++
 }
 
+// contentField is the field name a file's contents are converted under (ToCC's field).
+const contentField = "content"
+
 func newReplacement(field string, r rune, at position) Replacement {
 	rep := Replacement{Char: string(r), CodePoint: fmt.Sprintf("U+%04X", r), Field: field, Line: at.line, Column: at.column}
 	where := fmt.Sprintf("%d:%d", at.line, at.column)
@@ -70,8 +73,13 @@ func newReplacement(field string, r rune, at position) Replacement {
 		where = field + " " + where
 	}
 	rep.Message = fmt.Sprintf("%q (%s) at %s is outside CC's character set and was sent as %q; "+
-		"write it as bytes with a Lua escape such as \"%s\", or send bytes with contentBase64 / --binary",
+		"write it as bytes with a Lua escape such as \"%s\"",
 		rep.Char, rep.CodePoint, where, string(Unmappable), luaEscape(rep.Char))
+	if field == contentField {
+		// Only a file's contents have a bytes form on every surface; code, commands and
+		// payload fields are text, where a Lua escape is the way to name bytes.
+		rep.Message += ", or send the file as bytes (MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)"
+	}
 	return rep
 }
 

@@ -45,10 +45,18 @@ func TestReplacementNamesTheCharacterThePlaceAndTheFix(t *testing.T) {
 	assert.Equal(t, "—", r.Char)
 	assert.Equal(t, "U+2014", r.CodePoint)
 	assert.Equal(t, `"—" (U+2014) at code 1:6 is outside CC's character set and was sent as "?"; `+
-		`write it as bytes with a Lua escape such as "\226\128\148", or send bytes with contentBase64 / --binary`, r.Message)
+		`write it as bytes with a Lua escape such as "\226\128\148"`, r.Message, "code has no bytes form but Lua's escapes")
 	data, err := json.Marshal(r)
 	require.NoError(t, err)
 	assert.JSONEq(t, `{"char":"—","codePoint":"U+2014","field":"code","line":1,"column":6,"message":`+mustJSON(r.Message)+`}`, string(data))
+}
+
+func TestReplacementInAFileNamesItsBytesForms(t *testing.T) {
+	_, reps := ToCC("content", "a — b")
+	require.Len(t, reps, 1)
+	assert.Equal(t, `"—" (U+2014) at content 1:3 is outside CC's character set and was sent as "?"; `+
+		`write it as bytes with a Lua escape such as "\226\128\148", or send the file as bytes `+
+		`(MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)`, reps[0].Message)
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }

@@ -42,11 +42,12 @@ type CLI struct {
 	Get       GetCmd            `cmd:"" help:"Copy a file of a computer to a local file or directory."`
 	Exec      ExecCmd           `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
 	Run       RunCmd            `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
+	AITurns   AITurnsCmd        `cmd:"" name:"ai-turns" help:"List the computers whose agent turn (ai) is running."`
 	MCP       MCPCmd            `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
 
-	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts in the gateway's data directory (run on the gateway's host)."`
-	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens in the gateway's data directory."`
-	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials (their sandbox.password) in the gateway's data directory."`
+	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts in the gateway's data directory (run on the gateway's host) or, with --nats, the replicas' shared store."`
+	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens in the account store."`
+	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials (their sandbox.password) in the account store."`
 }
 
 // Exit statuses of the trap-sandbox command (tools/trap-sandbox/README.md).
@@ -106,6 +107,7 @@ type ServeCmd struct {
 	DataDirFlags     `embed:""`
 	AdmissionFlags   `embed:""`
 	NATSFlags        `embed:""`
+	AIFlags          `embed:""`
 }
 
 // Run serves until ctx ends (SIGINT/SIGTERM in main). Logs go to stderr.
@@ -236,8 +238,14 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	c.AdmissionFlags.apply(&gwConfig)
 	gw := gateway.New(gwConfig, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
+	ai, err := c.agentModule(logger, prober, l, metrics)
+	if err != nil {
+		return err
+	}
+	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
+	ai.Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	modules := []server.Module{gw, hostapi.New(computers), installer.New(client, public, logger)}
+	modules := []server.Module{gw, hostapi.New(computers), installer.New(client, public, logger), ai}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
@@ -248,7 +256,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
 		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
-		"scaleOut", c.NATSFlags.enabled(), slog.Group("admission", c.AdmissionFlags.logAttrs()...))
+		"scaleOut", c.NATSFlags.enabled(), slog.Group("admission", c.AdmissionFlags.logAttrs()...), "aiModel", c.AIModel)
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
 	installer.LogAddresses(logger, installer.ComputerBases(l.Addr(), public, ifaces))
 	return srv.Serve(ctx, l)

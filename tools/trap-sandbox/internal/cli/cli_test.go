@@ -45,7 +45,8 @@ func clearEnv(t *testing.T) {
 		"SANDBOX_IDLE_PROBE_AFTER", "SANDBOX_MAX_CONNECTIONS", "SANDBOX_UPGRADE_RATE", "SANDBOX_UPGRADE_BURST", "SANDBOX_MCP",
 		"SANDBOX_NATS_URL", "SANDBOX_NATS_USER", "SANDBOX_NATS_PASSWORD", "SANDBOX_NATS_TOKEN", "SANDBOX_NATS_NKEY", "SANDBOX_NATS_CREDS",
 		"SANDBOX_NATS_TLS_CA", "SANDBOX_NATS_TLS_CERT", "SANDBOX_NATS_TLS_KEY", "SANDBOX_REPLICA", "SANDBOX_NATS_HEARTBEAT",
-		"SANDBOX_NATS_REPLICA_TTL", "SANDBOX_NATS_OP_TIMEOUT", "SANDBOX_NATS_SETUP_TIMEOUT"} {
+		"SANDBOX_NATS_REPLICA_TTL", "SANDBOX_NATS_OP_TIMEOUT", "SANDBOX_NATS_SETUP_TIMEOUT",
+		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_ALLOW_HOST_TOOLS"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -53,6 +54,9 @@ func clearEnv(t *testing.T) {
 }
 
 // natsDefaults are the scale-out flags' defaults (no --nats: a single gateway).
+// aiDefaults are the agent's defaults: off.
+var aiDefaults = AIFlags{AITurnDeadline: 180 * time.Second}
+
 var natsDefaults = NATSFlags{NATSHeartbeat: 5 * time.Second, NATSReplicaTTL: 15 * time.Second,
 	NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second}
 
@@ -70,7 +74,7 @@ func TestParseDefaults(t *testing.T) {
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
 		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 200, UpgradeBurst: 2000,
-		MCP: true, NATSFlags: natsDefaults,
+		MCP: true, NATSFlags: natsDefaults, AIFlags: aiDefaults,
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }
@@ -86,7 +90,7 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
 		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, UpgradeRate: -1, UpgradeBurst: 3,
-		NATSFlags: natsDefaults, AdmissionFlags: admissionDefaults,
+		NATSFlags: natsDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 
 	root, _ = parse(t, "serve", "--listen", ":1")
@@ -120,6 +124,11 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_REPLICA", "r1")
 	t.Setenv("SANDBOX_NATS_HEARTBEAT", "1s")
 	t.Setenv("SANDBOX_NATS_REPLICA_TTL", "3s")
+	t.Setenv("SANDBOX_AI_MODEL", "p/m")
+	t.Setenv("SANDBOX_AI_DIR", "/srv/agent")
+	t.Setenv("SANDBOX_AI_MCP_URL", "http://g:4444/mcp")
+	t.Setenv("SANDBOX_AI_TURN_DEADLINE", "90s")
+	t.Setenv("SANDBOX_AI_ALLOW_HOST_TOOLS", "true")
 	root, _ := parse(t)
 	assert.Equal(t, ServeCmd{
 		Listen: "127.0.0.1:9", Password: "pw", OpencodeURL: "http://o:2", OpencodeUsername: "bob",
@@ -128,6 +137,7 @@ func TestParseEnv(t *testing.T) {
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
 		NATSFlags: NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, Replica: "r1",
 			NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second},
+		AIFlags:        AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIAllowHostTools: true},
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }

@@ -41,6 +41,10 @@ func (f APIFlags) client() *computer.Client { return computer.New(f.transport())
 // failure words a command's error for the operator's terminal: "computer 7:kitchen ls /: the
 // computer answered forbidden: …" (the traposId first, so that its colon is never doubled),
 // with whatever the computer or the gateway wrote escaped (cctext.Show).
+// gatewayAt begins the HTTP client's messages about the gateway's own refusals (a wrong
+// token), which name the gateway, its address and the status themselves.
+const gatewayAt = "the gateway at "
+
 func failure(traposID, command string, err error) error {
 	what := fmt.Sprintf("computer %s %s", cctext.Show(traposID, false), cctext.Show(command, false))
 	var pe *protocol.Error
@@ -52,6 +56,9 @@ func failure(traposID, command string, err error) error {
 		who = "the computer"
 	}
 	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(string(pe.Code), false), showMessage(pe.Message))
+	if !pe.ByComputer && strings.HasPrefix(pe.Message, gatewayAt) {
+		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
+	}
 	if pe.Code == protocol.CodeTimeout {
 		msg += fmt.Sprintf(" (--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds()))
 	}
@@ -137,7 +144,7 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		buf.Reset()
 		buf.Write(answer)
 	}
-	_, err = fmt.Fprintln(out, cctext.Show(buf.String(), true))
+	_, err = fmt.Fprintln(out, cctext.Show(readableJSON(buf.Bytes()), true))
 	return err
 }
 
@@ -192,4 +199,39 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 		fmt.Fprintf(tw, "  %s\t%s\n", cctext.Show(p.Name, false), cctext.Show("["+strings.Join(p.Types, " ")+"]", false))
 	}
 	return tw.Flush()
+}
+
+// readableJSON is JSON text with each string's \uXXXX escapes of printable characters written
+// as the characters (a computer's serializer escapes every byte above 0x7F, so "café" came
+// out as "caf\u00E9", text no user typed); what a string means, the key order and the layout
+// are kept. Control characters stay escaped. Text that is not JSON comes back unchanged.
+func readableJSON(raw []byte) string {
+	var out bytes.Buffer
+	for i := 0; i < len(raw); {
+		if raw[i] != '"' {
+			out.WriteByte(raw[i])
+			i++
+			continue
+		}
+		end := i + 1
+		for end < len(raw) && raw[end] != '"' {
+			if raw[end] == '\\' {
+				end++
+			}
+			end++
+		}
+		if end >= len(raw) {
+			return string(raw)
+		}
+		var s string
+		if json.Unmarshal(raw[i:end+1], &s) != nil {
+			return string(raw)
+		}
+		enc := json.NewEncoder(&out)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(s)           // a string always encodes
+		out.Truncate(out.Len() - 1) // Encode's newline
+		i = end + 1
+	}
+	return out.String()
 }

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -21,6 +20,7 @@ import (
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // clientWait bounds every wait of the client tests.
@@ -46,46 +46,14 @@ func startGatewayHTTP(t *testing.T, token string) string {
 	return srv.URL
 }
 
-// rawComputer dials, says hello, and answers every gateway_request in the background: ping
-// with {traposId}, anything else with unknown_type.
-func rawComputer(t *testing.T, base, traposID string) {
+// connectComputer connects the stand-in daemon d to the gateway at base until the test ends.
+func connectComputer(t *testing.T, base string, d *daemonfake.Daemon) {
 	t.Helper()
-	conn, resp, err := websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(base, "http")+gateway.WebSocketPath, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), clientWait)
+	defer cancel()
+	stop, err := d.Connect(ctx, base+gateway.WebSocketPath, "")
 	require.NoError(t, err)
-	_ = resp.Body.Close()
-	require.NoError(t, conn.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": traposID,
-		"messageId": "h1", "type": "hello", "payload": map[string]any{"traposId": traposID}}))
-	var hello map[string]any
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(clientWait)))
-	require.NoError(t, conn.ReadJSON(&hello))
-	require.Equal(t, true, hello["ok"], "hello: %v", hello)
-	require.NoError(t, conn.SetReadDeadline(time.Time{}))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			var req map[string]any
-			if conn.ReadJSON(&req) != nil {
-				return
-			}
-			answer := map[string]any{"event": "computer_response", "traposSenderId": traposID,
-				"messageId": req["messageId"], "type": req["type"]}
-			if req["type"] == "ping" {
-				answer["ok"] = true
-				answer["payload"] = map[string]any{"traposId": traposID}
-			} else {
-				answer["ok"] = false
-				answer["error"] = map[string]any{"code": "unknown_type", "message": "no handler"}
-			}
-			if conn.WriteJSON(answer) != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() {
-		_ = conn.Close()
-		<-done
-	})
+	t.Cleanup(stop)
 }
 
 func runClient(t *testing.T, args ...string) (string, error) {
@@ -112,7 +80,7 @@ func runWith(t *testing.T, stdin string, args ...string) (string, string, error)
 func TestClientCommands(t *testing.T) {
 	clearEnv(t)
 	base := startGatewayHTTP(t, "")
-	rawComputer(t, base, "7:a/b")
+	connectComputer(t, base, &daemonfake.Daemon{ID: 7, Label: "a/b"})
 
 	out, err := runClient(t, "computers", "--url", base)
 	require.NoError(t, err)
@@ -149,7 +117,7 @@ func TestClientCommands(t *testing.T) {
 func TestClientToken(t *testing.T) {
 	clearEnv(t)
 	base := startGatewayHTTP(t, "s3cret")
-	rawComputer(t, base, "1:")
+	connectComputer(t, base, &daemonfake.Daemon{ID: 1})
 
 	_, err := runClient(t, "computers", "--url", base)
 	require.Error(t, err)
@@ -158,6 +126,8 @@ func TestClientToken(t *testing.T) {
 	_, err = runClient(t, "request", "1:", "ping", "--url", base)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "--api-token", "a request's 401 names it too")
+	assert.Equal(t, 1, strings.Count(err.Error(), "the gateway"), "one speaker, said once: %s", err)
+	assert.True(t, strings.HasPrefix(err.Error(), "computer 1: request ping: the gateway at "+base+" answered 401: "), err.Error())
 
 	t.Setenv("SANDBOX_API_TOKEN", "s3cret")
 	t.Setenv("SANDBOX_URL", base)

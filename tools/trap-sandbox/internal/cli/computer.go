@@ -223,7 +223,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		return fmt.Errorf("the chunk failed on %s: %s", cctext.Show(c.TraposID, false), cctext.Show(ans.Error, false))
 	}
 	for _, r := range ans.Returns {
-		fmt.Fprintln(out, cctext.Show(string(r), false))
+		fmt.Fprintln(out, cctext.Show(readableJSON(r), false))
 	}
 	return nil
 }

@@ -15,15 +15,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/internal/computer/computertest"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // serveDisk serves the host API on a stand-in computer "7:" and returns its URL: the CLI's
 // commands reach it through /requests, as they reach a real gateway.
-func serveDisk(t *testing.T, d *computertest.Disk) string {
+func serveDisk(t *testing.T, d *daemonfake.Local) string {
 	t.Helper()
 	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(d))).Handler())
 	t.Cleanup(srv.Close)
@@ -53,7 +53,7 @@ func TestListingAlignsSizesRightAndNamesLeft(t *testing.T) {
 // bytes, list in a form that cat, get and rm take back.
 func TestWhatLsPrintsIsAcceptedBack(t *testing.T) {
 	clearEnv(t)
-	d := computertest.NewDisk(map[string]string{"/d/\xe92.txt": "caf\xe9\n", "/d/a\x1bb": "esc"})
+	d := daemonfake.NewLocal(map[string]string{"/d/\xe92.txt": "caf\xe9\n", "/d/a\x1bb": "esc"})
 	base := serveDisk(t, d)
 	out, err := runClient(t, "ls", "--url", base, "7:", "/d")
 	require.NoError(t, err)
@@ -72,7 +72,7 @@ func TestWhatLsPrintsIsAcceptedBack(t *testing.T) {
 
 func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	clearEnv(t)
-	d := computertest.NewDisk(map[string]string{"/programs/keep": "k"})
+	d := daemonfake.NewLocal(map[string]string{"/programs/keep": "k"})
 	base := serveDisk(t, d)
 	dir := t.TempDir()
 	local := filepath.Join(dir, "door.lua")
@@ -109,7 +109,7 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 
 func TestErrorsShowControlBytesEscaped(t *testing.T) {
 	clearEnv(t)
-	d := computertest.NewDisk(nil)
+	d := daemonfake.NewLocal(nil)
 	d.Before = func(_ context.Context, _ int, typ string) error {
 		if typ == protocol.TypeFSRead {
 			return &protocol.Error{Code: protocol.CodeFSError, Message: "/\u001b]0;pwned\u0007: No such file", ByComputer: true}
@@ -123,11 +123,11 @@ func TestErrorsShowControlBytesEscaped(t *testing.T) {
 
 func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	clearEnv(t)
-	d := computertest.NewDisk(nil)
+	d := daemonfake.NewLocal(nil)
 	var sent map[string]any
-	d.Answer = func(typ string, p map[string]any) (json.RawMessage, error) {
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
 		sent = p
-		return nil, &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 8000 ms and was abandoned", ByComputer: true}
+		return nil, &daemonfake.Error{Code: string(protocol.CodeTimeout), Message: "it ran past its timeout of 8000 ms and was abandoned"}
 	}
 	base := serveDisk(t, d)
 	_, errOut, err := runWith(t, "", "exec", "--url", base, "7:", "print('é—')")
@@ -141,4 +141,27 @@ func TestAMessageShowingAScreenIsIndented(t *testing.T) {
 	assert.Equal(t, "timeout; its screen showed:\n  name?\n  \n  \\x1b[2Jrow 3",
 		showMessage("timeout; its screen showed:\nname?\n\n\x1b[2Jrow 3"))
 	assert.Equal(t, "one line", showMessage("one line"))
+}
+
+// TestJSONShowsTextAsTyped: a computer's serializer escapes every byte above 0x7F; exec's
+// returns and request's payload print the text ("café"), not "caf\u00E9", and keep control
+// characters escaped.
+func TestJSONShowsTextAsTyped(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeLuaExec {
+			return map[string]any{"returns": []any{json.RawMessage(`"caf\u00E9"`), json.RawMessage(`{"a\u00E9":"\u0007"}`)}, "output": ""}, nil
+		}
+		return json.RawMessage(`{"label":"caf\u00E9","n":1}`), nil
+	}
+	base := serveDisk(t, d)
+	out, err := runClient(t, "exec", "--url", base, "7:", "return 1")
+	require.NoError(t, err)
+	assert.Equal(t, "\"café\"\n{\"aé\":\"\\u0007\"}\n", out)
+	out, err = runClient(t, "request", "--url", base, "7:", "door.label")
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  \"label\": \"café\",\n  \"n\": 1\n}\n", out)
+	assert.Equal(t, `["x\"\\é"]`, readableJSON([]byte(`["x\"\\\u00e9"]`)), "escaped quotes and backslashes end no string")
+	assert.Equal(t, `"open`, readableJSON([]byte(`"open`)), "not JSON: unchanged")
 }

@@ -10,15 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/cluster"
-	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // startNATS runs an embedded NATS server with JetStream on a free port for the test; it asks
@@ -40,51 +39,6 @@ func startNATSWith(t *testing.T, opts *natsserver.Options) string {
 	return ns.ClientURL()
 }
 
-// answeringComputer says hello on addr as traposID and answers ping and fs.read (one file,
-// /notes.txt) until the socket closes; the test's cleanup closes it.
-func answeringComputer(t *testing.T, addr, traposID string) {
-	t.Helper()
-	conn, resp, err := websocket.DefaultDialer.Dial("ws://"+addr+"/trapos/ws", nil)
-	require.NoError(t, err)
-	_ = resp.Body.Close()
-	send := func(v any) error {
-		b, _ := json.Marshal(v)
-		return conn.WriteMessage(websocket.TextMessage, b)
-	}
-	require.NoError(t, send(map[string]any{"event": "computer_request", "traposSenderId": traposID, "messageId": "h",
-		"type": "hello", "payload": map[string]any{"traposId": traposID, "secret": ""}}))
-	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
-	_, data, err := conn.ReadMessage()
-	require.NoError(t, err)
-	hello, err := protocol.DecodeFrame(data)
-	require.NoError(t, err)
-	require.True(t, hello.OK, "hello: %s", data)
-	require.NoError(t, conn.SetReadDeadline(time.Time{}))
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			_, data, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			f, err := protocol.DecodeFrame(data)
-			if err != nil || f.Event != protocol.EventGatewayRequest {
-				continue
-			}
-			var payload any = map[string]any{"traposId": traposID}
-			if f.Type == protocol.TypeFSRead {
-				payload = map[string]any{"data": "diamonds at -12 64 300\n", "size": 23, "eof": true}
-			}
-			if send(map[string]any{"event": "computer_response", "traposSenderId": traposID, "messageId": f.MessageID,
-				"type": f.Type, "ok": true, "payload": payload}) != nil {
-				return
-			}
-		}
-	}()
-	t.Cleanup(func() { _ = conn.Close(); <-done })
-}
-
 // TestServeWithNATSSharesComputersAcrossReplicas runs two replicas as `trap-sandbox serve
 // --nats` does, in this process, on an embedded NATS server: a computer on A is listed, pinged
 // and read through B's HTTP API, CLI and MCP.
@@ -100,7 +54,9 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	}
 	a, b := replica("a"), replica("b")
 	assert.Contains(t, logs.String(), `level=WARN msg="`+cluster.UnauthenticatedWarning)
-	answeringComputer(t, a, "4:vault")
+	vault := &daemonfake.Daemon{ID: 4, Label: "vault", AllowFiles: daemonfake.AllowFilesRead}
+	vault.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
+	connectComputer(t, "ws://"+a, vault)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 

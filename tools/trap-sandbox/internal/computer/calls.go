@@ -3,6 +3,7 @@ package computer
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"trap-sandbox/internal/cctext"
@@ -189,10 +190,21 @@ func (c *Client) Run(ctx context.Context, traposID, command string, timeout time
 
 // run sends lua.exec or shell.run with the run's own bound in the payload: the computer
 // stops the run RunSlack before the call's end, so its timeout answer comes first.
+//
+// When the call's own time runs out instead, the computer did not stop the run at its time
+// either, which is what a chunk that never yields does (CC alone ends it, after about 7 s):
+// the error says so, since a bare "did not answer" reads as a lost computer.
 func (c *Client) run(ctx context.Context, traposID, typ string, payload map[string]any, timeout time.Duration, out any) error {
 	timeout = bound(timeout, DefaultTimeout)
-	payload["timeoutMs"] = RunTime(timeout).Milliseconds()
-	return c.call(ctx, traposID, typ, payload, timeout, out)
+	runMs := RunTime(timeout).Milliseconds()
+	payload["timeoutMs"] = runMs
+	err := c.call(ctx, traposID, typ, payload, timeout, out)
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe.Code == protocol.CodeTimeout && !pe.ByComputer {
+		return protocol.Errorf(protocol.CodeTimeout, "%s: nor did it stop the run at its limit of %d ms, as happens to code that never yields "+
+			"(a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s", pe.Message, runMs)
+	}
+	return err
 }
 
 // RunTime is how long a run may last on the computer within a call of timeout: RunSlack

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/internal/computer/computertest"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 func bigData(n int) []byte {
@@ -26,7 +26,7 @@ func bigData(n int) []byte {
 }
 
 func TestWriteThenReadInChunks(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/dir/keep": "k"})
+	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k"})
 	c := computer.New(d)
 	data := bigData(3*computer.ChunkBytes + 5)
 	require.NoError(t, c.Write(t.Context(), "7:", "/dir/f.bin", data, 0))
@@ -40,7 +40,7 @@ func TestWriteThenReadInChunks(t *testing.T) {
 }
 
 func TestWriteTakesHostPathsByThePathRule(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/dir/keep": "k"})
+	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k"})
 	c := computer.New(d)
 	require.NoError(t, c.Write(t.Context(), "7:", "/dir/é.txt", []byte("x"), 0))
 	require.NoError(t, c.Write(t.Context(), "7:", `/dir/\xff.bin`, []byte("y"), 0))
@@ -59,7 +59,7 @@ func TestWriteTakesHostPathsByThePathRule(t *testing.T) {
 }
 
 func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/dir/f.bin": "old"})
+	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
 	d.FailWrite = 3
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(4*computer.ChunkBytes), 0)
 	require.Error(t, err)
@@ -70,7 +70,7 @@ func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
 }
 
 func TestWriteNeverReplacesADirectory(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/dir/a": "a"})
+	d := daemonfake.NewLocal(map[string]string{"/dir/a": "a"})
 	err := computer.New(d).Write(t.Context(), "7:", "/dir", []byte("new"), 0)
 	assert.EqualError(t, err, "fs_error: /dir: Cannot write to directory")
 	assert.Equal(t, []string{"/dir/a"}, d.Names(), "the directory and its files stay")
@@ -83,7 +83,7 @@ func TestWriteNeverReplacesADirectory(t *testing.T) {
 func TestTempNamesFitAnyNameLength(t *testing.T) {
 	long := strings.Repeat("n", 254)
 	other := "/dir/." + long // what the old scheme's temporary name was cut to
-	d := computertest.NewDisk(map[string]string{other: "unrelated"})
+	d := daemonfake.NewLocal(map[string]string{other: "unrelated"})
 	c := computer.New(d)
 	require.NoError(t, c.Write(t.Context(), "7:", "/dir/"+long, []byte("one"), 0))
 	require.NoError(t, c.Write(t.Context(), "7:", "/dir/"+long+"x", []byte("two"), 0), "a 255-byte name")
@@ -118,7 +118,7 @@ func TestAbandonedWriteAtEveryStepKeepsTheOldFile(t *testing.T) {
 		for _, when := range []string{"before", "after"} {
 			for _, how := range []string{"cancel", "timeout", "gateway stopping"} {
 				for step := 1; ; step++ {
-					d := computertest.NewDisk(map[string]string{"/dir/f.lua": "old contents"})
+					d := daemonfake.NewLocal(map[string]string{"/dir/f.lua": "old contents"})
 					d.OldClient = oldClient
 					ctx, cancel := context.WithCancel(t.Context())
 					broken, brokenType := false, ""
@@ -179,7 +179,7 @@ func TestAbandonedWriteAtEveryStepKeepsTheOldFile(t *testing.T) {
 }
 
 func TestReadRefusesAFileOverTheLimit(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/big": string(bigData(100))})
+	d := daemonfake.NewLocal(map[string]string{"/big": string(bigData(100))})
 	_, err := computer.New(d).Read(t.Context(), "7:", "/big", 10, 0)
 	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
 	assert.ErrorContains(t, err, "more than the 10 bytes a read may take")
@@ -216,7 +216,7 @@ func TestReadCutsAComputerThatNeverSaysEOFAtTheLimit(t *testing.T) {
 }
 
 func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
-	d := computertest.NewDisk(nil)
+	d := daemonfake.NewLocal(nil)
 	d.List = []computer.Computer{{TraposID: "0:"}, {TraposID: "7:kitchen"}}
 	c := computer.New(d)
 	_, err := c.Ping(t.Context(), "0", 0)
@@ -280,9 +280,27 @@ func TestRequestAppliesTheTextRuleToAnyPayload(t *testing.T) {
 }
 
 func TestADeadlineThatPassesIsATimeout(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/f": "x"})
+	d := daemonfake.NewLocal(map[string]string{"/f": "x"})
 	d.Before = func(context.Context, int, string) error { return context.DeadlineExceeded }
 	_, err := computer.New(d).Ping(t.Context(), "7:", 0)
 	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
 	assert.False(t, errors.Is(err, context.Canceled))
+}
+
+// TestARunTheComputerCouldNotStopSaysWhy: a run that outlives its call (a chunk that never
+// yields, which only CC ends) is a timeout that names the run's own limit and the likely
+// cause, not a bare "did not answer".
+func TestARunTheComputerCouldNotStopSaysWhy(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(context.Context, int, string) error { return context.DeadlineExceeded }
+	_, err := computer.New(d).Exec(t.Context(), "7:", "while true do term.clear() end", 4*time.Second)
+	assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
+	assert.EqualError(t, err, "timeout: computer 7: did not answer lua.exec in time: nor did it stop the run at its limit of 2000 ms, "+
+		"as happens to code that never yields (a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s")
+
+	d.Before = func(context.Context, int, string) error {
+		return &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 2000 ms and was abandoned", ByComputer: true}
+	}
+	_, err = computer.New(d).Run(t.Context(), "7:", "edit /x.lua", 4*time.Second)
+	assert.EqualError(t, err, "timeout: it ran past its timeout of 2000 ms and was abandoned", "the computer's own answer is left as it is")
 }

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -45,9 +48,9 @@ func TestGatewayTransportServesTheCaller(t *testing.T) {
 		srv.Close()
 	})
 	for _, c := range []struct{ account, traposID string }{{"alice", "0:"}, {"bob", "0:"}, {"bob", "5:"}, {"root", "5:"}} {
-		connectComputer(t, gw, srv, c.traposID, func(string, json.RawMessage) map[string]any {
+		connectAs(t, gw, srv, c.traposID, creds[c.account], func(string, json.RawMessage) map[string]any {
 			return map[string]any{"ok": true, "payload": map[string]any{"traposId": c.account + "'s " + c.traposID}}
-		}, creds[c.account])
+		})
 	}
 	client := computer.New(hostapi.NewGateway(gw))
 	as := func(c account.Caller) context.Context { return account.WithCaller(t.Context(), c) }
@@ -77,4 +80,37 @@ func TestGatewayTransportServesTheCaller(t *testing.T) {
 	_, err = client.Ping(root, "0:", 0)
 	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
 	assert.ErrorContains(t, err, "connected in several accounts (alice, bob)")
+}
+
+// connectAs says hello as traposID with secret and answers every gateway_request with
+// answer(type, payload) → the computer_response's fields, until the test ends.
+func connectAs(t *testing.T, gw *gateway.Gateway, srv *httptest.Server, traposID, secret string, answer func(typ string, payload json.RawMessage) map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	before := len(gw.Computers())
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+gateway.WebSocketPath, nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = conn.Close() })
+	require.NoError(t, conn.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": traposID,
+		"messageId": "hello", "type": "hello", "payload": map[string]any{"traposId": traposID, "secret": secret}}))
+	go func() {
+		for {
+			_, data, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			f, err := protocol.DecodeFrame(data)
+			if err != nil || f.Event != protocol.EventGatewayRequest {
+				continue
+			}
+			out := answer(f.Type, f.Payload)
+			out["event"], out["traposSenderId"], out["messageId"], out["type"] = "computer_response", traposID, f.MessageID, f.Type
+			if conn.WriteJSON(out) != nil {
+				return
+			}
+		}
+	}()
+	require.Eventually(t, func() bool { return len(gw.Computers()) > before }, testTimeout, 5*time.Millisecond)
 }

@@ -15,10 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/internal/computer/computertest"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // serve runs the host API module on t, as the binary mounts it (behind server.New).
@@ -64,7 +64,7 @@ func post(t *testing.T, srv *httptest.Server, traposID, body string) answer {
 }
 
 func TestEveryRouteAnswersBusyAs429WithRetryAfter(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/f": "x"})
+	d := daemonfake.NewLocal(map[string]string{"/f": "x"})
 	d.Before = func(context.Context, int, string) error {
 		return protocol.Errorf(protocol.CodeBusy, "computer 7: already has 32 requests waiting; retry shortly")
 	}
@@ -109,7 +109,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 }
 
 func TestRequestsRoute(t *testing.T) {
-	d := computertest.NewDisk(nil)
+	d := daemonfake.NewLocal(nil)
 	d.List = append(d.List, computer.Computer{AccountID: "local", TraposID: "0:"})
 	srv := serve(t, d)
 
@@ -122,9 +122,8 @@ func TestRequestsRoute(t *testing.T) {
 	assert.False(t, a.decoded.OK)
 	assert.Equal(t, protocol.CodeUnknownType, a.decoded.Error.Code)
 
-	d.Answer = func(typ string, p map[string]any) (json.RawMessage, error) {
-		b, err := json.Marshal(map[string]any{"echo": p["msg"]})
-		return b, err
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"echo": p["msg"]}, nil
 	}
 	a = post(t, srv, "7:", `{"type":"door.say","payload":{"msg":"é — ok"}}`)
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
@@ -164,7 +163,7 @@ func TestRequestsRoute(t *testing.T) {
 }
 
 func TestFileRoutesFollowTheTextRule(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/dir/keep": "k"})
+	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k"})
 	srv := serve(t, d)
 	files := srv.URL + "/trapos/computers/7:/files"
 
@@ -220,7 +219,7 @@ func TestFileRoutesFollowTheTextRule(t *testing.T) {
 }
 
 func TestRoutesAreBehindTheAPIAuth(t *testing.T) {
-	h := server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(computertest.NewDisk(nil)))).Handler()
+	h := server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(daemonfake.NewLocal(nil)))).Handler()
 	for _, target := range []string{"/trapos/computers", "/trapos/computers/7:/files/x"} {
 		req := httptest.NewRequest(http.MethodGet, target, nil)
 		req.RemoteAddr = "192.0.2.1:4000"

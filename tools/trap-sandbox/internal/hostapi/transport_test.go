@@ -2,14 +2,11 @@ package hostapi_test
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,6 +16,7 @@ import (
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // testTimeout bounds every wait of these tests; only a broken test reaches it.
@@ -40,50 +38,21 @@ func gatewayWithAPI(t *testing.T, token string) (*gateway.Gateway, *httptest.Ser
 	return gw, srv
 }
 
-// connectComputer says hello as traposID (with secret, if given) and answers every
-// gateway_request with answer(type, payload) → the computer_response's fields, until the test
-// ends.
-func connectComputer(t *testing.T, gw *gateway.Gateway, srv *httptest.Server, traposID string, answer func(typ string, payload json.RawMessage) map[string]any, secret ...string) {
+// connectComputer connects the stand-in daemon d to the gateway until the test ends.
+func connectComputer(t *testing.T, srv *httptest.Server, d *daemonfake.Daemon) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
 	defer cancel()
-	before := len(gw.Computers())
-	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+gateway.WebSocketPath, nil)
+	stop, err := d.Connect(ctx, srv.URL+gateway.WebSocketPath, "")
 	require.NoError(t, err)
-	_ = resp.Body.Close()
-	t.Cleanup(func() { _ = conn.Close() })
-	require.NoError(t, conn.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": traposID,
-		"messageId": "hello", "type": "hello", "payload": map[string]any{"traposId": traposID, "secret": strings.Join(secret, "")}}))
-	go func() {
-		for {
-			_, data, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			f, err := protocol.DecodeFrame(data)
-			if err != nil || f.Event != protocol.EventGatewayRequest {
-				continue
-			}
-			out := answer(f.Type, f.Payload)
-			out["event"], out["traposSenderId"], out["messageId"], out["type"] = "computer_response", traposID, f.MessageID, f.Type
-			if conn.WriteJSON(out) != nil {
-				return
-			}
-		}
-	}()
-	require.Eventually(t, func() bool { return len(gw.Computers()) > before }, testTimeout, 5*time.Millisecond)
+	t.Cleanup(stop)
 }
 
 // TestBothTransportsReachARealGateway: the in-process Transport and the HTTP one give the
 // same answers, errors and computer records through the real gateway.
 func TestBothTransportsReachARealGateway(t *testing.T) {
 	gw, srv := gatewayWithAPI(t, "tok")
-	connectComputer(t, gw, srv, "7:a/b c", func(typ string, payload json.RawMessage) map[string]any {
-		if typ == protocol.TypePing {
-			return map[string]any{"ok": true, "payload": map[string]any{"traposId": "7:a/b c"}}
-		}
-		return map[string]any{"ok": false, "error": map[string]any{"code": "unknown_type", "message": "no " + typ}}
-	})
+	connectComputer(t, srv, &daemonfake.Daemon{ID: 7, Label: "a/b c"})
 	for name, tr := range map[string]computer.Transport{
 		"in-process": hostapi.NewGateway(gw),
 		"http":       hostapi.HTTP{URL: srv.URL, Token: "tok"},

@@ -21,6 +21,7 @@ local SETTING_URL = "sandbox.url";
 local SETTING_PASSWORD = "sandbox.password";
 local SETTING_ALLOW_FILES = "sandbox.allow_files";
 local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
+local SETTING_ALLOW_SCREEN = "sandbox.allow_screen";
 
 -- The host's file access levels (sandbox.allow_files), and the words --allow-exec takes.
 local FILES_LEVELS = { none = true, read = true, write = true };
@@ -295,7 +296,8 @@ end
 
 -- The host's access to set: what the options say; on a first install without them, the
 -- answer to a question (default no); on an upgrade, nothing (the owner's answers stay).
--- Returns the sandbox.allow_files and sandbox.allow_exec values to set, nil for "leave".
+-- Returns the sandbox.allow_files, sandbox.allow_exec and sandbox.allow_screen values to set,
+-- nil for "leave".
 local function chooseAccess(opts, old)
   local files, exec = opts.files, opts.exec;
   local first = old == nil and not isSet(SETTING_ALLOW_FILES) and not isSet(SETTING_ALLOW_EXEC);
@@ -308,14 +310,17 @@ local function chooseAccess(opts, old)
     return "none", false;
   end
   -- One print, so CC wraps it at the screen's width (a pocket computer's is 26).
-  print("The gateway's host (e.g. an AI agent) can read and write this computer's files and run Lua and programs on it.");
+  print("The gateway's host (e.g. an AI agent) can read and write this computer's files, run Lua and programs on it, and see and type on its screen.");
   write("Allow it? [y/N] ");
   local answer = read() or "";
   if answer:match("^%s*[yY]") then
-    print("Allowed. Undo with: set " .. SETTING_ALLOW_FILES .. " none; set " .. SETTING_ALLOW_EXEC .. " false");
-    return "write", true;
+    print("Allowed. Undo with: set " .. SETTING_ALLOW_FILES .. " none; set " .. SETTING_ALLOW_EXEC .. " false; set "
+      .. SETTING_ALLOW_SCREEN .. " none");
+    -- The screen is part of the yes: typing on it is as strong as running programs.
+    return "write", true, "control";
   end
-  print("Not allowed. Change it with: set " .. SETTING_ALLOW_FILES .. " write; set " .. SETTING_ALLOW_EXEC .. " true");
+  print("Not allowed. Change it with: set " .. SETTING_ALLOW_FILES .. " write; set " .. SETTING_ALLOW_EXEC .. " true; set "
+    .. SETTING_ALLOW_SCREEN .. " control");
   return "none", false;
 end
 
@@ -351,7 +356,7 @@ local function install(opts)
   else
     unchecked = "The password was not checked: sandbox.url names another gateway.";
   end
-  local files, exec = chooseAccess(opts, old);
+  local files, exec, screen = chooseAccess(opts, old);
 
   local trapos = isTrapOS();
   local hookPath, runFrom = nil, nil;
@@ -429,6 +434,9 @@ local function install(opts)
   if exec ~= nil then
     settings.set(SETTING_ALLOW_EXEC, exec);
   end
+  if screen ~= nil then
+    settings.set(SETTING_ALLOW_SCREEN, screen);
+  end
   settings.save();
 
   local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
@@ -484,7 +492,7 @@ local function uninstall()
   end
   fs.delete(MANIFEST);
   removeEmptyDirs(manifest.dirs);
-  for _, name in ipairs({ SETTING_URL, SETTING_PASSWORD, SETTING_ALLOW_FILES, SETTING_ALLOW_EXEC }) do
+  for _, name in ipairs({ SETTING_URL, SETTING_PASSWORD, SETTING_ALLOW_FILES, SETTING_ALLOW_EXEC, SETTING_ALLOW_SCREEN }) do
     settings.unset(name);
   end
   settings.save();

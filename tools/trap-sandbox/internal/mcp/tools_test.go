@@ -11,12 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/internal/computer/computertest"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // session connects an SDK client to the server on d, in memory.
-func session(t *testing.T, d *computertest.Disk) *sdk.ClientSession {
+func session(t *testing.T, d *daemonfake.Local) *sdk.ClientSession {
 	t.Helper()
 	server, client := sdk.NewInMemoryTransports()
 	ss, err := NewServer(computer.New(d), nil).Connect(t.Context(), server, nil)
@@ -44,7 +44,7 @@ func TestABinaryFileCrossesOnce(t *testing.T) {
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	s := session(t, computertest.NewDisk(map[string]string{"/blob.bin": string(data)}))
+	s := session(t, daemonfake.NewLocal(map[string]string{"/blob.bin": string(data)}))
 	res := callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/blob.bin"})
 	require.False(t, res.IsError, text(res))
 	whole, err := json.Marshal(res)
@@ -63,7 +63,7 @@ func TestABinaryFileCrossesOnce(t *testing.T) {
 // TestTextToolsFollowTheTextRule: write_file stores é as the byte E9 and names what CC
 // cannot hold; read_file gives a player's byte E9 back as é; the write is atomic.
 func TestTextToolsFollowTheTextRule(t *testing.T) {
-	d := computertest.NewDisk(map[string]string{"/door.lua": "old", "/player.txt": "caf\xe9\n"})
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "old", "/player.txt": "caf\xe9\n"})
 	s := session(t, d)
 	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/door.lua", "content": "print('é — ok')"})
 	require.False(t, res.IsError, text(res))
@@ -90,7 +90,7 @@ func TestTextToolsFollowTheTextRule(t *testing.T) {
 }
 
 func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
-	s := session(t, computertest.NewDisk(nil))
+	s := session(t, daemonfake.NewLocal(nil))
 	res, err := s.ListTools(context.Background(), nil)
 	require.NoError(t, err)
 	byName := map[string]*sdk.Tool{}

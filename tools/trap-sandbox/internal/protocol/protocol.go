@@ -81,9 +81,10 @@ const (
 var Codes = []Code{CodeUnauthorized, CodeNotAuthenticated, CodeUnknownType, CodeNotConnected, CodeInternal, CodeTimeout,
 	CodeForbidden, CodeFSError, CodeBadPayload}
 
-// CodeBusy is a host-API code only, never sent on a socket (so not in Codes): the computer
+// CodeBusy (not in Codes, which lists the seed's vocabulary): on the host API the computer
 // already has as many gateway requests in flight as the gateway allows, or its send queue is
-// full; retry after the Retry-After header.
+// full (retry after the Retry-After header); on a socket, the agent module's ai.ask/ai.reset
+// while a turn runs or past the computer's rate limit (docs/protocol.md).
 const CodeBusy Code = "busy"
 
 // Error is the error object of a response frame ({"code":..., "message":...}). It is also a Go

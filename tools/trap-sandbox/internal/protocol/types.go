@@ -31,9 +31,18 @@ const (
 	TypeLuaExec = "lua.exec"
 	// TypeShellRun: {command} → {success, output}. Needs sandbox.allow_exec.
 	TypeShellRun = "shell.run"
+	// TypeScreenRead: {} → the computer's screen. Needs sandbox.allow_screen view.
+	TypeScreenRead = "screen.read"
+	// TypeScreenInput: {events} → {queued}. Needs sandbox.allow_screen control.
+	TypeScreenInput = "screen.input"
+	// TypeScreenWatch: {} → {watchId}; the computer then sends screen.update. Needs view.
+	TypeScreenWatch = "screen.watch"
+	// TypeScreenUnwatch: {watchId} → {}.
+	TypeScreenUnwatch = "screen.unwatch"
 )
 
 // ComputerTypes are the request types every computer's daemon answers itself, in the order
 // docs/capabilities.md lists them.
 var ComputerTypes = []string{TypePing, TypeComputerInfo, TypeFSList, TypeFSRead, TypeFSWrite,
-	TypeFSDelete, TypeFSMove, TypeFSMakeDir, TypeLuaExec, TypeShellRun}
+	TypeFSDelete, TypeFSMove, TypeFSMakeDir, TypeLuaExec, TypeShellRun,
+	TypeScreenRead, TypeScreenInput, TypeScreenWatch, TypeScreenUnwatch}

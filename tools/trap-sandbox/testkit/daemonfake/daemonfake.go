@@ -7,7 +7,8 @@
 // (trapos/tests/vocabulary_spec.lua), so the two cannot drift: a change to the daemon's
 // answers changes the table, and this package's test then fails until the stand-in follows.
 // It runs no Lua: lua.exec and shell.run go to the Exec hook once their payload passes the
-// daemon's checks.
+// daemon's checks, and so do the types a program on the computer would answer. Local serves
+// it in process as a computer.Transport, with hooks to break a sequence at any step.
 package daemonfake
 
 import (
@@ -36,6 +37,9 @@ const (
 	// maxTimeoutMs is the largest lua.exec / shell.run timeoutMs (libsandboxexec's MAX_TIMEOUT_MS).
 	maxTimeoutMs = 60000
 )
+
+// maxNameBytes is where CC cuts each name in a path.
+const maxNameBytes = 255
 
 // host and clientVersion are what computer.info reports for the stand-in.
 const (
@@ -67,14 +71,22 @@ type Daemon struct {
 	// AllowFiles is sandbox.allow_files; AllowExec is sandbox.allow_exec.
 	AllowFiles string
 	AllowExec  bool
-	// Exec answers lua.exec and shell.run payloads that passed the daemon's checks, as
-	// decoded JSON (strings in their wire form, as the answer's must be); nil answers
-	// unknown_type for them.
+	// Exec answers lua.exec and shell.run payloads that passed the daemon's checks, and the
+	// types the daemon itself does not serve (those a program on the computer registers), as
+	// decoded JSON (strings in their wire form, as the answer's must be). Nil, or a nil
+	// payload and error for a type the daemon does not serve, answers unknown_type. It runs
+	// without the daemon's lock, so it may look at the disk.
 	Exec func(typ string, payload map[string]any) (any, *Error)
+	// OldClient answers fs.move as a client older than its overwrite field: it ignores it.
+	OldClient bool
+	// FailWrite makes the nth fs.write (counting from 1, as Writes does) answer Out of space,
+	// as a full disk does; 0 never.
+	FailWrite int
 
-	mu    sync.Mutex        // guards the settings once serving, files and dirs
-	files map[string][]byte // clean path (no leading "/") → contents
-	dirs  map[string]bool   // clean path → exists; "" (the root) always does
+	mu     sync.Mutex        // guards the settings once serving, files, dirs and writes
+	files  map[string][]byte // clean path (no leading "/") → contents
+	dirs   map[string]bool   // clean path → exists; "" (the root) always does
+	writes int               // fs.write requests that reached the disk
 }
 
 // TraposID is the id the computer says hello with.
@@ -111,6 +123,25 @@ func (d *Daemon) setUp(p string, fn func(clean string)) {
 	fn(clean)
 }
 
+// Names lists every file's path ("/a/b"), sorted by bytes.
+func (d *Daemon) Names() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []string
+	for p := range d.files {
+		out = append(out, display(p))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Writes is how many fs.write requests have reached the disk (FailWrite counts them too).
+func (d *Daemon) Writes() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.writes
+}
+
 // File returns a file's contents.
 func (d *Daemon) File(p string) ([]byte, bool) {
 	d.mu.Lock()
@@ -145,11 +176,17 @@ func (d *Daemon) Answer(typ string, payload json.RawMessage) Reply {
 		return fail(protocol.CodeBadPayload, payloadAboveByte)
 	}
 	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.init()
 	if r := d.refusal(typ); r != nil {
+		d.mu.Unlock()
 		return *r
 	}
+	if !slices.Contains(served, typ) {
+		hook := d.Exec
+		d.mu.Unlock()
+		return exec(hook, typ, p)
+	}
+	defer d.mu.Unlock()
 	switch typ {
 	case protocol.TypePing:
 		return ok(map[string]any{"traposId": d.TraposID()})
@@ -168,15 +205,16 @@ func (d *Daemon) Answer(typ string, payload json.RawMessage) Reply {
 	case protocol.TypeFSDelete:
 		return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.delete(c[0]) })
 	case protocol.TypeFSMove:
-		return serveFS(p, []string{checkString(p, "from"), checkString(p, "to")}, []string{"from", "to"},
-			func(c []string) Reply { return d.move(c[0], c[1]) })
-	case protocol.TypeFSMakeDir:
-		return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.makeDir(c[0]) })
-	case protocol.TypeLuaExec, protocol.TypeShellRun:
-		return d.exec(typ, p)
+		return serveFS(p, []string{checkBool(p, "overwrite"), checkString(p, "from"), checkString(p, "to")}, []string{"from", "to"},
+			func(c []string) Reply { return d.move(c[0], c[1], p["overwrite"] == true && !d.OldClient) })
 	}
-	return fail(protocol.CodeUnknownType, "this computer does not handle requests of type "+typ)
+	// protocol.TypeFSMakeDir, the last of served.
+	return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.makeDir(c[0]) })
 }
+
+// served are the types the daemon answers itself; the others go to the Exec hook.
+var served = []string{protocol.TypePing, protocol.TypeComputerInfo, protocol.TypeFSList, protocol.TypeFSRead,
+	protocol.TypeFSWrite, protocol.TypeFSDelete, protocol.TypeFSMove, protocol.TypeFSMakeDir}
 
 // refusal is the forbidden answer naming the setting typ needs, or nil when it is allowed.
 func (d *Daemon) refusal(typ string) *Reply {
@@ -265,6 +303,10 @@ func (d *Daemon) read(clean string, offset, length int) Reply {
 }
 
 func (d *Daemon) write(clean, data string, appendTo bool) Reply {
+	d.writes++
+	if d.writes == d.FailWrite {
+		return fsError(display(clean) + ": Out of space")
+	}
 	if d.dirs[clean] {
 		return fsError(display(clean) + ": Cannot write to directory")
 	}
@@ -311,8 +353,19 @@ func (d *Daemon) removeTree(p string) {
 	}
 }
 
-// move moves a file or a directory; CC's refusals here name no path.
-func (d *Daemon) move(src, dst string) Reply {
+// move moves a file or a directory; CC's refusals here name no path. With overwrite, as
+// libsandboxfiles does it, a file at dst is deleted first in the same step, but only when
+// the move can then succeed, and a directory at dst is refused.
+func (d *Daemon) move(src, dst string, overwrite bool) Reply {
+	if overwrite && d.dirs[dst] {
+		return fsError(display(dst) + ": Cannot write to directory")
+	}
+	if overwrite && d.exists(src) && d.exists(dst) {
+		if readOnly(dst) {
+			return fsError(display(dst) + ": Access denied")
+		}
+		d.removeTree(dst)
+	}
 	switch {
 	case !d.exists(src):
 		return fsError("No such file")
@@ -357,8 +410,20 @@ func (d *Daemon) makeDir(clean string) Reply {
 	return ok(map[string]any{})
 }
 
-// exec checks a lua.exec / shell.run payload as libsandboxexec does, then hands it to Exec.
-func (d *Daemon) exec(typ string, p map[string]any) Reply {
+// exec checks a lua.exec / shell.run payload as libsandboxexec does, then hands it, or any
+// type the daemon does not serve, to hook.
+func exec(hook func(string, map[string]any) (any, *Error), typ string, p map[string]any) Reply {
+	unknown := fail(protocol.CodeUnknownType, "this computer does not handle requests of type "+typ)
+	if typ != protocol.TypeLuaExec && typ != protocol.TypeShellRun {
+		if hook == nil {
+			return unknown
+		}
+		payload, e := hook(typ, toWire(p).(map[string]any))
+		if payload == nil && e == nil {
+			return unknown
+		}
+		return Reply{Payload: payload, Error: e}
+	}
 	if typ == protocol.TypeLuaExec {
 		if why := checkString(p, "code"); why != "" {
 			return fail(protocol.CodeBadPayload, why)
@@ -371,10 +436,10 @@ func (d *Daemon) exec(typ string, p map[string]any) Reply {
 			return fail(protocol.CodeBadPayload, fmt.Sprintf("payload.timeoutMs must be a number between 1 and %d", maxTimeoutMs))
 		}
 	}
-	if d.Exec == nil {
-		return fail(protocol.CodeUnknownType, "this computer does not handle requests of type "+typ)
+	if hook == nil {
+		return unknown
 	}
-	payload, e := d.Exec(typ, toWire(p).(map[string]any))
+	payload, e := hook(typ, toWire(p).(map[string]any))
 	if e != nil {
 		return Reply{Error: e}
 	}
@@ -524,7 +589,7 @@ func count(p map[string]any, name string, def int) int {
 }
 
 // sanitize is a path as CC's fs resolves it: relative to the root, "." and empty parts
-// dropped, ".." taking the part before it. A ".." with nothing before it is kept, and such a
+// dropped, ".." taking the part before it, each name cut at 255 bytes. A ".." with nothing before it is kept, and such a
 // path is invalid; its error names the resolved path ("/../x: Invalid Path"), as CC's does.
 func sanitize(p string) (string, error) {
 	var parts []string
@@ -534,7 +599,7 @@ func sanitize(p string) (string, error) {
 		case part == ".." && len(parts) > 0 && parts[len(parts)-1] != "..":
 			parts = parts[:len(parts)-1]
 		default:
-			parts = append(parts, part)
+			parts = append(parts, part[:min(len(part), maxNameBytes)])
 		}
 	}
 	clean := strings.Join(parts, "/")

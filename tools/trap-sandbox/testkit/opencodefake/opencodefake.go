@@ -86,6 +86,7 @@ type Server struct {
 	// released is closed by Close: stalled requests end then, so the server can shut down.
 	released  chan struct{}
 	closeOnce sync.Once
+	onClose   []func() // run by Close (the agent half's MCP connections)
 
 	requests    atomic.Int64
 	healthHits  atomic.Int64
@@ -150,7 +151,14 @@ func (s *Server) FailWith(status int) { s.failWith.Store(int32(status)) }
 
 // Close releases stalled requests. Start's cleanup calls it; a test serving New's handler
 // itself calls it before closing its server.
-func (s *Server) Close() { s.closeOnce.Do(func() { close(s.released) }) }
+func (s *Server) Close() {
+	s.closeOnce.Do(func() {
+		close(s.released)
+		for _, f := range s.onClose {
+			f()
+		}
+	})
+}
 
 // Requests counts every request that arrived, answered or not.
 func (s *Server) Requests() int64 { return s.requests.Load() }

@@ -3,7 +3,9 @@
 -- settings lua.function_args and lua.function_source say how functions show) and as a
 -- statement otherwise; globals set at the prompt stay for later lines, and a line starting
 -- with `local` gets CC's warning that its locals are gone by the next one (setting
--- lua.warn_against_use_of_local). Up/down recall earlier lines; exit() leaves.
+-- lua.warn_against_use_of_local). A line that does not compile is explained by
+-- cc.internal.syntax (what is wrong and where, under the line). Up/down recall earlier
+-- lines; exit() leaves.
 
 local args = { ... };
 if #args > 0 then
@@ -54,7 +56,10 @@ while running do
     fn, err = load(input, name, "t", env);
   end
   if not fn then
-    printError(err);
+    -- Explain the syntax error in words where CC's parser can; else load's message.
+    if require("cc.internal.syntax").parse_repl(input) then
+      printError(err);
+    end
   else
     local results = table.pack(pcall(fn));
     if not results[1] then

@@ -7,23 +7,35 @@
 -- Every program gets a fresh environment (falling back to _G) holding `shell`,
 -- `multishell`, `require`, `package` and `arg`, and runs in its own coroutine so that
 -- its errors are caught and printed instead of ending the computer. A program file
--- whose first line is "#!program words" is run by that program instead. Under
--- multishell the shell also has openTab and switchTab.
+-- whose first line is "#!program words" is run by that program instead; one that does not
+-- compile gets its syntax error explained (cc.internal.syntax). Under multishell the shell
+-- also has openTab and switchTab.
 
 local expect = dofile("rom/modules/main/cc/expect.lua").expect;
 local make_package = dofile("rom/modules/main/cc/require.lua").make;
 
 -- Program search path when there is no parent shell to inherit one from: CC's own default
--- for a computer (not a turtle). TrapOS adds /programs itself at boot (see boot.lua), so a
--- plain CC computer without it does not find TrapOS programs here either.
+-- (a turtle's has its programs where a computer's has rednet and fun; pocket and command
+-- computers add theirs). TrapOS adds /programs itself at boot (see boot.lua), so a plain CC
+-- computer without it does not find TrapOS programs here either.
 local function default_path()
   local path = ".:/rom/programs:/rom/programs/http";
   if term.isColour() then
     path = path .. ":/rom/programs/advanced";
   end
-  path = path .. ":/rom/programs/rednet:/rom/programs/fun";
-  if term.isColour() then
-    path = path .. ":/rom/programs/fun/advanced";
+  if turtle then
+    path = path .. ":/rom/programs/turtle";
+  else
+    path = path .. ":/rom/programs/rednet:/rom/programs/fun";
+    if term.isColour() then
+      path = path .. ":/rom/programs/fun/advanced";
+    end
+  end
+  if pocket then
+    path = path .. ":/rom/programs/pocket";
+  end
+  if commands then
+    path = path .. ":/rom/programs/command";
   end
   return path;
 end
@@ -151,6 +163,27 @@ local function run_isolated(entry, fn, ...)
   return table.unpack(result, 1, result.n);
 end
 
+-- How big a program may be for its syntax error to be explained: past this, load's message
+-- alone is shown, as CC's shell does.
+local MAX_EXPLAINED_SIZE = 128 * 1024;
+
+-- Prints why the program at path did not compile: cc.internal.syntax's explanation of its
+-- syntax error (what is wrong, and where), or load's message when that finds none.
+local function explain_load_error(path, load_err)
+  local handle = fs.open(path, "r");
+  local source = handle and handle.readAll() or "";
+  if handle then handle.close(); end
+  if #source < MAX_EXPLAINED_SIZE then
+    local syntax = create_env("rom/programs").require("cc.internal.syntax");
+    if not syntax.parse_program(source) then
+      return;
+    end
+  end
+  if load_err ~= nil and load_err ~= "" then
+    printError(load_err);
+  end
+end
+
 -- The first line of a program file when it is a "#!" line (without the "#!"), or nil.
 local function read_hashbang(path)
   local handle = fs.open(path, "r");
@@ -200,9 +233,7 @@ local function run_program(entry, path, args, remaining)
   env.arg = args;
   local fn, load_err = loadfile(path, nil, env);
   if not fn then
-    if load_err ~= nil and load_err ~= "" then
-      printError(load_err);
-    end
+    explain_load_error(path, load_err);
     return false;
   end
 

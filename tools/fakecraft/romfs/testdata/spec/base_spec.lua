@@ -123,3 +123,70 @@ describe("argument errors", function()
     expect.error(os.setComputerLabel, false):eq("bad argument #1 (string expected, got boolean)");
   end);
 end);
+
+describe("tonumber", function()
+  it("reads decimals as Cobalt does", function()
+    expect(tonumber("  12\r\n")):eq(12);
+    expect(tonumber("0010")):eq(10);
+    expect(tonumber("1e+5")):eq(100000);
+    expect(tonumber("1E2")):eq(100);
+    expect(tonumber("1.")):eq(1);
+    expect(tonumber(".5")):eq(0.5);
+    expect(tonumber("1e400")):eq(math.huge);
+    expect(tonumber("--1")):eq(1);
+    for _, text in ipairs({ "", "-", ".", "1e", "1e-", "1e5.5", "- 1", "1 2", "5\0", "inf", "nan", "1_0", "0b1" }) do
+      expect(tonumber(text)):eq(nil);
+    end
+  end);
+
+  it("reads hexadecimal with fractions and binary exponents", function()
+    expect(tonumber("0X1f")):eq(31);
+    expect(tonumber("  -0x10  ")):eq(-16);
+    expect(tonumber("0x.8")):eq(0.5);
+    expect(tonumber("0x1.8")):eq(1.5);
+    expect(tonumber("0x1p4")):eq(16);
+    expect(tonumber("0x1P-1")):eq(0.5);
+    for _, text in ipairs({ "0x", "0x.", "0x-1", "0x1p", "0x1.2.3" }) do
+      expect(tonumber(text)):eq(nil);
+    end
+  end);
+
+  it("wraps whole numbers past 64 bits, as CC 1.113's Cobalt does", function()
+    expect(tonumber("0xffffffffffffffff")):eq(-1);
+    expect(tonumber("0x10000000000000000")):eq(0);
+    expect(tonumber("99999999999999999999")):eq(7766279631452241919);
+  end);
+
+  it("takes a base, turning a number into its text first", function()
+    expect(tonumber("ff", 16)):eq(255);
+    expect(tonumber("0xff", 16)):eq(255);
+    expect(tonumber("1.8", 16)):eq(1.5);
+    expect(tonumber("zz", 36)):eq(1295);
+    expect(tonumber("101", 2)):eq(5);
+    expect(tonumber("12", 2)):eq(nil);
+    expect(tonumber(10, 16)):eq(16);
+    expect(tonumber(1.25, 2)):eq(nil);
+    expect(tonumber(1.25)):eq(1.25);
+    expect(tonumber(true)):eq(nil);
+  end);
+
+  it("words its argument errors as Cobalt does", function()
+    expect.error(tonumber):eq("bad argument #1 (value expected)");
+    expect.error(tonumber, "1", 1):eq("bad argument #2 (base out of range)");
+    expect.error(tonumber, "1", 37):eq("bad argument #2 (base out of range)");
+    expect.error(tonumber, true, 16):eq("bad argument (string expected, got boolean)");
+    expect.error(tonumber, "1", {}):eq("bad argument (number expected, got table)");
+  end);
+end);
+
+describe("string.format's %q", function()
+  it("writes every value with a literal form as Cobalt does", function()
+    expect(("%q"):format("a\nb\"\0\r")):eq('"a\\\nb\\"\\000\\r"');
+    expect(("%q %q %q"):format(nil, true, false)):eq("nil true false");
+    expect(("%q"):format()):eq("nil");
+    expect(("%q %q %q"):format(12, 2 ^ 63, -3)):eq("12 9223372036854775807 -3");
+    expect(("%q %q %q"):format(1.5, 0.5, -0.1)):eq("0x1.8p+0 0x1p-1 -0x1.999999999999ap-4");
+    expect(("%q %q %q"):format(0 / 0, 1 / 0, -1 / 0)):eq("(0/0) 1e9999 -1e9999");
+    expect.error(string.format, "%q", {}):eq("bad argument #2 (value has no literal form)");
+  end);
+end);

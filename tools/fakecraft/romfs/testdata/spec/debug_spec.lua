@@ -39,3 +39,15 @@ describe("debug", function()
     expect(value):eq("value");
   end);
 end);
+
+describe("debug.traceback", function()
+  it("hands back a message that is no string, so xpcall keeps an error object", function()
+    local object = {};
+    expect(debug.traceback(object)):eq(object);
+    expect(debug.traceback(coroutine.create(print), object)):eq(object);
+    local ok, err = xpcall(function() error(object); end, debug.traceback);
+    expect(ok):eq(false);
+    expect(err):eq(object);
+    expect(debug.traceback("message")):str_match("^message\nstack traceback:");
+  end);
+end);

@@ -59,7 +59,8 @@ describe("..", function()
     expect("x" .. third):eq("x0.33333333333333");
     expect(third .. ""):eq(tostring(third));
     expect("s" .. 0.1 + 0.2):eq("s0.3");
-    expect(huge .. ""):eq("9.2233720368548e+18");
+    expect(huge .. ""):eq("9223372036854775807");
+    expect(huge * 2 .. ""):eq("1.844674407371e+19");
     expect(0 / 0 .. " " .. 1 / 0 .. " " .. -1 / 0):eq("nan inf -inf");
     expect("n" .. 1.5 .. -2.25 .. 10):eq("n1.5-2.2510");
   end);
@@ -94,5 +95,32 @@ describe("generic for", function()
     local seen = {};
     for _, v in next, { "x", "y" } do seen[#seen + 1] = v; end
     expect(seen):same({ "x", "y" });
+  end);
+end);
+
+describe("numerals", function()
+  it("read hexadecimal fractions and binary exponents", function()
+    expect(0x1p4):eq(16);
+    expect(0x.8):eq(0.5);
+    expect(0xA.8p1):eq(21);
+    expect(0x1P-1):eq(0.5);
+  end);
+
+  it("read leading zeros as decimal and overflow to inf", function()
+    expect(0012):eq(12);
+    expect(1e400):eq(math.huge);
+  end);
+
+  it("wrap past 64 bits, as CC 1.113's Cobalt does", function()
+    expect(0xffffffffffffffff):eq(-1);
+    expect(0x10000000000000000):eq(0);
+    expect(tostring(99999999999999999999)):eq("7766279631452241920");
+  end);
+
+  it("that Cobalt cannot convert are malformed", function()
+    expect(select(2, load("return 1e", "=x"))):eq("x:1: malformed number near '1e'");
+    expect(select(2, load("return {2e}", "=x"))):eq("x:1: malformed number near '2e'");
+    expect(select(2, load("return 3..2", "=x"))):eq("x:1: malformed number near '3..2'");
+    expect(select(2, load("return 0x1p", "=x"))):eq("x:1: malformed number near '0x1p'");
   end);
 end);

@@ -74,13 +74,44 @@ describe("shell", function()
       expect(lines):same({ "Terminated" });
     end);
 
-    it("prints the parser's message for a syntax error", function()
-      local ok, lines = capture_errors(function()
-        return shell.run(fixture("prog_syntax.lua"));
+    -- Runs fn with the terminal on a fresh window; returns its result and the first row.
+    local function first_row(fn)
+      local previous = term.current();
+      local win = window.create(previous, 1, 1, 51, 19, false);
+      term.redirect(win);
+      local ok, result = pcall(fn);
+      term.redirect(previous);
+      if not ok then error(result, 0); end
+      return result, (win.getLine(1):gsub(" +$", ""));
+    end
+
+    it("explains a syntax error in words, as CC's shell does", function()
+      local ok, lines, row;
+      ok, row = first_row(function()
+        local result;
+        result, lines = capture_errors(function()
+          return shell.run(fixture("prog_syntax.lua"));
+        end);
+        return result;
       end);
       expect(ok):eq(false);
+      expect(lines):same({});
+      expect(row):eq("Unexpected =. Expected an expression.");
+    end);
+
+    it("prints load's message when the explaining parser finds no fault", function()
+      -- CC's parser takes parameters after "..."; the compiler does not.
+      local path = "/shell_spec_params.lua";
+      local handle = fs.open(path, "w");
+      handle.write("local function f(..., a) end");
+      handle.close();
+      local ok, lines = capture_errors(function()
+        return shell.run(path);
+      end);
+      fs.delete(path);
+      expect(ok):eq(false);
       expect(#lines):eq(1);
-      expect(lines[1]):str_match("prog_syntax%.lua");
+      expect(lines[1]):eq("/shell_spec_params.lua:1: ')' expected near ','");
     end);
 
     it("keeps a program's globals private", function()

@@ -105,6 +105,20 @@ describe("stub", function()
     expect.error(function() expect(t.g):not_called(); end):str_match("not to be called");
   end);
 
+  it("stubs a value other than a function as it is, nil included", function()
+    local t = { a = 1, b = 2 };
+    stub(t, "a", { x = 1 });
+    stub(t, "b", nil);
+    stub(_G, "spec_spec_global", "set");
+    expect(t.a):same({ x = 1 });
+    expect(t.b):eq(nil);
+    expect(spec_spec_global):eq("set");
+  end);
+
+  it("put the stubbed values back after the case", function()
+    expect(spec_spec_global):eq(nil);
+  end);
+
   it("lets a case yield", function()
     os.queueEvent("spec_spec_event", 5);
     local _, value = os.pullEvent("spec_spec_event");

@@ -69,3 +69,44 @@ describe("textutils' drawing functions", function()
     expect.error(textutils.tabulate, {}, true):eq("bad argument #2 (number or table expected, got boolean)");
   end);
 end);
+
+describe("textutils.unserialiseJSON", function()
+  local function fails(text, message, opts)
+    local value, err = textutils.unserialiseJSON(text, opts);
+    expect(value):eq(nil);
+    expect(err):eq("Malformed JSON at position " .. message);
+  end
+
+  it("says what it expected where CC does", function()
+    fails("[1,2", "5: Unexpected end of input, expected ',' or ']'.");
+    fails("{", "2: Unexpected end of input, expected '}'.");
+    fails('{"a" 1}', "6: Unexpected \"1\", expected ':'.");
+    fails('{"a":1,}', "8: Unexpected \"}\", expected object key.");
+    fails("[1 2]", "4: Unexpected \"2\", expected ',' or ']'.");
+    fails('"abc', "5: Unexpected end of input, expected '\"'.");
+    fails("'ab", "4: Unexpected end of input, expected '\"'.", { nbt_style = true });
+    fails('"\\', "2: Unexpected end of input, expected escape sequence.");
+    fails("[1] x", "5: Unexpected trailing character \"x\".");
+  end);
+
+  it("places string errors as CC's reader does", function()
+    fails('"ab\\u12"', "4: Malformed unicode escape \"12\\\"\".");
+    fails('"a\tb"', "4: Unescaped whitespace \"\t\".");
+    fails('"a\1b"', "4: Unescaped whitespace \"\1\".");
+    fails('"\\q"', "3: Unknown escape character \"q\".");
+    fails("'\\''", "3: Unknown escape character \"'\".", { nbt_style = true });
+  end);
+
+  it("reads numbers with CC's pattern and tonumber", function()
+    fails("-", "1: Malformed number nil.");
+    fails("-.5", "1: Malformed number nil.");
+    fails("[1+2]", "2: Malformed number \"1+2\".");
+    fails("[1e]", "2: Malformed number \"1e\".");
+    expect(textutils.unserialiseJSON("[01,2.,-01,1E2]")):same({ 1, 2, -1, 100 });
+  end);
+
+  it("stops with CC's Lua error on an NBT key that is no identifier", function()
+    expect.error(textutils.unserialiseJSON, "{1:2}", { nbt_style = true })
+      :eq("/rom/apis/textutils.lua:622: attempt to perform arithmetic on local 'last' (a nil value)");
+  end);
+end);

@@ -1,0 +1,256 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/computer"
+	"fakecraft/computer/machine"
+	"fakecraft/fakecrafttest"
+
+	"trap-sandbox/testkit/opencodefake"
+
+	"tests/internal/harness"
+)
+
+// The agent end to end: fakecraft computers run the real `ai` program and libsandboxai
+// against the real gateway binary, whose agent module talks to the fake opencode; the
+// fake's model calls the gateway's real /mcp for its tools.
+
+const (
+	aiModel      = "fake/m"
+	aiOCPassword = "opencode-pw-e2e-ai-31"
+	aiDeskID     = 7
+	aiDeskLabel  = "desk"
+	aiDesk       = "7:desk"
+)
+
+// asker is the traposId the gateway's system text names.
+var askerInSystem = regexp.MustCompile(`traposId "([^"]+)"`)
+
+// aiLongAnswer is 200 000 characters of short lines, as a model streams them.
+var aiLongAnswer = strings.Repeat("The quick brown fox jumps over the lazy dog again.\n", 4000)[:200000]
+
+// e2eModel answers by the prompt's first word.
+func e2eModel(t *opencodefake.Turn) {
+	words := strings.Fields(t.Prompt())
+	asker := ""
+	if m := askerInSystem.FindStringSubmatch(t.System()); m != nil {
+		asker = m[1]
+	}
+	if len(words) == 0 {
+		return
+	}
+	switch words[0] {
+	case "hello":
+		t.Text("Hello from ", "the agent.")
+	case "tools":
+		t.Text("offered: " + strings.Join(t.Offered(), " "))
+	case "door": // write /door.lua on the asking computer
+		r := t.Tool("trap-sandbox_write_file", map[string]any{"traposId": asker, "path": "/door.lua",
+			"content": "redstone.setOutput('left', true)"})
+		if r.State == "completed" {
+			t.Text("Wrote the door program.")
+		} else {
+			t.Text("Could not write it: " + r.Error)
+		}
+	case "vault": // aimed at another computer
+		r := t.Tool("trap-sandbox_read_file", map[string]any{"traposId": "9:vault", "path": "/secret.txt"})
+		t.Text("vault " + r.State + ": " + r.Error)
+	case "history":
+		t.Text(strings.Join(t.History(), " | "))
+	case "stall":
+		t.Stall()
+	case "long":
+		chunks := make([]string, 0, len(aiLongAnswer)/500)
+		for i := 0; i < len(aiLongAnswer); i += 500 {
+			chunks = append(chunks, aiLongAnswer[i:min(i+500, len(aiLongAnswer))])
+		}
+		t.Text(chunks...)
+	}
+}
+
+type aiWorld struct {
+	oc    *opencodefake.Server
+	agent *opencodefake.Agent
+	dir   string
+}
+
+func newAIWorld(t *testing.T) aiWorld {
+	oc := opencodefake.Start(t, opencodefake.Options{Password: aiOCPassword})
+	return aiWorld{oc: oc, agent: oc.Agent(e2eModel, aiModel), dir: t.TempDir()}
+}
+
+func (w aiWorld) gateway(t *testing.T, opts harness.Options) *harness.Gateway {
+	t.Helper()
+	opts.Args = append([]string{"--password", sandboxPassword, "--opencode-url", w.oc.URL, "--ai-model", aiModel,
+		"--ai-dir", w.dir}, opts.Args...)
+	opts.Env = append(opts.Env, "OPENCODE_SERVER_PASSWORD="+aiOCPassword)
+	return harness.Start(t, gatewayBin, opts)
+}
+
+// desk is the asking computer: files writable by the host, its disk in overlay.
+func desk(t *testing.T, g *harness.Gateway, overlay string, input computer.Input, program string, args ...string) machine.Options {
+	opts := computerOptions(t, g, sandboxPassword, program, args...)
+	opts.ID, opts.Label = aiDeskID, aiDeskLabel
+	opts.Settings["sandbox.allow_files"] = "write"
+	opts.Overlay = overlay
+	opts.Input = input
+	opts.Files = map[string]string{"/busy.lua": busyProgram}
+	return opts
+}
+
+// busyProgram asks twice on one conversation through libsandboxai: the second question,
+// while the first turn runs, is refused with busy; then it aborts the first.
+const busyProgram = `
+local libsandbox = require('/apis/libsandbox')
+libsandbox.awaitConnection()
+local ai = libsandbox.ai
+local first, err = ai.ask("stall")
+print("first: " .. (first and "asked" or err.code))
+local second, err2 = ai.ask("hello")
+print("second: " .. (err2 and err2.code or "asked"))
+ai.abort(first)
+local after, reason = 0, nil
+while reason == nil do
+  local events, perr = ai.poll(first, after, 5000)
+  if events == nil then print("poll failed: " .. perr.code) break end
+  for _, e in ipairs(events) do
+    after = e.seq
+    if e.kind == "done" then reason = e.reason end
+  end
+end
+print("first ended: " .. tostring(reason))
+`
+
+func TestAIOnAComputer(t *testing.T) {
+	ctx := testContext(t)
+	w := newAIWorld(t)
+	g := w.gateway(t, harness.Options{})
+
+	t.Run("ai hello prints the streamed answer", func(t *testing.T) {
+		ok, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "hello"))
+		assert.True(t, ok, out)
+		assert.Contains(t, lines(out), "Hello from the agent.")
+	})
+
+	t.Run("the model is offered no host tool", func(t *testing.T) {
+		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "tools"))
+		offered := strings.Fields(strings.TrimPrefix(strings.Join(lines(out), " "), "offered: "))
+		require.NotEmpty(t, offered, out)
+		for _, tool := range offered {
+			if tool == "Thinking..." {
+				continue
+			}
+			assert.True(t, strings.HasPrefix(tool, "trap-sandbox_"), "offered %q; transcript:\n%s", tool, out)
+		}
+		assert.Contains(t, offered, "trap-sandbox_write_file")
+	})
+
+	t.Run("a write happens after the player's y", func(t *testing.T) {
+		overlay := t.TempDir()
+		ok, out := runCommand(ctx, t, desk(t, g, overlay, computer.LinesOf("y"), "ai", "door"))
+		assert.True(t, ok, out)
+		assert.Contains(t, out, "The agent wants to write /door.lua (32 bytes).")
+		assert.Contains(t, out, "Wrote the door program.")
+		data, err := os.ReadFile(filepath.Join(overlay, "door.lua"))
+		require.NoError(t, err, "the file on the asking computer; transcript:\n%s", out)
+		assert.Equal(t, "redstone.setOutput('left', true)", string(data))
+	})
+
+	t.Run("a write is refused after the player's n", func(t *testing.T) {
+		overlay := t.TempDir()
+		_, out := runCommand(ctx, t, desk(t, g, overlay, computer.LinesOf("n"), "ai", "door"))
+		assert.Contains(t, out, "The agent wants to write /door.lua")
+		assert.Contains(t, out, "Could not write it: The player refused")
+		_, err := os.Stat(filepath.Join(overlay, "door.lua"))
+		assert.True(t, os.IsNotExist(err), "nothing written; transcript:\n%s", out)
+	})
+
+	t.Run("a call aimed at another computer is refused and the turn goes on", func(t *testing.T) {
+		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "vault"))
+		assert.Contains(t, strings.Join(lines(out), " "), "vault error: Refused: you may act only on computer "+aiDesk)
+		assert.NotContains(t, out, "Allow?")
+	})
+
+	t.Run("a 200 KB answer arrives cut and paged", func(t *testing.T) {
+		const keys = 400
+		pages := computer.LinesOf(make([]string, keys)...) // Enter at every "Press any key"
+		ok, out := runCommand(ctx, t, desk(t, g, t.TempDir(), pages, "ai", "long"))
+		assert.True(t, ok, out)
+		assert.Contains(t, out, "(The answer was cut")
+		// 64 KiB of 51-character lines on a 19-row screen: about 70 screenfuls.
+		assert.Greater(t, keys-len(pages), 60, "paged: a key pressed at each screenful")
+		assert.LessOrEqual(t, strings.Count(out, "The quick brown fox"), (64<<10)/51+1, "no more than the cap")
+	})
+
+	t.Run("a second question while one runs is busy", func(t *testing.T) {
+		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "/busy.lua"))
+		assert.Contains(t, lines(out), "first: asked", out)
+		assert.Contains(t, lines(out), "second: busy", out)
+		assert.Contains(t, lines(out), "first ended: aborted", out)
+	})
+
+	assert.Zero(t, w.agent.Queued(), "never a queued prompt")
+	assert.Zero(t, w.agent.DefaultModelUsed())
+	assert.NotContains(t, g.Log(), "Hello from the agent", "the answer in the gateway's log")
+}
+
+// TestAITurnsEnd: a stalled provider ends at the gateway's deadline with a clear line; Ctrl-T
+// stops the turn on opencode; a restarted gateway continues the same conversation.
+func TestAITurnsEnd(t *testing.T) {
+	ctx := testContext(t)
+	w := newAIWorld(t)
+	addr := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
+	g := w.gateway(t, harness.Options{Listen: addr, Args: []string{"--ai-turn-deadline", "3s"}})
+
+	t.Run("a stalled provider ends at the deadline", func(t *testing.T) {
+		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "stall"))
+		assert.Contains(t, strings.Join(lines(out), " "), "The agent did not finish within 3s; the turn was stopped.")
+		assert.Equal(t, int64(1), w.agent.Aborts(), "the turn was aborted on opencode")
+	})
+	require.NoError(t, g.Stop())
+	g = w.gateway(t, harness.Options{Listen: addr}) // the default deadline from here on
+
+	t.Run("Ctrl-T aborts the turn on opencode", func(t *testing.T) {
+		c := fakecrafttest.StartWithin(t, desk(t, g, t.TempDir(), nil, "ai", "stall"), testTimeout)
+		require.Eventually(t, func() bool { return aiTurnsRunning(t, g) == 1 && w.agent.Running() == 1 }, testTimeout, pollInterval,
+			"the turn to reach the model")
+		c.QueueString("terminate")
+		c.WaitFor(ctx, "Aborted: the turn was stopped (Ctrl-T).")
+		_, err := c.Wait(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, int64(2), w.agent.Aborts())
+	})
+
+	t.Run("a restarted gateway continues the conversation", func(t *testing.T) {
+		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "history", "one"))
+		assert.Contains(t, out, "history one")
+		require.NoError(t, g.Stop())
+		g = w.gateway(t, harness.Options{Listen: addr})
+		_, out = runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "history", "two"))
+		assert.Contains(t, strings.Join(lines(out), " "), "history one | history two", out)
+	})
+	assert.Zero(t, w.agent.Queued())
+}
+
+// aiTurnsRunning is how many turns the gateway lists as running (trap-sandbox ai-turns).
+func aiTurnsRunning(t *testing.T, g *harness.Gateway) int {
+	resp, err := harness.HTTPClient().Get(g.URL("/trapos/ai/turns"))
+	if err != nil {
+		return -1
+	}
+	defer resp.Body.Close()
+	var list []map[string]any
+	if json.NewDecoder(resp.Body).Decode(&list) != nil {
+		return -1
+	}
+	return len(list)
+}

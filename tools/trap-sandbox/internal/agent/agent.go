@@ -1,0 +1,594 @@
+// Package agent is the gateway's agent module: it carries a computer's questions to opencode
+// and the answers back (the ai.* request types, docs/protocol.md), safely. The computer never
+// sees opencode's credentials; every session is created with rules that offer the model only
+// the trap-sandbox tools acting on one computer; the gateway answers each tool call's
+// permission ask itself, once, only for the asking computer (after the player's confirmation
+// for writes, deletes and runs); one turn runs at a time per session, under the gateway's own
+// deadline. It is off unless the operator names a model (--ai-model); docs/ai.md is the
+// operator's guide.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// Request types of the module (docs/protocol.md, "The agent").
+const (
+	TypeAsk     = "ai.ask"
+	TypePoll    = "ai.poll"
+	TypeAbort   = "ai.abort"
+	TypeReset   = "ai.reset"
+	TypeApprove = "ai.approve"
+)
+
+// Types lists them in the order the docs give.
+var Types = []string{TypeAsk, TypePoll, TypeAbort, TypeReset, TypeApprove}
+
+// Limits and defaults of the contract.
+const (
+	// MaxPromptBytes caps a question.
+	MaxPromptBytes = 4096
+	// DefaultSession is the conversation of a program that names none.
+	DefaultSession = "main"
+	// MaxPollWait is ai.poll's longest wait (and its default): well under the 10 s request
+	// timeout.
+	MaxPollWait = 5 * time.Second
+	// DefaultTurnDeadline is longer than opencode's own provider retries (62–70 s), so a
+	// failing provider reaches the player as its own message, not as the gateway's timeout.
+	DefaultTurnDeadline = 180 * time.Second
+	// DefaultConfirmTimeout is how long a confirmation waits for the player.
+	DefaultConfirmTimeout = 60 * time.Second
+	// DefaultAnswerCap is the most answer text relayed per turn.
+	DefaultAnswerCap = 64 << 10
+	// KeepFinished is how long a finished turn's events stay for late polls.
+	KeepFinished = 2 * time.Minute
+	// DefaultRateEvery and DefaultRateBurst: a computer may start DefaultRateBurst turns at
+	// once, then one per DefaultRateEvery. A player typing questions never gets there.
+	DefaultRateEvery = 3 * time.Second
+	DefaultRateBurst = 20
+)
+
+// Module-internal timings.
+const (
+	// readyWait bounds the wait for the event stream before a turn's first prompt.
+	readyWait = 10 * time.Second
+	// abortWait bounds the wait for opencode's reply after an abort; abortEvery is how often
+	// the abort is repeated until it comes.
+	abortWait  = 5 * time.Second
+	abortEvery = time.Second
+	// callTimeout bounds the short opencode calls (sessions, replies, MCP status).
+	callTimeout = 10 * time.Second
+	// idleWait bounds the wait for the stream to catch up with the sync reply.
+	idleWait = 2 * time.Second
+	// lateErrorWait bounds the wait for a session.error after a bare 500 (it carries the reason).
+	lateErrorWait = 2 * time.Second
+)
+
+// New error codes of the ai.* types.
+const (
+	CodeAIDisabled    protocol.Code = "ai_disabled"
+	CodeAIUnavailable protocol.Code = "ai_unavailable"
+	CodeUnknownTurn   protocol.Code = "unknown_turn"
+)
+
+// Causes a turn ends with before opencode ends it.
+var (
+	errAborted      = errors.New("aborted by the computer")
+	errDeadline     = errors.New("the turn's deadline passed")
+	errDisconnected = errors.New("the computer disconnected")
+	errClosing      = errors.New("the gateway is shutting down")
+)
+
+// Prober explains in one line why opencode is down; *opencode.Prober implements it.
+type Prober interface {
+	Probe(ctx context.Context) opencode.Health
+}
+
+// Handlers is the gateway's handler table (*gateway.Gateway).
+type Handlers interface {
+	Handle(typ string, h protocol.RequestHandler)
+}
+
+// Config configures the module.
+type Config struct {
+	// Model is PROVIDER/MODEL; empty turns the module off (every ai.* answers ai_disabled).
+	Model string
+	// OpencodeURL, Username, Password reach opencode serve (Basic auth when Password is set).
+	OpencodeURL, Username, Password string
+	// Dir is the session directory: opencode's instance for it reads Dir/opencode.json,
+	// which the module writes.
+	Dir string
+	// MCPURL is the gateway's /mcp as opencode reaches it; MCPToken the API token it sends.
+	MCPURL, MCPToken string
+	// AllowHostTools lets the model use opencode's own tools on the host (bash, edit…):
+	// --ai-allow-host-tools, off by default.
+	AllowHostTools bool
+	// TurnDeadline, ConfirmTimeout, AnswerCap, RateEvery, RateBurst: zero means the default.
+	TurnDeadline   time.Duration
+	ConfirmTimeout time.Duration
+	AnswerCap      int
+	RateEvery      time.Duration
+	RateBurst      int
+	// Prober words ai_unavailable; nil: the error's own words.
+	Prober Prober
+	// Transport reaches opencode; nil: a default one.
+	Transport http.RoundTripper
+}
+
+// Module answers the ai.* request types.
+type Module struct {
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	oc      *client
+	stream  *stream
+	model   modelRef
+	rules   []Rule
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+
+	mu       sync.Mutex
+	sessions map[sessionKey]*session
+	turns    map[string]*turn
+	limiters map[callerKey]*rate.Limiter
+}
+
+type callerKey struct{ account, traposID string }
+
+type sessionKey struct {
+	callerKey
+	name string
+}
+
+// session is one conversation of one computer.
+type session struct {
+	key        sessionKey
+	opencodeID string // "" until found or created
+	// busy is the turn running on it, until opencode's reply to its prompt came (an aborted
+	// turn ends for the computer at once but keeps the session until opencode stopped, so a
+	// new prompt is never queued behind it).
+	busy *turn
+}
+
+// title is how a restarted gateway finds a conversation again.
+func (k sessionKey) title() string {
+	if k.account == "" || k.account == "local" {
+		return fmt.Sprintf("trap-sandbox %s %s", k.traposID, k.name)
+	}
+	return fmt.Sprintf("trap-sandbox %s/%s %s", k.account, k.traposID, k.name)
+}
+
+// New returns the module; with cfg.Model empty it is off, and says so once in the log.
+func New(cfg Config, logger *slog.Logger, reg *prometheus.Registry) (*Module, error) {
+	m := &Module{cfg: cfg, log: logger, metrics: newMetrics(reg), sessions: map[sessionKey]*session{},
+		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}}
+	m.ctx, m.cancel = context.WithCancelCause(context.Background())
+	if cfg.Model == "" {
+		logger.Info("agent: off (ai.* requests answer ai_disabled): set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL) to let computers ask the agent; docs/ai.md")
+		return m, nil
+	}
+	provider, model, ok := strings.Cut(cfg.Model, "/")
+	if !ok || provider == "" || model == "" {
+		return nil, fmt.Errorf("--ai-model %q: give PROVIDER/MODEL as opencode names it (e.g. anthropic/claude-sonnet-4-5; opencode models lists them)", cfg.Model)
+	}
+	m.model = modelRef{ProviderID: provider, ModelID: model}
+	if m.cfg.TurnDeadline <= 0 {
+		m.cfg.TurnDeadline = DefaultTurnDeadline
+	}
+	if m.cfg.ConfirmTimeout <= 0 {
+		m.cfg.ConfirmTimeout = DefaultConfirmTimeout
+	}
+	if m.cfg.AnswerCap <= 0 {
+		m.cfg.AnswerCap = DefaultAnswerCap
+	}
+	if m.cfg.RateEvery <= 0 {
+		m.cfg.RateEvery = DefaultRateEvery
+	}
+	if m.cfg.RateBurst <= 0 {
+		m.cfg.RateBurst = DefaultRateBurst
+	}
+	base, err := url.Parse(cfg.OpencodeURL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return nil, fmt.Errorf("opencode url %q: give http(s)://host:port", cfg.OpencodeURL)
+	}
+	if err := WriteSessionDir(cfg.Dir, cfg.Model, cfg.MCPURL, cfg.MCPToken, Rules(cfg.AllowHostTools)); err != nil {
+		return nil, err
+	}
+	username := cfg.Username
+	if username == "" {
+		username = opencode.DefaultUsername
+	}
+	transport := cfg.Transport
+	if transport == nil {
+		transport = http.DefaultTransport
+	}
+	m.oc = &client{base: base, dir: cfg.Dir, username: username, password: cfg.Password, http: &http.Client{Transport: transport}}
+	m.stream = newStream(m.oc, logger)
+	m.rules = Rules(cfg.AllowHostTools)
+	if cfg.AllowHostTools {
+		logger.Warn("agent: --ai-allow-host-tools is on: the model may run shell commands, edit and read files and fetch URLs ON THIS HOST, as this gateway's opencode user, whenever a player asks; turn it off unless every player is trusted with the host")
+	}
+	logger.Info("agent: on", "model", cfg.Model, "dir", cfg.Dir, "mcp", cfg.MCPURL, "turnDeadline", m.cfg.TurnDeadline,
+		"hostTools", cfg.AllowHostTools)
+	return m, nil
+}
+
+// Enabled reports whether a model is configured.
+func (m *Module) Enabled() bool { return m.oc != nil }
+
+// Register adds the ai.* types to the gateway's handler table.
+func (m *Module) Register(h Handlers) {
+	h.Handle(TypeAsk, m.handleAsk)
+	h.Handle(TypePoll, m.handlePoll)
+	h.Handle(TypeAbort, m.handleAbort)
+	h.Handle(TypeReset, m.handleReset)
+	h.Handle(TypeApprove, m.handleApprove)
+}
+
+// Name implements server.Module.
+func (m *Module) Name() string { return "agent" }
+
+// TurnsPath lists the computers with a turn running (trap-sandbox ai-turns).
+const TurnsPath = "/trapos/ai/turns"
+
+// Mount implements server.Module: the running turns, behind the API auth.
+func (m *Module) Mount(routes *server.Routes) {
+	routes.HandleAPIFunc("GET "+TurnsPath, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		// The caller's account's turns only (an admin's: all), as every host surface.
+		caller := account.CallerFrom(r.Context())
+		turns := []TurnInfo{}
+		for _, t := range m.Running() {
+			if caller.Reaches(t.AccountID) {
+				turns = append(turns, t)
+			}
+		}
+		_ = json.NewEncoder(w).Encode(turns)
+	})
+}
+
+// Close stops every turn (aborting it on opencode) and the event stream, and waits for them.
+func (m *Module) Close() {
+	m.cancel(errClosing)
+	m.wg.Wait()
+}
+
+// TurnInfo is one running turn, as TurnsPath lists it.
+type TurnInfo struct {
+	AccountID string    `json:"accountId"`
+	TraposID  string    `json:"traposId"`
+	Session   string    `json:"session"`
+	TurnID    string    `json:"turnId"`
+	Started   time.Time `json:"started"`
+	// Stopping is true once the computer has its answer but opencode has not stopped yet.
+	Stopping bool `json:"stopping"`
+}
+
+// Running lists the sessions with a turn, sorted by computer.
+func (m *Module) Running() []TurnInfo {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := []TurnInfo{}
+	for k, s := range m.sessions {
+		if s.busy != nil {
+			out = append(out, TurnInfo{AccountID: k.account, TraposID: k.traposID, Session: k.name, TurnID: s.busy.id,
+				Started: s.busy.started, Stopping: s.busy.isDone()})
+		}
+	}
+	sortTurns(out)
+	return out
+}
+
+func (m *Module) disabled() error {
+	return protocol.Errorf(CodeAIDisabled, "the gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md")
+}
+
+// askPayload is ai.ask's payload.
+type askPayload struct {
+	Prompt  *string `json:"prompt"`
+	Session *string `json:"session"`
+	Screen  *struct {
+		Width  int `json:"width"`
+		Height int `json:"height"`
+	} `json:"screen"`
+	Kind   *string `json:"kind"`
+	Colour *bool   `json:"colour"`
+}
+
+var sessionName = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
+
+func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
+	if !m.Enabled() {
+		return nil, m.disabled()
+	}
+	var p askPayload
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.ask's payload: %s", firstLine(err.Error()))
+	}
+	switch {
+	case p.Prompt == nil || strings.TrimSpace(*p.Prompt) == "":
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.ask needs a prompt (a non-empty string of at most %d bytes)", MaxPromptBytes)
+	case len(*p.Prompt) > MaxPromptBytes:
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "the prompt is %d bytes; the limit is %d", len(*p.Prompt), MaxPromptBytes)
+	case p.Kind != nil && *p.Kind != "computer" && *p.Kind != "turtle" && *p.Kind != "pocket":
+		return nil, protocol.Errorf(protocol.CodeBadPayload, `kind must be "computer", "turtle" or "pocket"`)
+	case p.Screen != nil && (p.Screen.Width <= 0 || p.Screen.Height <= 0 || p.Screen.Width > 1000 || p.Screen.Height > 1000):
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen must be {width, height}, each 1 to 1000")
+	}
+	name := DefaultSession
+	if p.Session != nil {
+		if !sessionName.MatchString(*p.Session) {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "session must be 1-32 characters of a-z, 0-9, _ and -")
+		}
+		name = *p.Session
+	}
+	caller := callerKey{from.AccountID, from.TraposID}
+	key := sessionKey{caller, name}
+
+	m.mu.Lock()
+	m.sweepLocked()
+	s := m.sessions[key]
+	if s == nil {
+		s = &session{key: key}
+		m.sessions[key] = s
+	}
+	if s.busy != nil {
+		busy := s.busy
+		m.mu.Unlock()
+		m.metrics.refused("busy")
+		if busy.isDone() {
+			return nil, protocol.Errorf(protocol.CodeBusy, "the last turn on session %q is still stopping on opencode; ask again in a few seconds", name)
+		}
+		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is already running on session %q of this computer: wait for its answer or stop it (ai.abort), then ask again", name)
+	}
+	lim := m.limiters[caller]
+	if lim == nil {
+		lim = rate.NewLimiter(rate.Every(m.cfg.RateEvery), m.cfg.RateBurst)
+		m.limiters[caller] = lim
+	}
+	if r := lim.Reserve(); r.Delay() > 0 {
+		wait := r.Delay()
+		r.Cancel()
+		m.mu.Unlock()
+		m.metrics.refused("rate")
+		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from this computer: ask again in %ds", int(wait.Seconds())+1)
+	}
+	t := newTurn(newID("turn"), caller, s, m.ctx)
+	t.m, t.tr = m, newTracker()
+	s.busy = t
+	m.turns[t.id] = t
+	m.mu.Unlock()
+
+	// The turn ends when the computer's socket does (ctx is the socket's), at its deadline,
+	// on ai.abort or at shutdown.
+	stopOnDisconnect := context.AfterFunc(ctx, func() { t.cancel(errDisconnected) })
+	deadline := time.AfterFunc(m.cfg.TurnDeadline, func() { t.cancel(errDeadline) })
+	body := promptBody{Parts: []textPart{{Type: "text", Text: hostText(*p.Prompt)}}, Model: m.model,
+		System: systemText(from.TraposID, p.Kind, p.Screen, p.Colour)}
+	m.metrics.started()
+	m.log.Info("agent: turn started", "traposId", from.TraposID, "session", name, "turnId", t.id, "promptBytes", len(*p.Prompt))
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		defer stopOnDisconnect()
+		defer deadline.Stop()
+		m.runTurn(t, body)
+	}()
+	return json.Marshal(map[string]string{"turnId": t.id})
+}
+
+// sweepLocked forgets turns finished more than KeepFinished ago.
+func (m *Module) sweepLocked() {
+	for id, t := range m.turns {
+		t.mu.Lock()
+		old := t.done && time.Since(t.doneAt) > KeepFinished
+		t.mu.Unlock()
+		if old {
+			delete(m.turns, id)
+		}
+	}
+}
+
+// turnOf finds a turn of the calling computer.
+func (m *Module) turnOf(from protocol.Requester, id string) (*turn, error) {
+	m.mu.Lock()
+	t := m.turns[id]
+	m.mu.Unlock()
+	if t == nil || t.caller != (callerKey{from.AccountID, from.TraposID}) {
+		return nil, protocol.Errorf(CodeUnknownTurn, "the gateway knows no turn %q of this computer (it ended long ago, or the gateway restarted): ask again", clipID(id))
+	}
+	return t, nil
+}
+
+func clipID(id string) string {
+	if len(id) > 40 || !utf8.ValidString(id) {
+		return clipUTF8(strings.ToValidUTF8(id, "?"), 40) + "..."
+	}
+	return id
+}
+
+type pollPayload struct {
+	TurnID *string `json:"turnId"`
+	After  *int    `json:"after"`
+	WaitMs *int    `json:"waitMs"`
+}
+
+type pollReply struct {
+	Events []Event `json:"events"`
+	Done   bool    `json:"done"`
+}
+
+func (m *Module) handlePoll(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
+	if !m.Enabled() {
+		return nil, m.disabled()
+	}
+	var p pollPayload
+	if err := json.Unmarshal(raw, &p); err != nil || p.TurnID == nil || p.After == nil {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.poll needs turnId (a string) and after (the last seq seen, 0 at first)")
+	}
+	t, err := m.turnOf(from, *p.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	wait := MaxPollWait
+	if p.WaitMs != nil {
+		wait = min(max(time.Duration(*p.WaitMs)*time.Millisecond, 0), MaxPollWait)
+	}
+	events, done := t.poll(ctx, *p.After, wait)
+	return json.Marshal(pollReply{Events: events, Done: done})
+}
+
+type turnPayload struct {
+	TurnID    *string `json:"turnId"`
+	ConfirmID *string `json:"confirmId"`
+	Allow     *bool   `json:"allow"`
+}
+
+func (m *Module) handleAbort(_ context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
+	if !m.Enabled() {
+		return nil, m.disabled()
+	}
+	var p turnPayload
+	if err := json.Unmarshal(raw, &p); err != nil || p.TurnID == nil {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.abort needs turnId (a string)")
+	}
+	t, err := m.turnOf(from, *p.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	t.cancel(errAborted)
+	return nil, nil
+}
+
+func (m *Module) handleApprove(_ context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
+	if !m.Enabled() {
+		return nil, m.disabled()
+	}
+	var p turnPayload
+	if err := json.Unmarshal(raw, &p); err != nil || p.TurnID == nil || p.ConfirmID == nil || p.Allow == nil {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve needs turnId and confirmId (strings) and allow (a boolean)")
+	}
+	t, err := m.turnOf(from, *p.TurnID)
+	if err != nil {
+		return nil, err
+	}
+	if !t.answerConfirm(*p.ConfirmID, *p.Allow) {
+		return nil, protocol.Errorf(CodeUnknownTurn, "no confirmation %q waits on this turn (answered already, timed out, or the turn ended)", clipID(*p.ConfirmID))
+	}
+	return nil, nil
+}
+
+func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
+	if !m.Enabled() {
+		return nil, m.disabled()
+	}
+	var p struct {
+		Session *string `json:"session"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.reset's payload: %s", firstLine(err.Error()))
+	}
+	name := DefaultSession
+	if p.Session != nil {
+		if !sessionName.MatchString(*p.Session) {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "session must be 1-32 characters of a-z, 0-9, _ and -")
+		}
+		name = *p.Session
+	}
+	key := sessionKey{callerKey{from.AccountID, from.TraposID}, name}
+	m.mu.Lock()
+	s := m.sessions[key]
+	if s == nil {
+		s = &session{key: key}
+		m.sessions[key] = s
+	}
+	if s.busy != nil {
+		m.mu.Unlock()
+		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is running on session %q: wait for it or stop it (ai.abort), then reset", name)
+	}
+	// Held busy by a placeholder while opencode forgets the conversation, so no ask races it.
+	hold := newTurn("reset", key.callerKey, s, m.ctx)
+	hold.done = true
+	s.busy = hold
+	id := s.opencodeID
+	m.mu.Unlock()
+	defer func() {
+		m.mu.Lock()
+		s.busy = nil
+		m.mu.Unlock()
+	}()
+
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	if id == "" {
+		found, err := m.oc.findSession(cctx, key.title())
+		if err != nil {
+			return nil, m.unavailable(cctx, err)
+		}
+		if found == nil {
+			return nil, nil // nothing to forget
+		}
+		id = found.ID
+	}
+	var ae *apiError
+	if err := m.oc.deleteSession(cctx, id); err != nil && !(errors.As(err, &ae) && ae.status == http.StatusNotFound) {
+		return nil, m.unavailable(cctx, err)
+	}
+	m.mu.Lock()
+	s.opencodeID = ""
+	m.mu.Unlock()
+	m.log.Info("agent: conversation reset", "traposId", from.TraposID, "session", name)
+	return nil, nil
+}
+
+// unavailable is the ai_unavailable error for a failed opencode call: the probe's one line
+// when opencode is down, else the call's own.
+func (m *Module) unavailable(ctx context.Context, err error) *protocol.Error {
+	return protocol.Errorf(CodeAIUnavailable, "%s", m.unavailableMessage(ctx, err))
+}
+
+func (m *Module) unavailableMessage(ctx context.Context, err error) string {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {
+		return "the agent is unavailable: opencode refused the gateway's credentials (check OPENCODE_SERVER_PASSWORD)"
+	}
+	if m.cfg.Prober != nil {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+		defer cancel()
+		if h := m.cfg.Prober.Probe(pctx); !h.OK {
+			return "the agent is unavailable: " + h.Detail
+		}
+	}
+	return "the agent is unavailable: " + firstLine(err.Error())
+}
+
+// newID returns a random id with a prefix, e.g. turn_3f9a….
+func newID(prefix string) string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return prefix + "_" + hex.EncodeToString(b[:])
+}

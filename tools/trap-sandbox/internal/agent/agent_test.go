@@ -1,0 +1,224 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
+)
+
+func TestWireTextFollowsTheTextRule(t *testing.T) {
+	assert.Equal(t, "caf\u00e9 ? ok", wireText("café ✓ ok"))
+	assert.Equal(t, "a\u00ffb", wireText("a\xffb"), "a byte that is not UTF-8 stands for itself")
+	assert.Equal(t, "emoji ?", wireText("emoji 😀"))
+}
+
+func TestRulesDenyEverythingButTheComputerTools(t *testing.T) {
+	rules := Rules(false)
+	require.Equal(t, Rule{"*", "*", "deny"}, rules[0], "first the deny of everything, so later rules win")
+	for _, r := range rules[1:] {
+		assert.True(t, strings.HasPrefix(r.Permission, toolPrefix), "only trap-sandbox tools: %+v", r)
+		assert.Equal(t, "ask", r.Action, "every call comes to the gateway: %+v", r)
+		assert.NotEqual(t, toolPrefix+"list_computers", r.Permission)
+	}
+	host := Rules(true)
+	assert.Equal(t, "allow", host[0].Action)
+	assert.Contains(t, host, Rule{"question", "*", "deny"})
+	assert.Contains(t, host, Rule{toolPrefix + "list_computers", "*", "deny"})
+}
+
+func TestJudgeAllowsOnlyTheAskingComputer(t *testing.T) {
+	in := func(s string) json.RawMessage { return json.RawMessage(s) }
+	v := judge("trap-sandbox_read_file", in(`{"traposId":"5:desk","path":"/a"}`), "5:desk")
+	assert.Equal(t, verdict{allow: true}, v)
+	v = judge("trap-sandbox_write_file", in(`{"traposId":"5:desk","path":"/a","content":"x"}`), "5:desk")
+	assert.Equal(t, verdict{allow: true, confirm: ActionWrite}, v)
+	assert.Equal(t, ActionDelete, judge("trap-sandbox_delete_file", in(`{"traposId":"5:desk"}`), "5:desk").confirm)
+	assert.Equal(t, ActionRun, judge("trap-sandbox_run_lua", in(`{"traposId":"5:desk"}`), "5:desk").confirm)
+
+	for name, c := range map[string]struct{ perm, input string }{
+		"another computer": {"trap-sandbox_read_file", `{"traposId":"6:vault"}`},
+		"no traposId":      {"trap-sandbox_read_file", `{"path":"/a"}`},
+		"list_computers":   {"trap-sandbox_list_computers", `{}`},
+		"a host tool":      {"bash", `{"command":"id"}`},
+		"another server":   {"other_read_file", `{"traposId":"5:desk"}`},
+	} {
+		v := judge(c.perm, in(c.input), "5:desk")
+		assert.False(t, v.allow, name)
+		assert.NotEmpty(t, v.message, "%s: a reject carries a message, so the turn goes on", name)
+	}
+	assert.False(t, judge("trap-sandbox_read_file", nil, "5:desk").allow, "arguments never seen")
+}
+
+func TestDescribe(t *testing.T) {
+	d, n := describe("write_file", json.RawMessage(`{"path":"/door.lua","content":"héllo"}`))
+	assert.Equal(t, "/door.lua", d)
+	require.NotNil(t, n)
+	assert.Equal(t, 6, *n, "bytes of the UTF-8 text")
+	d, n = describe("write_file", json.RawMessage(`{"path":"/b","contentBase64":"AAEC"}`))
+	assert.Equal(t, "/b", d)
+	assert.Equal(t, 3, *n)
+	d, _ = describe("move_file", json.RawMessage(`{"from":"/a","to":"/b"}`))
+	assert.Equal(t, "/a -> /b", d)
+	d, _ = describe("run_lua", json.RawMessage(`{"code":"for i=1,3 do\n  print(i)\nend `+strings.Repeat("x", 100)+`"}`))
+	assert.LessOrEqual(t, len(d), detailMax)
+	assert.True(t, strings.HasPrefix(d, "for i=1,3 do print(i) end"), "one line: %q", d)
+}
+
+func newTestTurn() *turn {
+	return newTurn("turn_t", callerKey{"local", "5:desk"}, &session{}, context.Background())
+}
+
+func TestTextIsSplitCutAndPaged(t *testing.T) {
+	tr := newTestTurn()
+	assert.True(t, tr.addText("abc", 64<<10), "the first text")
+	assert.False(t, tr.addText("def", 64<<10))
+	ev, done := tr.poll(context.Background(), 0, 0)
+	require.Len(t, ev, 1, "undelivered text is merged")
+	assert.Equal(t, "abcdef", ev[0].Text)
+	assert.False(t, done)
+
+	tr.addText("g", 64<<10)
+	ev, _ = tr.poll(context.Background(), 1, 0)
+	require.Len(t, ev, 1)
+	assert.Equal(t, Event{Seq: 2, Kind: KindText, Text: "g"}, ev[0], "delivered text is never changed")
+
+	tr = newTestTurn()
+	big := strings.Repeat("é", 100<<10) // 2 bytes each
+	tr.addText(big, 64<<10)
+	tr.add(Event{Kind: KindDone, Reason: ReasonStop})
+	var text strings.Builder
+	after, cuts := 0, 0
+	for {
+		ev, done := tr.poll(context.Background(), after, 0)
+		size := 0
+		for _, e := range ev {
+			require.Equal(t, after+1, e.Seq)
+			after = e.Seq
+			assert.LessOrEqual(t, len(e.Text), textEventBytes)
+			assert.True(t, strings.HasPrefix(e.Text, "é") || e.Text == "", "split on whole characters")
+			text.WriteString(e.Text)
+			size += len(e.Text)
+			if e.Kind == KindCut {
+				cuts++
+			}
+		}
+		assert.LessOrEqual(t, size, pollTextBytes)
+		if done {
+			break
+		}
+	}
+	assert.Equal(t, 64<<10, text.Len())
+	assert.Equal(t, 1, cuts)
+	ev, done = tr.poll(context.Background(), after, 0)
+	assert.Empty(t, ev)
+	assert.True(t, done, "a late poll after done says done")
+}
+
+func TestPollWaitsForAnEvent(t *testing.T) {
+	tr := newTestTurn()
+	got := make(chan []Event)
+	go func() {
+		ev, _ := tr.poll(context.Background(), 0, time.Minute)
+		got <- ev
+	}()
+	tr.add(Event{Kind: KindRetry, Message: "again", Attempt: 1})
+	ev := <-got
+	require.Len(t, ev, 1)
+	assert.Equal(t, KindRetry, ev[0].Kind)
+}
+
+func TestWriteSessionDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "agent")
+	require.NoError(t, WriteSessionDir(dir, "p/m", "http://127.0.0.1:4444/mcp", "tok", Rules(false)))
+	info, err := os.Stat(filepath.Join(dir, ConfigFile))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm(), "it holds the API token")
+	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	require.NoError(t, err)
+	var cfg struct {
+		Model string `json:"model"`
+		MCP   map[string]struct {
+			Type    string            `json:"type"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+			OAuth   bool              `json:"oauth"`
+		} `json:"mcp"`
+		Permission map[string]string `json:"permission"`
+	}
+	require.NoError(t, json.Unmarshal(data, &cfg))
+	assert.Equal(t, "p/m", cfg.Model)
+	assert.Equal(t, "remote", cfg.MCP[MCPName].Type)
+	assert.Equal(t, "Bearer tok", cfg.MCP[MCPName].Headers["Authorization"])
+	assert.Equal(t, "deny", cfg.Permission["*"])
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1, "no temporary file left")
+	assert.Error(t, WriteSessionDir("relative", "p/m", "u", "", nil))
+}
+
+func TestOffWithoutAModel(t *testing.T) {
+	var logs testkit.SyncBuffer
+	m, err := New(Config{}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	_, err = m.handleAsk(context.Background(), protocol.Requester{TraposID: "5:desk"}, json.RawMessage(`{"prompt":"hi"}`))
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, CodeAIDisabled, pe.Code)
+	assert.Contains(t, pe.Message, "--ai-model")
+	assert.Equal(t, 1, strings.Count(logs.String(), "agent: off"))
+
+	_, err = New(Config{Model: "nomodel"}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	assert.ErrorContains(t, err, "PROVIDER/MODEL")
+}
+
+func TestAskValidatesAndRateLimits(t *testing.T) {
+	var logs testkit.SyncBuffer
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",
+		RateBurst: 2, RateEvery: time.Hour, TurnDeadline: time.Hour}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	ask := func(caller, payload string) *protocol.Error {
+		_, err := m.handleAsk(context.Background(), protocol.Requester{AccountID: "local", TraposID: caller}, json.RawMessage(payload))
+		if err == nil {
+			return nil
+		}
+		var pe *protocol.Error
+		require.ErrorAs(t, err, &pe)
+		return pe
+	}
+	for payload, want := range map[string]string{
+		`{}`:              "needs a prompt",
+		`{"prompt":"  "}`: "needs a prompt",
+		`{"prompt":"` + strings.Repeat("x", 4097) + `"}`: "the limit is 4096",
+		`{"prompt":"hi","session":"Bad Name"}`:           "session must be",
+		`{"prompt":"hi","kind":"robot"}`:                 "kind must be",
+		`{"prompt":"hi","screen":{"width":0}}`:           "screen must be",
+	} {
+		pe := ask("5:desk", payload)
+		require.NotNil(t, pe, payload)
+		assert.Equal(t, protocol.CodeBadPayload, pe.Code, payload)
+		assert.Contains(t, pe.Message, want, payload)
+	}
+	// Two sessions within the burst, the third question is refused: opencode is down here,
+	// so the turns end at once with ai_unavailable, and the session is free again.
+	require.Nil(t, ask("5:desk", `{"prompt":"hi","session":"a"}`))
+	require.Nil(t, ask("5:desk", `{"prompt":"hi","session":"b"}`))
+	pe := ask("5:desk", `{"prompt":"hi","session":"c"}`)
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeBusy, pe.Code)
+	assert.Contains(t, pe.Message, "too many questions from this computer")
+	assert.Nil(t, ask("6:vault", `{"prompt":"hi"}`), "another computer has its own limit")
+	assert.NotContains(t, logs.String(), `"hi"`)
+}

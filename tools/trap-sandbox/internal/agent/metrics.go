@@ -1,0 +1,82 @@
+package agent
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the module's collectors; a nil *metrics records nothing.
+type metrics struct {
+	turns     *prometheus.CounterVec
+	errors    *prometheus.CounterVec
+	refusals  *prometheus.CounterVec
+	asks      *prometheus.CounterVec
+	running   prometheus.Gauge
+	firstText prometheus.Histogram
+	duration  prometheus.Histogram
+}
+
+func newMetrics(reg *prometheus.Registry) *metrics {
+	if reg == nil {
+		return nil
+	}
+	buckets := []float64{0.5, 1, 2, 5, 10, 20, 40, 70, 120, 180, 300}
+	m := &metrics{
+		turns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_turns_total",
+			Help: "Agent turns by how they ended (stop, aborted, error, deadline, disconnected)."}, []string{"reason"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_errors_total",
+			Help: "Agent turns that failed, by the error event's code (ai_unavailable, timeout)."}, []string{"code"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_asks_refused_total",
+			Help: "ai.ask refused with busy: a turn running on the session (busy) or the per-computer rate limit (rate)."}, []string{"why"}),
+		asks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_tool_permissions_total",
+			Help: "The agent's tool calls the gateway answered, by answer (once, reject)."}, []string{"reply"}),
+		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "trapos_gateway_ai_turns_running",
+			Help: "Agent turns running now."}),
+		firstText: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trapos_gateway_ai_first_text_seconds",
+			Help: "Time from a question to the first text of its answer.", Buckets: buckets}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trapos_gateway_ai_turn_seconds",
+			Help: "Time from a question to its turn's end.", Buckets: buckets}),
+	}
+	reg.MustRegister(m.turns, m.errors, m.refusals, m.asks, m.running, m.firstText, m.duration)
+	return m
+}
+
+func (m *metrics) started() {
+	if m != nil {
+		m.running.Inc()
+	}
+}
+
+func (m *metrics) ended(t *turn, reason string) {
+	if m == nil {
+		return
+	}
+	m.running.Dec()
+	m.turns.WithLabelValues(reason).Inc()
+	m.duration.Observe(time.Since(t.started).Seconds())
+}
+
+func (m *metrics) failed(code string) {
+	if m != nil {
+		m.errors.WithLabelValues(code).Inc()
+	}
+}
+
+func (m *metrics) refused(why string) {
+	if m != nil {
+		m.refusals.WithLabelValues(why).Inc()
+	}
+}
+
+func (m *metrics) asked(reply string) {
+	if m != nil {
+		m.asks.WithLabelValues(reply).Inc()
+	}
+}
+
+func (m *metrics) firstTextAfter(d time.Duration) {
+	if m != nil {
+		m.firstText.Observe(d.Seconds())
+	}
+}

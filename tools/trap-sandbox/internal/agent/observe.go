@@ -1,0 +1,190 @@
+package agent
+
+import (
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+)
+
+// inputWait bounds how long a permission ask waits for its tool call's arguments: they come
+// on the stream right after the ask (opencode's asks for MCP tools carry none).
+const inputWait = 5 * time.Second
+
+// tracker is what a turn remembers of the stream to read it: the role of each message, the
+// type of each part, each tool call's input and state, and the last session error.
+type tracker struct {
+	mu        sync.Mutex
+	roles     map[string]string // messageID → role
+	partTypes map[string]string // partID → type
+	calls     map[string]*call  // callID → call
+	lastError string            // the last session.error's data.message
+	errored   chan struct{}     // closed at the first session.error other than an abort
+	busySeen  bool              // session.status busy came: an idle after it is this turn's
+	idle      chan struct{}     // closed at this turn's session.idle
+}
+
+type call struct {
+	tool    string
+	input   json.RawMessage
+	state   string
+	arrived chan struct{} // closed once input is known
+}
+
+func newTracker() *tracker {
+	return &tracker{roles: map[string]string{}, partTypes: map[string]string{}, calls: map[string]*call{},
+		errored: make(chan struct{}), idle: make(chan struct{})}
+}
+
+func (tr *tracker) callLocked(id string) *call {
+	c := tr.calls[id]
+	if c == nil {
+		c = &call{arrived: make(chan struct{})}
+		tr.calls[id] = c
+	}
+	return c
+}
+
+// inputOf waits for the input of tool call callID, at most inputWait or until done closes.
+func (tr *tracker) inputOf(callID string, done <-chan struct{}) json.RawMessage {
+	tr.mu.Lock()
+	c := tr.callLocked(callID)
+	tr.mu.Unlock()
+	timer := time.NewTimer(inputWait)
+	defer timer.Stop()
+	select {
+	case <-c.arrived:
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		return c.input
+	case <-timer.C:
+	case <-done:
+	}
+	return nil
+}
+
+// waitError returns the session error's message, waiting at most wait for one to come.
+func (tr *tracker) waitError(wait time.Duration) string {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-tr.errored:
+	case <-timer.C:
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	return tr.lastError
+}
+
+// waitIdle waits for the turn's session.idle, at most wait: the sync reply can overtake the
+// stream's last events (the final tool state, the last text), which come before idle. Idle
+// may never come (seen with 1.18.x plugin sessions), hence the bound.
+func (tr *tracker) waitIdle(wait time.Duration) {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-tr.idle:
+	case <-timer.C:
+	}
+}
+
+// observe takes one event of the turn's session.
+func (t *turn) observe(typ string, p *eventProps) {
+	tr := t.tr
+	switch typ {
+	case "message.updated":
+		if p.Info != nil {
+			tr.mu.Lock()
+			tr.roles[p.Info.ID] = p.Info.Role
+			tr.mu.Unlock()
+		}
+	case "message.part.delta":
+		tr.mu.Lock()
+		text := p.Field == "text" && tr.partTypes[p.PartID] == "text" && tr.roles[p.MessageID] == "assistant"
+		tr.mu.Unlock()
+		if text {
+			t.m.relayText(t, p.Delta)
+		}
+	case "message.part.updated":
+		if p.Part != nil && p.Part.Type != "" {
+			t.observePart(p)
+		}
+	case "session.idle":
+		tr.mu.Lock()
+		if tr.busySeen {
+			select {
+			case <-tr.idle:
+			default:
+				close(tr.idle)
+			}
+		}
+		tr.mu.Unlock()
+	case "session.status":
+		if p.Status != nil && p.Status.Type == "busy" {
+			tr.mu.Lock()
+			tr.busySeen = true
+			tr.mu.Unlock()
+		}
+		if p.Status != nil && p.Status.Type == "retry" {
+			t.add(Event{Kind: KindRetry, Message: wireText(firstLine(p.Status.Message)), Attempt: p.Status.Attempt})
+		}
+	case "session.error":
+		if p.Error != nil {
+			tr.mu.Lock()
+			if p.Error.Name != "MessageAbortedError" { // an abort is the gateway's own doing
+				select {
+				case <-tr.errored:
+				default:
+					close(tr.errored)
+				}
+				tr.lastError = firstLine(p.Error.Data.Message)
+				if tr.lastError == "" {
+					tr.lastError = p.Error.Name
+				}
+			}
+			tr.mu.Unlock()
+		}
+	case "permission.asked":
+		if p.Tool != nil {
+			t.m.wg.Add(1)
+			go func() {
+				defer t.m.wg.Done()
+				t.m.answerAsk(t, p.ID, p.Permission, p.Tool.CallID)
+			}()
+		}
+	}
+}
+
+func (t *turn) observePart(p *eventProps) {
+	tr := t.tr
+	part := p.Part
+	tr.mu.Lock()
+	tr.partTypes[part.ID] = part.Type
+	if part.Type != "tool" {
+		tr.mu.Unlock()
+		return
+	}
+	c := tr.callLocked(part.CallID)
+	c.tool = part.Tool
+	if len(part.State.Input) > 0 && string(part.State.Input) != "{}" && c.input == nil && part.State.Status != "pending" {
+		c.input = part.State.Input
+		close(c.arrived)
+	}
+	status := part.State.Status
+	changed := status != c.state && (status == "running" || status == "completed" || status == "error")
+	if changed {
+		c.state = status
+	}
+	input := c.input
+	tr.mu.Unlock()
+	if !changed {
+		return
+	}
+	name := strings.TrimPrefix(part.Tool, toolPrefix)
+	detail, _ := describe(name, input)
+	e := Event{Kind: KindTool, Tool: wireText(name), Detail: wireText(detail), State: status}
+	if status == "error" {
+		e.Error = wireText(firstLine(part.State.Error))
+	}
+	t.add(e)
+}

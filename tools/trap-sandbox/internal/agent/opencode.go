@@ -1,0 +1,301 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// maxReplyBytes caps what is read of one opencode reply. A sync prompt's reply carries the
+// whole answer (200 KB for a 200 000-character one), so the cap is generous; past it the reply
+// is cut and only its error fields matter anyway.
+const maxReplyBytes = 8 << 20
+
+// client is the gateway's opencode HTTP client: every call names the session directory
+// (?directory=D) and carries the Basic credentials, which never leave the host.
+type client struct {
+	base     *url.URL
+	dir      string
+	username string
+	password string
+	http     *http.Client
+}
+
+// apiError is a non-2xx answer from opencode: its status and, when the body is opencode's
+// {"name","data":{"message"}}, that message (never the body itself: a provider's 401 echoes
+// headers and body, keys included).
+type apiError struct {
+	status  int
+	name    string
+	message string
+}
+
+func (e *apiError) Error() string {
+	if e.message != "" {
+		return fmt.Sprintf("opencode answered HTTP %d (%s: %s)", e.status, e.name, e.message)
+	}
+	return fmt.Sprintf("opencode answered HTTP %d", e.status)
+}
+
+// namedError is opencode's error object: {"name":"APIError","data":{"message":…}}. Only name
+// and data.message are read.
+type namedError struct {
+	Name string `json:"name"`
+	Data struct {
+		Message string `json:"message"`
+	} `json:"data"`
+}
+
+// Rule is one opencode permission rule.
+type Rule struct {
+	Permission string `json:"permission"`
+	Pattern    string `json:"pattern"`
+	Action     string `json:"action"`
+}
+
+// ocSession is what opencode answers about a session (the fields the gateway reads).
+type ocSession struct {
+	ID         string `json:"id"`
+	Title      string `json:"title"`
+	Directory  string `json:"directory"`
+	ParentID   string `json:"parentID,omitempty"`
+	Permission []Rule `json:"permission"`
+}
+
+func (c *client) url(path string, query url.Values) string {
+	u := *c.base
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	if query == nil {
+		query = url.Values{}
+	}
+	query.Set("directory", c.dir)
+	u.RawQuery = query.Encode()
+	return u.String()
+}
+
+func (c *client) newRequest(ctx context.Context, method, path string, query url.Values, body any) (*http.Request, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.url(path, query), rd)
+	if err != nil {
+		return nil, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.password != "" {
+		req.SetBasicAuth(c.username, c.password)
+	}
+	return req, nil
+}
+
+// call sends one request and decodes a 2xx JSON answer into out (nil: ignored). A non-2xx
+// answer is an *apiError.
+func (c *client) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
+	req, err := c.newRequest(ctx, method, path, query, body)
+	if err != nil {
+		return err
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxReplyBytes))
+	if err != nil {
+		return fmt.Errorf("read opencode's answer to %s %s: %w", method, path, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		e := &apiError{status: resp.StatusCode}
+		var ne namedError
+		if json.Unmarshal(data, &ne) == nil {
+			e.name, e.message = ne.Name, firstLine(ne.Data.Message)
+		}
+		return e
+	}
+	if out == nil || resp.StatusCode == http.StatusNoContent {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("opencode's answer to %s %s is not the JSON expected (is the URL opencode's?): %w", method, path, err)
+	}
+	return nil
+}
+
+// findSession returns the root session of the directory titled exactly title, or nil.
+func (c *client) findSession(ctx context.Context, title string) (*ocSession, error) {
+	var list []ocSession
+	q := url.Values{"search": {title}, "roots": {"true"}}
+	if err := c.call(ctx, http.MethodGet, "/session", q, nil, &list); err != nil {
+		return nil, err
+	}
+	for i := range list {
+		// search is a substring match: "7:a" also finds "17:ab"'s title.
+		if list[i].Title == title && list[i].ParentID == "" {
+			return &list[i], nil
+		}
+	}
+	return nil, nil
+}
+
+func (c *client) createSession(ctx context.Context, title string, rules []Rule) (*ocSession, error) {
+	var s ocSession
+	body := map[string]any{"title": title, "permission": rules}
+	if err := c.call(ctx, http.MethodPost, "/session", nil, body, &s); err != nil {
+		return nil, err
+	}
+	if s.ID == "" {
+		return nil, errors.New("opencode created a session without an id")
+	}
+	return &s, nil
+}
+
+func (c *client) deleteSession(ctx context.Context, id string) error {
+	return c.call(ctx, http.MethodDelete, "/session/"+url.PathEscape(id), nil, nil, nil)
+}
+
+// promptBody is a prompt: the text, the model (always: opencode's default would send the
+// player's text to a model the operator did not choose), and the gateway's system text.
+type promptBody struct {
+	Parts  []textPart `json:"parts"`
+	Model  modelRef   `json:"model"`
+	System string     `json:"system,omitempty"`
+}
+
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type modelRef struct {
+	ProviderID string `json:"providerID"`
+	ModelID    string `json:"modelID"`
+}
+
+// promptReply is the sync prompt's answer: the turn's last assistant message. Its error is
+// read, and its text only when the event stream carried none.
+type promptReply struct {
+	Info struct {
+		ID     string      `json:"id"`
+		Finish string      `json:"finish"`
+		Error  *namedError `json:"error"`
+	} `json:"info"`
+	Parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"parts"`
+}
+
+// prompt runs one turn and returns when opencode ends it (the sync route: its answer is the
+// authoritative end). It has no timeout of its own: the turn's context is the deadline.
+func (c *client) prompt(ctx context.Context, sessionID string, body promptBody) (*promptReply, error) {
+	var r promptReply
+	if err := c.call(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/message", nil, body, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+func (c *client) abort(ctx context.Context, sessionID string) error {
+	return c.call(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/abort", nil, nil, nil)
+}
+
+// replyPermission answers a permission ask: "once" or "reject" (with a message, so the turn
+// goes on and the model reads why). Never "always": it would hold for the whole instance.
+func (c *client) replyPermission(ctx context.Context, id, reply, message string) error {
+	body := map[string]string{"reply": reply}
+	if message != "" {
+		body["message"] = message
+	}
+	return c.call(ctx, http.MethodPost, "/permission/"+url.PathEscape(id)+"/reply", nil, body, nil)
+}
+
+// mcpStatus is one MCP server's state in GET /mcp: "connected", "failed" (with error),
+// "disabled", "needs_auth"….
+type mcpStatus struct {
+	Status string `json:"status"`
+	Error  string `json:"error"`
+}
+
+// ensureMCP makes sure the directory's instance is connected to the gateway's MCP server:
+// opencode connects an instance's MCP servers once, when the instance starts, and never
+// retries, so an instance that started while the gateway was down (or its /mcp unreachable)
+// is told to connect again.
+func (c *client) ensureMCP(ctx context.Context) error {
+	var all map[string]mcpStatus
+	if err := c.call(ctx, http.MethodGet, "/mcp", nil, nil, &all); err != nil {
+		return err
+	}
+	if all[MCPName].Status == "connected" {
+		return nil
+	}
+	if err := c.call(ctx, http.MethodPost, "/mcp/"+MCPName+"/connect", nil, nil, nil); err != nil {
+		return err
+	}
+	all = nil
+	if err := c.call(ctx, http.MethodGet, "/mcp", nil, nil, &all); err != nil {
+		return err
+	}
+	if st := all[MCPName]; st.Status != "connected" {
+		detail := st.Status
+		if detail == "" {
+			detail = "not configured in " + c.dir + "/opencode.json"
+		}
+		if st.Error != "" {
+			detail += ": " + firstLine(st.Error)
+		}
+		return fmt.Errorf("opencode cannot reach the gateway's MCP endpoint (%s)", detail)
+	}
+	return nil
+}
+
+// openEvents opens the directory's event stream.
+func (c *client) openEvents(ctx context.Context) (*http.Response, error) {
+	req, err := c.newRequest(ctx, http.MethodGet, "/event", nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, &apiError{status: resp.StatusCode}
+	}
+	return resp, nil
+}
+
+// firstLine is s up to its first line break, clipped: what reaches a computer or a log of a
+// message opencode or a provider wrote.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	s = strings.TrimSpace(s)
+	const max = 300
+	if len(s) > max {
+		cut := max
+		for cut > 0 && s[cut]&0xC0 == 0x80 { // never split a UTF-8 sequence
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
+}
+
+// heartbeatGrace is how long the event stream may stay silent before the gateway calls it
+// dead: opencode sends a heartbeat every 10 s.
+const heartbeatGrace = 30 * time.Second

@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// MCPName is the name the session directory's opencode.json gives the gateway's MCP server;
+// opencode names its tools MCPName + "_" + tool.
+const MCPName = "trap-sandbox"
+
+// toolPrefix is what opencode puts before an MCP tool's name.
+const toolPrefix = MCPName + "_"
+
+// Actions a confirm event names.
+const (
+	ActionWrite  = "write"
+	ActionDelete = "delete"
+	ActionRun    = "run"
+)
+
+// agentTools are the trap-sandbox MCP tools a turn may use, all on the asking computer, with
+// the action that needs the player's confirmation ("" for none). list_computers is not among
+// them: it shows every player's computers.
+var agentTools = map[string]string{
+	"computer_info": "",
+	"list_files":    "",
+	"read_file":     "",
+	"ping":          "",
+	"write_file":    ActionWrite,
+	"make_dir":      ActionWrite,
+	"move_file":     ActionWrite,
+	"delete_file":   ActionDelete,
+	"run_lua":       ActionRun,
+	"run_program":   ActionRun,
+}
+
+// agentToolOrder is agentTools in a fixed order, for the rules.
+var agentToolOrder = []string{"computer_info", "list_files", "read_file", "ping", "write_file", "make_dir",
+	"move_file", "delete_file", "run_lua", "run_program"}
+
+// hostToolsDenied stay denied even with --ai-allow-host-tools: the question tool would wait
+// for an answer nobody can give, and list_computers shows other players' computers.
+var hostToolsDenied = []string{"question", "plan_enter", "plan_exit", toolPrefix + "list_computers"}
+
+// Rules are the permission rules of every session the gateway creates. opencode evaluates
+// the last matching rule, session rules over the agent's: "*" denied removes every tool from
+// what the model is offered (bash, edit, read/glob/grep of the host, webfetch, task, question,
+// other MCP servers); the trap-sandbox tools that act on one computer are "ask", so each call
+// comes to the gateway, which checks it is aimed at the asking computer. allowHostTools (the
+// operator's --ai-allow-host-tools) allows opencode's own tools instead: they then run on the
+// host without asking.
+func Rules(allowHostTools bool) []Rule {
+	rules := []Rule{{Permission: "*", Pattern: "*", Action: "deny"}}
+	if allowHostTools {
+		rules[0].Action = "allow"
+		for _, p := range hostToolsDenied {
+			rules = append(rules, Rule{Permission: p, Pattern: "*", Action: "deny"})
+		}
+	}
+	for _, name := range agentToolOrder {
+		rules = append(rules, Rule{Permission: toolPrefix + name, Pattern: "*", Action: "ask"})
+	}
+	return rules
+}
+
+// sameRules reports whether a session found by title was created with rules.
+func sameRules(a, b []Rule) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// toolCall is what the gateway reads of a tool call's input.
+type toolCall struct {
+	TraposID      *string `json:"traposId"`
+	Path          string  `json:"path"`
+	From          string  `json:"from"`
+	To            string  `json:"to"`
+	Content       *string `json:"content"`
+	ContentBase64 *string `json:"contentBase64"`
+	Code          string  `json:"code"`
+	Command       string  `json:"command"`
+}
+
+// detailMax bounds a tool event's detail: one short line on a 51-column screen.
+const detailMax = 60
+
+// describe is the short summary of a call shown to the player ("/door.lua", "ls /rom") and
+// the byte count of a write, when known.
+func describe(tool string, input json.RawMessage) (detail string, size *int) {
+	var c toolCall
+	_ = json.Unmarshal(input, &c) // a call the gateway cannot read shows without a detail
+	switch tool {
+	case "move_file":
+		detail = c.From + " -> " + c.To
+	case "run_lua":
+		detail = c.Code
+	case "run_program":
+		detail = c.Command
+	default:
+		detail = c.Path
+	}
+	if tool == "write_file" {
+		switch {
+		case c.Content != nil:
+			n := len(*c.Content)
+			size = &n
+		case c.ContentBase64 != nil:
+			if b, err := base64.StdEncoding.DecodeString(*c.ContentBase64); err == nil {
+				n := len(b)
+				size = &n
+			}
+		}
+	}
+	detail = strings.Join(strings.Fields(detail), " ")
+	if len(detail) > detailMax {
+		detail = clipUTF8(detail, detailMax-3) + "..."
+	}
+	return detail, size
+}
+
+// verdict is the gateway's answer to one permission ask: allowed, or the message the model
+// reads when refused.
+type verdict struct {
+	allow   bool
+	message string
+	confirm string // the action to put before the player first ("" for none)
+}
+
+// judge decides a permission ask of the turn of computer asker: permission is opencode's
+// name for the tool, input the call's arguments (nil when they never came).
+func judge(permission string, input json.RawMessage, asker string) verdict {
+	name, ours := strings.CutPrefix(permission, toolPrefix)
+	action, allowed := agentTools[name]
+	if !ours || !allowed {
+		return verdict{message: fmt.Sprintf("%s is not allowed for an in-game computer's agent; use the trap-sandbox tools on computer %s only.", permission, asker)}
+	}
+	if input == nil {
+		return verdict{message: fmt.Sprintf("The gateway could not see this call's arguments, so it refused it; call %s again with traposId %q.", permission, asker)}
+	}
+	var c toolCall
+	if err := json.Unmarshal(input, &c); err != nil || c.TraposID == nil {
+		return verdict{message: fmt.Sprintf("Refused: pass traposId %q, the computer that asked.", asker)}
+	}
+	if *c.TraposID != asker {
+		return verdict{message: fmt.Sprintf("Refused: you may act only on computer %s, the one whose player asked, not on %s.", asker, *c.TraposID)}
+	}
+	return verdict{allow: true, confirm: action}
+}

@@ -1,0 +1,298 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// promptResult is opencode's reply to a turn's prompt.
+type promptResult struct {
+	reply *promptReply
+	err   error
+}
+
+// runTurn runs a turn to its done event.
+func (m *Module) runTurn(t *turn, body promptBody) {
+	reason, errEvent := m.converse(t, body)
+	if errEvent != nil {
+		t.add(*errEvent)
+		m.metrics.failed(errEvent.Code)
+	}
+	t.add(Event{Kind: KindDone, Reason: reason})
+	t.cancel(nil)
+	m.metrics.ended(t, reason)
+	t.mu.Lock()
+	answered := t.textBytes
+	t.mu.Unlock()
+	m.log.Info("agent: turn ended", "traposId", t.caller.traposID, "session", t.sess.key.name, "turnId", t.id, "reason", reason,
+		"took", time.Since(t.started).Round(time.Millisecond), "answerBytes", answered)
+}
+
+// converse asks opencode and follows the turn; it returns the done reason and the error event
+// to send first, if any.
+func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
+	prompted := false
+	defer func() {
+		if !prompted {
+			m.release(t)
+		}
+	}()
+	ctx := t.ctx
+	m.once.Do(func() {
+		// Started on the first question, so the directory's instance (and its MCP connection)
+		// starts only once this gateway's /mcp is serving.
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.stream.run(m.ctx)
+		}()
+	})
+	if err := m.stream.waitReady(ctx, readyWait); err != nil {
+		return m.failed(t, err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout)
+	err := m.oc.ensureMCP(cctx)
+	cancel()
+	if err != nil {
+		return m.failed(t, err)
+	}
+	sid, err := m.sessionID(ctx, t.sess)
+	if err != nil {
+		return m.failed(t, err)
+	}
+	t.setOpencodeID(sid)
+	m.stream.attach(sid, t)
+	replies := make(chan promptResult, 1)
+	finished := make(chan struct{}) // closed once the session is free again
+	prompted = true
+	m.wg.Add(1)
+	go func() {
+		// The prompt outlives an abort: its reply is how the gateway knows opencode stopped,
+		// and until then the session stays busy.
+		defer m.wg.Done()
+		defer close(finished)
+		r, err := m.oc.prompt(m.ctx, sid, body)
+		replies <- promptResult{r, err}
+		t.tr.waitIdle(idleWait) // the stream may lag behind the reply
+		m.stream.detach(sid, t)
+		m.release(t)
+	}()
+	select {
+	case res := <-replies:
+		<-finished // so the done event comes once the session takes a new question
+		if ctx.Err() == nil {
+			return m.outcome(t, res)
+		}
+	case <-ctx.Done():
+		m.stopOnOpencode(t, sid, finished)
+	}
+	return stopped(t, context.Cause(ctx))
+}
+
+// stopOnOpencode aborts a turn on opencode and waits (at most abortWait) until opencode has
+// stopped it. opencode answers an abort of an idle session with true and forgets it, so an
+// abort that overtook its prompt is lost: until the prompt's reply comes, the abort is sent
+// again every abortEvery, in the background once abortWait has passed (the session stays
+// busy until then, so nothing is queued behind a turn that still runs).
+func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
+	abort := func() {
+		ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
+		defer cancel()
+		if err := m.oc.abort(ctx, sid); err != nil && m.ctx.Err() == nil {
+			m.log.Warn("agent: could not abort a turn on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
+		}
+	}
+	abort()
+	keepAborting := func(until <-chan time.Time) bool {
+		ticker := time.NewTicker(abortEvery)
+		defer ticker.Stop()
+		for {
+			select {
+			case <-finished:
+				return true
+			case <-m.ctx.Done():
+				return true
+			case <-until:
+				return false
+			case <-ticker.C:
+				abort()
+			}
+		}
+	}
+	if keepAborting(time.After(abortWait)) {
+		return
+	}
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		keepAborting(nil)
+	}()
+}
+
+// release frees the turn's session for the next question.
+func (m *Module) release(t *turn) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if t.sess.busy == t {
+		t.sess.busy = nil
+	}
+}
+
+// stopped is the end of a turn the gateway stopped.
+func stopped(t *turn, cause error) (string, *Event) {
+	switch {
+	case errors.Is(cause, errAborted):
+		return ReasonAborted, nil
+	case errors.Is(cause, errDisconnected):
+		return ReasonDisconnected, nil
+	case errors.Is(cause, errDeadline):
+		return ReasonDeadline, &Event{Kind: KindError, Code: "timeout",
+			Message: fmt.Sprintf("The agent did not finish within %s; the turn was stopped.", t.m.cfg.TurnDeadline)}
+	}
+	return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: "The gateway is shutting down; ask again later."}
+}
+
+// failed ends a turn whose opencode call failed (unless the turn was stopped meanwhile).
+func (m *Module) failed(t *turn, err error) (string, *Event) {
+	if t.ctx.Err() != nil {
+		return stopped(t, context.Cause(t.ctx))
+	}
+	return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(m.unavailableMessage(t.ctx, err))}
+}
+
+// outcome reads opencode's reply to the prompt: only a provider's data.message reaches the
+// computer (a 401's echoed headers and body never do).
+func (m *Module) outcome(t *turn, res promptResult) (string, *Event) {
+	if res.err != nil {
+		var ae *apiError
+		if !errors.As(res.err, &ae) {
+			return m.failed(t, res.err)
+		}
+		if ae.status == http.StatusNotFound {
+			m.mu.Lock()
+			t.sess.opencodeID = "" // gone on opencode: the next question starts a new conversation
+			m.mu.Unlock()
+			return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable),
+				Message: "The conversation was gone on opencode; ask again to start a new one."}
+		}
+		// A bare 500 (e.g. an unknown model): the reason is only on the stream.
+		msg := t.tr.waitError(lateErrorWait)
+		if msg == "" {
+			msg = ae.Error()
+		}
+		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}
+	}
+	if e := res.reply.Info.Error; e != nil {
+		if e.Name == "MessageAbortedError" {
+			return ReasonAborted, nil
+		}
+		msg := firstLine(e.Data.Message)
+		if msg == "" {
+			msg = e.Name
+		}
+		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}
+	}
+	// The stream carried no text (it dropped mid-turn): the reply's own text stands in.
+	t.mu.Lock()
+	none := t.textBytes == 0
+	t.mu.Unlock()
+	if none {
+		for _, p := range res.reply.Parts {
+			if p.Type == "text" && p.Text != "" {
+				m.relayText(t, p.Text)
+			}
+		}
+	}
+	return ReasonStop, nil
+}
+
+// relayText relays answer text to the computer, the text rule applied.
+func (m *Module) relayText(t *turn, text string) {
+	if t.addText(wireText(text), m.cfg.AnswerCap) {
+		m.metrics.firstTextAfter(time.Since(t.started))
+	}
+}
+
+// sessionID returns the opencode session of a conversation: the one already known, the one
+// a previous gateway created (found by title), or a new one with the gateway's rules.
+func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
+	m.mu.Lock()
+	id := s.opencodeID
+	m.mu.Unlock()
+	if id != "" {
+		return id, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, callTimeout)
+	defer cancel()
+	title := s.key.title()
+	found, err := m.oc.findSession(ctx, title)
+	if err != nil {
+		return "", err
+	}
+	if found != nil && !sameRules(found.Permission, m.rules) {
+		// Created under other rules (--ai-allow-host-tools changed): not continued.
+		m.log.Info("agent: a conversation was created under other permission rules; starting a new one", "traposId", s.key.traposID, "session", s.key.name)
+		if err := m.oc.deleteSession(ctx, found.ID); err != nil {
+			return "", err
+		}
+		found = nil
+	}
+	if found == nil {
+		if found, err = m.oc.createSession(ctx, title, m.rules); err != nil {
+			return "", err
+		}
+	}
+	m.mu.Lock()
+	s.opencodeID = found.ID
+	m.mu.Unlock()
+	return found.ID, nil
+}
+
+// answerAsk answers one permission ask of a turn: once, only for a tool acting on the asking
+// computer (after the player's yes for a write, delete or run); otherwise reject with a
+// message, so the model reads why and the turn goes on. Never "always".
+func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
+	input := t.tr.inputOf(callID, t.ctx.Done())
+	v := judge(permission, input, t.caller.traposID)
+	if v.allow && v.confirm != "" {
+		v = m.confirm(t, permission, input, v.confirm)
+	}
+	reply := "once"
+	if !v.allow {
+		reply = "reject"
+	}
+	m.metrics.asked(reply)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), callTimeout)
+	defer cancel()
+	if err := m.oc.replyPermission(ctx, askID, reply, v.message); err != nil {
+		m.log.Warn("agent: could not answer a permission ask", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
+	}
+}
+
+// confirm puts a write, delete or run before the computer (a confirm event) and waits for
+// ai.approve, at most the confirm timeout.
+func (m *Module) confirm(t *turn, permission string, input []byte, action string) verdict {
+	name := strings.TrimPrefix(permission, toolPrefix)
+	detail, size := describe(name, input)
+	id := newID("confirm")
+	answer := t.askConfirm(id)
+	defer t.dropConfirm(id)
+	t.add(Event{Kind: KindConfirm, ConfirmID: id, Action: action, Tool: wireText(name), Detail: wireText(detail), Bytes: size})
+	timer := time.NewTimer(m.cfg.ConfirmTimeout)
+	defer timer.Stop()
+	select {
+	case allow := <-answer:
+		if allow {
+			return verdict{allow: true}
+		}
+		return verdict{message: fmt.Sprintf("The player refused this %s (%s %s). Do not retry it; tell the player what you wanted to do instead.", action, name, detail)}
+	case <-timer.C:
+		return verdict{message: fmt.Sprintf("The player did not answer within %s, so this %s was refused.", m.cfg.ConfirmTimeout, action)}
+	case <-t.ctx.Done():
+		return verdict{message: "The turn was stopped."}
+	}
+}

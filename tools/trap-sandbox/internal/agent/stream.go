@@ -1,0 +1,266 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// The event stream: one GET /event?directory=D for the gateway, opened before any prompt
+// and reopened when it drops (opencode has no per-session stream, so events are dispatched
+// on their sessionID to the turn running on that session).
+
+// maxEventBytes bounds one SSE frame: a 200 000-character answer's final part update is
+// ~202 KB.
+const maxEventBytes = 16 << 20
+
+// reconnect backoff of the event stream.
+const (
+	reconnectFirst = 200 * time.Millisecond
+	reconnectMax   = 5 * time.Second
+)
+
+type stream struct {
+	oc  *client
+	log *slog.Logger
+
+	mu    sync.Mutex
+	turns map[string]*turn // by opencode session id
+	// ready is closed while the stream is connected, replaced by an open one when it drops.
+	ready     chan struct{}
+	connected bool
+	lastErr   error
+	// down is closed when an attempt to open the stream fails, replaced by an open one.
+	down chan struct{}
+	// kick asks the stream to retry now instead of at the end of its backoff.
+	kick chan struct{}
+}
+
+func newStream(oc *client, log *slog.Logger) *stream {
+	return &stream{oc: oc, log: log, turns: map[string]*turn{}, ready: make(chan struct{}), down: make(chan struct{}),
+		kick: make(chan struct{}, 1)}
+}
+
+// run keeps the stream open until ctx ends.
+func (s *stream) run(ctx context.Context) {
+	backoff := reconnectFirst
+	for ctx.Err() == nil {
+		err := s.readOnce(ctx)
+		s.setDown(err)
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Debug("agent: opencode's event stream ended; reopening", "err", err, "after", backoff)
+		timer := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-timer.C:
+		case <-s.kick:
+			timer.Stop()
+		}
+		backoff = min(backoff*2, reconnectMax)
+	}
+}
+
+func (s *stream) setUp() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.connected {
+		s.connected = true
+		close(s.ready)
+	}
+}
+
+func (s *stream) setDown(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lastErr = err
+	if s.connected {
+		s.connected = false
+		s.ready = make(chan struct{})
+	}
+	close(s.down)
+	s.down = make(chan struct{})
+}
+
+// waitReady waits until the stream is connected, at most wait. While it is down, it asks
+// for an attempt now and returns that attempt's error if it fails: a question to an opencode
+// that is down fails at once, and one to an opencode just back does not wait out a backoff.
+func (s *stream) waitReady(ctx context.Context, wait time.Duration) error {
+	s.mu.Lock()
+	ready, down, connected := s.ready, s.down, s.connected
+	s.mu.Unlock()
+	if connected {
+		return nil
+	}
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-ready:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-down:
+	case <-timer.C:
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.connected {
+		return nil
+	}
+	if s.lastErr != nil {
+		return s.lastErr
+	}
+	return errors.New("opencode's event stream did not open")
+}
+
+func (s *stream) attach(sessionID string, t *turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turns[sessionID] = t
+}
+
+func (s *stream) detach(sessionID string, t *turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.turns[sessionID] == t {
+		delete(s.turns, sessionID)
+	}
+}
+
+func (s *stream) turnOf(sessionID string) *turn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turns[sessionID]
+}
+
+// readOnce reads the stream until it ends or goes silent past heartbeatGrace.
+func (s *stream) readOnce(ctx context.Context) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	resp, err := s.oc.openEvents(ctx)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	silent := time.AfterFunc(heartbeatGrace, func() { cancel(errors.New("opencode's event stream went silent")) })
+	defer silent.Stop()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), maxEventBytes)
+	var data bytes.Buffer
+	for sc.Scan() {
+		silent.Reset(heartbeatGrace)
+		line := sc.Bytes()
+		if len(line) == 0 {
+			if data.Len() > 0 {
+				s.dispatch(data.Bytes())
+				data.Reset()
+			}
+			continue
+		}
+		if rest, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if data.Len() > 0 {
+				data.WriteByte('\n')
+			}
+			data.Write(bytes.TrimPrefix(rest, []byte(" ")))
+		}
+	}
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return errors.New("opencode closed its event stream")
+}
+
+// ocEvent is one frame of /event.
+type ocEvent struct {
+	Type       string          `json:"type"`
+	Properties json.RawMessage `json:"properties"`
+}
+
+// eventProps holds every field the gateway reads of any event type.
+type eventProps struct {
+	SessionID string `json:"sessionID"`
+	Info      *struct {
+		ID        string `json:"id"`
+		SessionID string `json:"sessionID"`
+		Role      string `json:"role"`
+	} `json:"info"`
+	Part *struct {
+		ID        string `json:"id"`
+		SessionID string `json:"sessionID"`
+		MessageID string `json:"messageID"`
+		Type      string `json:"type"`
+		Tool      string `json:"tool"`
+		CallID    string `json:"callID"`
+		State     struct {
+			Status string          `json:"status"`
+			Input  json.RawMessage `json:"input"`
+			Error  string          `json:"error"`
+		} `json:"state"`
+	} `json:"part"`
+	// message.part.delta
+	MessageID string `json:"messageID"`
+	PartID    string `json:"partID"`
+	Field     string `json:"field"`
+	Delta     string `json:"delta"`
+	// session.status
+	Status *struct {
+		Type    string `json:"type"`
+		Attempt int    `json:"attempt"`
+		Message string `json:"message"`
+	} `json:"status"`
+	// session.error
+	Error *namedError `json:"error"`
+	// permission.asked
+	ID         string `json:"id"`
+	Permission string `json:"permission"`
+	Tool       *struct {
+		MessageID string `json:"messageID"`
+		CallID    string `json:"callID"`
+	} `json:"tool"`
+}
+
+func (s *stream) dispatch(data []byte) {
+	var ev ocEvent
+	if json.Unmarshal(data, &ev) != nil {
+		return
+	}
+	switch ev.Type {
+	case "server.connected":
+		s.setUp()
+		return
+	case "message.updated", "message.part.updated", "message.part.delta", "session.status", "session.error", "session.idle", "permission.asked":
+	default:
+		return // heartbeats, plugin and catalog noise
+	}
+	var p eventProps
+	if json.Unmarshal(ev.Properties, &p) != nil {
+		return
+	}
+	sid := p.SessionID
+	if sid == "" && p.Info != nil {
+		sid = p.Info.SessionID
+	}
+	if sid == "" && p.Part != nil {
+		sid = p.Part.SessionID
+	}
+	t := s.turnOf(sid)
+	if t == nil {
+		return // another session's, or a turn already over
+	}
+	t.observe(ev.Type, &p)
+}

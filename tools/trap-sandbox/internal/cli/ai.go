@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"trap-sandbox/internal/agent"
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/mcp"
+	"trap-sandbox/internal/opencode"
+)
+
+// AIFlags configure the agent module (docs/ai.md). Without --ai-model it is off.
+type AIFlags struct {
+	AIModel          string        `name:"ai-model" env:"SANDBOX_AI_MODEL" help:"PROVIDER/MODEL the computers' agent uses (as opencode names it, e.g. anthropic/claude-sonnet-4-5); unset: the agent is off (ai.* requests answer ai_disabled). docs/ai.md"`
+	AIDir            string        `name:"ai-dir" env:"SANDBOX_AI_DIR" help:"Directory of the agent's opencode sessions; the gateway writes its opencode.json (default: the user's config dir/trap-sandbox/agent). opencode serve must see the same path."`
+	AIMCPURL         string        `name:"ai-mcp-url" env:"SANDBOX_AI_MCP_URL" help:"The gateway's /mcp as opencode reaches it (default: http://127.0.0.1:PORT/mcp on the listen port)."`
+	AITurnDeadline   time.Duration `name:"ai-turn-deadline" default:"180s" env:"SANDBOX_AI_TURN_DEADLINE" help:"Longest agent turn; past it the turn is aborted (keep it above opencode's ~70 s of provider retries)."`
+	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default. docs/ai.md"`
+}
+
+// agentModule builds the agent module from the serve flags; l is the gateway's listener (the
+// default MCP URL's port).
+func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg *prometheus.Registry) (*agent.Module, error) {
+	cfg := agent.Config{Model: c.AIModel, OpencodeURL: c.OpencodeURL, Username: c.OpencodeUsername, Password: c.OpencodePassword,
+		Dir: c.AIDir, MCPURL: c.AIMCPURL, MCPToken: c.APIToken, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
+		Prober: prober}
+	if c.AIModel != "" {
+		if !c.MCP {
+			return nil, fmt.Errorf("--ai-model needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false")
+		}
+		if c.AITurnDeadline <= 0 {
+			return nil, fmt.Errorf("--ai-turn-deadline must be positive, got %s", c.AITurnDeadline)
+		}
+		if cfg.Dir == "" {
+			base, err := os.UserConfigDir()
+			if err != nil {
+				return nil, fmt.Errorf("--ai-dir: no default (%w); set it", err)
+			}
+			cfg.Dir = filepath.Join(base, "trap-sandbox", "agent")
+		}
+		if abs, err := filepath.Abs(cfg.Dir); err == nil {
+			cfg.Dir = abs
+		}
+		if cfg.MCPURL == "" {
+			cfg.MCPURL = defaultMCPURL(l.Addr())
+		}
+	}
+	return agent.New(cfg, logger, reg)
+}
+
+// defaultMCPURL is the gateway's own /mcp on the listen address: loopback when it listens on
+// every interface.
+func defaultMCPURL(addr net.Addr) string {
+	host, port := "127.0.0.1", ""
+	if tcp, ok := addr.(*net.TCPAddr); ok {
+		port = strconv.Itoa(tcp.Port)
+		if !tcp.IP.IsUnspecified() && tcp.IP != nil {
+			host = tcp.IP.String()
+		}
+	}
+	return "http://" + net.JoinHostPort(host, port) + mcp.Path
+}
+
+// AITurnsCmd lists the computers whose agent turn is running.
+type AITurnsCmd struct {
+	APIFlags
+}
+
+// Run prints the table of running turns.
+func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
+	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.URL, "/")+agent.TurnsPath, nil)
+	if err != nil {
+		return fmt.Errorf("the gateway URL %q: %w", c.URL, err)
+	}
+	if c.APIToken != "" {
+		req.Header.Set("Authorization", "Bearer "+c.APIToken)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("list agent turns: %s", cctext.Show(err.Error(), false))
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return fmt.Errorf("list agent turns: the gateway has no agent module (an older gateway)")
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return fmt.Errorf("list agent turns: the gateway answered HTTP %d (give its API token: --api-token or SANDBOX_API_TOKEN)", resp.StatusCode)
+	default:
+		return fmt.Errorf("list agent turns: the gateway answered HTTP %d", resp.StatusCode)
+	}
+	var list []agent.TurnInfo
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return fmt.Errorf("list agent turns: the gateway's answer is not the list expected: %w", err)
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TRAPOS ID\tACCOUNT\tSESSION\tTURN\tSTARTED\tSTATE")
+	for _, t := range list {
+		state := "running"
+		if t.Stopping {
+			state = "stopping"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cctext.Show(t.TraposID, false), cctext.Show(t.AccountID, false),
+			cctext.Show(t.Session, false), cctext.Show(t.TurnID, false), t.Started.Format(time.RFC3339), state)
+	}
+	return tw.Flush()
+}

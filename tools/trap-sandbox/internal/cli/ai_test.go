@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"net"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultMCPURLIsTheListenPort(t *testing.T) {
+	assert.Equal(t, "http://127.0.0.1:4444/mcp", defaultMCPURL(&net.TCPAddr{IP: net.IPv6unspecified, Port: 4444}))
+	assert.Equal(t, "http://127.0.0.1:4444/mcp", defaultMCPURL(&net.TCPAddr{Port: 4444}))
+	assert.Equal(t, "http://10.0.0.5:9/mcp", defaultMCPURL(&net.TCPAddr{IP: net.ParseIP("10.0.0.5"), Port: 9}))
+	assert.Equal(t, "http://[::1]:9/mcp", defaultMCPURL(&net.TCPAddr{IP: net.IPv6loopback, Port: 9}))
+}
+
+func TestAgentNeedsTheMCPModule(t *testing.T) {
+	c := &ServeCmd{MCP: false, AIFlags: AIFlags{AIModel: "p/m", AITurnDeadline: 1}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = c.agentModule(nil, nil, l, nil)
+	assert.ErrorContains(t, err, "--ai-model needs the MCP module")
+}

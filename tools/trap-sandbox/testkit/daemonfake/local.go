@@ -1,0 +1,109 @@
+package daemonfake
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+)
+
+// Local is a computer.Transport to one Daemon in this process, as the gateway is to a
+// connected computer, for the packages built on internal/computer. Its hooks break a
+// sequence at any step, and it logs what it was asked. Set the fields before the first
+// request.
+type Local struct {
+	*Daemon
+	// List is the computer list Computers returns (the Daemon's own record by default).
+	List []computer.Computer
+	// Before runs before each request reaches the daemon, After once it has been answered.
+	// Either may return an error, which the request then returns (Before: never served;
+	// After: served, the answer lost). step counts requests from 1.
+	Before, After func(ctx context.Context, step int, typ string) error
+
+	mu    sync.Mutex
+	log   []Request
+	moved bool
+}
+
+// Request is one request Local received, its payload as on the wire.
+type Request struct {
+	Type    string
+	Payload map[string]any
+	Timeout time.Duration
+}
+
+// NewLocal returns a Local to computer "7:", which allows files and exec, holding files
+// (paths and contents as the computer's bytes).
+func NewLocal(files map[string]string) *Local {
+	d := &Daemon{ID: 7, AllowFiles: AllowFilesWrite, AllowExec: true}
+	d.MakeDir("/")
+	for p, data := range files {
+		d.PutFile(p, []byte(data))
+	}
+	return &Local{Daemon: d, List: []computer.Computer{{AccountID: "local", TraposID: d.TraposID()}}}
+}
+
+// Computers implements computer.Transport.
+func (l *Local) Computers(context.Context) ([]computer.Computer, error) { return l.List, nil }
+
+// Request implements computer.Transport: an id other than the Daemon's is not connected.
+func (l *Local) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if traposID != l.TraposID() {
+		return nil, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
+	}
+	var p map[string]any
+	_ = json.Unmarshal(payload, &p) // the log shows what decodes; the daemon judges the rest
+	l.mu.Lock()
+	l.log = append(l.log, Request{typ, p, timeout})
+	step := len(l.log)
+	l.mu.Unlock()
+	if l.Before != nil {
+		if err := l.Before(ctx, step, typ); err != nil {
+			return nil, err
+		}
+	}
+	r := l.Answer(typ, payload)
+	if typ == protocol.TypeFSMove && r.Error == nil {
+		l.mu.Lock()
+		l.moved = true
+		l.mu.Unlock()
+	}
+	if l.After != nil {
+		if err := l.After(ctx, step, typ); err != nil {
+			return nil, err
+		}
+	}
+	if r.Error != nil {
+		return nil, &protocol.Error{Code: protocol.Code(r.Error.Code), Message: r.Error.Message, ByComputer: true}
+	}
+	return json.Marshal(r.Payload)
+}
+
+// Log returns the requests received, in order.
+func (l *Local) Log() []Request {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Request(nil), l.log...)
+}
+
+// Types lists the types of the requests received, in order.
+func (l *Local) Types() []string {
+	var out []string
+	for _, r := range l.Log() {
+		out = append(out, r.Type)
+	}
+	return out
+}
+
+// Moved reports whether an fs.move has succeeded on the computer.
+func (l *Local) Moved() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.moved
+}

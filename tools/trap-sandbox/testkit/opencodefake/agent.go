@@ -1,0 +1,883 @@
+package opencodefake
+
+// The agent half of the fake: opencode's conversation routes as opencode 1.18.33 answers them
+// (/work/shared/reference/opencode-prompting.md), with a scripted model. What it reproduces:
+// instances per ?directory= that read the directory's opencode.json and connect its MCP
+// servers once, when the instance starts, never again on their own (POST /mcp/{name}/connect
+// does); sessions with permission rules (findLast, session rules after the config's, "*"
+// deny hides a tool); the sync prompt (200 with info.error on a provider failure, a bare 500
+// for an unknown model with the reason only on the stream) and prompt_async (204); /event
+// with text deltas, tool parts (pending → running → completed/error) and permission asks that
+// carry no arguments (the tool part with the input comes right after the ask); replies
+// once/reject (with and without a message)/always (instance-wide); abort; retries; a
+// provider that stalls; a second prompt on a busy session queued, not refused.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// HostTools are opencode's own tools a model is offered unless the rules deny them.
+var HostTools = []string{"bash", "edit", "write", "read", "glob", "grep", "list", "webfetch", "websearch", "task",
+	"todowrite", "question", "skill"}
+
+// DefaultModel is what opencode uses when neither the prompt nor the config names a model:
+// OpenCode Zen's free model, an external service.
+const DefaultModel = "opencode/big-pickle"
+
+// Rule is an opencode permission rule.
+type Rule struct {
+	Permission string `json:"permission"`
+	Pattern    string `json:"pattern"`
+	Action     string `json:"action"`
+}
+
+// Model scripts one turn: it is called for every prompt, in a goroutine of its own, and
+// drives the turn through t; the turn ends when it returns.
+type Model func(t *Turn)
+
+// Agent is the fake's agent half (see Server.Agent).
+type Agent struct {
+	// BeforePrompt, when set (before the first request), runs in each prompt's request before
+	// its turn starts: a test holds a prompt there to make an abort overtake it.
+	BeforePrompt func()
+
+	srv   *Server
+	model Model
+	// Models are the PROVIDER/MODEL names the fake knows; a prompt naming another is the
+	// real server's bare 500.
+	models []string
+
+	mu        sync.Mutex
+	instances map[string]*instance
+	sessions  map[string]*Session
+	asks      map[string]*ask
+	subs      map[*subscriber]struct{}
+	seq       int
+
+	abortSeen   chan struct{} // closed at the first abort
+	abortOnce   sync.Once
+	prompts     atomic.Int64
+	running     atomic.Int64
+	queued      atomic.Int64
+	aborts      atomic.Int64
+	defaultUsed atomic.Int64
+	always      atomic.Int64
+}
+
+type instance struct {
+	dir      string
+	mcpURL   string
+	headers  map[string]string
+	status   map[string]any // GET /mcp's entry for trap-sandbox
+	mcp      *sdk.ClientSession
+	tools    []string // the MCP tools, as opencode names them
+	cfgPerm  []Rule
+	approved map[string]bool // "always" answers: instance-wide
+	starts   int
+}
+
+// Session is one fake session.
+type Session struct {
+	ID         string `json:"id"`
+	Slug       string `json:"slug"`
+	ProjectID  string `json:"projectID"`
+	Directory  string `json:"directory"`
+	Title      string `json:"title"`
+	Version    string `json:"version"`
+	Permission []Rule `json:"permission"`
+
+	busy    chan struct{} // closed when the running turn ends; nil when idle
+	abort   context.CancelFunc
+	history []string
+}
+
+type ask struct {
+	id      string
+	session string
+	reply   chan askReply
+}
+
+type askReply struct {
+	reply, message string
+}
+
+type subscriber struct {
+	dir string
+	ch  chan []byte
+}
+
+// Agent adds the conversation routes to the fake, the model scripted by model; models are
+// the PROVIDER/MODEL names it knows. Call it before the first request.
+func (s *Server) Agent(model Model, models ...string) *Agent {
+	a := &Agent{srv: s, model: model, models: models, instances: map[string]*instance{}, sessions: map[string]*Session{},
+		asks: map[string]*ask{}, subs: map[*subscriber]struct{}{}, abortSeen: make(chan struct{})}
+	s.onClose = append(s.onClose, a.closeAll)
+	s.Handle("GET /session", http.HandlerFunc(a.listSessions))
+	s.Handle("POST /session", http.HandlerFunc(a.createSession))
+	s.Handle("GET /session/{id}", http.HandlerFunc(a.getSession))
+	s.Handle("DELETE /session/{id}", http.HandlerFunc(a.deleteSession))
+	s.Handle("POST /session/{id}/message", http.HandlerFunc(a.promptSync))
+	s.Handle("POST /session/{id}/prompt_async", http.HandlerFunc(a.promptAsync))
+	s.Handle("POST /session/{id}/abort", http.HandlerFunc(a.abortSession))
+	s.Handle("GET /event", http.HandlerFunc(a.events))
+	s.Handle("GET /permission", http.HandlerFunc(a.listAsks))
+	s.Handle("POST /permission/{id}/reply", http.HandlerFunc(a.replyAsk))
+	s.Handle("GET /mcp", http.HandlerFunc(a.mcpStatus))
+	s.Handle("POST /mcp/{name}/connect", http.HandlerFunc(a.mcpConnect))
+	return a
+}
+
+// Prompts counts prompts received; Queued those that arrived while their session was busy;
+// Aborts the abort calls; DefaultModelUsed the prompts that named no model; Always the
+// permission replies "always".
+func (a *Agent) Prompts() int64          { return a.prompts.Load() }
+func (a *Agent) Queued() int64           { return a.queued.Load() }
+func (a *Agent) Aborts() int64           { return a.aborts.Load() }
+func (a *Agent) DefaultModelUsed() int64 { return a.defaultUsed.Load() }
+func (a *Agent) Always() int64           { return a.always.Load() }
+
+// AbortSeen is closed when the first abort arrives (on a busy or an idle session).
+func (a *Agent) AbortSeen() <-chan struct{} { return a.abortSeen }
+
+// Running counts the turns whose model is at work now.
+func (a *Agent) Running() int64 { return a.running.Load() }
+
+// InstanceStarts counts how often the instance of dir started (read its config, connected).
+func (a *Agent) InstanceStarts(dir string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if in := a.instances[dir]; in != nil {
+		return in.starts
+	}
+	return 0
+}
+
+// Sessions returns a copy of every session.
+func (a *Agent) Sessions() []Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := []Session{}
+	for _, s := range a.sessions {
+		out = append(out, Session{ID: s.ID, Directory: s.Directory, Title: s.Title, Permission: slices.Clone(s.Permission),
+			history: slices.Clone(s.history)})
+	}
+	slices.SortFunc(out, func(x, y Session) int { return strings.Compare(x.ID, y.ID) })
+	return out
+}
+
+// History is the prompts the session received, in order.
+func (s Session) History() []string { return s.history }
+
+// PendingAsks counts the permission asks not answered yet.
+func (a *Agent) PendingAsks() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.asks)
+}
+
+func (a *Agent) nextID(prefix string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.seq++
+	return fmt.Sprintf("%s_%04dfake", prefix, a.seq)
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func namedError(name, message string) map[string]any {
+	return map[string]any{"name": name, "data": map[string]any{"message": message}}
+}
+
+// instanceFor returns the instance of the request's directory, starting it on first use: it
+// reads the directory's opencode.json and connects its trap-sandbox MCP server, once.
+func (a *Agent) instanceFor(r *http.Request) *instance {
+	dir := r.URL.Query().Get("directory")
+	a.mu.Lock()
+	in := a.instances[dir]
+	if in != nil {
+		a.mu.Unlock()
+		return in
+	}
+	in = &instance{dir: dir, approved: map[string]bool{}}
+	a.instances[dir] = in
+	in.starts++
+	a.mu.Unlock()
+	in.readConfig()
+	a.connect(r.Context(), in)
+	return in
+}
+
+func (in *instance) readConfig() {
+	data, err := os.ReadFile(filepath.Join(in.dir, "opencode.json"))
+	if err != nil {
+		return
+	}
+	var cfg struct {
+		MCP map[string]struct {
+			Type    string            `json:"type"`
+			URL     string            `json:"url"`
+			Headers map[string]string `json:"headers"`
+		} `json:"mcp"`
+		Permission map[string]string `json:"permission"`
+	}
+	if json.Unmarshal(data, &cfg) != nil {
+		return
+	}
+	if s, ok := cfg.MCP["trap-sandbox"]; ok && s.Type == "remote" {
+		in.mcpURL, in.headers = s.URL, s.Headers
+	}
+	keys := make([]string, 0, len(cfg.Permission))
+	for k := range cfg.Permission {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys) // "*" first, as in the files the gateway writes
+	for _, k := range keys {
+		in.cfgPerm = append(in.cfgPerm, Rule{Permission: k, Pattern: "*", Action: cfg.Permission[k]})
+	}
+}
+
+type headerTransport struct {
+	headers map[string]string
+}
+
+func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range h.headers {
+		r.Header.Set(k, v)
+	}
+	return (&http.Transport{DisableKeepAlives: true}).RoundTrip(r)
+}
+
+// connect connects the instance's MCP server, as opencode does when an instance starts.
+func (a *Agent) connect(ctx context.Context, in *instance) {
+	if in.mcpURL == "" {
+		a.mu.Lock()
+		in.status = nil
+		a.mu.Unlock()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	client := sdk.NewClient(&sdk.Implementation{Name: "opencode", Version: Version}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: in.mcpURL,
+		HTTPClient: &http.Client{Transport: headerTransport{in.headers}}, MaxRetries: -1}, nil)
+	var tools []string
+	if err == nil {
+		var list *sdk.ListToolsResult
+		if list, err = cs.ListTools(ctx, nil); err == nil {
+			for _, t := range list.Tools {
+				tools = append(tools, "trap-sandbox_"+t.Name)
+			}
+		} else {
+			cs.Close()
+		}
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if in.mcp != nil {
+		in.mcp.Close()
+		in.mcp = nil
+	}
+	if err != nil {
+		in.status = map[string]any{"status": "failed", "error": "Unable to connect. Is the computer able to access the url?"}
+		in.tools = nil
+		return
+	}
+	in.mcp, in.tools = cs, tools
+	in.status = map[string]any{"status": "connected"}
+}
+
+func (a *Agent) mcpStatus(w http.ResponseWriter, r *http.Request) {
+	in := a.instanceFor(r)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := map[string]any{}
+	if in.status != nil {
+		out["trap-sandbox"] = in.status
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *Agent) mcpConnect(w http.ResponseWriter, r *http.Request) {
+	in := a.instanceFor(r)
+	if r.PathValue("name") != "trap-sandbox" || in.mcpURL == "" {
+		writeJSON(w, http.StatusNotFound, namedError("McpServerNotFoundError", "MCP server not found: "+r.PathValue("name")))
+		return
+	}
+	a.connect(r.Context(), in)
+	writeJSON(w, http.StatusOK, true)
+}
+
+// closeAll ends the MCP connections (the server's Close calls it).
+func (a *Agent) closeAll() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, in := range a.instances {
+		if in.mcp != nil {
+			in.mcp.Close()
+			in.mcp = nil
+		}
+	}
+}
+
+func (a *Agent) listSessions(w http.ResponseWriter, r *http.Request) {
+	in := a.instanceFor(r)
+	search := r.URL.Query().Get("search")
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := []*Session{}
+	for _, s := range a.sessions {
+		if s.Directory == in.dir && strings.Contains(s.Title, search) {
+			out = append(out, s)
+		}
+	}
+	slices.SortFunc(out, func(x, y *Session) int { return strings.Compare(x.ID, y.ID) })
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *Agent) createSession(w http.ResponseWriter, r *http.Request) {
+	in := a.instanceFor(r)
+	var body map[string]json.RawMessage
+	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+		body = map[string]json.RawMessage{}
+	}
+	for k := range body {
+		switch k {
+		case "title", "permission", "agent", "model", "parentID", "metadata":
+		default: // additionalProperties: false
+			writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{
+				"message": "Unexpected key\n  at [\"" + k + "\"]", "kind": "Payload"}})
+			return
+		}
+	}
+	s := &Session{ID: a.nextID("ses"), Slug: "quiet-garden", ProjectID: "global", Directory: in.dir, Version: Version,
+		Permission: []Rule{}}
+	_ = json.Unmarshal(body["title"], &s.Title)
+	_ = json.Unmarshal(body["permission"], &s.Permission)
+	if s.Title == "" {
+		s.Title = "New session" // the real server spends a model call to make one up
+	}
+	a.mu.Lock()
+	a.sessions[s.ID] = s
+	a.mu.Unlock()
+	writeJSON(w, http.StatusOK, s)
+}
+
+func (a *Agent) session(w http.ResponseWriter, r *http.Request) *Session {
+	id := r.PathValue("id")
+	if !strings.HasPrefix(id, "ses") {
+		writeJSON(w, http.StatusInternalServerError, namedError("UnknownError", "Unexpected server error. Check server logs for details."))
+		return nil
+	}
+	a.mu.Lock()
+	s := a.sessions[id]
+	a.mu.Unlock()
+	if s == nil {
+		writeJSON(w, http.StatusNotFound, namedError("NotFoundError", "Session not found: "+id))
+	}
+	return s
+}
+
+func (a *Agent) getSession(w http.ResponseWriter, r *http.Request) {
+	if s := a.session(w, r); s != nil {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		writeJSON(w, http.StatusOK, s)
+	}
+}
+
+func (a *Agent) deleteSession(w http.ResponseWriter, r *http.Request) {
+	if s := a.session(w, r); s != nil {
+		a.mu.Lock()
+		delete(a.sessions, s.ID)
+		a.mu.Unlock()
+		writeJSON(w, http.StatusOK, true)
+	}
+}
+
+func (a *Agent) abortSession(w http.ResponseWriter, r *http.Request) {
+	if s := a.session(w, r); s != nil {
+		a.aborts.Add(1)
+		a.mu.Lock()
+		if s.abort != nil {
+			s.abort()
+		}
+		a.mu.Unlock()
+		a.abortOnce.Do(func() { close(a.abortSeen) }) // after the abort took effect (or not)
+		writeJSON(w, http.StatusOK, true)
+	}
+}
+
+// promptBody is a prompt's body.
+type promptBody struct {
+	Parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	} `json:"parts"`
+	Model *struct {
+		ProviderID string `json:"providerID"`
+		ModelID    string `json:"modelID"`
+	} `json:"model"`
+	System string `json:"system"`
+}
+
+func (a *Agent) readPrompt(w http.ResponseWriter, r *http.Request) (*Session, *promptBody) {
+	s := a.session(w, r)
+	if s == nil {
+		return nil, nil
+	}
+	var raw map[string]json.RawMessage
+	var body promptBody
+	if json.NewDecoder(r.Body).Decode(&raw) != nil || raw["parts"] == nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{
+			"message": "Missing key\n  at [\"parts\"]", "kind": "Payload"}})
+		return nil, nil
+	}
+	b, _ := json.Marshal(raw)
+	_ = json.Unmarshal(b, &body)
+	return s, &body
+}
+
+func (a *Agent) promptSync(w http.ResponseWriter, r *http.Request) {
+	s, body := a.readPrompt(w, r)
+	if s == nil {
+		return
+	}
+	in := a.instanceFor(r)
+	if a.BeforePrompt != nil {
+		a.BeforePrompt()
+	}
+	res := a.run(in, s, body) // the turn does not stop when the client goes away
+	if res.status != http.StatusOK {
+		writeJSON(w, res.status, res.body)
+		return
+	}
+	writeJSON(w, http.StatusOK, res.body)
+}
+
+func (a *Agent) promptAsync(w http.ResponseWriter, r *http.Request) {
+	s, body := a.readPrompt(w, r)
+	if s == nil {
+		return
+	}
+	in := a.instanceFor(r)
+	go a.run(in, s, body)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// turnResult is what the sync prompt answers.
+type turnResult struct {
+	status int
+	body   any
+}
+
+// run runs one turn on s: queued behind a running one, as the real server does.
+func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
+	a.prompts.Add(1)
+	for {
+		a.mu.Lock()
+		busy := s.busy
+		if busy == nil {
+			s.busy = make(chan struct{})
+			break
+		}
+		a.mu.Unlock()
+		a.queued.Add(1)
+		select {
+		case <-busy:
+		case <-a.srv.released:
+			return turnResult{status: http.StatusServiceUnavailable, body: namedError("UnknownError", "server closing")}
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.abort = cancel
+	text := ""
+	for _, p := range body.Parts {
+		text += p.Text
+	}
+	s.history = append(s.history, text)
+	rules := append(slices.Clone(in.cfgPerm), s.Permission...)
+	a.mu.Unlock()
+	defer func() {
+		cancel()
+		a.mu.Lock()
+		close(s.busy)
+		s.busy, s.abort = nil, nil
+		a.mu.Unlock()
+		a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "idle"}})
+		a.emit(in.dir, "session.idle", map[string]any{"sessionID": s.ID})
+	}()
+	go func() { // the fake's Close ends every turn
+		select {
+		case <-a.srv.released:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+
+	model := DefaultModel
+	if body.Model != nil {
+		model = body.Model.ProviderID + "/" + body.Model.ModelID
+	} else {
+		a.defaultUsed.Add(1)
+	}
+	userID := a.nextID("msg")
+	a.emit(in.dir, "message.updated", map[string]any{"info": map[string]any{"id": userID, "sessionID": s.ID, "role": "user"}})
+	a.emit(in.dir, "message.part.updated", map[string]any{"part": map[string]any{"id": a.nextID("prt"), "sessionID": s.ID,
+		"messageID": userID, "type": "text", "text": text}})
+	a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "busy"}})
+	if !slices.Contains(a.models, model) {
+		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": namedError("UnknownError",
+			"Model not found: "+model+". Did you mean: "+strings.Join(a.models, ", ")+"?")})
+		return turnResult{status: http.StatusInternalServerError, body: map[string]any{"name": "UnknownError", "data": map[string]any{
+			"message": "Unexpected server error. Check server logs for details.", "ref": "err_fake"}}}
+	}
+	t := &Turn{a: a, in: in, s: s, ctx: ctx, prompt: text, system: body.System, model: model, rules: rules, parentID: userID}
+	t.newMessage()
+	a.running.Add(1)
+	a.model(t)
+	a.running.Add(-1)
+	provider, modelID, _ := strings.Cut(model, "/")
+	info := map[string]any{"id": t.messageID, "role": "assistant", "parentID": userID, "modelID": modelID,
+		"providerID": provider, "finish": "stop"}
+	switch {
+	case ctx.Err() != nil:
+		info["error"] = namedError("MessageAbortedError", "Aborted")
+		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": info["error"]})
+	case t.failure != nil:
+		info["error"] = t.failure
+		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": t.failure})
+	}
+	a.emit(in.dir, "message.updated", map[string]any{"info": info})
+	parts := []any{map[string]any{"type": "step-start"}}
+	if t.lastText != "" {
+		parts = append(parts, map[string]any{"type": "text", "text": t.lastText})
+	}
+	return turnResult{status: http.StatusOK, body: map[string]any{"info": info, "parts": parts}}
+}
+
+// Turn is one prompt being answered; the Model drives it.
+type Turn struct {
+	a        *Agent
+	in       *instance
+	s        *Session
+	ctx      context.Context
+	prompt   string
+	system   string
+	model    string
+	rules    []Rule
+	parentID string
+
+	messageID string
+	lastText  string
+	failure   map[string]any
+}
+
+// Prompt is the prompt's text; System the system text the client added; ModelName the
+// PROVIDER/MODEL it ran with; SessionID and Title its session's.
+func (t *Turn) Prompt() string    { return t.prompt }
+func (t *Turn) System() string    { return t.system }
+func (t *Turn) ModelName() string { return t.model }
+func (t *Turn) SessionID() string { return t.s.ID }
+func (t *Turn) Title() string     { return t.s.Title }
+
+// History is every prompt of the session so far, this one last.
+func (t *Turn) History() []string {
+	t.a.mu.Lock()
+	defer t.a.mu.Unlock()
+	return slices.Clone(t.s.history)
+}
+
+// Aborted reports whether the turn was aborted; Done is closed then.
+func (t *Turn) Aborted() bool          { return t.ctx.Err() != nil }
+func (t *Turn) Done() <-chan struct{}  { return t.ctx.Done() }
+func (t *Turn) newMessage()            { t.messageID = t.a.nextID("msg"); t.emitMessage() }
+func (t *Turn) emit(typ string, p any) { t.a.emit(t.in.dir, typ, p) }
+func (t *Turn) part(p map[string]any) {
+	p["sessionID"], p["messageID"] = t.s.ID, t.messageID
+	t.emit("message.part.updated", map[string]any{"part": p})
+}
+func (t *Turn) emitMessage() {
+	t.emit("message.updated", map[string]any{"info": map[string]any{"id": t.messageID, "sessionID": t.s.ID, "role": "assistant", "parentID": t.parentID}})
+}
+func (t *Turn) action(name string) string {
+	action := "ask" // no matching rule
+	for _, r := range t.rules {
+		if (r.Permission == "*" || r.Permission == name || (strings.HasSuffix(r.Permission, "*") && strings.HasPrefix(name, strings.TrimSuffix(r.Permission, "*")))) && r.Pattern == "*" {
+			action = r.Action
+		}
+	}
+	if action == "ask" {
+		t.a.mu.Lock()
+		defer t.a.mu.Unlock()
+		if t.in.approved[name] {
+			return "allow"
+		}
+	}
+	return action
+}
+
+// Offered is the tools the model is offered: opencode's own and the connected MCP tools,
+// minus those whose last matching rule denies them.
+func (t *Turn) Offered() []string {
+	t.a.mu.Lock()
+	all := append(slices.Clone(HostTools), t.in.tools...)
+	t.a.mu.Unlock()
+	var out []string
+	for _, name := range all {
+		if t.action(name) != "deny" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// Text streams an answer: a text part, one delta per chunk, then the part with its full text.
+func (t *Turn) Text(chunks ...string) {
+	id := t.a.nextID("prt")
+	t.part(map[string]any{"id": id, "type": "text", "text": ""})
+	full := ""
+	for _, c := range chunks {
+		if t.Aborted() {
+			return
+		}
+		full += c
+		t.emit("message.part.delta", map[string]any{"sessionID": t.s.ID, "messageID": t.messageID, "partID": id, "field": "text", "delta": c})
+	}
+	t.part(map[string]any{"id": id, "type": "text", "text": full})
+	t.lastText = full
+}
+
+// Retry announces a provider retry, as session.status does.
+func (t *Turn) Retry(attempt int, message string) {
+	t.emit("session.status", map[string]any{"sessionID": t.s.ID, "status": map[string]any{"type": "retry", "attempt": attempt,
+		"message": message, "next": time.Now().Add(2 * time.Second).UnixMilli()}})
+}
+
+// FailProvider ends the turn as a provider failure does: 200 with info.error, an APIError
+// whose data echoes the provider's response headers and body (secret included).
+func (t *Turn) FailProvider(message string, status int) {
+	t.failure = map[string]any{"name": "APIError", "data": map[string]any{"message": message, "statusCode": status,
+		"isRetryable": status >= 500, "responseHeaders": map[string]string{"x-api-key": "sk-SECRET-echoed"},
+		"responseBody": `{"error":"bad key sk-SECRET-echoed"}`}}
+}
+
+// Stall waits as a provider that accepted and sends nothing does: until the turn is aborted.
+func (t *Turn) Stall() { <-t.ctx.Done() }
+
+// ToolResult is how a tool call ended: its state ("completed" or "error"), output or error.
+type ToolResult struct {
+	State, Output, Error string
+	// Stopped is true when a reject without a message stopped the turn.
+	Stopped bool
+}
+
+// Tool makes a tool call (name as opencode names it, e.g. trap-sandbox_write_file) with
+// input, through the session's rules: a denied tool fails; an ask is sent without the
+// arguments, the tool part with the input right after it, and the call waits for the reply;
+// allowed, a trap-sandbox tool runs on the instance's MCP connection, a host tool only counts.
+func (t *Turn) Tool(name string, input map[string]any) ToolResult {
+	callID := t.a.nextID("call")
+	partID := t.a.nextID("prt")
+	t.part(map[string]any{"id": partID, "type": "tool", "tool": name, "callID": callID,
+		"state": map[string]any{"status": "pending", "input": map[string]any{}, "raw": ""}})
+	end := func(r ToolResult) ToolResult {
+		state := map[string]any{"status": r.State, "input": input}
+		if r.State == "error" {
+			state["error"] = r.Error
+		} else {
+			state["output"] = r.Output
+		}
+		t.part(map[string]any{"id": partID, "type": "tool", "tool": name, "callID": callID, "state": state})
+		t.part(map[string]any{"id": t.a.nextID("prt"), "type": "step-finish", "reason": "tool-calls"})
+		t.newMessage()
+		return r
+	}
+	running := func() {
+		t.part(map[string]any{"id": partID, "type": "tool", "tool": name, "callID": callID,
+			"state": map[string]any{"status": "running", "input": input}})
+	}
+	switch t.action(name) {
+	case "deny":
+		running()
+		return end(ToolResult{State: "error", Error: "The user has specified a rule which prevents you from using this specific tool call."})
+	case "ask":
+		askID := t.a.nextID("per")
+		pending := &ask{id: askID, session: t.s.ID, reply: make(chan askReply, 1)}
+		t.a.mu.Lock()
+		t.a.asks[askID] = pending
+		t.a.mu.Unlock()
+		t.emit("permission.asked", map[string]any{"id": askID, "sessionID": t.s.ID, "permission": name, "patterns": []string{"*"},
+			"metadata": map[string]any{}, "always": []string{"*"}, "tool": map[string]any{"messageID": t.messageID, "callID": callID}})
+		running() // the arguments come right after the ask
+		select {
+		case rep := <-pending.reply:
+			switch rep.reply {
+			case "reject":
+				if rep.message == "" {
+					return end(ToolResult{State: "error", Error: "The user rejected permission to use this specific tool call.", Stopped: true})
+				}
+				return end(ToolResult{State: "error", Error: rep.message})
+			case "always":
+				t.a.mu.Lock()
+				t.in.approved[name] = true
+				t.a.mu.Unlock()
+			}
+		case <-t.ctx.Done():
+			return ToolResult{State: "error", Error: "Aborted"} // the ask stays listed, stale
+		}
+	default:
+		running()
+	}
+	return end(t.execute(name, input))
+}
+
+func (t *Turn) execute(name string, input map[string]any) ToolResult {
+	tool, ours := strings.CutPrefix(name, "trap-sandbox_")
+	if !ours {
+		return ToolResult{State: "completed", Output: "(the fake ran no host tool)"}
+	}
+	t.a.mu.Lock()
+	cs := t.in.mcp
+	t.a.mu.Unlock()
+	if cs == nil {
+		return ToolResult{State: "error", Error: "MCP server trap-sandbox is not connected"}
+	}
+	ctx, cancel := context.WithTimeout(t.ctx, 30*time.Second)
+	defer cancel()
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: tool, Arguments: input})
+	if err != nil {
+		return ToolResult{State: "error", Error: err.Error()}
+	}
+	var text strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if res.IsError {
+		return ToolResult{State: "error", Error: text.String()}
+	}
+	return ToolResult{State: "completed", Output: text.String()}
+}
+
+func (a *Agent) listAsks(w http.ResponseWriter, _ *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := []map[string]any{}
+	for _, k := range a.asks {
+		out = append(out, map[string]any{"id": k.id, "sessionID": k.session})
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (a *Agent) replyAsk(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Reply   string `json:"reply"`
+		Message string `json:"message"`
+	}
+	if json.NewDecoder(r.Body).Decode(&body) != nil || (body.Reply != "once" && body.Reply != "always" && body.Reply != "reject") {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{"message": "Invalid reply", "kind": "Payload"}})
+		return
+	}
+	if body.Reply == "always" {
+		a.always.Add(1)
+	}
+	a.mu.Lock()
+	k := a.asks[r.PathValue("id")]
+	delete(a.asks, r.PathValue("id"))
+	a.mu.Unlock()
+	if k != nil {
+		k.reply <- askReply{body.Reply, body.Message}
+		a.emit("", "permission.replied", map[string]any{"sessionID": k.session, "requestID": k.id, "reply": body.Reply})
+	}
+	writeJSON(w, http.StatusOK, true)
+}
+
+// emit sends an event to the directory's /event subscribers.
+func (a *Agent) emit(dir, typ string, props any) {
+	data, err := json.Marshal(map[string]any{"id": a.nextID("evt"), "type": typ, "properties": props})
+	if err != nil {
+		panic(err)
+	}
+	a.mu.Lock()
+	subs := make([]*subscriber, 0, len(a.subs))
+	for s := range a.subs {
+		if s.dir == dir || dir == "" {
+			subs = append(subs, s)
+		}
+	}
+	a.mu.Unlock()
+	for _, s := range subs {
+		select {
+		case s.ch <- data:
+		case <-a.srv.released:
+			return
+		}
+	}
+}
+
+// heartbeatEvery is opencode's heartbeat period on /event.
+const heartbeatEvery = 10 * time.Second
+
+func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
+	in := a.instanceFor(r)
+	sub := &subscriber{dir: in.dir, ch: make(chan []byte, 1<<14)}
+	a.mu.Lock()
+	a.subs[sub] = struct{}{}
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.subs, sub)
+		a.mu.Unlock()
+	}()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("x-accel-buffering", "no")
+	flusher, _ := w.(http.Flusher)
+	write := func(data []byte) bool {
+		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+			return false
+		}
+		if flusher != nil {
+			flusher.Flush()
+		}
+		return true
+	}
+	if !write([]byte(`{"id":"evt_connected","type":"server.connected","properties":{}}`)) {
+		return
+	}
+	heartbeat := time.NewTicker(heartbeatEvery)
+	defer heartbeat.Stop()
+	for {
+		select {
+		case data := <-sub.ch:
+			if !write(data) {
+				return
+			}
+		case <-heartbeat.C:
+			if !write([]byte(`{"id":"evt_hb","type":"server.heartbeat","properties":{}}`)) {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		case <-a.srv.released:
+			return
+		}
+	}
+}

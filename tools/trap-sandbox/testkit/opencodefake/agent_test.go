@@ -1,0 +1,167 @@
+package opencodefake
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// agentClient speaks to a fake's agent half as the gateway does.
+type agentClient struct {
+	t   *testing.T
+	url string
+	dir string
+}
+
+func (c agentClient) call(method, path string, body any) (int, map[string]any) {
+	c.t.Helper()
+	var rd *bytes.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(c.t, err)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	req, err := http.NewRequest(method, c.url+path+sep+"directory="+c.dir, rd)
+	require.NoError(c.t, err)
+	req.SetBasicAuth(DefaultUsername, password)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(c.t, err)
+	defer resp.Body.Close()
+	var out map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+// events opens /event and returns its frames as they come.
+func (c agentClient) events(ctx context.Context) <-chan map[string]any {
+	c.t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url+"/event?directory="+c.dir, nil)
+	require.NoError(c.t, err)
+	req.SetBasicAuth(DefaultUsername, password)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(c.t, err)
+	ch := make(chan map[string]any, 1024)
+	go func() {
+		defer resp.Body.Close()
+		defer close(ch)
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<16), 1<<22)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var ev map[string]any
+				if json.Unmarshal([]byte(data), &ev) == nil {
+					ch <- ev
+				}
+			}
+		}
+	}()
+	return ch
+}
+
+// next returns the next event of type typ.
+func next(t *testing.T, ch <-chan map[string]any, typ string) map[string]any {
+	t.Helper()
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case ev, ok := <-ch:
+			require.True(t, ok, "the stream ended before %s", typ)
+			if ev["type"] == typ {
+				props, _ := ev["properties"].(map[string]any)
+				return props
+			}
+		case <-timer.C:
+			t.Fatalf("no %s event", typ)
+		}
+	}
+}
+
+// TestAgentHalfAsTheReferenceSays: the behaviours of opencode-prompting.md the gateway relies
+// on, checked on the fake itself.
+func TestAgentHalfAsTheReferenceSays(t *testing.T) {
+	oc := Start(t, Options{Password: password})
+	oc.Agent(func(tu *Turn) {
+		switch tu.Prompt() {
+		case "tool":
+			r := tu.Tool("trap-sandbox_ping", map[string]any{"traposId": "1:a"})
+			tu.Text("after " + r.State + " " + r.Error)
+		case "bash":
+			r := tu.Tool("bash", map[string]any{"command": "id"})
+			tu.Text(r.State)
+		case "fail":
+			tu.FailProvider("Incorrect API key provided", 401)
+		default:
+			tu.Text("hi")
+		}
+	}, "p/m")
+	c := agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := c.events(ctx)
+	next(t, ev, "server.connected")
+
+	status, body := c.call(http.MethodPost, "/session", map[string]any{"title": "x", "bogus": 1})
+	assert.Equal(t, http.StatusBadRequest, status, "extra keys are rejected")
+	status, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t 1:a main",
+		"permission": []map[string]string{{"permission": "*", "pattern": "*", "action": "deny"},
+			{"permission": "trap-sandbox_ping", "pattern": "*", "action": "ask"}}})
+	require.Equal(t, http.StatusOK, status, body)
+	id := sess["id"].(string)
+	model := map[string]string{"providerID": "p", "modelID": "m"}
+
+	status, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"model": model})
+	assert.Equal(t, http.StatusBadRequest, status, "parts are required: %v", body)
+
+	// An unknown model: a bare 500; the reason only on the stream.
+	status, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "x"}},
+		"model": map[string]string{"providerID": "nope", "modelID": "x"}})
+	assert.Equal(t, http.StatusInternalServerError, status)
+	assert.Equal(t, "UnknownError", body["name"])
+	errProps := next(t, ev, "session.error")
+	assert.Contains(t, errProps["error"].(map[string]any)["data"].(map[string]any)["message"], "Model not found: nope/x")
+
+	// A provider failure: 200 with info.error.
+	status, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "fail"}}, "model": model})
+	assert.Equal(t, http.StatusOK, status)
+	info := body["info"].(map[string]any)
+	assert.Equal(t, "APIError", info["error"].(map[string]any)["name"])
+
+	// An MCP tool's ask carries no arguments; the tool part with them comes right after it.
+	done := make(chan map[string]any, 1)
+	go func() {
+		_, body := c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "tool"}}, "model": model})
+		done <- body
+	}()
+	ask := next(t, ev, "permission.asked")
+	assert.Equal(t, "trap-sandbox_ping", ask["permission"])
+	assert.Empty(t, ask["metadata"], "no arguments in the ask")
+	part := next(t, ev, "message.part.updated")["part"].(map[string]any)
+	for part["type"] != "tool" || part["state"].(map[string]any)["status"] != "running" {
+		part = next(t, ev, "message.part.updated")["part"].(map[string]any)
+	}
+	assert.Equal(t, ask["tool"].(map[string]any)["callID"], part["callID"])
+	assert.Equal(t, "1:a", part["state"].(map[string]any)["input"].(map[string]any)["traposId"])
+	status, _ = c.call(http.MethodPost, "/permission/"+ask["id"].(string)+"/reply", map[string]string{"reply": "reject", "message": "not yours"})
+	assert.Equal(t, http.StatusOK, status)
+	body = <-done
+	assert.Equal(t, "after error not yours", body["parts"].([]any)[1].(map[string]any)["text"], "a reject with a message lets the turn go on")
+
+	// A denied tool fails without an ask.
+	_, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "bash"}}, "model": model})
+	assert.Equal(t, "error", body["parts"].([]any)[1].(map[string]any)["text"])
+}

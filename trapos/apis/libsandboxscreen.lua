@@ -1,0 +1,572 @@
+-- libsandboxscreen: the computer's screen for the host (docs/screen.md). CC has no read-back
+-- of its terminal, so the daemon keeps its own copy: it wraps the methods of the one native
+-- terminal table (term.native() is the same table for everyone), which every window and
+-- every multishell tab, the tab bar included, draws through at last. The requests
+-- screen.read, screen.input, screen.watch and screen.unwatch are answered from it; a watch
+-- pushes screen.update to the gateway, at most one per tick and one in flight.
+
+local ccExpect = require('cc.expect');
+local expect, field = ccExpect.expect, ccExpect.field;
+local codec = require('/apis/libsandboxcodec');
+local events = require('/apis/libsandboxevents');
+
+-- Seconds between two updates of one watch at least: one tick, CC's timer resolution.
+local UPDATE_INTERVAL = 0.05;
+-- The longest paste, in bytes, as CC's own paste event.
+local MAX_PASTE = 512;
+-- The most os events one screen.input may queue: half of CC's queue of 256, so a request
+-- cannot push the computer's own events (a sleeping program's timer) out of it.
+local MAX_INPUT_EVENTS = 128;
+-- Marker queued behind a remote terminate: a terminate the daemon sees before it comes back
+-- is the host's, meant for the foreground program, not for the daemon.
+local EVENT_TERMINATE_MARK = "trapos_sandbox_screen_terminate_mark";
+
+local BLIT = "0123456789abcdef";
+local MOUSE_BUTTONS = { [1] = true, [2] = true, [3] = true };
+local SCROLL_DIRECTIONS = { [-1] = true, [1] = true };
+
+local ERR_BAD_PAYLOAD, ERR_UNKNOWN_WATCH = codec.ERR_BAD_PAYLOAD, "unknown_watch";
+
+-- The blit character of each colour (2^n).
+local BLIT_OF = {};
+for n = 0, 15 do
+  BLIT_OF[2 ^ n] = BLIT:sub(n + 1, n + 1);
+end
+
+-- The blit character of a colour, or nil for anything else.
+local function blitOf(colour)
+  return BLIT_OF[colour];
+end
+
+-- #rrggbb of a palette entry given as r, g, b in [0, 1].
+local function hexColour(r, g, b)
+  local function byte(c)
+    return math.floor(math.max(0, math.min(1, c)) * 255 + 0.5);
+  end
+  return string.format("#%02x%02x%02x", byte(r), byte(g), byte(b));
+end
+
+-- The mirror of a terminal table: the same state the terminal keeps, kept in step by
+-- wrappers around its methods. install() wraps, uninstall() puts the originals back.
+local function newMirror(target)
+  expect(1, target, "table");
+  local width, height = target.getSize();
+  local text, fg, bg = {}, {}, {};
+  local cursorX, cursorY = target.getCursorPos();
+  local blink = target.getCursorBlink and target.getCursorBlink() or false;
+  local textColour = blitOf(target.getTextColour()) or "0";
+  local backColour = blitOf(target.getBackgroundColour()) or "f";
+  local palette = {};
+  -- Versions: every change takes the next number; a row, the palette, the cursor and the
+  -- size remember the number of their last change, so a watch sends what is newer than the
+  -- number it last sent, and nothing is tracked per watch while the screen is drawn.
+  local version = 0;
+  local rowVersion = {};
+  local paletteVersion, cursorVersion, sizeVersion = 0, 0, 0;
+  local originals = nil;
+  local onChange = nil;
+
+  local function changed()
+    version = version + 1;
+    if onChange ~= nil then
+      onChange();
+    end
+    return version;
+  end
+
+  local function blankRow(y)
+    text[y] = string.rep(" ", width);
+    fg[y] = string.rep(textColour, width);
+    bg[y] = string.rep(backColour, width);
+    rowVersion[y] = version;
+  end
+
+  -- CC cannot tell what was on the screen before the mirror: it starts blank, as the
+  -- screen is when the daemon starts at boot before the shell draws.
+  local function reset()
+    for y = 1, height do
+      blankRow(y);
+    end
+    for i = 0, 15 do
+      palette[i + 1] = hexColour(target.getPaletteColour(2 ^ i));
+    end
+  end
+  reset();
+
+  local function resize()
+    local w, h = target.getSize();
+    if w == width and h == height then
+      return;
+    end
+    local v = changed();
+    for y = 1, h do
+      local t, f, b = text[y] or "", fg[y] or "", bg[y] or "";
+      if #t < w then
+        t = t .. string.rep(" ", w - #t);
+        f = f .. string.rep(textColour, w - #f);
+        b = b .. string.rep(backColour, w - #b);
+      end
+      text[y], fg[y], bg[y], rowVersion[y] = t:sub(1, w), f:sub(1, w), b:sub(1, w), v;
+    end
+    for y = h + 1, height do
+      text[y], fg[y], bg[y], rowVersion[y] = nil, nil, nil, nil;
+    end
+    width, height, sizeVersion = w, h, v;
+  end
+
+  -- A run of n cells of blit colour c (n <= width), from a cache: a write costs no string.rep.
+  local runs = {};
+  local function run(c, n)
+    local full = runs[c];
+    if full == nil or #full ~= width then
+      full = string.rep(c, width);
+      runs[c] = full;
+    end
+    return n == width and full or full:sub(1, n);
+  end
+
+  -- Puts t at the cursor, with the blit strings f and b (nil: the current colours), clipped
+  -- to the screen as the terminal does, and moves the cursor past it.
+  local function put(t, f, b)
+    local x, y, len, v = cursorX, cursorY, #t, changed();
+    cursorX, cursorVersion = x + len, v;
+    if y < 1 or y > height or x > width or x + len <= 1 or len == 0 then
+      return;
+    end
+    local from, to = 1, len; -- the part of t on the screen
+    if x < 1 then
+      from = 2 - x;
+    end
+    if x + len - 1 > width then
+      to = width - x + 1;
+    end
+    local n = to - from + 1;
+    local whole = from == 1 and to == len;
+    local part = whole and t or t:sub(from, to);
+    local fp = f == nil and run(textColour, n) or (whole and f or f:sub(from, to));
+    local bp = b == nil and run(backColour, n) or (whole and b or b:sub(from, to));
+    if n == width then
+      text[y], fg[y], bg[y] = part, fp, bp;
+    else
+      local before, after = x + from - 2, x + to;
+      text[y] = text[y]:sub(1, before) .. part .. text[y]:sub(after);
+      fg[y] = fg[y]:sub(1, before) .. fp .. fg[y]:sub(after);
+      bg[y] = bg[y]:sub(1, before) .. bp .. bg[y]:sub(after);
+    end
+    rowVersion[y] = v;
+  end
+
+  -- What each wrapped method does to the mirror, after the original did it to the screen
+  -- (and so checked its arguments). The native table holds each method under both
+  -- spellings, and callers use either.
+  local effects = {
+    write = function(value)
+      put(type(value) == "string" and value or tostring(value));
+    end,
+    blit = function(t, f, b)
+      put(t, f:lower(), b:lower());
+    end,
+    clear = function()
+      changed();
+      for y = 1, height do
+        blankRow(y);
+      end
+    end,
+    clearLine = function()
+      if cursorY >= 1 and cursorY <= height then
+        changed();
+        blankRow(cursorY);
+      end
+    end,
+    scroll = function(n)
+      n = math.floor(n);
+      if n == 0 then
+        return;
+      end
+      local v = changed();
+      local oldText, oldFg, oldBg = text, fg, bg;
+      text, fg, bg = {}, {}, {};
+      for y = 1, height do
+        local from = y + n;
+        if from >= 1 and from <= height then
+          text[y], fg[y], bg[y], rowVersion[y] = oldText[from], oldFg[from], oldBg[from], v;
+        else
+          blankRow(y);
+        end
+      end
+    end,
+    setCursorPos = function(x, y)
+      cursorX, cursorY = math.floor(x), math.floor(y);
+      cursorVersion = changed();
+    end,
+    setCursorBlink = function(on)
+      blink = on == true;
+      cursorVersion = changed();
+    end,
+    setTextColour = function(colour)
+      textColour = blitOf(colour) or textColour;
+    end,
+    setBackgroundColour = function(colour)
+      backColour = blitOf(colour) or backColour;
+    end,
+    setPaletteColour = function(colour)
+      local n = blitOf(colour);
+      if n ~= nil then
+        local i = tonumber(n, 16) + 1;
+        palette[i] = hexColour(target.getPaletteColour(colour));
+        paletteVersion = changed();
+      end
+    end,
+  };
+  effects.setTextColor = effects.setTextColour;
+  effects.setBackgroundColor = effects.setBackgroundColour;
+  effects.setPaletteColor = effects.setPaletteColour;
+
+  local function install()
+    if originals ~= nil then
+      return;
+    end
+    originals = {};
+    for name, effect in pairs(effects) do
+      local original = target[name];
+      if type(original) == "function" then
+        originals[name] = original;
+        target[name] = function(...)
+          original(...);
+          effect(...);
+        end;
+      end
+    end
+  end
+
+  local function uninstall()
+    if originals == nil then
+      return;
+    end
+    for name, original in pairs(originals) do
+      target[name] = original;
+    end
+    originals = nil;
+  end
+
+  local function rowOf(y)
+    return { text = text[y], fg = fg[y], bg = bg[y] };
+  end
+
+  -- The whole screen (screen.read's answer).
+  local function read()
+    resize();
+    local rows = {};
+    for y = 1, height do
+      rows[y] = rowOf(y);
+    end
+    return {
+      width = width,
+      height = height,
+      colour = target.isColour(),
+      cursor = { x = cursorX, y = cursorY, blink = blink },
+      fg = 2 ^ tonumber(textColour, 16),
+      bg = 2 ^ tonumber(backColour, 16),
+      rows = rows,
+      palette = { table.unpack(palette) },
+    };
+  end
+
+  -- What changed since version since (nil: everything), as screen.update's fields, or nil
+  -- when nothing did. Returns it with the version it is current to.
+  local function changesSince(since)
+    resize();
+    if since ~= nil and since >= version then
+      return nil, version;
+    end
+    local whole = since == nil or sizeVersion > since;
+    local rows, any = {}, false;
+    for y = 1, height do
+      if whole or rowVersion[y] > since then
+        rows[tostring(y)] = rowOf(y);
+        any = true;
+      end
+    end
+    local frame = {
+      width = width,
+      height = height,
+      colour = target.isColour(),
+      cursor = { x = cursorX, y = cursorY, blink = blink },
+      rows = rows,
+    };
+    if whole or paletteVersion > since then
+      frame.palette = { table.unpack(palette) };
+    end
+    if not any and not whole and cursorVersion <= since and frame.palette == nil then
+      return nil, version; -- only colours were set: nothing the host can see yet
+    end
+    return frame, version;
+  end
+
+  return {
+    install = install,
+    uninstall = uninstall,
+    read = read,
+    changesSince = changesSince,
+    size = function() resize(); return width, height; end,
+    setOnChange = function(fn) onChange = fn; end,
+  };
+end
+
+local function badPayload(message)
+  return false, nil, { code = ERR_BAD_PAYLOAD, message = message };
+end
+
+-- A whole number in [lo, hi], or nil.
+local function within(value, lo, hi)
+  return type(value) == "number" and value == math.floor(value) and value >= lo and value <= hi;
+end
+
+-- The os events for one input event, appended to out; or nil and why not.
+local function inputEvents(event, i, keysApi, width, height, out)
+  local where = "events[" .. i .. "]";
+  if type(event) ~= "table" then
+    return nil, where .. " is not an object";
+  end
+  local kind = event.type;
+  if kind == "key" or kind == "key_up" then
+    local code = type(event.name) == "string" and keysApi[event.name] or nil;
+    if type(code) ~= "number" then
+      return nil, where .. ": unknown key name " .. string.format("%q", tostring(event.name))
+        .. " (key names are CC's, as keys.getName gives them: enter, leftCtrl, a)";
+    end
+    if kind == "key" then
+      if event.held ~= nil and type(event.held) ~= "boolean" then
+        return nil, where .. ".held must be a boolean";
+      end
+      out[#out + 1] = { "key", code, event.held == true };
+    else
+      out[#out + 1] = { "key_up", code };
+    end
+  elseif kind == "char" then
+    if type(event.text) ~= "string" then
+      return nil, where .. ".text must be a string";
+    end
+    local enter = keysApi.enter;
+    for j = 1, #event.text do
+      local b = event.text:byte(j);
+      if b == 10 then
+        out[#out + 1] = { "key", enter, false };
+        out[#out + 1] = { "key_up", enter };
+      elseif b >= 0x20 then
+        out[#out + 1] = { "char", string.char(b) };
+      else
+        return nil, where .. ".text has the control byte " .. b .. " at " .. j
+          .. " (only \\n, as Enter, and bytes from 32 are typed; send other keys by name)";
+      end
+    end
+  elseif kind == "paste" then
+    local t = event.text;
+    if type(t) ~= "string" then
+      return nil, where .. ".text must be a string";
+    elseif #t > MAX_PASTE then
+      return nil, where .. ": a paste holds " .. MAX_PASTE .. " bytes at most, as CC's (got " .. #t .. ")";
+    elseif t:find("[%z\1-\31]") then
+      return nil, where .. ": a paste is one line of bytes from 32 (as CC's paste); type \\n with a char event";
+    end
+    out[#out + 1] = { "paste", t };
+  elseif kind == "click" then
+    if not MOUSE_BUTTONS[event.button] then
+      return nil, where .. ".button must be 1, 2 or 3";
+    elseif not within(event.x, 1, width) or not within(event.y, 1, height) then
+      return nil, where .. ": x, y must be a cell of the " .. width .. "x" .. height .. " screen";
+    end
+    out[#out + 1] = { "mouse_click", event.button, event.x, event.y };
+    out[#out + 1] = { "mouse_up", event.button, event.x, event.y };
+  elseif kind == "scroll" then
+    if not SCROLL_DIRECTIONS[event.direction] then
+      return nil, where .. ".direction must be -1 (up) or 1 (down)";
+    elseif not within(event.x, 1, width) or not within(event.y, 1, height) then
+      return nil, where .. ": x, y must be a cell of the " .. width .. "x" .. height .. " screen";
+    end
+    out[#out + 1] = { "mouse_scroll", event.direction, event.x, event.y };
+  elseif kind == "terminate" then
+    out[#out + 1] = { "terminate" };
+  else
+    return nil, where .. ": unknown input type " .. string.format("%q", tostring(kind))
+      .. " (one of key, key_up, char, paste, click, scroll, terminate)";
+  end
+  if #out > MAX_INPUT_EVENTS then
+    return nil, "screen.input queues " .. MAX_INPUT_EVENTS .. " events at most per request; send the rest in another";
+  end
+  return true;
+end
+
+-- The screen requests. deps: term (the native terminal), os (queueEvent, startTimer,
+-- cancelTimer), keys, and allowed() (whether the owner still allows viewing: a watch stops
+-- when not).
+local function newScreen(deps)
+  expect(1, deps, "table");
+  field(deps, "term", "table");
+  field(deps, "os", "table");
+  field(deps, "keys", "table");
+  field(deps, "allowed", "function");
+  local osApi, keysApi = deps.os, deps.keys;
+  local mirror = newMirror(deps.term);
+
+  local watches = {};      -- watchId -> {seq, sent (version), inflight (messageId)}
+  local byMessage = {};    -- messageId of an update in flight -> watchId
+  local flushTimer = nil;  -- one timer for all watches: at most one update per tick
+  local terminateMarks = 0; -- remote terminates queued whose marker has not come back
+
+  local function schedule()
+    if flushTimer == nil and next(watches) ~= nil then
+      flushTimer = osApi.startTimer(UPDATE_INTERVAL);
+    end
+  end
+  -- Cost while nobody watches: one comparison per drawing call.
+  mirror.setOnChange(function()
+    if flushTimer == nil and next(watches) ~= nil then
+      schedule();
+    end
+  end);
+
+  local function endWatch(watchId)
+    local watch = watches[watchId];
+    if watch ~= nil and watch.inflight ~= nil then
+      byMessage[watch.inflight] = nil;
+    end
+    watches[watchId] = nil;
+  end
+
+  local function endAll()
+    watches, byMessage = {}, {};
+  end
+
+  -- Sends each idle watch what changed since its last update.
+  local function flush()
+    flushTimer = nil;
+    if next(watches) ~= nil and not deps.allowed() then
+      endAll(); -- the owner withdrew the screen: stop pushing it
+      return;
+    end
+    for watchId, watch in pairs(watches) do
+      if watch.inflight == nil then
+        local frame, current = mirror.changesSince(watch.sent);
+        if frame ~= nil then
+          watch.seq = watch.seq + 1;
+          frame.watchId, frame.seq = watchId, watch.seq;
+          watch.sent = current;
+          watch.inflight = codec.newUuid();
+          byMessage[watch.inflight] = watchId;
+          osApi.queueEvent(events.EVENT_SEND, watch.inflight, codec.TYPE_SCREEN_UPDATE, frame);
+        end
+      end
+      -- A watch with an update in flight gets its changes when the answer comes (onReply).
+    end
+  end
+
+  local function onReply(messageId, ok, _, err)
+    local watchId = byMessage[messageId];
+    if watchId == nil then
+      return;
+    end
+    byMessage[messageId] = nil;
+    local watch = watches[watchId];
+    if watch == nil then
+      return;
+    end
+    watch.inflight = nil;
+    if ok ~= true then
+      -- unknown_watch (the host went away), not_connected (the socket closed), or any
+      -- other failure: the host resyncs with a new watch.
+      watches[watchId] = nil;
+      return;
+    end
+    schedule();
+  end
+
+  local function read()
+    return true, mirror.read();
+  end
+
+  local function input(payload)
+    if type(payload.events) ~= "table" then
+      return badPayload("screen.input needs events, a list of input events");
+    end
+    local width, height = mirror.size();
+    local queued = {};
+    for i, event in ipairs(payload.events) do
+      local ok, why = inputEvents(event, i, keysApi, width, height, queued);
+      if not ok then
+        return badPayload(why .. "; nothing was queued");
+      end
+    end
+    for _, args in ipairs(queued) do
+      osApi.queueEvent(table.unpack(args));
+      if args[1] == "terminate" then
+        terminateMarks = terminateMarks + 1;
+        osApi.queueEvent(EVENT_TERMINATE_MARK);
+      end
+    end
+    return true, { queued = #queued };
+  end
+
+  local function watch()
+    local watchId = codec.newUuid();
+    watches[watchId] = { seq = 0, sent = nil, inflight = nil };
+    schedule();
+    return true, { watchId = watchId };
+  end
+
+  local function unwatch(payload)
+    if type(payload.watchId) ~= "string" then
+      return badPayload("screen.unwatch needs watchId, the id screen.watch gave");
+    end
+    endWatch(payload.watchId);
+    return true, {};
+  end
+
+  local handlers = {
+    [codec.TYPE_SCREEN_READ] = read,
+    [codec.TYPE_SCREEN_INPUT] = input,
+    [codec.TYPE_SCREEN_WATCH] = watch,
+    [codec.TYPE_SCREEN_UNWATCH] = unwatch,
+  };
+
+  local function onEvent(event, ...)
+    if event == "timer" and flushTimer ~= nil and (...) == flushTimer then
+      flush();
+    elseif event == events.EVENT_REPLY then
+      onReply(...);
+    elseif event == events.EVENT_CONNECTED then
+      endAll(); -- a new session: the watches of the last one ended with its socket
+    elseif event == EVENT_TERMINATE_MARK and terminateMarks > 0 then
+      terminateMarks = terminateMarks - 1;
+    end
+  end
+
+  local function stop()
+    endAll();
+    if flushTimer ~= nil then
+      osApi.cancelTimer(flushTimer);
+      flushTimer = nil;
+    end
+    mirror.uninstall();
+  end
+
+  return {
+    handlers = handlers,
+    start = mirror.install,
+    stop = stop,
+    onEvent = onEvent,
+    -- Whether a terminate now is the host's (screen.input), not the player's.
+    remoteTerminate = function() return terminateMarks > 0; end,
+    watching = function() return next(watches) ~= nil; end,
+    mirror = mirror,
+  };
+end
+
+return {
+  UPDATE_INTERVAL = UPDATE_INTERVAL,
+  MAX_PASTE = MAX_PASTE,
+  MAX_INPUT_EVENTS = MAX_INPUT_EVENTS,
+  ERR_UNKNOWN_WATCH = ERR_UNKNOWN_WATCH,
+  newMirror = newMirror,
+  newScreen = newScreen,
+};

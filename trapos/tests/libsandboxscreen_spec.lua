@@ -1,0 +1,408 @@
+-- Specs for /apis/libsandboxscreen: the mirror of the terminal equals what the terminal
+-- shows (an invisible window stands in for the native terminal, since a window can be read
+-- back with getLine and the native one cannot), for term, window and multishell drawing;
+-- screen.input queues only its fixed list; a watch has one update in flight.
+
+local lib = require('/apis/libsandboxscreen');
+local codec = require('/apis/libsandboxcodec');
+local events = require('/apis/libsandboxevents');
+
+local W, H = term.native().getSize();
+
+-- A terminal that can be read back, drawn nowhere.
+local function newReference()
+  return window.create(term.native(), 1, 1, W, H, false);
+end
+
+-- Expects the mirror to show exactly what ref holds.
+local function expectMirrored(mirror, ref)
+  local screen = mirror.read();
+  expect(screen.width):eq(W);
+  expect(screen.height):eq(H);
+  for y = 1, H do
+    local t, f, b = ref.getLine(y);
+    expect({ y = y, text = screen.rows[y].text, fg = screen.rows[y].fg, bg = screen.rows[y].bg })
+      :same({ y = y, text = t, fg = f, bg = b });
+  end
+  local x, y = ref.getCursorPos();
+  expect(screen.cursor):same({ x = x, y = y, blink = ref.getCursorBlink() });
+  expect(screen.fg):eq(ref.getTextColour());
+  expect(screen.bg):eq(ref.getBackgroundColour());
+  for i = 0, 15 do
+    local r, g, b = ref.getPaletteColour(2 ^ i);
+    expect(screen.palette[i + 1]):eq(string.format("#%02x%02x%02x",
+      math.floor(r * 255 + 0.5), math.floor(g * 255 + 0.5), math.floor(b * 255 + 0.5)));
+  end
+end
+
+-- Runs fn with term redirected to target, and always redirects back.
+local function drawingOn(target, fn)
+  local previous = term.redirect(target);
+  local ok, err = pcall(fn);
+  term.redirect(previous);
+  if not ok then
+    error(err, 0);
+  end
+end
+
+local function newScreen(target, osApi, allowed)
+  return lib.newScreen({
+    term = target, os = osApi or os, keys = keys,
+    allowed = allowed or function() return true; end,
+  });
+end
+
+-- An os that records what is queued and started instead of doing it.
+local function newFakeOs()
+  local fake = { queued = {}, timers = 0 };
+  fake.queueEvent = function(...) fake.queued[#fake.queued + 1] = table.pack(...); end;
+  fake.startTimer = function() fake.timers = fake.timers + 1; return fake.timers; end;
+  fake.cancelTimer = function() end;
+  return fake;
+end
+
+local function queuedOf(fake, name)
+  local found = {};
+  for _, args in ipairs(fake.queued) do
+    if args[1] == name then
+      found[#found + 1] = args;
+    end
+  end
+  return found;
+end
+
+describe("libsandboxscreen", function()
+  describe("the mirror", function()
+    it("follows drawing through term, off-screen writes, scrolling and the palette", function()
+      local ref = newReference();
+      ref.write("before the mirror"); -- the mirror starts blank, like the screen at boot
+      ref.clear();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        term.setCursorPos(1, 1);
+        print("hello");
+        term.setTextColour(colours.red);
+        term.setBackgroundColour(colours.blue);
+        write("coloured text that wraps past the end of the row, well past it");
+        term.setCursorPos(-3, 4);
+        term.write("clipped left");
+        term.setCursorPos(W - 2, 5);
+        term.write("clipped right");
+        term.setCursorPos(3, 0);
+        term.write("above");
+        term.setCursorPos(3, H + 1);
+        term.write("below");
+        term.setCursorPos(2, 6);
+        term.blit("blit", "0123", "fedc");
+        term.setCursorPos(1, 7);
+        term.write(42);
+        term.setCursorPos(4, 7);
+        term.clearLine();
+        term.setCursorPos(1, 8);
+        term.write("line 8");
+        term.scroll(2);
+        term.scroll(-1);
+        term.setPaletteColour(colours.red, 0x123456);
+        term.setPaletteColor(colours.blue, 0.5, 0.25, 1);
+        term.setCursorBlink(true);
+        for i = 1, H + 3 do print("scrolled " .. i); end
+        term.setTextColor(colours.lime);
+        term.setBackgroundColor(colours.grey);
+      end);
+      expectMirrored(mirror, ref);
+      drawingOn(ref, function()
+        term.clear();
+        term.setCursorPos(5, 5);
+      end);
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
+
+    it("keeps bytes 0x80-0xFF as they are", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      local all = {};
+      for b = 0x80, 0xFF do all[#all + 1] = string.char(b); end
+      local bytes = table.concat(all);
+      drawingOn(ref, function()
+        term.setCursorPos(1, 1);
+        term.write(bytes:sub(1, W));
+        term.setCursorPos(1, 2);
+        term.blit(bytes:sub(W + 1, 2 * W), string.rep("e", W), string.rep("1", W));
+        term.setCursorPos(1, 3);
+        term.write(bytes:sub(2 * W + 1));
+      end);
+      expectMirrored(mirror, ref);
+      local rows = mirror.read().rows;
+      expect(rows[1].text .. rows[2].text .. rows[3].text:sub(1, 128 - 2 * W)):eq(bytes);
+      -- and the frame crosses the wire as the same bytes
+      local frame = codec.decodeFrame(codec.encodeFrame({
+        event = "computer_request", traposSenderId = "7:spec", messageId = "m", type = "screen.update",
+        payload = { rows = { ["1"] = rows[1] } },
+      }));
+      expect(frame.payload.rows["1"].text):eq(bytes:sub(1, W));
+      mirror.uninstall();
+    end);
+
+    it("follows windows drawn on it, moved and hidden", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      local win = window.create(ref, 5, 3, 20, 8);
+      win.setBackgroundColour(colours.green);
+      win.clear();
+      drawingOn(win, function()
+        print("in a window");
+        term.setTextColour(colours.orange);
+        write("that wraps inside its own twenty columns");
+      end);
+      local other = window.create(ref, 10, 6, 15, 4, false);
+      other.setBackgroundColour(colours.purple);
+      other.clear();
+      other.write("hidden first");
+      other.setVisible(true);
+      win.reposition(2, 10, 25, 5);
+      win.redraw();
+      win.setCursorPos(3, 2);
+      win.restoreCursor();
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
+
+    it("sees every multishell tab and the tab bar", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      local dir = "/tmp-screen-spec";
+      local tab2 = fs.combine(dir, "tab2.lua");
+      local tab1 = fs.combine(dir, "tab1.lua");
+      local file = fs.open(tab2, "w");
+      file.write([[
+        term.setBackgroundColour(colours.cyan);
+        term.clear();
+        term.setCursorPos(2, 2);
+        term.setTextColour(colours.yellow);
+        print("drawn in tab two");
+        os.queueEvent("screen_spec_drawn");
+        os.pullEvent("screen_spec_done");
+      ]]);
+      file.close();
+      file = fs.open(tab1, "w");
+      file.write([[
+        print("tab one");
+        local id = multishell.launch({}, "]] .. tab2 .. [[");
+        multishell.setTitle(id, "two");
+        multishell.setFocus(id);
+        os.pullEvent("screen_spec_done");
+      ]]);
+      file.close();
+      local checked = false;
+      drawingOn(ref, function()
+        parallel.waitForAny(function()
+          shell.run("/rom/programs/advanced/multishell.lua", tab1);
+        end, function()
+          os.pullEvent("screen_spec_drawn");
+          expect(select(1, ref.getLine(1))):str_match("two");
+          expectMirrored(mirror, ref);
+          checked = true;
+        end);
+      end);
+      fs.delete(dir);
+      mirror.uninstall();
+      expect(checked):eq(true);
+    end);
+
+    it("puts the terminal's own methods back when it stops", function()
+      local ref = newReference();
+      local write = ref.write;
+      local screen = newScreen(ref);
+      screen.start();
+      expect(ref.write ~= write):eq(true);
+      screen.stop();
+      expect(ref.write == write):eq(true);
+    end);
+  end);
+
+  describe("screen.input", function()
+    local function input(evs)
+      local fake = newFakeOs();
+      local screen = newScreen(newReference(), fake);
+      local ok, payload, err = screen.handlers["screen.input"]({ events = evs });
+      return fake, ok, payload, err;
+    end
+
+    it("queues keys by name, text as chars with \\n as Enter, paste, clicks, scroll and terminate", function()
+      local fake, ok, payload = input({
+        { type = "key", name = "leftCtrl" },
+        { type = "key", name = "a", held = true },
+        { type = "key_up", name = "leftCtrl" },
+        { type = "char", text = "1+\255\n" },
+        { type = "paste", text = "pasted" },
+        { type = "click", button = 2, x = 3, y = 4 },
+        { type = "scroll", direction = -1, x = 1, y = H },
+        { type = "terminate" },
+      });
+      expect(ok):eq(true);
+      local got = {};
+      for _, args in ipairs(fake.queued) do
+        if args[1] ~= "trapos_sandbox_screen_terminate_mark" then
+          got[#got + 1] = { table.unpack(args, 1, args.n) };
+        end
+      end
+      expect(got):same({
+        { "key", keys.leftCtrl, false },
+        { "key", keys.a, true },
+        { "key_up", keys.leftCtrl },
+        { "char", "1" }, { "char", "+" }, { "char", "\255" },
+        { "key", keys.enter, false }, { "key_up", keys.enter },
+        { "paste", "pasted" },
+        { "mouse_click", 2, 3, 4 }, { "mouse_up", 2, 3, 4 },
+        { "mouse_scroll", -1, 1, H },
+        { "terminate" },
+      });
+      expect(payload.queued):eq(#got);
+    end);
+
+    it("drops the whole request when one event is outside the list, naming it", function()
+      local cases = {
+        { { type = "websocket_message", url = "ws://x" }, "unknown input type \"websocket_message\"" },
+        { { type = "timer" }, "unknown input type \"timer\"" },
+        { { type = "key", name = "getName" }, "unknown key name \"getName\"" },
+        { { type = "key", name = "noSuchKey" }, "unknown key name" },
+        { { type = "char", text = "a\tb" }, "control byte 9" },
+        { { type = "paste", text = "two\nlines" }, "one line" },
+        { { type = "paste", text = string.rep("x", lib.MAX_PASTE + 1) }, "512 bytes at most" },
+        { { type = "click", button = 4, x = 1, y = 1 }, "button must be 1, 2 or 3" },
+        { { type = "click", button = 1, x = W + 1, y = 1 }, "must be a cell" },
+        { { type = "scroll", direction = 2, x = 1, y = 1 }, "direction must be -1" },
+        { { type = "char", text = string.rep("x", lib.MAX_INPUT_EVENTS + 1) }, "128 events at most" },
+        { "key", "not an object" },
+      };
+      for _, case in ipairs(cases) do
+        local fake, ok, _, err = input({ { type = "char", text = "ok" }, case[1] });
+        expect(ok):eq(false);
+        expect(err.code):eq("bad_payload");
+        expect(err.message):str_match(case[2]:gsub("[%-%.%+%[%]%(%)%$%^%%%?%*]", "%%%0"));
+        expect(#fake.queued):eq(0);
+      end
+      local _, ok, _, err = input(nil);
+      expect(ok):eq(false);
+      expect(err.code):eq("bad_payload");
+    end);
+
+    it("marks a terminate it queues as the host's until its marker comes back", function()
+      local fake = newFakeOs();
+      local screen = newScreen(newReference(), fake);
+      expect(screen.remoteTerminate()):eq(false);
+      screen.handlers["screen.input"]({ events = { { type = "terminate" } } });
+      expect(screen.remoteTerminate()):eq(true);
+      screen.onEvent("terminate");
+      expect(screen.remoteTerminate()):eq(true);
+      screen.onEvent(table.unpack(fake.queued[2]));
+      expect(screen.remoteTerminate()):eq(false);
+    end);
+  end);
+
+  describe("screen.watch", function()
+    -- A watched screen over ref with a fake os; returns the screen, the os and the watchId.
+    local function watched(ref, allowed)
+      local fake = newFakeOs();
+      local screen = newScreen(ref, fake, allowed);
+      screen.start();
+      local ok, payload = screen.handlers["screen.watch"]({});
+      expect(ok):eq(true);
+      return screen, fake, payload.watchId;
+    end
+
+    local function fire(screen, fake)
+      screen.onEvent("timer", fake.timers);
+    end
+
+    local function sends(fake)
+      return queuedOf(fake, events.EVENT_SEND);
+    end
+
+    it("sends a whole frame first, then changed rows, one update in flight", function()
+      local ref = newReference();
+      local screen, fake, watchId = watched(ref);
+      fire(screen, fake);
+      local first = sends(fake)[1];
+      expect(first[3]):eq("screen.update");
+      local frame = first[4];
+      expect(frame.watchId):eq(watchId);
+      expect(frame.seq):eq(1);
+      expect(frame.width):eq(W);
+      expect(#frame.palette):eq(16);
+      local n = 0;
+      for _ in pairs(frame.rows) do n = n + 1; end
+      expect(n):eq(H);
+
+      -- drawing while the first update is in flight sends nothing more
+      ref.setCursorPos(1, 3);
+      ref.write("row three");
+      fire(screen, fake);
+      ref.setCursorPos(1, 5);
+      ref.write("row five");
+      fire(screen, fake);
+      expect(#sends(fake)):eq(1);
+
+      -- the answer lets the next update go, with what changed meanwhile, merged
+      screen.onEvent(events.EVENT_REPLY, first[2], true, {});
+      fire(screen, fake);
+      expect(#sends(fake)):eq(2);
+      local second = sends(fake)[2][4];
+      expect(second.seq):eq(2);
+      expect(second.palette):eq(nil);
+      local keysSent = {};
+      for y in pairs(second.rows) do keysSent[#keysSent + 1] = y; end
+      table.sort(keysSent);
+      expect(keysSent):same({ "3", "5" });
+      expect(second.rows["5"].text:sub(1, 8)):eq("row five");
+      expect(second.cursor):same({ x = 9, y = 5, blink = false });
+      screen.stop();
+    end);
+
+    it("costs no timer and no send while nobody watches", function()
+      local ref = newReference();
+      local fake = newFakeOs();
+      local screen = newScreen(ref, fake);
+      screen.start();
+      for i = 1, 50 do ref.write("x" .. i); end
+      expect(fake.timers):eq(0);
+      expect(#fake.queued):eq(0);
+      screen.stop();
+    end);
+
+    it("stops on unknown_watch, on unwatch, on a new session and when the owner withdraws view", function()
+      local ref = newReference();
+      local screen, fake = watched(ref);
+      fire(screen, fake);
+      screen.onEvent(events.EVENT_REPLY, sends(fake)[1][2], false, nil, { code = "unknown_watch", message = "gone" });
+      ref.write("more");
+      fire(screen, fake);
+      expect(#sends(fake)):eq(1);
+
+      local _, watchId;
+      screen, fake, watchId = watched(ref);
+      expect(select(1, screen.handlers["screen.unwatch"]({ watchId = watchId }))):eq(true);
+      fire(screen, fake);
+      expect(#sends(fake)):eq(0);
+      expect(select(1, screen.handlers["screen.unwatch"]({}))):eq(false);
+
+      screen, fake = watched(ref);
+      screen.onEvent(events.EVENT_CONNECTED, "7:spec");
+      fire(screen, fake);
+      expect(#sends(fake)):eq(0);
+
+      local allowed = true;
+      screen, fake = watched(ref, function() return allowed; end);
+      allowed = false;
+      fire(screen, fake);
+      expect(#sends(fake)):eq(0);
+      expect(screen.watching()):eq(false);
+      screen.stop();
+    end);
+  end);
+end);
