@@ -121,10 +121,12 @@ local RULES = {
     end,
   },
   {
-    -- Close 4009: a newer socket said hello for the same traposId (id:label).
-    match = function(why) return why:find("%f[%w]replaced$") ~= nil; end,
+    -- Close 4009: a newer socket said hello for the same traposId (id:label). The daemon
+    -- stops ("replaced: …"), so the fix ends with reconnecting.
+    match = function(why) return why:find("^replaced") ~= nil or why:find("%f[%w]replaced$") ~= nil; end,
     say = function()
-      return "another connection took over this computer's traposId (replaced): do two computers share one id and label? Give one a new label: label set <name>";
+      return "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
+        .. "Give one a new label: label set <name>, then sandbox reconnect (or a credential of its own: sandbox setup)";
     end,
   },
   {
@@ -143,6 +145,9 @@ local function explain(why, url, password)
   expect(2, url, "string", "nil");
   why = why or "unknown error";
   url = url or "the gateway";
+  if why:find("credential was revoked", 1, true) then -- closed 4003, or a hello refused for it
+    return "this computer's credential was revoked on the gateway; set a new one (trap-sandbox credentials add) with: sandbox setup";
+  end
   if why:find("^unauthorized") then
     if type(password) == "number" then
       return "the gateway rejected sandbox.password: `set` stored it as the number "

@@ -40,7 +40,19 @@ local STATE_AUTHENTICATING = "authenticating"; -- socket open, hello sent
 local STATE_CONNECTED = "connected";       -- hello accepted
 local STATE_WAITING = "waiting";           -- lost the socket, reconnect timer running
 local STATE_UNAUTHORIZED = "unauthorized"; -- hello rejected: terminal until settings change
+local STATE_REPLACED = "replaced";         -- closed 4009: terminal until settings change or reconnect
+local STATE_REVOKED = "revoked";           -- closed 4003: terminal until settings change or reconnect
 local STATE_STOPPED = "stopped";           -- terminated
+
+-- Close codes after which reconnecting cannot help (docs/protocol.md): another socket said
+-- hello for this computer (replaced; reconnecting would evict it in turn, and the two would
+-- knock each other off forever), or the computer's credential was revoked.
+local CLOSE_REPLACED, CLOSE_REVOKED = 4009, 4003;
+local TERMINAL_CLOSES = {
+  [CLOSE_REPLACED] = { state = STATE_REPLACED,
+    why = "replaced: another computer said hello with this computer's id" },
+  [CLOSE_REVOKED] = { state = STATE_REVOKED, why = "revoked: this computer's credential was revoked" },
+};
 
 local HTTP_DISABLED = "http API is disabled (enable it in the server config)";
 local URL_NOT_SET = "sandbox.url is not set";
@@ -460,10 +472,22 @@ local function newDaemon(deps)
     end
   end
 
-  local function onEnded(eventUrl, reason)
+  local function onEnded(eventUrl, reason, code)
     local wasPending = pending[eventUrl];
     pending[eventUrl] = nil;
     if eventUrl ~= url then
+      return;
+    end
+    local terminal = TERMINAL_CLOSES[code];
+    if terminal ~= nil and not wasPending
+      and (((state == STATE_AUTHENTICATING or state == STATE_CONNECTED) and socket ~= nil) or closedUnderUs) then
+      -- Stop: retrying cannot succeed, and after `replaced` it would take the slot back.
+      closedUnderUs = false;
+      lastError = terminal.why;
+      closeSocket();
+      failInflight(terminal.why);
+      cancelReconnect();
+      setState(terminal.state);
       return;
     end
     if state == STATE_CONNECTING and wasPending then
@@ -639,6 +663,8 @@ return {
   STATE_CONNECTED = STATE_CONNECTED,
   STATE_WAITING = STATE_WAITING,
   STATE_UNAUTHORIZED = STATE_UNAUTHORIZED,
+  STATE_REPLACED = STATE_REPLACED,
+  STATE_REVOKED = STATE_REVOKED,
   STATE_STOPPED = STATE_STOPPED,
   HTTP_DISABLED = HTTP_DISABLED,
   URL_NOT_SET = URL_NOT_SET,

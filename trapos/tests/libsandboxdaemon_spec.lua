@@ -794,7 +794,34 @@ describe("sandbox daemon", function()
       world.message({ event = "gateway_request", messageId = "later", type = "ping" });
       expect(#socket.sent):eq(1);
       world.handle("websocket_closed", FULL_URL, "replaced", 4009);
-      expect(world.daemon.status().lastError):eq("replaced");
+      expect(world.daemon.status().lastError):eq("replaced: another computer said hello with this computer's id");
+      expect(world.daemon.status().state):eq("replaced");
+      expect(world.timerCount()):eq(0);
+    end);
+
+    for _, case in ipairs({ { 4009, "replaced", "replaced: another computer said hello with this computer's id" },
+      { 4003, "revoked", "revoked: this computer's credential was revoked" } }) do
+      local code, state, why = case[1], case[2], case[3];
+      it("stops for good when closed " .. code .. " " .. state .. ", until asked to reconnect", function()
+        local world = newWorld({ url = URL });
+        local socket = world.connect();
+        world.handle("websocket_closed", FULL_URL, state, code);
+        expect(socket.closed):eq(1);
+        expect(world.timerCount()):eq(0);
+        expect(#world.connects):eq(1);
+        local status = world.daemon.status();
+        expect(status.state):eq(state);
+        expect(status.connected):eq(false);
+        expect(status.lastError):eq(why);
+        world.handle("trapos_sandbox_reconnect");
+        expect(#world.connects):eq(2);
+      end);
+    end
+
+    it("still reconnects after other closes", function()
+      local world = newWorld({ url = URL });
+      world.connect();
+      world.handle("websocket_closed", FULL_URL, "going away", 1001);
       expect(world.daemon.status().state):eq("waiting");
       expect(world.timers[world.lastTimer]):eq(5);
     end);

@@ -90,6 +90,9 @@ type Gateway struct {
 // Start runs the binary with opts and waits until it logs that it is listening.
 func Start(t testing.TB, bin string, opts Options) *Gateway {
 	t.Helper()
+	// Each gateway keeps its accounts in its own directory unless the test names one, so no
+	// test reads another's (or the developer's own ~/.local/share/trap-sandbox).
+	opts.Env = append([]string{"SANDBOX_DATA_DIR=" + t.TempDir()}, opts.Env...)
 	g, err := start(bin, opts)
 	if g != nil {
 		t.Cleanup(func() {

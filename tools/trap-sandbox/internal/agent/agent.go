@@ -27,6 +27,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
@@ -256,9 +257,17 @@ const TurnsPath = "/trapos/ai/turns"
 
 // Mount implements server.Module: the running turns, behind the API auth.
 func (m *Module) Mount(routes *server.Routes) {
-	routes.HandleAPIFunc("GET "+TurnsPath, func(w http.ResponseWriter, _ *http.Request) {
+	routes.HandleAPIFunc("GET "+TurnsPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(m.Running())
+		// The caller's account's turns only (an admin's: all), as every host surface.
+		caller := account.CallerFrom(r.Context())
+		turns := []TurnInfo{}
+		for _, t := range m.Running() {
+			if caller.Reaches(t.AccountID) {
+				turns = append(turns, t)
+			}
+		}
+		_ = json.NewEncoder(w).Encode(turns)
 	})
 }
 

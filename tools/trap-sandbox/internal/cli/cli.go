@@ -17,6 +17,8 @@ import (
 
 	"traposclient"
 
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -31,20 +33,24 @@ import (
 
 // CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
 type CLI struct {
-	Serve     ServeCmd     `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
-	Computers ComputersCmd `cmd:"" help:"List the computers connected to a running gateway."`
-	Request   RequestCmd   `cmd:"" help:"Send one request to a connected computer and print its payload."`
-	Ping      PingCmd      `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
-	Info      InfoCmd      `cmd:"" help:"Show a computer's identity and state (computer.info)."`
-	Ls        LsCmd        `cmd:"" help:"List a directory on a computer."`
-	Cat       CatCmd       `cmd:"" help:"Print a file of a computer as text (--binary: its bytes, unchanged)."`
-	Put       PutCmd       `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
-	Get       GetCmd       `cmd:"" help:"Copy a file of a computer to a local file or directory."`
-	Exec      ExecCmd      `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
-	Run       RunCmd       `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
-	AITurns   AITurnsCmd   `cmd:"" name:"ai-turns" help:"List the computers whose agent turn (ai) is running."`
-	Screen    ScreenCmd    `cmd:"" help:"Show a computer's screen live in this terminal, in colour, and type on it (Ctrl-T held: terminate; Ctrl-S held: leave)."`
-	MCP       MCPCmd       `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
+	Serve     ServeCmd          `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
+	Computers ComputersGroupCmd `cmd:"" help:"List the computers connected to a running gateway (computers revoke: cut one off)."`
+	Request   RequestCmd        `cmd:"" help:"Send one request to a connected computer and print its payload."`
+	Ping      PingCmd           `cmd:"" help:"Ping a connected computer and print its answer and the round-trip time."`
+	Info      InfoCmd           `cmd:"" help:"Show a computer's identity and state (computer.info)."`
+	Ls        LsCmd             `cmd:"" help:"List a directory on a computer."`
+	Cat       CatCmd            `cmd:"" help:"Print a file of a computer as text (--binary: its bytes, unchanged)."`
+	Put       PutCmd            `cmd:"" help:"Copy a local file to a computer, or into a directory of it (written to a temporary name, then moved into place)."`
+	Get       GetCmd            `cmd:"" help:"Copy a file of a computer to a local file or directory."`
+	Exec      ExecCmd           `cmd:"" help:"Run Lua on a computer as its lua program would ('-' reads the code from stdin); prints output and return values."`
+	Run       RunCmd            `cmd:"" help:"Run a shell command line on a computer; prints its output, fails when the program does."`
+	AITurns   AITurnsCmd        `cmd:"" name:"ai-turns" help:"List the computers whose agent turn (ai) is running."`
+	Screen    ScreenCmd         `cmd:"" help:"Show a computer's screen live in this terminal, in colour, and type on it (Ctrl-T held: terminate; Ctrl-S held: leave)."`
+	MCP       MCPCmd            `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
+
+	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts in the gateway's data directory (run on the gateway's host) or, with --nats, the replicas' shared store."`
+	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens in the account store."`
+	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials (their sandbox.password) in the account store."`
 }
 
 // Exit statuses of the trap-sandbox command (tools/trap-sandbox/README.md).
@@ -101,6 +107,7 @@ type ServeCmd struct {
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
+	DataDirFlags     `embed:""`
 	AdmissionFlags   `embed:""`
 	NATSFlags        `embed:""`
 	AIFlags          `embed:""`
@@ -168,7 +175,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	defer l.Close()                     // Serve closes it too; this is for the errors before Serve
 	metrics := prometheus.NewRegistry() // the one registry every module records on
 	var gwMetrics *gateway.Metrics
-	var registry gateway.Registry // nil: the single process's map
+	var registry gateway.Registry  // nil: the single process's map
+	var sharedAccounts *account.KV // the replicas' account store under --nats
 	replica := ""
 	if !c.NATSFlags.enabled() {
 		gwMetrics = gateway.NewMetrics(metrics)
@@ -182,10 +190,43 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		}
 		defer router.Close() // after Serve: the gateway's shutdown withdraws the claims first
 		registry = router
+		// The replicas share one account store, so an account, a token or a revocation made
+		// on one holds on all.
+		nc, err := c.NATSFlags.connect("trap-sandbox "+replica+" accounts", logger)
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		if sharedAccounts, err = c.NATSFlags.accountStore(ctx, nc); err != nil {
+			return err
+		}
+	}
+
+	var accounts *account.Accounts
+	var store *account.SQLite
+	if sharedAccounts != nil {
+		accounts = account.New(sharedAccounts, clock.Real{})
+		logger.Info("accounts", "store", "NATS key-value bucket "+account.KVBucket)
+	} else {
+		accounts, store, err = c.DataDirFlags.open(ctx)
+	}
+	switch {
+	case sharedAccounts != nil:
+	case err == nil:
+		defer store.Close() // after Serve
+		logger.Info("accounts", "store", store.Path())
+	case c.DataDir == "":
+		// The default place is unusable (no home, a read-only one): serve as before accounts
+		// rather than not at all; an explicit --data-dir that fails stops the start instead.
+		logger.Warn("no account store: accounts are off (only SANDBOX_PASSWORD and SANDBOX_API_TOKEN work); give --data-dir to turn them on", "err", err)
+		accounts = nil
+	default:
+		return err
 	}
 
 	gwConfig := gateway.Config{
 		Password:       c.Password,
+		Accounts:       accounts,
 		Metrics:        gwMetrics,
 		Replica:        replica,
 		HelloTimeout:   c.HelloTimeout,
@@ -207,13 +248,13 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	screens := screen.New(computers, gateway.LocalAccount).Metrics(metrics)
+	screens := screen.New(computers).Metrics(metrics)
 	screens.Register(gw)
 	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
-	srv := server.New(logger, server.Config{APIToken: c.APIToken, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
+	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL}, modules...)
 
 	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,

@@ -8,8 +8,11 @@ import (
 	"os"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cluster"
 	"trap-sandbox/internal/gateway"
 )
@@ -52,6 +55,28 @@ func (f *NATSFlags) replicaName(l net.Listener) string {
 	return net.JoinHostPort(host, port)
 }
 
+// connect opens a NATS connection named name with the flags' URL and credentials.
+func (f *NATSFlags) connect(name string, logger *slog.Logger) (*nats.Conn, error) {
+	return cluster.Connect(cluster.ConnOptions{URL: f.NATS, User: f.NATSUser, Password: f.NATSPassword, Token: f.NATSToken,
+		NKeySeedFile: f.NATSNKey, CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: name}, logger)
+}
+
+// accountStore opens the account store every replica shares: the NATS key-value bucket
+// account.KVBucket on nc.
+func (f *NATSFlags) accountStore(ctx context.Context, nc *nats.Conn) (*account.KV, error) {
+	ctx, cancel := context.WithTimeout(ctx, f.NATSSetupBudget)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	kv, err := account.OpenKV(ctx, js)
+	if err != nil {
+		return nil, fmt.Errorf("the account store on NATS at %s: %w", cluster.RedactURL(f.NATS), err)
+	}
+	return kv, nil
+}
+
 // router connects to NATS and returns the replica's registry; its metrics carry the replica label.
 func (f *NATSFlags) router(ctx context.Context, replica string, reg *prometheus.Registry, logger *slog.Logger) (*cluster.Router, error) {
 	if f.NATSReplicaTTL < 2*f.NATSHeartbeat {
@@ -62,8 +87,7 @@ func (f *NATSFlags) router(ctx context.Context, replica string, reg *prometheus.
 			return nil, fmt.Errorf("--%s must be positive, got %s", name, d)
 		}
 	}
-	nc, err := cluster.Connect(cluster.ConnOptions{URL: f.NATS, User: f.NATSUser, Password: f.NATSPassword, Token: f.NATSToken,
-		NKeySeedFile: f.NATSNKey, CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: "trap-sandbox " + replica}, logger)
+	nc, err := f.connect("trap-sandbox "+replica, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/server"
 )
@@ -153,12 +154,17 @@ const (
 	// CloseUnresponsive: the computer did not answer an idle-probe ping in time (its TCP
 	// connection is alive but its daemon is not). Reconnect.
 	CloseUnresponsive = 4010
+	// CloseRevoked: the computer's credential was revoked (at hello, or while connected). Do
+	// not reconnect: the credential will not open the gateway again; link the computer anew.
+	CloseRevoked = 4003
 )
 
 // Config holds the gateway's settings. Zero durations and sizes mean the defaults above.
 type Config struct {
 	// Password is SANDBOX_PASSWORD, the secret a hello must carry. Empty disables the check.
 	Password string
+	// Accounts checks computers' own credentials (tsc_…) at hello; nil: only Password.
+	Accounts *account.Accounts
 	// HelloTimeout, RequestTimeout, WriteTimeout and CloseGrace: see the Default* constants.
 	HelloTimeout   time.Duration
 	RequestTimeout time.Duration
@@ -339,6 +345,9 @@ func (g *Gateway) Name() string { return ModuleName }
 func (g *Gateway) Mount(routes *server.Routes) {
 	g.mounted = true
 	routes.HandleFunc("GET "+WebSocketPath, g.serveWebSocket)
+	if g.cfg.Accounts != nil {
+		routes.HandleAPIFunc("POST "+RevokePattern, g.serveRevoke)
+	}
 }
 
 // Registry returns the registry the gateway registers computers in.

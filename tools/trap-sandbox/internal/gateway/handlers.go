@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -145,7 +146,21 @@ func (s *Session) handleHello(f protocol.Frame) {
 	_ = json.Unmarshal(p.Check, &check) // missing or not a boolean: a normal hello
 	f.TraposSenderID = traposID         // answer the computer by the id it just gave
 
-	if !s.gw.secretMatches(secret) {
+	accountID, credential, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
+	if errors.Is(err, account.ErrRevoked) {
+		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
+		s.log.Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (set a new one with: sandbox setup)"))
+		s.closeByGateway(CloseRevoked, "revoked")
+		return
+	}
+	if err != nil && !errors.Is(err, account.ErrBadSecret) {
+		s.log.Error("hello: the account store failed", "err", err)
+		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal, "the gateway cannot check the secret now; try again later"))
+		s.closeByGateway(CloseGoingAway, "account store unavailable")
+		return
+	}
+	if err != nil {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
 		s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
 		hold := s.gw.limits.helloFailed(s.remoteAddr)
@@ -170,7 +185,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		}()
 		return
 	}
-	key := Key{AccountID: resolveAccount(secret), TraposID: traposID}
+	key := Key{AccountID: accountID, TraposID: traposID}
 	accountPayload, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, LivenessMs: s.gw.cfg.Liveness().Milliseconds()})
 	if check {
 		// Registering would evict the computer's own daemon (newest wins, 4009) while the
@@ -203,6 +218,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return // evicted just before: its close is under way
 	}
 	s.key, s.authenticated = key, true
+	s.credential = credential
 	s.clientVersion = clientVersion
 	s.mu.Unlock()
 	// Trusted now: full-size frames both ways (this runs on the reader, which owns the limit).

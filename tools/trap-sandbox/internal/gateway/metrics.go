@@ -192,7 +192,7 @@ func closeCodeLabel(code int) string {
 	case websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived,
 		websocket.CloseAbnormalClosure, websocket.ClosePolicyViolation, websocket.CloseMessageTooBig,
 		websocket.CloseInternalServerErr, websocket.CloseTryAgainLater,
-		CloseUnauthorized, CloseNoHello, CloseReplaced, CloseUnresponsive:
+		CloseUnauthorized, CloseNoHello, CloseReplaced, CloseUnresponsive, CloseRevoked:
 		return strconv.Itoa(code)
 	}
 	return "other"

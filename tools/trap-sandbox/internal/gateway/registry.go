@@ -5,19 +5,35 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strings"
 	"sync"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
 )
 
-// LocalAccount is the only account of v1: every good secret resolves to it.
-const LocalAccount = "local"
+// LocalAccount is the account of the shared password: SANDBOX_PASSWORD (or any secret when
+// none is set) resolves to it, as before accounts existed.
+const LocalAccount = account.Local
 
-// resolveAccount maps a hello secret to the account that owns the computer. v1 has one shared
-// secret and so one account; this is the seam where a per-account secret lookup will go.
-func resolveAccount(secret string) string {
-	_ = secret
-	return LocalAccount
+// resolveAccount maps a hello secret to the account that owns the computer: a computer's
+// own credential (tsc_…, when the gateway has accounts) to its account, the shared password
+// to LocalAccount. It fails with account.ErrBadSecret or account.ErrRevoked. A credential
+// is checked even when no password is set: it names an account, so a wrong one is refused.
+// The credential's selector is returned too ("" for the password), so that revoking it
+// finds the socket.
+func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, err error) {
+	if g.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
+		c, err := g.cfg.Accounts.AuthenticateComputer(ctx, secret, traposID, remoteAddr)
+		if err != nil {
+			return "", "", err
+		}
+		return c.AccountID, c.Selector, nil
+	}
+	if !g.secretMatches(secret) {
+		return "", "", account.ErrBadSecret
+	}
+	return LocalAccount, "", nil
 }
 
 // Key identifies a computer: traposId ("<computerId>:<label>") is only unique inside an account.

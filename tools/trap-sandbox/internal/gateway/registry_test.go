@@ -44,11 +44,6 @@ func TestMemoryRegistryKeysByAccountAndID(t *testing.T) {
 	assert.Nil(t, r.Lookup(Key{"c", "7:"}))
 }
 
-func TestResolveAccount(t *testing.T) {
-	assert.Equal(t, "local", resolveAccount(""))
-	assert.Equal(t, "local", resolveAccount("any secret"))
-}
-
 func TestSortComputers(t *testing.T) {
 	cs := []Computer{{AccountID: "b", TraposID: "1:"}, {AccountID: "a", TraposID: "2:"}, {AccountID: "a", TraposID: "10:"}}
 	sortComputers(cs)

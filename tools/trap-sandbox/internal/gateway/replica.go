@@ -23,3 +23,23 @@ func (s *Session) Evict() {
 		s.log.Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
 	}
 }
+
+// RevokeCredential closes the socket that said hello with the credential selector (revoked:
+// 4003, the daemon stops), if this process holds one. The caller has already marked it
+// revoked in the account store, so the computer's next hello is refused too.
+func (g *Gateway) RevokeCredential(selector string) bool {
+	if selector == "" {
+		return false
+	}
+	closed := false
+	for _, s := range g.registry.Sessions() {
+		s.mu.Lock()
+		mine := s.credential == selector
+		s.mu.Unlock()
+		if mine && s.closeByGateway(CloseRevoked, "revoked") {
+			s.log.Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
+			closed = true
+		}
+	}
+	return closed
+}

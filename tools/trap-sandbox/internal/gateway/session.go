@@ -66,6 +66,7 @@ type Session struct {
 	key           Key        // set by a good hello
 	authenticated bool
 	clientVersion string // hello's clientVersion, empty for an older client
+	credential    string // the selector of the computer's own credential at hello, "" for the password
 	closed        bool
 	closeCode     int    // code of the close frame to send, or the peer's code for logs
 	closeReason   string // reason of the close frame to send

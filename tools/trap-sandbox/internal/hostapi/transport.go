@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
@@ -20,33 +21,66 @@ import (
 )
 
 // Gateway is the computer.Transport of the gateway in this process: an adapter on
-// gateway.Gateway.Request for one account (today the only one, gateway.LocalAccount).
+// gateway.Gateway.Request for the caller in each call's context (account.CallerFrom, put
+// there by the server's API auth). A caller reaches its own account's computers, an admin
+// every account's; another account's computer answers as one that is not connected, and
+// stays out of the list (and so out of not_connected's hint).
 type Gateway struct {
-	gw      *gateway.Gateway
-	account string
+	gw *gateway.Gateway
 }
 
-// NewGateway returns the in-process Transport of gw's local account.
-func NewGateway(gw *gateway.Gateway) Gateway { return Gateway{gw: gw, account: gateway.LocalAccount} }
+// NewGateway returns the in-process Transport of gw.
+func NewGateway(gw *gateway.Gateway) Gateway { return Gateway{gw: gw} }
 
 var _ computer.Transport = Gateway{}
 
-// Computers implements computer.Transport: the account's computers.
-func (t Gateway) Computers(context.Context) ([]computer.Computer, error) {
+// Computers implements computer.Transport: the computers the caller reaches.
+func (t Gateway) Computers(ctx context.Context) ([]computer.Computer, error) {
+	caller := account.CallerFrom(ctx)
 	var out []computer.Computer
 	for _, c := range t.gw.Computers() {
-		if c.AccountID == t.account {
+		if caller.Reaches(c.AccountID) {
 			out = append(out, c)
 		}
 	}
 	return out, nil
 }
 
+// accountOf returns the account whose computer traposID the caller means: its own; for an
+// admin whose own account has none, the one account that has it.
+func (t Gateway) accountOf(caller account.Caller, traposID string) (string, error) {
+	if !caller.Admin {
+		return caller.Account, nil
+	}
+	var owners []string
+	for _, c := range t.gw.Computers() {
+		if c.TraposID != traposID {
+			continue
+		}
+		if c.AccountID == caller.Account {
+			return c.AccountID, nil
+		}
+		owners = append(owners, c.AccountID)
+	}
+	switch len(owners) {
+	case 0:
+		return caller.Account, nil // not connected, answered by the gateway
+	case 1:
+		return owners[0], nil
+	}
+	return "", protocol.Errorf(protocol.CodeNotConnected, "computer %s is connected in several accounts (%s): use one of those accounts' tokens to reach it",
+		traposID, strings.Join(owners, ", "))
+}
+
 // Request implements computer.Transport on gateway.Gateway.Request.
 func (t Gateway) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	accountID, err := t.accountOf(account.CallerFrom(ctx), traposID)
+	if err != nil {
+		return nil, err
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	resp, err := t.gw.Request(ctx, t.account, traposID, typ, payload)
+	resp, err := t.gw.Request(ctx, accountID, traposID, typ, payload)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +158,23 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 	}
 	if len(ans.Payload) == 0 {
 		return protocol.EmptyPayload, nil
+	}
+	return ans.Payload, nil
+}
+
+// RevokeComputer asks the gateway to revoke the credential of the connected computer
+// traposID and close its socket (POST …/revoke); it returns the gateway's answer payload.
+func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMessage, error) {
+	status, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/revoke", []byte("{}"))
+	if err != nil {
+		return nil, err
+	}
+	if status != http.StatusOK {
+		return nil, h.refusal(status, data)
+	}
+	var ans server.Answer
+	if err := json.Unmarshal(data, &ans); err != nil || !ans.OK {
+		return nil, fmt.Errorf("the gateway at %s answered a revoke with something else: %.200s", h.URL, cctext.Show(string(data), false))
 	}
 	return ans.Payload, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -57,25 +58,26 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 		"http":       hostapi.HTTP{URL: srv.URL, Token: "tok"},
 	} {
 		t.Run(name, func(t *testing.T) {
+			ctx := account.WithCaller(t.Context(), account.LocalAdmin) // the in-process Transport serves the caller in ctx
 			c := computer.New(tr)
-			cs, err := c.Computers(t.Context())
+			cs, err := c.Computers(ctx)
 			require.NoError(t, err)
 			require.Len(t, cs, 1)
 			assert.Equal(t, "7:a/b c", cs[0].TraposID)
 			assert.Equal(t, gateway.LocalAccount, cs[0].AccountID)
 			assert.False(t, cs[0].ConnectedSince.IsZero())
 
-			p, err := c.Ping(t.Context(), "7:a/b c", 0)
+			p, err := c.Ping(ctx, "7:a/b c", 0)
 			require.NoError(t, err, "a traposId with a slash and a space is path-escaped")
 			assert.Equal(t, "7:a/b c", p.TraposID)
 
-			_, _, err = c.Request(t.Context(), "7:a/b c", "dance", nil, 0)
+			_, _, err = c.Request(ctx, "7:a/b c", "dance", nil, 0)
 			var pe *protocol.Error
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, protocol.CodeUnknownType, pe.Code)
 			assert.True(t, pe.ByComputer, "the computer's ok:false is marked as the computer's")
 
-			_, err = c.Ping(t.Context(), "7", 0)
+			_, err = c.Ping(ctx, "7", 0)
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, protocol.CodeNotConnected, pe.Code)
 			assert.False(t, pe.ByComputer)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
@@ -34,19 +35,45 @@ type Handlers interface {
 
 // Module keeps the watches. It is safe for concurrent use.
 type Module struct {
-	client  *computer.Client
-	account string
+	client *computer.Client
 
 	mu      sync.Mutex
-	watches map[string]*watch // by traposId
+	watches map[string]*watch // by watchKey: the computer's account and traposId
 
 	updates, updateBytes prometheus.Counter // nil without a registry
 }
 
-// New returns the module; it starts and stops watches through c, whose computers belong to
-// account (the Requester.AccountID their updates come with).
-func New(c *computer.Client, account string) *Module {
-	return &Module{client: c, account: account, watches: map[string]*watch{}}
+// New returns the module; it starts and stops watches through c, as the viewer's caller (the
+// account in the context), so a viewer sees only the screens its account reaches.
+func New(c *computer.Client) *Module {
+	return &Module{client: c, watches: map[string]*watch{}}
+}
+
+// watchKey keys a watch by the computer's account and traposId: two accounts may each have a
+// computer "7:", and one's screen.update must never reach the other's viewers.
+func watchKey(accountID, traposID string) string { return accountID + "\x00" + traposID }
+
+// accountOf is the account of the computer traposID that ctx's caller reaches (its own first,
+// when an admin reaches several), or "" when it reaches none (the watch then fails as the
+// request does, not_connected).
+func (m *Module) accountOf(ctx context.Context, traposID string) string {
+	cs, err := m.client.Computers(ctx)
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for _, c := range cs {
+		if c.TraposID != traposID {
+			continue
+		}
+		if c.AccountID == account.CallerFrom(ctx).Account {
+			return c.AccountID
+		}
+		if found == "" {
+			found = c.AccountID
+		}
+	}
+	return found
 }
 
 // Metrics records the module's counters on reg: screen.update requests merged, and their
@@ -74,7 +101,9 @@ type Frame struct {
 // watch is one computer's watch and the screen its updates build.
 type watch struct {
 	traposID string
-	ready    chan struct{} // closed once screen.watch answered (id or err set)
+	key      string         // watchKey of the computer's account and traposID
+	caller   account.Caller // the first viewer's, which stops the watch as it started it
+	ready    chan struct{}  // closed once screen.watch answered (id or err set)
 	id       string
 	err      error
 	viewers  int
@@ -98,11 +127,12 @@ type Viewer struct {
 // Watch adds a viewer of traposID's screen, starting the computer's watch when it is the
 // first. The viewer must be closed.
 func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Duration) (*Viewer, error) {
+	key := watchKey(m.accountOf(ctx, traposID), traposID)
 	m.mu.Lock()
-	w := m.watches[traposID]
+	w := m.watches[key]
 	if w == nil || w.gone != nil {
-		w = &watch{traposID: traposID, ready: make(chan struct{}), changed: make(chan struct{})}
-		m.watches[traposID] = w
+		w = &watch{traposID: traposID, key: key, caller: account.CallerFrom(ctx), ready: make(chan struct{}), changed: make(chan struct{})}
+		m.watches[key] = w
 		w.viewers++
 		m.mu.Unlock()
 		id, err := m.start(ctx, traposID, timeout)
@@ -110,8 +140,8 @@ func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Durati
 		w.id, w.err = id, err
 		if err != nil {
 			w.stopped = true
-			if m.watches[traposID] == w {
-				delete(m.watches, traposID)
+			if m.watches[key] == w {
+				delete(m.watches, key)
 			}
 		}
 		close(w.ready)
@@ -203,8 +233,8 @@ func (v *Viewer) Close() {
 		gone := w.gone != nil
 		if last {
 			w.stopped = true
-			if m.watches[w.traposID] == w {
-				delete(m.watches, w.traposID)
+			if m.watches[w.key] == w {
+				delete(m.watches, w.key)
 			}
 			if w.onClose != nil {
 				w.onClose()
@@ -220,7 +250,7 @@ func (v *Viewer) Close() {
 		}
 		payload, err := json.Marshal(map[string]json.RawMessage{"watchId": rawID(w.id)})
 		if err == nil {
-			ctx, cancel := context.WithTimeout(context.Background(), computer.DefaultTimeout)
+			ctx, cancel := context.WithTimeout(account.WithCaller(context.Background(), w.caller), computer.DefaultTimeout)
 			defer cancel()
 			_, _, _ = m.client.Request(ctx, w.traposID, protocol.TypeScreenUnwatch, payload, computer.DefaultTimeout)
 		}
@@ -266,11 +296,8 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's", u.Width, u.Height)
 	}
 	unknown := protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s: stop it", clip(string(u.WatchID)), from.TraposID)
-	if from.AccountID != m.account {
-		return nil, unknown
-	}
 	m.mu.Lock()
-	w := m.watches[from.TraposID]
+	w := m.watches[watchKey(from.AccountID, from.TraposID)]
 	m.mu.Unlock()
 	if w == nil {
 		return nil, unknown
@@ -328,8 +355,8 @@ func (m *Module) computerGone(w *watch) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	w.gone = ErrGone
-	if m.watches[w.traposID] == w {
-		delete(m.watches, w.traposID)
+	if m.watches[w.key] == w {
+		delete(m.watches, w.key)
 	}
 	close(w.changed)
 	w.changed = make(chan struct{})

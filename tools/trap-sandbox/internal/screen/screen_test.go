@@ -17,9 +17,9 @@ import (
 	"trap-sandbox/testkit/daemonfake"
 )
 
-const account = "local"
+const testAccount = "local"
 
-var from = protocol.Requester{AccountID: account, TraposID: "7:"}
+var from = protocol.Requester{AccountID: testAccount, TraposID: "7:"}
 
 // stand-in: a computer answering screen.watch with watchId 1 and screen.unwatch.
 func standIn(t *testing.T) (*Module, *daemonfake.Local) {
@@ -34,7 +34,7 @@ func standIn(t *testing.T) (*Module, *daemonfake.Local) {
 		}
 		return nil, nil
 	}
-	return New(computer.New(d), account).Metrics(prometheus.NewRegistry()), d
+	return New(computer.New(d)).Metrics(prometheus.NewRegistry()), d
 }
 
 // frame is a screen.update of a 3×2 screen; whole frames carry every row and the palette.

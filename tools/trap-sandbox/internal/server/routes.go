@@ -1,6 +1,10 @@
 package server
 
-import "net/http"
+import (
+	"net/http"
+
+	"trap-sandbox/internal/account"
+)
 
 // Routes is what a module mounts its routes on. The server owns what every module shares:
 // Handle is for routes that authenticate themselves (the computers' WebSocket), HandleAPI
@@ -9,7 +13,8 @@ import "net/http"
 type Routes struct {
 	mux      *http.ServeMux
 	apiToken string
-	guard    guard // guard.go: JSON POSTs, and without a token no foreign Origin or Host
+	accounts *account.Accounts // nil: no accounts, only apiToken or loopback
+	guard    guard             // guard.go: JSON POSTs, and without a token no foreign Origin or Host
 }
 
 // Handle registers a route without the API auth check.
@@ -20,7 +25,7 @@ func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(p
 
 // HandleAPI registers a host API route behind the browser guard and the API auth check.
 func (r *Routes) HandleAPI(pattern string, h http.Handler) {
-	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, h)))
+	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, r.accounts, h)))
 }
 
 // HandleAPIFunc is HandleAPI for a function.

@@ -15,6 +15,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"trap-sandbox/internal/account"
 )
 
 // Shared routes (docs/http-api.md).
@@ -53,6 +55,8 @@ type Config struct {
 	// APIToken is SANDBOX_API_TOKEN, the Bearer token of every module's host API and of
 	// /metrics. Empty means those answer loopback clients only.
 	APIToken string
+	// Accounts checks the API tokens of accounts (tsa_…); nil serves without accounts.
+	Accounts *account.Accounts
 	// Metrics is the one Prometheus registry; modules register their collectors on it (the
 	// caller hands it to them) and the server serves it on /metrics. Nil serves no /metrics.
 	Metrics *prometheus.Registry
@@ -96,7 +100,7 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 		shutdownTimeout = DefaultShutdownTimeout
 	}
 	mux := http.NewServeMux()
-	routes := &Routes{mux: mux, apiToken: cfg.APIToken, guard: newGuard(cfg)}
+	routes := &Routes{mux: mux, apiToken: cfg.APIToken, accounts: cfg.Accounts, guard: newGuard(cfg)}
 	routes.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		body := "ok\n"

@@ -1,0 +1,175 @@
+// Accounts over the real binary: accounts, tokens and computer credentials made with the
+// CLI in a data directory, then used by computers (hello) and by host clients (the API and
+// the CLI), each seeing only its own account's computers.
+
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+)
+
+// lastLine runs a CLI command that prints a secret alone on its last line and returns it.
+func lastLine(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := runCLI(ctx, t, nil, args...)
+	require.Equal(t, 0, code, errOut)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
+}
+
+// apiGet calls the API with a token and returns the status and body.
+func apiGet(ctx context.Context, t *testing.T, g *harness.Gateway, token, path string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL(path), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := harness.HTTPClient().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// TestAccountsIsolation: alice's token reaches alice's computer and answers "not connected"
+// for bob's, on the computer list, requests and file routes and through the CLI, without a
+// hint naming it; root (an admin) reaches both; the shared password and bob's credential
+// claiming alice's traposId register beside alice's computer instead of evicting it; a
+// revoked token stops working on its next request.
+func TestAccountsIsolation(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+	lastLine(ctx, t, "accounts", "add", "bob", dir)
+	root := lastLine(ctx, t, "accounts", "add", "root", "--admin", dir)
+	aliceCred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+	bobCred := lastLine(ctx, t, "credentials", "add", "bob", dir)
+	require.True(t, strings.HasPrefix(alice, "tsa_"), alice)
+	require.True(t, strings.HasPrefix(aliceCred, "tsc_"), aliceCred)
+
+	g := startGateway(t, dir)
+	aliceComputer := dial(ctx, t, g, "7:")
+	require.NoError(t, aliceComputer.MustHello(ctx, aliceCred))
+	answerRequests(ctx, aliceComputer, "alice's 7:")
+	bobComputer := dial(ctx, t, g, "8:")
+	require.NoError(t, bobComputer.MustHello(ctx, bobCred))
+	answerRequests(ctx, bobComputer, "bob's 8:")
+	// Two impostors claim alice's 7:: the shared password (local) and bob's credential.
+	connect(ctx, t, g, "7:")
+	impostor := dial(ctx, t, g, "7:")
+	require.NoError(t, impostor.MustHello(ctx, bobCred))
+
+	status, body := apiGet(ctx, t, g, alice, "/trapos/computers")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Contains(t, body, `"accountId":"alice"`)
+	assert.NotContains(t, body, `"accountId":"bob"`)
+	assert.NotContains(t, body, `"accountId":"local"`)
+	assert.Equal(t, 1, strings.Count(body, `"traposId"`), body)
+
+	status, body = apiGet(ctx, t, g, root, "/trapos/computers")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, 4, strings.Count(body, `"traposId"`), "an admin sees every account's: %s", body)
+
+	statusMine, _ := apiGet(ctx, t, g, alice, "/trapos/computers/7:/files/x")
+	statusBobs, bodyBobs := apiGet(ctx, t, g, alice, "/trapos/computers/8:/files/x")
+	statusNone, bodyNone := apiGet(ctx, t, g, alice, "/trapos/computers/9:/files/x")
+	assert.NotEqual(t, statusBobs, statusMine, "alice's own computer answers")
+	assert.Equal(t, statusNone, statusBobs, "bob's computer answers as one that is not connected")
+	assert.Equal(t, strings.ReplaceAll(bodyNone, "9:", "8:"), bodyBobs)
+
+	url := "--url=" + g.URL("")
+	out, errOut, code := runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "7:")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `alice's 7:`, "alice's request reaches alice's computer, not an impostor")
+	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "8:")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 8: ping: the gateway answered not_connected: computer 8: is not connected\n", errOut)
+	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "8")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 8 ping: the gateway answered not_connected: computer 8 is not connected\n", errOut, "no hint names bob's computer")
+	out, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+root, "8:")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, `bob's 8:`)
+	out, errOut, code = runCLI(ctx, t, nil, "computers", url, "--api-token="+alice)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, 2, len(strings.Split(strings.TrimSpace(out), "\n")), out)
+
+	// MCP over HTTP (/mcp with alice's token) and over stdio (the bridge with alice's token).
+	for name, session := range map[string]*sdk.ClientSession{
+		"http":  harness.ConnectMCP(ctx, t, g, alice),
+		"stdio": harness.ConnectMCPStdio(ctx, t, gatewayBin, g, "SANDBOX_API_TOKEN="+alice),
+	} {
+		var list map[string]any
+		harness.ToolOK(t, harness.CallTool(ctx, t, session, "list_computers", nil), "", &list)
+		raw, err := json.Marshal(list)
+		require.NoError(t, err)
+		assert.Contains(t, string(raw), `"accountId":"alice"`, name)
+		assert.Equal(t, 1, strings.Count(string(raw), `"traposId"`), "%s: %s", name, raw)
+		msg := harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8"}), "not_connected")
+		assert.NotContains(t, msg, "did you mean", "%s: no hint names bob's computer", name)
+		harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8:"}), "not_connected")
+	}
+
+	// Revoking alice's first token (from the data directory, beside the running gateway).
+	id := strings.SplitN(alice, "_", 3)[1]
+	_, errOut, code = runCLI(ctx, t, nil, "tokens", "revoke", dir, id)
+	require.Equal(t, 0, code, errOut)
+	status, body = apiGet(ctx, t, g, alice, "/trapos/computers")
+	assert.Equal(t, http.StatusUnauthorized, status)
+	assert.Contains(t, body, "revoked")
+	assert.NotContains(t, g.Log(), alice[len(alice)-12:], "no token in the gateway's log")
+	assert.NotContains(t, g.Log(), aliceCred[len(aliceCred)-12:], "no credential in the gateway's log")
+}
+
+// TestRevokeClosesTheComputer: `computers revoke` by the computer's account closes its socket
+// with 4003 and its credential no longer says hello; another account's token cannot (the
+// computer is "not connected" to it); a computer on the shared password has nothing of its
+// own to revoke.
+func TestRevokeClosesTheComputer(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+	bob := lastLine(ctx, t, "accounts", "add", "bob", dir)
+	root := lastLine(ctx, t, "accounts", "add", "root", "--admin", dir)
+	aliceCred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+
+	g := startGateway(t, dir)
+	c := dial(ctx, t, g, "7:")
+	require.NoError(t, c.MustHello(ctx, aliceCred))
+	connect(ctx, t, g, "9:")
+	url := "--url=" + g.URL("")
+
+	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+bob, "7:")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected\n", errOut)
+	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "9:")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "shared password")
+
+	out, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+alice, "7:")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "computer 7: of alice: credential ")
+	assert.Equal(t, "revoked", requireClose(ctx, t, c, 4003))
+
+	again := dial(ctx, t, g, "7:")
+	f, err := again.Hello(ctx, aliceCred)
+	require.NoError(t, err)
+	requireErrorCode(t, f, "unauthorized")
+	assert.Contains(t, f.Error.Message, "revoked")
+	requireClose(ctx, t, again, 4003)
+
+	out, errOut, code = runCLI(ctx, t, nil, "credentials", "list", dir, "alice")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `\s7:\s+127\.0\.0\.1:\d+\s+20\d\d-`, out, "the last hello's traposId and address, and the revocation time")
+}

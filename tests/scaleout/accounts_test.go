@@ -1,0 +1,93 @@
+package scaleout
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
+
+	"tests/internal/harness"
+)
+
+// accountsCLI runs an account command of the real binary against the replicas' shared store
+// (--nats) and returns the last line it printed (a new secret, when it makes one).
+func accountsCLI(ctx context.Context, t *testing.T, nats *harness.NATS, args ...string) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--nats", nats.URL)...)
+	cmd.Env = append(harness.CleanEnv(), "GORACE=atexit_sleep_ms=0")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Run(), errOut.String())
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	return lines[len(lines)-1]
+}
+
+func getWithToken(ctx context.Context, t testingT, g *harness.Gateway, token string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL("/trapos/computers"), nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := harness.HTTPClient().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var b bytes.Buffer
+	_, _ = b.ReadFrom(resp.Body)
+	return resp.StatusCode, b.String()
+}
+
+// TestAccountsAcrossReplicas: accounts live in the NATS bucket the replicas share: an account
+// and a credential made once work on both replicas; alice's computer on replica B is listed
+// for alice's token on replica A (and bob's token does not see it); a token revoked once stops
+// on every replica, and a revoked credential is refused at its next hello on any replica.
+func TestAccountsAcrossReplicas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	alice := accountsCLI(ctx, t, nats, "accounts", "add", "alice")
+	bob := accountsCLI(ctx, t, nats, "accounts", "add", "bob")
+	cred := accountsCLI(ctx, t, nats, "credentials", "add", "alice")
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+
+	c, err := harness.Dial(ctx, b.WebSocketURL(), "7:")
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.MustHello(ctx, cred))
+
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		status, body := getWithToken(ctx, ct, a, alice)
+		assert.Equal(ct, http.StatusOK, status, body)
+		assert.Contains(ct, body, `"accountId":"alice"`)
+	}, waitLimit, testkit.Poll, "alice's computer on b, listed on a for alice")
+	status, body := getWithToken(ctx, t, a, bob)
+	require.Equal(t, http.StatusOK, status, body)
+	assert.NotContains(t, body, `"traposId"`, "bob sees none")
+
+	id := strings.SplitN(alice, "_", 3)[1]
+	accountsCLI(ctx, t, nats, "tokens", "revoke", id)
+	for _, g := range []*harness.Gateway{a, b} {
+		status, body = getWithToken(ctx, t, g, alice)
+		assert.Equal(t, http.StatusUnauthorized, status, body)
+		assert.Contains(t, body, "revoked")
+	}
+
+	credID := strings.SplitN(cred, "_", 3)[1]
+	accountsCLI(ctx, t, nats, "credentials", "revoke", credID)
+	again, err := harness.Dial(ctx, a.WebSocketURL(), "7:")
+	require.NoError(t, err)
+	defer again.Close()
+	f, err := again.Hello(ctx, cred)
+	require.NoError(t, err)
+	require.NotNil(t, f.Error)
+	assert.Equal(t, "unauthorized", f.Error.Code)
+	ce, err := again.ExpectClose(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 4003, ce.Code)
+}

@@ -1,0 +1,115 @@
+// Package account is who owns which computers: accounts with a role, the API tokens a person
+// uses on the host side and the per-computer credentials a computer uses in its hello. Store
+// is where they live (in memory for tests, SQLite in a data directory); Accounts is the one
+// place that issues secrets and checks them, so every caller gets the same rules: secrets
+// from crypto/rand, stored as SHA-256, compared in constant time, never logged.
+package account
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Local is the account of the shared-password setup: a computer whose hello carries
+// SANDBOX_PASSWORD (or any secret when none is set) belongs to it, as before accounts existed.
+const Local = "local"
+
+// Role says what an account may reach.
+type Role string
+
+// The roles. An admin reaches every account's computers and manages accounts; a user reaches
+// only its own.
+const (
+	RoleAdmin Role = "admin"
+	RoleUser  Role = "user"
+)
+
+// Account is one person (or team) who owns computers. ID is the name given at creation; it
+// is the accountId of the registry's key and of the computer list.
+type Account struct {
+	ID      string
+	Role    Role
+	Created time.Time
+}
+
+// Token is an API token as stored: never its secret, only the secret's SHA-256. The zero
+// ExpiresAt never expires; a non-zero RevokedAt is the moment it was revoked.
+type Token struct {
+	Selector  string
+	Hash      []byte
+	AccountID string
+	Name      string
+	Created   time.Time
+	ExpiresAt time.Time
+	RevokedAt time.Time
+}
+
+// Credential is a computer's own secret as stored: it makes the computer the account's. It
+// is scoped to one computer: LastTraposID, LastSeen and RemoteAddr are what its latest hello
+// said; ApprovedBy is who issued it (audit).
+type Credential struct {
+	Selector     string
+	Hash         []byte
+	AccountID    string
+	ApprovedBy   string
+	Created      time.Time
+	LastSeen     time.Time
+	LastTraposID string
+	RemoteAddr   string
+	RevokedAt    time.Time
+}
+
+// Errors of a Store. Implementations return them (wrapped or not) so callers can tell them
+// apart with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+)
+
+// Store keeps accounts, tokens and credentials. Every implementation passes the suite in
+// accounttest and is safe for concurrent use. A Store keeps what it is given: issuing
+// secrets, checking them and the clock are Accounts' business.
+type Store interface {
+	// CreateAccount adds a; ErrExists if its ID is taken.
+	CreateAccount(ctx context.Context, a Account) error
+	// Account returns the account id, or ErrNotFound.
+	Account(ctx context.Context, id string) (Account, error)
+	// Accounts returns every account, by ID.
+	Accounts(ctx context.Context) ([]Account, error)
+
+	// CreateToken adds t; ErrExists if its selector is taken, ErrNotFound if its account is
+	// missing.
+	CreateToken(ctx context.Context, t Token) error
+	// Token returns the token of selector, or ErrNotFound.
+	Token(ctx context.Context, selector string) (Token, error)
+	// Tokens returns the account's tokens (revoked ones too), oldest first.
+	Tokens(ctx context.Context, accountID string) ([]Token, error)
+	// RevokeToken marks the token revoked at at (a token already revoked keeps its first
+	// time) and returns it; ErrNotFound if there is none.
+	RevokeToken(ctx context.Context, selector string, at time.Time) (Token, error)
+
+	// CreateCredential adds c; ErrExists if its selector is taken, ErrNotFound if its account
+	// is missing.
+	CreateCredential(ctx context.Context, c Credential) error
+	// Credential returns the credential of selector, or ErrNotFound.
+	Credential(ctx context.Context, selector string) (Credential, error)
+	// Credentials returns the account's credentials (revoked ones too), oldest first; "" is
+	// every account's.
+	Credentials(ctx context.Context, accountID string) ([]Credential, error)
+	// RevokeCredential marks the credential revoked at at (the first time is kept) and
+	// returns it; ErrNotFound if there is none.
+	RevokeCredential(ctx context.Context, selector string, at time.Time) (Credential, error)
+	// SeeCredential records a hello made with the credential: its time, traposId and address.
+	SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error
+
+	// Close releases the store.
+	Close() error
+}
+
+// notFound wraps ErrNotFound with what was looked for.
+func notFound(what, key string) error { return fmt.Errorf("%s %q: %w", what, key, ErrNotFound) }
+
+// exists wraps ErrExists with what was added.
+func exists(what, key string) error { return fmt.Errorf("%s %q: %w", what, key, ErrExists) }

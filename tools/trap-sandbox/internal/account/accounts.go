@@ -1,0 +1,164 @@
+package account
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"trap-sandbox/internal/clock"
+)
+
+// Errors of Accounts' checks. They say why a secret was refused; none contains the secret.
+var (
+	ErrBadSecret = errors.New("unknown or wrong secret")
+	ErrRevoked   = errors.New("revoked")
+	ErrExpired   = errors.New("expired")
+)
+
+// Accounts issues and checks secrets over a Store, on a clock (tests inject a fake one).
+type Accounts struct {
+	store Store
+	clock clock.Clock
+}
+
+// New returns Accounts over store; clk is the time of creation, expiry and revocation.
+func New(store Store, clk clock.Clock) *Accounts { return &Accounts{store: store, clock: clk} }
+
+// Store returns the store Accounts works on.
+func (a *Accounts) Store() Store { return a.store }
+
+// validName is an account's or a token's name: short, printable and safe in a log line, a
+// NATS subject token and a shell argument.
+var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
+
+// CheckName explains why name cannot name an account, or returns nil.
+func CheckName(name string) error {
+	if !validName.MatchString(name) {
+		return fmt.Errorf("account name %q: use 1 to 63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+	}
+	return nil
+}
+
+// AddAccount creates the account id with role and issues its first API token, named
+// tokenName; it returns the token's secret (shown once: only its hash is kept).
+func (a *Accounts) AddAccount(ctx context.Context, id string, role Role, tokenName string) (string, error) {
+	if err := CheckName(id); err != nil {
+		return "", err
+	}
+	if role != RoleAdmin && role != RoleUser {
+		return "", fmt.Errorf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
+	}
+	if err := a.store.CreateAccount(ctx, Account{ID: id, Role: role, Created: a.clock.Now()}); err != nil {
+		return "", err
+	}
+	plain, _, err := a.IssueToken(ctx, id, tokenName, 0)
+	return plain, err
+}
+
+// IssueToken gives accountID a new API token named name, expiring after ttl (0: never). It
+// returns the secret, shown once, and the stored record.
+func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl time.Duration) (string, Token, error) {
+	if name == "" {
+		return "", Token{}, errors.New("a token needs a name (what it is for: laptop, ci, agent)")
+	}
+	if ttl < 0 {
+		return "", Token{}, fmt.Errorf("a token's lifetime must be positive, got %s", ttl)
+	}
+	plain, selector, hash := newSecret(KindToken)
+	now := a.clock.Now()
+	t := Token{Selector: selector, Hash: hash, AccountID: accountID, Name: name, Created: now}
+	if ttl > 0 {
+		t.ExpiresAt = now.Add(ttl)
+	}
+	if err := a.store.CreateToken(ctx, t); err != nil {
+		return "", Token{}, err
+	}
+	return plain, t, nil
+}
+
+// Authenticate returns the account of an API token, or why it is refused: ErrBadSecret,
+// ErrRevoked or ErrExpired (a token stops working on the request after its revocation).
+func (a *Accounts) Authenticate(ctx context.Context, plain string) (Account, error) {
+	selector, secret, err := parseSecret(KindToken, plain)
+	if err != nil {
+		return Account{}, fmt.Errorf("%w: %w", ErrBadSecret, err)
+	}
+	t, err := a.store.Token(ctx, selector)
+	if errors.Is(err, ErrNotFound) || (err == nil && !hashMatches(secret, t.Hash)) {
+		return Account{}, ErrBadSecret
+	}
+	if err != nil {
+		return Account{}, err
+	}
+	if !t.RevokedAt.IsZero() {
+		return Account{}, fmt.Errorf("the token %q: %w", t.Name, ErrRevoked)
+	}
+	if !t.ExpiresAt.IsZero() && !a.clock.Now().Before(t.ExpiresAt) {
+		return Account{}, fmt.Errorf("the token %q: %w", t.Name, ErrExpired)
+	}
+	return a.store.Account(ctx, t.AccountID)
+}
+
+// IssueCredential gives one computer of accountID its own credential, approved by
+// approvedBy (an account id). It returns the secret, shown once, and the stored record.
+func (a *Accounts) IssueCredential(ctx context.Context, accountID, approvedBy string) (string, Credential, error) {
+	plain, selector, hash := newSecret(KindCredential)
+	c := Credential{Selector: selector, Hash: hash, AccountID: accountID, ApprovedBy: approvedBy, Created: a.clock.Now()}
+	if err := a.store.CreateCredential(ctx, c); err != nil {
+		return "", Credential{}, err
+	}
+	return plain, c, nil
+}
+
+// AuthenticateComputer returns the credential of a hello's secret, or why it is refused
+// (ErrBadSecret, ErrRevoked), and records the hello (time, traposId, address).
+func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, remoteAddr string) (Credential, error) {
+	selector, secret, err := parseSecret(KindCredential, plain)
+	if err != nil {
+		return Credential{}, fmt.Errorf("%w: %w", ErrBadSecret, err)
+	}
+	c, err := a.store.Credential(ctx, selector)
+	if errors.Is(err, ErrNotFound) || (err == nil && !hashMatches(secret, c.Hash)) {
+		return Credential{}, ErrBadSecret
+	}
+	if err != nil {
+		return Credential{}, err
+	}
+	if !c.RevokedAt.IsZero() {
+		return Credential{}, fmt.Errorf("the computer's credential: %w", ErrRevoked)
+	}
+	now := a.clock.Now()
+	if err := a.store.SeeCredential(ctx, selector, now, traposID, remoteAddr); err != nil {
+		return Credential{}, err
+	}
+	c.LastSeen, c.LastTraposID, c.RemoteAddr = now, traposID, remoteAddr
+	return c, nil
+}
+
+// RevokeToken revokes the token selector of accountID (an admin passes "" to revoke any).
+// Another account's token answers ErrNotFound, as a token that does not exist.
+func (a *Accounts) RevokeToken(ctx context.Context, accountID, selector string) (Token, error) {
+	t, err := a.store.Token(ctx, selector)
+	if err != nil {
+		return Token{}, err
+	}
+	if accountID != "" && t.AccountID != accountID {
+		return Token{}, notFound("token", selector)
+	}
+	return a.store.RevokeToken(ctx, selector, a.clock.Now())
+}
+
+// RevokeCredential revokes the credential selector of accountID ("" for an admin: any), as
+// RevokeToken.
+func (a *Accounts) RevokeCredential(ctx context.Context, accountID, selector string) (Credential, error) {
+	c, err := a.store.Credential(ctx, selector)
+	if err != nil {
+		return Credential{}, err
+	}
+	if accountID != "" && c.AccountID != accountID {
+		return Credential{}, notFound("credential", selector)
+	}
+	return a.store.RevokeCredential(ctx, selector, a.clock.Now())
+}

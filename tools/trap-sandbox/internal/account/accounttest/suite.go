@@ -1,0 +1,263 @@
+// Package accounttest is the conformance suite every account.Store passes: one set of
+// tests, run on the memory store, the SQLite store and any store added later.
+package accounttest
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+)
+
+// Open returns a new, empty store for one test; the suite closes it.
+type Open func(t *testing.T) account.Store
+
+// t0 is the suite's time: UTC, with nanoseconds, so a store that rounds or shifts times fails.
+var t0 = time.Date(2026, 12, 1, 23, 30, 0, 123456789, time.UTC)
+
+// Run runs the suite on the stores open makes.
+func Run(t *testing.T, open Open) {
+	tests := []struct {
+		name string
+		run  func(*testing.T, account.Store)
+	}{
+		{"Accounts", testAccounts},
+		{"Tokens", testTokens},
+		{"Credentials", testCredentials},
+		{"Concurrent", testConcurrent},
+		{"IssueAndCheck", testIssueAndCheck},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() { assert.NoError(t, s.Close()) })
+			tc.run(t, s)
+		})
+	}
+}
+
+func ctxOf(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func testAccounts(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	all, err := s.Accounts(ctx)
+	require.NoError(t, err)
+	assert.Empty(t, all)
+
+	bob := account.Account{ID: "bob", Role: account.RoleUser, Created: t0}
+	alice := account.Account{ID: "alice", Role: account.RoleAdmin, Created: t0.Add(time.Second)}
+	require.NoError(t, s.CreateAccount(ctx, bob))
+	require.NoError(t, s.CreateAccount(ctx, alice))
+	err = s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleAdmin, Created: t0})
+	require.ErrorIs(t, err, account.ErrExists)
+
+	got, err := s.Account(ctx, "bob")
+	require.NoError(t, err)
+	assert.Equal(t, bob, got, "a second create with the same id changes nothing")
+	_, err = s.Account(ctx, "carol")
+	require.ErrorIs(t, err, account.ErrNotFound)
+
+	all, err = s.Accounts(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []account.Account{alice, bob}, all, "by id")
+}
+
+func testTokens(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser, Created: t0}))
+	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleUser, Created: t0}))
+
+	older := account.Token{Selector: "sel2", Hash: []byte("0123456789abcdef0123456789abcdef"), AccountID: "alice", Name: "laptop",
+		Created: t0, ExpiresAt: t0.Add(24 * time.Hour)}
+	newer := account.Token{Selector: "sel1", Hash: []byte("fedcba9876543210fedcba9876543210"), AccountID: "alice", Name: "ci",
+		Created: t0.Add(time.Minute)}
+	bobs := account.Token{Selector: "sel3", Hash: []byte("x"), AccountID: "bob", Name: "bob", Created: t0}
+	require.NoError(t, s.CreateToken(ctx, newer))
+	require.NoError(t, s.CreateToken(ctx, older))
+	require.NoError(t, s.CreateToken(ctx, bobs))
+	require.ErrorIs(t, s.CreateToken(ctx, account.Token{Selector: "sel1", Hash: []byte("y"), AccountID: "bob", Name: "dup", Created: t0}), account.ErrExists)
+	require.ErrorIs(t, s.CreateToken(ctx, account.Token{Selector: "sel9", Hash: []byte("y"), AccountID: "carol", Name: "x", Created: t0}), account.ErrNotFound)
+
+	got, err := s.Token(ctx, "sel2")
+	require.NoError(t, err)
+	assert.Equal(t, older, got)
+	_, err = s.Token(ctx, "nope")
+	require.ErrorIs(t, err, account.ErrNotFound)
+
+	list, err := s.Tokens(ctx, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, []account.Token{older, newer}, list, "the account's own, oldest first")
+	list, err = s.Tokens(ctx, "carol")
+	require.NoError(t, err)
+	assert.Empty(t, list)
+
+	revoked, err := s.RevokeToken(ctx, "sel2", t0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(time.Hour), revoked.RevokedAt)
+	again, err := s.RevokeToken(ctx, "sel2", t0.Add(2*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(time.Hour), again.RevokedAt, "a second revocation keeps the first time")
+	got, err = s.Token(ctx, "sel2")
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(time.Hour), got.RevokedAt)
+	got, err = s.Token(ctx, "sel1")
+	require.NoError(t, err)
+	assert.True(t, got.RevokedAt.IsZero(), "only the one token is revoked")
+	_, err = s.RevokeToken(ctx, "nope", t0)
+	require.ErrorIs(t, err, account.ErrNotFound)
+}
+
+func testCredentials(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser, Created: t0}))
+	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleUser, Created: t0}))
+
+	a := account.Credential{Selector: "c1", Hash: []byte("hash-a"), AccountID: "alice", ApprovedBy: "alice", Created: t0}
+	b := account.Credential{Selector: "c2", Hash: []byte("hash-b"), AccountID: "bob", ApprovedBy: "root", Created: t0.Add(time.Second)}
+	require.NoError(t, s.CreateCredential(ctx, a))
+	require.NoError(t, s.CreateCredential(ctx, b))
+	require.ErrorIs(t, s.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: []byte("h"), AccountID: "bob", Created: t0}), account.ErrExists)
+	require.ErrorIs(t, s.CreateCredential(ctx, account.Credential{Selector: "c9", Hash: []byte("h"), AccountID: "carol", Created: t0}), account.ErrNotFound)
+
+	got, err := s.Credential(ctx, "c1")
+	require.NoError(t, err)
+	assert.Equal(t, a, got)
+	_, err = s.Credential(ctx, "nope")
+	require.ErrorIs(t, err, account.ErrNotFound)
+
+	require.NoError(t, s.SeeCredential(ctx, "c1", t0.Add(time.Minute), "7:base", "10.0.0.1:5000"))
+	require.ErrorIs(t, s.SeeCredential(ctx, "nope", t0, "", ""), account.ErrNotFound)
+	seen := a
+	seen.LastSeen, seen.LastTraposID, seen.RemoteAddr = t0.Add(time.Minute), "7:base", "10.0.0.1:5000"
+	got, err = s.Credential(ctx, "c1")
+	require.NoError(t, err)
+	assert.Equal(t, seen, got)
+
+	list, err := s.Credentials(ctx, "bob")
+	require.NoError(t, err)
+	assert.Equal(t, []account.Credential{b}, list)
+	list, err = s.Credentials(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []account.Credential{seen, b}, list, "every account's, oldest first")
+
+	revoked, err := s.RevokeCredential(ctx, "c2", t0.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(time.Hour), revoked.RevokedAt)
+	again, err := s.RevokeCredential(ctx, "c2", t0.Add(2*time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(time.Hour), again.RevokedAt)
+	_, err = s.RevokeCredential(ctx, "nope", t0)
+	require.ErrorIs(t, err, account.ErrNotFound)
+}
+
+// testConcurrent has many goroutines write and read at once: every write lands, none fails
+// with a busy or locked database.
+func testConcurrent(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser, Created: t0}))
+	const workers, each = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, workers*each*3)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range each {
+				sel := fmt.Sprintf("w%d-%d", w, i)
+				errs <- s.CreateToken(ctx, account.Token{Selector: sel, Hash: []byte(sel), AccountID: "alice", Name: sel, Created: t0})
+				_, err := s.Token(ctx, sel)
+				errs <- err
+				_, err = s.RevokeToken(ctx, sel, t0)
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	list, err := s.Tokens(ctx, "alice")
+	require.NoError(t, err)
+	assert.Len(t, list, workers*each)
+}
+
+// testIssueAndCheck runs account.Accounts on the store: what a token or credential opens,
+// and when it stops opening it.
+func testIssueAndCheck(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	clk := clock.NewFake(t0)
+	a := account.New(s, clk)
+
+	aliceToken, err := a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	rootToken, err := a.AddAccount(ctx, "root", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	_, err = a.AddAccount(ctx, "alice", account.RoleAdmin, "again")
+	require.ErrorIs(t, err, account.ErrExists)
+
+	got, err := a.Authenticate(ctx, aliceToken)
+	require.NoError(t, err)
+	assert.Equal(t, account.Account{ID: "alice", Role: account.RoleUser, Created: t0}, got)
+	got, err = a.Authenticate(ctx, rootToken)
+	require.NoError(t, err)
+	assert.Equal(t, account.RoleAdmin, got.Role)
+
+	_, err = a.Authenticate(ctx, aliceToken[:len(aliceToken)-1]+"x")
+	require.ErrorIs(t, err, account.ErrBadSecret, "a wrong secret with a real selector")
+	_, err = a.Authenticate(ctx, "hunter2")
+	require.ErrorIs(t, err, account.ErrBadSecret)
+
+	short, tok, err := a.IssueToken(ctx, "alice", "short", time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, t0.Add(time.Hour), tok.ExpiresAt)
+	_, err = a.Authenticate(ctx, short)
+	require.NoError(t, err)
+	clk.Advance(time.Hour)
+	_, err = a.Authenticate(ctx, short)
+	require.ErrorIs(t, err, account.ErrExpired)
+	_, err = a.Authenticate(ctx, aliceToken)
+	require.NoError(t, err, "a token without expiry lives on")
+
+	toks, err := s.Tokens(ctx, "alice")
+	require.NoError(t, err)
+	require.Len(t, toks, 2)
+	first := toks[0]
+	if first.Name != "first" {
+		first = toks[1]
+	}
+	_, err = a.RevokeToken(ctx, "root", first.Selector)
+	require.ErrorIs(t, err, account.ErrNotFound, "another account's token is as one that does not exist")
+	_, err = a.RevokeToken(ctx, "alice", first.Selector)
+	require.NoError(t, err)
+	_, err = a.Authenticate(ctx, aliceToken)
+	require.ErrorIs(t, err, account.ErrRevoked)
+
+	cred, c, err := a.IssueCredential(ctx, "alice", "root")
+	require.NoError(t, err)
+	_, err = a.Authenticate(ctx, cred)
+	require.ErrorIs(t, err, account.ErrBadSecret, "a computer's credential is not an API token")
+	seen, err := a.AuthenticateComputer(ctx, cred, "7:", "10.0.0.2:1")
+	require.NoError(t, err)
+	assert.Equal(t, "alice", seen.AccountID)
+	assert.Equal(t, "root", seen.ApprovedBy)
+	stored, err := s.Credential(ctx, c.Selector)
+	require.NoError(t, err)
+	assert.Equal(t, clk.Now(), stored.LastSeen)
+	assert.Equal(t, "7:", stored.LastTraposID)
+	_, err = a.AuthenticateComputer(ctx, short, "7:", "")
+	require.ErrorIs(t, err, account.ErrBadSecret, "an API token is not a computer's credential")
+	_, err = a.RevokeCredential(ctx, "", c.Selector)
+	require.NoError(t, err, "an admin revokes any")
+	_, err = a.AuthenticateComputer(ctx, cred, "7:", "")
+	require.ErrorIs(t, err, account.ErrRevoked)
+}

@@ -1,0 +1,305 @@
+package account
+
+import (
+	"cmp"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// KVBucket is the JetStream key-value bucket of the NATS store: every replica of a cluster
+// reads and writes the same accounts, tokens and credentials there.
+const KVBucket = "trapos_accounts"
+
+// kvRetries bounds the compare-and-swap retries of one update; each retry means another
+// writer changed the same record in between, so a handful is plenty.
+const kvRetries = 16
+
+// KV is a Store in a NATS JetStream key-value bucket (gateway replicas under --nats). Keys are
+// <kind>.<hex of the id>, so any id is a valid key; updates are compare-and-swap on the
+// key's revision, so a revocation is never lost to a concurrent hello's bookkeeping.
+type KV struct {
+	kv jetstream.KeyValue
+}
+
+var _ Store = (*KV)(nil)
+
+// OpenKV binds the bucket on js, creating it if it does not exist.
+func OpenKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
+	cfg := jetstream.KeyValueConfig{Bucket: KVBucket, History: 1, Description: "trap-sandbox: accounts, API tokens (SHA-256) and computer credentials (SHA-256)"}
+	kv, err := js.KeyValue(ctx, KVBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		kv, err = js.CreateKeyValue(ctx, cfg)
+		if errors.Is(err, jetstream.ErrBucketExists) {
+			kv, err = js.KeyValue(ctx, KVBucket)
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
+	}
+	return &KV{kv: kv}, nil
+}
+
+const (
+	kvAccount    = "account."
+	kvToken      = "token."
+	kvCredential = "cred."
+)
+
+func kvKey(prefix, id string) string { return prefix + hex.EncodeToString([]byte(id)) }
+
+// kvAccountRecord, kvTokenRecord and kvCredentialRecord are the stored JSON (times as Unix
+// nanoseconds, 0 for none, as in the SQLite store).
+type kvAccountRecord struct {
+	ID      string `json:"id"`
+	Role    Role   `json:"role"`
+	Created int64  `json:"created"`
+}
+
+type kvTokenRecord struct {
+	Selector  string `json:"selector"`
+	Hash      []byte `json:"hash"`
+	AccountID string `json:"accountId"`
+	Name      string `json:"name"`
+	Created   int64  `json:"created"`
+	ExpiresAt int64  `json:"expiresAt"`
+	RevokedAt int64  `json:"revokedAt"`
+}
+
+type kvCredentialRecord struct {
+	Selector     string `json:"selector"`
+	Hash         []byte `json:"hash"`
+	AccountID    string `json:"accountId"`
+	ApprovedBy   string `json:"approvedBy"`
+	Created      int64  `json:"created"`
+	LastSeen     int64  `json:"lastSeen"`
+	LastTraposID string `json:"lastTraposId"`
+	RemoteAddr   string `json:"remoteAddr"`
+	RevokedAt    int64  `json:"revokedAt"`
+}
+
+func (r kvTokenRecord) token() Token {
+	return Token{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, Name: r.Name, Created: fromNanos(r.Created),
+		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt)}
+}
+
+func (r kvCredentialRecord) credential() Credential {
+	return Credential{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, Created: fromNanos(r.Created),
+		LastSeen: fromNanos(r.LastSeen), LastTraposID: r.LastTraposID, RemoteAddr: r.RemoteAddr, RevokedAt: fromNanos(r.RevokedAt)}
+}
+
+// get reads key into v and returns its revision; ErrNotFound (wrapped with what and id) when
+// it is absent.
+func (s *KV) get(ctx context.Context, what, key, id string, v any) (uint64, error) {
+	e, err := s.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return 0, notFound(what, id)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read %s %q: %w", what, id, err)
+	}
+	if err := json.Unmarshal(e.Value(), v); err != nil {
+		return 0, fmt.Errorf("read %s %q: %w", what, id, err)
+	}
+	return e.Revision(), nil
+}
+
+// create stores v at key unless the key exists (ErrExists).
+func (s *KV) create(ctx context.Context, what, key, id string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := s.kv.Create(ctx, key, b); errors.Is(err, jetstream.ErrKeyExists) {
+		return exists(what, id)
+	} else if err != nil {
+		return fmt.Errorf("add %s %q: %w", what, id, err)
+	}
+	return nil
+}
+
+// update reads key into v, lets change modify it and writes it back if the key's revision
+// did not move meanwhile, retrying otherwise.
+func kvUpdate[T any](ctx context.Context, s *KV, what, key, id string, change func(*T)) (T, error) {
+	for range kvRetries {
+		var v T
+		rev, err := s.get(ctx, what, key, id, &v)
+		if err != nil {
+			return v, err
+		}
+		change(&v)
+		b, err := json.Marshal(v)
+		if err != nil {
+			return v, err
+		}
+		if _, err := s.kv.Update(ctx, key, b, rev); err == nil {
+			return v, nil
+		} else if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
+			return v, fmt.Errorf("update %s %q: %w", what, id, err)
+		}
+	}
+	var zero T
+	return zero, fmt.Errorf("update %s %q: %d concurrent writers in a row; try again", what, id, kvRetries)
+}
+
+// list reads every record whose key starts with prefix.
+func kvList[T any](ctx context.Context, s *KV, prefix string) ([]T, error) {
+	lister, err := s.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", strings.TrimSuffix(prefix, "."), err)
+	}
+	var keys []string
+	for k := range lister.Keys() {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	var out []T
+	for _, k := range keys {
+		var v T
+		if _, err := s.get(ctx, strings.TrimSuffix(prefix, "."), k, k, &v); errors.Is(err, ErrNotFound) {
+			continue // deleted since the listing
+		} else if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// CreateAccount implements Store.
+func (s *KV) CreateAccount(ctx context.Context, a Account) error {
+	return s.create(ctx, "account", kvKey(kvAccount, a.ID), a.ID, kvAccountRecord{ID: a.ID, Role: a.Role, Created: nanos(a.Created)})
+}
+
+// Account implements Store.
+func (s *KV) Account(ctx context.Context, id string) (Account, error) {
+	var r kvAccountRecord
+	if _, err := s.get(ctx, "account", kvKey(kvAccount, id), id, &r); err != nil {
+		return Account{}, err
+	}
+	return Account{ID: r.ID, Role: r.Role, Created: fromNanos(r.Created)}, nil
+}
+
+// Accounts implements Store.
+func (s *KV) Accounts(ctx context.Context) ([]Account, error) {
+	recs, err := kvList[kvAccountRecord](ctx, s, kvAccount)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Account, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, Account{ID: r.ID, Role: r.Role, Created: fromNanos(r.Created)})
+	}
+	slices.SortFunc(out, func(a, b Account) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// CreateToken implements Store.
+func (s *KV) CreateToken(ctx context.Context, t Token) error {
+	if _, err := s.Account(ctx, t.AccountID); err != nil {
+		return err
+	}
+	return s.create(ctx, "token", kvKey(kvToken, t.Selector), t.Selector, kvTokenRecord{Selector: t.Selector, Hash: t.Hash,
+		AccountID: t.AccountID, Name: t.Name, Created: nanos(t.Created), ExpiresAt: nanos(t.ExpiresAt), RevokedAt: nanos(t.RevokedAt)})
+}
+
+// Token implements Store.
+func (s *KV) Token(ctx context.Context, selector string) (Token, error) {
+	var r kvTokenRecord
+	if _, err := s.get(ctx, "token", kvKey(kvToken, selector), selector, &r); err != nil {
+		return Token{}, err
+	}
+	return r.token(), nil
+}
+
+// Tokens implements Store.
+func (s *KV) Tokens(ctx context.Context, accountID string) ([]Token, error) {
+	recs, err := kvList[kvTokenRecord](ctx, s, kvToken)
+	if err != nil {
+		return nil, err
+	}
+	var out []Token
+	for _, r := range recs {
+		if r.AccountID == accountID {
+			out = append(out, r.token())
+		}
+	}
+	slices.SortFunc(out, func(a, b Token) int { return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Selector, b.Selector)) })
+	return out, nil
+}
+
+// RevokeToken implements Store.
+func (s *KV) RevokeToken(ctx context.Context, selector string, at time.Time) (Token, error) {
+	r, err := kvUpdate(ctx, s, "token", kvKey(kvToken, selector), selector, func(r *kvTokenRecord) {
+		if r.RevokedAt == 0 {
+			r.RevokedAt = nanos(at)
+		}
+	})
+	return r.token(), err
+}
+
+// CreateCredential implements Store.
+func (s *KV) CreateCredential(ctx context.Context, c Credential) error {
+	if _, err := s.Account(ctx, c.AccountID); err != nil {
+		return err
+	}
+	return s.create(ctx, "credential", kvKey(kvCredential, c.Selector), c.Selector, kvCredentialRecord{Selector: c.Selector, Hash: c.Hash,
+		AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, Created: nanos(c.Created), LastSeen: nanos(c.LastSeen),
+		LastTraposID: c.LastTraposID, RemoteAddr: c.RemoteAddr, RevokedAt: nanos(c.RevokedAt)})
+}
+
+// Credential implements Store.
+func (s *KV) Credential(ctx context.Context, selector string) (Credential, error) {
+	var r kvCredentialRecord
+	if _, err := s.get(ctx, "credential", kvKey(kvCredential, selector), selector, &r); err != nil {
+		return Credential{}, err
+	}
+	return r.credential(), nil
+}
+
+// Credentials implements Store.
+func (s *KV) Credentials(ctx context.Context, accountID string) ([]Credential, error) {
+	recs, err := kvList[kvCredentialRecord](ctx, s, kvCredential)
+	if err != nil {
+		return nil, err
+	}
+	var out []Credential
+	for _, r := range recs {
+		if accountID == "" || r.AccountID == accountID {
+			out = append(out, r.credential())
+		}
+	}
+	slices.SortFunc(out, func(a, b Credential) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Selector, b.Selector))
+	})
+	return out, nil
+}
+
+// RevokeCredential implements Store.
+func (s *KV) RevokeCredential(ctx context.Context, selector string, at time.Time) (Credential, error) {
+	r, err := kvUpdate(ctx, s, "credential", kvKey(kvCredential, selector), selector, func(r *kvCredentialRecord) {
+		if r.RevokedAt == 0 {
+			r.RevokedAt = nanos(at)
+		}
+	})
+	return r.credential(), err
+}
+
+// SeeCredential implements Store.
+func (s *KV) SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error {
+	_, err := kvUpdate(ctx, s, "credential", kvKey(kvCredential, selector), selector, func(r *kvCredentialRecord) {
+		r.LastSeen, r.LastTraposID, r.RemoteAddr = nanos(at), traposID, remoteAddr
+	})
+	return err
+}
+
+// Close implements Store; the NATS connection is the caller's.
+func (s *KV) Close() error { return nil }

@@ -1,0 +1,81 @@
+package account
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base32"
+	"fmt"
+	"strings"
+)
+
+// Kind is what a secret opens; its prefix is in the secret itself, so a log scrubber or a
+// secret scanner can find one and a secret given in the wrong place gets a clear answer.
+type Kind string
+
+// The kinds of secret.
+const (
+	KindToken      Kind = "tsa" // an API token: the host side, for an account
+	KindCredential Kind = "tsc" // a computer's credential: its hello, for one computer
+)
+
+// A secret is <kind>_<selector>_<secret>: the selector finds the record, the secret is
+// checked against its stored SHA-256. Both are lower-case base32 without padding, so they
+// never contain the separator.
+const (
+	selectorBytes = 8  // 64 bits: only has to be unique, it is not secret
+	secretBytes   = 20 // 160 bits from crypto/rand (RFC 8628 and the reference want ≥128)
+)
+
+var encoding = base32.StdEncoding.WithPadding(base32.NoPadding)
+
+// newSecret returns a fresh secret of kind, its selector and the SHA-256 of its secret part.
+func newSecret(kind Kind) (plain, selector string, hash []byte) {
+	sel, sec := make([]byte, selectorBytes), make([]byte, secretBytes)
+	rand.Read(sel) // crypto/rand.Read never fails (Go 1.24+)
+	rand.Read(sec)
+	selector = strings.ToLower(encoding.EncodeToString(sel))
+	secret := strings.ToLower(encoding.EncodeToString(sec))
+	h := sha256.Sum256([]byte(secret))
+	return string(kind) + "_" + selector + "_" + secret, selector, h[:]
+}
+
+// parseSecret splits a secret of kind into its selector and secret parts.
+func parseSecret(kind Kind, plain string) (selector, secret string, err error) {
+	rest, ok := strings.CutPrefix(plain, string(kind)+"_")
+	if !ok {
+		return "", "", fmt.Errorf("not a %s (it starts with %s_)", kind.describe(), kind)
+	}
+	selector, secret, ok = strings.Cut(rest, "_")
+	if !ok || selector == "" || secret == "" || strings.Contains(secret, "_") {
+		return "", "", fmt.Errorf("a malformed %s (%s_<selector>_<secret>)", kind.describe(), kind)
+	}
+	return selector, secret, nil
+}
+
+// hashMatches compares secret with a stored SHA-256 in constant time.
+func hashMatches(secret string, hash []byte) bool {
+	h := sha256.Sum256([]byte(secret))
+	return subtle.ConstantTimeCompare(h[:], hash) == 1
+}
+
+// IsSecret reports whether s looks like one of the secrets this package issues (for
+// example, a credential where a password was expected).
+func IsSecret(s string) bool {
+	for _, k := range []Kind{KindToken, KindCredential} {
+		if _, _, err := parseSecret(k, s); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func (k Kind) describe() string {
+	switch k {
+	case KindToken:
+		return "trap-sandbox API token"
+	case KindCredential:
+		return "computer credential"
+	}
+	return string(k)
+}

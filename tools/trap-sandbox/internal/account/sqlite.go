@@ -1,0 +1,332 @@
+package account
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+)
+
+// DBFile is the SQLite store's file in the data directory.
+const DBFile = "accounts.db"
+
+// busyTimeout is how long a write waits for another writer (another process on the same
+// data directory: `trap-sandbox accounts add` beside a running gateway) before it fails.
+const busyTimeout = 5 * time.Second
+
+// SQLite is a Store in a SQLite database in a data directory: it survives restarts and may
+// be shared by several processes on one machine (WAL, one writer at a time, busy_timeout).
+type SQLite struct {
+	db   *sql.DB
+	path string
+}
+
+var _ Store = (*SQLite)(nil)
+
+// schema is the database's layout; user_version says which one a file has. Times are Unix
+// nanoseconds, 0 for none.
+var schema = []string{`
+CREATE TABLE accounts (
+	id      TEXT PRIMARY KEY,
+	role    TEXT NOT NULL,
+	created INTEGER NOT NULL
+);
+CREATE TABLE tokens (
+	selector   TEXT PRIMARY KEY,
+	hash       BLOB NOT NULL,
+	account_id TEXT NOT NULL REFERENCES accounts(id),
+	name       TEXT NOT NULL,
+	created    INTEGER NOT NULL,
+	expires_at INTEGER NOT NULL,
+	revoked_at INTEGER NOT NULL
+);
+CREATE INDEX tokens_account ON tokens(account_id);
+CREATE TABLE credentials (
+	selector       TEXT PRIMARY KEY,
+	hash           BLOB NOT NULL,
+	account_id     TEXT NOT NULL REFERENCES accounts(id),
+	approved_by    TEXT NOT NULL,
+	created        INTEGER NOT NULL,
+	last_seen      INTEGER NOT NULL,
+	last_trapos_id TEXT NOT NULL,
+	remote_addr    TEXT NOT NULL,
+	revoked_at     INTEGER NOT NULL
+);
+CREATE INDEX credentials_account ON credentials(account_id);
+`}
+
+// OpenSQLite opens (or creates) the store in dir/accounts.db, making dir (mode 0700) if it
+// is missing.
+func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("make the data directory: %w", err)
+	}
+	path := filepath.Join(dir, DBFile)
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate") // a transaction takes the write lock first, so it waits instead of failing to upgrade
+	dsn := (&url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	s := &SQLite{db: db, path: path}
+	if err := s.migrate(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil { // hashes only, but nobody else's business
+		db.Close()
+		return nil, fmt.Errorf("restrict %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Path returns the database file's path.
+func (s *SQLite) Path() string { return s.path }
+
+func (s *SQLite) migrate(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var version int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return err
+	}
+	if version > len(schema) {
+		return fmt.Errorf("the database is of a newer trap-sandbox (schema %d, this one knows %d): upgrade trap-sandbox or use another --data-dir", version, len(schema))
+	}
+	for v := version; v < len(schema); v++ {
+		if _, err := tx.ExecContext(ctx, schema[v]); err != nil {
+			return fmt.Errorf("schema %d: %w", v+1, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(schema))); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func nanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func fromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// CreateAccount implements Store.
+func (s *SQLite) CreateAccount(ctx context.Context, a Account) error {
+	r, err := s.db.ExecContext(ctx, "INSERT INTO accounts (id, role, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+		a.ID, string(a.Role), nanos(a.Created))
+	if err != nil {
+		return fmt.Errorf("add account %q: %w", a.ID, err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return exists("account", a.ID)
+	}
+	return nil
+}
+
+// Account implements Store.
+func (s *SQLite) Account(ctx context.Context, id string) (Account, error) {
+	var a Account
+	var role string
+	var created int64
+	err := s.db.QueryRowContext(ctx, "SELECT id, role, created FROM accounts WHERE id = ?", id).Scan(&a.ID, &role, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Account{}, notFound("account", id)
+	}
+	if err != nil {
+		return Account{}, fmt.Errorf("read account %q: %w", id, err)
+	}
+	a.Role, a.Created = Role(role), fromNanos(created)
+	return a, nil
+}
+
+// Accounts implements Store.
+func (s *SQLite) Accounts(ctx context.Context) ([]Account, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT id, role, created FROM accounts ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("list accounts: %w", err)
+	}
+	defer rows.Close()
+	out := []Account{}
+	for rows.Next() {
+		var a Account
+		var role string
+		var created int64
+		if err := rows.Scan(&a.ID, &role, &created); err != nil {
+			return nil, fmt.Errorf("list accounts: %w", err)
+		}
+		a.Role, a.Created = Role(role), fromNanos(created)
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// insertOwned runs an INSERT … SELECT … WHERE the account exists ON CONFLICT DO NOTHING and
+// tells a missing account (ErrNotFound) from a taken selector (ErrExists).
+func (s *SQLite) insertOwned(ctx context.Context, what, selector, accountID, query string, args ...any) error {
+	r, err := s.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("add %s: %w", what, err)
+	}
+	if n, _ := r.RowsAffected(); n > 0 {
+		return nil
+	}
+	if _, err := s.Account(ctx, accountID); err != nil {
+		return err
+	}
+	return exists(what, selector)
+}
+
+// CreateToken implements Store.
+func (s *SQLite) CreateToken(ctx context.Context, t Token) error {
+	return s.insertOwned(ctx, "token", t.Selector, t.AccountID,
+		`INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at)
+		 SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+		t.Selector, t.Hash, t.AccountID, t.Name, nanos(t.Created), nanos(t.ExpiresAt), nanos(t.RevokedAt), t.AccountID)
+}
+
+const tokenColumns = "selector, hash, account_id, name, created, expires_at, revoked_at"
+
+func scanToken(row interface{ Scan(...any) error }) (Token, error) {
+	var t Token
+	var created, expires, revoked int64
+	if err := row.Scan(&t.Selector, &t.Hash, &t.AccountID, &t.Name, &created, &expires, &revoked); err != nil {
+		return Token{}, err
+	}
+	t.Created, t.ExpiresAt, t.RevokedAt = fromNanos(created), fromNanos(expires), fromNanos(revoked)
+	return t, nil
+}
+
+// Token implements Store.
+func (s *SQLite) Token(ctx context.Context, selector string) (Token, error) {
+	t, err := scanToken(s.db.QueryRowContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE selector = ?", selector))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Token{}, notFound("token", selector)
+	}
+	if err != nil {
+		return Token{}, fmt.Errorf("read token %q: %w", selector, err)
+	}
+	return t, nil
+}
+
+// Tokens implements Store.
+func (s *SQLite) Tokens(ctx context.Context, accountID string) ([]Token, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE account_id = ? ORDER BY created, selector", accountID)
+	if err != nil {
+		return nil, fmt.Errorf("list tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []Token
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list tokens: %w", err)
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// RevokeToken implements Store.
+func (s *SQLite) RevokeToken(ctx context.Context, selector string, at time.Time) (Token, error) {
+	if _, err := s.db.ExecContext(ctx, "UPDATE tokens SET revoked_at = ? WHERE selector = ? AND revoked_at = 0", nanos(at), selector); err != nil {
+		return Token{}, fmt.Errorf("revoke token %q: %w", selector, err)
+	}
+	return s.Token(ctx, selector)
+}
+
+// CreateCredential implements Store.
+func (s *SQLite) CreateCredential(ctx context.Context, c Credential) error {
+	return s.insertOwned(ctx, "credential", c.Selector, c.AccountID,
+		`INSERT INTO credentials (selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at)
+		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+		c.Selector, c.Hash, c.AccountID, c.ApprovedBy, nanos(c.Created), nanos(c.LastSeen), c.LastTraposID, c.RemoteAddr,
+		nanos(c.RevokedAt), c.AccountID)
+}
+
+const credentialColumns = "selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at"
+
+func scanCredential(row interface{ Scan(...any) error }) (Credential, error) {
+	var c Credential
+	var created, seen, revoked int64
+	if err := row.Scan(&c.Selector, &c.Hash, &c.AccountID, &c.ApprovedBy, &created, &seen, &c.LastTraposID, &c.RemoteAddr, &revoked); err != nil {
+		return Credential{}, err
+	}
+	c.Created, c.LastSeen, c.RevokedAt = fromNanos(created), fromNanos(seen), fromNanos(revoked)
+	return c, nil
+}
+
+// Credential implements Store.
+func (s *SQLite) Credential(ctx context.Context, selector string) (Credential, error) {
+	c, err := scanCredential(s.db.QueryRowContext(ctx, "SELECT "+credentialColumns+" FROM credentials WHERE selector = ?", selector))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Credential{}, notFound("credential", selector)
+	}
+	if err != nil {
+		return Credential{}, fmt.Errorf("read credential %q: %w", selector, err)
+	}
+	return c, nil
+}
+
+// Credentials implements Store.
+func (s *SQLite) Credentials(ctx context.Context, accountID string) ([]Credential, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+credentialColumns+" FROM credentials WHERE ? = '' OR account_id = ? ORDER BY created, selector", accountID, accountID)
+	if err != nil {
+		return nil, fmt.Errorf("list credentials: %w", err)
+	}
+	defer rows.Close()
+	var out []Credential
+	for rows.Next() {
+		c, err := scanCredential(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list credentials: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// RevokeCredential implements Store.
+func (s *SQLite) RevokeCredential(ctx context.Context, selector string, at time.Time) (Credential, error) {
+	if _, err := s.db.ExecContext(ctx, "UPDATE credentials SET revoked_at = ? WHERE selector = ? AND revoked_at = 0", nanos(at), selector); err != nil {
+		return Credential{}, fmt.Errorf("revoke credential %q: %w", selector, err)
+	}
+	return s.Credential(ctx, selector)
+}
+
+// SeeCredential implements Store.
+func (s *SQLite) SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error {
+	r, err := s.db.ExecContext(ctx, "UPDATE credentials SET last_seen = ?, last_trapos_id = ?, remote_addr = ? WHERE selector = ?",
+		nanos(at), traposID, remoteAddr, selector)
+	if err != nil {
+		return fmt.Errorf("record credential %q's hello: %w", selector, err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return notFound("credential", selector)
+	}
+	return nil
+}
+
+// Close implements Store.
+func (s *SQLite) Close() error { return s.db.Close() }

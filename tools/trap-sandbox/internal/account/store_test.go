@@ -1,0 +1,103 @@
+package account_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/account/accounttest"
+	"trap-sandbox/internal/clock"
+)
+
+func TestMemoryStore(t *testing.T) {
+	accounttest.Run(t, func(*testing.T) account.Store { return account.NewMemory() })
+}
+
+func TestSQLiteStore(t *testing.T) {
+	accounttest.Run(t, func(t *testing.T) account.Store {
+		s, err := account.OpenSQLite(t.Context(), t.TempDir())
+		require.NoError(t, err)
+		return s
+	})
+}
+
+// TestSQLiteSurvivesRestart: what one process wrote, the next one opening the directory reads,
+// and the file is the owner's alone.
+func TestSQLiteSurvivesRestart(t *testing.T) {
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "data")
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	a := account.New(s, clock.Real{})
+	token, err := a.AddAccount(ctx, "alice", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	info, err := os.Stat(filepath.Join(dir, account.DBFile))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+
+	s, err = account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := account.New(s, clock.Real{}).Authenticate(ctx, token)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", got.ID)
+}
+
+// TestSQLiteTwoProcesses: two stores on one directory (the gateway and `trap-sandbox accounts
+// add` beside it) write at once; every write lands and each sees the other's.
+func TestSQLiteTwoProcesses(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	var stores []*account.SQLite
+	for range 2 {
+		s, err := account.OpenSQLite(ctx, dir)
+		require.NoError(t, err)
+		defer s.Close()
+		stores = append(stores, s)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 40)
+	for i, s := range stores {
+		wg.Go(func() {
+			for j := range 20 {
+				errs <- s.CreateAccount(ctx, account.Account{ID: fmt.Sprintf("a%d-%d", i, j), Role: account.RoleUser})
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	for _, s := range stores {
+		all, err := s.Accounts(ctx)
+		require.NoError(t, err)
+		assert.Len(t, all, 40)
+	}
+}
+
+func TestSQLiteNewerSchema(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	// A later trap-sandbox's file: this one must refuse it rather than guess.
+	raw, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	require.NoError(t, account.SetSchemaVersionForTest(ctx, raw, 99))
+	require.NoError(t, raw.Close())
+	_, err = account.OpenSQLite(ctx, dir)
+	require.ErrorContains(t, err, "newer trap-sandbox")
+}

@@ -1,0 +1,107 @@
+package gateway
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
+)
+
+// accountsHarness is a gateway with the shared password "pw" and accounts alice and bob,
+// each with one computer credential.
+func accountsHarness(t *testing.T) (h *harness, accounts *account.Accounts, alice, bob string) {
+	t.Helper()
+	accounts = account.New(account.NewMemory(), clock.Real{})
+	for _, id := range []string{"alice", "bob"} {
+		_, err := accounts.AddAccount(t.Context(), id, account.RoleUser, "first")
+		require.NoError(t, err)
+	}
+	var err error
+	alice, _, err = accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	bob, _, err = accounts.IssueCredential(t.Context(), "bob", "bob")
+	require.NoError(t, err)
+	return newHarness(t, Config{Password: "pw", Accounts: accounts}, nil), accounts, alice, bob
+}
+
+func helloAccount(t *testing.T, f protocol.Frame) string {
+	t.Helper()
+	var ans helloAnswer
+	require.NoError(t, json.Unmarshal(f.Payload, &ans))
+	return ans.AccountID
+}
+
+// TestCredentialHelloIsTheAccounts: a computer's own credential makes it its account's; the
+// shared password still makes it local's.
+func TestCredentialHelloIsTheAccounts(t *testing.T) {
+	h, _, alice, _ := accountsHarness(t)
+	c := h.dial(t, "7:")
+	resp := c.hello(alice)
+	require.True(t, resp.OK, "%+v", resp.Error)
+	assert.Equal(t, "alice", helloAccount(t, resp))
+	p := h.dial(t, "7:")
+	resp = p.hello("pw")
+	require.True(t, resp.OK, "%+v", resp.Error)
+	assert.Equal(t, LocalAccount, helloAccount(t, resp))
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 2 }, waitLimit, testkit.Poll, "both computers 7: listed")
+}
+
+// TestNoCredentialEvictsAnotherAccountsComputer: the shared password or bob's credential
+// claiming alice's traposId registers beside it; alice's socket stays, and requests for
+// alice's 7: still reach alice's computer.
+func TestNoCredentialEvictsAnotherAccountsComputer(t *testing.T) {
+	h, _, alice, bob := accountsHarness(t)
+	a := h.connect(t, "7:", alice)
+	h.connect(t, "7:", "pw")
+	h.connect(t, "7:", bob)
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 3 }, waitLimit, testkit.Poll, "three computers 7:")
+	ch := make(chan requestResult, 1)
+	go func() {
+		resp, err := h.gw.Request(t.Context(), "alice", "7:", "ping", nil)
+		ch <- requestResult{resp, err}
+	}()
+	req := a.answerNext(func(protocol.Frame) map[string]any {
+		return map[string]any{"ok": true, "payload": map[string]any{"me": "alice"}}
+	})
+	assert.Equal(t, "ping", req.Type)
+	res := awaitResult(t, ch)
+	require.NoError(t, res.err)
+	assert.JSONEq(t, `{"me":"alice"}`, string(res.resp.Payload))
+
+	// alice's own credential on a new socket replaces alice's (newest wins within an account).
+	h.connect(t, "7:", alice)
+	a.expectClose(CloseReplaced, "replaced")
+}
+
+// TestRevokedCredential: revoking closes the live socket with 4003 at once, and its next
+// hello is refused with 4003 too; a wrong credential is a wrong secret (4001).
+func TestRevokedCredential(t *testing.T) {
+	h, accounts, alice, _ := accountsHarness(t)
+	a := h.connect(t, "7:", alice)
+	creds, err := accounts.Store().Credentials(t.Context(), "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1)
+	_, err = accounts.RevokeCredential(t.Context(), "alice", creds[0].Selector)
+	require.NoError(t, err)
+	assert.True(t, h.gw.RevokeCredential(creds[0].Selector))
+	a.expectClose(CloseRevoked, "revoked")
+
+	again := h.dial(t, "7:")
+	resp := again.hello(alice)
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	assert.Contains(t, resp.Error.Message, "revoked")
+	again.expectClose(CloseRevoked, "revoked")
+
+	wrong := h.dial(t, "8:")
+	resp = wrong.hello(alice[:len(alice)-2] + "zz")
+	require.False(t, resp.OK)
+	wrong.expectClose(CloseUnauthorized, "unauthorized")
+	assert.NotContains(t, h.logs.String(), alice[len(alice)-10:], "no secret in the log")
+}

@@ -1,0 +1,116 @@
+package hostapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// TestGatewayTransportServesTheCaller: the in-process Transport shows each caller its own
+// account's computers; an admin reaches any, its own account's first when several accounts
+// have the traposId, and is told which accounts when none is its own; no caller reaches none.
+func TestGatewayTransportServesTheCaller(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	creds := map[string]string{}
+	for _, id := range []string{"alice", "bob", "root"} {
+		role := account.RoleUser
+		if id == "root" {
+			role = account.RoleAdmin
+		}
+		_, err := accounts.AddAccount(t.Context(), id, role, "first")
+		require.NoError(t, err)
+		creds[id], _, err = accounts.IssueCredential(t.Context(), id, "root")
+		require.NoError(t, err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	gw := gateway.New(gateway.Config{Accounts: accounts}, logger, nil)
+	srv := httptest.NewServer(server.New(logger, server.Config{Accounts: accounts}, gw).Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		assert.NoError(t, gw.Shutdown(ctx))
+		srv.Close()
+	})
+	for _, c := range []struct{ account, traposID string }{{"alice", "0:"}, {"bob", "0:"}, {"bob", "5:"}, {"root", "5:"}} {
+		connectAs(t, gw, srv, c.traposID, creds[c.account], func(string, json.RawMessage) map[string]any {
+			return map[string]any{"ok": true, "payload": map[string]any{"traposId": c.account + "'s " + c.traposID}}
+		})
+	}
+	client := computer.New(hostapi.NewGateway(gw))
+	as := func(c account.Caller) context.Context { return account.WithCaller(t.Context(), c) }
+	alice, root := as(account.Caller{Account: "alice"}), as(account.Caller{Account: "root", Admin: true})
+
+	list, err := client.Computers(alice)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "alice", list[0].AccountID)
+	list, err = client.Computers(root)
+	require.NoError(t, err)
+	assert.Len(t, list, 4)
+	list, err = client.Computers(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, list, "no caller, no computers")
+
+	p, err := client.Ping(alice, "0:", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "alice's 0:", p.TraposID)
+	_, err = client.Ping(alice, "5:", 0)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	assert.Equal(t, "not_connected: computer 5: is not connected", err.Error(), "as any computer that is not connected, without a hint")
+
+	p, err = client.Ping(root, "5:", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "root's 5:", p.TraposID, "the admin's own account first")
+	_, err = client.Ping(root, "0:", 0)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	assert.ErrorContains(t, err, "connected in several accounts (alice, bob)")
+}
+
+// connectAs says hello as traposID with secret and answers every gateway_request with
+// answer(type, payload) → the computer_response's fields, until the test ends.
+func connectAs(t *testing.T, gw *gateway.Gateway, srv *httptest.Server, traposID, secret string, answer func(typ string, payload json.RawMessage) map[string]any) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), testTimeout)
+	defer cancel()
+	before := len(gw.Computers())
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+gateway.WebSocketPath, nil)
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = conn.Close() })
+	require.NoError(t, conn.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": traposID,
+		"messageId": "hello", "type": "hello", "payload": map[string]any{"traposId": traposID, "secret": secret}}))
+	go func() {
+		for {
+			_, data, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			f, err := protocol.DecodeFrame(data)
+			if err != nil || f.Event != protocol.EventGatewayRequest {
+				continue
+			}
+			out := answer(f.Type, f.Payload)
+			out["event"], out["traposSenderId"], out["messageId"], out["type"] = "computer_response", traposID, f.MessageID, f.Type
+			if conn.WriteJSON(out) != nil {
+				return
+			}
+		}
+	}()
+	require.Eventually(t, func() bool { return len(gw.Computers()) > before }, testTimeout, 5*time.Millisecond)
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+)
+
+// callerModule answers the caller the API auth put in the request's context.
+type callerModule struct{}
+
+func (callerModule) Name() string { return "caller" }
+
+func (callerModule) Mount(routes *Routes) {
+	routes.HandleAPIFunc("GET /api/caller", func(w http.ResponseWriter, r *http.Request) {
+		c := account.CallerFrom(r.Context())
+		_, _ = io.WriteString(w, c.Account)
+		if c.Admin {
+			_, _ = io.WriteString(w, " admin")
+		}
+	})
+}
+
+// TestAPIAuthWithAccounts: an account's token is its account from any address, an admin's
+// is admin; SANDBOX_API_TOKEN and a loopback client without a token stay local's admin; a
+// wrong, revoked or expired account token is refused with why, even from loopback.
+func TestAPIAuthWithAccounts(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	accounts := account.New(account.NewMemory(), clk)
+	alice, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	root, err := accounts.AddAccount(ctx, "root", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	short, tok, err := accounts.IssueToken(ctx, "alice", "short", time.Hour)
+	require.NoError(t, err)
+
+	for name, cfg := range map[string]Config{"no api token": {}, "api token": {APIToken: "tok3n"}} {
+		t.Run(name, func(t *testing.T) {
+			cfg.Accounts = accounts
+			s := New(slog.New(slog.DiscardHandler), cfg, callerModule{})
+			get := func(remote, token string) (int, string) {
+				rec := serve(s, http.MethodGet, "/api/caller", remote, token)
+				return rec.Code, rec.Body.String()
+			}
+			code, body := get("192.0.2.7:5555", alice)
+			assert.Equal(t, http.StatusOK, code, body)
+			assert.Equal(t, "alice", body)
+			code, body = get("192.0.2.7:5555", root)
+			assert.Equal(t, http.StatusOK, code, body)
+			assert.Equal(t, "root admin", body)
+			code, body = get("127.0.0.1:1", alice[:len(alice)-1]+"x")
+			assert.Equal(t, http.StatusUnauthorized, code, "a wrong account token is refused, even from loopback")
+			assert.Contains(t, body, "unknown or wrong account token")
+			if cfg.APIToken != "" {
+				code, body = get("192.0.2.7:5555", "tok3n")
+			} else {
+				code, body = get("127.0.0.1:1", "")
+			}
+			assert.Equal(t, http.StatusOK, code, body)
+			assert.Equal(t, "local admin", body)
+		})
+	}
+
+	s := New(slog.New(slog.DiscardHandler), Config{Accounts: accounts}, callerModule{})
+	clk.Advance(time.Hour)
+	rec := serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", short)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.Contains(t, rec.Body.String(), `the token \"short\": expired`)
+	_, err = accounts.RevokeToken(ctx, "alice", tok.Selector)
+	require.NoError(t, err)
+	toks, err := accounts.Store().Tokens(ctx, "alice")
+	require.NoError(t, err)
+	for _, tk := range toks {
+		_, err = accounts.RevokeToken(ctx, "", tk.Selector)
+		require.NoError(t, err)
+	}
+	rec = serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", alice)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code, "a revoked token stops at the next request")
+	assert.Contains(t, rec.Body.String(), "revoked")
+}
