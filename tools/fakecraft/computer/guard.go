@@ -45,8 +45,12 @@ func (g *yieldGuard) Done() <-chan struct{}       { return *g.done.Load() }
 func (g *yieldGuard) Value(any) any               { return nil }
 
 // Err is called by gopher-lua on the Lua goroutine right after Done fired; a soft abort
-// re-arms the guard so the error is raised once.
+// re-arms the guard so the error is raised once. It holds mu: a hard abort (the hard timer,
+// or the computer being stopped) landing between reading hard and re-arming would
+// otherwise be overwritten, and the computer would run on.
 func (g *yieldGuard) Err() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	if !g.hard.Load() {
 		g.done.Store(&g.never)
 	}

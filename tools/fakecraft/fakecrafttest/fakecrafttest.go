@@ -5,6 +5,8 @@ package fakecrafttest
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,10 +20,17 @@ import (
 // DefaultTimeLimit bounds a computer started by Start when the test sets none.
 const DefaultTimeLimit = 30 * time.Second
 
+// stopWait bounds the wait for a computer told to stop. A stop hard-aborts whatever Lua
+// runs, so a computer that outlasts it is stuck in Go no abort reaches (a library function
+// that never checks, a deadlock): the test fails naming it instead of hanging until go
+// test's own timeout. A variable so this package's tests can shorten it.
+var stopWait = 30 * time.Second
+
 // Computer is a running fakecraft computer under test.
 type Computer struct {
 	*machine.Machine
 	t      testing.TB
+	id     int
 	out    *Output
 	done   chan struct{}
 	res    computer.Result
@@ -40,7 +49,7 @@ func Start(t testing.TB, opts machine.Options) *Computer {
 // StartWithin is Start for a computer that may run up to limit (a long transfer under -race).
 func StartWithin(t testing.TB, opts machine.Options, limit time.Duration) *Computer {
 	t.Helper()
-	c := &Computer{t: t, out: &Output{}, done: make(chan struct{})}
+	c := &Computer{t: t, id: opts.ID, out: &Output{}, done: make(chan struct{})}
 	if opts.Stdout != nil {
 		opts.Stdout = multiWriter{opts.Stdout, c.out}
 	} else {
@@ -57,10 +66,7 @@ func StartWithin(t testing.TB, opts machine.Options, limit time.Duration) *Compu
 		defer close(c.done)
 		c.res, c.err = m.Run(ctx)
 	}()
-	t.Cleanup(func() {
-		c.cancel()
-		<-c.done
-	})
+	t.Cleanup(c.Stop)
 	return c
 }
 
@@ -91,22 +97,43 @@ func Run(ctx context.Context, t testing.TB, opts machine.Options) (computer.Resu
 func (c *Computer) Output() string { return c.out.String() }
 
 // Wait waits for the computer to shut down, or ctx to end (then it stops the computer and
-// returns ctx's error).
+// returns ctx's error, or the error naming a computer that would not stop).
 func (c *Computer) Wait(ctx context.Context) (computer.Result, error) {
 	select {
 	case <-c.done:
 		return c.res, c.err
 	case <-ctx.Done():
-		c.cancel()
-		<-c.done
+		if err := c.stop(); err != nil {
+			return computer.Result{}, err
+		}
 		return c.res, ctx.Err()
 	}
 }
 
-// Stop ends the computer at once (as its time limit would) and waits for it.
+// Stop ends the computer at once (as its time limit would) and waits for it; the test fails
+// when it does not stop within stopWait.
 func (c *Computer) Stop() {
+	c.t.Helper()
+	if err := c.stop(); err != nil {
+		c.t.Error(err)
+	}
+}
+
+// stop cancels the computer's run and waits up to stopWait for it to end; the error names
+// the computer and shows every goroutine's stack, the stuck one among them.
+func (c *Computer) stop() error {
 	c.cancel()
-	<-c.done
+	timer := time.NewTimer(stopWait)
+	defer timer.Stop()
+	select {
+	case <-c.done:
+		return nil
+	case <-timer.C:
+	}
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	return fmt.Errorf("fakecraft: computer %d did not stop within %v of being told to; transcript:\n%s\ngoroutines:\n%s",
+		c.id, stopWait, c.Output(), buf)
 }
 
 // WaitFor waits until the transcript contains text, or fails the test when ctx ends first.

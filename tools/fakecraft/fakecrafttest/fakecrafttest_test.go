@@ -2,6 +2,7 @@ package fakecrafttest
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
+	"fakecraft/host"
 )
 
 func TestMain(m *testing.M) {
@@ -82,4 +84,65 @@ print(named:find("to 'serializeJSON'", 1, true) ~= nil)`},
 	})
 	require.True(t, res.OK, out)
 	assert.Equal(t, "bad argument #1 (table, string, number or boolean \nexpected, got nil)\ntrue\n", out)
+}
+
+// cleanupRecorder is a testing.TB whose cleanups and errors stay with the test that made
+// it, so a test can run them and read what they reported.
+type cleanupRecorder struct {
+	testing.TB
+	cleanups []func()
+	errors   []string
+}
+
+func (r *cleanupRecorder) Cleanup(f func())             { r.cleanups = append(r.cleanups, f) }
+func (r *cleanupRecorder) Error(args ...any)            { r.errors = append(r.errors, fmt.Sprint(args...)) }
+func (r *cleanupRecorder) Errorf(f string, args ...any) { r.Error(fmt.Sprintf(f, args...)) }
+
+func (r *cleanupRecorder) runCleanups() {
+	for i := len(r.cleanups) - 1; i >= 0; i-- {
+		r.cleanups[i]()
+	}
+}
+
+// TestCleanupReportsAComputerThatDoesNotStop: a computer stuck in Go that no abort reaches
+// (here a function waiting on a channel; in the world tests, gopher-lua filling a table's
+// array part) fails its test naming it, with the stuck goroutine's stack, instead of
+// holding the test's cleanup until go test's timeout.
+func TestCleanupReportsAComputerThatDoesNotStop(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	saved := stopWait
+	stopWait = 100 * time.Millisecond
+	t.Cleanup(func() { stopWait = saved })
+
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	stuck := func(L *lua.LState, _ host.Host) error {
+		L.SetGlobal("stuck_in_go", L.NewFunction(func(L *lua.LState) int {
+			close(entered)
+			<-release
+			return 0
+		}))
+		return nil
+	}
+	rec := &cleanupRecorder{TB: t}
+	c := Start(rec, machine.Options{
+		ID:        42,
+		Files:     map[string]string{"/stuck.lua": `stuck_in_go()`},
+		Program:   "/stuck.lua",
+		ExtraAPIs: []computer.Installer{stuck},
+	})
+	select {
+	case <-entered:
+	case <-ctx.Done():
+		t.Fatal("the computer never called stuck_in_go")
+	}
+	rec.runCleanups() // returns after stopWait, the computer still inside stuck_in_go
+	require.Len(t, rec.errors, 1)
+	assert.Contains(t, rec.errors[0], "computer 42 did not stop within 100ms of being told to")
+	assert.Contains(t, rec.errors[0], "fakecrafttest.TestCleanupReportsAComputerThatDoesNotStop.func")
+
+	close(release) // the hard abort then ends the computer, as it would any Lua code
+	_, err := c.Wait(ctx)
+	assert.ErrorIs(t, err, computer.ErrTimeLimit)
 }

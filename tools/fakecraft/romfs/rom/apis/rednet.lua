@@ -23,8 +23,15 @@ local LOOKUP_SECONDS = 2;
 -- The protocol of lookups and their answers.
 local DNS_PROTOCOL = "dns";
 
--- Message ids seen or sent, each with the os.clock() after which it is forgotten.
+-- Message ids seen or sent, each with the os.clock() after which it is forgotten. They are
+-- kept by the id's text, never the number: an id is random up to 2^31, and gopher-lua keeps
+-- an integer key below 2^26 in a table's array part, filling every slot before it first, in
+-- Go that no abort interrupts (a hang of minutes under -race, gigabytes of nils).
 local received_messages = {};
+
+local function message_key(message_id)
+  return tostring(message_id);
+end
 -- The sweep's timer, nil while nothing is remembered, and the os.clock() it is due at.
 local prune_received_timer, prune_due;
 -- Hostname by protocol, for the protocols this computer hosts.
@@ -39,7 +46,7 @@ local function start_sweep()
 end
 
 local function remember(message_id)
-  received_messages[message_id] = os.clock() + REMEMBER_SECONDS;
+  received_messages[message_key(message_id)] = os.clock() + REMEMBER_SECONDS;
   if not prune_received_timer then start_sweep(); end
 end
 
@@ -207,8 +214,8 @@ end
 local function sweep()
   prune_received_timer = nil;
   local now, left = os.clock(), false;
-  for message_id, deadline in pairs(received_messages) do
-    if deadline <= now then received_messages[message_id] = nil; else left = true; end
+  for key, deadline in pairs(received_messages) do
+    if deadline <= now then received_messages[key] = nil; else left = true; end
   end
   if left then start_sweep(); end
 end
@@ -228,7 +235,7 @@ function run()
     if event == "modem_message" then
       local modem, channel, reply_channel, message = a, b, c, d;
       if (channel == channel_of() or channel == CHANNEL_BROADCAST) and for_me(channel, message)
-        and not received_messages[message.nMessageID] and isOpen(modem) then
+        and not received_messages[message_key(message.nMessageID)] and isOpen(modem) then
         remember(message.nMessageID);
         os.queueEvent("rednet_message", message.nSender or reply_channel, message.message, message.sProtocol);
       end
