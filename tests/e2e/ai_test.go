@@ -169,14 +169,17 @@ func TestAIOnAComputer(t *testing.T) {
 		overlay := t.TempDir()
 		_, out := runCommand(ctx, t, desk(t, g, overlay, computer.LinesOf("n"), "ai", "door"))
 		assert.Contains(t, out, "The agent wants to write /door.lua")
-		assert.Contains(t, out, "Could not write it: The player refused")
+		assert.Contains(t, strings.Join(lines(out), " "), "Could not write it: "+opencodefake.RejectFeedbackPrefix+"The player refused")
+		// The player's line carries the gateway's reason, not opencode's words around it.
+		assert.Contains(t, strings.Join(lines(out), " "), "* write_file /door.lua failed: The player refused this write (write_file /door.lua).")
 		_, err := os.Stat(filepath.Join(overlay, "door.lua"))
 		assert.True(t, os.IsNotExist(err), "nothing written; transcript:\n%s", out)
 	})
 
 	t.Run("a call aimed at another computer is refused and the turn goes on", func(t *testing.T) {
 		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "vault"))
-		assert.Contains(t, strings.Join(lines(out), " "), "vault error: Refused: you may act only on computer "+aiDesk)
+		assert.Contains(t, strings.Join(lines(out), " "), "vault error: "+opencodefake.RejectFeedbackPrefix+"Refused: you may act only on computer "+aiDesk)
+		assert.Contains(t, strings.Join(lines(out), " "), "* read_file /secret.txt failed: Refused: you may act only on computer "+aiDesk)
 		assert.NotContains(t, out, "Allow?")
 	})
 

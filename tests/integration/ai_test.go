@@ -323,7 +323,12 @@ func TestAgentAnswersTheAskingComputer(t *testing.T) {
 		ev := a.follow(t, ctx, a.ask(t, ctx, "write 5:desk /no.lua x"), func(aiEvent) bool { return false })
 		_, ok := desk.File("/no.lua")
 		assert.False(t, ok)
-		assert.Contains(t, textOf(ev), "tool error: The player refused this write")
+		assert.Contains(t, textOf(ev), "tool error: "+opencodefake.RejectFeedbackPrefix+"The player refused this write")
+		tools := kinds(ev, "tool")
+		require.NotEmpty(t, tools)
+		assert.Equal(t, "error", tools[len(tools)-1].State)
+		assert.True(t, strings.HasPrefix(tools[len(tools)-1].Error, "The player refused this write (write_file /no.lua)."),
+			"the player's line holds the gateway's reason without opencode's prefix: %q", tools[len(tools)-1].Error)
 		assert.Equal(t, "stop", ev[len(ev)-1].Reason)
 	})
 

@@ -79,6 +79,14 @@ func newTestTurn() *turn {
 	return newTurn("turn_t", callerKey{"local", "5:desk"}, &session{}, context.Background())
 }
 
+// TestPlayerReasonDropsOpencodesRejectWords: opencode 1.18.33 writes a rejected call's error
+// as its own words, then the gateway's message; the player reads the message only.
+func TestPlayerReasonDropsOpencodesRejectWords(t *testing.T) {
+	assert.Equal(t, "The player refused this write (write_file /door.lua).",
+		playerReason("The user rejected permission to use this specific tool call with the following feedback: The player refused this write (write_file /door.lua)."))
+	assert.Equal(t, "MCP error -32602: bad path", playerReason("MCP error -32602: bad path"))
+}
+
 func TestTextIsSplitCutAndPaged(t *testing.T) {
 	tr := newTestTurn()
 	assert.True(t, tr.addText("abc", 64<<10), "the first text")

@@ -184,7 +184,20 @@ func (t *turn) observePart(p *eventProps) {
 	detail, _ := describe(name, input)
 	e := Event{Kind: KindTool, Tool: wireText(name), Detail: wireText(detail), State: status}
 	if status == "error" {
-		e.Error = wireText(firstLine(part.State.Error))
+		e.Error = wireText(firstLine(playerReason(part.State.Error)))
 	}
 	t.add(e)
+}
+
+// rejectFeedback is what opencode (1.18.33) writes before a reject's message in the tool's
+// error. The model needs it (it says the user refused); the player reads only the gateway's
+// own reason, as the gateway wrote it.
+const rejectFeedback = "The user rejected permission to use this specific tool call with the following feedback: "
+
+// playerReason is a tool error as the player reads it.
+func playerReason(err string) string {
+	if reason, ok := strings.CutPrefix(strings.TrimSpace(err), rejectFeedback); ok {
+		return reason
+	}
+	return err
 }

@@ -681,6 +681,10 @@ func (t *Turn) FailProvider(message string, status int) {
 // Stall waits as a provider that accepted and sends nothing does: until the turn is aborted.
 func (t *Turn) Stall() { <-t.ctx.Done() }
 
+// RejectFeedbackPrefix is what the real opencode (1.18.33) writes before a reject's message
+// in the tool's error, which both the model and the tool part carry.
+const RejectFeedbackPrefix = "The user rejected permission to use this specific tool call with the following feedback: "
+
 // ToolResult is how a tool call ended: its state ("completed" or "error"), output or error.
 type ToolResult struct {
 	State, Output, Error string
@@ -733,7 +737,8 @@ func (t *Turn) Tool(name string, input map[string]any) ToolResult {
 				if rep.message == "" {
 					return end(ToolResult{State: "error", Error: "The user rejected permission to use this specific tool call.", Stopped: true})
 				}
-				return end(ToolResult{State: "error", Error: rep.message})
+				// opencode 1.18.33 puts its own words before the reply's message.
+				return end(ToolResult{State: "error", Error: RejectFeedbackPrefix + rep.message})
 			case "always":
 				t.a.mu.Lock()
 				t.in.approved[name] = true

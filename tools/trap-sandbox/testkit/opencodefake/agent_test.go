@@ -159,7 +159,7 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	status, _ = c.call(http.MethodPost, "/permission/"+ask["id"].(string)+"/reply", map[string]string{"reply": "reject", "message": "not yours"})
 	assert.Equal(t, http.StatusOK, status)
 	body = <-done
-	assert.Equal(t, "after error not yours", body["parts"].([]any)[1].(map[string]any)["text"], "a reject with a message lets the turn go on")
+	assert.Equal(t, "after error "+RejectFeedbackPrefix+"not yours", body["parts"].([]any)[1].(map[string]any)["text"], "a reject with a message lets the turn go on")
 
 	// A denied tool fails without an ask.
 	_, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "bash"}}, "model": model})
