@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 )
@@ -39,12 +40,13 @@ func TestRulesDenyEverythingButTheComputerTools(t *testing.T) {
 
 func TestJudgeAllowsOnlyTheAskingComputer(t *testing.T) {
 	in := func(s string) json.RawMessage { return json.RawMessage(s) }
-	v := judge("trap-sandbox_read_file", in(`{"traposId":"5:desk","path":"/a"}`), "5:desk")
+	desk := callerKey{account.Local, "5:desk"}
+	v := judge("trap-sandbox_read_file", in(`{"traposId":"5:desk","path":"/a"}`), desk)
 	assert.Equal(t, verdict{allow: true}, v)
-	v = judge("trap-sandbox_write_file", in(`{"traposId":"5:desk","path":"/a","content":"x"}`), "5:desk")
+	v = judge("trap-sandbox_write_file", in(`{"traposId":"5:desk","path":"/a","content":"x"}`), desk)
 	assert.Equal(t, verdict{allow: true, confirm: ActionWrite}, v)
-	assert.Equal(t, ActionDelete, judge("trap-sandbox_delete_file", in(`{"traposId":"5:desk"}`), "5:desk").confirm)
-	assert.Equal(t, ActionRun, judge("trap-sandbox_run_lua", in(`{"traposId":"5:desk"}`), "5:desk").confirm)
+	assert.Equal(t, ActionDelete, judge("trap-sandbox_delete_file", in(`{"traposId":"5:desk"}`), desk).confirm)
+	assert.Equal(t, ActionRun, judge("trap-sandbox_run_lua", in(`{"traposId":"5:desk"}`), desk).confirm)
 
 	for name, c := range map[string]struct{ perm, input string }{
 		"another computer": {"trap-sandbox_read_file", `{"traposId":"6:vault"}`},
@@ -53,11 +55,19 @@ func TestJudgeAllowsOnlyTheAskingComputer(t *testing.T) {
 		"a host tool":      {"bash", `{"command":"id"}`},
 		"another server":   {"other_read_file", `{"traposId":"5:desk"}`},
 	} {
-		v := judge(c.perm, in(c.input), "5:desk")
+		v := judge(c.perm, in(c.input), desk)
 		assert.False(t, v.allow, name)
 		assert.NotEmpty(t, v.message, "%s: a reject carries a message, so the turn goes on", name)
 	}
-	assert.False(t, judge("trap-sandbox_read_file", nil, "5:desk").allow, "arguments never seen")
+	assert.False(t, judge("trap-sandbox_read_file", nil, desk).allow, "arguments never seen")
+}
+
+// TestJudgeRefusesAComputerOfAnotherAccount: the tools act as the gateway's admin of "local",
+// which resolves a traposId in its own account first; alice's 5:desk must not reach local's.
+func TestJudgeRefusesAComputerOfAnotherAccount(t *testing.T) {
+	v := judge("trap-sandbox_read_file", json.RawMessage(`{"traposId":"5:desk","path":"/a"}`), callerKey{"alice", "5:desk"})
+	assert.False(t, v.allow)
+	assert.Contains(t, v.message, `account "alice"`)
 }
 
 func TestDescribe(t *testing.T) {

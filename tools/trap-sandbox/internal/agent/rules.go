@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"trap-sandbox/internal/account"
 )
 
 // MCPName is the name the session directory's opencode.json gives the gateway's MCP server;
@@ -138,7 +140,16 @@ type verdict struct {
 
 // judge decides a permission ask of the turn of computer asker: permission is opencode's
 // name for the tool, input the call's arguments (nil when they never came).
-func judge(permission string, input json.RawMessage, asker string) verdict {
+//
+// The tools run as the gateway's own token, an admin of account.Local, and name a computer by
+// traposId alone, which an admin resolves in its own account first: for a computer of another
+// account they could reach a different computer of the same id. Until the tools act as the
+// asking computer's account, a computer of another account gets no tool at all.
+func judge(permission string, input json.RawMessage, from callerKey) verdict {
+	asker := from.traposID
+	if from.account != account.Local {
+		return verdict{message: fmt.Sprintf("Refused: the gateway's tools act only on computers of account %q, and computer %s belongs to account %q; answer the player without tools.", account.Local, asker, from.account)}
+	}
 	name, ours := strings.CutPrefix(permission, toolPrefix)
 	action, allowed := agentTools[name]
 	if !ours || !allowed {

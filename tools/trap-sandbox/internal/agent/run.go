@@ -257,7 +257,7 @@ func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
 // message, so the model reads why and the turn goes on. Never "always".
 func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
 	input := t.tr.inputOf(callID, t.ctx.Done())
-	v := judge(permission, input, t.caller.traposID)
+	v := judge(permission, input, t.caller)
 	if v.allow && v.confirm != "" {
 		v = m.confirm(t, permission, input, v.confirm)
 	}
