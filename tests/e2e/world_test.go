@@ -91,7 +91,8 @@ func TestWorldOfComputers(t *testing.T) {
 	require.Equal(t, 5, disk.ID())
 	require.NoError(t, os.MkdirAll(filepath.Join(w.Dir(), "disk", "5"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(w.Dir(), "disk", "5", "greeting.txt"), []byte("kept on floppy 5"), 0o644))
-	w.StartAll(spec)
+	// Each computer runs as long as the test may: on a loaded machine the waits below add up.
+	w.StartAllWithin(spec, testTimeout)
 
 	base, visitor, repeater := w.Computer(1), w.Computer(2), w.Computer(3)
 	base.WaitFor(ctx, "position\t12\t70\t-3")

@@ -2,6 +2,7 @@ package fakecrafttest
 
 import (
 	"testing"
+	"time"
 
 	"fakecraft/world"
 )
@@ -44,15 +45,22 @@ func StartWorld(t testing.TB, spec world.Spec) *World {
 }
 
 // StartAll boots every computer of spec as a plain CC: Tweaked computer (its startup
-// files, then its prompt), in the order given.
+// files, then its prompt), in the order given; each runs up to DefaultTimeLimit.
 func (w *World) StartAll(spec world.Spec) {
+	w.t.Helper()
+	w.StartAllWithin(spec, DefaultTimeLimit)
+}
+
+// StartAllWithin is StartAll for computers that may each run up to limit (a world whose
+// test waits on many computers in turn on a loaded machine).
+func (w *World) StartAllWithin(spec world.Spec, limit time.Duration) {
 	w.t.Helper()
 	for _, c := range spec.Computers {
 		opts, err := w.Machine(spec, c)
 		if err != nil {
 			w.t.Fatalf("fakecraft: %v", err)
 		}
-		w.computers[c.ID] = Start(w.t, opts)
+		w.computers[c.ID] = StartWithin(w.t, opts, limit)
 	}
 }
 

@@ -414,3 +414,34 @@ print("got", msg)
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20),
 		"remembering one message id allocated the array part up to it")
 }
+
+// TestRepeaterMessageIDInTheArrayRange: the repeat program remembers the ids it repeated
+// by their text, as rednet does: a random id just below 2^26 no longer makes it fill a
+// table's array part up to it (the repeater of a world hung there, never stopping).
+func TestRepeaterMessageIDInTheArrayRange(t *testing.T) {
+	ctx := within(t)
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		TimeScale: testScale,
+		Computers: []world.ComputerSpec{
+			{ID: 3, Position: [3]float64{10, 64, 0}, Peripherals: map[string]string{"top": "modem"},
+				Files: map[string]string{"/startup.lua": `shell.run("repeat")`}},
+			{ID: 1, Position: [3]float64{0, 64, 0}, Peripherals: map[string]string{"top": "modem"},
+				Files: map[string]string{"/startup.lua": `
+-- Sent until the test ends: the repeater may not be listening yet, and repeats an id once.
+while true do
+  -- 2^26 - 1: gopher-lua's largest array index.
+  peripheral.call("top", "transmit", rednet.CHANNEL_REPEAT, 1,
+    { nMessageID = 67108863, nRecipient = 2, nSender = 1, message = "edge", sProtocol = "t" })
+  sleep(0.5)
+end
+`}},
+		},
+	})
+	w.Computer(3).WaitFor(ctx, "1 message repeated.")
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20),
+		"remembering one repeated message id allocated the array part up to it")
+}

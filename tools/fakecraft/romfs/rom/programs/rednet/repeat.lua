@@ -38,9 +38,12 @@ local ok, err = pcall(function()
   while true do
     local event, a, channel, reply_channel, message = os.pullEvent();
     if event == "modem_message" and channel == rednet.CHANNEL_REPEAT and type(message) == "table"
-      and message.nMessageID and type(message.nRecipient) == "number" and not seen[message.nMessageID] then
-      seen[message.nMessageID] = true;
-      forget[os.startTimer(REMEMBER_SECONDS)] = message.nMessageID;
+      and message.nMessageID and type(message.nRecipient) == "number" and not seen[tostring(message.nMessageID)] then
+      -- Keyed by text, as rednet keys them: a number id below 2^26 would make gopher-lua
+      -- fill the table's array part up to it (fakecraft's README, "Sparse integer keys").
+      local id = tostring(message.nMessageID);
+      seen[id] = true;
+      forget[os.startTimer(REMEMBER_SECONDS)] = id;
       local recipient = message.nRecipient;
       if recipient ~= rednet.CHANNEL_BROADCAST then recipient = recipient % rednet.MAX_ID_CHANNELS; end
       for _, name in ipairs(modems) do
