@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
 
 	"trap-sandbox/testkit/opencodefake"
@@ -228,6 +229,7 @@ func TestChunkThatNeverYieldsEndsAlone(t *testing.T) {
 	opts.ID, opts.Label = 9, "lab"
 	opts.Settings["sandbox.allow_exec"] = "true"
 	opts.Files = map[string]string{"/e2e.lua": idleProgram}
+	opts.YieldTimeout = computer.DefaultYieldTimeout // CC's own limit, which the chunk must meet
 	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 	c.WaitFor(ctx, markerIdle)
 

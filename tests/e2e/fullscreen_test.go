@@ -93,6 +93,8 @@ func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 	}
 	typed := make(chan string)
 	opts.Input = computer.Input(typed)
+	// CC's own limit: the tight loop below must meet it (fakecrafttest's default is longer).
+	opts.YieldTimeout = computer.DefaultYieldTimeout
 	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 	c.WaitFor(ctx, markerAtPrompt)
 

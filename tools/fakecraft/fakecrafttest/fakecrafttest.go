@@ -20,6 +20,13 @@ import (
 // DefaultTimeLimit bounds a computer started by Start when the test sets none.
 const DefaultTimeLimit = 30 * time.Second
 
+// YieldTimeout is how long one resume of a computer under test may run before "Too long
+// without yielding", when its options set none. CC's limit (computer.DefaultYieldTimeout, 7 s)
+// is wall time: a resume that takes 100 ms on an idle machine can take longer than that under
+// -race on a loaded 2-core one, and a test must not depend on the machine's speed. A test of
+// the limit itself sets opts.YieldTimeout (to CC's value or a shorter one).
+const YieldTimeout = 30 * time.Second
+
 // stopWait bounds the wait for a computer told to stop. A stop hard-aborts whatever Lua
 // runs, so a computer that outlasts it is stuck in Go no abort reaches (a library function
 // that never checks, a deadlock): the test fails naming it instead of hanging until go
@@ -50,6 +57,9 @@ func Start(t testing.TB, opts machine.Options) *Computer {
 func StartWithin(t testing.TB, opts machine.Options, limit time.Duration) *Computer {
 	t.Helper()
 	c := &Computer{t: t, id: opts.ID, out: &Output{}, done: make(chan struct{})}
+	if opts.YieldTimeout == 0 {
+		opts.YieldTimeout = YieldTimeout
+	}
 	if opts.Stdout != nil {
 		opts.Stdout = multiWriter{opts.Stdout, c.out}
 	} else {
@@ -81,11 +91,16 @@ func (w multiWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Run boots a computer, waits until it shuts down (bounded by ctx) and returns the
-// result and the transcript.
+// Run boots a computer, waits until it shuts down (bounded by ctx: the computer may run
+// until ctx's deadline, or DefaultTimeLimit when ctx has none) and returns the result and the
+// transcript.
 func Run(ctx context.Context, t testing.TB, opts machine.Options) (computer.Result, string) {
 	t.Helper()
-	c := Start(t, opts)
+	limit := DefaultTimeLimit
+	if deadline, ok := ctx.Deadline(); ok {
+		limit = time.Until(deadline)
+	}
+	c := StartWithin(t, opts, limit)
 	res, err := c.Wait(ctx)
 	if err != nil {
 		t.Fatalf("fakecraft: %v\ntranscript:\n%s", err, c.Output())
