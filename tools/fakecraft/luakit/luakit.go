@@ -1,7 +1,6 @@
 // Package luakit is the one place fakecraft's Go APIs take CC: Tweaked's argument rules
 // from: the type names CC's messages use (nan, inf, -inf, "no value"), the argument checks,
-// and errors raised at the caller's position. Every API is installed through one signature
-// (Opener) from one list (machine.New's), as gopher-lua's linit.go lists its libraries.
+// and errors raised at the caller's position.
 //
 // CC words a bad argument three ways, after what the function is written in, and each Go
 // API picks the family of the function it stands in for:
@@ -27,7 +26,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
-	"fakecraft/host"
 )
 
 // NoValue is what CC's messages call an argument past the last one given.
@@ -210,7 +208,3 @@ func CheckTable(L *lua.LState, n int) *lua.LTable {
 func parseNumber(s string) (float64, bool) {
 	return ccformat.ParseNumber(s, 10)
 }
-
-// Opener installs one API into a computer's Lua state. It runs on the goroutine that owns
-// the state before the bios; h is the computer.
-type Opener func(L *lua.LState, h host.Host) error
