@@ -50,7 +50,8 @@ type Env struct {
 // The order matters where a row builds on an earlier one: the Lua libraries come first,
 // as every API may use them and the os and coroutine rows rewrap theirs; the caller's APIs
 // come after the standard ones, so they may use or replace them; and the C stand-ins come
-// last, because cfuncs.lua wraps the table library as the rows above left it.
+// last, because cfuncs.lua keeps the library functions it calls (table.pack, error,
+// debug.getmetatable, gopher-lua's table.sort, …) as the rows above left them.
 var apis = []API{
 	{"Lua 5.2's libraries as CC's: _G, string, table, math, coroutine, debug, bit32", openLibraries},
 	{"os (the Go half; the bios adds the rest)", openOS},
@@ -62,7 +63,7 @@ var apis = []API{
 	{"http", openHTTP},
 	{"peripheral, redstone, rs", openPeripherals},
 	{"the caller's (Config.APIs)", openCallers},
-	{"_FAKECRAFT_TRAMPOLINE (C functions written in Lua: pcall, table.sort)", openCFuncs},
+	{"C functions written in Lua: table.sort, foreach, foreachi; _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
 }
 
 func openLibraries(L *lua.LState, e *Env) error {
