@@ -3,6 +3,9 @@
 // A Computer owns one Lua state, driven by the goroutine that calls Run. Like CC, the whole
 // computer is one coroutine that is resumed with one event at a time; everything else
 // (network goroutines, timers, the caller) only queues events or hands functions to Do.
+//
+// apis.go lists every API the computer gets, its own and those of the parts it is built
+// with (Config.FS, HTTP, Peripherals); term.go is its screen and termapi.go the term API.
 package computer
 
 import (
