@@ -35,7 +35,8 @@ const (
 	BootPath       = LauncherDir + "/boot.lua"
 )
 
-// boot builds the Lua state: libraries, Go APIs, the bios chunk and the computer coroutine.
+// boot builds the Lua state: every API of the table (apis.go), the bios chunk and the
+// computer coroutine.
 func (c *Computer) boot() error {
 	L := lua.NewState(lua.Options{
 		SkipOpenLibs:        true,
@@ -46,21 +47,12 @@ func (c *Computer) boot() error {
 		MinimizeStackMemory: true,
 	})
 	c.L = L
-	stockOS := openLibs(L)
-	c.installOS(L, stockOS)
-	c.installCoroutine(L)
-	L.SetGlobal("_FAKECRAFT_TERM", c.term.install(L))
-	L.SetGlobal("_FAKECRAFT_BIOS", c.biosTable(L))
-	for i, install := range c.cfg.APIs {
-		if err := install(L, c); err != nil {
-			return fmt.Errorf("install api %d: %w", i, err)
+	env := &Env{Computer: c, FS: c.cfg.FS, HTTP: c.cfg.HTTP, Peripherals: c.cfg.Peripherals}
+	for _, api := range apis {
+		if err := api.Install(L, env); err != nil {
+			return fmt.Errorf("install %s: %w", api.Name, err)
 		}
 	}
-	tramp, err := installCFuncs(L)
-	if err != nil {
-		return err
-	}
-	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	fn, err := compileChunk(L, biosSource, biosChunk, nil)
 	if err != nil {
 		return fmt.Errorf("compile bios: %w", err)

@@ -3,6 +3,9 @@
 // A Computer owns one Lua state, driven by the goroutine that calls Run. Like CC, the whole
 // computer is one coroutine that is resumed with one event at a time; everything else
 // (network goroutines, timers, the caller) only queues events or hands functions to Do.
+//
+// apis.go lists every API the computer gets, its own and those of the parts it is built
+// with (Config.FS, HTTP, Peripherals); term.go is its screen and termapi.go the term API.
 package computer
 
 import (
@@ -19,8 +22,10 @@ import (
 
 	"fakecraft/ccformat"
 	"fakecraft/ccstr"
+	"fakecraft/fsapi"
 	"fakecraft/host"
-	"fakecraft/luakit"
+	"fakecraft/httpapi"
+	"fakecraft/peripheral"
 )
 
 // EventQueueLimit is CC's per-computer event queue size; events past it are dropped.
@@ -44,11 +49,6 @@ const (
 // ErrTimeLimit is returned by Run when its context ends before the computer shuts down.
 var ErrTimeLimit = errors.New("time limit reached")
 
-// Installer puts a Go API into a computer's Lua state before the bios runs. It is called on
-// the goroutine that owns the state; h is the computer itself.
-// It is luakit's Opener: every API goes in through this one signature.
-type Installer = luakit.Opener
-
 // Boot says what the computer runs once the bios is up, through the shell and the launcher
 // (BootPath).
 type Boot struct {
@@ -69,8 +69,16 @@ type Config struct {
 	// Settings are raw `set key value` values, converted like CC's set program
 	// (true/false/nil/numbers) and applied with settings.set before /.settings is loaded.
 	Settings map[string]string
-	// APIs are installed in order; the file system API (global fs) must be among them, with
-	// the ROM mounted at /rom.
+	// FS is the file system (the fs API), with the ROM mounted at /rom. Nil leaves fs out:
+	// then one of APIs must set a global fs the bios can load the ROM through.
+	FS *fsapi.FS
+	// HTTP is the http API's state; nil leaves http out.
+	HTTP *httpapi.API
+	// Peripherals are the computer's sides (the peripheral and redstone APIs); nil leaves
+	// them out.
+	Peripherals *peripheral.Bus
+	// APIs are the caller's own, installed in order after the standard ones of the table
+	// (apis.go) and before the bios runs.
 	APIs []Installer
 	// TimeScale speeds the computer's clock up: 10 makes ticks every 5 ms of real time and
 	// os.epoch/os.clock advance ten times faster. Zero means 1 (real time).

@@ -12,8 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 	lua "github.com/yuin/gopher-lua"
 	"go.uber.org/goleak"
-
-	"fakecraft/host"
 )
 
 func TestMain(m *testing.M) {
@@ -167,7 +165,7 @@ assert(not ok and err == "Terminated", tostring(err))
 func TestGoTerminateStopsProgram(t *testing.T) {
 	var c *Computer
 	out, res, _ := runLua(t, `print("waiting") while true do os.pullEvent("never") end`, func(cfg *Config) {
-		cfg.APIs = append(cfg.APIs, func(L *lua.LState, h host.Host) error {
+		cfg.APIs = append(cfg.APIs, func(L *lua.LState, h *Env) error {
 			h.Go(func() {
 				select {
 				case <-time.After(20 * time.Millisecond):
@@ -378,7 +376,7 @@ local _, v = os.pullEvent("ping")
 assert(v == "from go")
 assert(_G.didRun == true)
 `, func(cfg *Config) {
-		cfg.APIs = append(cfg.APIs, func(L *lua.LState, h host.Host) error {
+		cfg.APIs = append(cfg.APIs, func(L *lua.LState, h *Env) error {
 			h.Go(func() {
 				select {
 				case <-time.After(20 * time.Millisecond):

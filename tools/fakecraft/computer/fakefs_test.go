@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
-
-	"fakecraft/host"
 )
 
 // memFS is a read-only in-memory fs API, just enough for the bios (loadfile, os.loadAPI),
@@ -29,7 +27,7 @@ func (m memFS) isDir(p string) bool {
 	return false
 }
 
-func (m memFS) install(L *lua.LState, _ host.Host) error {
+func (m memFS) install(L *lua.LState, _ *Env) error {
 	files := map[string]string{}
 	for k, v := range m {
 		files[clean(k)] = v

@@ -3,12 +3,8 @@ package computer
 import (
 	"bytes"
 	"io"
-	"math"
-	"math/bits"
 	"strings"
 	"sync"
-
-	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccstr"
 )
@@ -358,175 +354,62 @@ func (t *Terminal) TextColour() int {
 	return 1 << t.textColour
 }
 
-// checkColour validates a colors.* value and returns its index. Like CC, any number is
-// accepted and its highest set bit of the low 16 chosen; nothing set is an error.
-func checkColour(L *lua.LState, n int) uint8 {
-	f := float64(L.CheckNumber(n))
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		L.RaiseError("Colour out of range")
-	}
-	c := int64(f)
-	if c <= 0 || c > 0xFFFF {
-		L.RaiseError("Colour out of range")
-	}
-	return uint8(bits.Len64(uint64(c)) - 1)
+// CursorBlink reports whether the cursor blinks.
+func (t *Terminal) CursorBlink() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.blink
 }
 
-// blitColours turns a blit colour string into indices; a character that is not a hex
-// digit keeps the fallback index, as CC's terminal does.
-func blitColours(s string, fallback uint8) []uint8 {
-	out := make([]uint8, len(s))
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= '0' && c <= '9':
-			out[i] = c - '0'
-		case c >= 'a' && c <= 'f':
-			out[i] = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			out[i] = c - 'A' + 10
-		default:
-			out[i] = fallback
-		}
+// SetCursorBlink turns the cursor's blink on or off; onBlink hears the change (outside mu).
+func (t *Terminal) SetCursorBlink(on bool) {
+	t.mu.Lock()
+	was := t.blink
+	t.blink = on
+	t.touch()
+	t.mu.Unlock()
+	if t.onBlink != nil {
+		t.onBlink(was, on)
 	}
-	return out
 }
 
-// channel turns a palette component in [0,1] into a byte.
-func channel(f float64) uint32 {
-	if f < 0 {
-		f = 0
-	} else if f > 1 {
-		f = 1
-	}
-	return uint32(f*255 + 0.5)
+// IsColour reports whether this is an advanced (colour) terminal.
+func (t *Terminal) IsColour() bool { return t.colour }
+
+// SetTextColour sets the colour (an index, 0-15) that text is written in from now on.
+func (t *Terminal) SetTextColour(index uint8) {
+	t.mu.Lock()
+	t.textColour = index
+	t.touch()
+	t.mu.Unlock()
 }
 
-// install builds the native term table.
-func (t *Terminal) install(L *lua.LState) *lua.LTable {
-	fns := t.Functions()
-	tbl := L.NewTable()
-	for name, fn := range fns {
-		tbl.RawSetString(name, L.NewFunction(fn))
-	}
-	for british, american := range TermAliases {
-		tbl.RawSetString(american, tbl.RawGetString(british))
-	}
-	return tbl
+// BackgroundColour returns the current background colour (a colors.* value).
+func (t *Terminal) BackgroundColour() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return 1 << t.bgColour
 }
 
-// Functions are the term API's functions drawing on t, by their British names (see
-// TermAliases): the native term table, and a monitor's methods.
-func (t *Terminal) Functions() map[string]lua.LGFunction {
-	fns := map[string]lua.LGFunction{
-		"write": func(L *lua.LState) int {
-			v := L.CheckAny(1)
-			t.Write(toStringMeta(L, v))
-			return 0
-		},
-		"blit": func(L *lua.LState) int {
-			text, fg, bg := L.CheckString(1), L.CheckString(2), L.CheckString(3)
-			if len(fg) != len(text) || len(bg) != len(text) {
-				L.RaiseError("Arguments must be the same length")
-			}
-			t.blit(text, blitColours(fg, colourWhite), blitColours(bg, colourBlack))
-			return 0
-		},
-		"scroll":    func(L *lua.LState) int { t.Scroll(L.CheckInt(1)); return 0 },
-		"clear":     func(L *lua.LState) int { t.Clear(); return 0 },
-		"clearLine": func(L *lua.LState) int { t.ClearLine(); return 0 },
-		"getCursorPos": func(L *lua.LState) int {
-			t.mu.Lock()
-			x, y := t.x, t.y
-			t.mu.Unlock()
-			L.Push(lua.LNumber(x))
-			L.Push(lua.LNumber(y))
-			return 2
-		},
-		"setCursorPos": func(L *lua.LState) int {
-			t.SetCursorPos(int(L.CheckNumber(1)), int(L.CheckNumber(2)))
-			return 0
-		},
-		"getCursorBlink": func(L *lua.LState) int {
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			L.Push(lua.LBool(t.blink))
-			return 1
-		},
-		"setCursorBlink": func(L *lua.LState) int {
-			on := L.CheckBool(1)
-			t.mu.Lock()
-			was := t.blink
-			t.blink = on
-			t.touch()
-			t.mu.Unlock()
-			if t.onBlink != nil {
-				t.onBlink(was, on)
-			}
-			return 0
-		},
-		"getSize": func(L *lua.LState) int {
-			w, h := t.Size()
-			L.Push(lua.LNumber(w))
-			L.Push(lua.LNumber(h))
-			return 2
-		},
-		"isColour": func(L *lua.LState) int { L.Push(lua.LBool(t.colour)); return 1 },
-		"setTextColour": func(L *lua.LState) int {
-			c := checkColour(L, 1)
-			t.mu.Lock()
-			t.textColour = c
-			t.touch()
-			t.mu.Unlock()
-			return 0
-		},
-		"getTextColour": func(L *lua.LState) int { L.Push(lua.LNumber(t.TextColour())); return 1 },
-		"setBackgroundColour": func(L *lua.LState) int {
-			c := checkColour(L, 1)
-			t.mu.Lock()
-			t.bgColour = c
-			t.mu.Unlock()
-			return 0
-		},
-		"getBackgroundColour": func(L *lua.LState) int {
-			t.mu.Lock()
-			defer t.mu.Unlock()
-			L.Push(lua.LNumber(int(1) << t.bgColour))
-			return 1
-		},
-		"setPaletteColour": func(L *lua.LState) int {
-			c := checkColour(L, 1)
-			var rgb uint32
-			if L.GetTop() == 2 {
-				rgb = uint32(L.CheckNumber(2)) & 0xFFFFFF
-			} else {
-				r, g, b := float64(L.CheckNumber(2)), float64(L.CheckNumber(3)), float64(L.CheckNumber(4))
-				rgb = channel(r)<<16 | channel(g)<<8 | channel(b)
-			}
-			t.mu.Lock()
-			t.palette[c] = rgb
-			t.touch()
-			t.mu.Unlock()
-			return 0
-		},
-		"getPaletteColour": func(L *lua.LState) int {
-			c := checkColour(L, 1)
-			t.mu.Lock()
-			rgb := t.palette[c]
-			t.mu.Unlock()
-			L.Push(lua.LNumber(float64(rgb>>16&0xFF) / 255))
-			L.Push(lua.LNumber(float64(rgb>>8&0xFF) / 255))
-			L.Push(lua.LNumber(float64(rgb&0xFF) / 255))
-			return 3
-		},
-	}
-	return fns
+// SetBackgroundColour sets the colour (an index, 0-15) that writing and clearing paint
+// behind text from now on. Nothing on the screen changes, so renderers are not told.
+func (t *Terminal) SetBackgroundColour(index uint8) {
+	t.mu.Lock()
+	t.bgColour = index
+	t.mu.Unlock()
 }
 
-// TermAliases are the American spellings of the term API's British names: each is the
-// same function.
-var TermAliases = map[string]string{
-	"isColour": "isColor", "setTextColour": "setTextColor", "getTextColour": "getTextColor",
-	"setBackgroundColour": "setBackgroundColor", "getBackgroundColour": "getBackgroundColor",
-	"setPaletteColour": "setPaletteColor", "getPaletteColour": "getPaletteColor",
+// PaletteColour returns the RGB (0xRRGGBB) that colour index shows as.
+func (t *Terminal) PaletteColour(index uint8) uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.palette[index]
+}
+
+// SetPaletteColour makes colour index show as rgb (0xRRGGBB).
+func (t *Terminal) SetPaletteColour(index uint8, rgb uint32) {
+	t.mu.Lock()
+	t.palette[index] = rgb
+	t.touch()
+	t.mu.Unlock()
 }

@@ -260,7 +260,7 @@ func (r *runner) boot(parent context.Context) (progressed, finished bool, err er
 		}
 		h.QueueEvent("cct_test_run")
 	}
-	install := func(L *lua.LState, h host.Host) error {
+	install := func(L *lua.LState, h *computer.Env) error {
 		api := L.NewTable()
 		api.RawSetString("start", L.NewFunction(func(L *lua.LState) int {
 			tbl := L.CheckTable(1)

@@ -13,7 +13,6 @@ import (
 
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
-	"fakecraft/host"
 )
 
 func TestMain(m *testing.M) {
@@ -117,7 +116,7 @@ func TestCleanupReportsAComputerThatDoesNotStop(t *testing.T) {
 
 	release := make(chan struct{})
 	entered := make(chan struct{})
-	stuck := func(L *lua.LState, _ host.Host) error {
+	stuck := func(L *lua.LState, _ *computer.Env) error {
 		L.SetGlobal("stuck_in_go", L.NewFunction(func(L *lua.LState) int {
 			close(entered)
 			<-release

@@ -8,6 +8,10 @@
 // directory. Other mounts (like /rom) are strictly read-only unless they name a writable
 // host directory. No path can leave its mount: paths are sanitised as CC does, and host
 // directories are opened with os.Root, so symlinks pointing outside them are not followed.
+//
+// fs.go is that union of mounts; space.go charges what is written against each writable
+// mount's capacity, as CC does; handle.go and lua.go are the Lua side (file handles and
+// the fs functions); path.go is CC's path rules.
 package fsapi
 
 import (
@@ -22,15 +26,6 @@ import (
 )
 
 const (
-	// RootCapacity is the size of a computer's own drive in bytes (CC's default
-	// computer_space_limit).
-	RootCapacity = 1_000_000
-	// MountCapacity is the size of any other writable mount in bytes (CC's default
-	// floppy_space_limit).
-	MountCapacity = 125_000
-	// minimumFileSize is what every file and directory costs at least, as in CC, so that
-	// empty files cannot fill nothing forever.
-	minimumFileSize = 500
 	// MaxOpenFiles is how many file handles a computer may hold open at once (CC's default
 	// maximum_open_files).
 	MaxOpenFiles = 128
@@ -115,14 +110,13 @@ type FS struct {
 // mountPoint is one mounted tree: an optional writable upper layer over an optional
 // read-only lower layer.
 type mountPoint struct {
-	at       string // sanitised computer path, "" for the root
-	label    string
-	upper    *os.Root // writable layer; nil when the mount is read-only
-	upperFS  fs.FS    // upper.FS(), for directory listing
-	lower    fs.FS    // read-only layer; nil when there is none
-	hidden   map[string]bool
-	capacity int64
-	used     int64 // bytes in use by CC's accounting; -1 until measured
+	at      string // sanitised computer path, "" for the root
+	label   string
+	upper   *os.Root // writable layer; nil when the mount is read-only
+	upperFS fs.FS    // upper.FS(), for directory listing
+	lower   fs.FS    // read-only layer; nil when there is none
+	hidden  map[string]bool
+	space   // a writable mount's accounting (space.go)
 }
 
 // New builds a computer filesystem from mounts plus a writable overlay host directory
@@ -161,7 +155,7 @@ func New(mounts []Mount, overlay string) (*FS, error) {
 		if overlay == "" {
 			return nil, errors.New("no root filesystem: mount \"/\" or give an overlay")
 		}
-		root = &mountPoint{label: "hdd", used: -1, hidden: map[string]bool{}}
+		root = &mountPoint{label: "hdd", space: newSpace(RootCapacity), hidden: map[string]bool{}}
 		f.mounts = append(f.mounts, root)
 	}
 	root.capacity = RootCapacity
@@ -186,7 +180,7 @@ func (f *FS) newMountPoint(mnt Mount, at string, lower bool) (*mountPoint, error
 	if (mnt.Dir == "") == (mnt.FS == nil) {
 		return nil, fmt.Errorf("mount %q: exactly one of Dir and FS must be set", mnt.At)
 	}
-	mp := &mountPoint{at: at, label: mnt.Label, capacity: MountCapacity, used: -1, hidden: map[string]bool{}}
+	mp := &mountPoint{at: at, label: mnt.Label, space: newSpace(MountCapacity), hidden: map[string]bool{}}
 	if mnt.Capacity > 0 {
 		mp.capacity = mnt.Capacity
 	}
@@ -550,13 +544,13 @@ func (f *FS) makeDir(path string) error {
 	for p := parentOf(local); p != "" && !m.stat(p).exists; p = parentOf(p) {
 		missing++
 	}
-	if f.free(m) < missing*minimumFileSize {
+	if m.free() < missing*minimumFileSize {
 		return pathErr(path, msgOutOfSpace)
 	}
 	if err := m.prepareParents(path, local); err != nil {
 		return err
 	}
-	m.used = -1
+	m.forget()
 	if err := m.upper.MkdirAll(osName(local), dirPerm); err != nil {
 		return pathErr(path, msgAccessDenied)
 	}
@@ -572,7 +566,7 @@ func (f *FS) delete(path string) error {
 		// A mount point (or the root) cannot be removed from inside the computer.
 		return pathErr(path, msgAccessDenied)
 	}
-	m.used = -1
+	m.forget()
 	if m.upperStat(local).exists {
 		if err := m.upper.RemoveAll(local); err != nil {
 			return pathErr(path, msgAccessDenied)
@@ -699,53 +693,7 @@ func (f *FS) move(src, dst string) error {
 	return f.delete(src)
 }
 
-// usedSpace measures a writable mount as CC does: every file and directory (the mount's
-// own root included) costs at least minimumFileSize bytes.
-func (m *mountPoint) usedSpace() int64 {
-	if m.used >= 0 {
-		return m.used
-	}
-	var walk func(local string) int64
-	walk = func(local string) int64 {
-		e := m.stat(local)
-		if !e.dir {
-			return max(e.size, minimumFileSize)
-		}
-		total := int64(minimumFileSize)
-		names := map[string]bool{}
-		m.list(local, names)
-		for n := range names {
-			total += walk(join(local, n))
-		}
-		return total
-	}
-	m.used = walk("")
-	return m.used
-}
-
-// free is what is left of a writable mount. CC charges the mount's root directory too, but
-// grants its minimumFileSize on top of the capacity, so an empty drive has all of its
-// capacity free.
-func (f *FS) free(m *mountPoint) int64 {
-	if m.upper == nil {
-		return 0
-	}
-	return max(m.capacity+minimumFileSize-m.usedSpace(), 0)
-}
-
 // ----- Go-side helpers for the computer -----
-
-// SetRootCapacity sets the size in bytes of the computer's own drive: CC's server config
-// computer_space_limit, RootCapacity by default.
-func (f *FS) SetRootCapacity(capacity int64) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, m := range f.mounts {
-		if m.at == "" {
-			m.capacity = capacity
-		}
-	}
-}
 
 // ReadFile returns the contents of the file at a computer path.
 func (f *FS) ReadFile(path string) ([]byte, error) {

@@ -92,7 +92,7 @@ func (f *FS) openWrite(path string, mode openMode) (*handle, error) {
 	if !e.exists && mode.read && !mode.truncate {
 		return nil, pathErr(path, msgNoSuchFile)
 	}
-	if !e.exists && f.free(m) < minimumFileSize {
+	if !e.exists && m.free() < minimumFileSize {
 		return nil, pathErr(path, msgOutOfSpace)
 	}
 	if err := m.prepareParents(path, local); err != nil {
@@ -135,7 +135,7 @@ func (f *FS) openWrite(path string, mode openMode) (*handle, error) {
 	if fi, err := file.Stat(); err == nil {
 		h.size = fi.Size()
 	}
-	m.used = -1
+	m.forget()
 	f.open[h] = struct{}{}
 	return h, nil
 }
@@ -228,13 +228,13 @@ func (h *handle) writeBytes(data []byte) error {
 	}
 	newSize := max(h.size, pos+int64(len(data)))
 	if delta := max(newSize, minimumFileSize) - max(h.size, minimumFileSize); delta > 0 {
-		if delta > h.fs.free(h.m) {
+		if delta > h.m.free() {
 			return errors.New(msgOutOfSpace)
 		}
-		h.m.used = h.m.usedSpace() + delta
+		h.m.charge(delta)
 	}
 	if _, err := h.file.Write(data); err != nil {
-		h.m.used = -1
+		h.m.forget()
 		return errors.New(msgAccessDenied)
 	}
 	h.size = newSize

@@ -166,7 +166,7 @@ func (f *FS) luaGetFreeSpace(L *lua.LState) int {
 	f.locked(func() {
 		var m *mountPoint
 		if m, _, err = f.resolve(path); err == nil {
-			free = f.free(m)
+			free = m.free()
 		}
 	})
 	f.check(L, err)

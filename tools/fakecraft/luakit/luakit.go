@@ -1,22 +1,35 @@
-// Package luakit is the one place fakecraft's Go APIs take CC: Tweaked's argument rules
-// from: the type names CC's messages use (nan, inf, -inf, "no value"), the argument checks,
-// and errors raised at the caller's position. Every API is installed through one signature
-// (Opener) from one list (machine.New's), as gopher-lua's linit.go lists its libraries.
+// Package luakit holds CC: Tweaked's rules for the errors of Go functions called from Lua:
+// the type names CC's messages use (nan, inf, -inf, "no value"), the argument checks, and
+// raising an error at the position CC would give it. The Go APIs (fs, os, http, textutils,
+// the peripherals, periphemu) and the base-library functions fakecraft replaces take their
+// argument errors from here, so each wording has one home.
 //
 // CC words a bad argument three ways, after what the function is written in, and each Go
-// API picks the family of the function it stands in for:
-//   - Lua's standard library (string.rep, …): numbers and strings convert into each other,
-//     a missing argument is "no value" — CheckString, CheckInteger, CheckNumber, CheckTable,
-//     ArgError.
-//   - CC's Java APIs (fs, os, term, …; IArguments in CC): nothing converts, a missing
-//     argument is "nil", and a number that must be finite names nan, inf or -inf —
-//     StrictString, OptBool, OptLong, CheckFinite (javaargs.go).
+// function picks the family of the function it stands in for:
+//   - Lua's standard library (string.rep, load, …): a missing argument is "no value", and
+//     CheckString takes a number as its text and CheckInteger a numeric string as its
+//     number; CheckNumber takes numbers only — CheckString, OptString, CheckInteger,
+//     OptInteger, CheckNumber, CheckTable, ArgError, BadArgumentReason.
+//   - CC's Java APIs (fs, os, http, the peripherals; IArguments in CC): nothing converts, a
+//     missing argument is "nil", a table is named by its metatable's __name, and a number
+//     that must be finite names nan, inf or -inf — StrictString, CheckBool, OptBool,
+//     CheckFinite, OptFinite, OptLong (javaargs.go).
 //   - CC's Lua-written APIs (fs.complete, textutils, …, through cc.expect): "nil" is left
 //     out of the list of expected types and the function's name is given when known —
 //     Expect, ExpectField (expect.go).
 //
-// All of them raise at the position of the Lua code that called the Go function, and at
-// no position when the caller is Go (pcall(f, …)), as Lua's error at level 1 does.
+// Every check raises through RaiseMessage: at the position of the Lua code that called the
+// Go function, and at no position when the caller is Go (pcall(f, …)), as Lua's error at
+// level 1 does; code standing in for a C function (CFrameSource) is never the position.
+// BlameCallersCaller moves an error one caller up (a peripheral method's, to the program
+// that called peripheral.call), and RaiseBare raises with no position at all.
+//
+// Not everything goes through here yet: the native term functions, bit32, string.format
+// and the debug library's replacements still check their arguments with gopher-lua's own
+// LState checks, whose messages are gopher-lua's (pcall(term.native().setCursorPos, "a", 1)
+// gives "bad argument #1 to ? (number expected, got string)", CC "bad argument #1 (number
+// expected, got string)"), and the rest of gopher-lua's standard library words its errors
+// as gopher-lua does (the README's Known differences).
 package luakit
 
 import (
@@ -27,7 +40,6 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
-	"fakecraft/host"
 )
 
 // NoValue is what CC's messages call an argument past the last one given.
@@ -210,7 +222,3 @@ func CheckTable(L *lua.LState, n int) *lua.LTable {
 func parseNumber(s string) (float64, bool) {
 	return ccformat.ParseNumber(s, 10)
 }
-
-// Opener installs one API into a computer's Lua state. It runs on the goroutine that owns
-// the state before the bios; h is the computer.
-type Opener func(L *lua.LState, h host.Host) error

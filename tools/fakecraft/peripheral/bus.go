@@ -180,23 +180,22 @@ func (b *Bus) each(fn func(*slot)) {
 	}
 }
 
-// Opener installs the native peripheral API and the redstone API (as redstone and rs) in a
-// computer that is booting, with fs as the file system its peripherals mount disks in,
-// and attaches everything on the bus to it, as CC's PeripheralAPI.startup does. When the
-// computer shuts down every peripheral is detached and the redstone outputs turn off.
-func (b *Bus) Opener(fs Mounter) luakit.Opener {
-	return func(L *lua.LState, h host.Host) error {
-		b.start(h, fs)
-		h.Go(func() {
-			<-h.Done()
-			b.stop(h)
-		})
-		L.SetGlobal("peripheral", b.nativeAPI(L))
-		rs := b.redstoneAPI(L)
-		L.SetGlobal("redstone", rs)
-		L.SetGlobal("rs", rs)
-		return nil
-	}
+// Install installs the native peripheral API and the redstone API (as redstone and rs) in
+// h, a computer that is booting, with fs as the file system its peripherals mount disks
+// in, and attaches everything on the bus to it, as CC's PeripheralAPI.startup does. When
+// the computer shuts down every peripheral is detached and the redstone outputs turn off.
+// It is the computer's API table's row for peripherals (computer/apis.go).
+func (b *Bus) Install(L *lua.LState, h host.Host, fs Mounter) error {
+	b.start(h, fs)
+	h.Go(func() {
+		<-h.Done()
+		b.stop(h)
+	})
+	L.SetGlobal("peripheral", b.nativeAPI(L))
+	rs := b.redstoneAPI(L)
+	L.SetGlobal("redstone", rs)
+	L.SetGlobal("rs", rs)
+	return nil
 }
 
 func (b *Bus) start(h host.Host, fs Mounter) {

@@ -7,7 +7,7 @@ import (
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/ccformat"
-	"fakecraft/host"
+	"fakecraft/computer"
 	"fakecraft/luakit"
 	"fakecraft/peripheral"
 )
@@ -23,7 +23,7 @@ import (
 // ("monitor_2"), and a name that is not a side is reached by that name through the
 // peripheral API. The arguments after type are those of the kind (Kinds), numbers as CC
 // writes them.
-func (p *Place) periphemu(L *lua.LState, _ host.Host) error {
+func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 	fns := map[string]lua.LGFunction{
 		"create": func(L *lua.LState) int {
 			kind := luakit.CheckString(L, 2)

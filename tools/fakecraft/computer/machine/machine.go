@@ -1,5 +1,6 @@
-// Package machine assembles a complete fakecraft computer: the core (package computer), the
-// file system with the ROM at /rom and trapos/ at /, textutils and http. The CLI and other
+// Package machine assembles a complete fakecraft computer: the core (package computer) with
+// the parts its APIs need (computer/apis.go lists them): the file system with the ROM at
+// /rom and trapos/ at /, http, and the sides peripherals attach to. The CLI and other
 // modules' tests use it.
 package machine
 
@@ -14,15 +15,11 @@ import (
 	"sort"
 	"time"
 
-	lua "github.com/yuin/gopher-lua"
-
 	"fakecraft/computer"
 	"fakecraft/fsapi"
-	"fakecraft/host"
 	"fakecraft/httpapi"
 	"fakecraft/peripheral"
 	"fakecraft/romfs"
-	"fakecraft/textutils"
 	"fakecraft/transfer"
 )
 
@@ -66,7 +63,8 @@ type Options struct {
 	// Multishell lets the bios start multishell on an advanced computer
 	// (computer.Config.Multishell): for a screen someone looks at, not for a transcript.
 	Multishell bool
-	// ExtraAPIs are installed after the standard ones (e.g. the conformance runner's cct_test).
+	// ExtraAPIs are installed after the standard ones (computer.Config.APIs), e.g. the
+	// conformance runner's cct_test.
 	ExtraAPIs []computer.Installer
 	// Peripherals is what is attached to the computer's sides (and redstone): it outlives
 	// reboots, and peripherals may be attached and detached through it while the computer
@@ -156,14 +154,7 @@ func (m *Machine) build(label string) error {
 		fsys.SetRootCapacity(opts.SpaceLimit)
 	}
 	m.HTTP = httpapi.New(opts.HTTP)
-	// The machine's Go APIs (fs, textutils, http, peripheral and redstone), in install
-	// order, then the caller's.
-	apis := append([]computer.Installer{
-		func(L *lua.LState, _ host.Host) error { fsys.Install(L); return nil },
-		func(L *lua.LState, _ host.Host) error { textutils.Install(L); return nil },
-		func(L *lua.LState, h host.Host) error { m.HTTP.Install(L, h); return nil },
-		m.Peripherals.Opener(fsys),
-	}, opts.ExtraAPIs...)
+	// The parts go to the computer, whose table of APIs (computer/apis.go) installs them.
 	c, err := computer.New(computer.Config{
 		ID:           opts.ID,
 		Label:        label,
@@ -176,7 +167,10 @@ func (m *Machine) build(label string) error {
 		Input:        opts.Input,
 		Multishell:   opts.Multishell,
 		Boot:         computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
-		APIs:         apis,
+		FS:           fsys,
+		HTTP:         m.HTTP,
+		Peripherals:  m.Peripherals,
+		APIs:         opts.ExtraAPIs,
 	})
 	if err != nil {
 		return fmt.Errorf("new computer: %w", err)

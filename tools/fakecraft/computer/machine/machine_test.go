@@ -1,12 +1,18 @@
 package machine
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/computer"
 )
 
 func TestAutostart(t *testing.T) {
@@ -48,4 +54,42 @@ func TestFindRepoRoot(t *testing.T) {
 	root, err := FindRepoRoot(deep)
 	require.NoError(t, err)
 	assert.Equal(t, dir, root)
+}
+
+// TestCallersAPIsFollowTheStandardOnes: an API given in ExtraAPIs is installed after every
+// standard one of the table (computer/apis.go), so it may use or replace them, and before
+// the C stand-ins and the bios, which see what it left.
+func TestCallersAPIsFollowTheStandardOnes(t *testing.T) {
+	var missing, early []string
+	probe := func(L *lua.LState, e *computer.Env) error {
+		for _, name := range []string{"string", "bit32", "os", "_FAKECRAFT_TERM", "_FAKECRAFT_BIOS", "fs", "textutils", "http", "peripheral", "redstone", "rs"} {
+			if L.GetGlobal(name) == lua.LNil {
+				missing = append(missing, name)
+			}
+		}
+		if L.GetGlobal("_FAKECRAFT_TRAMPOLINE") != lua.LNil {
+			early = append(early, "_FAKECRAFT_TRAMPOLINE")
+		}
+		// Replacing a standard API here is what the bios and programs then see.
+		if tu, ok := L.GetGlobal("textutils").(*lua.LTable); ok {
+			tu.RawSetString("probed", lua.LString("yes"))
+		}
+		return nil
+	}
+	var out strings.Builder
+	m, err := New(Options{
+		Files:     map[string]string{"/p.lua": `print(textutils.probed)`},
+		Program:   "/p.lua",
+		Stdout:    &out,
+		ExtraAPIs: []computer.Installer{probe},
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := m.Run(ctx)
+	require.NoError(t, err)
+	assert.True(t, res.OK, out.String())
+	assert.Empty(t, missing, "standard APIs not yet installed when the caller's ran")
+	assert.Empty(t, early, "installed before the caller's APIs")
+	assert.Equal(t, "yes\n", out.String())
 }
