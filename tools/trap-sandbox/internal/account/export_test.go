@@ -26,4 +26,3 @@ func WriteSchemaV1ForTest(ctx context.Context, dir string, stmts ...string) erro
 	}
 	return nil
 }
-
