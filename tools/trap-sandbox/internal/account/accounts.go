@@ -17,6 +17,17 @@ var (
 	ErrExpired   = errors.New("expired")
 )
 
+// ErrInvalid is what a malformed name, role or lifetime is (errors.Is); the error's own text
+// says what is wrong and what would do.
+var ErrInvalid = errors.New("invalid")
+
+type invalid string
+
+func (e invalid) Error() string        { return string(e) }
+func (e invalid) Is(target error) bool { return target == ErrInvalid }
+
+func invalidf(format string, args ...any) error { return invalid(fmt.Sprintf(format, args...)) }
+
 // Accounts issues and checks secrets over a Store, on a clock (tests inject a fake one).
 type Accounts struct {
 	store Store
@@ -36,7 +47,7 @@ var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // CheckName explains why name cannot name an account, or returns nil.
 func CheckName(name string) error {
 	if !validName.MatchString(name) {
-		return fmt.Errorf("account name %q: use 1 to 63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+		return invalidf("account name %q: use 1 to 63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
 	}
 	return nil
 }
@@ -55,7 +66,7 @@ func (a *Accounts) AddAccountBy(ctx context.Context, id string, role Role, token
 		return "", Token{}, err
 	}
 	if role != RoleAdmin && role != RoleUser {
-		return "", Token{}, fmt.Errorf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
+		return "", Token{}, invalidf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
 	}
 	if err := a.store.CreateAccount(ctx, Account{ID: id, Role: role, Created: a.clock.Now(), CreatedBy: by}); err != nil {
 		return "", Token{}, err
@@ -72,10 +83,10 @@ func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl t
 // IssueTokenBy is IssueToken recording who issued the token (an account's id, or Operator).
 func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl time.Duration, by string) (string, Token, error) {
 	if name == "" {
-		return "", Token{}, errors.New("a token needs a name (what it is for: laptop, ci, agent)")
+		return "", Token{}, invalid("a token needs a name (what it is for: laptop, ci, agent)")
 	}
 	if ttl < 0 {
-		return "", Token{}, fmt.Errorf("a token's lifetime must be positive, got %s", ttl)
+		return "", Token{}, invalidf("a token's lifetime must be positive, got %s", ttl)
 	}
 	plain, selector, hash := newSecret(KindToken)
 	now := a.clock.Now()

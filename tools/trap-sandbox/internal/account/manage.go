@@ -173,7 +173,7 @@ func (m manager) AddToken(ctx context.Context, accountID, name string, ttl time.
 		return NewToken{}, err
 	}
 	if accountID == "" {
-		return NewToken{}, errors.New("a token needs an account")
+		return NewToken{}, invalid("a token needs an account")
 	}
 	secret, tok, err := m.a.IssueTokenBy(ctx, accountID, name, ttl, m.caller.Account)
 	return NewToken{Token: tok, Secret: secret}, err
@@ -211,7 +211,7 @@ func (m manager) AddCredential(ctx context.Context, accountID string) (NewCreden
 		return NewCredential{}, err
 	}
 	if accountID == "" {
-		return NewCredential{}, errors.New("a credential needs an account")
+		return NewCredential{}, invalid("a credential needs an account")
 	}
 	secret, c, err := m.a.IssueCredential(ctx, accountID, m.caller.Account)
 	return NewCredential{Credential: c, Secret: secret}, err

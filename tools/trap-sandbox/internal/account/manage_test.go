@@ -185,3 +185,21 @@ func TestManageAccountsShowLastUse(t *testing.T) {
 		assert.Equal(t, account.Operator, a.CreatedBy)
 	}
 }
+
+func TestCount(t *testing.T) {
+	ctx := t.Context()
+	m := newManaged(t)
+	mg := m.accounts.Manage(account.OperatorCaller)
+	_, err := mg.AddToken(ctx, "alice", "short", time.Minute)
+	require.NoError(t, err)
+	_, err = mg.RevokeToken(ctx, m.token["bob"])
+	require.NoError(t, err)
+	_, err = mg.RevokeCredential(ctx, m.cred["bob"])
+	require.NoError(t, err)
+	m.clk.Advance(time.Minute)
+	c, err := m.accounts.Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[account.Role]int{account.RoleAdmin: 1, account.RoleUser: 2}, c.Accounts)
+	assert.Equal(t, map[string]int{account.StateActive: 2, account.StateRevoked: 1, account.StateExpired: 1}, c.Tokens)
+	assert.Equal(t, map[string]int{account.StateActive: 2, account.StateRevoked: 1}, c.Credentials)
+}
