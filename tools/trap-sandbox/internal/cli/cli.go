@@ -18,6 +18,7 @@ import (
 	"traposclient"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
@@ -250,7 +251,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
 	screens := screen.New(computers).Metrics(metrics)
 	screens.Register(gw)
-	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai}
+	accountAPI := accountapi.New(accounts, logger).Metrics(metrics).OnCredentialRevoked(func(selector string) { gw.RevokeCredential(selector) })
+	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
