@@ -83,7 +83,9 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) client(token string) accountapi.Client { return accountapi.Client{URL: f.url, Token: token} }
+func (f *fixture) client(token string) accountapi.Client {
+	return accountapi.Client{URL: f.url, Token: token}
+}
 
 // TestRoutesPermissions is the permission matrix over HTTP: an admin account's token and the
 // gateway's SANDBOX_API_TOKEN manage every account; a user's token its own tokens and
