@@ -44,9 +44,9 @@ const Operator = "operator"
 
 // Token is an API token as stored: never its secret, only the secret's SHA-256 (never in its
 // JSON either). The zero ExpiresAt never expires; a non-zero RevokedAt is the moment it was
-// revoked. CreatedBy is who issued it; LastUsed and RemoteAddr are its latest use by an API
-// call (recorded at most once a SeenEvery per address, so a busy token is not a write per
-// request).
+// revoked. CreatedBy is who issued it; LastUsed and RemoteAddr (the client's host, no port)
+// are its latest use by an API call (recorded at most once a SeenEvery per address, so a busy
+// token is not a write per request).
 type Token struct {
 	Selector   string    `json:"id"`
 	Hash       []byte    `json:"-"`

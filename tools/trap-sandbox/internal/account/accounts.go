@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"time"
 
@@ -112,12 +113,16 @@ func (a *Accounts) Authenticate(ctx context.Context, plain string) (Account, err
 // many times a second is not a store write per call.
 const SeenEvery = time.Minute
 
-// AuthenticateFrom is Authenticate for an API call from remoteAddr, and records the use on
-// the token (its audit fields; see SeenEvery). A failure to record does not refuse the call.
+// AuthenticateFrom is Authenticate for an API call from remoteAddr (host:port), and records
+// the use on the token (its audit fields; see SeenEvery): the time and the host, without the
+// port, which changes with every connection. A failure to record does not refuse the call.
 func (a *Accounts) AuthenticateFrom(ctx context.Context, plain, remoteAddr string) (Account, error) {
 	acc, t, err := a.authenticate(ctx, plain)
 	if err != nil {
 		return Account{}, err
+	}
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		remoteAddr = host
 	}
 	now := a.clock.Now()
 	if t.RemoteAddr != remoteAddr || now.Sub(t.LastUsed) >= SeenEvery {

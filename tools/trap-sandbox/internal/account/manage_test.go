@@ -181,7 +181,7 @@ func TestManageAccountsShowLastUse(t *testing.T) {
 		}
 		assert.Equal(t, 2, a.Tokens)
 		assert.Equal(t, m.clk.Now(), a.LastUsed)
-		assert.Equal(t, "10.1.2.3:4", a.RemoteAddr)
+		assert.Equal(t, "10.1.2.3", a.RemoteAddr)
 		assert.Equal(t, account.Operator, a.CreatedBy)
 	}
 }

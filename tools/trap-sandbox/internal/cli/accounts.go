@@ -105,6 +105,7 @@ func DefaultDataDir() (string, error) {
 // gateway's account API, as the account of the token. Neither given: the store, as before
 // the API could (the gateway's own SANDBOX_API_TOKEN in the environment does not switch).
 type ManageFlags struct {
+	viaAPI bool // set by open: the command works through a gateway
 	StoreFlags
 	URL      string `name:"url" env:"SANDBOX_URL" group:"through a running gateway" help:"Work through the gateway at this base URL (e.g. http://127.0.0.1:4444) instead of on the store; the token is --api-token, else SANDBOX_API_TOKEN."`
 	APIToken string `name:"api-token" group:"through a running gateway" help:"Work through the running gateway (--url, default http://127.0.0.1:4444) as this token's account: an admin's manages every account, a user's its own tokens and credentials."`
@@ -133,20 +134,25 @@ func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func()
 	if token == "" {
 		token = os.Getenv("SANDBOX_API_TOKEN")
 	}
+	f.viaAPI = true
 	return accountapi.Client{URL: url, Token: token}, "the gateway at " + strings.TrimRight(url, "/"), func() {}, nil
 }
 
 // manageError words a Manager's error for the terminal, the same whichever way the command
-// went: what was not found (or is not the caller's) with how to see what is, a refusal with
-// its fix (the message says which token would do).
-func manageError(err error, what, id string) error {
+// went: what was not found (or, through a gateway, is not the token's) with how to see what
+// is, a refusal with its fix (the message says which token would do).
+func (f *ManageFlags) manageError(err error, what, id string) error {
+	reach := ""
+	if f.viaAPI {
+		reach = " that this token reaches"
+	}
 	switch {
 	case errors.Is(err, account.ErrForbidden):
 		return errors.New(cctext.Show(strings.TrimPrefix(err.Error(), account.ErrForbidden.Error()+": "), false))
 	case errors.Is(err, account.ErrNotFound) && what == "account":
-		return fmt.Errorf("no account %q that this token reaches (trap-sandbox accounts list shows them; accounts add creates one)", id)
+		return fmt.Errorf("no account %q%s (trap-sandbox accounts list shows them; accounts add creates one)", id, reach)
 	case errors.Is(err, account.ErrNotFound):
-		return fmt.Errorf("no %s %q that this token reaches (trap-sandbox %ss list shows the ids)", what, id, what)
+		return fmt.Errorf("no %s %q%s (trap-sandbox %ss list shows the ids)", what, id, reach, what)
 	}
 	return errors.New(cctext.Show(err.Error(), false))
 }
@@ -186,7 +192,7 @@ func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout) error {
 		return fmt.Errorf("account %q exists already (trap-sandbox tokens add %s NAME gives it another token)", c.Name, c.Name)
 	}
 	if err != nil {
-		return manageError(err, "account", c.Name)
+		return c.manageError(err, "account", c.Name)
 	}
 	fmt.Fprintf(out, "account %s (%s) created in %s; its API token (shown once, send it as Authorization: Bearer or --api-token):\n%s\n", n.Account.ID, n.Account.Role, where, n.Secret)
 	return nil
@@ -206,7 +212,7 @@ func (c *AccountsListCmd) Run(ctx context.Context, out Stdout) error {
 	defer done()
 	all, err := mg.Accounts(ctx)
 	if err != nil {
-		return manageError(err, "account", "")
+		return c.manageError(err, "account", "")
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ACCOUNT\tROLE\tCREATED\tCREATED BY\tTOKENS\tLAST USED\tADDRESS")
@@ -238,7 +244,7 @@ func (c *TokensListCmd) Run(ctx context.Context, out Stdout) error {
 	defer done()
 	toks, err := mg.Tokens(ctx, c.Account)
 	if err != nil {
-		return manageError(err, "account", c.Account)
+		return c.manageError(err, "account", c.Account)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tNAME\tCREATED\tCREATED BY\tEXPIRES\tREVOKED\tLAST USED\tADDRESS")
@@ -266,7 +272,7 @@ func (c *TokensAddCmd) Run(ctx context.Context, out Stdout) error {
 	defer done()
 	n, err := mg.AddToken(ctx, c.Account, c.Name, c.Expires)
 	if err != nil {
-		return manageError(err, "account", c.Account)
+		return c.manageError(err, "account", c.Account)
 	}
 	fmt.Fprintf(out, "token %s (%s) of %s, expires %s; shown once:\n%s\n", n.Token.Selector, n.Token.Name, n.Token.AccountID, stamp(n.Token.ExpiresAt), n.Secret)
 	return nil
@@ -291,7 +297,7 @@ func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout) error {
 	}
 	t, err := mg.RevokeToken(ctx, id)
 	if err != nil {
-		return manageError(err, "token", id)
+		return c.manageError(err, "token", id)
 	}
 	fmt.Fprintf(out, "token %s (%s) of %s revoked at %s\n", t.Selector, t.Name, t.AccountID, stamp(t.RevokedAt))
 	return nil
@@ -319,7 +325,7 @@ func (c *CredentialsAddCmd) Run(ctx context.Context, out Stdout) error {
 	defer done()
 	n, err := mg.AddCredential(ctx, c.Account)
 	if err != nil {
-		return manageError(err, "account", c.Account)
+		return c.manageError(err, "account", c.Account)
 	}
 	fmt.Fprintf(out, "credential %s of %s; on the computer: set sandbox.password to it (shown once):\n%s\n", n.Credential.Selector, n.Credential.AccountID, n.Secret)
 	return nil
@@ -340,7 +346,7 @@ func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout) error {
 	defer done()
 	creds, err := mg.Credentials(ctx, c.Account)
 	if err != nil {
-		return manageError(err, "account", c.Account)
+		return c.manageError(err, "account", c.Account)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tAPPROVED BY\tCREATED\tLAST SEEN\tTRAPOSID\tADDRESS\tREVOKED")
@@ -366,7 +372,7 @@ func (c *CredentialsRevokeCmd) Run(ctx context.Context, out Stdout) error {
 	defer done()
 	cr, err := mg.RevokeCredential(ctx, c.ID)
 	if err != nil {
-		return manageError(err, "credential", c.ID)
+		return c.manageError(err, "credential", c.ID)
 	}
 	then := "its computer's next hello is refused"
 	if _, api := mg.(accountapi.Client); api {
