@@ -293,3 +293,37 @@ func TestMetrics(t *testing.T) {
 		assert.Contains(t, body, line+"\n")
 	}
 }
+
+// TestRoutesOtherUser: bob's token reaches nothing of alice's (each answered as a record that
+// does not exist), and alice's token and credential still work after bob's tries.
+func TestRoutesOtherUser(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	bob := f.client(f.token["bob"].Secret)
+	aliceToken, aliceCred := f.token["alice"].Token.Selector, f.cred["alice"].Credential.Selector
+	for name, call := range map[string]func() error{
+		"tokens list":        func() error { _, err := bob.Tokens(ctx, "alice"); return err },
+		"tokens add":         func() error { _, err := bob.AddToken(ctx, "alice", "mine-now", 0); return err },
+		"tokens revoke":      func() error { _, err := bob.RevokeToken(ctx, aliceToken); return err },
+		"credentials list":   func() error { _, err := bob.Credentials(ctx, "alice"); return err },
+		"credentials add":    func() error { _, err := bob.AddCredential(ctx, "alice"); return err },
+		"credentials revoke": func() error { _, err := bob.RevokeCredential(ctx, aliceCred); return err },
+	} {
+		err := call()
+		require.ErrorIs(t, err, account.ErrNotFound, name)
+		var e *accountapi.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, http.StatusNotFound, e.Status, name)
+	}
+	list, err := bob.Accounts(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "bob", list[0].ID)
+	_, err = f.accounts.Authenticate(ctx, f.token["alice"].Secret)
+	require.NoError(t, err, "alice's token still works")
+	_, err = f.accounts.AuthenticateComputer(ctx, f.cred["alice"].Secret, "7:", "127.0.0.1:1")
+	require.NoError(t, err, "alice's credential still works")
+	toks, err := f.accounts.Store().Tokens(ctx, "alice")
+	require.NoError(t, err)
+	assert.Len(t, toks, 1, "bob gave alice no token")
+}
