@@ -27,38 +27,52 @@ const (
 )
 
 // Account is one person (or team) who owns computers. ID is the name given at creation; it
-// is the accountId of the registry's key and of the computer list.
+// is the accountId of the registry's key and of the computer list. CreatedBy is who made it
+// (audit): an account's id, or Operator for the store itself. The JSON is the account API's
+// (docs/http-api.md).
 type Account struct {
-	ID      string
-	Role    Role
-	Created time.Time
+	ID        string    `json:"id"`
+	Role      Role      `json:"role"`
+	Created   time.Time `json:"created,omitzero"`
+	CreatedBy string    `json:"createdBy,omitempty"`
 }
 
-// Token is an API token as stored: never its secret, only the secret's SHA-256. The zero
-// ExpiresAt never expires; a non-zero RevokedAt is the moment it was revoked.
+// Operator is the CreatedBy (and a credential's ApprovedBy) of what was made on the store
+// itself (`trap-sandbox accounts …` with the data directory or the NATS bucket): whoever can
+// open the store, on the gateway's host.
+const Operator = "operator"
+
+// Token is an API token as stored: never its secret, only the secret's SHA-256 (never in its
+// JSON either). The zero ExpiresAt never expires; a non-zero RevokedAt is the moment it was
+// revoked. CreatedBy is who issued it; LastUsed and RemoteAddr (the client's host, no port)
+// are its latest use by an API call (recorded at most once a SeenEvery per address, so a busy
+// token is not a write per request).
 type Token struct {
-	Selector  string
-	Hash      []byte
-	AccountID string
-	Name      string
-	Created   time.Time
-	ExpiresAt time.Time
-	RevokedAt time.Time
+	Selector   string    `json:"id"`
+	Hash       []byte    `json:"-"`
+	AccountID  string    `json:"accountId"`
+	Name       string    `json:"name"`
+	Created    time.Time `json:"created,omitzero"`
+	CreatedBy  string    `json:"createdBy,omitempty"`
+	ExpiresAt  time.Time `json:"expiresAt,omitzero"`
+	RevokedAt  time.Time `json:"revokedAt,omitzero"`
+	LastUsed   time.Time `json:"lastUsed,omitzero"`
+	RemoteAddr string    `json:"remoteAddr,omitempty"`
 }
 
 // Credential is a computer's own secret as stored: it makes the computer the account's. It
 // is scoped to one computer: LastTraposID, LastSeen and RemoteAddr are what its latest hello
 // said; ApprovedBy is who issued it (audit).
 type Credential struct {
-	Selector     string
-	Hash         []byte
-	AccountID    string
-	ApprovedBy   string
-	Created      time.Time
-	LastSeen     time.Time
-	LastTraposID string
-	RemoteAddr   string
-	RevokedAt    time.Time
+	Selector     string    `json:"id"`
+	Hash         []byte    `json:"-"`
+	AccountID    string    `json:"accountId"`
+	ApprovedBy   string    `json:"approvedBy,omitempty"`
+	Created      time.Time `json:"created,omitzero"`
+	LastSeen     time.Time `json:"lastSeen,omitzero"`
+	LastTraposID string    `json:"lastTraposId,omitempty"`
+	RemoteAddr   string    `json:"remoteAddr,omitempty"`
+	RevokedAt    time.Time `json:"revokedAt,omitzero"`
 }
 
 // Errors of a Store. Implementations return them (wrapped or not) so callers can tell them
@@ -84,7 +98,8 @@ type Store interface {
 	CreateToken(ctx context.Context, t Token) error
 	// Token returns the token of selector, or ErrNotFound.
 	Token(ctx context.Context, selector string) (Token, error)
-	// Tokens returns the account's tokens (revoked ones too), oldest first.
+	// Tokens returns the account's tokens (revoked ones too), oldest first; "" is every
+	// account's.
 	Tokens(ctx context.Context, accountID string) ([]Token, error)
 	// RevokeToken marks the token revoked at at (a token already revoked keeps its first
 	// time) and returns it; ErrNotFound if there is none.
@@ -103,6 +118,9 @@ type Store interface {
 	RevokeCredential(ctx context.Context, selector string, at time.Time) (Credential, error)
 	// SeeCredential records a hello made with the credential: its time, traposId and address.
 	SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error
+	// SeeToken records an API call made with the token: its time and address; ErrNotFound
+	// if there is none.
+	SeeToken(ctx context.Context, selector string, at time.Time, remoteAddr string) error
 
 	// Close releases the store.
 	Close() error

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"regexp"
 	"time"
 
@@ -16,6 +17,17 @@ var (
 	ErrRevoked   = errors.New("revoked")
 	ErrExpired   = errors.New("expired")
 )
+
+// ErrInvalid is what a malformed name, role or lifetime is (errors.Is); the error's own text
+// says what is wrong and what would do.
+var ErrInvalid = errors.New("invalid")
+
+type invalid string
+
+func (e invalid) Error() string        { return string(e) }
+func (e invalid) Is(target error) bool { return target == ErrInvalid }
+
+func invalidf(format string, args ...any) error { return invalid(fmt.Sprintf(format, args...)) }
 
 // Accounts issues and checks secrets over a Store, on a clock (tests inject a fake one).
 type Accounts struct {
@@ -36,7 +48,7 @@ var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 // CheckName explains why name cannot name an account, or returns nil.
 func CheckName(name string) error {
 	if !validName.MatchString(name) {
-		return fmt.Errorf("account name %q: use 1 to 63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+		return invalidf("account name %q: use 1 to 63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
 	}
 	return nil
 }
@@ -44,31 +56,42 @@ func CheckName(name string) error {
 // AddAccount creates the account id with role and issues its first API token, named
 // tokenName; it returns the token's secret (shown once: only its hash is kept).
 func (a *Accounts) AddAccount(ctx context.Context, id string, role Role, tokenName string) (string, error) {
+	plain, _, err := a.AddAccountBy(ctx, id, role, tokenName, "")
+	return plain, err
+}
+
+// AddAccountBy is AddAccount recording who created the account and its token (by: an
+// account's id, or Operator); it returns the token's record too.
+func (a *Accounts) AddAccountBy(ctx context.Context, id string, role Role, tokenName, by string) (string, Token, error) {
 	if err := CheckName(id); err != nil {
-		return "", err
+		return "", Token{}, err
 	}
 	if role != RoleAdmin && role != RoleUser {
-		return "", fmt.Errorf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
+		return "", Token{}, invalidf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
 	}
-	if err := a.store.CreateAccount(ctx, Account{ID: id, Role: role, Created: a.clock.Now()}); err != nil {
-		return "", err
+	if err := a.store.CreateAccount(ctx, Account{ID: id, Role: role, Created: a.clock.Now(), CreatedBy: by}); err != nil {
+		return "", Token{}, err
 	}
-	plain, _, err := a.IssueToken(ctx, id, tokenName, 0)
-	return plain, err
+	return a.IssueTokenBy(ctx, id, tokenName, 0, by)
 }
 
 // IssueToken gives accountID a new API token named name, expiring after ttl (0: never). It
 // returns the secret, shown once, and the stored record.
 func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl time.Duration) (string, Token, error) {
+	return a.IssueTokenBy(ctx, accountID, name, ttl, "")
+}
+
+// IssueTokenBy is IssueToken recording who issued the token (an account's id, or Operator).
+func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl time.Duration, by string) (string, Token, error) {
 	if name == "" {
-		return "", Token{}, errors.New("a token needs a name (what it is for: laptop, ci, agent)")
+		return "", Token{}, invalid("a token needs a name (what it is for: laptop, ci, agent)")
 	}
 	if ttl < 0 {
-		return "", Token{}, fmt.Errorf("a token's lifetime must be positive, got %s", ttl)
+		return "", Token{}, invalidf("a token's lifetime must be positive, got %s", ttl)
 	}
 	plain, selector, hash := newSecret(KindToken)
 	now := a.clock.Now()
-	t := Token{Selector: selector, Hash: hash, AccountID: accountID, Name: name, Created: now}
+	t := Token{Selector: selector, Hash: hash, AccountID: accountID, Name: name, Created: now, CreatedBy: by}
 	if ttl > 0 {
 		t.ExpiresAt = now.Add(ttl)
 	}
@@ -81,24 +104,53 @@ func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl t
 // Authenticate returns the account of an API token, or why it is refused: ErrBadSecret,
 // ErrRevoked or ErrExpired (a token stops working on the request after its revocation).
 func (a *Accounts) Authenticate(ctx context.Context, plain string) (Account, error) {
-	selector, secret, err := parseSecret(KindToken, plain)
-	if err != nil {
-		return Account{}, fmt.Errorf("%w: %w", ErrBadSecret, err)
-	}
-	t, err := a.store.Token(ctx, selector)
-	if errors.Is(err, ErrNotFound) || (err == nil && !hashMatches(secret, t.Hash)) {
-		return Account{}, ErrBadSecret
-	}
+	acc, _, err := a.authenticate(ctx, plain)
+	return acc, err
+}
+
+// SeenEvery is how stale a token's recorded last use may get: an API call records its time
+// and address when the record is older than this or names another address, so a token used
+// many times a second is not a store write per call.
+const SeenEvery = time.Minute
+
+// AuthenticateFrom is Authenticate for an API call from remoteAddr (host:port), and records
+// the use on the token (its audit fields; see SeenEvery): the time and the host, without the
+// port, which changes with every connection. A failure to record does not refuse the call.
+func (a *Accounts) AuthenticateFrom(ctx context.Context, plain, remoteAddr string) (Account, error) {
+	acc, t, err := a.authenticate(ctx, plain)
 	if err != nil {
 		return Account{}, err
 	}
+	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		remoteAddr = host
+	}
+	now := a.clock.Now()
+	if t.RemoteAddr != remoteAddr || now.Sub(t.LastUsed) >= SeenEvery {
+		_ = a.store.SeeToken(ctx, t.Selector, now, remoteAddr) // bookkeeping: the call stands
+	}
+	return acc, nil
+}
+
+func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Token, error) {
+	selector, secret, err := parseSecret(KindToken, plain)
+	if err != nil {
+		return Account{}, Token{}, fmt.Errorf("%w: %w", ErrBadSecret, err)
+	}
+	t, err := a.store.Token(ctx, selector)
+	if errors.Is(err, ErrNotFound) || (err == nil && !hashMatches(secret, t.Hash)) {
+		return Account{}, Token{}, ErrBadSecret
+	}
+	if err != nil {
+		return Account{}, Token{}, err
+	}
 	if !t.RevokedAt.IsZero() {
-		return Account{}, fmt.Errorf("the token %q: %w", t.Name, ErrRevoked)
+		return Account{}, Token{}, fmt.Errorf("the token %q: %w", t.Name, ErrRevoked)
 	}
 	if !t.ExpiresAt.IsZero() && !a.clock.Now().Before(t.ExpiresAt) {
-		return Account{}, fmt.Errorf("the token %q: %w", t.Name, ErrExpired)
+		return Account{}, Token{}, fmt.Errorf("the token %q: %w", t.Name, ErrExpired)
 	}
-	return a.store.Account(ctx, t.AccountID)
+	acc, err := a.store.Account(ctx, t.AccountID)
+	return acc, t, err
 }
 
 // IssueCredential gives one computer of accountID its own credential, approved by

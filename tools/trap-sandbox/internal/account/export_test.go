@@ -10,3 +10,19 @@ func SetSchemaVersionForTest(ctx context.Context, s *SQLite, v int) error {
 	_, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v))
 	return err
 }
+
+// WriteSchemaV1ForTest makes dir/accounts.db as the first trap-sandbox with accounts did
+// (schema 1, before the audit fields) and runs stmts on it.
+func WriteSchemaV1ForTest(ctx context.Context, dir string, stmts ...string) error {
+	s, err := OpenSQLite(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for _, q := range append([]string{"DROP TABLE tokens", "DROP TABLE credentials", "DROP TABLE accounts", schema[0], "PRAGMA user_version = 1"}, stmts...) {
+		if _, err := s.db.ExecContext(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -58,9 +58,10 @@ func kvKey(prefix, id string) string { return prefix + hex.EncodeToString([]byte
 // kvAccountRecord, kvTokenRecord and kvCredentialRecord are the stored JSON (times as Unix
 // nanoseconds, 0 for none, as in the SQLite store).
 type kvAccountRecord struct {
-	ID      string `json:"id"`
-	Role    Role   `json:"role"`
-	Created int64  `json:"created"`
+	ID        string `json:"id"`
+	Role      Role   `json:"role"`
+	Created   int64  `json:"created"`
+	CreatedBy string `json:"createdBy,omitempty"`
 }
 
 type kvTokenRecord struct {
@@ -71,6 +72,10 @@ type kvTokenRecord struct {
 	Created   int64  `json:"created"`
 	ExpiresAt int64  `json:"expiresAt"`
 	RevokedAt int64  `json:"revokedAt"`
+	// The audit fields (absent in records written before them: zero).
+	CreatedBy  string `json:"createdBy,omitempty"`
+	LastUsed   int64  `json:"lastUsed,omitempty"`
+	RemoteAddr string `json:"remoteAddr,omitempty"`
 }
 
 type kvCredentialRecord struct {
@@ -85,9 +90,14 @@ type kvCredentialRecord struct {
 	RevokedAt    int64  `json:"revokedAt"`
 }
 
+func (r kvAccountRecord) account() Account {
+	return Account{ID: r.ID, Role: r.Role, Created: fromNanos(r.Created), CreatedBy: r.CreatedBy}
+}
+
 func (r kvTokenRecord) token() Token {
 	return Token{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, Name: r.Name, Created: fromNanos(r.Created),
-		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt)}
+		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt), CreatedBy: r.CreatedBy, LastUsed: fromNanos(r.LastUsed),
+		RemoteAddr: r.RemoteAddr}
 }
 
 func (r kvCredentialRecord) credential() Credential {
@@ -176,7 +186,8 @@ func kvList[T any](ctx context.Context, s *KV, prefix string) ([]T, error) {
 
 // CreateAccount implements Store.
 func (s *KV) CreateAccount(ctx context.Context, a Account) error {
-	return s.create(ctx, "account", kvKey(kvAccount, a.ID), a.ID, kvAccountRecord{ID: a.ID, Role: a.Role, Created: nanos(a.Created)})
+	return s.create(ctx, "account", kvKey(kvAccount, a.ID), a.ID, kvAccountRecord{ID: a.ID, Role: a.Role, Created: nanos(a.Created),
+		CreatedBy: a.CreatedBy})
 }
 
 // Account implements Store.
@@ -185,7 +196,7 @@ func (s *KV) Account(ctx context.Context, id string) (Account, error) {
 	if _, err := s.get(ctx, "account", kvKey(kvAccount, id), id, &r); err != nil {
 		return Account{}, err
 	}
-	return Account{ID: r.ID, Role: r.Role, Created: fromNanos(r.Created)}, nil
+	return r.account(), nil
 }
 
 // Accounts implements Store.
@@ -196,7 +207,7 @@ func (s *KV) Accounts(ctx context.Context) ([]Account, error) {
 	}
 	out := make([]Account, 0, len(recs))
 	for _, r := range recs {
-		out = append(out, Account{ID: r.ID, Role: r.Role, Created: fromNanos(r.Created)})
+		out = append(out, r.account())
 	}
 	slices.SortFunc(out, func(a, b Account) int { return cmp.Compare(a.ID, b.ID) })
 	return out, nil
@@ -208,7 +219,8 @@ func (s *KV) CreateToken(ctx context.Context, t Token) error {
 		return err
 	}
 	return s.create(ctx, "token", kvKey(kvToken, t.Selector), t.Selector, kvTokenRecord{Selector: t.Selector, Hash: t.Hash,
-		AccountID: t.AccountID, Name: t.Name, Created: nanos(t.Created), ExpiresAt: nanos(t.ExpiresAt), RevokedAt: nanos(t.RevokedAt)})
+		AccountID: t.AccountID, Name: t.Name, Created: nanos(t.Created), ExpiresAt: nanos(t.ExpiresAt), RevokedAt: nanos(t.RevokedAt),
+		CreatedBy: t.CreatedBy, LastUsed: nanos(t.LastUsed), RemoteAddr: t.RemoteAddr})
 }
 
 // Token implements Store.
@@ -228,7 +240,7 @@ func (s *KV) Tokens(ctx context.Context, accountID string) ([]Token, error) {
 	}
 	var out []Token
 	for _, r := range recs {
-		if r.AccountID == accountID {
+		if accountID == "" || r.AccountID == accountID {
 			out = append(out, r.token())
 		}
 	}
@@ -297,6 +309,14 @@ func (s *KV) RevokeCredential(ctx context.Context, selector string, at time.Time
 func (s *KV) SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error {
 	_, err := kvUpdate(ctx, s, "credential", kvKey(kvCredential, selector), selector, func(r *kvCredentialRecord) {
 		r.LastSeen, r.LastTraposID, r.RemoteAddr = nanos(at), traposID, remoteAddr
+	})
+	return err
+}
+
+// SeeToken implements Store.
+func (s *KV) SeeToken(ctx context.Context, selector string, at time.Time, remoteAddr string) error {
+	_, err := kvUpdate(ctx, s, "token", kvKey(kvToken, selector), selector, func(r *kvTokenRecord) {
+		r.LastUsed, r.RemoteAddr = nanos(at), remoteAddr
 	})
 	return err
 }

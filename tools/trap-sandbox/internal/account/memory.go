@@ -90,7 +90,7 @@ func (m *Memory) Tokens(_ context.Context, accountID string) ([]Token, error) {
 	defer m.mu.Unlock()
 	var out []Token
 	for _, t := range m.tokens {
-		if t.AccountID == accountID {
+		if accountID == "" || t.AccountID == accountID {
 			t.Hash = slices.Clone(t.Hash)
 			out = append(out, t)
 		}
@@ -187,6 +187,19 @@ func (m *Memory) SeeCredential(_ context.Context, selector string, at time.Time,
 	}
 	c.LastSeen, c.LastTraposID, c.RemoteAddr = at, traposID, remoteAddr
 	m.credentials[selector] = c
+	return nil
+}
+
+// SeeToken implements Store.
+func (m *Memory) SeeToken(_ context.Context, selector string, at time.Time, remoteAddr string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	t, ok := m.tokens[selector]
+	if !ok {
+		return notFound("token", selector)
+	}
+	t.LastUsed, t.RemoteAddr = at, remoteAddr
+	m.tokens[selector] = t
 	return nil
 }
 

@@ -29,8 +29,9 @@ type SQLite struct {
 
 var _ Store = (*SQLite)(nil)
 
-// schema is the database's layout; user_version says which one a file has. Times are Unix
-// nanoseconds, 0 for none.
+// schema is the database's layout, one step per version; user_version says which one a file
+// has, and opening a file runs the steps it lacks. Times are Unix nanoseconds, 0 for none.
+// Version 2 adds the audit fields: who created an account or a token, a token's last use.
 var schema = []string{`
 CREATE TABLE accounts (
 	id      TEXT PRIMARY KEY,
@@ -59,6 +60,11 @@ CREATE TABLE credentials (
 	revoked_at     INTEGER NOT NULL
 );
 CREATE INDEX credentials_account ON credentials(account_id);
+`, `
+ALTER TABLE accounts ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
+ALTER TABLE tokens ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tokens ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
 `}
 
 // OpenSQLite opens (or creates) the store in dir/accounts.db, making dir (mode 0700) if it
@@ -134,8 +140,8 @@ func fromNanos(n int64) time.Time {
 
 // CreateAccount implements Store.
 func (s *SQLite) CreateAccount(ctx context.Context, a Account) error {
-	r, err := s.db.ExecContext(ctx, "INSERT INTO accounts (id, role, created) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-		a.ID, string(a.Role), nanos(a.Created))
+	r, err := s.db.ExecContext(ctx, "INSERT INTO accounts (id, role, created, created_by) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+		a.ID, string(a.Role), nanos(a.Created), a.CreatedBy)
 	if err != nil {
 		return fmt.Errorf("add account %q: %w", a.ID, err)
 	}
@@ -150,7 +156,7 @@ func (s *SQLite) Account(ctx context.Context, id string) (Account, error) {
 	var a Account
 	var role string
 	var created int64
-	err := s.db.QueryRowContext(ctx, "SELECT id, role, created FROM accounts WHERE id = ?", id).Scan(&a.ID, &role, &created)
+	err := s.db.QueryRowContext(ctx, "SELECT id, role, created, created_by FROM accounts WHERE id = ?", id).Scan(&a.ID, &role, &created, &a.CreatedBy)
 	if errors.Is(err, sql.ErrNoRows) {
 		return Account{}, notFound("account", id)
 	}
@@ -163,7 +169,7 @@ func (s *SQLite) Account(ctx context.Context, id string) (Account, error) {
 
 // Accounts implements Store.
 func (s *SQLite) Accounts(ctx context.Context) ([]Account, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT id, role, created FROM accounts ORDER BY id")
+	rows, err := s.db.QueryContext(ctx, "SELECT id, role, created, created_by FROM accounts ORDER BY id")
 	if err != nil {
 		return nil, fmt.Errorf("list accounts: %w", err)
 	}
@@ -173,7 +179,7 @@ func (s *SQLite) Accounts(ctx context.Context) ([]Account, error) {
 		var a Account
 		var role string
 		var created int64
-		if err := rows.Scan(&a.ID, &role, &created); err != nil {
+		if err := rows.Scan(&a.ID, &role, &created, &a.CreatedBy); err != nil {
 			return nil, fmt.Errorf("list accounts: %w", err)
 		}
 		a.Role, a.Created = Role(role), fromNanos(created)
@@ -201,20 +207,21 @@ func (s *SQLite) insertOwned(ctx context.Context, what, selector, accountID, que
 // CreateToken implements Store.
 func (s *SQLite) CreateToken(ctx context.Context, t Token) error {
 	return s.insertOwned(ctx, "token", t.Selector, t.AccountID,
-		`INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at)
-		 SELECT ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
-		t.Selector, t.Hash, t.AccountID, t.Name, nanos(t.Created), nanos(t.ExpiresAt), nanos(t.RevokedAt), t.AccountID)
+		`INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr)
+		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+		t.Selector, t.Hash, t.AccountID, t.Name, nanos(t.Created), nanos(t.ExpiresAt), nanos(t.RevokedAt), t.CreatedBy,
+		nanos(t.LastUsed), t.RemoteAddr, t.AccountID)
 }
 
-const tokenColumns = "selector, hash, account_id, name, created, expires_at, revoked_at"
+const tokenColumns = "selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr"
 
 func scanToken(row interface{ Scan(...any) error }) (Token, error) {
 	var t Token
-	var created, expires, revoked int64
-	if err := row.Scan(&t.Selector, &t.Hash, &t.AccountID, &t.Name, &created, &expires, &revoked); err != nil {
+	var created, expires, revoked, used int64
+	if err := row.Scan(&t.Selector, &t.Hash, &t.AccountID, &t.Name, &created, &expires, &revoked, &t.CreatedBy, &used, &t.RemoteAddr); err != nil {
 		return Token{}, err
 	}
-	t.Created, t.ExpiresAt, t.RevokedAt = fromNanos(created), fromNanos(expires), fromNanos(revoked)
+	t.Created, t.ExpiresAt, t.RevokedAt, t.LastUsed = fromNanos(created), fromNanos(expires), fromNanos(revoked), fromNanos(used)
 	return t, nil
 }
 
@@ -232,7 +239,7 @@ func (s *SQLite) Token(ctx context.Context, selector string) (Token, error) {
 
 // Tokens implements Store.
 func (s *SQLite) Tokens(ctx context.Context, accountID string) ([]Token, error) {
-	rows, err := s.db.QueryContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE account_id = ? ORDER BY created, selector", accountID)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+tokenColumns+" FROM tokens WHERE ? = '' OR account_id = ? ORDER BY created, selector", accountID, accountID)
 	if err != nil {
 		return nil, fmt.Errorf("list tokens: %w", err)
 	}
@@ -324,6 +331,18 @@ func (s *SQLite) SeeCredential(ctx context.Context, selector string, at time.Tim
 	}
 	if n, _ := r.RowsAffected(); n == 0 {
 		return notFound("credential", selector)
+	}
+	return nil
+}
+
+// SeeToken implements Store.
+func (s *SQLite) SeeToken(ctx context.Context, selector string, at time.Time, remoteAddr string) error {
+	r, err := s.db.ExecContext(ctx, "UPDATE tokens SET last_used = ?, remote_addr = ? WHERE selector = ?", nanos(at), remoteAddr, selector)
+	if err != nil {
+		return fmt.Errorf("record token %q's use: %w", selector, err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return notFound("token", selector)
 	}
 	return nil
 }

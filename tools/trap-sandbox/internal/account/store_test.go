@@ -101,3 +101,27 @@ func TestSQLiteNewerSchema(t *testing.T) {
 	_, err = account.OpenSQLite(ctx, dir)
 	require.ErrorContains(t, err, "newer trap-sandbox")
 }
+
+// TestSQLiteMigratesSchema1: a file of the first schema (before the audit fields) opens with
+// what it held, the new fields empty, and takes them from then on.
+func TestSQLiteMigratesSchema1(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	require.NoError(t, account.WriteSchemaV1ForTest(ctx, dir,
+		"INSERT INTO accounts (id, role, created) VALUES ('alice', 'user', 5)",
+		"INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at) VALUES ('sel', x'00', 'alice', 'first', 5, 0, 0)"))
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	a, err := s.Account(ctx, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, account.Account{ID: "alice", Role: account.RoleUser, Created: time.Unix(0, 5).UTC()}, a)
+	tok, err := s.Token(ctx, "sel")
+	require.NoError(t, err)
+	assert.Equal(t, "first", tok.Name)
+	assert.True(t, tok.LastUsed.IsZero())
+	require.NoError(t, s.SeeToken(ctx, "sel", time.Unix(9, 0), "10.0.0.1:1"))
+	tok, err = s.Token(ctx, "sel")
+	require.NoError(t, err)
+	assert.Equal(t, "10.0.0.1:1", tok.RemoteAddr)
+}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/accountapi"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 )
 
@@ -97,22 +99,86 @@ func DefaultDataDir() (string, error) {
 	return filepath.Join(home, ".local", "share", "trap-sandbox"), nil
 }
 
-// AccountsCmd manages accounts in the gateway's data directory.
+// ManageFlags say where an account command works (docs/accounts.md, "Where the commands
+// work"): on the store itself, as StoreFlags say (the data directory on the gateway's host,
+// or the replicas' NATS bucket); or, when --url or --api-token is given, through a running
+// gateway's account API, as the account of the token. Neither given: the store, as before
+// the API could (the gateway's own SANDBOX_API_TOKEN in the environment does not switch).
+type ManageFlags struct {
+	viaAPI bool // set by open: the command works through a gateway
+	StoreFlags
+	URL      string `name:"url" env:"SANDBOX_URL" group:"through a running gateway" help:"Work through the gateway at this base URL (e.g. http://127.0.0.1:4444) instead of on the store; the token is --api-token, else SANDBOX_API_TOKEN."`
+	APIToken string `name:"api-token" group:"through a running gateway" help:"Work through the running gateway (--url, default http://127.0.0.1:4444) as this token's account: an admin's manages every account, a user's its own tokens and credentials."`
+}
+
+// defaultURL is the gateway --api-token alone reaches (as the API commands' --url default).
+const defaultURL = "http://127.0.0.1:4444"
+
+// open returns the Manager the flags choose, where it works (for messages) and how to close
+// it.
+func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func(), error) {
+	if f.URL == "" && f.APIToken == "" {
+		accounts, where, done, err := f.StoreFlags.open(ctx)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		return accounts.Manage(account.OperatorCaller), where, done, nil
+	}
+	if f.DataDir != "" || f.NATS != "" {
+		return nil, "", nil, errors.New("give either --url/--api-token (through a running gateway) or --data-dir/--nats (on the store itself), not both (SANDBOX_DATA_DIR and SANDBOX_NATS_URL count as given)")
+	}
+	url, token := f.URL, f.APIToken
+	if url == "" {
+		url = defaultURL
+	}
+	if token == "" {
+		token = os.Getenv("SANDBOX_API_TOKEN")
+	}
+	f.viaAPI = true
+	return accountapi.Client{URL: url, Token: token}, "the gateway at " + strings.TrimRight(url, "/"), func() {}, nil
+}
+
+// manageError words a Manager's error for the terminal, the same whichever way the command
+// went: what was not found (or, through a gateway, is not the token's) with how to see what
+// is, a refusal with its fix (the message says which token would do).
+func (f *ManageFlags) manageError(err error, what, id string) error {
+	reach := ""
+	if f.viaAPI {
+		reach = " that this token reaches"
+	}
+	switch {
+	case errors.Is(err, account.ErrForbidden):
+		return errors.New(cctext.Show(strings.TrimPrefix(err.Error(), account.ErrForbidden.Error()+": "), false))
+	case errors.Is(err, account.ErrNotFound) && what == "account":
+		return fmt.Errorf("no account %q%s (trap-sandbox accounts list shows them; accounts add creates one)", id, reach)
+	case errors.Is(err, account.ErrNotFound):
+		return fmt.Errorf("no %s %q%s (trap-sandbox %ss list shows the ids)", what, id, reach, what)
+	}
+	return errors.New(cctext.Show(err.Error(), false))
+}
+
+// whereHelp is the account commands' rule of where they work, shown in each one's --help.
+const whereHelp = "Works on the account store itself (the gateway's data directory, on its host; --data-dir, or --nats for replicas) unless --url or --api-token is given: then through that running gateway, as the token's account (SANDBOX_URL counts as --url; SANDBOX_API_TOKEN alone does not switch)."
+
+// Help is every account command's detailed help (kong.HelpProvider): where it works.
+func (*ManageFlags) Help() string { return whereHelp }
+
+// AccountsCmd manages accounts.
 type AccountsCmd struct {
-	Add  AccountsAddCmd  `cmd:"" help:"Create an account and print its first API token (alone, on the last line; shown once)."`
-	List AccountsListCmd `cmd:"" help:"List the accounts."`
+	Add  AccountsAddCmd  `cmd:"" help:"Create an account and print its first API token (alone, on the last line; shown once). Through the API: needs an admin token."`
+	List AccountsListCmd `cmd:"" help:"List the accounts (a user's token: its own), who created them and their tokens' latest use."`
 }
 
 // AccountsAddCmd creates an account.
 type AccountsAddCmd struct {
-	StoreFlags
+	ManageFlags
 	Name  string `arg:"" help:"The account's name (a-z, 0-9, '.', '_', '-'); it is the accountId of its computers."`
 	Admin bool   `help:"Make it an admin: it reaches every account's computers."`
 }
 
 // Run creates the account and prints its first token alone on the last line.
 func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, where, done, err := c.open(ctx)
+	mg, where, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -121,111 +187,106 @@ func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout) error {
 	if c.Admin {
 		role = account.RoleAdmin
 	}
-	token, err := accounts.AddAccount(ctx, c.Name, role, "first")
+	n, err := mg.AddAccount(ctx, c.Name, role)
 	if errors.Is(err, account.ErrExists) {
 		return fmt.Errorf("account %q exists already (trap-sandbox tokens add %s NAME gives it another token)", c.Name, c.Name)
 	}
 	if err != nil {
-		return err
+		return c.manageError(err, "account", c.Name)
 	}
-	fmt.Fprintf(out, "account %s (%s) created in %s; its API token (shown once, send it as Authorization: Bearer or --api-token):\n%s\n", c.Name, role, where, token)
+	fmt.Fprintf(out, "account %s (%s) created in %s; its API token (shown once, send it as Authorization: Bearer or --api-token):\n%s\n", n.Account.ID, n.Account.Role, where, n.Secret)
 	return nil
 }
 
 // AccountsListCmd lists the accounts.
 type AccountsListCmd struct {
-	StoreFlags
+	ManageFlags
 }
 
-// Run prints one account a line: name, role, created.
+// Run prints one account a line.
 func (c *AccountsListCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, _, done, err := c.open(ctx)
+	mg, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	all, err := accounts.Store().Accounts(ctx)
+	all, err := mg.Accounts(ctx)
 	if err != nil {
-		return err
+		return c.manageError(err, "account", "")
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ACCOUNT\tROLE\tCREATED")
+	fmt.Fprintln(tw, "ACCOUNT\tROLE\tCREATED\tCREATED BY\tTOKENS\tLAST USED\tADDRESS")
 	for _, a := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", a.ID, a.Role, stamp(a.Created))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.ID, a.Role, stamp(a.Created), orDash(a.CreatedBy), a.Tokens, stamp(a.LastUsed), orDash(a.RemoteAddr))
 	}
 	return tw.Flush()
 }
 
-// TokensCmd manages an account's API tokens in the gateway's data directory.
+// TokensCmd manages accounts' API tokens.
 type TokensCmd struct {
-	List   TokensListCmd   `cmd:"" help:"List an account's API tokens (never their secrets)."`
+	List   TokensListCmd   `cmd:"" help:"List API tokens (never their secrets): who issued them, their latest use and its address."`
 	Add    TokensAddCmd    `cmd:"" help:"Give an account a new API token and print it (alone, on the last line; shown once)."`
 	Revoke TokensRevokeCmd `cmd:"" help:"Revoke an API token by its id (see tokens list); it stops working on the next request."`
 }
 
-// TokensListCmd lists an account's tokens.
+// TokensListCmd lists tokens.
 type TokensListCmd struct {
-	StoreFlags
-	Account string `arg:"" help:"The account."`
+	ManageFlags
+	Account string `arg:"" optional:"" help:"The account (default: every account the store or the token reaches)."`
 }
 
 // Run prints one token a line.
 func (c *TokensListCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, _, done, err := c.open(ctx)
+	mg, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	if _, err := accounts.Store().Account(ctx, c.Account); err != nil {
-		return fmt.Errorf("%w (trap-sandbox accounts list shows them)", err)
-	}
-	toks, err := accounts.Store().Tokens(ctx, c.Account)
+	toks, err := mg.Tokens(ctx, c.Account)
 	if err != nil {
-		return err
+		return c.manageError(err, "account", c.Account)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tCREATED\tEXPIRES\tREVOKED")
+	fmt.Fprintln(tw, "ID\tACCOUNT\tNAME\tCREATED\tCREATED BY\tEXPIRES\tREVOKED\tLAST USED\tADDRESS")
 	for _, t := range toks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.Selector, t.Name, stamp(t.Created), stamp(t.ExpiresAt), stamp(t.RevokedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Selector, t.AccountID, t.Name, stamp(t.Created), orDash(t.CreatedBy),
+			stamp(t.ExpiresAt), stamp(t.RevokedAt), stamp(t.LastUsed), orDash(t.RemoteAddr))
 	}
 	return tw.Flush()
 }
 
 // TokensAddCmd issues a token.
 type TokensAddCmd struct {
-	StoreFlags
-	Account string        `arg:"" help:"The account."`
+	ManageFlags
+	Account string        `arg:"" help:"The account (through the API, a user's token gives tokens to its own account only)."`
 	Name    string        `arg:"" help:"What the token is for (laptop, ci, agent)."`
 	Expires time.Duration `help:"Lifetime (e.g. 720h); 0, the default, never expires."`
 }
 
 // Run prints the new token alone on the last line.
 func (c *TokensAddCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, _, done, err := c.open(ctx)
+	mg, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	token, t, err := accounts.IssueToken(ctx, c.Account, c.Name, c.Expires)
-	if errors.Is(err, account.ErrNotFound) {
-		return fmt.Errorf("no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
-	}
+	n, err := mg.AddToken(ctx, c.Account, c.Name, c.Expires)
 	if err != nil {
-		return err
+		return c.manageError(err, "account", c.Account)
 	}
-	fmt.Fprintf(out, "token %s (%s) of %s, expires %s; shown once:\n%s\n", t.Selector, t.Name, t.AccountID, stamp(t.ExpiresAt), token)
+	fmt.Fprintf(out, "token %s (%s) of %s, expires %s; shown once:\n%s\n", n.Token.Selector, n.Token.Name, n.Token.AccountID, stamp(n.Token.ExpiresAt), n.Secret)
 	return nil
 }
 
 // TokensRevokeCmd revokes a token.
 type TokensRevokeCmd struct {
-	StoreFlags
+	ManageFlags
 	ID string `arg:"" name:"id" help:"The token's id (the ID column of tokens list; the part after tsa_ and before the next _)."`
 }
 
 // Run revokes the token.
 func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, _, done, err := c.open(ctx)
+	mg, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
@@ -234,95 +295,90 @@ func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout) error {
 	if strings.HasPrefix(id, string(account.KindToken)+"_") { // the whole token given: its selector
 		id, _, _ = strings.Cut(strings.TrimPrefix(id, string(account.KindToken)+"_"), "_")
 	}
-	t, err := accounts.RevokeToken(ctx, "", id)
-	if errors.Is(err, account.ErrNotFound) {
-		return fmt.Errorf("no token %q (trap-sandbox tokens list ACCOUNT shows the ids)", id)
-	}
+	t, err := mg.RevokeToken(ctx, id)
 	if err != nil {
-		return err
+		return c.manageError(err, "token", id)
 	}
 	fmt.Fprintf(out, "token %s (%s) of %s revoked at %s\n", t.Selector, t.Name, t.AccountID, stamp(t.RevokedAt))
 	return nil
 }
 
-// CredentialsCmd manages computers' own credentials in the gateway's data directory.
+// CredentialsCmd manages computers' own credentials.
 type CredentialsCmd struct {
 	Add    CredentialsAddCmd    `cmd:"" help:"Issue a computer credential for an account and print it (alone, on the last line; shown once): set it as the computer's sandbox.password."`
-	List   CredentialsListCmd   `cmd:"" help:"List computer credentials (never their secrets) with what their last hello said."`
-	Revoke CredentialsRevokeCmd `cmd:"" help:"Revoke a computer credential by its id; the computer's next hello is refused (4003 revoked)."`
+	List   CredentialsListCmd   `cmd:"" help:"List computer credentials (never their secrets): who issued them and what their last hello said."`
+	Revoke CredentialsRevokeCmd `cmd:"" help:"Revoke a computer credential by its id: through the API its socket closes at once (4003 revoked); on the store its next hello is refused."`
 }
 
 // CredentialsAddCmd issues a computer credential.
 type CredentialsAddCmd struct {
-	StoreFlags
-	Account string `arg:"" help:"The account the computer will belong to."`
+	ManageFlags
+	Account string `arg:"" help:"The account the computer will belong to (through the API, a user's token: its own)."`
 }
 
 // Run prints the credential alone on the last line.
 func (c *CredentialsAddCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, _, done, err := c.open(ctx)
+	mg, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	secret, cred, err := accounts.IssueCredential(ctx, c.Account, "operator")
-	if errors.Is(err, account.ErrNotFound) {
-		return fmt.Errorf("no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
-	}
+	n, err := mg.AddCredential(ctx, c.Account)
 	if err != nil {
-		return err
+		return c.manageError(err, "account", c.Account)
 	}
-	fmt.Fprintf(out, "credential %s of %s; on the computer: set sandbox.password to it (shown once):\n%s\n", cred.Selector, cred.AccountID, secret)
+	fmt.Fprintf(out, "credential %s of %s; on the computer: set sandbox.password to it (shown once):\n%s\n", n.Credential.Selector, n.Credential.AccountID, n.Secret)
 	return nil
 }
 
 // CredentialsListCmd lists credentials.
 type CredentialsListCmd struct {
-	StoreFlags
-	Account string `arg:"" optional:"" help:"The account (default: every account)."`
+	ManageFlags
+	Account string `arg:"" optional:"" help:"The account (default: every account the store or the token reaches)."`
 }
 
 // Run prints one credential a line.
 func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, _, done, err := c.open(ctx)
+	mg, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	creds, err := accounts.Store().Credentials(ctx, c.Account)
+	creds, err := mg.Credentials(ctx, c.Account)
 	if err != nil {
-		return err
+		return c.manageError(err, "account", c.Account)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tAPPROVED BY\tCREATED\tLAST SEEN\tTRAPOSID\tADDRESS\tREVOKED")
 	for _, cr := range creds {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cr.Selector, cr.AccountID, cr.ApprovedBy, stamp(cr.Created), stamp(cr.LastSeen),
-			orDash(cr.LastTraposID), orDash(cr.RemoteAddr), stamp(cr.RevokedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cr.Selector, cr.AccountID, orDash(cr.ApprovedBy), stamp(cr.Created), stamp(cr.LastSeen),
+			orDash(cctext.Show(cr.LastTraposID, false)), orDash(cr.RemoteAddr), stamp(cr.RevokedAt))
 	}
 	return tw.Flush()
 }
 
 // CredentialsRevokeCmd revokes a credential.
 type CredentialsRevokeCmd struct {
-	StoreFlags
+	ManageFlags
 	ID string `arg:"" name:"id" help:"The credential's id (the ID column of credentials list)."`
 }
 
 // Run revokes the credential.
 func (c *CredentialsRevokeCmd) Run(ctx context.Context, out Stdout) error {
-	accounts, _, done, err := c.open(ctx)
+	mg, _, done, err := c.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-	cr, err := accounts.RevokeCredential(ctx, "", c.ID)
-	if errors.Is(err, account.ErrNotFound) {
-		return fmt.Errorf("no credential %q (trap-sandbox credentials list shows the ids)", c.ID)
-	}
+	cr, err := mg.RevokeCredential(ctx, c.ID)
 	if err != nil {
-		return err
+		return c.manageError(err, "credential", c.ID)
 	}
-	fmt.Fprintf(out, "credential %s of %s revoked at %s; its computer's next hello is refused\n", cr.Selector, cr.AccountID, stamp(cr.RevokedAt))
+	then := "its computer's next hello is refused"
+	if _, api := mg.(accountapi.Client); api {
+		then = "the gateway closed its computer's socket (on a replica that holds it) and refuses its next hello"
+	}
+	fmt.Fprintf(out, "credential %s of %s revoked at %s; %s\n", cr.Selector, cr.AccountID, stamp(cr.RevokedAt), then)
 	return nil
 }
 

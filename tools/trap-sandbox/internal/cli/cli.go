@@ -18,6 +18,7 @@ import (
 	"traposclient"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
@@ -48,9 +49,9 @@ type CLI struct {
 	Screen    ScreenCmd         `cmd:"" help:"Show a computer's screen live in this terminal, in colour, and type on it (Ctrl-T held: terminate; Ctrl-S held: leave)."`
 	MCP       MCPCmd            `cmd:"" name:"mcp" help:"Serve the MCP tools on stdin/stdout, reaching the computers through a running gateway (for MCP clients that only start local commands)."`
 
-	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts in the gateway's data directory (run on the gateway's host) or, with --nats, the replicas' shared store."`
-	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens in the account store."`
-	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials (their sandbox.password) in the account store."`
+	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts: on the store (the gateway's data directory, run on its host; --nats: the replicas' bucket), or with --url/--api-token through a running gateway."`
+	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens (on the store, or with --url/--api-token through a running gateway)."`
+	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials, their sandbox.password (on the store, or with --url/--api-token through a running gateway)."`
 }
 
 // Exit statuses of the trap-sandbox command (tools/trap-sandbox/README.md).
@@ -250,7 +251,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
 	screens := screen.New(computers).Metrics(metrics)
 	screens.Register(gw)
-	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai}
+	accountAPI := accountapi.New(accounts, logger).Metrics(metrics).OnCredentialRevoked(func(selector string) { gw.RevokeCredential(selector) })
+	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}

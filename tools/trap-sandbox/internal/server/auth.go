@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
 )
@@ -20,13 +22,21 @@ import (
 //   - anything else is refused.
 //
 // SANDBOX_PASSWORD never opens the API: any player can read it from a computer's .settings.
-func apiAuth(token string, accounts *account.Accounts, next http.Handler) http.Handler {
+// An account token's use is recorded on it (when, from which address: its audit fields); each
+// refusal counts in refused by its reason (Refusal*).
+func apiAuth(token string, accounts *account.Accounts, refused *prometheus.CounterVec, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		admit := func(c account.Caller) { next.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), c))) }
+		count := func(reason string) {
+			if refused != nil {
+				refused.WithLabelValues(reason).Inc()
+			}
+		}
 		if bearer && accounts != nil && strings.HasPrefix(got, string(account.KindToken)+"_") {
-			a, err := accounts.Authenticate(r.Context(), got)
+			a, err := accounts.AuthenticateFrom(r.Context(), got, r.RemoteAddr)
 			if err != nil {
+				count(refusalOf(err))
 				refuseToken(w, err)
 				return
 			}
@@ -35,6 +45,7 @@ func apiAuth(token string, accounts *account.Accounts, next http.Handler) http.H
 		}
 		if token != "" {
 			if !bearer || !SecretMatches(got, token) {
+				count(RefusalWrongAPIToken)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
 				writeAuthError(w, http.StatusUnauthorized,
 					"missing or wrong API token (send Authorization: Bearer <SANDBOX_API_TOKEN> or an account's token)")
@@ -44,12 +55,48 @@ func apiAuth(token string, accounts *account.Accounts, next http.Handler) http.H
 			return
 		}
 		if !isLoopback(r.RemoteAddr) {
+			count(RefusalNotLoopback)
 			writeAuthError(w, http.StatusForbidden,
 				"the HTTP API answers only loopback clients or an account's token; set SANDBOX_API_TOKEN or create an account (trap-sandbox accounts add) to allow remote clients")
 			return
 		}
 		admit(account.LocalAdmin)
 	})
+}
+
+// Reasons of the API's refusals (the label of trapos_api_auth_refused_total).
+const (
+	RefusalBadToken      = "bad_token"       // an account token that is unknown or wrong
+	RefusalRevoked       = "revoked"         // an account token that was revoked
+	RefusalExpired       = "expired"         // an account token past its expiry
+	RefusalWrongAPIToken = "wrong_api_token" // no token, or not SANDBOX_API_TOKEN, where it is set
+	RefusalNotLoopback   = "not_loopback"    // no token set and the client is not on loopback
+	RefusalStoreFailed   = "store_failed"    // the account store could not check the token
+)
+
+// newRefusedCounter registers the refusal counter on reg, every reason at 0.
+func newRefusedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trapos_api_auth_refused_total",
+		Help: "Host API requests refused by the API auth, by reason: bad_token, revoked, expired (an account token), wrong_api_token (SANDBOX_API_TOKEN set, not given), not_loopback (no token set, a remote client), store_failed.",
+	}, []string{"reason"})
+	for _, r := range []string{RefusalBadToken, RefusalRevoked, RefusalExpired, RefusalWrongAPIToken, RefusalNotLoopback, RefusalStoreFailed} {
+		c.WithLabelValues(r)
+	}
+	reg.MustRegister(c)
+	return c
+}
+
+func refusalOf(err error) string {
+	switch {
+	case errors.Is(err, account.ErrRevoked):
+		return RefusalRevoked
+	case errors.Is(err, account.ErrExpired):
+		return RefusalExpired
+	case errors.Is(err, account.ErrBadSecret):
+		return RefusalBadToken
+	}
+	return RefusalStoreFailed
 }
 
 // refuseToken answers an account token that opened nothing, with why (never the token).

@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"trap-sandbox/internal/account"
 )
 
@@ -13,8 +15,9 @@ import (
 type Routes struct {
 	mux      *http.ServeMux
 	apiToken string
-	accounts *account.Accounts // nil: no accounts, only apiToken or loopback
-	guard    guard             // guard.go: JSON POSTs, and without a token no foreign Origin or Host
+	accounts *account.Accounts      // nil: no accounts, only apiToken or loopback
+	refused  *prometheus.CounterVec // the API auth's refusals by reason; nil without metrics
+	guard    guard                  // guard.go: JSON POSTs, and without a token no foreign Origin or Host
 }
 
 // Handle registers a route without the API auth check.
@@ -25,7 +28,7 @@ func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(p
 
 // HandleAPI registers a host API route behind the browser guard and the API auth check.
 func (r *Routes) HandleAPI(pattern string, h http.Handler) {
-	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, r.accounts, h)))
+	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, r.accounts, r.refused, h)))
 }
 
 // HandleAPIFunc is HandleAPI for a function.

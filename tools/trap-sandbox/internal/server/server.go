@@ -101,6 +101,9 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 	}
 	mux := http.NewServeMux()
 	routes := &Routes{mux: mux, apiToken: cfg.APIToken, accounts: cfg.Accounts, guard: newGuard(cfg)}
+	if cfg.Metrics != nil {
+		routes.refused = newRefusedCounter(cfg.Metrics)
+	}
 	routes.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		body := "ok\n"

@@ -33,6 +33,7 @@ func Run(t *testing.T, open Open) {
 		{"Credentials", testCredentials},
 		{"Concurrent", testConcurrent},
 		{"IssueAndCheck", testIssueAndCheck},
+		{"Audit", testAudit},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,8 +56,8 @@ func testAccounts(t *testing.T, s account.Store) {
 	require.NoError(t, err)
 	assert.Empty(t, all)
 
-	bob := account.Account{ID: "bob", Role: account.RoleUser, Created: t0}
-	alice := account.Account{ID: "alice", Role: account.RoleAdmin, Created: t0.Add(time.Second)}
+	bob := account.Account{ID: "bob", Role: account.RoleUser, Created: t0, CreatedBy: "alice"}
+	alice := account.Account{ID: "alice", Role: account.RoleAdmin, Created: t0.Add(time.Second), CreatedBy: account.Operator}
 	require.NoError(t, s.CreateAccount(ctx, bob))
 	require.NoError(t, s.CreateAccount(ctx, alice))
 	err = s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleAdmin, Created: t0})
@@ -79,7 +80,7 @@ func testTokens(t *testing.T, s account.Store) {
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleUser, Created: t0}))
 
 	older := account.Token{Selector: "sel2", Hash: []byte("0123456789abcdef0123456789abcdef"), AccountID: "alice", Name: "laptop",
-		Created: t0, ExpiresAt: t0.Add(24 * time.Hour)}
+		Created: t0, ExpiresAt: t0.Add(24 * time.Hour), CreatedBy: "root"}
 	newer := account.Token{Selector: "sel1", Hash: []byte("fedcba9876543210fedcba9876543210"), AccountID: "alice", Name: "ci",
 		Created: t0.Add(time.Minute)}
 	bobs := account.Token{Selector: "sel3", Hash: []byte("x"), AccountID: "bob", Name: "bob", Created: t0}
@@ -101,6 +102,17 @@ func testTokens(t *testing.T, s account.Store) {
 	list, err = s.Tokens(ctx, "carol")
 	require.NoError(t, err)
 	assert.Empty(t, list)
+	list, err = s.Tokens(ctx, "")
+	require.NoError(t, err)
+	assert.Equal(t, []account.Token{older, bobs, newer}, list, "every account's, oldest first (then by id)")
+
+	require.NoError(t, s.SeeToken(ctx, "sel1", t0.Add(2*time.Minute), "10.0.0.9:4000"))
+	require.ErrorIs(t, s.SeeToken(ctx, "nope", t0, ""), account.ErrNotFound)
+	got, err = s.Token(ctx, "sel1")
+	require.NoError(t, err)
+	used := newer
+	used.LastUsed, used.RemoteAddr = t0.Add(2*time.Minute), "10.0.0.9:4000"
+	assert.Equal(t, used, got, "the last use is kept, the rest unchanged")
 
 	revoked, err := s.RevokeToken(ctx, "sel2", t0.Add(time.Hour))
 	require.NoError(t, err)
@@ -260,4 +272,69 @@ func testIssueAndCheck(t *testing.T, s account.Store) {
 	require.NoError(t, err, "an admin revokes any")
 	_, err = a.AuthenticateComputer(ctx, cred, "7:", "")
 	require.ErrorIs(t, err, account.ErrRevoked)
+}
+
+// testAudit runs account.Accounts on the store: who made what, and a token's last use and
+// address as API calls record them (at most once a SeenEvery per address).
+func testAudit(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	clk := clock.NewFake(t0)
+	a := account.New(s, clk)
+
+	_, root, err := a.AddAccountBy(ctx, "root", account.RoleAdmin, "first", account.Operator)
+	require.NoError(t, err)
+	assert.Equal(t, account.Operator, root.CreatedBy)
+	alice, tok, err := a.AddAccountBy(ctx, "alice", account.RoleUser, "first", "root")
+	require.NoError(t, err)
+	acc, err := s.Account(ctx, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, account.Account{ID: "alice", Role: account.RoleUser, Created: t0, CreatedBy: "root"}, acc)
+	_, laptop, err := a.IssueTokenBy(ctx, "alice", "laptop", 0, "alice")
+	require.NoError(t, err)
+	stored, err := s.Token(ctx, laptop.Selector)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", stored.CreatedBy)
+
+	lastUse := func() (time.Time, string) {
+		t.Helper()
+		got, err := s.Token(ctx, tok.Selector)
+		require.NoError(t, err)
+		return got.LastUsed, got.RemoteAddr
+	}
+	when, addr := lastUse()
+	assert.True(t, when.IsZero(), "never used")
+	assert.Empty(t, addr)
+
+	clk.Advance(time.Second)
+	first := clk.Now()
+	_, err = a.AuthenticateFrom(ctx, alice, "10.0.0.5:1000")
+	require.NoError(t, err)
+	when, addr = lastUse()
+	assert.Equal(t, first, when)
+	assert.Equal(t, "10.0.0.5", addr, "the host: the port changes with every connection")
+
+	clk.Advance(account.SeenEvery - time.Nanosecond)
+	_, err = a.AuthenticateFrom(ctx, alice, "10.0.0.5:1001")
+	require.NoError(t, err)
+	when, _ = lastUse()
+	assert.Equal(t, first, when, "the same host within SeenEvery writes nothing")
+
+	_, err = a.AuthenticateFrom(ctx, alice, "[2001:db8::6]:2000")
+	require.NoError(t, err)
+	when, addr = lastUse()
+	assert.Equal(t, clk.Now(), when, "another address is recorded at once")
+	assert.Equal(t, "2001:db8::6", addr)
+
+	clk.Advance(account.SeenEvery)
+	_, err = a.AuthenticateFrom(ctx, alice, "[2001:db8::6]:2000")
+	require.NoError(t, err)
+	when, _ = lastUse()
+	assert.Equal(t, clk.Now(), when, "a SeenEvery later, the time moves on")
+
+	_, err = a.Authenticate(ctx, alice)
+	require.NoError(t, err)
+	_, err = a.AuthenticateFrom(ctx, alice+"x", "10.0.0.7:1")
+	require.ErrorIs(t, err, account.ErrBadSecret)
+	_, addr = lastUse()
+	assert.Equal(t, "2001:db8::6", addr, "a refused secret records nothing")
 }

@@ -1,0 +1,72 @@
+// Account management through the running gateway's API: `trap-sandbox accounts|tokens|
+// credentials` with --url and --api-token against the real binary.
+
+package integration
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAccountsThroughTheGateway: an admin's token creates bob through the running gateway
+// and bob's printed token works at once; bob's token cannot add an account and is told which
+// token would; bob lists his own token with its last use and address, issues a credential
+// for his computer and revokes it, which closes the computer's socket at once (4003); the
+// store's counts and the auth refusals are on /metrics; no secret is logged.
+func TestAccountsThroughTheGateway(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	root := lastLine(ctx, t, "accounts", "add", "root", "--admin", dir)
+	g := startGateway(t, dir)
+	url := "--url=" + g.URL("")
+
+	out, errOut, code := runCLI(ctx, t, nil, "accounts", "add", "bob", url, "--api-token="+root)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "account bob (user) created in the gateway at "+g.URL(""))
+	bob := strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:])
+	require.True(t, strings.HasPrefix(bob, "tsa_"), out)
+	status, body := apiGet(ctx, t, g, bob, "/trapos/computers")
+	assert.Equal(t, http.StatusOK, status, "bob's token works at once: %s", body)
+
+	_, errOut, code = runCLI(ctx, t, nil, "accounts", "add", "carol", url, "--api-token="+bob)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "adding an account needs an admin token")
+	assert.Contains(t, errOut, `this one is of "bob", a user`)
+
+	out, errOut, code = runCLI(ctx, t, nil, "tokens", "list", url, "--api-token="+bob)
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `(?m)^\S+\s+bob\s+first\s+20\S+\s+root\s+-\s+-\s+20\S+\s+127\.0\.0\.1$`, out, "created by root, last used from loopback")
+	_, errOut, code = runCLI(ctx, t, nil, "tokens", "list", "root", url, "--api-token="+bob)
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: no account \"root\" that this token reaches (trap-sandbox accounts list shows them; accounts add creates one)\n", errOut)
+
+	cred := lastLine(ctx, t, "credentials", "add", "bob", url, "--api-token="+bob)
+	require.True(t, strings.HasPrefix(cred, "tsc_"), cred)
+	c := dial(ctx, t, g, "7:")
+	require.NoError(t, c.MustHello(ctx, cred))
+	out, errOut, code = runCLI(ctx, t, nil, "credentials", "list", url, "--api-token="+bob)
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `(?m)\s+bob\s+bob\s+20\S+\s+20\S+\s+7:\s+127\.0\.0\.1:\d+\s+-$`, out, "approved by bob; its hello's time, traposId and address")
+	credID := strings.SplitN(cred, "_", 3)[1]
+	out, errOut, code = runCLI(ctx, t, nil, "credentials", "revoke", credID, url, "--api-token="+bob)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "the gateway closed its computer's socket")
+	assert.Equal(t, "revoked", requireClose(ctx, t, c, 4003))
+
+	status, _ = apiGet(ctx, t, g, bob[:len(bob)-1]+"x", "/trapos/computers")
+	assert.Equal(t, http.StatusUnauthorized, status)
+	status, body = apiGet(ctx, t, g, root, "/metrics")
+	require.Equal(t, http.StatusOK, status)
+	for _, line := range []string{`trapos_accounts{role="admin"} 1`, `trapos_accounts{role="user"} 1`, `trapos_account_tokens{state="active"} 2`,
+		`trapos_account_credentials{state="revoked"} 1`, `trapos_api_auth_refused_total{reason="bad_token"} 1`} {
+		assert.Contains(t, body, line+"\n")
+	}
+
+	for _, secret := range []string{root, bob, cred} {
+		assert.NotContains(t, g.Log(), secret[len(secret)-12:], "no secret in the gateway's log")
+	}
+}

@@ -1,0 +1,222 @@
+package account
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Manager is what the account commands do (`trap-sandbox accounts|tokens|credentials …`),
+// wherever the accounts are: on the store itself (Accounts.Manage, on the gateway's host) or
+// through a running gateway's API (accountapi.Client, with a token). The CLI has one code
+// path for both; the API's routes are this interface on the caller's Manage.
+type Manager interface {
+	// AddAccount creates the account id with role and its first API token (named "first").
+	AddAccount(ctx context.Context, id string, role Role) (NewAccount, error)
+	// Accounts lists the accounts the caller sees, with their latest token use.
+	Accounts(ctx context.Context) ([]AccountInfo, error)
+	// Tokens lists the account's tokens; "" is every account the caller sees.
+	Tokens(ctx context.Context, accountID string) ([]Token, error)
+	// AddToken gives the account a new API token named name, expiring after ttl (0: never).
+	AddToken(ctx context.Context, accountID, name string, ttl time.Duration) (NewToken, error)
+	// RevokeToken revokes the token whose selector is id.
+	RevokeToken(ctx context.Context, id string) (Token, error)
+	// Credentials lists the account's computer credentials; "" is every account the caller
+	// sees.
+	Credentials(ctx context.Context, accountID string) ([]Credential, error)
+	// AddCredential issues a computer credential for the account.
+	AddCredential(ctx context.Context, accountID string) (NewCredential, error)
+	// RevokeCredential revokes the credential whose selector is id.
+	RevokeCredential(ctx context.Context, id string) (Credential, error)
+}
+
+// NewAccount is a created account with its first token; Secret is that token, shown once.
+type NewAccount struct {
+	Account Account `json:"account"`
+	Token   Token   `json:"token"`
+	Secret  string  `json:"secret"`
+}
+
+// NewToken is an issued token; Secret is the token itself, shown once.
+type NewToken struct {
+	Token  Token  `json:"token"`
+	Secret string `json:"secret"`
+}
+
+// NewCredential is an issued computer credential; Secret is the credential, shown once.
+type NewCredential struct {
+	Credential Credential `json:"credential"`
+	Secret     string     `json:"secret"`
+}
+
+// AccountInfo is an account as listed: with its tokens' latest use (when and from where),
+// so an operator sees which accounts are in use without listing every token.
+type AccountInfo struct {
+	Account
+	Tokens     int       `json:"tokens"`
+	LastUsed   time.Time `json:"lastUsed,omitzero"`
+	RemoteAddr string    `json:"remoteAddr,omitempty"`
+}
+
+// ErrForbidden is a Manager's refusal of what the caller's role may not do (a user adding an
+// account); its message names the token that would do.
+var ErrForbidden = errors.New("forbidden")
+
+// OperatorCaller is who works on the store itself: an admin, recorded as Operator.
+var OperatorCaller = Caller{Account: Operator, Admin: true}
+
+// Manage returns the Manager of caller on a's store: the one home of who may manage what.
+// An admin manages every account; a user sees its own account and manages its own tokens
+// and computer credentials (lists, adds and revokes them); what the caller does not reach
+// answers as what does not exist (ErrNotFound), so no other account's name leaks. What it
+// creates records the caller's account as its creator.
+func (a *Accounts) Manage(caller Caller) Manager { return manager{a: a, caller: caller} }
+
+type manager struct {
+	a      *Accounts
+	caller Caller
+}
+
+// own returns the account a user's call is about ("" is its own), or ErrNotFound for any
+// other: the same answer as for an account that does not exist.
+func (m manager) own(accountID string) (string, error) {
+	if m.caller.Admin {
+		return accountID, nil
+	}
+	if accountID == "" {
+		accountID = m.caller.Account
+	}
+	if m.caller.Account == "" || accountID != m.caller.Account {
+		return "", notFound("account", accountID)
+	}
+	return accountID, nil
+}
+
+// exists checks that an admin's named account exists, so a listing of a misspelt account
+// says so instead of listing nothing.
+func (m manager) exists(ctx context.Context, accountID string) error {
+	if accountID == "" {
+		return nil
+	}
+	_, err := m.a.store.Account(ctx, accountID)
+	return err
+}
+
+func (m manager) AddAccount(ctx context.Context, id string, role Role) (NewAccount, error) {
+	if !m.caller.Admin {
+		return NewAccount{}, fmt.Errorf("%w: adding an account needs an admin token, and this one is of %q, a user (use an admin account's token or the gateway's SANDBOX_API_TOKEN, or run the command on the gateway's host with --data-dir)",
+			ErrForbidden, m.caller.Account)
+	}
+	secret, tok, err := m.a.AddAccountBy(ctx, id, role, "first", m.caller.Account)
+	if err != nil {
+		return NewAccount{}, err
+	}
+	acc, err := m.a.store.Account(ctx, id)
+	return NewAccount{Account: acc, Token: tok, Secret: secret}, err
+}
+
+func (m manager) Accounts(ctx context.Context) ([]AccountInfo, error) {
+	var all []Account
+	if m.caller.Admin {
+		var err error
+		if all, err = m.a.store.Accounts(ctx); err != nil {
+			return nil, err
+		}
+	} else if m.caller.Account != "" {
+		acc, err := m.a.store.Account(ctx, m.caller.Account)
+		if err != nil {
+			return nil, err
+		}
+		all = []Account{acc}
+	}
+	if len(all) == 0 {
+		return []AccountInfo{}, nil
+	}
+	toks, err := m.Tokens(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	byAccount := map[string]*AccountInfo{}
+	out := make([]AccountInfo, len(all))
+	for i, acc := range all {
+		out[i] = AccountInfo{Account: acc}
+		byAccount[acc.ID] = &out[i]
+	}
+	for _, t := range toks {
+		info := byAccount[t.AccountID]
+		if info == nil {
+			continue
+		}
+		info.Tokens++
+		if t.LastUsed.After(info.LastUsed) {
+			info.LastUsed, info.RemoteAddr = t.LastUsed, t.RemoteAddr
+		}
+	}
+	return out, nil
+}
+
+func (m manager) Tokens(ctx context.Context, accountID string) ([]Token, error) {
+	accountID, err := m.own(accountID)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.exists(ctx, accountID); err != nil {
+		return nil, err
+	}
+	return m.a.store.Tokens(ctx, accountID)
+}
+
+func (m manager) AddToken(ctx context.Context, accountID, name string, ttl time.Duration) (NewToken, error) {
+	accountID, err := m.own(accountID)
+	if err != nil {
+		return NewToken{}, err
+	}
+	if accountID == "" {
+		return NewToken{}, invalid("a token needs an account")
+	}
+	secret, tok, err := m.a.IssueTokenBy(ctx, accountID, name, ttl, m.caller.Account)
+	return NewToken{Token: tok, Secret: secret}, err
+}
+
+// of is the account a user's revocation is limited to ("" for an admin: any).
+func (m manager) of() string {
+	if m.caller.Admin {
+		return ""
+	}
+	if m.caller.Account == "" {
+		return "\x00" // reaches nothing: no account has this id (CheckName)
+	}
+	return m.caller.Account
+}
+
+func (m manager) RevokeToken(ctx context.Context, id string) (Token, error) {
+	return m.a.RevokeToken(ctx, m.of(), id)
+}
+
+func (m manager) Credentials(ctx context.Context, accountID string) ([]Credential, error) {
+	accountID, err := m.own(accountID)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.exists(ctx, accountID); err != nil {
+		return nil, err
+	}
+	return m.a.store.Credentials(ctx, accountID)
+}
+
+func (m manager) AddCredential(ctx context.Context, accountID string) (NewCredential, error) {
+	accountID, err := m.own(accountID)
+	if err != nil {
+		return NewCredential{}, err
+	}
+	if accountID == "" {
+		return NewCredential{}, invalid("a credential needs an account")
+	}
+	secret, c, err := m.a.IssueCredential(ctx, accountID, m.caller.Account)
+	return NewCredential{Credential: c, Secret: secret}, err
+}
+
+func (m manager) RevokeCredential(ctx context.Context, id string) (Credential, error) {
+	return m.a.RevokeCredential(ctx, m.of(), id)
+}

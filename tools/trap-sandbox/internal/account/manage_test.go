@@ -1,0 +1,205 @@
+package account_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+)
+
+// managed is a memory store with root (an admin), alice and bob (users), a token and a
+// credential each.
+type managed struct {
+	accounts *account.Accounts
+	clk      *clock.Fake
+	token    map[string]string // account → its first token's selector
+	cred     map[string]string // account → a credential's selector
+}
+
+func newManaged(t *testing.T) managed {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC))
+	m := managed{accounts: account.New(account.NewMemory(), clk), clk: clk, token: map[string]string{}, cred: map[string]string{}}
+	op := m.accounts.Manage(account.OperatorCaller)
+	for _, id := range []string{"root", "alice", "bob"} {
+		role := account.RoleUser
+		if id == "root" {
+			role = account.RoleAdmin
+		}
+		n, err := op.AddAccount(t.Context(), id, role)
+		require.NoError(t, err)
+		m.token[id] = n.Token.Selector
+		c, err := op.AddCredential(t.Context(), id)
+		require.NoError(t, err)
+		m.cred[id] = c.Credential.Selector
+	}
+	return m
+}
+
+// TestManagePermissions is the permission matrix: an admin (an admin account, or the
+// gateway's own SANDBOX_API_TOKEN/loopback caller) manages every account; a user its own
+// tokens and credentials; another account's are answered as ones that do not exist; a caller
+// without an account reaches nothing.
+func TestManagePermissions(t *testing.T) {
+	callers := map[string]account.Caller{
+		"admin":    {Account: "root", Admin: true},
+		"local":    account.LocalAdmin,
+		"user":     {Account: "alice"},
+		"nobody":   {},
+		"operator": account.OperatorCaller,
+	}
+	admin := map[string]bool{"admin": true, "local": true, "operator": true}
+	for name, caller := range callers {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			m := newManaged(t)
+			mg := m.accounts.Manage(caller)
+
+			n, err := mg.AddAccount(ctx, "carol", account.RoleUser)
+			if admin[name] {
+				require.NoError(t, err)
+				assert.Equal(t, caller.Account, n.Account.CreatedBy)
+				assert.Equal(t, caller.Account, n.Token.CreatedBy)
+				got, err := m.accounts.Authenticate(ctx, n.Secret)
+				require.NoError(t, err)
+				assert.Equal(t, "carol", got.ID, "the secret opens the new account")
+			} else {
+				require.ErrorIs(t, err, account.ErrForbidden)
+				assert.Contains(t, err.Error(), "needs an admin token")
+			}
+
+			list, err := mg.Accounts(ctx)
+			require.NoError(t, err)
+			var ids []string
+			for _, a := range list {
+				ids = append(ids, a.ID)
+			}
+			switch {
+			case admin[name]:
+				assert.Equal(t, []string{"alice", "bob", "carol", "root"}, ids)
+			case name == "user":
+				assert.Equal(t, []string{"alice"}, ids, "a user sees its own account only")
+			default:
+				assert.Empty(t, ids)
+			}
+
+			// Another account's tokens and credentials, and one that does not exist, answer
+			// the same: not found.
+			for _, other := range []string{"bob", "zed"} {
+				_, errList := mg.Tokens(ctx, other)
+				_, errAdd := mg.AddToken(ctx, other, "x", 0)
+				_, errCreds := mg.Credentials(ctx, other)
+				_, errCred := mg.AddCredential(ctx, other)
+				if admin[name] && other == "bob" {
+					assert.NoError(t, errList)
+					assert.NoError(t, errAdd)
+					assert.NoError(t, errCreds)
+					assert.NoError(t, errCred)
+					continue
+				}
+				for _, err := range []error{errList, errAdd, errCreds, errCred} {
+					require.ErrorIs(t, err, account.ErrNotFound, other)
+					assert.Contains(t, err.Error(), `account "`+other+`"`)
+				}
+			}
+			_, err = mg.RevokeToken(ctx, m.token["bob"])
+			_, errCred := mg.RevokeCredential(ctx, m.cred["bob"])
+			if admin[name] {
+				assert.NoError(t, err)
+				assert.NoError(t, errCred)
+			} else {
+				assert.ErrorIs(t, err, account.ErrNotFound)
+				assert.ErrorIs(t, errCred, account.ErrNotFound)
+			}
+
+			// Its own: a user lists, adds and revokes its own tokens and credentials ("" is
+			// its own account).
+			own := []string{"alice"}
+			if name == "user" {
+				own = append(own, "")
+			}
+			for _, id := range own {
+				toks, err := mg.Tokens(ctx, id)
+				newTok, errAdd := mg.AddToken(ctx, id, "laptop", time.Hour)
+				creds, errCreds := mg.Credentials(ctx, id)
+				newCred, errCred := mg.AddCredential(ctx, id)
+				if name == "nobody" {
+					assert.ErrorIs(t, err, account.ErrNotFound)
+					assert.ErrorIs(t, errAdd, account.ErrNotFound)
+					assert.ErrorIs(t, errCreds, account.ErrNotFound)
+					assert.ErrorIs(t, errCred, account.ErrNotFound)
+					continue
+				}
+				if id == "" { // an admin's "": every account's
+					continue
+				}
+				require.NoError(t, err)
+				require.NoError(t, errAdd)
+				require.NoError(t, errCreds)
+				require.NoError(t, errCred)
+				assert.Equal(t, "alice", toks[0].AccountID)
+				assert.Equal(t, "alice", creds[0].AccountID)
+				assert.Equal(t, caller.Account, newTok.Token.CreatedBy)
+				assert.Equal(t, caller.Account, newCred.Credential.ApprovedBy)
+				assert.Equal(t, m.clk.Now().Add(time.Hour), newTok.Token.ExpiresAt)
+				revoked, err := mg.RevokeToken(ctx, newTok.Token.Selector)
+				require.NoError(t, err)
+				assert.False(t, revoked.RevokedAt.IsZero())
+				rc, err := mg.RevokeCredential(ctx, newCred.Credential.Selector)
+				require.NoError(t, err)
+				assert.False(t, rc.RevokedAt.IsZero())
+			}
+			if name == "nobody" {
+				_, err := mg.RevokeToken(ctx, m.token["alice"])
+				assert.ErrorIs(t, err, account.ErrNotFound)
+			}
+		})
+	}
+}
+
+// TestManageAccountsShowLastUse: the account listing carries its tokens' latest use.
+func TestManageAccountsShowLastUse(t *testing.T) {
+	ctx := context.Background()
+	m := newManaged(t)
+	mg := m.accounts.Manage(account.OperatorCaller)
+	tok, err := mg.AddToken(ctx, "alice", "laptop", 0)
+	require.NoError(t, err)
+	m.clk.Advance(time.Minute)
+	_, err = m.accounts.AuthenticateFrom(ctx, tok.Secret, "10.1.2.3:4")
+	require.NoError(t, err)
+	list, err := mg.Accounts(ctx)
+	require.NoError(t, err)
+	for _, a := range list {
+		if a.ID != "alice" {
+			assert.True(t, a.LastUsed.IsZero(), a.ID)
+			continue
+		}
+		assert.Equal(t, 2, a.Tokens)
+		assert.Equal(t, m.clk.Now(), a.LastUsed)
+		assert.Equal(t, "10.1.2.3", a.RemoteAddr)
+		assert.Equal(t, account.Operator, a.CreatedBy)
+	}
+}
+
+func TestCount(t *testing.T) {
+	ctx := t.Context()
+	m := newManaged(t)
+	mg := m.accounts.Manage(account.OperatorCaller)
+	_, err := mg.AddToken(ctx, "alice", "short", time.Minute)
+	require.NoError(t, err)
+	_, err = mg.RevokeToken(ctx, m.token["bob"])
+	require.NoError(t, err)
+	_, err = mg.RevokeCredential(ctx, m.cred["bob"])
+	require.NoError(t, err)
+	m.clk.Advance(time.Minute)
+	c, err := m.accounts.Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[account.Role]int{account.RoleAdmin: 1, account.RoleUser: 2}, c.Accounts)
+	assert.Equal(t, map[string]int{account.StateActive: 2, account.StateRevoked: 1, account.StateExpired: 1}, c.Tokens)
+	assert.Equal(t, map[string]int{account.StateActive: 2, account.StateRevoked: 1}, c.Credentials)
+}

@@ -1,0 +1,200 @@
+// Package accountapi is account management over the host API (docs/http-api.md), a sandbox
+// module: accounts, their API tokens and their computers' credentials, listed, added and
+// revoked by the caller the server's API auth admitted (account.CallerFrom). Who may do what
+// is account.Accounts.Manage's (one home for the rule); this package is its HTTP face and its
+// client: Client implements account.Manager over these routes, so `trap-sandbox accounts …`
+// has one code path whether it works on the store or through a running gateway.
+package accountapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// ModuleName is the module's name.
+const ModuleName = "trapos-accounts"
+
+// Routes of the account API (docs/http-api.md).
+const (
+	// AccountsPath lists the accounts (GET) and adds one (POST, admins only).
+	AccountsPath = "/trapos/accounts"
+	// TokensPath lists API tokens (GET, ?account=) and issues one (POST).
+	TokensPath = "/trapos/tokens"
+	// TokenRevokePattern revokes the token of {id} (its selector).
+	TokenRevokePattern = "/trapos/tokens/{id}/revoke"
+	// CredentialsPath lists computer credentials (GET, ?account=) and issues one (POST).
+	CredentialsPath = "/trapos/credentials"
+	// CredentialRevokePattern revokes the credential of {id}.
+	CredentialRevokePattern = "/trapos/credentials/{id}/revoke"
+)
+
+// Error codes of the account API beside protocol's (forbidden, bad_payload, internal): a
+// record that is not there (or that the caller does not reach), one that exists already, and
+// a gateway that keeps no accounts.
+const (
+	CodeNotFound   protocol.Code = "not_found"
+	CodeExists     protocol.Code = "exists"
+	CodeNoAccounts protocol.Code = "no_accounts"
+	maxBodyBytes                 = 64 << 10
+	noAccountsHint               = "this gateway keeps no accounts (its data directory could not be used: start it with --data-dir DIR, or --nats for replicas)"
+)
+
+// AddAccountBody is POST AccountsPath's body.
+type AddAccountBody struct {
+	ID    string `json:"id"`
+	Admin bool   `json:"admin,omitempty"`
+}
+
+// AddTokenBody is POST TokensPath's body. Account "" is the caller's own; ExpiresInSeconds 0
+// never expires.
+type AddTokenBody struct {
+	Account          string `json:"account,omitempty"`
+	Name             string `json:"name"`
+	ExpiresInSeconds int64  `json:"expiresInSeconds,omitempty"`
+}
+
+// AddCredentialBody is POST CredentialsPath's body; Account "" is the caller's own.
+type AddCredentialBody struct {
+	Account string `json:"account,omitempty"`
+}
+
+// Module serves the account API. It implements server.Module.
+type Module struct {
+	accounts *account.Accounts // nil: the gateway keeps no accounts; every route says so
+	log      *slog.Logger
+	revoked  func(selector string)
+}
+
+// New returns the module over accounts (nil: every route answers that there are none).
+func New(accounts *account.Accounts, logger *slog.Logger) *Module {
+	return &Module{accounts: accounts, log: logger, revoked: func(string) {}}
+}
+
+// OnCredentialRevoked sets what a credential's revocation does besides the store's record:
+// the gateway closes the socket that said hello with it, at once.
+func (m *Module) OnCredentialRevoked(f func(selector string)) *Module {
+	m.revoked = f
+	return m
+}
+
+// Name implements server.Module.
+func (m *Module) Name() string { return ModuleName }
+
+// Mount registers the routes behind the server's API auth.
+func (m *Module) Mount(routes *server.Routes) {
+	routes.HandleAPIFunc("GET "+AccountsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		return mg.Accounts(r.Context())
+	}))
+	routes.HandleAPIFunc("POST "+AccountsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		var b AddAccountBody
+		if err := decode(r, &b); err != nil {
+			return nil, err
+		}
+		role := account.RoleUser
+		if b.Admin {
+			role = account.RoleAdmin
+		}
+		return one(mg.AddAccount(r.Context(), b.ID, role))
+	}))
+	routes.HandleAPIFunc("GET "+TokensPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		return mg.Tokens(r.Context(), r.URL.Query().Get("account"))
+	}))
+	routes.HandleAPIFunc("POST "+TokensPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		var b AddTokenBody
+		if err := decode(r, &b); err != nil {
+			return nil, err
+		}
+		if b.ExpiresInSeconds < 0 || b.ExpiresInSeconds > int64(100*365*24*time.Hour/time.Second) {
+			return nil, fmt.Errorf("%w: expiresInSeconds %d: give a positive number of seconds, or 0 for a token that never expires", account.ErrInvalid, b.ExpiresInSeconds)
+		}
+		return one(mg.AddToken(r.Context(), b.Account, b.Name, time.Duration(b.ExpiresInSeconds)*time.Second))
+	}))
+	routes.HandleAPIFunc("POST "+TokenRevokePattern, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		return one(mg.RevokeToken(r.Context(), r.PathValue("id")))
+	}))
+	routes.HandleAPIFunc("GET "+CredentialsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		return mg.Credentials(r.Context(), r.URL.Query().Get("account"))
+	}))
+	routes.HandleAPIFunc("POST "+CredentialsPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		var b AddCredentialBody
+		if err := decode(r, &b); err != nil {
+			return nil, err
+		}
+		return one(mg.AddCredential(r.Context(), b.Account))
+	}))
+	routes.HandleAPIFunc("POST "+CredentialRevokePattern, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		c, err := mg.RevokeCredential(r.Context(), r.PathValue("id"))
+		if err == nil {
+			m.revoked(c.Selector)
+		}
+		return one(c, err)
+	}))
+}
+
+// answer marks a route's result that goes out as {ok, payload} (a creation, a revocation);
+// any other result is a listing, sent as it is.
+type answer struct{ payload any }
+
+func one[T any](v T, err error) (any, error) { return answer{v}, err }
+
+// with runs a route as the caller's account.Manager and writes its result or its error. A
+// created secret is in the answer only: nothing here logs a body.
+func (m *Module) with(route func(account.Manager, *http.Request) (any, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if m.accounts == nil {
+			server.WriteError(w, http.StatusServiceUnavailable, CodeNoAccounts, noAccountsHint)
+			return
+		}
+		out, err := route(m.accounts.Manage(account.CallerFrom(r.Context())), r)
+		if err != nil {
+			m.writeError(w, err)
+			return
+		}
+		if a, ok := out.(answer); ok {
+			payload, err := json.Marshal(a.payload)
+			if err != nil {
+				m.writeError(w, err)
+				return
+			}
+			server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload})
+			return
+		}
+		server.WriteJSON(w, http.StatusOK, out)
+	}
+}
+
+// writeError is the one error → status table of the account API.
+func (m *Module) writeError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, account.ErrForbidden):
+		server.WriteError(w, http.StatusForbidden, protocol.CodeForbidden, err.Error())
+	case errors.Is(err, account.ErrNotFound):
+		server.WriteError(w, http.StatusNotFound, CodeNotFound, err.Error())
+	case errors.Is(err, account.ErrExists):
+		server.WriteError(w, http.StatusConflict, CodeExists, err.Error())
+	case errors.Is(err, account.ErrInvalid):
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, err.Error())
+	default:
+		m.log.Error("account API: the account store failed", "err", err)
+		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "the account store failed; try again")
+	}
+}
+
+// decode reads a JSON body into v; a body that is not one is ErrInvalid, saying why.
+func decode(r *http.Request, v any) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%w: the body is not the route's JSON object (docs/http-api.md): %v", account.ErrInvalid, err)
+	}
+	return nil
+}

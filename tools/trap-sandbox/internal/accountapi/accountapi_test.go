@@ -1,0 +1,329 @@
+package accountapi_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/accountapi"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/server"
+)
+
+// apiToken is the gateway's own SANDBOX_API_TOKEN in these tests.
+const apiToken = "gateway-tok3n"
+
+// syncBuffer is a log sink the server's goroutines write while the test reads.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// fixture is a real HTTP server with the account API on a memory store holding root (an
+// admin), alice and bob (users), each with a token and a credential.
+type fixture struct {
+	url      string
+	accounts *account.Accounts
+	clk      *clock.Fake
+	token    map[string]account.NewAccount
+	cred     map[string]account.NewCredential
+	revoked  chan string
+	log      *syncBuffer
+	metrics  *prometheus.Registry
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	clk := clock.NewFake(time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC))
+	f := &fixture{accounts: account.New(account.NewMemory(), clk), clk: clk, token: map[string]account.NewAccount{},
+		cred: map[string]account.NewCredential{}, revoked: make(chan string, 16), log: &syncBuffer{}, metrics: prometheus.NewRegistry()}
+	op := f.accounts.Manage(account.OperatorCaller)
+	for _, id := range []string{"root", "alice", "bob"} {
+		role := account.RoleUser
+		if id == "root" {
+			role = account.RoleAdmin
+		}
+		n, err := op.AddAccount(t.Context(), id, role)
+		require.NoError(t, err)
+		f.token[id] = n
+		c, err := op.AddCredential(t.Context(), id)
+		require.NoError(t, err)
+		f.cred[id] = c
+	}
+	logger := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	mod := accountapi.New(f.accounts, logger).Metrics(f.metrics).OnCredentialRevoked(func(sel string) { f.revoked <- sel })
+	s := server.New(logger, server.Config{APIToken: apiToken, Accounts: f.accounts, Metrics: f.metrics}, mod)
+	ts := httptest.NewServer(s.Handler())
+	t.Cleanup(ts.Close)
+	f.url = ts.URL
+	return f
+}
+
+func (f *fixture) client(token string) accountapi.Client {
+	return accountapi.Client{URL: f.url, Token: token}
+}
+
+// TestRoutesPermissions is the permission matrix over HTTP: an admin account's token and the
+// gateway's SANDBOX_API_TOKEN manage every account; a user's token its own tokens and
+// credentials, and gets "needs an admin token" for adding an account; another account's
+// records answer exactly as ones that do not exist; no token gets nothing.
+func TestRoutesPermissions(t *testing.T) {
+	f := newFixture(t)
+	callers := map[string]string{"admin": f.token["root"].Secret, "api token": apiToken, "user": f.token["alice"].Secret, "none": ""}
+	for name, token := range callers {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			c := f.client(token)
+			admin := name == "admin" || name == "api token"
+			newName := "carol-" + strings.ReplaceAll(name, " ", "-")
+
+			n, err := c.AddAccount(ctx, newName, account.RoleUser)
+			switch {
+			case admin:
+				require.NoError(t, err)
+				assert.Equal(t, newName, n.Account.ID)
+				assert.NotEmpty(t, n.Account.CreatedBy)
+				got, err := f.accounts.Authenticate(ctx, n.Secret)
+				require.NoError(t, err, "the printed token works at once")
+				assert.Equal(t, newName, got.ID)
+			case name == "user":
+				require.ErrorIs(t, err, account.ErrForbidden)
+				assert.Contains(t, err.Error(), "needs an admin token")
+			default:
+				var e *accountapi.Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, http.StatusUnauthorized, e.Status)
+				assert.Contains(t, e.Message, "give an account's token with --api-token")
+			}
+			if name == "none" {
+				for _, call := range []func() error{
+					func() error { _, err := c.Accounts(ctx); return err },
+					func() error { _, err := c.Tokens(ctx, "alice"); return err },
+					func() error { _, err := c.RevokeToken(ctx, f.token["alice"].Token.Selector); return err },
+					func() error { _, err := c.Credentials(ctx, ""); return err },
+					func() error { _, err := c.AddCredential(ctx, "alice"); return err },
+				} {
+					var e *accountapi.Error
+					require.ErrorAs(t, call(), &e)
+					assert.Equal(t, http.StatusUnauthorized, e.Status)
+				}
+				return
+			}
+
+			list, err := c.Accounts(ctx)
+			require.NoError(t, err)
+			var ids []string
+			for _, a := range list {
+				ids = append(ids, a.ID)
+			}
+			if admin {
+				assert.Subset(t, ids, []string{"alice", "bob", "root", newName})
+			} else {
+				assert.Equal(t, []string{"alice"}, ids, "a user sees its own account only")
+			}
+
+			// bob's records, for alice, answer as zed's (an account that does not exist).
+			if !admin {
+				_, errBob := c.Tokens(ctx, "bob")
+				_, errZed := c.Tokens(ctx, "zed")
+				require.ErrorIs(t, errBob, account.ErrNotFound)
+				assert.Equal(t, strings.ReplaceAll(errZed.Error(), "zed", "bob"), errBob.Error())
+				_, errBob = c.Credentials(ctx, "bob")
+				require.ErrorIs(t, errBob, account.ErrNotFound)
+				_, errBob = c.AddToken(ctx, "bob", "x", 0)
+				require.ErrorIs(t, errBob, account.ErrNotFound)
+				_, errBob = c.AddCredential(ctx, "bob")
+				require.ErrorIs(t, errBob, account.ErrNotFound)
+				_, errBob = c.RevokeToken(ctx, f.token["bob"].Token.Selector)
+				_, errZed = c.RevokeToken(ctx, "nosuchtoken")
+				require.ErrorIs(t, errBob, account.ErrNotFound)
+				assert.Equal(t, strings.ReplaceAll(errZed.Error(), "nosuchtoken", f.token["bob"].Token.Selector), errBob.Error())
+				_, errBob = c.RevokeCredential(ctx, f.cred["bob"].Credential.Selector)
+				require.ErrorIs(t, errBob, account.ErrNotFound)
+			}
+
+			// alice's own, by alice or an admin: list, add, revoke.
+			tok, err := c.AddToken(ctx, "alice", "laptop", 2*time.Hour)
+			require.NoError(t, err)
+			assert.Equal(t, f.clk.Now().Add(2*time.Hour), tok.Token.ExpiresAt)
+			_, err = f.accounts.Authenticate(ctx, tok.Secret)
+			require.NoError(t, err)
+			toks, err := c.Tokens(ctx, "alice")
+			require.NoError(t, err)
+			assert.NotEmpty(t, toks)
+			for _, tk := range toks {
+				assert.Equal(t, "alice", tk.AccountID)
+				assert.Empty(t, tk.Hash, "no hash leaves the gateway")
+			}
+			revoked, err := c.RevokeToken(ctx, tok.Token.Selector)
+			require.NoError(t, err)
+			assert.Equal(t, f.clk.Now(), revoked.RevokedAt)
+			_, err = f.accounts.Authenticate(ctx, tok.Secret)
+			require.ErrorIs(t, err, account.ErrRevoked)
+
+			cred, err := c.AddCredential(ctx, "alice")
+			require.NoError(t, err)
+			assert.True(t, strings.HasPrefix(cred.Secret, "tsc_"))
+			creds, err := c.Credentials(ctx, "")
+			require.NoError(t, err)
+			owners := map[string]bool{}
+			for _, cr := range creds {
+				owners[cr.AccountID] = true
+			}
+			if admin {
+				assert.True(t, owners["bob"], "an admin's \"\" is every account's")
+			} else {
+				assert.Equal(t, map[string]bool{"alice": true}, owners)
+			}
+			rc, err := c.RevokeCredential(ctx, cred.Credential.Selector)
+			require.NoError(t, err)
+			assert.False(t, rc.RevokedAt.IsZero())
+			select {
+			case sel := <-f.revoked:
+				assert.Equal(t, cred.Credential.Selector, sel, "the gateway is told, to close the computer's socket")
+			default:
+				t.Fatal("the revocation did not reach the gateway")
+			}
+		})
+	}
+	logged := f.log.String()
+	for _, n := range f.token {
+		assert.NotContains(t, logged, n.Secret[len(n.Secret)-12:], "no secret in the log")
+	}
+}
+
+// TestRoutesBadInput: bad input gets 400 bad_payload naming what is wrong; a name taken gets
+// 409 exists; the service goes on.
+func TestRoutesBadInput(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	c := f.client(apiToken)
+	_, err := c.AddAccount(ctx, "Bad Name!", account.RoleUser)
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Contains(t, err.Error(), "use 1 to 63 characters")
+	_, err = c.AddAccount(ctx, "alice", account.RoleUser)
+	require.ErrorIs(t, err, account.ErrExists)
+	_, err = c.AddToken(ctx, "alice", "", 0)
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Contains(t, err.Error(), "needs a name")
+
+	for _, body := range []string{`{"id":`, `{"id":"x","role":"admin"}`, `[]`} {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.url+accountapi.AccountsPath, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+		assert.Contains(t, string(b), `"code":"bad_payload"`, body)
+	}
+	_, err = c.AddAccount(ctx, "dave", account.RoleAdmin)
+	require.NoError(t, err, "the service goes on")
+}
+
+// TestNoAccounts: a gateway without an account store answers every route with the fix.
+func TestNoAccounts(t *testing.T) {
+	s := server.New(slog.New(slog.DiscardHandler), server.Config{}, accountapi.New(nil, slog.New(slog.DiscardHandler)).Metrics(prometheus.NewRegistry()))
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	_, err := accountapi.Client{URL: ts.URL}.Accounts(context.Background())
+	var e *accountapi.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, http.StatusServiceUnavailable, e.Status)
+	assert.Equal(t, accountapi.CodeNoAccounts, e.Code)
+	assert.Contains(t, e.Message, "--data-dir")
+}
+
+// TestMetrics: the gauges are the store's counts at the scrape.
+func TestMetrics(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	c := f.client(apiToken)
+	_, err := c.RevokeCredential(ctx, f.cred["bob"].Credential.Selector)
+	require.NoError(t, err)
+	_, err = c.AddToken(ctx, "alice", "short", time.Minute)
+	require.NoError(t, err)
+	f.clk.Advance(time.Minute)
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url+server.MetricsPath, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	body := string(b)
+	for _, line := range []string{
+		`trapos_accounts{role="admin"} 1`,
+		`trapos_accounts{role="user"} 2`,
+		`trapos_account_tokens{state="active"} 3`,
+		`trapos_account_tokens{state="expired"} 1`,
+		`trapos_account_tokens{state="revoked"} 0`,
+		`trapos_account_credentials{state="active"} 2`,
+		`trapos_account_credentials{state="revoked"} 1`,
+		`trapos_api_auth_refused_total{reason="bad_token"} 0`,
+	} {
+		assert.Contains(t, body, line+"\n")
+	}
+}
+
+// TestRoutesOtherUser: bob's token reaches nothing of alice's (each answered as a record that
+// does not exist), and alice's token and credential still work after bob's tries.
+func TestRoutesOtherUser(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	bob := f.client(f.token["bob"].Secret)
+	aliceToken, aliceCred := f.token["alice"].Token.Selector, f.cred["alice"].Credential.Selector
+	for name, call := range map[string]func() error{
+		"tokens list":        func() error { _, err := bob.Tokens(ctx, "alice"); return err },
+		"tokens add":         func() error { _, err := bob.AddToken(ctx, "alice", "mine-now", 0); return err },
+		"tokens revoke":      func() error { _, err := bob.RevokeToken(ctx, aliceToken); return err },
+		"credentials list":   func() error { _, err := bob.Credentials(ctx, "alice"); return err },
+		"credentials add":    func() error { _, err := bob.AddCredential(ctx, "alice"); return err },
+		"credentials revoke": func() error { _, err := bob.RevokeCredential(ctx, aliceCred); return err },
+	} {
+		err := call()
+		require.ErrorIs(t, err, account.ErrNotFound, name)
+		var e *accountapi.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, http.StatusNotFound, e.Status, name)
+	}
+	list, err := bob.Accounts(ctx)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, "bob", list[0].ID)
+	_, err = f.accounts.Authenticate(ctx, f.token["alice"].Secret)
+	require.NoError(t, err, "alice's token still works")
+	_, err = f.accounts.AuthenticateComputer(ctx, f.cred["alice"].Secret, "7:", "127.0.0.1:1")
+	require.NoError(t, err, "alice's credential still works")
+	toks, err := f.accounts.Store().Tokens(ctx, "alice")
+	require.NoError(t, err)
+	assert.Len(t, toks, 1, "bob gave alice no token")
+}

@@ -1,0 +1,187 @@
+package accountapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// Client is account.Manager through a running gateway's account API, as the caller its
+// Token opens (an account's tsa_… token, the gateway's SANDBOX_API_TOKEN, or none on
+// loopback). The zero Client means http.DefaultClient.
+type Client struct {
+	URL    string
+	Token  string
+	Client *http.Client
+}
+
+var _ account.Manager = Client{}
+
+// Error is the gateway's refusal: its code and message, and the account error it stands for
+// (errors.Is works as on the store: account.ErrNotFound, ErrExists, ErrForbidden,
+// ErrInvalid).
+type Error struct {
+	Code    protocol.Code
+	Message string
+	Status  int
+	is      error
+}
+
+func (e *Error) Error() string { return e.Message }
+func (e *Error) Unwrap() error { return e.is }
+
+// AddAccount implements account.Manager: POST AccountsPath.
+func (c Client) AddAccount(ctx context.Context, id string, role account.Role) (account.NewAccount, error) {
+	var out account.NewAccount
+	return out, c.call(ctx, http.MethodPost, AccountsPath, AddAccountBody{ID: id, Admin: role == account.RoleAdmin}, &out)
+}
+
+// Accounts implements account.Manager: GET AccountsPath.
+func (c Client) Accounts(ctx context.Context) ([]account.AccountInfo, error) {
+	var out []account.AccountInfo
+	return out, c.call(ctx, http.MethodGet, AccountsPath, nil, &out)
+}
+
+// Tokens implements account.Manager: GET TokensPath.
+func (c Client) Tokens(ctx context.Context, accountID string) ([]account.Token, error) {
+	var out []account.Token
+	return out, c.call(ctx, http.MethodGet, withAccount(TokensPath, accountID), nil, &out)
+}
+
+// AddToken implements account.Manager: POST TokensPath.
+func (c Client) AddToken(ctx context.Context, accountID, name string, ttl time.Duration) (account.NewToken, error) {
+	secs := int64(ttl / time.Second)
+	if ttl > 0 && secs == 0 {
+		secs = 1
+	}
+	var out account.NewToken
+	return out, c.call(ctx, http.MethodPost, TokensPath, AddTokenBody{Account: accountID, Name: name, ExpiresInSeconds: secs}, &out)
+}
+
+// RevokeToken implements account.Manager: POST TokenRevokePattern.
+func (c Client) RevokeToken(ctx context.Context, id string) (account.Token, error) {
+	var out account.Token
+	return out, c.call(ctx, http.MethodPost, strings.Replace(TokenRevokePattern, "{id}", url.PathEscape(id), 1), struct{}{}, &out)
+}
+
+// Credentials implements account.Manager: GET CredentialsPath.
+func (c Client) Credentials(ctx context.Context, accountID string) ([]account.Credential, error) {
+	var out []account.Credential
+	return out, c.call(ctx, http.MethodGet, withAccount(CredentialsPath, accountID), nil, &out)
+}
+
+// AddCredential implements account.Manager: POST CredentialsPath.
+func (c Client) AddCredential(ctx context.Context, accountID string) (account.NewCredential, error) {
+	var out account.NewCredential
+	return out, c.call(ctx, http.MethodPost, CredentialsPath, AddCredentialBody{Account: accountID}, &out)
+}
+
+// RevokeCredential implements account.Manager: POST CredentialRevokePattern.
+func (c Client) RevokeCredential(ctx context.Context, id string) (account.Credential, error) {
+	var out account.Credential
+	return out, c.call(ctx, http.MethodPost, strings.Replace(CredentialRevokePattern, "{id}", url.PathEscape(id), 1), struct{}{}, &out)
+}
+
+func withAccount(path, accountID string) string {
+	if accountID == "" {
+		return path
+	}
+	return path + "?" + url.Values{"account": {accountID}}.Encode()
+}
+
+// call sends one call and decodes its answer into out: a listing as it is, anything else
+// from the {ok, payload} answer. A refusal is an *Error.
+func (c Client) call(ctx context.Context, method, path string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return err
+		}
+		rd = bytes.NewReader(b)
+	}
+	base := strings.TrimRight(c.URL, "/")
+	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
+	if err != nil {
+		return fmt.Errorf("the gateway URL %q: %w", c.URL, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	client := c.Client
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fmt.Errorf("call the gateway at %s: %w (is it running there? --url names it)", base, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("read the gateway's answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return c.refusal(resp.StatusCode, data)
+	}
+	if method == http.MethodGet {
+		if err := json.Unmarshal(data, out); err != nil {
+			return c.notTheAPI(resp.StatusCode, data)
+		}
+		return nil
+	}
+	var ans server.Answer
+	if json.Unmarshal(data, &ans) != nil || !ans.OK || json.Unmarshal(ans.Payload, out) != nil {
+		return c.notTheAPI(resp.StatusCode, data)
+	}
+	return nil
+}
+
+func (c Client) notTheAPI(status int, data []byte) error {
+	return fmt.Errorf("the gateway at %s answered %d with a body that is not the account API's (an older trap-sandbox? it needs the account routes): %.200s",
+		strings.TrimRight(c.URL, "/"), status, cctext.Show(string(data), false))
+}
+
+// refusal is a non-200 answer as an *Error standing for the store's error of its code; a
+// refused token names the way to give one.
+func (c Client) refusal(status int, data []byte) error {
+	var ans server.Answer
+	if json.Unmarshal(data, &ans) != nil || ans.Error == nil {
+		if status == http.StatusNotFound || status == http.StatusMethodNotAllowed {
+			return c.notTheAPI(status, data)
+		}
+		return &Error{Code: protocol.CodeInternal, Status: status, Message: fmt.Sprintf("the gateway at %s answered HTTP %d: %.200s",
+			strings.TrimRight(c.URL, "/"), status, cctext.Show(string(data), false))}
+	}
+	e := &Error{Code: ans.Error.Code, Message: cctext.Show(ans.Error.Message, false), Status: status}
+	switch ans.Error.Code {
+	case CodeNotFound:
+		e.is = account.ErrNotFound
+	case CodeExists:
+		e.is = account.ErrExists
+	case protocol.CodeForbidden:
+		e.is = account.ErrForbidden
+	case protocol.CodeBadPayload:
+		e.is = account.ErrInvalid
+	case protocol.CodeUnauthorized:
+		e.Message = fmt.Sprintf("the gateway at %s refused the token: %s (give an account's token with --api-token)", strings.TrimRight(c.URL, "/"), e.Message)
+	default:
+		e.is = errors.New(string(ans.Error.Code))
+	}
+	return e
+}

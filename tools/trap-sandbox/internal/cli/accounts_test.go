@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/accountapi"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/server"
+)
+
+// lastLineOf is a command's output's last line (where the commands print a secret).
+func lastLineOf(out string) string {
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	return lines[len(lines)-1]
+}
+
+// serveAccounts serves the account API over the SQLite store in dir, as a gateway with that
+// --data-dir does, and returns its URL.
+func serveAccounts(t *testing.T, dir string) string {
+	t.Helper()
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	accounts := account.New(s, clock.Real{})
+	logger := slog.New(slog.DiscardHandler)
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: "gw-tok3n", Accounts: accounts}, accountapi.New(accounts, logger)).Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestAccountCommandsOnStoreAndAPI: every account command does the same on the store
+// (--data-dir) and through a running gateway (--url, --api-token an admin's), and what one
+// way makes the other sees.
+func TestAccountCommandsOnStoreAndAPI(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	root := lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
+	url := serveAccounts(t, dir)
+
+	for mode, flags := range map[string][]string{
+		"store": {data},
+		"api":   {"--url=" + url, "--api-token=" + root},
+	} {
+		t.Run(mode, func(t *testing.T) {
+			run := func(args ...string) string {
+				t.Helper()
+				out, err := runClient(t, append(args, flags...)...)
+				require.NoError(t, err, "%v", args)
+				return out
+			}
+			name := "bob-" + mode
+			out := run("accounts", "add", name)
+			assert.Contains(t, out, "account "+name+" (user) created in ")
+			if mode == "api" {
+				assert.Contains(t, out, "created in the gateway at "+url)
+			} else {
+				assert.Contains(t, out, filepath.Join(dir, account.DBFile))
+			}
+			bob := lastLineOf(out)
+			require.True(t, strings.HasPrefix(bob, "tsa_"), bob)
+
+			by := account.Operator
+			if mode == "api" {
+				by = "root"
+			}
+			out = run("accounts", "list")
+			assert.Regexp(t, `(?m)^`+name+`\s+user\s+20\S+\s+`+by+`\s+1\s+-\s+-$`, out)
+			assert.Regexp(t, `(?m)^root\s+admin\s`, out, "the other way's account too")
+
+			tok := lastLineOf(run("tokens", "add", name, "laptop", "--expires=1h"))
+			require.True(t, strings.HasPrefix(tok, "tsa_"), tok)
+			id := strings.SplitN(tok, "_", 3)[1]
+			out = run("tokens", "list", name)
+			assert.Regexp(t, `(?m)^`+id+`\s+`+name+`\s+laptop\s+20\S+\s+`+by+`\s+20\S+\s+-\s+-\s+-$`, out)
+			out = run("tokens", "revoke", tok)
+			assert.Contains(t, out, "token "+id+" (laptop) of "+name+" revoked at 20")
+
+			cred := lastLineOf(run("credentials", "add", name))
+			require.True(t, strings.HasPrefix(cred, "tsc_"), cred)
+			credID := strings.SplitN(cred, "_", 3)[1]
+			out = run("credentials", "list", name)
+			assert.Regexp(t, `(?m)^`+credID+`\s+`+name+`\s+`+by+`\s+20\S+\s+-\s+-\s+-\s+-$`, out)
+			out = run("credentials", "revoke", credID)
+			assert.Contains(t, out, "credential "+credID+" of "+name+" revoked at 20")
+
+			_, err := runClient(t, append([]string{"tokens", "revoke", "nope"}, flags...)...)
+			require.Error(t, err)
+			if mode == "api" {
+				assert.Equal(t, `no token "nope" that this token reaches (trap-sandbox tokens list shows the ids)`, err.Error())
+			} else {
+				assert.Equal(t, `no token "nope" (trap-sandbox tokens list shows the ids)`, err.Error())
+			}
+		})
+	}
+}
+
+// TestAccountCommandsThroughTheAPIAsAUser: a user's token manages its own tokens; adding an
+// account names the fix; another account is "no account" as one that does not exist.
+func TestAccountCommandsThroughTheAPIAsAUser(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	alice := lastLineOf(mustRun(t, "accounts", "add", "alice", data))
+	mustRun(t, "accounts", "add", "bob", data)
+	url := serveAccounts(t, dir)
+	as := []string{"--url=" + url, "--api-token=" + alice}
+
+	_, err := runClient(t, append([]string{"accounts", "add", "carol"}, as...)...)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "adding an account needs an admin token")
+	assert.Contains(t, err.Error(), `this one is of "alice", a user`)
+
+	out, err := runClient(t, append([]string{"accounts", "list"}, as...)...)
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^alice\s+user\s`, out)
+	assert.NotContains(t, out, "bob", "a user sees its own account only")
+
+	_, errBob := runClient(t, append([]string{"tokens", "list", "bob"}, as...)...)
+	_, errZed := runClient(t, append([]string{"tokens", "list", "zed"}, as...)...)
+	require.Error(t, errBob)
+	assert.Equal(t, strings.ReplaceAll(errZed.Error(), "zed", "bob"), errBob.Error(), "bob's answer as a missing account's")
+	assert.Contains(t, errBob.Error(), `no account "bob" that this token reaches`)
+
+	tok := lastLineOf(mustRun(t, append([]string{"tokens", "add", "alice", "ci"}, as...)...))
+	require.True(t, strings.HasPrefix(tok, "tsa_"))
+	out, err = runClient(t, append([]string{"tokens", "list"}, as...)...)
+	require.NoError(t, err)
+	assert.Contains(t, out, " ci ")
+	assert.Regexp(t, `(?m)^\S+\s+alice\s+first\s+20\S+\s+operator\s+-\s+-\s+20\S+\s+127\.0\.0\.1$`, out, "the token in use: its last use and address")
+
+	_, err = runClient(t, append([]string{"accounts", "list"}, "--url="+url, "--api-token=tsa_nope_nope")...)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "refused the token")
+}
+
+// TestAccountCommandsChooseWhereTheyWork: no gateway flag works on the store even with the
+// gateway's SANDBOX_API_TOKEN in the environment (as before the API could); a gateway flag
+// and a store flag together are refused with the fix; --url alone takes SANDBOX_API_TOKEN.
+func TestAccountCommandsChooseWhereTheyWork(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", home)
+	t.Setenv("SANDBOX_API_TOKEN", "gw-tok3n")
+	out, err := runClient(t, "accounts", "add", "alice")
+	require.NoError(t, err)
+	assert.Contains(t, out, filepath.Join(home, "trap-sandbox", account.DBFile))
+
+	_, err = runClient(t, "accounts", "list", "--api-token=x", "--data-dir="+home)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not both")
+
+	url := serveAccounts(t, filepath.Join(home, "trap-sandbox"))
+	out, err = runClient(t, "accounts", "add", "bob", "--url="+url)
+	require.NoError(t, err, "SANDBOX_API_TOKEN is the gateway's own token: an admin")
+	assert.Contains(t, out, "created in the gateway at "+url)
+	out, err = runClient(t, "accounts", "list", "--data-dir="+filepath.Join(home, "trap-sandbox"))
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^bob\s+user\s+20\S+\s+local\s`, out, "made through the gateway by its own token: local")
+}
+
+// mustRun runs a client command that must succeed and returns its output.
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := runClient(t, args...)
+	require.NoError(t, err, "%v", args)
+	return out
+}
