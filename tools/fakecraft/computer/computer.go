@@ -152,6 +152,7 @@ type Computer struct {
 	result    Result
 	ran       bool
 	mainFn    *lua.LFunction // the bios chunk, body of the computer coroutine
+	gsubs     gsubYields     // string.gsub's replacement functions that yield
 	wantLine  bool           // read() waits for a line and Input has not typed it yet
 }
 
@@ -452,7 +453,7 @@ func (c *Computer) runDo() {
 // filter it yielded.
 func (c *Computer) resume(args []lua.LValue) (lua.ResumeState, string) {
 	disarm := c.guard.arm(c.cfg.YieldTimeout)
-	state, err, values := c.L.Resume(c.co, c.mainFn, args...)
+	state, err, values := c.gsubs.resumeComputer(c.L, c.co, c.mainFn, args)
 	disarm()
 	switch state {
 	case lua.ResumeError:

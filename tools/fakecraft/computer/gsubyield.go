@@ -1,0 +1,288 @@
+package computer
+
+import (
+	"errors"
+	"weak"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
+	"fakecraft/luapattern"
+)
+
+// gsubYields lets a string.gsub replacement function yield, as CC's Cobalt does, while gsub
+// stays Go (a Lua gsub cost every call about 40 %). gopher-lua runs a function called from
+// Go in a nested loop that a yield cannot leave (boundary.go), so the function runs in a
+// helper coroutine (cfuncs.lua's gsub_helper) that gsub resumes once per match. When the
+// function yields, gsub passes the yield on: it yields the coroutine that called it, with
+// the same values, and its loop waits here. Whoever resumes that coroutine next
+// (coroutine.resume, the computer) resumes the helper instead, until the loop ends; then the
+// coroutine is resumed with gsub's two results, as if the call had just returned.
+//
+// An error after the first yield (the function's, or gsub's own) ends the coroutine with
+// that error. That is what raising it in the coroutine would do: gsub only switches when
+// nothing but Lua calls lie between it and the coroutine's resume (canYield), and Lua code
+// catches errors only with pcall/xpcall, which run in coroutines of their own (bios.lua).
+// What differs from CC: inside the function coroutine.running() is the helper, as it is
+// pcall's coroutine under pcall.
+type gsubYields struct {
+	create   *lua.LFunction // coroutine.create as the computer has it
+	resume   *lua.LFunction // gopher-lua's coroutine.resume
+	helper   *lua.LFunction // cfuncs.lua's gsub_helper, a helper's body
+	answered lua.LValue     // what a helper yields before the function's answer
+	idle     []*lua.LState  // helpers between two calls, for the next gsub
+	waiting  map[weak.Pointer[lua.LState]]*gsubWait
+}
+
+// maxIdleHelpers is how many helpers wait for the next gsub; a gsub whose replacement runs
+// another gsub takes one each.
+const maxIdleHelpers = 4
+
+// gsubWait is one gsub with a function replacement, while it runs in steps.
+type gsubWait struct {
+	loop    gsubLoop
+	fn      *lua.LFunction
+	where   string      // the gsub call's position, for its errors
+	helper  *lua.LState // runs fn
+	inCall  bool        // fn yielded and waits to be resumed
+	running bool        // its coroutine has been resumed and has not yielded again
+}
+
+type gsubOutcome int
+
+const (
+	gsubDone gsubOutcome = iota
+	gsubYielded
+	gsubFailed
+)
+
+// installGsub installs string.gsub over strGsub, with the helper's body and marker that
+// cfuncs.lua shares in native; installCoroutine has set create and resume.
+func (c *Computer) installGsub(L *lua.LState, native *lua.LTable) {
+	c.gsubs.helper = native.RawGetString("gsub_helper").(*lua.LFunction)
+	c.gsubs.answered = native.RawGetString("gsub_answered")
+	str := L.GetGlobal("string").(*lua.LTable)
+	str.RawSetString("gsub", L.NewFunction(func(L *lua.LState) int { return strGsub(L, &c.gsubs) }))
+}
+
+// running reports whether th is suspended in a gsub whose replacement function runs.
+func (y *gsubYields) running(th *lua.LState) bool {
+	w := y.suspendedIn(th)
+	return w != nil && w.running
+}
+
+// pushResume is coroutine.resume (arguments on L's stack) of th, suspended in a gsub.
+func (y *gsubYields) pushResume(L, th *lua.LState) int {
+	args := make([]lua.LValue, 0, L.GetTop()-1)
+	for i := 2; i <= L.GetTop(); i++ {
+		args = append(args, L.Get(i))
+	}
+	results := y.resumeThread(L, th, args)
+	for _, v := range results {
+		L.Push(v)
+	}
+	return len(results)
+}
+
+// notResumable is why th cannot be resumed from L, in CC's words, or "". gopher-lua's resume
+// checks only for the running coroutine; resuming one that waits on a coroutine it resumed
+// (a "normal" one, such as the coroutine of a gsub whose replacement function runs) would
+// re-enter that resume and overflow Go's stack.
+func notResumable(L, th *lua.LState) string {
+	if th.Dead {
+		return "cannot resume dead coroutine"
+	}
+	for t := L; t != nil; t = t.Parent {
+		if t == th {
+			return "cannot resume non-suspended coroutine"
+		}
+	}
+	return ""
+}
+
+// canYield reports whether gsub, running in L, may pass a yield on: L is a coroutine and
+// only Lua calls lie between gsub and L's resume.
+func (y *gsubYields) canYield(L *lua.LState) bool {
+	return y != nil && L != L.G.MainThread && !yieldCrossesGo(L)
+}
+
+// gsub runs string.gsub's loop with a function replacement (strGsub checked the
+// arguments), yielding L when the function yields.
+func (y *gsubYields) gsub(L *lua.LState, loop gsubLoop, fn *lua.LFunction) int {
+	w := &gsubWait{loop: loop, fn: fn, where: luakit.CallerWhere(L)}
+	values, outcome := y.run(L, w, nil)
+	switch outcome {
+	case gsubDone:
+		text, n := w.loop.results()
+		L.Push(text)
+		L.Push(n)
+		return 2
+	case gsubFailed:
+		L.Error(values[0], 0)
+	}
+	y.wait(L, w)
+	return L.Yield(values...)
+}
+
+// wait keeps w until L, suspended in it, is resumed. A coroutine that is never resumed
+// again does not stay alive for it: entries of collected coroutines are dropped here.
+func (y *gsubYields) wait(L *lua.LState, w *gsubWait) {
+	if y.waiting == nil {
+		y.waiting = map[weak.Pointer[lua.LState]]*gsubWait{}
+	}
+	for key := range y.waiting {
+		if key.Value() == nil {
+			delete(y.waiting, key)
+		}
+	}
+	y.waiting[weak.Make(L)] = w
+}
+
+// suspendedIn is the gsub th is suspended in, or nil.
+func (y *gsubYields) suspendedIn(th *lua.LState) *gsubWait {
+	if len(y.waiting) == 0 {
+		return nil
+	}
+	return y.waiting[weak.Make(th)]
+}
+
+// run carries w's loop on from where it stands until it ends (gsubDone), the function
+// yields (gsubYielded, with the values to yield) or something fails (gsubFailed, with the
+// error value). args resume a function that yielded. L is the running thread: the gsub's
+// coroutine at first, then whoever resumes it.
+func (y *gsubYields) run(L *lua.LState, w *gsubWait, args []lua.LValue) ([]lua.LValue, gsubOutcome) {
+	g := &w.loop
+	for {
+		var results []lua.LValue
+		if w.inCall {
+			w.inCall = false
+			results = y.resumeThread(L, w.helper, args)
+		} else {
+			found, err := g.find()
+			var captures []lua.LValue
+			if err == nil && found {
+				captures, err = g.captures()
+			}
+			if err != nil {
+				y.release(w)
+				return []lua.LValue{patternError(err, w.where)}, gsubFailed
+			}
+			if !found {
+				y.release(w)
+				return nil, gsubDone
+			}
+			if w.helper == nil {
+				w.helper = y.take(L)
+			}
+			results = y.resumeThread(L, w.helper, append([]lua.LValue{w.fn}, captures...))
+		}
+		if results[0] != lua.LTrue {
+			w.helper = nil // it died with the function's error
+			return results[1:2], gsubFailed
+		}
+		if len(results) == 3 && results[1] == y.answered {
+			if msg := appendResult(&g.b, g.src[g.s:g.e], results[2]); msg != "" {
+				y.release(w)
+				return []lua.LValue{lua.LString(w.where + msg)}, gsubFailed
+			}
+			g.next()
+			continue
+		}
+		w.inCall = true
+		return results[1:], gsubYielded
+	}
+}
+
+// take is an idle helper, or a new one.
+func (y *gsubYields) take(L *lua.LState) *lua.LState {
+	if n := len(y.idle); n > 0 {
+		h := y.idle[n-1]
+		y.idle = y.idle[:n-1]
+		return h
+	}
+	L.Push(y.create)
+	L.Push(y.helper)
+	L.Call(1, 1)
+	h := L.Get(-1).(*lua.LState)
+	L.Pop(1)
+	return h
+}
+
+// release keeps w's helper for the next gsub.
+func (y *gsubYields) release(w *gsubWait) {
+	if w.helper != nil && len(y.idle) < maxIdleHelpers {
+		y.idle = append(y.idle, w.helper)
+	}
+	w.helper = nil
+}
+
+// resumeThread resumes th with args as coroutine.resume does and returns its results (true
+// or false, then the values), first finishing a gsub that th is suspended in.
+func (y *gsubYields) resumeThread(L, th *lua.LState, args []lua.LValue) []lua.LValue {
+	if w := y.suspendedIn(th); w != nil {
+		if w.running {
+			return []lua.LValue{lua.LFalse, lua.LString("cannot resume non-suspended coroutine")}
+		}
+		w.running = true
+		values, outcome := y.run(L, w, args)
+		w.running = false
+		switch outcome {
+		case gsubYielded:
+			return append([]lua.LValue{lua.LTrue}, values...)
+		case gsubFailed:
+			delete(y.waiting, weak.Make(th))
+			th.Dead = true
+			return []lua.LValue{lua.LFalse, values[0]}
+		}
+		delete(y.waiting, weak.Make(th))
+		text, n := w.loop.results()
+		if _, ok := th.GetStack(0); !ok {
+			// The gsub was a tail call of th's body: gopher-lua has already removed the body's
+			// frame (resuming th now would crash it), and gsub's results are th's.
+			th.Dead = true
+			return []lua.LValue{lua.LTrue, text, n}
+		}
+		args = []lua.LValue{text, n}
+	}
+	top := L.GetTop()
+	L.Push(y.resume)
+	L.Push(th)
+	for _, a := range args {
+		L.Push(a)
+	}
+	L.Call(1+len(args), lua.MultRet)
+	results := make([]lua.LValue, L.GetTop()-top)
+	for i := range results {
+		results[i] = L.Get(top + 1 + i)
+	}
+	L.SetTop(top)
+	return results
+}
+
+// resumeComputer is L.Resume for the computer's coroutine, which may be suspended in a gsub.
+func (y *gsubYields) resumeComputer(L, th *lua.LState, fn *lua.LFunction, args []lua.LValue) (lua.ResumeState, error, []lua.LValue) {
+	if y.suspendedIn(th) == nil {
+		return L.Resume(th, fn, args...)
+	}
+	results := y.resumeThread(L, th, args)
+	if results[0] != lua.LTrue {
+		return lua.ResumeError, &lua.ApiError{Type: lua.ApiErrorRun, Object: results[1]}, nil
+	}
+	values := results[1:]
+	if len(values) == 0 {
+		values = []lua.LValue{lua.LNil}
+	}
+	if th.Dead {
+		return lua.ResumeOK, nil, values
+	}
+	return lua.ResumeYield, nil, values
+}
+
+// patternError is the error value of a matcher error in a gsub that runs in steps: as
+// raisePattern raises it, placed at the gsub call.
+func patternError(err error, where string) lua.LValue {
+	if errors.Is(err, luapattern.ErrStopped) {
+		return lua.LString(TooLongMessage)
+	}
+	return lua.LString(where + err.Error())
+}
