@@ -153,7 +153,7 @@ end
 -- helper yields ANSWERED and the function's first result, then waits for the next call. A
 -- tail call, so a helper that runs many calls keeps one frame.
 local ANSWERED = {};
-local co_yield = coroutine.yield;
+local co_yield = native.yield;
 local function gsub_helper(fn, ...)
   return gsub_helper(co_yield(ANSWERED, (fn(...))));
 end

@@ -40,12 +40,13 @@ const maxIdleHelpers = 4
 
 // gsubWait is one gsub with a function replacement, while it runs in steps.
 type gsubWait struct {
-	loop    gsubLoop
-	fn      *lua.LFunction
-	where   string      // the gsub call's position, for its errors
-	helper  *lua.LState // runs fn
-	inCall  bool        // fn yielded and waits to be resumed
-	running bool        // its coroutine has been resumed and has not yielded again
+	loop      gsubLoop
+	fn        *lua.LFunction
+	where     string      // the gsub call's position, for its errors once suspended
+	suspended bool        // its coroutine has yielded once: errors end the coroutine
+	helper    *lua.LState // runs fn
+	inCall    bool        // fn yielded and waits to be resumed
+	running   bool        // its coroutine has been resumed and has not yielded again
 }
 
 type gsubOutcome int
@@ -109,7 +110,7 @@ func (y *gsubYields) canYield(L *lua.LState) bool {
 // gsub runs string.gsub's loop with a function replacement (strGsub checked the
 // arguments), yielding L when the function yields.
 func (y *gsubYields) gsub(L *lua.LState, loop gsubLoop, fn *lua.LFunction) int {
-	w := &gsubWait{loop: loop, fn: fn, where: luakit.CallerWhere(L)}
+	w := &gsubWait{loop: loop, fn: fn}
 	values, outcome := y.run(L, w, nil)
 	switch outcome {
 	case gsubDone:
@@ -120,6 +121,8 @@ func (y *gsubYields) gsub(L *lua.LState, loop gsubLoop, fn *lua.LFunction) int {
 	case gsubFailed:
 		L.Error(values[0], 0)
 	}
+	w.where = luakit.CallerWhere(L) // the gsub call's position, which resuming L loses
+	w.suspended = true
 	y.wait(L, w)
 	return L.Yield(values...)
 }
@@ -155,17 +158,22 @@ func (y *gsubYields) run(L *lua.LState, w *gsubWait, args []lua.LValue) ([]lua.L
 	for {
 		var results []lua.LValue
 		if w.inCall {
+			// The helper may itself be suspended in a gsub of the function's.
 			w.inCall = false
 			results = y.resumeThread(L, w.helper, args)
+			if len(results) == 3 && results[0] == lua.LTrue && results[1] == y.answered {
+				if msg := appendResult(&g.b, g.src[g.s:g.e], results[2]); msg != "" {
+					y.release(w)
+					return []lua.LValue{w.placed(L, msg)}, gsubFailed
+				}
+				g.next()
+				continue
+			}
 		} else {
 			found, err := g.find()
-			var captures []lua.LValue
-			if err == nil && found {
-				captures, err = g.captures()
-			}
 			if err != nil {
 				y.release(w)
-				return []lua.LValue{patternError(err, w.where)}, gsubFailed
+				return []lua.LValue{w.patternError(L, err)}, gsubFailed
 			}
 			if !found {
 				y.release(w)
@@ -174,19 +182,37 @@ func (y *gsubYields) run(L *lua.LState, w *gsubWait, args []lua.LValue) ([]lua.L
 			if w.helper == nil {
 				w.helper = y.take(L)
 			}
-			results = y.resumeThread(L, w.helper, append([]lua.LValue{w.fn}, captures...))
+			// The common case, without allocating: the helper answers at once.
+			top := L.GetTop()
+			L.Push(y.resume)
+			L.Push(w.helper)
+			L.Push(w.fn)
+			if err := g.pushCaptures(L); err != nil {
+				L.SetTop(top)
+				y.release(w)
+				return []lua.LValue{w.patternError(L, err)}, gsubFailed
+			}
+			L.Call(L.GetTop()-top-1, lua.MultRet)
+			n := L.GetTop() - top
+			if n == 3 && L.Get(top+1) == lua.LTrue && L.Get(top+2) == y.answered {
+				msg := appendResult(&g.b, g.src[g.s:g.e], L.Get(top+3))
+				L.SetTop(top)
+				if msg != "" {
+					y.release(w)
+					return []lua.LValue{w.placed(L, msg)}, gsubFailed
+				}
+				g.next()
+				continue
+			}
+			results = make([]lua.LValue, n)
+			for i := range results {
+				results[i] = L.Get(top + 1 + i)
+			}
+			L.SetTop(top)
 		}
 		if results[0] != lua.LTrue {
 			w.helper = nil // it died with the function's error
 			return results[1:2], gsubFailed
-		}
-		if len(results) == 3 && results[1] == y.answered {
-			if msg := appendResult(&g.b, g.src[g.s:g.e], results[2]); msg != "" {
-				y.release(w)
-				return []lua.LValue{lua.LString(w.where + msg)}, gsubFailed
-			}
-			g.next()
-			continue
 		}
 		w.inCall = true
 		return results[1:], gsubYielded
@@ -278,11 +304,19 @@ func (y *gsubYields) resumeComputer(L, th *lua.LState, fn *lua.LFunction, args [
 	return lua.ResumeYield, nil, values
 }
 
-// patternError is the error value of a matcher error in a gsub that runs in steps: as
-// raisePattern raises it, placed at the gsub call.
-func patternError(err error, where string) lua.LValue {
+// placed is msg placed at the gsub call, as luakit.RaiseMessage places it: until the
+// coroutine first yields, L runs in the gsub call and the position is read from it.
+func (w *gsubWait) placed(L *lua.LState, msg string) lua.LValue {
+	if w.suspended {
+		return lua.LString(w.where + msg)
+	}
+	return lua.LString(luakit.CallerWhere(L) + msg)
+}
+
+// patternError is the error value of a matcher error, as raisePattern raises it.
+func (w *gsubWait) patternError(L *lua.LState, err error) lua.LValue {
 	if errors.Is(err, luapattern.ErrStopped) {
 		return lua.LString(TooLongMessage)
 	}
-	return lua.LString(where + err.Error())
+	return w.placed(L, err.Error())
 }

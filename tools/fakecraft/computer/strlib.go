@@ -225,23 +225,21 @@ func (g *gsubLoop) advance(e int) {
 	}
 }
 
-// captures are the current match's captures, the whole match when it has none: the
+// pushCaptures pushes the current match's captures, the whole match when it has none: the
 // arguments of a function replacement.
-func (g *gsubLoop) captures() ([]lua.LValue, error) {
-	n := max(g.m.Level(), 1)
-	values := make([]lua.LValue, n)
-	for i := range values {
+func (g *gsubLoop) pushCaptures(L *lua.LState) error {
+	for i := range max(g.m.Level(), 1) {
 		text, pos, isPos, err := g.m.Capture(i, g.s, g.e)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if isPos {
-			values[i] = lua.LNumber(pos)
+			L.Push(lua.LNumber(pos))
 		} else {
-			values[i] = lua.LString(text)
+			L.Push(lua.LString(text))
 		}
 	}
-	return values, nil
+	return nil
 }
 
 // results are gsub's two results: the new string and the number of matches.
