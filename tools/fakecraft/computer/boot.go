@@ -71,6 +71,7 @@ func (c *Computer) boot() error {
 	co.SetContext(c.guard)
 	L.SetContext(c.guard)
 	c.co = co
+	c.gsubs.computer = co
 	return nil
 }
 

@@ -453,7 +453,7 @@ func (c *Computer) runDo() {
 // filter it yielded.
 func (c *Computer) resume(args []lua.LValue) (lua.ResumeState, string) {
 	disarm := c.guard.arm(c.cfg.YieldTimeout)
-	state, err, values := c.gsubs.resumeComputer(c.L, c.co, c.mainFn, args)
+	state, err, values := c.L.Resume(c.co, c.mainFn, args...)
 	disarm()
 	switch state {
 	case lua.ResumeError:

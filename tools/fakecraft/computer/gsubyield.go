@@ -15,9 +15,9 @@ import (
 // Go in a nested loop that a yield cannot leave (boundary.go), so the function runs in a
 // helper coroutine (cfuncs.lua's gsub_helper) that gsub resumes once per match. When the
 // function yields, gsub passes the yield on: it yields the coroutine that called it, with
-// the same values, and its loop waits here. Whoever resumes that coroutine next
-// (coroutine.resume, the computer) resumes the helper instead, until the loop ends; then the
-// coroutine is resumed with gsub's two results, as if the call had just returned.
+// the same values, and its loop waits here. When coroutine.resume next resumes that
+// coroutine, it resumes the helper instead, until the loop ends; then the coroutine is
+// resumed with gsub's two results, as if the call had just returned.
 //
 // An error after the first yield (the function's, or gsub's own) ends the coroutine with
 // that error. That is what raising it in the coroutine would do: gsub only switches when
@@ -30,6 +30,7 @@ type gsubYields struct {
 	resume   *lua.LFunction // gopher-lua's coroutine.resume
 	helper   *lua.LFunction // cfuncs.lua's gsub_helper, a helper's body
 	answered lua.LValue     // what a helper yields before the function's answer
+	computer *lua.LState    // the computer's coroutine
 	idle     []*lua.LState  // helpers between two calls, for the next gsub
 	waiting  map[weak.Pointer[lua.LState]]*gsubWait
 }
@@ -101,10 +102,11 @@ func notResumable(L, th *lua.LState) string {
 	return ""
 }
 
-// canYield reports whether gsub, running in L, may pass a yield on: L is a coroutine and
-// only Lua calls lie between gsub and L's resume.
+// canYield reports whether gsub, running in L, may pass a yield on: L is a coroutine that
+// coroutine.resume resumes (not the computer's own, which only the bios runs in) and only
+// Lua calls lie between gsub and L's resume.
 func (y *gsubYields) canYield(L *lua.LState) bool {
-	return y != nil && L != L.G.MainThread && !yieldCrossesGo(L)
+	return y != nil && L != L.G.MainThread && L != y.computer && !yieldCrossesGo(L)
 }
 
 // gsub runs string.gsub's loop with a function replacement (strGsub checked the
@@ -283,25 +285,6 @@ func (y *gsubYields) resumeThread(L, th *lua.LState, args []lua.LValue) []lua.LV
 	}
 	L.SetTop(top)
 	return results
-}
-
-// resumeComputer is L.Resume for the computer's coroutine, which may be suspended in a gsub.
-func (y *gsubYields) resumeComputer(L, th *lua.LState, fn *lua.LFunction, args []lua.LValue) (lua.ResumeState, error, []lua.LValue) {
-	if y.suspendedIn(th) == nil {
-		return L.Resume(th, fn, args...)
-	}
-	results := y.resumeThread(L, th, args)
-	if results[0] != lua.LTrue {
-		return lua.ResumeError, &lua.ApiError{Type: lua.ApiErrorRun, Object: results[1]}, nil
-	}
-	values := results[1:]
-	if len(values) == 0 {
-		values = []lua.LValue{lua.LNil}
-	}
-	if th.Dead {
-		return lua.ResumeOK, nil, values
-	}
-	return lua.ResumeYield, nil, values
 }
 
 // placed is msg placed at the gsub call, as luakit.RaiseMessage places it: until the
