@@ -214,6 +214,9 @@ func (y *gsubYields) run(L *lua.LState, w *gsubWait, args []lua.LValue) ([]lua.L
 		}
 		if results[0] != lua.LTrue {
 			w.helper = nil // it died with the function's error
+			if len(results) < 2 {
+				return []lua.LValue{lua.LNil}, gsubFailed
+			}
 			return results[1:2], gsubFailed
 		}
 		w.inCall = true
