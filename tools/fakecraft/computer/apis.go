@@ -63,7 +63,7 @@ var apis = []API{
 	{"http", openHTTP},
 	{"peripheral, redstone, rs", openPeripherals},
 	{"the caller's (Config.APIs)", openCallers},
-	{"C functions written in Lua: table.sort, foreach, foreachi; _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
+	{"C functions written in Lua: table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
 }
 
 func openLibraries(L *lua.LState, e *Env) error {
@@ -134,11 +134,12 @@ func openCallers(L *lua.LState, e *Env) error {
 	return nil
 }
 
-func openCFuncs(L *lua.LState, _ *Env) error {
-	tramp, err := installCFuncs(L)
+func openCFuncs(L *lua.LState, e *Env) error {
+	tramp, native, err := installCFuncs(L)
 	if err != nil {
 		return err
 	}
+	e.Computer.installGsub(L, native)
 	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	return nil
 }

@@ -62,6 +62,7 @@ func (c *Computer) boot() error {
 	co.SetContext(c.guard)
 	L.SetContext(c.guard)
 	c.co = co
+	c.gsubs.computer = co
 	return nil
 }
 
@@ -106,7 +107,8 @@ func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
 
 // installCoroutine makes every coroutine run under the computer's yield guard (gopher-lua
 // would otherwise give each a child context of the resume that created it), gives create
-// and resume CC's argument errors, and refuses a yield gopher-lua cannot make (boundary.go).
+// and resume CC's argument errors, refuses a yield gopher-lua cannot make (boundary.go), and
+// resumes a coroutine suspended in string.gsub through its gsub (gsubyield.go).
 func (c *Computer) installCoroutine(L *lua.LState) {
 	co := L.GetGlobal("coroutine").(*lua.LTable)
 	create := co.RawGetString("create").(*lua.LFunction).GFunction
@@ -131,11 +133,30 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 		L.Push(lua.LBool(L == L.G.MainThread))
 		return 2
 	}))
+	c.gsubs.create = co.RawGetString("create").(*lua.LFunction)
+	c.gsubs.resume = L.NewFunction(resume)
 	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int {
-		if _, ok := L.Get(1).(*lua.LState); !ok {
+		th, ok := L.Get(1).(*lua.LState)
+		if !ok {
 			luakit.ArgError(L, 1, "coroutine")
 		}
+		if msg := notResumable(L, th); msg != "" {
+			L.Push(lua.LFalse)
+			L.Push(lua.LString(msg))
+			return 2
+		}
+		if c.gsubs.suspendedIn(th) != nil {
+			return c.gsubs.pushResume(L, th)
+		}
 		return resume(L)
+	}))
+	status := co.RawGetString("status").(*lua.LFunction).GFunction
+	co.RawSetString("status", L.NewFunction(func(L *lua.LState) int {
+		if th, ok := L.Get(1).(*lua.LState); ok && c.gsubs.running(th) {
+			L.Push(lua.LString("normal")) // its gsub's replacement function runs
+			return 1
+		}
+		return status(L)
 	}))
 	yield := co.RawGetString("yield").(*lua.LFunction).GFunction
 	co.RawSetString("yield", L.NewFunction(func(L *lua.LState) int {

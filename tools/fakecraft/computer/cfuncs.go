@@ -18,24 +18,28 @@ import (
 var cFuncsSource string
 
 // installCFuncs runs cfuncs.lua over the Go functions it wraps and returns pcall's
-// trampoline. The standard library and patterns must be installed.
-func installCFuncs(L *lua.LState) (*lua.LFunction, error) {
+// trampoline and the table of what it shares with Go (native: gsub_helper, gsub_answered).
+// The standard library and patterns must be installed.
+func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	fn, err := compileChunk(L, cFuncsSource, cFuncsChunk, nil)
 	if err != nil {
-		return nil, fmt.Errorf("compile cfuncs: %w", err)
+		return nil, nil, fmt.Errorf("compile cfuncs: %w", err)
 	}
 	tbl := L.GetGlobal("table").(*lua.LTable)
 	native := L.NewTable()
 	native.RawSetString("sort", L.NewFunction(placedAtCaller(tbl.RawGetString("sort").(*lua.LFunction))))
+	// gopher-lua's own yield (coroutine.yield checks the boundary first, boot.go): a helper's
+	// yield at the base of its coroutine never crosses Go.
+	native.RawSetString("yield", L.NewFunction(func(*lua.LState) int { return -1 }))
 	if err := L.CallByParam(lua.P{Fn: fn, NRet: 1, Protect: true}, native); err != nil {
-		return nil, fmt.Errorf("run cfuncs: %w", err)
+		return nil, nil, fmt.Errorf("run cfuncs: %w", err)
 	}
 	tramp, ok := L.Get(-1).(*lua.LFunction)
 	L.Pop(1)
 	if !ok {
-		return nil, errors.New("cfuncs did not return the trampoline")
+		return nil, nil, errors.New("cfuncs did not return the trampoline")
 	}
-	return tramp, nil
+	return tramp, native, nil
 }
 
 // cFramePosition is the position gopher-lua gives an error raised under a stand-in.

@@ -148,4 +148,15 @@ function table.sort(t, comp)
   lua_sort(t, comp);
 end
 
+-- The body of a helper coroutine that calls string.gsub's replacement function, so that the
+-- function can yield (gsubyield.go). Each resume brings a function and its arguments; the
+-- helper yields ANSWERED and the function's first result, then waits for the next call. A
+-- tail call, so a helper that runs many calls keeps one frame.
+local ANSWERED = {};
+local co_yield = native.yield;
+local function gsub_helper(fn, ...)
+  return gsub_helper(co_yield(ANSWERED, (fn(...))));
+end
+native.gsub_helper, native.gsub_answered = gsub_helper, ANSWERED;
+
 return trampoline;

@@ -160,6 +160,7 @@ type Computer struct {
 	result    Result
 	ran       bool
 	mainFn    *lua.LFunction // the bios chunk, body of the computer coroutine
+	gsubs     gsubYields     // string.gsub's replacement functions that yield
 	wantLine  bool           // read() waits for a line and Input has not typed it yet
 }
 

@@ -111,6 +111,7 @@ func openLibs(L *lua.LState) *lua.LTable {
 	installBit32(L)
 	installDebug(L)
 	installPatterns(L)
+	installManyResults(L)
 	return stockOS
 }
 

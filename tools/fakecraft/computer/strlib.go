@@ -16,13 +16,14 @@ const patternSpecials = "^$*+?.([%-"
 
 // installPatterns replaces string.find, match, gmatch and gsub with Lua 5.2's matcher
 // (package luapattern): it knows %g and %f, and a runaway pattern is stopped by the
-// computer's "Too long without yielding" instead of hanging the computer.
+// computer's "Too long without yielding" instead of hanging the computer. The computer then
+// installs a gsub whose replacement function may yield (gsubyield.go).
 func installPatterns(L *lua.LState) {
 	str := L.GetGlobal("string").(*lua.LTable)
 	str.RawSetString("find", L.NewFunction(func(L *lua.LState) int { return strFind(L, true) }))
 	str.RawSetString("match", L.NewFunction(func(L *lua.LState) int { return strFind(L, false) }))
 	str.RawSetString("gmatch", L.NewFunction(strGmatch))
-	str.RawSetString("gsub", L.NewFunction(strGsub))
+	str.RawSetString("gsub", L.NewFunction(func(L *lua.LState) int { return strGsub(L, nil) }))
 }
 
 // stopper is the matcher's poll: has the computer's yield guard fired?
@@ -151,7 +152,25 @@ func strGmatch(L *lua.LState) int {
 	return 1
 }
 
-func strGsub(L *lua.LState) int {
+// gsubLoop is string.gsub's walk over its subject: the matches found, the text between
+// them copied, the replacements appended. strGsub runs it to the end in one go; a function
+// replacement that may yield runs it in steps (gsubyield.go).
+type gsubLoop struct {
+	m      luapattern.Matcher // a value: on strGsub's stack, not the heap
+	src    string
+	p      int  // where the pattern starts: 1 after a '^'
+	anchor bool // only one match is tried, at the start
+	maxN   int
+	b      strings.Builder
+	s      int  // where the next match is tried
+	e      int  // the end of the match being replaced
+	n      int  // matches so far
+	over   bool // nothing is left to try
+}
+
+// init checks gsub's arguments (string, pattern, replacement, count) as Lua does and
+// returns the replacement.
+func (g *gsubLoop) init(L *lua.LState) lua.LValue {
 	src := luakit.CheckString(L, 1)
 	pat := luakit.CheckString(L, 2)
 	repl := L.Get(3)
@@ -160,46 +179,102 @@ func strGsub(L *lua.LState) int {
 	default:
 		luakit.ArgError(L, 3, "string/function/table")
 	}
-	maxN := luakit.OptInteger(L, 4, len(src)+1)
-	p := 0
-	anchor := len(pat) > 0 && pat[0] == '^'
-	if anchor {
-		p = 1
+	g.src, g.maxN = src, luakit.OptInteger(L, 4, len(src)+1)
+	if len(pat) > 0 && pat[0] == '^' {
+		g.anchor, g.p = true, 1
 	}
-	m := luapattern.New(src, pat, stopper(L))
-	var b strings.Builder
-	n := 0
-	s := 0
-	for n < maxN {
-		e, err := m.Match(s, p)
+	g.m = *luapattern.New(src, pat, stopper(L))
+	return repl
+}
+
+// find moves to the next match, copying the text it passes over; false when no match is
+// left. The match is [g.s, g.e); its replacement is appended, then next is called.
+func (g *gsubLoop) find() (bool, error) {
+	for !g.over && g.n < g.maxN {
+		e, err := g.m.Match(g.s, g.p)
+		if err != nil {
+			return false, err
+		}
+		if e >= 0 {
+			g.n++
+			g.e = e
+			return true, nil
+		}
+		g.advance(e)
+	}
+	return false, nil
+}
+
+// next moves past the match that was just replaced.
+func (g *gsubLoop) next() { g.advance(g.e) }
+
+// advance moves past a match ending at e, or (e < 0, or an empty match) one character.
+func (g *gsubLoop) advance(e int) {
+	switch {
+	case e > g.s:
+		g.s = e
+	case g.s < len(g.src):
+		g.b.WriteByte(g.src[g.s])
+		g.s++
+	default:
+		g.over = true
+		return
+	}
+	if g.anchor {
+		g.over = true
+	}
+}
+
+// pushCaptures pushes the current match's captures, the whole match when it has none: the
+// arguments of a function replacement.
+func (g *gsubLoop) pushCaptures(L *lua.LState) error {
+	for i := range max(g.m.Level(), 1) {
+		text, pos, isPos, err := g.m.Capture(i, g.s, g.e)
+		if err != nil {
+			return err
+		}
+		if isPos {
+			L.Push(lua.LNumber(pos))
+		} else {
+			L.Push(lua.LString(text))
+		}
+	}
+	return nil
+}
+
+// results are gsub's two results: the new string and the number of matches.
+func (g *gsubLoop) results() (lua.LString, lua.LNumber) {
+	g.b.WriteString(g.src[min(g.s, len(g.src)):])
+	return lua.LString(g.b.String()), lua.LNumber(g.n)
+}
+
+// strGsub is string.gsub. A function replacement is called from Go, where a yield is
+// refused (boundary.go), unless yields (the computer's, may be nil) can run it in a helper
+// coroutine.
+func strGsub(L *lua.LState, yields *gsubYields) int {
+	var g gsubLoop
+	repl := g.init(L)
+	if fn, ok := repl.(*lua.LFunction); ok && yields.canYield(L) {
+		return yields.gsub(L, g, fn)
+	}
+	for {
+		found, err := g.find()
 		if err != nil {
 			raisePattern(L, err)
 		}
-		if e >= 0 {
-			n++
-			addValue(L, &b, m, s, e, repl)
-		}
-		switch {
-		case e >= 0 && e > s:
-			s = e
-		case s < len(src):
-			b.WriteByte(src[s])
-			s++
-		default:
-			goto done
-		}
-		if anchor {
+		if !found {
 			break
 		}
+		addValue(L, &g.b, &g.m, g.s, g.e, repl)
+		g.next()
 	}
-done:
-	b.WriteString(src[min(s, len(src)):])
-	L.Push(lua.LString(b.String()))
-	L.Push(lua.LNumber(n))
+	text, n := g.results()
+	L.Push(text)
+	L.Push(n)
 	return 2
 }
 
-// addValue appends the replacement of the match [s, e).
+// addValue appends the replacement of the match [s, e) by a string, number or table.
 func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int, repl lua.LValue) {
 	whole := m.Source()[s:e] // what a nil or false replacement keeps
 	var value lua.LValue
@@ -241,8 +316,7 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 		}
 		return
 	case *lua.LTable:
-		key := firstCapture(L, m, s, e)
-		value = L.GetTable(r, key)
+		value = L.GetTable(r, firstCapture(L, m, s, e))
 	case *lua.LFunction:
 		L.Push(r)
 		n := pushCaptures(L, m, s, e, true)
@@ -250,12 +324,21 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 		value = L.Get(-1)
 		L.Pop(1)
 	}
+	if msg := appendResult(b, whole, value); msg != "" {
+		luakit.RaiseMessage(L, msg)
+	}
+}
+
+// appendResult appends what a table or function replacement answered for a match: the
+// match itself (whole) for nil or false, a string or number as text. Anything else is an
+// error, whose message it returns.
+func appendResult(b *strings.Builder, whole string, value lua.LValue) string {
 	switch v := value.(type) {
 	case *lua.LNilType:
 		b.WriteString(whole)
 	case lua.LBool:
 		if v {
-			luakit.RaiseMessage(L, "invalid replacement value (a boolean)")
+			return "invalid replacement value (a boolean)"
 		}
 		b.WriteString(whole)
 	case lua.LString:
@@ -263,8 +346,9 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 	case lua.LNumber:
 		b.WriteString(ccformat.FormatNumber(float64(v)))
 	default:
-		luakit.Raise(L, "invalid replacement value (a %s)", value.Type().String())
+		return "invalid replacement value (a " + value.Type().String() + ")"
 	}
+	return ""
 }
 
 func firstCapture(L *lua.LState, m *luapattern.Matcher, s, e int) lua.LValue {

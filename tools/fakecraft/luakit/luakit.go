@@ -98,6 +98,10 @@ func RaiseMessage(L *lua.LState, msg string) {
 // Errors are never placed in it, as C Lua's are never placed in C.
 const CFrameSource = "[C]"
 
+// CallerWhere is the position RaiseMessage puts before a message: "source:line: " of the
+// Lua code that called the running Go function, or "".
+func CallerWhere(L *lua.LState) string { return callerWhere(L) }
+
 // callerWhere is the "source:line: " of the Lua function that called the running Go
 // function, or "" when the caller is not Lua code. A stand-in for a C function (CFrameSource)
 // is part of the function it stands in for: its own caller is the one, and when that is Go,

@@ -113,3 +113,35 @@ assert(sum == 3 * 5000050000)
 `)
 	}
 }
+
+// BenchmarkGsub is string.gsub after one boot: many short calls with a string and a table
+// replacement (the Go matcher, what every gsub pays), and long strings with a function
+// replacement (the Lua loop that lets the function yield, computer/cfuncs.lua).
+func BenchmarkGsub(b *testing.B) {
+	b.Run("string and table", func(b *testing.B) {
+		for b.Loop() {
+			runProgram(b, `
+local n = 0
+for i = 1, 20000 do
+  local s = ("key%d = value%d"):format(i, i)
+  s = s:gsub("(%w+) = (%w+)", "%2=%1")
+  n = n + #s:gsub("%d", { ["1"] = "one" })
+end
+assert(n > 0)
+`)
+		}
+	})
+	b.Run("function", func(b *testing.B) {
+		for b.Loop() {
+			runProgram(b, `
+local long = ("hello world "):rep(2000)
+for i = 1, 5 do
+  local upper, count = long:gsub("%w+", string.upper)
+  assert(count == 4000 and #upper == #long)
+  local words = long:gsub("(%w)(%w*)", function(first, rest) return first:upper() .. rest end)
+  assert(#words == #long)
+end
+`)
+		}
+	})
+}

@@ -109,11 +109,92 @@ describe("callbacks of library functions", function()
     expect(err):str_match("^/[^:]+:%d+: attempt to compare");
   end);
 
-  it("refuses a yield in a string.gsub replacement function (gsub is Go)", function()
-    expect.error(echo, function()
-      return ("ab"):gsub("%w", function(c) return coroutine.yield(c); end);
-    end):str_match("attempt to yield across metamethod/C%-call boundary");
+  it("keeps string.gsub's errors where a yield cannot be made", function()
+    -- Under a Go function (here __tostring under tostring) the replacement still cannot yield.
+    local value = setmetatable({}, { __tostring = function()
+      return (("ab"):gsub("%w", function(c) return coroutine.yield(c); end));
+    end });
+    expect.error(echo, function() return tostring(value); end)
+      :str_match("attempt to yield across metamethod/C%-call boundary");
     expect.error(string.gsub, "x", "x", "%"):eq("invalid use of '%' in replacement string");
+  end);
+end);
+
+describe("a string.gsub replacement function", function()
+  it("may yield, and gsub goes on with what resumed it", function()
+    local text, n = echo(function()
+      return ("hello world"):gsub("%w+", function(word) return coroutine.yield(word):upper(); end);
+    end);
+    expect({ text, n }):same({ "HELLO WORLD", 2 });
+    local yields = {};
+    local co = coroutine.create(function()
+      local a, b = ("a1b2"):gsub("(%a)(%d)", function(l, d) return coroutine.yield(l, d) and d .. l; end, 1);
+      return a, b, "after";
+    end);
+    expect({ coroutine.resume(co) }):same({ true, "a", "1" });
+    expect(coroutine.status(co)):eq("suspended");
+    expect({ coroutine.resume(co, true) }):same({ true, "1ab2", 1, "after" });
+    expect(coroutine.status(co)):eq("dead");
+  end);
+
+  it("may wait for events", function()
+    local got = ("ab"):gsub("%a", function(c)
+      os.queueEvent("gsub_spec", c:upper());
+      local _, up = os.pullEvent("gsub_spec");
+      return up;
+    end);
+    expect(got):eq("AB");
+  end);
+
+  it("keeps gsub's rules for what the function answers, before and after a yield", function()
+    expect(echo(function()
+      return (("abc"):gsub("%a", function(c)
+        coroutine.yield();
+        if c == "b" then return false; end
+        if c == "c" then return 7; end
+      end));
+    end)):eq("ab7");
+    expect.error(echo, function()
+      return ("ab"):gsub("%a", function(c) coroutine.yield(); return {}; end);
+    end):str_match("^[^:]+:%d+: invalid replacement value %(a table%)$");
+  end);
+
+  it("raises an error after a yield in the coroutine, where pcall catches it", function()
+    local ok, err = echo(function()
+      return pcall(function()
+        return ("ab"):gsub("%a", function(c)
+          coroutine.yield();
+          error("no " .. c, 0);
+        end);
+      end);
+    end);
+    expect({ ok, err }):same({ false, "no a" });
+    local co = coroutine.create(function()
+      return ("ab"):gsub("%a", function() coroutine.yield(); error("boom", 0); end);
+    end);
+    coroutine.resume(co);
+    expect({ coroutine.resume(co) }):same({ false, "boom" });
+    expect(coroutine.status(co)):eq("dead");
+    expect({ coroutine.resume(co) }):same({ false, "cannot resume dead coroutine" });
+  end);
+
+  it("nests, and the coroutine is not resumable while its function runs", function()
+    local co;
+    co = coroutine.create(function()
+      return ("ab"):gsub("%a", function(c)
+        expect(coroutine.status(co)):eq("normal");
+        expect({ coroutine.resume(co) }):same({ false, "cannot resume non-suspended coroutine" });
+        return (c:rep(2):gsub("%a", function(d) return coroutine.yield(d):upper(); end));
+      end);
+    end);
+    local result = table.pack(coroutine.resume(co));
+    while coroutine.status(co) ~= "dead" do
+      result = table.pack(coroutine.resume(co, result[2]));
+    end
+    expect({ result[1], result[2], result[3] }):same({ true, "AABB", 2 });
+    for _ = 1, 50 do -- the helper coroutines are reused
+      expect(echo(function() return (("xy"):gsub("%a", coroutine.yield)); end)):eq("xy");
+    end
   end);
 end);
 
