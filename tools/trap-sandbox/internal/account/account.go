@@ -59,6 +59,9 @@ type Credential struct {
 	LastTraposID string
 	RemoteAddr   string
 	RevokedAt    time.Time
+	// ComputerID binds a linked credential to one computer id (the number of its traposId):
+	// a hello from another id is refused. Empty for a credential issued by hand (any id).
+	ComputerID string
 }
 
 // Errors of a Store. Implementations return them (wrapped or not) so callers can tell them
@@ -103,6 +106,9 @@ type Store interface {
 	RevokeCredential(ctx context.Context, selector string, at time.Time) (Credential, error)
 	// SeeCredential records a hello made with the credential: its time, traposId and address.
 	SeeCredential(ctx context.Context, selector string, at time.Time, traposID, remoteAddr string) error
+
+	// LinkStore keeps link codes and enrollment keys (link.go).
+	LinkStore
 
 	// Close releases the store.
 	Close() error

@@ -33,6 +33,11 @@ func Run(t *testing.T, open Open) {
 		{"Credentials", testCredentials},
 		{"Concurrent", testConcurrent},
 		{"IssueAndCheck", testIssueAndCheck},
+		{"LinkCodes", testLinkCodes},
+		{"EnrollmentKeys", testEnrollmentKeys},
+		{"LinkOnce", testLinkOnce},
+		{"LinkFlow", testLinkFlow},
+		{"LinkWithKey", testLinkWithKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
