@@ -23,6 +23,7 @@ import (
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/installer"
+	"trap-sandbox/internal/link"
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
@@ -250,7 +251,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
 	screens := screen.New(computers).Metrics(metrics)
 	screens.Register(gw)
-	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai}
+	linker := link.New(link.Config{Accounts: accounts, Metrics: metrics}, logger)
+	linker.Register(gw)
+	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, linker}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
