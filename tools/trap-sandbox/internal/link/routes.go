@@ -248,4 +248,3 @@ func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 	}
 	writeOK(w, keyOf(k))
 }
-
