@@ -52,6 +52,7 @@ type CLI struct {
 	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts in the gateway's data directory (run on the gateway's host) or, with --nats, the replicas' shared store."`
 	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens in the account store."`
 	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials (their sandbox.password) in the account store."`
+	Link        LinkCmd        `cmd:"" help:"Link computers to accounts: approve a computer's link code (sandbox link), make and revoke enrollment keys."`
 }
 
 // Exit statuses of the trap-sandbox command (tools/trap-sandbox/README.md).
