@@ -23,7 +23,8 @@ import (
 // Either way the credential is bound to the computer's id (the number of its traposId): a hello
 // with it from another computer id is refused (ErrWrongComputer).
 
-// LinkCodeTTL is a link code's lifetime (RFC 8628 and the reference: at most 10 minutes).
+// LinkCodeTTL is a link code's default lifetime (RFC 8628 and the reference: at most 10
+// minutes).
 const LinkCodeTTL = 10 * time.Minute
 
 // linkAlphabet is RFC 8628 §6.1's base-20 alphabet: no vowels (no words), no digits and
@@ -189,14 +190,18 @@ func (c LinkCode) StateAt(now time.Time) LinkState {
 	return c.State
 }
 
-// BeginLink issues a link code for the computer traposID at remoteAddr; it returns the code
-// (canonical, shown once: only its hash is kept) and the stored record.
-func (a *Accounts) BeginLink(ctx context.Context, traposID, remoteAddr string) (string, LinkCode, error) {
+// BeginLink issues a link code for the computer traposID at remoteAddr, living ttl (0:
+// LinkCodeTTL); it returns the code (canonical, shown once: only its hash is kept) and the
+// stored record.
+func (a *Accounts) BeginLink(ctx context.Context, traposID, remoteAddr string, ttl time.Duration) (string, LinkCode, error) {
+	if ttl <= 0 {
+		ttl = LinkCodeTTL
+	}
 	now := a.clock.Now()
 	for range 4 { // a collision among 2.6·10^10 codes is rare; another draw settles it
 		code := newLinkCode()
 		c := LinkCode{ID: codeID(code), TraposID: traposID, RemoteAddr: remoteAddr, Created: now,
-			ExpiresAt: now.Add(LinkCodeTTL), State: LinkPending}
+			ExpiresAt: now.Add(ttl), State: LinkPending}
 		err := a.store.CreateLinkCode(ctx, c)
 		if errors.Is(err, ErrExists) {
 			continue

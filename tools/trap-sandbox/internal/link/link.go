@@ -61,6 +61,8 @@ type Config struct {
 	Clock clock.Clock
 	// Metrics is the registry of trapos_gateway_link_codes_total (nil: none).
 	Metrics *prometheus.Registry
+	// CodeLifetime is a link code's lifetime (0: account.LinkCodeTTL, 10 minutes).
+	CodeLifetime time.Duration
 	// CodesPerAddress, CodesGateway and ApprovalsPerCaller are a minute's budgets (0: the
 	// defaults).
 	CodesPerAddress    int
@@ -175,7 +177,7 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 		return nil, protocol.Errorf(protocol.CodeBusy, "too many link codes from %s; try again in %d s", over, seconds(wait))
 	}
 	m.prune(ctx, now)
-	code, c, err := m.cfg.Accounts.BeginLink(ctx, from.TraposID, from.RemoteAddr)
+	code, c, err := m.cfg.Accounts.BeginLink(ctx, from.TraposID, from.RemoteAddr, m.cfg.CodeLifetime)
 	if err != nil {
 		return nil, err
 	}

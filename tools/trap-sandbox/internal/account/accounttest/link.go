@@ -128,7 +128,7 @@ func testLinkOnce(t *testing.T, s account.Store) {
 	a := account.New(s, clock.NewFake(t0))
 	_, err := a.AddAccount(ctx, "alice", account.RoleUser, "first")
 	require.NoError(t, err)
-	code, _, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1")
+	code, _, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1", 0)
 	require.NoError(t, err)
 	_, err = a.ApproveLink(ctx, code, "alice", "alice")
 	require.NoError(t, err)
@@ -183,7 +183,7 @@ func testLinkFlow(t *testing.T, s account.Store) {
 	_, err := a.AddAccount(ctx, "alice", account.RoleUser, "first")
 	require.NoError(t, err)
 
-	code, c, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1")
+	code, c, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1", 0)
 	require.NoError(t, err)
 	canon, err := account.NormalizeCode(code)
 	require.NoError(t, err)
@@ -234,7 +234,7 @@ func testLinkFlow(t *testing.T, s account.Store) {
 	assert.Equal(t, "7", wrong.ComputerID)
 
 	// Declined: used up, no credential.
-	declined, _, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1")
+	declined, _, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1", 0)
 	require.NoError(t, err)
 	_, err = a.ApproveLink(ctx, declined, "alice", "bystander")
 	require.NoError(t, err)
@@ -247,9 +247,9 @@ func testLinkFlow(t *testing.T, s account.Store) {
 	require.ErrorIs(t, err, account.ErrCodeDeclined)
 
 	// Expired: refused to approve and to accept; a late poll hears why.
-	late, _, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1")
+	late, _, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1", 0)
 	require.NoError(t, err)
-	lateApproved, _, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1")
+	lateApproved, _, err := a.BeginLink(ctx, "7:kitchen", "10.0.0.5:1", 0)
 	require.NoError(t, err)
 	_, err = a.ApproveLink(ctx, lateApproved, "alice", "alice")
 	require.NoError(t, err)
