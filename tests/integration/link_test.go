@@ -218,6 +218,17 @@ func TestEnrollmentKeyLinksAtOnceAndWrongKeysSpendTheBudget(t *testing.T) {
 	waitMetric(ctx, t, g, `trapos_gateway_limited_total{limit="failed_hellos"}`, 1)
 	assert.Equal(t, 1.0, metric(ctx, t, g, `trapos_gateway_link_codes_total{outcome="accepted"}`))
 
+	// Through the API with alice's token: a key of her own, listed beside the first.
+	url := "--url=" + g.URL("")
+	apiKey := lastLine(ctx, t, "link", "key", url, "--api-token="+alice, "--reusable")
+	require.Regexp(t, keyLine, apiKey)
+	out, errOut, exit = runCLI(ctx, t, nil, "link", "keys", url, "--api-token="+alice)
+	require.Equal(t, 0, exit, errOut)
+	assert.Regexp(t, `alice\s+alice\s+\S+\s+\S+\s+0/any\s+-`, out)
+	assert.Equal(t, 3, len(strings.Split(strings.TrimSpace(out), "\n")), out)
+	_, errOut, exit = runCLI(ctx, t, nil, "link", "revoke-key", url, "--api-token="+alice, apiKey)
+	require.Equal(t, 0, exit, errOut)
+
 	// Revoked with the CLI: the key links no more.
 	id := strings.SplitN(key, "_", 3)[1]
 	_, errOut, exit = runCLI(ctx, t, nil, "link", "revoke-key", dir, id)
