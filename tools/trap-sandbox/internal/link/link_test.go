@@ -313,7 +313,7 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	assert.Contains(t, pe.Message, "used up")
 	assert.Empty(t, f.gw.wrong, "a used-up key is no guess")
 
-	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": k.Secret[:len(k.Secret)-1] + "x"})
+	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": wrongKey(k.Secret)})
 	require.NotNil(t, pe)
 	assert.Contains(t, pe.Message, "unknown or wrong enrollment key")
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": "hunter2"})
@@ -331,6 +331,15 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status, "another account's key is as one that does not exist")
 	status, _ = f.api(alice, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
 	assert.Equal(t, http.StatusOK, status)
+}
+
+// wrongKey is key with its last letter changed.
+func wrongKey(key string) string {
+	last := key[len(key)-1]
+	if last == 'a' {
+		return key[:len(key)-1] + "b"
+	}
+	return key[:len(key)-1] + "a"
 }
 
 func TestApproveRefusals(t *testing.T) {
