@@ -73,6 +73,9 @@ type Credential struct {
 	LastTraposID string    `json:"lastTraposId,omitempty"`
 	RemoteAddr   string    `json:"remoteAddr,omitempty"`
 	RevokedAt    time.Time `json:"revokedAt,omitzero"`
+	// ComputerID binds a linked credential to one computer id (the number of its traposId):
+	// a hello from another id is refused. Empty for a credential issued by hand (any id).
+	ComputerID string `json:"computerId,omitempty"`
 }
 
 // Errors of a Store. Implementations return them (wrapped or not) so callers can tell them
@@ -121,6 +124,9 @@ type Store interface {
 	// SeeToken records an API call made with the token: its time and address; ErrNotFound
 	// if there is none.
 	SeeToken(ctx context.Context, selector string, at time.Time, remoteAddr string) error
+
+	// LinkStore keeps link codes and enrollment keys (link.go).
+	LinkStore
 
 	// Close releases the store.
 	Close() error

@@ -165,7 +165,8 @@ func (a *Accounts) IssueCredential(ctx context.Context, accountID, approvedBy st
 }
 
 // AuthenticateComputer returns the credential of a hello's secret, or why it is refused
-// (ErrBadSecret, ErrRevoked), and records the hello (time, traposId, address).
+// (ErrBadSecret, ErrRevoked, a *WrongComputerError for a linked credential said by another
+// computer id), and records the hello (time, traposId, address).
 func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, remoteAddr string) (Credential, error) {
 	selector, secret, err := parseSecret(KindCredential, plain)
 	if err != nil {
@@ -180,6 +181,9 @@ func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, re
 	}
 	if !c.RevokedAt.IsZero() {
 		return Credential{}, fmt.Errorf("the computer's credential: %w", ErrRevoked)
+	}
+	if c.ComputerID != "" && c.ComputerID != ComputerID(traposID) {
+		return Credential{}, &WrongComputerError{ComputerID: c.ComputerID}
 	}
 	now := a.clock.Now()
 	if err := a.store.SeeCredential(ctx, selector, now, traposID, remoteAddr); err != nil {

@@ -88,6 +88,7 @@ type kvCredentialRecord struct {
 	LastTraposID string `json:"lastTraposId"`
 	RemoteAddr   string `json:"remoteAddr"`
 	RevokedAt    int64  `json:"revokedAt"`
+	ComputerID   string `json:"computerId,omitempty"`
 }
 
 func (r kvAccountRecord) account() Account {
@@ -102,7 +103,7 @@ func (r kvTokenRecord) token() Token {
 
 func (r kvCredentialRecord) credential() Credential {
 	return Credential{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, Created: fromNanos(r.Created),
-		LastSeen: fromNanos(r.LastSeen), LastTraposID: r.LastTraposID, RemoteAddr: r.RemoteAddr, RevokedAt: fromNanos(r.RevokedAt)}
+		LastSeen: fromNanos(r.LastSeen), LastTraposID: r.LastTraposID, RemoteAddr: r.RemoteAddr, RevokedAt: fromNanos(r.RevokedAt), ComputerID: r.ComputerID}
 }
 
 // get reads key into v and returns its revision; ErrNotFound (wrapped with what and id) when
@@ -265,7 +266,7 @@ func (s *KV) CreateCredential(ctx context.Context, c Credential) error {
 	}
 	return s.create(ctx, "credential", kvKey(kvCredential, c.Selector), c.Selector, kvCredentialRecord{Selector: c.Selector, Hash: c.Hash,
 		AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, Created: nanos(c.Created), LastSeen: nanos(c.LastSeen),
-		LastTraposID: c.LastTraposID, RemoteAddr: c.RemoteAddr, RevokedAt: nanos(c.RevokedAt)})
+		LastTraposID: c.LastTraposID, RemoteAddr: c.RemoteAddr, RevokedAt: nanos(c.RevokedAt), ComputerID: c.ComputerID})
 }
 
 // Credential implements Store.

@@ -14,11 +14,13 @@ type Memory struct {
 	accounts    map[string]Account
 	tokens      map[string]Token
 	credentials map[string]Credential
+	links       memoryLinks // memory_link.go
 }
 
 // NewMemory returns an empty Memory store.
 func NewMemory() *Memory {
-	return &Memory{accounts: map[string]Account{}, tokens: map[string]Token{}, credentials: map[string]Credential{}}
+	return &Memory{accounts: map[string]Account{}, tokens: map[string]Token{}, credentials: map[string]Credential{},
+		links: memoryLinks{codes: map[string]LinkCode{}, keys: map[string]EnrollmentKey{}}}
 }
 
 var _ Store = (*Memory)(nil)

@@ -65,7 +65,7 @@ ALTER TABLE accounts ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tokens ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
-`}
+`, linkSchema}
 
 // OpenSQLite opens (or creates) the store in dir/accounts.db, making dir (mode 0700) if it
 // is missing.
@@ -266,18 +266,18 @@ func (s *SQLite) RevokeToken(ctx context.Context, selector string, at time.Time)
 // CreateCredential implements Store.
 func (s *SQLite) CreateCredential(ctx context.Context, c Credential) error {
 	return s.insertOwned(ctx, "credential", c.Selector, c.AccountID,
-		`INSERT INTO credentials (selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at)
-		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+		`INSERT INTO credentials (selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id)
+		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
 		c.Selector, c.Hash, c.AccountID, c.ApprovedBy, nanos(c.Created), nanos(c.LastSeen), c.LastTraposID, c.RemoteAddr,
-		nanos(c.RevokedAt), c.AccountID)
+		nanos(c.RevokedAt), c.ComputerID, c.AccountID)
 }
 
-const credentialColumns = "selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at"
+const credentialColumns = "selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id"
 
 func scanCredential(row interface{ Scan(...any) error }) (Credential, error) {
 	var c Credential
 	var created, seen, revoked int64
-	if err := row.Scan(&c.Selector, &c.Hash, &c.AccountID, &c.ApprovedBy, &created, &seen, &c.LastTraposID, &c.RemoteAddr, &revoked); err != nil {
+	if err := row.Scan(&c.Selector, &c.Hash, &c.AccountID, &c.ApprovedBy, &created, &seen, &c.LastTraposID, &c.RemoteAddr, &revoked, &c.ComputerID); err != nil {
 		return Credential{}, err
 	}
 	c.Created, c.LastSeen, c.RevokedAt = fromNanos(created), fromNanos(seen), fromNanos(revoked)

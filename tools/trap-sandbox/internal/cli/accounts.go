@@ -117,17 +117,30 @@ const defaultURL = "http://127.0.0.1:4444"
 // open returns the Manager the flags choose, where it works (for messages) and how to close
 // it.
 func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func(), error) {
-	if f.URL == "" && f.APIToken == "" {
+	if !f.throughGateway() {
 		accounts, where, done, err := f.StoreFlags.open(ctx)
 		if err != nil {
 			return nil, "", nil, err
 		}
 		return accounts.Manage(account.OperatorCaller), where, done, nil
 	}
-	if f.DataDir != "" || f.NATS != "" {
-		return nil, "", nil, errors.New("give either --url/--api-token (through a running gateway) or --data-dir/--nats (on the store itself), not both (SANDBOX_DATA_DIR and SANDBOX_NATS_URL count as given)")
+	url, token, err := f.gateway()
+	if err != nil {
+		return nil, "", nil, err
 	}
-	url, token := f.URL, f.APIToken
+	return accountapi.Client{URL: url, Token: token}, "the gateway at " + strings.TrimRight(url, "/"), func() {}, nil
+}
+
+// throughGateway says whether the flags choose a running gateway over the store.
+func (f *ManageFlags) throughGateway() bool { return f.URL != "" || f.APIToken != "" }
+
+// gateway is the running gateway the flags choose and the token to call it with (--api-token,
+// else SANDBOX_API_TOKEN); an error when the store's flags are given too.
+func (f *ManageFlags) gateway() (url, token string, err error) {
+	if f.DataDir != "" || f.NATS != "" {
+		return "", "", errors.New("give either --url/--api-token (through a running gateway) or --data-dir/--nats (on the store itself), not both (SANDBOX_DATA_DIR and SANDBOX_NATS_URL count as given)")
+	}
+	url, token = f.URL, f.APIToken
 	if url == "" {
 		url = defaultURL
 	}
@@ -135,7 +148,7 @@ func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func()
 		token = os.Getenv("SANDBOX_API_TOKEN")
 	}
 	f.viaAPI = true
-	return accountapi.Client{URL: url, Token: token}, "the gateway at " + strings.TrimRight(url, "/"), func() {}, nil
+	return url, token, nil
 }
 
 // manageError words a Manager's error for the terminal, the same whichever way the command

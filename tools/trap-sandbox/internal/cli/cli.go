@@ -24,6 +24,7 @@ import (
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/installer"
+	"trap-sandbox/internal/link"
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
@@ -52,6 +53,7 @@ type CLI struct {
 	Accounts    AccountsCmd    `cmd:"" help:"Manage accounts: on the store (the gateway's data directory, run on its host; --nats: the replicas' bucket), or with --url/--api-token through a running gateway."`
 	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens (on the store, or with --url/--api-token through a running gateway)."`
 	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials, their sandbox.password (on the store, or with --url/--api-token through a running gateway)."`
+	Link        LinkCmd        `cmd:"" help:"Link computers to accounts: approve a computer's link code (sandbox link), make and revoke enrollment keys (on the store, or with --url/--api-token through a running gateway)."`
 }
 
 // Exit statuses of the trap-sandbox command (tools/trap-sandbox/README.md).
@@ -107,6 +109,7 @@ type ServeCmd struct {
 	UpgradeBurst     int           `default:"2000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate."`
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
+	LinkCodeLifetime time.Duration `name:"link-code-lifetime" env:"SANDBOX_LINK_CODE_LIFETIME" help:"How long a link code (sandbox link) may wait for its approval and its player's answer; unset: 10m (RFC 8628 advises no longer)."`
 	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
 	DataDirFlags     `embed:""`
 	AdmissionFlags   `embed:""`
@@ -133,6 +136,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		if d <= 0 {
 			return fmt.Errorf("--%s must be positive, got %s", name, d)
 		}
+	}
+	if c.LinkCodeLifetime < 0 {
+		return fmt.Errorf("--link-code-lifetime must be positive, got %s", c.LinkCodeLifetime)
 	}
 	if c.MaxConnections <= 0 {
 		return fmt.Errorf("--max-connections must be positive, got %d", c.MaxConnections)
@@ -252,7 +258,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	screens := screen.New(computers).Metrics(metrics)
 	screens.Register(gw)
 	accountAPI := accountapi.New(accounts, logger).Metrics(metrics).OnCredentialRevoked(func(selector string) { gw.RevokeCredential(selector) })
-	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI}
+	linker := link.New(link.Config{Accounts: accounts, Metrics: metrics, CodeLifetime: c.LinkCodeLifetime}, logger)
+	linker.Register(gw)
+	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI, linker}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}

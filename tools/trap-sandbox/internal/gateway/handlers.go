@@ -76,8 +76,10 @@ func (s *Session) handleRequest(f protocol.Frame) {
 		return
 	}
 	if !s.isAuthenticated() {
-		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "send hello first"))
-		return
+		if pe := s.linkRefusal(f.Type); pe != nil {
+			s.reply(f, nil, pe)
+			return
+		}
 	}
 	handler, ok := s.gw.handlers[f.Type]
 	if !ok {
@@ -98,8 +100,7 @@ func (s *Session) handleRequest(f protocol.Frame) {
 	go func() {
 		defer s.handlers.Done()
 		defer func() { <-s.slots }()
-		k := s.Key()
-		payload, err := handler(s.ctx, protocol.Requester{AccountID: k.AccountID, TraposID: k.TraposID}, f.Payload)
+		payload, err := handler(s.ctx, s.requester(), f.Payload)
 		if err != nil {
 			var pe *protocol.Error
 			if !errors.As(err, &pe) {
@@ -110,6 +111,7 @@ func (s *Session) handleRequest(f protocol.Frame) {
 			return
 		}
 		s.reply(f, payload, nil)
+		s.linkAnswered(f.Type, payload)
 	}()
 }
 
@@ -122,6 +124,8 @@ type helloPayload struct {
 	// Check, when true, asks only whether the secret is right (the installer's password
 	// check): nothing is registered and the socket ends after the answer.
 	Check json.RawMessage `json:"check"`
+	// Link, when true, opens a link session (link.go): no secret needed, nothing registered.
+	Link json.RawMessage `json:"link"`
 }
 
 func (s *Session) handleHello(f protocol.Frame) {
@@ -145,6 +149,11 @@ func (s *Session) handleHello(f protocol.Frame) {
 	var check bool
 	_ = json.Unmarshal(p.Check, &check) // missing or not a boolean: a normal hello
 	f.TraposSenderID = traposID         // answer the computer by the id it just gave
+	var link bool
+	if _ = json.Unmarshal(p.Link, &link); link {
+		s.startLinkSession(f, traposID)
+		return
+	}
 
 	accountID, credential, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
@@ -152,6 +161,14 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.log.Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (set a new one with: sandbox setup)"))
 		s.closeByGateway(CloseRevoked, "revoked")
+		return
+	}
+	if wrong := (*account.WrongComputerError)(nil); errors.As(err, &wrong) {
+		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
+		s.log.Info("hello refused: a linked credential from another computer id", "traposId", clip(traposID), "boundTo", wrong.ComputerID)
+		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
+			"%s, not to %s (link this computer with: sandbox link)", wrong.Error(), account.ComputerID(traposID)))
+		s.closeByGateway(CloseUnauthorized, "unauthorized")
 		return
 	}
 	if err != nil && !errors.Is(err, account.ErrBadSecret) {
@@ -241,6 +258,8 @@ func (s *Session) handleHello(f protocol.Frame) {
 // helloAnswer is the payload of a good hello's answer.
 type helloAnswer struct {
 	AccountID string `json:"accountId"`
+	// Link is set on a link session's answer (link.go).
+	Link bool `json:"link,omitempty"`
 	// LivenessMs is Config.Liveness: the daemon reconnects when the gateway sends nothing for
 	// that long (docs/protocol.md).
 	LivenessMs int64 `json:"livenessMs"`

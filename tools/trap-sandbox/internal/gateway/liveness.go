@@ -52,7 +52,7 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 	cfg := s.gw.cfg
 	if !c.hello.IsZero() && !now.Before(c.hello) {
 		c.hello = time.Time{}
-		if !s.isAuthenticated() && !s.verdictPending.Load() {
+		if !s.isAuthenticated() && !s.verdictPending.Load() && !s.linkBegun.Load() {
 			s.closeByGateway(CloseNoHello, "no hello in time")
 		}
 	}

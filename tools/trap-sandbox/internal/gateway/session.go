@@ -50,6 +50,9 @@ type Session struct {
 	// verdictPending is set while a wrong-secret answer is held back: the socket's frames are
 	// ignored and the hello timeout no longer applies.
 	verdictPending atomic.Bool
+	// linkBegun is set once a link session got its code (link.go): the hello timeout no
+	// longer applies, the code's lifetime does.
+	linkBegun atomic.Bool
 
 	// send is the outbound queue, drained only by the writer.
 	send    *sendQueue
@@ -67,6 +70,7 @@ type Session struct {
 	authenticated bool
 	clientVersion string // hello's clientVersion, empty for an older client
 	credential    string // the selector of the computer's own credential at hello, "" for the password
+	linkTraposID  string // a link session's traposId (link.go); "" for any other socket
 	closed        bool
 	closeCode     int    // code of the close frame to send, or the peer's code for logs
 	closeReason   string // reason of the close frame to send

@@ -9,6 +9,8 @@ import (
 type Requester struct {
 	AccountID string
 	TraposID  string
+	// RemoteAddr is the socket's remote address (host:port), for per-address limits.
+	RemoteAddr string
 }
 
 // RequestHandler answers one computer_request type. It returns the response payload (nil

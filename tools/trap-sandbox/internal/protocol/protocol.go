@@ -91,6 +91,14 @@ const CodeBusy Code = "busy"
 // viewer left, or it never asked): the computer stops that watch (docs/screen.md).
 const CodeUnknownWatch Code = "unknown_watch"
 
+// Codes of the link module (docs/protocol.md, "Linking a computer"): CodeLinkInvalid refuses a
+// link code or enrollment key that is unknown, expired, used, declined or revoked (the message
+// says which); CodeLinkDisabled answers link.* on a gateway without an account store.
+const (
+	CodeLinkInvalid  Code = "link_invalid"
+	CodeLinkDisabled Code = "link_disabled"
+)
+
 // Error is the error object of a response frame ({"code":..., "message":...}). It is also a Go
 // error, the one error type of a request on the host side: gateway-side failures carry their
 // code up to whoever maps codes to HTTP statuses, and a computer's ok:false is the same type

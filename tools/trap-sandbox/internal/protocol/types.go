@@ -10,6 +10,12 @@ const (
 	TypeHello = "hello"
 	// TypeProbeGateway asks the gateway for its health and opencode's (the opencodehealth module).
 	TypeProbeGateway = "probe_gateway"
+	// TypeLinkBegin, TypeLinkPoll and TypeLinkAccept link a computer to an account (the link
+	// module; docs/protocol.md, "Linking a computer"). They alone are answered on a link
+	// session (a hello with link:true).
+	TypeLinkBegin  = "link.begin"
+	TypeLinkPoll   = "link.poll"
+	TypeLinkAccept = "link.accept"
 
 	// TypePing: {} → {traposId}. Always answered.
 	TypePing = "ping"

@@ -34,6 +34,11 @@ func Run(t *testing.T, open Open) {
 		{"Concurrent", testConcurrent},
 		{"IssueAndCheck", testIssueAndCheck},
 		{"Audit", testAudit},
+		{"LinkCodes", testLinkCodes},
+		{"EnrollmentKeys", testEnrollmentKeys},
+		{"LinkOnce", testLinkOnce},
+		{"LinkFlow", testLinkFlow},
+		{"LinkWithKey", testLinkWithKey},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

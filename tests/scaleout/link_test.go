@@ -1,0 +1,84 @@
+package scaleout
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"tests/internal/harness"
+)
+
+// TestLinkAcrossReplicas: link codes and enrollment keys live in the shared bucket: a code
+// asked for on replica A is approved through replica B's API while A's long poll waits (A
+// hears it by looking at the store again), accepted on A, and the credential says hello on B;
+// a key made with the CLI on the bucket links a computer on B.
+func TestLinkAcrossReplicas(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	alice := accountsCLI(ctx, t, nats, "accounts", "add", "alice")
+	key := accountsCLI(ctx, t, nats, "link", "key", "--account", "alice")
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+
+	c, err := harness.Dial(ctx, a.WebSocketURL(), "7:kitchen")
+	require.NoError(t, err)
+	defer c.Close()
+	f, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": "7:kitchen", "link": true})
+	require.NoError(t, err)
+	require.Nil(t, f.Error)
+	f, err = c.Request(ctx, "link.begin", map[string]any{})
+	require.NoError(t, err)
+	require.Nil(t, f.Error)
+	var begun struct{ Code string }
+	require.NoError(t, json.Unmarshal(f.Payload, &begun))
+
+	require.NoError(t, c.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": "7:kitchen", "messageId": "poll",
+		"type": "link.poll", "payload": map[string]any{"code": begun.Code, "waitMs": 5000}}))
+	body, _ := json.Marshal(map[string]string{"code": begun.Code})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL("/trapos/link/approve"), bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+alice)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := harness.HTTPClient().Do(req)
+	require.NoError(t, err)
+	var answer bytes.Buffer
+	_, _ = answer.ReadFrom(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode, answer.String())
+	assert.Contains(t, answer.String(), `"traposId":"7:kitchen"`)
+
+	f, err = c.Next(ctx)
+	require.NoError(t, err)
+	require.Equal(t, "poll", f.MessageID)
+	assert.JSONEq(t, `{"state":"approved","account":"alice","approvedBy":"alice"}`, string(f.Payload))
+	f, err = c.Request(ctx, "link.accept", map[string]any{"code": begun.Code, "accept": true})
+	require.NoError(t, err)
+	require.Nil(t, f.Error)
+	var accepted struct{ Credential string }
+	require.NoError(t, json.Unmarshal(f.Payload, &accepted))
+
+	onB, err := harness.Dial(ctx, b.WebSocketURL(), "7:kitchen")
+	require.NoError(t, err)
+	defer onB.Close()
+	f, err = onB.Hello(ctx, accepted.Credential)
+	require.NoError(t, err)
+	require.Nil(t, f.Error)
+	assert.Contains(t, string(f.Payload), `"accountId":"alice"`)
+
+	turtle, err := harness.Dial(ctx, b.WebSocketURL(), "12:")
+	require.NoError(t, err)
+	defer turtle.Close()
+	_, err = turtle.Request(ctx, harness.TypeHello, map[string]any{"traposId": "12:", "link": true})
+	require.NoError(t, err)
+	f, err = turtle.Request(ctx, "link.begin", map[string]any{"key": key})
+	require.NoError(t, err)
+	require.Nil(t, f.Error)
+	assert.True(t, strings.Contains(string(f.Payload), `"account":"alice"`), string(f.Payload))
+}

@@ -1,0 +1,193 @@
+package account
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const (
+	kvLinkCode      = "link."
+	kvEnrollmentKey = "enroll."
+)
+
+// kvLinkCodeRecord and kvEnrollmentKeyRecord are the stored JSON (times as Unix nanoseconds,
+// 0 for none).
+type kvLinkCodeRecord struct {
+	ID         string `json:"id"`
+	TraposID   string `json:"traposId"`
+	RemoteAddr string `json:"remoteAddr"`
+	Created    int64  `json:"created"`
+	ExpiresAt  int64  `json:"expiresAt"`
+	State      string `json:"state"`
+	AccountID  string `json:"accountId"`
+	ApprovedBy string `json:"approvedBy"`
+	ApprovedAt int64  `json:"approvedAt"`
+	UsedAt     int64  `json:"usedAt"`
+}
+
+type kvEnrollmentKeyRecord struct {
+	Selector  string `json:"selector"`
+	Hash      []byte `json:"hash"`
+	AccountID string `json:"accountId"`
+	CreatedBy string `json:"createdBy"`
+	Created   int64  `json:"created"`
+	ExpiresAt int64  `json:"expiresAt"`
+	RevokedAt int64  `json:"revokedAt"`
+	MaxUses   int    `json:"maxUses"`
+	Uses      int    `json:"uses"`
+	LastUsed  int64  `json:"lastUsed"`
+}
+
+func linkCodeRecord(c LinkCode) kvLinkCodeRecord {
+	return kvLinkCodeRecord{ID: c.ID, TraposID: c.TraposID, RemoteAddr: c.RemoteAddr, Created: nanos(c.Created), ExpiresAt: nanos(c.ExpiresAt),
+		State: string(c.State), AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, ApprovedAt: nanos(c.ApprovedAt), UsedAt: nanos(c.UsedAt)}
+}
+
+func (r kvLinkCodeRecord) linkCode() LinkCode {
+	return LinkCode{ID: r.ID, TraposID: r.TraposID, RemoteAddr: r.RemoteAddr, Created: fromNanos(r.Created), ExpiresAt: fromNanos(r.ExpiresAt),
+		State: LinkState(r.State), AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, ApprovedAt: fromNanos(r.ApprovedAt), UsedAt: fromNanos(r.UsedAt)}
+}
+
+func enrollmentKeyRecord(k EnrollmentKey) kvEnrollmentKeyRecord {
+	return kvEnrollmentKeyRecord{Selector: k.Selector, Hash: k.Hash, AccountID: k.AccountID, CreatedBy: k.CreatedBy, Created: nanos(k.Created),
+		ExpiresAt: nanos(k.ExpiresAt), RevokedAt: nanos(k.RevokedAt), MaxUses: k.MaxUses, Uses: k.Uses, LastUsed: nanos(k.LastUsed)}
+}
+
+func (r kvEnrollmentKeyRecord) enrollmentKey() EnrollmentKey {
+	return EnrollmentKey{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, CreatedBy: r.CreatedBy, Created: fromNanos(r.Created),
+		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt), MaxUses: r.MaxUses, Uses: r.Uses, LastUsed: fromNanos(r.LastUsed)}
+}
+
+// kvChange is kvUpdate whose change may refuse (its error aborts the update): a
+// compare-and-swap on the key's revision, so of two concurrent changes one retries on the
+// other's result.
+func kvChange[T any](ctx context.Context, s *KV, what, key, id string, change func(*T) error) (T, error) {
+	var zero T
+	for range kvRetries {
+		var v T
+		rev, err := s.get(ctx, what, key, id, &v)
+		if err != nil {
+			return zero, err
+		}
+		if err := change(&v); err != nil {
+			return zero, err
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return zero, err
+		}
+		if _, err := s.kv.Update(ctx, key, b, rev); err == nil {
+			return v, nil
+		} else if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
+			return zero, fmt.Errorf("update %s %q: %w", what, id, err)
+		}
+	}
+	return zero, fmt.Errorf("update %s %q: %d concurrent writers in a row; try again", what, id, kvRetries)
+}
+
+// CreateLinkCode implements Store.
+func (s *KV) CreateLinkCode(ctx context.Context, c LinkCode) error {
+	return s.create(ctx, "link code", kvKey(kvLinkCode, c.ID), c.ID, linkCodeRecord(c))
+}
+
+// LinkCode implements Store.
+func (s *KV) LinkCode(ctx context.Context, id string) (LinkCode, error) {
+	var r kvLinkCodeRecord
+	if _, err := s.get(ctx, "link code", kvKey(kvLinkCode, id), id, &r); err != nil {
+		return LinkCode{}, err
+	}
+	return r.linkCode(), nil
+}
+
+// UpdateLinkCode implements Store.
+func (s *KV) UpdateLinkCode(ctx context.Context, id string, change func(*LinkCode) error) (LinkCode, error) {
+	r, err := kvChange(ctx, s, "link code", kvKey(kvLinkCode, id), id, func(r *kvLinkCodeRecord) error {
+		c := r.linkCode()
+		if err := change(&c); err != nil {
+			return err
+		}
+		*r = linkCodeRecord(c)
+		return nil
+	})
+	if err != nil {
+		return LinkCode{}, err
+	}
+	return r.linkCode(), nil
+}
+
+// DeleteLinkCodes implements Store.
+func (s *KV) DeleteLinkCodes(ctx context.Context, before time.Time) (int, error) {
+	recs, err := kvList[kvLinkCodeRecord](ctx, s, kvLinkCode)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range recs {
+		if fromNanos(r.ExpiresAt).Before(before) {
+			if err := s.kv.Delete(ctx, kvKey(kvLinkCode, r.ID)); err != nil {
+				return n, fmt.Errorf("delete expired link code: %w", err)
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// CreateEnrollmentKey implements Store.
+func (s *KV) CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) error {
+	if _, err := s.Account(ctx, k.AccountID); err != nil {
+		return err
+	}
+	return s.create(ctx, "enrollment key", kvKey(kvEnrollmentKey, k.Selector), k.Selector, enrollmentKeyRecord(k))
+}
+
+// EnrollmentKey implements Store.
+func (s *KV) EnrollmentKey(ctx context.Context, selector string) (EnrollmentKey, error) {
+	var r kvEnrollmentKeyRecord
+	if _, err := s.get(ctx, "enrollment key", kvKey(kvEnrollmentKey, selector), selector, &r); err != nil {
+		return EnrollmentKey{}, err
+	}
+	return r.enrollmentKey(), nil
+}
+
+// EnrollmentKeys implements Store.
+func (s *KV) EnrollmentKeys(ctx context.Context, accountID string) ([]EnrollmentKey, error) {
+	recs, err := kvList[kvEnrollmentKeyRecord](ctx, s, kvEnrollmentKey)
+	if err != nil {
+		return nil, err
+	}
+	var out []EnrollmentKey
+	for _, r := range recs {
+		if accountID == "" || r.AccountID == accountID {
+			out = append(out, r.enrollmentKey())
+		}
+	}
+	slices.SortFunc(out, func(a, b EnrollmentKey) int {
+		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Selector, b.Selector))
+	})
+	return out, nil
+}
+
+// UpdateEnrollmentKey implements Store.
+func (s *KV) UpdateEnrollmentKey(ctx context.Context, selector string, change func(*EnrollmentKey) error) (EnrollmentKey, error) {
+	r, err := kvChange(ctx, s, "enrollment key", kvKey(kvEnrollmentKey, selector), selector, func(r *kvEnrollmentKeyRecord) error {
+		k := r.enrollmentKey()
+		if err := change(&k); err != nil {
+			return err
+		}
+		*r = enrollmentKeyRecord(k)
+		return nil
+	})
+	if err != nil {
+		return EnrollmentKey{}, err
+	}
+	return r.enrollmentKey(), nil
+}

@@ -1,0 +1,393 @@
+package account
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Linking gives a computer a credential of its own without anyone typing one (docs/accounts.md,
+// "Linking a computer"). Two ways, after RFC 8628's device flow and Tailscale's auth keys:
+//   - a link code: the computer asks for a short code (BeginLink), the account holder approves
+//     it on the host (ApproveLink), and the computer's player accepts or declines the account
+//     that approved it (AcceptLink) — that last step is what keeps a bystander who read the
+//     code off the screen (RFC 8628 §5.5, session spying) from taking the computer;
+//   - an enrollment key (tsk_…): made by an account holder for many computers, typed on each;
+//     it links at once (LinkWithKey).
+//
+// Either way the credential is bound to the computer's id (the number of its traposId): a hello
+// with it from another computer id is refused (ErrWrongComputer).
+
+// LinkCodeTTL is a link code's default lifetime (RFC 8628 and the reference: at most 10
+// minutes).
+const LinkCodeTTL = 10 * time.Minute
+
+// linkAlphabet is RFC 8628 §6.1's base-20 alphabet: no vowels (no words), no digits and
+// letters that look alike. 8 characters are 20^8 ≈ 2.6·10^10 codes (34 bits).
+const linkAlphabet = "BCDFGHJKLMNPQRSTVWXZ"
+
+// linkCodeLen is a code's length without its dash.
+const linkCodeLen = 8
+
+// LinkState is where a link code is.
+type LinkState string
+
+// The stored states of a link code, and LinkExpired, which is computed: a code past its
+// ExpiresAt that was neither accepted nor declined.
+const (
+	LinkPending  LinkState = "pending"  // shown on the computer, waiting for the account holder
+	LinkApproved LinkState = "approved" // approved into AccountID, waiting for the computer's player
+	LinkAccepted LinkState = "accepted" // the player accepted: the credential was issued (used up)
+	LinkDeclined LinkState = "declined" // the player declined (used up)
+	LinkExpired  LinkState = "expired"  // never stored: past ExpiresAt before it was used
+)
+
+// LinkCode is a link code as stored: never the code, only its SHA-256 (ID).
+type LinkCode struct {
+	// ID is the hex SHA-256 of the code without its dash, in upper case.
+	ID string
+	// TraposID and RemoteAddr are the asking computer's; Created and ExpiresAt its times.
+	TraposID   string
+	RemoteAddr string
+	Created    time.Time
+	ExpiresAt  time.Time
+	State      LinkState
+	// AccountID, ApprovedBy and ApprovedAt are set by the approval; UsedAt by the accept or
+	// decline.
+	AccountID  string
+	ApprovedBy string
+	ApprovedAt time.Time
+	UsedAt     time.Time
+}
+
+// EnrollmentKey is an enrollment key as stored: never its secret, only the SHA-256.
+type EnrollmentKey struct {
+	Selector  string
+	Hash      []byte
+	AccountID string
+	// CreatedBy is who made it (an account id, or the operator), for audit.
+	CreatedBy string
+	Created   time.Time
+	// ExpiresAt is when it stops linking (zero: never); RevokedAt when it was revoked.
+	ExpiresAt time.Time
+	RevokedAt time.Time
+	// MaxUses is how many computers it links (0: any number until it expires); Uses how many
+	// it did, LastUsed when it last did.
+	MaxUses  int
+	Uses     int
+	LastUsed time.Time
+}
+
+// LinkStore is the part of a Store that keeps link codes and enrollment keys. Update calls
+// are atomic read-modify-writes: change sees the current record and either edits it or
+// returns an error, which aborts the update and is returned; so of two concurrent uses of one
+// code exactly one sees it unused. change may run more than once (a store retries after a
+// concurrent writer), so it only looks at and edits its argument.
+type LinkStore interface {
+	// CreateLinkCode adds c; ErrExists if its ID is taken.
+	CreateLinkCode(ctx context.Context, c LinkCode) error
+	// LinkCode returns the code of id, or ErrNotFound.
+	LinkCode(ctx context.Context, id string) (LinkCode, error)
+	// UpdateLinkCode changes the code of id atomically; ErrNotFound if there is none.
+	UpdateLinkCode(ctx context.Context, id string, change func(*LinkCode) error) (LinkCode, error)
+	// DeleteLinkCodes deletes the codes that expired before before and returns how many.
+	DeleteLinkCodes(ctx context.Context, before time.Time) (int, error)
+
+	// CreateEnrollmentKey adds k; ErrExists if its selector is taken, ErrNotFound if its
+	// account is missing.
+	CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) error
+	// EnrollmentKey returns the key of selector, or ErrNotFound.
+	EnrollmentKey(ctx context.Context, selector string) (EnrollmentKey, error)
+	// EnrollmentKeys returns the account's keys (revoked ones too), oldest first; "" is every
+	// account's.
+	EnrollmentKeys(ctx context.Context, accountID string) ([]EnrollmentKey, error)
+	// UpdateEnrollmentKey changes the key of selector atomically; ErrNotFound if there is none.
+	UpdateEnrollmentKey(ctx context.Context, selector string, change func(*EnrollmentKey) error) (EnrollmentKey, error)
+}
+
+// Errors of linking. Each says why a code or a key was refused, never whether a code exists
+// for another computer.
+var (
+	ErrCodeUnknown     = errors.New("unknown link code")
+	ErrCodeUsed        = errors.New("the link code was already used")
+	ErrCodeDeclined    = errors.New("the link code was declined on the computer")
+	ErrCodeNotApproved = errors.New("the link code is not approved yet")
+	ErrUsedUp          = errors.New("used up")
+)
+
+// WrongComputerError refuses a credential bound to another computer id than the hello's.
+type WrongComputerError struct {
+	// ComputerID is the computer the credential belongs to.
+	ComputerID string
+}
+
+func (e *WrongComputerError) Error() string {
+	return fmt.Sprintf("the credential belongs to computer %s", e.ComputerID)
+}
+
+// ComputerID is the computer id of a traposId: the number before its colon ("7" of
+// "7:kitchen"); a label change keeps it.
+func ComputerID(traposID string) string {
+	id, _, _ := strings.Cut(traposID, ":")
+	return id
+}
+
+// NormalizeCode returns a typed code in its canonical form (upper case, no dash or spaces),
+// or why it is not a link code.
+func NormalizeCode(typed string) (string, error) {
+	c := strings.ToUpper(strings.NewReplacer("-", "", " ", "").Replace(typed))
+	if len(c) != linkCodeLen || strings.Trim(c, linkAlphabet) != "" {
+		return "", fmt.Errorf("%q is not a link code (8 letters of %s, shown as XXXX-XXXX)", typed, linkAlphabet)
+	}
+	return c, nil
+}
+
+// FormatCode shows a canonical code as XXXX-XXXX.
+func FormatCode(code string) string {
+	if len(code) != linkCodeLen {
+		return code
+	}
+	return code[:4] + "-" + code[4:]
+}
+
+// codeID is the stored ID of a canonical code.
+func codeID(code string) string {
+	h := sha256.Sum256([]byte(code))
+	return hex.EncodeToString(h[:])
+}
+
+// newLinkCode returns a random canonical code from crypto/rand, each letter uniform (bytes
+// past the largest multiple of 20 are drawn again).
+func newLinkCode() string {
+	out := make([]byte, 0, linkCodeLen)
+	buf := make([]byte, 16)
+	for len(out) < linkCodeLen {
+		rand.Read(buf) // crypto/rand.Read never fails (Go 1.24+)
+		for _, b := range buf {
+			if b < 240 && len(out) < linkCodeLen {
+				out = append(out, linkAlphabet[b%20])
+			}
+		}
+	}
+	return string(out)
+}
+
+// Expired reports whether c is past its lifetime at now without having been used.
+func (c LinkCode) Expired(now time.Time) bool {
+	return (c.State == LinkPending || c.State == LinkApproved) && !now.Before(c.ExpiresAt)
+}
+
+// StateAt is c's state as the computer sees it at now: LinkExpired for a code past its time.
+func (c LinkCode) StateAt(now time.Time) LinkState {
+	if c.Expired(now) {
+		return LinkExpired
+	}
+	return c.State
+}
+
+// BeginLink issues a link code for the computer traposID at remoteAddr, living ttl (0:
+// LinkCodeTTL); it returns the code (canonical, shown once: only its hash is kept) and the
+// stored record.
+func (a *Accounts) BeginLink(ctx context.Context, traposID, remoteAddr string, ttl time.Duration) (string, LinkCode, error) {
+	if ttl <= 0 {
+		ttl = LinkCodeTTL
+	}
+	now := a.clock.Now()
+	for range 4 { // a collision among 2.6·10^10 codes is rare; another draw settles it
+		code := newLinkCode()
+		c := LinkCode{ID: codeID(code), TraposID: traposID, RemoteAddr: remoteAddr, Created: now,
+			ExpiresAt: now.Add(ttl), State: LinkPending}
+		err := a.store.CreateLinkCode(ctx, c)
+		if errors.Is(err, ErrExists) {
+			continue
+		}
+		if err != nil {
+			return "", LinkCode{}, err
+		}
+		return code, c, nil
+	}
+	return "", LinkCode{}, errors.New("no free link code after 4 draws; try again")
+}
+
+// LinkStatus returns the code's record for the computer traposID (any computer when
+// traposID is ""): a code another computer asked for is ErrCodeUnknown, as one that does not
+// exist. The record's StateAt tells expiry.
+func (a *Accounts) LinkStatus(ctx context.Context, code, traposID string) (LinkCode, error) {
+	canon, err := NormalizeCode(code)
+	if err != nil {
+		return LinkCode{}, fmt.Errorf("%w: %w", ErrCodeUnknown, err)
+	}
+	c, err := a.store.LinkCode(ctx, codeID(canon))
+	if errors.Is(err, ErrNotFound) || (err == nil && traposID != "" && ComputerID(c.TraposID) != ComputerID(traposID)) {
+		return LinkCode{}, ErrCodeUnknown
+	}
+	return c, err
+}
+
+// usable checks that c can still be approved or accepted at now.
+func usable(c *LinkCode, now time.Time) error {
+	switch {
+	case c.State == LinkAccepted:
+		return ErrCodeUsed
+	case c.State == LinkDeclined:
+		return ErrCodeDeclined
+	case c.Expired(now):
+		return fmt.Errorf("the link code: %w", ErrExpired)
+	}
+	return nil
+}
+
+// ApproveLink approves the code into accountID, as approvedBy (who, for the computer's
+// question and the audit). A code already approved is ErrCodeUsed: one approval per code.
+func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy string) (LinkCode, error) {
+	if _, err := a.store.Account(ctx, accountID); err != nil {
+		return LinkCode{}, err
+	}
+	canon, err := NormalizeCode(code)
+	if err != nil {
+		return LinkCode{}, fmt.Errorf("%w: %w", ErrCodeUnknown, err)
+	}
+	now := a.clock.Now()
+	c, err := a.store.UpdateLinkCode(ctx, codeID(canon), func(c *LinkCode) error {
+		if err := usable(c, now); err != nil {
+			return err
+		}
+		if c.State == LinkApproved {
+			return fmt.Errorf("%w (approved into %s already)", ErrCodeUsed, c.AccountID)
+		}
+		c.State, c.AccountID, c.ApprovedBy, c.ApprovedAt = LinkApproved, accountID, approvedBy, now
+		return nil
+	})
+	if errors.Is(err, ErrNotFound) {
+		return LinkCode{}, ErrCodeUnknown
+	}
+	return c, err
+}
+
+// AcceptLink ends the code for the computer traposID: accept true issues the computer its
+// credential (returned, shown once) in the approving account; false declines (a pending code
+// too: the player gave up). Either way the code is used up.
+func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept bool) (string, LinkCode, error) {
+	c, err := a.LinkStatus(ctx, code, traposID)
+	if err != nil {
+		return "", LinkCode{}, err
+	}
+	now := a.clock.Now()
+	c, err = a.store.UpdateLinkCode(ctx, c.ID, func(c *LinkCode) error {
+		if err := usable(c, now); err != nil {
+			return err
+		}
+		if !accept {
+			c.State, c.UsedAt = LinkDeclined, now
+			return nil
+		}
+		if c.State != LinkApproved {
+			return ErrCodeNotApproved
+		}
+		c.State, c.UsedAt = LinkAccepted, now
+		return nil
+	})
+	if err != nil || !accept {
+		return "", c, err
+	}
+	plain, _, err := a.issueBound(ctx, c.AccountID, c.ApprovedBy, traposID)
+	return plain, c, err
+}
+
+// PruneLinkCodes deletes the codes that expired more than a lifetime ago (a used or expired
+// code is kept that long so that a late poll or approval hears why, not "unknown").
+func (a *Accounts) PruneLinkCodes(ctx context.Context) (int, error) {
+	return a.store.DeleteLinkCodes(ctx, a.clock.Now().Add(-LinkCodeTTL))
+}
+
+// issueBound issues a credential of accountID bound to the computer id of traposID.
+func (a *Accounts) issueBound(ctx context.Context, accountID, approvedBy, traposID string) (string, Credential, error) {
+	plain, selector, hash := newSecret(KindCredential)
+	c := Credential{Selector: selector, Hash: hash, AccountID: accountID, ApprovedBy: approvedBy, Created: a.clock.Now(),
+		ComputerID: ComputerID(traposID)}
+	if err := a.store.CreateCredential(ctx, c); err != nil {
+		return "", Credential{}, err
+	}
+	return plain, c, nil
+}
+
+// IssueEnrollmentKey makes accountID a key that links maxUses computers (0: any number) until
+// ttl passes (0: never); createdBy is who asked, for audit. It returns the key, shown once.
+func (a *Accounts) IssueEnrollmentKey(ctx context.Context, accountID, createdBy string, maxUses int, ttl time.Duration) (string, EnrollmentKey, error) {
+	if maxUses < 0 {
+		return "", EnrollmentKey{}, fmt.Errorf("a key's uses must be positive (or 0 for any number), got %d", maxUses)
+	}
+	if ttl < 0 {
+		return "", EnrollmentKey{}, fmt.Errorf("a key's lifetime must be positive, got %s", ttl)
+	}
+	plain, selector, hash := newSecret(KindEnrollment)
+	now := a.clock.Now()
+	k := EnrollmentKey{Selector: selector, Hash: hash, AccountID: accountID, CreatedBy: createdBy, Created: now, MaxUses: maxUses}
+	if ttl > 0 {
+		k.ExpiresAt = now.Add(ttl)
+	}
+	if err := a.store.CreateEnrollmentKey(ctx, k); err != nil {
+		return "", EnrollmentKey{}, err
+	}
+	return plain, k, nil
+}
+
+// LinkWithKey spends one use of an enrollment key on the computer traposID and issues it a
+// credential in the key's account (returned, shown once). A wrong key is ErrBadSecret; a
+// revoked, expired or used-up one says so.
+func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (string, EnrollmentKey, error) {
+	selector, secret, err := parseSecret(KindEnrollment, plain)
+	if err != nil {
+		return "", EnrollmentKey{}, fmt.Errorf("%w: %w", ErrBadSecret, err)
+	}
+	k, err := a.store.EnrollmentKey(ctx, selector)
+	if errors.Is(err, ErrNotFound) || (err == nil && !hashMatches(secret, k.Hash)) {
+		return "", EnrollmentKey{}, ErrBadSecret
+	}
+	if err != nil {
+		return "", EnrollmentKey{}, err
+	}
+	now := a.clock.Now()
+	k, err = a.store.UpdateEnrollmentKey(ctx, selector, func(k *EnrollmentKey) error {
+		switch {
+		case !k.RevokedAt.IsZero():
+			return fmt.Errorf("the enrollment key: %w", ErrRevoked)
+		case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
+			return fmt.Errorf("the enrollment key: %w", ErrExpired)
+		case k.MaxUses > 0 && k.Uses >= k.MaxUses:
+			return fmt.Errorf("the enrollment key: %w (it linked %d computer(s))", ErrUsedUp, k.Uses)
+		}
+		k.Uses++
+		k.LastUsed = now
+		return nil
+	})
+	if err != nil {
+		return "", EnrollmentKey{}, err
+	}
+	cred, _, err := a.issueBound(ctx, k.AccountID, k.CreatedBy+" (key "+k.Selector+")", traposID)
+	return cred, k, err
+}
+
+// RevokeEnrollmentKey revokes the key selector of accountID ("" for an admin: any); another
+// account's key is ErrNotFound, as one that does not exist.
+func (a *Accounts) RevokeEnrollmentKey(ctx context.Context, accountID, selector string) (EnrollmentKey, error) {
+	k, err := a.store.EnrollmentKey(ctx, selector)
+	if err != nil {
+		return EnrollmentKey{}, err
+	}
+	if accountID != "" && k.AccountID != accountID {
+		return EnrollmentKey{}, notFound("enrollment key", selector)
+	}
+	now := a.clock.Now()
+	return a.store.UpdateEnrollmentKey(ctx, selector, func(k *EnrollmentKey) error {
+		if k.RevokedAt.IsZero() {
+			k.RevokedAt = now
+		}
+		return nil
+	})
+}

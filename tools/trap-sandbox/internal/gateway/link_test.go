@@ -1,0 +1,166 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
+)
+
+// fakeLink registers link handlers that answer as the link module does, and records who asked.
+func fakeLink(asked chan<- protocol.Requester, expiresInMs int64) func(*Gateway) {
+	return func(g *Gateway) {
+		g.Handle(protocol.TypeLinkBegin, func(_ context.Context, from protocol.Requester, _ json.RawMessage) (json.RawMessage, error) {
+			select {
+			case asked <- from:
+			default: // the test listens to the first only
+			}
+			return json.Marshal(map[string]any{"code": "BCDF-GHJK", "expiresInMs": expiresInMs})
+		})
+		g.Handle(protocol.TypeLinkAccept, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"account":"alice","credential":"tsc_x_y"}`), nil
+		})
+	}
+}
+
+func (c *computer) linkHello() protocol.Frame {
+	c.t.Helper()
+	c.request("hello-1", TypeHello, map[string]any{"traposId": c.id, "link": true})
+	return c.read()
+}
+
+func TestLinkSessionAnswersOnlyLinkAndClosesLinked(t *testing.T) {
+	asked := make(chan protocol.Requester, 1)
+	h := newHarness(t, Config{Password: "right"}, nil, fakeLink(asked, 600000))
+	c := h.dial(t, "7:kitchen")
+	hello := c.linkHello()
+	require.True(t, hello.OK, "a link hello needs no secret: %+v", hello.Error)
+	assert.JSONEq(t, `{"accountId":"","link":true,"livenessMs":70000}`, string(hello.Payload))
+	assert.Empty(t, h.gw.Computers(), "a link session is never registered")
+
+	c.request("m1", "ai.ask", map[string]any{})
+	f := c.read()
+	require.False(t, f.OK)
+	assert.Equal(t, protocol.CodeNotAuthenticated, f.Error.Code)
+	assert.Contains(t, f.Error.Message, "a link session only links")
+
+	c.request("m2", protocol.TypeProbeGateway, nil)
+	assert.True(t, c.read().OK, "probe_gateway is answered on a link session")
+
+	c.request("m3", protocol.TypeLinkBegin, map[string]any{})
+	f = c.read()
+	require.True(t, f.OK)
+	from := <-asked
+	assert.Equal(t, "7:kitchen", from.TraposID, "the handler hears the link session's traposId")
+	assert.Empty(t, from.AccountID)
+	assert.NotEmpty(t, from.RemoteAddr)
+
+	c.request("m4", protocol.TypeLinkAccept, map[string]any{"code": "BCDF-GHJK", "accept": true})
+	f = c.read()
+	require.True(t, f.OK)
+	c.expectClose(1000, "linked")
+	assert.Empty(t, h.gw.Computers())
+}
+
+func TestLinkSessionDoesNotEvictTheComputer(t *testing.T) {
+	h := newHarness(t, Config{Password: "right"}, nil, fakeLink(make(chan protocol.Requester, 1), 600000))
+	daemon := h.connect(t, "7:kitchen", "right")
+	c := h.dial(t, "7:kitchen")
+	require.True(t, c.linkHello().OK)
+	c.request("m1", protocol.TypeLinkBegin, map[string]any{})
+	require.True(t, c.read().OK)
+	require.Len(t, h.gw.Computers(), 1, "the computer's own socket stays")
+	daemon.request("p", protocol.TypeLinkBegin, map[string]any{})
+	assert.True(t, daemon.read().OK, "a computer's normal session may link too")
+}
+
+func TestIdleLinkSessionClosesAtTheHelloTimeout(t *testing.T) {
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, HelloTimeout: 10 * time.Second, IdleProbeAfter: time.Hour}, nil,
+		fakeLink(make(chan protocol.Requester, 1), 600000))
+	c := h.dial(t, "7:")
+	require.True(t, c.linkHello().OK)
+	require.Eventually(t, func() bool { return fc.Armed() >= 1 }, waitLimit, testkit.Poll, "the writer's timer")
+	fc.Advance(10 * time.Second)
+	c.expectClose(CloseNoHello, "no hello in time")
+}
+
+func TestLinkSessionLivesTheCodesLifetimePlusGrace(t *testing.T) {
+	fc := newFakeClock()
+	const lifetime = time.Minute
+	h := newHarness(t, Config{Clock: fc, HelloTimeout: 10 * time.Second, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil,
+		fakeLink(make(chan protocol.Requester, 1), lifetime.Milliseconds()))
+	c := h.dial(t, "7:")
+	require.True(t, c.linkHello().OK)
+	c.request("m1", protocol.TypeLinkBegin, map[string]any{})
+	require.True(t, c.read().OK)
+	// The writer's timer and the session's lifetime.
+	require.Eventually(t, func() bool { return fc.Armed() >= 2 }, waitLimit, testkit.Poll, "the lifetime timer")
+	fc.Advance(10 * time.Second)
+	// Past the hello timeout the code keeps the session: a ping on a link session answers.
+	c.request("m2", protocol.TypeProbeGateway, nil)
+	require.True(t, c.read().OK, "still open after the hello timeout")
+	fc.Advance(lifetime + linkSessionGrace - 10*time.Second)
+	c.expectClose(1000, "link expired")
+}
+
+func TestSecondHelloOnALinkSessionIsRefused(t *testing.T) {
+	h := newHarness(t, Config{Password: "right"}, nil)
+	c := h.dial(t, "7:")
+	require.True(t, c.linkHello().OK)
+	f := c.linkHello()
+	require.False(t, f.OK)
+	assert.Contains(t, f.Error.Message, "already said hello")
+}
+
+func TestLinkedCredentialFromAnotherComputerIsRefused(t *testing.T) {
+	ctx := t.Context()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	key, _, err := accounts.IssueEnrollmentKey(ctx, "alice", "alice", 0, 0)
+	require.NoError(t, err)
+	cred, _, err := accounts.LinkWithKey(ctx, key, "7:kitchen")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "shared", Accounts: accounts}, nil)
+
+	other := h.dial(t, "8:kitchen")
+	f := other.hello(cred)
+	require.False(t, f.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, f.Error.Code)
+	assert.Contains(t, f.Error.Message, "belongs to computer 7, not to 8")
+	other.expectClose(CloseUnauthorized, "unauthorized")
+
+	c := h.connect(t, "7:renamed", cred)
+	_ = c
+	require.Len(t, h.gw.Computers(), 1)
+	assert.Equal(t, "alice", h.gw.Computers()[0].AccountID, "a label change keeps the credential working")
+}
+
+func TestWrongSecretSpendsTheAddresssBudget(t *testing.T) {
+	fc := newFakeClock()
+	h := newHarness(t, Config{Clock: fc, FailedHelloBurst: 2, FailedHelloRate: 1}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	for range 2 {
+		require.NoError(t, h.gw.WrongSecret(ctx, "10.0.0.5:1"), "within the burst: at once")
+	}
+	done := make(chan error, 1)
+	go func() { done <- h.gw.WrongSecret(ctx, "10.0.0.5:2") }()
+	require.Eventually(t, func() bool { return fc.Armed() >= 1 }, waitLimit, testkit.Poll, "the hold-back")
+	select {
+	case <-done:
+		t.Fatal("a wrong key past the burst was answered at once")
+	default:
+	}
+	fc.Advance(time.Second)
+	require.NoError(t, <-done)
+}

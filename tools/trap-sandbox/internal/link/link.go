@@ -1,0 +1,388 @@
+// Package link is the link module: a computer without a credential of its own gets one by a
+// short code that its account holder approves on the host and its player accepts on the
+// computer, or at once by an enrollment key (docs/accounts.md, "Linking a computer";
+// docs/protocol.md has the wire). It answers link.begin, link.poll and link.accept (on a link
+// session or a computer's normal one) and serves POST /trapos/link/approve and the enrollment
+// key routes. The rules of codes and keys are the account package's; this module is their
+// protocol and HTTP face, with the rate limits and metrics.
+package link
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/protocol"
+)
+
+// Name is the module's name.
+const Name = "link"
+
+// Limits, each in docs/protocol.md.
+const (
+	// DefaultCodesPerAddress and DefaultCodesBurst shape the per-address bucket of link codes
+	// (a minute's worth, refilled evenly). All players of one Minecraft server reach the
+	// gateway from its one address, so it is sized for them linking at a normal pace.
+	DefaultCodesPerAddress = 30
+	// DefaultCodesGateway is the gateway-wide bucket of link codes a minute (burst the same).
+	DefaultCodesGateway = 300
+	// DefaultApprovalsPerCaller is the per-account bucket of approval attempts a minute (burst
+	// the same): a mistyped code is retried, a 34-bit code is not guessed at that pace.
+	DefaultApprovalsPerCaller = 10
+	// MaxPollWait caps (and is the default of) link.poll's waitMs.
+	MaxPollWait = 5 * time.Second
+	// recheckEvery is how often a waiting poll looks at the store again: an approval made on
+	// another replica is not announced here.
+	recheckEvery = time.Second
+	// pruneEvery is how often the module deletes long-expired codes (on link.begin).
+	pruneEvery = time.Minute
+)
+
+// Gateway is what the module needs of the gateway: its handler table and the wrong-secret
+// budget that a wrong enrollment key spends; *gateway.Gateway implements it.
+type Gateway interface {
+	Handle(typ string, h protocol.RequestHandler)
+	WrongSecret(ctx context.Context, remoteAddr string) error
+}
+
+// Config is the module's setup.
+type Config struct {
+	// Accounts is the account store; nil answers every link request link_disabled.
+	Accounts *account.Accounts
+	// Clock runs the limits, the poll waits and expiry (nil: the wall clock). It should be
+	// the Accounts' clock.
+	Clock clock.Clock
+	// Metrics is the registry of trapos_gateway_link_codes_total (nil: none).
+	Metrics *prometheus.Registry
+	// CodeLifetime is a link code's lifetime (0: account.LinkCodeTTL, 10 minutes).
+	CodeLifetime time.Duration
+	// CodesPerAddress, CodesGateway and ApprovalsPerCaller are a minute's budgets (0: the
+	// defaults).
+	CodesPerAddress    int
+	CodesGateway       int
+	ApprovalsPerCaller int
+}
+
+// Module is the link module; create it with New, Register it on the gateway and mount it on
+// the server.
+type Module struct {
+	cfg      Config
+	log      *slog.Logger
+	gw       Gateway
+	codes    *limits // link codes: per address and gateway-wide
+	approves *limits // approval attempts: per caller account
+	outcomes *prometheus.CounterVec
+
+	mu        sync.Mutex // guards waiters and lastPrune
+	waiters   map[string][]chan struct{}
+	lastPrune time.Time
+}
+
+// New returns the module.
+func New(cfg Config, logger *slog.Logger) *Module {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	cfg.CodesPerAddress = cmpOr(cfg.CodesPerAddress, DefaultCodesPerAddress)
+	cfg.CodesGateway = cmpOr(cfg.CodesGateway, DefaultCodesGateway)
+	cfg.ApprovalsPerCaller = cmpOr(cfg.ApprovalsPerCaller, DefaultApprovalsPerCaller)
+	m := &Module{
+		cfg:      cfg,
+		log:      logger.With("module", Name),
+		codes:    newLimits(cfg.CodesPerAddress, cfg.CodesGateway),
+		approves: newLimits(cfg.ApprovalsPerCaller, 0),
+		waiters:  map[string][]chan struct{}{},
+	}
+	m.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "trapos_gateway_link_codes_total",
+		Help: "Link codes and enrollment-key links, by outcome (issued, approved, accepted, declined, expired, refused).",
+	}, []string{"outcome"})
+	for _, o := range []string{"issued", "approved", "accepted", "declined", "expired", "refused"} {
+		m.outcomes.WithLabelValues(o) // every outcome shows from the start, at 0
+	}
+	if cfg.Metrics != nil {
+		cfg.Metrics.MustRegister(m.outcomes)
+	}
+	return m
+}
+
+func cmpOr(v, def int) int {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Name implements the server's Module interface.
+func (m *Module) Name() string { return Name }
+
+// Register adds link.begin, link.poll and link.accept to the gateway's handler table.
+func (m *Module) Register(gw Gateway) {
+	m.gw = gw
+	gw.Handle(protocol.TypeLinkBegin, m.begin)
+	gw.Handle(protocol.TypeLinkPoll, m.poll)
+	gw.Handle(protocol.TypeLinkAccept, m.accept)
+}
+
+func (m *Module) count(outcome string) { m.outcomes.WithLabelValues(outcome).Inc() }
+
+// disabled answers link.* on a gateway without an account store.
+var disabled = protocol.Errorf(protocol.CodeLinkDisabled,
+	"this gateway keeps no accounts, so it cannot link computers: its operator starts it with a data directory (--data-dir) or --nats")
+
+// beginPayload is link.begin's request.
+type beginPayload struct {
+	Key string `json:"key"`
+}
+
+// CodeAnswer is link.begin's answer with a code.
+type CodeAnswer struct {
+	Code        string `json:"code"`
+	ExpiresInMs int64  `json:"expiresInMs"`
+	ApproveLine string `json:"approveLine"`
+}
+
+// LinkedAnswer is link.begin's answer with an enrollment key: the computer is linked.
+type LinkedAnswer struct {
+	State      account.LinkState `json:"state"`
+	Account    string            `json:"account"`
+	ApprovedBy string            `json:"approvedBy"`
+	Credential string            `json:"credential"`
+}
+
+// ApproveLine is the host command that approves code, as the computer shows it.
+func ApproveLine(code string) string { return "trap-sandbox link approve " + account.FormatCode(code) }
+
+func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
+	if m.cfg.Accounts == nil {
+		return nil, disabled
+	}
+	var p beginPayload
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "link.begin takes {} or {key: \"tsk_…\"}")
+	}
+	if p.Key != "" {
+		return m.beginWithKey(ctx, from, p.Key)
+	}
+	now := m.cfg.Clock.Now()
+	if wait, over := m.codes.take(addressKey(from.RemoteAddr), now); over != "" {
+		m.count("refused")
+		return nil, protocol.Errorf(protocol.CodeBusy, "too many link codes from %s; try again in %d s", over, seconds(wait))
+	}
+	m.prune(ctx, now)
+	code, c, err := m.cfg.Accounts.BeginLink(ctx, from.TraposID, from.RemoteAddr, m.cfg.CodeLifetime)
+	if err != nil {
+		return nil, err
+	}
+	m.count("issued")
+	m.log.Info("link code issued", "traposId", from.TraposID, "remote", from.RemoteAddr)
+	return json.Marshal(CodeAnswer{Code: account.FormatCode(code), ExpiresInMs: c.ExpiresAt.Sub(now).Milliseconds(), ApproveLine: ApproveLine(code)})
+}
+
+func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key string) (json.RawMessage, error) {
+	cred, k, err := m.cfg.Accounts.LinkWithKey(ctx, key, from.TraposID)
+	if errors.Is(err, account.ErrBadSecret) {
+		m.count("refused")
+		if err := m.gw.WrongSecret(ctx, from.RemoteAddr); err != nil {
+			return nil, err
+		}
+		return nil, protocol.Errorf(protocol.CodeLinkInvalid, "unknown or wrong enrollment key (check it against trap-sandbox link keys)")
+	}
+	if err != nil {
+		return nil, m.refusal(err)
+	}
+	m.count("accepted")
+	m.log.Info("computer linked by enrollment key", "traposId", from.TraposID, "accountId", k.AccountID, "key", k.Selector)
+	return json.Marshal(LinkedAnswer{State: account.LinkApproved, Account: k.AccountID, ApprovedBy: k.CreatedBy + " (key " + k.Selector + ")", Credential: cred})
+}
+
+// prune deletes long-expired codes at most once a pruneEvery.
+func (m *Module) prune(ctx context.Context, now time.Time) {
+	m.mu.Lock()
+	due := now.Sub(m.lastPrune) >= pruneEvery
+	if due {
+		m.lastPrune = now
+	}
+	m.mu.Unlock()
+	if !due {
+		return
+	}
+	if _, err := m.cfg.Accounts.PruneLinkCodes(ctx); err != nil {
+		m.log.Warn("cannot delete expired link codes", "err", err)
+	}
+}
+
+// pollPayload is link.poll's request.
+type pollPayload struct {
+	Code   string `json:"code"`
+	WaitMs *int64 `json:"waitMs"`
+}
+
+// PollAnswer is link.poll's answer.
+type PollAnswer struct {
+	State      account.LinkState `json:"state"`
+	Account    string            `json:"account,omitempty"`
+	ApprovedBy string            `json:"approvedBy,omitempty"`
+}
+
+func (m *Module) poll(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
+	if m.cfg.Accounts == nil {
+		return nil, disabled
+	}
+	var p pollPayload
+	if err := json.Unmarshal(raw, &p); err != nil || p.Code == "" {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "link.poll takes {code: \"XXXX-XXXX\", waitMs?: 0..%d}", MaxPollWait.Milliseconds())
+	}
+	wait := MaxPollWait
+	if p.WaitMs != nil {
+		if *p.WaitMs < 0 {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "link.poll's waitMs must be 0 or more, got %d", *p.WaitMs)
+		}
+		wait = min(time.Duration(*p.WaitMs)*time.Millisecond, MaxPollWait)
+	}
+	deadline := m.cfg.Clock.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		// Listen before looking, so an approval between the look and the wait is not missed.
+		c, err := m.cfg.Accounts.LinkStatus(ctx, p.Code, from.TraposID)
+		if err != nil {
+			return nil, m.refusal(err)
+		}
+		wake, stop := m.listen(c.ID)
+		c, err = m.cfg.Accounts.LinkStatus(ctx, p.Code, from.TraposID)
+		if err != nil {
+			stop()
+			return nil, m.refusal(err)
+		}
+		switch st := c.StateAt(m.cfg.Clock.Now()); st {
+		case account.LinkApproved:
+			stop()
+			return json.Marshal(PollAnswer{State: st, Account: c.AccountID, ApprovedBy: c.ApprovedBy})
+		case account.LinkExpired:
+			stop()
+			m.count("expired")
+			return json.Marshal(PollAnswer{State: st})
+		case account.LinkAccepted, account.LinkDeclined:
+			stop()
+			return nil, m.refusal(map[account.LinkState]error{account.LinkAccepted: account.ErrCodeUsed, account.LinkDeclined: account.ErrCodeDeclined}[st])
+		}
+		recheck := m.cfg.Clock.NewTimer(recheckEvery)
+		select {
+		case <-wake:
+		case <-recheck.C():
+		case <-deadline.C():
+			recheck.Stop()
+			stop()
+			return json.Marshal(PollAnswer{State: account.LinkPending})
+		case <-ctx.Done():
+			recheck.Stop()
+			stop()
+			return nil, ctx.Err()
+		}
+		recheck.Stop()
+		stop()
+	}
+}
+
+// listen returns a channel closed when the code id changes here, and how to stop listening.
+func (m *Module) listen(id string) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	m.mu.Lock()
+	m.waiters[id] = append(m.waiters[id], ch)
+	m.mu.Unlock()
+	return ch, func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		list := m.waiters[id]
+		for i, c := range list {
+			if c == ch {
+				list = append(list[:i], list[i+1:]...)
+				break
+			}
+		}
+		if len(list) == 0 {
+			delete(m.waiters, id)
+		} else {
+			m.waiters[id] = list
+		}
+	}
+}
+
+// changed wakes the polls waiting on the code id.
+func (m *Module) changed(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, ch := range m.waiters[id] {
+		close(ch)
+	}
+	delete(m.waiters, id)
+}
+
+// acceptPayload is link.accept's request.
+type acceptPayload struct {
+	Code   string `json:"code"`
+	Accept *bool  `json:"accept"`
+}
+
+// AcceptAnswer is link.accept's answer when the player accepted.
+type AcceptAnswer struct {
+	Account    string `json:"account"`
+	Credential string `json:"credential"`
+}
+
+func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
+	if m.cfg.Accounts == nil {
+		return nil, disabled
+	}
+	var p acceptPayload
+	if err := json.Unmarshal(raw, &p); err != nil || p.Code == "" || p.Accept == nil {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "link.accept takes {code: \"XXXX-XXXX\", accept: true|false}")
+	}
+	cred, c, err := m.cfg.Accounts.AcceptLink(ctx, p.Code, from.TraposID, *p.Accept)
+	if err != nil {
+		return nil, m.refusal(err)
+	}
+	m.changed(c.ID)
+	if !*p.Accept {
+		m.count("declined")
+		m.log.Info("link declined on the computer", "traposId", from.TraposID, "accountId", c.AccountID, "approvedBy", c.ApprovedBy)
+		return json.RawMessage(`{}`), nil
+	}
+	m.count("accepted")
+	m.log.Info("computer linked", "traposId", from.TraposID, "accountId", c.AccountID, "approvedBy", c.ApprovedBy)
+	return json.Marshal(AcceptAnswer{Account: c.AccountID, Credential: cred})
+}
+
+// refusal words a refused code or key as link_invalid (counted as refused); any other error
+// is the store's and is passed on (internal).
+func (m *Module) refusal(err error) error {
+	msg := ""
+	switch {
+	case errors.Is(err, account.ErrCodeUnknown):
+		msg = "unknown link code (check it, or run sandbox link again for a new one)"
+	case errors.Is(err, account.ErrCodeUsed):
+		msg = "the link code was already used; run sandbox link again for a new one"
+	case errors.Is(err, account.ErrCodeDeclined):
+		msg = "the link code was declined on the computer; run sandbox link again for a new one"
+	case errors.Is(err, account.ErrCodeNotApproved):
+		msg = "the link code is not approved yet: wait until link.poll answers approved"
+	case errors.Is(err, account.ErrExpired), errors.Is(err, account.ErrRevoked), errors.Is(err, account.ErrUsedUp):
+		msg = err.Error()
+		if errors.Is(err, account.ErrExpired) && !errors.Is(err, account.ErrUsedUp) {
+			msg += "; run sandbox link again (or ask for a new key)"
+		}
+	default:
+		return err
+	}
+	m.count("refused")
+	return protocol.Errorf(protocol.CodeLinkInvalid, "%s", msg)
+}
+
+func seconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }

@@ -1,0 +1,400 @@
+package link
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const waitLimit = 5 * time.Second
+
+var t0 = time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
+
+// fakeGateway is the handler table and the wrong-secret budget, recorded.
+type fakeGateway struct {
+	handlers map[string]protocol.RequestHandler
+	mu       sync.Mutex
+	wrong    []string
+}
+
+func (g *fakeGateway) Handle(typ string, h protocol.RequestHandler) { g.handlers[typ] = h }
+
+func (g *fakeGateway) WrongSecret(_ context.Context, remoteAddr string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.wrong = append(g.wrong, remoteAddr)
+	return nil
+}
+
+type fixture struct {
+	t        *testing.T
+	clk      *clock.Fake
+	accounts *account.Accounts
+	mod      *Module
+	gw       *fakeGateway
+	reg      *prometheus.Registry
+	mux      *http.ServeMux
+}
+
+func newFixture(t *testing.T, cfg Config) *fixture {
+	clk := clock.NewFake(t0)
+	accounts := account.New(account.NewMemory(), clk)
+	for _, a := range []struct {
+		id   string
+		role account.Role
+	}{{"alice", account.RoleUser}, {"bob", account.RoleUser}, {"root", account.RoleAdmin}} {
+		_, err := accounts.AddAccount(t.Context(), a.id, a.role, "first")
+		require.NoError(t, err)
+	}
+	if cfg.Accounts == nil {
+		cfg.Accounts = accounts
+	}
+	cfg.Clock = clk
+	reg := prometheus.NewRegistry()
+	cfg.Metrics = reg
+	m := New(cfg, slog.New(slog.DiscardHandler))
+	gw := &fakeGateway{handlers: map[string]protocol.RequestHandler{}}
+	m.Register(gw)
+	mux := http.NewServeMux()
+	mux.HandleFunc(ApprovePattern, m.serveApprove)
+	mux.HandleFunc("POST "+KeysPath, m.serveNewKey)
+	mux.HandleFunc("GET "+KeysPath, m.serveKeys)
+	mux.HandleFunc(RevokeKeyPattern, m.serveRevokeKey)
+	return &fixture{t: t, clk: clk, accounts: accounts, mod: m, gw: gw, reg: reg, mux: mux}
+}
+
+var kitchen = protocol.Requester{AccountID: "", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:40000"}
+
+// call runs a link request as the gateway would.
+func (f *fixture) call(from protocol.Requester, typ string, payload any) (json.RawMessage, *protocol.Error) {
+	f.t.Helper()
+	raw, err := json.Marshal(payload)
+	require.NoError(f.t, err)
+	ctx, cancel := context.WithTimeout(f.t.Context(), waitLimit)
+	defer cancel()
+	out, err := f.gw.handlers[typ](ctx, from, raw)
+	if err != nil {
+		pe, ok := err.(*protocol.Error)
+		require.True(f.t, ok, "a %s error is a protocol error: %v", typ, err)
+		return nil, pe
+	}
+	return out, nil
+}
+
+func (f *fixture) begin(from protocol.Requester) CodeAnswer {
+	f.t.Helper()
+	out, pe := f.call(from, protocol.TypeLinkBegin, map[string]any{})
+	require.Nil(f.t, pe)
+	var a CodeAnswer
+	require.NoError(f.t, json.Unmarshal(out, &a))
+	return a
+}
+
+// api calls a host route as caller.
+func (f *fixture) api(caller account.Caller, method, path string, body any) (int, server.Answer) {
+	f.t.Helper()
+	var rd bytes.Buffer
+	if body != nil {
+		require.NoError(f.t, json.NewEncoder(&rd).Encode(body))
+	}
+	r := httptest.NewRequest(method, path, &rd)
+	r = r.WithContext(account.WithCaller(r.Context(), caller))
+	w := httptest.NewRecorder()
+	f.mux.ServeHTTP(w, r)
+	var a server.Answer
+	require.NoError(f.t, json.Unmarshal(w.Body.Bytes(), &a), "body: %s", w.Body.String())
+	return w.Code, a
+}
+
+var (
+	alice = account.Caller{Account: "alice"}
+	bob   = account.Caller{Account: "bob"}
+	root  = account.Caller{Account: "root", Admin: true}
+)
+
+func (f *fixture) outcome(o string) float64 {
+	return testutil.ToFloat64(f.mod.outcomes.WithLabelValues(o))
+}
+
+// pollAsync runs link.poll in a goroutine.
+func (f *fixture) pollAsync(from protocol.Requester, payload any) <-chan PollAnswer {
+	ch := make(chan PollAnswer, 1)
+	go func() {
+		out, pe := f.call(from, protocol.TypeLinkPoll, payload)
+		var a PollAnswer
+		if pe == nil {
+			_ = json.Unmarshal(out, &a)
+		} else {
+			a.State = account.LinkState("error: " + pe.Message)
+		}
+		ch <- a
+	}()
+	return ch
+}
+
+func await[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitLimit):
+		t.Fatal("no answer")
+		var zero T
+		return zero
+	}
+}
+
+func TestCodeApprovedAndAccepted(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	assert.Regexp(t, `^[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}$`, code.Code)
+	assert.EqualValues(t, 600000, code.ExpiresInMs)
+	assert.Equal(t, "trap-sandbox link approve "+code.Code, code.ApproveLine)
+
+	out, pe := f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code, "waitMs": 0})
+	require.Nil(t, pe)
+	assert.JSONEq(t, `{"state":"pending"}`, string(out))
+
+	// A long poll waits for the approval, which wakes it at once.
+	polled := f.pollAsync(kitchen, map[string]any{"code": code.Code})
+	require.Eventually(t, func() bool { return f.clk.Armed() == 2 }, waitLimit, testkit.Poll, "the poll's deadline and recheck")
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": strings.ToLower(code.Code)})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	assert.JSONEq(t, `{"traposId":"7:kitchen","address":"10.0.0.5","account":"alice","expiresAt":"2026-12-02T01:10:00Z"}`, string(ans.Payload))
+	assert.Equal(t, PollAnswer{State: account.LinkApproved, Account: "alice", ApprovedBy: "alice"}, await(t, polled))
+
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, protocol.CodeLinkInvalid, ans.Error.Code)
+	assert.Contains(t, ans.Error.Message, "already used")
+
+	out, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+	require.Nil(t, pe)
+	var acc AcceptAnswer
+	require.NoError(t, json.Unmarshal(out, &acc))
+	assert.Equal(t, "alice", acc.Account)
+	c, err := f.accounts.AuthenticateComputer(t.Context(), acc.Credential, "7:kitchen", "")
+	require.NoError(t, err)
+	assert.Equal(t, "alice", c.AccountID)
+
+	_, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
+	assert.Contains(t, pe.Message, "already used")
+
+	assert.Equal(t, 1.0, f.outcome("issued"))
+	assert.Equal(t, 1.0, f.outcome("approved"))
+	assert.Equal(t, 1.0, f.outcome("accepted"))
+	assert.Equal(t, 2.0, f.outcome("refused"))
+	assert.Equal(t, 0.0, f.outcome("declined"))
+}
+
+func TestBystandersApprovalIsDeclined(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	status, _ := f.api(bob, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	require.Equal(t, http.StatusOK, status)
+	out, pe := f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code})
+	require.Nil(t, pe)
+	assert.JSONEq(t, `{"state":"approved","account":"bob","approvedBy":"bob"}`, string(out), "the player sees who approved")
+	out, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": false})
+	require.Nil(t, pe)
+	assert.JSONEq(t, `{}`, string(out))
+	creds, err := f.accounts.Store().Credentials(t.Context(), "")
+	require.NoError(t, err)
+	assert.Empty(t, creds, "a declined code issues nothing")
+	_, pe = f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code})
+	require.NotNil(t, pe)
+	assert.Contains(t, pe.Message, "declined")
+	assert.Equal(t, 1.0, f.outcome("declined"))
+}
+
+func TestAnotherComputersCodeIsUnknown(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	other := protocol.Requester{TraposID: "8:", RemoteAddr: "10.0.0.5:1"}
+	for _, typ := range []string{protocol.TypeLinkPoll, protocol.TypeLinkAccept} {
+		_, pe := f.call(other, typ, map[string]any{"code": code.Code, "accept": true})
+		require.NotNil(t, pe)
+		assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
+		assert.Contains(t, pe.Message, "unknown link code")
+	}
+}
+
+func TestPollHearsExpiry(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	polled := f.pollAsync(kitchen, map[string]any{"code": code.Code, "waitMs": 5000})
+	require.Eventually(t, func() bool { return f.clk.Armed() == 2 }, waitLimit, testkit.Poll, "the poll's timers")
+	f.clk.Advance(4 * time.Second) // a recheck: still pending
+	require.Eventually(t, func() bool { return f.clk.Armed() == 2 }, waitLimit, testkit.Poll, "the poll's timers again")
+	f.clk.Advance(time.Second) // its deadline
+	assert.Equal(t, account.LinkPending, await(t, polled).State)
+
+	f.clk.Advance(account.LinkCodeTTL)
+	out, pe := f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code})
+	require.Nil(t, pe)
+	assert.JSONEq(t, `{"state":"expired"}`, string(out))
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Contains(t, ans.Error.Message, "expired")
+	_, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+	require.NotNil(t, pe)
+	assert.Contains(t, pe.Message, "expired")
+	assert.Equal(t, 1.0, f.outcome("expired"))
+}
+
+func TestCodesAreRateLimitedPerAddressAndInTotal(t *testing.T) {
+	f := newFixture(t, Config{CodesPerAddress: 30, CodesGateway: 40})
+	for range 30 {
+		f.begin(kitchen)
+	}
+	_, pe := f.call(kitchen, protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeBusy, pe.Code)
+	assert.Equal(t, "too many link codes from this address; try again in 2 s", pe.Message)
+	other := protocol.Requester{TraposID: "1:", RemoteAddr: "10.0.0.6:1"}
+	f.begin(other) // another address has its own budget
+	f.clk.Advance(2 * time.Second)
+	f.begin(kitchen) // a token came back
+
+	for i := range 9 {
+		f.begin(protocol.Requester{TraposID: "1:", RemoteAddr: "10.0.1." + string(rune('0'+i)) + ":1"})
+	}
+	_, pe = f.call(protocol.Requester{TraposID: "1:", RemoteAddr: "10.0.2.1:1"}, protocol.TypeLinkBegin, map[string]any{})
+	require.NotNil(t, pe, "the gateway's budget is spent")
+	assert.Contains(t, pe.Message, "too many link codes from this gateway")
+	assert.Equal(t, 2.0, f.outcome("refused"))
+}
+
+func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
+	f := newFixture(t, Config{})
+	status, ans := f.api(root, "POST", KeysPath, map[string]any{"account": "alice", "maxUses": 1, "expiresInMs": 3600000})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var k Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &k))
+	assert.Equal(t, "alice", k.Account)
+	assert.Equal(t, "root (admin)", k.CreatedBy)
+	require.True(t, strings.HasPrefix(k.Secret, "tsk_"))
+
+	out, pe := f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	require.Nil(t, pe)
+	var linked LinkedAnswer
+	require.NoError(t, json.Unmarshal(out, &linked))
+	assert.Equal(t, account.LinkApproved, linked.State)
+	assert.Equal(t, "alice", linked.Account)
+	_, err := f.accounts.AuthenticateComputer(t.Context(), linked.Credential, "7:x", "")
+	require.NoError(t, err)
+
+	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
+	assert.Contains(t, pe.Message, "used up")
+	assert.Empty(t, f.gw.wrong, "a used-up key is no guess")
+
+	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": wrongKey(k.Secret)})
+	require.NotNil(t, pe)
+	assert.Contains(t, pe.Message, "unknown or wrong enrollment key")
+	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": "hunter2"})
+	require.NotNil(t, pe)
+	assert.Equal(t, []string{kitchen.RemoteAddr, kitchen.RemoteAddr}, f.gw.wrong, "wrong keys spend the wrong-secret budget")
+
+	status, ans = f.api(alice, "GET", KeysPath, nil)
+	require.Equal(t, http.StatusOK, status)
+	var keys []Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &keys))
+	require.Len(t, keys, 1)
+	assert.Equal(t, 1, keys[0].Uses)
+	assert.Empty(t, keys[0].Secret, "a listing never shows the secret")
+	status, _ = f.api(bob, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
+	assert.Equal(t, http.StatusNotFound, status, "another account's key is as one that does not exist")
+	status, _ = f.api(alice, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
+	assert.Equal(t, http.StatusOK, status)
+}
+
+// wrongKey is key with its last letter changed.
+func wrongKey(key string) string {
+	last := key[len(key)-1]
+	if last == 'a' {
+		return key[:len(key)-1] + "b"
+	}
+	return key[:len(key)-1] + "a"
+}
+
+func TestApproveRefusals(t *testing.T) {
+	f := newFixture(t, Config{ApprovalsPerCaller: 3})
+	code := f.begin(kitchen)
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "bob"})
+	assert.Equal(t, http.StatusForbidden, status)
+	assert.Contains(t, ans.Error.Message, "only an admin")
+	status, ans = f.api(account.LocalAdmin, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Contains(t, ans.Error.Message, "--account NAME")
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": "BBBB-BBBB"})
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, protocol.CodeLinkInvalid, ans.Error.Code)
+	status, _ = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": "nonsense"})
+	assert.Equal(t, http.StatusNotFound, status)
+	status, _ = f.api(alice, "POST", "/trapos/link/approve", map[string]any{})
+	assert.Equal(t, http.StatusBadRequest, status)
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusTooManyRequests, status, "%+v", ans)
+	assert.Contains(t, ans.Error.Message, "too many link approvals by account alice; try again in 20 s")
+	status, ans = f.api(account.LocalAdmin, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "alice"})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	out, _ := f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code})
+	assert.JSONEq(t, `{"state":"approved","account":"alice","approvedBy":"operator"}`, string(out))
+}
+
+func TestBadPayloads(t *testing.T) {
+	f := newFixture(t, Config{})
+	for _, tc := range []struct {
+		typ     string
+		payload any
+	}{
+		{protocol.TypeLinkBegin, []int{1}},
+		{protocol.TypeLinkPoll, map[string]any{}},
+		{protocol.TypeLinkPoll, map[string]any{"code": "BCDF-GHJK", "waitMs": -1}},
+		{protocol.TypeLinkAccept, map[string]any{"code": "BCDF-GHJK"}},
+	} {
+		_, pe := f.call(kitchen, tc.typ, tc.payload)
+		require.NotNil(t, pe, "%s %v", tc.typ, tc.payload)
+		assert.Equal(t, protocol.CodeBadPayload, pe.Code)
+	}
+}
+
+func TestWithoutAccountsLinkIsDisabled(t *testing.T) {
+	m := New(Config{}, slog.New(slog.DiscardHandler))
+	gw := &fakeGateway{handlers: map[string]protocol.RequestHandler{}}
+	m.Register(gw)
+	for _, typ := range []string{protocol.TypeLinkBegin, protocol.TypeLinkPoll, protocol.TypeLinkAccept} {
+		_, err := gw.handlers[typ](t.Context(), kitchen, json.RawMessage(`{}`))
+		assert.Equal(t, protocol.CodeLinkDisabled, protocol.CodeOf(err), typ)
+		assert.ErrorContains(t, err, "--data-dir")
+	}
+	w := httptest.NewRecorder()
+	m.serveApprove(w, httptest.NewRequest("POST", "/trapos/link/approve", strings.NewReader(`{"code":"BCDF-GHJK"}`)))
+	assert.Equal(t, http.StatusNotFound, w.Code)
+	assert.Contains(t, w.Body.String(), "link_disabled")
+}

@@ -1,0 +1,250 @@
+package link
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// The module's host API routes (docs/http-api.md), behind the server's API auth.
+const (
+	// ApprovePattern approves a link code into the caller's account (an admin: any).
+	ApprovePattern = "POST /trapos/link/approve"
+	// KeysPath lists (GET) and makes (POST) enrollment keys.
+	KeysPath = "/trapos/link/keys"
+	// RevokeKeyPattern revokes one enrollment key.
+	RevokeKeyPattern = "POST /trapos/link/keys/{id}/revoke"
+)
+
+// Mount registers the host API routes.
+func (m *Module) Mount(routes *server.Routes) {
+	routes.HandleAPIFunc(ApprovePattern, m.serveApprove)
+	routes.HandleAPIFunc("GET "+KeysPath, m.serveKeys)
+	routes.HandleAPIFunc("POST "+KeysPath, m.serveNewKey)
+	routes.HandleAPIFunc(RevokeKeyPattern, m.serveRevokeKey)
+}
+
+// ApproveRequest is the body of ApprovePattern.
+type ApproveRequest struct {
+	Code    string `json:"code"`
+	Account string `json:"account,omitempty"`
+}
+
+// Approved is ApprovePattern's answer: which computer was approved, so the approver sees it.
+type Approved struct {
+	TraposID  string    `json:"traposId"`
+	Address   string    `json:"address"`
+	Account   string    `json:"account"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// writeErr answers err: a *protocol.Error with status, anything else as the store's failure.
+func (m *Module) writeErr(w http.ResponseWriter, status int, err error) {
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		server.WriteError(w, status, pe.Code, pe.Message)
+		return
+	}
+	m.log.Error("the account store failed", "err", err)
+	server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "the account store failed; try again")
+}
+
+func writeOK(w http.ResponseWriter, v any) {
+	payload, _ := json.Marshal(v)
+	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload})
+}
+
+// target is the account a caller acts on: named (its own, or any for an admin) or its own.
+// The gateway's own token (account.LocalAdmin) belongs to no stored account unless "local"
+// was created, so it must name one.
+func (m *Module) target(r *http.Request, named string) (string, int, error) {
+	caller := account.CallerFrom(r.Context())
+	id := named
+	if id == "" {
+		id = caller.Account
+	}
+	if !caller.Reaches(id) {
+		return "", http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
+			"your token is account %s's: only an admin's token acts for account %s", caller.Account, id)
+	}
+	if _, err := m.cfg.Accounts.Store().Account(r.Context(), id); errors.Is(err, account.ErrNotFound) {
+		if named == "" {
+			return "", http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
+				"this API token belongs to no account: name the account (--account NAME, or \"account\" in the body)")
+		}
+		return "", http.StatusNotFound, protocol.Errorf(protocol.CodeBadPayload, "no account %q (trap-sandbox accounts list shows them)", id)
+	} else if err != nil {
+		return "", http.StatusInternalServerError, err
+	}
+	return id, 0, nil
+}
+
+// approver names the caller for the computer's question and the audit.
+func approver(c account.Caller, into string) string {
+	switch {
+	case c == account.LocalAdmin:
+		return "operator"
+	case c.Account != into:
+		return c.Account + " (admin)"
+	}
+	return c.Account
+}
+
+func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
+	if m.cfg.Accounts == nil {
+		m.writeErr(w, http.StatusNotFound, disabled)
+		return
+	}
+	var req ApproveRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Code == "" {
+		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, `the body is {"code": "XXXX-XXXX", "account": "NAME" (optional)}`))
+		return
+	}
+	caller := account.CallerFrom(r.Context())
+	now := m.cfg.Clock.Now()
+	if wait, over := m.approves.take(caller.Account, now); over != "" {
+		m.count("refused")
+		m.writeErr(w, http.StatusTooManyRequests, protocol.Errorf(protocol.CodeBusy,
+			"too many link approvals by account %s; try again in %d s", caller.Account, seconds(wait)))
+		return
+	}
+	into, status, err := m.target(r, req.Account)
+	if err != nil {
+		m.writeErr(w, status, err)
+		return
+	}
+	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))
+	if err != nil {
+		m.writeErr(w, http.StatusNotFound, m.refusal(err))
+		return
+	}
+	m.changed(c.ID)
+	m.count("approved")
+	m.log.Info("link code approved", "traposId", c.TraposID, "accountId", into, "approvedBy", c.ApprovedBy)
+	writeOK(w, Approved{TraposID: c.TraposID, Address: host(c.RemoteAddr), Account: into, ExpiresAt: c.ExpiresAt.UTC()})
+}
+
+func host(remoteAddr string) string {
+	if h, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return h
+	}
+	return remoteAddr
+}
+
+// NewKeyRequest is the body of POST KeysPath.
+type NewKeyRequest struct {
+	Account string `json:"account,omitempty"`
+	// MaxUses is how many computers the key links (0: any number).
+	MaxUses int `json:"maxUses"`
+	// ExpiresInMs is its lifetime (0: never).
+	ExpiresInMs int64 `json:"expiresInMs"`
+}
+
+// Key is an enrollment key as listed; Secret only in the answer that made it.
+type Key struct {
+	ID        string     `json:"id"`
+	Account   string     `json:"account"`
+	CreatedBy string     `json:"createdBy"`
+	Created   time.Time  `json:"created"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+	RevokedAt *time.Time `json:"revokedAt,omitempty"`
+	MaxUses   int        `json:"maxUses"`
+	Uses      int        `json:"uses"`
+	Secret    string     `json:"key,omitempty"`
+}
+
+func keyOf(k account.EnrollmentKey) Key {
+	opt := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		t = t.UTC()
+		return &t
+	}
+	return Key{ID: k.Selector, Account: k.AccountID, CreatedBy: k.CreatedBy, Created: k.Created.UTC(), ExpiresAt: opt(k.ExpiresAt),
+		RevokedAt: opt(k.RevokedAt), MaxUses: k.MaxUses, Uses: k.Uses}
+}
+
+func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
+	if m.cfg.Accounts == nil {
+		m.writeErr(w, http.StatusNotFound, disabled)
+		return
+	}
+	var req NewKeyRequest
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.MaxUses < 0 || req.ExpiresInMs < 0 {
+		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
+			`the body is {"account": "NAME" (optional), "maxUses": N (0: any number), "expiresInMs": MS (0: never)}`))
+		return
+	}
+	into, status, err := m.target(r, req.Account)
+	if err != nil {
+		m.writeErr(w, status, err)
+		return
+	}
+	caller := account.CallerFrom(r.Context())
+	plain, k, err := m.cfg.Accounts.IssueEnrollmentKey(r.Context(), into, approver(caller, into), req.MaxUses,
+		time.Duration(req.ExpiresInMs)*time.Millisecond)
+	if err != nil {
+		m.writeErr(w, http.StatusInternalServerError, err)
+		return
+	}
+	out := keyOf(k)
+	out.Secret = plain
+	writeOK(w, out)
+}
+
+func (m *Module) serveKeys(w http.ResponseWriter, r *http.Request) {
+	if m.cfg.Accounts == nil {
+		m.writeErr(w, http.StatusNotFound, disabled)
+		return
+	}
+	caller := account.CallerFrom(r.Context())
+	of := r.URL.Query().Get("account")
+	if of == "" && !caller.Admin {
+		of = caller.Account
+	}
+	if of != "" && !caller.Reaches(of) {
+		m.writeErr(w, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
+			"your token is account %s's: only an admin's token lists account %s's keys", caller.Account, of))
+		return
+	}
+	keys, err := m.cfg.Accounts.Store().EnrollmentKeys(r.Context(), of)
+	if err != nil {
+		m.writeErr(w, http.StatusInternalServerError, err)
+		return
+	}
+	out := make([]Key, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, keyOf(k))
+	}
+	writeOK(w, out)
+}
+
+func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
+	if m.cfg.Accounts == nil {
+		m.writeErr(w, http.StatusNotFound, disabled)
+		return
+	}
+	caller := account.CallerFrom(r.Context())
+	of := caller.Account
+	if caller.Admin {
+		of = ""
+	}
+	k, err := m.cfg.Accounts.RevokeEnrollmentKey(r.Context(), of, r.PathValue("id"))
+	if errors.Is(err, account.ErrNotFound) {
+		m.writeErr(w, http.StatusNotFound, protocol.Errorf(protocol.CodeLinkInvalid,
+			"no enrollment key %q (trap-sandbox link keys shows the ids)", r.PathValue("id")))
+		return
+	}
+	if err != nil {
+		m.writeErr(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeOK(w, keyOf(k))
+}
