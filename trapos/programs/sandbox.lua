@@ -270,7 +270,7 @@ local function lifetime(ms)
 end
 
 -- The one line for a failed link request: the gateway's refusals by code, a lost session,
--- a silent gateway. context says what was refused ("the code", "the key").
+-- a silent gateway. context says what was refused: "code" or "key".
 local function failLink(err, context)
   local code, message = err.code, tostring(err.message);
   if code == linkLib.ERR_LINK_DISABLED then
