@@ -148,6 +148,11 @@ local function explain(why, url, password)
   if why:find("credential was revoked", 1, true) then -- closed 4003, or a hello refused for it
     return "this computer's credential was revoked on the gateway; link it again with: sandbox link (or set a new credential with: sandbox setup)";
   end
+  local owner = why:match("credential belongs to computer (%d+)");
+  if owner ~= nil then -- a linked credential copied from another computer (its id is bound)
+    return "sandbox.password is computer " .. owner .. "'s linked credential, not this computer's; "
+      .. "link this computer with: sandbox link";
+  end
   if why:find("^unauthorized") then
     if type(password) == "number" then
       return "the gateway rejected sandbox.password: `set` stored it as the number "

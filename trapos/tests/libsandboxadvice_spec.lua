@@ -100,6 +100,12 @@ describe("libsandboxadvice explain", function()
       :eq(fix);
   end);
 
+  it("sends a credential copied from another computer to sandbox link", function()
+    expect(advice.explain("unauthorized: the credential belongs to computer 7, not to 9 (link this computer with: sandbox link)",
+      URL, "tsc_x_y"))
+      :eq("sandbox.password is computer 7's linked credential, not this computer's; link this computer with: sandbox link");
+  end);
+
   it("says when `set` turned a numeric password into a number", function()
     expect(advice.explain("unauthorized: wrong secret", URL, 123))
       :eq("the gateway rejected sandbox.password: `set` stored it as the number 123. Set it as text with: sandbox setup");
