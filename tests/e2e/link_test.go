@@ -46,9 +46,9 @@ print("connected after boot: " .. tostring(status and status.connected))
 shell.run("sandbox", "status")
 `
 
-// gatewayCLI runs the gateway binary's subcommand args and returns its stdout; the test fails
-// unless it exits 0.
-func gatewayCLI(ctx context.Context, t *testing.T, args ...string) string {
+// runGatewayCLI runs the gateway binary's subcommand args and returns its stdout, stderr and
+// exit code.
+func runGatewayCLI(ctx context.Context, t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, gatewayBin, args...)
 	// A race-built binary otherwise sleeps 1 s at exit.
@@ -58,10 +58,18 @@ func gatewayCLI(ctx context.Context, t *testing.T, args ...string) string {
 	err := cmd.Run()
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
-		t.Fatalf("trap-sandbox %s exited %d: %s%s", strings.Join(args, " "), exitErr.ExitCode(), errOut.String(), out.String())
+		return out.String(), errOut.String(), exitErr.ExitCode()
 	}
 	require.NoError(t, err)
-	return out.String()
+	return out.String(), errOut.String(), 0
+}
+
+// gatewayCLI is runGatewayCLI for a command that must succeed: its stdout.
+func gatewayCLI(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := runGatewayCLI(ctx, t, args...)
+	require.Equal(t, 0, code, "trap-sandbox %s: %s%s", strings.Join(args, " "), errOut, out)
+	return out
 }
 
 // lastLineOf is the last non-empty line of out (where the CLI prints a secret).
@@ -74,7 +82,8 @@ func lastLineOf(out string) string {
 }
 
 // TestLinkAComputerToAnAccount: the code flow (approve, accept, connected as alice, again
-// after a gateway restart), and an enrollment key (no code, no question).
+// after a gateway restart), a player who declines (the code is spent), and an enrollment key
+// (no code, no question).
 func TestLinkAComputerToAnAccount(t *testing.T) {
 	ctx := testContext(t)
 	dataDir := "--data-dir=" + t.TempDir()
@@ -130,6 +139,32 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 		assert.True(t, ok, out)
 		assert.Contains(t, lines(out), "connected after boot: true", out)
 		assert.Contains(t, lines(out), "account: alice", out)
+	})
+
+	t.Run("a player who declines stays unlinked and the code is spent", func(t *testing.T) {
+		input := make(chan string)
+		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link")
+		opts.ID, opts.Label = 9, "gate"
+		opts.Overlay = t.TempDir()
+		opts.Files = map[string]string{"/link.lua": linkProgram}
+		opts.Input = computer.Input(input)
+		c := fakecrafttest.StartWithin(t, opts, testTimeout)
+		c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
+		m := linkCode.FindStringSubmatch(c.Output())
+		require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
+		// Approved by a token that is not the player's choice: the player says no.
+		gatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+alice)
+		typeLine(ctx, t, input, "n")
+		c.WaitFor(ctx, "holding")
+		out := c.Output()
+		assert.Contains(t, lines(out), "Not linked.", out)
+		assert.Contains(t, lines(out), "account: local", "still on the shared password: %s", out)
+		_, errOut, code := runGatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+alice)
+		assert.NotEqual(t, 0, code, "a declined code cannot be approved again")
+		assert.Contains(t, errOut, "link_invalid")
+		typeLine(ctx, t, input, "")
+		_, err := c.Wait(ctx)
+		require.NoError(t, err)
 	})
 
 	t.Run("an enrollment key links at once", func(t *testing.T) {
