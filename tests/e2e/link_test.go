@@ -91,6 +91,7 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 	require.True(t, strings.HasPrefix(alice, "tsa_"), "alice's token: %q", alice)
 	ocURL := opencodefake.ClosedPortURL(t)
 	g := startGateway(t, ocURL, dataDir)
+	top := t // the gateway restarted in a subtest serves the later ones too
 
 	t.Run("a code approved on the host and accepted by the player", func(t *testing.T) {
 		disk := t.TempDir()
@@ -129,7 +130,7 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 		// The credential is on the computer's disk: after a gateway restart (the same data
 		// directory, the same address) it boots into alice's account again.
 		require.NoError(t, g.Stop())
-		g = harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
+		g = harness.Start(top, gatewayBin, harness.Options{Listen: g.Addr,
 			Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, dataDir}})
 		again := computerOptions(t, g, sandboxPassword, "/status.lua")
 		again.ID, again.Label = 7, "kitchen"
