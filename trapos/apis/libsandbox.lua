@@ -3,7 +3,7 @@
 -- only the daemon touches the socket. The wire format lives in libsandboxcodec, the settings
 -- in libsandboxsettings, the program/daemon events in libsandboxevents and the daemon in
 -- libsandboxdaemon, serving types from a program in libsandboxserve, the agent's client in
--- libsandboxai; the names programs need are listed once at the end, so one require serves
+-- libsandboxai, the link session in libsandboxlink; the names programs need are listed once at the end, so one require serves
 -- programs and no module's name hides another's.
 
 local ccExpect = require('cc.expect');
@@ -14,6 +14,7 @@ local events = require('/apis/libsandboxevents');
 local daemon = require('/apis/libsandboxdaemon');
 local serveLib = require('/apis/libsandboxserve');
 local ai = require('/apis/libsandboxai');
+local link = require('/apis/libsandboxlink');
 
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
@@ -25,7 +26,7 @@ local STATUS_TIMEOUT = 1;
 
 -- The `sandbox` command and its subcommands, for tab completion.
 local COMMAND_PATH = "programs/sandbox.lua";
-local SUBCOMMANDS = { "health", "status", "reconnect", "setup", "help" };
+local SUBCOMMANDS = { "health", "status", "reconnect", "setup", "link", "help" };
 -- The `ai` command and its options.
 local AI_COMMAND_PATH = "programs/ai.lua";
 local AI_OPTIONS = { "--reset", "--help", "--version" };
@@ -242,4 +243,10 @@ return {
   ERR_UNKNOWN_TURN = ai.ERR_UNKNOWN_TURN,
   ERR_BUSY = ai.ERR_BUSY,
   MAX_PROMPT_BYTES = ai.MAX_PROMPT_BYTES,
+
+  -- Linking this computer to an account (libsandboxlink): the session `sandbox link` holds,
+  -- and the link requests' error codes.
+  newLinkSession = link.newSession,
+  ERR_LINK_INVALID = link.ERR_LINK_INVALID,
+  ERR_LINK_DISABLED = link.ERR_LINK_DISABLED,
 };

@@ -126,7 +126,7 @@ local RULES = {
     match = function(why) return why:find("^replaced") ~= nil or why:find("%f[%w]replaced$") ~= nil; end,
     say = function()
       return "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect (or a credential of its own: sandbox setup)";
+        .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)";
     end,
   },
   {
@@ -146,7 +146,12 @@ local function explain(why, url, password)
   why = why or "unknown error";
   url = url or "the gateway";
   if why:find("credential was revoked", 1, true) then -- closed 4003, or a hello refused for it
-    return "this computer's credential was revoked on the gateway; set a new one (trap-sandbox credentials add) with: sandbox setup";
+    return "this computer's credential was revoked on the gateway; link it again with: sandbox link (or set a new credential with: sandbox setup)";
+  end
+  local owner = why:match("credential belongs to computer (%d+)");
+  if owner ~= nil then -- a linked credential copied from another computer (its id is bound)
+    return "sandbox.password is computer " .. owner .. "'s linked credential, not this computer's; "
+      .. "link this computer with: sandbox link";
   end
   if why:find("^unauthorized") then
     if type(password) == "number" then

@@ -98,6 +98,7 @@ local function newDaemon(deps)
   local socket = nil;          -- open websocket handle (methods take no self)
   local helloId = nil;         -- messageId of the hello awaiting its answer
   local sessionId = nil;       -- traposId declared in the current session's hello
+  local account = nil;         -- the accountId the gateway answered that hello with
   local lastError = nil;
   local stateSince = clock();
   local reconnectTimer = nil;
@@ -214,6 +215,7 @@ local function newDaemon(deps)
     end
     helloId = nil;
     sessionId = nil;
+    account = nil;
     owed, mark = 0, nil;
   end
 
@@ -318,6 +320,9 @@ local function newDaemon(deps)
     if frame.ok then
       lastError = nil;
       setState(STATE_CONNECTED);
+      -- Whose computer this is now (a linked credential's account, or local): sandbox status.
+      local accountId = frame.payload.accountId;
+      account = type(accountId) == "string" and accountId ~= "" and accountId or nil;
       local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
       if type(announced) == "number" and announced > 0 then
         watchLiveness(announced);
@@ -535,6 +540,7 @@ local function newDaemon(deps)
       connected = state == STATE_CONNECTED,
       state = state,
       traposId = sessionId or currentTraposId(),
+      account = account,
       lastError = lastError,
       since = stateSince,
       faults = faults,

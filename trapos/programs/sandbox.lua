@@ -2,11 +2,14 @@
 -- `sandbox health` asks the gateway to probe itself and opencode; `sandbox status` shows the
 -- daemon's connection; `sandbox reconnect` makes it connect again (e.g. after fixing the
 -- password); `sandbox setup [url]` asks for the URL, the password and what the host may do,
--- each with the current value as the answer to Enter, and saves them. User errors are one red
--- line (error(msg, 0)) that names the fix, and a failed run.
+-- each with the current value as the answer to Enter, and saves them; `sandbox link [KEY]`
+-- links the computer to an account (a code the account holder approves, or an enrollment
+-- key) and saves the credential it gets as the password. User errors are one red line
+-- (error(msg, 0)) that names the fix, and a failed run.
 
 local libsandbox = require('/apis/libsandbox');
 local advice = require('/apis/libsandboxadvice');
+local linkLib = require('/apis/libsandboxlink');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 
@@ -26,6 +29,7 @@ local function usage()
   print("  status     show URL, connection, last error");
   print("  reconnect  make the daemon connect again");
   print("  setup      set the URL, password, host access");
+  print("  link [KEY] link this computer to your account");
   print("  help       this help (also --help, -h)");
   print("  --version  show the version");
   print("Settings: sandbox.url, sandbox.password,");
@@ -116,6 +120,10 @@ local function showStatus()
   -- The state says why a computer is not connected yet (e.g. "connecting" right after boot).
   print("state: " .. tostring(status.state or "unknown"));
   print("traposId: " .. tostring(status.traposId));
+  -- Whose computer this is, as the gateway answered the hello: local for the shared password.
+  if status.account ~= nil then
+    print("account: " .. tostring(status.account));
+  end
   print("lastError: " .. tostring(status.lastError or "none"));
   if status.lastError ~= nil then
     local fix = explain(status.lastError, status.url);
@@ -238,15 +246,213 @@ local function setup(urlArg)
   health();
 end
 
+-- The code `sandbox link` has shown approved and not yet answered: a Ctrl-T declines it.
+local approvedCode = nil;
+
+local function linkUsage()
+  print("Usage: sandbox link [KEY]");
+  print("Links this computer to an account: it gets a");
+  print("credential of its own, saved as sandbox.password.");
+  print("  sandbox link      show a code; the account holder");
+  print("                    approves it, then you accept");
+  print("  sandbox link KEY  use an enrollment key (tsk_...)");
+  print("                    from trap-sandbox link key");
+end
+
+-- "10 min" for a lifetime in milliseconds (seconds under a minute).
+local function lifetime(ms)
+  if type(ms) ~= "number" or ms <= 0 then
+    return "a few min";
+  elseif ms < 60000 then
+    return math.ceil(ms / 1000) .. " s";
+  end
+  return math.floor(ms / 60000 + 0.5) .. " min";
+end
+
+-- The one line for a failed link request: the gateway's refusals by code, a lost session,
+-- a silent gateway. context says what was refused: "code" or "key".
+local function failLink(err, context)
+  local code, message = err.code, tostring(err.message);
+  if code == linkLib.ERR_LINK_DISABLED then
+    fail("The gateway cannot link computers (link_disabled): " .. message);
+  elseif code == linkLib.ERR_BUSY then
+    fail("The gateway is busy (busy): " .. message);
+  elseif code == linkLib.ERR_LINK_INVALID and context == "key" then
+    fail("The gateway refused the key (link_invalid): " .. message .. ". Ask its admin for a new one (trap-sandbox link key)");
+  elseif code == linkLib.ERR_LINK_INVALID then
+    fail("The gateway refused the code (link_invalid): " .. message .. ". Run sandbox link again");
+  elseif code == libsandbox.ERR_TIMEOUT then
+    fail("The gateway did not answer: " .. message .. ". Run sandbox link again");
+  elseif code == libsandbox.ERR_NOT_CONNECTED and message:find("expired", 1, true) then
+    fail("The code expired; run sandbox link again.");
+  elseif code == libsandbox.ERR_NOT_CONNECTED then
+    fail("The gateway closed the link session (" .. message .. "). Run sandbox link again");
+  end
+  fail("The gateway refused the link: " .. tostring(code) .. ": " .. message);
+end
+
+-- Saves the credential as sandbox.password and makes the daemon say hello with it (the
+-- changed setting does too; reconnect covers a credential equal to the one set).
+local function saveCredential(credential, account)
+  settings.set(libsandbox.SETTING_PASSWORD, credential);
+  local saved = settings.save();
+  libsandbox.reconnect();
+  if saved == false then
+    fail("Linked to " .. account .. ", but .settings could not be saved (is the disk full?): "
+      .. "the link is lost at reboot; free some space and run sandbox link again");
+  end
+end
+
+-- The credential of a link answer, or a failure: the gateway must send one.
+local function credentialOf(payload)
+  if type(payload.credential) ~= "string" or payload.credential == "" then
+    fail("The gateway linked the computer but sent no credential; is it up to date? Run sandbox link again");
+  end
+  return payload.credential;
+end
+
+-- Opens the link session, or fails with the reason and its fix.
+local function openLink(session, url)
+  local ok, err = session.open(url);
+  if ok then
+    return;
+  elseif err.code == linkLib.ERR_UNSUPPORTED or err.code == libsandbox.ERR_UNAUTHORIZED then
+    -- An older gateway took the hello as the computer's own: the daemon must say hello again.
+    libsandbox.reconnect();
+    fail("The gateway at " .. url .. " does not support sandbox link: update trap-sandbox on its host, "
+      .. "or set a credential with: sandbox setup");
+  elseif err.code == libsandbox.ERR_NOT_CONNECTED then
+    fail("Cannot reach the gateway: " .. advice.explain(err.message, url));
+  end
+  failLink(err, "code");
+end
+
+-- Asks the player whether to link to account, typed y or n and Enter (Enter alone is no),
+-- while the session answers the gateway's pings. Returns the answer and why the session
+-- closed meanwhile (nil if it did not).
+local function askAccept(session, account)
+  write("Link this computer to " .. account .. "? [y/N] ");
+  local answer, closed = nil, nil;
+  parallel.waitForAny(function()
+    answer = read() or "";
+  end, function()
+    closed = session.keepAlive();
+    while true do
+      coroutine.yield(); -- the player still answers; the outcome waits for it
+    end
+  end);
+  answer = answer:match("^%s*(.-)%s*$"):lower();
+  return answer == "y" or answer == "yes", closed;
+end
+
+-- The code flow: a code the account holder approves on the host, then the player's answer.
+local function linkWithCode(session)
+  local ok, begun, err = session.request(linkLib.TYPE_BEGIN, {}, linkLib.ANSWER_WAIT);
+  if not ok then
+    failLink(err, "code");
+  elseif type(begun.code) ~= "string" or begun.code == "" then
+    fail("The gateway sent no link code; is it up to date? Run sandbox link again");
+  end
+  local code = begun.code;
+  print("Link code: " .. code .. " (valid " .. lifetime(begun.expiresInMs) .. ")");
+  print("On the host, the account holder runs:");
+  print("  " .. tostring(begun.approveLine or ("trap-sandbox link approve " .. code)));
+  print("Waiting... (Ctrl-T to cancel)");
+  local state;
+  repeat
+    local polled, pollErr;
+    ok, polled, pollErr = session.request(linkLib.TYPE_POLL, { code = code, waitMs = linkLib.POLL_WAIT_MS },
+      linkLib.POLL_WAIT_MS / 1000 + linkLib.ANSWER_WAIT);
+    if not ok then
+      failLink(pollErr, "code");
+    end
+    state = polled;
+  until state.state ~= linkLib.STATE_PENDING
+  if state.state == linkLib.STATE_EXPIRED then
+    fail("The code expired; run sandbox link again.");
+  elseif state.state ~= linkLib.STATE_APPROVED then
+    fail("The gateway answered the code's state as '" .. tostring(state.state) .. "'; is it up to date? Run sandbox link again");
+  end
+  local account = tostring(state.account);
+  print("Approved by account " .. account .. " (" .. tostring(state.approvedBy or account) .. ").");
+  -- Until the answer, a Ctrl-T declines, so the approved code cannot be accepted later.
+  approvedCode = code;
+  local accept, closed = askAccept(session, account);
+  approvedCode = nil;
+  if not accept then
+    session.request(linkLib.TYPE_ACCEPT, { code = code, accept = false }, linkLib.ANSWER_WAIT);
+    print("Not linked.");
+    return;
+  elseif closed ~= nil then
+    failLink({ code = libsandbox.ERR_NOT_CONNECTED, message = closed }, "code");
+  end
+  local accepted, acceptErr;
+  ok, accepted, acceptErr = session.request(linkLib.TYPE_ACCEPT, { code = code, accept = true }, linkLib.ANSWER_WAIT);
+  if not ok then
+    failLink(acceptErr, "code");
+  end
+  account = type(accepted.account) == "string" and accepted.account or account;
+  saveCredential(credentialOf(accepted), account);
+  print("Linked to " .. account .. ". The sandbox daemon reconnects with the new credential.");
+end
+
+-- The key flow: the key holder typed it here, so there is no code and no question.
+local function linkWithKey(session, key)
+  local ok, answer, err = session.request(linkLib.TYPE_BEGIN, { key = key }, linkLib.KEY_ANSWER_WAIT);
+  if not ok then
+    failLink(err, "key");
+  elseif answer.state ~= linkLib.STATE_APPROVED then
+    fail("The gateway did not approve the key (state '" .. tostring(answer.state) .. "'); is it up to date?");
+  end
+  local account = tostring(answer.account);
+  saveCredential(credentialOf(answer), account);
+  print("Linked to " .. account .. ".");
+end
+
+-- sandbox link [KEY]: its own short link session to sandbox.url (the daemon's stays up).
+-- Ctrl-T cancels at any point, closing the session (and declining an approved code).
+local function link(key)
+  if key == "--help" or key == "-h" then
+    linkUsage();
+    return;
+  end
+  checkSetup();
+  if key ~= nil and not linkLib.isKey(key) then
+    -- Not echoed: a mistyped key is still mostly a secret.
+    fail("sandbox link: that is not an enrollment key (tsk_...; made with trap-sandbox link key). "
+      .. "Run sandbox link alone for a code");
+  end
+  local url = libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL));
+  local session = linkLib.newSession({ http = http, os = os, pullEvent = os.pullEventRaw });
+  local ok, err = pcall(function()
+    openLink(session, url);
+    if key ~= nil then
+      linkWithKey(session, key);
+    else
+      linkWithCode(session);
+    end
+  end);
+  if not ok and err == "Terminated" and approvedCode ~= nil then
+    session.notify(linkLib.TYPE_ACCEPT, { code = approvedCode, accept = false });
+  end
+  session.close();
+  if not ok and err == "Terminated" then
+    fail("Cancelled.");
+  elseif not ok then
+    error(err, 0);
+  end
+end
+
 local COMMANDS = {
   health = health,
   status = showStatus,
   reconnect = reconnect,
   setup = setup,
+  link = link,
 };
 
 -- How many arguments each command takes after its name.
-local MAX_ARGS = { setup = 1 };
+local MAX_ARGS = { setup = 1, link = 1 };
 
 local args = { ... };
 local command = args[1];

@@ -177,6 +177,7 @@ describe("libsandbox", function()
       expect(complete(nil, 1, "he", {})):same({ "alth", "lp" });
       expect(complete(nil, 1, "st", {})):same({ "atus" });
       expect(complete(nil, 1, "re", {})):same({ "connect" });
+      expect(complete(nil, 1, "li", {})):same({ "nk" });
     end);
 
     it("completes the ai command's options", function()
@@ -218,6 +219,7 @@ describe("libsandbox", function()
       "KIND_ERROR", "KIND_DONE", "DONE_STOP", "DONE_ABORTED", "DONE_ERROR", "DONE_DEADLINE",
       "DONE_DISCONNECTED", "ERR_AI_DISABLED", "ERR_AI_UNAVAILABLE", "ERR_UNKNOWN_TURN",
       "ERR_BUSY", "MAX_PROMPT_BYTES",
+      "newLinkSession", "ERR_LINK_INVALID", "ERR_LINK_DISABLED",
     };
 
     it("is exactly the listed names, none of them nil", function()

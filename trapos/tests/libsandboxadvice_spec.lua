@@ -67,7 +67,7 @@ describe("libsandboxadvice explain", function()
   it("explains a socket replaced by another computer with the same traposId", function()
     expect(advice.explain("lost the connection: replaced", URL))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect (or a credential of its own: sandbox setup)");
+        .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)");
   end);
 
   it("explains a gateway the daemon dropped for flooding it", function()
@@ -90,14 +90,20 @@ describe("libsandboxadvice explain", function()
   it("names the fix after replaced: a label of its own, or a credential", function()
     expect(advice.explain("replaced: another computer said hello with this computer's id", URL))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect (or a credential of its own: sandbox setup)");
+        .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)");
   end);
 
   it("sends a revoked credential to a new one, whether closed 4003 or refused at hello", function()
-    local fix = "this computer's credential was revoked on the gateway; set a new one (trap-sandbox credentials add) with: sandbox setup";
+    local fix = "this computer's credential was revoked on the gateway; link it again with: sandbox link (or set a new credential with: sandbox setup)";
     expect(advice.explain("revoked: this computer's credential was revoked", URL)):eq(fix);
     expect(advice.explain("unauthorized: this computer's credential was revoked (set a new one with: sandbox setup)", URL, "tsc_x_y"))
       :eq(fix);
+  end);
+
+  it("sends a credential copied from another computer to sandbox link", function()
+    expect(advice.explain("unauthorized: the credential belongs to computer 7, not to 9 (link this computer with: sandbox link)",
+      URL, "tsc_x_y"))
+      :eq("sandbox.password is computer 7's linked credential, not this computer's; link this computer with: sandbox link");
   end);
 
   it("says when `set` turned a numeric password into a number", function()

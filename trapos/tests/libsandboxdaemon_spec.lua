@@ -157,7 +157,7 @@ local function newWorld(opts)
       }), false);
     end
   end;
-  world.answerHello = function(socket, ok, err, livenessMs)
+  world.answerHello = function(socket, ok, err, livenessMs, accountId)
     local hello = socket.frame(1);
     world.message({
       event = "gateway_response",
@@ -165,7 +165,7 @@ local function newWorld(opts)
       messageId = hello.messageId,
       type = "hello",
       ok = ok,
-      payload = ok and { accountId = "local", livenessMs = livenessMs } or nil,
+      payload = ok and { accountId = accountId or "local", livenessMs = livenessMs } or nil,
       error = err,
     });
   end;
@@ -322,6 +322,29 @@ describe("sandbox daemon", function()
       expect(status.traposId):eq("7:base");
       expect(status.url):eq(FULL_URL);
       expect(status.lastError):eq(nil);
+    end);
+
+    it("knows its account from the hello answer, and forgets it with the socket", function()
+      local world = newWorld({ url = URL, label = "base" });
+      world.daemon.start();
+      expect(world.daemon.status().account):eq(nil);
+      world.answerHello(world.open(), true);
+      expect(world.daemon.status().account):eq("local");
+      world.handle("websocket_closed", FULL_URL, "Connection closed", 1006);
+      expect(world.daemon.status().state):eq("waiting");
+      expect(world.daemon.status().account):eq(nil);
+    end);
+
+    it("says hello with a linked credential once sandbox link saves it, and reports its account", function()
+      local world = newWorld({ url = URL, password = "shared" });
+      world.connect();
+      world.values["sandbox.password"] = "tsc_ab12_secret";
+      world.handle("setting_changed", "sandbox.password", "tsc_ab12_secret", "shared");
+      expect(#world.connects):eq(2);
+      local socket = world.open();
+      expect(socket.frame(1).payload.secret):eq("tsc_ab12_secret");
+      world.answerHello(socket, true, nil, nil, "alice");
+      expect(world.daemon.status().account):eq("alice");
     end);
 
     it("stops for good on unauthorized", function()

@@ -25,7 +25,9 @@ end
 -- Runs the program with args. opts.status: the daemon's status, a list of statuses given
 -- in turn (the last repeats), or nil for no daemon. opts.reply(type, payload) returns the
 -- gateway's ok, payload, error, or nothing to never answer. opts.settings: setting values
--- (sandbox.url defaults to URL). opts.noHttp hides the http API.
+-- (sandbox.url defaults to URL). opts.noHttp hides the http API. opts.gateway(frame, record)
+-- plays the gateway on the link session's own socket (see linkGateway). opts.typed: the lines
+-- read() answers in turn; a function in the list is called instead (it may raise Terminated).
 -- Returns ok, error message, printed lines, and a record of what the program asked for.
 local function run(args, opts)
   opts = opts or {};
@@ -79,8 +81,47 @@ local function run(args, opts)
   -- read() answers opts.typed in turn; settings.set/save are recorded, not applied.
   local typed = opts.typed or {};
   record.prompts, record.reads, record.saved, record.values = {}, {}, 0, values;
+  -- The link session's socket: each frame sent goes to opts.gateway, whose answers (a frame,
+  -- a list of frames, or nothing) arrive as websocket_message events.
+  record.frames, record.sockets, record.closes = {}, {}, 0;
+  local fakeHttp, sockets = nil, {};
+  if opts.gateway ~= nil or opts.linkFailure ~= nil then
+    fakeHttp = { websocketAsync = function(url)
+      record.sockets[#record.sockets + 1] = url;
+      record.url = url;
+      if opts.linkFailure ~= nil then
+        realQueue("websocket_failure", url, opts.linkFailure);
+        return true;
+      end
+      local socket = {};
+      socket.send = function(text)
+        local frame = textutils.unserializeJSON(text);
+        record.frames[#record.frames + 1] = frame;
+        local replies = opts.gateway(frame, record, realQueue);
+        if replies ~= nil and replies.event ~= nil then
+          replies = { replies };
+        end
+        for _, reply in ipairs(replies or {}) do
+          realQueue("websocket_message", url, textutils.serializeJSON(reply), false);
+        end
+      end;
+      socket.close = function() record.closes = record.closes + 1; end;
+      -- CC's queue copies tables without their functions: the handle is put back on delivery.
+      sockets[url] = socket;
+      realQueue("websocket_success", url);
+      return true;
+    end };
+    local realPull = os.pullEventRaw;
+    stub(os, "pullEventRaw", function(...)
+      local event = table.pack(realPull(...));
+      if event[1] == "websocket_success" and sockets[event[2]] ~= nil then
+        event[3], event.n = sockets[event[2]], math.max(event.n, 3);
+      end
+      return table.unpack(event, 1, event.n);
+    end);
+  end
   stub(settings, "set", function(name, value) values[name] = value; end);
-  stub(settings, "save", function() record.saved = record.saved + 1; return true; end);
+  stub(settings, "save", function() record.saved = record.saved + 1; return not opts.saveFails; end);
 
   local lines = {};
   local completions = {};
@@ -88,7 +129,11 @@ local function run(args, opts)
     write = function(text) record.prompts[#record.prompts + 1] = text; end,
     read = function(replace)
       record.reads[#record.reads + 1] = replace or false;
-      return table.remove(typed, 1) or "";
+      local line = table.remove(typed, 1) or "";
+      if type(line) == "function" then
+        return line();
+      end
+      return line;
     end,
     print = function(...)
       local parts = table.pack(...);
@@ -108,7 +153,7 @@ local function run(args, opts)
       if opts.noHttp then
         return nil;
       end
-      return _G.http or {};
+      return fakeHttp or _G.http or {};
     end
     return _G[key];
   end });
@@ -126,6 +171,82 @@ local function expectSuccess(ok, err)
     fail("the command failed: " .. tostring(err));
   end
 end
+
+-- What linkGateway hands out: the credential must never be printed.
+local CREDENTIAL = "tsc_c0ffee_9dKq2xSecretPart";
+local KEY = "tsk_k1_S3cretKeyPart";
+local APPROVED = { state = "approved", account = "alice", approvedBy = "alice (token laptop)" };
+
+-- A gateway that links as docs/protocol.md says, for run's opts.gateway: a link hello is
+-- answered as a link session (o.hello replaces that answer), link.begin with the code (or,
+-- with a key, approved at once), link.poll with o.polls in turn (the last repeats; a function
+-- is called with the frame, the record and the queue instead), link.accept with the
+-- credential. o.refuse[type] = {code, message} refuses that type.
+local function linkGateway(o)
+  o = o or {};
+  local polls = o.polls or { APPROVED };
+  local pollIndex = 0;
+  return function(frame, record, queue)
+    local function answer(payload)
+      return { event = "gateway_response", messageId = frame.messageId, type = frame.type, ok = true, payload = payload };
+    end
+    if frame.event ~= "computer_request" then
+      return nil;
+    elseif o.refuse ~= nil and o.refuse[frame.type] ~= nil then
+      return { event = "gateway_response", messageId = frame.messageId, type = frame.type, ok = false,
+        error = o.refuse[frame.type] };
+    elseif frame.type == "hello" then
+      return answer(o.hello or { accountId = "", link = true, livenessMs = 70000 });
+    elseif frame.type == "link.begin" and frame.payload.key ~= nil then
+      return answer({ state = "approved", account = "alice", approvedBy = "root (key kitchen)", credential = CREDENTIAL });
+    elseif frame.type == "link.begin" then
+      return answer({ code = "BCDF-GHJK", expiresInMs = 600000, approveLine = "trap-sandbox link approve BCDF-GHJK" });
+    elseif frame.type == "link.poll" then
+      pollIndex = pollIndex + 1;
+      local reply = polls[math.min(pollIndex, #polls)];
+      if type(reply) == "function" then
+        return reply(frame, record, queue);
+      end
+      return answer(reply);
+    elseif frame.type == "link.accept" and frame.payload.accept == true then
+      return answer({ account = "alice", credential = CREDENTIAL });
+    elseif frame.type == "link.accept" then
+      return answer({});
+    end
+  end
+end
+
+-- The payloads of the frames of a type the program sent on its link session.
+local function sentOf(record, msgType)
+  local found = {};
+  for _, frame in ipairs(record.frames) do
+    if frame.type == msgType and frame.event == "computer_request" then
+      found[#found + 1] = frame.payload;
+    end
+  end
+  return found;
+end
+
+-- Fails when the credential or the key shows anywhere the player sees.
+local function expectNoSecret(lines, record, err)
+  local seen = { table.unpack(lines) };
+  for _, prompt in ipairs(record.prompts) do
+    seen[#seen + 1] = prompt;
+  end
+  seen[#seen + 1] = tostring(err);
+  for _, text in ipairs(seen) do
+    if text:find("tsc_", 1, true) or text:find(KEY, 1, true) then
+      fail("a secret was shown: " .. text);
+    end
+  end
+end
+
+local CODE_LINES = {
+  "Link code: BCDF-GHJK (valid 10 min)",
+  "On the host, the account holder runs:",
+  "  trap-sandbox link approve BCDF-GHJK",
+  "Waiting... (Ctrl-T to cancel)",
+};
 
 describe("sandbox command", function()
   describe("health", function()
@@ -402,6 +523,27 @@ describe("sandbox command", function()
       });
     end);
 
+    it("shows the account the gateway answered the hello with", function()
+      local status = connectedStatus();
+      status.account = "alice";
+      local ok, err, lines = run({ "status" }, { status = status });
+      expectSuccess(ok, err);
+      expect(lines[4]):eq("traposId: 7:base");
+      expect(lines[5]):eq("account: alice");
+      expect(lines[6]):eq("lastError: none");
+    end);
+
+    it("names sandbox link as the fix for a revoked credential and a replaced computer", function()
+      for _, case in ipairs({
+        { "revoked", "revoked: this computer's credential was revoked" },
+        { "replaced", "replaced: another computer said hello with this computer's id" },
+      }) do
+        local ok, err, lines = run({ "status" }, { status = downStatus(case[1], case[2]) });
+        expectSuccess(ok, err);
+        expect(lines[6]):str_match("^fix: .*sandbox link");
+      end
+    end);
+
     it("shows the last error", function()
       local ok, err, lines = run({ "status" }, { status = downStatus("waiting", "Connection closed") });
       expectSuccess(ok, err);
@@ -488,6 +630,199 @@ describe("sandbox command", function()
     end);
   end);
 
+  describe("link", function()
+    it("shows the code and the approve line, asks the player, saves the credential and reconnects", function()
+      local ok, err, lines, record = run({ "link" }, {
+        gateway = linkGateway({ polls = { { state = "pending" }, APPROVED } }), typed = { "y" },
+      });
+      expectSuccess(ok, err);
+      local want = { table.unpack(CODE_LINES) };
+      want[#want + 1] = "Approved by account alice (alice (token laptop)).";
+      want[#want + 1] = "Linked to alice. The sandbox daemon reconnects with the new credential.";
+      expect(lines):same(want);
+      expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
+      expect(record.values["sandbox.password"]):eq(CREDENTIAL);
+      expect(record.saved):eq(1);
+      expect(record.reconnects):eq(1);
+      expect(record.closes):eq(1);
+      expect(record.url):str_match("^" .. FULL_URL:gsub("%p", "%%%0") .. "%?link=%d+$");
+      expect(sentOf(record, "hello")[1].link):eq(true);
+      expect(sentOf(record, "hello")[1].secret):eq(nil);
+      expect(sentOf(record, "link.begin")):same({ {} });
+      expect(sentOf(record, "link.poll")):same({ { code = "BCDF-GHJK", waitMs = 5000 }, { code = "BCDF-GHJK", waitMs = 5000 } });
+      expect(sentOf(record, "link.accept")):same({ { code = "BCDF-GHJK", accept = true } });
+      expectNoSecret(lines, record, err);
+    end);
+
+    it("takes Y and yes as yes", function()
+      for _, answer in ipairs({ "Y", " yes " }) do
+        local ok, err, _, record = run({ "link" }, { gateway = linkGateway(), typed = { answer } });
+        expectSuccess(ok, err);
+        expect(record.values["sandbox.password"]):eq(CREDENTIAL);
+      end
+    end);
+
+    it("declines on n or Enter: the code is burned and nothing is saved", function()
+      for _, answer in ipairs({ "n", "" }) do
+        local ok, err, lines, record = run({ "link" }, {
+          settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "shared" },
+          gateway = linkGateway(), typed = { answer },
+        });
+        expectSuccess(ok, err);
+        expect(lines[#lines]):eq("Not linked.");
+        expect(sentOf(record, "link.accept")):same({ { code = "BCDF-GHJK", accept = false } });
+        expect(record.values["sandbox.password"]):eq("shared");
+        expect(record.saved):eq(0);
+        expect(record.reconnects):eq(0);
+        expect(record.closes):eq(1);
+      end
+    end);
+
+    it("says so when the code expires", function()
+      local ok, err, lines, record = run({ "link" }, {
+        gateway = linkGateway({ polls = { { state = "pending" }, { state = "expired" } } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The code expired; run sandbox link again.");
+      expect(lines):same(CODE_LINES);
+      expect(#record.reads):eq(0);
+      expect(record.closes):eq(1);
+    end);
+
+    it("says the code expired when the gateway ends the session for it", function()
+      local ok, err = run({ "link" }, {
+        gateway = linkGateway({ polls = { function(_, record, queue)
+          queue("websocket_closed", record.url, "link expired", 1000);
+        end } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The code expired; run sandbox link again.");
+    end);
+
+    it("cancels on Ctrl-T while it waits, closing the session", function()
+      local ok, err, lines, record = run({ "link" }, {
+        gateway = linkGateway({ polls = { function(_, _, queue) queue("terminate"); end } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Cancelled.");
+      expect(lines):same(CODE_LINES);
+      expect(record.closes):eq(1);
+      expect(sentOf(record, "link.accept")):same({});
+    end);
+
+    it("declines the approved code on Ctrl-T at the question", function()
+      local ok, err, _, record = run({ "link" }, {
+        gateway = linkGateway(), typed = { function() error("Terminated", 0); end },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Cancelled.");
+      expect(sentOf(record, "link.accept")):same({ { code = "BCDF-GHJK", accept = false } });
+      expect(record.values["sandbox.password"]):eq(nil);
+      expect(record.closes):eq(1);
+    end);
+
+    it("links with an enrollment key at once: no code, no question", function()
+      local ok, err, lines, record = run({ "link", KEY }, { gateway = linkGateway() });
+      expectSuccess(ok, err);
+      expect(lines):same({ "Linked to alice." });
+      expect(#record.reads):eq(0);
+      expect(sentOf(record, "link.begin")):same({ { key = KEY } });
+      expect(sentOf(record, "link.poll")):same({});
+      expect(record.values["sandbox.password"]):eq(CREDENTIAL);
+      expect(record.reconnects):eq(1);
+      expectNoSecret(lines, record, err);
+    end);
+
+    it("says which key problem the gateway found, and where a new key comes from", function()
+      local ok, err, lines, record = run({ "link", KEY }, {
+        gateway = linkGateway({ refuse = { ["link.begin"] = { code = "link_invalid", message = "the enrollment key has expired" } } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the key (link_invalid): the enrollment key has expired. Ask its admin for a new one (trap-sandbox link key)");
+      expect(record.values["sandbox.password"]):eq(nil);
+      expectNoSecret(lines, record, err);
+    end);
+
+    it("refuses an argument that is not a key without connecting or echoing it", function()
+      local ok, err, _, record = run({ "link", "BCDF-GHJK" }, { gateway = linkGateway() });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox link: that is not an enrollment key (tsk_...; made with trap-sandbox link key). Run sandbox link alone for a code");
+      expect(#record.sockets):eq(0);
+    end);
+
+    it("sends a player without a URL to sandbox setup", function()
+      local ok, err, _, record = run({ "link" }, { settings = {}, gateway = linkGateway() });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox.url is not set. Run: sandbox setup");
+      expect(#record.sockets):eq(0);
+    end);
+
+    it("names the operator's fix when the gateway has linking off", function()
+      local ok, err = run({ "link" }, {
+        gateway = linkGateway({ refuse = { ["link.begin"] = { code = "link_disabled",
+          message = "this gateway keeps no accounts: its operator starts it with --data-dir DIR or --nats URL" } } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway cannot link computers (link_disabled): this gateway keeps no accounts: its operator starts it with --data-dir DIR or --nats URL");
+    end);
+
+    it("passes on busy with the wait", function()
+      local ok, err = run({ "link" }, {
+        gateway = linkGateway({ refuse = { ["link.begin"] = { code = "busy",
+          message = "too many link codes from this address; try again in 12 s" } } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway is busy (busy): too many link codes from this address; try again in 12 s");
+    end);
+
+    it("explains an unreachable gateway", function()
+      local ok, err = run({ "link" }, { linkFailure = "Could not connect" });
+      expect(ok):eq(false);
+      expect(err):eq("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s");
+    end);
+
+    it("says a used code's refusal at accept, and saves nothing", function()
+      local ok, err, _, record = run({ "link" }, {
+        gateway = linkGateway({ refuse = { ["link.accept"] = { code = "link_invalid", message = "the code was already used" } } }),
+        typed = { "y" },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the code (link_invalid): the code was already used. Run sandbox link again");
+      expect(record.values["sandbox.password"]):eq(nil);
+    end);
+
+    it("tells an older gateway apart and gives the daemon its connection back", function()
+      local ok, err, _, record = run({ "link" }, {
+        gateway = linkGateway({ hello = { accountId = "local", livenessMs = 70000 } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway at " .. FULL_URL .. " does not support sandbox link: update trap-sandbox on its host, or set a credential with: sandbox setup");
+      expect(record.reconnects):eq(1);
+      expect(sentOf(record, "link.begin")):same({});
+      expect(record.closes):eq(1);
+    end);
+
+    it("says when the settings could not be saved", function()
+      local ok, err, _, record = run({ "link" }, { gateway = linkGateway(), typed = { "y" }, saveFails = true });
+      expect(ok):eq(false);
+      expect(err):eq("Linked to alice, but .settings could not be saved (is the disk full?): the link is lost at reboot; free some space and run sandbox link again");
+      expect(record.reconnects):eq(1);
+      expectNoSecret({}, record, err);
+    end);
+
+    it("prints its help", function()
+      local ok, err, lines, record = run({ "link", "--help" }, { gateway = linkGateway() });
+      expectSuccess(ok, err);
+      expect(lines[1]):eq("Usage: sandbox link [KEY]");
+      for _, line in ipairs(lines) do
+        if #line > 51 then
+          fail("help line wider than the screen: " .. line);
+        end
+      end
+      expect(#record.sockets):eq(0);
+    end);
+  end);
+
   describe("arguments", function()
     it("prints usage for --help, -h, help and no argument", function()
       for _, args in ipairs({ { "--help" }, { "-h" }, { "help" }, {} }) do
@@ -495,6 +830,11 @@ describe("sandbox command", function()
         expectSuccess(ok, err);
         expect(lines[1]):eq("Usage: sandbox <command>");
         expect(#lines > 3):eq(true);
+        local listed = false;
+        for _, line in ipairs(lines) do
+          listed = listed or line == "  link [KEY] link this computer to your account";
+        end
+        expect(listed):eq(true);
         for _, line in ipairs(lines) do
           if #line > 51 then
             fail("usage line wider than the screen: " .. line);

@@ -1,0 +1,201 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/computer"
+	"fakecraft/fakecrafttest"
+
+	"trap-sandbox/testkit/opencodefake"
+
+	"tests/internal/harness"
+)
+
+// The link flow end to end (docs/protocol.md, "Linking a computer"): a fakecraft computer runs
+// the real `sandbox link` against the real gateway with an account store; the account holder
+// approves the code with the real CLI; the player types y; the daemon says hello with the
+// credential it saved, as alice's computer, and still does after the gateway restarts.
+
+// linkCode is the code line `sandbox link` prints (RFC 8628's base-20 alphabet, XXXX-XXXX).
+var linkCode = regexp.MustCompile(`Link code: ([BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}) \(valid 10 min\)`)
+
+// linkProgram links the computer, waits for the daemon to say hello with what it saved, shows
+// its status, and holds the computer (and its daemon's socket) until one more line is typed.
+const linkProgram = `
+shell.run("sandbox", ...)
+local status = require('/apis/libsandbox').awaitConnection(60)
+print("account after link: " .. tostring(status and status.account))
+shell.run("sandbox", "status")
+print("holding")
+read()
+`
+
+// statusProgram shows the daemon's status once it is connected.
+const statusProgram = `
+local status = require('/apis/libsandbox').awaitConnection(60)
+print("connected after boot: " .. tostring(status and status.connected))
+shell.run("sandbox", "status")
+`
+
+// runGatewayCLI runs the gateway binary's subcommand args and returns its stdout, stderr and
+// exit code.
+func runGatewayCLI(ctx context.Context, t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, gatewayBin, args...)
+	// A race-built binary otherwise sleeps 1 s at exit.
+	cmd.Env = append(harness.CleanEnv(), "GORACE=atexit_sleep_ms=0")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exitErr *exec.ExitError
+	if errors.As(err, &exitErr) {
+		return out.String(), errOut.String(), exitErr.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), errOut.String(), 0
+}
+
+// gatewayCLI is runGatewayCLI for a command that must succeed: its stdout.
+func gatewayCLI(ctx context.Context, t *testing.T, args ...string) string {
+	t.Helper()
+	out, errOut, code := runGatewayCLI(ctx, t, args...)
+	require.Equal(t, 0, code, "trap-sandbox %s: %s%s", strings.Join(args, " "), errOut, out)
+	return out
+}
+
+// lastLineOf is the last non-empty line of out (where the CLI prints a secret).
+func lastLineOf(out string) string {
+	ls := lines(out)
+	if len(ls) == 0 {
+		return ""
+	}
+	return ls[len(ls)-1]
+}
+
+// TestLinkAComputerToAnAccount: the code flow (approve, accept, connected as alice, again
+// after a gateway restart), a player who declines (the code is spent), and an enrollment key
+// (no code, no question).
+func TestLinkAComputerToAnAccount(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	require.True(t, strings.HasPrefix(alice, "tsa_"), "alice's token: %q", alice)
+	ocURL := opencodefake.ClosedPortURL(t)
+	g := startGateway(t, ocURL, dataDir)
+	top := t // the gateway restarted in a subtest serves the later ones too
+
+	t.Run("a code approved on the host and accepted by the player", func(t *testing.T) {
+		disk := t.TempDir()
+		input := make(chan string)
+		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link")
+		opts.ID, opts.Label = 7, "kitchen"
+		opts.Overlay = disk
+		opts.Files = map[string]string{"/link.lua": linkProgram}
+		opts.Input = computer.Input(input)
+		c := fakecrafttest.StartWithin(t, opts, testTimeout)
+		c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
+		m := linkCode.FindStringSubmatch(c.Output())
+		require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
+		code := m[1]
+		assert.Contains(t, lines(c.Output()), "  trap-sandbox link approve "+code)
+
+		approved := gatewayCLI(ctx, t, "link", "approve", code, "--url="+g.URL(""), "--api-token="+alice)
+		assert.Contains(t, approved, "approved computer 7:kitchen")
+		typeLine(ctx, t, input, "y") // read() asks only once the code is approved
+		c.WaitFor(ctx, "holding")
+		out := c.Output()
+		assert.Contains(t, out, "Approved by account alice")
+		assert.Contains(t, out, "Link this computer to alice? [y/N]")
+		assert.Contains(t, out, "Linked to alice.")
+		assert.Contains(t, lines(out), "account after link: alice", out)
+		assert.Contains(t, lines(out), "account: alice", out)
+		assert.NotContains(t, out, "tsc_", "the credential is never shown")
+
+		listed := gatewayCLI(ctx, t, "computers", "--url="+g.URL(""), "--api-token="+alice)
+		assert.Contains(t, listed, "7:kitchen", "alice's token lists the linked computer")
+		assert.Contains(t, listed, "alice")
+		typeLine(ctx, t, input, "")
+		_, err := c.Wait(ctx)
+		require.NoError(t, err)
+
+		// The credential is on the computer's disk: after a gateway restart (the same data
+		// directory, the same address) it boots into alice's account again.
+		require.NoError(t, g.Stop())
+		g = harness.Start(top, gatewayBin, harness.Options{Listen: g.Addr,
+			Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, dataDir}})
+		again := computerOptions(t, g, sandboxPassword, "/status.lua")
+		again.ID, again.Label = 7, "kitchen"
+		again.Overlay = disk
+		again.Files = map[string]string{"/status.lua": statusProgram}
+		ok, out := runCommand(ctx, t, again)
+		assert.True(t, ok, out)
+		assert.Contains(t, lines(out), "connected after boot: true", out)
+		assert.Contains(t, lines(out), "account: alice", out)
+	})
+
+	t.Run("a player who declines stays unlinked and the code is spent", func(t *testing.T) {
+		input := make(chan string)
+		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link")
+		opts.ID, opts.Label = 9, "gate"
+		opts.Overlay = t.TempDir()
+		opts.Files = map[string]string{"/link.lua": linkProgram}
+		opts.Input = computer.Input(input)
+		c := fakecrafttest.StartWithin(t, opts, testTimeout)
+		c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
+		m := linkCode.FindStringSubmatch(c.Output())
+		require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
+		// Approved by a token that is not the player's choice: the player says no.
+		gatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+alice)
+		typeLine(ctx, t, input, "n")
+		c.WaitFor(ctx, "holding")
+		out := c.Output()
+		assert.Contains(t, lines(out), "Not linked.", out)
+		assert.Contains(t, lines(out), "account: local", "still on the shared password: %s", out)
+		_, errOut, code := runGatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+alice)
+		assert.NotEqual(t, 0, code, "a declined code cannot be approved again")
+		assert.Contains(t, errOut, "link_invalid")
+		typeLine(ctx, t, input, "")
+		_, err := c.Wait(ctx)
+		require.NoError(t, err)
+	})
+
+	t.Run("an enrollment key links at once", func(t *testing.T) {
+		key := lastLineOf(gatewayCLI(ctx, t, "link", "key", "--account", "alice", dataDir))
+		require.True(t, strings.HasPrefix(key, "tsk_"), "the key: %q", key)
+		input := make(chan string)
+		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link", key)
+		opts.ID, opts.Label = 8, "farm"
+		opts.Overlay = t.TempDir()
+		opts.Files = map[string]string{"/link.lua": linkProgram}
+		opts.Input = computer.Input(input)
+		c := fakecrafttest.StartWithin(t, opts, testTimeout)
+		c.WaitFor(ctx, "holding")
+		out := c.Output()
+		assert.Contains(t, lines(out), "Linked to alice.", out)
+		assert.NotContains(t, out, "[y/N]", "a key asks nothing")
+		assert.Contains(t, lines(out), "account: alice", out)
+		assert.NotContains(t, out, "tsc_")
+		typeLine(ctx, t, input, "")
+		_, err := c.Wait(ctx)
+		require.NoError(t, err)
+	})
+}
+
+// typeLine types line on the computer once it reads one.
+func typeLine(ctx context.Context, t *testing.T, input chan<- string, line string) {
+	t.Helper()
+	select {
+	case input <- line:
+	case <-ctx.Done():
+		t.Fatalf("the computer never asked for a line (%q): %v", line, ctx.Err())
+	}
+}

@@ -1,0 +1,282 @@
+-- libsandboxlink: the short session `sandbox link` holds with the gateway to link this
+-- computer to an account (docs/protocol.md, "Linking a computer"). It opens a socket of its
+-- own beside the daemon's, says hello with link:true (which registers nothing, so the daemon's
+-- connection stays), and sends link.begin, link.poll and link.accept on it. Nothing here prints:
+-- programs/sandbox.lua shows the code, asks the player and saves the credential, which the
+-- daemon then says hello with.
+
+local ccExpect = require('cc.expect');
+local expect, field = ccExpect.expect, ccExpect.field;
+local codec = require('/apis/libsandboxcodec');
+local version = require('/apis/libsandboxversion');
+local ai = require('/apis/libsandboxai');
+
+-- The request types of a link session (computer -> gateway).
+local TYPE_BEGIN = "link.begin";
+local TYPE_POLL = "link.poll";
+local TYPE_ACCEPT = "link.accept";
+
+-- A code's state, as link.poll (and link.begin with a key) answers it.
+local STATE_PENDING = "pending";
+local STATE_APPROVED = "approved";
+local STATE_EXPIRED = "expired";
+
+-- The error codes of the link requests besides the seed's: a code or key that is unknown,
+-- expired, used or declined; a gateway without an account store; too many codes (the
+-- message says when to try again).
+local ERR_LINK_INVALID = "link_invalid";
+local ERR_LINK_DISABLED = "link_disabled";
+local ERR_BUSY = ai.ERR_BUSY;
+
+-- What a link session is told when it is closed or never opens (the request error's code).
+local ERR_NOT_CONNECTED, ERR_TIMEOUT = codec.ERR_NOT_CONNECTED, codec.ERR_TIMEOUT;
+-- A gateway that answered the link hello as a plain hello: it predates linking.
+local ERR_UNSUPPORTED = "link_unsupported";
+
+-- The longest a link.poll waits at the gateway for the code's state to change (its maximum).
+local POLL_WAIT_MS = 5000;
+-- Seconds to wait for an answer beyond the gateway's own wait (the daemon's request timeout).
+local ANSWER_WAIT = 10;
+-- Seconds for the answer to link.begin with a key: a key spends the wrong-secret budget, and
+-- past its burst the gateway holds a wrong one's answer back (docs/protocol.md).
+local KEY_ANSWER_WAIT = 20;
+-- Seconds for the socket to open; CC gives up on a connection by itself sooner.
+local CONNECT_WAIT = 35;
+-- Marks the link session's URL (the gateway ignores the query): CC tells sockets apart only
+-- by their URL, and the daemon's socket uses the plain one.
+local LINK_QUERY = "link";
+
+local FRAME_COMPUTER_REQUEST, FRAME_COMPUTER_RESPONSE = codec.FRAME_COMPUTER_REQUEST, codec.FRAME_COMPUTER_RESPONSE;
+local FRAME_GATEWAY_REQUEST, FRAME_GATEWAY_RESPONSE = codec.FRAME_GATEWAY_REQUEST, codec.FRAME_GATEWAY_RESPONSE;
+
+-- Whether text looks like an enrollment key (tsk_<id>_<secret>, from `trap-sandbox link key`).
+local function isKey(text)
+  expect(1, text, "string");
+  return text:match("^tsk_[%w]+_[%w_-]+$") ~= nil;
+end
+
+-- The link session's URL: the gateway URL (already normalised) with the link query added.
+local function linkUrl(url, tag)
+  return url .. (url:find("?", 1, true) and "&" or "?") .. LINK_QUERY .. "=" .. tag;
+end
+
+-- A link session. deps: http (websocketAsync), os (startTimer, cancelTimer, getComputerID,
+-- getComputerLabel) and pullEvent (os.pullEventRaw). Every wait yields only through pullEvent,
+-- so a session runs inside parallel; terminate raises "Terminated", as os.pullEvent does.
+local function newSession(deps)
+  expect(1, deps, "table");
+  field(deps, "http", "table");
+  field(deps, "os", "table");
+  field(deps, "pullEvent", "function");
+  local http, osApi, pullEvent = deps.http, deps.os, deps.pullEvent;
+
+  local url = nil;       -- the session's URL, as CC names its events
+  local socket = nil;    -- the open websocket handle (methods take no self)
+  local closedWhy = nil; -- why the socket closed, once it has
+  local closeCode = nil;
+  local traposId = codec.traposId(osApi.getComputerID(), osApi.getComputerLabel());
+
+  local function markClosed(reason, code)
+    closedWhy = tostring(reason or "Connection closed");
+    closeCode = code;
+    socket = nil;
+  end
+
+  local function send(frame)
+    if socket == nil then
+      return false, closedWhy or "the link session is not open";
+    end
+    local encoded, err = codec.encodeFrame(frame);
+    if encoded == nil then
+      return false, err;
+    end
+    local ok, sendErr = pcall(function() socket.send(encoded); end);
+    if not ok then
+      markClosed((tostring(sendErr):gsub("^[^:]*:%d+: ", ""))); -- CC's message, without our position
+      return false, closedWhy;
+    end
+    return true;
+  end
+
+  -- Answers a request of the gateway's: its idle probe (ping) keeps the session alive while
+  -- the player thinks; a link session serves nothing else.
+  local function serve(frame)
+    local ok = frame.type == codec.TYPE_PING;
+    send({
+      event = FRAME_COMPUTER_RESPONSE,
+      traposSenderId = traposId,
+      messageId = frame.messageId,
+      type = frame.type,
+      ok = ok,
+      payload = ok and { traposId = traposId } or nil,
+      error = not ok and { code = codec.ERR_UNKNOWN_TYPE, message = "a link session answers only ping" } or nil,
+    });
+  end
+
+  -- Pulls events until found(event) returns something (returned), the socket closes (nil,
+  -- "closed") or seconds pass (nil, "timeout"; nil seconds: no limit).
+  local function pull(seconds, found)
+    local timer = seconds and osApi.startTimer(seconds);
+    local function done(...)
+      if timer ~= nil then
+        osApi.cancelTimer(timer);
+      end
+      return ...;
+    end
+    while true do
+      local event = table.pack(pullEvent());
+      local name = event[1];
+      if name == "terminate" then
+        done();
+        error("Terminated", 0);
+      elseif name == "timer" and timer ~= nil and event[2] == timer then
+        timer = nil;
+        return nil, "timeout";
+      elseif (name == "websocket_closed" or name == "websocket_failure") and event[2] == url then
+        markClosed(event[3], event[4]);
+        return done(nil, "closed");
+      elseif name == "websocket_message" and event[2] == url and socket ~= nil then
+        local frame = codec.decodeFrame(event[3]);
+        if frame ~= nil and frame.event == FRAME_GATEWAY_REQUEST then
+          serve(frame);
+        end
+        local result = frame ~= nil and found(frame) or nil;
+        if result ~= nil then
+          return done(result);
+        end
+      elseif name == "websocket_success" and event[2] == url then
+        local result = found(event);
+        if result ~= nil then
+          return done(result);
+        end
+      end
+    end
+  end
+
+  -- Why a request failed, as the request error {code, message}.
+  local function failure(outcome, seconds)
+    if outcome == "timeout" then
+      return { code = ERR_TIMEOUT, message = "the gateway did not answer within " .. seconds .. " seconds" };
+    end
+    return { code = ERR_NOT_CONNECTED, message = closedWhy or "the link session is not open", closeCode = closeCode };
+  end
+
+  -- Sends a request and waits up to seconds for its answer. Returns ok, payload, error
+  -- ({code, message}; a closed session is not_connected with CC's reason, and closeCode).
+  local function request(msgType, payload, seconds)
+    expect(1, msgType, "string");
+    expect(2, payload, "table");
+    expect(3, seconds, "number");
+    local messageId = codec.newUuid();
+    local sent = send({ event = FRAME_COMPUTER_REQUEST, traposSenderId = traposId, messageId = messageId,
+      type = msgType, payload = payload });
+    if not sent then
+      return false, nil, failure("closed");
+    end
+    local frame, outcome = pull(seconds, function(f)
+      if f.event == FRAME_GATEWAY_RESPONSE and f.messageId == messageId then
+        return f;
+      end
+    end);
+    if frame == nil then
+      return false, nil, failure(outcome, seconds);
+    elseif not frame.ok then
+      return false, nil, frame.error;
+    end
+    return true, frame.payload, nil;
+  end
+
+  -- Opens the session to the gateway at gatewayUrl (normalised) and says hello with link:true.
+  -- Returns true, or false and the error: not_connected with CC's reason when the socket
+  -- does not open; the hello's error; link_unsupported when the gateway answered it as a
+  -- plain hello (it predates linking and may have registered this socket as the computer).
+  local function open(gatewayUrl)
+    expect(1, gatewayUrl, "string");
+    url = linkUrl(gatewayUrl, tostring(math.random(1, 2 ^ 30)));
+    local ok, result, err = pcall(function() return http.websocketAsync(url); end);
+    if not ok then
+      markClosed(result);
+      return false, failure("closed");
+    elseif not result then
+      markClosed(err or "Could not connect");
+      return false, failure("closed");
+    end
+    local opened, outcome = pull(CONNECT_WAIT, function(event)
+      if event[1] == "websocket_success" then
+        return event[3];
+      end
+    end);
+    if opened == nil then
+      if outcome == "timeout" then
+        markClosed("Timed out");
+      end
+      return false, failure("closed");
+    end
+    socket = opened;
+    local helloOk, payload, helloErr = request(codec.TYPE_HELLO,
+      { traposId = traposId, clientVersion = version.VERSION, link = true }, ANSWER_WAIT);
+    if not helloOk then
+      return false, helloErr;
+    elseif payload.link ~= true then
+      return false, { code = ERR_UNSUPPORTED, message = "the gateway answered the link hello as a plain hello" };
+    end
+    return true;
+  end
+
+  -- Sends a request without waiting for its answer (a decline on the way out).
+  local function notify(msgType, payload)
+    expect(1, msgType, "string");
+    expect(2, payload, "table");
+    return send({ event = FRAME_COMPUTER_REQUEST, traposSenderId = traposId, messageId = codec.newUuid(),
+      type = msgType, payload = payload });
+  end
+
+  -- Serves the session (the gateway's pings) until it closes; returns why it closed. For
+  -- parallel, beside a question to the player.
+  local function keepAlive()
+    while socket ~= nil do
+      pull(nil, function() end);
+    end
+    return closedWhy;
+  end
+
+  local function close()
+    if socket ~= nil then
+      local old = socket;
+      socket = nil;
+      closedWhy = closedWhy or "closed by this computer";
+      pcall(function() old.close(); end);
+    end
+  end
+
+  return {
+    open = open,
+    request = request,
+    notify = notify,
+    keepAlive = keepAlive,
+    close = close,
+    isOpen = function() return socket ~= nil; end,
+    closedWhy = function() return closedWhy, closeCode; end,
+  };
+end
+
+return {
+  TYPE_BEGIN = TYPE_BEGIN,
+  TYPE_POLL = TYPE_POLL,
+  TYPE_ACCEPT = TYPE_ACCEPT,
+  STATE_PENDING = STATE_PENDING,
+  STATE_APPROVED = STATE_APPROVED,
+  STATE_EXPIRED = STATE_EXPIRED,
+  ERR_LINK_INVALID = ERR_LINK_INVALID,
+  ERR_LINK_DISABLED = ERR_LINK_DISABLED,
+  ERR_BUSY = ERR_BUSY,
+  ERR_UNSUPPORTED = ERR_UNSUPPORTED,
+  POLL_WAIT_MS = POLL_WAIT_MS,
+  ANSWER_WAIT = ANSWER_WAIT,
+  KEY_ANSWER_WAIT = KEY_ANSWER_WAIT,
+  CONNECT_WAIT = CONNECT_WAIT,
+  LINK_QUERY = LINK_QUERY,
+  isKey = isKey,
+  linkUrl = linkUrl,
+  newSession = newSession,
+};

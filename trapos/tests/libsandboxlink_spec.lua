@@ -1,0 +1,284 @@
+-- Specs for /apis/libsandboxlink (newSession) against a scripted gateway: a fake http whose
+-- socket hands each frame sent to the script and queues its answers, a fake os whose timers
+-- fire only when nothing else is queued, and pullEvent reading that queue.
+
+local link = require('/apis/libsandboxlink');
+local VERSION = require('/apis/libsandboxversion').VERSION;
+
+local URL = "ws://127.0.0.1:4444/trapos/ws";
+
+-- The gateway's answer to a request frame: ok with payload, or refused with code and message.
+local function answer(frame, payload)
+  return { event = "gateway_response", messageId = frame.messageId, type = frame.type, ok = true, payload = payload or {} };
+end
+
+local function refuse(frame, code, message)
+  return { event = "gateway_response", messageId = frame.messageId, type = frame.type, ok = false,
+    error = { code = code, message = message } };
+end
+
+-- A world around one session. script(frame, world) answers each frame the session sends with
+-- a frame, a list of frames, or nothing; by default a link hello is answered as the
+-- contract says. opts.failure: websocketAsync's connection fails with that reason.
+local function newWorld(script, opts)
+  opts = opts or {};
+  local world = { queue = {}, sent = {}, timers = {}, nextTimer = 0, closed = 0 };
+  world.push = function(...)
+    world.queue[#world.queue + 1] = table.pack(...);
+  end;
+  world.socket = {
+    send = function(text)
+      if world.closed > 0 then
+        error("attempt to use a closed file", 2);
+      end
+      local frame = textutils.unserializeJSON(text);
+      world.sent[#world.sent + 1] = frame;
+      local replies;
+      if frame.type == "hello" and (script == nil or not world.scriptsHello) then
+        replies = answer(frame, { accountId = "", link = true, livenessMs = 70000 });
+      elseif script ~= nil then
+        replies = script(frame, world);
+      end
+      if replies ~= nil and replies.event ~= nil then
+        replies = { replies };
+      end
+      for _, reply in ipairs(replies or {}) do
+        world.push("websocket_message", world.url, textutils.serializeJSON(reply), false);
+      end
+    end,
+    close = function()
+      world.closed = world.closed + 1;
+    end,
+  };
+  world.http = {
+    websocketAsync = function(url)
+      world.url = url;
+      if opts.failure ~= nil then
+        world.push("websocket_failure", url, opts.failure);
+      else
+        world.push("websocket_success", url, world.socket);
+      end
+      return true;
+    end,
+  };
+  world.os = {
+    startTimer = function(seconds)
+      world.nextTimer = world.nextTimer + 1;
+      world.timers[world.nextTimer] = seconds;
+      return world.nextTimer;
+    end,
+    cancelTimer = function(id) world.timers[id] = nil; end,
+    getComputerID = function() return 7; end,
+    getComputerLabel = function() return "desk"; end,
+  };
+  -- The next queued event; with none, the oldest running timer fires (time passes).
+  world.pullEvent = function()
+    local event = table.remove(world.queue, 1);
+    if event ~= nil then
+      return table.unpack(event, 1, event.n);
+    end
+    local oldest = nil;
+    for id in pairs(world.timers) do
+      if oldest == nil or id < oldest then
+        oldest = id;
+      end
+    end
+    if oldest == nil then
+      error("the session waits for an event that never comes", 0);
+    end
+    world.fired = world.timers[oldest];
+    world.timers[oldest] = nil;
+    return "timer", oldest;
+  end;
+  world.session = link.newSession({ http = world.http, os = world.os, pullEvent = world.pullEvent });
+  -- The frames sent of a type, oldest first.
+  world.of = function(msgType)
+    local found = {};
+    for _, frame in ipairs(world.sent) do
+      if frame.type == msgType then
+        found[#found + 1] = frame;
+      end
+    end
+    return found;
+  end;
+  return world;
+end
+
+describe("libsandboxlink", function()
+  describe("open", function()
+    it("says hello with link:true, no secret, on a URL of its own", function()
+      local world = newWorld();
+      expect(world.session.open(URL)):eq(true);
+      expect(world.url):str_match("^ws://127%.0%.0%.1:4444/trapos/ws%?link=%d+$");
+      local hello = world.of("hello")[1];
+      expect(hello.event):eq("computer_request");
+      expect(hello.traposSenderId):eq("7:desk");
+      expect(hello.payload):same({ traposId = "7:desk", clientVersion = VERSION, link = true });
+      expect(world.session.isOpen()):eq(true);
+    end);
+
+    it("adds its query to a URL that has one", function()
+      expect(link.linkUrl("ws://h:1/trapos/ws?x=1", "5")):eq("ws://h:1/trapos/ws?x=1&link=5");
+    end);
+
+    it("reports a gateway that answers the link hello as a plain hello", function()
+      local world = newWorld(function(frame)
+        if frame.type == "hello" then
+          return answer(frame, { accountId = "local", livenessMs = 70000 });
+        end
+      end);
+      world.scriptsHello = true;
+      local ok, err = world.session.open(URL);
+      expect(ok):eq(false);
+      expect(err.code):eq(link.ERR_UNSUPPORTED);
+    end);
+
+    it("passes on the hello's refusal", function()
+      local world = newWorld(function(frame)
+        return refuse(frame, "unauthorized", "wrong secret");
+      end);
+      world.scriptsHello = true;
+      local ok, err = world.session.open(URL);
+      expect(ok):eq(false);
+      expect(err):same({ code = "unauthorized", message = "wrong secret" });
+    end);
+
+    it("reports CC's reason when the socket does not open", function()
+      local world = newWorld(nil, { failure = "Could not connect" });
+      local ok, err = world.session.open(URL);
+      expect(ok):eq(false);
+      expect(err.code):eq("not_connected");
+      expect(err.message):eq("Could not connect");
+      expect(#world.sent):eq(0);
+    end);
+  end);
+
+  describe("request", function()
+    it("relays the answer's payload", function()
+      local world = newWorld(function(frame)
+        return answer(frame, { code = "BCDF-GHJK", expiresInMs = 600000 });
+      end);
+      world.session.open(URL);
+      local ok, payload = world.session.request(link.TYPE_BEGIN, {}, 10);
+      expect(ok):eq(true);
+      expect(payload):same({ code = "BCDF-GHJK", expiresInMs = 600000 });
+      expect(world.of("link.begin")[1].payload):same({});
+    end);
+
+    it("relays a refusal's code and message", function()
+      local world = newWorld(function(frame)
+        return refuse(frame, "busy", "too many link codes from this address; try again in 12 s");
+      end);
+      world.session.open(URL);
+      local ok, payload, err = world.session.request(link.TYPE_BEGIN, {}, 10);
+      expect(ok):eq(false);
+      expect(payload):eq(nil);
+      expect(err):same({ code = "busy", message = "too many link codes from this address; try again in 12 s" });
+    end);
+
+    it("times out after its seconds when the gateway does not answer", function()
+      local world = newWorld(function() end);
+      world.session.open(URL);
+      local ok, _, err = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+      expect(ok):eq(false);
+      expect(err.code):eq("timeout");
+      expect(world.fired):eq(15);
+    end);
+
+    it("answers the gateway's ping while it waits", function()
+      local world = newWorld(function(frame)
+        if frame.type == "link.poll" then
+          return { { event = "gateway_request", messageId = "p1", type = "ping", payload = {} },
+            answer(frame, { state = "pending" }) };
+        end
+      end);
+      world.session.open(URL);
+      local ok, payload = world.session.request(link.TYPE_POLL, { code = "X", waitMs = 5000 }, 15);
+      expect(ok):eq(true);
+      expect(payload.state):eq("pending");
+      local pong = world.of("ping")[1];
+      expect(pong.event):eq("computer_response");
+      expect(pong.messageId):eq("p1");
+      expect(pong.ok):eq(true);
+      expect(pong.payload):same({ traposId = "7:desk" });
+    end);
+
+    it("fails with the close reason and code when the gateway closes the session", function()
+      local world = newWorld(function(_, w)
+        w.push("websocket_closed", w.url, "link expired", 1000);
+      end);
+      world.session.open(URL);
+      local ok, _, err = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+      expect(ok):eq(false);
+      expect(err.code):eq("not_connected");
+      expect(err.message):eq("link expired");
+      expect(err.closeCode):eq(1000);
+      expect(world.session.isOpen()):eq(false);
+      ok, _, err = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+      expect(ok):eq(false);
+      expect(err.message):eq("link expired");
+    end);
+
+    it("ignores frames of another socket", function()
+      local world = newWorld(function(frame, w)
+        w.push("websocket_message", "ws://elsewhere/trapos/ws", textutils.serializeJSON(answer(frame, { state = "wrong" })), false);
+        return answer(frame, { state = "pending" });
+      end);
+      world.session.open(URL);
+      local _, payload = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+      expect(payload.state):eq("pending");
+    end);
+
+    it("raises Terminated on Ctrl-T", function()
+      local world = newWorld(function(_, w) w.push("terminate"); end);
+      world.session.open(URL);
+      local ok, err = pcall(world.session.request, link.TYPE_POLL, { code = "X" }, 15);
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      expect(next(world.timers)):eq(nil);
+    end);
+  end);
+
+  describe("keepAlive and close", function()
+    it("answers pings until the session closes, then says why", function()
+      local world = newWorld();
+      world.session.open(URL);
+      world.push("websocket_message", world.url, textutils.serializeJSON(
+        { event = "gateway_request", messageId = "p2", type = "ping", payload = {} }), false);
+      world.push("websocket_message", world.url, textutils.serializeJSON(
+        { event = "gateway_request", messageId = "q1", type = "fs.list", payload = {} }), false);
+      world.push("websocket_closed", world.url, "unresponsive", 4010);
+      expect(world.session.keepAlive()):eq("unresponsive");
+      expect(world.of("ping")[1].ok):eq(true);
+      local refused = world.of("fs.list")[1];
+      expect(refused.ok):eq(false);
+      expect(refused.error.code):eq("unknown_type");
+    end);
+
+    it("closes the socket once", function()
+      local world = newWorld();
+      world.session.open(URL);
+      world.session.close();
+      world.session.close();
+      expect(world.closed):eq(1);
+      expect(world.session.isOpen()):eq(false);
+    end);
+
+    it("sends a request without waiting with notify", function()
+      local world = newWorld(function() end);
+      world.session.open(URL);
+      expect(world.session.notify(link.TYPE_ACCEPT, { code = "X", accept = false })):eq(true);
+      expect(world.of("link.accept")[1].payload):same({ code = "X", accept = false });
+      expect(#world.queue):eq(0);
+    end);
+  end);
+
+  describe("isKey", function()
+    it("takes an enrollment key and nothing else", function()
+      expect(link.isKey("tsk_ab12cd_S3cr3t-x_y")):eq(true);
+      expect(link.isKey("BCDF-GHJK")):eq(false);
+      expect(link.isKey("tsc_ab12_secret")):eq(false);
+      expect(link.isKey("tsk_")):eq(false);
+    end);
+  end);
+end);
