@@ -17,6 +17,7 @@ type Kind string
 const (
 	KindToken      Kind = "tsa" // an API token: the host side, for an account
 	KindCredential Kind = "tsc" // a computer's credential: its hello, for one computer
+	KindPass       Kind = "tsp" // the gateway's own pass for a caller it makes (Passes)
 )
 
 // A secret is <kind>_<selector>_<secret>: the selector finds the record, the secret is
@@ -62,7 +63,7 @@ func hashMatches(secret string, hash []byte) bool {
 // IsSecret reports whether s looks like one of the secrets this package issues (for
 // example, a credential where a password was expected).
 func IsSecret(s string) bool {
-	for _, k := range []Kind{KindToken, KindCredential} {
+	for _, k := range []Kind{KindToken, KindCredential, KindPass} {
 		if _, _, err := parseSecret(k, s); err == nil {
 			return true
 		}
@@ -76,6 +77,8 @@ func (k Kind) describe() string {
 		return "trap-sandbox API token"
 	case KindCredential:
 		return "computer credential"
+	case KindPass:
+		return "gateway pass"
 	}
 	return string(k)
 }

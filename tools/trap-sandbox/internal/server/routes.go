@@ -14,6 +14,7 @@ type Routes struct {
 	mux      *http.ServeMux
 	apiToken string
 	accounts *account.Accounts // nil: no accounts, only apiToken or loopback
+	passes   *account.Passes   // nil: no gateway passes
 	guard    guard             // guard.go: JSON POSTs, and without a token no foreign Origin or Host
 }
 
@@ -25,7 +26,7 @@ func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(p
 
 // HandleAPI registers a host API route behind the browser guard and the API auth check.
 func (r *Routes) HandleAPI(pattern string, h http.Handler) {
-	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, r.accounts, h)))
+	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, r.accounts, r.passes, h)))
 }
 
 // HandleAPIFunc is HandleAPI for a function.
