@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-
-	"trap-sandbox/internal/account"
 )
 
 // MCPName is the name the session directory's opencode.json gives the gateway's MCP server;
@@ -138,18 +136,14 @@ type verdict struct {
 	confirm string // the action to put before the player first ("" for none)
 }
 
-// judge decides a permission ask of the turn of computer asker: permission is opencode's
-// name for the tool, input the call's arguments (nil when they never came).
-//
-// The tools run as the gateway's own token, an admin of account.Local, and name a computer by
-// traposId alone, which an admin resolves in its own account first: for a computer of another
-// account they could reach a different computer of the same id. Until the tools act as the
-// asking computer's account, a computer of another account gets no tool at all.
+// judge decides a permission ask of the turn of computer from: permission is opencode's name
+// for the tool, input the call's arguments (nil when they never came). It answers for the
+// model (a call naming another computer is refused with why, so the turn goes on); the
+// computer's pass (place.go) is what enforces it: the call reaches the gateway as from's
+// account limited to from's computer, so it cannot reach another account's computer of the
+// same traposId, nor another computer of its own account.
 func judge(permission string, input json.RawMessage, from callerKey) verdict {
 	asker := from.traposID
-	if from.account != account.Local {
-		return verdict{message: fmt.Sprintf("Refused: the gateway's tools act only on computers of account %q, and computer %s belongs to account %q; answer the player without tools.", account.Local, asker, from.account)}
-	}
 	name, ours := strings.CutPrefix(permission, toolPrefix)
 	action, allowed := agentTools[name]
 	if !ours || !allowed {

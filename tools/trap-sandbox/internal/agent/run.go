@@ -55,7 +55,7 @@ func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
 		return m.failed(t, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	err := m.oc.ensureMCP(cctx)
+	err := t.sess.oc.ensureMCP(cctx)
 	cancel()
 	if err != nil {
 		return m.failed(t, err)
@@ -75,7 +75,7 @@ func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
 		// and until then the session stays busy.
 		defer m.wg.Done()
 		defer close(finished)
-		r, err := m.oc.prompt(m.ctx, sid, body)
+		r, err := t.sess.oc.prompt(m.ctx, sid, body)
 		replies <- promptResult{r, err}
 		t.tr.waitIdle(idleWait) // the stream may lag behind the reply
 		m.stream.detach(sid, t)
@@ -102,7 +102,7 @@ func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
 	abort := func() {
 		ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
 		defer cancel()
-		if err := m.oc.abort(ctx, sid); err != nil && m.ctx.Err() == nil {
+		if err := t.sess.oc.abort(ctx, sid); err != nil && m.ctx.Err() == nil {
 			m.log.Warn("agent: could not abort a turn on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
 		}
 	}
@@ -229,20 +229,20 @@ func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	title := s.key.title()
-	found, err := m.oc.findSession(ctx, title)
+	found, err := s.oc.findSession(ctx, title)
 	if err != nil {
 		return "", err
 	}
 	if found != nil && !sameRules(found.Permission, m.rules) {
 		// Created under other rules (--ai-allow-host-tools changed): not continued.
 		m.log.Info("agent: a conversation was created under other permission rules; starting a new one", "traposId", s.key.traposID, "session", s.key.name)
-		if err := m.oc.deleteSession(ctx, found.ID); err != nil {
+		if err := s.oc.deleteSession(ctx, found.ID); err != nil {
 			return "", err
 		}
 		found = nil
 	}
 	if found == nil {
-		if found, err = m.oc.createSession(ctx, title, m.rules); err != nil {
+		if found, err = s.oc.createSession(ctx, title, m.rules); err != nil {
 			return "", err
 		}
 	}
@@ -268,7 +268,7 @@ func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
 	m.metrics.asked(reply)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), callTimeout)
 	defer cancel()
-	if err := m.oc.replyPermission(ctx, askID, reply, v.message); err != nil {
+	if err := t.sess.oc.replyPermission(ctx, askID, reply, v.message); err != nil {
 		m.log.Warn("agent: could not answer a permission ask", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
 	}
 }

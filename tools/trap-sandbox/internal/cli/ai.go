@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/agent"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
@@ -34,9 +35,10 @@ type AIFlags struct {
 
 // agentModule builds the agent module from the serve flags; l is the gateway's listener (the
 // default MCP URL's port).
-func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg *prometheus.Registry) (*agent.Module, error) {
+// passes are the server's: each computer's pass opens its MCP calls there.
+func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg *prometheus.Registry, passes *account.Passes) (*agent.Module, error) {
 	cfg := agent.Config{Model: c.AIModel, OpencodeURL: c.OpencodeURL, Username: c.OpencodeUsername, Password: c.OpencodePassword,
-		Dir: c.AIDir, MCPURL: c.AIMCPURL, MCPToken: c.APIToken, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
+		Dir: c.AIDir, MCPURL: c.AIMCPURL, Passes: passes, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
 		Prober: prober}
 	if c.AIModel != "" {
 		if !c.MCP {

@@ -66,4 +66,3 @@ func TestAPIAuthWithoutTokenIsLoopbackOnly(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, serve(s, http.MethodGet, MetricsPath, "127.0.0.1:5555", "").Code,
 		"no registry, no /metrics")
 }
-
