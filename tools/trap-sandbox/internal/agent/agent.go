@@ -481,7 +481,12 @@ type turnPayload struct {
 	TurnID    *string `json:"turnId"`
 	ConfirmID *string `json:"confirmId"`
 	Allow     *bool   `json:"allow"`
+	// Reason is why the computer refused without asking (its settings); optional.
+	Reason *string `json:"reason"`
 }
+
+// maxReasonBytes caps ai.approve's reason: one message of the computer's permission check.
+const maxReasonBytes = 1024
 
 func (m *Module) handleAbort(_ context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
@@ -507,11 +512,18 @@ func (m *Module) handleApprove(_ context.Context, from protocol.Requester, raw j
 	if err := json.Unmarshal(raw, &p); err != nil || p.TurnID == nil || p.ConfirmID == nil || p.Allow == nil {
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve needs turnId and confirmId (strings) and allow (a boolean)")
 	}
+	a := confirmAnswer{allow: *p.Allow}
+	if p.Reason != nil && !a.allow {
+		if len(*p.Reason) > maxReasonBytes {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve's reason is %d bytes; the limit is %d", len(*p.Reason), maxReasonBytes)
+		}
+		a.reason = firstLine(hostText(*p.Reason))
+	}
 	t, err := m.turnOf(from, *p.TurnID)
 	if err != nil {
 		return nil, err
 	}
-	if !t.answerConfirm(*p.ConfirmID, *p.Allow) {
+	if !t.answerConfirm(*p.ConfirmID, a) {
 		return nil, protocol.Errorf(CodeUnknownTurn, "no confirmation %q waits on this turn (answered already, timed out, or the turn ended)", clipID(*p.ConfirmID))
 	}
 	return nil, nil

@@ -291,3 +291,61 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	assert.Nil(t, ask("6:vault", `{"prompt":"hi"}`), "another computer has its own limit")
 	assert.NotContains(t, logs.String(), `"hi"`)
 }
+
+// TestConfirmCarriesTheRequestAndTheComputersRefusal: a confirm event names the request the
+// change will be (type and paths, never the content), so the computer checks its own
+// settings first; a refusal it answers by itself (ai.approve with a reason) reaches the
+// agent as the computer's forbidden, not as a player's no.
+func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp"},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	tr := newTestTurn()
+	m.turns[tr.id] = tr
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	approve := func(payload string) error {
+		_, err := m.handleApprove(context.Background(), from, json.RawMessage(payload))
+		return err
+	}
+	for _, c := range []struct {
+		tool, input string
+		want        ConfirmRequest
+		answer      string
+		verdict     string
+	}{
+		{"write_file", `{"traposId":"5:desk","path":"/startup.lua","content":"secret code"}`,
+			ConfirmRequest{Type: "fs.write", Payload: map[string]string{"path": "/startup.lua"}},
+			`"allow":false,"reason":"fs.write needs sandbox.allow_files write (it is none)\nsecond line"`,
+			"forbidden: fs.write needs sandbox.allow_files write (it is none)"},
+		{"move_file", `{"traposId":"5:desk","from":"/a","to":"/b"}`,
+			ConfirmRequest{Type: "fs.move", Payload: map[string]string{"from": "/a", "to": "/b"}}, `"allow":true`, ""},
+		{"run_lua", `{"traposId":"5:desk","code":"os.shutdown()"}`,
+			ConfirmRequest{Type: "lua.exec", Payload: map[string]string{}}, `"allow":false`, "The player refused this run"},
+	} {
+		got := make(chan verdict, 1)
+		go func() { got <- m.confirm(tr, toolPrefix+c.tool, []byte(c.input), agentTools[c.tool]) }()
+		var ev Event
+		require.Eventually(t, func() bool {
+			events, _ := tr.poll(context.Background(), 0, 0)
+			for _, e := range events {
+				if e.Kind == KindConfirm && e.Tool == c.tool {
+					ev = e
+					return true
+				}
+			}
+			return false
+		}, 5*time.Second, time.Millisecond)
+		require.NotNil(t, ev.Request, c.tool)
+		assert.Equal(t, c.want, *ev.Request, c.tool)
+		require.NoError(t, approve(`{"turnId":"turn_t","confirmId":"`+ev.ConfirmID+`",`+c.answer+`}`))
+		v := <-got
+		assert.Equal(t, c.verdict == "", v.allow, c.tool)
+		if c.verdict != "" {
+			assert.True(t, strings.HasPrefix(v.message, c.verdict), "%s: %q", c.tool, v.message)
+		}
+		assert.NotContains(t, v.message, "second line")
+	}
+	err = approve(`{"turnId":"turn_t","confirmId":"x","allow":false,"reason":"` + strings.Repeat("x", 1025) + `"}`)
+	assert.ErrorContains(t, err, "the limit is 1024")
+}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // MCPName is the name the session directory's opencode.json gives the gateway's MCP server;
@@ -35,6 +37,37 @@ var agentTools = map[string]string{
 	"delete_file":   ActionDelete,
 	"run_lua":       ActionRun,
 	"run_program":   ActionRun,
+}
+
+// changeRequests are the request types the tools that change a computer send it (through the
+// computer package): what the computer's own permission check is asked about before the
+// player is (a write is an fs.write of its target, whatever temporary file it goes through).
+var changeRequests = map[string]string{
+	"write_file":  protocol.TypeFSWrite,
+	"make_dir":    protocol.TypeFSMakeDir,
+	"move_file":   protocol.TypeFSMove,
+	"delete_file": protocol.TypeFSDelete,
+	"run_lua":     protocol.TypeLuaExec,
+	"run_program": protocol.TypeShellRun,
+}
+
+// changeRequest is the request a change tool's call will send, for the computer's check: its
+// type and paths (wire text), never its content or code.
+func changeRequest(tool string, input json.RawMessage) *ConfirmRequest {
+	typ, ok := changeRequests[tool]
+	if !ok {
+		return nil
+	}
+	var c toolCall
+	_ = json.Unmarshal(input, &c) // judge read it already
+	payload := map[string]string{}
+	switch typ {
+	case protocol.TypeFSMove:
+		payload["from"], payload["to"] = wireText(c.From), wireText(c.To)
+	case protocol.TypeFSWrite, protocol.TypeFSMakeDir, protocol.TypeFSDelete:
+		payload["path"] = wireText(c.Path)
+	}
+	return &ConfirmRequest{Type: typ, Payload: payload}
 }
 
 // agentToolOrder is agentTools in a fixed order, for the rules.

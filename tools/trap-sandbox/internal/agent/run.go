@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // promptResult is opencode's reply to a turn's prompt.
@@ -273,21 +275,28 @@ func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
 	}
 }
 
-// confirm puts a write, delete or run before the computer (a confirm event) and waits for
-// ai.approve, at most the confirm timeout.
+// confirm puts a write, delete or run before the computer (a confirm event, with the request
+// it will be) and waits for ai.approve, at most the confirm timeout. The computer answers by
+// itself when its settings would refuse the request (ai.approve with its reason): the player
+// is asked only what the owner allows.
 func (m *Module) confirm(t *turn, permission string, input []byte, action string) verdict {
 	name := strings.TrimPrefix(permission, toolPrefix)
 	detail, size := describe(name, input)
 	id := newID("confirm")
 	answer := t.askConfirm(id)
 	defer t.dropConfirm(id)
-	t.add(Event{Kind: KindConfirm, ConfirmID: id, Action: action, Tool: wireText(name), Detail: wireText(detail), Bytes: size})
+	t.add(Event{Kind: KindConfirm, ConfirmID: id, Action: action, Tool: wireText(name), Detail: wireText(detail), Bytes: size,
+		Request: changeRequest(name, input)})
 	timer := time.NewTimer(m.cfg.ConfirmTimeout)
 	defer timer.Stop()
 	select {
-	case allow := <-answer:
-		if allow {
+	case a := <-answer:
+		switch {
+		case a.allow:
 			return verdict{allow: true}
+		case a.reason != "":
+			// The computer's settings refuse it: its own words, as the request would have got.
+			return verdict{message: fmt.Sprintf("%s: %s", protocol.CodeForbidden, a.reason)}
 		}
 		return verdict{message: fmt.Sprintf("The player refused this %s (%s %s). Do not retry it; tell the player what you wanted to do instead.", action, name, detail)}
 	case <-timer.C:
