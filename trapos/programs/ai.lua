@@ -309,8 +309,9 @@ local function showEvent(event)
     screen.line("(The answer was cut: " .. tostring(event.message) .. ")", "yellow");
   elseif event.kind == libsandbox.KIND_ERROR then
     screen.line(tostring(event.message or event.code), "red");
-  elseif event.kind == libsandbox.KIND_CONFIRM and not event.asked then
-    -- Answered without the player (sandbox.ai_confirm false): say what was allowed.
+  elseif event.kind == libsandbox.KIND_CONFIRM and not event.asked and event.refused == nil then
+    -- Answered without the player (sandbox.ai_confirm false): say what was allowed. A change
+    -- the settings refuse shows as its tool's failure, with why.
     screen.line((event.allowed and "Allowed" or "Denied") .. ": " .. changeOf(event), "lightGrey");
   end
 end
