@@ -56,9 +56,9 @@ local MIN_POLL_WAIT_MS = 500;
 -- up: one lost reply must not end a turn, a gateway that stopped answering must.
 local MAX_POLL_FAILURES = 3;
 
--- Seconds run() waits for the answer to the ai.abort it sends on terminate. Short: the same
--- Ctrl-T reaches the sandbox daemon when the boot runs it beside the shell, and a stopped
--- daemon answers nothing (its socket closing ends the turn at the gateway anyway).
+-- Seconds run() waits for the answer to the ai.abort it sends on terminate. Short, so Ctrl-T
+-- feels immediate: an abort that is lost leaves the turn to end at the gateway's deadline (the
+-- sandbox daemon keeps running on Ctrl-T, so it is rarely lost).
 local ABORT_TIMEOUT = 2;
 
 local TERMINATED = "Terminated";

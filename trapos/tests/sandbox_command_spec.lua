@@ -71,6 +71,8 @@ local function run(args, opts)
       end
     elseif name == lib.EVENT_RECONNECT then
       record.reconnects = record.reconnects + 1;
+    elseif name == lib.EVENT_STOP then
+      record.stops = (record.stops or 0) + 1;
     else
       realQueue(name, ...);
     end
@@ -485,6 +487,17 @@ describe("sandbox command", function()
       expect(record.reconnects):eq(1);
       expect(ok):eq(false);
       expect(err):str_match("^Not connected to the gateway: the gateway rejected sandbox.password");
+    end);
+  end);
+
+  describe("stop", function()
+    it("disconnects the daemon until a reconnect and shows its state", function()
+      local ok, err, lines, record = run({ "stop" }, {
+        status = { connectedStatus(), downStatus("stopped") },
+      });
+      expectSuccess(ok, err);
+      expect(record.stops):eq(1);
+      expect(lines):same({ "state: stopped", "sandbox reconnect starts it again." });
     end);
   end);
 
