@@ -27,7 +27,7 @@ import (
 // AIFlags configure the agent module (docs/ai.md). Without --ai-model it is off.
 type AIFlags struct {
 	AIModel          string        `name:"ai-model" env:"SANDBOX_AI_MODEL" help:"PROVIDER/MODEL the computers' agent uses (as opencode names it, e.g. anthropic/claude-sonnet-4-5); unset: the agent is off (ai.* requests answer ai_disabled). docs/ai.md"`
-	AIDir            string        `name:"ai-dir" env:"SANDBOX_AI_DIR" help:"Directory of the agent's opencode sessions; the gateway writes its opencode.json (default: the user's config dir/trap-sandbox/agent). opencode serve must see the same path."`
+	AIDir            string        `name:"ai-dir" env:"SANDBOX_AI_DIR" help:"Directory of the agent's opencode sessions, one directory per computer below it, each with the opencode.json the gateway writes (default: the user's config dir/trap-sandbox/agent). opencode serve must see the same paths."`
 	AIMCPURL         string        `name:"ai-mcp-url" env:"SANDBOX_AI_MCP_URL" help:"The gateway's /mcp as opencode reaches it (default: http://127.0.0.1:PORT/mcp on the listen port)."`
 	AITurnDeadline   time.Duration `name:"ai-turn-deadline" default:"180s" env:"SANDBOX_AI_TURN_DEADLINE" help:"Longest agent turn; past it the turn is aborted (keep it above opencode's ~70 s of provider retries)."`
 	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default. docs/ai.md"`
