@@ -82,7 +82,7 @@ func TestAIActsAsTheAskingComputersAccount(t *testing.T) {
 	})
 
 	t.Run("the computer's pass reaches that computer alone", func(t *testing.T) {
-		data, err := os.ReadFile(filepath.Join(w.dir, "computers", "alice", "7%3Adesk", "opencode.json"))
+		data, err := os.ReadFile(filepath.Join(w.dir, "computers", "alice", "7_3adesk", "opencode.json"))
 		require.NoError(t, err)
 		var cfg struct {
 			MCP map[string]struct {

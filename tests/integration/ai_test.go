@@ -536,7 +536,7 @@ func TestAgentStartOrder(t *testing.T) {
 }
 
 // deskDir is computer 5:desk's directory (of account local) under the agent's directory.
-func deskDir(root string) string { return root + "/computers/local/5%3Adesk" }
+func deskDir(root string) string { return root + "/computers/local/5_3adesk" }
 
 // TestAgentUnknownModel: a model opencode does not know is a bare 500 whose reason is only on
 // the event stream; the player reads that reason.

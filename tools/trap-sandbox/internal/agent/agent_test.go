@@ -200,7 +200,7 @@ func TestEachComputerHasItsPlace(t *testing.T) {
 
 	alice, err := m.placeOf(callerKey{"alice", "5:desk"})
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(root, "computers", "alice", "5%3Adesk"), alice.dir)
+	assert.Equal(t, filepath.Join(root, "computers", "alice", "5_3adesk"), alice.dir)
 	info, err := os.Stat(filepath.Join(alice.dir, ConfigFile))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
@@ -229,11 +229,12 @@ func TestEachComputerHasItsPlace(t *testing.T) {
 }
 
 func TestPathName(t *testing.T) {
-	assert.Equal(t, "7%3Akitchen", pathName("7:kitchen"))
-	assert.Equal(t, "%2E%2E", pathName(".."))
-	assert.Equal(t, "a%2Fb%5Cc", pathName(`a/b\c`))
-	assert.Equal(t, "%", pathName(""))
-	assert.NotEqual(t, pathName("%41"), pathName("A"))
+	assert.Equal(t, "7_3adesk", pathName("7:desk"))
+	assert.Equal(t, "7_3a_4bitchen", pathName("7:Kitchen"), "no two names differ only in case")
+	assert.Equal(t, "_2e_2e", pathName(".."))
+	assert.Equal(t, "a_2fb_5cc_25", pathName(`a/b\c%`))
+	assert.Equal(t, "_", pathName(""))
+	assert.NotEqual(t, pathName("_3a"), pathName(":"))
 }
 
 func TestOffWithoutAModel(t *testing.T) {

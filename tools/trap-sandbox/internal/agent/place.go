@@ -29,26 +29,28 @@ type place struct {
 }
 
 // ComputerDir is the directory of the computer traposID of accountID under the agent's
-// directory root: root/computers/ACCOUNT/TRAPOSID, the traposId escaped (pathName).
+// directory root: root/computers/ACCOUNT/TRAPOSID, each escaped (pathName).
 func ComputerDir(root, accountID, traposID string) string {
 	return filepath.Join(root, computersDir, pathName(accountID), pathName(traposID))
 }
 
-// pathName is s as one path element on any system: letters, digits, '_' and '-' stay, every
-// other byte is %XX ("7:kitchen" is "7%3Akitchen"), so no name is ".", "..", or holds a
-// separator, and two names never meet.
+// pathName is s as one path element on any system: a-z, 0-9 and '-' stay, every other byte is
+// _xx in lower-case hex ("7:Kitchen" is "7_3a_4bitchen"), so no name is "." or "..", holds a
+// separator, differs only in case (macOS, Windows), or holds a '%': opencode 1.18.33 decodes
+// its ?directory= once more than the query needs, so "7%3Adesk" would be read as "7:desk".
+// Two different names never meet.
 func pathName(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+		if c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' {
 			b.WriteByte(c)
 		} else {
-			fmt.Fprintf(&b, "%%%02X", c)
+			fmt.Fprintf(&b, "_%02x", c)
 		}
 	}
 	if b.Len() == 0 {
-		return "%"
+		return "_"
 	}
 	return b.String()
 }
