@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -209,8 +210,14 @@ func namedError(name, message string) map[string]any {
 
 // instanceFor returns the instance of the request's directory, starting it on first use: it
 // reads the directory's opencode.json and connects its trap-sandbox MCP server, once.
+//
+// Like opencode 1.18.33, it decodes ?directory= once more than the query needs: a directory
+// named "7%3Adesk" is taken for "7:desk".
 func (a *Agent) instanceFor(r *http.Request) *instance {
 	dir := r.URL.Query().Get("directory")
+	if d, err := url.PathUnescape(dir); err == nil {
+		dir = d
+	}
 	a.mu.Lock()
 	in := a.instances[dir]
 	if in != nil {
