@@ -627,8 +627,8 @@ local function newDaemon(deps)
   -- A terminate (the player's Ctrl-T, meant for the foreground program) does not stop it: as
   -- CC's own background service, rednet.run (rom/apis/rednet.lua, run()), which bios.lua runs
   -- beside the shell, reads its events with os.pullEventRaw and ignores terminate. The player
-  -- stops the daemon with `sandbox stop`. Running lua.exec jobs still see the terminate, as
-  -- they would under parallel.
+  -- stops the daemon with `sandbox stop`. Running lua.exec jobs do not see the terminate either
+  -- (libsandboxexec withholds it with the player's keys).
   -- A failing handler is a fault and survives: the daemon must not take the boot down.
   local function handle(event, ...)
     if state == STATE_STOPPED then
