@@ -166,7 +166,6 @@ local function newRequests(deps)
     start = screen.start,
     stop = stop,
     refusal = function(msgType, payload) return refusal(settingsApi, fsApi, msgType, payload); end,
-    remoteTerminate = screen.remoteTerminate,
   };
 end
 
