@@ -222,14 +222,19 @@ func TestAITurnsEnd(t *testing.T) {
 	require.NoError(t, g.Stop())
 	g = w.gateway(t, harness.Options{Listen: addr}) // the default deadline from here on
 
-	t.Run("Ctrl-T aborts the turn on opencode", func(t *testing.T) {
-		c := fakecrafttest.StartWithin(t, desk(t, g, t.TempDir(), nil, "ai", "stall"), testTimeout)
+	t.Run("Ctrl-T aborts the turn on opencode and leaves the daemon connected", func(t *testing.T) {
+		opts := desk(t, g, t.TempDir(), nil, "/ctrlt.lua")
+		opts.Files["/ctrlt.lua"] = ctrlTProgram
+		c := fakecrafttest.StartWithin(t, opts, testTimeout)
 		require.Eventually(t, func() bool { return aiTurnsRunning(t, g) == 1 && w.agent.Running() == 1 }, testTimeout, pollInterval,
 			"the turn to reach the model")
 		c.QueueString("terminate")
 		c.WaitFor(ctx, "Aborted: the turn was stopped (Ctrl-T).")
-		_, err := c.Wait(ctx)
-		require.NoError(t, err)
+		// The same Ctrl-T reached the sandbox daemon (it runs beside the shell), which keeps
+		// running: the computer's own status and the gateway's list say it is connected.
+		c.WaitFor(ctx, "e2e: after ai")
+		c.WaitFor(ctx, "connected: true")
+		assert.Contains(t, connectedComputers(t, g), aiDesk)
 		assert.Equal(t, int64(2), w.agent.Aborts())
 	})
 
@@ -242,6 +247,30 @@ func TestAITurnsEnd(t *testing.T) {
 		assert.Contains(t, strings.Join(lines(out), " "), "history one | history two", out)
 	})
 	assert.Zero(t, w.agent.Queued())
+}
+
+// ctrlTProgram runs `ai stall` (Ctrl-T stops it), then shows the daemon's status and stays.
+const ctrlTProgram = `
+shell.run("ai", "stall")
+print("e2e: after ai")
+shell.run("sandbox", "status")
+while true do os.pullEvent("e2e_never") end
+`
+
+// connectedComputers lists the traposIds the gateway has connected (GET /trapos/computers).
+func connectedComputers(t *testing.T, g *harness.Gateway) []string {
+	resp, err := harness.HTTPClient().Get(g.URL("/trapos/computers"))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var list []struct {
+		TraposID string `json:"traposId"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	ids := []string{}
+	for _, c := range list {
+		ids = append(ids, c.TraposID)
+	}
+	return ids
 }
 
 // aiTurnsRunning is how many turns the gateway lists as running (trap-sandbox ai-turns).

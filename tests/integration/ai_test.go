@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -499,18 +500,23 @@ func TestAgentStartOrder(t *testing.T) {
 		a.follow(t, ctx, a.ask(t, ctx, "write 5:desk /first.lua x"), func(aiEvent) bool { return true })
 		_, ok := desk.File("/first.lua")
 		assert.True(t, ok, "the agent's tool reached the computer")
-		assert.Equal(t, 1, fake.InstanceStarts(s.dir))
+		assert.Equal(t, 1, fake.InstanceStarts(deskDir(s.dir)))
 	})
 
 	t.Run("opencode's instance first", func(t *testing.T) {
-		s := startFakeAgent(t)
+		first := startFakeAgent(t)
 		port := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://127.0.0.1:")
 		listen := []string{"--listen", "127.0.0.1:" + port}
-		g := s.gateway(t, listen...) // writes the directory's opencode.json
+		g := first.gateway(t, listen...)
+		a := newAsker(ctx, t, g, desk)
+		a.follow(t, ctx, a.ask(t, ctx, "hello"), nil) // writes the computer's directory, with its pass
 		require.NoError(t, g.Stop())
 
-		// The instance starts now, while nothing serves /mcp: its connection fails.
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.oc.URL+"/mcp?directory="+s.dir, nil)
+		// Another opencode starts the computer's instance now, while nothing serves /mcp: its
+		// connection fails. It read the pass of the gateway that ran before.
+		s := startFakeAgent(t)
+		s.dir = first.dir
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.oc.URL+"/mcp?directory="+url.QueryEscape(deskDir(s.dir)), nil)
 		require.NoError(t, err)
 		req.SetBasicAuth(opencodefake.DefaultUsername, opencodePassword)
 		resp, err := http.DefaultClient.Do(req)
@@ -521,13 +527,16 @@ func TestAgentStartOrder(t *testing.T) {
 		require.Equal(t, "failed", status["trap-sandbox"]["status"])
 
 		g = s.gateway(t, listen...)
-		a := newAsker(ctx, t, g, desk)
+		a = newAsker(ctx, t, g, desk)
 		ev := a.follow(t, ctx, a.ask(t, ctx, "write 5:desk /second.lua x"), func(aiEvent) bool { return true })
 		_, ok := desk.File("/second.lua")
-		assert.True(t, ok, "the agent's tool reached the computer: %+v", ev)
-		assert.Equal(t, 1, s.agent.InstanceStarts(s.dir))
+		assert.True(t, ok, "the agent's tool reached the computer with the pass kept across the restart: %+v", ev)
+		assert.Equal(t, 1, s.agent.InstanceStarts(deskDir(s.dir)))
 	})
 }
+
+// deskDir is computer 5:desk's directory (of account local) under the agent's directory.
+func deskDir(root string) string { return root + "/computers/local/5_3adesk" }
 
 // TestAgentUnknownModel: a model opencode does not know is a bare 500 whose reason is only on
 // the event stream; the player reads that reason.

@@ -26,7 +26,7 @@ local STATUS_TIMEOUT = 1;
 
 -- The `sandbox` command and its subcommands, for tab completion.
 local COMMAND_PATH = "programs/sandbox.lua";
-local SUBCOMMANDS = { "health", "status", "reconnect", "setup", "link", "help" };
+local SUBCOMMANDS = { "health", "status", "reconnect", "stop", "setup", "link", "help" };
 -- The `ai` command and its options.
 local AI_COMMAND_PATH = "programs/ai.lua";
 local AI_OPTIONS = { "--reset", "--help", "--version" };
@@ -120,9 +120,15 @@ local function awaitConnection(timeoutSeconds)
   return status;
 end
 
--- Asks the daemon to drop its connection and connect again (also after `unauthorized`).
+-- Asks the daemon to drop its connection and connect again (also after `unauthorized`, and
+-- after stop()).
 local function reconnect()
   os.queueEvent(EVENT_RECONNECT);
+end
+
+-- Asks the daemon to disconnect and stay so (state "stopped") until reconnect().
+local function stopDaemon()
+  os.queueEvent(events.EVENT_STOP);
 end
 
 -- Registers the `sandbox` and `ai` commands' tab completion with a shell (the daemon does it
@@ -157,6 +163,7 @@ return {
   requestStatus = requestStatus,
   awaitConnection = awaitConnection,
   reconnect = reconnect,
+  stopDaemon = stopDaemon,
   serve = serveLib.serve,
   registerCompletion = registerCompletion,
 
@@ -202,6 +209,7 @@ return {
   EVENT_REPLY = events.EVENT_REPLY,
   EVENT_CONNECTED = events.EVENT_CONNECTED,
   EVENT_RECONNECT = events.EVENT_RECONNECT,
+  EVENT_STOP = events.EVENT_STOP,
   EVENT_STATUS_REQUEST = events.EVENT_STATUS_REQUEST,
   EVENT_STATUS = events.EVENT_STATUS,
   EVENT_SERVE_OFFER = events.EVENT_SERVE_OFFER,

@@ -8,6 +8,7 @@ local ccExpect = require('cc.expect');
 local expect, field = ccExpect.expect, ccExpect.field;
 local codec = require('/apis/libsandboxcodec');
 local config = require('/apis/libsandboxsettings');
+local requests = require('/apis/libsandboxrequests');
 
 -- The request types (computer -> gateway).
 local TYPE_ASK = "ai.ask";
@@ -55,9 +56,9 @@ local MIN_POLL_WAIT_MS = 500;
 -- up: one lost reply must not end a turn, a gateway that stopped answering must.
 local MAX_POLL_FAILURES = 3;
 
--- Seconds run() waits for the answer to the ai.abort it sends on terminate. Short: the same
--- Ctrl-T reaches the sandbox daemon when the boot runs it beside the shell, and a stopped
--- daemon answers nothing (its socket closing ends the turn at the gateway anyway).
+-- Seconds run() waits for the answer to the ai.abort it sends on terminate. Short, so Ctrl-T
+-- feels immediate: an abort that is lost leaves the turn to end at the gateway's deadline (the
+-- sandbox daemon keeps running on Ctrl-T, so it is rarely lost).
 local ABORT_TIMEOUT = 2;
 
 local TERMINATED = "Terminated";
@@ -81,12 +82,14 @@ local function computerKind()
 end
 
 -- deps: request(type, payload) -> ok, payload, error (libsandbox.request, or a fake), and
--- optionally settings (for sandbox.ai_confirm), term (whose size and colour the agent is
--- told) and kind ("computer", "turtle" or "pocket").
+-- optionally settings (sandbox.ai_confirm and the permissions the agent's changes are checked
+-- against), fs (for that check), term (whose size and colour the agent is told) and kind
+-- ("computer", "turtle" or "pocket").
 local function newClient(deps)
   expect(1, deps, "table");
   field(deps, "request", "function");
   field(deps, "settings", "table", "nil");
+  field(deps, "fs", "table", "nil");
   field(deps, "term", "table", "nil");
   field(deps, "kind", "string", "nil");
   local request = deps.request;
@@ -171,12 +174,33 @@ local function newClient(deps)
     return simple(TYPE_RESET, { session = session or DEFAULT_SESSION });
   end
 
-  -- Answers a confirm event.
-  local function approve(turnId, confirmId, allow)
+  -- Answers a confirm event. reason: why this computer refuses it without asking (its
+  -- settings), which the agent reads.
+  local function approve(turnId, confirmId, allow, reason)
     expect(1, turnId, "string");
     expect(2, confirmId, "string");
     expect(3, allow, "boolean");
-    return simple(TYPE_APPROVE, { turnId = turnId, confirmId = confirmId, allow = allow });
+    expect(4, reason, "string", "nil");
+    return simple(TYPE_APPROVE, { turnId = turnId, confirmId = confirmId, allow = allow, reason = reason });
+  end
+
+  -- Why this computer's settings would refuse the request a confirm event announces, or nil:
+  -- the daemon's own check (libsandboxrequests.refusal), so the player is asked only what the
+  -- owner allows. An event without its request (an older gateway) is left to the player.
+  local function refusalOf(event)
+    local req = event.request;
+    if type(req) ~= "table" or type(req.type) ~= "string" then
+      return nil;
+    end
+    local payload = {};
+    if type(req.payload) == "table" then
+      for k, v in pairs(req.payload) do
+        if type(k) == "string" and type(v) == "string" then
+          payload[k] = v;
+        end
+      end
+    end
+    return requests.refusal(deps.settings or settings, deps.fs or fs, req.type, payload);
   end
 
   -- Whether to allow a confirm: by itself when the owner turned sandbox.ai_confirm off, else
@@ -217,11 +241,17 @@ local function newClient(deps)
           if event.seq > after then
             after = event.seq;
             if event.kind == KIND_CONFIRM and type(event.confirmId) == "string" then
-              local allow, asked = decide(event, opts.confirm);
-              event.allowed, event.asked = allow, asked;
               -- A failed answer needs no handling: the gateway rejects on its own after its
               -- wait, and the stream says what happened.
-              approve(turnId, event.confirmId, allow);
+              local why = refusalOf(event);
+              if why ~= nil then
+                event.allowed, event.asked, event.refused = false, false, why;
+                approve(turnId, event.confirmId, false, why);
+              else
+                local allow, asked = decide(event, opts.confirm);
+                event.allowed, event.asked = allow, asked;
+                approve(turnId, event.confirmId, allow);
+              end
             elseif event.kind == KIND_ERROR then
               result.error = { code = event.code, message = event.message };
             elseif event.kind == KIND_CUT then
@@ -247,8 +277,9 @@ local function newClient(deps)
 
   -- Asks and follows the answer to its end, calling opts.onEvent(event) for every event in
   -- order. A confirm event is answered before onEvent sees it (event.allowed, event.asked):
-  -- opts.confirm(event) returning true allows it; without it the change is denied; with
-  -- sandbox.ai_confirm false it is allowed without asking. opts.session, screen, kind and
+  -- a change this computer's settings refuse is refused at once, with why (event.refused),
+  -- and nobody is asked; otherwise opts.confirm(event) returning true allows it; without it
+  -- the change is denied; with sandbox.ai_confirm false it is allowed without asking. opts.session, screen, kind and
   -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
   -- opts.onWait() each time run() is about to wait for more (show what you held back). Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
   -- os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and {code, message}.

@@ -42,7 +42,7 @@ local STATE_WAITING = "waiting";           -- lost the socket, reconnect timer r
 local STATE_UNAUTHORIZED = "unauthorized"; -- hello rejected: terminal until settings change
 local STATE_REPLACED = "replaced";         -- closed 4009: terminal until settings change or reconnect
 local STATE_REVOKED = "revoked";           -- closed 4003: terminal until settings change or reconnect
-local STATE_STOPPED = "stopped";           -- terminated
+local STATE_STOPPED = "stopped";           -- `sandbox stop`: disconnected until a reconnect
 
 -- Close codes after which reconnecting cannot help (docs/protocol.md): another socket said
 -- hello for this computer (replaced; reconnecting would evict it in turn, and the two would
@@ -68,6 +68,7 @@ local FRAME_COMPUTER_REQUEST, FRAME_COMPUTER_RESPONSE = codec.FRAME_COMPUTER_REQ
 local FRAME_GATEWAY_REQUEST, FRAME_GATEWAY_RESPONSE = codec.FRAME_GATEWAY_REQUEST, codec.FRAME_GATEWAY_RESPONSE;
 local EVENT_SEND, EVENT_REPLY, EVENT_CONNECTED = events.EVENT_SEND, events.EVENT_REPLY, events.EVENT_CONNECTED;
 local EVENT_RECONNECT, EVENT_STATUS_REQUEST, EVENT_STATUS = events.EVENT_RECONNECT, events.EVENT_STATUS_REQUEST, events.EVENT_STATUS;
+local EVENT_STOP = events.EVENT_STOP;
 local EVENT_MARK = events.EVENT_MARK;
 
 -- The daemon as a factory of event handlers. deps: settings, os (queueEvent, startTimer,
@@ -614,22 +615,37 @@ local function newDaemon(deps)
       end
     end,
     [EVENT_RECONNECT] = restart,
+    [EVENT_STOP] = stop,
     [EVENT_SEND] = onSend,
     [EVENT_STATUS_REQUEST] = function(replyId)
       osApi.queueEvent(EVENT_STATUS, replyId, status());
     end,
   };
 
-  -- Handles one event. Returns false once the daemon has stopped (on terminate).
+  -- Stopped by the player (`sandbox stop`), the daemon still answers its status and starts
+  -- again on a reconnect (`sandbox reconnect`, `sandbox setup`); everything else waits for that.
+  local whileStopped = {
+    [EVENT_RECONNECT] = restart,
+    [EVENT_STATUS_REQUEST] = handlers[EVENT_STATUS_REQUEST],
+  };
+
+  -- Handles one event. Returns true: the daemon runs until the computer shuts down.
+  -- A terminate (the player's Ctrl-T, meant for the foreground program) does not stop it: as
+  -- CC's own background service, rednet.run (rom/apis/rednet.lua, run()), which bios.lua runs
+  -- beside the shell, reads its events with os.pullEventRaw and ignores terminate. The player
+  -- stops the daemon with `sandbox stop`. Running lua.exec jobs do not see the terminate either
+  -- (libsandboxexec withholds it with the player's keys).
   -- A failing handler is a fault and survives: the daemon must not take the boot down.
   local function handle(event, ...)
     if state == STATE_STOPPED then
-      return false;
-    end
-    if event == "terminate" and not requests.remoteTerminate() then
-      -- The player's Ctrl+T; the host's (screen.input) is for the foreground program.
-      stop();
-      return false;
+      local fn = whileStopped[event];
+      if fn ~= nil then
+        local ok, err = pcall(fn, ...);
+        if not ok then
+          fault("sandbox daemon: " .. tostring(event) .. " handler failed: " .. tostring(err));
+        end
+      end
+      return true;
     end
     watchMark(event, ...);
     local fn = handlers[event];

@@ -6,6 +6,7 @@ local EVENT_SEND = "trapos_sandbox_send";                     -- (messageId, typ
 local EVENT_REPLY = "trapos_sandbox_reply";                   -- (messageId, ok, payload, error)
 local EVENT_CONNECTED = "trapos_sandbox_connected";           -- (traposId)
 local EVENT_RECONNECT = "trapos_sandbox_reconnect";           -- ()
+local EVENT_STOP = "trapos_sandbox_stop";                     -- (): `sandbox stop`
 local EVENT_STATUS_REQUEST = "trapos_sandbox_status_request"; -- (replyId)
 local EVENT_STATUS = "trapos_sandbox_status";                 -- (replyId, status)
 -- The daemon's marker, queued behind the gateway's frames to learn how many wait at once.
@@ -21,6 +22,7 @@ return {
   EVENT_REPLY = EVENT_REPLY,
   EVENT_CONNECTED = EVENT_CONNECTED,
   EVENT_RECONNECT = EVENT_RECONNECT,
+  EVENT_STOP = EVENT_STOP,
   EVENT_STATUS_REQUEST = EVENT_STATUS_REQUEST,
   EVENT_STATUS = EVENT_STATUS,
   EVENT_MARK = EVENT_MARK,

@@ -20,11 +20,12 @@ local MAX_OUTPUT_BYTES = 16 * 1024;
 local CHUNK_NAME = "=lua";
 -- Events a job never sees: the player's keyboard and mouse belong to the player's shell (a
 -- host job reading them would steal the player's keys), and the job's screen never resizes.
--- terminate never reaches a job either: it stops the daemon, and every job with it.
+-- terminate (Ctrl-T held, or the host's screen.input) is the program in front's too: the
+-- daemon keeps running on it, and so do its jobs (`sandbox stop` ends them).
 local WITHHELD_EVENTS = {
   key = true, key_up = true, char = true, paste = true,
   mouse_click = true, mouse_up = true, mouse_drag = true, mouse_scroll = true,
-  term_resize = true,
+  term_resize = true, terminate = true,
 };
 
 local ERR_TIMEOUT = codec.ERR_TIMEOUT;
@@ -396,7 +397,7 @@ local function newRunner(deps)
     end
     local waiting = {};
     for _, job in pairs(jobs) do
-      if job.filter == nil or job.filter == event or event == "terminate" then
+      if job.filter == nil or job.filter == event then
         waiting[#waiting + 1] = job;
       end
     end

@@ -35,6 +35,43 @@ local NEEDS = {
   [codec.TYPE_SHELL_RUN] = NEEDS_EXEC,
 };
 
+-- Why the owner's settings do not allow msgType with payload now, or nil: the one check every
+-- request from the host goes through (serve), and that the agent's changes are put to before
+-- the player is asked about them (libsandboxai). Settings are read at every call. Writing
+-- files does not reach what only exec may change (libsandboxprotected).
+local function refusal(settingsApi, fsApi, msgType, payload)
+  expect(1, settingsApi, "table");
+  expect(2, fsApi, "table");
+  expect(3, msgType, "string");
+  expect(4, payload, "table");
+  local need = NEEDS[msgType];
+  if need == nil then
+    return nil;
+  elseif need == NEEDS_SCREEN[config.SCREEN_VIEW] or need == NEEDS_SCREEN[config.SCREEN_CONTROL] then
+    local level = need == NEEDS_SCREEN[config.SCREEN_VIEW] and config.SCREEN_VIEW or config.SCREEN_CONTROL;
+    if config.screenAllow(settingsApi, level) then
+      return nil;
+    end
+    return msgType .. " needs " .. config.SETTING_ALLOW_SCREEN .. " " .. level .. " (it is "
+      .. config.screenAllowed(settingsApi) .. "); the owner can allow it with: set "
+      .. config.SETTING_ALLOW_SCREEN .. " " .. level;
+  elseif need == NEEDS_EXEC then
+    if config.execAllowed(settingsApi) then
+      return nil;
+    end
+    return msgType .. " is not allowed on this computer; its owner can allow it with: set "
+      .. config.SETTING_ALLOW_EXEC .. " true";
+  elseif config.filesAllow(settingsApi, need) then
+    if need == config.FILES_WRITE and not config.execAllowed(settingsApi) then
+      return protected.refusal(fsApi, msgType, payload);
+    end
+    return nil;
+  end
+  return msgType .. " needs " .. config.SETTING_ALLOW_FILES .. " " .. need .. " (it is "
+    .. config.filesAllowed(settingsApi) .. "); the owner can allow it with: set "
+    .. config.SETTING_ALLOW_FILES .. " " .. need;
+end
+
 -- deps: settings, os, fs, term, env (what lua.exec chunks see), and optionally shell,
 -- peripheral, host (_HOST), keys and traposId() (the session's id). start() mirrors
 -- term.native() until stop().
@@ -58,37 +95,6 @@ local function newRequests(deps)
   });
 
   local router = serveLib.newRouter({ os = osApi });
-
-  -- Why the owner does not allow msgType with payload now, or nil. Settings are read on
-  -- every request. Writing files does not reach what only exec may change (libsandboxprotected).
-  local function refusal(msgType, payload)
-    local need = NEEDS[msgType];
-    if need == nil then
-      return nil;
-    elseif need == NEEDS_SCREEN[config.SCREEN_VIEW] or need == NEEDS_SCREEN[config.SCREEN_CONTROL] then
-      local level = need == NEEDS_SCREEN[config.SCREEN_VIEW] and config.SCREEN_VIEW or config.SCREEN_CONTROL;
-      if config.screenAllow(settingsApi, level) then
-        return nil;
-      end
-      return msgType .. " needs " .. config.SETTING_ALLOW_SCREEN .. " " .. level .. " (it is "
-        .. config.screenAllowed(settingsApi) .. "); the owner can allow it with: set "
-        .. config.SETTING_ALLOW_SCREEN .. " " .. level;
-    elseif need == NEEDS_EXEC then
-      if config.execAllowed(settingsApi) then
-        return nil;
-      end
-      return msgType .. " is not allowed on this computer; its owner can allow it with: set "
-        .. config.SETTING_ALLOW_EXEC .. " true";
-    elseif config.filesAllow(settingsApi, need) then
-      if need == config.FILES_WRITE and not config.execAllowed(settingsApi) then
-        return protected.refusal(fsApi, msgType, payload);
-      end
-      return nil;
-    end
-    return msgType .. " needs " .. config.SETTING_ALLOW_FILES .. " " .. need .. " (it is "
-      .. config.filesAllowed(settingsApi) .. "); the owner can allow it with: set "
-      .. config.SETTING_ALLOW_FILES .. " " .. need;
-  end
 
   local function info()
     local freeOk, free = pcall(function() return fsApi.getFreeSpace("/"); end);
@@ -121,7 +127,7 @@ local function newRequests(deps)
     expect(1, msgType, "string");
     expect(2, payload, "table");
     expect(3, done, "function");
-    local why = refusal(msgType, payload);
+    local why = refusal(settingsApi, fsApi, msgType, payload);
     if why ~= nil then
       return done(false, nil, { code = ERR_FORBIDDEN, message = why });
     end
@@ -159,11 +165,11 @@ local function newRequests(deps)
     onEvent = onEvent,
     start = screen.start,
     stop = stop,
-    refusal = refusal,
-    remoteTerminate = screen.remoteTerminate,
+    refusal = function(msgType, payload) return refusal(settingsApi, fsApi, msgType, payload); end,
   };
 end
 
 return {
   newRequests = newRequests,
+  refusal = refusal,
 };

@@ -17,9 +17,6 @@ local MAX_PASTE = 512;
 -- The most os events one screen.input may queue: half of CC's queue of 256, so a request
 -- cannot push the computer's own events (a sleeping program's timer) out of it.
 local MAX_INPUT_EVENTS = 128;
--- Marker queued behind a remote terminate: a terminate the daemon sees before it comes back
--- is the host's, meant for the foreground program, not for the daemon.
-local EVENT_TERMINATE_MARK = "trapos_sandbox_screen_terminate_mark";
 
 local BLIT = "0123456789abcdef";
 local MOUSE_BUTTONS = { [1] = true, [2] = true, [3] = true };
@@ -412,7 +409,6 @@ local function newScreen(deps)
   local watches = {};      -- watchId -> {seq, sent (version), inflight (messageId)}
   local byMessage = {};    -- messageId of an update in flight -> watchId
   local flushTimer = nil;  -- one timer for all watches: at most one update per tick
-  local terminateMarks = 0; -- remote terminates queued whose marker has not come back
 
   local function schedule()
     if flushTimer == nil and next(watches) ~= nil then
@@ -499,10 +495,6 @@ local function newScreen(deps)
     end
     for _, args in ipairs(queued) do
       osApi.queueEvent(table.unpack(args));
-      if args[1] == "terminate" then
-        terminateMarks = terminateMarks + 1;
-        osApi.queueEvent(EVENT_TERMINATE_MARK);
-      end
     end
     return true, { queued = #queued };
   end
@@ -536,8 +528,6 @@ local function newScreen(deps)
       onReply(...);
     elseif event == events.EVENT_CONNECTED then
       endAll(); -- a new session: the watches of the last one ended with its socket
-    elseif event == EVENT_TERMINATE_MARK and terminateMarks > 0 then
-      terminateMarks = terminateMarks - 1;
     end
   end
 
@@ -555,8 +545,6 @@ local function newScreen(deps)
     start = mirror.install,
     stop = stop,
     onEvent = onEvent,
-    -- Whether a terminate now is the host's (screen.input), not the player's.
-    remoteTerminate = function() return terminateMarks > 0; end,
     watching = function() return next(watches) ~= nil; end,
     mirror = mirror,
   };

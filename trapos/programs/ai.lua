@@ -22,8 +22,6 @@ local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
 local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
 local MSG_STOPPED = "Stopped: the turn was aborted (Q).";
--- TrapOS's boot runs the sandbox daemon beside the shell, so the player's Ctrl-T reaches it too.
-local MSG_DAEMON_STOPPED = "Ctrl-T also stopped the sandbox daemon (it runs beside the shell): reboot the computer to reconnect.";
 -- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
 local OLD_SETTINGS_PREFIX = "opencc.";
 
@@ -309,8 +307,9 @@ local function showEvent(event)
     screen.line("(The answer was cut: " .. tostring(event.message) .. ")", "yellow");
   elseif event.kind == libsandbox.KIND_ERROR then
     screen.line(tostring(event.message or event.code), "red");
-  elseif event.kind == libsandbox.KIND_CONFIRM and not event.asked then
-    -- Answered without the player (sandbox.ai_confirm false): say what was allowed.
+  elseif event.kind == libsandbox.KIND_CONFIRM and not event.asked and event.refused == nil then
+    -- Answered without the player (sandbox.ai_confirm false): say what was allowed. A change
+    -- the settings refuse shows as its tool's failure, with why.
     screen.line((event.allowed and "Allowed" or "Denied") .. ": " .. changeOf(event), "lightGrey");
   end
 end
@@ -336,8 +335,8 @@ local function turn(question)
       onEvent = showEvent, confirm = confirm, onWait = screen.flush,
     });
   end
-  -- Q stops the turn without Ctrl-T, which would reach the sandbox daemon too. Raw pulls:
-  -- a terminate is follow's to handle (it aborts), not a reason to end this one.
+  -- Q stops the turn too, without holding Ctrl-T. Raw pulls: a terminate is follow's to
+  -- handle (it aborts), not a reason to end this one.
   local function watchStopKey()
     while true do
       local event, key = os.pullEventRaw();
@@ -359,9 +358,6 @@ local function turn(question)
   elseif not ok then
     if raised == "Terminated" then
       screen.line(MSG_ABORTED, "red");
-      if libsandbox.requestStatus() == nil then
-        screen.line(MSG_DAEMON_STOPPED, "red");
-      end
       return nil;
     end
     error(raised, 0);

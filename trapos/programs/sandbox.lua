@@ -1,11 +1,11 @@
 -- sandbox: talk to the trap-sandbox gateway through the sandbox daemon.
 -- `sandbox health` asks the gateway to probe itself and opencode; `sandbox status` shows the
 -- daemon's connection; `sandbox reconnect` makes it connect again (e.g. after fixing the
--- password); `sandbox setup [url]` asks for the URL, the password and what the host may do,
--- each with the current value as the answer to Enter, and saves them; `sandbox link [KEY]`
--- links the computer to an account (a code the account holder approves, or an enrollment
--- key) and saves the credential it gets as the password. User errors are one red line
--- (error(msg, 0)) that names the fix, and a failed run.
+-- password, or after `sandbox stop`, which disconnects it); `sandbox setup [url]` asks for the
+-- URL, the password and what the host may do, each with the current value as the answer to
+-- Enter, and saves them; `sandbox link [KEY]` links the computer to an account (a code the
+-- account holder approves, or an enrollment key) and saves the credential it gets as the
+-- password. User errors are one red line (error(msg, 0)) that names the fix, and a failed run.
 
 local libsandbox = require('/apis/libsandbox');
 local advice = require('/apis/libsandboxadvice');
@@ -28,6 +28,7 @@ local function usage()
   print("  health     check the gateway and opencode");
   print("  status     show URL, connection, last error");
   print("  reconnect  make the daemon connect again");
+  print("  stop       disconnect until reconnect");
   print("  setup      set the URL, password, host access");
   print("  link [KEY] link this computer to your account");
   print("  help       this help (also --help, -h)");
@@ -443,10 +444,20 @@ local function link(key)
   end
 end
 
+-- Disconnects the daemon until `sandbox reconnect` (Ctrl-T does not: it is the foreground
+-- program's). The daemon sees the stop before our status request (events are FIFO).
+local function stop()
+  getStatus();
+  libsandbox.stopDaemon();
+  print("state: " .. tostring(getStatus().state));
+  print("sandbox reconnect starts it again.");
+end
+
 local COMMANDS = {
   health = health,
   status = showStatus,
   reconnect = reconnect,
+  stop = stop,
   setup = setup,
   link = link,
 };

@@ -25,9 +25,9 @@ local daemon = libsandbox.newDaemon({
 });
 daemon.start();
 
+-- Raw pulls: the player's Ctrl-T is the foreground program's, never the daemon's (`sandbox
+-- stop` disconnects it); the daemon runs until the computer shuts down.
 while true do
   local event = table.pack(os.pullEventRaw());
-  if not daemon.handle(table.unpack(event, 1, event.n)) then
-    break;
-  end
+  daemon.handle(table.unpack(event, 1, event.n));
 end

@@ -21,9 +21,8 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- turn (a list of events, or {err = {code, message}}, or TERMINATE, or a function of the
 -- screen's rows returning one of those); opts.replies[type]: the
 -- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
--- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating);
--- opts.daemonStopsOnTerminate: after TERMINATE nothing answers, as when the boot runs the
--- daemon beside the shell and the same Ctrl-T stops it. Returns ok, error, the window's rows, and a record of what was sent.
+-- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating).
+-- Returns ok, error, the window's rows, and a record of what was sent.
 local function run(args, opts)
   opts = opts or {};
   local width, height = opts.width or 30, opts.height or 8;
@@ -56,12 +55,9 @@ local function run(args, opts)
   end
   record.rows = rows;
 
-  local terminated = false;
   stub(os, "queueEvent", function(name, ...)
     local params = table.pack(...);
-    if terminated and opts.daemonStopsOnTerminate and (name == lib.EVENT_STATUS_REQUEST or name == lib.EVENT_SEND) then
-      record.unanswered = (record.unanswered or 0) + 1; -- the daemon stopped on the same Ctrl-T
-    elseif name == lib.EVENT_STATUS_REQUEST then
+    if name == lib.EVENT_STATUS_REQUEST then
       record.statusRequests = (record.statusRequests or 0) + 1;
       if opts.statuses ~= nil then
         realQueue(lib.EVENT_STATUS, params[1], opts.statuses[math.min(record.statusRequests, #opts.statuses)]);
@@ -78,7 +74,6 @@ local function run(args, opts)
           reply = reply(rows());
         end
         if reply == TERMINATE then
-          terminated = true;
           realQueue("terminate");
         elseif reply == nil then
           realQueue(lib.EVENT_REPLY, params[1], false, nil, { code = "unknown_turn", message = "no more polls scripted" });
@@ -294,6 +289,9 @@ describe("ai command", function()
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
       expect(rows[1]):eq("Hello there");
       expect(rows[2]):eq("Aborted: the turn was stopped (Ctrl-T).");
+      for _, row in ipairs(rows) do
+        expect(row:find("daemon", 1, true)):eq(nil); -- Ctrl-T leaves the sandbox daemon running
+      end
     end);
 
     it("stops the turn on Q, without Ctrl-T, and says so", function()
@@ -331,21 +329,6 @@ describe("ai command", function()
       expectSuccess(ok, err);
       expect(#sent(record, "ai.abort")):eq(0);
       expect(sent(record, "ai.approve")[1].allow):eq(false);
-    end);
-
-    it("says when the same Ctrl-T stopped the daemon, and how to reconnect", function()
-      stub(os, "startTimer", function() local id = 820000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
-      local ok, err, rows, record = run({ "hi" }, {
-        width = 51,
-        daemonStopsOnTerminate = true,
-        polls = { { text(1, "Hello there") }, TERMINATE },
-      });
-      expectSuccess(ok, err);
-      expect(record.unanswered):eq(2); -- the abort, then the status request
-      expect(rows[2]):eq("Aborted: the turn was stopped (Ctrl-T).");
-      expect(rows[3]):eq("Ctrl-T also stopped the sandbox daemon (it runs");
-      expect(rows[4]):eq("beside the shell): reboot the computer to");
-      expect(rows[5]):eq("reconnect.");
     end);
 
     it("shows the turn's error, its cut and its end", function()

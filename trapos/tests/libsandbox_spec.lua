@@ -175,7 +175,7 @@ describe("libsandbox", function()
       local complete = completions["programs/sandbox.lua"];
       expect(complete):type("function");
       expect(complete(nil, 1, "he", {})):same({ "alth", "lp" });
-      expect(complete(nil, 1, "st", {})):same({ "atus" });
+      expect(complete(nil, 1, "st", {})):same({ "atus", "op" });
       expect(complete(nil, 1, "re", {})):same({ "connect" });
       expect(complete(nil, 1, "li", {})):same({ "nk" });
     end);
@@ -201,7 +201,7 @@ describe("libsandbox", function()
     local NAMES = {
       "VERSION", "REQUEST_TIMEOUT", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "reconnect",
-      "serve", "registerCompletion",
+      "stopDaemon", "serve", "registerCompletion",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "FILES_NONE", "FILES_READ", "FILES_WRITE",
       "SCREEN_NONE", "SCREEN_VIEW", "SCREEN_CONTROL", "defineSettings",
@@ -209,7 +209,7 @@ describe("libsandbox", function()
       "ERR_UNAUTHORIZED", "ERR_NOT_AUTHENTICATED", "ERR_UNKNOWN_TYPE", "ERR_NOT_CONNECTED",
       "ERR_INTERNAL", "ERR_TIMEOUT", "ERR_FORBIDDEN", "ERR_FS_ERROR", "ERR_BAD_PAYLOAD",
       "MAX_MESSAGE_BYTES", "MAX_GATEWAY_REQUESTS", "newUuid", "encodeFrame", "decodeFrame",
-      "EVENT_SEND", "EVENT_REPLY", "EVENT_CONNECTED", "EVENT_RECONNECT", "EVENT_STATUS_REQUEST",
+      "EVENT_SEND", "EVENT_REPLY", "EVENT_CONNECTED", "EVENT_RECONNECT", "EVENT_STOP", "EVENT_STATUS_REQUEST",
       "EVENT_STATUS", "EVENT_SERVE_OFFER", "EVENT_SERVE_WITHDRAW", "EVENT_SERVE_REQUEST",
       "EVENT_SERVE_REPLY",
       "newDaemon", "STATE_DORMANT", "STATE_DISABLED", "STATE_CONNECTING", "STATE_AUTHENTICATING",

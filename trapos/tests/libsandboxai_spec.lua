@@ -200,6 +200,42 @@ describe("libsandboxai", function()
       expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c1", allow = false } });
     end);
 
+    it("refuses at once, without asking, a change this computer's settings refuse", function()
+      local settingsMap = { ["sandbox.ai_confirm"] = true, ["sandbox.allow_files"] = "none", ["sandbox.allow_exec"] = false };
+      local fakeSettings = { get = function(name) return settingsMap[name]; end };
+      local write = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file",
+        detail = "/door.lua", bytes = 312, request = { type = "fs.write", payload = { path = "/door.lua" } } };
+      local gw = gateway({ { { write, DONE }, true } });
+      local called, seen = false, nil;
+      lib.newClient({ request = gw.request, term = fakeTerm, settings = fakeSettings, fs = fs }).run("hi", {
+        confirm = function() called = true; return true; end,
+        onEvent = function(event) if event.kind == "confirm" then seen = event; end end,
+      });
+      expect(called):eq(false);
+      local why = "fs.write needs sandbox.allow_files write (it is none); the owner can allow it with: set sandbox.allow_files write";
+      expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c1", allow = false, reason = why } });
+      expect(seen.refused):eq(why);
+      expect(seen.asked):eq(false);
+
+      -- The same rule with the questions off: a run needs sandbox.allow_exec.
+      settingsMap["sandbox.ai_confirm"] = false;
+      local run = { seq = 1, kind = "confirm", confirmId = "c2", action = "run", tool = "run_lua", detail = "print(1)",
+        request = { type = "lua.exec", payload = {} } };
+      gw = gateway({ { { run, DONE }, true } });
+      lib.newClient({ request = gw.request, term = fakeTerm, settings = fakeSettings, fs = fs }).run("hi");
+      expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c2", allow = false,
+        reason = "lua.exec is not allowed on this computer; its owner can allow it with: set sandbox.allow_exec true" } });
+
+      -- Allowed by the settings: the player is asked.
+      settingsMap["sandbox.ai_confirm"], settingsMap["sandbox.allow_files"] = true, "write";
+      gw = gateway({ { { write, DONE }, true } });
+      lib.newClient({ request = gw.request, term = fakeTerm, settings = fakeSettings, fs = fs }).run("hi", {
+        confirm = function() called = true; return true; end,
+      });
+      expect(called):eq(true);
+      expect(gw.of(lib.TYPE_APPROVE)):same({ { turnId = "t1", confirmId = "c1", allow = true } });
+    end);
+
     it("allows a change by itself when the owner set sandbox.ai_confirm false", function()
       local gw = gateway({ { { CONFIRM, DONE }, true } });
       local called = false;

@@ -622,15 +622,15 @@ describe("sandbox daemon", function()
       expect(answer.payload):same({ returns = { "north" }, output = "got north\n" });
     end);
 
-    it("stops cleanly on terminate while a lua.exec chunk waits", function()
+    it("stops cleanly on sandbox stop while a lua.exec chunk waits", function()
       local world = newWorld({ url = URL });
       world.values["sandbox.allow_exec"] = true;
       local socket = world.connect();
       world.message({ event = "gateway_request", messageId = "slow", type = "lua.exec", payload = { code = "os.pullEvent('go')" } });
-      expect(world.handle("terminate")):eq(false);
+      expect(world.handle("trapos_sandbox_stop")):eq(true);
       expect(world.daemon.status().state):eq("stopped");
       expect(socket.closed):eq(1);
-      expect(world.handle("go")):eq(false);
+      expect(world.handle("go")):eq(true);
       expect(#socket.sent):eq(1);
     end);
 
@@ -964,18 +964,37 @@ describe("sandbox daemon", function()
       expect(event[3].lastError):eq(nil);
     end);
 
-    it("closes the socket and stops on terminate", function()
+    it("keeps running on the player's terminate, as CC's rednet.run does", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      expect(world.handle("terminate")):eq(true);
+      expect(socket.closed):eq(0);
+      expect(world.daemon.status().state):eq("connected");
+      world.handle("trapos_sandbox_send", "m-1", "t", {});
+      expect(socket.frame(#socket.sent).messageId):eq("m-1");
+    end);
+
+    it("closes the socket on sandbox stop, answers its status, and starts again on a reconnect", function()
       local world = newWorld({ url = URL });
       local socket = world.connect();
       world.handle("trapos_sandbox_send", "m-1", "t", {});
-      expect(world.handle("terminate")):eq(false);
+      expect(world.handle("trapos_sandbox_stop")):eq(true);
       expect(socket.closed):eq(1);
       expect(world.events("trapos_sandbox_reply")[1][5].code):eq("not_connected");
       expect(world.daemon.status().state):eq("stopped");
-      expect(world.handle("timer", 1)):eq(false);
+      world.handle("timer", 1);
+      world.handle("setting_changed", "sandbox.url");
+      expect(#world.connects):eq(1);
+      world.handle("trapos_sandbox_status_request", "r-1");
+      local event = world.events("trapos_sandbox_status")[1];
+      expect(event[3].state):eq("stopped");
+      expect(event[3].connected):eq(false);
+      world.handle("trapos_sandbox_reconnect");
+      expect(#world.connects):eq(2);
+      expect(world.daemon.status().state):eq("connecting");
     end);
 
-    it("keeps running on a terminate the host typed (screen.input), stopping on the player's", function()
+    it("keeps running on a terminate the host typed (screen.input), and on the player's", function()
       local world = newWorld({ url = URL });
       world.values["sandbox.allow_screen"] = "control";
       local socket = world.connect();
@@ -987,18 +1006,15 @@ describe("sandbox daemon", function()
       expect(world.events("terminate")[1] ~= nil):eq(true);
       expect(world.handle("terminate")):eq(true);
       expect(world.daemon.status().state):eq("connected");
-      local mark = world.events("trapos_sandbox_screen_terminate_mark")[1];
-      world.handle(table.unpack(mark, 1, mark.n));
-      expect(world.handle("terminate")):eq(false);
-      expect(world.daemon.status().state):eq("stopped");
+      expect(socket.closed):eq(0);
     end);
 
-    it("cancels a pending reconnect on terminate", function()
+    it("cancels a pending reconnect on sandbox stop", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
       world.handle("websocket_failure", FULL_URL, "Could not connect");
       local timer = world.lastTimer;
-      world.handle("terminate");
+      world.handle("trapos_sandbox_stop");
       expect(world.cancelled[timer]):eq(true);
     end);
 

@@ -164,7 +164,7 @@ describe("libsandboxexec", function()
       expect(finish(runner, "exec", { code = "'next'" }).payload.returns):same({ "next" });
     end);
 
-    it("withholds the player's keyboard and mouse: read() waits until the timeout", function()
+    it("withholds the player's keyboard, mouse and Ctrl-T: read() waits until the timeout", function()
       local runner = newRunner();
       local answer = finishWithInput(runner, "exec", { code = "print('name?'); return read()", timeoutMs = 300 }, {
         { "paste", "stolen" },
@@ -173,6 +173,7 @@ describe("libsandboxexec", function()
         { "key_up", keys.enter },
         { "mouse_click", 1, 1, 1 },
         { "term_resize" },
+        { "terminate" },
       });
       expect(answer.ok):eq(false);
       expect(answer.err.code):eq("timeout");

@@ -150,6 +150,20 @@ describe("libsandboxrequests", function()
     end);
   end);
 
+  describe("refusal", function()
+    it("is the one check, for the agent's changes too: the settings' reason, or nil", function()
+      local values = { ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = false };
+      local settingsApi = newSettings(values);
+      expect(lib.refusal(settingsApi, fs, "fs.write", { path = "/door.lua" })):eq(
+        "fs.write needs sandbox.allow_files write (it is read); the owner can allow it with: set sandbox.allow_files write");
+      expect(lib.refusal(settingsApi, fs, "fs.read", { path = "/door.lua" })):eq(nil);
+      expect(lib.refusal(settingsApi, fs, "shell.run", {})):str_match("set sandbox.allow_exec true$");
+      values["sandbox.allow_files"] = "write";
+      expect(lib.refusal(settingsApi, fs, "fs.write", { path = "/door.lua" })):eq(nil);
+      expect(lib.refusal(settingsApi, fs, "fs.write", { path = "/startup.lua" })):str_match("needs sandbox.allow_exec");
+    end);
+  end);
+
   describe("unknown types", function()
     it("answers unknown_type", function()
       local answer = ask(newRequests(), "door.open");

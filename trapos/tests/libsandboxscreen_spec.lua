@@ -247,9 +247,7 @@ describe("libsandboxscreen", function()
       expect(ok):eq(true);
       local got = {};
       for _, args in ipairs(fake.queued) do
-        if args[1] ~= "trapos_sandbox_screen_terminate_mark" then
-          got[#got + 1] = { table.unpack(args, 1, args.n) };
-        end
+        got[#got + 1] = { table.unpack(args, 1, args.n) };
       end
       expect(got):same({
         { "key", keys.leftCtrl, false },
@@ -292,17 +290,6 @@ describe("libsandboxscreen", function()
       expect(err.code):eq("bad_payload");
     end);
 
-    it("marks a terminate it queues as the host's until its marker comes back", function()
-      local fake = newFakeOs();
-      local screen = newScreen(newReference(), fake);
-      expect(screen.remoteTerminate()):eq(false);
-      screen.handlers["screen.input"]({ events = { { type = "terminate" } } });
-      expect(screen.remoteTerminate()):eq(true);
-      screen.onEvent("terminate");
-      expect(screen.remoteTerminate()):eq(true);
-      screen.onEvent(table.unpack(fake.queued[2]));
-      expect(screen.remoteTerminate()):eq(false);
-    end);
   end);
 
   describe("screen.watch", function()

@@ -73,6 +73,8 @@ local function run(args, opts)
       end
     elseif name == lib.EVENT_RECONNECT then
       record.reconnects = record.reconnects + 1;
+    elseif name == lib.EVENT_STOP then
+      record.stops = (record.stops or 0) + 1;
     else
       realQueue(name, ...);
     end
@@ -820,6 +822,17 @@ describe("sandbox command", function()
         end
       end
       expect(#record.sockets):eq(0);
+    end);
+  end);
+
+  describe("stop", function()
+    it("disconnects the daemon until a reconnect and shows its state", function()
+      local ok, err, lines, record = run({ "stop" }, {
+        status = { connectedStatus(), downStatus("stopped") },
+      });
+      expectSuccess(ok, err);
+      expect(record.stops):eq(1);
+      expect(lines):same({ "state: stopped", "sandbox reconnect starts it again." });
     end);
   end);
 

@@ -9,15 +9,29 @@ import "context"
 type Caller struct {
 	Account string
 	Admin   bool
+	// Only, when set, limits the caller to one computer of Account, the one of this traposId:
+	// the agent's tools act as the computer that asked the agent, on that computer alone.
+	Only string
 }
 
 // LocalAdmin is the caller of the setup without accounts: SANDBOX_API_TOKEN, or a loopback
 // client when no token is set. It reaches every computer, as before accounts existed.
 var LocalAdmin = Caller{Account: Local, Admin: true}
 
-// Reaches reports whether the caller may see and drive a computer of accountID.
+// Reaches reports whether the caller may see and drive every computer of accountID. A caller
+// limited to one computer (Only) reaches no whole account: a check that knows only the
+// account refuses it, and one that knows the computer asks ReachesComputer.
 func (c Caller) Reaches(accountID string) bool {
-	return c.Admin || (c.Account != "" && c.Account == accountID)
+	return c.Only == "" && (c.Admin || (c.Account != "" && c.Account == accountID))
+}
+
+// ReachesComputer reports whether the caller may see and drive the computer traposID of
+// accountID.
+func (c Caller) ReachesComputer(accountID, traposID string) bool {
+	if c.Only != "" {
+		return c.Account != "" && c.Account == accountID && c.Only == traposID
+	}
+	return c.Reaches(accountID)
 }
 
 type callerKey struct{}

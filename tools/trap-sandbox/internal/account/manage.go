@@ -71,7 +71,16 @@ var OperatorCaller = Caller{Account: Operator, Admin: true}
 // and computer credentials (lists, adds and revokes them); what the caller does not reach
 // answers as what does not exist (ErrNotFound), so no other account's name leaks. What it
 // creates records the caller's account as its creator.
-func (a *Accounts) Manage(caller Caller) Manager { return manager{a: a, caller: caller} }
+//
+// A caller limited to one computer (Caller.Only: the agent's pass for the computer that
+// asked) manages nothing, not even its own account's tokens: a token it could mint would
+// reach every computer of the account.
+func (a *Accounts) Manage(caller Caller) Manager {
+	if caller.Only != "" {
+		caller = Caller{}
+	}
+	return manager{a: a, caller: caller}
+}
 
 type manager struct {
 	a      *Accounts

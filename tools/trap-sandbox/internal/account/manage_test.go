@@ -44,16 +44,19 @@ func newManaged(t *testing.T) managed {
 // TestManagePermissions is the permission matrix: an admin (an admin account, or the
 // gateway's own SANDBOX_API_TOKEN/loopback caller) manages every account; a user its own
 // tokens and credentials; another account's are answered as ones that do not exist; a caller
-// without an account reaches nothing.
+// without an account reaches nothing, nor does one limited to one computer (the agent's pass:
+// a token it could mint would reach the whole account).
 func TestManagePermissions(t *testing.T) {
 	callers := map[string]account.Caller{
 		"admin":    {Account: "root", Admin: true},
 		"local":    account.LocalAdmin,
 		"user":     {Account: "alice"},
 		"nobody":   {},
+		"pass":     {Account: "alice", Only: "7:desk"},
 		"operator": account.OperatorCaller,
 	}
 	admin := map[string]bool{"admin": true, "local": true, "operator": true}
+	reachesNothing := map[string]bool{"nobody": true, "pass": true}
 	for name, caller := range callers {
 		t.Run(name, func(t *testing.T) {
 			ctx := t.Context()
@@ -128,7 +131,7 @@ func TestManagePermissions(t *testing.T) {
 				newTok, errAdd := mg.AddToken(ctx, id, "laptop", time.Hour)
 				creds, errCreds := mg.Credentials(ctx, id)
 				newCred, errCred := mg.AddCredential(ctx, id)
-				if name == "nobody" {
+				if reachesNothing[name] {
 					assert.ErrorIs(t, err, account.ErrNotFound)
 					assert.ErrorIs(t, errAdd, account.ErrNotFound)
 					assert.ErrorIs(t, errCreds, account.ErrNotFound)
@@ -154,7 +157,7 @@ func TestManagePermissions(t *testing.T) {
 				require.NoError(t, err)
 				assert.False(t, rc.RevokedAt.IsZero())
 			}
-			if name == "nobody" {
+			if reachesNothing[name] {
 				_, err := mg.RevokeToken(ctx, m.token["alice"])
 				assert.ErrorIs(t, err, account.ErrNotFound)
 			}

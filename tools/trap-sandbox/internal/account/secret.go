@@ -18,6 +18,7 @@ const (
 	KindToken      Kind = "tsa" // an API token: the host side, for an account
 	KindCredential Kind = "tsc" // a computer's credential: its hello, for one computer
 	KindEnrollment Kind = "tsk" // an enrollment key: links computers to an account (link.go)
+	KindPass       Kind = "tsp" // the gateway's own pass for a caller it makes (Passes)
 )
 
 // A secret is <kind>_<selector>_<secret>: the selector finds the record, the secret is
@@ -63,7 +64,7 @@ func hashMatches(secret string, hash []byte) bool {
 // IsSecret reports whether s looks like one of the secrets this package issues (for
 // example, a credential where a password was expected).
 func IsSecret(s string) bool {
-	for _, k := range []Kind{KindToken, KindCredential, KindEnrollment} {
+	for _, k := range []Kind{KindToken, KindCredential, KindEnrollment, KindPass} {
 		if _, _, err := parseSecret(k, s); err == nil {
 			return true
 		}
@@ -79,6 +80,8 @@ func (k Kind) describe() string {
 		return "computer credential"
 	case KindEnrollment:
 		return "enrollment key"
+	case KindPass:
+		return "gateway pass"
 	}
 	return string(k)
 }

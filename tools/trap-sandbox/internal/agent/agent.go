@@ -116,11 +116,15 @@ type Config struct {
 	Model string
 	// OpencodeURL, Username, Password reach opencode serve (Basic auth when Password is set).
 	OpencodeURL, Username, Password string
-	// Dir is the session directory: opencode's instance for it reads Dir/opencode.json,
-	// which the module writes.
+	// Dir is the agent's directory: each computer's conversations live in a directory of its
+	// own below it (ComputerDir), whose opencode.json the module writes.
 	Dir string
-	// MCPURL is the gateway's /mcp as opencode reaches it; MCPToken the API token it sends.
-	MCPURL, MCPToken string
+	// MCPURL is the gateway's /mcp as opencode reaches it.
+	MCPURL string
+	// Passes grants each computer's pass, which its directory's opencode.json sends to
+	// MCPURL; the server's API auth must honour the same Passes. Nil: the module keeps its
+	// own (and its tools reach no computer).
+	Passes *account.Passes
 	// AllowHostTools lets the model use opencode's own tools on the host (bash, edit…):
 	// --ai-allow-host-tools, off by default.
 	AllowHostTools bool
@@ -145,6 +149,7 @@ type Module struct {
 	stream  *stream
 	model   modelRef
 	rules   []Rule
+	passes  *account.Passes
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -155,6 +160,9 @@ type Module struct {
 	sessions map[sessionKey]*session
 	turns    map[string]*turn
 	limiters map[callerKey]*rate.Limiter
+
+	placeMu sync.Mutex // held while a place is prepared, so a computer gets one pass
+	places  map[callerKey]*place
 }
 
 type callerKey struct{ account, traposID string }
@@ -167,7 +175,8 @@ type sessionKey struct {
 // session is one conversation of one computer.
 type session struct {
 	key        sessionKey
-	opencodeID string // "" until found or created
+	oc         *client // names the computer's directory
+	opencodeID string  // "" until found or created
 	// busy is the turn running on it, until opencode's reply to its prompt came (an aborted
 	// turn ends for the computer at once but keeps the session until opencode stopped, so a
 	// new prompt is never queued behind it).
@@ -185,7 +194,10 @@ func (k sessionKey) title() string {
 // New returns the module; with cfg.Model empty it is off, and says so once in the log.
 func New(cfg Config, logger *slog.Logger, reg *prometheus.Registry) (*Module, error) {
 	m := &Module{cfg: cfg, log: logger, metrics: newMetrics(reg), sessions: map[sessionKey]*session{},
-		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}}
+		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}, places: map[callerKey]*place{}, passes: cfg.Passes}
+	if m.passes == nil {
+		m.passes = account.NewPasses()
+	}
 	m.ctx, m.cancel = context.WithCancelCause(context.Background())
 	if cfg.Model == "" {
 		logger.Info("agent: off (ai.* requests answer ai_disabled): set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL) to let computers ask the agent; docs/ai.md")
@@ -215,7 +227,10 @@ func New(cfg Config, logger *slog.Logger, reg *prometheus.Registry) (*Module, er
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("opencode url %q: give http(s)://host:port", cfg.OpencodeURL)
 	}
-	if err := WriteSessionDir(cfg.Dir, cfg.Model, cfg.MCPURL, cfg.MCPToken, Rules(cfg.AllowHostTools)); err != nil {
+	// The directory itself connects to no MCP server and holds no pass (a file of an earlier
+	// version, which carried the API token, is rewritten without it); each computer's
+	// directory below it does (place.go).
+	if err := WriteSessionDir(cfg.Dir, cfg.Model, "", "", Rules(cfg.AllowHostTools)); err != nil {
 		return nil, err
 	}
 	username := cfg.Username
@@ -348,14 +363,14 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	}
 	caller := callerKey{from.AccountID, from.TraposID}
 	key := sessionKey{caller, name}
+	pl, err := m.placeOf(caller)
+	if err != nil {
+		return nil, m.noPlace(from, err)
+	}
 
 	m.mu.Lock()
 	m.sweepLocked()
-	s := m.sessions[key]
-	if s == nil {
-		s = &session{key: key}
-		m.sessions[key] = s
-	}
+	s := m.sessionLocked(key, pl)
 	if s.busy != nil {
 		busy := s.busy
 		m.mu.Unlock()
@@ -466,7 +481,12 @@ type turnPayload struct {
 	TurnID    *string `json:"turnId"`
 	ConfirmID *string `json:"confirmId"`
 	Allow     *bool   `json:"allow"`
+	// Reason is why the computer refused without asking (its settings); optional.
+	Reason *string `json:"reason"`
 }
+
+// maxReasonBytes caps ai.approve's reason: one message of the computer's permission check.
+const maxReasonBytes = 1024
 
 func (m *Module) handleAbort(_ context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
@@ -492,11 +512,18 @@ func (m *Module) handleApprove(_ context.Context, from protocol.Requester, raw j
 	if err := json.Unmarshal(raw, &p); err != nil || p.TurnID == nil || p.ConfirmID == nil || p.Allow == nil {
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve needs turnId and confirmId (strings) and allow (a boolean)")
 	}
+	a := confirmAnswer{allow: *p.Allow}
+	if p.Reason != nil && !a.allow {
+		if len(*p.Reason) > maxReasonBytes {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve's reason is %d bytes; the limit is %d", len(*p.Reason), maxReasonBytes)
+		}
+		a.reason = firstLine(hostText(*p.Reason))
+	}
 	t, err := m.turnOf(from, *p.TurnID)
 	if err != nil {
 		return nil, err
 	}
-	if !t.answerConfirm(*p.ConfirmID, *p.Allow) {
+	if !t.answerConfirm(*p.ConfirmID, a) {
 		return nil, protocol.Errorf(CodeUnknownTurn, "no confirmation %q waits on this turn (answered already, timed out, or the turn ended)", clipID(*p.ConfirmID))
 	}
 	return nil, nil
@@ -520,12 +547,12 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 		name = *p.Session
 	}
 	key := sessionKey{callerKey{from.AccountID, from.TraposID}, name}
-	m.mu.Lock()
-	s := m.sessions[key]
-	if s == nil {
-		s = &session{key: key}
-		m.sessions[key] = s
+	pl, err := m.placeOf(key.callerKey)
+	if err != nil {
+		return nil, m.noPlace(from, err)
 	}
+	m.mu.Lock()
+	s := m.sessionLocked(key, pl)
 	if s.busy != nil {
 		m.mu.Unlock()
 		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is running on session %q: wait for it or stop it (ai.abort), then reset", name)
@@ -545,7 +572,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	if id == "" {
-		found, err := m.oc.findSession(cctx, key.title())
+		found, err := s.oc.findSession(cctx, key.title())
 		if err != nil {
 			return nil, m.unavailable(cctx, err)
 		}
@@ -555,7 +582,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 		id = found.ID
 	}
 	var ae *apiError
-	if err := m.oc.deleteSession(cctx, id); err != nil && !(errors.As(err, &ae) && ae.status == http.StatusNotFound) {
+	if err := s.oc.deleteSession(cctx, id); err != nil && !(errors.As(err, &ae) && ae.status == http.StatusNotFound) {
 		return nil, m.unavailable(cctx, err)
 	}
 	m.mu.Lock()
@@ -563,6 +590,23 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	m.mu.Unlock()
 	m.log.Info("agent: conversation reset", "traposId", from.TraposID, "session", name)
 	return nil, nil
+}
+
+// sessionLocked returns the conversation of key, made on first use in the computer's place.
+func (m *Module) sessionLocked(key sessionKey, pl *place) *session {
+	s := m.sessions[key]
+	if s == nil {
+		s = &session{key: key, oc: pl.oc}
+		m.sessions[key] = s
+	}
+	return s
+}
+
+// noPlace is the answer when the computer's directory cannot be prepared: the operator's log
+// says why (a host path and a system error are no business of the player's).
+func (m *Module) noPlace(from protocol.Requester, err error) *protocol.Error {
+	m.log.Error("agent: cannot prepare a computer's directory", "traposId", from.TraposID, "account", from.AccountID, "err", err)
+	return protocol.Errorf(CodeAIUnavailable, "the agent is unavailable: the gateway cannot prepare this computer's directory (its operator's log says why)")
 }
 
 // unavailable is the ai_unavailable error for a failed opencode call: the probe's one line

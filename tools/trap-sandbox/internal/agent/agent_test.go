@@ -62,14 +62,6 @@ func TestJudgeAllowsOnlyTheAskingComputer(t *testing.T) {
 	assert.False(t, judge("trap-sandbox_read_file", nil, desk).allow, "arguments never seen")
 }
 
-// TestJudgeRefusesAComputerOfAnotherAccount: the tools act as the gateway's admin of "local",
-// which resolves a traposId in its own account first; alice's 5:desk must not reach local's.
-func TestJudgeRefusesAComputerOfAnotherAccount(t *testing.T) {
-	v := judge("trap-sandbox_read_file", json.RawMessage(`{"traposId":"5:desk","path":"/a"}`), callerKey{"alice", "5:desk"})
-	assert.False(t, v.allow)
-	assert.Contains(t, v.message, `account "alice"`)
-}
-
 func TestDescribe(t *testing.T) {
 	d, n := describe("write_file", json.RawMessage(`{"path":"/door.lua","content":"héllo"}`))
 	assert.Equal(t, "/door.lua", d)
@@ -185,6 +177,66 @@ func TestWriteSessionDir(t *testing.T) {
 	assert.Error(t, WriteSessionDir("relative", "p/m", "u", "", nil))
 }
 
+// TestEachComputerHasItsPlace: each computer's conversations live in a directory of its own
+// whose opencode.json sends its own pass to /mcp; the pass opens that computer's account,
+// limited to that computer; a restarted gateway keeps the pass (a running opencode instance
+// keeps the configuration it read), and the agent's own directory carries no token at all.
+func TestEachComputerHasItsPlace(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(root, ConfigFile), []byte(`{"mcp":{"trap-sandbox":{"headers":{"Authorization":"Bearer the-old-api-token"}}}}`), 0o600))
+	start := func() (*Module, *account.Passes) {
+		passes := account.NewPasses()
+		m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: root, MCPURL: "http://127.0.0.1:2/mcp", Passes: passes},
+			slog.New(slog.DiscardHandler), nil)
+		require.NoError(t, err)
+		t.Cleanup(m.Close)
+		return m, passes
+	}
+	m, passes := start()
+	data, err := os.ReadFile(filepath.Join(root, ConfigFile))
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "the-old-api-token", "the agent's own directory connects to nothing")
+	assert.NotContains(t, string(data), `"mcp"`)
+
+	alice, err := m.placeOf(callerKey{"alice", "5:desk"})
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(root, "computers", "alice", "5_3adesk"), alice.dir)
+	info, err := os.Stat(filepath.Join(alice.dir, ConfigFile))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	assert.Equal(t, alice.pass, readPass(alice.dir))
+	c, ok := passes.Caller(alice.pass)
+	require.True(t, ok)
+	assert.Equal(t, account.Caller{Account: "alice", Only: "5:desk"}, c)
+	again, err := m.placeOf(callerKey{"alice", "5:desk"})
+	require.NoError(t, err)
+	assert.Same(t, alice, again)
+
+	local, err := m.placeOf(callerKey{account.Local, "5:desk"})
+	require.NoError(t, err)
+	assert.NotEqual(t, alice.dir, local.dir)
+	assert.NotEqual(t, alice.pass, local.pass)
+
+	m2, passes2 := start()
+	_, ok = passes2.Caller(alice.pass)
+	assert.False(t, ok, "a pass opens nothing before its computer asks this gateway")
+	after, err := m2.placeOf(callerKey{"alice", "5:desk"})
+	require.NoError(t, err)
+	assert.Equal(t, alice.pass, after.pass, "kept across a restart")
+	c, ok = passes2.Caller(alice.pass)
+	require.True(t, ok)
+	assert.Equal(t, "5:desk", c.Only)
+}
+
+func TestPathName(t *testing.T) {
+	assert.Equal(t, "7_3adesk", pathName("7:desk"))
+	assert.Equal(t, "7_3a_4bitchen", pathName("7:Kitchen"), "no two names differ only in case")
+	assert.Equal(t, "_2e_2e", pathName(".."))
+	assert.Equal(t, "a_2fb_5cc_25", pathName(`a/b\c%`))
+	assert.Equal(t, "_", pathName(""))
+	assert.NotEqual(t, pathName("_3a"), pathName(":"))
+}
+
 func TestOffWithoutAModel(t *testing.T) {
 	var logs testkit.SyncBuffer
 	m, err := New(Config{}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
@@ -239,4 +291,62 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	assert.Contains(t, pe.Message, "too many questions from this computer")
 	assert.Nil(t, ask("6:vault", `{"prompt":"hi"}`), "another computer has its own limit")
 	assert.NotContains(t, logs.String(), `"hi"`)
+}
+
+// TestConfirmCarriesTheRequestAndTheComputersRefusal: a confirm event names the request the
+// change will be (type and paths, never the content), so the computer checks its own
+// settings first; a refusal it answers by itself (ai.approve with a reason) reaches the
+// agent as the computer's forbidden, not as a player's no.
+func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp"},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	tr := newTestTurn()
+	m.turns[tr.id] = tr
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	approve := func(payload string) error {
+		_, err := m.handleApprove(context.Background(), from, json.RawMessage(payload))
+		return err
+	}
+	for _, c := range []struct {
+		tool, input string
+		want        ConfirmRequest
+		answer      string
+		verdict     string
+	}{
+		{"write_file", `{"traposId":"5:desk","path":"/startup.lua","content":"secret code"}`,
+			ConfirmRequest{Type: "fs.write", Payload: map[string]string{"path": "/startup.lua"}},
+			`"allow":false,"reason":"fs.write needs sandbox.allow_files write (it is none)\nsecond line"`,
+			"forbidden: fs.write needs sandbox.allow_files write (it is none)"},
+		{"move_file", `{"traposId":"5:desk","from":"/a","to":"/b"}`,
+			ConfirmRequest{Type: "fs.move", Payload: map[string]string{"from": "/a", "to": "/b"}}, `"allow":true`, ""},
+		{"run_lua", `{"traposId":"5:desk","code":"os.shutdown()"}`,
+			ConfirmRequest{Type: "lua.exec", Payload: map[string]string{}}, `"allow":false`, "The player refused this run"},
+	} {
+		got := make(chan verdict, 1)
+		go func() { got <- m.confirm(tr, toolPrefix+c.tool, []byte(c.input), agentTools[c.tool]) }()
+		var ev Event
+		require.Eventually(t, func() bool {
+			events, _ := tr.poll(context.Background(), 0, 0)
+			for _, e := range events {
+				if e.Kind == KindConfirm && e.Tool == c.tool {
+					ev = e
+					return true
+				}
+			}
+			return false
+		}, 5*time.Second, time.Millisecond)
+		require.NotNil(t, ev.Request, c.tool)
+		assert.Equal(t, c.want, *ev.Request, c.tool)
+		require.NoError(t, approve(`{"turnId":"turn_t","confirmId":"`+ev.ConfirmID+`",`+c.answer+`}`))
+		v := <-got
+		assert.Equal(t, c.verdict == "", v.allow, c.tool)
+		if c.verdict != "" {
+			assert.True(t, strings.HasPrefix(v.message, c.verdict), "%s: %q", c.tool, v.message)
+		}
+		assert.NotContains(t, v.message, "second line")
+	}
+	err = approve(`{"turnId":"turn_t","confirmId":"x","allow":false,"reason":"` + strings.Repeat("x", 1025) + `"}`)
+	assert.ErrorContains(t, err, "the limit is 1024")
 }

@@ -10,21 +10,18 @@ import (
 // ConfigFile is the session directory's opencode configuration, which the module writes.
 const ConfigFile = "opencode.json"
 
-// WriteSessionDir prepares the session directory dir: created if missing (0700), with an
-// opencode.json (0600: it holds the gateway's API token) that connects opencode to the
-// gateway's MCP endpoint as trap-sandbox, names the model, and denies everything but the
-// trap-sandbox tools (the same rules the sessions carry, so even a session made by hand in
-// this directory starts safe). It is rewritten at every start, atomically.
+// WriteSessionDir prepares a session directory dir: created if missing (0700, its parents
+// too), with an opencode.json (0600: it holds the computer's pass) that names the model,
+// denies everything but the trap-sandbox tools (the same rules the sessions carry, so even a
+// session made by hand in this directory starts safe) and, when mcpURL is set, connects
+// opencode to the gateway's MCP endpoint as trap-sandbox with token as its Bearer token. It is
+// written atomically: a reader never sees half a file.
 func WriteSessionDir(dir, model, mcpURL, token string, rules []Rule) error {
 	if !filepath.IsAbs(dir) {
 		return fmt.Errorf("the agent's directory %q must be an absolute path (opencode scopes an instance by it)", dir)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the agent's directory: %w", err)
-	}
-	server := map[string]any{"type": "remote", "url": mcpURL, "oauth": false}
-	if token != "" {
-		server["headers"] = map[string]string{"Authorization": "Bearer " + token}
 	}
 	perms := map[string]string{}
 	for _, r := range rules {
@@ -33,8 +30,14 @@ func WriteSessionDir(dir, model, mcpURL, token string, rules []Rule) error {
 	cfg := map[string]any{
 		"$schema":    "https://opencode.ai/config.json",
 		"model":      model,
-		"mcp":        map[string]any{MCPName: server},
 		"permission": perms,
+	}
+	if mcpURL != "" {
+		server := map[string]any{"type": "remote", "url": mcpURL, "oauth": false}
+		if token != "" {
+			server["headers"] = map[string]string{"Authorization": "Bearer " + token}
+		}
+		cfg["mcp"] = map[string]any{MCPName: server}
 	}
 	data, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {

@@ -18,8 +18,9 @@ import (
 // is cut and only its error fields matter anyway.
 const maxReplyBytes = 8 << 20
 
-// client is the gateway's opencode HTTP client: every call names the session directory
-// (?directory=D) and carries the Basic credentials, which never leave the host.
+// client is the gateway's opencode HTTP client: every call names its directory (?directory=D,
+// a computer's: in), except the global event stream, and carries the Basic credentials, which
+// never leave the host.
 type client struct {
 	base     *url.URL
 	dir      string
@@ -69,13 +70,22 @@ type ocSession struct {
 	Permission []Rule `json:"permission"`
 }
 
+// in returns the client of directory dir.
+func (c *client) in(dir string) *client {
+	d := *c
+	d.dir = dir
+	return &d
+}
+
 func (c *client) url(path string, query url.Values) string {
 	u := *c.base
 	u.Path = strings.TrimSuffix(u.Path, "/") + path
 	if query == nil {
 		query = url.Values{}
 	}
-	query.Set("directory", c.dir)
+	if c.dir != "" {
+		query.Set("directory", c.dir)
+	}
 	u.RawQuery = query.Encode()
 	return u.String()
 }
@@ -262,9 +272,11 @@ func (c *client) ensureMCP(ctx context.Context) error {
 	return nil
 }
 
-// openEvents opens the directory's event stream.
+// openEvents opens the global event stream: every directory's events, each frame wrapped as
+// {"directory","payload":{type, properties}} (opencode-prompting.md, 1.6), so one stream
+// serves every computer's directory.
 func (c *client) openEvents(ctx context.Context) (*http.Response, error) {
-	req, err := c.newRequest(ctx, http.MethodGet, "/event", nil, nil)
+	req, err := c.newRequest(ctx, http.MethodGet, "/global/event", nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/protocol"
 )
 
 // MCPName is the name the session directory's opencode.json gives the gateway's MCP server;
@@ -37,6 +37,37 @@ var agentTools = map[string]string{
 	"delete_file":   ActionDelete,
 	"run_lua":       ActionRun,
 	"run_program":   ActionRun,
+}
+
+// changeRequests are the request types the tools that change a computer send it (through the
+// computer package): what the computer's own permission check is asked about before the
+// player is (a write is an fs.write of its target, whatever temporary file it goes through).
+var changeRequests = map[string]string{
+	"write_file":  protocol.TypeFSWrite,
+	"make_dir":    protocol.TypeFSMakeDir,
+	"move_file":   protocol.TypeFSMove,
+	"delete_file": protocol.TypeFSDelete,
+	"run_lua":     protocol.TypeLuaExec,
+	"run_program": protocol.TypeShellRun,
+}
+
+// changeRequest is the request a change tool's call will send, for the computer's check: its
+// type and paths (wire text), never its content or code.
+func changeRequest(tool string, input json.RawMessage) *ConfirmRequest {
+	typ, ok := changeRequests[tool]
+	if !ok {
+		return nil
+	}
+	var c toolCall
+	_ = json.Unmarshal(input, &c) // judge read it already
+	payload := map[string]string{}
+	switch typ {
+	case protocol.TypeFSMove:
+		payload["from"], payload["to"] = wireText(c.From), wireText(c.To)
+	case protocol.TypeFSWrite, protocol.TypeFSMakeDir, protocol.TypeFSDelete:
+		payload["path"] = wireText(c.Path)
+	}
+	return &ConfirmRequest{Type: typ, Payload: payload}
 }
 
 // agentToolOrder is agentTools in a fixed order, for the rules.
@@ -138,18 +169,14 @@ type verdict struct {
 	confirm string // the action to put before the player first ("" for none)
 }
 
-// judge decides a permission ask of the turn of computer asker: permission is opencode's
-// name for the tool, input the call's arguments (nil when they never came).
-//
-// The tools run as the gateway's own token, an admin of account.Local, and name a computer by
-// traposId alone, which an admin resolves in its own account first: for a computer of another
-// account they could reach a different computer of the same id. Until the tools act as the
-// asking computer's account, a computer of another account gets no tool at all.
+// judge decides a permission ask of the turn of computer from: permission is opencode's name
+// for the tool, input the call's arguments (nil when they never came). It answers for the
+// model (a call naming another computer is refused with why, so the turn goes on); the
+// computer's pass (place.go) is what enforces it: the call reaches the gateway as from's
+// account limited to from's computer, so it cannot reach another account's computer of the
+// same traposId, nor another computer of its own account.
 func judge(permission string, input json.RawMessage, from callerKey) verdict {
 	asker := from.traposID
-	if from.account != account.Local {
-		return verdict{message: fmt.Sprintf("Refused: the gateway's tools act only on computers of account %q, and computer %s belongs to account %q; answer the player without tools.", account.Local, asker, from.account)}
-	}
 	name, ours := strings.CutPrefix(permission, toolPrefix)
 	action, allowed := agentTools[name]
 	if !ours || !allowed {

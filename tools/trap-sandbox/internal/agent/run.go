@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // promptResult is opencode's reply to a turn's prompt.
@@ -55,7 +57,7 @@ func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
 		return m.failed(t, err)
 	}
 	cctx, cancel := context.WithTimeout(ctx, callTimeout)
-	err := m.oc.ensureMCP(cctx)
+	err := t.sess.oc.ensureMCP(cctx)
 	cancel()
 	if err != nil {
 		return m.failed(t, err)
@@ -75,7 +77,7 @@ func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
 		// and until then the session stays busy.
 		defer m.wg.Done()
 		defer close(finished)
-		r, err := m.oc.prompt(m.ctx, sid, body)
+		r, err := t.sess.oc.prompt(m.ctx, sid, body)
 		replies <- promptResult{r, err}
 		t.tr.waitIdle(idleWait) // the stream may lag behind the reply
 		m.stream.detach(sid, t)
@@ -102,7 +104,7 @@ func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
 	abort := func() {
 		ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
 		defer cancel()
-		if err := m.oc.abort(ctx, sid); err != nil && m.ctx.Err() == nil {
+		if err := t.sess.oc.abort(ctx, sid); err != nil && m.ctx.Err() == nil {
 			m.log.Warn("agent: could not abort a turn on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
 		}
 	}
@@ -229,20 +231,20 @@ func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, callTimeout)
 	defer cancel()
 	title := s.key.title()
-	found, err := m.oc.findSession(ctx, title)
+	found, err := s.oc.findSession(ctx, title)
 	if err != nil {
 		return "", err
 	}
 	if found != nil && !sameRules(found.Permission, m.rules) {
 		// Created under other rules (--ai-allow-host-tools changed): not continued.
 		m.log.Info("agent: a conversation was created under other permission rules; starting a new one", "traposId", s.key.traposID, "session", s.key.name)
-		if err := m.oc.deleteSession(ctx, found.ID); err != nil {
+		if err := s.oc.deleteSession(ctx, found.ID); err != nil {
 			return "", err
 		}
 		found = nil
 	}
 	if found == nil {
-		if found, err = m.oc.createSession(ctx, title, m.rules); err != nil {
+		if found, err = s.oc.createSession(ctx, title, m.rules); err != nil {
 			return "", err
 		}
 	}
@@ -268,26 +270,33 @@ func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
 	m.metrics.asked(reply)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), callTimeout)
 	defer cancel()
-	if err := m.oc.replyPermission(ctx, askID, reply, v.message); err != nil {
+	if err := t.sess.oc.replyPermission(ctx, askID, reply, v.message); err != nil {
 		m.log.Warn("agent: could not answer a permission ask", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
 	}
 }
 
-// confirm puts a write, delete or run before the computer (a confirm event) and waits for
-// ai.approve, at most the confirm timeout.
+// confirm puts a write, delete or run before the computer (a confirm event, with the request
+// it will be) and waits for ai.approve, at most the confirm timeout. The computer answers by
+// itself when its settings would refuse the request (ai.approve with its reason): the player
+// is asked only what the owner allows.
 func (m *Module) confirm(t *turn, permission string, input []byte, action string) verdict {
 	name := strings.TrimPrefix(permission, toolPrefix)
 	detail, size := describe(name, input)
 	id := newID("confirm")
 	answer := t.askConfirm(id)
 	defer t.dropConfirm(id)
-	t.add(Event{Kind: KindConfirm, ConfirmID: id, Action: action, Tool: wireText(name), Detail: wireText(detail), Bytes: size})
+	t.add(Event{Kind: KindConfirm, ConfirmID: id, Action: action, Tool: wireText(name), Detail: wireText(detail), Bytes: size,
+		Request: changeRequest(name, input)})
 	timer := time.NewTimer(m.cfg.ConfirmTimeout)
 	defer timer.Stop()
 	select {
-	case allow := <-answer:
-		if allow {
+	case a := <-answer:
+		switch {
+		case a.allow:
 			return verdict{allow: true}
+		case a.reason != "":
+			// The computer's settings refuse it: its own words, as the request would have got.
+			return verdict{message: fmt.Sprintf("%s: %s", protocol.CodeForbidden, a.reason)}
 		}
 		return verdict{message: fmt.Sprintf("The player refused this %s (%s %s). Do not retry it; tell the player what you wanted to do instead.", action, name, detail)}
 	case <-timer.C:

@@ -11,9 +11,10 @@ import (
 	"time"
 )
 
-// The event stream: one GET /event?directory=D for the gateway, opened before any prompt
-// and reopened when it drops (opencode has no per-session stream, so events are dispatched
-// on their sessionID to the turn running on that session).
+// The event stream: one GET /global/event for the gateway, opened before any prompt and
+// reopened when it drops. It carries the events of every computer's directory (opencode has
+// no per-session stream), dispatched on their sessionID, unique across directories, to the
+// turn running on that session.
 
 // maxEventBytes bounds one SSE frame: a 200 000-character answer's final part update is
 // ~202 KB.
@@ -235,10 +236,13 @@ type eventProps struct {
 }
 
 func (s *stream) dispatch(data []byte) {
-	var ev ocEvent
-	if json.Unmarshal(data, &ev) != nil {
+	var frame struct {
+		Payload *ocEvent `json:"payload"` // /global/event's wrapping
+	}
+	if json.Unmarshal(data, &frame) != nil || frame.Payload == nil {
 		return
 	}
+	ev := *frame.Payload
 	switch ev.Type {
 	case "server.connected":
 		s.setUp()

@@ -42,11 +42,28 @@ type Event struct {
 	Reason    string `json:"reason,omitempty"`
 	// Error is a tool's failure, on a tool event in state error.
 	Error string `json:"error,omitempty"`
+	// Request is, on a confirm event, the request the tool will send the computer (its type
+	// and the payload's paths), so the computer checks its own settings before it asks the
+	// player.
+	Request *ConfirmRequest `json:"request,omitempty"`
+}
+
+// ConfirmRequest is the request a confirmed change will be: the type and the paths the
+// computer's permission check reads (path, or from and to), never the content.
+type ConfirmRequest struct {
+	Type    string            `json:"type"`
+	Payload map[string]string `json:"payload"`
 }
 
 // size is what an event weighs against a poll reply's text budget.
 func (e *Event) size() int {
-	return len(e.Text) + len(e.Detail) + len(e.Message) + len(e.Error) + 64
+	n := len(e.Text) + len(e.Detail) + len(e.Message) + len(e.Error) + 64
+	if e.Request != nil {
+		for _, v := range e.Request.Payload {
+			n += len(v) + 16
+		}
+	}
+	return n
 }
 
 // Sizes of the relay (docs/protocol.md): a text event holds at most textEventBytes, a poll
@@ -81,7 +98,7 @@ type turn struct {
 	firstTextAt time.Time
 	changed     chan struct{} // closed and replaced when an event is added
 	// confirms waits for the player's answers, by confirmId.
-	confirms map[string]chan bool
+	confirms map[string]chan confirmAnswer
 	// opencodeID is the opencode session the turn runs on, set once it is known.
 	opencodeID string
 }
@@ -89,7 +106,7 @@ type turn struct {
 func newTurn(id string, caller callerKey, sess *session, parent context.Context) *turn {
 	ctx, cancel := context.WithCancelCause(parent)
 	return &turn{id: id, caller: caller, sess: sess, ctx: ctx, cancel: cancel, started: time.Now(),
-		changed: make(chan struct{}), confirms: map[string]chan bool{}}
+		changed: make(chan struct{}), confirms: map[string]chan confirmAnswer{}}
 }
 
 // add appends an event (its seq assigned) unless the turn is done, and wakes pollers.
@@ -206,10 +223,10 @@ func (t *turn) poll(ctx context.Context, after int, wait time.Duration) (events 
 }
 
 // askConfirm registers a confirmation and returns its id and the channel the answer comes on.
-func (t *turn) askConfirm(id string) chan bool {
+func (t *turn) askConfirm(id string) chan confirmAnswer {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ch := make(chan bool, 1)
+	ch := make(chan confirmAnswer, 1)
 	t.confirms[id] = ch
 	return ch
 }
@@ -220,8 +237,15 @@ func (t *turn) dropConfirm(id string) {
 	delete(t.confirms, id)
 }
 
-// answerConfirm delivers the player's answer; false when no such confirmation waits.
-func (t *turn) answerConfirm(id string, allow bool) bool {
+// confirmAnswer is the computer's answer to a confirm event: allowed, or refused, with the
+// computer's own reason when it refused without asking (its settings would refuse the request).
+type confirmAnswer struct {
+	allow  bool
+	reason string
+}
+
+// answerConfirm delivers the computer's answer; false when no such confirmation waits.
+func (t *turn) answerConfirm(id string, a confirmAnswer) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	ch, ok := t.confirms[id]
@@ -229,7 +253,7 @@ func (t *turn) answerConfirm(id string, allow bool) bool {
 		return false
 	}
 	delete(t.confirms, id)
-	ch <- allow
+	ch <- a
 	return true
 }
 

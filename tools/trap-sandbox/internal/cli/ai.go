@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/agent"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
@@ -26,7 +27,7 @@ import (
 // AIFlags configure the agent module (docs/ai.md). Without --ai-model it is off.
 type AIFlags struct {
 	AIModel          string        `name:"ai-model" env:"SANDBOX_AI_MODEL" help:"PROVIDER/MODEL the computers' agent uses (as opencode names it, e.g. anthropic/claude-sonnet-4-5); unset: the agent is off (ai.* requests answer ai_disabled). docs/ai.md"`
-	AIDir            string        `name:"ai-dir" env:"SANDBOX_AI_DIR" help:"Directory of the agent's opencode sessions; the gateway writes its opencode.json (default: the user's config dir/trap-sandbox/agent). opencode serve must see the same path."`
+	AIDir            string        `name:"ai-dir" env:"SANDBOX_AI_DIR" help:"Directory of the agent's opencode sessions, one directory per computer below it, each with the opencode.json the gateway writes (default: the user's config dir/trap-sandbox/agent). opencode serve must see the same paths."`
 	AIMCPURL         string        `name:"ai-mcp-url" env:"SANDBOX_AI_MCP_URL" help:"The gateway's /mcp as opencode reaches it (default: http://127.0.0.1:PORT/mcp on the listen port)."`
 	AITurnDeadline   time.Duration `name:"ai-turn-deadline" default:"180s" env:"SANDBOX_AI_TURN_DEADLINE" help:"Longest agent turn; past it the turn is aborted (keep it above opencode's ~70 s of provider retries)."`
 	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default. docs/ai.md"`
@@ -34,9 +35,10 @@ type AIFlags struct {
 
 // agentModule builds the agent module from the serve flags; l is the gateway's listener (the
 // default MCP URL's port).
-func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg *prometheus.Registry) (*agent.Module, error) {
+// passes are the server's: each computer's pass opens its MCP calls there.
+func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg *prometheus.Registry, passes *account.Passes) (*agent.Module, error) {
 	cfg := agent.Config{Model: c.AIModel, OpencodeURL: c.OpencodeURL, Username: c.OpencodeUsername, Password: c.OpencodePassword,
-		Dir: c.AIDir, MCPURL: c.AIMCPURL, MCPToken: c.APIToken, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
+		Dir: c.AIDir, MCPURL: c.AIMCPURL, Passes: passes, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
 		Prober: prober}
 	if c.AIModel != "" {
 		if !c.MCP {

@@ -20,6 +20,6 @@ func TestAgentNeedsTheMCPModule(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
-	_, err = c.agentModule(nil, nil, l, nil)
+	_, err = c.agentModule(nil, nil, l, nil, nil)
 	assert.ErrorContains(t, err, "--ai-model needs the MCP module")
 }

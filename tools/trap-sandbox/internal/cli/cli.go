@@ -248,7 +248,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	c.AdmissionFlags.apply(&gwConfig)
 	gw := gateway.New(gwConfig, logger, registry)
 	opencodehealth.New(prober, metrics).Register(gw)
-	ai, err := c.agentModule(logger, prober, l, metrics)
+	passes := account.NewPasses() // the agent's, one per computer; the server's API auth honours them
+	ai, err := c.agentModule(logger, prober, l, metrics, passes)
 	if err != nil {
 		return err
 	}
@@ -264,7 +265,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
-	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
+	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Passes: passes, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL}, modules...)
 
 	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,

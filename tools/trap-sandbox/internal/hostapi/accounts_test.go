@@ -80,6 +80,20 @@ func TestGatewayTransportServesTheCaller(t *testing.T) {
 	_, err = client.Ping(root, "0:", 0)
 	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
 	assert.ErrorContains(t, err, "connected in several accounts (alice, bob)")
+
+	// A caller limited to one computer (the agent's pass for bob's 5:) reaches it alone: not
+	// bob's 0:, not root's 5:, whatever it names.
+	only := as(account.Caller{Account: "bob", Only: "5:"})
+	list, err = client.Computers(only)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	assert.Equal(t, [2]string{"bob", "5:"}, [2]string{list[0].AccountID, list[0].TraposID})
+	p, err = client.Ping(only, "5:", 0)
+	require.NoError(t, err)
+	assert.Equal(t, "bob's 5:", p.TraposID)
+	_, err = client.Ping(only, "0:", 0)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	assert.ErrorContains(t, err, "reaches only computer 5:")
 }
 
 // connectAs says hello as traposID with secret and answers every gateway_request with

@@ -23,8 +23,9 @@ import (
 // Gateway is the computer.Transport of the gateway in this process: an adapter on
 // gateway.Gateway.Request for the caller in each call's context (account.CallerFrom, put
 // there by the server's API auth). A caller reaches its own account's computers, an admin
-// every account's; another account's computer answers as one that is not connected, and
-// stays out of the list (and so out of not_connected's hint).
+// every account's, a caller limited to one computer (account.Caller.Only) that computer alone;
+// a computer it does not reach answers as one that is not connected, and stays out of the
+// list (and so out of not_connected's hint).
 type Gateway struct {
 	gw *gateway.Gateway
 }
@@ -39,7 +40,7 @@ func (t Gateway) Computers(ctx context.Context) ([]computer.Computer, error) {
 	caller := account.CallerFrom(ctx)
 	var out []computer.Computer
 	for _, c := range t.gw.Computers() {
-		if caller.Reaches(c.AccountID) {
+		if caller.ReachesComputer(c.AccountID, c.TraposID) {
 			out = append(out, c)
 		}
 	}
@@ -49,6 +50,9 @@ func (t Gateway) Computers(ctx context.Context) ([]computer.Computer, error) {
 // accountOf returns the account whose computer traposID the caller means: its own; for an
 // admin whose own account has none, the one account that has it.
 func (t Gateway) accountOf(caller account.Caller, traposID string) (string, error) {
+	if caller.Only != "" && caller.Only != traposID {
+		return "", protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected (this caller reaches only computer %s)", traposID, caller.Only)
+	}
 	if !caller.Admin {
 		return caller.Account, nil
 	}

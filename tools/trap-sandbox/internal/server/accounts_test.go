@@ -27,7 +27,28 @@ func (callerModule) Mount(routes *Routes) {
 		if c.Admin {
 			_, _ = io.WriteString(w, " admin")
 		}
+		if c.Only != "" {
+			_, _ = io.WriteString(w, " only "+c.Only)
+		}
 	})
+}
+
+// TestAPIAuthWithAPass: a gateway pass opens the caller it was granted for, from loopback
+// beside the API token; an unknown pass is refused, never taken for something else.
+func TestAPIAuthWithAPass(t *testing.T) {
+	passes := account.NewPasses()
+	pass := account.NewPass()
+	passes.Grant(pass, account.Caller{Account: "alice", Only: "5:desk"})
+	s := New(slog.New(slog.DiscardHandler), Config{APIToken: "tok3n", Passes: passes}, callerModule{})
+	rec := serve(s, http.MethodGet, "/api/caller", "127.0.0.1:5000", pass)
+	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, "alice only 5:desk", rec.Body.String())
+
+	rec = serve(s, http.MethodGet, "/api/caller", "127.0.0.1:5000", account.NewPass())
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.Contains(t, rec.Body.String(), "unknown gateway pass")
+	noPasses := New(slog.New(slog.DiscardHandler), Config{APIToken: "tok3n"}, callerModule{})
+	assert.Equal(t, http.StatusUnauthorized, serve(noPasses, http.MethodGet, "/api/caller", "127.0.0.1:5000", pass).Code)
 }
 
 // TestAPIAuthWithAccounts: an account's token is its account from any address, an admin's

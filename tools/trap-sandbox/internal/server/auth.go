@@ -17,6 +17,8 @@ import (
 // apiAuth admits a request and puts its caller (account.Caller) in the request's context.
 // It guards every module's host API routes and /metrics:
 //   - an account's API token (tsa_…, when accounts is set) is that account, admin or not;
+//   - a gateway pass (tsp_…, when passes is set) is the caller it was granted for: one
+//     computer of its account (the agent's MCP connection for that computer);
 //   - SANDBOX_API_TOKEN, when token is set, is account.LocalAdmin, as before accounts;
 //   - with no token set, a loopback client without an account token is account.LocalAdmin;
 //   - anything else is refused.
@@ -24,7 +26,7 @@ import (
 // SANDBOX_PASSWORD never opens the API: any player can read it from a computer's .settings.
 // An account token's use is recorded on it (when, from which address: its audit fields); each
 // refusal counts in refused by its reason (Refusal*).
-func apiAuth(token string, accounts *account.Accounts, refused *prometheus.CounterVec, next http.Handler) http.Handler {
+func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, refused *prometheus.CounterVec, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		admit := func(c account.Caller) { next.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), c))) }
@@ -41,6 +43,18 @@ func apiAuth(token string, accounts *account.Accounts, refused *prometheus.Count
 				return
 			}
 			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin})
+			return
+		}
+		if bearer && passes != nil && strings.HasPrefix(got, string(account.KindPass)+"_") {
+			c, ok := passes.Caller(got)
+			if !ok {
+				count(RefusalBadToken)
+				w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
+				writeAuthError(w, http.StatusUnauthorized,
+					"unknown gateway pass: this gateway grants a computer's pass when the computer asks the agent, and honours it while it runs")
+				return
+			}
+			admit(c)
 			return
 		}
 		if token != "" {

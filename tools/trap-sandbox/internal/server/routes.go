@@ -16,6 +16,7 @@ type Routes struct {
 	mux      *http.ServeMux
 	apiToken string
 	accounts *account.Accounts      // nil: no accounts, only apiToken or loopback
+	passes   *account.Passes        // nil: no gateway passes
 	refused  *prometheus.CounterVec // the API auth's refusals by reason; nil without metrics
 	guard    guard                  // guard.go: JSON POSTs, and without a token no foreign Origin or Host
 }
@@ -28,7 +29,7 @@ func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(p
 
 // HandleAPI registers a host API route behind the browser guard and the API auth check.
 func (r *Routes) HandleAPI(pattern string, h http.Handler) {
-	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, r.accounts, r.refused, h)))
+	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, r.accounts, r.passes, r.refused, h)))
 }
 
 // HandleAPIFunc is HandleAPI for a function.

@@ -57,6 +57,9 @@ type Config struct {
 	APIToken string
 	// Accounts checks the API tokens of accounts (tsa_…); nil serves without accounts.
 	Accounts *account.Accounts
+	// Passes opens the gateway's own passes (tsp_…: the agent's MCP connection of one
+	// computer); nil serves without them.
+	Passes *account.Passes
 	// Metrics is the one Prometheus registry; modules register their collectors on it (the
 	// caller hands it to them) and the server serves it on /metrics. Nil serves no /metrics.
 	Metrics *prometheus.Registry
@@ -100,7 +103,7 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 		shutdownTimeout = DefaultShutdownTimeout
 	}
 	mux := http.NewServeMux()
-	routes := &Routes{mux: mux, apiToken: cfg.APIToken, accounts: cfg.Accounts, guard: newGuard(cfg)}
+	routes := &Routes{mux: mux, apiToken: cfg.APIToken, accounts: cfg.Accounts, passes: cfg.Passes, guard: newGuard(cfg)}
 	if cfg.Metrics != nil {
 		routes.refused = newRefusedCounter(cfg.Metrics)
 	}

@@ -7,7 +7,8 @@ package opencodefake
 // does); sessions with permission rules (findLast, session rules after the config's, "*"
 // deny hides a tool); the sync prompt (200 with info.error on a provider failure, a bare 500
 // for an unknown model with the reason only on the stream) and prompt_async (204); /event
-// with text deltas, tool parts (pending → running → completed/error) and permission asks that
+// (one directory's) and /global/event (every directory's, each frame wrapped with its
+// directory) with text deltas, tool parts (pending → running → completed/error) and permission asks that
 // carry no arguments (the tool part with the input comes right after the ask); replies
 // once/reject (with and without a message)/always (instance-wide); abort; retries; a
 // provider that stalls; a second prompt on a busy session queued, not refused.
@@ -17,6 +18,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -114,8 +116,9 @@ type askReply struct {
 }
 
 type subscriber struct {
-	dir string
-	ch  chan []byte
+	dir    string
+	global bool // /global/event: every directory's events, wrapped
+	ch     chan []byte
 }
 
 // Agent adds the conversation routes to the fake, the model scripted by model; models are
@@ -132,6 +135,7 @@ func (s *Server) Agent(model Model, models ...string) *Agent {
 	s.Handle("POST /session/{id}/prompt_async", http.HandlerFunc(a.promptAsync))
 	s.Handle("POST /session/{id}/abort", http.HandlerFunc(a.abortSession))
 	s.Handle("GET /event", http.HandlerFunc(a.events))
+	s.Handle("GET /global/event", http.HandlerFunc(a.events))
 	s.Handle("GET /permission", http.HandlerFunc(a.listAsks))
 	s.Handle("POST /permission/{id}/reply", http.HandlerFunc(a.replyAsk))
 	s.Handle("GET /mcp", http.HandlerFunc(a.mcpStatus))
@@ -206,8 +210,14 @@ func namedError(name, message string) map[string]any {
 
 // instanceFor returns the instance of the request's directory, starting it on first use: it
 // reads the directory's opencode.json and connects its trap-sandbox MCP server, once.
+//
+// Like opencode 1.18.33, it decodes ?directory= once more than the query needs: a directory
+// named "7%3Adesk" is taken for "7:desk".
 func (a *Agent) instanceFor(r *http.Request) *instance {
 	dir := r.URL.Query().Get("directory")
+	if d, err := url.PathUnescape(dir); err == nil {
+		dir = d
+	}
 	a.mu.Lock()
 	in := a.instances[dir]
 	if in != nil {
@@ -815,23 +825,33 @@ func (a *Agent) replyAsk(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, true)
 }
 
-// emit sends an event to the directory's /event subscribers.
+// emit sends an event to the directory's /event subscribers and to every /global/event one,
+// wrapped there as {"directory","project","payload"}.
 func (a *Agent) emit(dir, typ string, props any) {
-	data, err := json.Marshal(map[string]any{"id": a.nextID("evt"), "type": typ, "properties": props})
+	ev := map[string]any{"id": a.nextID("evt"), "type": typ, "properties": props}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		panic(err)
+	}
+	wrapped, err := json.Marshal(map[string]any{"directory": dir, "project": "global", "payload": ev})
 	if err != nil {
 		panic(err)
 	}
 	a.mu.Lock()
 	subs := make([]*subscriber, 0, len(a.subs))
 	for s := range a.subs {
-		if s.dir == dir || dir == "" {
+		if s.global || s.dir == dir || dir == "" {
 			subs = append(subs, s)
 		}
 	}
 	a.mu.Unlock()
 	for _, s := range subs {
+		frame := data
+		if s.global {
+			frame = wrapped
+		}
 		select {
-		case s.ch <- data:
+		case s.ch <- frame:
 		case <-a.srv.released:
 			return
 		}
@@ -841,9 +861,14 @@ func (a *Agent) emit(dir, typ string, props any) {
 // heartbeatEvery is opencode's heartbeat period on /event.
 const heartbeatEvery = 10 * time.Second
 
+// events serves /event (one directory's, starting its instance) and /global/event (every
+// directory's, starting none; each frame, server.connected and heartbeats too, wrapped in
+// {"payload"}, as opencode 1.18.33 sends them).
 func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
-	in := a.instanceFor(r)
-	sub := &subscriber{dir: in.dir, ch: make(chan []byte, 1<<14)}
+	sub := &subscriber{global: r.URL.Path == "/global/event", ch: make(chan []byte, 1<<14)}
+	if !sub.global {
+		sub.dir = a.instanceFor(r).dir
+	}
 	a.mu.Lock()
 	a.subs[sub] = struct{}{}
 	a.mu.Unlock()
@@ -864,7 +889,13 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
 		}
 		return true
 	}
-	if !write([]byte(`{"id":"evt_connected","type":"server.connected","properties":{}}`)) {
+	own := func(ev string) []byte {
+		if sub.global {
+			return []byte(`{"payload":` + ev + `}`)
+		}
+		return []byte(ev)
+	}
+	if !write(own(`{"id":"evt_connected","type":"server.connected","properties":{}}`)) {
 		return
 	}
 	heartbeat := time.NewTicker(heartbeatEvery)
@@ -876,7 +907,7 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-heartbeat.C:
-			if !write([]byte(`{"id":"evt_hb","type":"server.heartbeat","properties":{}}`)) {
+			if !write(own(`{"id":"evt_hb","type":"server.heartbeat","properties":{}}`)) {
 				return
 			}
 		case <-r.Context().Done():

@@ -48,8 +48,13 @@ func (c agentClient) call(method, path string, body any) (int, map[string]any) {
 
 // events opens /event and returns its frames as they come.
 func (c agentClient) events(ctx context.Context) <-chan map[string]any {
+	return c.stream(ctx, "/event?directory="+c.dir)
+}
+
+// stream opens an event stream at path and returns its frames as they come.
+func (c agentClient) stream(ctx context.Context, path string) <-chan map[string]any {
 	c.t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url+"/event?directory="+c.dir, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url+path, nil)
 	require.NoError(c.t, err)
 	req.SetBasicAuth(DefaultUsername, password)
 	resp, err := http.DefaultClient.Do(req)
@@ -164,4 +169,40 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	// A denied tool fails without an ask.
 	_, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "bash"}}, "model": model})
 	assert.Equal(t, "error", body["parts"].([]any)[1].(map[string]any)["text"])
+}
+
+// TestGlobalEventsCarryEveryDirectory: /global/event, as opencode 1.18.33 sends it: every
+// directory's events, each wrapped with its directory, server.connected wrapped too.
+func TestGlobalEventsCarryEveryDirectory(t *testing.T) {
+	oc := Start(t, Options{Password: password})
+	oc.Agent(func(tu *Turn) { tu.Text("hi from " + tu.Prompt()) }, "p/m")
+	one, two := agentClient{t: t, url: oc.URL, dir: t.TempDir()}, agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := one.stream(ctx, "/global/event")
+	first := <-ev
+	assert.Equal(t, "server.connected", first["payload"].(map[string]any)["type"])
+	model := map[string]string{"providerID": "p", "modelID": "m"}
+	for _, c := range []agentClient{one, two} {
+		_, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t"})
+		status, _ := c.call(http.MethodPost, "/session/"+sess["id"].(string)+"/message",
+			map[string]any{"parts": []any{map[string]string{"type": "text", "text": c.dir}}, "model": model})
+		require.Equal(t, http.StatusOK, status)
+	}
+	seen := map[string]string{}
+	timer := time.NewTimer(10 * time.Second)
+	defer timer.Stop()
+	for len(seen) < 2 {
+		select {
+		case f := <-ev:
+			p, _ := f["payload"].(map[string]any)
+			if p["type"] == "message.part.delta" {
+				seen[f["directory"].(string)] += p["properties"].(map[string]any)["delta"].(string)
+			}
+		case <-timer.C:
+			t.Fatalf("no deltas of both directories: %v", seen)
+		}
+	}
+	assert.Equal(t, "hi from "+one.dir, seen[one.dir])
+	assert.Equal(t, "hi from "+two.dir, seen[two.dir])
 }
