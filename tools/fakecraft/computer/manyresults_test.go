@@ -26,7 +26,9 @@ print("ok")
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	out, res, _ := runLua(t, program)
+	// Half a million values take a while under -race on a loaded machine: CC's 7 s of wall
+	// time per resume would measure the machine, not the allocation.
+	out, res, _ := runLua(t, program, func(cfg *Config) { cfg.YieldTimeout = testTimeout })
 	runtime.ReadMemStats(&after)
 	assert.Equal(t, "ok\n", out, res.Err)
 	allocated := after.TotalAlloc - before.TotalAlloc
