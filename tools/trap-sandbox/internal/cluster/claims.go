@@ -37,7 +37,7 @@ func (r *Router) writeClaim(s *gateway.Session) {
 	key := claimKey(k)
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 	defer cancel()
-	rev, err := r.claims.Put(ctx, key, encodeClaim(r.cfg.Replica, s.Computer()))
+	rev, err := r.claims.Put(ctx, key, encodeClaim(r.cfg.Replica, s.Computer(), s.Credential()))
 	if err != nil {
 		r.log.Warn("cannot claim the computer in NATS: it is served here but not announced to the other replicas",
 			"traposId", k.TraposID, "err", err)

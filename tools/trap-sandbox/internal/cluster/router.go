@@ -123,6 +123,7 @@ type Router struct {
 	started  time.Time          // by cfg.Now; sweep counts a replica never heard from from here
 	own      string             // replicaSubjects(cfg.Replica): the prefix of this replica's subjects
 	sub      *nats.Subscription // this replica's subjects (serve); set by open
+	revSub   *nats.Subscription // RevocationSubject (revocationHeard); set by open
 
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context
@@ -134,16 +135,17 @@ type Router struct {
 	watchMu  sync.Mutex // guards watchers; held while they are (re)started or stopped
 	watchers []*watch
 
-	mu       sync.Mutex // guards the fields below
-	closing  bool
-	ready    bool // the claims watcher has delivered the bucket's initial contents
-	held     map[gateway.Key]*held
-	remote   map[string]remoteClaim   // by claim key
-	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived
-	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
-	nextID   uint64                   // the last id given to a routed request
-	probing  map[string]bool          // replicas being asked whether they are on NATS
-	doubted  map[gateway.Key]doubt    // later claims by replicas not alive (claims.go)
+	mu           sync.Mutex // guards the fields below
+	closing      bool
+	ready        bool // the claims watcher has delivered the bucket's initial contents
+	held         map[gateway.Key]*held
+	remote       map[string]remoteClaim                     // by claim key
+	lastSeen     map[string]time.Time                       // replica name → when its last heartbeat arrived
+	pending      map[uint64]*pendingRoute                   // routed requests this replica waits on, by id
+	nextID       uint64                                     // the last id given to a routed request
+	probing      map[string]bool                            // replicas being asked whether they are on NATS
+	doubted      map[gateway.Key]doubt                      // later claims by replicas not alive (claims.go)
+	onRevocation func(ctx context.Context, selector string) // the gateway's check of a revocation heard (revocation.go)
 }
 
 // New sets up the buckets (creating them when missing), starts watching them and writes the
@@ -209,12 +211,20 @@ func (r *Router) open(ctx context.Context) error {
 	if r.sub, err = r.nc.Subscribe(r.own+">", r.serve); err != nil {
 		return fmt.Errorf("subscribe %s>: %w", r.own, err)
 	}
-	if err := r.startWatchers(ctx); err != nil {
+	if r.revSub, err = r.nc.Subscribe(RevocationSubject, r.revocationHeard); err != nil {
 		_ = r.sub.Unsubscribe()
+		return fmt.Errorf("subscribe %s: %w", RevocationSubject, err)
+	}
+	unsubscribe := func() {
+		_ = r.sub.Unsubscribe()
+		_ = r.revSub.Unsubscribe()
+	}
+	if err := r.startWatchers(ctx); err != nil {
+		unsubscribe()
 		return err
 	}
 	if err := r.heartbeat(ctx); err != nil {
-		_ = r.sub.Unsubscribe()
+		unsubscribe()
 		r.stopWatchers()
 		return err
 	}
@@ -386,6 +396,7 @@ func (r *Router) Close() {
 	}
 	r.mu.Unlock()
 	_ = r.sub.Unsubscribe()
+	_ = r.revSub.Unsubscribe()
 	r.cancel() // routed requests still being answered end now
 	if r.nc.IsConnected() {
 		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
@@ -488,6 +499,9 @@ type claim struct {
 	RemoteAddr     string    `json:"remoteAddr"`
 	ConnectedSince time.Time `json:"connectedSince"`
 	ClientVersion  string    `json:"clientVersion,omitempty"`
+	// Credential is the selector of the computer's own credential ("" for the shared
+	// password), so that any replica can revoke it (revocation.go).
+	Credential string `json:"credential,omitempty"`
 }
 
 func (c claim) computer() gateway.Computer {
@@ -495,8 +509,8 @@ func (c claim) computer() gateway.Computer {
 		ConnectedSince: c.ConnectedSince, LastFrameAt: c.ConnectedSince, Replica: c.Replica, ClientVersion: c.ClientVersion}
 }
 
-func encodeClaim(replica string, c gateway.Computer) []byte {
+func encodeClaim(replica string, c gateway.Computer, credential string) []byte {
 	b, _ := json.Marshal(claim{Replica: replica, AccountID: c.AccountID, TraposID: c.TraposID,
-		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion})
+		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion, Credential: credential})
 	return b
 }

@@ -332,6 +332,9 @@ func New(cfg Config, logger *slog.Logger, registry Registry) *Gateway {
 	}
 	g.limits = newLimiter(g.cfg, g.log)
 	g.handlers = map[string]RequestHandler{}
+	if bus, ok := registry.(RevocationBus); ok {
+		bus.OnRevocation(g.revocationHeard)
+	}
 	g.cfg.Metrics.registerConnected(registry)
 	g.cfg.Metrics.registerAdmission(g.limits)
 	return g

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
 // What a Registry that spans several replicas (the cluster package's NATS router) needs from a
@@ -21,6 +22,56 @@ func (s *Session) Request(ctx context.Context, typ string, payload json.RawMessa
 func (s *Session) Evict() {
 	if s.closeByGateway(CloseReplaced, "replaced") {
 		s.log.Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
+	}
+}
+
+// Credential is the selector of the credential the computer said hello with ("" for the
+// shared password): a replica's claim carries it, so that any replica can revoke a computer
+// held by another.
+func (s *Session) Credential() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.credential
+}
+
+// RevocationBus is implemented by a Registry that spans replicas (the cluster package's NATS
+// router): a revocation made on one replica, or by the account commands on the store the
+// replicas share, reaches every replica at once. The message only names the credential: the
+// replica that hears it closes a socket only after the account store says the credential is
+// revoked, so a forged message closes nothing.
+type RevocationBus interface {
+	// PublishRevocation tells every replica (this one included) that credential selector was
+	// revoked in the store.
+	PublishRevocation(selector string) error
+	// RemoteCredential is the credential selector the computer k said hello with on another
+	// replica, as its claim says ("" for the shared password or an unknown computer).
+	RemoteCredential(k Key) string
+	// OnRevocation makes heard run, in a goroutine of the bus, for each revocation published
+	// by any replica or account command. gateway.New calls it once.
+	OnRevocation(heard func(ctx context.Context, selector string))
+}
+
+// revocationCheckTimeout bounds the account-store read that confirms a revocation heard on
+// the bus.
+const revocationCheckTimeout = 5 * time.Second
+
+// revocationHeard closes the local sockets of credential selector, once the account store
+// confirms that it is revoked: the message on the bus is a hint, the store is the authority.
+func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
+	if g.cfg.Accounts == nil || selector == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, revocationCheckTimeout)
+	defer cancel()
+	c, err := g.cfg.Accounts.Store().Credential(ctx, selector)
+	switch {
+	case err != nil:
+		g.log.Warn("ignored a revocation heard on the bus: the account store does not confirm it", "credential", clip(selector), "err", err)
+	case c.RevokedAt.IsZero():
+		g.log.Warn("ignored a revocation heard on the bus: the account store says the credential is not revoked; another NATS client publishes on the replicas' subjects? Fence them (docs/scale-out.md, Security)",
+			"credential", clip(selector))
+	default:
+		g.RevokeCredential(selector)
 	}
 }
 

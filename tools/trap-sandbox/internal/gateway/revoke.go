@@ -21,27 +21,31 @@ type Revoked struct {
 }
 
 // revokeComputer revokes the credential the computer traposID said hello with, for a caller
-// who reaches it (its own account's first, for an admin), and closes its socket here. A
-// computer the caller does not reach answers as one that is not connected.
+// who reaches it (its own account's first, for an admin), and closes its socket: here at
+// once, and on the replica that holds it through the RevocationBus. A computer the caller
+// does not reach answers as one that is not connected.
 func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, error) {
 	caller := account.CallerFrom(r.Context())
-	var found *Session
-	for _, s := range g.registry.Sessions() {
-		k := s.Key()
-		if k.TraposID != traposID || !caller.Reaches(k.AccountID) {
+	var found *Computer
+	for _, c := range g.Computers() {
+		if c.TraposID != traposID || !caller.Reaches(c.AccountID) {
 			continue
 		}
-		if found == nil || k.AccountID == caller.Account {
-			found = s
+		if found == nil || c.AccountID == caller.Account {
+			found = &c
 		}
 	}
 	if found == nil {
 		return Revoked{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
 	}
-	found.mu.Lock()
-	selector := found.credential
-	found.mu.Unlock()
-	k := found.Key()
+	k := Key{AccountID: found.AccountID, TraposID: found.TraposID}
+	bus, _ := g.registry.(RevocationBus)
+	selector := ""
+	if s := g.registry.Lookup(k); s != nil {
+		selector = s.Credential()
+	} else if bus != nil {
+		selector = bus.RemoteCredential(k)
+	}
 	if selector == "" {
 		return Revoked{}, protocol.Errorf(protocol.CodeForbidden,
 			"computer %s says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)", traposID)
@@ -50,6 +54,12 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		return Revoked{}, err
 	}
 	g.RevokeCredential(selector)
+	if bus != nil {
+		if err := bus.PublishRevocation(selector); err != nil {
+			// Revoked in the store all the same: the computer's next hello is refused.
+			g.log.Warn("revoked, but the other replicas could not be told: a socket they hold closes at its next hello", "credential", clip(selector), "err", err)
+		}
+	}
 	return Revoked{TraposID: k.TraposID, AccountID: k.AccountID, Credential: selector}, nil
 }
 
