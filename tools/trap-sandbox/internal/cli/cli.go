@@ -175,7 +175,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	defer l.Close()                     // Serve closes it too; this is for the errors before Serve
 	metrics := prometheus.NewRegistry() // the one registry every module records on
 	var gwMetrics *gateway.Metrics
-	var registry gateway.Registry  // nil: the single process's map
+	var replicas gateway.Cluster   // the other replicas, under --nats; nil: a single process
 	var sharedAccounts *account.KV // the replicas' account store under --nats
 	replica := ""
 	if !c.NATSFlags.enabled() {
@@ -189,7 +189,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 			return err
 		}
 		defer router.Close() // after Serve: the gateway's shutdown withdraws the claims first
-		registry = router
+		replicas = router
 		// The replicas share one account store, so an account, a token or a revocation made
 		// on one holds on all.
 		nc, err := c.NATSFlags.connect("trap-sandbox "+replica+" accounts", logger)
@@ -239,7 +239,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		ClientVersion:  client.Version,
 	}
 	c.AdmissionFlags.apply(&gwConfig)
-	gw := gateway.New(gwConfig, logger, registry)
+	gw := gateway.New(gwConfig, logger, replicas)
 	opencodehealth.New(prober, metrics).Register(gw)
 	ai, err := c.agentModule(logger, prober, l, metrics)
 	if err != nil {

@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 
@@ -15,7 +14,7 @@ import (
 // RevocationSubject; every replica hears it and closes the sockets it holds for that
 // credential (4003). The message names the credential and nothing else, and is only a hint:
 // the gateway closes a socket after the account store confirms the revocation
-// (gateway.RevocationBus), so a client on the bus that publishes a made-up revocation closes
+// (gateway.Local.RevocationHeard), so a client on the bus that publishes a made-up revocation closes
 // nothing. Core NATS delivers at most once: a replica that misses the message (cut off from
 // NATS then) still refuses the credential at the computer's next hello.
 
@@ -46,12 +45,12 @@ func PublishRevocation(nc *nats.Conn, selector string) error {
 	return nil
 }
 
-// PublishRevocation implements gateway.RevocationBus.
+// PublishRevocation implements gateway.Cluster.
 func (r *Router) PublishRevocation(selector string) error {
 	return PublishRevocation(r.nc, selector)
 }
 
-// RemoteCredential implements gateway.RevocationBus: the credential in k's claim, when
+// RemoteCredential implements gateway.Cluster: the credential in k's claim, when
 // another replica holds it.
 func (r *Router) RemoteCredential(k gateway.Key) string {
 	r.mu.Lock()
@@ -59,25 +58,15 @@ func (r *Router) RemoteCredential(k gateway.Key) string {
 	return r.remote[claimKey(k)].Credential
 }
 
-// OnRevocation implements gateway.RevocationBus.
-func (r *Router) OnRevocation(heard func(ctx context.Context, selector string)) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.onRevocation = heard
-}
-
 // revocationHeard handles a message on RevocationSubject (the subscription's goroutine, so the
-// store check runs in a goroutine of its own).
+// gateway's store check runs in a goroutine of its own).
 func (r *Router) revocationHeard(m *nats.Msg) {
 	var rev revocation
 	if err := json.Unmarshal(m.Data, &rev); err != nil || rev.Credential == "" {
 		r.log.Debug("ignored a revocation that names no credential", "subject", m.Subject)
 		return
 	}
-	r.mu.Lock()
-	heard := r.onRevocation
-	r.mu.Unlock()
-	if heard != nil {
-		r.spawn(func() { heard(r.ctx, rev.Credential) })
+	if local := r.attached(); local != nil {
+		r.spawn(func() { local.RevocationHeard(r.ctx, rev.Credential) })
 	}
 }

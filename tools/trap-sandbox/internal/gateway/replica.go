@@ -6,15 +6,33 @@ import (
 	"time"
 )
 
-// What a Registry that spans several replicas (the cluster package's NATS router) needs from a
-// session it holds: answering a request routed from another replica, and evicting the session
-// when the computer said hello elsewhere.
+// This replica's side of the Cluster seam (registry.go): what the other replicas ask of it,
+// through Local, by computer and hold number, never by session.
 
-// Request sends a gateway_request on this socket and waits for the computer's answer, as
-// Gateway.Request does for a computer held here. payload must be a JSON object (the asking
-// replica applied the empty-payload rule).
-func (s *Session) Request(ctx context.Context, typ string, payload json.RawMessage) (Response, error) {
+// local is the gateway's Local, given to its cluster by New.
+type local struct{ g *Gateway }
+
+var _ Local = local{}
+
+// Evict implements Local.
+func (l local) Evict(k Key, hold uint64) {
+	if s := l.g.registry.lookupHold(k, hold); s != nil {
+		s.Evict()
+	}
+}
+
+// Serve implements Local: a request routed from another replica, on the socket held here.
+func (l local) Serve(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error) {
+	s := l.g.registry.Lookup(k)
+	if s == nil {
+		return Response{}, NotConnected(k.TraposID)
+	}
 	return s.request(ctx, typ, payload)
+}
+
+// RevocationHeard implements Local.
+func (l local) RevocationHeard(ctx context.Context, selector string) {
+	l.g.revocationHeard(ctx, selector)
 }
 
 // Evict closes the session with 4009 replaced because a newer socket of the same computer said
@@ -32,23 +50,6 @@ func (s *Session) Credential() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.credential
-}
-
-// RevocationBus is implemented by a Registry that spans replicas (the cluster package's NATS
-// router): a revocation made on one replica, or by the account commands on the store the
-// replicas share, reaches every replica at once. The message only names the credential: the
-// replica that hears it closes a socket only after the account store says the credential is
-// revoked, so a forged message closes nothing.
-type RevocationBus interface {
-	// PublishRevocation tells every replica (this one included) that credential selector was
-	// revoked in the store.
-	PublishRevocation(selector string) error
-	// RemoteCredential is the credential selector the computer k said hello with on another
-	// replica, as its claim says ("" for the shared password or an unknown computer).
-	RemoteCredential(k Key) string
-	// OnRevocation makes heard run, in a goroutine of the bus, for each revocation published
-	// by any replica or account command. gateway.New calls it once.
-	OnRevocation(heard func(ctx context.Context, selector string))
 }
 
 // revocationCheckTimeout bounds the account-store read that confirms a revocation heard on

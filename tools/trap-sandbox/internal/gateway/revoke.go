@@ -22,7 +22,7 @@ type Revoked struct {
 
 // revokeComputer revokes the credential the computer traposID said hello with, for a caller
 // who reaches it (its own account's first, for an admin), and closes its socket: here at
-// once, and on the replica that holds it through the RevocationBus. A computer the caller
+// once, and on the replica that holds it through the cluster. A computer the caller
 // does not reach answers as one that is not connected.
 func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, error) {
 	caller := account.CallerFrom(r.Context())
@@ -39,12 +39,12 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		return Revoked{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
 	}
 	k := Key{AccountID: found.AccountID, TraposID: found.TraposID}
-	bus, _ := g.registry.(RevocationBus)
+	cluster := g.registry.cluster
 	selector := ""
 	if s := g.registry.Lookup(k); s != nil {
 		selector = s.Credential()
-	} else if bus != nil {
-		selector = bus.RemoteCredential(k)
+	} else if cluster != nil {
+		selector = cluster.RemoteCredential(k)
 	}
 	if selector == "" {
 		return Revoked{}, protocol.Errorf(protocol.CodeForbidden,
@@ -54,8 +54,8 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		return Revoked{}, err
 	}
 	g.RevokeCredential(selector)
-	if bus != nil {
-		if err := bus.PublishRevocation(selector); err != nil {
+	if cluster != nil {
+		if err := cluster.PublishRevocation(selector); err != nil {
 			// Revoked in the store all the same: the computer's next hello is refused.
 			g.log.Warn("revoked, but the other replicas could not be told: a socket they hold closes at its next hello", "credential", clip(selector), "err", err)
 		}
