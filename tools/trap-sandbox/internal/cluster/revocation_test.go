@@ -79,7 +79,8 @@ func TestRevokingThroughAnyReplicaClosesTheSocketWhereItIs(t *testing.T) {
 }
 
 // A revocation published on the bus by another client, for a credential the store does not
-// say is revoked, closes nothing: each replica checks the store first, and logs the forgery.
+// say is revoked, closes nothing: the replica holding its socket checks the store first, and
+// logs the forgery (a replica holding none does nothing).
 // Once the store says it (a revocation made by the account commands on the shared bucket),
 // the same message closes the socket.
 func TestAForgedRevocationClosesNothing(t *testing.T) {
@@ -93,8 +94,8 @@ func TestAForgedRevocationClosesNothing(t *testing.T) {
 	rogue := tc.busClient(t)
 	require.NoError(t, PublishRevocation(rogue, selector))
 	const ignored = "ignored a revocation heard on the bus: the account store says the credential is not revoked"
-	require.Eventually(t, func() bool { return strings.Count(tc.logs.String(), ignored) == 2 }, waitLimit, testkit.Poll,
-		"both replicas to check the store and ignore the forged revocation")
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), ignored) }, waitLimit, testkit.Poll,
+		"B to check the store and ignore the forged revocation")
 	pending := a.request("7:", gateway.TypePing, nil, waitLimit)
 	c.answerNext(gateway.TypePing, map[string]any{"traposId": "7:"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status, "the socket is still open, and A reaches it")
@@ -104,4 +105,5 @@ func TestAForgedRevocationClosesNothing(t *testing.T) {
 	require.NoError(t, PublishRevocation(rogue, selector))
 	code, _ := c.closeCode()
 	assert.Equal(t, gateway.CloseRevoked, code)
+	assert.Equal(t, 1, strings.Count(tc.logs.String(), ignored), "A holds no socket of the credential: it does not even ask the store")
 }

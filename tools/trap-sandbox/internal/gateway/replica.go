@@ -59,8 +59,8 @@ const revocationCheckTimeout = 5 * time.Second
 // revocationHeard closes the local sockets of credential selector, once the account store
 // confirms that it is revoked: the message on the bus is a hint, the store is the authority.
 func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
-	if g.cfg.Accounts == nil || selector == "" {
-		return
+	if g.cfg.Accounts == nil || selector == "" || !g.holdsCredential(selector) {
+		return // nothing here to close: the store is not asked (a flood of made-up messages costs it nothing)
 	}
 	ctx, cancel := context.WithTimeout(ctx, revocationCheckTimeout)
 	defer cancel()
@@ -76,6 +76,16 @@ func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
 	}
 }
 
+// holdsCredential reports whether a socket here said hello with credential selector.
+func (g *Gateway) holdsCredential(selector string) bool {
+	for _, s := range g.registry.Sessions() {
+		if s.Credential() == selector {
+			return true
+		}
+	}
+	return false
+}
+
 // RevokeCredential closes the socket that said hello with the credential selector (revoked:
 // 4003, the daemon stops), if this process holds one. The caller has already marked it
 // revoked in the account store, so the computer's next hello is refused too.
@@ -85,10 +95,7 @@ func (g *Gateway) RevokeCredential(selector string) bool {
 	}
 	closed := false
 	for _, s := range g.registry.Sessions() {
-		s.mu.Lock()
-		mine := s.credential == selector
-		s.mu.Unlock()
-		if mine && s.closeByGateway(CloseRevoked, "revoked") {
+		if s.Credential() == selector && s.closeByGateway(CloseRevoked, "revoked") {
 			s.log.Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
 			closed = true
 		}
