@@ -14,10 +14,13 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/cluster"
 )
 
 // DataDirFlags locate the gateway's data directory (the account store, accounts.db).
@@ -52,6 +55,9 @@ func (f DataDirFlags) open(ctx context.Context) (*account.Accounts, *account.SQL
 type StoreFlags struct {
 	DataDirFlags
 	NATSFlags
+	// nc is the connection to the bucket under --nats (set by open), on which a revocation is
+	// announced to the running replicas.
+	nc *nats.Conn
 }
 
 // open opens the store and returns Accounts on it, where it is (for messages) and how to
@@ -74,6 +80,7 @@ func (f *StoreFlags) open(ctx context.Context) (*account.Accounts, string, func(
 		nc.Close()
 		return nil, "", nil, err
 	}
+	f.nc = nc
 	return account.New(kv, clock.Real{}), "the NATS key-value bucket " + account.KVBucket, nc.Close, nil
 }
 
@@ -387,11 +394,22 @@ func (c *CredentialsRevokeCmd) Run(ctx context.Context, out Stdout) error {
 	if err != nil {
 		return c.manageError(err, "credential", c.ID)
 	}
-	then := "its computer's next hello is refused"
-	if _, api := mg.(accountapi.Client); api {
-		then = "the gateway closed its computer's socket (on a replica that holds it) and refuses its next hello"
+	switch {
+	case c.viaAPI:
+		fmt.Fprintf(out, "credential %s of %s revoked at %s; the gateway closed its computer's socket (on whichever replica holds it) and refuses its next hello\n",
+			cr.Selector, cr.AccountID, stamp(cr.RevokedAt))
+	case c.nc == nil:
+		// One node: the running gateway reads the data directory only at a hello. Revoking
+		// through it (computers revoke, or this command with --api-token) closes the socket at
+		// once instead.
+		fmt.Fprintf(out, "credential %s of %s revoked at %s; its computer's next hello is refused (to close its socket now, revoke it through the gateway: trap-sandbox computers revoke TRAPOSID)\n",
+			cr.Selector, cr.AccountID, stamp(cr.RevokedAt))
+	default:
+		if err := cluster.PublishRevocation(c.nc, cr.Selector); err != nil {
+			return fmt.Errorf("credential %s of %s revoked, but the running replicas were not told (its socket closes at its next hello): %w", cr.Selector, cr.AccountID, err)
+		}
+		fmt.Fprintf(out, "credential %s of %s revoked at %s; the replica that holds its computer closes its socket now\n", cr.Selector, cr.AccountID, stamp(cr.RevokedAt))
 	}
-	fmt.Fprintf(out, "credential %s of %s revoked at %s; %s\n", cr.Selector, cr.AccountID, stamp(cr.RevokedAt), then)
 	return nil
 }
 

@@ -182,7 +182,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	defer l.Close()                     // Serve closes it too; this is for the errors before Serve
 	metrics := prometheus.NewRegistry() // the one registry every module records on
 	var gwMetrics *gateway.Metrics
-	var registry gateway.Registry  // nil: the single process's map
+	var replicas gateway.Cluster   // the other replicas, under --nats; nil: a single process
 	var sharedAccounts *account.KV // the replicas' account store under --nats
 	replica := ""
 	if !c.NATSFlags.enabled() {
@@ -196,7 +196,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 			return err
 		}
 		defer router.Close() // after Serve: the gateway's shutdown withdraws the claims first
-		registry = router
+		replicas = router
 		// The replicas share one account store, so an account, a token or a revocation made
 		// on one holds on all.
 		nc, err := c.NATSFlags.connect("trap-sandbox "+replica+" accounts", logger)
@@ -246,7 +246,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		ClientVersion:  client.Version,
 	}
 	c.AdmissionFlags.apply(&gwConfig)
-	gw := gateway.New(gwConfig, logger, registry)
+	gw := gateway.New(gwConfig, logger, replicas)
 	opencodehealth.New(prober, metrics).Register(gw)
 	passes := account.NewPasses() // the agent's, one per computer; the server's API auth honours them
 	ai, err := c.agentModule(logger, prober, l, metrics, passes)
@@ -258,7 +258,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
 	screens := screen.New(computers).Metrics(metrics)
 	screens.Register(gw)
-	accountAPI := accountapi.New(accounts, logger).Metrics(metrics).OnCredentialRevoked(func(selector string) { gw.RevokeCredential(selector) })
+	accountAPI := accountapi.New(accounts, logger).Metrics(metrics).OnCredentialRevoked(gw.CredentialRevoked)
 	linker := link.New(link.Config{Accounts: accounts, Metrics: metrics, CodeLifetime: c.LinkCodeLifetime}, logger)
 	linker.Register(gw)
 	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI, linker}

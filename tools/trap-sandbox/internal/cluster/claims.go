@@ -25,26 +25,27 @@ import (
 // written by a replica for a hello, and the holder writes its own claim again so that routing
 // finds the socket (settleDoubts).
 
-// writeClaim claims s's computer for this replica and records the claim's revision. Without
-// NATS the hello stands locally, and the claim is written when NATS is back (reclaim).
-func (r *Router) writeClaim(s *gateway.Session) {
+// writeClaim claims h's computer for this replica and records the claim's revision, if h is
+// still the computer's hold here. Without NATS the hello stands locally, and the claim is
+// written when NATS is back (reclaim).
+func (r *Router) writeClaim(h *held) {
+	k := h.key()
 	if !r.nc.IsConnected() {
 		r.log.Warn("NATS is unreachable: the computer is served here but not announced to the other replicas yet",
-			"traposId", s.Key().TraposID)
+			"traposId", k.TraposID)
 		return
 	}
-	k := s.Key()
 	key := claimKey(k)
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 	defer cancel()
-	rev, err := r.claims.Put(ctx, key, encodeClaim(r.cfg.Replica, s.Computer()))
+	rev, err := r.claims.Put(ctx, key, encodeClaim(r.cfg.Replica, h.c, h.credential))
 	if err != nil {
 		r.log.Warn("cannot claim the computer in NATS: it is served here but not announced to the other replicas",
 			"traposId", k.TraposID, "err", err)
 		return
 	}
 	r.mu.Lock()
-	if h := r.held[k]; h != nil && h.s == s {
+	if r.held[k] == h {
 		h.rev = rev
 	}
 	r.mu.Unlock()
@@ -123,13 +124,13 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 type doubt struct {
 	rev      uint64
 	claimant string
-	since    time.Time // by cfg.Now
+	since    time.Time // by cfg.Clock
 }
 
 // evictIfOlder closes the local socket of k (4009) if its claim is older than rev, written by
 // claimant, and claimant is alive; if claimant is not alive, the claim is doubted instead.
 func (r *Router) evictIfOlder(k gateway.Key, rev uint64, claimant string) {
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	h := r.held[k]
 	if h == nil || h.rev == 0 || h.rev >= rev {
@@ -145,19 +146,21 @@ func (r *Router) evictIfOlder(k gateway.Key, rev uint64, claimant string) {
 		return
 	}
 	delete(r.doubted, k)
-	s := h.s
+	hold, local := h.hold, r.local
 	r.mu.Unlock()
 	r.log.Info("computer said hello on another replica: closing its socket here", "traposId", k.TraposID, "replica", claimant)
-	s.Evict()
+	if local != nil {
+		local.Evict(k, hold)
+	}
 }
 
 // settleDoubts runs at every heartbeat tick: a doubted claim whose claimant has sent no
 // heartbeat within a heartbeat interval is not believed, and the socket's claim is written
 // again (after it, so routing finds the socket here).
 func (r *Router) settleDoubts() {
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	type reclaim struct {
-		s        *gateway.Session
+		h        *held
 		claimant string
 	}
 	var again []reclaim
@@ -170,14 +173,14 @@ func (r *Router) settleDoubts() {
 		case now.Sub(d.since) >= r.cfg.HeartbeatInterval:
 			delete(r.doubted, k)
 			h.rev = 0 // being written again
-			again = append(again, reclaim{h.s, d.claimant})
+			again = append(again, reclaim{h, d.claimant})
 		}
 	}
 	r.mu.Unlock()
 	for _, a := range again {
 		r.log.Warn("ignored a claim on a computer held here, by a replica that sends no heartbeat: another NATS client writes claims? Fence the replicas' buckets (docs/scale-out.md, Security). Claiming the computer again",
-			"traposId", a.s.Key().TraposID, "claimant", a.claimant)
-		r.spawn(func() { r.writeClaim(a.s) })
+			"traposId", a.h.c.TraposID, "claimant", a.claimant)
+		r.spawn(func() { r.writeClaim(a.h) })
 	}
 }
 
@@ -207,9 +210,9 @@ func (r *Router) believeClaimsOf(replica string) {
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	delete(r.remote, e.Key())
-	var rewrite *gateway.Session
+	var rewrite *held
 	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < e.Revision() {
-		rewrite = h.s
+		rewrite = h
 		h.rev = 0
 	}
 	r.mu.Unlock()
@@ -222,15 +225,19 @@ func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 // NATS was away, or withdrawn meanwhile) is claimed now; one that another replica claimed later
 // is closed.
 func (r *Router) reclaim() {
+	type claimed struct {
+		h   *held
+		rev uint64
+	}
 	r.mu.Lock()
-	hs := make(map[gateway.Key]held, len(r.held))
+	hs := make(map[gateway.Key]claimed, len(r.held))
 	for k, h := range r.held {
-		hs[k] = *h
+		hs[k] = claimed{h, h.rev}
 	}
 	r.mu.Unlock()
-	for k, h := range hs {
-		if h.rev == 0 {
-			r.writeClaim(h.s)
+	for k, c := range hs {
+		if c.rev == 0 {
+			r.writeClaim(c.h)
 			continue
 		}
 		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
@@ -238,10 +245,10 @@ func (r *Router) reclaim() {
 		cancel()
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			r.writeClaim(h.s)
+			r.writeClaim(c.h)
 		case err != nil:
 			r.log.Debug("cannot check a claim after reconnecting", "traposId", k.TraposID, "err", err)
-		case e.Revision() > h.rev && claimantOf(e) != r.cfg.Replica:
+		case e.Revision() > c.rev && claimantOf(e) != r.cfg.Replica:
 			r.evictIfOlder(k, e.Revision(), claimantOf(e))
 		}
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"trap-sandbox/internal/clock"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -64,11 +65,15 @@ type okProber struct{}
 
 func (okProber) Probe(context.Context) opencode.Health { return opencode.Health{OK: true} }
 
-// clock is the replicas' shared liveness clock: real time plus an offset a test may grow.
-type clock struct{ offset atomic.Int64 }
+// offsetClock is the replicas' shared liveness clock: real time plus an offset a test may grow.
+// Its timers are real ones, so heartbeats keep flowing on their own.
+type offsetClock struct{ offset atomic.Int64 }
 
-func (c *clock) Now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
-func (c *clock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
+var _ clock.Clock = (*offsetClock)(nil)
+
+func (c *offsetClock) Now() time.Time                       { return time.Now().Add(time.Duration(c.offset.Load())) }
+func (c *offsetClock) NewTimer(d time.Duration) clock.Timer { return clock.Real{}.NewTimer(d) }
+func (c *offsetClock) Advance(d time.Duration)              { c.offset.Add(int64(d)) }
 
 // testCluster is one embedded NATS server (JetStream on, a temporary store, a free port) and
 // the gateway replicas a test starts on it.
@@ -76,7 +81,7 @@ type testCluster struct {
 	t     testing.TB
 	ns    *natsserver.Server
 	opts  *natsserver.Options
-	clock *clock
+	clock *offsetClock
 	logs  *testkit.SyncBuffer
 }
 
@@ -84,7 +89,7 @@ func newTestCluster(t testing.TB) *testCluster {
 	t.Helper()
 	opts := &natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, JetStream: true,
 		StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-	tc := &testCluster{t: t, opts: opts, clock: &clock{}, logs: &testkit.SyncBuffer{}}
+	tc := &testCluster{t: t, opts: opts, clock: &offsetClock{}, logs: &testkit.SyncBuffer{}}
 	tc.startNATS()
 	t.Cleanup(func() {
 		tc.stopNATS()
@@ -146,7 +151,7 @@ func (tc *testCluster) startReplicaVia(name string, cfg gateway.Config, natsURL 
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	router, err := New(ctx, nc, Config{Replica: name, HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL,
-		Now: tc.clock.Now}, logger)
+		Clock: tc.clock}, logger)
 	require.NoError(t, err)
 	cfg.Replica = name
 	if cfg.HelloTimeout == 0 {

@@ -37,14 +37,15 @@ func (r *Router) heartbeat(ctx context.Context) error {
 // heartbeatLoop beats every HeartbeatInterval until the router closes, and withdraws the claims
 // of replicas long dead.
 func (r *Router) heartbeatLoop() {
-	ticker := time.NewTicker(r.cfg.HeartbeatInterval)
-	defer ticker.Stop()
+	timer := r.cfg.Clock.NewTimer(r.cfg.HeartbeatInterval)
+	defer timer.Stop()
 	for {
 		select {
 		case <-r.ctx.Done():
 			return
-		case <-ticker.C:
+		case <-timer.C():
 		}
+		timer.Reset(r.cfg.HeartbeatInterval)
 		if !r.nc.IsConnected() {
 			continue
 		}
@@ -63,7 +64,7 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	if err != nil || name == r.cfg.Replica {
 		return
 	}
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	if e.Operation() != jetstream.KeyValuePut {
 		// A replica that shut down cleanly deletes its heartbeat: it is gone now, not in a TTL.
@@ -91,7 +92,7 @@ func (r *Router) aliveLocked(replica string, now time.Time) bool {
 
 // alive is aliveLocked for a caller without r.mu.
 func (r *Router) alive(replica string) bool {
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.aliveLocked(replica, now)
@@ -109,7 +110,7 @@ func (r *Router) lastSeenLocked(replica string) time.Time {
 
 // aliveReplicas counts the live replicas, this one included.
 func (r *Router) aliveReplicas() int {
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	n := 1
@@ -125,7 +126,7 @@ func (r *Router) aliveReplicas() int {
 // died for good leaves nothing behind. The deletes name the revision they saw, so a computer
 // that has meanwhile said hello elsewhere keeps its newer claim.
 func (r *Router) sweep() {
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	type stale struct {
 		key string
 		rev uint64

@@ -1,5 +1,14 @@
 // Package cluster lets several gateway replicas behind one address act as one gateway: its
-// Router is the gateway.Registry that spans them over NATS (docs/scale-out.md).
+// Router is the gateway.Cluster that spans them over NATS (docs/scale-out.md).
+//
+// The seam with the gateway is narrow: the gateway keeps the sessions of its own sockets and
+// tells the Router which computers it holds (Claim after a hello, Release when the socket
+// closes, each with the hold number the gateway gave it); the Router never sees a session. What
+// the Router asks of its replica goes through gateway.Local, by computer: answer a routed
+// request (Serve), close a socket that a later claim elsewhere replaced (Evict, with the hold
+// it judged, so a newer socket of the same computer here is left alone), and check a
+// revocation heard on the bus (RevocationHeard). The Router calls Local without holding its
+// own lock, since Evict ends in Release.
 //
 //   - Routing: each replica answers on its own subjects (trapos.replica.<replica>.>, see
 //     subject.go). A host request on a replica that does not hold the computer's socket is a
@@ -32,6 +41,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
 )
@@ -68,9 +78,10 @@ type Config struct {
 	ReplicaTTL        time.Duration
 	// OpTimeout bounds one key-value operation.
 	OpTimeout time.Duration
-	// Now is the clock of the liveness decisions (when a heartbeat arrived, whether it is
-	// older than ReplicaTTL); nil means time.Now. Tests move it instead of waiting.
-	Now func() time.Time
+	// Clock is the time of the liveness decisions (when a heartbeat arrived, whether it is
+	// older than ReplicaTTL) and of the heartbeat timer; nil means the wall clock. It is the
+	// gateway's clock type (internal/clock): tests move it instead of waiting.
+	Clock clock.Clock
 	// Registerer receives the router's metrics (label them with the replica); nil: none.
 	Registerer prometheus.Registerer
 }
@@ -91,18 +102,26 @@ func (c Config) withDefaults() (Config, error) {
 	if c.OpTimeout <= 0 {
 		c.OpTimeout = DefaultOpTimeout
 	}
-	if c.Now == nil {
-		c.Now = time.Now
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
 	}
 	return c, nil
 }
 
-// held is a computer whose socket this replica holds.
+// held is a computer whose socket this replica holds, as the gateway claimed it.
 type held struct {
-	s *gateway.Session
+	c          gateway.Computer // at its hello: what its claim says
+	credential string
+	// hold is the gateway's number for this socket (Claim): a later socket of the same
+	// computer here has another, and Release or Evict of an older one leaves it alone.
+	hold uint64
 	// rev is the claim's revision in ClaimsBucket; 0 while the claim is being written or
 	// could not be (NATS unreachable).
 	rev uint64
+}
+
+func (h *held) key() gateway.Key {
+	return gateway.Key{AccountID: h.c.AccountID, TraposID: h.c.TraposID}
 }
 
 // remoteClaim is a computer whose socket another replica holds, as its claim says.
@@ -111,8 +130,9 @@ type remoteClaim struct {
 	rev uint64
 }
 
-// Router is the gateway.Registry of a replica among several. Create it with New, give it to
-// gateway.New, and Close it after the gateway's Shutdown.
+// Router is the gateway.Cluster of a replica among several. Create it with New, give it to
+// gateway.New (which attaches the replica's gateway.Local), and Close it after the gateway's
+// Shutdown.
 type Router struct {
 	cfg      Config
 	log      *slog.Logger
@@ -120,9 +140,10 @@ type Router struct {
 	claims   jetstream.KeyValue
 	replicas jetstream.KeyValue
 	metrics  *metrics
-	started  time.Time          // by cfg.Now; sweep counts a replica never heard from from here
+	started  time.Time          // by cfg.Clock; sweep counts a replica never heard from from here
 	own      string             // replicaSubjects(cfg.Replica): the prefix of this replica's subjects
 	sub      *nats.Subscription // this replica's subjects (serve); set by open
+	revSub   *nats.Subscription // RevocationSubject (revocationHeard); set by open
 
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context
@@ -144,6 +165,7 @@ type Router struct {
 	nextID   uint64                   // the last id given to a routed request
 	probing  map[string]bool          // replicas being asked whether they are on NATS
 	doubted  map[gateway.Key]doubt    // later claims by replicas not alive (claims.go)
+	local    gateway.Local            // the replica's gateway; nil until Attach
 }
 
 // New sets up the buckets (creating them when missing), starts watching them and writes the
@@ -157,7 +179,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*
 		cfg:      cfg,
 		log:      logger.With("component", "cluster"),
 		nc:       nc,
-		started:  cfg.Now(),
+		started:  cfg.Clock.Now(),
 		own:      replicaSubjects(cfg.Replica),
 		held:     make(map[gateway.Key]*held),
 		remote:   make(map[string]remoteClaim),
@@ -209,12 +231,20 @@ func (r *Router) open(ctx context.Context) error {
 	if r.sub, err = r.nc.Subscribe(r.own+">", r.serve); err != nil {
 		return fmt.Errorf("subscribe %s>: %w", r.own, err)
 	}
-	if err := r.startWatchers(ctx); err != nil {
+	if r.revSub, err = r.nc.Subscribe(RevocationSubject, r.revocationHeard); err != nil {
 		_ = r.sub.Unsubscribe()
+		return fmt.Errorf("subscribe %s: %w", RevocationSubject, err)
+	}
+	unsubscribe := func() {
+		_ = r.sub.Unsubscribe()
+		_ = r.revSub.Unsubscribe()
+	}
+	if err := r.startWatchers(ctx); err != nil {
+		unsubscribe()
 		return err
 	}
 	if err := r.heartbeat(ctx); err != nil {
-		_ = r.sub.Unsubscribe()
+		unsubscribe()
 		r.stopWatchers()
 		return err
 	}
@@ -386,6 +416,7 @@ func (r *Router) Close() {
 	}
 	r.mu.Unlock()
 	_ = r.sub.Unsubscribe()
+	_ = r.revSub.Unsubscribe()
 	r.cancel() // routed requests still being answered end now
 	if r.nc.IsConnected() {
 		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
@@ -399,68 +430,58 @@ func (r *Router) Close() {
 	r.nc.Close()
 }
 
-// Register implements gateway.Registry: it records s as the computer's local session (routed
-// requests for it are answered from here on) and writes the claim that orders this hello among
-// the replicas. It returns the local session s replaces, if any.
-func (r *Router) Register(s *gateway.Session) *gateway.Session {
-	k := s.Key()
+// Attach implements gateway.Cluster.
+func (r *Router) Attach(local gateway.Local) {
 	r.mu.Lock()
-	h := r.held[k]
-	var replaced *gateway.Session
-	if h == nil {
-		h = &held{s: s}
-		r.held[k] = h
-	} else if h.s != s {
-		replaced = h.s
-		h.s, h.rev = s, 0
-	}
-	r.mu.Unlock()
-	r.writeClaim(s)
-	return replaced
+	defer r.mu.Unlock()
+	r.local = local
 }
 
-// Unregister implements gateway.Registry: if s is still the computer's local session, the
-// replica stops answering for it and withdraws the claim (unless a newer one replaced it).
-func (r *Router) Unregister(s *gateway.Session) {
-	k := s.Key()
+// attached is the replica's gateway.Local (nil before Attach).
+func (r *Router) attached() gateway.Local {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.local
+}
+
+// Claim implements gateway.Cluster: from now on routed requests for c are answered here, and
+// the claim written into ClaimsBucket orders this hello among the replicas.
+func (r *Router) Claim(c gateway.Computer, credential string, hold uint64) {
+	h := &held{c: c, credential: credential, hold: hold}
+	r.mu.Lock()
+	r.held[h.key()] = h
+	r.mu.Unlock()
+	r.writeClaim(h)
+}
+
+// Release implements gateway.Cluster: if hold is still the computer's claim here, the replica
+// stops answering for it and withdraws the claim (unless a newer one replaced it).
+func (r *Router) Release(k gateway.Key, hold uint64) {
 	r.mu.Lock()
 	h := r.held[k]
-	if h == nil || h.s != s {
+	if h == nil || h.hold != hold {
 		r.mu.Unlock()
 		return
 	}
 	delete(r.held, k)
+	rev := h.rev
 	r.mu.Unlock()
-	if h.rev != 0 {
-		r.deleteClaim(claimKey(k), h.rev)
+	if rev != 0 {
+		r.deleteClaim(claimKey(k), rev)
 	}
 }
 
-// Lookup implements gateway.Registry: the local session of k, or nil.
-func (r *Router) Lookup(k gateway.Key) *gateway.Session {
+// holds reports whether this replica holds k's socket, as its gateway claimed it.
+func (r *Router) holds(k gateway.Key) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if h := r.held[k]; h != nil {
-		return h.s
-	}
-	return nil
+	return r.held[k] != nil
 }
 
-// Sessions implements gateway.Registry: this replica's sessions.
-func (r *Router) Sessions() []*gateway.Session {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]*gateway.Session, 0, len(r.held))
-	for _, h := range r.held {
-		out = append(out, h.s)
-	}
-	return out
-}
-
-// Remote implements gateway.Registry: the computers of the other live replicas. Their
+// Remote implements gateway.Cluster: the computers of the other live replicas. Their
 // LastFrameAt is the time of their hello: frames are not announced across replicas.
 func (r *Router) Remote() []gateway.Computer {
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]gateway.Computer, 0, len(r.remote))
@@ -488,6 +509,9 @@ type claim struct {
 	RemoteAddr     string    `json:"remoteAddr"`
 	ConnectedSince time.Time `json:"connectedSince"`
 	ClientVersion  string    `json:"clientVersion,omitempty"`
+	// Credential is the selector of the computer's own credential ("" for the shared
+	// password), so that any replica can revoke it (revocation.go).
+	Credential string `json:"credential,omitempty"`
 }
 
 func (c claim) computer() gateway.Computer {
@@ -495,8 +519,8 @@ func (c claim) computer() gateway.Computer {
 		ConnectedSince: c.ConnectedSince, LastFrameAt: c.ConnectedSince, Replica: c.Replica, ClientVersion: c.ClientVersion}
 }
 
-func encodeClaim(replica string, c gateway.Computer) []byte {
+func encodeClaim(replica string, c gateway.Computer, credential string) []byte {
 	b, _ := json.Marshal(claim{Replica: replica, AccountID: c.AccountID, TraposID: c.TraposID,
-		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion})
+		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion, Credential: credential})
 	return b
 }

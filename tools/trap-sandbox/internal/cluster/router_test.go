@@ -124,7 +124,7 @@ func TestRacingHellosLeaveExactlyOneWinnerTheLaterClaim(t *testing.T) {
 		okB, codeB := cb.firstEvent()
 		k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: id}
 		require.Eventually(t, func() bool {
-			return (a.router.Lookup(k) == nil) != (b.router.Lookup(k) == nil)
+			return a.router.holds(k) != b.router.holds(k)
 		}, waitLimit, testkit.Poll, "one replica left holding "+id)
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		e, err := a.router.claims.Get(ctx, claimKey(k))
@@ -138,7 +138,7 @@ func TestRacingHellosLeaveExactlyOneWinnerTheLaterClaim(t *testing.T) {
 			loser, winning, held = cb, ca, a
 			loserOK, loserCode, winnerOK = okB, codeB, okA
 		}
-		require.NotNil(t, held.router.Lookup(k), "round %d: the later claim's replica holds the socket", i)
+		require.True(t, held.router.holds(k), "round %d: the later claim's replica holds the socket", i)
 		assert.True(t, winnerOK, "round %d: the winner's hello is answered", i)
 		if loserOK {
 			loserCode, _ = loser.closeCode()
@@ -409,4 +409,22 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 	pending = a.request("2:moved", gateway.TypePing, nil, waitLimit)
 	movedOnB.answerNext(gateway.TypePing, map[string]any{"traposId": "2:moved"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
+}
+
+// The router knows a computer's sockets here by the gateway's hold numbers, not by session: a
+// Release for an older socket of a computer keeps the newer one's claim, and a later claim on
+// another replica evicts only the hold it was judged against (gateway.Local.Evict).
+func TestClaimsAreReleasedByHold(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:held"}
+	c := gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}
+	a.router.Claim(c, "", 1001)
+	a.router.Claim(c, "", 1002) // a newer socket of the same computer, here
+	a.router.Release(k, 1001)
+	assert.True(t, a.router.holds(k), "the older socket's release keeps the newer claim")
+	b.waitComputers(t, "5:held@a")
+	a.router.Release(k, 1002)
+	assert.False(t, a.router.holds(k))
+	b.waitComputers(t)
 }

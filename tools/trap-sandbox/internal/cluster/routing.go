@@ -53,7 +53,7 @@ type pendingRoute struct {
 	err    error // set instead of resp when the request failed before an answer came
 }
 
-// Route implements gateway.Registry: a NATS request to the replica holding the computer's
+// Route implements gateway.Cluster: a NATS request to the replica holding the computer's
 // socket, bounded by ctx's deadline. No live replica holds it ⇒ not_connected at once; the
 // holder gone while the request waits ⇒ not_connected then; no reply in time ⇒ timeout.
 func (r *Router) Route(ctx context.Context, k gateway.Key, typ string, payload json.RawMessage) (gateway.Response, error) {
@@ -266,7 +266,7 @@ func (r *Router) failRoutesTo(replica, why string) {
 // still on NATS (NATS drops a crashed process's subscriptions as soon as its connection
 // closes, so "no responders" there means it is gone).
 func (r *Router) watchHolders() {
-	now := r.cfg.Now()
+	now := r.cfg.Clock.Now()
 	var dead, probe []string
 	r.mu.Lock()
 	seen := map[string]bool{}
@@ -317,15 +317,15 @@ func (r *Router) probe(replica string) {
 	}
 }
 
-// answer serves one routed request with the local session and replies.
+// answer serves one routed request with the socket held here (Local.Serve) and replies.
 func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	var req routedRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || req.Type == "" {
 		r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request must be JSON with a type")})
 		return
 	}
-	s := r.Lookup(k)
-	if s == nil {
+	local := r.attached()
+	if local == nil {
 		r.respond(m, routedResponse{GatewayError: gateway.NotConnected(k.TraposID)})
 		return
 	}
@@ -339,7 +339,7 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	if len(payload) == 0 {
 		payload = protocol.EmptyPayload
 	}
-	resp, err := s.Request(ctx, req.Type, payload)
+	resp, err := local.Serve(ctx, k, req.Type, payload)
 	if err != nil {
 		var pe *protocol.Error
 		switch {

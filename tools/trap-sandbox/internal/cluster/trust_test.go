@@ -80,7 +80,7 @@ func putClaim(t *testing.T, nc *nats.Conn, replica string, k gateway.Key) {
 	require.NoError(t, err)
 	kv, err := js.KeyValue(ctx, ClaimsBucket)
 	require.NoError(t, err)
-	_, err = kv.Put(ctx, claimKey(k), encodeClaim(replica, gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}))
+	_, err = kv.Put(ctx, claimKey(k), encodeClaim(replica, gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}, ""))
 	require.NoError(t, err)
 }
 

@@ -4,7 +4,8 @@
 // table (hello built in, other types registered by modules with Handle), and sends
 // gateway→computer requests with Request. The host's API on top of it (the computer list,
 // /requests, the file routes) is the hostapi module; the vocabulary's calls are
-// internal/computer's.
+// internal/computer's. With several replicas (docs/scale-out.md) the registry tells a Cluster
+// which computers this replica holds, and asks it for the others' (registry.go).
 //
 // Each socket is one Session. Its reader runs in the goroutine of the HTTP handler that
 // upgraded it (serveWebSocket, which returns only when the session ends), its writer in a
@@ -209,7 +210,7 @@ type Config struct {
 	// Metrics records the gateway's Prometheus metrics (on the server's shared registry, which
 	// the server serves on /metrics); nil records nothing.
 	Metrics *Metrics
-	// Replica names this gateway among several replicas sharing one registry over NATS
+	// Replica names this gateway among several replicas sharing their computers over NATS
 	// (docs/scale-out.md); it is each local computer's Replica in listings. Empty in a single
 	// process.
 	Replica string
@@ -292,7 +293,7 @@ func (c Config) withDefaults() Config {
 type Gateway struct {
 	cfg      Config
 	log      *slog.Logger
-	registry Registry
+	registry *registry                 // the sockets held here, and the cluster of replicas (nil: none)
 	handlers map[string]RequestHandler // written by Handle before Mount, read-only after
 	mounted  bool
 	upgrader websocket.Upgrader
@@ -309,11 +310,10 @@ type Gateway struct {
 }
 
 // New returns a Gateway that answers hello only; modules add request types with Handle.
-// registry nil means a fresh MemoryRegistry.
-func New(cfg Config, logger *slog.Logger, registry Registry) *Gateway {
-	if registry == nil {
-		registry = NewMemoryRegistry()
-	}
+// cluster is the other replicas that share their computers with this one (docs/scale-out.md);
+// nil for a single process.
+func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
+	registry := newRegistry(cluster)
 	g := &Gateway{
 		cfg:      cfg.withDefaults(),
 		log:      logger.With("module", ModuleName),
@@ -332,6 +332,9 @@ func New(cfg Config, logger *slog.Logger, registry Registry) *Gateway {
 	}
 	g.limits = newLimiter(g.cfg, g.log)
 	g.handlers = map[string]RequestHandler{}
+	if cluster != nil {
+		cluster.Attach(local{g})
+	}
 	g.cfg.Metrics.registerConnected(registry)
 	g.cfg.Metrics.registerAdmission(g.limits)
 	return g
@@ -350,11 +353,8 @@ func (g *Gateway) Mount(routes *server.Routes) {
 	}
 }
 
-// Registry returns the registry the gateway registers computers in.
-func (g *Gateway) Registry() Registry { return g.registry }
-
 // Computers returns a snapshot of the connected (hello-completed) computers, this replica's
-// and (with a shared registry) the other replicas', sorted by account and traposId.
+// and (with a Cluster) the other replicas', sorted by account and traposId.
 func (g *Gateway) Computers() []Computer {
 	sessions := g.registry.Sessions()
 	remote := g.registry.Remote()
@@ -367,7 +367,7 @@ func (g *Gateway) Computers() []Computer {
 	return out
 }
 
-// HealthReporter is implemented by a Registry that has a state worth showing on /healthz (the
+// HealthReporter is implemented by a Cluster that has a state worth showing on /healthz (the
 // NATS router: whether NATS is connected).
 type HealthReporter interface {
 	// HealthDetail is one line for /healthz's body, without a newline.
@@ -377,7 +377,7 @@ type HealthReporter interface {
 // HealthDetail implements the server's health detail hook: the registry's line, or "" when it
 // has none.
 func (g *Gateway) HealthDetail() string {
-	if h, ok := g.registry.(HealthReporter); ok {
+	if h, ok := g.registry.cluster.(HealthReporter); ok {
 		return h.HealthDetail()
 	}
 	return ""

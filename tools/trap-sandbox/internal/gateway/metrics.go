@@ -132,7 +132,7 @@ func (m *Metrics) countType(typ string) {
 }
 
 // registerConnected adds the connected-computers gauge, read from the registry on scrape.
-func (m *Metrics) registerConnected(r Registry) {
+func (m *Metrics) registerConnected(r *registry) {
 	if m == nil {
 		return
 	}

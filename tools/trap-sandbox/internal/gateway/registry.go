@@ -42,90 +42,150 @@ type Key struct {
 	TraposID  string
 }
 
-// Registry maps computers to the session that holds their socket. It is an interface so that
-// several gateway replicas can share one view: MemoryRegistry is the single process's map, and
-// the cluster package's NATS router is the other implementation (docs/scale-out.md).
-// Implementations must be safe for concurrent use and must not call Session methods while
-// holding their own lock.
-type Registry interface {
-	// Register makes s the session of s.Key() and returns the session it replaced, if any
-	// (newest wins). The caller closes the replaced session.
-	Register(s *Session) (replaced *Session)
-	// Unregister removes s, but only if it is still the registered session of its key.
-	Unregister(s *Session)
-	// Lookup returns the session of k, or nil.
-	Lookup(k Key) *Session
-	// Sessions returns every registered session, in no particular order.
-	Sessions() []*Session
-	// Route sends a request to a computer whose socket is not in this process (Lookup found
-	// none), as Gateway.Request describes; ctx has a deadline. A single process answers
-	// not_connected.
+// Cluster is the other replicas, as one replica's gateway sees them when several share their
+// computers (docs/scale-out.md); the cluster package's NATS router implements it. The seam is
+// narrow on purpose: the gateway keeps the sessions of its own sockets in its registry and
+// never hands one over; it tells the cluster which computers it holds (Claim, Release), asks
+// it for the others (Route, Remote), and answers through Local what the cluster asks of this
+// replica. Implementations are safe for concurrent use, and call Local without holding a lock
+// of their own: Local.Evict closes a session, which Releases its claim.
+type Cluster interface {
+	// Attach gives the cluster this replica's side; New calls it once, before any socket.
+	Attach(local Local)
+	// Claim announces that this replica holds the socket of c (said hello with credential,
+	// "" for the shared password) as hold, a number unique in this process: newest wins across
+	// replicas, so a later claim elsewhere makes the cluster call Local.Evict(key, hold). It
+	// returns once the claim is written, or NATS gave up (a hello waits for it).
+	Claim(c Computer, credential string, hold uint64)
+	// Release withdraws hold's claim on k (its socket closed), unless a later one replaced it.
+	Release(k Key, hold uint64)
+	// Route sends a request to a computer whose socket is not in this process, as
+	// Gateway.Request describes; ctx has a deadline.
 	Route(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error)
-	// Remote returns the computers whose sockets other replicas hold (none in a single
-	// process), each with its Replica set.
+	// Remote returns the computers whose sockets other replicas hold, each with its Replica.
 	Remote() []Computer
+	// RemoteCredential is the credential selector the computer k said hello with on another
+	// replica, as its claim says ("" for the shared password or an unknown computer).
+	RemoteCredential(k Key) string
+	// PublishRevocation tells every replica (this one included: Local.RevocationHeard) that
+	// credential selector was revoked in the account store.
+	PublishRevocation(selector string) error
 }
 
-// MemoryRegistry is the in-process Registry of a single gateway.
-type MemoryRegistry struct {
-	mu       sync.Mutex // guards sessions
-	sessions map[Key]*Session
+// Local is what the cluster asks of this replica's gateway (Cluster.Attach).
+type Local interface {
+	// Evict closes k's socket with 4009 replaced, if hold is still its claim: the computer
+	// said hello later on another replica.
+	Evict(k Key, hold uint64)
+	// Serve answers a request routed from another replica with k's socket here (not_connected
+	// when there is none). payload is a JSON object.
+	Serve(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error)
+	// RevocationHeard closes the sockets of credential selector here once the account store
+	// confirms it is revoked: a revocation heard on the bus is a hint, the store decides.
+	RevocationHeard(ctx context.Context, selector string)
 }
 
-// NewMemoryRegistry returns an empty MemoryRegistry.
-func NewMemoryRegistry() *MemoryRegistry {
-	return &MemoryRegistry{sessions: make(map[Key]*Session)}
+// registry maps the computers whose sockets this process holds to their sessions (newest wins
+// within an account), and keeps the cluster, if any, told.
+type registry struct {
+	cluster Cluster // nil: a single process
+
+	mu       sync.Mutex // guards the fields below
+	sessions map[Key]held
+	lastHold uint64 // the last hold number given
 }
 
-// Register implements Registry.
-func (r *MemoryRegistry) Register(s *Session) *Session {
+// held is a registered session and its hold number (Cluster.Claim).
+type held struct {
+	s    *Session
+	hold uint64
+}
+
+func newRegistry(cluster Cluster) *registry {
+	return &registry{cluster: cluster, sessions: make(map[Key]held)}
+}
+
+// Register makes s the session of s.Key() and returns the session it replaced, if any (newest
+// wins); the caller closes the replaced session. With a cluster, it claims the computer.
+func (r *registry) Register(s *Session) (replaced *Session) {
 	k := s.Key()
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	old := r.sessions[k]
-	r.sessions[k] = s
-	if old == s {
+	if old.s == s {
+		r.mu.Unlock()
 		return nil
 	}
-	return old
+	r.lastHold++
+	h := held{s: s, hold: r.lastHold}
+	r.sessions[k] = h
+	r.mu.Unlock()
+	if r.cluster != nil {
+		r.cluster.Claim(s.Computer(), s.Credential(), h.hold)
+	}
+	return old.s
 }
 
-// Unregister implements Registry.
-func (r *MemoryRegistry) Unregister(s *Session) {
+// Unregister removes s, but only if it is still the registered session of its key; with a
+// cluster, its claim is released.
+func (r *registry) Unregister(s *Session) {
 	k := s.Key()
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.sessions[k] == s {
-		delete(r.sessions, k)
+	h, ok := r.sessions[k]
+	if !ok || h.s != s {
+		r.mu.Unlock()
+		return
+	}
+	delete(r.sessions, k)
+	r.mu.Unlock()
+	if r.cluster != nil {
+		r.cluster.Release(k, h.hold)
 	}
 }
 
-// Lookup implements Registry.
-func (r *MemoryRegistry) Lookup(k Key) *Session {
+// Lookup returns the session of k here, or nil.
+func (r *registry) Lookup(k Key) *Session {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.sessions[k]
+	return r.sessions[k].s
 }
 
-// Sessions implements Registry.
-func (r *MemoryRegistry) Sessions() []*Session {
+// lookupHold returns the session of k if hold is still its hold number, or nil.
+func (r *registry) lookupHold(k Key, hold uint64) *Session {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if h := r.sessions[k]; h.hold == hold {
+		return h.s
+	}
+	return nil
+}
+
+// Sessions returns every session registered here, in no particular order.
+func (r *registry) Sessions() []*Session {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]*Session, 0, len(r.sessions))
-	for _, s := range r.sessions {
-		out = append(out, s)
+	for _, h := range r.sessions {
+		out = append(out, h.s)
 	}
 	return out
 }
 
-// Route implements Registry: a single process holds every socket, so a computer Lookup did not
-// find is not connected.
-func (r *MemoryRegistry) Route(_ context.Context, k Key, _ string, _ json.RawMessage) (Response, error) {
-	return Response{}, NotConnected(k.TraposID)
+// Route sends a request to a computer whose socket is not here (Lookup found none), through
+// the cluster; a single process holds every socket, so it answers not_connected.
+func (r *registry) Route(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error) {
+	if r.cluster == nil {
+		return Response{}, NotConnected(k.TraposID)
+	}
+	return r.cluster.Route(ctx, k, typ, payload)
 }
 
-// Remote implements Registry: a single process has no other replicas.
-func (r *MemoryRegistry) Remote() []Computer { return nil }
+// Remote returns the computers other replicas hold (none in a single process).
+func (r *registry) Remote() []Computer {
+	if r.cluster == nil {
+		return nil
+	}
+	return r.cluster.Remote()
+}
 
 // NotConnected is the not_connected error of a computer that no socket holds.
 func NotConnected(traposID string) *protocol.Error {

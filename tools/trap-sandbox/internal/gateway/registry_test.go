@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,8 +11,8 @@ func sessionFor(account, traposID string) *Session {
 	return &Session{key: Key{AccountID: account, TraposID: traposID}, authenticated: true}
 }
 
-func TestMemoryRegistryNewestWins(t *testing.T) {
-	r := NewMemoryRegistry()
+func TestRegistryNewestWins(t *testing.T) {
+	r := newRegistry(nil)
 	first := sessionFor(LocalAccount, "7:")
 	second := sessionFor(LocalAccount, "7:")
 
@@ -31,8 +32,8 @@ func TestMemoryRegistryNewestWins(t *testing.T) {
 	assert.Empty(t, r.Sessions())
 }
 
-func TestMemoryRegistryKeysByAccountAndID(t *testing.T) {
-	r := NewMemoryRegistry()
+func TestRegistryKeysByAccountAndID(t *testing.T) {
+	r := newRegistry(nil)
 	a := sessionFor("a", "7:")
 	b := sessionFor("b", "7:")
 	c := sessionFor("a", "7:x")
@@ -48,4 +49,37 @@ func TestSortComputers(t *testing.T) {
 	cs := []Computer{{AccountID: "b", TraposID: "1:"}, {AccountID: "a", TraposID: "2:"}, {AccountID: "a", TraposID: "10:"}}
 	sortComputers(cs)
 	assert.Equal(t, []Computer{{AccountID: "a", TraposID: "10:"}, {AccountID: "a", TraposID: "2:"}, {AccountID: "b", TraposID: "1:"}}, cs)
+}
+
+// recordingCluster is a Cluster that records what the registry tells it.
+type recordingCluster struct {
+	Cluster // the rest is not called by these tests
+	calls   []string
+}
+
+func (c *recordingCluster) Claim(comp Computer, credential string, hold uint64) {
+	c.calls = append(c.calls, fmt.Sprintf("claim %s/%s %q hold %d", comp.AccountID, comp.TraposID, credential, hold))
+}
+
+func (c *recordingCluster) Release(k Key, hold uint64) {
+	c.calls = append(c.calls, fmt.Sprintf("release %s/%s hold %d", k.AccountID, k.TraposID, hold))
+}
+
+// The registry tells the cluster each socket it holds by a hold number of its own, so a claim
+// released or evicted for an older socket of a computer leaves its newer socket alone.
+func TestRegistryClaimsAndReleasesByHold(t *testing.T) {
+	c := &recordingCluster{}
+	r := newRegistry(c)
+	k := Key{LocalAccount, "7:"}
+	first, second := sessionFor(LocalAccount, "7:"), sessionFor(LocalAccount, "7:")
+	first.credential = "sel1"
+	first.gw, second.gw = &Gateway{}, &Gateway{} // Computer() names the gateway's replica
+
+	assert.Nil(t, r.Register(first))
+	assert.Same(t, first, r.Register(second))
+	r.Unregister(first) // replaced already: its claim is not the computer's any more
+	assert.Nil(t, r.lookupHold(k, 1), "an Evict judged on the first socket finds nothing")
+	assert.Same(t, second, r.lookupHold(k, 2))
+	r.Unregister(second)
+	assert.Equal(t, []string{`claim local/7: "sel1" hold 1`, `claim local/7: "" hold 2`, "release local/7: hold 2"}, c.calls)
 }

@@ -3,17 +3,36 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"time"
 )
 
-// What a Registry that spans several replicas (the cluster package's NATS router) needs from a
-// session it holds: answering a request routed from another replica, and evicting the session
-// when the computer said hello elsewhere.
+// This replica's side of the Cluster seam (registry.go): what the other replicas ask of it,
+// through Local, by computer and hold number, never by session.
 
-// Request sends a gateway_request on this socket and waits for the computer's answer, as
-// Gateway.Request does for a computer held here. payload must be a JSON object (the asking
-// replica applied the empty-payload rule).
-func (s *Session) Request(ctx context.Context, typ string, payload json.RawMessage) (Response, error) {
+// local is the gateway's Local, given to its cluster by New.
+type local struct{ g *Gateway }
+
+var _ Local = local{}
+
+// Evict implements Local.
+func (l local) Evict(k Key, hold uint64) {
+	if s := l.g.registry.lookupHold(k, hold); s != nil {
+		s.Evict()
+	}
+}
+
+// Serve implements Local: a request routed from another replica, on the socket held here.
+func (l local) Serve(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error) {
+	s := l.g.registry.Lookup(k)
+	if s == nil {
+		return Response{}, NotConnected(k.TraposID)
+	}
 	return s.request(ctx, typ, payload)
+}
+
+// RevocationHeard implements Local.
+func (l local) RevocationHeard(ctx context.Context, selector string) {
+	l.g.revocationHeard(ctx, selector)
 }
 
 // Evict closes the session with 4009 replaced because a newer socket of the same computer said
@@ -22,6 +41,49 @@ func (s *Session) Evict() {
 	if s.closeByGateway(CloseReplaced, "replaced") {
 		s.log.Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
 	}
+}
+
+// Credential is the selector of the credential the computer said hello with ("" for the
+// shared password): a replica's claim carries it, so that any replica can revoke a computer
+// held by another.
+func (s *Session) Credential() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.credential
+}
+
+// revocationCheckTimeout bounds the account-store read that confirms a revocation heard on
+// the bus.
+const revocationCheckTimeout = 5 * time.Second
+
+// revocationHeard closes the local sockets of credential selector, once the account store
+// confirms that it is revoked: the message on the bus is a hint, the store is the authority.
+func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
+	if g.cfg.Accounts == nil || selector == "" || !g.holdsCredential(selector) {
+		return // nothing here to close: the store is not asked (a flood of made-up messages costs it nothing)
+	}
+	ctx, cancel := context.WithTimeout(ctx, revocationCheckTimeout)
+	defer cancel()
+	c, err := g.cfg.Accounts.Store().Credential(ctx, selector)
+	switch {
+	case err != nil:
+		g.log.Warn("ignored a revocation heard on the bus: the account store does not confirm it", "credential", clip(selector), "err", err)
+	case c.RevokedAt.IsZero():
+		g.log.Warn("ignored a revocation heard on the bus: the account store says the credential is not revoked; another NATS client publishes on the replicas' subjects? Fence them (docs/scale-out.md, Security)",
+			"credential", clip(selector))
+	default:
+		g.RevokeCredential(selector)
+	}
+}
+
+// holdsCredential reports whether a socket here said hello with credential selector.
+func (g *Gateway) holdsCredential(selector string) bool {
+	for _, s := range g.registry.Sessions() {
+		if s.Credential() == selector {
+			return true
+		}
+	}
+	return false
 }
 
 // RevokeCredential closes the socket that said hello with the credential selector (revoked:
@@ -33,13 +95,23 @@ func (g *Gateway) RevokeCredential(selector string) bool {
 	}
 	closed := false
 	for _, s := range g.registry.Sessions() {
-		s.mu.Lock()
-		mine := s.credential == selector
-		s.mu.Unlock()
-		if mine && s.closeByGateway(CloseRevoked, "revoked") {
+		if s.Credential() == selector && s.closeByGateway(CloseRevoked, "revoked") {
 			s.log.Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
 			closed = true
 		}
 	}
 	return closed
+}
+
+// CredentialRevoked closes the credential's socket wherever it is: here (RevokeCredential),
+// and on every other replica, which hear the announcement and close theirs once the account
+// store confirms it. The caller has already revoked it in the store.
+func (g *Gateway) CredentialRevoked(selector string) {
+	g.RevokeCredential(selector)
+	if cluster := g.registry.cluster; cluster != nil && selector != "" {
+		if err := cluster.PublishRevocation(selector); err != nil {
+			// Revoked in the store all the same: the computer's next hello is refused.
+			g.log.Warn("revoked, but the other replicas could not be told: a socket they hold closes at its next hello", "credential", clip(selector), "err", err)
+		}
+	}
 }

@@ -21,27 +21,31 @@ type Revoked struct {
 }
 
 // revokeComputer revokes the credential the computer traposID said hello with, for a caller
-// who reaches it (its own account's first, for an admin), and closes its socket here. A
-// computer the caller does not reach answers as one that is not connected.
+// who reaches it (its own account's first, for an admin), and closes its socket: here at
+// once, and on the replica that holds it through the cluster. A computer the caller
+// does not reach answers as one that is not connected.
 func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, error) {
 	caller := account.CallerFrom(r.Context())
-	var found *Session
-	for _, s := range g.registry.Sessions() {
-		k := s.Key()
-		if k.TraposID != traposID || !caller.Reaches(k.AccountID) {
+	var found *Computer
+	for _, c := range g.Computers() {
+		if c.TraposID != traposID || !caller.Reaches(c.AccountID) {
 			continue
 		}
-		if found == nil || k.AccountID == caller.Account {
-			found = s
+		if found == nil || c.AccountID == caller.Account {
+			found = &c
 		}
 	}
 	if found == nil {
 		return Revoked{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
 	}
-	found.mu.Lock()
-	selector := found.credential
-	found.mu.Unlock()
-	k := found.Key()
+	k := Key{AccountID: found.AccountID, TraposID: found.TraposID}
+	cluster := g.registry.cluster
+	selector := ""
+	if s := g.registry.Lookup(k); s != nil {
+		selector = s.Credential()
+	} else if cluster != nil {
+		selector = cluster.RemoteCredential(k)
+	}
 	if selector == "" {
 		return Revoked{}, protocol.Errorf(protocol.CodeForbidden,
 			"computer %s says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)", traposID)
@@ -49,7 +53,7 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	if _, err := g.cfg.Accounts.RevokeCredential(r.Context(), "", selector); err != nil {
 		return Revoked{}, err
 	}
-	g.RevokeCredential(selector)
+	g.CredentialRevoked(selector)
 	return Revoked{TraposID: k.TraposID, AccountID: k.AccountID, Credential: selector}, nil
 }
 

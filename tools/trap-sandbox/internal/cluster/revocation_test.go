@@ -1,0 +1,109 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/testkit"
+)
+
+// sharedAccounts is the account store of a test's replicas (in memory, one for all, as the
+// NATS bucket is for real replicas), with alice and one credential of hers.
+func sharedAccounts(t *testing.T) (accounts *account.Accounts, credential, selector string) {
+	t.Helper()
+	accounts = account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	credential, c, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	return accounts, credential, c.Selector
+}
+
+// connectWith dials r and completes a hello as traposID with secret.
+func (r *replica) connectWith(t testing.TB, traposID, secret string) *computer {
+	t.Helper()
+	c := r.dial(t, traposID)
+	c.send(map[string]any{"event": "computer_request", "traposSenderId": traposID, "messageId": "hello-1",
+		"type": gateway.TypeHello, "payload": map[string]any{"traposId": traposID, "secret": secret, "clientVersion": testClientVersion}})
+	resp := c.read()
+	require.True(t, resp.OK, "hello failed: %+v", resp.Error)
+	return c
+}
+
+// revoke is POST …/revoke on r (a loopback caller: every account's computers).
+func (r *replica) revoke(t *testing.T, traposID string) (int, string) {
+	t.Helper()
+	resp, err := client().Post(r.srv.URL+"/trapos/computers/"+traposID+"/revoke", "application/json", nil)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(b)
+}
+
+// Revoking a computer through a replica that does not hold its socket closes the socket on
+// the replica that does (4003), at once: the revocation is announced on the bus.
+func TestRevokingThroughAnyReplicaClosesTheSocketWhereItIs(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, selector := sharedAccounts(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+	c := b.connectWith(t, "7:", credential)
+	a.waitComputers(t, "7:@b")
+
+	status, body := a.revoke(t, "7:")
+	require.Equal(t, http.StatusOK, status, body)
+	var rev gateway.Revoked
+	var ans struct{ Payload json.RawMessage }
+	require.NoError(t, json.Unmarshal([]byte(body), &ans))
+	require.NoError(t, json.Unmarshal(ans.Payload, &rev))
+	assert.Equal(t, gateway.Revoked{TraposID: "7:", AccountID: "alice", Credential: selector}, rev)
+
+	code, reason := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+	assert.Equal(t, "revoked", reason)
+	a.waitComputers(t)
+	cr, err := accounts.Store().Credential(t.Context(), selector)
+	require.NoError(t, err)
+	assert.False(t, cr.RevokedAt.IsZero(), "revoked in the store")
+}
+
+// A revocation published on the bus by another client, for a credential the store does not
+// say is revoked, closes nothing: the replica holding its socket checks the store first, and
+// logs the forgery (a replica holding none does nothing).
+// Once the store says it (a revocation made by the account commands on the shared bucket),
+// the same message closes the socket.
+func TestAForgedRevocationClosesNothing(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, selector := sharedAccounts(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+	c := b.connectWith(t, "7:", credential)
+	a.waitComputers(t, "7:@b")
+
+	rogue := tc.busClient(t)
+	require.NoError(t, PublishRevocation(rogue, selector))
+	const ignored = "ignored a revocation heard on the bus: the account store says the credential is not revoked"
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), ignored) }, waitLimit, testkit.Poll,
+		"B to check the store and ignore the forged revocation")
+	pending := a.request("7:", gateway.TypePing, nil, waitLimit)
+	c.answerNext(gateway.TypePing, map[string]any{"traposId": "7:"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status, "the socket is still open, and A reaches it")
+
+	_, err := accounts.RevokeCredential(context.Background(), "", selector)
+	require.NoError(t, err)
+	require.NoError(t, PublishRevocation(rogue, selector))
+	code, _ := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+	assert.Equal(t, 1, strings.Count(tc.logs.String(), ignored), "A holds no socket of the credential: it does not even ask the store")
+}
