@@ -111,7 +111,7 @@ func TestRevocationReachesTheReplicaThatHoldsTheComputer(t *testing.T) {
 	words := strings.Join(strings.Fields(c.Output()), " ")
 	assert.Contains(t, words, markerGone+" revoked: this computer's credential was revoked", c.Output())
 	assert.Contains(t, words, "connected: false state: revoked traposId: 0:", c.Output())
-	assert.Contains(t, words, "fix: this computer's credential was revoked on the gateway; set a new one (trap-sandbox credentials add) with: sandbox setup")
+	assert.Contains(t, words, "fix: this computer's credential was revoked on the gateway; link it again with: sandbox link")
 	// Any retry would have reached B within the 12 s the program waited.
 	assert.Len(t, regexp.MustCompile(`msg="computer connected" .*accountId=alice traposId=0: `).FindAllString(b.Log(), -1), 1,
 		"one hello:\n%s", b.Log())
