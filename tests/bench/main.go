@@ -1,7 +1,7 @@
 // Command bench measures the trap-sandbox gateway against a bare gorilla/websocket baseline:
 // probe_gateway and HTTP ping round trips, memory per idle connection, and connect time.
 //
-//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 5] [-http-clients 16] [-idle 10000]
+//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 5] [-http-clients 16] [-idle 10000] [-profile-dir DIR]
 package main
 
 import (
@@ -35,10 +35,17 @@ func run() int {
 	flag.IntVar(&cfg.HTTPClients, "http-clients", 16, "concurrent HTTP clients in (b)")
 	flag.IntVar(&cfg.IdleComputers, "idle", 10000, "idle authenticated sockets in (c) and (d)")
 	flag.IntVar(&cfg.DialConcurrency, "dial-concurrency", 200, "dials in flight in (d)")
+	flag.StringVar(&cfg.ProfileDir, "profile-dir", "", "save a CPU, heap and goroutine profile of each server in each phase to this directory (created if missing)")
 	flag.Parse()
 	if cfg.Computers < 1 || cfg.Rounds < 1 || cfg.HTTPClients < 1 || cfg.IdleComputers < 1 || cfg.DialConcurrency < 1 || cfg.Duration <= 0 {
 		fmt.Fprintln(os.Stderr, "bench: every count must be at least 1 and the duration positive")
 		return 2
+	}
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
 	}
 	if err := raiseFileLimit(); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: warning:", err)

@@ -48,7 +48,7 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 	fmt.Fprintf(w, "| (c) RSS before → after | %.1f → %.1f MiB | %.1f → %.1f MiB | | | |\n",
 		mib(g.RSSBefore), mib(g.RSSAfter), mib(b.RSSBefore), mib(b.RSSAfter))
 	if g.HeapPerConn > 0 {
-		fmt.Fprintf(w, "| (c) Go heap in use per connection (/metrics) | %.1f KiB | — | | | |\n", g.HeapPerConn/1024)
+		fmt.Fprintf(w, "| (c) Go heap / stacks in use per connection (/metrics) | %.1f KiB / %.1f KiB | — | | | |\n", g.HeapPerConn/1024, g.StackPerConn/1024)
 	}
 	fmt.Fprintf(w, "| (d) connect + hello, %d computers | %s | %s | %.2f× | < %s | %s |\n",
 		cfg.IdleComputers, g.ConnectTime.Round(time.Millisecond), b.ConnectTime.Round(time.Millisecond),
