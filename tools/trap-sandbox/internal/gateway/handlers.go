@@ -56,7 +56,7 @@ func (s *Session) handleFrame(data []byte) {
 	f, err := protocol.DecodeFrame(data)
 	if err != nil {
 		// Never log the frame itself: a hello carries the secret.
-		s.log.Debug("ignored frame", "err", clip(err.Error()), "bytes", len(data))
+		s.log().Debug("ignored frame", "err", clip(err.Error()), "bytes", len(data))
 		return
 	}
 	s.gw.cfg.Metrics.frameIn(f.Event, f.Type)
@@ -66,7 +66,7 @@ func (s *Session) handleFrame(data []byte) {
 	case protocol.EventComputerResponse:
 		s.handleResponse(f)
 	default:
-		s.log.Debug("ignored frame: a computer must not send this event", "event", clip(string(f.Event)))
+		s.log().Debug("ignored frame: a computer must not send this event", "event", clip(string(f.Event)))
 	}
 }
 
@@ -103,7 +103,7 @@ func (s *Session) handleRequest(f protocol.Frame) {
 		if err != nil {
 			var pe *protocol.Error
 			if !errors.As(err, &pe) {
-				s.log.Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
+				s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
 				pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
 			}
 			s.reply(f, nil, pe)
@@ -149,13 +149,13 @@ func (s *Session) handleHello(f protocol.Frame) {
 	accountID, credential, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.log.Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
+		s.log().Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (set a new one with: sandbox setup)"))
 		s.closeByGateway(CloseRevoked, "revoked")
 		return
 	}
 	if err != nil && !errors.Is(err, account.ErrBadSecret) {
-		s.log.Error("hello: the account store failed", "err", err)
+		s.log().Error("hello: the account store failed", "err", err)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal, "the gateway cannot check the secret now; try again later"))
 		s.closeByGateway(CloseGoingAway, "account store unavailable")
 		return
@@ -190,7 +190,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if check {
 		// Registering would evict the computer's own daemon (newest wins, 4009) while the
 		// installer only asks whether its password is right.
-		s.log.Debug("secret checked", "traposId", clip(traposID))
+		s.log().Debug("secret checked", "traposId", clip(traposID))
 		s.reply(f, accountPayload, nil)
 		s.closeByGateway(CloseChecked, "checked")
 		return
@@ -233,7 +233,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.registry.Unregister(s)
 		return
 	}
-	s.log.Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
+	s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
 	s.noteClientVersion(key, clientVersion)
 	s.reply(f, accountPayload, nil)
 }
@@ -288,12 +288,12 @@ func (g *Gateway) secretMatches(secret string) bool {
 
 func (s *Session) handleResponse(f protocol.Frame) {
 	if !s.isAuthenticated() {
-		s.log.Debug("ignored computer_response before hello", "type", clip(f.Type))
+		s.log().Debug("ignored computer_response before hello", "type", clip(f.Type))
 		return
 	}
 	ch := s.pending.take(f.MessageID)
 	if ch == nil {
-		s.log.Debug("ignored computer_response: no pending request (late or unknown)", "type", clip(f.Type))
+		s.log().Debug("ignored computer_response: no pending request (late or unknown)", "type", clip(f.Type))
 		return
 	}
 	ch <- result{frame: f}
@@ -341,7 +341,7 @@ func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol
 			s.closeByGateway(CloseTryAgainLater, "send queue full")
 			return
 		}
-		s.log.Debug("reply dropped", "type", clip(f.Type), "err", qErr)
+		s.log().Debug("reply dropped", "type", clip(f.Type), "err", qErr)
 		return
 	}
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)

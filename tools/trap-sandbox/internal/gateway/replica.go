@@ -20,7 +20,7 @@ func (s *Session) Request(ctx context.Context, typ string, payload json.RawMessa
 // hello, on this replica or another; its pending requests fail with not_connected.
 func (s *Session) Evict() {
 	if s.closeByGateway(CloseReplaced, "replaced") {
-		s.log.Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
+		s.log().Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
 	}
 }
 
@@ -37,7 +37,7 @@ func (g *Gateway) RevokeCredential(selector string) bool {
 		mine := s.credential == selector
 		s.mu.Unlock()
 		if mine && s.closeByGateway(CloseRevoked, "revoked") {
-			s.log.Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
+			s.log().Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
 			closed = true
 		}
 	}
