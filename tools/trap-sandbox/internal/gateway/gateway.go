@@ -328,6 +328,10 @@ func New(cfg Config, logger *slog.Logger, registry Registry) *Gateway {
 			EnableCompression: false,
 			// Write buffers are borrowed per message: an idle computer holds none.
 			WriteBufferPool: &writeBuffers,
+			// Each socket keeps its read buffer for life; a small one is enough for what a
+			// computer sends most (requests and answers of a few hundred bytes), and a bigger
+			// frame is read past it straight into a pooled frame buffer (readLoop).
+			ReadBufferSize: readBufferBytes,
 		},
 	}
 	g.limits = newLimiter(g.cfg, g.log)
@@ -414,6 +418,10 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	<-done
 	return fmt.Errorf("gateway shutdown: cut %d socket(s) without a close handshake: %w", len(sessions), ctx.Err())
 }
+
+// readBufferBytes is a socket's read buffer (gorilla's default, net/http's 4 KiB, was the
+// largest thing an idle computer held).
+const readBufferBytes = 512
 
 // writeBuffers is the Upgrader's WriteBufferPool (one pool per write buffer size, the default).
 var writeBuffers sync.Pool
