@@ -30,7 +30,8 @@ func (p profiler) start() error {
 }
 
 // stop ends the CPU profile and saves it with a heap and a goroutine profile as
-// <server>-<phase>.{cpu,heap,goroutine}.pprof.
+// <server>-<phase>.{cpu,heap,goroutine}.pprof, and the runtime's memory figures as
+// <server>-<phase>.memstats.json.
 func (p profiler) stop(phase string) error {
 	if p.dir == "" {
 		return nil
@@ -38,7 +39,8 @@ func (p profiler) stop(phase string) error {
 	base := filepath.Join(p.dir, p.server+"-"+phase)
 	return errors.Join(p.client.StopCPU(base+".cpu.pprof"),
 		p.client.Save("heap", base+".heap.pprof"),
-		p.client.Save("goroutine", base+".goroutine.pprof"))
+		p.client.Save("goroutine", base+".goroutine.pprof"),
+		p.client.Save("memstats", base+".memstats.json"))
 }
 
 // serveProfiles serves the baseline's profiles when the bench asked for them (ListenEnv set).

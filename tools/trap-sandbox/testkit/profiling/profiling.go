@@ -6,12 +6,14 @@ package profiling
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"sync"
 	"time"
@@ -38,8 +40,9 @@ func Listen(addr string) (net.Listener, error) {
 }
 
 // Handler serves POST /cpu/start (start a CPU profile), POST /cpu/stop (stop it and answer
-// the profile) and GET /heap and /goroutine (the profiles as pprof writes them, without a
-// forced GC: the heap profile shows the state as of the last GC).
+// the profile), GET /heap and /goroutine (the profiles as pprof writes them, without a
+// forced GC: the heap profile shows the state as of the last GC) and GET /memstats
+// (runtime.MemStats as JSON, without the pause and size-class arrays: where the RSS went).
 func Handler() http.Handler {
 	var (
 		mu  sync.Mutex
@@ -71,6 +74,17 @@ func Handler() http.Handler {
 		_, _ = w.Write(buf.Bytes())
 		buf = nil
 	})
+	mux.HandleFunc("GET /memstats", func(w http.ResponseWriter, _ *http.Request) {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		m.PauseNs, m.PauseEnd, m.BySize = [256]uint64{}, [256]uint64{}, [61]struct {
+			Size    uint32
+			Mallocs uint64
+			Frees   uint64
+		}{}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(m)
+	})
 	for _, name := range []string{"heap", "goroutine"} {
 		mux.HandleFunc("GET /"+name, func(w http.ResponseWriter, _ *http.Request) {
 			_ = pprof.Lookup(name).WriteTo(w, 0)
@@ -99,7 +113,7 @@ func (c Client) StopCPU(path string) error {
 	return err
 }
 
-// Save writes the named profile (heap, goroutine) to path.
+// Save writes the named profile (heap, goroutine, memstats) to path.
 func (c Client) Save(name, path string) error {
 	_, err := c.call(http.MethodGet, "/"+name, path)
 	return err

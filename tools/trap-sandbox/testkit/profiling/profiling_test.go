@@ -35,7 +35,8 @@ func TestAClientTakesACPUAndAHeapProfile(t *testing.T) {
 	require.Error(t, c.StartCPU(), "one profile at a time")
 	require.NoError(t, c.StopCPU(filepath.Join(dir, "cpu.pprof")))
 	require.NoError(t, c.Save("heap", filepath.Join(dir, "heap.pprof")))
-	for _, name := range []string{"cpu.pprof", "heap.pprof"} {
+	require.NoError(t, c.Save("memstats", filepath.Join(dir, "memstats.json")))
+	for _, name := range []string{"cpu.pprof", "heap.pprof", "memstats.json"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		require.NoError(t, err)
 		assert.Positive(t, fi.Size(), name)
