@@ -106,10 +106,10 @@ func (s *Session) handleRequest(f protocol.Frame) {
 				s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
 				pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
 			}
-			s.reply(f, nil, pe)
+			s.answer(f, nil, pe, writeInline)
 			return
 		}
-		s.reply(f, payload, nil)
+		s.answer(f, payload, nil, writeInline)
 	}()
 }
 
@@ -314,6 +314,11 @@ func (s *Session) handleResponse(f protocol.Frame) {
 
 // reply answers request f with a gateway_response: payload when err is nil, else err.
 func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol.Error) {
+	s.answer(f, payload, err, writeByWriter)
+}
+
+// answer is reply, with how the frame gets written when no writer runs (enqueueAs).
+func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protocol.Error, how writeMode) {
 	receiver := f.TraposSenderID
 	if k := s.Key(); k.TraposID != "" {
 		receiver = k.TraposID
@@ -346,7 +351,7 @@ func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol
 			return
 		}
 	}
-	if qErr := s.enqueue(frame); qErr != nil {
+	if qErr := s.enqueueAs(frame, how); qErr != nil {
 		if errors.Is(qErr, errQueueFull) {
 			// Answers to the computer's own requests pile up only if it does not read them.
 			s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),

@@ -263,16 +263,37 @@ func (s *Session) write(msg []byte, deadline time.Time) error {
 // errQueueFull is enqueue's refusal: the frame would take the send queue past its budget.
 var errQueueFull = errors.New("send queue full")
 
-// enqueue queues one encoded frame, and starts the writer if none runs. It fails with
-// not_connected once the session is closing, and with errQueueFull when the queue's byte
-// budget has no room: the caller decides whose fault that is.
-func (s *Session) enqueue(frame []byte) error {
+// writeMode says who writes a queued frame when no writer runs.
+type writeMode bool
+
+const (
+	// writeByWriter starts a writer goroutine: the caller never blocks on the socket (the
+	// reader, a host's Request).
+	writeByWriter writeMode = false
+	// writeInline makes the caller the writer: a goroutine of the computer's own (a request
+	// handler, done with its answer) writes it and what queued meanwhile, saving a goroutine
+	// hand-off per answer. A computer that does not read then blocks only its own handler,
+	// which holds one of its request slots, until the write timeout drops it.
+	writeInline writeMode = true
+)
+
+// enqueue queues one encoded frame, and starts a writer goroutine if none runs. It fails
+// with not_connected once the session is closing, and with errQueueFull when the queue's
+// byte budget has no room: the caller decides whose fault that is.
+func (s *Session) enqueue(frame []byte) error { return s.enqueueAs(frame, writeByWriter) }
+
+// enqueueAs is enqueue, with how the frame gets written when no writer runs.
+func (s *Session) enqueueAs(frame []byte, how writeMode) error {
 	if !s.isClosed() {
 		switch s.send.push(frame) {
 		case pushQueued:
 			return nil
 		case pushWriter:
-			go s.flush()
+			if how == writeInline {
+				s.flush()
+			} else {
+				go s.flush()
+			}
 			return nil
 		case pushFull:
 			return errQueueFull
