@@ -47,7 +47,7 @@ func run() int {
 			return 2
 		}
 	}
-	if err := raiseFileLimit(); err != nil {
+	if err := raiseFileLimit(cfg.IdleComputers + cfg.Computers); err != nil {
 		fmt.Fprintln(os.Stderr, "bench: warning:", err)
 	}
 	dir, err := os.MkdirTemp("", "trapos-bench-")
@@ -82,16 +82,30 @@ func serveBaseline(addr string) int {
 	return 0
 }
 
-// raiseFileLimit lifts the soft RLIMIT_NOFILE to the hard limit: 10 000 sockets need it, and
-// the child servers inherit it.
-func raiseFileLimit() error {
+// fileSpare is the open files a process needs beside a run's sockets.
+const fileSpare = 2000
+
+// raiseFileLimit lifts the soft RLIMIT_NOFILE to the hard limit, and the hard limit to
+// sockets plus fileSpare if it is below (only root may: up to fs.nr_open). The bench holds
+// the client side of every socket and each server the other; the servers inherit the limit.
+func raiseFileLimit(sockets int) error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return fmt.Errorf("get file limit: %w", err)
 	}
+	need := uint64(sockets + fileSpare)
+	if lim.Max < need {
+		raised := syscall.Rlimit{Cur: need, Max: need}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised); err == nil {
+			return nil
+		}
+	}
 	lim.Cur = lim.Max
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return fmt.Errorf("raise file limit: %w", err)
+	}
+	if lim.Max < need {
+		return fmt.Errorf("the open-files limit is %d, this run needs %d: sockets will fail past it (as root: ulimit -Hn %d, or run the bench as root)", lim.Max, need, need)
 	}
 	return nil
 }
