@@ -48,7 +48,9 @@ func run() int {
 		}
 	}
 	if err := raiseFileLimit(cfg.IdleComputers + cfg.Computers); err != nil {
-		fmt.Fprintln(os.Stderr, "bench: warning:", err)
+		// Past the limit sockets fail halfway through the run: say so before it starts.
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
 	}
 	dir, err := os.MkdirTemp("", "trapos-bench-")
 	if err != nil {
@@ -105,7 +107,7 @@ func raiseFileLimit(sockets int) error {
 		return fmt.Errorf("raise file limit: %w", err)
 	}
 	if lim.Max < need {
-		return fmt.Errorf("the open-files limit is %d, this run needs %d: sockets will fail past it (as root: ulimit -Hn %d, or run the bench as root)", lim.Max, need, need)
+		return fmt.Errorf("the open-files limit is %d and cannot be raised (raising it takes root with CAP_SYS_RESOURCE); this run needs %d for the bench and for each server: raise it (ulimit -Hn %d as root) or lower -idle", lim.Max, need, need)
 	}
 	return nil
 }
