@@ -49,7 +49,9 @@ func (t Gateway) Computers(ctx context.Context) ([]computer.Computer, error) {
 // accountOf returns the account whose computer traposID the caller means: its own; for an
 // admin whose own account has none, the one account that has it.
 func (t Gateway) accountOf(caller account.Caller, traposID string) (string, error) {
-	if !caller.Admin {
+	if !caller.Admin || t.gw.Registry().Lookup(gateway.Key{AccountID: caller.Account, TraposID: traposID}) != nil {
+		// Its own, or held here in its own account: no walk over every computer (per request,
+		// that walk cost 12 ms with 10 000 computers connected).
 		return caller.Account, nil
 	}
 	var owners []string
