@@ -6,12 +6,14 @@
 // /requests, the file routes) is the hostapi module; the vocabulary's calls are
 // internal/computer's.
 //
-// Each socket is one Session. Its reader runs in the goroutine of the HTTP handler that
-// upgraded it (serveWebSocket, which returns only when the session ends), its writer in a
-// goroutine of its own fed by a bounded queue; both are tied to the session's context, so
-// whichever ends first stops the other. A computer→gateway request runs its handler in a
-// goroutine of its own (at most 16 per socket); a host's Request runs in the caller's
-// goroutine and waits on the pending table for the reader to hand it the answer.
+// Each socket is one Session. Its reader runs in a goroutine started by the HTTP handler that
+// upgraded it (serveWebSocket returns at once, so net/http lets go of the connection's
+// buffers); frames leave through a bounded queue whose writer exists only while frames wait,
+// and its liveness clocks run on one timer that holds no goroutine: an idle computer costs
+// one parked goroutine. A computer→gateway request runs its handler in a goroutine of its own
+// (at most 16 per socket), which also writes its answer when no writer runs; a host's Request
+// runs in the caller's goroutine and waits on the pending table for the reader to hand it the
+// answer.
 package gateway
 
 import (
@@ -55,7 +57,7 @@ const (
 	// computer; beyond it Request fails with busy (HTTP 429 on the API).
 	DefaultMaxGatewayRequestsInFlight = 32
 
-	// DefaultPingPeriod is how often the writer sends a WebSocket ping. CC's Java side answers
+	// DefaultPingPeriod is how often the session sends a WebSocket ping. CC's Java side answers
 	// pings by itself, so this detects dead TCP peers (a vanished server or network), not a
 	// crashed Lua daemon (see DefaultIdleProbeAfter).
 	DefaultPingPeriod = 30 * time.Second
