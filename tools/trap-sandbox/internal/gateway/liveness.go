@@ -54,7 +54,9 @@ func (s *Session) livenessDue() {
 		return
 	}
 	if err := s.tick(&s.live.clocks, cfg.Clock.Now()); err != nil {
-		s.writeFailed(err)
+		if s.ctx.Err() == nil { // a ping refused because the close began is no failure
+			s.writeFailed(err)
+		}
 		return
 	}
 	if s.ctx.Err() == nil {
