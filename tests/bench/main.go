@@ -1,7 +1,7 @@
 // Command bench measures the trap-sandbox gateway against a bare gorilla/websocket baseline:
 // probe_gateway and HTTP ping round trips, memory per idle connection, and connect time.
 //
-//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 5] [-http-clients 16] [-idle 10000]
+//	go run ./tests/bench [-computers 50] [-duration 3s] [-rounds 5] [-http-clients 16] [-idle 10000] [-profile-dir DIR]
 package main
 
 import (
@@ -35,13 +35,22 @@ func run() int {
 	flag.IntVar(&cfg.HTTPClients, "http-clients", 16, "concurrent HTTP clients in (b)")
 	flag.IntVar(&cfg.IdleComputers, "idle", 10000, "idle authenticated sockets in (c) and (d)")
 	flag.IntVar(&cfg.DialConcurrency, "dial-concurrency", 200, "dials in flight in (d)")
+	flag.StringVar(&cfg.ProfileDir, "profile-dir", "", "save a CPU, heap and goroutine profile of each server in each phase to this directory (created if missing)")
 	flag.Parse()
 	if cfg.Computers < 1 || cfg.Rounds < 1 || cfg.HTTPClients < 1 || cfg.IdleComputers < 1 || cfg.DialConcurrency < 1 || cfg.Duration <= 0 {
 		fmt.Fprintln(os.Stderr, "bench: every count must be at least 1 and the duration positive")
 		return 2
 	}
-	if err := raiseFileLimit(); err != nil {
-		fmt.Fprintln(os.Stderr, "bench: warning:", err)
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
+	}
+	if err := raiseFileLimit(cfg.IdleComputers + cfg.Computers); err != nil {
+		// Past the limit sockets fail halfway through the run: say so before it starts.
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		return 1
 	}
 	dir, err := os.MkdirTemp("", "trapos-bench-")
 	if err != nil {
@@ -75,16 +84,30 @@ func serveBaseline(addr string) int {
 	return 0
 }
 
-// raiseFileLimit lifts the soft RLIMIT_NOFILE to the hard limit: 10 000 sockets need it, and
-// the child servers inherit it.
-func raiseFileLimit() error {
+// fileSpare is the open files a process needs beside a run's sockets.
+const fileSpare = 2000
+
+// raiseFileLimit lifts the soft RLIMIT_NOFILE to the hard limit, and the hard limit to
+// sockets plus fileSpare if it is below (only root may: up to fs.nr_open). The bench holds
+// the client side of every socket and each server the other; the servers inherit the limit.
+func raiseFileLimit(sockets int) error {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return fmt.Errorf("get file limit: %w", err)
 	}
+	need := uint64(sockets + fileSpare)
+	if lim.Max < need {
+		raised := syscall.Rlimit{Cur: need, Max: need}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised); err == nil {
+			return nil
+		}
+	}
 	lim.Cur = lim.Max
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		return fmt.Errorf("raise file limit: %w", err)
+	}
+	if lim.Max < need {
+		return fmt.Errorf("the open-files limit is %d and cannot be raised (raising it takes root with CAP_SYS_RESOURCE); this run needs %d for the bench and for each server: raise it (ulimit -Hn %d as root) or lower -idle", lim.Max, need, need)
 	}
 	return nil
 }

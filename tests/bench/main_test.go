@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,8 @@ func TestRunSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), smokeTimeout)
 	defer cancel()
 	cfg := bench.Config{Computers: 5, Duration: 100 * time.Millisecond, HTTPClients: 2,
-		IdleComputers: 40, DialConcurrency: 8, Rounds: 2, Settle: 50 * time.Millisecond, WorkDir: t.TempDir()}
+		IdleComputers: 40, DialConcurrency: 8, Rounds: 2, Settle: 50 * time.Millisecond, WorkDir: t.TempDir(),
+		ProfileDir: t.TempDir()}
 	res, err := bench.Run(ctx, cfg)
 	require.NoError(t, err)
 	for name, f := range map[string]bench.Figures{"gateway": res.Gateway, "baseline": res.Baseline} {
@@ -52,6 +54,19 @@ func TestRunSmall(t *testing.T) {
 	assert.Positive(t, res.OpencodeRequests)
 	assert.LessOrEqual(t, res.OpencodeRequests, int64(res.Gateway.ProbesSent))
 	assert.GreaterOrEqual(t, res.Gateway.ProbesSent, res.Gateway.Probe.Count)
+
+	// Each server left a CPU, heap and goroutine profile of each phase.
+	for _, server := range []string{"gateway", "baseline"} {
+		for _, phase := range []string{"a-round1", "a-round2", "b-round1", "b-round2", "c", "d"} {
+			for _, kind := range []string{"cpu", "heap", "goroutine"} {
+				name := filepath.Join(cfg.ProfileDir, server+"-"+phase+"."+kind+".pprof")
+				fi, err := os.Stat(name)
+				if assert.NoError(t, err) {
+					assert.Positive(t, fi.Size(), name)
+				}
+			}
+		}
+	}
 
 	var out strings.Builder
 	missed := bench.Report(&out, cfg, res)

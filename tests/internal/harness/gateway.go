@@ -47,6 +47,12 @@ var addrAttr = regexp.MustCompile(`(?:^|\s)addr=("?)([^\s"]+)"?`)
 // gateway is built with the race detector: a race then fails the process's exit status (66),
 // which Stop reports.
 func BuildGateway(ctx context.Context, dir string, race bool) (string, error) {
+	return BuildGatewayTags(ctx, dir, race, "")
+}
+
+// BuildGatewayTags is BuildGateway with build tags (a comma-separated list, "" for none), e.g.
+// benchprofile for the profiles tests/bench takes.
+func BuildGatewayTags(ctx context.Context, dir string, race bool, tags string) (string, error) {
 	root, err := repo.Root()
 	if err != nil {
 		return "", err
@@ -57,6 +63,9 @@ func BuildGateway(ctx context.Context, dir string, race bool) (string, error) {
 	args := []string{"build", "-o", bin}
 	if race {
 		args = append(args, "-race")
+	}
+	if tags != "" {
+		args = append(args, "-tags", tags)
 	}
 	cmd := exec.CommandContext(ctx, "go", append(args, GatewayPackage)...)
 	cmd.Dir = root

@@ -59,6 +59,9 @@ type wireFrame struct {
 
 // ServeBaseline serves the baseline on addr until ctx ends.
 func ServeBaseline(ctx context.Context, addr string) error {
+	if err := serveProfiles(); err != nil {
+		return err
+	}
 	b := &baseline{conns: make(map[string]*baselineConn),
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}}
 	mux := http.NewServeMux()

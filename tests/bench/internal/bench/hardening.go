@@ -179,7 +179,7 @@ func floodPeak(ctx context.Context, gw *server, n int, d time.Duration, sockets,
 func stormComputer(ctx context.Context, wsURL, id string, seed uint64, connected, refused *atomic.Int64, hello func(time.Time)) {
 	rnd := rand.New(rand.NewPCG(seed, 7))
 	for ctx.Err() == nil {
-		c, err := dialComputer(ctx, wsURL, id)
+		c, err := dialComputer(ctx, wsURL, id, nil)
 		if err != nil {
 			if errors.Is(err, websocket.ErrBadHandshake) {
 				refused.Add(1) // HTTP 429/503: the gateway's limits

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -39,11 +40,31 @@ type computer struct {
 // traposID names computer i.
 func traposID(i int) string { return strconv.Itoa(i) + ":bench" }
 
-// dialComputer connects to wsURL and completes hello as traposID id.
-func dialComputer(ctx context.Context, wsURL, id string) (*computer, error) {
+// ComputersPerSourceAddress is how many load clients share one loopback source address: the
+// kernel gives one source address about 28 000 ports (ip_local_port_range), so computer i
+// dials from 127.0.k.1 with k = i / ComputersPerSourceAddress; the first block lets the kernel
+// pick (127.0.0.1, as every client did before there were more).
+const ComputersPerSourceAddress = 10000
+
+// sourceAddr is the local address computer i dials from; nil: the kernel's choice.
+func sourceAddr(i int) *net.TCPAddr {
+	k := i / ComputersPerSourceAddress
+	if k == 0 {
+		return nil
+	}
+	return &net.TCPAddr{IP: net.IPv4(127, byte(k>>8), byte(k), 1)}
+}
+
+// dialComputer connects to wsURL from the loopback address from (nil: the kernel's choice)
+// and completes hello as traposID id.
+func dialComputer(ctx context.Context, wsURL, id string, from *net.TCPAddr) (*computer, error) {
 	ctx, cancel := context.WithTimeout(ctx, DialTimeout)
 	defer cancel()
-	d := websocket.Dialer{HandshakeTimeout: DialTimeout}
+	nd := &net.Dialer{}
+	if from != nil {
+		nd.LocalAddr = from
+	}
+	d := websocket.Dialer{HandshakeTimeout: DialTimeout, NetDialContext: nd.DialContext}
 	ws, resp, err := d.DialContext(ctx, wsURL, nil)
 	if resp != nil && resp.Body != nil {
 		_ = resp.Body.Close()
@@ -98,7 +119,7 @@ func (c *computer) roundTrip(req []byte, msgID string, deadline time.Time) (wire
 func connectAll(ctx context.Context, wsURL string, n, conc int) ([]*computer, error) {
 	cs := make([]*computer, n)
 	err := runAll(ctx, n, conc, func(ctx context.Context, i int) error {
-		c, err := dialComputer(ctx, wsURL, traposID(i))
+		c, err := dialComputer(ctx, wsURL, traposID(i), sourceAddr(i))
 		if err != nil {
 			return fmt.Errorf("computer %d: %w", i, err)
 		}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"trap-sandbox/testkit/profiling"
+
 	"tests/internal/child"
 )
 
@@ -36,6 +38,7 @@ type server struct {
 	addr string
 	proc *child.Process
 	log  *tailBuffer
+	prof profiler // takes its profiles when Config.ProfileDir is set
 }
 
 // freeAddr returns a 127.0.0.1 address whose port was free a moment ago. The tiny race with
@@ -150,7 +153,7 @@ func readRSS(pid int) (int64, error) {
 
 // configEnvPrefixes name the gateway's configuration variables, stripped from a child's
 // environment so the developer's shell cannot change the figures.
-var configEnvPrefixes = []string{"SANDBOX_", "OPENCODE_", BaselineListenEnv}
+var configEnvPrefixes = []string{"SANDBOX_", "OPENCODE_", BaselineListenEnv, profiling.ListenEnv}
 
 // tailBuffer keeps the last logTailBytes of a child's output (the gateway logs a line per
 // connection; 10 000 connections must not grow the bench's memory without bound).

@@ -37,9 +37,10 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 	fmt.Fprintf(w, "| (b) HTTP ping round trips/s | %.0f | %.0f | %.2f× | ≥ %.2f× | %s |\n",
 		g.HTTP.PerSecond, b.HTTP.PerSecond, httpRatio, TargetHTTPRatio, verdict("(b) HTTP ping round trips/s", httpRatio >= TargetHTTPRatio))
 	fmt.Fprintf(w, "| (b) gateway/baseline by round | | | %s | | |\n", roundRatios(g.HTTPRounds, b.HTTPRounds))
-	fmt.Fprintf(w, "| (b) p50 / p99 latency | %s / %s | %s / %s | %.2f× / %.2f× | | |\n",
+	fmt.Fprintf(w, "| (b) p50 / p99 latency | %s / %s | %s / %s | %.2f× / %.2f× | p99 ≤ 1.00× | %s |\n",
 		ms(g.HTTP.P50), ms(g.HTTP.P99), ms(b.HTTP.P50), ms(b.HTTP.P99),
-		ratio(float64(g.HTTP.P50), float64(b.HTTP.P50)), ratio(float64(g.HTTP.P99), float64(b.HTTP.P99)))
+		ratio(float64(g.HTTP.P50), float64(b.HTTP.P50)), ratio(float64(g.HTTP.P99), float64(b.HTTP.P99)),
+		verdict("(b) HTTP ping p99 latency", g.HTTP.P99 <= b.HTTP.P99))
 	fmt.Fprintf(w, "| (b) server CPU per round trip | %s | %s | %.2f× | | |\n",
 		us(g.HTTP.ServerCPU), us(b.HTTP.ServerCPU), ratio(float64(g.HTTP.ServerCPU), float64(b.HTTP.ServerCPU)))
 	fmt.Fprintf(w, "| (c) RSS per idle connection | %.1f KiB | %.1f KiB | %.2f× | ≤ %d KiB | %s |\n",
@@ -48,7 +49,7 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 	fmt.Fprintf(w, "| (c) RSS before → after | %.1f → %.1f MiB | %.1f → %.1f MiB | | | |\n",
 		mib(g.RSSBefore), mib(g.RSSAfter), mib(b.RSSBefore), mib(b.RSSAfter))
 	if g.HeapPerConn > 0 {
-		fmt.Fprintf(w, "| (c) Go heap in use per connection (/metrics) | %.1f KiB | — | | | |\n", g.HeapPerConn/1024)
+		fmt.Fprintf(w, "| (c) Go heap / stacks in use per connection (/metrics) | %.1f KiB / %.1f KiB | — | | | |\n", g.HeapPerConn/1024, g.StackPerConn/1024)
 	}
 	fmt.Fprintf(w, "| (d) connect + hello, %d computers | %s | %s | %.2f× | < %s | %s |\n",
 		cfg.IdleComputers, g.ConnectTime.Round(time.Millisecond), b.ConnectTime.Round(time.Millisecond),

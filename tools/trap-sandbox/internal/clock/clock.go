@@ -12,6 +12,9 @@ type Clock interface {
 	Now() time.Time
 	// NewTimer returns a timer that sends on C() once d has passed.
 	NewTimer(d time.Duration) Timer
+	// AfterFunc returns a timer that calls f in a goroutine of its own once d has passed, as
+	// time.AfterFunc does: it holds no goroutine and no channel while it waits. Its C() is nil.
+	AfterFunc(d time.Duration, f func()) Timer
 }
 
 // Timer is a one-shot timer like time.Timer (Go 1.23+ semantics: after Stop or Reset no stale
@@ -31,6 +34,9 @@ func (Real) Now() time.Time { return time.Now() }
 
 // NewTimer wraps time.NewTimer.
 func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }
+
+// AfterFunc wraps time.AfterFunc.
+func (Real) AfterFunc(d time.Duration, f func()) Timer { return realTimer{time.AfterFunc(d, f)} }
 
 type realTimer struct{ t *time.Timer }
 
@@ -66,6 +72,13 @@ func (f *Fake) NewTimer(d time.Duration) Timer {
 	return t
 }
 
+// AfterFunc returns a timer that calls f in a goroutine of its own when Advance reaches now+d.
+func (f *Fake) AfterFunc(d time.Duration, fn func()) Timer {
+	t := &fakeTimer{f: f, fn: fn}
+	t.Reset(d)
+	return t
+}
+
 // Advance moves the clock forward by d and fires every timer that is due.
 func (f *Fake) Advance(d time.Duration) {
 	f.mu.Lock()
@@ -74,10 +87,7 @@ func (f *Fake) Advance(d time.Duration) {
 	for t := range f.timers {
 		if !t.due.After(now) {
 			delete(f.timers, t)
-			select {
-			case t.c <- now:
-			default:
-			}
+			t.fire(now)
 		}
 	}
 	f.signalLocked()
@@ -129,8 +139,21 @@ func (f *Fake) signalLocked() {
 
 type fakeTimer struct {
 	f   *Fake
-	c   chan time.Time
-	due time.Time // guarded by f.mu
+	c   chan time.Time // nil for an AfterFunc timer
+	fn  func()         // an AfterFunc timer's function
+	due time.Time      // guarded by f.mu
+}
+
+// fire delivers the timer at now: a value on C, or a call of its function. Called with f.mu held.
+func (t *fakeTimer) fire(now time.Time) {
+	if t.fn != nil {
+		go t.fn()
+		return
+	}
+	select {
+	case t.c <- now:
+	default:
+	}
 }
 
 func (t *fakeTimer) C() <-chan time.Time { return t.c }
@@ -142,7 +165,7 @@ func (t *fakeTimer) Reset(d time.Duration) {
 	t.due = t.f.now.Add(d)
 	if d <= 0 {
 		delete(t.f.timers, t)
-		t.c <- t.f.now
+		t.fire(t.f.now)
 	} else {
 		t.f.timers[t] = struct{}{}
 	}

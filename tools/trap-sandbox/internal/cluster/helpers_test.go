@@ -73,7 +73,10 @@ var _ clock.Clock = (*offsetClock)(nil)
 
 func (c *offsetClock) Now() time.Time                       { return time.Now().Add(time.Duration(c.offset.Load())) }
 func (c *offsetClock) NewTimer(d time.Duration) clock.Timer { return clock.Real{}.NewTimer(d) }
-func (c *offsetClock) Advance(d time.Duration)              { c.offset.Add(int64(d)) }
+func (c *offsetClock) AfterFunc(d time.Duration, f func()) clock.Timer {
+	return clock.Real{}.AfterFunc(d, f)
+}
+func (c *offsetClock) Advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 // testCluster is one embedded NATS server (JetStream on, a temporary store, a free port) and
 // the gateway replicas a test starts on it.

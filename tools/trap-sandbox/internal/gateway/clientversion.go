@@ -33,7 +33,7 @@ func (s *Session) noteClientVersion(key Key, version string) {
 		if shown == "" {
 			shown = "unknown (sends no clientVersion)"
 		}
-		s.log.Info("computer runs an older client: run the install line on it again to upgrade",
+		s.log().Info("computer runs an older client: run the install line on it again to upgrade",
 			"traposId", clip(key.TraposID), "clientVersion", clip(shown), "served", served)
 	}
 }

@@ -54,6 +54,7 @@ func (s *Session) beginClose(code int, reason string, sendClose bool) bool {
 	s.mu.Unlock()
 
 	s.cancel()
+	go s.finishWrites() // the session's last writer; run waits for it
 	s.gw.cfg.Metrics.closed(code)
 	s.pending.failAll(protocol.Errorf(protocol.CodeNotConnected, "%s", disconnectMessage(key.TraposID, code, sendClose)))
 	if authenticated {
@@ -80,11 +81,15 @@ func disconnectMessage(traposID string, code int, byGateway bool) string {
 	}
 }
 
-// finishWrites flushes frames already queued (a reply must precede the close that follows
-// it, e.g. unauthorized then 4001), sends the close frame if the gateway started the close,
-// and gives the peer CloseGrace to answer it. All of it is bounded by one WriteTimeout (an
-// evicted socket: evictCloseTimeout, and no grace).
+// finishWrites ends the session's writing: it seals the send queue and waits for a running
+// writer, flushes frames already queued (a reply must precede the close that follows it,
+// e.g. unauthorized then 4001), sends the close frame if the gateway started the close, and
+// gives the peer CloseGrace to answer it; without a close frame of ours the reader is woken
+// at once. The flush and the close frame are bounded by one WriteTimeout (an evicted socket:
+// evictCloseTimeout, and no grace).
 func (s *Session) finishWrites() {
+	defer close(s.finished)
+	<-s.send.seal()
 	timeout, grace := s.gw.cfg.WriteTimeout, s.gw.cfg.CloseGrace
 	if s.evicted.Load() {
 		timeout, grace = evictCloseTimeout, 0
@@ -102,6 +107,8 @@ func (s *Session) finishWrites() {
 		}
 		// An error here means the connection is already gone or closing; nothing to do.
 		_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason), deadline)
+	} else {
+		grace = 0 // nobody will send a close frame to wait for: wake the reader now
 	}
 	_ = s.conn.SetReadDeadline(s.realNow().Add(grace))
 }
@@ -131,11 +138,11 @@ func (s *Session) logDisconnect(readErr error) {
 	var netErr net.Error
 	if readErr != nil && !errors.As(readErr, new(*websocket.CloseError)) && !(errors.As(readErr, &netErr) && netErr.Timeout()) {
 		// 1006 with io.EOF is how CC closes (no close frame): detail for debugging only.
-		s.log.Debug("socket read ended", "err", readErr)
+		s.log().Debug("socket read ended", "err", readErr)
 	}
 	if !authenticated {
-		s.log.Debug("socket closed before hello", attrs...)
+		s.log().Debug("socket closed before hello", attrs...)
 		return
 	}
-	s.log.Info("computer disconnected", append([]any{"accountId", key.AccountID, "traposId", key.TraposID}, attrs...)...)
+	s.log().Info("computer disconnected", append([]any{"accountId", key.AccountID, "traposId", key.TraposID}, attrs...)...)
 }

@@ -7,12 +7,14 @@
 // internal/computer's. With several replicas (docs/scale-out.md) the registry tells a Cluster
 // which computers this replica holds, and asks it for the others' (registry.go).
 //
-// Each socket is one Session. Its reader runs in the goroutine of the HTTP handler that
-// upgraded it (serveWebSocket, which returns only when the session ends), its writer in a
-// goroutine of its own fed by a bounded queue; both are tied to the session's context, so
-// whichever ends first stops the other. A computer→gateway request runs its handler in a
-// goroutine of its own (at most 16 per socket); a host's Request runs in the caller's
-// goroutine and waits on the pending table for the reader to hand it the answer.
+// Each socket is one Session. Its reader runs in a goroutine started by the HTTP handler that
+// upgraded it (serveWebSocket returns at once, so net/http lets go of the connection's
+// buffers); frames leave through a bounded queue whose writer exists only while frames wait,
+// and its liveness clocks run on one timer that holds no goroutine: an idle computer costs
+// one parked goroutine. A computer→gateway request runs its handler in a goroutine of its own
+// (at most 16 per socket), which also writes its answer when no writer runs; a host's Request
+// runs in the caller's goroutine and waits on the pending table for the reader to hand it the
+// answer.
 package gateway
 
 import (
@@ -56,7 +58,7 @@ const (
 	// computer; beyond it Request fails with busy (HTTP 429 on the API).
 	DefaultMaxGatewayRequestsInFlight = 32
 
-	// DefaultPingPeriod is how often the writer sends a WebSocket ping. CC's Java side answers
+	// DefaultPingPeriod is how often the session sends a WebSocket ping. CC's Java side answers
 	// pings by itself, so this detects dead TCP peers (a vanished server or network), not a
 	// crashed Lua daemon (see DefaultIdleProbeAfter).
 	DefaultPingPeriod = 30 * time.Second
@@ -328,6 +330,10 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 			EnableCompression: false,
 			// Write buffers are borrowed per message: an idle computer holds none.
 			WriteBufferPool: &writeBuffers,
+			// Each socket keeps its read buffer for life; a small one is enough for what a
+			// computer sends most (requests and answers of a few hundred bytes), and a bigger
+			// frame is read past it straight into a pooled frame buffer (readLoop).
+			ReadBufferSize: readBufferBytes,
 		},
 	}
 	g.limits = newLimiter(g.cfg, g.log)
@@ -374,6 +380,12 @@ type HealthReporter interface {
 	HealthDetail() string
 }
 
+// Holds reports whether this process holds the socket of computer traposID of accountID (a
+// lookup in its own map: no walk, no other replica asked).
+func (g *Gateway) Holds(accountID, traposID string) bool {
+	return g.registry.Lookup(Key{AccountID: accountID, TraposID: traposID}) != nil
+}
+
 // HealthDetail implements the server's health detail hook: the registry's line, or "" when it
 // has none.
 func (g *Gateway) HealthDetail() string {
@@ -414,6 +426,10 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	<-done
 	return fmt.Errorf("gateway shutdown: cut %d socket(s) without a close handshake: %w", len(sessions), ctx.Err())
 }
+
+// readBufferBytes is a socket's read buffer (gorilla's default, net/http's 4 KiB, was the
+// largest thing an idle computer held).
+const readBufferBytes = 512
 
 // writeBuffers is the Upgrader's WriteBufferPool (one pool per write buffer size, the default).
 var writeBuffers sync.Pool

@@ -56,7 +56,7 @@ func (s *Session) handleFrame(data []byte) {
 	f, err := protocol.DecodeFrame(data)
 	if err != nil {
 		// Never log the frame itself: a hello carries the secret.
-		s.log.Debug("ignored frame", "err", clip(err.Error()), "bytes", len(data))
+		s.log().Debug("ignored frame", "err", clip(err.Error()), "bytes", len(data))
 		return
 	}
 	s.gw.cfg.Metrics.frameIn(f.Event, f.Type)
@@ -66,13 +66,13 @@ func (s *Session) handleFrame(data []byte) {
 	case protocol.EventComputerResponse:
 		s.handleResponse(f)
 	default:
-		s.log.Debug("ignored frame: a computer must not send this event", "event", clip(string(f.Event)))
+		s.log().Debug("ignored frame: a computer must not send this event", "event", clip(string(f.Event)))
 	}
 }
 
 func (s *Session) handleRequest(f protocol.Frame) {
 	if f.Type == TypeHello {
-		s.handleHello(f)
+		offStack(func() { s.handleHello(f) })
 		return
 	}
 	if !s.isAuthenticated() {
@@ -104,15 +104,28 @@ func (s *Session) handleRequest(f protocol.Frame) {
 		if err != nil {
 			var pe *protocol.Error
 			if !errors.As(err, &pe) {
-				s.log.Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
+				s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
 				pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
 			}
-			s.reply(f, nil, pe)
+			s.answer(f, nil, pe, writeInline)
 			return
 		}
-		s.reply(f, payload, nil)
+		s.answer(f, payload, nil, writeInline)
 		s.linkAnswered(f.Type, payload)
 	}()
+}
+
+// offStack runs fn in a goroutine of its own and waits for it. The reader calls what runs
+// deep (hello: JSON, the account store, the registry, a log line) this way, because a
+// goroutine's stack keeps the size its deepest call grew it to: run on the reader, a hello
+// would leave every idle computer's reader holding an 8 KiB stack instead of 4 KiB.
+func offStack(fn func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	<-done
 }
 
 // helloPayload is what hello carries. Fields are raw so a wrongly typed one can be named.
@@ -158,21 +171,21 @@ func (s *Session) handleHello(f protocol.Frame) {
 	accountID, credential, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.log.Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
+		s.log().Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (set a new one with: sandbox setup)"))
 		s.closeByGateway(CloseRevoked, "revoked")
 		return
 	}
 	if wrong := (*account.WrongComputerError)(nil); errors.As(err, &wrong) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.log.Info("hello refused: a linked credential from another computer id", "traposId", clip(traposID), "boundTo", wrong.ComputerID)
+		s.log().Info("hello refused: a linked credential from another computer id", "traposId", clip(traposID), "boundTo", wrong.ComputerID)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
 			"%s, not to %s (link this computer with: sandbox link)", wrong.Error(), account.ComputerID(traposID)))
 		s.closeByGateway(CloseUnauthorized, "unauthorized")
 		return
 	}
 	if err != nil && !errors.Is(err, account.ErrBadSecret) {
-		s.log.Error("hello: the account store failed", "err", err)
+		s.log().Error("hello: the account store failed", "err", err)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal, "the gateway cannot check the secret now; try again later"))
 		s.closeByGateway(CloseGoingAway, "account store unavailable")
 		return
@@ -207,7 +220,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if check {
 		// Registering would evict the computer's own daemon (newest wins, 4009) while the
 		// installer only asks whether its password is right.
-		s.log.Debug("secret checked", "traposId", clip(traposID))
+		s.log().Debug("secret checked", "traposId", clip(traposID))
 		s.reply(f, accountPayload, nil)
 		s.closeByGateway(CloseChecked, "checked")
 		return
@@ -250,7 +263,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.registry.Unregister(s)
 		return
 	}
-	s.log.Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
+	s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
 	s.noteClientVersion(key, clientVersion)
 	s.reply(f, accountPayload, nil)
 }
@@ -307,12 +320,12 @@ func (g *Gateway) secretMatches(secret string) bool {
 
 func (s *Session) handleResponse(f protocol.Frame) {
 	if !s.isAuthenticated() {
-		s.log.Debug("ignored computer_response before hello", "type", clip(f.Type))
+		s.log().Debug("ignored computer_response before hello", "type", clip(f.Type))
 		return
 	}
 	ch := s.pending.take(f.MessageID)
 	if ch == nil {
-		s.log.Debug("ignored computer_response: no pending request (late or unknown)", "type", clip(f.Type))
+		s.log().Debug("ignored computer_response: no pending request (late or unknown)", "type", clip(f.Type))
 		return
 	}
 	ch <- result{frame: f}
@@ -320,6 +333,11 @@ func (s *Session) handleResponse(f protocol.Frame) {
 
 // reply answers request f with a gateway_response: payload when err is nil, else err.
 func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol.Error) {
+	s.answer(f, payload, err, writeByWriter)
+}
+
+// answer is reply, with how the frame gets written when no writer runs (enqueueAs).
+func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protocol.Error, how writeMode) {
 	receiver := f.TraposSenderID
 	if k := s.Key(); k.TraposID != "" {
 		receiver = k.TraposID
@@ -352,7 +370,7 @@ func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol
 			return
 		}
 	}
-	if qErr := s.enqueue(frame); qErr != nil {
+	if qErr := s.enqueueAs(frame, how); qErr != nil {
 		if errors.Is(qErr, errQueueFull) {
 			// Answers to the computer's own requests pile up only if it does not read them.
 			s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
@@ -360,7 +378,7 @@ func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol
 			s.closeByGateway(CloseTryAgainLater, "send queue full")
 			return
 		}
-		s.log.Debug("reply dropped", "type", clip(f.Type), "err", qErr)
+		s.log().Debug("reply dropped", "type", clip(f.Type), "err", qErr)
 		return
 	}
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)

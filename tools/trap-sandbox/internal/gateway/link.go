@@ -48,7 +48,7 @@ func (s *Session) startLinkSession(f protocol.Frame, traposID string) {
 	}
 	s.linkTraposID = traposID
 	s.mu.Unlock()
-	s.log.Debug("link session", "traposId", clip(traposID))
+	s.log().Debug("link session", "traposId", clip(traposID))
 	payload, _ := json.Marshal(helloAnswer{Link: true, LivenessMs: s.gw.cfg.Liveness().Milliseconds()})
 	s.reply(f, payload, nil)
 }

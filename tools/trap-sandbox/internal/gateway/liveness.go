@@ -1,16 +1,18 @@
 package gateway
 
 import (
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 )
 
-// A session has four clocks, all on Config.Clock and kept by the writer on one timer (a
-// select on one timer channel is cheaper per frame than on four, and an idle computer holds
-// one timer instead of four):
+// A session has four clocks, all on Config.Clock and kept on one timer that calls tick when
+// the earliest is due (an AfterFunc: it holds no goroutine or channel while it waits, so an
+// idle computer's clocks cost a runtime timer and this struct):
 //   - hello: a socket without a good hello within HelloTimeout (PressureHelloTimeout when
 //     admitted under pressure) is closed with 4008;
 //   - ping: a WebSocket ping every PingPeriod, which CC's Java side answers by itself;
@@ -22,6 +24,53 @@ type livenessClocks struct {
 	ping  time.Time
 	pong  time.Time
 	idle  time.Time
+}
+
+// liveness is a session's clocks and the timer that keeps them.
+type liveness struct {
+	mu      sync.Mutex // held while the clocks tick, so stopLiveness waits for a tick
+	clocks  livenessClocks
+	timer   clock.Timer
+	stopped bool
+}
+
+// startLiveness starts the session's clocks now.
+func (s *Session) startLiveness() {
+	cfg := s.gw.cfg
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	now := cfg.Clock.Now()
+	s.live.clocks = newLivenessClocks(now, cfg, s.admission.helloTimeout)
+	s.live.timer = cfg.Clock.AfterFunc(s.live.clocks.next(now), s.livenessDue)
+}
+
+// livenessDue runs when the earliest clock is due: it ticks, then sets the timer for the next
+// one, until the session closes.
+func (s *Session) livenessDue() {
+	cfg := s.gw.cfg
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	if s.live.stopped || s.ctx.Err() != nil {
+		return
+	}
+	if err := s.tick(&s.live.clocks, cfg.Clock.Now()); err != nil {
+		if s.ctx.Err() == nil { // a ping refused because the close began is no failure
+			s.writeFailed(err)
+		}
+		return
+	}
+	if s.ctx.Err() == nil {
+		s.live.timer.Reset(s.live.clocks.next(cfg.Clock.Now()))
+	}
+}
+
+// stopLiveness stops the clocks for good, waiting for a tick that runs; after it no idle
+// probe starts.
+func (s *Session) stopLiveness() {
+	s.live.mu.Lock()
+	defer s.live.mu.Unlock()
+	s.live.stopped = true
+	s.live.timer.Stop()
 }
 
 // newLivenessClocks starts the clocks at start; helloTimeout is the socket's own (admission.go:
@@ -91,8 +140,8 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 // startIdleProbe sends a gateway_request ping to a computer that has been silent for
 // IdleProbeAfter. CC's Java side answers WebSocket pings even when the Lua daemon has
 // crashed, so only an application-level answer proves the computer is alive; without one
-// within RequestTimeout the socket is closed with 4010. Called from the writer only, so
-// handlers.Add never races run's handlers.Wait.
+// within RequestTimeout the socket is closed with 4010. Called from tick only, under the
+// liveness lock before stopLiveness, so handlers.Add never races run's handlers.Wait.
 func (s *Session) startIdleProbe() {
 	s.probing.Store(true)
 	s.handlers.Add(1)
@@ -106,7 +155,7 @@ func (s *Session) startIdleProbe() {
 		}
 		if s.closeByGateway(CloseUnresponsive, "unresponsive") {
 			s.gw.cfg.Metrics.livenessDrop("unresponsive")
-			s.log.Warn("computer did not answer the idle probe, dropping it", "traposId", s.Key().TraposID,
+			s.log().Warn("computer did not answer the idle probe, dropping it", "traposId", s.Key().TraposID,
 				"idleProbeAfter", s.gw.cfg.IdleProbeAfter, "requestTimeout", s.gw.cfg.RequestTimeout)
 		}
 	}()

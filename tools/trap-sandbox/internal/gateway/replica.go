@@ -39,7 +39,7 @@ func (l local) RevocationHeard(ctx context.Context, selector string) {
 // hello, on this replica or another; its pending requests fail with not_connected.
 func (s *Session) Evict() {
 	if s.closeByGateway(CloseReplaced, "replaced") {
-		s.log.Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
+		s.log().Info("computer replaced by a newer connection", "traposId", clip(s.Key().TraposID))
 	}
 }
 
@@ -96,7 +96,7 @@ func (g *Gateway) RevokeCredential(selector string) bool {
 	closed := false
 	for _, s := range g.registry.Sessions() {
 		if s.Credential() == selector && s.closeByGateway(CloseRevoked, "revoked") {
-			s.log.Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
+			s.log().Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
 			closed = true
 		}
 	}

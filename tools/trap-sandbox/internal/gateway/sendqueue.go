@@ -4,42 +4,115 @@ import "sync"
 
 // sendQueue is a socket's outbound queue, bounded in bytes rather than frames: a frame may be
 // anything from 100 bytes to 128 KiB, so a count says nothing about the memory it holds.
+//
+// It also hands out the socket's one writer role: the push that finds no writer running makes
+// its caller the writer, which drains the queue and gives the role back when the queue is
+// empty (session.go). So a writer goroutine exists only while there is something to write: an
+// idle computer holds none.
 type sendQueue struct {
 	mu     sync.Mutex
 	frames [][]byte
 	bytes  int
 	limit  int
 	peak   int // the most bytes ever queued, for tests and logs
-	// ready holds one token while frames wait, so the writer can select on it.
-	ready chan struct{}
+	// writing is set while a writer holds the role; writerDone is closed when it gives the
+	// role back (made only when someone waits for that: seal).
+	writing    bool
+	writerDone chan struct{}
+	// sealed is set once the session closes: no frame is queued after it and nobody else
+	// becomes the writer (finishWrites writes the last frames).
+	sealed bool
 }
 
 func newSendQueue(limit int) *sendQueue {
-	return &sendQueue{limit: limit, ready: make(chan struct{}, 1)}
+	return &sendQueue{limit: limit}
 }
 
-// push queues frame unless that would take the queue past its byte budget; false means it
-// was refused.
-func (q *sendQueue) push(frame []byte) bool {
+// pushResult is what push did with a frame.
+type pushResult int
+
+const (
+	pushQueued pushResult = iota // queued; a writer is running and will write it
+	pushWriter                   // queued, and the caller is now the writer: it must drain
+	pushFull                     // refused: over the byte budget
+	pushSealed                   // refused: the session is closing
+)
+
+// push queues frame unless that would take the queue past its byte budget or the session is
+// closing.
+func (q *sendQueue) push(frame []byte) pushResult {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.bytes+len(frame) > q.limit {
-		return false
+	switch {
+	case q.sealed:
+		return pushSealed
+	case q.bytes+len(frame) > q.limit:
+		return pushFull
 	}
 	q.frames = append(q.frames, frame)
 	q.bytes += len(frame)
 	q.peak = max(q.peak, q.bytes)
-	select {
-	case q.ready <- struct{}{}:
-	default:
+	if q.writing {
+		return pushQueued
 	}
-	return true
+	q.writing = true
+	return pushWriter
 }
 
-// pop takes the oldest frame; false means the queue is empty.
+// next takes the oldest frame for the writer; when the queue is empty it gives the writer
+// role back in the same step (so a frame pushed meanwhile finds no writer and makes a new
+// one) and returns false.
+func (q *sendQueue) next() ([]byte, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if frame, ok := q.popLocked(); ok {
+		return frame, true
+	}
+	q.releaseLocked()
+	return nil, false
+}
+
+// release gives the writer role back without draining (the writer's write failed).
+func (q *sendQueue) release() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.releaseLocked()
+}
+
+func (q *sendQueue) releaseLocked() {
+	q.writing = false
+	if q.writerDone != nil {
+		close(q.writerDone)
+		q.writerDone = nil
+	}
+}
+
+// seal refuses every later push and returns a channel closed once no writer runs (at once if
+// none does). After it, pop takes what is left.
+func (q *sendQueue) seal() <-chan struct{} {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.sealed = true
+	done := make(chan struct{})
+	if !q.writing {
+		close(done)
+		return done
+	}
+	if q.writerDone == nil {
+		q.writerDone = make(chan struct{})
+	}
+	return q.writerDone
+}
+
+// pop takes the oldest frame; false means the queue is empty. Only finishWrites calls it,
+// after seal's channel closed.
 func (q *sendQueue) pop() ([]byte, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.popLocked()
+}
+
+func (q *sendQueue) popLocked() ([]byte, bool) {
 	if len(q.frames) == 0 {
 		return nil, false
 	}

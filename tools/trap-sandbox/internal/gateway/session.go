@@ -25,13 +25,14 @@ const drainAfterTooBig = 1 << 20
 // side's one record of a computer (computer.Computer), named here for the registry's users.
 type Computer = hostcomputer.Computer
 
-// Session is one computer's socket. Its reader runs in the goroutine that calls run, its
-// writer in a goroutine started by run; both end when ctx does. The files of the package split
-// it by concern: this one reads and writes frames, liveness.go keeps its clocks, closing.go
-// ends it, pending.go matches answers to requests, handlers.go answers what the computer asks.
+// Session is one computer's socket. Its reader runs in the goroutine that calls run; its
+// writer exists only while frames wait (flush, started by the enqueue that finds none
+// running), its liveness clocks on one timer that holds no goroutine (liveness.go). So an idle
+// computer costs one parked goroutine. The files of the package split it by concern: this one
+// reads and writes frames, liveness.go keeps its clocks, closing.go ends it, pending.go
+// matches answers to requests, handlers.go answers what the computer asks.
 type Session struct {
 	gw             *Gateway
-	log            *slog.Logger
 	conn           *websocket.Conn
 	remoteAddr     string
 	connectedSince time.Time
@@ -55,7 +56,12 @@ type Session struct {
 	linkBegun atomic.Bool
 
 	// send is the outbound queue, drained only by the writer.
-	send    *sendQueue
+	send *sendQueue
+	// live holds the liveness clocks and their timer (liveness.go).
+	live liveness
+	// finished is closed once finishWrites has written the session's last frames.
+	finished chan struct{}
+
 	pending *pendingTable
 	// slots bounds running request handlers (maxRequestsInFlight).
 	slots chan struct{}
@@ -81,12 +87,12 @@ func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, adm *admiss
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		gw:             g,
-		log:            g.log.With("remote", remoteAddr),
 		conn:           conn,
 		remoteAddr:     remoteAddr,
 		admission:      adm,
 		connectedSince: g.cfg.Clock.Now(),
 		send:           newSendQueue(preHelloQueueBytes),
+		finished:       make(chan struct{}),
 		pending:        newPendingTable(g.cfg.MaxGatewayRequestsInFlight),
 		slots:          make(chan struct{}, maxRequestsInFlight),
 		ctx:            ctx,
@@ -96,6 +102,11 @@ func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, adm *admiss
 	s.lastAlive.Store(s.connectedSince.UnixNano())
 	return s
 }
+
+// log is the session's logger. Made per line rather than kept: a logger with the remote
+// address preformatted costs every idle computer a few hundred bytes, and a session logs
+// a handful of lines in its life.
+func (s *Session) log() *slog.Logger { return s.gw.log.With("remote", s.remoteAddr) }
 
 // Key returns the computer's registry key (zero before a good hello).
 func (s *Session) Key() Key {
@@ -145,18 +156,14 @@ func (s *Session) run() {
 		return nil
 	})
 	s.conn.SetPingHandler(s.answerPing)
-
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		s.writeLoop()
-	}()
+	s.startLiveness()
 
 	readErr := s.readLoop()
 	// If the gateway started the close, this keeps its code; otherwise the peer's is recorded.
 	s.closedByPeer(closeCodeOf(readErr))
 
-	<-writerDone
+	<-s.finished
+	s.stopLiveness() // after it no idle probe starts, so handlers.Wait cannot race an Add
 	s.handlers.Wait()
 	if errors.Is(readErr, websocket.ErrReadLimit) {
 		s.drain()
@@ -223,38 +230,30 @@ func (s *Session) frameArrived(data []byte) {
 	s.handleFrame(data)
 }
 
-// writeLoop is the only goroutine that writes data frames. It also keeps the session's
-// liveness clocks on one timer (liveness.go).
-func (s *Session) writeLoop() {
-	cfg := s.gw.cfg
-	clocks := newLivenessClocks(cfg.Clock.Now(), cfg, s.admission.helloTimeout)
-	timer := cfg.Clock.NewTimer(clocks.next(cfg.Clock.Now()))
-	defer timer.Stop()
+// flush is the socket's writer: the caller that got the writer role from the send queue
+// (enqueue starts it in a goroutine of its own) writes frames until the queue is empty, then
+// gives the role back and ends. One writer at a time, so frames go out in queue order and
+// never interleave; a computer that does not read blocks only its own writer, and its queue
+// fills (reply: 1013, Request: busy).
+func (s *Session) flush() {
 	for {
-		var err error
-		select {
-		case <-s.send.ready:
-			for err == nil {
-				msg, ok := s.send.pop()
-				if !ok {
-					break
-				}
-				err = s.write(msg, s.realNow().Add(cfg.WriteTimeout))
-			}
-		case now := <-timer.C():
-			err = s.tick(&clocks, now)
-			timer.Reset(clocks.next(cfg.Clock.Now()))
-		case <-s.ctx.Done():
-			s.finishWrites()
+		msg, ok := s.send.next()
+		if !ok {
 			return
 		}
-		if err != nil {
-			s.log.Debug("write failed", "err", err)
-			s.abandon("write failed")
-			_ = s.conn.SetReadDeadline(s.realNow()) // wake the reader now
+		if err := s.write(msg, s.realNow().Add(s.gw.cfg.WriteTimeout)); err != nil {
+			s.writeFailed(err)
+			s.send.release() // after the close began, so no new writer starts on a dead socket
 			return
 		}
 	}
+}
+
+// writeFailed ends a socket whose write failed: the peer does not read, or is gone.
+func (s *Session) writeFailed(err error) {
+	s.log().Debug("write failed", "err", err)
+	s.abandon("write failed")
+	_ = s.conn.SetReadDeadline(s.realNow()) // wake the reader now
 }
 
 // write sends one message as one frame: CC drops continuation frames.
@@ -268,17 +267,43 @@ func (s *Session) write(msg []byte, deadline time.Time) error {
 // errQueueFull is enqueue's refusal: the frame would take the send queue past its budget.
 var errQueueFull = errors.New("send queue full")
 
-// enqueue queues one encoded frame for the writer. It fails with not_connected once the
-// session is closing, and with errQueueFull when the queue's byte budget has no room: the
-// caller decides whose fault that is.
-func (s *Session) enqueue(frame []byte) error {
-	if s.isClosed() {
-		return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", s.Key().TraposID)
+// writeMode says who writes a queued frame when no writer runs.
+type writeMode bool
+
+const (
+	// writeByWriter starts a writer goroutine: the caller never blocks on the socket (the
+	// reader, a host's Request).
+	writeByWriter writeMode = false
+	// writeInline makes the caller the writer: a goroutine of the computer's own (a request
+	// handler, done with its answer) writes it and what queued meanwhile, saving a goroutine
+	// hand-off per answer. A computer that does not read then blocks only its own handler,
+	// which holds one of its request slots, until the write timeout drops it.
+	writeInline writeMode = true
+)
+
+// enqueue queues one encoded frame, and starts a writer goroutine if none runs. It fails
+// with not_connected once the session is closing, and with errQueueFull when the queue's
+// byte budget has no room: the caller decides whose fault that is.
+func (s *Session) enqueue(frame []byte) error { return s.enqueueAs(frame, writeByWriter) }
+
+// enqueueAs is enqueue, with how the frame gets written when no writer runs.
+func (s *Session) enqueueAs(frame []byte, how writeMode) error {
+	if !s.isClosed() {
+		switch s.send.push(frame) {
+		case pushQueued:
+			return nil
+		case pushWriter:
+			if how == writeInline {
+				s.flush()
+			} else {
+				go s.flush()
+			}
+			return nil
+		case pushFull:
+			return errQueueFull
+		}
 	}
-	if !s.send.push(frame) {
-		return errQueueFull
-	}
-	return nil
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", s.Key().TraposID)
 }
 
 // drain reads and discards what the peer still sends, briefly, so that closing the

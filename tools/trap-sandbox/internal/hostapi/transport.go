@@ -53,7 +53,9 @@ func (t Gateway) accountOf(caller account.Caller, traposID string) (string, erro
 	if caller.Only != "" && caller.Only != traposID {
 		return "", protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected (this caller reaches only computer %s)", traposID, caller.Only)
 	}
-	if !caller.Admin {
+	if !caller.Admin || t.gw.Holds(caller.Account, traposID) {
+		// Its own, or held here in its own account: no walk over every computer (per request,
+		// that walk cost 12 ms with 10 000 computers connected).
 		return caller.Account, nil
 	}
 	var owners []string

@@ -42,6 +42,8 @@ var healthyPayload = json.RawMessage(`{"sandboxOk":true,"opencodeOk":true}`)
 type Module struct {
 	prober Prober
 	probes *prometheus.CounterVec // nil without a registry
+	// healthy and unhealthy are probes' two counters, resolved once rather than per probe.
+	healthy, unhealthy prometheus.Counter
 }
 
 // New returns the module probing with prober; its metric goes on reg (nil: none).
@@ -52,6 +54,7 @@ func New(prober Prober, reg *prometheus.Registry) *Module {
 			Name: "trapos_gateway_opencode_probes_total", Help: "probe_gateway results, by outcome (healthy, unhealthy).",
 		}, []string{"outcome"})
 		reg.MustRegister(m.probes)
+		m.healthy, m.unhealthy = m.probes.WithLabelValues("healthy"), m.probes.WithLabelValues("unhealthy")
 	}
 	return m
 }
@@ -75,12 +78,11 @@ func (m *Module) Handle(ctx context.Context, _ protocol.Requester, _ json.RawMes
 }
 
 func (m *Module) count(healthy bool) {
-	if m.probes == nil {
-		return
+	switch {
+	case m.healthy == nil:
+	case healthy:
+		m.healthy.Inc()
+	default:
+		m.unhealthy.Inc()
 	}
-	outcome := "unhealthy"
-	if healthy {
-		outcome = "healthy"
-	}
-	m.probes.WithLabelValues(outcome).Inc()
 }
