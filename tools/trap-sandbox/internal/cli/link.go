@@ -133,8 +133,11 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout) error {
 		}
 	}
 	uses := "any number of computers"
-	if k.MaxUses > 0 {
-		uses = fmt.Sprintf("%d computer(s)", k.MaxUses)
+	switch {
+	case k.MaxUses == 1:
+		uses = "one computer"
+	case k.MaxUses > 1:
+		uses = fmt.Sprintf("%d computers", k.MaxUses)
 	}
 	expires := "never expires"
 	if k.ExpiresAt != nil {
