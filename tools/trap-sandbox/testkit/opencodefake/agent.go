@@ -88,6 +88,10 @@ type instance struct {
 	cfgPerm  []Rule
 	approved map[string]bool // "always" answers: instance-wide
 	starts   int
+	// started is closed once the instance has read its opencode.json and connected its MCP
+	// server: a request that arrives meanwhile waits, as opencode's requests wait for an
+	// instance that is starting (mcpURL, headers and cfgPerm are written only before it).
+	started chan struct{}
 }
 
 // Session is one fake session.
@@ -222,12 +226,14 @@ func (a *Agent) instanceFor(r *http.Request) *instance {
 	in := a.instances[dir]
 	if in != nil {
 		a.mu.Unlock()
+		<-in.started
 		return in
 	}
-	in = &instance{dir: dir, approved: map[string]bool{}}
+	in = &instance{dir: dir, approved: map[string]bool{}, started: make(chan struct{})}
 	a.instances[dir] = in
 	in.starts++
 	a.mu.Unlock()
+	defer close(in.started)
 	in.readConfig()
 	a.connect(r.Context(), in)
 	return in
