@@ -1,12 +1,10 @@
 package accountapi
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -104,50 +103,29 @@ func withAccount(path, accountID string) string {
 // call sends one call and decodes its answer into out: a listing as it is, anything else
 // from the {ok, payload} answer. A refusal is an *Error.
 func (c Client) call(ctx context.Context, method, path string, body, out any) error {
-	var rd io.Reader
+	var b []byte
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
+		var err error
+		if b, err = json.Marshal(body); err != nil {
 			return err
 		}
-		rd = bytes.NewReader(b)
 	}
-	base := strings.TrimRight(c.URL, "/")
-	req, err := http.NewRequestWithContext(ctx, method, base+path, rd)
+	status, data, err := hostapi.HTTP{URL: c.URL, Token: c.Token, Client: c.Client}.Do(ctx, method, path, b)
 	if err != nil {
-		return fmt.Errorf("the gateway URL %q: %w", c.URL, err)
+		return fmt.Errorf("%w (is it running there? --url names it)", err)
 	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if c.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.Token)
-	}
-	client := c.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fmt.Errorf("call the gateway at %s: %w (is it running there? --url names it)", base, err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	if err != nil {
-		return fmt.Errorf("read the gateway's answer: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return c.refusal(resp.StatusCode, data)
+	if status != http.StatusOK {
+		return c.refusal(status, data)
 	}
 	if method == http.MethodGet {
 		if err := json.Unmarshal(data, out); err != nil {
-			return c.notTheAPI(resp.StatusCode, data)
+			return c.notTheAPI(status, data)
 		}
 		return nil
 	}
 	var ans server.Answer
 	if json.Unmarshal(data, &ans) != nil || !ans.OK || json.Unmarshal(ans.Payload, out) != nil {
-		return c.notTheAPI(resp.StatusCode, data)
+		return c.notTheAPI(status, data)
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ func (h HTTP) call(ctx context.Context, method, path string, body any, what stri
 			return nil, err
 		}
 	}
-	status, data, err := h.do(ctx, method, path, b)
+	status, data, err := h.Do(ctx, method, path, b)
 	if err != nil {
 		return nil, err
 	}

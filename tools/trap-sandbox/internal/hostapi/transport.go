@@ -116,7 +116,7 @@ var _ computer.Transport = HTTP{}
 
 // Computers implements computer.Transport: GET /trapos/computers.
 func (h HTTP) Computers(ctx context.Context) ([]computer.Computer, error) {
-	status, body, err := h.do(ctx, http.MethodGet, ComputersPath, nil)
+	status, body, err := h.Do(ctx, http.MethodGet, ComputersPath, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -147,7 +147,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 	if err != nil {
 		return nil, fmt.Errorf("encode the %s request: %w", typ, err)
 	}
-	status, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
+	status, data, err := h.Do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 // RevokeComputer asks the gateway to revoke the credential of the connected computer
 // traposID and close its socket (POST …/revoke); it returns the gateway's answer payload.
 func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMessage, error) {
-	status, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/revoke", []byte("{}"))
+	status, data, err := h.Do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/revoke", []byte("{}"))
 	if err != nil {
 		return nil, err
 	}
@@ -185,8 +185,10 @@ func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMess
 	return ans.Payload, nil
 }
 
-// do sends one call and returns the status and the body.
-func (h HTTP) do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+// Do sends one call to the gateway's API (body as JSON, the Bearer token when there is one)
+// and returns the status and the body; the one home of calling the API over HTTP, which the
+// account API's client uses too.
+func (h HTTP) Do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
