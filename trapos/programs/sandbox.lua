@@ -375,7 +375,13 @@ local function linkWithCode(session)
     fail("The gateway answered the code's state as '" .. tostring(state.state) .. "'; is it up to date? Run sandbox link again");
   end
   local account = tostring(state.account);
-  print("Approved by account " .. account .. " (" .. tostring(state.approvedBy or account) .. ").");
+  -- Who approved, when it is not the account itself ("bob (admin)", "operator").
+  local by = state.approvedBy;
+  if by ~= nil and tostring(by) ~= account then
+    print("Approved by account " .. account .. " (" .. tostring(by) .. ").");
+  else
+    print("Approved by account " .. account .. ".");
+  end
   -- Until the answer, a Ctrl-T declines, so the approved code cannot be accepted later.
   approvedCode = code;
   local accept, closed = askAccept(session, account);

@@ -656,6 +656,15 @@ describe("sandbox command", function()
       expectNoSecret(lines, record, err);
     end);
 
+    it("names who approved only when it is not the account itself", function()
+      local ok, err, lines = run({ "link" }, {
+        gateway = linkGateway({ polls = { { state = "approved", account = "alice", approvedBy = "alice" } } }),
+        typed = { "y" },
+      });
+      expectSuccess(ok, err);
+      expect(lines[#CODE_LINES + 1]):eq("Approved by account alice.");
+    end);
+
     it("takes Y and yes as yes", function()
       for _, answer in ipairs({ "Y", " yes " }) do
         local ok, err, _, record = run({ "link" }, { gateway = linkGateway(), typed = { answer } });
