@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -301,6 +302,8 @@ type Gateway struct {
 	upgrader websocket.Upgrader
 
 	limits *limiter // admission (connection and pre-hello slots) and wrong-secret budgets
+
+	sockets atomic.Uint64 // the last Session.socket given
 
 	versions clientVersions
 

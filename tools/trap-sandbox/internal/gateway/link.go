@@ -77,7 +77,7 @@ func (s *Session) requester() protocol.Requester {
 	if !s.authenticated {
 		traposID = s.linkTraposID
 	}
-	return protocol.Requester{AccountID: s.key.AccountID, TraposID: traposID, RemoteAddr: s.remoteAddr}
+	return protocol.Requester{AccountID: s.key.AccountID, TraposID: traposID, RemoteAddr: s.remoteAddr, Socket: s.socket}
 }
 
 // linkAnswered follows a good answer to a link request on a link session: a code starts the

@@ -33,6 +33,7 @@ type Computer = hostcomputer.Computer
 // matches answers to requests, handlers.go answers what the computer asks.
 type Session struct {
 	gw             *Gateway
+	socket         uint64 // protocol.Requester.Socket: unique in this process
 	conn           *websocket.Conn
 	remoteAddr     string
 	connectedSince time.Time
@@ -87,6 +88,7 @@ func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, adm *admiss
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		gw:             g,
+		socket:         g.sockets.Add(1),
 		conn:           conn,
 		remoteAddr:     remoteAddr,
 		admission:      adm,

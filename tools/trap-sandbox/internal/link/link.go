@@ -80,9 +80,21 @@ type Module struct {
 	approves *limits // approval attempts: per caller account
 	outcomes *prometheus.CounterVec
 
-	mu        sync.Mutex // guards waiters and lastPrune
+	mu        sync.Mutex // guards waiters, owners and lastPrune
 	waiters   map[string][]chan struct{}
+	owners    map[string]owner // a code's id → the socket that asked for it
 	lastPrune time.Time
+}
+
+// owner is the socket a code was issued to, and until when the code lives. Only that socket
+// may poll or accept the code: the code is on the computer's screen for anyone nearby to read,
+// and the traposId the link session claimed is the computer's word (a link session needs no
+// secret), so a bystander's client claiming the same id must not take the approval the
+// account holder meant for the computer that shows the code. A link session is one socket on
+// one replica for its whole life, so the binding lives here, not in the shared store.
+type owner struct {
+	socket  uint64
+	expires time.Time
 }
 
 // New returns the module.
@@ -98,6 +110,7 @@ func New(cfg Config, logger *slog.Logger) *Module {
 		log:      logger.With("module", Name),
 		codes:    newLimits(cfg.CodesPerAddress, cfg.CodesGateway),
 		approves: newLimits(cfg.ApprovalsPerCaller, 0),
+		owners:   map[string]owner{},
 		waiters:  map[string][]chan struct{}{},
 	}
 	m.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -181,6 +194,9 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	if err != nil {
 		return nil, err
 	}
+	m.mu.Lock()
+	m.owners[c.ID] = owner{socket: from.Socket, expires: c.ExpiresAt}
+	m.mu.Unlock()
 	m.count("issued")
 	m.log.Info("link code issued", "traposId", from.TraposID, "remote", from.RemoteAddr)
 	return json.Marshal(CodeAnswer{Code: account.FormatCode(code), ExpiresInMs: c.ExpiresAt.Sub(now).Milliseconds(), ApproveLine: ApproveLine(code)})
@@ -209,6 +225,11 @@ func (m *Module) prune(ctx context.Context, now time.Time) {
 	due := now.Sub(m.lastPrune) >= pruneEvery
 	if due {
 		m.lastPrune = now
+		for id, o := range m.owners {
+			if now.After(o.expires) {
+				delete(m.owners, id)
+			}
+		}
 	}
 	m.mu.Unlock()
 	if !due {
@@ -251,12 +272,12 @@ func (m *Module) poll(ctx context.Context, from protocol.Requester, raw json.Raw
 	defer deadline.Stop()
 	for {
 		// Listen before looking, so an approval between the look and the wait is not missed.
-		c, err := m.cfg.Accounts.LinkStatus(ctx, p.Code, from.TraposID)
+		c, err := m.ownCode(ctx, from, p.Code)
 		if err != nil {
 			return nil, m.refusal(err)
 		}
 		wake, stop := m.listen(c.ID)
-		c, err = m.cfg.Accounts.LinkStatus(ctx, p.Code, from.TraposID)
+		c, err = m.ownCode(ctx, from, p.Code)
 		if err != nil {
 			stop()
 			return nil, m.refusal(err)
@@ -345,6 +366,9 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 	if err := json.Unmarshal(raw, &p); err != nil || p.Code == "" || p.Accept == nil {
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "link.accept takes {code: \"XXXX-XXXX\", accept: true|false}")
 	}
+	if _, err := m.ownCode(ctx, from, p.Code); err != nil {
+		return nil, m.refusal(err)
+	}
 	cred, c, err := m.cfg.Accounts.AcceptLink(ctx, p.Code, from.TraposID, *p.Accept)
 	if err != nil {
 		return nil, m.refusal(err)
@@ -383,6 +407,22 @@ func (m *Module) refusal(err error) error {
 	}
 	m.count("refused")
 	return protocol.Errorf(protocol.CodeLinkInvalid, "%s", msg)
+}
+
+// ownCode returns the code of the asking socket (LinkStatus: by its code and computer), or the
+// answer to an unknown code when another socket asked for it.
+func (m *Module) ownCode(ctx context.Context, from protocol.Requester, code string) (account.LinkCode, error) {
+	c, err := m.cfg.Accounts.LinkStatus(ctx, code, from.TraposID)
+	if err != nil {
+		return c, err
+	}
+	m.mu.Lock()
+	o, ok := m.owners[c.ID]
+	m.mu.Unlock()
+	if !ok || o.socket != from.Socket {
+		return account.LinkCode{}, account.ErrCodeUnknown
+	}
+	return c, nil
 }
 
 func seconds(d time.Duration) int64 { return int64((d + time.Second - 1) / time.Second) }

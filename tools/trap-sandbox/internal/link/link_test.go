@@ -84,7 +84,7 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	return &fixture{t: t, clk: clk, accounts: accounts, mod: m, gw: gw, reg: reg, mux: mux}
 }
 
-var kitchen = protocol.Requester{AccountID: "", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:40000"}
+var kitchen = protocol.Requester{AccountID: "", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:40000", Socket: 1}
 
 // call runs a link request as the gateway would.
 func (f *fixture) call(from protocol.Requester, typ string, payload any) (json.RawMessage, *protocol.Error) {
@@ -208,6 +208,32 @@ func TestCodeApprovedAndAccepted(t *testing.T) {
 	assert.Equal(t, 1.0, f.outcome("accepted"))
 	assert.Equal(t, 2.0, f.outcome("refused"))
 	assert.Equal(t, 0.0, f.outcome("declined"))
+}
+
+// TestACodeIsTheAskingSocketsOnly: a bystander who read the code off the computer's screen
+// and opens a link session of their own claiming the same traposId (a link session needs no
+// secret) can neither poll nor accept it: the approval meant for the computer that shows the
+// code stays that computer's.
+func TestACodeIsTheAskingSocketsOnly(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+
+	impostor := kitchen
+	impostor.Socket, impostor.RemoteAddr = 2, "203.0.113.9:5000"
+	for _, typ := range []string{protocol.TypeLinkPoll, protocol.TypeLinkAccept} {
+		_, pe := f.call(impostor, typ, map[string]any{"code": code.Code, "accept": true, "waitMs": 0})
+		require.NotNil(t, pe, typ)
+		assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
+		assert.Contains(t, pe.Message, "unknown link code", "as for a code that does not exist")
+	}
+
+	out, pe := f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+	require.Nil(t, pe, "the computer that asked still accepts")
+	var acc AcceptAnswer
+	require.NoError(t, json.Unmarshal(out, &acc))
+	assert.Equal(t, "alice", acc.Account)
 }
 
 func TestBystandersApprovalIsDeclined(t *testing.T) {

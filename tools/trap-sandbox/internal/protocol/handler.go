@@ -11,6 +11,10 @@ type Requester struct {
 	TraposID  string
 	// RemoteAddr is the socket's remote address (host:port), for per-address limits.
 	RemoteAddr string
+	// Socket names the socket the request came on, unique in this process (never 0 from
+	// the gateway): what binds a conversation of several requests to the socket that began
+	// it (a link code to the session that asked for it), where a claimed traposId would not.
+	Socket uint64
 }
 
 // RequestHandler answers one computer_request type. It returns the response payload (nil
