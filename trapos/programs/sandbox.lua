@@ -126,7 +126,10 @@ local function showStatus()
     print("account: " .. tostring(status.account));
   end
   print("lastError: " .. tostring(status.lastError or "none"));
-  if status.lastError ~= nil then
+  if status.state == libsandbox.STATE_STOPPED then
+    -- The error of before the stop is not what keeps it disconnected now.
+    print("fix: stopped with sandbox stop; sandbox reconnect starts it again");
+  elseif status.lastError ~= nil then
     local fix = explain(status.lastError, status.url);
     if fix ~= status.lastError then
       print("fix: " .. fix);

@@ -546,6 +546,13 @@ describe("sandbox command", function()
       end
     end);
 
+    it("names sandbox reconnect for a stopped daemon, whatever its last error", function()
+      local ok, err, lines = run({ "status" }, { status = downStatus("stopped", "Could not connect") });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("state: stopped");
+      expect(lines[6]):eq("fix: stopped with sandbox stop; sandbox reconnect starts it again");
+    end);
+
     it("shows the last error", function()
       local ok, err, lines = run({ "status" }, { status = downStatus("waiting", "Connection closed") });
       expectSuccess(ok, err);
