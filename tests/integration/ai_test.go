@@ -462,7 +462,10 @@ func TestAgentConversations(t *testing.T) {
 	assert.Equal(t, "5:desk", listed[0]["traposId"])
 	assert.Equal(t, turn, listed[0]["turnId"])
 
-	a.close() // the computer goes away mid-turn
+	// The computer goes away mid-turn: once the model is at work (before that there is no
+	// prompt on opencode to abort, and the turn just ends).
+	require.Eventually(t, func() bool { return s.agent.Running() == 1 }, testTimeout, 20*time.Millisecond, "the turn to reach the model")
+	a.close()
 	require.Eventually(t, func() bool { return s.agent.Aborts() == 1 }, testTimeout, 20*time.Millisecond, "the turn to be aborted on opencode")
 	assert.Zero(t, s.agent.Queued())
 }
