@@ -296,7 +296,7 @@ type Gateway struct {
 	cfg      Config
 	log      *slog.Logger
 	registry *registry                 // the sockets held here, and the cluster of replicas (nil: none)
-	handlers map[string]RequestHandler // written by Handle before Mount, read-only after
+	handlers map[string]handler // written by Handle before Mount, read-only after
 	mounted  bool
 	upgrader websocket.Upgrader
 
@@ -337,7 +337,7 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 		},
 	}
 	g.limits = newLimiter(g.cfg, g.log)
-	g.handlers = map[string]RequestHandler{}
+	g.handlers = map[string]handler{}
 	if cluster != nil {
 		cluster.Attach(local{g})
 	}

@@ -28,19 +28,46 @@ const (
 // RequestHandler answers one computer_request type (see protocol.RequestHandler).
 type RequestHandler = protocol.RequestHandler
 
+// QuickHandler answers one computer_request type on the socket's reader when it can do so
+// without blocking (see protocol.QuickHandler).
+type QuickHandler = protocol.QuickHandler
+
+// handler is one entry of the gateway's handler table.
+type handler struct {
+	// serve answers a request in a goroutine of its own, holding one of the socket's request
+	// slots (maxRequestsInFlight).
+	serve RequestHandler
+	// quick, when set, is tried first, on the reader; serve answers when it returns
+	// protocol.ErrWouldBlock.
+	quick QuickHandler
+}
+
 // Handle registers h as the answer to computer_request type typ: the gateway's handler
 // table, which modules register into (the opencodehealth module registers probe_gateway).
 // Call it before Mount: once mounted, sockets read the table without a lock. Registering
 // after Mount, an empty type, hello, or a type twice panics (a wiring mistake).
-func (g *Gateway) Handle(typ string, h RequestHandler) {
+func (g *Gateway) Handle(typ string, h RequestHandler) { g.register(typ, handler{serve: h}) }
+
+// HandleQuick registers typ as Handle does, declaring that quick can answer it without
+// blocking: quick runs on the socket's reader, without a goroutine or a request slot, and h
+// answers in a goroutine whenever quick returns protocol.ErrWouldBlock. Answers still leave
+// through the socket's send queue, in the order they were made.
+func (g *Gateway) HandleQuick(typ string, quick QuickHandler, h RequestHandler) {
+	if quick == nil {
+		panic(fmt.Sprintf("gateway: HandleQuick(%q): nil quick handler", typ))
+	}
+	g.register(typ, handler{serve: h, quick: quick})
+}
+
+func (g *Gateway) register(typ string, h handler) {
 	switch {
 	case g.mounted:
 		panic(fmt.Sprintf("gateway: Handle(%q) after Mount", typ))
 	case typ == "" || typ == TypeHello:
 		panic(fmt.Sprintf("gateway: Handle(%q): reserved type", typ))
-	case g.handlers[typ] != nil:
+	case g.handlers[typ].serve != nil:
 		panic(fmt.Sprintf("gateway: Handle(%q): registered twice", typ))
-	case h == nil:
+	case h.serve == nil:
 		panic(fmt.Sprintf("gateway: Handle(%q): nil handler", typ))
 	}
 	g.handlers[typ] = h
@@ -87,6 +114,16 @@ func (s *Session) handleRequest(f protocol.Frame) {
 			"the gateway has no request type %s (known: %s)", quoteClipped(f.Type), strings.Join(s.gw.knownTypes(), ", ")))
 		return
 	}
+	if handler.quick != nil {
+		// Answered here, on the reader, when it can be without blocking: no goroutine, no
+		// slot (it is never in flight beside the reader), and its answer is queued before the
+		// next frame is read.
+		payload, err := handler.quick(s.requester(), f.Payload)
+		if !errors.Is(err, protocol.ErrWouldBlock) {
+			s.answerHandled(f, payload, err, writeByWriter)
+			return
+		}
+	}
 	select {
 	case s.slots <- struct{}{}:
 	default:
@@ -100,19 +137,27 @@ func (s *Session) handleRequest(f protocol.Frame) {
 	go func() {
 		defer s.handlers.Done()
 		defer func() { <-s.slots }()
-		payload, err := handler(s.ctx, s.requester(), f.Payload)
-		if err != nil {
-			var pe *protocol.Error
-			if !errors.As(err, &pe) {
-				s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
-				pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
-			}
-			s.answer(f, nil, pe, writeInline)
-			return
+		payload, err := handler.serve(s.ctx, s.requester(), f.Payload)
+		if s.answerHandled(f, payload, err, writeInline) {
+			s.linkAnswered(f.Type, payload)
 		}
-		s.answer(f, payload, nil, writeInline)
-		s.linkAnswered(f.Type, payload)
 	}()
+}
+
+// answerHandled answers request f with what its handler returned: a *protocol.Error as it
+// is, any other error as internal (logged). It reports whether the answer was a success.
+func (s *Session) answerHandled(f protocol.Frame, payload json.RawMessage, err error, how writeMode) bool {
+	if err != nil {
+		var pe *protocol.Error
+		if !errors.As(err, &pe) {
+			s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
+			pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
+		}
+		s.answer(f, nil, pe, how)
+		return false
+	}
+	s.answer(f, payload, nil, how)
+	return true
 }
 
 // offStack runs fn in a goroutine of its own and waits for it. The reader calls what runs
