@@ -295,7 +295,7 @@ func (c Config) withDefaults() Config {
 type Gateway struct {
 	cfg      Config
 	log      *slog.Logger
-	registry *registry                 // the sockets held here, and the cluster of replicas (nil: none)
+	registry *registry          // the sockets held here, and the cluster of replicas (nil: none)
 	handlers map[string]handler // written by Handle before Mount, read-only after
 	mounted  bool
 	upgrader websocket.Upgrader
