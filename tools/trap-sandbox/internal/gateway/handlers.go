@@ -117,10 +117,12 @@ func (s *Session) handleRequest(f protocol.Frame) {
 	if handler.quick != nil {
 		// Answered here, on the reader, when it can be without blocking: no goroutine, no
 		// slot (it is never in flight beside the reader), and its answer is queued before the
-		// next frame is read.
+		// next frame is read. When no writer runs, the reader writes it itself: a computer
+		// that does not read its answers then stops being read until the write timeout drops
+		// it, and nobody else waits on it.
 		payload, err := handler.quick(s.requester(), f.Payload)
 		if !errors.Is(err, protocol.ErrWouldBlock) {
-			s.answerHandled(f, payload, err, writeByWriter)
+			s.answerHandled(f, payload, err, writeInline)
 			return
 		}
 	}
