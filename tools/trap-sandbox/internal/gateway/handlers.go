@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
@@ -99,7 +100,7 @@ func (s *Session) handleFrame(data []byte) {
 
 func (s *Session) handleRequest(f protocol.Frame) {
 	if f.Type == TypeHello {
-		offStack(func() { s.handleHello(f) })
+		s.helloOffStack(f)
 		return
 	}
 	if !s.isAuthenticated() {
@@ -136,15 +137,23 @@ func (s *Session) handleRequest(f protocol.Frame) {
 		return
 	}
 	s.handlers.Add(1)
-	go func() {
-		defer s.handlers.Done()
-		defer func() { <-s.slots }()
-		payload, err := handler.serve(s.ctx, s.requester(), f.Payload)
-		if s.answerHandled(f, payload, err, writeInline) {
-			s.linkAnswered(f.Type, payload)
-		}
-	}()
+	go s.serve(handler.serve, f)
 }
+
+// serve runs a request's handler in the goroutine handleRequest started for it, which holds
+// one of the socket's request slots. (A method of its own rather than a closure: a frame
+// captured by a closure would be moved to the heap for every request, quick ones included.)
+func (s *Session) serve(h RequestHandler, f protocol.Frame) {
+	defer s.handlers.Done()
+	defer func() { <-s.slots }()
+	payload, err := h(s.ctx, s.requester(), f.Payload)
+	if s.answerHandled(f, payload, err, writeInline) {
+		s.linkAnswered(f.Type, payload)
+	}
+}
+
+// helloOffStack runs hello off the reader's stack (offStack).
+func (s *Session) helloOffStack(f protocol.Frame) { offStack(func() { s.handleHello(f) }) }
 
 // answerHandled answers request f with what its handler returned: a *protocol.Error as it
 // is, any other error as internal (logged). It reports whether the answer was a success.
@@ -404,20 +413,24 @@ func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protoco
 		// sends one: it encodes every byte of a Lua string as a character.
 		out.RawMessageID = nil
 	}
-	frame, encErr := protocol.EncodeFrame(out)
+	buf := encodeBuffers.Get().(*[]byte)
+	defer putEncodeBuffer(buf)
+	frame, encErr := protocol.AppendFrame((*buf)[:0], out)
+	*buf = frame
 	if encErr != nil {
 		s.gw.limits.warns.warn("cannot encode a reply", s.remoteAddr, "type", clip(f.Type), "err", clip(encErr.Error()))
 		out.OK, out.Payload = false, nil
 		out.Type = clip(f.Type)
 		out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: it would exceed %d bytes",
 			quoteClipped(f.Type), protocol.MaxFrameBytes)
-		if frame, encErr = protocol.EncodeFrame(out); encErr != nil {
+		if frame, encErr = protocol.AppendFrame((*buf)[:0], out); encErr != nil {
 			// Even the short answer does not fit: the messageId alone is too long to echo.
 			s.closeByGateway(websocket.CloseMessageTooBig, "messageId too long to echo")
 			return
 		}
+		*buf = frame
 	}
-	if qErr := s.enqueueAs(frame, how); qErr != nil {
+	if qErr := s.enqueueBorrowed(frame, how); qErr != nil {
 		if errors.Is(qErr, errQueueFull) {
 			// Answers to the computer's own requests pile up only if it does not read them.
 			s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
@@ -429,6 +442,20 @@ func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protoco
 		return
 	}
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
+}
+
+// encodeBuffers recycles the buffers answers are encoded into: an answer written at once
+// (enqueueBorrowed) leaves its buffer free again, one that waits in the queue is copied.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledEncodeBuffer keeps a rare big answer's buffer out of the pool.
+const maxPooledEncodeBuffer = 4 << 10
+
+func putEncodeBuffer(buf *[]byte) {
+	if cap(*buf) <= maxPooledEncodeBuffer {
+		*buf = (*buf)[:0]
+		encodeBuffers.Put(buf)
+	}
 }
 
 // knownTypes lists the computer_request types the gateway answers.

@@ -306,6 +306,22 @@ func (s *Session) enqueueAs(frame []byte, how writeMode) error {
 	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", s.Key().TraposID)
 }
 
+// enqueueBorrowed is enqueueAs for a frame in a buffer the caller keeps (answer's pooled
+// encode buffer): written from it at once when the caller may write and finds the queue
+// idle (claim), else copied into the queue.
+func (s *Session) enqueueBorrowed(frame []byte, how writeMode) error {
+	if how == writeInline && !s.isClosed() && s.send.claim(frame) {
+		if err := s.write(frame, s.realNow().Add(s.gw.cfg.WriteTimeout)); err != nil {
+			s.writeFailed(err)
+			s.send.release()
+			return nil
+		}
+		s.flush() // what was queued meanwhile, then the role goes back
+		return nil
+	}
+	return s.enqueueAs(bytes.Clone(frame), how)
+}
+
 // drain reads and discards what the peer still sends, briefly, so that closing the
 // connection does not reset it before the peer has read our close frame.
 func (s *Session) drain() {
