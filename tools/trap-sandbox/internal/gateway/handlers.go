@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -430,7 +431,14 @@ func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protoco
 		}
 		*buf = frame
 	}
-	if qErr := s.enqueueBorrowed(frame, how); qErr != nil {
+	if s.claimWriter(frame, how) {
+		// Written from the pooled buffer at once, not copied into the queue; counted first,
+		// as a queued frame is, so that whoever reads the answer finds it counted.
+		s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
+		s.writeClaimed(frame)
+		return
+	}
+	if qErr := s.enqueueAs(bytes.Clone(frame), how); qErr != nil {
 		if errors.Is(qErr, errQueueFull) {
 			// Answers to the computer's own requests pile up only if it does not read them.
 			s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
@@ -445,7 +453,7 @@ func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protoco
 }
 
 // encodeBuffers recycles the buffers answers are encoded into: an answer written at once
-// (enqueueBorrowed) leaves its buffer free again, one that waits in the queue is copied.
+// (claimWriter) leaves its buffer free again, one that waits in the queue is copied.
 var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // maxPooledEncodeBuffer keeps a rare big answer's buffer out of the pool.

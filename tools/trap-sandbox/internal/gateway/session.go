@@ -306,20 +306,21 @@ func (s *Session) enqueueAs(frame []byte, how writeMode) error {
 	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", s.Key().TraposID)
 }
 
-// enqueueBorrowed is enqueueAs for a frame in a buffer the caller keeps (answer's pooled
-// encode buffer): written from it at once when the caller may write and finds the queue
-// idle (claim), else copied into the queue.
-func (s *Session) enqueueBorrowed(frame []byte, how writeMode) error {
-	if how == writeInline && !s.isClosed() && s.send.claim(frame) {
-		if err := s.write(frame, s.realNow().Add(s.gw.cfg.WriteTimeout)); err != nil {
-			s.writeFailed(err)
-			s.send.release()
-			return nil
-		}
-		s.flush() // what was queued meanwhile, then the role goes back
-		return nil
+// claimWriter makes the caller the writer of frame, to write it at once with writeClaimed,
+// when it may write (writeInline) and finds the queue idle (sendQueue.claim).
+func (s *Session) claimWriter(frame []byte, how writeMode) bool {
+	return how == writeInline && !s.isClosed() && s.send.claim(frame)
+}
+
+// writeClaimed writes frame after claimWriter, then what was queued meanwhile, and gives the
+// writer role back.
+func (s *Session) writeClaimed(frame []byte) {
+	if err := s.write(frame, s.realNow().Add(s.gw.cfg.WriteTimeout)); err != nil {
+		s.writeFailed(err)
+		s.send.release()
+		return
 	}
-	return s.enqueueAs(bytes.Clone(frame), how)
+	s.flush()
 }
 
 // drain reads and discards what the peer still sends, briefly, so that closing the
