@@ -2,8 +2,8 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
