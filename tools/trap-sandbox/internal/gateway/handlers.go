@@ -84,36 +84,48 @@ func (s *Session) handleFrame(data []byte) {
 	}
 	f, err := protocol.DecodeFrame(data)
 	if err != nil {
-		// Never log the frame itself: a hello carries the secret.
-		s.log().Debug("ignored frame", "err", clip(err.Error()), "bytes", len(data))
+		s.ignoredFrame(err, len(data))
 		return
 	}
 	s.gw.cfg.Metrics.frameIn(f.Event, f.Type)
 	switch f.Event {
 	case protocol.EventComputerRequest:
-		s.handleRequest(f)
+		s.handleRequest(&f)
 	case protocol.EventComputerResponse:
 		s.handleResponse(f)
 	default:
-		s.log().Debug("ignored frame: a computer must not send this event", "event", clip(string(f.Event)))
+		s.ignoredEvent(f.Event)
 	}
 }
 
-func (s *Session) handleRequest(f protocol.Frame) {
+// The reader's path to a quick answer (handleFrame, handleRequest, answer) is kept shallow,
+// its rare branches in functions of their own and the frame passed by pointer: a goroutine's
+// stack keeps the size its deepest call grew it to, and the path must fit the reader's 4 KiB
+// (TestAQuickAnswerKeepsTheReadersStackSmall), or every computer that ever asked
+// probe_gateway would hold 4 KiB more while idle.
+
+//go:noinline
+func (s *Session) ignoredFrame(err error, size int) {
+	// Never log the frame itself: a hello carries the secret.
+	s.log().Debug("ignored frame", "err", clip(err.Error()), "bytes", size)
+}
+
+//go:noinline
+func (s *Session) ignoredEvent(event protocol.Event) {
+	s.log().Debug("ignored frame: a computer must not send this event", "event", clip(string(event)))
+}
+
+func (s *Session) handleRequest(f *protocol.Frame) {
 	if f.Type == TypeHello {
-		s.helloOffStack(f)
+		s.helloOffStack(*f)
 		return
 	}
-	if !s.isAuthenticated() {
-		if pe := s.linkRefusal(f.Type); pe != nil {
-			s.reply(f, nil, pe)
-			return
-		}
+	if !s.isAuthenticated() && s.refusedBeforeHello(f) {
+		return
 	}
 	handler, ok := s.gw.handlers[f.Type]
 	if !ok {
-		s.reply(f, nil, protocol.Errorf(protocol.CodeUnknownType,
-			"the gateway has no request type %s (known: %s)", quoteClipped(f.Type), strings.Join(s.gw.knownTypes(), ", ")))
+		s.refuseUnknownType(f)
 		return
 	}
 	if handler.quick != nil {
@@ -131,14 +143,36 @@ func (s *Session) handleRequest(f protocol.Frame) {
 	select {
 	case s.slots <- struct{}{}:
 	default:
-		s.gw.cfg.Metrics.limited(limitRequestsInFlight)
-		s.gw.limits.logRefusal(limitRequestsInFlight, s.remoteAddr, "traposId", s.Key().TraposID, "max", maxRequestsInFlight)
-		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal,
-			"too many requests in flight on this socket (limit %d)", maxRequestsInFlight))
+		s.refuseInFlight(f)
 		return
 	}
 	s.handlers.Add(1)
-	go s.serve(handler.serve, f)
+	go s.serve(handler.serve, *f)
+}
+
+// refusedBeforeHello answers a request a socket without a good hello may not make (link.go).
+//
+//go:noinline
+func (s *Session) refusedBeforeHello(f *protocol.Frame) bool {
+	if pe := s.linkRefusal(f.Type); pe != nil {
+		s.reply(*f, nil, pe)
+		return true
+	}
+	return false
+}
+
+//go:noinline
+func (s *Session) refuseUnknownType(f *protocol.Frame) {
+	s.reply(*f, nil, protocol.Errorf(protocol.CodeUnknownType,
+		"the gateway has no request type %s (known: %s)", quoteClipped(f.Type), strings.Join(s.gw.knownTypes(), ", ")))
+}
+
+//go:noinline
+func (s *Session) refuseInFlight(f *protocol.Frame) {
+	s.gw.cfg.Metrics.limited(limitRequestsInFlight)
+	s.gw.limits.logRefusal(limitRequestsInFlight, s.remoteAddr, "traposId", s.Key().TraposID, "max", maxRequestsInFlight)
+	s.reply(*f, nil, protocol.Errorf(protocol.CodeInternal,
+		"too many requests in flight on this socket (limit %d)", maxRequestsInFlight))
 }
 
 // serve runs a request's handler in the goroutine handleRequest started for it, which holds
@@ -148,7 +182,7 @@ func (s *Session) serve(h RequestHandler, f protocol.Frame) {
 	defer s.handlers.Done()
 	defer func() { <-s.slots }()
 	payload, err := h(s.ctx, s.requester(), f.Payload)
-	if s.answerHandled(f, payload, err, writeInline) {
+	if s.answerHandled(&f, payload, err, writeInline) {
 		s.linkAnswered(f.Type, payload)
 	}
 }
@@ -158,18 +192,26 @@ func (s *Session) helloOffStack(f protocol.Frame) { offStack(func() { s.handleHe
 
 // answerHandled answers request f with what its handler returned: a *protocol.Error as it
 // is, any other error as internal (logged). It reports whether the answer was a success.
-func (s *Session) answerHandled(f protocol.Frame, payload json.RawMessage, err error, how writeMode) bool {
+func (s *Session) answerHandled(f *protocol.Frame, payload json.RawMessage, err error, how writeMode) bool {
 	if err != nil {
-		var pe *protocol.Error
-		if !errors.As(err, &pe) {
-			s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
-			pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
-		}
-		s.answer(f, nil, pe, how)
+		s.answer(f, nil, s.handlerError(f, err), how)
 		return false
 	}
 	s.answer(f, payload, nil, how)
 	return true
+}
+
+// handlerError is what a handler's error answers: a *protocol.Error as it is, any other
+// error as internal (logged).
+//
+//go:noinline
+func (s *Session) handlerError(f *protocol.Frame, err error) *protocol.Error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) {
+		s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
+		pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
+	}
+	return pe
 }
 
 // offStack runs fn in a goroutine of its own and waits for it. The reader calls what runs
@@ -390,11 +432,11 @@ func (s *Session) handleResponse(f protocol.Frame) {
 
 // reply answers request f with a gateway_response: payload when err is nil, else err.
 func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol.Error) {
-	s.answer(f, payload, err, writeByWriter)
+	s.answer(&f, payload, err, writeByWriter)
 }
 
 // answer is reply, with how the frame gets written when no writer runs (enqueueAs).
-func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protocol.Error, how writeMode) {
+func (s *Session) answer(f *protocol.Frame, payload json.RawMessage, err *protocol.Error, how writeMode) {
 	receiver := f.TraposSenderID
 	if k := s.Key(); k.TraposID != "" {
 		receiver = k.TraposID
@@ -419,14 +461,7 @@ func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protoco
 	frame, encErr := protocol.AppendFrame((*buf)[:0], out)
 	*buf = frame
 	if encErr != nil {
-		s.gw.limits.warns.warn("cannot encode a reply", s.remoteAddr, "type", clip(f.Type), "err", clip(encErr.Error()))
-		out.OK, out.Payload = false, nil
-		out.Type = clip(f.Type)
-		out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: it would exceed %d bytes",
-			quoteClipped(f.Type), protocol.MaxFrameBytes)
-		if frame, encErr = protocol.AppendFrame((*buf)[:0], out); encErr != nil {
-			// Even the short answer does not fit: the messageId alone is too long to echo.
-			s.closeByGateway(websocket.CloseMessageTooBig, "messageId too long to echo")
+		if frame, encErr = s.encodeFailed(f, &out, encErr, (*buf)[:0]); encErr != nil {
 			return
 		}
 		*buf = frame
@@ -439,17 +474,42 @@ func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protoco
 		return
 	}
 	if qErr := s.enqueueAs(bytes.Clone(frame), how); qErr != nil {
-		if errors.Is(qErr, errQueueFull) {
-			// Answers to the computer's own requests pile up only if it does not read them.
-			s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
-				"queuedBytes", s.send.queued())
-			s.closeByGateway(CloseTryAgainLater, "send queue full")
-			return
-		}
-		s.log().Debug("reply dropped", "type", clip(f.Type), "err", qErr)
+		s.answerNotQueued(f, qErr)
 		return
 	}
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
+}
+
+// encodeFailed answers f with the short internal error instead of an answer out that could
+// not be encoded (too big), encoded into dst; when even that does not fit (the messageId
+// alone is too long to echo) it closes the socket and returns the error.
+//
+//go:noinline
+func (s *Session) encodeFailed(f *protocol.Frame, out *protocol.Frame, encErr error, dst []byte) ([]byte, error) {
+	s.gw.limits.warns.warn("cannot encode a reply", s.remoteAddr, "type", clip(f.Type), "err", clip(encErr.Error()))
+	out.OK, out.Payload = false, nil
+	out.Type = clip(f.Type)
+	out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: it would exceed %d bytes",
+		quoteClipped(f.Type), protocol.MaxFrameBytes)
+	frame, err := protocol.AppendFrame(dst, *out)
+	if err != nil {
+		s.closeByGateway(websocket.CloseMessageTooBig, "messageId too long to echo")
+	}
+	return frame, err
+}
+
+// answerNotQueued handles an answer the send queue refused.
+//
+//go:noinline
+func (s *Session) answerNotQueued(f *protocol.Frame, qErr error) {
+	if errors.Is(qErr, errQueueFull) {
+		// Answers to the computer's own requests pile up only if it does not read them.
+		s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
+			"queuedBytes", s.send.queued())
+		s.closeByGateway(CloseTryAgainLater, "send queue full")
+		return
+	}
+	s.log().Debug("reply dropped", "type", clip(f.Type), "err", qErr)
 }
 
 // encodeBuffers recycles the buffers answers are encoded into: an answer written at once
