@@ -146,7 +146,8 @@ const (
 	CloseGoingAway = websocket.CloseGoingAway // 1001
 	// CloseTooBig: a frame above protocol.MaxFrameBytes arrived (sent by gorilla's read limit).
 	CloseTooBig = websocket.CloseMessageTooBig // 1009
-	// CloseTryAgainLater: the socket's send queue overflowed (slow consumer). Reconnect.
+	// CloseTryAgainLater: a slow consumer: the socket's send queue overflowed, or a frame
+	// waited WriteTimeout for the peer to read it. Reconnect.
 	CloseTryAgainLater = websocket.CloseTryAgainLater // 1013
 	// CloseUnauthorized: hello had a wrong secret. Do not reconnect until the secret changes.
 	CloseUnauthorized = 4001

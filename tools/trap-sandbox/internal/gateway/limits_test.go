@@ -155,6 +155,35 @@ func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
 }
 
+// The same computer with a write timeout that passes: a frame that waits WriteTimeout for the
+// peer to read it marks a slow consumer, closed 1013 as one whose queue overflows (not 1006,
+// which says the peer went away).
+func TestQuickAnswersNotReadAreClosed1013AfterTheWriteTimeout(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{WriteTimeout: 50 * time.Millisecond, Metrics: m}, nil, func(g *Gateway) {
+		g.HandleQuick("quick", func(protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return nil, nil
+		}, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return nil, nil
+		})
+	})
+	c := h.connect(t, "7:", "")
+	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
+	require.NotNil(t, s)
+	bigID := strings.Repeat("m", 60_000)
+	for i := 0; !s.isClosed(); i++ {
+		require.Less(t, i, 100_000, "the computer was never dropped")
+		_ = c.conn.SetWriteDeadline(time.Now().Add(waitLimit))
+		if c.conn.WriteMessage(websocket.TextMessage, []byte(`{"event":"computer_request","traposSenderId":"7:","messageId":"`+
+			bigID+`","type":"quick"}`)) != nil {
+			break
+		}
+	}
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be dropped")
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
+	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1006")))
+}
+
 // Finding 4 of issue 22: wrong secrets were limited per address only, so 40 addresses got
 // 70-76 answers a second. Now a gateway-wide budget holds the answers back past its burst,
 // whichever address guesses; a right secret still gets in at once, and one WARN line names

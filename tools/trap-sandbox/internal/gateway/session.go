@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -249,10 +250,20 @@ func (s *Session) flush() {
 	}
 }
 
-// writeFailed ends a socket whose write failed: the peer does not read, or is gone.
+// writeFailed ends a socket whose write failed. A write that timed out means the computer
+// does not read what it is sent: a slow consumer, closed 1013 as one whose queue overflows
+// (a quick answer written by the reader, or any frame, that waits WriteTimeout for the
+// peer). Any other error means the peer is gone (1006). Neither gets a close frame: it
+// would follow a half-written frame.
 func (s *Session) writeFailed(err error) {
 	s.log().Debug("write failed", "err", err)
-	s.abandon("write failed")
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		s.gw.limits.warns.warn("a write timed out, dropping the computer: it does not read", s.remoteAddr,
+			"traposId", clip(s.Key().TraposID), "queuedBytes", s.send.queued())
+		s.beginClose(CloseTryAgainLater, "write timed out", false)
+	} else {
+		s.abandon("write failed")
+	}
 	_ = s.conn.SetReadDeadline(s.realNow()) // wake the reader now
 }
 
