@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -300,4 +301,64 @@ func TestShutdownIsBoundedWhenPeersDoNotAnswer(t *testing.T) {
 	err := h.gw.Shutdown(ctx)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), time.Minute, "ctx's deadline ends Shutdown, not the hour's close grace")
+}
+
+// A type registered with HandleQuick is answered on the reader when its quick handler can:
+// it takes no request slot (answered with all 16 taken by slow requests), its answers leave
+// in the order the requests came, and when it cannot answer without blocking (ErrWouldBlock)
+// the type's handler answers in a goroutine, within the slots as every other request.
+func TestAQuickAnswerTakesNoSlotAndKeepsOrder(t *testing.T) {
+	release := make(chan struct{})
+	h := newHarness(t, Config{}, nil, func(g *Gateway) {
+		g.Handle("slow", func(ctx context.Context, _ protocol.Requester, _ json.RawMessage) (json.RawMessage, error) {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return nil, nil
+		})
+		g.HandleQuick("quick", func(from protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+			switch string(payload) {
+			case `{"block":true}`:
+				return nil, protocol.ErrWouldBlock
+			case `{"fail":true}`:
+				return nil, protocol.Errorf(protocol.CodeBadPayload, "no")
+			}
+			return json.Marshal(map[string]string{"from": from.TraposID})
+		}, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return json.RawMessage(`{"served":true}`), nil
+		})
+	})
+	c := h.connect(t, "7:", "")
+	for i := range maxRequestsInFlight {
+		c.request(fmt.Sprint("slow", i), "slow", nil)
+	}
+	const n = 20
+	for i := range n {
+		c.request(fmt.Sprint("q", i), "quick", nil)
+	}
+	for i := range n {
+		resp := c.read()
+		require.Equal(t, fmt.Sprint("q", i), resp.MessageID, "quick answers in request order, before the slow ones")
+		require.True(t, resp.OK)
+		assert.JSONEq(t, `{"from":"7:"}`, string(resp.Payload))
+	}
+	c.request("failed", "quick", map[string]bool{"fail": true})
+	resp := c.read()
+	assert.Equal(t, "failed", resp.MessageID)
+	assert.Equal(t, protocol.CodeBadPayload, resp.Error.Code, "a quick handler's error is the answer")
+
+	c.request("blocked", "quick", map[string]bool{"block": true})
+	resp = c.read()
+	assert.Equal(t, "blocked", resp.MessageID)
+	assert.Equal(t, protocol.CodeInternal, resp.Error.Code, "no quick answer: it waits for a slot like any request")
+
+	close(release)
+	for range maxRequestsInFlight {
+		assert.True(t, c.read().OK)
+	}
+	c.request("served", "quick", map[string]bool{"block": true})
+	resp = c.read()
+	assert.Equal(t, "served", resp.MessageID)
+	assert.JSONEq(t, `{"served":true}`, string(resp.Payload))
 }

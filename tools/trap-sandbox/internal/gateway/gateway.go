@@ -147,7 +147,8 @@ const (
 	CloseGoingAway = websocket.CloseGoingAway // 1001
 	// CloseTooBig: a frame above protocol.MaxFrameBytes arrived (sent by gorilla's read limit).
 	CloseTooBig = websocket.CloseMessageTooBig // 1009
-	// CloseTryAgainLater: the socket's send queue overflowed (slow consumer). Reconnect.
+	// CloseTryAgainLater: a slow consumer: the socket's send queue overflowed, or a frame
+	// waited WriteTimeout for the peer to read it. Reconnect.
 	CloseTryAgainLater = websocket.CloseTryAgainLater // 1013
 	// CloseUnauthorized: hello had a wrong secret. Do not reconnect until the secret changes.
 	CloseUnauthorized = 4001
@@ -296,8 +297,8 @@ func (c Config) withDefaults() Config {
 type Gateway struct {
 	cfg      Config
 	log      *slog.Logger
-	registry *registry                 // the sockets held here, and the cluster of replicas (nil: none)
-	handlers map[string]RequestHandler // written by Handle before Mount, read-only after
+	registry *registry          // the sockets held here, and the cluster of replicas (nil: none)
+	handlers map[string]handler // written by Handle before Mount, read-only after
 	mounted  bool
 	upgrader websocket.Upgrader
 
@@ -340,7 +341,7 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 		},
 	}
 	g.limits = newLimiter(g.cfg, g.log)
-	g.handlers = map[string]RequestHandler{}
+	g.handlers = map[string]handler{}
 	if cluster != nil {
 		cluster.Attach(local{g})
 	}

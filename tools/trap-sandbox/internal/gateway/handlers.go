@@ -1,12 +1,14 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
@@ -28,19 +30,46 @@ const (
 // RequestHandler answers one computer_request type (see protocol.RequestHandler).
 type RequestHandler = protocol.RequestHandler
 
+// QuickHandler answers one computer_request type on the socket's reader when it can do so
+// without blocking (see protocol.QuickHandler).
+type QuickHandler = protocol.QuickHandler
+
+// handler is one entry of the gateway's handler table.
+type handler struct {
+	// serve answers a request in a goroutine of its own, holding one of the socket's request
+	// slots (maxRequestsInFlight).
+	serve RequestHandler
+	// quick, when set, is tried first, on the reader; serve answers when it returns
+	// protocol.ErrWouldBlock.
+	quick QuickHandler
+}
+
 // Handle registers h as the answer to computer_request type typ: the gateway's handler
 // table, which modules register into (the opencodehealth module registers probe_gateway).
 // Call it before Mount: once mounted, sockets read the table without a lock. Registering
 // after Mount, an empty type, hello, or a type twice panics (a wiring mistake).
-func (g *Gateway) Handle(typ string, h RequestHandler) {
+func (g *Gateway) Handle(typ string, h RequestHandler) { g.register(typ, handler{serve: h}) }
+
+// HandleQuick registers typ as Handle does, declaring that quick can answer it without
+// blocking: quick runs on the socket's reader, without a goroutine or a request slot, and h
+// answers in a goroutine whenever quick returns protocol.ErrWouldBlock. Answers still leave
+// through the socket's send queue, in the order they were made.
+func (g *Gateway) HandleQuick(typ string, quick QuickHandler, h RequestHandler) {
+	if quick == nil {
+		panic(fmt.Sprintf("gateway: HandleQuick(%q): nil quick handler", typ))
+	}
+	g.register(typ, handler{serve: h, quick: quick})
+}
+
+func (g *Gateway) register(typ string, h handler) {
 	switch {
 	case g.mounted:
 		panic(fmt.Sprintf("gateway: Handle(%q) after Mount", typ))
 	case typ == "" || typ == TypeHello:
 		panic(fmt.Sprintf("gateway: Handle(%q): reserved type", typ))
-	case g.handlers[typ] != nil:
+	case g.handlers[typ].serve != nil:
 		panic(fmt.Sprintf("gateway: Handle(%q): registered twice", typ))
-	case h == nil:
+	case h.serve == nil:
 		panic(fmt.Sprintf("gateway: Handle(%q): nil handler", typ))
 	}
 	g.handlers[typ] = h
@@ -55,64 +84,134 @@ func (s *Session) handleFrame(data []byte) {
 	}
 	f, err := protocol.DecodeFrame(data)
 	if err != nil {
-		// Never log the frame itself: a hello carries the secret.
-		s.log().Debug("ignored frame", "err", clip(err.Error()), "bytes", len(data))
+		s.ignoredFrame(err, len(data))
 		return
 	}
 	s.gw.cfg.Metrics.frameIn(f.Event, f.Type)
 	switch f.Event {
 	case protocol.EventComputerRequest:
-		s.handleRequest(f)
+		s.handleRequest(&f)
 	case protocol.EventComputerResponse:
 		s.handleResponse(f)
 	default:
-		s.log().Debug("ignored frame: a computer must not send this event", "event", clip(string(f.Event)))
+		s.ignoredEvent(f.Event)
 	}
 }
 
-func (s *Session) handleRequest(f protocol.Frame) {
+// The reader's path to a quick answer (handleFrame, handleRequest, answer) is kept shallow,
+// its rare branches in functions of their own and the frame passed by pointer: a goroutine's
+// stack keeps the size its deepest call grew it to, and the path must fit the reader's 4 KiB
+// (TestAQuickAnswerKeepsTheReadersStackSmall), or every computer that ever asked
+// probe_gateway would hold 4 KiB more while idle.
+
+//go:noinline
+func (s *Session) ignoredFrame(err error, size int) {
+	// Never log the frame itself: a hello carries the secret.
+	s.log().Debug("ignored frame", "err", clip(err.Error()), "bytes", size)
+}
+
+//go:noinline
+func (s *Session) ignoredEvent(event protocol.Event) {
+	s.log().Debug("ignored frame: a computer must not send this event", "event", clip(string(event)))
+}
+
+func (s *Session) handleRequest(f *protocol.Frame) {
 	if f.Type == TypeHello {
-		offStack(func() { s.handleHello(f) })
+		s.helloOffStack(*f)
 		return
 	}
-	if !s.isAuthenticated() {
-		if pe := s.linkRefusal(f.Type); pe != nil {
-			s.reply(f, nil, pe)
-			return
-		}
+	if !s.isAuthenticated() && s.refusedBeforeHello(f) {
+		return
 	}
 	handler, ok := s.gw.handlers[f.Type]
 	if !ok {
-		s.reply(f, nil, protocol.Errorf(protocol.CodeUnknownType,
-			"the gateway has no request type %s (known: %s)", quoteClipped(f.Type), strings.Join(s.gw.knownTypes(), ", ")))
+		s.refuseUnknownType(f)
 		return
+	}
+	if handler.quick != nil {
+		// Answered here, on the reader, when it can be without blocking: no goroutine, no
+		// slot (it is never in flight beside the reader), and its answer is queued before the
+		// next frame is read. When no writer runs, the reader writes it itself: a computer
+		// that does not read its answers then stops being read until the write timeout drops
+		// it, and nobody else waits on it.
+		payload, err := handler.quick(s.requester(), f.Payload)
+		if !errors.Is(err, protocol.ErrWouldBlock) {
+			s.answerHandled(f, payload, err, writeInline)
+			return
+		}
 	}
 	select {
 	case s.slots <- struct{}{}:
 	default:
-		s.gw.cfg.Metrics.limited(limitRequestsInFlight)
-		s.gw.limits.logRefusal(limitRequestsInFlight, s.remoteAddr, "traposId", s.Key().TraposID, "max", maxRequestsInFlight)
-		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal,
-			"too many requests in flight on this socket (limit %d)", maxRequestsInFlight))
+		s.refuseInFlight(f)
 		return
 	}
 	s.handlers.Add(1)
-	go func() {
-		defer s.handlers.Done()
-		defer func() { <-s.slots }()
-		payload, err := handler(s.ctx, s.requester(), f.Payload)
-		if err != nil {
-			var pe *protocol.Error
-			if !errors.As(err, &pe) {
-				s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
-				pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
-			}
-			s.answer(f, nil, pe, writeInline)
-			return
-		}
-		s.answer(f, payload, nil, writeInline)
+	go s.serve(handler.serve, *f)
+}
+
+// refusedBeforeHello answers a request a socket without a good hello may not make (link.go).
+//
+//go:noinline
+func (s *Session) refusedBeforeHello(f *protocol.Frame) bool {
+	if pe := s.linkRefusal(f.Type); pe != nil {
+		s.reply(*f, nil, pe)
+		return true
+	}
+	return false
+}
+
+//go:noinline
+func (s *Session) refuseUnknownType(f *protocol.Frame) {
+	s.reply(*f, nil, protocol.Errorf(protocol.CodeUnknownType,
+		"the gateway has no request type %s (known: %s)", quoteClipped(f.Type), strings.Join(s.gw.knownTypes(), ", ")))
+}
+
+//go:noinline
+func (s *Session) refuseInFlight(f *protocol.Frame) {
+	s.gw.cfg.Metrics.limited(limitRequestsInFlight)
+	s.gw.limits.logRefusal(limitRequestsInFlight, s.remoteAddr, "traposId", s.Key().TraposID, "max", maxRequestsInFlight)
+	s.reply(*f, nil, protocol.Errorf(protocol.CodeInternal,
+		"too many requests in flight on this socket (limit %d)", maxRequestsInFlight))
+}
+
+// serve runs a request's handler in the goroutine handleRequest started for it, which holds
+// one of the socket's request slots. (A method of its own rather than a closure: a frame
+// captured by a closure would be moved to the heap for every request, quick ones included.)
+func (s *Session) serve(h RequestHandler, f protocol.Frame) {
+	defer s.handlers.Done()
+	defer func() { <-s.slots }()
+	payload, err := h(s.ctx, s.requester(), f.Payload)
+	if s.answerHandled(&f, payload, err, writeInline) {
 		s.linkAnswered(f.Type, payload)
-	}()
+	}
+}
+
+// helloOffStack runs hello off the reader's stack (offStack).
+func (s *Session) helloOffStack(f protocol.Frame) { offStack(func() { s.handleHello(f) }) }
+
+// answerHandled answers request f with what its handler returned: a *protocol.Error as it
+// is, any other error as internal (logged). It reports whether the answer was a success.
+func (s *Session) answerHandled(f *protocol.Frame, payload json.RawMessage, err error, how writeMode) bool {
+	if err != nil {
+		s.answer(f, nil, s.handlerError(f, err), how)
+		return false
+	}
+	s.answer(f, payload, nil, how)
+	return true
+}
+
+// handlerError is what a handler's error answers: a *protocol.Error as it is, any other
+// error as internal (logged).
+//
+//go:noinline
+func (s *Session) handlerError(f *protocol.Frame, err error) *protocol.Error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) {
+		s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
+		pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
+	}
+	return pe
 }
 
 // offStack runs fn in a goroutine of its own and waits for it. The reader calls what runs
@@ -333,11 +432,11 @@ func (s *Session) handleResponse(f protocol.Frame) {
 
 // reply answers request f with a gateway_response: payload when err is nil, else err.
 func (s *Session) reply(f protocol.Frame, payload json.RawMessage, err *protocol.Error) {
-	s.answer(f, payload, err, writeByWriter)
+	s.answer(&f, payload, err, writeByWriter)
 }
 
 // answer is reply, with how the frame gets written when no writer runs (enqueueAs).
-func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protocol.Error, how writeMode) {
+func (s *Session) answer(f *protocol.Frame, payload json.RawMessage, err *protocol.Error, how writeMode) {
 	receiver := f.TraposSenderID
 	if k := s.Key(); k.TraposID != "" {
 		receiver = k.TraposID
@@ -357,31 +456,74 @@ func (s *Session) answer(f protocol.Frame, payload json.RawMessage, err *protoco
 		// sends one: it encodes every byte of a Lua string as a character.
 		out.RawMessageID = nil
 	}
-	frame, encErr := protocol.EncodeFrame(out)
+	buf := encodeBuffers.Get().(*[]byte)
+	defer putEncodeBuffer(buf)
+	frame, encErr := protocol.AppendFrame((*buf)[:0], out)
+	*buf = frame
 	if encErr != nil {
-		s.gw.limits.warns.warn("cannot encode a reply", s.remoteAddr, "type", clip(f.Type), "err", clip(encErr.Error()))
-		out.OK, out.Payload = false, nil
-		out.Type = clip(f.Type)
-		out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: it would exceed %d bytes",
-			quoteClipped(f.Type), protocol.MaxFrameBytes)
-		if frame, encErr = protocol.EncodeFrame(out); encErr != nil {
-			// Even the short answer does not fit: the messageId alone is too long to echo.
-			s.closeByGateway(websocket.CloseMessageTooBig, "messageId too long to echo")
+		if frame, encErr = s.encodeFailed(f, &out, encErr, (*buf)[:0]); encErr != nil {
 			return
 		}
+		*buf = frame
 	}
-	if qErr := s.enqueueAs(frame, how); qErr != nil {
-		if errors.Is(qErr, errQueueFull) {
-			// Answers to the computer's own requests pile up only if it does not read them.
-			s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
-				"queuedBytes", s.send.queued())
-			s.closeByGateway(CloseTryAgainLater, "send queue full")
-			return
-		}
-		s.log().Debug("reply dropped", "type", clip(f.Type), "err", qErr)
+	if s.claimWriter(frame, how) {
+		// Written from the pooled buffer at once, not copied into the queue; counted first,
+		// as a queued frame is, so that whoever reads the answer finds it counted.
+		s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
+		s.writeClaimed(frame)
+		return
+	}
+	if qErr := s.enqueueAs(bytes.Clone(frame), how); qErr != nil {
+		s.answerNotQueued(f, qErr)
 		return
 	}
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
+}
+
+// encodeFailed answers f with the short internal error instead of an answer out that could
+// not be encoded (too big), encoded into dst; when even that does not fit (the messageId
+// alone is too long to echo) it closes the socket and returns the error.
+//
+//go:noinline
+func (s *Session) encodeFailed(f *protocol.Frame, out *protocol.Frame, encErr error, dst []byte) ([]byte, error) {
+	s.gw.limits.warns.warn("cannot encode a reply", s.remoteAddr, "type", clip(f.Type), "err", clip(encErr.Error()))
+	out.OK, out.Payload = false, nil
+	out.Type = clip(f.Type)
+	out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: it would exceed %d bytes",
+		quoteClipped(f.Type), protocol.MaxFrameBytes)
+	frame, err := protocol.AppendFrame(dst, *out)
+	if err != nil {
+		s.closeByGateway(websocket.CloseMessageTooBig, "messageId too long to echo")
+	}
+	return frame, err
+}
+
+// answerNotQueued handles an answer the send queue refused.
+//
+//go:noinline
+func (s *Session) answerNotQueued(f *protocol.Frame, qErr error) {
+	if errors.Is(qErr, errQueueFull) {
+		// Answers to the computer's own requests pile up only if it does not read them.
+		s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
+			"queuedBytes", s.send.queued())
+		s.closeByGateway(CloseTryAgainLater, "send queue full")
+		return
+	}
+	s.log().Debug("reply dropped", "type", clip(f.Type), "err", qErr)
+}
+
+// encodeBuffers recycles the buffers answers are encoded into: an answer written at once
+// (claimWriter) leaves its buffer free again, one that waits in the queue is copied.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledEncodeBuffer keeps a rare big answer's buffer out of the pool.
+const maxPooledEncodeBuffer = 4 << 10
+
+func putEncodeBuffer(buf *[]byte) {
+	if cap(*buf) <= maxPooledEncodeBuffer {
+		*buf = (*buf)[:0]
+		encodeBuffers.Put(buf)
+	}
 }
 
 // knownTypes lists the computer_request types the gateway answers.

@@ -2,12 +2,19 @@ package gateway
 
 import (
 	"bytes"
+	"context"
+	"fmt"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/opencode"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 )
 
@@ -45,4 +52,39 @@ func TestAnIdleComputerHoldsOnlyItsReadersGoroutine(t *testing.T) {
 		all, readers := sessionGoroutines(t)
 		return all == computers && readers == computers
 	}, waitLimit, testkit.Poll, "one goroutine per idle computer, its reader")
+}
+
+// freshProber always has a fresh result: every probe_gateway is a quick answer.
+type freshProber struct{}
+
+func (freshProber) Probe(context.Context) opencode.Health { return opencode.Health{OK: true} }
+
+func (freshProber) Recent(time.Duration) (opencode.Health, bool) {
+	return opencode.Health{OK: true}, true
+}
+
+// A quick answer runs on the reader (decode, answer, encode, write): the path must fit the
+// reader's stack as hello left it, or every computer that ever asked probe_gateway would keep
+// a stack twice as big while idle (a goroutine's stack keeps the size it grew to).
+func TestAQuickAnswerKeepsTheReadersStackSmall(t *testing.T) {
+	h := newHarness(t, Config{}, freshProber{})
+	const computers = 200
+	cs := make([]*computer, computers)
+	for i := range cs {
+		cs[i] = h.connect(t, fmt.Sprintf("%d:stack", i), "")
+	}
+	stacks := func() int64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return int64(m.StackInuse)
+	}
+	before := stacks()
+	for i, c := range cs {
+		c.request(fmt.Sprint("p", i), protocol.TypeProbeGateway, nil)
+		resp := c.read()
+		require.True(t, resp.OK)
+	}
+	grown := (stacks() - before) / computers
+	assert.Less(t, grown, int64(1024), "stack bytes per computer after a quick answer (a reader's stack that doubled: 4096)")
 }

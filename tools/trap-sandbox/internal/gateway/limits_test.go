@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -111,6 +112,76 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be dropped")
 	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
+}
+
+// A quick answer (HandleQuick) is written by the reader itself when no writer runs: a
+// computer that asks and asks and never reads stops being read once its answers fill the
+// kernel's buffers (TCP pushes back, as on a bare server), its queue never fills, and every
+// other computer is answered meanwhile. The write timeout ends it (here: its peer hangs up).
+func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
+	m := newMetrics()
+	const budget = 64 << 10
+	h := newHarness(t, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, func(g *Gateway) {
+		g.HandleQuick("quick", func(protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return nil, nil
+		}, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return nil, nil
+		})
+	})
+	c := h.connect(t, "7:", "")
+	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
+	require.NotNil(t, s)
+	bigID := strings.Repeat("m", 60_000)
+	stalled := false
+	for i := 0; i < 10_000 && !s.isClosed(); i++ {
+		// A write that does not finish in a while means the gateway stopped reading.
+		_ = c.conn.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
+		if c.conn.WriteMessage(websocket.TextMessage, []byte(`{"event":"computer_request","traposSenderId":"7:","messageId":"`+
+			bigID+`","type":"quick"}`)) != nil {
+			stalled = true
+			break
+		}
+	}
+	require.True(t, stalled, "the gateway kept reading a computer that reads none of its answers")
+	assert.False(t, s.isClosed(), "not dropped for a full queue (1013): it is no longer read")
+	assert.LessOrEqual(t, s.send.peakBytes(), budget)
+
+	other := h.connect(t, "8:", "")
+	other.request("q", "quick", nil)
+	assert.True(t, other.read().OK, "another computer is answered while the first one's reader waits")
+
+	_ = c.conn.Close()
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll, "the computer to be dropped")
+	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
+}
+
+// The same computer with a write timeout that passes: a frame that waits WriteTimeout for the
+// peer to read it marks a slow consumer, closed 1013 as one whose queue overflows (not 1006,
+// which says the peer went away).
+func TestQuickAnswersNotReadAreClosed1013AfterTheWriteTimeout(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{WriteTimeout: 50 * time.Millisecond, Metrics: m}, nil, func(g *Gateway) {
+		g.HandleQuick("quick", func(protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return nil, nil
+		}, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return nil, nil
+		})
+	})
+	c := h.connect(t, "7:", "")
+	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
+	require.NotNil(t, s)
+	bigID := strings.Repeat("m", 60_000)
+	for i := 0; !s.isClosed(); i++ {
+		require.Less(t, i, 100_000, "the computer was never dropped")
+		_ = c.conn.SetWriteDeadline(time.Now().Add(waitLimit))
+		if c.conn.WriteMessage(websocket.TextMessage, []byte(`{"event":"computer_request","traposSenderId":"7:","messageId":"`+
+			bigID+`","type":"quick"}`)) != nil {
+			break
+		}
+	}
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be dropped")
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
+	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1006")))
 }
 
 // Finding 4 of issue 22: wrong secrets were limited per address only, so 40 addresses got

@@ -60,9 +60,45 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 	return g.registry.Route(ctx, k, typ, payload)
 }
 
+// RequestWithin is Request with the wait bounded by timeout as well as by ctx: what the host
+// surfaces call with a caller's timeout. A timeout that passes is the timeout error, as ctx's
+// deadline is. For a computer held here the bound is a timer rather than a derived context,
+// which costs a host request less.
+func (g *Gateway) RequestWithin(ctx context.Context, accountID, traposID, typ string, payload json.RawMessage, timeout time.Duration) (Response, error) {
+	if typ == "" {
+		return Response{}, protocol.Errorf(protocol.CodeInternal, "a request needs a type")
+	}
+	payload, err := protocol.ObjectPayload(payload)
+	if err != nil {
+		return Response{}, err
+	}
+	k := Key{AccountID: accountID, TraposID: traposID}
+	if s := g.registry.Lookup(k); s != nil {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		return s.requestUntil(ctx, typ, payload, timer.C)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return g.registry.Route(ctx, k, typ, payload)
+}
+
 // request sends a gateway_request on this socket and waits for the answer, as Request does;
 // payload must already be a JSON object.
 func (s *Session) request(ctx context.Context, typ string, payload json.RawMessage) (Response, error) {
+	// Without a deadline of ctx's own the request times out after RequestTimeout on
+	// Config.Clock (the idle probe's case, which liveness tests drive).
+	var timeout <-chan time.Time
+	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
+		timer := s.gw.cfg.Clock.NewTimer(s.gw.cfg.RequestTimeout)
+		defer timer.Stop()
+		timeout = timer.C()
+	}
+	return s.requestUntil(ctx, typ, payload, timeout)
+}
+
+// requestUntil is request, the wait ending when ctx ends or timeout fires (nil: never).
+func (s *Session) requestUntil(ctx context.Context, typ string, payload json.RawMessage, timeout <-chan time.Time) (Response, error) {
 	g := s.gw
 	traposID := s.Key().TraposID
 	messageID := uuid.NewString()
@@ -77,14 +113,6 @@ func (s *Session) request(ctx context.Context, typ string, payload json.RawMessa
 		return Response{}, protocol.Errorf(protocol.CodeInternal, "cannot send %s to %s: %v", typ, traposID, err)
 	}
 
-	// Without a deadline of ctx's own the request times out after RequestTimeout on
-	// Config.Clock (the idle probe's case, which liveness tests drive).
-	var timeout <-chan time.Time
-	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
-		timer := g.cfg.Clock.NewTimer(g.cfg.RequestTimeout)
-		defer timer.Stop()
-		timeout = timer.C()
-	}
 	wait, err := s.pending.add(messageID)
 	if err != nil {
 		if protocol.CodeOf(err) == protocol.CodeBusy {

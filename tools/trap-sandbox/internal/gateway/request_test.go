@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -215,4 +216,43 @@ func TestNewestWins(t *testing.T) {
 	assert.True(t, r.resp.OK)
 	// The old socket's end must not unregister the new one.
 	assert.Len(t, h.gw.Computers(), 1)
+}
+
+// RequestWithin's timeout bounds the wait as a ctx deadline would (and RequestTimeout does
+// not): the caller gets timeout, the pending entry is gone, and the computer stays.
+func TestRequestWithinTimesOut(t *testing.T) {
+	h := newHarness(t, Config{RequestTimeout: time.Hour}, nil)
+	c := h.connect(t, "7:", "")
+	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
+	require.NotNil(t, s)
+	done := make(chan error, 1)
+	go func() {
+		_, err := h.gw.RequestWithin(context.Background(), LocalAccount, "7:", TypePing, nil, 100*time.Millisecond)
+		done <- err
+	}()
+	c.read() // seen, not answered
+	select {
+	case err := <-done:
+		assert.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err))
+		assert.Contains(t, err.Error(), "did not answer ping in time")
+	case <-time.After(waitLimit):
+		t.Fatal("RequestWithin did not end at its timeout")
+	}
+	assert.Zero(t, s.pending.len())
+	assert.Len(t, h.gw.Computers(), 1)
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	go func() {
+		resp, err := h.gw.RequestWithin(ctx, LocalAccount, "7:", TypePing, nil, time.Hour)
+		if err == nil && !resp.OK {
+			err = errors.New("not ok")
+		}
+		done <- err
+	}()
+	c.answerNext(func(protocol.Frame) map[string]any { return map[string]any{"ok": true} })
+	assert.NoError(t, <-done)
+
+	_, err := h.gw.RequestWithin(ctx, LocalAccount, "8:", TypePing, nil, time.Hour)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
 }

@@ -59,6 +59,20 @@ func (q *sendQueue) push(frame []byte) pushResult {
 	return pushWriter
 }
 
+// claim makes the caller the writer of frame without queueing it: when the queue is empty, no
+// writer runs and frame fits the byte budget, the caller writes frame at once (and then
+// drains what was queued meanwhile, as any writer), so passing it through the queue would
+// only cost a copy. False: push it instead.
+func (q *sendQueue) claim(frame []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.sealed || q.writing || len(q.frames) > 0 || len(frame) > q.limit {
+		return false
+	}
+	q.writing = true
+	return true
+}
+
 // next takes the oldest frame for the writer; when the queue is empty it gives the writer
 // role back in the same step (so a frame pushed meanwhile finds no writer and makes a new
 // one) and returns false.

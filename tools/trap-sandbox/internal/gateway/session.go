@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -251,10 +252,20 @@ func (s *Session) flush() {
 	}
 }
 
-// writeFailed ends a socket whose write failed: the peer does not read, or is gone.
+// writeFailed ends a socket whose write failed. A write that timed out means the computer
+// does not read what it is sent: a slow consumer, closed 1013 as one whose queue overflows
+// (a quick answer written by the reader, or any frame, that waits WriteTimeout for the
+// peer). Any other error means the peer is gone (1006). Neither gets a close frame: it
+// would follow a half-written frame.
 func (s *Session) writeFailed(err error) {
 	s.log().Debug("write failed", "err", err)
-	s.abandon("write failed")
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		s.gw.limits.warns.warn("a write timed out, dropping the computer: it does not read", s.remoteAddr,
+			"traposId", clip(s.Key().TraposID), "queuedBytes", s.send.queued())
+		s.beginClose(CloseTryAgainLater, "write timed out", false)
+	} else {
+		s.abandon("write failed")
+	}
 	_ = s.conn.SetReadDeadline(s.realNow()) // wake the reader now
 }
 
@@ -306,6 +317,23 @@ func (s *Session) enqueueAs(frame []byte, how writeMode) error {
 		}
 	}
 	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", s.Key().TraposID)
+}
+
+// claimWriter makes the caller the writer of frame, to write it at once with writeClaimed,
+// when it may write (writeInline) and finds the queue idle (sendQueue.claim).
+func (s *Session) claimWriter(frame []byte, how writeMode) bool {
+	return how == writeInline && !s.isClosed() && s.send.claim(frame)
+}
+
+// writeClaimed writes frame after claimWriter, then what was queued meanwhile, and gives the
+// writer role back.
+func (s *Session) writeClaimed(frame []byte) {
+	if err := s.write(frame, s.realNow().Add(s.gw.cfg.WriteTimeout)); err != nil {
+		s.writeFailed(err)
+		s.send.release()
+		return
+	}
+	s.flush()
 }
 
 // drain reads and discards what the peer still sends, briefly, so that closing the

@@ -62,8 +62,7 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	// Refuse an oversized frame before sending (and before looking the computer up).
-	if _, err := protocol.EncodeFrame(protocol.Frame{Event: protocol.EventGatewayRequest, TraposReceiverID: traposID,
-		MessageID: probeMessageID, Type: req.Type, Payload: payload}); errors.Is(err, protocol.ErrFrameTooLarge) {
+	if mayExceedFrame(traposID, req.Type, payload) && frameTooLarge(traposID, req.Type, payload) {
 		server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeInternal,
 			fmt.Sprintf("the gateway_request frame would exceed %d bytes (128 KiB, CC: Tweaked's limit); send a smaller payload", protocol.MaxFrameBytes))
 		return
@@ -85,14 +84,39 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: answer, Warnings: warnings})
 }
 
+// frameOverhead bounds what a gateway_request frame holds besides its escaped traposId and
+// type and its payload: the keys, the event and the messageId.
+const frameOverhead = 256
+
+// mayExceedFrame reports whether the gateway_request could exceed protocol.MaxFrameBytes: a
+// string encodes to at most 6 bytes a byte (\u00XX), a payload compacted to at most its own
+// length. Only a frame that may is worth encoding to find out (frameTooLarge).
+func mayExceedFrame(traposID, typ string, payload json.RawMessage) bool {
+	return frameOverhead+6*(len(traposID)+len(typ))+len(payload) > protocol.MaxFrameBytes
+}
+
+// frameTooLarge encodes the gateway_request, with a messageId as long as the gateway's, to
+// see whether it exceeds protocol.MaxFrameBytes.
+func frameTooLarge(traposID, typ string, payload json.RawMessage) bool {
+	_, err := protocol.EncodeFrame(protocol.Frame{Event: protocol.EventGatewayRequest, TraposReceiverID: traposID,
+		MessageID: probeMessageID, Type: typ, Payload: payload})
+	return errors.Is(err, protocol.ErrFrameTooLarge)
+}
+
 // parseRequestBody validates a /requests body; msg is non-empty when it is unusable.
 func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg string) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&req); err != nil {
-		return req, 0, "the body must be a JSON object {\"type\":..., \"payload\":{...}, \"timeoutMs\":...}: " + err.Error()
-	}
-	if dec.More() {
-		return req, 0, "the body must hold exactly one JSON object"
+	// A body that is one JSON value decodes in one step; only what it refuses is read again
+	// by the Decoder, whose errors are the ones the API has always answered with (and which
+	// takes a first object followed by more).
+	if json.Unmarshal(body, &req) != nil {
+		req = RequestBody{}
+		dec := json.NewDecoder(bytes.NewReader(body))
+		if err := dec.Decode(&req); err != nil {
+			return req, 0, "the body must be a JSON object {\"type\":..., \"payload\":{...}, \"timeoutMs\":...}: " + err.Error()
+		}
+		if dec.More() {
+			return req, 0, "the body must hold exactly one JSON object"
+		}
 	}
 	if req.Type == "" {
 		return req, 0, "the body needs a non-empty \"type\""

@@ -84,9 +84,7 @@ func (t Gateway) Request(ctx context.Context, traposID, typ string, payload json
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	resp, err := t.gw.Request(ctx, accountID, traposID, typ, payload)
+	resp, err := t.gw.RequestWithin(ctx, accountID, traposID, typ, payload, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -60,6 +60,8 @@ type ProberConfig struct {
 	Timeout time.Duration
 	// Transport is the HTTP transport; nil means one that keeps a single idle connection.
 	Transport http.RoundTripper
+	// Now is the clock Recent measures a result's age by; nil means time.Now.
+	Now func() time.Time
 }
 
 // Prober probes opencode's /global/health. Concurrent Probe calls share one upstream request.
@@ -79,6 +81,11 @@ type Prober struct {
 	// current is the upstream probe in flight, which new callers join; nil when none runs.
 	current *flight
 	closed  bool
+	// last is the result of the last upstream probe to finish, and lastAt when it did
+	// (Recent; zero before the first).
+	last   Health
+	lastAt time.Time
+	now    func() time.Time
 	// inflight counts running upstream probes (they outlive a caller that gave up).
 	inflight sync.WaitGroup
 }
@@ -120,8 +127,12 @@ func NewProber(cfg ProberConfig) (*Prober, error) {
 			IdleConnTimeout:     probeIdleConnTimeout,
 		}
 	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Prober{
+		now:       cfg.Now,
 		healthURL: base.JoinPath(healthPath),
 		username:  cfg.Username,
 		password:  cfg.Password,
@@ -166,13 +177,28 @@ func (p *Prober) Probe(ctx context.Context) Health {
 	}
 }
 
+// Recent returns the result of the last upstream probe if it finished at most maxAge ago,
+// without waiting and without probing; false when there is none that fresh (or the prober
+// is closed). Probe never reuses a result: Recent is for a caller that may answer from one
+// instead (probe_gateway's quick answer, opencodehealth.Fresh).
+func (p *Prober) Recent(maxAge time.Duration) (Health, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || p.lastAt.IsZero() || p.now().Sub(p.lastAt) > maxAge {
+		return Health{}, false
+	}
+	return p.last, true
+}
+
 // fly runs f's upstream request and hands its result to every caller that joined. Callers
-// that arrive after it finished start a new flight: a result is never reused.
+// that arrive after it finished start a new flight: Probe never reuses a result (Recent
+// does, for callers that ask for it).
 func (p *Prober) fly(f *flight) {
 	defer p.inflight.Done()
 	health := p.probeOnce()
 	p.mu.Lock()
 	p.current = nil
+	p.last, p.lastAt = health, p.now()
 	p.mu.Unlock()
 	f.health = health
 	close(f.done)

@@ -385,3 +385,39 @@ func TestProbeOfAHugeMalformedStatusLineIsShort(t *testing.T) {
 	assert.Less(t, len(h.Detail), 500, h.Detail[:min(len(h.Detail), 500)])
 	assert.Contains(t, h.Detail, "(cut, ")
 }
+
+// Recent tells the last upstream result while it is at most maxAge old (by the prober's
+// clock), never probes, and tells nothing before the first result or after Close.
+func TestRecentTellsTheLastResultWhileFresh(t *testing.T) {
+	fake := opencodefake.New(opencodefake.Options{})
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	var mu sync.Mutex
+	now := time.Unix(1000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	p := newProber(t, ProberConfig{URL: srv.URL, Now: clock})
+
+	_, ok := p.Recent(time.Second)
+	assert.False(t, ok, "no result before the first probe")
+	require.True(t, probe(t, p).OK)
+	advance(time.Second)
+	h, ok := p.Recent(time.Second)
+	require.True(t, ok, "a result exactly maxAge old is fresh")
+	assert.Equal(t, Health{OK: true, Version: opencodefake.Version}, h)
+	assert.EqualValues(t, 1, fake.Requests(), "Recent never probes")
+
+	advance(time.Nanosecond)
+	_, ok = p.Recent(time.Second)
+	assert.False(t, ok, "older than maxAge")
+
+	srv.Close() // the next result is an outage, and Recent tells that one
+	require.False(t, probe(t, p).OK)
+	h, ok = p.Recent(time.Second)
+	require.True(t, ok)
+	assert.Contains(t, h.Detail, "connection refused")
+
+	p.Close()
+	_, ok = p.Recent(time.Hour)
+	assert.False(t, ok, "a closed prober has no result to tell")
+}

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -23,9 +24,23 @@ type Prober interface {
 	Probe(ctx context.Context) opencode.Health
 }
 
+// RecentProber is a Prober that can also tell its last result without probing;
+// *opencode.Prober implements it. With one, a probe_gateway is answered at once from a result
+// at most Fresh old.
+type RecentProber interface {
+	Prober
+	Recent(maxAge time.Duration) (opencode.Health, bool)
+}
+
+// Fresh is how old an upstream result may be and still answer a probe_gateway: within it,
+// every probe is answered from the last result at once (on the socket's reader), instead of
+// each asking opencode again. Short enough that no person could tell (docs/protocol.md).
+const Fresh = time.Second
+
 // Handlers is the table the module registers into; *gateway.Gateway implements it.
 type Handlers interface {
 	Handle(typ string, h protocol.RequestHandler)
+	HandleQuick(typ string, quick protocol.QuickHandler, h protocol.RequestHandler)
 }
 
 // Payload is probe_gateway's answer.
@@ -59,13 +74,38 @@ func New(prober Prober, reg *prometheus.Registry) *Module {
 	return m
 }
 
-// Register adds probe_gateway to the gateway's handler table.
-func (m *Module) Register(h Handlers) { h.Handle(Type, m.Handle) }
+// Register adds probe_gateway to the gateway's handler table: answered at once from a fresh
+// result when the prober keeps one, else by probing.
+func (m *Module) Register(h Handlers) {
+	if _, ok := m.prober.(RecentProber); ok {
+		h.HandleQuick(Type, m.Quick, m.Handle)
+		return
+	}
+	h.Handle(Type, m.Handle)
+}
+
+// Quick answers a probe_gateway from the prober's last result when it is at most Fresh old,
+// and returns protocol.ErrWouldBlock otherwise (Handle then probes).
+func (m *Module) Quick(_ protocol.Requester, _ json.RawMessage) (json.RawMessage, error) {
+	rp, ok := m.prober.(RecentProber)
+	if !ok {
+		return nil, protocol.ErrWouldBlock
+	}
+	h, ok := rp.Recent(Fresh)
+	if !ok {
+		return nil, protocol.ErrWouldBlock
+	}
+	return m.answer(h)
+}
 
 // Handle answers one probe_gateway: the sandbox is trivially ok (it answered), and opencode
 // is probed (bounded by the prober's own timeout).
 func (m *Module) Handle(ctx context.Context, _ protocol.Requester, _ json.RawMessage) (json.RawMessage, error) {
-	h := m.prober.Probe(ctx)
+	return m.answer(m.prober.Probe(ctx))
+}
+
+// answer is probe_gateway's answer for health h, counted.
+func (m *Module) answer(h opencode.Health) (json.RawMessage, error) {
 	m.count(h.OK)
 	if h.OK {
 		return healthyPayload, nil

@@ -212,9 +212,17 @@ func eventField(raw []byte) (Event, error) {
 // for a struct with the fields event, traposSenderId or traposReceiverId, messageId (a
 // json.RawMessage), type, ok, payload (a json.RawMessage) and error, in that order; the tests
 // compare the two (reference_test.go).
-func EncodeFrame(f Frame) ([]byte, error) {
+func EncodeFrame(f Frame) ([]byte, error) { return AppendFrame(nil, f) }
+
+// noErrorGiven is what a failure response without an Error sends.
+var noErrorGiven = &Error{Code: CodeInternal, Message: "no error given"}
+
+// AppendFrame is EncodeFrame appending the frame to dst (reallocated when it is too small),
+// so that a caller that writes the frame at once can encode every frame into one reused
+// buffer. On an error it returns dst unchanged.
+func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 	if !f.Event.IsKnown() {
-		return nil, fmt.Errorf("encode frame: unknown event %q", f.Event)
+		return dst, fmt.Errorf("encode frame: unknown event %q", f.Event)
 	}
 	payload := f.Payload
 	if len(bytes.TrimSpace(payload)) == 0 {
@@ -223,28 +231,28 @@ func EncodeFrame(f Frame) ([]byte, error) {
 	sendsPayload := !f.Event.IsResponse() || f.OK
 	// A failure response does not send its payload, but one that is not JSON is still refused.
 	if !sendsPayload && !json.Valid(payload) {
-		return nil, errInvalidPayload()
+		return dst, errInvalidPayload()
 	}
 	failure := f.Error // what a failure response sends as its error
 	if failure == nil {
-		failure = &Error{Code: CodeInternal, Message: "no error given"}
+		failure = noErrorGiven
 	}
 
-	var buf bytes.Buffer
+	buf := bytes.NewBuffer(dst)
 	buf.Grow(encodedSizeHint(f, payload, failure))
 	buf.WriteString(`{"event":`)
-	writeJSONString(&buf, string(f.Event), false)
+	writeJSONString(buf, string(f.Event), false)
 	if f.Event.FromComputer() {
 		buf.WriteString(`,"traposSenderId":`)
-		writeJSONString(&buf, f.TraposSenderID, false)
+		writeJSONString(buf, f.TraposSenderID, false)
 	} else {
 		buf.WriteString(`,"traposReceiverId":`)
-		writeJSONString(&buf, f.TraposReceiverID, false)
+		writeJSONString(buf, f.TraposReceiverID, false)
 	}
 	buf.WriteString(`,"messageId":`)
-	messageIDErr := writeMessageID(&buf, f)
+	messageIDErr := writeMessageID(buf, f)
 	buf.WriteString(`,"type":`)
-	writeJSONString(&buf, f.Type, false)
+	writeJSONString(buf, f.Type, false)
 	switch {
 	case !f.Event.IsResponse():
 		buf.WriteString(`,"payload":`)
@@ -252,24 +260,24 @@ func EncodeFrame(f Frame) ([]byte, error) {
 		buf.WriteString(`,"ok":true,"payload":`)
 	default:
 		buf.WriteString(`,"ok":false,"error":{"code":`)
-		writeJSONString(&buf, string(failure.Code), false)
+		writeJSONString(buf, string(failure.Code), false)
 		buf.WriteString(`,"message":`)
-		writeJSONString(&buf, failure.Message, false)
+		writeJSONString(buf, failure.Message, false)
 		buf.WriteByte('}')
 	}
 	// Compacting validates too, so a sent payload is read once. Its error comes before
 	// messageId's, as it did when the payload was checked up front.
-	if sendsPayload && json.Compact(&buf, payload) != nil {
-		return nil, errInvalidPayload()
+	if sendsPayload && json.Compact(buf, payload) != nil {
+		return dst, errInvalidPayload()
 	}
 	buf.WriteByte('}')
 	if messageIDErr != nil {
-		return nil, fmt.Errorf("encode frame: %w", messageIDErr)
+		return dst, fmt.Errorf("encode frame: %w", messageIDErr)
 	}
 
 	out := buf.Bytes()
-	if len(out) > MaxFrameBytes {
-		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, len(out), MaxFrameBytes)
+	if size := len(out) - len(dst); size > MaxFrameBytes {
+		return dst, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, size, MaxFrameBytes)
 	}
 	return out, nil
 }

@@ -239,3 +239,20 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+// AppendFrame appends exactly what EncodeFrame returns, and leaves dst as it was on an error.
+func TestAppendFrameAppendsTheEncodedFrame(t *testing.T) {
+	f := Frame{Event: EventGatewayResponse, TraposReceiverID: "7:", MessageID: "m", Type: TypeProbeGateway, OK: true,
+		Payload: json.RawMessage(`{ "sandboxOk": true }`)}
+	want, err := EncodeFrame(f)
+	require.NoError(t, err)
+	buf := make([]byte, 0, 8)
+	buf = append(buf, "prefix"...)
+	got, err := AppendFrame(buf, f)
+	require.NoError(t, err)
+	assert.Equal(t, "prefix"+string(want), string(got))
+
+	got, err = AppendFrame(got[:6], Frame{Event: EventGatewayRequest, Type: "x", Payload: json.RawMessage(`{`)})
+	require.Error(t, err)
+	assert.Equal(t, "prefix", string(got))
+}

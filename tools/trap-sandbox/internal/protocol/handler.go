@@ -3,6 +3,7 @@ package protocol
 import (
 	"context"
 	"encoding/json"
+	"errors"
 )
 
 // Requester is the computer a computer_request came from (its hello-completed identity).
@@ -22,3 +23,15 @@ type Requester struct {
 // when the computer's socket closes. Modules register handlers with the gateway by type
 // (gateway.Gateway.Handle), so they need not import it.
 type RequestHandler func(ctx context.Context, from Requester, payload json.RawMessage) (json.RawMessage, error)
+
+// ErrWouldBlock is what a QuickHandler returns when it cannot answer without blocking: the
+// type's RequestHandler then answers the request, in a goroutine of its own.
+var ErrWouldBlock = errors.New("the answer would block")
+
+// QuickHandler answers a computer_request at once, on the socket's reader: no goroutine, no
+// request slot, nothing to hand over. It must never block (no I/O, no wait, no lock held
+// across anything slow): while it runs, the socket reads nothing. It returns ErrWouldBlock
+// when it cannot answer that way (e.g. probe_gateway without a fresh enough health), and
+// otherwise what a RequestHandler returns. A module declares it when it registers the type
+// (gateway.Gateway.HandleQuick), beside the RequestHandler that answers the rest.
+type QuickHandler func(from Requester, payload json.RawMessage) (json.RawMessage, error)

@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
+	"sync"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
@@ -30,7 +32,36 @@ func WriteAnswer(w http.ResponseWriter, status int, a Answer) {
 	if a.Error != nil && a.Error.Code == protocol.CodeBusy {
 		w.Header().Set("Retry-After", BusyRetryAfter)
 	}
+	if a.OK && a.Error == nil && len(a.Warnings) == 0 && len(a.Payload) > 0 && writeOKAnswer(w, status, a.Payload) {
+		return
+	}
 	WriteJSON(w, status, a)
+}
+
+// okAnswerBuffers recycles writeOKAnswer's buffers.
+var okAnswerBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeOKAnswer writes {"ok":true,"payload":...} the way WriteJSON writes that Answer, byte
+// for byte (json.Encoder compacts a RawMessage and adds a newline), without reflection: the
+// answer of every request that succeeds. False, with nothing written, when payload is not
+// JSON (WriteJSON then answers as it always did).
+func writeOKAnswer(w http.ResponseWriter, status int, payload json.RawMessage) bool {
+	buf := okAnswerBuffers.Get().(*bytes.Buffer)
+	defer func() {
+		if buf.Cap() <= 64<<10 {
+			buf.Reset()
+			okAnswerBuffers.Put(buf)
+		}
+	}()
+	buf.WriteString(`{"ok":true,"payload":`)
+	if json.Compact(buf, payload) != nil {
+		return false
+	}
+	buf.WriteString("}\n")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+	return true
 }
 
 // WriteError is WriteAnswer of an error alone.
