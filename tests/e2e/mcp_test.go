@@ -29,12 +29,12 @@ func TestMCPAgentWorksOnBootedComputers(t *testing.T) {
 	open.Files = map[string]string{"/e2e.lua": idleProgram}
 	open.Settings["sandbox.allow_files"] = "write"
 	open.Settings["sandbox.allow_exec"] = "true"
-	fakecrafttest.Start(t, open).WaitFor(ctx, markerIdle)
+	fakecrafttest.StartWithin(t, open, testTimeout).WaitFor(ctx, markerIdle)
 
 	closed := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	closed.ID, closed.Label = 8, "south"
 	closed.Files = map[string]string{"/e2e.lua": idleProgram}
-	fakecrafttest.Start(t, closed).WaitFor(ctx, markerIdle)
+	fakecrafttest.StartWithin(t, closed, testTimeout).WaitFor(ctx, markerIdle)
 
 	for _, transport := range []string{"http", "stdio"} {
 		t.Run(transport, func(t *testing.T) {

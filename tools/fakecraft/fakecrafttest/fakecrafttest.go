@@ -5,6 +5,7 @@ package fakecrafttest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -75,6 +76,11 @@ func StartWithin(t testing.TB, opts machine.Options, limit time.Duration) *Compu
 	go func() {
 		defer close(c.done)
 		c.res, c.err = m.Run(ctx)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// Said, because what follows (a socket closed, a test waiting for output) would
+			// not say it: a computer that outlived its limit is stopped mid-test.
+			t.Logf("fakecraft: computer %d stopped: it ran past its time limit of %v (StartWithin sets a longer one)", opts.ID, limit)
+		}
 	}()
 	t.Cleanup(c.Stop)
 	return c
