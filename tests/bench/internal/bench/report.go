@@ -95,7 +95,7 @@ func ReportScale(w io.Writer, cfg ScaleConfig, r ScaleResult) (missed []string) 
 		verdict = "MISS"
 		missed = append(missed, "(c) gateway RSS per idle computer, all replicas")
 	}
-	fmt.Fprintf(w, "\nscale-out=%d replicas=%d workers=%d source addresses=%d (%d computers each) dial-concurrency=%d per worker\n\n",
+	fmt.Fprintf(w, "\nscale-out=%d replicas=%d workers=%d source addresses=%d (%d computers each) dial-concurrency=%d\n\n",
 		cfg.Computers, len(r.Replicas), r.Workers, r.Addresses, cfg.PerAddress, cfg.DialConcurrency)
 	fmt.Fprintln(w, "| figure | value | target | result |")
 	fmt.Fprintln(w, "|---|---|---|---|")
@@ -113,10 +113,15 @@ func ReportScale(w io.Writer, cfg ScaleConfig, r ScaleResult) (missed []string) 
 		fmt.Fprintf(w, "| host ping, %d sequential, p50 / p99: direct | %s / %s | | |\n", r.Direct.Count, ms(r.Direct.P50), ms(r.Direct.P99))
 		fmt.Fprintf(w, "| host ping through a second replica (NATS), p50 / p99 | %s / %s | | |\n", ms(r.Routed.P50), ms(r.Routed.P99))
 	}
-	fmt.Fprintf(w, "| restart: every replica stopped (SIGTERM) | %s | | |\n", r.StopTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "| restart: every replica killed (SIGKILL) | %s | | |\n", r.KillTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "| restart: every replica started, until /healthz | %s | | |\n", r.StartTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "| **restart: all %d computers back**, from every replica serving | %s | | |\n", cfg.Computers, r.ReconnectTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "| restart: every replica lists every computer again | %s | | |\n", r.RelistedTime.Round(time.Millisecond))
 	fmt.Fprintf(w, "| after the restart: gateway RSS, sum / nats-server RSS | %.1f MiB / %.1f MiB | | |\n", mib(restarted), mib(r.NATSRSSRestarted))
+	stop := "all exited"
+	if r.StopErr != "" {
+		stop = r.StopErr
+	}
+	fmt.Fprintf(w, "| graceful stop at the end (SIGTERM), every replica | %s (%s) | | |\n", r.StopTime.Round(time.Millisecond), stop)
 	return missed
 }

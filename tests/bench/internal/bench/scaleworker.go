@@ -114,10 +114,11 @@ type worker struct {
 }
 
 // connect drops the old sockets and connects every computer of the worker, at most
-// DialConcurrency dials + hellos in flight; each socket then answers the gateway's pings.
+// DialConcurrency dials + hellos in flight. Each socket answers the gateway's pings from its
+// hello on: connecting 18 000 takes minutes, longer than the gateway waits for a pong.
 func (w *worker) connect(ctx context.Context) error {
 	w.drop()
-	cs := make([]*computer, w.spec.Count)
+	w.cs = make([]*computer, w.spec.Count)
 	err := runAll(ctx, w.spec.Count, w.spec.DialConcurrency, func(ctx context.Context, j int) error {
 		i := w.spec.First + j
 		k := i / w.spec.PerAddress
@@ -126,20 +127,17 @@ func (w *worker) connect(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("computer %s from %s to %s: %w", traposID(i), addressOf(k).IP, target, err)
 		}
-		cs[j] = c
-		return nil
-	})
-	if err != nil {
-		closeAll(cs)
-		return err
-	}
-	w.cs = cs
-	w.live.Store(int64(len(cs)))
-	for _, c := range cs {
+		w.cs[j] = c
+		w.live.Add(1)
 		w.readers.Go(func() {
 			defer w.live.Add(-1)
 			answerGatewayPings(c)
 		})
+		return nil
+	})
+	if err != nil {
+		w.drop()
+		return err
 	}
 	return nil
 }
