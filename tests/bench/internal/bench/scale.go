@@ -430,7 +430,7 @@ func (run *scaleRun) connectAll() error {
 		wg.Go(func() {
 			r, err := w.ask(cmdConnect, run.cfg.StepTimeout)
 			if err == nil && r.Live != w.spec.Count {
-				err = fmt.Errorf("%s: %d of its %d computers connected", w.name, r.Live, w.spec.Count)
+				err = fmt.Errorf("%s: %d of its %d computers connected (closed by a gateway meanwhile: %v)", w.name, r.Live, w.spec.Count, r.Closed)
 			}
 			errs[i] = err
 		})
@@ -446,7 +446,7 @@ func (run *scaleRun) checkLive() error {
 	for _, w := range run.workers {
 		r, err := w.ask(cmdStatus, StopTimeout)
 		if err == nil && r.Live != w.spec.Count {
-			err = fmt.Errorf("%s: %d of its %d sockets still open", w.name, r.Live, w.spec.Count)
+			err = fmt.Errorf("%s: %d of its %d sockets still open (closed by a gateway: %v)", w.name, r.Live, w.spec.Count, r.Closed)
 		}
 		errs = append(errs, err)
 	}

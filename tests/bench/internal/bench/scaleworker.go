@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"os"
 	"os/exec"
@@ -50,6 +51,9 @@ const (
 type workerReply struct {
 	// Live is the number of its sockets still open (said hello, not closed by the gateway).
 	Live int `json:"live"`
+	// Closed counts the sockets that closed while the worker held them, by why (the close
+	// code and reason the gateway sent, or the read error).
+	Closed map[string]int `json:"closed,omitempty"`
 	// Error says why the command failed; empty when it did not.
 	Error string `json:"error,omitempty"`
 }
@@ -99,6 +103,7 @@ func ServeScaleWorker(ctx context.Context, spec WorkerSpec, in io.Reader, out io
 			reply.Error = fmt.Sprintf("unknown command %q", line)
 		}
 		reply.Live = int(w.live.Load())
+		reply.Closed = w.closedWhy()
 		if err := enc.Encode(reply); err != nil {
 			return fmt.Errorf("answer: %w", err)
 		}
@@ -111,6 +116,18 @@ type worker struct {
 	cs      []*computer
 	live    atomic.Int64
 	readers sync.WaitGroup
+	// dropping is set while the worker closes its own sockets (their ends are not counted).
+	dropping atomic.Bool
+
+	mu     sync.Mutex
+	closed map[string]int // why sockets closed before the worker dropped them
+}
+
+// closedWhy is a copy of the reasons sockets closed.
+func (w *worker) closedWhy() map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return maps.Clone(w.closed)
 }
 
 // connect drops the old sockets and connects every computer of the worker, at most
@@ -130,8 +147,21 @@ func (w *worker) connect(ctx context.Context) error {
 		w.cs[j] = c
 		w.live.Add(1)
 		w.readers.Go(func() {
-			defer w.live.Add(-1)
-			answerGatewayPings(c)
+			err := answerGatewayPings(c)
+			w.live.Add(-1)
+			if w.dropping.Load() {
+				return
+			}
+			why := err.Error()
+			if ce, ok := errors.AsType[*websocket.CloseError](err); ok {
+				why = fmt.Sprintf("close %d %s", ce.Code, ce.Text)
+			}
+			w.mu.Lock()
+			if w.closed == nil {
+				w.closed = map[string]int{}
+			}
+			w.closed[why]++
+			w.mu.Unlock()
 		})
 		return nil
 	})
@@ -144,19 +174,21 @@ func (w *worker) connect(ctx context.Context) error {
 
 // drop closes every socket and waits for their readers.
 func (w *worker) drop() {
+	w.dropping.Store(true)
 	closeAll(w.cs)
 	w.readers.Wait()
 	w.cs = nil
+	w.dropping.Store(false)
 }
 
 // answerGatewayPings answers every gateway_request of the gateway (its idle probe, a host's
-// ping) with the computer's traposId until the socket closes; gorilla answers WebSocket pings
-// while it reads.
-func answerGatewayPings(c *computer) {
+// ping) with the computer's traposId until the socket closes, and returns why it did; gorilla
+// answers WebSocket pings while it reads.
+func answerGatewayPings(c *computer) error {
 	for {
 		_, data, err := c.ws.ReadMessage()
 		if err != nil {
-			return
+			return err
 		}
 		var f wireFrame
 		if json.Unmarshal(data, &f) != nil || f.Event != "gateway_request" {
@@ -165,8 +197,8 @@ func answerGatewayPings(c *computer) {
 		reply := fmt.Appendf(nil, `{"event":"computer_response","traposSenderId":%q,"messageId":%q,"type":%q,"ok":true,"payload":{"traposId":%q}}`,
 			c.id, f.MessageID, f.Type, c.id)
 		_ = c.ws.SetWriteDeadline(time.Now().Add(RoundTripTimeout))
-		if c.ws.WriteMessage(websocket.TextMessage, reply) != nil {
-			return
+		if err := c.ws.WriteMessage(websocket.TextMessage, reply); err != nil {
+			return fmt.Errorf("answer %s: %w", f.Type, err)
 		}
 	}
 }
@@ -226,10 +258,10 @@ func (w *workerProc) ask(cmd string, within time.Duration) (workerReply, error) 
 }
 
 // stop ends the worker: its input closes, so it drops its sockets and exits; one that
-// outlives StopTimeout then gets SIGTERM, and SIGKILL after another StopTimeout.
+// outlives ScaleStopTimeout then gets SIGTERM, and SIGKILL after StopTimeout.
 func (w *workerProc) stop() error {
 	_ = w.stdin.Close()
-	timer := time.NewTimer(StopTimeout)
+	timer := time.NewTimer(ScaleStopTimeout)
 	defer timer.Stop()
 	select {
 	case <-w.proc.Exited():
@@ -238,7 +270,7 @@ func (w *workerProc) stop() error {
 		}
 		return nil
 	case <-timer.C:
-		return fmt.Errorf("%s did not leave within %s of the end of its input: %w", w.name, StopTimeout, w.proc.Stop(StopTimeout))
+		return errors.Join(fmt.Errorf("%s did not leave within %s of the end of its input", w.name, ScaleStopTimeout), w.proc.Stop(StopTimeout))
 	}
 }
 
