@@ -346,7 +346,7 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 
 	fmt.Fprintf(run.progress, "connecting %d computers from %d addresses, all at once…\n", cfg.Computers, res.Addresses)
 	t0 := time.Now()
-	if err := run.connectAll(); err != nil {
+	if err := run.connectAll(ctx); err != nil {
 		return fmt.Errorf("step connect: %w", err)
 	}
 	res.ConnectTime = time.Since(t0)
@@ -356,7 +356,7 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	}
 	res.ListedTime = time.Since(t0)
 	time.Sleep(cfg.Settle)
-	if err := run.checkLive(); err != nil {
+	if err := run.checkLive(ctx); err != nil {
 		return fmt.Errorf("step memory: %w", err)
 	}
 	for r, s := range run.replicas {
@@ -385,7 +385,7 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 		return fmt.Errorf("step restart: start: %w", err)
 	}
 	t1 := time.Now()
-	if err := run.connectAll(); err != nil {
+	if err := run.connectAll(ctx); err != nil {
 		return fmt.Errorf("step restart: reconnect: %w", err)
 	}
 	res.ReconnectTime = time.Since(t1)
@@ -394,7 +394,7 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	}
 	res.RelistedTime = time.Since(t1)
 	time.Sleep(cfg.Settle)
-	if err := run.checkLive(); err != nil {
+	if err := run.checkLive(ctx); err != nil {
 		return fmt.Errorf("step restart: %w", err)
 	}
 	for r, s := range run.replicas {
@@ -429,12 +429,12 @@ func firstLines(s string) string {
 }
 
 // connectAll tells every worker at once to connect all its computers and waits for them all.
-func (run *scaleRun) connectAll() error {
+func (run *scaleRun) connectAll(ctx context.Context) error {
 	errs := make([]error, len(run.workers))
 	var wg sync.WaitGroup
 	for i, w := range run.workers {
 		wg.Go(func() {
-			r, err := w.ask(cmdConnect, run.cfg.StepTimeout)
+			r, err := w.ask(ctx, cmdConnect, run.cfg.StepTimeout)
 			if err == nil && r.Live != w.spec.Count {
 				err = fmt.Errorf("%s: %d of its %d computers connected (closed by a gateway meanwhile: %v)", w.name, r.Live, w.spec.Count, r.Closed)
 			}
@@ -447,10 +447,10 @@ func (run *scaleRun) connectAll() error {
 
 // checkLive asks every worker whether all its sockets are still open (none closed by a
 // gateway since it connected).
-func (run *scaleRun) checkLive() error {
+func (run *scaleRun) checkLive(ctx context.Context) error {
 	var errs []error
 	for _, w := range run.workers {
-		r, err := w.ask(cmdStatus, StopTimeout)
+		r, err := w.ask(ctx, cmdStatus, StopTimeout)
 		if err == nil && r.Live != w.spec.Count {
 			err = fmt.Errorf("%s: %d of its %d sockets still open (closed by a gateway: %v)", w.name, r.Live, w.spec.Count, r.Closed)
 		}

@@ -233,8 +233,8 @@ func startWorker(self, name string, spec WorkerSpec) (*workerProc, error) {
 	return w, nil
 }
 
-// ask sends one command and waits (at most within) for its reply.
-func (w *workerProc) ask(cmd string, within time.Duration) (workerReply, error) {
+// ask sends one command and waits (at most within, and not past ctx) for its reply.
+func (w *workerProc) ask(ctx context.Context, cmd string, within time.Duration) (workerReply, error) {
 	var r workerReply
 	if _, err := io.WriteString(w.stdin, cmd+"\n"); err != nil {
 		return r, fmt.Errorf("%s: send %s: %w", w.name, cmd, err)
@@ -254,6 +254,8 @@ func (w *workerProc) ask(cmd string, within time.Duration) (workerReply, error) 
 		return r, fmt.Errorf("%s exited during %s (%v): %s", w.name, cmd, w.proc.ExitErr(), w.log)
 	case <-timer.C:
 		return r, fmt.Errorf("%s: no answer to %s within %s", w.name, cmd, within)
+	case <-ctx.Done():
+		return r, fmt.Errorf("%s: %s: %w", w.name, cmd, ctx.Err())
 	}
 }
 
