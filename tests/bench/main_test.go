@@ -18,11 +18,15 @@ import (
 // smokeTimeout bounds the whole small run (a cached gateway build plus four short phases).
 const smokeTimeout = 2 * time.Minute
 
-// TestMain doubles as the baseline server: Run re-executes this test binary with
-// bench.BaselineListenEnv set, as it re-executes the bench command.
+// TestMain doubles as the baseline server and as a scale worker: Run and RunScale re-execute
+// this test binary with bench.BaselineListenEnv or bench.ScaleWorkerEnv set, as they
+// re-execute the bench command.
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(bench.BaselineListenEnv); addr != "" {
 		os.Exit(serveBaseline(addr))
+	}
+	if spec := os.Getenv(bench.ScaleWorkerEnv); spec != "" {
+		os.Exit(serveScaleWorker(spec))
 	}
 	goleak.VerifyTestMain(m)
 }
@@ -76,4 +80,44 @@ func TestRunSmall(t *testing.T) {
 	assert.Contains(t, out.String(), "(a) probe_gateway round trips/s")
 	assert.Regexp(t, `\| \(a\) gateway/baseline by round \| \| \| [0-9.]+× [0-9.]+× \|`, out.String())
 	assert.Contains(t, out.String(), "(d) connect + hello, 40 computers")
+}
+
+// TestScaleOutSmall runs the whole scale machinery at a size CI affords: a real nats-server,
+// two gateway replicas with 200 computers each from 8 source addresses, held by 3 worker
+// processes; the hop sample, the restart and the graceful stop.
+func TestScaleOutSmall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*smokeTimeout)
+	defer cancel()
+	cfg := bench.ScaleConfig{Computers: 400, Replicas: 2, PerAddress: 50, PerWorker: 150, DialConcurrency: 30,
+		HopSamples: 10, Settle: 50 * time.Millisecond, StepTimeout: time.Minute, WorkDir: t.TempDir()}
+	res, err := bench.RunScale(ctx, cfg)
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.Workers)
+	assert.Equal(t, 8, res.Addresses)
+	require.Len(t, res.Replicas, 2)
+	for _, r := range res.Replicas {
+		assert.Equal(t, 200, r.Computers, r.Name)
+		assert.Positive(t, r.RSSBefore, r.Name)
+		assert.Greater(t, r.RSSAfter, r.RSSBefore, r.Name)
+		assert.Positive(t, r.RSSRestarted, r.Name)
+	}
+	assert.Positive(t, res.BytesPerComputer())
+	assert.Positive(t, res.NATSRSSBefore)
+	assert.Positive(t, res.NATSRSSAfter)
+	assert.Positive(t, res.ConnectTime)
+	assert.GreaterOrEqual(t, res.ListedTime, res.ConnectTime)
+	assert.Positive(t, res.StartTime)
+	assert.Positive(t, res.ReconnectTime)
+	assert.GreaterOrEqual(t, res.RelistedTime, res.ReconnectTime)
+	assert.Equal(t, 10, res.Direct.Count)
+	assert.Equal(t, 10, res.Routed.Count)
+	assert.Positive(t, res.Routed.P50)
+	assert.Empty(t, res.StopErr, "every replica stops cleanly on SIGTERM")
+
+	var out strings.Builder
+	missed := bench.ReportScale(&out, cfg, res)
+	assert.Equal(t, strings.Count(out.String(), "| MISS |"), len(missed), out.String())
+	assert.Contains(t, out.String(), "| (c) gateway RSS per idle computer, all replicas |")
+	assert.Contains(t, out.String(), "| **restart: all 400 computers back**, from every replica serving |")
+	assert.Contains(t, out.String(), "| host ping through a second replica (NATS), p50 / p99 |")
 }

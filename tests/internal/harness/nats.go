@@ -68,8 +68,26 @@ func StartNATS(t testing.TB, bin string) *NATS {
 // StartNATSWith is StartNATS with opts.
 func StartNATSWith(t testing.TB, bin string, opts NATSOptions) *NATS {
 	t.Helper()
+	n, err := StartNATSProcess(bin, t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := n.Stop(); err != nil {
+			t.Errorf("nats-server did not stop cleanly: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("nats-server log:\n%s", n.log.String())
+		}
+	})
+	return n
+}
+
+// StartNATSProcess is StartNATSWith for a program without a testing.TB (tests/bench): the
+// server stores in storeDir, and the caller stops it. On error nothing is left running.
+func StartNATSProcess(bin, storeDir string, opts NATSOptions) (*NATS, error) {
 	n := &NATS{log: &natsLog{listening: make(chan string, 1)}}
-	args := []string{"-a", "127.0.0.1", "-p", "-1", "-sd", t.TempDir()}
+	args := []string{"-a", "127.0.0.1", "-p", "-1", "-sd", storeDir}
 	if opts.Config != "" {
 		args = append([]string{"-c", opts.Config}, args...)
 	} else {
@@ -80,29 +98,28 @@ func StartNATSWith(t testing.TB, bin string, opts NATSOptions) *NATS {
 	cmd.Stdout, cmd.Stderr = n.log, n.log
 	proc, err := child.Start("nats-server", cmd)
 	if err != nil {
-		t.Fatalf("start nats-server: %v", err)
+		return nil, fmt.Errorf("start nats-server: %w", err)
 	}
 	n.proc = proc
-	t.Cleanup(func() {
-		if err := n.Stop(); err != nil {
-			t.Errorf("nats-server did not stop cleanly: %v", err)
-		}
-		if t.Failed() {
-			t.Logf("nats-server log:\n%s", n.log.String())
-		}
-	})
 	timer := time.NewTimer(StartTimeout)
 	defer timer.Stop()
 	select {
 	case addr := <-n.log.listening:
 		n.URL = "nats://" + addr
+		return n, nil
 	case <-proc.Exited():
-		t.Fatalf("nats-server exited before listening (%v):\n%s", proc.ExitErr(), n.log.String())
+		return nil, fmt.Errorf("nats-server exited before listening (%v):\n%s", proc.ExitErr(), n.log.String())
 	case <-timer.C:
-		t.Fatalf("nats-server did not listen within %s:\n%s", StartTimeout, n.log.String())
+		_ = n.Stop()
+		return nil, fmt.Errorf("nats-server did not listen within %s:\n%s", StartTimeout, n.log.String())
 	}
-	return n
 }
+
+// Pid is the server's process id (for its memory, /proc/<pid>/status).
+func (n *NATS) Pid() int { return n.proc.Pid() }
+
+// Log is what the server has written so far.
+func (n *NATS) Log() string { return n.log.String() }
 
 // Stop stops the server (SIGTERM, then SIGKILL after StopTimeout). Later calls return the first result.
 func (n *NATS) Stop() error { return n.proc.Stop(StopTimeout) }

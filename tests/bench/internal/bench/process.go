@@ -58,6 +58,11 @@ func freeAddr() (string, error) {
 // startServer runs bin with args and env (added to a cleaned environment) and waits until
 // GET http://addr/healthz answers 200.
 func startServer(ctx context.Context, name, addr, bin string, args, env []string) (*server, error) {
+	return startServerWithin(ctx, StartTimeout, name, addr, bin, args, env)
+}
+
+// startServerWithin is startServer with its own bound on the wait for /healthz.
+func startServerWithin(ctx context.Context, timeout time.Duration, name, addr, bin string, args, env []string) (*server, error) {
 	s := &server{name: name, addr: addr, log: &tailBuffer{}}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(child.CleanEnv(configEnvPrefixes...), env...)
@@ -68,7 +73,7 @@ func startServer(ctx context.Context, name, addr, bin string, args, env []string
 		return nil, err
 	}
 	s.proc = proc
-	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: time.Second}
 	for {
@@ -83,7 +88,7 @@ func startServer(ctx context.Context, name, addr, bin string, args, env []string
 		case <-proc.Exited():
 			return nil, fmt.Errorf("%s exited before serving (%v):\n%s", name, proc.ExitErr(), s.log)
 		case <-ctx.Done():
-			return nil, errors.Join(fmt.Errorf("%s did not answer /healthz within %s:\n%s", name, StartTimeout, s.log), s.stop())
+			return nil, errors.Join(fmt.Errorf("%s did not answer /healthz within %s:\n%s", name, timeout, s.log), s.stop())
 		case <-time.After(healthPoll):
 		}
 	}

@@ -79,3 +79,49 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
+
+// ReportScale writes a scale run's figures as a Markdown table and returns the figures that
+// missed their target: the memory per idle computer, the one target the scale run enforces.
+func ReportScale(w io.Writer, cfg ScaleConfig, r ScaleResult) (missed []string) {
+	var before, after, restarted int64
+	for _, rep := range r.Replicas {
+		before += rep.RSSBefore
+		after += rep.RSSAfter
+		restarted += rep.RSSRestarted
+	}
+	perComputer := r.BytesPerComputer()
+	verdict := "PASS"
+	if perComputer > TargetBytesPerConn {
+		verdict = "MISS"
+		missed = append(missed, "(c) gateway RSS per idle computer, all replicas")
+	}
+	fmt.Fprintf(w, "\nscale-out=%d replicas=%d workers=%d source addresses=%d (%d computers each) dial-concurrency=%d; replicas as shipped but --nats-setup-timeout %s\n\n",
+		cfg.Computers, len(r.Replicas), r.Workers, r.Addresses, cfg.PerAddress, cfg.DialConcurrency, ScaleNATSSetupTimeout)
+	fmt.Fprintln(w, "| figure | value | target | result |")
+	fmt.Fprintln(w, "|---|---|---|---|")
+	fmt.Fprintf(w, "| (c) gateway RSS per idle computer, all replicas | %.1f KiB | ≤ %d KiB | %s |\n", perComputer/1024, TargetBytesPerConn>>10, verdict)
+	fmt.Fprintf(w, "| gateway RSS before → after, sum of %d replicas | %.1f → %.1f MiB | | |\n", len(r.Replicas), mib(before), mib(after))
+	for _, rep := range r.Replicas {
+		fmt.Fprintf(w, "| replica %s: %d computers, RSS before → after | %.1f → %.1f MiB (%.1f KiB each) | | |\n",
+			rep.Name, rep.Computers, mib(rep.RSSBefore), mib(rep.RSSAfter), ratio(float64(rep.RSSAfter-rep.RSSBefore), float64(rep.Computers))/1024)
+	}
+	fmt.Fprintf(w, "| nats-server RSS before → after | %.1f → %.1f MiB (%.1f KiB per computer) | | |\n",
+		mib(r.NATSRSSBefore), mib(r.NATSRSSAfter), ratio(float64(r.NATSRSSAfter-r.NATSRSSBefore), float64(cfg.Computers))/1024)
+	fmt.Fprintf(w, "| (d) connect + hello, %d computers at once | %s | | |\n", cfg.Computers, r.ConnectTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "| every replica lists every computer, from the connects' start | %s | | |\n", r.ListedTime.Round(time.Millisecond))
+	if r.Routed.Count > 0 {
+		fmt.Fprintf(w, "| host ping, %d sequential, p50 / p99: direct | %s / %s | | |\n", r.Direct.Count, ms(r.Direct.P50), ms(r.Direct.P99))
+		fmt.Fprintf(w, "| host ping through a second replica (NATS), p50 / p99 | %s / %s | | |\n", ms(r.Routed.P50), ms(r.Routed.P99))
+	}
+	fmt.Fprintf(w, "| restart: every replica killed (SIGKILL) | %s | | |\n", r.KillTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "| restart: every replica started, until /healthz | %s | | |\n", r.StartTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "| **restart: all %d computers back**, from every replica serving | %s | | |\n", cfg.Computers, r.ReconnectTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "| restart: every replica lists every computer again | %s | | |\n", r.RelistedTime.Round(time.Millisecond))
+	fmt.Fprintf(w, "| after the restart: gateway RSS, sum / nats-server RSS | %.1f MiB / %.1f MiB | | |\n", mib(restarted), mib(r.NATSRSSRestarted))
+	stop := "all exited"
+	if r.StopErr != "" {
+		stop = r.StopErr
+	}
+	fmt.Fprintf(w, "| graceful stop at the end (SIGTERM), every replica | %s (%s) | | |\n", r.StopTime.Round(time.Millisecond), stop)
+	return missed
+}
