@@ -141,6 +141,12 @@ type callFrame struct {
 	NArgs      int
 	NRet       int
 	TailCall   int
+	// finish says what this frame's return finishes in its parent, whose current
+	// instruction called it from this loop (a metamethod or a hook, vm.go's finishOp);
+	// finishArg is that finish's operand (the register a concatenation continues from).
+	finish    uint8
+	goCalled  bool // called by Go (callR: Call, PCall, the VM's own nested calls): a yield above it would cross Go
+	finishArg int32
 }
 
 type callFrameStack interface {
@@ -1260,6 +1266,7 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 		NRet:       nret,
 		Parent:     ls.currentFrame,
 		TailCall:   0,
+		goCalled:   true,
 	}, lv, meta)
 	if ls.G.MainThread == nil {
 		ls.G.MainThread = ls
@@ -1273,14 +1280,17 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	}
 }
 
-func (ls *LState) getField(obj LValue, key LValue) LValue {
+// index follows obj's __index chain for key. It returns the value found, or, when the chain
+// ends in a function, that metamethod and the object whose metatable holds it (the VM calls
+// a Lua metamethod as a frame of its loop, vm.go; getField calls it at once).
+func (ls *LState) index(obj LValue, key LValue) (LValue, LValue, LValue) {
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
 			ret := tb.RawGet(key)
 			if ret != LNil {
-				return ret
+				return ret, nil, nil
 			}
 		}
 		metaindex := ls.metaOp1(curobj, "__index")
@@ -1288,30 +1298,26 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 			if !istable {
 				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key.String())
 			}
-			return LNil
+			return LNil, nil, nil
 		}
 		if metaindex.Type() == LTFunction {
-			ls.reg.Push(metaindex)
-			ls.reg.Push(curobj)
-			ls.reg.Push(key)
-			ls.Call(2, 1)
-			return ls.reg.Pop()
-		} else {
-			curobj = metaindex
+			return nil, metaindex, curobj
 		}
+		curobj = metaindex
 	}
 	ls.RaiseError("too many recursions in gettable")
-	return nil
+	return nil, nil, nil
 }
 
-func (ls *LState) getFieldString(obj LValue, key string) LValue {
+// indexString is index for a string key.
+func (ls *LState) indexString(obj LValue, key string) (LValue, LValue, LValue) {
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
 			ret := tb.RawGetString(key)
 			if ret != LNil {
-				return ret
+				return ret, nil, nil
 			}
 		}
 		metaindex := ls.metaOp1(curobj, "__index")
@@ -1319,30 +1325,52 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 			if !istable {
 				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key)
 			}
-			return LNil
+			return LNil, nil, nil
 		}
 		if metaindex.Type() == LTFunction {
-			ls.reg.Push(metaindex)
-			ls.reg.Push(curobj)
-			ls.reg.Push(LString(key))
-			ls.Call(2, 1)
-			return ls.reg.Pop()
-		} else {
-			curobj = metaindex
+			return nil, metaindex, curobj
 		}
+		curobj = metaindex
 	}
 	ls.RaiseError("too many recursions in gettable")
-	return nil
+	return nil, nil, nil
 }
 
-func (ls *LState) setField(obj LValue, key LValue, value LValue) {
+func (ls *LState) getField(obj LValue, key LValue) LValue {
+	v, fn, holder := ls.index(obj, key)
+	if fn == nil {
+		return v
+	}
+	ls.reg.Push(fn)
+	ls.reg.Push(holder)
+	ls.reg.Push(key)
+	ls.Call(2, 1)
+	return ls.reg.Pop()
+}
+
+func (ls *LState) getFieldString(obj LValue, key string) LValue {
+	v, fn, holder := ls.indexString(obj, key)
+	if fn == nil {
+		return v
+	}
+	ls.reg.Push(fn)
+	ls.reg.Push(holder)
+	ls.reg.Push(LString(key))
+	ls.Call(2, 1)
+	return ls.reg.Pop()
+}
+
+// newIndex follows obj's __newindex chain for key: it sets the value in the table where the
+// chain ends, or returns the function metamethod to call with (holder, key, value) and the
+// object whose metatable holds it.
+func (ls *LState) newIndex(obj LValue, key LValue, value LValue) (LValue, LValue) {
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
 			if tb.RawGet(key) != LNil {
 				ls.RawSet(tb, key, value)
-				return
+				return nil, nil
 			}
 		}
 		metaindex := ls.metaOp1(curobj, "__newindex")
@@ -1351,30 +1379,26 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key.String())
 			}
 			ls.RawSet(tb, key, value)
-			return
+			return nil, nil
 		}
 		if metaindex.Type() == LTFunction {
-			ls.reg.Push(metaindex)
-			ls.reg.Push(curobj)
-			ls.reg.Push(key)
-			ls.reg.Push(value)
-			ls.Call(3, 0)
-			return
-		} else {
-			curobj = metaindex
+			return metaindex, curobj
 		}
+		curobj = metaindex
 	}
 	ls.RaiseError("too many recursions in settable")
+	return nil, nil
 }
 
-func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
+// newIndexString is newIndex for a string key.
+func (ls *LState) newIndexString(obj LValue, key string, value LValue) (LValue, LValue) {
 	curobj := obj
 	for i := 0; i < MaxTableGetLoop; i++ {
 		tb, istable := curobj.(*LTable)
 		if istable {
 			if tb.RawGetString(key) != LNil {
 				tb.RawSetString(key, value)
-				return
+				return nil, nil
 			}
 		}
 		metaindex := ls.metaOp1(curobj, "__newindex")
@@ -1383,20 +1407,35 @@ func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
 				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key)
 			}
 			tb.RawSetString(key, value)
-			return
+			return nil, nil
 		}
 		if metaindex.Type() == LTFunction {
-			ls.reg.Push(metaindex)
-			ls.reg.Push(curobj)
-			ls.reg.Push(LString(key))
-			ls.reg.Push(value)
-			ls.Call(3, 0)
-			return
-		} else {
-			curobj = metaindex
+			return metaindex, curobj
 		}
+		curobj = metaindex
 	}
 	ls.RaiseError("too many recursions in settable")
+	return nil, nil
+}
+
+func (ls *LState) setField(obj LValue, key LValue, value LValue) {
+	if fn, holder := ls.newIndex(obj, key, value); fn != nil {
+		ls.reg.Push(fn)
+		ls.reg.Push(holder)
+		ls.reg.Push(key)
+		ls.reg.Push(value)
+		ls.Call(3, 0)
+	}
+}
+
+func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
+	if fn, holder := ls.newIndexString(obj, key, value); fn != nil {
+		ls.reg.Push(fn)
+		ls.reg.Push(holder)
+		ls.reg.Push(LString(key))
+		ls.reg.Push(value)
+		ls.Call(3, 0)
+	}
 }
 
 /* }}} */
@@ -1993,6 +2032,20 @@ func (ls *LState) Equal(lhs, rhs LValue) bool {
 	return equals(ls, lhs, rhs, false)
 }
 
+// CanYield reports whether the running Go function may yield its coroutine: no Go code lies
+// between it and the coroutine's resume. gopher-lua runs a function called from Go (Call,
+// PCall, a Go metamethod, a generic for's iterator) in a nested loop that a yield would leave
+// half-done; a Lua metamethod or hook runs as a frame of the loop that needed it, whose
+// return finishes the interrupted instruction, so a yield inside it is an ordinary yield.
+func (ls *LState) CanYield() bool {
+	for f := ls.currentFrame; f != nil; f = f.Parent {
+		if f.goCalled {
+			return false
+		}
+	}
+	return true
+}
+
 func (ls *LState) RawEqual(lhs, rhs LValue) bool {
 	return equals(ls, lhs, rhs, true)
 }
@@ -2291,8 +2344,11 @@ func (ls *LState) RemoveCallerFrame() *callFrame {
 	parentFrame := cs.At(sp - 2)
 	currentFrame := cs.At(sp - 1)
 	parentsParentFrame := parentFrame.Parent
+	goCalled, finish, finishArg := parentFrame.goCalled, parentFrame.finish, parentFrame.finishArg
 	*parentFrame = *currentFrame
 	parentFrame.Parent = parentsParentFrame
+	// The frame takes its caller's place: it was called the way its caller was.
+	parentFrame.goCalled, parentFrame.finish, parentFrame.finishArg = goCalled, finish, finishArg
 	parentFrame.Idx = sp - 2
 	cs.Pop()
 	return parentFrame

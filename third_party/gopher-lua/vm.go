@@ -545,7 +545,12 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//reg.Set(RA, L.getField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx]))
-			v := L.getFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx])
+			key := cf.Fn.Proto.stringConstants[Bx]
+			v, mm, holder := L.indexString(cf.Fn.Env, key)
+			if mm != nil {
+				L.callMeta(mm, finishStore, 0, 2, holder, LString(key), nil)
+				return 0
+			}
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -576,7 +581,12 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := L.getField(reg.Get(lbase+B), L.rkValue(C))
+			key := L.rkValue(C)
+			v, mm, holder := L.index(reg.Get(lbase+B), key)
+			if mm != nil {
+				L.callMeta(mm, finishStore, 0, 2, holder, key, nil)
+				return 0
+			}
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -607,7 +617,12 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			v := L.getFieldString(reg.Get(lbase+B), L.rkString(C))
+			key := L.rkString(C)
+			v, mm, holder := L.indexString(reg.Get(lbase+B), key)
+			if mm != nil {
+				L.callMeta(mm, finishStore, 0, 2, holder, LString(key), nil)
+				return 0
+			}
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
@@ -638,7 +653,10 @@ func init() {
 			RA := lbase + A
 			Bx := int(inst & 0x3ffff) //GETBX
 			//L.setField(cf.Fn.Env, cf.Fn.Proto.Constants[Bx], reg.Get(RA))
-			L.setFieldString(cf.Fn.Env, cf.Fn.Proto.stringConstants[Bx], reg.Get(RA))
+			key, value := cf.Fn.Proto.stringConstants[Bx], reg.Get(RA)
+			if mm, holder := L.newIndexString(cf.Fn.Env, key, value); mm != nil {
+				L.callMeta(mm, finishDrop, 0, 3, holder, LString(key), value)
+			}
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_SETUPVAL
@@ -659,7 +677,10 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			L.setField(reg.Get(RA), L.rkValue(B), L.rkValue(C))
+			key, value := L.rkValue(B), L.rkValue(C)
+			if mm, holder := L.newIndex(reg.Get(RA), key, value); mm != nil {
+				L.callMeta(mm, finishDrop, 0, 3, holder, key, value)
+			}
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_SETTABLEKS
@@ -670,7 +691,10 @@ func init() {
 			RA := lbase + A
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			L.setFieldString(reg.Get(RA), L.rkString(B), L.rkValue(C))
+			key, value := L.rkString(B), L.rkValue(C)
+			if mm, holder := L.newIndexString(reg.Get(RA), key, value); mm != nil {
+				L.callMeta(mm, finishDrop, 0, 3, holder, LString(key), value)
+			}
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_NEWTABLE
@@ -713,13 +737,14 @@ func init() {
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
 			selfobj := reg.Get(lbase + B)
-			v := L.getFieldString(selfobj, L.rkString(C))
+			key := L.rkString(C)
+			v, mm, holder := L.indexString(selfobj, key)
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
 				rg := reg
-				regi := RA
-				vali := v
+				regi := RA + 1
+				vali := selfobj
 				newSize := regi + 1
 				// this section is inlined by go-inline
 				// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
@@ -734,12 +759,16 @@ func init() {
 					rg.top = regi + 1
 				}
 			}
+			if mm != nil {
+				L.callMeta(mm, finishStore, 0, 2, holder, LString(key), nil)
+				return 0
+			}
 			// this section is inlined by go-inline
 			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 			{
 				rg := reg
-				regi := RA + 1
-				vali := selfobj
+				regi := RA
+				vali := v
 				newSize := regi + 1
 				// this section is inlined by go-inline
 				// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
@@ -794,29 +823,7 @@ func init() {
 			} else {
 				op := L.metaOp1(unaryv, "__unm")
 				if op.Type() == LTFunction {
-					reg.Push(op)
-					reg.Push(unaryv)
-					L.Call(1, 1)
-					// this section is inlined by go-inline
-					// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
-					{
-						rg := reg
-						regi := RA
-						vali := reg.Pop()
-						newSize := regi + 1
-						// this section is inlined by go-inline
-						// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
-						{
-							requiredSize := newSize
-							if requiredSize > cap(rg.array) {
-								rg.resize(requiredSize)
-							}
-						}
-						rg.array[regi] = vali
-						if regi >= rg.top {
-							rg.top = regi + 1
-						}
-					}
+					L.callMeta(op, finishStore, 0, 1, unaryv, nil, nil)
 				} else if str, ok1 := unaryv.(LString); ok1 {
 					if num, err := parseNumber(string(str)); err == nil {
 						// this section is inlined by go-inline
@@ -932,54 +939,7 @@ func init() {
 			default:
 				op := L.metaOp1(lv, "__len")
 				if op.Type() == LTFunction {
-					reg.Push(op)
-					reg.Push(lv)
-					L.Call(1, 1)
-					ret := reg.Pop()
-					if ret.Type() == LTNumber {
-						v, _ := ret.(LNumber)
-						// this section is inlined by go-inline
-						// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
-						{
-							rg := reg
-							regi := RA
-							vali := v
-							newSize := regi + 1
-							// this section is inlined by go-inline
-							// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
-							{
-								requiredSize := newSize
-								if requiredSize > cap(rg.array) {
-									rg.resize(requiredSize)
-								}
-							}
-							rg.array[regi] = rg.alloc.LNumber2I(vali)
-							if regi >= rg.top {
-								rg.top = regi + 1
-							}
-						}
-					} else {
-						// this section is inlined by go-inline
-						// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
-						{
-							rg := reg
-							regi := RA
-							vali := ret
-							newSize := regi + 1
-							// this section is inlined by go-inline
-							// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
-							{
-								requiredSize := newSize
-								if requiredSize > cap(rg.array) {
-									rg.resize(requiredSize)
-								}
-							}
-							rg.array[regi] = vali
-							if regi >= rg.top {
-								rg.top = regi + 1
-							}
-						}
-					}
+					L.callMeta(op, finishStore, 0, 1, lv, nil, nil)
 				} else if lv.Type() == LTTable {
 					// this section is inlined by go-inline
 					// source function is 'func (rg *registry) SetNumber(regi int, vali LNumber) ' in '_state.go'
@@ -1017,25 +977,26 @@ func init() {
 			C := int(inst>>9) & 0x1ff //GETC
 			RC := lbase + C
 			RB := lbase + B
-			v := stringConcat(L, RC-RB+1, RC)
-			// this section is inlined by go-inline
-			// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
-			{
-				rg := reg
-				regi := RA
-				vali := v
-				newSize := regi + 1
+			if v, done := concatFrom(L, RB, RC); done {
 				// this section is inlined by go-inline
-				// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
+				// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 				{
-					requiredSize := newSize
-					if requiredSize > cap(rg.array) {
-						rg.resize(requiredSize)
+					rg := reg
+					regi := RA
+					vali := v
+					newSize := regi + 1
+					// this section is inlined by go-inline
+					// source function is 'func (rg *registry) checkSize(requiredSize int) ' in '_state.go'
+					{
+						requiredSize := newSize
+						if requiredSize > cap(rg.array) {
+							rg.resize(requiredSize)
+						}
 					}
-				}
-				rg.array[regi] = vali
-				if regi >= rg.top {
-					rg.top = regi + 1
+					rg.array[regi] = vali
+					if regi >= rg.top {
+						rg.top = regi + 1
+					}
 				}
 			}
 			return 0
@@ -1051,7 +1012,14 @@ func init() {
 			A := int(inst>>18) & 0xff //GETA
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			ret := equals(L, L.rkValue(B), L.rkValue(C), false)
+			lhs, rhs := L.rkValue(B), L.rkValue(C)
+			if lt := lhs.Type(); (lt == LTTable || lt == LTUserData) && lhs != rhs && lt == rhs.Type() {
+				if mm := comparisonMeta(L, lhs, rhs, "__eq"); mm != nil {
+					L.callMeta(mm, finishCond, 0, 2, lhs, rhs, nil)
+					return 0
+				}
+			}
+			ret := equals(L, lhs, rhs, true)
 			v := 1
 			if ret {
 				v = 0
@@ -1066,7 +1034,24 @@ func init() {
 			A := int(inst>>18) & 0xff //GETA
 			B := int(inst & 0x1ff)    //GETB
 			C := int(inst>>9) & 0x1ff //GETC
-			ret := lessThan(L, L.rkValue(B), L.rkValue(C))
+			lhs, rhs := L.rkValue(B), L.rkValue(C)
+			var ret bool
+			if v1, ok1 := lhs.(LNumber); ok1 {
+				if v2, ok2 := rhs.(LNumber); ok2 {
+					ret = v1 < v2
+				} else {
+					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+				}
+			} else if lhs.Type() != rhs.Type() {
+				L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+			} else if lhs.Type() == LTString {
+				ret = strCmp(string(lhs.(LString)), string(rhs.(LString))) < 0
+			} else if mm := comparisonMeta(L, lhs, rhs, "__lt"); mm != nil {
+				L.callMeta(mm, finishCond, 0, 2, lhs, rhs, nil)
+				return 0
+			} else {
+				L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+			}
 			v := 1
 			if ret {
 				v = 0
@@ -1099,14 +1084,16 @@ func init() {
 				case LTString:
 					ret = strCmp(string(lhs.(LString)), string(rhs.(LString))) <= 0
 				default:
-					switch objectRational(L, lhs, rhs, "__le") {
-					case 1:
-						ret = true
-					case 0:
-						ret = false
-					default:
-						ret = !objectRationalWithError(L, rhs, lhs, "__lt")
+					// Lua 5.1: a <= b is __le(a, b), or else not __lt(b, a).
+					if mm := comparisonMeta(L, lhs, rhs, "__le"); mm != nil {
+						L.callMeta(mm, finishCond, 0, 2, lhs, rhs, nil)
+						return 0
 					}
+					if mm := comparisonMeta(L, rhs, lhs, "__lt"); mm != nil {
+						L.callMeta(mm, finishCondNot, 0, 2, rhs, lhs, nil)
+						return 0
+					}
+					L.RaiseError("attempt to compare %v with %v", rhs.Type().String(), lhs.Type().String())
 				}
 			}
 
@@ -1313,6 +1300,12 @@ func init() {
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_TAILCALL
 			reg := L.reg
 			cf := L.currentFrame
+			if cf.finish != 0 {
+				// The frame of a metamethod or hook must return to finishOp: its tail call is
+				// an ordinary call (C = 0: all results), whose results the OP_RETURN after it
+				// returns.
+				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
+			}
 			lbase := cf.LocalBase
 			A := int(inst>>18) & 0xff //GETA
 			RA := lbase + A
@@ -1674,6 +1667,7 @@ func init() {
 				switchToParentThread(L, n, false, true)
 				return 1
 			}
+			finish := cf.finish
 			islast := baseframe == L.stack.Pop() || L.stack.IsEmpty()
 			// this section is inlined by go-inline
 			// source function is 'func copyReturnValues(L *LState, regv, start, n, b int) ' in '_vm.go'
@@ -1784,6 +1778,9 @@ func init() {
 			L.currentFrame = L.stack.Last()
 			if islast || L.currentFrame == nil || L.currentFrame.Fn.IsG {
 				return 1
+			}
+			if finish != 0 {
+				finishOp(L, finish, int(cf.finishArg), cf.ReturnBase)
 			}
 			return 0
 		},
@@ -2239,8 +2236,7 @@ func opArith(L *LState, inst uint32, baseframe *callFrame) int { //OP_ADD, OP_SU
 				rg.top = regi + 1
 			}
 		}
-	} else {
-		v := objectArith(L, opcode, lhs, rhs)
+	} else if v, done := objectArithVM(L, opcode, lhs, rhs); done {
 		// this section is inlined by go-inline
 		// source function is 'func (rg *registry) Set(regi int, vali LValue) ' in '_state.go'
 		{
@@ -2293,6 +2289,19 @@ func numberArith(L *LState, opcode int, lhs, rhs LNumber) LNumber {
 		return LNumber(math.Pow(flhs, frhs))
 	}
 	panic("should not reach here")
+}
+
+var arithEvents = [...]string{OP_ADD: "__add", OP_SUB: "__sub", OP_MUL: "__mul", OP_DIV: "__div", OP_MOD: "__mod", OP_POW: "__pow"}
+
+// objectArithVM is objectArith for the VM: a Lua metamethod runs as a frame of the loop and
+// returns done false; finishOp stores its result.
+func objectArithVM(L *LState, opcode int, lhs, rhs LValue) (LValue, bool) {
+	op := L.metaOp2(lhs, rhs, arithEvents[opcode])
+	if fn, ok := op.(*LFunction); ok && !fn.IsG {
+		L.callMeta(fn, finishStore, 0, 2, lhs, rhs, nil)
+		return nil, false
+	}
+	return objectArith(L, opcode, lhs, rhs), true
 }
 
 func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
@@ -2375,6 +2384,134 @@ func stringConcat(L *LState, total, last int) LValue {
 		}
 	}
 	return rhs
+}
+
+// concatFrom concatenates registers first to last for OP_CONCAT, right to left as
+// stringConcat does, and returns the result with done true. A Lua __concat metamethod runs as
+// a frame of the loop instead (done false); its return stores its result in the register of
+// its left operand, and finishOp goes on from there (the operands are the instruction's
+// temporaries, free to overwrite).
+func concatFrom(L *LState, first, last int) (LValue, bool) {
+	rhs := L.reg.Get(last)
+	for i := last - 1; i >= first; {
+		lhs := L.reg.Get(i)
+		if !(LVCanConvToString(lhs) && LVCanConvToString(rhs)) {
+			op := L.metaOp2(lhs, rhs, "__concat")
+			if op.Type() != LTFunction {
+				L.RaiseError("cannot perform concat operation between %v and %v", lhs.Type().String(), rhs.Type().String())
+				return LNil, true
+			}
+			if fn := op.(*LFunction); !fn.IsG {
+				L.callMeta(fn, finishConcat, i, 2, lhs, rhs, nil)
+				return nil, false
+			}
+			L.reg.Push(op)
+			L.reg.Push(lhs)
+			L.reg.Push(rhs)
+			L.Call(2, 1)
+			rhs = L.reg.Pop()
+			i--
+			continue
+		}
+		total := i - first + 1
+		buf := make([]string, total+1)
+		buf[total] = LVAsString(rhs)
+		for i >= first {
+			lhs = L.reg.Get(i)
+			if !LVCanConvToString(lhs) {
+				break
+			}
+			buf[i-first] = LVAsString(lhs)
+			i--
+		}
+		rhs = LString(strings.Join(buf[i-first+1:], ""))
+	}
+	return rhs, true
+}
+
+// What the return of a frame called from an instruction (callMeta) finishes in it.
+const (
+	finishNone    uint8 = iota
+	finishStore         // arithmetic, unary minus, #, indexing, self: R(A) = the result
+	finishDrop          // __newindex: nothing
+	finishCond          // __eq, __lt, __le: the conditional jump on the result
+	finishCondNot       // a <= b through not __lt(b, a): the jump on the negated result
+	finishConcat        // __concat: the result replaces the left operand, the concatenation goes on
+	finishHook          // a debug hook: results dropped, the interrupted instruction runs next
+)
+
+// callMeta calls the metamethod mm with nargs of a, b, c for the current instruction, C Lua
+// 5.2's way: a Lua function runs as a frame of this loop (so it may yield: no Go lies
+// between it and the coroutine's resume), and its OP_RETURN finishes the instruction through
+// finishOp; a Go function (or a callable object) is called at once and finished here.
+func (ls *LState) callMeta(mm LValue, finish uint8, arg int, nargs int, a, b, c LValue) {
+	base := ls.reg.Top()
+	ls.reg.Push(mm)
+	ls.reg.Push(a)
+	if nargs > 1 {
+		ls.reg.Push(b)
+	}
+	if nargs > 2 {
+		ls.reg.Push(c)
+	}
+	if fn, ok := mm.(*LFunction); ok && !fn.IsG {
+		ls.pushCallFrame(callFrame{
+			Fn:         fn,
+			Pc:         0,
+			Base:       base,
+			LocalBase:  base + 1,
+			ReturnBase: base,
+			NArgs:      nargs,
+			NRet:       1,
+			Parent:     ls.currentFrame,
+			TailCall:   0,
+			finish:     finish,
+			finishArg:  int32(arg),
+		}, mm, false)
+		return
+	}
+	ls.Call(nargs, 1)
+	finishOp(ls, finish, arg, base)
+}
+
+// finishOp finishes the current frame's instruction (the one before Pc) once the frame it
+// called through callMeta returned its result at base.
+func finishOp(L *LState, finish uint8, arg int, base int) {
+	cf := L.currentFrame
+	result := L.reg.Get(base)
+	L.reg.SetTop(base)
+	inst := cf.Fn.Proto.Code[cf.Pc-1]
+	A := int(inst>>18) & 0xff //GETA
+	switch finish {
+	case finishStore:
+		L.reg.Set(cf.LocalBase+A, result)
+	case finishCond, finishCondNot:
+		ret := LVAsBool(result)
+		if finish == finishCondNot {
+			ret = !ret
+		}
+		v := 1
+		if ret {
+			v = 0
+		}
+		if v == A {
+			cf.Pc++
+		}
+	case finishConcat:
+		L.reg.Set(arg, result)
+		if v, done := concatFrom(L, cf.LocalBase+int(inst&0x1ff), arg); done {
+			L.reg.Set(cf.LocalBase+A, v)
+		}
+	}
+}
+
+// comparisonMeta is the function both operands share for event (Lua 5.1's rule), or nil.
+func comparisonMeta(L *LState, lhs, rhs LValue, event string) LValue {
+	m1 := L.metaOp1(lhs, event)
+	if m1.Type() == LTFunction && m1 == L.metaOp1(rhs, event) {
+		return m1
+	}
+	return nil
 }
 
 func lessThan(L *LState, lhs, rhs LValue) bool {
