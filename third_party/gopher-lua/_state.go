@@ -142,6 +142,7 @@ type callFrame struct {
 	// finishArg is that finish's operand (the register a concatenation continues from).
 	finish    uint8
 	goCalled  bool // called by Go (callR: Call, PCall, the VM's own nested calls): a yield above it would cross Go
+	hooked    bool // the hooks have seen this frame (its call event is behind it, hook.go)
 	finishArg int32
 }
 
@@ -1874,11 +1875,17 @@ func (ls *LState) PCall(nargs, nret int, errfunc *LFunction) (err error) {
 	if errfunc != nil {
 		ls.hasErrorFunc = true
 	}
+	inHook := ls.inHook
 	defer func() {
 		ls.Panic = oldpanic
 		ls.hasErrorFunc = false
 		rcv := recover()
 		if rcv != nil {
+			// An error out of a hook leaves the hooks as they were when the call began.
+			ls.inHook = inHook
+			if ls.hooks != nil {
+				ls.hooks.done = 0
+			}
 			if _, ok := rcv.(*ApiError); !ok {
 				err = newApiErrorS(ApiErrorPanic, fmt.Sprint(rcv))
 				if ls.Options.IncludeGoStackTrace {

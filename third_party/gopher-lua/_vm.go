@@ -22,6 +22,9 @@ func mainLoop(L *LState, baseframe *callFrame) {
 
 	for {
 		cf = L.currentFrame
+		if L.hooks != nil && L.hookDispatch(cf) {
+			continue
+		}
 		inst = cf.Fn.Proto.Code[cf.Pc]
 		cf.Pc++
 		if jumpTable[int(inst>>26)](L, inst, baseframe) == 1 {
@@ -46,6 +49,9 @@ func mainLoopWithContext(L *LState, baseframe *callFrame) {
 
 	for {
 		cf = L.currentFrame
+		if L.hooks != nil && L.hookDispatch(cf) {
+			continue
+		}
 		inst = cf.Fn.Proto.Code[cf.Pc]
 		cf.Pc++
 		select {
@@ -623,8 +629,13 @@ func init() {
 				callable, meta = L.metaCall(lv)
 			}
 			// +inline-call L.pushCallFrame callFrame{Fn:callable,Pc:0,Base:RA,LocalBase:RA+1,ReturnBase:RA,NArgs:nargs,NRet:nret,Parent:cf,TailCall:0} lv meta
-			if callable.IsG && callGFunction(L, false) {
-				return 1
+			if callable.IsG {
+				if callGFunction(L, false) {
+					return 1
+				}
+				if L.hooks != nil {
+					L.hookGoReturned()
+				}
 			}
 			return 0
 		},
@@ -674,6 +685,9 @@ func init() {
 				if callGFunction(L, true) {
 					return 1
 				}
+				if L.hooks != nil {
+					L.hookGoReturned()
+				}
 				if L.currentFrame == nil || L.currentFrame.Fn.IsG || luaframe == baseframe {
 					return 1
 				}
@@ -685,6 +699,7 @@ func init() {
 				cf.LocalBase = RA + 1
 				cf.NArgs = nargs
 				cf.TailCall++
+				cf.hooked = false // its call event ("tail call") is due
 				lbase := cf.LocalBase
 				if meta {
 					cf.NArgs++
@@ -1119,6 +1134,14 @@ func (ls *LState) callMeta(mm LValue, finish uint8, arg int, nargs int, a, b, c 
 // called through callMeta returned its result at base.
 func finishOp(L *LState, finish uint8, arg int, base int) {
 	cf := L.currentFrame
+	if finish == finishHook {
+		// The hook's results were dropped; the instruction it interrupted runs next, without
+		// the events it fired (hook.go).
+		L.reg.SetTop(base)
+		cf.Pc--
+		L.inHook = false
+		return
+	}
 	result := L.reg.Get(base)
 	L.reg.SetTop(base)
 	inst := cf.Fn.Proto.Code[cf.Pc-1]

@@ -13,11 +13,13 @@ func OpenDebug(L *LState) int {
 
 var debugFuncs = map[string]LGFunction{
 	"getfenv":      debugGetFEnv,
+	"gethook":      debugGetHook,
 	"getinfo":      debugGetInfo,
 	"getlocal":     debugGetLocal,
 	"getmetatable": debugGetMetatable,
 	"getupvalue":   debugGetUpvalue,
 	"setfenv":      debugSetFEnv,
+	"sethook":      debugSetHook,
 	"setlocal":     debugSetLocal,
 	"setmetatable": debugSetMetatable,
 	"setupvalue":   debugSetUpvalue,

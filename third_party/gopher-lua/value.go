@@ -195,6 +195,8 @@ type LState struct {
 	mainLoop     func(*LState, *callFrame)
 	ctx          context.Context
 	ctxCancelFn  context.CancelFunc
+	hooks        *hookState // debug.sethook's hook, nil when none (hook.go)
+	inHook       bool       // a hook runs: hooks are off
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

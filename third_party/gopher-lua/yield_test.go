@@ -233,3 +233,84 @@ func TestCanYield(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestHookEvents(t *testing.T) {
+	runYieldScript(t, `
+	local log = {}
+	local base = debug.getinfo(1, "l").currentline
+	local function f(x) return x + 1 end
+	local function g(x) return f(x) end -- a tail call
+	debug.sethook(function(event, line)
+		local info = debug.getinfo(2, "l")
+		log[#log + 1] = event .. (line and (":" .. line - base) or "") .. "@" .. info.currentline - base
+	end, "crl")
+	local y = g(1)
+	debug.sethook()
+	check(nil, debug.gethook(), "cleared")
+	-- sethook's return, the line calling g, g's call and line, f's tail call, line and
+	-- return, then the line calling sethook and its call, each seen from the function
+	-- running (level 2)
+	check("return@7 line:7@7 call@2 line:2@2 tail call@1 line:1@1 return@1 line:8@8 call@8",
+		table.concat(log, " "), "events")
+	check(2, y, "result")
+	`)
+}
+
+func TestHooksYield(t *testing.T) {
+	for _, mask := range []string{"c", "r", "l", ""} {
+		t.Run("mask "+mask, func(t *testing.T) {
+			runYieldScript(t, `
+	local mask = "`+mask+`"
+	local seen = {}
+	local n, sum, text = echo(function()
+		debug.sethook(function(event)
+			-- a yield handing back something else would break the check below
+			local back = coroutine.yield(event)
+			seen[back] = (seen[back] or 0) + 1
+			check(event, back, "resumed with")
+		end, mask, mask == "" and 1 or 0)
+		local sum = 0
+		for i = 1, 5 do sum = sum + i end
+		local text = string.gsub("xyz", "x", "z")
+		debug.sethook()
+		return sum, text
+	end)
+	check(15, sum, "the loop's result")
+	check("zyz", text, "a Go function's result")
+	local want = ({ c = "call", r = "return", l = "line", [""] = "count" })[mask]
+	check(true, (seen[want] or 0) > 0, "events of " .. want)
+	local total = 0
+	for _, k in pairs(seen) do total = total + k end
+	check(n, total, "every yield")
+			`)
+		})
+	}
+}
+
+func TestHooksPerCoroutine(t *testing.T) {
+	runYieldScript(t, `
+	local count = 0
+	local function hook() count = count + 1 end
+	local co = coroutine.create(function()
+		coroutine.yield(debug.gethook())
+		for i = 1, 10 do end
+	end)
+	debug.sethook(co, hook, "", 1)
+	local _, h = coroutine.resume(co)
+	check(nil, debug.gethook(), "the main thread has none")
+	check(hook, h, "the coroutine's own")
+	local f, mask, n = debug.gethook(co)
+	check(hook, f, "gethook(co)") check("", mask, "mask") check(1, n, "count")
+	count = 0
+	for i = 1, 10 do end
+	check(0, count, "not counted outside the coroutine")
+	coroutine.resume(co)
+	check(true, count > 10, "counted inside it")
+	-- a hook runs with hooks off, and one that fails stops nothing else
+	local inner = 0
+	debug.sethook(function() inner = inner + 1; for i = 1, 3 do end end, "l")
+	local x = 1
+	debug.sethook()
+	check(true, inner > 0 and inner < 5, "hooks off in the hook: " .. inner)
+	`)
+}
