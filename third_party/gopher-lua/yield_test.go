@@ -314,3 +314,58 @@ func TestHooksPerCoroutine(t *testing.T) {
 	check(true, inner > 0 and inner < 5, "hooks off in the hook: " .. inner)
 	`)
 }
+
+func TestHookErrorLeavesHooksOn(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`
+	calls = 0
+	fail = false
+	debug.sethook(function()
+		calls = calls + 1
+		if fail then fail = false; error("from the hook") end
+	end, "l")`); err != nil {
+		t.Fatal(err)
+	}
+	err := L.DoString("fail = true\nlocal x = 1")
+	if err == nil || !strings.Contains(err.Error(), "from the hook") {
+		t.Fatalf("want the hook's error, got %v", err)
+	}
+	before := L.GetGlobal("calls").(LNumber)
+	if err := L.DoString("local y = 2\nlocal z = 3"); err != nil {
+		t.Fatal(err)
+	}
+	if after := L.GetGlobal("calls").(LNumber); after <= before {
+		t.Fatalf("hooks stayed off after an error in a hook: %v calls, then %v", before, after)
+	}
+}
+
+func TestHookUnderGoCannotYield(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	L.SetGlobal("canyield", L.NewFunction(func(L *LState) int {
+		L.Push(LBool(L.CanYield()))
+		return 1
+	}))
+	L.SetGlobal("gocall", L.NewFunction(func(L *LState) int {
+		L.Push(L.Get(1))
+		L.Call(0, 0)
+		return 0
+	}))
+	if err := L.DoString(`
+	local seen = {}
+	local co = coroutine.wrap(function()
+		debug.sethook(function() seen[#seen + 1] = canyield() end, "c")
+		local function f() end
+		f()
+		gocall(f)
+		debug.sethook()
+	end)
+	co()
+	-- f's call, gocall's (before the instruction), sethook's; f's under gocall
+	assert(seen[1] == true and seen[2] == true, "a hook of Lua code may yield")
+	assert(seen[3] == false, "a hook under a Go function may not")
+	`); err != nil {
+		t.Fatal(err)
+	}
+}
