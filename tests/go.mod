@@ -36,3 +36,5 @@ require (
 )
 
 tool github.com/nats-io/nats-server/v2
+
+replace github.com/yuin/gopher-lua => ../third_party/gopher-lua

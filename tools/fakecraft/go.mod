@@ -13,3 +13,5 @@ require (
 )
 
 require go.yaml.in/yaml/v3 v3.0.5 // indirect
+
+replace github.com/yuin/gopher-lua => ../../third_party/gopher-lua

@@ -1,5 +1,6 @@
--- Specs for yielding where gopher-lua's VM cannot, and where fakecraft's stand-ins let it
--- (computer/boundary.go, computer/cfuncs.lua, the bios's pcall/xpcall).
+-- Specs for yielding where gopher-lua's VM cannot, where fakecraft's fork of it and its
+-- stand-ins let it (computer/boundary.go, third_party/gopher-lua, computer/cfuncs.lua, the
+-- bios's pcall/xpcall).
 
 -- Runs f in a coroutine that hands every yield's values straight back, as a scheduler that
 -- answers each request would; returns what f returned, or raises its error.
@@ -17,24 +18,19 @@ end
 describe("a yield gopher-lua cannot make", function()
   local BOUNDARY = "attempt to yield across metamethod/C%-call boundary"; -- a pattern
 
-  it("is refused in a metamethod, with the yield's position", function()
-    local meta = { __add = function() return coroutine.yield("add"); end };
-    local value = setmetatable({}, meta);
-    expect.error(echo, function() return value + 1; end)
+  it("is refused under a Go function that calls Lua, with the yield's position", function()
+    local value = setmetatable({}, { __tostring = function() return coroutine.yield("x"); end });
+    expect.error(echo, function() return tostring(value); end)
       :str_match("^[^:]+:%d+: " .. BOUNDARY .. "$");
-    local index = setmetatable({}, { __index = function(_, key) return coroutine.yield(key); end });
+    -- a Go function as the metamethod is called from Go too
+    local index = setmetatable({}, { __index = coroutine.yield });
     expect.error(echo, function() return index.foo; end):str_match(BOUNDARY);
   end);
 
-  it("is refused under a Go function that calls Lua", function()
-    local value = setmetatable({}, { __tostring = function() return coroutine.yield("x"); end });
-    expect.error(echo, function() return tostring(value); end):str_match(BOUNDARY);
-  end);
-
   it("leaves the coroutine and the computer working", function()
-    local value = setmetatable({}, { __add = function() return coroutine.yield("add"); end });
+    local value = setmetatable({}, { __tostring = function() return coroutine.yield("x"); end });
     local co = coroutine.create(function()
-      local ok, err = pcall(function() return value + 1; end);
+      local ok, err = pcall(function() return tostring(value); end);
       local after = coroutine.yield(ok, err);
       return after * 2;
     end);
@@ -53,6 +49,72 @@ describe("a yield gopher-lua cannot make", function()
       return ok, value;
     end)):eq(true);
     expect(select(2, echo(function() return pcall(callable, 4); end))):eq(5);
+  end);
+end);
+
+-- A Lua metamethod runs as a frame of the VM's loop, whose return finishes the instruction
+-- that needed it (third_party/gopher-lua): a yield in it suspends the coroutine, and the
+-- resume carries on with that instruction. Each metamethod below yields its operands and
+-- computes on what the resume hands back.
+describe("a metamethod", function()
+  local meta = {};
+  local function new(v) return setmetatable({ v = v }, meta); end
+  local function value(x) if type(x) == "table" then return x.v; end return x; end
+  meta.__add = function(a, b) local x, y = coroutine.yield(a, b); return new(x.v + y.v); end
+  meta.__mod = function(a, b) local x, y = coroutine.yield(a, b); return new(x.v % y.v); end
+  meta.__unm = function(a) return new(-coroutine.yield(a).v); end
+  meta.__len = function(a) return coroutine.yield(a).v * 10; end
+  meta.__eq = function(a, b) local x, y = coroutine.yield(a, b); return x.v == y.v; end
+  meta.__lt = function(a, b) local x, y = coroutine.yield(a, b); return x.v < y.v; end
+  meta.__concat = function(a, b) local x, y = coroutine.yield(a, b); return new(value(x) .. value(y)); end
+
+  it("may yield in arithmetic, unary minus and #", function()
+    local a, b = new(7), new(3);
+    expect(echo(function() return (a + b).v, (a % b).v, (-a).v, #b; end)):eq(10);
+    expect({ echo(function() return (a + b).v, (a % b).v, (-a).v, #b; end) }):same({ 10, 1, -7, 30 });
+  end);
+
+  it("may yield in comparisons, with <= through __lt when there is no __le", function()
+    local a, b, a2 = new(2), new(3), new(2);
+    expect({ echo(function()
+      return a == b, a == a2, a ~= a2, a < b, b < a, a <= b, b <= a, a <= a2, a > b;
+    end) }):same({ false, true, false, true, false, true, false, true, false });
+    expect(echo(function() if b < a then return "jumped wrong"; end return "ok"; end)):eq("ok");
+  end);
+
+  it("may yield in a concatenation of many operands", function()
+    local b = new("3");
+    expect(echo(function() return (b .. b .. b .. b .. b).v; end)):eq("33333");
+    expect(echo(function() local s = "s"; return ("a" .. s .. b .. 1 .. "c" .. b).v; end)):eq("as31c3");
+  end);
+
+  it("may yield in __index and __newindex, through a chain of tables, and in a method call", function()
+    local fallback = setmetatable({}, { __index = function(_, key) return coroutine.yield(key):upper(); end });
+    local t = setmetatable({ here = "h" }, { __index = fallback });
+    expect({ echo(function() local k = "ke"; return t.here, t.hello, t[k .. "y"]; end) })
+      :same({ "h", "HELLO", "KEY" });
+    local store = {};
+    local sink = setmetatable({}, { __newindex = function(_, key, v)
+      local rKey, rVal = coroutine.yield(key, v);
+      store[rKey] = rVal .. "!";
+    end });
+    echo(function() sink.a = "x"; local k = "b"; sink[k] = "y"; end);
+    expect(store):same({ a = "x!", b = "y!" });
+    expect(rawget(sink, "a")):eq(nil);
+    local obj = setmetatable({}, { __index = function(_, key)
+      local name = coroutine.yield(key);
+      return function(self, x) return name .. x; end
+    end });
+    expect(echo(function() return obj:greet("!"); end)):eq("greet!");
+  end);
+
+  it("keeps its errors' positions after a yield", function()
+    local bad = setmetatable({}, { __add = function()
+      coroutine.yield();
+      error("no sum", 2);
+    end });
+    local line = debug.getinfo(1, "l").currentline + 1;
+    expect.error(echo, function() return bad + 1; end):eq(("%s:%d: no sum"):format(debug.getinfo(1, "S").short_src, line));
   end);
 end);
 

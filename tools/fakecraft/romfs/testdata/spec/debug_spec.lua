@@ -51,3 +51,82 @@ describe("debug.traceback", function()
     expect(debug.traceback("message")):str_match("^message\nstack traceback:");
   end);
 end);
+
+-- debug.sethook is the fork's (third_party/gopher-lua, hook.go): per coroutine, and a hook
+-- runs as a frame of the VM's loop, so it may yield.
+describe("debug.sethook", function()
+  -- Runs f in a coroutine that hands every yield's values back; returns the yields' count
+  -- and f's results.
+  local function echo(f)
+    local co = coroutine.create(f);
+    local yields = 0;
+    local result = table.pack(coroutine.resume(co));
+    while coroutine.status(co) ~= "dead" do
+      yields = yields + 1;
+      result = table.pack(coroutine.resume(co, table.unpack(result, 2, result.n)));
+    end
+    if not result[1] then error(result[2], 0); end
+    return yields, table.unpack(result, 2, result.n);
+  end
+
+  it("calls the hook for calls, returns, lines and counts, seen from the running function", function()
+    local log = {};
+    local base = debug.getinfo(1, "l").currentline;
+    local function f(x) return x + 1; end
+    echo(function()
+      debug.sethook(function(event, line)
+        if event == "line" then log[#log + 1] = event .. (line - base);
+        elseif event ~= "count" then
+          log[#log + 1] = event .. (debug.getinfo(2, "f").func == f and " f" or "");
+        end
+      end, "crl", 1000);
+      local y = f(1);
+      debug.sethook();
+      return y;
+    end);
+    -- sethook's return, f's call, line and return; the line calling sethook, and its call (a
+    -- Go function's events fire around the instruction that calls it, seen from its caller)
+    expect(table.concat(log, ",")):eq("return,line9,call f,line1,return f,line10,call");
+    expect(debug.gethook()):eq(nil);
+  end);
+
+  it("may yield in a hook of every kind, and the code goes on where it was", function()
+    for _, mask in ipairs({ "c", "r", "l", "" }) do
+      local events = 0;
+      local n, sum, text = echo(function()
+        debug.sethook(function(event)
+          expect(coroutine.yield(event)):eq(event);
+          events = events + 1;
+        end, mask, mask == "" and 2 or 0);
+        local sum = 0;
+        for i = 1, 5 do sum = sum + i; end
+        local text = string.gsub("xyz", "x", "z");
+        debug.sethook();
+        return sum, text;
+      end);
+      expect({ sum, text }):same({ 15, "zyz" });
+      expect(n > 0 and n == events):eq(true);
+    end
+  end);
+
+  it("is per coroutine, and gethook reads another coroutine's", function()
+    local hook = function() end;
+    local co = coroutine.create(function() coroutine.yield(debug.gethook()); end);
+    debug.sethook(co, hook, "l", 3);
+    local _, mine = coroutine.resume(co);
+    expect(mine):eq(hook);
+    expect({ debug.gethook(co) }):same({ hook, "l", 3 });
+    expect(debug.gethook()):eq(nil);
+  end);
+
+  it("lets an error in the hook end the code it interrupted, with its position", function()
+    local ok, err = pcall(function()
+      debug.sethook(function() error("in the hook"); end, "l");
+      local x = 1;
+      return x;
+    end);
+    expect(ok):eq(false);
+    expect(err):str_match("in the hook$");
+    expect(debug.gethook()):eq(nil); -- pcall's own coroutine had the hook
+  end);
+end);

@@ -1,0 +1,238 @@
+package lua
+
+import "strings"
+
+// Debug hooks (debug.sethook), per coroutine as in Lua. The VM's loop checks L.hooks before
+// every instruction, one branch while no hook is set. A Lua hook runs as a frame of the loop
+// whose return is dropped (finishHook), after which the interrupted instruction runs without
+// firing the events it already fired; so a hook may yield, and the resume carries on. Hooks
+// are off while a hook runs. A Go hook is called at once.
+
+// Events of a hook's mask.
+const (
+	hookMaskCall uint8 = 1 << iota
+	hookMaskReturn
+	hookMaskLine
+)
+
+// hookState is a coroutine's hook and where its events stand.
+type hookState struct {
+	fn       LValue
+	mask     uint8
+	count    int // a count event every count instructions, 0 for none
+	left     int // instructions until the next count event
+	done     uint8
+	goReturn bool       // a Go function called by OP_CALL returned: its return event is due
+	oldFrame *callFrame // the frame and pc of the last instruction traced, for line events
+	oldPc    int
+}
+
+// Events already fired for the instruction about to run (done), so that it runs once the
+// hooks it interrupted for have returned.
+const (
+	doneGoReturn uint8 = 1 << iota
+	doneCall
+	doneCount
+	doneLine
+	doneReturn
+	doneGoCall
+)
+
+// SetHook sets the running coroutine's hook: fn is called with the event's name ("call",
+// "tail call", "return", "line" with the line, "count") for the events of mask (any of
+// 'c', 'r', 'l') and, when count > 0, every count instructions. A nil fn, or no event,
+// removes it.
+func (ls *LState) SetHook(fn LValue, mask string, count int) {
+	var m uint8
+	if strings.ContainsRune(mask, 'c') {
+		m |= hookMaskCall
+	}
+	if strings.ContainsRune(mask, 'r') {
+		m |= hookMaskReturn
+	}
+	if strings.ContainsRune(mask, 'l') {
+		m |= hookMaskLine
+	}
+	if count < 0 {
+		count = 0
+	}
+	if fn == nil || fn == LNil || (m == 0 && count == 0) {
+		ls.hooks = nil
+		return
+	}
+	ls.hooks = &hookState{fn: fn, mask: m, count: count, left: count, oldPc: -1}
+}
+
+// GetHook returns the coroutine's hook, its mask and count (nil, "", 0 when none).
+func (ls *LState) GetHook() (LValue, string, int) {
+	h := ls.hooks
+	if h == nil {
+		return LNil, "", 0
+	}
+	mask := ""
+	if h.mask&hookMaskCall != 0 {
+		mask += "c"
+	}
+	if h.mask&hookMaskReturn != 0 {
+		mask += "r"
+	}
+	if h.mask&hookMaskLine != 0 {
+		mask += "l"
+	}
+	return h.fn, mask, h.count
+}
+
+// hookDispatch fires the hooks due before the instruction at cf.Pc. It returns true when it
+// pushed a hook's frame: the loop goes on in it, and comes back to the instruction when it
+// returns.
+func (ls *LState) hookDispatch(cf *callFrame) bool {
+	h := ls.hooks
+	if ls.inHook {
+		return false
+	}
+	for {
+		event, line := h.next(ls, cf)
+		if event == "" {
+			h.done = 0
+			return false
+		}
+		if ls.callHook(cf, event, line) {
+			return true
+		}
+		if ls.hooks != h { // the hook changed the hook
+			return false
+		}
+	}
+}
+
+// next is the next event due before the instruction at cf.Pc that has not fired yet, and
+// marks it fired; "" when none is left.
+func (h *hookState) next(ls *LState, cf *callFrame) (string, int) {
+	if h.goReturn && h.done&doneGoReturn == 0 {
+		h.done |= doneGoReturn
+		h.goReturn = false
+		if h.mask&hookMaskReturn != 0 {
+			return "return", -1
+		}
+	}
+	if !cf.hooked {
+		cf.hooked = true
+		if cf.Pc == 0 && h.mask&hookMaskCall != 0 && h.done&doneCall == 0 {
+			h.done |= doneCall
+			if cf.TailCall > 0 {
+				return "tail call", -1
+			}
+			return "call", -1
+		}
+	}
+	if h.count > 0 && h.done&doneCount == 0 {
+		h.done |= doneCount
+		h.left--
+		if h.left <= 0 {
+			h.left = h.count
+			return "count", -1
+		}
+	}
+	proto := cf.Fn.Proto
+	if h.mask&hookMaskLine != 0 && h.done&doneLine == 0 {
+		h.done |= doneLine
+		pc, oldPc := cf.Pc, h.oldPc
+		if cf != h.oldFrame {
+			// Come back from a call: the instruction that made it was the last one here.
+			oldPc = pc - 1
+		}
+		h.oldFrame, h.oldPc = cf, pc
+		if pc == 0 || pc <= oldPc || proto.DbgSourcePositions[pc] != proto.DbgSourcePositions[oldPc] {
+			return "line", proto.DbgSourcePositions[pc]
+		}
+	}
+	inst := proto.Code[cf.Pc]
+	op := int(inst >> 26)
+	if op == OP_RETURN && h.mask&hookMaskReturn != 0 && h.done&doneReturn == 0 {
+		h.done |= doneReturn
+		return "return", -1
+	}
+	if (op == OP_CALL || op == OP_TAILCALL) && h.mask&hookMaskCall != 0 && h.done&doneGoCall == 0 {
+		h.done |= doneGoCall
+		// A Go function's call event fires before the instruction that calls it (its frame
+		// does not exist yet); a Lua function's fires as it starts.
+		if fn, _ := ls.metaCall(ls.reg.Get(cf.LocalBase + int(inst>>18)&0xff)); fn != nil && fn.IsG {
+			return "call", -1
+		}
+	}
+	return "", 0
+}
+
+// callHook calls the hook for event before the instruction at cf.Pc, as if that instruction
+// had started (debug.getinfo's currentline and errors point at it). A Lua hook is pushed as
+// a frame of the loop (true); its return runs finishOp's finishHook.
+func (ls *LState) callHook(cf *callFrame, event string, line int) bool {
+	fn := ls.hooks.fn
+	cf.Pc++
+	ls.inHook = true
+	base := ls.reg.Top()
+	ls.reg.Push(fn)
+	ls.reg.Push(LString(event))
+	nargs := 1
+	if line >= 0 {
+		ls.reg.Push(LNumber(line))
+		nargs = 2
+	}
+	if lf, ok := fn.(*LFunction); ok && !lf.IsG {
+		ls.pushCallFrame(callFrame{
+			Fn:         lf,
+			Pc:         0,
+			Base:       base,
+			LocalBase:  base + 1,
+			ReturnBase: base,
+			NArgs:      nargs,
+			NRet:       0,
+			Parent:     cf,
+			TailCall:   0,
+			finish:     finishHook,
+		}, fn, false)
+		return true
+	}
+	ls.Call(nargs, 0)
+	ls.reg.SetTop(base)
+	ls.inHook = false
+	cf.Pc--
+	return false
+}
+
+// hookGoReturned notes that a Go function called by OP_CALL returned: its return event fires
+// before the next instruction.
+func (ls *LState) hookGoReturned() {
+	if h := ls.hooks; h != nil && !ls.inHook && h.mask&hookMaskReturn != 0 {
+		h.goReturn = true
+	}
+}
+
+func debugSetHook(L *LState) int {
+	th := L
+	arg := 1
+	if t, ok := L.Get(1).(*LState); ok {
+		th = t
+		arg = 2
+	}
+	fn := L.Get(arg)
+	if fn == LNil {
+		th.SetHook(nil, "", 0)
+		return 0
+	}
+	L.CheckTypes(arg, LTFunction)
+	th.SetHook(fn, L.OptString(arg+1, ""), L.OptInt(arg+2, 0))
+	return 0
+}
+
+func debugGetHook(L *LState) int {
+	th := L
+	if t, ok := L.Get(1).(*LState); ok {
+		th = t
+	}
+	fn, mask, count := th.GetHook()
+	L.Push(fn)
+	L.Push(LString(mask))
+	L.Push(LNumber(count))
+	return 3
+}
