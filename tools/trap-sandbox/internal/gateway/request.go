@@ -121,7 +121,7 @@ func (s *Session) requestUntil(ctx context.Context, typ string, payload json.Raw
 		return Response{}, err
 	}
 	start := time.Now()
-	if err := s.enqueue(frame); err != nil {
+	if err := s.enqueueRequest(frame); err != nil {
 		s.pending.take(messageID)
 		if errors.Is(err, errQueueFull) {
 			// The host's burst filled the queue, not the computer: refuse the request and keep
