@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"trap-sandbox/internal/cctext"
@@ -38,7 +38,9 @@ func (m *Module) serveComputers(w http.ResponseWriter, r *http.Request) {
 
 func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 	traposID := r.PathValue("traposId")
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBodyBytes))
+	buf := requestBodies.Get().(*bytes.Buffer)
+	defer putRequestBody(buf)
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxRequestBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -49,7 +51,7 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, "cannot read the request body: "+err.Error())
 		return
 	}
-	req, timeout, msg := parseRequestBody(body)
+	req, timeout, msg := parseRequestBody(buf.Bytes()) // copies what it keeps
 	if msg != "" {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, msg)
 		return
@@ -82,6 +84,17 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 		answer = protocol.EmptyPayload
 	}
 	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: answer, Warnings: warnings})
+}
+
+// requestBodies recycles the buffers /requests bodies are read into.
+var requestBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putRequestBody returns buf to requestBodies, unless a big body grew it.
+func putRequestBody(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		buf.Reset()
+		requestBodies.Put(buf)
+	}
 }
 
 // frameOverhead bounds what a gateway_request frame holds besides its escaped traposId and
