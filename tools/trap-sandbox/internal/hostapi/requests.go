@@ -118,10 +118,13 @@ func frameTooLarge(traposID, typ string, payload json.RawMessage) bool {
 
 // parseRequestBody validates a /requests body; msg is non-empty when it is unusable.
 func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg string) {
-	// A body that is one JSON value decodes in one step; only what it refuses is read again
-	// by the Decoder, whose errors are the ones the API has always answered with (and which
+	// The body every client sends is read without reflection (parsePlainBody); any other
+	// that is one JSON value decodes in one step; only what that refuses is read again by
+	// the Decoder, whose errors are the ones the API has always answered with (and which
 	// takes a first object followed by more).
-	if json.Unmarshal(body, &req) != nil {
+	if plain, ok := parsePlainBody(body); ok {
+		req = plain
+	} else if json.Unmarshal(body, &req) != nil {
 		req = RequestBody{}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		if err := dec.Decode(&req); err != nil {
