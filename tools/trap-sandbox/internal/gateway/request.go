@@ -75,9 +75,13 @@ func (g *Gateway) RequestWithin(ctx context.Context, accountID, traposID, typ st
 	}
 	k := Key{AccountID: accountID, TraposID: traposID}
 	if s := g.registry.Lookup(k); s != nil {
+		deadline := time.Now().Add(timeout)
+		if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+			deadline = d
+		}
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
-		return s.requestUntil(ctx, typ, payload, timer.C)
+		return s.requestUntil(ctx, typ, payload, timer.C, deadline)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -90,16 +94,19 @@ func (s *Session) request(ctx context.Context, typ string, payload json.RawMessa
 	// Without a deadline of ctx's own the request times out after RequestTimeout on
 	// Config.Clock (the idle probe's case, which liveness tests drive).
 	var timeout <-chan time.Time
-	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
+	deadline, hasDeadline := ctx.Deadline()
+	if !hasDeadline {
 		timer := s.gw.cfg.Clock.NewTimer(s.gw.cfg.RequestTimeout)
 		defer timer.Stop()
 		timeout = timer.C()
 	}
-	return s.requestUntil(ctx, typ, payload, timeout)
+	return s.requestUntil(ctx, typ, payload, timeout, deadline)
 }
 
 // requestUntil is request, the wait ending when ctx ends or timeout fires (nil: never).
-func (s *Session) requestUntil(ctx context.Context, typ string, payload json.RawMessage, timeout <-chan time.Time) (Response, error) {
+// deadline is when the caller's wait ends by the wall clock (zero: not known), which decides
+// whether the caller may write the frame itself (enqueueRequest).
+func (s *Session) requestUntil(ctx context.Context, typ string, payload json.RawMessage, timeout <-chan time.Time, deadline time.Time) (Response, error) {
 	g := s.gw
 	traposID := s.Key().TraposID
 	messageID := newMessageID()
@@ -122,7 +129,7 @@ func (s *Session) requestUntil(ctx context.Context, typ string, payload json.Raw
 		return Response{}, err
 	}
 	start := time.Now()
-	if err := s.enqueueRequest(frame); err != nil {
+	if err := s.enqueueRequest(frame, deadline); err != nil {
 		s.pending.take(messageID)
 		if errors.Is(err, errQueueFull) {
 			// The host's burst filled the queue, not the computer: refuse the request and keep

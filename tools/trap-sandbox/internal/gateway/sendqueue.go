@@ -86,24 +86,6 @@ func (q *sendQueue) next() ([]byte, bool) {
 	return nil, false
 }
 
-// pushClaimed queues frame after all, by the caller that claimed the writer role for it
-// (claim) and will not write it itself: it keeps the role, and keepIfQueued tells whether a
-// writer must start.
-func (q *sendQueue) pushClaimed(frame []byte) pushResult {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	switch {
-	case q.sealed:
-		return pushSealed
-	case q.bytes+len(frame) > q.limit:
-		return pushFull
-	}
-	q.frames = append(q.frames, frame)
-	q.bytes += len(frame)
-	q.peak = max(q.peak, q.bytes)
-	return pushQueued
-}
-
 // keepIfQueued ends a claimed write (claim): true when frames were queued meanwhile, the
 // caller keeping the writer role for a writer that drains them; false, the role given back.
 func (q *sendQueue) keepIfQueued() bool {

@@ -12,12 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 )
 
-// A host's caller writes its request's frame itself only when the write cannot wait
-// (enqueueRequest): to a computer that stopped reading, every request still ends at its own
-// timeout, and busy once the send queue is full, never in a write that lasts until the write
-// timeout (here an hour). The frames are small enough to be written by the caller.
+// A host's caller writes its request's frame itself only when it waits at least the write
+// timeout (enqueueRequest): to a computer that stopped reading, a caller with a shorter
+// timeout still gets its answer at that timeout, and busy once the send queue is full, never
+// after a write that lasts until the write timeout (here an hour). The frames are small
+// enough to be written by the caller.
 func TestAHostsCallerNeverWaitsOnAComputerThatDoesNotRead(t *testing.T) {
 	const budget = 16 << 10
 	h := newHarness(t, Config{SendQueueBytes: budget, WriteTimeout: time.Hour}, nil)
@@ -49,34 +51,32 @@ func TestAHostsCallerNeverWaitsOnAComputerThatDoesNotRead(t *testing.T) {
 	assert.Len(t, h.gw.Computers(), 1, "the computer stays: only its writer waits on it")
 }
 
-// The caller's check: a socket whose peer has acknowledged everything has an empty send
-// buffer; one whose peer stopped reading keeps bytes unacknowledged once its window is full.
-func TestSendBufferEmptyTellsAPeerThatStoppedReading(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		conn, _ := l.Accept()
-		accepted <- conn
-	}()
-	peer, err := net.Dial("tcp", l.Addr().String())
-	require.NoError(t, err)
-	defer peer.Close()
-	conn := <-accepted
-	require.NotNil(t, conn)
-	defer conn.Close()
-	if !sendBufferEmpty(conn) {
-		t.Skip("this system cannot tell (not Linux): every frame goes through a writer goroutine")
-	}
-	require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(4096))
-	chunk := make([]byte, 64<<10)
-	for i := 0; ; i++ {
-		require.Less(t, i, 1_000, "the peer's window never filled")
-		_ = conn.SetWriteDeadline(time.Now().Add(50 * time.Millisecond))
-		if _, err := conn.Write(chunk); err != nil {
-			break // the send buffer is full
+// A caller that waits at least the write timeout writes its frame itself; to a computer that
+// stopped reading, the write that finds the kernel's buffers full ends at that timeout, as a
+// writer's would: the caller gets its answer and the computer is dropped.
+func TestACallerWritingItsOwnFrameIsBoundedByTheWriteTimeout(t *testing.T) {
+	const wait = 150 * time.Millisecond
+	h := newHarness(t, Config{WriteTimeout: wait}, nil)
+	c := h.connect(t, "7:", "")
+	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
+	require.NotNil(t, s)
+	require.NoError(t, c.conn.NetConn().(*net.TCPConn).SetReadBuffer(4096))
+	require.NoError(t, s.conn.NetConn().(*net.TCPConn).SetWriteBuffer(4096))
+	payload := json.RawMessage(`{"text":"` + strings.Repeat("x", 1500) + `"}`)
+	for i := 0; !s.isClosed(); i++ {
+		require.Less(t, i, 5_000, "the computer was never dropped")
+		done := make(chan error, 1)
+		go func() {
+			_, err := h.gw.RequestWithin(context.Background(), LocalAccount, "7:", "dance", payload, wait)
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			code := protocol.CodeOf(err)
+			require.True(t, code == protocol.CodeTimeout || code == protocol.CodeNotConnected, "request %d: %v", i, err)
+		case <-time.After(waitLimit):
+			t.Fatalf("request %d: the caller was held past the write timeout", i)
 		}
 	}
-	assert.False(t, sendBufferEmpty(conn))
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be dropped")
 }
