@@ -303,11 +303,6 @@ func (s *Session) enqueueAs(frame []byte, how writeMode) error {
 			return errQueueFull
 		}
 	}
-	return s.errNotConnected()
-}
-
-// errNotConnected is a send's refusal once the session is closing.
-func (s *Session) errNotConnected() error {
 	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", s.Key().TraposID)
 }
 
