@@ -256,3 +256,19 @@ func TestRequestWithinTimesOut(t *testing.T) {
 	_, err := h.gw.RequestWithin(ctx, LocalAccount, "8:", TypePing, nil, time.Hour)
 	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
 }
+
+// A gateway_request's messageId is a random version 4 UUID (docs/protocol.md), a new one
+// for every request.
+func TestMessageIDsAreRandomVersion4UUIDs(t *testing.T) {
+	seen := make(map[string]bool)
+	for range 1000 {
+		id := newMessageID()
+		u, err := uuid.Parse(id)
+		require.NoError(t, err, id)
+		assert.Equal(t, uuid.Version(4), u.Version(), id)
+		assert.Equal(t, uuid.RFC4122, u.Variant(), id)
+		assert.Equal(t, u.String(), id, "the canonical lower-case form")
+		assert.False(t, seen[id], "minted twice: %s", id)
+		seen[id] = true
+	}
+}

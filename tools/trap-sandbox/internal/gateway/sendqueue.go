@@ -86,6 +86,18 @@ func (q *sendQueue) next() ([]byte, bool) {
 	return nil, false
 }
 
+// keepIfQueued ends a claimed write (claim): true when frames were queued meanwhile, the
+// caller keeping the writer role for a writer that drains them; false, the role given back.
+func (q *sendQueue) keepIfQueued() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.frames) > 0 {
+		return true
+	}
+	q.releaseLocked()
+	return false
+}
+
 // release gives the writer role back without draining (the writer's write failed).
 func (q *sendQueue) release() {
 	q.mu.Lock()

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"sync"
 	"time"
 
 	"trap-sandbox/internal/cctext"
@@ -38,7 +38,9 @@ func (m *Module) serveComputers(w http.ResponseWriter, r *http.Request) {
 
 func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 	traposID := r.PathValue("traposId")
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBodyBytes))
+	buf := requestBodies.Get().(*bytes.Buffer)
+	defer putRequestBody(buf)
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxRequestBodyBytes))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -49,7 +51,7 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, "cannot read the request body: "+err.Error())
 		return
 	}
-	req, timeout, msg := parseRequestBody(body)
+	req, timeout, msg := parseRequestBody(buf.Bytes()) // copies what it keeps
 	if msg != "" {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, msg)
 		return
@@ -84,6 +86,17 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: answer, Warnings: warnings})
 }
 
+// requestBodies recycles the buffers /requests bodies are read into.
+var requestBodies = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// putRequestBody returns buf to requestBodies, unless a big body grew it.
+func putRequestBody(buf *bytes.Buffer) {
+	if buf.Cap() <= 64<<10 {
+		buf.Reset()
+		requestBodies.Put(buf)
+	}
+}
+
 // frameOverhead bounds what a gateway_request frame holds besides its escaped traposId and
 // type and its payload: the keys, the event and the messageId.
 const frameOverhead = 256
@@ -105,10 +118,13 @@ func frameTooLarge(traposID, typ string, payload json.RawMessage) bool {
 
 // parseRequestBody validates a /requests body; msg is non-empty when it is unusable.
 func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg string) {
-	// A body that is one JSON value decodes in one step; only what it refuses is read again
-	// by the Decoder, whose errors are the ones the API has always answered with (and which
+	// The body every client sends is read without reflection (parsePlainBody); any other
+	// that is one JSON value decodes in one step; only what that refuses is read again by
+	// the Decoder, whose errors are the ones the API has always answered with (and which
 	// takes a first object followed by more).
-	if json.Unmarshal(body, &req) != nil {
+	if plain, ok := parsePlainBody(body); ok {
+		req = plain
+	} else if json.Unmarshal(body, &req) != nil {
 		req = RequestBody{}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		if err := dec.Decode(&req); err != nil {

@@ -27,6 +27,7 @@ import (
 // An account token's use is recorded on it (when, from which address: its audit fields); each
 // refusal counts in refused by its reason (Refusal*).
 func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, refused *prometheus.CounterVec, next http.Handler) http.Handler {
+	tokenHash := sha256.Sum256([]byte(token)) // once, not per request
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 		admit := func(c account.Caller) { next.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), c))) }
@@ -58,7 +59,7 @@ func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, r
 			return
 		}
 		if token != "" {
-			if !bearer || !SecretMatches(got, token) {
+			if !bearer || !secretHashMatches(got, tokenHash) {
 				count(RefusalWrongAPIToken)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
 				writeAuthError(w, http.StatusUnauthorized,
@@ -130,8 +131,13 @@ func refuseToken(w http.ResponseWriter, err error) {
 // wanted, in constant time. Hashing first hides the wanted secret's length too
 // (ConstantTimeCompare returns at once on a length mismatch).
 func SecretMatches(got, want string) bool {
-	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
-	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+	return secretHashMatches(got, sha256.Sum256([]byte(want)))
+}
+
+// secretHashMatches is SecretMatches with the wanted secret's SHA-256 already computed.
+func secretHashMatches(got string, want [sha256.Size]byte) bool {
+	g := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(g[:], want[:]) == 1
 }
 
 func isLoopback(remoteAddr string) bool {

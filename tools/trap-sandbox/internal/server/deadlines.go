@@ -35,15 +35,24 @@ func (s *Server) bounded(next http.Handler) http.Handler {
 			_ = rc.SetWriteDeadline(now.Add(s.responseWriteTimeout))
 		}
 		hasBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
+		// One allocation for the request's wrappers rather than one each.
+		b := &boundedRequest{closeOnError: closeOnError{ResponseWriter: w, hasBody: hasBody}}
 		if hasBody {
 			// Only the body is bounded: once it is read, net/http keeps reading in the
 			// background to notice a client that goes away, and a deadline left in place
 			// would cancel a long request (an API call waits up to 60 s for a computer).
 			_ = rc.SetReadDeadline(now.Add(s.bodyReadTimeout))
-			r.Body = &bodyDeadline{ReadCloser: r.Body, clear: func() { _ = rc.SetReadDeadline(time.Time{}) }}
+			b.body = bodyDeadline{ReadCloser: r.Body, w: w}
+			r.Body = &b.body
 		}
-		next.ServeHTTP(&closeOnError{ResponseWriter: w, hasBody: hasBody}, r)
+		next.ServeHTTP(&b.closeOnError, r)
 	})
+}
+
+// boundedRequest holds what bounded wraps a request in.
+type boundedRequest struct {
+	closeOnError
+	body bodyDeadline
 }
 
 // isEventStream reports whether r asks for a server-sent event stream (MCP's GET /mcp), which
@@ -55,15 +64,15 @@ func isEventStream(r *http.Request) bool {
 // bodyDeadline lifts the body's read deadline once the body has been read to its end.
 type bodyDeadline struct {
 	io.ReadCloser
-	clear func()
-	done  bool
+	w    http.ResponseWriter // the request's own, whose connection holds the deadline
+	done bool
 }
 
 func (b *bodyDeadline) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.done {
 		b.done = true
-		b.clear()
+		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{})
 	}
 	return n, err
 }

@@ -70,6 +70,8 @@ func TestTheAPIRefusesCrossSiteAndRebindingRequests(t *testing.T) {
 		// What the CLI, opencode's MCP client and curl send: allowed.
 		{"the CLI", "POST", "/api/thing", json, "", "", 200},
 		{"JSON with a charset", "POST", "/api/thing", "application/json; charset=utf-8", "", "", 200},
+		{"JSON in capitals", "POST", "/api/thing", "Application/JSON", "", "", 200},
+		{"a type that starts like JSON", "POST", "/api/thing", "application/jsonx", "", "", 415},
 		{"localhost", "GET", "/api/thing", "", "localhost:4444", "", 200},
 		{"an IPv6 literal", "GET", "/api/thing", "", "[::1]:4444", "", 200},
 		{"the public URL's host", "GET", "/api/thing", "", "MC.example.org", "", 200},

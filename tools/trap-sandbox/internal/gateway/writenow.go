@@ -1,0 +1,45 @@
+package gateway
+
+import "time"
+
+// maxWriteNowBytes bounds a frame a host's caller writes itself (enqueueRequest): a ping or
+// a small command is a few hundred bytes; a file's chunk goes through the queue.
+const maxWriteNowBytes = 2 << 10
+
+// writeNowSlack is how much of the write timeout a caller's wait may lack and still write its
+// frame itself: what passed between the caller's start and its write (well under it).
+const writeNowSlack = 100 * time.Millisecond
+
+// enqueueRequest sends the frame of a host's gateway_request, whose caller waits until
+// deadline (zero: not known). A caller that waits at least the write timeout writes the
+// frame itself when no writer runs and nothing is queued (sendQueue.claim), and the frame is
+// small: that saves a writer goroutine per request. Its write is bounded by its own
+// deadline as well as the write timeout, so a computer that does not read holds it no
+// longer than it waits anyway, and is dropped as a writer's timeout would drop it (at most
+// writeNowSlack sooner). Any other frame is queued for a writer goroutine: a computer that
+// does not read blocks that writer, never a caller, who waits no longer than its timeout.
+// It fails as enqueue does.
+func (s *Session) enqueueRequest(frame []byte, deadline time.Time) error {
+	now := s.realNow()
+	writeBy := now.Add(s.gw.cfg.WriteTimeout)
+	if len(frame) > maxWriteNowBytes || deadline.IsZero() || deadline.Before(writeBy.Add(-writeNowSlack)) ||
+		!s.claimWriter(frame, writeInline) {
+		return s.enqueue(frame)
+	}
+	if err := s.write(frame, earliest(writeBy, deadline)); err != nil {
+		s.writeFailed(err) // the close it begins ends the request's wait (not_connected)
+		s.send.release()
+		return nil
+	}
+	if s.send.keepIfQueued() {
+		go s.flush() // what was queued meanwhile may be large: a writer of its own writes it
+	}
+	return nil
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
