@@ -104,7 +104,7 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	}
 	r.mu.Lock()
 	if c.Replica == r.cfg.Replica {
-		delete(r.remote, e.Key())
+		r.remote.delete(k)
 		// At start-up no socket is held yet: a claim in this replica's name is left over from
 		// its previous run and would route nowhere.
 		stale := !r.ready && r.held[k] == nil
@@ -114,7 +114,8 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		}
 		return
 	}
-	r.remote[e.Key()] = remoteClaim{claim: c, rev: e.Revision()}
+	c.AccountID = k.AccountID // the key is what lookups go by
+	r.remote.put(k, newRemoteClaim(c, e.Revision()))
 	r.mu.Unlock()
 	r.evictIfOlder(k, e.Revision(), c.Replica)
 }
@@ -195,7 +196,7 @@ func (r *Router) believeClaimsOf(replica string) {
 	var found []later
 	r.mu.Lock()
 	for k, h := range r.held {
-		if c, ok := r.remote[claimKey(k)]; ok && c.Replica == replica && h.rev != 0 && h.rev < c.rev {
+		if c, ok := r.remote.get(k); ok && c.replica.Value() == replica && h.rev != 0 && h.rev < c.rev {
 			found = append(found, later{k, c.rev})
 		}
 	}
@@ -209,7 +210,7 @@ func (r *Router) believeClaimsOf(replica string) {
 // withdrawn by a replica that took this one for dead; it is written again.
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
-	delete(r.remote, e.Key())
+	r.remote.delete(k)
 	var rewrite *held
 	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < e.Revision() {
 		rewrite = h

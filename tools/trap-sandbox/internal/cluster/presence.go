@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"trap-sandbox/internal/gateway"
 )
 
 // Presence. Each replica puts a heartbeat into ReplicasBucket every HeartbeatInterval; every
@@ -133,11 +135,11 @@ func (r *Router) sweep() {
 	}
 	var gone []stale
 	r.mu.Lock()
-	for key, c := range r.remote {
-		if now.Sub(r.lastSeenLocked(c.Replica)) >= 2*r.cfg.ReplicaTTL {
-			gone = append(gone, stale{key, c.rev})
+	r.remote.all(func(traposID string, c remoteClaim) {
+		if now.Sub(r.lastSeenLocked(c.replica.Value())) >= 2*r.cfg.ReplicaTTL {
+			gone = append(gone, stale{claimKey(gateway.Key{AccountID: c.account.Value(), TraposID: traposID}), c.rev})
 		}
-	}
+	})
 	r.mu.Unlock()
 	for _, s := range gone {
 		r.deleteClaimNow(s.key, s.rev)

@@ -124,12 +124,6 @@ func (h *held) key() gateway.Key {
 	return gateway.Key{AccountID: h.c.AccountID, TraposID: h.c.TraposID}
 }
 
-// remoteClaim is a computer whose socket another replica holds, as its claim says.
-type remoteClaim struct {
-	claim
-	rev uint64
-}
-
 // Router is the gateway.Cluster of a replica among several. Create it with New, give it to
 // gateway.New (which attaches the replica's gateway.Local), and Close it after the gateway's
 // Shutdown.
@@ -159,7 +153,7 @@ type Router struct {
 	closing  bool
 	ready    bool // the claims watcher has delivered the bucket's initial contents
 	held     map[gateway.Key]*held
-	remote   map[string]remoteClaim   // by claim key
+	remote   remoteSet                // the other replicas' computers (remote.go)
 	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived
 	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
 	nextID   uint64                   // the last id given to a routed request
@@ -182,7 +176,7 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*
 		started:  cfg.Clock.Now(),
 		own:      replicaSubjects(cfg.Replica),
 		held:     make(map[gateway.Key]*held),
-		remote:   make(map[string]remoteClaim),
+		remote:   newRemoteSet(),
 		lastSeen: make(map[string]time.Time),
 		pending:  make(map[uint64]*pendingRoute),
 		probing:  make(map[string]bool),
@@ -319,7 +313,7 @@ func (r *Router) rewatch() {
 		r.mu.Unlock()
 		return
 	}
-	r.remote = make(map[string]remoteClaim)
+	r.remote = newRemoteSet()
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 	defer cancel()
@@ -484,12 +478,27 @@ func (r *Router) Remote() []gateway.Computer {
 	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]gateway.Computer, 0, len(r.remote))
-	for _, c := range r.remote {
-		if r.aliveLocked(c.Replica, now) {
-			out = append(out, c.computer())
+	out := make([]gateway.Computer, 0, r.remote.len())
+	r.remote.all(func(traposID string, c remoteClaim) {
+		if r.aliveLocked(c.replica.Value(), now) {
+			out = append(out, c.computer(traposID))
 		}
-	}
+	})
+	return out
+}
+
+// RemoteAccounts implements gateway.Cluster: the accounts in which another live replica holds
+// computer traposID, by one lookup (the claims are kept by traposId: remote.go).
+func (r *Router) RemoteAccounts(traposID string) []string {
+	now := r.cfg.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	r.remote.byTraposID(traposID, func(c remoteClaim) {
+		if r.aliveLocked(c.replica.Value(), now) {
+			out = append(out, c.account.Value())
+		}
+	})
 	return out
 }
 
@@ -512,11 +521,6 @@ type claim struct {
 	// Credential is the selector of the computer's own credential ("" for the shared
 	// password), so that any replica can revoke it (revocation.go).
 	Credential string `json:"credential,omitempty"`
-}
-
-func (c claim) computer() gateway.Computer {
-	return gateway.Computer{AccountID: c.AccountID, TraposID: c.TraposID, RemoteAddr: c.RemoteAddr,
-		ConnectedSince: c.ConnectedSince, LastFrameAt: c.ConnectedSince, Replica: c.Replica, ClientVersion: c.ClientVersion}
 }
 
 func encodeClaim(replica string, c gateway.Computer, credential string) []byte {
