@@ -60,16 +60,18 @@ func (r *Router) writeClaim(h *held) {
 // deleteClaim withdraws the claim key at revision rev, unless a later write replaced it; it
 // runs in the background, as Unregister is called while a session closes.
 func (r *Router) deleteClaim(key string, rev uint64) {
-	if !r.spawn(func() { r.deleteClaimNow(key, rev) }) {
-		r.deleteClaimNow(key, rev) // closing: Close waits for nothing more, so do it here
+	// Not bounded by r.ctx: the sockets close before Close, and their claims are withdrawn then.
+	if !r.spawn(func() { r.deleteClaimNow(context.Background(), key, rev) }) {
+		r.deleteClaimNow(context.Background(), key, rev) // closing: Close waits for nothing more, so do it here
 	}
 }
 
-func (r *Router) deleteClaimNow(key string, rev uint64) {
+// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx.
+func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) {
 	if !r.nc.IsConnected() {
 		return // the claim ages out with this replica's heartbeat, or reclaim rewrites it
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
 	err := r.claims.Delete(ctx, key, jetstream.LastRevision(rev))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {

@@ -54,7 +54,7 @@ func (r *Router) heartbeatLoop() {
 		if err := r.heartbeat(r.ctx); err != nil {
 			r.log.Debug("heartbeat failed", "err", err)
 		}
-		r.sweep()
+		r.startSweep()
 		r.settleDoubts()
 		r.watchHolders()
 	}
@@ -124,9 +124,31 @@ func (r *Router) aliveReplicas() int {
 	return n
 }
 
+// startSweep sweeps in a goroutine of its own, unless a sweep is still running: a replica that
+// stopped or died may leave tens of thousands of claims, one delete each, and the heartbeats
+// must not wait for them (nor Close: the router's context ends a sweep).
+func (r *Router) startSweep() {
+	r.mu.Lock()
+	if r.sweeping {
+		r.mu.Unlock()
+		return
+	}
+	r.sweeping = true
+	r.mu.Unlock()
+	done := func() {
+		r.mu.Lock()
+		r.sweeping = false
+		r.mu.Unlock()
+	}
+	if !r.spawn(func() { defer done(); r.sweep() }) {
+		done()
+	}
+}
+
 // sweep withdraws the claims of replicas silent for twice ReplicaTTL, so that a replica that
 // died for good leaves nothing behind. The deletes name the revision they saw, so a computer
-// that has meanwhile said hello elsewhere keeps its newer claim.
+// that has meanwhile said hello elsewhere keeps its newer claim. It stops when the router
+// closes; the next replica's sweep, or this one's after a restart, does the rest.
 func (r *Router) sweep() {
 	now := r.cfg.Clock.Now()
 	type stale struct {
@@ -142,6 +164,9 @@ func (r *Router) sweep() {
 	})
 	r.mu.Unlock()
 	for _, s := range gone {
-		r.deleteClaimNow(s.key, s.rev)
+		if r.ctx.Err() != nil {
+			return
+		}
+		r.deleteClaimNow(r.ctx, s.key, s.rev)
 	}
 }

@@ -158,6 +158,7 @@ type Router struct {
 	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
 	nextID   uint64                   // the last id given to a routed request
 	probing  map[string]bool          // replicas being asked whether they are on NATS
+	sweeping bool                     // a sweep is running (presence.go)
 	doubted  map[gateway.Key]doubt    // later claims by replicas not alive (claims.go)
 	local    gateway.Local            // the replica's gateway; nil until Attach
 }
