@@ -138,6 +138,8 @@ type Router struct {
 	own      string             // replicaSubjects(cfg.Replica): the prefix of this replica's subjects
 	sub      *nats.Subscription // this replica's subjects (serve); set by open
 	revSub   *nats.Subscription // RevocationSubject (revocationHeard); set by open
+	// applyClaim is claimChanged (newRouter: a test may hold it).
+	applyClaim func(jetstream.KeyValueEntry)
 
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context
@@ -151,7 +153,7 @@ type Router struct {
 
 	mu       sync.Mutex // guards the fields below
 	closing  bool
-	ready    bool // the claims watcher has delivered the bucket's initial contents
+	ready    bool // the claims watcher has applied the bucket's contents at its start
 	held     map[gateway.Key]*held
 	remote   remoteSet                // the other replicas' computers (remote.go)
 	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived
@@ -166,6 +168,12 @@ type Router struct {
 // New sets up the buckets (creating them when missing), starts watching them and writes the
 // first heartbeat. The router owns nc from here on: Close closes it.
 func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*Router, error) {
+	return newRouter(ctx, nc, cfg, logger, nil)
+}
+
+// newRouter is New; beforeClaim, when set, runs before the watcher applies each claim (a test
+// holds the claims' initial read with it).
+func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger, beforeClaim func()) (*Router, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -182,6 +190,10 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*
 		pending:  make(map[uint64]*pendingRoute),
 		probing:  make(map[string]bool),
 		doubted:  make(map[gateway.Key]doubt),
+	}
+	r.applyClaim = r.claimChanged
+	if beforeClaim != nil {
+		r.applyClaim = func(e jetstream.KeyValueEntry) { beforeClaim(); r.claimChanged(e) }
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if err := r.open(ctx); err != nil {
@@ -266,38 +278,41 @@ func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 	return kv, nil
 }
 
-// startWatchers watches both buckets and waits until their contents at the start have been
-// applied, so that the first listing is complete and the live replicas are known.
+// startWatchers watches both buckets. It waits until the heartbeats at the start have been
+// applied, so that the live replicas are known; the claims, one per computer of the whole
+// cluster (100 000 take tens of seconds to read on a busy host), are read in the background:
+// the replica serves its own computers meanwhile, routes by reading a claim it does not know
+// yet (holder), and lists the other replicas' computers as they arrive (/healthz says so).
 func (r *Router) startWatchers(ctx context.Context) error {
 	r.watchMu.Lock()
 	defer r.watchMu.Unlock()
 	if err := r.ctx.Err(); err != nil {
 		return err // closing: Close has stopped, or is about to stop, the watchers
 	}
-	claimsReady, replicasReady := make(chan struct{}), make(chan struct{})
-	claims, err := r.watch(r.claims, r.claimChanged, func() {
-		r.mu.Lock()
-		r.ready = true
-		r.mu.Unlock()
-		close(claimsReady)
-	})
+	replicasReady := make(chan struct{})
+	replicas, err := r.watch(r.replicas, r.heartbeatArrived, func() { close(replicasReady) })
 	if err != nil {
 		return err
 	}
-	replicas, err := r.watch(r.replicas, r.heartbeatArrived, func() { close(replicasReady) })
+	select {
+	case <-replicasReady:
+	case <-ctx.Done():
+		replicas.stop()
+		return fmt.Errorf("read the %s bucket: %w", ReplicasBucket, ctx.Err())
+	}
+	start := time.Now()
+	claims, err := r.watch(r.claims, r.applyClaim, func() {
+		r.mu.Lock()
+		r.ready = true
+		n := r.remote.len()
+		r.mu.Unlock()
+		r.log.Info("read the other replicas' computers", "computers", n, "took", time.Since(start).Round(time.Millisecond))
+	})
 	if err != nil {
-		claims.stop()
+		replicas.stop()
 		return err
 	}
 	r.watchers = []*watch{claims, replicas}
-	for bucket, ready := range map[string]chan struct{}{ClaimsBucket: claimsReady, ReplicasBucket: replicasReady} {
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			r.stopWatchersLocked()
-			return fmt.Errorf("read the %s bucket: %w", bucket, ctx.Err())
-		}
-	}
 	return nil
 }
 
@@ -506,7 +521,14 @@ func (r *Router) RemoteAccounts(traposID string) []string {
 // HealthDetail implements gateway.HealthReporter: the line /healthz shows.
 func (r *Router) HealthDetail() string {
 	if r.nc.IsConnected() {
-		return fmt.Sprintf("nats: connected (replica %s, %d replica(s) alive)", r.cfg.Replica, r.aliveReplicas())
+		line := fmt.Sprintf("nats: connected (replica %s, %d replica(s) alive)", r.cfg.Replica, r.aliveReplicas())
+		r.mu.Lock()
+		ready, n := r.ready, r.remote.len()
+		r.mu.Unlock()
+		if !ready {
+			line += fmt.Sprintf(", reading the other replicas' computers (%d so far)", n)
+		}
+		return line
 	}
 	return fmt.Sprintf("nats: disconnected (replica %s serves only its own computers until NATS is back)", r.cfg.Replica)
 }

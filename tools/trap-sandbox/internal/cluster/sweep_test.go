@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,4 +79,47 @@ func TestASweepWaitsForNeitherTheHeartbeatsNorClose(t *testing.T) {
 	}
 	assert.Positive(t, left, "Close waited for the sweep to withdraw every claim")
 	t.Logf("%d of %d claims were left for the next sweep", left, claims)
+}
+
+// TestAReplicaServesBeforeItHasReadEveryClaim: the claims bucket holds one claim per computer
+// of the whole cluster, and reading it at start took longer than --nats-setup-timeout with
+// 100 000 (every restarted replica exited). A replica starts once it knows the live replicas;
+// the claims arrive meanwhile, and /healthz says so.
+func TestAReplicaServesBeforeItHasReadEveryClaim(t *testing.T) {
+	tc := newTestCluster(t)
+	b := tc.startReplica("b")
+	b.connect(t, "1:there")
+
+	// A's claims read is held, as a big bucket on a busy host holds it.
+	release := make(chan struct{})
+	var once sync.Once
+	nc, err := Connect(ConnOptions{URL: tc.url(), Name: "a", ReconnectWait: testReconnectWait}, slog.New(slog.NewTextHandler(tc.logs, nil)))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	held := func() {
+		select {
+		case <-release:
+		case <-ctx.Done(): // the test has failed: let A stop
+		}
+	}
+	a, err := newRouter(ctx, nc, Config{Replica: "a", HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL, Clock: tc.clock},
+		slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})), held)
+	require.NoError(t, err, "A waited for the claims")
+	defer a.Close()
+	defer once.Do(func() { close(release) }) // before Close, which waits for the watcher
+	assert.Contains(t, a.HealthDetail(), "nats: connected (replica a, 2 replica(s) alive), reading the other replicas' computers (0 so far)")
+	assert.Empty(t, a.Remote())
+	require.Eventually(t, func() bool { return b.router.alive("a") }, waitLimit, testkit.Poll, "B to hear A's heartbeat")
+
+	// Its routing reads a claim it has not been given yet.
+	holder, err := a.holder(ctx, gateway.Key{AccountID: gateway.LocalAccount, TraposID: "1:there"})
+	require.NoError(t, err)
+	assert.Equal(t, "b", holder)
+
+	once.Do(func() { close(release) })
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.NotContains(c, a.HealthDetail(), "reading")
+		assert.Len(c, a.Remote(), 1)
+	}, waitLimit, testkit.Poll, "A to read the claims")
 }
