@@ -70,13 +70,17 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	if e.Operation() != jetstream.KeyValuePut {
 		// A replica that shut down cleanly deletes its heartbeat: it is gone now, not in a TTL.
-		r.lastSeen[name] = time.Time{}
+		// It withdraws its claims itself; those left (a delete cut short) are swept twice
+		// ReplicaTTL from now, not by every replica at once while it is still withdrawing them.
+		r.lastSeen[name] = now
+		r.stopped[name] = true
 		r.mu.Unlock()
 		r.failRoutesTo(name, "has stopped")
 		return
 	}
 	wasAlive := r.aliveLocked(name, now)
 	r.lastSeen[name] = now
+	delete(r.stopped, name)
 	r.mu.Unlock()
 	if !wasAlive {
 		r.believeClaimsOf(name)
@@ -89,7 +93,7 @@ func (r *Router) aliveLocked(replica string, now time.Time) bool {
 		return true
 	}
 	t, heard := r.lastSeen[replica]
-	return heard && !t.IsZero() && now.Sub(t) < r.cfg.ReplicaTTL
+	return heard && !r.stopped[replica] && now.Sub(t) < r.cfg.ReplicaTTL
 }
 
 // alive is aliveLocked for a caller without r.mu.
@@ -100,9 +104,9 @@ func (r *Router) alive(replica string) bool {
 	return r.aliveLocked(replica, now)
 }
 
-// lastSeenLocked is when replica's last heartbeat arrived, for sweep; one never heard from
-// counts from this router's start, so its claims are withdrawn twice ReplicaTTL after it.
-// r.mu is held.
+// lastSeenLocked is when replica's last heartbeat (or its deletion) arrived, for sweep; one
+// never heard from counts from this router's start, so its claims are withdrawn twice
+// ReplicaTTL after it. r.mu is held.
 func (r *Router) lastSeenLocked(replica string) time.Time {
 	if t, ok := r.lastSeen[replica]; ok {
 		return t

@@ -65,20 +65,19 @@ func (s *remoteSet) get(k gateway.Key) (remoteClaim, bool) {
 }
 
 func (s *remoteSet) put(k gateway.Key, c remoteClaim) {
-	if first, ok := s.byID[k.TraposID]; !ok || first.account == c.account {
-		if !ok {
-			// A copy: k's strings may point into a whole NATS message, which would stay alive.
-			k.TraposID = strings.Clone(k.TraposID)
-		}
-		s.byID[k.TraposID] = c
+	// Copies of k's strings, which may point into a whole NATS message: a map keeps the key of
+	// every assignment, even to a key it has.
+	id := strings.Clone(k.TraposID)
+	if first, ok := s.byID[id]; !ok || first.account == c.account {
+		s.byID[id] = c
 		return
 	}
-	others := s.more[k.TraposID]
+	others := s.more[id]
 	if others == nil {
 		others = make(map[string]remoteClaim, 1)
-		s.more[strings.Clone(k.TraposID)] = others
+		s.more[id] = others
 	}
-	others[k.AccountID] = c
+	others[strings.Clone(k.AccountID)] = c
 }
 
 func (s *remoteSet) delete(k gateway.Key) {

@@ -37,7 +37,7 @@ func (e entry) Operation() jetstream.KeyValueOp { return e.op }
 func bareRouter(replica string) *Router {
 	cfg, _ := Config{Replica: replica, Clock: clock.Real{}}.withDefaults()
 	return &Router{cfg: cfg, log: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		held: make(map[gateway.Key]*held), remote: newRemoteSet(), lastSeen: make(map[string]time.Time),
+		held: make(map[gateway.Key]*held), remote: newRemoteSet(), lastSeen: make(map[string]time.Time), stopped: make(map[string]bool),
 		doubted: make(map[gateway.Key]doubt)}
 }
 

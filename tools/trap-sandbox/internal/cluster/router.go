@@ -156,7 +156,8 @@ type Router struct {
 	ready    bool // the claims watcher has applied the bucket's contents at its start
 	held     map[gateway.Key]*held
 	remote   remoteSet                // the other replicas' computers (remote.go)
-	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived
+	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived, or was deleted
+	stopped  map[string]bool          // replicas whose last heartbeat was deleted (a clean stop)
 	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
 	nextID   uint64                   // the last id given to a routed request
 	probing  map[string]bool          // replicas being asked whether they are on NATS
@@ -187,6 +188,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		held:     make(map[gateway.Key]*held),
 		remote:   newRemoteSet(),
 		lastSeen: make(map[string]time.Time),
+		stopped:  make(map[string]bool),
 		pending:  make(map[uint64]*pendingRoute),
 		probing:  make(map[string]bool),
 		doubted:  make(map[gateway.Key]doubt),

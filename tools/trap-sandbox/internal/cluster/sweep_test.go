@@ -54,9 +54,12 @@ func TestASweepWaitsForNeitherTheHeartbeatsNorClose(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return remote() == claims }, waitLimit, testkit.Poll, "A to know every claim")
 
-	// It stops, leaving its claims (as a crash, or a stop whose deletes did not land, does):
-	// A's sweep starts withdrawing them.
+	// It stops, leaving its claims (as a stop whose deletes did not land does): twice the TTL
+	// later, A's sweep starts withdrawing them.
 	require.NoError(t, replicas.Delete(ctx, escapeToken("gone")))
+	require.Eventually(t, func() bool { return !a.router.alive("gone") }, waitLimit, testkit.Poll, "A to hear of the stop")
+	assert.Equal(t, claims, remote(), "swept at once")
+	tc.clock.Advance(2 * testReplicaTTL)
 	require.Eventually(t, func() bool { return remote() < claims }, waitLimit, testkit.Poll, "A's sweep to start")
 
 	// A's heartbeat goes on while it sweeps.
