@@ -95,8 +95,8 @@ func ReportScale(w io.Writer, cfg ScaleConfig, r ScaleResult) (missed []string) 
 		verdict = "MISS"
 		missed = append(missed, "(c) gateway RSS per idle computer, all replicas")
 	}
-	fmt.Fprintf(w, "\nscale-out=%d replicas=%d workers=%d source addresses=%d (%d computers each) dial-concurrency=%d; replicas as shipped but --nats-setup-timeout %s\n\n",
-		cfg.Computers, len(r.Replicas), r.Workers, r.Addresses, cfg.PerAddress, cfg.DialConcurrency, ScaleNATSSetupTimeout)
+	fmt.Fprintf(w, "\nscale-out=%d replicas=%d workers=%d source addresses=%d (%d computers each) dial-concurrency=%d; replicas as shipped but --max-connections\n\n",
+		cfg.Computers, len(r.Replicas), r.Workers, r.Addresses, cfg.PerAddress, cfg.DialConcurrency)
 	fmt.Fprintln(w, "| figure | value | target | result |")
 	fmt.Fprintln(w, "|---|---|---|---|")
 	fmt.Fprintf(w, "| (c) gateway RSS per idle computer, all replicas | %.1f KiB | ≤ %d KiB | %s |\n", perComputer/1024, TargetBytesPerConn>>10, verdict)

@@ -28,14 +28,10 @@ const (
 	// computers, which all reconnect together after a restart. Below the gateway's shipped
 	// upgrade burst (2000 per address), so the shipped admission lets each server in at once.
 	DefaultPerAddress = 1000
-	// ScaleNATSSetupTimeout is the replicas' --nats-setup-timeout, the one setting of the scale
-	// run that is not the shipped one: at start a replica reads every claim of the computers
-	// bucket, and beside 100 000 claims (six replicas reading them at once after a restart, on
-	// two loaded cores) that took longer than the shipped 10 s, so the replicas exited.
-	ScaleNATSSetupTimeout = 2 * time.Minute
-	// ScaleStartTimeout bounds a replica's start until /healthz answers; a restarted replica
-	// first reads the claims and deletes those its previous run left.
-	ScaleStartTimeout = ScaleNATSSetupTimeout + time.Minute
+	// ScaleStartTimeout bounds a replica's start until /healthz answers. The replicas run with
+	// the shipped --nats-setup-timeout (10 s): a replica serves once it knows the live
+	// replicas, and reads the computers' claims (100 000 here) in the background.
+	ScaleStartTimeout = time.Minute
 	// ScaleStopTimeout bounds a replica's graceful stop (SIGTERM) before it is killed: closing
 	// 17 000 sockets and withdrawing their claims on two loaded cores takes longer than the
 	// 10 s a single gateway gets.
@@ -262,7 +258,6 @@ func (run *scaleRun) startReplicas(ctx context.Context) (time.Duration, error) {
 			env := []string{
 				"SANDBOX_MAX_CONNECTIONS=" + strconv.Itoa(run.held[r]+connectionSpare),
 				"SANDBOX_DATA_DIR=" + filepath.Join(run.cfg.WorkDir, run.names[r]),
-				"SANDBOX_NATS_SETUP_TIMEOUT=" + ScaleNATSSetupTimeout.String(),
 			}
 			args := []string{"--listen", run.addrs[r], "--nats", run.nats.URL, "--replica", run.names[r]}
 			run.replicas[r], errs[r] = startServerWithin(ctx, ScaleStartTimeout, "replica "+run.names[r], run.addrs[r], run.bin, args, env)

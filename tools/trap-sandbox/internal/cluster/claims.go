@@ -60,16 +60,18 @@ func (r *Router) writeClaim(h *held) {
 // deleteClaim withdraws the claim key at revision rev, unless a later write replaced it; it
 // runs in the background, as Unregister is called while a session closes.
 func (r *Router) deleteClaim(key string, rev uint64) {
-	if !r.spawn(func() { r.deleteClaimNow(key, rev) }) {
-		r.deleteClaimNow(key, rev) // closing: Close waits for nothing more, so do it here
+	// Not bounded by r.ctx: the sockets close before Close, and their claims are withdrawn then.
+	if !r.spawn(func() { r.deleteClaimNow(context.Background(), key, rev) }) {
+		r.deleteClaimNow(context.Background(), key, rev) // closing: Close waits for nothing more, so do it here
 	}
 }
 
-func (r *Router) deleteClaimNow(key string, rev uint64) {
+// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx.
+func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) {
 	if !r.nc.IsConnected() {
 		return // the claim ages out with this replica's heartbeat, or reclaim rewrites it
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
 	err := r.claims.Delete(ctx, key, jetstream.LastRevision(rev))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
@@ -104,7 +106,7 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	}
 	r.mu.Lock()
 	if c.Replica == r.cfg.Replica {
-		delete(r.remote, e.Key())
+		r.remote.delete(k)
 		// At start-up no socket is held yet: a claim in this replica's name is left over from
 		// its previous run and would route nowhere.
 		stale := !r.ready && r.held[k] == nil
@@ -114,7 +116,8 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		}
 		return
 	}
-	r.remote[e.Key()] = remoteClaim{claim: c, rev: e.Revision()}
+	c.AccountID = k.AccountID // the key is what lookups go by
+	r.remote.put(k, newRemoteClaim(c, e.Revision()))
 	r.mu.Unlock()
 	r.evictIfOlder(k, e.Revision(), c.Replica)
 }
@@ -195,7 +198,7 @@ func (r *Router) believeClaimsOf(replica string) {
 	var found []later
 	r.mu.Lock()
 	for k, h := range r.held {
-		if c, ok := r.remote[claimKey(k)]; ok && c.Replica == replica && h.rev != 0 && h.rev < c.rev {
+		if c, ok := r.remote.get(k); ok && c.replica.Value() == replica && h.rev != 0 && h.rev < c.rev {
 			found = append(found, later{k, c.rev})
 		}
 	}
@@ -209,7 +212,7 @@ func (r *Router) believeClaimsOf(replica string) {
 // withdrawn by a replica that took this one for dead; it is written again.
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
-	delete(r.remote, e.Key())
+	r.remote.delete(k)
 	var rewrite *held
 	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < e.Revision() {
 		rewrite = h

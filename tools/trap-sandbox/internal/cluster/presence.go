@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"trap-sandbox/internal/gateway"
 )
 
 // Presence. Each replica puts a heartbeat into ReplicasBucket every HeartbeatInterval; every
@@ -52,7 +54,7 @@ func (r *Router) heartbeatLoop() {
 		if err := r.heartbeat(r.ctx); err != nil {
 			r.log.Debug("heartbeat failed", "err", err)
 		}
-		r.sweep()
+		r.startSweep()
 		r.settleDoubts()
 		r.watchHolders()
 	}
@@ -68,13 +70,17 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	if e.Operation() != jetstream.KeyValuePut {
 		// A replica that shut down cleanly deletes its heartbeat: it is gone now, not in a TTL.
-		r.lastSeen[name] = time.Time{}
+		// It withdraws its claims itself; those left (a delete cut short) are swept twice
+		// ReplicaTTL from now, not by every replica at once while it is still withdrawing them.
+		r.lastSeen[name] = now
+		r.stopped[name] = true
 		r.mu.Unlock()
 		r.failRoutesTo(name, "has stopped")
 		return
 	}
 	wasAlive := r.aliveLocked(name, now)
 	r.lastSeen[name] = now
+	delete(r.stopped, name)
 	r.mu.Unlock()
 	if !wasAlive {
 		r.believeClaimsOf(name)
@@ -87,7 +93,7 @@ func (r *Router) aliveLocked(replica string, now time.Time) bool {
 		return true
 	}
 	t, heard := r.lastSeen[replica]
-	return heard && !t.IsZero() && now.Sub(t) < r.cfg.ReplicaTTL
+	return heard && !r.stopped[replica] && now.Sub(t) < r.cfg.ReplicaTTL
 }
 
 // alive is aliveLocked for a caller without r.mu.
@@ -98,9 +104,9 @@ func (r *Router) alive(replica string) bool {
 	return r.aliveLocked(replica, now)
 }
 
-// lastSeenLocked is when replica's last heartbeat arrived, for sweep; one never heard from
-// counts from this router's start, so its claims are withdrawn twice ReplicaTTL after it.
-// r.mu is held.
+// lastSeenLocked is when replica's last heartbeat (or its deletion) arrived, for sweep; one
+// never heard from counts from this router's start, so its claims are withdrawn twice
+// ReplicaTTL after it. r.mu is held.
 func (r *Router) lastSeenLocked(replica string) time.Time {
 	if t, ok := r.lastSeen[replica]; ok {
 		return t
@@ -122,9 +128,31 @@ func (r *Router) aliveReplicas() int {
 	return n
 }
 
+// startSweep sweeps in a goroutine of its own, unless a sweep is still running: a replica that
+// stopped or died may leave tens of thousands of claims, one delete each, and the heartbeats
+// must not wait for them (nor Close: the router's context ends a sweep).
+func (r *Router) startSweep() {
+	r.mu.Lock()
+	if r.sweeping {
+		r.mu.Unlock()
+		return
+	}
+	r.sweeping = true
+	r.mu.Unlock()
+	done := func() {
+		r.mu.Lock()
+		r.sweeping = false
+		r.mu.Unlock()
+	}
+	if !r.spawn(func() { defer done(); r.sweep() }) {
+		done()
+	}
+}
+
 // sweep withdraws the claims of replicas silent for twice ReplicaTTL, so that a replica that
 // died for good leaves nothing behind. The deletes name the revision they saw, so a computer
-// that has meanwhile said hello elsewhere keeps its newer claim.
+// that has meanwhile said hello elsewhere keeps its newer claim. It stops when the router
+// closes; the next replica's sweep, or this one's after a restart, does the rest.
 func (r *Router) sweep() {
 	now := r.cfg.Clock.Now()
 	type stale struct {
@@ -133,13 +161,16 @@ func (r *Router) sweep() {
 	}
 	var gone []stale
 	r.mu.Lock()
-	for key, c := range r.remote {
-		if now.Sub(r.lastSeenLocked(c.Replica)) >= 2*r.cfg.ReplicaTTL {
-			gone = append(gone, stale{key, c.rev})
+	r.remote.all(func(traposID string, c remoteClaim) {
+		if now.Sub(r.lastSeenLocked(c.replica.Value())) >= 2*r.cfg.ReplicaTTL {
+			gone = append(gone, stale{claimKey(gateway.Key{AccountID: c.account.Value(), TraposID: traposID}), c.rev})
 		}
-	}
+	})
 	r.mu.Unlock()
 	for _, s := range gone {
-		r.deleteClaimNow(s.key, s.rev)
+		if r.ctx.Err() != nil {
+			return
+		}
+		r.deleteClaimNow(r.ctx, s.key, s.rev)
 	}
 }

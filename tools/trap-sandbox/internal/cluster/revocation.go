@@ -55,7 +55,8 @@ func (r *Router) PublishRevocation(selector string) error {
 func (r *Router) RemoteCredential(k gateway.Key) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.remote[claimKey(k)].Credential
+	c, _ := r.remote.get(k)
+	return c.credential
 }
 
 // revocationHeard handles a message on RevocationSubject (the subscription's goroutine, so the

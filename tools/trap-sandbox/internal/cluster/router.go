@@ -124,12 +124,6 @@ func (h *held) key() gateway.Key {
 	return gateway.Key{AccountID: h.c.AccountID, TraposID: h.c.TraposID}
 }
 
-// remoteClaim is a computer whose socket another replica holds, as its claim says.
-type remoteClaim struct {
-	claim
-	rev uint64
-}
-
 // Router is the gateway.Cluster of a replica among several. Create it with New, give it to
 // gateway.New (which attaches the replica's gateway.Local), and Close it after the gateway's
 // Shutdown.
@@ -144,6 +138,8 @@ type Router struct {
 	own      string             // replicaSubjects(cfg.Replica): the prefix of this replica's subjects
 	sub      *nats.Subscription // this replica's subjects (serve); set by open
 	revSub   *nats.Subscription // RevocationSubject (revocationHeard); set by open
+	// applyClaim is claimChanged (newRouter: a test may hold it).
+	applyClaim func(jetstream.KeyValueEntry)
 
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context
@@ -157,13 +153,15 @@ type Router struct {
 
 	mu       sync.Mutex // guards the fields below
 	closing  bool
-	ready    bool // the claims watcher has delivered the bucket's initial contents
+	ready    bool // the claims watcher has applied the bucket's contents at its start
 	held     map[gateway.Key]*held
-	remote   map[string]remoteClaim   // by claim key
-	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived
+	remote   remoteSet                // the other replicas' computers (remote.go)
+	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived, or was deleted
+	stopped  map[string]bool          // replicas whose last heartbeat was deleted (a clean stop)
 	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
 	nextID   uint64                   // the last id given to a routed request
 	probing  map[string]bool          // replicas being asked whether they are on NATS
+	sweeping bool                     // a sweep is running (presence.go)
 	doubted  map[gateway.Key]doubt    // later claims by replicas not alive (claims.go)
 	local    gateway.Local            // the replica's gateway; nil until Attach
 }
@@ -171,6 +169,12 @@ type Router struct {
 // New sets up the buckets (creating them when missing), starts watching them and writes the
 // first heartbeat. The router owns nc from here on: Close closes it.
 func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*Router, error) {
+	return newRouter(ctx, nc, cfg, logger, nil)
+}
+
+// newRouter is New; beforeClaim, when set, runs before the watcher applies each claim (a test
+// holds the claims' initial read with it).
+func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger, beforeClaim func()) (*Router, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -182,11 +186,16 @@ func New(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logger) (*
 		started:  cfg.Clock.Now(),
 		own:      replicaSubjects(cfg.Replica),
 		held:     make(map[gateway.Key]*held),
-		remote:   make(map[string]remoteClaim),
+		remote:   newRemoteSet(),
 		lastSeen: make(map[string]time.Time),
+		stopped:  make(map[string]bool),
 		pending:  make(map[uint64]*pendingRoute),
 		probing:  make(map[string]bool),
 		doubted:  make(map[gateway.Key]doubt),
+	}
+	r.applyClaim = r.claimChanged
+	if beforeClaim != nil {
+		r.applyClaim = func(e jetstream.KeyValueEntry) { beforeClaim(); r.claimChanged(e) }
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	if err := r.open(ctx); err != nil {
@@ -271,38 +280,41 @@ func bucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueC
 	return kv, nil
 }
 
-// startWatchers watches both buckets and waits until their contents at the start have been
-// applied, so that the first listing is complete and the live replicas are known.
+// startWatchers watches both buckets. It waits until the heartbeats at the start have been
+// applied, so that the live replicas are known; the claims, one per computer of the whole
+// cluster (100 000 take tens of seconds to read on a busy host), are read in the background:
+// the replica serves its own computers meanwhile, routes by reading a claim it does not know
+// yet (holder), and lists the other replicas' computers as they arrive (/healthz says so).
 func (r *Router) startWatchers(ctx context.Context) error {
 	r.watchMu.Lock()
 	defer r.watchMu.Unlock()
 	if err := r.ctx.Err(); err != nil {
 		return err // closing: Close has stopped, or is about to stop, the watchers
 	}
-	claimsReady, replicasReady := make(chan struct{}), make(chan struct{})
-	claims, err := r.watch(r.claims, r.claimChanged, func() {
-		r.mu.Lock()
-		r.ready = true
-		r.mu.Unlock()
-		close(claimsReady)
-	})
+	replicasReady := make(chan struct{})
+	replicas, err := r.watch(r.replicas, r.heartbeatArrived, func() { close(replicasReady) })
 	if err != nil {
 		return err
 	}
-	replicas, err := r.watch(r.replicas, r.heartbeatArrived, func() { close(replicasReady) })
+	select {
+	case <-replicasReady:
+	case <-ctx.Done():
+		replicas.stop()
+		return fmt.Errorf("read the %s bucket: %w", ReplicasBucket, ctx.Err())
+	}
+	start := time.Now()
+	claims, err := r.watch(r.claims, r.applyClaim, func() {
+		r.mu.Lock()
+		r.ready = true
+		n := r.remote.len()
+		r.mu.Unlock()
+		r.log.Info("read the other replicas' computers", "computers", n, "took", time.Since(start).Round(time.Millisecond))
+	})
 	if err != nil {
-		claims.stop()
+		replicas.stop()
 		return err
 	}
 	r.watchers = []*watch{claims, replicas}
-	for bucket, ready := range map[string]chan struct{}{ClaimsBucket: claimsReady, ReplicasBucket: replicasReady} {
-		select {
-		case <-ready:
-		case <-ctx.Done():
-			r.stopWatchersLocked()
-			return fmt.Errorf("read the %s bucket: %w", bucket, ctx.Err())
-		}
-	}
 	return nil
 }
 
@@ -319,7 +331,7 @@ func (r *Router) rewatch() {
 		r.mu.Unlock()
 		return
 	}
-	r.remote = make(map[string]remoteClaim)
+	r.remote = newRemoteSet()
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 	defer cancel()
@@ -484,19 +496,41 @@ func (r *Router) Remote() []gateway.Computer {
 	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make([]gateway.Computer, 0, len(r.remote))
-	for _, c := range r.remote {
-		if r.aliveLocked(c.Replica, now) {
-			out = append(out, c.computer())
+	out := make([]gateway.Computer, 0, r.remote.len())
+	r.remote.all(func(traposID string, c remoteClaim) {
+		if r.aliveLocked(c.replica.Value(), now) {
+			out = append(out, c.computer(traposID))
 		}
-	}
+	})
+	return out
+}
+
+// RemoteAccounts implements gateway.Cluster: the accounts in which another live replica holds
+// computer traposID, by one lookup (the claims are kept by traposId: remote.go).
+func (r *Router) RemoteAccounts(traposID string) []string {
+	now := r.cfg.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	r.remote.byTraposID(traposID, func(c remoteClaim) {
+		if r.aliveLocked(c.replica.Value(), now) {
+			out = append(out, c.account.Value())
+		}
+	})
 	return out
 }
 
 // HealthDetail implements gateway.HealthReporter: the line /healthz shows.
 func (r *Router) HealthDetail() string {
 	if r.nc.IsConnected() {
-		return fmt.Sprintf("nats: connected (replica %s, %d replica(s) alive)", r.cfg.Replica, r.aliveReplicas())
+		line := fmt.Sprintf("nats: connected (replica %s, %d replica(s) alive)", r.cfg.Replica, r.aliveReplicas())
+		r.mu.Lock()
+		ready, n := r.ready, r.remote.len()
+		r.mu.Unlock()
+		if !ready {
+			line += fmt.Sprintf(", reading the other replicas' computers (%d so far)", n)
+		}
+		return line
 	}
 	return fmt.Sprintf("nats: disconnected (replica %s serves only its own computers until NATS is back)", r.cfg.Replica)
 }
@@ -512,11 +546,6 @@ type claim struct {
 	// Credential is the selector of the computer's own credential ("" for the shared
 	// password), so that any replica can revoke it (revocation.go).
 	Credential string `json:"credential,omitempty"`
-}
-
-func (c claim) computer() gateway.Computer {
-	return gateway.Computer{AccountID: c.AccountID, TraposID: c.TraposID, RemoteAddr: c.RemoteAddr,
-		ConnectedSince: c.ConnectedSince, LastFrameAt: c.ConnectedSince, Replica: c.Replica, ClientVersion: c.ClientVersion}
 }
 
 func encodeClaim(replica string, c gateway.Computer, credential string) []byte {

@@ -113,27 +113,30 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 // holder names the live replica that holds k's socket, by its claim. A claim the watcher has
 // not delivered yet (a hello a moment ago) is read from the bucket.
 func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
-	key := claimKey(k)
 	r.mu.Lock()
-	c, known := r.remote[key]
+	c, known := r.remote.get(k)
 	r.mu.Unlock()
-	if !known {
+	holder := ""
+	if known {
+		holder = c.replica.Value()
+	} else {
 		ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
-		e, err := r.claims.Get(ctx, key)
+		e, err := r.claims.Get(ctx, claimKey(k))
 		cancel()
-		switch {
-		case err != nil:
+		if err != nil {
 			return "", gateway.NotConnected(k.TraposID) // no claim (or none readable): nobody holds it
-		case json.Unmarshal(e.Value(), &c.claim) != nil, c.Replica == r.cfg.Replica:
+		}
+		holder = claimantOf(e)
+		if holder == "" || holder == r.cfg.Replica {
 			// Not a claim, or this replica's own, whose socket is gone (Lookup found none).
 			return "", gateway.NotConnected(k.TraposID)
 		}
 	}
-	if !r.alive(c.Replica) {
+	if !r.alive(holder) {
 		return "", protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected: replica %s, which held its socket, has sent no heartbeat for %s", k.TraposID, c.Replica, r.cfg.ReplicaTTL)
+			"computer %s is not connected: replica %s, which held its socket, has sent no heartbeat for %s", k.TraposID, holder, r.cfg.ReplicaTTL)
 	}
-	return c.Replica, nil
+	return holder, nil
 }
 
 // expect records a routed request to holder about to be sent; forget removes it. Once the

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -388,6 +389,20 @@ type HealthReporter interface {
 // lookup in its own map: no walk, no other replica asked).
 func (g *Gateway) Holds(accountID, traposID string) bool {
 	return g.registry.Lookup(Key{AccountID: accountID, TraposID: traposID}) != nil
+}
+
+// Connected reports whether computer traposID of accountID is connected to this replica or
+// (with a Cluster) another: a lookup by key, no walk over the computers.
+func (g *Gateway) Connected(accountID, traposID string) bool {
+	return g.registry.connected(Key{AccountID: accountID, TraposID: traposID})
+}
+
+// AccountsOf returns the accounts in which computer traposID is connected, on this replica or
+// (with a Cluster) another, sorted; it walks this replica's own sockets only.
+func (g *Gateway) AccountsOf(traposID string) []string {
+	out := g.registry.accountsOf(traposID)
+	slices.Sort(out)
+	return out
 }
 
 // HealthDetail implements the server's health detail hook: the registry's line, or "" when it

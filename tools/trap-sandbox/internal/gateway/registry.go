@@ -64,6 +64,10 @@ type Cluster interface {
 	Route(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error)
 	// Remote returns the computers whose sockets other replicas hold, each with its Replica.
 	Remote() []Computer
+	// RemoteAccounts returns the accounts in which another replica holds computer traposID
+	// (none: nil), without walking every computer: a host request names its computer by
+	// traposId, and this is asked per request.
+	RemoteAccounts(traposID string) []string
 	// RemoteCredential is the credential selector the computer k said hello with on another
 	// replica, as its claim says ("" for the shared password or an unknown computer).
 	RemoteCredential(k Key) string
@@ -185,6 +189,36 @@ func (r *registry) Remote() []Computer {
 		return nil
 	}
 	return r.cluster.Remote()
+}
+
+// connected reports whether k's socket is held here or, by the cluster, on another replica.
+func (r *registry) connected(k Key) bool {
+	if r.Lookup(k) != nil {
+		return true
+	}
+	return r.cluster != nil && slices.Contains(r.cluster.RemoteAccounts(k.TraposID), k.AccountID)
+}
+
+// accountsOf returns the accounts in which computer traposID is connected, here or on another
+// replica, in no particular order. This replica's own sockets are walked (their map is by
+// account and traposId), the others' are not.
+func (r *registry) accountsOf(traposID string) []string {
+	var out []string
+	r.mu.Lock()
+	for k := range r.sessions {
+		if k.TraposID == traposID {
+			out = append(out, k.AccountID)
+		}
+	}
+	r.mu.Unlock()
+	if r.cluster != nil {
+		for _, a := range r.cluster.RemoteAccounts(traposID) {
+			if !slices.Contains(out, a) { // held here and claimed elsewhere a moment before it closes
+				out = append(out, a)
+			}
+		}
+	}
+	return out
 }
 
 // NotConnected is the not_connected error of a computer that no socket holds.

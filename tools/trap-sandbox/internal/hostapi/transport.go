@@ -53,21 +53,12 @@ func (t Gateway) accountOf(caller account.Caller, traposID string) (string, erro
 	if caller.Only != "" && caller.Only != traposID {
 		return "", protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected (this caller reaches only computer %s)", traposID, caller.Only)
 	}
-	if !caller.Admin || t.gw.Holds(caller.Account, traposID) {
-		// Its own, or held here in its own account: no walk over every computer (per request,
-		// that walk cost 12 ms with 10 000 computers connected).
+	if !caller.Admin || t.gw.Connected(caller.Account, traposID) {
+		// Its own, or connected in its own account: no walk over every computer (per request,
+		// that walk cost 12 ms with 10 000 computers connected, 0.4 s with 100 000).
 		return caller.Account, nil
 	}
-	var owners []string
-	for _, c := range t.gw.Computers() {
-		if c.TraposID != traposID {
-			continue
-		}
-		if c.AccountID == caller.Account {
-			return c.AccountID, nil
-		}
-		owners = append(owners, c.AccountID)
-	}
+	owners := t.gw.AccountsOf(traposID)
 	switch len(owners) {
 	case 0:
 		return caller.Account, nil // not connected, answered by the gateway
