@@ -385,12 +385,6 @@ type HealthReporter interface {
 	HealthDetail() string
 }
 
-// Holds reports whether this process holds the socket of computer traposID of accountID (a
-// lookup in its own map: no walk, no other replica asked).
-func (g *Gateway) Holds(accountID, traposID string) bool {
-	return g.registry.Lookup(Key{AccountID: accountID, TraposID: traposID}) != nil
-}
-
 // Connected reports whether computer traposID of accountID is connected to this replica or
 // (with a Cluster) another: a lookup by key, no walk over the computers.
 func (g *Gateway) Connected(accountID, traposID string) bool {
