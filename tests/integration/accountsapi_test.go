@@ -57,7 +57,7 @@ func TestAccountsThroughTheGateway(t *testing.T) {
 	assert.Contains(t, out, "the gateway closed its computer's socket")
 	assert.Equal(t, "revoked", requireClose(ctx, t, c, 4003))
 
-	status, _ = apiGet(ctx, t, g, bob[:len(bob)-1]+"x", "/trapos/computers")
+	status, _ = apiGet(ctx, t, g, wrongKey(bob), "/trapos/computers")
 	assert.Equal(t, http.StatusUnauthorized, status)
 	status, body = apiGet(ctx, t, g, root, "/metrics")
 	require.Equal(t, http.StatusOK, status)

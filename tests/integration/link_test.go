@@ -180,7 +180,7 @@ func TestLinkCodeRefusedAfterExpiryAndDecline(t *testing.T) {
 
 var keyLine = regexp.MustCompile(`(?m)^tsk_\S+$`)
 
-// wrongKey is key with its last letter changed.
+// wrongKey is key with its last letter changed (to another letter whatever it was).
 func wrongKey(key string) string {
 	if strings.HasSuffix(key, "a") {
 		return key[:len(key)-1] + "b"
