@@ -90,6 +90,22 @@ func TestHostOf(t *testing.T) {
 	assert.Equal(t, "garbage", hostOf("garbage"))
 }
 
+// withQuickType registers the computer_request type "quick", answered at once on the reader.
+func withQuickType(g *Gateway) {
+	g.HandleQuick("quick", func(protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+		return nil, nil
+	}, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+		return nil, nil
+	})
+}
+
+// floodRequest is computer 7:'s request of type typ with a 60 000-byte messageId, which every
+// answer echoes: a few fill the kernel's buffers of a computer that does not read.
+func floodRequest(typ string) []byte {
+	return []byte(`{"event":"computer_request","traposSenderId":"7:","messageId":"` +
+		strings.Repeat("m", 60_000) + `","type":"` + typ + `"}`)
+}
+
 func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 	m := newMetrics()
 	const budget = 64 << 10
@@ -100,12 +116,10 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
 	require.NotNil(t, s)
 	// It asks and asks and never reads: the kernel buffers fill, then the queue.
-	bigID := strings.Repeat("m", 60_000)
 	for i := 0; !s.isClosed(); i++ {
 		require.Less(t, i, 10_000, "the queue never overflowed")
 		_ = c.conn.SetWriteDeadline(time.Now().Add(waitLimit))
-		if c.conn.WriteMessage(websocket.TextMessage, []byte(`{"event":"computer_request","traposSenderId":"7:","messageId":"`+
-			bigID+`","type":"dance"}`)) != nil {
+		if c.conn.WriteMessage(websocket.TextMessage, floodRequest("dance")) != nil {
 			break
 		}
 		assert.LessOrEqual(t, s.send.queued(), budget)
@@ -121,23 +135,15 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 	m := newMetrics()
 	const budget = 64 << 10
-	h := newHarness(t, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, func(g *Gateway) {
-		g.HandleQuick("quick", func(protocol.Requester, json.RawMessage) (json.RawMessage, error) {
-			return nil, nil
-		}, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
-			return nil, nil
-		})
-	})
+	h := newHarness(t, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, withQuickType)
 	c := h.connect(t, "7:", "")
 	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
 	require.NotNil(t, s)
-	bigID := strings.Repeat("m", 60_000)
 	stalled := false
 	for i := 0; i < 10_000 && !s.isClosed(); i++ {
 		// A write that does not finish in a while means the gateway stopped reading.
 		_ = c.conn.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
-		if c.conn.WriteMessage(websocket.TextMessage, []byte(`{"event":"computer_request","traposSenderId":"7:","messageId":"`+
-			bigID+`","type":"quick"}`)) != nil {
+		if c.conn.WriteMessage(websocket.TextMessage, floodRequest("quick")) != nil {
 			stalled = true
 			break
 		}
@@ -160,22 +166,14 @@ func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 // which says the peer went away).
 func TestQuickAnswersNotReadAreClosed1013AfterTheWriteTimeout(t *testing.T) {
 	m := newMetrics()
-	h := newHarness(t, Config{WriteTimeout: 50 * time.Millisecond, Metrics: m}, nil, func(g *Gateway) {
-		g.HandleQuick("quick", func(protocol.Requester, json.RawMessage) (json.RawMessage, error) {
-			return nil, nil
-		}, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
-			return nil, nil
-		})
-	})
+	h := newHarness(t, Config{WriteTimeout: 50 * time.Millisecond, Metrics: m}, nil, withQuickType)
 	c := h.connect(t, "7:", "")
 	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
 	require.NotNil(t, s)
-	bigID := strings.Repeat("m", 60_000)
 	for i := 0; !s.isClosed(); i++ {
 		require.Less(t, i, 100_000, "the computer was never dropped")
 		_ = c.conn.SetWriteDeadline(time.Now().Add(waitLimit))
-		if c.conn.WriteMessage(websocket.TextMessage, []byte(`{"event":"computer_request","traposSenderId":"7:","messageId":"`+
-			bigID+`","type":"quick"}`)) != nil {
+		if c.conn.WriteMessage(websocket.TextMessage, floodRequest("quick")) != nil {
 			break
 		}
 	}

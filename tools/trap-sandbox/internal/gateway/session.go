@@ -244,12 +244,22 @@ func (s *Session) flush() {
 		if !ok {
 			return
 		}
-		if err := s.write(msg, s.realNow().Add(s.gw.cfg.WriteTimeout)); err != nil {
-			s.writeFailed(err)
-			s.send.release() // after the close began, so no new writer starts on a dead socket
+		if !s.writeAsWriter(msg, s.realNow().Add(s.gw.cfg.WriteTimeout)) {
 			return
 		}
 	}
+}
+
+// writeAsWriter writes msg for the socket's writer (who holds the role). When the write fails
+// it ends the socket (writeFailed; the close ends every request's wait) and gives the role
+// back, after the close began, so no new writer starts on a dead socket.
+func (s *Session) writeAsWriter(msg []byte, deadline time.Time) bool {
+	if err := s.write(msg, deadline); err != nil {
+		s.writeFailed(err)
+		s.send.release()
+		return false
+	}
+	return true
 }
 
 // writeFailed ends a socket whose write failed. A write that timed out means the computer
@@ -328,12 +338,9 @@ func (s *Session) claimWriter(frame []byte, how writeMode) bool {
 // writeClaimed writes frame after claimWriter, then what was queued meanwhile, and gives the
 // writer role back.
 func (s *Session) writeClaimed(frame []byte) {
-	if err := s.write(frame, s.realNow().Add(s.gw.cfg.WriteTimeout)); err != nil {
-		s.writeFailed(err)
-		s.send.release()
-		return
+	if s.writeAsWriter(frame, s.realNow().Add(s.gw.cfg.WriteTimeout)) {
+		s.flush()
 	}
-	s.flush()
 }
 
 // drain reads and discards what the peer still sends, briefly, so that closing the

@@ -26,10 +26,8 @@ func (s *Session) enqueueRequest(frame []byte, deadline time.Time) error {
 		!s.claimWriter(frame, writeInline) {
 		return s.enqueue(frame)
 	}
-	if err := s.write(frame, earliest(writeBy, deadline)); err != nil {
-		s.writeFailed(err) // the close it begins ends the request's wait (not_connected)
-		s.send.release()
-		return nil
+	if !s.writeAsWriter(frame, earliest(writeBy, deadline)) {
+		return nil // the close it began ends the request's wait (not_connected)
 	}
 	if s.send.keepIfQueued() {
 		go s.flush() // what was queued meanwhile may be large: a writer of its own writes it
