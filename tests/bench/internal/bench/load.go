@@ -200,24 +200,7 @@ func probeLoad(ctx context.Context, cs []*computer, d time.Duration) (Rate, erro
 func answerPings(cs []*computer) (wait func()) {
 	var wg sync.WaitGroup
 	for _, c := range cs {
-		wg.Go(func() {
-			for {
-				_, data, err := c.ws.ReadMessage()
-				if err != nil {
-					return
-				}
-				var f wireFrame
-				if json.Unmarshal(data, &f) != nil || f.Event != "gateway_request" {
-					continue
-				}
-				reply := fmt.Appendf(nil, `{"event":"computer_response","traposSenderId":%q,"messageId":%q,"type":%q,"ok":true,"payload":{"traposId":%q}}`,
-					c.id, f.MessageID, f.Type, c.id)
-				_ = c.ws.SetWriteDeadline(time.Now().Add(RoundTripTimeout))
-				if c.ws.WriteMessage(websocket.TextMessage, reply) != nil {
-					return
-				}
-			}
-		})
+		wg.Go(func() { _ = answerGatewayPings(c) })
 	}
 	return wg.Wait
 }

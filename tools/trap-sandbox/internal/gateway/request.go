@@ -42,10 +42,7 @@ type Response struct {
 //
 // If ctx is cancelled (not timed out), ctx.Err() is returned.
 func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, payload json.RawMessage) (Response, error) {
-	if typ == "" {
-		return Response{}, protocol.Errorf(protocol.CodeInternal, "a request needs a type")
-	}
-	payload, err := protocol.ObjectPayload(payload)
+	payload, err := requestPayload(typ, payload)
 	if err != nil {
 		return Response{}, err
 	}
@@ -61,15 +58,21 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 	return g.registry.Route(ctx, k, typ, payload)
 }
 
+// requestPayload checks a host request before it is sent: it needs a type, and its payload
+// becomes a JSON object (protocol.ObjectPayload).
+func requestPayload(typ string, payload json.RawMessage) (json.RawMessage, error) {
+	if typ == "" {
+		return nil, protocol.Errorf(protocol.CodeInternal, "a request needs a type")
+	}
+	return protocol.ObjectPayload(payload)
+}
+
 // RequestWithin is Request with the wait bounded by timeout as well as by ctx: what the host
 // surfaces call with a caller's timeout. A timeout that passes is the timeout error, as ctx's
 // deadline is. For a computer held here the bound is a timer rather than a derived context,
 // which costs a host request less.
 func (g *Gateway) RequestWithin(ctx context.Context, accountID, traposID, typ string, payload json.RawMessage, timeout time.Duration) (Response, error) {
-	if typ == "" {
-		return Response{}, protocol.Errorf(protocol.CodeInternal, "a request needs a type")
-	}
-	payload, err := protocol.ObjectPayload(payload)
+	payload, err := requestPayload(typ, payload)
 	if err != nil {
 		return Response{}, err
 	}
