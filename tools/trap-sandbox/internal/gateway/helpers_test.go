@@ -108,6 +108,14 @@ func (h *harness) connect(t *testing.T, traposID, secret string) *computer {
 	return c
 }
 
+// session is the local account's session of computer traposID, which must be connected.
+func (h *harness) session(t *testing.T, traposID string) *Session {
+	t.Helper()
+	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: traposID})
+	require.NotNil(t, s, "no session of %s", traposID)
+	return s
+}
+
 func (c *computer) sendText(text string) {
 	c.t.Helper()
 	require.NoError(c.t, c.conn.SetWriteDeadline(time.Now().Add(waitLimit)))

@@ -113,8 +113,7 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 	// the queue overflows (1013), however slow the machine: the budget is what is tested.
 	h := newHarness(t, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil)
 	c := h.connect(t, "7:", "")
-	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	require.NotNil(t, s)
+	s := h.session(t, "7:")
 	// It asks and asks and never reads: the kernel buffers fill, then the queue.
 	for i := 0; !s.isClosed(); i++ {
 		require.Less(t, i, 10_000, "the queue never overflowed")
@@ -137,8 +136,7 @@ func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 	const budget = 64 << 10
 	h := newHarness(t, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, withQuickType)
 	c := h.connect(t, "7:", "")
-	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	require.NotNil(t, s)
+	s := h.session(t, "7:")
 	stalled := false
 	for i := 0; i < 10_000 && !s.isClosed(); i++ {
 		// A write that does not finish in a while means the gateway stopped reading.
@@ -168,8 +166,7 @@ func TestQuickAnswersNotReadAreClosed1013AfterTheWriteTimeout(t *testing.T) {
 	m := newMetrics()
 	h := newHarness(t, Config{WriteTimeout: 50 * time.Millisecond, Metrics: m}, nil, withQuickType)
 	c := h.connect(t, "7:", "")
-	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	require.NotNil(t, s)
+	s := h.session(t, "7:")
 	for i := 0; !s.isClosed(); i++ {
 		require.Less(t, i, 100_000, "the computer was never dropped")
 		_ = c.conn.SetWriteDeadline(time.Now().Add(waitLimit))

@@ -223,8 +223,7 @@ func TestNewestWins(t *testing.T) {
 func TestRequestWithinTimesOut(t *testing.T) {
 	h := newHarness(t, Config{RequestTimeout: time.Hour}, nil)
 	c := h.connect(t, "7:", "")
-	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	require.NotNil(t, s)
+	s := h.session(t, "7:")
 	done := make(chan error, 1)
 	go func() {
 		_, err := h.gw.RequestWithin(context.Background(), LocalAccount, "7:", TypePing, nil, 100*time.Millisecond)

@@ -24,8 +24,7 @@ func TestAHostsCallerNeverWaitsOnAComputerThatDoesNotRead(t *testing.T) {
 	const budget = 16 << 10
 	h := newHarness(t, Config{SendQueueBytes: budget, WriteTimeout: time.Hour}, nil)
 	c := h.connect(t, "7:", "")
-	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	require.NotNil(t, s)
+	s := h.session(t, "7:")
 	// Small kernel buffers fill sooner; the computer never reads.
 	require.NoError(t, c.conn.NetConn().(*net.TCPConn).SetReadBuffer(4096))
 	require.NoError(t, s.conn.NetConn().(*net.TCPConn).SetWriteBuffer(4096))
@@ -58,8 +57,7 @@ func TestACallerWritingItsOwnFrameIsBoundedByTheWriteTimeout(t *testing.T) {
 	const wait = 150 * time.Millisecond
 	h := newHarness(t, Config{WriteTimeout: wait}, nil)
 	c := h.connect(t, "7:", "")
-	s := h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: "7:"})
-	require.NotNil(t, s)
+	s := h.session(t, "7:")
 	require.NoError(t, c.conn.NetConn().(*net.TCPConn).SetReadBuffer(4096))
 	require.NoError(t, s.conn.NetConn().(*net.TCPConn).SetWriteBuffer(4096))
 	payload := json.RawMessage(`{"text":"` + strings.Repeat("x", 1500) + `"}`)
