@@ -40,6 +40,10 @@ const (
 	hopPath = "/trapos/computers/%s/requests"
 	// FileSpare is the open files a process needs beside a run's sockets.
 	FileSpare = 2000
+	// stopProfileWindow is how much of each replica's graceful stop its CPU profile covers
+	// (ScaleConfig.ProfileDir): less than the shipped --shutdown-timeout, so the replica is
+	// still there to hand the profile over.
+	stopProfileWindow = 4 * time.Second
 )
 
 // ScaleConfig sizes one scale run.
@@ -72,6 +76,10 @@ type ScaleConfig struct {
 	WorkDir string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
+	// ProfileDir, when set, receives a CPU profile of the first stopProfileWindow of each
+	// replica's graceful stop, <replica>-stop.cpu.pprof (the gateway is built with -tags
+	// benchprofile).
+	ProfileDir string
 }
 
 // ReplicaFigures are one replica's measurements.
@@ -200,7 +208,11 @@ func openFilesLimit() (int, error) {
 func (run *scaleRun) start(ctx context.Context) error {
 	cfg := run.cfg
 	fmt.Fprintln(run.progress, "building the gateway…")
-	bin, err := harness.BuildGateway(ctx, cfg.WorkDir, false)
+	tags := ""
+	if cfg.ProfileDir != "" {
+		tags = profileTag
+	}
+	bin, err := harness.BuildGatewayTags(ctx, cfg.WorkDir, false, tags)
 	if err != nil {
 		return fmt.Errorf("step build: %w", err)
 	}
@@ -259,8 +271,16 @@ func (run *scaleRun) startReplicas(ctx context.Context) (time.Duration, error) {
 				"SANDBOX_MAX_CONNECTIONS=" + strconv.Itoa(run.held[r]+connectionSpare),
 				"SANDBOX_DATA_DIR=" + filepath.Join(run.cfg.WorkDir, run.names[r]),
 			}
+			profEnv, prof, err := profileEnv(run.cfg.ProfileDir, run.names[r])
+			if err != nil {
+				errs[r] = err
+				return
+			}
 			args := []string{"--listen", run.addrs[r], "--nats", run.nats.URL, "--replica", run.names[r]}
-			run.replicas[r], errs[r] = startServerWithin(ctx, ScaleStartTimeout, "replica "+run.names[r], run.addrs[r], run.bin, args, env)
+			run.replicas[r], errs[r] = startServerWithin(ctx, ScaleStartTimeout, "replica "+run.names[r], run.addrs[r], run.bin, args, append(env, profEnv...))
+			if run.replicas[r] != nil {
+				run.replicas[r].prof = prof
+			}
 		})
 	}
 	wg.Wait()
@@ -268,9 +288,35 @@ func (run *scaleRun) startReplicas(ctx context.Context) (time.Duration, error) {
 }
 
 // stopReplicas stops every replica (SIGTERM, all at once; SIGKILL if it outlives
-// ScaleStopTimeout) and returns when all exited.
+// ScaleStopTimeout) and returns when all exited. With a ProfileDir, each replica's stop is
+// profiled (stopProfileWindow); a profile that could not be taken is named in the error.
 func (run *scaleRun) stopReplicas() (time.Duration, error) {
-	return run.endReplicas(func(s *server) error { return s.proc.Stop(ScaleStopTimeout) })
+	var profErrs []error
+	var mu sync.Mutex
+	took, err := run.endReplicas(func(s *server) error {
+		if run.cfg.ProfileDir == "" {
+			return s.proc.Stop(ScaleStopTimeout)
+		}
+		profErr := s.prof.start()
+		stopped := make(chan error, 1)
+		go func() { stopped <- s.proc.Stop(ScaleStopTimeout) }()
+		if profErr == nil {
+			time.Sleep(stopProfileWindow)
+			profErr = s.prof.client.StopCPU(filepath.Join(run.cfg.ProfileDir, run.nameOf(s)+"-stop.cpu.pprof"))
+		}
+		if profErr != nil {
+			mu.Lock()
+			profErrs = append(profErrs, fmt.Errorf("%s: stop profile: %w", s.name, profErr))
+			mu.Unlock()
+		}
+		return <-stopped
+	})
+	return took, errors.Join(append([]error{err}, profErrs...)...)
+}
+
+// nameOf is the --replica name of s.
+func (run *scaleRun) nameOf(s *server) string {
+	return strings.TrimPrefix(s.name, "replica ")
 }
 
 // killReplicas kills every replica at once (SIGKILL: a crash, or a host going down) and
