@@ -406,6 +406,13 @@ func (g *Gateway) AccountsOf(traposID string) []string {
 	return out
 }
 
+// isClosing reports whether Shutdown has begun.
+func (g *Gateway) isClosing() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closing
+}
+
 // HealthDetail implements the server's health detail hook: the registry's line, or "" when it
 // has none.
 func (g *Gateway) HealthDetail() string {
@@ -441,6 +448,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		g.log.Info("closed every socket: going away", "sockets", len(sessions))
 		return nil
 	case <-ctx.Done():
 	}
