@@ -33,8 +33,8 @@ const (
 	// replicas, and reads the computers' claims (100 000 here) in the background.
 	ScaleStartTimeout = time.Minute
 	// ScaleStopTimeout bounds a replica's graceful stop (SIGTERM) before it is killed: closing
-	// 17 000 sockets and withdrawing their claims on two loaded cores takes longer than the
-	// 10 s a single gateway gets.
+	// 17 000 sockets beside five other replicas doing the same on two loaded cores may take
+	// longer than the 10 s a single gateway gets.
 	ScaleStopTimeout = time.Minute
 	// hopPath is the HTTP API request of the hop sample.
 	hopPath = "/trapos/computers/%s/requests"
@@ -77,8 +77,8 @@ type ScaleConfig struct {
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 	// ProfileDir, when set, receives a CPU profile of the first stopProfileWindow of each
-	// replica's graceful stop, <replica>-stop.cpu.pprof (the gateway is built with -tags
-	// benchprofile).
+	// replica's graceful stop that lasts longer, <replica>-stop.cpu.pprof (the gateway is built
+	// with -tags benchprofile).
 	ProfileDir string
 }
 
@@ -91,6 +91,8 @@ type ReplicaFigures struct {
 	// RSSBefore and RSSAfter are its VmRSS before the computers connected and once every
 	// replica listed every computer; RSSRestarted the new process's once all were back.
 	RSSBefore, RSSAfter, RSSRestarted int64
+	// Stop is its graceful stop at the end, from SIGTERM to its exit (or kill).
+	Stop time.Duration
 }
 
 // ScaleResult holds a scale run's figures.
@@ -288,12 +290,20 @@ func (run *scaleRun) startReplicas(ctx context.Context) (time.Duration, error) {
 }
 
 // stopReplicas stops every replica (SIGTERM, all at once; SIGKILL if it outlives
-// ScaleStopTimeout) and returns when all exited. With a ProfileDir, each replica's stop is
-// profiled (stopProfileWindow); a profile that could not be taken is named in the error.
-func (run *scaleRun) stopReplicas() (time.Duration, error) {
+// ScaleStopTimeout) and returns when all exited, with each replica's own stop time by name.
+// With a ProfileDir, each replica's stop that lasts longer than stopProfileWindow is profiled
+// over that window; a profile that could not be taken is named in the error.
+func (run *scaleRun) stopReplicas() (time.Duration, map[string]time.Duration, error) {
 	var profErrs []error
+	each := make(map[string]time.Duration, len(run.replicas))
 	var mu sync.Mutex
 	took, err := run.endReplicas(func(s *server) error {
+		t0 := time.Now()
+		defer func() {
+			mu.Lock()
+			each[run.nameOf(s)] = time.Since(t0)
+			mu.Unlock()
+		}()
 		if run.cfg.ProfileDir == "" {
 			return s.proc.Stop(ScaleStopTimeout)
 		}
@@ -301,7 +311,12 @@ func (run *scaleRun) stopReplicas() (time.Duration, error) {
 		stopped := make(chan error, 1)
 		go func() { stopped <- s.proc.Stop(ScaleStopTimeout) }()
 		if profErr == nil {
-			time.Sleep(stopProfileWindow)
+			select {
+			case err := <-stopped: // a quick stop: nothing to see, and nobody left to ask
+				fmt.Fprintf(run.progress, "%s stopped within %s: no stop profile\n", s.name, stopProfileWindow)
+				return err
+			case <-time.After(stopProfileWindow):
+			}
 			profErr = s.prof.client.StopCPU(filepath.Join(run.cfg.ProfileDir, run.nameOf(s)+"-stop.cpu.pprof"))
 		}
 		if profErr != nil {
@@ -311,7 +326,7 @@ func (run *scaleRun) stopReplicas() (time.Duration, error) {
 		}
 		return <-stopped
 	})
-	return took, errors.Join(append([]error{err}, profErrs...)...)
+	return took, each, errors.Join(append([]error{err}, profErrs...)...)
 }
 
 // nameOf is the --replica name of s.
@@ -354,7 +369,7 @@ func (run *scaleRun) stopAll() error {
 	}
 	wg.Wait()
 	errs = append(errs, werrs...)
-	if _, err := run.stopReplicas(); err != nil {
+	if _, _, err := run.stopReplicas(); err != nil {
 		errs = append(errs, err)
 	}
 	if run.nats != nil {
@@ -451,9 +466,13 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	// The graceful stop is a figure, not a step that fails the run: a replica that outlives
 	// ScaleStopTimeout is killed and named in the report.
 	fmt.Fprintln(run.progress, "stopping every replica (SIGTERM)…")
-	res.StopTime, err = run.stopReplicas()
+	var each map[string]time.Duration
+	res.StopTime, each, err = run.stopReplicas()
 	if err != nil {
 		res.StopErr = firstLines(err.Error())
+	}
+	for r := range res.Replicas {
+		res.Replicas[r].Stop = each[res.Replicas[r].Name]
 	}
 	return nil
 }
