@@ -318,6 +318,14 @@ func (run *scaleRun) stopReplicas() (time.Duration, map[string]time.Duration, er
 			case <-time.After(stopProfileWindow):
 			}
 			profErr = s.prof.client.StopCPU(filepath.Join(run.cfg.ProfileDir, run.nameOf(s)+"-stop.cpu.pprof"))
+			if profErr != nil {
+				select {
+				case err := <-stopped: // it exited as the profile was asked for
+					fmt.Fprintf(run.progress, "%s stopped as its stop profile was taken: none\n", s.name)
+					return err
+				case <-time.After(time.Second):
+				}
+			}
 		}
 		if profErr != nil {
 			mu.Lock()
