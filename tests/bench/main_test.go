@@ -113,6 +113,10 @@ func TestScaleOutSmall(t *testing.T) {
 	assert.Equal(t, 10, res.Routed.Count)
 	assert.Positive(t, res.Routed.P50)
 	assert.Empty(t, res.StopErr, "every replica stops cleanly on SIGTERM")
+	for _, r := range res.Replicas {
+		assert.Positive(t, r.Stop, r.Name)
+		assert.LessOrEqual(t, r.Stop, res.StopTime, r.Name)
+	}
 
 	var out strings.Builder
 	missed := bench.ReportScale(&out, cfg, res)
@@ -120,4 +124,5 @@ func TestScaleOutSmall(t *testing.T) {
 	assert.Contains(t, out.String(), "| (c) gateway RSS per idle computer, all replicas |")
 	assert.Contains(t, out.String(), "| **restart: all 400 computers back**, from every replica serving |")
 	assert.Contains(t, out.String(), "| host ping through a second replica (NATS), p50 / p99 |")
+	assert.Regexp(t, `\| graceful stop, each replica's own \| r1 [0-9.]+m?s, r2 [0-9.]+m?s \|`, out.String())
 }

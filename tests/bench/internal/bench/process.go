@@ -161,7 +161,9 @@ func readRSS(pid int) (int64, error) {
 var configEnvPrefixes = []string{"SANDBOX_", "OPENCODE_", BaselineListenEnv, profiling.ListenEnv}
 
 // tailBuffer keeps the last logTailBytes of a child's output (the gateway logs a line per
-// connection; 10 000 connections must not grow the bench's memory without bound).
+// connection; 10 000 connections must not grow the bench's memory without bound). It trims
+// once it holds twice that, so a line costs the bench no more than its own copy: trimming at
+// every line moved 64 KiB per line, CPU the bench took from the processes it measures.
 type tailBuffer struct {
 	mu  sync.Mutex
 	buf []byte
@@ -172,15 +174,15 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - logTailBytes; over > 0 {
-		t.buf = append(t.buf[:0], t.buf[over:]...)
+	if len(t.buf) > 2*logTailBytes {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-logTailBytes:]...)
 	}
 	return len(p), nil
 }
 
-// String returns the kept output.
+// String returns the kept output: its last logTailBytes.
 func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.buf)
+	return string(t.buf[max(0, len(t.buf)-logTailBytes):])
 }

@@ -123,5 +123,10 @@ func ReportScale(w io.Writer, cfg ScaleConfig, r ScaleResult) (missed []string) 
 		stop = r.StopErr
 	}
 	fmt.Fprintf(w, "| graceful stop at the end (SIGTERM), every replica | %s (%s) | | |\n", r.StopTime.Round(time.Millisecond), stop)
+	each := make([]string, 0, len(r.Replicas))
+	for _, rep := range r.Replicas {
+		each = append(each, fmt.Sprintf("%s %s", rep.Name, rep.Stop.Round(10*time.Millisecond)))
+	}
+	fmt.Fprintf(w, "| graceful stop, each replica's own | %s | | |\n", strings.Join(each, ", "))
 	return missed
 }

@@ -33,13 +33,17 @@ const (
 	// replicas, and reads the computers' claims (100 000 here) in the background.
 	ScaleStartTimeout = time.Minute
 	// ScaleStopTimeout bounds a replica's graceful stop (SIGTERM) before it is killed: closing
-	// 17 000 sockets and withdrawing their claims on two loaded cores takes longer than the
-	// 10 s a single gateway gets.
+	// 17 000 sockets beside five other replicas doing the same on two loaded cores may take
+	// longer than the 10 s a single gateway gets.
 	ScaleStopTimeout = time.Minute
 	// hopPath is the HTTP API request of the hop sample.
 	hopPath = "/trapos/computers/%s/requests"
 	// FileSpare is the open files a process needs beside a run's sockets.
 	FileSpare = 2000
+	// stopProfileWindow is how much of each replica's graceful stop its CPU profile covers
+	// (ScaleConfig.ProfileDir): less than the shipped --shutdown-timeout, so the replica is
+	// still there to hand the profile over.
+	stopProfileWindow = 4 * time.Second
 )
 
 // ScaleConfig sizes one scale run.
@@ -72,6 +76,10 @@ type ScaleConfig struct {
 	WorkDir string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
+	// ProfileDir, when set, receives a CPU profile of the first stopProfileWindow of each
+	// replica's graceful stop that lasts longer, <replica>-stop.cpu.pprof (the gateway is built
+	// with -tags benchprofile).
+	ProfileDir string
 }
 
 // ReplicaFigures are one replica's measurements.
@@ -83,6 +91,8 @@ type ReplicaFigures struct {
 	// RSSBefore and RSSAfter are its VmRSS before the computers connected and once every
 	// replica listed every computer; RSSRestarted the new process's once all were back.
 	RSSBefore, RSSAfter, RSSRestarted int64
+	// Stop is its graceful stop at the end, from SIGTERM to its exit (or kill).
+	Stop time.Duration
 }
 
 // ScaleResult holds a scale run's figures.
@@ -200,7 +210,11 @@ func openFilesLimit() (int, error) {
 func (run *scaleRun) start(ctx context.Context) error {
 	cfg := run.cfg
 	fmt.Fprintln(run.progress, "building the gateway…")
-	bin, err := harness.BuildGateway(ctx, cfg.WorkDir, false)
+	tags := ""
+	if cfg.ProfileDir != "" {
+		tags = profileTag
+	}
+	bin, err := harness.BuildGatewayTags(ctx, cfg.WorkDir, false, tags)
 	if err != nil {
 		return fmt.Errorf("step build: %w", err)
 	}
@@ -259,8 +273,16 @@ func (run *scaleRun) startReplicas(ctx context.Context) (time.Duration, error) {
 				"SANDBOX_MAX_CONNECTIONS=" + strconv.Itoa(run.held[r]+connectionSpare),
 				"SANDBOX_DATA_DIR=" + filepath.Join(run.cfg.WorkDir, run.names[r]),
 			}
+			profEnv, prof, err := profileEnv(run.cfg.ProfileDir, run.names[r])
+			if err != nil {
+				errs[r] = err
+				return
+			}
 			args := []string{"--listen", run.addrs[r], "--nats", run.nats.URL, "--replica", run.names[r]}
-			run.replicas[r], errs[r] = startServerWithin(ctx, ScaleStartTimeout, "replica "+run.names[r], run.addrs[r], run.bin, args, env)
+			run.replicas[r], errs[r] = startServerWithin(ctx, ScaleStartTimeout, "replica "+run.names[r], run.addrs[r], run.bin, args, append(env, profEnv...))
+			if run.replicas[r] != nil {
+				run.replicas[r].prof = prof
+			}
 		})
 	}
 	wg.Wait()
@@ -268,9 +290,56 @@ func (run *scaleRun) startReplicas(ctx context.Context) (time.Duration, error) {
 }
 
 // stopReplicas stops every replica (SIGTERM, all at once; SIGKILL if it outlives
-// ScaleStopTimeout) and returns when all exited.
-func (run *scaleRun) stopReplicas() (time.Duration, error) {
-	return run.endReplicas(func(s *server) error { return s.proc.Stop(ScaleStopTimeout) })
+// ScaleStopTimeout) and returns when all exited, with each replica's own stop time by name.
+// With a ProfileDir, each replica's stop that lasts longer than stopProfileWindow is profiled
+// over that window; a profile that could not be taken is named in the error.
+func (run *scaleRun) stopReplicas() (time.Duration, map[string]time.Duration, error) {
+	var profErrs []error
+	each := make(map[string]time.Duration, len(run.replicas))
+	var mu sync.Mutex
+	took, err := run.endReplicas(func(s *server) error {
+		t0 := time.Now()
+		defer func() {
+			mu.Lock()
+			each[run.nameOf(s)] = time.Since(t0)
+			mu.Unlock()
+		}()
+		if run.cfg.ProfileDir == "" {
+			return s.proc.Stop(ScaleStopTimeout)
+		}
+		profErr := s.prof.start()
+		stopped := make(chan error, 1)
+		go func() { stopped <- s.proc.Stop(ScaleStopTimeout) }()
+		if profErr == nil {
+			select {
+			case err := <-stopped: // a quick stop: nothing to see, and nobody left to ask
+				fmt.Fprintf(run.progress, "%s stopped within %s: no stop profile\n", s.name, stopProfileWindow)
+				return err
+			case <-time.After(stopProfileWindow):
+			}
+			profErr = s.prof.client.StopCPU(filepath.Join(run.cfg.ProfileDir, run.nameOf(s)+"-stop.cpu.pprof"))
+			if profErr != nil {
+				select {
+				case err := <-stopped: // it exited as the profile was asked for
+					fmt.Fprintf(run.progress, "%s stopped as its stop profile was taken: none\n", s.name)
+					return err
+				case <-time.After(time.Second):
+				}
+			}
+		}
+		if profErr != nil {
+			mu.Lock()
+			profErrs = append(profErrs, fmt.Errorf("%s: stop profile: %w", s.name, profErr))
+			mu.Unlock()
+		}
+		return <-stopped
+	})
+	return took, each, errors.Join(append([]error{err}, profErrs...)...)
+}
+
+// nameOf is the --replica name of s.
+func (run *scaleRun) nameOf(s *server) string {
+	return strings.TrimPrefix(s.name, "replica ")
 }
 
 // killReplicas kills every replica at once (SIGKILL: a crash, or a host going down) and
@@ -308,7 +377,7 @@ func (run *scaleRun) stopAll() error {
 	}
 	wg.Wait()
 	errs = append(errs, werrs...)
-	if _, err := run.stopReplicas(); err != nil {
+	if _, _, err := run.stopReplicas(); err != nil {
 		errs = append(errs, err)
 	}
 	if run.nats != nil {
@@ -405,9 +474,13 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	// The graceful stop is a figure, not a step that fails the run: a replica that outlives
 	// ScaleStopTimeout is killed and named in the report.
 	fmt.Fprintln(run.progress, "stopping every replica (SIGTERM)…")
-	res.StopTime, err = run.stopReplicas()
+	var each map[string]time.Duration
+	res.StopTime, each, err = run.stopReplicas()
 	if err != nil {
 		res.StopErr = firstLines(err.Error())
+	}
+	for r := range res.Replicas {
+		res.Replicas[r].Stop = each[res.Replicas[r].Name]
 	}
 	return nil
 }

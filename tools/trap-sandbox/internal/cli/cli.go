@@ -195,7 +195,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		defer router.Close() // after Serve: the gateway's shutdown withdraws the claims first
+		defer router.Close() // after Serve: the gateway's shutdown says goodbye (Leave) first
 		replicas = router
 		// The replicas share one account store, so an account, a token or a revocation made
 		// on one holds on all.

@@ -27,9 +27,13 @@ import (
 
 // writeClaim claims h's computer for this replica and records the claim's revision, if h is
 // still the computer's hold here. Without NATS the hello stands locally, and the claim is
-// written when NATS is back (reclaim).
+// written when NATS is back (reclaim). Once the replica is leaving, nothing is claimed: its
+// sockets are closing, and the others have dropped its computers.
 func (r *Router) writeClaim(h *held) {
 	k := h.key()
+	if r.isLeaving() {
+		return
+	}
 	if !r.nc.IsConnected() {
 		r.log.Warn("NATS is unreachable: the computer is served here but not announced to the other replicas yet",
 			"traposId", k.TraposID)
@@ -66,17 +70,20 @@ func (r *Router) deleteClaim(key string, rev uint64) {
 	}
 }
 
-// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx.
-func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) {
+// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx. It
+// reports whether the claim at rev is gone: deleted now, or replaced by a later write.
+func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) bool {
 	if !r.nc.IsConnected() {
-		return // the claim ages out with this replica's heartbeat, or reclaim rewrites it
+		return false // the claim ages out with this replica's heartbeat, or reclaim rewrites it
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
 	err := r.claims.Delete(ctx, key, jetstream.LastRevision(rev))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		r.log.Debug("cannot withdraw a claim", "key", key, "err", err)
+		return false
 	}
+	return true
 }
 
 // claimantOf is the replica entry e claims the computer for ("" if e is not a claim).
@@ -105,6 +112,10 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		return
 	}
 	r.mu.Lock()
+	if r.leftoverLocked(k, e.Revision()) {
+		r.mu.Unlock()
+		return // read again after a reconnection: it stays set aside
+	}
 	if c.Replica == r.cfg.Replica {
 		r.remote.delete(k)
 		// At start-up no socket is held yet: a claim in this replica's name is left over from
@@ -213,6 +224,7 @@ func (r *Router) believeClaimsOf(replica string) {
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	r.remote.delete(k)
+	r.leftoverLocked(k, e.Revision())
 	var rewrite *held
 	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < e.Revision() {
 		rewrite = h

@@ -151,8 +151,11 @@ type Router struct {
 	watchMu  sync.Mutex // guards watchers; held while they are (re)started or stopped
 	watchers []*watch
 
+	beatMu sync.Mutex // held while the heartbeat is written or deleted (Leave)
+
 	mu       sync.Mutex // guards the fields below
 	closing  bool
+	leaving  bool // the replica is stopping: Leave has said goodbye (presence.go)
 	ready    bool // the claims watcher has applied the bucket's contents at its start
 	held     map[gateway.Key]*held
 	remote   remoteSet                // the other replicas' computers (remote.go)
@@ -163,7 +166,10 @@ type Router struct {
 	probing  map[string]bool          // replicas being asked whether they are on NATS
 	sweeping bool                     // a sweep is running (presence.go)
 	doubted  map[gateway.Key]doubt    // later claims by replicas not alive (claims.go)
-	local    gateway.Local            // the replica's gateway; nil until Attach
+	// leftovers are the claims of replicas that said goodbye, by replica, until swept
+	// (presence.go).
+	leftovers map[string]*leftovers
+	local     gateway.Local // the replica's gateway; nil until Attach
 }
 
 // New sets up the buckets (creating them when missing), starts watching them and writes the
@@ -192,6 +198,8 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		pending:  make(map[uint64]*pendingRoute),
 		probing:  make(map[string]bool),
 		doubted:  make(map[gateway.Key]doubt),
+
+		leftovers: make(map[string]*leftovers),
 	}
 	r.applyClaim = r.claimChanged
 	if beforeClaim != nil {
@@ -412,10 +420,9 @@ func (r *Router) spawn(f func()) bool {
 	return true
 }
 
-// Close stops the router after the gateway's Shutdown (which ended every session and so
-// withdrew their claims): it stops serving routed requests, fails those it waits on, deletes
-// this replica's heartbeat so the others drop it at once, waits for its goroutines, and closes
-// the NATS connection.
+// Close stops the router after the gateway's Shutdown (which said goodbye, Leave, and ended
+// every session): it stops serving routed requests, fails those it waits on, says goodbye if
+// Shutdown did not, waits for its goroutines, and closes the NATS connection.
 func (r *Router) Close() {
 	r.mu.Lock()
 	if r.closing {
@@ -430,11 +437,7 @@ func (r *Router) Close() {
 	_ = r.sub.Unsubscribe()
 	_ = r.revSub.Unsubscribe()
 	r.cancel() // routed requests still being answered end now
-	if r.nc.IsConnected() {
-		ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
-		_ = r.replicas.Delete(ctx, escapeToken(r.cfg.Replica))
-		cancel()
-	}
+	r.Leave()
 	r.watchMu.Lock()
 	r.stopWatchersLocked()
 	r.watchMu.Unlock()
@@ -467,7 +470,8 @@ func (r *Router) Claim(c gateway.Computer, credential string, hold uint64) {
 }
 
 // Release implements gateway.Cluster: if hold is still the computer's claim here, the replica
-// stops answering for it and withdraws the claim (unless a newer one replaced it).
+// stops answering for it and withdraws the claim (unless a newer one replaced it); once the
+// replica is leaving, the claim is left for the others' sweep (Leave).
 func (r *Router) Release(k gateway.Key, hold uint64) {
 	r.mu.Lock()
 	h := r.held[k]
@@ -476,9 +480,9 @@ func (r *Router) Release(k gateway.Key, hold uint64) {
 		return
 	}
 	delete(r.held, k)
-	rev := h.rev
+	rev, leaving := h.rev, r.leaving
 	r.mu.Unlock()
-	if rev != 0 {
+	if rev != 0 && !leaving {
 		r.deleteClaim(claimKey(k), rev)
 	}
 }

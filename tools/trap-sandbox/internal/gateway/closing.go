@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net"
 
 	"github.com/gorilla/websocket"
@@ -144,5 +146,14 @@ func (s *Session) logDisconnect(readErr error) {
 		s.log().Debug("socket closed before hello", attrs...)
 		return
 	}
-	s.log().Info("computer disconnected", append([]any{"accountId", key.AccountID, "traposId", key.TraposID}, attrs...)...)
+	level := slog.LevelInfo
+	if byGateway && code == CloseGoingAway && s.gw.isClosing() {
+		// Shutdown's close: it logs one line for every socket (a line each, formatted and
+		// written while thousands close at once, was half a stopping replica's CPU).
+		level = slog.LevelDebug
+		if !s.gw.log.Enabled(context.Background(), level) {
+			return
+		}
+	}
+	s.log().Log(context.Background(), level, "computer disconnected", append([]any{"accountId", key.AccountID, "traposId", key.TraposID}, attrs...)...)
 }

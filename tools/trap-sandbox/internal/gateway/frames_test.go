@@ -283,6 +283,12 @@ func TestShutdownClosesSocketsWith1001(t *testing.T) {
 	c.expectClose(websocket.CloseGoingAway, "going away")
 	waiting.expectClose(websocket.CloseGoingAway, "going away")
 	assert.Empty(t, h.gw.Computers())
+	// One line for them all at Info; each computer's own only at Debug (thousands close at
+	// once, and their lines cost a stopping replica half its CPU).
+	logs := h.logs.String()
+	assert.Contains(t, logs, `level=INFO msg="closed every socket: going away" module=trapos-cloud-gateway sockets=2`)
+	assert.Regexp(t, `level=DEBUG msg="computer disconnected" .*traposId=7: code=1001 byGateway=true reason="going away"`, logs)
+	assert.NotContains(t, logs, `level=INFO msg="computer disconnected"`)
 
 	_, resp, err := websocket.DefaultDialer.DialContext(ctx, h.wsURL(), nil)
 	require.Error(t, err, "no new sockets after shutdown")

@@ -385,6 +385,13 @@ type HealthReporter interface {
 	HealthDetail() string
 }
 
+// Leaver is implemented by a Cluster that says goodbye for all its computers at once when
+// the replica stops (the NATS router): Shutdown calls Leave before it closes any socket, and
+// the Releases that follow withdraw nothing one by one.
+type Leaver interface {
+	Leave()
+}
+
 // Connected reports whether computer traposID of accountID is connected to this replica or
 // (with a Cluster) another: a lookup by key, no walk over the computers.
 func (g *Gateway) Connected(accountID, traposID string) bool {
@@ -399,6 +406,13 @@ func (g *Gateway) AccountsOf(traposID string) []string {
 	return out
 }
 
+// isClosing reports whether Shutdown has begun.
+func (g *Gateway) isClosing() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.closing
+}
+
 // HealthDetail implements the server's health detail hook: the registry's line, or "" when it
 // has none.
 func (g *Gateway) HealthDetail() string {
@@ -410,7 +424,8 @@ func (g *Gateway) HealthDetail() string {
 
 // Shutdown closes every socket with 1001 (going away), fails their pending requests with
 // not_connected, refuses new sockets, and waits for every socket goroutine to end. If ctx
-// ends first, remaining connections are cut without a close handshake.
+// ends first, remaining connections are cut without a close handshake. A Cluster that is a
+// Leaver is told first.
 func (g *Gateway) Shutdown(ctx context.Context) error {
 	g.mu.Lock()
 	g.closing = true
@@ -420,6 +435,9 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	}
 	g.mu.Unlock()
 
+	if l, ok := g.registry.cluster.(Leaver); ok {
+		l.Leave()
+	}
 	for _, s := range sessions {
 		s.closeByGateway(CloseGoingAway, "going away")
 	}
@@ -430,6 +448,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
+		g.log.Info("closed every socket: going away", "sockets", len(sessions))
 		return nil
 	case <-ctx.Done():
 	}
