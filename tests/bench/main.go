@@ -44,7 +44,7 @@ func run() int {
 	flag.IntVar(&cfg.HTTPClients, "http-clients", 16, "concurrent HTTP clients in (b)")
 	flag.IntVar(&cfg.IdleComputers, "idle", 10000, "idle authenticated sockets in (c) and (d)")
 	flag.IntVar(&cfg.DialConcurrency, "dial-concurrency", 200, "dials in flight in (d)")
-	flag.StringVar(&cfg.ProfileDir, "profile-dir", "", "save a CPU, heap and goroutine profile of each server in each phase to this directory (created if missing)")
+	flag.StringVar(&cfg.ProfileDir, "profile-dir", "", "save a CPU, heap and goroutine profile of each server in each phase (with -scale-out: of each replica's connects) to this directory (created if missing)")
 	var scale bench.ScaleConfig
 	flag.IntVar(&scale.Computers, "scale-out", 0, "instead of the phases above: this many idle computers over -replicas gateway replicas on one nats-server, then a restart of every replica")
 	flag.IntVar(&scale.Replicas, "replicas", 6, "gateway replicas of -scale-out (each holds at most the open-files limit less 3 000 sockets)")
@@ -54,6 +54,7 @@ func run() int {
 	flag.Parse()
 	if scale.Computers != 0 {
 		scale.DialConcurrency = cfg.DialConcurrency
+		scale.ProfileDir = cfg.ProfileDir
 		return runScale(scale)
 	}
 	if cfg.Computers < 1 || cfg.Rounds < 1 || cfg.HTTPClients < 1 || cfg.IdleComputers < 1 || cfg.DialConcurrency < 1 || cfg.Duration <= 0 {
@@ -97,6 +98,12 @@ func runScale(cfg bench.ScaleConfig) int {
 	if cfg.Computers < 1 || cfg.Replicas < 1 || cfg.PerAddress < 1 || cfg.HopSamples < 0 || cfg.DialConcurrency < 1 {
 		fmt.Fprintln(os.Stderr, "bench: -scale-out, -replicas, -per-address and -dial-concurrency must be at least 1, -hop-samples at least 0")
 		return 2
+	}
+	if cfg.ProfileDir != "" {
+		if err := os.MkdirAll(cfg.ProfileDir, 0o755); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 2
+		}
 	}
 	// Every process of the run (replicas, workers) inherits the soft limit: the hard one.
 	if err := raiseFileLimit(0); err != nil {

@@ -70,6 +70,11 @@ type ScaleConfig struct {
 	NATSServer string
 	// WorkDir receives the binaries and the replicas' and nats-server's data.
 	WorkDir string
+	// ProfileDir, when set, receives each replica's CPU profile of the connects and its heap
+	// and goroutine profiles and runtime memory figures once every replica lists every
+	// computer (<replica>-connected.*, read beside the memory figure); the gateway is then
+	// built with -tags benchprofile.
+	ProfileDir string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 }
@@ -200,7 +205,11 @@ func openFilesLimit() (int, error) {
 func (run *scaleRun) start(ctx context.Context) error {
 	cfg := run.cfg
 	fmt.Fprintln(run.progress, "building the gateway…")
-	bin, err := harness.BuildGateway(ctx, cfg.WorkDir, false)
+	tags := ""
+	if cfg.ProfileDir != "" {
+		tags = profileTag
+	}
+	bin, err := harness.BuildGatewayTags(ctx, cfg.WorkDir, false, tags)
 	if err != nil {
 		return fmt.Errorf("step build: %w", err)
 	}
@@ -259,8 +268,16 @@ func (run *scaleRun) startReplicas(ctx context.Context) (time.Duration, error) {
 				"SANDBOX_MAX_CONNECTIONS=" + strconv.Itoa(run.held[r]+connectionSpare),
 				"SANDBOX_DATA_DIR=" + filepath.Join(run.cfg.WorkDir, run.names[r]),
 			}
+			profEnv, prof, err := profileEnv(run.cfg.ProfileDir, run.names[r])
+			if err != nil {
+				errs[r] = err
+				return
+			}
 			args := []string{"--listen", run.addrs[r], "--nats", run.nats.URL, "--replica", run.names[r]}
-			run.replicas[r], errs[r] = startServerWithin(ctx, ScaleStartTimeout, "replica "+run.names[r], run.addrs[r], run.bin, args, env)
+			run.replicas[r], errs[r] = startServerWithin(ctx, ScaleStartTimeout, "replica "+run.names[r], run.addrs[r], run.bin, args, append(env, profEnv...))
+			if errs[r] == nil {
+				run.replicas[r].prof = prof
+			}
 		})
 	}
 	wg.Wait()
@@ -340,6 +357,11 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	}
 
 	fmt.Fprintf(run.progress, "connecting %d computers from %d addresses, all at once…\n", cfg.Computers, res.Addresses)
+	for _, s := range run.replicas {
+		if err := s.prof.start(); err != nil {
+			return fmt.Errorf("step connect: %s: %w", s.name, err)
+		}
+	}
 	t0 := time.Now()
 	if err := run.connectAll(ctx); err != nil {
 		return fmt.Errorf("step connect: %w", err)
@@ -364,6 +386,12 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	}
 	fmt.Fprintf(run.progress, "every replica lists every computer after %s; %.1f KiB per computer\n",
 		res.ListedTime.Round(time.Millisecond), res.BytesPerComputer()/1024)
+	// The profiles are taken after the RSS reading, which they would disturb.
+	for _, s := range run.replicas {
+		if err := s.prof.stop("connected"); err != nil {
+			return fmt.Errorf("step memory: %s: %w", s.name, err)
+		}
+	}
 
 	if cfg.Replicas >= 2 && cfg.HopSamples > 0 {
 		fmt.Fprintf(run.progress, "hop sample: %d pings direct, %d through a second replica…\n", cfg.HopSamples, cfg.HopSamples)
