@@ -72,8 +72,9 @@ type ScaleConfig struct {
 	WorkDir string
 	// ProfileDir, when set, receives each replica's CPU profile of the connects and its heap
 	// and goroutine profiles and runtime memory figures once every replica lists every
-	// computer (<replica>-connected.*, read beside the memory figure); the gateway is then
-	// built with -tags benchprofile.
+	// computer (<replica>-connected.*, read beside the memory figure), and its heap profile
+	// and memory figures after a forced GC (.live-heap.pprof, .live-memstats.json: what is
+	// live); the gateway is then built with -tags benchprofile.
 	ProfileDir string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
@@ -388,7 +389,7 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 		res.ListedTime.Round(time.Millisecond), res.BytesPerComputer()/1024)
 	// The profiles are taken after the RSS reading, which they would disturb.
 	for _, s := range run.replicas {
-		if err := s.prof.stop("connected"); err != nil {
+		if err := s.prof.stopLive("connected"); err != nil {
 			return fmt.Errorf("step memory: %s: %w", s.name, err)
 		}
 	}
