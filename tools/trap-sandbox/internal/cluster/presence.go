@@ -162,8 +162,8 @@ func (r *Router) sweep() {
 	var gone []stale
 	r.mu.Lock()
 	r.remote.all(func(traposID string, c remoteClaim) {
-		if now.Sub(r.lastSeenLocked(c.replica.Value())) >= 2*r.cfg.ReplicaTTL {
-			gone = append(gone, stale{claimKey(gateway.Key{AccountID: c.account.Value(), TraposID: traposID}), c.rev})
+		if now.Sub(r.lastSeenLocked(c.replica())) >= 2*r.cfg.ReplicaTTL {
+			gone = append(gone, stale{claimKey(gateway.Key{AccountID: c.account(), TraposID: traposID}), c.rev})
 		}
 	})
 	r.mu.Unlock()
