@@ -44,7 +44,7 @@ func run() int {
 	flag.IntVar(&cfg.HTTPClients, "http-clients", 16, "concurrent HTTP clients in (b)")
 	flag.IntVar(&cfg.IdleComputers, "idle", 10000, "idle authenticated sockets in (c) and (d)")
 	flag.IntVar(&cfg.DialConcurrency, "dial-concurrency", 200, "dials in flight in (d)")
-	flag.StringVar(&cfg.ProfileDir, "profile-dir", "", "save a CPU, heap and goroutine profile of each server in each phase to this directory (created if missing); with -scale-out, a CPU profile of each replica's graceful stop")
+	flag.StringVar(&cfg.ProfileDir, "profile-dir", "", "save a CPU, heap and goroutine profile of each server in each phase to this directory (created if missing); with -scale-out, of each replica's connects and of its graceful stop")
 	var scale bench.ScaleConfig
 	flag.IntVar(&scale.Computers, "scale-out", 0, "instead of the phases above: this many idle computers over -replicas gateway replicas on one nats-server, then a restart of every replica")
 	flag.IntVar(&scale.Replicas, "replicas", 6, "gateway replicas of -scale-out (each holds at most the open-files limit less 3 000 sockets)")

@@ -84,12 +84,13 @@ func TestRunSmall(t *testing.T) {
 
 // TestScaleOutSmall runs the whole scale machinery at a size CI affords: a real nats-server,
 // two gateway replicas with 200 computers each from 8 source addresses, held by 3 worker
-// processes; the hop sample, the restart and the graceful stop.
+// processes; the hop sample, the restart and the graceful stop; each replica's profiles of
+// the connects.
 func TestScaleOutSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*smokeTimeout)
 	defer cancel()
 	cfg := bench.ScaleConfig{Computers: 400, Replicas: 2, PerAddress: 50, PerWorker: 150, DialConcurrency: 30,
-		HopSamples: 10, Settle: 50 * time.Millisecond, StepTimeout: time.Minute, WorkDir: t.TempDir()}
+		HopSamples: 10, Settle: 50 * time.Millisecond, StepTimeout: time.Minute, WorkDir: t.TempDir(), ProfileDir: t.TempDir()}
 	res, err := bench.RunScale(ctx, cfg)
 	require.NoError(t, err)
 	assert.Equal(t, 3, res.Workers)
@@ -116,6 +117,15 @@ func TestScaleOutSmall(t *testing.T) {
 	for _, r := range res.Replicas {
 		assert.Positive(t, r.Stop, r.Name)
 		assert.LessOrEqual(t, r.Stop, res.StopTime, r.Name)
+	}
+	for _, replica := range []string{"r1", "r2"} {
+		for _, kind := range []string{"cpu.pprof", "heap.pprof", "goroutine.pprof", "memstats.json", "live-heap.pprof", "live-memstats.json"} {
+			name := filepath.Join(cfg.ProfileDir, replica+"-connected."+kind)
+			fi, err := os.Stat(name)
+			if assert.NoError(t, err) {
+				assert.Positive(t, fi.Size(), name)
+			}
+		}
 	}
 
 	var out strings.Builder

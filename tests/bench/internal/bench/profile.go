@@ -43,6 +43,19 @@ func (p profiler) stop(phase string) error {
 		p.client.Save("memstats", base+".memstats.json"))
 }
 
+// stopLive is stop, then the heap profile and memory figures after a forced GC, as
+// <server>-<phase>.live-heap.pprof and .live-memstats.json: what is live, beside what the
+// process holds (the GC lets the heap grow to about twice what was live at the last one).
+func (p profiler) stopLive(phase string) error {
+	if p.dir == "" {
+		return nil
+	}
+	base := filepath.Join(p.dir, p.server+"-"+phase)
+	return errors.Join(p.stop(phase),
+		p.client.Save("live-heap", base+".live-heap.pprof"),
+		p.client.Save("live-memstats", base+".live-memstats.json"))
+}
+
 // serveProfiles serves the baseline's profiles when the bench asked for them (ListenEnv set).
 func serveProfiles() error {
 	addr := os.Getenv(profiling.ListenEnv)

@@ -74,12 +74,16 @@ type ScaleConfig struct {
 	NATSServer string
 	// WorkDir receives the binaries and the replicas' and nats-server's data.
 	WorkDir string
+	// ProfileDir, when set, receives each replica's CPU profile of the connects and its heap
+	// and goroutine profiles and runtime memory figures once every replica lists every
+	// computer (<replica>-connected.*, read beside the memory figure), and its heap profile
+	// and memory figures after a forced GC (.live-heap.pprof, .live-memstats.json: what is
+	// live); and a CPU profile of the first stopProfileWindow of each replica's graceful stop
+	// that lasts longer, <replica>-stop.cpu.pprof. The gateway is then built with -tags
+	// benchprofile.
+	ProfileDir string
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
-	// ProfileDir, when set, receives a CPU profile of the first stopProfileWindow of each
-	// replica's graceful stop that lasts longer, <replica>-stop.cpu.pprof (the gateway is built
-	// with -tags benchprofile).
-	ProfileDir string
 }
 
 // ReplicaFigures are one replica's measurements.
@@ -409,6 +413,11 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	}
 
 	fmt.Fprintf(run.progress, "connecting %d computers from %d addresses, all at once…\n", cfg.Computers, res.Addresses)
+	for _, s := range run.replicas {
+		if err := s.prof.start(); err != nil {
+			return fmt.Errorf("step connect: %s: %w", s.name, err)
+		}
+	}
 	t0 := time.Now()
 	if err := run.connectAll(ctx); err != nil {
 		return fmt.Errorf("step connect: %w", err)
@@ -433,6 +442,12 @@ func (run *scaleRun) measure(ctx context.Context, res *ScaleResult) error {
 	}
 	fmt.Fprintf(run.progress, "every replica lists every computer after %s; %.1f KiB per computer\n",
 		res.ListedTime.Round(time.Millisecond), res.BytesPerComputer()/1024)
+	// The profiles are taken after the RSS reading, which they would disturb.
+	for _, s := range run.replicas {
+		if err := s.prof.stopLive("connected"); err != nil {
+			return fmt.Errorf("step memory: %s: %w", s.name, err)
+		}
+	}
 
 	if cfg.Replicas >= 2 && cfg.HopSamples > 0 {
 		fmt.Fprintf(run.progress, "hop sample: %d pings direct, %d through a second replica…\n", cfg.HopSamples, cfg.HopSamples)

@@ -209,7 +209,7 @@ func (r *Router) believeClaimsOf(replica string) {
 	var found []later
 	r.mu.Lock()
 	for k, h := range r.held {
-		if c, ok := r.remote.get(k); ok && c.replica.Value() == replica && h.rev != 0 && h.rev < c.rev {
+		if c, ok := r.remote.get(k); ok && c.replica() == replica && h.rev != 0 && h.rev < c.rev {
 			found = append(found, later{k, c.rev})
 		}
 	}

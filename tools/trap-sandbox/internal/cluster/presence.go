@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-	"unique"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -207,18 +206,17 @@ func (r *Router) setAsideLocked(replica string, now time.Time) {
 	if r.leaving {
 		return
 	}
-	name := unique.Make(replica)
 	var moved []gateway.Key
 	l := r.leftovers[replica]
 	r.remote.all(func(traposID string, c remoteClaim) {
-		if c.replica != name {
+		if c.replica() != replica {
 			return
 		}
 		if l == nil {
 			l = &leftovers{since: now, claims: make(map[gateway.Key]uint64)}
 			r.leftovers[replica] = l
 		}
-		k := gateway.Key{AccountID: c.account.Value(), TraposID: traposID}
+		k := gateway.Key{AccountID: c.account(), TraposID: traposID}
 		l.claims[k] = c.rev
 		moved = append(moved, k)
 	})
@@ -272,8 +270,8 @@ func (r *Router) sweep() {
 	var gone []stale
 	r.mu.Lock()
 	r.remote.all(func(traposID string, c remoteClaim) {
-		if now.Sub(r.lastSeenLocked(c.replica.Value())) >= 2*r.cfg.ReplicaTTL {
-			gone = append(gone, stale{k: gateway.Key{AccountID: c.account.Value(), TraposID: traposID}, rev: c.rev})
+		if now.Sub(r.lastSeenLocked(c.replica())) >= 2*r.cfg.ReplicaTTL {
+			gone = append(gone, stale{k: gateway.Key{AccountID: c.account(), TraposID: traposID}, rev: c.rev})
 		}
 	})
 	for name, l := range r.leftovers {

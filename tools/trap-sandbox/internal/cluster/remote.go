@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"encoding/binary"
+	"net/netip"
 	"strings"
 	"time"
 	"unique"
@@ -11,10 +13,13 @@ import (
 // The other replicas' computers. Every replica keeps the claim of every computer another
 // replica holds (listing, routing, revocation's credential lookup, doubt and sweep), so with K
 // replicas each computer is kept K-1 times over: what one entry costs is multiplied by the
-// whole cluster. An entry is therefore small: the values few computers differ in (the
-// replica, the account, the client version) are interned, the traposId lives only in the map's
-// key, the time is a number, and the whole value fits inline in the map (Go keeps map values
-// over 128 bytes behind a pointer of their own).
+// whole cluster, and the Go heap doubles it in resident memory (the collector lets the heap
+// grow to twice what is live). An entry is therefore small: the values few computers differ
+// in (the account, the replica, the client version) are one interned handle, the traposId
+// lives only in the map's key, the time is a number, an IPv4 address and port (what a
+// computer's socket comes from, behind its Minecraft server) is a number too, and the value
+// (48 bytes) fits inline in the map's slots (Go keeps map values over 128 bytes behind a
+// pointer of their own, and every slot of a table costs what a used one does).
 //
 // The map is by traposId, so "in which accounts is traposId connected" is one lookup: the
 // host API's admin callers name a computer by traposId alone (hostapi accountOf). A traposId
@@ -24,24 +29,85 @@ import (
 // remoteClaim is a computer whose socket another replica holds, as its claim says, less its
 // traposId (the key it is stored under).
 type remoteClaim struct {
-	account    unique.Handle[string]
-	replica    unique.Handle[string]
-	version    unique.Handle[string] // the client's version, "" when it sent none
-	remoteAddr string
-	credential string // the selector of its own credential, "" for the shared password
-	since      int64  // ConnectedSince, Unix nanoseconds
-	rev        uint64 // the claim's revision in ClaimsBucket
+	meta  unique.Handle[claimMeta]
+	since int64  // ConnectedSince, Unix nanoseconds
+	rev   uint64 // the claim's revision in ClaimsBucket
+	// addr is the remote address when it is an IPv4 address and port written as netip writes
+	// them (addrIPv4 set); otherwise the length of the remote address at the start of text.
+	addr uint64
+	// text is the remote address, unless addr holds it, followed by the selector of the
+	// computer's own credential ("" for the shared password).
+	text string
 }
 
+// claimMeta is what many computers' claims have in common: it is interned (unique.Make), one
+// handle per claim.
+type claimMeta struct {
+	account string
+	replica string
+	version string // the client's version, "" when it sent none
+}
+
+// addrIPv4 marks remoteClaim.addr as an IPv4 address (bits 0–31) and port (bits 32–47).
+const addrIPv4 = 1 << 63
+
 func newRemoteClaim(c claim, rev uint64) remoteClaim {
-	return remoteClaim{account: unique.Make(c.AccountID), replica: unique.Make(c.Replica), version: unique.Make(c.ClientVersion),
-		remoteAddr: c.RemoteAddr, credential: c.Credential, since: c.ConnectedSince.UnixNano(), rev: rev}
+	rc := remoteClaim{meta: unique.Make(claimMeta{account: c.AccountID, replica: c.Replica, version: c.ClientVersion}),
+		since: c.ConnectedSince.UnixNano(), rev: rev}
+	if a, ok := packIPv4(c.RemoteAddr); ok {
+		rc.addr, rc.text = a, strings.Clone(c.Credential)
+	} else {
+		rc.addr, rc.text = uint64(len(c.RemoteAddr)), strings.Clone(c.RemoteAddr+c.Credential)
+	}
+	return rc
+}
+
+// packIPv4 is addr as remoteClaim.addr holds an IPv4 address and port, if addr is one written
+// as AddrPort.String writes it (so that remoteAddr gives back the very same string).
+func packIPv4(addr string) (uint64, bool) {
+	ap, err := netip.ParseAddrPort(addr)
+	if err != nil || !ap.Addr().Is4() {
+		return 0, false
+	}
+	var buf [len("255.255.255.255:65535")]byte
+	if string(ap.AppendTo(buf[:0])) != addr { // a comparison: no copy is made
+		return 0, false
+	}
+	ip := ap.Addr().As4()
+	return addrIPv4 | uint64(ap.Port())<<32 | uint64(binary.BigEndian.Uint32(ip[:])), true
+}
+
+// unpackIPv4 reverses packIPv4.
+func unpackIPv4(packed uint64) string {
+	var ip [4]byte
+	binary.BigEndian.PutUint32(ip[:], uint32(packed))
+	return netip.AddrPortFrom(netip.AddrFrom4(ip), uint16(packed>>32)).String()
+}
+
+func (c remoteClaim) account() string { return c.meta.Value().account }
+func (c remoteClaim) replica() string { return c.meta.Value().replica }
+
+// remoteAddr is the address the computer's socket comes from, as its claim says.
+func (c remoteClaim) remoteAddr() string {
+	if c.addr&addrIPv4 != 0 {
+		return unpackIPv4(c.addr)
+	}
+	return c.text[:c.addr]
+}
+
+// credential is the selector of the computer's own credential, "" for the shared password.
+func (c remoteClaim) credential() string {
+	if c.addr&addrIPv4 != 0 {
+		return c.text
+	}
+	return c.text[c.addr:]
 }
 
 func (c remoteClaim) computer(traposID string) gateway.Computer {
 	since := time.Unix(0, c.since).UTC()
-	return gateway.Computer{AccountID: c.account.Value(), TraposID: traposID, RemoteAddr: c.remoteAddr,
-		ConnectedSince: since, LastFrameAt: since, Replica: c.replica.Value(), ClientVersion: c.version.Value()}
+	m := c.meta.Value()
+	return gateway.Computer{AccountID: m.account, TraposID: traposID, RemoteAddr: c.remoteAddr(),
+		ConnectedSince: since, LastFrameAt: since, Replica: m.replica, ClientVersion: m.version}
 }
 
 // remoteSet is the other replicas' claims by computer. The zero value is not usable: see
@@ -57,7 +123,7 @@ func newRemoteSet() remoteSet {
 
 func (s *remoteSet) get(k gateway.Key) (remoteClaim, bool) {
 	c, ok := s.byID[k.TraposID]
-	if ok && c.account.Value() == k.AccountID {
+	if ok && c.account() == k.AccountID {
 		return c, true
 	}
 	c, ok = s.more[k.TraposID][k.AccountID]
@@ -68,7 +134,7 @@ func (s *remoteSet) put(k gateway.Key, c remoteClaim) {
 	// Copies of k's strings, which may point into a whole NATS message: a map keeps the key of
 	// every assignment, even to a key it has.
 	id := strings.Clone(k.TraposID)
-	if first, ok := s.byID[id]; !ok || first.account == c.account {
+	if first, ok := s.byID[id]; !ok || first.account() == c.account() {
 		s.byID[id] = c
 		return
 	}
@@ -86,7 +152,7 @@ func (s *remoteSet) delete(k gateway.Key) {
 		return
 	}
 	others := s.more[k.TraposID]
-	if first.account.Value() != k.AccountID {
+	if first.account() != k.AccountID {
 		delete(others, k.AccountID)
 		if len(others) == 0 {
 			delete(s.more, k.TraposID)

@@ -56,7 +56,7 @@ func (r *Router) RemoteCredential(k gateway.Key) string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c, _ := r.remote.get(k)
-	return c.credential
+	return c.credential()
 }
 
 // revocationHeard handles a message on RevocationSubject (the subscription's goroutine, so the

@@ -502,7 +502,7 @@ func (r *Router) Remote() []gateway.Computer {
 	defer r.mu.Unlock()
 	out := make([]gateway.Computer, 0, r.remote.len())
 	r.remote.all(func(traposID string, c remoteClaim) {
-		if r.aliveLocked(c.replica.Value(), now) {
+		if r.aliveLocked(c.replica(), now) {
 			out = append(out, c.computer(traposID))
 		}
 	})
@@ -517,8 +517,8 @@ func (r *Router) RemoteAccounts(traposID string) []string {
 	defer r.mu.Unlock()
 	var out []string
 	r.remote.byTraposID(traposID, func(c remoteClaim) {
-		if r.aliveLocked(c.replica.Value(), now) {
-			out = append(out, c.account.Value())
+		if r.aliveLocked(c.replica(), now) {
+			out = append(out, c.account())
 		}
 	})
 	return out

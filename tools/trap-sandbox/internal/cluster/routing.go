@@ -118,7 +118,7 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 	r.mu.Unlock()
 	holder := ""
 	if known {
-		holder = c.replica.Value()
+		holder = c.replica()
 	} else {
 		ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 		e, err := r.claims.Get(ctx, claimKey(k))

@@ -54,6 +54,20 @@ func TestAnIdleComputerHoldsOnlyItsReadersGoroutine(t *testing.T) {
 	}, waitLimit, testkit.Poll, "one goroutine per idle computer, its reader")
 }
 
+// An idle computer's reader waits for its next frame without a buffer: one grown by the last
+// frame (1 KiB or more) would be held by every idle computer (issue 25: memory per idle
+// computer).
+func TestAnIdleComputerHoldsNoFrameBuffer(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	for i := range 5 {
+		c := h.connect(t, fmt.Sprintf("%d:idle", i), "")
+		c.request("m", protocol.TypeProbeGateway, nil) // a frame after hello too
+		require.True(t, c.read().OK)
+	}
+	require.Eventually(t, func() bool { return h.gw.frameBuffersHeld.Load() == 0 }, waitLimit, testkit.Poll,
+		"frame buffers held by idle readers: %d", h.gw.frameBuffersHeld.Load())
+}
+
 // freshProber always has a fresh result: every probe_gateway is a quick answer.
 type freshProber struct{}
 

@@ -195,34 +195,32 @@ func (s *Session) answerPing(data string) error {
 }
 
 // frameBuffers recycles the buffers frames are read into: DecodeFrame copies what it keeps, so
-// a buffer is free again once the frame is handled. Pooled rather than per session, so that an
-// idle computer holds none.
+// a buffer is free again once the frame is handled. Pooled rather than per session, and taken
+// only once a frame has begun to arrive, so that an idle computer holds none: a reader waits
+// for the next frame without one (a buffer grown by the last frame is 1 KiB or more, which the
+// Go heap doubles in resident memory, per idle computer).
 var frameBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // readLoop reads frames until the connection fails or is closed; it returns why.
 func (s *Session) readLoop() error {
 	for {
+		_, r, err := s.conn.NextReader() // waits for the next data frame, holding no buffer
+		if err != nil {
+			return err
+		}
 		buf := frameBuffers.Get().(*bytes.Buffer)
-		err := s.readFrame(buf)
+		s.gw.frameBuffersHeld.Add(1)
+		_, err = buf.ReadFrom(r)
 		if err == nil {
 			s.frameArrived(buf.Bytes())
 		}
 		buf.Reset()
 		frameBuffers.Put(buf)
+		s.gw.frameBuffersHeld.Add(-1)
 		if err != nil {
 			return err
 		}
 	}
-}
-
-// readFrame reads the next data frame into buf.
-func (s *Session) readFrame(buf *bytes.Buffer) error {
-	_, r, err := s.conn.NextReader()
-	if err != nil {
-		return err
-	}
-	_, err = buf.ReadFrom(r)
-	return err
 }
 
 // frameArrived records the peer's activity and handles the frame in data.

@@ -41,8 +41,10 @@ func Listen(addr string) (net.Listener, error) {
 
 // Handler serves POST /cpu/start (start a CPU profile), POST /cpu/stop (stop it and answer
 // the profile), GET /heap and /goroutine (the profiles as pprof writes them, without a
-// forced GC: the heap profile shows the state as of the last GC) and GET /memstats
-// (runtime.MemStats as JSON, without the pause and size-class arrays: where the RSS went).
+// forced GC: the heap profile shows the state as of the last GC), GET /memstats
+// (runtime.MemStats as JSON, without the pause and size-class arrays: where the RSS went),
+// and GET /live-heap and /live-memstats, the same after a forced GC: what is live now, not
+// whatever the last GC found mid-phase (the GC changes the process's heap: take them last).
 func Handler() http.Handler {
 	var (
 		mu  sync.Mutex
@@ -74,7 +76,7 @@ func Handler() http.Handler {
 		_, _ = w.Write(buf.Bytes())
 		buf = nil
 	})
-	mux.HandleFunc("GET /memstats", func(w http.ResponseWriter, _ *http.Request) {
+	memstats := func(w http.ResponseWriter, _ *http.Request) {
 		var m runtime.MemStats
 		runtime.ReadMemStats(&m)
 		m.PauseNs, m.PauseEnd, m.BySize = [256]uint64{}, [256]uint64{}, [61]struct {
@@ -84,12 +86,21 @@ func Handler() http.Handler {
 		}{}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(m)
+	}
+	mux.HandleFunc("GET /memstats", memstats)
+	mux.HandleFunc("GET /live-memstats", func(w http.ResponseWriter, r *http.Request) {
+		runtime.GC()
+		memstats(w, r)
 	})
 	for _, name := range []string{"heap", "goroutine"} {
 		mux.HandleFunc("GET /"+name, func(w http.ResponseWriter, _ *http.Request) {
 			_ = pprof.Lookup(name).WriteTo(w, 0)
 		})
 	}
+	mux.HandleFunc("GET /live-heap", func(w http.ResponseWriter, _ *http.Request) {
+		runtime.GC()
+		_ = pprof.Lookup("heap").WriteTo(w, 0)
+	})
 	return mux
 }
 
@@ -113,7 +124,7 @@ func (c Client) StopCPU(path string) error {
 	return err
 }
 
-// Save writes the named profile (heap, goroutine, memstats) to path.
+// Save writes the named profile (heap, goroutine, memstats, live-heap, live-memstats) to path.
 func (c Client) Save(name, path string) error {
 	_, err := c.call(http.MethodGet, "/"+name, path)
 	return err

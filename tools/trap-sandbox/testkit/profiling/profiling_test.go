@@ -36,7 +36,9 @@ func TestAClientTakesACPUAndAHeapProfile(t *testing.T) {
 	require.NoError(t, c.StopCPU(filepath.Join(dir, "cpu.pprof")))
 	require.NoError(t, c.Save("heap", filepath.Join(dir, "heap.pprof")))
 	require.NoError(t, c.Save("memstats", filepath.Join(dir, "memstats.json")))
-	for _, name := range []string{"cpu.pprof", "heap.pprof", "memstats.json"} {
+	require.NoError(t, c.Save("live-heap", filepath.Join(dir, "live-heap.pprof")))
+	require.NoError(t, c.Save("live-memstats", filepath.Join(dir, "live-memstats.json")))
+	for _, name := range []string{"cpu.pprof", "heap.pprof", "memstats.json", "live-heap.pprof", "live-memstats.json"} {
 		fi, err := os.Stat(filepath.Join(dir, name))
 		require.NoError(t, err)
 		assert.Positive(t, fi.Size(), name)
