@@ -427,7 +427,7 @@ func (s *Session) handleResponse(f protocol.Frame) {
 		s.log().Debug("ignored computer_response: no pending request (late or unknown)", "type", clip(f.Type))
 		return
 	}
-	ch <- result{frame: f}
+	ch <- result{resp: Response{OK: f.OK, Type: f.Type, Payload: f.Payload, Error: f.Error}}
 }
 
 // reply answers request f with a gateway_response: payload when err is nil, else err.

@@ -180,7 +180,7 @@ func awaitResponse(ctx context.Context, timeout <-chan time.Time, s *Session, wa
 		if r.err != nil {
 			return Response{}, r.err
 		}
-		return Response{OK: r.frame.OK, Type: r.frame.Type, Payload: r.frame.Payload, Error: r.frame.Error}, nil
+		return r.resp, nil
 	case <-timeout:
 		return timedOut()
 	case <-ctx.Done():
