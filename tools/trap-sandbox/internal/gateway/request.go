@@ -113,26 +113,36 @@ func (s *Session) requestUntil(ctx context.Context, typ string, payload json.Raw
 	g := s.gw
 	traposID := s.Key().TraposID
 	messageID := newMessageID()
-	frame, err := protocol.EncodeFrame(protocol.Frame{
+	// Encoded into a pooled buffer, which is free again once the frame is written, unless
+	// the send queue keeps the frame (enqueueRequest).
+	buf := encodeBuffers.Get().(*[]byte)
+	frame, err := protocol.AppendFrame((*buf)[:0], protocol.Frame{
 		Event:            protocol.EventGatewayRequest,
 		TraposReceiverID: traposID,
 		MessageID:        messageID,
 		Type:             typ,
 		Payload:          payload,
 	})
+	*buf = frame
 	if err != nil {
+		putEncodeBuffer(buf)
 		return Response{}, protocol.Errorf(protocol.CodeInternal, "cannot send %s to %s: %v", typ, traposID, err)
 	}
 
 	wait, err := s.pending.add(messageID)
 	if err != nil {
+		putEncodeBuffer(buf)
 		if protocol.CodeOf(err) == protocol.CodeBusy {
 			g.cfg.Metrics.limited(limitGatewayRequestsInFlight)
 		}
 		return Response{}, err
 	}
 	start := time.Now()
-	if err := s.enqueueRequest(frame, deadline); err != nil {
+	queued, err := s.enqueueRequest(frame, deadline)
+	if !queued {
+		putEncodeBuffer(buf)
+	}
+	if err != nil {
 		s.pending.take(messageID)
 		if errors.Is(err, errQueueFull) {
 			// The host's burst filled the queue, not the computer: refuse the request and keep
