@@ -75,6 +75,8 @@ func BenchmarkPingOverLoopback(b *testing.B) {
 	var next atomic.Int64
 	b.SetParallelism(clientsPerProc)
 	b.ResetTimer()
+	cpuBefore := processCPU(b)
+	defer func() { b.ReportMetric(float64(processCPU(b)-cpuBefore)/float64(b.N), "cpu-ns/op") }()
 	b.RunParallel(func(pb *testing.PB) {
 		url := fmt.Sprintf("%s/trapos/computers/%d:/requests", base, next.Add(1)%computers)
 		for pb.Next() {
