@@ -427,7 +427,7 @@ func (s *Session) handleResponse(f protocol.Frame) {
 		s.log().Debug("ignored computer_response: no pending request (late or unknown)", "type", clip(f.Type))
 		return
 	}
-	ch <- result{frame: f}
+	ch <- result{resp: Response{OK: f.OK, Type: f.Type, Payload: f.Payload, Error: f.Error}}
 }
 
 // reply answers request f with a gateway_response: payload when err is nil, else err.
@@ -512,11 +512,13 @@ func (s *Session) answerNotQueued(f *protocol.Frame, qErr error) {
 	s.log().Debug("reply dropped", "type", clip(f.Type), "err", qErr)
 }
 
-// encodeBuffers recycles the buffers answers are encoded into: an answer written at once
-// (claimWriter) leaves its buffer free again, one that waits in the queue is copied.
+// encodeBuffers recycles the buffers answers and host requests are encoded into: a frame
+// written at once (claimWriter) leaves its buffer free again; an answer that waits in the
+// queue is copied, a request's frame is kept by the queue, its buffer not returned
+// (Session.requestUntil).
 var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
-// maxPooledEncodeBuffer keeps a rare big answer's buffer out of the pool.
+// maxPooledEncodeBuffer keeps a rare big frame's buffer out of the pool.
 const maxPooledEncodeBuffer = 4 << 10
 
 func putEncodeBuffer(buf *[]byte) {

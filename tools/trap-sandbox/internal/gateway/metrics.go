@@ -160,12 +160,16 @@ func (m *Metrics) frameOut(event protocol.Event, typ string) {
 // countFrame counts a frame under its type's label, or under "other" for a type without one
 // (so a computer cannot grow the label set).
 func (m *Metrics) countFrame(counters map[frameLabels]prometheus.Counter, vec *prometheus.CounterVec, event protocol.Event, typ string) {
+	if c, ok := counters[frameLabels{event, typ}]; ok {
+		c.Inc() // a type with a label of its own: one lookup
+		return
+	}
 	if !m.types[typ] {
 		typ = otherType
-	}
-	if c, ok := counters[frameLabels{event, typ}]; ok {
-		c.Inc()
-		return
+		if c, ok := counters[frameLabels{event, typ}]; ok {
+			c.Inc()
+			return
+		}
 	}
 	vec.WithLabelValues(string(event), typ).Inc() // an event in an unexpected direction
 }

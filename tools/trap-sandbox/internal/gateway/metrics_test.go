@@ -60,3 +60,39 @@ func TestMetricsAfterTraffic(t *testing.T) {
 		assert.Contains(t, text, want)
 	}
 }
+
+// A frame is counted under its type's label when the type has one, else under "other" (a
+// computer cannot grow the label set), and an event in a direction it does not go under its
+// own event all the same.
+func TestFramesAreCountedUnderTheirTypeOrOther(t *testing.T) {
+	m := NewMetrics(prometheus.NewRegistry())
+	m.frameOut(protocol.EventGatewayRequest, TypePing)
+	m.frameIn(protocol.EventComputerResponse, TypePing)
+	m.frameIn(protocol.EventComputerResponse, "made-up")
+	m.frameIn(protocol.EventComputerRequest, "made-up-too")
+	m.frameIn(protocol.EventGatewayRequest, TypePing)    // the other direction
+	m.frameOut(protocol.EventComputerRequest, "made-up") // the other direction, no label of its own
+	in := func(event protocol.Event, typ string) float64 {
+		return testutil.ToFloat64(m.framesIn.WithLabelValues(string(event), typ))
+	}
+	out := func(event protocol.Event, typ string) float64 {
+		return testutil.ToFloat64(m.framesOut.WithLabelValues(string(event), typ))
+	}
+	assert.Equal(t, 1.0, out(protocol.EventGatewayRequest, TypePing))
+	assert.Equal(t, 1.0, in(protocol.EventComputerResponse, TypePing))
+	assert.Equal(t, 1.0, in(protocol.EventComputerResponse, otherType))
+	assert.Equal(t, 1.0, in(protocol.EventComputerRequest, otherType))
+	assert.Equal(t, 1.0, in(protocol.EventGatewayRequest, TypePing))
+	assert.Equal(t, 1.0, out(protocol.EventComputerRequest, otherType))
+	assert.Equal(t, 0.0, in(protocol.EventComputerResponse, "made-up"), "no label for a type the gateway does not know")
+}
+
+// BenchmarkCountFrame is the frame counters' cost per frame: a host's ping counts two (its
+// gateway_request and the computer_response).
+func BenchmarkCountFrame(b *testing.B) {
+	m := NewMetrics(prometheus.NewRegistry())
+	for b.Loop() {
+		m.frameOut(protocol.EventGatewayRequest, TypePing)
+		m.frameIn(protocol.EventComputerResponse, TypePing)
+	}
+}

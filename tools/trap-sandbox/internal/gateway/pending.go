@@ -7,10 +7,11 @@ import (
 )
 
 // result is what a pending gateway→computer request receives: the computer's response, or
-// the error that ended the wait.
+// the error that ended the wait. It holds the Response rather than the whole frame: the
+// channel's buffer is allocated and the value copied for every request.
 type result struct {
-	frame protocol.Frame
-	err   error
+	resp Response
+	err  error
 }
 
 // pendingTable holds a socket's gateway→computer requests that await a computer_response,

@@ -10,29 +10,31 @@ const maxWriteNowBytes = 2 << 10
 // frame itself: what passed between the caller's start and its write (well under it).
 const writeNowSlack = 100 * time.Millisecond
 
-// enqueueRequest sends the frame of a host's gateway_request, whose caller waits until
-// deadline (zero: not known). A caller that waits at least the write timeout writes the
-// frame itself when no writer runs and nothing is queued (sendQueue.claim), and the frame is
-// small: that saves a writer goroutine per request. Its write is bounded by its own
-// deadline as well as the write timeout, so a computer that does not read holds it no
-// longer than it waits anyway, and is dropped as a writer's timeout would drop it (at most
-// writeNowSlack sooner). Any other frame is queued for a writer goroutine: a computer that
-// does not read blocks that writer, never a caller, who waits no longer than its timeout.
-// It fails as enqueue does.
-func (s *Session) enqueueRequest(frame []byte, deadline time.Time) error {
-	now := s.realNow()
+// enqueueRequest sends the frame of a host's gateway_request, whose caller waits from now
+// (the wall clock, read by the caller) until deadline (zero: not known). A caller that waits
+// at least the write timeout writes the frame itself when no writer runs and nothing is
+// queued (sendQueue.claim), and the frame is small: that saves a writer goroutine per
+// request. Its write is bounded by its own deadline as well as the write timeout, so a
+// computer that does not read holds it no longer than it waits anyway, and is dropped as a
+// writer's timeout would drop it (at most writeNowSlack sooner). Any other frame is queued
+// for a writer goroutine: a computer that does not read blocks that writer, never a caller,
+// who waits no longer than its timeout. It fails as enqueue does. queued reports whether
+// the queue holds frame now; otherwise frame is free again (the caller encoded it into a
+// pooled buffer).
+func (s *Session) enqueueRequest(frame []byte, now, deadline time.Time) (queued bool, err error) {
 	writeBy := now.Add(s.gw.cfg.WriteTimeout)
 	if len(frame) > maxWriteNowBytes || deadline.IsZero() || deadline.Before(writeBy.Add(-writeNowSlack)) ||
 		!s.claimWriter(frame, writeInline) {
-		return s.enqueue(frame)
+		err := s.enqueue(frame)
+		return err == nil, err
 	}
 	if !s.writeAsWriter(frame, earliest(writeBy, deadline)) {
-		return nil // the close it began ends the request's wait (not_connected)
+		return false, nil // the close it began ends the request's wait (not_connected)
 	}
 	if s.send.keepIfQueued() {
 		go s.flush() // what was queued meanwhile may be large: a writer of its own writes it
 	}
-	return nil
+	return false, nil
 }
 
 func earliest(a, b time.Time) time.Time {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -77,4 +78,40 @@ func TestACallerWritingItsOwnFrameIsBoundedByTheWriteTimeout(t *testing.T) {
 		}
 	}
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to be dropped")
+}
+
+// A request's frame is encoded into a pooled buffer (requestUntil): one that the send queue
+// keeps (a caller waiting less than the write timeout queues it for a writer goroutine) must
+// not go back to the pool while it waits, or a later request's frame would overwrite it.
+// Rounds of requests at once, half queued and half written by their callers, each reach the
+// computer intact: it echoes every payload, and each caller gets its own back.
+func TestQueuedRequestFramesAreNotOverwritten(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	const rounds, perRound = 20, DefaultMaxGatewayRequestsInFlight
+	for round := range rounds {
+		results := make(chan error, perRound)
+		for i := range perRound {
+			timeout := DefaultWriteTimeout // the caller writes its frame when no writer runs
+			if i%2 == 0 {
+				timeout = DefaultWriteTimeout / 2 // queued for a writer goroutine
+			}
+			payload := json.RawMessage(fmt.Sprintf(`{"n":%d,"pad":%q}`, round*perRound+i, strings.Repeat("x", i*40)))
+			go func() {
+				resp, err := h.gw.RequestWithin(context.Background(), LocalAccount, "7:", "echo", payload, timeout)
+				if err == nil && string(resp.Payload) != string(payload) {
+					err = fmt.Errorf("sent %s, the computer's echo was %s", payload, resp.Payload)
+				}
+				results <- err
+			}()
+		}
+		for range perRound {
+			c.answerNext(func(req protocol.Frame) map[string]any {
+				return map[string]any{"ok": true, "payload": req.Payload}
+			})
+		}
+		for range perRound {
+			require.NoError(t, <-results)
+		}
+	}
 }

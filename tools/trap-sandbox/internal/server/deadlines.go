@@ -1,7 +1,6 @@
 package server
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -35,46 +34,23 @@ func (s *Server) bounded(next http.Handler) http.Handler {
 			_ = rc.SetWriteDeadline(now.Add(s.responseWriteTimeout))
 		}
 		hasBody := r.ContentLength != 0 && r.Body != nil && r.Body != http.NoBody
-		// One allocation for the request's wrappers rather than one each.
-		b := &boundedRequest{closeOnError: closeOnError{ResponseWriter: w, hasBody: hasBody}}
 		if hasBody {
 			// Only the body is bounded: once it is read, net/http keeps reading in the
 			// background to notice a client that goes away, and a deadline left in place
 			// would cancel a long request (an API call waits up to 60 s for a computer).
+			// net/http lifts it itself when the body has been read to its end: it clears
+			// the connection's read deadline as it starts that background read
+			// (TestTheBodyDeadlineEndsWithTheBody holds it to that).
 			_ = rc.SetReadDeadline(now.Add(s.bodyReadTimeout))
-			b.body = bodyDeadline{ReadCloser: r.Body, w: w}
-			r.Body = &b.body
 		}
-		next.ServeHTTP(&b.closeOnError, r)
+		next.ServeHTTP(&closeOnError{ResponseWriter: w, hasBody: hasBody}, r)
 	})
-}
-
-// boundedRequest holds what bounded wraps a request in.
-type boundedRequest struct {
-	closeOnError
-	body bodyDeadline
 }
 
 // isEventStream reports whether r asks for a server-sent event stream (MCP's GET /mcp), which
 // lives as long as its client wants: it gets no overall write deadline.
 func isEventStream(r *http.Request) bool {
 	return r.Method == http.MethodGet && strings.Contains(r.Header.Get("Accept"), "text/event-stream")
-}
-
-// bodyDeadline lifts the body's read deadline once the body has been read to its end.
-type bodyDeadline struct {
-	io.ReadCloser
-	w    http.ResponseWriter // the request's own, whose connection holds the deadline
-	done bool
-}
-
-func (b *bodyDeadline) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if err == io.EOF && !b.done {
-		b.done = true
-		_ = http.NewResponseController(b.w).SetReadDeadline(time.Time{})
-	}
-	return n, err
 }
 
 // isWebSocketUpgrade reports whether r asks for a WebSocket (the header tokens gorilla checks).

@@ -105,7 +105,8 @@ func (m slowModule) Mount(routes *Routes) {
 }
 
 // Once the body is in, the body deadline no longer applies: a request may wait longer for
-// its answer (an API call waits up to 60 s for a computer).
+// its answer (an API call waits up to 60 s for a computer). net/http lifts it as it starts
+// its background read at the body's end, and bounded relies on that.
 func TestTheBodyDeadlineEndsWithTheBody(t *testing.T) {
 	release := make(chan struct{})
 	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second}, slowModule{release})
