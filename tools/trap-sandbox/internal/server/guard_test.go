@@ -91,6 +91,17 @@ func TestWithATokenOnlyTheContentTypeIsChecked(t *testing.T) {
 	})
 }
 
+// A wrong token is what the client must fix first: it is refused as such whatever else is
+// wrong with the request (before, a POST without a JSON type was told 415 and then, fixed,
+// 401).
+func TestAWrongTokenIsRefusedBeforeTheContentType(t *testing.T) {
+	runGuardCases(t, Config{APIToken: "tok"}, "wrong", []guardCase{
+		{"a POST without a content type", "POST", "/api/thing", "", "", "", 401},
+		{"a form POST", "POST", "/api/thing", "text/plain", "gateway.lan", "", 401},
+		{"a JSON POST", "POST", "/api/thing", "application/json", "", "", 401},
+	})
+}
+
 func TestTokenMatchesIsExact(t *testing.T) {
 	assert.True(t, SecretMatches("abc", "abc"))
 	assert.False(t, SecretMatches("abc", "abcd"))

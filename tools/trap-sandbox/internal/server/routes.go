@@ -27,9 +27,12 @@ func (r *Routes) Handle(pattern string, h http.Handler) { r.mux.Handle(pattern, 
 // HandleFunc is Handle for a function.
 func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(pattern, h) }
 
-// HandleAPI registers a host API route behind the browser guard and the API auth check.
+// HandleAPI registers a host API route behind the API auth check and the browser guard. The
+// auth answers first, so a client with a wrong or missing token is told that before anything
+// about its request (a 401 rather than a 415 it would fix in vain); the guard still refuses
+// what a web page sends before the route runs.
 func (r *Routes) HandleAPI(pattern string, h http.Handler) {
-	r.mux.Handle(pattern, r.guard.wrap(apiAuth(r.apiToken, r.accounts, r.passes, r.refused, h)))
+	r.mux.Handle(pattern, apiAuth(r.apiToken, r.accounts, r.passes, r.refused, r.guard.wrap(h)))
 }
 
 // HandleAPIFunc is HandleAPI for a function.
