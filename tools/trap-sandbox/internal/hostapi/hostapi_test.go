@@ -148,7 +148,7 @@ func TestRequestsRoute(t *testing.T) {
 		{"huge timeout", "7:", `{"type":"ping","timeoutMs":60001}`, 400, protocol.CodeInternal, "timeoutMs"},
 		{"frame too large", "7:", huge, 413, protocol.CodeInternal, "128 KiB"},
 		{"two objects", "7:", `{"type":"ping"} {"type":"ping"}`, 400, protocol.CodeInternal, "exactly one JSON object"},
-		{"a field of the wrong type", "7:", `{"type":"ping","timeoutMs":"soon"}`, 400, protocol.CodeInternal, "JSON object"},
+		{"a field of the wrong type", "7:", `{"type":"ping","timeoutMs":"soon"}`, 400, protocol.CodeInternal, `"timeoutMs" must be a whole number of milliseconds`},
 	} {
 		a := post(t, srv, tc.id, tc.body)
 		assert.Equal(t, tc.status, a.status, tc.name)
