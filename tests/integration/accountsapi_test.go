@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
 )
 
 // TestAccountsThroughTheGateway: an admin's token creates bob through the running gateway
@@ -57,7 +59,7 @@ func TestAccountsThroughTheGateway(t *testing.T) {
 	assert.Contains(t, out, "the gateway closed its computer's socket")
 	assert.Equal(t, "revoked", requireClose(ctx, t, c, 4003))
 
-	status, _ = apiGet(ctx, t, g, wrongKey(bob), "/trapos/computers")
+	status, _ = apiGet(ctx, t, g, testkit.WrongSecret(bob), "/trapos/computers")
 	assert.Equal(t, http.StatusUnauthorized, status)
 	status, body = apiGet(ctx, t, g, root, "/metrics")
 	require.Equal(t, http.StatusOK, status)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 
 	"tests/internal/harness"
@@ -180,14 +181,6 @@ func TestLinkCodeRefusedAfterExpiryAndDecline(t *testing.T) {
 
 var keyLine = regexp.MustCompile(`(?m)^tsk_\S+$`)
 
-// wrongKey is key with its last letter changed (to another letter whatever it was).
-func wrongKey(key string) string {
-	if strings.HasSuffix(key, "a") {
-		return key[:len(key)-1] + "b"
-	}
-	return key[:len(key)-1] + "a"
-}
-
 func TestEnrollmentKeyLinksAtOnceAndWrongKeysSpendTheBudget(t *testing.T) {
 	ctx := testContext(t)
 	dir := "--data-dir=" + t.TempDir()
@@ -217,7 +210,7 @@ func TestEnrollmentKeyLinksAtOnceAndWrongKeysSpendTheBudget(t *testing.T) {
 	// A wrong key is answered at once (the budget's one token), then a wrong hello secret from
 	// the same address is held back: the key spent the budget.
 	c = linkSession(ctx, t, g, "13:")
-	f := linkRequest(ctx, t, c, "link.begin", map[string]any{"key": wrongKey(key)})
+	f := linkRequest(ctx, t, c, "link.begin", map[string]any{"key": testkit.WrongSecret(key)})
 	requireErrorCode(t, f, "link_invalid")
 	assert.Contains(t, f.Error.Message, "unknown or wrong enrollment key")
 	guess := dial(ctx, t, g, "14:")

@@ -73,3 +73,13 @@ func ReadFixture[T any](t testing.TB, name string) T {
 	}
 	return v
 }
+
+// WrongSecret is secret (a token, a pass, a link key) with its last letter changed to another
+// one: the right selector with a wrong secret. The letter is never a fixed one, which would be
+// the secret itself whenever the secret already ends with it (one run in about 30).
+func WrongSecret(secret string) string {
+	if secret[len(secret)-1] == 'a' {
+		return secret[:len(secret)-1] + "b"
+	}
+	return secret[:len(secret)-1] + "a"
+}

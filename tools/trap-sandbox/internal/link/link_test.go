@@ -339,7 +339,7 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	assert.Contains(t, pe.Message, "used up")
 	assert.Empty(t, f.gw.wrong, "a used-up key is no guess")
 
-	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": wrongKey(k.Secret)})
+	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": testkit.WrongSecret(k.Secret)})
 	require.NotNil(t, pe)
 	assert.Contains(t, pe.Message, "unknown or wrong enrollment key")
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": "hunter2"})
@@ -357,15 +357,6 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status, "another account's key is as one that does not exist")
 	status, _ = f.api(alice, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
 	assert.Equal(t, http.StatusOK, status)
-}
-
-// wrongKey is key with its last letter changed.
-func wrongKey(key string) string {
-	last := key[len(key)-1]
-	if last == 'a' {
-		return key[:len(key)-1] + "b"
-	}
-	return key[:len(key)-1] + "a"
 }
 
 func TestApproveRefusals(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/testkit"
 )
 
 // callerModule answers the caller the API auth put in the request's context.
@@ -79,7 +80,7 @@ func TestAPIAuthWithAccounts(t *testing.T) {
 			code, body = get("192.0.2.7:5555", root)
 			assert.Equal(t, http.StatusOK, code, body)
 			assert.Equal(t, "root admin", body)
-			code, body = get("127.0.0.1:1", wrongSecret(alice))
+			code, body = get("127.0.0.1:1", testkit.WrongSecret(alice))
 			assert.Equal(t, http.StatusUnauthorized, code, "a wrong account token is refused, even from loopback")
 			assert.Contains(t, body, "unknown or wrong account token")
 			if cfg.APIToken != "" {
@@ -108,13 +109,4 @@ func TestAPIAuthWithAccounts(t *testing.T) {
 	rec = serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", alice)
 	assert.Equal(t, http.StatusUnauthorized, rec.Code, "a revoked token stops at the next request")
 	assert.Contains(t, rec.Body.String(), "revoked")
-}
-
-// wrongSecret is secret with its last letter changed (to another letter whatever it was: a
-// fixed one would be the secret itself when the secret ends with it).
-func wrongSecret(secret string) string {
-	if secret[len(secret)-1] == 'a' {
-		return secret[:len(secret)-1] + "b"
-	}
-	return secret[:len(secret)-1] + "a"
 }

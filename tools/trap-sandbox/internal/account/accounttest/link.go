@@ -11,6 +11,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/testkit"
 )
 
 var errRefused = errors.New("refused by the change")
@@ -276,14 +277,6 @@ func testLinkFlow(t *testing.T, s account.Store) {
 	require.ErrorIs(t, err, account.ErrCodeUnknown)
 }
 
-// changeLast is secret with its last letter changed: the right selector, a wrong secret.
-func changeLast(secret string) string {
-	if secret[len(secret)-1] == 'a' {
-		return secret[:len(secret)-1] + "b"
-	}
-	return secret[:len(secret)-1] + "a"
-}
-
 // strings8 writes a canonical code as a person might type it: lower case, with the dash.
 func strings8(code string) string {
 	b := []byte(account.FormatCode(code))
@@ -318,7 +311,7 @@ func testLinkWithKey(t *testing.T, s account.Store) {
 	_, _, err = a.LinkWithKey(ctx, twice, "3:")
 	require.ErrorIs(t, err, account.ErrUsedUp)
 
-	_, _, err = a.LinkWithKey(ctx, changeLast(twice), "3:")
+	_, _, err = a.LinkWithKey(ctx, testkit.WrongSecret(twice), "3:")
 	require.ErrorIs(t, err, account.ErrBadSecret, "a wrong secret with a real selector")
 	_, _, err = a.LinkWithKey(ctx, "tsk_nope_nope", "3:")
 	require.ErrorIs(t, err, account.ErrBadSecret)

@@ -14,6 +14,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/testkit"
 )
 
 // Open returns a new, empty store for one test; the suite closes it.
@@ -229,7 +230,7 @@ func testIssueAndCheck(t *testing.T, s account.Store) {
 	require.NoError(t, err)
 	assert.Equal(t, account.RoleAdmin, got.Role)
 
-	_, err = a.Authenticate(ctx, aliceToken[:len(aliceToken)-1]+"x")
+	_, err = a.Authenticate(ctx, testkit.WrongSecret(aliceToken))
 	require.ErrorIs(t, err, account.ErrBadSecret, "a wrong secret with a real selector")
 	_, err = a.Authenticate(ctx, "hunter2")
 	require.ErrorIs(t, err, account.ErrBadSecret)
