@@ -306,9 +306,6 @@ type Gateway struct {
 	limits *limiter // admission (connection and pre-hello slots) and wrong-secret budgets
 
 	sockets atomic.Uint64 // the last Session.socket given
-	// frameBuffersHeld counts the frame buffers the sockets' readers hold: one per frame being
-	// read, none while a computer is idle (readLoop).
-	frameBuffersHeld atomic.Int64
 
 	versions clientVersions
 
