@@ -13,6 +13,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"strings"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -194,7 +196,20 @@ func decode(r *http.Request, v any) error {
 	dec := json.NewDecoder(io.LimitReader(r.Body, maxBodyBytes))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: the body is not the route's JSON object (docs/http-api.md): %v", account.ErrInvalid, err)
+		return fmt.Errorf("%w: %s", account.ErrInvalid, server.BodyError(err, shapeOf(v), nil))
 	}
 	return nil
+}
+
+// shapeOf shows the JSON object a route's body struct v is read from, {"id":..., "admin":...},
+// for the error that answers a body of another shape.
+func shapeOf(v any) string {
+	t := reflect.TypeOf(v).Elem()
+	fields := make([]string, 0, t.NumField())
+	for f := range t.Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			fields = append(fields, fmt.Sprintf("%q:...", name))
+		}
+	}
+	return "{" + strings.Join(fields, ", ") + "}"
 }

@@ -247,6 +247,28 @@ func TestRoutesBadInput(t *testing.T) {
 	require.NoError(t, err, "the service goes on")
 }
 
+// A body of the wrong shape is told in the API's terms (server.BodyError), not in the words
+// encoding/json has for the Go struct behind the route.
+func TestABadBodyNamesTheField(t *testing.T) {
+	f := newFixture(t)
+	for body, want := range map[string]string{
+		`{"id":5}`:           `invalid: \"id\" must be a string (got a number)`,
+		`{"id":"x","age":1}`: `invalid: the body has a field the route does not take, \"age\": send a JSON object {\"id\":..., \"admin\":...}`,
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, f.url+accountapi.AccountsPath, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+apiToken)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
+		assert.Contains(t, string(b), want, body)
+		assert.NotContains(t, string(b), "Go struct", body)
+	}
+}
+
 // TestNoAccounts: a gateway without an account store answers every route with the fix.
 func TestNoAccounts(t *testing.T) {
 	s := server.New(slog.New(slog.DiscardHandler), server.Config{}, accountapi.New(nil, slog.New(slog.DiscardHandler)).Metrics(prometheus.NewRegistry()))

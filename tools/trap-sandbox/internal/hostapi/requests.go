@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -129,7 +128,7 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 		req = RequestBody{}
 		dec := json.NewDecoder(bytes.NewReader(body))
 		if err := dec.Decode(&req); err != nil {
-			return req, 0, bodyErrorMessage(err)
+			return req, 0, server.BodyError(err, bodyShape, bodyWants)
 		}
 		if dec.More() {
 			return req, 0, "the body must hold exactly one JSON object"
@@ -152,29 +151,10 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 // bodyShape is the /requests body, as the API's error messages show it.
 const bodyShape = `{"type":..., "payload":{...}, "timeoutMs":...}`
 
-// bodyErrorMessage says what is wrong with a /requests body the decoder refused, in the API's
-// terms: the field and what it needs, never the Go type the body is decoded into.
-func bodyErrorMessage(err error) string {
-	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
-		switch te.Field {
-		case "type":
-			return fmt.Sprintf(`"type" must be a string, the request's type (got a %s)`, te.Value)
-		case "timeoutMs":
-			return fmt.Sprintf(`"timeoutMs" must be a whole number of milliseconds between 1 and %d (got a %s)`, computer.MaxTimeout.Milliseconds(), te.Value)
-		case "":
-			return fmt.Sprintf("the body must be a JSON object %s (got a JSON %s)", bodyShape, te.Value)
-		}
-	}
-	switch {
-	case errors.Is(err, io.EOF):
-		return "the body is empty: send a JSON object " + bodyShape
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the body ends before its JSON does: send a whole JSON object " + bodyShape
-	}
-	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
-		return fmt.Sprintf("the body is not valid JSON (%s, at byte %d): send a JSON object %s", se.Error(), se.Offset, bodyShape)
-	}
-	return fmt.Sprintf("the body must be a JSON object %s: %v", bodyShape, err)
+// bodyWants says what the /requests fields must be, where their JSON kind says too little.
+var bodyWants = map[string]string{
+	"type":      "a string, the request's type",
+	"timeoutMs": fmt.Sprintf("a whole number of milliseconds between 1 and %d", computer.MaxTimeout.Milliseconds()),
 }
 
 // writeError answers err in the API's shape, with the status of its code (StatusOf) and the

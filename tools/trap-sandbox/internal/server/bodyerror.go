@@ -1,0 +1,72 @@
+package server
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"strings"
+)
+
+// BodyError says what is wrong with a JSON request body that encoding/json refused, in the
+// API's terms: the field and what it must be, an empty or cut-off body, where the syntax
+// breaks, a field the route does not take; never the Go type the body is decoded into
+// ("cannot unmarshal number 1.5 into Go struct field RequestBody.timeoutMs of type int64").
+// It is the one wording of every route's body errors. shape shows the body the route takes;
+// wants says what a field must be where its JSON kind alone says too little (e.g. "timeoutMs":
+// "a whole number of milliseconds between 1 and 60000").
+func BodyError(err error, shape string, wants map[string]string) string {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
+		if te.Field == "" {
+			return fmt.Sprintf("the body must be a JSON object %s (got a JSON %s)", shape, te.Value)
+		}
+		want, ok := wants[te.Field]
+		if !ok {
+			want = jsonKind(te.Type)
+		}
+		return fmt.Sprintf("%q must be %s (got %s)", te.Field, want, withArticle(te.Value))
+	}
+	switch {
+	case errors.Is(err, io.EOF):
+		return "the body is empty: send a JSON object " + shape
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return "the body ends before its JSON does: send a whole JSON object " + shape
+	}
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Sprintf("the body is not valid JSON (%s, at byte %d): send a JSON object %s", se.Error(), se.Offset, shape)
+	}
+	if field, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return fmt.Sprintf("the body has a field the route does not take, %s: send a JSON object %s", field, shape)
+	}
+	return fmt.Sprintf("the body must be a JSON object %s: %v", shape, err)
+}
+
+// jsonKind names the JSON value a Go type is decoded from.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Pointer:
+		return jsonKind(t.Elem())
+	}
+	return "an object"
+}
+
+// withArticle is a JSON value's kind as encoding/json names it ("number 1.5", "object"), with
+// its article.
+func withArticle(kind string) string {
+	if strings.HasPrefix(kind, "a") || strings.HasPrefix(kind, "o") {
+		return "an " + kind
+	}
+	return "a " + kind
+}

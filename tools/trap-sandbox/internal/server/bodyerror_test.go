@@ -1,0 +1,49 @@
+package server
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// Every route's body errors are worded by BodyError: the field and the JSON it needs, never
+// the Go type behind it.
+func TestBodyErrorSpeaksJSON(t *testing.T) {
+	type body struct {
+		Name  string   `json:"name"`
+		Count int      `json:"count"`
+		Ratio float64  `json:"ratio"`
+		On    *bool    `json:"on"`
+		Tags  []string `json:"tags"`
+		Inner struct {
+			Mode string `json:"mode"`
+		} `json:"inner"`
+	}
+	decode := func(s string) error {
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.DisallowUnknownFields()
+		var b body
+		return dec.Decode(&b)
+	}
+	const shape = `{"name":...}`
+	wants := map[string]string{"name": "a name of 1 to 63 letters"}
+	for in, want := range map[string]string{
+		`{"name":5}`:             `"name" must be a name of 1 to 63 letters (got a number)`,
+		`{"count":1.5}`:          `"count" must be a whole number (got a number 1.5)`,
+		`{"ratio":"x"}`:          `"ratio" must be a number (got a string)`,
+		`{"on":"yes"}`:           `"on" must be true or false (got a string)`,
+		`{"tags":{}}`:            `"tags" must be an array (got an object)`,
+		`{"inner":[]}`:           `"inner" must be an object (got an array)`,
+		`{"inner":{"mode":1}}`:   `"inner.mode" must be a string (got a number)`,
+		`{"name":"a","extra":1}`: `the body has a field the route does not take, "extra": send a JSON object {"name":...}`,
+		`[]`:                     `the body must be a JSON object {"name":...} (got a JSON array)`,
+		``:                       `the body is empty: send a JSON object {"name":...}`,
+		`{"name":`:               `the body ends before its JSON does: send a whole JSON object {"name":...}`,
+	} {
+		got := BodyError(decode(in), shape, wants)
+		assert.Equal(t, want, got, in)
+		assert.NotContains(t, got, "Go ", in)
+	}
+}
