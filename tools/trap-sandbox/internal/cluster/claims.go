@@ -70,20 +70,17 @@ func (r *Router) deleteClaim(key string, rev uint64) {
 	}
 }
 
-// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx. It
-// reports whether the claim at rev is gone: deleted now, or replaced by a later write.
-func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) bool {
+// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx.
+func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) {
 	if !r.nc.IsConnected() {
-		return false // the claim ages out with this replica's heartbeat, or reclaim rewrites it
+		return // the claim ages out with this replica's heartbeat, or reclaim rewrites it
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
 	err := r.claims.Delete(ctx, key, jetstream.LastRevision(rev))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		r.log.Debug("cannot withdraw a claim", "key", key, "err", err)
-		return false
 	}
-	return true
 }
 
 // claimantOf is the replica entry e claims the computer for ("" if e is not a claim).
