@@ -70,20 +70,17 @@ func (r *Router) deleteClaim(key string, rev uint64) {
 	}
 }
 
-// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx. It
-// reports whether the claim at rev is gone: deleted now, or replaced by a later write.
-func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) bool {
+// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx.
+func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) {
 	if !r.nc.IsConnected() {
-		return false // the claim ages out with this replica's heartbeat, or reclaim rewrites it
+		return // the claim ages out with this replica's heartbeat, or reclaim rewrites it
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
 	err := r.claims.Delete(ctx, key, jetstream.LastRevision(rev))
 	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		r.log.Debug("cannot withdraw a claim", "key", key, "err", err)
-		return false
 	}
-	return true
 }
 
 // claimantOf is the replica entry e claims the computer for ("" if e is not a claim).
@@ -112,14 +109,13 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		return
 	}
 	r.mu.Lock()
-	if r.leftoverLocked(k, e.Revision()) {
-		r.mu.Unlock()
-		return // read again after a reconnection: it stays set aside
-	}
 	if c.Replica == r.cfg.Replica {
 		r.remote.delete(k)
 		// At start-up no socket is held yet: a claim in this replica's name is left over from
-		// its previous run and would route nowhere.
+		// its previous run and would route nowhere. The other replicas keep such claims while
+		// this replica is not alive (presence.go), so between its first heartbeat and these
+		// deletes they may list the previous run's computers as on it; a request they route
+		// here meanwhile is answered not_connected, which is the truth.
 		stale := !r.ready && r.held[k] == nil
 		r.mu.Unlock()
 		if stale {
@@ -224,7 +220,6 @@ func (r *Router) believeClaimsOf(replica string) {
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	r.remote.delete(k)
-	r.leftoverLocked(k, e.Revision())
 	var rewrite *held
 	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < e.Revision() {
 		rewrite = h

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,17 +36,6 @@ func claimsInBucket(t testing.TB, kv jetstream.KeyValue) map[string]string {
 		out[k.TraposID] = claimantOf(e)
 	}
 	return out
-}
-
-// leftoverCount is how many claims r has set aside for its sweep.
-func (r *Router) leftoverCount() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	n := 0
-	for _, l := range r.leftovers {
-		n += len(l.claims)
-	}
-	return n
 }
 
 // heartbeatRevision is the revision of r's latest heartbeat in the bucket: it grows at every
@@ -79,8 +69,6 @@ func TestACleanStopSaysGoodbyeOnceAndTheOthersSweepItsClaims(t *testing.T) {
 	// A at once, and routes to A no more.
 	a.router.Leave()
 	b.waitComputers(t)
-	assert.Zero(t, b.router.remote.len(), "B still keeps A's computers as the other replicas'")
-	assert.Equal(t, many+1, b.router.leftoverCount())
 	res := await(t, b.request("1:on-a", gateway.TypePing, nil, waitLimit))
 	assert.Equal(t, http.StatusNotFound, res.status)
 	require.NotNil(t, res.body.Error)
@@ -98,38 +86,52 @@ func TestACleanStopSaysGoodbyeOnceAndTheOthersSweepItsClaims(t *testing.T) {
 	assert.Len(t, inBucket, many+1, "A withdrew its claims one by one")
 	assert.Equal(t, "a", inBucket["1:on-a"])
 	assert.Equal(t, "b", inBucket["100:moves"])
-	assert.Equal(t, many, b.router.leftoverCount(), "B still means to sweep the claim of the computer that moved")
 	b.waitComputers(t, "100:moves@b")
+	res = await(t, b.request("1:on-a", gateway.TypePing, nil, waitLimit))
+	assert.Equal(t, http.StatusNotFound, res.status)
 
-	// A restarts under its name before the sweep: its previous run's computers are not
-	// listed again.
+	// A restarts under its name before the sweep: it deletes its previous run's claims itself
+	// (the one of the computer that moved is B's and stays), and only its new computer is
+	// listed.
 	a2 := tc.startReplica("a")
 	a2.connect(t, "200:new-on-a")
-	b.waitComputers(t, "100:moves@b", "200:new-on-a@a")
-
-	// Twice the TTL after the goodbye, the leftovers are deleted from the bucket (by B's
-	// sweep, or by A's own clean-up of its previous run), and the computer that moved keeps
-	// B's claim.
-	tc.clock.Advance(2 * testReplicaTTL)
-	require.Eventually(t, func() bool { return b.router.leftoverCount() == 0 }, waitLimit, testkit.Poll, "B to sweep A's leftovers")
+	live := map[string]string{"100:moves": "b", "200:new-on-a": "a"}
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Equal(c, map[string]string{"100:moves": "b", "200:new-on-a": "a"}, claimsInBucket(t, b.router.claims))
+		assert.Equal(c, live, claimsInBucket(t, b.router.claims))
+	}, waitLimit, testkit.Poll, "A to delete its previous run's claims")
+	b.waitComputers(t, "100:moves@b", "200:new-on-a@a")
+	a2.waitComputers(t, "100:moves@b", "200:new-on-a@a")
+
+	// Twice the TTL after the goodbye, the sweeps find nothing of A's previous run left, and
+	// the claims withdrawn because the clock jumped (every replica looks silent for a moment)
+	// are written again: only the live claims are left.
+	tc.clock.Advance(2 * testReplicaTTL)
+	for _, r := range []*replica{a2, b} {
+		beat := r.heartbeatRevision(t)
+		require.Eventually(t, func() bool { return r.heartbeatRevision(t) > beat }, waitLimit, testkit.Poll, "%s to beat (and sweep)", r.name)
+	}
+	require.EventuallyWithT(t, func(c *assert.CollectT) {
+		assert.Equal(c, live, claimsInBucket(t, b.router.claims))
 	}, waitLimit, testkit.Poll, "only the live claims to be left")
 	b.waitComputers(t, "100:moves@b", "200:new-on-a@a")
 	a2.waitComputers(t, "100:moves@b", "200:new-on-a@a")
 }
 
-// TestLeftoversAreSweptWhenNobodyElseDeletesThem: the goodbye's leftovers are B's to delete
-// (A does not come back), and a leftover replaced by a later claim is not touched.
-func TestLeftoversAreSweptWhenNobodyElseDeletesThem(t *testing.T) {
+// TestAStoppedReplicasClaimsAreSweptTwiceTheTTLAfterItsGoodbye: the claims a replica leaves
+// when it says goodbye are another replica's to delete (A does not come back), not before
+// twice the TTL, and a claim replaced by a later one is not touched.
+func TestAStoppedReplicasClaimsAreSweptTwiceTheTTLAfterItsGoodbye(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
 	a.connect(t, "1:left")
 	a.connect(t, "2:left")
-	b.waitComputers(t, "1:left@a", "2:left@a")
+	a.connect(t, "3:moves")
+	b.waitComputers(t, "1:left@a", "2:left@a", "3:moves@a")
 	a.stop()
 	b.waitComputers(t)
-	require.Equal(t, map[string]string{"1:left": "a", "2:left": "a"}, claimsInBucket(t, b.router.claims))
+	require.Equal(t, map[string]string{"1:left": "a", "2:left": "a", "3:moves": "a"}, claimsInBucket(t, b.router.claims))
+	b.connect(t, "3:moves")
+	b.waitComputers(t, "3:moves@b")
 
 	// Not before twice the TTL.
 	tc.clock.Advance(testReplicaTTL)
@@ -137,12 +139,82 @@ func TestLeftoversAreSweptWhenNobodyElseDeletesThem(t *testing.T) {
 		beat := b.heartbeatRevision(t)
 		require.Eventually(t, func() bool { return b.heartbeatRevision(t) > beat }, waitLimit, testkit.Poll, "B to beat (and sweep)")
 	}
-	assert.Equal(t, 2, b.router.leftoverCount())
-	assert.Len(t, claimsInBucket(t, b.router.claims), 2)
+	assert.Equal(t, map[string]string{"1:left": "a", "2:left": "a", "3:moves": "b"}, claimsInBucket(t, b.router.claims))
+	b.waitComputers(t, "3:moves@b")
 
 	tc.clock.Advance(testReplicaTTL)
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
-		assert.Empty(c, claimsInBucket(t, b.router.claims))
+		assert.Equal(c, map[string]string{"3:moves": "b"}, claimsInBucket(t, b.router.claims))
 	}, waitLimit, testkit.Poll, "B to sweep A's claims")
-	assert.Zero(t, b.router.leftoverCount())
+	b.waitComputers(t, "3:moves@b")
+}
+
+// TestAHeartbeatDeletedFromOutsideComesBackWithTheReplicasNextBeat: a deleted heartbeat is
+// taken for a goodbye, but it may be an operator purging trapos_replicas, or another client on
+// the bus, while the replica lives on. Its computers leave the lists, and come back with its
+// next heartbeat: not twice --nats-replica-ttl later, once the sweep has deleted their claims
+// and the replica has written them again.
+func TestAHeartbeatDeletedFromOutsideComesBackWithTheReplicasNextBeat(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		remove func(ctx context.Context, kv jetstream.KeyValue, key string) error
+	}{
+		{"deleted", func(ctx context.Context, kv jetstream.KeyValue, key string) error { return kv.Delete(ctx, key) }},
+		{"purged", func(ctx context.Context, kv jetstream.KeyValue, key string) error { return kv.Purge(ctx, key) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tc := newTestCluster(t)
+			a, b := tc.startReplica("a"), tc.startReplica("b")
+			kitchen := a.connect(t, "1:kitchen")
+			a.connect(t, "2:mill")
+			b.waitComputers(t, "1:kitchen@a", "2:mill@a")
+			claimRev := func() uint64 {
+				e, err := b.router.claims.Get(t.Context(), claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "1:kitchen"}))
+				require.NoError(t, err)
+				return e.Revision()
+			}
+			written := claimRev()
+
+			// The operator's client on the bus.
+			nc, err := nats.Connect(tc.url())
+			require.NoError(t, err)
+			defer nc.Close()
+			js, err := jetstream.New(nc)
+			require.NoError(t, err)
+			replicas, err := js.KeyValue(t.Context(), ReplicasBucket)
+			require.NoError(t, err)
+
+			// A's heartbeats wait while its heartbeat is removed, so that B applies the removal
+			// before A's next beat (one every 50 ms would come before the test could look).
+			a.router.beatMu.Lock()
+			beatsHeld := true
+			defer func() { // before the cleanup's stop, whose goodbye takes beatMu
+				if beatsHeld {
+					a.router.beatMu.Unlock()
+				}
+			}()
+			require.NoError(t, tt.remove(t.Context(), replicas, escapeToken("a")))
+			b.waitComputers(t)
+			res := await(t, b.request("1:kitchen", gateway.TypePing, nil, waitLimit))
+			assert.Equal(t, http.StatusNotFound, res.status)
+			require.NotNil(t, res.body.Error)
+			assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+
+			// A beats again, a heartbeat interval later: far from twice the TTL, nothing swept.
+			tc.clock.Advance(testHeartbeat)
+			a.router.beatMu.Unlock()
+			beatsHeld = false
+			require.Eventually(t, func() bool {
+				_, err := replicas.Get(t.Context(), escapeToken("a"))
+				return err == nil
+			}, waitLimit, testkit.Poll, "A to beat again")
+			b.waitComputers(t, "1:kitchen@a", "2:mill@a")
+			pending := b.request("1:kitchen", gateway.TypePing, nil, waitLimit)
+			kitchen.answerNext(gateway.TypePing, map[string]any{"traposId": "1:kitchen"})
+			res = await(t, pending)
+			require.Equal(t, http.StatusOK, res.status, "%+v", res.body.Error)
+			assert.JSONEq(t, `{"traposId":"1:kitchen"}`, string(res.body.Payload))
+			assert.Equal(t, written, claimRev(), "the claim was deleted and written again")
+		})
+	}
 }

@@ -22,11 +22,17 @@ import (
 // A replica that stops cleanly says goodbye once for all its computers (Leave): it deletes its
 // heartbeat before it closes its sockets, and withdraws no claim one by one. One delete per
 // socket, each applied by every replica, made six replicas of 17 000 computers take half a
-// minute to stop. The others set the claims of a replica that said goodbye aside at once
-// (leftovers: listed and routed to no more, and not again if it restarts under its name) and
-// delete them from the bucket twice ReplicaTTL later, each delete conditional on the revision
-// they saw, so a computer that said hello elsewhere meanwhile keeps its newer claim. A replica
-// restarted under the same name deletes the claims of its previous run itself (claimChanged).
+// minute to stop. To the others a deleted heartbeat means "not alive from now on": its
+// computers leave the lists and the requests routed to it fail at once, and its claims, kept
+// as they are, are withdrawn by the sweep twice ReplicaTTL after the goodbye (lastSeen), each
+// delete conditional on the revision seen, so a computer that said hello elsewhere meanwhile
+// keeps its newer claim. Nothing more is kept per claim: at 100 000 computers each replica
+// holds some 83 000 of the others' claims. A heartbeat that comes back makes the replica alive
+// again with all its claims: one deleted by someone else (an operator purging the bucket)
+// costs its computers a heartbeat interval, not a sweep and their claims written again (as it
+// did while the others set a stopped replica's claims aside until the sweep). A replica
+// restarted under the same name deletes the claims of its previous run itself (claimChanged);
+// until then the others list those computers as on it, and it answers not_connected for them.
 
 // heartbeatValue is a replica's entry in ReplicasBucket.
 type heartbeatValue struct {
@@ -114,10 +120,12 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	if e.Operation() != jetstream.KeyValuePut {
 		// A replica that shut down cleanly deletes its heartbeat (Leave): it is gone now, not
-		// in a TTL, and its claims are set aside for the sweep.
+		// in a TTL. Its claims stay where they are, neither listed nor routed to while it is
+		// not alive, and the sweep deletes them twice ReplicaTTL from now. If the heartbeat
+		// was deleted by someone else (an operator purging the bucket) while the replica
+		// lives on, its next heartbeat brings its computers back at once.
 		r.lastSeen[name] = now
 		r.stopped[name] = true
-		r.setAsideLocked(name, now)
 		r.mu.Unlock()
 		r.failRoutesTo(name, "has stopped")
 		return
@@ -193,79 +201,16 @@ func (r *Router) startSweep() {
 	}
 }
 
-// leftovers are the claims a replica left in the bucket when it said goodbye.
-type leftovers struct {
-	since  time.Time              // the goodbye, by cfg.Clock
-	claims map[gateway.Key]uint64 // computer → the revision of its claim
-}
-
-// setAsideLocked moves the claims of replica, which said goodbye, out of the other replicas'
-// computers into its leftovers. A replica that is leaving itself keeps them: it lists and
-// sweeps nothing any more, and at 100 000 computers the move is not free. r.mu is held.
-func (r *Router) setAsideLocked(replica string, now time.Time) {
-	if r.leaving {
-		return
-	}
-	var moved []gateway.Key
-	l := r.leftovers[replica]
-	r.remote.all(func(traposID string, c remoteClaim) {
-		if c.replica() != replica {
-			return
-		}
-		if l == nil {
-			l = &leftovers{since: now, claims: make(map[gateway.Key]uint64)}
-			r.leftovers[replica] = l
-		}
-		k := gateway.Key{AccountID: c.account(), TraposID: traposID}
-		l.claims[k] = c.rev
-		moved = append(moved, k)
-	})
-	for _, k := range moved {
-		r.remote.delete(k)
-	}
-}
-
-// leftoverLocked applies a change at revision rev of k's claim to the leftovers: it reports
-// whether the change is a leftover claim itself (the bucket read again after a reconnection),
-// and forgets a leftover that a later write replaced or deleted. r.mu is held.
-func (r *Router) leftoverLocked(k gateway.Key, rev uint64) bool {
-	for name, l := range r.leftovers {
-		left, ok := l.claims[k]
-		switch {
-		case !ok:
-			continue
-		case left == rev:
-			return true
-		case left < rev:
-			r.dropLeftoverLocked(name, k)
-		}
-	}
-	return false
-}
-
-// dropLeftoverLocked forgets k among replica's leftovers; r.mu is held.
-func (r *Router) dropLeftoverLocked(replica string, k gateway.Key) {
-	l := r.leftovers[replica]
-	if l == nil {
-		return
-	}
-	delete(l.claims, k)
-	if len(l.claims) == 0 {
-		delete(r.leftovers, replica)
-	}
-}
-
-// sweep withdraws the claims of replicas silent for twice ReplicaTTL, so that a replica that
-// died for good leaves nothing behind, and the leftovers of replicas that said goodbye twice
-// ReplicaTTL ago. The deletes name the revision they saw, so a computer that has meanwhile
-// said hello elsewhere keeps its newer claim. It stops when the router closes; the next
-// replica's sweep, or this one's after a restart, does the rest.
+// sweep withdraws the claims of replicas silent for twice ReplicaTTL (or that said goodbye
+// that long ago: lastSeen is the goodbye then), so that a replica that died or stopped for good
+// leaves nothing behind. The deletes name the revision they saw, so a computer that has
+// meanwhile said hello elsewhere keeps its newer claim. It stops when the router closes; the
+// next replica's sweep, or this one's after a restart, does the rest.
 func (r *Router) sweep() {
 	now := r.cfg.Clock.Now()
 	type stale struct {
-		k        gateway.Key
-		rev      uint64
-		leftover string // the replica whose leftover it is; "" for a claim of a silent replica
+		k   gateway.Key
+		rev uint64
 	}
 	var gone []stale
 	r.mu.Lock()
@@ -274,39 +219,11 @@ func (r *Router) sweep() {
 			gone = append(gone, stale{k: gateway.Key{AccountID: c.account(), TraposID: traposID}, rev: c.rev})
 		}
 	})
-	for name, l := range r.leftovers {
-		if now.Sub(l.since) >= 2*r.cfg.ReplicaTTL {
-			for k, rev := range l.claims {
-				gone = append(gone, stale{k: k, rev: rev, leftover: name})
-			}
-		}
-	}
 	r.mu.Unlock()
 	for _, s := range gone {
 		if r.ctx.Err() != nil {
 			return
 		}
-		if s.leftover != "" && !r.isLeftover(s.leftover, s.k, s.rev) {
-			continue // another replica's sweep deleted it, or a hello replaced it
-		}
-		if r.deleteClaimNow(r.ctx, claimKey(s.k), s.rev) && s.leftover != "" {
-			r.mu.Lock() // gone, by this delete or a later write: the watcher brings the change too
-			if r.isLeftoverLocked(s.leftover, s.k, s.rev) {
-				r.dropLeftoverLocked(s.leftover, s.k)
-			}
-			r.mu.Unlock()
-		}
+		r.deleteClaimNow(r.ctx, claimKey(s.k), s.rev)
 	}
-}
-
-// isLeftover reports whether k's claim at rev is still among replica's leftovers.
-func (r *Router) isLeftover(replica string, k gateway.Key, rev uint64) bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.isLeftoverLocked(replica, k, rev)
-}
-
-func (r *Router) isLeftoverLocked(replica string, k gateway.Key, rev uint64) bool {
-	l := r.leftovers[replica]
-	return l != nil && l.claims[k] == rev
 }

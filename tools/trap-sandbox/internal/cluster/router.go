@@ -160,16 +160,13 @@ type Router struct {
 	held     map[gateway.Key]*held
 	remote   remoteSet                // the other replicas' computers (remote.go)
 	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived, or was deleted
-	stopped  map[string]bool          // replicas whose last heartbeat was deleted (a clean stop)
+	stopped  map[string]bool          // replicas whose last heartbeat was deleted (a clean stop, or a purge)
 	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
 	nextID   uint64                   // the last id given to a routed request
 	probing  map[string]bool          // replicas being asked whether they are on NATS
 	sweeping bool                     // a sweep is running (presence.go)
 	doubted  map[gateway.Key]doubt    // later claims by replicas not alive (claims.go)
-	// leftovers are the claims of replicas that said goodbye, by replica, until swept
-	// (presence.go).
-	leftovers map[string]*leftovers
-	local     gateway.Local // the replica's gateway; nil until Attach
+	local    gateway.Local            // the replica's gateway; nil until Attach
 }
 
 // New sets up the buckets (creating them when missing), starts watching them and writes the
@@ -198,8 +195,6 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		pending:  make(map[uint64]*pendingRoute),
 		probing:  make(map[string]bool),
 		doubted:  make(map[gateway.Key]doubt),
-
-		leftovers: make(map[string]*leftovers),
 	}
 	r.applyClaim = r.claimChanged
 	if beforeClaim != nil {
