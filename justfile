@@ -62,4 +62,4 @@ install:
 
 # Benchmark the real gateway against a bare WebSocket baseline (docs/performance.md; ~50 s)
 bench *ARGS:
-    go run ./tests/bench -computers 50 -duration 3s -rounds 5 -http-clients 16 -idle 10000 {{ARGS}}
+    go run ./tests/bench -computers 50 -duration 3s -rounds 6 -http-clients 16 -idle 10000 {{ARGS}}

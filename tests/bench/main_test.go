@@ -136,3 +136,27 @@ func TestScaleOutSmall(t *testing.T) {
 	assert.Contains(t, out.String(), "| host ping through a second replica (NATS), p50 / p99 |")
 	assert.Regexp(t, `\| graceful stop, each replica's own \| r1 [0-9.]+m?s, r2 [0-9.]+m?s \|`, out.String())
 }
+
+// TestSelfCheckPutsTheBaselineInTheGatewaysPlace: -self-check measures the bench against
+// itself: no gateway is involved (no probe reaches opencode) and the report says so.
+func TestSelfCheckPutsTheBaselineInTheGatewaysPlace(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), smokeTimeout)
+	defer cancel()
+	cfg := bench.Config{Computers: 3, Duration: 100 * time.Millisecond, HTTPClients: 2,
+		IdleComputers: 10, DialConcurrency: 4, Rounds: 2, Settle: 50 * time.Millisecond, WorkDir: t.TempDir(),
+		SelfCheck: true}
+	res, err := bench.Run(ctx, cfg)
+	require.NoError(t, err)
+	assert.Zero(t, res.OpencodeRequests, "a gateway answered the probes")
+	for name, f := range map[string]bench.Figures{"gateway's place": res.Gateway, "baseline": res.Baseline} {
+		assert.Positive(t, f.Probe.Count, name)
+		assert.Positive(t, f.HTTP.Count, name)
+		assert.Positive(t, f.ConnectTime, name)
+	}
+	entries, err := os.ReadDir(cfg.WorkDir)
+	require.NoError(t, err)
+	assert.Empty(t, entries, "the gateway was built")
+	var out strings.Builder
+	bench.Report(&out, cfg, res)
+	assert.Contains(t, out.String(), "self-check")
+}

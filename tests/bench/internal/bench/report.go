@@ -20,6 +20,10 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 	}
 	fmt.Fprintf(w, "\ncomputers=%d duration=%s rounds=%d http-clients=%d idle=%d dial-concurrency=%d\n\n",
 		cfg.Computers, cfg.Duration, cfg.Rounds, cfg.HTTPClients, cfg.IdleComputers, cfg.DialConcurrency)
+	if cfg.SelfCheck {
+		fmt.Fprintln(w, "self-check: the \"gateway\" column is a second baseline process; PASS and MISS say nothing of the gateway")
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "| figure | gateway | baseline | gateway/baseline | target | result |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	probeRatio := ratio(g.Probe.PerSecond, b.Probe.PerSecond)

@@ -52,7 +52,8 @@ type Config struct {
 	// DialConcurrency bounds the dials in flight in phase (d).
 	DialConcurrency int
 	// Rounds is how often the throughput phases alternate between the servers; each figure is
-	// the median round. Zero means 1.
+	// the median round. The server that goes first alternates too (roundOrder): an even number
+	// gives each server each place equally often. Zero means 1.
 	Rounds int
 	// Settle is the pause before each RSS reading; zero means DefaultSettle.
 	Settle time.Duration
@@ -64,6 +65,9 @@ type Config struct {
 	// phase (the gateway is then built with -tags benchprofile; profiling costs CPU, so read
 	// the figures of such a run as the profiles' context, not as results).
 	ProfileDir string
+	// SelfCheck puts a second baseline process in the gateway's place (nothing is built): every
+	// ratio of the run is then the bench's own bias and noise on this machine.
+	SelfCheck bool
 }
 
 // Figures are one server's measurements.
@@ -108,19 +112,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if cfg.Rounds <= 0 {
 		cfg.Rounds = 1
 	}
-	progress := cfg.Progress
-	if progress == nil {
-		progress = io.Discard
-	}
-	fmt.Fprintln(progress, "building the gateway…")
-	tags := ""
-	if cfg.ProfileDir != "" {
-		tags = profileTag
-	}
-	bin, err := harness.BuildGatewayTags(ctx, cfg.WorkDir, false, tags)
-	if err != nil {
-		return res, err
-	}
+	progress := progressOf(cfg)
 	self, err := os.Executable()
 	if err != nil {
 		return res, fmt.Errorf("find the bench binary: %w", err)
@@ -145,8 +137,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	gw, err := startServer(ctx, "gateway", gwAddr, bin, []string{"--listen", gwAddr},
-		append(gatewayEnv(opencode.URL, cfg.IdleComputers+cfg.Computers), gwProfEnv...))
+	gw, err := startGateway(ctx, cfg, gwAddr, opencode.URL, self, gwProfEnv)
 	if err != nil {
 		return res, err
 	}
@@ -181,7 +172,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	probes := make([][]Rate, len(targets))
 	pings := make([][]Rate, len(targets))
 	for round := range cfg.Rounds {
-		for i, s := range targets {
+		order := roundOrder(round)
+		for _, i := range order {
+			s := targets[i]
 			r, err := probePhase(ctx, cfg, s, fmt.Sprintf("a-round%d", round+1))
 			if err != nil {
 				return res, err
@@ -189,7 +182,8 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			probes[i] = append(probes[i], r)
 			fmt.Fprintf(progress, "round %d: (a) %s %.0f round trips/s\n", round+1, s.name, r.PerSecond)
 		}
-		for i, s := range targets {
+		for _, i := range order {
+			s := targets[i]
 			r, err := httpPhase(ctx, cfg, s, fmt.Sprintf("b-round%d", round+1))
 			if err != nil {
 				return res, err
@@ -214,6 +208,46 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			figures[i].ConnectTime.Round(time.Millisecond), figures[i].BytesPerConn/1024)
 	}
 	return res, nil
+}
+
+// progressOf is where cfg's progress lines go.
+func progressOf(cfg Config) io.Writer {
+	if cfg.Progress == nil {
+		return io.Discard
+	}
+	return cfg.Progress
+}
+
+// roundOrder is the order in which round runs the two servers (0 the gateway, 1 the baseline)
+// through each throughput phase: the gateway first in even rounds, the baseline first in odd
+// ones. The server that goes first runs right after the other's heavier phase (the load clients'
+// garbage and the other server's closing sockets of (a) spill into it): with a fixed order, the
+// baseline measured against itself in both places came out 0.98× of itself, a bias against
+// whichever server went first (docs/performance.md, "The order of the rounds").
+func roundOrder(round int) [2]int {
+	if round%2 == 1 {
+		return [2]int{1, 0}
+	}
+	return [2]int{0, 1}
+}
+
+// startGateway builds and starts the gateway on addr, or with cfg.SelfCheck a second baseline
+// (self, the bench binary) in its place.
+func startGateway(ctx context.Context, cfg Config, addr, opencodeURL, self string, profEnv []string) (*server, error) {
+	if cfg.SelfCheck {
+		return startServer(ctx, "baseline in the gateway's place", addr, self, nil, append([]string{BaselineListenEnv + "=" + addr}, profEnv...))
+	}
+	fmt.Fprintln(progressOf(cfg), "building the gateway…")
+	tags := ""
+	if cfg.ProfileDir != "" {
+		tags = profileTag
+	}
+	bin, err := harness.BuildGatewayTags(ctx, cfg.WorkDir, false, tags)
+	if err != nil {
+		return nil, err
+	}
+	return startServer(ctx, "gateway", addr, bin, []string{"--listen", addr},
+		append(gatewayEnv(opencodeURL, cfg.IdleComputers+cfg.Computers), profEnv...))
 }
 
 // medianRate is the round with the median rate (its percentiles come with it).
