@@ -153,9 +153,7 @@ func TestSelfCheckPutsTheBaselineInTheGatewaysPlace(t *testing.T) {
 		assert.Positive(t, f.HTTP.Count, name)
 		assert.Positive(t, f.ConnectTime, name)
 	}
-	entries, err := os.ReadDir(cfg.WorkDir)
-	require.NoError(t, err)
-	assert.Empty(t, entries, "the gateway was built")
+	assert.NoFileExists(t, filepath.Join(cfg.WorkDir, "trap-sandbox"), "the gateway was built")
 	var out strings.Builder
 	bench.Report(&out, cfg, res)
 	assert.Contains(t, out.String(), "self-check")
