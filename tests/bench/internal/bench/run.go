@@ -102,7 +102,8 @@ type Result struct {
 	OpencodeRequests int64
 }
 
-// Run builds the gateway, starts it and the baseline, measures both and returns the figures.
+// Run builds the gateway (with cfg.SelfCheck, a second baseline takes its place), starts it and
+// the baseline, measures both and returns the figures.
 // Both servers run for the whole measurement (the idle one costs nothing) so that the
 // throughput phases can alternate between them round by round: a load burst from another
 // program on the machine then hits both, not just one.
@@ -215,7 +216,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 // run from. Run from the bench's executable itself, the baseline shared its code pages with the
 // load clients (the same file): 4 % more HTTP pings a second than from a copy, in 20 alternating
 // rounds with one client, where the gateway, a binary of its own, had no such help
-// (docs/performance.md, "The baseline's own binary").
+// (docs/performance.md, "The bench's own bias").
 func baselineBinary(dir, name string) (string, error) {
 	self, err := os.Executable()
 	if err != nil {
@@ -241,11 +242,12 @@ func progressOf(cfg Config) io.Writer {
 }
 
 // roundOrder is the order in which round runs the two servers (0 the gateway, 1 the baseline)
-// through each throughput phase: the gateway first in even rounds, the baseline first in odd
-// ones. The server that goes first runs right after the other's heavier phase (the load clients'
-// garbage and the other server's closing sockets of (a) spill into it): with a fixed order, the
-// baseline measured against itself in both places came out 0.98× of itself, a bias against
-// whichever server went first (docs/performance.md, "The order of the rounds").
+// through each throughput phase: the gateway first in rounds 0, 2, 4…, the baseline first in
+// rounds 1, 3, 5… (counting from 0; the progress lines count from 1). The server that goes
+// first runs right after the other's heavier phase (the load clients' garbage and the other
+// server's closing sockets of (a) spill into it): with a fixed order, the baseline measured
+// against itself in both places came out 0.98× of itself, a bias against whichever server went
+// first (docs/performance.md, "The bench's own bias").
 func roundOrder(round int) [2]int {
 	if round%2 == 1 {
 		return [2]int{1, 0}
