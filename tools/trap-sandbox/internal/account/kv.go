@@ -239,14 +239,11 @@ func (s *KV) Tokens(ctx context.Context, accountID string) ([]Token, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Token
+	all := make([]Token, 0, len(recs))
 	for _, r := range recs {
-		if accountID == "" || r.AccountID == accountID {
-			out = append(out, r.token())
-		}
+		all = append(all, r.token())
 	}
-	slices.SortFunc(out, func(a, b Token) int { return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Selector, b.Selector)) })
-	return out, nil
+	return listOwned(all, accountID), nil
 }
 
 // RevokeToken implements Store.
@@ -284,16 +281,11 @@ func (s *KV) Credentials(ctx context.Context, accountID string) ([]Credential, e
 	if err != nil {
 		return nil, err
 	}
-	var out []Credential
+	all := make([]Credential, 0, len(recs))
 	for _, r := range recs {
-		if accountID == "" || r.AccountID == accountID {
-			out = append(out, r.credential())
-		}
+		all = append(all, r.credential())
 	}
-	slices.SortFunc(out, func(a, b Credential) int {
-		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Selector, b.Selector))
-	})
-	return out, nil
+	return listOwned(all, accountID), nil
 }
 
 // RevokeCredential implements Store.

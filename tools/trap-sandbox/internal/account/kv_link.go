@@ -1,12 +1,10 @@
 package account
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -164,16 +162,11 @@ func (s *KV) EnrollmentKeys(ctx context.Context, accountID string) ([]Enrollment
 	if err != nil {
 		return nil, err
 	}
-	var out []EnrollmentKey
+	all := make([]EnrollmentKey, 0, len(recs))
 	for _, r := range recs {
-		if accountID == "" || r.AccountID == accountID {
-			out = append(out, r.enrollmentKey())
-		}
+		all = append(all, r.enrollmentKey())
 	}
-	slices.SortFunc(out, func(a, b EnrollmentKey) int {
-		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Selector, b.Selector))
-	})
-	return out, nil
+	return listOwned(all, accountID), nil
 }
 
 // UpdateEnrollmentKey implements Store.

@@ -1,16 +1,14 @@
 package account
 
 import (
-	"cmp"
 	"context"
-	"slices"
 	"time"
 )
 
 // memoryLinks are a Memory store's link codes and enrollment keys, guarded by its mu.
 type memoryLinks struct {
 	codes map[string]LinkCode
-	keys  map[string]EnrollmentKey
+	keys  secretTable[EnrollmentKey]
 }
 
 // CreateLinkCode implements Store.
@@ -68,58 +66,26 @@ func (m *Memory) DeleteLinkCodes(_ context.Context, before time.Time) (int, erro
 func (m *Memory) CreateEnrollmentKey(_ context.Context, k EnrollmentKey) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.accounts[k.AccountID]; !ok {
-		return notFound("account", k.AccountID)
-	}
-	if _, ok := m.links.keys[k.Selector]; ok {
-		return exists("enrollment key", k.Selector)
-	}
-	k.Hash = slices.Clone(k.Hash)
-	m.links.keys[k.Selector] = k
-	return nil
+	return m.links.keys.create(m.accounts, k)
 }
 
 // EnrollmentKey implements Store.
 func (m *Memory) EnrollmentKey(_ context.Context, selector string) (EnrollmentKey, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k, ok := m.links.keys[selector]
-	if !ok {
-		return EnrollmentKey{}, notFound("enrollment key", selector)
-	}
-	k.Hash = slices.Clone(k.Hash)
-	return k, nil
+	return m.links.keys.get(selector)
 }
 
 // EnrollmentKeys implements Store.
 func (m *Memory) EnrollmentKeys(_ context.Context, accountID string) ([]EnrollmentKey, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var out []EnrollmentKey
-	for _, k := range m.links.keys {
-		if accountID == "" || k.AccountID == accountID {
-			k.Hash = slices.Clone(k.Hash)
-			out = append(out, k)
-		}
-	}
-	slices.SortFunc(out, func(a, b EnrollmentKey) int {
-		return cmp.Or(a.Created.Compare(b.Created), cmp.Compare(a.Selector, b.Selector))
-	})
-	return out, nil
+	return m.links.keys.list(accountID), nil
 }
 
 // UpdateEnrollmentKey implements Store.
 func (m *Memory) UpdateEnrollmentKey(_ context.Context, selector string, change func(*EnrollmentKey) error) (EnrollmentKey, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	k, ok := m.links.keys[selector]
-	if !ok {
-		return EnrollmentKey{}, notFound("enrollment key", selector)
-	}
-	k.Hash = slices.Clone(k.Hash)
-	if err := change(&k); err != nil {
-		return EnrollmentKey{}, err
-	}
-	m.links.keys[selector] = k
-	return k, nil
+	return m.links.keys.update(selector, change)
 }

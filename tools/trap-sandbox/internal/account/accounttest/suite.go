@@ -32,6 +32,7 @@ func Run(t *testing.T, open Open) {
 		{"Accounts", testAccounts},
 		{"Tokens", testTokens},
 		{"Credentials", testCredentials},
+		{"SecretsAreCopies", testSecretsAreCopies},
 		{"Concurrent", testConcurrent},
 		{"IssueAndCheck", testIssueAndCheck},
 		{"Audit", testAudit},
@@ -134,6 +135,65 @@ func testTokens(t *testing.T, s account.Store) {
 	assert.True(t, got.RevokedAt.IsZero(), "only the one token is revoked")
 	_, err = s.RevokeToken(ctx, "nope", t0)
 	require.ErrorIs(t, err, account.ErrNotFound)
+}
+
+// testSecretsAreCopies: what a store is given and what it hands out are copies, down to the
+// hash's bytes: a caller that scribbles on a secret it created or read changes nothing the
+// store keeps (an in-memory store that kept or returned the caller's slice would).
+func testSecretsAreCopies(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser, Created: t0}))
+	// Each kind: create one with hash; then every way to read it, each returning the hash it
+	// handed out (the last one, read once more at the end, what the store holds).
+	kinds := []struct {
+		name   string
+		create func(hash []byte) error
+		reads  []func() ([]byte, error)
+	}{
+		{"token", func(hash []byte) error {
+			return s.CreateToken(ctx, account.Token{Selector: "t1", Hash: hash, AccountID: "alice", Created: t0})
+		}, []func() ([]byte, error){
+			func() ([]byte, error) { list, err := s.Tokens(ctx, "alice"); return list[0].Hash, err },
+			func() ([]byte, error) { tok, err := s.RevokeToken(ctx, "t1", t0); return tok.Hash, err },
+			func() ([]byte, error) { tok, err := s.Token(ctx, "t1"); return tok.Hash, err },
+		}},
+		{"credential", func(hash []byte) error {
+			return s.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: hash, AccountID: "alice", Created: t0})
+		}, []func() ([]byte, error){
+			func() ([]byte, error) { list, err := s.Credentials(ctx, "alice"); return list[0].Hash, err },
+			func() ([]byte, error) { c, err := s.RevokeCredential(ctx, "c1", t0); return c.Hash, err },
+			func() ([]byte, error) { c, err := s.Credential(ctx, "c1"); return c.Hash, err },
+		}},
+		{"enrollment key", func(hash []byte) error {
+			return s.CreateEnrollmentKey(ctx, account.EnrollmentKey{Selector: "k1", Hash: hash, AccountID: "alice", Created: t0})
+		}, []func() ([]byte, error){
+			func() ([]byte, error) { list, err := s.EnrollmentKeys(ctx, "alice"); return list[0].Hash, err },
+			func() ([]byte, error) {
+				k, err := s.UpdateEnrollmentKey(ctx, "k1", func(k *account.EnrollmentKey) error { k.Uses++; return nil })
+				return k.Hash, err
+			},
+			func() ([]byte, error) { k, err := s.EnrollmentKey(ctx, "k1"); return k.Hash, err },
+		}},
+	}
+	scribble := func(hash []byte) {
+		for i := range hash {
+			hash[i] = '!'
+		}
+	}
+	for _, kind := range kinds {
+		given := []byte(kind.name + " hash")
+		require.NoError(t, kind.create(given), kind.name)
+		scribble(given)
+		for _, read := range kind.reads {
+			got, err := read()
+			require.NoError(t, err, kind.name)
+			assert.Equal(t, []byte(kind.name+" hash"), got, "%s: a scribble on a copy reached the store", kind.name)
+			scribble(got)
+		}
+		got, err := kind.reads[len(kind.reads)-1]()
+		require.NoError(t, err, kind.name)
+		assert.Equal(t, []byte(kind.name+" hash"), got, "%s: a scribble on the last copy reached the store", kind.name)
+	}
 }
 
 func testCredentials(t *testing.T, s account.Store) {
