@@ -153,21 +153,21 @@ func testSecretsAreCopies(t *testing.T, s account.Store) {
 		{"token", func(hash []byte) error {
 			return s.CreateToken(ctx, account.Token{Selector: "t1", Hash: hash, AccountID: "alice", Created: t0})
 		}, []func() ([]byte, error){
-			func() ([]byte, error) { list, err := s.Tokens(ctx, "alice"); return list[0].Hash, err },
+			func() ([]byte, error) { tok, err := only(s.Tokens(ctx, "alice")); return tok.Hash, err },
 			func() ([]byte, error) { tok, err := s.RevokeToken(ctx, "t1", t0); return tok.Hash, err },
 			func() ([]byte, error) { tok, err := s.Token(ctx, "t1"); return tok.Hash, err },
 		}},
 		{"credential", func(hash []byte) error {
 			return s.CreateCredential(ctx, account.Credential{Selector: "c1", Hash: hash, AccountID: "alice", Created: t0})
 		}, []func() ([]byte, error){
-			func() ([]byte, error) { list, err := s.Credentials(ctx, "alice"); return list[0].Hash, err },
+			func() ([]byte, error) { c, err := only(s.Credentials(ctx, "alice")); return c.Hash, err },
 			func() ([]byte, error) { c, err := s.RevokeCredential(ctx, "c1", t0); return c.Hash, err },
 			func() ([]byte, error) { c, err := s.Credential(ctx, "c1"); return c.Hash, err },
 		}},
 		{"enrollment key", func(hash []byte) error {
 			return s.CreateEnrollmentKey(ctx, account.EnrollmentKey{Selector: "k1", Hash: hash, AccountID: "alice", Created: t0})
 		}, []func() ([]byte, error){
-			func() ([]byte, error) { list, err := s.EnrollmentKeys(ctx, "alice"); return list[0].Hash, err },
+			func() ([]byte, error) { k, err := only(s.EnrollmentKeys(ctx, "alice")); return k.Hash, err },
 			func() ([]byte, error) {
 				k, err := s.UpdateEnrollmentKey(ctx, "k1", func(k *account.EnrollmentKey) error { k.Uses++; return nil })
 				return k.Hash, err
@@ -194,6 +194,19 @@ func testSecretsAreCopies(t *testing.T, s account.Store) {
 		require.NoError(t, err, kind.name)
 		assert.Equal(t, []byte(kind.name+" hash"), got, "%s: a scribble on the last copy reached the store", kind.name)
 	}
+}
+
+// only is the one item of a listing, or an error saying how many there were: a broken store
+// then fails the test instead of panicking it.
+func only[T any](list []T, err error) (T, error) {
+	var none T
+	if err == nil && len(list) != 1 {
+		err = fmt.Errorf("listed %d, want 1", len(list))
+	}
+	if err != nil {
+		return none, err
+	}
+	return list[0], nil
 }
 
 func testCredentials(t *testing.T, s account.Store) {
