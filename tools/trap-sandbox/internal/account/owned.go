@@ -93,9 +93,13 @@ func (t secretTable[T]) get(selector string) (T, error) {
 func (t secretTable[T]) list(accountID string) []T {
 	all := make([]T, 0, len(t.rows))
 	for _, s := range t.rows {
-		all = append(all, s.withOwnHash())
+		all = append(all, s)
 	}
-	return listOwned(all, accountID)
+	out := listOwned(all, accountID)
+	for i := range out {
+		out[i] = out[i].withOwnHash() // only what is handed out, not every account's
+	}
+	return out
 }
 
 // update applies change to the secret of selector and keeps the result, unless change
