@@ -327,7 +327,7 @@ func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout) error {
 type CredentialsCmd struct {
 	Add    CredentialsAddCmd    `cmd:"" help:"Issue a computer credential for an account and print it (alone, on the last line; shown once): set it as the computer's sandbox.password."`
 	List   CredentialsListCmd   `cmd:"" help:"List computer credentials (never their secrets): who issued them and what their last hello said."`
-	Revoke CredentialsRevokeCmd `cmd:"" help:"Revoke a computer credential by its id: through the API its socket closes at once (4003 revoked); on the store its next hello is refused."`
+	Revoke CredentialsRevokeCmd `cmd:"" help:"Revoke a computer credential by its id: its computer's socket closes (4003 revoked) and its next hello is refused."`
 }
 
 // CredentialsAddCmd issues a computer credential.
@@ -399,11 +399,10 @@ func (c *CredentialsRevokeCmd) Run(ctx context.Context, out Stdout) error {
 		fmt.Fprintf(out, "credential %s of %s revoked at %s; the gateway closed its computer's socket (on whichever replica holds it) and refuses its next hello\n",
 			cr.Selector, cr.AccountID, stamp(cr.RevokedAt))
 	case c.nc == nil:
-		// One node: the running gateway reads the data directory only at a hello. Revoking
-		// through it (computers revoke, or this command with --api-token) closes the socket at
-		// once instead.
-		fmt.Fprintf(out, "credential %s of %s revoked at %s; its computer's next hello is refused (to close its socket now, revoke it through the gateway: trap-sandbox computers revoke TRAPOSID)\n",
-			cr.Selector, cr.AccountID, stamp(cr.RevokedAt))
+		// One node: the gateway running on this data directory looks for revocations every
+		// account.RevocationPeriod (gateway.FollowRevocations).
+		fmt.Fprintf(out, "credential %s of %s revoked at %s; a gateway running on this data directory closes its computer's socket within %s and refuses its next hello\n",
+			cr.Selector, cr.AccountID, stamp(cr.RevokedAt), account.RevocationPeriod)
 	default:
 		if err := cluster.PublishRevocation(c.nc, cr.Selector); err != nil {
 			return fmt.Errorf("credential %s of %s revoked, but the running replicas were not told (its socket closes at its next hello): %w", cr.Selector, cr.AccountID, err)

@@ -10,6 +10,7 @@ import (
 	"net"
 	"reflect"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -247,6 +248,13 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	c.AdmissionFlags.apply(&gwConfig)
 	gw := gateway.New(gwConfig, logger, replicas)
+	if store != nil && accounts != nil {
+		stopFollowing, err := followRevocations(ctx, store, gw)
+		if err != nil {
+			return err
+		}
+		defer stopFollowing() // after Serve, before the store closes
+	}
 	opencodehealth.New(prober, metrics).Register(gw)
 	passes := account.NewPasses() // the agent's, one per computer; the server's API auth honours them
 	ai, err := c.agentModule(logger, prober, l, metrics, passes)
@@ -276,6 +284,24 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
 	installer.LogAddresses(logger, installer.ComputerBases(l.Addr(), public, ifaces))
 	return srv.Serve(ctx, l)
+}
+
+// followRevocations makes gw close the socket of each credential revoked in store by another
+// process (`trap-sandbox credentials revoke` on the data directory beside the gateway), until
+// stop is called.
+func followRevocations(ctx context.Context, store *account.SQLite, gw *gateway.Gateway) (stop func(), err error) {
+	feed, err := store.FollowRevocations(ctx, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	var following sync.WaitGroup
+	following.Go(func() { gw.FollowRevocations(ctx, feed, account.RevocationPeriod) })
+	return func() {
+		cancel()
+		following.Wait()
+		_ = feed.Close()
+	}, nil
 }
 
 func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {

@@ -1,8 +1,12 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -104,4 +108,58 @@ func TestRevokedCredential(t *testing.T) {
 	require.False(t, resp.OK)
 	wrong.expectClose(CloseUnauthorized, "unauthorized")
 	assert.NotContains(t, h.logs.String(), alice[len(alice)-10:], "no secret in the log")
+}
+
+// fedRevocations is a RevocationSource whose every answer the test gives: the loop asks only
+// as fast as the test answers.
+type fedRevocations chan fedAnswer
+
+type fedAnswer struct {
+	revoked []string
+	err     error
+}
+
+func (f fedRevocations) Next(ctx context.Context, _ time.Time) ([]string, error) {
+	select {
+	case a := <-f:
+		return a.revoked, a.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestFollowRevocationsClosesWhatTheStoreLists: a credential the store lists as revoked (by
+// another process) closes its socket with 4003, and only its; a store that cannot be read is
+// said once, and again when it can; the loop ends with its context.
+func TestFollowRevocationsClosesWhatTheStoreLists(t *testing.T) {
+	h, accounts, alice, bob := accountsHarness(t)
+	a := h.connect(t, "7:", alice)
+	h.connect(t, "8:", bob)
+	creds, err := accounts.Store().Credentials(t.Context(), "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1)
+
+	src := make(fedRevocations)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.gw.FollowRevocations(ctx, src, time.Millisecond) // the loop waits on src, not on the period
+	}()
+	src <- fedAnswer{revoked: []string{creds[0].Selector, "not-held-here"}}
+	a.expectClose(CloseRevoked, "revoked")
+
+	src <- fedAnswer{err: errors.New("disk I/O error")}
+	src <- fedAnswer{err: errors.New("disk I/O error")}
+	src <- fedAnswer{}
+	src <- fedAnswer{} // taken once the loop is done with the answer before
+	logs := h.logs.String()
+	assert.Equal(t, 1, strings.Count(logs, "computer closed: its credential was revoked"), logs)
+	assert.Equal(t, 1, strings.Count(logs, "cannot look for credentials revoked by another process"), logs)
+	assert.Equal(t, 1, strings.Count(logs, "looking for credentials revoked by another process again"), logs)
+
+	cancel()
+	<-done
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll, "alice's computer leaves the list")
+	assert.Equal(t, "bob", h.gw.Computers()[0].AccountID, "bob's computer stays")
 }

@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
@@ -71,5 +73,45 @@ func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
 	default:
 		g.log.Error("revoke: the account store failed", "err", err)
 		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "the account store failed; try again")
+	}
+}
+
+// RevocationSource lists the credentials revoked in the account store since it was last
+// asked, and maybe some of those before again (account.RevocationFeed: what another process
+// revoked on the data directory).
+type RevocationSource interface {
+	Next(ctx context.Context, now time.Time) ([]string, error)
+}
+
+// FollowRevocations asks src every period, until ctx ends, and closes the sockets of the
+// credentials it lists (4003, as RevokeCredential). So a credential revoked by another
+// process that shares the account store (`trap-sandbox credentials revoke` on the data
+// directory beside the gateway) closes its computer's socket within a period, as one revoked
+// through the API does at once; its next hello is refused either way.
+func (g *Gateway) FollowRevocations(ctx context.Context, src RevocationSource, period time.Duration) {
+	t := g.cfg.Clock.NewTimer(period)
+	defer t.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		}
+		revoked, err := src.Next(ctx, g.cfg.Clock.Now())
+		switch {
+		case ctx.Err() != nil:
+			return
+		case err != nil && !failing:
+			failing = true
+			g.log.Warn("cannot look for credentials revoked by another process: until it can, their sockets close only at their next hello", "err", err)
+		case err == nil && failing:
+			failing = false
+			g.log.Info("looking for credentials revoked by another process again")
+		}
+		for _, selector := range revoked {
+			g.RevokeCredential(selector)
+		}
+		t.Reset(period)
 	}
 }
