@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -200,6 +201,9 @@ func (h HTTP) Do(ctx context.Context, method, path string, body []byte) (int, []
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) {
 			return 0, nil, err
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			return 0, nil, fmt.Errorf("no gateway is listening at %s (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL", h.URL)
 		}
 		return 0, nil, fmt.Errorf("call the gateway at %s: %w", h.URL, err)
 	}

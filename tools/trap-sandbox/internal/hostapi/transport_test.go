@@ -92,7 +92,7 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 	assert.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err))
 	assert.ErrorContains(t, err, "--api-token or SANDBOX_API_TOKEN")
 	err = hostapi.HTTP{URL: "http://127.0.0.1:1"}.Check(t.Context())
-	assert.ErrorContains(t, err, "call the gateway at http://127.0.0.1:1")
+	assert.EqualError(t, err, "no gateway is listening at http://127.0.0.1:1 (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL")
 }
 
 // remoteOnly is a gateway.Cluster whose computers are all on other replicas: it answers a
