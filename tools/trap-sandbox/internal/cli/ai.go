@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -86,29 +85,21 @@ type AITurnsCmd struct {
 func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(c.URL, "/")+agent.TurnsPath, nil)
-	if err != nil {
-		return fmt.Errorf("the gateway URL %q: %w", c.URL, err)
-	}
-	if c.APIToken != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIToken)
-	}
-	resp, err := http.DefaultClient.Do(req)
+	status, data, err := c.transport().Do(ctx, http.MethodGet, agent.TurnsPath, nil)
 	if err != nil {
 		return fmt.Errorf("list agent turns: %s", cctext.Show(err.Error(), false))
 	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
+	switch status {
 	case http.StatusOK:
 	case http.StatusNotFound:
 		return fmt.Errorf("list agent turns: the gateway has no agent module (an older gateway)")
 	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Errorf("list agent turns: the gateway answered HTTP %d (give its API token: --api-token or SANDBOX_API_TOKEN)", resp.StatusCode)
+		return fmt.Errorf("list agent turns: the gateway answered HTTP %d (give its API token: --api-token or SANDBOX_API_TOKEN)", status)
 	default:
-		return fmt.Errorf("list agent turns: the gateway answered HTTP %d", resp.StatusCode)
+		return fmt.Errorf("list agent turns: the gateway answered HTTP %d", status)
 	}
 	var list []agent.TurnInfo
-	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+	if err := json.Unmarshal(data, &list); err != nil {
 		return fmt.Errorf("list agent turns: the gateway's answer is not the list expected: %w", err)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)

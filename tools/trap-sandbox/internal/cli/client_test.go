@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/agent"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -134,4 +137,55 @@ func TestClientToken(t *testing.T) {
 	out, err := runClient(t, "ping", "1:")
 	require.NoError(t, err)
 	assert.Contains(t, out, "pong from 1:")
+}
+
+// TestAWrongURLIsNamedWithItsFix: a --url that is not a gateway's API is named with what to
+// give instead, for every client command (ai-turns included): no scheme, the computers'
+// ws:// URL, nothing listening, another web server.
+func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
+	clearEnv(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + l.Addr().String()
+	require.NoError(t, l.Close())
+	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "<html><h1>Not Found</h1></html>", http.StatusNotFound)
+	}))
+	defer page.Close()
+
+	for _, args := range [][]string{{"computers"}, {"ping", "7:"}, {"ai-turns"}} {
+		for url, want := range map[string]string{
+			"127.0.0.1:4444":      `the gateway URL "127.0.0.1:4444" is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444`,
+			"ws://127.0.0.1:4444": `the gateway URL "ws://127.0.0.1:4444" is the computers' WebSocket URL: the API is at the same address with http:// (or https://)`,
+			closed:                "no gateway is listening at " + closed + " (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL",
+		} {
+			_, err := runClient(t, append(args, "--url", url)...)
+			require.Error(t, err, "%v --url %s", args, url)
+			assert.Contains(t, err.Error(), want, "%v --url %s", args, url)
+		}
+	}
+	for _, args := range [][]string{{"computers"}, {"ping", "7:"}} {
+		_, err := runClient(t, append(args, "--url", page.URL)...)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "the gateway at "+page.URL+" answered HTTP 404 with a body that is not the API's (is that the gateway's URL?): <html><h1>Not Found</h1></html>", args)
+	}
+}
+
+// TestAITurnsListsTheRunningTurns: ai-turns reads the agent's list through the API's client.
+func TestAITurnsListsTheRunningTurns(t *testing.T) {
+	clearEnv(t)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != agent.TurnsPath || r.Header.Get("Authorization") != "Bearer tok" {
+			http.Error(w, "no", http.StatusUnauthorized)
+			return
+		}
+		_ = json.NewEncoder(w).Encode([]agent.TurnInfo{{TraposID: "7:kitchen", AccountID: "alice", Session: "ses_1", TurnID: "msg_3", Stopping: true}})
+	}))
+	defer gw.Close()
+	out, err := runClient(t, "ai-turns", "--url", gw.URL, "--api-token", "tok")
+	require.NoError(t, err)
+	assert.Contains(t, out, "7:kitchen")
+	assert.Contains(t, out, "stopping")
+	_, err = runClient(t, "ai-turns", "--url", gw.URL)
+	assert.ErrorContains(t, err, "give its API token: --api-token or SANDBOX_API_TOKEN")
 }

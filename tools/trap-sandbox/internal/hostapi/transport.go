@@ -143,7 +143,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 	}
 	var ans server.Answer
 	if json.Unmarshal(data, &ans) != nil || (status == http.StatusOK && !ans.OK && ans.Error == nil) {
-		return nil, fmt.Errorf("the gateway at %s answered %d with a body that is not the API's: %.200s", h.URL, status, cctext.Show(string(data), false))
+		return nil, h.notTheAPI(status, data)
 	}
 	if status != http.StatusOK {
 		return nil, h.refusal(status, data)
@@ -170,7 +170,7 @@ func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMess
 	}
 	var ans server.Answer
 	if err := json.Unmarshal(data, &ans); err != nil || !ans.OK {
-		return nil, fmt.Errorf("the gateway at %s answered a revoke with something else: %.200s", h.URL, cctext.Show(string(data), false))
+		return nil, h.notTheAPI(status, data)
 	}
 	return ans.Payload, nil
 }
@@ -182,6 +182,9 @@ func (h HTTP) Do(ctx context.Context, method, path string, body []byte) (int, []
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
+	}
+	if err := CheckURL(h.URL); err != nil {
+		return 0, nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(h.URL, "/")+path, rd)
 	if err != nil {
@@ -215,12 +218,33 @@ func (h HTTP) Do(ctx context.Context, method, path string, body []byte) (int, []
 	return resp.StatusCode, data, nil
 }
 
+// CheckURL explains why raw cannot be the base URL of a gateway's API (--url, SANDBOX_URL),
+// or returns nil.
+func CheckURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "":
+		return nil
+	case err == nil && (u.Scheme == "ws" || u.Scheme == "wss"):
+		return fmt.Errorf("the gateway URL %q is the computers' WebSocket URL: the API is at the same address with http:// (or https://), e.g. http://127.0.0.1:4444", raw)
+	default:
+		return fmt.Errorf("the gateway URL %q is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444", raw)
+	}
+}
+
+// notTheAPI is the error for an answer that is not the gateway API's: --url names another
+// server (or a proxy's error page answered).
+func (h HTTP) notTheAPI(status int, body []byte) error {
+	return protocol.Errorf(protocol.CodeInternal, "the gateway at %s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %.200s",
+		h.URL, status, cctext.Show(string(body), false))
+}
+
 // refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); a
 // refused token names the way to give one.
 func (h HTTP) refusal(status int, body []byte) error {
 	var ans server.Answer
 	if json.Unmarshal(body, &ans) != nil || ans.Error == nil {
-		return protocol.Errorf(protocol.CodeInternal, "the gateway at %s answered HTTP %d: %.200s", h.URL, status, cctext.Show(string(body), false))
+		return h.notTheAPI(status, body)
 	}
 	e := &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message}
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
