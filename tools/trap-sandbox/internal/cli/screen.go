@@ -68,28 +68,14 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 // stream opens the gateway's live view of the computer's screen.
 func (c *ScreenCmd) stream(ctx context.Context) (io.ReadCloser, error) {
 	path := strings.Replace(screen.WatchPattern, "{traposId}", url.PathEscape(c.TraposID), 1)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(c.URL, "/")+path, nil)
+	resp, err := c.transport().Open(ctx, http.MethodGet, path, nil, "text/event-stream")
 	if err != nil {
-		return nil, fmt.Errorf("--url %q: %w", c.URL, err)
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	if c.APIToken != "" {
-		req.Header.Set("Authorization", "Bearer "+c.APIToken)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("cannot reach the gateway at %s: %w", c.URL, err)
+		return nil, err
 	}
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		var ans struct {
-			Error *struct{ Code, Message string } `json:"error"`
-		}
-		if json.Unmarshal(data, &ans) == nil && ans.Error != nil {
-			return nil, failure(c.TraposID, "screen", fmt.Errorf("%s: %s", ans.Error.Code, ans.Error.Message))
-		}
-		return nil, fmt.Errorf("the gateway at %s answered %s", c.URL, resp.Status)
+		return nil, failure(c.TraposID, "screen", c.transport().Refusal(resp.StatusCode, data))
 	}
 	return resp.Body, nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
 )
 
@@ -75,4 +79,39 @@ func TestTheScreenViewerEndsWhenTheComputerGoesAway(t *testing.T) {
 	defer typing.Close()
 	err := v.run(t.Context(), typed, strings.NewReader("event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"computer 7: the computer disconnected\"}}\n\n"))
 	assert.EqualError(t, err, "not_connected: computer 7: the computer disconnected")
+}
+
+// TestTheScreenStreamIsAskedForAsAnEventStream: the live view is asked for through the API's
+// client (the token, Accept: text/event-stream, the traposId escaped in the path) and read as
+// it comes; a refusal is the gateway's own words, and a wrong URL is named with its fix.
+func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Header.Get("Authorization") != "Bearer tok":
+			server.WriteError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "give a token")
+		case r.URL.EscapedPath() != "/trapos/computers/7:k%C3%BCche/screen" || r.Header.Get("Accept") != "text/event-stream":
+			server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 8: is not connected")
+		default:
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = io.WriteString(w, "event: frame\ndata: {}\n\n")
+		}
+	}))
+	defer gw.Close()
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL, APIToken: "tok"}, TraposID: "7:küche"}
+	body, err := c.stream(t.Context())
+	require.NoError(t, err)
+	data, err := io.ReadAll(body)
+	require.NoError(t, body.Close())
+	require.NoError(t, err)
+	assert.Equal(t, "event: frame\ndata: {}\n\n", string(data))
+
+	c.TraposID = "8:"
+	_, err = c.stream(t.Context())
+	assert.EqualError(t, err, "computer 8: screen: the gateway answered not_connected: computer 8: is not connected")
+	c.APIToken = ""
+	_, err = c.stream(t.Context())
+	assert.ErrorContains(t, err, "(give the API token with --api-token or SANDBOX_API_TOKEN)")
+	c.URL = "ws://" + strings.TrimPrefix(gw.URL, "http://")
+	_, err = c.stream(t.Context())
+	assert.ErrorContains(t, err, "is the computers' WebSocket URL: the API is at the same address with http://")
 }

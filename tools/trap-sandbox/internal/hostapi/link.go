@@ -53,7 +53,7 @@ func (h HTTP) call(ctx context.Context, method, path string, body any, what stri
 		return nil, err
 	}
 	if status != http.StatusOK {
-		return nil, h.refusal(status, data)
+		return nil, h.Refusal(status, data)
 	}
 	var ans server.Answer
 	if err := json.Unmarshal(data, &ans); err != nil || !ans.OK {

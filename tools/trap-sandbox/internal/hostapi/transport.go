@@ -111,7 +111,7 @@ func (h HTTP) Computers(ctx context.Context) ([]computer.Computer, error) {
 		return nil, err
 	}
 	if status != http.StatusOK {
-		return nil, h.refusal(status, body)
+		return nil, h.Refusal(status, body)
 	}
 	var out []computer.Computer
 	if err := json.Unmarshal(body, &out); err != nil {
@@ -146,7 +146,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 		return nil, h.notTheAPI(status, data)
 	}
 	if status != http.StatusOK {
-		return nil, h.refusal(status, data)
+		return nil, h.Refusal(status, data)
 	}
 	if !ans.OK {
 		ans.Error.ByComputer = true
@@ -166,7 +166,7 @@ func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMess
 		return nil, err
 	}
 	if status != http.StatusOK {
-		return nil, h.refusal(status, data)
+		return nil, h.Refusal(status, data)
 	}
 	var ans server.Answer
 	if err := json.Unmarshal(data, &ans); err != nil || !ans.OK {
@@ -176,22 +176,40 @@ func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMess
 }
 
 // Do sends one call to the gateway's API (body as JSON, the Bearer token when there is one)
-// and returns the status and the body; the one home of calling the API over HTTP, which the
-// account API's client uses too.
+// and returns the status and the body; the one home of calling the API over HTTP (with
+// Open), which the account API's client uses too.
 func (h HTTP) Do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	resp, err := h.Open(ctx, method, path, body, "")
+	if err != nil {
+		return 0, nil, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return resp.StatusCode, nil, fmt.Errorf("read the gateway's answer: %w", err)
+	}
+	return resp.StatusCode, data, nil
+}
+
+// Open is Do for an answer read as it comes (accept: a server-sent event stream, the screen's
+// live view): it returns the response, whose body the caller reads and closes.
+func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept string) (*http.Response, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
 	if err := CheckURL(h.URL); err != nil {
-		return 0, nil, err
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(h.URL, "/")+path, rd)
 	if err != nil {
-		return 0, nil, fmt.Errorf("the gateway URL %q: %w", h.URL, err)
+		return nil, fmt.Errorf("the gateway URL %q: %w", h.URL, err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
 	}
 	if h.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+h.Token)
@@ -201,21 +219,16 @@ func (h HTTP) Do(ctx context.Context, method, path string, body []byte) (int, []
 		client = http.DefaultClient
 	}
 	resp, err := client.Do(req)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return 0, nil, err
-		}
-		if errors.Is(err, syscall.ECONNREFUSED) {
-			return 0, nil, fmt.Errorf("no gateway is listening at %s (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL", h.URL)
-		}
-		return 0, nil, fmt.Errorf("call the gateway at %s: %w", h.URL, err)
+	switch {
+	case err == nil:
+		return resp, nil
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, err
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return nil, fmt.Errorf("no gateway is listening at %s (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL", h.URL)
+	default:
+		return nil, fmt.Errorf("call the gateway at %s: %w", h.URL, err)
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("read the gateway's answer: %w", err)
-	}
-	return resp.StatusCode, data, nil
 }
 
 // CheckURL explains why raw cannot be the base URL of a gateway's API (--url, SANDBOX_URL),
@@ -239,9 +252,9 @@ func (h HTTP) notTheAPI(status int, body []byte) error {
 		h.URL, status, cctext.Show(string(body), false))
 }
 
-// refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); a
+// Refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); a
 // refused token names the way to give one.
-func (h HTTP) refusal(status int, body []byte) error {
+func (h HTTP) Refusal(status int, body []byte) error {
 	var ans server.Answer
 	if json.Unmarshal(body, &ans) != nil || ans.Error == nil {
 		return h.notTheAPI(status, body)
