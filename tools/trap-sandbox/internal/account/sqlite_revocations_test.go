@@ -29,15 +29,7 @@ func TestRevocationFeedListsWhatAnotherProcessRevoked(t *testing.T) {
 	defer command.Close()
 
 	clk := clock.NewFake(time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC))
-	accounts := account.New(command, clk)
-	_, err = accounts.AddAccount(ctx, "alice", account.RoleUser, "operator")
-	require.NoError(t, err)
-	var selectors []string
-	for range 3 {
-		_, c, err := accounts.IssueCredential(ctx, "alice", "operator")
-		require.NoError(t, err)
-		selectors = append(selectors, c.Selector)
-	}
+	accounts, selectors := aliceWithCredentials(ctx, t, command, clk, 3)
 	// One revoked before the gateway starts: its hello is refused, the feed has no socket to close.
 	_, err = accounts.RevokeCredential(ctx, "", selectors[0])
 	require.NoError(t, err)
@@ -83,11 +75,7 @@ func TestRevocationFeedListsTheGatewaysOwnRevocations(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	clk := clock.NewFake(time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC))
-	accounts := account.New(s, clk)
-	_, err = accounts.AddAccount(ctx, "alice", account.RoleUser, "operator")
-	require.NoError(t, err)
-	_, c, err := accounts.IssueCredential(ctx, "alice", "operator")
-	require.NoError(t, err)
+	accounts, selectors := aliceWithCredentials(ctx, t, s, clk, 1)
 	feed, err := s.FollowRevocations(ctx, clk.Now())
 	require.NoError(t, err)
 	defer feed.Close()
@@ -95,10 +83,26 @@ func TestRevocationFeedListsTheGatewaysOwnRevocations(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, got)
 
-	_, err = accounts.RevokeCredential(ctx, "alice", c.Selector)
+	_, err = accounts.RevokeCredential(ctx, "alice", selectors[0])
 	require.NoError(t, err)
 	clk.Advance(account.RevocationPeriod)
 	got, err = feed.Next(ctx, clk.Now())
 	require.NoError(t, err)
-	assert.Equal(t, []string{c.Selector}, got)
+	assert.Equal(t, []string{selectors[0]}, got)
+}
+
+// aliceWithCredentials makes the account alice in store, with n credentials issued at clk's
+// time; it returns Accounts on store and the credentials' selectors.
+func aliceWithCredentials(ctx context.Context, t *testing.T, store account.Store, clk clock.Clock, n int) (*account.Accounts, []string) {
+	t.Helper()
+	accounts := account.New(store, clk)
+	_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "operator")
+	require.NoError(t, err)
+	var selectors []string
+	for range n {
+		_, c, err := accounts.IssueCredential(ctx, "alice", "operator")
+		require.NoError(t, err)
+		selectors = append(selectors, c.Selector)
+	}
+	return accounts, selectors
 }

@@ -129,12 +129,14 @@ func (f fedRevocations) Next(ctx context.Context, _ time.Time) ([]string, error)
 }
 
 // TestFollowRevocationsClosesWhatTheStoreLists: a credential the store lists as revoked (by
-// another process) closes its socket with 4003, and only its; a store that cannot be read is
+// another process) closes its socket with 4003, and only its (not bob's, not the shared
+// password's, whose credential is ""); a store that cannot be read is
 // said once, and again when it can; the loop ends with its context.
 func TestFollowRevocationsClosesWhatTheStoreLists(t *testing.T) {
 	h, accounts, alice, bob := accountsHarness(t)
 	a := h.connect(t, "7:", alice)
 	h.connect(t, "8:", bob)
+	h.connect(t, "9:", "pw") // the shared password: no credential, whatever a store lists
 	creds, err := accounts.Store().Credentials(t.Context(), "alice")
 	require.NoError(t, err)
 	require.Len(t, creds, 1)
@@ -146,7 +148,7 @@ func TestFollowRevocationsClosesWhatTheStoreLists(t *testing.T) {
 		defer close(done)
 		h.gw.FollowRevocations(ctx, src, time.Millisecond) // the loop waits on src, not on the period
 	}()
-	src <- fedAnswer{revoked: []string{creds[0].Selector, "not-held-here"}}
+	src <- fedAnswer{revoked: []string{creds[0].Selector, "not-held-here", ""}}
 	a.expectClose(CloseRevoked, "revoked")
 
 	src <- fedAnswer{err: errors.New("disk I/O error")}
@@ -160,6 +162,10 @@ func TestFollowRevocationsClosesWhatTheStoreLists(t *testing.T) {
 
 	cancel()
 	<-done
-	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll, "alice's computer leaves the list")
-	assert.Equal(t, "bob", h.gw.Computers()[0].AccountID, "bob's computer stays")
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 2 }, waitLimit, testkit.Poll, "alice's computer leaves the list")
+	var accountsLeft []string
+	for _, c := range h.gw.Computers() {
+		accountsLeft = append(accountsLeft, c.AccountID)
+	}
+	assert.ElementsMatch(t, []string{"bob", LocalAccount}, accountsLeft, "bob's computer stays, and the shared password's")
 }

@@ -90,12 +90,24 @@ func (g *Gateway) holdsCredential(selector string) bool {
 // 4003, the daemon stops), if this process holds one. The caller has already marked it
 // revoked in the account store, so the computer's next hello is refused too.
 func (g *Gateway) RevokeCredential(selector string) bool {
-	if selector == "" {
+	return g.revokeCredentials([]string{selector})
+}
+
+// revokeCredentials is RevokeCredential for several credentials in one walk over the
+// sockets (FollowRevocations may list many at once, and this process may hold many sockets).
+func (g *Gateway) revokeCredentials(selectors []string) bool {
+	revoked := make(map[string]bool, len(selectors))
+	for _, selector := range selectors {
+		if selector != "" { // "": the shared password, which is nobody's to revoke
+			revoked[selector] = true
+		}
+	}
+	if len(revoked) == 0 {
 		return false
 	}
 	closed := false
 	for _, s := range g.registry.Sessions() {
-		if s.Credential() == selector && s.closeByGateway(CloseRevoked, "revoked") {
+		if revoked[s.Credential()] && s.closeByGateway(CloseRevoked, "revoked") {
 			s.log().Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
 			closed = true
 		}

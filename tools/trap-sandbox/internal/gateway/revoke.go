@@ -109,9 +109,7 @@ func (g *Gateway) FollowRevocations(ctx context.Context, src RevocationSource, p
 			failing = false
 			g.log.Info("looking for credentials revoked by another process again")
 		}
-		for _, selector := range revoked {
-			g.RevokeCredential(selector)
-		}
+		g.revokeCredentials(revoked)
 		t.Reset(period)
 	}
 }
