@@ -141,7 +141,7 @@ func TestClientToken(t *testing.T) {
 
 // TestAWrongURLIsNamedWithItsFix: a --url that is not a gateway's API is named with what to
 // give instead, for every client command (ai-turns included): no scheme, the computers'
-// ws:// URL, nothing listening, another web server.
+// ws:// URL, one that does not parse, nothing listening, another web server.
 func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 	clearEnv(t)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -157,6 +157,7 @@ func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 		for url, want := range map[string]string{
 			"127.0.0.1:4444":      `the gateway URL "127.0.0.1:4444" is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444`,
 			"ws://127.0.0.1:4444": `the gateway URL "ws://127.0.0.1:4444" is the computers' WebSocket URL: the API is at the same address with http:// (or https://)`,
+			"http://my host:4444": `the gateway URL "http://my host:4444" cannot be read (invalid character " " in host name): give it as http://HOST:PORT`,
 			closed:                "no gateway is listening at " + closed + " (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL",
 		} {
 			_, err := runClient(t, append(args, "--url", url)...)

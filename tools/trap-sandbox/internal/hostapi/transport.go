@@ -234,15 +234,24 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 // CheckURL explains why raw cannot be the base URL of a gateway's API (--url, SANDBOX_URL),
 // or returns nil.
 func CheckURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "":
-		return nil
-	case err == nil && (u.Scheme == "ws" || u.Scheme == "wss"):
-		return fmt.Errorf("the gateway URL %q is the computers' WebSocket URL: the API is at the same address with http:// (or https://), e.g. http://127.0.0.1:4444", raw)
-	default:
-		return fmt.Errorf("the gateway URL %q is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444", raw)
+	const fix = "give it as http://HOST:PORT, e.g. http://127.0.0.1:4444"
+	scheme, _, found := strings.Cut(raw, "://")
+	scheme = strings.ToLower(scheme)
+	if !found || (scheme != "http" && scheme != "https" && scheme != "ws" && scheme != "wss") {
+		return fmt.Errorf("the gateway URL %q is not an http:// or https:// URL: %s", raw, fix)
 	}
+	if scheme == "ws" || scheme == "wss" {
+		return fmt.Errorf("the gateway URL %q is the computers' WebSocket URL: the API is at the same address with http:// (or https://), e.g. http://127.0.0.1:4444", raw)
+	}
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		reason := "no host"
+		if err != nil {
+			reason = errors.Unwrap(err).Error()
+		}
+		return fmt.Errorf("the gateway URL %q cannot be read (%s): %s", raw, reason, fix)
+	}
+	return nil
 }
 
 // notTheAPI is the error for an answer that is not the gateway API's: --url names another
