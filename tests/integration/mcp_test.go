@@ -252,6 +252,12 @@ func TestMCPErrors(t *testing.T) {
 			s := connectMCP(ctx, t, g, transport)
 			id := d.TraposID()
 
+			// A tool that does not exist is refused for that call alone: the gateway (or the
+			// bridge) serves the calls below (it once crashed on this one).
+			_, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "nosuch", Arguments: map[string]any{}})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), `unknown tool "nosuch"`)
+
 			msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": id, "path": "/startup.lua"}), "forbidden")
 			assert.Contains(t, msg, "sandbox.allow_files", "forbidden names the setting")
 			msg = harness.ToolError(t, harness.CallTool(ctx, t, s, "run_lua", map[string]any{"traposId": id, "code": "1"}), "forbidden")

@@ -107,3 +107,15 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, byName["read_screen"].Annotations.ReadOnlyHint)
 	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
 }
+
+// TestAnUnknownToolIsRefusedAndTheServerGoesOn: a call of a tool that does not exist is the
+// SDK's "unknown tool" error (its nil result once crashed the gateway), and the next call
+// works.
+func TestAnUnknownToolIsRefusedAndTheServerGoesOn(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	_, err := s.CallTool(t.Context(), &sdk.CallToolParams{Name: "nosuch", Arguments: map[string]any{}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `unknown tool "nosuch"`)
+	res := callTool(t, s, "list_computers", map[string]any{})
+	assert.False(t, res.IsError, text(res))
+}
