@@ -55,3 +55,33 @@ func TestRegisteredTypeIsAnsweredWithTheRequester(t *testing.T) {
 	assert.Equal(t, protocol.CodeForbidden, resp.Error.Code)
 	assert.Equal(t, 2.0, testutil.ToFloat64(m.framesIn.WithLabelValues(string(protocol.EventComputerRequest), "door.state")), "a registered type gets its own label")
 }
+
+// TestAHandlerThatPanicsFailsItsRequestAlone: a registered handler's panic is that request's
+// internal error, logged with its stack; the socket and the gateway go on (it runs on a
+// goroutine of its own, where a panic would end the process).
+func TestAHandlerThatPanicsFailsItsRequestAlone(t *testing.T) {
+	h := newHarness(t, Config{}, nil, func(gw *Gateway) {
+		gw.Handle("door.state", func(_ context.Context, _ protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+			if string(payload) == `{"bug":true}` {
+				panic("a bug in door.state")
+			}
+			return json.RawMessage(`{"open":false}`), nil
+		})
+	})
+	c := h.connect(t, "7:door", "")
+	c.request("d1", "door.state", map[string]any{"bug": true})
+	resp := c.read()
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeInternal, resp.Error.Code)
+	assert.Equal(t, "the gateway failed on this door.state request; its log has the details", resp.Error.Message)
+	logs := h.logs.String()
+	assert.Contains(t, logs, `level=ERROR msg="request handler panicked"`)
+	assert.Contains(t, logs, "type=door.state")
+	assert.Contains(t, logs, "a bug in door.state")
+	assert.Contains(t, logs, "handle_test.go", "the stack is logged")
+
+	c.request("d2", "door.state", map[string]any{})
+	resp = c.read()
+	require.True(t, resp.OK, "the socket still serves")
+	assert.JSONEq(t, `{"open":false}`, string(resp.Payload))
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -181,10 +182,23 @@ func (s *Session) refuseInFlight(f *protocol.Frame) {
 func (s *Session) serve(h RequestHandler, f protocol.Frame) {
 	defer s.handlers.Done()
 	defer func() { <-s.slots }()
-	payload, err := h(s.ctx, s.requester(), f.Payload)
+	payload, err := s.callHandler(h, &f)
 	if s.answerHandled(&f, payload, err, writeInline) {
 		s.linkAnswered(f.Type, payload)
 	}
+}
+
+// callHandler runs h on request f, a panic becoming the request's internal error, logged with
+// its stack: h runs on a goroutine of its own, out of reach of net/http's recovery, where a
+// panic would end the gateway and drop every computer.
+func (s *Session) callHandler(h RequestHandler, f *protocol.Frame) (payload json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log().Error("request handler panicked", "type", clip(f.Type), "panic", p, "stack", string(debug.Stack()))
+			payload, err = nil, protocol.Errorf(protocol.CodeInternal, "the gateway failed on this %s request; its log has the details", clip(f.Type))
+		}
+	}()
+	return h(s.ctx, s.requester(), f.Payload)
 }
 
 // helloOffStack runs hello off the reader's stack (offStack).
