@@ -247,7 +247,13 @@ func (r *RunCmd) Run(e *env) error {
 	if e.stdin != nil {
 		opts.Input = computer.LinesFrom(e.stdin)
 	}
-	opts.Program, opts.Args = r.Command[0], r.Command[1:]
+	// The words are UTF-8 text, as the flags are: they enter as CC's bytes, as the same
+	// command typed at a bare computer's prompt does.
+	words := make([]string, len(r.Command))
+	for i, w := range r.Command {
+		words[i] = ccstr.FromText(w)
+	}
+	opts.Program, opts.Args = words[0], words[1:]
 	return r.worldFlags.boot(e, opts, r.TimeLimit)
 }
 
