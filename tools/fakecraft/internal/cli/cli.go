@@ -41,7 +41,7 @@ const specSuffix = "_spec.lua"
 // computerFlags are the flags shared by run, shell and test.
 type computerFlags struct {
 	Root         string   `help:"Repository root (the directory holding go.work); found from the current directory upward when empty; --bare needs none." type:"path"`
-	Set          []string `short:"s" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
+	Set          []string `short:"s" sep:"none" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
 	ID           int      `help:"Computer id (os.getComputerID)." default:"0"`
 	Label        string   `help:"Computer label (os.getComputerLabel)."`
 	TimeScale    float64  `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
@@ -54,12 +54,12 @@ type computerFlags struct {
 // autostartFlags choose the packages' servers started beside the program.
 type autostartFlags struct {
 	NoAutostart bool     `help:"Do not start the packages' autostart servers."`
-	Package     []string `help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
+	Package     []string `sep:"none" help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
 }
 
 // dropFlags are files dropped on the computer after it boots.
 type dropFlags struct {
-	Drop []string `help:"Drop this file on the computer once it has booted, as a player drags a file onto its screen (a file_transfer event: the shell's prompt and the import program save it). Repeatable: all go in one drop." type:"existingfile" placeholder:"PATH"`
+	Drop []string `sep:"none" help:"Drop this file on the computer once it has booted, as a player drags a file onto its screen (a file_transfer event: the shell's prompt and the import program save it). Repeatable: all go in one drop." type:"existingfile" placeholder:"PATH"`
 }
 
 // files reads the dropped files; each keeps its own name, without its directory.

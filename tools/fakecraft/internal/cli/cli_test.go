@@ -116,3 +116,30 @@ func TestTestCommand(t *testing.T) {
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, out, "1 passed, 1 failed")
 }
+
+// TestRepeatableFlagsKeepCommas: each occurrence of a repeatable flag is one value, commas
+// and all: a setting's value (a password) may hold one, and so may a file name.
+func TestRepeatableFlagsKeepCommas(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/programs/show.lua": `print(settings.get("x.y"), settings.get("p"), settings.get("r"))`,
+	})
+	code, out, errOut := run(t, "run", "--root", root, "--no-autostart",
+		"--set", "x.y=a,b", "--set", "p=q,r=s", "show")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "a,b\tq,r=s\tnil\n", out)
+
+	code, _, errOut = run(t, "run", "--root", root, "--package", "a,b", "show")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut, `package "a,b"`)
+
+	src := filepath.Join(t.TempDir(), "a,b.txt")
+	require.NoError(t, os.WriteFile(src, []byte("x"), 0o644))
+	code, out, errOut = run(t, "run", "--root", shellRepo(t), "--no-autostart", "--drop", src, "import")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "Transferring a,b.txt\n")
+
+	for _, cmd := range []string{"run", "shell", "test"} {
+		_, out, _ = run(t, cmd, "--help")
+		assert.NotContains(t, out, ",...", "%s --help", cmd)
+	}
+}
