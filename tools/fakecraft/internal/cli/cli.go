@@ -341,14 +341,15 @@ func specFiles(paths []string) ([]string, error) {
 }
 
 // computerPaths maps host spec files to computer paths: files under the trapos/ root keep
-// their place, others get their directory mounted read-only at /spec/<n>.
+// their place, others get their directory mounted read-only at /spec/<n>. A host name is
+// UTF-8; the computer's path is CC's bytes, as fs lists it.
 func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 	var out []string
 	var mounts []fsapi.Mount
 	mounted := map[string]string{}
 	for _, f := range files {
 		if rel, err := filepath.Rel(traposDir, f); err == nil && !strings.HasPrefix(rel, "..") {
-			out = append(out, "/"+filepath.ToSlash(rel))
+			out = append(out, ccstr.FromText("/"+filepath.ToSlash(rel)))
 			continue
 		}
 		dir := filepath.Dir(f)
@@ -358,7 +359,7 @@ func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 			mounted[dir] = at
 			mounts = append(mounts, fsapi.Mount{At: at, Dir: dir, ReadOnly: true})
 		}
-		out = append(out, at+"/"+filepath.Base(f))
+		out = append(out, at+"/"+ccstr.FromText(filepath.Base(f)))
 	}
 	return out, mounts
 }

@@ -117,6 +117,18 @@ func TestTestCommand(t *testing.T) {
 	assert.Contains(t, out, "1 passed, 1 failed")
 }
 
+// TestTestCommandNonASCIINames: spec files whose host names are not ASCII run, under
+// trapos/ and outside it (the computer's path is CC's bytes for the host's UTF-8 name).
+func TestTestCommandNonASCIINames(t *testing.T) {
+	spec := `describe("x", function() it("runs", function() end) end)`
+	root := repo(t, map[string]string{"trapos/tests/größe_spec.lua": spec})
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "küche_spec.lua"), []byte(spec), 0o644))
+	code, out, errOut := run(t, "test", "--root", root, filepath.Join(root, "trapos", "tests"), outside)
+	assert.Equal(t, ExitOK, code, errOut+out)
+	assert.Contains(t, out, "2 passed, 0 failed")
+}
+
 // TestRepeatableFlagsKeepCommas: each occurrence of a repeatable flag is one value, commas
 // and all: a setting's value (a password) may hold one, and so may a file name.
 func TestRepeatableFlagsKeepCommas(t *testing.T) {
