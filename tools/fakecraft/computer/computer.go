@@ -60,6 +60,18 @@ type Boot struct {
 	Autostart []string
 }
 
+// MaxID is the largest computer id: CC: Tweaked numbers computers from 0 up in a Java int.
+const MaxID = math.MaxInt32
+
+// CheckID refuses an id no CC computer can have (negative, or past MaxID) with a message
+// naming the range; the caller names the id.
+func CheckID(id int) error {
+	if id < 0 || id > MaxID {
+		return fmt.Errorf("CC's computer ids run from 0 to %d", MaxID)
+	}
+	return nil
+}
+
 // Config describes one computer.
 type Config struct {
 	// ID is os.getComputerID().

@@ -201,6 +201,9 @@ func (f *computerFlags) options(e *env, bare bool) (machine.Options, string, err
 		// Flags are UTF-8 text; CC stores what the host hands it as one byte per character.
 		settings[ccstr.FromText(k)] = ccstr.FromText(v)
 	}
+	if err := computer.CheckID(f.ID); err != nil {
+		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--id %d: %v", f.ID, err)}
+	}
 	if f.TimeScale <= 0 {
 		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-scale %v: must be positive", f.TimeScale)}
 	}

@@ -100,6 +100,16 @@ func TestRunBadFlags(t *testing.T) {
 	assert.Equal(t, ExitUsage, code)
 }
 
+// TestRunRefusesIdsCCCannotHave: --id is a CC computer id, 0 to 2^31-1; anything else is
+// one line naming the range (the gateway would refuse "-1:" later, less clearly).
+func TestRunRefusesIdsCCCannotHave(t *testing.T) {
+	for _, id := range []string{"-1", "99999999999"} {
+		code, _, errOut := run(t, "run", "--bare", "--id="+id)
+		assert.Equal(t, ExitUsage, code, id)
+		assert.Equal(t, "fakecraft: --id "+id+": CC's computer ids run from 0 to 2147483647\n", errOut)
+	}
+}
+
 func TestTestCommand(t *testing.T) {
 	root := repo(t, map[string]string{
 		"trapos/tests/a_spec.lua": `describe("a", function() it("works", function() expect(1 + 1):eq(2) end) end)`,
