@@ -157,7 +157,7 @@ func MainWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) (st
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
+		fmt.Fprintf(stderr, "fakecraft: %v\n%s\n", err, usageHint(err))
 		return ExitUsage
 	}
 	if err := kctx.Run(); err != nil {
@@ -172,6 +172,18 @@ func MainWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) (st
 		return ExitUsage
 	}
 	return ExitOK
+}
+
+// usageHint is the line under a command line's mistake: the command's usage and where its
+// help is (`fakecraft conformance` alone: what to give it).
+func usageHint(err error) string {
+	var perr *kong.ParseError
+	if errors.As(err, &perr) && perr.Context != nil {
+		if n := perr.Context.Selected(); n != nil && n.Type == kong.CommandNode {
+			return fmt.Sprintf("usage: fakecraft %s (`fakecraft %s --help` says more)", n.Summary(), n.Path())
+		}
+	}
+	return "(`fakecraft --help` lists the commands)"
 }
 
 // options turns the shared flags into machine options. A bare computer has no trapos/ and
