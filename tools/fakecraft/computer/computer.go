@@ -485,8 +485,13 @@ func (c *Computer) resume(args []lua.LValue) (lua.ResumeState, string) {
 		if c.guard.hard.Load() {
 			c.stop = true
 		}
-		c.printError(msg)
 		c.result.Err = errors.New(msg)
+		if c.guard.stopped.Load() {
+			// The host stopped the computer (Run's ctx): its caller says so; the code it
+			// stopped did nothing wrong, so the screen shows no error of its.
+			return state, ""
+		}
+		c.printError(msg)
 		return state, ""
 	case lua.ResumeYield:
 		if len(values) > 0 {

@@ -81,7 +81,7 @@ type RunCmd struct {
 	dropFlags
 	Bare bool `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
 	autostartFlags
-	TimeLimit time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
+	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
 	// Command is the program and its arguments in one passthrough list, so that flags after
 	// the program name (sandbox --help) belong to the program, not to fakecraft.
 	Command []string `arg:"" optional:"" passthrough:"" name:"program" help:"Program to run in the shell (e.g. sandbox or /programs/sandbox.lua), then its arguments. fakecraft's flags go before it. Required unless --bare."`
@@ -90,7 +90,7 @@ type RunCmd struct {
 // TestCmd is `fakecraft test`.
 type TestCmd struct {
 	computerFlags
-	TimeLimit time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
+	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
 	Paths     []string      `arg:"" optional:"" help:"Spec files or directories of *_spec.lua files (default: trapos/tests)." type:"path"`
 }
 
@@ -384,6 +384,11 @@ func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 // runs until it shuts down (the input ended, os.shutdown): status 0, or 1 when the bios
 // itself failed. The world's other computers stop when it ends.
 func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration) error {
+	ctx, cancel, err := limited(limit)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	opts, w, err := f.enter(opts)
 	if err != nil {
 		return err
@@ -393,21 +398,40 @@ func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration) err
 			fmt.Fprintf(e.stderr, "fakecraft: world: %v\n", err)
 		}
 	}()
-	return boot(opts, limit)
+	return boot(ctx, opts, limit)
 }
 
-// boot runs one machine and maps its end to an exit status (see worldFlags.boot).
-func boot(opts machine.Options, limit time.Duration) error {
+// limited is a context that ends when a command's --time-limit runs out. 0 is no limit,
+// for every command (shell's default); a negative limit is refused.
+func limited(limit time.Duration) (context.Context, context.CancelFunc, error) {
+	switch {
+	case limit < 0:
+		return nil, nil, &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-limit %s: give a positive duration, or 0 for no limit", limit)}
+	case limit == 0:
+		ctx, cancel := context.WithCancel(context.Background())
+		return ctx, cancel, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	return ctx, cancel, nil
+}
+
+// timeLimitReached is the end of a run that --time-limit stopped, said as what it is: the
+// computer's code did not fail, fakecraft turned it off.
+func timeLimitReached(limit time.Duration) error {
+	return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("--time-limit %s ran out: fakecraft stopped the computer", limit)}
+}
+
+// boot runs one machine until ctx ends and maps its end to an exit status (see
+// worldFlags.boot).
+func boot(ctx context.Context, opts machine.Options, limit time.Duration) error {
 	m, err := machine.New(opts)
 	if err != nil {
 		return &exitError{code: ExitUsage, msg: err.Error()}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
 	res, err := m.Run(ctx)
 	switch {
 	case errors.Is(err, computer.ErrTimeLimit):
-		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", limit)}
+		return timeLimitReached(limit)
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
 	case opts.Bare && res.Err != nil:

@@ -66,7 +66,21 @@ func TestRunTimeLimit(t *testing.T) {
 	root := repo(t, map[string]string{"trapos/programs/wait.lua": `os.pullEvent("never")`})
 	code, _, errOut := run(t, "run", "--root", root, "--time-limit", "100ms", "wait")
 	assert.Equal(t, ExitTimeLimit, code)
-	assert.Contains(t, errOut, "time limit")
+	assert.Equal(t, "fakecraft: --time-limit 100ms ran out: fakecraft stopped the computer\n", errOut)
+}
+
+// TestRunTimeLimitZeroIsNone: --time-limit 0 is no limit, as it is for shell (run stopped
+// at once), and a negative one is refused in one line.
+func TestRunTimeLimitZeroIsNone(t *testing.T) {
+	root := repo(t, map[string]string{"trapos/programs/done.lua": `print("done")`})
+	code, out, errOut := run(t, "run", "--root", root, "--time-limit", "0s", "done")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "done\n", out)
+
+	code, out, errOut = run(t, "run", "--root", root, "--time-limit=-1s", "done")
+	assert.Equal(t, ExitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "fakecraft: --time-limit -1s: give a positive duration, or 0 for no limit\n", errOut)
 }
 
 func TestRunStartsAutostartServers(t *testing.T) {
