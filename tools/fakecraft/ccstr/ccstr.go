@@ -3,7 +3,8 @@
 // byte (U+0000–U+00FF) and encodes a Java string back one byte per character.
 //
 // Text from outside (fakecraft's flags, standard input, a paste, a websocket's close reason,
-// which Netty decodes as UTF-8) enters that way: FromText, Clipboard, Label. What leaves
+// which Netty decodes as UTF-8, a host file's name) enters that way: FromText, Clipboard,
+// Label; a file name goes back to the host disk as ToText. What leaves
 // goes out the way CC hands it over: as its font draws it on a screen (Glyph) or in a
 // transcript (Shown), or decoded as UTF-8 where CC decodes it (DecodeUTF8: a websocket's
 // text frames). HTTP bodies and websocket
@@ -30,6 +31,20 @@ func FromText(s string) string {
 			out = append(out, '?')
 		}
 		s = s[n:]
+	}
+	return string(out)
+}
+
+// ToText is s as CC's Java side hands a string to Java code that wants text and draws
+// nothing (a file name on the host disk): each byte is the character of that code point
+// (U+0000–U+00FF), UTF-8 encoded. FromText(ToText(s)) is s.
+func ToText(s string) string {
+	if isASCII(s) {
+		return s
+	}
+	out := make([]rune, len(s))
+	for i := 0; i < len(s); i++ {
+		out[i] = rune(s[i])
 	}
 	return string(out)
 }

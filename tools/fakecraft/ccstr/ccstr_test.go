@@ -22,6 +22,14 @@ func TestFromText(t *testing.T) {
 	}
 }
 
+func TestToText(t *testing.T) {
+	assert.Equal(t, "kitchen", ToText("kitchen"))
+	assert.Equal(t, "küche\u009b", ToText("k\xfcche\x9b"))
+	for _, b := range allBytes() {
+		assert.Equal(t, string([]byte{b}), FromText(ToText(string([]byte{b}))), "byte %d", b)
+	}
+}
+
 func TestClipboard(t *testing.T) {
 	assert.Equal(t, "k\xfcche", Clipboard([]byte("küche\nsecond line")))
 	assert.Equal(t, "a?b?", Clipboard([]byte("a\tb€")))

@@ -60,6 +60,18 @@ type Boot struct {
 	Autostart []string
 }
 
+// MaxID is the largest computer id: CC: Tweaked numbers computers from 0 up in a Java int.
+const MaxID = math.MaxInt32
+
+// CheckID refuses an id no CC computer can have (negative, or past MaxID) with a message
+// naming the range; the caller names the id.
+func CheckID(id int) error {
+	if id < 0 || id > MaxID {
+		return fmt.Errorf("CC's computer ids run from 0 to %d", MaxID)
+	}
+	return nil
+}
+
 // Config describes one computer.
 type Config struct {
 	// ID is os.getComputerID().
@@ -473,8 +485,13 @@ func (c *Computer) resume(args []lua.LValue) (lua.ResumeState, string) {
 		if c.guard.hard.Load() {
 			c.stop = true
 		}
-		c.printError(msg)
 		c.result.Err = errors.New(msg)
+		if c.guard.stopped.Load() {
+			// The host stopped the computer (Run's ctx): its caller says so; the code it
+			// stopped did nothing wrong, so the screen shows no error of its.
+			return state, ""
+		}
+		c.printError(msg)
 		return state, ""
 	case lua.ResumeYield:
 		if len(values) > 0 {

@@ -400,6 +400,39 @@ func TestTimeLimit(t *testing.T) {
 	assert.ErrorIs(t, err, ErrTimeLimit)
 }
 
+// TestStopIsNotTheProgramsError: when Run's ctx ends (fakecraft's --time-limit) while Lua
+// runs, the screen shows no error (it showed "bios.lua:N: Too long without yielding", as if
+// the program had failed) and the error the stopped code sees says who stopped it, in the
+// VM and in the pattern matcher alike.
+func TestStopIsNotTheProgramsError(t *testing.T) {
+	for name, src := range map[string]string{
+		"vm":      `print("spin") stop() while true do end`,
+		"pattern": `print("spin") stop() while true do string.find(string.rep("a", 1e5), ".-.-.-.-b") end`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+			defer cancel()
+			stopped, stop := context.WithCancel(ctx)
+			defer stop()
+			var out bytes.Buffer
+			c, err := New(Config{Stdout: &out, APIs: []Installer{
+				memFS{ShellPath: src}.install,
+				func(L *lua.LState, _ *Env) error {
+					L.SetGlobal("stop", L.NewFunction(func(*lua.LState) int { stop(); return 0 }))
+					return nil
+				},
+			}})
+			require.NoError(t, err)
+			res, err := c.Run(stopped)
+			assert.ErrorIs(t, err, ErrTimeLimit)
+			assert.Equal(t, "spin\n", out.String())
+			require.Error(t, res.Err)
+			assert.Contains(t, res.Err.Error(), StoppedMessage)
+			assert.NotContains(t, res.Err.Error(), TooLongMessage)
+		})
+	}
+}
+
 func TestErrorLevels(t *testing.T) {
 	check(t, `
 local function inner() error("x", 2) end

@@ -302,7 +302,7 @@ func (w *gsubWait) placed(L *lua.LState, msg string) lua.LValue {
 // patternError is the error value of a matcher error, as raisePattern raises it.
 func (w *gsubWait) patternError(L *lua.LState, err error) lua.LValue {
 	if errors.Is(err, luapattern.ErrStopped) {
-		return lua.LString(TooLongMessage)
+		return lua.LString(abortMessage(L))
 	}
 	return w.placed(L, err.Error())
 }

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	lua "github.com/yuin/gopher-lua"
 )
 
 // TooLongMessage is the error CC raises in code that runs too long without yielding. As in
@@ -21,17 +23,25 @@ const hardAbortGrace = 1500 * time.Millisecond
 
 var errTooLong = errors.New(TooLongMessage)
 
+// StoppedMessage is the error raised in the Lua code that runs when the host stops the
+// computer (Run's ctx ends: fakecraft's --time-limit). It is not CC's: no CC computer is
+// stopped this way, and the code it stops did nothing wrong.
+const StoppedMessage = "Stopped by fakecraft's time limit"
+
+var errStopped = errors.New(StoppedMessage)
+
 // yieldGuard is the context.Context given to every Lua thread of a computer. gopher-lua
 // checks Done before every instruction, so swapping the channel per resume turns it into
 // CC's per-resume watchdog: the soft abort raises the error once, a hard abort keeps raising
 // until the resume ends. It is never cancelled as a whole, and implements AfterFunc so that
 // context.WithCancel children (gopher-lua makes one per coroutine) start no goroutine.
 type yieldGuard struct {
-	mu    sync.Mutex // serialises trip against arm/disarm so a late timer cannot leak into the next resume
-	gen   uint64     // guarded by mu: which resume the timers belong to
-	done  atomic.Pointer[chan struct{}]
-	hard  atomic.Bool
-	never chan struct{}
+	mu      sync.Mutex // serialises trip against arm/disarm so a late timer cannot leak into the next resume
+	gen     uint64     // guarded by mu: which resume the timers belong to
+	done    atomic.Pointer[chan struct{}]
+	hard    atomic.Bool
+	stopped atomic.Bool // abort, not the yield timeout, made the hard abort
+	never   chan struct{}
 }
 
 func newYieldGuard() *yieldGuard {
@@ -51,10 +61,22 @@ func (g *yieldGuard) Value(any) any               { return nil }
 func (g *yieldGuard) Err() error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.stopped.Load() {
+		return errStopped
+	}
 	if !g.hard.Load() {
 		g.done.Store(&g.never)
 	}
 	return errTooLong
+}
+
+// abortMessage is the error a Go function that polls the guard (the pattern matcher)
+// raises when it fired: TooLongMessage, or StoppedMessage when the host stopped the computer.
+func abortMessage(L *lua.LState) string {
+	if ctx := L.Context(); ctx != nil {
+		return ctx.Err().Error()
+	}
+	return TooLongMessage
 }
 
 // AfterFunc never calls f: the guard as a whole is never cancelled.
@@ -99,6 +121,7 @@ func (g *yieldGuard) arm(limit time.Duration) (disarm func()) {
 func (g *yieldGuard) abort() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.stopped.Store(true)
 	g.hard.Store(true)
 	ch := make(chan struct{})
 	close(ch)

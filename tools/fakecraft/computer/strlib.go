@@ -46,7 +46,7 @@ func stopper(L *lua.LState) func() bool {
 // raisePattern turns a matcher error into the Lua error CC raises.
 func raisePattern(L *lua.LState, err error) {
 	if errors.Is(err, luapattern.ErrStopped) {
-		L.Error(lua.LString(TooLongMessage), 0)
+		L.Error(lua.LString(abortMessage(L)), 0)
 	}
 	luakit.RaiseMessage(L, err.Error())
 }

@@ -23,6 +23,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"fakecraft/ccstr"
 )
 
 const (
@@ -315,12 +317,20 @@ func (f *FS) stat(path string) (entry, error) {
 	return entry{}, nil
 }
 
+// osName is the host name of a path inside a mount: CC's bytes as the Java string CC
+// holds them in, UTF-8 encoded, as CC: Tweaked's file system stores them (the CC name
+// "k\xFCche" is the host file "küche"). ccName is the other way. Every host call goes
+// through osName, every host name listed through ccName; nothing else converts.
 func osName(local string) string {
 	if local == "" {
 		return "."
 	}
-	return local
+	return ccstr.ToText(local)
 }
+
+// ccName is a host file name as the computer sees it: each character up to U+00FF its
+// byte, any other '?', as CC: Tweaked hands a Java string to Lua.
+func ccName(host string) string { return ccstr.FromText(host) }
 
 func toEntry(fi fs.FileInfo) entry {
 	e := entry{exists: true, dir: fi.IsDir(), modified: fi.ModTime().UnixMilli()}
@@ -388,7 +398,8 @@ func (m *mountPoint) list(local string, names map[string]bool) {
 			return
 		}
 		for _, de := range entries {
-			child := join(local, de.Name())
+			name := ccName(de.Name())
+			child := join(local, name)
 			if lower && m.isHidden(child) {
 				continue
 			}
@@ -403,7 +414,7 @@ func (m *mountPoint) list(local string, names map[string]bool) {
 					continue
 				}
 			}
-			names[de.Name()] = true
+			names[name] = true
 		}
 	}
 	if m.upper != nil && m.upperStat(local).dir {
@@ -522,7 +533,7 @@ func (m *mountPoint) prepareParents(path, local string) error {
 			return pathErr(path, msgFileExists)
 		}
 	}
-	if err := m.upper.MkdirAll(parent, dirPerm); err != nil {
+	if err := m.upper.MkdirAll(osName(parent), dirPerm); err != nil {
 		return pathErr(path, msgAccessDenied)
 	}
 	return nil
@@ -568,7 +579,7 @@ func (f *FS) delete(path string) error {
 	}
 	m.forget()
 	if m.upperStat(local).exists {
-		if err := m.upper.RemoveAll(local); err != nil {
+		if err := m.upper.RemoveAll(osName(local)); err != nil {
 			return pathErr(path, msgAccessDenied)
 		}
 	}
@@ -682,7 +693,7 @@ func (f *FS) move(src, dst string) error {
 		if err := md.prepareParents(dst, dlocal); err != nil {
 			return err
 		}
-		if err := md.upper.Rename(local, dlocal); err != nil {
+		if err := md.upper.Rename(osName(local), osName(dlocal)); err != nil {
 			return pathErr(src, msgAccessDenied)
 		}
 		return nil

@@ -845,3 +845,34 @@ func TestAnEmptyDriveHasAllItsCapacityFree(t *testing.T) {
 		return ok, more, err, fs.getFreeSpace("")`)
 	assert.Equal(t, []string{"true", "false", "Out of space", "0"}, strs(res))
 }
+
+// TestHostNamesAreCCsJavaStrings: a file name crosses the mount's edge as CC: Tweaked's
+// Java side carries it, one character per byte, stored as UTF-8 on the host: the CC name
+// "k\xFCche.txt" is the host file "küche.txt", the host's "größe.txt" lists as the CC bytes
+// "gr\xF6\xDFe.txt", a character CC cannot hold lists as '?', and a directory whose name has
+// a byte past ASCII lists its files (it listed nothing).
+func TestHostNamesAreCCsJavaStrings(t *testing.T) {
+	c := newComputer(t)
+	writeHostFile(t, filepath.Join(c.base, "größe.txt"), "big")
+	writeHostFile(t, filepath.Join(c.base, "日.txt"), "sun")
+
+	c.eval(t, `fs.makeDir("/\233") local f = fs.open("/\233/y", "w") f.write("in") f.close()
+		f = fs.open("/k\252che.txt", "w") f.write("kitchen") f.close()
+		fs.move("/k\252che.txt", "/k\252che2.txt")`)
+	snap := snapshot(t, c.overlay)
+	assert.Equal(t, "in", snap[filepath.Join("é", "y")], "%q", snap)
+	assert.Equal(t, "kitchen", snap["küche2.txt"], "%q", snap)
+	assert.Equal(t, []string{"y"}, listOf(t, c.eval(t, `return fs.list("/\233")`)[0]))
+
+	names := listOf(t, c.eval(t, `return fs.list("/")`)[0])
+	assert.Contains(t, names, "gr\xf6\xdfe.txt")
+	assert.Contains(t, names, "?.txt")
+	assert.Contains(t, names, "k\xfcche2.txt")
+	assert.Contains(t, names, "\xe9")
+	assert.Equal(t, []string{"big", "true"}, strs(c.eval(t,
+		`local f = fs.open("/gr\246\223e.txt", "r") local s = f.readAll() f.close() return s, fs.exists("/\233/y")`)))
+
+	c.eval(t, `fs.delete("/\233")`)
+	_, err := os.Stat(filepath.Join(c.overlay, "é"))
+	assert.True(t, os.IsNotExist(err), "deleted on the host too: %v", err)
+}

@@ -117,7 +117,7 @@ func (f *FS) openWrite(path string, mode openMode) (*handle, error) {
 	if mode.append {
 		flags |= os.O_APPEND
 	}
-	file, err := m.upper.OpenFile(local, flags, filePerm)
+	file, err := m.upper.OpenFile(osName(local), flags, filePerm)
 	if err != nil {
 		return nil, pathErr(path, msgAccessDenied)
 	}

@@ -127,6 +127,9 @@ var ErrTaken = errors.New("a computer with this id is already in the world")
 
 // Place puts computer id at pos, with nothing attached yet.
 func (w *World) Place(id int, pos Vec) (*Place, error) {
+	if err := computer.CheckID(id); err != nil {
+		return nil, fmt.Errorf("computer %d: %w", id, err)
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.places[id] != nil {

@@ -445,3 +445,17 @@ end
 	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20),
 		"remembering one repeated message id allocated the array part up to it")
 }
+
+// TestPlaceRefusesIdsCCCannotHave: a world file's computer ids are CC's, from 0 to
+// 2^31-1 (a Java int).
+func TestPlaceRefusesIdsCCCannotHave(t *testing.T) {
+	w, err := world.New(world.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, w.Close()) })
+	for _, id := range []int{-1, 1 << 31} {
+		_, err := w.Place(id, world.Vec{})
+		assert.ErrorContains(t, err, fmt.Sprintf("computer %d: CC's computer ids run from 0 to 2147483647", id))
+	}
+	_, err = w.Place(1<<31-1, world.Vec{})
+	assert.NoError(t, err)
+}

@@ -41,3 +41,18 @@ func TestTextLeavesAsCCShowsIt(t *testing.T) {
 	assert.True(t, utf8.ValidString(out), "%q", out)
 	assert.Contains(t, out, "\ngrüße\nküche grüße \U0001FB00\n", "the echo of the typed line, then the print")
 }
+
+// TestProgramArgumentsEnterAsCCBytes: a TrapOS computer's program and its arguments are
+// UTF-8 text too, converted as a bare computer's typed command is (`label set küche` sets
+// the five bytes "k\xFCche", not the six of its UTF-8).
+func TestProgramArgumentsEnterAsCCBytes(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/programs/seen.lua": `local f = fs.open("/seen", "wb") f.write(table.concat({...}, "|")) f.close()`,
+	})
+	dir := t.TempDir()
+	code, _, errOut := run(t, "run", "--root", root, "--dir", dir, "seen", "küche", "€")
+	assert.Equal(t, ExitOK, code, errOut)
+	seen, err := os.ReadFile(filepath.Join(dir, "seen"))
+	require.NoError(t, err)
+	assert.Equal(t, "k\xfcche|?", string(seen))
+}

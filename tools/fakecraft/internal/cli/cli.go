@@ -41,7 +41,7 @@ const specSuffix = "_spec.lua"
 // computerFlags are the flags shared by run, shell and test.
 type computerFlags struct {
 	Root         string   `help:"Repository root (the directory holding go.work); found from the current directory upward when empty; --bare needs none." type:"path"`
-	Set          []string `short:"s" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
+	Set          []string `short:"s" sep:"none" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
 	ID           int      `help:"Computer id (os.getComputerID)." default:"0"`
 	Label        string   `help:"Computer label (os.getComputerLabel)."`
 	TimeScale    float64  `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
@@ -54,12 +54,12 @@ type computerFlags struct {
 // autostartFlags choose the packages' servers started beside the program.
 type autostartFlags struct {
 	NoAutostart bool     `help:"Do not start the packages' autostart servers."`
-	Package     []string `help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
+	Package     []string `sep:"none" help:"Start only the autostart servers of this package (repeatable; default: every package)." placeholder:"NAME"`
 }
 
 // dropFlags are files dropped on the computer after it boots.
 type dropFlags struct {
-	Drop []string `help:"Drop this file on the computer once it has booted, as a player drags a file onto its screen (a file_transfer event: the shell's prompt and the import program save it). Repeatable: all go in one drop." type:"existingfile" placeholder:"PATH"`
+	Drop []string `sep:"none" help:"Drop this file on the computer once it has booted, as a player drags a file onto its screen (a file_transfer event: the shell's prompt and the import program save it). Repeatable: all go in one drop." type:"existingfile" placeholder:"PATH"`
 }
 
 // files reads the dropped files; each keeps its own name, without its directory.
@@ -81,7 +81,7 @@ type RunCmd struct {
 	dropFlags
 	Bare bool `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
 	autostartFlags
-	TimeLimit time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
+	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
 	// Command is the program and its arguments in one passthrough list, so that flags after
 	// the program name (sandbox --help) belong to the program, not to fakecraft.
 	Command []string `arg:"" optional:"" passthrough:"" name:"program" help:"Program to run in the shell (e.g. sandbox or /programs/sandbox.lua), then its arguments. fakecraft's flags go before it. Required unless --bare."`
@@ -90,7 +90,7 @@ type RunCmd struct {
 // TestCmd is `fakecraft test`.
 type TestCmd struct {
 	computerFlags
-	TimeLimit time.Duration `help:"Stop with exit status 2 after this much real time." default:"30s"`
+	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
 	Paths     []string      `arg:"" optional:"" help:"Spec files or directories of *_spec.lua files (default: trapos/tests)." type:"path"`
 }
 
@@ -157,7 +157,7 @@ func MainWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) (st
 	}
 	kctx, err := parser.Parse(args)
 	if err != nil {
-		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
+		fmt.Fprintf(stderr, "fakecraft: %v\n%s\n", err, usageHint(err))
 		return ExitUsage
 	}
 	if err := kctx.Run(); err != nil {
@@ -172,6 +172,18 @@ func MainWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) (st
 		return ExitUsage
 	}
 	return ExitOK
+}
+
+// usageHint is the line under a command line's mistake: the command's usage and where its
+// help is (`fakecraft conformance` alone: what to give it).
+func usageHint(err error) string {
+	var perr *kong.ParseError
+	if errors.As(err, &perr) && perr.Context != nil {
+		if n := perr.Context.Selected(); n != nil && n.Type == kong.CommandNode {
+			return fmt.Sprintf("usage: fakecraft %s (`fakecraft %s --help` says more)", n.Summary(), n.Path())
+		}
+	}
+	return "(`fakecraft --help` lists the commands)"
 }
 
 // options turns the shared flags into machine options. A bare computer has no trapos/ and
@@ -200,6 +212,9 @@ func (f *computerFlags) options(e *env, bare bool) (machine.Options, string, err
 		}
 		// Flags are UTF-8 text; CC stores what the host hands it as one byte per character.
 		settings[ccstr.FromText(k)] = ccstr.FromText(v)
+	}
+	if err := computer.CheckID(f.ID); err != nil {
+		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--id %d: %v", f.ID, err)}
 	}
 	if f.TimeScale <= 0 {
 		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-scale %v: must be positive", f.TimeScale)}
@@ -247,7 +262,13 @@ func (r *RunCmd) Run(e *env) error {
 	if e.stdin != nil {
 		opts.Input = computer.LinesFrom(e.stdin)
 	}
-	opts.Program, opts.Args = r.Command[0], r.Command[1:]
+	// The words are UTF-8 text, as the flags are: they enter as CC's bytes, as the same
+	// command typed at a bare computer's prompt does.
+	words := make([]string, len(r.Command))
+	for i, w := range r.Command {
+		words[i] = ccstr.FromText(w)
+	}
+	opts.Program, opts.Args = words[0], words[1:]
 	return r.worldFlags.boot(e, opts, r.TimeLimit)
 }
 
@@ -335,14 +356,15 @@ func specFiles(paths []string) ([]string, error) {
 }
 
 // computerPaths maps host spec files to computer paths: files under the trapos/ root keep
-// their place, others get their directory mounted read-only at /spec/<n>.
+// their place, others get their directory mounted read-only at /spec/<n>. A host name is
+// UTF-8; the computer's path is CC's bytes, as fs lists it.
 func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 	var out []string
 	var mounts []fsapi.Mount
 	mounted := map[string]string{}
 	for _, f := range files {
 		if rel, err := filepath.Rel(traposDir, f); err == nil && !strings.HasPrefix(rel, "..") {
-			out = append(out, "/"+filepath.ToSlash(rel))
+			out = append(out, ccstr.FromText("/"+filepath.ToSlash(rel)))
 			continue
 		}
 		dir := filepath.Dir(f)
@@ -352,7 +374,7 @@ func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 			mounted[dir] = at
 			mounts = append(mounts, fsapi.Mount{At: at, Dir: dir, ReadOnly: true})
 		}
-		out = append(out, at+"/"+filepath.Base(f))
+		out = append(out, at+"/"+ccstr.FromText(filepath.Base(f)))
 	}
 	return out, mounts
 }
@@ -362,6 +384,11 @@ func computerPaths(files []string, traposDir string) ([]string, []fsapi.Mount) {
 // runs until it shuts down (the input ended, os.shutdown): status 0, or 1 when the bios
 // itself failed. The world's other computers stop when it ends.
 func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration) error {
+	ctx, cancel, err := limited(limit)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	opts, w, err := f.enter(opts)
 	if err != nil {
 		return err
@@ -371,21 +398,40 @@ func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration) err
 			fmt.Fprintf(e.stderr, "fakecraft: world: %v\n", err)
 		}
 	}()
-	return boot(opts, limit)
+	return boot(ctx, opts, limit)
 }
 
-// boot runs one machine and maps its end to an exit status (see worldFlags.boot).
-func boot(opts machine.Options, limit time.Duration) error {
+// limited is a context that ends when a command's --time-limit runs out. 0 is no limit,
+// for every command (shell's default); a negative limit is refused.
+func limited(limit time.Duration) (context.Context, context.CancelFunc, error) {
+	switch {
+	case limit < 0:
+		return nil, nil, &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-limit %s: give a positive duration, or 0 for no limit", limit)}
+	case limit == 0:
+		ctx, cancel := context.WithCancel(context.Background())
+		return ctx, cancel, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	return ctx, cancel, nil
+}
+
+// timeLimitReached is the end of a run that --time-limit stopped, said as what it is: the
+// computer's code did not fail, fakecraft turned it off.
+func timeLimitReached(limit time.Duration) error {
+	return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("--time-limit %s ran out: fakecraft stopped the computer", limit)}
+}
+
+// boot runs one machine until ctx ends and maps its end to an exit status (see
+// worldFlags.boot).
+func boot(ctx context.Context, opts machine.Options, limit time.Duration) error {
 	m, err := machine.New(opts)
 	if err != nil {
 		return &exitError{code: ExitUsage, msg: err.Error()}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	defer cancel()
 	res, err := m.Run(ctx)
 	switch {
 	case errors.Is(err, computer.ErrTimeLimit):
-		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", limit)}
+		return timeLimitReached(limit)
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
 	case opts.Bare && res.Err != nil:

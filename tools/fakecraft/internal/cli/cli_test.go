@@ -66,7 +66,21 @@ func TestRunTimeLimit(t *testing.T) {
 	root := repo(t, map[string]string{"trapos/programs/wait.lua": `os.pullEvent("never")`})
 	code, _, errOut := run(t, "run", "--root", root, "--time-limit", "100ms", "wait")
 	assert.Equal(t, ExitTimeLimit, code)
-	assert.Contains(t, errOut, "time limit")
+	assert.Equal(t, "fakecraft: --time-limit 100ms ran out: fakecraft stopped the computer\n", errOut)
+}
+
+// TestRunTimeLimitZeroIsNone: --time-limit 0 is no limit, as it is for shell (run stopped
+// at once), and a negative one is refused in one line.
+func TestRunTimeLimitZeroIsNone(t *testing.T) {
+	root := repo(t, map[string]string{"trapos/programs/done.lua": `print("done")`})
+	code, out, errOut := run(t, "run", "--root", root, "--time-limit", "0s", "done")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "done\n", out)
+
+	code, out, errOut = run(t, "run", "--root", root, "--time-limit=-1s", "done")
+	assert.Equal(t, ExitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "fakecraft: --time-limit -1s: give a positive duration, or 0 for no limit\n", errOut)
 }
 
 func TestRunStartsAutostartServers(t *testing.T) {
@@ -100,6 +114,16 @@ func TestRunBadFlags(t *testing.T) {
 	assert.Equal(t, ExitUsage, code)
 }
 
+// TestRunRefusesIdsCCCannotHave: --id is a CC computer id, 0 to 2^31-1; anything else is
+// one line naming the range (the gateway would refuse "-1:" later, less clearly).
+func TestRunRefusesIdsCCCannotHave(t *testing.T) {
+	for _, id := range []string{"-1", "99999999999"} {
+		code, _, errOut := run(t, "run", "--bare", "--id="+id)
+		assert.Equal(t, ExitUsage, code, id)
+		assert.Equal(t, "fakecraft: --id "+id+": CC's computer ids run from 0 to 2147483647\n", errOut)
+	}
+}
+
 func TestTestCommand(t *testing.T) {
 	root := repo(t, map[string]string{
 		"trapos/tests/a_spec.lua": `describe("a", function() it("works", function() expect(1 + 1):eq(2) end) end)`,
@@ -115,4 +139,43 @@ func TestTestCommand(t *testing.T) {
 	code, out, _ = run(t, "test", "--root", root, filepath.Join(root, "trapos", "tests"), filepath.Join(outside, "b_spec.lua"))
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, out, "1 passed, 1 failed")
+}
+
+// TestTestCommandNonASCIINames: spec files whose host names are not ASCII run, under
+// trapos/ and outside it (the computer's path is CC's bytes for the host's UTF-8 name).
+func TestTestCommandNonASCIINames(t *testing.T) {
+	spec := `describe("x", function() it("runs", function() end) end)`
+	root := repo(t, map[string]string{"trapos/tests/größe_spec.lua": spec})
+	outside := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(outside, "küche_spec.lua"), []byte(spec), 0o644))
+	code, out, errOut := run(t, "test", "--root", root, filepath.Join(root, "trapos", "tests"), outside)
+	assert.Equal(t, ExitOK, code, errOut+out)
+	assert.Contains(t, out, "2 passed, 0 failed")
+}
+
+// TestRepeatableFlagsKeepCommas: each occurrence of a repeatable flag is one value, commas
+// and all: a setting's value (a password) may hold one, and so may a file name.
+func TestRepeatableFlagsKeepCommas(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/programs/show.lua": `print(settings.get("x.y"), settings.get("p"), settings.get("r"))`,
+	})
+	code, out, errOut := run(t, "run", "--root", root, "--no-autostart",
+		"--set", "x.y=a,b", "--set", "p=q,r=s", "show")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "a,b\tq,r=s\tnil\n", out)
+
+	code, _, errOut = run(t, "run", "--root", root, "--package", "a,b", "show")
+	assert.Equal(t, ExitUsage, code)
+	assert.Contains(t, errOut, `package "a,b"`)
+
+	src := filepath.Join(t.TempDir(), "a,b.txt")
+	require.NoError(t, os.WriteFile(src, []byte("x"), 0o644))
+	code, out, errOut = run(t, "run", "--root", shellRepo(t), "--no-autostart", "--drop", src, "import")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "Transferring a,b.txt\n")
+
+	for _, cmd := range []string{"run", "shell", "test"} {
+		_, out, _ = run(t, cmd, "--help")
+		assert.NotContains(t, out, ",...", "%s --help", cmd)
+	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -17,12 +16,15 @@ type ConformanceCmd struct {
 	Verbose     bool          `short:"v" help:"Print every test's result, and the message of each failure."`
 	Transcript  bool          `help:"Copy the computers' terminal output to stderr."`
 	TestTimeout time.Duration `help:"Time limit of one test." default:"10s"`
-	TimeLimit   time.Duration `help:"Time limit of the whole run." default:"10m"`
+	TimeLimit   time.Duration `help:"Time limit of the whole run (0: none)." default:"10m"`
 }
 
 // Run runs the test-rom and prints the score.
 func (c *ConformanceCmd) Run(e *env) error {
-	ctx, cancel := context.WithTimeout(context.Background(), c.TimeLimit)
+	ctx, cancel, err := limited(c.TimeLimit)
+	if err != nil {
+		return err
+	}
 	defer cancel()
 	opts := conformance.Options{TestROM: c.TestROM, Specs: c.Specs, TestTimeout: c.TestTimeout}
 	if c.Transcript {

@@ -21,3 +21,16 @@ func TestConformanceNeedsATestROM(t *testing.T) {
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, errOut, "not a test-rom")
 }
+
+// TestConformanceWithoutTestROMSaysWhatToGive: a command line's mistake names the fix: the
+// command's usage and its --help (it said only `expected "<test-rom>"`).
+func TestConformanceWithoutTestROMSaysWhatToGive(t *testing.T) {
+	code, out, errOut := run(t, "conformance")
+	assert.Equal(t, ExitUsage, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "fakecraft: expected \"<test-rom>\"\n"+
+		"usage: fakecraft conformance <test-rom> [<spec> ...] [flags] (`fakecraft conformance --help` says more)\n", errOut)
+
+	_, _, errOut = run(t, "bogus")
+	assert.Contains(t, errOut, "`fakecraft --help` lists the commands")
+}

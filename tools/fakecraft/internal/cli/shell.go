@@ -48,6 +48,11 @@ func (s *ShellCmd) Run(e *env) error {
 	}
 	opts.Stdout = nil // the screen is drawn, not transcribed
 	opts.Multishell = true
+	ctx, cancel, err := limited(s.TimeLimit)
+	if err != nil {
+		return err
+	}
+	defer cancel()
 	tty, ok := e.stdin.(*os.File)
 	if !ok {
 		return &exitError{code: ExitUsage, msg: "fakecraft shell needs a terminal on stdin; fakecraft run prints a transcript instead"}
@@ -81,16 +86,10 @@ func (s *ShellCmd) Run(e *env) error {
 			fmt.Fprintf(e.stderr, "fakecraft: world: %v\r\n", err)
 		}
 	}()
-	ctx := context.Background()
-	if s.TimeLimit > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, s.TimeLimit)
-		defer cancel()
-	}
 	_, err = runShown(ctx, con, opts)
 	switch {
 	case errors.Is(err, computer.ErrTimeLimit):
-		return &exitError{code: ExitTimeLimit, msg: fmt.Sprintf("time limit of %s reached", s.TimeLimit)}
+		return timeLimitReached(s.TimeLimit)
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
 	}

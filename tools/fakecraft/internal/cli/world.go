@@ -17,7 +17,7 @@ import (
 // peripherals on its sides.
 type worldFlags struct {
 	World  string   `help:"World file (JSON): the computers around this one, which boot with it as plain CC computers and stop when it ends, their peripherals and cables; this computer takes its position and peripherals from its own entry (its id), if it has one." type:"existingfile" placeholder:"FILE"`
-	Attach []string `help:"Attach a peripheral to a side (or, as CraftOS-PC allows, under another name): modem, ender_modem, wired_modem:CABLE, … (see the README). Repeatable." placeholder:"SIDE=TYPE[:ARG...]"`
+	Attach []string `sep:"none" help:"Attach a peripheral to a side (or, as CraftOS-PC allows, under another name): modem, ender_modem, wired_modem:CABLE, … (see the README). Repeatable." placeholder:"SIDE=TYPE[:ARG...]"`
 }
 
 // settleLimit bounds how long the computer being run waits for the world's other
