@@ -16,6 +16,11 @@ var (
 	ErrBadSecret = errors.New("unknown or wrong secret")
 	ErrRevoked   = errors.New("revoked")
 	ErrExpired   = errors.New("expired")
+	// ErrReserved refuses a token of an account whose name the gateway uses for itself
+	// (Reserved): only a store made before the names were reserved holds one, and its token
+	// must not pass for the built-in account (a user "local" would reach every
+	// shared-password computer).
+	ErrReserved = errors.New("the account's name is the gateway's own")
 )
 
 // ErrInvalid is what a malformed name, role or lifetime is (errors.Is); the error's own text
@@ -45,10 +50,32 @@ func (a *Accounts) Store() Store { return a.store }
 // NATS subject token and a shell argument.
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
-// CheckName explains why name cannot name an account, or returns nil.
+// reserved are the names the gateway uses for itself, each with what it is; no account may
+// take one. The built-in account is known by its name alone (the registry's accountId of a
+// shared-password computer), so an account made as "local" would be it: its user token would
+// reach every shared-password computer, which only admins may. "operator" and "admin" are
+// words of the audit (CREATED BY, APPROVED BY: the store itself, "root (admin)"), which an
+// account of that name would make ambiguous.
+var reserved = map[string]string{
+	Local:             "the built-in account of the shared-password computers",
+	Operator:          "the audit's name for a command run on the store itself",
+	string(RoleAdmin): "a role, and the audit's mark of an admin acting for another account",
+}
+
+// Reserved reports whether name is one the gateway uses for itself (no account may have it).
+func Reserved(name string) bool {
+	_, ok := reserved[name]
+	return ok
+}
+
+// CheckName explains why name cannot name an account, or returns nil: the one check of an
+// account's name, for the store's commands and the API alike.
 func CheckName(name string) error {
 	if !validName.MatchString(name) {
 		return invalidf("account name %q: use 1 to 63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+	}
+	if what, ok := reserved[name]; ok {
+		return invalidf("account name %q is the gateway's own (%s): choose another name", name, what)
 	}
 	return nil
 }
@@ -148,6 +175,9 @@ func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Tok
 	}
 	if !t.ExpiresAt.IsZero() && !a.clock.Now().Before(t.ExpiresAt) {
 		return Account{}, Token{}, fmt.Errorf("the token %q: %w", t.Name, ErrExpired)
+	}
+	if Reserved(t.AccountID) {
+		return Account{}, Token{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
 	}
 	acc, err := a.store.Account(ctx, t.AccountID)
 	return acc, t, err

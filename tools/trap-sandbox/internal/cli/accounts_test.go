@@ -174,3 +174,23 @@ func mustRun(t *testing.T, args ...string) string {
 	require.NoError(t, err, "%v", args)
 	return out
 }
+
+// TestAccountsAddRefusesTheGatewaysOwnNames: local, operator and admin are refused on the
+// store and through the API alike, with the one line that says why.
+func TestAccountsAddRefusesTheGatewaysOwnNames(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	root := lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
+	url := serveAccounts(t, dir)
+	for _, name := range []string{"local", "operator", "admin"} {
+		for mode, flags := range map[string][]string{"store": {data}, "api": {"--url=" + url, "--api-token=" + root}} {
+			_, err := runClient(t, append([]string{"accounts", "add", name}, flags...)...)
+			require.Error(t, err, "%s %s", mode, name)
+			assert.Contains(t, err.Error(), `account name "`+name+`" is the gateway's own (`, mode)
+			assert.NotContains(t, err.Error(), "\n", mode)
+		}
+	}
+	out := mustRun(t, "accounts", "list", data)
+	assert.NotRegexp(t, `(?m)^(local|operator|admin)\s`, out)
+}

@@ -110,3 +110,20 @@ func TestAPIAuthWithAccounts(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, rec.Code, "a revoked token stops at the next request")
 	assert.Contains(t, rec.Body.String(), "revoked")
 }
+
+// TestAPIAuthRefusesAReservedAccountsToken: an account named as the built-in one ("local")
+// that a store holds from before the names were reserved is not the built-in account: its
+// token is refused, saying why, and never admitted as local's.
+func TestAPIAuthRefusesAReservedAccountsToken(t *testing.T) {
+	ctx := t.Context()
+	store := account.NewMemory()
+	accounts := account.New(store, clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+	require.NoError(t, store.CreateAccount(ctx, account.Account{ID: account.Local, Role: account.RoleUser}))
+	plain, _, err := accounts.IssueToken(ctx, account.Local, "first", 0)
+	require.NoError(t, err)
+	s := New(slog.New(slog.DiscardHandler), Config{Accounts: accounts}, callerModule{})
+	rec := serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", plain)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), `of account \"local\": the account's name is the gateway's own`)
+	assert.Contains(t, rec.Body.String(), "trap-sandbox accounts add NAME")
+}

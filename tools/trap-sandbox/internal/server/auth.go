@@ -108,7 +108,7 @@ func refusalOf(err error) string {
 		return RefusalRevoked
 	case errors.Is(err, account.ErrExpired):
 		return RefusalExpired
-	case errors.Is(err, account.ErrBadSecret):
+	case errors.Is(err, account.ErrBadSecret), errors.Is(err, account.ErrReserved):
 		return RefusalBadToken
 	}
 	return RefusalStoreFailed
@@ -122,6 +122,8 @@ func refuseToken(w http.ResponseWriter, err error) {
 		writeAuthError(w, http.StatusUnauthorized, err.Error()+": ask the account's holder or an admin for a new one (trap-sandbox tokens add)")
 	case errors.Is(err, account.ErrBadSecret):
 		writeAuthError(w, http.StatusUnauthorized, "unknown or wrong account token (trap-sandbox tokens add gives a new one)")
+	case errors.Is(err, account.ErrReserved):
+		writeAuthError(w, http.StatusUnauthorized, err.Error()+", so its tokens open nothing: an admin makes its holder an account of another name (trap-sandbox accounts add NAME)")
 	default:
 		WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "cannot check the token: the account store failed")
 	}
