@@ -7,6 +7,8 @@ import (
 	"net"
 	"regexp"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/clock"
 )
@@ -46,7 +48,7 @@ func New(store Store, clk clock.Clock) *Accounts { return &Accounts{store: store
 // Store returns the store Accounts works on.
 func (a *Accounts) Store() Store { return a.store }
 
-// validName is an account's or a token's name: short, printable and safe in a log line, a
+// validName is an account's name: short, printable and safe in a log line, a
 // NATS subject token and a shell argument.
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
@@ -76,6 +78,30 @@ func CheckName(name string) error {
 	}
 	if what, ok := reserved[name]; ok {
 		return invalidf("account name %q is the gateway's own (%s): choose another name", name, what)
+	}
+	return nil
+}
+
+// MaxTokenName is the most characters a token's name may have.
+const MaxTokenName = 64
+
+// CheckTokenName explains why name cannot name a token, or returns nil: the one check of a
+// token's name, for the store's commands and the API alike. A name is any text a person
+// types (laptop, ci, "Alice's phone") but nothing that forges a listing's line: no control
+// characters (C0, DEL, C1), line or paragraph separators or bidirectional controls.
+func CheckTokenName(name string) error {
+	switch {
+	case name == "":
+		return invalid("a token needs a name (what it is for: laptop, ci, agent)")
+	case !utf8.ValidString(name):
+		return invalidf("token name %q is not UTF-8 text", name)
+	case utf8.RuneCountInString(name) > MaxTokenName:
+		return invalidf("token name %q has %d characters: give at most %d", name, utf8.RuneCountInString(name), MaxTokenName)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
+			return invalidf("token name %q holds %U, a control or line-breaking character: give a name of printable characters (laptop, ci, agent)", name, r)
+		}
 	}
 	return nil
 }
@@ -110,8 +136,8 @@ func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl t
 
 // IssueTokenBy is IssueToken recording who issued the token (an account's id, or Operator).
 func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl time.Duration, by string) (string, Token, error) {
-	if name == "" {
-		return "", Token{}, invalid("a token needs a name (what it is for: laptop, ci, agent)")
+	if err := CheckTokenName(name); err != nil {
+		return "", Token{}, err
 	}
 	if ttl < 0 {
 		return "", Token{}, invalidf("a token's lifetime must be positive, got %s", ttl)

@@ -1,6 +1,7 @@
 package account_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -37,4 +38,33 @@ func TestReservedNamesAreNoAccounts(t *testing.T) {
 	}
 	assert.NoError(t, account.CheckName("locals"))
 	assert.NoError(t, account.CheckName("admins"))
+}
+
+// TestCheckTokenName: a token's name is any printable text up to MaxTokenName characters;
+// control characters (C0, DEL, C1), line and paragraph separators and bidirectional controls
+// are refused, so no name breaks or forges a line of a listing.
+func TestCheckTokenName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"laptop":                  true,
+		"Alice's phone (ünïcode)": true,
+		strings.Repeat("é", 64):   true,
+		"":                        false,
+		"a\x00b\nc":               false,
+		"tab\there":               false,
+		"del\x7f":                 false,
+		"csi\u009b2J":             false,
+		"line\u2028sep":           false,
+		"para\u2029sep":           false,
+		"rlo\u202eevil":           false,
+		"bad\xffutf8":             false,
+		strings.Repeat("n", 65):   false,
+	} {
+		err := account.CheckTokenName(name)
+		if ok {
+			assert.NoError(t, err, "%q", name)
+			continue
+		}
+		require.ErrorIs(t, err, account.ErrInvalid, "%q", name)
+		assert.NotContains(t, err.Error(), "\n", "%q: the message is one line", name)
+	}
 }

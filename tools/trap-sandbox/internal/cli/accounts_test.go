@@ -194,3 +194,28 @@ func TestAccountsAddRefusesTheGatewaysOwnNames(t *testing.T) {
 	out := mustRun(t, "accounts", "list", data)
 	assert.NotRegexp(t, `(?m)^(local|operator|admin)\s`, out)
 }
+
+// TestAccountListingsEscapeWhatTheStoreHolds: a name that holds control characters (a store
+// written before names were checked, or by hand) is shown with them as \xNN: its row stays one
+// row, and no forged line or terminal escape reaches the operator; tokens add refuses one.
+func TestAccountListingsEscapeWhatTheStoreHolds(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	mustRun(t, "accounts", "add", "alice", data)
+	_, err := runClient(t, "tokens", "add", "alice", "a\x00b\nc", data)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `token name "a\x00b\nc" holds U+0000`)
+
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	forged := "x\nroot\tadmin\x1b[2J\u009b"
+	require.NoError(t, s.CreateToken(t.Context(), account.Token{Selector: "forged", Hash: []byte("h"), AccountID: "alice", Name: forged, CreatedBy: forged}))
+	require.NoError(t, s.Close())
+
+	out := mustRun(t, "tokens", "list", data)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3, out)
+	assert.Regexp(t, `(?m)^forged\s+alice\s+x\\x0aroot\\x09admin\\x1b\[2J\\x9b\s+-\s+x\\x0aroot`, out)
+	assert.NotContains(t, out, "\x1b")
+}

@@ -202,7 +202,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout) error {
 		if k.MaxUses == 0 {
 			uses = fmt.Sprintf("%d/any", k.Uses)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Account, orDash(k.CreatedBy), stamp(k.Created), opt(k.ExpiresAt), uses, opt(k.RevokedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(k.ID), show(k.Account), orDash(show(k.CreatedBy)), stamp(k.Created), opt(k.ExpiresAt), uses, opt(k.RevokedAt))
 	}
 	return tw.Flush()
 }
