@@ -120,7 +120,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout) error {
 			return err
 		}
 		defer done()
-		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, "operator", maxUses, c.Expires)
+		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, account.Operator, maxUses, c.Expires)
 		if errors.Is(err, account.ErrNotFound) {
 			return fmt.Errorf("link key: no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
 		}

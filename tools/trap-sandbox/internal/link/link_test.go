@@ -381,7 +381,14 @@ func TestApproveRefusals(t *testing.T) {
 	status, ans = f.api(account.LocalAdmin, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "alice"})
 	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
 	out, _ := f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code})
-	assert.JSONEq(t, `{"state":"approved","account":"alice","approvedBy":"operator"}`, string(out))
+	assert.JSONEq(t, `{"state":"approved","account":"alice","approvedBy":"local"}`, string(out),
+		"the gateway's own token is recorded as local, as the account commands record it")
+
+	status, ans = f.api(account.LocalAdmin, "POST", KeysPath, map[string]any{"account": "alice"})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var k Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &k))
+	assert.Equal(t, account.Local, k.CreatedBy)
 }
 
 func TestBadPayloads(t *testing.T) {

@@ -85,12 +85,12 @@ func (m *Module) target(r *http.Request, named string) (string, int, error) {
 	return id, 0, nil
 }
 
-// approver names the caller for the computer's question and the audit.
+// approver names the caller for the computer's question and the audit as the account
+// commands record who made something (account.Manage): the caller's account, which is
+// account.Local for the gateway's own token (SANDBOX_API_TOKEN, or loopback without one);
+// an admin account acting for another account is marked " (admin)".
 func approver(c account.Caller, into string) string {
-	switch {
-	case c == account.LocalAdmin:
-		return "operator"
-	case c.Account != into:
+	if c.Account != into && c != account.LocalAdmin {
 		return c.Account + " (admin)"
 	}
 	return c.Account
