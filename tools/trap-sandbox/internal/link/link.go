@@ -92,9 +92,15 @@ type Module struct {
 // secret), so a bystander's client claiming the same id must not take the approval the
 // account holder meant for the computer that shows the code. A link session is one socket on
 // one replica for its whole life, so the binding lives here, not in the shared store.
+//
+// The code dies with its socket: gone is set when the socket closes (stop cancels that
+// watch), so an approval of the code says that its computer is not connected instead of
+// approving what nobody can accept.
 type owner struct {
 	socket  uint64
 	expires time.Time
+	gone    bool
+	stop    func() bool
 }
 
 // New returns the module.
@@ -195,7 +201,11 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 		return nil, err
 	}
 	m.mu.Lock()
-	m.owners[c.ID] = owner{socket: from.Socket, expires: c.ExpiresAt}
+	o := owner{socket: from.Socket, expires: c.ExpiresAt}
+	// ctx is the socket's: it ends when the socket closes (the func runs in a goroutine of
+	// its own, so registering it under mu is safe).
+	o.stop = context.AfterFunc(ctx, func() { m.socketClosed(c.ID, from.Socket) })
+	m.owners[c.ID] = o
 	m.mu.Unlock()
 	m.count("issued")
 	m.log.Info("link code issued", "traposId", from.TraposID, "remote", from.RemoteAddr)
@@ -227,6 +237,7 @@ func (m *Module) prune(ctx context.Context, now time.Time) {
 		m.lastPrune = now
 		for id, o := range m.owners {
 			if now.After(o.expires) {
+				o.stop()
 				delete(m.owners, id)
 			}
 		}
@@ -407,6 +418,33 @@ func (m *Module) refusal(err error) error {
 	}
 	m.count("refused")
 	return protocol.Errorf(protocol.CodeLinkInvalid, "%s", msg)
+}
+
+// socketClosed notes that the socket that asked for the code id closed.
+func (m *Module) socketClosed(id string, socket uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, ok := m.owners[id]; ok && o.socket == socket {
+		o.gone = true
+		m.owners[id] = o
+	}
+}
+
+// goneComputer returns the traposId of a pending code's computer when its socket closed on
+// this gateway ("" otherwise: connected, used, unknown, or asked for on another replica,
+// whose computer hears the approval there).
+func (m *Module) goneComputer(ctx context.Context, code string) string {
+	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
+	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
+		return ""
+	}
+	m.mu.Lock()
+	o, ok := m.owners[c.ID]
+	m.mu.Unlock()
+	if !ok || !o.gone {
+		return ""
+	}
+	return c.TraposID
 }
 
 // ownCode returns the code of the asking socket (LinkStatus: by its code and computer), or the

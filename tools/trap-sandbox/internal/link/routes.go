@@ -119,6 +119,12 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, status, err)
 		return
 	}
+	if gone := m.goneComputer(r.Context(), req.Code); gone != "" {
+		m.count("refused")
+		m.writeErr(w, http.StatusNotFound, protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s, which showed this code, is not connected any more; run sandbox link on it again for a new code", gone))
+		return
+	}
 	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))
 	if err != nil {
 		m.writeErr(w, http.StatusNotFound, m.refusal(err))
