@@ -414,7 +414,8 @@ func TestApproveRefusals(t *testing.T) {
 	assert.Contains(t, ans.Error.Message, "only an admin")
 	status, ans = f.api(account.LocalAdmin, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusBadRequest, status)
-	assert.Contains(t, ans.Error.Message, "--account NAME")
+	assert.Equal(t, `name the account to link into with --account NAME ("account" in the body): the gateway's own token (SANDBOX_API_TOKEN, or a loopback call without a token) belongs to no account`,
+		ans.Error.Message, "no token was given: the message says what to give")
 	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": "BBBB-BBBB"})
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, protocol.CodeLinkInvalid, ans.Error.Code)

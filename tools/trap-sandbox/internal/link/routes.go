@@ -74,9 +74,13 @@ func (m *Module) target(r *http.Request, named string) (string, int, error) {
 			"your token is account %s's: only an admin's token acts for account %s", caller.Account, id)
 	}
 	if _, err := m.cfg.Accounts.Store().Account(r.Context(), id); errors.Is(err, account.ErrNotFound) {
+		if named == "" && caller == account.LocalAdmin {
+			return "", http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
+				"name the account to link into with --account NAME (\"account\" in the body): the gateway's own token (SANDBOX_API_TOKEN, or a loopback call without a token) belongs to no account")
+		}
 		if named == "" {
 			return "", http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
-				"this API token belongs to no account: name the account (--account NAME, or \"account\" in the body)")
+				"name the account to link into with --account NAME (\"account\" in the body): this token's account %s is not in the store", caller.Account)
 		}
 		return "", http.StatusNotFound, protocol.Errorf(protocol.CodeBadPayload, "no account %q (trap-sandbox accounts list shows them)", id)
 	} else if err != nil {
