@@ -222,7 +222,7 @@ func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key 
 		return nil, protocol.Errorf(protocol.CodeLinkInvalid, "unknown or wrong enrollment key (check it against trap-sandbox link keys)")
 	}
 	if err != nil {
-		return nil, m.refusal(err)
+		return nil, m.keyRefusal(err)
 	}
 	m.count("accepted")
 	m.log.Info("computer linked by enrollment key", "traposId", from.TraposID, "accountId", k.AccountID, "key", k.Selector)
@@ -395,9 +395,21 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 	return json.Marshal(AcceptAnswer{Account: c.AccountID, Credential: cred})
 }
 
-// refusal words a refused code or key as link_invalid (counted as refused); any other error
-// is the store's and is passed on (internal).
+// refusal words a refused code as link_invalid (counted as refused); any other error is the
+// store's and is passed on (internal).
 func (m *Module) refusal(err error) error {
+	return m.refuse(err, "; run sandbox link again for a new code")
+}
+
+// keyRefusal words a refused enrollment key (revoked, expired, used up) as refusal does a
+// code.
+func (m *Module) keyRefusal(err error) error {
+	return m.refuse(err, "; ask the key's account holder for a new key (trap-sandbox link key)")
+}
+
+// refuse words err as link_invalid, a refused key or an expired code followed by again (what
+// to do instead).
+func (m *Module) refuse(err error, again string) error {
 	msg := ""
 	switch {
 	case errors.Is(err, account.ErrCodeUnknown):
@@ -409,10 +421,7 @@ func (m *Module) refusal(err error) error {
 	case errors.Is(err, account.ErrCodeNotApproved):
 		msg = "the link code is not approved yet: wait until link.poll answers approved"
 	case errors.Is(err, account.ErrExpired), errors.Is(err, account.ErrRevoked), errors.Is(err, account.ErrUsedUp):
-		msg = err.Error()
-		if errors.Is(err, account.ErrExpired) && !errors.Is(err, account.ErrUsedUp) {
-			msg += "; run sandbox link again (or ask for a new key)"
-		}
+		msg = err.Error() + again
 	default:
 		return err
 	}

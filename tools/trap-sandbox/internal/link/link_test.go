@@ -308,10 +308,10 @@ func TestPollHearsExpiry(t *testing.T) {
 	assert.JSONEq(t, `{"state":"expired"}`, string(out))
 	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusNotFound, status)
-	assert.Contains(t, ans.Error.Message, "expired")
+	assert.Equal(t, "the link code: expired; run sandbox link again for a new code", ans.Error.Message, "a code's refusal speaks of no key")
 	_, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
 	require.NotNil(t, pe)
-	assert.Contains(t, pe.Message, "expired")
+	assert.Equal(t, "the link code: expired; run sandbox link again for a new code", pe.Message)
 	assert.Equal(t, 1.0, f.outcome("expired"))
 }
 
@@ -360,7 +360,7 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
 	require.NotNil(t, pe)
 	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
-	assert.Contains(t, pe.Message, "used up")
+	assert.Equal(t, "the enrollment key: used up (it linked 1 computer(s)); ask the key's account holder for a new key (trap-sandbox link key)", pe.Message)
 	assert.Empty(t, f.gw.wrong, "a used-up key is no guess")
 
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": testkit.WrongSecret(k.Secret)})
