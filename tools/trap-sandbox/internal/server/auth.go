@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -76,6 +77,21 @@ func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, r
 			return
 		}
 		admit(account.LocalAdmin)
+	})
+}
+
+// adminOnly admits an admin caller (an admin account's token, SANDBOX_API_TOKEN, a loopback
+// client when it is unset) to next, and answers any other 403: the gateway-wide numbers of
+// /metrics (accounts, tokens, every connected computer) are no user's to read.
+func adminOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := account.CallerFrom(r.Context())
+		if !c.Admin || c.Only != "" {
+			WriteError(w, http.StatusForbidden, protocol.CodeForbidden, fmt.Sprintf(
+				"the gateway's metrics are for an admin, and this token is of %q, a user: use an admin account's token or the gateway's SANDBOX_API_TOKEN", c.Account))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 
