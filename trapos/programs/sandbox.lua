@@ -378,7 +378,7 @@ local function linkWithCode(session)
     fail("The gateway answered the code's state as '" .. tostring(state.state) .. "'; is it up to date? Run sandbox link again");
   end
   local account = tostring(state.account);
-  -- Who approved, when it is not the account itself ("bob (admin)", "operator").
+  -- Who approved, when it is not the account itself ("bob (admin)", "local").
   local by = state.approvedBy;
   if by ~= nil and tostring(by) ~= account then
     print("Approved by account " .. account .. " (" .. tostring(by) .. ").");

@@ -7,6 +7,8 @@ import (
 	"net"
 	"regexp"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/clock"
 )
@@ -16,6 +18,11 @@ var (
 	ErrBadSecret = errors.New("unknown or wrong secret")
 	ErrRevoked   = errors.New("revoked")
 	ErrExpired   = errors.New("expired")
+	// ErrReserved refuses a token of an account whose name the gateway uses for itself
+	// (Reserved): only a store made before the names were reserved holds one, and its token
+	// must not pass for the built-in account (a user "local" would reach every
+	// shared-password computer).
+	ErrReserved = errors.New("the account's name is the gateway's own")
 )
 
 // ErrInvalid is what a malformed name, role or lifetime is (errors.Is); the error's own text
@@ -41,14 +48,60 @@ func New(store Store, clk clock.Clock) *Accounts { return &Accounts{store: store
 // Store returns the store Accounts works on.
 func (a *Accounts) Store() Store { return a.store }
 
-// validName is an account's or a token's name: short, printable and safe in a log line, a
+// validName is an account's name: short, printable and safe in a log line, a
 // NATS subject token and a shell argument.
 var validName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,62}$`)
 
-// CheckName explains why name cannot name an account, or returns nil.
+// reserved are the names the gateway uses for itself, each with what it is; no account may
+// take one. The built-in account is known by its name alone (the registry's accountId of a
+// shared-password computer), so an account made as "local" would be it: its user token would
+// reach every shared-password computer, which only admins may. "operator" and "admin" are
+// words of the audit (CREATED BY, APPROVED BY: the store itself, "root (admin)"), which an
+// account of that name would make ambiguous.
+var reserved = map[string]string{
+	Local:             "the built-in account of the shared-password computers",
+	Operator:          "the audit's name for a command run on the store itself",
+	string(RoleAdmin): "a role, and the audit's mark of an admin acting for another account",
+}
+
+// Reserved reports whether name is one the gateway uses for itself (no account may have it).
+func Reserved(name string) bool {
+	_, ok := reserved[name]
+	return ok
+}
+
+// CheckName explains why name cannot name an account, or returns nil: the one check of an
+// account's name, for the store's commands and the API alike.
 func CheckName(name string) error {
 	if !validName.MatchString(name) {
 		return invalidf("account name %q: use 1 to 63 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit", name)
+	}
+	if what, ok := reserved[name]; ok {
+		return invalidf("account name %q is the gateway's own (%s): choose another name", name, what)
+	}
+	return nil
+}
+
+// MaxTokenName is the most characters a token's name may have.
+const MaxTokenName = 64
+
+// CheckTokenName explains why name cannot name a token, or returns nil: the one check of a
+// token's name, for the store's commands and the API alike. A name is any text a person
+// types (laptop, ci, "Alice's phone") but nothing that forges a listing's line: no control
+// characters (C0, DEL, C1), line or paragraph separators or bidirectional controls.
+func CheckTokenName(name string) error {
+	switch {
+	case name == "":
+		return invalid("a token needs a name (what it is for: laptop, ci, agent)")
+	case !utf8.ValidString(name):
+		return invalidf("token name %q is not UTF-8 text", name)
+	case utf8.RuneCountInString(name) > MaxTokenName:
+		return invalidf("token name %q has %d characters: give at most %d", name, utf8.RuneCountInString(name), MaxTokenName)
+	}
+	for _, r := range name {
+		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
+			return invalidf("token name %q holds %U, a control or line-breaking character: give a name of printable characters (laptop, ci, agent)", name, r)
+		}
 	}
 	return nil
 }
@@ -83,8 +136,8 @@ func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl t
 
 // IssueTokenBy is IssueToken recording who issued the token (an account's id, or Operator).
 func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl time.Duration, by string) (string, Token, error) {
-	if name == "" {
-		return "", Token{}, invalid("a token needs a name (what it is for: laptop, ci, agent)")
+	if err := CheckTokenName(name); err != nil {
+		return "", Token{}, err
 	}
 	if ttl < 0 {
 		return "", Token{}, invalidf("a token's lifetime must be positive, got %s", ttl)
@@ -148,6 +201,9 @@ func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Tok
 	}
 	if !t.ExpiresAt.IsZero() && !a.clock.Now().Before(t.ExpiresAt) {
 		return Account{}, Token{}, fmt.Errorf("the token %q: %w", t.Name, ErrExpired)
+	}
+	if Reserved(t.AccountID) {
+		return Account{}, Token{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
 	}
 	acc, err := a.store.Account(ctx, t.AccountID)
 	return acc, t, err

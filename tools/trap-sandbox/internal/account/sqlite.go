@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -74,6 +75,9 @@ func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
 		return nil, fmt.Errorf("make the data directory: %w", err)
 	}
 	path := filepath.Join(dir, DBFile)
+	if err := private(path); err != nil {
+		return nil, err
+	}
 	q := url.Values{}
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
 	q.Add("_pragma", "journal_mode(WAL)")
@@ -90,11 +94,32 @@ func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
 		db.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil { // hashes only, but nobody else's business
-		db.Close()
-		return nil, fmt.Errorf("restrict %s: %w", path, err)
-	}
 	return s, nil
+}
+
+// private makes the database file the owner's alone (mode 0600: hashes only, but nobody
+// else's business), creating it empty (an empty file is an empty database) when it is
+// missing. It does so before SQLite opens it because SQLite gives a new -wal and -shm the
+// database file's own mode, whatever the umask; a -wal or -shm that an older trap-sandbox left
+// readable is made private too.
+func private(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	err = f.Chmod(0o600)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("restrict %s: %w", path, err)
+	}
+	for _, side := range []string{path + "-wal", path + "-shm"} {
+		if err := os.Chmod(side, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("restrict %s: %w", side, err)
+		}
+	}
+	return nil
 }
 
 // Path returns the database file's path.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,44 @@ func TestSQLiteSurvivesRestart(t *testing.T) {
 	got, err := account.New(s, clock.Real{}).Authenticate(ctx, token)
 	require.NoError(t, err)
 	assert.Equal(t, "alice", got.ID)
+}
+
+// TestSQLiteFilesAreTheOwners: while the store is open, the database and its -wal and -shm
+// are the owner's alone (0600) whatever the umask, and sidecars an older trap-sandbox left
+// readable are tightened at the next open.
+func TestSQLiteFilesAreTheOwners(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no Unix modes")
+	}
+	ctx := t.Context()
+	modes := func(dir string) []os.FileMode {
+		var out []os.FileMode
+		for _, name := range []string{account.DBFile, account.DBFile + "-wal", account.DBFile + "-shm"} {
+			info, err := os.Stat(filepath.Join(dir, name))
+			require.NoError(t, err, name)
+			out = append(out, info.Mode().Perm())
+		}
+		return out
+	}
+	private := []os.FileMode{0o600, 0o600, 0o600}
+
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	_, err = account.New(s, clock.Real{}).AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	assert.Equal(t, private, modes(dir), "a new store")
+	require.NoError(t, s.Close())
+
+	old := t.TempDir()
+	for _, name := range []string{account.DBFile, account.DBFile + "-wal", account.DBFile + "-shm"} {
+		require.NoError(t, os.WriteFile(filepath.Join(old, name), nil, 0o600))
+		require.NoError(t, os.Chmod(filepath.Join(old, name), 0o644))
+	}
+	s, err = account.OpenSQLite(ctx, old)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, private, modes(old), "files left readable")
 }
 
 // TestSQLiteTwoProcesses: two stores on one directory (the gateway and `trap-sandbox accounts

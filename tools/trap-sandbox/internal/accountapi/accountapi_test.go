@@ -247,6 +247,16 @@ func TestRoutesBadInput(t *testing.T) {
 	require.ErrorIs(t, err, account.ErrInvalid)
 	assert.Contains(t, err.Error(), "needs a name")
 
+	userTok := f.client(f.token["alice"].Secret)
+	for _, name := range []string{"a\x00b\nc", "ci\u2028root", "x\u009b2J", strings.Repeat("n", account.MaxTokenName+1)} {
+		_, err = userTok.AddToken(ctx, "", name, 0)
+		require.ErrorIs(t, err, account.ErrInvalid, "%q: a user's token cannot forge a line of the admin's listing", name)
+		assert.Contains(t, err.Error(), "token name ", "%q", name)
+	}
+	toks, err := c.Tokens(ctx, "alice")
+	require.NoError(t, err)
+	assert.Len(t, toks, 1, "none was made")
+
 	for _, body := range []string{`{"id":`, `{"id":"x","role":"admin"}`, `[]`} {
 		status, answer := f.postAccount(t, body)
 		assert.Equal(t, http.StatusBadRequest, status, body)

@@ -237,7 +237,7 @@ func (c *AccountsListCmd) Run(ctx context.Context, out Stdout) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ACCOUNT\tROLE\tCREATED\tCREATED BY\tTOKENS\tLAST USED\tADDRESS")
 	for _, a := range all {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", a.ID, a.Role, stamp(a.Created), orDash(a.CreatedBy), a.Tokens, stamp(a.LastUsed), orDash(a.RemoteAddr))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", show(a.ID), show(string(a.Role)), stamp(a.Created), orDash(show(a.CreatedBy)), a.Tokens, stamp(a.LastUsed), orDash(show(a.RemoteAddr)))
 	}
 	return tw.Flush()
 }
@@ -269,8 +269,8 @@ func (c *TokensListCmd) Run(ctx context.Context, out Stdout) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tNAME\tCREATED\tCREATED BY\tEXPIRES\tREVOKED\tLAST USED\tADDRESS")
 	for _, t := range toks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.Selector, t.AccountID, t.Name, stamp(t.Created), orDash(t.CreatedBy),
-			stamp(t.ExpiresAt), stamp(t.RevokedAt), stamp(t.LastUsed), orDash(t.RemoteAddr))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(t.Selector), show(t.AccountID), show(t.Name), stamp(t.Created), orDash(show(t.CreatedBy)),
+			stamp(t.ExpiresAt), stamp(t.RevokedAt), stamp(t.LastUsed), orDash(show(t.RemoteAddr)))
 	}
 	return tw.Flush()
 }
@@ -294,7 +294,7 @@ func (c *TokensAddCmd) Run(ctx context.Context, out Stdout) error {
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
 	}
-	fmt.Fprintf(out, "token %s (%s) of %s, expires %s; shown once:\n%s\n", n.Token.Selector, n.Token.Name, n.Token.AccountID, stamp(n.Token.ExpiresAt), n.Secret)
+	fmt.Fprintf(out, "token %s (%s) of %s, expires %s; shown once:\n%s\n", show(n.Token.Selector), show(n.Token.Name), show(n.Token.AccountID), stamp(n.Token.ExpiresAt), n.Secret)
 	return nil
 }
 
@@ -319,7 +319,7 @@ func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout) error {
 	if err != nil {
 		return c.manageError(err, "token", id)
 	}
-	fmt.Fprintf(out, "token %s (%s) of %s revoked at %s\n", t.Selector, t.Name, t.AccountID, stamp(t.RevokedAt))
+	fmt.Fprintf(out, "token %s (%s) of %s revoked at %s\n", show(t.Selector), show(t.Name), show(t.AccountID), stamp(t.RevokedAt))
 	return nil
 }
 
@@ -371,8 +371,8 @@ func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tACCOUNT\tAPPROVED BY\tCREATED\tLAST SEEN\tTRAPOSID\tADDRESS\tREVOKED")
 	for _, cr := range creds {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cr.Selector, cr.AccountID, orDash(cr.ApprovedBy), stamp(cr.Created), stamp(cr.LastSeen),
-			orDash(cctext.Show(cr.LastTraposID, false)), orDash(cr.RemoteAddr), stamp(cr.RevokedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(cr.Selector), show(cr.AccountID), orDash(show(cr.ApprovedBy)), stamp(cr.Created), stamp(cr.LastSeen),
+			orDash(show(cr.LastTraposID)), orDash(show(cr.RemoteAddr)), stamp(cr.RevokedAt))
 	}
 	return tw.Flush()
 }
@@ -419,6 +419,10 @@ func stamp(t time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339)
 }
+
+// show is a listing's text from the store or a gateway, with control characters as \xNN
+// (cctext.Show): whatever a record holds, it cannot break its row or forge another.
+func show(s string) string { return cctext.Show(s, false) }
 
 func orDash(s string) string {
 	if s == "" {

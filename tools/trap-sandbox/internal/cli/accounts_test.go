@@ -174,3 +174,48 @@ func mustRun(t *testing.T, args ...string) string {
 	require.NoError(t, err, "%v", args)
 	return out
 }
+
+// TestAccountsAddRefusesTheGatewaysOwnNames: local, operator and admin are refused on the
+// store and through the API alike, with the one line that says why.
+func TestAccountsAddRefusesTheGatewaysOwnNames(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	root := lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
+	url := serveAccounts(t, dir)
+	for _, name := range []string{"local", "operator", "admin"} {
+		for mode, flags := range map[string][]string{"store": {data}, "api": {"--url=" + url, "--api-token=" + root}} {
+			_, err := runClient(t, append([]string{"accounts", "add", name}, flags...)...)
+			require.Error(t, err, "%s %s", mode, name)
+			assert.Contains(t, err.Error(), `account name "`+name+`" is the gateway's own (`, mode)
+			assert.NotContains(t, err.Error(), "\n", mode)
+		}
+	}
+	out := mustRun(t, "accounts", "list", data)
+	assert.NotRegexp(t, `(?m)^(local|operator|admin)\s`, out)
+}
+
+// TestAccountListingsEscapeWhatTheStoreHolds: a name that holds control characters (a store
+// written before names were checked, or by hand) is shown with them as \xNN: its row stays one
+// row, and no forged line or terminal escape reaches the operator; tokens add refuses one.
+func TestAccountListingsEscapeWhatTheStoreHolds(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	mustRun(t, "accounts", "add", "alice", data)
+	_, err := runClient(t, "tokens", "add", "alice", "a\x00b\nc", data)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `token name "a\x00b\nc" holds U+0000`)
+
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	forged := "x\nroot\tadmin\x1b[2J\u009b"
+	require.NoError(t, s.CreateToken(t.Context(), account.Token{Selector: "forged", Hash: []byte("h"), AccountID: "alice", Name: forged, CreatedBy: forged}))
+	require.NoError(t, s.Close())
+
+	out := mustRun(t, "tokens", "list", data)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 3, out)
+	assert.Regexp(t, `(?m)^forged\s+alice\s+x\\x0aroot\\x09admin\\x1b\[2J\\x9b\s+-\s+x\\x0aroot`, out)
+	assert.NotContains(t, out, "\x1b")
+}

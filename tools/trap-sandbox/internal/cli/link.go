@@ -120,7 +120,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout) error {
 			return err
 		}
 		defer done()
-		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, "operator", maxUses, c.Expires)
+		plain, ek, err := accounts.IssueEnrollmentKey(ctx, c.Account, account.Operator, maxUses, c.Expires)
 		if errors.Is(err, account.ErrNotFound) {
 			return fmt.Errorf("link key: no account %q (trap-sandbox accounts add %s creates it)", c.Account, c.Account)
 		}
@@ -202,7 +202,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout) error {
 		if k.MaxUses == 0 {
 			uses = fmt.Sprintf("%d/any", k.Uses)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Account, orDash(k.CreatedBy), stamp(k.Created), opt(k.ExpiresAt), uses, opt(k.RevokedAt))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", show(k.ID), show(k.Account), orDash(show(k.CreatedBy)), stamp(k.Created), opt(k.ExpiresAt), uses, opt(k.RevokedAt))
 	}
 	return tw.Flush()
 }

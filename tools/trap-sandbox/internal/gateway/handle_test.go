@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
@@ -12,6 +14,7 @@ import (
 
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 )
 
 func TestHandleRegistersComputerRequestTypes(t *testing.T) {
@@ -84,4 +87,28 @@ func TestAHandlerThatPanicsFailsItsRequestAlone(t *testing.T) {
 	resp = c.read()
 	require.True(t, resp.OK, "the socket still serves")
 	assert.JSONEq(t, `{"open":false}`, string(resp.Payload))
+}
+
+// A handler that stops because its computer went away (its ctx, the socket's, ended) is an
+// ordinary disconnect, logged at DEBUG, never as a failed request (ERROR).
+func TestAHandlerEndedByItsSocketsCloseIsNoError(t *testing.T) {
+	started := make(chan struct{})
+	h := newHarness(t, Config{}, nil, func(g *Gateway) {
+		g.Handle("wait", func(ctx context.Context, _ protocol.Requester, _ json.RawMessage) (json.RawMessage, error) {
+			close(started)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		})
+	})
+	c := h.connect(t, "7:", "")
+	c.request("w", "wait", nil)
+	select {
+	case <-started:
+	case <-time.After(waitLimit):
+		t.Fatal("the handler did not start")
+	}
+	require.NoError(t, c.conn.Close())
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), `msg="request ended with its socket" `) },
+		waitLimit, testkit.Poll)
+	assert.NotContains(t, h.logs.String(), "level=ERROR")
 }

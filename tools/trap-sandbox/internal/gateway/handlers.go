@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -216,13 +217,18 @@ func (s *Session) answerHandled(f *protocol.Frame, payload json.RawMessage, err 
 }
 
 // handlerError is what a handler's error answers: a *protocol.Error as it is, any other
-// error as internal (logged).
+// error as internal (logged). A handler that stopped because its socket closed (its ctx
+// ended: the computer went away) is no failure: that is logged at DEBUG.
 //
 //go:noinline
 func (s *Session) handlerError(f *protocol.Frame, err error) *protocol.Error {
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
-		s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
+		if errors.Is(err, context.Canceled) && s.ctx.Err() != nil {
+			s.log().Debug("request ended with its socket", "type", clip(f.Type))
+		} else {
+			s.log().Error("request handler failed", "type", clip(f.Type), "err", clip(err.Error()))
+		}
 		pe = protocol.Errorf(protocol.CodeInternal, "%s failed", f.Type)
 	}
 	return pe

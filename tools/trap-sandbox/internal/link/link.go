@@ -92,9 +92,15 @@ type Module struct {
 // secret), so a bystander's client claiming the same id must not take the approval the
 // account holder meant for the computer that shows the code. A link session is one socket on
 // one replica for its whole life, so the binding lives here, not in the shared store.
+//
+// The code dies with its socket: gone is set when the socket closes (stop cancels that
+// watch), so an approval of the code says that its computer is not connected instead of
+// approving what nobody can accept.
 type owner struct {
 	socket  uint64
 	expires time.Time
+	gone    bool
+	stop    func() bool
 }
 
 // New returns the module.
@@ -195,7 +201,11 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 		return nil, err
 	}
 	m.mu.Lock()
-	m.owners[c.ID] = owner{socket: from.Socket, expires: c.ExpiresAt}
+	o := owner{socket: from.Socket, expires: c.ExpiresAt}
+	// ctx is the socket's: it ends when the socket closes (the func runs in a goroutine of
+	// its own, so registering it under mu is safe).
+	o.stop = context.AfterFunc(ctx, func() { m.socketClosed(c.ID, from.Socket) })
+	m.owners[c.ID] = o
 	m.mu.Unlock()
 	m.count("issued")
 	m.log.Info("link code issued", "traposId", from.TraposID, "remote", from.RemoteAddr)
@@ -212,7 +222,7 @@ func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key 
 		return nil, protocol.Errorf(protocol.CodeLinkInvalid, "unknown or wrong enrollment key (check it against trap-sandbox link keys)")
 	}
 	if err != nil {
-		return nil, m.refusal(err)
+		return nil, m.keyRefusal(err)
 	}
 	m.count("accepted")
 	m.log.Info("computer linked by enrollment key", "traposId", from.TraposID, "accountId", k.AccountID, "key", k.Selector)
@@ -227,6 +237,7 @@ func (m *Module) prune(ctx context.Context, now time.Time) {
 		m.lastPrune = now
 		for id, o := range m.owners {
 			if now.After(o.expires) {
+				o.stop()
 				delete(m.owners, id)
 			}
 		}
@@ -384,9 +395,21 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 	return json.Marshal(AcceptAnswer{Account: c.AccountID, Credential: cred})
 }
 
-// refusal words a refused code or key as link_invalid (counted as refused); any other error
-// is the store's and is passed on (internal).
+// refusal words a refused code as link_invalid (counted as refused); any other error is the
+// store's and is passed on (internal).
 func (m *Module) refusal(err error) error {
+	return m.refuse(err, "; run sandbox link again for a new code")
+}
+
+// keyRefusal words a refused enrollment key (revoked, expired, used up) as refusal does a
+// code.
+func (m *Module) keyRefusal(err error) error {
+	return m.refuse(err, "; ask the key's account holder for a new key (trap-sandbox link key)")
+}
+
+// refuse words err as link_invalid, a refused key or an expired code followed by again (what
+// to do instead).
+func (m *Module) refuse(err error, again string) error {
 	msg := ""
 	switch {
 	case errors.Is(err, account.ErrCodeUnknown):
@@ -398,15 +421,39 @@ func (m *Module) refusal(err error) error {
 	case errors.Is(err, account.ErrCodeNotApproved):
 		msg = "the link code is not approved yet: wait until link.poll answers approved"
 	case errors.Is(err, account.ErrExpired), errors.Is(err, account.ErrRevoked), errors.Is(err, account.ErrUsedUp):
-		msg = err.Error()
-		if errors.Is(err, account.ErrExpired) && !errors.Is(err, account.ErrUsedUp) {
-			msg += "; run sandbox link again (or ask for a new key)"
-		}
+		msg = err.Error() + again
 	default:
 		return err
 	}
 	m.count("refused")
 	return protocol.Errorf(protocol.CodeLinkInvalid, "%s", msg)
+}
+
+// socketClosed notes that the socket that asked for the code id closed.
+func (m *Module) socketClosed(id string, socket uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, ok := m.owners[id]; ok && o.socket == socket {
+		o.gone = true
+		m.owners[id] = o
+	}
+}
+
+// goneComputer returns the traposId of a pending code's computer when its socket closed on
+// this gateway ("" otherwise: connected, used, unknown, or asked for on another replica,
+// whose computer hears the approval there).
+func (m *Module) goneComputer(ctx context.Context, code string) string {
+	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
+	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
+		return ""
+	}
+	m.mu.Lock()
+	o, ok := m.owners[c.ID]
+	m.mu.Unlock()
+	if !ok || !o.gone {
+		return ""
+	}
+	return c.TraposID
 }
 
 // ownCode returns the code of the asking socket (LinkStatus: by its code and computer), or the

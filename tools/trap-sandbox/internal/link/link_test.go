@@ -49,6 +49,8 @@ func (g *fakeGateway) WrongSecret(_ context.Context, remoteAddr string) error {
 
 type fixture struct {
 	t        *testing.T
+	socketMu sync.Mutex
+	sockets  map[uint64]socket // by Requester.Socket: the handlers' ctx, as the gateway's; guarded by socketMu
 	clk      *clock.Fake
 	accounts *account.Accounts
 	mod      *Module
@@ -81,8 +83,32 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	mux.HandleFunc("POST "+KeysPath, m.serveNewKey)
 	mux.HandleFunc("GET "+KeysPath, m.serveKeys)
 	mux.HandleFunc(RevokeKeyPattern, m.serveRevokeKey)
-	return &fixture{t: t, clk: clk, accounts: accounts, mod: m, gw: gw, reg: reg, mux: mux}
+	return &fixture{t: t, clk: clk, accounts: accounts, mod: m, gw: gw, reg: reg, mux: mux, sockets: map[uint64]socket{}}
 }
+
+// socket is a computer's socket as the handlers see it: the ctx the gateway gives every
+// request on it ends when it closes.
+type socket struct {
+	ctx   context.Context
+	close context.CancelFunc
+}
+
+// socketOf returns from's socket, opening it on first use (within the test's time limit).
+func (f *fixture) socketOf(from protocol.Requester) socket {
+	f.socketMu.Lock()
+	defer f.socketMu.Unlock()
+	s, ok := f.sockets[from.Socket]
+	if !ok {
+		ctx, cancel := context.WithTimeout(f.t.Context(), 6*waitLimit)
+		f.t.Cleanup(cancel)
+		s = socket{ctx: ctx, close: cancel}
+		f.sockets[from.Socket] = s
+	}
+	return s
+}
+
+// disconnect closes from's socket, as a computer that went away.
+func (f *fixture) disconnect(from protocol.Requester) { f.socketOf(from).close() }
 
 var kitchen = protocol.Requester{AccountID: "", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:40000", Socket: 1}
 
@@ -91,9 +117,7 @@ func (f *fixture) call(from protocol.Requester, typ string, payload any) (json.R
 	f.t.Helper()
 	raw, err := json.Marshal(payload)
 	require.NoError(f.t, err)
-	ctx, cancel := context.WithTimeout(f.t.Context(), waitLimit)
-	defer cancel()
-	out, err := f.gw.handlers[typ](ctx, from, raw)
+	out, err := f.gw.handlers[typ](f.socketOf(from).ctx, from, raw)
 	if err != nil {
 		pe, ok := err.(*protocol.Error)
 		require.True(f.t, ok, "a %s error is a protocol error: %v", typ, err)
@@ -284,10 +308,10 @@ func TestPollHearsExpiry(t *testing.T) {
 	assert.JSONEq(t, `{"state":"expired"}`, string(out))
 	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusNotFound, status)
-	assert.Contains(t, ans.Error.Message, "expired")
+	assert.Equal(t, "the link code: expired; run sandbox link again for a new code", ans.Error.Message, "a code's refusal speaks of no key")
 	_, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
 	require.NotNil(t, pe)
-	assert.Contains(t, pe.Message, "expired")
+	assert.Equal(t, "the link code: expired; run sandbox link again for a new code", pe.Message)
 	assert.Equal(t, 1.0, f.outcome("expired"))
 }
 
@@ -336,7 +360,7 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
 	require.NotNil(t, pe)
 	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
-	assert.Contains(t, pe.Message, "used up")
+	assert.Equal(t, "the enrollment key: used up (it linked 1 computer(s)); ask the key's account holder for a new key (trap-sandbox link key)", pe.Message)
 	assert.Empty(t, f.gw.wrong, "a used-up key is no guess")
 
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": testkit.WrongSecret(k.Secret)})
@@ -359,6 +383,29 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 }
 
+// TestApprovingTheCodeOfAComputerThatLeft: a code whose socket closed cannot be accepted by
+// anyone, so its approval answers not_connected, naming the computer, and approves nothing.
+func TestApprovingTheCodeOfAComputerThatLeft(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	other := protocol.Requester{TraposID: "8:attic", RemoteAddr: "10.0.0.6:40000", Socket: 2}
+	stays := f.begin(other)
+	f.disconnect(kitchen)
+	require.Eventually(t, func() bool { return f.mod.goneComputer(t.Context(), code.Code) != "" }, waitLimit, testkit.Poll,
+		"the socket's close is noted in a goroutine of its own")
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusNotFound, status)
+	require.NotNil(t, ans.Error)
+	assert.Equal(t, protocol.CodeNotConnected, ans.Error.Code)
+	assert.Equal(t, "computer 7:kitchen, which showed this code, is not connected any more; run sandbox link on it again for a new code", ans.Error.Message)
+	c, err := f.accounts.LinkStatus(t.Context(), code.Code, "")
+	require.NoError(t, err)
+	assert.Equal(t, account.LinkPending, c.State, "nothing approved")
+
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": stays.Code})
+	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+}
+
 func TestApproveRefusals(t *testing.T) {
 	f := newFixture(t, Config{ApprovalsPerCaller: 3})
 	code := f.begin(kitchen)
@@ -367,7 +414,8 @@ func TestApproveRefusals(t *testing.T) {
 	assert.Contains(t, ans.Error.Message, "only an admin")
 	status, ans = f.api(account.LocalAdmin, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusBadRequest, status)
-	assert.Contains(t, ans.Error.Message, "--account NAME")
+	assert.Equal(t, `name the account to link into with --account NAME ("account" in the body): the gateway's own token (SANDBOX_API_TOKEN, or a loopback call without a token) belongs to no account`,
+		ans.Error.Message, "no token was given: the message says what to give")
 	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": "BBBB-BBBB"})
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, protocol.CodeLinkInvalid, ans.Error.Code)
@@ -381,7 +429,14 @@ func TestApproveRefusals(t *testing.T) {
 	status, ans = f.api(account.LocalAdmin, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "alice"})
 	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
 	out, _ := f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code})
-	assert.JSONEq(t, `{"state":"approved","account":"alice","approvedBy":"operator"}`, string(out))
+	assert.JSONEq(t, `{"state":"approved","account":"alice","approvedBy":"local"}`, string(out),
+		"the gateway's own token is recorded as local, as the account commands record it")
+
+	status, ans = f.api(account.LocalAdmin, "POST", KeysPath, map[string]any{"account": "alice"})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var k Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &k))
+	assert.Equal(t, account.Local, k.CreatedBy)
 }
 
 func TestBadPayloads(t *testing.T) {

@@ -74,9 +74,13 @@ func (m *Module) target(r *http.Request, named string) (string, int, error) {
 			"your token is account %s's: only an admin's token acts for account %s", caller.Account, id)
 	}
 	if _, err := m.cfg.Accounts.Store().Account(r.Context(), id); errors.Is(err, account.ErrNotFound) {
+		if named == "" && caller == account.LocalAdmin {
+			return "", http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
+				"name the account to link into with --account NAME (\"account\" in the body): the gateway's own token (SANDBOX_API_TOKEN, or a loopback call without a token) belongs to no account")
+		}
 		if named == "" {
 			return "", http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
-				"this API token belongs to no account: name the account (--account NAME, or \"account\" in the body)")
+				"name the account to link into with --account NAME (\"account\" in the body): this token's account %s is not in the store", caller.Account)
 		}
 		return "", http.StatusNotFound, protocol.Errorf(protocol.CodeBadPayload, "no account %q (trap-sandbox accounts list shows them)", id)
 	} else if err != nil {
@@ -85,12 +89,12 @@ func (m *Module) target(r *http.Request, named string) (string, int, error) {
 	return id, 0, nil
 }
 
-// approver names the caller for the computer's question and the audit.
+// approver names the caller for the computer's question and the audit as the account
+// commands record who made something (account.Manage): the caller's account, which is
+// account.Local for the gateway's own token (SANDBOX_API_TOKEN, or loopback without one);
+// an admin account acting for another account is marked " (admin)".
 func approver(c account.Caller, into string) string {
-	switch {
-	case c == account.LocalAdmin:
-		return "operator"
-	case c.Account != into:
+	if c.Account != into && c != account.LocalAdmin {
 		return c.Account + " (admin)"
 	}
 	return c.Account
@@ -117,6 +121,12 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 	into, status, err := m.target(r, req.Account)
 	if err != nil {
 		m.writeErr(w, status, err)
+		return
+	}
+	if gone := m.goneComputer(r.Context(), req.Code); gone != "" {
+		m.count("refused")
+		m.writeErr(w, http.StatusNotFound, protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s, which showed this code, is not connected any more; run sandbox link on it again for a new code", gone))
 		return
 	}
 	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))

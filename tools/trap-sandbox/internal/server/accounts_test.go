@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -109,4 +110,55 @@ func TestAPIAuthWithAccounts(t *testing.T) {
 	rec = serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", alice)
 	assert.Equal(t, http.StatusUnauthorized, rec.Code, "a revoked token stops at the next request")
 	assert.Contains(t, rec.Body.String(), "revoked")
+}
+
+// TestAPIAuthRefusesAReservedAccountsToken: an account named as the built-in one ("local")
+// that a store holds from before the names were reserved is not the built-in account: its
+// token is refused, saying why, and never admitted as local's.
+func TestAPIAuthRefusesAReservedAccountsToken(t *testing.T) {
+	ctx := t.Context()
+	store := account.NewMemory()
+	accounts := account.New(store, clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+	require.NoError(t, store.CreateAccount(ctx, account.Account{ID: account.Local, Role: account.RoleUser}))
+	plain, _, err := accounts.IssueToken(ctx, account.Local, "first", 0)
+	require.NoError(t, err)
+	s := New(slog.New(slog.DiscardHandler), Config{Accounts: accounts}, callerModule{})
+	rec := serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", plain)
+	assert.Equal(t, http.StatusUnauthorized, rec.Code, rec.Body.String())
+	assert.Contains(t, rec.Body.String(), `of account \"local\": the account's name is the gateway's own`)
+	assert.Contains(t, rec.Body.String(), "trap-sandbox accounts add NAME")
+}
+
+// TestMetricsAreForAdmins: /metrics holds gateway-wide numbers (accounts, tokens, every
+// connected computer), so a user account's token (or a pass limited to one computer) gets
+// 403; an admin account's token, SANDBOX_API_TOKEN and a loopback client without a token read
+// them as before.
+func TestMetricsAreForAdmins(t *testing.T) {
+	ctx := t.Context()
+	accounts := account.New(account.NewMemory(), clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+	alice, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	root, err := accounts.AddAccount(ctx, "root", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	passes := account.NewPasses()
+	pass := account.NewPass()
+	passes.Grant(pass, account.Caller{Account: "root", Admin: true, Only: "5:desk"})
+	for name, cfg := range map[string]Config{"no api token": {}, "api token": {APIToken: "tok3n"}} {
+		t.Run(name, func(t *testing.T) {
+			cfg.Accounts, cfg.Passes, cfg.Metrics = accounts, passes, prometheus.NewRegistry()
+			s := New(slog.New(slog.DiscardHandler), cfg, callerModule{})
+			rec := serve(s, http.MethodGet, MetricsPath, "192.0.2.7:5555", alice)
+			assert.Equal(t, http.StatusForbidden, rec.Code, rec.Body.String())
+			assert.Contains(t, rec.Body.String(), `"code":"forbidden"`)
+			assert.Contains(t, rec.Body.String(), `the gateway's metrics are for an admin, and this token is of \"alice\", a user`)
+			assert.Equal(t, http.StatusForbidden, serve(s, http.MethodGet, MetricsPath, "127.0.0.1:5555", pass).Code, "a pass for one computer")
+			assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, MetricsPath, "192.0.2.7:5555", root).Code)
+			if cfg.APIToken != "" {
+				assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, MetricsPath, "192.0.2.7:5555", "tok3n").Code)
+			} else {
+				assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, MetricsPath, "127.0.0.1:5555", "").Code)
+			}
+			assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", alice).Code, "the user's other routes stand")
+		})
+	}
 }

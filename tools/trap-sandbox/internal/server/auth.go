@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -79,6 +80,21 @@ func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, r
 	})
 }
 
+// adminOnly admits an admin caller (an admin account's token, SANDBOX_API_TOKEN, a loopback
+// client when it is unset) to next, and answers any other 403: the gateway-wide numbers of
+// /metrics (accounts, tokens, every connected computer) are no user's to read.
+func adminOnly(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := account.CallerFrom(r.Context())
+		if !c.Admin || c.Only != "" {
+			WriteError(w, http.StatusForbidden, protocol.CodeForbidden, fmt.Sprintf(
+				"the gateway's metrics are for an admin, and this token is of %q, a user: use an admin account's token or the gateway's SANDBOX_API_TOKEN", c.Account))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // Reasons of the API's refusals (the label of trapos_api_auth_refused_total).
 const (
 	RefusalBadToken      = "bad_token"       // an account token that is unknown or wrong
@@ -108,7 +124,7 @@ func refusalOf(err error) string {
 		return RefusalRevoked
 	case errors.Is(err, account.ErrExpired):
 		return RefusalExpired
-	case errors.Is(err, account.ErrBadSecret):
+	case errors.Is(err, account.ErrBadSecret), errors.Is(err, account.ErrReserved):
 		return RefusalBadToken
 	}
 	return RefusalStoreFailed
@@ -122,6 +138,8 @@ func refuseToken(w http.ResponseWriter, err error) {
 		writeAuthError(w, http.StatusUnauthorized, err.Error()+": ask the account's holder or an admin for a new one (trap-sandbox tokens add)")
 	case errors.Is(err, account.ErrBadSecret):
 		writeAuthError(w, http.StatusUnauthorized, "unknown or wrong account token (trap-sandbox tokens add gives a new one)")
+	case errors.Is(err, account.ErrReserved):
+		writeAuthError(w, http.StatusUnauthorized, err.Error()+", so its tokens open nothing: an admin makes its holder an account of another name (trap-sandbox accounts add NAME)")
 	default:
 		WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "cannot check the token: the account store failed")
 	}

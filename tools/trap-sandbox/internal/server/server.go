@@ -120,7 +120,7 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 		_, _ = w.Write([]byte(body))
 	})
 	if cfg.Metrics != nil {
-		routes.HandleAPI("GET "+MetricsPath, promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{}))
+		routes.HandleAPI("GET "+MetricsPath, adminOnly(promhttp.HandlerFor(cfg.Metrics, promhttp.HandlerOpts{})))
 	}
 	for _, m := range modules {
 		m.Mount(routes)

@@ -1,0 +1,70 @@
+package account_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+)
+
+// TestReservedNamesAreNoAccounts: the names the gateway uses for itself (the built-in local
+// account, the audit's operator and admin) cannot be taken, and an account of such a name
+// that a store holds from before opens nothing: its user token must not reach the built-in
+// account's computers.
+func TestReservedNamesAreNoAccounts(t *testing.T) {
+	ctx := t.Context()
+	store := account.NewMemory()
+	accounts := account.New(store, clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+	for _, name := range []string{account.Local, account.Operator, "admin"} {
+		err := account.CheckName(name)
+		require.ErrorIs(t, err, account.ErrInvalid, name)
+		assert.Contains(t, err.Error(), `account name "`+name+`" is the gateway's own`)
+		assert.Contains(t, err.Error(), "choose another name")
+		_, err = accounts.Manage(account.OperatorCaller).AddAccount(ctx, name, account.RoleUser)
+		require.ErrorIs(t, err, account.ErrInvalid, name)
+
+		// A store made before the names were reserved.
+		require.NoError(t, store.CreateAccount(ctx, account.Account{ID: name, Role: account.RoleUser}))
+		plain, _, err := accounts.IssueToken(ctx, name, "first", 0)
+		require.NoError(t, err)
+		_, err = accounts.AuthenticateFrom(ctx, plain, "192.0.2.7:5555")
+		require.ErrorIs(t, err, account.ErrReserved, name)
+		assert.Contains(t, err.Error(), `account "`+name+`"`)
+	}
+	assert.NoError(t, account.CheckName("locals"))
+	assert.NoError(t, account.CheckName("admins"))
+}
+
+// TestCheckTokenName: a token's name is any printable text up to MaxTokenName characters;
+// control characters (C0, DEL, C1), line and paragraph separators and bidirectional controls
+// are refused, so no name breaks or forges a line of a listing.
+func TestCheckTokenName(t *testing.T) {
+	for name, ok := range map[string]bool{
+		"laptop":                  true,
+		"Alice's phone (ünïcode)": true,
+		strings.Repeat("é", 64):   true,
+		"":                        false,
+		"a\x00b\nc":               false,
+		"tab\there":               false,
+		"del\x7f":                 false,
+		"csi\u009b2J":             false,
+		"line\u2028sep":           false,
+		"para\u2029sep":           false,
+		"rlo\u202eevil":           false,
+		"bad\xffutf8":             false,
+		strings.Repeat("n", 65):   false,
+	} {
+		err := account.CheckTokenName(name)
+		if ok {
+			assert.NoError(t, err, "%q", name)
+			continue
+		}
+		require.ErrorIs(t, err, account.ErrInvalid, "%q", name)
+		assert.NotContains(t, err.Error(), "\n", "%q: the message is one line", name)
+	}
+}
