@@ -351,6 +351,35 @@ describe("libsandboxscreen", function()
       screen.stop();
     end);
 
+    it("carries the colours the next write uses: in the whole frame, then when they change", function()
+      local ref = newReference();
+      ref.setTextColour(colours.white);
+      ref.setBackgroundColour(colours.black);
+      local screen, fake = watched(ref);
+      fire(screen, fake);
+      local first = sends(fake)[1];
+      expect({ first[4].fg, first[4].bg }):same({ colours.white, colours.black });
+
+      -- a colour change alone is an update: the host's frame shows it as screen.read does
+      screen.onEvent(events.EVENT_REPLY, first[2], true, {});
+      ref.setTextColour(colours.yellow);
+      ref.setBackgroundColour(colours.blue);
+      fire(screen, fake);
+      local second = sends(fake)[2];
+      expect(second[4].seq):eq(2);
+      expect({ second[4].fg, second[4].bg }):same({ colours.yellow, colours.blue });
+      expect(next(second[4].rows)):eq(nil);
+
+      -- drawing in the same colours leaves them out
+      screen.onEvent(events.EVENT_REPLY, second[2], true, {});
+      ref.write("same colours");
+      fire(screen, fake);
+      local third = sends(fake)[3][4];
+      expect({ third.fg, third.bg }):same({});
+      expect(third.rows["1"].fg:sub(1, 1)):eq("4");
+      screen.stop();
+    end);
+
     it("costs no timer and no send while nobody watches", function()
       local ref = newReference();
       local fake = newFakeOs();
