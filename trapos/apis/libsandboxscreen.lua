@@ -329,7 +329,8 @@ local function within(value, lo, hi)
   return type(value) == "number" and value == math.floor(value) and value >= lo and value <= hi;
 end
 
--- The os events for one input event, appended to out; or nil and why not.
+-- The os events for one input event, appended to out; or nil and why not. i is the event's
+-- place in the list counted from 0, as the gateway names a payload's fields (payload.events[0]).
 local function inputEvents(event, i, keysApi, width, height, out)
   local where = "events[" .. i .. "]";
   if type(event) ~= "table" then
@@ -498,7 +499,7 @@ local function newScreen(deps)
     local width, height = mirror.size();
     local queued = {};
     for i, event in ipairs(payload.events) do
-      local ok, why = inputEvents(event, i, keysApi, width, height, queued);
+      local ok, why = inputEvents(event, i - 1, keysApi, width, height, queued);
       if not ok then
         return badPayload(why .. "; nothing was queued");
       end

@@ -283,6 +283,10 @@ describe("libsandboxscreen", function()
         expect(ok):eq(false);
         expect(err.code):eq("bad_payload");
         expect(err.message):str_match(case[2]:gsub("[%-%.%+%[%]%(%)%$%^%%%?%*]", "%%%0"));
+        -- the second event, counted from 0 as the gateway names payload.events[0]
+        if not case[2]:find("events at most", 1, true) then
+          expect(err.message:sub(1, 9)):eq("events[1]");
+        end
         expect(#fake.queued):eq(0);
       end
       local _, ok, _, err = input(nil);
