@@ -140,11 +140,11 @@ local function showStatus()
     print("faults: " .. status.faults .. " (see " .. LOG_PATH .. "), the last: " .. tostring(status.lastFault));
   end
   -- What the owner lets the host do here (read from the settings, as every request does).
-  print("files: " .. libsandbox.filesAllowed());
+  print("files: " .. libsandbox.filesShown());
   print("exec: " .. tostring(libsandbox.execAllowed()));
   -- Whether the player is asked before the agent changes this computer (the ai command).
   print("ai confirm: " .. tostring(libsandbox.aiConfirm()));
-  print("screen: " .. libsandbox.screenAllowed());
+  print("screen: " .. libsandbox.screenShown());
 end
 
 local function reconnect()

@@ -612,6 +612,16 @@ describe("sandbox command", function()
       expect(lines[9]):eq("screen: control");
     end);
 
+    it("names a value that is none of the levels instead of showing a silent none", function()
+      local ok, err, lines = run({ "status" }, {
+        settings = { ["sandbox.allow_files"] = "Write", ["sandbox.allow_screen"] = "View" },
+        status = { connected = false, state = "dormant", traposId = "7:" },
+      });
+      expectSuccess(ok, err);
+      expect(lines[6]):eq('files: none, as "Write" is not none/read/write');
+      expect(lines[9]):eq('screen: none, as "View" is not none/view/control');
+    end);
+
     it("fails when the daemon is not running", function()
       local ok, err = run({ "status" }, {});
       expect(ok):eq(false);
