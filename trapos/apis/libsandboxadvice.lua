@@ -10,6 +10,14 @@ local OPENCODE_PORT = "4242";
 
 local FIX_URL = "Fix it with: sandbox setup";
 
+-- How a credential of the computer's own (sandbox link) begins; a shared password does not.
+local CREDENTIAL_PREFIX = "tsc_";
+
+-- Whether sandbox.password holds a linked credential.
+local function isCredential(password)
+  return type(password) == "string" and password:sub(1, #CREDENTIAL_PREFIX) == CREDENTIAL_PREFIX;
+end
+
 -- The host (without IPv6 brackets) and port (nil when absent) of a URL.
 local function hostPort(url)
   local authority = url:match("^%a[%w+.-]*://([^/?#]*)") or url;
@@ -27,7 +35,7 @@ local function contains(text, needle)
   return text:find(needle, 1, true) ~= nil;
 end
 
--- Each rule: does `why` (lower-cased as `low`) match, and the advice for `url`.
+-- Each rule: does `why` match, and the advice for `url` (and sandbox.password's value).
 local RULES = {
   {
     match = function(why) return why:match("^Invalid scheme 'https?'") ~= nil; end,
@@ -124,9 +132,13 @@ local RULES = {
     -- Close 4009: a newer socket said hello for the same traposId (id:label). The daemon
     -- stops ("replaced: …"), so the fix ends with reconnecting.
     match = function(why) return why:find("^replaced") ~= nil or why:find("%f[%w]replaced$") ~= nil; end,
-    say = function()
-      return "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)";
+    say = function(_, _, password)
+      local fix = "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
+        .. "Give one a new label: label set <name>, then sandbox reconnect";
+      if isCredential(password) then
+        return fix; -- already linked
+      end
+      return fix .. " (or link it to your account: sandbox link)";
     end,
   },
   {
@@ -154,15 +166,23 @@ local function explain(why, url, password)
       .. "link this computer with: sandbox link";
   end
   if why:find("^unauthorized") then
-    if type(password) == "number" then
-      return "the gateway rejected sandbox.password: `set` stored it as the number "
-        .. tostring(password) .. ". Set it as text with: sandbox setup";
+    if password == nil or password == "" then
+      return "the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup";
+    elseif isCredential(password) then
+      -- The gateway may have lost its account store (started without its data directory).
+      return "the gateway did not accept this computer's linked credential (unauthorized): ask its operator "
+        .. "(is the gateway missing its data directory?), or link again with: sandbox link";
+    elseif type(password) == "number" then
+      -- The daemon sends the digits, so only what `set` lost (a leading 0, digits past what a
+      -- number holds) makes them wrong; which, it cannot tell.
+      return "the gateway rejected sandbox.password (unauthorized); `set` stored it as the number "
+        .. tostring(password) .. ": if it began with 0 or is long, set it as text with: sandbox setup";
     end
     return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
   end
   for _, rule in ipairs(RULES) do
     if rule.match(why, url) then
-      return rule.say(why, url);
+      return rule.say(why, url, password);
     end
   end
   return why;

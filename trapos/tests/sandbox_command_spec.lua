@@ -316,10 +316,23 @@ describe("sandbox command", function()
       expect(record.timers[1]):eq(1);
     end);
 
-    it("explains unauthorized", function()
-      local ok, err = run({ "health" }, { status = downStatus("unauthorized", "unauthorized: wrong secret") });
-      expect(ok):eq(false);
-      expect(err):eq("Not connected to the gateway: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
+    it("explains unauthorized, by what sandbox.password holds", function()
+      local cases = {
+        { "secret", "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup" },
+        { nil, "the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup" },
+        { 12345, "the gateway rejected sandbox.password (unauthorized); `set` stored it as the number 12345: "
+          .. "if it began with 0 or is long, set it as text with: sandbox setup" },
+        { CREDENTIAL, "the gateway did not accept this computer's linked credential (unauthorized): ask its operator "
+          .. "(is the gateway missing its data directory?), or link again with: sandbox link" },
+      };
+      for _, case in ipairs(cases) do
+        local ok, err = run({ "health" }, {
+          settings = { ["sandbox.url"] = URL, ["sandbox.password"] = case[1] },
+          status = downStatus("unauthorized", "unauthorized: wrong secret"),
+        });
+        expect(ok):eq(false);
+        expect(err):eq("Not connected to the gateway: " .. case[2]);
+      end
     end);
 
     it("explains Domain not permitted", function()
@@ -544,6 +557,13 @@ describe("sandbox command", function()
         expectSuccess(ok, err);
         expect(lines[6]):str_match("^fix: .*sandbox link");
       end
+      -- a computer linked already is not sent to link it
+      local ok, err, lines = run({ "status" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = CREDENTIAL },
+        status = downStatus("replaced", "replaced: another computer said hello with this computer's id"),
+      });
+      expectSuccess(ok, err);
+      expect(lines[6]):str_match("^fix: .*then sandbox reconnect$");
     end);
 
     it("names sandbox reconnect for a stopped daemon, whatever its last error", function()
@@ -641,6 +661,7 @@ describe("sandbox command", function()
 
     it("reports why the new connection failed", function()
       local ok, err, _, record = run({ "reconnect" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "secret" },
         status = { connectedStatus(), downStatus("unauthorized", "unauthorized: no") },
       });
       expect(record.reconnects):eq(1);
