@@ -85,8 +85,9 @@ local RULES = {
   {
     match = function(why) return contains(why:lower(), "going away"); end,
     say = function()
-      return "the gateway stopped (going away); the daemon reconnects by itself once it runs again";
+      return "the gateway stopped (going away)";
     end,
+    retry = "; the daemon reconnects by itself once it runs again",
   },
   {
     match = function(why) return contains(why, "Unknown host"); end,
@@ -108,8 +109,9 @@ local RULES = {
     say = function(_, url)
       local host, port = hostPort(url);
       return "nothing answers at " .. host .. ":" .. tostring(port or 80)
-        .. ": start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s";
+        .. ": start the gateway there, or fix the address or port (sandbox setup)";
     end,
+    retry = "; the daemon retries every 5 s",
   },
   {
     match = function(why) return contains(why, "Timed out"); end,
@@ -144,17 +146,21 @@ local RULES = {
   {
     match = function(why) return contains(why, "Connection closed"); end,
     say = function()
-      return "the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s";
+      return "the gateway closed the connection (Connection closed): it stopped or restarted";
     end,
+    retry = "; the daemon retries every 5 s",
   },
 };
 
--- explain(why, url [, password]): the advice for a failed connection. why is the daemon's
--- reason (CC's message, or "unauthorized: ..." from the gateway); url is sandbox.url;
--- password is sandbox.password's value (a number means `set` converted the digits).
-local function explain(why, url, password)
+-- explain(why, url [, password [, again]]): the advice for a failed connection. why is the
+-- daemon's reason (CC's message, or "unauthorized: ..." from the gateway); url is sandbox.url;
+-- password is sandbox.password's value (a number means `set` converted the digits). again is
+-- the command to run again when the connection was that command's own, which the daemon's
+-- retries do not repeat (sandbox link); nil for the daemon's.
+local function explain(why, url, password, again)
   expect(1, why, "string", "nil");
   expect(2, url, "string", "nil");
+  expect(4, again, "string", "nil");
   why = why or "unknown error";
   url = url or "the gateway";
   if why:find("credential was revoked", 1, true) then -- closed 4003, or a hello refused for it
@@ -182,7 +188,12 @@ local function explain(why, url, password)
   end
   for _, rule in ipairs(RULES) do
     if rule.match(why, url) then
-      return rule.say(why, url, password);
+      if rule.retry == nil then
+        return rule.say(why, url, password);
+      elseif again ~= nil then
+        return rule.say(why, url, password) .. "; then run " .. again .. " again";
+      end
+      return rule.say(why, url, password) .. rule.retry;
     end
   end
   return why;

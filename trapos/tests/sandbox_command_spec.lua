@@ -827,7 +827,8 @@ describe("sandbox command", function()
     it("explains an unreachable gateway", function()
       local ok, err = run({ "link" }, { linkFailure = "Could not connect" });
       expect(ok):eq(false);
-      expect(err):eq("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s");
+      -- its own session, which the daemon's retries do not run again
+      expect(err):eq("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); then run sandbox link again");
     end);
 
     it("says a used code's refusal at accept, and saves nothing", function()
@@ -892,7 +893,7 @@ describe("sandbox command", function()
         expect(#lines > 3):eq(true);
         local listed = false;
         for _, line in ipairs(lines) do
-          listed = listed or line == "  link [KEY] link this computer to your account";
+          listed = listed or line == "  link [KEY]  link this computer to your account";
         end
         expect(listed):eq(true);
         for _, line in ipairs(lines) do
@@ -900,6 +901,9 @@ describe("sandbox command", function()
             fail("usage line wider than the screen: " .. line);
           end
         end
+        -- as docs/lua-client.md writes them, and a list of settings with its commas
+        expect(table.concat(lines, "\n")):str_match("\n  setup %[url%] set the URL");
+        expect(table.concat(lines, "\n")):str_match("sandbox%.ai_confirm %(true|false%),\n");
       end
     end);
 
