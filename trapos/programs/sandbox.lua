@@ -404,7 +404,8 @@ local function linkWithCode(session)
   end
   account = type(accepted.account) == "string" and accepted.account or account;
   saveCredential(credentialOf(accepted), account);
-  print("Linked to " .. account .. ". The sandbox daemon reconnects with the new credential.");
+  print("Linked to " .. account .. ".");
+  print("The daemon reconnects with the new credential.");
 end
 
 -- The key flow: the key holder typed it here, so there is no code and no question.

@@ -678,7 +678,8 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       local want = { table.unpack(CODE_LINES) };
       want[#want + 1] = "Approved by account alice (alice (token laptop)).";
-      want[#want + 1] = "Linked to alice. The sandbox daemon reconnects with the new credential.";
+      want[#want + 1] = "Linked to alice.";
+      want[#want + 1] = "The daemon reconnects with the new credential.";
       expect(lines):same(want);
       expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
       expect(record.values["sandbox.password"]):eq(CREDENTIAL);
@@ -925,6 +926,48 @@ describe("sandbox command", function()
       local ok, err = run({ "status", "now" }, { status = connectedStatus() });
       expect(ok):eq(false);
       expect(err):eq("sandbox status: unexpected argument 'now'. Run: sandbox --help");
+    end);
+
+    it("fits every line it lays out itself on the 51-column screen", function()
+      -- A message (an error, lastError, fix, faults) is one sentence CC wraps at its words;
+      -- every other line and prompt is the command's own layout and must not wrap.
+      local MESSAGE = { "^lastError: ", "^fix: ", "^faults: " };
+      local function check(what, lines, record)
+        local all = {};
+        for _, line in ipairs(lines) do all[#all + 1] = line; end
+        for _, prompt in ipairs(record.prompts) do all[#all + 1] = prompt; end
+        for _, line in ipairs(all) do
+          local message = false;
+          for _, pattern in ipairs(MESSAGE) do message = message or line:find(pattern) ~= nil; end
+          if not message and #line > 51 then
+            fail(what .. ": a line wider than the screen: " .. line);
+          end
+        end
+      end
+      local status = downStatus("waiting", "Could not connect");
+      status.account, status.faults, status.lastFault = "alice", 1, "boom";
+      local healthy = function() return true, { sandboxOk = true, opencodeOk = false, opencodeDetail = "x" }; end;
+      local runs = {
+        { "status", { "status" }, { status = status } },
+        { "setup", { "setup" }, { typed = { "ws://10.0.0.9:4444" }, status = connectedStatus(), reply = healthy } },
+        { "setup again", { "setup" }, {
+          settings = { ["sandbox.url"] = "ws://192.168.100.200:4444/trapos/ws", ["sandbox.password"] = "x",
+            ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true, ["sandbox.allow_screen"] = "control" },
+          status = connectedStatus(), reply = healthy } },
+        { "link", { "link" }, { gateway = linkGateway(), typed = { "y" } } },
+        { "link with a key", { "link", KEY }, { gateway = linkGateway() } },
+        { "link --help", { "link", "--help" }, {} },
+        { "stop", { "stop" }, { status = { connectedStatus(), downStatus("stopped") } } },
+        { "reconnect", { "reconnect" }, { status = { downStatus("connecting"), connectedStatus() } } },
+        { "help", { "help" }, {} },
+      };
+      for _, case in ipairs(runs) do
+        local ok, err, lines, record = run(case[2], case[3]);
+        if not ok then
+          fail(case[1] .. " failed: " .. tostring(err));
+        end
+        check(case[1], lines, record);
+      end
     end);
 
     it("leaves tab completion to the daemon", function()
