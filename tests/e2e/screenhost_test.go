@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -31,7 +32,7 @@ type screenOut struct {
 // screen control, MCP's read_screen shows what ls printed at the player's prompt, send_text
 // types at the prompt ("lua\n1+1\n" shows 2), edit started at the prompt shows on the screen
 // and is left with the keys, and the live view over the host API stops the computer's watch
-// when its viewer goes away.
+// when its viewer goes away; its frames carry the colours the next write uses.
 func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
@@ -107,6 +108,9 @@ func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
 		frame := readEvent(t, r)
 		assert.Contains(t, frame, `"width":51`, "the first frame is the whole screen")
 		assert.Contains(t, frame, "> ", "with the prompt")
+		var colours struct{ FG, BG int }
+		require.NoError(t, json.Unmarshal([]byte(frame), &colours))
+		assert.Equal(t, struct{ FG, BG int }{1, 32768}, colours, "the shell types white on black, as screen.read says")
 		// Typing changes the screen: the next frame shows it.
 		send(t, "send_text", map[string]any{"text": "hello"})
 		for !strings.Contains(frame, "> hello") {

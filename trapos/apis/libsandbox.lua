@@ -184,8 +184,10 @@ return {
   normaliseUrl = config.normaliseUrl,
   urlHost = config.urlHost,
   filesAllowed = config.filesAllowed,
+  filesShown = config.filesShown,
   execAllowed = config.execAllowed,
   screenAllowed = config.screenAllowed,
+  screenShown = config.screenShown,
   aiConfirm = config.aiConfirm,
 
   -- The wire (libsandboxcodec): error codes and the frame rules.

@@ -10,6 +10,14 @@ local OPENCODE_PORT = "4242";
 
 local FIX_URL = "Fix it with: sandbox setup";
 
+-- How a credential of the computer's own (sandbox link) begins; a shared password does not.
+local CREDENTIAL_PREFIX = "tsc_";
+
+-- Whether sandbox.password holds a linked credential.
+local function isCredential(password)
+  return type(password) == "string" and password:sub(1, #CREDENTIAL_PREFIX) == CREDENTIAL_PREFIX;
+end
+
 -- The host (without IPv6 brackets) and port (nil when absent) of a URL.
 local function hostPort(url)
   local authority = url:match("^%a[%w+.-]*://([^/?#]*)") or url;
@@ -27,7 +35,7 @@ local function contains(text, needle)
   return text:find(needle, 1, true) ~= nil;
 end
 
--- Each rule: does `why` (lower-cased as `low`) match, and the advice for `url`.
+-- Each rule: does `why` match, and the advice for `url` (and sandbox.password's value).
 local RULES = {
   {
     match = function(why) return why:match("^Invalid scheme 'https?'") ~= nil; end,
@@ -77,8 +85,9 @@ local RULES = {
   {
     match = function(why) return contains(why:lower(), "going away"); end,
     say = function()
-      return "the gateway stopped (going away); the daemon reconnects by itself once it runs again";
+      return "the gateway stopped (going away)";
     end,
+    retry = "; the daemon reconnects by itself once it runs again",
   },
   {
     match = function(why) return contains(why, "Unknown host"); end,
@@ -100,8 +109,9 @@ local RULES = {
     say = function(_, url)
       local host, port = hostPort(url);
       return "nothing answers at " .. host .. ":" .. tostring(port or 80)
-        .. ": start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s";
+        .. ": start the gateway there, or fix the address or port (sandbox setup)";
     end,
+    retry = "; the daemon retries every 5 s",
   },
   {
     match = function(why) return contains(why, "Timed out"); end,
@@ -124,25 +134,33 @@ local RULES = {
     -- Close 4009: a newer socket said hello for the same traposId (id:label). The daemon
     -- stops ("replaced: …"), so the fix ends with reconnecting.
     match = function(why) return why:find("^replaced") ~= nil or why:find("%f[%w]replaced$") ~= nil; end,
-    say = function()
-      return "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
-        .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)";
+    say = function(_, _, password)
+      local fix = "another connection took over this computer's traposId (replaced): do two computers share one id and label? "
+        .. "Give one a new label: label set <name>, then sandbox reconnect";
+      if isCredential(password) then
+        return fix; -- already linked
+      end
+      return fix .. " (or link it to your account: sandbox link)";
     end,
   },
   {
     match = function(why) return contains(why, "Connection closed"); end,
     say = function()
-      return "the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s";
+      return "the gateway closed the connection (Connection closed): it stopped or restarted";
     end,
+    retry = "; the daemon retries every 5 s",
   },
 };
 
--- explain(why, url [, password]): the advice for a failed connection. why is the daemon's
--- reason (CC's message, or "unauthorized: ..." from the gateway); url is sandbox.url;
--- password is sandbox.password's value (a number means `set` converted the digits).
-local function explain(why, url, password)
+-- explain(why, url [, password [, again]]): the advice for a failed connection. why is the
+-- daemon's reason (CC's message, or "unauthorized: ..." from the gateway); url is sandbox.url;
+-- password is sandbox.password's value (a number means `set` converted the digits). again is
+-- the command to run again when the connection was that command's own, which the daemon's
+-- retries do not repeat (sandbox link); nil for the daemon's.
+local function explain(why, url, password, again)
   expect(1, why, "string", "nil");
   expect(2, url, "string", "nil");
+  expect(4, again, "string", "nil");
   why = why or "unknown error";
   url = url or "the gateway";
   if why:find("credential was revoked", 1, true) then -- closed 4003, or a hello refused for it
@@ -154,15 +172,28 @@ local function explain(why, url, password)
       .. "link this computer with: sandbox link";
   end
   if why:find("^unauthorized") then
-    if type(password) == "number" then
-      return "the gateway rejected sandbox.password: `set` stored it as the number "
-        .. tostring(password) .. ". Set it as text with: sandbox setup";
+    if password == nil or password == "" then
+      return "the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup";
+    elseif isCredential(password) then
+      -- The gateway may have lost its account store (started without its data directory).
+      return "the gateway did not accept this computer's linked credential (unauthorized): ask its operator "
+        .. "(is the gateway missing its data directory?), or link again with: sandbox link";
+    elseif type(password) == "number" then
+      -- The daemon sends the digits, so only what `set` lost (a leading 0, digits past what a
+      -- number holds) makes them wrong; which, it cannot tell.
+      return "the gateway rejected sandbox.password (unauthorized); `set` stored it as the number "
+        .. tostring(password) .. ": if it began with 0 or is long, set it as text with: sandbox setup";
     end
     return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
   end
   for _, rule in ipairs(RULES) do
     if rule.match(why, url) then
-      return rule.say(why, url);
+      if rule.retry == nil then
+        return rule.say(why, url, password);
+      elseif again ~= nil then
+        return rule.say(why, url, password) .. "; then run " .. again .. " again";
+      end
+      return rule.say(why, url, password) .. rule.retry;
     end
   end
   return why;

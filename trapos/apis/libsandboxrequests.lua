@@ -53,7 +53,7 @@ local function refusal(settingsApi, fsApi, msgType, payload)
       return nil;
     end
     return msgType .. " needs " .. config.SETTING_ALLOW_SCREEN .. " " .. level .. " (it is "
-      .. config.screenAllowed(settingsApi) .. "); the owner can allow it with: set "
+      .. config.screenShown(settingsApi) .. "); the owner can allow it with: set "
       .. config.SETTING_ALLOW_SCREEN .. " " .. level;
   elseif need == NEEDS_EXEC then
     if config.execAllowed(settingsApi) then
@@ -68,7 +68,7 @@ local function refusal(settingsApi, fsApi, msgType, payload)
     return nil;
   end
   return msgType .. " needs " .. config.SETTING_ALLOW_FILES .. " " .. need .. " (it is "
-    .. config.filesAllowed(settingsApi) .. "); the owner can allow it with: set "
+    .. config.filesShown(settingsApi) .. "); the owner can allow it with: set "
     .. config.SETTING_ALLOW_FILES .. " " .. need;
 end
 

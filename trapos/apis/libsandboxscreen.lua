@@ -54,12 +54,13 @@ local function newMirror(target)
   local textColour = blitOf(target.getTextColour()) or "0";
   local backColour = blitOf(target.getBackgroundColour()) or "f";
   local palette = {};
-  -- Versions: every change takes the next number; a row, the palette, the cursor and the
-  -- size remember the number of their last change, so a watch sends what is newer than the
-  -- number it last sent, and nothing is tracked per watch while the screen is drawn.
+  -- Versions: every change takes the next number; a row, the palette, the colours and the
+  -- size remember the number of their last change (the cursor is in every update), so a
+  -- watch sends what is newer than the number it last sent, and nothing is tracked per watch
+  -- while the screen is drawn.
   local version = 0;
   local rowVersion = {};
-  local paletteVersion, cursorVersion, sizeVersion = 0, 0, 0;
+  local paletteVersion, sizeVersion, colourVersion = 0, 0, 0;
   local originals = nil;
   local onChange = nil;
 
@@ -126,7 +127,7 @@ local function newMirror(target)
   -- to the screen as the terminal does, and moves the cursor past it.
   local function put(t, f, b)
     local x, y, len, v = cursorX, cursorY, #t, changed();
-    cursorX, cursorVersion = x + len, v;
+    cursorX = x + len;
     if y < 1 or y > height or x > width or x + len <= 1 or len == 0 then
       return;
     end
@@ -194,17 +195,25 @@ local function newMirror(target)
     end,
     setCursorPos = function(x, y)
       cursorX, cursorY = math.floor(x), math.floor(y);
-      cursorVersion = changed();
+      changed();
     end,
     setCursorBlink = function(on)
       blink = on == true;
-      cursorVersion = changed();
+      changed();
     end,
     setTextColour = function(colour)
-      textColour = blitOf(colour) or textColour;
+      local c = blitOf(colour) or textColour;
+      if c ~= textColour then
+        textColour = c;
+        colourVersion = changed();
+      end
     end,
     setBackgroundColour = function(colour)
-      backColour = blitOf(colour) or backColour;
+      local c = blitOf(colour) or backColour;
+      if c ~= backColour then
+        backColour = c;
+        colourVersion = changed();
+      end
     end,
     setPaletteColour = function(colour)
       local n = blitOf(colour);
@@ -277,11 +286,10 @@ local function newMirror(target)
       return nil, version;
     end
     local whole = since == nil or sizeVersion > since;
-    local rows, any = {}, false;
+    local rows = {};
     for y = 1, height do
       if whole or rowVersion[y] > since then
         rows[tostring(y)] = rowOf(y);
-        any = true;
       end
     end
     local frame = {
@@ -294,8 +302,10 @@ local function newMirror(target)
     if whole or paletteVersion > since then
       frame.palette = { table.unpack(palette) };
     end
-    if not any and not whole and cursorVersion <= since and frame.palette == nil then
-      return nil, version; -- only colours were set: nothing the host can see yet
+    -- The colours the next write uses, as screen.read's fg and bg: in the whole frame, then
+    -- when they changed (the gateway keeps the last ones it got).
+    if whole or colourVersion > since then
+      frame.fg, frame.bg = 2 ^ tonumber(textColour, 16), 2 ^ tonumber(backColour, 16);
     end
     return frame, version;
   end
@@ -319,7 +329,8 @@ local function within(value, lo, hi)
   return type(value) == "number" and value == math.floor(value) and value >= lo and value <= hi;
 end
 
--- The os events for one input event, appended to out; or nil and why not.
+-- The os events for one input event, appended to out; or nil and why not. i is the event's
+-- place in the list counted from 0, as the gateway names a payload's fields (payload.events[0]).
 local function inputEvents(event, i, keysApi, width, height, out)
   local where = "events[" .. i .. "]";
   if type(event) ~= "table" then
@@ -488,7 +499,7 @@ local function newScreen(deps)
     local width, height = mirror.size();
     local queued = {};
     for i, event in ipairs(payload.events) do
-      local ok, why = inputEvents(event, i, keysApi, width, height, queued);
+      local ok, why = inputEvents(event, i - 1, keysApi, width, height, queued);
       if not ok then
         return badPayload(why .. "; nothing was queued");
       end

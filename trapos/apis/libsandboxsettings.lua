@@ -97,14 +97,39 @@ local function defineSettings(settingsApi)
   });
 end
 
--- The file access the owner allows: "none", "read" or "write"; an unknown value is "none".
-local function filesAllowed(settingsApi)
+-- The one place a level setting's value is read: its level, or none and the value itself when
+-- it is none of the levels (another case, a typo: `set sandbox.allow_files Write`), so that
+-- whoever shows the level can say why it is none. Not set is none.
+local function levelOf(settingsApi, name, rank, none)
   expect(1, settingsApi, "table", "nil");
-  local level = (settingsApi or settings).get(SETTING_ALLOW_FILES);
-  if FILES_RANK[level] == nil then
-    return FILES_NONE;
+  local value = (settingsApi or settings).get(name);
+  if value == nil then
+    return none, nil;
+  elseif rank[value] == nil then
+    return none, value;
   end
-  return level;
+  return value, nil;
+end
+
+-- A level as the owner reads it: "none", or 'none, as "Write" is not none/read/write' when the
+-- setting holds something else.
+local function levelShown(level, unknown, levels)
+  if unknown == nil then
+    return level;
+  end
+  return level .. ", as " .. string.format("%q", tostring(unknown)) .. " is not " .. levels;
+end
+
+-- The file access the owner allows: "none", "read" or "write"; an unknown value is "none"
+-- (and is the second result).
+local function filesAllowed(settingsApi)
+  return levelOf(settingsApi, SETTING_ALLOW_FILES, FILES_RANK, FILES_NONE);
+end
+
+-- filesAllowed as the owner reads it, naming an unknown value.
+local function filesShown(settingsApi)
+  local level, unknown = filesAllowed(settingsApi);
+  return levelShown(level, unknown, FILES_NONE .. "/" .. FILES_READ .. "/" .. FILES_WRITE);
 end
 
 -- Whether the owner allows `need` ("read" or "write") file access.
@@ -124,14 +149,16 @@ local function aiConfirm(settingsApi)
   return (settingsApi or settings).get(SETTING_AI_CONFIRM) ~= false;
 end
 
--- The screen access the owner allows: "none", "view" or "control"; an unknown value is "none".
+-- The screen access the owner allows: "none", "view" or "control"; an unknown value is "none"
+-- (and is the second result).
 local function screenAllowed(settingsApi)
-  expect(1, settingsApi, "table", "nil");
-  local level = (settingsApi or settings).get(SETTING_ALLOW_SCREEN);
-  if SCREEN_RANK[level] == nil then
-    return SCREEN_NONE;
-  end
-  return level;
+  return levelOf(settingsApi, SETTING_ALLOW_SCREEN, SCREEN_RANK, SCREEN_NONE);
+end
+
+-- screenAllowed as the owner reads it, naming an unknown value.
+local function screenShown(settingsApi)
+  local level, unknown = screenAllowed(settingsApi);
+  return levelShown(level, unknown, SCREEN_NONE .. "/" .. SCREEN_VIEW .. "/" .. SCREEN_CONTROL);
 end
 
 -- Whether the owner allows `need` ("view" or "control") screen access.
@@ -154,8 +181,10 @@ return {
   SCREEN_VIEW = SCREEN_VIEW,
   SCREEN_CONTROL = SCREEN_CONTROL,
   screenAllowed = screenAllowed,
+  screenShown = screenShown,
   screenAllow = screenAllow,
   filesAllowed = filesAllowed,
+  filesShown = filesShown,
   filesAllow = filesAllow,
   execAllowed = execAllowed,
   aiConfirm = aiConfirm,

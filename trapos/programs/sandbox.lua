@@ -25,18 +25,18 @@ local EXEC_ANSWERS = { yes = true, y = true, ["true"] = true, no = false, n = fa
 -- Every line fits the 51-column computer screen.
 local function usage()
   print("Usage: sandbox <command>");
-  print("  health     check the gateway and opencode");
-  print("  status     show URL, connection, last error");
-  print("  reconnect  make the daemon connect again");
-  print("  stop       disconnect until reconnect");
-  print("  setup      set the URL, password, host access");
-  print("  link [KEY] link this computer to your account");
-  print("  help       this help (also --help, -h)");
-  print("  --version  show the version");
+  print("  health      check the gateway and opencode");
+  print("  status      show URL, connection, last error");
+  print("  reconnect   make the daemon connect again");
+  print("  stop        disconnect until reconnect");
+  print("  setup [url] set the URL, password, host access");
+  print("  link [KEY]  link this computer to your account");
+  print("  help        this help (also --help, -h)");
+  print("  --version   show the version");
   print("Settings: sandbox.url, sandbox.password,");
   print("  sandbox.allow_files (none|read|write),");
   print("  sandbox.allow_exec (true|false),");
-  print("  sandbox.ai_confirm (true|false)");
+  print("  sandbox.ai_confirm (true|false),");
   print("  sandbox.allow_screen (none|view|control)");
 end
 
@@ -140,11 +140,11 @@ local function showStatus()
     print("faults: " .. status.faults .. " (see " .. LOG_PATH .. "), the last: " .. tostring(status.lastFault));
   end
   -- What the owner lets the host do here (read from the settings, as every request does).
-  print("files: " .. libsandbox.filesAllowed());
+  print("files: " .. libsandbox.filesShown());
   print("exec: " .. tostring(libsandbox.execAllowed()));
   -- Whether the player is asked before the agent changes this computer (the ai command).
   print("ai confirm: " .. tostring(libsandbox.aiConfirm()));
-  print("screen: " .. libsandbox.screenAllowed());
+  print("screen: " .. libsandbox.screenShown());
 end
 
 local function reconnect()
@@ -326,7 +326,8 @@ local function openLink(session, url)
     fail("The gateway at " .. url .. " does not support sandbox link: update trap-sandbox on its host, "
       .. "or set a credential with: sandbox setup");
   elseif err.code == libsandbox.ERR_NOT_CONNECTED then
-    fail("Cannot reach the gateway: " .. advice.explain(err.message, url));
+    -- Its own session: the daemon's retries do not run it again.
+    fail("Cannot reach the gateway: " .. advice.explain(err.message, url, nil, "sandbox link"));
   end
   failLink(err, "code");
 end
@@ -403,7 +404,8 @@ local function linkWithCode(session)
   end
   account = type(accepted.account) == "string" and accepted.account or account;
   saveCredential(credentialOf(accepted), account);
-  print("Linked to " .. account .. ". The sandbox daemon reconnects with the new credential.");
+  print("Linked to " .. account .. ".");
+  print("The daemon reconnects with the new credential.");
 end
 
 -- The key flow: the key holder typed it here, so there is no code and no question.

@@ -62,12 +62,19 @@ describe("libsandboxadvice explain", function()
   it("explains a dropped connection", function()
     expect(advice.explain("lost the connection: Connection closed", URL))
       :eq("the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s");
+    -- a command's own connection is not the daemon's: the command is run again
+    expect(advice.explain("Connection closed", URL, nil, "sandbox link"))
+      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; then run sandbox link again");
   end);
 
   it("explains a socket replaced by another computer with the same traposId", function()
     expect(advice.explain("lost the connection: replaced", URL))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
         .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)");
+    -- a linked computer is linked already
+    expect(advice.explain("replaced: another computer said hello with this computer's id", URL, "tsc_x_y"))
+      :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
+        .. "Give one a new label: label set <name>, then sandbox reconnect");
   end);
 
   it("explains a gateway the daemon dropped for flooding it", function()
@@ -91,6 +98,10 @@ describe("libsandboxadvice explain", function()
     expect(advice.explain("replaced: another computer said hello with this computer's id", URL))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
         .. "Give one a new label: label set <name>, then sandbox reconnect (or link it to your account: sandbox link)");
+    -- a linked computer is linked already
+    expect(advice.explain("replaced: another computer said hello with this computer's id", URL, "tsc_x_y"))
+      :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
+        .. "Give one a new label: label set <name>, then sandbox reconnect");
   end);
 
   it("sends a revoked credential to a new one, whether closed 4003 or refused at hello", function()
@@ -106,9 +117,22 @@ describe("libsandboxadvice explain", function()
       :eq("sandbox.password is computer 7's linked credential, not this computer's; link this computer with: sandbox link");
   end);
 
-  it("says when `set` turned a numeric password into a number", function()
+  it("says `set` stored a numeric password as a number, without claiming that is the cause", function()
     expect(advice.explain("unauthorized: wrong secret", URL, 123))
-      :eq("the gateway rejected sandbox.password: `set` stored it as the number 123. Set it as text with: sandbox setup");
+      :eq("the gateway rejected sandbox.password (unauthorized); `set` stored it as the number 123: "
+        .. "if it began with 0 or is long, set it as text with: sandbox setup");
+  end);
+
+  it("says when no password is set", function()
+    local fix = "the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup";
+    expect(advice.explain("unauthorized: wrong secret", URL, nil)):eq(fix);
+    expect(advice.explain("unauthorized: wrong secret", URL, "")):eq(fix);
+  end);
+
+  it("sends a linked credential the gateway does not accept to its operator or sandbox link", function()
+    expect(advice.explain("unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)", URL, "tsc_x_y"))
+      :eq("the gateway did not accept this computer's linked credential (unauthorized): ask its operator "
+        .. "(is the gateway missing its data directory?), or link again with: sandbox link");
   end);
 
   it("keeps an IPv6 host's brackets off and finds its port", function()

@@ -128,10 +128,17 @@ describe("libsandboxrequests", function()
       expect(ask(requests, "fs.delete", { path = "/startup" }).ok):eq(true);
     end);
 
-    it("reads an unknown value as none", function()
+    it("reads an unknown value as none, and names it", function()
       local requests = newRequests({ ["sandbox.allow_files"] = "everything" });
       expectForbidden(requests, "fs.read", "sandbox.allow_files read");
-      expect(ask(requests, "fs.read", { path = "/x" }).err.message):str_match("it is none");
+      expect(ask(requests, "fs.read", { path = "/x" }).err.message):eq(
+        'fs.read needs sandbox.allow_files read (it is none, as "everything" is not none/read/write); '
+        .. "the owner can allow it with: set sandbox.allow_files read");
+      expect(ask(newRequests({ ["sandbox.allow_screen"] = "View" }), "screen.read", {}).err.message):eq(
+        'screen.read needs sandbox.allow_screen view (it is none, as "View" is not none/view/control); '
+        .. "the owner can allow it with: set sandbox.allow_screen view");
+      -- not set is none, with nothing to name
+      expect(ask(newRequests({}), "fs.read", { path = "/x" }).err.message):str_match("%(it is none%)");
     end);
 
     it("allows exec only for the boolean true", function()

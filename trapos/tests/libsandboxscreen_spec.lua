@@ -283,6 +283,10 @@ describe("libsandboxscreen", function()
         expect(ok):eq(false);
         expect(err.code):eq("bad_payload");
         expect(err.message):str_match(case[2]:gsub("[%-%.%+%[%]%(%)%$%^%%%?%*]", "%%%0"));
+        -- the second event, counted from 0 as the gateway names payload.events[0]
+        if not case[2]:find("events at most", 1, true) then
+          expect(err.message:sub(1, 9)):eq("events[1]");
+        end
         expect(#fake.queued):eq(0);
       end
       local _, ok, _, err = input(nil);
@@ -348,6 +352,35 @@ describe("libsandboxscreen", function()
       expect(keysSent):same({ "3", "5" });
       expect(second.rows["5"].text:sub(1, 8)):eq("row five");
       expect(second.cursor):same({ x = 9, y = 5, blink = false });
+      screen.stop();
+    end);
+
+    it("carries the colours the next write uses: in the whole frame, then when they change", function()
+      local ref = newReference();
+      ref.setTextColour(colours.white);
+      ref.setBackgroundColour(colours.black);
+      local screen, fake = watched(ref);
+      fire(screen, fake);
+      local first = sends(fake)[1];
+      expect({ first[4].fg, first[4].bg }):same({ colours.white, colours.black });
+
+      -- a colour change alone is an update: the host's frame shows it as screen.read does
+      screen.onEvent(events.EVENT_REPLY, first[2], true, {});
+      ref.setTextColour(colours.yellow);
+      ref.setBackgroundColour(colours.blue);
+      fire(screen, fake);
+      local second = sends(fake)[2];
+      expect(second[4].seq):eq(2);
+      expect({ second[4].fg, second[4].bg }):same({ colours.yellow, colours.blue });
+      expect(next(second[4].rows)):eq(nil);
+
+      -- drawing in the same colours leaves them out
+      screen.onEvent(events.EVENT_REPLY, second[2], true, {});
+      ref.write("same colours");
+      fire(screen, fake);
+      local third = sends(fake)[3][4];
+      expect({ third.fg, third.bg }):same({});
+      expect(third.rows["1"].fg:sub(1, 1)):eq("4");
       screen.stop();
     end);
 

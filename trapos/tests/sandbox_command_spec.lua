@@ -316,10 +316,23 @@ describe("sandbox command", function()
       expect(record.timers[1]):eq(1);
     end);
 
-    it("explains unauthorized", function()
-      local ok, err = run({ "health" }, { status = downStatus("unauthorized", "unauthorized: wrong secret") });
-      expect(ok):eq(false);
-      expect(err):eq("Not connected to the gateway: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
+    it("explains unauthorized, by what sandbox.password holds", function()
+      local cases = {
+        { "secret", "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup" },
+        { nil, "the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup" },
+        { 12345, "the gateway rejected sandbox.password (unauthorized); `set` stored it as the number 12345: "
+          .. "if it began with 0 or is long, set it as text with: sandbox setup" },
+        { CREDENTIAL, "the gateway did not accept this computer's linked credential (unauthorized): ask its operator "
+          .. "(is the gateway missing its data directory?), or link again with: sandbox link" },
+      };
+      for _, case in ipairs(cases) do
+        local ok, err = run({ "health" }, {
+          settings = { ["sandbox.url"] = URL, ["sandbox.password"] = case[1] },
+          status = downStatus("unauthorized", "unauthorized: wrong secret"),
+        });
+        expect(ok):eq(false);
+        expect(err):eq("Not connected to the gateway: " .. case[2]);
+      end
     end);
 
     it("explains Domain not permitted", function()
@@ -544,6 +557,13 @@ describe("sandbox command", function()
         expectSuccess(ok, err);
         expect(lines[6]):str_match("^fix: .*sandbox link");
       end
+      -- a computer linked already is not sent to link it
+      local ok, err, lines = run({ "status" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = CREDENTIAL },
+        status = downStatus("replaced", "replaced: another computer said hello with this computer's id"),
+      });
+      expectSuccess(ok, err);
+      expect(lines[6]):str_match("^fix: .*then sandbox reconnect$");
     end);
 
     it("names sandbox reconnect for a stopped daemon, whatever its last error", function()
@@ -612,6 +632,16 @@ describe("sandbox command", function()
       expect(lines[9]):eq("screen: control");
     end);
 
+    it("names a value that is none of the levels instead of showing a silent none", function()
+      local ok, err, lines = run({ "status" }, {
+        settings = { ["sandbox.allow_files"] = "Write", ["sandbox.allow_screen"] = "View" },
+        status = { connected = false, state = "dormant", traposId = "7:" },
+      });
+      expectSuccess(ok, err);
+      expect(lines[6]):eq('files: none, as "Write" is not none/read/write');
+      expect(lines[9]):eq('screen: none, as "View" is not none/view/control');
+    end);
+
     it("fails when the daemon is not running", function()
       local ok, err = run({ "status" }, {});
       expect(ok):eq(false);
@@ -631,6 +661,7 @@ describe("sandbox command", function()
 
     it("reports why the new connection failed", function()
       local ok, err, _, record = run({ "reconnect" }, {
+        settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "secret" },
         status = { connectedStatus(), downStatus("unauthorized", "unauthorized: no") },
       });
       expect(record.reconnects):eq(1);
@@ -647,7 +678,8 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       local want = { table.unpack(CODE_LINES) };
       want[#want + 1] = "Approved by account alice (alice (token laptop)).";
-      want[#want + 1] = "Linked to alice. The sandbox daemon reconnects with the new credential.";
+      want[#want + 1] = "Linked to alice.";
+      want[#want + 1] = "The daemon reconnects with the new credential.";
       expect(lines):same(want);
       expect(record.prompts):same({ "Link this computer to alice? [y/N] " });
       expect(record.values["sandbox.password"]):eq(CREDENTIAL);
@@ -796,7 +828,8 @@ describe("sandbox command", function()
     it("explains an unreachable gateway", function()
       local ok, err = run({ "link" }, { linkFailure = "Could not connect" });
       expect(ok):eq(false);
-      expect(err):eq("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s");
+      -- its own session, which the daemon's retries do not run again
+      expect(err):eq("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); then run sandbox link again");
     end);
 
     it("says a used code's refusal at accept, and saves nothing", function()
@@ -861,7 +894,7 @@ describe("sandbox command", function()
         expect(#lines > 3):eq(true);
         local listed = false;
         for _, line in ipairs(lines) do
-          listed = listed or line == "  link [KEY] link this computer to your account";
+          listed = listed or line == "  link [KEY]  link this computer to your account";
         end
         expect(listed):eq(true);
         for _, line in ipairs(lines) do
@@ -869,6 +902,9 @@ describe("sandbox command", function()
             fail("usage line wider than the screen: " .. line);
           end
         end
+        -- as docs/lua-client.md writes them, and a list of settings with its commas
+        expect(table.concat(lines, "\n")):str_match("\n  setup %[url%] set the URL");
+        expect(table.concat(lines, "\n")):str_match("sandbox%.ai_confirm %(true|false%),\n");
       end
     end);
 
@@ -890,6 +926,48 @@ describe("sandbox command", function()
       local ok, err = run({ "status", "now" }, { status = connectedStatus() });
       expect(ok):eq(false);
       expect(err):eq("sandbox status: unexpected argument 'now'. Run: sandbox --help");
+    end);
+
+    it("fits every line it lays out itself on the 51-column screen", function()
+      -- A message (an error, lastError, fix, faults) is one sentence CC wraps at its words;
+      -- every other line and prompt is the command's own layout and must not wrap.
+      local MESSAGE = { "^lastError: ", "^fix: ", "^faults: " };
+      local function check(what, lines, record)
+        local all = {};
+        for _, line in ipairs(lines) do all[#all + 1] = line; end
+        for _, prompt in ipairs(record.prompts) do all[#all + 1] = prompt; end
+        for _, line in ipairs(all) do
+          local message = false;
+          for _, pattern in ipairs(MESSAGE) do message = message or line:find(pattern) ~= nil; end
+          if not message and #line > 51 then
+            fail(what .. ": a line wider than the screen: " .. line);
+          end
+        end
+      end
+      local status = downStatus("waiting", "Could not connect");
+      status.account, status.faults, status.lastFault = "alice", 1, "boom";
+      local healthy = function() return true, { sandboxOk = true, opencodeOk = false, opencodeDetail = "x" }; end;
+      local runs = {
+        { "status", { "status" }, { status = status } },
+        { "setup", { "setup" }, { typed = { "ws://10.0.0.9:4444" }, status = connectedStatus(), reply = healthy } },
+        { "setup again", { "setup" }, {
+          settings = { ["sandbox.url"] = "ws://192.168.100.200:4444/trapos/ws", ["sandbox.password"] = "x",
+            ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true, ["sandbox.allow_screen"] = "control" },
+          status = connectedStatus(), reply = healthy } },
+        { "link", { "link" }, { gateway = linkGateway(), typed = { "y" } } },
+        { "link with a key", { "link", KEY }, { gateway = linkGateway() } },
+        { "link --help", { "link", "--help" }, {} },
+        { "stop", { "stop" }, { status = { connectedStatus(), downStatus("stopped") } } },
+        { "reconnect", { "reconnect" }, { status = { downStatus("connecting"), connectedStatus() } } },
+        { "help", { "help" }, {} },
+      };
+      for _, case in ipairs(runs) do
+        local ok, err, lines, record = run(case[2], case[3]);
+        if not ok then
+          fail(case[1] .. " failed: " .. tostring(err));
+        end
+        check(case[1], lines, record);
+      end
     end);
 
     it("leaves tab completion to the daemon", function()

@@ -41,6 +41,11 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return fmt.Errorf("trap-sandbox screen needs a terminal on stdin (%v); `trap-sandbox request %s screen.read` reads it once", err, c.TraposID)
 	}
 	defer func() { _ = restore() }()
+	// Drawn in a smaller terminal, the screen would be cut and the rest wrapped over it.
+	if w, h, err := console.Size(int(tty.Fd())); err == nil && (w < fcomputer.TermWidth || h < fcomputer.TermHeight) {
+		return fmt.Errorf("this terminal is %d×%d; trap-sandbox screen needs %d×%d at least: make it larger (`trap-sandbox request %s screen.read` reads the screen once)",
+			w, h, fcomputer.TermWidth, fcomputer.TermHeight, c.TraposID)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	body, err := c.stream(ctx)

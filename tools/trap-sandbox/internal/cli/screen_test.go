@@ -7,9 +7,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/creack/pty"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -114,4 +116,32 @@ func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
 	c.URL = "ws://" + strings.TrimPrefix(gw.URL, "http://")
 	_, err = c.stream(t.Context())
 	assert.ErrorContains(t, err, "is the computers' WebSocket URL: the API is at the same address with http://")
+}
+
+// TestTheScreenViewerRefusesATerminalTooSmall: in a terminal smaller than the computer's
+// 51×19 screen, `trap-sandbox screen` says what it needs in one line and never opens the
+// stream; a terminal of that size opens it.
+func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
+	var streams atomic.Int32
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		streams.Add(1)
+		server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
+	}))
+	defer gw.Close()
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	defer ptmx.Close()
+	defer tty.Close()
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
+
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 40, Rows: 10}))
+	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
+	require.Error(t, err)
+	assert.Equal(t, "this terminal is 40×10; trap-sandbox screen needs 51×19 at least: make it larger (`trap-sandbox request 7: screen.read` reads the screen once)", err.Error())
+	assert.Zero(t, streams.Load(), "nothing drawn, no watch started")
+
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 51, Rows: 19}))
+	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
+	assert.ErrorContains(t, err, "not_connected", "a terminal of the screen's size opens the stream")
+	assert.Equal(t, int32(1), streams.Load())
 }

@@ -268,14 +268,15 @@ func rawID(id string) json.RawMessage {
 
 // update is screen.update's payload.
 type update struct {
-	WatchID json.RawMessage         `json:"watchId"`
-	Seq     int                     `json:"seq"`
-	Width   int                     `json:"width"`
-	Height  int                     `json:"height"`
-	Colour  bool                    `json:"colour"`
-	Cursor  computer.Cursor         `json:"cursor"`
-	FG      int                     `json:"fg"`
-	BG      int                     `json:"bg"`
+	WatchID json.RawMessage `json:"watchId"`
+	Seq     int             `json:"seq"`
+	Width   int             `json:"width"`
+	Height  int             `json:"height"`
+	Colour  bool            `json:"colour"`
+	Cursor  computer.Cursor `json:"cursor"`
+	// FG and BG come in a whole frame and when they changed; nil keeps the last ones.
+	FG      *int                    `json:"fg"`
+	BG      *int                    `json:"bg"`
 	Rows    map[string]computer.Row `json:"rows"`
 	Palette []string                `json:"palette"`
 }
@@ -333,7 +334,13 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 		copy(resized, s.Rows)
 		s.Rows = resized
 	}
-	s.Width, s.Height, s.Colour, s.Cursor, s.FG, s.BG = u.Width, u.Height, u.Colour, u.Cursor, u.FG, u.BG
+	s.Width, s.Height, s.Colour, s.Cursor = u.Width, u.Height, u.Colour, u.Cursor
+	if u.FG != nil {
+		s.FG = *u.FG
+	}
+	if u.BG != nil {
+		s.BG = *u.BG
+	}
 	for y, r := range rows {
 		s.Rows[y-1] = r
 	}

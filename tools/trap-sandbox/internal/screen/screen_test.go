@@ -37,10 +37,11 @@ func standIn(t *testing.T) (*Module, *daemonfake.Local) {
 	return New(computer.New(d)).Metrics(prometheus.NewRegistry()), d
 }
 
-// frame is a screen.update of a 3×2 screen; whole frames carry every row and the palette.
+// frame is a screen.update of a 3×2 screen; whole frames carry every row, the palette and the
+// colours (white on black).
 func frame(seq int, rows map[string]string, whole bool) json.RawMessage {
 	u := map[string]any{"watchId": 1, "seq": seq, "width": 3, "height": 2, "colour": true,
-		"cursor": map[string]any{"x": 1, "y": 1, "blink": true}, "fg": 1, "bg": 32768}
+		"cursor": map[string]any{"x": 1, "y": 1, "blink": true}}
 	rs := map[string]any{}
 	for y, text := range rows {
 		rs[y] = map[string]any{"text": text, "fg": "000", "bg": "fff"}
@@ -48,6 +49,7 @@ func frame(seq int, rows map[string]string, whole bool) json.RawMessage {
 	u["rows"] = rs
 	if whole {
 		u["palette"] = []string{"#f0f0f0"}
+		u["fg"], u["bg"] = 1, 32768
 	}
 	b, _ := json.Marshal(u)
 	return b
@@ -86,8 +88,17 @@ func TestViewersShareOneWatchAndASlowOneSkipsFrames(t *testing.T) {
 	assert.Equal(t, 4, f.Seq, "the newest frame, the ones between skipped")
 	assert.Equal(t, []string{"abé", "r4 "}, texts(f), "changed rows merge into the whole screen")
 	assert.Equal(t, []string{"#f0f0f0"}, f.Screen.Palette, "the palette stays when an update has none")
+	assert.Equal(t, [2]int{1, 32768}, [2]int{f.Screen.FG, f.Screen.BG}, "the colours stay when an update has none")
 
-	assert.Equal(t, 4.0, testutil.ToFloat64(m.updates))
+	// An update with new colours and no rows changes only them.
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":5,"width":3,"height":2,"cursor":{"x":1,"y":1},"fg":16,"bg":2048,"rows":{}}`))
+	require.NoError(t, err)
+	f, err = v1.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, [2]int{16, 2048}, [2]int{f.Screen.FG, f.Screen.BG})
+	assert.Equal(t, []string{"abé", "r4 "}, texts(f))
+
+	assert.Equal(t, 5.0, testutil.ToFloat64(m.updates))
 	assert.Greater(t, testutil.ToFloat64(m.updateBytes), 4*50.0)
 
 	v1.Close()
@@ -95,7 +106,7 @@ func TestViewersShareOneWatchAndASlowOneSkipsFrames(t *testing.T) {
 	v2.Close()
 	assert.Equal(t, 0, m.Watches())
 	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenUnwatch}, d.Types(), "the last viewer stops the watch")
-	_, err = m.handleUpdate(t.Context(), from, frame(5, nil, false))
+	_, err = m.handleUpdate(t.Context(), from, frame(6, nil, false))
 	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "an update after the last viewer left stops the watch on the computer")
 }
 

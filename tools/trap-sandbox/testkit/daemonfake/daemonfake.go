@@ -23,7 +23,8 @@ import (
 	"trap-sandbox/internal/protocol"
 )
 
-// The owner's sandbox.allow_files levels; any other value reads as AllowFilesNone.
+// The owner's sandbox.allow_files levels; any other value reads as AllowFilesNone, named in
+// the refusal.
 const (
 	AllowFilesNone  = "none"
 	AllowFilesRead  = "read"
@@ -233,15 +234,20 @@ func (d *Daemon) refusal(typ string) *Reply {
 	default:
 		return nil
 	}
-	have := d.AllowFiles
-	if have != AllowFilesRead && have != AllowFilesWrite {
-		have = AllowFilesNone
+	have, shown := d.AllowFiles, d.AllowFiles
+	switch have {
+	case "":
+		have, shown = AllowFilesNone, AllowFilesNone // not set
+	case AllowFilesNone, AllowFilesRead, AllowFilesWrite:
+	default:
+		// As libsandboxsettings: another value is none, and named.
+		have, shown = AllowFilesNone, fmt.Sprintf("none, as %q is not none/read/write", have)
 	}
 	if have == AllowFilesWrite || have == need {
 		return nil
 	}
 	r := fail(protocol.CodeForbidden, fmt.Sprintf("%s needs sandbox.allow_files %s (it is %s); the owner can allow it with: set sandbox.allow_files %s",
-		typ, need, have, need))
+		typ, need, shown, need))
 	return &r
 }
 
