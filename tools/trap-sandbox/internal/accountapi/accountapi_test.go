@@ -109,6 +109,14 @@ func (f *fixture) postAccount(t *testing.T, body string) (int, string) {
 
 func TestRoutesPermissions(t *testing.T) {
 	f := newFixture(t)
+	t.Run("wrong token", func(t *testing.T) {
+		_, err := f.client("tsa_nope_nope").AddAccount(t.Context(), "carol-wrong", account.RoleUser)
+		var e *accountapi.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, http.StatusUnauthorized, e.Status)
+		assert.Contains(t, e.Message, "refused the token: unknown or wrong account token (trap-sandbox tokens add gives a new one)")
+		assert.NotContains(t, e.Message, "give an account's token", "a token was given: one fix, the gateway's")
+	})
 	callers := map[string]string{"admin": f.token["root"].Secret, "api token": apiToken, "user": f.token["alice"].Secret, "none": ""}
 	for name, token := range callers {
 		t.Run(name, func(t *testing.T) {
