@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
@@ -146,7 +147,8 @@ type PutCmd struct {
 
 // Run sends the file (UTF-8 text by the text rule, or its bytes with --binary) into Remote,
 // or into Remote/<the local name> when Remote is a directory, as cp does. The file is written
-// to a temporary name and moved into place, so the old one is never lost.
+// to a temporary name and moved into place, so the old one is never lost. A file that is not
+// UTF-8 text sent as text gets one warning naming --binary, not one per character.
 func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer) error {
 	var data []byte
 	var err error
@@ -162,10 +164,19 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 		return fmt.Errorf("%s holds more than %d bytes, more than put moves", c.Local, maxFileBytes)
 	}
 	if !c.Binary {
-		var cc string
-		var reps []cctext.Replacement
-		cc, reps = cctext.ToCC("content", string(data))
-		warn(stderr, reps)
+		cc, reps := cctext.ToCC("content", string(data))
+		if utf8.Valid(data) {
+			warn(stderr, reps)
+		} else {
+			// A binary file's bytes read as text hold thousands of characters CC cannot hold:
+			// one line says what the fix is, not one per character.
+			replaced := ""
+			if n := cctext.Count(reps); n > 0 {
+				replaced = fmt.Sprintf(" (%d characters CC cannot hold became %q)", n, string(cctext.Unmappable))
+			}
+			fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which may change its bytes%s; put --binary sends them unchanged\n",
+				c.Local, replaced)
+		}
 		data = []byte(cc)
 	}
 	client := c.client()

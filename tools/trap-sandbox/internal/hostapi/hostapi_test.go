@@ -184,6 +184,13 @@ func TestFileRoutesFollowTheTextRule(t *testing.T) {
 	assert.Equal(t, "application/octet-stream", a.header.Get("Content-Type"))
 	assert.Equal(t, "print('\xe9 ? ok')\n", string(a.body), "or as its bytes")
 
+	a = call(t, http.MethodPut, files+"/dir/many.txt", "text/plain", bytes.Repeat([]byte("—\xff"), 3000))
+	require.Equal(t, http.StatusOK, a.status)
+	require.Len(t, a.decoded.Warnings, 11, "a binary body sent as text: ten characters and one line counting the rest")
+	assert.Equal(t, 2990, a.decoded.Warnings[10].More)
+	assert.Less(t, len(a.body), 4096, "not a body of thousands of warnings")
+	require.Equal(t, http.StatusOK, call(t, http.MethodDelete, files+"/dir/many.txt", "", nil).status)
+
 	raw := []byte("\xc3\xa9\x00\xff")
 	a = call(t, http.MethodPut, files+"/dir/raw.bin", "application/octet-stream", raw)
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
