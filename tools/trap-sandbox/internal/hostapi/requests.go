@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -141,7 +142,7 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 	if req.TimeoutMs != nil {
 		ms := *req.TimeoutMs
 		if ms <= 0 || ms > computer.MaxTimeout.Milliseconds() {
-			return req, 0, fmt.Sprintf("timeoutMs must be between 1 and %d, got %d", computer.MaxTimeout.Milliseconds(), ms)
+			return req, 0, server.FieldError("timeoutMs", bodyWants["timeoutMs"], strconv.FormatInt(ms, 10))
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}

@@ -25,7 +25,7 @@ func BodyError(err error, shape string, wants map[string]string) string {
 		if !ok {
 			want = jsonKind(te.Type)
 		}
-		return fmt.Sprintf("%q must be %s (got %s)", te.Field, want, withArticle(te.Value))
+		return FieldError(te.Field, want, withArticle(te.Value))
 	}
 	switch {
 	case errors.Is(err, io.EOF):
@@ -40,6 +40,13 @@ func BodyError(err error, shape string, wants map[string]string) string {
 		return fmt.Sprintf("the body has a field the route does not take, %s: send a JSON object %s", field, shape)
 	}
 	return fmt.Sprintf("the body must be a JSON object %s: %v", shape, err)
+}
+
+// FieldError is the one wording of a body field the route cannot use: what it must be and
+// what it got ("timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got
+// 0)), whether its JSON kind is wrong (BodyError) or its value (a route's own check).
+func FieldError(field, want, got string) string {
+	return fmt.Sprintf("%q must be %s (got %s)", field, want, got)
 }
 
 // jsonKind names the JSON value a Go type is decoded from.
