@@ -121,7 +121,13 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout) error {
 		return err
 	}
 	local := c.Local
-	if st, err := os.Stat(local); err == nil && st.IsDir() {
+	st, statErr := os.Stat(local)
+	if statErr != nil && (strings.HasSuffix(local, "/") || strings.HasSuffix(local, string(filepath.Separator))) {
+		// A name ending in a slash means a directory, as cp reads it: writing it as a file
+		// fails with "is a directory", which says nothing of the fix.
+		return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", local, local)
+	}
+	if statErr == nil && st.IsDir() {
 		cc, err := cctext.PathToCC(c.Remote)
 		if err != nil {
 			return err

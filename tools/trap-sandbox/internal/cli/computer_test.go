@@ -93,6 +93,11 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "print('é ? ok')\n", string(text), "and reads back as UTF-8")
 
+	missing := filepath.Join(back, "out") + "/"
+	_, err = runClient(t, "get", "--url", base, "7:", "/programs/door.lua", missing)
+	assert.EqualError(t, err, "get: the local directory "+missing+" does not exist: create it (mkdir -p "+missing+") or name the file to write")
+	assert.NoDirExists(t, missing, "nothing is created")
+
 	raw := []byte{0xc3, 0xa9, 0x00, 0xff}
 	require.NoError(t, os.WriteFile(local, raw, 0o644))
 	_, _, err = runWith(t, "", "put", "--url", base, "--binary", "7:", local, "/raw.bin")
