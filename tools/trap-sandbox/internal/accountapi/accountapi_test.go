@@ -279,6 +279,15 @@ func TestABadBodyNamesTheField(t *testing.T) {
 	}
 }
 
+// TestABodyTooLargeSaysSo: a body over the route's limit is answered 413 with the limit, in
+// the API's error shape, not as JSON cut short.
+func TestABodyTooLargeSaysSo(t *testing.T) {
+	f := newFixture(t)
+	status, answer := f.postAccount(t, `{"id":"`+strings.Repeat("a", 5<<20)+`"}`)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"bad_payload","message":"the body is larger than 65536 bytes, the most this route takes: send a smaller one"}}`, answer)
+}
+
 // TestNoAccounts: a gateway without an account store answers every route with the fix.
 func TestNoAccounts(t *testing.T) {
 	s := server.New(slog.New(slog.DiscardHandler), server.Config{}, accountapi.New(nil, slog.New(slog.DiscardHandler)).Metrics(prometheus.NewRegistry()))

@@ -45,8 +45,8 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeInternal,
-				fmt.Sprintf("the request body exceeds %d bytes; a frame may not exceed %d bytes (128 KiB)", maxRequestBodyBytes, protocol.MaxFrameBytes))
+			server.WriteBodyTooLarge(w, &server.BodyTooLarge{Limit: maxRequestBodyBytes,
+				Why: fmt.Sprintf("a gateway_request frame may not exceed %d bytes, 128 KiB", protocol.MaxFrameBytes)})
 			return
 		}
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, "cannot read the request body: "+err.Error())
