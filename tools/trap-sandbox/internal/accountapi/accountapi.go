@@ -42,7 +42,7 @@ const (
 // record that is not there (or that the caller does not reach), one that exists already, and
 // a gateway that keeps no accounts.
 const (
-	CodeNotFound   protocol.Code = "not_found"
+	CodeNotFound                 = protocol.CodeNotFound
 	CodeExists     protocol.Code = "exists"
 	CodeNoAccounts protocol.Code = "no_accounts"
 	maxBodyBytes                 = 64 << 10

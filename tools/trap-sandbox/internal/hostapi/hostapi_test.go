@@ -141,17 +141,17 @@ func TestRequestsRoute(t *testing.T) {
 		contains       string
 	}{
 		{"not connected, with the id meant", "0", `{"type":"ping"}`, 404, protocol.CodeNotConnected, `did you mean "0:"?`},
-		{"invalid json", "7:", `{"type":`, 400, protocol.CodeInternal, "JSON object"},
-		{"missing type", "7:", `{"payload":{}}`, 400, protocol.CodeInternal, "type"},
-		{"non-object payload", "7:", `{"type":"ping","payload":"str"}`, 400, protocol.CodeInternal, "object"},
-		{"negative timeout", "7:", `{"type":"ping","timeoutMs":-1}`, 400, protocol.CodeInternal, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got -1)`},
-		{"zero timeout", "7:", `{"type":"ping","timeoutMs":0}`, 400, protocol.CodeInternal, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got 0)`},
-		{"huge timeout", "7:", `{"type":"ping","timeoutMs":60001}`, 400, protocol.CodeInternal, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got 60001)`},
-		{"frame too large", "7:", huge, 413, protocol.CodeInternal, "128 KiB"},
+		{"invalid json", "7:", `{"type":`, 400, protocol.CodeBadPayload, "JSON object"},
+		{"missing type", "7:", `{"payload":{}}`, 400, protocol.CodeBadPayload, "type"},
+		{"non-object payload", "7:", `{"type":"ping","payload":"str"}`, 400, protocol.CodeBadPayload, "object"},
+		{"negative timeout", "7:", `{"type":"ping","timeoutMs":-1}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got -1)`},
+		{"zero timeout", "7:", `{"type":"ping","timeoutMs":0}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got 0)`},
+		{"huge timeout", "7:", `{"type":"ping","timeoutMs":60001}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got 60001)`},
+		{"frame too large", "7:", huge, 413, protocol.CodeBadPayload, "128 KiB"},
 		{"body too large", "7:", `{"type":"ping","payload":{"a":"` + strings.Repeat("a", 300<<10) + `"}}`, 413, protocol.CodeBadPayload,
 			"the body is larger than 262144 bytes, the most this route takes (a gateway_request frame may not exceed 131072 bytes, 128 KiB): send a smaller one"},
-		{"two objects", "7:", `{"type":"ping"} {"type":"ping"}`, 400, protocol.CodeInternal, "exactly one JSON object"},
-		{"a field of the wrong type", "7:", `{"type":"ping","timeoutMs":"soon"}`, 400, protocol.CodeInternal, `"timeoutMs" must be a whole number of milliseconds`},
+		{"two objects", "7:", `{"type":"ping"} {"type":"ping"}`, 400, protocol.CodeBadPayload, "exactly one JSON object"},
+		{"a field of the wrong type", "7:", `{"type":"ping","timeoutMs":"soon"}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds`},
 	} {
 		a := post(t, srv, tc.id, tc.body)
 		assert.Equal(t, tc.status, a.status, tc.name)
