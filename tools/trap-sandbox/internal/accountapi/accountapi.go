@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"reflect"
@@ -43,7 +42,7 @@ const (
 // record that is not there (or that the caller does not reach), one that exists already, and
 // a gateway that keeps no accounts.
 const (
-	CodeNotFound   protocol.Code = "not_found"
+	CodeNotFound                 = protocol.CodeNotFound
 	CodeExists     protocol.Code = "exists"
 	CodeNoAccounts protocol.Code = "no_accounts"
 	maxBodyBytes                 = 64 << 10
@@ -176,6 +175,10 @@ func (m *Module) with(route func(account.Manager, *http.Request) (any, error)) h
 
 // writeError is the one error → status table of the account API.
 func (m *Module) writeError(w http.ResponseWriter, err error) {
+	if tooLarge, ok := errors.AsType[*server.BodyTooLarge](err); ok {
+		server.WriteBodyTooLarge(w, tooLarge)
+		return
+	}
 	switch {
 	case errors.Is(err, account.ErrForbidden):
 		server.WriteError(w, http.StatusForbidden, protocol.CodeForbidden, err.Error())
@@ -191,14 +194,14 @@ func (m *Module) writeError(w http.ResponseWriter, err error) {
 	}
 }
 
-// decode reads a JSON body into v; a body that is not one is ErrInvalid, saying why.
+// decode reads a JSON body into v (server.DecodeBody); a body that is not one is ErrInvalid,
+// saying why, one over maxBodyBytes a *server.BodyTooLarge.
 func decode(r *http.Request, v any) error {
-	dec := json.NewDecoder(io.LimitReader(r.Body, maxBodyBytes))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fmt.Errorf("%w: %s", account.ErrInvalid, server.BodyError(err, shapeOf(v), nil))
+	err := server.DecodeBody(r, v, maxBodyBytes, shapeOf(v), nil)
+	if _, ok := errors.AsType[*server.BodyTooLarge](err); ok || err == nil {
+		return err
 	}
-	return nil
+	return fmt.Errorf("%w: %s", account.ErrInvalid, err)
 }
 
 // shapeOf shows the JSON object a route's body struct v is read from, {"id":..., "admin":...},

@@ -109,6 +109,14 @@ func (f *fixture) postAccount(t *testing.T, body string) (int, string) {
 
 func TestRoutesPermissions(t *testing.T) {
 	f := newFixture(t)
+	t.Run("wrong token", func(t *testing.T) {
+		_, err := f.client("tsa_nope_nope").AddAccount(t.Context(), "carol-wrong", account.RoleUser)
+		var e *accountapi.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, http.StatusUnauthorized, e.Status)
+		assert.Contains(t, e.Message, "refused the token: unknown or wrong account token (trap-sandbox tokens add gives a new one)")
+		assert.NotContains(t, e.Message, "give an account's token", "a token was given: one fix, the gateway's")
+	})
 	callers := map[string]string{"admin": f.token["root"].Secret, "api token": apiToken, "user": f.token["alice"].Secret, "none": ""}
 	for name, token := range callers {
 		t.Run(name, func(t *testing.T) {
@@ -279,6 +287,15 @@ func TestABadBodyNamesTheField(t *testing.T) {
 		assert.Contains(t, answer, want, body)
 		assert.NotContains(t, answer, "Go struct", body)
 	}
+}
+
+// TestABodyTooLargeSaysSo: a body over the route's limit is answered 413 with the limit, in
+// the API's error shape, not as JSON cut short.
+func TestABodyTooLargeSaysSo(t *testing.T) {
+	f := newFixture(t)
+	status, answer := f.postAccount(t, `{"id":"`+strings.Repeat("a", 5<<20)+`"}`)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, status)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"bad_payload","message":"the body is larger than 65536 bytes, the most this route takes: send a smaller one"}}`, answer)
 }
 
 // TestNoAccounts: a gateway without an account store answers every route with the fix.

@@ -157,7 +157,11 @@ func (c Client) refusal(status int, data []byte) error {
 	case protocol.CodeBadPayload:
 		e.is = account.ErrInvalid
 	case protocol.CodeUnauthorized:
-		e.Message = fmt.Sprintf("the gateway at %s refused the token: %s (give an account's token with --api-token)", strings.TrimRight(c.URL, "/"), e.Message)
+		if hostapi.NeedsToken(c.Token != "", status, e.Code) {
+			e.Message = fmt.Sprintf("the gateway at %s refused the call: %s (give an account's token with --api-token)", strings.TrimRight(c.URL, "/"), e.Message)
+		} else {
+			e.Message = fmt.Sprintf("the gateway at %s refused the token: %s", strings.TrimRight(c.URL, "/"), e.Message)
+		}
 	default:
 		e.is = errors.New(string(ans.Error.Code))
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -145,7 +146,8 @@ func describe(tool string, input json.RawMessage) (detail string, size *int) {
 	if tool == "write_file" {
 		switch {
 		case c.Content != nil:
-			n := len(*c.Content)
+			cc, _ := cctext.ToCC("content", *c.Content) // the bytes the computer stores (é is one)
+			n := len(cc)
 			size = &n
 		case c.ContentBase64 != nil:
 			if b, err := base64.StdEncoding.DecodeString(*c.ContentBase64); err == nil {

@@ -47,6 +47,90 @@ type Replacement struct {
 	Column int `json:"column"`
 	// Message says all of it in one line, with the fix.
 	Message string `json:"message"`
+	// More is set on the last entry of a report cut at MaxReplacements: how many further
+	// characters were sent as '?' without an entry of their own. That entry's Char and
+	// CodePoint are empty; Field, Line and Column place the first of them.
+	More int `json:"more,omitempty"`
+}
+
+// MaxReplacements is how many replacements one report lists one by one; the rest are one
+// entry counting them (Replacement.More). A binary file sent as text holds thousands (100 KB
+// of random bytes: about 3,000), which would flood a terminal and fill an answer with their
+// list.
+const MaxReplacements = 10
+
+// report gathers the replacements of one text or payload, listing at most MaxReplacements.
+type report struct {
+	reps  []Replacement
+	more  int         // the characters past the cap
+	first Replacement // the first of them (its field and place)
+}
+
+// add records the character r at a place of the text field, building its entry only while
+// the list has room.
+func (rp *report) add(field string, r rune, at position) {
+	if len(rp.reps) < MaxReplacements {
+		rp.reps = append(rp.reps, newReplacement(field, r, at))
+		return
+	}
+	if rp.more == 0 {
+		rp.first = Replacement{Field: field, Line: at.line, Column: at.column}
+	}
+	rp.more++
+}
+
+// merge records entries of another report (a summary entry counts its More).
+func (rp *report) merge(reps []Replacement) {
+	for _, r := range reps {
+		if r.More == 0 && len(rp.reps) < MaxReplacements {
+			rp.reps = append(rp.reps, r)
+			continue
+		}
+		if rp.more == 0 {
+			rp.first = Replacement{Field: r.Field, Line: r.Line, Column: r.Column}
+		}
+		rp.more += max(r.More, 1)
+	}
+}
+
+// list is the report: the entries, then one counting the rest when there are more.
+func (rp *report) list() []Replacement {
+	if rp.more == 0 {
+		return rp.reps
+	}
+	sum := rp.first
+	sum.More = rp.more
+	where := fmt.Sprintf("%d:%d", sum.Line, sum.Column)
+	if sum.Field != "" {
+		where = sum.Field + " " + where
+	}
+	sum.Message = fmt.Sprintf("… and %d more characters CC cannot hold were sent as %q (the first at %s)", sum.More, string(Unmappable), where)
+	if sum.Field == contentField {
+		sum.Message += "; if the file is not text, send it as bytes (MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)"
+	}
+	return append(rp.reps, sum)
+}
+
+// Count is how many characters a report stands for: its entries and those counted by a
+// summary entry.
+func Count(reps []Replacement) int {
+	n := 0
+	for _, r := range reps {
+		n += max(r.More, 1)
+	}
+	return n
+}
+
+// Join is the report of two texts sent together (a's entries first), cut at
+// MaxReplacements as one report is.
+func Join(a, b []Replacement) []Replacement {
+	if len(b) == 0 {
+		return a
+	}
+	var rp report
+	rp.merge(a)
+	rp.merge(b)
+	return rp.list()
 }
 
 // String is the replacement's message.
@@ -94,13 +178,19 @@ func luaEscape(s string) string {
 
 // ToCC is host text as CC bytes: each character up to U+00FF is that byte, a byte that is not
 // UTF-8 stands for itself, any other character is '?' and is reported (field names the text
-// in the reports).
+// in the reports, at most MaxReplacements of them one by one).
 func ToCC(field, text string) (string, []Replacement) {
+	var rp report
+	cc := toCC(field, text, &rp)
+	return cc, rp.list()
+}
+
+// toCC is ToCC adding its replacements to rp.
+func toCC(field, text string, rp *report) string {
 	if isASCII(text) {
-		return text, nil
+		return text
 	}
 	out := make([]byte, 0, len(text))
-	var reps []Replacement
 	at := position{1, 1}
 	for i := 0; i < len(text); {
 		r, n := utf8.DecodeRuneInString(text[i:])
@@ -111,18 +201,24 @@ func ToCC(field, text string) (string, []Replacement) {
 			out = append(out, byte(r))
 		default:
 			out = append(out, Unmappable)
-			reps = append(reps, newReplacement(field, r, at))
+			rp.add(field, r, at)
 		}
 		at.advance(r)
 		i += n
 	}
-	return string(out), reps
+	return string(out)
 }
 
 // Wire is host text as the wire string of its CC bytes (ToCC, then one code point per byte).
 func Wire(field, text string) (string, []Replacement) {
-	cc, reps := ToCC(field, text)
-	return protocol.WireOfBytes([]byte(cc)), reps
+	var rp report
+	w := wire(field, text, &rp)
+	return w, rp.list()
+}
+
+// wire is Wire adding its replacements to rp.
+func wire(field, text string, rp *report) string {
+	return protocol.WireOfBytes([]byte(toCC(field, text, rp)))
 }
 
 // FromCC is CC bytes as host text: byte N is the character U+00NN.
@@ -162,26 +258,24 @@ func WireJSON(field string, raw json.RawMessage) (json.RawMessage, []Replacement
 	if err := dec.Decode(&v); err != nil {
 		return nil, nil, fmt.Errorf("the payload is not valid JSON: %w", err)
 	}
-	var reps []Replacement
-	v = wireValue(field, v, &reps)
+	var rp report
+	v = wireValue(field, v, &rp)
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return nil, nil, fmt.Errorf("encode the payload: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), reps, nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), rp.list(), nil
 }
 
-func wireValue(field string, v any, reps *[]Replacement) any {
+func wireValue(field string, v any, rp *report) any {
 	switch x := v.(type) {
 	case string:
-		w, r := Wire(field, x)
-		*reps = append(*reps, r...)
-		return w
+		return wire(field, x, rp)
 	case []any:
 		for i := range x {
-			x[i] = wireValue(field+"["+strconv.Itoa(i)+"]", x[i], reps)
+			x[i] = wireValue(field+"["+strconv.Itoa(i)+"]", x[i], rp)
 		}
 		return x
 	case map[string]any:
@@ -196,9 +290,8 @@ func wireValue(field string, v any, reps *[]Replacement) any {
 			if field != "" {
 				name = field + "." + k
 			}
-			wk, r := Wire(name+" (a key)", k)
-			*reps = append(*reps, r...)
-			out[wk] = wireValue(name, x[k], reps)
+			wk := wire(name+" (a key)", k, rp)
+			out[wk] = wireValue(name, x[k], rp)
 		}
 		return out
 	}

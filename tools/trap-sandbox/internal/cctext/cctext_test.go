@@ -2,6 +2,7 @@ package cctext
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -99,6 +100,45 @@ func TestWireJSONReplacesInEveryStringAndKey(t *testing.T) {
 
 	_, _, err = WireJSON("payload", json.RawMessage(`{"a":"—"`))
 	assert.Error(t, err)
+}
+
+// TestAReportListsTenCharactersThenCountsTheRest: a text with thousands of characters CC
+// cannot hold (a binary file sent as text) is reported as MaxReplacements entries and one
+// counting the rest, placed at the first of them; a payload's strings share one report, and
+// so do texts joined.
+func TestAReportListsTenCharactersThenCountsTheRest(t *testing.T) {
+	text := strings.Repeat("—", 3000) + "\n🙂"
+	cc, reps := ToCC("content", text)
+	assert.Equal(t, strings.Repeat("?", 3000)+"\n?", cc, "every character is still sent as ?")
+	require.Len(t, reps, MaxReplacements+1)
+	for _, r := range reps[:MaxReplacements] {
+		assert.Equal(t, "U+2014", r.CodePoint)
+		assert.Zero(t, r.More)
+	}
+	last := reps[MaxReplacements]
+	assert.Equal(t, 3001-MaxReplacements, last.More)
+	assert.Equal(t, Replacement{Field: "content", Line: 1, Column: MaxReplacements + 1, More: 3001 - MaxReplacements,
+		Message: `… and 2991 more characters CC cannot hold were sent as "?" (the first at content 1:11); ` +
+			`if the file is not text, send it as bytes (MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)`}, last)
+	data, err := json.Marshal(last)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"more":2991`)
+
+	_, reps = ToCC("code", strings.Repeat("—", MaxReplacements))
+	assert.Len(t, reps, MaxReplacements, "ten are listed, none counted")
+
+	_, reps, err = WireJSON("payload", json.RawMessage(`{"a":"`+strings.Repeat("—", 8)+`","b":"`+strings.Repeat("—", 8)+`"}`))
+	require.NoError(t, err)
+	require.Len(t, reps, MaxReplacements+1, "a payload's strings share one report")
+	assert.Equal(t, Replacement{Field: "payload.b", Line: 1, Column: 3, More: 6,
+		Message: `… and 6 more characters CC cannot hold were sent as "?" (the first at payload.b 1:3)`}, reps[MaxReplacements])
+
+	_, a := ToCC("text", strings.Repeat("—", 8))
+	_, b := ToCC("text", strings.Repeat("—", 30))
+	joined := Join(a, b)
+	require.Len(t, joined, MaxReplacements+1)
+	assert.Equal(t, 28, joined[MaxReplacements].More, "the second text's own count carries over")
+	assert.Equal(t, a, Join(a, nil))
 }
 
 func TestPathToCC(t *testing.T) {

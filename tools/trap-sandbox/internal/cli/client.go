@@ -119,10 +119,10 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
 // RequestCmd sends one request to a computer and prints its payload.
 type RequestCmd struct {
 	APIFlags
-	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Type     string        `arg:"" name:"type" help:"The request type, e.g. ping."`
-	Payload  string        `arg:"" optional:"" name:"json" help:"The payload, a JSON object (default {}); its strings are text (é is the byte E9)."`
-	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s)."`
+	TraposID string      `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Type     string      `arg:"" name:"type" help:"The request type, e.g. ping."`
+	Payload  string      `arg:"" optional:"" name:"json" help:"The payload, a JSON object (default {}); its strings are text (é is the byte E9)."`
+	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
 }
 
 // Run sends the request and prints the answer's payload as JSON.
@@ -134,7 +134,7 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		}
 		payload = json.RawMessage(c.Payload)
 	}
-	answer, reps, err := c.client().Request(ctx, c.TraposID, c.Type, payload, c.Timeout)
+	answer, reps, err := c.client().Request(ctx, c.TraposID, c.Type, payload, c.Timeout.Duration())
 	warn(stderr, reps)
 	if err != nil {
 		return failure(c.TraposID, "request "+c.Type, err)
@@ -151,13 +151,13 @@ func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 // PingCmd pings a computer and prints its answer and the round-trip time.
 type PingCmd struct {
 	APIFlags
-	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s)."`
+	TraposID string      `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
 }
 
 // Run pings and prints "pong from <id>: {"traposId":…} in <rtt>".
 func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
-	p, err := c.client().Ping(ctx, c.TraposID, c.Timeout)
+	p, err := c.client().Ping(ctx, c.TraposID, c.Timeout.Duration())
 	if err != nil {
 		return failure(c.TraposID, "ping", err)
 	}
@@ -169,13 +169,13 @@ func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
 // InfoCmd shows computer.info.
 type InfoCmd struct {
 	APIFlags
-	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s)."`
+	TraposID string      `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
 }
 
 // Run prints one "name: value" line per field, peripherals last.
 func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
-	info, err := c.client().Info(ctx, c.TraposID, c.Timeout)
+	info, err := c.client().Info(ctx, c.TraposID, c.Timeout.Duration())
 	if err != nil {
 		return failure(c.TraposID, "info", err)
 	}

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
@@ -28,14 +28,14 @@ const maxFileBytes = hostapi.MaxUploadBytes
 // LsCmd lists a directory.
 type LsCmd struct {
 	APIFlags
-	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Path     string        `arg:"" optional:"" default:"/" help:"The directory on the computer (default /); \\xNN names a byte."`
-	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s)."`
+	TraposID string      `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Path     string      `arg:"" optional:"" default:"/" help:"The directory on the computer (default /); \\xNN names a byte."`
+	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
 }
 
 // Run prints one line per entry: directories with a trailing slash, files with their size.
 func (c *LsCmd) Run(ctx context.Context, out Stdout) error {
-	entries, err := c.client().List(ctx, c.TraposID, c.Path, c.Timeout)
+	entries, err := c.client().List(ctx, c.TraposID, c.Path, c.Timeout.Duration())
 	if err != nil {
 		if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a directory") {
 			return fmt.Errorf("computer %s ls %s: not a directory (use cat or get for a file)", cctext.Show(c.TraposID, false), cctext.Show(c.Path, false))
@@ -70,8 +70,8 @@ func writeListing(out io.Writer, entries []computer.Entry) error {
 
 // FileFlags are what cat, get and put share.
 type FileFlags struct {
-	Binary  bool          `help:"Move the file's bytes unchanged instead of as text (text: the computer's byte E9 is é in UTF-8 and back)."`
-	Timeout time.Duration `default:"60s" help:"How long the whole transfer may take (at most 60s)."`
+	Binary  bool        `help:"Move the file's bytes unchanged instead of as text (text: the computer's byte E9 is é in UTF-8 and back)."`
+	Timeout CallTimeout `default:"60s" help:"How long the whole transfer may take (more than 0, at most 60s)."`
 }
 
 // CatCmd prints a file.
@@ -85,7 +85,7 @@ type CatCmd struct {
 // Run prints the file as text (control characters but \n and \t as \xNN), or its bytes with
 // --binary.
 func (c *CatCmd) Run(ctx context.Context, out Stdout) error {
-	data, err := c.client().Read(ctx, c.TraposID, c.Path, maxFileBytes, c.Timeout)
+	data, err := c.client().Read(ctx, c.TraposID, c.Path, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
 		return failure(c.TraposID, "cat "+c.Path, err)
 	}
@@ -108,7 +108,7 @@ type GetCmd struct {
 // Run fetches the file and writes it locally (as UTF-8 text, or its bytes with --binary),
 // into Local when it is a directory, as cp does; it prints what it copied.
 func (c *GetCmd) Run(ctx context.Context, out Stdout) error {
-	data, err := c.client().Read(ctx, c.TraposID, c.Remote, maxFileBytes, c.Timeout)
+	data, err := c.client().Read(ctx, c.TraposID, c.Remote, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
 		return failure(c.TraposID, "get "+c.Remote, err)
 	}
@@ -121,7 +121,13 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout) error {
 		return err
 	}
 	local := c.Local
-	if st, err := os.Stat(local); err == nil && st.IsDir() {
+	st, statErr := os.Stat(local)
+	if statErr != nil && (strings.HasSuffix(local, "/") || strings.HasSuffix(local, string(filepath.Separator))) {
+		// A name ending in a slash means a directory, as cp reads it: writing it as a file
+		// fails with "is a directory", which says nothing of the fix.
+		return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", local, local)
+	}
+	if statErr == nil && st.IsDir() {
 		cc, err := cctext.PathToCC(c.Remote)
 		if err != nil {
 			return err
@@ -146,7 +152,8 @@ type PutCmd struct {
 
 // Run sends the file (UTF-8 text by the text rule, or its bytes with --binary) into Remote,
 // or into Remote/<the local name> when Remote is a directory, as cp does. The file is written
-// to a temporary name and moved into place, so the old one is never lost.
+// to a temporary name and moved into place, so the old one is never lost. A file that is not
+// UTF-8 text sent as text gets one warning naming --binary, not one per character.
 func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer) error {
 	var data []byte
 	var err error
@@ -162,10 +169,19 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 		return fmt.Errorf("%s holds more than %d bytes, more than put moves", c.Local, maxFileBytes)
 	}
 	if !c.Binary {
-		var cc string
-		var reps []cctext.Replacement
-		cc, reps = cctext.ToCC("content", string(data))
-		warn(stderr, reps)
+		cc, reps := cctext.ToCC("content", string(data))
+		if utf8.Valid(data) {
+			warn(stderr, reps)
+		} else {
+			// A binary file's bytes read as text hold thousands of characters CC cannot hold:
+			// one line says what the fix is, not one per character.
+			replaced := ""
+			if n := cctext.Count(reps); n > 0 {
+				replaced = fmt.Sprintf(" (%d characters CC cannot hold became %q)", n, string(cctext.Unmappable))
+			}
+			fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which may change its bytes%s; put --binary sends them unchanged\n",
+				c.Local, replaced)
+		}
 		data = []byte(cc)
 	}
 	client := c.client()
@@ -176,7 +192,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 		}
 		remote = strings.TrimSuffix(remote, "/") + "/" + filepath.Base(c.Local)
 	}
-	if err := client.Write(ctx, c.TraposID, remote, data, c.Timeout); err != nil {
+	if err := client.Write(ctx, c.TraposID, remote, data, c.Timeout.Duration()); err != nil {
 		return failure(c.TraposID, "put "+remote, err)
 	}
 	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", c.Local, cctext.Show(c.TraposID, false), cctext.Show(remote, false), len(data))
@@ -192,9 +208,9 @@ func (c *PutCmd) isDir(ctx context.Context, client *computer.Client) bool {
 // ExecCmd runs a Lua chunk.
 type ExecCmd struct {
 	APIFlags
-	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Code     string        `arg:"" help:"The Lua code, e.g. 'os.getComputerLabel()', or '-' to read it from stdin; text (é is the byte E9)."`
-	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s); the computer stops the chunk 2s before."`
+	TraposID string      `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Code     string      `arg:"" help:"The Lua code, e.g. 'os.getComputerLabel()', or '-' to read it from stdin; text (é is the byte E9)."`
+	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s); the computer stops the chunk 2s before it, or halfway through a timeout under 4s."`
 }
 
 // Run prints the chunk's output, then its return values one per line as JSON; a chunk that
@@ -208,7 +224,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		}
 		code = string(data)
 	}
-	ans, err := c.client().Exec(ctx, c.TraposID, code, c.Timeout)
+	ans, err := c.client().Exec(ctx, c.TraposID, code, c.Timeout.Duration())
 	warn(stderr, ans.Warnings)
 	if err != nil {
 		return failure(c.TraposID, "exec", err)
@@ -231,14 +247,14 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 // RunCmd runs a shell command line.
 type RunCmd struct {
 	APIFlags
-	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Command  string        `arg:"" help:"The command line, e.g. 'ls /rom'; text (é is the byte E9)."`
-	Timeout  time.Duration `default:"10s" help:"How long the whole call may take (at most 60s); the computer stops the program 2s before."`
+	TraposID string      `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Command  string      `arg:"" help:"The command line, e.g. 'ls /rom'; text (é is the byte E9)."`
+	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s); the computer stops the program 2s before it, or halfway through a timeout under 4s."`
 }
 
 // Run prints the program's output and fails when it did.
 func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
-	ans, err := c.client().Run(ctx, c.TraposID, c.Command, c.Timeout)
+	ans, err := c.client().Run(ctx, c.TraposID, c.Command, c.Timeout.Duration())
 	warn(stderr, ans.Warnings)
 	if err != nil {
 		return failure(c.TraposID, "run", err)

@@ -93,6 +93,11 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "print('é ? ok')\n", string(text), "and reads back as UTF-8")
 
+	missing := filepath.Join(back, "out") + "/"
+	_, err = runClient(t, "get", "--url", base, "7:", "/programs/door.lua", missing)
+	assert.EqualError(t, err, "get: the local directory "+missing+" does not exist: create it (mkdir -p "+missing+") or name the file to write")
+	assert.NoDirExists(t, missing, "nothing is created")
+
 	raw := []byte{0xc3, 0xa9, 0x00, 0xff}
 	require.NoError(t, os.WriteFile(local, raw, 0o644))
 	_, _, err = runWith(t, "", "put", "--url", base, "--binary", "7:", local, "/raw.bin")
@@ -102,6 +107,13 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	out, err = runClient(t, "get", "--url", base, "--binary", "7:", "/raw.bin", "-")
 	require.NoError(t, err)
 	assert.Equal(t, raw, []byte(out))
+
+	binary := bytes.Repeat([]byte("\xe2\x80\x94\xff"), 500) // 500 em dashes among bytes that are not UTF-8
+	require.NoError(t, os.WriteFile(local, binary, 0o644))
+	_, errOut, err = runWith(t, "", "put", "--url", base, "7:", local, "/bin.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "trap-sandbox: warning: "+local+` is not UTF-8 text (it looks binary) and was sent as text, which may change its bytes `+
+		`(500 characters CC cannot hold became "?"); put --binary sends them unchanged`+"\n", errOut, "one line, with the fix")
 
 	_, _, err = runWith(t, "x", "put", "--url", base, "7:", "-", "/programs/")
 	assert.ErrorContains(t, err, "name the file to write from stdin")

@@ -5,12 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/mcp"
 )
+
+// stdinEndDrain bounds how long the stdio bridge goes on, once stdin has ended, answering the
+// requests it had read: the longest tool call (a transfer or run of computer.MaxTimeout) and
+// the slack its answer may take.
+const stdinEndDrain = computer.MaxTimeout + 2*computer.RunSlack
 
 // MCPCmd serves the MCP tools on stdin/stdout for clients that only start local commands.
 type MCPCmd struct {
@@ -21,8 +29,10 @@ type MCPCmd struct {
 // does. The tools run in this process and reach the computers through the running gateway's
 // HTTP API (--url, --api-token). A gateway that cannot be reached, or refuses the token, ends
 // the command at once with the reason on stderr and a non-zero status, so that the MCP client
-// shows the server as failed instead of connected.
-func (c *MCPCmd) Run(ctx context.Context) error {
+// shows the server as failed instead of connected. When stdin ends, the requests already read
+// are answered (for at most stdinEndDrain) before the command exits: `printf '<request>\n' |
+// trap-sandbox mcp` prints its answer.
+func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 	checkCtx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	err := c.transport().Check(checkCtx)
 	cancel()
@@ -30,9 +40,108 @@ func (c *MCPCmd) Run(ctx context.Context) error {
 		return fmt.Errorf("mcp: the gateway at %s cannot be used: %v", c.URL, err)
 	}
 	srv := mcp.NewServer(c.client(), nil)
-	err = srv.Run(ctx, &sdk.StdioTransport{})
+	err = srv.Run(ctx, &answerPending{Transport: &sdk.IOTransport{Reader: readCloser(in), Writer: nopWriteCloser{out}}, wait: stdinEndDrain})
 	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return fmt.Errorf("mcp over stdio: %w", err)
+}
+
+func readCloser(in Stdin) io.ReadCloser {
+	if rc, ok := in.Reader.(io.ReadCloser); ok {
+		return rc
+	}
+	return io.NopCloser(in)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// answerPending is an MCP transport whose connection, when its input ends, waits until every
+// request read from it has been answered (or wait has passed) before it reports the end: the
+// SDK closes a connection as soon as a read fails, and answers still being worked out would
+// be lost.
+type answerPending struct {
+	sdk.Transport
+	wait time.Duration
+}
+
+// Connect implements sdk.Transport.
+func (t *answerPending) Connect(ctx context.Context) (sdk.Connection, error) {
+	conn, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pendingConn{Connection: conn, wait: t.wait, pending: map[jsonrpc.ID]int{},
+		answered: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+}
+
+// pendingConn counts the calls read and not yet answered. Read runs on the SDK's one reading
+// goroutine; Write and Close may run on any.
+type pendingConn struct {
+	sdk.Connection
+	wait      time.Duration
+	mu        sync.Mutex
+	pending   map[jsonrpc.ID]int // guarded by mu
+	answered  chan struct{}      // a token after each answer written
+	closed    chan struct{}      // closed by Close
+	closeOnce sync.Once
+}
+
+func (c *pendingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if req, ok := msg.(*jsonrpc.Request); ok && err == nil && req.IsCall() {
+		c.mu.Lock()
+		c.pending[req.ID]++
+		c.mu.Unlock()
+	}
+	if errors.Is(err, io.EOF) {
+		c.drain(ctx)
+	}
+	return msg, err
+}
+
+// drain waits until nothing read is unanswered, c.wait passes, ctx ends or c is closed.
+func (c *pendingConn) drain(ctx context.Context) {
+	timer := time.NewTimer(c.wait)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.answered:
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
+		case <-c.closed:
+			return
+		}
+	}
+}
+
+func (c *pendingConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		if c.pending[resp.ID]--; c.pending[resp.ID] <= 0 {
+			delete(c.pending, resp.ID)
+		}
+		c.mu.Unlock()
+		select {
+		case c.answered <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+func (c *pendingConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
 }

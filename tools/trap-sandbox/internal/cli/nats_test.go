@@ -73,7 +73,7 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 
 	// B's HTTP API pings it.
 	out.Reset()
-	require.NoError(t, (&PingCmd{APIFlags: APIFlags{URL: "http://" + b}, TraposID: "4:vault", Timeout: 10 * time.Second}).Run(ctx, Stdout{&out}))
+	require.NoError(t, (&PingCmd{APIFlags: APIFlags{URL: "http://" + b}, TraposID: "4:vault", Timeout: CallTimeout(10 * time.Second)}).Run(ctx, Stdout{&out}))
 	assert.Contains(t, out.String(), `pong from 4:vault: {"traposId":"4:vault"}`)
 
 	// B's MCP lists it with its replica, pings it and reads its file.

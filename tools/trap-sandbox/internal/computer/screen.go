@@ -160,7 +160,7 @@ func (c *Client) SendInput(ctx context.Context, traposID string, events []InputE
 		if e.Text != "" {
 			var r []cctext.Replacement
 			e.Text, r = cctext.Wire(e.Type, e.Text)
-			reps = append(reps, r...)
+			reps = cctext.Join(reps, r)
 		}
 		wire[i] = e
 	}

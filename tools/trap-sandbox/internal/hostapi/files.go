@@ -68,7 +68,7 @@ func (m *Module) servePut(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, protocol.Errorf(protocol.CodeBadPayload, "the upload exceeds %d bytes", MaxUploadBytes), nil)
+			server.WriteBodyTooLarge(w, &server.BodyTooLarge{Limit: MaxUploadBytes})
 			return
 		}
 		writeError(w, protocol.Errorf(protocol.CodeBadPayload, "cannot read the upload: %v", err), nil)

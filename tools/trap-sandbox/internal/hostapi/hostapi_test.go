@@ -141,14 +141,17 @@ func TestRequestsRoute(t *testing.T) {
 		contains       string
 	}{
 		{"not connected, with the id meant", "0", `{"type":"ping"}`, 404, protocol.CodeNotConnected, `did you mean "0:"?`},
-		{"invalid json", "7:", `{"type":`, 400, protocol.CodeInternal, "JSON object"},
-		{"missing type", "7:", `{"payload":{}}`, 400, protocol.CodeInternal, "type"},
-		{"non-object payload", "7:", `{"type":"ping","payload":"str"}`, 400, protocol.CodeInternal, "object"},
-		{"negative timeout", "7:", `{"type":"ping","timeoutMs":-1}`, 400, protocol.CodeInternal, "timeoutMs"},
-		{"huge timeout", "7:", `{"type":"ping","timeoutMs":60001}`, 400, protocol.CodeInternal, "timeoutMs"},
-		{"frame too large", "7:", huge, 413, protocol.CodeInternal, "128 KiB"},
-		{"two objects", "7:", `{"type":"ping"} {"type":"ping"}`, 400, protocol.CodeInternal, "exactly one JSON object"},
-		{"a field of the wrong type", "7:", `{"type":"ping","timeoutMs":"soon"}`, 400, protocol.CodeInternal, `"timeoutMs" must be a whole number of milliseconds`},
+		{"invalid json", "7:", `{"type":`, 400, protocol.CodeBadPayload, "JSON object"},
+		{"missing type", "7:", `{"payload":{}}`, 400, protocol.CodeBadPayload, "type"},
+		{"non-object payload", "7:", `{"type":"ping","payload":"str"}`, 400, protocol.CodeBadPayload, "object"},
+		{"negative timeout", "7:", `{"type":"ping","timeoutMs":-1}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got -1)`},
+		{"zero timeout", "7:", `{"type":"ping","timeoutMs":0}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got 0)`},
+		{"huge timeout", "7:", `{"type":"ping","timeoutMs":60001}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got 60001)`},
+		{"frame too large", "7:", huge, 413, protocol.CodeBadPayload, "128 KiB"},
+		{"body too large", "7:", `{"type":"ping","payload":{"a":"` + strings.Repeat("a", 300<<10) + `"}}`, 413, protocol.CodeBadPayload,
+			"the body is larger than 262144 bytes, the most this route takes (a gateway_request frame may not exceed 131072 bytes, 128 KiB): send a smaller one"},
+		{"two objects", "7:", `{"type":"ping"} {"type":"ping"}`, 400, protocol.CodeBadPayload, "exactly one JSON object"},
+		{"a field of the wrong type", "7:", `{"type":"ping","timeoutMs":"soon"}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds`},
 	} {
 		a := post(t, srv, tc.id, tc.body)
 		assert.Equal(t, tc.status, a.status, tc.name)
@@ -183,6 +186,18 @@ func TestFileRoutesFollowTheTextRule(t *testing.T) {
 	a = call(t, http.MethodGet, files+"/dir/door.lua", "", nil, "Accept", "application/octet-stream")
 	assert.Equal(t, "application/octet-stream", a.header.Get("Content-Type"))
 	assert.Equal(t, "print('\xe9 ? ok')\n", string(a.body), "or as its bytes")
+
+	a = call(t, http.MethodPut, files+"/dir/big", "application/octet-stream", make([]byte, hostapi.MaxUploadBytes+1))
+	assert.Equal(t, http.StatusRequestEntityTooLarge, a.status)
+	assert.Equal(t, protocol.CodeBadPayload, a.decoded.Error.Code)
+	assert.Equal(t, "the body is larger than 16777216 bytes, the most this route takes: send a smaller one", a.decoded.Error.Message)
+
+	a = call(t, http.MethodPut, files+"/dir/many.txt", "text/plain", bytes.Repeat([]byte("—\xff"), 3000))
+	require.Equal(t, http.StatusOK, a.status)
+	require.Len(t, a.decoded.Warnings, 11, "a binary body sent as text: ten characters and one line counting the rest")
+	assert.Equal(t, 2990, a.decoded.Warnings[10].More)
+	assert.Less(t, len(a.body), 4096, "not a body of thousands of warnings")
+	require.Equal(t, http.StatusOK, call(t, http.MethodDelete, files+"/dir/many.txt", "", nil).status)
 
 	raw := []byte("\xc3\xa9\x00\xff")
 	a = call(t, http.MethodPut, files+"/dir/raw.bin", "application/octet-stream", raw)

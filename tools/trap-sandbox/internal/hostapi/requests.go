@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -44,28 +45,32 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeInternal,
-				fmt.Sprintf("the request body exceeds %d bytes; a frame may not exceed %d bytes (128 KiB)", maxRequestBodyBytes, protocol.MaxFrameBytes))
+			server.WriteBodyTooLarge(w, &server.BodyTooLarge{Limit: maxRequestBodyBytes,
+				Why: fmt.Sprintf("a gateway_request frame may not exceed %d bytes, 128 KiB", protocol.MaxFrameBytes)})
 			return
 		}
-		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, "cannot read the request body: "+err.Error())
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, "cannot read the request body: "+err.Error())
 		return
 	}
 	req, timeout, msg := parseRequestBody(buf.Bytes()) // copies what it keeps
 	if msg != "" {
-		server.WriteError(w, http.StatusBadRequest, protocol.CodeInternal, msg)
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, msg)
 		return
 	}
 	payload, err := protocol.ObjectPayload(req.Payload)
 	if err != nil {
-		var pe *protocol.Error
-		errors.As(err, &pe)
-		server.WriteError(w, http.StatusBadRequest, pe.Code, pe.Message)
+		// The gateway's own code for it is internal (a frame it cannot send); here it is
+		// the client's body, and the API's code for that is bad_payload.
+		msg := err.Error()
+		if pe, ok := errors.AsType[*protocol.Error](err); ok {
+			msg = pe.Message
+		}
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, msg)
 		return
 	}
 	// Refuse an oversized frame before sending (and before looking the computer up).
 	if mayExceedFrame(traposID, req.Type, payload) && frameTooLarge(traposID, req.Type, payload) {
-		server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeInternal,
+		server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeBadPayload,
 			fmt.Sprintf("the gateway_request frame would exceed %d bytes (128 KiB, CC: Tweaked's limit); send a smaller payload", protocol.MaxFrameBytes))
 		return
 	}
@@ -141,7 +146,7 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 	if req.TimeoutMs != nil {
 		ms := *req.TimeoutMs
 		if ms <= 0 || ms > computer.MaxTimeout.Milliseconds() {
-			return req, 0, fmt.Sprintf("timeoutMs must be between 1 and %d, got %d", computer.MaxTimeout.Milliseconds(), ms)
+			return req, 0, server.FieldError("timeoutMs", bodyWants["timeoutMs"], strconv.FormatInt(ms, 10))
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}

@@ -261,8 +261,8 @@ func (h HTTP) notTheAPI(status int, body []byte) error {
 		h.URL, status, cctext.Show(string(body), false))
 }
 
-// Refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); a
-// refused token names the way to give one.
+// Refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); the
+// API auth's refusal of a call that sent no token names the way to give one (NeedsToken).
 func (h HTTP) Refusal(status int, body []byte) error {
 	var ans server.Answer
 	if json.Unmarshal(body, &ans) != nil || ans.Error == nil {
@@ -270,7 +270,19 @@ func (h HTTP) Refusal(status int, body []byte) error {
 	}
 	e := &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message}
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
-		e.Message = fmt.Sprintf("the gateway at %s answered %d: %s (give the API token with --api-token or SANDBOX_API_TOKEN)", h.URL, status, e.Message)
+		e.Message = fmt.Sprintf("the gateway at %s answered %d: %s", h.URL, status, e.Message)
+	}
+	if NeedsToken(h.Token != "", status, e.Code) {
+		e.Message += " (give the API token with --api-token or SANDBOX_API_TOKEN)"
 	}
 	return e
+}
+
+// NeedsToken reports whether a refusal is one a token would fix: the call sent none and the
+// API auth refused it (401 unauthorized, or 403 unauthorized from the loopback or Host rule).
+// A refusal of a call that sent a token says itself what is wrong with it, and any other 403
+// (forbidden: the caller may not do that) is not fixed by a token.
+func NeedsToken(tokenSent bool, status int, code protocol.Code) bool {
+	return !tokenSent && code == protocol.CodeUnauthorized &&
+		(status == http.StatusUnauthorized || status == http.StatusForbidden)
 }

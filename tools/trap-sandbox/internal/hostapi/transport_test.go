@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,9 +92,51 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 
 	err := hostapi.HTTP{URL: srv.URL, Token: "wrong"}.Check(t.Context())
 	assert.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err))
-	assert.ErrorContains(t, err, "--api-token or SANDBOX_API_TOKEN")
+	assert.ErrorContains(t, err, "missing or wrong API token")
+	assert.NotContains(t, err.Error(), "(give the API token", "a token was given: the gateway's words say what is wrong with it")
+	err = hostapi.HTTP{URL: srv.URL}.Check(t.Context())
+	assert.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err))
+	assert.ErrorContains(t, err, "(give the API token with --api-token or SANDBOX_API_TOKEN)")
 	err = hostapi.HTTP{URL: "http://127.0.0.1:1"}.Check(t.Context())
 	assert.EqualError(t, err, "no gateway is listening at http://127.0.0.1:1 (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL")
+}
+
+// TestARefusalNamesTheTokenOnlyWhenItIsTheFix: the hint to give a token follows only the API
+// auth's refusal of a call that sent none; a refusal of something else (forbidden), or of a
+// token that was given, is the gateway's words alone.
+func TestARefusalNamesTheTokenOnlyWhenItIsTheFix(t *testing.T) {
+	const hint = "(give the API token with --api-token or SANDBOX_API_TOKEN)"
+	for _, tc := range []struct {
+		name   string
+		token  string
+		status int
+		code   protocol.Code
+		hint   bool
+	}{
+		{"no token, 401", "", http.StatusUnauthorized, protocol.CodeUnauthorized, true},
+		{"no token, the loopback rule's 403", "", http.StatusForbidden, protocol.CodeUnauthorized, true},
+		{"a wrong token, 401", "wrong", http.StatusUnauthorized, protocol.CodeUnauthorized, false},
+		{"an admin token, 403 forbidden", "tsa_admin", http.StatusForbidden, protocol.CodeForbidden, false},
+		{"no token, 403 forbidden", "", http.StatusForbidden, protocol.CodeForbidden, false},
+		{"no token, 404", "", http.StatusNotFound, protocol.CodeNotConnected, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				server.WriteError(w, tc.status, tc.code, "the gateway's words")
+			}))
+			defer srv.Close()
+			h := hostapi.HTTP{URL: srv.URL, Token: tc.token}
+			_, err := h.RevokeComputer(t.Context(), "7:küche")
+			require.Error(t, err)
+			assert.Equal(t, tc.code, protocol.CodeOf(err))
+			assert.Contains(t, err.Error(), "the gateway's words")
+			if tc.hint {
+				assert.True(t, strings.HasSuffix(err.Error(), hint), err.Error())
+			} else {
+				assert.NotContains(t, err.Error(), "(give the API token", "a token is not the fix")
+			}
+		})
+	}
 }
 
 // remoteOnly is a gateway.Cluster whose computers are all on other replicas: it answers a

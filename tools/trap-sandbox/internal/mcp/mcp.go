@@ -78,7 +78,7 @@ func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	t.register(srv)
 	t.registerResources(srv)
 	registerPrompts(srv)
-	srv.AddReceivingMiddleware(markComputerErrors)
+	srv.AddReceivingMiddleware(markComputerErrors, explainResourceErrors)
 	return srv
 }
 

@@ -21,7 +21,7 @@ func registerPrompts(srv *sdk.Server) {
 	}, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		id := req.Params.Arguments["traposId"]
 		if id == "" {
-			return nil, protocol.Errorf(CodeBadArgument, "inspect_computer needs a traposId")
+			return nil, rpcError(protocol.Errorf(CodeBadArgument, "inspect_computer needs a traposId"), "")
 		}
 		return userPrompt(fmt.Sprintf("Inspect the in-game computer %s. Call computer_info for its label, version, "+
 			"free space and peripherals; list_files on / and on any program directories; read_file its /startup.lua "+
@@ -37,7 +37,7 @@ func registerPrompts(srv *sdk.Server) {
 	}, func(_ context.Context, req *sdk.GetPromptRequest) (*sdk.GetPromptResult, error) {
 		id, path := req.Params.Arguments["traposId"], req.Params.Arguments["path"]
 		if id == "" || path == "" {
-			return nil, protocol.Errorf(CodeBadArgument, "fix_program needs a traposId and a path")
+			return nil, rpcError(protocol.Errorf(CodeBadArgument, "fix_program needs a traposId and a path"), "")
 		}
 		return userPrompt(fmt.Sprintf("On the in-game computer %s, read_file %s, then run it with run_program "+
 			"and look at its output. If it fails, find the cause (run_lua helps to try an API), write the fixed "+

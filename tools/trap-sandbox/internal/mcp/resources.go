@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/cctext"
@@ -74,12 +75,12 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	uri := req.Params.URI
 	traposID, path, err := ParseFileURI(uri)
 	if err != nil {
-		return nil, err
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	if strings.HasSuffix(path, "/") {
 		listing, err := t.listFiles(ctx, PathInput{TraposID: traposID, Path: path})
 		if err != nil {
-			return nil, asError(err)
+			return nil, rpcError(err, uri)
 		}
 		data, err := json.Marshal(listing)
 		if err != nil {
@@ -89,7 +90,7 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	}
 	data, err := t.client.Read(ctx, traposID, path, maxFileBytes, 0)
 	if err != nil {
-		return nil, asError(err)
+		return nil, rpcError(err, uri)
 	}
 	if cctext.IsText(data) {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: cctext.FromCC(data)}}}, nil

@@ -1,11 +1,16 @@
 package mcp
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"github.com/yosida95/uritemplate/v3"
+
+	"trap-sandbox/testkit/daemonfake"
 )
 
 func TestFileURIRoundTrip(t *testing.T) {
@@ -36,4 +41,37 @@ func TestParseFileURIRefusesOthers(t *testing.T) {
 		_, _, err := ParseFileURI(uri)
 		assert.Error(t, err, uri)
 	}
+}
+
+// TestReadAndPromptFailuresUseMCPsCodes: a resource or computer that is not there is MCP's
+// resource-not-found code, invalid params (with the URI as data), as is a URI or prompt
+// argument that cannot be used, never JSON-RPC code 0; a traposId with a raw ':' is told to percent-encode.
+func TestReadAndPromptFailuresUseMCPsCodes(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(map[string]string{"/a": "x"}))
+	rpcErr := func(err error) *jsonrpc.Error {
+		t.Helper()
+		je, ok := errors.AsType[*jsonrpc.Error](err)
+		require.True(t, ok, "%v", err)
+		return je
+	}
+	for uri, want := range map[string]struct {
+		code    int64
+		message string
+	}{
+		"trapos://7%3A/nope":        {jsonrpc.CodeInvalidParams, "fs_error: /nope: No such file"},
+		"trapos://8%3A/a":           {jsonrpc.CodeInvalidParams, "not_connected: computer 8: is not connected"},
+		"trapos://7%3A/a%E2%80%94b": {jsonrpc.CodeInvalidParams, "bad_payload: "},
+		"trapos://7:küche/door.lua": {jsonrpc.CodeInvalidParams, "resource not found: trapos://7:küche/door.lua names no computer: percent-encode its traposId (':' is %3A), as in trapos://7%3Ak%C3%BCche/door.lua"},
+	} {
+		_, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+		je := rpcErr(err)
+		assert.Equal(t, want.code, je.Code, uri)
+		assert.Contains(t, je.Message, want.message, uri)
+	}
+	_, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: "trapos://7%3A/nope"})
+	assert.JSONEq(t, `{"uri":"trapos://7%3A/nope"}`, string(rpcErr(err).Data))
+
+	_, err = s.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "fix_program", Arguments: map[string]string{}})
+	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcErr(err).Code)
+	assert.Equal(t, "bad_argument: fix_program needs a traposId and a path", rpcErr(err).Message)
 }

@@ -278,7 +278,7 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 func markComputerErrors(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
-		if r, ok := res.(*sdk.CallToolResult); ok && r.IsError {
+		if r, ok := res.(*sdk.CallToolResult); ok && r != nil && r.IsError { // nil: the SDK refused the call (an unknown tool)
 			if pe, ok := r.GetError().(*protocol.Error); ok && pe.ByComputer {
 				var traposID string
 				if ctr, ok := req.(*sdk.CallToolRequest); ok {

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"regexp"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -106,6 +109,34 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, *byName["run_program"].Annotations.OpenWorldHint)
 	assert.True(t, byName["read_screen"].Annotations.ReadOnlyHint)
 	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
+}
+
+// TestTheDocsNameEveryTool: docs/mcp.md's table lists exactly the tools tools/list returns,
+// and its text counts them right.
+func TestTheDocsNameEveryTool(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	res, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	var listed []string
+	for _, tool := range res.Tools {
+		listed = append(listed, tool.Name)
+	}
+	doc, err := os.ReadFile("../../../../docs/mcp.md")
+	require.NoError(t, err)
+	_, table, found := strings.Cut(string(doc), "\n| tool | arguments |")
+	require.True(t, found, "docs/mcp.md has the tool table")
+	table, _, _ = strings.Cut(table, "\n\n")
+	var documented []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)` \\| ").FindAllStringSubmatch(table, -1) {
+		documented = append(documented, m[1])
+	}
+	assert.ElementsMatch(t, listed, documented)
+	words := []string{"zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+		"twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"}
+	require.Less(t, len(listed), len(words))
+	for _, m := range regexp.MustCompile(`all (\w+) (?:tools|that `+"`tools/list`"+` returns)`).FindAllStringSubmatch(string(doc), -1) {
+		assert.Equal(t, words[len(listed)], m[1], "docs/mcp.md counts the tools: %q", m[0])
+	}
 }
 
 // TestAnUnknownToolIsRefusedAndTheServerGoesOn: a call of a tool that does not exist is the

@@ -91,6 +91,10 @@ const CodeBusy Code = "busy"
 // viewer left, or it never asked): the computer stops that watch (docs/screen.md).
 const CodeUnknownWatch Code = "unknown_watch"
 
+// CodeNotFound (a host API code, never sent on a socket): the record a route names is not
+// there, or the caller does not reach it (the account API), or no API route has that path.
+const CodeNotFound Code = "not_found"
+
 // Codes of the link module (docs/protocol.md, "Linking a computer"): CodeLinkInvalid refuses a
 // link code or enrollment key that is unknown, expired, used, declined or revoked (the message
 // says which); CodeLinkDisabled answers link.* on a gateway without an account store.

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"reflect"
 	"strings"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // BodyError says what is wrong with a JSON request body that encoding/json refused, in the
@@ -25,7 +28,7 @@ func BodyError(err error, shape string, wants map[string]string) string {
 		if !ok {
 			want = jsonKind(te.Type)
 		}
-		return fmt.Sprintf("%q must be %s (got %s)", te.Field, want, withArticle(te.Value))
+		return FieldError(te.Field, want, withArticle(te.Value))
 	}
 	switch {
 	case errors.Is(err, io.EOF):
@@ -40,6 +43,50 @@ func BodyError(err error, shape string, wants map[string]string) string {
 		return fmt.Sprintf("the body has a field the route does not take, %s: send a JSON object %s", field, shape)
 	}
 	return fmt.Sprintf("the body must be a JSON object %s: %v", shape, err)
+}
+
+// DecodeBody reads r's JSON body into v (a field v does not have is refused), reading at most
+// limit bytes: the one body reader of the API's JSON routes. Its error is a *BodyTooLarge for
+// a body over limit (WriteBodyTooLarge's 413), else says what is wrong with the body
+// (BodyError). The connection of an error answer to a request with a body is closed anyway
+// (bounded), so the reader needs no ResponseWriter.
+func DecodeBody(r *http.Request, v any, limit int64, shape string, wants map[string]string) error {
+	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, limit))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return &BodyTooLarge{Limit: limit}
+		}
+		return errors.New(BodyError(err, shape, wants))
+	}
+	return nil
+}
+
+// BodyTooLarge is a request body over its route's limit; a body reader answers it with
+// WriteBodyTooLarge.
+type BodyTooLarge struct {
+	Limit int64  // the most the route reads, in bytes
+	Why   string // what the limit stands for, if anything ("a frame may not exceed …")
+}
+
+func (e *BodyTooLarge) Error() string {
+	msg := fmt.Sprintf("the body is larger than %d bytes, the most this route takes", e.Limit)
+	if e.Why != "" {
+		msg += " (" + e.Why + ")"
+	}
+	return msg + ": send a smaller one"
+}
+
+// WriteBodyTooLarge answers a body over its route's limit: 413, bad_payload, with the limit.
+func WriteBodyTooLarge(w http.ResponseWriter, e *BodyTooLarge) {
+	WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeBadPayload, e.Error())
+}
+
+// FieldError is the one wording of a body field the route cannot use: what it must be and
+// what it got ("timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got
+// 0)), whether its JSON kind is wrong (BodyError) or its value (a route's own check).
+func FieldError(field, want, got string) string {
+	return fmt.Sprintf("%q must be %s (got %s)", field, want, got)
 }
 
 // jsonKind names the JSON value a Go type is decoded from.

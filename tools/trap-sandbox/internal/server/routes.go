@@ -1,11 +1,15 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/protocol"
 )
 
 // Routes is what a module mounts its routes on. The server owns what every module shares:
@@ -19,6 +23,7 @@ type Routes struct {
 	passes   *account.Passes        // nil: no gateway passes
 	refused  *prometheus.CounterVec // the API auth's refusals by reason; nil without metrics
 	guard    guard                  // guard.go: JSON POSTs, and without a token no foreign Origin or Host
+	api      map[string]bool        // the patterns registered by HandleAPI (noRoute tells them apart)
 }
 
 // Handle registers a route without the API auth check.
@@ -32,8 +37,72 @@ func (r *Routes) HandleFunc(pattern string, h http.HandlerFunc) { r.mux.Handle(p
 // about its request (a 401 rather than a 415 it would fix in vain); the guard still refuses
 // what a web page sends before the route runs.
 func (r *Routes) HandleAPI(pattern string, h http.Handler) {
-	r.mux.Handle(pattern, apiAuth(r.apiToken, r.accounts, r.passes, r.refused, r.guard.wrap(h)))
+	if r.api == nil {
+		r.api = map[string]bool{}
+	}
+	r.api[pattern] = true
+	r.mux.Handle(pattern, r.behindAuth(h))
+}
+
+// behindAuth is h behind the API auth check and the browser guard.
+func (r *Routes) behindAuth(h http.Handler) http.Handler {
+	return apiAuth(r.apiToken, r.accounts, r.passes, r.refused, r.guard.wrap(h))
 }
 
 // HandleAPIFunc is HandleAPI for a function.
 func (r *Routes) HandleAPIFunc(pattern string, h http.HandlerFunc) { r.HandleAPI(pattern, h) }
+
+// apiPrefixes are the paths the host API answers under: an unknown route or method there is
+// answered in the API's error shape (answerNoRoute), not net/http's plain text. The computers'
+// routes under /trapos/ (the WebSocket, the installer) are registered with their own patterns,
+// which win over these.
+var apiPrefixes = []string{"/trapos/", MetricsPath}
+
+// routeMethods are the methods noRoute looks for on a path.
+var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete}
+
+// handleNoRoute registers noRoute under every API prefix.
+func (r *Routes) handleNoRoute() {
+	// Behind the auth, not the guard: a POST the route does not take is told so, not to
+	// send JSON, and a 404 or 405 gives a page nothing to act on.
+	apiAnswer := apiAuth(r.apiToken, r.accounts, r.passes, r.refused, http.HandlerFunc(r.answerNoRoute))
+	for _, prefix := range apiPrefixes {
+		r.mux.Handle(prefix, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+			if allowed, api := r.allowed(req); len(allowed) > 0 && !api {
+				// A computers' route (the WebSocket, the installer) asked with another
+				// method: net/http's answer, as before, and no API auth.
+				w.Header().Set("Allow", strings.Join(allowed, ", "))
+				http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
+				return
+			}
+			apiAnswer.ServeHTTP(w, req)
+		}))
+	}
+}
+
+// allowed lists the methods that have a route at req's path, and whether those routes are
+// API routes.
+func (r *Routes) allowed(req *http.Request) (methods []string, api bool) {
+	for _, m := range routeMethods {
+		probe := *req
+		probe.Method = m
+		if _, pattern := r.mux.Handler(&probe); pattern != "" && !slices.Contains(apiPrefixes, pattern) {
+			methods = append(methods, m)
+			api = api || r.api[pattern]
+		}
+	}
+	return methods, api
+}
+
+// answerNoRoute answers, once the API auth admitted it, a request no API route takes: 405
+// bad_payload with Allow when the path is a route's with another method, else 404 not_found.
+func (r *Routes) answerNoRoute(w http.ResponseWriter, req *http.Request) {
+	if allowed, _ := r.allowed(req); len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		WriteError(w, http.StatusMethodNotAllowed, protocol.CodeBadPayload,
+			fmt.Sprintf("%s is not a method of %s: it takes %s (docs/http-api.md)", clipHeader(req.Method), clipHeader(req.URL.Path), strings.Join(allowed, ", ")))
+		return
+	}
+	WriteError(w, http.StatusNotFound, protocol.CodeNotFound,
+		fmt.Sprintf("no API route at %s (docs/http-api.md lists them)", clipHeader(req.URL.Path)))
+}

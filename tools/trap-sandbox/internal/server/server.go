@@ -125,6 +125,7 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 	for _, m := range modules {
 		m.Mount(routes)
 	}
+	routes.handleNoRoute()
 	s := &Server{log: logger, modules: modules, shutdownTimeout: shutdownTimeout,
 		readHeaderTimeout: readHeaderTimeout, idleTimeout: idleTimeout,
 		bodyReadTimeout: DefaultBodyReadTimeout, responseWriteTimeout: DefaultResponseWriteTimeout}

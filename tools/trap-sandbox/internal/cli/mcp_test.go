@@ -1,0 +1,87 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit/daemonfake"
+)
+
+// eofSignal closes reached once its reader has returned io.EOF.
+type eofSignal struct {
+	io.ReadCloser
+	reached chan struct{}
+	once    sync.Once
+}
+
+func (e *eofSignal) Read(p []byte) (int, error) {
+	n, err := e.ReadCloser.Read(p)
+	if errors.Is(err, io.EOF) {
+		e.once.Do(func() { close(e.reached) })
+	}
+	return n, err
+}
+
+// TestTheStdioBridgeAnswersWhatItReadBeforeStdinEnded: `printf '<requests>' | trap-sandbox
+// mcp` prints an answer to each request it read, though stdin ends before the answers are
+// ready (the computer answers the ping only once the bridge has read the end of stdin).
+func TestTheStdioBridgeAnswersWhatItReadBeforeStdinEnded(t *testing.T) {
+	clearEnv(t)
+	stdin := &eofSignal{reached: make(chan struct{})}
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(ctx context.Context, _ int, typ string) error {
+		if typ == "ping" {
+			select {
+			case <-stdin.reached:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	base := serveDisk(t, d)
+
+	inR, inW, err := os.Pipe()
+	require.NoError(t, err)
+	outR, outW, err := os.Pipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = outR.Close() })
+	stdin.ReadCloser = inR
+
+	ctx, cancel := context.WithTimeout(t.Context(), clientWait)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- (&MCPCmd{APIFlags: APIFlags{URL: base}}).Run(ctx, Stdin{stdin}, Stdout{outW})
+		_ = outW.Close()
+	}()
+	_, err = io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"printf","version":"1"}}}`+"\n"+
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping","arguments":{"traposId":"7:"}}}`+"\n")
+	require.NoError(t, err)
+	require.NoError(t, inW.Close())
+
+	answered := map[float64]string{}
+	sc := bufio.NewScanner(outR)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var msg struct {
+			ID     float64         `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &msg), sc.Text())
+		answered[msg.ID] = string(msg.Result)
+	}
+	require.NoError(t, <-done, "stdin's end is a clean exit")
+	assert.Contains(t, answered[1], `"serverInfo"`, "the initialize answer")
+	assert.Contains(t, answered[2], `\"traposId\":\"7:\"`, "the ping, answered after stdin ended")
+}
