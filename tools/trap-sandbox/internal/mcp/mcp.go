@@ -78,7 +78,8 @@ func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	t.register(srv)
 	t.registerResources(srv)
 	registerPrompts(srv)
-	srv.AddReceivingMiddleware(markComputerErrors, explainResourceErrors)
+	// recoverPanics first: the outermost, it also catches a panic of the others.
+	srv.AddReceivingMiddleware(recoverPanics(logger), markComputerErrors, explainResourceErrors)
 	return srv
 }
 
