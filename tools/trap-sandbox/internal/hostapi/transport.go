@@ -262,7 +262,8 @@ func (h HTTP) notTheAPI(status int, body []byte) error {
 }
 
 // Refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); the
-// API auth's refusal of a call that sent no token names the way to give one (NeedsToken).
+// API auth's refusal of a call that sent no token names the way to give one (NeedsToken), and
+// its refusal of a token names where that token came from.
 func (h HTTP) Refusal(status int, body []byte) error {
 	var ans server.Answer
 	if json.Unmarshal(body, &ans) != nil || ans.Error == nil {
@@ -272,8 +273,12 @@ func (h HTTP) Refusal(status int, body []byte) error {
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
 		e.Message = fmt.Sprintf("the gateway at %s answered %d: %s", h.URL, status, e.Message)
 	}
-	if NeedsToken(h.Token != "", status, e.Code) {
+	switch {
+	case NeedsToken(h.Token != "", status, e.Code):
 		e.Message += " (give the API token with --api-token or SANDBOX_API_TOKEN)"
+	case status == http.StatusUnauthorized && e.Code == protocol.CodeUnauthorized:
+		// The gateway's words say what is wrong with the token; this says where it came from.
+		e.Message += " (the token refused is the one given with --api-token or SANDBOX_API_TOKEN)"
 	}
 	return e
 }

@@ -94,6 +94,7 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 	assert.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err))
 	assert.ErrorContains(t, err, "missing or wrong API token")
 	assert.NotContains(t, err.Error(), "(give the API token", "a token was given: the gateway's words say what is wrong with it")
+	assert.ErrorContains(t, err, "(the token refused is the one given with --api-token or SANDBOX_API_TOKEN)")
 	err = hostapi.HTTP{URL: srv.URL}.Check(t.Context())
 	assert.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err))
 	assert.ErrorContains(t, err, "(give the API token with --api-token or SANDBOX_API_TOKEN)")
