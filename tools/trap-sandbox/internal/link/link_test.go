@@ -470,3 +470,21 @@ func TestWithoutAccountsLinkIsDisabled(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, w.Code)
 	assert.Contains(t, w.Body.String(), "link_disabled")
 }
+
+// TestLinkBodiesAreReadAsTheAPIsAre: a link route's body over its limit is named as too large
+// (413, with the limit), and a field of the wrong kind is named, as every API route's body's
+// are (server.DecodeBody).
+func TestLinkBodiesAreReadAsTheAPIsAre(t *testing.T) {
+	f := newFixture(t, Config{})
+	for _, path := range []string{"/trapos/link/approve", KeysPath} {
+		status, ans := f.api(alice, "POST", path, map[string]any{"account": strings.Repeat("a", 5000)})
+		assert.Equal(t, http.StatusRequestEntityTooLarge, status, path)
+		require.NotNil(t, ans.Error, path)
+		assert.Equal(t, protocol.CodeBadPayload, ans.Error.Code)
+		assert.Contains(t, ans.Error.Message, "larger than 4096 bytes", path)
+	}
+	status, ans := f.api(alice, "POST", KeysPath, map[string]any{"maxUses": "three"})
+	assert.Equal(t, http.StatusBadRequest, status)
+	require.NotNil(t, ans.Error)
+	assert.Equal(t, `"maxUses" must be a whole number (got a string)`, ans.Error.Message)
+}

@@ -55,6 +55,25 @@ func (m *Module) writeErr(w http.ResponseWriter, status int, err error) {
 	server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "the account store failed; try again")
 }
 
+// maxBodyBytes bounds a link route's JSON body.
+const maxBodyBytes = 4096
+
+// decode reads a route's JSON body into v (server.DecodeBody, which words what is wrong with
+// it after the shape the route takes) and answers a body it cannot read; it reports whether v
+// holds the body.
+func (m *Module) decode(w http.ResponseWriter, r *http.Request, v any, shape string) bool {
+	err := server.DecodeBody(r, v, maxBodyBytes, shape, nil)
+	if tooLarge, ok := errors.AsType[*server.BodyTooLarge](err); ok {
+		server.WriteBodyTooLarge(w, tooLarge)
+		return false
+	}
+	if err != nil {
+		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "%s", err.Error()))
+		return false
+	}
+	return true
+}
+
 func writeOK(w http.ResponseWriter, v any) {
 	payload, _ := json.Marshal(v)
 	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload})
@@ -106,8 +125,12 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req ApproveRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.Code == "" {
-		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, `the body is {"code": "XXXX-XXXX", "account": "NAME" (optional)}`))
+	const shape = `{"code": "XXXX-XXXX", "account": "NAME" (optional)}`
+	if !m.decode(w, r, &req, shape) {
+		return
+	}
+	if req.Code == "" {
+		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
 		return
 	}
 	caller := account.CallerFrom(r.Context())
@@ -187,9 +210,12 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var req NewKeyRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 4096)).Decode(&req); err != nil || req.MaxUses < 0 || req.ExpiresInMs < 0 {
-		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload,
-			`the body is {"account": "NAME" (optional), "maxUses": N (0: any number), "expiresInMs": MS (0: never)}`))
+	const shape = `{"account": "NAME" (optional), "maxUses": N (0: any number), "expiresInMs": MS (0: never)}`
+	if !m.decode(w, r, &req, shape) {
+		return
+	}
+	if req.MaxUses < 0 || req.ExpiresInMs < 0 {
+		m.writeErr(w, http.StatusBadRequest, protocol.Errorf(protocol.CodeBadPayload, "the body is %s", shape))
 		return
 	}
 	into, status, err := m.target(r, req.Account)
