@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strings"
 	"testing"
@@ -60,17 +61,39 @@ func TestRegisteredTypeIsAnsweredWithTheRequester(t *testing.T) {
 }
 
 // TestAHandlerThatPanicsFailsItsRequestAlone: a registered handler's panic is that request's
-// internal error, logged with its stack; the socket and the gateway go on (it runs on a
-// goroutine of its own, where a panic would end the process).
+// internal error, logged with its stack; the socket and the gateway go on. A handler runs on a
+// goroutine of its own, where a panic would end the process; a quick one on the socket's
+// reader, where net/http's recovery would leave the socket open and registered.
 func TestAHandlerThatPanicsFailsItsRequestAlone(t *testing.T) {
-	h := newHarness(t, Config{}, nil, func(gw *Gateway) {
-		gw.Handle("door.state", func(_ context.Context, _ protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
-			if string(payload) == `{"bug":true}` {
-				panic("a bug in door.state")
-			}
-			return json.RawMessage(`{"open":false}`), nil
+	doorState := func(payload json.RawMessage) (json.RawMessage, error) {
+		if string(payload) == `{"bug":true}` {
+			panic("a bug in door.state")
+		}
+		return json.RawMessage(`{"open":false}`), nil
+	}
+	t.Run("in a goroutine", func(t *testing.T) {
+		requestThatPanics(t, func(gw *Gateway) {
+			gw.Handle("door.state", func(_ context.Context, _ protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+				return doorState(payload)
+			})
 		})
 	})
+	t.Run("on the reader", func(t *testing.T) {
+		requestThatPanics(t, func(gw *Gateway) {
+			gw.HandleQuick("door.state", func(_ protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+				return doorState(payload)
+			}, func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+				return nil, errors.New("the quick handler never blocks")
+			})
+		})
+	})
+}
+
+// requestThatPanics sends door.state's panicking request on a gateway with register's
+// door.state, then one that works.
+func requestThatPanics(t *testing.T, register func(*Gateway)) {
+	t.Helper()
+	h := newHarness(t, Config{}, nil, register)
 	c := h.connect(t, "7:door", "")
 	c.request("d1", "door.state", map[string]any{"bug": true})
 	resp := c.read()

@@ -136,7 +136,7 @@ func (s *Session) handleRequest(f *protocol.Frame) {
 		// next frame is read. When no writer runs, the reader writes it itself: a computer
 		// that does not read its answers then stops being read until the write timeout drops
 		// it, and nobody else waits on it.
-		payload, err := handler.quick(s.requester(), f.Payload)
+		payload, err := s.recovered(f, func() (json.RawMessage, error) { return handler.quick(s.requester(), f.Payload) })
 		if !errors.Is(err, protocol.ErrWouldBlock) {
 			s.answerHandled(f, payload, err, writeInline)
 			return
@@ -183,23 +183,24 @@ func (s *Session) refuseInFlight(f *protocol.Frame) {
 func (s *Session) serve(h RequestHandler, f protocol.Frame) {
 	defer s.handlers.Done()
 	defer func() { <-s.slots }()
-	payload, err := s.callHandler(h, &f)
+	payload, err := s.recovered(&f, func() (json.RawMessage, error) { return h(s.ctx, s.requester(), f.Payload) })
 	if s.answerHandled(&f, payload, err, writeInline) {
 		s.linkAnswered(f.Type, payload)
 	}
 }
 
-// callHandler runs h on request f, a panic becoming the request's internal error, logged with
-// its stack: h runs on a goroutine of its own, out of reach of net/http's recovery, where a
-// panic would end the gateway and drop every computer.
-func (s *Session) callHandler(h RequestHandler, f *protocol.Frame) (payload json.RawMessage, err error) {
+// recovered runs handle, a module's handler answering request f, a panic becoming the
+// request's internal error, logged with its stack. A handler's goroutine is out of reach of
+// net/http's recovery, where a panic would end the gateway and drop every computer; and on the
+// reader (a quick handler) net/http's recovery would leave the socket open and registered.
+func (s *Session) recovered(f *protocol.Frame, handle func() (json.RawMessage, error)) (payload json.RawMessage, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.log().Error("request handler panicked", "type", clip(f.Type), "panic", p, "stack", string(debug.Stack()))
 			payload, err = nil, protocol.Errorf(protocol.CodeInternal, "the gateway failed on this %s request; its log has the details", clip(f.Type))
 		}
 	}()
-	return h(s.ctx, s.requester(), f.Payload)
+	return handle()
 }
 
 // helloOffStack runs hello off the reader's stack (offStack).
