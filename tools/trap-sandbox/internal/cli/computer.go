@@ -168,19 +168,23 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	if len(data) > maxFileBytes {
 		return fmt.Errorf("%s holds more than %d bytes, more than put moves", c.Local, maxFileBytes)
 	}
+	// What the text rule changed is said once the file is on the computer: a write the
+	// computer refuses changed nothing.
+	var warnings func()
 	if !c.Binary {
 		cc, reps := cctext.ToCC("content", string(data))
-		if utf8.Valid(data) {
-			warn(stderr, reps)
-		} else {
+		warnings = func() { warn(stderr, reps) }
+		if !utf8.Valid(data) {
 			// A binary file's bytes read as text hold thousands of characters CC cannot hold:
 			// one line says what the fix is, not one per character.
 			replaced := ""
 			if n := cctext.Count(reps); n > 0 {
 				replaced = fmt.Sprintf(" (%d characters CC cannot hold became %q)", n, string(cctext.Unmappable))
 			}
-			fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which may change its bytes%s; put --binary sends them unchanged\n",
-				c.Local, replaced)
+			warnings = func() {
+				fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which may have changed its bytes%s; put --binary sends them unchanged\n",
+					c.Local, replaced)
+			}
 		}
 		data = []byte(cc)
 	}
@@ -194,6 +198,9 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	}
 	if err := client.Write(ctx, c.TraposID, remote, data, c.Timeout.Duration()); err != nil {
 		return failure(c.TraposID, "put "+remote, err)
+	}
+	if warnings != nil {
+		warnings()
 	}
 	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", c.Local, cctext.Show(c.TraposID, false), cctext.Show(remote, false), len(data))
 	return err

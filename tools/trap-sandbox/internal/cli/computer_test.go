@@ -112,8 +112,19 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	require.NoError(t, os.WriteFile(local, binary, 0o644))
 	_, errOut, err = runWith(t, "", "put", "--url", base, "7:", local, "/bin.txt")
 	require.NoError(t, err)
-	assert.Equal(t, "trap-sandbox: warning: "+local+` is not UTF-8 text (it looks binary) and was sent as text, which may change its bytes `+
+	assert.Equal(t, "trap-sandbox: warning: "+local+` is not UTF-8 text (it looks binary) and was sent as text, which may have changed its bytes `+
 		`(500 characters CC cannot hold became "?"); put --binary sends them unchanged`+"\n", errOut, "one line, with the fix")
+
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite {
+			return &protocol.Error{Code: protocol.CodeForbidden, Message: "the owner allows no writes", ByComputer: true}
+		}
+		return nil
+	}
+	_, errOut, err = runWith(t, "", "put", "--url", base, "7:", local, "/refused.txt")
+	require.Error(t, err)
+	assert.NotContains(t, errOut, "warning", "a write the computer refused changed no bytes: no warning that it did")
+	d.Before = nil
 
 	_, _, err = runWith(t, "x", "put", "--url", base, "7:", "-", "/programs/")
 	assert.ErrorContains(t, err, "name the file to write from stdin")
