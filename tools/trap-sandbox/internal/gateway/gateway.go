@@ -151,6 +151,9 @@ const (
 	// CloseTryAgainLater: a slow consumer: the socket's send queue overflowed, or a frame
 	// waited WriteTimeout for the peer to read it. Reconnect.
 	CloseTryAgainLater = websocket.CloseTryAgainLater // 1013
+	// CloseInternalError: the gateway failed while reading this socket's frames (a bug, logged
+	// with its stack); this socket ends, every other one goes on. Reconnect.
+	CloseInternalError = websocket.CloseInternalServerErr // 1011
 	// CloseUnauthorized: hello had a wrong secret. Do not reconnect until the secret changes.
 	CloseUnauthorized = 4001
 	// CloseNoHello: no hello within the hello timeout. Reconnect.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,4 +135,35 @@ func TestAHandlerEndedByItsSocketsCloseIsNoError(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), `msg="request ended with its socket" `) },
 		waitLimit, testkit.Poll)
 	assert.NotContains(t, h.logs.String(), "level=ERROR")
+}
+
+// A panic on a socket's reader outside any module's handler (the gateway's own frame path)
+// ends that socket alone, 1011, logged with its stack; the gateway and its other computers go
+// on. Unrecovered, it ended the process: here, the test binary.
+func TestAPanicOnTheReaderEndsItsSocketAlone(t *testing.T) {
+	var armed atomic.Bool
+	frameBufferTaken = func(delta int) {
+		if delta > 0 && armed.CompareAndSwap(true, false) {
+			panic("a bug in the frame path")
+		}
+	}
+	t.Cleanup(func() { frameBufferTaken = nil }) // after the harness's own cleanup: its readers have ended
+	h := newHarness(t, Config{}, nil)
+	victim := h.connect(t, "7:victim", "")
+	other := h.connect(t, "8:other", "")
+
+	armed.Store(true)
+	victim.request("p1", protocol.TypeProbeGateway, nil)
+	victim.expectClose(CloseInternalError, "internal error")
+	logs := h.logs.String()
+	assert.Contains(t, logs, `level=ERROR msg="the gateway failed reading a frame: closing this socket (1011)"`)
+	assert.Contains(t, logs, "a bug in the frame path")
+	assert.Contains(t, logs, "handle_test.go", "the stack is logged")
+
+	other.request("p2", protocol.TypeProbeGateway, nil)
+	require.True(t, other.read().OK, "the other computer is still served")
+	require.Eventually(t, func() bool {
+		computers := h.gw.Computers()
+		return len(computers) == 1 && computers[0].TraposID == "8:other"
+	}, waitLimit, testkit.Poll, "the failed socket is unregistered: %v", h.gw.Computers())
 }

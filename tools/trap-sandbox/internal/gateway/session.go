@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -161,7 +162,7 @@ func (s *Session) run() {
 	s.conn.SetPingHandler(s.answerPing)
 	s.startLiveness()
 
-	readErr := s.readLoop()
+	readErr := s.readLoopRecovered()
 	// If the gateway started the close, this keeps its code; otherwise the peer's is recorded.
 	s.closedByPeer(closeCodeOf(readErr))
 
@@ -204,6 +205,25 @@ var frameBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // frameBufferTaken, when a test sets it, is told each time a reader takes (+1) or gives back
 // (-1) a frame buffer; nil otherwise, so the readers' path carries no shared counter.
 var frameBufferTaken func(delta int)
+
+// errReaderFailed is readLoopRecovered's answer when the reader panicked.
+var errReaderFailed = errors.New("the gateway failed reading this socket's frames")
+
+// readLoopRecovered is readLoop with a panic on the reader (the gateway's own frame path:
+// decoding, dispatch, the pending table; a module's handler has recovered() of its own)
+// ending this socket alone, 1011, logged with its stack. The reader runs in a goroutine of
+// its own, out of reach of net/http's recovery: unrecovered, one bad frame would end the
+// gateway and drop every computer.
+func (s *Session) readLoopRecovered() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			s.log().Error("the gateway failed reading a frame: closing this socket (1011)", "panic", p, "stack", string(debug.Stack()))
+			s.closeByGateway(CloseInternalError, "internal error")
+			err = errReaderFailed
+		}
+	}()
+	return s.readLoop()
+}
 
 // readLoop reads frames until the connection fails or is closed; it returns why.
 func (s *Session) readLoop() error {
