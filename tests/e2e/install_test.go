@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -361,6 +363,44 @@ func TestInstallChecksThePassword(t *testing.T) {
 	out = playerSession(ctx, t, dir, true, install+" wrong")
 	assert.Regexp(t, `Nothing changed: trapos-sandbox \d+\.\d+\.\d+ is as it was\.`, out)
 	assert.Equal(t, before, diskSnapshot(t, dir))
+}
+
+// TestInstallKeepsALinkedCredential: the install line run again with the shared password on
+// a computer linked to an account keeps the computer's own credential (it was replaced, and
+// the computer silently left the account); a credential the gateway refuses is replaced by
+// the line's password, as before.
+func TestInstallKeepsALinkedCredential(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := t.TempDir()
+	admin := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--data-dir", dataDir)...)
+		cmd.Env = harness.CleanEnv()
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		require.NoError(t, cmd.Run(), errOut.String())
+		ls := strings.Split(strings.TrimSpace(out.String()), "\n")
+		return ls[len(ls)-1]
+	}
+	admin("accounts", "add", "alice")
+	credential := admin("credentials", "add", "alice")
+	require.True(t, strings.HasPrefix(credential, "tsc_"), credential)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--data-dir", dataDir,
+		"--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, true, install, "", "set sandbox.password "+credential)
+
+	out := playerSession(ctx, t, dir, true, install, "reboot", "sandbox health", "sandbox status")
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, strings.Join(lines(out), " "), "Kept this computer's own credential (sandbox link): the password on the line was not needed.")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+credential+`"`)
+	assert.Contains(t, afterLast(out, "> sandbox status"), "account: alice", out)
+
+	playerSession(ctx, t, dir, true, "set sandbox.password tsc_unknown")
+	out = playerSession(ctx, t, dir, true, install)
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.NotContains(t, out, "Kept this computer's own credential")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+installPassword+`"`)
 }
 
 // TestInstallAsksAboutTheHostWhateverTheArguments: the password on the line does not skip the

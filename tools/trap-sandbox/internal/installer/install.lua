@@ -40,6 +40,10 @@ local WS_PATH = "/trapos/ws";
 -- settings.get returns this default only when a setting is not set (not even to its default).
 local NOT_SET = {};
 
+-- How a computer's own credential (sandbox link) begins (libsandboxadvice's CREDENTIAL_PREFIX):
+-- a password on the line does not replace it while the gateway accepts it.
+local CREDENTIAL_PREFIX = "tsc_";
+
 local function readManifest()
   if not fs.exists(MANIFEST) then
     return nil;
@@ -198,11 +202,17 @@ end
 
 -- The password to save and check: the one on the line; else the one set (an upgrade asks
 -- nothing, and keeps none if none was given at the first install); else the one typed.
+-- A linked credential set comes before the line's password, which is then the second result:
+-- the one to use if the gateway refuses the credential (revoked, or from another gateway).
 local function choosePassword(opts, old)
+  local current = settings.get(SETTING_PASSWORD);
   if opts.password ~= nil then
+    if type(current) == "string" and current ~= opts.password
+        and current:sub(1, #CREDENTIAL_PREFIX) == CREDENTIAL_PREFIX then
+      return current, opts.password;
+    end
     return opts.password;
   end
-  local current = settings.get(SETTING_PASSWORD);
   if type(current) == "number" then
     return tostring(current); -- `set sandbox.password 1234` stored a number; the daemon sends its digits
   elseif type(current) == "string" and (current ~= "" or isSet(SETTING_PASSWORD)) then
@@ -341,10 +351,14 @@ local function install(opts)
   if type(url) ~= "string" or url:match("^%s*$") then
     url = nil;
   end
-  local password = choosePassword(opts, old);
-  local unchecked = nil;
+  local password, onLine = choosePassword(opts, old);
+  local unchecked, keptCredential = nil, onLine ~= nil;
   if url == nil or wsUrl(url) == SOURCE.websocket then
     local verdict, why = checkPassword(password);
+    if verdict == false and onLine ~= nil then
+      password, keptCredential = onLine, false;
+      verdict, why = checkPassword(password);
+    end
     if verdict == false then
       printError((password == "" and "The gateway needs a password" or "Wrong password: the gateway refused it")
         .. ". Run again with the gateway's password (its SANDBOX_PASSWORD): wget run " .. SOURCE.install .. " <password>");
@@ -450,6 +464,9 @@ local function install(opts)
     print("Installed trapos-sandbox " .. SOURCE.version .. ".");
   end
   print("sandbox.url is " .. tostring(url));
+  if keptCredential then
+    print("Kept this computer's own credential (sandbox link): the password on the line was not needed.");
+  end
   if wsUrl(url) ~= SOURCE.websocket then
     print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
   end
