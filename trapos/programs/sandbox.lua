@@ -15,6 +15,8 @@ local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
+-- A stopped daemon's error of before the stop is not what keeps it disconnected now.
+local MSG_STOPPED = "stopped with sandbox stop; sandbox reconnect starts it again";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
 
 -- What `sandbox setup` shows for a password that is set: never the password, nor its length.
@@ -50,7 +52,9 @@ local function explain(why, url)
 end
 
 local function explainStatus(status)
-  if status.state == libsandbox.STATE_UNAUTHORIZED then
+  if status.state == libsandbox.STATE_STOPPED then
+    return MSG_STOPPED;
+  elseif status.state == libsandbox.STATE_UNAUTHORIZED then
     return explain(status.lastError or "unauthorized", status.url);
   elseif status.state == libsandbox.STATE_DORMANT then
     return libsandbox.URL_NOT_SET;
@@ -127,8 +131,7 @@ local function showStatus()
   end
   print("lastError: " .. tostring(status.lastError or "none"));
   if status.state == libsandbox.STATE_STOPPED then
-    -- The error of before the stop is not what keeps it disconnected now.
-    print("fix: stopped with sandbox stop; sandbox reconnect starts it again");
+    print("fix: " .. MSG_STOPPED);
   elseif status.lastError ~= nil then
     local fix = explain(status.lastError, status.url);
     if fix ~= status.lastError then

@@ -347,6 +347,14 @@ describe("sandbox command", function()
       expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s");
     end);
 
+    it("names sandbox reconnect for a stopped daemon, whatever its last error", function()
+      for _, status in ipairs({ downStatus("stopped", "Could not connect"), downStatus("stopped") }) do
+        local ok, err = run({ "health" }, { status = status });
+        expect(ok):eq(false);
+        expect(err):eq("Not connected to the gateway: stopped with sandbox stop; sandbox reconnect starts it again");
+      end
+    end);
+
     it("passes an error it has no advice for on as it is", function()
       local ok, err = run({ "health" }, { status = downStatus("waiting", "hello failed: internal: boom") });
       expect(ok):eq(false);
