@@ -267,6 +267,7 @@ func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
 
 	out := playerSession(ctx, t, dir, true, "wget run "+proxy.URL+"/trapos/install", "reboot", "sandbox health")
 	assert.Contains(t, out, "Could not get /"+failing+":")
+	assert.Contains(t, strings.Join(lines(out), " "), "Check that the gateway runs, then run the install line again: wget run "+g.URL("/trapos/install"))
 	assert.Contains(t, out, "Nothing changed: trapos-sandbox ")
 	assert.NotContains(t, out, "Upgraded")
 	assertHealthy(t, out)

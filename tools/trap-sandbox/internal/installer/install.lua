@@ -409,6 +409,7 @@ local function install(opts)
       end
       removeEmptyDirs(old and {} or dirs);
       printError("Could not get " .. f.path .. ": " .. tostring(err));
+      printError("Check that the gateway runs, then run the install line again: wget run " .. SOURCE.install);
       nothingChanged(old, "still works");
       return false;
     end
