@@ -405,7 +405,7 @@ func TestInstallKeepsALinkedCredential(t *testing.T) {
 }
 
 // TestInstallAsksAboutTheHostWhateverTheArguments: the password on the line does not skip the
-// question on a first install; --allow-files/--allow-exec answer it for a script, and
+// question on a first install; --allow-files/--allow-exec/--allow-screen answer it for a script, and
 // --no-questions asks nothing and allows nothing.
 func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	ctx := testContext(t)
@@ -438,6 +438,22 @@ func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	out = playerSession(ctx, t, quiet, true, install+" --allow-files=maybe")
 	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-files takes none, read or write. Run: wget run "+g.URL("/trapos/install")+" --help")
 	assert.Equal(t, settings, readSettings(t, quiet))
+	out = playerSession(ctx, t, quiet, true, install+" --allow-screen=all")
+	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-screen takes none, view or control. Run: wget run "+g.URL("/trapos/install")+" --help")
+	assert.Equal(t, settings, readSettings(t, quiet))
+
+	// The screen, for a script too: alone it answers the question (files and exec: no access),
+	// and on an upgrade it changes the screen alone.
+	screen := t.TempDir()
+	out = playerSession(ctx, t, screen, true, install+" "+installPassword+" --allow-screen=view")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.NotContains(t, out, "Allow it?")
+	settings = readSettings(t, screen)
+	assert.Contains(t, settings, `[ "sandbox.allow_screen" ] = "view"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "none"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = false`)
+	playerSession(ctx, t, screen, true, install+" --allow-screen=control")
+	assert.Equal(t, strings.Replace(settings, `"view"`, `"control"`, 1), readSettings(t, screen))
 }
 
 // TestInstallCheckKeepsTheDaemonConnected: upgrading a computer whose daemon is connected

@@ -23,8 +23,10 @@ local SETTING_ALLOW_FILES = "sandbox.allow_files";
 local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
 local SETTING_ALLOW_SCREEN = "sandbox.allow_screen";
 
--- The host's file access levels (sandbox.allow_files), and the words --allow-exec takes.
+-- The host's file and screen access levels (sandbox.allow_files, sandbox.allow_screen), and
+-- the words --allow-exec takes.
 local FILES_LEVELS = { none = true, read = true, write = true };
+local SCREEN_LEVELS = { none = true, view = true, control = true };
 local EXEC_WORDS = { yes = true, no = false, ["true"] = true, ["false"] = false };
 
 -- Seconds the password check waits for the gateway's answer. A right password is answered at
@@ -150,6 +152,8 @@ local function usage()
   print("      the host's access to this computer's files");
   print("  --allow-exec=yes|no");
   print("      whether the host may run Lua and programs");
+  print("  --allow-screen=none|view|control");
+  print("      see the screen (view), also type (control)");
   print("  --no-questions");
   print("      ask nothing: no password unless given,");
   print("      no access for the host unless allowed");
@@ -158,7 +162,7 @@ local function usage()
 end
 
 -- The words after the URL as options: password (the one word that is not an option),
--- uninstall, help, noQuestions, files, exec. Returns nil and the problem for a bad word.
+-- uninstall, help, noQuestions, files, exec, screen. Returns nil and the problem for a bad word.
 local function parseArgs(words)
   local opts = {};
   for _, word in ipairs(words) do
@@ -185,6 +189,11 @@ local function parseArgs(words)
         return nil, "--allow-exec takes yes or no";
       end
       opts.exec = EXEC_WORDS[value];
+    elseif name == "allow-screen" then
+      if not SCREEN_LEVELS[value] then
+        return nil, "--allow-screen takes none, view or control";
+      end
+      opts.screen = value;
     else
       return nil, "unknown option " .. word;
     end
@@ -309,13 +318,14 @@ end
 -- Returns the sandbox.allow_files, sandbox.allow_exec and sandbox.allow_screen values to set,
 -- nil for "leave".
 local function chooseAccess(opts, old)
-  local files, exec = opts.files, opts.exec;
+  local files, exec, screen = opts.files, opts.exec, opts.screen;
   local first = old == nil and not isSet(SETTING_ALLOW_FILES) and not isSet(SETTING_ALLOW_EXEC);
-  if not first or files ~= nil or exec ~= nil then
+  if not first or files ~= nil or exec ~= nil or screen ~= nil then
     if first then
-      return files or "none", exec == true; -- say "not allowed" for what the options left out
+      -- say "not allowed" for what the options left out (the screen's default is none)
+      return files or "none", exec == true, screen;
     end
-    return files, exec;
+    return files, exec, screen;
   elseif opts.noQuestions then
     return "none", false;
   end
