@@ -268,7 +268,8 @@ func TestClientVersionIsThePackageVersion(t *testing.T) {
 
 // TestDocsListEachPackage: docs/packages.md's table of the packages says each one's version,
 // files and autostart servers as its descriptor does (the table had lost two files of
-// trapos-sandbox that the descriptor ships).
+// trapos-sandbox that the descriptor ships), and docs/lua-client.md describes each file of
+// trapos-sandbox (it had no row for libsandboxscreen).
 func TestDocsListEachPackage(t *testing.T) {
 	root, err := repo.Root()
 	require.NoError(t, err)
@@ -303,5 +304,12 @@ func TestDocsListEachPackage(t *testing.T) {
 		assert.Equal(t, desc.Version, strings.TrimSpace(row[0]), "%s's version in docs/packages.md", desc.Name)
 		assert.Equal(t, desc.Files, paths(row[1]), "%s's files in docs/packages.md", desc.Name)
 		assert.Equal(t, desc.Autostart, paths(row[2]), "%s's autostart in docs/packages.md", desc.Name)
+	}
+
+	// docs/lua-client.md's table of the client's files has a row for each file it installs.
+	client, err := os.ReadFile(filepath.Join(root, "docs", "lua-client.md"))
+	require.NoError(t, err)
+	for _, f := range readDescriptor(t, filepath.Join(root, "packages", "trapos-sandbox", "ccpm.json")).Files {
+		assert.Contains(t, string(client), "\n| `"+f+"` |", "docs/lua-client.md has no row for %s", f)
 	}
 }
