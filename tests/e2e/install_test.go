@@ -1,12 +1,14 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -265,6 +267,7 @@ func TestFailedUpgradeLeavesTheOldInstall(t *testing.T) {
 
 	out := playerSession(ctx, t, dir, true, "wget run "+proxy.URL+"/trapos/install", "reboot", "sandbox health")
 	assert.Contains(t, out, "Could not get /"+failing+":")
+	assert.Contains(t, strings.Join(lines(out), " "), "Check that the gateway runs, then run the install line again: wget run "+g.URL("/trapos/install"))
 	assert.Contains(t, out, "Nothing changed: trapos-sandbox ")
 	assert.NotContains(t, out, "Upgraded")
 	assertHealthy(t, out)
@@ -363,8 +366,46 @@ func TestInstallChecksThePassword(t *testing.T) {
 	assert.Equal(t, before, diskSnapshot(t, dir))
 }
 
+// TestInstallKeepsALinkedCredential: the install line run again with the shared password on
+// a computer linked to an account keeps the computer's own credential (it was replaced, and
+// the computer silently left the account); a credential the gateway refuses is replaced by
+// the line's password, as before.
+func TestInstallKeepsALinkedCredential(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := t.TempDir()
+	admin := func(args ...string) string {
+		cmd := exec.CommandContext(ctx, gatewayBin, append(args, "--data-dir", dataDir)...)
+		cmd.Env = harness.CleanEnv()
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		require.NoError(t, cmd.Run(), errOut.String())
+		ls := strings.Split(strings.TrimSpace(out.String()), "\n")
+		return ls[len(ls)-1]
+	}
+	admin("accounts", "add", "alice")
+	credential := admin("credentials", "add", "alice")
+	require.True(t, strings.HasPrefix(credential, "tsc_"), credential)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--data-dir", dataDir,
+		"--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install") + " " + installPassword
+	dir := t.TempDir()
+	playerSession(ctx, t, dir, true, install, "", "set sandbox.password "+credential)
+
+	out := playerSession(ctx, t, dir, true, install, "reboot", "sandbox health", "sandbox status")
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, strings.Join(lines(out), " "), "Kept this computer's own credential (sandbox link): the password on the line was not needed.")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+credential+`"`)
+	assert.Contains(t, afterLast(out, "> sandbox status"), "account: alice", out)
+
+	playerSession(ctx, t, dir, true, "set sandbox.password tsc_unknown")
+	out = playerSession(ctx, t, dir, true, install)
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.NotContains(t, out, "Kept this computer's own credential")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+installPassword+`"`)
+}
+
 // TestInstallAsksAboutTheHostWhateverTheArguments: the password on the line does not skip the
-// question on a first install; --allow-files/--allow-exec answer it for a script, and
+// question on a first install; --allow-files/--allow-exec/--allow-screen answer it for a script, and
 // --no-questions asks nothing and allows nothing.
 func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	ctx := testContext(t)
@@ -397,6 +438,22 @@ func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	out = playerSession(ctx, t, quiet, true, install+" --allow-files=maybe")
 	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-files takes none, read or write. Run: wget run "+g.URL("/trapos/install")+" --help")
 	assert.Equal(t, settings, readSettings(t, quiet))
+	out = playerSession(ctx, t, quiet, true, install+" --allow-screen=all")
+	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-screen takes none, view or control. Run: wget run "+g.URL("/trapos/install")+" --help")
+	assert.Equal(t, settings, readSettings(t, quiet))
+
+	// The screen, for a script too: alone it answers the question (files and exec: no access),
+	// and on an upgrade it changes the screen alone.
+	screen := t.TempDir()
+	out = playerSession(ctx, t, screen, true, install+" "+installPassword+" --allow-screen=view")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.NotContains(t, out, "Allow it?")
+	settings = readSettings(t, screen)
+	assert.Contains(t, settings, `[ "sandbox.allow_screen" ] = "view"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "none"`)
+	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = false`)
+	playerSession(ctx, t, screen, true, install+" --allow-screen=control")
+	assert.Equal(t, strings.Replace(settings, `"view"`, `"control"`, 1), readSettings(t, screen))
 }
 
 // TestInstallCheckKeepsTheDaemonConnected: upgrading a computer whose daemon is connected

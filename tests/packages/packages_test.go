@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -263,4 +264,52 @@ func TestClientVersionIsThePackageVersion(t *testing.T) {
 	m := regexp.MustCompile(`(?m)^\s*VERSION = "([^"]*)",`).FindSubmatch(lua)
 	require.NotNil(t, m, "apis/libsandboxversion.lua has no VERSION line")
 	assert.Equal(t, d.Version, string(m[1]))
+}
+
+// TestDocsListEachPackage: docs/packages.md's table of the packages says each one's version,
+// files and autostart servers as its descriptor does (the table had lost two files of
+// trapos-sandbox that the descriptor ships), and docs/lua-client.md describes each file of
+// trapos-sandbox (it had no row for libsandboxscreen).
+func TestDocsListEachPackage(t *testing.T) {
+	root, err := repo.Root()
+	require.NoError(t, err)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "packages.md"))
+	require.NoError(t, err)
+	rows := map[string][]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) == 7 && strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			rows[strings.Trim(strings.TrimSpace(cells[1]), "`")] = cells[2:6]
+		}
+	}
+	quoted := regexp.MustCompile("`([^`]*)`")
+	paths := func(cell string) []string {
+		out := []string{}
+		for _, m := range quoted.FindAllStringSubmatch(cell, -1) {
+			out = append(out, m[1])
+		}
+		return out
+	}
+	dirs, err := os.ReadDir(filepath.Join(root, "packages"))
+	require.NoError(t, err)
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		desc := readDescriptor(t, filepath.Join(root, "packages", d.Name(), "ccpm.json"))
+		row, ok := rows[desc.Name]
+		if !assert.True(t, ok, "docs/packages.md has no row for %s", desc.Name) {
+			continue
+		}
+		assert.Equal(t, desc.Version, strings.TrimSpace(row[0]), "%s's version in docs/packages.md", desc.Name)
+		assert.Equal(t, desc.Files, paths(row[1]), "%s's files in docs/packages.md", desc.Name)
+		assert.Equal(t, desc.Autostart, paths(row[2]), "%s's autostart in docs/packages.md", desc.Name)
+	}
+
+	// docs/lua-client.md's table of the client's files has a row for each file it installs.
+	client, err := os.ReadFile(filepath.Join(root, "docs", "lua-client.md"))
+	require.NoError(t, err)
+	for _, f := range readDescriptor(t, filepath.Join(root, "packages", "trapos-sandbox", "ccpm.json")).Files {
+		assert.Contains(t, string(client), "\n| `"+f+"` |", "docs/lua-client.md has no row for %s", f)
+	}
 }

@@ -201,5 +201,6 @@ end
 
 return {
   OPENCODE_PORT = OPENCODE_PORT,
+  FIX_URL = FIX_URL,
   explain = explain,
 };

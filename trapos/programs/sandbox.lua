@@ -15,6 +15,8 @@ local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
+-- A stopped daemon's error of before the stop is not what keeps it disconnected now.
+local MSG_STOPPED = "stopped with sandbox stop; sandbox reconnect starts it again";
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
 
 -- What `sandbox setup` shows for a password that is set: never the password, nor its length.
@@ -50,7 +52,9 @@ local function explain(why, url)
 end
 
 local function explainStatus(status)
-  if status.state == libsandbox.STATE_UNAUTHORIZED then
+  if status.state == libsandbox.STATE_STOPPED then
+    return MSG_STOPPED;
+  elseif status.state == libsandbox.STATE_UNAUTHORIZED then
     return explain(status.lastError or "unauthorized", status.url);
   elseif status.state == libsandbox.STATE_DORMANT then
     return libsandbox.URL_NOT_SET;
@@ -127,8 +131,7 @@ local function showStatus()
   end
   print("lastError: " .. tostring(status.lastError or "none"));
   if status.state == libsandbox.STATE_STOPPED then
-    -- The error of before the stop is not what keeps it disconnected now.
-    print("fix: stopped with sandbox stop; sandbox reconnect starts it again");
+    print("fix: " .. MSG_STOPPED);
   elseif status.lastError ~= nil then
     local fix = explain(status.lastError, status.url);
     if fix ~= status.lastError then
@@ -213,6 +216,19 @@ end
 -- Asks for the URL (default: the current one), the password and the host's access (Enter
 -- keeps each), saves them as their types, and shows whether the gateway now answers. The
 -- daemon reconnects on the changed settings.
+-- The ws:// URL for an http(s):// one given to setup (the install line's, or the gateway's
+-- base behind a proxy): the same host and port; a path other than the gateway's own gets
+-- /trapos/ws, the WebSocket's place under it (a bare ws://host:port means it already).
+local function wsFormOf(scheme, url)
+  local authority, path = url:match("^%a[%w+.-]*://([^/?#]*)([^?#]*)");
+  path = path:gsub("/+$", ""):gsub("/trapos/install$", ""):gsub("/trapos/ws$", "");
+  local ws = (scheme == "https" and "wss://" or "ws://") .. authority;
+  if path == "" then
+    return ws;
+  end
+  return ws .. path .. "/trapos/ws";
+end
+
 local function setup(urlArg)
   local current = settings.get(libsandbox.SETTING_URL);
   local url = urlArg;
@@ -229,8 +245,13 @@ local function setup(urlArg)
     fail("sandbox setup: no URL given. Run: sandbox setup ws://<host>:4444");
   end
   local scheme = url:match("^(%a[%w+.-]*)://");
-  if scheme ~= nil and scheme:lower() ~= "ws" and scheme:lower() ~= "wss" then
-    fail(advice.explain("Invalid scheme '" .. scheme:lower() .. "'", url));
+  scheme = scheme and scheme:lower();
+  if scheme == "http" or scheme == "https" then
+    -- Not "Fix it with: sandbox setup", the command being run: the URL to give it.
+    local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
+    fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. wsFormOf(scheme, url));
+  elseif scheme ~= nil and scheme ~= "ws" and scheme ~= "wss" then
+    fail(advice.explain("Invalid scheme '" .. scheme .. "'", url));
   end
   local password = askPassword();
   local files, exec, screen, confirm = askAccess();

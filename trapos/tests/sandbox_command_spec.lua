@@ -347,6 +347,14 @@ describe("sandbox command", function()
       expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s");
     end);
 
+    it("names sandbox reconnect for a stopped daemon, whatever its last error", function()
+      for _, status in ipairs({ downStatus("stopped", "Could not connect"), downStatus("stopped") }) do
+        local ok, err = run({ "health" }, { status = status });
+        expect(ok):eq(false);
+        expect(err):eq("Not connected to the gateway: stopped with sandbox stop; sandbox reconnect starts it again");
+      end
+    end);
+
     it("passes an error it has no advice for on as it is", function()
       local ok, err = run({ "health" }, { status = downStatus("waiting", "hello failed: internal: boom") });
       expect(ok):eq(false);
@@ -499,11 +507,20 @@ describe("sandbox command", function()
       expect(record.values["sandbox.allow_exec"]):eq(false);
     end);
 
-    it("refuses an http:// URL with its fix before saving anything", function()
-      local ok, err, _, record = run({ "setup", "http://10.0.0.9:4444" }, { settings = {} });
-      expect(ok):eq(false);
-      expect(err):eq("sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://. Fix it with: sandbox setup");
-      expect(record.saved):eq(0);
+    it("refuses an http:// URL before saving anything, naming the ws:// one to give", function()
+      local prefix = "sandbox.url must start with ws:// (for TLS: wss:// through a reverse proxy that terminates TLS), not http://. ";
+      for _, case in ipairs({
+        { "http://10.0.0.9:4444", "ws://10.0.0.9:4444" },
+        { "http://10.0.0.9:4444/trapos/install", "ws://10.0.0.9:4444" },
+        { "HTTP://10.0.0.9:4444/", "ws://10.0.0.9:4444" },
+        { "https://mc.example.org/sandbox", "wss://mc.example.org/sandbox/trapos/ws" },
+        { "https://mc.example.org/sandbox/trapos/ws", "wss://mc.example.org/sandbox/trapos/ws" },
+      }) do
+        local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
+        expect(ok):eq(false);
+        expect(err):eq(prefix .. "Run: sandbox setup " .. case[2]);
+        expect(record.saved):eq(0);
+      end
     end);
 
     it("prints the error with its fix when the gateway does not answer", function()

@@ -138,6 +138,8 @@ type Result struct {
 type event struct {
 	name string
 	args []lua.LValue
+	// typed marks the Enter that ends a line Input typed (typeLine).
+	typed bool
 }
 
 // Computer is one running CC computer. Create it with New and drive it with Run.
@@ -174,6 +176,11 @@ type Computer struct {
 	mainFn    *lua.LFunction // the bios chunk, body of the computer coroutine
 	gsubs     gsubYields     // string.gsub's replacement functions that yield
 	wantLine  bool           // read() waits for a line and Input has not typed it yet
+	// typedQueued counts the lines Input typed whose Enter the computer has not taken yet;
+	// a blink turned on meanwhile (the shell putting its prompt back after a drop, inside
+	// the same read) is no new wait, only blinkWaits, which holds until that Enter is taken.
+	typedQueued int
+	blinkWaits  bool
 }
 
 // New prepares a computer; nothing runs until Run.
@@ -235,12 +242,19 @@ func (c *Computer) Reboot() {
 
 // QueueEvent implements host.Host.
 func (c *Computer) QueueEvent(name string, args ...lua.LValue) {
+	c.queueEvent(event{name: name, args: args})
+}
+
+// queueEvent queues ev unless the queue is full, and says whether it did.
+func (c *Computer) queueEvent(ev event) bool {
 	c.mu.Lock()
-	if len(c.queue) < EventQueueLimit {
-		c.queue = append(c.queue, event{name: name, args: args})
+	queued := len(c.queue) < EventQueueLimit
+	if queued {
+		c.queue = append(c.queue, ev)
 	}
 	c.mu.Unlock()
 	c.poke()
+	return queued
 }
 
 // QueueLength returns how many events wait in the queue.
@@ -393,6 +407,7 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 			continue
 		}
 		if filter != "" && ev.name != filter && ev.name != "terminate" {
+			c.typedTaken(ev)
 			continue // CC discards, not defers, an event the top coroutine is not waiting for
 		}
 		// A goroutine that called Do and then queued ev may have done both since the runDo
@@ -407,6 +422,7 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 			args = append(args, host.Resolve(c.L, a))
 		}
 		state, filter = c.resume(args)
+		c.typedTaken(ev)
 	}
 	c.term.Flush()
 	if ctx.Err() != nil && !c.result.Reported {

@@ -44,9 +44,31 @@ func LinesFrom(r io.Reader) Input {
 
 // cursorBlink is called (on the Lua goroutine) whenever Lua sets the cursor blink. CC's read()
 // turns the blink on while it waits for a line, so turning it on is when a player would type:
-// the next input line is wanted.
+// the next input line is wanted. Not while a line typed earlier still waits in the queue
+// (the shell turns the blink off and on around a drop, inside the read that line is for):
+// the player is not asked again until that line's Enter is taken (typedTaken).
 func (c *Computer) cursorBlink(was, on bool) {
-	if on && !was && c.cfg.Input != nil {
+	switch {
+	case c.cfg.Input == nil:
+	case !on:
+		c.blinkWaits = false
+	case was:
+	case c.typedQueued > 0:
+		c.blinkWaits = true
+	default:
+		c.wantLine = true
+	}
+}
+
+// typedTaken is called once the computer took ev (handed it over or discarded it). After the
+// Enter of the last typed line, a blink that came on meanwhile and is still on wants a line.
+func (c *Computer) typedTaken(ev event) {
+	if !ev.typed {
+		return
+	}
+	c.typedQueued--
+	if c.typedQueued == 0 && c.blinkWaits {
+		c.blinkWaits = false
 		c.wantLine = true
 	}
 }
@@ -69,6 +91,8 @@ func (c *Computer) typeLine(line string, ok bool) {
 		return
 	}
 	c.QueueEvent("paste", lua.LString(ccstr.FromText(line)))
-	c.QueueEvent("key", lua.LNumber(keyEnter), lua.LFalse)
+	if c.queueEvent(event{name: "key", args: []lua.LValue{lua.LNumber(keyEnter), lua.LFalse}, typed: true}) {
+		c.typedQueued++
+	}
 	c.QueueEvent("key_up", lua.LNumber(keyEnter))
 }

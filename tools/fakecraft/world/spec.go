@@ -62,11 +62,9 @@ func ReadSpec(path string) (Spec, error) {
 	if err != nil {
 		return Spec{}, fmt.Errorf("read world: %w", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var s Spec
-	if err := dec.Decode(&s); err != nil {
-		return Spec{}, fmt.Errorf("world %s: %w", path, err)
+	if err := decodeStrict(data, &s); err != nil {
+		return Spec{}, fmt.Errorf("world %s: %s%w", path, entryOf(data), err)
 	}
 	if s.Dir != "" && !filepath.IsAbs(s.Dir) {
 		s.Dir = filepath.Join(filepath.Dir(path), s.Dir)
@@ -77,6 +75,45 @@ func ReadSpec(path string) (Spec, error) {
 		}
 	}
 	return s, nil
+}
+
+// decodeStrict decodes data into v, refusing unknown fields.
+func decodeStrict(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}
+
+// entryOf names the entry of a world file that does not decode ("computers[1] (id 11): ",
+// "wires[0]: "), so a typo in a file of many computers is found at once; "" when the file
+// is wrong outside them (or is no JSON at all).
+func entryOf(data []byte) string {
+	var raw struct {
+		Computers []json.RawMessage `json:"computers"`
+		Wires     []json.RawMessage `json:"wires"`
+	}
+	if json.Unmarshal(data, &raw) != nil {
+		return ""
+	}
+	for i, c := range raw.Computers {
+		var spec ComputerSpec
+		if decodeStrict(c, &spec) != nil {
+			var id struct {
+				ID *int `json:"id"`
+			}
+			if json.Unmarshal(c, &id) == nil && id.ID != nil {
+				return fmt.Sprintf("computers[%d] (id %d): ", i, *id.ID)
+			}
+			return fmt.Sprintf("computers[%d]: ", i)
+		}
+	}
+	for i, w := range raw.Wires {
+		var wire Wire
+		if decodeStrict(w, &wire) != nil {
+			return fmt.Sprintf("wires[%d]: ", i)
+		}
+	}
+	return ""
 }
 
 // Build places the spec's computers, attaches their peripherals and lays its cables. The

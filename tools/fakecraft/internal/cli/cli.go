@@ -83,8 +83,9 @@ type RunCmd struct {
 	autostartFlags
 	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
 	// Command is the program and its arguments in one passthrough list, so that flags after
-	// the program name (sandbox --help) belong to the program, not to fakecraft.
-	Command []string `arg:"" optional:"" passthrough:"" name:"program" help:"Program to run in the shell (e.g. sandbox or /programs/sandbox.lua), then its arguments. fakecraft's flags go before it. Required unless --bare."`
+	// the program name (sandbox --help) belong to the program, not to fakecraft. "partial":
+	// before the program, an unknown flag is fakecraft's mistake (not a program named --bogus).
+	Command []string `arg:"" optional:"" passthrough:"partial" name:"program" help:"Program to run in the shell (e.g. sandbox or /programs/sandbox.lua), then its arguments. fakecraft's flags go before it. Required unless --bare."`
 }
 
 // TestCmd is `fakecraft test`.

@@ -114,6 +114,28 @@ func TestRunBadFlags(t *testing.T) {
 	assert.Equal(t, ExitUsage, code)
 }
 
+// TestRunUnknownFlagBeforeProgram: a flag fakecraft does not know, before the program, is a
+// mistake on fakecraft's command line (it ran as a program named --bogus); after the program,
+// flags stay the program's, and -- still lets a program's name start with a dash.
+func TestRunUnknownFlagBeforeProgram(t *testing.T) {
+	root := repo(t, map[string]string{"trapos/programs/args.lua": `print(table.concat({...}, ","))`})
+	for _, args := range [][]string{{"--bogus"}, {"--bogus=1", "args"}, {"-x", "args"}, {"--bare", "--bogus"}} {
+		code, out, errOut := run(t, append([]string{"run", "--root", root}, args...)...)
+		assert.Equal(t, ExitUsage, code, args)
+		assert.Empty(t, out, args)
+		assert.Contains(t, errOut, "fakecraft: unknown flag", args)
+		assert.Contains(t, errOut, "usage: fakecraft run", args)
+	}
+
+	code, out, errOut := run(t, "run", "--root", root, "args", "--bogus", "-x")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Equal(t, "--bogus,-x\n", out)
+
+	code, out, _ = run(t, "run", "--root", root, "--", "--bogus")
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, out, "No such program")
+}
+
 // TestRunRefusesIdsCCCannotHave: --id is a CC computer id, 0 to 2^31-1; anything else is
 // one line naming the range (the gateway would refuse "-1:" later, less clearly).
 func TestRunRefusesIdsCCCannotHave(t *testing.T) {

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -31,4 +33,24 @@ func TestRunDrop(t *testing.T) {
 	code, _, errOut = run(t, "run", "--root", shellRepo(t), "--drop", filepath.Join(src, "absent"), "import")
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, "absent")
+}
+
+// TestBareDropKeepsEveryTypedLine: a drop lands while the prompt waits, and the shell puts
+// the prompt back (its cursor blink off, then on) without read() having returned: that is
+// not a new wait for a line. Each line typed runs once, in order, and none is lost at the
+// end of the input (the last one was, when the blink had typed the next line early).
+func TestBareDropKeepsEveryTypedLine(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "a.lua")
+	require.NoError(t, os.WriteFile(src, []byte(`print("dropped")`), 0o644))
+	for _, n := range []int{1, 2, 3} {
+		var typed, want strings.Builder
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&typed, "label set L%d\n", i)
+			fmt.Fprintf(&want, "> label set L%d\nComputer label set to \"L%d\"\n", i, i)
+		}
+		code, out, errOut := bare(t, t.TempDir(), typed.String(), "--drop", src)
+		assert.Equal(t, ExitOK, code, errOut)
+		assert.Contains(t, out, "Transferring a.lua\n", n)
+		assert.Contains(t, out, want.String()+"> \n", n)
+	}
 }

@@ -65,6 +65,18 @@ func TestAttachFlagErrors(t *testing.T) {
 	code, _, errOut := bare(t, dir, "", "--world", bad)
 	assert.Equal(t, ExitUsage, code)
 	assert.Contains(t, errOut, `unknown field "peripheral"`)
+
+	// In a file of many computers, the message names the entry (it named only the field).
+	for body, want := range map[string]string{
+		`{"computers": [{"id": 1}, {"id": 11, "positon": [0, 0, 0]}]}`:                           `world ` + bad + `: computers[1] (id 11): json: unknown field "positon"`,
+		`{"computers": [{"id": 1}], "wires": [{"a": {"computer": 1, "side": "left"}, "c": {}}]}`: `world ` + bad + `: wires[0]: json: unknown field "c"`,
+		`{"computers": [{"id": 1}], "tme_scale": 2}`:                                             `world ` + bad + `: json: unknown field "tme_scale"`,
+	} {
+		require.NoError(t, os.WriteFile(bad, []byte(body), 0o644))
+		code, _, errOut = bare(t, dir, "", "--world", bad)
+		assert.Equal(t, ExitUsage, code)
+		assert.Contains(t, errOut, want)
+	}
 }
 
 // TestREADMEWorldExample: the README's world file locates computer 1 with its GPS hosts,

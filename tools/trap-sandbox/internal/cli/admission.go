@@ -6,6 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/gateway"
 )
 
@@ -66,5 +67,15 @@ func warnIfPasswordShort(logger *slog.Logger, password string) {
 	if n := utf8.RuneCountInString(password); n < minPasswordLength {
 		logger.Warn("SANDBOX_PASSWORD is short: a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets (hundreds a second from one address); use at least `recommended` random characters, e.g. openssl rand -hex 16",
 			"characters", n, "recommended", minPasswordLength)
+	}
+}
+
+// warnIfPasswordUntypable warns when password holds characters outside CC's character set
+// (above U+00FF): a player types each as '?' and the client sends what CC holds, so no
+// computer could ever say this password. Neither the password nor its characters are logged.
+func warnIfPasswordUntypable(logger *slog.Logger, password string) {
+	if _, reps := cctext.ToCC("", password); len(reps) > 0 {
+		logger.Warn("SANDBOX_PASSWORD has characters outside CC's character set (above U+00FF, e.g. CJK or emoji): a computer types each as '?', so no computer can ever give this password; choose one of ASCII letters and digits, e.g. openssl rand -hex 16",
+			"characters", cctext.Count(reps))
 	}
 }

@@ -93,3 +93,26 @@ func TestAShortPasswordIsWarnedAbout(t *testing.T) {
 	require.NoError(t, stop())
 	assert.Regexp(t, `level=WARN msg="SANDBOX_PASSWORD is short.*characters=7 recommended=16`, logs.String())
 }
+
+// TestAPasswordNoComputerCanTypeIsWarnedAbout: a character above U+00FF in SANDBOX_PASSWORD
+// becomes '?' on every computer, so every hello and install was refused without a hint;
+// Latin-1 (küche) is fine. The warning names neither the password nor its characters.
+func TestAPasswordNoComputerCanTypeIsWarnedAbout(t *testing.T) {
+	for pw, warned := range map[string]bool{"küche-long-secret-é": false, "plain-ascii-long-secret": false, "küche-日本-long-secret": true, "long-secret-with-emoji-🔑": true} {
+		var logs testkit.SyncBuffer
+		warnIfPasswordUntypable(slog.New(slog.NewTextHandler(&logs, nil)), pw)
+		if !warned {
+			assert.Empty(t, logs.String(), pw)
+			continue
+		}
+		assert.Contains(t, logs.String(), "SANDBOX_PASSWORD has characters outside CC's character set", pw)
+		assert.NotContains(t, logs.String(), pw, "never the password itself")
+	}
+
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "küche-日本-long-secret")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Regexp(t, `level=WARN msg="SANDBOX_PASSWORD has characters outside CC's character set.*characters=2`, logs.String())
+	assert.NotContains(t, logs.String(), "küche")
+}

@@ -128,6 +128,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
 	} else {
 		warnIfPasswordShort(logger, c.Password)
+		warnIfPasswordUntypable(logger, c.Password)
 	}
 	if c.OpencodePassword == "" {
 		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")

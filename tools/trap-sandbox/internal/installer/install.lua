@@ -23,8 +23,10 @@ local SETTING_ALLOW_FILES = "sandbox.allow_files";
 local SETTING_ALLOW_EXEC = "sandbox.allow_exec";
 local SETTING_ALLOW_SCREEN = "sandbox.allow_screen";
 
--- The host's file access levels (sandbox.allow_files), and the words --allow-exec takes.
+-- The host's file and screen access levels (sandbox.allow_files, sandbox.allow_screen), and
+-- the words --allow-exec takes.
 local FILES_LEVELS = { none = true, read = true, write = true };
+local SCREEN_LEVELS = { none = true, view = true, control = true };
 local EXEC_WORDS = { yes = true, no = false, ["true"] = true, ["false"] = false };
 
 -- Seconds the password check waits for the gateway's answer. A right password is answered at
@@ -39,6 +41,10 @@ local WS_PATH = "/trapos/ws";
 
 -- settings.get returns this default only when a setting is not set (not even to its default).
 local NOT_SET = {};
+
+-- How a computer's own credential (sandbox link) begins (libsandboxadvice's CREDENTIAL_PREFIX):
+-- a password on the line does not replace it while the gateway accepts it.
+local CREDENTIAL_PREFIX = "tsc_";
 
 local function readManifest()
   if not fs.exists(MANIFEST) then
@@ -146,6 +152,8 @@ local function usage()
   print("      the host's access to this computer's files");
   print("  --allow-exec=yes|no");
   print("      whether the host may run Lua and programs");
+  print("  --allow-screen=none|view|control");
+  print("      see the screen (view), also type (control)");
   print("  --no-questions");
   print("      ask nothing: no password unless given,");
   print("      no access for the host unless allowed");
@@ -154,7 +162,7 @@ local function usage()
 end
 
 -- The words after the URL as options: password (the one word that is not an option),
--- uninstall, help, noQuestions, files, exec. Returns nil and the problem for a bad word.
+-- uninstall, help, noQuestions, files, exec, screen. Returns nil and the problem for a bad word.
 local function parseArgs(words)
   local opts = {};
   for _, word in ipairs(words) do
@@ -181,6 +189,11 @@ local function parseArgs(words)
         return nil, "--allow-exec takes yes or no";
       end
       opts.exec = EXEC_WORDS[value];
+    elseif name == "allow-screen" then
+      if not SCREEN_LEVELS[value] then
+        return nil, "--allow-screen takes none, view or control";
+      end
+      opts.screen = value;
     else
       return nil, "unknown option " .. word;
     end
@@ -198,11 +211,17 @@ end
 
 -- The password to save and check: the one on the line; else the one set (an upgrade asks
 -- nothing, and keeps none if none was given at the first install); else the one typed.
+-- A linked credential set comes before the line's password, which is then the second result:
+-- the one to use if the gateway refuses the credential (revoked, or from another gateway).
 local function choosePassword(opts, old)
+  local current = settings.get(SETTING_PASSWORD);
   if opts.password ~= nil then
+    if type(current) == "string" and current ~= opts.password
+        and current:sub(1, #CREDENTIAL_PREFIX) == CREDENTIAL_PREFIX then
+      return current, opts.password;
+    end
     return opts.password;
   end
-  local current = settings.get(SETTING_PASSWORD);
   if type(current) == "number" then
     return tostring(current); -- `set sandbox.password 1234` stored a number; the daemon sends its digits
   elseif type(current) == "string" and (current ~= "" or isSet(SETTING_PASSWORD)) then
@@ -299,13 +318,14 @@ end
 -- Returns the sandbox.allow_files, sandbox.allow_exec and sandbox.allow_screen values to set,
 -- nil for "leave".
 local function chooseAccess(opts, old)
-  local files, exec = opts.files, opts.exec;
+  local files, exec, screen = opts.files, opts.exec, opts.screen;
   local first = old == nil and not isSet(SETTING_ALLOW_FILES) and not isSet(SETTING_ALLOW_EXEC);
-  if not first or files ~= nil or exec ~= nil then
+  if not first or files ~= nil or exec ~= nil or screen ~= nil then
     if first then
-      return files or "none", exec == true; -- say "not allowed" for what the options left out
+      -- say "not allowed" for what the options left out (the screen's default is none)
+      return files or "none", exec == true, screen;
     end
-    return files, exec;
+    return files, exec, screen;
   elseif opts.noQuestions then
     return "none", false;
   end
@@ -341,10 +361,14 @@ local function install(opts)
   if type(url) ~= "string" or url:match("^%s*$") then
     url = nil;
   end
-  local password = choosePassword(opts, old);
-  local unchecked = nil;
+  local password, onLine = choosePassword(opts, old);
+  local unchecked, keptCredential = nil, onLine ~= nil;
   if url == nil or wsUrl(url) == SOURCE.websocket then
     local verdict, why = checkPassword(password);
+    if verdict == false and onLine ~= nil then
+      password, keptCredential = onLine, false;
+      verdict, why = checkPassword(password);
+    end
     if verdict == false then
       printError((password == "" and "The gateway needs a password" or "Wrong password: the gateway refused it")
         .. ". Run again with the gateway's password (its SANDBOX_PASSWORD): wget run " .. SOURCE.install .. " <password>");
@@ -395,6 +419,7 @@ local function install(opts)
       end
       removeEmptyDirs(old and {} or dirs);
       printError("Could not get " .. f.path .. ": " .. tostring(err));
+      printError("Check that the gateway runs, then run the install line again: wget run " .. SOURCE.install);
       nothingChanged(old, "still works");
       return false;
     end
@@ -450,6 +475,9 @@ local function install(opts)
     print("Installed trapos-sandbox " .. SOURCE.version .. ".");
   end
   print("sandbox.url is " .. tostring(url));
+  if keptCredential then
+    print("Kept this computer's own credential (sandbox link): the password on the line was not needed.");
+  end
   if wsUrl(url) ~= SOURCE.websocket then
     print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
   end
