@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
@@ -8,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 
 	"fakecraft/computer"
@@ -26,12 +29,41 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
+// consolePage is a headless Chromium page for the web console; hosts are extra names the
+// browser resolves to 127.0.0.1 (a gateway reached by a name other than localhost). until
+// waits for a JavaScript condition on the page.
+func consolePage(ctx context.Context, t *testing.T, hosts ...string) (page context.Context, until func(t *testing.T, what, js string)) {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	if len(hosts) > 0 {
+		var rules []string
+		for _, h := range hosts {
+			rules = append(rules, "MAP "+h+" 127.0.0.1")
+		}
+		opts = append(opts, chromedp.Flag("host-resolver-rules", strings.Join(rules, ", ")))
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	page, closePage := chromedp.NewContext(alloc)
+	t.Cleanup(closePage)
+	return page, func(t *testing.T, what, js string) {
+		t.Helper()
+		_, err := chromedp.Run(page, chromedp.Poll[bool](js))
+		require.NoError(t, err, "waiting for %s", what)
+	}
+}
+
 // TestTheWebConsoleShowsAndDrivesAComputer drives the web console in a real headless
 // browser: it logs in with the API token, opens a fakecraft computer, sees its prompt, types
 // ls and sees the listing.
 func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
-	browser := chromiumPath(t)
 	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
 	const token = "console-token-7f3a"
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL, "--api-token", token)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
@@ -42,21 +74,6 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 	c.WaitFor(ctx, markerAtPrompt)
 
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
-	defer cancelAlloc()
-	page, closePage := chromedp.NewContext(alloc)
-	defer closePage()
-
-	// until waits for a JavaScript condition on the page.
-	until := func(t *testing.T, what, js string) {
-		t.Helper()
-		_, err := chromedp.Run(page, chromedp.Poll[bool](js))
-		require.NoError(t, err, "waiting for %s", what)
-	}
 	screenText := func() string {
 		s, _ := chromedp.Run(page, chromedp.Text("#screen-text"))
 		return s
@@ -76,4 +93,36 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "ls\r")))
 	until(t, "the listing", `document.getElementById("screen-text").textContent.includes("door.lua e2e.lua")`)
 	require.Contains(t, screenText(), "> ls\n")
+}
+
+// TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout: on a gateway without
+// SANDBOX_API_TOKEN the API answers a browser only on loopback and by localhost or an IP
+// (403 otherwise); an account's token opens it from anywhere. The console reached by another
+// name asks for a token with the gateway's reason, and alice's token shows alice's computer.
+func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t, "console.test")
+	dataDir := "--data-dir=" + t.TempDir()
+	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	cred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "alice", dataDir))
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL, dataDir)
+	opts := computerOptions(t, g, cred, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Settings["sandbox.allow_screen"] = "view"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Input = computer.Input(make(chan string))
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+
+	_, port, err := net.SplitHostPort(g.Addr)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/")))
+	until(t, "the token form, saying why", `!document.getElementById("login").hidden &&
+		document.getElementById("login-error").textContent.includes("localhost, an IP address")`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", testkit.WrongSecret(alice)), chromedp.Click("#login button")))
+	until(t, "the wrong token refused, saying why", `document.getElementById("login-error").textContent.includes("unknown or wrong account token")`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("token").value = ""`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
+	until(t, "alice's computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
 }

@@ -19,14 +19,20 @@ function show(section) {
   for (const id of ["login", "computers", "viewer"]) $(id).hidden = id !== section;
 }
 
-// api fetches a host API route; a 401 asks for the token.
+// api fetches a host API route. The API's auth refusing (401, or 403 "unauthorized": a browser
+// not on loopback, or a host name the gateway does not answer without a token) asks for a
+// token and says why; a 403 "forbidden" is the computer owner's setting, the caller's to show.
 async function api(path, options) {
   const res = await fetch(path, Object.assign({}, options, { headers: headers(options && options.headers) }));
-  if (res.status === 401) {
-    stop();
-    show("login");
-    $("login-error").textContent = token ? "The gateway refused this token." : "";
-    throw new Error("unauthorized");
+  if (res.status === 401 || res.status === 403) {
+    const body = await res.clone().json().catch(() => null);
+    const error = body && body.error;
+    if (res.status === 401 || (error && error.code === "unauthorized")) {
+      stop();
+      show("login");
+      $("login-error").textContent = !token && res.status === 401 ? "" : (error ? error.message : "The gateway refused this token.");
+      throw new Error("unauthorized");
+    }
   }
   return res;
 }
