@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/testkit"
@@ -89,6 +90,11 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
 	until(t, "the prompt", `document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
 	require.True(t, strings.HasSuffix(screenText(), "\n>"), "the prompt is the last row:\n%s", screenText())
+	seams, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#screen .row")].flatMap((row, y) =>
+		[...row.children].filter(span => span.getBoundingClientRect().height !== row.getBoundingClientRect().height)
+			.map(span => "row " + (y + 1) + ": " + span.getBoundingClientRect().height + " of " + row.getBoundingClientRect().height))`))
+	require.NoError(t, err)
+	assert.Empty(t, seams, "each run's background fills its row's height: no line between rows")
 
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "ls\r")))
 	until(t, "the listing", `document.getElementById("screen-text").textContent.includes("door.lua e2e.lua")`)
