@@ -70,7 +70,7 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 11, "desk"
 	opts.Settings["sandbox.allow_screen"] = "control"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/door.lua": doorProgram}
+	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/door.lua": doorProgram, "/blocks.lua": blocksProgram}
 	opts.Input = computer.Input(make(chan string))
 	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 	c.WaitFor(ctx, markerAtPrompt)
@@ -97,9 +97,21 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	assert.Empty(t, seams, "each run's background fills its row's height: no line between rows")
 
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "ls\r")))
-	until(t, "the listing", `document.getElementById("screen-text").textContent.includes("door.lua e2e.lua")`)
+	until(t, "the listing", `document.getElementById("screen-text").textContent.includes("door.lua")`)
 	require.Contains(t, screenText(), "> ls\n")
+
+	// CC's block characters are drawn, not left to a font (DejaVu has no sextants): 149 is the
+	// left column (3 sixths), 129 the top left one; the text keeps Unicode's characters.
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "blocks\r")))
+	until(t, "the blocks", `document.getElementById("screen-text").textContent.includes("\n▌🬀\n")`)
+	sixths, err := chromedp.Run(page, chromedp.Evaluate[[]int](`[...document.querySelectorAll("#screen .block")].filter(b => b.textContent !== " ")
+		.map(b => getComputedStyle(b).backgroundImage.split("linear-gradient").length - 1)`))
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 1}, sixths, "each block character's sixths, drawn as its background")
 }
+
+// blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left sixth).
+const blocksProgram = `print(string.char(149, 129))`
 
 // TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout: on a gateway without
 // SANDBOX_API_TOKEN the API answers a browser only on loopback and by localhost or an IP

@@ -76,13 +76,36 @@ function glyph(ch) {
   const c = ch.charCodeAt(0);
   if (c < 32) return low[c];
   if (c === 127) return "▒";
-  if (c >= 0x80 && c < 0xa0) {
-    const v = c - 0x80; // CC's 2x3 teletext blocks, as Unicode's sextants
+  if (isBlock(ch)) {
+    const v = c - 0x80; // CC's 2x3 teletext blocks, as Unicode's sextants (for the text)
     if (v === 0) return " ";
     if (v === 21) return "▌";
     return String.fromCodePoint(0x1fb00 + v - (v < 21 ? 1 : 2));
   }
   return ch;
+}
+
+// isBlock reports whether ch is one of CC's 2x3 block characters (128-159).
+function isBlock(ch) {
+  const c = ch.charCodeAt(0);
+  return c >= 0x80 && c < 0xa0;
+}
+
+// blockBackground draws block character ch on its cell as CSS: the background colour with
+// each sixth whose bit is set in the text colour (bit 1 top left, 2 top right, 4 middle left,
+// 8 middle right, 16 bottom left; CC leaves the bottom right to the background). Few fonts
+// have Unicode's sextants, and a missing glyph is drawn as a box.
+function blockBackground(ch, fg, bg) {
+  const v = ch.charCodeAt(0) - 0x80;
+  const layers = [];
+  for (let bit = 0; bit < 5; bit++) {
+    if (v & (1 << bit)) {
+      const x = bit % 2 ? "100%" : "0", y = ["0", "50%", "100%"][bit >> 1];
+      layers.push("linear-gradient(" + fg + ", " + fg + ") " + x + " " + y + " / 50% 33.4% no-repeat");
+    }
+  }
+  layers.push(bg);
+  return layers.join(", ");
 }
 
 function colourOf(palette, digit, colour) {
@@ -103,17 +126,26 @@ function draw(frame) {
   frame.rows.forEach((row, y) => {
     const div = document.createElement("div");
     div.className = "row";
-    const chars = Array.from(row.text).map(glyph);
+    const bytes = Array.from(row.text);
+    const chars = bytes.map(glyph);
     const cursorX = frame.cursor.blink && frame.cursor.y === y + 1 ? frame.cursor.x - 1 : -1;
-    const runOf = (x) => row.fg[x] + row.bg[x] + (x === cursorX ? "c" : "");
+    // A run is cells of the same colours; a block character is a cell of its own.
+    const runOf = (x) => isBlock(bytes[x]) ? "block " + x : row.fg[x] + row.bg[x] + (x === cursorX ? "c" : "");
     let start = 0;
     for (let x = 1; x <= chars.length; x++) {
       if (x < chars.length && runOf(x) === runOf(start)) continue;
       const span = document.createElement("span");
       span.textContent = chars.slice(start, x).join("");
-      span.style.color = colourOf(frame.palette, row.fg[start], frame.colour);
-      span.style.backgroundColor = colourOf(frame.palette, row.bg[start], frame.colour);
-      if (start === cursorX) span.className = "cursor";
+      const fg = colourOf(frame.palette, row.fg[start], frame.colour);
+      const bg = colourOf(frame.palette, row.bg[start], frame.colour);
+      if (isBlock(bytes[start])) {
+        span.className = "block";
+        span.style.background = blockBackground(bytes[start], fg, bg);
+      } else {
+        span.style.color = fg;
+        span.style.backgroundColor = bg;
+      }
+      if (start === cursorX) span.classList.add("cursor");
       div.append(span);
       start = x;
     }
