@@ -108,6 +108,17 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 		.map(b => getComputedStyle(b).backgroundImage.split("linear-gradient").length - 1)`))
 	require.NoError(t, err)
 	assert.Equal(t, []int{3, 1}, sixths, "each block character's sixths, drawn as its background")
+
+	// The computer goes away: the view says so; it comes back: the view shows it again.
+	c.Stop()
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ") &&
+		document.getElementById("status").textContent.includes("waiting for it to come back")`)
+	opts.Input = computer.Input(make(chan string))
+	again := fakecrafttest.StartWithin(t, opts, testTimeout)
+	again.WaitFor(ctx, markerAtPrompt)
+	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live" &&
+		!document.getElementById("screen-text").textContent.includes("blocks") &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
 }
 
 // blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left sixth).
@@ -128,7 +139,8 @@ func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T
 	opts.ID, opts.Label = 11, "desk"
 	opts.Settings["sandbox.allow_screen"] = "view"
 	opts.Files = map[string]string{"/e2e.lua": deskProgram}
-	opts.Input = computer.Input(make(chan string))
+	player := make(chan string, 1)
+	opts.Input = computer.Input(player)
 	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 	c.WaitFor(ctx, markerAtPrompt)
 
@@ -143,4 +155,15 @@ func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
 	until(t, "alice's computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
+
+	// Her token revoked while she watches: the next frame is not shown; the form says why.
+	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
+	until(t, "the prompt", `document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	gatewayCLI(ctx, t, "tokens", "revoke", alice, dataDir)
+	player <- "ls"
+	until(t, "the token form, saying the token was revoked", `!document.getElementById("login").hidden &&
+		document.getElementById("login-error").textContent.includes("revoked")`)
+	text, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("screen-text").textContent`))
+	require.NoError(t, err)
+	assert.NotContains(t, text, "> ls", "nothing drawn after the revocation reaches the page")
 }

@@ -157,13 +157,38 @@ function draw(frame) {
   $("screen-text").textContent = texts.join("\n");
 }
 
+// retryMs is how often a view whose computer (or gateway) went away looks for it again.
+const retryMs = 2000;
+const waiting = " (waiting for it to come back)";
+
+// follow shows the computer's screen while its view is open: when the computer goes away or
+// the gateway stops, it says so and watches again every retryMs, so the view comes back with
+// the computer. A refusal (the owner's setting, the token) ends it.
+async function follow(traposId, signal) {
+  while (!signal.aborted) {
+    let again;
+    try {
+      again = await watch(traposId, signal);
+    } catch (e) {
+      if (e.name === "AbortError" || e.message === "unauthorized") return;
+      status("Cannot reach the gateway: " + e.message + waiting);
+      again = true;
+    }
+    if (!again || signal.aborted) return;
+    await new Promise((resolve) => setTimeout(resolve, retryMs));
+  }
+}
+
+// watch streams the computer's screen into the view until the stream ends; it reports whether
+// to watch again (the computer or the gateway went away) and says why in the status.
 async function watch(traposId, signal) {
   const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/screen",
     { headers: { Accept: "text/event-stream" }, signal });
   if (!res.ok) {
     const body = await res.json().catch(() => null);
-    status(body && body.error ? body.error.code + ": " + body.error.message : "The gateway answered " + res.status);
-    return;
+    const again = res.status === 404 || res.status >= 500;
+    status((body && body.error ? body.error.code + ": " + body.error.message : "The gateway answered " + res.status) + (again ? waiting : ""));
+    return again;
   }
   status("Live");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -183,13 +208,20 @@ async function watch(traposId, signal) {
       }
       if (name === "frame") draw(JSON.parse(data));
       if (name === "end") {
-        const body = JSON.parse(data);
-        status(body.error ? body.error.code + ": " + body.error.message : "The stream ended");
-        return;
+        const error = JSON.parse(data).error || { code: "ended", message: "the gateway ended the stream" };
+        if (error.code === "unauthorized") { // the token was revoked or expired meanwhile
+          stop();
+          show("login");
+          $("login-error").textContent = error.message;
+          return false;
+        }
+        status(error.code + ": " + error.message + waiting);
+        return true;
       }
     }
   }
-  status("The stream ended");
+  status("The gateway closed the stream" + waiting);
+  return true;
 }
 
 // send queues screen.input events, one request at a time so they keep their order.
@@ -244,7 +276,7 @@ function open(traposId) {
   status("Connecting…");
   const abort = new AbortController();
   view = { traposId, abort, queue: Promise.resolve() };
-  watch(traposId, abort.signal).catch((e) => { if (e.name !== "AbortError" && e.message !== "unauthorized") status("Stream failed: " + e.message); });
+  follow(traposId, abort.signal);
   $("screen").focus();
 }
 
