@@ -87,8 +87,28 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 		chromedp.Click("#login button"),
 	), "the page loads without the token and asks for it")
 	until(t, "the computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
+	// The list refreshes every 2 s: one still loading when the computer is opened must not
+	// cover its view. Hold the list's answers until the view is open.
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const gate = new Promise((resolve) => { window.releaseList = resolve; });
+		const fetchNow = window.fetch;
+		window.fetch = async (url, options) => {
+			const res = await fetchNow(url, options);
+			if (url === "/trapos/computers") await gate;
+			return res;
+		};
+		window.listLoaded = loadList();
+		true
+	}`))
+	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
+	until(t, "the view", `!document.getElementById("viewer").hidden`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`window.releaseList(); window.listLoaded.then(() => true)`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
 	until(t, "the prompt", `document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	visible, err := chromedp.Run(page, chromedp.Evaluate[[]bool](`["viewer", "computers"].map((id) => !document.getElementById(id).hidden)`))
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, false}, visible, "the view stays, the list stays hidden")
 	require.True(t, strings.HasSuffix(screenText(), "\n>"), "the prompt is the last row:\n%s", screenText())
 	seams, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#screen .row")].flatMap((row, y) =>
 		[...row.children].filter(span => span.getBoundingClientRect().height !== row.getBoundingClientRect().height)

@@ -42,8 +42,10 @@ async function api(path, options) {
 async function loadList() {
   try {
     const res = await api("/trapos/computers");
+    if (view) return; // a computer was opened while the list loaded: its view stays
     if (!res.ok) { status("The gateway answered " + res.status); return; }
     const computers = await res.json();
+    if (view) return;
     const body = $("computer-list");
     body.replaceChildren();
     for (const c of computers) {
