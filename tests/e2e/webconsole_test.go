@@ -129,6 +129,17 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{3, 1}, sixths, "each block character's sixths, drawn as its background")
 
+	// AltGr (Ctrl+Alt to Windows) types its character: @ is AltGr+Q on a German keyboard.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const screen = document.getElementById("screen");
+		for (const type of ["keydown", "keyup"]) {
+			screen.dispatchEvent(new KeyboardEvent(type, { key: "@", code: "KeyQ", ctrlKey: true, altKey: true, modifierAltGraph: true, bubbles: true }));
+		}
+		true
+	}`))
+	require.NoError(t, err)
+	until(t, "the @ typed with AltGr", `document.getElementById("screen-text").textContent.endsWith("\n> @")`)
+
 	// The computer goes away: the view says so; it comes back: the view shows it again.
 	c.Stop()
 	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ") &&

@@ -260,7 +260,9 @@ function keyName(code) {
 
 function onKey(e, up) {
   const name = keyName(e.code);
-  const printable = e.key.length === 1 && !e.ctrlKey && !e.metaKey && e.key.charCodeAt(0) <= 0xff;
+  // Windows reports AltGr as Ctrl+Alt: its characters (@ on a German keyboard) are typed.
+  const shortcut = (e.ctrlKey && !e.getModifierState("AltGraph")) || e.metaKey;
+  const printable = e.key.length === 1 && !shortcut && e.key.charCodeAt(0) <= 0xff;
   if (!name && !printable) return;
   e.preventDefault();
   const events = [];
