@@ -129,6 +129,11 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{3, 1}, sixths, "each block character's sixths, drawn as its background")
 
+	// The numeric keypad's keys and F13-F25 go by CC's names too.
+	names, err := chromedp.Run(page, chromedp.Evaluate[[]string](`["Numpad5", "NumpadAdd", "NumpadDecimal", "NumpadEnter", "F13", "F25"].map(keyName)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"numPad5", "numPadAdd", "numPadDecimal", "numPadEnter", "f13", "f25"}, names)
+
 	// AltGr (Ctrl+Alt to Windows) types its character: @ is AltGr+Q on a German keyboard.
 	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`{
 		const screen = document.getElementById("screen");

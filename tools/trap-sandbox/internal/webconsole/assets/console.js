@@ -249,12 +249,17 @@ const named = {
   AltLeft: "leftAlt", AltRight: "rightAlt", CapsLock: "capsLock", Minus: "minus", Equal: "equals",
   BracketLeft: "leftBracket", BracketRight: "rightBracket", Backslash: "backslash", Semicolon: "semicolon",
   Quote: "apostrophe", Comma: "comma", Period: "period", Slash: "slash", Backquote: "grave",
+  NumpadDecimal: "numPadDecimal", NumpadDivide: "numPadDivide", NumpadMultiply: "numPadMultiply",
+  NumpadSubtract: "numPadSubtract", NumpadAdd: "numPadAdd", NumpadEqual: "numPadEqual",
+  NumLock: "numLock", ScrollLock: "scrollLock", Pause: "pause", PrintScreen: "printScreen",
+  ContextMenu: "menu",
 };
 const digits = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
 function keyName(code) {
   if (/^Key[A-Z]$/.test(code)) return code.slice(3).toLowerCase();
   if (/^Digit[0-9]$/.test(code)) return digits[+code.slice(5)];
-  if (/^F([1-9]|1[0-2])$/.test(code)) return code.toLowerCase();
+  if (/^Numpad[0-9]$/.test(code)) return "numPad" + code.slice(6);
+  if (/^F([1-9]|1[0-9]|2[0-5])$/.test(code)) return code.toLowerCase();
   return named[code];
 }
 
