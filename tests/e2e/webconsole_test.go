@@ -155,6 +155,11 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live" &&
 		!document.getElementById("screen-text").textContent.includes("blocks") &&
 		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+
+	// A link with a broken %-escape is not a computer: the list, not an error and a stale view.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/%E0%A4"; true`))
+	require.NoError(t, err)
+	until(t, "the list", `!document.getElementById("computers").hidden && document.getElementById("viewer").hidden`)
 }
 
 // blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left sixth).

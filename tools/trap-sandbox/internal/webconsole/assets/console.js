@@ -298,7 +298,12 @@ function stop() {
 
 function route() {
   const m = location.hash.match(/^#\/computer\/(.+)$/);
-  if (m) { open(decodeURIComponent(m[1])); return; }
+  let traposId = null;
+  try {
+    traposId = m && decodeURIComponent(m[1]);
+  } catch { // not a traposId this page made (a bad %-escape): the list
+  }
+  if (traposId) { open(traposId); return; }
   stop();
   loadList();
   listTimer = setInterval(loadList, 2000);
