@@ -65,7 +65,7 @@ func consolePage(ctx context.Context, t *testing.T, hosts ...string) (page conte
 func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
-	const token = "console-token-7f3a"
+	const token = "console-tökén-日本-7f3a" // a token is any text: sent as UTF-8, as the CLI does
 	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL, "--api-token", token)
 	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
 	opts.ID, opts.Label = 11, "desk"
@@ -83,13 +83,14 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	require.NoError(t, chromedp.Do(page,
 		chromedp.Navigate("http://"+g.Addr+"/console/"),
 		chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token),
-		chromedp.Click("#login button"),
 	), "the page loads without the token and asks for it")
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("token").value = "`+token+`"; true`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#login button")))
 	until(t, "the computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
 	// The list refreshes every 2 s: one still loading when the computer is opened must not
 	// cover its view. Hold the list's answers until the view is open.
-	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`{
 		const gate = new Promise((resolve) => { window.releaseList = resolve; });
 		const fetchNow = window.fetch;
 		window.fetch = async (url, options) => {

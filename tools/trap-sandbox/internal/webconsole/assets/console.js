@@ -9,8 +9,15 @@ let view = null; // {traposId, abort, queue}
 
 function headers(extra) {
   const h = Object.assign({}, extra);
-  if (token) h.Authorization = "Bearer " + token;
+  if (token) h.Authorization = "Bearer " + utf8(token);
   return h;
+}
+
+// utf8 is text as its UTF-8 bytes, one character each: fetch sends a header's characters up to
+// U+00FF as single bytes (a token with "ü" went as Latin-1 and was refused, one with "日"
+// threw), and the gateway, as the CLI, takes a token as UTF-8.
+function utf8(text) {
+  return String.fromCharCode(...new TextEncoder().encode(text));
 }
 
 function status(text) { $("status").textContent = text; }
