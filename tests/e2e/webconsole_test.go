@@ -1,13 +1,17 @@
 package e2e
 
 import (
+	"context"
+	"net"
 	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 
 	"fakecraft/computer"
@@ -26,37 +30,51 @@ func chromiumPath(t *testing.T) string {
 	return ""
 }
 
-// TestTheWebConsoleShowsAndDrivesAComputer drives the web console in a real headless
-// browser: it logs in with the API token, opens a fakecraft computer, sees its prompt, types
-// ls and sees the listing.
-func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
-	browser := chromiumPath(t)
-	ctx := testContext(t)
-	const token = "console-token-7f3a"
-	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL, "--api-token", token)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 11, "desk"
-	opts.Settings["sandbox.allow_screen"] = "control"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/door.lua": doorProgram}
-	opts.Input = computer.Input(make(chan string))
-	c := fakecrafttest.StartWithin(t, opts, testTimeout)
-	c.WaitFor(ctx, markerAtPrompt)
-
-	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(browser), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+// consolePage is a headless Chromium page for the web console; hosts are extra names the
+// browser resolves to 127.0.0.1 (a gateway reached by a name other than localhost). until
+// waits for a JavaScript condition on the page.
+func consolePage(ctx context.Context, t *testing.T, hosts ...string) (page context.Context, until func(t *testing.T, what, js string)) {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath(t)), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()))
-	defer cancelAlloc()
+		chromedp.UserDataDir(t.TempDir()),
+	}
+	if len(hosts) > 0 {
+		var rules []string
+		for _, h := range hosts {
+			rules = append(rules, "MAP "+h+" 127.0.0.1")
+		}
+		opts = append(opts, chromedp.Flag("host-resolver-rules", strings.Join(rules, ", ")))
+	}
+	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
 	page, closePage := chromedp.NewContext(alloc)
-	defer closePage()
-
-	// until waits for a JavaScript condition on the page.
-	until := func(t *testing.T, what, js string) {
+	t.Cleanup(closePage)
+	return page, func(t *testing.T, what, js string) {
 		t.Helper()
 		_, err := chromedp.Run(page, chromedp.Poll[bool](js))
 		require.NoError(t, err, "waiting for %s", what)
 	}
+}
+
+// TestTheWebConsoleShowsAndDrivesAComputer drives the web console in a real headless
+// browser: it logs in with the API token, opens a fakecraft computer, sees its prompt, types
+// ls and sees the listing.
+func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-tökén-日本-7f3a" // a token is any text: sent as UTF-8, as the CLI does
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL, "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/door.lua": doorProgram, "/blocks.lua": blocksProgram}
+	opts.Input = computer.Input(make(chan string))
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+
 	screenText := func() string {
 		s, _ := chromedp.Run(page, chromedp.Text("#screen-text"))
 		return s
@@ -65,15 +83,129 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	require.NoError(t, chromedp.Do(page,
 		chromedp.Navigate("http://"+g.Addr+"/console/"),
 		chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token),
-		chromedp.Click("#login button"),
 	), "the page loads without the token and asks for it")
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("token").value = "`+token+`"; true`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#login button")))
 	until(t, "the computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
+	// The list refreshes every 2 s: one still loading when the computer is opened must not
+	// cover its view. Hold the list's answers until the view is open.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const gate = new Promise((resolve) => { window.releaseList = resolve; });
+		const fetchNow = window.fetch;
+		window.fetch = async (url, options) => {
+			const res = await fetchNow(url, options);
+			if (url === "/trapos/computers") await gate;
+			return res;
+		};
+		window.listLoaded = loadList();
+		true
+	}`))
+	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
+	until(t, "the view", `!document.getElementById("viewer").hidden`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`window.releaseList(); window.listLoaded.then(() => true)`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
 	until(t, "the prompt", `document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	visible, err := chromedp.Run(page, chromedp.Evaluate[[]bool](`["viewer", "computers"].map((id) => !document.getElementById(id).hidden)`))
+	require.NoError(t, err)
+	require.Equal(t, []bool{true, false}, visible, "the view stays, the list stays hidden")
 	require.True(t, strings.HasSuffix(screenText(), "\n>"), "the prompt is the last row:\n%s", screenText())
+	seams, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#screen .row")].flatMap((row, y) =>
+		[...row.children].filter(span => span.getBoundingClientRect().height !== row.getBoundingClientRect().height)
+			.map(span => "row " + (y + 1) + ": " + span.getBoundingClientRect().height + " of " + row.getBoundingClientRect().height))`))
+	require.NoError(t, err)
+	assert.Empty(t, seams, "each run's background fills its row's height: no line between rows")
 
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "ls\r")))
-	until(t, "the listing", `document.getElementById("screen-text").textContent.includes("door.lua e2e.lua")`)
+	until(t, "the listing", `document.getElementById("screen-text").textContent.includes("door.lua")`)
 	require.Contains(t, screenText(), "> ls\n")
+
+	// CC's block characters are drawn, not left to a font (DejaVu has no sextants): 149 is the
+	// left column (3 sixths), 129 the top left one; the text keeps Unicode's characters.
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "blocks\r")))
+	until(t, "the blocks", `document.getElementById("screen-text").textContent.includes("\n▌🬀\n")`)
+	sixths, err := chromedp.Run(page, chromedp.Evaluate[[]int](`[...document.querySelectorAll("#screen .block")].filter(b => b.textContent !== " ")
+		.map(b => getComputedStyle(b).backgroundImage.split("linear-gradient").length - 1)`))
+	require.NoError(t, err)
+	assert.Equal(t, []int{3, 1}, sixths, "each block character's sixths, drawn as its background")
+
+	// The numeric keypad's keys and F13-F25 go by CC's names too.
+	names, err := chromedp.Run(page, chromedp.Evaluate[[]string](`["Numpad5", "NumpadAdd", "NumpadDecimal", "NumpadEnter", "F13", "F25"].map(keyName)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"numPad5", "numPadAdd", "numPadDecimal", "numPadEnter", "f13", "f25"}, names)
+
+	// AltGr (Ctrl+Alt to Windows) types its character: @ is AltGr+Q on a German keyboard.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const screen = document.getElementById("screen");
+		for (const type of ["keydown", "keyup"]) {
+			screen.dispatchEvent(new KeyboardEvent(type, { key: "@", code: "KeyQ", ctrlKey: true, altKey: true, modifierAltGraph: true, bubbles: true }));
+		}
+		true
+	}`))
+	require.NoError(t, err)
+	until(t, "the @ typed with AltGr", `document.getElementById("screen-text").textContent.endsWith("\n> @")`)
+
+	// The computer goes away: the view says so; it comes back: the view shows it again.
+	c.Stop()
+	until(t, "the computer gone", `document.getElementById("status").textContent.startsWith("not_connected: ") &&
+		document.getElementById("status").textContent.includes("waiting for it to come back")`)
+	opts.Input = computer.Input(make(chan string))
+	again := fakecrafttest.StartWithin(t, opts, testTimeout)
+	again.WaitFor(ctx, markerAtPrompt)
+	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live" &&
+		!document.getElementById("screen-text").textContent.includes("blocks") &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+
+	// A link with a broken %-escape is not a computer: the list, not an error and a stale view.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/%E0%A4"; true`))
+	require.NoError(t, err)
+	until(t, "the list", `!document.getElementById("computers").hidden && document.getElementById("viewer").hidden`)
+}
+
+// blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left sixth).
+const blocksProgram = `print(string.char(149, 129))`
+
+// TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout: on a gateway without
+// SANDBOX_API_TOKEN the API answers a browser only on loopback and by localhost or an IP
+// (403 otherwise); an account's token opens it from anywhere. The console reached by another
+// name asks for a token with the gateway's reason, and alice's token shows alice's computer.
+func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t, "console.test")
+	dataDir := "--data-dir=" + t.TempDir()
+	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	cred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "alice", dataDir))
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL, dataDir)
+	opts := computerOptions(t, g, cred, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Settings["sandbox.allow_screen"] = "view"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	player := make(chan string, 1)
+	opts.Input = computer.Input(player)
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+
+	_, port, err := net.SplitHostPort(g.Addr)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/")))
+	until(t, "the token form, saying why", `!document.getElementById("login").hidden &&
+		document.getElementById("login-error").textContent.includes("localhost, an IP address")`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", testkit.WrongSecret(alice)), chromedp.Click("#login button")))
+	until(t, "the wrong token refused, saying why", `document.getElementById("login-error").textContent.includes("unknown or wrong account token")`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("token").value = ""`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
+	until(t, "alice's computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
+
+	// Her token revoked while she watches: the next frame is not shown; the form says why.
+	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
+	until(t, "the prompt", `document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	gatewayCLI(ctx, t, "tokens", "revoke", alice, dataDir)
+	player <- "ls"
+	until(t, "the token form, saying the token was revoked", `!document.getElementById("login").hidden &&
+		document.getElementById("login-error").textContent.includes("revoked")`)
+	text, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("screen-text").textContent`))
+	require.NoError(t, err)
+	assert.NotContains(t, text, "> ls", "nothing drawn after the revocation reaches the page")
 }

@@ -2,6 +2,10 @@ package mcp
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,10 +104,38 @@ func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys is empty: give at least one key name, e.g. [\"enter\"]")
 	}
 	var events []computer.InputEvent
-	for _, k := range in.Keys {
-		events = append(events, computer.KeyPress(k)...)
+	var keyOf []int // keyOf[i] is the place in in.Keys of events[i]
+	for k, name := range in.Keys {
+		press := computer.KeyPress(name)
+		events = append(events, press...)
+		for range press {
+			keyOf = append(keyOf, k)
+		}
 	}
-	return t.sendAndSettle(ctx, in.TraposID, events, in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor)
+	out, err := t.sendAndSettle(ctx, in.TraposID, events, in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor)
+	return out, namedByKey(err, keyOf)
+}
+
+// namedByKey names the key the computer refused by its place in send_keys' keys: the computer
+// names an event by its place among the events ("events[4]: unknown key name …"), and a chord
+// is several events, so events[4] may be keys[1].
+func namedByKey(err error, keyOf []int) error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeBadPayload {
+		return err
+	}
+	rest, ok := strings.CutPrefix(pe.Message, "events[")
+	end := strings.Index(rest, "]")
+	if !ok || end < 0 {
+		return err
+	}
+	i, convErr := strconv.Atoi(rest[:end])
+	if convErr != nil || i < 0 || i >= len(keyOf) {
+		return err
+	}
+	named := *pe
+	named.Message = fmt.Sprintf("keys[%d]%s", keyOf[i], rest[end+1:])
+	return &named
 }
 
 func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error) {

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -76,4 +77,23 @@ func TestScreenToolsRefuseEmptyInput(t *testing.T) {
 	res = callTool(t, s, "read_screen", map[string]any{"traposId": "7:"})
 	assert.True(t, res.IsError, "a computer without screen types says so")
 	assert.Contains(t, text(res), string(protocol.CodeUnknownType))
+}
+
+// TestSendKeysNamesTheRefusedKeyByItsPlace: the computer names a refused event by its place
+// among the events, and a chord is several; send_keys' answer names the key as given.
+func TestSendKeysNamesTheRefusedKeyByItsPlace(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		events, _ := p["events"].([]any)
+		for i, e := range events {
+			if name := e.(map[string]any)["name"]; name == "bogus" {
+				return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("events[%d]: unknown key name \"bogus\" (key names are CC's); nothing was queued", i)}
+			}
+		}
+		return map[string]any{"queued": len(events)}, nil
+	}
+	s := session(t, d)
+	res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"leftCtrl+x", "bogus"}})
+	require.True(t, res.IsError)
+	assert.Equal(t, `bad_payload: keys[1]: unknown key name "bogus" (key names are CC's); nothing was queued`, text(res))
 }

@@ -15,7 +15,8 @@ import (
 
 // WatchPattern is the host API's live view of a computer's screen: a server-sent event stream
 // (Accept: text/event-stream) of frames, each `event: frame` with the whole screen as JSON
-// (FrameJSON); it ends with `event: end` and the error when the computer goes away. Reading
+// (FrameJSON); it ends with `event: end` and the error when the computer goes away, or when
+// the token it was opened with is revoked or expires (checked before each frame). Reading
 // once and sending input go through …/requests (screen.read, screen.input), like every type.
 const WatchPattern = "/trapos/computers/{traposId}/screen"
 
@@ -49,15 +50,22 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	_ = rc.Flush()
+	end := func(pe *protocol.Error) {
+		data, _ := json.Marshal(server.Answer{Error: pe})
+		_, _ = fmt.Fprintf(w, "event: end\ndata: %s\n\n", data)
+		_ = rc.Flush()
+	}
 	for {
 		f, err := v.Next(r.Context())
 		if r.Context().Err() != nil {
 			return
 		}
 		if err != nil {
-			end, _ := json.Marshal(server.Answer{Error: protocol.Errorf(protocol.CodeNotConnected, "computer %s: %v", v.w.traposID, err)})
-			_, _ = fmt.Fprintf(w, "event: end\ndata: %s\n\n", end)
-			_ = rc.Flush()
+			end(protocol.Errorf(protocol.CodeNotConnected, "computer %s: %v", v.w.traposID, err))
+			return
+		}
+		if pe := server.StillAdmitted(r.Context()); pe != nil {
+			end(pe) // the token was revoked or expired while the stream ran: no more frames
 			return
 		}
 		data, err := marshal(FrameJSON{Seq: f.Seq, Screen: f.Screen})

@@ -10,10 +10,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -37,11 +40,14 @@ func event(t *testing.T, r *bufio.Reader) (string, string) {
 	}
 }
 
-func stream(t *testing.T, ctx context.Context, url string) *http.Response {
+func stream(t *testing.T, ctx context.Context, url string, token ...string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	require.NoError(t, err)
 	req.Header.Set("Accept", "text/event-stream")
+	for _, tok := range token {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	return resp
@@ -104,4 +110,46 @@ func TestTheStreamOfAComputerThatRefusesIsAnError(t *testing.T) {
 	var a server.Answer
 	require.NoError(t, json.NewDecoder(resp.Body).Decode(&a))
 	assert.Equal(t, protocol.CodeNotConnected, a.Error.Code)
+}
+
+// TestTheStreamEndsWhenItsTokenIsRevokedOrExpires: a stream opened with an account's token
+// sends no frame once that token is revoked or has expired (it is refused from the next request
+// on; a stream is one request that lasts): it ends with the refusal, as a new request would get.
+func TestTheStreamEndsWhenItsTokenIsRevokedOrExpires(t *testing.T) {
+	ctx := t.Context()
+	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	accounts := account.New(account.NewMemory(), clk)
+	_, err := accounts.AddAccount(ctx, "root", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	for _, ends := range []string{"revoked", "expired"} {
+		t.Run(ends, func(t *testing.T) {
+			m, _ := standIn(t)
+			srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{Accounts: accounts}, m).Handler())
+			defer srv.Close()
+			plain, tok, err := accounts.IssueToken(ctx, "root", "viewer-"+ends, time.Hour)
+			require.NoError(t, err)
+			resp := stream(t, ctx, srv.URL+"/trapos/computers/7:/screen", plain)
+			defer resp.Body.Close()
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+			_, err = m.handleUpdate(ctx, from, frame(1, map[string]string{"1": "hi "}, true))
+			require.NoError(t, err)
+			r := bufio.NewReader(resp.Body)
+			name, _ := event(t, r)
+			require.Equal(t, "frame", name, "the token opens the stream")
+
+			if ends == "revoked" {
+				_, err = accounts.RevokeToken(ctx, "root", tok.Selector)
+				require.NoError(t, err)
+			} else {
+				clk.Advance(time.Hour)
+			}
+			_, err = m.handleUpdate(ctx, from, frame(2, map[string]string{"1": "PIN"}, false))
+			require.NoError(t, err)
+			name, data := event(t, r)
+			assert.Equal(t, "end", name, "no frame for a token that no longer opens the API: %s", data)
+			assert.Contains(t, data, `"code":"unauthorized"`)
+			assert.Contains(t, data, ends)
+			assert.NotContains(t, data, "PIN")
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -44,6 +45,12 @@ func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, r
 				refuseToken(w, err)
 				return
 			}
+			r = r.WithContext(context.WithValue(r.Context(), stillAdmittedKey{}, func(ctx context.Context) *protocol.Error {
+				if _, err := accounts.Authenticate(ctx, got); err != nil && refusalOf(err) != RefusalStoreFailed {
+					return protocol.Errorf(protocol.CodeUnauthorized, "%s", tokenRefusal(err))
+				}
+				return nil // a store that cannot answer now ends no stream
+			}))
 			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin})
 			return
 		}
@@ -52,10 +59,15 @@ func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, r
 			if !ok {
 				count(RefusalBadToken)
 				w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
-				writeAuthError(w, http.StatusUnauthorized,
-					"unknown gateway pass: this gateway grants a computer's pass when the computer asks the agent, and honours it while it runs")
+				writeAuthError(w, http.StatusUnauthorized, unknownPass)
 				return
 			}
+			r = r.WithContext(context.WithValue(r.Context(), stillAdmittedKey{}, func(context.Context) *protocol.Error {
+				if _, ok := passes.Caller(got); !ok {
+					return protocol.Errorf(protocol.CodeUnauthorized, "%s", unknownPass)
+				}
+				return nil
+			}))
 			admit(c)
 			return
 		}
@@ -130,19 +142,44 @@ func refusalOf(err error) string {
 	return RefusalStoreFailed
 }
 
+// unknownPass is the answer to a gateway pass the gateway does not (or no longer) honour.
+const unknownPass = "unknown gateway pass: this gateway grants a computer's pass when the computer asks the agent, and honours it while it runs"
+
 // refuseToken answers an account token that opened nothing, with why (never the token).
 func refuseToken(w http.ResponseWriter, err error) {
+	if refusalOf(err) == RefusalStoreFailed {
+		WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "cannot check the token: the account store failed")
+		return
+	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
+	writeAuthError(w, http.StatusUnauthorized, tokenRefusal(err))
+}
+
+// tokenRefusal says why an account token opens nothing (ErrRevoked, ErrExpired, ErrBadSecret,
+// ErrReserved) and what to do.
+func tokenRefusal(err error) string {
 	switch {
 	case errors.Is(err, account.ErrRevoked), errors.Is(err, account.ErrExpired):
-		writeAuthError(w, http.StatusUnauthorized, err.Error()+": ask the account's holder or an admin for a new one (trap-sandbox tokens add)")
-	case errors.Is(err, account.ErrBadSecret):
-		writeAuthError(w, http.StatusUnauthorized, "unknown or wrong account token (trap-sandbox tokens add gives a new one)")
+		return err.Error() + ": ask the account's holder or an admin for a new one (trap-sandbox tokens add)"
 	case errors.Is(err, account.ErrReserved):
-		writeAuthError(w, http.StatusUnauthorized, err.Error()+", so its tokens open nothing: an admin makes its holder an account of another name (trap-sandbox accounts add NAME)")
-	default:
-		WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "cannot check the token: the account store failed")
+		return err.Error() + ", so its tokens open nothing: an admin makes its holder an account of another name (trap-sandbox accounts add NAME)"
 	}
+	return "unknown or wrong account token (trap-sandbox tokens add gives a new one)"
+}
+
+// stillAdmittedKey is the request context's key of its StillAdmitted check.
+type stillAdmittedKey struct{}
+
+// StillAdmitted tells an answer that lasts (the screen's stream) whether the credentials its
+// request was admitted with still open the API: nil, or the unauthorized error a new request
+// with them would get (an account token revoked or expired since, a gateway pass that ended).
+// Such an answer asks before each thing it sends, so a revoked token sees nothing more, as it
+// is refused from the next request on. SANDBOX_API_TOKEN and loopback cannot be revoked: nil.
+func StillAdmitted(ctx context.Context) *protocol.Error {
+	if check, ok := ctx.Value(stillAdmittedKey{}).(func(context.Context) *protocol.Error); ok {
+		return check(ctx)
+	}
+	return nil
 }
 
 // SecretMatches compares a secret (the API token, a computer's hello secret) with the one

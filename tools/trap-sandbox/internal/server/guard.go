@@ -19,7 +19,10 @@ import (
 //     without a CORS preflight that the API never grants (HTTP 415 otherwise);
 //   - without a token, a request with an Origin header other than the gateway's own is
 //     refused (HTTP 403), and so is one whose Host is a DNS name the gateway does not answer
-//     to: only localhost, IP literals (a rebinding needs a name) and the --public-url host.
+//     to: only localhost, IP literals (a rebinding needs a name) and the --public-url host;
+//   - without a token, so is one a browser marks as sent by another site's page
+//     (Sec-Fetch-Site: cross-site or same-site): an <img> or <script> GET carries no Origin,
+//     yet would start a screen watch or fetch a computer's file.
 //
 // With a token nothing rides on ambient trust (a browser never adds the Bearer header by
 // itself), so Origin and Host are left alone. Routes a computer needs (Routes.Handle) are not
@@ -56,6 +59,11 @@ func (g guard) wrap(next http.Handler) http.Handler {
 		if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r.Host) {
 			WriteError(w, http.StatusForbidden, protocol.CodeUnauthorized,
 				"the API refuses requests from web pages (Origin "+clipHeader(origin)+"); set SANDBOX_API_TOKEN to allow browser clients")
+			return
+		}
+		if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+			WriteError(w, http.StatusForbidden, protocol.CodeUnauthorized,
+				"the API refuses requests from other sites' web pages (Sec-Fetch-Site "+clipHeader(site)+"); set SANDBOX_API_TOKEN to allow browser clients")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -81,6 +81,43 @@ func TestTheAPIRefusesCrossSiteAndRebindingRequests(t *testing.T) {
 	})
 }
 
+// TestTheAPIRefusesWhatAnotherSitesPageSends: an <img> or <script> on any page makes the
+// browser GET the API with no Origin; its Sec-Fetch-Site says the page is another site's (a
+// page on localhost:8080 is the same site as localhost:4444). Without a token that is
+// refused; the console's own calls (same-origin), an address typed in the browser (none) and
+// clients that send no such header (the CLI, curl) are not. With a token it is left alone.
+func TestTheAPIRefusesWhatAnotherSitesPageSends(t *testing.T) {
+	for _, tc := range []struct {
+		token, site string
+		status      int
+	}{
+		{"", "cross-site", http.StatusForbidden},
+		{"", "same-site", http.StatusForbidden},
+		{"", "same-origin", http.StatusOK},
+		{"", "none", http.StatusOK},
+		{"", "", http.StatusOK},
+		{"tok", "cross-site", http.StatusOK},
+	} {
+		t.Run(tc.token+" "+tc.site, func(t *testing.T) {
+			s := New(slog.New(slog.DiscardHandler), Config{APIToken: tc.token}, guardedModule{})
+			req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
+			req.RemoteAddr, req.Host = "127.0.0.1:5000", "127.0.0.1:4444"
+			if tc.site != "" {
+				req.Header.Set("Sec-Fetch-Site", tc.site)
+			}
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			rec := httptest.NewRecorder()
+			s.Handler().ServeHTTP(rec, req)
+			assert.Equal(t, tc.status, rec.Code, rec.Body.String())
+			if tc.status == http.StatusForbidden {
+				assert.Contains(t, rec.Body.String(), "other sites' web pages (Sec-Fetch-Site "+tc.site+"); set SANDBOX_API_TOKEN")
+			}
+		})
+	}
+}
+
 // With a token nothing rides on ambient trust: Host and Origin are left alone, but a POST
 // still has to be JSON.
 func TestWithATokenOnlyTheContentTypeIsChecked(t *testing.T) {

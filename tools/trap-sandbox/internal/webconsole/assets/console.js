@@ -9,8 +9,15 @@ let view = null; // {traposId, abort, queue}
 
 function headers(extra) {
   const h = Object.assign({}, extra);
-  if (token) h.Authorization = "Bearer " + token;
+  if (token) h.Authorization = "Bearer " + utf8(token);
   return h;
+}
+
+// utf8 is text as its UTF-8 bytes, one character each: fetch sends a header's characters up to
+// U+00FF as single bytes (a token with "ü" went as Latin-1 and was refused, one with "日"
+// threw), and the gateway, as the CLI, takes a token as UTF-8.
+function utf8(text) {
+  return String.fromCharCode(...new TextEncoder().encode(text));
 }
 
 function status(text) { $("status").textContent = text; }
@@ -19,14 +26,20 @@ function show(section) {
   for (const id of ["login", "computers", "viewer"]) $(id).hidden = id !== section;
 }
 
-// api fetches a host API route; a 401 asks for the token.
+// api fetches a host API route. The API's auth refusing (401, or 403 "unauthorized": a browser
+// not on loopback, or a host name the gateway does not answer without a token) asks for a
+// token and says why; a 403 "forbidden" is the computer owner's setting, the caller's to show.
 async function api(path, options) {
   const res = await fetch(path, Object.assign({}, options, { headers: headers(options && options.headers) }));
-  if (res.status === 401) {
-    stop();
-    show("login");
-    $("login-error").textContent = token ? "The gateway refused this token." : "";
-    throw new Error("unauthorized");
+  if (res.status === 401 || res.status === 403) {
+    const body = await res.clone().json().catch(() => null);
+    const error = body && body.error;
+    if (res.status === 401 || (error && error.code === "unauthorized")) {
+      stop();
+      show("login");
+      $("login-error").textContent = !token && res.status === 401 ? "" : (error ? error.message : "The gateway refused this token.");
+      throw new Error("unauthorized");
+    }
   }
   return res;
 }
@@ -36,8 +49,10 @@ async function api(path, options) {
 async function loadList() {
   try {
     const res = await api("/trapos/computers");
+    if (view) return; // a computer was opened while the list loaded: its view stays
     if (!res.ok) { status("The gateway answered " + res.status); return; }
     const computers = await res.json();
+    if (view) return;
     const body = $("computer-list");
     body.replaceChildren();
     for (const c of computers) {
@@ -70,13 +85,36 @@ function glyph(ch) {
   const c = ch.charCodeAt(0);
   if (c < 32) return low[c];
   if (c === 127) return "▒";
-  if (c >= 0x80 && c < 0xa0) {
-    const v = c - 0x80; // CC's 2x3 teletext blocks, as Unicode's sextants
+  if (isBlock(ch)) {
+    const v = c - 0x80; // CC's 2x3 teletext blocks, as Unicode's sextants (for the text)
     if (v === 0) return " ";
     if (v === 21) return "▌";
     return String.fromCodePoint(0x1fb00 + v - (v < 21 ? 1 : 2));
   }
   return ch;
+}
+
+// isBlock reports whether ch is one of CC's 2x3 block characters (128-159).
+function isBlock(ch) {
+  const c = ch.charCodeAt(0);
+  return c >= 0x80 && c < 0xa0;
+}
+
+// blockBackground draws block character ch on its cell as CSS: the background colour with
+// each sixth whose bit is set in the text colour (bit 1 top left, 2 top right, 4 middle left,
+// 8 middle right, 16 bottom left; CC leaves the bottom right to the background). Few fonts
+// have Unicode's sextants, and a missing glyph is drawn as a box.
+function blockBackground(ch, fg, bg) {
+  const v = ch.charCodeAt(0) - 0x80;
+  const layers = [];
+  for (let bit = 0; bit < 5; bit++) {
+    if (v & (1 << bit)) {
+      const x = bit % 2 ? "100%" : "0", y = ["0", "50%", "100%"][bit >> 1];
+      layers.push("linear-gradient(" + fg + ", " + fg + ") " + x + " " + y + " / 50% 33.4% no-repeat");
+    }
+  }
+  layers.push(bg);
+  return layers.join(", ");
 }
 
 function colourOf(palette, digit, colour) {
@@ -97,17 +135,26 @@ function draw(frame) {
   frame.rows.forEach((row, y) => {
     const div = document.createElement("div");
     div.className = "row";
-    const chars = Array.from(row.text).map(glyph);
+    const bytes = Array.from(row.text);
+    const chars = bytes.map(glyph);
     const cursorX = frame.cursor.blink && frame.cursor.y === y + 1 ? frame.cursor.x - 1 : -1;
-    const runOf = (x) => row.fg[x] + row.bg[x] + (x === cursorX ? "c" : "");
+    // A run is cells of the same colours; a block character is a cell of its own.
+    const runOf = (x) => isBlock(bytes[x]) ? "block " + x : row.fg[x] + row.bg[x] + (x === cursorX ? "c" : "");
     let start = 0;
     for (let x = 1; x <= chars.length; x++) {
       if (x < chars.length && runOf(x) === runOf(start)) continue;
       const span = document.createElement("span");
       span.textContent = chars.slice(start, x).join("");
-      span.style.color = colourOf(frame.palette, row.fg[start], frame.colour);
-      span.style.backgroundColor = colourOf(frame.palette, row.bg[start], frame.colour);
-      if (start === cursorX) span.className = "cursor";
+      const fg = colourOf(frame.palette, row.fg[start], frame.colour);
+      const bg = colourOf(frame.palette, row.bg[start], frame.colour);
+      if (isBlock(bytes[start])) {
+        span.className = "block";
+        span.style.background = blockBackground(bytes[start], fg, bg);
+      } else {
+        span.style.color = fg;
+        span.style.backgroundColor = bg;
+      }
+      if (start === cursorX) span.classList.add("cursor");
       div.append(span);
       start = x;
     }
@@ -119,13 +166,38 @@ function draw(frame) {
   $("screen-text").textContent = texts.join("\n");
 }
 
+// retryMs is how often a view whose computer (or gateway) went away looks for it again.
+const retryMs = 2000;
+const waiting = " (waiting for it to come back)";
+
+// follow shows the computer's screen while its view is open: when the computer goes away or
+// the gateway stops, it says so and watches again every retryMs, so the view comes back with
+// the computer. A refusal (the owner's setting, the token) ends it.
+async function follow(traposId, signal) {
+  while (!signal.aborted) {
+    let again;
+    try {
+      again = await watch(traposId, signal);
+    } catch (e) {
+      if (e.name === "AbortError" || e.message === "unauthorized") return;
+      status("Cannot reach the gateway: " + e.message + waiting);
+      again = true;
+    }
+    if (!again || signal.aborted) return;
+    await new Promise((resolve) => setTimeout(resolve, retryMs));
+  }
+}
+
+// watch streams the computer's screen into the view until the stream ends; it reports whether
+// to watch again (the computer or the gateway went away) and says why in the status.
 async function watch(traposId, signal) {
   const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/screen",
     { headers: { Accept: "text/event-stream" }, signal });
   if (!res.ok) {
     const body = await res.json().catch(() => null);
-    status(body && body.error ? body.error.code + ": " + body.error.message : "The gateway answered " + res.status);
-    return;
+    const again = res.status === 404 || res.status >= 500;
+    status((body && body.error ? body.error.code + ": " + body.error.message : "The gateway answered " + res.status) + (again ? waiting : ""));
+    return again;
   }
   status("Live");
   const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -145,13 +217,20 @@ async function watch(traposId, signal) {
       }
       if (name === "frame") draw(JSON.parse(data));
       if (name === "end") {
-        const body = JSON.parse(data);
-        status(body.error ? body.error.code + ": " + body.error.message : "The stream ended");
-        return;
+        const error = JSON.parse(data).error || { code: "ended", message: "the gateway ended the stream" };
+        if (error.code === "unauthorized") { // the token was revoked or expired meanwhile
+          stop();
+          show("login");
+          $("login-error").textContent = error.message;
+          return false;
+        }
+        status(error.code + ": " + error.message + waiting);
+        return true;
       }
     }
   }
-  status("The stream ended");
+  status("The gateway closed the stream" + waiting);
+  return true;
 }
 
 // send queues screen.input events, one request at a time so they keep their order.
@@ -177,18 +256,25 @@ const named = {
   AltLeft: "leftAlt", AltRight: "rightAlt", CapsLock: "capsLock", Minus: "minus", Equal: "equals",
   BracketLeft: "leftBracket", BracketRight: "rightBracket", Backslash: "backslash", Semicolon: "semicolon",
   Quote: "apostrophe", Comma: "comma", Period: "period", Slash: "slash", Backquote: "grave",
+  NumpadDecimal: "numPadDecimal", NumpadDivide: "numPadDivide", NumpadMultiply: "numPadMultiply",
+  NumpadSubtract: "numPadSubtract", NumpadAdd: "numPadAdd", NumpadEqual: "numPadEqual",
+  NumLock: "numLock", ScrollLock: "scrollLock", Pause: "pause", PrintScreen: "printScreen",
+  ContextMenu: "menu",
 };
 const digits = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"];
 function keyName(code) {
   if (/^Key[A-Z]$/.test(code)) return code.slice(3).toLowerCase();
   if (/^Digit[0-9]$/.test(code)) return digits[+code.slice(5)];
-  if (/^F([1-9]|1[0-2])$/.test(code)) return code.toLowerCase();
+  if (/^Numpad[0-9]$/.test(code)) return "numPad" + code.slice(6);
+  if (/^F([1-9]|1[0-9]|2[0-5])$/.test(code)) return code.toLowerCase();
   return named[code];
 }
 
 function onKey(e, up) {
   const name = keyName(e.code);
-  const printable = e.key.length === 1 && !e.ctrlKey && !e.metaKey && e.key.charCodeAt(0) <= 0xff;
+  // Windows reports AltGr as Ctrl+Alt: its characters (@ on a German keyboard) are typed.
+  const shortcut = (e.ctrlKey && !e.getModifierState("AltGraph")) || e.metaKey;
+  const printable = e.key.length === 1 && !shortcut && e.key.charCodeAt(0) <= 0xff;
   if (!name && !printable) return;
   e.preventDefault();
   const events = [];
@@ -206,7 +292,7 @@ function open(traposId) {
   status("Connecting…");
   const abort = new AbortController();
   view = { traposId, abort, queue: Promise.resolve() };
-  watch(traposId, abort.signal).catch((e) => { if (e.name !== "AbortError" && e.message !== "unauthorized") status("Stream failed: " + e.message); });
+  follow(traposId, abort.signal);
   $("screen").focus();
 }
 
@@ -219,7 +305,12 @@ function stop() {
 
 function route() {
   const m = location.hash.match(/^#\/computer\/(.+)$/);
-  if (m) { open(decodeURIComponent(m[1])); return; }
+  let traposId = null;
+  try {
+    traposId = m && decodeURIComponent(m[1]);
+  } catch { // not a traposId this page made (a bad %-escape): the list
+  }
+  if (traposId) { open(traposId); return; }
   stop();
   loadList();
   listTimer = setInterval(loadList, 2000);
