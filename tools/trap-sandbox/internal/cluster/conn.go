@@ -87,6 +87,11 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(o.URL, opts...)
 	if err != nil {
+		// A URL that does not parse is quoted whole in url.Error's text, password and all:
+		// keep only why it does not parse.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), err)
 	}
 	// A server that asks for no credentials lets every client that reaches it into the
@@ -108,7 +113,11 @@ const UnauthenticatedWarning = "the NATS server asks for no credentials: any cli
 func RedactURL(raw string) string {
 	parts := strings.Split(raw, ",")
 	for i, p := range parts {
-		u, err := url.Parse(strings.TrimSpace(p))
+		p = strings.TrimSpace(p)
+		if !strings.Contains(p, "://") {
+			p = "nats://" + p // as the NATS client reads host:port and user:password@host:port
+		}
+		u, err := url.Parse(p)
 		switch {
 		case err != nil:
 			parts[i] = "(unparsable URL)"

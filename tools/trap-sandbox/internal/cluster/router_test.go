@@ -375,6 +375,20 @@ func TestConnectNamesTheURLWithoutItsSecret(t *testing.T) {
 	assert.Contains(t, err.Error(), "connect to NATS at nats://bob:xxxxx@127.0.0.1:1")
 	assert.NotContains(t, err.Error(), "s3cret")
 	assert.Equal(t, "nats://token:xxxxx@h:4222,nats://h2:4222", RedactURL("nats://t0ken@h:4222,nats://h2:4222"))
+
+	// A URL that does not parse, or has no scheme (the NATS client reads it as nats://…), keeps
+	// its secret too.
+	for raw, named := range map[string]string{
+		"nats://bob:s3cret@[::1":                 "(unparsable URL)",
+		"nats://bob:s3cret%zz@127.0.0.1:1":       "(unparsable URL)",
+		"bob:s3cret@127.0.0.1:1":                 "nats://bob:xxxxx@127.0.0.1:1",
+		"127.0.0.1:1, nats://s3cret@127.0.0.1:2": "127.0.0.1:1,nats://token:xxxxx@127.0.0.1:2",
+	} {
+		_, err := Connect(ConnOptions{URL: raw}, slog.New(slog.DiscardHandler))
+		require.Error(t, err, raw)
+		assert.Contains(t, err.Error(), "connect to NATS at "+named, raw)
+		assert.NotContains(t, err.Error(), "s3cret", raw)
+	}
 }
 
 func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
