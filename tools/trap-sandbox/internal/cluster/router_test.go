@@ -305,6 +305,32 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 }
 
+// NATS restarted without its store (a new -sd, a container without its volume) has lost the
+// buckets: the replicas create them again and announce their computers, instead of failing
+// every heartbeat and claim until they restart.
+func TestNATSRestartedWithoutItsStoreGetsTheBucketsBack(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := a.connect(t, "8:base")
+	b.waitComputers(t, "8:base@a")
+
+	tc.stopNATS()
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() && !b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to notice NATS is gone")
+	tc.opts.StoreDir = t.TempDir()
+	tc.startNATS()
+	require.Eventually(t, func() bool { return a.nc.IsConnected() && b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to reconnect")
+
+	// A hello on B after the restart reaches A's list (B's claim, A's watch), and the claim
+	// of A's computer is back for B to route by.
+	b.connect(t, "9:new")
+	a.waitComputers(t, "8:base@a", "9:new@b")
+	b.waitComputers(t, "8:base@a", "9:new@b")
+	pending := b.request("8:base", gateway.TypePing, nil, waitLimit)
+	c.answerNext(gateway.TypePing, map[string]any{"traposId": "8:base"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+	assert.Contains(t, tc.logs.String(), "NATS had lost a bucket")
+}
+
 func healthz(t testingT, r *replica) string {
 	t.Helper()
 	resp, err := client().Get(r.srv.URL + "/healthz")
