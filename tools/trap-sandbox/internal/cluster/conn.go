@@ -92,6 +92,10 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			err = ue.Err
 		}
+		if errors.Is(err, nats.ErrAuthorization) && o.Password != "" && o.User == "" {
+			// SANDBOX_NATS_PASSWORD exported (as for nats-server), --nats-user forgotten.
+			err = fmt.Errorf("%w: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)", err)
+		}
 		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), err)
 	}
 	// A server that asks for no credentials lets every client that reaches it into the
