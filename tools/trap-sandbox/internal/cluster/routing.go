@@ -344,11 +344,18 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	}
 	resp, err := local.Serve(ctx, k, req.Type, payload)
 	if err != nil {
+		// A socket closed because this replica stops said "the gateway is shutting down": the
+		// asker's caller reads it on another replica, so it names this one.
+		stopping := protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s is not connected: replica %s, which held its socket, is shutting down", k.TraposID, r.cfg.Replica)
 		var pe *protocol.Error
 		switch {
 		case errors.As(err, &pe):
+			if pe.Code == protocol.CodeNotConnected && r.isLeaving() {
+				pe = stopping
+			}
 		case errors.Is(err, context.Canceled):
-			pe = protocol.Errorf(protocol.CodeNotConnected, "replica %s is shutting down", r.cfg.Replica)
+			pe = stopping
 		default:
 			pe = protocol.Errorf(protocol.CodeInternal, "request failed: %v", err)
 		}
