@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,13 +46,7 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		nats.Timeout(connectTimeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(wait),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			attrs := []any{"err", err}
-			if sub != nil {
-				attrs = append(attrs, "subject", sub.Subject)
-			}
-			logger.Warn("NATS error", attrs...)
-		}),
+		nats.ErrorHandler(errorHandler(logger)),
 	}
 	given := 0
 	for _, set := range []bool{o.User != "" || o.Password != "", o.Token != "", o.NKeySeedFile != "", o.CredsFile != ""} {
@@ -105,6 +100,23 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		logger.Warn(UnauthenticatedWarning, "nats", nc.ConnectedUrlRedacted())
 	}
 	return nc, nil
+}
+
+// errorHandler logs the NATS client's asynchronous errors. A bucket watcher whose consumer
+// went quiet because NATS is away says so every ten seconds until NATS is back, when the router
+// watches again (rewatch): that is at debug, the connection's loss having been logged once.
+func errorHandler(logger *slog.Logger) nats.ErrHandler {
+	return func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		attrs := []any{"err", err}
+		if sub != nil {
+			attrs = append(attrs, "subject", sub.Subject)
+		}
+		level := slog.LevelWarn
+		if errors.Is(err, nats.ErrConsumerNotActive) && !nc.IsConnected() {
+			level = slog.LevelDebug
+		}
+		logger.Log(context.Background(), level, "NATS error", attrs...)
+	}
 }
 
 // UnauthenticatedWarning is logged when the NATS server lets the replica in without
