@@ -258,7 +258,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	screens := screen.New(computers).Metrics(metrics)
+	screens := screen.New(computers).Metrics(metrics).OnReplica(replica)
 	screens.Register(gw)
 	accountAPI := accountapi.New(accounts, logger).Metrics(metrics).OnCredentialRevoked(gw.CredentialRevoked)
 	linker := link.New(link.Config{Accounts: accounts, Metrics: metrics, CodeLifetime: c.LinkCodeLifetime}, logger)
