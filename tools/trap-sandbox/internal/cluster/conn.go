@@ -87,9 +87,15 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			err = ue.Err
 		}
-		if errors.Is(err, nats.ErrAuthorization) && o.Password != "" && o.User == "" {
-			// SANDBOX_NATS_PASSWORD exported (as for nats-server), --nats-user forgotten.
-			err = fmt.Errorf("%w: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)", err)
+		if errors.Is(err, nats.ErrAuthorization) {
+			switch {
+			case o.Password != "" && o.User == "":
+				// SANDBOX_NATS_PASSWORD exported (as for nats-server), --nats-user forgotten.
+				err = fmt.Errorf("%w: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)", err)
+			case o.User != "" && o.Password == "":
+				// A shell that did not export SANDBOX_NATS_PASSWORD.
+				err = fmt.Errorf("%w: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)", err)
+			}
 		}
 		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), err)
 	}

@@ -149,12 +149,16 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 		assert.Contains(t, logs.String(), "--nats-creds")
 	})
 
-	t.Run("a password without its user", func(t *testing.T) {
+	t.Run("a password without its user, a user without its password", func(t *testing.T) {
 		addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
 		_, err := Connect(ConnOptions{URL: "nats://" + addr, Password: "pa55"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "Authorization Violation: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)")
 		assert.NotContains(t, err.Error(), "pa55")
+
+		_, err = Connect(ConnOptions{URL: "nats://" + addr, User: "sandbox"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "Authorization Violation: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)")
 	})
 
 	t.Run("two kinds at once", func(t *testing.T) {
