@@ -466,6 +466,12 @@ func (r *Router) Close() {
 	_ = r.revSub.Unsubscribe()
 	r.cancel() // routed requests still being answered end now
 	r.Leave()
+	if !r.nc.IsConnected() {
+		// Stopping a watcher deletes its consumer on the server, and while NATS is away that
+		// waits out the JetStream API's timeout (seconds, per watcher). Closing the connection
+		// first ends the watchers at once; the server drops their consumers by itself.
+		r.nc.Close()
+	}
 	r.watchMu.Lock()
 	r.stopWatchersLocked()
 	r.watchMu.Unlock()

@@ -331,6 +331,19 @@ func TestNATSRestartedWithoutItsStoreGetsTheBucketsBack(t *testing.T) {
 	assert.Contains(t, tc.logs.String(), "NATS had lost a bucket")
 }
 
+// A replica that stops while NATS is away does not wait for NATS: stopping its bucket
+// watchers would ask the server to delete their consumers, each ask waiting out the
+// JetStream API's timeout (5 s), so that SIGTERM took five seconds and more.
+func TestAReplicaStopsAtOnceWhileNATSIsAway(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	tc.stopNATS()
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
+	start := time.Now()
+	a.stop()
+	assert.Less(t, time.Since(start), 3*time.Second, "the stop waited for NATS")
+}
+
 func healthz(t testingT, r *replica) string {
 	t.Helper()
 	resp, err := client().Get(r.srv.URL + "/healthz")
