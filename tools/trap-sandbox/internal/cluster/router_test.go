@@ -467,6 +467,28 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 // The router knows a computer's sockets here by the gateway's hold numbers, not by session: a
 // Release for an older socket of a computer keeps the newer one's claim, and a later claim on
 // another replica evicts only the hold it was judged against (gateway.Local.Evict).
+// A computer that leaves a replica while the replica is cut off from NATS leaves a claim its
+// replica could not withdraw then: once NATS is back, the replica withdraws it, instead of the
+// others listing the computer on it (and answering not_connected for it) for as long as it runs.
+func TestAClaimLeftWhileCutOffIsWithdrawnWhenNATSIsBack(t *testing.T) {
+	tc := newTestCluster(t)
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	b := tc.startReplica("b")
+	gone := a.connect(t, "4:gone")
+	a.connect(t, "5:stays")
+	b.waitComputers(t, "4:gone@a", "5:stays@a")
+
+	proxy.setCut(true)
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
+	_ = gone.conn.Close()
+	a.waitComputers(t, "5:stays@a")
+
+	proxy.setCut(false)
+	b.waitComputers(t, "5:stays@a")
+	assert.Equal(t, map[string]string{"5:stays": "a"}, claimsInBucket(t, b.router.claims))
+}
+
 func TestClaimsAreReleasedByHold(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
