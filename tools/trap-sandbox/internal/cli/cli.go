@@ -124,15 +124,6 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if c.Password == "" {
-		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
-	} else {
-		warnIfPasswordShort(logger, c.Password)
-		warnIfPasswordUntypable(logger, c.Password)
-	}
-	if c.OpencodePassword == "" {
-		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
-	}
 	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout,
 		"ping-period": c.PingPeriod, "idle-probe-after": c.IdleProbeAfter} {
 		if d <= 0 {
@@ -145,7 +136,6 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if c.MaxConnections <= 0 {
 		return fmt.Errorf("--max-connections must be positive, got %d", c.MaxConnections)
 	}
-	warnIfFilesRunOut(logger, c.MaxConnections)
 	if c.UpgradeRate == 0 || c.UpgradeBurst <= 0 {
 		return fmt.Errorf("--upgrade-rate must be non-zero (negative disables it) and --upgrade-burst positive, got %g and %d", c.UpgradeRate, c.UpgradeBurst)
 	}
@@ -187,11 +177,14 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	var replicas gateway.Cluster   // the other replicas, under --nats; nil: a single process
 	var sharedAccounts *account.KV // the replicas' account store under --nats
 	replica := ""
+	if c.NATSFlags.enabled() {
+		replica = c.NATSFlags.replicaName(l) // host name:port by default: known once listening
+		logger = logger.With("replica", replica)
+	}
+	c.warnAtStart(logger)
 	if !c.NATSFlags.enabled() {
 		gwMetrics = gateway.NewMetrics(metrics)
 	} else {
-		replica = c.NATSFlags.replicaName(l)
-		logger = logger.With("replica", replica)
 		gwMetrics = gateway.NewReplicaMetrics(metrics, replica)
 		router, err := c.NATSFlags.router(ctx, replica, metrics, logger)
 		if err != nil {
@@ -265,7 +258,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	screens := screen.New(computers).Metrics(metrics)
+	screens := screen.New(computers).Metrics(metrics).OnReplica(replica)
 	screens.Register(gw)
 	accountAPI := accountapi.New(accounts, logger).Metrics(metrics).OnCredentialRevoked(gw.CredentialRevoked)
 	linker := link.New(link.Config{Accounts: accounts, Metrics: metrics, CodeLifetime: c.LinkCodeLifetime}, logger)
@@ -316,6 +309,21 @@ func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {
 // spareFiles is what the process needs besides its sockets: the listener, logs, opencode
 // probes, API clients, NATS.
 const spareFiles = 256
+
+// warnAtStart logs what the configuration leaves open, once logger names the replica (a
+// replica's every line carries replica=).
+func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
+	if c.Password == "" {
+		logger.Warn("SANDBOX_PASSWORD is not set: ANY computer that can reach this port can connect. Set it (and sandbox.password on the computers) unless this is a trusted LAN.")
+	} else {
+		warnIfPasswordShort(logger, c.Password)
+		warnIfPasswordUntypable(logger, c.Password)
+	}
+	if c.OpencodePassword == "" {
+		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
+	}
+	warnIfFilesRunOut(logger, c.MaxConnections)
+}
 
 // warnIfFilesRunOut warns when the open-files limit would stop accepting before
 // --max-connections refuses: accept then fails (EMFILE) for everyone, /healthz included,

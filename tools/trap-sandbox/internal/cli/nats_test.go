@@ -54,6 +54,11 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	}
 	a, b := replica("a"), replica("b")
 	assert.Contains(t, logs.String(), `level=WARN msg="`+cluster.UnauthenticatedWarning)
+	// Every line of a replica's log names it, the warnings at start too (docs/scale-out.md).
+	assert.Contains(t, logs.String(), "SANDBOX_PASSWORD is not set")
+	for line := range strings.Lines(strings.TrimSpace(logs.String())) {
+		assert.Contains(t, line, " replica=b", "a line of B's log without its name")
+	}
 	vault := &daemonfake.Daemon{ID: 4, Label: "vault", AllowFiles: daemonfake.AllowFilesRead}
 	vault.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
 	connectComputer(t, "ws://"+a, vault)

@@ -111,12 +111,16 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	if c.Replica == r.cfg.Replica {
 		r.remote.delete(k)
-		// At start-up no socket is held yet: a claim in this replica's name is left over from
-		// its previous run and would route nowhere. The other replicas keep such claims while
-		// this replica is not alive (presence.go), so between its first heartbeat and these
-		// deletes they may list the previous run's computers as on it; a request they route
-		// here meanwhile is answered not_connected, which is the truth.
-		stale := !r.ready && r.held[k] == nil
+		// A claim in this replica's name for a socket it does not hold would route nowhere:
+		// at start-up, one left over from its previous run (the other replicas keep such claims
+		// while this replica is not alive, presence.go, so between its first heartbeat and
+		// these deletes they may list the previous run's computers as on it; a request they
+		// route here meanwhile is answered not_connected, which is the truth); after a
+		// reconnection (the watcher reads the bucket again, rewatch), one whose socket closed
+		// while NATS was away, when Release could not withdraw it. A hello here marks its socket
+		// held before it writes the claim, so no live claim is taken for stale. Once leaving,
+		// the claims are the others' to sweep.
+		stale := r.held[k] == nil && !r.leaving
 		r.mu.Unlock()
 		if stale {
 			r.deleteClaim(e.Key(), e.Revision())

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -45,13 +46,7 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		nats.Timeout(connectTimeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(wait),
-		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			attrs := []any{"err", err}
-			if sub != nil {
-				attrs = append(attrs, "subject", sub.Subject)
-			}
-			logger.Warn("NATS error", attrs...)
-		}),
+		nats.ErrorHandler(errorHandler(logger)),
 	}
 	given := 0
 	for _, set := range []bool{o.User != "" || o.Password != "", o.Token != "", o.NKeySeedFile != "", o.CredsFile != ""} {
@@ -87,6 +82,21 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(o.URL, opts...)
 	if err != nil {
+		// A URL that does not parse is quoted whole in url.Error's text, password and all:
+		// keep only why it does not parse.
+		if ue := (*url.Error)(nil); errors.As(err, &ue) {
+			err = ue.Err
+		}
+		if errors.Is(err, nats.ErrAuthorization) {
+			switch {
+			case o.Password != "" && o.User == "":
+				// SANDBOX_NATS_PASSWORD exported (as for nats-server), --nats-user forgotten.
+				err = fmt.Errorf("%w: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)", err)
+			case o.User != "" && o.Password == "":
+				// A shell that did not export SANDBOX_NATS_PASSWORD.
+				err = fmt.Errorf("%w: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)", err)
+			}
+		}
 		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), err)
 	}
 	// A server that asks for no credentials lets every client that reaches it into the
@@ -96,6 +106,23 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		logger.Warn(UnauthenticatedWarning, "nats", nc.ConnectedUrlRedacted())
 	}
 	return nc, nil
+}
+
+// errorHandler logs the NATS client's asynchronous errors. A bucket watcher whose consumer
+// went quiet because NATS is away says so every ten seconds until NATS is back, when the router
+// watches again (rewatch): that is at debug, the connection's loss having been logged once.
+func errorHandler(logger *slog.Logger) nats.ErrHandler {
+	return func(nc *nats.Conn, sub *nats.Subscription, err error) {
+		attrs := []any{"err", err}
+		if sub != nil {
+			attrs = append(attrs, "subject", sub.Subject)
+		}
+		level := slog.LevelWarn
+		if errors.Is(err, nats.ErrConsumerNotActive) && !nc.IsConnected() {
+			level = slog.LevelDebug
+		}
+		logger.Log(context.Background(), level, "NATS error", attrs...)
+	}
 }
 
 // UnauthenticatedWarning is logged when the NATS server lets the replica in without
@@ -108,7 +135,11 @@ const UnauthenticatedWarning = "the NATS server asks for no credentials: any cli
 func RedactURL(raw string) string {
 	parts := strings.Split(raw, ",")
 	for i, p := range parts {
-		u, err := url.Parse(strings.TrimSpace(p))
+		p = strings.TrimSpace(p)
+		if !strings.Contains(p, "://") {
+			p = "nats://" + p // as the NATS client reads host:port and user:password@host:port
+		}
+		u, err := url.Parse(p)
 		switch {
 		case err != nil:
 			parts[i] = "(unparsable URL)"

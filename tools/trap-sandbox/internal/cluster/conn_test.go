@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/jwt/v2"
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nkeys"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -148,6 +149,18 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 		assert.Contains(t, logs.String(), "--nats-creds")
 	})
 
+	t.Run("a password without its user, a user without its password", func(t *testing.T) {
+		addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
+		_, err := Connect(ConnOptions{URL: "nats://" + addr, Password: "pa55"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "Authorization Violation: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)")
+		assert.NotContains(t, err.Error(), "pa55")
+
+		_, err = Connect(ConnOptions{URL: "nats://" + addr, User: "sandbox"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "Authorization Violation: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)")
+	})
+
 	t.Run("two kinds at once", func(t *testing.T) {
 		_, err := Connect(ConnOptions{URL: "nats://127.0.0.1:1", User: "u", Password: "p", Token: "t"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
@@ -198,4 +211,27 @@ func newTestPKI(t *testing.T) testPKI {
 	p.serverCert, p.serverKey = issue(2, "server", x509.ExtKeyUsageServerAuth, []net.IP{net.IPv4(127, 0, 0, 1)})
 	p.clientCert, p.clientKey = issue(3, "client", x509.ExtKeyUsageClientAuth, nil)
 	return p
+}
+
+// While NATS is away, each bucket watcher reports "consumer not active" every ten seconds:
+// that is at debug, not a WARN pair per interval for as long as the outage lasts; any other
+// asynchronous error, and this one while connected, stays a WARN.
+func TestAQuietWatcherWhileNATSIsAwayIsNotAWarning(t *testing.T) {
+	addr := startAuthNATS(t, &natsserver.Options{})
+	var logs testkit.SyncBuffer
+	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	handle := errorHandler(logger)
+	nc, err := Connect(ConnOptions{URL: "nats://" + addr}, slog.New(slog.DiscardHandler))
+	require.NoError(t, err)
+
+	handle(nc, nil, nats.ErrConsumerNotActive)
+	nc.Close()
+	handle(nc, nil, nats.ErrConsumerNotActive)
+	handle(nc, nil, nats.ErrSlowConsumer)
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	require.Len(t, lines, 3)
+	assert.Contains(t, lines[0], "level=WARN")
+	assert.Contains(t, lines[1], "level=DEBUG")
+	assert.Contains(t, lines[1], "consumer not active")
+	assert.Contains(t, lines[2], "level=WARN")
 }

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -115,6 +116,34 @@ func TestACleanStopSaysGoodbyeOnceAndTheOthersSweepItsClaims(t *testing.T) {
 	}, waitLimit, testkit.Poll, "only the live claims to be left")
 	b.waitComputers(t, "100:moves@b", "200:new-on-a@a")
 	a2.waitComputers(t, "100:moves@b", "200:new-on-a@a")
+}
+
+// A request routed to a replica that stops while it waits on the computer is answered in that
+// replica's name: the caller reads the answer on another replica, where "the gateway is
+// shutting down" would name the wrong one.
+func TestARequestWaitingOnAStoppingReplicaNamesIt(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	c := a.connect(t, "3:mill")
+	body, err := json.Marshal(routedRequest{Type: gateway.TypePing, Payload: protocol.EmptyPayload, TimeoutMs: waitLimit.Milliseconds()})
+	require.NoError(t, err)
+	// The asker is a plain client of the bus, so that only A's answer can end the request.
+	bus := tc.busClient(t)
+	asked := make(chan *nats.Msg, 1)
+	go func() {
+		m, err := bus.Request(computerSubject("a", gateway.Key{AccountID: gateway.LocalAccount, TraposID: "3:mill"}), body, waitLimit)
+		assert.NoError(t, err)
+		asked <- m
+	}()
+	c.read() // the request is pending on A
+	a.stop()
+	m := <-asked
+	require.NotNil(t, m)
+	var rr routedResponse
+	require.NoError(t, json.Unmarshal(m.Data, &rr))
+	require.NotNil(t, rr.GatewayError, "%s", m.Data)
+	assert.Equal(t, protocol.CodeNotConnected, rr.GatewayError.Code)
+	assert.Equal(t, "computer 3:mill is not connected: replica a, which held its socket, is shutting down", rr.GatewayError.Message)
 }
 
 // TestAStoppedReplicasClaimsAreSweptTwiceTheTTLAfterItsGoodbye: the claims a replica leaves

@@ -215,6 +215,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 	nc.SetReconnectHandler(func(nc *nats.Conn) {
 		r.log.Info("NATS connection back", "url", nc.ConnectedUrlRedacted())
 		r.spawn(func() {
+			r.ensureBuckets()
 			if err := r.heartbeat(r.ctx); err != nil { // alive again at once, not at the next tick
 				r.log.Debug("heartbeat failed", "err", err)
 			}
@@ -232,12 +233,11 @@ func (r *Router) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
-	if r.claims, err = bucket(ctx, js, jetstream.KeyValueConfig{Bucket: ClaimsBucket, History: 1,
-		Description: "trap-sandbox: which gateway replica holds each computer's socket"}); err != nil {
+	claims, replicas := r.bucketConfigs()
+	if r.claims, err = bucket(ctx, js, claims); err != nil {
 		return err
 	}
-	if r.replicas, err = bucket(ctx, js, jetstream.KeyValueConfig{Bucket: ReplicasBucket, History: 1, TTL: r.cfg.ReplicaTTL,
-		Description: "trap-sandbox: heartbeats of the gateway replicas"}); err != nil {
+	if r.replicas, err = bucket(ctx, js, replicas); err != nil {
 		return err
 	}
 	if r.sub, err = r.nc.Subscribe(r.own+">", r.serve); err != nil {
@@ -262,6 +262,39 @@ func (r *Router) open(ctx context.Context) error {
 	}
 	r.spawn(r.heartbeatLoop)
 	return nil
+}
+
+// bucketConfigs are the router's two buckets as it creates them.
+func (r *Router) bucketConfigs() (claims, replicas jetstream.KeyValueConfig) {
+	return jetstream.KeyValueConfig{Bucket: ClaimsBucket, History: 1,
+			Description: "trap-sandbox: which gateway replica holds each computer's socket"},
+		jetstream.KeyValueConfig{Bucket: ReplicasBucket, History: 1, TTL: r.cfg.ReplicaTTL,
+			Description: "trap-sandbox: heartbeats of the gateway replicas"}
+}
+
+// ensureBuckets creates the router's buckets again if NATS lost them (restarted without its
+// store, -sd): what they hold, the heartbeats and the claims, the replicas write again once
+// reconnected (heartbeat, reclaim). The handles bound at start stay valid: a bucket is found
+// by its name.
+func (r *Router) ensureBuckets() {
+	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	defer cancel()
+	js, err := jetstream.New(r.nc)
+	if err != nil {
+		r.log.Warn("cannot check the NATS buckets after reconnecting", "err", err)
+		return
+	}
+	claims, replicas := r.bucketConfigs()
+	for _, cfg := range []jetstream.KeyValueConfig{claims, replicas} {
+		if _, err := js.KeyValue(ctx, cfg.Bucket); !errors.Is(err, jetstream.ErrBucketNotFound) {
+			continue
+		}
+		if _, err := bucket(ctx, js, cfg); err != nil {
+			r.log.Warn("cannot create a NATS bucket again after reconnecting", "bucket", cfg.Bucket, "err", err)
+			continue
+		}
+		r.log.Warn("NATS had lost a bucket (restarted without its store?): created it again", "bucket", cfg.Bucket)
+	}
 }
 
 // bucket binds the key-value bucket cfg names, creating it if it does not exist.
@@ -433,6 +466,12 @@ func (r *Router) Close() {
 	_ = r.revSub.Unsubscribe()
 	r.cancel() // routed requests still being answered end now
 	r.Leave()
+	if !r.nc.IsConnected() {
+		// Stopping a watcher deletes its consumer on the server, and while NATS is away that
+		// waits out the JetStream API's timeout (seconds, per watcher). Closing the connection
+		// first ends the watchers at once; the server drops their consumers by itself.
+		r.nc.Close()
+	}
 	r.watchMu.Lock()
 	r.stopWatchersLocked()
 	r.watchMu.Unlock()

@@ -305,6 +305,45 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 }
 
+// NATS restarted without its store (a new -sd, a container without its volume) has lost the
+// buckets: the replicas create them again and announce their computers, instead of failing
+// every heartbeat and claim until they restart.
+func TestNATSRestartedWithoutItsStoreGetsTheBucketsBack(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := a.connect(t, "8:base")
+	b.waitComputers(t, "8:base@a")
+
+	tc.stopNATS()
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() && !b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to notice NATS is gone")
+	tc.opts.StoreDir = t.TempDir()
+	tc.startNATS()
+	require.Eventually(t, func() bool { return a.nc.IsConnected() && b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to reconnect")
+
+	// A hello on B after the restart reaches A's list (B's claim, A's watch), and the claim
+	// of A's computer is back for B to route by.
+	b.connect(t, "9:new")
+	a.waitComputers(t, "8:base@a", "9:new@b")
+	b.waitComputers(t, "8:base@a", "9:new@b")
+	pending := b.request("8:base", gateway.TypePing, nil, waitLimit)
+	c.answerNext(gateway.TypePing, map[string]any{"traposId": "8:base"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+	assert.Contains(t, tc.logs.String(), "NATS had lost a bucket")
+}
+
+// A replica that stops while NATS is away does not wait for NATS: stopping its bucket
+// watchers would ask the server to delete their consumers, each ask waiting out the
+// JetStream API's timeout (5 s), so that SIGTERM took five seconds and more.
+func TestAReplicaStopsAtOnceWhileNATSIsAway(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	tc.stopNATS()
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
+	start := time.Now()
+	a.stop()
+	assert.Less(t, time.Since(start), 3*time.Second, "the stop waited for NATS")
+}
+
 func healthz(t testingT, r *replica) string {
 	t.Helper()
 	resp, err := client().Get(r.srv.URL + "/healthz")
@@ -375,6 +414,20 @@ func TestConnectNamesTheURLWithoutItsSecret(t *testing.T) {
 	assert.Contains(t, err.Error(), "connect to NATS at nats://bob:xxxxx@127.0.0.1:1")
 	assert.NotContains(t, err.Error(), "s3cret")
 	assert.Equal(t, "nats://token:xxxxx@h:4222,nats://h2:4222", RedactURL("nats://t0ken@h:4222,nats://h2:4222"))
+
+	// A URL that does not parse, or has no scheme (the NATS client reads it as nats://…), keeps
+	// its secret too.
+	for raw, named := range map[string]string{
+		"nats://bob:s3cret@[::1":                 "(unparsable URL)",
+		"nats://bob:s3cret%zz@127.0.0.1:1":       "(unparsable URL)",
+		"bob:s3cret@127.0.0.1:1":                 "nats://bob:xxxxx@127.0.0.1:1",
+		"127.0.0.1:1, nats://s3cret@127.0.0.1:2": "127.0.0.1:1,nats://token:xxxxx@127.0.0.1:2",
+	} {
+		_, err := Connect(ConnOptions{URL: raw}, slog.New(slog.DiscardHandler))
+		require.Error(t, err, raw)
+		assert.Contains(t, err.Error(), "connect to NATS at "+named, raw)
+		assert.NotContains(t, err.Error(), "s3cret", raw)
+	}
 }
 
 func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
@@ -414,6 +467,28 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 // The router knows a computer's sockets here by the gateway's hold numbers, not by session: a
 // Release for an older socket of a computer keeps the newer one's claim, and a later claim on
 // another replica evicts only the hold it was judged against (gateway.Local.Evict).
+// A computer that leaves a replica while the replica is cut off from NATS leaves a claim its
+// replica could not withdraw then: once NATS is back, the replica withdraws it, instead of the
+// others listing the computer on it (and answering not_connected for it) for as long as it runs.
+func TestAClaimLeftWhileCutOffIsWithdrawnWhenNATSIsBack(t *testing.T) {
+	tc := newTestCluster(t)
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	b := tc.startReplica("b")
+	gone := a.connect(t, "4:gone")
+	a.connect(t, "5:stays")
+	b.waitComputers(t, "4:gone@a", "5:stays@a")
+
+	proxy.setCut(true)
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone")
+	_ = gone.conn.Close()
+	a.waitComputers(t, "5:stays@a")
+
+	proxy.setCut(false)
+	b.waitComputers(t, "5:stays@a")
+	assert.Equal(t, map[string]string{"5:stays": "a"}, claimsInBucket(t, b.router.claims))
+}
+
 func TestClaimsAreReleasedByHold(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")

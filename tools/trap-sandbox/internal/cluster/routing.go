@@ -327,6 +327,17 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 		r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request must be JSON with a type")})
 		return
 	}
+	// The asking replica sends an object (Gateway.Request checks it); anyone else on the bus
+	// is held to the same rule before the computer sees anything.
+	payload, err := protocol.ObjectPayload(req.Payload)
+	if err != nil {
+		var pe *protocol.Error
+		if !errors.As(err, &pe) {
+			pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
+		}
+		r.respond(m, routedResponse{GatewayError: pe})
+		return
+	}
 	local := r.attached()
 	if local == nil {
 		r.respond(m, routedResponse{GatewayError: gateway.NotConnected(k.TraposID)})
@@ -338,17 +349,20 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, timeout)
 	defer cancel()
-	payload := req.Payload
-	if len(payload) == 0 {
-		payload = protocol.EmptyPayload
-	}
 	resp, err := local.Serve(ctx, k, req.Type, payload)
 	if err != nil {
+		// A socket closed because this replica stops said "the gateway is shutting down": the
+		// asker's caller reads it on another replica, so it names this one.
+		stopping := protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s is not connected: replica %s, which held its socket, is shutting down", k.TraposID, r.cfg.Replica)
 		var pe *protocol.Error
 		switch {
 		case errors.As(err, &pe):
+			if pe.Code == protocol.CodeNotConnected && r.isLeaving() {
+				pe = stopping
+			}
 		case errors.Is(err, context.Canceled):
-			pe = protocol.Errorf(protocol.CodeNotConnected, "replica %s is shutting down", r.cfg.Replica)
+			pe = stopping
 		default:
 			pe = protocol.Errorf(protocol.CodeInternal, "request failed: %v", err)
 		}

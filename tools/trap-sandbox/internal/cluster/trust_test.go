@@ -134,3 +134,37 @@ func claimHolder(t *testing.T, r *replica, k gateway.Key) string {
 	require.NoError(t, json.Unmarshal(e.Value(), &c))
 	return c.Replica
 }
+
+// A routed request from anyone on the bus is held to the host API's rule before the computer
+// sees it: its payload is a JSON object (or nothing, null, []), as Gateway.Request requires
+// of a request made on the replica itself.
+func TestARoutedRequestsPayloadMustBeAnObject(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	c := a.connect(t, "5:gate")
+	rogue := tc.busClient(t)
+	subject := computerSubject("a", gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:gate"})
+
+	for _, payload := range []string{`5`, `"fs"`, `[1]`, `true`} {
+		m, err := rogue.Request(subject, []byte(`{"type":"fs.read","payload":`+payload+`}`), waitLimit)
+		require.NoError(t, err, payload)
+		var rr routedResponse
+		require.NoError(t, json.Unmarshal(m.Data, &rr), payload)
+		require.NotNil(t, rr.GatewayError, "%s: %s", payload, m.Data)
+		assert.Equal(t, "the payload must be a JSON object", rr.GatewayError.Message, payload)
+	}
+
+	// None of them reached the computer: the first request it reads is the next one, and null
+	// is sent as {}.
+	answered := make(chan *nats.Msg, 1)
+	go func() {
+		m, err := rogue.Request(subject, []byte(`{"type":"ping","payload":null}`), waitLimit)
+		assert.NoError(t, err)
+		answered <- m
+	}()
+	f := c.answerNext(gateway.TypePing, map[string]any{"traposId": "5:gate"})
+	assert.JSONEq(t, `{}`, string(f.Payload))
+	m := <-answered
+	require.NotNil(t, m)
+	assert.Contains(t, string(m.Data), `"ok":true`)
+}

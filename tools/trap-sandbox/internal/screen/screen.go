@@ -35,7 +35,8 @@ type Handlers interface {
 
 // Module keeps the watches. It is safe for concurrent use.
 type Module struct {
-	client *computer.Client
+	client  *computer.Client
+	replica string // this gateway's replica name under --nats (OnReplica); "" for one gateway
 
 	mu      sync.Mutex
 	watches map[string]*watch // by watchKey: the computer's account and traposId
@@ -49,28 +50,36 @@ func New(c *computer.Client) *Module {
 	return &Module{client: c, watches: map[string]*watch{}}
 }
 
+// OnReplica names the replica this module runs on (docs/scale-out.md): a computer whose socket
+// another replica holds cannot be watched here, since its screen.update requests reach that
+// replica only.
+func (m *Module) OnReplica(name string) *Module {
+	m.replica = name
+	return m
+}
+
 // watchKey keys a watch by the computer's account and traposId: two accounts may each have a
 // computer "7:", and one's screen.update must never reach the other's viewers.
 func watchKey(accountID, traposID string) string { return accountID + "\x00" + traposID }
 
-// accountOf is the account of the computer traposID that ctx's caller reaches (its own first,
-// when an admin reaches several), or "" when it reaches none (the watch then fails as the
-// request does, not_connected).
-func (m *Module) accountOf(ctx context.Context, traposID string) string {
+// listingOf is the listing of the computer traposID that ctx's caller reaches (its own
+// account's first, when an admin reaches several); its AccountID is "" when it reaches none
+// (the watch then fails as the request does, not_connected).
+func (m *Module) listingOf(ctx context.Context, traposID string) computer.Computer {
 	cs, err := m.client.Computers(ctx)
 	if err != nil {
-		return ""
+		return computer.Computer{}
 	}
-	found := ""
+	var found computer.Computer
 	for _, c := range cs {
 		if c.TraposID != traposID {
 			continue
 		}
 		if c.AccountID == account.CallerFrom(ctx).Account {
-			return c.AccountID
+			return c
 		}
-		if found == "" {
-			found = c.AccountID
+		if found.AccountID == "" {
+			found = c
 		}
 	}
 	return found
@@ -127,7 +136,15 @@ type Viewer struct {
 // Watch adds a viewer of traposID's screen, starting the computer's watch when it is the
 // first. The viewer must be closed.
 func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Duration) (*Viewer, error) {
-	key := watchKey(m.accountOf(ctx, traposID), traposID)
+	listed := m.listingOf(ctx, traposID)
+	if m.replica != "" && listed.Replica != "" && listed.Replica != m.replica {
+		// The watch would start, but its updates would go to the holder, which keeps no watch
+		// of it: the viewer would wait for a first frame forever.
+		return nil, protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s is not connected to replica %s but to replica %s, and a live screen is served only by the replica that holds the computer's socket: watch it there, or read it once (screen.read)",
+			traposID, m.replica, listed.Replica)
+	}
+	key := watchKey(listed.AccountID, traposID)
 	m.mu.Lock()
 	w := m.watches[key]
 	if w == nil || w.gone != nil {

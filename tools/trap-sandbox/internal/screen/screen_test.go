@@ -187,3 +187,23 @@ func TestAWatchTheComputerRefusesFailsItsViewer(t *testing.T) {
 	assert.Equal(t, protocol.CodeForbidden, protocol.CodeOf(err))
 	assert.Equal(t, 0, m.Watches())
 }
+
+// Under --nats, a computer whose socket another replica holds is refused at once, naming that
+// replica: its screen.update requests would reach the holder, which keeps no watch of it, and
+// the viewer would wait for a first frame forever. One held here is watched as on one gateway.
+func TestAComputerOnAnotherReplicaIsNotWatchedHere(t *testing.T) {
+	m, d := standIn(t)
+	m.OnReplica("a")
+	d.List = []computer.Computer{{AccountID: testAccount, TraposID: "7:", Replica: "b"}}
+	_, err := m.Watch(t.Context(), "7:", 0)
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	assert.Contains(t, err.Error(), "computer 7: is not connected to replica a but to replica b, and a live screen is served only by the replica that holds the computer's socket")
+	assert.Empty(t, d.Types(), "nothing was asked of the computer")
+	assert.Equal(t, 0, m.Watches())
+
+	d.List[0].Replica = "a"
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	v.Close()
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -161,4 +162,30 @@ func TestMetricsAreForAdmins(t *testing.T) {
 			assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", alice).Code, "the user's other routes stand")
 		})
 	}
+}
+
+// unreachableStore is an account store whose token reads fail, as the NATS one's do while
+// NATS is away.
+type unreachableStore struct{ account.Store }
+
+func (unreachableStore) Token(context.Context, string) (account.Token, error) {
+	return account.Token{}, errors.New("read token: context deadline exceeded")
+}
+
+// TestAPIAuthLogsAStoreThatFails: a token that cannot be checked is a 500 that tells the
+// caller no more, and the gateway's log says why, once per request.
+func TestAPIAuthLogsAStoreThatFails(t *testing.T) {
+	ctx := context.Background()
+	clk := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	memory := account.NewMemory()
+	alice, err := account.New(memory, clk).AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	var logs testkit.SyncBuffer
+	s := New(slog.New(slog.NewTextHandler(&logs, nil)), Config{Accounts: account.New(unreachableStore{memory}, clk)}, callerModule{})
+	rec := serve(s, http.MethodGet, "/api/caller", "192.0.2.7:5555", alice)
+	assert.Equal(t, http.StatusInternalServerError, rec.Code)
+	assert.Contains(t, rec.Body.String(), "cannot check the token: the account store failed")
+	assert.NotContains(t, rec.Body.String(), "deadline")
+	assert.Contains(t, logs.String(), `level=ERROR msg="API auth: cannot check an account token: the account store failed" err="read token: context deadline exceeded"`)
+	assert.NotContains(t, logs.String(), alice, "the token is never logged")
 }

@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -28,7 +29,7 @@ import (
 // SANDBOX_PASSWORD never opens the API: any player can read it from a computer's .settings.
 // An account token's use is recorded on it (when, from which address: its audit fields); each
 // refusal counts in refused by its reason (Refusal*).
-func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, refused *prometheus.CounterVec, next http.Handler) http.Handler {
+func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, passes *account.Passes, refused *prometheus.CounterVec, next http.Handler) http.Handler {
 	tokenHash := sha256.Sum256([]byte(token)) // once, not per request
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
@@ -41,7 +42,12 @@ func apiAuth(token string, accounts *account.Accounts, passes *account.Passes, r
 		if bearer && accounts != nil && strings.HasPrefix(got, string(account.KindToken)+"_") {
 			a, err := accounts.AuthenticateFrom(r.Context(), got, r.RemoteAddr)
 			if err != nil {
-				count(refusalOf(err))
+				reason := refusalOf(err)
+				count(reason)
+				if reason == RefusalStoreFailed {
+					// The caller is told no more than that (500); the operator is told why.
+					logger.Error("API auth: cannot check an account token: the account store failed", "err", err)
+				}
 				refuseToken(w, err)
 				return
 			}

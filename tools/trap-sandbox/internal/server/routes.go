@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,6 +19,7 @@ import (
 // loopback only when no token is set).
 type Routes struct {
 	mux      *http.ServeMux
+	log      *slog.Logger
 	apiToken string
 	accounts *account.Accounts      // nil: no accounts, only apiToken or loopback
 	passes   *account.Passes        // nil: no gateway passes
@@ -46,7 +48,7 @@ func (r *Routes) HandleAPI(pattern string, h http.Handler) {
 
 // behindAuth is h behind the API auth check and the browser guard.
 func (r *Routes) behindAuth(h http.Handler) http.Handler {
-	return apiAuth(r.apiToken, r.accounts, r.passes, r.refused, r.guard.wrap(h))
+	return apiAuth(r.log, r.apiToken, r.accounts, r.passes, r.refused, r.guard.wrap(h))
 }
 
 // HandleAPIFunc is HandleAPI for a function.
@@ -65,7 +67,7 @@ var routeMethods = []string{http.MethodGet, http.MethodPost, http.MethodPut, htt
 func (r *Routes) handleNoRoute() {
 	// Behind the auth, not the guard: a POST the route does not take is told so, not to
 	// send JSON, and a 404 or 405 gives a page nothing to act on.
-	apiAnswer := apiAuth(r.apiToken, r.accounts, r.passes, r.refused, http.HandlerFunc(r.answerNoRoute))
+	apiAnswer := apiAuth(r.log, r.apiToken, r.accounts, r.passes, r.refused, http.HandlerFunc(r.answerNoRoute))
 	for _, prefix := range apiPrefixes {
 		r.mux.Handle(prefix, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			if allowed, api := r.allowed(req); len(allowed) > 0 && !api {

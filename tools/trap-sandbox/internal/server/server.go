@@ -103,7 +103,7 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 		shutdownTimeout = DefaultShutdownTimeout
 	}
 	mux := http.NewServeMux()
-	routes := &Routes{mux: mux, apiToken: cfg.APIToken, accounts: cfg.Accounts, passes: cfg.Passes, guard: newGuard(cfg)}
+	routes := &Routes{mux: mux, log: logger, apiToken: cfg.APIToken, accounts: cfg.Accounts, passes: cfg.Passes, guard: newGuard(cfg)}
 	if cfg.Metrics != nil {
 		routes.refused = newRefusedCounter(cfg.Metrics)
 	}
