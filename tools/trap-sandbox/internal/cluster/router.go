@@ -376,7 +376,14 @@ func (r *Router) rewatch() {
 	}
 }
 
+// watchersStopping, when a test sets it, is told each time a router stops its watchers (with
+// the replica's name and whether its NATS connection is closed by then); nil otherwise.
+var watchersStopping func(replica string, connClosed bool)
+
 func (r *Router) stopWatchersLocked() {
+	if watchersStopping != nil {
+		watchersStopping(r.cfg.Replica, r.nc.IsClosed())
+	}
 	for _, w := range r.watchers {
 		w.stop()
 	}
