@@ -347,8 +347,8 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	switch {
 	case p.Prompt == nil || strings.TrimSpace(*p.Prompt) == "":
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.ask needs a prompt (a non-empty string of at most %d bytes)", MaxPromptBytes)
-	case len(*p.Prompt) > MaxPromptBytes:
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "the prompt is %d bytes; the limit is %d", len(*p.Prompt), MaxPromptBytes)
+	case protocol.WireLen(*p.Prompt) > MaxPromptBytes: // CC bytes: é is one, as the computer counts it
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "the prompt is %d bytes; the limit is %d", protocol.WireLen(*p.Prompt), MaxPromptBytes)
 	case p.Kind != nil && *p.Kind != "computer" && *p.Kind != "turtle" && *p.Kind != "pocket":
 		return nil, protocol.Errorf(protocol.CodeBadPayload, `kind must be "computer", "turtle" or "pocket"`)
 	case p.Screen != nil && (p.Screen.Width <= 0 || p.Screen.Height <= 0 || p.Screen.Width > 1000 || p.Screen.Height > 1000):
@@ -405,7 +405,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	body := promptBody{Parts: []textPart{{Type: "text", Text: hostText(*p.Prompt)}}, Model: m.model,
 		System: systemText(from.TraposID, p.Kind, p.Screen, p.Colour)}
 	m.metrics.started()
-	m.log.Info("agent: turn started", "traposId", from.TraposID, "session", name, "turnId", t.id, "promptBytes", len(*p.Prompt))
+	m.log.Info("agent: turn started", "traposId", from.TraposID, "session", name, "turnId", t.id, "promptBytes", protocol.WireLen(*p.Prompt))
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -514,8 +514,8 @@ func (m *Module) handleApprove(_ context.Context, from protocol.Requester, raw j
 	}
 	a := confirmAnswer{allow: *p.Allow}
 	if p.Reason != nil && !a.allow {
-		if len(*p.Reason) > maxReasonBytes {
-			return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve's reason is %d bytes; the limit is %d", len(*p.Reason), maxReasonBytes)
+		if n := protocol.WireLen(*p.Reason); n > maxReasonBytes {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve's reason is %d bytes; the limit is %d", n, maxReasonBytes)
 		}
 		a.reason = firstLine(hostText(*p.Reason))
 	}

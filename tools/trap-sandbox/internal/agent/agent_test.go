@@ -294,6 +294,13 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	assert.Contains(t, pe.Message, "too many questions from this computer")
 	assert.Nil(t, ask("6:vault", `{"prompt":"hi"}`), "another computer has its own limit")
 	assert.NotContains(t, logs.String(), `"hi"`)
+
+	// The limit is in CC bytes, as the computer counts them: é is one byte there (U+00E9 on
+	// the wire), though two in Go's UTF-8.
+	assert.Nil(t, ask("7:latin", `{"prompt":"`+strings.Repeat("é", MaxPromptBytes)+`"}`), "4096 CC bytes")
+	pe = ask("7:latin", `{"prompt":"`+strings.Repeat("é", MaxPromptBytes+1)+`"}`)
+	require.NotNil(t, pe)
+	assert.Equal(t, "the prompt is 4097 bytes; the limit is 4096", pe.Message)
 }
 
 // TestConfirmCarriesTheRequestAndTheComputersRefusal: a confirm event names the request the
@@ -352,4 +359,7 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 	}
 	err = approve(`{"turnId":"turn_t","confirmId":"x","allow":false,"reason":"` + strings.Repeat("x", 1025) + `"}`)
 	assert.ErrorContains(t, err, "the limit is 1024")
+	// In CC bytes: 1024 é is within it (the confirmation is unknown, not the reason too long).
+	err = approve(`{"turnId":"turn_t","confirmId":"x","allow":false,"reason":"` + strings.Repeat("é", 1024) + `"}`)
+	assert.ErrorContains(t, err, `no confirmation "x" waits`)
 }
