@@ -70,15 +70,19 @@ local function newScreen(t)
 
   -- The cursor blinks while it waits, as read() does: the player is to act (and fakecraft,
   -- which types its next line when a blink starts, can drive the pager).
+  -- A Ctrl-T while it waits takes the notice away too, before the turn's abort line.
   local function pause()
     t.write(MORE);
     t.setCursorBlink(true);
     inputting = true;
-    os.pullEvent("key");
-    inputting = "ending";
+    local ok, err = pcall(os.pullEvent, "key");
+    inputting = ok and "ending" or false;
     t.setCursorBlink(false);
     erase(MORE);
     scrolled = 0;
+    if not ok then
+      error(err, 0);
+    end
   end
 
   -- Called before anything is written: takes "Thinking..." away, pauses when due.

@@ -21,6 +21,7 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- turn (a list of events, or {err = {code, message}}, or TERMINATE, or a function of the
 -- screen's rows returning one of those); opts.replies[type]: the
 -- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
+-- opts.terminateAtPause: the "Press any key" (1 for the first) the player answers with Ctrl-T;
 -- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating).
 -- Returns ok, error, the window's rows, and a record of what was sent.
 local function run(args, opts)
@@ -128,6 +129,9 @@ local function run(args, opts)
         if filter == "key" then
           record.pauses[#record.pauses + 1] = rows();
           record.blinking = win.getCursorBlink();
+          if #record.pauses == opts.terminateAtPause then
+            error("Terminated", 0); -- the player holds Ctrl-T at this "Press any key"
+          end
           return "key", keys.space;
         end
         return os.pullEvent(filter);
@@ -232,6 +236,27 @@ describe("ai command", function()
       expect(record.pauses[2][1]):eq("line8");
       expect(record.pauses[2][8]):eq(MORE);
       expect(rows[7]):eq("line20");
+    end);
+
+    it("takes the pager's notice away on Ctrl-T and says so at once", function()
+      local long = {};
+      for i = 1, 20 do
+        long[#long + 1] = "line" .. i .. "\n";
+      end
+      local ok, err, rows, record = run({ "count" }, {
+        width = 51,
+        height = 8,
+        terminateAtPause = 1,
+        polls = { { text(1, table.concat(long)), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(#record.pauses):eq(1); -- no second "Press any key" before the abort line
+      expect(record.pauses[1][8]):eq(MORE);
+      expect(rows[6]):eq("line8"); -- the word it held back
+      expect(rows[7]):eq("Aborted: the turn was stopped (Ctrl-T).");
+      for _, row in ipairs(rows) do
+        expect(row:find(MORE, 1, true)):eq(nil);
+      end
     end);
 
     it("shows tool activity as one line each", function()
