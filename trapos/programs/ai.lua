@@ -218,6 +218,20 @@ local function newScreen(t)
   };
 end
 
+-- How the gateway's ai_unavailable lines begin when opencode is down or refuses (the probe's
+-- wording); a provider's own failure, with the same code, does not.
+local UNAVAILABLE_PREFIX = "the agent is unavailable: ";
+
+-- The one line for the agent being unavailable, whether a request or the turn said so: the
+-- gateway's prefix said once, and the fix.
+local function unavailableLine(message)
+  message = message or "opencode does not answer";
+  if message:sub(1, #UNAVAILABLE_PREFIX):lower() == UNAVAILABLE_PREFIX then
+    message = message:sub(#UNAVAILABLE_PREFIX + 1);
+  end
+  return "The agent is unavailable: " .. message .. ". Run: sandbox health";
+end
+
 -- One line for a failed request, naming the fix.
 local function explain(err)
   local code, message = tostring(err.code), err.message;
@@ -231,7 +245,7 @@ local function explain(err)
   elseif code == libsandbox.ERR_AI_DISABLED then
     return message or "The gateway's agent is off: its operator must set --ai-model (SANDBOX_AI_MODEL)";
   elseif code == libsandbox.ERR_AI_UNAVAILABLE then
-    return "The agent is unavailable: " .. (message or "opencode does not answer") .. ". Run: sandbox health";
+    return unavailableLine(message);
   elseif code == libsandbox.ERR_BUSY then
     return message or "The agent is still answering your last question; try again when it ends";
   elseif code == libsandbox.ERR_UNKNOWN_TURN then
@@ -310,7 +324,11 @@ local function showEvent(event)
   elseif event.kind == libsandbox.KIND_CUT then
     screen.line("(The answer was cut: " .. tostring(event.message) .. ")", "yellow");
   elseif event.kind == libsandbox.KIND_ERROR then
-    screen.line(tostring(event.message or event.code), "red");
+    local message = tostring(event.message or event.code);
+    if event.code == libsandbox.ERR_AI_UNAVAILABLE and message:sub(1, #UNAVAILABLE_PREFIX):lower() == UNAVAILABLE_PREFIX then
+      message = unavailableLine(message); -- opencode is down: the turn's line names the fix too
+    end
+    screen.line(message, "red");
   elseif event.kind == libsandbox.KIND_CONFIRM and not event.asked and event.refused == nil then
     -- Answered without the player (sandbox.ai_confirm false): say what was allowed. A change
     -- the settings refuse shows as its tool's failure, with why.

@@ -373,6 +373,25 @@ describe("ai command", function()
       expect(rows[4]):eq("");
     end);
 
+    it("names the fix when the turn fails because opencode is down, and shows a provider's failure as it is", function()
+      local ok, err, rows = run({ "hi" }, {
+        width = 80,
+        polls = { {
+          { seq = 1, kind = "error", code = "ai_unavailable", message = "the agent is unavailable: opencode at http://127.0.0.1:4242: connection refused" },
+          done(2, "error"),
+        } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1] .. " " .. rows[2]):eq("The agent is unavailable: opencode at http://127.0.0.1:4242: connection refused. Run: sandbox health");
+      expect(rows[3]):eq("");
+      ok, err, rows = run({ "hi" }, {
+        width = 80,
+        polls = { { { seq = 1, kind = "error", code = "ai_unavailable", message = "Incorrect API key provided: sk-ab****cd." }, done(2, "error") } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Incorrect API key provided: sk-ab****cd.");
+    end);
+
     it("names the old ai's opencc.* settings, which are not used any more", function()
       local ok, err, rows = run({ "hi" }, {
         width = 51,
@@ -400,8 +419,10 @@ describe("ai command", function()
     local cases = {
       { "ai_disabled", { code = "ai_disabled", message = "The gateway's agent is off: the operator must set --ai-model (SANDBOX_AI_MODEL)" },
         "The gateway's agent is off: the operator must set --ai-model (SANDBOX_AI_MODEL)" },
-      { "ai_unavailable", { code = "ai_unavailable", message = "opencode at http://127.0.0.1:4096: connection refused" },
+      { "ai_unavailable", { code = "ai_unavailable", message = "the agent is unavailable: opencode at http://127.0.0.1:4096: connection refused" },
         "The agent is unavailable: opencode at http://127.0.0.1:4096: connection refused. Run: sandbox health" },
+      { "ai_unavailable without the gateway's prefix", { code = "ai_unavailable", message = "opencode does not answer" },
+        "The agent is unavailable: opencode does not answer. Run: sandbox health" },
       { "busy", { code = "busy", message = "a turn is running on session main; try again when it ends" },
         "a turn is running on session main; try again when it ends" },
       { "not connected", { code = "not_connected", message = "the gateway is unreachable" },
