@@ -336,13 +336,23 @@ type askPayload struct {
 
 var sessionName = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 
+// askShape is ai.ask's payload, as a refusal shows it.
+const askShape = `{prompt, session?, screen?: {width, height}, kind?, colour?}`
+
+// payloadError is the bad_payload of an ai.* payload that encoding/json refused: the field and
+// what it must be, in the protocol's words (server.BodyError's, the API's one wording), never
+// the Go type it is decoded into.
+func payloadError(typ, shape string, err error) *protocol.Error {
+	return protocol.Errorf(protocol.CodeBadPayload, "%s's payload: %s", typ, server.BodyError(err, shape, nil))
+}
+
 func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
 		return nil, m.disabled()
 	}
 	var p askPayload
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.ask's payload: %s", firstLine(err.Error()))
+		return nil, payloadError(TypeAsk, askShape, err)
 	}
 	switch {
 	case p.Prompt == nil || strings.TrimSpace(*p.Prompt) == "":
@@ -537,7 +547,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 		Session *string `json:"session"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.reset's payload: %s", firstLine(err.Error()))
+		return nil, payloadError(TypeReset, "{session?}", err)
 	}
 	name := DefaultSession
 	if p.Session != nil {

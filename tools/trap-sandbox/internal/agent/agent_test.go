@@ -278,12 +278,18 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 		`{"prompt":"hi","session":"Bad Name"}`:           "session must be",
 		`{"prompt":"hi","kind":"robot"}`:                 "kind must be",
 		`{"prompt":"hi","screen":{"width":0}}`:           "screen must be",
+		// A field of the wrong kind is named in the protocol's words, not Go's.
+		`{"prompt":5}`: `ai.ask's payload: "prompt" must be a string (got a number)`,
+		`{"prompt":"hi","screen":{"width":"wide"}}`: `ai.ask's payload: "screen.width" must be a whole number (got a string)`,
 	} {
 		pe := ask("5:desk", payload)
 		require.NotNil(t, pe, payload)
 		assert.Equal(t, protocol.CodeBadPayload, pe.Code, payload)
 		assert.Contains(t, pe.Message, want, payload)
+		assert.NotContains(t, pe.Message, "Go struct", payload)
 	}
+	_, err = m.handleReset(context.Background(), protocol.Requester{AccountID: "local", TraposID: "5:desk"}, json.RawMessage(`{"session":5}`))
+	assert.EqualError(t, err, `bad_payload: ai.reset's payload: "session" must be a string (got a number)`)
 	// Two sessions within the burst, the third question is refused: opencode is down here,
 	// so the turns end at once with ai_unavailable, and the session is free again.
 	require.Nil(t, ask("5:desk", `{"prompt":"hi","session":"a"}`))
