@@ -296,7 +296,8 @@ local function doneLine(result)
 end
 
 libsandbox.defineSettings();
-local client = libsandbox.newAiClient({ request = libsandbox.request, settings = settings, term = term });
+local client = libsandbox.newAiClient({ request = libsandbox.request, settings = settings, term = term,
+  awaitReconnect = libsandbox.awaitReconnect });
 local screen = newScreen(term);
 
 -- The tool lines waiting for their end: a completed call that showed no running line

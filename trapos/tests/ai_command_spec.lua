@@ -474,6 +474,36 @@ describe("ai command", function()
       expect(err):eq("The gateway lost this answer (did it restart?); ask again");
     end);
 
+    it("waits for the daemon to reconnect after a restart of the gateway, then says the answer was lost", function()
+      stub(os, "startTimer", function() local id = 820000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local ok, err, _, record = run({ "hi" }, {
+        statuses = { { state = "connected", connected = true }, { state = "waiting", lastError = "lost the connection: going away" },
+          { state = "connected", connected = true } },
+        polls = {
+          { text(1, "Hel") },
+          { err = { code = "not_connected", message = "lost the connection: going away" } },
+          { err = { code = "unknown_turn", message = "no turn t1" } },
+        },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway lost this answer (did it restart?); ask again");
+      expect(record.statusRequests):eq(3);
+    end);
+
+    it("says the turn ended when the daemon got the same gateway back", function()
+      local ok, err, rows = run({ "hi" }, {
+        width = 51,
+        polls = {
+          { text(1, "Hello") },
+          { err = { code = "not_connected", message = "lost the connection" } },
+          { text(1, "Hello"), done(2, "disconnected") },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Hello");
+      expect(rows[2]):eq("The turn ended: this computer lost the gateway.");
+    end);
+
     it("refuses an unknown option", function()
       local ok, err, _, record = run({ "--frobnicate" });
       expect(ok):eq(false);
