@@ -269,7 +269,8 @@ end
 local function changeOf(event)
   local what = tostring(event.action or "change") .. " " .. tostring(event.detail or event.tool or "something");
   if type(event.bytes) == "number" then
-    what = what .. " (" .. math.floor(event.bytes) .. " bytes)";
+    local n = math.floor(event.bytes);
+    what = what .. " (" .. n .. (n == 1 and " byte)" or " bytes)");
   end
   return what;
 end

@@ -305,6 +305,17 @@ describe("ai command", function()
       expect(rows[1]):eq("Allowed: write /door.lua (312 bytes)");
     end);
 
+    it("says 1 byte, not 1 bytes", function()
+      local one = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file", detail = "/a", bytes = 1 };
+      local ok, err, rows = run({ "write it" }, {
+        width = 51,
+        settings = { ["sandbox.url"] = URL, ["sandbox.ai_confirm"] = false },
+        polls = { { one, done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Allowed: write /a (1 byte)");
+    end);
+
     it("aborts the turn on Ctrl-T and says so", function()
       local ok, err, rows, record = run({ "hi" }, {
         width = 51,
