@@ -388,7 +388,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		if busy.isDone() {
 			return nil, protocol.Errorf(protocol.CodeBusy, "the last turn on session %q is still stopping on opencode; ask again in a few seconds", name)
 		}
-		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is already running on session %q of this computer: wait for its answer or stop it (ai.abort), then ask again", name)
+		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is already running on session %q of this computer: wait for its answer or stop it (Q or Ctrl-T in the ai program; ai.abort), then ask again", name)
 	}
 	lim := m.limiters[caller]
 	if lim == nil {
@@ -565,7 +565,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	s := m.sessionLocked(key, pl)
 	if s.busy != nil {
 		m.mu.Unlock()
-		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is running on session %q: wait for it or stop it (ai.abort), then reset", name)
+		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is running on session %q: wait for it or stop it (Q or Ctrl-T in the ai program; ai.abort), then reset", name)
 	}
 	// Held busy by a placeholder while opencode forgets the conversation, so no ask races it.
 	hold := newTurn("reset", key.callerKey, s, m.ctx)

@@ -256,6 +256,27 @@ func TestOffWithoutAModel(t *testing.T) {
 	assert.ErrorContains(t, err, "PROVIDER/MODEL")
 }
 
+// TestBusyTellsThePlayerHowToStopTheTurn: a question or a reset while a turn runs names the
+// keys a player has (Q, Ctrl-T), not only the request a program sends.
+func TestBusyTellsThePlayerHowToStopTheTurn(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",
+		TurnDeadline: time.Hour}, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	caller := callerKey{from.AccountID, from.TraposID}
+	pl, err := m.placeOf(caller)
+	require.NoError(t, err)
+	m.mu.Lock()
+	s := m.sessionLocked(sessionKey{caller, DefaultSession}, pl)
+	s.busy = newTurn("turn_running", caller, s, context.Background())
+	m.mu.Unlock()
+	_, err = m.handleAsk(context.Background(), from, json.RawMessage(`{"prompt":"hi"}`))
+	assert.ErrorContains(t, err, "stop it (Q or Ctrl-T in the ai program; ai.abort), then ask again")
+	_, err = m.handleReset(context.Background(), from, json.RawMessage(`{}`))
+	assert.ErrorContains(t, err, "stop it (Q or Ctrl-T in the ai program; ai.abort), then reset")
+}
+
 func TestAskValidatesAndRateLimits(t *testing.T) {
 	var logs testkit.SyncBuffer
 	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",
