@@ -227,6 +227,11 @@ func New(cfg Config, logger *slog.Logger, reg *prometheus.Registry) (*Module, er
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("opencode url %q: give http(s)://host:port", cfg.OpencodeURL)
 	}
+	// opencode connects to it only when a computer first asks: a URL it cannot use would fail
+	// every question, so it is refused here, at start.
+	if u, err := url.Parse(cfg.MCPURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--ai-mcp-url %q: give the gateway's /mcp as opencode reaches it, http(s)://host:port/mcp", cfg.MCPURL)
+	}
 	// The directory itself connects to no MCP server and holds no pass (a file of an earlier
 	// version, which carried the API token, is rewritten without it); each computer's
 	// directory below it does (place.go).

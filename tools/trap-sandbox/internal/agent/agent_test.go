@@ -254,6 +254,13 @@ func TestOffWithoutAModel(t *testing.T) {
 
 	_, err = New(Config{Model: "nomodel"}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	assert.ErrorContains(t, err, "PROVIDER/MODEL")
+
+	// A --ai-mcp-url opencode cannot use is refused at start, not at every question.
+	for _, bad := range []string{"notaurl", "127.0.0.1:4444/mcp", "ws://127.0.0.1:4444/mcp"} {
+		_, err = New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: bad},
+			slog.New(slog.DiscardHandler), nil)
+		assert.ErrorContains(t, err, `--ai-mcp-url "`+bad+`": give the gateway's /mcp as opencode reaches it`, bad)
+	}
 }
 
 // TestBusyTellsThePlayerHowToStopTheTurn: a question or a reset while a turn runs names the
