@@ -338,8 +338,18 @@ local function showEvent(event)
   end
 end
 
+-- A run whose code (or command line) the one-line detail does not show whole comes with it
+-- (event.full): the player reads all of it, paged, before the question.
 local function confirm(event)
-  local answer = screen.ask(confirmQuestion(event));
+  local answer;
+  if type(event.full) == "string" and event.full ~= "" then
+    screen.line("The agent wants to " .. tostring(event.action or "run") .. " this on this computer:");
+    screen.text(event.full);
+    screen.finish();
+    answer = screen.ask("Allow? [y/N] ");
+  else
+    answer = screen.ask(confirmQuestion(event));
+  end
   return YES[answer:match("^%s*(.-)%s*$"):lower()] == true;
 end
 

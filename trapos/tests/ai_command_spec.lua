@@ -293,6 +293,24 @@ describe("ai command", function()
       end
     end);
 
+    it("shows a run's whole code before asking when its detail shows only part of it", function()
+      local full = "print('hello')\nfs.delete('/startup.lua')";
+      local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",
+        detail = "print('hello') fs.delete('/startup.lua')", full = full };
+      local ok, err, rows, record = run({ "run it" }, {
+        width = 51,
+        typed = { "n" },
+        polls = { { run1 }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("The agent wants to run this on this computer:");
+      expect(rows[2]):eq("print('hello')");
+      expect(rows[3]):eq("fs.delete('/startup.lua')");
+      expect(record.reads[1].row):eq("Allow? [y/N]");
+      expect(rows[4]):eq("Allow? [y/N] n");
+      expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
+    end);
+
     it("allows a change without asking when sandbox.ai_confirm is false", function()
       local ok, err, rows, record = run({ "write it" }, {
         width = 51,

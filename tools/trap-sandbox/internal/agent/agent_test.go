@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -396,4 +397,46 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 	// In CC bytes: 1024 é is within it (the confirmation is unknown, not the reason too long).
 	err = approve(`{"turnId":"turn_t","confirmId":"x","allow":false,"reason":"` + strings.Repeat("é", 1024) + `"}`)
 	assert.ErrorContains(t, err, `no confirmation "x" waits`)
+}
+
+// TestARunIsPutToThePlayerWhole: a run whose code the one-line detail cuts (or whose lines it
+// joins) carries the whole code, so the player approves what they can read; a short one-line
+// run needs no more than its detail; code too long to read is refused without asking.
+func TestARunIsPutToThePlayerWhole(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp"},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	hidden := "print('hello')\n" + strings.Repeat("-- padding\n", 10) + "fs.delete('/startup.lua') -- küche"
+	for _, c := range []struct{ tool, input, full string }{
+		{"run_lua", `{"traposId":"5:desk","code":` + strconv.Quote(hidden) + `}`, hidden},
+		{"run_lua", `{"traposId":"5:desk","code":"print(1)\nprint(2)"}`, "print(1)\nprint(2)"},
+		{"run_program", `{"traposId":"5:desk","command":"door open"}`, ""},
+		{"run_program", `{"traposId":"5:desk","command":"` + strings.Repeat("x ", 40) + `rm /startup.lua"}`, strings.Repeat("x ", 40) + "rm /startup.lua"},
+	} {
+		tr := newTestTurn()
+		m.turns[tr.id] = tr
+		got := make(chan verdict, 1)
+		go func() { got <- m.confirm(tr, toolPrefix+c.tool, []byte(c.input), agentTools[c.tool]) }()
+		var ev Event
+		require.Eventually(t, func() bool {
+			events, _ := tr.poll(context.Background(), 0, 0)
+			if len(events) > 0 {
+				ev = events[0]
+			}
+			return len(events) > 0
+		}, 5*time.Second, time.Millisecond)
+		assert.Equal(t, KindConfirm, ev.Kind)
+		assert.Equal(t, wireText(c.full), ev.Full, c.input)
+		assert.LessOrEqual(t, len(ev.Detail), detailMax)
+		require.True(t, tr.answerConfirm(ev.ConfirmID, confirmAnswer{allow: true}))
+		assert.True(t, (<-got).allow)
+	}
+
+	tr := newTestTurn()
+	v := m.confirm(tr, toolPrefix+"run_lua", []byte(`{"traposId":"5:desk","code":"`+strings.Repeat("x", fullMax+1)+`"}`), "run")
+	assert.False(t, v.allow)
+	assert.Equal(t, "This run's code is 4097 bytes: the player is shown at most 4096 to approve, so it was not put to them. Send a shorter one.", v.message)
+	events, _ := tr.poll(context.Background(), 0, 0)
+	assert.Empty(t, events, "nothing was put to the player")
 }
