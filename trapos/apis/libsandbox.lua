@@ -120,6 +120,30 @@ local function awaitConnection(timeoutSeconds)
   return status;
 end
 
+-- The states of a daemon that lost the gateway and is getting it back by itself.
+local RECONNECTING = {
+  [daemon.STATE_WAITING] = true, [daemon.STATE_CONNECTING] = true, [daemon.STATE_AUTHENTICATING] = true,
+};
+
+-- Waits up to timeoutSeconds (default the reconnect delay plus its jitter, plus
+-- REQUEST_TIMEOUT for the hello) for a daemon that lost the gateway to be connected again.
+-- Returns whether it is. A daemon that stopped for good (replaced, revoked, stopped) is not
+-- waited for.
+local function awaitReconnect(timeoutSeconds)
+  expect(1, timeoutSeconds, "number", "nil");
+  local limit = timeoutSeconds or (daemon.RECONNECT_DELAY + daemon.RECONNECT_JITTER + REQUEST_TIMEOUT);
+  local status = requestStatus();
+  local waited = 0;
+  while status ~= nil and not status.connected and RECONNECTING[status.state] and waited < limit do
+    waitFor(CONNECT_POLL, function(event)
+      return event[1] == EVENT_CONNECTED;
+    end);
+    waited = waited + CONNECT_POLL;
+    status = requestStatus();
+  end
+  return status ~= nil and status.connected == true;
+end
+
 -- Asks the daemon to drop its connection and connect again (also after `unauthorized`, and
 -- after stop()).
 local function reconnect()
@@ -147,7 +171,7 @@ end
 
 -- The agent's client for programs: the sandbox daemon carries its requests; the screen's size
 -- and the owner's sandbox.ai_confirm are read when a question is asked.
-local defaultAi = ai.newClient({ request = request });
+local defaultAi = ai.newClient({ request = request, awaitReconnect = awaitReconnect });
 
 -- The public surface, each name from the one module that owns it.
 return {
@@ -162,6 +186,7 @@ return {
   request = request,
   requestStatus = requestStatus,
   awaitConnection = awaitConnection,
+  awaitReconnect = awaitReconnect,
   reconnect = reconnect,
   stopDaemon = stopDaemon,
   serve = serveLib.serve,

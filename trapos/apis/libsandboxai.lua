@@ -84,10 +84,14 @@ end
 -- deps: request(type, payload) -> ok, payload, error (libsandbox.request, or a fake), and
 -- optionally settings (sandbox.ai_confirm and the permissions the agent's changes are checked
 -- against), fs (for that check), term (whose size and colour the agent is told) and kind
--- ("computer", "turtle" or "pocket").
+-- ("computer", "turtle" or "pocket"), and awaitReconnect() -> whether the daemon got the
+-- gateway back (libsandbox.awaitReconnect): with it, a poll that finds the daemon disconnected
+-- waits for it once and polls again, so the turn's own end is read (the gateway stopped it when
+-- the socket went, or restarted and forgot it) rather than the lost socket.
 local function newClient(deps)
   expect(1, deps, "table");
   field(deps, "request", "function");
+  field(deps, "awaitReconnect", "function", "nil");
   field(deps, "settings", "table", "nil");
   field(deps, "fs", "table", "nil");
   field(deps, "term", "table", "nil");
@@ -218,6 +222,7 @@ local function newClient(deps)
   -- {code, message} (the poll failed).
   local function follow(turnId, opts)
     local after, failures, waitMs = 0, 0, POLL_WAIT_MS;
+    local reconnected = false; -- waited for the daemon since the last poll that got through
     local result = { turnId = turnId };
     while true do
       if after > 0 and opts.onWait ~= nil then
@@ -225,7 +230,12 @@ local function newClient(deps)
       end
       local list, errOrDone = poll(turnId, after, waitMs);
       if list == nil then
-        if errOrDone.code ~= codec.ERR_TIMEOUT then
+        if errOrDone.code == codec.ERR_NOT_CONNECTED and deps.awaitReconnect ~= nil and not reconnected then
+          reconnected = true;
+          if not deps.awaitReconnect() then
+            return nil, errOrDone;
+          end
+        elseif errOrDone.code ~= codec.ERR_TIMEOUT then
           return nil, errOrDone;
         elseif waitMs > MIN_POLL_WAIT_MS then
           waitMs = math.max(MIN_POLL_WAIT_MS, math.floor(waitMs / 2));
@@ -236,7 +246,7 @@ local function newClient(deps)
           end
         end
       else
-        failures = 0;
+        failures, reconnected = 0, false;
         for _, event in ipairs(list) do
           if event.seq > after then
             after = event.seq;

@@ -70,15 +70,19 @@ local function newScreen(t)
 
   -- The cursor blinks while it waits, as read() does: the player is to act (and fakecraft,
   -- which types its next line when a blink starts, can drive the pager).
+  -- A Ctrl-T while it waits takes the notice away too, before the turn's abort line.
   local function pause()
     t.write(MORE);
     t.setCursorBlink(true);
     inputting = true;
-    os.pullEvent("key");
-    inputting = "ending";
+    local ok, err = pcall(os.pullEvent, "key");
+    inputting = ok and "ending" or false;
     t.setCursorBlink(false);
     erase(MORE);
     scrolled = 0;
+    if not ok then
+      error(err, 0);
+    end
   end
 
   -- Called before anything is written: takes "Thinking..." away, pauses when due.
@@ -214,6 +218,20 @@ local function newScreen(t)
   };
 end
 
+-- How the gateway's ai_unavailable lines begin when opencode is down or refuses (the probe's
+-- wording); a provider's own failure, with the same code, does not.
+local UNAVAILABLE_PREFIX = "the agent is unavailable: ";
+
+-- The one line for the agent being unavailable, whether a request or the turn said so: the
+-- gateway's prefix said once, and the fix.
+local function unavailableLine(message)
+  message = message or "opencode does not answer";
+  if message:sub(1, #UNAVAILABLE_PREFIX):lower() == UNAVAILABLE_PREFIX then
+    message = message:sub(#UNAVAILABLE_PREFIX + 1);
+  end
+  return "The agent is unavailable: " .. message .. ". Run: sandbox health";
+end
+
 -- One line for a failed request, naming the fix.
 local function explain(err)
   local code, message = tostring(err.code), err.message;
@@ -227,7 +245,7 @@ local function explain(err)
   elseif code == libsandbox.ERR_AI_DISABLED then
     return message or "The gateway's agent is off: its operator must set --ai-model (SANDBOX_AI_MODEL)";
   elseif code == libsandbox.ERR_AI_UNAVAILABLE then
-    return "The agent is unavailable: " .. (message or "opencode does not answer") .. ". Run: sandbox health";
+    return unavailableLine(message);
   elseif code == libsandbox.ERR_BUSY then
     return message or "The agent is still answering your last question; try again when it ends";
   elseif code == libsandbox.ERR_UNKNOWN_TURN then
@@ -251,7 +269,8 @@ end
 local function changeOf(event)
   local what = tostring(event.action or "change") .. " " .. tostring(event.detail or event.tool or "something");
   if type(event.bytes) == "number" then
-    what = what .. " (" .. math.floor(event.bytes) .. " bytes)";
+    local n = math.floor(event.bytes);
+    what = what .. " (" .. n .. (n == 1 and " byte)" or " bytes)");
   end
   return what;
 end
@@ -278,7 +297,8 @@ local function doneLine(result)
 end
 
 libsandbox.defineSettings();
-local client = libsandbox.newAiClient({ request = libsandbox.request, settings = settings, term = term });
+local client = libsandbox.newAiClient({ request = libsandbox.request, settings = settings, term = term,
+  awaitReconnect = libsandbox.awaitReconnect });
 local screen = newScreen(term);
 
 -- The tool lines waiting for their end: a completed call that showed no running line
@@ -306,7 +326,11 @@ local function showEvent(event)
   elseif event.kind == libsandbox.KIND_CUT then
     screen.line("(The answer was cut: " .. tostring(event.message) .. ")", "yellow");
   elseif event.kind == libsandbox.KIND_ERROR then
-    screen.line(tostring(event.message or event.code), "red");
+    local message = tostring(event.message or event.code);
+    if event.code == libsandbox.ERR_AI_UNAVAILABLE and message:sub(1, #UNAVAILABLE_PREFIX):lower() == UNAVAILABLE_PREFIX then
+      message = unavailableLine(message); -- opencode is down: the turn's line names the fix too
+    end
+    screen.line(message, "red");
   elseif event.kind == libsandbox.KIND_CONFIRM and not event.asked and event.refused == nil then
     -- Answered without the player (sandbox.ai_confirm false): say what was allowed. A change
     -- the settings refuse shows as its tool's failure, with why.
@@ -314,8 +338,18 @@ local function showEvent(event)
   end
 end
 
+-- A run whose code (or command line) the one-line detail does not show whole comes with it
+-- (event.full): the player reads all of it, paged, before the question.
 local function confirm(event)
-  local answer = screen.ask(confirmQuestion(event));
+  local answer;
+  if type(event.full) == "string" and event.full ~= "" then
+    screen.line("The agent wants to " .. tostring(event.action or "run") .. " this on this computer:");
+    screen.text(event.full);
+    screen.finish();
+    answer = screen.ask("Allow? [y/N] ");
+  else
+    answer = screen.ask(confirmQuestion(event));
+  end
   return YES[answer:match("^%s*(.-)%s*$"):lower()] == true;
 end
 

@@ -21,6 +21,7 @@ local function done(seq, reason) return { seq = seq, kind = "done", reason = rea
 -- turn (a list of events, or {err = {code, message}}, or TERMINATE, or a function of the
 -- screen's rows returning one of those); opts.replies[type]: the
 -- answer to other types ({ok, payload, err}); opts.typed: read()'s lines; opts.settings;
+-- opts.terminateAtPause: the "Press any key" (1 for the first) the player answers with Ctrl-T;
 -- opts.noDaemon, or opts.statuses (the daemon's statuses in turn, the last repeating).
 -- Returns ok, error, the window's rows, and a record of what was sent.
 local function run(args, opts)
@@ -128,6 +129,9 @@ local function run(args, opts)
         if filter == "key" then
           record.pauses[#record.pauses + 1] = rows();
           record.blinking = win.getCursorBlink();
+          if #record.pauses == opts.terminateAtPause then
+            error("Terminated", 0); -- the player holds Ctrl-T at this "Press any key"
+          end
           return "key", keys.space;
         end
         return os.pullEvent(filter);
@@ -234,6 +238,27 @@ describe("ai command", function()
       expect(rows[7]):eq("line20");
     end);
 
+    it("takes the pager's notice away on Ctrl-T and says so at once", function()
+      local long = {};
+      for i = 1, 20 do
+        long[#long + 1] = "line" .. i .. "\n";
+      end
+      local ok, err, rows, record = run({ "count" }, {
+        width = 51,
+        height = 8,
+        terminateAtPause = 1,
+        polls = { { text(1, table.concat(long)), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(#record.pauses):eq(1); -- no second "Press any key" before the abort line
+      expect(record.pauses[1][8]):eq(MORE);
+      expect(rows[6]):eq("line8"); -- the word it held back
+      expect(rows[7]):eq("Aborted: the turn was stopped (Ctrl-T).");
+      for _, row in ipairs(rows) do
+        expect(row:find(MORE, 1, true)):eq(nil);
+      end
+    end);
+
     it("shows tool activity as one line each", function()
       local ok, err, rows = run({ "fix" }, {
         width = 40,
@@ -268,6 +293,24 @@ describe("ai command", function()
       end
     end);
 
+    it("shows a run's whole code before asking when its detail shows only part of it", function()
+      local full = "print('hello')\nfs.delete('/startup.lua')";
+      local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",
+        detail = "print('hello') fs.delete('/startup.lua')", full = full };
+      local ok, err, rows, record = run({ "run it" }, {
+        width = 51,
+        typed = { "n" },
+        polls = { { run1 }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("The agent wants to run this on this computer:");
+      expect(rows[2]):eq("print('hello')");
+      expect(rows[3]):eq("fs.delete('/startup.lua')");
+      expect(record.reads[1].row):eq("Allow? [y/N]");
+      expect(rows[4]):eq("Allow? [y/N] n");
+      expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
+    end);
+
     it("allows a change without asking when sandbox.ai_confirm is false", function()
       local ok, err, rows, record = run({ "write it" }, {
         width = 51,
@@ -278,6 +321,17 @@ describe("ai command", function()
       expect(#record.reads):eq(0);
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
       expect(rows[1]):eq("Allowed: write /door.lua (312 bytes)");
+    end);
+
+    it("says 1 byte, not 1 bytes", function()
+      local one = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file", detail = "/a", bytes = 1 };
+      local ok, err, rows = run({ "write it" }, {
+        width = 51,
+        settings = { ["sandbox.url"] = URL, ["sandbox.ai_confirm"] = false },
+        polls = { { one, done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Allowed: write /a (1 byte)");
     end);
 
     it("aborts the turn on Ctrl-T and says so", function()
@@ -348,6 +402,25 @@ describe("ai command", function()
       expect(rows[4]):eq("");
     end);
 
+    it("names the fix when the turn fails because opencode is down, and shows a provider's failure as it is", function()
+      local ok, err, rows = run({ "hi" }, {
+        width = 80,
+        polls = { {
+          { seq = 1, kind = "error", code = "ai_unavailable", message = "the agent is unavailable: opencode at http://127.0.0.1:4242: connection refused" },
+          done(2, "error"),
+        } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1] .. " " .. rows[2]):eq("The agent is unavailable: opencode at http://127.0.0.1:4242: connection refused. Run: sandbox health");
+      expect(rows[3]):eq("");
+      ok, err, rows = run({ "hi" }, {
+        width = 80,
+        polls = { { { seq = 1, kind = "error", code = "ai_unavailable", message = "Incorrect API key provided: sk-ab****cd." }, done(2, "error") } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Incorrect API key provided: sk-ab****cd.");
+    end);
+
     it("names the old ai's opencc.* settings, which are not used any more", function()
       local ok, err, rows = run({ "hi" }, {
         width = 51,
@@ -375,8 +448,10 @@ describe("ai command", function()
     local cases = {
       { "ai_disabled", { code = "ai_disabled", message = "The gateway's agent is off: the operator must set --ai-model (SANDBOX_AI_MODEL)" },
         "The gateway's agent is off: the operator must set --ai-model (SANDBOX_AI_MODEL)" },
-      { "ai_unavailable", { code = "ai_unavailable", message = "opencode at http://127.0.0.1:4096: connection refused" },
+      { "ai_unavailable", { code = "ai_unavailable", message = "the agent is unavailable: opencode at http://127.0.0.1:4096: connection refused" },
         "The agent is unavailable: opencode at http://127.0.0.1:4096: connection refused. Run: sandbox health" },
+      { "ai_unavailable without the gateway's prefix", { code = "ai_unavailable", message = "opencode does not answer" },
+        "The agent is unavailable: opencode does not answer. Run: sandbox health" },
       { "busy", { code = "busy", message = "a turn is running on session main; try again when it ends" },
         "a turn is running on session main; try again when it ends" },
       { "not connected", { code = "not_connected", message = "the gateway is unreachable" },
@@ -426,6 +501,36 @@ describe("ai command", function()
       local ok, err = run({ "hi" }, { polls = { { err = { code = "unknown_turn", message = "no turn t1" } } } });
       expect(ok):eq(false);
       expect(err):eq("The gateway lost this answer (did it restart?); ask again");
+    end);
+
+    it("waits for the daemon to reconnect after a restart of the gateway, then says the answer was lost", function()
+      stub(os, "startTimer", function() local id = 820000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local ok, err, _, record = run({ "hi" }, {
+        statuses = { { state = "connected", connected = true }, { state = "waiting", lastError = "lost the connection: going away" },
+          { state = "connected", connected = true } },
+        polls = {
+          { text(1, "Hel") },
+          { err = { code = "not_connected", message = "lost the connection: going away" } },
+          { err = { code = "unknown_turn", message = "no turn t1" } },
+        },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway lost this answer (did it restart?); ask again");
+      expect(record.statusRequests):eq(3);
+    end);
+
+    it("says the turn ended when the daemon got the same gateway back", function()
+      local ok, err, rows = run({ "hi" }, {
+        width = 51,
+        polls = {
+          { text(1, "Hello") },
+          { err = { code = "not_connected", message = "lost the connection" } },
+          { text(1, "Hello"), done(2, "disconnected") },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Hello");
+      expect(rows[2]):eq("The turn ended: this computer lost the gateway.");
     end);
 
     it("refuses an unknown option", function()

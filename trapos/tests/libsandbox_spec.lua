@@ -200,7 +200,7 @@ describe("libsandbox", function()
     -- module is not public until it is listed in libsandbox.lua.
     local NAMES = {
       "VERSION", "REQUEST_TIMEOUT", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
-      "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "reconnect",
+      "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "reconnect",
       "stopDaemon", "serve", "registerCompletion",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "FILES_NONE", "FILES_READ", "FILES_WRITE",

@@ -273,6 +273,30 @@ describe("libsandboxai", function()
       expect(sent[#sent].waitMs):eq(lib.MIN_POLL_WAIT_MS);
     end);
 
+    it("waits once for the daemon after a lost connection, then reads the turn's end", function()
+      local lost = { err = { code = "not_connected", message = "lost the connection" } };
+      local gw = gateway({ lost, { { { seq = 1, kind = "done", reason = "disconnected" } }, true } });
+      local waits = 0;
+      local result = lib.newClient({ request = gw.request, term = fakeTerm,
+        awaitReconnect = function() waits = waits + 1; return true; end }).run("hi");
+      expect(result.reason):eq("disconnected");
+      expect(waits):eq(1);
+    end);
+
+    it("returns not_connected when the daemon does not come back, or loses it again at once", function()
+      local lost = { err = { code = "not_connected", message = "lost the connection" } };
+      for _, case in ipairs({ { false, 1 }, { true, 2 } }) do
+        local gw = gateway({ lost, lost, lost });
+        local waits = 0;
+        local result, err = lib.newClient({ request = gw.request, term = fakeTerm,
+          awaitReconnect = function() waits = waits + 1; return case[1]; end }).run("hi");
+        expect(result):eq(nil);
+        expect(err.code):eq("not_connected");
+        expect(waits):eq(1);
+        expect(#gw.of(lib.TYPE_POLL)):eq(case[2]);
+      end
+    end);
+
     it("returns other poll errors at once", function()
       local gw = gateway({ { err = { code = "unknown_turn", message = "no turn t1" } } });
       local result, err = lib.newClient({ request = gw.request, term = fakeTerm }).run("hi");

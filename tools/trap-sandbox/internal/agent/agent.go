@@ -227,6 +227,11 @@ func New(cfg Config, logger *slog.Logger, reg *prometheus.Registry) (*Module, er
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
 		return nil, fmt.Errorf("opencode url %q: give http(s)://host:port", cfg.OpencodeURL)
 	}
+	// opencode connects to it only when a computer first asks: a URL it cannot use would fail
+	// every question, so it is refused here, at start.
+	if u, err := url.Parse(cfg.MCPURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--ai-mcp-url %q: give the gateway's /mcp as opencode reaches it, http(s)://host:port/mcp", cfg.MCPURL)
+	}
 	// The directory itself connects to no MCP server and holds no pass (a file of an earlier
 	// version, which carried the API token, is rewritten without it); each computer's
 	// directory below it does (place.go).
@@ -336,19 +341,29 @@ type askPayload struct {
 
 var sessionName = regexp.MustCompile(`^[a-z0-9_-]{1,32}$`)
 
+// askShape is ai.ask's payload, as a refusal shows it.
+const askShape = `{prompt, session?, screen?: {width, height}, kind?, colour?}`
+
+// payloadError is the bad_payload of an ai.* payload that encoding/json refused: the field and
+// what it must be, in the protocol's words (server.BodyError's, the API's one wording), never
+// the Go type it is decoded into.
+func payloadError(typ, shape string, err error) *protocol.Error {
+	return protocol.Errorf(protocol.CodeBadPayload, "%s's payload: %s", typ, server.BodyError(err, shape, nil))
+}
+
 func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw json.RawMessage) (json.RawMessage, error) {
 	if !m.Enabled() {
 		return nil, m.disabled()
 	}
 	var p askPayload
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.ask's payload: %s", firstLine(err.Error()))
+		return nil, payloadError(TypeAsk, askShape, err)
 	}
 	switch {
 	case p.Prompt == nil || strings.TrimSpace(*p.Prompt) == "":
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.ask needs a prompt (a non-empty string of at most %d bytes)", MaxPromptBytes)
-	case len(*p.Prompt) > MaxPromptBytes:
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "the prompt is %d bytes; the limit is %d", len(*p.Prompt), MaxPromptBytes)
+	case protocol.WireLen(*p.Prompt) > MaxPromptBytes: // CC bytes: é is one, as the computer counts it
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "the prompt is %d bytes; the limit is %d", protocol.WireLen(*p.Prompt), MaxPromptBytes)
 	case p.Kind != nil && *p.Kind != "computer" && *p.Kind != "turtle" && *p.Kind != "pocket":
 		return nil, protocol.Errorf(protocol.CodeBadPayload, `kind must be "computer", "turtle" or "pocket"`)
 	case p.Screen != nil && (p.Screen.Width <= 0 || p.Screen.Height <= 0 || p.Screen.Width > 1000 || p.Screen.Height > 1000):
@@ -378,7 +393,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		if busy.isDone() {
 			return nil, protocol.Errorf(protocol.CodeBusy, "the last turn on session %q is still stopping on opencode; ask again in a few seconds", name)
 		}
-		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is already running on session %q of this computer: wait for its answer or stop it (ai.abort), then ask again", name)
+		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is already running on session %q of this computer: wait for its answer or stop it (Q or Ctrl-T in the ai program; ai.abort), then ask again", name)
 	}
 	lim := m.limiters[caller]
 	if lim == nil {
@@ -405,7 +420,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	body := promptBody{Parts: []textPart{{Type: "text", Text: hostText(*p.Prompt)}}, Model: m.model,
 		System: systemText(from.TraposID, p.Kind, p.Screen, p.Colour)}
 	m.metrics.started()
-	m.log.Info("agent: turn started", "traposId", from.TraposID, "session", name, "turnId", t.id, "promptBytes", len(*p.Prompt))
+	m.log.Info("agent: turn started", "traposId", from.TraposID, "session", name, "turnId", t.id, "promptBytes", protocol.WireLen(*p.Prompt))
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -514,8 +529,8 @@ func (m *Module) handleApprove(_ context.Context, from protocol.Requester, raw j
 	}
 	a := confirmAnswer{allow: *p.Allow}
 	if p.Reason != nil && !a.allow {
-		if len(*p.Reason) > maxReasonBytes {
-			return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve's reason is %d bytes; the limit is %d", len(*p.Reason), maxReasonBytes)
+		if n := protocol.WireLen(*p.Reason); n > maxReasonBytes {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.approve's reason is %d bytes; the limit is %d", n, maxReasonBytes)
 		}
 		a.reason = firstLine(hostText(*p.Reason))
 	}
@@ -537,7 +552,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 		Session *string `json:"session"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "ai.reset's payload: %s", firstLine(err.Error()))
+		return nil, payloadError(TypeReset, "{session?}", err)
 	}
 	name := DefaultSession
 	if p.Session != nil {
@@ -555,7 +570,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	s := m.sessionLocked(key, pl)
 	if s.busy != nil {
 		m.mu.Unlock()
-		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is running on session %q: wait for it or stop it (ai.abort), then reset", name)
+		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is running on session %q: wait for it or stop it (Q or Ctrl-T in the ai program; ai.abort), then reset", name)
 	}
 	// Held busy by a placeholder while opencode forgets the conversation, so no ask races it.
 	hold := newTurn("reset", key.callerKey, s, m.ctx)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -254,6 +255,34 @@ func TestOffWithoutAModel(t *testing.T) {
 
 	_, err = New(Config{Model: "nomodel"}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	assert.ErrorContains(t, err, "PROVIDER/MODEL")
+
+	// A --ai-mcp-url opencode cannot use is refused at start, not at every question.
+	for _, bad := range []string{"notaurl", "127.0.0.1:4444/mcp", "ws://127.0.0.1:4444/mcp"} {
+		_, err = New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: bad},
+			slog.New(slog.DiscardHandler), nil)
+		assert.ErrorContains(t, err, `--ai-mcp-url "`+bad+`": give the gateway's /mcp as opencode reaches it`, bad)
+	}
+}
+
+// TestBusyTellsThePlayerHowToStopTheTurn: a question or a reset while a turn runs names the
+// keys a player has (Q, Ctrl-T), not only the request a program sends.
+func TestBusyTellsThePlayerHowToStopTheTurn(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",
+		TurnDeadline: time.Hour}, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	caller := callerKey{from.AccountID, from.TraposID}
+	pl, err := m.placeOf(caller)
+	require.NoError(t, err)
+	m.mu.Lock()
+	s := m.sessionLocked(sessionKey{caller, DefaultSession}, pl)
+	s.busy = newTurn("turn_running", caller, s, context.Background())
+	m.mu.Unlock()
+	_, err = m.handleAsk(context.Background(), from, json.RawMessage(`{"prompt":"hi"}`))
+	assert.ErrorContains(t, err, "stop it (Q or Ctrl-T in the ai program; ai.abort), then ask again")
+	_, err = m.handleReset(context.Background(), from, json.RawMessage(`{}`))
+	assert.ErrorContains(t, err, "stop it (Q or Ctrl-T in the ai program; ai.abort), then reset")
 }
 
 func TestAskValidatesAndRateLimits(t *testing.T) {
@@ -278,12 +307,18 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 		`{"prompt":"hi","session":"Bad Name"}`:           "session must be",
 		`{"prompt":"hi","kind":"robot"}`:                 "kind must be",
 		`{"prompt":"hi","screen":{"width":0}}`:           "screen must be",
+		// A field of the wrong kind is named in the protocol's words, not Go's.
+		`{"prompt":5}`: `ai.ask's payload: "prompt" must be a string (got a number)`,
+		`{"prompt":"hi","screen":{"width":"wide"}}`: `ai.ask's payload: "screen.width" must be a whole number (got a string)`,
 	} {
 		pe := ask("5:desk", payload)
 		require.NotNil(t, pe, payload)
 		assert.Equal(t, protocol.CodeBadPayload, pe.Code, payload)
 		assert.Contains(t, pe.Message, want, payload)
+		assert.NotContains(t, pe.Message, "Go struct", payload)
 	}
+	_, err = m.handleReset(context.Background(), protocol.Requester{AccountID: "local", TraposID: "5:desk"}, json.RawMessage(`{"session":5}`))
+	assert.EqualError(t, err, `bad_payload: ai.reset's payload: "session" must be a string (got a number)`)
 	// Two sessions within the burst, the third question is refused: opencode is down here,
 	// so the turns end at once with ai_unavailable, and the session is free again.
 	require.Nil(t, ask("5:desk", `{"prompt":"hi","session":"a"}`))
@@ -294,6 +329,13 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	assert.Contains(t, pe.Message, "too many questions from this computer")
 	assert.Nil(t, ask("6:vault", `{"prompt":"hi"}`), "another computer has its own limit")
 	assert.NotContains(t, logs.String(), `"hi"`)
+
+	// The limit is in CC bytes, as the computer counts them: é is one byte there (U+00E9 on
+	// the wire), though two in Go's UTF-8.
+	assert.Nil(t, ask("7:latin", `{"prompt":"`+strings.Repeat("é", MaxPromptBytes)+`"}`), "4096 CC bytes")
+	pe = ask("7:latin", `{"prompt":"`+strings.Repeat("é", MaxPromptBytes+1)+`"}`)
+	require.NotNil(t, pe)
+	assert.Equal(t, "the prompt is 4097 bytes; the limit is 4096", pe.Message)
 }
 
 // TestConfirmCarriesTheRequestAndTheComputersRefusal: a confirm event names the request the
@@ -352,4 +394,49 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 	}
 	err = approve(`{"turnId":"turn_t","confirmId":"x","allow":false,"reason":"` + strings.Repeat("x", 1025) + `"}`)
 	assert.ErrorContains(t, err, "the limit is 1024")
+	// In CC bytes: 1024 é is within it (the confirmation is unknown, not the reason too long).
+	err = approve(`{"turnId":"turn_t","confirmId":"x","allow":false,"reason":"` + strings.Repeat("é", 1024) + `"}`)
+	assert.ErrorContains(t, err, `no confirmation "x" waits`)
+}
+
+// TestARunIsPutToThePlayerWhole: a run whose code the one-line detail cuts (or whose lines it
+// joins) carries the whole code, so the player approves what they can read; a short one-line
+// run needs no more than its detail; code too long to read is refused without asking.
+func TestARunIsPutToThePlayerWhole(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp"},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	hidden := "print('hello')\n" + strings.Repeat("-- padding\n", 10) + "fs.delete('/startup.lua') -- küche"
+	for _, c := range []struct{ tool, input, full string }{
+		{"run_lua", `{"traposId":"5:desk","code":` + strconv.Quote(hidden) + `}`, hidden},
+		{"run_lua", `{"traposId":"5:desk","code":"print(1)\nprint(2)"}`, "print(1)\nprint(2)"},
+		{"run_program", `{"traposId":"5:desk","command":"door open"}`, ""},
+		{"run_program", `{"traposId":"5:desk","command":"` + strings.Repeat("x ", 40) + `rm /startup.lua"}`, strings.Repeat("x ", 40) + "rm /startup.lua"},
+	} {
+		tr := newTestTurn()
+		m.turns[tr.id] = tr
+		got := make(chan verdict, 1)
+		go func() { got <- m.confirm(tr, toolPrefix+c.tool, []byte(c.input), agentTools[c.tool]) }()
+		var ev Event
+		require.Eventually(t, func() bool {
+			events, _ := tr.poll(context.Background(), 0, 0)
+			if len(events) > 0 {
+				ev = events[0]
+			}
+			return len(events) > 0
+		}, 5*time.Second, time.Millisecond)
+		assert.Equal(t, KindConfirm, ev.Kind)
+		assert.Equal(t, wireText(c.full), ev.Full, c.input)
+		assert.LessOrEqual(t, len(ev.Detail), detailMax)
+		require.True(t, tr.answerConfirm(ev.ConfirmID, confirmAnswer{allow: true}))
+		assert.True(t, (<-got).allow)
+	}
+
+	tr := newTestTurn()
+	v := m.confirm(tr, toolPrefix+"run_lua", []byte(`{"traposId":"5:desk","code":"`+strings.Repeat("x", fullMax+1)+`"}`), "run")
+	assert.False(t, v.allow)
+	assert.Equal(t, "This run's code is 4097 bytes: the player is shown at most 4096 to approve, so it was not put to them. Send a shorter one.", v.message)
+	events, _ := tr.poll(context.Background(), 0, 0)
+	assert.Empty(t, events, "nothing was put to the player")
 }

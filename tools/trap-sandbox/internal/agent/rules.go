@@ -128,6 +128,28 @@ type toolCall struct {
 // detailMax bounds a tool event's detail: one short line on a 51-column screen.
 const detailMax = 60
 
+// fullMax bounds the code or command line a run puts before the player whole (fullOf): longer,
+// the run is refused, since the player could not read what they approve.
+const fullMax = 4096
+
+// fullOf is the whole code of a run_lua, or command line of a run_program, when the detail
+// shows less of it (cut at detailMax, or its lines joined), and what it is ("code",
+// "command"); "" when the detail shows it all, or for other tools.
+func fullOf(tool string, input json.RawMessage, detail string) (full, what string) {
+	var c toolCall
+	_ = json.Unmarshal(input, &c)
+	switch tool {
+	case "run_lua":
+		full, what = c.Code, "code"
+	case "run_program":
+		full, what = c.Command, "command"
+	}
+	if full == detail {
+		return "", what
+	}
+	return full, what
+}
+
 // describe is the short summary of a call shown to the player ("/door.lua", "ls /rom") and
 // the byte count of a write, when known.
 func describe(tool string, input json.RawMessage) (detail string, size *int) {

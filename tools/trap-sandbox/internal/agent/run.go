@@ -282,11 +282,17 @@ func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
 func (m *Module) confirm(t *turn, permission string, input []byte, action string) verdict {
 	name := strings.TrimPrefix(permission, toolPrefix)
 	detail, size := describe(name, input)
+	// A run is approved on what it runs: its whole code, when the detail shows only part.
+	full, what := fullOf(name, input, detail)
+	full = wireText(full)
+	if n := protocol.WireLen(full); n > fullMax {
+		return verdict{message: fmt.Sprintf("This run's %s is %d bytes: the player is shown at most %d to approve, so it was not put to them. Send a shorter one.", what, n, fullMax)}
+	}
 	id := newID("confirm")
 	answer := t.askConfirm(id)
 	defer t.dropConfirm(id)
 	t.add(Event{Kind: KindConfirm, ConfirmID: id, Action: action, Tool: wireText(name), Detail: wireText(detail), Bytes: size,
-		Request: changeRequest(name, input)})
+		Full: full, Request: changeRequest(name, input)})
 	timer := time.NewTimer(m.cfg.ConfirmTimeout)
 	defer timer.Stop()
 	select {

@@ -42,6 +42,9 @@ type Event struct {
 	Reason    string `json:"reason,omitempty"`
 	// Error is a tool's failure, on a tool event in state error.
 	Error string `json:"error,omitempty"`
+	// Full is, on a confirm event of a run, its whole code or command line when Detail shows
+	// only part of it (cut, or its lines joined): the player reads it before answering.
+	Full string `json:"full,omitempty"`
 	// Request is, on a confirm event, the request the tool will send the computer (its type
 	// and the payload's paths), so the computer checks its own settings before it asks the
 	// player.
@@ -57,7 +60,7 @@ type ConfirmRequest struct {
 
 // size is what an event weighs against a poll reply's text budget.
 func (e *Event) size() int {
-	n := len(e.Text) + len(e.Detail) + len(e.Message) + len(e.Error) + 64
+	n := len(e.Text) + len(e.Detail) + len(e.Full) + len(e.Message) + len(e.Error) + 64
 	if e.Request != nil {
 		for _, v := range e.Request.Payload {
 			n += len(v) + 16

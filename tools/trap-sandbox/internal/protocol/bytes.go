@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // The byte rule (docs/protocol.md): CC strings are bytes, and on the wire a byte string is a
@@ -20,6 +21,10 @@ func WireOfBytes(b []byte) string {
 	}
 	return sb.String()
 }
+
+// WireLen is how many bytes a wire string stands for: its code points, so "é" (U+00E9, two
+// bytes of UTF-8 in Go) is one. A limit in CC bytes is checked with it, never with len().
+func WireLen(s string) int { return utf8.RuneCountInString(s) }
 
 // BytesOfWire is the bytes a wire string stands for. A code point above U+00FF stands for no
 // byte and is an error naming it.

@@ -17,6 +17,7 @@ func TestByteRuleRoundTripsAll256Values(t *testing.T) {
 	back, err := BytesOfWire(wire)
 	require.NoError(t, err)
 	assert.Equal(t, all, back)
+	assert.Equal(t, 256, WireLen(wire), "one byte per code point, though U+0080-U+00FF take two in UTF-8")
 
 	// Through JSON as Go encodes it (raw UTF-8 above U+007F, \u00XX for controls and <>&).
 	encoded, err := json.Marshal(wire)

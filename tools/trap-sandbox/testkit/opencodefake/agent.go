@@ -11,7 +11,8 @@ package opencodefake
 // directory) with text deltas, tool parts (pending → running → completed/error) and permission asks that
 // carry no arguments (the tool part with the input comes right after the ask); replies
 // once/reject (with and without a message)/always (instance-wide); abort; retries; a
-// provider that stalls; a second prompt on a busy session queued, not refused.
+// provider that stalls; a second prompt on a busy session queued, not refused; session.idle
+// twice in a row after an error or an abort.
 
 import (
 	"context"
@@ -530,6 +531,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	s.history = append(s.history, text)
 	rules := append(slices.Clone(in.cfgPerm), s.Permission...)
 	a.mu.Unlock()
+	failed := false // an error or an abort: opencode 1.18.33 then sends session.idle twice in a row
 	defer func() {
 		cancel()
 		a.mu.Lock()
@@ -538,6 +540,9 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 		a.mu.Unlock()
 		a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "idle"}})
 		a.emit(in.dir, "session.idle", map[string]any{"sessionID": s.ID})
+		if failed {
+			a.emit(in.dir, "session.idle", map[string]any{"sessionID": s.ID})
+		}
 	}()
 	go func() { // the fake's Close ends every turn
 		select {
@@ -559,6 +564,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 		"messageID": userID, "type": "text", "text": text}})
 	a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "busy"}})
 	if !slices.Contains(a.models, model) {
+		failed = true
 		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": namedError("UnknownError",
 			"Model not found: "+model+". Did you mean: "+strings.Join(a.models, ", ")+"?")})
 		return turnResult{status: http.StatusInternalServerError, body: map[string]any{"name": "UnknownError", "data": map[string]any{
@@ -572,6 +578,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	provider, modelID, _ := strings.Cut(model, "/")
 	info := map[string]any{"id": t.messageID, "role": "assistant", "parentID": userID, "modelID": modelID,
 		"providerID": provider, "finish": "stop"}
+	failed = ctx.Err() != nil || t.failure != nil
 	switch {
 	case ctx.Err() != nil:
 		info["error"] = namedError("MessageAbortedError", "Aborted")

@@ -206,3 +206,62 @@ func TestGlobalEventsCarryEveryDirectory(t *testing.T) {
 	assert.Equal(t, "hi from "+one.dir, seen[one.dir])
 	assert.Equal(t, "hi from "+two.dir, seen[two.dir])
 }
+
+// TestIdleComesTwiceAfterAFailure: after an error or an abort opencode 1.18.33 sends
+// session.idle twice in a row (opencode-prompting.md), so a client must not take the second
+// for the end of the session's next turn.
+func TestIdleComesTwiceAfterAFailure(t *testing.T) {
+	oc := Start(t, Options{Password: password})
+	oc.Agent(func(tu *Turn) {
+		switch tu.Prompt() {
+		case "fail":
+			tu.FailProvider("Incorrect API key provided", 401)
+		case "stall":
+			tu.Stall()
+		default:
+			tu.Text("hi")
+		}
+	}, "p/m")
+	c := agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ev := c.events(ctx)
+	next(t, ev, "server.connected")
+	_, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t"})
+	id := sess["id"].(string)
+	prompt := func(text string) {
+		c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": text}},
+			"model": map[string]string{"providerID": "p", "modelID": "m"}})
+	}
+	prompt("fail")
+	done := make(chan struct{})
+	go func() { defer close(done); prompt("stall") }()
+	var seen []string
+	record := func(until int) { // the busy and idle marks, until the until-th idle
+		for idles := 0; idles < until; {
+			var e map[string]any
+			select {
+			case e = <-ev:
+			case <-time.After(10 * time.Second): // only a failing fake gets here
+				t.Fatalf("no idle %d; seen %v", idles+1, seen)
+			}
+			props, _ := e["properties"].(map[string]any)
+			switch e["type"] {
+			case "session.idle":
+				seen = append(seen, "idle")
+				idles++
+			case "session.status":
+				if st, _ := props["status"].(map[string]any); st["type"] == "busy" {
+					seen = append(seen, "busy")
+				}
+			}
+		}
+	}
+	record(2)
+	next(t, ev, "message.updated") // the stalled turn has begun: the abort reaches it
+	c.call(http.MethodPost, "/session/"+id+"/abort", nil)
+	<-done
+	prompt("hi")
+	record(3)
+	assert.Equal(t, []string{"busy", "idle", "idle", "busy", "idle", "idle", "busy", "idle"}, seen)
+}
