@@ -104,9 +104,18 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	require.NoError(t, err)
 	got, _ = d.File("/raw.bin")
 	assert.Equal(t, raw, got, "--binary moves the bytes unchanged")
-	out, err = runClient(t, "get", "--url", base, "--binary", "7:", "/raw.bin", "-")
+	out, errOut, err = runWith(t, "", "get", "--url", base, "--binary", "7:", "/raw.bin", "-")
 	require.NoError(t, err)
 	assert.Equal(t, raw, []byte(out))
+	assert.Empty(t, errOut)
+	// As text, a file with control bytes changes: one warning, naming --binary, as put gives.
+	_, errOut, err = runWith(t, "", "get", "--url", base, "7:", "/raw.bin", filepath.Join(back, "raw.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "trap-sandbox: warning: /raw.bin holds control bytes (it looks binary) and was written as text, which changed its bytes; "+
+		"get --binary copies them unchanged\n", errOut)
+	_, errOut, err = runWith(t, "", "get", "--url", base, "7:", "/programs/door.lua", "-")
+	require.NoError(t, err)
+	assert.Empty(t, errOut, "a text file (é is not a control byte) gets none")
 
 	binary := bytes.Repeat([]byte("\xe2\x80\x94\xff"), 500) // 500 em dashes among bytes that are not UTF-8
 	require.NoError(t, os.WriteFile(local, binary, 0o644))
