@@ -354,6 +354,7 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 		_, err := m.handleApprove(context.Background(), from, json.RawMessage(payload))
 		return err
 	}
+	answered := map[string]bool{}
 	for _, c := range []struct {
 		tool, input string
 		want        ConfirmRequest
@@ -366,6 +367,12 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 			"forbidden: fs.write needs sandbox.allow_files write (it is none)"},
 		{"move_file", `{"traposId":"5:desk","from":"/a","to":"/b"}`,
 			ConfirmRequest{Type: "fs.move", Payload: map[string]string{"from": "/a", "to": "/b"}}, `"allow":true`, ""},
+		// Paths by the path rule, as the tool reads them: the computer checks the file the
+		// call changes (\x2e is '.', é is the byte E9), not a name CC would read as /startup/x2elua.
+		{"write_file", `{"traposId":"5:desk","path":"/startup\\x2elua","content":"x"}`,
+			ConfirmRequest{Type: "fs.write", Payload: map[string]string{"path": "/startup.lua"}}, `"allow":true`, ""},
+		{"move_file", `{"traposId":"5:desk","from":"/\\xe9","to":"/é2"}`,
+			ConfirmRequest{Type: "fs.move", Payload: map[string]string{"from": "/\u00e9", "to": "/\u00e92"}}, `"allow":true`, ""},
 		{"run_lua", `{"traposId":"5:desk","code":"os.shutdown()"}`,
 			ConfirmRequest{Type: "lua.exec", Payload: map[string]string{}}, `"allow":false`, "The player refused this run"},
 	} {
@@ -375,7 +382,8 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 		require.Eventually(t, func() bool {
 			events, _ := tr.poll(context.Background(), 0, 0)
 			for _, e := range events {
-				if e.Kind == KindConfirm && e.Tool == c.tool {
+				if e.Kind == KindConfirm && e.Tool == c.tool && !answered[e.ConfirmID] {
+					answered[e.ConfirmID] = true
 					ev = e
 					return true
 				}
@@ -384,6 +392,9 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 		}, 5*time.Second, time.Millisecond)
 		require.NotNil(t, ev.Request, c.tool)
 		assert.Equal(t, c.want, *ev.Request, c.tool)
+		if p, ok := c.want.Payload["path"]; ok {
+			assert.Equal(t, p, ev.Detail, "%s: the player is shown the file it changes", c.tool)
+		}
 		require.NoError(t, approve(`{"turnId":"turn_t","confirmId":"`+ev.ConfirmID+`",`+c.answer+`}`))
 		v := <-got
 		assert.Equal(t, c.verdict == "", v.allow, c.tool)
@@ -392,6 +403,30 @@ func TestConfirmCarriesTheRequestAndTheComputersRefusal(t *testing.T) {
 		}
 		assert.NotContains(t, v.message, "second line")
 	}
+	// A path the tool would refuse (a character CC cannot hold) is refused at once with the
+	// tool's bad_payload: the player is not asked about a change that cannot happen.
+	got := make(chan verdict, 1)
+	go func() {
+		got <- m.confirm(tr, toolPrefix+"write_file", []byte(`{"traposId":"5:desk","path":"/日.lua","content":"x"}`), ActionWrite)
+	}()
+	var v verdict
+	require.Eventually(t, func() bool {
+		select {
+		case v = <-got:
+			return true
+		default:
+		}
+		events, _ := tr.poll(context.Background(), 0, 0)
+		for _, e := range events {
+			if e.Kind == KindConfirm && e.Detail == "/?.lua" { // without the check, asked as '?'
+				t.Errorf("the player was asked about %q", e.Detail)
+				_ = approve(`{"turnId":"turn_t","confirmId":"` + e.ConfirmID + `","allow":true}`)
+			}
+		}
+		return false
+	}, 5*time.Second, time.Millisecond)
+	assert.False(t, v.allow)
+	assert.True(t, strings.HasPrefix(v.message, "bad_payload: \"日\" (U+65E5)"), v.message)
 	err = approve(`{"turnId":"turn_t","confirmId":"x","allow":false,"reason":"` + strings.Repeat("x", 1025) + `"}`)
 	assert.ErrorContains(t, err, "the limit is 1024")
 	// In CC bytes: 1024 é is within it (the confirmation is unknown, not the reason too long).

@@ -53,22 +53,30 @@ var changeRequests = map[string]string{
 }
 
 // changeRequest is the request a change tool's call will send, for the computer's check: its
-// type and paths (wire text), never its content or code.
-func changeRequest(tool string, input json.RawMessage) *ConfirmRequest {
+// type and paths, never its content or code. The paths are read by the path rule, as the
+// tool reads them (cctext.PathWire: \xNN is a byte), so the computer checks the file the
+// call will change; a path the tool would refuse (a character CC cannot hold) is the error.
+func changeRequest(tool string, input json.RawMessage) (*ConfirmRequest, error) {
 	typ, ok := changeRequests[tool]
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	var c toolCall
 	_ = json.Unmarshal(input, &c) // judge read it already
 	payload := map[string]string{}
+	var err error
 	switch typ {
 	case protocol.TypeFSMove:
-		payload["from"], payload["to"] = wireText(c.From), wireText(c.To)
+		if payload["from"], err = cctext.PathWire(c.From); err == nil {
+			payload["to"], err = cctext.PathWire(c.To)
+		}
 	case protocol.TypeFSWrite, protocol.TypeFSMakeDir, protocol.TypeFSDelete:
-		payload["path"] = wireText(c.Path)
+		payload["path"], err = cctext.PathWire(c.Path)
 	}
-	return &ConfirmRequest{Type: typ, Payload: payload}
+	if err != nil {
+		return nil, err
+	}
+	return &ConfirmRequest{Type: typ, Payload: payload}, nil
 }
 
 // agentToolOrder is agentTools in a fixed order, for the rules.
@@ -157,13 +165,13 @@ func describe(tool string, input json.RawMessage) (detail string, size *int) {
 	_ = json.Unmarshal(input, &c) // a call the gateway cannot read shows without a detail
 	switch tool {
 	case "move_file":
-		detail = c.From + " -> " + c.To
+		detail = shownPath(c.From) + " -> " + shownPath(c.To)
 	case "run_lua":
 		detail = c.Code
 	case "run_program":
 		detail = c.Command
 	default:
-		detail = c.Path
+		detail = shownPath(c.Path)
 	}
 	if tool == "write_file" {
 		switch {
@@ -183,6 +191,16 @@ func describe(tool string, input json.RawMessage) (detail string, size *int) {
 		detail = clipUTF8(detail, detailMax-3) + "..."
 	}
 	return detail, size
+}
+
+// shownPath is a tool's path as the file it names (the path rule: "/startup\x2elua" is
+// /startup.lua), control bytes as \xNN; a path the tool would refuse is shown as given.
+func shownPath(p string) string {
+	cc, err := cctext.PathToCC(p)
+	if err != nil {
+		return p
+	}
+	return cctext.ShowPath([]byte(cc))
 }
 
 // verdict is the gateway's answer to one permission ask: allowed, or the message the model

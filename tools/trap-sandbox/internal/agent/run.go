@@ -288,11 +288,17 @@ func (m *Module) confirm(t *turn, permission string, input []byte, action string
 	if n := protocol.WireLen(full); n > fullMax {
 		return verdict{message: fmt.Sprintf("This run's %s is %d bytes: the player is shown at most %d to approve, so it was not put to them. Send a shorter one.", what, n, fullMax)}
 	}
+	req, err := changeRequest(name, input)
+	if err != nil {
+		// The tool would refuse this path (bad_payload) without touching the computer: the
+		// model reads why, and the player is not asked about a change that cannot happen.
+		return verdict{message: err.Error()}
+	}
 	id := newID("confirm")
 	answer := t.askConfirm(id)
 	defer t.dropConfirm(id)
 	t.add(Event{Kind: KindConfirm, ConfirmID: id, Action: action, Tool: wireText(name), Detail: wireText(detail), Bytes: size,
-		Full: full, Request: changeRequest(name, input)})
+		Full: full, Request: req})
 	timer := time.NewTimer(m.cfg.ConfirmTimeout)
 	defer timer.Stop()
 	select {

@@ -107,18 +107,30 @@ type GetCmd struct {
 
 // Run fetches the file and writes it locally (as UTF-8 text, or its bytes with --binary),
 // into Local when it is a directory, as cp does; it prints what it copied.
-func (c *GetCmd) Run(ctx context.Context, out Stdout) error {
+func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	data, err := c.client().Read(ctx, c.TraposID, c.Remote, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
 		return failure(c.TraposID, "get "+c.Remote, err)
 	}
 	size := len(data)
+	// A file that is not text (control bytes, as MCP's read_file judges it) changes when
+	// written as text: said once it is written, with the fix, as put says it of a local file.
+	warning := func() {}
 	if !c.Binary {
+		if !cctext.IsText(data) {
+			warning = func() {
+				fmt.Fprintf(stderr, "trap-sandbox: warning: %s holds control bytes (it looks binary) and was written as text, which changed its bytes; get --binary copies them unchanged\n",
+					cctext.Show(c.Remote, false))
+			}
+		}
 		data = []byte(cctext.FromCC(data))
 	}
 	if c.Local == "-" {
-		_, err = out.Write(data)
-		return err
+		if _, err = out.Write(data); err != nil {
+			return err
+		}
+		warning()
+		return nil
 	}
 	local := c.Local
 	st, statErr := os.Stat(local)
@@ -137,6 +149,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout) error {
 	if err := os.WriteFile(local, data, 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", local, err)
 	}
+	warning()
 	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", cctext.Show(c.TraposID, false), cctext.Show(c.Remote, false), local, size)
 	return err
 }

@@ -104,9 +104,18 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	require.NoError(t, err)
 	got, _ = d.File("/raw.bin")
 	assert.Equal(t, raw, got, "--binary moves the bytes unchanged")
-	out, err = runClient(t, "get", "--url", base, "--binary", "7:", "/raw.bin", "-")
+	out, errOut, err = runWith(t, "", "get", "--url", base, "--binary", "7:", "/raw.bin", "-")
 	require.NoError(t, err)
 	assert.Equal(t, raw, []byte(out))
+	assert.Empty(t, errOut)
+	// As text, a file with control bytes changes: one warning, naming --binary, as put gives.
+	_, errOut, err = runWith(t, "", "get", "--url", base, "7:", "/raw.bin", filepath.Join(back, "raw.txt"))
+	require.NoError(t, err)
+	assert.Equal(t, "trap-sandbox: warning: /raw.bin holds control bytes (it looks binary) and was written as text, which changed its bytes; "+
+		"get --binary copies them unchanged\n", errOut)
+	_, errOut, err = runWith(t, "", "get", "--url", base, "7:", "/programs/door.lua", "-")
+	require.NoError(t, err)
+	assert.Empty(t, errOut, "a text file (é is not a control byte) gets none")
 
 	binary := bytes.Repeat([]byte("\xe2\x80\x94\xff"), 500) // 500 em dashes among bytes that are not UTF-8
 	require.NoError(t, os.WriteFile(local, binary, 0o644))
@@ -174,17 +183,27 @@ func TestJSONShowsTextAsTyped(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
 		if typ == protocol.TypeLuaExec {
-			return map[string]any{"returns": []any{json.RawMessage(`"caf\u00E9"`), json.RawMessage(`{"a\u00E9":"\u0007"}`)}, "output": ""}, nil
+			return map[string]any{"returns": []any{json.RawMessage(`"caf\u00E9"`), json.RawMessage(`{"a\u00E9":"\u0007"}`),
+				json.RawMessage(`"\u009B[2J\u007F\u0080\u00A0"`)}, "output": ""}, nil
+		}
+		if typ == "door.c1" {
+			return json.RawMessage(`{"label":"\u009B[2J"}`), nil
 		}
 		return json.RawMessage(`{"label":"caf\u00E9","n":1}`), nil
 	}
 	base := serveDisk(t, d)
 	out, err := runClient(t, "exec", "--url", base, "7:", "return 1")
 	require.NoError(t, err)
-	assert.Equal(t, "\"café\"\n{\"aé\":\"\\u0007\"}\n", out)
+	assert.Equal(t, "\"café\"\n{\"aé\":\"\\u0007\"}\n\"\\u009b[2J\\u007f\\u0080\u00a0\"\n", out, "C1 and DEL escaped as JSON, not as \\x9b")
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		assert.True(t, json.Valid([]byte(line)), "each return is a line of JSON: %s", line)
+	}
 	out, err = runClient(t, "request", "--url", base, "7:", "door.label")
 	require.NoError(t, err)
 	assert.Equal(t, "{\n  \"label\": \"café\",\n  \"n\": 1\n}\n", out)
 	assert.Equal(t, `["x\"\\é"]`, readableJSON([]byte(`["x\"\\\u00e9"]`)), "escaped quotes and backslashes end no string")
 	assert.Equal(t, `"open`, readableJSON([]byte(`"open`)), "not JSON: unchanged")
+	out, err = runClient(t, "request", "--url", base, "7:", "door.c1")
+	require.NoError(t, err)
+	assert.Equal(t, "{\n  \"label\": \"\\u009b[2J\"\n}\n", out, "request prints JSON")
 }

@@ -16,6 +16,7 @@ import (
 	fcomputer "fakecraft/computer"
 	"fakecraft/console"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/screen"
 )
@@ -225,10 +226,10 @@ func eventsOf(in console.Input) ([]computer.InputEvent, error) {
 			if name, ok := console.KeyName(ev.Key); ok {
 				evs = append(evs, computer.InputEvent{Type: ev.Name, Name: name})
 			}
-		case "char":
-			evs = append(evs, computer.InputEvent{Type: computer.InputChar, Text: latin1(ev.Text)})
+		case "char": // the decoder's CC bytes as host text, which SendInput turns back into them
+			evs = append(evs, computer.InputEvent{Type: computer.InputChar, Text: cctext.FromCC([]byte(ev.Text))})
 		case "paste":
-			evs = append(evs, computer.InputEvent{Type: computer.InputPaste, Text: latin1(ev.Text)})
+			evs = append(evs, computer.InputEvent{Type: computer.InputPaste, Text: cctext.FromCC([]byte(ev.Text))})
 		case "mouse_click":
 			evs = append(evs, computer.InputEvent{Type: computer.InputClick, Button: ev.Button, X: ev.X, Y: ev.Y})
 		case "mouse_scroll":
@@ -236,16 +237,6 @@ func eventsOf(in console.Input) ([]computer.InputEvent, error) {
 		}
 	}
 	return evs, nil
-}
-
-// latin1 is the decoder's CC bytes as host text (byte N is U+00NN), which SendInput turns
-// back into those bytes.
-func latin1(cc string) string {
-	var b strings.Builder
-	for i := 0; i < len(cc); i++ {
-		b.WriteRune(rune(cc[i]))
-	}
-	return b.String()
 }
 
 // snapshotOf is a frame as the renderer draws it: the computer's screen at the top left,
@@ -263,11 +254,12 @@ func snapshotOf(f screen.FrameJSON) fcomputer.Snapshot {
 		if y < len(f.Rows) {
 			row = f.Rows[y]
 		}
-		text := []rune(row.Text)
+		// The row's text by the text rule: one CC byte per character, as the computer holds it.
+		text, _ := cctext.ToCC("", row.Text)
 		for x := range fcomputer.TermWidth {
 			cell := fcomputer.Cell{Char: ' ', FG: 0, BG: 15}
-			if x < len(text) && text[x] <= 0xFF {
-				cell.Char = byte(text[x])
+			if x < len(text) {
+				cell.Char = text[x]
 			}
 			if x < len(row.FG) {
 				cell.FG = blitDigit(row.FG[x], 0)

@@ -15,8 +15,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"fakecraft/console"
+
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
 )
@@ -144,4 +147,19 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	assert.ErrorContains(t, err, "not_connected", "a terminal of the screen's size opens the stream")
 	assert.Equal(t, int32(1), streams.Load())
+}
+
+// TestTheScreenViewerMapsTextByTheRule: the stream's rows and the terminal's typed bytes cross
+// by the text rule (cctext) as on every surface: the computer's byte E9 is é and back, and a
+// character CC cannot hold is drawn as CC draws it, '?'.
+func TestTheScreenViewerMapsTextByTheRule(t *testing.T) {
+	var f screen.FrameJSON
+	f.Rows = []computer.Row{{Text: "é日\u0080x"}}
+	snap := snapshotOf(f)
+	assert.Equal(t, []byte{0xe9, '?', 0x80, 'x', ' '}, []byte{snap.Cells[0][0].Char, snap.Cells[0][1].Char,
+		snap.Cells[0][2].Char, snap.Cells[0][3].Char, snap.Cells[0][4].Char})
+
+	evs, err := eventsOf(console.Input{Events: []console.Event{{Name: "char", Text: "\xe9"}, {Name: "paste", Text: "caf\xe9"}}})
+	require.NoError(t, err)
+	assert.Equal(t, []computer.InputEvent{{Type: computer.InputChar, Text: "é"}, {Type: computer.InputPaste, Text: "café"}}, evs)
 }

@@ -3,6 +3,7 @@ package computer
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -152,14 +153,16 @@ func KeyPress(chord string) []InputEvent {
 
 // SendInput queues events on the computer as its keyboard and mouse would (screen.input;
 // needs sandbox.allow_screen control). It returns how many events were queued and the
-// characters of the texts CC's charset could not hold (sent as '?').
+// characters of the texts CC's charset could not hold (sent as '?'), each text named by its
+// place in the request ("events[0].text"), as the computer names it in a refusal and the
+// HTTP API in its warnings ("payload.events[0].text").
 func (c *Client) SendInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error) {
 	var reps []cctext.Replacement
 	wire := make([]InputEvent, len(events))
 	for i, e := range events {
 		if e.Text != "" {
 			var r []cctext.Replacement
-			e.Text, r = cctext.Wire(e.Type, e.Text)
+			e.Text, r = cctext.Wire("events["+strconv.Itoa(i)+"].text", e.Text)
 			reps = cctext.Join(reps, r)
 		}
 		wire[i] = e

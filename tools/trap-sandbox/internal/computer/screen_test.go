@@ -41,6 +41,7 @@ func TestSendInputNamesWhatCCCannotHold(t *testing.T) {
 	assert.Equal(t, 5, n)
 	require.Len(t, reps, 1)
 	assert.Equal(t, "U+2014", reps[0].CodePoint)
+	assert.Equal(t, "events[4].text", reps[0].Field, "named as the request names it, not by its event type")
 	evs := term.Events()
 	var got []string
 	for _, e := range evs[:4] {

@@ -45,7 +45,8 @@ func TestParseFileURIRefusesOthers(t *testing.T) {
 
 // TestReadAndPromptFailuresUseMCPsCodes: a resource or computer that is not there is MCP's
 // resource-not-found code, invalid params (with the URI as data), as is a URI or prompt
-// argument that cannot be used, never JSON-RPC code 0; a traposId with a raw ':' is told to percent-encode.
+// argument that cannot be used, never JSON-RPC code 0; a traposId with a raw ':', or a URI with a
+// character it must percent-encode (é), is told to percent-encode, with the URI that works.
 func TestReadAndPromptFailuresUseMCPsCodes(t *testing.T) {
 	s := session(t, daemonfake.NewLocal(map[string]string{"/a": "x"}))
 	rpcErr := func(err error) *jsonrpc.Error {
@@ -62,6 +63,10 @@ func TestReadAndPromptFailuresUseMCPsCodes(t *testing.T) {
 		"trapos://8%3A/a":           {jsonrpc.CodeInvalidParams, "not_connected: computer 8: is not connected"},
 		"trapos://7%3A/a%E2%80%94b": {jsonrpc.CodeInvalidParams, "bad_payload: "},
 		"trapos://7:küche/door.lua": {jsonrpc.CodeInvalidParams, "resource not found: trapos://7:küche/door.lua names no computer: percent-encode its traposId (':' is %3A), as in trapos://7%3Ak%C3%BCche/door.lua"},
+		// A character a URI holds only percent-encoded: the SDK's template matches no resource.
+		"trapos://7%3A/d/é.lua": {jsonrpc.CodeInvalidParams, `resource not found: trapos://7%3A/d/é.lua is not percent-encoded: a URI holds "é" as %C3%A9, as in trapos://7%3A/d/%C3%A9.lua`},
+		"trapos://7%3Aküche/a":  {jsonrpc.CodeInvalidParams, `a URI holds "ü" as %C3%BC, as in trapos://7%3Ak%C3%BCche/a`},
+		`trapos://7%3A/a b\xe9`: {jsonrpc.CodeInvalidParams, `a URI holds " " as %20, as in trapos://7%3A/a%20b%5Cxe9`},
 	} {
 		_, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
 		je := rpcErr(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,8 +43,9 @@ func rpcError(err error, uri string) error {
 }
 
 // explainResourceErrors adds the fix to the SDK's own "Resource not found" for a trapos://
-// URI whose traposId is not percent-encoded: its ':' keeps the URI from matching the file
-// template, so the read never reaches a computer (readResource never sees such a URI).
+// URI that is not percent-encoded: a traposId's ':', or a character no URI holds as it is
+// (é, a space, '\'), keeps the URI from matching the file template, so the read never
+// reaches a computer (readResource never sees such a URI).
 func explainResourceErrors(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		res, err := next(ctx, method, req)
@@ -54,14 +56,33 @@ func explainResourceErrors(next sdk.MethodHandler) sdk.MethodHandler {
 		}
 		uri := rr.Params.URI
 		rest, ok := strings.CutPrefix(uri, URIScheme+"://")
-		host, _, _ := strings.Cut(rest, "/")
-		if !ok || !strings.Contains(host, ":") {
+		if !ok {
 			return res, err
 		}
-		hint := fmt.Sprintf("resource not found: %s names no computer: percent-encode its traposId (':' is %%3A)", uri)
+		host, _, _ := strings.Cut(rest, "/")
+		var hint string
+		if strings.Contains(host, ":") {
+			hint = fmt.Sprintf("resource not found: %s names no computer: percent-encode its traposId (':' is %%3A)", uri)
+		} else if r, found := firstUnencoded(rest); found {
+			hint = fmt.Sprintf("resource not found: %s is not percent-encoded: a URI holds %q as %s", uri, string(r), escape(string(r), false))
+		} else {
+			return res, err
+		}
 		if traposID, path, perr := ParseFileURI(uri); perr == nil {
 			hint += ", as in " + FileURI(traposID, path)
 		}
 		return res, &jsonrpc.Error{Code: je.Code, Message: hint, Data: je.Data}
 	}
+}
+
+// firstUnencoded is the first character of s that a URI cannot hold as it is (RFC 3986 keeps
+// ASCII letters, digits, "-._~", the reserved characters and %XX escapes): one the file
+// template does not match, which percent-encoding fixes.
+func firstUnencoded(s string) (rune, bool) {
+	for _, r := range s {
+		if r >= utf8.RuneSelf || r <= ' ' || r == 0x7f || strings.ContainsRune("\"<>\\^`{|}", r) {
+			return r, true
+		}
+	}
+	return 0, false
 }
