@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"fakecraft/ccstr"
 	"fakecraft/computer/machine"
 )
 
@@ -56,7 +57,11 @@ type ComputerSpec struct {
 }
 
 // ReadSpec reads a world file. Unknown fields are refused (a typo would otherwise place
-// nothing), and computer directories are taken relative to the file.
+// nothing), and computer directories are taken relative to the file. What a program sees
+// of the file's text (labels, file names, peripheral names) enters as CC's bytes, as
+// --label does (ccstr.FromText: "bäd" is the three bytes b\xE4d); a Spec built in Go
+// holds CC's bytes already. Peripheral specs keep their host paths as written, and cable
+// names, which only match wired_modem:CABLE, stay as they are.
 func ReadSpec(path string) (Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -73,8 +78,27 @@ func ReadSpec(path string) (Spec, error) {
 		if d := s.Computers[i].Dir; d != "" && !filepath.IsAbs(d) {
 			s.Computers[i].Dir = filepath.Join(filepath.Dir(path), d)
 		}
+		c := &s.Computers[i]
+		c.Label = ccstr.FromText(c.Label)
+		c.Files = keysFromText(c.Files)
+		c.Peripherals = keysFromText(c.Peripherals)
+	}
+	for cable, on := range s.Cables {
+		s.Cables[cable] = keysFromText(on)
 	}
 	return s, nil
+}
+
+// keysFromText is m with each key as CC's bytes (ccstr.FromText); nil stays nil.
+func keysFromText(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[ccstr.FromText(k)] = v
+	}
+	return out
 }
 
 // decodeStrict decodes data into v, refusing unknown fields.
@@ -126,7 +150,7 @@ func (w *World) Build(s Spec) error {
 		}
 		for _, side := range sortedKeys(c.Peripherals) {
 			if err := p.Attach(side, c.Peripherals[side]); err != nil {
-				return fmt.Errorf("computer %d, %s: %w", c.ID, side, err)
+				return fmt.Errorf("computer %d, %s: %w", c.ID, ccstr.ToText(side), err)
 			}
 		}
 	}
@@ -138,7 +162,7 @@ func (w *World) Build(s Spec) error {
 	for _, cable := range sortedKeys(s.Cables) {
 		for _, name := range sortedKeys(s.Cables[cable]) {
 			if err := w.AttachToCable(cable, name, s.Cables[cable][name]); err != nil {
-				return fmt.Errorf("cable %s, %s: %w", cable, name, err)
+				return fmt.Errorf("cable %s, %s: %w", cable, ccstr.ToText(name), err)
 			}
 		}
 	}

@@ -40,6 +40,37 @@ print(table.concat(peripheral.getNames(), ","))
 	assert.Empty(t, errOut)
 }
 
+// TestWorldTextEntersAsCCBytes: a world file's labels, file names and peripheral names,
+// and --attach's side, are text outside and CC's bytes inside, as --label is: "bäd" is
+// three bytes in game and the transcript shows it as written (they went in as UTF-8's
+// bytes: "bÃ¤d", 4).
+func TestWorldTextEntersAsCCBytes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "time_scale": 20,
+  "computers": [
+    { "id": 2, "label": "bäd", "position": [0, 64, 0], "dir": "two",
+      "peripherals": { "drüben": "wired_modem:büro" },
+      "files": { "grüße.txt": "x", "startup.lua": "rednet.open('dr\\252ben') local id = rednet.receive('q') rednet.send(id, os.getComputerLabel() .. ' ' .. #os.getComputerLabel() .. ' ' .. table.concat(fs.list('/'), ','), 'q')" } }
+  ],
+  "cables": { "büro": { "drücker_0": "printer" } }
+}`), 0o644))
+	writeDisk(t, filepath.Join(dir, "pc"), map[string]string{"ask.lua": `
+for _, name in ipairs(peripheral.getNames()) do print(name, #name) end
+for _, name in ipairs(peripheral.call("k\252che", "getNamesRemote")) do print(name, #name) end
+rednet.open("k\252che")
+rednet.send(2, "who", "q")
+print((select(2, rednet.receive("q"))))
+`})
+	code, out, errOut := bare(t, filepath.Join(dir, "pc"), "", "--id", "1", "--world", file, "--attach", "küche=wired_modem:büro", "ask")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "küche\t5\ndrücker_0\t9\n")
+	assert.Contains(t, out, "bäd 3 grüße.txt,rom,startup.lua\n")
+	assert.FileExists(t, filepath.Join(dir, "two", "grüße.txt"))
+	assert.Empty(t, errOut)
+}
+
 // TestAttachFlagErrors: a bad --attach or world file is a usage error naming the fix.
 func TestAttachFlagErrors(t *testing.T) {
 	dir := t.TempDir()
