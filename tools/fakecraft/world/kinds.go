@@ -1,7 +1,9 @@
 package world
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -152,6 +154,17 @@ func makePrinter(at site, args []string) (peripheral.Peripheral, error) {
 	out := strings.Join(args, ":")
 	if at.fromLua {
 		out = ""
+	}
+	if out != "" {
+		// Made now, so a path that cannot be written is refused here rather than every
+		// page being lost without a word.
+		f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("cannot write the pages to %s: %w", out, errors.Unwrap(err))
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
 	}
 	return printer.New(out), nil
 }

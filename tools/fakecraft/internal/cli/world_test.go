@@ -84,6 +84,9 @@ func TestAttachFlagErrors(t *testing.T) {
 		{"bad argument", []string{"--attach", "top=monitor:9:9"}, "a monitor is 1x1 to 8x6 blocks, not 9x9"},
 		{"taken side", []string{"--attach", "top=modem", "--attach", "TOP=speaker"}, "Peripheral already attached on side TOP"},
 		{"no such disk", []string{"--attach", "left=drive:" + filepath.Join(dir, "nope")}, "no such file or directory"},
+		// Every page printed was lost without a word.
+		{"unwritable pages", []string{"--attach", "right=printer:" + filepath.Join(dir, "nope", "pages.txt")},
+			"printer:" + filepath.Join(dir, "nope", "pages.txt") + ": cannot write the pages to " + filepath.Join(dir, "nope", "pages.txt") + ": no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := bare(t, dir, "", tc.args...)
