@@ -84,6 +84,8 @@ func TestAttachFlagErrors(t *testing.T) {
 		{"bad argument", []string{"--attach", "top=monitor:9:9"}, "a monitor is 1x1 to 8x6 blocks, not 9x9"},
 		{"taken side", []string{"--attach", "top=modem", "--attach", "TOP=speaker"}, "Peripheral already attached on side TOP"},
 		{"no such disk", []string{"--attach", "left=drive:" + filepath.Join(dir, "nope")}, "no such file or directory"},
+		// It made the world's disk 2147483648, which no CC disk can be.
+		{"disk id past CC's", []string{"--attach", "left=drive:2147483648"}, "disk id 2147483648: CC's disk ids run from 0 to 2147483647"},
 		// Every page printed was lost without a word.
 		{"unwritable pages", []string{"--attach", "right=printer:" + filepath.Join(dir, "nope", "pages.txt")},
 			"printer:" + filepath.Join(dir, "nope", "pages.txt") + ": cannot write the pages to " + filepath.Join(dir, "nope", "pages.txt") + ": no such file or directory"},
