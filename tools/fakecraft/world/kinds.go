@@ -58,7 +58,12 @@ var Kinds = map[string]Kind{
 	"basic_monitor": {Args: "[WIDTH HEIGHT]", Help: "basic monitor: greys, no touch",
 		make: makeMonitor(false)},
 	"speaker": {Help: "speaker: plays nothing aloud, with CC's limits and speaker_audio_empty timing",
-		make: func(site, []string) (peripheral.Peripheral, error) { return speaker.New(), nil }},
+		make: func(_ site, args []string) (peripheral.Peripheral, error) {
+			if len(args) > 0 {
+				return nil, fmt.Errorf("a speaker takes no arguments")
+			}
+			return speaker.New(), nil
+		}},
 	"printer": {Args: "[FILE]", Help: "printer, full of ink and paper; each finished page is kept for Go and, given FILE, appended to it (a program's FILE, as CraftOS-PC takes one, is ignored: no program writes host files)",
 		make: makePrinter},
 	"drive": {Args: "[DISK]", Help: "disk drive, empty or holding DISK: a number is that floppy disk of the world, a host directory is mounted as a disk, a host file is a music disc",
@@ -112,6 +117,9 @@ func makeModem(k modem.Kind) func(at site, args []string) (peripheral.Peripheral
 }
 
 func makeWiredModem(at site, args []string) (peripheral.Peripheral, error) {
+	if len(args) > 1 {
+		return nil, fmt.Errorf("too many arguments")
+	}
 	if len(args) != 1 || args[0] == "" {
 		return nil, fmt.Errorf("name the cable")
 	}
@@ -141,7 +149,7 @@ func makeMonitor(advanced bool) func(at site, args []string) (peripheral.Periphe
 			w, err1 = strconv.Atoi(args[0])
 			h, err2 = strconv.Atoi(args[1])
 			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("size %sx%s is not two whole numbers", args[0], args[1])
+				return nil, fmt.Errorf("width %q and height %q must be whole numbers of blocks", args[0], args[1])
 			}
 		default:
 			return nil, fmt.Errorf("give both width and height, or neither")

@@ -84,6 +84,10 @@ func TestAttachFlagErrors(t *testing.T) {
 		{"bad argument", []string{"--attach", "top=monitor:9:9"}, "a monitor is 1x1 to 8x6 blocks, not 9x9"},
 		{"taken side", []string{"--attach", "top=modem", "--attach", "TOP=speaker"}, "Peripheral already attached on side TOP"},
 		{"no such disk", []string{"--attach", "left=drive:" + filepath.Join(dir, "nope")}, "no such file or directory"},
+		// Extra arguments were dropped without a word, and a cable's were "name the cable".
+		{"speaker argument", []string{"--attach", "top=speaker:3"}, "speaker:3: a speaker takes no arguments (want speaker)"},
+		{"two cables", []string{"--attach", "top=wired_modem:a:b"}, "wired_modem:a:b: too many arguments (want wired_modem:CABLE)"},
+		{"monitor size", []string{"--attach", "top=monitor:x:2"}, `monitor:x:2: width "x" and height "2" must be whole numbers of blocks`},
 		// It made the world's disk 2147483648, which no CC disk can be.
 		{"disk id past CC's", []string{"--attach", "left=drive:2147483648"}, "disk id 2147483648: CC's disk ids run from 0 to 2147483647"},
 		// Every page printed was lost without a word.
