@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -33,6 +34,17 @@ type site struct {
 	w       *World
 	p       *Place
 	fromLua bool
+	// base is the directory a relative host path is taken from: a world file's (Spec's
+	// base), or "" for the working directory (--attach).
+	base string
+}
+
+// hostPath is a host path of a peripheral spec, relative ones taken from the site's base.
+func (at site) hostPath(path string) string {
+	if at.base == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(at.base, path)
 }
 
 // position is where the peripheral stands: at its computer (a cable's, nowhere in
@@ -130,7 +142,11 @@ func makeDrive(at site, args []string) (peripheral.Peripheral, error) {
 	// CraftOS-PC's insertDisk comes from Lua: it names floppy disks only.
 	d := drive.New(func(what string) (*drive.Media, error) { return at.w.media(what, false) })
 	if len(args) > 0 {
-		m, err := at.w.media(strings.Join(args, ":"), !at.fromLua)
+		what := strings.Join(args, ":")
+		if _, err := strconv.Atoi(what); err != nil && !at.fromLua {
+			what = at.hostPath(what)
+		}
+		m, err := at.w.media(what, !at.fromLua)
 		if err != nil {
 			return nil, err
 		}
@@ -164,6 +180,7 @@ func makePrinter(at site, args []string) (peripheral.Peripheral, error) {
 		out = ""
 	}
 	if out != "" {
+		out = at.hostPath(out)
 		// Made now, so a path that cannot be written is refused here rather than every
 		// page being lost without a word.
 		f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)

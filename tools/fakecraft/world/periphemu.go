@@ -45,7 +45,7 @@ func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 					luakit.ArgError(L, i, "string or number")
 				}
 			}
-			if err := p.attach(name, strings.Join(parts, ":"), true); err != nil {
+			if err := p.attach(name, strings.Join(parts, ":"), true, ""); err != nil {
 				var taken peripheral.ErrTaken
 				if !errors.As(err, &taken) && !strings.HasPrefix(err.Error(), "No peripheral named") {
 					err = errors.New("Could not create peripheral: " + err.Error())

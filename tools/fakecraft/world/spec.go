@@ -37,6 +37,11 @@ type Spec struct {
 	// Dir keeps what the world saves (floppy disks), relative to the world file; empty
 	// means a temporary directory.
 	Dir string `json:"dir,omitempty"`
+
+	// base is the directory relative host paths in peripheral specs (drive:DIR,
+	// printer:FILE) are taken from: the world file's (ReadSpec); empty, the working
+	// directory.
+	base string
 }
 
 // ComputerSpec is one computer of a Spec.
@@ -71,6 +76,7 @@ func ReadSpec(path string) (Spec, error) {
 	if err := decodeStrict(data, &s); err != nil {
 		return Spec{}, fmt.Errorf("world %s: %s%w", path, entryOf(data), err)
 	}
+	s.base = filepath.Dir(path)
 	if s.Dir != "" && !filepath.IsAbs(s.Dir) {
 		s.Dir = filepath.Join(filepath.Dir(path), s.Dir)
 	}
@@ -149,7 +155,7 @@ func (w *World) Build(s Spec) error {
 			return err
 		}
 		for _, side := range sortedKeys(c.Peripherals) {
-			if err := p.Attach(side, c.Peripherals[side]); err != nil {
+			if err := p.attach(side, c.Peripherals[side], false, s.base); err != nil {
 				return fmt.Errorf("computer %d, %s: %w", c.ID, ccstr.ToText(side), err)
 			}
 		}
@@ -161,7 +167,7 @@ func (w *World) Build(s Spec) error {
 	}
 	for _, cable := range sortedKeys(s.Cables) {
 		for _, name := range sortedKeys(s.Cables[cable]) {
-			if err := w.AttachToCable(cable, name, s.Cables[cable][name]); err != nil {
+			if err := w.attachToCable(cable, name, s.Cables[cable][name], s.base); err != nil {
 				return fmt.Errorf("cable %s, %s: %w", cable, ccstr.ToText(name), err)
 			}
 		}

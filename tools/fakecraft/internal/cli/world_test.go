@@ -71,6 +71,30 @@ print((select(2, rednet.receive("q"))))
 	assert.Empty(t, errOut)
 }
 
+// TestWorldFileHostPathsAreRelativeToIt: a world file's drive:DIR and printer:FILE, like
+// its dirs, are taken from the world file's directory (they were taken from wherever
+// fakecraft ran: "music/Stal: no such file or directory").
+func TestWorldFileHostPathsAreRelativeToIt(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{"music/Stal": "not really music", "floppy/hello.txt": "hi"})
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "computers": [ { "id": 1, "peripherals": { "left": "drive:music/Stal", "right": "printer:pages.txt" } } ],
+  "cables": { "lan": { "drive_0": "drive:floppy" } }
+}`), 0o644))
+	writeDisk(t, filepath.Join(dir, "pc"), map[string]string{"show.lua": `
+local p = peripheral.wrap("right")
+p.newPage() p.write("printed") p.endPage()
+print(disk.getAudioTitle("left"))
+`})
+	code, out, errOut := bare(t, filepath.Join(dir, "pc"), "", "--id", "1", "--world", file, "show")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "\nStal\n")
+	pages, err := os.ReadFile(filepath.Join(dir, "pages.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(pages), "printed")
+}
+
 // TestAttachFlagErrors: a bad --attach or world file is a usage error naming the fix.
 func TestAttachFlagErrors(t *testing.T) {
 	dir := t.TempDir()
