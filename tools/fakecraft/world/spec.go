@@ -76,6 +76,9 @@ func ReadSpec(path string) (Spec, error) {
 	if err := decodeStrict(data, &s); err != nil {
 		return Spec{}, fmt.Errorf("world %s: %s%w", path, entryOf(data), err)
 	}
+	if err := checkPositions(data); err != nil {
+		return Spec{}, fmt.Errorf("world %s: %w", path, err)
+	}
 	s.base = filepath.Dir(path)
 	if s.Dir != "" && !filepath.IsAbs(s.Dir) {
 		s.Dir = filepath.Join(filepath.Dir(path), s.Dir)
@@ -105,6 +108,26 @@ func keysFromText(m map[string]string) map[string]string {
 		out[ccstr.FromText(k)] = v
 	}
 	return out
+}
+
+// checkPositions refuses a position that is not three numbers: JSON fills a [3]float64
+// from [1, 2] without a word, putting the computer at z 0.
+func checkPositions(data []byte) error {
+	var raw struct {
+		Computers []struct {
+			ID       int               `json:"id"`
+			Position []json.RawMessage `json:"position"`
+		} `json:"computers"`
+	}
+	if json.Unmarshal(data, &raw) != nil {
+		return nil // decodeStrict has said what is wrong
+	}
+	for i, c := range raw.Computers {
+		if c.Position != nil && len(c.Position) != 3 {
+			return fmt.Errorf("computers[%d] (id %d): position is x, y and z: 3 numbers, not %d", i, c.ID, len(c.Position))
+		}
+	}
+	return nil
 }
 
 // decodeStrict decodes data into v, refusing unknown fields.

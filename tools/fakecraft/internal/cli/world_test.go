@@ -135,6 +135,8 @@ func TestAttachFlagErrors(t *testing.T) {
 		`{"computers": [{"id": 1}, {"id": 11, "positon": [0, 0, 0]}]}`:                           `world ` + bad + `: computers[1] (id 11): json: unknown field "positon"`,
 		`{"computers": [{"id": 1}], "wires": [{"a": {"computer": 1, "side": "left"}, "c": {}}]}`: `world ` + bad + `: wires[0]: json: unknown field "c"`,
 		`{"computers": [{"id": 1}], "tme_scale": 2}`:                                             `world ` + bad + `: json: unknown field "tme_scale"`,
+		// A position of two numbers put the computer at z 0 without a word.
+		`{"computers": [{"id": 1}, {"id": 11, "position": [5, 64]}]}`: `world ` + bad + `: computers[1] (id 11): position is x, y and z: 3 numbers, not 2`,
 	} {
 		require.NoError(t, os.WriteFile(bad, []byte(body), 0o644))
 		code, _, errOut = bare(t, dir, "", "--world", bad)
