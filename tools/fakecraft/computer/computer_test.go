@@ -486,3 +486,31 @@ print()
 `)
 	assert.Equal(t, "seen "+strings.Repeat("w", 60)+"\n", out)
 }
+
+// TestTermArgumentsAreCCs: the term functions (a monitor's methods too) read their
+// arguments as CC's Java does: a string is not a number (setCursorPos("2", 1) moved the
+// cursor), nor a number a string (blit(1, 2, 3) drew "1"), nan and inf are refused,
+// write() writes "nil", and the messages are CC's (they said "bad argument #1 to ?").
+func TestTermArgumentsAreCCs(t *testing.T) {
+	check(t, `
+local t = term.native()
+local function refuses(want, f, ...)
+  local ok, err = pcall(f, ...)
+  assert(not ok, "accepted: " .. want)
+  assert(err:sub(-#want) == want, err)
+end
+refuses("bad argument #1 (number expected, got string)", t.setCursorPos, "2", 1)
+refuses("bad argument #2 (number expected, got nan)", t.setCursorPos, 1, 0/0)
+refuses("bad argument #1 (number expected, got string)", t.scroll, "1")
+refuses("bad argument #1 (number expected, got string)", t.setTextColour, "1")
+refuses("bad argument #1 (number expected, got inf)", t.setBackgroundColour, 1/0)
+refuses("bad argument #1 (boolean expected, got nil)", t.setCursorBlink)
+refuses("bad argument #1 (string expected, got number)", t.blit, 1, 2, 3)
+refuses("bad argument #2 (number expected, got string)", t.setPaletteColour, 1, "x")
+refuses("bad argument #3 (number expected, got inf)", t.setPaletteColour, 1, 0, 1/0, 0)
+refuses("Colour out of range", t.setTextColour, 0)
+t.setCursorPos(1.9, 2) t.write() t.write(nil)
+local x, y = t.getCursorPos()
+assert(x == 7 and y == 2, x .. "," .. y)
+`)
+}

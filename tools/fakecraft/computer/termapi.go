@@ -5,20 +5,19 @@ package computer
 // through its methods, so a monitor's methods (Functions) draw the same way.
 
 import (
-	"math"
 	"math/bits"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // checkColour validates a colors.* value and returns its index. Like CC, any number is
-// accepted and its highest set bit of the low 16 chosen; nothing set is an error.
+// accepted and its highest set bit of the low 16 chosen; nothing set is an error. The
+// arguments of these functions are read as CC's Java reads them (luakit's CheckInt,
+// CheckBool, StrictString: a string is not a number, nor a number a string).
 func checkColour(L *lua.LState, n int) uint8 {
-	f := float64(L.CheckNumber(n))
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		L.RaiseError("Colour out of range")
-	}
-	c := int64(f)
+	c := int64(luakit.CheckInt(L, n))
 	if c <= 0 || c > 0xFFFF {
 		L.RaiseError("Colour out of range")
 	}
@@ -73,19 +72,19 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 func (t *Terminal) Functions() map[string]lua.LGFunction {
 	fns := map[string]lua.LGFunction{
 		"write": func(L *lua.LState) int {
-			v := L.CheckAny(1)
-			t.Write(toStringMeta(L, v))
+			// CC's Coerced<String>: no argument writes "nil".
+			t.Write(toStringMeta(L, L.Get(1)))
 			return 0
 		},
 		"blit": func(L *lua.LState) int {
-			text, fg, bg := L.CheckString(1), L.CheckString(2), L.CheckString(3)
+			text, fg, bg := luakit.StrictString(L, 1), luakit.StrictString(L, 2), luakit.StrictString(L, 3)
 			if len(fg) != len(text) || len(bg) != len(text) {
 				L.RaiseError("Arguments must be the same length")
 			}
 			t.blit(text, blitColours(fg, colourWhite), blitColours(bg, colourBlack))
 			return 0
 		},
-		"scroll":    func(L *lua.LState) int { t.Scroll(L.CheckInt(1)); return 0 },
+		"scroll":    func(L *lua.LState) int { t.Scroll(luakit.CheckInt(L, 1)); return 0 },
 		"clear":     func(L *lua.LState) int { t.Clear(); return 0 },
 		"clearLine": func(L *lua.LState) int { t.ClearLine(); return 0 },
 		"getCursorPos": func(L *lua.LState) int {
@@ -95,11 +94,11 @@ func (t *Terminal) Functions() map[string]lua.LGFunction {
 			return 2
 		},
 		"setCursorPos": func(L *lua.LState) int {
-			t.SetCursorPos(int(L.CheckNumber(1)), int(L.CheckNumber(2)))
+			t.SetCursorPos(luakit.CheckInt(L, 1), luakit.CheckInt(L, 2))
 			return 0
 		},
 		"getCursorBlink": func(L *lua.LState) int { L.Push(lua.LBool(t.CursorBlink())); return 1 },
-		"setCursorBlink": func(L *lua.LState) int { t.SetCursorBlink(L.CheckBool(1)); return 0 },
+		"setCursorBlink": func(L *lua.LState) int { t.SetCursorBlink(luakit.CheckBool(L, 1)); return 0 },
 		"getSize": func(L *lua.LState) int {
 			w, h := t.Size()
 			L.Push(lua.LNumber(w))
@@ -115,9 +114,9 @@ func (t *Terminal) Functions() map[string]lua.LGFunction {
 			c := checkColour(L, 1)
 			var rgb uint32
 			if L.GetTop() == 2 {
-				rgb = uint32(L.CheckNumber(2)) & 0xFFFFFF
+				rgb = uint32(luakit.CheckInt(L, 2)) & 0xFFFFFF
 			} else {
-				r, g, b := float64(L.CheckNumber(2)), float64(L.CheckNumber(3)), float64(L.CheckNumber(4))
+				r, g, b := luakit.CheckFinite(L, 2), luakit.CheckFinite(L, 3), luakit.CheckFinite(L, 4)
 				rgb = channel(r)<<16 | channel(g)<<8 | channel(b)
 			}
 			t.SetPaletteColour(c, rgb)

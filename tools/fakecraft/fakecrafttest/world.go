@@ -8,8 +8,8 @@ import (
 )
 
 // World is a world of computers under test (package world): each runs on its own
-// goroutine, and all are stopped and waited for, and the world's directory removed, when
-// the test ends.
+// goroutine, and all are stopped and waited for, and the world's directory removed (a
+// temporary one: not a spec's Dir), when the test ends.
 type World struct {
 	*world.World
 	t         testing.TB
@@ -20,7 +20,8 @@ type World struct {
 // of its computers: Start or StartAll boot them.
 func NewWorld(t testing.TB, spec world.Spec) *World {
 	t.Helper()
-	w, err := world.New(world.Options{})
+	// spec.Dir, when given, keeps what the world saves (floppy disks), as for a world file.
+	w, err := world.New(world.Options{Dir: spec.Dir})
 	if err != nil {
 		t.Fatalf("fakecraft: %v", err)
 	}

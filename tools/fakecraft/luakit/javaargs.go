@@ -82,12 +82,24 @@ func OptLong(L *lua.LState, n int) (v int64, ok bool) {
 	if L.Get(n) == lua.LNil {
 		return 0, false
 	}
+	return CheckLong(L, n), true
+}
+
+// CheckLong is argument n as a finite number (strings refused) truncated towards zero,
+// saturating at the ends of int64 as Java's cast does (IArguments.getLong).
+func CheckLong(L *lua.LState, n int) int64 {
 	f := CheckFinite(L, n)
 	switch {
 	case f >= math.MaxInt64:
-		return math.MaxInt64, true
+		return math.MaxInt64
 	case f <= math.MinInt64:
-		return math.MinInt64, true
+		return math.MinInt64
 	}
-	return int64(f), true
+	return int64(f)
+}
+
+// CheckInt is argument n as IArguments.getInt reads it: CheckLong cast to a Java int,
+// which keeps the low 32 bits.
+func CheckInt(L *lua.LState, n int) int {
+	return int(int32(CheckLong(L, n)))
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"fakecraft/computer"
 	"fakecraft/peripheral/drive"
 )
 
@@ -36,8 +37,9 @@ func (w *World) Media(what string) (*drive.Media, error) { return w.media(what, 
 // program reaches the host's files.
 func (w *World) media(what string, hostPaths bool) (*drive.Media, error) {
 	if id, err := strconv.Atoi(what); err == nil {
-		if id < 0 {
-			return nil, fmt.Errorf("disk id %d: must not be negative", id)
+		// CC numbers disks as it numbers computers, from 0 up in a Java int.
+		if id < 0 || id > computer.MaxID {
+			return nil, fmt.Errorf("disk id %d: CC's disk ids run from 0 to %d", id, computer.MaxID)
 		}
 		return w.Floppy(id), nil
 	}

@@ -1,7 +1,10 @@
 package world
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +34,17 @@ type site struct {
 	w       *World
 	p       *Place
 	fromLua bool
+	// base is the directory a relative host path is taken from: a world file's (Spec's
+	// base), or "" for the working directory (--attach).
+	base string
+}
+
+// hostPath is a host path of a peripheral spec, relative ones taken from the site's base.
+func (at site) hostPath(path string) string {
+	if at.base == "" || filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(at.base, path)
 }
 
 // position is where the peripheral stands: at its computer (a cable's, nowhere in
@@ -56,7 +70,12 @@ var Kinds = map[string]Kind{
 	"basic_monitor": {Args: "[WIDTH HEIGHT]", Help: "basic monitor: greys, no touch",
 		make: makeMonitor(false)},
 	"speaker": {Help: "speaker: plays nothing aloud, with CC's limits and speaker_audio_empty timing",
-		make: func(site, []string) (peripheral.Peripheral, error) { return speaker.New(), nil }},
+		make: func(_ site, args []string) (peripheral.Peripheral, error) {
+			if len(args) > 0 {
+				return nil, fmt.Errorf("a speaker takes no arguments")
+			}
+			return speaker.New(), nil
+		}},
 	"printer": {Args: "[FILE]", Help: "printer, full of ink and paper; each finished page is kept for Go and, given FILE, appended to it (a program's FILE, as CraftOS-PC takes one, is ignored: no program writes host files)",
 		make: makePrinter},
 	"drive": {Args: "[DISK]", Help: "disk drive, empty or holding DISK: a number is that floppy disk of the world, a host directory is mounted as a disk, a host file is a music disc",
@@ -110,6 +129,9 @@ func makeModem(k modem.Kind) func(at site, args []string) (peripheral.Peripheral
 }
 
 func makeWiredModem(at site, args []string) (peripheral.Peripheral, error) {
+	if len(args) > 1 {
+		return nil, fmt.Errorf("too many arguments")
+	}
 	if len(args) != 1 || args[0] == "" {
 		return nil, fmt.Errorf("name the cable")
 	}
@@ -120,7 +142,11 @@ func makeDrive(at site, args []string) (peripheral.Peripheral, error) {
 	// CraftOS-PC's insertDisk comes from Lua: it names floppy disks only.
 	d := drive.New(func(what string) (*drive.Media, error) { return at.w.media(what, false) })
 	if len(args) > 0 {
-		m, err := at.w.media(strings.Join(args, ":"), !at.fromLua)
+		what := strings.Join(args, ":")
+		if _, err := strconv.Atoi(what); err != nil && !at.fromLua {
+			what = at.hostPath(what)
+		}
+		m, err := at.w.media(what, !at.fromLua)
 		if err != nil {
 			return nil, err
 		}
@@ -139,7 +165,7 @@ func makeMonitor(advanced bool) func(at site, args []string) (peripheral.Periphe
 			w, err1 = strconv.Atoi(args[0])
 			h, err2 = strconv.Atoi(args[1])
 			if err1 != nil || err2 != nil {
-				return nil, fmt.Errorf("size %sx%s is not two whole numbers", args[0], args[1])
+				return nil, fmt.Errorf("width %q and height %q must be whole numbers of blocks", args[0], args[1])
 			}
 		default:
 			return nil, fmt.Errorf("give both width and height, or neither")
@@ -152,6 +178,18 @@ func makePrinter(at site, args []string) (peripheral.Peripheral, error) {
 	out := strings.Join(args, ":")
 	if at.fromLua {
 		out = ""
+	}
+	if out != "" {
+		out = at.hostPath(out)
+		// Made now, so a path that cannot be written is refused here rather than every
+		// page being lost without a word.
+		f, err := os.OpenFile(out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, fmt.Errorf("cannot write the pages to %s: %w", out, errors.Unwrap(err))
+		}
+		if err := f.Close(); err != nil {
+			return nil, err
+		}
 	}
 	return printer.New(out), nil
 }

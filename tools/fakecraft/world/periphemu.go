@@ -26,6 +26,12 @@ import (
 func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 	fns := map[string]lua.LGFunction{
 		"create": func(L *lua.LState) int {
+			// The side is checked first: periphemu.create() is about argument #1.
+			if _, ok := L.Get(1).(lua.LString); !ok {
+				if _, ok := L.Get(1).(lua.LNumber); !ok {
+					luakit.ArgError(L, 1, "string or number")
+				}
+			}
 			kind := luakit.CheckString(L, 2)
 			name := sideArgument(L, kind)
 			parts := []string{kind}
@@ -39,7 +45,7 @@ func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 					luakit.ArgError(L, i, "string or number")
 				}
 			}
-			if err := p.attach(name, strings.Join(parts, ":"), true); err != nil {
+			if err := p.attach(name, strings.Join(parts, ":"), true, ""); err != nil {
 				var taken peripheral.ErrTaken
 				if !errors.As(err, &taken) && !strings.HasPrefix(err.Error(), "No peripheral named") {
 					err = errors.New("Could not create peripheral: " + err.Error())

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"fakecraft/ccstr"
 	"fakecraft/computer/machine"
 )
 
@@ -36,6 +37,11 @@ type Spec struct {
 	// Dir keeps what the world saves (floppy disks), relative to the world file; empty
 	// means a temporary directory.
 	Dir string `json:"dir,omitempty"`
+
+	// base is the directory relative host paths in peripheral specs (drive:DIR,
+	// printer:FILE) are taken from: the world file's (ReadSpec); empty, the working
+	// directory.
+	base string
 }
 
 // ComputerSpec is one computer of a Spec.
@@ -56,7 +62,11 @@ type ComputerSpec struct {
 }
 
 // ReadSpec reads a world file. Unknown fields are refused (a typo would otherwise place
-// nothing), and computer directories are taken relative to the file.
+// nothing), and computer directories are taken relative to the file. What a program sees
+// of the file's text (labels, file names, peripheral names) enters as CC's bytes, as
+// --label does (ccstr.FromText: "bäd" is the three bytes b\xE4d); a Spec built in Go
+// holds CC's bytes already. Peripheral specs keep their host paths as written, and cable
+// names, which only match wired_modem:CABLE, stay as they are.
 func ReadSpec(path string) (Spec, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -66,6 +76,10 @@ func ReadSpec(path string) (Spec, error) {
 	if err := decodeStrict(data, &s); err != nil {
 		return Spec{}, fmt.Errorf("world %s: %s%w", path, entryOf(data), err)
 	}
+	if err := checkPositions(data); err != nil {
+		return Spec{}, fmt.Errorf("world %s: %w", path, err)
+	}
+	s.base = filepath.Dir(path)
 	if s.Dir != "" && !filepath.IsAbs(s.Dir) {
 		s.Dir = filepath.Join(filepath.Dir(path), s.Dir)
 	}
@@ -73,8 +87,47 @@ func ReadSpec(path string) (Spec, error) {
 		if d := s.Computers[i].Dir; d != "" && !filepath.IsAbs(d) {
 			s.Computers[i].Dir = filepath.Join(filepath.Dir(path), d)
 		}
+		c := &s.Computers[i]
+		c.Label = ccstr.FromText(c.Label)
+		c.Files = keysFromText(c.Files)
+		c.Peripherals = keysFromText(c.Peripherals)
+	}
+	for cable, on := range s.Cables {
+		s.Cables[cable] = keysFromText(on)
 	}
 	return s, nil
+}
+
+// keysFromText is m with each key as CC's bytes (ccstr.FromText); nil stays nil.
+func keysFromText(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		out[ccstr.FromText(k)] = v
+	}
+	return out
+}
+
+// checkPositions refuses a position that is not three numbers: JSON fills a [3]float64
+// from [1, 2] without a word, putting the computer at z 0.
+func checkPositions(data []byte) error {
+	var raw struct {
+		Computers []struct {
+			ID       int               `json:"id"`
+			Position []json.RawMessage `json:"position"`
+		} `json:"computers"`
+	}
+	if json.Unmarshal(data, &raw) != nil {
+		return nil // decodeStrict has said what is wrong
+	}
+	for i, c := range raw.Computers {
+		if c.Position != nil && len(c.Position) != 3 {
+			return fmt.Errorf("computers[%d] (id %d): position is x, y and z: 3 numbers, not %d", i, c.ID, len(c.Position))
+		}
+	}
+	return nil
 }
 
 // decodeStrict decodes data into v, refusing unknown fields.
@@ -125,8 +178,8 @@ func (w *World) Build(s Spec) error {
 			return err
 		}
 		for _, side := range sortedKeys(c.Peripherals) {
-			if err := p.Attach(side, c.Peripherals[side]); err != nil {
-				return fmt.Errorf("computer %d, %s: %w", c.ID, side, err)
+			if err := p.attach(side, c.Peripherals[side], false, s.base); err != nil {
+				return fmt.Errorf("computer %d, %s: %w", c.ID, ccstr.ToText(side), err)
 			}
 		}
 	}
@@ -137,8 +190,8 @@ func (w *World) Build(s Spec) error {
 	}
 	for _, cable := range sortedKeys(s.Cables) {
 		for _, name := range sortedKeys(s.Cables[cable]) {
-			if err := w.AttachToCable(cable, name, s.Cables[cable][name]); err != nil {
-				return fmt.Errorf("cable %s, %s: %w", cable, name, err)
+			if err := w.attachToCable(cable, name, s.Cables[cable][name], s.base); err != nil {
+				return fmt.Errorf("cable %s, %s: %w", cable, ccstr.ToText(name), err)
 			}
 		}
 	}

@@ -107,7 +107,12 @@ func (w *World) Cable(name string) *modem.Network {
 // AttachToCable makes a peripheral from spec (as Place.Attach reads it) and puts it on
 // the cable under a network name such as "monitor_0".
 func (w *World) AttachToCable(cable, name, spec string) error {
-	p, err := site{w: w}.make(spec)
+	return w.attachToCable(cable, name, spec, "")
+}
+
+// attachToCable is AttachToCable with relative host paths taken from base (see site).
+func (w *World) attachToCable(cable, name, spec, base string) error {
+	p, err := site{w: w, base: base}.make(spec)
 	if err != nil {
 		return err
 	}
@@ -171,12 +176,13 @@ func (p *Place) Peripherals() *peripheral.Bus { return p.bus }
 // Attach makes a peripheral from spec and attaches it to a side (or, as CraftOS-PC allows,
 // under another name). spec is TYPE[:ARG...]: Kinds lists the types and their arguments.
 func (p *Place) Attach(name, spec string) error {
-	return p.attach(name, spec, false)
+	return p.attach(name, spec, false, "")
 }
 
-// attach is Attach, for the person running fakecraft or (fromLua) for a program.
-func (p *Place) attach(name, spec string, fromLua bool) error {
-	per, err := site{w: p.w, p: p, fromLua: fromLua}.make(spec)
+// attach is Attach, for the person running fakecraft or (fromLua) for a program, with
+// relative host paths taken from base (see site).
+func (p *Place) attach(name, spec string, fromLua bool, base string) error {
+	per, err := site{w: p.w, p: p, fromLua: fromLua, base: base}.make(spec)
 	if err != nil {
 		return err
 	}

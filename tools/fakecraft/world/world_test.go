@@ -210,6 +210,37 @@ shell.run("id right")
 	assert.Nil(t, d.Media())
 }
 
+// TestFloppyLabelIsKeptWithTheWorld: a floppy's label, like its files, is still there in
+// the next run of a world kept in a directory (it was lost: only the files were kept).
+func TestFloppyLabelIsKeptWithTheWorld(t *testing.T) {
+	ctx := within(t)
+	dir := t.TempDir()
+	spec := world.Spec{Dir: dir, Computers: []world.ComputerSpec{{ID: 1,
+		Peripherals: map[string]string{"left": "drive:5"},
+		Files: map[string]string{"/startup.lua": `
+print("label", disk.getLabel("left"))
+if os.getComputerLabel() ~= "second" then disk.setLabel("left", "k\252che") end
+print("labelled")
+`}}}}
+	w := fakecrafttest.StartWorld(t, spec)
+	w.Computer(1).WaitFor(ctx, "labelled")
+	assert.Contains(t, w.Computer(1).Output(), "label\tnil\n")
+
+	spec.Computers[0].Label = "second"
+	again := fakecrafttest.StartWorld(t, spec)
+	again.Computer(1).WaitFor(ctx, "labelled")
+	assert.Contains(t, again.Computer(1).Output(), "label\tküche\n")
+	assert.Equal(t, "k\xfcche", again.Floppy(5).Label())
+
+	// A label cleared is gone in the next run too.
+	ok, err := again.Floppy(5).SetLabel("")
+	require.True(t, ok)
+	require.NoError(t, err)
+	w3, err := world.New(world.Options{Dir: dir})
+	require.NoError(t, err)
+	assert.Equal(t, "", w3.Floppy(5).Label())
+}
+
 // TestCablePeripheralsAndMessages: computers with wired modems on one cable reach the
 // cable's peripherals by their network names, each mounting the same floppy disk, and
 // hear each other's transmissions, with their network names in peripheral.getNames.

@@ -72,6 +72,37 @@ func TestStartupRules(t *testing.T) {
 	assert.Equal(t, "CraftOS 1.9\n> \n", out)
 }
 
+// TestDiskStartupReplacesTheComputers: a disk in a drive with startup programs of its own
+// runs those instead of the computer's (shell.allow_disk_startup, on by default), even with
+// shell.allow_startup off, as CC's does; a disk without any leaves the computer's. They
+// never ran: fakecraft's ROM had no disk startup.
+func TestDiskStartupReplacesTheComputers(t *testing.T) {
+	dir, floppy, empty := t.TempDir(), t.TempDir(), t.TempDir()
+	writeDisk(t, dir, map[string]string{"startup.lua": `print("computer")`})
+	writeDisk(t, floppy, map[string]string{
+		"startup.lua":   `print("disk", shell.getRunningProgram())`,
+		"startup/a.lua": `print("disk a")`,
+	})
+	writeDisk(t, empty, map[string]string{"notes.txt": "x"})
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"disk", []string{"--attach", "left=drive:" + floppy}, "disk\tdisk/startup.lua\ndisk a\n"},
+		{"first disk with startups", []string{"--attach", "right=drive:" + floppy, "--attach", "top=drive:" + empty}, "disk\tdisk2/startup.lua\ndisk a\n"},
+		{"disk startup off", []string{"--attach", "left=drive:" + floppy, "--set", "shell.allow_disk_startup=false"}, "computer\n"},
+		{"no startup on the disk", []string{"--attach", "left=drive:" + empty}, "computer\n"},
+		{"computer's startup off", []string{"--attach", "left=drive:" + floppy, "--set", "shell.allow_startup=false"}, "disk\tdisk/startup.lua\ndisk a\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errOut := bare(t, dir, "", tc.args...)
+			assert.Equal(t, ExitOK, code, errOut)
+			assert.Equal(t, "CraftOS 1.9\n"+tc.want+"> \n", out)
+		})
+	}
+}
+
 // TestSetProgramCoercesAndPersists: CC's set coerces true/false/nil/numbers, keeps only the
 // first word, refuses a value of the wrong type, and saves to the computer's own .settings,
 // which the next run of the same --dir loads.

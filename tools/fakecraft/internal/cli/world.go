@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"fakecraft/ccstr"
 	"fakecraft/computer"
 	"fakecraft/computer/machine"
 	"fakecraft/world"
@@ -70,7 +71,8 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 		if !ok || name == "" || kind == "" {
 			return fail(fmt.Errorf("--attach %q: want SIDE=TYPE[:ARG...]", a))
 		}
-		if err := place.Attach(name, kind); err != nil {
+		// The name is text, as --label is: CC's bytes inside (küche is k\xFCche).
+		if err := place.Attach(ccstr.FromText(name), kind); err != nil {
 			return fail(fmt.Errorf("--attach %s: %w", a, err))
 		}
 	}

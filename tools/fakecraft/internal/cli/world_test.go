@@ -40,6 +40,61 @@ print(table.concat(peripheral.getNames(), ","))
 	assert.Empty(t, errOut)
 }
 
+// TestWorldTextEntersAsCCBytes: a world file's labels, file names and peripheral names,
+// and --attach's side, are text outside and CC's bytes inside, as --label is: "bäd" is
+// three bytes in game and the transcript shows it as written (they went in as UTF-8's
+// bytes: "bÃ¤d", 4).
+func TestWorldTextEntersAsCCBytes(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "time_scale": 20,
+  "computers": [
+    { "id": 2, "label": "bäd", "position": [0, 64, 0], "dir": "two",
+      "peripherals": { "drüben": "wired_modem:büro" },
+      "files": { "grüße.txt": "x", "startup.lua": "rednet.open('dr\\252ben') local id = rednet.receive('q') rednet.send(id, os.getComputerLabel() .. ' ' .. #os.getComputerLabel() .. ' ' .. table.concat(fs.list('/'), ','), 'q')" } }
+  ],
+  "cables": { "büro": { "drücker_0": "printer" } }
+}`), 0o644))
+	writeDisk(t, filepath.Join(dir, "pc"), map[string]string{"ask.lua": `
+for _, name in ipairs(peripheral.getNames()) do print(name, #name) end
+for _, name in ipairs(peripheral.call("k\252che", "getNamesRemote")) do print(name, #name) end
+rednet.open("k\252che")
+rednet.send(2, "who", "q")
+print((select(2, rednet.receive("q"))))
+`})
+	code, out, errOut := bare(t, filepath.Join(dir, "pc"), "", "--id", "1", "--world", file, "--attach", "küche=wired_modem:büro", "ask")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "küche\t5\ndrücker_0\t9\n")
+	assert.Contains(t, out, "bäd 3 grüße.txt,rom,startup.lua\n")
+	assert.FileExists(t, filepath.Join(dir, "two", "grüße.txt"))
+	assert.Empty(t, errOut)
+}
+
+// TestWorldFileHostPathsAreRelativeToIt: a world file's drive:DIR and printer:FILE, like
+// its dirs, are taken from the world file's directory (they were taken from wherever
+// fakecraft ran: "music/Stal: no such file or directory").
+func TestWorldFileHostPathsAreRelativeToIt(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{"music/Stal": "not really music", "floppy/hello.txt": "hi"})
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "computers": [ { "id": 1, "peripherals": { "left": "drive:music/Stal", "right": "printer:pages.txt" } } ],
+  "cables": { "lan": { "drive_0": "drive:floppy" } }
+}`), 0o644))
+	writeDisk(t, filepath.Join(dir, "pc"), map[string]string{"show.lua": `
+local p = peripheral.wrap("right")
+p.newPage() p.write("printed") p.endPage()
+print(disk.getAudioTitle("left"))
+`})
+	code, out, errOut := bare(t, filepath.Join(dir, "pc"), "", "--id", "1", "--world", file, "show")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "\nStal\n")
+	pages, err := os.ReadFile(filepath.Join(dir, "pages.txt"))
+	require.NoError(t, err)
+	assert.Contains(t, string(pages), "printed")
+}
+
 // TestAttachFlagErrors: a bad --attach or world file is a usage error naming the fix.
 func TestAttachFlagErrors(t *testing.T) {
 	dir := t.TempDir()
@@ -53,6 +108,15 @@ func TestAttachFlagErrors(t *testing.T) {
 		{"bad argument", []string{"--attach", "top=monitor:9:9"}, "a monitor is 1x1 to 8x6 blocks, not 9x9"},
 		{"taken side", []string{"--attach", "top=modem", "--attach", "TOP=speaker"}, "Peripheral already attached on side TOP"},
 		{"no such disk", []string{"--attach", "left=drive:" + filepath.Join(dir, "nope")}, "no such file or directory"},
+		// Extra arguments were dropped without a word, and a cable's were "name the cable".
+		{"speaker argument", []string{"--attach", "top=speaker:3"}, "speaker:3: a speaker takes no arguments (want speaker)"},
+		{"two cables", []string{"--attach", "top=wired_modem:a:b"}, "wired_modem:a:b: too many arguments (want wired_modem:CABLE)"},
+		{"monitor size", []string{"--attach", "top=monitor:x:2"}, `monitor:x:2: width "x" and height "2" must be whole numbers of blocks`},
+		// It made the world's disk 2147483648, which no CC disk can be.
+		{"disk id past CC's", []string{"--attach", "left=drive:2147483648"}, "disk id 2147483648: CC's disk ids run from 0 to 2147483647"},
+		// Every page printed was lost without a word.
+		{"unwritable pages", []string{"--attach", "right=printer:" + filepath.Join(dir, "nope", "pages.txt")},
+			"printer:" + filepath.Join(dir, "nope", "pages.txt") + ": cannot write the pages to " + filepath.Join(dir, "nope", "pages.txt") + ": no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, errOut := bare(t, dir, "", tc.args...)
@@ -71,6 +135,8 @@ func TestAttachFlagErrors(t *testing.T) {
 		`{"computers": [{"id": 1}, {"id": 11, "positon": [0, 0, 0]}]}`:                           `world ` + bad + `: computers[1] (id 11): json: unknown field "positon"`,
 		`{"computers": [{"id": 1}], "wires": [{"a": {"computer": 1, "side": "left"}, "c": {}}]}`: `world ` + bad + `: wires[0]: json: unknown field "c"`,
 		`{"computers": [{"id": 1}], "tme_scale": 2}`:                                             `world ` + bad + `: json: unknown field "tme_scale"`,
+		// A position of two numbers put the computer at z 0 without a word.
+		`{"computers": [{"id": 1}, {"id": 11, "position": [5, 64]}]}`: `world ` + bad + `: computers[1] (id 11): position is x, y and z: 3 numbers, not 2`,
 	} {
 		require.NoError(t, os.WriteFile(bad, []byte(body), 0o644))
 		code, _, errOut = bare(t, dir, "", "--world", bad)

@@ -8,7 +8,10 @@
 package drive
 
 import (
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -50,8 +53,33 @@ type Media struct {
 }
 
 // NewFloppy is floppy disk id, whose files live in the host directory dir (created if
-// missing when it is mounted).
-func NewFloppy(id int, dir string) *Media { return &Media{kind: Floppy, id: id, dir: dir} }
+// missing when it is mounted). Its label, which a player's disk keeps as the item's, is
+// kept beside them in dir.label (CC's bytes), read here and written by SetLabel, so a kept
+// world's floppy keeps its label from one run to the next.
+func NewFloppy(id int, dir string) *Media {
+	m := &Media{kind: Floppy, id: id, dir: dir}
+	if data, err := os.ReadFile(m.labelFile()); err == nil {
+		m.label = ccstr.Label(string(data))
+	}
+	return m
+}
+
+// labelFile is where a floppy's label is kept.
+func (m *Media) labelFile() string { return m.dir + ".label" }
+
+// saveLabel keeps a floppy's label (none: no file). Caller holds mu.
+func (m *Media) saveLabel() error {
+	if m.label == "" {
+		if err := os.Remove(m.labelFile()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(m.dir), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(m.labelFile(), []byte(m.label), 0o644)
+}
 
 // NewFolder is a host directory used as a disk.
 func NewFolder(dir string) *Media { return &Media{kind: Folder, dir: dir} }
@@ -76,15 +104,19 @@ func (m *Media) Label() string {
 }
 
 // SetLabel labels a disk, as disk.setLabel does (CC's label rules); a music disc's cannot
-// change.
-func (m *Media) SetLabel(label string) bool {
+// change. A floppy's label is kept on the host (NewFloppy); err is a failure to keep it,
+// the label being set all the same.
+func (m *Media) SetLabel(label string) (ok bool, err error) {
 	if m.kind == Record {
-		return false
+		return false, nil
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.label = ccstr.Label(label)
-	return true
+	if m.kind == Floppy {
+		err = m.saveLabel()
+	}
+	return true, err
 }
 
 // Resolver finds the item CraftOS-PC's insertDisk names: a floppy disk's id, or a host
@@ -237,8 +269,16 @@ func (d *Drive) methodTable() map[string]peripheral.Method {
 		},
 		"setDiskLabel": func(L *lua.LState, _ *peripheral.Access) int {
 			label := luakit.OptStrictString(L, 1, "")
-			if m := media(); m != nil && !m.SetLabel(label) {
+			m := media()
+			if m == nil {
+				return 0
+			}
+			ok, err := m.SetLabel(label)
+			if !ok {
 				luakit.RaiseMessage(L, "Disk label cannot be changed")
+			}
+			if err != nil {
+				luakit.RaiseMessage(L, "fakecraft could not keep the disk label on the host: "+err.Error())
 			}
 			return 0
 		},

@@ -96,6 +96,13 @@ describe("periphemu", function()
     expect(periphemu.remove("top")):eq(false);
   end);
 
+  it("checks the side first, then the type", function()
+    -- periphemu.create() was about argument #2.
+    expect({ pcall(periphemu.create) }):same({ false, "bad argument #1 (string or number expected, got no value)" });
+    expect({ pcall(periphemu.create, {}, "modem") }):same({ false, "bad argument #1 (string or number expected, got table)" });
+    expect({ pcall(periphemu.create, "top") }):same({ false, "bad argument #2 (string expected, got no value)" });
+  end);
+
   it("names a numbered peripheral after its type", function()
     with(2, "modem", function() expect(peripheral.isPresent("modem_2")):eq(true); end);
     with("7", "modem", function() expect(peripheral.isPresent("modem_7")):eq(true); end);
