@@ -26,6 +26,14 @@ f.close()`,
 	seen, err := os.ReadFile(filepath.Join(dir, "seen"))
 	require.NoError(t, err)
 	assert.Equal(t, "k\xfcche|\xfc|gr\xfc\xdfe ?", string(seen))
+
+	// A byte that is not UTF-8 passes unchanged (kong's own string mapper made it U+FFFD,
+	// which reached the computer as ?).
+	code, _, errOut = bare(t, dir, "\xe9\n", "--label", "k\xe9che", "--set", "greeting=\xe9")
+	assert.Equal(t, ExitOK, code, errOut)
+	seen, err = os.ReadFile(filepath.Join(dir, "seen"))
+	require.NoError(t, err)
+	assert.Equal(t, "k\xe9che|\xe9|\xe9", string(seen))
 }
 
 // TestTextLeavesAsCCShowsIt: the transcript on stdout is UTF-8 text, each CC byte past ASCII

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"time"
@@ -151,6 +152,7 @@ func MainWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) (st
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(code int) { panic(kongExit{code: code}) }),
 		kong.Bind(&env{stdin: stdin, stdout: stdout, stderr: stderr, cwd: cwd}),
+		kong.KindMapper(reflect.String, rawString),
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
@@ -446,3 +448,20 @@ func boot(ctx context.Context, opts machine.Options, limit time.Duration) error 
 	}
 	return nil
 }
+
+// rawString takes a string flag's or argument's bytes as they are. kong's own string mapper
+// goes through JSON, which turns a byte that is not UTF-8 into U+FFFD (then `?` on the
+// computer); by the text rule such a byte stands for itself (`--label $'k\xe9che'` is the
+// computer's k\xE9che, as `--label küche` is).
+var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Value) error {
+	t, err := ctx.Scan.PopValue("string")
+	if err != nil {
+		return err
+	}
+	s, ok := t.Value.(string)
+	if !ok {
+		s = fmt.Sprint(t.Value)
+	}
+	target.SetString(s)
+	return nil
+})
