@@ -248,6 +248,38 @@ assert(err:find("bad argument #1 %(number expected, got nan%)"), err)
 	}
 }
 
+// TestAlarms: os.setAlarm rings at an in-game hour (ids of their own, from 0), cancelAlarm
+// stops one, and an hour out of range is CC's error.
+func TestAlarms(t *testing.T) {
+	check(t, `
+local start = os.time()
+local soon, later = (start + 0.01) % 24, (start + 0.02) % 24
+local a = os.setAlarm(later)
+local b = os.setAlarm(soon)
+local c = os.setAlarm(soon)
+assert(a == 0 and b == 1 and c == 2, "alarm ids start at 0")
+os.cancelAlarm(c)
+local fired = {}
+for i = 1, 2 do
+  local _, id = os.pullEvent("alarm")
+  fired[#fired + 1] = id
+  assert((os.time() - start) % 24 >= (id == b and 0.01 or 0.02) - 1e-9, "rang early: " .. os.time())
+end
+assert(fired[1] == b and fired[2] == a, "rang in order of hour")
+-- An alarm for the current hour is tomorrow's: it does not ring with one set a tick later.
+local now = os.time()
+local tomorrow = os.setAlarm(now)
+local next = os.setAlarm((now + 0.001) % 24)
+local _, id = os.pullEvent("alarm")
+assert(id == next, "the current hour rings tomorrow, not now")
+os.cancelAlarm(tomorrow)
+assert(select(2, pcall(os.setAlarm, 24)):find("Number out of range"))
+assert(select(2, pcall(os.setAlarm, -0.5)):find("Number out of range"))
+assert(select(2, pcall(os.setAlarm, 0/0)):find("bad argument #1 %(number expected, got nan%)"))
+assert(select(2, pcall(os.cancelAlarm, "x")):find("bad argument #1 %(number expected, got string%)"))
+`, func(cfg *Config) { cfg.TimeScale = 40 })
+}
+
 func TestSleepSwallowsEvents(t *testing.T) {
 	check(t, `
 os.queueEvent("lost")
