@@ -280,6 +280,32 @@ assert(select(2, pcall(os.cancelAlarm, "x")):find("bad argument #1 %(number expe
 `, func(cfg *Config) { cfg.TimeScale = 40 })
 }
 
+// TestTimeOfTable: os.time(table) is CC's: year, month and day are required, hour, min and
+// sec default to 12, isdst is a boolean, and a date out of range is not normalised.
+func TestTimeOfTable(t *testing.T) {
+	check(t, `
+local midnight = os.time({ year = 2000, month = 1, day = 1, hour = 0, min = 0, sec = 0 })
+assert(os.time({ year = 2000, month = 1, day = 1 }) - midnight == 12 * 3600 + 12 * 60 + 12,
+  "hour, min and sec default to 12")
+assert(os.time({ year = 2000, month = 1, day = 1, hour = 0, min = 0, sec = 0.9 }) == midnight, "fields truncate")
+assert(os.time(os.date("*t", midnight)) == midnight, "a date table converts back")
+local function err(t) local ok, e = pcall(os.time, t) assert(not ok) return e end
+assert(err({}) == 'field "year" missing in date table', err({}))
+assert(err({ year = 2000 }) == 'field "month" missing in date table', err({ year = 2000 }))
+assert(err({ year = 2000, month = 1, day = "1" }) == 'field "day" missing in date table')
+assert(err({ year = 2000, month = 1, day = 1, isdst = 1 }) == 'field "isdst" missing in date table')
+assert(err({ year = 2000, month = 13, day = 1 }) ==
+  "Java Exception Thrown: java.time.DateTimeException: Invalid value for MonthOfYear (valid values 1 - 12): 13")
+assert(err({ year = 2001, month = 4, day = 31 }) ==
+  "Java Exception Thrown: java.time.DateTimeException: Invalid date 'APRIL 31'")
+assert(err({ year = 2001, month = 2, day = 29 }) ==
+  "Java Exception Thrown: java.time.DateTimeException: Invalid date 'February 29' as '2001' is not a leap year")
+assert(err({ year = 2000, month = 1, day = 1, hour = 24 }) ==
+  "Java Exception Thrown: java.time.DateTimeException: Invalid value for HourOfDay (valid values 0 - 23): 24")
+assert(os.time({ year = 2000, month = 2, day = 29, isdst = false }), "a leap day")
+`)
+}
+
 func TestSleepSwallowsEvents(t *testing.T) {
 	check(t, `
 os.queueEvent("lost")

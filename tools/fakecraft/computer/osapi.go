@@ -102,7 +102,7 @@ func (c *Computer) epoch(kind string) (float64, bool) {
 }
 
 // installOS sets CC's os API (the Go half; bios.lua adds pullEvent, sleep, loadAPI, run, version).
-func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
+func (c *Computer) installOS(L *lua.LState) {
 	os := L.NewTable()
 	fns := map[string]lua.LGFunction{
 		"queueEvent": func(L *lua.LState) int {
@@ -148,10 +148,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 		},
 		"time": func(L *lua.LState) int {
 			if t, ok := L.Get(1).(*lua.LTable); ok {
-				// A table converts to a UNIX timestamp, as Lua's os.time does.
-				L.Push(stockOS.RawGetString("time"))
-				L.Push(t)
-				L.Call(1, 1)
+				L.Push(lua.LNumber(osTimeTable(L, t)))
 				return 1
 			}
 			switch strings.ToLower(luakit.OptStrictString(L, 1, "ingame")) {
