@@ -9,6 +9,8 @@ import (
 	"math/bits"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
 )
 
 // checkColour validates a colors.* value and returns its index. Like CC, any number is
@@ -73,8 +75,7 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 func (t *Terminal) Functions() map[string]lua.LGFunction {
 	fns := map[string]lua.LGFunction{
 		"write": func(L *lua.LState) int {
-			v := L.CheckAny(1)
-			t.Write(toStringMeta(L, v))
+			t.Write(luakit.Coerced(L.Get(1)))
 			return 0
 		},
 		"blit": func(L *lua.LState) int {
