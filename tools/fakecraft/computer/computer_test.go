@@ -306,6 +306,38 @@ assert(os.time({ year = 2000, month = 2, day = 29, isdst = false }), "a leap day
 `)
 }
 
+// TestTermArgumentsAsJava: the native term (and a monitor, which shares its functions) takes
+// its arguments by CC's Java rules: numbers must be finite numbers, not numeric strings,
+// blit's are strings only, and a mismatch is "bad argument #N (T expected, got U)".
+func TestTermArgumentsAsJava(t *testing.T) {
+	check(t, `
+local n = term.native()
+local function err(f, ...) local ok, e = pcall(f, ...) assert(not ok, "no error") return e end
+local x, y = n.getCursorPos()
+for _, c in ipairs({
+  { n.setTextColour, { nil }, "bad argument #1 (number expected, got nil)" },
+  { n.setTextColour, { "1" }, "bad argument #1 (number expected, got string)" },
+  { n.setBackgroundColour, { 0/0 }, "bad argument #1 (number expected, got nan)" },
+  { n.setTextColour, { 0x10000 }, "Colour out of range" },
+  { n.setCursorPos, { "1", "2" }, "bad argument #1 (number expected, got string)" },
+  { n.setCursorPos, { 1, 1/0 }, "bad argument #2 (number expected, got inf)" },
+  { n.scroll, {}, "bad argument #1 (number expected, got nil)" },
+  { n.setCursorBlink, { 1 }, "bad argument #1 (boolean expected, got number)" },
+  { n.blit, { 1, "1", "1" }, "bad argument #1 (string expected, got number)" },
+  { n.blit, { "ab", "0", "ff" }, "Arguments must be the same length" },
+  { n.setPaletteColour, { 16384, "1" }, "bad argument #2 (number expected, got string)" },
+  { n.setPaletteColour, { 16384, 1, 0/0, 1 }, "bad argument #3 (number expected, got nan)" },
+  { n.getPaletteColour, {}, "bad argument #1 (number expected, got nil)" },
+}) do
+  local e = err(c[1], table.unpack(c[2], 1, 4))
+  assert(e == c[3], ("%s: want %q, got %q"):format(c[3], c[3], e))
+end
+assert(({ n.getCursorPos() })[1] == x, "nothing moved the cursor")
+local ok, e = pcall(function() n.setTextColour(0) end)
+assert(e:find("^/?[%w_/.]*:%d+: Colour out of range$"), "placed at its caller: " .. e)
+`)
+}
+
 func TestSleepSwallowsEvents(t *testing.T) {
 	check(t, `
 os.queueEvent("lost")

@@ -16,15 +16,27 @@ import (
 // checkColour validates a colors.* value and returns its index. Like CC, any number is
 // accepted and its highest set bit of the low 16 chosen; nothing set is an error.
 func checkColour(L *lua.LState, n int) uint8 {
-	f := float64(L.CheckNumber(n))
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		L.RaiseError("Colour out of range")
-	}
-	c := int64(f)
+	c := checkInt(L, n)
 	if c <= 0 || c > 0xFFFF {
-		L.RaiseError("Colour out of range")
+		luakit.RaiseMessage(L, "Colour out of range")
 	}
 	return uint8(bits.Len64(uint64(c)) - 1)
+}
+
+// checkInt is argument n as CC's Java APIs take an int (IArguments.getInt): a finite
+// number, not a numeric string, cut to a long and then to 32 bits as Java's casts do.
+func checkInt(L *lua.LState, n int) int {
+	f := luakit.CheckFinite(L, n)
+	var long int64
+	switch {
+	case f >= math.MaxInt64:
+		long = math.MaxInt64
+	case f <= math.MinInt64:
+		long = math.MinInt64
+	default:
+		long = int64(f)
+	}
+	return int(int32(long))
 }
 
 // blitColours turns a blit colour string into indices; a character that is not a hex
@@ -79,14 +91,14 @@ func (t *Terminal) Functions() map[string]lua.LGFunction {
 			return 0
 		},
 		"blit": func(L *lua.LState) int {
-			text, fg, bg := L.CheckString(1), L.CheckString(2), L.CheckString(3)
+			text, fg, bg := luakit.StrictString(L, 1), luakit.StrictString(L, 2), luakit.StrictString(L, 3)
 			if len(fg) != len(text) || len(bg) != len(text) {
-				L.RaiseError("Arguments must be the same length")
+				luakit.RaiseMessage(L, "Arguments must be the same length")
 			}
 			t.blit(text, blitColours(fg, colourWhite), blitColours(bg, colourBlack))
 			return 0
 		},
-		"scroll":    func(L *lua.LState) int { t.Scroll(L.CheckInt(1)); return 0 },
+		"scroll":    func(L *lua.LState) int { t.Scroll(checkInt(L, 1)); return 0 },
 		"clear":     func(L *lua.LState) int { t.Clear(); return 0 },
 		"clearLine": func(L *lua.LState) int { t.ClearLine(); return 0 },
 		"getCursorPos": func(L *lua.LState) int {
@@ -96,11 +108,11 @@ func (t *Terminal) Functions() map[string]lua.LGFunction {
 			return 2
 		},
 		"setCursorPos": func(L *lua.LState) int {
-			t.SetCursorPos(int(L.CheckNumber(1)), int(L.CheckNumber(2)))
+			t.SetCursorPos(checkInt(L, 1), checkInt(L, 2))
 			return 0
 		},
 		"getCursorBlink": func(L *lua.LState) int { L.Push(lua.LBool(t.CursorBlink())); return 1 },
-		"setCursorBlink": func(L *lua.LState) int { t.SetCursorBlink(L.CheckBool(1)); return 0 },
+		"setCursorBlink": func(L *lua.LState) int { t.SetCursorBlink(luakit.CheckBool(L, 1)); return 0 },
 		"getSize": func(L *lua.LState) int {
 			w, h := t.Size()
 			L.Push(lua.LNumber(w))
@@ -116,9 +128,9 @@ func (t *Terminal) Functions() map[string]lua.LGFunction {
 			c := checkColour(L, 1)
 			var rgb uint32
 			if L.GetTop() == 2 {
-				rgb = uint32(L.CheckNumber(2)) & 0xFFFFFF
+				rgb = uint32(checkInt(L, 2)) & 0xFFFFFF
 			} else {
-				r, g, b := float64(L.CheckNumber(2)), float64(L.CheckNumber(3)), float64(L.CheckNumber(4))
+				r, g, b := luakit.CheckFinite(L, 2), luakit.CheckFinite(L, 3), luakit.CheckFinite(L, 4)
 				rgb = channel(r)<<16 | channel(g)<<8 | channel(b)
 			}
 			t.SetPaletteColour(c, rgb)
