@@ -109,6 +109,7 @@ func openLibs(L *lua.LState) {
 	installBit32(L)
 	installDebug(L)
 	installPatterns(L)
+	installPack(L)
 	installManyResults(L)
 }
 
