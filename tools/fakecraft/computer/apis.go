@@ -36,10 +36,6 @@ type Env struct {
 	HTTP *httpapi.API
 	// Peripherals are the computer's sides (Config.Peripherals).
 	Peripherals *peripheral.Bus
-
-	// stockOS is gopher-lua's os library, which the first row opens and the os row takes
-	// its clock and date functions from.
-	stockOS *lua.LTable
 }
 
 // apis is every API a computer gets, in the order boot installs them, as gopher-lua's
@@ -67,12 +63,12 @@ var apis = []API{
 }
 
 func openLibraries(L *lua.LState, e *Env) error {
-	e.stockOS = openLibs(L)
+	openLibs(L)
 	return nil
 }
 
 func openOS(L *lua.LState, e *Env) error {
-	e.installOS(L, e.stockOS)
+	e.installOS(L)
 	return nil
 }
 

@@ -168,6 +168,8 @@ type Computer struct {
 	ticks     int64
 	timers    map[int]int // timer id -> ticks left
 	nextTimer int
+	alarms    map[int]float64 // alarm id -> in-game hours since day 0 at which it rings
+	nextAlarm int
 	afters    []after // functions waiting for the clock (After)
 	label     string
 	stop      bool // os.shutdown/os.reboot or boot.lua's finish: stop after this resume
@@ -203,6 +205,7 @@ func New(cfg Config) (*Computer, error) {
 		popped:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		timers:  map[int]int{},
+		alarms:  map[int]float64{},
 		settled: make(chan struct{}),
 		label:   ccstr.Label(cfg.Label),
 	}
@@ -342,6 +345,7 @@ func (c *Computer) tick() {
 		delete(c.timers, id)
 		c.QueueEvent("timer", lua.LNumber(id))
 	}
+	c.ringAlarms()
 	if len(c.afters) > 0 {
 		// A function may schedule another: it waits for the next tick.
 		waiting := c.afters

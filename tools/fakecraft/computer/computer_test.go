@@ -248,6 +248,96 @@ assert(err:find("bad argument #1 %(number expected, got nan%)"), err)
 	}
 }
 
+// TestAlarms: os.setAlarm rings at an in-game hour (ids of their own, from 0), cancelAlarm
+// stops one, and an hour out of range is CC's error.
+func TestAlarms(t *testing.T) {
+	check(t, `
+local start = os.time()
+local soon, later = (start + 0.01) % 24, (start + 0.02) % 24
+local a = os.setAlarm(later)
+local b = os.setAlarm(soon)
+local c = os.setAlarm(soon)
+assert(a == 0 and b == 1 and c == 2, "alarm ids start at 0")
+os.cancelAlarm(c)
+local fired = {}
+for i = 1, 2 do
+  local _, id = os.pullEvent("alarm")
+  fired[#fired + 1] = id
+  assert((os.time() - start) % 24 >= (id == b and 0.01 or 0.02) - 1e-9, "rang early: " .. os.time())
+end
+assert(fired[1] == b and fired[2] == a, "rang in order of hour")
+-- An alarm for the current hour is tomorrow's: it does not ring with one set a tick later.
+local now = os.time()
+local tomorrow = os.setAlarm(now)
+local next = os.setAlarm((now + 0.001) % 24)
+local _, id = os.pullEvent("alarm")
+assert(id == next, "the current hour rings tomorrow, not now")
+os.cancelAlarm(tomorrow)
+assert(select(2, pcall(os.setAlarm, 24)):find("Number out of range"))
+assert(select(2, pcall(os.setAlarm, -0.5)):find("Number out of range"))
+assert(select(2, pcall(os.setAlarm, 0/0)):find("bad argument #1 %(number expected, got nan%)"))
+assert(select(2, pcall(os.cancelAlarm, "x")):find("bad argument #1 %(number expected, got string%)"))
+`, func(cfg *Config) { cfg.TimeScale = 40 })
+}
+
+// TestTimeOfTable: os.time(table) is CC's: year, month and day are required, hour, min and
+// sec default to 12, isdst is a boolean, and a date out of range is not normalised.
+func TestTimeOfTable(t *testing.T) {
+	check(t, `
+local midnight = os.time({ year = 2000, month = 1, day = 1, hour = 0, min = 0, sec = 0 })
+assert(os.time({ year = 2000, month = 1, day = 1 }) - midnight == 12 * 3600 + 12 * 60 + 12,
+  "hour, min and sec default to 12")
+assert(os.time({ year = 2000, month = 1, day = 1, hour = 0, min = 0, sec = 0.9 }) == midnight, "fields truncate")
+assert(os.time(os.date("*t", midnight)) == midnight, "a date table converts back")
+local function err(t) local ok, e = pcall(os.time, t) assert(not ok) return e end
+assert(err({}) == 'field "year" missing in date table', err({}))
+assert(err({ year = 2000 }) == 'field "month" missing in date table', err({ year = 2000 }))
+assert(err({ year = 2000, month = 1, day = "1" }) == 'field "day" missing in date table')
+assert(err({ year = 2000, month = 1, day = 1, isdst = 1 }) == 'field "isdst" missing in date table')
+assert(err({ year = 2000, month = 13, day = 1 }) ==
+  "Java Exception Thrown: java.time.DateTimeException: Invalid value for MonthOfYear (valid values 1 - 12): 13")
+assert(err({ year = 2001, month = 4, day = 31 }) ==
+  "Java Exception Thrown: java.time.DateTimeException: Invalid date 'APRIL 31'")
+assert(err({ year = 2001, month = 2, day = 29 }) ==
+  "Java Exception Thrown: java.time.DateTimeException: Invalid date 'February 29' as '2001' is not a leap year")
+assert(err({ year = 2000, month = 1, day = 1, hour = 24 }) ==
+  "Java Exception Thrown: java.time.DateTimeException: Invalid value for HourOfDay (valid values 0 - 23): 24")
+assert(os.time({ year = 2000, month = 2, day = 29, isdst = false }), "a leap day")
+`)
+}
+
+// TestTermArgumentsAsJava: the native term (and a monitor, which shares its functions) takes
+// its arguments by CC's Java rules: numbers must be finite numbers, not numeric strings,
+// blit's are strings only, and a mismatch is "bad argument #N (T expected, got U)".
+func TestTermArgumentsAsJava(t *testing.T) {
+	check(t, `
+local n = term.native()
+local function err(f, ...) local ok, e = pcall(f, ...) assert(not ok, "no error") return e end
+local x, y = n.getCursorPos()
+for _, c in ipairs({
+  { n.setTextColour, { nil }, "bad argument #1 (number expected, got nil)" },
+  { n.setTextColour, { "1" }, "bad argument #1 (number expected, got string)" },
+  { n.setBackgroundColour, { 0/0 }, "bad argument #1 (number expected, got nan)" },
+  { n.setTextColour, { 0x10000 }, "Colour out of range" },
+  { n.setCursorPos, { "1", "2" }, "bad argument #1 (number expected, got string)" },
+  { n.setCursorPos, { 1, 1/0 }, "bad argument #2 (number expected, got inf)" },
+  { n.scroll, {}, "bad argument #1 (number expected, got nil)" },
+  { n.setCursorBlink, { 1 }, "bad argument #1 (boolean expected, got number)" },
+  { n.blit, { 1, "1", "1" }, "bad argument #1 (string expected, got number)" },
+  { n.blit, { "ab", "0", "ff" }, "Arguments must be the same length" },
+  { n.setPaletteColour, { 16384, "1" }, "bad argument #2 (number expected, got string)" },
+  { n.setPaletteColour, { 16384, 1, 0/0, 1 }, "bad argument #3 (number expected, got nan)" },
+  { n.getPaletteColour, {}, "bad argument #1 (number expected, got nil)" },
+}) do
+  local e = err(c[1], table.unpack(c[2], 1, 4))
+  assert(e == c[3], ("%s: want %q, got %q"):format(c[3], c[3], e))
+end
+assert(({ n.getCursorPos() })[1] == x, "nothing moved the cursor")
+local ok, e = pcall(function() n.setTextColour(0) end)
+assert(e:find("^/?[%w_/.]*:%d+: Colour out of range$"), "placed at its caller: " .. e)
+`)
+}
+
 func TestSleepSwallowsEvents(t *testing.T) {
 	check(t, `
 os.queueEvent("lost")

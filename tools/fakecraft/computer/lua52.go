@@ -25,8 +25,8 @@ const HostString = "ComputerCraft 1.113.1 (fakecraft)"
 var absentGlobals = []string{"collectgarbage", "module", "newproxy", "gcinfo", "io", "os", "channel"}
 
 // openLibs opens the gopher-lua libraries CC keeps, then reshapes them into CC's Lua 5.2
-// surface. It returns the stock os table, whose date/time helpers the CC os API reuses.
-func openLibs(L *lua.LState) *lua.LTable {
+// surface. Its os library is fakecraft's own (osapi.go), as are os.date and os.time.
+func openLibs(L *lua.LState) {
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -38,13 +38,11 @@ func openLibs(L *lua.LState) *lua.LTable {
 		{lua.MathLibName, lua.OpenMath},
 		{lua.CoroutineLibName, lua.OpenCoroutine},
 		{lua.DebugLibName, lua.OpenDebug},
-		{lua.OsLibName, lua.OpenOs},
 	} {
 		L.Push(L.NewFunction(lib.fn))
 		L.Push(lua.LString(lib.name))
 		L.Call(1, 0)
 	}
-	stockOS, _ := L.GetGlobal("os").(*lua.LTable)
 	G := L.G.Global
 	for _, name := range absentGlobals {
 		G.RawSetString(name, lua.LNil)
@@ -111,8 +109,8 @@ func openLibs(L *lua.LState) *lua.LTable {
 	installBit32(L)
 	installDebug(L)
 	installPatterns(L)
+	installPack(L)
 	installManyResults(L)
-	return stockOS
 }
 
 // parseErrorPattern matches gopher-lua's parser message so it can be rewritten in C Lua's

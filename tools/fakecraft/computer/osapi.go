@@ -2,6 +2,7 @@ package computer
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -47,6 +48,44 @@ func copyValue(L *lua.LState, v lua.LValue, seen map[*lua.LTable]*lua.LTable) lu
 // worldTicks is the in-game clock in Minecraft ticks since world time 0.
 func (c *Computer) worldTicks() int64 { return c.ticks + dayStartOffset }
 
+// timeOfDay is os.time("ingame"): the in-game hour, 0 to 24.
+func (c *Computer) timeOfDay() float64 { return float64(c.worldTicks()%ticksPerDay) / 1000 }
+
+// day is os.day("ingame"): the in-game day, from 1.
+func (c *Computer) day() int64 { return c.worldTicks()/ticksPerDay + 1 }
+
+// setAlarm is os.setAlarm: the alarm rings at the hour given, today if that hour is still
+// to come, else tomorrow (as CC's, an alarm for the current hour is tomorrow's).
+func (c *Computer) setAlarm(hour float64) int {
+	day := c.day()
+	if hour <= c.timeOfDay() {
+		day++
+	}
+	id := c.nextAlarm
+	c.nextAlarm++
+	c.alarms[id] = float64(day)*24 + hour
+	return id
+}
+
+// ringAlarms queues an alarm event, in id order, for each alarm whose hour has come.
+func (c *Computer) ringAlarms() {
+	if len(c.alarms) == 0 {
+		return
+	}
+	now := float64(c.day())*24 + c.timeOfDay()
+	var due []int
+	for id, at := range c.alarms {
+		if now >= at {
+			due = append(due, id)
+		}
+	}
+	slices.Sort(due)
+	for _, id := range due {
+		delete(c.alarms, id)
+		c.QueueEvent("alarm", lua.LNumber(id))
+	}
+}
+
 // epoch is os.epoch(kind) in milliseconds; ok is false for an unknown kind.
 func (c *Computer) epoch(kind string) (float64, bool) {
 	switch strings.ToLower(kind) {
@@ -63,7 +102,7 @@ func (c *Computer) epoch(kind string) (float64, bool) {
 }
 
 // installOS sets CC's os API (the Go half; bios.lua adds pullEvent, sleep, loadAPI, run, version).
-func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
+func (c *Computer) installOS(L *lua.LState) {
 	os := L.NewTable()
 	fns := map[string]lua.LGFunction{
 		"queueEvent": func(L *lua.LState) int {
@@ -83,6 +122,18 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 			c.CancelTimer(int(luakit.CheckFinite(L, 1)))
 			return 0
 		},
+		"setAlarm": func(L *lua.LState) int {
+			hour := luakit.CheckFinite(L, 1)
+			if hour < 0 || hour >= 24 {
+				L.RaiseError("Number out of range")
+			}
+			L.Push(lua.LNumber(c.setAlarm(hour)))
+			return 1
+		},
+		"cancelAlarm": func(L *lua.LState) int {
+			delete(c.alarms, int(luakit.CheckFinite(L, 1)))
+			return 0
+		},
 		"clock": func(L *lua.LState) int {
 			L.Push(lua.LNumber(float64(c.ticks) * TickDuration.Seconds()))
 			return 1
@@ -97,15 +148,12 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 		},
 		"time": func(L *lua.LState) int {
 			if t, ok := L.Get(1).(*lua.LTable); ok {
-				// A table converts to a UNIX timestamp, as Lua's os.time does.
-				L.Push(stockOS.RawGetString("time"))
-				L.Push(t)
-				L.Call(1, 1)
+				L.Push(lua.LNumber(osTimeTable(L, t)))
 				return 1
 			}
 			switch strings.ToLower(luakit.OptStrictString(L, 1, "ingame")) {
 			case "ingame":
-				L.Push(lua.LNumber(float64((c.worldTicks())%ticksPerDay) / 1000))
+				L.Push(lua.LNumber(c.timeOfDay()))
 			case "utc":
 				L.Push(lua.LNumber(hoursOfDay(c.Now().UTC())))
 			case "local":
@@ -118,7 +166,7 @@ func (c *Computer) installOS(L *lua.LState, stockOS *lua.LTable) {
 		"day": func(L *lua.LState) int {
 			switch strings.ToLower(luakit.OptStrictString(L, 1, "ingame")) {
 			case "ingame":
-				L.Push(lua.LNumber(c.worldTicks()/ticksPerDay + 1))
+				L.Push(lua.LNumber(c.day()))
 			case "utc":
 				L.Push(lua.LNumber(c.Now().Unix() / 86400))
 			case "local":

@@ -19,7 +19,7 @@ import (
 func checkColour(L *lua.LState, n int) uint8 {
 	c := int64(luakit.CheckInt(L, n))
 	if c <= 0 || c > 0xFFFF {
-		L.RaiseError("Colour out of range")
+		luakit.RaiseMessage(L, "Colour out of range")
 	}
 	return uint8(bits.Len64(uint64(c)) - 1)
 }
@@ -72,14 +72,13 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 func (t *Terminal) Functions() map[string]lua.LGFunction {
 	fns := map[string]lua.LGFunction{
 		"write": func(L *lua.LState) int {
-			// CC's Coerced<String>: no argument writes "nil".
-			t.Write(toStringMeta(L, L.Get(1)))
+			t.Write(luakit.Coerced(L.Get(1)))
 			return 0
 		},
 		"blit": func(L *lua.LState) int {
 			text, fg, bg := luakit.StrictString(L, 1), luakit.StrictString(L, 2), luakit.StrictString(L, 3)
 			if len(fg) != len(text) || len(bg) != len(text) {
-				L.RaiseError("Arguments must be the same length")
+				luakit.RaiseMessage(L, "Arguments must be the same length")
 			}
 			t.blit(text, blitColours(fg, colourWhite), blitColours(bg, colourBlack))
 			return 0

@@ -7,7 +7,6 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"fakecraft/ccformat"
 	"fakecraft/luakit"
 )
 
@@ -59,15 +58,7 @@ func raise(L *lua.LState, msg string) {
 }
 
 // coerce is the raw tostring (no __tostring) CC applies to what a handle writes.
-func coerce(v lua.LValue) []byte {
-	switch v := v.(type) {
-	case lua.LString:
-		return []byte(v)
-	case lua.LNumber:
-		return []byte(ccformat.FormatNumber(float64(v)))
-	}
-	return []byte(v.String())
-}
+func coerce(v lua.LValue) []byte { return []byte(luakit.Coerced(v)) }
 
 // ----- fs functions -----
 

@@ -32,7 +32,7 @@ const (
 	errTooManyWebsockets = "Too many websockets already open"
 	errWebsocketsOff     = "Websocket connections are disabled"
 	errTooManySends      = "Too many ongoing websocket messages"
-	errTimeoutRange      = "timeout out of range"
+	errTimeoutRange      = "timeout out of range (between 0.0 and 60.0)" // Java's text of 0.0 and maxTimeoutSeconds
 )
 
 // closeFlushTimeout bounds how long a local close() may spend flushing earlier sends to
@@ -121,7 +121,7 @@ func (a *API) requestOptions(L *lua.LState, headerArg int) (string, http.Header,
 	if n, isNumber := timeoutValue.(lua.LNumber); isNumber {
 		secs := float64(n)
 		if math.IsNaN(secs) || secs < 0 || secs > maxTimeoutSeconds {
-			L.RaiseError(errTimeoutRange)
+			luakit.RaiseMessage(L, errTimeoutRange)
 			return "", nil, 0, false
 		}
 		timeout = time.Duration(secs * float64(time.Second))

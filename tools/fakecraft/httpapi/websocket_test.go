@@ -368,8 +368,8 @@ func TestWebsocketArgumentChecks(t *testing.T) {
 	assert.True(t, strings.HasSuffix(lstr(out[1]), "bad argument #1 (string expected, got number)"), lstr(out[1]))
 	assert.True(t, strings.HasSuffix(lstr(out[2]), "bad argument #2 (table expected, got string)"), lstr(out[2]))
 	assert.True(t, strings.HasSuffix(lstr(out[3]), "bad field 'url' (string expected, got nil"), lstr(out[3]))
-	assert.Contains(t, lstr(out[4]), "timeout out of range")
-	assert.Contains(t, lstr(out[5]), "timeout out of range")
+	assert.True(t, strings.HasSuffix(lstr(out[4]), ": timeout out of range (between 0.0 and 60.0)"), lstr(out[4]))
+	assert.True(t, strings.HasSuffix(lstr(out[5]), ": timeout out of range (between 0.0 and 60.0)"), lstr(out[5]))
 }
 
 func TestWebsocketWithoutSchemeGetsWS(t *testing.T) {

@@ -4,6 +4,8 @@ import (
 	"math"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/ccformat"
 )
 
 // The argument rule of CC's Java APIs (IArguments): no value converts into another type,
@@ -24,6 +26,18 @@ func StrictString(L *lua.LState, n int) string {
 		javaArgError(L, n, "string")
 	}
 	return string(s)
+}
+
+// Coerced is a value as CC's Coerced<String> argument takes it (IArguments.getStringCoerced):
+// Lua's tostring without the __tostring metamethod, so a missing argument is "nil".
+func Coerced(v lua.LValue) string {
+	switch v := v.(type) {
+	case lua.LString:
+		return string(v)
+	case lua.LNumber:
+		return ccformat.FormatNumber(float64(v))
+	}
+	return v.String()
 }
 
 // OptStrictString is StrictString, or def for nil.

@@ -95,7 +95,6 @@ function create(parent, x, y, width, height, visible)
   end
 
   function win.write(text)
-    expect(1, text, "string", "number");
     text = tostring(text);
     put(text, colour_char(fg):rep(#text), colour_char(bg):rep(#text));
   end

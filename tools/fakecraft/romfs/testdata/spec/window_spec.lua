@@ -55,6 +55,25 @@ describe("window", function()
     expect.error(w.reposition, 1, 1, nil, 1):eq("bad argument #3 (number expected, got nil)");
   end);
 
+  it("writes any value as its text, nil included, as CC's term and window do", function()
+    local w = mk(12, 1);
+    w.write(nil);
+    w.write();
+    w.write(setmetatable({}, { __tostring = function() return "T" end }));
+    w.write(1.5);
+    expect((w.getLine(1))):eq("nilnilT1.5  ");
+    -- The native term coerces as CC's Java does: no __tostring, nothing missing refused.
+    local native = term.native();
+    local x, y = native.getCursorPos();
+    native.setCursorPos(1, y);
+    native.write();
+    native.write(nil);
+    expect((native.getCursorPos())):eq(7);
+    native.write(setmetatable({}, { __tostring = function() return "T" end }));
+    expect(native.getCursorPos() > 8):eq(true);
+    native.setCursorPos(x, y);
+  end);
+
   it("stops term.redirect(term)", function()
     expect.error(term.redirect, term):eq("term is not a recommended redirect target, try term.current() instead");
   end);
