@@ -333,6 +333,7 @@ os.pullEvent("redstone") -- the signal
 shell.run("redstone probe")
 `}},
 			{ID: 2, Files: map[string]string{"/startup.lua": `
+print("ready")
 os.pullEvent("redstone")
 print("input", rs.getAnalogInput("right"), rs.getInput("left"))
 shell.run("redstone set right orange true")
@@ -340,7 +341,10 @@ shell.run("redstone set right true")
 `}},
 		},
 	})
+	// Computer 1 changes the wire only once computer 2 waits for it: during its boot, a
+	// filtered pullEvent (as CC's own) drops events it does not want, a redstone one too.
 	w.Computer(1).WaitFor(ctx, "ready")
+	w.Computer(2).WaitFor(ctx, "ready")
 	w.Computer(1).QueueString("go")
 	w.Computer(2).WaitFor(ctx, "input\t11\tfalse")
 	w.Computer(1).WaitFor(ctx, "Bundled inputs:")
