@@ -270,10 +270,16 @@ func pushParsed(L *lua.LState, text string, base int) {
 	L.Push(lua.LNil)
 }
 
-// javaInteger is Cobalt's checkInteger of a value: a number (or a string holding one)
-// converted as Java's (int)(long) cast does (NaN is 0, the long saturates, the int keeps its
-// low 32 bits); anything else is "bad argument (number expected, got T)".
+// javaInteger is Cobalt's checkInteger of a value: cobaltLong cut to a Java int, which keeps
+// the low 32 bits.
 func javaInteger(L *lua.LState, v lua.LValue) int {
+	return int(int32(cobaltLong(L, v)))
+}
+
+// cobaltLong is Cobalt's checkLong of a value: a number (or a string holding one) converted as
+// Java's (long) cast does (NaN is 0, out of range saturates); anything else is
+// "bad argument (number expected, got T)".
+func cobaltLong(L *lua.LState, v lua.LValue) int64 {
 	var f float64
 	switch v := v.(type) {
 	case lua.LNumber:
@@ -287,17 +293,15 @@ func javaInteger(L *lua.LState, v lua.LValue) int {
 	default:
 		luakit.RaiseMessage(L, "bad argument (number expected, got "+luakit.TypeName(v)+")")
 	}
-	var long int64
 	switch {
 	case math.IsNaN(f):
+		return 0
 	case f >= math.MaxInt64:
-		long = math.MaxInt64
+		return math.MaxInt64
 	case f <= math.MinInt64:
-		long = math.MinInt64
-	default:
-		long = int64(f)
+		return math.MinInt64
 	}
-	return int(int32(long))
+	return int64(f)
 }
 
 func luaTablePack(L *lua.LState) int {

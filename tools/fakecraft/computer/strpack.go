@@ -151,33 +151,6 @@ func (p *packFormat) next(pos int) (kind packKind, size, pad int) {
 	return kind, size, (align - pos&(align-1)) & (align - 1)
 }
 
-// packArgLong is Cobalt's checkLong of an argument: a number (or a string holding one) cut
-// to a long as Java's cast does.
-func packArgLong(L *lua.LState, n int) int64 {
-	var f float64
-	switch v := L.Get(n).(type) {
-	case lua.LNumber:
-		f = float64(v)
-	case lua.LString:
-		parsed, ok := ccformat.ParseNumber(string(v), 10)
-		if !ok {
-			luakit.RaiseMessage(L, "bad argument (number expected, got string)")
-		}
-		f = parsed
-	default:
-		luakit.RaiseMessage(L, "bad argument (number expected, got "+luakit.TypeName(v)+")")
-	}
-	switch {
-	case math.IsNaN(f):
-		return 0
-	case f >= math.MaxInt64:
-		return math.MaxInt64
-	case f <= math.MinInt64:
-		return math.MinInt64
-	}
-	return int64(f)
-}
-
 func packArgDouble(L *lua.LState, n int) float64 {
 	switch v := L.Get(n).(type) {
 	case lua.LNumber:
@@ -231,7 +204,7 @@ func strPack(L *lua.LState) int {
 		out = append(out, make([]byte, pad)...)
 		switch kind {
 		case packInt, packUint:
-			v := packArgLong(L, arg)
+			v := cobaltLong(L, L.Get(arg))
 			if size < packLong {
 				lo, hi := int64(0), int64(1)<<(8*size)
 				if kind == packInt {
