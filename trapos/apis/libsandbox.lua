@@ -101,16 +101,13 @@ end
 -- with trapos_sandbox_connected, but not failure).
 local CONNECT_POLL = 0.5;
 
--- Waits up to timeoutSeconds (default REQUEST_TIMEOUT) for a daemon that is still connecting
--- or authenticating (just booted, settings just changed). Returns its status then, whatever
--- it is, or nil when no daemon answers.
-local function awaitConnection(timeoutSeconds)
-  expect(1, timeoutSeconds, "number", "nil");
-  local limit = timeoutSeconds or REQUEST_TIMEOUT;
+-- Asks the daemon for its status every CONNECT_POLL (sooner when it announces a connection)
+-- while it is still waiting(status), for at most limit seconds. Returns the last status, nil
+-- when no daemon answers.
+local function pollStatus(limit, waiting)
   local status = requestStatus();
   local waited = 0;
-  while status ~= nil and (status.state == daemon.STATE_CONNECTING or status.state == daemon.STATE_AUTHENTICATING)
-    and waited < limit do
+  while status ~= nil and waiting(status) and waited < limit do
     waitFor(CONNECT_POLL, function(event)
       return event[1] == EVENT_CONNECTED;
     end);
@@ -118,6 +115,16 @@ local function awaitConnection(timeoutSeconds)
     status = requestStatus();
   end
   return status;
+end
+
+-- Waits up to timeoutSeconds (default REQUEST_TIMEOUT) for a daemon that is still connecting
+-- or authenticating (just booted, settings just changed). Returns its status then, whatever
+-- it is, or nil when no daemon answers.
+local function awaitConnection(timeoutSeconds)
+  expect(1, timeoutSeconds, "number", "nil");
+  return pollStatus(timeoutSeconds or REQUEST_TIMEOUT, function(status)
+    return status.state == daemon.STATE_CONNECTING or status.state == daemon.STATE_AUTHENTICATING;
+  end);
 end
 
 -- The states of a daemon that lost the gateway and is getting it back by itself.
@@ -131,16 +138,10 @@ local RECONNECTING = {
 -- waited for.
 local function awaitReconnect(timeoutSeconds)
   expect(1, timeoutSeconds, "number", "nil");
-  local limit = timeoutSeconds or (daemon.RECONNECT_DELAY + daemon.RECONNECT_JITTER + REQUEST_TIMEOUT);
-  local status = requestStatus();
-  local waited = 0;
-  while status ~= nil and not status.connected and RECONNECTING[status.state] and waited < limit do
-    waitFor(CONNECT_POLL, function(event)
-      return event[1] == EVENT_CONNECTED;
+  local status = pollStatus(timeoutSeconds or (daemon.RECONNECT_DELAY + daemon.RECONNECT_JITTER + REQUEST_TIMEOUT),
+    function(s)
+      return not s.connected and RECONNECTING[s.state] == true;
     end);
-    waited = waited + CONNECT_POLL;
-    status = requestStatus();
-  end
   return status ~= nil and status.connected == true;
 end
 
