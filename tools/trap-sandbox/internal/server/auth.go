@@ -33,7 +33,15 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 	tokenHash := sha256.Sum256([]byte(token)) // once, not per request
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		admit := func(c account.Caller) { next.ServeHTTP(w, r.WithContext(account.WithCaller(r.Context(), c))) }
+		// admit serves the caller c, with still its StillAdmitted check when its credentials
+		// can be revoked: one copy of the request for both.
+		admit := func(c account.Caller, still func(context.Context) *protocol.Error) {
+			ctx := account.WithCaller(r.Context(), c)
+			if still != nil {
+				ctx = context.WithValue(ctx, stillAdmittedKey{}, still)
+			}
+			next.ServeHTTP(w, r.WithContext(ctx))
+		}
 		count := func(reason string) {
 			if refused != nil {
 				refused.WithLabelValues(reason).Inc()
@@ -51,13 +59,12 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				refuseToken(w, err)
 				return
 			}
-			r = r.WithContext(context.WithValue(r.Context(), stillAdmittedKey{}, func(ctx context.Context) *protocol.Error {
+			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin}, func(ctx context.Context) *protocol.Error {
 				if _, err := accounts.Authenticate(ctx, got); err != nil && refusalOf(err) != RefusalStoreFailed {
 					return protocol.Errorf(protocol.CodeUnauthorized, "%s", tokenRefusal(err))
 				}
 				return nil // a store that cannot answer now ends no stream
-			}))
-			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin})
+			})
 			return
 		}
 		if bearer && passes != nil && strings.HasPrefix(got, string(account.KindPass)+"_") {
@@ -68,13 +75,12 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				writeAuthError(w, http.StatusUnauthorized, unknownPass)
 				return
 			}
-			r = r.WithContext(context.WithValue(r.Context(), stillAdmittedKey{}, func(context.Context) *protocol.Error {
+			admit(c, func(context.Context) *protocol.Error {
 				if _, ok := passes.Caller(got); !ok {
 					return protocol.Errorf(protocol.CodeUnauthorized, "%s", unknownPass)
 				}
 				return nil
-			}))
-			admit(c)
+			})
 			return
 		}
 		if token != "" {
@@ -85,7 +91,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 					"missing or wrong API token (send Authorization: Bearer <SANDBOX_API_TOKEN> or an account's token)")
 				return
 			}
-			admit(account.LocalAdmin)
+			admit(account.LocalAdmin, nil)
 			return
 		}
 		if !isLoopback(r.RemoteAddr) {
@@ -94,7 +100,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				"the HTTP API answers only loopback clients or an account's token; set SANDBOX_API_TOKEN or create an account (trap-sandbox accounts add) to allow remote clients")
 			return
 		}
-		admit(account.LocalAdmin)
+		admit(account.LocalAdmin, nil)
 	})
 }
 
