@@ -152,9 +152,10 @@ func (m *Module) Register(gw Gateway) {
 
 func (m *Module) count(outcome string) { m.outcomes.WithLabelValues(outcome).Inc() }
 
-// disabled answers link.* on a gateway without an account store.
+// disabled answers link.* on a gateway without an account store. The computer shows it after
+// "The gateway cannot link computers (link_disabled): ", so it does not say that again.
 var disabled = protocol.Errorf(protocol.CodeLinkDisabled,
-	"this gateway keeps no accounts, so it cannot link computers: its operator starts it with a data directory (--data-dir) or --nats")
+	"this gateway keeps no accounts: its operator starts it with a data directory (--data-dir) or --nats")
 
 // beginPayload is link.begin's request.
 type beginPayload struct {
