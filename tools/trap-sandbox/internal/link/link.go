@@ -210,7 +210,10 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	m.mu.Unlock()
 	m.count("issued")
 	m.log.Info("link code issued", "traposId", from.TraposID, "remote", from.RemoteAddr)
-	return json.Marshal(CodeAnswer{Code: account.FormatCode(code), ExpiresInMs: c.ExpiresAt.Sub(now).Milliseconds(), ApproveLine: ApproveLine(code)})
+	// The store dated the code by its own clock, a moment after now: the code has its lifetime
+	// left, not a few ms more (which sandbox link would round up to a second more).
+	left := min(c.ExpiresAt.Sub(now), c.ExpiresAt.Sub(c.Created))
+	return json.Marshal(CodeAnswer{Code: account.FormatCode(code), ExpiresInMs: left.Milliseconds(), ApproveLine: ApproveLine(code)})
 }
 
 func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key string) (json.RawMessage, error) {

@@ -189,6 +189,15 @@ func await[T any](t *testing.T, ch <-chan T) T {
 	}
 }
 
+// TestACodeHasItsLifetimeLeftWhateverTheStoresClock: the store dates a code a moment after
+// the module's now (its own clock); the computer is told the lifetime, not a few ms more,
+// which sandbox link would show as a second more ("valid 4 s" for 3 s).
+func TestACodeHasItsLifetimeLeftWhateverTheStoresClock(t *testing.T) {
+	later := account.New(account.NewMemory(), clock.NewFake(t0.Add(7*time.Millisecond)))
+	f := newFixture(t, Config{Accounts: later, CodeLifetime: 3 * time.Second})
+	assert.EqualValues(t, 3000, f.begin(kitchen).ExpiresInMs)
+}
+
 func TestCodeApprovedAndAccepted(t *testing.T) {
 	f := newFixture(t, Config{})
 	code := f.begin(kitchen)
