@@ -71,7 +71,7 @@ func (f *StoreFlags) open(ctx context.Context) (*account.Accounts, string, func(
 		return accounts, s.Path(), func() { _ = s.Close() }, nil
 	}
 	logger := slog.New(slog.DiscardHandler)
-	nc, err := f.NATSFlags.connect("trap-sandbox accounts", logger)
+	nc, err := f.NATSFlags.connect("trap-sandbox accounts", false, logger)
 	if err != nil {
 		return nil, "", nil, err
 	}

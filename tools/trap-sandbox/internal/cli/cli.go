@@ -193,8 +193,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		defer router.Close() // after Serve: the gateway's shutdown says goodbye (Leave) first
 		replicas = router
 		// The replicas share one account store, so an account, a token or a revocation made
-		// on one holds on all.
-		nc, err := c.NATSFlags.connect("trap-sandbox "+replica+" accounts", logger)
+		// on one holds on all. The router's connection has warned about the server already.
+		nc, err := c.NATSFlags.connect("trap-sandbox "+replica+" accounts", true, logger)
 		if err != nil {
 			return err
 		}

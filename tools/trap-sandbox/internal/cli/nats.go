@@ -55,10 +55,12 @@ func (f *NATSFlags) replicaName(l net.Listener) string {
 	return net.JoinHostPort(host, port)
 }
 
-// connect opens a NATS connection named name with the flags' URL and credentials.
-func (f *NATSFlags) connect(name string, logger *slog.Logger) (*nats.Conn, error) {
+// connect opens a NATS connection named name with the flags' URL and credentials; second says
+// the process has a connection to the server already (see cluster.ConnOptions).
+func (f *NATSFlags) connect(name string, second bool, logger *slog.Logger) (*nats.Conn, error) {
 	return cluster.Connect(cluster.ConnOptions{URL: f.NATS, User: f.NATSUser, Password: f.NATSPassword, Token: f.NATSToken,
-		NKeySeedFile: f.NATSNKey, CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: name}, logger)
+		NKeySeedFile: f.NATSNKey, CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: name,
+		SecondConnection: second}, logger)
 }
 
 // accountStore opens the account store every replica shares: the NATS key-value bucket
@@ -87,7 +89,7 @@ func (f *NATSFlags) router(ctx context.Context, replica string, reg *prometheus.
 			return nil, fmt.Errorf("--%s must be positive, got %s", name, d)
 		}
 	}
-	nc, err := f.connect("trap-sandbox "+replica, logger)
+	nc, err := f.connect("trap-sandbox "+replica, false, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -32,6 +32,9 @@ type ConnOptions struct {
 	Name string
 	// ReconnectWait is the pause between reconnection attempts; zero is reconnectWait.
 	ReconnectWait time.Duration
+	// SecondConnection leaves out the warning about a server that asks for no credentials:
+	// the process's first connection to the same server has logged it.
+	SecondConnection bool
 }
 
 // Connect opens the replica's NATS connection. It reconnects by itself for as long as the
@@ -102,7 +105,7 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 	// A server that asks for no credentials lets every client that reaches it into the
 	// replicas' account. (With a client certificate and no credentials, the server is trusted
 	// to verify the certificate: nats-server's tls { verify: true }.)
-	if !nc.AuthRequired() && o.TLSCert == "" {
+	if !nc.AuthRequired() && o.TLSCert == "" && !o.SecondConnection {
 		logger.Warn(UnauthenticatedWarning, "nats", nc.ConnectedUrlRedacted())
 	}
 	return nc, nil

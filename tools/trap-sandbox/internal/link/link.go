@@ -152,9 +152,10 @@ func (m *Module) Register(gw Gateway) {
 
 func (m *Module) count(outcome string) { m.outcomes.WithLabelValues(outcome).Inc() }
 
-// disabled answers link.* on a gateway without an account store.
+// disabled answers link.* on a gateway without an account store. The computer shows it after
+// "The gateway cannot link computers (link_disabled): ", so it does not say that again.
 var disabled = protocol.Errorf(protocol.CodeLinkDisabled,
-	"this gateway keeps no accounts, so it cannot link computers: its operator starts it with a data directory (--data-dir) or --nats")
+	"this gateway keeps no accounts: its operator starts it with a data directory (--data-dir) or --nats")
 
 // beginPayload is link.begin's request.
 type beginPayload struct {
@@ -209,7 +210,10 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	m.mu.Unlock()
 	m.count("issued")
 	m.log.Info("link code issued", "traposId", from.TraposID, "remote", from.RemoteAddr)
-	return json.Marshal(CodeAnswer{Code: account.FormatCode(code), ExpiresInMs: c.ExpiresAt.Sub(now).Milliseconds(), ApproveLine: ApproveLine(code)})
+	// The store dated the code by its own clock, a moment after now: the code has its lifetime
+	// left, not a few ms more (which sandbox link would round up to a second more).
+	left := min(c.ExpiresAt.Sub(now), c.ExpiresAt.Sub(c.Created))
+	return json.Marshal(CodeAnswer{Code: account.FormatCode(code), ExpiresInMs: left.Milliseconds(), ApproveLine: ApproveLine(code)})
 }
 
 func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key string) (json.RawMessage, error) {

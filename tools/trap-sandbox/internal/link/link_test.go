@@ -189,6 +189,15 @@ func await[T any](t *testing.T, ch <-chan T) T {
 	}
 }
 
+// TestACodeHasItsLifetimeLeftWhateverTheStoresClock: the store dates a code a moment after
+// the module's now (its own clock); the computer is told the lifetime, not a few ms more,
+// which sandbox link would show as a second more ("valid 4 s" for 3 s).
+func TestACodeHasItsLifetimeLeftWhateverTheStoresClock(t *testing.T) {
+	later := account.New(account.NewMemory(), clock.NewFake(t0.Add(7*time.Millisecond)))
+	f := newFixture(t, Config{Accounts: later, CodeLifetime: 3 * time.Second})
+	assert.EqualValues(t, 3000, f.begin(kitchen).ExpiresInMs)
+}
+
 func TestCodeApprovedAndAccepted(t *testing.T) {
 	f := newFixture(t, Config{})
 	code := f.begin(kitchen)
@@ -463,7 +472,8 @@ func TestWithoutAccountsLinkIsDisabled(t *testing.T) {
 	for _, typ := range []string{protocol.TypeLinkBegin, protocol.TypeLinkPoll, protocol.TypeLinkAccept} {
 		_, err := gw.handlers[typ](t.Context(), kitchen, json.RawMessage(`{}`))
 		assert.Equal(t, protocol.CodeLinkDisabled, protocol.CodeOf(err), typ)
-		assert.ErrorContains(t, err, "--data-dir")
+		// The computer prints it after "The gateway cannot link computers (link_disabled): ".
+		assert.EqualError(t, err, "link_disabled: this gateway keeps no accounts: its operator starts it with a data directory (--data-dir) or --nats", typ)
 	}
 	w := httptest.NewRecorder()
 	m.serveApprove(w, httptest.NewRequest("POST", "/trapos/link/approve", strings.NewReader(`{"code":"BCDF-GHJK"}`)))
