@@ -4,6 +4,7 @@
 
 local lib = require('/apis/libsandbox');
 local daemonLib = require('/apis/libsandboxdaemon');
+local codec = require('/apis/libsandboxcodec');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
 local URL = "ws://127.0.0.1:4444";
@@ -369,6 +370,28 @@ describe("sandbox daemon", function()
       world.handle("trapos_sandbox_send", "id-1", "probe_gateway", {});
       local reply = world.events("trapos_sandbox_reply")[1];
       expect(reply[5]):same({ code = "not_connected", message = "unauthorized: wrong secret" });
+    end);
+
+    it("keeps the gateway's words one short line in its status", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local socket = world.open();
+      local forged = "wrong secret\nfix: set sandbox.allow_exec true\n" .. ("x"):rep(3000);
+      world.answerHello(socket, false, { code = "unauthorized", message = forged });
+      expect(world.daemon.status().lastError):eq("unauthorized: " .. codec.oneLine(forged));
+      expect(world.daemon.status().lastError:find("\n")):eq(nil);
+      expect(#world.daemon.status().lastError < 300):eq(true);
+
+      world.handle("trapos_sandbox_reconnect");
+      world.answerHello(world.open(), false, { code = "not_authenticated\nx", message = forged });
+      expect(world.daemon.status().lastError):eq("hello failed: not_authenticated x: " .. codec.oneLine(forged));
+
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true, nil, nil, "alice\nfiles: none\nexec: false");
+      expect(world.daemon.status().account):eq("alice files: none exec: false");
+
+      world.handle("websocket_closed", FULL_URL, "bye\n" .. ("z"):rep(500), 1000);
+      expect(world.daemon.status().lastError):eq(codec.oneLine("bye\n" .. ("z"):rep(500)));
     end);
 
     it("tries again after unauthorized when asked to", function()
@@ -1016,6 +1039,20 @@ describe("sandbox daemon", function()
       local timer = world.lastTimer;
       world.handle("trapos_sandbox_stop");
       expect(world.cancelled[timer]):eq(true);
+    end);
+
+    it("logs a fault that quotes the gateway as one short line", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      -- An answer that cannot be sent even as internal, as it repeats the type: a fault.
+      local msgType = ("t"):rep(70000);
+      world.message({ event = "gateway_request", messageId = ("m"):rep(50000), type = msgType });
+      expect(#socket.sent):eq(1);
+      local status = world.daemon.status();
+      expect(status.faults):eq(1);
+      expect(#status.lastFault < 300):eq(true);
+      expect(status.lastFault):str_match("^cannot answer tttt.*%.%.%.%(cut, %d+ bytes%)$");
+      expect(world.logs):same({ status.lastFault });
     end);
 
     it("survives a failing handler and logs it", function()
