@@ -326,7 +326,8 @@ local function newDaemon(deps)
       local accountId = frame.payload.accountId;
       account = type(accountId) == "string" and accountId ~= "" and oneLine(accountId) or nil;
       local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
-      if type(announced) == "number" and announced > 0 then
+      -- A bound CC's timers can take: a positive, finite number (JSON's 1e999 decodes as inf).
+      if type(announced) == "number" and announced > 0 and announced < math.huge then
         watchLiveness(announced);
       else
         stopLiveness(); -- an older gateway announces no bound: trust TCP, as before

@@ -460,6 +460,29 @@ describe("sandbox daemon", function()
       expect(world.timers[world.lastTimer]):eq(5);
     end);
 
+    it("takes a livenessMs its timers cannot as no bound, and is connected", function()
+      local world = newWorld({ url = URL });
+      -- CC's os.startTimer refuses a number that is not finite.
+      local startTimer = world.os.startTimer;
+      world.os.startTimer = function(seconds)
+        if seconds ~= seconds or seconds == math.huge then
+          error("bad argument #1 (number expected, got " .. tostring(seconds) .. ")", 2);
+        end
+        return startTimer(seconds);
+      end;
+      world.daemon.start();
+      local socket = world.open();
+      local hello = socket.frame(1);
+      world.handle("websocket_message", FULL_URL, '{"event":"gateway_response","messageId":"'
+        .. hello.messageId .. '","type":"hello","ok":true,"payload":{"accountId":"local","livenessMs":1e999}}', false);
+      local status = world.daemon.status();
+      expect(status.state):eq("connected");
+      expect(status.faults):eq(0);
+      expect(#world.events("trapos_sandbox_connected")):eq(1);
+      expect(world.timerOf(daemonLib.LABEL_CHECK_INTERVAL)):ne(nil);
+      expect(world.timerOf(daemonLib.HELLO_ANSWER_WAIT)):eq(nil);
+    end);
+
     it("waits at most 70 s for the hello answer", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
