@@ -165,6 +165,8 @@ local function newDaemon(deps)
       return "the sandbox daemon has stopped";
     elseif lastError ~= nil then
       return lastError;
+    elseif state == STATE_AUTHENTICATING then
+      return config.helloUnanswered(url);
     end
     return "still connecting to " .. tostring(url);
   end

@@ -12,6 +12,7 @@ local advice = require('/apis/libsandboxadvice');
 local linkLib = require('/apis/libsandboxlink');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
+local helloUnanswered = require('/apis/libsandboxsettings').helloUnanswered;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
@@ -60,7 +61,9 @@ local function explainStatus(status)
     return libsandbox.URL_NOT_SET;
   elseif status.lastError ~= nil then
     return explain(status.lastError, status.url);
-  elseif status.state == libsandbox.STATE_CONNECTING or status.state == libsandbox.STATE_AUTHENTICATING then
+  elseif status.state == libsandbox.STATE_AUTHENTICATING then
+    return helloUnanswered(status.url);
+  elseif status.state == libsandbox.STATE_CONNECTING then
     return "still connecting to " .. tostring(status.url);
   end
   return tostring(status.state);

@@ -963,6 +963,16 @@ describe("sandbox daemon", function()
       expect(reply[5].message):str_match("still connecting");
     end);
 
+    it("answers not_connected naming the unanswered hello while authenticating", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.open();
+      world.handle("trapos_sandbox_send", "m-1", "t", {});
+      local reply = world.events("trapos_sandbox_reply")[1];
+      expect(reply[5]):same({ code = "not_connected",
+        message = "the server at " .. FULL_URL .. " has not answered the hello yet (is sandbox.url a trap-sandbox gateway?)" });
+    end);
+
     it("answers not_connected with the last error while waiting to reconnect", function()
       local world = newWorld({ url = URL });
       world.daemon.start();

@@ -295,6 +295,13 @@ describe("sandbox command", function()
       expect(err):eq("Not connected to the gateway: still connecting to " .. FULL_URL);
     end);
 
+    it("says so when the server never answers the hello", function()
+      local ok, err = run({ "health" }, { status = downStatus("authenticating") });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: the server at " .. FULL_URL
+        .. " has not answered the hello yet (is sandbox.url a trap-sandbox gateway?)");
+    end);
+
     it("fails when sandbox.url is not set", function()
       local ok, err, lines, record = run({ "health" }, { settings = {}, status = downStatus("dormant") });
       expect(ok):eq(false);
