@@ -13,8 +13,9 @@ local codec = require('/apis/libsandboxcodec');
 local LOG_PATH = "/.sandbox.log";
 local MAX_LOG_BYTES = 8 * 1024;
 local LOG_LINES_PER_MINUTE = 20;
--- The longest message a line keeps; the rest is cut, saying how long it was.
-local MAX_LINE_BYTES = codec.MAX_SHOWN_BYTES;
+-- The longest message a line keeps; the rest is cut, saying how long it was. Twice what the
+-- daemon keeps of the gateway's text, so a fault it cut already is written whole.
+local MAX_LINE_BYTES = 2 * codec.MAX_SHOWN_BYTES;
 local MINUTE_MS = 60 * 1000;
 
 -- A function that logs one message as a line. deps: fs, clock (epoch ms), and optionally

@@ -58,6 +58,13 @@ describe("libsandboxlog", function()
     expect(fs.getSize(PATH) < lib.MAX_LINE_BYTES * 2):eq(true);
   end);
 
+  it("writes a message the daemon cut already whole", function()
+    local world = newLog();
+    local cut = require('/apis/libsandboxcodec').oneLine("cannot answer " .. ("t"):rep(70000));
+    world.log(cut);
+    expect(lines(PATH)):same({ "2023-11-14T22:13:20Z " .. cut });
+  end);
+
   it("writes at most 20 lines a minute and says how many it left out", function()
     local world = newLog();
     for i = 1, lib.LOG_LINES_PER_MINUTE + 5 do
