@@ -13,6 +13,9 @@ local linkLib = require('/apis/libsandboxlink');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 local helloUnanswered = require('/apis/libsandboxsettings').helloUnanswered;
+-- The gateway's own words, shown as one line of bounded length (a broken or hostile gateway may
+-- send many lines, or 128 KiB).
+local oneLine = require('/apis/libsandboxcodec').oneLine;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
@@ -104,7 +107,7 @@ local function failRequest(err, url)
   elseif err.code == libsandbox.ERR_NOT_CONNECTED then
     fail("Not connected to the gateway: " .. explain(err.message, url));
   end
-  fail("The gateway refused the request: " .. err.code .. ": " .. err.message);
+  fail("The gateway refused the request: " .. oneLine(err.code) .. ": " .. oneLine(err.message));
 end
 
 local function health()
@@ -117,7 +120,7 @@ local function health()
   print("sandboxOk: " .. tostring(payload.sandboxOk == true));
   print("opencodeOk: " .. tostring(payload.opencodeOk == true));
   if payload.opencodeOk ~= true then
-    print("opencodeDetail: " .. tostring(payload.opencodeDetail or "no detail given"));
+    print("opencodeDetail: " .. oneLine(tostring(payload.opencodeDetail or "no detail given")));
   end
 end
 
