@@ -71,6 +71,10 @@ local FRAME_GATEWAY_RESPONSE = "gateway_response";
 local HEX = "0123456789abcdef";
 local VARIANT = "89ab";
 
+-- The most bytes of the gateway's text the daemon keeps where a person reads it (`sandbox
+-- status`, its log file): a broken or hostile gateway may send 128 KiB, or many lines.
+local MAX_SHOWN_BYTES = 256;
+
 -- The byte rule (docs/protocol.md). serializeJSON writes every byte >= 0x7F as its own
 -- \u00XX, so the gateway reads code point U+00XX; but unserialiseJSON turns \u00XX (and the
 -- gateway's raw UTF-8) into the two UTF-8 bytes of that code point, C2 or C3 then one more.
@@ -270,6 +274,20 @@ local function normaliseError(err, fallbackMessage)
   return { code = code, message = message };
 end
 
+-- text as one line of at most maxBytes (MAX_SHOWN_BYTES by default) to show a person: each run
+-- of control characters (newlines, tabs, escapes) is one space, and a longer text is cut,
+-- saying how long it was: "...(cut, N bytes)".
+local function oneLine(text, maxBytes)
+  expect(1, text, "string");
+  expect(2, maxBytes, "number", "nil");
+  maxBytes = maxBytes or MAX_SHOWN_BYTES;
+  local line = text:gsub("[%z\1-\31\127]+", " ");
+  if #line <= maxBytes then
+    return line;
+  end
+  return line:sub(1, maxBytes) .. "...(cut, " .. #text .. " bytes)";
+end
+
 -- Where text nests deeper than MAX_JSON_DEPTH, found without decoding it: nil when it does
 -- not; else the spans ({first, last}) of the top-level "payload" values that do, to be cut
 -- out, or false when something else does. Strings are skipped whole (an escaped quote is one
@@ -466,6 +484,7 @@ return {
   TYPE_SCREEN_UPDATE = TYPE_SCREEN_UPDATE,
   RESERVED_TYPES = RESERVED_TYPES,
   MAX_MESSAGE_BYTES = MAX_MESSAGE_BYTES,
+  MAX_SHOWN_BYTES = MAX_SHOWN_BYTES,
   MAX_JSON_DEPTH = MAX_JSON_DEPTH,
   MAX_GATEWAY_REQUESTS = MAX_GATEWAY_REQUESTS,
   CLOSE_TOO_MANY_REQUESTS = CLOSE_TOO_MANY_REQUESTS,
@@ -492,6 +511,7 @@ return {
   newUuid = newUuid,
   fromWire = fromWire,
   jsonSafe = jsonSafe,
+  oneLine = oneLine,
   normalisePayload = normalisePayload,
   normaliseError = normaliseError,
   encodeFrame = encodeFrame,

@@ -57,7 +57,7 @@ local TERMINAL_CLOSES = {
 local HTTP_DISABLED = "http API is disabled (enable it in the server config)";
 local URL_NOT_SET = "sandbox.url is not set";
 
-local traposId, newUuid = codec.traposId, codec.newUuid;
+local traposId, newUuid, oneLine = codec.traposId, codec.newUuid, codec.oneLine;
 local encodeFrame, decodeFrame = codec.encodeFrame, codec.decodeFrame;
 local normaliseUrl, defineSettings = config.normaliseUrl, config.defineSettings;
 local SETTING_URL, SETTING_PASSWORD = config.SETTING_URL, config.SETTING_PASSWORD;
@@ -136,11 +136,12 @@ local function newDaemon(deps)
   });
 
   -- A fault of the daemon's own (a failing handler, an answer it cannot send, a gateway it
-  -- drops): counted for status() and logged, never printed on the player's screen.
+  -- drops): counted for status() and logged, never printed on the player's screen. It may
+  -- quote the gateway (a request's type), so it is kept as one line of bounded length.
   local function fault(message)
     faults = faults + 1;
-    lastFault = message;
-    log(message);
+    lastFault = oneLine(tostring(message));
+    log(lastFault);
   end
 
   local function setState(newState)
@@ -164,6 +165,8 @@ local function newDaemon(deps)
       return "the sandbox daemon has stopped";
     elseif lastError ~= nil then
       return lastError;
+    elseif state == STATE_AUTHENTICATING then
+      return config.helloUnanswered(url);
     end
     return "still connecting to " .. tostring(url);
   end
@@ -323,9 +326,10 @@ local function newDaemon(deps)
       setState(STATE_CONNECTED);
       -- Whose computer this is now (a linked credential's account, or local): sandbox status.
       local accountId = frame.payload.accountId;
-      account = type(accountId) == "string" and accountId ~= "" and accountId or nil;
+      account = type(accountId) == "string" and accountId ~= "" and oneLine(accountId) or nil;
       local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
-      if type(announced) == "number" and announced > 0 then
+      -- A bound CC's timers can take: a positive, finite number (JSON's 1e999 decodes as inf).
+      if type(announced) == "number" and announced > 0 and announced < math.huge then
         watchLiveness(announced);
       else
         stopLiveness(); -- an older gateway announces no bound: trust TCP, as before
@@ -334,12 +338,12 @@ local function newDaemon(deps)
       osApi.queueEvent(EVENT_CONNECTED, sessionId);
     elseif frame.error.code == ERR_UNAUTHORIZED then
       -- Terminal: retrying with the same secret cannot succeed.
-      lastError = "unauthorized: " .. frame.error.message;
+      lastError = "unauthorized: " .. oneLine(frame.error.message);
       closeSocket();
       cancelReconnect();
       setState(STATE_UNAUTHORIZED);
     else
-      lose("hello failed: " .. frame.error.code .. ": " .. frame.error.message);
+      lose("hello failed: " .. oneLine(frame.error.code) .. ": " .. oneLine(frame.error.message));
     end
   end
 
@@ -496,14 +500,15 @@ local function newDaemon(deps)
       setState(terminal.state);
       return;
     end
+    -- The reason may be the gateway's (a close frame's, an HTTP status line).
     if state == STATE_CONNECTING and wasPending then
-      lose(tostring(reason or "could not connect"));
+      lose(oneLine(tostring(reason or "could not connect")));
     elseif (state == STATE_AUTHENTICATING or state == STATE_CONNECTED) and socket ~= nil then
-      lose(tostring(reason or "Connection closed"));
+      lose(oneLine(tostring(reason or "Connection closed")));
     elseif closedUnderUs and not wasPending then
       -- The socket a failed send dropped: this is why it closed.
       closedUnderUs = false;
-      lastError = tostring(reason or "Connection closed");
+      lastError = oneLine(tostring(reason or "Connection closed"));
     end
   end
 

@@ -167,6 +167,20 @@ local function newFiles(deps)
 
   local plainMove = simple({ "from", "to" }, fsApi.move);
 
+  -- Whether fs.move(from, to) can succeed once a file at `to` is gone: not onto itself, not
+  -- into itself, not from or to a read-only place (CC refuses those after the delete, and the
+  -- file would be lost). Names compare in lowercase too: on a drive that ignores case (a
+  -- server's Windows or macOS folder) /a and /A are one file.
+  local function canReplace(from, to)
+    local fromName, toName = fsApi.combine(from):lower(), fsApi.combine(to):lower();
+    if fromName == "" or fromName == toName or toName:sub(1, #fromName + 1) == fromName .. "/" then
+      return false;
+    end
+    local fromOk, fromReadOnly = try(fsApi.isReadOnly, from);
+    local toOk, toReadOnly = try(fsApi.isReadOnly, to);
+    return fromOk and toOk and not fromReadOnly and not toReadOnly;
+  end
+
   -- fs.move; with overwrite = true an existing file at `to` is replaced. The delete and the
   -- move run in this one handler with no yield between them (CC's fs calls do not yield), so
   -- nothing on the computer sees the path empty: the host's atomic write relies on it.
@@ -184,7 +198,7 @@ local function newFiles(deps)
       -- Only a move that can succeed may delete the old file.
       local fromOk, fromExists = try(fsApi.exists, from);
       local toOk, toExists = try(fsApi.exists, to);
-      if fromOk and fromExists and toOk and toExists then
+      if fromOk and fromExists and toOk and toExists and canReplace(from, to) then
         local deleted, err = try(fsApi.delete, to);
         if not deleted then
           return fsError(err);

@@ -7,11 +7,15 @@
 
 local ccExpect = require('cc.expect');
 local expect, field = ccExpect.expect, ccExpect.field;
+local codec = require('/apis/libsandboxcodec');
 
 -- Where servers/sandbox.lua writes (a dot file: `ls` does not show it).
 local LOG_PATH = "/.sandbox.log";
 local MAX_LOG_BYTES = 8 * 1024;
 local LOG_LINES_PER_MINUTE = 20;
+-- The longest message a line keeps; the rest is cut, saying how long it was. Twice what the
+-- daemon keeps of the gateway's text, so a fault it cut already is written whole.
+local MAX_LINE_BYTES = 2 * codec.MAX_SHOWN_BYTES;
 local MINUTE_MS = 60 * 1000;
 
 -- A function that logs one message as a line. deps: fs, clock (epoch ms), and optionally
@@ -55,7 +59,8 @@ local function newFileLog(deps)
     end
     written = written + 1;
     local stamp = date("!%Y-%m-%dT%H:%M:%SZ", math.floor(now / 1000));
-    local text = stamp .. " " .. tostring(message):gsub("[\r\n]+", " ") .. "\n";
+    -- One line of bounded length: a message may quote the gateway, up to 128 KiB of it.
+    local text = stamp .. " " .. codec.oneLine(tostring(message), MAX_LINE_BYTES) .. "\n";
     if leftOut > 0 then
       text = stamp .. " (" .. leftOut .. " more lines were not logged)\n" .. text;
       leftOut = 0;
@@ -68,5 +73,6 @@ return {
   LOG_PATH = LOG_PATH,
   MAX_LOG_BYTES = MAX_LOG_BYTES,
   LOG_LINES_PER_MINUTE = LOG_LINES_PER_MINUTE,
+  MAX_LINE_BYTES = MAX_LINE_BYTES,
   newFileLog = newFileLog,
 };

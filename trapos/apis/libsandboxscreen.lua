@@ -17,6 +17,10 @@ local MAX_PASTE = 512;
 -- The most os events one screen.input may queue: half of CC's queue of 256, so a request
 -- cannot push the computer's own events (a sleeping program's timer) out of it.
 local MAX_INPUT_EVENTS = 128;
+-- The most watches kept at once; a new one past it ends the oldest. The gateway keeps one per
+-- computer, but each watch costs an event and a frame on every screen change, so a gateway
+-- that opened watch after watch would flood CC's event queue (256) and the socket.
+local MAX_WATCHES = 8;
 
 local BLIT = "0123456789abcdef";
 local MOUSE_BUTTONS = { [1] = true, [2] = true, [3] = true };
@@ -417,7 +421,8 @@ local function newScreen(deps)
   local osApi, keysApi = deps.os, deps.keys;
   local mirror = newMirror(deps.term);
 
-  local watches = {};      -- watchId -> {seq, sent (version), inflight (messageId)}
+  local watches = {};      -- watchId -> {seq, sent (version), inflight (messageId), started}
+  local watchCount = 0;    -- how many watches were started, to find the oldest
   local byMessage = {};    -- messageId of an update in flight -> watchId
   local flushTimer = nil;  -- one timer for all watches: at most one update per tick
 
@@ -511,8 +516,19 @@ local function newScreen(deps)
   end
 
   local function watch()
+    local kept, oldestId = 0, nil;
+    for id, w in pairs(watches) do
+      kept = kept + 1;
+      if oldestId == nil or w.started < watches[oldestId].started then
+        oldestId = id;
+      end
+    end
+    if kept >= MAX_WATCHES then
+      endWatch(oldestId);
+    end
     local watchId = codec.newUuid();
-    watches[watchId] = { seq = 0, sent = nil, inflight = nil };
+    watchCount = watchCount + 1;
+    watches[watchId] = { seq = 0, sent = nil, inflight = nil, started = watchCount };
     schedule();
     return true, { watchId = watchId };
   end
@@ -565,6 +581,7 @@ return {
   UPDATE_INTERVAL = UPDATE_INTERVAL,
   MAX_PASTE = MAX_PASTE,
   MAX_INPUT_EVENTS = MAX_INPUT_EVENTS,
+  MAX_WATCHES = MAX_WATCHES,
   ERR_UNKNOWN_WATCH = ERR_UNKNOWN_WATCH,
   newMirror = newMirror,
   newScreen = newScreen,

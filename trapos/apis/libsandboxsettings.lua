@@ -62,6 +62,13 @@ local function urlHost(url)
   return url:match("^%a[%w+.-]*://([^/?#:]+)") or url;
 end
 
+-- Why a daemon whose socket to url is open is not connected yet: the server there has not
+-- answered the hello (a slow gateway, or not a trap-sandbox gateway at all).
+local function helloUnanswered(url)
+  return "the server at " .. tostring(url) .. " has not answered the hello yet"
+    .. " (is sandbox.url a trap-sandbox gateway?)";
+end
+
 -- Defines the sandbox settings (so `set` type-checks them and shows their description).
 local function defineSettings(settingsApi)
   expect(1, settingsApi, "table", "nil");
@@ -190,5 +197,6 @@ return {
   aiConfirm = aiConfirm,
   normaliseUrl = normaliseUrl,
   urlHost = urlHost,
+  helloUnanswered = helloUnanswered,
   defineSettings = defineSettings,
 };

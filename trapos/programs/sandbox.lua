@@ -12,6 +12,10 @@ local advice = require('/apis/libsandboxadvice');
 local linkLib = require('/apis/libsandboxlink');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
+local helloUnanswered = require('/apis/libsandboxsettings').helloUnanswered;
+-- The gateway's own words, shown as one line of bounded length (a broken or hostile gateway may
+-- send many lines, or 128 KiB).
+local oneLine = require('/apis/libsandboxcodec').oneLine;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
@@ -60,7 +64,9 @@ local function explainStatus(status)
     return libsandbox.URL_NOT_SET;
   elseif status.lastError ~= nil then
     return explain(status.lastError, status.url);
-  elseif status.state == libsandbox.STATE_CONNECTING or status.state == libsandbox.STATE_AUTHENTICATING then
+  elseif status.state == libsandbox.STATE_AUTHENTICATING then
+    return helloUnanswered(status.url);
+  elseif status.state == libsandbox.STATE_CONNECTING then
     return "still connecting to " .. tostring(status.url);
   end
   return tostring(status.state);
@@ -101,7 +107,7 @@ local function failRequest(err, url)
   elseif err.code == libsandbox.ERR_NOT_CONNECTED then
     fail("Not connected to the gateway: " .. explain(err.message, url));
   end
-  fail("The gateway refused the request: " .. err.code .. ": " .. err.message);
+  fail("The gateway refused the request: " .. oneLine(err.code) .. ": " .. oneLine(err.message));
 end
 
 local function health()
@@ -114,7 +120,7 @@ local function health()
   print("sandboxOk: " .. tostring(payload.sandboxOk == true));
   print("opencodeOk: " .. tostring(payload.opencodeOk == true));
   if payload.opencodeOk ~= true then
-    print("opencodeDetail: " .. tostring(payload.opencodeDetail or "no detail given"));
+    print("opencodeDetail: " .. oneLine(tostring(payload.opencodeDetail or "no detail given")));
   end
 end
 

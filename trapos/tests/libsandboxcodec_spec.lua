@@ -394,4 +394,18 @@ describe("libsandboxcodec", function()
       expect(lib.jsonSafe({ [1000] = true })):same({ ["1000"] = true });
     end);
   end);
+
+  describe("oneLine", function()
+    it("makes the gateway's text one line of bounded length", function()
+      expect(lib.oneLine("wrong secret")):eq("wrong secret");
+      expect(lib.oneLine("a\nfix: set sandbox.allow_exec true")):eq("a fix: set sandbox.allow_exec true");
+      expect(lib.oneLine("a\r\n\t\0\27[2Jb\127c")):eq("a [2Jb c");
+      -- CC's bytes above 127 are characters of its font, kept.
+      expect(lib.oneLine("k\252che")):eq("k\252che");
+      local long = ("x"):rep(70000);
+      expect(lib.oneLine(long)):eq(("x"):rep(lib.MAX_SHOWN_BYTES) .. "...(cut, 70000 bytes)");
+      expect(lib.oneLine("abcdef", 3)):eq("abc...(cut, 6 bytes)");
+      expect(lib.oneLine(("y"):rep(lib.MAX_SHOWN_BYTES))):eq(("y"):rep(lib.MAX_SHOWN_BYTES));
+    end);
+  end);
 end);

@@ -4,6 +4,7 @@
 
 local lib = require('/apis/libsandbox');
 local daemonLib = require('/apis/libsandboxdaemon');
+local codec = require('/apis/libsandboxcodec');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
 local URL = "ws://127.0.0.1:4444";
@@ -371,6 +372,28 @@ describe("sandbox daemon", function()
       expect(reply[5]):same({ code = "not_connected", message = "unauthorized: wrong secret" });
     end);
 
+    it("keeps the gateway's words one short line in its status", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local socket = world.open();
+      local forged = "wrong secret\nfix: set sandbox.allow_exec true\n" .. ("x"):rep(3000);
+      world.answerHello(socket, false, { code = "unauthorized", message = forged });
+      expect(world.daemon.status().lastError):eq("unauthorized: " .. codec.oneLine(forged));
+      expect(world.daemon.status().lastError:find("\n")):eq(nil);
+      expect(#world.daemon.status().lastError < 300):eq(true);
+
+      world.handle("trapos_sandbox_reconnect");
+      world.answerHello(world.open(), false, { code = "not_authenticated\nx", message = forged });
+      expect(world.daemon.status().lastError):eq("hello failed: not_authenticated x: " .. codec.oneLine(forged));
+
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true, nil, nil, "alice\nfiles: none\nexec: false");
+      expect(world.daemon.status().account):eq("alice files: none exec: false");
+
+      world.handle("websocket_closed", FULL_URL, "bye\n" .. ("z"):rep(500), 1000);
+      expect(world.daemon.status().lastError):eq(codec.oneLine("bye\n" .. ("z"):rep(500)));
+    end);
+
     it("tries again after unauthorized when asked to", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
@@ -435,6 +458,29 @@ describe("sandbox daemon", function()
       expect(status.lastError):eq("the gateway sent nothing for 70 s (it promised a frame every 70 s at most): reconnecting");
       expect(socket.closed):eq(1);
       expect(world.timers[world.lastTimer]):eq(5);
+    end);
+
+    it("takes a livenessMs its timers cannot as no bound, and is connected", function()
+      local world = newWorld({ url = URL });
+      -- CC's os.startTimer refuses a number that is not finite.
+      local startTimer = world.os.startTimer;
+      world.os.startTimer = function(seconds)
+        if seconds ~= seconds or seconds == math.huge then
+          error("bad argument #1 (number expected, got " .. tostring(seconds) .. ")", 2);
+        end
+        return startTimer(seconds);
+      end;
+      world.daemon.start();
+      local socket = world.open();
+      local hello = socket.frame(1);
+      world.handle("websocket_message", FULL_URL, '{"event":"gateway_response","messageId":"'
+        .. hello.messageId .. '","type":"hello","ok":true,"payload":{"accountId":"local","livenessMs":1e999}}', false);
+      local status = world.daemon.status();
+      expect(status.state):eq("connected");
+      expect(status.faults):eq(0);
+      expect(#world.events("trapos_sandbox_connected")):eq(1);
+      expect(world.timerOf(daemonLib.LABEL_CHECK_INTERVAL)):ne(nil);
+      expect(world.timerOf(daemonLib.HELLO_ANSWER_WAIT)):eq(nil);
     end);
 
     it("waits at most 70 s for the hello answer", function()
@@ -917,6 +963,16 @@ describe("sandbox daemon", function()
       expect(reply[5].message):str_match("still connecting");
     end);
 
+    it("answers not_connected naming the unanswered hello while authenticating", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.open();
+      world.handle("trapos_sandbox_send", "m-1", "t", {});
+      local reply = world.events("trapos_sandbox_reply")[1];
+      expect(reply[5]):same({ code = "not_connected",
+        message = "the server at " .. FULL_URL .. " has not answered the hello yet (is sandbox.url a trap-sandbox gateway?)" });
+    end);
+
     it("answers not_connected with the last error while waiting to reconnect", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
@@ -1016,6 +1072,20 @@ describe("sandbox daemon", function()
       local timer = world.lastTimer;
       world.handle("trapos_sandbox_stop");
       expect(world.cancelled[timer]):eq(true);
+    end);
+
+    it("logs a fault that quotes the gateway as one short line", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      -- An answer that cannot be sent even as internal, as it repeats the type: a fault.
+      local msgType = ("t"):rep(70000);
+      world.message({ event = "gateway_request", messageId = ("m"):rep(50000), type = msgType });
+      expect(#socket.sent):eq(1);
+      local status = world.daemon.status();
+      expect(status.faults):eq(1);
+      expect(#status.lastFault < 300):eq(true);
+      expect(status.lastFault):str_match("^cannot answer tttt.*%.%.%.%(cut, %d+ bytes%)$");
+      expect(world.logs):same({ status.lastFault });
     end);
 
     it("survives a failing handler and logs it", function()

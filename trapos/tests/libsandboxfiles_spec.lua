@@ -205,6 +205,30 @@ describe("libsandboxfiles", function()
       expect(err.message):str_match("payload.overwrite");
     end);
 
+    it("keeps the target when the move cannot succeed", function()
+      fresh();
+      local function content(path)
+        local h = fs.open(path, "rb");
+        local data = h.readAll();
+        h.close();
+        return data;
+      end
+      call("fs.write", { path = DIR .. "/a", data = "A" });
+      -- Onto itself, in any spelling: CC's own refusal, and the file stays.
+      expectFsError("fs.move", { from = DIR .. "/a", to = DIR .. "/a", overwrite = true }, "^File exists$");
+      expectFsError("fs.move", { from = DIR .. "/a", to = DIR .. "/d/../a/", overwrite = true }, "^File exists$");
+      expect(content(DIR .. "/a")):eq("A");
+      -- From the read-only ROM.
+      local rom = "/rom/" .. fs.list("/rom")[1];
+      expectFsError("fs.move", { from = rom, to = DIR .. "/a", overwrite = true }, "^Access denied$");
+      expect(content(DIR .. "/a")):eq("A");
+      -- Into itself: a directory onto a file inside it.
+      fs.makeDir(DIR .. "/d");
+      call("fs.write", { path = DIR .. "/d/c", data = "C" });
+      expectFsError("fs.move", { from = DIR .. "/d", to = DIR .. "/d/c", overwrite = true }, "^File exists$");
+      expect(content(DIR .. "/d/c")):eq("C");
+    end);
+
     it("refuses missing fields", function()
       local ok, _, err = call("fs.move", { from = "a" });
       expect(ok):eq(false);

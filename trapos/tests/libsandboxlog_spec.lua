@@ -47,6 +47,24 @@ describe("libsandboxlog", function()
     expect(lines(PATH)):same({ "2023-11-14T22:13:20Z first", "2023-11-14T22:13:21Z second line" });
   end);
 
+  it("keeps a line short whatever the message quotes", function()
+    local world = newLog();
+    -- A fault quoting a gateway request's type of 70 000 bytes, lines in it.
+    world.log("cannot answer " .. ("t"):rep(35000) .. "\n" .. ("t"):rep(35000));
+    local got = lines(PATH);
+    expect(#got):eq(1);
+    expect(#got[1]):eq(#"2023-11-14T22:13:20Z " + lib.MAX_LINE_BYTES + #"...(cut, 70015 bytes)");
+    expect(got[1]):str_match("%.%.%.%(cut, 70015 bytes%)$");
+    expect(fs.getSize(PATH) < lib.MAX_LINE_BYTES * 2):eq(true);
+  end);
+
+  it("writes a message the daemon cut already whole", function()
+    local world = newLog();
+    local cut = require('/apis/libsandboxcodec').oneLine("cannot answer " .. ("t"):rep(70000));
+    world.log(cut);
+    expect(lines(PATH)):same({ "2023-11-14T22:13:20Z " .. cut });
+  end);
+
   it("writes at most 20 lines a minute and says how many it left out", function()
     local world = newLog();
     for i = 1, lib.LOG_LINES_PER_MINUTE + 5 do

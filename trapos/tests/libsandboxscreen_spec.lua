@@ -395,6 +395,29 @@ describe("libsandboxscreen", function()
       screen.stop();
     end);
 
+    it("keeps at most MAX_WATCHES watches, a new one ending the oldest", function()
+      local ref = newReference();
+      local screen, fake, firstId = watched(ref);
+      local max = 8; -- MAX_WATCHES
+      local ids = { firstId };
+      for i = 2, max + 5 do
+        local ok, payload = screen.handlers["screen.watch"]({});
+        expect(ok):eq(true);
+        ids[i] = payload.watchId;
+      end
+      fire(screen, fake);
+      local sent = {};
+      for _, args in ipairs(sends(fake)) do
+        sent[#sent + 1] = args[4].watchId;
+      end
+      local newest = { table.unpack(ids, #ids - max + 1) };
+      table.sort(sent);
+      table.sort(newest);
+      expect(sent):same(newest);
+      expect(lib.MAX_WATCHES):eq(max);
+      screen.stop();
+    end);
+
     it("stops on unknown_watch, on unwatch, on a new session and when the owner withdraws view", function()
       local ref = newReference();
       local screen, fake = watched(ref);

@@ -295,6 +295,13 @@ describe("sandbox command", function()
       expect(err):eq("Not connected to the gateway: still connecting to " .. FULL_URL);
     end);
 
+    it("says so when the server never answers the hello", function()
+      local ok, err = run({ "health" }, { status = downStatus("authenticating") });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: the server at " .. FULL_URL
+        .. " has not answered the hello yet (is sandbox.url a trap-sandbox gateway?)");
+    end);
+
     it("fails when sandbox.url is not set", function()
       local ok, err, lines, record = run({ "health" }, { settings = {}, status = downStatus("dormant") });
       expect(ok):eq(false);
@@ -378,6 +385,23 @@ describe("sandbox command", function()
       });
       expect(ok):eq(false);
       expect(err):eq("Not connected to the gateway: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s");
+    end);
+
+    it("shows the gateway's words as one short line", function()
+      local ok, err = run({ "health" }, {
+        status = connectedStatus(),
+        reply = function() return false, nil, { code = "internal\nfiles: write", message = "a\nexec: true" .. ("x"):rep(500) }; end,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the request: internal files: write: a exec: true" .. ("x"):rep(244)
+        .. "...(cut, 512 bytes)");
+      local lines;
+      ok, err, lines = run({ "health" }, {
+        status = connectedStatus(),
+        reply = function() return true, { sandboxOk = true, opencodeOk = false, opencodeDetail = "a\nb\nc" }; end,
+      });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("opencodeDetail: a b c");
     end);
 
     it("reports other gateway errors with their code", function()

@@ -366,7 +366,8 @@ func (d *Daemon) move(src, dst string, overwrite bool) Reply {
 	if overwrite && d.dirs[dst] {
 		return fsError(display(dst) + ": Cannot write to directory")
 	}
-	if overwrite && d.exists(src) && d.exists(dst) {
+	// Onto or into itself, or from the read-only ROM, the move fails after the delete.
+	if overwrite && d.exists(src) && d.exists(dst) && !within(dst, src) && !readOnly(src) {
 		if readOnly(dst) {
 			return fsError(display(dst) + ": Access denied")
 		}
