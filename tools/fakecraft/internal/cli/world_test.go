@@ -137,6 +137,11 @@ func TestAttachFlagErrors(t *testing.T) {
 		`{"computers": [{"id": 1}], "tme_scale": 2}`:                                             `world ` + bad + `: json: unknown field "tme_scale"`,
 		// A position of two numbers put the computer at z 0 without a word.
 		`{"computers": [{"id": 1}, {"id": 11, "position": [5, 64]}]}`: `world ` + bad + `: computers[1] (id 11): position is x, y and z: 3 numbers, not 2`,
+		// Two names that are one in CC (a character past U+00FF is ?): one of them vanished
+		// without a word.
+		`{"computers": [{"id": 1}, {"id": 11, "files": {"日.txt": "a", "月.txt": "b"}}]}`:               `world ` + bad + `: computers[1] (id 11): files "日.txt" and "月.txt" are both "?.txt" in CC (a character past U+00FF becomes ?): rename one`,
+		`{"computers": [{"id": 1, "peripherals": {"monitor_日": "monitor", "monitor_月": "speaker"}}]}`: `computers[0] (id 1): peripherals "monitor_日" and "monitor_月" are both "monitor_?"`,
+		`{"computers": [{"id": 1}], "cables": {"lan": {"drive_日": "drive", "drive_月": "drive"}}}`:     `world ` + bad + `: cable lan: peripherals "drive_日" and "drive_月" are both "drive_?"`,
 	} {
 		require.NoError(t, os.WriteFile(bad, []byte(body), 0o644))
 		code, _, errOut = bare(t, dir, "", "--world", bad)
