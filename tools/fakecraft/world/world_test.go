@@ -285,6 +285,49 @@ end
 	assert.Nil(t, w.Cable("lan").Remote("drive_0"))
 }
 
+// TestAWiredModemOnConnectsItsComputer: a wired modem that is on (wired_modem:CABLE:on)
+// puts its computer on the cable as CC's computer peripheral, computer_0: the other
+// computers there see its id, label and power, and shut it down; its own getNameLocal
+// names it, and it does not see itself. Taking the modem away takes it off the cable.
+func TestAWiredModemOnConnectsItsComputer(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Computers: []world.ComputerSpec{
+			{ID: 1, Label: "door", Peripherals: map[string]string{"back": "wired_modem:lan:on"},
+				Files: map[string]string{"/startup.lua": `
+print("local", peripheral.call("back", "getNameLocal"))
+print("names", table.concat(peripheral.call("back", "getNamesRemote"), ","))
+print("ready")
+`}},
+			{ID: 2, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": `
+print("local", peripheral.call("back", "getNameLocal"))
+print("waiting")
+os.pullEvent("go")
+print("names", table.concat(peripheral.getNames(), ","))
+print("type", peripheral.getType("computer_0"))
+local c = peripheral.wrap("computer_0")
+print("computer", c.getID(), c.getLabel(), c.isOn())
+c.shutdown()
+while c.isOn() do os.sleep(0) end
+print("off", c.getLabel(), c.isOn())
+print("detached", select(2, os.pullEvent("peripheral_detach")))
+`}},
+		},
+	})
+	w.Computer(1).WaitFor(ctx, "ready")
+	assert.Contains(t, w.Computer(1).Output(), "local\tcomputer_0\nnames\t\n")
+	w.Computer(2).WaitFor(ctx, "waiting")
+	assert.Contains(t, w.Computer(2).Output(), "local\nwaiting\n", "a modem that is off has no local name")
+	w.Computer(2).QueueString("go")
+	w.Computer(2).WaitFor(ctx, "off")
+	_, err := w.Computer(1).Wait(ctx)
+	require.NoError(t, err)
+	require.True(t, w.At(1).Detach("back"))
+	w.Computer(2).WaitFor(ctx, "detached")
+	assert.Contains(t, w.Computer(2).Output(), "names\tback,computer_0\ntype\tcomputer\ncomputer\t1\tdoor\ttrue\noff\tdoor\tfalse\ndetached\tcomputer_0\n")
+}
+
 // TestMonitorShowsAndIsTouched: a program run on a monitor with the monitor program draws
 // on it (Go reads the monitor's screen), and a touch from Go reaches it as a click.
 func TestMonitorShowsAndIsTouched(t *testing.T) {
