@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -490,7 +491,14 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 
 	// The installer as served, but naming a WebSocket address where nothing listens.
 	closed := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	const failing = "programs/sandbox.lua"
+	var failFile atomic.Bool
+	var proxy *httptest.Server
+	proxy = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failFile.Load() && r.URL.Path == "/trapos/files/"+failing {
+			http.Error(w, "disk on fire", http.StatusInternalServerError)
+			return
+		}
 		resp, err := http.Get(g.URL(r.URL.Path))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadGateway)
@@ -499,6 +507,7 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 		defer resp.Body.Close()
 		body, _ := io.ReadAll(resp.Body)
 		body = []byte(strings.Replace(string(body), g.WebSocketURL(), "ws://"+closed+"/trapos/ws", 1))
+		body = []byte(strings.Replace(string(body), g.URL("/trapos/files/"), proxy.URL+"/trapos/files/", 1))
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(body)
 	}))
@@ -506,6 +515,15 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 	out = playerSession(ctx, t, t.TempDir(), true, "wget run "+proxy.URL+"/trapos/install "+installPassword, "")
 	assert.Contains(t, out, "Installed trapos-sandbox ")
 	assert.Contains(t, strings.Join(lines(out), " "), "Could not check the password: Could not connect (ws://"+closed+"/trapos/ws). After the reboot, sandbox status says whether the daemon got through.")
+
+	// A download that then fails says so, and still says the password went unchecked (that
+	// line was lost): no reboot advice, since nothing was installed.
+	failFile.Store(true)
+	out = playerSession(ctx, t, t.TempDir(), true, "wget run "+proxy.URL+"/trapos/install "+installPassword, "")
+	said := strings.Join(lines(out), " ")
+	assert.Contains(t, said, "Could not get /"+failing+": ")
+	assert.Contains(t, said, "Could not check the password: Could not connect (ws://"+closed+"/trapos/ws). Check that the gateway runs")
+	assert.Contains(t, said, "Nothing was installed.")
 
 	// An upgrade from this gateway while sandbox.url names another: that one's password is not
 	// this gateway's to judge.

@@ -149,7 +149,7 @@ type Computer struct {
 	guard *yieldGuard
 	start time.Time // real time of New
 
-	mu     sync.Mutex // guards queue and doq
+	mu     sync.Mutex // guards queue and doq, and label's writes (Label reads it from any goroutine)
 	queue  []event
 	doq    []func(*lua.LState)
 	wake   chan struct{} // capacity 1: something was queued
@@ -171,8 +171,8 @@ type Computer struct {
 	alarms    map[int]float64 // alarm id -> in-game hours since day 0 at which it rings
 	nextAlarm int
 	afters    []after // functions waiting for the clock (After)
-	label     string
-	stop      bool // os.shutdown/os.reboot or boot.lua's finish: stop after this resume
+	label     string  // written under mu (Label)
+	stop      bool    // os.shutdown/os.reboot or boot.lua's finish: stop after this resume
 	result    Result
 	ran       bool
 	mainFn    *lua.LFunction // the bios chunk, body of the computer coroutine
@@ -224,6 +224,14 @@ func (c *Computer) Terminal() *Terminal { return c.term }
 
 // Transcript returns every finished terminal line written so far.
 func (c *Computer) Transcript() string { return c.term.Transcript() }
+
+// Label is the computer's label now ("" when it has none). Safe from any goroutine (another
+// computer's computer peripheral asks).
+func (c *Computer) Label() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.label
+}
 
 // Terminate queues a terminate event, as holding Ctrl-T does.
 func (c *Computer) Terminate() { c.QueueEvent("terminate") }

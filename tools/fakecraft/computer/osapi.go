@@ -186,7 +186,10 @@ func (c *Computer) installOS(L *lua.LState) {
 			return 1
 		},
 		"setComputerLabel": func(L *lua.LState) int {
-			c.label = ccstr.Label(luakit.OptStrictString(L, 1, ""))
+			label := ccstr.Label(luakit.OptStrictString(L, 1, ""))
+			c.mu.Lock()
+			c.label = label
+			c.mu.Unlock()
 			return 0
 		},
 		"shutdown": func(L *lua.LState) int { c.stop = true; return 0 },

@@ -132,6 +132,13 @@ func (b *Bus) Get(name string) Peripheral {
 	return nil
 }
 
+// Running returns the computer using the bus, nil while it is off.
+func (b *Bus) Running() host.Host {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.host
+}
+
 // Names lists what is attached: sides in CC's order, then other names sorted.
 func (b *Bus) Names() []string {
 	b.mu.Lock()

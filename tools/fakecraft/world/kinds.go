@@ -63,7 +63,7 @@ var Kinds = map[string]Kind{
 		make: makeModem(modem.Wireless)},
 	"ender_modem": {Args: "[NETWORK]", Help: "ender modem: wireless without a range limit",
 		make: makeModem(modem.Ender)},
-	"wired_modem": {Args: "CABLE", Help: "wired modem on the named cable (reaches the other wired modems and the cable's peripherals)",
+	"wired_modem": {Args: "CABLE [on]", Help: "wired modem on the named cable (reaches the other wired modems and the cable's peripherals); on connects its computer to the cable, as a player's right-click does: the others reach it as computer_N (getID, getLabel, isOn, turnOn, shutdown, reboot), and getNameLocal names it",
 		make: makeWiredModem},
 	"monitor": {Args: "[WIDTH HEIGHT]", Help: "advanced monitor (colour, touch), WIDTH x HEIGHT blocks (default 1x1, at most 8x6); its size in characters follows from the blocks and its text scale, as in CC",
 		make: makeMonitor(true)},
@@ -129,13 +129,26 @@ func makeModem(k modem.Kind) func(at site, args []string) (peripheral.Peripheral
 }
 
 func makeWiredModem(at site, args []string) (peripheral.Peripheral, error) {
-	if len(args) > 1 {
+	if len(args) > 2 {
 		return nil, fmt.Errorf("too many arguments")
 	}
-	if len(args) != 1 || args[0] == "" {
+	if len(args) == 0 || args[0] == "" {
 		return nil, fmt.Errorf("name the cable")
 	}
-	return modem.New(modem.Wired, at.w.Cable(args[0]), at.position()), nil
+	on := len(args) == 2
+	if on && args[1] != "on" {
+		return nil, fmt.Errorf("%q: the only word after the cable is on", args[1])
+	}
+	if on && at.p == nil {
+		return nil, fmt.Errorf("a cable's own modem has no computer to connect")
+	}
+	m := modem.New(modem.Wired, at.w.Cable(args[0]), at.position())
+	if on {
+		if err := m.ConnectLocal(at.w.nextComputerName(), newComputerPeripheral(at.p)); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
 }
 
 func makeDrive(at site, args []string) (peripheral.Peripheral, error) {

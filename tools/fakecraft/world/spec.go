@@ -3,6 +3,7 @@ package world
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,25 +90,41 @@ func ReadSpec(path string) (Spec, error) {
 		}
 		c := &s.Computers[i]
 		c.Label = ccstr.FromText(c.Label)
-		c.Files = keysFromText(c.Files)
-		c.Peripherals = keysFromText(c.Peripherals)
+		var errFiles, errPeripherals error
+		c.Files, errFiles = keysFromText(c.Files, "files")
+		c.Peripherals, errPeripherals = keysFromText(c.Peripherals, "peripherals")
+		if err := errors.Join(errFiles, errPeripherals); err != nil {
+			return Spec{}, fmt.Errorf("world %s: computers[%d] (id %d): %w", path, i, c.ID, err)
+		}
 	}
-	for cable, on := range s.Cables {
-		s.Cables[cable] = keysFromText(on)
+	for _, cable := range sortedKeys(s.Cables) {
+		on, err := keysFromText(s.Cables[cable], "peripherals")
+		if err != nil {
+			return Spec{}, fmt.Errorf("world %s: cable %s: %w", path, cable, err)
+		}
+		s.Cables[cable] = on
 	}
 	return s, nil
 }
 
-// keysFromText is m with each key as CC's bytes (ccstr.FromText); nil stays nil.
-func keysFromText(m map[string]string) map[string]string {
+// keysFromText is m with each key as CC's bytes (ccstr.FromText); nil stays nil. Two
+// keys that are one name in CC (日.txt and 月.txt are both ?.txt: a character past U+00FF
+// is ?) are refused, naming both, rather than one of them vanishing.
+func keysFromText(m map[string]string, what string) (map[string]string, error) {
 	if m == nil {
-		return nil
+		return nil, nil
 	}
 	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[ccstr.FromText(k)] = v
+	from := make(map[string]string, len(m))
+	for _, k := range sortedKeys(m) {
+		cc := ccstr.FromText(k)
+		if first, ok := from[cc]; ok {
+			return nil, fmt.Errorf("%s %q and %q are both %q in CC (a character past U+00FF becomes ?): rename one", what, first, k, ccstr.ToText(cc))
+		}
+		from[cc] = k
+		out[cc] = m[k]
 	}
-	return out
+	return out, nil
 }
 
 // checkPositions refuses a position that is not three numbers: JSON fills a [3]float64

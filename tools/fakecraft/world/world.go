@@ -46,6 +46,8 @@ type World struct {
 	places map[int]*Place
 	// floppies are the world's floppy disks handed out so far, by id.
 	floppies map[int]*drive.Media
+	// computerNames counts the computers connected to cables (computer_N) so far.
+	computerNames int
 }
 
 // New makes an empty world.
@@ -125,6 +127,9 @@ type Place struct {
 	id  int
 	pos Vec
 	bus *peripheral.Bus
+
+	mu    sync.Mutex
+	power power // the computer while it is off, as computer peripherals switch it
 }
 
 // ErrTaken is Place's refusal of a computer id already in the world.
@@ -186,15 +191,34 @@ func (p *Place) attach(name, spec string, fromLua bool, base string) error {
 	if err != nil {
 		return err
 	}
-	return p.bus.Attach(name, per)
+	if err := p.bus.Attach(name, per); err != nil {
+		if m, ok := per.(*modem.Modem); ok {
+			m.DisconnectLocal() // a wired modem that was on: its computer leaves the cable
+		}
+		return err
+	}
+	return nil
 }
 
-// Detach removes what is attached under name; false when there was nothing.
-func (p *Place) Detach(name string) bool { return p.bus.Detach(name) }
+// Detach removes what is attached under name; false when there was nothing. A wired modem
+// that was on takes the computer off its cable.
+func (p *Place) Detach(name string) bool {
+	per := p.bus.Get(name)
+	if !p.bus.Detach(name) {
+		return false
+	}
+	if m, ok := per.(*modem.Modem); ok {
+		m.DisconnectLocal()
+	}
+	return true
+}
 
 // Options returns opts for a computer standing here: its id, its sides, and the periphemu
 // API.
 func (p *Place) Options(opts machine.Options) machine.Options {
+	p.mu.Lock()
+	p.power.label = opts.Label // what a computer peripheral says before it boots
+	p.mu.Unlock()
 	opts.ID = p.id
 	opts.Peripherals = p.bus
 	opts.ExtraAPIs = append(append([]computer.Installer(nil), opts.ExtraAPIs...), p.periphemu)

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
 	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/monitor"
@@ -283,6 +284,126 @@ end
 	w.Computer(2).WaitFor(ctx, "heard\tback\t2\t1\tover the wire")
 	require.True(t, w.Cable("lan").DetachRemote("drive_0"))
 	assert.Nil(t, w.Cable("lan").Remote("drive_0"))
+}
+
+// TestAWiredModemOnConnectsItsComputer: a wired modem that is on (wired_modem:CABLE:on)
+// puts its computer on the cable as CC's computer peripheral, computer_0: the other
+// computers there see its id, label and power, and shut it down; its own getNameLocal
+// names it, and it does not see itself. Taking the modem away takes it off the cable.
+func TestAWiredModemOnConnectsItsComputer(t *testing.T) {
+	ctx := within(t)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		Computers: []world.ComputerSpec{
+			{ID: 1, Label: "door", Peripherals: map[string]string{"back": "wired_modem:lan:on"},
+				Files: map[string]string{"/startup.lua": `
+print("local", peripheral.call("back", "getNameLocal"))
+print("names", table.concat(peripheral.call("back", "getNamesRemote"), ","))
+print("ready")
+`}},
+			{ID: 2, Peripherals: map[string]string{"back": "wired_modem:lan"},
+				Files: map[string]string{"/startup.lua": `
+print("local", peripheral.call("back", "getNameLocal"))
+print("waiting")
+os.pullEvent("go")
+print("names", table.concat(peripheral.getNames(), ","))
+print("type", peripheral.getType("computer_0"))
+local c = peripheral.wrap("computer_0")
+print("computer", c.getID(), c.getLabel(), c.isOn())
+c.shutdown()
+while c.isOn() do os.sleep(0) end
+print("off", c.getLabel(), c.isOn())
+print("detached", select(2, os.pullEvent("peripheral_detach")))
+`}},
+		},
+	})
+	w.Computer(1).WaitFor(ctx, "ready")
+	assert.Contains(t, w.Computer(1).Output(), "local\tcomputer_0\nnames\t\n")
+	w.Computer(2).WaitFor(ctx, "waiting")
+	assert.Contains(t, w.Computer(2).Output(), "local\nwaiting\n", "a modem that is off has no local name")
+	w.Computer(2).QueueString("go")
+	w.Computer(2).WaitFor(ctx, "off")
+	_, err := w.Computer(1).Wait(ctx)
+	require.NoError(t, err)
+	require.True(t, w.At(1).Detach("back"))
+	w.Computer(2).WaitFor(ctx, "detached")
+	assert.Contains(t, w.Computer(2).Output(), "names\tback,computer_0\ntype\tcomputer\ncomputer\t1\tdoor\ttrue\noff\tdoor\tfalse\ndetached\tcomputer_0\n")
+}
+
+// TestChatRoom: chat host serves a room over rednet in CC's format: a client that speaks
+// the protocol itself (bob) and the chat join program (alice, typing from the test) hear
+// each other, the room's commands answer, and terminating the host kicks who is left.
+func TestChatRoom(t *testing.T) {
+	ctx := within(t)
+	modem := map[string]string{"top": "modem"}
+	spec := world.Spec{TimeScale: testScale, Computers: []world.ComputerSpec{
+		{ID: 1, Position: [3]float64{0, 64, 0}, Peripherals: modem, Files: map[string]string{"/startup.lua": `shell.run("chat host room")`}},
+		{ID: 2, Position: [3]float64{10, 64, 0}, Peripherals: modem, Files: map[string]string{"/startup.lua": `
+rednet.open("top")
+local server = rednet.lookup("chat", "room")
+rednet.send(server, { sType = "login", nUserID = 7, sUsername = "bob" }, "chat")
+while true do
+  local from, m = rednet.receive("chat")
+  if m.sType == "text" then
+    print("bob heard", m.sText)
+  elseif m.sType == "ping to client" then
+    rednet.send(from, { sType = "pong to server", nUserID = 7 }, "chat")
+  elseif m.sType == "kick" then
+    print("bob kicked")
+  end
+end
+`}},
+		{ID: 3, Position: [3]float64{0, 64, 10}, Peripherals: modem, Files: map[string]string{"/startup.lua": `
+shell.run("chat join room alice")
+print("left the room")
+`}},
+	}}
+	w := fakecrafttest.NewWorld(t, spec)
+	start := func(i int, input computer.Input) *fakecrafttest.Computer {
+		opts, err := w.Machine(spec, spec.Computers[i])
+		require.NoError(t, err)
+		opts.Input = input
+		return fakecrafttest.Start(t, opts)
+	}
+	host := start(0, nil)
+	host.WaitFor(ctx, "0 users connected.")
+	bob := start(1, nil)
+	bob.WaitFor(ctx, "bob heard\t* bob has joined the chat\n")
+	lines := make(chan string)
+	alice := start(2, lines)
+	bob.WaitFor(ctx, "bob heard\t* alice has joined the chat\n")
+	onScreen := func(c *fakecrafttest.Computer, text string) {
+		require.Eventually(t, func() bool { return strings.Contains(c.Screen(), text) },
+			30*time.Second, 5*time.Millisecond, "computer %d shows:\n%s", c.ID(), c.Screen())
+	}
+	onScreen(alice, "alice on room")
+	onScreen(host, "2 users connected.")
+
+	for _, step := range []struct{ line, bob, alice string }{
+		{"hello", "<alice> hello", "<alice> hello"},
+		{"/me waves", "* alice waves", "* alice waves"},
+		{"/users", "", "* Connected Users:"},
+		{"/help", "", "* /me /nick /users /help /logout"},
+		{"/dance", "", "* Unrecognised command: /dance"},
+		{"/me", "", "* Usage: /me [words]"},
+		{"/nick al", "* alice is now known as al", "* alice is now known as al"},
+		{"/logout", "* al has left the chat", ""},
+	} {
+		lines <- step.line
+		if step.bob != "" {
+			bob.WaitFor(ctx, "bob heard\t"+step.bob+"\n")
+		}
+		if step.alice != "" {
+			onScreen(alice, step.alice)
+		}
+	}
+	assert.NotContains(t, bob.Output(), "Connected Users", "what one asks is told to that one alone")
+	assert.Regexp(t, `\* (alice bob|bob alice)`, alice.Screen())
+	alice.WaitFor(ctx, "left the room\n")
+	assert.Contains(t, alice.Output(), "Disconnected.")
+	onScreen(host, "1 user connected.")
+
+	host.Terminate()
+	bob.WaitFor(ctx, "bob kicked\n")
 }
 
 // TestMonitorShowsAndIsTouched: a program run on a monitor with the monitor program draws

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -117,24 +118,50 @@ func (r *worldRun) settle() {
 	}
 }
 
-// start boots one of the world's other computers on its own goroutine.
+// start boots one of the world's other computers on its own goroutine. When it shuts down
+// it stays in the world, off, until another computer turns it on through a wired modem
+// (world.Place.AwaitTurnOn): then it boots again on the same disk, with its label.
 func (r *worldRun) start(ctx context.Context, id int, opts machine.Options) error {
+	var disk string // a computer without a dir of its own keeps one for the run
+	if opts.Overlay == "" {
+		dir, err := os.MkdirTemp("", "fakecraft-overlay-")
+		if err != nil {
+			return fmt.Errorf("computer %d: make its directory: %w", id, err)
+		}
+		disk, opts.Overlay = dir, dir
+	}
 	m, err := machine.New(opts)
 	if err != nil {
+		_ = os.RemoveAll(disk)
 		return fmt.Errorf("computer %d: %w", id, err)
 	}
 	r.settled = append(r.settled, m.Settled())
+	place := r.w.At(id)
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		res, err := m.Run(ctx)
-		if err == nil {
-			err = res.Err
-		}
-		if err != nil && !errors.Is(err, computer.ErrTimeLimit) {
-			r.mu.Lock()
-			r.errs = append(r.errs, fmt.Errorf("computer %d: %w", id, err))
-			r.mu.Unlock()
+		defer func() { _ = os.RemoveAll(disk) }()
+		for {
+			res, err := m.Run(ctx)
+			if err == nil {
+				err = res.Err
+			}
+			if err != nil && !errors.Is(err, computer.ErrTimeLimit) {
+				r.mu.Lock()
+				r.errs = append(r.errs, fmt.Errorf("computer %d: %w", id, err))
+				r.mu.Unlock()
+			}
+			if err != nil || ctx.Err() != nil || !place.AwaitTurnOn(ctx, res.Label) {
+				return
+			}
+			// Its files were written at the first boot; the disk has what it made of them.
+			opts.Label, opts.Files, opts.Drop = res.Label, nil, nil
+			if m, err = machine.New(opts); err != nil {
+				r.mu.Lock()
+				r.errs = append(r.errs, fmt.Errorf("computer %d: turn on: %w", id, err))
+				r.mu.Unlock()
+				return
+			}
 		}
 	}()
 	return nil

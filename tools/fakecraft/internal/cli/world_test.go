@@ -40,6 +40,37 @@ print(table.concat(peripheral.getNames(), ","))
 	assert.Empty(t, errOut)
 }
 
+// TestAWorldComputerIsTurnedOnAgain: a world computer shut down through its computer
+// peripheral (wired_modem:CABLE:on) stays off until another computer turns it on, then
+// boots again on the same disk with the label it had.
+func TestAWorldComputerIsTurnedOnAgain(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "computers": [
+    { "id": 7, "peripherals": { "back": "wired_modem:lan" } },
+    { "id": 8, "label": "door", "peripherals": { "back": "wired_modem:lan:on" },
+      "files": { "startup.lua": "if fs.exists('/booted') then peripheral.call('back', 'transmit', 1, 1, 'again ' .. os.getComputerLabel()) else os.setComputerLabel('gate') fs.open('/booted', 'w').close() end" } }
+  ]
+}`), 0o644))
+	writeDisk(t, filepath.Join(dir, "pc"), map[string]string{"ask.lua": `
+local m = peripheral.wrap("back")
+m.open(1)
+local c = peripheral.wrap("computer_0")
+print("on", c.getID(), c.getLabel(), c.isOn())
+c.shutdown()
+while c.isOn() do os.sleep(0) end
+print("off", c.getLabel(), c.isOn())
+c.turnOn()
+local _, _, _, _, message = os.pullEvent("modem_message")
+print("heard", message, c.isOn())
+`})
+	code, out, errOut := bare(t, filepath.Join(dir, "pc"), "", "--id", "7", "--world", file, "ask")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "on\t8\tgate\ttrue\noff\tgate\tfalse\nheard\tagain gate\ttrue\n")
+	assert.Empty(t, errOut)
+}
+
 // TestWorldTextEntersAsCCBytes: a world file's labels, file names and peripheral names,
 // and --attach's side, are text outside and CC's bytes inside, as --label is: "bäd" is
 // three bytes in game and the transcript shows it as written (they went in as UTF-8's
@@ -110,7 +141,8 @@ func TestAttachFlagErrors(t *testing.T) {
 		{"no such disk", []string{"--attach", "left=drive:" + filepath.Join(dir, "nope")}, "no such file or directory"},
 		// Extra arguments were dropped without a word, and a cable's were "name the cable".
 		{"speaker argument", []string{"--attach", "top=speaker:3"}, "speaker:3: a speaker takes no arguments (want speaker)"},
-		{"two cables", []string{"--attach", "top=wired_modem:a:b"}, "wired_modem:a:b: too many arguments (want wired_modem:CABLE)"},
+		{"two cables", []string{"--attach", "top=wired_modem:a:b"}, `wired_modem:a:b: "b": the only word after the cable is on (want wired_modem:CABLE:[on])`},
+		{"too many", []string{"--attach", "top=wired_modem:a:on:b"}, "wired_modem:a:on:b: too many arguments (want wired_modem:CABLE:[on])"},
 		{"monitor size", []string{"--attach", "top=monitor:x:2"}, `monitor:x:2: width "x" and height "2" must be whole numbers of blocks`},
 		// It made the world's disk 2147483648, which no CC disk can be.
 		{"disk id past CC's", []string{"--attach", "left=drive:2147483648"}, "disk id 2147483648: CC's disk ids run from 0 to 2147483647"},
@@ -137,6 +169,12 @@ func TestAttachFlagErrors(t *testing.T) {
 		`{"computers": [{"id": 1}], "tme_scale": 2}`:                                             `world ` + bad + `: json: unknown field "tme_scale"`,
 		// A position of two numbers put the computer at z 0 without a word.
 		`{"computers": [{"id": 1}, {"id": 11, "position": [5, 64]}]}`: `world ` + bad + `: computers[1] (id 11): position is x, y and z: 3 numbers, not 2`,
+		// Two names that are one in CC (a character past U+00FF is ?): one of them vanished
+		// without a word.
+		`{"computers": [{"id": 1}, {"id": 11, "files": {"日.txt": "a", "月.txt": "b"}}]}`:               `world ` + bad + `: computers[1] (id 11): files "日.txt" and "月.txt" are both "?.txt" in CC (a character past U+00FF becomes ?): rename one`,
+		`{"computers": [{"id": 1, "peripherals": {"monitor_日": "monitor", "monitor_月": "speaker"}}]}`: `computers[0] (id 1): peripherals "monitor_日" and "monitor_月" are both "monitor_?"`,
+		`{"computers": [{"id": 1}], "cables": {"lan": {"modem_0": "wired_modem:lan:on"}}}`:            `cable lan, modem_0: wired_modem:lan:on: a cable's own modem has no computer to connect (want wired_modem:CABLE:[on])`,
+		`{"computers": [{"id": 1}], "cables": {"lan": {"drive_日": "drive", "drive_月": "drive"}}}`:     `world ` + bad + `: cable lan: peripherals "drive_日" and "drive_月" are both "drive_?"`,
 	} {
 		require.NoError(t, os.WriteFile(bad, []byte(body), 0o644))
 		code, _, errOut = bare(t, dir, "", "--world", bad)

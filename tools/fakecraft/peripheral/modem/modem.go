@@ -70,6 +70,7 @@ type Modem struct {
 	channels  map[int]bool
 	computers []*peripheral.Access
 	remotes   map[*peripheral.Access]map[string]*remoteUse // wired: each computer's use of the cable's peripherals
+	local     string                                       // wired: the network name of the block it stands on, "" while not connected (ConnectLocal)
 }
 
 // New returns a modem of the given kind at pos, on net (the air for Wireless and Ender, a

@@ -1,6 +1,8 @@
 package modem
 
 import (
+	"fmt"
+
 	lua "github.com/yuin/gopher-lua"
 
 	"fakecraft/luakit"
@@ -29,7 +31,7 @@ func (m *Modem) attachRemote(a *peripheral.Access, name string, p peripheral.Per
 	for _, c := range m.computers {
 		using = using || c == a
 	}
-	if !using || m.remotes[a][name] != nil {
+	if !using || m.remotes[a][name] != nil || name == m.local {
 		m.mu.Unlock()
 		return
 	}
@@ -134,8 +136,49 @@ func (m *Modem) addRemoteMethods(ms map[string]peripheral.Method) {
 		return peripheral.CallMethod(L, p, sub, method)
 	}
 	ms["getNameLocal"] = func(L *lua.LState, _ *peripheral.Access) int {
-		// The computer itself is not shared on the cable (fakecraft has no computer
-		// peripheral), so it has no name there.
-		return 0
+		m.mu.Lock()
+		local := m.local
+		m.mu.Unlock()
+		if local == "" {
+			return 0 // the modem is off: its computer is not on the cable
+		}
+		L.Push(lua.LString(local))
+		return 1
+	}
+}
+
+// ConnectLocal puts p, the block the wired modem stands on (its computer, as a computer
+// peripheral), on the modem's cable under name ("computer_0"), as a player's right-click
+// that turns a wired modem on does: the other computers on the cable reach it by that
+// name, and getNameLocal answers it; the modem's own computer does not see itself there.
+func (m *Modem) ConnectLocal(name string, p peripheral.Peripheral) error {
+	if m.kind != Wired {
+		return fmt.Errorf("connect %s: only a wired modem connects its computer to a cable", name)
+	}
+	m.mu.Lock()
+	if m.local != "" {
+		m.mu.Unlock()
+		return fmt.Errorf("connect %s: the modem is on already, as %s", name, m.local)
+	}
+	m.local = name
+	m.mu.Unlock()
+	if err := m.net.AttachRemote(name, p); err != nil {
+		m.mu.Lock()
+		m.local = ""
+		m.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// DisconnectLocal takes the modem's block off the cable again (the modem is removed or
+// turned off); every other computer using it gets a peripheral_detach event.
+func (m *Modem) DisconnectLocal() {
+	m.mu.Lock()
+	local := m.local
+	m.local = ""
+	m.mu.Unlock()
+	if local != "" {
+		m.net.DetachRemote(local)
 	}
 }

@@ -221,6 +221,22 @@ func wire(field, text string, rp *report) string {
 	return protocol.WireOfBytes([]byte(toCC(field, text, rp)))
 }
 
+// TraposID is a traposId the host gave (a CLI argument, a percent-decoded URL path) as the
+// gateway keys computers: the wire string of its CC bytes (Wire), so a byte that is not UTF-8
+// stands for itself and a Latin-1 terminal's 0:k\xFCche names 0:küche. One holding a character
+// above U+00FF stays as written, not '?': a computer's label is CC's bytes, so no traposId holds
+// such a character, and "?" would name another computer; it meets not_connected and its hint.
+func TraposID(id string) string {
+	if utf8.ValidString(id) {
+		return id // Wire changes only what is past U+00FF, which stays
+	}
+	w, reps := Wire("traposId", id)
+	if len(reps) > 0 {
+		return id
+	}
+	return w
+}
+
 // FromCC is CC bytes as host text: byte N is the character U+00NN.
 func FromCC(cc []byte) string {
 	if isASCII(string(cc)) {

@@ -188,3 +188,15 @@ func TestIsText(t *testing.T) {
 	assert.False(t, IsText([]byte{0, 1, 2}))
 	assert.False(t, IsText([]byte("a\x9bb")), "a C1 byte is a control byte")
 }
+
+func TestTraposIDsRawByteStandsForItself(t *testing.T) {
+	for in, want := range map[string]string{
+		"7:k\xfcche": "7:küche", // a Latin-1 terminal's byte FC
+		"7:küche":    "7:küche",
+		"7:":         "7:",
+		"7:a—b":      "7:a—b",   // not "7:a?b", which could be another computer
+		"7:\xfc—":    "7:\xfc—", // as written: it names no computer
+	} {
+		assert.Equal(t, want, TraposID(in), "%q", in)
+	}
+}

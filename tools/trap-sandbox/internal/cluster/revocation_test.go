@@ -78,6 +78,20 @@ func TestRevokingThroughAnyReplicaClosesTheSocketWhereItIs(t *testing.T) {
 	assert.False(t, cr.RevokedAt.IsZero(), "revoked in the store")
 }
 
+// A traposId's byte that is not UTF-8 (%FC, from a Latin-1 terminal) stands for itself, by
+// the text rule: revoking 7:k%FCche revokes 7:küche (it was not connected).
+func TestRevokingTakesARawByteOfTheTraposIdAsItself(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, _ := sharedAccounts(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	c := a.connectWith(t, "7:küche", credential)
+
+	status, body := a.revoke(t, "7:k%FCche")
+	require.Equal(t, http.StatusOK, status, body)
+	code, _ := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+}
+
 // A revocation published on the bus by another client, for a credential the store does not
 // say is revoked, closes nothing: the replica holding its socket checks the store first, and
 // logs the forgery (a replica holding none does nothing).

@@ -270,6 +270,10 @@ func TestShutdownClosesSocketsWith1001(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	c := h.connect(t, "7:", "")
 	waiting := h.dial(t, "8:") // no hello yet: closed too
+	// The dial returns when the client's handshake is done, which can be before the gateway
+	// has counted the socket: the count in the log below would then say 1.
+	require.Eventually(t, func() bool { return len(sessionsOf(h.gw)) == 2 }, waitLimit, testkit.Poll,
+		"the gateway to hold both sockets")
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -60,7 +61,7 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 }
 
 func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
-	rev, err := g.revokeComputer(r, r.PathValue("traposId"))
+	rev, err := g.revokeComputer(r, cctext.TraposID(r.PathValue("traposId")))
 	var pe *protocol.Error
 	switch {
 	case err == nil:

@@ -23,7 +23,7 @@ const (
 
 // target is the request's computer and host path ("/" + the URL's decoded path).
 func target(r *http.Request) (traposID, path string) {
-	return r.PathValue("traposId"), "/" + r.PathValue("path")
+	return cctext.TraposID(r.PathValue("traposId")), "/" + r.PathValue("path")
 }
 
 // serveGet answers a directory as its JSON listing, a file as text by the rule, or as its raw

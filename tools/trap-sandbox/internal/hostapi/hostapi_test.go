@@ -245,3 +245,26 @@ func TestRoutesAreBehindTheAPIAuth(t *testing.T) {
 		assert.Equal(t, http.StatusForbidden, rec.Code, target)
 	}
 }
+
+// TestATraposIdsRawByteStandsForItself: a traposId typed in a Latin-1 terminal reaches the
+// routes as the byte FC (%FC), which stands for itself by the text rule: 7:k\xFCche is the
+// computer 7:küche (it was not connected, though the hint named that very computer).
+func TestATraposIdsRawByteStandsForItself(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "open()"})
+	d.Label = "küche"
+	d.List = []computer.Computer{{AccountID: "local", TraposID: d.TraposID()}}
+	srv := serve(t, d)
+
+	for _, id := range []string{"7:k%C3%BCche", "7:k%FCche"} {
+		a := post(t, srv, id, `{"type":"ping"}`)
+		require.Equal(t, http.StatusOK, a.status, "%s: %s", id, a.body)
+		assert.JSONEq(t, `{"traposId":"7:küche"}`, string(a.decoded.Payload), id)
+		a = call(t, http.MethodGet, srv.URL+"/trapos/computers/"+id+"/files/door.lua", "", nil)
+		require.Equal(t, http.StatusOK, a.status, "%s: %s", id, a.body)
+		assert.Equal(t, "open()", string(a.body), id)
+	}
+	// A character CC cannot hold is no '?' that could name another computer.
+	a := post(t, srv, "7:k%E2%80%94che", `{"type":"ping"}`)
+	assert.Equal(t, http.StatusNotFound, a.status)
+	assert.Contains(t, a.decoded.Error.Message, `did you mean "7:küche"?`)
+}

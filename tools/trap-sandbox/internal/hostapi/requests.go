@@ -38,7 +38,7 @@ func (m *Module) serveComputers(w http.ResponseWriter, r *http.Request) {
 }
 
 func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
-	traposID := r.PathValue("traposId")
+	traposID := cctext.TraposID(r.PathValue("traposId"))
 	buf := requestBodies.Get().(*bytes.Buffer)
 	defer putRequestBody(buf)
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxRequestBodyBytes))

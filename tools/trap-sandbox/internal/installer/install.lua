@@ -303,14 +303,18 @@ local function checkPassword(password)
   return verdict, why;
 end
 
--- Why the check could not be made, as one line that says what it means for the daemon.
-local function uncheckedAdvice(why)
+-- Why the check could not be made, as one line that says what it means for the daemon;
+-- installed says whether there will be a daemon to reboot into.
+local function uncheckedAdvice(why, installed)
   if why:find("Websocket connections are disabled", 1, true) then
     return "Could not check the password: websockets are disabled on this Minecraft server; "
       .. "the daemon needs them (websocket_enabled = true under [http] in computercraft-server.toml).";
   end
-  return "Could not check the password: " .. why .. " (" .. SOURCE.websocket
-    .. "). After the reboot, sandbox status says whether the daemon got through.";
+  local line = "Could not check the password: " .. why .. " (" .. SOURCE.websocket .. ").";
+  if installed then
+    line = line .. " After the reboot, sandbox status says whether the daemon got through.";
+  end
+  return line;
 end
 
 -- The host's access to set: what the options say; on a first install without them, the
@@ -362,7 +366,7 @@ local function install(opts)
     url = nil;
   end
   local password, onLine = choosePassword(opts, old);
-  local unchecked, keptCredential = nil, onLine ~= nil;
+  local unchecked, uncheckedWhy, keptCredential = nil, nil, onLine ~= nil;
   if url == nil or wsUrl(url) == SOURCE.websocket then
     local verdict, why = checkPassword(password);
     if verdict == false and onLine ~= nil then
@@ -375,7 +379,7 @@ local function install(opts)
       nothingChanged(old, "is as it was");
       return false;
     elseif verdict == nil then
-      unchecked = uncheckedAdvice(why);
+      unchecked, uncheckedWhy = uncheckedAdvice(why, true), why;
     end
   else
     unchecked = "The password was not checked: sandbox.url names another gateway.";
@@ -419,6 +423,10 @@ local function install(opts)
       end
       removeEmptyDirs(old and {} or dirs);
       printError("Could not get " .. f.path .. ": " .. tostring(err));
+      if uncheckedWhy ~= nil then
+        -- Often the same cause (the gateway went away); when not, the player needs both.
+        printError(uncheckedAdvice(uncheckedWhy, false));
+      end
       printError("Check that the gateway runs, then run the install line again: wget run " .. SOURCE.install);
       nothingChanged(old, "still works");
       return false;

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
@@ -36,7 +37,7 @@ func (m *Module) Mount(routes *server.Routes) {
 
 func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
-	v, err := m.Watch(r.Context(), r.PathValue("traposId"), 0)
+	v, err := m.Watch(r.Context(), cctext.TraposID(r.PathValue("traposId")), 0)
 	if err != nil {
 		var pe *protocol.Error
 		if !errors.As(err, &pe) {

@@ -112,6 +112,18 @@ func TestTheStreamOfAComputerThatRefusesIsAnError(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotConnected, a.Error.Code)
 }
 
+// TestTheStreamTakesARawByteOfTheTraposIdAsItself: 7:k%FCche (a Latin-1 terminal's byte) is
+// the computer 7:küche, by the text rule; it was not connected.
+func TestTheStreamTakesARawByteOfTheTraposIdAsItself(t *testing.T) {
+	m, d := standIn(t)
+	d.Label = "küche"
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	defer srv.Close()
+	resp := stream(t, t.Context(), srv.URL+"/trapos/computers/7:k%FCche/screen")
+	defer resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
 // TestTheStreamEndsWhenItsTokenIsRevokedOrExpires: a stream opened with an account's token
 // sends no frame once that token is revoked or has expired (it is refused from the next request
 // on; a stream is one request that lasts): it ends with the refusal, as a new request would get.

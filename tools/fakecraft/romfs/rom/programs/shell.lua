@@ -552,6 +552,8 @@ local function register_completions()
   program("alias", nil, completion.program);
   program("http/wget", { completion.choice, { "run " } });
   program("http/pastebin", { completion.choice, { "put ", "get ", "run " } }, completion.file);
+  program("fun/speaker", { completion.choice, { "play ", "sound ", "stop " } });
+  program("rednet/chat", { completion.choice, { "host ", "join " } });
   if completion_info["rom/programs/help.lua"] == nil then
     shell.setCompletionFunction("rom/programs/help.lua", function(_, index, text)
       if index == 1 and help then return help.completeTopic(text); end

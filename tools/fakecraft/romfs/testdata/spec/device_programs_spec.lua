@@ -1,6 +1,7 @@
--- Specs for the programs of turtles, pocket computers and command computers, and for about
--- and apis. fakecraft has no such computers, so each spec stubs the API the program drives
--- (turtle, pocket, commands) as a plain table. Messages are CC: Tweaked's.
+-- Specs for the programs of turtles, pocket computers and command computers, for about and
+-- apis, and for speaker. fakecraft has no such computers, so each spec stubs the API the
+-- program drives (turtle, pocket, commands) as a plain table; speaker plays on a periphemu
+-- speaker. Messages are CC: Tweaked's.
 
 -- Runs a command line, returning what it printed with print/write and with printError.
 local function capture(line)
@@ -196,5 +197,98 @@ describe("about and apis", function()
       expect(found):eq(true);
     end
     for _, v in ipairs(shown) do expect(v):ne("_G"); end
+  end);
+end);
+
+describe("speaker", function()
+  local DIR = "/spec-speaker";
+  local function write_file(path, bytes)
+    local file = fs.open(path, "wb");
+    file.write(bytes);
+    file.close();
+  end
+  -- A WAV file's header: format tag, channels, rate, bits, then an extra chunk before the
+  -- samples (which the program skips).
+  local function wav(tag, channels, rate, bits, samples)
+    local fmt = ("<I2I2I4I4I2I2"):pack(tag, channels, rate, rate, 1, bits);
+    return "RIFF" .. ("<I4"):pack(4 + 8 + #fmt + 12 + 8 + #samples) .. "WAVEfmt " .. ("<I4"):pack(#fmt) .. fmt
+      .. "LIST" .. ("<I4"):pack(4) .. "INFO" .. "data" .. ("<I4"):pack(#samples) .. samples;
+  end
+  -- Whether the speaker on top is still busy with audio a program gave it.
+  local function busy()
+    return not peripheral.call("top", "playAudio", { 0 });
+  end
+
+  before_each(function()
+    periphemu.create("top", "speaker");
+    fs.makeDir(DIR);
+  end);
+  after_each(function()
+    periphemu.remove("top");
+    periphemu.remove("left");
+    fs.delete(DIR);
+  end);
+
+  it("shows its usage", function()
+    expect(capture("speaker").output):eq("Usage:\nspeaker play <file or url> [speaker]\n"
+      .. "speaker sound <sound> [volume] [pitch] [speaker]\nspeaker stop [speaker]\n");
+    expect(capture("speaker play").error):eq("Usage: speaker play <file or url> [speaker]\n");
+    expect(capture("speaker sound").error):eq("Usage: speaker sound <sound> [volume] [pitch] [speaker]\n");
+  end);
+
+  it("plays a DFPWM file on the first speaker, and stop stops it", function()
+    write_file(DIR .. "/tune.dfpwm", ("\x55"):rep(2000));
+    expect(capture("speaker play " .. DIR .. "/tune.dfpwm")):same({ ok = true, output = "Playing " .. DIR .. "/tune.dfpwm\n", error = "" });
+    expect(busy()):eq(true);
+    expect(capture("speaker stop")):same({ ok = true, output = "", error = "" });
+    expect(busy()):eq(false);
+  end);
+
+  it("plays 8-bit PCM and DFPWM WAV files, warning of a rate it was not made for", function()
+    write_file(DIR .. "/a.wav", wav(1, 1, 48000, 8, ("\x80"):rep(1000)));
+    expect(capture("speaker play " .. DIR .. "/a.wav top")):same({ ok = true, output = "Playing " .. DIR .. "/a.wav\n", error = "" });
+    expect(busy()):eq(true);
+    capture("speaker stop top");
+    write_file(DIR .. "/b.wav", wav(1, 2, 44100, 8, ("\x80"):rep(1000)));
+    expect(capture("speaker play " .. DIR .. "/b.wav").output):eq(
+      "Warning: Only 48 kHz mono WAV files are supported. This file may not play correctly.\nPlaying " .. DIR .. "/b.wav\n");
+    capture("speaker stop top");
+    local guid = "\x3A\xC1\xFA\x38\x81\x1D\x43\x61\xA4\x0D\xCE\x53\xCA\x60\x7C\xD1";
+    local fmt = ("<I2I2I4I4I2I2I2I2I4"):pack(0xFFFE, 1, 48000, 6000, 1, 1, 22, 1, 4) .. guid;
+    write_file(DIR .. "/c.wav", "RIFF" .. ("<I4"):pack(0) .. "WAVEfmt " .. ("<I4"):pack(#fmt) .. fmt
+      .. "data" .. ("<I4"):pack(1000) .. ("\x55"):rep(1000));
+    expect(capture("speaker play " .. DIR .. "/c.wav").output):eq("Playing " .. DIR .. "/c.wav\n");
+    expect(busy()):eq(true);
+  end);
+
+  it("says what it cannot play", function()
+    write_file(DIR .. "/a.ogg", "OggS and more");
+    expect(capture("speaker play " .. DIR .. "/a.ogg").error):eq("speaker cannot play Ogg files.\n");
+    write_file(DIR .. "/a.mp3", "ID3 and more");
+    expect(capture("speaker play " .. DIR .. "/a.mp3").error):eq("speaker cannot play MP3 files.\n");
+    write_file(DIR .. "/16.wav", wav(1, 1, 48000, 16, ("\0"):rep(8)));
+    expect(capture("speaker play " .. DIR .. "/16.wav").error):eq("Could not play audio: Unsupported WAV file\n");
+    write_file(DIR .. "/cut.wav", wav(1, 1, 48000, 8, ""):sub(1, -13));
+    expect(capture("speaker play " .. DIR .. "/cut.wav").error):eq("Could not play audio: Invalid WAV file\n");
+    expect(capture("speaker play " .. DIR .. "/none.dfpwm").error):eq("Could not play audio:\n" .. DIR .. "/none.dfpwm: No such file\n");
+    expect(busy()):eq(false);
+  end);
+
+  it("names the speaker it cannot find", function()
+    expect(capture("speaker stop left").error):eq('Speaker "left" does not exist\n');
+    periphemu.create("left", "drive");
+    expect(capture("speaker play x left").error):eq('"left" is not a speaker\n');
+    periphemu.remove("top");
+    expect(capture("speaker stop").error):eq("No speakers attached\n");
+  end);
+
+  it("plays a sound, checking volume and pitch", function()
+    expect(capture("speaker sound entity.cat.ambient 2 1.5").output):eq(
+      'Played sound "entity.cat.ambient" on speaker "top" with volume 2 and pitch 1.5.\n');
+    expect(capture("speaker sound entity.cat.ambient").error):eq('Could not play sound "entity.cat.ambient"\n');
+    expect(capture("speaker sound x loud").error):eq("Volume must be a number\n");
+    expect(capture("speaker sound x 4").error):eq("Volume must be between 0 and 3\n");
+    expect(capture("speaker sound x 1 high").error):eq("Pitch must be a number\n");
+    expect(capture("speaker sound x 1 3").error):eq("Pitch must be between 0 and 2\n");
   end);
 end);
