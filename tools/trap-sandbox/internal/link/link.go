@@ -19,6 +19,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -45,11 +46,14 @@ const (
 	pruneEvery = time.Minute
 )
 
-// Gateway is what the module needs of the gateway: its handler table and the wrong-secret
-// budget that a wrong enrollment key spends; *gateway.Gateway implements it.
+// Gateway is what the module needs of the gateway: its handler table, the wrong-secret
+// budget that a wrong enrollment key spends, and the connected computers (an approval must
+// not let a code's socket replace one of the account's computers); *gateway.Gateway
+// implements it.
 type Gateway interface {
 	Handle(typ string, h protocol.RequestHandler)
 	WrongSecret(ctx context.Context, remoteAddr string) error
+	Computers() []computer.Computer
 }
 
 // Config is the module's setup.
@@ -96,8 +100,12 @@ type Module struct {
 // The code dies with its socket: gone is set when the socket closes (stop cancels that
 // watch), so an approval of the code says that its computer is not connected instead of
 // approving what nobody can accept.
+//
+// account is the account the socket said hello in ("" for a link session): a computer that
+// asks for a code on its own socket is already the account's computer of its id.
 type owner struct {
 	socket  uint64
+	account string
 	expires time.Time
 	gone    bool
 	stop    func() bool
@@ -201,7 +209,7 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 		return nil, err
 	}
 	m.mu.Lock()
-	o := owner{socket: from.Socket, expires: c.ExpiresAt}
+	o := owner{socket: from.Socket, account: from.AccountID, expires: c.ExpiresAt}
 	// ctx is the socket's: it ends when the socket closes (the func runs in a goroutine of
 	// its own, so registering it under mu is safe).
 	o.stop = context.AfterFunc(ctx, func() { m.socketClosed(c.ID, from.Socket) })
@@ -454,6 +462,33 @@ func (m *Module) goneComputer(ctx context.Context, code string) string {
 		return ""
 	}
 	return c.TraposID
+}
+
+// replaces returns the computer of account into that approving the pending code would let
+// the code's socket replace (ok false when none): one connected with the code's computer id,
+// on any replica. The traposId a link session claims is its own word (it needs no secret), and
+// a linked credential is bound to the computer id only, so whoever holds the code could say
+// hello as that computer of into and knock the real one off (newest wins in an account, and
+// a replaced computer stops reconnecting). A code asked for on a socket that said hello in
+// into is exempt: that socket is into's computer of that id already.
+func (m *Module) replaces(ctx context.Context, code, into string) (computer.Computer, bool) {
+	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
+	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
+		return computer.Computer{}, false
+	}
+	m.mu.Lock()
+	o, ok := m.owners[c.ID]
+	m.mu.Unlock()
+	if ok && o.account == into {
+		return computer.Computer{}, false
+	}
+	id := account.ComputerID(c.TraposID)
+	for _, pc := range m.gw.Computers() {
+		if pc.AccountID == into && account.ComputerID(pc.TraposID) == id {
+			return pc, true
+		}
+	}
+	return computer.Computer{}, false
 }
 
 // ownCode returns the code of the asking socket (LinkStatus: by its code and computer), or the

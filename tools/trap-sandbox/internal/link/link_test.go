@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
@@ -33,9 +35,23 @@ var t0 = time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
 
 // fakeGateway is the handler table and the wrong-secret budget, recorded.
 type fakeGateway struct {
-	handlers map[string]protocol.RequestHandler
-	mu       sync.Mutex
-	wrong    []string
+	handlers  map[string]protocol.RequestHandler
+	mu        sync.Mutex
+	wrong     []string
+	computers []computer.Computer // guarded by mu
+}
+
+func (g *fakeGateway) Computers() []computer.Computer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.computers)
+}
+
+// connect lists c as connected, as the gateway's registry would.
+func (g *fakeGateway) connect(c computer.Computer) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.computers = append(g.computers, c)
 }
 
 func (g *fakeGateway) Handle(typ string, h protocol.RequestHandler) { g.handlers[typ] = h }
@@ -404,6 +420,41 @@ func TestApprovingTheCodeOfAComputerThatLeft(t *testing.T) {
 
 	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": stays.Code})
 	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+}
+
+// TestApprovingACodeThatWouldReplaceAConnectedComputer: a link session needs no secret, so
+// anyone can show a code for "7:kitchen"; if alice, whose 7:kitchen is connected, approved it
+// (bob sent her the code), its credential would let bob's client say hello as her 7:kitchen
+// and knock the real one off. The approval is refused, naming her computer and the fix, and
+// approves nothing; into another account, or on the computer's own socket in alice, it is not.
+func TestApprovingACodeThatWouldReplaceAConnectedComputer(t *testing.T) {
+	f := newFixture(t, Config{})
+	f.gw.connect(computer.Computer{AccountID: "alice", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:51000"})
+	f.gw.connect(computer.Computer{AccountID: "bob", TraposID: "3:mine", RemoteAddr: "10.0.0.5:51001"})
+	impostor := protocol.Requester{TraposID: "7:pantry", RemoteAddr: "10.0.0.5:52000", Socket: 5}
+	code := f.begin(impostor)
+
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusForbidden, status)
+	require.NotNil(t, ans.Error)
+	assert.Equal(t, protocol.CodeForbidden, ans.Error.Code)
+	assert.Equal(t, "account alice has computer 7:kitchen connected already (from 10.0.0.5); this code comes from another connection claiming computer 7, which would take its place: "+
+		"approve only a code shown by a computer that is not linked yet. To link 7:kitchen anew, revoke its credential first (trap-sandbox computers revoke 7:kitchen), then run sandbox link on it again",
+		ans.Error.Message)
+	status, ans = f.api(root, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "alice"})
+	assert.Equal(t, http.StatusForbidden, status, "an admin approving into alice: %+v", ans.Error)
+	c, err := f.accounts.LinkStatus(t.Context(), code.Code, "")
+	require.NoError(t, err)
+	assert.Equal(t, account.LinkPending, c.State, "nothing approved")
+	assert.Equal(t, 2.0, f.outcome("refused"))
+
+	status, ans = f.api(bob, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusOK, status, "bob has no computer 7: %+v", ans.Error)
+
+	own := protocol.Requester{AccountID: "alice", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:51000", Socket: 6}
+	code = f.begin(own)
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusOK, status, "alice's 7:kitchen asking on its own socket: %+v", ans.Error)
 }
 
 func TestApproveRefusals(t *testing.T) {

@@ -152,6 +152,16 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 			"computer %s, which showed this code, is not connected any more; run sandbox link on it again for a new code", gone))
 		return
 	}
+	if pc, ok := m.replaces(r.Context(), req.Code, into); ok {
+		m.count("refused")
+		m.log.Warn("link approval refused: its code would replace a connected computer of the account",
+			"traposId", pc.TraposID, "accountId", into, "approvedBy", approver(caller, into))
+		m.writeErr(w, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
+			"account %s has computer %s connected already (from %s); this code comes from another connection claiming computer %s, which would take its place: "+
+				"approve only a code shown by a computer that is not linked yet. To link %s anew, revoke its credential first (trap-sandbox computers revoke %s), then run sandbox link on it again",
+			into, pc.TraposID, host(pc.RemoteAddr), account.ComputerID(pc.TraposID), pc.TraposID, pc.TraposID))
+		return
+	}
 	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))
 	if err != nil {
 		m.writeErr(w, http.StatusNotFound, m.refusal(err))
