@@ -422,6 +422,9 @@ func (m *Module) refuse(err error, again string) error {
 	switch {
 	case errors.Is(err, account.ErrCodeUnknown):
 		msg = "unknown link code (check it, or run sandbox link again for a new one)"
+	case errors.Is(err, account.ErrCodeApproved):
+		msg = "the link code was approved already: its computer asks its player whether to join the account that approved it " +
+			"(if the question there names an account that is not yours, the player answers n and runs sandbox link again)"
 	case errors.Is(err, account.ErrCodeUsed):
 		msg = "the link code was already used; run sandbox link again for a new one"
 	case errors.Is(err, account.ErrCodeDeclined):

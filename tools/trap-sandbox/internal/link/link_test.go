@@ -224,10 +224,12 @@ func TestCodeApprovedAndAccepted(t *testing.T) {
 	assert.JSONEq(t, `{"traposId":"7:kitchen","address":"10.0.0.5","account":"alice","expiresAt":"2026-12-02T01:10:00Z"}`, string(ans.Payload))
 	assert.Equal(t, PollAnswer{State: account.LinkApproved, Account: "alice", ApprovedBy: "alice"}, await(t, polled))
 
-	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	// A second approval (bob's, who read the code too) is told the code waits for its player.
+	status, ans = f.api(bob, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, protocol.CodeLinkInvalid, ans.Error.Code)
-	assert.Contains(t, ans.Error.Message, "already used")
+	assert.Equal(t, "the link code was approved already: its computer asks its player whether to join the account that approved it "+
+		"(if the question there names an account that is not yours, the player answers n and runs sandbox link again)", ans.Error.Message)
 
 	out, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
 	require.Nil(t, pe)
