@@ -440,8 +440,9 @@ func TestApprovingACodeThatWouldReplaceAConnectedComputer(t *testing.T) {
 	assert.Equal(t, http.StatusForbidden, status)
 	require.NotNil(t, ans.Error)
 	assert.Equal(t, protocol.CodeForbidden, ans.Error.Code)
-	assert.Equal(t, "account alice has computer 7:kitchen connected already (from 10.0.0.5); this code comes from another connection claiming computer 7, which would take its place: "+
-		"approve only a code shown by a computer that is not linked yet. To link 7:kitchen anew, revoke its credential first (trap-sandbox computers revoke 7:kitchen), then run sandbox link on it again",
+	assert.Equal(t, "account alice has computer 7:kitchen connected already (from 10.0.0.5); this code comes from another connection claiming computer 7, whose credential could take its place. "+
+		"Approve only a code shown by a computer that is not linked yet: to link 7:kitchen anew, revoke its credential first (trap-sandbox computers revoke 7:kitchen); "+
+		"for another computer with id 7 (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add alice)",
 		ans.Error.Message)
 	status, ans = f.api(root, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "alice"})
 	assert.Equal(t, http.StatusForbidden, status, "an admin approving into alice: %+v", ans.Error)

@@ -153,13 +153,15 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if pc, ok := m.replaces(r.Context(), req.Code, into); ok {
+		id := account.ComputerID(pc.TraposID)
 		m.count("refused")
 		m.log.Warn("link approval refused: its code would replace a connected computer of the account",
 			"traposId", pc.TraposID, "accountId", into, "approvedBy", approver(caller, into))
 		m.writeErr(w, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
-			"account %s has computer %s connected already (from %s); this code comes from another connection claiming computer %s, which would take its place: "+
-				"approve only a code shown by a computer that is not linked yet. To link %s anew, revoke its credential first (trap-sandbox computers revoke %s), then run sandbox link on it again",
-			into, pc.TraposID, host(pc.RemoteAddr), account.ComputerID(pc.TraposID), pc.TraposID, pc.TraposID))
+			"account %s has computer %s connected already (from %s); this code comes from another connection claiming computer %s, whose credential could take its place. "+
+				"Approve only a code shown by a computer that is not linked yet: to link %s anew, revoke its credential first (trap-sandbox computers revoke %s); "+
+				"for another computer with id %s (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add %s)",
+			into, pc.TraposID, host(pc.RemoteAddr), id, pc.TraposID, pc.TraposID, id, into))
 		return
 	}
 	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))
