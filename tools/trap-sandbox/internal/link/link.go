@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -467,31 +468,53 @@ func (m *Module) goneComputer(ctx context.Context, code string) string {
 	return c.TraposID
 }
 
-// replaces returns the computer of account into that approving the pending code would let
-// the code's socket replace (ok false when none): one connected with the code's computer id,
-// on any replica. The traposId a link session claims is its own word (it needs no secret), and
-// a linked credential is bound to the computer id only, so whoever holds the code could say
-// hello as that computer of into and knock the real one off (newest wins in an account, and
-// a replaced computer stops reconnecting). A code asked for on a socket that said hello in
-// into is exempt: that socket is into's computer of that id already.
-func (m *Module) replaces(ctx context.Context, code, into string) (computer.Computer, bool) {
+// takesPlace returns why approving the pending code into account into is refused (nil when
+// it is not): into has a computer of the code's computer id connected (on any replica), or
+// holds a credential bound to that id. The traposId a link session claims is its own word (it
+// needs no secret), and a linked credential is bound to the computer id only, so whoever holds
+// the code could say hello as that computer of into and take its place (newest wins in an
+// account, and a replaced computer stops reconnecting), whether it is connected now or comes
+// back later. A code asked for on a socket that said hello in into is exempt: that socket is
+// into's computer of that id already.
+func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.Error, error) {
 	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
 	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
-		return computer.Computer{}, false
+		return nil, nil // ApproveLink says what is wrong with the code
 	}
 	m.mu.Lock()
 	o, ok := m.owners[c.ID]
 	m.mu.Unlock()
 	if ok && o.account == into {
-		return computer.Computer{}, false
+		return nil, nil
 	}
 	id := account.ComputerID(c.TraposID)
+	// what is the fix for another computer with the same id, last in every refusal.
+	other := fmt.Sprintf("for another computer with id %s (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add %s)", id, into)
 	for _, pc := range m.gw.Computers() {
 		if pc.AccountID == into && account.ComputerID(pc.TraposID) == id {
-			return pc, true
+			return protocol.Errorf(protocol.CodeForbidden,
+				"account %s has computer %s connected already (from %s); this code comes from another connection claiming computer %s, whose credential could take its place. "+
+					"Approve only a code shown by a computer that is not linked yet: to link %s anew, revoke its credential first (trap-sandbox computers revoke %s); %s",
+				into, pc.TraposID, host(pc.RemoteAddr), id, pc.TraposID, pc.TraposID, other), nil
 		}
 	}
-	return computer.Computer{}, false
+	creds, err := m.cfg.Accounts.Store().Credentials(ctx, into)
+	if err != nil {
+		return nil, err
+	}
+	for _, cred := range creds {
+		if cred.ComputerID == id && cred.RevokedAt.IsZero() {
+			last := ""
+			if cred.LastTraposID != "" {
+				last = ", last hello as " + cred.LastTraposID
+			}
+			return protocol.Errorf(protocol.CodeForbidden,
+				"account %s holds a credential for computer %s already (%s%s); this code comes from another connection claiming computer %s, whose credential could take that computer's place. "+
+					"Approve only a code shown by a computer that is not linked yet: if computer %s lost its credential, revoke it first (trap-sandbox credentials revoke %s); %s",
+				into, id, cred.Selector, last, id, id, cred.Selector, other), nil
+		}
+	}
+	return nil, nil
 }
 
 // ownCode returns the code of the asking socket (LinkStatus: by its code and computer), or the

@@ -460,6 +460,38 @@ func TestApprovingACodeThatWouldReplaceAConnectedComputer(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "alice's 7:kitchen asking on its own socket: %+v", ans.Error)
 }
 
+// TestApprovingACodeForAComputerIdTheAccountHoldsACredentialFor: alice's 7:kitchen, linked,
+// is off; a code claiming computer 7 (bob's client) is refused all the same, naming the
+// credential, since its credential would take her computer's place when it comes back. Once
+// that credential is revoked (the computer lost it), a code for computer 7 is approved.
+func TestApprovingACodeForAComputerIdTheAccountHoldsACredentialFor(t *testing.T) {
+	f := newFixture(t, Config{})
+	first := f.begin(kitchen)
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": first.Code})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	_, pe := f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": first.Code, "accept": true})
+	require.Nil(t, pe)
+	creds, err := f.accounts.Store().Credentials(t.Context(), "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1)
+	sel := creds[0].Selector
+
+	impostor := protocol.Requester{TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:52000", Socket: 5}
+	code := f.begin(impostor)
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusForbidden, status)
+	require.NotNil(t, ans.Error)
+	assert.Equal(t, protocol.CodeForbidden, ans.Error.Code)
+	assert.Equal(t, "account alice holds a credential for computer 7 already ("+sel+"); this code comes from another connection claiming computer 7, whose credential could take that computer's place. "+
+		"Approve only a code shown by a computer that is not linked yet: if computer 7 lost its credential, revoke it first (trap-sandbox credentials revoke "+sel+"); "+
+		"for another computer with id 7 (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add alice)", ans.Error.Message)
+
+	_, err = f.accounts.RevokeCredential(t.Context(), "alice", sel)
+	require.NoError(t, err)
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+}
+
 func TestApproveRefusals(t *testing.T) {
 	f := newFixture(t, Config{ApprovalsPerCaller: 3})
 	code := f.begin(kitchen)

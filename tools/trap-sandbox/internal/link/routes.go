@@ -152,16 +152,13 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 			"computer %s, which showed this code, is not connected any more; run sandbox link on it again for a new code", gone))
 		return
 	}
-	if pc, ok := m.replaces(r.Context(), req.Code, into); ok {
-		id := account.ComputerID(pc.TraposID)
+	if refused, err := m.takesPlace(r.Context(), req.Code, into); err != nil {
+		m.writeErr(w, http.StatusInternalServerError, err)
+		return
+	} else if refused != nil {
 		m.count("refused")
-		m.log.Warn("link approval refused: its code would replace a connected computer of the account",
-			"traposId", pc.TraposID, "accountId", into, "approvedBy", approver(caller, into))
-		m.writeErr(w, http.StatusForbidden, protocol.Errorf(protocol.CodeForbidden,
-			"account %s has computer %s connected already (from %s); this code comes from another connection claiming computer %s, whose credential could take its place. "+
-				"Approve only a code shown by a computer that is not linked yet: to link %s anew, revoke its credential first (trap-sandbox computers revoke %s); "+
-				"for another computer with id %s (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add %s)",
-			into, pc.TraposID, host(pc.RemoteAddr), id, pc.TraposID, pc.TraposID, id, into))
+		m.log.Warn("link approval refused: its code could take the place of a computer of the account", "accountId", into, "approvedBy", approver(caller, into))
+		m.writeErr(w, http.StatusForbidden, refused)
 		return
 	}
 	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))
