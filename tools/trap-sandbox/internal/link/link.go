@@ -488,7 +488,7 @@ func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.E
 		return nil, nil
 	}
 	id := account.ComputerID(c.TraposID)
-	// what is the fix for another computer with the same id, last in every refusal.
+	// other is the fix for another computer with the same id, last in every refusal.
 	other := fmt.Sprintf("for another computer with id %s (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add %s)", id, into)
 	for _, pc := range m.gw.Computers() {
 		if pc.AccountID == into && account.ComputerID(pc.TraposID) == id {
