@@ -202,6 +202,10 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	now := m.cfg.Clock.Now()
 	if wait, over := m.codes.take(addressKey(from.RemoteAddr), now); over != "" {
 		m.count("refused")
+		if over == overKey {
+			// The player who waits is often not the one who asked: say so.
+			over += ", which every computer of a Minecraft server shares"
+		}
 		return nil, protocol.Errorf(protocol.CodeBusy, "too many link codes from %s; try again in %d s", over, seconds(wait))
 	}
 	m.prune(ctx, now)

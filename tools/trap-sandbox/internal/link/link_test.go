@@ -341,7 +341,7 @@ func TestCodesAreRateLimitedPerAddressAndInTotal(t *testing.T) {
 	_, pe := f.call(kitchen, protocol.TypeLinkBegin, map[string]any{})
 	require.NotNil(t, pe)
 	assert.Equal(t, protocol.CodeBusy, pe.Code)
-	assert.Equal(t, "too many link codes from this address; try again in 2 s", pe.Message)
+	assert.Equal(t, "too many link codes from this address, which every computer of a Minecraft server shares; try again in 2 s", pe.Message)
 	other := protocol.Requester{TraposID: "1:", RemoteAddr: "10.0.0.6:1"}
 	f.begin(other) // another address has its own budget
 	f.clk.Advance(2 * time.Second)
