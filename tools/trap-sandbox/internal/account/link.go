@@ -113,9 +113,12 @@ type LinkStore interface {
 // Errors of linking. Each says why a code or a key was refused, never whether a code exists
 // for another computer.
 var (
-	ErrCodeUnknown     = errors.New("unknown link code")
-	ErrCodeUsed        = errors.New("the link code was already used")
-	ErrCodeDeclined    = errors.New("the link code was declined on the computer")
+	ErrCodeUnknown  = errors.New("unknown link code")
+	ErrCodeUsed     = errors.New("the link code was already used")
+	ErrCodeDeclined = errors.New("the link code was declined on the computer")
+	// ErrCodeApproved is ErrCodeUsed for a code approved already whose computer's player has
+	// not answered yet: the second approver (alice, whose code bob approved first) is told so.
+	ErrCodeApproved    = fmt.Errorf("%w: approved already, waiting for its player", ErrCodeUsed)
 	ErrCodeNotApproved = errors.New("the link code is not approved yet")
 	ErrUsedUp          = errors.New("used up")
 )
@@ -243,7 +246,8 @@ func usable(c *LinkCode, now time.Time) error {
 }
 
 // ApproveLink approves the code into accountID, as approvedBy (who, for the computer's
-// question and the audit). A code already approved is ErrCodeUsed: one approval per code.
+// question and the audit). A code already approved is ErrCodeApproved (an ErrCodeUsed): one
+// approval per code.
 func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy string) (LinkCode, error) {
 	if _, err := a.store.Account(ctx, accountID); err != nil {
 		return LinkCode{}, err
@@ -258,7 +262,7 @@ func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy 
 			return err
 		}
 		if c.State == LinkApproved {
-			return fmt.Errorf("%w (approved into %s already)", ErrCodeUsed, c.AccountID)
+			return ErrCodeApproved
 		}
 		c.State, c.AccountID, c.ApprovedBy, c.ApprovedAt = LinkApproved, accountID, approvedBy, now
 		return nil

@@ -25,6 +25,15 @@ func TestWireTextFollowsTheTextRule(t *testing.T) {
 	assert.Equal(t, "emoji ?", wireText("emoji 😀"))
 }
 
+// TestSessionTitles: the titles docs/ai.md gives, by which a restarted gateway finds a
+// conversation again; an account's computer's names its account, so two accounts' 7:kitchen
+// never share one.
+func TestSessionTitles(t *testing.T) {
+	assert.Equal(t, "trap-sandbox 7:kitchen main", sessionKey{callerKey{"local", "7:kitchen"}, "main"}.title())
+	assert.Equal(t, "trap-sandbox alice/7:kitchen main", sessionKey{callerKey{"alice", "7:kitchen"}, "main"}.title())
+	assert.NotEqual(t, sessionKey{callerKey{"bob", "7:kitchen"}, "main"}.title(), sessionKey{callerKey{"alice", "7:kitchen"}, "main"}.title())
+}
+
 func TestRulesDenyEverythingButTheComputerTools(t *testing.T) {
 	rules := Rules(false)
 	require.Equal(t, Rule{"*", "*", "deny"}, rules[0], "first the deny of everything, so later rules win")

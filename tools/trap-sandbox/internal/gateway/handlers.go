@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
@@ -412,8 +413,8 @@ const MaxTraposIDBytes = 256
 
 // traposIDProblem says what is wrong with a hello's traposId ("" when nothing): it must be
 // "<computer id>:<label>" (digits, a colon, any label), at most MaxTraposIDBytes, and free of
-// control characters, which would forge lines in logs and terminals. Checked at hello only;
-// later frames are trusted, as the protocol says.
+// control characters, bidirectional controls and line separators, which would forge lines in
+// logs and terminals. Checked at hello only; later frames are trusted, as the protocol says.
 func traposIDProblem(id string) string {
 	if len(id) > MaxTraposIDBytes {
 		return fmt.Sprintf("is %d bytes; the limit is %d (shorten the computer's label)", len(id), MaxTraposIDBytes)
@@ -428,6 +429,11 @@ func traposIDProblem(id string) string {
 	for _, r := range id {
 		if r < 0x20 || r == 0x7f {
 			return "contains a control character; remove it from the computer's label"
+		}
+		// No CC label holds these (its labels are bytes), and a terminal that shows one
+		// reorders or breaks the line around it: 7:kit\u202echen would read as another id.
+		if r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
+			return fmt.Sprintf("contains %U, a bidirectional control or line separator; remove it from the computer's label", r)
 		}
 	}
 	return ""

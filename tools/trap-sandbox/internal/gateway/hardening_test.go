@@ -190,7 +190,7 @@ func TestAddressKeyGroupsAnIPv6Slash64(t *testing.T) {
 
 func TestHelloChecksTheTraposID(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
-	for _, bad := range []string{"turtle", ":x", "7", "x7:", "7:a\nb", "7:\x1b[2J", "7:" + strings.Repeat("l", MaxTraposIDBytes)} {
+	for _, bad := range []string{"turtle", ":x", "7", "x7:", "7:a\nb", "7:\x1b[2J", "7:kit\u202echen", "7:a\u2028b", "7:\u2066x", "7:" + strings.Repeat("l", MaxTraposIDBytes)} {
 		c := h.dial(t, bad)
 		resp := c.hello("")
 		require.False(t, resp.OK, "traposId %q", bad)

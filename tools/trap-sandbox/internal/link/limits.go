@@ -33,9 +33,15 @@ func newLimits(perKey, global int) *limits {
 
 func perMinute(n int) rate.Limit { return rate.Limit(float64(n) / 60) }
 
+// The buckets take names, as the refusals name them.
+const (
+	overKey    = "this address"
+	overGlobal = "this gateway"
+)
+
 // take spends one token of key's bucket and the global one at now. When either is empty it
-// spends nothing and returns how long until a token and which bucket ("this address" or
-// "the gateway"; "" when the token was spent).
+// spends nothing and returns how long until a token and which bucket (overKey or overGlobal;
+// "" when the token was spent).
 func (l *limits) take(key string, now time.Time) (time.Duration, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -54,14 +60,14 @@ func (l *limits) take(key string, now time.Time) (time.Duration, string) {
 	r := lim.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
 		r.CancelAt(now)
-		return d, "this address"
+		return d, overKey
 	}
 	if l.global != nil {
 		g := l.global.ReserveN(now, 1)
 		if d := g.DelayFrom(now); d > 0 {
 			g.CancelAt(now)
 			r.CancelAt(now)
-			return d, "this gateway"
+			return d, overGlobal
 		}
 	}
 	return 0, ""

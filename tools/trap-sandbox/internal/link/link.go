@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -19,6 +20,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -45,11 +47,14 @@ const (
 	pruneEvery = time.Minute
 )
 
-// Gateway is what the module needs of the gateway: its handler table and the wrong-secret
-// budget that a wrong enrollment key spends; *gateway.Gateway implements it.
+// Gateway is what the module needs of the gateway: its handler table, the wrong-secret
+// budget that a wrong enrollment key spends, and the connected computers (an approval must
+// not let a code's socket replace one of the account's computers); *gateway.Gateway
+// implements it.
 type Gateway interface {
 	Handle(typ string, h protocol.RequestHandler)
 	WrongSecret(ctx context.Context, remoteAddr string) error
+	Computers() []computer.Computer
 }
 
 // Config is the module's setup.
@@ -96,8 +101,12 @@ type Module struct {
 // The code dies with its socket: gone is set when the socket closes (stop cancels that
 // watch), so an approval of the code says that its computer is not connected instead of
 // approving what nobody can accept.
+//
+// account is the account the socket said hello in ("" for a link session): a computer that
+// asks for a code on its own socket is already the account's computer of its id.
 type owner struct {
 	socket  uint64
+	account string
 	expires time.Time
 	gone    bool
 	stop    func() bool
@@ -194,6 +203,10 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	now := m.cfg.Clock.Now()
 	if wait, over := m.codes.take(addressKey(from.RemoteAddr), now); over != "" {
 		m.count("refused")
+		if over == overKey {
+			// The player who waits is often not the one who asked: say so.
+			over += ", which every computer of a Minecraft server shares"
+		}
 		return nil, protocol.Errorf(protocol.CodeBusy, "too many link codes from %s; try again in %d s", over, seconds(wait))
 	}
 	m.prune(ctx, now)
@@ -202,7 +215,7 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 		return nil, err
 	}
 	m.mu.Lock()
-	o := owner{socket: from.Socket, expires: c.ExpiresAt}
+	o := owner{socket: from.Socket, account: from.AccountID, expires: c.ExpiresAt}
 	// ctx is the socket's: it ends when the socket closes (the func runs in a goroutine of
 	// its own, so registering it under mu is safe).
 	o.stop = context.AfterFunc(ctx, func() { m.socketClosed(c.ID, from.Socket) })
@@ -418,6 +431,9 @@ func (m *Module) refuse(err error, again string) error {
 	switch {
 	case errors.Is(err, account.ErrCodeUnknown):
 		msg = "unknown link code (check it, or run sandbox link again for a new one)"
+	case errors.Is(err, account.ErrCodeApproved):
+		msg = "the link code was approved already: its computer asks its player whether to join the account that approved it " +
+			"(if the question there names an account that is not yours, the player answers n and runs sandbox link again)"
 	case errors.Is(err, account.ErrCodeUsed):
 		msg = "the link code was already used; run sandbox link again for a new one"
 	case errors.Is(err, account.ErrCodeDeclined):
@@ -458,6 +474,55 @@ func (m *Module) goneComputer(ctx context.Context, code string) string {
 		return ""
 	}
 	return c.TraposID
+}
+
+// takesPlace returns why approving the pending code into account into is refused (nil when
+// it is not): into has a computer of the code's computer id connected (on any replica), or
+// holds a credential bound to that id. The traposId a link session claims is its own word (it
+// needs no secret), and a linked credential is bound to the computer id only, so whoever holds
+// the code could say hello as that computer of into and take its place (newest wins in an
+// account, and a replaced computer stops reconnecting), whether it is connected now or comes
+// back later. A code asked for on a socket that said hello in into is exempt: that socket is
+// into's computer of that id already.
+func (m *Module) takesPlace(ctx context.Context, code, into string) (*protocol.Error, error) {
+	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
+	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
+		return nil, nil // ApproveLink says what is wrong with the code
+	}
+	m.mu.Lock()
+	o, ok := m.owners[c.ID]
+	m.mu.Unlock()
+	if ok && o.account == into {
+		return nil, nil
+	}
+	id := account.ComputerID(c.TraposID)
+	// other is the fix for another computer with the same id, last in every refusal.
+	other := fmt.Sprintf("for another computer with id %s (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add %s)", id, into)
+	for _, pc := range m.gw.Computers() {
+		if pc.AccountID == into && account.ComputerID(pc.TraposID) == id {
+			return protocol.Errorf(protocol.CodeForbidden,
+				"account %s has computer %s connected already (from %s); this code comes from another connection claiming computer %s, whose credential could take its place. "+
+					"Approve only a code shown by a computer that is not linked yet: to link %s anew, revoke its credential first (trap-sandbox computers revoke %s); %s",
+				into, pc.TraposID, host(pc.RemoteAddr), id, pc.TraposID, pc.TraposID, other), nil
+		}
+	}
+	creds, err := m.cfg.Accounts.Store().Credentials(ctx, into)
+	if err != nil {
+		return nil, err
+	}
+	for _, cred := range creds {
+		if cred.ComputerID == id && cred.RevokedAt.IsZero() {
+			last := ""
+			if cred.LastTraposID != "" {
+				last = ", last hello as " + cred.LastTraposID
+			}
+			return protocol.Errorf(protocol.CodeForbidden,
+				"account %s holds a credential for computer %s already (%s%s); this code comes from another connection claiming computer %s, whose credential could take that computer's place. "+
+					"Approve only a code shown by a computer that is not linked yet: if computer %s lost its credential, revoke it first (trap-sandbox credentials revoke %s); %s",
+				into, id, cred.Selector, last, id, id, cred.Selector, other), nil
+		}
+	}
+	return nil, nil
 }
 
 // ownCode returns the code of the asking socket (LinkStatus: by its code and computer), or the

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +21,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
@@ -33,9 +35,23 @@ var t0 = time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC)
 
 // fakeGateway is the handler table and the wrong-secret budget, recorded.
 type fakeGateway struct {
-	handlers map[string]protocol.RequestHandler
-	mu       sync.Mutex
-	wrong    []string
+	handlers  map[string]protocol.RequestHandler
+	mu        sync.Mutex
+	wrong     []string
+	computers []computer.Computer // guarded by mu
+}
+
+func (g *fakeGateway) Computers() []computer.Computer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.computers)
+}
+
+// connect lists c as connected, as the gateway's registry would.
+func (g *fakeGateway) connect(c computer.Computer) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.computers = append(g.computers, c)
 }
 
 func (g *fakeGateway) Handle(typ string, h protocol.RequestHandler) { g.handlers[typ] = h }
@@ -217,10 +233,12 @@ func TestCodeApprovedAndAccepted(t *testing.T) {
 	assert.JSONEq(t, `{"traposId":"7:kitchen","address":"10.0.0.5","account":"alice","expiresAt":"2026-12-02T01:10:00Z"}`, string(ans.Payload))
 	assert.Equal(t, PollAnswer{State: account.LinkApproved, Account: "alice", ApprovedBy: "alice"}, await(t, polled))
 
-	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	// A second approval (bob's, who read the code too) is told the code waits for its player.
+	status, ans = f.api(bob, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.Equal(t, protocol.CodeLinkInvalid, ans.Error.Code)
-	assert.Contains(t, ans.Error.Message, "already used")
+	assert.Equal(t, "the link code was approved already: its computer asks its player whether to join the account that approved it "+
+		"(if the question there names an account that is not yours, the player answers n and runs sandbox link again)", ans.Error.Message)
 
 	out, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
 	require.Nil(t, pe)
@@ -332,7 +350,7 @@ func TestCodesAreRateLimitedPerAddressAndInTotal(t *testing.T) {
 	_, pe := f.call(kitchen, protocol.TypeLinkBegin, map[string]any{})
 	require.NotNil(t, pe)
 	assert.Equal(t, protocol.CodeBusy, pe.Code)
-	assert.Equal(t, "too many link codes from this address; try again in 2 s", pe.Message)
+	assert.Equal(t, "too many link codes from this address, which every computer of a Minecraft server shares; try again in 2 s", pe.Message)
 	other := protocol.Requester{TraposID: "1:", RemoteAddr: "10.0.0.6:1"}
 	f.begin(other) // another address has its own budget
 	f.clk.Advance(2 * time.Second)
@@ -412,6 +430,74 @@ func TestApprovingTheCodeOfAComputerThatLeft(t *testing.T) {
 	assert.Equal(t, account.LinkPending, c.State, "nothing approved")
 
 	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": stays.Code})
+	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+}
+
+// TestApprovingACodeThatWouldReplaceAConnectedComputer: a link session needs no secret, so
+// anyone can show a code for "7:kitchen"; if alice, whose 7:kitchen is connected, approved it
+// (bob sent her the code), its credential would let bob's client say hello as her 7:kitchen
+// and knock the real one off. The approval is refused, naming her computer and the fix, and
+// approves nothing; into another account, or on the computer's own socket in alice, it is not.
+func TestApprovingACodeThatWouldReplaceAConnectedComputer(t *testing.T) {
+	f := newFixture(t, Config{})
+	f.gw.connect(computer.Computer{AccountID: "alice", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:51000"})
+	f.gw.connect(computer.Computer{AccountID: "bob", TraposID: "3:mine", RemoteAddr: "10.0.0.5:51001"})
+	impostor := protocol.Requester{TraposID: "7:pantry", RemoteAddr: "10.0.0.5:52000", Socket: 5}
+	code := f.begin(impostor)
+
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusForbidden, status)
+	require.NotNil(t, ans.Error)
+	assert.Equal(t, protocol.CodeForbidden, ans.Error.Code)
+	assert.Equal(t, "account alice has computer 7:kitchen connected already (from 10.0.0.5); this code comes from another connection claiming computer 7, whose credential could take its place. "+
+		"Approve only a code shown by a computer that is not linked yet: to link 7:kitchen anew, revoke its credential first (trap-sandbox computers revoke 7:kitchen); "+
+		"for another computer with id 7 (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add alice)",
+		ans.Error.Message)
+	status, ans = f.api(root, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "alice"})
+	assert.Equal(t, http.StatusForbidden, status, "an admin approving into alice: %+v", ans.Error)
+	c, err := f.accounts.LinkStatus(t.Context(), code.Code, "")
+	require.NoError(t, err)
+	assert.Equal(t, account.LinkPending, c.State, "nothing approved")
+	assert.Equal(t, 2.0, f.outcome("refused"))
+
+	status, ans = f.api(bob, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusOK, status, "bob has no computer 7: %+v", ans.Error)
+
+	own := protocol.Requester{AccountID: "alice", TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:51000", Socket: 6}
+	code = f.begin(own)
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusOK, status, "alice's 7:kitchen asking on its own socket: %+v", ans.Error)
+}
+
+// TestApprovingACodeForAComputerIdTheAccountHoldsACredentialFor: alice's 7:kitchen, linked,
+// is off; a code claiming computer 7 (bob's client) is refused all the same, naming the
+// credential, since its credential would take her computer's place when it comes back. Once
+// that credential is revoked (the computer lost it), a code for computer 7 is approved.
+func TestApprovingACodeForAComputerIdTheAccountHoldsACredentialFor(t *testing.T) {
+	f := newFixture(t, Config{})
+	first := f.begin(kitchen)
+	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": first.Code})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	_, pe := f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": first.Code, "accept": true})
+	require.Nil(t, pe)
+	creds, err := f.accounts.Store().Credentials(t.Context(), "alice")
+	require.NoError(t, err)
+	require.Len(t, creds, 1)
+	sel := creds[0].Selector
+
+	impostor := protocol.Requester{TraposID: "7:kitchen", RemoteAddr: "10.0.0.5:52000", Socket: 5}
+	code := f.begin(impostor)
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	assert.Equal(t, http.StatusForbidden, status)
+	require.NotNil(t, ans.Error)
+	assert.Equal(t, protocol.CodeForbidden, ans.Error.Code)
+	assert.Equal(t, "account alice holds a credential for computer 7 already ("+sel+"); this code comes from another connection claiming computer 7, whose credential could take that computer's place. "+
+		"Approve only a code shown by a computer that is not linked yet: if computer 7 lost its credential, revoke it first (trap-sandbox credentials revoke "+sel+"); "+
+		"for another computer with id 7 (on another Minecraft server), issue it a credential by hand (trap-sandbox credentials add alice)", ans.Error.Message)
+
+	_, err = f.accounts.RevokeCredential(t.Context(), "alice", sel)
+	require.NoError(t, err)
+	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
 }
 

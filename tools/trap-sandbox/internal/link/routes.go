@@ -152,6 +152,15 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 			"computer %s, which showed this code, is not connected any more; run sandbox link on it again for a new code", gone))
 		return
 	}
+	if refused, err := m.takesPlace(r.Context(), req.Code, into); err != nil {
+		m.writeErr(w, http.StatusInternalServerError, err)
+		return
+	} else if refused != nil {
+		m.count("refused")
+		m.log.Warn("link approval refused: its code could take the place of a computer of the account", "accountId", into, "approvedBy", approver(caller, into))
+		m.writeErr(w, http.StatusForbidden, refused)
+		return
+	}
 	c, err := m.cfg.Accounts.ApproveLink(r.Context(), req.Code, into, approver(caller, into))
 	if err != nil {
 		m.writeErr(w, http.StatusNotFound, m.refusal(err))
