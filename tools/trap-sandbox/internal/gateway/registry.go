@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -25,7 +26,12 @@ const LocalAccount = account.Local
 func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, err error) {
 	if g.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
 		c, err := g.cfg.Accounts.AuthenticateComputer(ctx, secret, traposID, remoteAddr)
-		if err != nil {
+		if errors.Is(err, account.ErrNotRecorded) {
+			// Only the last-hello bookkeeping failed: a full data directory must not lock
+			// out every linked computer.
+			g.limits.warns.warn("hello admitted, but the account store could not record it (is the data directory's disk full?)",
+				remoteAddr, "traposId", clip(traposID), "err", err)
+		} else if err != nil {
 			return "", "", err
 		}
 		return c.AccountID, c.Selector, nil
