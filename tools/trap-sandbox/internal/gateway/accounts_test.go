@@ -110,6 +110,24 @@ func TestRevokedCredential(t *testing.T) {
 	assert.NotContains(t, h.logs.String(), alice[len(alice)-10:], "no secret in the log")
 }
 
+// TestPasswordThatLooksLikeACredential: a SANDBOX_PASSWORD beginning with tsc_ (the
+// credentials' prefix) is still the shared password; another tsc_ secret is still checked
+// as a credential and refused.
+func TestPasswordThatLooksLikeACredential(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	h := newHarness(t, Config{Password: "tsc_our-long-shared-secret", Accounts: accounts}, nil)
+	c := h.dial(t, "7:")
+	resp := c.hello("tsc_our-long-shared-secret")
+	require.True(t, resp.OK, "%+v", resp.Error)
+	assert.Equal(t, LocalAccount, helloAccount(t, resp))
+
+	wrong := h.dial(t, "8:")
+	resp = wrong.hello("tsc_our-long-shared-secreT")
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	wrong.expectClose(CloseUnauthorized, "unauthorized")
+}
+
 // fullStore is a store that can read but not write the hello's record, as on a full disk.
 type fullStore struct{ *account.Memory }
 

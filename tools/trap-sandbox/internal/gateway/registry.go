@@ -11,6 +11,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // LocalAccount is the account of the shared password: SANDBOX_PASSWORD (or any secret when
@@ -22,8 +23,12 @@ const LocalAccount = account.Local
 // to LocalAccount. It fails with account.ErrBadSecret or account.ErrRevoked. A credential
 // is checked even when no password is set: it names an account, so a wrong one is refused.
 // The credential's selector is returned too ("" for the password), so that revoking it
-// finds the socket.
+// finds the socket. The password itself is the password whatever it starts with: a
+// SANDBOX_PASSWORD that happens to begin with tsc_ is not taken for a credential.
 func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, err error) {
+	if g.cfg.Password != "" && server.SecretMatches(secret, g.cfg.Password) {
+		return LocalAccount, "", nil
+	}
 	if g.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
 		c, err := g.cfg.Accounts.AuthenticateComputer(ctx, secret, traposID, remoteAddr)
 		if errors.Is(err, account.ErrNotRecorded) {
