@@ -70,6 +70,16 @@ func warnIfPasswordShort(logger *slog.Logger, password string) {
 	}
 }
 
+// warnIfAPITokenShort warns when SANDBOX_API_TOKEN (set) has fewer than minPasswordLength
+// characters: it opens every computer (files, Lua, programs) to any address that sends it,
+// and a wrong token is answered at once, so a short one is guessed; the token is never logged.
+func warnIfAPITokenShort(logger *slog.Logger, token string) {
+	if n := utf8.RuneCountInString(token); n < minPasswordLength {
+		logger.Warn("SANDBOX_API_TOKEN is short: it reaches every computer from any address, and wrong tokens are answered at once; use at least `recommended` random characters, e.g. openssl rand -hex 16",
+			"characters", n, "recommended", minPasswordLength)
+	}
+}
+
 // warnIfPasswordUntypable warns when password holds characters outside CC's character set
 // (above U+00FF): a player types each as '?' and the client sends what CC holds, so no
 // computer could ever say this password. Neither the password nor its characters are logged.

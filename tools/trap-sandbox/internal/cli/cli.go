@@ -319,6 +319,9 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 		warnIfPasswordShort(logger, c.Password)
 		warnIfPasswordUntypable(logger, c.Password)
 	}
+	if c.APIToken != "" {
+		warnIfAPITokenShort(logger, c.APIToken)
+	}
 	if c.OpencodePassword == "" {
 		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
 	}
