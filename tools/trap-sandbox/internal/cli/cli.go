@@ -36,6 +36,8 @@ import (
 
 // CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
 type CLI struct {
+	Version kong.VersionFlag `help:"Print trap-sandbox's version and the client version it serves, then exit."`
+
 	Serve     ServeCmd          `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
 	Computers ComputersGroupCmd `cmd:"" help:"List the computers connected to a running gateway (computers revoke: cut one off)."`
 	Request   RequestCmd        `cmd:"" help:"Send one request to a connected computer and print its payload."`
@@ -70,6 +72,7 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.Name("trap-sandbox"),
 		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws), /healthz, the host HTTP API (/trapos/computers and the file routes), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
 		kong.UsageOnError(),
+		kong.Vars{"version": Version()},
 		kong.KindMapper(reflect.String, rawString),
 	}, options...)
 	return kong.New(root, options...)
@@ -270,7 +273,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Passes: passes, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL}, modules...)
 
-	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
+	logger.Info("config", "version", Version(), "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
 		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,

@@ -1,0 +1,48 @@
+package cli
+
+import (
+	"io"
+	"testing"
+
+	"github.com/alecthomas/kong"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
+)
+
+// TestVersionFlag: `trap-sandbox --version` prints the gateway's version and the client it
+// serves and exits 0 (it was a usage error, though replicas must run the same version), and
+// the start-up config line names the same version.
+func TestVersionFlag(t *testing.T) {
+	buildVersion = "v9.9.9-test"
+	t.Cleanup(func() { buildVersion = "" })
+	var out testkit.SyncBuffer
+	exited := -1
+	var root CLI
+	parser, err := NewParser(&root, kong.Writers(&out, io.Discard), kong.Exit(func(code int) {
+		exited = code
+		panic(kongExited{})
+	}))
+	require.NoError(t, err)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				_, ok := r.(kongExited)
+				require.True(t, ok, "%v", r)
+			}
+		}()
+		_, _ = parser.Parse([]string{"--version"})
+	}()
+	assert.Equal(t, 0, exited)
+	assert.Regexp(t, `^trap-sandbox v9\.9\.9-test \(serves trapos-sandbox \d+\.\d+\.\d+\)\n$`, out.String())
+
+	clearEnv(t)
+	served, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password")
+	_, logs, stop := startServe(t, served.Serve)
+	require.NoError(t, stop())
+	assert.Regexp(t, `msg=config version="trap-sandbox v9\.9\.9-test \(serves trapos-sandbox `, logs.String())
+}
+
+// kongExited stops kong's parse where it would have exited the process.
+type kongExited struct{}
