@@ -32,7 +32,7 @@ func (f *AdmissionFlags) check() error {
 		"failed-hello-global-burst": float64(f.FailedHelloGlobalBurst),
 	} {
 		if v <= 0 {
-			return fmt.Errorf("--%s must be positive, got %v", name, v)
+			return fmt.Errorf("%s must be positive, got %v", flagAndEnv(name), v)
 		}
 	}
 	return nil

@@ -130,17 +130,17 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout,
 		"ping-period": c.PingPeriod, "idle-probe-after": c.IdleProbeAfter} {
 		if d <= 0 {
-			return fmt.Errorf("--%s must be positive, got %s", name, d)
+			return fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
 	}
 	if c.LinkCodeLifetime < 0 {
-		return fmt.Errorf("--link-code-lifetime must be positive, got %s", c.LinkCodeLifetime)
+		return fmt.Errorf("%s must be positive, got %s", flagAndEnv("link-code-lifetime"), c.LinkCodeLifetime)
 	}
 	if c.MaxConnections <= 0 {
-		return fmt.Errorf("--max-connections must be positive, got %d", c.MaxConnections)
+		return fmt.Errorf("%s must be positive, got %d", flagAndEnv("max-connections"), c.MaxConnections)
 	}
 	if c.UpgradeRate == 0 || c.UpgradeBurst <= 0 {
-		return fmt.Errorf("--upgrade-rate must be non-zero (negative disables it) and --upgrade-burst positive, got %g and %d", c.UpgradeRate, c.UpgradeBurst)
+		return fmt.Errorf("%s must be non-zero (negative disables it) and %s positive, got %g and %d", flagAndEnv("upgrade-rate"), flagAndEnv("upgrade-burst"), c.UpgradeRate, c.UpgradeBurst)
 	}
 	if err := c.AdmissionFlags.check(); err != nil {
 		return err
@@ -166,7 +166,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		Timeout:  c.ProbeTimeout,
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("--opencode-url (OPENCODE_URL): %w", err)
 	}
 	defer prober.Close()
 
@@ -299,6 +299,13 @@ func followRevocations(ctx context.Context, store *account.SQLite, gw *gateway.G
 		following.Wait()
 		_ = feed.Close()
 	}, nil
+}
+
+// flagAndEnv names a serve flag with the environment variable that sets it too, for the
+// refusal of a bad value, which the operator may have given either way:
+// "--max-connections (SANDBOX_MAX_CONNECTIONS)".
+func flagAndEnv(name string) string {
+	return "--" + name + " (SANDBOX_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + ")"
 }
 
 func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {

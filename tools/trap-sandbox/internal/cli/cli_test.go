@@ -278,3 +278,22 @@ func TestArgumentBytesStandForThemselves(t *testing.T) {
 	root, _ = parse(t, "exec", "0:", "return 'é'")
 	assert.Equal(t, "return 'é'", root.Exec.Code)
 }
+
+// TestBadValuesNameTheirVariable: a refused value names the environment variable beside the
+// flag, since either may have set it (SANDBOX_MAX_CONNECTIONS=-1 was refused as
+// "--max-connections must be positive"; a bad OPENCODE_URL named neither).
+func TestBadValuesNameTheirVariable(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("SANDBOX_MAX_CONNECTIONS", "-1")
+	root, _ := parse(t, "--listen", "127.0.0.1:0")
+	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got -1")
+
+	clearEnv(t)
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--hello-timeout=-1s")
+	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--hello-timeout (SANDBOX_HELLO_TIMEOUT) must be positive, got -1s")
+
+	clearEnv(t)
+	t.Setenv("OPENCODE_URL", "localhost:4242")
+	root, _ = parse(t, "--listen", "127.0.0.1:0")
+	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--opencode-url (OPENCODE_URL): opencode url localhost:4242: scheme must be http or https")
+}

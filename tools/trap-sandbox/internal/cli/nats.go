@@ -84,7 +84,7 @@ func (f *NATSFlags) router(ctx context.Context, replica string, reg *prometheus.
 	}
 	for name, d := range map[string]time.Duration{"nats-heartbeat": f.NATSHeartbeat, "nats-op-timeout": f.NATSOpTimeout, "nats-setup-timeout": f.NATSSetupBudget} {
 		if d <= 0 {
-			return nil, fmt.Errorf("--%s must be positive, got %s", name, d)
+			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
 	}
 	nc, err := f.connect("trap-sandbox "+replica, logger)
