@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/alecthomas/kong"
@@ -46,3 +47,23 @@ func TestVersionFlag(t *testing.T) {
 
 // kongExited stops kong's parse where it would have exited the process.
 type kongExited struct{}
+
+// TestServeHelpSaysWhatTheDocsSay: --api-token's help names every route it guards and that
+// loopback clients need it too once set, as README.md does; a flag wins over its variable.
+func TestServeHelpSaysWhatTheDocsSay(t *testing.T) {
+	var out testkit.SyncBuffer
+	var root CLI
+	parser, err := NewParser(&root, kong.Writers(&out, io.Discard), kong.Exit(func(int) { panic(kongExited{}) }))
+	require.NoError(t, err)
+	func() {
+		defer func() { _, _ = recover().(kongExited) }()
+		_, _ = parser.Parse([]string{"serve", "--help"})
+	}()
+	help := strings.Join(strings.Fields(out.String()), " ")
+	assert.Contains(t, help, "--api-token=STRING Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too.")
+
+	clearEnv(t)
+	t.Setenv("SANDBOX_LISTEN", "127.0.0.1:1")
+	served, _ := parse(t, "--listen", "127.0.0.1:2")
+	assert.Equal(t, "127.0.0.1:2", served.Serve.Listen, "the flag wins over SANDBOX_LISTEN")
+}
