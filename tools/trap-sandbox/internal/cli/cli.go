@@ -118,6 +118,7 @@ type ServeCmd struct {
 	DataDirFlags     `embed:""`
 	AdmissionFlags   `embed:""`
 	NATSFlags        `embed:""`
+	ReplicaFlags     `embed:""`
 	AIFlags          `embed:""`
 }
 
@@ -181,7 +182,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	var sharedAccounts *account.KV // the replicas' account store under --nats
 	replica := ""
 	if c.NATSFlags.enabled() {
-		replica = c.NATSFlags.replicaName(l) // host name:port by default: known once listening
+		replica = c.ReplicaFlags.replicaName(l) // host name:port by default: known once listening
 		logger = logger.With("replica", replica)
 	}
 	c.warnAtStart(logger)
@@ -189,7 +190,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		gwMetrics = gateway.NewMetrics(metrics)
 	} else {
 		gwMetrics = gateway.NewReplicaMetrics(metrics, replica)
-		router, err := c.NATSFlags.router(ctx, replica, metrics, logger)
+		router, err := c.NATSFlags.router(ctx, c.ReplicaFlags, replica, metrics, logger)
 		if err != nil {
 			return err
 		}

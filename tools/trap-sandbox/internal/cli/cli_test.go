@@ -57,8 +57,9 @@ func clearEnv(t *testing.T) {
 // aiDefaults are the agent's defaults: off.
 var aiDefaults = AIFlags{AITurnDeadline: 180 * time.Second}
 
-var natsDefaults = NATSFlags{NATSHeartbeat: 5 * time.Second, NATSReplicaTTL: 15 * time.Second,
-	NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second}
+var natsDefaults = NATSFlags{NATSSetupBudget: 10 * time.Second}
+
+var replicaDefaults = ReplicaFlags{NATSHeartbeat: 5 * time.Second, NATSReplicaTTL: 15 * time.Second, NATSOpTimeout: 2 * time.Second}
 
 func TestParseDefaults(t *testing.T) {
 	clearEnv(t)
@@ -74,7 +75,7 @@ func TestParseDefaults(t *testing.T) {
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
 		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 200, UpgradeBurst: 2000,
-		MCP: true, NATSFlags: natsDefaults, AIFlags: aiDefaults,
+		MCP: true, NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults,
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }
@@ -90,7 +91,7 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
 		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, UpgradeRate: -1, UpgradeBurst: 3,
-		NATSFlags: natsDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
+		NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 
 	root, _ = parse(t, "serve", "--listen", ":1")
@@ -135,8 +136,8 @@ func TestParseEnv(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
 		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
-		NATSFlags: NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, Replica: "r1",
-			NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second},
+		NATSFlags:      NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, NATSSetupBudget: 10 * time.Second},
+		ReplicaFlags:   ReplicaFlags{Replica: "r1", NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second},
 		AIFlags:        AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIAllowHostTools: true},
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)

@@ -51,19 +51,42 @@ type kongExited struct{}
 // TestServeHelpSaysWhatTheDocsSay: --api-token's help names every route it guards and that
 // loopback clients need it too once set, as README.md does; a flag wins over its variable.
 func TestServeHelpSaysWhatTheDocsSay(t *testing.T) {
-	var out testkit.SyncBuffer
-	var root CLI
-	parser, err := NewParser(&root, kong.Writers(&out, io.Discard), kong.Exit(func(int) { panic(kongExited{}) }))
-	require.NoError(t, err)
-	func() {
-		defer func() { _, _ = recover().(kongExited) }()
-		_, _ = parser.Parse([]string{"serve", "--help"})
-	}()
-	help := strings.Join(strings.Fields(out.String()), " ")
+	help := helpOf(t, "serve")
 	assert.Contains(t, help, "--api-token=STRING Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too.")
 
 	clearEnv(t)
 	t.Setenv("SANDBOX_LISTEN", "127.0.0.1:1")
 	served, _ := parse(t, "--listen", "127.0.0.1:2")
 	assert.Equal(t, "127.0.0.1:2", served.Serve.Listen, "the flag wins over SANDBOX_LISTEN")
+}
+
+// TestAccountCommandsListNoReplicaFlags: the account commands reach the replicas' bucket
+// with --nats and its credentials; a serving replica's own flags (--replica, its heartbeat,
+// TTL and operation bound) mean nothing there, so their --help does not offer them.
+func TestAccountCommandsListNoReplicaFlags(t *testing.T) {
+	for _, cmd := range [][]string{{"accounts", "add"}, {"tokens", "list"}, {"credentials", "revoke"}, {"link", "key"}} {
+		help := helpOf(t, cmd...)
+		assert.Contains(t, help, "--nats-setup-timeout", cmd)
+		for _, flag := range []string{"--replica", "--nats-heartbeat", "--nats-replica-ttl", "--nats-op-timeout"} {
+			assert.NotContains(t, help, flag, cmd)
+		}
+	}
+	serve := helpOf(t, "serve")
+	for _, flag := range []string{"--replica", "--nats-heartbeat", "--nats-replica-ttl", "--nats-op-timeout", "--nats-setup-timeout"} {
+		assert.Contains(t, serve, flag)
+	}
+}
+
+// helpOf is `trap-sandbox <cmd> --help`, its whitespace folded to single spaces.
+func helpOf(t *testing.T, cmd ...string) string {
+	t.Helper()
+	var out testkit.SyncBuffer
+	var root CLI
+	parser, err := NewParser(&root, kong.Writers(&out, io.Discard), kong.Exit(func(int) { panic(kongExited{}) }))
+	require.NoError(t, err)
+	func() {
+		defer func() { _, _ = recover().(kongExited) }()
+		_, _ = parser.Parse(append(cmd, "--help"))
+	}()
+	return strings.Join(strings.Fields(out.String()), " ")
 }
