@@ -114,7 +114,7 @@ type ServeCmd struct {
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LinkCodeLifetime time.Duration `name:"link-code-lifetime" env:"SANDBOX_LINK_CODE_LIFETIME" help:"How long a link code (sandbox link) may wait for its approval and its player's answer; unset: 10m (RFC 8628 advises no longer)."`
-	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
+	LogLevel         LogLevel      `default:"info" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error; any case)."`
 	DataDirFlags     `embed:""`
 	AdmissionFlags   `embed:""`
 	NATSFlags        `embed:""`
@@ -309,9 +309,28 @@ func flagAndEnv(name string) string {
 	return "--" + name + " (SANDBOX_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + ")"
 }
 
+// LogLevel is --log-level: debug, info, warn or error, in any case (SANDBOX_LOG_LEVEL=DEBUG
+// is what an operator types as often as debug).
+type LogLevel string
+
+// Decode implements kong.MapperValue: it takes the level in any case, and refuses anything
+// else as a usage error that lists the levels.
+func (l *LogLevel) Decode(ctx *kong.DecodeContext) error {
+	var raw string
+	if err := ctx.Scan.PopValueInto("level", &raw); err != nil {
+		return err
+	}
+	switch v := strings.ToLower(raw); v {
+	case "debug", "info", "warn", "error":
+		*l = LogLevel(v)
+		return nil
+	}
+	return fmt.Errorf("want debug, info, warn or error, got %q", raw)
+}
+
 func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(c.LogLevel))); err != nil {
+	if err := level.UnmarshalText([]byte(strings.ToUpper(string(c.LogLevel)))); err != nil {
 		return nil, fmt.Errorf("--log-level %q: %w", c.LogLevel, err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil

@@ -149,7 +149,14 @@ func TestParseRejectsBadLogLevel(t *testing.T) {
 	parser, err := NewParser(&root, kong.Exit(func(int) {}))
 	require.NoError(t, err)
 	_, err = parser.Parse([]string{"--log-level", "loud"})
-	assert.Error(t, err)
+	assert.ErrorContains(t, err, `--log-level: want debug, info, warn or error, got "loud"`)
+
+	// Any case: SANDBOX_LOG_LEVEL=DEBUG was refused.
+	t.Setenv("SANDBOX_LOG_LEVEL", "DEBUG")
+	root2, _ := parse(t)
+	assert.Equal(t, LogLevel("debug"), root2.Serve.LogLevel)
+	root2, _ = parse(t, "--log-level", "Warn")
+	assert.Equal(t, LogLevel("warn"), root2.Serve.LogLevel)
 }
 
 // startServe runs the serve command in the background and returns the bound address.
