@@ -270,6 +270,14 @@ func TestShutdownClosesSocketsWith1001(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	c := h.connect(t, "7:", "")
 	waiting := h.dial(t, "8:") // no hello yet: closed too
+	// The client's dial returns once the upgrade is answered, which can be before the gateway
+	// holds the socket: wait for it, or Shutdown may count one socket (the other one closed
+	// later, by the gateway that is closing).
+	require.Eventually(t, func() bool {
+		h.gw.mu.Lock()
+		defer h.gw.mu.Unlock()
+		return len(h.gw.sessions) == 2
+	}, waitLimit, testkit.Poll, "the gateway holds both sockets")
 
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
