@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -353,7 +354,12 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 		warnIfAPITokenShort(logger, c.APIToken)
 	}
 	if c.OpencodePassword == "" {
-		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
+		if u, err := url.Parse(c.OpencodeURL); err == nil && u.User != nil {
+			// Go's client sends a URL's user and password as Basic Auth.
+			logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode with the user and password in OPENCODE_URL")
+		} else {
+			logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
+		}
 	}
 	warnIfFilesRunOut(logger, c.MaxConnections)
 }

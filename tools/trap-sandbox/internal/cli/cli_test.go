@@ -305,3 +305,16 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 	root, _ = parse(t, "--listen", "127.0.0.1:0")
 	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--opencode-url (OPENCODE_URL): opencode url localhost:4242: scheme must be http or https")
 }
+
+// TestOpencodeCredentialsInTheURLAreNamed: a user and password written into OPENCODE_URL are
+// sent (Go's client makes them Basic Auth), so the start-up line does not say "without
+// credentials"; the password itself is never logged.
+func TestOpencodeCredentialsInTheURLAreNamed(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--opencode-url", "http://oc:hunter2@127.0.0.1:1")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), "probing opencode with the user and password in OPENCODE_URL")
+	assert.NotContains(t, logs.String(), "without credentials")
+	assert.NotContains(t, logs.String(), "hunter2")
+}
