@@ -23,6 +23,10 @@ var (
 	// must not pass for the built-in account (a user "local" would reach every
 	// shared-password computer).
 	ErrReserved = errors.New("the account's name is the gateway's own")
+	// ErrNotRecorded is wrapped in AuthenticateComputer's error when the secret is good but
+	// the store could not record the hello (a full disk): the hello stands, the credential
+	// comes back with the error, and the caller only logs it.
+	ErrNotRecorded = errors.New("the hello was not recorded")
 )
 
 // ErrInvalid is what a malformed name, role or lifetime is (errors.Is); the error's own text
@@ -222,7 +226,9 @@ func (a *Accounts) IssueCredential(ctx context.Context, accountID, approvedBy st
 
 // AuthenticateComputer returns the credential of a hello's secret, or why it is refused
 // (ErrBadSecret, ErrRevoked, a *WrongComputerError for a linked credential said by another
-// computer id), and records the hello (time, traposId, address).
+// computer id), and records the hello (time, traposId, address). A failure to record does not
+// refuse the hello, as a failure to record a token's use does not refuse the call: it returns
+// the credential with an error wrapping ErrNotRecorded.
 func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, remoteAddr string) (Credential, error) {
 	selector, secret, err := parseSecret(KindCredential, plain)
 	if err != nil {
@@ -243,7 +249,7 @@ func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, re
 	}
 	now := a.clock.Now()
 	if err := a.store.SeeCredential(ctx, selector, now, traposID, remoteAddr); err != nil {
-		return Credential{}, err
+		return c, fmt.Errorf("%w: %w", ErrNotRecorded, err)
 	}
 	c.LastSeen, c.LastTraposID, c.RemoteAddr = now, traposID, remoteAddr
 	return c, nil

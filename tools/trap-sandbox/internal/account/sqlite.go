@@ -71,6 +71,12 @@ ALTER TABLE tokens ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
 // OpenSQLite opens (or creates) the store in dir/accounts.db, making dir (mode 0700) if it
 // is missing.
 func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs // the path logged at start and in errors, whatever the working directory
+	}
+	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
+		return nil, fmt.Errorf("%s is a file, not a directory: give a directory", dir)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("make the data directory: %w", err)
 	}
@@ -105,7 +111,7 @@ func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
 func private(path string) error {
 	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
+		return err // "open <path>: <why>" already
 	}
 	err = f.Chmod(0o600)
 	if cerr := f.Close(); err == nil {

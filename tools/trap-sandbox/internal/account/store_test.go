@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,6 +91,32 @@ func TestSQLiteFilesAreTheOwners(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, private, modes(old), "files left readable")
+}
+
+// TestSQLiteDataDirMistakes: a data directory that is a file, or whose accounts.db cannot be
+// opened, is refused naming the path once; a relative one is used (and named) as absolute.
+func TestSQLiteDataDirMistakes(t *testing.T) {
+	ctx := t.Context()
+	file := filepath.Join(t.TempDir(), "afile")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	_, err := account.OpenSQLite(ctx, file)
+	require.Error(t, err)
+	assert.Equal(t, file+" is a file, not a directory: give a directory", err.Error())
+
+	dir := t.TempDir()
+	db := filepath.Join(dir, account.DBFile)
+	require.NoError(t, os.Mkdir(db, 0o700)) // accounts.db that cannot be opened as a file
+	_, err = account.OpenSQLite(ctx, dir)
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(err.Error(), db), "the path once: %v", err)
+
+	work := t.TempDir()
+	t.Chdir(work)
+	s, err := account.OpenSQLite(ctx, "data")
+	require.NoError(t, err)
+	defer s.Close()
+	assert.True(t, filepath.IsAbs(s.Path()), s.Path())
+	assert.Equal(t, filepath.Join("data", account.DBFile), s.Path()[len(s.Path())-len(filepath.Join("data", account.DBFile)):])
 }
 
 // TestSQLiteTwoProcesses: two stores on one directory (the gateway and `trap-sandbox accounts

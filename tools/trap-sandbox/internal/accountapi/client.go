@@ -158,9 +158,9 @@ func (c Client) refusal(status int, data []byte) error {
 		e.is = account.ErrInvalid
 	case protocol.CodeUnauthorized:
 		if hostapi.NeedsToken(c.Token != "", status, e.Code) {
-			e.Message = fmt.Sprintf("the gateway at %s refused the call: %s (give an account's token with --api-token)", strings.TrimRight(c.URL, "/"), e.Message)
+			e.Message = fmt.Sprintf("the gateway at %s refused the call: %s (give an account's token with --api-token)", hostapi.ShownURL(strings.TrimRight(c.URL, "/")), e.Message)
 		} else {
-			e.Message = fmt.Sprintf("the gateway at %s refused the token: %s", strings.TrimRight(c.URL, "/"), e.Message)
+			e.Message = fmt.Sprintf("the gateway at %s refused the token: %s", hostapi.ShownURL(strings.TrimRight(c.URL, "/")), e.Message)
 		}
 	default:
 		e.is = errors.New(string(ans.Error.Code))

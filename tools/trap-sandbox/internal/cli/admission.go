@@ -32,7 +32,7 @@ func (f *AdmissionFlags) check() error {
 		"failed-hello-global-burst": float64(f.FailedHelloGlobalBurst),
 	} {
 		if v <= 0 {
-			return fmt.Errorf("--%s must be positive, got %v", name, v)
+			return fmt.Errorf("%s must be positive, got %v", flagAndEnv(name), v)
 		}
 	}
 	return nil
@@ -66,6 +66,16 @@ const minPasswordLength = 16
 func warnIfPasswordShort(logger *slog.Logger, password string) {
 	if n := utf8.RuneCountInString(password); n < minPasswordLength {
 		logger.Warn("SANDBOX_PASSWORD is short: a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets (hundreds a second from one address); use at least `recommended` random characters, e.g. openssl rand -hex 16",
+			"characters", n, "recommended", minPasswordLength)
+	}
+}
+
+// warnIfAPITokenShort warns when SANDBOX_API_TOKEN (set) has fewer than minPasswordLength
+// characters: it opens every computer (files, Lua, programs) to any address that sends it,
+// and a wrong token is answered at once, so a short one is guessed; the token is never logged.
+func warnIfAPITokenShort(logger *slog.Logger, token string) {
+	if n := utf8.RuneCountInString(token); n < minPasswordLength {
+		logger.Warn("SANDBOX_API_TOKEN is short: it reaches every computer from any address, and wrong tokens are answered at once; use at least `recommended` random characters, e.g. openssl rand -hex 16",
 			"characters", n, "recommended", minPasswordLength)
 	}
 }

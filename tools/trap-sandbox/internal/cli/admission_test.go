@@ -94,6 +94,22 @@ func TestAShortPasswordIsWarnedAbout(t *testing.T) {
 	assert.Regexp(t, `level=WARN msg="SANDBOX_PASSWORD is short.*characters=7 recommended=16`, logs.String())
 }
 
+// TestAShortAPITokenIsWarnedAbout: SANDBOX_API_TOKEN opens every computer from any address,
+// so a short one is named at start as a short SANDBOX_PASSWORD is; never the token itself.
+func TestAShortAPITokenIsWarnedAbout(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--api-token", "tok3n")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Regexp(t, `level=WARN msg="SANDBOX_API_TOKEN is short.*characters=5 recommended=16`, logs.String())
+	assert.NotContains(t, logs.String(), "tok3n", "never the token itself")
+
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--api-token", strings.Repeat("t", 16))
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), "SANDBOX_API_TOKEN is short")
+}
+
 // TestAPasswordNoComputerCanTypeIsWarnedAbout: a character above U+00FF in SANDBOX_PASSWORD
 // becomes '?' on every computer, so every hello and install was refused without a hint;
 // Latin-1 (küche) is fine. The warning names neither the password nor its characters.

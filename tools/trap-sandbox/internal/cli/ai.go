@@ -44,7 +44,7 @@ func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l n
 			return nil, fmt.Errorf("--ai-model needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false")
 		}
 		if c.AITurnDeadline <= 0 {
-			return nil, fmt.Errorf("--ai-turn-deadline must be positive, got %s", c.AITurnDeadline)
+			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv("ai-turn-deadline"), c.AITurnDeadline)
 		}
 		if cfg.Dir == "" {
 			base, err := os.UserConfigDir()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"reflect"
 	"strings"
 	"sync"
@@ -36,6 +37,8 @@ import (
 
 // CLI is the root command. serve is the default, so a bare `trap-sandbox` serves.
 type CLI struct {
+	Version kong.VersionFlag `help:"Print trap-sandbox's version and the client version it serves, then exit."`
+
 	Serve     ServeCmd          `cmd:"" default:"withargs" help:"Serve the sandbox modules (default)."`
 	Computers ComputersGroupCmd `cmd:"" help:"List the computers connected to a running gateway (computers revoke: cut one off)."`
 	Request   RequestCmd        `cmd:"" help:"Send one request to a connected computer and print its payload."`
@@ -70,6 +73,7 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.Name("trap-sandbox"),
 		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws), /healthz, the host HTTP API (/trapos/computers and the file routes), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
 		kong.UsageOnError(),
+		kong.Vars{"version": Version()},
 		kong.KindMapper(reflect.String, rawString),
 	}, options...)
 	return kong.New(root, options...)
@@ -95,7 +99,7 @@ var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Val
 type ServeCmd struct {
 	Listen           string        `default:":4444" env:"SANDBOX_LISTEN" help:"Address to listen on (host:port; port 0 picks a free one)."`
 	Password         string        `env:"SANDBOX_PASSWORD" help:"Secret a computer's hello must carry. Unset disables the check (trusted LAN only)."`
-	APIToken         string        `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token for the HTTP API (/trapos/computers, /metrics). Unset: loopback clients only."`
+	APIToken         string        `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too. Unset: loopback clients only."`
 	OpencodeURL      string        `name:"opencode-url" default:"http://127.0.0.1:4242" env:"OPENCODE_URL" help:"Base URL of the opencode server to probe."`
 	OpencodeUsername string        `name:"opencode-username" default:"opencode" env:"OPENCODE_SERVER_USERNAME" help:"Basic Auth user for opencode."`
 	OpencodePassword string        `name:"opencode-password" env:"OPENCODE_SERVER_PASSWORD" help:"Basic Auth password for opencode; unset sends no credentials."`
@@ -111,10 +115,11 @@ type ServeCmd struct {
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
 	LinkCodeLifetime time.Duration `name:"link-code-lifetime" env:"SANDBOX_LINK_CODE_LIFETIME" help:"How long a link code (sandbox link) may wait for its approval and its player's answer; unset: 10m (RFC 8628 advises no longer)."`
-	LogLevel         string        `default:"info" enum:"debug,info,warn,error" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error)."`
+	LogLevel         LogLevel      `default:"info" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error; any case)."`
 	DataDirFlags     `embed:""`
 	AdmissionFlags   `embed:""`
 	NATSFlags        `embed:""`
+	ReplicaFlags     `embed:""`
 	AIFlags          `embed:""`
 }
 
@@ -127,17 +132,17 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout,
 		"ping-period": c.PingPeriod, "idle-probe-after": c.IdleProbeAfter} {
 		if d <= 0 {
-			return fmt.Errorf("--%s must be positive, got %s", name, d)
+			return fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
 	}
 	if c.LinkCodeLifetime < 0 {
-		return fmt.Errorf("--link-code-lifetime must be positive, got %s", c.LinkCodeLifetime)
+		return fmt.Errorf("%s must be positive, got %s", flagAndEnv("link-code-lifetime"), c.LinkCodeLifetime)
 	}
 	if c.MaxConnections <= 0 {
-		return fmt.Errorf("--max-connections must be positive, got %d", c.MaxConnections)
+		return fmt.Errorf("%s must be positive, got %d", flagAndEnv("max-connections"), c.MaxConnections)
 	}
 	if c.UpgradeRate == 0 || c.UpgradeBurst <= 0 {
-		return fmt.Errorf("--upgrade-rate must be non-zero (negative disables it) and --upgrade-burst positive, got %g and %d", c.UpgradeRate, c.UpgradeBurst)
+		return fmt.Errorf("%s must be non-zero (negative disables it) and %s positive, got %g and %d", flagAndEnv("upgrade-rate"), flagAndEnv("upgrade-burst"), c.UpgradeRate, c.UpgradeBurst)
 	}
 	if err := c.AdmissionFlags.check(); err != nil {
 		return err
@@ -163,7 +168,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		Timeout:  c.ProbeTimeout,
 	})
 	if err != nil {
-		return err
+		return fmt.Errorf("--opencode-url (OPENCODE_URL): %w", err)
 	}
 	defer prober.Close()
 
@@ -178,7 +183,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	var sharedAccounts *account.KV // the replicas' account store under --nats
 	replica := ""
 	if c.NATSFlags.enabled() {
-		replica = c.NATSFlags.replicaName(l) // host name:port by default: known once listening
+		replica = c.ReplicaFlags.replicaName(l) // host name:port by default: known once listening
 		logger = logger.With("replica", replica)
 	}
 	c.warnAtStart(logger)
@@ -186,7 +191,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		gwMetrics = gateway.NewMetrics(metrics)
 	} else {
 		gwMetrics = gateway.NewReplicaMetrics(metrics, replica)
-		router, err := c.NATSFlags.router(ctx, replica, metrics, logger)
+		router, err := c.NATSFlags.router(ctx, c.ReplicaFlags, replica, metrics, logger)
 		if err != nil {
 			return err
 		}
@@ -270,7 +275,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Passes: passes, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL}, modules...)
 
-	logger.Info("config", "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
+	logger.Info("config", "version", Version(), "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
 		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
@@ -298,9 +303,35 @@ func followRevocations(ctx context.Context, store *account.SQLite, gw *gateway.G
 	}, nil
 }
 
+// flagAndEnv names a serve flag with the environment variable that sets it too, for the
+// refusal of a bad value, which the operator may have given either way:
+// "--max-connections (SANDBOX_MAX_CONNECTIONS)".
+func flagAndEnv(name string) string {
+	return "--" + name + " (SANDBOX_" + strings.ToUpper(strings.ReplaceAll(name, "-", "_")) + ")"
+}
+
+// LogLevel is --log-level: debug, info, warn or error, in any case (SANDBOX_LOG_LEVEL=DEBUG
+// is what an operator types as often as debug).
+type LogLevel string
+
+// Decode implements kong.MapperValue: it takes the level in any case, and refuses anything
+// else as a usage error that lists the levels.
+func (l *LogLevel) Decode(ctx *kong.DecodeContext) error {
+	var raw string
+	if err := ctx.Scan.PopValueInto("level", &raw); err != nil {
+		return err
+	}
+	switch v := strings.ToLower(raw); v {
+	case "debug", "info", "warn", "error":
+		*l = LogLevel(v)
+		return nil
+	}
+	return fmt.Errorf("want debug, info, warn or error, got %q", raw)
+}
+
 func (c *ServeCmd) logger(w io.Writer) (*slog.Logger, error) {
 	var level slog.Level
-	if err := level.UnmarshalText([]byte(strings.ToUpper(c.LogLevel))); err != nil {
+	if err := level.UnmarshalText([]byte(strings.ToUpper(string(c.LogLevel)))); err != nil {
 		return nil, fmt.Errorf("--log-level %q: %w", c.LogLevel, err)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level})), nil
@@ -319,8 +350,16 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 		warnIfPasswordShort(logger, c.Password)
 		warnIfPasswordUntypable(logger, c.Password)
 	}
+	if c.APIToken != "" {
+		warnIfAPITokenShort(logger, c.APIToken)
+	}
 	if c.OpencodePassword == "" {
-		logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
+		if u, err := url.Parse(c.OpencodeURL); err == nil && u.User != nil {
+			// Go's client sends a URL's user and password as Basic Auth.
+			logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode with the user and password in OPENCODE_URL")
+		} else {
+			logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
+		}
 	}
 	warnIfFilesRunOut(logger, c.MaxConnections)
 }

@@ -57,8 +57,9 @@ func clearEnv(t *testing.T) {
 // aiDefaults are the agent's defaults: off.
 var aiDefaults = AIFlags{AITurnDeadline: 180 * time.Second}
 
-var natsDefaults = NATSFlags{NATSHeartbeat: 5 * time.Second, NATSReplicaTTL: 15 * time.Second,
-	NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second}
+var natsDefaults = NATSFlags{NATSSetupBudget: 10 * time.Second}
+
+var replicaDefaults = ReplicaFlags{NATSHeartbeat: 5 * time.Second, NATSReplicaTTL: 15 * time.Second, NATSOpTimeout: 2 * time.Second}
 
 func TestParseDefaults(t *testing.T) {
 	clearEnv(t)
@@ -74,7 +75,7 @@ func TestParseDefaults(t *testing.T) {
 		ShutdownTimeout:  5 * time.Second,
 		LogLevel:         "info",
 		PingPeriod:       30 * time.Second, IdleProbeAfter: time.Minute, MaxConnections: 20000, UpgradeRate: 200, UpgradeBurst: 2000,
-		MCP: true, NATSFlags: natsDefaults, AIFlags: aiDefaults,
+		MCP: true, NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults,
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }
@@ -90,7 +91,7 @@ func TestParseFlagsWithoutCommandName(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: time.Second, ProbeTimeout: 2 * time.Second,
 		RequestTimeout: 3 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "debug",
 		PingPeriod: time.Second, IdleProbeAfter: 2 * time.Second, MaxConnections: 7, UpgradeRate: -1, UpgradeBurst: 3,
-		NATSFlags: natsDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
+		NATSFlags: natsDefaults, ReplicaFlags: replicaDefaults, AIFlags: aiDefaults, AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 
 	root, _ = parse(t, "serve", "--listen", ":1")
@@ -135,8 +136,8 @@ func TestParseEnv(t *testing.T) {
 		OpencodePassword: "op", HelloTimeout: 250 * time.Millisecond, ProbeTimeout: time.Second,
 		RequestTimeout: 2 * time.Second, ShutdownTimeout: 5 * time.Second, LogLevel: "warn",
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
-		NATSFlags: NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, Replica: "r1",
-			NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second, NATSSetupBudget: 10 * time.Second},
+		NATSFlags:      NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, NATSSetupBudget: 10 * time.Second},
+		ReplicaFlags:   ReplicaFlags{Replica: "r1", NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second},
 		AIFlags:        AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIAllowHostTools: true},
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
@@ -148,7 +149,14 @@ func TestParseRejectsBadLogLevel(t *testing.T) {
 	parser, err := NewParser(&root, kong.Exit(func(int) {}))
 	require.NoError(t, err)
 	_, err = parser.Parse([]string{"--log-level", "loud"})
-	assert.Error(t, err)
+	assert.ErrorContains(t, err, `--log-level: want debug, info, warn or error, got "loud"`)
+
+	// Any case: SANDBOX_LOG_LEVEL=DEBUG was refused.
+	t.Setenv("SANDBOX_LOG_LEVEL", "DEBUG")
+	root2, _ := parse(t)
+	assert.Equal(t, LogLevel("debug"), root2.Serve.LogLevel)
+	root2, _ = parse(t, "--log-level", "Warn")
+	assert.Equal(t, LogLevel("warn"), root2.Serve.LogLevel)
 }
 
 // startServe runs the serve command in the background and returns the bound address.
@@ -277,4 +285,36 @@ func TestArgumentBytesStandForThemselves(t *testing.T) {
 	assert.Equal(t, "/a\xe9b", root.Cat.Path)
 	root, _ = parse(t, "exec", "0:", "return 'é'")
 	assert.Equal(t, "return 'é'", root.Exec.Code)
+}
+
+// TestBadValuesNameTheirVariable: a refused value names the environment variable beside the
+// flag, since either may have set it (SANDBOX_MAX_CONNECTIONS=-1 was refused as
+// "--max-connections must be positive"; a bad OPENCODE_URL named neither).
+func TestBadValuesNameTheirVariable(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("SANDBOX_MAX_CONNECTIONS", "-1")
+	root, _ := parse(t, "--listen", "127.0.0.1:0")
+	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got -1")
+
+	clearEnv(t)
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--hello-timeout=-1s")
+	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--hello-timeout (SANDBOX_HELLO_TIMEOUT) must be positive, got -1s")
+
+	clearEnv(t)
+	t.Setenv("OPENCODE_URL", "localhost:4242")
+	root, _ = parse(t, "--listen", "127.0.0.1:0")
+	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--opencode-url (OPENCODE_URL): opencode url localhost:4242: scheme must be http or https")
+}
+
+// TestOpencodeCredentialsInTheURLAreNamed: a user and password written into OPENCODE_URL are
+// sent (Go's client makes them Basic Auth), so the start-up line does not say "without
+// credentials"; the password itself is never logged.
+func TestOpencodeCredentialsInTheURLAreNamed(t *testing.T) {
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--opencode-url", "http://oc:hunter2@127.0.0.1:1")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), "probing opencode with the user and password in OPENCODE_URL")
+	assert.NotContains(t, logs.String(), "without credentials")
+	assert.NotContains(t, logs.String(), "hunter2")
 }

@@ -12,6 +12,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/mcp"
 )
 
@@ -37,7 +38,7 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 	err := c.transport().Check(checkCtx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("mcp: the gateway at %s cannot be used: %v", c.URL, err)
+		return fmt.Errorf("mcp: the gateway at %s cannot be used: %v", hostapi.ShownURL(c.URL), err)
 	}
 	srv := mcp.NewServer(c.client(), nil)
 	err = srv.Run(ctx, &answerPending{Transport: &sdk.IOTransport{Reader: readCloser(in), Writer: nopWriteCloser{out}}, wait: stdinEndDrain})

@@ -29,18 +29,24 @@ type NATSFlags struct {
 	NATSTLSCA       string        `name:"nats-tls-ca" env:"SANDBOX_NATS_TLS_CA" group:"scale-out" type:"existingfile" help:"PEM file of CAs that sign the NATS server's certificate."`
 	NATSTLSCert     string        `name:"nats-tls-cert" env:"SANDBOX_NATS_TLS_CERT" group:"scale-out" type:"existingfile" help:"Client certificate (PEM) for NATS, with --nats-tls-key."`
 	NATSTLSKey      string        `name:"nats-tls-key" env:"SANDBOX_NATS_TLS_KEY" group:"scale-out" type:"existingfile" help:"Client certificate key (PEM) for NATS."`
-	Replica         string        `name:"replica" env:"SANDBOX_REPLICA" group:"scale-out" help:"This replica's name, unique among the replicas (default: host name:port)."`
-	NATSHeartbeat   time.Duration `name:"nats-heartbeat" default:"5s" env:"SANDBOX_NATS_HEARTBEAT" group:"scale-out" help:"How often this replica tells the others it is alive."`
-	NATSReplicaTTL  time.Duration `name:"nats-replica-ttl" default:"15s" env:"SANDBOX_NATS_REPLICA_TTL" group:"scale-out" help:"A replica not heard from this long is dead: its computers leave the lists (at least twice --nats-heartbeat)."`
-	NATSOpTimeout   time.Duration `name:"nats-op-timeout" default:"2s" env:"SANDBOX_NATS_OP_TIMEOUT" group:"scale-out" help:"Bound on one NATS key-value read or write (a hello waits at most this for NATS)."`
 	NATSSetupBudget time.Duration `name:"nats-setup-timeout" default:"10s" env:"SANDBOX_NATS_SETUP_TIMEOUT" group:"scale-out" help:"Bound on connecting to NATS and setting up its buckets at start-up."`
+}
+
+// ReplicaFlags are the scale-out flags of a serving replica only: its name and liveness. The
+// account commands reach the replicas' bucket with NATSFlags alone, so their --help lists
+// none of these.
+type ReplicaFlags struct {
+	Replica        string        `name:"replica" env:"SANDBOX_REPLICA" group:"scale-out" help:"This replica's name, unique among the replicas (default: host name:port)."`
+	NATSHeartbeat  time.Duration `name:"nats-heartbeat" default:"5s" env:"SANDBOX_NATS_HEARTBEAT" group:"scale-out" help:"How often this replica tells the others it is alive."`
+	NATSReplicaTTL time.Duration `name:"nats-replica-ttl" default:"15s" env:"SANDBOX_NATS_REPLICA_TTL" group:"scale-out" help:"A replica not heard from this long is dead: its computers leave the lists (at least twice --nats-heartbeat)."`
+	NATSOpTimeout  time.Duration `name:"nats-op-timeout" default:"2s" env:"SANDBOX_NATS_OP_TIMEOUT" group:"scale-out" help:"Bound on one NATS key-value read or write (a hello waits at most this for NATS)."`
 }
 
 // enabled reports whether scale-out is on.
 func (f *NATSFlags) enabled() bool { return f.NATS != "" }
 
 // replicaName is --replica, or the host name plus the port the gateway listens on.
-func (f *NATSFlags) replicaName(l net.Listener) string {
+func (f *ReplicaFlags) replicaName(l net.Listener) string {
 	if f.Replica != "" {
 		return f.Replica
 	}
@@ -80,13 +86,13 @@ func (f *NATSFlags) accountStore(ctx context.Context, nc *nats.Conn) (*account.K
 }
 
 // router connects to NATS and returns the replica's registry; its metrics carry the replica label.
-func (f *NATSFlags) router(ctx context.Context, replica string, reg *prometheus.Registry, logger *slog.Logger) (*cluster.Router, error) {
-	if f.NATSReplicaTTL < 2*f.NATSHeartbeat {
-		return nil, fmt.Errorf("--nats-replica-ttl (%s) must be at least twice --nats-heartbeat (%s)", f.NATSReplicaTTL, f.NATSHeartbeat)
+func (f *NATSFlags) router(ctx context.Context, r ReplicaFlags, replica string, reg *prometheus.Registry, logger *slog.Logger) (*cluster.Router, error) {
+	if r.NATSReplicaTTL < 2*r.NATSHeartbeat {
+		return nil, fmt.Errorf("--nats-replica-ttl (%s) must be at least twice --nats-heartbeat (%s)", r.NATSReplicaTTL, r.NATSHeartbeat)
 	}
-	for name, d := range map[string]time.Duration{"nats-heartbeat": f.NATSHeartbeat, "nats-op-timeout": f.NATSOpTimeout, "nats-setup-timeout": f.NATSSetupBudget} {
+	for name, d := range map[string]time.Duration{"nats-heartbeat": r.NATSHeartbeat, "nats-op-timeout": r.NATSOpTimeout, "nats-setup-timeout": f.NATSSetupBudget} {
 		if d <= 0 {
-			return nil, fmt.Errorf("--%s must be positive, got %s", name, d)
+			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
 	}
 	nc, err := f.connect("trap-sandbox "+replica, false, logger)
@@ -95,12 +101,12 @@ func (f *NATSFlags) router(ctx context.Context, replica string, reg *prometheus.
 	}
 	ctx, cancel := context.WithTimeout(ctx, f.NATSSetupBudget)
 	defer cancel()
-	router, err := cluster.New(ctx, nc, cluster.Config{Replica: replica, HeartbeatInterval: f.NATSHeartbeat,
-		ReplicaTTL: f.NATSReplicaTTL, OpTimeout: f.NATSOpTimeout, Registerer: gateway.ReplicaRegisterer(reg, replica)}, logger)
+	router, err := cluster.New(ctx, nc, cluster.Config{Replica: replica, HeartbeatInterval: r.NATSHeartbeat,
+		ReplicaTTL: r.NATSReplicaTTL, OpTimeout: r.NATSOpTimeout, Registerer: gateway.ReplicaRegisterer(reg, replica)}, logger)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("NATS at %s: %w", cluster.RedactURL(f.NATS), err)
 	}
-	logger.Info("scale-out on", "nats", nc.ConnectedUrlRedacted(), "heartbeat", f.NATSHeartbeat, "replicaTTL", f.NATSReplicaTTL)
+	logger.Info("scale-out on", "nats", nc.ConnectedUrlRedacted(), "heartbeat", r.NATSHeartbeat, "replicaTTL", r.NATSReplicaTTL)
 	return router, nil
 }

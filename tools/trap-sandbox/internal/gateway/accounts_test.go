@@ -110,6 +110,50 @@ func TestRevokedCredential(t *testing.T) {
 	assert.NotContains(t, h.logs.String(), alice[len(alice)-10:], "no secret in the log")
 }
 
+// TestPasswordThatLooksLikeACredential: a SANDBOX_PASSWORD beginning with tsc_ (the
+// credentials' prefix) is still the shared password; another tsc_ secret is still checked
+// as a credential and refused.
+func TestPasswordThatLooksLikeACredential(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	h := newHarness(t, Config{Password: "tsc_our-long-shared-secret", Accounts: accounts}, nil)
+	c := h.dial(t, "7:")
+	resp := c.hello("tsc_our-long-shared-secret")
+	require.True(t, resp.OK, "%+v", resp.Error)
+	assert.Equal(t, LocalAccount, helloAccount(t, resp))
+
+	wrong := h.dial(t, "8:")
+	resp = wrong.hello("tsc_our-long-shared-secreT")
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	wrong.expectClose(CloseUnauthorized, "unauthorized")
+}
+
+// fullStore is a store that can read but not write the hello's record, as on a full disk.
+type fullStore struct{ *account.Memory }
+
+func (fullStore) SeeCredential(context.Context, string, time.Time, string, string) error {
+	return errors.New("database or disk is full (13)")
+}
+
+// TestCredentialHelloStandsWhenItsRecordFails: a store that cannot record the last hello (a
+// full data directory) still admits a linked computer, as it still admits an account's API
+// call, and the log says why the record is missing.
+func TestCredentialHelloStandsWhenItsRecordFails(t *testing.T) {
+	accounts := account.New(fullStore{account.NewMemory()}, clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	c := h.dial(t, "7:")
+	resp := c.hello(alice)
+	require.True(t, resp.OK, "%+v", resp.Error)
+	assert.Equal(t, "alice", helloAccount(t, resp))
+	assert.Contains(t, h.logs.String(), "hello admitted, but the account store could not record it")
+	assert.Contains(t, h.logs.String(), "disk is full")
+	assert.NotContains(t, h.logs.String(), alice[len(alice)-10:], "no secret in the log")
+}
+
 // fedRevocations is a RevocationSource whose every answer the test gives: the loop asks only
 // as fast as the test answers.
 type fedRevocations chan fedAnswer

@@ -4,12 +4,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // LocalAccount is the account of the shared password: SANDBOX_PASSWORD (or any secret when
@@ -21,11 +23,20 @@ const LocalAccount = account.Local
 // to LocalAccount. It fails with account.ErrBadSecret or account.ErrRevoked. A credential
 // is checked even when no password is set: it names an account, so a wrong one is refused.
 // The credential's selector is returned too ("" for the password), so that revoking it
-// finds the socket.
+// finds the socket. The password itself is the password whatever it starts with: a
+// SANDBOX_PASSWORD that happens to begin with tsc_ is not taken for a credential.
 func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, err error) {
+	if g.cfg.Password != "" && server.SecretMatches(secret, g.cfg.Password) {
+		return LocalAccount, "", nil
+	}
 	if g.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
 		c, err := g.cfg.Accounts.AuthenticateComputer(ctx, secret, traposID, remoteAddr)
-		if err != nil {
+		if errors.Is(err, account.ErrNotRecorded) {
+			// Only the last-hello bookkeeping failed: a full data directory must not lock
+			// out every linked computer.
+			g.limits.warns.warn("hello admitted, but the account store could not record it (is the data directory's disk full?)",
+				remoteAddr, "traposId", clip(traposID), "err", err)
+		} else if err != nil {
 			return "", "", err
 		}
 		return c.AccountID, c.Selector, nil

@@ -57,7 +57,7 @@ func (h HTTP) call(ctx context.Context, method, path string, body any, what stri
 	}
 	var ans server.Answer
 	if err := json.Unmarshal(data, &ans); err != nil || !ans.OK {
-		return nil, fmt.Errorf("the gateway at %s answered %s with something else: %.200s", h.URL, what, cctext.Show(string(data), false))
+		return nil, fmt.Errorf("the gateway at %s answered %s with something else: %.200s", ShownURL(h.URL), what, cctext.Show(string(data), false))
 	}
 	return ans.Payload, nil
 }

@@ -115,7 +115,7 @@ func (h HTTP) Computers(ctx context.Context) ([]computer.Computer, error) {
 	}
 	var out []computer.Computer
 	if err := json.Unmarshal(body, &out); err != nil {
-		return nil, fmt.Errorf("the gateway at %s answered its computer list with something else: %.200s", h.URL, cctext.Show(string(body), false))
+		return nil, fmt.Errorf("the gateway at %s answered its computer list with something else: %.200s", ShownURL(h.URL), cctext.Show(string(body), false))
 	}
 	return out, nil
 }
@@ -203,7 +203,7 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 	}
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(h.URL, "/")+path, rd)
 	if err != nil {
-		return nil, fmt.Errorf("the gateway URL %q: %w", h.URL, err)
+		return nil, fmt.Errorf("the gateway URL %q: %w", ShownURL(h.URL), err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -225,10 +225,23 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, err
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return nil, fmt.Errorf("no gateway is listening at %s (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL", h.URL)
+		return nil, fmt.Errorf("no gateway is listening at %s (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL", ShownURL(h.URL))
 	default:
-		return nil, fmt.Errorf("call the gateway at %s: %w", h.URL, err)
+		return nil, fmt.Errorf("call the gateway at %s: %w", ShownURL(h.URL), err)
 	}
+}
+
+// ShownURL is raw as the client's messages show it: a password written into the URL
+// (http://user:password@host, for a proxy's Basic Auth) is xxxxx; a URL that cannot be read
+// is shown as it is only when it has no user part (no @), so never with a password.
+func ShownURL(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Opaque == "" { // user:pw@host parses as opaque
+		return u.Redacted()
+	}
+	if !strings.Contains(raw, "@") {
+		return raw
+	}
+	return "(not shown: it has a user part)"
 }
 
 // CheckURL explains why raw cannot be the base URL of a gateway's API (--url, SANDBOX_URL),
@@ -238,18 +251,17 @@ func CheckURL(raw string) error {
 	scheme, _, found := strings.Cut(raw, "://")
 	scheme = strings.ToLower(scheme)
 	if !found || (scheme != "http" && scheme != "https" && scheme != "ws" && scheme != "wss") {
-		return fmt.Errorf("the gateway URL %q is not an http:// or https:// URL: %s", raw, fix)
+		return fmt.Errorf("the gateway URL %q is not an http:// or https:// URL: %s", ShownURL(raw), fix)
 	}
 	if scheme == "ws" || scheme == "wss" {
-		return fmt.Errorf("the gateway URL %q is the computers' WebSocket URL: the API is at the same address with http:// (or https://), e.g. http://127.0.0.1:4444", raw)
+		return fmt.Errorf("the gateway URL %q is the computers' WebSocket URL: the API is at the same address with http:// (or https://), e.g. http://127.0.0.1:4444", ShownURL(raw))
 	}
 	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		reason := "no host"
-		if err != nil {
-			reason = errors.Unwrap(err).Error()
-		}
-		return fmt.Errorf("the gateway URL %q cannot be read (%s): %s", raw, reason, fix)
+	if err != nil {
+		return fmt.Errorf("the gateway URL %q cannot be read (%s): %s", ShownURL(raw), errors.Unwrap(err), fix)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("the gateway URL %q cannot be read (no host): %s", u.Redacted(), fix)
 	}
 	return nil
 }
@@ -258,7 +270,7 @@ func CheckURL(raw string) error {
 // server (or a proxy's error page answered).
 func (h HTTP) notTheAPI(status int, body []byte) error {
 	return protocol.Errorf(protocol.CodeInternal, "the gateway at %s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %.200s",
-		h.URL, status, cctext.Show(string(body), false))
+		ShownURL(h.URL), status, cctext.Show(string(body), false))
 }
 
 // Refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); the
@@ -271,7 +283,7 @@ func (h HTTP) Refusal(status int, body []byte) error {
 	}
 	e := &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message}
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
-		e.Message = fmt.Sprintf("the gateway at %s answered %d: %s", h.URL, status, e.Message)
+		e.Message = fmt.Sprintf("the gateway at %s answered %d: %s", ShownURL(h.URL), status, e.Message)
 	}
 	switch {
 	case NeedsToken(h.Token != "", status, e.Code):

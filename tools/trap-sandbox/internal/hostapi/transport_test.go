@@ -100,6 +100,15 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 	assert.ErrorContains(t, err, "(give the API token with --api-token or SANDBOX_API_TOKEN)")
 	err = hostapi.HTTP{URL: "http://127.0.0.1:1"}.Check(t.Context())
 	assert.EqualError(t, err, "no gateway is listening at http://127.0.0.1:1 (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL")
+
+	// A password written into --url (a proxy's Basic Auth) is never repeated in a message.
+	err = hostapi.HTTP{URL: "http://u:hunter2@127.0.0.1:1"}.Check(t.Context())
+	assert.EqualError(t, err, "no gateway is listening at http://u:xxxxx@127.0.0.1:1 (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL")
+	for _, raw := range []string{"http://u:hunter2@127.0.0.1:abc", "ftp://u:hunter2@127.0.0.1:1", "u:hunter2@127.0.0.1:4444", "ws://u:hunter2@127.0.0.1:1"} {
+		err = hostapi.HTTP{URL: raw}.Check(t.Context())
+		require.Error(t, err, raw)
+		assert.NotContains(t, err.Error(), "hunter2", raw)
+	}
 }
 
 // TestARefusalNamesTheTokenOnlyWhenItIsTheFix: the hint to give a token follows only the API

@@ -1,6 +1,7 @@
 package installer
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -29,16 +30,18 @@ type Base struct {
 func ParsePublicURL(raw string) (Base, error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return Base{}, fmt.Errorf("--public-url %q: %w", raw, err)
+		// url.Parse's error quotes the whole URL, password included: say only what is wrong.
+		return Base{}, fmt.Errorf("--public-url: not a URL (%w)", errors.Unwrap(err))
 	}
+	shown := u.Redacted() // the refusals below never repeat a password given in it
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return Base{}, fmt.Errorf("--public-url %q: want an http:// or https:// URL (the gateway turns it into ws:// or wss://)", raw)
+		return Base{}, fmt.Errorf("--public-url %q: want an http:// or https:// URL (the gateway turns it into ws:// or wss://)", shown)
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return Base{}, fmt.Errorf("--public-url %q: want scheme://host[:port][/path] without credentials, query or fragment", raw)
+		return Base{}, fmt.Errorf("--public-url %q: want scheme://host[:port][/path] without credentials, query or fragment", shown)
 	}
 	if !validHost(u.Host) {
-		return Base{}, fmt.Errorf("--public-url %q: %q is not a plain host[:port]", raw, u.Host)
+		return Base{}, fmt.Errorf("--public-url %q: %q is not a plain host[:port]", shown, u.Host)
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawPath = ""

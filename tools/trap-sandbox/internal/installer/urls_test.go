@@ -1,6 +1,9 @@
 package installer
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestParsePublicURL(t *testing.T) {
 	for raw, want := range map[string][2]string{
@@ -20,6 +23,20 @@ func TestParsePublicURL(t *testing.T) {
 	for _, raw := range []string{"ws://host:4444", "host:4444", "http://", "http://u:p@host", "http://host/?q=1", "http://host/#f", "http://ho\"st/", "http://host:99999"} {
 		if _, err := ParsePublicURL(raw); err == nil {
 			t.Errorf("%q accepted", raw)
+		}
+	}
+}
+
+// TestParsePublicURLHidesPasswords: a refused --public-url never repeats a password in it.
+func TestParsePublicURLHidesPasswords(t *testing.T) {
+	for _, raw := range []string{"https://u:hunter2@mc.example.org", "ftp://u:hunter2@mc.example.org", "https://u:hunter2@mc.example.org:abc", "https://u:hunter2@mc.example.org:99999"} {
+		_, err := ParsePublicURL(raw)
+		if err == nil {
+			t.Errorf("%q accepted", raw)
+			continue
+		}
+		if strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("%q: the refusal shows the password: %v", raw, err)
 		}
 	}
 }

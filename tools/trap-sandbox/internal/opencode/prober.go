@@ -101,7 +101,8 @@ type flight struct {
 func NewProber(cfg ProberConfig) (*Prober, error) {
 	base, err := url.Parse(cfg.URL)
 	if err != nil {
-		return nil, fmt.Errorf("opencode url: %w", err)
+		// url.Parse's error quotes the whole URL, password included: say only what is wrong.
+		return nil, fmt.Errorf("opencode url: not a URL (%w)", errors.Unwrap(err))
 	}
 	if base.Scheme != "http" && base.Scheme != "https" {
 		return nil, fmt.Errorf("opencode url %s: scheme must be http or https", base.Redacted())

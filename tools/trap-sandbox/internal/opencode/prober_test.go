@@ -273,6 +273,11 @@ func TestNewProberValidates(t *testing.T) {
 		_, err := NewProber(ProberConfig{URL: bad})
 		assert.Error(t, err, bad)
 	}
+	for _, bad := range []string{"ftp://u:hunter2@x", "http://u:hunter2@x:abc", "http://u:hunter2@x\n"} {
+		_, err := NewProber(ProberConfig{URL: bad})
+		require.Error(t, err, bad)
+		assert.NotContains(t, err.Error(), "hunter2", "a refused URL's password is not shown")
+	}
 	p, err := NewProber(ProberConfig{URL: "http://user:hunter2@127.0.0.1:1/base/"})
 	require.NoError(t, err)
 	defer p.Close()

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/alecthomas/kong"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit"
+)
+
+// TestVersionFlag: `trap-sandbox --version` prints the gateway's version and the client it
+// serves and exits 0 (it was a usage error, though replicas must run the same version), and
+// the start-up config line names the same version.
+func TestVersionFlag(t *testing.T) {
+	buildVersion = "v9.9.9-test"
+	t.Cleanup(func() { buildVersion = "" })
+	var out testkit.SyncBuffer
+	exited := -1
+	var root CLI
+	parser, err := NewParser(&root, kong.Writers(&out, io.Discard), kong.Exit(func(code int) {
+		exited = code
+		panic(kongExited{})
+	}))
+	require.NoError(t, err)
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				_, ok := r.(kongExited)
+				require.True(t, ok, "%v", r)
+			}
+		}()
+		_, _ = parser.Parse([]string{"--version"})
+	}()
+	assert.Equal(t, 0, exited)
+	assert.Regexp(t, `^trap-sandbox v9\.9\.9-test \(serves trapos-sandbox \d+\.\d+\.\d+\)\n$`, out.String())
+
+	clearEnv(t)
+	served, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password")
+	_, logs, stop := startServe(t, served.Serve)
+	require.NoError(t, stop())
+	assert.Regexp(t, `msg=config version="trap-sandbox v9\.9\.9-test \(serves trapos-sandbox `, logs.String())
+}
+
+// kongExited stops kong's parse where it would have exited the process.
+type kongExited struct{}
+
+// TestServeHelpSaysWhatTheDocsSay: --api-token's help names every route it guards and that
+// loopback clients need it too once set, as README.md does; a flag wins over its variable.
+func TestServeHelpSaysWhatTheDocsSay(t *testing.T) {
+	help := helpOf(t, "serve")
+	assert.Contains(t, help, "--api-token=STRING Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too.")
+
+	clearEnv(t)
+	t.Setenv("SANDBOX_LISTEN", "127.0.0.1:1")
+	served, _ := parse(t, "--listen", "127.0.0.1:2")
+	assert.Equal(t, "127.0.0.1:2", served.Serve.Listen, "the flag wins over SANDBOX_LISTEN")
+}
+
+// TestAccountCommandsListNoReplicaFlags: the account commands reach the replicas' bucket
+// with --nats and its credentials; a serving replica's own flags (--replica, its heartbeat,
+// TTL and operation bound) mean nothing there, so their --help does not offer them.
+func TestAccountCommandsListNoReplicaFlags(t *testing.T) {
+	for _, cmd := range [][]string{{"accounts", "add"}, {"tokens", "list"}, {"credentials", "revoke"}, {"link", "key"}} {
+		help := helpOf(t, cmd...)
+		assert.Contains(t, help, "--nats-setup-timeout", cmd)
+		for _, flag := range []string{"--replica", "--nats-heartbeat", "--nats-replica-ttl", "--nats-op-timeout"} {
+			assert.NotContains(t, help, flag, cmd)
+		}
+	}
+	serve := helpOf(t, "serve")
+	for _, flag := range []string{"--replica", "--nats-heartbeat", "--nats-replica-ttl", "--nats-op-timeout", "--nats-setup-timeout"} {
+		assert.Contains(t, serve, flag)
+	}
+}
+
+// helpOf is `trap-sandbox <cmd> --help`, its whitespace folded to single spaces.
+func helpOf(t *testing.T, cmd ...string) string {
+	t.Helper()
+	var out testkit.SyncBuffer
+	var root CLI
+	parser, err := NewParser(&root, kong.Writers(&out, io.Discard), kong.Exit(func(int) { panic(kongExited{}) }))
+	require.NoError(t, err)
+	func() {
+		defer func() { _, _ = recover().(kongExited) }()
+		_, _ = parser.Parse(append(cmd, "--help"))
+	}()
+	return strings.Join(strings.Fields(out.String()), " ")
+}
