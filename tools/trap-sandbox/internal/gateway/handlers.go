@@ -18,7 +18,6 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
-	"trap-sandbox/internal/server"
 )
 
 // Request types the gateway itself knows (protocol/types.go lists them all).
@@ -437,11 +436,6 @@ func traposIDProblem(id string) string {
 		}
 	}
 	return ""
-}
-
-// secretMatches reports whether a hello's secret is the gateway's password (none set: any).
-func (g *Gateway) secretMatches(secret string) bool {
-	return g.cfg.Password == "" || server.SecretMatches(secret, g.cfg.Password)
 }
 
 func (s *Session) handleResponse(f protocol.Frame) {

@@ -41,10 +41,10 @@ func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAd
 		}
 		return c.AccountID, c.Selector, nil
 	}
-	if !g.secretMatches(secret) {
+	if g.cfg.Password != "" {
 		return "", "", account.ErrBadSecret
 	}
-	return LocalAccount, "", nil
+	return LocalAccount, "", nil // no password: any secret is the shared one
 }
 
 // Key identifies a computer: traposId ("<computerId>:<label>") is only unique inside an account.
