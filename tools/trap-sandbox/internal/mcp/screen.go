@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,7 +36,7 @@ type ScreenInput struct {
 // KeysInput is send_keys' input.
 type KeysInput struct {
 	TraposID string   `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftCtrl+s; terminate is CC's terminate event (holding Ctrl+T)"`
+	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftCtrl+s; terminate is CC's terminate event (holding Ctrl+T); at most 2048 keys a call"`
 	SettleMs int64    `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
 	Colours  bool     `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool     `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
@@ -46,7 +47,7 @@ type KeysInput struct {
 // TextInput is send_text's input.
 type TextInput struct {
 	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Text     string `json:"text" jsonschema:"text to type, each character a key press as CC's char event; a line break presses Enter (é is one byte, others become ? and are named in warnings)"`
+	Text     string `json:"text" jsonschema:"text to type, each character a key press as CC's char event; a line break presses Enter (é is one byte, others become ? and are named in warnings); at most 4096 key events a call (a line break is two)"`
 	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
 	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
@@ -112,8 +113,14 @@ func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error
 			keyOf = append(keyOf, k)
 		}
 	}
-	out, err := t.sendAndSettle(ctx, in.TraposID, events, in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor)
-	return out, namedByKey(err, keyOf)
+	if n := inputCost(events); n > maxInputEvents {
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys are too many for one call: %d key events (a key is two, its press and release), %d at most; press them over several calls", n, maxInputEvents)
+	}
+	return t.sendAndSettle(ctx, in.TraposID, events, nil, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
+		func(err error, sent int) error { return namedByKey(err, keyOf[sent:]) },
+		func(sent []computer.InputEvent) string {
+			return fmt.Sprintf("the first %d keys were pressed", keyOf[len(sent)-1]+1)
+		})
 }
 
 // namedByKey names the key the computer refused by its place in send_keys' keys: the computer
@@ -142,24 +149,70 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 	if in.Text == "" {
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is empty: give the characters to type")
 	}
-	return t.sendAndSettle(ctx, in.TraposID, []computer.InputEvent{{Type: computer.InputChar, Text: in.Text}}, in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor)
+	events := []computer.InputEvent{{Type: computer.InputChar, Text: in.Text}}
+	if n := inputCost(events); n > maxInputEvents {
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is too long to type in one call: %d key events (a character is one, a line break two), %d at most; type it over several calls, or put the file on the computer with write_file", n, maxInputEvents)
+	}
+	// The warnings name the tool's own argument and place a character in the whole text (the
+	// requests' own name a part of it as events[0].text).
+	_, warnings := cctext.Wire("text", in.Text)
+	return t.sendAndSettle(ctx, in.TraposID, events, warnings, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
+		func(err error, _ int) error { return err },
+		func(sent []computer.InputEvent) string {
+			n := 0
+			for _, e := range sent {
+				n += utf8.RuneCountInString(e.Text)
+			}
+			return fmt.Sprintf("the first %d characters of text were typed", n)
+		})
 }
 
-// sendAndSettle sends events, then waits for the screen to settle, all within the call's
-// timeout.
-func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []computer.InputEvent, settleMs, timeoutMs int64, colours, cursor bool) (ScreenOutput, error) {
-	timeout := timeoutOf(timeoutMs)
+// maxInputEvents bounds the os events one send_keys or send_text queues: some screen.input
+// requests' worth (computer.MaxInputEvents each).
+const maxInputEvents = 32 * computer.MaxInputEvents
+
+// inputCost is the os events events queue on the computer.
+func inputCost(events []computer.InputEvent) int {
+	n := 0
+	for _, e := range events {
+		n += computer.InputCost(e)
+	}
+	return n
+}
+
+// settling is what the screen tools were asked about the wait and the answer.
+type settling struct {
+	settleMs, timeoutMs int64
+	colours, cursor     bool
+}
+
+// sendAndSettle sends events, in as many screen.input requests as they need (one after
+// another), then waits for the screen to settle, all within the call's timeout. warnings are
+// the characters CC cannot hold, as the tool names them. A refused request's error goes
+// through named (with the number of events sent before its request, as split); when an earlier
+// request was queued, done (given those events) says what was, since that input is not undone.
+func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []computer.InputEvent, warnings []cctext.Replacement, how settling,
+	named func(err error, sent int) error, done func(sent []computer.InputEvent) string) (ScreenOutput, error) {
+	timeout := timeoutOf(how.timeoutMs)
 	if timeout <= 0 {
 		timeout = computer.DefaultTimeout
 	}
 	ctx, cancel := context.WithTimeout(ctx, min(timeout, computer.MaxTimeout))
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	_, warnings, err := t.client.SendInput(ctx, traposID, events, time.Until(deadline))
-	if err != nil {
-		return ScreenOutput{}, withWarnings(err, warnings)
+	var sent []computer.InputEvent // the events of the requests sent so far
+	for _, part := range computer.SplitInput(events) {
+		if _, _, err := t.client.SendInput(ctx, traposID, part, time.Until(deadline)); err != nil {
+			err = named(err, len(sent))
+			if len(sent) > 0 {
+				pe := asError(err)
+				err = &protocol.Error{Code: pe.Code, Message: pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)", ByComputer: pe.ByComputer}
+			}
+			return ScreenOutput{}, withWarnings(err, warnings)
+		}
+		sent = append(sent, part...)
 	}
-	settle := timeoutOf(settleMs)
+	settle := timeoutOf(how.settleMs)
 	if settle <= 0 {
 		settle = defaultSettle
 	}
@@ -167,7 +220,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	if err != nil {
 		return ScreenOutput{}, err
 	}
-	out := screenOutput(got.Screen, colours, cursor)
+	out := screenOutput(got.Screen, how.colours, how.cursor)
 	out.Settled, out.Warnings = &got.Settled, warnings
 	return out, nil
 }

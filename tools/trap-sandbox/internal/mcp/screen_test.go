@@ -3,12 +3,14 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
 )
@@ -96,4 +98,76 @@ func TestSendKeysNamesTheRefusedKeyByItsPlace(t *testing.T) {
 	res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"leftCtrl+x", "bogus"}})
 	require.True(t, res.IsError)
 	assert.Equal(t, `bad_payload: keys[1]: unknown key name "bogus" (key names are CC's); nothing was queued`, text(res))
+}
+
+// TestSendTextTypesMoreThanOneRequestHolds: a screen.input queues 128 events at most, so
+// send_text and send_keys send a long input in as many requests as it needs, in order, and
+// name what CC cannot hold by its place in the tool's own text.
+func TestSendTextTypesMoreThanOneRequestHolds(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	s := session(t, d)
+
+	line := strings.Repeat("é", 100) + "\n"
+	typed := strings.Repeat(line, 2) + strings.Repeat("x", 99) + "日"
+	res := callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": typed, "settleMs": 1})
+	require.False(t, res.IsError, text(res))
+	total := 0
+	for _, n := range term.Requests() {
+		assert.LessOrEqual(t, n, computer.MaxInputEvents)
+		total += n
+	}
+	assert.Equal(t, 2*(100+2)+100, total, "every character typed once, a line break as two events")
+	assert.Greater(t, len(term.Requests()), 1)
+	var got []byte
+	for _, e := range term.Events() {
+		b, _ := protocol.BytesOfWire(e["text"].(string))
+		got = append(got, b...)
+	}
+	want := strings.Repeat(strings.Repeat("\xe9", 100)+"\n", 2) + strings.Repeat("x", 99) + "?"
+	assert.Equal(t, want, string(got), "the text arrives whole and in order")
+	out := screenOf(t, structured(t, res.StructuredContent))
+	require.Len(t, out.Warnings, 1)
+	assert.Equal(t, "text", out.Warnings[0].Field, "named as the tool's argument")
+	assert.Equal(t, []int{3, 100}, []int{out.Warnings[0].Line, out.Warnings[0].Column}, "placed in the whole text")
+
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "a"
+	}
+	before := len(term.Requests())
+	res = callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": keys, "settleMs": 1})
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, []int{128, 72}, term.Requests()[before:], "a key's press and release go in one request")
+
+	res = callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": strings.Repeat("x", 5000)})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "bad_argument: text is too long to type in one call: 5000 key events")
+	assert.Contains(t, text(res), "write_file")
+}
+
+// TestSendKeysSaysWhatWasPressedBeforeARefusal: a key the computer refuses in a later request
+// comes after keys already pressed; the answer says so.
+func TestSendKeysSaysWhatWasPressedBeforeARefusal(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		events, _ := p["events"].([]any)
+		for i, e := range events {
+			if name := e.(map[string]any)["name"]; name == "bogus" {
+				return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("events[%d]: unknown key name \"bogus\"; nothing was queued", i)}
+			}
+		}
+		return term.Exec(typ, p)
+	}
+	s := session(t, d)
+	keys := make([]string, 70)
+	for i := range keys {
+		keys[i] = "a"
+	}
+	keys[66] = "bogus"
+	res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": keys})
+	require.True(t, res.IsError)
+	assert.Equal(t, `bad_payload: keys[66]: unknown key name "bogus"; nothing was queued; the first 64 keys were pressed before it (read_screen shows the screen)`, text(res))
 }
