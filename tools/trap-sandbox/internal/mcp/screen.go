@@ -47,7 +47,7 @@ type KeysInput struct {
 // TextInput is send_text's input.
 type TextInput struct {
 	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Text     string `json:"text" jsonschema:"text to type, each character a key press as CC's char event; a line break presses Enter (é is one byte, others become ? and are named in warnings); at most 4096 key events a call (a line break is two)"`
+	Text     string `json:"text" jsonschema:"text to type, each character a key press as CC's char event; a line break presses Enter, a tab Tab (é is one byte, others become ? and are named in warnings); at most 4096 key events a call (a line break is two)"`
 	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
 	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
@@ -149,9 +149,12 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 	if in.Text == "" {
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is empty: give the characters to type")
 	}
-	events := []computer.InputEvent{{Type: computer.InputChar, Text: in.Text}}
+	events, err := typing(in.Text)
+	if err != nil {
+		return ScreenOutput{}, err
+	}
 	if n := inputCost(events); n > maxInputEvents {
-		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is too long to type in one call: %d key events (a character is one, a line break two), %d at most; type it over several calls, or put the file on the computer with write_file", n, maxInputEvents)
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is too long to type in one call: %d key events (a character is one, a line break or a tab two), %d at most; type it over several calls, or put the file on the computer with write_file", n, maxInputEvents)
 	}
 	// The warnings name the tool's own argument and place a character in the whole text (the
 	// requests' own name a part of it as events[0].text).
@@ -162,9 +165,39 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 			n := 0
 			for _, e := range sent {
 				n += utf8.RuneCountInString(e.Text)
+				if e.Type == computer.InputKey { // a tab
+					n++
+				}
 			}
 			return fmt.Sprintf("the first %d characters of text were typed", n)
 		})
+}
+
+// typing is the events that type text as a player would: characters as char events (a line
+// break is Enter there), a tab as the Tab key, which a player presses for it (edit indents,
+// the shell completes). Any other control character is refused, named by its place.
+func typing(text string) ([]computer.InputEvent, error) {
+	var events []computer.InputEvent
+	line, column, run := 1, 0, 0 // run: where the characters not yet in events start
+	for i, r := range text {
+		column++
+		switch {
+		case r == '\n':
+			line, column = line+1, 0
+		case r == '\t':
+			if run < i {
+				events = append(events, computer.InputEvent{Type: computer.InputChar, Text: text[run:i]})
+			}
+			events = append(events, computer.KeyPress("tab")...)
+			run = i + 1
+		case r < 0x20:
+			return nil, protocol.Errorf(CodeBadArgument, "text has the control character U+%04X at %d:%d: send_text types characters, line breaks (\\n, Enter) and tabs (\\t, Tab); a line break is \\n alone, and other keys are pressed by name with send_keys (e.g. [\"backspace\"])", r, line, column)
+		}
+	}
+	if run < len(text) {
+		events = append(events, computer.InputEvent{Type: computer.InputChar, Text: text[run:]})
+	}
+	return events, nil
 }
 
 // maxInputEvents bounds the os events one send_keys or send_text queues: some screen.input

@@ -171,3 +171,34 @@ func TestSendKeysSaysWhatWasPressedBeforeARefusal(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Equal(t, `bad_payload: keys[66]: unknown key name "bogus"; nothing was queued; the first 64 keys were pressed before it (read_screen shows the screen)`, text(res))
 }
+
+// TestSendTextPressesTabForATab: a tab in text is the Tab key a player presses (edit indents,
+// the shell completes); any other control character is refused before anything is typed,
+// named by its place in text.
+func TestSendTextPressesTabForATab(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	s := session(t, d)
+
+	res := callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": "if x then\n\tdone\t", "settleMs": 1})
+	require.False(t, res.IsError, text(res))
+	var got []string
+	for _, e := range term.Events() {
+		got = append(got, fmt.Sprint(e["type"], " ", e["name"], e["text"]))
+	}
+	assert.Equal(t, []string{"char <nil>if x then\n", "key tab<nil>", "key_up tab<nil>", "char <nil>done", "key tab<nil>", "key_up tab<nil>"}, got)
+
+	for _, c := range []struct{ text, where string }{
+		{"ls\r\n", "U+000D at 1:3"},
+		{"a\nb\x00", "U+0000 at 2:2"},
+		{"\x1b[A", "U+001B at 1:1"},
+	} {
+		before := len(term.Events())
+		res = callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": c.text})
+		require.True(t, res.IsError, c.text)
+		assert.Contains(t, text(res), "bad_argument: text has the control character "+c.where+": send_text types characters, line breaks")
+		assert.Contains(t, text(res), "send_keys")
+		assert.Len(t, term.Events(), before, "nothing was typed")
+	}
+}
