@@ -47,7 +47,7 @@ type KeysInput struct {
 // TextInput is send_text's input.
 type TextInput struct {
 	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Text     string `json:"text" jsonschema:"text to type, each character a key press as CC's char event; a line break presses Enter, a tab Tab (é is one byte, others become ? and are named in warnings); at most 4096 key events a call (a line break is two)"`
+	Text     string `json:"text" jsonschema:"text to type, each character one CC char event (no key event); a line break presses Enter, a tab Tab (é is one byte, others become ? and are named in warnings); at most 4096 key events a call (a line break is two)"`
 	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
 	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
@@ -76,7 +76,7 @@ func (t *tools) registerScreen(srv *sdk.Server) {
 		func(in ScreenInput) string { return in.TraposID }, t.readScreen)
 	addTool(srv, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"] or [\"leftCtrl+s\"]), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
 		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
-	addTool(srv, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
+	addTool(srv, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. Needs the owner's sandbox.allow_screen control.",
 		func(in TextInput) string { return in.TraposID }, t.sendText)
 }
 
