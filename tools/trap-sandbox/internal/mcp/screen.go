@@ -37,7 +37,7 @@ type ScreenInput struct {
 type KeysInput struct {
 	TraposID string   `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftCtrl+s; terminate is CC's terminate event (holding Ctrl+T); at most 2048 keys a call"`
-	SettleMs int64    `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
+	SettleMs int64    `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
 	Colours  bool     `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool     `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
 	// TimeoutMs bounds the input and the wait for the screen to settle.
@@ -48,7 +48,7 @@ type KeysInput struct {
 type TextInput struct {
 	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Text     string `json:"text" jsonschema:"text to type, each character one CC char event (no key event); a line break presses Enter, a tab Tab (é is one byte, others become ? and are named in warnings); at most 4096 key events a call (a line break is two)"`
-	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
+	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
 	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
 	// TimeoutMs bounds the input and the wait for the screen to settle.
@@ -230,7 +230,18 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	if timeout <= 0 {
 		timeout = computer.DefaultTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, min(timeout, computer.MaxTimeout))
+	timeout = min(timeout, computer.MaxTimeout)
+	settle := timeoutOf(how.settleMs)
+	if settle <= 0 {
+		settle = defaultSettle
+	}
+	if settle >= timeout {
+		// The screen could never be seen the same for settle: every answer would be settled
+		// false, as if it were still changing.
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "settleMs %d is not below the call's timeoutMs %d, so the screen could never be seen settled; give a shorter settleMs (default %d) or a longer timeoutMs",
+			settle.Milliseconds(), timeout.Milliseconds(), defaultSettle.Milliseconds())
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
 	var sent []computer.InputEvent // the events of the requests sent so far
@@ -244,10 +255,6 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 			return ScreenOutput{}, withWarnings(err, warnings)
 		}
 		sent = append(sent, part...)
-	}
-	settle := timeoutOf(how.settleMs)
-	if settle <= 0 {
-		settle = defaultSettle
 	}
 	got, err := t.client.Settle(ctx, traposID, settle, time.Until(deadline))
 	if err != nil {

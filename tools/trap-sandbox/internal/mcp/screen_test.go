@@ -202,3 +202,22 @@ func TestSendTextPressesTabForATab(t *testing.T) {
 		assert.Len(t, term.Events(), before, "nothing was typed")
 	}
 }
+
+// TestSettleMsMustBeBelowTimeoutMs: a settleMs the call's time cannot hold is refused before
+// anything is typed, instead of answering settled false as if the screen kept changing.
+func TestSettleMsMustBeBelowTimeoutMs(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	s := session(t, d)
+	for _, args := range []map[string]any{
+		{"traposId": "7:", "text": "ls\n", "settleMs": 20000, "timeoutMs": 2000},
+		{"traposId": "7:", "text": "ls\n", "settleMs": 10000},
+	} {
+		res := callTool(t, s, "send_text", args)
+		require.True(t, res.IsError, "%v", args)
+		assert.Contains(t, text(res), "bad_argument: settleMs ")
+		assert.Contains(t, text(res), "give a shorter settleMs (default 300) or a longer timeoutMs")
+	}
+	assert.Empty(t, term.Events(), "nothing was typed")
+}
