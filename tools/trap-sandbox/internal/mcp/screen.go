@@ -258,7 +258,9 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	}
 	got, err := t.client.Settle(ctx, traposID, settle, time.Until(deadline))
 	if err != nil {
-		return ScreenOutput{}, err
+		// The input is queued: say so, or a retry would type it twice.
+		pe := asError(err)
+		return ScreenOutput{}, withWarnings(&protocol.Error{Code: pe.Code, Message: pe.Message + "; the input was sent before it (read_screen shows the screen)", ByComputer: pe.ByComputer}, warnings)
 	}
 	out := screenOutput(got.Screen, how.colours, how.cursor)
 	out.Settled, out.Warnings = &got.Settled, warnings

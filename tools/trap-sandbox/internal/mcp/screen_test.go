@@ -221,3 +221,22 @@ func TestSettleMsMustBeBelowTimeoutMs(t *testing.T) {
 	}
 	assert.Empty(t, term.Events(), "nothing was typed")
 }
+
+// TestAScreenNotReadAfterTheInputSaysTheInputWasSent: when the screen cannot be read after the
+// input was queued (no time left, the computer gone), the error says the input was sent, so
+// the agent does not type it twice.
+func TestAScreenNotReadAfterTheInputSaysTheInputWasSent(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenRead {
+			return nil, &daemonfake.Error{Code: "timeout", Message: "no time left to send screen.read to 7:"}
+		}
+		return term.Exec(typ, p)
+	}
+	s := session(t, d)
+	res := callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": "ls\n"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "timeout: no time left to send screen.read to 7:; the input was sent before it (read_screen shows the screen)", text(res))
+	assert.Len(t, term.Events(), 1, "the input was queued")
+}
