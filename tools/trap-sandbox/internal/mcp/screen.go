@@ -213,6 +213,15 @@ func inputCost(events []computer.InputEvent) int {
 	return n
 }
 
+// givenOr is a milliseconds argument as the message names it: as given, or d and "(the
+// default)" when not given.
+func givenOr(ms int64, d time.Duration) string {
+	if ms > 0 {
+		return strconv.FormatInt(ms, 10)
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + " (the default)"
+}
+
 // settling is what the screen tools were asked about the wait and the answer.
 type settling struct {
 	settleMs, timeoutMs int64
@@ -238,8 +247,8 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	if settle >= timeout {
 		// The screen could never be seen the same for settle: every answer would be settled
 		// false, as if it were still changing.
-		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "settleMs %d is not below the call's timeoutMs %d, so the screen could never be seen settled; give a shorter settleMs (default %d) or a longer timeoutMs",
-			settle.Milliseconds(), timeout.Milliseconds(), defaultSettle.Milliseconds())
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "settleMs %s is not below the call's timeoutMs %s, so the screen could never be seen settled; give a shorter settleMs (default %d) or a longer timeoutMs",
+			givenOr(how.settleMs, settle), givenOr(how.timeoutMs, timeout), defaultSettle.Milliseconds())
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -213,6 +213,7 @@ func TestSettleMsMustBeBelowTimeoutMs(t *testing.T) {
 	for _, args := range []map[string]any{
 		{"traposId": "7:", "text": "ls\n", "settleMs": 20000, "timeoutMs": 2000},
 		{"traposId": "7:", "text": "ls\n", "settleMs": 10000},
+		{"traposId": "7:", "text": "ls\n", "timeoutMs": 1},
 	} {
 		res := callTool(t, s, "send_text", args)
 		require.True(t, res.IsError, "%v", args)
@@ -220,6 +221,10 @@ func TestSettleMsMustBeBelowTimeoutMs(t *testing.T) {
 		assert.Contains(t, text(res), "give a shorter settleMs (default 300) or a longer timeoutMs")
 	}
 	assert.Empty(t, term.Events(), "nothing was typed")
+	res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter"}, "timeoutMs": 1})
+	assert.Equal(t, "bad_argument: settleMs 300 (the default) is not below the call's timeoutMs 1, so the screen could never be seen settled; give a shorter settleMs (default 300) or a longer timeoutMs", text(res), "a value not given is named as the default")
+	res = callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter"}, "settleMs": 10000})
+	assert.Contains(t, text(res), "settleMs 10000 is not below the call's timeoutMs 10000 (the default)")
 }
 
 // TestAScreenNotReadAfterTheInputSaysTheInputWasSent: when the screen cannot be read after the
