@@ -142,6 +142,14 @@ func namedByKey(err error, keyOf []int) error {
 	}
 	named := *pe
 	named.Message = fmt.Sprintf("keys[%d]%s", keyOf[i], rest[end+1:])
+	// ': unknown key name "ctrl" (…)…': name the key meant after the computer's words.
+	if q, ok := strings.CutPrefix(rest[end+1:], ": unknown key name "); ok {
+		if quoted, err := strconv.QuotedPrefix(q); err == nil {
+			if name, err := strconv.Unquote(quoted); err == nil {
+				named.Message += keyHint(name)
+			}
+		}
+	}
 	return &named
 }
 

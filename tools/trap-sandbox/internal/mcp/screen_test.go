@@ -245,3 +245,34 @@ func TestAScreenNotReadAfterTheInputSaysTheInputWasSent(t *testing.T) {
 	assert.Equal(t, "timeout: no time left to send screen.read to 7:; the input was sent before it (read_screen shows the screen)", text(res))
 	assert.Len(t, term.Events(), 1, "the input was queued")
 }
+
+// TestSendKeysNamesTheKeyMeant: a key name the computer refuses that is another keyboard's
+// name, or CC's in the wrong case, gets CC's name after the computer's words.
+func TestSendKeysNamesTheKeyMeant(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		known := map[string]bool{"enter": true, "leftCtrl": true, "s": true, "pageUp": true, "one": true, "f5": true}
+		events, _ := p["events"].([]any)
+		for i, e := range events {
+			if name, ok := e.(map[string]any)["name"].(string); ok && !known[name] {
+				return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("events[%d]: unknown key name %q (key names are CC's, as keys.getName gives them: enter, leftCtrl, a); nothing was queued", i, name)}
+			}
+		}
+		return map[string]any{"queued": len(events)}, nil
+	}
+	s := session(t, d)
+	for given, hint := range map[string]string{
+		"ctrl+s": `; did you mean "leftCtrl"?`,
+		"Enter":  `; did you mean "enter"?`,
+		"PageUp": `; did you mean "pageUp"?`,
+		"1":      `; did you mean "one"?`,
+		"F5":     `; did you mean "f5"?`,
+		"escape": "; CC has no Escape key (Minecraft keeps it): edit's and paint's menu is leftCtrl",
+		"bogus":  "",
+	} {
+		res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter", given}})
+		require.True(t, res.IsError, given)
+		assert.True(t, strings.HasPrefix(text(res), "bad_payload: keys[1]: unknown key name "), text(res))
+		assert.True(t, strings.HasSuffix(text(res), "nothing was queued"+hint), "%s: %s", given, text(res))
+	}
+}
