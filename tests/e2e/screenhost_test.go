@@ -31,7 +31,7 @@ type screenOut struct {
 // TestTheHostSeesAndDrivesTheComputersScreen: on a fakecraft computer whose owner allows
 // screen control, MCP's read_screen shows what ls printed at the player's prompt, send_text
 // types at the prompt ("lua\n1+1\n" shows 2), edit started at the prompt shows on the screen
-// and is left with the keys, and the live view over the host API stops the computer's watch
+// and is left with the keys, a text longer than one request (with a tab) is saved by edit, and the live view over the host API stops the computer's watch
 // when its viewer goes away; its frames carry the colours the next write uses.
 func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
 	ctx := testContext(t)
@@ -93,6 +93,20 @@ func TestTheHostSeesAndDrivesTheComputersScreen(t *testing.T) {
 		out = send(t, "send_keys", map[string]any{"keys": []string{"left", "enter"}})
 		assert.NotContains(t, out.Text, "Press Ctrl to access menu")
 		assert.Equal(t, ">", lastRow(out.Text), "edit left, back at the prompt")
+	})
+
+	t.Run("a text longer than one request, with a tab, is saved byte for byte", func(t *testing.T) {
+		send(t, "send_text", map[string]any{"text": "edit /notes.txt\n"})
+		// More events than one screen.input queues (128): send_text sends it in two.
+		long := "café " + strings.Repeat("x", 130)
+		send(t, "send_text", map[string]any{"text": long + "\n\tü"})
+		out := send(t, "send_keys", map[string]any{"keys": []string{"leftCtrl", "enter"}})
+		assert.Contains(t, out.Text, "Saved to notes.txt")
+		out = send(t, "send_keys", map[string]any{"keys": []string{"leftCtrl", "left", "enter"}})
+		assert.Equal(t, ">", lastRow(out.Text), "edit left, back at the prompt")
+		got, err := c.FS.ReadFile("/notes.txt")
+		require.NoError(t, err)
+		assert.Equal(t, "caf\xe9 "+strings.Repeat("x", 130)+"\n    \xfc\n", string(got), "é and ü as CC's bytes; Tab is edit's indent of four spaces")
 	})
 
 	t.Run("the live view stops the watch when its viewer goes away", func(t *testing.T) {

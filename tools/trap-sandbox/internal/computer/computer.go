@@ -147,7 +147,8 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 const hintMark = "; did you mean "
 
 // withHint adds to a not_connected error the connected computers whose traposId the caller
-// probably meant: the same computer id ("0" for "0:", "0:door" for "0:Door").
+// probably meant: the same computer id ("0" for "0:", "0:door" for "0:Door"), or for a name
+// without a ':' the same label ("7:kitchen" for "kitchen").
 func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID string) error {
 	if strings.Contains(pe.Message, hintMark) {
 		return pe
@@ -158,10 +159,13 @@ func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID stri
 	if err != nil {
 		return pe
 	}
-	id, _, _ := strings.Cut(traposID, ":")
+	id, _, hasID := strings.Cut(traposID, ":")
+	id = strings.TrimSpace(id)
 	var meant []string
 	for _, cp := range cs {
-		if cpID, _, _ := strings.Cut(cp.TraposID, ":"); cpID == strings.TrimSpace(id) && cp.TraposID != traposID {
+		cpID, cpLabel, _ := strings.Cut(cp.TraposID, ":")
+		// The same id; or, for a name without a ':', the label alone ("kitchen").
+		if (cpID == id || !hasID && cpLabel != "" && cpLabel == id) && cp.TraposID != traposID {
 			meant = append(meant, fmt.Sprintf("%q", cp.TraposID))
 		}
 	}

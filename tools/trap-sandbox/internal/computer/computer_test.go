@@ -225,6 +225,10 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 	assert.EqualError(t, err, `not_connected: computer 7:Kitchen is not connected; did you mean "7:kitchen"?`)
 	_, err = c.Ping(t.Context(), "9:", 0)
 	assert.EqualError(t, err, `not_connected: computer 9: is not connected`)
+	_, err = c.Ping(t.Context(), "kitchen", 0)
+	assert.EqualError(t, err, `not_connected: computer kitchen is not connected; did you mean "7:kitchen"?`, "the label alone")
+	_, err = c.Ping(t.Context(), ":kitchen", 0)
+	assert.EqualError(t, err, `not_connected: computer :kitchen is not connected`, "an empty id names no label")
 
 	// A Client over another Client's answer (the CLI over the HTTP API) adds no second hint.
 	hinted := &protocol.Error{Code: protocol.CodeNotConnected, Message: `computer 0 is not connected; did you mean "0:"?`}

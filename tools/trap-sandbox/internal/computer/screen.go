@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
@@ -149,6 +150,76 @@ func KeyPress(chord string) []InputEvent {
 		evs = append(evs, InputEvent{Type: InputKeyUp, Name: names[i]})
 	}
 	return evs
+}
+
+// MaxInputEvents is the most os events one screen.input queues (the daemon's
+// MAX_INPUT_EVENTS, half of CC's event queue): a request that would queue more is refused.
+const MaxInputEvents = 128
+
+// InputCost is how many os events e queues on the computer: one per character of a char
+// text (a line break two: key enter and key_up enter), two for a click, one for any other.
+func InputCost(e InputEvent) int {
+	switch e.Type {
+	case InputChar:
+		return utf8.RuneCountInString(e.Text) + strings.Count(e.Text, "\n")
+	case InputClick:
+		return 2
+	}
+	return 1
+}
+
+// SplitInput cuts events into lists of at most MaxInputEvents os events, in order, one
+// screen.input request each (sent one after another: the computer has taken the events of a
+// request from its queue before it handles the next): a char text is cut between
+// characters, any other event stays whole.
+func SplitInput(events []InputEvent) [][]InputEvent {
+	var out [][]InputEvent
+	var cur []InputEvent
+	n := 0
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, cur)
+		}
+		cur, n = nil, 0
+	}
+	for _, e := range events {
+		if e.Type != InputChar {
+			c := InputCost(e)
+			if n+c > MaxInputEvents {
+				flush()
+			}
+			cur, n = append(cur, e), n+c
+			continue
+		}
+		text := e.Text
+		for text != "" {
+			cut := 0 // the bytes of text that fit
+			for cut < len(text) {
+				r, size := utf8.DecodeRuneInString(text[cut:])
+				c := 1
+				if r == '\n' {
+					c = 2
+				}
+				if n+c > MaxInputEvents {
+					break
+				}
+				n, cut = n+c, cut+size
+			}
+			if cut == 0 {
+				flush()
+				continue
+			}
+			part := e
+			part.Text = text[:cut]
+			cur = append(cur, part)
+			text = text[cut:]
+			if text != "" {
+				flush()
+			}
+		}
+	}
+	flush()
+	return out
 }
 
 // SendInput queues events on the computer as its keyboard and mouse would (screen.input;

@@ -1,6 +1,7 @@
 package computer_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -58,6 +59,19 @@ func TestKeyPress(t *testing.T) {
 	assert.Equal(t, []computer.InputEvent{{Type: "key", Name: "enter"}, {Type: "key_up", Name: "enter"}}, computer.KeyPress("enter"))
 	assert.Equal(t, []computer.InputEvent{{Type: "terminate"}}, computer.KeyPress("terminate"))
 	assert.Equal(t, []computer.InputEvent{{Type: "key", Name: "a+"}, {Type: "key_up", Name: "a+"}}, computer.KeyPress("a+"), "not a chord: the computer names the bad key")
+}
+
+// TestSplitInput: each list queues at most MaxInputEvents os events; a char text is cut
+// between characters (a line break is two events, a byte that is not UTF-8 one), any other
+// event stays whole.
+func TestSplitInput(t *testing.T) {
+	text := strings.Repeat("é", 127) + "\n\xff" + strings.Repeat("x", 10)
+	parts := computer.SplitInput([]computer.InputEvent{{Type: "key", Name: "a"}, {Type: "char", Text: text}, {Type: "click", Button: 1, X: 1, Y: 1}})
+	require.Len(t, parts, 2)
+	assert.Equal(t, []computer.InputEvent{{Type: "key", Name: "a"}, {Type: "char", Text: strings.Repeat("é", 127)}}, parts[0], "the line break (two events) does not fit")
+	assert.Equal(t, []computer.InputEvent{{Type: "char", Text: "\n\xff" + strings.Repeat("x", 10)}, {Type: "click", Button: 1, X: 1, Y: 1}}, parts[1])
+	assert.Equal(t, 2+1+10, computer.InputCost(parts[1][0]))
+	assert.Equal(t, 2, computer.InputCost(parts[1][1]), "a click is mouse_click and mouse_up")
 }
 
 // TestSettleWaitsForTheScreenToStopChanging: the screen changes on the next three reads, so

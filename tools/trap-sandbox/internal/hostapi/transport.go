@@ -72,6 +72,11 @@ func (t Gateway) accountOf(caller account.Caller, traposID string) (string, erro
 
 // Request implements computer.Transport on gateway.Gateway.Request.
 func (t Gateway) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	// As POST …/requests: the caller's payload too large for a frame is the caller's to fix
+	// (the gateway's own code for a frame it cannot send is internal).
+	if mayExceedFrame(traposID, typ, payload) && frameTooLarge(traposID, typ, payload) {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "%s", frameTooLargeMessage)
+	}
 	accountID, err := t.accountOf(account.CallerFrom(ctx), traposID)
 	if err != nil {
 		return nil, err

@@ -87,6 +87,12 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 			assert.Equal(t, protocol.CodeNotConnected, pe.Code)
 			assert.False(t, pe.ByComputer)
 			assert.Equal(t, `computer 7 is not connected; did you mean "7:a/b c"?`, pe.Message, "one hint, not two")
+
+			huge := json.RawMessage(`{"code":"` + strings.Repeat("x", protocol.MaxFrameBytes) + `"}`)
+			_, _, err = c.Request(ctx, "7:a/b c", protocol.TypeLuaExec, huge, 0)
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, protocol.CodeBadPayload, pe.Code, "a payload too large for a frame is the caller's to fix, on both")
+			assert.Equal(t, "the gateway_request frame would exceed 131072 bytes (128 KiB, CC: Tweaked's limit); send a smaller payload", pe.Message)
 		})
 	}
 

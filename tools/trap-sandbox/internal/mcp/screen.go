@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,8 +36,8 @@ type ScreenInput struct {
 // KeysInput is send_keys' input.
 type KeysInput struct {
 	TraposID string   `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftCtrl+s; terminate is CC's terminate event (holding Ctrl+T)"`
-	SettleMs int64    `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
+	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftCtrl+s; terminate is CC's terminate event (holding Ctrl+T); at most 2048 keys a call"`
+	SettleMs int64    `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
 	Colours  bool     `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool     `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
 	// TimeoutMs bounds the input and the wait for the screen to settle.
@@ -46,8 +47,8 @@ type KeysInput struct {
 // TextInput is send_text's input.
 type TextInput struct {
 	TraposID string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Text     string `json:"text" jsonschema:"text to type, each character a key press as CC's char event; a line break presses Enter (é is one byte, others become ? and are named in warnings)"`
-	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300)"`
+	Text     string `json:"text" jsonschema:"text to type, each character one CC char event (no key event); a line break presses Enter, a tab Tab (é is one byte, others become ? and are named in warnings); at most 4096 key events a call (a line break is two)"`
+	SettleMs int64  `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
 	Colours  bool   `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool   `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
 	// TimeoutMs bounds the input and the wait for the screen to settle.
@@ -75,7 +76,7 @@ func (t *tools) registerScreen(srv *sdk.Server) {
 		func(in ScreenInput) string { return in.TraposID }, t.readScreen)
 	addTool(srv, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"] or [\"leftCtrl+s\"]), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
 		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
-	addTool(srv, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
+	addTool(srv, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. Needs the owner's sandbox.allow_screen control.",
 		func(in TextInput) string { return in.TraposID }, t.sendText)
 }
 
@@ -112,8 +113,14 @@ func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error
 			keyOf = append(keyOf, k)
 		}
 	}
-	out, err := t.sendAndSettle(ctx, in.TraposID, events, in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor)
-	return out, namedByKey(err, keyOf)
+	if n := inputCost(events); n > maxInputEvents {
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys are too many for one call: %d key events (a key is two, its press and release), %d at most; press them over several calls", n, maxInputEvents)
+	}
+	return t.sendAndSettle(ctx, in.TraposID, events, nil, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
+		func(err error, sent int) error { return namedByKey(err, keyOf[sent:]) },
+		func(sent []computer.InputEvent) string {
+			return fmt.Sprintf("the first %d keys were pressed", keyOf[len(sent)-1]+1)
+		})
 }
 
 // namedByKey names the key the computer refused by its place in send_keys' keys: the computer
@@ -135,6 +142,14 @@ func namedByKey(err error, keyOf []int) error {
 	}
 	named := *pe
 	named.Message = fmt.Sprintf("keys[%d]%s", keyOf[i], rest[end+1:])
+	// ': unknown key name "ctrl" (…)…': name the key meant after the computer's words.
+	if q, ok := strings.CutPrefix(rest[end+1:], ": unknown key name "); ok {
+		if quoted, err := strconv.QuotedPrefix(q); err == nil {
+			if name, err := strconv.Unquote(quoted); err == nil {
+				named.Message += keyHint(name)
+			}
+		}
+	}
 	return &named
 }
 
@@ -142,32 +157,129 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 	if in.Text == "" {
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is empty: give the characters to type")
 	}
-	return t.sendAndSettle(ctx, in.TraposID, []computer.InputEvent{{Type: computer.InputChar, Text: in.Text}}, in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor)
-}
-
-// sendAndSettle sends events, then waits for the screen to settle, all within the call's
-// timeout.
-func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []computer.InputEvent, settleMs, timeoutMs int64, colours, cursor bool) (ScreenOutput, error) {
-	timeout := timeoutOf(timeoutMs)
-	if timeout <= 0 {
-		timeout = computer.DefaultTimeout
-	}
-	ctx, cancel := context.WithTimeout(ctx, min(timeout, computer.MaxTimeout))
-	defer cancel()
-	deadline, _ := ctx.Deadline()
-	_, warnings, err := t.client.SendInput(ctx, traposID, events, time.Until(deadline))
-	if err != nil {
-		return ScreenOutput{}, withWarnings(err, warnings)
-	}
-	settle := timeoutOf(settleMs)
-	if settle <= 0 {
-		settle = defaultSettle
-	}
-	got, err := t.client.Settle(ctx, traposID, settle, time.Until(deadline))
+	events, err := typing(in.Text)
 	if err != nil {
 		return ScreenOutput{}, err
 	}
-	out := screenOutput(got.Screen, colours, cursor)
+	if n := inputCost(events); n > maxInputEvents {
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is too long to type in one call: %d key events (a character is one, a line break or a tab two), %d at most; type it over several calls, or put the file on the computer with write_file", n, maxInputEvents)
+	}
+	// The warnings name the tool's own argument and place a character in the whole text (the
+	// requests' own name a part of it as events[0].text).
+	_, warnings := cctext.Wire("text", in.Text)
+	return t.sendAndSettle(ctx, in.TraposID, events, warnings, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
+		func(err error, _ int) error { return err },
+		func(sent []computer.InputEvent) string {
+			n := 0
+			for _, e := range sent {
+				n += utf8.RuneCountInString(e.Text)
+				if e.Type == computer.InputKey { // a tab
+					n++
+				}
+			}
+			return fmt.Sprintf("the first %d characters of text were typed", n)
+		})
+}
+
+// typing is the events that type text as a player would: characters as char events (a line
+// break is Enter there), a tab as the Tab key, which a player presses for it (edit indents,
+// the shell completes). Any other control character is refused, named by its place.
+func typing(text string) ([]computer.InputEvent, error) {
+	var events []computer.InputEvent
+	line, column, run := 1, 0, 0 // run: where the characters not yet in events start
+	for i, r := range text {
+		column++
+		switch {
+		case r == '\n':
+			line, column = line+1, 0
+		case r == '\t':
+			if run < i {
+				events = append(events, computer.InputEvent{Type: computer.InputChar, Text: text[run:i]})
+			}
+			events = append(events, computer.KeyPress("tab")...)
+			run = i + 1
+		case r < 0x20:
+			return nil, protocol.Errorf(CodeBadArgument, "text has the control character U+%04X at %d:%d: send_text types characters, line breaks (\\n, Enter) and tabs (\\t, Tab); a line break is \\n alone, and other keys are pressed by name with send_keys (e.g. [\"backspace\"])", r, line, column)
+		}
+	}
+	if run < len(text) {
+		events = append(events, computer.InputEvent{Type: computer.InputChar, Text: text[run:]})
+	}
+	return events, nil
+}
+
+// maxInputEvents bounds the os events one send_keys or send_text queues: some screen.input
+// requests' worth (computer.MaxInputEvents each).
+const maxInputEvents = 32 * computer.MaxInputEvents
+
+// inputCost is the os events events queue on the computer.
+func inputCost(events []computer.InputEvent) int {
+	n := 0
+	for _, e := range events {
+		n += computer.InputCost(e)
+	}
+	return n
+}
+
+// givenOr is a milliseconds argument as the message names it: as given, or d and "(the
+// default)" when not given.
+func givenOr(ms int64, d time.Duration) string {
+	if ms > 0 {
+		return strconv.FormatInt(ms, 10)
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + " (the default)"
+}
+
+// settling is what the screen tools were asked about the wait and the answer.
+type settling struct {
+	settleMs, timeoutMs int64
+	colours, cursor     bool
+}
+
+// sendAndSettle sends events, in as many screen.input requests as they need (one after
+// another), then waits for the screen to settle, all within the call's timeout. warnings are
+// the characters CC cannot hold, as the tool names them. A refused request's error goes
+// through named (with the number of events sent before its request, as split); when an earlier
+// request was queued, done (given those events) says what was, since that input is not undone.
+func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []computer.InputEvent, warnings []cctext.Replacement, how settling,
+	named func(err error, sent int) error, done func(sent []computer.InputEvent) string) (ScreenOutput, error) {
+	timeout := timeoutOf(how.timeoutMs)
+	if timeout <= 0 {
+		timeout = computer.DefaultTimeout
+	}
+	timeout = min(timeout, computer.MaxTimeout)
+	settle := timeoutOf(how.settleMs)
+	if settle <= 0 {
+		settle = defaultSettle
+	}
+	if settle >= timeout {
+		// The screen could never be seen the same for settle: every answer would be settled
+		// false, as if it were still changing.
+		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "settleMs %s is not below the call's timeoutMs %s, so the screen could never be seen settled; give a shorter settleMs (default %d) or a longer timeoutMs",
+			givenOr(how.settleMs, settle), givenOr(how.timeoutMs, timeout), defaultSettle.Milliseconds())
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	deadline, _ := ctx.Deadline()
+	var sent []computer.InputEvent // the events of the requests sent so far
+	for _, part := range computer.SplitInput(events) {
+		if _, _, err := t.client.SendInput(ctx, traposID, part, time.Until(deadline)); err != nil {
+			err = named(err, len(sent))
+			if len(sent) > 0 {
+				pe := asError(err)
+				err = &protocol.Error{Code: pe.Code, Message: pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)", ByComputer: pe.ByComputer}
+			}
+			return ScreenOutput{}, withWarnings(err, warnings)
+		}
+		sent = append(sent, part...)
+	}
+	got, err := t.client.Settle(ctx, traposID, settle, time.Until(deadline))
+	if err != nil {
+		// The input is queued: say so, or a retry would type it twice.
+		pe := asError(err)
+		return ScreenOutput{}, withWarnings(&protocol.Error{Code: pe.Code, Message: pe.Message + "; the input was sent before it (read_screen shows the screen)", ByComputer: pe.ByComputer}, warnings)
+	}
+	out := screenOutput(got.Screen, how.colours, how.cursor)
 	out.Settled, out.Warnings = &got.Settled, warnings
 	return out, nil
 }

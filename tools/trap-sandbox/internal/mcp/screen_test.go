@@ -3,12 +3,14 @@ package mcp
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
 )
@@ -96,4 +98,181 @@ func TestSendKeysNamesTheRefusedKeyByItsPlace(t *testing.T) {
 	res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"leftCtrl+x", "bogus"}})
 	require.True(t, res.IsError)
 	assert.Equal(t, `bad_payload: keys[1]: unknown key name "bogus" (key names are CC's); nothing was queued`, text(res))
+}
+
+// TestSendTextTypesMoreThanOneRequestHolds: a screen.input queues 128 events at most, so
+// send_text and send_keys send a long input in as many requests as it needs, in order, and
+// name what CC cannot hold by its place in the tool's own text.
+func TestSendTextTypesMoreThanOneRequestHolds(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	s := session(t, d)
+
+	line := strings.Repeat("é", 100) + "\n"
+	typed := strings.Repeat(line, 2) + strings.Repeat("x", 99) + "日"
+	res := callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": typed, "settleMs": 1})
+	require.False(t, res.IsError, text(res))
+	total := 0
+	for _, n := range term.Requests() {
+		assert.LessOrEqual(t, n, computer.MaxInputEvents)
+		total += n
+	}
+	assert.Equal(t, 2*(100+2)+100, total, "every character typed once, a line break as two events")
+	assert.Greater(t, len(term.Requests()), 1)
+	var got []byte
+	for _, e := range term.Events() {
+		b, _ := protocol.BytesOfWire(e["text"].(string))
+		got = append(got, b...)
+	}
+	want := strings.Repeat(strings.Repeat("\xe9", 100)+"\n", 2) + strings.Repeat("x", 99) + "?"
+	assert.Equal(t, want, string(got), "the text arrives whole and in order")
+	out := screenOf(t, structured(t, res.StructuredContent))
+	require.Len(t, out.Warnings, 1)
+	assert.Equal(t, "text", out.Warnings[0].Field, "named as the tool's argument")
+	assert.Equal(t, []int{3, 100}, []int{out.Warnings[0].Line, out.Warnings[0].Column}, "placed in the whole text")
+
+	keys := make([]string, 100)
+	for i := range keys {
+		keys[i] = "a"
+	}
+	before := len(term.Requests())
+	res = callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": keys, "settleMs": 1})
+	require.False(t, res.IsError, text(res))
+	assert.Equal(t, []int{128, 72}, term.Requests()[before:], "a key's press and release go in one request")
+
+	res = callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": strings.Repeat("x", 5000)})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "bad_argument: text is too long to type in one call: 5000 key events")
+	assert.Contains(t, text(res), "write_file")
+}
+
+// TestSendKeysSaysWhatWasPressedBeforeARefusal: a key the computer refuses in a later request
+// comes after keys already pressed; the answer says so.
+func TestSendKeysSaysWhatWasPressedBeforeARefusal(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		events, _ := p["events"].([]any)
+		for i, e := range events {
+			if name := e.(map[string]any)["name"]; name == "bogus" {
+				return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("events[%d]: unknown key name \"bogus\"; nothing was queued", i)}
+			}
+		}
+		return term.Exec(typ, p)
+	}
+	s := session(t, d)
+	keys := make([]string, 70)
+	for i := range keys {
+		keys[i] = "a"
+	}
+	keys[66] = "bogus"
+	res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": keys})
+	require.True(t, res.IsError)
+	assert.Equal(t, `bad_payload: keys[66]: unknown key name "bogus"; nothing was queued; the first 64 keys were pressed before it (read_screen shows the screen)`, text(res))
+}
+
+// TestSendTextPressesTabForATab: a tab in text is the Tab key a player presses (edit indents,
+// the shell completes); any other control character is refused before anything is typed,
+// named by its place in text.
+func TestSendTextPressesTabForATab(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	s := session(t, d)
+
+	res := callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": "if x then\n\tdone\t", "settleMs": 1})
+	require.False(t, res.IsError, text(res))
+	var got []string
+	for _, e := range term.Events() {
+		got = append(got, fmt.Sprint(e["type"], " ", e["name"], e["text"]))
+	}
+	assert.Equal(t, []string{"char <nil>if x then\n", "key tab<nil>", "key_up tab<nil>", "char <nil>done", "key tab<nil>", "key_up tab<nil>"}, got)
+
+	for _, c := range []struct{ text, where string }{
+		{"ls\r\n", "U+000D at 1:3"},
+		{"a\nb\x00", "U+0000 at 2:2"},
+		{"\x1b[A", "U+001B at 1:1"},
+	} {
+		before := len(term.Events())
+		res = callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": c.text})
+		require.True(t, res.IsError, c.text)
+		assert.Contains(t, text(res), "bad_argument: text has the control character "+c.where+": send_text types characters, line breaks")
+		assert.Contains(t, text(res), "send_keys")
+		assert.Len(t, term.Events(), before, "nothing was typed")
+	}
+}
+
+// TestSettleMsMustBeBelowTimeoutMs: a settleMs the call's time cannot hold is refused before
+// anything is typed, instead of answering settled false as if the screen kept changing.
+func TestSettleMsMustBeBelowTimeoutMs(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	s := session(t, d)
+	for _, args := range []map[string]any{
+		{"traposId": "7:", "text": "ls\n", "settleMs": 20000, "timeoutMs": 2000},
+		{"traposId": "7:", "text": "ls\n", "settleMs": 10000},
+		{"traposId": "7:", "text": "ls\n", "timeoutMs": 1},
+	} {
+		res := callTool(t, s, "send_text", args)
+		require.True(t, res.IsError, "%v", args)
+		assert.Contains(t, text(res), "bad_argument: settleMs ")
+		assert.Contains(t, text(res), "give a shorter settleMs (default 300) or a longer timeoutMs")
+	}
+	assert.Empty(t, term.Events(), "nothing was typed")
+	res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter"}, "timeoutMs": 1})
+	assert.Equal(t, "bad_argument: settleMs 300 (the default) is not below the call's timeoutMs 1, so the screen could never be seen settled; give a shorter settleMs (default 300) or a longer timeoutMs", text(res), "a value not given is named as the default")
+	res = callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter"}, "settleMs": 10000})
+	assert.Contains(t, text(res), "settleMs 10000 is not below the call's timeoutMs 10000 (the default)")
+}
+
+// TestAScreenNotReadAfterTheInputSaysTheInputWasSent: when the screen cannot be read after the
+// input was queued (no time left, the computer gone), the error says the input was sent, so
+// the agent does not type it twice.
+func TestAScreenNotReadAfterTheInputSaysTheInputWasSent(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenRead {
+			return nil, &daemonfake.Error{Code: "timeout", Message: "no time left to send screen.read to 7:"}
+		}
+		return term.Exec(typ, p)
+	}
+	s := session(t, d)
+	res := callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": "ls\n"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "timeout: no time left to send screen.read to 7:; the input was sent before it (read_screen shows the screen)", text(res))
+	assert.Len(t, term.Events(), 1, "the input was queued")
+}
+
+// TestSendKeysNamesTheKeyMeant: a key name the computer refuses that is another keyboard's
+// name, or CC's in the wrong case, gets CC's name after the computer's words.
+func TestSendKeysNamesTheKeyMeant(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		known := map[string]bool{"enter": true, "leftCtrl": true, "s": true, "pageUp": true, "one": true, "f5": true}
+		events, _ := p["events"].([]any)
+		for i, e := range events {
+			if name, ok := e.(map[string]any)["name"].(string); ok && !known[name] {
+				return nil, &daemonfake.Error{Code: "bad_payload", Message: fmt.Sprintf("events[%d]: unknown key name %q (key names are CC's, as keys.getName gives them: enter, leftCtrl, a); nothing was queued", i, name)}
+			}
+		}
+		return map[string]any{"queued": len(events)}, nil
+	}
+	s := session(t, d)
+	for given, hint := range map[string]string{
+		"ctrl+s": `; did you mean "leftCtrl"?`,
+		"Enter":  `; did you mean "enter"?`,
+		"PageUp": `; did you mean "pageUp"?`,
+		"1":      `; did you mean "one"?`,
+		"F5":     `; did you mean "f5"?`,
+		"escape": "; CC has no Escape key (Minecraft keeps it): edit's and paint's menu is leftCtrl",
+		"bogus":  "",
+	} {
+		res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter", given}})
+		require.True(t, res.IsError, given)
+		assert.True(t, strings.HasPrefix(text(res), "bad_payload: keys[1]: unknown key name "), text(res))
+		assert.True(t, strings.HasSuffix(text(res), "nothing was queued"+hint), "%s: %s", given, text(res))
+	}
 }

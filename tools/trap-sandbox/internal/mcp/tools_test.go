@@ -109,6 +109,8 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, *byName["run_program"].Annotations.OpenWorldHint)
 	assert.True(t, byName["read_screen"].Annotations.ReadOnlyHint)
 	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
+	assert.Contains(t, byName["send_text"].Description, "a program waiting for a key (os.pullEvent(\"key\")", "send_text sends no key events: the agent is told to press keys with send_keys")
+	assert.Contains(t, byName["send_text"].Description, "needs send_keys")
 }
 
 // TestTheDocsNameEveryTool: docs/mcp.md's table lists exactly the tools tools/list returns,

@@ -18,6 +18,7 @@ type Terminal struct {
 	x, y   int
 	line   string
 	events []map[string]any
+	queued []int // the os events each screen.input queued
 	// Busy makes the next Busy reads each find the screen changed, as a program still
 	// drawing would (a counter in the last row).
 	Busy  int
@@ -49,6 +50,16 @@ func (t *Terminal) Events() []map[string]any {
 	return append([]map[string]any(nil), t.events...)
 }
 
+// Requests is how many os events each screen.input queued, in order.
+func (t *Terminal) Requests() []int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]int(nil), t.queued...)
+}
+
+// maxInputEvents is the daemon's MAX_INPUT_EVENTS: the most os events one screen.input queues.
+const maxInputEvents = 128
+
 // Exec answers screen.read and screen.input (nil for any other type), for Daemon.Exec.
 func (t *Terminal) Exec(typ string, p map[string]any) (any, *Error) {
 	t.mu.Lock()
@@ -63,14 +74,25 @@ func (t *Terminal) Exec(typ string, p map[string]any) (any, *Error) {
 		return t.screen(), nil
 	case protocol.TypeScreenInput:
 		evs, _ := p["events"].([]any)
+		queued := 0
 		for _, e := range evs {
 			ev := e.(map[string]any)
 			switch ev["type"] {
-			case "key", "key_up", "char", "paste", "click", "scroll", "terminate":
+			case "char":
+				b, _ := protocol.BytesOfWire(ev["text"].(string))
+				queued += len(b) + strings.Count(string(b), "\n") // a line break is key enter and key_up enter
+			case "click":
+				queued += 2
+			case "key", "key_up", "paste", "scroll", "terminate":
+				queued++
 			default:
 				return nil, &Error{Code: string(protocol.CodeBadPayload), Message: fmt.Sprintf("events: %v is not an input event type", ev["type"])}
 			}
 		}
+		if queued > maxInputEvents {
+			return nil, &Error{Code: string(protocol.CodeBadPayload), Message: fmt.Sprintf("screen.input queues %d events at most per request; send the rest in another; nothing was queued", maxInputEvents)}
+		}
+		t.queued = append(t.queued, queued)
 		for _, e := range evs {
 			t.input(e.(map[string]any))
 		}

@@ -1,0 +1,52 @@
+package mcp
+
+import (
+	"strconv"
+	"strings"
+)
+
+// CC's key names whose case a caller may miss (keys.getName's: camelCase); the letters,
+// digits' words and f1-f25 are lower case already.
+var ccKeyNames = []string{
+	"space", "apostrophe", "comma", "minus", "period", "slash", "semicolon", "equals",
+	"leftBracket", "backslash", "rightBracket", "grave", "enter", "tab", "backspace", "insert",
+	"delete", "right", "left", "down", "up", "pageUp", "pageDown", "home", "end", "capsLock",
+	"scrollLock", "numLock", "printScreen", "pause", "numPadDecimal", "numPadDivide",
+	"numPadMultiply", "numPadSubtract", "numPadAdd", "numPadEnter", "numPadEqual", "leftShift",
+	"leftCtrl", "leftAlt", "leftSuper", "rightShift", "rightCtrl", "rightAlt", "menu",
+}
+
+// keyAliases are other keyboards' names for CC's keys, lower case.
+var keyAliases = map[string]string{
+	"ctrl": "leftCtrl", "control": "leftCtrl", "shift": "leftShift", "alt": "leftAlt",
+	"return": "enter", "del": "delete", "ins": "insert", "pgup": "pageUp", "pgdn": "pageDown",
+	"arrowup": "up", "arrowdown": "down", "arrowleft": "left", "arrowright": "right",
+	"bs": "backspace", " ": "space", "super": "leftSuper", "cmd": "leftSuper", "win": "leftSuper",
+	"0": "zero", "1": "one", "2": "two", "3": "three", "4": "four", "5": "five", "6": "six",
+	"7": "seven", "8": "eight", "9": "nine",
+}
+
+// keyHint is what to say after the computer refused the key name: the CC name meant, or
+// that CC has no Escape key; "" when nothing fits.
+func keyHint(name string) string {
+	lower := strings.ToLower(name)
+	if lower == "esc" || lower == "escape" {
+		return "; CC has no Escape key (Minecraft keeps it): edit's and paint's menu is leftCtrl"
+	}
+	meant := keyAliases[lower]
+	for _, n := range ccKeyNames {
+		if strings.ToLower(n) == lower {
+			meant = n
+		}
+	}
+	if len(lower) == 1 && lower[0] >= 'a' && lower[0] <= 'z' { // A
+		meant = lower
+	}
+	if n, err := strconv.Atoi(strings.TrimPrefix(lower, "f")); err == nil && lower[0] == 'f' && n >= 1 && n <= 25 { // F5
+		meant = lower
+	}
+	if meant == "" || meant == name {
+		return ""
+	}
+	return "; did you mean " + strconv.Quote(meant) + "?"
+}
