@@ -89,7 +89,7 @@ func (s *ShellCmd) Run(e *env) error {
 	_, err = runShown(ctx, con, opts)
 	switch {
 	case errors.Is(err, computer.ErrTimeLimit):
-		return timeLimitReached(s.TimeLimit)
+		return stopped(ctx, s.TimeLimit)
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
 	}

@@ -28,6 +28,7 @@ type ptyShell struct {
 	t       *testing.T
 	ctx     context.Context
 	ptmx    *os.File
+	tty     *os.File // the terminal side, fakecraft's stdin and stdout
 	screen  *consoletest.Screen
 	status  chan int
 	ended   chan struct{} // closed when fakecraft shell has returned
@@ -43,7 +44,7 @@ func startShell(t *testing.T, args ...string) *ptyShell {
 	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24}))
 	ctx, cancel := context.WithTimeout(context.Background(), shellTimeout)
 	s := &ptyShell{
-		t: t, ctx: ctx, ptmx: ptmx, screen: consoletest.NewScreen(80, 24),
+		t: t, ctx: ctx, ptmx: ptmx, tty: tty, screen: consoletest.NewScreen(80, 24),
 		status: make(chan int, 1), ended: make(chan struct{}), stderr: &fakecrafttest.Output{}, readEnd: make(chan struct{}),
 	}
 	go func() {
