@@ -63,9 +63,10 @@ func (s *ShellCmd) Run(e *env) error {
 		return &exitError{code: ExitUsage, msg: fmt.Sprintf("fakecraft shell needs a terminal on stdin (%v); fakecraft run prints a transcript instead", err)}
 	}
 	defer func() { _ = restore() }()
-	if w, h, err := console.Size(fd); err == nil && (w < computer.TermWidth || h < computer.TermHeight) {
+	cols, rows, err := console.Size(fd)
+	if err == nil && (cols < computer.TermWidth || rows < computer.TermHeight) {
 		fmt.Fprintf(e.stderr, "fakecraft: this terminal is %dx%d; the computer's screen needs %dx%d\r\n",
-			w, h, computer.TermWidth, computer.TermHeight)
+			cols, rows, computer.TermWidth, computer.TermHeight)
 	}
 
 	if _, err := e.stdout.Write(console.Start()); err != nil {
@@ -74,7 +75,11 @@ func (s *ShellCmd) Run(e *env) error {
 	defer func() { _, _ = e.stdout.Write(console.Stop()) }()
 	con := console.New(tty, e.stdout, s.colourMode())
 	defer con.Close()
-	stopResize := console.NotifyResize(con.Redraw)
+	con.Resize(cols, rows) // 0x0 when unknown: drawn whole
+	stopResize := console.NotifyResize(func() {
+		cols, rows, _ := console.Size(fd)
+		con.Resize(cols, rows)
+	})
 	defer stopResize()
 
 	opts, w, err := s.enter(opts)

@@ -38,13 +38,19 @@ type ptyShell struct {
 
 func startShell(t *testing.T, args ...string) *ptyShell {
 	t.Helper()
+	return startShellSized(t, 80, 24, args...)
+}
+
+// startShellSized is startShell in a terminal of cols x rows.
+func startShellSized(t *testing.T, cols, rows int, args ...string) *ptyShell {
+	t.Helper()
 	master, slave, err := pty.Open()
 	require.NoError(t, err)
 	ptmx, tty := pollable(t, master), pollable(t, slave)
-	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24}))
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}))
 	ctx, cancel := context.WithTimeout(context.Background(), shellTimeout)
 	s := &ptyShell{
-		t: t, ctx: ctx, ptmx: ptmx, tty: tty, screen: consoletest.NewScreen(80, 24),
+		t: t, ctx: ctx, ptmx: ptmx, tty: tty, screen: consoletest.NewScreen(cols, rows),
 		status: make(chan int, 1), ended: make(chan struct{}), stderr: &fakecrafttest.Output{}, readEnd: make(chan struct{}),
 	}
 	go func() {
@@ -297,6 +303,24 @@ func TestShellHelpViewer(t *testing.T) {
 	s.typeText("shutdown\r")
 	s.waitText("Goodbye")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
+
+// TestShellInASmallTerminal: a terminal smaller than the computer's 51x19 shows the screen's
+// top left corner, each row cut at the terminal's edge, and says on stderr what it needs.
+// The rows used to be drawn whole: past the edge they wrapped onto the next row and, at
+// the bottom, scrolled the terminal, garbling it.
+func TestShellInASmallTerminal(t *testing.T) {
+	s := startShellSized(t, 20, 5, "--root", shellRepo(t), "--no-autostart")
+	s.waitPrompt(">")
+	s.typeText("id\r")
+	s.waitText("This is computer #0")
+	s.typeText("label set a-label-longer-than-the-terminal\r")
+	s.waitFor("the label's line cut at the edge", func(screen string) bool {
+		return screen == "CraftOS 1.9\n> id\nThis is computer #0\n> label set a-label-\nComputer label set t"
+	})
+	s.typeText("\x13\x13")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+	assert.Equal(t, "fakecraft: this terminal is 20x5; the computer's screen needs 51x19\r\n", s.stderr.String())
 }
 
 func TestShellNeedsATerminal(t *testing.T) {
