@@ -44,6 +44,7 @@ func startShell(t *testing.T, args ...string) *ptyShell {
 // startShellSized is startShell in a terminal of cols x rows.
 func startShellSized(t *testing.T, cols, rows int, args ...string) *ptyShell {
 	t.Helper()
+	t.Setenv("TERM", "xterm-256color") // whatever the test's own terminal is
 	master, slave, err := pty.Open()
 	require.NoError(t, err)
 	ptmx, tty := pollable(t, master), pollable(t, slave)
@@ -323,15 +324,51 @@ func TestShellInASmallTerminal(t *testing.T) {
 	assert.Equal(t, "fakecraft: this terminal is 20x5; the computer's screen needs 51x19\r\n", s.stderr.String())
 }
 
+// TestShellNeedsATerminal: stdin and stdout must be a terminal that understands ANSI
+// escape sequences, else one line says so and names `fakecraft run`. stdout a file left the
+// player typing blind; TERM=dumb filled the screen with escape sequences; stdin a pipe said
+// `fakecraft: fakecraft shell needs a terminal on stdin (not a terminal: inappropriate ioctl
+// for device)`.
 func TestShellNeedsATerminal(t *testing.T) {
+	root := shellRepo(t)
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	var out, errOut bytes.Buffer
-	code := MainWithInput([]string{"shell", "--root", shellRepo(t)}, r, &out, &errOut)
-	assert.Equal(t, ExitUsage, code)
-	assert.Contains(t, errOut.String(), "fakecraft shell needs a terminal on stdin")
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	master, slave := pollable(t, ptmx), pollable(t, tty)
+	defer master.Close()
+	defer slave.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "screen.txt"))
+	require.NoError(t, err)
+	defer file.Close()
+	const instead = "; `fakecraft run PROGRAM` prints a transcript instead\n"
+	for _, tc := range []struct {
+		name    string
+		in, out *os.File
+		term    string
+		want    string
+	}{
+		{"stdin a pipe", r, slave, "xterm-256color", "fakecraft: shell needs a terminal on stdin, not a pipe or a file" + instead},
+		{"stdout a file", slave, file, "xterm-256color", "fakecraft: shell draws the computer's screen on stdout, which is not a terminal" + instead},
+		{"TERM=dumb", slave, slave, "dumb", "fakecraft: shell needs a terminal that understands ANSI escape sequences, and TERM is dumb" + instead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("TERM", tc.term)
+			var errOut bytes.Buffer
+			// The time limit ends a shell that started anyway.
+			code := MainWithInput([]string{"shell", "--root", root, "--no-autostart", "--time-limit", "20s"}, tc.in, tc.out, &errOut)
+			assert.Equal(t, ExitUsage, code)
+			assert.Equal(t, tc.want, errOut.String())
+		})
+	}
+	mode, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+	require.NoError(t, err)
+	assert.NotZero(t, mode.Lflag&unix.ECHO, "the terminal was left as it was")
+	info, err := file.Stat()
+	require.NoError(t, err)
+	assert.Zero(t, info.Size(), "nothing drawn into the file")
 }
 
 // TestShellBareComputerReboots: a bare computer's own shell at the keyboard; `reboot`
