@@ -47,6 +47,8 @@ type Console struct {
 	renderer Renderer
 	inputs   chan Input
 	redraw   chan struct{} // capacity 1: the real screen must be drawn afresh
+	sizeMu   sync.Mutex    // guards size
+	size     [2]int        // the real terminal's width and height (0: unknown), see Resize
 	done     chan struct{}
 	readDone chan struct{}
 	closeMu  sync.Once
@@ -111,6 +113,15 @@ func (c *Console) Redraw() {
 	case c.redraw <- struct{}{}:
 	default:
 	}
+}
+
+// Resize tells the console the real terminal's size (0 for unknown) and redraws the screen
+// clipped to it. Safe from any goroutine.
+func (c *Console) Resize(width, height int) {
+	c.sizeMu.Lock()
+	c.size = [2]int{width, height}
+	c.sizeMu.Unlock()
+	c.Redraw()
 }
 
 // ErrInputClosed is returned by Attach and Follow when the terminal's input ended.
@@ -184,6 +195,9 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 // draw sends the frame that brings the real screen up to comp's.
 func (c *Console) draw(comp Computer) error {
 	snap := comp.Terminal().Snapshot()
+	c.sizeMu.Lock()
+	c.renderer.Width, c.renderer.Height = c.size[0], c.size[1]
+	c.sizeMu.Unlock()
 	_, err := c.out.Write(c.renderer.Frame(&snap))
 	return err
 }

@@ -22,8 +22,17 @@ const (
 // left corner of the real one.
 type Renderer struct {
 	Mode ColourMode
-	prev *computer.Snapshot
-	buf  bytes.Buffer
+	// Width and Height are the real terminal's size in cells (0: unknown, no limit). A
+	// smaller terminal shows the screen's top left corner: a row drawn past its right edge
+	// would wrap onto the next and, at the bottom, scroll the terminal.
+	Width, Height int
+	prev          *computer.Snapshot
+	buf           bytes.Buffer
+}
+
+// fits reports whether the computer's cell x, y (0-based) is on the real terminal.
+func (r *Renderer) fits(x, y int) bool {
+	return (r.Width <= 0 || x < r.Width) && (r.Height <= 0 || y < r.Height)
 }
 
 // mouseOn asks the terminal for mouse reports: presses and releases (1000), drags (1002),
@@ -61,7 +70,7 @@ func (r *Renderer) Frame(s *computer.Snapshot) []byte {
 	for y := range s.Cells {
 		cursorAt := -1 // column the real cursor is known to be at on this row
 		for x, cell := range s.Cells[y] {
-			if !paletteChanged && r.prev.Cells[y][x] == cell {
+			if !r.fits(x, y) || !paletteChanged && r.prev.Cells[y][x] == cell {
 				continue
 			}
 			if cursorAt != x {
@@ -77,7 +86,7 @@ func (r *Renderer) Frame(s *computer.Snapshot) []byte {
 	}
 	r.buf.WriteString("\x1b[0m")
 	x, y := s.CursorX, s.CursorY
-	if s.Blink && x >= 1 && x <= computer.TermWidth && y >= 1 && y <= computer.TermHeight {
+	if s.Blink && x >= 1 && x <= computer.TermWidth && y >= 1 && y <= computer.TermHeight && r.fits(x-1, y-1) {
 		fmt.Fprintf(&r.buf, "\x1b[%d;%dH\x1b[?25h", y, x)
 	}
 	snap := *s

@@ -32,6 +32,12 @@ func MakeRaw(fd int) (func() error, error) {
 	return func() error { return unix.IoctlSetTermios(fd, unix.TCSETS, old) }, nil
 }
 
+// IsTerminal reports whether fd is a terminal.
+func IsTerminal(fd int) bool {
+	_, err := unix.IoctlGetTermios(fd, unix.TCGETS)
+	return err == nil
+}
+
 // Size is the terminal's width and height in cells.
 func Size(fd int) (int, int, error) {
 	ws, err := unix.IoctlGetWinsize(fd, unix.TIOCGWINSZ)

@@ -1,6 +1,8 @@
 // Package consoletest reads what fakecraft's console draws, as a real terminal would, so
 // tests can wait for text to appear on screen. It understands the ANSI sequences the
-// console sends (cursor position, colours, clear, cursor visibility) and UTF-8 text.
+// console sends (cursor position, colours, clear, cursor visibility) and UTF-8 text, and
+// does what a real terminal does with text past its right edge (autowrap: the next row,
+// scrolling at the bottom) and with a cursor position past its edges (held to them).
 package consoletest
 
 import (
@@ -16,8 +18,9 @@ type Screen struct {
 	cells         [][]rune
 	fg            [][]string // SGR foreground of each cell, as sent ("38;5;185"), "" for default
 	curFG         string
-	x, y          int // 0-based cursor
+	x, y          int // 0-based cursor; x may be width: the next character wraps
 	cursorVisible bool
+	noWrap        bool // autowrap (DECAWM, ESC[?7h) is off: ESC[?7l
 	pending       []byte
 	changed       chan struct{}
 }
@@ -89,17 +92,31 @@ func (s *Screen) step(buf []byte) int {
 	case '\r':
 		s.x = 0
 	case '\n':
-		if s.y < s.height-1 {
-			s.y++
-		}
+		s.lineFeed()
 	default:
-		if s.y < s.height && s.x < s.width {
-			s.cells[s.y][s.x] = r
-			s.fg[s.y][s.x] = s.curFG
+		if s.x >= s.width {
+			if s.noWrap {
+				s.x = s.width - 1
+			} else {
+				s.x = 0
+				s.lineFeed()
+			}
 		}
+		s.cells[s.y][s.x] = r
+		s.fg[s.y][s.x] = s.curFG
 		s.x++
 	}
 	return n
+}
+
+// lineFeed moves the cursor down a row, scrolling the screen up at the bottom.
+func (s *Screen) lineFeed() {
+	if s.y < s.height-1 {
+		s.y++
+		return
+	}
+	s.cells = append(s.cells[1:], []rune(strings.Repeat(" ", s.width)))
+	s.fg = append(s.fg[1:], make([]string, s.width))
 }
 
 func (s *Screen) csi(params string, final byte) {
@@ -113,7 +130,7 @@ func (s *Screen) csi(params string, final byte) {
 		if len(parts) >= 2 && parts[1] != "" {
 			col = atoi(parts[1])
 		}
-		s.x, s.y = col-1, row-1
+		s.x, s.y = min(max(col, 1), s.width)-1, min(max(row, 1), s.height)-1
 	case 'm':
 		s.sgr(params)
 	case 'J':
@@ -121,8 +138,11 @@ func (s *Screen) csi(params string, final byte) {
 			s.clear()
 		}
 	case 'h', 'l':
-		if params == "?25" {
+		switch params {
+		case "?25":
 			s.cursorVisible = final == 'h'
+		case "?7":
+			s.noWrap = final == 'l'
 		}
 	}
 }

@@ -404,18 +404,30 @@ func (f *worldFlags) boot(e *env, opts machine.Options, limit time.Duration) err
 	return boot(ctx, opts, limit)
 }
 
-// limited is a context that ends when a command's --time-limit runs out. 0 is no limit,
-// for every command (shell's default); a negative limit is refused.
+// limited is a context that ends when a command's --time-limit runs out, or when a signal
+// asks fakecraft to stop (see stopSignals). 0 is no limit, for every command (shell's
+// default); a negative limit is refused. Its cancel stops watching for the signals.
 func limited(limit time.Duration) (context.Context, context.CancelFunc, error) {
-	switch {
-	case limit < 0:
+	if limit < 0 {
 		return nil, nil, &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-limit %s: give a positive duration, or 0 for no limit", limit)}
-	case limit == 0:
-		ctx, cancel := context.WithCancel(context.Background())
-		return ctx, cancel, nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	return ctx, cancel, nil
+	ctx, stopWatching := untilSignal(context.Background())
+	if limit == 0 {
+		return ctx, stopWatching, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	return ctx, func() { cancel(); stopWatching() }, nil
+}
+
+// stopped is the end of a run whose context ended before the computer shut down, said as
+// what it is: a signal (exit status 128 plus its number, as a shell reports a process the
+// signal killed) or the time limit. The computer's code did not fail: fakecraft turned it off.
+func stopped(ctx context.Context, limit time.Duration) error {
+	var sig signalled
+	if errors.As(context.Cause(ctx), &sig) {
+		return &exitError{code: sig.exitStatus(), msg: fmt.Sprintf("%s: fakecraft stopped the computer", sig)}
+	}
+	return timeLimitReached(limit)
 }
 
 // timeLimitReached is the end of a run that --time-limit stopped, said as what it is: the
@@ -434,7 +446,7 @@ func boot(ctx context.Context, opts machine.Options, limit time.Duration) error 
 	res, err := m.Run(ctx)
 	switch {
 	case errors.Is(err, computer.ErrTimeLimit):
-		return timeLimitReached(limit)
+		return stopped(ctx, limit)
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
 	case opts.Bare && res.Err != nil:

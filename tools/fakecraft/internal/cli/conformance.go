@@ -35,6 +35,9 @@ func (c *ConformanceCmd) Run(e *env) error {
 	}
 	rep, err := conformance.Run(ctx, opts)
 	printReport(e.stdout, rep, c.Verbose)
+	if err != nil && ctx.Err() != nil {
+		return stopped(ctx, c.TimeLimit) // not "context canceled": the time limit or a signal
+	}
 	if err != nil {
 		return &exitError{code: ExitFailed, msg: err.Error()}
 	}

@@ -34,3 +34,11 @@ func TestConformanceWithoutTestROMSaysWhatToGive(t *testing.T) {
 	_, _, errOut = run(t, "bogus")
 	assert.Contains(t, errOut, "`fakecraft --help` lists the commands")
 }
+
+// TestConformanceTimeLimitSaysSo: the whole run's --time-limit running out is said as
+// `run`'s is, exit status 2 (it said `context deadline exceeded`, status 1).
+func TestConformanceTimeLimitSaysSo(t *testing.T) {
+	code, _, errOut := run(t, "conformance", "--time-limit", "1ns", "../../conformance/testdata/fake-rom")
+	assert.Equal(t, ExitTimeLimit, code)
+	assert.Equal(t, "fakecraft: --time-limit 1ns ran out: fakecraft stopped the computer\n", errOut)
+}

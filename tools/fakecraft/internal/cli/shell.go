@@ -53,28 +53,33 @@ func (s *ShellCmd) Run(e *env) error {
 		return err
 	}
 	defer cancel()
-	tty, ok := e.stdin.(*os.File)
-	if !ok {
-		return &exitError{code: ExitUsage, msg: "fakecraft shell needs a terminal on stdin; fakecraft run prints a transcript instead"}
+	tty, out, err := terminal(e)
+	if err != nil {
+		return err
 	}
 	fd := int(tty.Fd())
 	restore, err := console.MakeRaw(fd)
 	if err != nil {
-		return &exitError{code: ExitUsage, msg: fmt.Sprintf("fakecraft shell needs a terminal on stdin (%v); fakecraft run prints a transcript instead", err)}
+		return &exitError{code: ExitUsage, msg: fmt.Sprintf("shell could not set up the terminal (%v); `fakecraft run PROGRAM` prints a transcript instead", err)}
 	}
 	defer func() { _ = restore() }()
-	if w, h, err := console.Size(fd); err == nil && (w < computer.TermWidth || h < computer.TermHeight) {
+	cols, rows, err := console.Size(fd)
+	if err == nil && cols > 0 && rows > 0 && (cols < computer.TermWidth || rows < computer.TermHeight) {
 		fmt.Fprintf(e.stderr, "fakecraft: this terminal is %dx%d; the computer's screen needs %dx%d\r\n",
-			w, h, computer.TermWidth, computer.TermHeight)
+			cols, rows, computer.TermWidth, computer.TermHeight)
 	}
 
-	if _, err := e.stdout.Write(console.Start()); err != nil {
+	if _, err := out.Write(console.Start()); err != nil {
 		return err
 	}
-	defer func() { _, _ = e.stdout.Write(console.Stop()) }()
-	con := console.New(tty, e.stdout, s.colourMode())
+	defer func() { _, _ = out.Write(console.Stop()) }()
+	con := console.New(tty, out, s.colourMode())
 	defer con.Close()
-	stopResize := console.NotifyResize(con.Redraw)
+	con.Resize(cols, rows) // 0x0 when unknown: drawn whole
+	stopResize := console.NotifyResize(func() {
+		cols, rows, _ := console.Size(fd)
+		con.Resize(cols, rows)
+	})
 	defer stopResize()
 
 	opts, w, err := s.enter(opts)
@@ -89,11 +94,31 @@ func (s *ShellCmd) Run(e *env) error {
 	_, err = runShown(ctx, con, opts)
 	switch {
 	case errors.Is(err, computer.ErrTimeLimit):
-		return timeLimitReached(s.TimeLimit)
+		return stopped(ctx, s.TimeLimit)
 	case err != nil:
 		return &exitError{code: ExitFailed, msg: err.Error()}
 	}
 	return nil
+}
+
+// terminal is the keyboard and the screen of `fakecraft shell`: stdin and stdout must be
+// a terminal that understands ANSI escape sequences (cursor addressing, colours, the
+// alternate screen). Otherwise the player would type blind (stdout a file or a pipe) or
+// see the sequences as text (TERM=dumb, as in an Emacs shell buffer): one line says so.
+func terminal(e *env) (in, out *os.File, err error) {
+	const instead = "; `fakecraft run PROGRAM` prints a transcript instead"
+	in, ok := e.stdin.(*os.File)
+	if !ok || !console.IsTerminal(int(in.Fd())) {
+		return nil, nil, &exitError{code: ExitUsage, msg: "shell needs a terminal on stdin, not a pipe or a file" + instead}
+	}
+	out, ok = e.stdout.(*os.File)
+	if !ok || !console.IsTerminal(int(out.Fd())) {
+		return nil, nil, &exitError{code: ExitUsage, msg: "shell draws the computer's screen on stdout, which is not a terminal" + instead}
+	}
+	if os.Getenv("TERM") == "dumb" {
+		return nil, nil, &exitError{code: ExitUsage, msg: "shell needs a terminal that understands ANSI escape sequences, and TERM is dumb" + instead}
+	}
+	return in, out, nil
 }
 
 // runShown runs the machine with the console following each computer it boots; the

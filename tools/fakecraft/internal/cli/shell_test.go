@@ -28,6 +28,7 @@ type ptyShell struct {
 	t       *testing.T
 	ctx     context.Context
 	ptmx    *os.File
+	tty     *os.File // the terminal side, fakecraft's stdin and stdout
 	screen  *consoletest.Screen
 	status  chan int
 	ended   chan struct{} // closed when fakecraft shell has returned
@@ -37,13 +38,20 @@ type ptyShell struct {
 
 func startShell(t *testing.T, args ...string) *ptyShell {
 	t.Helper()
+	return startShellSized(t, 80, 24, args...)
+}
+
+// startShellSized is startShell in a terminal of cols x rows.
+func startShellSized(t *testing.T, cols, rows int, args ...string) *ptyShell {
+	t.Helper()
+	t.Setenv("TERM", "xterm-256color") // whatever the test's own terminal is
 	master, slave, err := pty.Open()
 	require.NoError(t, err)
 	ptmx, tty := pollable(t, master), pollable(t, slave)
-	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 80, Rows: 24}))
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}))
 	ctx, cancel := context.WithTimeout(context.Background(), shellTimeout)
 	s := &ptyShell{
-		t: t, ctx: ctx, ptmx: ptmx, screen: consoletest.NewScreen(80, 24),
+		t: t, ctx: ctx, ptmx: ptmx, tty: tty, screen: consoletest.NewScreen(cols, rows),
 		status: make(chan int, 1), ended: make(chan struct{}), stderr: &fakecrafttest.Output{}, readEnd: make(chan struct{}),
 	}
 	go func() {
@@ -298,15 +306,69 @@ func TestShellHelpViewer(t *testing.T) {
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
 
+// TestShellInASmallTerminal: a terminal smaller than the computer's 51x19 shows the screen's
+// top left corner, each row cut at the terminal's edge, and says on stderr what it needs.
+// The rows used to be drawn whole: past the edge they wrapped onto the next row and, at
+// the bottom, scrolled the terminal, garbling it.
+func TestShellInASmallTerminal(t *testing.T) {
+	s := startShellSized(t, 20, 5, "--root", shellRepo(t), "--no-autostart")
+	s.waitPrompt(">")
+	s.typeText("id\r")
+	s.waitText("This is computer #0")
+	s.typeText("label set a-label-longer-than-the-terminal\r")
+	s.waitFor("the label's line cut at the edge", func(screen string) bool {
+		return screen == "CraftOS 1.9\n> id\nThis is computer #0\n> label set a-label-\nComputer label set t"
+	})
+	s.typeText("\x13\x13")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+	assert.Equal(t, "fakecraft: this terminal is 20x5; the computer's screen needs 51x19\r\n", s.stderr.String())
+}
+
+// TestShellNeedsATerminal: stdin and stdout must be a terminal that understands ANSI
+// escape sequences, else one line says so and names `fakecraft run`. stdout a file left the
+// player typing blind; TERM=dumb filled the screen with escape sequences; stdin a pipe said
+// `fakecraft: fakecraft shell needs a terminal on stdin (not a terminal: inappropriate ioctl
+// for device)`.
 func TestShellNeedsATerminal(t *testing.T) {
+	root := shellRepo(t)
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	defer r.Close()
 	defer w.Close()
-	var out, errOut bytes.Buffer
-	code := MainWithInput([]string{"shell", "--root", shellRepo(t)}, r, &out, &errOut)
-	assert.Equal(t, ExitUsage, code)
-	assert.Contains(t, errOut.String(), "fakecraft shell needs a terminal on stdin")
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	master, slave := pollable(t, ptmx), pollable(t, tty)
+	defer master.Close()
+	defer slave.Close()
+	file, err := os.Create(filepath.Join(t.TempDir(), "screen.txt"))
+	require.NoError(t, err)
+	defer file.Close()
+	const instead = "; `fakecraft run PROGRAM` prints a transcript instead\n"
+	for _, tc := range []struct {
+		name    string
+		in, out *os.File
+		term    string
+		want    string
+	}{
+		{"stdin a pipe", r, slave, "xterm-256color", "fakecraft: shell needs a terminal on stdin, not a pipe or a file" + instead},
+		{"stdout a file", slave, file, "xterm-256color", "fakecraft: shell draws the computer's screen on stdout, which is not a terminal" + instead},
+		{"TERM=dumb", slave, slave, "dumb", "fakecraft: shell needs a terminal that understands ANSI escape sequences, and TERM is dumb" + instead},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("TERM", tc.term)
+			var errOut bytes.Buffer
+			// The time limit ends a shell that started anyway.
+			code := MainWithInput([]string{"shell", "--root", root, "--no-autostart", "--time-limit", "20s"}, tc.in, tc.out, &errOut)
+			assert.Equal(t, ExitUsage, code)
+			assert.Equal(t, tc.want, errOut.String())
+		})
+	}
+	mode, err := unix.IoctlGetTermios(int(slave.Fd()), unix.TCGETS)
+	require.NoError(t, err)
+	assert.NotZero(t, mode.Lflag&unix.ECHO, "the terminal was left as it was")
+	info, err := file.Stat()
+	require.NoError(t, err)
+	assert.Zero(t, info.Size(), "nothing drawn into the file")
 }
 
 // TestShellBareComputerReboots: a bare computer's own shell at the keyboard; `reboot`
