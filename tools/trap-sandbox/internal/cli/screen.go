@@ -33,13 +33,15 @@ type ScreenCmd struct {
 // Run shows the screen until the computer goes away, the terminal's input ends, or Ctrl-S is
 // held (as fakecraft shell's shutdown, here: leave; the computer stays on).
 func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
+	// A pipe or a file on stdin gets one line, not the ioctl's errno.
+	notATerminal := fmt.Errorf("trap-sandbox screen needs a terminal on stdin, not a pipe or a file; `trap-sandbox request %s screen.read` reads the screen once", c.TraposID)
 	tty, ok := in.Reader.(*os.File)
 	if !ok {
-		return errors.New("trap-sandbox screen needs a terminal on stdin")
+		return notATerminal
 	}
 	restore, err := console.MakeRaw(int(tty.Fd()))
 	if err != nil {
-		return fmt.Errorf("trap-sandbox screen needs a terminal on stdin (%v); `trap-sandbox request %s screen.read` reads it once", err, c.TraposID)
+		return notATerminal
 	}
 	defer func() { _ = restore() }()
 	// Drawn in a smaller terminal, the screen would be cut and the rest wrapped over it.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -147,6 +148,22 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	assert.ErrorContains(t, err, "not_connected", "a terminal of the screen's size opens the stream")
 	assert.Equal(t, int32(1), streams.Load())
+}
+
+// TestTheScreenViewerNeedsATerminal: a pipe or a reader on stdin gets one line naming the
+// way to read the screen without a terminal, not the ioctl's errno.
+func TestTheScreenViewerNeedsATerminal(t *testing.T) {
+	c := &ScreenCmd{APIFlags: APIFlags{URL: "http://127.0.0.1:1"}, TraposID: "7:kitchen", Colours: "256"}
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	const want = "trap-sandbox screen needs a terminal on stdin, not a pipe or a file; `trap-sandbox request 7:kitchen screen.read` reads the screen once"
+	for _, in := range []io.Reader{r, strings.NewReader("ls\n")} {
+		err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{in})
+		require.Error(t, err)
+		assert.Equal(t, want, err.Error())
+	}
 }
 
 // TestTheScreenViewerMapsTextByTheRule: the stream's rows and the terminal's typed bytes cross
