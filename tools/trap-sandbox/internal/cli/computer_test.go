@@ -207,3 +207,19 @@ func TestJSONShowsTextAsTyped(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "{\n  \"label\": \"\\u009b[2J\"\n}\n", out, "request prints JSON")
 }
+
+// A computer's error code is a short word; one that is not (a hostile computer's 3 000 bytes)
+// is cut in the one line the operator reads, as the gateway's log cuts a computer's strings.
+func TestALongErrorCodeIsCut(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSRead {
+			return &protocol.Error{Code: protocol.Code("\u001b[2J" + strings.Repeat("E", 3000)), Message: "gone", ByComputer: true}
+		}
+		return nil
+	}
+	base := serveDisk(t, d)
+	_, err := runClient(t, "cat", "--url", base, "7:", "/x")
+	assert.EqualError(t, err, `computer 7: cat /x: the computer answered \x1b[2J`+strings.Repeat("E", 60)+`…(cut, 3004 bytes): gone`)
+}

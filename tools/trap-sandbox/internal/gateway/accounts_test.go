@@ -213,3 +213,29 @@ func TestFollowRevocationsClosesWhatTheStoreLists(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"bob", LocalAccount}, accountsLeft, "bob's computer stays, and the shared password's")
 }
+
+// TestAWrongCredentialIsRefusedAsACredential: a credential the gateway does not know is
+// answered as one, naming where credentials are listed, and never points at SANDBOX_PASSWORD
+// on a gateway that has none set.
+func TestAWrongCredentialIsRefusedAsACredential(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	alice, _, err := accounts.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	for _, password := range []string{"", "pw"} {
+		h := newHarness(t, Config{Password: password, Accounts: accounts}, nil)
+		c := h.dial(t, "7:")
+		resp := c.hello(alice + " ")
+		require.False(t, resp.OK, "password %q", password)
+		assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+		assert.Contains(t, resp.Error.Message, "not a computer credential of this gateway", "password %q", password)
+		assert.Contains(t, resp.Error.Message, "trap-sandbox credentials list", "password %q", password)
+		if password == "" {
+			assert.NotContains(t, resp.Error.Message, "SANDBOX_PASSWORD", "no password is set")
+		} else {
+			assert.Contains(t, resp.Error.Message, "nor SANDBOX_PASSWORD")
+		}
+		c.expectClose(CloseUnauthorized, "unauthorized")
+	}
+}

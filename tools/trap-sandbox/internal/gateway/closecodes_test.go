@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 )
 
@@ -22,4 +24,29 @@ func TestMadeUpCloseCodesShareOneMetricLabel(t *testing.T) {
 		require.Eventually(t, func() bool { return testutil.ToFloat64(m.closes.WithLabelValues("other")) == float64(i+1) }, waitLimit, testkit.Poll, "the close to be counted")
 	}
 	assert.Equal(t, 1, testutil.CollectAndCount(m.closes), "one series, other")
+}
+
+// A frame that breaks RFC 6455 is closed 1002 (the WebSocket library sends the close frame),
+// and the gateway says so: logged and counted as 1002 by the gateway, not as a peer's 1006.
+// An oversized frame, whose 1009 the library sends too, is logged as the gateway's as well.
+func TestAFrameThatBreaksTheWebSocketProtocolIsClosedAndCounted1002(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{Metrics: m}, nil)
+	bystander := h.connect(t, "1:", "")
+	c := h.connect(t, "2:", "")
+	// A masked text frame with RSV1 set (no extension was negotiated): FIN|RSV1|text, "x".
+	_, err := c.conn.NetConn().Write([]byte{0xC1, 0x81, 1, 2, 3, 4, 'x' ^ 1})
+	require.NoError(t, err)
+	c.expectClose(websocket.CloseProtocolError, "RSV1 set")
+	require.Eventually(t, func() bool { return testutil.ToFloat64(m.closes.WithLabelValues("1002")) == 1 }, waitLimit, testkit.Poll, "the close to be counted as 1002")
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "traposId=2: code=1002 byGateway=true") }, waitLimit, testkit.Poll, "the disconnect to be logged as the gateway's 1002")
+	assert.Contains(t, h.logs.String(), `reason="protocol error: RSV1 set"`)
+
+	big := h.connect(t, "3:", "")
+	require.NoError(t, big.conn.WriteMessage(websocket.TextMessage, []byte(strings.Repeat("x", protocol.MaxFrameBytes+1))))
+	big.expectClose(websocket.CloseMessageTooBig, "")
+	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "traposId=3: code=1009 byGateway=true") }, waitLimit, testkit.Poll, "the disconnect to be logged as the gateway's 1009")
+
+	bystander.request("p", protocol.TypeProbeGateway, nil)
+	assert.True(t, bystander.read().OK)
 }

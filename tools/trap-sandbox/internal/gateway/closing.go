@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"strings"
 
 	"github.com/gorilla/websocket"
 
@@ -115,23 +116,45 @@ func (s *Session) finishWrites() {
 	_ = s.conn.SetReadDeadline(s.realNow().Add(grace))
 }
 
-// closeCodeOf names the close code behind a read error, for logs: the peer's close code, 1009
-// for an oversized frame, 1006 when the connection just ended (what CC's close() does).
-func closeCodeOf(err error) int {
+// closedOnReadError records why the reader ended: the peer's close code, 1006 when the
+// connection just ended (what CC's close() does), or the close the WebSocket library itself
+// sent for a frame it refused: 1009 for an oversized frame, 1002 for one that breaks RFC 6455
+// (unmasked, a reserved bit or opcode, a control frame too long or fragmented, a continuation
+// without a start, a bad close code). Those two are the gateway's closes (it sent the frame),
+// so they are logged byGateway=true, with no second close frame.
+func (s *Session) closedOnReadError(err error) {
 	var ce *websocket.CloseError
+	var netErr net.Error
 	switch {
 	case errors.As(err, &ce):
-		return ce.Code
+		s.closedByPeer(ce.Code)
 	case errors.Is(err, websocket.ErrReadLimit):
-		return CloseTooBig
+		s.closedByLibrary(CloseTooBig, "frame too big")
+	case err != nil && !errors.As(err, &netErr) && !errors.Is(err, errReaderFailed) &&
+		strings.HasPrefix(err.Error(), protocolErrorPrefix):
+		// gorilla's handleProtocolError: it wrote close 1002 with this text as the reason.
+		s.closedByLibrary(websocket.CloseProtocolError, "protocol error: "+strings.TrimPrefix(err.Error(), protocolErrorPrefix))
 	default:
-		return websocket.CloseAbnormalClosure
+		s.closedByPeer(websocket.CloseAbnormalClosure)
+	}
+}
+
+// protocolErrorPrefix starts the errors gorilla/websocket returns after closing 1002.
+const protocolErrorPrefix = "websocket: "
+
+// closedByLibrary records a close whose frame the WebSocket library already sent: the
+// gateway's close, without a frame of its own.
+func (s *Session) closedByLibrary(code int, reason string) {
+	if s.beginClose(code, reason, false) {
+		s.mu.Lock()
+		s.closeFrameSent = true
+		s.mu.Unlock()
 	}
 }
 
 func (s *Session) logDisconnect(readErr error) {
 	s.mu.Lock()
-	code, reason, byGateway, authenticated, key := s.closeCode, s.closeReason, s.sendClose, s.authenticated, s.key
+	code, reason, byGateway, authenticated, key := s.closeCode, s.closeReason, s.sendClose || s.closeFrameSent, s.authenticated, s.key
 	s.mu.Unlock()
 	attrs := []any{"code", code, "byGateway", byGateway}
 	if reason != "" {

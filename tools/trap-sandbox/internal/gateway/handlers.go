@@ -315,7 +315,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
 		hold := s.gw.limits.helloFailed(s.remoteAddr)
 		if hold.delay <= 0 {
-			s.refuseSecret(f)
+			s.refuseSecret(f, secret)
 			return
 		}
 		// Past the address's or the gateway's burst of failures the answer waits: answered
@@ -329,7 +329,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 			defer timer.Stop()
 			select {
 			case <-timer.C():
-				s.refuseSecret(f)
+				s.refuseSecret(f, secret)
 			case <-s.ctx.Done():
 			}
 		}()
@@ -398,10 +398,20 @@ type helloAnswer struct {
 	LivenessMs int64 `json:"livenessMs"`
 }
 
-// refuseSecret answers a wrong-secret hello and closes the socket with 4001.
-func (s *Session) refuseSecret(f protocol.Frame) {
-	s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
-		"wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"))
+// refuseSecret answers a wrong-secret hello and closes the socket with 4001. A secret shaped
+// like a computer credential (tsc_…) is refused as one: its fix is the credentials list, not
+// SANDBOX_PASSWORD, which may not even be set.
+func (s *Session) refuseSecret(f protocol.Frame, secret string) {
+	msg := "wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"
+	if s.gw.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
+		nor := ""
+		if s.gw.cfg.Password != "" {
+			nor = " nor SANDBOX_PASSWORD"
+		}
+		msg = "wrong secret: not a computer credential of this gateway" + nor +
+			" (check the computer's sandbox.password against trap-sandbox credentials list, or link it again: sandbox link)"
+	}
+	s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", msg))
 	s.closeByGateway(CloseUnauthorized, "unauthorized")
 }
 

@@ -202,7 +202,7 @@ func (m *Metrics) closed(code int) {
 func closeCodeLabel(code int) string {
 	switch code {
 	case websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived,
-		websocket.CloseAbnormalClosure, websocket.ClosePolicyViolation, websocket.CloseMessageTooBig,
+		websocket.CloseAbnormalClosure, websocket.CloseProtocolError, websocket.ClosePolicyViolation, websocket.CloseMessageTooBig,
 		websocket.CloseInternalServerErr, websocket.CloseTryAgainLater,
 		CloseUnauthorized, CloseNoHello, CloseReplaced, CloseUnresponsive, CloseRevoked:
 		return strconv.Itoa(code)

@@ -84,6 +84,9 @@ type Session struct {
 	closeCode     int    // code of the close frame to send, or the peer's code for logs
 	closeReason   string // reason of the close frame to send
 	sendClose     bool   // whether the writer must send a close frame
+	// closeFrameSent: the WebSocket library already sent the close frame (1002, 1009): the
+	// gateway's close all the same.
+	closeFrameSent bool
 }
 
 func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, adm *admission) *Session {
@@ -163,8 +166,8 @@ func (s *Session) run() {
 	s.startLiveness()
 
 	readErr := s.readLoopRecovered()
-	// If the gateway started the close, this keeps its code; otherwise the peer's is recorded.
-	s.closedByPeer(closeCodeOf(readErr))
+	// If the gateway started the close, this keeps its code; otherwise the reader's end is recorded.
+	s.closedOnReadError(readErr)
 
 	<-s.finished
 	s.stopLiveness() // after it no idle probe starts, so handlers.Wait cannot race an Add

@@ -26,6 +26,7 @@ import (
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // Handlers is the table the module registers into; *gateway.Gateway implements it.
@@ -283,6 +284,9 @@ func rawID(id string) json.RawMessage {
 	return b
 }
 
+// updateShape is screen.update's payload, as a refusal shows it.
+const updateShape = `{watchId, seq, width, height, colour, cursor: {x, y, blink}, rows: {"<y>": {text, fg, bg}}, palette?, fg?, bg?}`
+
 // update is screen.update's payload.
 type update struct {
 	WatchID json.RawMessage `json:"watchId"`
@@ -305,7 +309,9 @@ var ErrGone = fmt.Errorf("the computer disconnected")
 func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
 	var u update
 	if err := json.Unmarshal(payload, &u); err != nil {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: %v", err)
+		// The field and what it must be, in the protocol's words (server.BodyError's, the
+		// API's one wording), never the Go type it is decoded into.
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update's payload: %s", server.BodyError(err, updateShape, nil))
 	}
 	if len(u.WatchID) == 0 {
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: watchId is missing")

@@ -207,3 +207,19 @@ func TestAComputerOnAnotherReplicaIsNotWatchedHere(t *testing.T) {
 	require.NoError(t, err)
 	v.Close()
 }
+
+// A screen.update whose field has the wrong JSON kind is refused naming the field and what it
+// must be, in the protocol's words, never the Go type it is decoded into.
+func TestAnUpdateWithAFieldOfTheWrongKindNamesTheField(t *testing.T) {
+	m, _ := standIn(t)
+	for bad, want := range map[string]string{
+		`{"watchId":1,"width":1e9,"height":2}`:          `screen.update's payload: "width" must be a whole number (got a number 1e9)`,
+		`{"watchId":1,"width":3,"height":2,"rows":"x"}`: `screen.update's payload: "rows" must be an object (got a string)`,
+	} {
+		_, err := m.handleUpdate(t.Context(), from, json.RawMessage(bad))
+		assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), want, bad)
+		assert.NotContains(t, err.Error(), "Go struct", bad)
+	}
+}
