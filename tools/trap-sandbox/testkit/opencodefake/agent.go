@@ -213,6 +213,13 @@ func namedError(name, message string) map[string]any {
 	return map[string]any{"name": name, "data": map[string]any{"message": message}}
 }
 
+// unknownError is the real server's answer to what it did not expect (a bare 500): the
+// reason is only in its log, under ref.
+func unknownError() map[string]any {
+	return map[string]any{"name": "UnknownError", "data": map[string]any{
+		"message": "Unexpected server error. Check server logs for details.", "ref": "err_fake"}}
+}
+
 // instanceFor returns the instance of the request's directory, starting it on first use: it
 // reads the directory's opencode.json and connects its trap-sandbox MCP server, once.
 //
@@ -820,21 +827,30 @@ func (a *Agent) replyAsk(w http.ResponseWriter, r *http.Request) {
 		Reply   string `json:"reply"`
 		Message string `json:"message"`
 	}
-	if json.NewDecoder(r.Body).Decode(&body) != nil || (body.Reply != "once" && body.Reply != "always" && body.Reply != "reject") {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{"message": "Invalid reply", "kind": "Payload"}})
+	if json.NewDecoder(r.Body).Decode(&body) != nil {
+		writeJSON(w, http.StatusInternalServerError, unknownError())
+		return
+	}
+	if body.Reply != "once" && body.Reply != "always" && body.Reply != "reject" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{
+			"message": fmt.Sprintf("Expected \"once\" | \"always\" | \"reject\", got %q\n  at [\"reply\"]", body.Reply), "kind": "Payload"}})
+		return
+	}
+	id := r.PathValue("id")
+	a.mu.Lock()
+	k := a.asks[id]
+	delete(a.asks, id)
+	a.mu.Unlock()
+	if k == nil { // never asked, or answered already
+		writeJSON(w, http.StatusNotFound, map[string]any{"_tag": "PermissionNotFoundError", "requestID": id,
+			"message": "Permission request not found: " + id})
 		return
 	}
 	if body.Reply == "always" {
 		a.always.Add(1)
 	}
-	a.mu.Lock()
-	k := a.asks[r.PathValue("id")]
-	delete(a.asks, r.PathValue("id"))
-	a.mu.Unlock()
-	if k != nil {
-		k.reply <- askReply{body.Reply, body.Message}
-		a.emit("", "permission.replied", map[string]any{"sessionID": k.session, "requestID": k.id, "reply": body.Reply})
-	}
+	k.reply <- askReply{body.Reply, body.Message}
+	a.emit("", "permission.replied", map[string]any{"sessionID": k.session, "requestID": k.id, "reply": body.Reply})
 	writeJSON(w, http.StatusOK, true)
 }
 
