@@ -269,6 +269,13 @@ func (c *client) ensureMCP(ctx context.Context) error {
 		return nil
 	}
 	if err := c.call(ctx, http.MethodPost, "/mcp/"+MCPName+"/connect", nil, nil, nil); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+			// McpServerNotFoundError: the instance's config has no such server (opencode reads
+			// the directory's opencode.json when the instance starts, on its own host).
+			return fmt.Errorf("opencode has no %s MCP server for %s (it read %s before the gateway wrote it, or runs on another host): restart opencode on the gateway's host",
+				MCPName, c.dir, ConfigFile)
+		}
 		return err
 	}
 	all = nil

@@ -31,3 +31,16 @@ func TestReplyToAnUnknownAskNamesIt(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "opencode answered HTTP 404 (PermissionNotFoundError: Permission request not found: per_nope)", err.Error())
 }
+
+// TestEnsureMCPNamesAMissingConfig: when the directory's instance has no trap-sandbox MCP
+// server (its opencode.json lacks it, or opencode runs on another host and never read it),
+// opencode answers the connect with 404 McpServerNotFoundError; the computer is told where
+// the server should have been configured, not a bare status.
+func TestEnsureMCPNamesAMissingConfig(t *testing.T) {
+	dir := t.TempDir() // no opencode.json
+	c := fakeClient(t, dir)
+	err := c.ensureMCP(context.Background())
+	require.Error(t, err)
+	assert.Equal(t, "opencode has no trap-sandbox MCP server for "+dir+
+		" (it read opencode.json before the gateway wrote it, or runs on another host): restart opencode on the gateway's host", err.Error())
+}

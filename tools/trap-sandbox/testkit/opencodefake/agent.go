@@ -341,7 +341,8 @@ func (a *Agent) mcpStatus(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) mcpConnect(w http.ResponseWriter, r *http.Request) {
 	in := a.instanceFor(r)
 	if r.PathValue("name") != "trap-sandbox" || in.mcpURL == "" {
-		writeJSON(w, http.StatusNotFound, namedError("McpServerNotFoundError", "MCP server not found: "+r.PathValue("name")))
+		writeJSON(w, http.StatusNotFound, map[string]any{"_tag": "McpServerNotFoundError", "name": r.PathValue("name"),
+			"message": "MCP server not found: " + r.PathValue("name")})
 		return
 	}
 	a.connect(r.Context(), in)
