@@ -15,9 +15,11 @@ package opencodefake
 // twice in a row after an error or an abort.
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -378,18 +380,12 @@ func (a *Agent) listSessions(w http.ResponseWriter, r *http.Request) {
 
 func (a *Agent) createSession(w http.ResponseWriter, r *http.Request) {
 	in := a.instanceFor(r)
-	var body map[string]json.RawMessage
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		body = map[string]json.RawMessage{}
-	}
-	for k := range body {
-		switch k {
-		case "title", "permission", "agent", "model", "parentID", "metadata":
-		default: // additionalProperties: false
-			writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{
-				"message": "Unexpected key\n  at [\"" + k + "\"]", "kind": "Payload"}})
-			return
-		}
+	// A body that is not JSON is a 400 with only a tag; an unknown key is ignored (the spec
+	// says additionalProperties: false, but 1.18.33 creates the session anyway).
+	body := map[string]json.RawMessage{}
+	if data, _ := io.ReadAll(r.Body); len(bytes.TrimSpace(data)) > 0 && json.Unmarshal(data, &body) != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"_tag": "BadRequest"})
+		return
 	}
 	s := &Session{ID: a.nextID("ses"), Slug: "quiet-garden", ProjectID: "global", Directory: in.dir, Version: Version,
 		Permission: []Rule{}}
@@ -407,7 +403,7 @@ func (a *Agent) createSession(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) session(w http.ResponseWriter, r *http.Request) *Session {
 	id := r.PathValue("id")
 	if !strings.HasPrefix(id, "ses") {
-		writeJSON(w, http.StatusInternalServerError, namedError("UnknownError", "Unexpected server error. Check server logs for details."))
+		writeJSON(w, http.StatusInternalServerError, unknownError())
 		return nil
 	}
 	a.mu.Lock()
@@ -436,17 +432,22 @@ func (a *Agent) deleteSession(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// abortSession answers true for any ses_ id, a session it does not know (or deleted) too, as
+// opencode 1.18.33 does; an id without the prefix is its bare 500.
 func (a *Agent) abortSession(w http.ResponseWriter, r *http.Request) {
-	if s := a.session(w, r); s != nil {
-		a.aborts.Add(1)
-		a.mu.Lock()
-		if s.abort != nil {
-			s.abort()
-		}
-		a.mu.Unlock()
-		a.abortOnce.Do(func() { close(a.abortSeen) }) // after the abort took effect (or not)
-		writeJSON(w, http.StatusOK, true)
+	id := r.PathValue("id")
+	if !strings.HasPrefix(id, "ses") {
+		writeJSON(w, http.StatusInternalServerError, unknownError())
+		return
 	}
+	a.aborts.Add(1)
+	a.mu.Lock()
+	if s := a.sessions[id]; s != nil && s.abort != nil {
+		s.abort()
+	}
+	a.mu.Unlock()
+	a.abortOnce.Do(func() { close(a.abortSeen) }) // after the abort took effect (or not)
+	writeJSON(w, http.StatusOK, true)
 }
 
 // promptBody is a prompt's body.
@@ -575,8 +576,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 		failed = true
 		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": namedError("UnknownError",
 			"Model not found: "+model+". Did you mean: "+strings.Join(a.models, ", ")+"?")})
-		return turnResult{status: http.StatusInternalServerError, body: map[string]any{"name": "UnknownError", "data": map[string]any{
-			"message": "Unexpected server error. Check server logs for details.", "ref": "err_fake"}}}
+		return turnResult{status: http.StatusInternalServerError, body: unknownError()}
 	}
 	t := &Turn{a: a, in: in, s: s, ctx: ctx, prompt: text, system: body.System, model: model, rules: rules, parentID: userID}
 	t.newMessage()
@@ -908,7 +908,9 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
 		a.mu.Unlock()
 	}()
 	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("x-accel-buffering", "no")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header()["x-accel-buffering"] = []string{"no"} // in lower case, as sent
 	flusher, _ := w.(http.Flusher)
 	write := func(data []byte) bool {
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -59,6 +60,11 @@ func (c agentClient) stream(ctx context.Context, path string) <-chan map[string]
 	req.SetBasicAuth(DefaultUsername, password)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(c.t, err)
+	// The headers opencode 1.18.33 sends on both streams.
+	assert.Equal(c.t, "text/event-stream", resp.Header.Get("Content-Type"))
+	assert.Equal(c.t, "no-cache, no-transform", resp.Header.Get("Cache-Control"))
+	assert.Equal(c.t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+	assert.Equal(c.t, "no", resp.Header.Get("X-Accel-Buffering"))
 	ch := make(chan map[string]any, 1024)
 	go func() {
 		defer resp.Body.Close()
@@ -121,7 +127,24 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	next(t, ev, "server.connected")
 
 	status, body := c.call(http.MethodPost, "/session", map[string]any{"title": "x", "bogus": 1})
-	assert.Equal(t, http.StatusBadRequest, status, "extra keys are rejected")
+	assert.Equal(t, http.StatusOK, status, "1.18.33 ignores an unknown key: %v", body)
+	req, err := http.NewRequest(http.MethodPost, c.url+"/session?directory="+c.dir, strings.NewReader("notjson"))
+	require.NoError(t, err)
+	req.SetBasicAuth(DefaultUsername, password)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.JSONEq(t, `{"_tag":"BadRequest"}`, string(raw), "a body that is not JSON")
+	// An abort of a session opencode does not know answers true; an id that is not a
+	// session's, its bare 500.
+	status, body = c.call(http.MethodPost, "/session/ses_nope/abort", nil)
+	assert.Equal(t, http.StatusOK, status, "%v", body)
+	status, body = c.call(http.MethodPost, "/session/nope/abort", nil)
+	assert.Equal(t, http.StatusInternalServerError, status)
+	assert.Equal(t, "err_fake", body["data"].(map[string]any)["ref"])
 	status, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t 1:a main",
 		"permission": []map[string]string{{"permission": "*", "pattern": "*", "action": "deny"},
 			{"permission": "trap-sandbox_ping", "pattern": "*", "action": "ask"}}})
