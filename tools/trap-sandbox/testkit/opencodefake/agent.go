@@ -12,7 +12,7 @@ package opencodefake
 // carry no arguments (the tool part with the input comes right after the ask); replies
 // once/reject (with and without a message)/always (instance-wide); abort; retries; a
 // provider that stalls; a second prompt on a busy session queued, not refused; session.idle
-// twice in a row after an error or an abort.
+// twice in a row after an error or an abort; an event stream that closes mid-turn (DropStreams).
 
 import (
 	"bytes"
@@ -126,6 +126,7 @@ type subscriber struct {
 	dir    string
 	global bool // /global/event: every directory's events, wrapped
 	ch     chan []byte
+	drop   chan struct{} // closed by DropStreams: the stream ends
 }
 
 // Agent adds the conversation routes to the fake, the model scripted by model; models are
@@ -709,6 +710,9 @@ func (t *Turn) FailProvider(message string, status int) {
 		"responseBody": `{"error":"bad key sk-SECRET-echoed"}`}}
 }
 
+// DropStreams ends every open event stream in the middle of the turn (Agent.DropStreams).
+func (t *Turn) DropStreams() { t.a.DropStreams() }
+
 // Stall waits as a provider that accepted and sends nothing does: until the turn is aborted.
 func (t *Turn) Stall() { <-t.ctx.Done() }
 
@@ -895,7 +899,7 @@ const heartbeatEvery = 10 * time.Second
 // directory's, starting none; each frame, server.connected and heartbeats too, wrapped in
 // {"payload"}, as opencode 1.18.33 sends them).
 func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
-	sub := &subscriber{global: r.URL.Path == "/global/event", ch: make(chan []byte, 1<<14)}
+	sub := &subscriber{global: r.URL.Path == "/global/event", ch: make(chan []byte, 1<<14), drop: make(chan struct{})}
 	if !sub.global {
 		sub.dir = a.instanceFor(r).dir
 	}
@@ -944,8 +948,22 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-r.Context().Done():
 			return
+		case <-sub.drop:
+			return
 		case <-a.srv.released:
 			return
 		}
+	}
+}
+
+// DropStreams ends every event stream open now, as opencode's stream sometimes closes
+// mid-turn (anomalyco/opencode#38458): the events until a client opens a new one are lost
+// to it, the turn goes on, and the sync prompt's reply still carries the answer.
+func (a *Agent) DropStreams() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for sub := range a.subs {
+		delete(a.subs, sub)
+		close(sub.drop)
 	}
 }
