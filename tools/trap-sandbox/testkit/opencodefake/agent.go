@@ -585,7 +585,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	a.model(t)
 	a.running.Add(-1)
 	provider, modelID, _ := strings.Cut(model, "/")
-	info := map[string]any{"id": t.messageID, "role": "assistant", "parentID": userID, "modelID": modelID,
+	info := map[string]any{"id": t.msgID(), "role": "assistant", "parentID": userID, "modelID": modelID,
 		"providerID": provider, "finish": "stop"}
 	failed = ctx.Err() != nil || t.failure != nil
 	switch {
@@ -616,6 +616,7 @@ type Turn struct {
 	rules    []Rule
 	parentID string
 
+	msgMu     sync.Mutex
 	messageID string
 	lastText  string
 	failure   map[string]any
@@ -637,16 +638,30 @@ func (t *Turn) History() []string {
 }
 
 // Aborted reports whether the turn was aborted; Done is closed then.
-func (t *Turn) Aborted() bool          { return t.ctx.Err() != nil }
-func (t *Turn) Done() <-chan struct{}  { return t.ctx.Done() }
-func (t *Turn) newMessage()            { t.messageID = t.a.nextID("msg"); t.emitMessage() }
+func (t *Turn) Aborted() bool         { return t.ctx.Err() != nil }
+func (t *Turn) Done() <-chan struct{} { return t.ctx.Done() }
+func (t *Turn) newMessage() {
+	id := t.a.nextID("msg")
+	t.msgMu.Lock()
+	t.messageID = id
+	t.msgMu.Unlock()
+	t.emitMessage()
+}
+
+// msgID is the assistant message being written (a model may call tools from several
+// goroutines, as parallel tool calls).
+func (t *Turn) msgID() string {
+	t.msgMu.Lock()
+	defer t.msgMu.Unlock()
+	return t.messageID
+}
 func (t *Turn) emit(typ string, p any) { t.a.emit(t.in.dir, typ, p) }
 func (t *Turn) part(p map[string]any) {
-	p["sessionID"], p["messageID"] = t.s.ID, t.messageID
+	p["sessionID"], p["messageID"] = t.s.ID, t.msgID()
 	t.emit("message.part.updated", map[string]any{"part": p})
 }
 func (t *Turn) emitMessage() {
-	t.emit("message.updated", map[string]any{"info": map[string]any{"id": t.messageID, "sessionID": t.s.ID, "role": "assistant", "parentID": t.parentID}})
+	t.emit("message.updated", map[string]any{"info": map[string]any{"id": t.msgID(), "sessionID": t.s.ID, "role": "assistant", "parentID": t.parentID}})
 }
 func (t *Turn) action(name string) string {
 	action := "ask" // no matching rule
@@ -690,7 +705,7 @@ func (t *Turn) Text(chunks ...string) {
 			return
 		}
 		full += c
-		t.emit("message.part.delta", map[string]any{"sessionID": t.s.ID, "messageID": t.messageID, "partID": id, "field": "text", "delta": c})
+		t.emit("message.part.delta", map[string]any{"sessionID": t.s.ID, "messageID": t.msgID(), "partID": id, "field": "text", "delta": c})
 	}
 	t.part(map[string]any{"id": id, "type": "text", "text": full})
 	t.lastText = full
@@ -763,7 +778,7 @@ func (t *Turn) Tool(name string, input map[string]any) ToolResult {
 		t.a.asks[askID] = pending
 		t.a.mu.Unlock()
 		t.emit("permission.asked", map[string]any{"id": askID, "sessionID": t.s.ID, "permission": name, "patterns": []string{"*"},
-			"metadata": map[string]any{}, "always": []string{"*"}, "tool": map[string]any{"messageID": t.messageID, "callID": callID}})
+			"metadata": map[string]any{}, "always": []string{"*"}, "tool": map[string]any{"messageID": t.msgID(), "callID": callID}})
 		running() // the arguments come right after the ask
 		select {
 		case rep := <-pending.reply:
@@ -854,8 +869,22 @@ func (a *Agent) replyAsk(w http.ResponseWriter, r *http.Request) {
 	if body.Reply == "always" {
 		a.always.Add(1)
 	}
-	k.reply <- askReply{body.Reply, body.Message}
-	a.emit("", "permission.replied", map[string]any{"sessionID": k.session, "requestID": k.id, "reply": body.Reply})
+	rejected := []*ask{k}
+	if body.Reply == "reject" && body.Message == "" {
+		// A plain reject stops the turn: the session's other pending asks are rejected too.
+		a.mu.Lock()
+		for oid, other := range a.asks {
+			if other.session == k.session {
+				delete(a.asks, oid)
+				rejected = append(rejected, other)
+			}
+		}
+		a.mu.Unlock()
+	}
+	for _, k := range rejected {
+		k.reply <- askReply{body.Reply, body.Message}
+		a.emit("", "permission.replied", map[string]any{"sessionID": k.session, "requestID": k.id, "reply": body.Reply})
+	}
 	writeJSON(w, http.StatusOK, true)
 }
 

@@ -5,9 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -108,6 +110,18 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	oc := Start(t, Options{Password: password})
 	oc.Agent(func(tu *Turn) {
 		switch tu.Prompt() {
+		case "two": // two calls at once, both asked
+			var wg sync.WaitGroup
+			results := make([]ToolResult, 2)
+			for i := range results {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					results[i] = tu.Tool("trap-sandbox_ping", map[string]any{"traposId": "1:a"})
+				}()
+			}
+			wg.Wait()
+			tu.Text(fmt.Sprint(results[0].Stopped, results[1].Stopped))
 		case "tool":
 			r := tu.Tool("trap-sandbox_ping", map[string]any{"traposId": "1:a"})
 			tu.Text("after " + r.State + " " + r.Error)
@@ -188,6 +202,23 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status)
 	body = <-done
 	assert.Equal(t, "after error "+RejectFeedbackPrefix+"not yours", body["parts"].([]any)[1].(map[string]any)["text"], "a reject with a message lets the turn go on")
+
+	// A reject without a message stops the turn and rejects the session's other asks too.
+	go func() {
+		_, body := c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "two"}}, "model": model})
+		done <- body
+	}()
+	first, second := next(t, ev, "permission.asked"), next(t, ev, "permission.asked")
+	status, _ = c.call(http.MethodPost, "/permission/"+first["id"].(string)+"/reply", map[string]string{"reply": "reject"})
+	assert.Equal(t, http.StatusOK, status)
+	select {
+	case body = <-done:
+	case <-time.After(10 * time.Second): // a bound for a broken fake, not a wait
+		t.Fatal("the turn did not stop: the second ask still waits")
+	}
+	assert.Equal(t, "true true", body["parts"].([]any)[1].(map[string]any)["text"], "both calls were rejected")
+	status, _ = c.call(http.MethodPost, "/permission/"+second["id"].(string)+"/reply", map[string]string{"reply": "once"})
+	assert.Equal(t, http.StatusNotFound, status, "the second ask is gone")
 
 	// A denied tool fails without an ask.
 	_, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "bash"}}, "model": model})
