@@ -97,15 +97,25 @@ type instance struct {
 	started chan struct{}
 }
 
+// sessionTime is a session's time field, in epoch milliseconds.
+type sessionTime struct {
+	Created int64 `json:"created"`
+	Updated int64 `json:"updated"`
+}
+
 // Session is one fake session.
 type Session struct {
-	ID         string `json:"id"`
-	Slug       string `json:"slug"`
-	ProjectID  string `json:"projectID"`
-	Directory  string `json:"directory"`
-	Title      string `json:"title"`
-	Version    string `json:"version"`
-	Permission []Rule `json:"permission"`
+	ID         string      `json:"id"`
+	Slug       string      `json:"slug"`
+	ProjectID  string      `json:"projectID"`
+	Directory  string      `json:"directory"`
+	Path       string      `json:"path"`
+	Cost       float64     `json:"cost"`
+	Tokens     any         `json:"tokens"`
+	Title      string      `json:"title"`
+	Version    string      `json:"version"`
+	Time       sessionTime `json:"time"`
+	Permission []Rule      `json:"permission,omitempty"` // absent when the session has none
 
 	busy    chan struct{} // closed when the running turn ends; nil when idle
 	abort   context.CancelFunc
@@ -365,13 +375,15 @@ func (a *Agent) closeAll() {
 }
 
 func (a *Agent) listSessions(w http.ResponseWriter, r *http.Request) {
+	// Without ?directory= the list holds every directory's sessions.
+	all := !r.URL.Query().Has("directory")
 	in := a.instanceFor(r)
 	search := r.URL.Query().Get("search")
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := []*Session{}
 	for _, s := range a.sessions {
-		if s.Directory == in.dir && strings.Contains(s.Title, search) {
+		if (all || s.Directory == in.dir) && strings.Contains(s.Title, search) {
 			out = append(out, s)
 		}
 	}
@@ -388,8 +400,10 @@ func (a *Agent) createSession(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]any{"_tag": "BadRequest"})
 		return
 	}
-	s := &Session{ID: a.nextID("ses"), Slug: "quiet-garden", ProjectID: "global", Directory: in.dir, Version: Version,
-		Permission: []Rule{}}
+	now := time.Now().UnixMilli()
+	s := &Session{ID: a.nextID("ses"), Slug: "quiet-garden", ProjectID: "global", Directory: in.dir,
+		Path: strings.TrimPrefix(in.dir, "/"), Version: Version, Time: sessionTime{Created: now, Updated: now},
+		Tokens: map[string]any{"input": 0, "output": 0, "reasoning": 0, "cache": map[string]int{"read": 0, "write": 0}}}
 	_ = json.Unmarshal(body["title"], &s.Title)
 	_ = json.Unmarshal(body["permission"], &s.Permission)
 	if s.Title == "" {

@@ -239,10 +239,22 @@ func TestGlobalEventsCarryEveryDirectory(t *testing.T) {
 	model := map[string]string{"providerID": "p", "modelID": "m"}
 	for _, c := range []agentClient{one, two} {
 		_, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t"})
+		assert.NotContains(t, sess, "permission", "a session made without rules has no permission field")
+		assert.NotZero(t, sess["time"].(map[string]any)["created"])
 		status, _ := c.call(http.MethodPost, "/session/"+sess["id"].(string)+"/message",
 			map[string]any{"parts": []any{map[string]string{"type": "text", "text": c.dir}}, "model": model})
 		require.Equal(t, http.StatusOK, status)
 	}
+	// Without ?directory=, the list holds every directory's sessions.
+	req, err := http.NewRequest(http.MethodGet, oc.URL+"/session", nil)
+	require.NoError(t, err)
+	req.SetBasicAuth(DefaultUsername, password)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var list []Session
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	resp.Body.Close()
+	assert.Len(t, list, 2)
 	seen := map[string]string{}
 	timer := time.NewTimer(10 * time.Second)
 	defer timer.Stop()
