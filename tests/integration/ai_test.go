@@ -224,6 +224,9 @@ func scriptedModel(t *opencodefake.Turn) {
 		t.Text("bash " + r.State)
 	case "stall":
 		t.Stall()
+	case "drop": // the event stream closes before the answer (opencode#38458)
+		t.DropStreams()
+		t.Text("said while the stream was down")
 	case "big":
 		chunks := make([]string, 0, len(bigAnswer)/100)
 		for i := 0; i < len(bigAnswer); i += 100 {
@@ -556,6 +559,22 @@ func TestAgentUnknownModel(t *testing.T) {
 	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
 	require.Len(t, errs, 1)
 	assert.Equal(t, "Model not found: nope/x. Did you mean: fake/m?", errs[0].Message)
+}
+
+// TestAgentEventStreamDropsMidTurn: opencode's event stream closes in the middle of a turn;
+// the answer, which then comes only in the sync prompt's reply, reaches the player whole, and
+// the next question streams again.
+func TestAgentEventStreamDropsMidTurn(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	g := s.gateway(t)
+	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
+	ev := a.follow(t, ctx, a.ask(t, ctx, "drop"), nil)
+	assert.Equal(t, "stop", last(ev).Reason)
+	assert.Equal(t, "said while the stream was down", textOf(ev))
+	ev = a.follow(t, ctx, a.ask(t, ctx, "hello"), nil)
+	assert.Equal(t, "stop", last(ev).Reason)
+	assert.Equal(t, "Hello from the agent (\u00e9 ?)", textOf(ev))
 }
 
 // TestAgentAbortOvertakingItsPrompt: opencode forgets an abort of a session that is not busy

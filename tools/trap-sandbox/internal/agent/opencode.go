@@ -29,9 +29,9 @@ type client struct {
 	http     *http.Client
 }
 
-// apiError is a non-2xx answer from opencode: its status and, when the body is opencode's
-// {"name","data":{"message"}}, that message (never the body itself: a provider's 401 echoes
-// headers and body, keys included).
+// apiError is a non-2xx answer from opencode: its status and, when the body is one of
+// opencode's error objects, its name and message (never the body itself: a provider's 401
+// echoes headers and body, keys included).
 type apiError struct {
 	status  int
 	name    string
@@ -52,6 +52,25 @@ type namedError struct {
 	Data struct {
 		Message string `json:"message"`
 	} `json:"data"`
+}
+
+// errorOf reads the name and message of an opencode error body. opencode 1.18.33 has two
+// shapes: {"name":"NotFoundError","data":{"message":…}} (sessions, prompts) and
+// {"_tag":"PermissionNotFoundError","message":…} (permission replies, MCP servers), where
+// a "name" field, if any, is the thing not found, not the error's name.
+func errorOf(data []byte) (name, message string) {
+	var e struct {
+		Tag     string `json:"_tag"`
+		Message string `json:"message"`
+		namedError
+	}
+	if json.Unmarshal(data, &e) != nil {
+		return "", ""
+	}
+	if e.Tag != "" {
+		return e.Tag, firstLine(e.Message)
+	}
+	return e.Name, firstLine(e.Data.Message)
 }
 
 // Rule is one opencode permission rule.
@@ -130,10 +149,7 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		e := &apiError{status: resp.StatusCode}
-		var ne namedError
-		if json.Unmarshal(data, &ne) == nil {
-			e.name, e.message = ne.Name, firstLine(ne.Data.Message)
-		}
+		e.name, e.message = errorOf(data)
 		return e
 	}
 	if out == nil || resp.StatusCode == http.StatusNoContent {
@@ -253,6 +269,13 @@ func (c *client) ensureMCP(ctx context.Context) error {
 		return nil
 	}
 	if err := c.call(ctx, http.MethodPost, "/mcp/"+MCPName+"/connect", nil, nil, nil); err != nil {
+		var ae *apiError
+		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
+			// McpServerNotFoundError: the instance's config has no such server (opencode reads
+			// the directory's opencode.json when the instance starts, on its own host).
+			return fmt.Errorf("opencode has no %s MCP server for %s (it read %s before the gateway wrote it, or runs on another host): restart opencode on the gateway's host",
+				MCPName, c.dir, ConfigFile)
+		}
 		return err
 	}
 	all = nil

@@ -12,12 +12,14 @@ package opencodefake
 // carry no arguments (the tool part with the input comes right after the ask); replies
 // once/reject (with and without a message)/always (instance-wide); abort; retries; a
 // provider that stalls; a second prompt on a busy session queued, not refused; session.idle
-// twice in a row after an error or an abort.
+// twice in a row after an error or an abort; an event stream that closes mid-turn (DropStreams).
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -95,15 +97,25 @@ type instance struct {
 	started chan struct{}
 }
 
+// sessionTime is a session's time field, in epoch milliseconds.
+type sessionTime struct {
+	Created int64 `json:"created"`
+	Updated int64 `json:"updated"`
+}
+
 // Session is one fake session.
 type Session struct {
-	ID         string `json:"id"`
-	Slug       string `json:"slug"`
-	ProjectID  string `json:"projectID"`
-	Directory  string `json:"directory"`
-	Title      string `json:"title"`
-	Version    string `json:"version"`
-	Permission []Rule `json:"permission"`
+	ID         string      `json:"id"`
+	Slug       string      `json:"slug"`
+	ProjectID  string      `json:"projectID"`
+	Directory  string      `json:"directory"`
+	Path       string      `json:"path"`
+	Cost       float64     `json:"cost"`
+	Tokens     any         `json:"tokens"`
+	Title      string      `json:"title"`
+	Version    string      `json:"version"`
+	Time       sessionTime `json:"time"`
+	Permission []Rule      `json:"permission,omitempty"` // absent when the session has none
 
 	busy    chan struct{} // closed when the running turn ends; nil when idle
 	abort   context.CancelFunc
@@ -124,6 +136,7 @@ type subscriber struct {
 	dir    string
 	global bool // /global/event: every directory's events, wrapped
 	ch     chan []byte
+	drop   chan struct{} // closed by DropStreams: the stream ends
 }
 
 // Agent adds the conversation routes to the fake, the model scripted by model; models are
@@ -211,6 +224,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func namedError(name, message string) map[string]any {
 	return map[string]any{"name": name, "data": map[string]any{"message": message}}
+}
+
+// unknownError is the real server's answer to what it did not expect (a bare 500): the
+// reason is only in its log, under ref.
+func unknownError() map[string]any {
+	return map[string]any{"name": "UnknownError", "data": map[string]any{
+		"message": "Unexpected server error. Check server logs for details.", "ref": "err_fake"}}
 }
 
 // instanceFor returns the instance of the request's directory, starting it on first use: it
@@ -334,7 +354,8 @@ func (a *Agent) mcpStatus(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) mcpConnect(w http.ResponseWriter, r *http.Request) {
 	in := a.instanceFor(r)
 	if r.PathValue("name") != "trap-sandbox" || in.mcpURL == "" {
-		writeJSON(w, http.StatusNotFound, namedError("McpServerNotFoundError", "MCP server not found: "+r.PathValue("name")))
+		writeJSON(w, http.StatusNotFound, map[string]any{"_tag": "McpServerNotFoundError", "name": r.PathValue("name"),
+			"message": "MCP server not found: " + r.PathValue("name")})
 		return
 	}
 	a.connect(r.Context(), in)
@@ -354,13 +375,15 @@ func (a *Agent) closeAll() {
 }
 
 func (a *Agent) listSessions(w http.ResponseWriter, r *http.Request) {
+	// Without ?directory= the list holds every directory's sessions.
+	all := !r.URL.Query().Has("directory")
 	in := a.instanceFor(r)
 	search := r.URL.Query().Get("search")
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	out := []*Session{}
 	for _, s := range a.sessions {
-		if s.Directory == in.dir && strings.Contains(s.Title, search) {
+		if (all || s.Directory == in.dir) && strings.Contains(s.Title, search) {
 			out = append(out, s)
 		}
 	}
@@ -370,21 +393,17 @@ func (a *Agent) listSessions(w http.ResponseWriter, r *http.Request) {
 
 func (a *Agent) createSession(w http.ResponseWriter, r *http.Request) {
 	in := a.instanceFor(r)
-	var body map[string]json.RawMessage
-	if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
-		body = map[string]json.RawMessage{}
+	// A body that is not JSON is a 400 with only a tag; an unknown key is ignored (the spec
+	// says additionalProperties: false, but 1.18.33 creates the session anyway).
+	body := map[string]json.RawMessage{}
+	if data, _ := io.ReadAll(r.Body); len(bytes.TrimSpace(data)) > 0 && json.Unmarshal(data, &body) != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"_tag": "BadRequest"})
+		return
 	}
-	for k := range body {
-		switch k {
-		case "title", "permission", "agent", "model", "parentID", "metadata":
-		default: // additionalProperties: false
-			writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{
-				"message": "Unexpected key\n  at [\"" + k + "\"]", "kind": "Payload"}})
-			return
-		}
-	}
-	s := &Session{ID: a.nextID("ses"), Slug: "quiet-garden", ProjectID: "global", Directory: in.dir, Version: Version,
-		Permission: []Rule{}}
+	now := time.Now().UnixMilli()
+	s := &Session{ID: a.nextID("ses"), Slug: "quiet-garden", ProjectID: "global", Directory: in.dir,
+		Path: strings.TrimPrefix(in.dir, "/"), Version: Version, Time: sessionTime{Created: now, Updated: now},
+		Tokens: map[string]any{"input": 0, "output": 0, "reasoning": 0, "cache": map[string]int{"read": 0, "write": 0}}}
 	_ = json.Unmarshal(body["title"], &s.Title)
 	_ = json.Unmarshal(body["permission"], &s.Permission)
 	if s.Title == "" {
@@ -399,7 +418,7 @@ func (a *Agent) createSession(w http.ResponseWriter, r *http.Request) {
 func (a *Agent) session(w http.ResponseWriter, r *http.Request) *Session {
 	id := r.PathValue("id")
 	if !strings.HasPrefix(id, "ses") {
-		writeJSON(w, http.StatusInternalServerError, namedError("UnknownError", "Unexpected server error. Check server logs for details."))
+		writeJSON(w, http.StatusInternalServerError, unknownError())
 		return nil
 	}
 	a.mu.Lock()
@@ -428,17 +447,22 @@ func (a *Agent) deleteSession(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// abortSession answers true for any ses_ id, a session it does not know (or deleted) too, as
+// opencode 1.18.33 does; an id without the prefix is its bare 500.
 func (a *Agent) abortSession(w http.ResponseWriter, r *http.Request) {
-	if s := a.session(w, r); s != nil {
-		a.aborts.Add(1)
-		a.mu.Lock()
-		if s.abort != nil {
-			s.abort()
-		}
-		a.mu.Unlock()
-		a.abortOnce.Do(func() { close(a.abortSeen) }) // after the abort took effect (or not)
-		writeJSON(w, http.StatusOK, true)
+	id := r.PathValue("id")
+	if !strings.HasPrefix(id, "ses") {
+		writeJSON(w, http.StatusInternalServerError, unknownError())
+		return
 	}
+	a.aborts.Add(1)
+	a.mu.Lock()
+	if s := a.sessions[id]; s != nil && s.abort != nil {
+		s.abort()
+	}
+	a.mu.Unlock()
+	a.abortOnce.Do(func() { close(a.abortSeen) }) // after the abort took effect (or not)
+	writeJSON(w, http.StatusOK, true)
 }
 
 // promptBody is a prompt's body.
@@ -567,8 +591,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 		failed = true
 		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": namedError("UnknownError",
 			"Model not found: "+model+". Did you mean: "+strings.Join(a.models, ", ")+"?")})
-		return turnResult{status: http.StatusInternalServerError, body: map[string]any{"name": "UnknownError", "data": map[string]any{
-			"message": "Unexpected server error. Check server logs for details.", "ref": "err_fake"}}}
+		return turnResult{status: http.StatusInternalServerError, body: unknownError()}
 	}
 	t := &Turn{a: a, in: in, s: s, ctx: ctx, prompt: text, system: body.System, model: model, rules: rules, parentID: userID}
 	t.newMessage()
@@ -576,7 +599,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	a.model(t)
 	a.running.Add(-1)
 	provider, modelID, _ := strings.Cut(model, "/")
-	info := map[string]any{"id": t.messageID, "role": "assistant", "parentID": userID, "modelID": modelID,
+	info := map[string]any{"id": t.msgID(), "role": "assistant", "parentID": userID, "modelID": modelID,
 		"providerID": provider, "finish": "stop"}
 	failed = ctx.Err() != nil || t.failure != nil
 	switch {
@@ -607,6 +630,7 @@ type Turn struct {
 	rules    []Rule
 	parentID string
 
+	msgMu     sync.Mutex
 	messageID string
 	lastText  string
 	failure   map[string]any
@@ -628,16 +652,30 @@ func (t *Turn) History() []string {
 }
 
 // Aborted reports whether the turn was aborted; Done is closed then.
-func (t *Turn) Aborted() bool          { return t.ctx.Err() != nil }
-func (t *Turn) Done() <-chan struct{}  { return t.ctx.Done() }
-func (t *Turn) newMessage()            { t.messageID = t.a.nextID("msg"); t.emitMessage() }
+func (t *Turn) Aborted() bool         { return t.ctx.Err() != nil }
+func (t *Turn) Done() <-chan struct{} { return t.ctx.Done() }
+func (t *Turn) newMessage() {
+	id := t.a.nextID("msg")
+	t.msgMu.Lock()
+	t.messageID = id
+	t.msgMu.Unlock()
+	t.emitMessage()
+}
+
+// msgID is the assistant message being written (a model may call tools from several
+// goroutines, as parallel tool calls).
+func (t *Turn) msgID() string {
+	t.msgMu.Lock()
+	defer t.msgMu.Unlock()
+	return t.messageID
+}
 func (t *Turn) emit(typ string, p any) { t.a.emit(t.in.dir, typ, p) }
 func (t *Turn) part(p map[string]any) {
-	p["sessionID"], p["messageID"] = t.s.ID, t.messageID
+	p["sessionID"], p["messageID"] = t.s.ID, t.msgID()
 	t.emit("message.part.updated", map[string]any{"part": p})
 }
 func (t *Turn) emitMessage() {
-	t.emit("message.updated", map[string]any{"info": map[string]any{"id": t.messageID, "sessionID": t.s.ID, "role": "assistant", "parentID": t.parentID}})
+	t.emit("message.updated", map[string]any{"info": map[string]any{"id": t.msgID(), "sessionID": t.s.ID, "role": "assistant", "parentID": t.parentID}})
 }
 func (t *Turn) action(name string) string {
 	action := "ask" // no matching rule
@@ -681,7 +719,7 @@ func (t *Turn) Text(chunks ...string) {
 			return
 		}
 		full += c
-		t.emit("message.part.delta", map[string]any{"sessionID": t.s.ID, "messageID": t.messageID, "partID": id, "field": "text", "delta": c})
+		t.emit("message.part.delta", map[string]any{"sessionID": t.s.ID, "messageID": t.msgID(), "partID": id, "field": "text", "delta": c})
 	}
 	t.part(map[string]any{"id": id, "type": "text", "text": full})
 	t.lastText = full
@@ -700,6 +738,9 @@ func (t *Turn) FailProvider(message string, status int) {
 		"isRetryable": status >= 500, "responseHeaders": map[string]string{"x-api-key": "sk-SECRET-echoed"},
 		"responseBody": `{"error":"bad key sk-SECRET-echoed"}`}}
 }
+
+// DropStreams ends every open event stream in the middle of the turn (Agent.DropStreams).
+func (t *Turn) DropStreams() { t.a.DropStreams() }
 
 // Stall waits as a provider that accepted and sends nothing does: until the turn is aborted.
 func (t *Turn) Stall() { <-t.ctx.Done() }
@@ -751,7 +792,7 @@ func (t *Turn) Tool(name string, input map[string]any) ToolResult {
 		t.a.asks[askID] = pending
 		t.a.mu.Unlock()
 		t.emit("permission.asked", map[string]any{"id": askID, "sessionID": t.s.ID, "permission": name, "patterns": []string{"*"},
-			"metadata": map[string]any{}, "always": []string{"*"}, "tool": map[string]any{"messageID": t.messageID, "callID": callID}})
+			"metadata": map[string]any{}, "always": []string{"*"}, "tool": map[string]any{"messageID": t.msgID(), "callID": callID}})
 		running() // the arguments come right after the ask
 		select {
 		case rep := <-pending.reply:
@@ -820,18 +861,41 @@ func (a *Agent) replyAsk(w http.ResponseWriter, r *http.Request) {
 		Reply   string `json:"reply"`
 		Message string `json:"message"`
 	}
-	if json.NewDecoder(r.Body).Decode(&body) != nil || (body.Reply != "once" && body.Reply != "always" && body.Reply != "reject") {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{"message": "Invalid reply", "kind": "Payload"}})
+	if json.NewDecoder(r.Body).Decode(&body) != nil {
+		writeJSON(w, http.StatusInternalServerError, unknownError())
+		return
+	}
+	if body.Reply != "once" && body.Reply != "always" && body.Reply != "reject" {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"name": "BadRequest", "data": map[string]any{
+			"message": fmt.Sprintf("Expected \"once\" | \"always\" | \"reject\", got %q\n  at [\"reply\"]", body.Reply), "kind": "Payload"}})
+		return
+	}
+	id := r.PathValue("id")
+	a.mu.Lock()
+	k := a.asks[id]
+	delete(a.asks, id)
+	a.mu.Unlock()
+	if k == nil { // never asked, or answered already
+		writeJSON(w, http.StatusNotFound, map[string]any{"_tag": "PermissionNotFoundError", "requestID": id,
+			"message": "Permission request not found: " + id})
 		return
 	}
 	if body.Reply == "always" {
 		a.always.Add(1)
 	}
-	a.mu.Lock()
-	k := a.asks[r.PathValue("id")]
-	delete(a.asks, r.PathValue("id"))
-	a.mu.Unlock()
-	if k != nil {
+	rejected := []*ask{k}
+	if body.Reply == "reject" && body.Message == "" {
+		// A plain reject stops the turn: the session's other pending asks are rejected too.
+		a.mu.Lock()
+		for oid, other := range a.asks {
+			if other.session == k.session {
+				delete(a.asks, oid)
+				rejected = append(rejected, other)
+			}
+		}
+		a.mu.Unlock()
+	}
+	for _, k := range rejected {
 		k.reply <- askReply{body.Reply, body.Message}
 		a.emit("", "permission.replied", map[string]any{"sessionID": k.session, "requestID": k.id, "reply": body.Reply})
 	}
@@ -878,7 +942,7 @@ const heartbeatEvery = 10 * time.Second
 // directory's, starting none; each frame, server.connected and heartbeats too, wrapped in
 // {"payload"}, as opencode 1.18.33 sends them).
 func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
-	sub := &subscriber{global: r.URL.Path == "/global/event", ch: make(chan []byte, 1<<14)}
+	sub := &subscriber{global: r.URL.Path == "/global/event", ch: make(chan []byte, 1<<14), drop: make(chan struct{})}
 	if !sub.global {
 		sub.dir = a.instanceFor(r).dir
 	}
@@ -891,7 +955,9 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
 		a.mu.Unlock()
 	}()
 	w.Header().Set("Content-Type", "text/event-stream")
-	w.Header().Set("x-accel-buffering", "no")
+	w.Header().Set("Cache-Control", "no-cache, no-transform")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header()["x-accel-buffering"] = []string{"no"} // in lower case, as sent
 	flusher, _ := w.(http.Flusher)
 	write := func(data []byte) bool {
 		if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
@@ -925,8 +991,22 @@ func (a *Agent) events(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-r.Context().Done():
 			return
+		case <-sub.drop:
+			return
 		case <-a.srv.released:
 			return
 		}
+	}
+}
+
+// DropStreams ends every event stream open now, as opencode's stream sometimes closes
+// mid-turn (anomalyco/opencode#38458): the events until a client opens a new one are lost
+// to it, the turn goes on, and the sync prompt's reply still carries the answer.
+func (a *Agent) DropStreams() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for sub := range a.subs {
+		delete(a.subs, sub)
+		close(sub.drop)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -59,6 +62,11 @@ func (c agentClient) stream(ctx context.Context, path string) <-chan map[string]
 	req.SetBasicAuth(DefaultUsername, password)
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(c.t, err)
+	// The headers opencode 1.18.33 sends on both streams.
+	assert.Equal(c.t, "text/event-stream", resp.Header.Get("Content-Type"))
+	assert.Equal(c.t, "no-cache, no-transform", resp.Header.Get("Cache-Control"))
+	assert.Equal(c.t, "nosniff", resp.Header.Get("X-Content-Type-Options"))
+	assert.Equal(c.t, "no", resp.Header.Get("X-Accel-Buffering"))
 	ch := make(chan map[string]any, 1024)
 	go func() {
 		defer resp.Body.Close()
@@ -102,6 +110,18 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	oc := Start(t, Options{Password: password})
 	oc.Agent(func(tu *Turn) {
 		switch tu.Prompt() {
+		case "two": // two calls at once, both asked
+			var wg sync.WaitGroup
+			results := make([]ToolResult, 2)
+			for i := range results {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					results[i] = tu.Tool("trap-sandbox_ping", map[string]any{"traposId": "1:a"})
+				}()
+			}
+			wg.Wait()
+			tu.Text(fmt.Sprint(results[0].Stopped, results[1].Stopped))
 		case "tool":
 			r := tu.Tool("trap-sandbox_ping", map[string]any{"traposId": "1:a"})
 			tu.Text("after " + r.State + " " + r.Error)
@@ -121,7 +141,24 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	next(t, ev, "server.connected")
 
 	status, body := c.call(http.MethodPost, "/session", map[string]any{"title": "x", "bogus": 1})
-	assert.Equal(t, http.StatusBadRequest, status, "extra keys are rejected")
+	assert.Equal(t, http.StatusOK, status, "1.18.33 ignores an unknown key: %v", body)
+	req, err := http.NewRequest(http.MethodPost, c.url+"/session?directory="+c.dir, strings.NewReader("notjson"))
+	require.NoError(t, err)
+	req.SetBasicAuth(DefaultUsername, password)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	raw, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.JSONEq(t, `{"_tag":"BadRequest"}`, string(raw), "a body that is not JSON")
+	// An abort of a session opencode does not know answers true; an id that is not a
+	// session's, its bare 500.
+	status, body = c.call(http.MethodPost, "/session/ses_nope/abort", nil)
+	assert.Equal(t, http.StatusOK, status, "%v", body)
+	status, body = c.call(http.MethodPost, "/session/nope/abort", nil)
+	assert.Equal(t, http.StatusInternalServerError, status)
+	assert.Equal(t, "err_fake", body["data"].(map[string]any)["ref"])
 	status, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t 1:a main",
 		"permission": []map[string]string{{"permission": "*", "pattern": "*", "action": "deny"},
 			{"permission": "trap-sandbox_ping", "pattern": "*", "action": "ask"}}})
@@ -166,6 +203,23 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	body = <-done
 	assert.Equal(t, "after error "+RejectFeedbackPrefix+"not yours", body["parts"].([]any)[1].(map[string]any)["text"], "a reject with a message lets the turn go on")
 
+	// A reject without a message stops the turn and rejects the session's other asks too.
+	go func() {
+		_, body := c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "two"}}, "model": model})
+		done <- body
+	}()
+	first, second := next(t, ev, "permission.asked"), next(t, ev, "permission.asked")
+	status, _ = c.call(http.MethodPost, "/permission/"+first["id"].(string)+"/reply", map[string]string{"reply": "reject"})
+	assert.Equal(t, http.StatusOK, status)
+	select {
+	case body = <-done:
+	case <-time.After(10 * time.Second): // a bound for a broken fake, not a wait
+		t.Fatal("the turn did not stop: the second ask still waits")
+	}
+	assert.Equal(t, "true true", body["parts"].([]any)[1].(map[string]any)["text"], "both calls were rejected")
+	status, _ = c.call(http.MethodPost, "/permission/"+second["id"].(string)+"/reply", map[string]string{"reply": "once"})
+	assert.Equal(t, http.StatusNotFound, status, "the second ask is gone")
+
 	// A denied tool fails without an ask.
 	_, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "bash"}}, "model": model})
 	assert.Equal(t, "error", body["parts"].([]any)[1].(map[string]any)["text"])
@@ -185,10 +239,22 @@ func TestGlobalEventsCarryEveryDirectory(t *testing.T) {
 	model := map[string]string{"providerID": "p", "modelID": "m"}
 	for _, c := range []agentClient{one, two} {
 		_, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "t"})
+		assert.NotContains(t, sess, "permission", "a session made without rules has no permission field")
+		assert.NotZero(t, sess["time"].(map[string]any)["created"])
 		status, _ := c.call(http.MethodPost, "/session/"+sess["id"].(string)+"/message",
 			map[string]any{"parts": []any{map[string]string{"type": "text", "text": c.dir}}, "model": model})
 		require.Equal(t, http.StatusOK, status)
 	}
+	// Without ?directory=, the list holds every directory's sessions.
+	req, err := http.NewRequest(http.MethodGet, oc.URL+"/session", nil)
+	require.NoError(t, err)
+	req.SetBasicAuth(DefaultUsername, password)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	var list []Session
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&list))
+	resp.Body.Close()
+	assert.Len(t, list, 2)
 	seen := map[string]string{}
 	timer := time.NewTimer(10 * time.Second)
 	defer timer.Stop()
