@@ -65,8 +65,9 @@ func (a *API) luaRequest(L *lua.LState) int {
 		return 2
 	}
 	var payload []byte
+	hasBody := false
 	if s, isString := body.(lua.LString); isString {
-		payload = []byte(s)
+		payload, hasBody = []byte(s), true
 		if method == "" {
 			method = http.MethodPost
 		}
@@ -85,12 +86,18 @@ func (a *API) luaRequest(L *lua.LState) int {
 		L.Push(lua.LString(msgURLMalformed))
 		return 2
 	}
-	if payload == nil {
+	if !hasBody {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
 	for name, values := range headers {
 		req.Header[name] = values
 	}
+	// CC's defaults (HttpRequest and HttpRequestHandler): a body gets a form Content-Type,
+	// every request an Accept-Charset, unless the program set them.
+	if hasBody {
+		setDefaultHeader(req.Header, "Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	}
+	setDefaultHeader(req.Header, "Accept-Charset", "UTF-8")
 	a.h.Go(func() { a.doRequest(rawURL, req, timeout, redirect, binary) })
 	L.Push(lua.LTrue)
 	return 1
@@ -104,7 +111,9 @@ func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration,
 		DialContext:       a.dialWire,
 		DialTLSContext:    a.dialWireTLS,
 		DisableKeepAlives: true,
-		Proxy:             nil,
+		// CC asks for no compression: Go's transport would add Accept-Encoding: gzip.
+		DisableCompression: true,
+		Proxy:              nil,
 	}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{
@@ -163,6 +172,17 @@ func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration,
 			a.h.QueueEvent("http_failure", lua.LString(rawURL), lua.LString(r.message), handle)
 		}
 	})
+}
+
+// setDefaultHeader sets name to value unless the header has it under any spelling (the
+// program's spelling of a name is kept, so the map may hold non-canonical keys).
+func setDefaultHeader(h http.Header, name, value string) {
+	for key := range h {
+		if strings.EqualFold(key, name) {
+			return
+		}
+	}
+	h[name] = []string{value}
 }
 
 // queueHTTPFailure queues http_failure(url, msg) without a response.

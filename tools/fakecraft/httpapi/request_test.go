@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,9 @@ func httpServer(t *testing.T) *httptest.Server {
 			_, _ = io.WriteString(w, r.Method+":"+string(body))
 		case "/redirect":
 			http.Redirect(w, r, "/ok", http.StatusFound)
+		case "/headers":
+			_, _ = io.WriteString(w, fmt.Sprintf("ct=%q ac=%q ae=%q", r.Header.Values("Content-Type"),
+				r.Header.Values("Accept-Charset"), r.Header.Values("Accept-Encoding")))
 		default:
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(w, "missing")
@@ -67,6 +71,25 @@ func TestHTTPErrorStatusAndPost(t *testing.T) {
 	`, srv.URL)
 	assert.Equal(t, []lua.LValue{lua.LString("nil"), lua.LString("Not Found"), lua.LString("missing"), lua.LNumber(404),
 		lua.LString("POST:data"), lua.LString("line1"), lua.LNumber(302)}, out)
+}
+
+// CC sends Accept-Charset: UTF-8, a form Content-Type with a body, and no Accept-Encoding,
+// unless the program set them (HttpRequest, HttpRequestHandler.channelActive).
+func TestHTTPRequestHeadersLikeCC(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local function body(h) local s = h.readAll() h.close() return s end
+		return body(assert(http.get(base .. "/headers"))),
+			body(assert(http.post(base .. "/headers", ""))),
+			body(assert(http.post(base .. "/headers", "a=1", { ["content-type"] = "application/json", ["accept-charset"] = "latin1" })))
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{
+		lua.LString(`ct=[] ac=["UTF-8"] ae=[]`),
+		lua.LString(`ct=["application/x-www-form-urlencoded; charset=utf-8"] ac=["UTF-8"] ae=[]`),
+		lua.LString(`ct=["application/json"] ac=["latin1"] ae=[]`),
+	}, out)
 }
 
 func TestHTTPRequestAsyncAndFailures(t *testing.T) {
