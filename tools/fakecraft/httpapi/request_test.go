@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,9 +23,21 @@ func httpServer(t *testing.T) *httptest.Server {
 			_, _ = io.WriteString(w, "line1\nline2\n"+r.Header.Get("User-Agent"))
 		case "/echo":
 			body, _ := io.ReadAll(r.Body)
-			_, _ = io.WriteString(w, r.Method+":"+string(body))
+			_, _ = io.WriteString(w, r.Method+":"+string(body)+r.Header.Get("Referer"))
 		case "/redirect":
 			http.Redirect(w, r, "/ok", http.StatusFound)
+		case "/r301", "/r302", "/r303", "/r307", "/r308":
+			code, _ := strconv.Atoi(r.URL.Path[2:])
+			http.Redirect(w, r, "/echo", code)
+		case "/self":
+			http.Redirect(w, r, "/self", http.StatusFound)
+		case "/chain":
+			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+			w.Header().Set("Location", fmt.Sprintf("/chain?n=%d", n+1))
+			w.WriteHeader(http.StatusFound)
+			_, _ = fmt.Fprint(w, n)
+		case "/toftp":
+			http.Redirect(w, r, "ftp://example.com/", http.StatusFound)
 		case "/headers":
 			_, _ = io.WriteString(w, fmt.Sprintf("ct=%q ac=%q ae=%q", r.Header.Values("Content-Type"),
 				r.Header.Values("Accept-Charset"), r.Header.Values("Accept-Encoding")))
@@ -89,6 +102,29 @@ func TestHTTPRequestHeadersLikeCC(t *testing.T) {
 		lua.LString(`ct=[] ac=["UTF-8"] ae=[]`),
 		lua.LString(`ct=["application/x-www-form-urlencoded; charset=utf-8"] ac=["UTF-8"] ae=[]`),
 		lua.LString(`ct=["application/json"] ac=["latin1"] ae=[]`),
+	}, out)
+}
+
+// Redirects follow CC's rules (HttpRequestHandler), not Go's client's: 301 and 302 keep
+// the method and the body, a 303 re-sends the body with GET, 308 and a redirect to the
+// same URL are not followed, the 17th redirect is the response, and no Referer is sent.
+func TestHTTPRedirectsLikeCC(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local function body(h) local s = h.readAll() h.close() return s end
+		local function code(h) local c = h.getResponseCode() h.close() return c end
+		local chain = assert(http.get(base .. "/chain?n=0"))
+		local _, ftpErr = http.get(base .. "/toftp")
+		return body(assert(http.post(base .. "/r301", "x"))), body(assert(http.post(base .. "/r302", "x"))),
+			body(assert(http.post(base .. "/r303", "x"))), body(assert(http.post(base .. "/r307", "x"))),
+			code(assert(http.post(base .. "/r308", "x"))), code(assert(http.get(base .. "/self"))),
+			chain.getResponseCode(), chain.readAll(), ftpErr
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{
+		lua.LString("POST:x"), lua.LString("POST:x"), lua.LString("GET:x"), lua.LString("POST:x"),
+		lua.LNumber(308), lua.LNumber(302), lua.LNumber(302), lua.LString("16"), lua.LString("Invalid protocol 'ftp'"),
 	}, out)
 }
 
