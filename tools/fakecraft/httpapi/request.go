@@ -113,7 +113,7 @@ func (a *API) luaRequest(L *lua.LState) int {
 // headers and body, only a 303 turns the method into GET, and a 3xx it does not follow
 // (308, the same URL again, one past the limit) is the response.
 func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload []byte, timeout time.Duration, redirects int, binary bool) {
-	ctx, cancel := context.WithTimeout(a.ctx, timeout)
+	ctx, cancel := context.WithCancel(withRequestTimeout(a.ctx, timeout))
 	defer cancel()
 	transport := &http.Transport{
 		DialContext:       a.dialWire,
@@ -144,7 +144,7 @@ func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload 
 		var err error
 		resp, err = client.Do(hop)
 		if err != nil {
-			a.queueHTTPFailure(rawURL, requestErrorText(ctx, err))
+			a.queueHTTPFailure(rawURL, friendlyDialError(err))
 			return
 		}
 		next := redirectTarget(hop.URL, resp)
@@ -166,7 +166,7 @@ func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload 
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
 	if err != nil {
-		a.queueHTTPFailure(rawURL, requestErrorText(ctx, err))
+		a.queueHTTPFailure(rawURL, friendlyDialError(err))
 		return
 	}
 	if len(data) > maxDownload {
@@ -250,14 +250,6 @@ func (a *API) queueHTTPFailure(rawURL, msg string) {
 	if a.wait(nil) {
 		a.h.QueueEvent("http_failure", lua.LString(rawURL), lua.LString(msg))
 	}
-}
-
-// requestErrorText maps a failed request to CC's message.
-func requestErrorText(ctx context.Context, err error) string {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return msgTimedOut
-	}
-	return friendlyDialError(err)
 }
 
 // checkedDial opens the TCP connection of one hop after the address rules allowed its

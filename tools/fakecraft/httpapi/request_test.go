@@ -29,6 +29,10 @@ func httpServer(t *testing.T) *httptest.Server {
 		case "/r301", "/r302", "/r303", "/r307", "/r308":
 			code, _ := strconv.Atoi(r.URL.Path[2:])
 			http.Redirect(w, r, "/echo", code)
+		case "/stall": // the headers and some of the body, then nothing until the client goes
+			_, _ = io.WriteString(w, "part")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
 		case "/self":
 			http.Redirect(w, r, "/self", http.StatusFound)
 		case "/chain":
@@ -126,6 +130,20 @@ func TestHTTPRedirectsLikeCC(t *testing.T) {
 		lua.LString("POST:x"), lua.LString("POST:x"), lua.LString("GET:x"), lua.LString("POST:x"),
 		lua.LNumber(308), lua.LNumber(302), lua.LNumber(302), lua.LString("16"), lua.LString("Invalid protocol 'ftp'"),
 	}, out)
+}
+
+// CC's request timeout bounds the connect and each read (Netty's ReadTimeoutHandler), and
+// 0 means none: it never failed a request at once with "Timed out".
+func TestHTTPTimeoutLikeCC(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local h, err = http.get({ url = base .. "/ok", timeout = 0 })
+		local s, serr = http.get({ url = base .. "/stall", timeout = 0.2 })
+		return h and h.readLine() or err, tostring(s), serr
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("line1"), lua.LString("nil"), lua.LString("Timed out")}, out)
 }
 
 func TestHTTPRequestAsyncAndFailures(t *testing.T) {
