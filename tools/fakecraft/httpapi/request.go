@@ -81,12 +81,15 @@ func (a *API) luaRequest(L *lua.LState) int {
 		L.Push(lua.LString(errBodyTooLarge))
 		return 2
 	}
-	req, err := http.NewRequestWithContext(a.ctx, method, u.String(), bytes.NewReader(payload))
+	parsed := *u
+	parsed.Opaque = "" // String() would drop the host for it; the request keeps u itself
+	req, err := http.NewRequestWithContext(a.ctx, method, parsed.String(), bytes.NewReader(payload))
 	if err != nil {
 		L.Push(lua.LFalse)
 		L.Push(lua.LString(msgURLMalformed))
 		return 2
 	}
+	req.URL = u
 	if !hasBody {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
@@ -207,8 +210,10 @@ func redirectTarget(from *url.URL, resp *http.Response) *url.URL {
 	if location == "" {
 		return nil
 	}
-	next, err := from.Parse(location)
-	if err != nil || sameURL(from, next) {
+	base := *from
+	base.Opaque = "" // parseText's written path: resolve against the parsed one
+	next, err := base.Parse(location)
+	if err != nil || sameURL(&base, next) {
 		return nil
 	}
 	return next
@@ -217,6 +222,7 @@ func redirectTarget(from *url.URL, resp *http.Response) *url.URL {
 // sameURL compares two URLs as Java's URI.equals does, scheme and host without case.
 func sameURL(a, b *url.URL) bool {
 	x, y := *a, *b
+	x.Opaque, y.Opaque = "", ""
 	x.Scheme, y.Scheme = strings.ToLower(x.Scheme), strings.ToLower(y.Scheme)
 	x.Host, y.Host = strings.ToLower(x.Host), strings.ToLower(y.Host)
 	return x.String() == y.String()

@@ -146,6 +146,24 @@ func TestHTTPTimeoutLikeCC(t *testing.T) {
 	assert.Equal(t, []lua.LValue{lua.LString("line1"), lua.LString("nil"), lua.LString("Timed out")}, out)
 }
 
+// A URL's bytes past ASCII go out as CC sends them: each byte is the character of that code
+// point (Java's string), written as UTF-8 in the path and the query alike (Netty); bytes
+// 0x80-0xA0, controls and a space to Java, make the URL malformed.
+func TestHTTPURLBytesAsCCSendsThem(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.RequestURI)
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local h = assert(http.get(base .. "/k\252che?q=k\252che"))
+		local _, err = http.get(base .. "/k\160")
+		return h.readAll(), err
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("/k\u00fcche?q=k\u00fcche"), lua.LString("URL malformed")}, out)
+}
+
 func TestHTTPRequestAsyncAndFailures(t *testing.T) {
 	srv := httpServer(t)
 	c := newComputer(t, Options{AllowPrivate: true, Resolver: fakeResolver{}})
