@@ -4,7 +4,8 @@
 //
 // Text from outside (fakecraft's flags, standard input, a paste, a websocket's close reason,
 // which Netty decodes as UTF-8, a host file's name) enters that way: FromText, Clipboard,
-// Label; a file name goes back to the host disk as ToText. What leaves
+// Label; a file name goes back to the host disk as ToText, and so does an http or websocket
+// URL, which Netty then writes as UTF-8. What leaves
 // goes out the way CC hands it over: as its font draws it on a screen (Glyph) or in a
 // transcript (Shown), or decoded as UTF-8 where CC decodes it (DecodeUTF8: a websocket's
 // text frames). HTTP bodies and websocket

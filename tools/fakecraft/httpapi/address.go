@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+
+	"fakecraft/ccstr"
 )
 
 // Failure texts CC puts in websocket_failure / http_failure / http_check events.
@@ -33,9 +35,9 @@ var errUnknownHost = errors.New(msgUnknownHost)
 // way CC does: when the string has no host it is tried again with "ws://" in front, so
 // "localhost:8080" works; any other scheme is rejected by its name as written.
 func parseWebsocketURL(raw string) (*url.URL, string) {
-	u, err := url.Parse(raw)
+	u, err := parseText(raw)
 	if err != nil || u.Hostname() == "" || !javaURIChars(raw) {
-		u, err = url.Parse("ws://" + raw)
+		u, err = parseText("ws://" + raw)
 		if err != nil || u.Hostname() == "" || !javaURIChars("ws://"+raw) {
 			return nil, msgURLMalformed
 		}
@@ -49,7 +51,7 @@ func parseWebsocketURL(raw string) (*url.URL, string) {
 
 // parseHTTPURL checks a URL for http.request and http.checkURL as CC does.
 func parseHTTPURL(raw string) (*url.URL, string) {
-	u, err := url.Parse(raw)
+	u, err := parseText(raw)
 	if err != nil || !javaURIChars(raw) {
 		return nil, msgURLMalformed
 	}
@@ -191,6 +193,43 @@ func (a *API) handshakeTLS(ctx context.Context, conn net.Conn, serverName string
 	return tc, nil
 }
 
+// parseText parses a URL as CC's Java side holds it: each byte the character of that code
+// point (ccstr.ToText), so a byte past ASCII goes out as that character's UTF-8, which is
+// what Netty writes. A path holding one keeps it as written in Opaque (Java's getRawPath),
+// where Go would escape it (%FC): the request line carries Opaque, and the rest of the URL
+// (host, query, resolving a redirect) is as url.Parse made it.
+func parseText(raw string) (*url.URL, error) {
+	text := ccstr.ToText(raw)
+	u, err := url.Parse(text)
+	if err != nil || text == raw {
+		return u, err
+	}
+	rest := text
+	if i := strings.Index(rest, "://"); i >= 0 {
+		rest = rest[i+3:]
+		j := strings.IndexAny(rest, "/?#")
+		if j < 0 {
+			return u, nil
+		}
+		rest = rest[j:]
+	}
+	if j := strings.IndexAny(rest, "?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	if strings.HasPrefix(rest, "/") && !strings.HasPrefix(rest, "//") && rest != u.EscapedPath() {
+		u.Opaque = rest
+	}
+	return u, nil
+}
+
+// requestPath is the path a request line carries: as written when parseText kept it.
+func requestPath(u *url.URL) string {
+	if u.Opaque != "" {
+		return u.Opaque
+	}
+	return u.EscapedPath()
+}
+
 // javaURIChars rejects what java.net.URI refuses but Go's url.Parse lets through in the
 // part after the authority: characters outside RFC 2396 and stray '%'.
 func javaURIChars(raw string) bool {
@@ -205,7 +244,9 @@ func javaURIChars(raw string) bool {
 	}
 	for i := 0; i < len(rest); i++ {
 		switch c := rest[i]; {
-		case c <= ' ' || c == 0x7F || strings.IndexByte("\"<>[]\\^`{|}", c) >= 0:
+		// 0x80-0x9F are ISO controls and 0xA0 a space to Java, which takes other bytes
+		// past ASCII (as the characters U+00A1-U+00FF) in a URI.
+		case c <= ' ' || c >= 0x7F && c <= 0xA0 || strings.IndexByte("\"<>[]\\^`{|}", c) >= 0:
 			return false
 		case c == '%':
 			if i+2 >= len(rest) || !isHex(rest[i+1]) || !isHex(rest[i+2]) {

@@ -33,7 +33,8 @@ const (
 	DefaultMaxWebsockets = 4
 	// maxPendingSends is how many websocket writes may be in flight per socket.
 	maxPendingSends = 512
-	// defaultTimeout is the connect/handshake (websocket) or whole-request (http) timeout.
+	// defaultTimeout is the connect and handshake timeout of a websocket, and the connect,
+	// TLS handshake and read timeout of an http request (never a whole-request one).
 	defaultTimeout = 30 * time.Second
 	// maxTimeoutSeconds is the largest timeout a Lua caller may ask for.
 	maxTimeoutSeconds = 60

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -65,8 +66,9 @@ func (a *API) luaRequest(L *lua.LState) int {
 		return 2
 	}
 	var payload []byte
+	hasBody := false
 	if s, isString := body.(lua.LString); isString {
-		payload = []byte(s)
+		payload, hasBody = []byte(s), true
 		if method == "" {
 			method = http.MethodPost
 		}
@@ -79,44 +81,56 @@ func (a *API) luaRequest(L *lua.LState) int {
 		L.Push(lua.LString(errBodyTooLarge))
 		return 2
 	}
-	req, err := http.NewRequestWithContext(a.ctx, method, u.String(), bytes.NewReader(payload))
+	parsed := *u
+	parsed.Opaque = "" // String() would drop the host for it; the request keeps u itself
+	req, err := http.NewRequestWithContext(a.ctx, method, parsed.String(), bytes.NewReader(payload))
 	if err != nil {
 		L.Push(lua.LFalse)
 		L.Push(lua.LString(msgURLMalformed))
 		return 2
 	}
-	if payload == nil {
+	req.URL = u
+	if !hasBody {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
 	for name, values := range headers {
 		req.Header[name] = values
 	}
-	a.h.Go(func() { a.doRequest(rawURL, req, timeout, redirect, binary) })
+	// CC's defaults (HttpRequest and HttpRequestHandler): a body gets a form Content-Type,
+	// every request an Accept-Charset, unless the program set them.
+	if hasBody {
+		setDefaultHeader(req.Header, "Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
+	}
+	setDefaultHeader(req.Header, "Accept-Charset", "UTF-8")
+	redirects := 0
+	if redirect {
+		redirects = maxRedirects
+	}
+	a.h.Go(func() { a.doRequest(rawURL, req, hasBody, payload, timeout, redirects, binary) })
 	L.Push(lua.LTrue)
 	return 1
 }
 
-// doRequest performs one request and queues http_success or http_failure.
-func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration, redirect, binary bool) {
-	ctx, cancel := context.WithTimeout(a.ctx, timeout)
+// doRequest performs one request and queues http_success or http_failure. It follows up
+// to redirects redirects as CC does, not as Go's client would: every hop sends the same
+// headers and body, only a 303 turns the method into GET, and a 3xx it does not follow
+// (308, the same URL again, one past the limit) is the response.
+func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload []byte, timeout time.Duration, redirects int, binary bool) {
+	ctx, cancel := context.WithCancel(withRequestTimeout(a.ctx, timeout))
 	defer cancel()
 	transport := &http.Transport{
 		DialContext:       a.dialWire,
 		DialTLSContext:    a.dialWireTLS,
 		DisableKeepAlives: true,
-		Proxy:             nil,
+		// CC asks for no compression: Go's transport would add Accept-Encoding: gzip.
+		DisableCompression: true,
+		Proxy:              nil,
 	}
 	defer transport.CloseIdleConnections()
 	client := &http.Client{
 		Transport: transport,
-		CheckRedirect: func(_ *http.Request, via []*http.Request) error {
-			if !redirect {
-				return http.ErrUseLastResponse
-			}
-			if len(via) >= maxRedirects {
-				return errors.New("too many redirects")
-			}
-			return nil
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse // doRequest follows them itself
 		},
 	}
 	// The last connection is the final hop's, whose header block has the names as sent.
@@ -127,15 +141,35 @@ func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration,
 		last = info.Conn
 		mu.Unlock()
 	}})
-	resp, err := client.Do(req.WithContext(ctx))
-	if err != nil {
-		a.queueHTTPFailure(rawURL, requestErrorText(ctx, err))
-		return
+	hop := req.WithContext(ctx)
+	var resp *http.Response
+	for {
+		var err error
+		resp, err = client.Do(hop)
+		if err != nil {
+			a.queueHTTPFailure(rawURL, friendlyDialError(err))
+			return
+		}
+		next := redirectTarget(hop.URL, resp)
+		if next == nil || redirects == 0 {
+			break
+		}
+		redirects--
+		_ = resp.Body.Close()
+		if _, msg := parseHTTPURL(next.String()); msg != "" {
+			a.queueHTTPFailure(rawURL, msg)
+			return
+		}
+		method := hop.Method
+		if resp.StatusCode == http.StatusSeeOther {
+			method = http.MethodGet
+		}
+		hop = nextHop(ctx, hop, next, method, hasBody, payload)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
 	if err != nil {
-		a.queueHTTPFailure(rawURL, requestErrorText(ctx, err))
+		a.queueHTTPFailure(rawURL, friendlyDialError(err))
 		return
 	}
 	if len(data) > maxDownload {
@@ -165,19 +199,63 @@ func (a *API) doRequest(rawURL string, req *http.Request, timeout time.Duration,
 	})
 }
 
+// redirectTarget is where resp sends the request next, or nil: CC follows 300-307 but
+// 304 and 306 with a Location it can resolve against from, and not to from itself.
+func redirectTarget(from *url.URL, resp *http.Response) *url.URL {
+	code := resp.StatusCode
+	if code < 300 || code > 307 || code == http.StatusNotModified || code == 306 {
+		return nil
+	}
+	location := resp.Header.Get("Location")
+	if location == "" {
+		return nil
+	}
+	base := *from
+	base.Opaque = "" // parseText's written path: resolve against the parsed one
+	next, err := base.Parse(location)
+	if err != nil || sameURL(&base, next) {
+		return nil
+	}
+	return next
+}
+
+// sameURL compares two URLs as Java's URI.equals does, scheme and host without case.
+func sameURL(a, b *url.URL) bool {
+	x, y := *a, *b
+	x.Opaque, y.Opaque = "", ""
+	x.Scheme, y.Scheme = strings.ToLower(x.Scheme), strings.ToLower(y.Scheme)
+	x.Host, y.Host = strings.ToLower(x.Host), strings.ToLower(y.Host)
+	return x.String() == y.String()
+}
+
+// nextHop is the request of a redirect: prev's headers and the same body again, as CC
+// re-sends its buffer on every hop.
+func nextHop(ctx context.Context, prev *http.Request, to *url.URL, method string, hasBody bool, payload []byte) *http.Request {
+	next := prev.Clone(ctx)
+	next.URL, next.Host, next.Method = to, "", method
+	next.Body, next.GetBody, next.ContentLength = http.NoBody, nil, 0
+	if hasBody {
+		next.Body, next.ContentLength = io.NopCloser(bytes.NewReader(payload)), int64(len(payload))
+	}
+	return next
+}
+
+// setDefaultHeader sets name to value unless the header has it under any spelling (the
+// program's spelling of a name is kept, so the map may hold non-canonical keys).
+func setDefaultHeader(h http.Header, name, value string) {
+	for key := range h {
+		if strings.EqualFold(key, name) {
+			return
+		}
+	}
+	h[name] = []string{value}
+}
+
 // queueHTTPFailure queues http_failure(url, msg) without a response.
 func (a *API) queueHTTPFailure(rawURL, msg string) {
 	if a.wait(nil) {
 		a.h.QueueEvent("http_failure", lua.LString(rawURL), lua.LString(msg))
 	}
-}
-
-// requestErrorText maps a failed request to CC's message.
-func requestErrorText(ctx context.Context, err error) string {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		return msgTimedOut
-	}
-	return friendlyDialError(err)
 }
 
 // checkedDial opens the TCP connection of one hop after the address rules allowed its

@@ -1,9 +1,11 @@
 package httpapi
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,9 +23,28 @@ func httpServer(t *testing.T) *httptest.Server {
 			_, _ = io.WriteString(w, "line1\nline2\n"+r.Header.Get("User-Agent"))
 		case "/echo":
 			body, _ := io.ReadAll(r.Body)
-			_, _ = io.WriteString(w, r.Method+":"+string(body))
+			_, _ = io.WriteString(w, r.Method+":"+string(body)+r.Header.Get("Referer"))
 		case "/redirect":
 			http.Redirect(w, r, "/ok", http.StatusFound)
+		case "/r301", "/r302", "/r303", "/r307", "/r308":
+			code, _ := strconv.Atoi(r.URL.Path[2:])
+			http.Redirect(w, r, "/echo", code)
+		case "/stall": // the headers and some of the body, then nothing until the client goes
+			_, _ = io.WriteString(w, "part")
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+		case "/self":
+			http.Redirect(w, r, "/self", http.StatusFound)
+		case "/chain":
+			n, _ := strconv.Atoi(r.URL.Query().Get("n"))
+			w.Header().Set("Location", fmt.Sprintf("/chain?n=%d", n+1))
+			w.WriteHeader(http.StatusFound)
+			_, _ = fmt.Fprint(w, n)
+		case "/toftp":
+			http.Redirect(w, r, "ftp://example.com/", http.StatusFound)
+		case "/headers":
+			_, _ = io.WriteString(w, fmt.Sprintf("ct=%q ac=%q ae=%q", r.Header.Values("Content-Type"),
+				r.Header.Values("Accept-Charset"), r.Header.Values("Accept-Encoding")))
 		default:
 			w.WriteHeader(http.StatusNotFound)
 			_, _ = io.WriteString(w, "missing")
@@ -67,6 +88,80 @@ func TestHTTPErrorStatusAndPost(t *testing.T) {
 	`, srv.URL)
 	assert.Equal(t, []lua.LValue{lua.LString("nil"), lua.LString("Not Found"), lua.LString("missing"), lua.LNumber(404),
 		lua.LString("POST:data"), lua.LString("line1"), lua.LNumber(302)}, out)
+}
+
+// CC sends Accept-Charset: UTF-8, a form Content-Type with a body, and no Accept-Encoding,
+// unless the program set them (HttpRequest, HttpRequestHandler.channelActive).
+func TestHTTPRequestHeadersLikeCC(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local function body(h) local s = h.readAll() h.close() return s end
+		return body(assert(http.get(base .. "/headers"))),
+			body(assert(http.post(base .. "/headers", ""))),
+			body(assert(http.post(base .. "/headers", "a=1", { ["content-type"] = "application/json", ["accept-charset"] = "latin1" })))
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{
+		lua.LString(`ct=[] ac=["UTF-8"] ae=[]`),
+		lua.LString(`ct=["application/x-www-form-urlencoded; charset=utf-8"] ac=["UTF-8"] ae=[]`),
+		lua.LString(`ct=["application/json"] ac=["latin1"] ae=[]`),
+	}, out)
+}
+
+// Redirects follow CC's rules (HttpRequestHandler), not Go's client's: 301 and 302 keep
+// the method and the body, a 303 re-sends the body with GET, 308 and a redirect to the
+// same URL are not followed, the 17th redirect is the response, and no Referer is sent.
+func TestHTTPRedirectsLikeCC(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local function body(h) local s = h.readAll() h.close() return s end
+		local function code(h) local c = h.getResponseCode() h.close() return c end
+		local chain = assert(http.get(base .. "/chain?n=0"))
+		local _, ftpErr = http.get(base .. "/toftp")
+		return body(assert(http.post(base .. "/r301", "x"))), body(assert(http.post(base .. "/r302", "x"))),
+			body(assert(http.post(base .. "/r303", "x"))), body(assert(http.post(base .. "/r307", "x"))),
+			code(assert(http.post(base .. "/r308", "x"))), code(assert(http.get(base .. "/self"))),
+			chain.getResponseCode(), chain.readAll(), ftpErr
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{
+		lua.LString("POST:x"), lua.LString("POST:x"), lua.LString("GET:x"), lua.LString("POST:x"),
+		lua.LNumber(308), lua.LNumber(302), lua.LNumber(302), lua.LString("16"), lua.LString("Invalid protocol 'ftp'"),
+	}, out)
+}
+
+// CC's request timeout bounds the connect and each read (Netty's ReadTimeoutHandler), and
+// 0 means none: it never failed a request at once with "Timed out".
+func TestHTTPTimeoutLikeCC(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local h, err = http.get({ url = base .. "/ok", timeout = 0 })
+		local s, serr = http.get({ url = base .. "/stall", timeout = 0.2 })
+		return h and h.readLine() or err, tostring(s), serr
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("line1"), lua.LString("nil"), lua.LString("Timed out")}, out)
+}
+
+// A URL's bytes past ASCII go out as CC sends them: each byte is the character of that code
+// point (Java's string), written as UTF-8 in the path and the query alike (Netty); bytes
+// 0x80-0xA0, controls and a space to Java, make the URL malformed.
+func TestHTTPURLBytesAsCCSendsThem(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, r.RequestURI)
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local h = assert(http.get(base .. "/k\252che?q=k\252che"))
+		local _, err = http.get(base .. "/k\160")
+		return h.readAll(), err
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("/k\u00fcche?q=k\u00fcche"), lua.LString("URL malformed")}, out)
 }
 
 func TestHTTPRequestAsyncAndFailures(t *testing.T) {

@@ -734,6 +734,32 @@ func TestWebsocketFailures(t *testing.T) {
 	assert.Equal(t, 0, c.api.OpenWebsockets())
 }
 
+// A websocket URL's bytes past ASCII go out in the handshake as CC sends them (UTF-8 of
+// each byte's character), and the events keep the URL as given.
+func TestWebsocketURLBytesAsCCSendsThem(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		up := websocket.Upgrader{}
+		conn, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_ = conn.WriteMessage(websocket.TextMessage, []byte(r.RequestURI))
+		_, _, _ = conn.ReadMessage() // until the client goes
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local url = base .. "/k\252che?q=k\252che"
+		local ws = assert(http.websocket(url))
+		local _, eventURL, msg = os.pullEvent("websocket_message")
+		ws.close()
+		return msg, eventURL == url
+	`, "ws"+strings.TrimPrefix(srv.URL, "http"))
+	assert.Equal(t, []lua.LValue{lua.LString("/k\u00fcche?q=k\u00fcche"), lua.LTrue}, out)
+}
+
 // fakeResolver maps names to one address; anything else is unknown.
 type fakeResolver map[string]string
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"time"
 )
 
 // maxWireHeader bounds how much of a response's header block a connection keeps; past it
@@ -15,14 +16,21 @@ const maxWireHeader = 64 << 10
 // response read over it, so getResponseHeaders can hand the names over in the case the
 // server sent, as CC's Netty does: Go's client canonicalises them as it reads. A request
 // uses one connection per hop (keep-alives are off), so that block is the hop's response.
+//
+// idle, when not zero, is CC's read timeout (Netty's ReadTimeoutHandler): each read must
+// bring data within it, however long the whole response takes.
 type wireConn struct {
 	net.Conn
+	idle  time.Duration
 	mu    sync.Mutex
 	block []byte
 	done  bool
 }
 
 func (c *wireConn) Read(p []byte) (int, error) {
+	if c.idle > 0 {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(c.idle))
+	}
 	n, err := c.Conn.Read(p)
 	c.mu.Lock()
 	if !c.done {
@@ -118,17 +126,46 @@ func interim(data []byte) bool {
 
 // dialWire is the transport's plain dialer: checkedDial, recording the header block.
 func (a *API) dialWire(ctx context.Context, network, address string) (net.Conn, error) {
+	idle := requestTimeout(ctx)
+	ctx, cancel := connectContext(ctx, idle)
+	defer cancel()
 	conn, err := a.checkedDial(ctx, network, address)
 	if err != nil {
 		return nil, err
 	}
-	return &wireConn{Conn: conn}, nil
+	return &wireConn{Conn: conn, idle: idle}, nil
+}
+
+// requestTimeoutKey carries a request's timeout in the context its dials get.
+type requestTimeoutKey struct{}
+
+// withRequestTimeout is ctx carrying the timeout of an http.request: CC uses it as the
+// connect and TLS handshake timeout and as a read timeout, never for the whole request;
+// zero means none.
+func withRequestTimeout(ctx context.Context, timeout time.Duration) context.Context {
+	return context.WithValue(ctx, requestTimeoutKey{}, timeout)
+}
+
+func requestTimeout(ctx context.Context) time.Duration {
+	timeout, _ := ctx.Value(requestTimeoutKey{}).(time.Duration)
+	return timeout
+}
+
+// connectContext bounds a dial and its TLS handshake by timeout, if not zero.
+func connectContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	if timeout > 0 {
+		return context.WithTimeout(ctx, timeout)
+	}
+	return context.WithCancel(ctx)
 }
 
 // dialWireTLS is the transport's TLS dialer: checkedDial, the handshake with the API's TLS
 // settings, then recording the header block of the decrypted stream. Like CC, it speaks
 // HTTP/1.1 only.
 func (a *API) dialWireTLS(ctx context.Context, network, address string) (net.Conn, error) {
+	idle := requestTimeout(ctx)
+	ctx, cancel := connectContext(ctx, idle)
+	defer cancel()
 	conn, err := a.checkedDial(ctx, network, address)
 	if err != nil {
 		return nil, err
@@ -139,5 +176,5 @@ func (a *API) dialWireTLS(ctx context.Context, network, address string) (net.Con
 		_ = conn.Close()
 		return nil, err
 	}
-	return &wireConn{Conn: tc}, nil
+	return &wireConn{Conn: tc, idle: idle}, nil
 }

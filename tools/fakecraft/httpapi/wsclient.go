@@ -73,7 +73,7 @@ func clientHandshake(conn net.Conn, u *url.URL, headers http.Header) (*wsConn, e
 	}
 	key := base64.StdEncoding.EncodeToString(keyBytes[:])
 
-	path := u.EscapedPath()
+	path := requestPath(u)
 	if path == "" {
 		path = "/"
 	}
