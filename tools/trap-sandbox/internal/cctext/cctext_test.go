@@ -200,3 +200,12 @@ func TestTraposIDsRawByteStandsForItself(t *testing.T) {
 		assert.Equal(t, want, TraposID(in), "%q", in)
 	}
 }
+
+// TestClip: a text within the bound is kept; a longer one is cut at a rune boundary (never in
+// the middle of é's two bytes) and says how long it was.
+func TestClip(t *testing.T) {
+	assert.Equal(t, "küche", Clip("küche", 6))
+	assert.Equal(t, "k…(cut, 6 bytes)", Clip("küche", 2), "ü's second byte is not a place to cut")
+	assert.Equal(t, "kü…(cut, 6 bytes)", Clip("küche", 3))
+	assert.Equal(t, "…(cut, 3 bytes)", Clip("abc", 0))
+}

@@ -2,9 +2,24 @@ package cctext
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
+
+// Clip cuts s to at most maxBytes (at a rune boundary) and marks the cut with the length s
+// had: "…(cut, N bytes)". A peer's text (a traposId, an error code, what a server sent) goes
+// into a log line or a message bounded this way.
+func Clip(s string, maxBytes int) string {
+	if len(s) <= maxBytes {
+		return s
+	}
+	cut := maxBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…(cut, " + strconv.Itoa(len(s)) + " bytes)"
+}
 
 // Show makes text safe for an operator's terminal: a label, an error message or a program's
 // output may hold escape sequences (colours, cursor moves, a cleared screen) or line breaks

@@ -9,11 +9,9 @@ import (
 	"io"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
@@ -57,7 +55,7 @@ func failure(traposID, command string, err error) error {
 	if pe.ByComputer {
 		who = "the computer"
 	}
-	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(clipCode(string(pe.Code)), false), showMessage(pe.Message))
+	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
 	if !pe.ByComputer && strings.HasPrefix(pe.Message, gatewayAt) {
 		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
 	}
@@ -70,19 +68,6 @@ func failure(traposID, command string, err error) error {
 // maxCodeBytes bounds an error code as the CLI shows it: codes are short words
 // (docs/protocol.md "Error codes"), and a computer could send one of any length.
 const maxCodeBytes = 64
-
-// clipCode cuts an error code longer than maxCodeBytes (at a rune boundary), marking the cut
-// with the length it had.
-func clipCode(code string) string {
-	if len(code) <= maxCodeBytes {
-		return code
-	}
-	cut := maxCodeBytes
-	for cut > 0 && !utf8.RuneStart(code[cut]) {
-		cut--
-	}
-	return code[:cut] + "…(cut, " + strconv.Itoa(len(code)) + " bytes)"
-}
 
 // showMessage is an error message for the terminal (cctext.Show). A message may show a
 // screen (a lua.exec or shell.run past its timeout answers with what its screen showed): its

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 )
 
@@ -16,16 +16,7 @@ const maxLoggedBytes = 200
 
 // clip returns s cut to maxLoggedBytes (at a rune boundary) and marked as cut, with the
 // length it had.
-func clip(s string) string {
-	if len(s) <= maxLoggedBytes {
-		return s
-	}
-	cut := maxLoggedBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…(cut, " + strconv.Itoa(len(s)) + " bytes)"
-}
+func clip(s string) string { return cctext.Clip(s, maxLoggedBytes) }
 
 // quoteClipped is clip for a value shown inside a message to a peer: quoted, at most
 // maxLoggedBytes of it.

@@ -17,7 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unicode/utf8"
+
+	"trap-sandbox/internal/cctext"
 )
 
 // DefaultProbeTimeout bounds one probe: the opencode web client uses the same 5 s.
@@ -302,14 +303,7 @@ func (p *Prober) transportCause(ctx context.Context, err error) string {
 const maxCauseBytes = 300
 
 func (p *Prober) describe(cause string) string {
-	if len(cause) > maxCauseBytes {
-		cut := maxCauseBytes
-		for cut > 0 && !utf8.RuneStart(cause[cut]) {
-			cut--
-		}
-		cause = fmt.Sprintf("%s…(cut, %d bytes)", cause[:cut], len(cause))
-	}
-	return fmt.Sprintf("opencode at %s: %s", p.baseRedacted(), cause)
+	return fmt.Sprintf("opencode at %s: %s", p.baseRedacted(), cctext.Clip(cause, maxCauseBytes))
 }
 
 // baseRedacted is the configured base URL (not the health path), as the user wrote it, minus
