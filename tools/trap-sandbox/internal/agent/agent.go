@@ -223,9 +223,9 @@ func New(cfg Config, logger *slog.Logger, reg *prometheus.Registry) (*Module, er
 	if m.cfg.RateBurst <= 0 {
 		m.cfg.RateBurst = DefaultRateBurst
 	}
-	base, err := url.Parse(cfg.OpencodeURL)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("opencode url %q: give http(s)://host:port", cfg.OpencodeURL)
+	base, err := opencode.ParseURL(cfg.OpencodeURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: give http(s)://host:port", err)
 	}
 	// opencode connects to it only when a computer first asks: a URL it cannot use would fail
 	// every question, so it is refused here, at start.

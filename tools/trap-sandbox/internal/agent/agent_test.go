@@ -265,6 +265,14 @@ func TestOffWithoutAModel(t *testing.T) {
 	_, err = New(Config{Model: "nomodel"}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	assert.ErrorContains(t, err, "PROVIDER/MODEL")
 
+	// A refused opencode URL never repeats its password (the error is printed at start).
+	for _, bad := range []string{"http://u:secretpw@", "ftp://u:secretpw@host:1", "http://u:secret pw@host:1"} {
+		_, err = New(Config{Model: "p/m", OpencodeURL: bad, Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp"},
+			slog.New(slog.DiscardHandler), nil)
+		require.ErrorContains(t, err, "give http(s)://host:port", bad)
+		assert.NotContains(t, err.Error(), "secret", bad)
+	}
+
 	// A --ai-mcp-url opencode cannot use is refused at start, not at every question.
 	for _, bad := range []string{"notaurl", "127.0.0.1:4444/mcp", "ws://127.0.0.1:4444/mcp"} {
 		_, err = New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: bad},

@@ -98,11 +98,12 @@ type flight struct {
 	callers int // how many Probe calls wait on it (guarded by Prober.mu; tests wait on it)
 }
 
-// NewProber validates cfg and returns a Prober.
-func NewProber(cfg ProberConfig) (*Prober, error) {
-	base, err := url.Parse(cfg.URL)
+// ParseURL reads opencode's base URL as every part of the gateway that talks to opencode
+// needs it: http or https with a host. Its errors never repeat a password given in the URL
+// (url.Parse's own error quotes the whole URL), so they can be printed and logged as they are.
+func ParseURL(raw string) (*url.URL, error) {
+	base, err := url.Parse(raw)
 	if err != nil {
-		// url.Parse's error quotes the whole URL, password included: say only what is wrong.
 		return nil, fmt.Errorf("opencode url: not a URL (%w)", errors.Unwrap(err))
 	}
 	if base.Scheme != "http" && base.Scheme != "https" {
@@ -110,6 +111,15 @@ func NewProber(cfg ProberConfig) (*Prober, error) {
 	}
 	if base.Host == "" {
 		return nil, fmt.Errorf("opencode url %s: no host", base.Redacted())
+	}
+	return base, nil
+}
+
+// NewProber validates cfg and returns a Prober.
+func NewProber(cfg ProberConfig) (*Prober, error) {
+	base, err := ParseURL(cfg.URL)
+	if err != nil {
+		return nil, err
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultProbeTimeout
