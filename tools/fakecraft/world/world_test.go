@@ -335,7 +335,11 @@ print("detached", select(2, os.pullEvent("peripheral_detach")))
 func TestChatRoom(t *testing.T) {
 	ctx := within(t)
 	modem := map[string]string{"top": "modem"}
-	spec := world.Spec{TimeScale: testScale, Computers: []world.ComputerSpec{
+	// Real time, not testScale: chat's sides drop each other after one 15 s ping period without
+	// an answer, which testScale made 0.75 s of wall time, less than a loaded machine may take
+	// to run the other side (it failed so on a CI run). No step below waits on the clock:
+	// rednet.lookup returns on the host's answer.
+	spec := world.Spec{TimeScale: 1, Computers: []world.ComputerSpec{
 		{ID: 1, Position: [3]float64{0, 64, 0}, Peripherals: modem, Files: map[string]string{"/startup.lua": `shell.run("chat host room")`}},
 		{ID: 2, Position: [3]float64{10, 64, 0}, Peripherals: modem, Files: map[string]string{"/startup.lua": `
 rednet.open("top")
