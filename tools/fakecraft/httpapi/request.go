@@ -167,7 +167,9 @@ func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload 
 		hop = nextHop(ctx, hop, next, method, hasBody, payload)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	// CC's limit applies to the body as the program gets it: decoded.
+	body, decoded := decompressed(resp.Header, resp.Body)
+	data, err := io.ReadAll(io.LimitReader(body, maxDownload+1))
 	if err != nil {
 		a.queueHTTPFailure(rawURL, friendlyDialError(err))
 		return
@@ -186,7 +188,7 @@ func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload 
 		body:    data,
 		code:    resp.StatusCode,
 		message: strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode))),
-		headers: responseHeaders(wire, resp.Header),
+		headers: ccResponseHeaders(responseHeaders(wire, resp.Header), decoded),
 		binary:  binary,
 	}
 	a.h.Do(func(L *lua.LState) {

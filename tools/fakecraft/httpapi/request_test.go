@@ -1,6 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"io"
 	"net/http"
@@ -383,4 +387,98 @@ func TestResponseHeaderNamesAsSent(t *testing.T) {
 		`, base)
 		assert.Equal(t, []lua.LValue{lua.LString("body"), lua.LString("X-Dup=a,b x-dup=c x-lower=yes")}, out, base)
 	}
+}
+
+// compressed is body in the given Content-Encoding: gzip, zlib ("deflate") or a bare
+// deflate stream ("raw").
+func compressed(t *testing.T, encoding, body string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	switch encoding {
+	case "gzip":
+		w = gzip.NewWriter(&buf)
+	case "deflate":
+		w = zlib.NewWriter(&buf)
+	case "raw":
+		fw, err := flate.NewWriter(&buf, flate.DefaultCompression)
+		require.NoError(t, err)
+		w = fw
+	}
+	_, err := io.WriteString(w, body)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// TestHTTPDecodesCompressedResponsesLikeCC: CC's pipeline (Netty's HttpContentDecompressor)
+// decodes a gzip or deflate body (zlib or bare, x- names, any case) even though it never
+// asks for one; the table then has no Content-Encoding, and a Content-Length becomes
+// transfer-encoding: chunked. Other encodings come as sent; a body that does not decode
+// fails with "Could not connect"; an empty one (HEAD) is empty.
+func TestHTTPDecodesCompressedResponsesLikeCC(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		encoding := r.URL.Query().Get("as")
+		var data []byte
+		switch encoding {
+		case "gzip", "deflate", "raw":
+			data = compressed(t, encoding, "hello "+encoding)
+		case "bad":
+			data = []byte("not gzip at all")
+		default:
+			data = []byte("as sent")
+		}
+		sent := map[string]string{"raw": "deflate", "bad": "gzip", "xgzip": "gzip"}[encoding]
+		if sent == "" {
+			sent = encoding
+		}
+		w.Header()["Content-Encoding"] = []string{r.URL.Query().Get("name")}
+		if r.URL.Query().Get("name") == "" {
+			w.Header()["Content-Encoding"] = []string{sent}
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		if r.URL.Query().Get("chunked") != "" {
+			w.(http.Flusher).Flush() // no Content-Length: the body goes chunked
+		} else {
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		}
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(data)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local out = {}
+		local function fetch(query, method)
+			assert(http.request({ url = base .. "/?" .. query, method = method }))
+			local event, _, h = os.pullEvent()
+			while event ~= "http_success" and event ~= "http_failure" do event, _, h = os.pullEvent() end
+			if event == "http_failure" then out[#out + 1] = "failure: " .. h return end
+			local names = {}
+			for name, value in pairs(h.getResponseHeaders()) do
+				if name ~= "Date" and name ~= "Connection" then names[#names + 1] = name .. "=" .. value end
+			end
+			table.sort(names)
+			out[#out + 1] = h.readAll() .. " | " .. table.concat(names, " ")
+		end
+		fetch("as=gzip")
+		fetch("as=deflate")
+		fetch("as=raw")
+		fetch("as=gzip&name=%20X-GZIP%20&chunked=1")
+		fetch("as=br")
+		fetch("as=bad")
+		fetch("as=gzip", "HEAD")
+		return table.concat(out, "\n")
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString(strings.Join([]string{
+		"hello gzip | Content-Type=text/plain transfer-encoding=chunked",
+		"hello deflate | Content-Type=text/plain transfer-encoding=chunked",
+		"hello raw | Content-Type=text/plain transfer-encoding=chunked",
+		"hello gzip | Content-Type=text/plain Transfer-Encoding=chunked",
+		"as sent | Content-Encoding=br Content-Length=7 Content-Type=text/plain",
+		"failure: Could not connect",
+		" | Content-Type=text/plain transfer-encoding=chunked",
+	}, "\n"))}, out)
 }
