@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -82,14 +83,20 @@ func openDeflate(src *bufio.Reader) (io.Reader, error) {
 
 // ccResponseHeaders edits the header table as CC's pipeline does before the program sees
 // it: when the body was decoded, Content-Encoding goes and a Content-Length gives way to
-// transfer-encoding: chunked (Netty sets a header under its own lower-case name).
-func ccResponseHeaders(h map[string]string, decoded bool) map[string]string {
+// transfer-encoding: chunked; then a Content-Length left is replaced by the length of the
+// body read (0 for a HEAD response), as CC's HttpRequestHandler sets it. Netty sets a
+// header under its own lower-case name, so those come back as "transfer-encoding" and
+// "content-length".
+func ccResponseHeaders(h map[string]string, decoded bool, bodyLen int) map[string]string {
 	if decoded {
 		deleteHeader(h, "Content-Encoding")
 		if deleteHeader(h, "Content-Length") {
 			deleteHeader(h, "Transfer-Encoding")
 			h["transfer-encoding"] = "chunked"
 		}
+	}
+	if deleteHeader(h, "Content-Length") {
+		h["content-length"] = strconv.Itoa(bodyLen)
 	}
 	return h
 }

@@ -188,7 +188,7 @@ func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload 
 		body:    data,
 		code:    resp.StatusCode,
 		message: strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode))),
-		headers: ccResponseHeaders(responseHeaders(wire, resp.Header), decoded),
+		headers: ccResponseHeaders(responseHeaders(wire, resp.Header), decoded, len(data)),
 		binary:  binary,
 	}
 	a.h.Do(func(L *lua.LState) {

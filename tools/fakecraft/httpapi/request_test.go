@@ -477,8 +477,32 @@ func TestHTTPDecodesCompressedResponsesLikeCC(t *testing.T) {
 		"hello deflate | Content-Type=text/plain transfer-encoding=chunked",
 		"hello raw | Content-Type=text/plain transfer-encoding=chunked",
 		"hello gzip | Content-Type=text/plain Transfer-Encoding=chunked",
-		"as sent | Content-Encoding=br Content-Length=7 Content-Type=text/plain",
+		"as sent | Content-Encoding=br Content-Type=text/plain content-length=7",
 		"failure: Could not connect",
 		" | Content-Type=text/plain transfer-encoding=chunked",
 	}, "\n"))}, out)
+}
+
+// TestHTTPContentLengthIsTheBodyRead: CC's handler replaces a Content-Length with the
+// length of the body it read, under Netty's lower-case name: a HEAD response's is 0.
+func TestHTTPContentLengthIsTheBodyRead(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		if r.Method != http.MethodHead {
+			_, _ = io.WriteString(w, "hello")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local function lengths(method)
+			assert(http.request({ url = base, method = method }))
+			local _, _, h = os.pullEvent("http_success")
+			local headers = h.getResponseHeaders()
+			return tostring(headers["content-length"]) .. "/" .. tostring(headers["Content-Length"])
+		end
+		return lengths("GET"), lengths("HEAD")
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("5/nil"), lua.LString("0/nil")}, out)
 }
