@@ -506,3 +506,37 @@ func TestHTTPContentLengthIsTheBodyRead(t *testing.T) {
 	`, srv.URL)
 	assert.Equal(t, []lua.LValue{lua.LString("5/nil"), lua.LString("0/nil")}, out)
 }
+
+// TestHTTPUploadLimitLikeCC: CC counts the headers it has then (the program's, User-Agent,
+// Content-Type, Content-Length: name, value and one byte each) with the body against
+// max_upload. http.request returns true either way; over the limit, http_failure says
+// "Request body is too large" once the address rules passed (a denied host says so first).
+func TestHTTPUploadLimitLikeCC(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base, limit, agent = ...
+		local ct = "application/x-www-form-urlencoded; charset=utf-8"
+		-- 115 bytes of headers: 10+21+1, 12+48+1, 14+7+1
+		local headers = #"User-Agent" + #agent + 1 + #"Content-Type" + #ct + 1 + #"Content-Length" + 7 + 1
+		local function post(url, size)
+			local ok = http.request(url, ("x"):rep(size))
+			local event, _, arg = os.pullEvent()
+			while event ~= "http_success" and event ~= "http_failure" do event, _, arg = os.pullEvent() end
+			if event == "http_success" then return tostring(ok) .. " " .. #arg.readAll() end
+			return tostring(ok) .. " " .. arg
+		end
+		local fits = tonumber(limit) - headers
+		return post(base .. "/echo", fits), post(base .. "/echo", fits + 1)
+	`, srv.URL, strconv.Itoa(maxUpload), DefaultUserAgent)
+	assert.Equal(t, []lua.LValue{lua.LString("true " + strconv.Itoa(maxUpload-115+len("POST:"))),
+		lua.LString("true " + errBodyTooLarge)}, out)
+
+	denied := newComputer(t, Options{})
+	out = denied.run(t, `
+		local ok, err = http.request(..., ("x"):rep(4194305))
+		local _, _, msg = os.pullEvent("http_failure")
+		return ok, err, msg
+	`, srv.URL+"/echo")
+	assert.Equal(t, []lua.LValue{lua.LTrue, lua.LNil, lua.LString(msgDomainNotPermitted)}, out)
+}
