@@ -90,6 +90,9 @@ func (a *API) luaRequest(L *lua.LState) int {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
 	for name, values := range headers {
+		for i, v := range values {
+			values[i] = unfold(v)
+		}
 		req.Header[name] = values
 	}
 	// CC's defaults (HttpRequest and HttpRequestHandler): a body gets a form Content-Type,

@@ -540,3 +540,63 @@ func TestHTTPUploadLimitLikeCC(t *testing.T) {
 	`, srv.URL+"/echo")
 	assert.Equal(t, []lua.LValue{lua.LTrue, lua.LNil, lua.LString(msgDomainNotPermitted)}, out)
 }
+
+// TestRequestHeaderErrorsLikeCC: a header CC's Netty refuses raises its message at the
+// call (for http.request and websockets alike, before the timeout is checked): a bad value
+// names the header, a bad name the character; pairs that are not two strings are skipped,
+// and a value folded over lines (CR LF or LF, then a space or tab) is taken.
+func TestRequestHeaderErrorsLikeCC(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fold" {
+			got <- fmt.Sprintf("%q", r.Header.Values("X-Fold"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local r = {}
+		local function try(f, ...)
+			local ok, err = pcall(f, ...)
+			r[#r + 1] = ok and "ok" or err
+		end
+		local function req(headers) try(http.request, base .. "/none", nil, headers) end
+		req({ "x", a = 2, [3] = "y", b = true })
+		req({ ["X-A"] = "a\nb" })
+		req({ ["X-A"] = "a\0b" })
+		req({ ["X-A"] = "a\r" })
+		req({ ["X-A"] = "a\rb" })
+		req({ ["X A"] = "v" })
+		req({ ["X\tA"] = "v" })
+		req({ ["X\233"] = "v" })
+		req({ [""] = "v" })
+		req({ [""] = "a\n" })
+		try(http.request, { url = base, headers = { ["X;"] = "v" }, timeout = -1 })
+		try(http.websocketAsync, "ws://example.com", { ["X=A"] = "v" })
+		try(http.request, base .. "/fold", nil, { ["X-Fold"] = "a\r\n b\n\tc" })
+		return table.concat(r, "\n")
+	`, srv.URL)
+	want := []string{
+		"ok",
+		"Failed to convert object value for header 'X-A'",
+		"Failed to convert object value for header 'X-A'",
+		"Failed to convert object value for header 'X-A'",
+		"Failed to convert object value for header 'X-A'",
+		`a header name cannot contain the following prohibited characters: =,;: \t\r\n\v\f:  `,
+		"a header name cannot contain the following prohibited characters: =,;: \\t\\r\\n\\v\\f: \t",
+		"a header name cannot contain non-ASCII character: \xe9",
+		"empty headers are not allowed []",
+		"Failed to convert object value for header ''",
+		`a header name cannot contain the following prohibited characters: =,;: \t\r\n\v\f: ;`,
+		`a header name cannot contain the following prohibited characters: =,;: \t\r\n\v\f: =`,
+		"ok",
+	}
+	lines := strings.Split(lstr(out[0]), "\n")
+	require.Len(t, lines, len(want), lstr(out[0]))
+	for i, line := range lines {
+		// The error is placed where the wrapper called the native function.
+		assert.True(t, line == want[i] || strings.HasSuffix(line, ": "+want[i]), "%d: %q", i, line)
+	}
+	assert.Equal(t, `["a b c"]`, recv(t, got))
+}
