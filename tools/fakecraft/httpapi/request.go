@@ -101,6 +101,7 @@ func (a *API) luaRequest(L *lua.LState) int {
 		setDefaultHeader(req.Header, "Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 	}
 	tooLarge := uploadSize(req.Header, hasBody, len(payload)) > maxUpload
+	replaceOwnHeaders(req.Header)
 	setDefaultHeader(req.Header, "Accept-Charset", "UTF-8")
 	redirects := 0
 	if redirect {
@@ -132,6 +133,23 @@ func uploadSize(h http.Header, hasBody bool, bodyLen int) int {
 		size += len("Content-Length") + len(strconv.Itoa(bodyLen)) + 1
 	}
 	return size
+}
+
+// replaceOwnHeaders leaves out the program's headers that CC replaces by its own, which
+// Go's client would send beside its own: Host and Connection (CC sets both), and a
+// Content-Length not spelled as Go writes its own, the body's. Go's client also writes its
+// own User-Agent unless the header has the canonical name, so when the program spelled
+// that name its own way an empty canonical one keeps Go's out.
+func replaceOwnHeaders(h http.Header) {
+	for name := range h {
+		if strings.EqualFold(name, "Host") || strings.EqualFold(name, "Connection") ||
+			strings.EqualFold(name, "Content-Length") && name != "Content-Length" {
+			delete(h, name)
+		}
+	}
+	if _, ok := h["User-Agent"]; !ok {
+		h["User-Agent"] = []string{""}
+	}
 }
 
 // refuseUpload is CC's answer to a request over max_upload: http.request has returned

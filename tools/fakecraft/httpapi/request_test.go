@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"compress/zlib"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -599,4 +601,50 @@ func TestRequestHeaderErrorsLikeCC(t *testing.T) {
 		assert.True(t, line == want[i] || strings.HasSuffix(line, ": "+want[i]), "%d: %q", i, line)
 	}
 	assert.Equal(t, `["a b c"]`, recv(t, got))
+}
+
+// TestRequestHeadersCCReplaces: CC sets Host and Connection itself and sends a program's
+// User-Agent as spelled; Go's client would send a program's Host, Connection and
+// content-length beside its own, and its own User-Agent beside a "user-agent".
+func TestRequestHeadersCCReplaces(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	blocks := make(chan string, 1)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r := bufio.NewReader(conn)
+			var block []string
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil || line == "\r\n" {
+					break
+				}
+				block = append(block, strings.TrimSpace(line))
+			}
+			blocks <- strings.Join(block[1:], "|")
+			_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+			_ = conn.Close()
+		}
+	}()
+	c := newComputer(t, Options{AllowPrivate: true})
+	host := ln.Addr().String()
+	c.run(t, `
+		local base = ...
+		assert(http.request(base, "abc", { ["user-agent"] = "mine", connection = "keep-alive", host = "evil", ["content-length"] = "3" }))
+		os.pullEvent("http_success")
+	`, "http://"+host)
+	sent := map[string][]string{}
+	for _, line := range strings.Split(recv(t, blocks), "|") {
+		name, value, _ := strings.Cut(line, ": ")
+		sent[strings.ToLower(name)] = append(sent[strings.ToLower(name)], value)
+	}
+	assert.Equal(t, []string{host}, sent["host"])
+	assert.Equal(t, []string{"close"}, sent["connection"])
+	assert.Equal(t, []string{"3"}, sent["content-length"])
+	assert.Equal(t, []string{"mine"}, sent["user-agent"])
 }
