@@ -66,12 +66,13 @@ type socket struct {
 // luaWebsocket is the native http.websocket(url|options [, headers]): it starts connecting
 // and returns true, or false and CC's message for a URL it rejects at once.
 func (a *API) luaWebsocket(L *lua.LState) int {
-	rawURL, headers, timeout, ok := a.requestOptions(L, 2)
-	if !ok {
-		return 0
-	}
+	// CC refuses before it reads its arguments (HTTPAPI.websocket).
 	if a.opts.WebsocketsDisabled {
 		L.RaiseError(errWebsocketsOff)
+		return 0
+	}
+	rawURL, headers, timeout, ok := a.requestOptions(L, 2)
+	if !ok {
 		return 0
 	}
 	u, msg := parseWebsocketURL(rawURL)
