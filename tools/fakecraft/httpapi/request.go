@@ -11,6 +11,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -76,11 +77,6 @@ func (a *API) luaRequest(L *lua.LState) int {
 	if method == "" {
 		method = http.MethodGet
 	}
-	if len(payload) > maxUpload {
-		L.Push(lua.LFalse)
-		L.Push(lua.LString(errBodyTooLarge))
-		return 2
-	}
 	parsed := *u
 	parsed.Opaque = "" // String() would drop the host for it; the request keeps u itself
 	req, err := http.NewRequestWithContext(a.ctx, method, parsed.String(), bytes.NewReader(payload))
@@ -94,6 +90,9 @@ func (a *API) luaRequest(L *lua.LState) int {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
 	for name, values := range headers {
+		for i, v := range values {
+			values[i] = unfold(v)
+		}
 		req.Header[name] = values
 	}
 	// CC's defaults (HttpRequest and HttpRequestHandler): a body gets a form Content-Type,
@@ -101,14 +100,69 @@ func (a *API) luaRequest(L *lua.LState) int {
 	if hasBody {
 		setDefaultHeader(req.Header, "Content-Type", "application/x-www-form-urlencoded; charset=utf-8")
 	}
+	tooLarge := uploadSize(req.Header, hasBody, len(payload)) > maxUpload
+	replaceOwnHeaders(req.Header)
 	setDefaultHeader(req.Header, "Accept-Charset", "UTF-8")
 	redirects := 0
 	if redirect {
 		redirects = maxRedirects
 	}
-	a.h.Go(func() { a.doRequest(rawURL, req, hasBody, payload, timeout, redirects, binary) })
+	a.h.Go(func() {
+		if tooLarge {
+			a.refuseUpload(rawURL, u.Hostname())
+			return
+		}
+		a.doRequest(rawURL, req, hasBody, payload, timeout, redirects, binary)
+	})
 	L.Push(lua.LTrue)
 	return 1
+}
+
+// uploadSize is what CC counts against max_upload (HttpRequest.getHeaderSize plus the
+// body): each header's name, value and one more byte, over the headers it has when it
+// checks: the program's, the User-Agent, and with a body the Content-Type and
+// Content-Length unless the program set them (not Accept-Charset, added later).
+func uploadSize(h http.Header, hasBody bool, bodyLen int) int {
+	size := bodyLen
+	for name, values := range h {
+		for _, v := range values {
+			size += len(name) + len(v) + 1
+		}
+	}
+	if hasBody && !hasHeader(h, "Content-Length") {
+		size += len("Content-Length") + len(strconv.Itoa(bodyLen)) + 1
+	}
+	return size
+}
+
+// replaceOwnHeaders leaves out the program's headers that CC replaces by its own, which
+// Go's client would send beside its own: Host and Connection (CC sets both), and a
+// Content-Length not spelled as Go writes its own, the body's. Go's client also writes its
+// own User-Agent unless the header has the canonical name, so when the program spelled
+// that name its own way an empty canonical one keeps Go's out.
+func replaceOwnHeaders(h http.Header) {
+	for name := range h {
+		if strings.EqualFold(name, "Host") || strings.EqualFold(name, "Connection") ||
+			strings.EqualFold(name, "Content-Length") && name != "Content-Length" {
+			delete(h, name)
+		}
+	}
+	if _, ok := h["User-Agent"]; !ok {
+		h["User-Agent"] = []string{""}
+	}
+}
+
+// refuseUpload is CC's answer to a request over max_upload: http.request has returned
+// true, and once the host passed the address rules (which answer first) http_failure says
+// "Request body is too large".
+func (a *API) refuseUpload(rawURL, host string) {
+	if _, err := a.resolve(a.ctx, host); err != nil {
+		if !errors.Is(err, context.Canceled) {
+			a.queueHTTPFailure(rawURL, friendlyDialError(err))
+		}
+		return
+	}
+	a.queueHTTPFailure(rawURL, errBodyTooLarge)
 }
 
 // doRequest performs one request and queues http_success or http_failure. It follows up
@@ -167,7 +221,9 @@ func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload 
 		hop = nextHop(ctx, hop, next, method, hasBody, payload)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxDownload+1))
+	// CC's limit applies to the body as the program gets it: decoded.
+	body, decoded := decompressed(resp.Header, resp.Body)
+	data, err := io.ReadAll(io.LimitReader(body, maxDownload+1))
 	if err != nil {
 		a.queueHTTPFailure(rawURL, friendlyDialError(err))
 		return
@@ -186,7 +242,7 @@ func (a *API) doRequest(rawURL string, req *http.Request, hasBody bool, payload 
 		body:    data,
 		code:    resp.StatusCode,
 		message: strings.TrimSpace(strings.TrimPrefix(resp.Status, fmt.Sprint(resp.StatusCode))),
-		headers: responseHeaders(wire, resp.Header),
+		headers: ccResponseHeaders(responseHeaders(wire, resp.Header), decoded, len(data)),
 		binary:  binary,
 	}
 	a.h.Do(func(L *lua.LState) {
@@ -243,12 +299,19 @@ func nextHop(ctx context.Context, prev *http.Request, to *url.URL, method string
 // setDefaultHeader sets name to value unless the header has it under any spelling (the
 // program's spelling of a name is kept, so the map may hold non-canonical keys).
 func setDefaultHeader(h http.Header, name, value string) {
+	if !hasHeader(h, name) {
+		h[name] = []string{value}
+	}
+}
+
+// hasHeader reports whether h has name under any spelling.
+func hasHeader(h http.Header, name string) bool {
 	for key := range h {
 		if strings.EqualFold(key, name) {
-			return
+			return true
 		}
 	}
-	h[name] = []string{value}
+	return false
 }
 
 // queueHTTPFailure queues http_failure(url, msg) without a response.

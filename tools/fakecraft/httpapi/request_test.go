@@ -1,8 +1,14 @@
 package httpapi
 
 import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"compress/zlib"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -383,4 +389,262 @@ func TestResponseHeaderNamesAsSent(t *testing.T) {
 		`, base)
 		assert.Equal(t, []lua.LValue{lua.LString("body"), lua.LString("X-Dup=a,b x-dup=c x-lower=yes")}, out, base)
 	}
+}
+
+// compressed is body in the given Content-Encoding: gzip, zlib ("deflate") or a bare
+// deflate stream ("raw").
+func compressed(t *testing.T, encoding, body string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	var w io.WriteCloser
+	switch encoding {
+	case "gzip":
+		w = gzip.NewWriter(&buf)
+	case "deflate":
+		w = zlib.NewWriter(&buf)
+	case "raw":
+		fw, err := flate.NewWriter(&buf, flate.DefaultCompression)
+		require.NoError(t, err)
+		w = fw
+	}
+	_, err := io.WriteString(w, body)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	return buf.Bytes()
+}
+
+// TestHTTPDecodesCompressedResponsesLikeCC: CC's pipeline (Netty's HttpContentDecompressor)
+// decodes a gzip or deflate body (zlib or bare, x- names, any case) even though it never
+// asks for one; the table then has no Content-Encoding, and a Content-Length becomes
+// transfer-encoding: chunked. Other encodings come as sent; a body that does not decode
+// fails with "Could not connect"; an empty one (HEAD) is empty.
+func TestHTTPDecodesCompressedResponsesLikeCC(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		encoding := r.URL.Query().Get("as")
+		var data []byte
+		switch encoding {
+		case "gzip", "deflate", "raw":
+			data = compressed(t, encoding, "hello "+encoding)
+		case "bad":
+			data = []byte("not gzip at all")
+		default:
+			data = []byte("as sent")
+		}
+		sent := map[string]string{"raw": "deflate", "bad": "gzip", "xgzip": "gzip"}[encoding]
+		if sent == "" {
+			sent = encoding
+		}
+		w.Header()["Content-Encoding"] = []string{r.URL.Query().Get("name")}
+		if r.URL.Query().Get("name") == "" {
+			w.Header()["Content-Encoding"] = []string{sent}
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		if r.URL.Query().Get("chunked") != "" {
+			w.(http.Flusher).Flush() // no Content-Length: the body goes chunked
+		} else {
+			w.Header().Set("Content-Length", strconv.Itoa(len(data)))
+		}
+		if r.Method != http.MethodHead {
+			_, _ = w.Write(data)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local out = {}
+		local function fetch(query, method)
+			assert(http.request({ url = base .. "/?" .. query, method = method }))
+			local event, _, h = os.pullEvent()
+			while event ~= "http_success" and event ~= "http_failure" do event, _, h = os.pullEvent() end
+			if event == "http_failure" then out[#out + 1] = "failure: " .. h return end
+			local names = {}
+			for name, value in pairs(h.getResponseHeaders()) do
+				if name ~= "Date" and name ~= "Connection" then names[#names + 1] = name .. "=" .. value end
+			end
+			table.sort(names)
+			out[#out + 1] = h.readAll() .. " | " .. table.concat(names, " ")
+		end
+		fetch("as=gzip")
+		fetch("as=deflate")
+		fetch("as=raw")
+		fetch("as=gzip&name=%20X-GZIP%20&chunked=1")
+		fetch("as=br")
+		fetch("as=bad")
+		fetch("as=gzip", "HEAD")
+		return table.concat(out, "\n")
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString(strings.Join([]string{
+		"hello gzip | Content-Type=text/plain transfer-encoding=chunked",
+		"hello deflate | Content-Type=text/plain transfer-encoding=chunked",
+		"hello raw | Content-Type=text/plain transfer-encoding=chunked",
+		"hello gzip | Content-Type=text/plain Transfer-Encoding=chunked",
+		"as sent | Content-Encoding=br Content-Type=text/plain content-length=7",
+		"failure: Could not connect",
+		" | Content-Type=text/plain transfer-encoding=chunked",
+	}, "\n"))}, out)
+}
+
+// TestHTTPContentLengthIsTheBodyRead: CC's handler replaces a Content-Length with the
+// length of the body it read, under Netty's lower-case name: a HEAD response's is 0.
+func TestHTTPContentLengthIsTheBodyRead(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		if r.Method != http.MethodHead {
+			_, _ = io.WriteString(w, "hello")
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local function lengths(method)
+			assert(http.request({ url = base, method = method }))
+			local _, _, h = os.pullEvent("http_success")
+			local headers = h.getResponseHeaders()
+			return tostring(headers["content-length"]) .. "/" .. tostring(headers["Content-Length"])
+		end
+		return lengths("GET"), lengths("HEAD")
+	`, srv.URL)
+	assert.Equal(t, []lua.LValue{lua.LString("5/nil"), lua.LString("0/nil")}, out)
+}
+
+// TestHTTPUploadLimitLikeCC: CC counts the headers it has then (the program's, User-Agent,
+// Content-Type, Content-Length: name, value and one byte each) with the body against
+// max_upload. http.request returns true either way; over the limit, http_failure says
+// "Request body is too large" once the address rules passed (a denied host says so first).
+func TestHTTPUploadLimitLikeCC(t *testing.T) {
+	srv := httpServer(t)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base, limit, agent = ...
+		local ct = "application/x-www-form-urlencoded; charset=utf-8"
+		-- 115 bytes of headers: 10+21+1, 12+48+1, 14+7+1
+		local headers = #"User-Agent" + #agent + 1 + #"Content-Type" + #ct + 1 + #"Content-Length" + 7 + 1
+		local function post(url, size)
+			local ok = http.request(url, ("x"):rep(size))
+			local event, _, arg = os.pullEvent()
+			while event ~= "http_success" and event ~= "http_failure" do event, _, arg = os.pullEvent() end
+			if event == "http_success" then return tostring(ok) .. " " .. #arg.readAll() end
+			return tostring(ok) .. " " .. arg
+		end
+		local fits = tonumber(limit) - headers
+		return post(base .. "/echo", fits), post(base .. "/echo", fits + 1)
+	`, srv.URL, strconv.Itoa(maxUpload), DefaultUserAgent)
+	assert.Equal(t, []lua.LValue{lua.LString("true " + strconv.Itoa(maxUpload-115+len("POST:"))),
+		lua.LString("true " + errBodyTooLarge)}, out)
+
+	denied := newComputer(t, Options{})
+	out = denied.run(t, `
+		local ok, err = http.request(..., ("x"):rep(4194305))
+		local _, _, msg = os.pullEvent("http_failure")
+		return ok, err, msg
+	`, srv.URL+"/echo")
+	assert.Equal(t, []lua.LValue{lua.LTrue, lua.LNil, lua.LString(msgDomainNotPermitted)}, out)
+}
+
+// TestRequestHeaderErrorsLikeCC: a header CC's Netty refuses raises its message at the
+// call (for http.request and websockets alike, before the timeout is checked): a bad value
+// names the header, a bad name the character; pairs that are not two strings are skipped,
+// and a value folded over lines (CR LF or LF, then a space or tab) is taken.
+func TestRequestHeaderErrorsLikeCC(t *testing.T) {
+	got := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fold" {
+			got <- fmt.Sprintf("%q", r.Header.Values("X-Fold"))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c := newComputer(t, Options{AllowPrivate: true})
+	out := c.run(t, `
+		local base = ...
+		local r = {}
+		local function try(f, ...)
+			local ok, err = pcall(f, ...)
+			r[#r + 1] = ok and "ok" or err
+		end
+		local function req(headers) try(http.request, base .. "/none", nil, headers) end
+		req({ "x", a = 2, [3] = "y", b = true })
+		req({ ["X-A"] = "a\nb" })
+		req({ ["X-A"] = "a\0b" })
+		req({ ["X-A"] = "a\r" })
+		req({ ["X-A"] = "a\rb" })
+		req({ ["X A"] = "v" })
+		req({ ["X\tA"] = "v" })
+		req({ ["X\233"] = "v" })
+		req({ [""] = "v" })
+		req({ [""] = "a\n" })
+		try(http.request, { url = base, headers = { ["X;"] = "v" }, timeout = -1 })
+		try(http.websocketAsync, "ws://example.com", { ["X=A"] = "v" })
+		try(http.request, base .. "/fold", nil, { ["X-Fold"] = "a\r\n b\n\tc" })
+		return table.concat(r, "\n")
+	`, srv.URL)
+	want := []string{
+		"ok",
+		"Failed to convert object value for header 'X-A'",
+		"Failed to convert object value for header 'X-A'",
+		"Failed to convert object value for header 'X-A'",
+		"Failed to convert object value for header 'X-A'",
+		`a header name cannot contain the following prohibited characters: =,;: \t\r\n\v\f:  `,
+		"a header name cannot contain the following prohibited characters: =,;: \\t\\r\\n\\v\\f: \t",
+		"a header name cannot contain non-ASCII character: \xe9",
+		"empty headers are not allowed []",
+		"Failed to convert object value for header ''",
+		`a header name cannot contain the following prohibited characters: =,;: \t\r\n\v\f: ;`,
+		`a header name cannot contain the following prohibited characters: =,;: \t\r\n\v\f: =`,
+		"ok",
+	}
+	lines := strings.Split(lstr(out[0]), "\n")
+	require.Len(t, lines, len(want), lstr(out[0]))
+	for i, line := range lines {
+		// The error is placed where the wrapper called the native function.
+		assert.True(t, line == want[i] || strings.HasSuffix(line, ": "+want[i]), "%d: %q", i, line)
+	}
+	assert.Equal(t, `["a b c"]`, recv(t, got))
+}
+
+// TestRequestHeadersCCReplaces: CC sets Host and Connection itself and sends a program's
+// User-Agent as spelled; Go's client would send a program's Host, Connection and
+// content-length beside its own, and its own User-Agent beside a "user-agent".
+func TestRequestHeadersCCReplaces(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ln.Close() })
+	blocks := make(chan string, 1)
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r := bufio.NewReader(conn)
+			var block []string
+			for {
+				line, err := r.ReadString('\n')
+				if err != nil || line == "\r\n" {
+					break
+				}
+				block = append(block, strings.TrimSpace(line))
+			}
+			blocks <- strings.Join(block[1:], "|")
+			_, _ = io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+			_ = conn.Close()
+		}
+	}()
+	c := newComputer(t, Options{AllowPrivate: true})
+	host := ln.Addr().String()
+	c.run(t, `
+		local base = ...
+		assert(http.request(base, "abc", { ["user-agent"] = "mine", connection = "keep-alive", host = "evil", ["content-length"] = "3" }))
+		os.pullEvent("http_success")
+	`, "http://"+host)
+	sent := map[string][]string{}
+	for _, line := range strings.Split(recv(t, blocks), "|") {
+		name, value, _ := strings.Cut(line, ": ")
+		sent[strings.ToLower(name)] = append(sent[strings.ToLower(name)], value)
+	}
+	assert.Equal(t, []string{host}, sent["host"])
+	assert.Equal(t, []string{"close"}, sent["connection"])
+	assert.Equal(t, []string{"3"}, sent["content-length"])
+	assert.Equal(t, []string{"mine"}, sent["user-agent"])
 }

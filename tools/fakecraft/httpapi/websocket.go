@@ -66,12 +66,13 @@ type socket struct {
 // luaWebsocket is the native http.websocket(url|options [, headers]): it starts connecting
 // and returns true, or false and CC's message for a URL it rejects at once.
 func (a *API) luaWebsocket(L *lua.LState) int {
-	rawURL, headers, timeout, ok := a.requestOptions(L, 2)
-	if !ok {
-		return 0
-	}
+	// CC refuses before it reads its arguments (HTTPAPI.websocket).
 	if a.opts.WebsocketsDisabled {
 		L.RaiseError(errWebsocketsOff)
+		return 0
+	}
+	rawURL, headers, timeout, ok := a.requestOptions(L, 2)
+	if !ok {
 		return 0
 	}
 	u, msg := parseWebsocketURL(rawURL)
@@ -117,6 +118,12 @@ func (a *API) requestOptions(L *lua.LState, headerArg int) (string, http.Header,
 		rawURL = lua.LVAsString(L.Get(1))
 		headerTable, _ = L.Get(headerArg).(*lua.LTable)
 	}
+	// CC reads the headers before the timeout, so a bad header is the error reported.
+	headers, msg := a.luaHeaders(headerTable)
+	if msg != "" {
+		luakit.RaiseMessage(L, msg)
+		return "", nil, 0, false
+	}
 	timeout := defaultTimeout
 	if n, isNumber := timeoutValue.(lua.LNumber); isNumber {
 		secs := float64(n)
@@ -126,19 +133,22 @@ func (a *API) requestOptions(L *lua.LState, headerArg int) (string, http.Header,
 		}
 		timeout = time.Duration(secs * float64(time.Second))
 	}
-	return rawURL, a.luaHeaders(headerTable), timeout, true
+	return rawURL, headers, timeout, true
 }
 
 // luaHeaders keeps only the pairs whose key and value are both strings, as CC does, and
-// adds the default User-Agent.
-func (a *API) luaHeaders(t *lua.LTable) http.Header {
-	headers := http.Header{}
+// adds the default User-Agent; msg is CC's error for the first pair its Netty refuses.
+func (a *API) luaHeaders(t *lua.LTable) (headers http.Header, msg string) {
+	headers = http.Header{}
 	hasAgent := false
 	if t != nil {
 		t.ForEach(func(k, v lua.LValue) {
 			ks, kok := k.(lua.LString)
 			vs, vok := v.(lua.LString)
-			if !kok || !vok {
+			if !kok || !vok || msg != "" {
+				return
+			}
+			if msg = headerError(string(ks), string(vs)); msg != "" {
 				return
 			}
 			// Keep the program's spelling of the name: the map is written directly.
@@ -151,7 +161,7 @@ func (a *API) luaHeaders(t *lua.LTable) http.Header {
 	if !hasAgent {
 		headers["User-Agent"] = []string{a.opts.UserAgent}
 	}
-	return headers
+	return headers, msg
 }
 
 // run connects, then reads until the socket ends. It is the socket's main goroutine.

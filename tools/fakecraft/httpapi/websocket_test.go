@@ -676,6 +676,10 @@ func TestWebsocketDisabled(t *testing.T) {
 	out := c.run(t, `return pcall(http.websocket, "ws://example.com")`)
 	require.Len(t, out, 2)
 	assert.Contains(t, lstr(out[1]), "Websocket connections are disabled")
+	// CC refuses before it reads the headers and the timeout.
+	out = c.run(t, `return pcall(http.websocketAsync, { url = "ws://example.com", headers = { [""] = "v" }, timeout = -1 })`)
+	require.Len(t, out, 2)
+	assert.Contains(t, lstr(out[1]), "Websocket connections are disabled")
 
 	off := newComputer(t, Options{Disabled: true})
 	assert.Equal(t, []lua.LValue{lua.LString("nil")}, off.run(t, `return type(http)`))
