@@ -300,6 +300,15 @@ local function lifetime(ms)
   return math.floor(ms / 60000 + 0.5) .. " min";
 end
 
+-- message, then the fix: unless the gateway's message names it already (one ending in
+-- "; run sandbox link again for a new code"), when it would be said twice.
+local function withFix(message, fix, named)
+  if message:find(named, 1, true) ~= nil then
+    return message;
+  end
+  return message .. ". " .. fix;
+end
+
 -- The one line for a failed link request: the gateway's refusals by code, a lost session,
 -- a silent gateway. context says what was refused: "code" or "key".
 local function failLink(err, context)
@@ -309,9 +318,11 @@ local function failLink(err, context)
   elseif code == linkLib.ERR_BUSY then
     fail("The gateway is busy (busy): " .. message);
   elseif code == linkLib.ERR_LINK_INVALID and context == "key" then
-    fail("The gateway refused the key (link_invalid): " .. message .. ". Ask its admin for a new one (trap-sandbox link key)");
+    fail("The gateway refused the key (link_invalid): "
+      .. withFix(message, "Ask its admin for a new one (trap-sandbox link key)", "for a new key"));
   elseif code == linkLib.ERR_LINK_INVALID then
-    fail("The gateway refused the code (link_invalid): " .. message .. ". Run sandbox link again");
+    fail("The gateway refused the code (link_invalid): "
+      .. withFix(message, "Run sandbox link again", "sandbox link again"));
   elseif code == libsandbox.ERR_TIMEOUT then
     fail("The gateway did not answer: " .. message .. ". Run sandbox link again");
   elseif code == libsandbox.ERR_NOT_CONNECTED and message:find("expired", 1, true) then

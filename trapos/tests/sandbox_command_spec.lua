@@ -834,6 +834,22 @@ describe("sandbox command", function()
       expectNoSecret(lines, record, err);
     end);
 
+    it("says the fix once when the gateway's refusal names it already", function()
+      local ok, err = run({ "link", KEY }, {
+        gateway = linkGateway({ refuse = { ["link.begin"] = { code = "link_invalid",
+          message = "the enrollment key: used up (it linked 1 computer(s)); ask the key's account holder for a new key (trap-sandbox link key)" } } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the key (link_invalid): the enrollment key: used up (it linked 1 computer(s)); ask the key's account holder for a new key (trap-sandbox link key)");
+      ok, err = run({ "link" }, {
+        gateway = linkGateway({ refuse = { ["link.accept"] = { code = "link_invalid",
+          message = "the link code was already used; run sandbox link again for a new one" } } }),
+        typed = { "y" },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the code (link_invalid): the link code was already used; run sandbox link again for a new one");
+    end);
+
     it("refuses an argument that is not a key without connecting or echoing it", function()
       local ok, err, _, record = run({ "link", "BCDF-GHJK" }, { gateway = linkGateway() });
       expect(ok):eq(false);
