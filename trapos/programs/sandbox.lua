@@ -28,8 +28,41 @@ local PASSWORD_MASK = "********";
 -- The answers `sandbox setup` takes for sandbox.allow_exec.
 local EXEC_ANSWERS = { yes = true, y = true, ["true"] = true, no = false, n = false, ["false"] = false };
 
+-- The computer's screen width; a narrower one (a pocket computer's 26 columns) gets help laid
+-- out for it: the 51-column help wraps there into broken columns and, twice as long as the
+-- screen's 20 rows, scrolls its top away.
+local SCREEN_WIDTH = 51;
+
+local function narrowScreen()
+  local width = term.getSize();
+  return width < SCREEN_WIDTH;
+end
+
+-- The help for a pocket computer: every line at most 25 columns, 16 lines.
+local function narrowUsage()
+  print("Usage: sandbox <command>");
+  for _, entry in ipairs({
+    { "health", "test gateway" }, { "status", "connection" }, { "reconnect", "connect now" },
+    { "stop", "disconnect" }, { "setup [url]", "URL, access" }, { "link [KEY]", "join account" },
+    { "help", "this help" }, { "--version", "the version" },
+  }) do
+    print(string.format(" %-11s %s", entry[1], entry[2]));
+  end
+  print("Settings: sandbox.url,");
+  print(" sandbox.password,");
+  print(" sandbox.allow_files,");
+  print(" sandbox.allow_exec,");
+  print(" sandbox.ai_confirm,");
+  print(" sandbox.allow_screen");
+  print("set <name> describes one");
+end
+
 -- Every line fits the 51-column computer screen.
 local function usage()
+  if narrowScreen() then
+    narrowUsage();
+    return;
+  end
   print("Usage: sandbox <command>");
   print("  health      check the gateway and opencode");
   print("  status      show URL, connection, last error");
@@ -281,6 +314,23 @@ end
 local approvedCode = nil;
 
 local function linkUsage()
+  if narrowScreen() then
+    -- A pocket computer's: at most 25 columns.
+    print("Usage: sandbox link [KEY]");
+    print("Links this computer to an");
+    print("account: it gets its own");
+    print("credential, saved as");
+    print("sandbox.password.");
+    print(" sandbox link");
+    print("   a code: the account");
+    print("   holder approves it,");
+    print("   then you accept");
+    print(" sandbox link KEY");
+    print("   an enrollment key");
+    print("   (tsk_... from");
+    print("   trap-sandbox link key)");
+    return;
+  end
   print("Usage: sandbox link [KEY]");
   print("Links this computer to an account: it gets a");
   print("credential of its own, saved as sandbox.password.");

@@ -145,6 +145,8 @@ local function run(args, opts)
       lines[#lines + 1] = table.concat(parts, "\t", 1, parts.n);
     end,
     require = require,
+    -- opts.width: a screen of that many columns (a pocket computer's 26), else the computer's.
+    term = opts.width and setmetatable({ getSize = function() return opts.width, 20; end }, { __index = term }) or term,
     shell = {
       setCompletionFunction = function(path, fn) completions[path] = fn; end,
     },
@@ -963,6 +965,24 @@ describe("sandbox command", function()
         expect(table.concat(lines, "\n")):str_match("\n  setup %[url%] set the URL");
         expect(table.concat(lines, "\n")):str_match("sandbox%.ai_confirm %(true|false%),\n");
       end
+    end);
+
+    it("lays its help out for a pocket computer's 26 columns and 20 rows", function()
+      for _, args in ipairs({ { "help" }, { "link", "--help" } }) do
+        local ok, err, lines = run(args, { width = 26, gateway = linkGateway() });
+        expectSuccess(ok, err);
+        expect(lines[1]):str_match("^Usage: sandbox ");
+        -- the typed command line and the next prompt stay on the screen with it
+        expect(#lines <= 18):eq(true);
+        for _, line in ipairs(lines) do
+          if #line > 25 then
+            fail("help line wider than a pocket computer: " .. line);
+          end
+        end
+      end
+      local _, _, lines = run({ "help" }, { width = 26 });
+      expect(table.concat(lines, "\n")):str_match("\n link %[KEY%]  join account\n");
+      expect(table.concat(lines, "\n")):str_match("\n sandbox%.allow_screen\n");
     end);
 
     it("prints the version", function()
