@@ -183,9 +183,9 @@ local function showStatus()
   end
   -- What the owner lets the host do here (read from the settings, as every request does).
   print("files: " .. libsandbox.filesShown());
-  print("exec: " .. tostring(libsandbox.execAllowed()));
+  print("exec: " .. libsandbox.execShown());
   -- Whether the player is asked before the agent changes this computer (the ai command).
-  print("ai confirm: " .. tostring(libsandbox.aiConfirm()));
+  print("ai confirm: " .. libsandbox.aiConfirmShown());
   print("screen: " .. libsandbox.screenShown());
 end
 

@@ -685,6 +685,16 @@ describe("sandbox command", function()
       expect(lines[9]):eq('screen: none, as "View" is not none/view/control');
     end);
 
+    it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
+      local ok, err, lines = run({ "status" }, {
+        settings = { ["sandbox.allow_exec"] = "true", ["sandbox.ai_confirm"] = "no" },
+        status = { connected = false, state = "dormant", traposId = "7:" },
+      });
+      expectSuccess(ok, err);
+      expect(lines[7]):eq('exec: false, as "true" is not the boolean true');
+      expect(lines[8]):eq('ai confirm: true, as "no" is not the boolean false');
+    end);
+
     it("fails when the daemon is not running", function()
       local ok, err = run({ "status" }, {});
       expect(ok):eq(false);
