@@ -171,6 +171,8 @@ local function showStatus()
   print("lastError: " .. tostring(status.lastError or "none"));
   if status.state == libsandbox.STATE_STOPPED then
     print("fix: " .. MSG_STOPPED);
+  elseif status.state == libsandbox.STATE_DORMANT then
+    print("fix: " .. MSG_URL_NOT_SET);
   elseif status.lastError ~= nil then
     local fix = explain(status.lastError, status.url);
     if fix ~= status.lastError then

@@ -652,14 +652,14 @@ describe("sandbox command", function()
       });
     end);
 
-    it("shows a dormant daemon", function()
+    it("shows a dormant daemon and names its fix", function()
       local ok, err, lines = run({ "status" }, {
         settings = {},
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
       expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none",
-        "files: none", "exec: false", "ai confirm: true", "screen: none" });
+        "fix: sandbox.url is not set. Run: sandbox setup", "files: none", "exec: false", "ai confirm: true", "screen: none" });
     end);
 
     it("shows what the owner allows", function()
@@ -669,10 +669,10 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
-      expect(lines[6]):eq("files: write");
-      expect(lines[7]):eq("exec: true");
-      expect(lines[8]):eq("ai confirm: false");
-      expect(lines[9]):eq("screen: control");
+      expect(lines[7]):eq("files: write");
+      expect(lines[8]):eq("exec: true");
+      expect(lines[9]):eq("ai confirm: false");
+      expect(lines[10]):eq("screen: control");
     end);
 
     it("names a value that is none of the levels instead of showing a silent none", function()
@@ -681,8 +681,8 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
-      expect(lines[6]):eq('files: none, as "Write" is not none/read/write');
-      expect(lines[9]):eq('screen: none, as "View" is not none/view/control');
+      expect(lines[7]):eq('files: none, as "Write" is not none/read/write');
+      expect(lines[10]):eq('screen: none, as "View" is not none/view/control');
     end);
 
     it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
@@ -691,8 +691,8 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
-      expect(lines[7]):eq('exec: false, as "true" is not the boolean true');
-      expect(lines[8]):eq('ai confirm: true, as "no" is not the boolean false');
+      expect(lines[8]):eq('exec: false, as "true" is not the boolean true');
+      expect(lines[9]):eq('ai confirm: true, as "no" is not the boolean false');
     end);
 
     it("fails when the daemon is not running", function()
