@@ -292,7 +292,13 @@ local function setup(urlArg)
     local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
     fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. wsFormOf(scheme, url));
   elseif scheme ~= nil and scheme ~= "ws" and scheme ~= "wss" then
-    fail(advice.explain("Invalid scheme '" .. scheme .. "'", url));
+    -- As for http: the ws:// URL of the same host to give, not the command being run.
+    local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
+    local ws = "ws://<host>:4444";
+    if url:match("^%a[%w+.-]*://[^/?#]") ~= nil then
+      ws = wsFormOf("ws", url); -- it names a host
+    end
+    fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. ws);
   end
   local password = askPassword();
   local files, exec, screen, confirm = askAccess();

@@ -549,6 +549,18 @@ describe("sandbox command", function()
       end
     end);
 
+    it("refuses another scheme before saving anything, naming the ws:// URL to give", function()
+      for _, case in ipairs({
+        { "ftp://10.0.0.9:4444", "ws://10.0.0.9:4444" },
+        { "ftp:///x", "ws://<host>:4444" },
+      }) do
+        local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
+        expect(ok):eq(false);
+        expect(err):eq("sandbox.url " .. case[1] .. " is not a ws:// URL (e.g. ws://192.168.1.20:4444). Run: sandbox setup " .. case[2]);
+        expect(record.saved):eq(0);
+      end
+    end);
+
     it("prints the error with its fix when the gateway does not answer", function()
       local ok, err = run({ "setup", "ws://10.0.0.9:4444" }, {
         settings = {}, typed = { "pw" }, status = downStatus("waiting", "Could not connect"),
