@@ -136,7 +136,9 @@ end
 
 local function failRequest(err, url)
   if err.code == libsandbox.ERR_TIMEOUT then
-    fail("The gateway did not answer within " .. libsandbox.REQUEST_TIMEOUT .. " seconds");
+    -- Its log, which the player may not see, says why: name who to ask.
+    fail("The gateway did not answer within " .. libsandbox.REQUEST_TIMEOUT
+      .. " seconds: it is overloaded or stuck; try again, or ask its operator to check its log");
   elseif err.code == libsandbox.ERR_NOT_CONNECTED then
     fail("Not connected to the gateway: " .. explain(err.message, url));
   end

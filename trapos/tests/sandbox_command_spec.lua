@@ -373,7 +373,7 @@ describe("sandbox command", function()
     it("reports a timeout after 10 seconds", function()
       local ok, err, lines, record = run({ "health" }, { status = connectedStatus(), reply = function() end });
       expect(ok):eq(false);
-      expect(err):eq("The gateway did not answer within 10 seconds");
+      expect(err):eq("The gateway did not answer within 10 seconds: it is overloaded or stuck; try again, or ask its operator to check its log");
       expect(lines):same({});
       expect(record.timers[#record.timers]):eq(10);
     end);
