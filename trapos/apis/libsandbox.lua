@@ -212,9 +212,11 @@ return {
   filesAllowed = config.filesAllowed,
   filesShown = config.filesShown,
   execAllowed = config.execAllowed,
+  execShown = config.execShown,
   screenAllowed = config.screenAllowed,
   screenShown = config.screenShown,
   aiConfirm = config.aiConfirm,
+  aiConfirmShown = config.aiConfirmShown,
 
   -- The wire (libsandboxcodec): error codes and the frame rules.
   ERR_UNAUTHORIZED = codec.ERR_UNAUTHORIZED,

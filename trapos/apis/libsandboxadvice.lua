@@ -70,10 +70,25 @@ local RULES = {
     end,
   },
   {
-    -- A 404 (or a redirect) on the upgrade: the server is there but the path is not the gateway's.
+    -- A 5xx on the upgrade: the gateway (full: 503) or a reverse proxy whose gateway is down
+    -- answered; the path may well be right, and a later try may get through.
+    match = function(why)
+      return contains(why, "Invalid handshake response") and why:find("%f[%d]5%d%d%f[%D]") ~= nil;
+    end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      return "the server at " .. host .. ":" .. tostring(port or 80) .. " could not take the connection ("
+        .. (why:match("%d%d%d[%w ]*") or why) .. "): the gateway is full, or down behind a reverse proxy";
+    end,
+    retry = "; the daemon retries every 5 s",
+  },
+  {
+    -- A 404, a redirect or any other answer to the upgrade that is not a WebSocket's (200 OK from
+    -- the installer's URL): the server is there but the path is not the gateway's.
     match = function(why)
       return why:find("%f[%d]404%f[%D]") ~= nil or contains(why, "Not Found")
-        or why:find("%f[%d]30[1278]%f[%D]") ~= nil or contains(why, "Redirect") or contains(why, "Moved");
+        or why:find("%f[%d]30[1278]%f[%D]") ~= nil or contains(why, "Redirect") or contains(why, "Moved")
+        or contains(why, "Invalid handshake response");
     end,
     say = function(why, url)
       local host, port = hostPort(url);

@@ -55,6 +55,11 @@ local function serve(handlers)
         { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
     elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
+    elseif result[2] ~= nil then
+      -- Not "door.open failed": the host's caller learns what the program's author must change.
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil, { code = codec.ERR_INTERNAL,
+        message = "the handler of " .. msgType .. " returned a " .. type(result[2])
+          .. ", not a table (the answer's payload) or nil and an error" });
     else
       os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil,
         codec.normaliseError(result[3], msgType .. " failed"));

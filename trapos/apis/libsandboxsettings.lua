@@ -156,6 +156,29 @@ local function aiConfirm(settingsApi)
   return (settingsApi or settings).get(SETTING_AI_CONFIRM) ~= false;
 end
 
+-- A boolean setting as the owner reads it: its effect ("false"), or, when the setting holds
+-- something else (a hand-edited "true", which counts as the default), 'false, as "true" is not
+-- the boolean true', as levelShown names a level setting's stray value.
+local function booleanShown(settingsApi, name, effect)
+  local value = (settingsApi or settings).get(name);
+  if value == nil or type(value) == "boolean" then
+    return tostring(effect);
+  end
+  return tostring(effect) .. ", as " .. string.format("%q", tostring(value)) .. " is not the boolean " .. tostring(not effect);
+end
+
+-- execAllowed as the owner reads it, naming a value that is not a boolean.
+local function execShown(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  return booleanShown(settingsApi, SETTING_ALLOW_EXEC, execAllowed(settingsApi));
+end
+
+-- aiConfirm as the owner reads it, naming a value that is not a boolean.
+local function aiConfirmShown(settingsApi)
+  expect(1, settingsApi, "table", "nil");
+  return booleanShown(settingsApi, SETTING_AI_CONFIRM, aiConfirm(settingsApi));
+end
+
 -- The screen access the owner allows: "none", "view" or "control"; an unknown value is "none"
 -- (and is the second result).
 local function screenAllowed(settingsApi)
@@ -194,7 +217,9 @@ return {
   filesShown = filesShown,
   filesAllow = filesAllow,
   execAllowed = execAllowed,
+  execShown = execShown,
   aiConfirm = aiConfirm,
+  aiConfirmShown = aiConfirmShown,
   normaliseUrl = normaliseUrl,
   urlHost = urlHost,
   helloUnanswered = helloUnanswered,

@@ -28,8 +28,41 @@ local PASSWORD_MASK = "********";
 -- The answers `sandbox setup` takes for sandbox.allow_exec.
 local EXEC_ANSWERS = { yes = true, y = true, ["true"] = true, no = false, n = false, ["false"] = false };
 
+-- The computer's screen width; a narrower one (a pocket computer's 26 columns) gets help laid
+-- out for it: the 51-column help wraps there into broken columns and, twice as long as the
+-- screen's 20 rows, scrolls its top away.
+local SCREEN_WIDTH = 51;
+
+local function narrowScreen()
+  local width = term.getSize();
+  return width < SCREEN_WIDTH;
+end
+
+-- The help for a pocket computer: every line at most 25 columns, 16 lines.
+local function narrowUsage()
+  print("Usage: sandbox <command>");
+  for _, entry in ipairs({
+    { "health", "test gateway" }, { "status", "connection" }, { "reconnect", "connect now" },
+    { "stop", "disconnect" }, { "setup [url]", "URL, access" }, { "link [KEY]", "join account" },
+    { "help", "this help" }, { "--version", "the version" },
+  }) do
+    print(string.format(" %-11s %s", entry[1], entry[2]));
+  end
+  print("Settings: sandbox.url,");
+  print(" sandbox.password,");
+  print(" sandbox.allow_files,");
+  print(" sandbox.allow_exec,");
+  print(" sandbox.ai_confirm,");
+  print(" sandbox.allow_screen");
+  print("set <name> describes one");
+end
+
 -- Every line fits the 51-column computer screen.
 local function usage()
+  if narrowScreen() then
+    narrowUsage();
+    return;
+  end
   print("Usage: sandbox <command>");
   print("  health      check the gateway and opencode");
   print("  status      show URL, connection, last error");
@@ -103,7 +136,9 @@ end
 
 local function failRequest(err, url)
   if err.code == libsandbox.ERR_TIMEOUT then
-    fail("The gateway did not answer within " .. libsandbox.REQUEST_TIMEOUT .. " seconds");
+    -- Its log, which the player may not see, says why: name who to ask.
+    fail("The gateway did not answer within " .. libsandbox.REQUEST_TIMEOUT
+      .. " seconds: it is overloaded or stuck; try again, or ask its operator to check its log");
   elseif err.code == libsandbox.ERR_NOT_CONNECTED then
     fail("Not connected to the gateway: " .. explain(err.message, url));
   end
@@ -138,6 +173,8 @@ local function showStatus()
   print("lastError: " .. tostring(status.lastError or "none"));
   if status.state == libsandbox.STATE_STOPPED then
     print("fix: " .. MSG_STOPPED);
+  elseif status.state == libsandbox.STATE_DORMANT then
+    print("fix: " .. MSG_URL_NOT_SET);
   elseif status.lastError ~= nil then
     local fix = explain(status.lastError, status.url);
     if fix ~= status.lastError then
@@ -150,9 +187,9 @@ local function showStatus()
   end
   -- What the owner lets the host do here (read from the settings, as every request does).
   print("files: " .. libsandbox.filesShown());
-  print("exec: " .. tostring(libsandbox.execAllowed()));
+  print("exec: " .. libsandbox.execShown());
   -- Whether the player is asked before the agent changes this computer (the ai command).
-  print("ai confirm: " .. tostring(libsandbox.aiConfirm()));
+  print("ai confirm: " .. libsandbox.aiConfirmShown());
   print("screen: " .. libsandbox.screenShown());
 end
 
@@ -257,7 +294,13 @@ local function setup(urlArg)
     local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
     fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. wsFormOf(scheme, url));
   elseif scheme ~= nil and scheme ~= "ws" and scheme ~= "wss" then
-    fail(advice.explain("Invalid scheme '" .. scheme .. "'", url));
+    -- As for http: the ws:// URL of the same host to give, not the command being run.
+    local why = advice.explain("Invalid scheme '" .. scheme .. "'", url);
+    local ws = "ws://<host>:4444";
+    if url:match("^%a[%w+.-]*://[^/?#]") ~= nil then
+      ws = wsFormOf("ws", url); -- it names a host
+    end
+    fail(why:sub(1, #why - #advice.FIX_URL) .. "Run: sandbox setup " .. ws);
   end
   local password = askPassword();
   local files, exec, screen, confirm = askAccess();
@@ -281,6 +324,23 @@ end
 local approvedCode = nil;
 
 local function linkUsage()
+  if narrowScreen() then
+    -- A pocket computer's: at most 25 columns.
+    print("Usage: sandbox link [KEY]");
+    print("Links this computer to an");
+    print("account: it gets its own");
+    print("credential, saved as");
+    print("sandbox.password.");
+    print(" sandbox link");
+    print("   a code: the account");
+    print("   holder approves it,");
+    print("   then you accept");
+    print(" sandbox link KEY");
+    print("   an enrollment key");
+    print("   (tsk_... from");
+    print("   trap-sandbox link key)");
+    return;
+  end
   print("Usage: sandbox link [KEY]");
   print("Links this computer to an account: it gets a");
   print("credential of its own, saved as sandbox.password.");
@@ -300,6 +360,15 @@ local function lifetime(ms)
   return math.floor(ms / 60000 + 0.5) .. " min";
 end
 
+-- message, then the fix: unless the gateway's message names it already (one ending in
+-- "; run sandbox link again for a new code"), when it would be said twice.
+local function withFix(message, fix, named)
+  if message:find(named, 1, true) ~= nil then
+    return message;
+  end
+  return message .. ". " .. fix;
+end
+
 -- The one line for a failed link request: the gateway's refusals by code, a lost session,
 -- a silent gateway. context says what was refused: "code" or "key".
 local function failLink(err, context)
@@ -309,9 +378,11 @@ local function failLink(err, context)
   elseif code == linkLib.ERR_BUSY then
     fail("The gateway is busy (busy): " .. message);
   elseif code == linkLib.ERR_LINK_INVALID and context == "key" then
-    fail("The gateway refused the key (link_invalid): " .. message .. ". Ask its admin for a new one (trap-sandbox link key)");
+    fail("The gateway refused the key (link_invalid): "
+      .. withFix(message, "Ask its admin for a new one (trap-sandbox link key)", "for a new key"));
   elseif code == linkLib.ERR_LINK_INVALID then
-    fail("The gateway refused the code (link_invalid): " .. message .. ". Run sandbox link again");
+    fail("The gateway refused the code (link_invalid): "
+      .. withFix(message, "Run sandbox link again", "sandbox link again"));
   elseif code == libsandbox.ERR_TIMEOUT then
     fail("The gateway did not answer: " .. message .. ". Run sandbox link again");
   elseif code == libsandbox.ERR_NOT_CONNECTED and message:find("expired", 1, true) then

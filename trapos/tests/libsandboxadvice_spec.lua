@@ -23,6 +23,20 @@ describe("libsandboxadvice explain", function()
       :eq("the URL's path is wrong (307 Temporary Redirect): use ws://192.168.1.20:4444 or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
   end);
 
+  it("says the path is wrong on any other answer that is not a WebSocket's (the installer's 200)", function()
+    expect(advice.explain("Invalid handshake response getStatus: 200 OK", "ws://192.168.1.20:4444/trapos/install"))
+      :eq("the URL's path is wrong (200 OK): use ws://192.168.1.20:4444 or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
+    expect(advice.explain("Invalid handshake response getStatus: 401 Unauthorized", "ws://192.168.1.20:4444/x"))
+      :eq("the URL's path is wrong (401 Unauthorized): use ws://192.168.1.20:4444 or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
+  end);
+
+  it("says a 5xx is the gateway full or down behind a proxy, and retried", function()
+    expect(advice.explain("Invalid handshake response getStatus: 503 Service Unavailable", URL))
+      :eq("the server at 192.168.1.20:4444 could not take the connection (503 Service Unavailable): the gateway is full, or down behind a reverse proxy; the daemon retries every 5 s");
+    expect(advice.explain("Invalid handshake response getStatus: 502 Bad Gateway", URL, nil, "sandbox link"))
+      :eq("the server at 192.168.1.20:4444 could not take the connection (502 Bad Gateway): the gateway is full, or down behind a reverse proxy; then run sandbox link again");
+  end);
+
   it("says a going-away gateway stopped and will be reconnected to", function()
     expect(advice.explain("lost the connection: going away", URL))
       :eq("the gateway stopped (going away); the daemon reconnects by itself once it runs again");

@@ -203,6 +203,8 @@ describe("libsandboxrequests", function()
         ["door.open"] = function(payload) return { opened = payload.door }; end,
         ["door.fail"] = function() error("jammed", 0); end,
         ["door.refuse"] = function() return nil, { code = "forbidden", message = "locked" }; end,
+        ["door.say"] = function() return nil, "no such door"; end,
+        ["door.text"] = function() return "opened"; end,
       }, function()
         local answer = ask(requests, "door.open", { door = "north" });
         expect(answer.ok):eq(true);
@@ -211,6 +213,11 @@ describe("libsandboxrequests", function()
         expect(answer.err):same({ code = "internal", message = "jammed" });
         answer = ask(requests, "door.refuse");
         expect(answer.err):same({ code = "forbidden", message = "locked" });
+        answer = ask(requests, "door.say");
+        expect(answer.err):same({ code = "internal", message = "no such door" });
+        answer = ask(requests, "door.text");
+        expect(answer.err):same({ code = "internal",
+          message = "the handler of door.text returned a string, not a table (the answer's payload) or nil and an error" });
       end);
       -- The program has ended without a word: its lease runs out.
       local started = os.clock();

@@ -62,5 +62,24 @@ describe("libsandboxsettings", function()
       expect(lib.aiConfirm(with("false"))):eq(true);
       expect(lib.aiConfirm(with(false))):eq(false);
     end);
+
+    it("is shown naming a value that is not a boolean", function()
+      expect(lib.aiConfirmShown(with(nil))):eq("true");
+      expect(lib.aiConfirmShown(with(false))):eq("false");
+      expect(lib.aiConfirmShown(with("false"))):eq('true, as "false" is not the boolean false');
+    end);
+  end);
+
+  describe("execShown", function()
+    local function with(value)
+      return { get = function(name) if name == "sandbox.allow_exec" then return value; end end };
+    end
+
+    it("shows the boolean, naming a value that is not one", function()
+      expect(lib.execShown(with(nil))):eq("false");
+      expect(lib.execShown(with(true))):eq("true");
+      expect(lib.execShown(with("true"))):eq('false, as "true" is not the boolean true');
+      expect(lib.execShown(with(1))):eq('false, as "1" is not the boolean true');
+    end);
   end);
 end);

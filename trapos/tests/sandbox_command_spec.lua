@@ -145,6 +145,8 @@ local function run(args, opts)
       lines[#lines + 1] = table.concat(parts, "\t", 1, parts.n);
     end,
     require = require,
+    -- opts.width: a screen of that many columns (a pocket computer's 26), else the computer's.
+    term = opts.width and setmetatable({ getSize = function() return opts.width, 20; end }, { __index = term }) or term,
     shell = {
       setCompletionFunction = function(path, fn) completions[path] = fn; end,
     },
@@ -371,7 +373,7 @@ describe("sandbox command", function()
     it("reports a timeout after 10 seconds", function()
       local ok, err, lines, record = run({ "health" }, { status = connectedStatus(), reply = function() end });
       expect(ok):eq(false);
-      expect(err):eq("The gateway did not answer within 10 seconds");
+      expect(err):eq("The gateway did not answer within 10 seconds: it is overloaded or stuck; try again, or ask its operator to check its log");
       expect(lines):same({});
       expect(record.timers[#record.timers]):eq(10);
     end);
@@ -547,6 +549,18 @@ describe("sandbox command", function()
       end
     end);
 
+    it("refuses another scheme before saving anything, naming the ws:// URL to give", function()
+      for _, case in ipairs({
+        { "ftp://10.0.0.9:4444", "ws://10.0.0.9:4444" },
+        { "ftp:///x", "ws://<host>:4444" },
+      }) do
+        local ok, err, _, record = run({ "setup", case[1] }, { settings = {} });
+        expect(ok):eq(false);
+        expect(err):eq("sandbox.url " .. case[1] .. " is not a ws:// URL (e.g. ws://192.168.1.20:4444). Run: sandbox setup " .. case[2]);
+        expect(record.saved):eq(0);
+      end
+    end);
+
     it("prints the error with its fix when the gateway does not answer", function()
       local ok, err = run({ "setup", "ws://10.0.0.9:4444" }, {
         settings = {}, typed = { "pw" }, status = downStatus("waiting", "Could not connect"),
@@ -650,14 +664,14 @@ describe("sandbox command", function()
       });
     end);
 
-    it("shows a dormant daemon", function()
+    it("shows a dormant daemon and names its fix", function()
       local ok, err, lines = run({ "status" }, {
         settings = {},
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
       expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none",
-        "files: none", "exec: false", "ai confirm: true", "screen: none" });
+        "fix: sandbox.url is not set. Run: sandbox setup", "files: none", "exec: false", "ai confirm: true", "screen: none" });
     end);
 
     it("shows what the owner allows", function()
@@ -667,10 +681,10 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
-      expect(lines[6]):eq("files: write");
-      expect(lines[7]):eq("exec: true");
-      expect(lines[8]):eq("ai confirm: false");
-      expect(lines[9]):eq("screen: control");
+      expect(lines[7]):eq("files: write");
+      expect(lines[8]):eq("exec: true");
+      expect(lines[9]):eq("ai confirm: false");
+      expect(lines[10]):eq("screen: control");
     end);
 
     it("names a value that is none of the levels instead of showing a silent none", function()
@@ -679,8 +693,18 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:" },
       });
       expectSuccess(ok, err);
-      expect(lines[6]):eq('files: none, as "Write" is not none/read/write');
-      expect(lines[9]):eq('screen: none, as "View" is not none/view/control');
+      expect(lines[7]):eq('files: none, as "Write" is not none/read/write');
+      expect(lines[10]):eq('screen: none, as "View" is not none/view/control');
+    end);
+
+    it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
+      local ok, err, lines = run({ "status" }, {
+        settings = { ["sandbox.allow_exec"] = "true", ["sandbox.ai_confirm"] = "no" },
+        status = { connected = false, state = "dormant", traposId = "7:" },
+      });
+      expectSuccess(ok, err);
+      expect(lines[8]):eq('exec: false, as "true" is not the boolean true');
+      expect(lines[9]):eq('ai confirm: true, as "no" is not the boolean false');
     end);
 
     it("fails when the daemon is not running", function()
@@ -834,6 +858,22 @@ describe("sandbox command", function()
       expectNoSecret(lines, record, err);
     end);
 
+    it("says the fix once when the gateway's refusal names it already", function()
+      local ok, err = run({ "link", KEY }, {
+        gateway = linkGateway({ refuse = { ["link.begin"] = { code = "link_invalid",
+          message = "the enrollment key: used up (it linked 1 computer(s)); ask the key's account holder for a new key (trap-sandbox link key)" } } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the key (link_invalid): the enrollment key: used up (it linked 1 computer(s)); ask the key's account holder for a new key (trap-sandbox link key)");
+      ok, err = run({ "link" }, {
+        gateway = linkGateway({ refuse = { ["link.accept"] = { code = "link_invalid",
+          message = "the link code was already used; run sandbox link again for a new one" } } }),
+        typed = { "y" },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the code (link_invalid): the link code was already used; run sandbox link again for a new one");
+    end);
+
     it("refuses an argument that is not a key without connecting or echoing it", function()
       local ok, err, _, record = run({ "link", "BCDF-GHJK" }, { gateway = linkGateway() });
       expect(ok):eq(false);
@@ -947,6 +987,24 @@ describe("sandbox command", function()
         expect(table.concat(lines, "\n")):str_match("\n  setup %[url%] set the URL");
         expect(table.concat(lines, "\n")):str_match("sandbox%.ai_confirm %(true|false%),\n");
       end
+    end);
+
+    it("lays its help out for a pocket computer's 26 columns and 20 rows", function()
+      for _, args in ipairs({ { "help" }, { "link", "--help" } }) do
+        local ok, err, lines = run(args, { width = 26, gateway = linkGateway() });
+        expectSuccess(ok, err);
+        expect(lines[1]):str_match("^Usage: sandbox ");
+        -- the typed command line and the next prompt stay on the screen with it
+        expect(#lines <= 18):eq(true);
+        for _, line in ipairs(lines) do
+          if #line > 25 then
+            fail("help line wider than a pocket computer: " .. line);
+          end
+        end
+      end
+      local _, _, lines = run({ "help" }, { width = 26 });
+      expect(table.concat(lines, "\n")):str_match("\n link %[KEY%]  join account\n");
+      expect(table.concat(lines, "\n")):str_match("\n sandbox%.allow_screen\n");
     end);
 
     it("prints the version", function()
