@@ -364,7 +364,11 @@ func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (str
 		case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
 			return fmt.Errorf("the enrollment key: %w", ErrExpired)
 		case k.MaxUses > 0 && k.Uses >= k.MaxUses:
-			return fmt.Errorf("the enrollment key: %w (it linked %d computer(s))", ErrUsedUp, k.Uses)
+			linked := fmt.Sprintf("%d computers", k.Uses)
+			if k.Uses == 1 {
+				linked = "1 computer"
+			}
+			return fmt.Errorf("the enrollment key: %w (it linked %s, its limit)", ErrUsedUp, linked)
 		}
 		k.Uses++
 		k.LastUsed = now
