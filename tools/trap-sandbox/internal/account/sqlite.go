@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	"modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DBFile is the SQLite store's file in the data directory.
@@ -98,9 +99,24 @@ func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
 	s := &SQLite{db: db, path: path}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
+		if damaged(err) {
+			return nil, fmt.Errorf("open %s: %w: the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", path, err)
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// damaged says whether err is SQLite finding the file damaged (a truncated or overwritten
+// database: "database disk image is malformed") or no database at all ("file is not a
+// database").
+func damaged(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	code := e.Code() & 0xff // an extended code carries its primary code in the low byte
+	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
 }
 
 // private makes the database file the owner's alone (mode 0600: hashes only, but nobody

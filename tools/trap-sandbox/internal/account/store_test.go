@@ -153,6 +153,33 @@ func TestSQLiteTwoProcesses(t *testing.T) {
 	}
 }
 
+// TestSQLiteDamagedFileNamesTheFix: a truncated accounts.db, or a file that is no database,
+// is refused with the path, SQLite's reason and what to do ("database disk image is
+// malformed (11)" alone named no fix).
+func TestSQLiteDamagedFileNamesTheFix(t *testing.T) {
+	ctx := t.Context()
+	truncated := t.TempDir()
+	s, err := account.OpenSQLite(ctx, truncated)
+	require.NoError(t, err)
+	for i := range 20 {
+		require.NoError(t, s.CreateAccount(ctx, account.Account{ID: fmt.Sprintf("a%d", i), Role: account.RoleUser}))
+	}
+	require.NoError(t, s.Close()) // the last connection folds the -wal into the file
+	db := filepath.Join(truncated, account.DBFile)
+	info, err := os.Stat(db)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(db, info.Size()/2))
+
+	garbage := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(garbage, account.DBFile), []byte("not a database, but long enough to have a header of its own\n"), 0o600))
+
+	for dir, why := range map[string]string{truncated: "database disk image is malformed (11)", garbage: "file is not a database (26)"} {
+		_, err := account.OpenSQLite(ctx, dir)
+		require.Error(t, err)
+		assert.Equal(t, "open "+filepath.Join(dir, account.DBFile)+": "+why+": the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", err.Error())
+	}
+}
+
 func TestSQLiteNewerSchema(t *testing.T) {
 	ctx := t.Context()
 	dir := t.TempDir()
