@@ -187,7 +187,34 @@ func fromNanos(n int64) time.Time {
 
 // CreateAccount implements Store.
 func (s *SQLite) CreateAccount(ctx context.Context, a Account) error {
-	r, err := s.db.ExecContext(ctx, "INSERT INTO accounts (id, role, created, created_by) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+	return createAccount(ctx, s.db, a)
+}
+
+// CreateAccountWithToken adds a and its first token t in one transaction: a failure (a full
+// disk) leaves neither.
+func (s *SQLite) CreateAccountWithToken(ctx context.Context, a Account, t Token) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("add account %q: %w", a.ID, err)
+	}
+	defer tx.Rollback()
+	if err := createAccount(ctx, tx, a); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, insertToken, tokenArgs(t)...); err != nil {
+		return fmt.Errorf("add token: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("add account %q: %w", a.ID, err)
+	}
+	return nil
+}
+
+// createAccount inserts a with db (the store's, or a transaction's).
+func createAccount(ctx context.Context, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, a Account) error {
+	r, err := db.ExecContext(ctx, "INSERT INTO accounts (id, role, created, created_by) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
 		a.ID, string(a.Role), nanos(a.Created), a.CreatedBy)
 	if err != nil {
 		return fmt.Errorf("add account %q: %w", a.ID, err)
@@ -251,13 +278,18 @@ func (s *SQLite) insertOwned(ctx context.Context, what, selector, accountID, que
 	return exists(what, selector)
 }
 
+// insertToken adds a token (tokenArgs) if its account exists and its selector is free.
+const insertToken = `INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`
+
+func tokenArgs(t Token) []any {
+	return []any{t.Selector, t.Hash, t.AccountID, t.Name, nanos(t.Created), nanos(t.ExpiresAt), nanos(t.RevokedAt), t.CreatedBy,
+		nanos(t.LastUsed), t.RemoteAddr, t.AccountID}
+}
+
 // CreateToken implements Store.
 func (s *SQLite) CreateToken(ctx context.Context, t Token) error {
-	return s.insertOwned(ctx, "token", t.Selector, t.AccountID,
-		`INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr)
-		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
-		t.Selector, t.Hash, t.AccountID, t.Name, nanos(t.Created), nanos(t.ExpiresAt), nanos(t.RevokedAt), t.CreatedBy,
-		nanos(t.LastUsed), t.RemoteAddr, t.AccountID)
+	return s.insertOwned(ctx, "token", t.Selector, t.AccountID, insertToken, tokenArgs(t)...)
 }
 
 const tokenColumns = "selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr"
