@@ -31,6 +31,12 @@ local SCREEN_VIEW = "view";
 local SCREEN_CONTROL = "control";
 local SCREEN_RANK = { [SCREEN_NONE] = 0, [SCREEN_VIEW] = 1, [SCREEN_CONTROL] = 2 };
 
+-- The file CC loads the settings from at boot (settings.save's default).
+local SETTINGS_FILE = "/.settings";
+-- save writes the new settings file here first, beside the old one, which it replaces only
+-- once complete.
+local SAVE_SUFFIX = ".saving";
+
 -- Completes a bare "ws://host:port" (or with a trailing "/") with the gateway path; an
 -- explicit path is kept. A URL without a scheme gets ws://, as CC's websocket does.
 -- Returns nil for nil or blank input.
@@ -196,8 +202,36 @@ local function screenAllow(settingsApi, need)
   return SCREEN_RANK[screenAllowed(settingsApi)] >= SCREEN_RANK[need];
 end
 
+-- Saves the settings (settingsApi.save) to path, by default the file CC loads at boot, so that
+-- the old file is never lost. CC's settings.save opens its file for writing, which empties it,
+-- and then writes: on a full drive the write raises "Out of space" and every setting, the
+-- gateway's URL and password too, is gone at the next boot (as when the computer is turned off
+-- mid-save). Here the new file is written beside the old one and replaces it only once
+-- complete: a delete and a move with no yield between (CC's fs calls do not yield), so nothing
+-- on the computer sees the path empty. Returns true, or false when the settings could not be
+-- saved; the old file is then as it was.
+local function save(settingsApi, fsApi, path)
+  expect(1, settingsApi, "table", "nil");
+  expect(2, fsApi, "table", "nil");
+  expect(3, path, "string", "nil");
+  settingsApi, fsApi, path = settingsApi or settings, fsApi or fs, path or SETTINGS_FILE;
+  local temp = path .. SAVE_SUFFIX;
+  pcall(fsApi.delete, temp); -- what a save cut short left
+  local ok, saved = pcall(settingsApi.save, temp);
+  if not ok or not saved or not fsApi.exists(temp) then
+    pcall(fsApi.delete, temp);
+    return false;
+  end
+  if fsApi.exists(path) and not pcall(fsApi.delete, path) then
+    pcall(fsApi.delete, temp);
+    return false;
+  end
+  return (pcall(fsApi.move, temp, path));
+end
+
 return {
   DEFAULT_PATH = DEFAULT_PATH,
+  SETTINGS_FILE = SETTINGS_FILE,
   SETTING_URL = SETTING_URL,
   SETTING_PASSWORD = SETTING_PASSWORD,
   SETTING_ALLOW_FILES = SETTING_ALLOW_FILES,
@@ -224,4 +258,5 @@ return {
   urlHost = urlHost,
   helloUnanswered = helloUnanswered,
   defineSettings = defineSettings,
+  save = save,
 };

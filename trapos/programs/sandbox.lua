@@ -12,7 +12,8 @@ local advice = require('/apis/libsandboxadvice');
 local linkLib = require('/apis/libsandboxlink');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
-local helloUnanswered = require('/apis/libsandboxsettings').helloUnanswered;
+local settingsLib = require('/apis/libsandboxsettings');
+local helloUnanswered = settingsLib.helloUnanswered;
 -- The gateway's own words, shown as one line of bounded length (a broken or hostile gateway may
 -- send many lines, or 128 KiB).
 local oneLine = require('/apis/libsandboxcodec').oneLine;
@@ -310,7 +311,10 @@ local function setup(urlArg)
   settings.set(libsandbox.SETTING_ALLOW_EXEC, exec);
   settings.set(libsandbox.SETTING_ALLOW_SCREEN, screen);
   settings.set(libsandbox.SETTING_AI_CONFIRM, confirm);
-  settings.save();
+  if not settingsLib.save() then
+    fail("sandbox setup: .settings could not be saved (is the disk full?): the new settings are lost at reboot; "
+      .. "free some space and run sandbox setup again");
+  end
   print("Saved sandbox.url and sandbox.password.");
   print("Access: files " .. files .. ", exec " .. tostring(exec) .. ", screen " .. screen .. ".");
   print("ai confirm: " .. tostring(confirm));
@@ -397,9 +401,9 @@ end
 -- changed setting does too; reconnect covers a credential equal to the one set).
 local function saveCredential(credential, account)
   settings.set(libsandbox.SETTING_PASSWORD, credential);
-  local saved = settings.save();
+  local saved = settingsLib.save();
   libsandbox.reconnect();
-  if saved == false then
+  if not saved then
     fail("Linked to " .. account .. ", but .settings could not be saved (is the disk full?): "
       .. "the link is lost at reboot; free some space and run sandbox link again");
   end

@@ -82,4 +82,74 @@ describe("libsandboxsettings", function()
       expect(lib.execShown(with(1))):eq('false, as "1" is not the boolean true');
     end);
   end);
+
+  -- On the computer's real drive, with CC's real settings.save.
+  describe("save", function()
+    local DIR = "/spec-settings";
+    local PATH = DIR .. "/s";
+    local FILLER = DIR .. "/filler";
+    local OLD = "{\n  [ \"sandbox.url\" ] = \"ws://old:4444\",\n}";
+
+    local function writeFile(path, data)
+      local handle = fs.open(path, "wb");
+      handle.write(data);
+      handle.close();
+    end
+
+    local function readFile(path)
+      local handle = fs.open(path, "rb");
+      local data = handle.readAll();
+      handle.close();
+      return data;
+    end
+
+    -- A drive with an old settings file at PATH, left with `free` bytes free, and a setting
+    -- of `size` bytes to save; undone after the case.
+    local function fullDrive(free, size)
+      if fs.exists(DIR) then
+        fs.delete(DIR);
+      end
+      fs.makeDir(DIR);
+      writeFile(PATH, OLD);
+      writeFile(FILLER, string.rep("x", fs.getFreeSpace("/") - free));
+      settings.set("spec.big", string.rep("y", size));
+    end
+
+    local function undo()
+      settings.unset("spec.big");
+      fs.delete(DIR);
+    end
+
+    it("writes the settings as settings.save does, leaving nothing beside them", function()
+      fullDrive(100000, 10);
+      local saved = lib.save(nil, nil, PATH);
+      local written = readFile(PATH);
+      local names = fs.list(DIR);
+      undo();
+      expect(saved):eq(true);
+      expect(textutils.unserialize(written)["spec.big"]):eq(string.rep("y", 10));
+      table.sort(names);
+      expect(names):same({ "filler", "s" });
+    end);
+
+    it("keeps the old file when the drive fills up mid-write", function()
+      fullDrive(600, 2000);
+      local saved = lib.save(nil, nil, PATH);
+      local kept, names = readFile(PATH), fs.list(DIR);
+      undo();
+      expect(saved):eq(false);
+      expect(kept):eq(OLD);
+      table.sort(names);
+      expect(names):same({ "filler", "s" });
+    end);
+
+    it("refuses, keeping the old file, when the drive has no room for a second file", function()
+      fullDrive(100, 10);
+      local saved = lib.save(nil, nil, PATH);
+      local kept = readFile(PATH);
+      undo();
+      expect(saved):eq(false);
+      expect(kept):eq(OLD);
+    end);
+  end);
 end);

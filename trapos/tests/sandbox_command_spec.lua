@@ -4,6 +4,7 @@
 -- timers fire at once so no test waits real seconds.
 
 local lib = require('/apis/libsandbox');
+local settingsLib = require('/apis/libsandboxsettings');
 
 local PROGRAM = "/programs/sandbox.lua";
 local URL = "ws://127.0.0.1:4444";
@@ -123,7 +124,9 @@ local function run(args, opts)
     end);
   end
   stub(settings, "set", function(name, value) values[name] = value; end);
-  stub(settings, "save", function() record.saved = record.saved + 1; return not opts.saveFails; end);
+  -- The program saves through libsandboxsettings.save (its spec runs it on a real drive).
+  stub(settingsLib, "save", function() record.saved = record.saved + 1; return not opts.saveFails; end);
+  stub(settings, "save", function() fail("settings.save called directly: use libsandboxsettings.save"); end);
 
   local lines = {};
   local completions = {};
@@ -438,6 +441,16 @@ describe("sandbox command", function()
         "Access: files none, exec false, screen none.", "ai confirm: true",
         "sandboxOk: true", "opencodeOk: true",
       });
+    end);
+
+    it("says when the settings could not be saved, instead of saying they were", function()
+      local ok, err, lines, record = run({ "setup", "ws://10.0.0.9:4444" }, {
+        settings = {}, typed = { "1234" }, status = connectedStatus(), reply = healthy, saveFails = true,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox setup: .settings could not be saved (is the disk full?): the new settings are lost at reboot; free some space and run sandbox setup again");
+      expect(record.saved):eq(1);
+      expect(lines):same({ "What may the gateway's host do here?" });
     end);
 
     it("asks for the URL, keeping the current one on an empty answer", function()

@@ -126,10 +126,27 @@ func (a *Accounts) AddAccountBy(ctx context.Context, id string, role Role, token
 	if role != RoleAdmin && role != RoleUser {
 		return "", Token{}, invalidf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
 	}
-	if err := a.store.CreateAccount(ctx, Account{ID: id, Role: role, Created: a.clock.Now(), CreatedBy: by}); err != nil {
+	plain, t, err := a.newToken(id, tokenName, 0, by)
+	if err != nil {
 		return "", Token{}, err
 	}
-	return a.IssueTokenBy(ctx, id, tokenName, 0, by)
+	acc := Account{ID: id, Role: role, Created: t.Created, CreatedBy: by}
+	if s, ok := a.store.(accountWithTokenCreator); ok {
+		err = s.CreateAccountWithToken(ctx, acc, t)
+	} else if err = a.store.CreateAccount(ctx, acc); err == nil {
+		err = a.store.CreateToken(ctx, t)
+	}
+	if err != nil {
+		return "", Token{}, err
+	}
+	return plain, t, nil
+}
+
+// accountWithTokenCreator is a Store that adds an account and its first token as one change,
+// so that a failure between the two (a full disk) leaves neither: an account without a token
+// would answer the retry "exists already".
+type accountWithTokenCreator interface {
+	CreateAccountWithToken(ctx context.Context, a Account, t Token) error
 }
 
 // IssueToken gives accountID a new API token named name, expiring after ttl (0: never). It
@@ -140,6 +157,18 @@ func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl t
 
 // IssueTokenBy is IssueToken recording who issued the token (an account's id, or Operator).
 func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl time.Duration, by string) (string, Token, error) {
+	plain, t, err := a.newToken(accountID, name, ttl, by)
+	if err != nil {
+		return "", Token{}, err
+	}
+	if err := a.store.CreateToken(ctx, t); err != nil {
+		return "", Token{}, err
+	}
+	return plain, t, nil
+}
+
+// newToken checks a token's name and lifetime and makes its secret and record, not stored yet.
+func (a *Accounts) newToken(accountID, name string, ttl time.Duration, by string) (string, Token, error) {
 	if err := CheckTokenName(name); err != nil {
 		return "", Token{}, err
 	}
@@ -151,9 +180,6 @@ func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl
 	t := Token{Selector: selector, Hash: hash, AccountID: accountID, Name: name, Created: now, CreatedBy: by}
 	if ttl > 0 {
 		t.ExpiresAt = now.Add(ttl)
-	}
-	if err := a.store.CreateToken(ctx, t); err != nil {
-		return "", Token{}, err
 	}
 	return plain, t, nil
 }

@@ -11,7 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	"modernc.org/sqlite" // the "sqlite" database/sql driver, pure Go
+	sqlite3 "modernc.org/sqlite/lib"
 )
 
 // DBFile is the SQLite store's file in the data directory.
@@ -98,9 +99,24 @@ func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
 	s := &SQLite{db: db, path: path}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
+		if damaged(err) {
+			return nil, fmt.Errorf("open %s: %w: the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", path, err)
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// damaged says whether err is SQLite finding the file damaged (a truncated or overwritten
+// database: "database disk image is malformed") or no database at all ("file is not a
+// database").
+func damaged(err error) bool {
+	var e *sqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	code := e.Code() & 0xff // an extended code carries its primary code in the low byte
+	return code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB
 }
 
 // private makes the database file the owner's alone (mode 0600: hashes only, but nobody
@@ -171,7 +187,34 @@ func fromNanos(n int64) time.Time {
 
 // CreateAccount implements Store.
 func (s *SQLite) CreateAccount(ctx context.Context, a Account) error {
-	r, err := s.db.ExecContext(ctx, "INSERT INTO accounts (id, role, created, created_by) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+	return createAccount(ctx, s.db, a)
+}
+
+// CreateAccountWithToken adds a and its first token t in one transaction: a failure (a full
+// disk) leaves neither.
+func (s *SQLite) CreateAccountWithToken(ctx context.Context, a Account, t Token) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("add account %q: %w", a.ID, err)
+	}
+	defer tx.Rollback()
+	if err := createAccount(ctx, tx, a); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, insertToken, tokenArgs(t)...); err != nil {
+		return fmt.Errorf("add token: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("add account %q: %w", a.ID, err)
+	}
+	return nil
+}
+
+// createAccount inserts a with db (the store's, or a transaction's).
+func createAccount(ctx context.Context, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, a Account) error {
+	r, err := db.ExecContext(ctx, "INSERT INTO accounts (id, role, created, created_by) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
 		a.ID, string(a.Role), nanos(a.Created), a.CreatedBy)
 	if err != nil {
 		return fmt.Errorf("add account %q: %w", a.ID, err)
@@ -235,13 +278,18 @@ func (s *SQLite) insertOwned(ctx context.Context, what, selector, accountID, que
 	return exists(what, selector)
 }
 
+// insertToken adds a token (tokenArgs) if its account exists and its selector is free.
+const insertToken = `INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`
+
+func tokenArgs(t Token) []any {
+	return []any{t.Selector, t.Hash, t.AccountID, t.Name, nanos(t.Created), nanos(t.ExpiresAt), nanos(t.RevokedAt), t.CreatedBy,
+		nanos(t.LastUsed), t.RemoteAddr, t.AccountID}
+}
+
 // CreateToken implements Store.
 func (s *SQLite) CreateToken(ctx context.Context, t Token) error {
-	return s.insertOwned(ctx, "token", t.Selector, t.AccountID,
-		`INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr)
-		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
-		t.Selector, t.Hash, t.AccountID, t.Name, nanos(t.Created), nanos(t.ExpiresAt), nanos(t.RevokedAt), t.CreatedBy,
-		nanos(t.LastUsed), t.RemoteAddr, t.AccountID)
+	return s.insertOwned(ctx, "token", t.Selector, t.AccountID, insertToken, tokenArgs(t)...)
 }
 
 const tokenColumns = "selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr"

@@ -2,6 +2,7 @@ package account_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -151,6 +152,63 @@ func TestSQLiteTwoProcesses(t *testing.T) {
 		require.NoError(t, err)
 		assert.Len(t, all, 40)
 	}
+}
+
+// TestSQLiteDamagedFileNamesTheFix: a truncated accounts.db, or a file that is no database,
+// is refused with the path, SQLite's reason and what to do ("database disk image is
+// malformed (11)" alone named no fix).
+func TestSQLiteDamagedFileNamesTheFix(t *testing.T) {
+	ctx := t.Context()
+	truncated := t.TempDir()
+	s, err := account.OpenSQLite(ctx, truncated)
+	require.NoError(t, err)
+	for i := range 20 {
+		require.NoError(t, s.CreateAccount(ctx, account.Account{ID: fmt.Sprintf("a%d", i), Role: account.RoleUser}))
+	}
+	require.NoError(t, s.Close()) // the last connection folds the -wal into the file
+	db := filepath.Join(truncated, account.DBFile)
+	info, err := os.Stat(db)
+	require.NoError(t, err)
+	require.NoError(t, os.Truncate(db, info.Size()/2))
+
+	garbage := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(garbage, account.DBFile), []byte("not a database, but long enough to have a header of its own\n"), 0o600))
+
+	for dir, why := range map[string]string{truncated: "database disk image is malformed (11)", garbage: "file is not a database (26)"} {
+		_, err := account.OpenSQLite(ctx, dir)
+		require.Error(t, err)
+		assert.Equal(t, "open "+filepath.Join(dir, account.DBFile)+": "+why+": the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", err.Error())
+	}
+}
+
+// TestSQLiteAddAccountIsAllOrNothing: when the store fails to write the new account's first
+// token (here a trigger on the real file refuses it, as a full disk would), the account is
+// not left behind, so adding it again works instead of answering "exists already".
+func TestSQLiteAddAccountIsAllOrNothing(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	db, err := sql.Open("sqlite", filepath.Join(dir, account.DBFile))
+	require.NoError(t, err)
+	defer db.Close()
+	_, err = db.ExecContext(ctx, "CREATE TRIGGER no_tokens BEFORE INSERT ON tokens BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
+	require.NoError(t, err)
+
+	a := account.New(s, clock.Real{})
+	_, err = a.AddAccount(ctx, "bob", account.RoleUser, "first")
+	require.ErrorContains(t, err, "database or disk is full")
+	_, err = s.Account(ctx, "bob")
+	require.ErrorIs(t, err, account.ErrNotFound, "the account without its token")
+
+	_, err = db.ExecContext(ctx, "DROP TRIGGER no_tokens")
+	require.NoError(t, err)
+	token, err := a.AddAccount(ctx, "bob", account.RoleUser, "first")
+	require.NoError(t, err)
+	got, err := a.Authenticate(ctx, token)
+	require.NoError(t, err)
+	assert.Equal(t, "bob", got.ID)
 }
 
 func TestSQLiteNewerSchema(t *testing.T) {

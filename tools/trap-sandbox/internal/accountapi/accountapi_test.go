@@ -311,6 +311,13 @@ func TestNoAccounts(t *testing.T) {
 	assert.Contains(t, e.Message, "--data-dir")
 }
 
+// TestNoGatewayNamesTheFixOnce: nothing listening at --url is said once, with its fix (the
+// account commands added "(is it running there? --url names it)" to a message that says so).
+func TestNoGatewayNamesTheFixOnce(t *testing.T) {
+	_, err := accountapi.Client{URL: "http://127.0.0.1:1"}.Accounts(t.Context())
+	assert.EqualError(t, err, "no gateway is listening at http://127.0.0.1:1 (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL")
+}
+
 // TestMetrics: the gauges are the store's counts at the scrape.
 func TestMetrics(t *testing.T) {
 	f := newFixture(t)

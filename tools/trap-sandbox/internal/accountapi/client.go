@@ -111,7 +111,10 @@ func (c Client) call(ctx context.Context, method, path string, body, out any) er
 		}
 	}
 	status, data, err := hostapi.HTTP{URL: c.URL, Token: c.Token, Client: c.Client}.Do(ctx, method, path, b)
-	if err != nil {
+	var noGateway hostapi.NoGatewayError
+	if errors.As(err, &noGateway) {
+		return err // it names the fix already
+	} else if err != nil {
 		return fmt.Errorf("%w (is it running there? --url names it)", err)
 	}
 	if status != http.StatusOK {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -48,6 +49,16 @@ func (f DataDirFlags) open(ctx context.Context) (*account.Accounts, *account.SQL
 		return nil, nil, fmt.Errorf("the account store (--data-dir): %w", err)
 	}
 	return account.New(s, clock.Real{}), s, nil
+}
+
+// defaultStoreExists says whether the default data directory holds an account store.
+func defaultStoreExists() bool {
+	dir, err := DefaultDataDir()
+	if err != nil {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(dir, account.DBFile))
+	return err == nil || errors.Is(err, fs.ErrPermission) // not ours to read: there all the same
 }
 
 // StoreFlags locate the account store for the account commands: the data directory, or

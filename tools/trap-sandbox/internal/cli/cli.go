@@ -222,9 +222,12 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	case err == nil:
 		defer store.Close() // after Serve
 		logger.Info("accounts", "store", store.Path())
-	case c.DataDir == "":
+	case c.DataDir == "" && !defaultStoreExists():
 		// The default place is unusable (no home, a read-only one): serve as before accounts
-		// rather than not at all; an explicit --data-dir that fails stops the start instead.
+		// rather than not at all; an explicit --data-dir that fails stops the start instead,
+		// as does a store already there that cannot be opened (damaged, of a newer
+		// trap-sandbox): served without it, its accounts and linked computers would all be
+		// refused, with nothing but a WARN to say why.
 		logger.Warn("no account store: accounts are off (only SANDBOX_PASSWORD and SANDBOX_API_TOKEN work); give --data-dir to turn them on", "err", err)
 		accounts = nil
 	default:

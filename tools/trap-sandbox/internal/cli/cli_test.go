@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 )
@@ -256,6 +257,35 @@ func TestServeWarnsWithoutPassword(t *testing.T) {
 	_, logs, stop := startServe(t, root.Serve)
 	require.NoError(t, stop())
 	assert.Regexp(t, `level=WARN msg="SANDBOX_PASSWORD is not set`, logs.String())
+}
+
+// TestServeWithoutDataDirKeepsAnExistingStore: without --data-dir, a default place that
+// cannot be used (here a file where its directory would be) still serves, without accounts
+// and with a WARN; a store already there that cannot be opened stops the start with the fix,
+// since served without it every account token and linked computer would be refused.
+func TestServeWithoutDataDirKeepsAnExistingStore(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("SANDBOX_DATA_DIR", "")
+	require.NoError(t, os.Unsetenv("SANDBOX_DATA_DIR"))
+	home := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(home, "trap-sandbox"), nil, 0o600))
+	t.Setenv("XDG_DATA_HOME", home)
+	root, _ := parse(t, "--listen", "127.0.0.1:0")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), `level=WARN msg="no account store: accounts are off`)
+
+	home = t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(home, "trap-sandbox"), 0o700))
+	db := filepath.Join(home, "trap-sandbox", account.DBFile)
+	require.NoError(t, os.WriteFile(db, []byte("not a database, but long enough to have a header of its own\n"), 0o600))
+	t.Setenv("XDG_DATA_HOME", home)
+	root, _ = parse(t, "--listen", "127.0.0.1:0")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a gateway that serves anyway stops
+	defer cancel()
+	err := root.Serve.Run(ctx, io.Discard)
+	require.Error(t, err, "served with accounts off")
+	assert.Contains(t, err.Error(), db+": file is not a database (26): the file is damaged; restore it from a backup")
 }
 
 func TestServeRejectsBadConfig(t *testing.T) {

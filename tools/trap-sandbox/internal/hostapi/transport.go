@@ -230,10 +230,20 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, err
 	case errors.Is(err, syscall.ECONNREFUSED):
-		return nil, fmt.Errorf("no gateway is listening at %s (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL", ShownURL(h.URL))
+		return nil, NoGatewayError{URL: ShownURL(h.URL)}
 	default:
 		return nil, fmt.Errorf("call the gateway at %s: %w", ShownURL(h.URL), err)
 	}
+}
+
+// NoGatewayError is a call that found nothing listening at the gateway's URL (connection
+// refused); its message names the fix, so a caller adds no hint of its own.
+type NoGatewayError struct {
+	URL string // as ShownURL shows it
+}
+
+func (e NoGatewayError) Error() string {
+	return fmt.Sprintf("no gateway is listening at %s (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL", e.URL)
 }
 
 // ShownURL is raw as the client's messages show it: a password written into the URL
