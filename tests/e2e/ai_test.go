@@ -214,9 +214,11 @@ func TestAITurnsEnd(t *testing.T) {
 	addr := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
 	g := w.gateway(t, harness.Options{Listen: addr, Args: []string{"--ai-turn-deadline", "3s"}})
 
-	t.Run("a stalled provider ends at the deadline", func(t *testing.T) {
-		_, out := runCommand(ctx, t, desk(t, g, t.TempDir(), nil, "ai", "stall"))
-		assert.Contains(t, strings.Join(lines(out), " "), "The agent did not finish within 3s; the turn was stopped.")
+	t.Run("a stalled provider ends at the deadline, and a script can tell", func(t *testing.T) {
+		opts := desk(t, g, t.TempDir(), nil, "/ask.lua")
+		opts.Files["/ask.lua"] = scriptAsksAI
+		_, out := runCommand(ctx, t, opts)
+		assert.Contains(t, strings.Join(lines(out), " "), "The agent did not finish within 3s; the turn was stopped. e2e: no answer")
 		assert.Equal(t, int64(1), w.agent.Aborts(), "the turn was aborted on opencode")
 	})
 	require.NoError(t, g.Stop())
@@ -248,6 +250,14 @@ func TestAITurnsEnd(t *testing.T) {
 	})
 	assert.Zero(t, w.agent.Queued())
 }
+
+// scriptAsksAI is docs/ai.md's script that tells a failed question: shell.run("ai", ...)
+// returns false.
+const scriptAsksAI = `
+if not shell.run("ai", "stall") then
+  printError("e2e: no answer")
+end
+`
 
 // ctrlTProgram runs `ai stall` (Ctrl-T stops it), then shows the daemon's status and stays.
 const ctrlTProgram = `

@@ -577,6 +577,50 @@ func TestAgentEventStreamDropsMidTurn(t *testing.T) {
 	assert.Equal(t, "Hello from the agent (\u00e9 ?)", textOf(ev))
 }
 
+// TestAgentEventStreamDropsAfterSomeText: opencode's event stream closes in the middle of an
+// answer whose first words the computer already has; what was said while the stream was down
+// (the rest of that text, and a later step's text after a tool call) reaches the player when
+// the turn ends, in order, nothing twice.
+func TestAgentEventStreamDropsAfterSomeText(t *testing.T) {
+	ctx := testContext(t)
+	relayed := make(chan struct{})
+	oc := opencodefake.Start(t, opencodefake.Options{Password: opencodePassword})
+	s := aiSetup{oc: oc, agent: oc.Agent(func(tu *opencodefake.Turn) {
+		p := tu.StartText()
+		p.Delta("Before the drop, ")
+		select {
+		case <-relayed: // the computer polled these words
+		case <-tu.Done():
+			return
+		}
+		tu.DropStreams()
+		p.Delta("after it.")
+		p.End()
+		r := tu.Tool("bash", map[string]any{"command": "id -un"}) // denied: the next step
+		tu.Text(" Then ", r.State, ".")
+	}, aiModel), dir: t.TempDir()}
+	g := s.gateway(t)
+	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
+	turn := a.ask(t, ctx, "drop")
+	text := ""
+	for after := 0; text != "Before the drop, "; {
+		f := a.request(t, ctx, "ai.poll", map[string]any{"turnId": turn, "after": after})
+		var reply struct {
+			Events []aiEvent `json:"events"`
+		}
+		requireOK(t, f)
+		require.NoError(t, json.Unmarshal(f.Payload, &reply))
+		for _, e := range reply.Events {
+			require.NotEqual(t, "done", e.Kind, "the turn ended before the drop")
+			after, text = e.Seq, text+e.Text
+		}
+	}
+	close(relayed)
+	ev := a.follow(t, ctx, turn, nil)
+	assert.Equal(t, "stop", last(ev).Reason)
+	assert.Equal(t, "Before the drop, after it. Then error.", textOf(ev))
+}
+
 // TestAgentAbortOvertakingItsPrompt: opencode forgets an abort of a session that is not busy
 // yet, so an abort that reaches it before its prompt is lost; the gateway aborts again until
 // the prompt's reply comes, and the conversation takes questions again.

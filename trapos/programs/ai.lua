@@ -353,7 +353,9 @@ local function confirm(event)
   return YES[answer:match("^%s*(.-)%s*$"):lower()] == true;
 end
 
--- Asks one question and shows its answer. Returns nil, or the line saying why it failed.
+-- Asks one question and shows its answer. Returns the line saying why it failed, not shown
+-- yet (nil when there is none), and whether the turn answered: false after a failure shown
+-- already (an error event, a done reason other than stop) and after a stop (Q, Ctrl-T).
 -- Ctrl-T aborts the turn (libsandboxai does) and says so.
 local function turn(question)
   running = {};
@@ -385,24 +387,24 @@ local function turn(question)
   if ok and stopped then
     local aborted, abortErr = client.abort(turnId);
     if not aborted then
-      return explain(abortErr);
+      return explain(abortErr), false;
     end
     screen.line(MSG_STOPPED, "red");
-    return nil;
+    return nil, false;
   elseif not ok then
     if raised == "Terminated" then
       screen.line(MSG_ABORTED, "red");
-      return nil;
+      return nil, false;
     end
     error(raised, 0);
   elseif result == nil then
-    return explain(err);
+    return explain(err), false;
   end
   local last = doneLine(result);
   if last ~= nil then
     screen.line(last, "red");
   end
-  return nil;
+  return nil, result.error == nil and result.reason == libsandbox.DONE_STOP;
 end
 
 -- Names the old ai's settings still on this computer: they are not used, and opencode's
@@ -494,8 +496,12 @@ elseif #args == 0 then
   conversation();
 else
   checkDaemon();
-  local failure = turn(table.concat(args, " "));
+  local failure, answered = turn(table.concat(args, " "));
   if failure ~= nil then
     error(failure, 0);
+  elseif not answered then
+    -- The turn's line is on the screen already: fail without a second one (the shell prints
+    -- no empty error), so shell.run("ai", ...) returns false, as for any failed program.
+    error("", 0);
   end
 end

@@ -164,6 +164,14 @@ local function expectSuccess(ok, err)
   end
 end
 
+-- A turn that did not answer (it failed, or the player stopped it) fails the program with an
+-- empty error: its line is on the screen already, the shell prints no empty error, and
+-- shell.run("ai", ...) returns false.
+local function expectFailedTurn(ok, err)
+  expect(ok):eq(false);
+  expect(err):eq("");
+end
+
 local CONFIRM = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file", detail = "/door.lua", bytes = 312 };
 
 describe("ai command", function()
@@ -249,7 +257,7 @@ describe("ai command", function()
         terminateAtPause = 1,
         polls = { { text(1, table.concat(long)), done(2) } },
       });
-      expectSuccess(ok, err);
+      expectFailedTurn(ok, err);
       expect(#record.pauses):eq(1); -- no second "Press any key" before the abort line
       expect(record.pauses[1][8]):eq(MORE);
       expect(rows[6]):eq("line8"); -- the word it held back
@@ -339,7 +347,7 @@ describe("ai command", function()
         width = 51,
         polls = { { text(1, "Hello there") }, TERMINATE },
       });
-      expectSuccess(ok, err);
+      expectFailedTurn(ok, err);
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
       expect(rows[1]):eq("Hello there");
       expect(rows[2]):eq("Aborted: the turn was stopped (Ctrl-T).");
@@ -357,7 +365,7 @@ describe("ai command", function()
           { text(2, " never shown") },
         },
       });
-      expectSuccess(ok, err);
+      expectFailedTurn(ok, err);
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
       expect(rows[1]):eq("Hello there");
       expect(rows[2]):eq("Stopped: the turn was aborted (Q).");
@@ -395,7 +403,7 @@ describe("ai command", function()
           done(4, "deadline"),
         } },
       });
-      expectSuccess(ok, err);
+      expectFailedTurn(ok, err);
       expect(rows[1]):eq("Part");
       expect(rows[2]):eq("(The answer was cut: the answer passed 64 KiB)");
       expect(rows[3]):eq("The agent did not answer within 90 s");
@@ -410,14 +418,14 @@ describe("ai command", function()
           done(2, "error"),
         } },
       });
-      expectSuccess(ok, err);
+      expectFailedTurn(ok, err);
       expect(rows[1] .. " " .. rows[2]):eq("The agent is unavailable: opencode at http://127.0.0.1:4242: connection refused. Run: sandbox health");
       expect(rows[3]):eq("");
       ok, err, rows = run({ "hi" }, {
         width = 80,
         polls = { { { seq = 1, kind = "error", code = "ai_unavailable", message = "Incorrect API key provided: sk-ab****cd." }, done(2, "error") } },
       });
-      expectSuccess(ok, err);
+      expectFailedTurn(ok, err);
       expect(rows[1]):eq("Incorrect API key provided: sk-ab****cd.");
     end);
 
@@ -437,9 +445,21 @@ describe("ai command", function()
       end
     end);
 
+    it("fails (shell.run returns false) when the turn fails, without a second line, and not when it answers", function()
+      local ok, err, rows = run({ "hi" }, {
+        width = 51,
+        polls = { { text(1, "Hello"), { seq = 2, kind = "error", code = "ai_unavailable", message = "Provider down." }, done(3, "error") } },
+      });
+      expectFailedTurn(ok, err);
+      expect(rows[2]):eq("Provider down.");
+      expect(rows[3]):eq("");
+      ok, err = run({ "hi" }, { polls = { { text(1, "Hello"), done(2) } } });
+      expectSuccess(ok, err);
+    end);
+
     it("says why a turn ended without an error event", function()
       local ok, err, rows = run({ "hi" }, { width = 51, polls = { { done(1, "deadline") } } });
-      expectSuccess(ok, err);
+      expectFailedTurn(ok, err);
       expect(rows[1]):eq("The agent took too long; the gateway stopped the");
     end);
   end);
@@ -528,7 +548,7 @@ describe("ai command", function()
           { text(1, "Hello"), done(2, "disconnected") },
         },
       });
-      expectSuccess(ok, err);
+      expectFailedTurn(ok, err);
       expect(rows[1]):eq("Hello");
       expect(rows[2]):eq("The turn ended: this computer lost the gateway.");
     end);

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -491,4 +492,32 @@ func TestARunIsPutToThePlayerWhole(t *testing.T) {
 	assert.Equal(t, "This run's code is 4097 bytes: the player is shown at most 4096 to approve, so it was not put to them. Send a shorter one.", v.message)
 	events, _ := tr.poll(context.Background(), 0, 0)
 	assert.Empty(t, events, "nothing was put to the player")
+}
+
+// TestSettleRelaysWhatEachPartMissed: at a turn's end, of each text part the computer gets
+// exactly what it has not got yet, in order: the rest of a part cut by a stream drop, a part
+// never relayed whole, nothing of a part it has whole (also when opencode stored it without
+// the last delta's trailing space); after a drop, and once settled, no delta is relayed live.
+func TestSettleRelaysWhatEachPartMissed(t *testing.T) {
+	tr := newTestTurn()
+	tr.m, tr.tr = &Module{cfg: Config{AnswerCap: 64 << 10}, metrics: newMetrics(prometheus.NewRegistry())}, newTracker()
+	tr.relayDelta("prt_1", "Whole. ")
+	tr.relayDelta("prt_2", "Before the drop, ")
+	tr.tr.markGap()
+	tr.relayDelta("prt_2", "after it") // a delta after the drop: its part misses words before it
+	tr.settleText([]ocPart{
+		{ID: "prt_0", Type: "step-start"},
+		{ID: "prt_1", Type: "text", Text: "Whole."},
+		{ID: "prt_2", Type: "text", Text: "Before the drop, lost, after it."},
+		{ID: "prt_r", Type: "reasoning", Text: "hmm"},
+		{ID: "prt_s", Type: "text", Text: "injected", Synthetic: true},
+		{ID: "prt_3", Type: "text", Text: " Next step."},
+	})
+	tr.relayDelta("prt_3", " late") // the stream's late events after the end
+	ev, _ := tr.poll(context.Background(), 0, 0)
+	var text strings.Builder
+	for _, e := range ev {
+		text.WriteString(e.Text)
+	}
+	assert.Equal(t, "Whole. Before the drop, lost, after it. Next step.", text.String())
 }

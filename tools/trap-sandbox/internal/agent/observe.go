@@ -22,6 +22,18 @@ type tracker struct {
 	errored   chan struct{}     // closed at the first session.error other than an abort
 	busySeen  bool              // session.status busy came: an idle after it is this turn's
 	idle      chan struct{}     // closed at this turn's session.idle
+
+	// relayMu orders the answer's text: held while text is relayed, from the stream or when
+	// the turn settles (text.go), and guarding the fields below.
+	relayMu sync.Mutex
+	// relayed is, by part id, the text of each part relayed so far (host text).
+	relayed map[string]string
+	// gap is set when the event stream dropped during the turn: from then on its text may
+	// miss words, so none is relayed live; the turn's end relays it all, in order.
+	gap bool
+	// settled is set when the turn's end relayed what was missing: the stream's late text
+	// is then not relayed again.
+	settled bool
 }
 
 type call struct {
@@ -33,7 +45,7 @@ type call struct {
 
 func newTracker() *tracker {
 	return &tracker{roles: map[string]string{}, partTypes: map[string]string{}, calls: map[string]*call{},
-		errored: make(chan struct{}), idle: make(chan struct{})}
+		errored: make(chan struct{}), idle: make(chan struct{}), relayed: map[string]string{}}
 }
 
 func (tr *tracker) callLocked(id string) *call {
@@ -76,6 +88,27 @@ func (tr *tracker) waitError(wait time.Duration) string {
 	return tr.lastError
 }
 
+// markGap notes that the event stream dropped while the turn ran.
+func (tr *tracker) markGap() {
+	tr.relayMu.Lock()
+	defer tr.relayMu.Unlock()
+	tr.gap = true
+}
+
+// streamWhole reports whether the stream carried the whole turn: it never dropped during it
+// and the turn's session.idle came (the events before idle are the turn's last).
+func (tr *tracker) streamWhole() bool {
+	tr.relayMu.Lock()
+	gap := tr.gap
+	tr.relayMu.Unlock()
+	select {
+	case <-tr.idle:
+		return !gap
+	default:
+		return false
+	}
+}
+
 // waitIdle waits for the turn's session.idle, at most wait: the sync reply can overtake the
 // stream's last events (the final tool state, the last text), which come before idle. Idle
 // may never come (seen with 1.18.x plugin sessions), hence the bound.
@@ -103,7 +136,7 @@ func (t *turn) observe(typ string, p *eventProps) {
 		text := p.Field == "text" && tr.partTypes[p.PartID] == "text" && tr.roles[p.MessageID] == "assistant"
 		tr.mu.Unlock()
 		if text {
-			t.m.relayText(t, p.Delta)
+			t.relayDelta(p.PartID, p.Delta)
 		}
 	case "message.part.updated":
 		if p.Part != nil && p.Part.Type != "" {

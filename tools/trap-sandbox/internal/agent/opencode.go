@@ -212,17 +212,41 @@ type modelRef struct {
 }
 
 // promptReply is the sync prompt's answer: the turn's last assistant message. Its error is
-// read, and its text only when the event stream carried none.
+// read, and its text parts settle what the event stream did not carry (text.go).
 type promptReply struct {
 	Info struct {
 		ID     string      `json:"id"`
+		Role   string      `json:"role"`
 		Finish string      `json:"finish"`
 		Error  *namedError `json:"error"`
+		// ParentID is the turn's user message: every assistant message of the turn has it.
+		ParentID string `json:"parentID"`
 	} `json:"info"`
-	Parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	} `json:"parts"`
+	Parts []ocPart `json:"parts"`
+}
+
+// ocPart is one part of a message, as the sync reply and the message list carry it.
+type ocPart struct {
+	ID        string `json:"id"`
+	Type      string `json:"type"`
+	Text      string `json:"text"`
+	Synthetic bool   `json:"synthetic"`
+	Ignored   bool   `json:"ignored"`
+}
+
+// historyLimit is how many of a session's last messages the gateway reads to settle a turn's
+// text: a turn has one message per step (each tool call starts a new one).
+const historyLimit = 100
+
+// messages lists the session's last historyLimit messages, oldest first (GET
+// /session/{id}/message: [{info, parts}]).
+func (c *client) messages(ctx context.Context, sessionID string) ([]promptReply, error) {
+	var out []promptReply
+	query := url.Values{"limit": {fmt.Sprint(historyLimit)}}
+	if err := c.call(ctx, http.MethodGet, "/session/"+url.PathEscape(sessionID)+"/message", query, nil, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // prompt runs one turn and returns when opencode ends it (the sync route: its answer is the

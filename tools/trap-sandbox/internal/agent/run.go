@@ -188,6 +188,7 @@ func (m *Module) outcome(t *turn, res promptResult) (string, *Event) {
 		}
 		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}
 	}
+	m.settle(t, res.reply)
 	if e := res.reply.Info.Error; e != nil {
 		if e.Name == "MessageAbortedError" {
 			return ReasonAborted, nil
@@ -198,18 +199,35 @@ func (m *Module) outcome(t *turn, res promptResult) (string, *Event) {
 		}
 		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}
 	}
-	// The stream carried no text (it dropped mid-turn): the reply's own text stands in.
-	t.mu.Lock()
-	none := t.textBytes == 0
-	t.mu.Unlock()
-	if none {
-		for _, p := range res.reply.Parts {
-			if p.Type == "text" && p.Text != "" {
-				m.relayText(t, p.Text)
+	return ReasonStop, nil
+}
+
+// settle relays the turn's text the event stream did not carry (text.go). The reply holds
+// only the turn's last message; when the stream may have missed events (it dropped, or the
+// turn's idle never came), every message of the turn is read from opencode (those whose
+// parent is the turn's user message), the reply standing in if that fails.
+func (m *Module) settle(t *turn, reply *promptReply) {
+	parts := reply.Parts
+	if !t.tr.streamWhole() && reply.Info.ParentID != "" {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), callTimeout)
+		msgs, err := t.sess.oc.messages(ctx, t.opencodeSessionID())
+		cancel()
+		if err != nil {
+			m.log.Warn("agent: could not read a turn's messages after opencode's event stream dropped; relaying its last message's text only",
+				"traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
+		} else {
+			var all []ocPart
+			for _, msg := range msgs {
+				if msg.Info.Role == "assistant" && msg.Info.ParentID == reply.Info.ParentID {
+					all = append(all, msg.Parts...)
+				}
+			}
+			if len(all) > 0 {
+				parts = all
 			}
 		}
 	}
-	return ReasonStop, nil
+	t.settleText(parts)
 }
 
 // relayText relays answer text to the computer, the text rule applied.

@@ -82,6 +82,9 @@ func (s *stream) setUp() {
 func (s *stream) setDown(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for _, t := range s.turns {
+		t.tr.markGap() // their events until the stream reopens are lost
+	}
 	s.lastErr = err
 	if s.connected {
 		s.connected = false

@@ -66,3 +66,52 @@ func sortTurns(ts []TurnInfo) {
 		return a.Session < b.Session
 	})
 }
+
+// The answer's text reaches the computer from the event stream's deltas, as it is written.
+// The stream can drop mid-turn (opencode#38458) and lose words; so each text part's relayed
+// text is kept by part id, and when the turn ends its messages' text parts, as opencode
+// stored them, settle the rest: of each part, in order, exactly what the computer has not
+// got. After a drop nothing more is relayed live (a part could miss words in its middle, and
+// a later part would overtake what is missing): the rest comes at the turn's end.
+
+// relayDelta relays one delta of an assistant text part, unless the stream dropped during
+// the turn or the turn's end settled its text.
+func (t *turn) relayDelta(partID, delta string) {
+	tr := t.tr
+	tr.relayMu.Lock()
+	defer tr.relayMu.Unlock()
+	if tr.gap || tr.settled {
+		return
+	}
+	tr.relayed[partID] += delta
+	t.m.relayText(t, delta)
+}
+
+// settleText relays, at the turn's end, the text of parts (the turn's assistant messages'
+// parts, in order) that the computer did not get: of a part whose relayed text begins its
+// stored text, the rest (opencode's stored text can lack the last deltas' trailing spaces:
+// then nothing); of a part never relayed, all of it. A part without an id (not opencode's
+// shape) counts only when no text was relayed at all.
+func (t *turn) settleText(parts []ocPart) {
+	tr := t.tr
+	tr.relayMu.Lock()
+	defer tr.relayMu.Unlock()
+	if tr.settled {
+		return
+	}
+	tr.settled = true
+	t.mu.Lock()
+	none := t.textBytes == 0
+	t.mu.Unlock()
+	for _, p := range parts {
+		if p.Type != "text" || p.Synthetic || p.Ignored || (p.ID == "" && !none) {
+			continue
+		}
+		done := tr.relayed[p.ID]
+		if !strings.HasPrefix(p.Text, done) {
+			continue
+		}
+		tr.relayed[p.ID] = p.Text
+		t.m.relayText(t, p.Text[len(done):])
+	}
+}

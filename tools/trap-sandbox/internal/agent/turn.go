@@ -266,6 +266,12 @@ func (t *turn) isDone() bool {
 	return t.done
 }
 
+func (t *turn) opencodeSessionID() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.opencodeID
+}
+
 func (t *turn) setOpencodeID(id string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()

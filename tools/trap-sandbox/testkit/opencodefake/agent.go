@@ -12,7 +12,8 @@ package opencodefake
 // carry no arguments (the tool part with the input comes right after the ask); replies
 // once/reject (with and without a message)/always (instance-wide); abort; retries; a
 // provider that stalls; a second prompt on a busy session queued, not refused; session.idle
-// twice in a row after an error or an abort; an event stream that closes mid-turn (DropStreams).
+// twice in a row after an error or an abort; an event stream that closes mid-turn (DropStreams);
+// GET /session/{id}/message (every step of a turn, where the sync reply has only the last).
 
 import (
 	"bytes"
@@ -20,11 +21,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,9 +120,57 @@ type Session struct {
 	Time       sessionTime `json:"time"`
 	Permission []Rule      `json:"permission,omitempty"` // absent when the session has none
 
-	busy    chan struct{} // closed when the running turn ends; nil when idle
-	abort   context.CancelFunc
-	history []string
+	busy     chan struct{} // closed when the running turn ends; nil when idle
+	abort    context.CancelFunc
+	history  []string
+	messages []*message
+}
+
+// message is one stored message, as GET /session/{id}/message lists it: its info and its
+// parts in order, each as its last message.part.updated carried it.
+type message struct {
+	info  map[string]any
+	parts []map[string]any
+}
+
+// store appends a message to s (under a.mu).
+func (a *Agent) store(s *Session, info map[string]any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s.messages = append(s.messages, &message{info: maps.Clone(info)})
+}
+
+// storePart records a part of s's message msgID: a part with a new id is appended, a known
+// one replaced, as opencode keeps a part's latest state.
+func (a *Agent) storePart(s *Session, msgID string, p map[string]any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, m := range s.messages {
+		if m.info["id"] != msgID {
+			continue
+		}
+		for i, old := range m.parts {
+			if old["id"] == p["id"] {
+				m.parts[i] = maps.Clone(p)
+				return
+			}
+		}
+		m.parts = append(m.parts, maps.Clone(p))
+		return
+	}
+}
+
+// lastMessage is s's last message's info and parts (copies), under a.mu.
+func (a *Agent) lastMessage(s *Session, info map[string]any) (map[string]any, []any) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	m := s.messages[len(s.messages)-1]
+	maps.Copy(m.info, info)
+	parts := make([]any, 0, len(m.parts))
+	for _, p := range m.parts {
+		parts = append(parts, maps.Clone(p))
+	}
+	return maps.Clone(m.info), parts
 }
 
 type ask struct {
@@ -150,6 +201,7 @@ func (s *Server) Agent(model Model, models ...string) *Agent {
 	s.Handle("GET /session/{id}", http.HandlerFunc(a.getSession))
 	s.Handle("DELETE /session/{id}", http.HandlerFunc(a.deleteSession))
 	s.Handle("POST /session/{id}/message", http.HandlerFunc(a.promptSync))
+	s.Handle("GET /session/{id}/message", http.HandlerFunc(a.listMessages))
 	s.Handle("POST /session/{id}/prompt_async", http.HandlerFunc(a.promptAsync))
 	s.Handle("POST /session/{id}/abort", http.HandlerFunc(a.abortSession))
 	s.Handle("GET /event", http.HandlerFunc(a.events))
@@ -583,9 +635,12 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 		a.defaultUsed.Add(1)
 	}
 	userID := a.nextID("msg")
-	a.emit(in.dir, "message.updated", map[string]any{"info": map[string]any{"id": userID, "sessionID": s.ID, "role": "user"}})
-	a.emit(in.dir, "message.part.updated", map[string]any{"part": map[string]any{"id": a.nextID("prt"), "sessionID": s.ID,
-		"messageID": userID, "type": "text", "text": text}})
+	userInfo := map[string]any{"id": userID, "sessionID": s.ID, "role": "user"}
+	userPart := map[string]any{"id": a.nextID("prt"), "sessionID": s.ID, "messageID": userID, "type": "text", "text": text}
+	a.store(s, userInfo)
+	a.storePart(s, userID, userPart)
+	a.emit(in.dir, "message.updated", map[string]any{"info": userInfo})
+	a.emit(in.dir, "message.part.updated", map[string]any{"part": userPart})
 	a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "busy"}})
 	if !slices.Contains(a.models, model) {
 		failed = true
@@ -599,7 +654,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	a.model(t)
 	a.running.Add(-1)
 	provider, modelID, _ := strings.Cut(model, "/")
-	info := map[string]any{"id": t.msgID(), "role": "assistant", "parentID": userID, "modelID": modelID,
+	info := map[string]any{"id": t.msgID(), "sessionID": s.ID, "role": "assistant", "parentID": userID, "modelID": modelID,
 		"providerID": provider, "finish": "stop"}
 	failed = ctx.Err() != nil || t.failure != nil
 	switch {
@@ -610,11 +665,9 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 		info["error"] = t.failure
 		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": t.failure})
 	}
+	info, parts := a.lastMessage(s, info)
 	a.emit(in.dir, "message.updated", map[string]any{"info": info})
-	parts := []any{map[string]any{"type": "step-start"}}
-	if t.lastText != "" {
-		parts = append(parts, map[string]any{"type": "text", "text": t.lastText})
-	}
+	// The reply is the turn's last assistant message only, each part with its ids.
 	return turnResult{status: http.StatusOK, body: map[string]any{"info": info, "parts": parts}}
 }
 
@@ -632,8 +685,10 @@ type Turn struct {
 
 	msgMu     sync.Mutex
 	messageID string
-	lastText  string
-	failure   map[string]any
+	// stepMu makes a tool call's end (its part, step-finish, the next message) one step
+	// when a model calls tools in parallel.
+	stepMu  sync.Mutex
+	failure map[string]any
 }
 
 // Prompt is the prompt's text; System the system text the client added; ModelName the
@@ -656,10 +711,13 @@ func (t *Turn) Aborted() bool         { return t.ctx.Err() != nil }
 func (t *Turn) Done() <-chan struct{} { return t.ctx.Done() }
 func (t *Turn) newMessage() {
 	id := t.a.nextID("msg")
+	info := map[string]any{"id": id, "sessionID": t.s.ID, "role": "assistant", "parentID": t.parentID}
+	t.a.store(t.s, info) // stored before a part can name it
+	t.emit("message.updated", map[string]any{"info": info})
 	t.msgMu.Lock()
 	t.messageID = id
 	t.msgMu.Unlock()
-	t.emitMessage()
+	t.part(map[string]any{"id": t.a.nextID("prt"), "type": "step-start"})
 }
 
 // msgID is the assistant message being written (a model may call tools from several
@@ -671,11 +729,10 @@ func (t *Turn) msgID() string {
 }
 func (t *Turn) emit(typ string, p any) { t.a.emit(t.in.dir, typ, p) }
 func (t *Turn) part(p map[string]any) {
-	p["sessionID"], p["messageID"] = t.s.ID, t.msgID()
+	id := t.msgID()
+	p["sessionID"], p["messageID"] = t.s.ID, id
+	t.a.storePart(t.s, id, p)
 	t.emit("message.part.updated", map[string]any{"part": p})
-}
-func (t *Turn) emitMessage() {
-	t.emit("message.updated", map[string]any{"info": map[string]any{"id": t.msgID(), "sessionID": t.s.ID, "role": "assistant", "parentID": t.parentID}})
 }
 func (t *Turn) action(name string) string {
 	action := "ask" // no matching rule
@@ -711,18 +768,40 @@ func (t *Turn) Offered() []string {
 
 // Text streams an answer: a text part, one delta per chunk, then the part with its full text.
 func (t *Turn) Text(chunks ...string) {
-	id := t.a.nextID("prt")
-	t.part(map[string]any{"id": id, "type": "text", "text": ""})
-	full := ""
+	p := t.StartText()
 	for _, c := range chunks {
 		if t.Aborted() {
 			return
 		}
-		full += c
-		t.emit("message.part.delta", map[string]any{"sessionID": t.s.ID, "messageID": t.msgID(), "partID": id, "field": "text", "delta": c})
+		p.Delta(c)
 	}
-	t.part(map[string]any{"id": id, "type": "text", "text": full})
-	t.lastText = full
+	p.End()
+}
+
+// TextPart is a text part being streamed, step by step (Turn.StartText): a model script
+// waits between its deltas for what a test needs to see first.
+type TextPart struct {
+	t             *Turn
+	id, messageID string
+	text          string
+}
+
+// StartText starts a text part in the current message: the part with an empty text.
+func (t *Turn) StartText() *TextPart {
+	p := &TextPart{t: t, id: t.a.nextID("prt"), messageID: t.msgID()}
+	t.part(map[string]any{"id": p.id, "type": "text", "text": ""})
+	return p
+}
+
+// Delta streams one chunk of the part.
+func (p *TextPart) Delta(chunk string) {
+	p.text += chunk
+	p.t.emit("message.part.delta", map[string]any{"sessionID": p.t.s.ID, "messageID": p.messageID, "partID": p.id, "field": "text", "delta": chunk})
+}
+
+// End ends the part: the part again, with its full text.
+func (p *TextPart) End() {
+	p.t.part(map[string]any{"id": p.id, "type": "text", "text": p.text})
 }
 
 // Retry announces a provider retry, as session.status does.
@@ -766,6 +845,8 @@ func (t *Turn) Tool(name string, input map[string]any) ToolResult {
 	t.part(map[string]any{"id": partID, "type": "tool", "tool": name, "callID": callID,
 		"state": map[string]any{"status": "pending", "input": map[string]any{}, "raw": ""}})
 	end := func(r ToolResult) ToolResult {
+		t.stepMu.Lock()
+		defer t.stepMu.Unlock()
 		state := map[string]any{"status": r.State, "input": input}
 		if r.State == "error" {
 			state["error"] = r.Error
@@ -844,6 +925,29 @@ func (t *Turn) execute(name string, input map[string]any) ToolResult {
 		return ToolResult{State: "error", Error: text.String()}
 	}
 	return ToolResult{State: "completed", Output: text.String()}
+}
+
+// listMessages lists a session's messages, oldest first, each {info, parts}; ?limit=N keeps
+// the last N.
+func (a *Agent) listMessages(w http.ResponseWriter, r *http.Request) {
+	s := a.session(w, r)
+	if s == nil {
+		return
+	}
+	a.mu.Lock()
+	out := make([]map[string]any, 0, len(s.messages))
+	for _, m := range s.messages {
+		parts := make([]any, 0, len(m.parts))
+		for _, p := range m.parts {
+			parts = append(parts, maps.Clone(p))
+		}
+		out = append(out, map[string]any{"info": maps.Clone(m.info), "parts": parts})
+	}
+	a.mu.Unlock()
+	if n, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && n >= 0 && n < len(out) {
+		out = out[len(out)-n:]
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (a *Agent) listAsks(w http.ResponseWriter, _ *http.Request) {

@@ -331,3 +331,66 @@ func TestIdleComesTwiceAfterAFailure(t *testing.T) {
 	record(3)
 	assert.Equal(t, []string{"busy", "idle", "idle", "busy", "idle", "idle", "busy", "idle"}, seen)
 }
+
+// TestMessagesListEveryStepOfATurn: GET /session/{id}/message lists a turn's messages oldest
+// first, each {info, parts} with the parts' ids (?limit=N the last N), while the sync reply
+// holds only the turn's last assistant message, whose parentID is the user's message, as
+// opencode 1.18.33 answers.
+func TestMessagesListEveryStepOfATurn(t *testing.T) {
+	oc := Start(t, Options{Password: password})
+	oc.Agent(func(tu *Turn) {
+		tu.Text("first step")
+		r := tu.Tool("bash", map[string]any{"command": "id"})
+		tu.Text("after ", r.State)
+	}, "p/m")
+	c := agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	_, sess := c.call(http.MethodPost, "/session", map[string]any{"title": "x",
+		"permission": []map[string]string{{"permission": "*", "pattern": "*", "action": "deny"}}})
+	id := sess["id"].(string)
+	status, reply := c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "go"}},
+		"model": map[string]string{"providerID": "p", "modelID": "m"}})
+	require.Equal(t, http.StatusOK, status)
+
+	list := func(query string) []map[string]any {
+		req, err := http.NewRequest(http.MethodGet, c.url+"/session/"+id+"/message?directory="+c.dir+query, nil)
+		require.NoError(t, err)
+		req.SetBasicAuth(DefaultUsername, password)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		var out []map[string]any
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+		return out
+	}
+	type step struct{ role, parent, text string }
+	var steps []step
+	all := list("")
+	for _, m := range all {
+		info := m["info"].(map[string]any)
+		parent, _ := info["parentID"].(string)
+		s := step{role: info["role"].(string), parent: parent}
+		for _, p := range m["parts"].([]any) {
+			part := p.(map[string]any)
+			assert.NotEmpty(t, part["id"], "every part has its id")
+			assert.Equal(t, info["id"], part["messageID"])
+			if part["type"] == "text" {
+				s.text += part["text"].(string)
+			}
+		}
+		steps = append(steps, s)
+	}
+	require.Len(t, steps, 3)
+	userID := all[0]["info"].(map[string]any)["id"].(string)
+	assert.Equal(t, []step{{"user", "", "go"}, {"assistant", userID, "first step"}, {"assistant", userID, "after error"}}, steps)
+	assert.Len(t, list("&limit=2"), 2, "the last two")
+
+	info := reply["info"].(map[string]any)
+	assert.Equal(t, all[2]["info"].(map[string]any)["id"], info["id"], "the reply is the last message")
+	assert.Equal(t, userID, info["parentID"])
+	parts := reply["parts"].([]any)
+	require.Len(t, parts, 2)
+	assert.Equal(t, "step-start", parts[0].(map[string]any)["type"])
+	assert.Equal(t, "after error", parts[1].(map[string]any)["text"])
+	assert.Equal(t, all[2]["parts"].([]any)[1].(map[string]any)["id"], parts[1].(map[string]any)["id"], "with its parts' ids")
+}
