@@ -57,8 +57,13 @@ func New(c *computer.Client, logger *slog.Logger) *Module {
 	// The server's shared guard checks Host and Origin for every API route, /mcp included
 	// (with the --public-url host and a token taken into account), so the SDK's own,
 	// narrower localhost check is off: one rule, one place.
+	// A client that gives up on a call (MCP 2026-07-28 and later: it closes the call's POST)
+	// ends the call here too, so a cancelled write_file sends no more chunks; without the
+	// option the SDK lets the handler run to its end. A stateless server cannot hear an older
+	// client's notifications/cancelled, which comes in a POST of its own (docs/mcp.md).
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true})
+		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true,
+			PropagateRequestCancellation: true})
 	return &Module{handler: h}
 }
 
