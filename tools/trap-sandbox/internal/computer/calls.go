@@ -204,6 +204,13 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 		return protocol.Errorf(protocol.CodeTimeout, "%s: nor did it stop the run at its limit of %d ms, as happens to code that never yields "+
 			"(a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s", pe.Message, runMs)
 	}
+	if errors.As(err, &pe) && pe.Code == protocol.CodeBadPayload && !pe.ByComputer && pe.Message == protocol.FrameTooLargeMessage {
+		what := "code"
+		if typ == protocol.TypeShellRun {
+			what = "command line"
+		}
+		return protocol.Errorf(protocol.CodeBadPayload, "%s: %s that long does not fit one request; write it to a file on the computer and run that file instead", pe.Message, what)
+	}
 	return err
 }
 

@@ -308,3 +308,22 @@ func TestARunTheComputerCouldNotStopSaysWhy(t *testing.T) {
 	_, err = computer.New(d).Run(t.Context(), "7:", "edit /x.lua", 4*time.Second)
 	assert.EqualError(t, err, "timeout: it ran past its timeout of 2000 ms and was abandoned", "the computer's own answer is left as it is")
 }
+
+// tooBig refuses every request as the gateway refuses a payload above a frame.
+type tooBig struct{}
+
+func (tooBig) Computers(context.Context) ([]computer.Computer, error) { return nil, nil }
+
+func (tooBig) Request(context.Context, string, string, json.RawMessage, time.Duration) (json.RawMessage, error) {
+	return nil, protocol.Errorf(protocol.CodeBadPayload, "%s", protocol.FrameTooLargeMessage)
+}
+
+// TestCodeTooLongForAFrameNamesTheWayRound: a chunk or command line too long for one request
+// is refused with the way round it (a file run from there), not just "send a smaller payload".
+func TestCodeTooLongForAFrameNamesTheWayRound(t *testing.T) {
+	_, err := computer.New(tooBig{}).Exec(t.Context(), "7:", "return 1", 0)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.Contains(t, err.Error(), "code that long does not fit one request; write it to a file on the computer and run that file instead")
+	_, err = computer.New(tooBig{}).Run(t.Context(), "7:", "ls", 0)
+	assert.Contains(t, err.Error(), "command line that long does not fit one request; write it to a file")
+}
