@@ -327,3 +327,13 @@ func TestCodeTooLongForAFrameNamesTheWayRound(t *testing.T) {
 	_, err = computer.New(tooBig{}).Run(t.Context(), "7:", "ls", 0)
 	assert.Contains(t, err.Error(), "command line that long does not fit one request; write it to a file")
 }
+
+// TestAnEmptyTraposIDSaysSo: a call naming no computer says that, not "computer  is not
+// connected", and never reaches the transport.
+func TestAnEmptyTraposIDSaysSo(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	_, err := computer.New(d).Ping(t.Context(), " ", 0)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	assert.EqualError(t, err, "not_connected: no computer was named (the traposId is empty): give one as the list of connected computers shows it, e.g. 7:kitchen")
+	assert.Empty(t, d.Log())
+}
