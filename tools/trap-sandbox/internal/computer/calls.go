@@ -215,9 +215,9 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 }
 
 // RunTime is how long a run may last on the computer within a call of timeout: RunSlack
-// less, but at least half of it.
+// less, but at least half of it, and at least the 1 ms the computer takes (it refuses 0).
 func RunTime(timeout time.Duration) time.Duration {
-	return max(timeout-RunSlack, timeout/2)
+	return max(timeout-RunSlack, timeout/2, time.Millisecond)
 }
 
 // text checks a computer's wire text and returns it as host text.

@@ -337,3 +337,13 @@ func TestAnEmptyTraposIDSaysSo(t *testing.T) {
 	assert.EqualError(t, err, "not_connected: no computer was named (the traposId is empty): give one as the list of connected computers shows it, e.g. 7:kitchen")
 	assert.Empty(t, d.Log())
 }
+
+// TestTheShortestCallStillGivesTheRunAMillisecond: timeoutMs 1 sends the computer a run limit
+// of 1 ms (it refuses 0), not 0.
+func TestTheShortestCallStillGivesTheRunAMillisecond(t *testing.T) {
+	r := &recorder{answer: json.RawMessage(`{"returns":[],"output":""}`)}
+	_, err := computer.New(r).Exec(t.Context(), "7:", "return 1", time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, float64(1), r.payload["timeoutMs"])
+	assert.Equal(t, time.Millisecond, computer.RunTime(time.Millisecond))
+}
