@@ -40,6 +40,11 @@ func asError(err error) *protocol.Error {
 	return protocol.Errorf(protocol.CodeInternal, "%v", err)
 }
 
+// MaxBodyBytes bounds a POST to /mcp: write_file's 1 MiB of text even when the client escapes
+// every byte as \u00XX (6 MiB, as Python's json.dumps does é), with room for the rest.
+// The SDK's default, 4 MiB, refused such a write with HTTP 413.
+const MaxBodyBytes = 8 << 20
+
 // Module serves the MCP server at Path. It implements server.Module.
 type Module struct {
 	handler http.Handler
@@ -63,7 +68,7 @@ func New(c *computer.Client, logger *slog.Logger) *Module {
 	// client's notifications/cancelled, which comes in a POST of its own (docs/mcp.md).
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true,
-			PropagateRequestCancellation: true})
+			PropagateRequestCancellation: true, MaxRequestBodyBytes: MaxBodyBytes})
 	return &Module{handler: h}
 }
 

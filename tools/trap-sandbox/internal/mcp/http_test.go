@@ -2,12 +2,15 @@ package mcp
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/computer"
@@ -55,4 +58,27 @@ func TestACancelledCallEndsOnTheGateway(t *testing.T) {
 	case <-time.After(30 * time.Second): // a bound for the failure only: the fix ends it at once
 		t.Fatal("the gateway went on with the call after the client cancelled it")
 	}
+}
+
+// TestWriteFileTakesAMiBOfEscapedText: write_file's 1 MiB of text, every byte escaped as
+// \u00XX by the client (6 MiB of JSON), is written, not refused with HTTP 413.
+func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
+		strings.Repeat(`\u00e9`, maxFileBytes) + `"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	answer, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%.300s", answer)
+	assert.Contains(t, string(answer), `\"size\":1048576`)
+	got, _ := d.File("/big.txt")
+	assert.Equal(t, strings.Repeat("\xe9", maxFileBytes), string(got))
 }
