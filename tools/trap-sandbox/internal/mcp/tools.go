@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -355,7 +356,7 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 	default:
 		var err error
 		if data, err = base64.StdEncoding.DecodeString(*in.ContentBase64); err != nil {
-			return WriteOutput{}, protocol.Errorf(CodeBadArgument, "contentBase64 is not standard base64: %v", err)
+			return WriteOutput{}, protocol.Errorf(CodeBadArgument, "contentBase64 is not standard base64: %v%s", err, base64Hint(*in.ContentBase64))
 		}
 	}
 	if len(data) > maxFileBytes {
@@ -365,6 +366,23 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 		return WriteOutput{}, err
 	}
 	return WriteOutput{Path: in.Path, Size: int64(len(data)), Warnings: warnings}, nil
+}
+
+// base64Hint names the usual way a base64 text misses the standard alphabet: the URL-safe
+// one's - and _, or no = padding.
+func base64Hint(s string) string {
+	switch {
+	case strings.ContainsAny(s, "-_"):
+		return " (- and _ are the URL-safe alphabet's: use + and / instead)"
+	case len(strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return -1
+		}
+		return r
+	}, s))%4 != 0:
+		return " (its length is not a multiple of 4: pad it with =)"
+	}
+	return ""
 }
 
 func (t *tools) deleteFile(ctx context.Context, in PathInput) (PathOutput, error) {

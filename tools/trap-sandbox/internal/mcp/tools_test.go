@@ -152,3 +152,20 @@ func TestAnUnknownToolIsRefusedAndTheServerGoesOn(t *testing.T) {
 	res := callTool(t, s, "list_computers", map[string]any{})
 	assert.False(t, res.IsError, text(res))
 }
+
+// TestWriteFileNamesWhatIsWrongWithItsBase64: base64 in the URL-safe alphabet, or without its
+// padding, is refused with what to change.
+func TestWriteFileNamesWhatIsWrongWithItsBase64(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	for b64, hint := range map[string]string{
+		"AAEC-_w=": "(- and _ are the URL-safe alphabet's: use + and / instead)",
+		"AAEC/w":   "(its length is not a multiple of 4: pad it with =)",
+	} {
+		res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/b.bin", "contentBase64": b64})
+		require.True(t, res.IsError)
+		assert.Contains(t, text(res), "bad_argument: contentBase64 is not standard base64: ")
+		assert.Contains(t, text(res), hint, b64)
+	}
+	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/b.bin", "contentBase64": "AAEC\n/w=="})
+	assert.False(t, res.IsError, "line breaks are skipped, as base64 -w wraps: %s", text(res))
+}
