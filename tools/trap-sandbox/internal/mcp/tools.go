@@ -40,10 +40,11 @@ type TargetInput struct {
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 
-// PathInput names a path on a computer.
+// PathInput names a path on a computer: a file or a directory (list_files, make_dir,
+// delete_file).
 type PathInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Path      string `json:"path" jsonschema:"an absolute path on the computer, e.g. /startup.lua (text: é is one byte; \\xNN names a raw byte)"`
+	Path      string `json:"path" jsonschema:"an absolute path on the computer, e.g. / or /programs or /startup.lua (text: é is one byte; \\xNN names a raw byte)"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 
@@ -66,8 +67,8 @@ type WriteInput struct {
 // MoveInput is move_file's input.
 type MoveInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	From      string `json:"from" jsonschema:"the path to move"`
-	To        string `json:"to" jsonschema:"the new path; it must not exist yet"`
+	From      string `json:"from" jsonschema:"the absolute path to move, e.g. /door.lua (text: é is one byte; \\xNN names a raw byte)"`
+	To        string `json:"to" jsonschema:"the new absolute path, e.g. /programs/door.lua; it must not exist yet (text: é is one byte; \\xNN names a raw byte)"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 

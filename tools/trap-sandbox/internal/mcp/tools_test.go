@@ -169,3 +169,32 @@ func TestWriteFileNamesWhatIsWrongWithItsBase64(t *testing.T) {
 	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/b.bin", "contentBase64": "AAEC\n/w=="})
 	assert.False(t, res.IsError, "line breaks are skipped, as base64 -w wraps: %s", text(res))
 }
+
+// TestEveryPathArgumentStatesThePathRule: each tool's path arguments say how text becomes
+// CC's bytes, and a directory tool's example is a directory.
+func TestEveryPathArgumentStatesThePathRule(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	res, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	seen := 0
+	for _, tool := range res.Tools {
+		var schema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		}
+		raw, err := json.Marshal(tool.InputSchema)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, &schema))
+		for _, name := range []string{"path", "from", "to"} {
+			if p, ok := schema.Properties[name]; ok {
+				seen++
+				assert.Contains(t, p.Description, `é is one byte; \xNN names a raw byte`, "%s's %s", tool.Name, name)
+				if tool.Name == "list_files" || tool.Name == "make_dir" {
+					assert.Contains(t, p.Description, "/programs", "%s's example path is a directory", tool.Name)
+				}
+			}
+		}
+	}
+	assert.Equal(t, 7, seen, "list_files, read_file, write_file, delete_file, make_dir: path; move_file: from, to")
+}
