@@ -37,6 +37,11 @@ func asError(err error) *protocol.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return protocol.Errorf(protocol.CodeTimeout, "the tool call ran out of time")
 	}
+	if errors.Is(err, context.Canceled) {
+		// The client cancelled the call: the SDK still answers it, which the client ignores;
+		// the transport's error (the gateway's URL, a Go error) is no use to anyone.
+		return protocol.Errorf(protocol.CodeInternal, "the call was cancelled before it ended")
+	}
 	return protocol.Errorf(protocol.CodeInternal, "%v", err)
 }
 

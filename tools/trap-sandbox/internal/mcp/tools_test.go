@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -197,4 +198,17 @@ func TestEveryPathArgumentStatesThePathRule(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 7, seen, "list_files, read_file, write_file, delete_file, make_dir: path; move_file: from, to")
+}
+
+// TestACancelledCallIsAnsweredPlainly: a call whose request was cancelled (the stdio bridge
+// hears notifications/cancelled, and its HTTP request to the gateway ends) answers that, not
+// the transport's Go error with the gateway's URL.
+func TestACancelledCallIsAnsweredPlainly(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(context.Context, int, string) error {
+		return fmt.Errorf("call the gateway at http://127.0.0.1:4444: Post \"http://127.0.0.1:4444/trapos/computers/7:/requests\": %w", context.Canceled)
+	}
+	res := callTool(t, session(t, d), "ping", map[string]any{"traposId": "7:"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "internal: the call was cancelled before it ended", text(res))
 }
