@@ -204,13 +204,20 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 		return protocol.Errorf(protocol.CodeTimeout, "%s: nor did it stop the run at its limit of %d ms, as happens to code that never yields "+
 			"(a loop with no sleep, os.pullEvent or coroutine.yield), which only CC ends, after about 7 s", pe.Message, runMs)
 	}
+	if errors.As(err, &pe) && pe.Code == protocol.CodeBadPayload && !pe.ByComputer && pe.Message == protocol.FrameTooLargeMessage {
+		what := "code"
+		if typ == protocol.TypeShellRun {
+			what = "command line"
+		}
+		return protocol.Errorf(protocol.CodeBadPayload, "%s: %s that long does not fit one request; write it to a file on the computer and run that file instead", pe.Message, what)
+	}
 	return err
 }
 
 // RunTime is how long a run may last on the computer within a call of timeout: RunSlack
-// less, but at least half of it.
+// less, but at least half of it, and at least the 1 ms the computer takes (it refuses 0).
 func RunTime(timeout time.Duration) time.Duration {
-	return max(timeout-RunSlack, timeout/2)
+	return max(timeout-RunSlack, timeout/2, time.Millisecond)
 }
 
 // text checks a computer's wire text and returns it as host text.

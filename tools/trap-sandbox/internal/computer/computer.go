@@ -128,6 +128,9 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 	if timeout <= 0 {
 		return nil, protocol.Errorf(protocol.CodeTimeout, "no time left to send %s to %s", typ, traposID)
 	}
+	if strings.TrimSpace(traposID) == "" {
+		return nil, protocol.Errorf(protocol.CodeNotConnected, "no computer was named (the traposId is empty): give one as the list of connected computers shows it, e.g. 7:kitchen")
+	}
 	answer, err := c.transport.Request(ctx, traposID, typ, payload, timeout)
 	if err == nil {
 		return answer, nil

@@ -308,3 +308,42 @@ func TestARunTheComputerCouldNotStopSaysWhy(t *testing.T) {
 	_, err = computer.New(d).Run(t.Context(), "7:", "edit /x.lua", 4*time.Second)
 	assert.EqualError(t, err, "timeout: it ran past its timeout of 2000 ms and was abandoned", "the computer's own answer is left as it is")
 }
+
+// tooBig refuses every request as the gateway refuses a payload above a frame.
+type tooBig struct{}
+
+func (tooBig) Computers(context.Context) ([]computer.Computer, error) { return nil, nil }
+
+func (tooBig) Request(context.Context, string, string, json.RawMessage, time.Duration) (json.RawMessage, error) {
+	return nil, protocol.Errorf(protocol.CodeBadPayload, "%s", protocol.FrameTooLargeMessage)
+}
+
+// TestCodeTooLongForAFrameNamesTheWayRound: a chunk or command line too long for one request
+// is refused with the way round it (a file run from there), not just "send a smaller payload".
+func TestCodeTooLongForAFrameNamesTheWayRound(t *testing.T) {
+	_, err := computer.New(tooBig{}).Exec(t.Context(), "7:", "return 1", 0)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.Contains(t, err.Error(), "code that long does not fit one request; write it to a file on the computer and run that file instead")
+	_, err = computer.New(tooBig{}).Run(t.Context(), "7:", "ls", 0)
+	assert.Contains(t, err.Error(), "command line that long does not fit one request; write it to a file")
+}
+
+// TestAnEmptyTraposIDSaysSo: a call naming no computer says that, not "computer  is not
+// connected", and never reaches the transport.
+func TestAnEmptyTraposIDSaysSo(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	_, err := computer.New(d).Ping(t.Context(), " ", 0)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	assert.EqualError(t, err, "not_connected: no computer was named (the traposId is empty): give one as the list of connected computers shows it, e.g. 7:kitchen")
+	assert.Empty(t, d.Log())
+}
+
+// TestTheShortestCallStillGivesTheRunAMillisecond: timeoutMs 1 sends the computer a run limit
+// of 1 ms (it refuses 0), not 0.
+func TestTheShortestCallStillGivesTheRunAMillisecond(t *testing.T) {
+	r := &recorder{answer: json.RawMessage(`{"returns":[],"output":""}`)}
+	_, err := computer.New(r).Exec(t.Context(), "7:", "return 1", time.Millisecond)
+	require.NoError(t, err)
+	assert.Equal(t, float64(1), r.payload["timeoutMs"])
+	assert.Equal(t, time.Millisecond, computer.RunTime(time.Millisecond))
+}

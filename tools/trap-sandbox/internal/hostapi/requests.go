@@ -70,7 +70,7 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 	}
 	// Refuse an oversized frame before sending (and before looking the computer up).
 	if mayExceedFrame(traposID, req.Type, payload) && frameTooLarge(traposID, req.Type, payload) {
-		server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeBadPayload, frameTooLargeMessage)
+		server.WriteError(w, http.StatusRequestEntityTooLarge, protocol.CodeBadPayload, protocol.FrameTooLargeMessage)
 		return
 	}
 	answer, warnings, err := m.client.Request(r.Context(), traposID, req.Type, payload, timeout)
@@ -100,10 +100,6 @@ func putRequestBody(buf *bytes.Buffer) {
 		requestBodies.Put(buf)
 	}
 }
-
-// frameTooLargeMessage is the refusal of a payload too large for one frame, the same from the
-// HTTP API and the in-process Transport (MCP at /mcp), whose callers gave the payload.
-var frameTooLargeMessage = fmt.Sprintf("the gateway_request frame would exceed %d bytes (128 KiB, CC: Tweaked's limit); send a smaller payload", protocol.MaxFrameBytes)
 
 // frameOverhead bounds what a gateway_request frame holds besides its escaped traposId and
 // type and its payload: the keys, the event and the messageId.

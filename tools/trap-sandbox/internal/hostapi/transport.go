@@ -75,7 +75,7 @@ func (t Gateway) Request(ctx context.Context, traposID, typ string, payload json
 	// As POST …/requests: the caller's payload too large for a frame is the caller's to fix
 	// (the gateway's own code for a frame it cannot send is internal).
 	if mayExceedFrame(traposID, typ, payload) && frameTooLarge(traposID, typ, payload) {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "%s", frameTooLargeMessage)
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "%s", protocol.FrameTooLargeMessage)
 	}
 	accountID, err := t.accountOf(account.CallerFrom(ctx), traposID)
 	if err != nil {

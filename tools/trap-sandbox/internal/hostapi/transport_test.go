@@ -93,6 +93,11 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, protocol.CodeBadPayload, pe.Code, "a payload too large for a frame is the caller's to fix, on both")
 			assert.Equal(t, "the gateway_request frame would exceed 131072 bytes (128 KiB, CC: Tweaked's limit); send a smaller payload", pe.Message)
+			_, err = c.Exec(ctx, "7:a/b c", "return #[["+strings.Repeat("x", protocol.MaxFrameBytes)+"]]", 0)
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, protocol.CodeBadPayload, pe.Code)
+			assert.Contains(t, pe.Message, ": code that long does not fit one request; write it to a file on the computer and run that file instead",
+				"run_lua, exec: the refusal names the way round it, on both")
 		})
 	}
 

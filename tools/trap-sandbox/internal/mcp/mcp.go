@@ -37,8 +37,18 @@ func asError(err error) *protocol.Error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return protocol.Errorf(protocol.CodeTimeout, "the tool call ran out of time")
 	}
+	if errors.Is(err, context.Canceled) {
+		// The client cancelled the call: the SDK still answers it, which the client ignores;
+		// the transport's error (the gateway's URL, a Go error) is no use to anyone.
+		return protocol.Errorf(protocol.CodeInternal, "the call was cancelled before it ended")
+	}
 	return protocol.Errorf(protocol.CodeInternal, "%v", err)
 }
+
+// MaxBodyBytes bounds a POST to /mcp: write_file's 1 MiB of text even when the client escapes
+// every byte as \u00XX (6 MiB, as Python's json.dumps does é), with room for the rest.
+// The SDK's default, 4 MiB, refused such a write with HTTP 413.
+const MaxBodyBytes = 8 << 20
 
 // Module serves the MCP server at Path. It implements server.Module.
 type Module struct {
@@ -57,8 +67,13 @@ func New(c *computer.Client, logger *slog.Logger) *Module {
 	// The server's shared guard checks Host and Origin for every API route, /mcp included
 	// (with the --public-url host and a token taken into account), so the SDK's own,
 	// narrower localhost check is off: one rule, one place.
+	// A client that gives up on a call (MCP 2026-07-28 and later: it closes the call's POST)
+	// ends the call here too, so a cancelled write_file sends no more chunks; without the
+	// option the SDK lets the handler run to its end. A stateless server cannot hear an older
+	// client's notifications/cancelled, which comes in a POST of its own (docs/mcp.md).
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
-		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true})
+		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true,
+			PropagateRequestCancellation: true, MaxRequestBodyBytes: MaxBodyBytes})
 	return &Module{handler: h}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -39,10 +40,11 @@ type TargetInput struct {
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 
-// PathInput names a path on a computer.
+// PathInput names a path on a computer: a file or a directory (list_files, make_dir,
+// delete_file).
 type PathInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Path      string `json:"path" jsonschema:"an absolute path on the computer, e.g. /startup.lua (text: é is one byte; \\xNN names a raw byte)"`
+	Path      string `json:"path" jsonschema:"an absolute path on the computer, e.g. / or /programs or /startup.lua (text: é is one byte; \\xNN names a raw byte)"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 
@@ -65,8 +67,8 @@ type WriteInput struct {
 // MoveInput is move_file's input.
 type MoveInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	From      string `json:"from" jsonschema:"the path to move"`
-	To        string `json:"to" jsonschema:"the new path; it must not exist yet"`
+	From      string `json:"from" jsonschema:"the absolute path to move, e.g. /door.lua (text: é is one byte; \\xNN names a raw byte)"`
+	To        string `json:"to" jsonschema:"the new absolute path, e.g. /programs/door.lua; it must not exist yet (text: é is one byte; \\xNN names a raw byte)"`
 	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000)"`
 }
 
@@ -355,7 +357,7 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 	default:
 		var err error
 		if data, err = base64.StdEncoding.DecodeString(*in.ContentBase64); err != nil {
-			return WriteOutput{}, protocol.Errorf(CodeBadArgument, "contentBase64 is not standard base64: %v", err)
+			return WriteOutput{}, protocol.Errorf(CodeBadArgument, "contentBase64 is not standard base64: %v%s", err, base64Hint(*in.ContentBase64))
 		}
 	}
 	if len(data) > maxFileBytes {
@@ -365,6 +367,23 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 		return WriteOutput{}, err
 	}
 	return WriteOutput{Path: in.Path, Size: int64(len(data)), Warnings: warnings}, nil
+}
+
+// base64Hint names the usual way a base64 text misses the standard alphabet: the URL-safe
+// one's - and _, or no = padding.
+func base64Hint(s string) string {
+	switch {
+	case strings.ContainsAny(s, "-_"):
+		return " (- and _ are the URL-safe alphabet's: use + and / instead)"
+	case len(strings.Map(func(r rune) rune {
+		if r == '\r' || r == '\n' {
+			return -1
+		}
+		return r
+	}, s))%4 != 0:
+		return " (its length is not a multiple of 4: pad it with =)"
+	}
+	return ""
 }
 
 func (t *tools) deleteFile(ctx context.Context, in PathInput) (PathOutput, error) {

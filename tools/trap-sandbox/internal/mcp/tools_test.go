@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
 	"strings"
@@ -151,4 +152,63 @@ func TestAnUnknownToolIsRefusedAndTheServerGoesOn(t *testing.T) {
 	assert.Contains(t, err.Error(), `unknown tool "nosuch"`)
 	res := callTool(t, s, "list_computers", map[string]any{})
 	assert.False(t, res.IsError, text(res))
+}
+
+// TestWriteFileNamesWhatIsWrongWithItsBase64: base64 in the URL-safe alphabet, or without its
+// padding, is refused with what to change.
+func TestWriteFileNamesWhatIsWrongWithItsBase64(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	for b64, hint := range map[string]string{
+		"AAEC-_w=": "(- and _ are the URL-safe alphabet's: use + and / instead)",
+		"AAEC/w":   "(its length is not a multiple of 4: pad it with =)",
+	} {
+		res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/b.bin", "contentBase64": b64})
+		require.True(t, res.IsError)
+		assert.Contains(t, text(res), "bad_argument: contentBase64 is not standard base64: ")
+		assert.Contains(t, text(res), hint, b64)
+	}
+	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/b.bin", "contentBase64": "AAEC\n/w=="})
+	assert.False(t, res.IsError, "line breaks are skipped, as base64 -w wraps: %s", text(res))
+}
+
+// TestEveryPathArgumentStatesThePathRule: each tool's path arguments say how text becomes
+// CC's bytes, and a directory tool's example is a directory.
+func TestEveryPathArgumentStatesThePathRule(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	res, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	seen := 0
+	for _, tool := range res.Tools {
+		var schema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		}
+		raw, err := json.Marshal(tool.InputSchema)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, &schema))
+		for _, name := range []string{"path", "from", "to"} {
+			if p, ok := schema.Properties[name]; ok {
+				seen++
+				assert.Contains(t, p.Description, `é is one byte; \xNN names a raw byte`, "%s's %s", tool.Name, name)
+				if tool.Name == "list_files" || tool.Name == "make_dir" {
+					assert.Contains(t, p.Description, "/programs", "%s's example path is a directory", tool.Name)
+				}
+			}
+		}
+	}
+	assert.Equal(t, 7, seen, "list_files, read_file, write_file, delete_file, make_dir: path; move_file: from, to")
+}
+
+// TestACancelledCallIsAnsweredPlainly: a call whose request was cancelled (the stdio bridge
+// hears notifications/cancelled, and its HTTP request to the gateway ends) answers that, not
+// the transport's Go error with the gateway's URL.
+func TestACancelledCallIsAnsweredPlainly(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(context.Context, int, string) error {
+		return fmt.Errorf("call the gateway at http://127.0.0.1:4444: Post \"http://127.0.0.1:4444/trapos/computers/7:/requests\": %w", context.Canceled)
+	}
+	res := callTool(t, session(t, d), "ping", map[string]any{"traposId": "7:"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "internal: the call was cancelled before it ended", text(res))
 }

@@ -13,6 +13,11 @@ import (
 // when it receives one, so the gateway holds itself to the same cap.
 const MaxFrameBytes = 128 << 10
 
+// FrameTooLargeMessage refuses a request whose payload would make a gateway_request frame
+// above MaxFrameBytes: the caller's to fix (bad_payload), worded the same by the HTTP API and
+// the in-process transport, so a client can tell it apart and name the way round it.
+var FrameTooLargeMessage = fmt.Sprintf("the gateway_request frame would exceed %d bytes (128 KiB, CC: Tweaked's limit); send a smaller payload", MaxFrameBytes)
+
 // Event names the kind of a frame and, with it, the direction it travels in.
 type Event string
 

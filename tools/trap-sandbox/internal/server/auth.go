@@ -32,7 +32,7 @@ import (
 func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, passes *account.Passes, refused *prometheus.CounterVec, next http.Handler) http.Handler {
 	tokenHash := sha256.Sum256([]byte(token)) // once, not per request
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got, bearer := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got, bearer := bearerToken(r.Header.Get("Authorization"))
 		// admit serves the caller c, with still its StillAdmitted check when its credentials
 		// can be revoked: one copy of the request for both.
 		admit := func(c account.Caller, still func(context.Context) *protocol.Error) {
@@ -102,6 +102,16 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 		}
 		admit(account.LocalAdmin, nil)
 	})
+}
+
+// bearerToken is the credential of an Authorization header of the Bearer scheme, whose name
+// is case-insensitive (RFC 9110 §11.1: "bearer tok" is "Bearer tok" too).
+func bearerToken(header string) (string, bool) {
+	scheme, credential, ok := strings.Cut(header, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	return strings.TrimLeft(credential, " "), true
 }
 
 // adminOnly admits an admin caller (an admin account's token, SANDBOX_API_TOKEN, a loopback

@@ -49,6 +49,14 @@ func TestAPIAuthWithToken(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, "/api/thing", "192.0.2.7:5555", "tok3n").Code)
 	assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, MetricsPath, "192.0.2.7:5555", "tok3n").Code)
+	for _, header := range []string{"bearer tok3n", "BEARER tok3n", "Bearer  tok3n"} {
+		req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
+		req.RemoteAddr, req.Host = "192.0.2.7:5555", "127.0.0.1:4444"
+		req.Header.Set("Authorization", header)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusOK, rec.Code, "the scheme's name is case-insensitive (RFC 9110): %q", header)
+	}
 	assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, "/api/open", "192.0.2.7:5555", "").Code, "open routes skip the check")
 	assert.Equal(t, http.StatusOK, serve(s, http.MethodGet, HealthzPath, "192.0.2.7:5555", "").Code)
 }

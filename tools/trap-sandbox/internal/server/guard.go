@@ -47,7 +47,7 @@ func (g guard) wrap(next http.Handler) http.Handler {
 				"the API takes JSON: send Content-Type: application/json")
 			return
 		}
-		if g.tokenSet || strings.HasPrefix(r.Header.Get("Authorization"), "Bearer "+string(account.KindToken)+"_") {
+		if got, bearer := bearerToken(r.Header.Get("Authorization")); g.tokenSet || bearer && strings.HasPrefix(got, string(account.KindToken)+"_") {
 			next.ServeHTTP(w, r) // an account's token is no ambient trust either
 			return
 		}

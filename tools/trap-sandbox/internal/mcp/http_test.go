@@ -1,0 +1,84 @@
+package mcp
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
+)
+
+// TestACancelledCallEndsOnTheGateway: an agent that gives up on a call over streamable HTTP
+// (the SDK's client closes the call's POST) ends it on the gateway too: the request to the
+// computer sees its context cancelled instead of being waited out.
+func TestACancelledCallEndsOnTheGateway(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	started, ended, done := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	d.Before = func(ctx context.Context, _ int, typ string) error {
+		if typ != protocol.TypeLuaExec {
+			return nil
+		}
+		close(started)
+		select {
+		case <-ctx.Done():
+			ended <- ctx.Err()
+			return ctx.Err()
+		case <-done: // the test failed: let the server close
+			return protocol.Errorf(protocol.CodeInternal, "the test is over")
+		}
+	}
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	defer close(done)
+
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+		&sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{}, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	defer func() { _ = cs.Close() }()
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-started
+		cancel()
+	}()
+	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "run_lua", Arguments: map[string]any{"traposId": "7:", "code": "sleep(50)", "timeoutMs": 60000}})
+	require.ErrorIs(t, err, context.Canceled)
+	select {
+	case err := <-ended:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(30 * time.Second): // a bound for the failure only: the fix ends it at once
+		t.Fatal("the gateway went on with the call after the client cancelled it")
+	}
+}
+
+// TestWriteFileTakesAMiBOfEscapedText: write_file's 1 MiB of text, every byte escaped as
+// \u00XX by the client (6 MiB of JSON), is written, not refused with HTTP 413.
+func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"write_file","arguments":{"traposId":"7:","path":"/big.txt","content":"` +
+		strings.Repeat(`\u00e9`, maxFileBytes) + `"}}}`
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer func() { _ = resp.Body.Close() }()
+	answer, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "%.300s", answer)
+	assert.Contains(t, string(answer), `\"size\":1048576`)
+	got, _ := d.File("/big.txt")
+	assert.Equal(t, strings.Repeat("\xe9", maxFileBytes), string(got))
+}
