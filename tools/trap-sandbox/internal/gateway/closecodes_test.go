@@ -28,7 +28,7 @@ func TestMadeUpCloseCodesShareOneMetricLabel(t *testing.T) {
 
 // A frame that breaks RFC 6455 is closed 1002 (the WebSocket library sends the close frame),
 // and the gateway says so: logged and counted as 1002 by the gateway, not as a peer's 1006.
-// An oversized frame, whose 1009 the library sends too, is logged as the gateway's as well.
+// An oversized frame, whose 1009 the reader sends itself, is logged as the gateway's as well.
 func TestAFrameThatBreaksTheWebSocketProtocolIsClosedAndCounted1002(t *testing.T) {
 	m := newMetrics()
 	h := newHarness(t, Config{Metrics: m}, nil)
@@ -44,7 +44,7 @@ func TestAFrameThatBreaksTheWebSocketProtocolIsClosedAndCounted1002(t *testing.T
 
 	big := h.connect(t, "3:", "")
 	require.NoError(t, big.conn.WriteMessage(websocket.TextMessage, []byte(strings.Repeat("x", protocol.MaxFrameBytes+1))))
-	big.expectClose(websocket.CloseMessageTooBig, "")
+	big.expectClose(websocket.CloseMessageTooBig, "frame too big")
 	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "traposId=3: code=1009 byGateway=true") }, waitLimit, testkit.Poll, "the disconnect to be logged as the gateway's 1009")
 
 	bystander.request("p", protocol.TypeProbeGateway, nil)

@@ -146,7 +146,8 @@ const (
 	CloseChecked = websocket.CloseNormalClosure // 1000
 	// CloseGoingAway: the gateway is shutting down. Reconnect.
 	CloseGoingAway = websocket.CloseGoingAway // 1001
-	// CloseTooBig: a frame above protocol.MaxFrameBytes arrived (sent by gorilla's read limit).
+	// CloseTooBig: a frame above the read limit arrived (MaxFrameBytesBeforeHello, then
+	// protocol.MaxFrameBytes), reason "frame too big"; sent by the reader (refuseTooBig).
 	CloseTooBig = websocket.CloseMessageTooBig // 1009
 	// CloseTryAgainLater: a slow consumer: the socket's send queue overflowed, or a frame
 	// waited WriteTimeout for the peer to read it. Reconnect.
