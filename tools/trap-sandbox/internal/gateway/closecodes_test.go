@@ -26,6 +26,17 @@ func TestMadeUpCloseCodesShareOneMetricLabel(t *testing.T) {
 	assert.Equal(t, 1, testutil.CollectAndCount(m.closes), "one series, other")
 }
 
+// The codes of docs/protocol.md's table that a computer sends have their own label: 4429 is a
+// computer's (too many requests), not a made-up one.
+func TestTheComputersDocumentedCloseCodeHasItsOwnLabel(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{Metrics: m}, nil)
+	c := h.connect(t, "7:", "")
+	require.NoError(t, c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseTooManyRequests, ""), time.Now().Add(waitLimit)))
+	require.Eventually(t, func() bool { return testutil.ToFloat64(m.closes.WithLabelValues("4429")) == 1 }, waitLimit, testkit.Poll, "the close to be counted as 4429")
+	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("other")))
+}
+
 // A frame that breaks RFC 6455 is closed 1002 (the WebSocket library sends the close frame),
 // and the gateway says so: logged and counted as 1002 by the gateway, not as a peer's 1006.
 // An oversized frame, whose 1009 the reader sends itself, is logged as the gateway's as well.

@@ -204,7 +204,7 @@ func closeCodeLabel(code int) string {
 	case websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived,
 		websocket.CloseAbnormalClosure, websocket.CloseProtocolError, websocket.ClosePolicyViolation, websocket.CloseMessageTooBig,
 		websocket.CloseInternalServerErr, websocket.CloseTryAgainLater,
-		CloseUnauthorized, CloseNoHello, CloseReplaced, CloseUnresponsive, CloseRevoked:
+		CloseUnauthorized, CloseNoHello, CloseReplaced, CloseUnresponsive, CloseRevoked, CloseTooManyRequests:
 		return strconv.Itoa(code)
 	}
 	return "other"
