@@ -389,7 +389,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	if s.busy != nil {
 		busy := s.busy
 		m.mu.Unlock()
-		m.metrics.refused("busy")
+		m.metrics.refused(refusedBusy)
 		if busy.isDone() {
 			return nil, protocol.Errorf(protocol.CodeBusy, "the last turn on session %q is still stopping on opencode; ask again in a few seconds", name)
 		}
@@ -404,7 +404,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		wait := r.Delay()
 		r.Cancel()
 		m.mu.Unlock()
-		m.metrics.refused("rate")
+		m.metrics.refused(refusedRate)
 		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from this computer: ask again in %ds", int(wait.Seconds())+1)
 	}
 	t := newTurn(newID("turn"), caller, s, m.ctx)
