@@ -192,7 +192,7 @@ func (k sessionKey) title() string {
 }
 
 // New returns the module; with cfg.Model empty it is off, and says so once in the log.
-func New(cfg Config, logger *slog.Logger, reg *prometheus.Registry) (*Module, error) {
+func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, error) {
 	m := &Module{cfg: cfg, log: logger, metrics: newMetrics(reg), sessions: map[sessionKey]*session{},
 		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}, places: map[callerKey]*place{}, passes: cfg.Passes}
 	if m.passes == nil {

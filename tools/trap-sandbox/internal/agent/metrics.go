@@ -19,7 +19,7 @@ type metrics struct {
 	duration  prometheus.Histogram
 }
 
-func newMetrics(reg *prometheus.Registry) *metrics {
+func newMetrics(reg prometheus.Registerer) *metrics {
 	if reg == nil {
 		return nil
 	}
