@@ -282,7 +282,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	logger.Info("config", "version", Version(), "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
-		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
+		"upgradeBurst", c.UpgradeBurst, "password", c.Password != "", "apiToken", c.APIToken != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
 		"scaleOut", c.NATSFlags.enabled(), slog.Group("admission", c.AdmissionFlags.logAttrs()...), "aiModel", c.AIModel)
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
 	installer.LogAddresses(logger, installer.ComputerBases(l.Addr(), public, ifaces))
