@@ -192,7 +192,7 @@ func (k sessionKey) title() string {
 }
 
 // New returns the module; with cfg.Model empty it is off, and says so once in the log.
-func New(cfg Config, logger *slog.Logger, reg *prometheus.Registry) (*Module, error) {
+func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, error) {
 	m := &Module{cfg: cfg, log: logger, metrics: newMetrics(reg), sessions: map[sessionKey]*session{},
 		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}, places: map[callerKey]*place{}, passes: cfg.Passes}
 	if m.passes == nil {
@@ -389,7 +389,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	if s.busy != nil {
 		busy := s.busy
 		m.mu.Unlock()
-		m.metrics.refused("busy")
+		m.metrics.refused(refusedBusy)
 		if busy.isDone() {
 			return nil, protocol.Errorf(protocol.CodeBusy, "the last turn on session %q is still stopping on opencode; ask again in a few seconds", name)
 		}
@@ -404,7 +404,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		wait := r.Delay()
 		r.Cancel()
 		m.mu.Unlock()
-		m.metrics.refused("rate")
+		m.metrics.refused(refusedRate)
 		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from this computer: ask again in %ds", int(wait.Seconds())+1)
 	}
 	t := newTurn(newID("turn"), caller, s, m.ctx)

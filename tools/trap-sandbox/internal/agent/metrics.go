@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // metrics are the module's collectors; a nil *metrics records nothing.
@@ -17,7 +19,7 @@ type metrics struct {
 	duration  prometheus.Histogram
 }
 
-func newMetrics(reg *prometheus.Registry) *metrics {
+func newMetrics(reg prometheus.Registerer) *metrics {
 	if reg == nil {
 		return nil
 	}
@@ -38,9 +40,32 @@ func newMetrics(reg *prometheus.Registry) *metrics {
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trapos_gateway_ai_turn_seconds",
 			Help: "Time from a question to its turn's end.", Buckets: buckets}),
 	}
+	// Every label value is exported from the start, at 0, so that a rate() or an increase()
+	// sees the first turn of each kind.
+	for _, reason := range []string{ReasonStop, ReasonAborted, ReasonError, ReasonDeadline, ReasonDisconnected} {
+		m.turns.WithLabelValues(reason)
+	}
+	for _, code := range []protocol.Code{CodeAIUnavailable, protocol.CodeTimeout} {
+		m.errors.WithLabelValues(string(code))
+	}
+	for _, why := range []string{refusedBusy, refusedRate} {
+		m.refusals.WithLabelValues(why)
+	}
+	for _, reply := range []string{replyOnce, replyReject} {
+		m.asks.WithLabelValues(reply)
+	}
 	reg.MustRegister(m.turns, m.errors, m.refusals, m.asks, m.running, m.firstText, m.duration)
 	return m
 }
+
+// Labels of trapos_gateway_ai_asks_refused_total (why) and of
+// trapos_gateway_ai_tool_permissions_total (reply, opencode's answer words).
+const (
+	refusedBusy = "busy" // a turn runs on the session
+	refusedRate = "rate" // the computer's rate limit
+	replyOnce   = "once"
+	replyReject = "reject"
+)
 
 func (m *metrics) started() {
 	if m != nil {

@@ -152,7 +152,7 @@ func stopped(t *turn, cause error) (string, *Event) {
 	case errors.Is(cause, errDisconnected):
 		return ReasonDisconnected, nil
 	case errors.Is(cause, errDeadline):
-		return ReasonDeadline, &Event{Kind: KindError, Code: "timeout",
+		return ReasonDeadline, &Event{Kind: KindError, Code: string(protocol.CodeTimeout),
 			Message: fmt.Sprintf("The agent did not finish within %s; the turn was stopped.", t.m.cfg.TurnDeadline)}
 	}
 	return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: "The gateway is shutting down; ask again later."}
@@ -281,9 +281,9 @@ func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
 	if v.allow && v.confirm != "" {
 		v = m.confirm(t, permission, input, v.confirm)
 	}
-	reply := "once"
+	reply := replyOnce
 	if !v.allow {
-		reply = "reject"
+		reply = replyReject
 	}
 	m.metrics.asked(reply)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), callTimeout)

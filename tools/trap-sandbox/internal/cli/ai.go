@@ -35,7 +35,7 @@ type AIFlags struct {
 // agentModule builds the agent module from the serve flags; l is the gateway's listener (the
 // default MCP URL's port).
 // passes are the server's: each computer's pass opens its MCP calls there.
-func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg *prometheus.Registry, passes *account.Passes) (*agent.Module, error) {
+func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg prometheus.Registerer, passes *account.Passes) (*agent.Module, error) {
 	cfg := agent.Config{Model: c.AIModel, OpencodeURL: c.OpencodeURL, Username: c.OpencodeUsername, Password: c.OpencodePassword,
 		Dir: c.AIDir, MCPURL: c.AIMCPURL, Passes: passes, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
 		Prober: prober}

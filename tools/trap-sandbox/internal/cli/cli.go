@@ -178,6 +178,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	}
 	defer l.Close()                     // Serve closes it too; this is for the errors before Serve
 	metrics := prometheus.NewRegistry() // the one registry every module records on
+	// perReplica registers on metrics, with the label replica="<name>" under --nats: every
+	// series of a replica names it (docs/scale-out.md).
+	var perReplica prometheus.Registerer = metrics
 	var gwMetrics *gateway.Metrics
 	var replicas gateway.Cluster   // the other replicas, under --nats; nil: a single process
 	var sharedAccounts *account.KV // the replicas' account store under --nats
@@ -191,6 +194,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		gwMetrics = gateway.NewMetrics(metrics)
 	} else {
 		gwMetrics = gateway.NewReplicaMetrics(metrics, replica)
+		perReplica = gateway.ReplicaRegisterer(metrics, replica)
 		router, err := c.NATSFlags.router(ctx, c.ReplicaFlags, replica, metrics, logger)
 		if err != nil {
 			return err
@@ -257,31 +261,31 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		}
 		defer stopFollowing() // after Serve, before the store closes
 	}
-	opencodehealth.New(prober, metrics).Register(gw)
+	opencodehealth.New(prober, perReplica).Register(gw)
 	passes := account.NewPasses() // the agent's, one per computer; the server's API auth honours them
-	ai, err := c.agentModule(logger, prober, l, metrics, passes)
+	ai, err := c.agentModule(logger, prober, l, perReplica, passes)
 	if err != nil {
 		return err
 	}
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	screens := screen.New(computers).Metrics(metrics).OnReplica(replica)
+	screens := screen.New(computers).Metrics(perReplica).OnReplica(replica)
 	screens.Register(gw)
-	accountAPI := accountapi.New(accounts, logger).Metrics(metrics).OnCredentialRevoked(gw.CredentialRevoked)
-	linker := link.New(link.Config{Accounts: accounts, Metrics: metrics, CodeLifetime: c.LinkCodeLifetime}, logger)
+	accountAPI := accountapi.New(accounts, logger).Metrics(perReplica).OnCredentialRevoked(gw.CredentialRevoked)
+	linker := link.New(link.Config{Accounts: accounts, Metrics: perReplica, CodeLifetime: c.LinkCodeLifetime}, logger)
 	linker.Register(gw)
 	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI, linker}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}
-	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Passes: passes, Metrics: metrics, ShutdownTimeout: c.ShutdownTimeout,
+	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Passes: passes, Metrics: metrics, MetricsRegisterer: perReplica, ShutdownTimeout: c.ShutdownTimeout,
 		PublicURL: c.PublicURL}, modules...)
 
 	logger.Info("config", "version", Version(), "opencodeHealthUrl", prober.URL(), "helloTimeout", c.HelloTimeout,
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
-		"upgradeBurst", c.UpgradeBurst, "auth", c.Password != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
+		"upgradeBurst", c.UpgradeBurst, "password", c.Password != "", "apiToken", c.APIToken != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
 		"scaleOut", c.NATSFlags.enabled(), slog.Group("admission", c.AdmissionFlags.logAttrs()...), "aiModel", c.AIModel)
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
 	installer.LogAddresses(logger, installer.ComputerBases(l.Addr(), public, ifaces))

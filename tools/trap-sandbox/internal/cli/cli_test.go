@@ -249,6 +249,8 @@ func TestServeEndToEnd(t *testing.T) {
 	assert.NotContains(t, out, "SANDBOX_PASSWORD is not set")
 	assert.Contains(t, out, "computer connected")
 	assert.Contains(t, out, "msg=stopped")
+	// The config line says which secret is set: the computers' password, not the API token.
+	assert.Regexp(t, `msg=config .* password=true apiToken=false `, out)
 }
 
 func TestServeWarnsWithoutPassword(t *testing.T) {

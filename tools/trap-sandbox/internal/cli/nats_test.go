@@ -106,6 +106,17 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	body := get(t, "http://"+b+"/metrics")
 	assert.Contains(t, body, `trapos_gateway_nats_connected{replica="b"} 1`)
 	assert.Contains(t, body, `trapos_gateway_routed_request_duration_seconds_count{outcome="ok",replica="b"}`)
+	// Every series names it: the gateway's, the agent's, the screens', the links', the API
+	// auth's, the opencode probes' and the account store's.
+	for _, name := range []string{"trapos_gateway_ai_turns_running", "trapos_gateway_screen_updates_total",
+		"trapos_gateway_link_codes_total", "trapos_api_auth_refused_total", "trapos_gateway_opencode_probes_total", "trapos_accounts"} {
+		assert.Contains(t, body, "\n"+name+"{", "a series of %s", name)
+	}
+	for line := range strings.Lines(body) {
+		if !strings.HasPrefix(line, "#") {
+			assert.Contains(t, line, `replica="b"`, "a series without the replica's name")
+		}
+	}
 	assert.Contains(t, get(t, "http://"+b+"/healthz"), "nats: connected (replica b")
 }
 

@@ -13,6 +13,25 @@ type clientVersions struct {
 	warned map[Key]bool
 }
 
+// maxWarnedClients bounds clientVersions: past it the gateway forgets whom it told (each may be
+// told once more), so a computer saying hello under ever new labels cannot grow it for the
+// gateway's life. Far more computers than a Minecraft server runs.
+const maxWarnedClients = 1 << 14
+
+// first records key and says whether it is new.
+func (v *clientVersions) first(key Key) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.warned[key] {
+		return false
+	}
+	if v.warned == nil || len(v.warned) >= maxWarnedClients {
+		v.warned = map[Key]bool{}
+	}
+	v.warned[key] = true
+	return true
+}
+
 // noteClientVersion logs once per computer when its client (hello's clientVersion, empty for a
 // client too old to send one) is older than the one this gateway serves (Config.ClientVersion).
 func (s *Session) noteClientVersion(key Key, version string) {
@@ -20,15 +39,7 @@ func (s *Session) noteClientVersion(key Key, version string) {
 	if served == "" || !olderVersion(version, served) {
 		return
 	}
-	v := &s.gw.versions
-	v.mu.Lock()
-	if v.warned == nil {
-		v.warned = map[Key]bool{}
-	}
-	first := !v.warned[key]
-	v.warned[key] = true
-	v.mu.Unlock()
-	if first {
+	if s.gw.versions.first(key) {
 		shown := version
 		if shown == "" {
 			shown = "unknown (sends no clientVersion)"

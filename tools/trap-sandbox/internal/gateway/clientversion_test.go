@@ -1,6 +1,11 @@
 package gateway
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
 
 func TestOlderVersion(t *testing.T) {
 	for _, c := range []struct {
@@ -15,4 +20,16 @@ func TestOlderVersion(t *testing.T) {
 			t.Errorf("olderVersion(%q, %q) = %v", c.have, c.want, got)
 		}
 	}
+}
+
+// The gateway tells each computer once that its client is older, and what it remembers for
+// that stays bounded however many labels computers say hello with.
+func TestClientVersionsRememberABoundedNumberOfComputers(t *testing.T) {
+	var v clientVersions
+	assert.True(t, v.first(Key{TraposID: "1:"}))
+	assert.False(t, v.first(Key{TraposID: "1:"}), "told once")
+	for i := range 3 * maxWarnedClients {
+		v.first(Key{TraposID: "7:" + strconv.Itoa(i)})
+	}
+	assert.LessOrEqual(t, len(v.warned), maxWarnedClients)
 }

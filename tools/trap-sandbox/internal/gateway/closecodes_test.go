@@ -23,12 +23,23 @@ func TestMadeUpCloseCodesShareOneMetricLabel(t *testing.T) {
 		require.NoError(t, c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, ""), time.Now().Add(waitLimit)))
 		require.Eventually(t, func() bool { return testutil.ToFloat64(m.closes.WithLabelValues("other")) == float64(i+1) }, waitLimit, testkit.Poll, "the close to be counted")
 	}
-	assert.Equal(t, 1, testutil.CollectAndCount(m.closes), "one series, other")
+	assert.Equal(t, len(countedCloseCodes)+1, testutil.CollectAndCount(m.closes), "no series but the known codes' and other")
+}
+
+// The codes of docs/protocol.md's table that a computer sends have their own label: 4429 is a
+// computer's (too many requests), not a made-up one.
+func TestTheComputersDocumentedCloseCodeHasItsOwnLabel(t *testing.T) {
+	m := newMetrics()
+	h := newHarness(t, Config{Metrics: m}, nil)
+	c := h.connect(t, "7:", "")
+	require.NoError(t, c.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseTooManyRequests, ""), time.Now().Add(waitLimit)))
+	require.Eventually(t, func() bool { return testutil.ToFloat64(m.closes.WithLabelValues("4429")) == 1 }, waitLimit, testkit.Poll, "the close to be counted as 4429")
+	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("other")))
 }
 
 // A frame that breaks RFC 6455 is closed 1002 (the WebSocket library sends the close frame),
 // and the gateway says so: logged and counted as 1002 by the gateway, not as a peer's 1006.
-// An oversized frame, whose 1009 the library sends too, is logged as the gateway's as well.
+// An oversized frame, whose 1009 the reader sends itself, is logged as the gateway's as well.
 func TestAFrameThatBreaksTheWebSocketProtocolIsClosedAndCounted1002(t *testing.T) {
 	m := newMetrics()
 	h := newHarness(t, Config{Metrics: m}, nil)
@@ -44,7 +55,7 @@ func TestAFrameThatBreaksTheWebSocketProtocolIsClosedAndCounted1002(t *testing.T
 
 	big := h.connect(t, "3:", "")
 	require.NoError(t, big.conn.WriteMessage(websocket.TextMessage, []byte(strings.Repeat("x", protocol.MaxFrameBytes+1))))
-	big.expectClose(websocket.CloseMessageTooBig, "")
+	big.expectClose(websocket.CloseMessageTooBig, "frame too big")
 	require.Eventually(t, func() bool { return strings.Contains(h.logs.String(), "traposId=3: code=1009 byGateway=true") }, waitLimit, testkit.Poll, "the disconnect to be logged as the gateway's 1009")
 
 	bystander.request("p", protocol.TypeProbeGateway, nil)

@@ -117,11 +117,12 @@ func (s *Session) finishWrites() {
 }
 
 // closedOnReadError records why the reader ended: the peer's close code, 1006 when the
-// connection just ended (what CC's close() does), or the close the WebSocket library itself
-// sent for a frame it refused: 1009 for an oversized frame, 1002 for one that breaks RFC 6455
-// (unmasked, a reserved bit or opcode, a control frame too long or fragmented, a continuation
-// without a start, a bad close code). Those two are the gateway's closes (it sent the frame),
-// so they are logged byGateway=true, with no second close frame.
+// connection just ended (what CC's close() does), or the close already sent for a frame the
+// reader refused: 1009 for an oversized frame (refuseTooBig), 1002, sent by the WebSocket
+// library, for one that breaks RFC 6455 (unmasked, a reserved bit or opcode, a control frame
+// too long or fragmented, a continuation without a start, a bad close code). Those two are the
+// gateway's closes (it sent the frame), so they are logged byGateway=true, with no second
+// close frame.
 func (s *Session) closedOnReadError(err error) {
 	var ce *websocket.CloseError
 	var netErr net.Error
@@ -129,7 +130,7 @@ func (s *Session) closedOnReadError(err error) {
 	case errors.As(err, &ce):
 		s.closedByPeer(ce.Code)
 	case errors.Is(err, websocket.ErrReadLimit):
-		s.closedByLibrary(CloseTooBig, "frame too big")
+		s.closedByLibrary(CloseTooBig, tooBigReason)
 	case err != nil && !errors.As(err, &netErr) && !errors.Is(err, errReaderFailed) &&
 		strings.HasPrefix(err.Error(), protocolErrorPrefix):
 		// gorilla's handleProtocolError: it wrote close 1002 with this text as the reason.
@@ -142,8 +143,8 @@ func (s *Session) closedOnReadError(err error) {
 // protocolErrorPrefix starts the errors gorilla/websocket returns after closing 1002.
 const protocolErrorPrefix = "websocket: "
 
-// closedByLibrary records a close whose frame the WebSocket library already sent: the
-// gateway's close, without a frame of its own.
+// closedByLibrary records a close whose frame the reader or the WebSocket library already
+// sent: the gateway's close, without a frame of its own.
 func (s *Session) closedByLibrary(code int, reason string) {
 	if s.beginClose(code, reason, false) {
 		s.mu.Lock()

@@ -99,7 +99,7 @@ func TestOversizedFrameCloses1009(t *testing.T) {
 
 	payload := strings.Repeat("x", protocol.MaxFrameBytes+1)
 	require.NoError(t, big.conn.WriteMessage(websocket.TextMessage, []byte(payload)))
-	big.expectClose(websocket.CloseMessageTooBig, "")
+	big.expectClose(websocket.CloseMessageTooBig, "frame too big")
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll, "the big computer to leave")
 
 	// The other computer keeps working in both directions.

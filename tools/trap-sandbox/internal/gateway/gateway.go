@@ -146,7 +146,8 @@ const (
 	CloseChecked = websocket.CloseNormalClosure // 1000
 	// CloseGoingAway: the gateway is shutting down. Reconnect.
 	CloseGoingAway = websocket.CloseGoingAway // 1001
-	// CloseTooBig: a frame above protocol.MaxFrameBytes arrived (sent by gorilla's read limit).
+	// CloseTooBig: a frame above the read limit arrived (MaxFrameBytesBeforeHello, then
+	// protocol.MaxFrameBytes), reason "frame too big"; sent by the reader (refuseTooBig).
 	CloseTooBig = websocket.CloseMessageTooBig // 1009
 	// CloseTryAgainLater: a slow consumer: the socket's send queue overflowed, or a frame
 	// waited WriteTimeout for the peer to read it. Reconnect.
@@ -166,6 +167,10 @@ const (
 	// CloseRevoked: the computer's credential was revoked (at hello, or while connected). Do
 	// not reconnect: the credential will not open the gateway again; link the computer anew.
 	CloseRevoked = 4003
+	// CloseTooManyRequests is the computer's, never the gateway's: it drops the gateway when
+	// more of its frames waited at once than it may have in flight (CC's close() sends no
+	// close frame, so usually 1006 arrives; a client that can send codes sends this one).
+	CloseTooManyRequests = 4429
 )
 
 // Config holds the gateway's settings. Zero durations and sizes mean the defaults above.

@@ -372,7 +372,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	s.clientVersion = clientVersion
 	s.mu.Unlock()
 	// Trusted now: full-size frames both ways (this runs on the reader, which owns the limit).
-	s.conn.SetReadLimit(protocol.MaxFrameBytes)
+	s.readLimit = protocol.MaxFrameBytes
 	s.send.setLimit(s.gw.cfg.SendQueueBytes)
 
 	if old := s.gw.registry.Register(s); old != nil {

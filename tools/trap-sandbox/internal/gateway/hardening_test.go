@@ -81,7 +81,7 @@ func TestAFrameOverTheBeforeHelloLimitCloses1009(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	c := h.dial(t, "")
 	c.request(strings.Repeat("m", MaxFrameBytesBeforeHello), "probe_gateway", nil)
-	c.expectClose(websocket.CloseMessageTooBig, "")
+	c.expectClose(websocket.CloseMessageTooBig, "frame too big")
 	// After hello the full 128 KiB applies.
 	c = h.connect(t, "7:", "")
 	c.request(strings.Repeat("m", 100_000), "dance", nil)

@@ -64,10 +64,12 @@ func newHarness(t *testing.T, cfg Config, prober opencodehealth.Prober, register
 	logger := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	gw := New(cfg, logger, nil)
 	var reg *prometheus.Registry
+	var registerer prometheus.Registerer // nil without metrics: a nil *Registry in it is not nil
 	if cfg.Metrics != nil {
 		reg = cfg.Metrics.registry
+		registerer = reg
 	}
-	opencodehealth.New(prober, reg).Register(gw)
+	opencodehealth.New(prober, registerer).Register(gw)
 	for _, r := range register {
 		r(gw)
 	}

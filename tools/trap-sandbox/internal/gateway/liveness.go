@@ -113,7 +113,7 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 			// Nothing at all, not even a pong, within PongWait: the peer is gone. No close
 			// frame: nobody would read it.
 			if s.abandon("no frame or pong within the pong wait") {
-				s.gw.cfg.Metrics.livenessDrop("pong_timeout")
+				s.gw.cfg.Metrics.livenessDrop(dropPongTimeout)
 				_ = s.conn.SetReadDeadline(s.realNow()) // wake the reader now
 			}
 			return nil
@@ -154,7 +154,7 @@ func (s *Session) startIdleProbe() {
 			return // any answer, even ok:false, means the daemon runs; other errors mean closed
 		}
 		if s.closeByGateway(CloseUnresponsive, "unresponsive") {
-			s.gw.cfg.Metrics.livenessDrop("unresponsive")
+			s.gw.cfg.Metrics.livenessDrop(dropUnresponsive)
 			s.log().Warn("computer did not answer the idle probe, dropping it", "traposId", s.Key().TraposID,
 				"idleProbeAfter", s.gw.cfg.IdleProbeAfter, "requestTimeout", s.gw.cfg.RequestTimeout)
 		}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"strconv"
 	"time"
 
@@ -113,6 +114,25 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 			Name: "trapos_gateway_liveness_drops_total", Help: "Sockets dropped as dead, by reason: pong_timeout (no frame or pong within the pong wait), unresponsive (no answer to an idle-probe ping, close 4010).",
 		}, []string{"reason"}),
 	}
+	// Every series whose label values are known is exported from the start, at 0: a rate() or
+	// an increase() then sees the first event, and an alert on it has a series to watch.
+	for _, code := range []protocol.Code{protocol.CodeUnauthorized, protocol.CodeNotAuthenticated} {
+		m.helloFailures.WithLabelValues(string(code))
+	}
+	for _, code := range countedCloseCodes {
+		m.closes.WithLabelValues(strconv.Itoa(code))
+	}
+	m.closes.WithLabelValues(otherCloseCode)
+	for _, limit := range []string{limitMaxConnections, limitUpgradeRate, limitFailedHellos, limitFailedHellosGlobal,
+		limitRequestsInFlight, limitGatewayRequestsInFlight, limitSendQueueBytes} {
+		m.limits.WithLabelValues(limit)
+	}
+	for _, full := range []string{evictedForAddress, evictedForGateway, evictedForConnections} {
+		m.evictions.WithLabelValues(full)
+	}
+	for _, reason := range []string{dropPongTimeout, dropUnresponsive} {
+		m.livenessDrops.WithLabelValues(reason)
+	}
 	m.okLatency = m.requestLatency.WithLabelValues(outcomeOK)
 	m.types = make(map[string]bool)
 	for _, typ := range countedTypes() {
@@ -196,18 +216,26 @@ func (m *Metrics) closed(code int) {
 	}
 }
 
+// countedCloseCodes are the close codes with a label of their own: docs/protocol.md's table,
+// 1005 (a close frame without a code) and 1006 (no close frame).
+var countedCloseCodes = []int{
+	websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived,
+	websocket.CloseAbnormalClosure, websocket.CloseProtocolError, websocket.ClosePolicyViolation, websocket.CloseMessageTooBig,
+	websocket.CloseInternalServerErr, websocket.CloseTryAgainLater,
+	CloseUnauthorized, CloseNoHello, CloseReplaced, CloseUnresponsive, CloseRevoked, CloseTooManyRequests,
+}
+
+// otherCloseCode labels every other close code.
+const otherCloseCode = "other"
+
 // closeCodeLabel is code as a metric label when the gateway knows it, else "other": a peer
 // chooses its close code, and one series per code it makes up would let it grow the metrics
 // without bound.
 func closeCodeLabel(code int) string {
-	switch code {
-	case websocket.CloseNormalClosure, websocket.CloseGoingAway, websocket.CloseNoStatusReceived,
-		websocket.CloseAbnormalClosure, websocket.CloseProtocolError, websocket.ClosePolicyViolation, websocket.CloseMessageTooBig,
-		websocket.CloseInternalServerErr, websocket.CloseTryAgainLater,
-		CloseUnauthorized, CloseNoHello, CloseReplaced, CloseUnresponsive, CloseRevoked:
+	if slices.Contains(countedCloseCodes, code) {
 		return strconv.Itoa(code)
 	}
-	return "other"
+	return otherCloseCode
 }
 
 func (m *Metrics) limited(limit string) {
@@ -234,6 +262,12 @@ func (m *Metrics) registerAdmission(l *limiter) {
 		return float64(preHello)
 	}))
 }
+
+// Reasons of trapos_gateway_liveness_drops_total.
+const (
+	dropPongTimeout  = "pong_timeout" // no frame or pong within the pong wait (1006)
+	dropUnresponsive = "unresponsive" // no answer to the idle-probe ping (4010)
+)
 
 func (m *Metrics) livenessDrop(reason string) {
 	if m != nil {

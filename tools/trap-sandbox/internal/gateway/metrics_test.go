@@ -2,8 +2,10 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,5 +96,38 @@ func BenchmarkCountFrame(b *testing.B) {
 	for b.Loop() {
 		m.frameOut(protocol.EventGatewayRequest, TypePing)
 		m.frameIn(protocol.EventComputerResponse, TypePing)
+	}
+}
+
+// A fresh gateway exports every series whose label values are known, at 0, so that a rate() or
+// an increase() sees the first refusal, close or drop (docs/http-api.md#get-metrics).
+func TestKnownSeriesAreExportedFromTheStart(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	NewMetrics(reg)
+	var text strings.Builder
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			text.WriteString(f.GetName())
+			for _, l := range m.GetLabel() {
+				fmt.Fprintf(&text, " %s=%s", l.GetName(), l.GetValue())
+			}
+			text.WriteString("\n")
+		}
+	}
+	for _, want := range []string{
+		"trapos_gateway_hello_failures_total code=unauthorized", "trapos_gateway_hello_failures_total code=not_authenticated",
+		"trapos_gateway_closes_total code=1001", "trapos_gateway_closes_total code=1006", "trapos_gateway_closes_total code=4001",
+		"trapos_gateway_closes_total code=4429", "trapos_gateway_closes_total code=other",
+		"trapos_gateway_limited_total limit=max_connections", "trapos_gateway_limited_total limit=upgrade_rate",
+		"trapos_gateway_limited_total limit=failed_hellos", "trapos_gateway_limited_total limit=failed_hellos_global",
+		"trapos_gateway_limited_total limit=requests_in_flight", "trapos_gateway_limited_total limit=gateway_requests_in_flight",
+		"trapos_gateway_limited_total limit=send_queue_bytes",
+		"trapos_gateway_evicted_before_hello_total cap=address", "trapos_gateway_evicted_before_hello_total cap=gateway",
+		"trapos_gateway_evicted_before_hello_total cap=connections",
+		"trapos_gateway_liveness_drops_total reason=pong_timeout", "trapos_gateway_liveness_drops_total reason=unresponsive",
+	} {
+		assert.Contains(t, text.String(), want+"\n")
 	}
 }

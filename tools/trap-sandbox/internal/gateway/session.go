@@ -57,6 +57,12 @@ type Session struct {
 	// linkBegun is set once a link session got its code (link.go): the hello timeout no
 	// longer applies, the code's lifetime does.
 	linkBegun atomic.Bool
+	// readLimit is the largest frame the reader takes (MaxFrameBytesBeforeHello, then
+	// protocol.MaxFrameBytes), and frame the reader's view of the frame it reads, cut one byte
+	// past it; both are the reader's alone. The gateway keeps the limit itself rather than
+	// gorilla's SetReadLimit, whose 1009 carries no reason.
+	readLimit int64
+	frame     io.LimitedReader
 
 	// send is the outbound queue, drained only by the writer.
 	send *sendQueue
@@ -84,8 +90,8 @@ type Session struct {
 	closeCode     int    // code of the close frame to send, or the peer's code for logs
 	closeReason   string // reason of the close frame to send
 	sendClose     bool   // whether the writer must send a close frame
-	// closeFrameSent: the WebSocket library already sent the close frame (1002, 1009): the
-	// gateway's close all the same.
+	// closeFrameSent: the reader (1009) or the WebSocket library (1002) already sent the
+	// close frame: the gateway's close all the same.
 	closeFrameSent bool
 }
 
@@ -155,7 +161,7 @@ func (s *Session) realNow() time.Time { return time.Now() }
 func (s *Session) run() {
 	// A hello is tiny: until one succeeds, a frame may be small (the reply echoes its messageId
 	// and type, so this bounds every answer too).
-	s.conn.SetReadLimit(MaxFrameBytesBeforeHello)
+	s.readLimit = MaxFrameBytesBeforeHello
 	s.conn.SetPongHandler(func(string) error {
 		// A pong proves the TCP peer is alive, not that its daemon is: it counts for the pong
 		// wait but not as activity for the idle probe.
@@ -239,7 +245,12 @@ func (s *Session) readLoop() error {
 		if frameBufferTaken != nil {
 			frameBufferTaken(1)
 		}
-		_, err = buf.ReadFrom(r)
+		s.frame.R, s.frame.N = r, s.readLimit+1
+		_, err = buf.ReadFrom(&s.frame)
+		s.frame.R = nil
+		if err == nil && int64(buf.Len()) > s.readLimit {
+			err = s.refuseTooBig()
+		}
 		if err == nil {
 			s.frameArrived(buf.Bytes())
 		}
@@ -252,6 +263,23 @@ func (s *Session) readLoop() error {
 			return err
 		}
 	}
+}
+
+// tooBigReason is the reason of the 1009 close that ends a socket whose frame is over its
+// read limit (docs/protocol.md, Close codes).
+const tooBigReason = "frame too big"
+
+// refuseTooBig closes the socket with 1009 for a frame over the read limit, as gorilla's
+// SetReadLimit would but with the reason, and returns websocket.ErrReadLimit for the reader
+// to end with: the rest of the frame is left unread (run drains a bounded part of it).
+//
+//go:noinline
+func (s *Session) refuseTooBig() error {
+	// The close frame may race a write of the writer; WriteControl may run beside it, and a
+	// close already sent makes this one fail, which changes nothing.
+	_ = s.conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(CloseTooBig, tooBigReason),
+		s.realNow().Add(s.gw.cfg.WriteTimeout))
+	return websocket.ErrReadLimit
 }
 
 // frameArrived records the peer's activity and handles the frame in data.

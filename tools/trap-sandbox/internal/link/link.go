@@ -64,8 +64,8 @@ type Config struct {
 	// Clock runs the limits, the poll waits and expiry (nil: the wall clock). It should be
 	// the Accounts' clock.
 	Clock clock.Clock
-	// Metrics is the registry of trapos_gateway_link_codes_total (nil: none).
-	Metrics *prometheus.Registry
+	// Metrics registers trapos_gateway_link_codes_total (nil: none).
+	Metrics prometheus.Registerer
 	// CodeLifetime is a link code's lifetime (0: account.LinkCodeTTL, 10 minutes).
 	CodeLifetime time.Duration
 	// CodesPerAddress, CodesGateway and ApprovalsPerCaller are a minute's budgets (0: the

@@ -62,7 +62,7 @@ type Module struct {
 }
 
 // New returns the module probing with prober; its metric goes on reg (nil: none).
-func New(prober Prober, reg *prometheus.Registry) *Module {
+func New(prober Prober, reg prometheus.Registerer) *Module {
 	m := &Module{prober: prober}
 	if reg != nil {
 		m.probes = prometheus.NewCounterVec(prometheus.CounterOpts{

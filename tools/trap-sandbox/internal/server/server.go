@@ -63,6 +63,9 @@ type Config struct {
 	// Metrics is the one Prometheus registry; modules register their collectors on it (the
 	// caller hands it to them) and the server serves it on /metrics. Nil serves no /metrics.
 	Metrics *prometheus.Registry
+	// MetricsRegisterer registers the server's own collectors on Metrics, with the replica's
+	// label under --nats (gateway.ReplicaRegisterer); nil: on Metrics as they are.
+	MetricsRegisterer prometheus.Registerer
 	// ShutdownTimeout bounds a graceful shutdown; zero means DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration
 	// PublicURL is --public-url; its host is one more name the API answers to (guard.go).
@@ -105,7 +108,11 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 	mux := http.NewServeMux()
 	routes := &Routes{mux: mux, log: logger, apiToken: cfg.APIToken, accounts: cfg.Accounts, passes: cfg.Passes, guard: newGuard(cfg)}
 	if cfg.Metrics != nil {
-		routes.refused = newRefusedCounter(cfg.Metrics)
+		reg := cfg.MetricsRegisterer
+		if reg == nil {
+			reg = cfg.Metrics
+		}
+		routes.refused = newRefusedCounter(reg)
 	}
 	routes.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
