@@ -269,7 +269,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		return err
 	}
 	if ans.OutputTruncated {
-		fmt.Fprintln(out, "[output cut: the computer keeps at most 16 KiB]")
+		outputCut(stderr)
 	}
 	if ans.Error != "" {
 		return fmt.Errorf("the chunk failed on %s: %s", cctext.Show(c.TraposID, false), cctext.Show(ans.Error, false))
@@ -278,6 +278,12 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		fmt.Fprintln(out, cctext.Show(readableJSON(r), false))
 	}
 	return nil
+}
+
+// outputCut says on stderr that the output printed is not all there was: stdout holds only
+// what the computer printed, which a script may be reading.
+func outputCut(stderr io.Writer) {
+	fmt.Fprintln(stderr, "trap-sandbox: warning: the output was cut: the computer keeps at most 16 KiB of what a run prints (write more to a file and get it)")
 }
 
 // RunCmd runs a shell command line.
@@ -299,7 +305,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		return err
 	}
 	if ans.OutputTruncated {
-		fmt.Fprintln(out, "[output cut: the computer keeps at most 16 KiB]")
+		outputCut(stderr)
 	}
 	if !ans.Success {
 		return fmt.Errorf("%q failed on %s", c.Command, cctext.Show(c.TraposID, false))
