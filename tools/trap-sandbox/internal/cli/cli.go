@@ -87,6 +87,12 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 func ReportUsageError(err error, stderr io.Writer) int {
 	var perr *kong.ParseError
 	if errors.As(err, &perr) {
+		// serve is the default command, so a word that is no command reached serve, which
+		// took no argument: that is the word to name, not serve's usage.
+		if args := perr.Context.Args; len(args) > 0 && args[0] != "serve" && !strings.HasPrefix(args[0], "-") && perr.Context.Command() == "serve" {
+			fmt.Fprintf(stderr, "trap-sandbox: unknown command %q: `trap-sandbox --help` lists the commands\n(a usage error: exit status %d)\n", args[0], ExitUsage)
+			return ExitUsage
+		}
 		perr.Context.Stdout = stderr
 		_ = perr.Context.PrintUsage(true)
 	}

@@ -336,3 +336,26 @@ func TestAUsageErrorIsAllOnStderr(t *testing.T) {
 	assert.Contains(t, stderr.String(), "Usage: trap-sandbox cat <traposId> <path> [flags]")
 	assert.Contains(t, stderr.String(), "trap-sandbox: expected \"<path>\"\n(a usage error: exit status 2;")
 }
+
+// TestAnUnknownCommandIsNamed: serve is the default command, so a mistyped command reached it
+// and was told as serve's "unexpected argument", with serve's usage.
+func TestAnUnknownCommandIsNamed(t *testing.T) {
+	clearEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pign", "7:"}, "trap-sandbox: unknown command \"pign\": `trap-sandbox --help` lists the commands\n(a usage error: exit status 2)\n"},
+		{[]string{"serve", "extra"}, "trap-sandbox: unexpected argument extra\n"},
+	} {
+		var root CLI
+		var stdout, stderr strings.Builder
+		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+		require.NoError(t, err)
+		_, err = parser.Parse(tc.args)
+		require.Error(t, err)
+		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
+		assert.Contains(t, stderr.String(), tc.want, tc.args)
+		assert.Empty(t, stdout.String())
+	}
+}
