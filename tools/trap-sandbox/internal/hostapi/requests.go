@@ -106,16 +106,16 @@ func runTimeoutHint(err error, typ string, payload json.RawMessage, timeout time
 	var p struct {
 		TimeoutMs *float64 `json:"timeoutMs"`
 	}
-	run := computerRunTimeout
+	run, field := computerRunTimeout, "payload.timeoutMs, absent"
 	if json.Unmarshal(payload, &p) == nil && p.TimeoutMs != nil {
-		run = time.Duration(*p.TimeoutMs * float64(time.Millisecond))
+		run, field = time.Duration(*p.TimeoutMs*float64(time.Millisecond)), "payload.timeoutMs"
 	}
 	if run < timeout {
 		return err
 	}
-	return &protocol.Error{Code: pe.Code, Message: fmt.Sprintf("%s; the computer may run it for payload.timeoutMs (%d ms, 5000 when absent), "+
-		"not less than this request's timeoutMs (%d): send payload.timeoutMs below it, so the computer's own timeout answer, with its screen, comes first",
-		pe.Message, run.Milliseconds(), timeout.Milliseconds())}
+	return &protocol.Error{Code: pe.Code, Message: fmt.Sprintf("%s; the run on the computer may take %d ms (%s), not less than this request's timeoutMs of %d: "+
+		"send payload.timeoutMs below it, so the computer's own timeout answer, with its screen, comes first",
+		pe.Message, run.Milliseconds(), field, timeout.Milliseconds())}
 }
 
 // requestBodies recycles the buffers /requests bodies are read into.
