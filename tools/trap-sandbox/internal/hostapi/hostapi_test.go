@@ -238,6 +238,17 @@ func TestFileRoutesFollowTheTextRule(t *testing.T) {
 	a = call(t, http.MethodGet, files+"/nope", "", nil)
 	assert.Equal(t, http.StatusNotFound, a.status)
 	assert.Contains(t, a.decoded.Error.Message, "/nope: No such file")
+
+	// .../files without its slash is the root, answered as .../files/ is (it was the mux's
+	// 307 to .../files/ with an HTML body, which curl without -L prints).
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(files)
+	require.NoError(t, err)
+	root, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, string(root))
+	assert.Contains(t, string(root), `{"name":"dir","isDir":true,"size":0}`)
 	d.FailWrite = d.Writes() + 1
 	a = call(t, http.MethodPut, files+"/dir/keep", "text/plain", []byte("new"))
 	assert.Equal(t, http.StatusInsufficientStorage, a.status, string(a.body))
