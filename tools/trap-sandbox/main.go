@@ -4,14 +4,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
-
-	"github.com/alecthomas/kong"
 
 	"trap-sandbox/internal/cli"
 )
@@ -25,13 +22,7 @@ func main() {
 	}
 	kctx, err := parser.Parse(os.Args[1:])
 	if err != nil {
-		// kong's own exit status for this is 80, which says nothing to anyone.
-		var perr *kong.ParseError
-		if errors.As(err, &perr) {
-			_ = perr.Context.PrintUsage(true)
-		}
-		fmt.Fprintf(os.Stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n", err, cli.ExitUsage)
-		os.Exit(cli.ExitUsage)
+		os.Exit(cli.ReportUsageError(err, os.Stderr))
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -159,12 +159,27 @@ func newReplacement(field string, r rune, at position) Replacement {
 	rep.Message = fmt.Sprintf("%q (%s) at %s is outside CC's character set and was sent as %q; "+
 		"write it as bytes with a Lua escape such as \"%s\"",
 		rep.Char, rep.CodePoint, where, string(Unmappable), luaEscape(rep.Char))
+	if strings.HasPrefix(field, "payload.") && field != "payload.code" {
+		// A raw request's field is a JSON string, where a Lua escape is only backslashes:
+		// its bytes are named as the characters U+0000-U+00FF (the byte rule).
+		rep.Message += fmt.Sprintf(" in Lua code, or in this JSON as the characters of its bytes, \"%s\"", jsonByteEscape(rep.Char))
+	}
 	if field == contentField {
 		// Only a file's contents have a bytes form on every surface; code, commands and
 		// payload fields are text, where a Lua escape is the way to name bytes.
 		rep.Message += ", or send the file as bytes (MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)"
 	}
 	return rep
+}
+
+// jsonByteEscape is s's UTF-8 bytes as JSON escapes of the characters U+0000-U+00FF
+// ("\u00e2\u0080\u0094" for U+2014), which the byte rule sends as those bytes.
+func jsonByteEscape(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		fmt.Fprintf(&b, `\u%04x`, s[i])
+	}
+	return b.String()
 }
 
 // luaEscape is s's UTF-8 bytes as Lua decimal escapes ("\226\128\148" for U+2014).

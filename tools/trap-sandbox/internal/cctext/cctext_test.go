@@ -91,6 +91,9 @@ func TestWireJSONReplacesInEveryStringAndKey(t *testing.T) {
 		fields = append(fields, r.Field)
 	}
 	assert.Equal(t, []string{"payload.code", "payload.k☃ (a key)", "payload.list[1]"}, fields)
+	assert.True(t, strings.HasSuffix(reps[0].Message, `write it as bytes with a Lua escape such as "\226\128\148"`), "payload.code is Lua: %s", reps[0].Message)
+	assert.True(t, strings.HasSuffix(reps[2].Message, `write it as bytes with a Lua escape such as "\240\159\153\130" in Lua code, `+
+		`or in this JSON as the characters of its bytes, "\u00f0\u009f\u0099\u0082"`), "in a JSON string a Lua escape is only backslashes: %s", reps[2].Message)
 
 	plain := json.RawMessage(`{"code":"é \u00e9 \\u2014"}`)
 	out, reps, err = WireJSON("payload", plain)

@@ -4,6 +4,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -77,6 +78,26 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.KindMapper(reflect.String, rawString),
 	}, options...)
 	return kong.New(root, options...)
+}
+
+// ReportUsageError writes a parse error the way main reports it, all on stderr: the command's
+// usage, the error, and where the help is. Stdout is the command's data (cat's file, exec's
+// output) that a script may be redirecting, so the usage never goes there. It returns the exit
+// status, ExitUsage (kong's own, 80, says nothing to anyone).
+func ReportUsageError(err error, stderr io.Writer) int {
+	var perr *kong.ParseError
+	if errors.As(err, &perr) {
+		// serve is the default command, so a word that is no command reached serve, which
+		// took no argument: that is the word to name, not serve's usage.
+		if args := perr.Context.Args; len(args) > 0 && args[0] != "serve" && !strings.HasPrefix(args[0], "-") && perr.Context.Command() == "serve" {
+			fmt.Fprintf(stderr, "trap-sandbox: unknown command %q: `trap-sandbox --help` lists the commands\n(a usage error: exit status %d)\n", args[0], ExitUsage)
+			return ExitUsage
+		}
+		perr.Context.Stdout = stderr
+		_ = perr.Context.PrintUsage(true)
+	}
+	fmt.Fprintf(stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n", err, ExitUsage)
+	return ExitUsage
 }
 
 // rawString takes a string argument's bytes as they are. kong's own string mapper goes

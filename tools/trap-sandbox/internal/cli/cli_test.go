@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -349,4 +350,44 @@ func TestOpencodeCredentialsInTheURLAreNamed(t *testing.T) {
 	assert.Contains(t, logs.String(), "probing opencode with the user and password in OPENCODE_URL")
 	assert.NotContains(t, logs.String(), "without credentials")
 	assert.NotContains(t, logs.String(), "hunter2")
+}
+
+// TestAUsageErrorIsAllOnStderr: a missing argument prints the command's usage and the error on
+// stderr and nothing on stdout, which a script may be redirecting into a file
+// (`trap-sandbox cat 7: > door.lua` wrote the usage into door.lua).
+func TestAUsageErrorIsAllOnStderr(t *testing.T) {
+	clearEnv(t)
+	var root CLI
+	var stdout, stderr strings.Builder
+	parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+	require.NoError(t, err)
+	_, err = parser.Parse([]string{"cat", "7:"})
+	require.Error(t, err)
+	assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
+	assert.Empty(t, stdout.String())
+	assert.Contains(t, stderr.String(), "Usage: trap-sandbox cat <traposId> <path> [flags]")
+	assert.Contains(t, stderr.String(), "trap-sandbox: expected \"<path>\"\n(a usage error: exit status 2;")
+}
+
+// TestAnUnknownCommandIsNamed: serve is the default command, so a mistyped command reached it
+// and was told as serve's "unexpected argument", with serve's usage.
+func TestAnUnknownCommandIsNamed(t *testing.T) {
+	clearEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pign", "7:"}, "trap-sandbox: unknown command \"pign\": `trap-sandbox --help` lists the commands\n(a usage error: exit status 2)\n"},
+		{[]string{"serve", "extra"}, "trap-sandbox: unexpected argument extra\n"},
+	} {
+		var root CLI
+		var stdout, stderr strings.Builder
+		parser, err := NewParser(&root, kong.Writers(&stdout, &stderr), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+		require.NoError(t, err)
+		_, err = parser.Parse(tc.args)
+		require.Error(t, err)
+		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
+		assert.Contains(t, stderr.String(), tc.want, tc.args)
+		assert.Empty(t, stdout.String())
+	}
 }

@@ -168,18 +168,12 @@ type PutCmd struct {
 // to a temporary name and moved into place, so the old one is never lost. A file that is not
 // UTF-8 text sent as text gets one warning naming --binary, not one per character.
 func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer) error {
-	var data []byte
-	var err error
-	if c.Local == "-" {
-		data, err = io.ReadAll(io.LimitReader(in, maxFileBytes+1))
-	} else {
-		data, err = os.ReadFile(c.Local)
-	}
+	data, err := readLocal(c.Local, in)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", c.Local, err)
+		return err
 	}
 	if len(data) > maxFileBytes {
-		return fmt.Errorf("%s holds more than %d bytes, more than put moves", c.Local, maxFileBytes)
+		return fmt.Errorf("%s holds more than %d bytes (16 MiB), the most put moves: send a smaller file", c.Local, maxFileBytes)
 	}
 	// What the text rule changed is said once the file is on the computer: a write the
 	// computer refuses changed nothing.
@@ -219,6 +213,28 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	return err
 }
 
+// readLocal reads what put sends: the local file, or stdin for "-". It reads at most one byte
+// more than maxFileBytes, so a file too big to send, or one without an end (/dev/zero, a pipe
+// that never closes after that much), is refused at once instead of filling the memory.
+func readLocal(name string, in io.Reader) ([]byte, error) {
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err // "open NAME: no such file or directory"
+		}
+		defer f.Close()
+		if info, err := f.Stat(); err == nil && info.IsDir() {
+			return nil, fmt.Errorf("%s is a directory: put copies one file", name)
+		}
+		in = f
+	}
+	data, err := io.ReadAll(io.LimitReader(in, maxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return data, nil
+}
+
 // isDir reports whether Remote lists as a directory (an error says nothing: Write answers it).
 func (c *PutCmd) isDir(ctx context.Context, client *computer.Client) bool {
 	_, err := client.List(ctx, c.TraposID, c.Remote, 0)
@@ -253,7 +269,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		return err
 	}
 	if ans.OutputTruncated {
-		fmt.Fprintln(out, "[output cut: the computer keeps at most 16 KiB]")
+		outputCut(stderr)
 	}
 	if ans.Error != "" {
 		return fmt.Errorf("the chunk failed on %s: %s", cctext.Show(c.TraposID, false), cctext.Show(ans.Error, false))
@@ -262,6 +278,12 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		fmt.Fprintln(out, cctext.Show(readableJSON(r), false))
 	}
 	return nil
+}
+
+// outputCut says on stderr that the output printed is not all there was: stdout holds only
+// what the computer printed, which a script may be reading.
+func outputCut(stderr io.Writer) {
+	fmt.Fprintln(stderr, "trap-sandbox: warning: the output was cut: the computer keeps at most 16 KiB of what a run prints (write more to a file and get it)")
 }
 
 // RunCmd runs a shell command line.
@@ -283,7 +305,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		return err
 	}
 	if ans.OutputTruncated {
-		fmt.Fprintln(out, "[output cut: the computer keeps at most 16 KiB]")
+		outputCut(stderr)
 	}
 	if !ans.Success {
 		return fmt.Errorf("%q failed on %s", c.Command, cctext.Show(c.TraposID, false))

@@ -223,3 +223,23 @@ func TestALongErrorCodeIsCut(t *testing.T) {
 	_, err := runClient(t, "cat", "--url", base, "7:", "/x")
 	assert.EqualError(t, err, `computer 7: cat /x: the computer answered \x1b[2J`+strings.Repeat("E", 60)+`…(cut, 3004 bytes): gone`)
 }
+
+// TestACutOutputIsSaidOnStderr: stdout holds only what the computer printed; that the computer
+// cut it is a warning on stderr (it was a line of stdout, read by a script as output).
+func TestACutOutputIsSaidOnStderr(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(typ string, _ map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeLuaExec {
+			return map[string]any{"returns": []any{}, "output": "1\n2\n", "outputTruncated": true}, nil
+		}
+		return map[string]any{"success": true, "output": "1\n2\n", "outputTruncated": true}, nil
+	}
+	base := serveDisk(t, d)
+	for _, args := range [][]string{{"exec", "--url", base, "7:", "for i = 1, 9999 do print(i) end"}, {"run", "--url", base, "7:", "count"}} {
+		out, errOut, err := runWith(t, "", args...)
+		require.NoError(t, err, args[0])
+		assert.Equal(t, "1\n2\n", out, args[0])
+		assert.Equal(t, "trap-sandbox: warning: the output was cut: the computer keeps at most 16 KiB of what a run prints (write more to a file and get it)\n", errOut, args[0])
+	}
+}

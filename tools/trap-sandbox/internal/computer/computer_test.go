@@ -69,6 +69,37 @@ func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
 	assert.Equal(t, "old", string(old))
 }
 
+// TestAComputerGoneMidWriteGetsItsLeftoverNamed: a computer that shuts down mid-write keeps
+// the old file, but cannot be told to remove the temporary file; the error names it, so the
+// part sent (which counts against the drive) can be deleted once the computer is back.
+func TestAComputerGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		if n >= 3 { // fs.list, the first chunk, then the computer is gone
+			return protocol.Errorf(protocol.CodeNotConnected, "computer 7: disconnected before it answered")
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(3*computer.ChunkBytes), 0)
+	names := d.Names()
+	require.Len(t, names, 2, "the old file, and the temporary one nobody could remove")
+	assert.Equal(t, "/dir/f.bin", names[1])
+	assert.True(t, strings.HasPrefix(names[0], "/dir/"+computer.TempPrefix), names[0])
+	assert.EqualError(t, err, "not_connected: computer 7: disconnected before it answered; the computer could not be told to remove what was sent: "+
+		"it may be left beside the file as "+names[0]+" (delete it once the computer is back)")
+	old, _ := d.File("/dir/f.bin")
+	assert.Equal(t, "old", string(old))
+
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite {
+			return &protocol.Error{Code: protocol.CodeForbidden, Message: "fs.write needs sandbox.allow_files write", ByComputer: true}
+		}
+		return nil
+	}
+	err = computer.New(d).Write(t.Context(), "7:", "/dir/g.bin", []byte("x"), 0)
+	assert.EqualError(t, err, "forbidden: fs.write needs sandbox.allow_files write", "a computer that answers names no leftover")
+}
+
 func TestWriteNeverReplacesADirectory(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/a": "a"})
 	err := computer.New(d).Write(t.Context(), "7:", "/dir", []byte("new"), 0)

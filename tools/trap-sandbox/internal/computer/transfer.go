@@ -105,8 +105,9 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 	if err := c.refuseDirectory(ctx, traposID, path); err != nil {
 		return err
 	}
-	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target)}
+	w := &upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target)}
 	for offset := 0; ; offset += ChunkBytes {
+		w.sent = true
 		end := min(offset+ChunkBytes, len(data))
 		payload := map[string]any{"path": w.wire(w.temp), "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
 		if err := c.call(ctx, traposID, protocol.TypeFSWrite, payload, remaining(ctx), nil); err != nil {
@@ -136,14 +137,16 @@ type upload struct {
 	traposID, path string
 	// target and temp are CC bytes.
 	target, temp string
+	// sent is set once a chunk has gone to the computer: the temporary file may exist.
+	sent bool
 }
 
-func (w upload) wire(cc string) string { return protocol.WireOfBytes([]byte(cc)) }
+func (w *upload) wire(cc string) string { return protocol.WireOfBytes([]byte(cc)) }
 
 // replace deletes the old file and moves the new one into place, detached from the caller:
 // an older client's two steps. Should the move still fail (the gateway stopped between
 // them), the temporary file holds the only copy, so it is kept and the error names it.
-func (w upload) replace(ctx context.Context) error {
+func (w *upload) replace(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	// The delete may have run even when its answer is an error (it was lost), so the move is
@@ -166,20 +169,31 @@ func (w upload) replace(ctx context.Context) error {
 
 // fail removes the temporary file (after the caller's context ended too) and returns err
 // worded for the player's path.
-func (w upload) fail(ctx context.Context, err error) error {
+//
+// A computer that went away (shut down, its connection lost) cannot be told to remove it: the
+// error then says where what was sent of the new file stays, so it can be deleted.
+func (w *upload) fail(ctx context.Context, err error) error {
 	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
-	_ = w.c.call(cleanCtx, w.traposID, protocol.TypeFSDelete, map[string]any{"path": w.wire(w.temp)}, cleanupTimeout, nil)
+	cleanErr := w.c.call(cleanCtx, w.traposID, protocol.TypeFSDelete, map[string]any{"path": w.wire(w.temp)}, cleanupTimeout, nil)
+	left := ""
+	if code := protocol.CodeOf(cleanErr); w.sent && (code == protocol.CodeNotConnected || code == protocol.CodeTimeout) {
+		left = fmt.Sprintf("; the computer could not be told to remove what was sent: it may be left beside the file as %s (delete it once the computer is back)",
+			cctext.ShowPath([]byte(w.temp)))
+	}
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
 		if errors.Is(err, context.Canceled) {
-			return fmt.Errorf("write %s on %s abandoned (the old file is kept): %w", w.path, w.traposID, err)
+			return fmt.Errorf("write %s on %s abandoned (the old file is kept): %w%s", w.path, w.traposID, err, left)
+		}
+		if left != "" {
+			return fmt.Errorf("%w%s", err, left)
 		}
 		return err
 	}
 	tempName := w.wire(path.Base(w.temp))
 	return &protocol.Error{Code: pe.Code, ByComputer: pe.ByComputer,
-		Message: strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target)))}
+		Message: strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target))) + left}
 }
 
 // refuseDirectory answers CC's fs_error for writing over a directory when path lists as one.

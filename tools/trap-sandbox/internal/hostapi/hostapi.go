@@ -28,6 +28,9 @@ const (
 	// FilesPattern is a computer's files; {path...} is the path on the computer without its
 	// leading slash, percent-decoded, then read by the path rule (cctext.PathToCC).
 	FilesPattern = "/trapos/computers/{traposId}/files/{path...}"
+	// filesRootPattern is the computer's root directory without the trailing slash, which the
+	// mux would otherwise answer with a redirect (an HTML body) instead of the API's answer.
+	filesRootPattern = "/trapos/computers/{traposId}/files"
 )
 
 // Limits of the routes.
@@ -58,4 +61,7 @@ func (m *Module) Mount(routes *server.Routes) {
 	routes.HandleAPIFunc("GET "+FilesPattern, m.serveGet)
 	routes.HandleAPIFunc("PUT "+FilesPattern, m.servePut)
 	routes.HandleAPIFunc("DELETE "+FilesPattern, m.serveDelete)
+	routes.HandleAPIFunc("GET "+filesRootPattern, m.serveGet)
+	routes.HandleAPIFunc("PUT "+filesRootPattern, m.servePut)
+	routes.HandleAPIFunc("DELETE "+filesRootPattern, m.serveDelete)
 }

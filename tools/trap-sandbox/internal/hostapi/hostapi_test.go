@@ -165,6 +165,19 @@ func TestRequestsRoute(t *testing.T) {
 	a = post(t, srv, "7:", `{"type":"slow","timeoutMs":50}`)
 	assert.Equal(t, http.StatusGatewayTimeout, a.status)
 	assert.Equal(t, protocol.CodeTimeout, a.decoded.Error.Code)
+	assert.Equal(t, "computer 7: did not answer slow in time", a.decoded.Error.Message)
+
+	// A raw lua.exec whose run on the computer (5000 ms when its payload names none) outlasts
+	// the request: the gateway's timeout names the field that fixes it.
+	a = post(t, srv, "7:", `{"type":"lua.exec","payload":{"code":"sleep(5)"},"timeoutMs":1000}`)
+	assert.Equal(t, http.StatusGatewayTimeout, a.status)
+	assert.Equal(t, "computer 7: did not answer lua.exec in time; the run on the computer may take 5000 ms (payload.timeoutMs, absent), "+
+		"not less than this request's timeoutMs of 1000: send payload.timeoutMs below it, so the computer's own timeout answer, with its screen, comes first",
+		a.decoded.Error.Message)
+	a = post(t, srv, "7:", `{"type":"shell.run","payload":{"command":"x","timeoutMs":2000},"timeoutMs":2000}`)
+	assert.Contains(t, a.decoded.Error.Message, "may take 2000 ms (payload.timeoutMs), not less than this request's timeoutMs of 2000:")
+	a = post(t, srv, "7:", `{"type":"lua.exec","payload":{"code":"x","timeoutMs":500},"timeoutMs":1000}`)
+	assert.Equal(t, "computer 7: did not answer lua.exec in time", a.decoded.Error.Message, "a run shorter than the request: the computer itself was late")
 }
 
 func TestFileRoutesFollowTheTextRule(t *testing.T) {
@@ -225,6 +238,17 @@ func TestFileRoutesFollowTheTextRule(t *testing.T) {
 	a = call(t, http.MethodGet, files+"/nope", "", nil)
 	assert.Equal(t, http.StatusNotFound, a.status)
 	assert.Contains(t, a.decoded.Error.Message, "/nope: No such file")
+
+	// .../files without its slash is the root, answered as .../files/ is (it was the mux's
+	// 307 to .../files/ with an HTML body, which curl without -L prints).
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noRedirect.Get(files)
+	require.NoError(t, err)
+	root, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, resp.StatusCode, string(root))
+	assert.Contains(t, string(root), `{"name":"dir","isDir":true,"size":0}`)
 	d.FailWrite = d.Writes() + 1
 	a = call(t, http.MethodPut, files+"/dir/keep", "text/plain", []byte("new"))
 	assert.Equal(t, http.StatusInsufficientStorage, a.status, string(a.body))

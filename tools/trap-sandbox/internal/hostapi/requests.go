@@ -81,13 +81,41 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		writeError(w, err, warnings)
+		writeError(w, runTimeoutHint(err, req.Type, payload, timeout), warnings)
 		return
 	}
 	if len(answer) == 0 {
 		answer = protocol.EmptyPayload
 	}
 	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: answer, Warnings: warnings})
+}
+
+// computerRunTimeout is how long a lua.exec or shell.run runs on the computer when its payload
+// names no timeoutMs (DEFAULT_TIMEOUT_MS in trapos/apis/libsandboxexec.lua).
+const computerRunTimeout = 5 * time.Second
+
+// runTimeoutHint adds the fix to the gateway's timeout of a lua.exec or shell.run whose run
+// on the computer (payload.timeoutMs, 5000 ms when absent) was not shorter than the request:
+// the gateway gave up before the computer's own timeout answer, with the run's screen, could
+// come. The CLI and MCP send the run's time themselves; a raw /requests body must.
+func runTimeoutHint(err error, typ string, payload json.RawMessage, timeout time.Duration) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.ByComputer || pe.Code != protocol.CodeTimeout || (typ != protocol.TypeLuaExec && typ != protocol.TypeShellRun) {
+		return err
+	}
+	var p struct {
+		TimeoutMs *float64 `json:"timeoutMs"`
+	}
+	run, field := computerRunTimeout, "payload.timeoutMs, absent"
+	if json.Unmarshal(payload, &p) == nil && p.TimeoutMs != nil {
+		run, field = time.Duration(*p.TimeoutMs*float64(time.Millisecond)), "payload.timeoutMs"
+	}
+	if run < timeout {
+		return err
+	}
+	return &protocol.Error{Code: pe.Code, Message: fmt.Sprintf("%s; the run on the computer may take %d ms (%s), not less than this request's timeoutMs of %d: "+
+		"send payload.timeoutMs below it, so the computer's own timeout answer, with its screen, comes first",
+		pe.Message, run.Milliseconds(), field, timeout.Milliseconds())}
 }
 
 // requestBodies recycles the buffers /requests bodies are read into.
