@@ -26,8 +26,9 @@ type tracker struct {
 	// relayMu orders the answer's text: held while text is relayed, from the stream or when
 	// the turn settles (text.go), and guarding the fields below.
 	relayMu sync.Mutex
-	// relayed is, by part id, the text of each part relayed so far (host text).
-	relayed map[string]string
+	// relayed is, by part id, the text of each part relayed so far (host text); a builder, as
+	// a part grows by thousands of small deltas.
+	relayed map[string]*strings.Builder
 	// gap is set when the event stream dropped during the turn: from then on its text may
 	// miss words, so none is relayed live; the turn's end relays it all, in order.
 	gap bool
@@ -45,7 +46,7 @@ type call struct {
 
 func newTracker() *tracker {
 	return &tracker{roles: map[string]string{}, partTypes: map[string]string{}, calls: map[string]*call{},
-		errored: make(chan struct{}), idle: make(chan struct{}), relayed: map[string]string{}}
+		errored: make(chan struct{}), idle: make(chan struct{}), relayed: map[string]*strings.Builder{}}
 }
 
 func (tr *tracker) callLocked(id string) *call {

@@ -83,7 +83,12 @@ func (t *turn) relayDelta(partID, delta string) {
 	if tr.gap || tr.settled {
 		return
 	}
-	tr.relayed[partID] += delta
+	b := tr.relayed[partID]
+	if b == nil {
+		b = &strings.Builder{}
+		tr.relayed[partID] = b
+	}
+	b.WriteString(delta)
 	t.m.relayText(t, delta)
 }
 
@@ -107,11 +112,13 @@ func (t *turn) settleText(parts []ocPart) {
 		if p.Type != "text" || p.Synthetic || p.Ignored || (p.ID == "" && !none) {
 			continue
 		}
-		done := tr.relayed[p.ID]
+		var done string
+		if b := tr.relayed[p.ID]; b != nil {
+			done = b.String()
+		}
 		if !strings.HasPrefix(p.Text, done) {
 			continue
 		}
-		tr.relayed[p.ID] = p.Text
 		t.m.relayText(t, p.Text[len(done):])
 	}
 }
