@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -43,14 +44,15 @@ func playerSession(ctx context.Context, t *testing.T, dir string, basic bool, ty
 // playerSessionHTTP is playerSession on a server whose CC: Tweaked http config is h.
 func playerSessionHTTP(ctx context.Context, t *testing.T, dir string, basic bool, h httpapi.Options, typed ...string) string {
 	t.Helper()
-	res, out := fakecrafttest.Run(ctx, t, machine.Options{
-		Bare:      true,
-		Overlay:   dir,
-		Basic:     basic,
-		TimeScale: timeScale,
-		HTTP:      h,
-		Input:     computer.LinesOf(typed...),
-	})
+	return playerSessionOn(ctx, t, machine.Options{Overlay: dir, Basic: basic, HTTP: h}, typed...)
+}
+
+// playerSessionOn is playerSession on the computer opts describes (its disk, http config,
+// drive size), bare.
+func playerSessionOn(ctx context.Context, t *testing.T, opts machine.Options, typed ...string) string {
+	t.Helper()
+	opts.Bare, opts.TimeScale, opts.Input = true, timeScale, computer.LinesOf(typed...)
+	res, out := fakecrafttest.Run(ctx, t, opts)
 	require.NoError(t, res.Err, "bios failure; transcript:\n%s", out)
 	require.True(t, res.InputEnded, "the computer stopped before reading every line; transcript:\n%s", out)
 	return out
@@ -530,4 +532,84 @@ func TestInstallCannotCheckThePassword(t *testing.T) {
 	out = playerSession(ctx, t, t.TempDir(), true, install, "", "set sandbox.url ws://"+closed, "wget run "+g.URL("/trapos/install"))
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.Contains(t, strings.Join(lines(out), " "), "(this gateway is "+g.WebSocketURL()+"; change it with: sandbox setup) The password was not checked: sandbox.url names another gateway.")
+}
+
+// ccDiskCost is what the files and directories under dir cost on a CC drive: each its size
+// but at least 500 bytes (CC's accounting, which fakecraft keeps), leaving out the names in
+// skip.
+func ccDiskCost(t *testing.T, dir string, skip ...string) int64 {
+	t.Helper()
+	var total int64
+	for _, name := range diskFiles(t, dir) {
+		if slices.Contains(skip, name) {
+			continue
+		}
+		info, err := os.Stat(filepath.Join(dir, filepath.FromSlash(name)))
+		require.NoError(t, err)
+		size := int64(500)
+		if !info.IsDir() {
+			size = max(info.Size(), 500)
+		}
+		total += size
+	}
+	return total
+}
+
+// TestInstallOnAFullDrive: the install line on a drive with no room. With room for the
+// package but not for the settings, the player's own .settings is kept byte for byte (CC's
+// settings.save empties the file, then fails writing it: every setting was lost) and the
+// player is told to free space and run the line again, which then finishes. With no room for
+// the package, nothing is left behind and the message says the drive is full, not that the
+// gateway is down.
+func TestInstallOnAFullDrive(t *testing.T) {
+	ctx := testContext(t)
+	oc := opencodefake.Start(t, opencodefake.Options{})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
+	install := "wget run " + g.URL("/trapos/install")
+	const capacity = 1_000_000 // CC's default computer_space_limit
+	const own = "{\n  [ \"motd.enable\" ] = false,\n}"
+	seed := func(filler int64) string {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, ".settings"), []byte(own), 0o644))
+		if filler > 0 {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "filler.bin"), make([]byte, filler), 0o644))
+		}
+		return dir
+	}
+	on := func(dir string) machine.Options {
+		return machine.Options{Overlay: dir, Basic: true, SpaceLimit: capacity, HTTP: httpapi.Options{AllowPrivate: true}}
+	}
+
+	// What the package and its manifest cost, from an install on an empty drive.
+	reference := seed(0)
+	out := playerSessionOn(ctx, t, on(reference), install+" "+installPassword, "")
+	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	installed := ccDiskCost(t, reference, ".settings")
+
+	// Room for all of that and 250 bytes: less than any new file costs.
+	dir := seed(capacity - 250 - installed - 500)
+	out = playerSessionOn(ctx, t, on(dir), install+" "+installPassword, "")
+	joined := strings.Join(lines(out), " ")
+	assert.Contains(t, joined, ".settings could not be saved", out)
+	assert.Contains(t, joined, "The computer's drive is full: free some space", out)
+	assert.NotContains(t, out, "Out of space", "no Lua error reaches the player")
+	assert.Equal(t, own, readSettings(t, dir), "the player's own settings are kept byte for byte")
+	assert.NotContains(t, diskFiles(t, dir), ".settings.saving")
+
+	// Space freed, the same line finishes the install and keeps the player's own setting.
+	require.NoError(t, os.Remove(filepath.Join(dir, "filler.bin")))
+	out = playerSessionOn(ctx, t, on(dir), install+" "+installPassword, "")
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`)
+	assert.Contains(t, readSettings(t, dir), `[ "motd.enable" ] = false`)
+
+	// No room for the package: nothing of it is left, and the player reads why.
+	dir = seed(capacity - 10_000 - 500)
+	out = playerSessionOn(ctx, t, on(dir), install+" "+installPassword, "")
+	joined = strings.Join(lines(out), " ")
+	assert.Contains(t, joined, "The computer's drive is full: free some space", out)
+	assert.Contains(t, out, "Nothing was installed.")
+	assert.NotContains(t, joined, "Check that the gateway runs", out)
+	assert.Equal(t, []string{".settings", "filler.bin"}, diskFiles(t, dir), "nothing of the package is left")
+	assert.Equal(t, own, readSettings(t, dir))
 }

@@ -72,10 +72,29 @@ local function writeFile(path, bytes)
   if handle == nil then
     return false, err or "cannot open";
   end
-  handle.write(bytes);
+  -- A full drive raises "Out of space" from write: answered, and the part written removed.
+  local ok, writeErr = pcall(handle.write, bytes);
   handle.close();
+  if not ok then
+    fs.delete(path);
+    return false, tostring(writeErr), true;
+  end
   return true;
 end
+
+-- Saves the settings with the package's own rule (libsandboxsettings.save, just installed):
+-- the new .settings is written beside the old one and moved in only once complete, so a full
+-- drive never empties it (settings.save empties the file, then writes). True when saved.
+local function saveSettings()
+  local ok, lib = pcall(require, "/apis/libsandboxsettings");
+  if ok and type(lib) == "table" and type(lib.save) == "function" then
+    return lib.save();
+  end
+  return (pcall(settings.save));
+end
+
+-- What a player reads when the drive is full, after what failed.
+local DISK_FULL = "The computer's drive is full: free some space (delete files you do not need), then run the install line again: wget run ";
 
 local function download(path)
   local url = SOURCE.files .. path;
@@ -413,15 +432,21 @@ local function install(opts)
     if body == nil then
       body, err = download(f.source);
     end
-    local ok = body ~= nil;
+    local ok, full = body ~= nil, false;
     if ok then
-      ok, err = writeFile(f.temp, body);
+      ok, err, full = writeFile(f.temp, body);
     end
     if not ok then
       for _, done in ipairs(written) do
         fs.delete(done.temp);
       end
       removeEmptyDirs(old and {} or dirs);
+      if full then
+        printError("Could not write " .. f.path .. ": " .. tostring(err));
+        printError(DISK_FULL .. SOURCE.install);
+        nothingChanged(old, "still works");
+        return false;
+      end
       printError("Could not get " .. f.path .. ": " .. tostring(err));
       if uncheckedWhy ~= nil then
         -- Often the same cause (the gateway went away); when not, the player needs both.
@@ -470,10 +495,15 @@ local function install(opts)
   if screen ~= nil then
     settings.set(SETTING_ALLOW_SCREEN, screen);
   end
-  settings.save();
 
+  -- The manifest first: a later run (or uninstall) knows these files even if the settings fail.
   local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
   writeFile(MANIFEST, textutils.serialize(manifest));
+  if not saveSettings() then
+    printError("Installed trapos-sandbox " .. SOURCE.version .. ", but .settings could not be saved: the computer does not know the gateway yet.");
+    printError(DISK_FULL .. SOURCE.install);
+    return false;
+  end
 
   if old ~= nil and old.version == SOURCE.version then
     print("Reinstalled trapos-sandbox " .. SOURCE.version .. ".");
@@ -531,7 +561,9 @@ local function uninstall()
   for _, name in ipairs({ SETTING_URL, SETTING_PASSWORD, SETTING_ALLOW_FILES, SETTING_ALLOW_EXEC, SETTING_ALLOW_SCREEN }) do
     settings.unset(name);
   end
-  settings.save();
+  if not saveSettings() then
+    printError(".settings could not be saved: the sandbox settings are back at the next boot; free some space, then run the uninstall again.");
+  end
   print("Removed trapos-sandbox " .. tostring(manifest.version) .. ": " .. removed .. " files"
     .. (hook and (", the startup hook " .. hook) or "") .. " and the sandbox settings.");
   if hook == HOOK_BESIDE then
