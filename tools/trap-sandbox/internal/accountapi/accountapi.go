@@ -155,7 +155,9 @@ func (m *Module) with(route func(account.Manager, *http.Request) (any, error)) h
 			server.WriteError(w, http.StatusServiceUnavailable, CodeNoAccounts, noAccountsHint)
 			return
 		}
-		out, err := route(m.accounts.Manage(account.CallerFrom(r.Context())), r)
+		caller := account.CallerFrom(r.Context())
+		mg := audited{Manager: m.accounts.Manage(caller), log: m.log, by: caller, remote: r.RemoteAddr}
+		out, err := route(mg, r)
 		if err != nil {
 			m.writeError(w, err)
 			return

@@ -385,3 +385,40 @@ func TestRoutesOtherUser(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, toks, 1, "bob gave alice no token")
 }
+
+// TestChangesAreLoggedWithoutTheirSecrets: every change made through the API is one info
+// line naming who made it and what changed, so an operator can tell who issued or revoked a
+// token from the log; the secrets it returned are in no line, and a refused change logs none.
+func TestChangesAreLoggedWithoutTheirSecrets(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	root := f.client(f.token["root"].Secret)
+
+	n, err := root.AddAccount(ctx, "dave", account.RoleUser)
+	require.NoError(t, err)
+	tok, err := root.AddToken(ctx, "dave", "laptop", time.Hour)
+	require.NoError(t, err)
+	_, err = root.RevokeToken(ctx, tok.Token.Selector)
+	require.NoError(t, err)
+	cred, err := f.client(apiToken).AddCredential(ctx, "dave")
+	require.NoError(t, err)
+	_, err = root.RevokeCredential(ctx, cred.Credential.Selector)
+	require.NoError(t, err)
+	_, err = f.client(f.token["alice"].Secret).AddAccount(ctx, "mallory", account.RoleAdmin)
+	require.ErrorIs(t, err, account.ErrForbidden)
+
+	logs := f.log.String()
+	for _, want := range []string{
+		`msg="account API: account added" account=dave role=user tokenId=` + n.Token.Selector + ` by=root remote=127.0.0.1:`,
+		`msg="account API: token added" account=dave tokenId=` + tok.Token.Selector + ` name=laptop expiresIn=1h0m0s by=root`,
+		`msg="account API: token revoked" account=dave tokenId=` + tok.Token.Selector + ` name=laptop by=root`,
+		`msg="account API: credential added" account=dave credentialId=` + cred.Credential.Selector + ` by=local`,
+		`msg="account API: credential revoked" account=dave credentialId=` + cred.Credential.Selector,
+	} {
+		assert.Contains(t, logs, want)
+	}
+	assert.NotContains(t, logs, "mallory", "a refused change is not logged as made")
+	for _, secret := range []string{n.Secret, tok.Secret, cred.Secret, f.token["root"].Secret, apiToken} {
+		assert.NotContains(t, logs, secret)
+	}
+}

@@ -1,0 +1,66 @@
+package accountapi
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"trap-sandbox/internal/account"
+)
+
+// audited is the caller's account.Manager that logs each change it made at info level: who
+// (the caller's account, "local" for SANDBOX_API_TOKEN or a loopback client without one) from
+// where, and what (the account, the token's or credential's id and name). An operator can then
+// tell, from the log alone, who issued or revoked what. The secrets a change returns are never
+// logged; nor are reads, refusals (the API's auth and the answer say those) or store failures
+// (writeError logs those).
+type audited struct {
+	account.Manager
+	log    *slog.Logger
+	by     account.Caller
+	remote string
+}
+
+func (a audited) done(msg string, args ...any) {
+	a.log.Info("account API: "+msg, append(args, "by", a.by.Account, "remote", a.remote)...)
+}
+
+func (a audited) AddAccount(ctx context.Context, id string, role account.Role) (account.NewAccount, error) {
+	n, err := a.Manager.AddAccount(ctx, id, role)
+	if err == nil {
+		a.done("account added", "account", n.Account.ID, "role", string(n.Account.Role), "tokenId", n.Token.Selector)
+	}
+	return n, err
+}
+
+func (a audited) AddToken(ctx context.Context, accountID, name string, ttl time.Duration) (account.NewToken, error) {
+	n, err := a.Manager.AddToken(ctx, accountID, name, ttl)
+	if err == nil {
+		a.done("token added", "account", n.Token.AccountID, "tokenId", n.Token.Selector, "name", n.Token.Name, "expiresIn", ttl)
+	}
+	return n, err
+}
+
+func (a audited) RevokeToken(ctx context.Context, id string) (account.Token, error) {
+	tok, err := a.Manager.RevokeToken(ctx, id)
+	if err == nil {
+		a.done("token revoked", "account", tok.AccountID, "tokenId", tok.Selector, "name", tok.Name)
+	}
+	return tok, err
+}
+
+func (a audited) AddCredential(ctx context.Context, accountID string) (account.NewCredential, error) {
+	n, err := a.Manager.AddCredential(ctx, accountID)
+	if err == nil {
+		a.done("credential added", "account", n.Credential.AccountID, "credentialId", n.Credential.Selector)
+	}
+	return n, err
+}
+
+func (a audited) RevokeCredential(ctx context.Context, id string) (account.Credential, error) {
+	c, err := a.Manager.RevokeCredential(ctx, id)
+	if err == nil {
+		a.done("credential revoked", "account", c.AccountID, "credentialId", c.Selector, "lastTraposId", c.LastTraposID)
+	}
+	return c, err
+}
