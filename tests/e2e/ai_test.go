@@ -211,7 +211,8 @@ func TestAIOnAComputer(t *testing.T) {
 func TestAITurnsEnd(t *testing.T) {
 	ctx := testContext(t)
 	w := newAIWorld(t)
-	addr := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
+	addr, release := opencodefake.ReservePort(t)
+	release() // the gateways below listen there, one after the other
 	g := w.gateway(t, harness.Options{Listen: addr, Args: []string{"--ai-turn-deadline", "3s"}})
 
 	t.Run("a stalled provider ends at the deadline, and a script can tell", func(t *testing.T) {

@@ -486,7 +486,7 @@ func TestAgentStartOrder(t *testing.T) {
 	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk", AllowFiles: harness.AllowFilesWrite}}
 
 	t.Run("gateway first", func(t *testing.T) {
-		addr := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://")
+		addr, release := opencodefake.ReservePort(t) // down until the test listens there
 		oc := opencodefake.New(opencodefake.Options{Password: opencodePassword})
 		fake := oc.Agent(scriptedModel, aiModel)
 		s := aiSetup{oc: &opencodefake.Server{URL: "http://" + addr}, dir: t.TempDir()}
@@ -498,6 +498,7 @@ func TestAgentStartOrder(t *testing.T) {
 		assert.Equal(t, "ai_unavailable", errs[0].Code)
 		assert.Equal(t, "the agent is unavailable: opencode at http://"+addr+": connection refused", errs[0].Message)
 
+		release()
 		l, err := net.Listen("tcp", addr)
 		require.NoError(t, err)
 		srv := httptest.NewUnstartedServer(oc)
@@ -514,7 +515,9 @@ func TestAgentStartOrder(t *testing.T) {
 
 	t.Run("opencode's instance first", func(t *testing.T) {
 		first := startFakeAgent(t)
-		port := strings.TrimPrefix(opencodefake.ClosedPortURL(t), "http://127.0.0.1:")
+		addr, release := opencodefake.ReservePort(t)
+		release() // the gateways below listen there
+		port := strings.TrimPrefix(addr, "127.0.0.1:")
 		listen := []string{"--listen", "127.0.0.1:" + port}
 		g := first.gateway(t, listen...)
 		a := newAsker(ctx, t, g, desk)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit/daemonfake"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 // clientWait bounds every wait of the client tests.
@@ -144,10 +144,7 @@ func TestClientToken(t *testing.T) {
 // ws:// URL, one that does not parse, nothing listening, another web server.
 func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 	clearEnv(t)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	closed := "http://" + l.Addr().String()
-	require.NoError(t, l.Close())
+	closed := opencodefake.ClosedPortURL(t) // held: the page below (or anyone) cannot take it
 	page := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "<html><h1>Not Found</h1></html>", http.StatusNotFound)
 	}))

@@ -127,6 +127,8 @@ func TestFrameAtTheLimitIsAccepted(t *testing.T) {
 
 func TestProbeGatewayStates(t *testing.T) {
 	const password = "hunter2-secret"
+	// probeTimeout bounds the hanging case alone; an opencode that answers gets the default
+	// bound (5 s), so a loaded machine never turns its answer into "no answer within 200ms".
 	const probeTimeout = 200 * time.Millisecond
 	cases := []struct {
 		name   string
@@ -172,6 +174,7 @@ func TestProbeGatewayStates(t *testing.T) {
 		{
 			name:   "hanging",
 			url:    func(t *testing.T) string { return opencodefake.StartStalled(t).URL },
+			cfg:    opencode.ProberConfig{Timeout: probeTimeout},
 			detail: ": no answer within 200ms",
 		},
 	}
@@ -179,7 +182,6 @@ func TestProbeGatewayStates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.URL = tc.url(t)
-			cfg.Timeout = probeTimeout
 			prober, err := opencode.NewProber(cfg)
 			require.NoError(t, err)
 			t.Cleanup(prober.Close)

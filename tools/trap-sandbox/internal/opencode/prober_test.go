@@ -322,7 +322,7 @@ func TestProbeCloseHangsUpTheIdleConnection(t *testing.T) {
 	}
 	srv.Start()
 	t.Cleanup(srv.Close)
-	p, err := NewProber(ProberConfig{URL: srv.URL, Timeout: testTimeout})
+	p, err := NewProber(ProberConfig{URL: srv.URL, Timeout: answerTimeout})
 	require.NoError(t, err)
 	require.True(t, probe(t, p).OK)
 

@@ -13,7 +13,6 @@ package opencodefake
 import (
 	"crypto/subtle"
 	"encoding/base64"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -259,17 +258,25 @@ func (s *Server) serveWebUI(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte(WebUI))
 }
 
-// ClosedPortURL returns an http URL on loopback where nothing listens (a port just bound and
-// released), for an opencode that is down: connection refused.
+// ClosedPortURL returns an http URL on loopback where nothing listens, for an opencode that is
+// down: connection refused. The port stays held (ReservePort) until the test ends, so no other
+// listener on the machine takes it and answers instead.
 func ClosedPortURL(t testing.TB) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, _ := ReservePort(t)
+	return "http://" + addr
+}
+
+// ReservePort holds a loopback port where nothing listens and returns its host:port: a
+// connection there is refused, and no other socket can bind it until release (or the test's
+// end). A test that listens there itself later calls release just before.
+func ReservePort(t testing.TB) (addr string, release func()) {
+	t.Helper()
+	addr, closeFn, err := reservePort()
 	if err != nil {
 		t.Fatalf("reserve a port: %v", err)
 	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		t.Fatalf("release the port: %v", err)
-	}
-	return "http://" + addr
+	release = sync.OnceFunc(closeFn)
+	t.Cleanup(release)
+	return addr, release
 }

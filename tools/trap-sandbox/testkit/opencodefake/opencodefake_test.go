@@ -221,3 +221,29 @@ func TestClosedPortURLRefuses(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "connection refused")
 }
+
+// TestClosedPortURLStaysRefused: the port stays held for the test, so nothing else on the
+// machine (another test, another user's server) can listen there and answer in its place.
+func TestClosedPortURLStaysRefused(t *testing.T) {
+	u := ClosedPortURL(t)
+	l, err := net.Listen("tcp", strings.TrimPrefix(u, "http://"))
+	if err == nil {
+		_ = l.Close()
+	}
+	require.Error(t, err, "another listener took the closed port")
+	_, err = http.Get(u + HealthPath)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connection refused")
+}
+
+func TestReservePortFreesItOnRelease(t *testing.T) {
+	addr, release := ReservePort(t)
+	_, err := http.Get("http://" + addr + HealthPath)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "connection refused")
+	release()
+	l, err := net.Listen("tcp", addr)
+	require.NoError(t, err, "the released port is free to listen on")
+	require.NoError(t, l.Close())
+	release() // a second call does nothing, as the test's cleanup makes one
+}
