@@ -400,6 +400,8 @@ func TestChangesAreLoggedWithoutTheirSecrets(t *testing.T) {
 	require.NoError(t, err)
 	_, err = root.RevokeToken(ctx, tok.Token.Selector)
 	require.NoError(t, err)
+	forever, err := root.AddToken(ctx, "dave", "ci", 0)
+	require.NoError(t, err)
 	cred, err := f.client(apiToken).AddCredential(ctx, "dave")
 	require.NoError(t, err)
 	_, err = root.RevokeCredential(ctx, cred.Credential.Selector)
@@ -411,6 +413,7 @@ func TestChangesAreLoggedWithoutTheirSecrets(t *testing.T) {
 	for _, want := range []string{
 		`msg="account API: account added" account=dave role=user tokenId=` + n.Token.Selector + ` by=root remote=127.0.0.1:`,
 		`msg="account API: token added" account=dave tokenId=` + tok.Token.Selector + ` name=laptop expiresIn=1h0m0s by=root`,
+		`msg="account API: token added" account=dave tokenId=` + forever.Token.Selector + ` name=ci expiresIn=never by=root`,
 		`msg="account API: token revoked" account=dave tokenId=` + tok.Token.Selector + ` name=laptop by=root`,
 		`msg="account API: credential added" account=dave credentialId=` + cred.Credential.Selector + ` by=local`,
 		`msg="account API: credential revoked" account=dave credentialId=` + cred.Credential.Selector,
@@ -418,7 +421,7 @@ func TestChangesAreLoggedWithoutTheirSecrets(t *testing.T) {
 		assert.Contains(t, logs, want)
 	}
 	assert.NotContains(t, logs, "mallory", "a refused change is not logged as made")
-	for _, secret := range []string{n.Secret, tok.Secret, cred.Secret, f.token["root"].Secret, apiToken} {
+	for _, secret := range []string{n.Secret, tok.Secret, forever.Secret, cred.Secret, f.token["root"].Secret, apiToken} {
 		assert.NotContains(t, logs, secret)
 	}
 }

@@ -36,7 +36,11 @@ func (a audited) AddAccount(ctx context.Context, id string, role account.Role) (
 func (a audited) AddToken(ctx context.Context, accountID, name string, ttl time.Duration) (account.NewToken, error) {
 	n, err := a.Manager.AddToken(ctx, accountID, name, ttl)
 	if err == nil {
-		a.done("token added", "account", n.Token.AccountID, "tokenId", n.Token.Selector, "name", n.Token.Name, "expiresIn", ttl)
+		expiresIn := "never" // ttl 0, which would read as "at once"
+		if ttl > 0 {
+			expiresIn = ttl.String()
+		}
+		a.done("token added", "account", n.Token.AccountID, "tokenId", n.Token.Selector, "name", n.Token.Name, "expiresIn", expiresIn)
 	}
 	return n, err
 }
