@@ -603,13 +603,19 @@ func TestInstallOnAFullDrive(t *testing.T) {
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`)
 	assert.Contains(t, readSettings(t, dir), `[ "motd.enable" ] = false`)
 
-	// No room for the package: nothing of it is left, and the player reads why.
-	dir = seed(capacity - 10_000 - 500)
-	out = playerSessionOn(ctx, t, on(dir), install+" "+installPassword, "")
-	joined = strings.Join(lines(out), " ")
-	assert.Contains(t, joined, "The computer's drive is full: free some space", out)
-	assert.Contains(t, out, "Nothing was installed.")
-	assert.NotContains(t, joined, "Check that the gateway runs", out)
-	assert.Equal(t, []string{".settings", "filler.bin"}, diskFiles(t, dir), "nothing of the package is left")
-	assert.Equal(t, own, readSettings(t, dir))
+	// No room for the package: none for a file as it is written, none for the next file once
+	// the first (apis/libsandbox.lua) is in, none for its first directory. Nothing of it is
+	// left, and the player reads why.
+	first, err := os.Stat(filepath.Join(reference, "apis", "libsandbox.lua"))
+	require.NoError(t, err)
+	for _, free := range []int64{10_000, 500 + max(first.Size(), 500) + 300, 300} {
+		dir = seed(capacity - free - 500)
+		out = playerSessionOn(ctx, t, on(dir), install+" "+installPassword, "")
+		joined = strings.Join(lines(out), " ")
+		assert.Contains(t, joined, "The computer's drive is full: free some space", out)
+		assert.Contains(t, out, "Nothing was installed.")
+		assert.NotContains(t, joined, "Check that the gateway runs", out)
+		assert.Equal(t, []string{".settings", "filler.bin"}, diskFiles(t, dir), "nothing of the package is left")
+		assert.Equal(t, own, readSettings(t, dir))
+	}
 }

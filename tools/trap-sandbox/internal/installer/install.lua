@@ -66,11 +66,16 @@ end
 local function writeFile(path, bytes)
   local dir = fs.getDir(path);
   if dir ~= "" and not fs.exists(dir) then
-    fs.makeDir(dir);
+    -- A directory costs space too: on a full drive makeDir raises "Out of space".
+    local ok, dirErr = pcall(fs.makeDir, dir);
+    if not ok then
+      return false, tostring(dirErr), true;
+    end
   end
   local handle, err = fs.open(path, "wb");
   if handle == nil then
-    return false, err or "cannot open";
+    -- A new file costs space too: on a full drive fs.open answers "...: Out of space".
+    return false, err or "cannot open", tostring(err):find("Out of space", 1, true) ~= nil;
   end
   -- A full drive raises "Out of space" from write: answered, and the part written removed.
   local ok, writeErr = pcall(handle.write, bytes);
@@ -90,7 +95,22 @@ local function saveSettings()
   if ok and type(lib) == "table" and type(lib.save) == "function" then
     return lib.save();
   end
-  return (pcall(settings.save));
+  local saved, result = pcall(settings.save);
+  return saved and result ~= false;
+end
+
+-- Replaces the file at path by bytes as saveSettings does: written beside it, then moved in,
+-- so a full drive leaves the old file whole. Returns writeFile's results.
+local function replaceFile(path, bytes)
+  local ok, err, full = writeFile(path .. NEW, bytes);
+  if not ok then
+    return false, err, full;
+  end
+  if fs.exists(path) then
+    fs.delete(path);
+  end
+  fs.move(path .. NEW, path);
+  return true;
 end
 
 -- What a player reads when the drive is full, after what failed.
@@ -498,7 +518,11 @@ local function install(opts)
 
   -- The manifest first: a later run (or uninstall) knows these files even if the settings fail.
   local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
-  writeFile(MANIFEST, textutils.serialize(manifest));
+  if not replaceFile(MANIFEST, textutils.serialize(manifest)) then
+    printError("Installed the files of trapos-sandbox " .. SOURCE.version .. ", but the drive had no room left to record them (" .. MANIFEST .. ") or to save .settings.");
+    printError(DISK_FULL .. SOURCE.install);
+    return false;
+  end
   if not saveSettings() then
     printError("Installed trapos-sandbox " .. SOURCE.version .. ", but .settings could not be saved: the computer does not know the gateway yet.");
     printError(DISK_FULL .. SOURCE.install);
