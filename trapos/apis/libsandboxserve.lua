@@ -55,7 +55,7 @@ local function serve(handlers)
         { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
     elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
-    elseif result[2] ~= nil then
+    elseif result[2] ~= nil and result[2] ~= false then
       -- Not "door.open failed": the host's caller learns what the program's author must change.
       os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil, { code = codec.ERR_INTERNAL,
         message = "the handler of " .. msgType .. " returned a " .. type(result[2])

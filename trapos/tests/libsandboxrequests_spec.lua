@@ -205,6 +205,7 @@ describe("libsandboxrequests", function()
         ["door.refuse"] = function() return nil, { code = "forbidden", message = "locked" }; end,
         ["door.say"] = function() return nil, "no such door"; end,
         ["door.text"] = function() return "opened"; end,
+        ["door.jam"] = function() return false, "door jammed"; end,
       }, function()
         local answer = ask(requests, "door.open", { door = "north" });
         expect(answer.ok):eq(true);
@@ -215,6 +216,9 @@ describe("libsandboxrequests", function()
         expect(answer.err):same({ code = "forbidden", message = "locked" });
         answer = ask(requests, "door.say");
         expect(answer.err):same({ code = "internal", message = "no such door" });
+        -- false, message: Lua's other way to refuse.
+        answer = ask(requests, "door.jam");
+        expect(answer.err):same({ code = "internal", message = "door jammed" });
         answer = ask(requests, "door.text");
         expect(answer.err):same({ code = "internal",
           message = "the handler of door.text returned a string, not a table (the answer's payload) or nil and an error" });
