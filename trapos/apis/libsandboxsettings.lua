@@ -209,7 +209,9 @@ end
 -- mid-save). Here the new file is written beside the old one and replaces it only once
 -- complete: a delete and a move with no yield between (CC's fs calls do not yield), so nothing
 -- on the computer sees the path empty. Returns true, or false when the settings could not be
--- saved; the old file is then as it was.
+-- saved; the old file is then as it was, unless the move itself failed after the delete (a
+-- rename on the same drive, which needs no space), when the new file is left at
+-- path .. SAVE_SUFFIX.
 local function save(settingsApi, fsApi, path)
   expect(1, settingsApi, "table", "nil");
   expect(2, fsApi, "table", "nil");

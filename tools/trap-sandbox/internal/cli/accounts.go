@@ -46,7 +46,12 @@ func (f DataDirFlags) open(ctx context.Context) (*account.Accounts, *account.SQL
 	}
 	s, err := account.OpenSQLite(ctx, dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the account store (--data-dir): %w", err)
+		// Name where the directory came from: a store in the default place was never given.
+		from := "--data-dir"
+		if f.DataDir == "" {
+			from = "the default data directory; --data-dir gives another"
+		}
+		return nil, nil, fmt.Errorf("the account store (%s): %w", from, err)
 	}
 	return account.New(s, clock.Real{}), s, nil
 }

@@ -289,6 +289,8 @@ func TestServeWithoutDataDirKeepsAnExistingStore(t *testing.T) {
 	err := root.Serve.Run(ctx, io.Discard)
 	require.Error(t, err, "served with accounts off")
 	assert.Contains(t, err.Error(), db+": file is not a database (26): the file is damaged; restore it from a backup")
+	assert.Contains(t, err.Error(), "the account store (the default data directory; --data-dir gives another)",
+		"no --data-dir was given: the message says where the store came from")
 }
 
 func TestServeRejectsBadConfig(t *testing.T) {
