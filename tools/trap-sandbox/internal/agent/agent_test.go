@@ -521,3 +521,19 @@ func TestSettleRelaysWhatEachPartMissed(t *testing.T) {
 	}
 	assert.Equal(t, "Whole. Before the drop, lost, after it. Next step.", text.String())
 }
+
+// TestATurnAttachedWhileTheStreamIsDownStartsWithAGap: the stream can drop between a turn's
+// waitReady and its attach (opencode calls run between them); the turn then misses its first
+// events, so its text is settled from opencode at its end, never taken as whole.
+func TestATurnAttachedWhileTheStreamIsDownStartsWithAGap(t *testing.T) {
+	s := newStream(nil, slog.New(slog.DiscardHandler))
+	down := &turn{tr: newTracker()}
+	s.attach("ses_down", down)
+	s.setUp()
+	up := &turn{tr: newTracker()}
+	s.attach("ses_up", up)
+	close(down.tr.idle)
+	close(up.tr.idle)
+	assert.False(t, down.tr.streamWhole(), "attached while down: its first events are lost")
+	assert.True(t, up.tr.streamWhole())
+}

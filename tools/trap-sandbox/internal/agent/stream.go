@@ -129,9 +129,15 @@ func (s *stream) waitReady(ctx context.Context, wait time.Duration) error {
 	return errors.New("opencode's event stream did not open")
 }
 
+// attach routes the session's events to t. A stream that is down now (it dropped after the
+// turn's waitReady) misses the turn's first events: the turn starts with a gap, as if it had
+// dropped during it.
 func (s *stream) attach(sessionID string, t *turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.connected {
+		t.tr.markGap()
+	}
 	s.turns[sessionID] = t
 }
 
