@@ -39,40 +39,40 @@ local function narrowScreen()
   return width < SCREEN_WIDTH;
 end
 
--- The help for a pocket computer: every line at most 25 columns, 16 lines.
-local function narrowUsage()
-  print("Usage: sandbox <command>");
-  for _, entry in ipairs({
-    { "health", "test gateway" }, { "status", "connection" }, { "reconnect", "connect now" },
-    { "stop", "disconnect" }, { "setup [url]", "URL, access" }, { "link [KEY]", "join account" },
-    { "help", "this help" }, { "--version", "the version" },
-  }) do
-    print(string.format(" %-11s %s", entry[1], entry[2]));
-  end
-  print("Settings: sandbox.url,");
-  print(" sandbox.password,");
-  print(" sandbox.allow_files,");
-  print(" sandbox.allow_exec,");
-  print(" sandbox.ai_confirm,");
-  print(" sandbox.allow_screen");
-  print("set <name> describes one");
-end
+-- The commands as help lists them: the name, what it does on a computer's 51 columns, and on a
+-- pocket computer's 26.
+local HELP = {
+  { "health", "check the gateway and opencode", "test gateway" },
+  { "status", "show URL, connection, last error", "connection" },
+  { "reconnect", "make the daemon connect again", "connect now" },
+  { "stop", "disconnect until reconnect", "disconnect" },
+  { "setup [url]", "set the URL, password, host access", "URL, access" },
+  { "link [KEY]", "link this computer to your account", "join account" },
+  { "help", "this help (also --help, -h)", "this help" },
+  { "--version", "show the version", "the version" },
+};
 
--- Every line fits the 51-column computer screen.
+-- Every line fits the screen: 51 columns, or at most 25 columns and 16 lines on a narrower one.
 local function usage()
-  if narrowScreen() then
-    narrowUsage();
+  local narrow = narrowScreen();
+  print("Usage: sandbox <command>");
+  for _, command in ipairs(HELP) do
+    if narrow then
+      print(string.format(" %-11s %s", command[1], command[3]));
+    else
+      print(string.format("  %-11s %s", command[1], command[2]));
+    end
+  end
+  if narrow then
+    print("Settings: sandbox.url,");
+    print(" sandbox.password,");
+    print(" sandbox.allow_files,");
+    print(" sandbox.allow_exec,");
+    print(" sandbox.ai_confirm,");
+    print(" sandbox.allow_screen");
+    print("set <name> describes one");
     return;
   end
-  print("Usage: sandbox <command>");
-  print("  health      check the gateway and opencode");
-  print("  status      show URL, connection, last error");
-  print("  reconnect   make the daemon connect again");
-  print("  stop        disconnect until reconnect");
-  print("  setup [url] set the URL, password, host access");
-  print("  link [KEY]  link this computer to your account");
-  print("  help        this help (also --help, -h)");
-  print("  --version   show the version");
   print("Settings: sandbox.url, sandbox.password,");
   print("  sandbox.allow_files (none|read|write),");
   print("  sandbox.allow_exec (true|false),");
