@@ -105,9 +105,8 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 	if err := c.refuseDirectory(ctx, traposID, path); err != nil {
 		return err
 	}
-	w := &upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target)}
+	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target)}
 	for offset := 0; ; offset += ChunkBytes {
-		w.sent = true
 		end := min(offset+ChunkBytes, len(data))
 		payload := map[string]any{"path": w.wire(w.temp), "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
 		if err := c.call(ctx, traposID, protocol.TypeFSWrite, payload, remaining(ctx), nil); err != nil {
@@ -137,16 +136,14 @@ type upload struct {
 	traposID, path string
 	// target and temp are CC bytes.
 	target, temp string
-	// sent is set once a chunk has gone to the computer: the temporary file may exist.
-	sent bool
 }
 
-func (w *upload) wire(cc string) string { return protocol.WireOfBytes([]byte(cc)) }
+func (w upload) wire(cc string) string { return protocol.WireOfBytes([]byte(cc)) }
 
 // replace deletes the old file and moves the new one into place, detached from the caller:
 // an older client's two steps. Should the move still fail (the gateway stopped between
 // them), the temporary file holds the only copy, so it is kept and the error names it.
-func (w *upload) replace(ctx context.Context) error {
+func (w upload) replace(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	// The delete may have run even when its answer is an error (it was lost), so the move is
@@ -171,13 +168,14 @@ func (w *upload) replace(ctx context.Context) error {
 // worded for the player's path.
 //
 // A computer that went away (shut down, its connection lost) cannot be told to remove it: the
-// error then says where what was sent of the new file stays, so it can be deleted.
-func (w *upload) fail(ctx context.Context, err error) error {
+// error then says where what was sent of the new file may stay, so it can be deleted. (fail
+// runs only once a chunk was sent; not_connected cannot tell whether it arrived.)
+func (w upload) fail(ctx context.Context, err error) error {
 	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	cleanErr := w.c.call(cleanCtx, w.traposID, protocol.TypeFSDelete, map[string]any{"path": w.wire(w.temp)}, cleanupTimeout, nil)
 	left := ""
-	if code := protocol.CodeOf(cleanErr); w.sent && (code == protocol.CodeNotConnected || code == protocol.CodeTimeout) {
+	if code := protocol.CodeOf(cleanErr); code == protocol.CodeNotConnected || code == protocol.CodeTimeout {
 		left = fmt.Sprintf("; the computer could not be told to remove what was sent: it may be left beside the file as %s (delete it once the computer is back)",
 			cctext.ShowPath([]byte(w.temp)))
 	}
