@@ -201,8 +201,14 @@ func (s *SQLite) CreateAccountWithToken(ctx context.Context, a Account, t Token)
 	if err := createAccount(ctx, tx, a); err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, insertToken, tokenArgs(t)...); err != nil {
+	r, err := tx.ExecContext(ctx, insertToken, tokenArgs(t)...)
+	if err != nil {
 		return fmt.Errorf("add token: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		// Its selector is taken (the account was just inserted): an account without its
+		// token is what this transaction exists to prevent.
+		return exists("token", t.Selector)
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("add account %q: %w", a.ID, err)

@@ -204,6 +204,17 @@ func TestSQLiteAddAccountIsAllOrNothing(t *testing.T) {
 
 	_, err = db.ExecContext(ctx, "DROP TRIGGER no_tokens")
 	require.NoError(t, err)
+
+	// A token insert that adds no row (its selector taken) fails the account too.
+	_, err = db.ExecContext(ctx, "CREATE TRIGGER skip_tokens BEFORE INSERT ON tokens BEGIN SELECT RAISE(IGNORE); END")
+	require.NoError(t, err)
+	_, err = a.AddAccount(ctx, "carol", account.RoleUser, "first")
+	require.ErrorIs(t, err, account.ErrExists)
+	_, err = s.Account(ctx, "carol")
+	require.ErrorIs(t, err, account.ErrNotFound, "the account without its token")
+	_, err = db.ExecContext(ctx, "DROP TRIGGER skip_tokens")
+	require.NoError(t, err)
+
 	token, err := a.AddAccount(ctx, "bob", account.RoleUser, "first")
 	require.NoError(t, err)
 	got, err := a.Authenticate(ctx, token)
