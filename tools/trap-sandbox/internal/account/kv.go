@@ -191,6 +191,33 @@ func (s *KV) CreateAccount(ctx context.Context, a Account) error {
 		CreatedBy: a.CreatedBy})
 }
 
+// CreateAccountWithToken adds a and its first token t as one change, as far as a bucket
+// without transactions allows: the account first (so that a taken id is refused before any
+// token exists), then the token; when the token cannot be stored the account is deleted again,
+// at the revision this call wrote, so that adding it again works instead of answering "exists
+// already". Only when that deletion fails too (the bus gone between the two writes) is the
+// account left without a token; `trap-sandbox accounts` can then issue it one.
+func (s *KV) CreateAccountWithToken(ctx context.Context, a Account, t Token) error {
+	b, err := json.Marshal(kvAccountRecord{ID: a.ID, Role: a.Role, Created: nanos(a.Created), CreatedBy: a.CreatedBy})
+	if err != nil {
+		return err
+	}
+	key := kvKey(kvAccount, a.ID)
+	rev, err := s.kv.Create(ctx, key, b)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return exists("account", a.ID)
+	} else if err != nil {
+		return fmt.Errorf("add account %q: %w", a.ID, err)
+	}
+	if err := s.createTokenRecord(ctx, t); err != nil {
+		if derr := s.kv.Delete(ctx, key, jetstream.LastRevision(rev)); derr != nil {
+			return fmt.Errorf("%w (and account %q was added without it: %v)", err, a.ID, derr)
+		}
+		return err
+	}
+	return nil
+}
+
 // Account implements Store.
 func (s *KV) Account(ctx context.Context, id string) (Account, error) {
 	var r kvAccountRecord
@@ -219,6 +246,11 @@ func (s *KV) CreateToken(ctx context.Context, t Token) error {
 	if _, err := s.Account(ctx, t.AccountID); err != nil {
 		return err
 	}
+	return s.createTokenRecord(ctx, t)
+}
+
+// createTokenRecord stores t, its account not checked.
+func (s *KV) createTokenRecord(ctx context.Context, t Token) error {
 	return s.create(ctx, "token", kvKey(kvToken, t.Selector), t.Selector, kvTokenRecord{Selector: t.Selector, Hash: t.Hash,
 		AccountID: t.AccountID, Name: t.Name, Created: nanos(t.Created), ExpiresAt: nanos(t.ExpiresAt), RevokedAt: nanos(t.RevokedAt),
 		CreatedBy: t.CreatedBy, LastUsed: nanos(t.LastUsed), RemoteAddr: t.RemoteAddr})

@@ -11,6 +11,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/account/accounttest"
+	"trap-sandbox/internal/clock"
 )
 
 // startJetStream runs an embedded NATS server with JetStream for one test and returns a
@@ -57,4 +58,39 @@ func TestKVStoreIsShared(t *testing.T) {
 	c, err := b.Credential(t.Context(), "c1")
 	require.NoError(t, err)
 	require.Equal(t, time.Unix(5, 0).UTC(), c.RevokedAt)
+}
+
+// TestKVAddAccountIsAllOrNothing: when the bucket refuses the new account's first token (here
+// its selector is taken), the account is deleted again, so adding it again works instead of
+// answering "exists already".
+func TestKVAddAccountIsAllOrNothing(t *testing.T) {
+	ctx := t.Context()
+	s, err := account.OpenKV(ctx, startJetStream(t))
+	require.NoError(t, err)
+	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}))
+	require.NoError(t, s.CreateToken(ctx, account.Token{Selector: "taken", Hash: []byte("h"), AccountID: "alice"}))
+
+	err = s.CreateAccountWithToken(ctx, account.Account{ID: "bob", Role: account.RoleUser},
+		account.Token{Selector: "taken", Hash: []byte("h2"), AccountID: "bob"})
+	require.ErrorIs(t, err, account.ErrExists)
+	_, err = s.Account(ctx, "bob")
+	require.ErrorIs(t, err, account.ErrNotFound, "the account without its token")
+	tok, err := s.Token(ctx, "taken")
+	require.NoError(t, err)
+	require.Equal(t, "alice", tok.AccountID, "the other account's token is untouched")
+
+	// A taken account id is refused before any token is written.
+	err = s.CreateAccountWithToken(ctx, account.Account{ID: "alice", Role: account.RoleUser},
+		account.Token{Selector: "fresh", Hash: []byte("h3"), AccountID: "alice"})
+	require.ErrorIs(t, err, account.ErrExists)
+	_, err = s.Token(ctx, "fresh")
+	require.ErrorIs(t, err, account.ErrNotFound)
+
+	// Added again, through the accounts layer: the account and a token that authenticates.
+	a := account.New(s, clock.Real{})
+	secret, err := a.AddAccount(ctx, "bob", account.RoleUser, "first")
+	require.NoError(t, err)
+	got, err := a.Authenticate(ctx, secret)
+	require.NoError(t, err)
+	require.Equal(t, "bob", got.ID)
 }
