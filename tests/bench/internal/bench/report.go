@@ -45,6 +45,7 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 		ms(g.HTTP.P50), ms(g.HTTP.P99), ms(b.HTTP.P50), ms(b.HTTP.P99),
 		ratio(float64(g.HTTP.P50), float64(b.HTTP.P50)), ratio(float64(g.HTTP.P99), float64(b.HTTP.P99)),
 		verdict("(b) HTTP ping p99 latency", g.HTTP.P99 <= b.HTTP.P99))
+	fmt.Fprintf(w, "| (b) p99 gateway/baseline by round | | | %s | | |\n", roundRatios(float64s(g.HTTPP99Rounds), float64s(b.HTTPP99Rounds)))
 	fmt.Fprintf(w, "| (b) server CPU per round trip | %s | %s | %.2f× | | |\n",
 		us(g.HTTP.ServerCPU), us(b.HTTP.ServerCPU), ratio(float64(g.HTTP.ServerCPU), float64(b.HTTP.ServerCPU)))
 	fmt.Fprintf(w, "| (c) RSS per idle connection | %.1f KiB | %.1f KiB | %.2f× | ≤ %d KiB | %s |\n",
@@ -69,6 +70,14 @@ func roundRatios(gateway, baseline []float64) string {
 		parts = append(parts, fmt.Sprintf("%.2f×", ratio(gateway[i], baseline[i])))
 	}
 	return strings.Join(parts, " ")
+}
+
+func float64s(ds []time.Duration) []float64 {
+	out := make([]float64, len(ds))
+	for i, d := range ds {
+		out[i] = float64(d)
+	}
+	return out
 }
 
 func ratio(a, b float64) float64 {

@@ -54,3 +54,12 @@ func TestTheGatewaysConnectionCapIsRaisedOnlyPastItsDefault(t *testing.T) {
 	assert.NotContains(t, strings.Join(gatewayEnv("http://x", 10050), " "), "SANDBOX_MAX_CONNECTIONS")
 	assert.Contains(t, gatewayEnv("http://x", 100050), "SANDBOX_MAX_CONNECTIONS=101050")
 }
+
+func TestReportShowsEachRoundsP99(t *testing.T) {
+	r := figures()
+	r.Gateway.HTTPP99Rounds = []time.Duration{4 * time.Millisecond, 3 * time.Millisecond}
+	r.Baseline.HTTPP99Rounds = []time.Duration{2 * time.Millisecond, 4 * time.Millisecond}
+	var out strings.Builder
+	Report(&out, Config{IdleComputers: 10000}, r)
+	assert.Contains(t, out.String(), "| (b) p99 gateway/baseline by round | | | 2.00× 0.75× | | |")
+}

@@ -80,6 +80,9 @@ type Figures struct {
 	// ProbeRounds and HTTPRounds are the rates of every round, in order; Probe and HTTP are
 	// their medians.
 	ProbeRounds, HTTPRounds []float64
+	// HTTPP99Rounds is the p99 latency of every round of (b), in order (the verdict is on the
+	// median round's, HTTP.P99): how far the machine's noise moves it.
+	HTTPP99Rounds []time.Duration
 	// ProbesSent counts the probe_gateway round trips of all rounds.
 	ProbesSent int
 	// BytesPerConn is phase (c): RSS growth divided by the idle sockets.
@@ -191,7 +194,7 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 				return res, err
 			}
 			pings[i] = append(pings[i], r)
-			fmt.Fprintf(progress, "round %d: (b) %s %.0f round trips/s\n", round+1, s.name, r.PerSecond)
+			fmt.Fprintf(progress, "round %d: (b) %s %.0f round trips/s, p99 %s\n", round+1, s.name, r.PerSecond, ms(r.P99))
 		}
 	}
 	res.OpencodeRequests = opencodeHits.Load()
@@ -203,6 +206,9 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 			figures[i].ProbesSent += r.Count
 		}
 		figures[i].HTTPRounds = perSecond(pings[i])
+		for _, r := range pings[i] {
+			figures[i].HTTPP99Rounds = append(figures[i].HTTPP99Rounds, r.P99)
+		}
 		if err := memoryPhase(ctx, cfg, s, figures[i], s == gw); err != nil {
 			return res, err
 		}
