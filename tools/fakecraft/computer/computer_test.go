@@ -384,6 +384,18 @@ print("ok")
 	assert.Equal(t, TickDuration/40, c.tickPeriod())
 }
 
+// TestInGameEpoch: os.epoch("ingame") is CC's day * 86400000 + hour * 3600000, with the day
+// counted from 1 as os.day() counts it (ServerComputer.getDay), so a computer that booted at
+// 06:00 of day 1 reads 108000000 then.
+func TestInGameEpoch(t *testing.T) {
+	check(t, `
+local e, day, hour = os.epoch("ingame"), os.day(), os.time()
+assert(day == 1, "the world starts on day 1: " .. day)
+assert(e == day * 86400000 + math.floor(hour * 3600000), "epoch " .. e .. " at day " .. day .. ", hour " .. hour)
+assert(os.epoch() == os.epoch("ingame") and os.epoch("INGAME") >= e)
+`)
+}
+
 // TestTooLongWithoutYielding: in Lua code the abort keeps the position of the code it
 // stopped, as CC's does (a pattern match is stopped with the bare message, patterns_test.go).
 func TestTooLongWithoutYielding(t *testing.T) {

@@ -93,10 +93,8 @@ func (c *Computer) epoch(kind string) (float64, bool) {
 		// CC 1.113.1's "local" ignores the time zone, so both are UNIX milliseconds.
 		return float64(c.Now().UnixMilli()), true
 	case "ingame":
-		wt := c.worldTicks()
-		day := wt / ticksPerDay
-		hours := float64(wt%ticksPerDay) / 1000
-		return float64(day)*86400000 + math.Floor(hours*3600000), true
+		// CC's day counts from 1 (os.day()), so the epoch of day 1 at 06:00 is 108000000.
+		return float64(c.day())*86400000 + math.Floor(c.timeOfDay()*3600000), true
 	}
 	return 0, false
 }
