@@ -166,10 +166,9 @@ func (c *Computer) installOS(L *lua.LState) {
 			case "ingame":
 				L.Push(lua.LNumber(c.day()))
 			case "utc":
-				L.Push(lua.LNumber(c.Now().Unix() / 86400))
+				L.Push(lua.LNumber(calendarDay(c.Now().UTC())))
 			case "local":
-				_, off := c.Now().Local().Zone()
-				L.Push(lua.LNumber((c.Now().Unix() + int64(off)) / 86400))
+				L.Push(lua.LNumber(calendarDay(c.Now().Local())))
 			default:
 				L.RaiseError("Unsupported operation")
 			}
@@ -200,6 +199,13 @@ func (c *Computer) installOS(L *lua.LState) {
 	os.RawSetString("computerLabel", os.RawGetString("getComputerLabel"))
 	os.RawSetString("date", L.NewFunction(c.osDate))
 	L.SetGlobal("os", os)
+}
+
+// calendarDay is os.day("utc"/"local") of t's date in t's zone: CC adds the days of the
+// years since 1970 to the day of the year, which counts from 1, so 1970-01-01 is day 1.
+func calendarDay(t time.Time) int64 {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()/86400 + 1
 }
 
 func hoursOfDay(t time.Time) float64 {
