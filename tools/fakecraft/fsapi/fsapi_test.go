@@ -516,7 +516,9 @@ func TestHandleWritingModes(t *testing.T) {
 	}{
 		{"binary write of numbers is a byte", `local h = fs.open("f", "wb") h.write(65) h.write(66.9) h.write("C") h.writeLine(1) h.close()`, "ABC1\n"},
 		{"text write of numbers is text", `local h = fs.open("f", "w") h.write(65) h.write(0.5) h.write(true) h.write(nil) h.close()`, "650.5truenil"},
-		{"append", `local h = fs.open("f", "w") h.write("one") h.close() h = fs.open("f", "a") h.write("two") h.seek("set", 0) h.write("3") h.close()`, "onetwo3"},
+		{"append", `local h = fs.open("f", "w") h.write("one") h.close() h = fs.open("f", "a") h.write("two") h.write("3") h.close()`, "onetwo3"},
+		{"append handles cannot seek, as CC's", `local h = fs.open("f", "a") assert(h.seek == nil, "a: seek") h.close() h = fs.open("f", "ab") assert(h.seek == nil, "ab: seek") h.close()
+			for _, mode in ipairs({"r", "rb", "w", "wb", "r+", "w+"}) do h = fs.open("f", mode) assert(type(h.seek) == "function", mode) h.close() end`, ""},
 		{"w+ reads what it wrote", `local h = fs.open("f", "w+") h.write("abcdef") h.seek("set", 1) local s = h.read(2) h.write("X") h.close() assert(s == "bc", s)`, "abcXef"},
 		{"r+ keeps contents", `local h = fs.open("f", "w") h.write("hello") h.close() h = fs.open("f", "r+") assert(h.readLine() == "hello") h.seek("set", 0) h.write("J") h.close()`, "Jello"},
 		{"r+ on the read-only layer copies up", `local h = fs.open("base.txt", "r+") h.seek("set", 5) h.write("B") h.close() fs.copy("base.txt", "f")`, "from Base\n"},
