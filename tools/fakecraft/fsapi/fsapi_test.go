@@ -370,7 +370,14 @@ func TestMissingFilesAndDirectories(t *testing.T) {
 		{`fs.open("", "r+")`, []string{"nil", "/: Not a file"}},
 		{`fs.open("apis", "w")`, []string{"nil", "/apis: Cannot write to directory"}},
 		{`fs.open("nope", "r+")`, []string{"nil", "/nope: No such file"}},
-		{`fs.open("base.txt/x", "w")`, []string{"nil", "/base.txt/x: File exists"}},
+		// CC makes the parent (WritableFileMount.makeDirectory): a parent that is a file is
+		// "File exists", a file further up "Access denied", both naming the parent.
+		{`fs.open("base.txt/x", "w")`, []string{"nil", "/base.txt: File exists"}},
+		{`fs.open("base.txt/x/y", "a")`, []string{"nil", "/base.txt/x: Access denied"}},
+		{`select(2, pcall(fs.makeDir, "base.txt/x"))`, []string{"/base.txt/x: Access denied"}},
+		{`select(2, pcall(fs.makeDir, "base.txt/x/y"))`, []string{"/base.txt/x/y: Access denied"}},
+		{`select(2, pcall(fs.copy, "apis", "base.txt/x"))`, []string{"/base.txt/x: Access denied"}},
+		{`select(2, pcall(fs.copy, "lines.txt", "base.txt/x"))`, []string{"/base.txt: File exists"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.expr, func(t *testing.T) {
