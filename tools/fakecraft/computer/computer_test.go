@@ -424,6 +424,14 @@ assert(math.abs(os.day("local") - day) <= 1)
 `)
 }
 
+// TestHoursOfDayIsAJavaFloat: os.time("utc") and os.time("local") are computed in Java
+// floats by CC (getTimeForCalendar), and a program printing one sees that float's digits.
+func TestHoursOfDayIsAJavaFloat(t *testing.T) {
+	assert.Equal(t, 6.501389026641846, hoursOfDay(time.Date(2026, 12, 3, 6, 30, 5, 0, time.UTC)))
+	assert.Equal(t, 23.99972152709961, hoursOfDay(time.Date(2026, 12, 3, 23, 59, 59, 0, time.UTC)))
+	assert.Equal(t, 12.0, hoursOfDay(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)))
+}
+
 // TestTooLongWithoutYielding: in Lua code the abort keeps the position of the code it
 // stopped, as CC's does (a pattern match is stopped with the bare message, patterns_test.go).
 func TestTooLongWithoutYielding(t *testing.T) {

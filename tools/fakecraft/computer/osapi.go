@@ -208,6 +208,11 @@ func calendarDay(t time.Time) int64 {
 	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()/86400 + 1
 }
 
+// hoursOfDay is os.time("utc"/"local"): CC's getTimeForCalendar sums the hour, minute/60
+// and second/3600 in Java floats, so 06:30:05 is 6.5013890266418, not 6.5013888888889.
 func hoursOfDay(t time.Time) float64 {
-	return float64(t.Hour()) + float64(t.Minute())/60 + float64(t.Second())/3600
+	h := float32(t.Hour())
+	h = float32(h + float32(float32(t.Minute())/60))
+	h = float32(h + float32(float32(t.Second())/3600))
+	return float64(h)
 }
