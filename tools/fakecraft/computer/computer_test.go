@@ -384,6 +384,54 @@ print("ok")
 	assert.Equal(t, TickDuration/40, c.tickPeriod())
 }
 
+// TestInGameEpoch: os.epoch("ingame") is CC's day * 86400000 + hour * 3600000, with the day
+// counted from 1 as os.day() counts it (ServerComputer.getDay), so a computer that booted at
+// 06:00 of day 1 reads 108000000 then.
+func TestInGameEpoch(t *testing.T) {
+	check(t, `
+local e, day, hour = os.epoch("ingame"), os.day(), os.time()
+assert(day == 1, "the world starts on day 1: " .. day)
+assert(e == day * 86400000 + math.floor(hour * 3600000), "epoch " .. e .. " at day " .. day .. ", hour " .. hour)
+assert(os.epoch() == os.epoch("ingame") and os.epoch("INGAME") >= e)
+`)
+}
+
+// TestCalendarDay: os.day("utc") and os.day("local") count the date's days since 1970 from
+// 1, as CC's getDayForCalendar does (the years' days plus the day of the year), in the
+// zone asked for.
+func TestCalendarDay(t *testing.T) {
+	newYork := time.FixedZone("EST", -5*3600)
+	for _, tc := range []struct {
+		at   time.Time
+		want int64
+	}{
+		{time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC), 1},
+		{time.Date(1970, 1, 1, 23, 59, 59, 0, time.UTC), 1},
+		{time.Date(1970, 12, 31, 12, 0, 0, 0, time.UTC), 365},
+		{time.Date(1971, 1, 1, 0, 0, 0, 0, time.UTC), 366},
+		{time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC), 20791},
+		{time.Date(2026, 12, 3, 6, 0, 0, 0, time.UTC).In(newYork), 20791},
+		{time.Date(2026, 12, 3, 2, 0, 0, 0, time.UTC).In(newYork), 20790}, // still Dec 2 there
+	} {
+		assert.Equal(t, tc.want, calendarDay(tc.at), "%s", tc.at)
+	}
+	check(t, `
+local before = math.floor(os.epoch("utc") / 86400000) + 1
+local day = os.day("utc")
+local after = math.floor(os.epoch("utc") / 86400000) + 1
+assert(day == before or day == after, "os.day(\"utc\") " .. day .. ", epoch's day " .. before)
+assert(math.abs(os.day("local") - day) <= 1)
+`)
+}
+
+// TestHoursOfDayIsAJavaFloat: os.time("utc") and os.time("local") are computed in Java
+// floats by CC (getTimeForCalendar), and a program printing one sees that float's digits.
+func TestHoursOfDayIsAJavaFloat(t *testing.T) {
+	assert.Equal(t, 6.501389026641846, hoursOfDay(time.Date(2026, 12, 3, 6, 30, 5, 0, time.UTC)))
+	assert.Equal(t, 23.99972152709961, hoursOfDay(time.Date(2026, 12, 3, 23, 59, 59, 0, time.UTC)))
+	assert.Equal(t, 12.0, hoursOfDay(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)))
+}
+
 // TestTooLongWithoutYielding: in Lua code the abort keeps the position of the code it
 // stopped, as CC's does (a pattern match is stopped with the bare message, patterns_test.go).
 func TestTooLongWithoutYielding(t *testing.T) {

@@ -93,10 +93,8 @@ func (c *Computer) epoch(kind string) (float64, bool) {
 		// CC 1.113.1's "local" ignores the time zone, so both are UNIX milliseconds.
 		return float64(c.Now().UnixMilli()), true
 	case "ingame":
-		wt := c.worldTicks()
-		day := wt / ticksPerDay
-		hours := float64(wt%ticksPerDay) / 1000
-		return float64(day)*86400000 + math.Floor(hours*3600000), true
+		// CC's day counts from 1 (os.day()), so the epoch of day 1 at 06:00 is 108000000.
+		return float64(c.day())*86400000 + math.Floor(c.timeOfDay()*3600000), true
 	}
 	return 0, false
 }
@@ -168,10 +166,9 @@ func (c *Computer) installOS(L *lua.LState) {
 			case "ingame":
 				L.Push(lua.LNumber(c.day()))
 			case "utc":
-				L.Push(lua.LNumber(c.Now().Unix() / 86400))
+				L.Push(lua.LNumber(calendarDay(c.Now().UTC())))
 			case "local":
-				_, off := c.Now().Local().Zone()
-				L.Push(lua.LNumber((c.Now().Unix() + int64(off)) / 86400))
+				L.Push(lua.LNumber(calendarDay(c.Now().Local())))
 			default:
 				L.RaiseError("Unsupported operation")
 			}
@@ -204,6 +201,18 @@ func (c *Computer) installOS(L *lua.LState) {
 	L.SetGlobal("os", os)
 }
 
+// calendarDay is os.day("utc"/"local") of t's date in t's zone: CC adds the days of the
+// years since 1970 to the day of the year, which counts from 1, so 1970-01-01 is day 1.
+func calendarDay(t time.Time) int64 {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()/86400 + 1
+}
+
+// hoursOfDay is os.time("utc"/"local"): CC's getTimeForCalendar sums the hour, minute/60
+// and second/3600 in Java floats, so 06:30:05 is 6.5013890266418, not 6.5013888888889.
 func hoursOfDay(t time.Time) float64 {
-	return float64(t.Hour()) + float64(t.Minute())/60 + float64(t.Second())/3600
+	h := float32(t.Hour())
+	h = float32(h + float32(float32(t.Minute())/60))
+	h = float32(h + float32(float32(t.Second())/3600))
+	return float64(h)
 }

@@ -521,22 +521,36 @@ func (f *FS) writable(path string) (*mountPoint, string, error) {
 	return m, local, nil
 }
 
-// prepareParents makes sure every parent of local is a directory in the upper layer,
-// failing if one of them is a file.
+// prepareParents makes sure every parent of local is a directory in the upper layer. As
+// CC's MountWrapper makes the parent directory (WritableFileMount.makeDirectory), a parent
+// that is a file is "File exists" and a file further up "Access denied", both naming the
+// parent.
 func (m *mountPoint) prepareParents(path, local string) error {
 	parent := parentOf(local)
 	if parent == "" {
 		return nil
 	}
-	for p := parent; p != ""; p = parentOf(p) {
-		if e := m.stat(p); e.exists && !e.dir {
-			return pathErr(path, msgFileExists)
-		}
+	if e := m.stat(parent); e.exists && !e.dir {
+		return pathErr(parentOf(path), msgFileExists)
+	}
+	if m.underAFile(parent) {
+		return pathErr(parentOf(path), msgAccessDenied)
 	}
 	if err := m.upper.MkdirAll(osName(parent), dirPerm); err != nil {
 		return pathErr(path, msgAccessDenied)
 	}
 	return nil
+}
+
+// underAFile reports whether a directory above local is a file, so that local cannot be
+// made (CC: Java's mkdirs fails, "Access denied").
+func (m *mountPoint) underAFile(local string) bool {
+	for p := parentOf(local); p != ""; p = parentOf(p) {
+		if e := m.stat(p); e.exists && !e.dir {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *FS) makeDir(path string) error {
@@ -557,6 +571,9 @@ func (f *FS) makeDir(path string) error {
 	}
 	if m.free() < missing*minimumFileSize {
 		return pathErr(path, msgOutOfSpace)
+	}
+	if m.underAFile(local) {
+		return pathErr(path, msgAccessDenied)
 	}
 	if err := m.prepareParents(path, local); err != nil {
 		return err

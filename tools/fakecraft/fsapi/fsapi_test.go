@@ -370,7 +370,14 @@ func TestMissingFilesAndDirectories(t *testing.T) {
 		{`fs.open("", "r+")`, []string{"nil", "/: Not a file"}},
 		{`fs.open("apis", "w")`, []string{"nil", "/apis: Cannot write to directory"}},
 		{`fs.open("nope", "r+")`, []string{"nil", "/nope: No such file"}},
-		{`fs.open("base.txt/x", "w")`, []string{"nil", "/base.txt/x: File exists"}},
+		// CC makes the parent (WritableFileMount.makeDirectory): a parent that is a file is
+		// "File exists", a file further up "Access denied", both naming the parent.
+		{`fs.open("base.txt/x", "w")`, []string{"nil", "/base.txt: File exists"}},
+		{`fs.open("base.txt/x/y", "a")`, []string{"nil", "/base.txt/x: Access denied"}},
+		{`select(2, pcall(fs.makeDir, "base.txt/x"))`, []string{"/base.txt/x: Access denied"}},
+		{`select(2, pcall(fs.makeDir, "base.txt/x/y"))`, []string{"/base.txt/x/y: Access denied"}},
+		{`select(2, pcall(fs.copy, "apis", "base.txt/x"))`, []string{"/base.txt/x: Access denied"}},
+		{`select(2, pcall(fs.copy, "lines.txt", "base.txt/x"))`, []string{"/base.txt: File exists"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.expr, func(t *testing.T) {
@@ -516,7 +523,9 @@ func TestHandleWritingModes(t *testing.T) {
 	}{
 		{"binary write of numbers is a byte", `local h = fs.open("f", "wb") h.write(65) h.write(66.9) h.write("C") h.writeLine(1) h.close()`, "ABC1\n"},
 		{"text write of numbers is text", `local h = fs.open("f", "w") h.write(65) h.write(0.5) h.write(true) h.write(nil) h.close()`, "650.5truenil"},
-		{"append", `local h = fs.open("f", "w") h.write("one") h.close() h = fs.open("f", "a") h.write("two") h.seek("set", 0) h.write("3") h.close()`, "onetwo3"},
+		{"append", `local h = fs.open("f", "w") h.write("one") h.close() h = fs.open("f", "a") h.write("two") h.write("3") h.close()`, "onetwo3"},
+		{"append handles cannot seek, as CC's", `local h = fs.open("f", "a") assert(h.seek == nil, "a: seek") h.close() h = fs.open("f", "ab") assert(h.seek == nil, "ab: seek") h.close()
+			for _, mode in ipairs({"r", "rb", "w", "wb", "r+", "w+"}) do h = fs.open("f", mode) assert(type(h.seek) == "function", mode) h.close() end`, ""},
 		{"w+ reads what it wrote", `local h = fs.open("f", "w+") h.write("abcdef") h.seek("set", 1) local s = h.read(2) h.write("X") h.close() assert(s == "bc", s)`, "abcXef"},
 		{"r+ keeps contents", `local h = fs.open("f", "w") h.write("hello") h.close() h = fs.open("f", "r+") assert(h.readLine() == "hello") h.seek("set", 0) h.write("J") h.close()`, "Jello"},
 		{"r+ on the read-only layer copies up", `local h = fs.open("base.txt", "r+") h.seek("set", 5) h.write("B") h.close() fs.copy("base.txt", "f")`, "from Base\n"},

@@ -398,7 +398,20 @@ func handleTable(L *lua.LState, h *handle) *lua.LTable {
 		// Writes reach the host file at once, so there is nothing left to flush.
 		set("flush", func(L *lua.LState) int { run(L, func() error { return nil }); return 0 })
 	}
-	set("seek", func(L *lua.LState) int {
+	// An append handle cannot seek: CC gives it no seek method (FSAPI.open, "a" and "ab").
+	if !h.mode.append {
+		set("seek", seek(h, run))
+	}
+	set("close", func(L *lua.LState) int {
+		run(L, func() error { h.close(); return nil })
+		return 0
+	})
+	return t
+}
+
+// seek is a handle's seek([whence [, offset]]).
+func seek(h *handle, run func(*lua.LState, func() error)) lua.LGFunction {
+	return func(L *lua.LState) int {
 		whence := luakit.OptStrictString(L, 1, "cur")
 		offset, _ := luakit.OptLong(L, 2)
 		var pos int64
@@ -417,12 +430,7 @@ func handleTable(L *lua.LState, h *handle) *lua.LTable {
 		}
 		L.Push(lua.LNumber(pos))
 		return 1
-	})
-	set("close", func(L *lua.LState) int {
-		run(L, func() error { h.close(); return nil })
-		return 0
-	})
-	return t
+	}
 }
 
 // ----- find and complete (Lua functions in CC's bios; same behaviour here) -----

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -272,8 +273,12 @@ func (s *socket) read(conn *wsConn) {
 		if err != nil {
 			switch {
 			case errors.Is(err, errFrameTooLarge):
-				_ = conn.writeFrame(opClose, closePayload(closeTooBig))
-				s.closeRemote(msgMessageTooLarge, -1)
+				// Netty's frame decoder refuses it with a CorruptedWebSocketFrameException,
+				// which CC's toFriendlyError does not know (its "Message is too large" is for
+				// a TooLongFrameException): the reason is its default, "Could not connect".
+				reason := fmt.Sprintf("Max frame length of %d has been exceeded.", a.opts.MaxWebsocketMessage)
+				_ = conn.writeFrame(opClose, append(closePayload(closeTooBig), reason...))
+				s.closeRemote(msgCouldNotConnect, -1)
 			case errors.Is(err, errProtocol):
 				_ = conn.writeFrame(opClose, closePayload(closeProtocolError))
 				s.closeRemote(msgCouldNotConnect, -1)

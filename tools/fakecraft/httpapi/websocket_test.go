@@ -197,20 +197,27 @@ func TestWebsocketLocalCloseIsSilent(t *testing.T) {
 	}
 }
 
+// TestWebsocketInboundSizeLimit: a frame over max_websocket_message ends the socket as CC's
+// Netty does: its decoder sends a Close frame (1009, "Max frame length of N has been
+// exceeded.") and raises an exception CC's toFriendlyError words "Could not connect".
 func TestWebsocketInboundSizeLimit(t *testing.T) {
 	cases := []struct {
-		name string
-		size int
-		want []lua.LValue
+		name      string
+		size      int
+		want      []lua.LValue
+		wantClose string // the Close frame the server reads, "" for none
 	}{
-		{"at the limit is delivered", DefaultMaxWebsocketMessage, []lua.LValue{lua.LString("websocket_message"), lua.LNumber(DefaultMaxWebsocketMessage)}},
-		{"over the limit closes", DefaultMaxWebsocketMessage + 1, []lua.LValue{lua.LString("websocket_closed"), lua.LString("Message is too large"), lua.LNil}},
+		{"at the limit is delivered", DefaultMaxWebsocketMessage, []lua.LValue{lua.LString("websocket_message"), lua.LNumber(DefaultMaxWebsocketMessage)}, ""},
+		{"over the limit closes", DefaultMaxWebsocketMessage + 1, []lua.LValue{lua.LString("websocket_closed"), lua.LString("Could not connect"), lua.LNil},
+			"websocket: close 1009 (message too big): Max frame length of 131072 has been exceeded."},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			serverErr := make(chan error, 1)
 			_, url := wsServer(t, websocket.Upgrader{WriteBufferSize: 256 * 1024}, func(c *websocket.Conn) {
 				_ = c.WriteMessage(websocket.BinaryMessage, make([]byte, tc.size))
-				_, _, _ = c.ReadMessage()
+				_, _, err := c.ReadMessage()
+				serverErr <- err
 			})
 			c := newComputer(t, Options{AllowPrivate: true})
 			out := c.run(t, connectLua+`
@@ -221,6 +228,16 @@ func TestWebsocketInboundSizeLimit(t *testing.T) {
 				end
 			`, url)
 			assert.Equal(t, tc.want, out)
+			if tc.wantClose == "" {
+				return
+			}
+			select {
+			case err := <-serverErr:
+				require.Error(t, err)
+				assert.Equal(t, tc.wantClose, err.Error())
+			case <-time.After(testDeadline):
+				t.Fatal("the server never read the Close frame")
+			}
 		})
 	}
 }

@@ -85,8 +85,8 @@ func (e *jsonEncoder) table(t *lua.LTable) {
 
 	// Object members are written straight away, in pairs order (so their errors and
 	// repeats surface in that order); numeric keys only record the largest index, and the
-	// array values are read afterwards, only if no string key made the table an object.
-	// Non-string keys write nothing, so nothing ever has to be taken back.
+	// array values are read afterwards. As in CC they are serialised even when a string key
+	// made the table an object, which then drops them: their errors and repeats still raise.
 	objEmpty := true
 	largest := 0.0
 	forEachPair(L, t, func(k, v lua.LValue) {
@@ -111,13 +111,17 @@ func (e *jsonEncoder) table(t *lua.LTable) {
 			}
 		}
 	})
+	if largest >= 1 && largest > maxJSONArrayLength {
+		luakit.RaiseBare(L, jsonArrayTooLong)
+	}
 	switch {
 	case !objEmpty:
 		e.b.WriteByte('}')
-	case largest >= 1:
-		if largest > maxJSONArrayLength {
-			luakit.RaiseBare(L, jsonArrayTooLong)
+		dropped := &jsonEncoder{a: e.a, tr: e.tr, nbt: e.nbt, unicode: e.unicode}
+		for i := 1; i <= int(largest); i++ {
+			dropped.value(L.GetTable(t, lua.LNumber(i)))
 		}
+	case largest >= 1:
 		n := int(largest)
 		e.b.WriteByte('[')
 		for i := 1; i <= n; i++ {

@@ -52,7 +52,7 @@ func TestSerializeJSON(t *testing.T) {
 		{"legacy false", `{a = 1}, false`, `{"a":1}`},
 		{"allow_repetitions", `(function() local t = {1} return {t, t} end)(), {allow_repetitions = true}`, `[[1],[1]]`},
 		{"__pairs honoured", `setmetatable({}, {__pairs = function() return next, {a = 1}, nil end})`, `{"a":1}`},
-		{"function at dropped key ignored", `{a = 1, [1] = print}`, `{"a":1}`},
+		{"array entries of an object serialised, then dropped", `{a = 1, [1] = {b = 2}, [3] = "x"}`, `{"a":1}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,6 +85,9 @@ func TestSerializeJSONErrors(t *testing.T) {
 		{"recursive despite allow_repetitions", `local t = {} t.a = {t} textutils.serializeJSON(t, {allow_repetitions = true})`, "Cannot serialize table with recursive entries"},
 		{"function", `textutils.serializeJSON({print})`, "Cannot serialize type function"},
 		{"function in object", `textutils.serializeJSON({a = print})`, "Cannot serialize type function"},
+		{"function in the array of an object", `textutils.serializeJSON({a = 1, [1] = print})`, "Cannot serialize type function"},
+		{"repeated in the array of an object", `local t = {} textutils.serializeJSON({a = t, [1] = t})`, "Cannot serialize table with repeated entries"},
+		{"recursive in the array of an object", `local t = {a = 1} t[1] = t textutils.serializeJSON(t)`, "Cannot serialize table with recursive entries"},
 		{"thread", `textutils.serializeJSON({a = coroutine.create(print)})`, "Cannot serialize type thread"},
 		{"invalid utf-8 with unicode_strings", `textutils.serializeJSON("\255", {unicode_strings = true})`, "invalid UTF-8 code"},
 		{"sparse array too long", `textutils.serializeJSON({[1e15] = 1})`, jsonArrayTooLong},
