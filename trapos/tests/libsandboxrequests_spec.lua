@@ -251,6 +251,35 @@ describe("libsandboxrequests", function()
       expect(answer.err.code):eq("unknown_type");
     end);
 
+    it("takes the next request while a handler waits, and keeps its lease meanwhile", function()
+      local requests = newRequests();
+      local lease = require('/apis/libsandboxserve').SERVE_LEASE;
+      local answers = {};
+      withProgram(requests, {
+        -- Longer than two leases: a program that stopped offering meanwhile would be ended.
+        ["door.open"] = function(payload) sleep(3 * lease); return { door = payload.door }; end,
+      }, function()
+        for _, door in ipairs({ "north", "south" }) do
+          requests.serve("door.open", { door = door }, function(ok, payload, err)
+            answers[door] = { ok = ok, payload = payload, err = err };
+          end);
+        end
+        -- A guard against a hang, not a clock: both answers come long before it.
+        local guard = os.startTimer(20 * lease);
+        while answers.north == nil or answers.south == nil do
+          local event = table.pack(os.pullEventRaw());
+          if event[1] == "timer" and event[2] == guard then
+            break;
+          end
+          requests.onEvent(table.unpack(event, 1, event.n));
+        end
+      end);
+      expect(answers):same({
+        north = { ok = true, payload = { door = "north" } },
+        south = { ok = true, payload = { door = "south" } },
+      });
+    end);
+
     it("refuses to serve a built-in type", function()
       expect.error(libsandbox.serve, { ["fs.read"] = function() end }):str_match("built%-in");
       expect.error(libsandbox.serve, { ["x"] = 3 }):str_match("must be a function");
