@@ -354,6 +354,29 @@ local function tooDeep(text)
   return spans;
 end
 
+-- Whether value's strings (keys too) hold more than limit bytes in all: its JSON is at least
+-- that long. Found without building the JSON, which serializeJSON escapes a byte at a time, up
+-- to six bytes each (a lua.exec returning 16 MiB became 96 MiB of text only to be refused).
+local function holdsMoreThan(value, limit)
+  local total, seen = 0, {};
+  local function walk(v)
+    if type(v) == "string" then
+      total = total + #v;
+    elseif type(v) == "table" and not seen[v] then
+      seen[v] = true;
+      for k, item in pairs(v) do
+        walk(k);
+        walk(item);
+        if total > limit then
+          return;
+        end
+      end
+    end
+  end
+  walk(value);
+  return total > limit;
+end
+
 -- Encodes a frame table as JSON. Requests always carry a payload object ({} when empty);
 -- successful responses carry one, failed ones carry error. Returns the string, or nil and
 -- an error message (unserialisable value, or over MAX_MESSAGE_BYTES).
@@ -379,6 +402,10 @@ local function encodeFrame(frame)
     else
       wire.error = normaliseError(frame.error);
     end
+  end
+  if holdsMoreThan(wire, MAX_MESSAGE_BYTES) then
+    return nil, "Message is too large (its strings alone hold over " .. MAX_MESSAGE_BYTES
+      .. " bytes, the limit)";
   end
   -- Native functions are pcall'd through a closure throughout: fakecraft loses their error
   -- when they are passed to pcall directly.
