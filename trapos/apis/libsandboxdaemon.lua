@@ -673,6 +673,13 @@ local function newDaemon(deps)
   local whileStopped = {
     [EVENT_RECONNECT] = restart,
     [EVENT_STATUS_REQUEST] = handlers[EVENT_STATUS_REQUEST],
+    -- An attempt that was running at the stop ends now: its socket is closed (CC allows 4).
+    websocket_success = function(eventUrl, newSocket)
+      if settle(eventUrl) and type(newSocket) == "table" then
+        pcall(function() newSocket.close(); end);
+      end
+    end,
+    websocket_failure = settle,
   };
 
   -- Handles one event. Returns true: the daemon runs until the computer shuts down.

@@ -1077,6 +1077,21 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().state):eq("connecting");
     end);
 
+    it("closes a socket its attempt opens after sandbox stop, and connects anew on a reconnect", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("trapos_sandbox_stop");
+      local late = world.open(); -- the attempt running at the stop
+      expect(late.closed):eq(1);
+      expect(#late.sent):eq(0);
+      expect(world.daemon.status().state):eq("stopped");
+      world.handle("trapos_sandbox_reconnect");
+      expect(#world.connects):eq(2);
+      local socket = world.open();
+      expect(socket.closed):eq(0);
+      expect(world.daemon.status().state):eq("authenticating");
+    end);
+
     it("keeps running on a terminate the host typed (screen.input), and on the player's", function()
       local world = newWorld({ url = URL });
       world.values["sandbox.allow_screen"] = "control";
