@@ -56,6 +56,10 @@ local function serve(handlers)
     if not result[1] then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil,
         { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
+    elseif type(result[2]) == "table" and not pcall(codec.normalisePayload, result[2]) then
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil, { code = codec.ERR_INTERNAL,
+        message = "the handler of " .. msgType .. " returned a table that holds a table inside itself,"
+          .. " which JSON cannot carry" });
     elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
     elseif result[2] ~= nil and result[2] ~= false then
@@ -190,8 +194,12 @@ local function newRouter(deps)
       return;
     end
     forwarded[requestId] = nil;
-    if ok == true then
-      pending.done(true, codec.normalisePayload(payload));
+    local copied, copy = pcall(codec.normalisePayload, payload);
+    if ok == true and not copied then
+      pending.done(false, nil, { code = codec.ERR_INTERNAL, message = "the program serving " .. pending.type
+        .. " answered with a payload it cannot send: " .. tostring(copy) });
+    elseif ok == true then
+      pending.done(true, copy);
     else
       pending.done(false, nil, codec.normaliseError(err, "the program serving " .. pending.type .. " failed"));
     end

@@ -301,6 +301,17 @@ describe("libsandboxcodec", function()
       expect(serialised):eq(0);
     end);
 
+    it("refuses a payload that holds itself, saying so, and copies one that repeats a table", function()
+      local loop = { name = "door" };
+      loop.inner = { back = loop };
+      local json, err = lib.encodeFrame({ event = "computer_request", messageId = "m", type = "t", payload = loop });
+      expect(json):eq(nil);
+      expect(err):eq("cannot encode frame: " .. lib.CYCLE);
+      expect.error(lib.normalisePayload, loop):eq(lib.CYCLE);
+      local shared = { 1 };
+      expect(lib.normalisePayload({ a = shared, b = shared })):same({ a = { 1 }, b = { 1 } });
+    end);
+
     it("reports an unserialisable payload instead of raising", function()
       local json, err = lib.encodeFrame({
         event = "computer_request", traposSenderId = "7:", messageId = "m", type = "t",

@@ -206,6 +206,7 @@ describe("libsandboxrequests", function()
         ["door.say"] = function() return nil, "no such door"; end,
         ["door.text"] = function() return "opened"; end,
         ["door.jam"] = function() return false, "door jammed"; end,
+        ["door.loop"] = function() local door = {}; door.self = door; return door; end,
       }, function()
         local answer = ask(requests, "door.open", { door = "north" });
         expect(answer.ok):eq(true);
@@ -219,6 +220,9 @@ describe("libsandboxrequests", function()
         -- false, message: Lua's other way to refuse.
         answer = ask(requests, "door.jam");
         expect(answer.err):same({ code = "internal", message = "door jammed" });
+        answer = ask(requests, "door.loop");
+        expect(answer.err):same({ code = "internal",
+          message = "the handler of door.loop returned a table that holds a table inside itself, which JSON cannot carry" });
         answer = ask(requests, "door.text");
         expect(answer.err):same({ code = "internal",
           message = "the handler of door.text returned a string, not a table (the answer's payload) or nil and an error" });
