@@ -512,8 +512,10 @@ local function newDaemon(deps)
     end
   end
 
-  local function onEnded(eventUrl, reason, code)
-    local wasPending = settle(eventUrl);
+  -- A socket of eventUrl ended: an attempt failed (attemptFailed), or an open socket closed
+  -- (CC says websocket_closed only after websocket_success, so it settles no attempt).
+  local function onEnded(eventUrl, reason, code, attemptFailed)
+    local wasPending = attemptFailed and settle(eventUrl);
     if eventUrl ~= url then
       return;
     end
@@ -640,8 +642,8 @@ local function newDaemon(deps)
 
   local handlers = {
     websocket_success = onSuccess,
-    websocket_failure = onEnded,
-    websocket_closed = onEnded,
+    websocket_failure = function(eventUrl, reason) onEnded(eventUrl, reason, nil, true); end,
+    websocket_closed = function(eventUrl, reason, code) onEnded(eventUrl, reason, code, false); end,
     websocket_message = onMessage,
     timer = function(id)
       if reconnectTimer ~= nil and id == reconnectTimer then

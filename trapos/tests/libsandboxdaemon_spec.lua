@@ -557,6 +557,18 @@ describe("sandbox daemon", function()
       expect(world.cancelled[wait]):eq(true);
     end);
 
+    it("stops for good on 4009 even with an attempt it gave up on still out", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("timer", world.timerOf(daemonLib.CONNECT_WAIT));
+      world.handle("timer", world.timerOf(5));
+      local socket = world.open(); -- one of the two attempts; the other may still end
+      world.answerHello(socket, true);
+      expect(world.daemon.status().state):eq("connected");
+      world.handle("websocket_closed", FULL_URL, "replaced", 4009);
+      expect(world.daemon.status().state):eq("replaced");
+    end);
+
     it("records an asynchronous failure and retries", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
