@@ -64,9 +64,13 @@ local function request(msgType, payload, timeoutSeconds)
   expect(2, payload, "table", "nil");
   expect(3, timeoutSeconds, "number", "nil");
   local timeout = timeoutSeconds or REQUEST_TIMEOUT;
+  local copied, copy = pcall(normalisePayload, payload);
+  if not copied then
+    error("bad argument #2 (" .. tostring(copy) .. ")", 2);
+  end
   local messageId = newUuid();
   -- Queueing before the wait is safe: nothing is delivered to us until we yield.
-  os.queueEvent(EVENT_SEND, messageId, msgType, normalisePayload(payload));
+  os.queueEvent(EVENT_SEND, messageId, msgType, copy);
   local reply = waitFor(timeout, function(event)
     return event[1] == EVENT_REPLY and event[2] == messageId;
   end);

@@ -122,15 +122,25 @@ local function newUuid()
   return table.concat(out);
 end
 
-local function deepCopy(value)
+-- What normalisePayload raises for a payload that holds a table inside itself (a copy of it
+-- would never end: Lua's stack overflows).
+local CYCLE = "the payload holds a table inside itself, which JSON cannot carry";
+
+local function deepCopy(value, onPath)
   -- The sentinels stay themselves: a copy would serialise as {} instead of null or [].
   if type(value) ~= "table" or value == textutils.json_null or value == textutils.empty_json_array then
     return value;
   end
+  onPath = onPath or {};
+  if onPath[value] then
+    error(CYCLE, 0);
+  end
+  onPath[value] = true;
   local copy = {};
   for k, v in pairs(value) do
-    copy[k] = deepCopy(v);
+    copy[k] = deepCopy(v, onPath);
   end
+  onPath[value] = nil;
   return copy;
 end
 
@@ -249,7 +259,8 @@ end
 
 -- Any payload as a fresh, writable object table. unserialiseJSON gives the immutable
 -- textutils.empty_json_array for "[]", so a decoded payload is always copied; a missing,
--- null, non-table or array payload becomes {} (the same rule the gateway applies).
+-- null, non-table or array payload becomes {} (the same rule the gateway applies). Raises CYCLE
+-- for a payload that holds a table inside itself.
 local function normalisePayload(payload)
   if type(payload) ~= "table" or next(payload) == nil or payload[1] ~= nil then
     return {};
@@ -354,6 +365,29 @@ local function tooDeep(text)
   return spans;
 end
 
+-- Whether value's strings (keys too) hold more than limit bytes in all: its JSON is at least
+-- that long. Found without building the JSON, which serializeJSON escapes a byte at a time, up
+-- to six bytes each (a lua.exec returning 16 MiB became 96 MiB of text only to be refused).
+local function holdsMoreThan(value, limit)
+  local total, seen = 0, {};
+  local function walk(v)
+    if type(v) == "string" then
+      total = total + #v;
+    elseif type(v) == "table" and not seen[v] then
+      seen[v] = true;
+      for k, item in pairs(v) do
+        walk(k);
+        walk(item);
+        if total > limit then
+          return;
+        end
+      end
+    end
+  end
+  walk(value);
+  return total > limit;
+end
+
 -- Encodes a frame table as JSON. Requests always carry a payload object ({} when empty);
 -- successful responses carry one, failed ones carry error. Returns the string, or nil and
 -- an error message (unserialisable value, or over MAX_MESSAGE_BYTES).
@@ -370,15 +404,24 @@ local function encodeFrame(frame)
     traposSenderId = frame.traposSenderId,
     traposReceiverId = frame.traposReceiverId,
   };
-  if kind == "request" then
-    wire.payload = normalisePayload(frame.payload);
-  else
-    wire.ok = frame.ok == true;
-    if wire.ok then
+  local copied, copyErr = pcall(function()
+    if kind == "request" then
       wire.payload = normalisePayload(frame.payload);
     else
-      wire.error = normaliseError(frame.error);
+      wire.ok = frame.ok == true;
+      if wire.ok then
+        wire.payload = normalisePayload(frame.payload);
+      else
+        wire.error = normaliseError(frame.error);
+      end
     end
+  end);
+  if not copied then
+    return nil, "cannot encode frame: " .. tostring(copyErr);
+  end
+  if holdsMoreThan(wire, MAX_MESSAGE_BYTES) then
+    return nil, "Message is too large (its strings alone hold over " .. MAX_MESSAGE_BYTES
+      .. " bytes, the limit)";
   end
   -- Native functions are pcall'd through a closure throughout: fakecraft loses their error
   -- when they are passed to pcall directly.
@@ -487,6 +530,7 @@ return {
   MAX_SHOWN_BYTES = MAX_SHOWN_BYTES,
   MAX_JSON_DEPTH = MAX_JSON_DEPTH,
   MAX_GATEWAY_REQUESTS = MAX_GATEWAY_REQUESTS,
+  CYCLE = CYCLE,
   CLOSE_TOO_MANY_REQUESTS = CLOSE_TOO_MANY_REQUESTS,
   ERR_UNAUTHORIZED = ERR_UNAUTHORIZED,
   ERR_NOT_AUTHENTICATED = ERR_NOT_AUTHENTICATED,

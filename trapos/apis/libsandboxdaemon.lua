@@ -20,6 +20,11 @@ local RECONNECT_JITTER = 1;
 -- gateway keeps TCP open and says nothing). After hello, the answer's livenessMs sets the
 -- bound instead; this is its default in the gateway (idle probe 60 s + request timeout 10 s).
 local HELLO_ANSWER_WAIT = 70;
+-- Seconds an attempt to connect may go without its outcome (websocket_success or
+-- websocket_failure) before it is taken as lost and tried again. CC gives up on a connection
+-- within its 30 s timeout, but the event saying so can be dropped from its full queue
+-- (EVENT_QUEUE_LIMIT), and the daemon would wait for it for good.
+local CONNECT_WAIT = 35;
 -- Seconds between two looks at the computer's label. CC has no event for a label change, and
 -- the traposId (id:label) is fixed per hello, so a renamed computer reconnects under its new
 -- name within this time.
@@ -111,7 +116,8 @@ local function newDaemon(deps)
   local livenessMs = nil;      -- the bound in force on this socket, nil for none
   local lastFrameAt = nil;     -- clock() of the last frame the gateway sent on this socket
   local inflight = {};         -- messageId -> true, requests sent on the current socket
-  local pending = {};          -- url -> true, websocketAsync calls without an outcome yet
+  local pending = {};          -- url -> how many websocketAsync calls have had no outcome yet
+  local attempt = nil;         -- {url, timer}: the call the daemon is connecting with, and its CONNECT_WAIT
   -- The gateway's frames in flight (docs/protocol.md): owed counts its requests on this
   -- socket that we have not answered yet; mark is the marker event queued behind the frames
   -- that wait in CC's queue, {token, allowed, waiting, events}: waiting counts the frames
@@ -223,6 +229,14 @@ local function newDaemon(deps)
     owed, mark = 0, nil;
   end
 
+  -- The daemon no longer waits for its attempt's outcome (it came, or the daemon gave up).
+  local function endAttempt()
+    if attempt ~= nil then
+      osApi.cancelTimer(attempt.timer);
+      attempt = nil;
+    end
+  end
+
   local function cancelReconnect()
     if reconnectTimer ~= nil then
       osApi.cancelTimer(reconnectTimer);
@@ -240,6 +254,7 @@ local function newDaemon(deps)
   -- seconds, plus the jitter.
   local function lose(reason, delay)
     lastError = reason;
+    endAttempt();
     closeSocket();
     failInflight("lost the connection: " .. reason);
     scheduleReconnect(delay);
@@ -269,6 +284,7 @@ local function newDaemon(deps)
     closedUnderUs = false;
     failInflight("reconnecting to the gateway");
     if http == nil then
+      endAttempt();
       url = nil;
       lastError = HTTP_DISABLED;
       setState(STATE_DISABLED);
@@ -276,14 +292,16 @@ local function newDaemon(deps)
     end
     url = normaliseUrl(settingsApi.get(SETTING_URL));
     if url == nil then
+      endAttempt();
       setState(STATE_DORMANT);
       return;
     end
     setState(STATE_CONNECTING);
-    if pending[url] then
+    if attempt ~= nil and attempt.url == url then
       -- An attempt on this very URL is still running: its outcome is ours.
       return;
     end
+    endAttempt();
     local ok, result, err = pcall(function() return http.websocketAsync(url); end);
     if not ok then
       lastError = tostring(result);
@@ -293,8 +311,19 @@ local function newDaemon(deps)
       lastError = tostring(err or "could not connect");
       scheduleReconnect();
     else
-      pending[url] = true;
+      pending[url] = (pending[url] or 0) + 1;
+      attempt = { url = url, timer = osApi.startTimer(CONNECT_WAIT) };
     end
+  end
+
+  -- An outcome of one of our websocketAsync calls on eventUrl: whether there was one without.
+  local function settle(eventUrl)
+    local count = pending[eventUrl];
+    if count == nil then
+      return false;
+    end
+    pending[eventUrl] = count > 1 and count - 1 or nil;
+    return true;
   end
 
   local function sendHello()
@@ -468,23 +497,25 @@ local function newDaemon(deps)
   end
 
   local function onSuccess(eventUrl, newSocket)
-    local wasPending = pending[eventUrl];
-    pending[eventUrl] = nil;
+    local wasPending = settle(eventUrl);
     if eventUrl == url and state == STATE_CONNECTING and socket == nil then
+      endAttempt();
       socket = newSocket;
       setState(STATE_AUTHENTICATING);
       lastFrameAt = clock();
       watchLiveness(HELLO_ANSWER_WAIT * 1000);
       sendHello();
     elseif wasPending and type(newSocket) == "table" then
-      -- A stale attempt of ours (the URL changed meanwhile): free the socket slot.
+      -- A stale attempt of ours (the URL changed meanwhile, or it was given up on): free
+      -- the socket slot.
       pcall(function() newSocket.close(); end);
     end
   end
 
-  local function onEnded(eventUrl, reason, code)
-    local wasPending = pending[eventUrl];
-    pending[eventUrl] = nil;
+  -- A socket of eventUrl ended: an attempt failed (attemptFailed), or an open socket closed
+  -- (CC says websocket_closed only after websocket_success, so it settles no attempt).
+  local function onEnded(eventUrl, reason, code, attemptFailed)
+    local wasPending = attemptFailed and settle(eventUrl);
     if eventUrl ~= url then
       return;
     end
@@ -591,9 +622,19 @@ local function newDaemon(deps)
     end
   end
 
+  -- CONNECT_WAIT ran out on an attempt: its outcome is lost (or CC is very late with it).
+  local function attemptLost()
+    attempt = nil;
+    if state == STATE_CONNECTING then
+      lose("no outcome of the connection to " .. tostring(url) .. " within " .. CONNECT_WAIT
+        .. " s (CC's full event queue may have dropped it): trying again");
+    end
+  end
+
   local function stop()
     requests.stop();
     closeSocket();
+    endAttempt();
     cancelReconnect();
     failInflight("the sandbox daemon has stopped");
     setState(STATE_STOPPED);
@@ -601,8 +642,8 @@ local function newDaemon(deps)
 
   local handlers = {
     websocket_success = onSuccess,
-    websocket_failure = onEnded,
-    websocket_closed = onEnded,
+    websocket_failure = function(eventUrl, reason) onEnded(eventUrl, reason, nil, true); end,
+    websocket_closed = function(eventUrl, reason, code) onEnded(eventUrl, reason, code, false); end,
     websocket_message = onMessage,
     timer = function(id)
       if reconnectTimer ~= nil and id == reconnectTimer then
@@ -612,6 +653,8 @@ local function newDaemon(deps)
         checkLabel();
       elseif livenessTimer ~= nil and id == livenessTimer then
         checkLiveness();
+      elseif attempt ~= nil and id == attempt.timer then
+        attemptLost();
       end
     end,
     setting_changed = function(name)
@@ -632,6 +675,13 @@ local function newDaemon(deps)
   local whileStopped = {
     [EVENT_RECONNECT] = restart,
     [EVENT_STATUS_REQUEST] = handlers[EVENT_STATUS_REQUEST],
+    -- An attempt that was running at the stop ends now: its socket is closed (CC allows 4).
+    websocket_success = function(eventUrl, newSocket)
+      if settle(eventUrl) and type(newSocket) == "table" then
+        pcall(function() newSocket.close(); end);
+      end
+    end,
+    websocket_failure = settle,
   };
 
   -- Handles one event. Returns true: the daemon runs until the computer shuts down.
@@ -680,6 +730,7 @@ return {
   RECONNECT_DELAY = RECONNECT_DELAY,
   RECONNECT_JITTER = RECONNECT_JITTER,
   HELLO_ANSWER_WAIT = HELLO_ANSWER_WAIT,
+  CONNECT_WAIT = CONNECT_WAIT,
   LABEL_CHECK_INTERVAL = LABEL_CHECK_INTERVAL,
   EVENT_QUEUE_LIMIT = EVENT_QUEUE_LIMIT,
   OVERLOAD_RECONNECT_DELAY = OVERLOAD_RECONNECT_DELAY,

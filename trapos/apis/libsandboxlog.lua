@@ -43,7 +43,9 @@ local function newFileLog(deps)
     end
     local handle = fsApi.open(path, "ab");
     if handle ~= nil then
-      handle.write(text);
+      -- A full drive raises on write ("Out of space"): the file is closed all the same, or each
+      -- line logged after would hold one more handle open.
+      pcall(function() handle.write(text); end);
       handle.close();
     end
   end

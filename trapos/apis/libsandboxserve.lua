@@ -23,8 +23,11 @@ local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, event
 -- handlers maps a type name (not a built-in one, see codec.RESERVED_TYPES) to a function
 -- (payload, type) returning the answer's payload table, or nil and an error (a message, or
 -- {code, message}). A handler that raises answers `internal` with its message; the serving
--- goes on. While this runs, the daemon routes the types here; once it ends (returns, crashes
--- or is terminated) they answer unknown_type within SERVE_LEASE seconds.
+-- goes on. Each request runs in a coroutine of its own, resumed with the program's events as
+-- parallel would (terminate aside: it ends the serving), so a handler may wait (sleep, a
+-- libsandbox.request) while the next request is taken and the offers go on. While this runs,
+-- the daemon routes the types here; once it ends (returns, crashes or is terminated) they
+-- answer unknown_type within SERVE_LEASE seconds.
 local function serve(handlers)
   expect(1, handlers, "table");
   local types = {};
@@ -40,7 +43,7 @@ local function serve(handlers)
   end
   local providerId = codec.newUuid();
   local heartbeat;
-  -- Offering again after each request keeps the lease even if a handler pulled our timer.
+  local running = {}; -- the requests whose handlers wait: {co, requestId, type, filter}
   local function offer()
     if heartbeat ~= nil then
       os.cancelTimer(heartbeat);
@@ -48,11 +51,15 @@ local function serve(handlers)
     os.queueEvent(EVENT_SERVE_OFFER, providerId, types);
     heartbeat = os.startTimer(SERVE_HEARTBEAT);
   end
-  local function answer(requestId, msgType, payload)
-    local result = table.pack(pcall(handlers[msgType], codec.normalisePayload(payload), msgType));
+  -- Answers a request from its handler's outcome, packed as pcall gives it.
+  local function answer(requestId, msgType, result)
     if not result[1] then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil,
         { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
+    elseif type(result[2]) == "table" and not pcall(codec.normalisePayload, result[2]) then
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil, { code = codec.ERR_INTERNAL,
+        message = "the handler of " .. msgType .. " returned a table that holds a table inside itself,"
+          .. " which JSON cannot carry" });
     elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
     elseif result[2] ~= nil and result[2] ~= false then
@@ -65,6 +72,24 @@ local function serve(handlers)
         codec.normaliseError(result[3], msgType .. " failed"));
     end
   end
+  -- Resumes a request's handler; once it has returned (or raised), answers and offers again.
+  local function resume(job, ...)
+    local result = table.pack(coroutine.resume(job.co, ...));
+    if coroutine.status(job.co) ~= "dead" then
+      job.filter = result[2];
+      return;
+    end
+    running[job] = nil;
+    answer(job.requestId, job.type, result);
+    offer();
+  end
+  local function start(requestId, msgType, payload)
+    local handler, copy = handlers[msgType], codec.normalisePayload(payload);
+    local job = { requestId = requestId, type = msgType };
+    job.co = coroutine.create(function() return handler(copy, msgType); end);
+    running[job] = true;
+    resume(job);
+  end
   offer();
   while true do
     local event = table.pack(os.pullEventRaw());
@@ -72,12 +97,24 @@ local function serve(handlers)
       os.cancelTimer(heartbeat);
       os.queueEvent(EVENT_SERVE_WITHDRAW, providerId);
       error("Terminated", 0);
-    elseif event[1] == "timer" and event[2] == heartbeat then
+    end
+    -- The handlers waiting now see the event (those it starts begin with their request).
+    local waiting = {};
+    for job in pairs(running) do
+      if job.filter == nil or job.filter == event[1] then
+        waiting[#waiting + 1] = job;
+      end
+    end
+    if event[1] == "timer" and event[2] == heartbeat then
       heartbeat = nil;
       offer();
     elseif event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil then
-      answer(event[3], event[4], event[5]);
-      offer();
+      start(event[3], event[4], event[5]);
+    end
+    for _, job in ipairs(waiting) do
+      if running[job] then
+        resume(job, table.unpack(event, 1, event.n));
+      end
     end
   end
 end
@@ -157,8 +194,12 @@ local function newRouter(deps)
       return;
     end
     forwarded[requestId] = nil;
-    if ok == true then
-      pending.done(true, codec.normalisePayload(payload));
+    local copied, copy = pcall(codec.normalisePayload, payload);
+    if ok == true and not copied then
+      pending.done(false, nil, { code = codec.ERR_INTERNAL, message = "the program serving " .. pending.type
+        .. " answered with a payload it cannot send: " .. tostring(copy) });
+    elseif ok == true then
+      pending.done(true, copy);
     else
       pending.done(false, nil, codec.normaliseError(err, "the program serving " .. pending.type .. " failed"));
     end

@@ -46,7 +46,11 @@ end
 local function newScreen(t)
   local width, height = t.getSize();
   local col = select(1, t.getCursorPos());
-  local word = "";       -- the word being received, written once it is whole
+  -- The word being received, in the pieces it came in, written once it is whole: joined
+  -- once, not a byte at a time (a run of 100 KB without a space, a base64 blob, would cost
+  -- CC seconds of copying and end the program with "Too long without yielding").
+  local word = {};
+  local wordFrom = 1;    -- its first byte not written yet (a pause may stop it half written)
   local scrolled = 0;    -- lines moved on since the player last read the screen
   local status = false;  -- "Thinking..." stands on the current line
   -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
@@ -117,26 +121,34 @@ local function newScreen(t)
   -- Writes the whole word: on the next line when it does not fit on this one, cut at the
   -- width when it is longer than a line.
   local function flushWord()
-    if word == "" then
+    if #word == 0 then
       return;
     end
-    if col > 1 and col - 1 + #word > width then
+    local whole = table.concat(word);
+    word = { whole };
+    if col > 1 and col - 1 + #whole - wordFrom + 1 > width then
       newline();
     end
-    while #word > 0 do
+    while wordFrom <= #whole do
       if col > width then
         newline();
       end
       local room = width - col + 1;
-      put(word:sub(1, room));
-      word = word:sub(room + 1);
+      put(whole:sub(wordFrom, wordFrom + room - 1));
+      wordFrom = wordFrom + room;
     end
+    word, wordFrom = {}, 1;
   end
 
   -- Adds streamed text; a word split across two pieces is written once whole.
   local function text(piece)
-    for i = 1, #piece do
-      local c = piece:sub(i, i);
+    local from = 1;
+    while from <= #piece do
+      local at = piece:find("[\n\r\t ]", from) or #piece + 1;
+      if at > from then
+        word[#word + 1] = piece:sub(from, at - 1);
+      end
+      local c = piece:sub(at, at);
       if c == "\n" then
         flushWord();
         beforeWrite();
@@ -148,9 +160,8 @@ local function newScreen(t)
         else
           put(" ");
         end
-      elseif c ~= "\r" then
-        word = word .. c;
       end
+      from = at + 1;
     end
   end
 

@@ -246,6 +246,20 @@ describe("ai command", function()
       expect(rows[7]):eq("line20");
     end);
 
+    it("writes a word of 300 KB, cut at the width, without running too long", function()
+      -- A base64 blob in an answer: built a byte at a time, it cost minutes of copying and ended
+      -- the program with "Too long without yielding".
+      local digits = "0123456789";
+      local blob = digits:rep(30000);
+      local ok, err, rows, record = run({ "blob" }, {
+        width = 50, height = 8,
+        polls = { { text(1, blob:sub(1, 100000)), text(2, blob:sub(100001) .. " end"), done(3) } },
+      });
+      expectSuccess(ok, err);
+      expect(#record.pauses):eq(math.floor(#blob / 50 / 7));
+      expect(rows):same({ digits:rep(5), digits:rep(5), digits:rep(5), digits:rep(5), digits:rep(5), digits:rep(5), "end", "" });
+    end);
+
     it("takes the pager's notice away on Ctrl-T and says so at once", function()
       local long = {};
       for i = 1, 20 do

@@ -114,6 +114,9 @@ describe("libsandbox", function()
     it("checks its arguments", function()
       expect.error(lib.request, nil):str_match("bad argument #1 .*string expected, got nil%)$");
       expect.error(lib.request, "t", "x"):str_match("bad argument #2 .*%(table expected, got string%)$");
+      local loop = {};
+      loop.self = loop;
+      expect.error(lib.request, "t", loop):eq("bad argument #2 (" .. require('/apis/libsandboxcodec').CYCLE .. ")");
     end);
   end);
 

@@ -284,6 +284,34 @@ describe("libsandboxcodec", function()
       expect(err):str_match("^Message is too large");
     end);
 
+    it("refuses a payload far over 128 KiB without serialising it", function()
+      local serialised = 0;
+      local serialise = textutils.serializeJSON;
+      stub(textutils, "serializeJSON", function(...)
+        serialised = serialised + 1;
+        return serialise(...);
+      end);
+      -- A lua.exec returning 16 MiB: as JSON, each byte would be six ("\u00C8").
+      local json, err = lib.encodeFrame({
+        event = "computer_response", traposSenderId = "7:", messageId = "m", type = "lua.exec", ok = true,
+        payload = { returns = { string.rep("\200", 16 * 1024 * 1024) } },
+      });
+      expect(json):eq(nil);
+      expect(err):eq("Message is too large (its strings alone hold over 131072 bytes, the limit)");
+      expect(serialised):eq(0);
+    end);
+
+    it("refuses a payload that holds itself, saying so, and copies one that repeats a table", function()
+      local loop = { name = "door" };
+      loop.inner = { back = loop };
+      local json, err = lib.encodeFrame({ event = "computer_request", messageId = "m", type = "t", payload = loop });
+      expect(json):eq(nil);
+      expect(err):eq("cannot encode frame: " .. lib.CYCLE);
+      expect.error(lib.normalisePayload, loop):eq(lib.CYCLE);
+      local shared = { 1 };
+      expect(lib.normalisePayload({ a = shared, b = shared })):same({ a = { 1 }, b = { 1 } });
+    end);
+
     it("reports an unserialisable payload instead of raising", function()
       local json, err = lib.encodeFrame({
         event = "computer_request", traposSenderId = "7:", messageId = "m", type = "t",

@@ -266,7 +266,8 @@ describe("sandbox daemon", function()
     it("runs no label timer while not connected", function()
       local world = newWorld({ url = URL, label = "old" });
       world.daemon.start();
-      expect(world.timerCount()):eq(0);
+      expect(world.timerOf(daemonLib.LABEL_CHECK_INTERVAL)):eq(nil);
+      expect(world.timerCount()):eq(1); -- the attempt's CONNECT_WAIT
     end);
   end);
 
@@ -528,6 +529,44 @@ describe("sandbox daemon", function()
       world.handle("timer", world.lastTimer);
       expect(world.connects):same({ FULL_URL, FULL_URL });
       expect(world.daemon.status().state):eq("connecting");
+    end);
+
+    it("tries again when CC never tells how an attempt ended (a full queue dropped it)", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("trapos_sandbox_reconnect"); -- the attempt running is still ours
+      expect(#world.connects):eq(1);
+      world.handle("timer", world.timerOf(daemonLib.CONNECT_WAIT));
+      local status = world.daemon.status();
+      expect(status.state):eq("waiting");
+      expect(status.lastError):eq("no outcome of the connection to " .. FULL_URL .. " within "
+        .. daemonLib.CONNECT_WAIT .. " s (CC's full event queue may have dropped it): trying again");
+      world.handle("timer", world.timerOf(5));
+      expect(world.connects):same({ FULL_URL, FULL_URL });
+      expect(world.daemon.status().state):eq("connecting");
+      local wait = world.lastTimer;
+      expect(world.timers[wait]):eq(daemonLib.CONNECT_WAIT);
+      -- Both attempts end at last: the first socket is taken, the second closed.
+      local first, second = newSocket(), newSocket();
+      world.handle("websocket_success", FULL_URL, first);
+      world.handle("websocket_success", FULL_URL, second);
+      expect(world.daemon.status().state):eq("authenticating");
+      expect(#first.sent):eq(1);
+      expect(first.closed):eq(0);
+      expect(second.closed):eq(1);
+      expect(world.cancelled[wait]):eq(true);
+    end);
+
+    it("stops for good on 4009 even with an attempt it gave up on still out", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("timer", world.timerOf(daemonLib.CONNECT_WAIT));
+      world.handle("timer", world.timerOf(5));
+      local socket = world.open(); -- one of the two attempts; the other may still end
+      world.answerHello(socket, true);
+      expect(world.daemon.status().state):eq("connected");
+      world.handle("websocket_closed", FULL_URL, "replaced", 4009);
+      expect(world.daemon.status().state):eq("replaced");
     end);
 
     it("records an asynchronous failure and retries", function()
@@ -1048,6 +1087,21 @@ describe("sandbox daemon", function()
       world.handle("trapos_sandbox_reconnect");
       expect(#world.connects):eq(2);
       expect(world.daemon.status().state):eq("connecting");
+    end);
+
+    it("closes a socket its attempt opens after sandbox stop, and connects anew on a reconnect", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("trapos_sandbox_stop");
+      local late = world.open(); -- the attempt running at the stop
+      expect(late.closed):eq(1);
+      expect(#late.sent):eq(0);
+      expect(world.daemon.status().state):eq("stopped");
+      world.handle("trapos_sandbox_reconnect");
+      expect(#world.connects):eq(2);
+      local socket = world.open();
+      expect(socket.closed):eq(0);
+      expect(world.daemon.status().state):eq("authenticating");
     end);
 
     it("keeps running on a terminate the host typed (screen.input), and on the player's", function()

@@ -101,6 +101,27 @@ describe("libsandboxlog", function()
     log("nowhere to go");
   end);
 
+  it("closes its file when a full drive refuses the line", function()
+    local opened, closed = 0, 0;
+    local log = lib.newFileLog({
+      fs = {
+        exists = function() return false; end,
+        open = function()
+          opened = opened + 1;
+          return {
+            write = function() error("Out of space", 0); end,
+            close = function() closed = closed + 1; end,
+          };
+        end,
+      },
+      clock = function() return 0; end,
+    });
+    log("first");
+    log("second");
+    expect(opened):eq(2);
+    expect(closed):eq(2);
+  end);
+
   it("writes to /.sandbox.log by default", function()
     expect(lib.LOG_PATH):eq("/.sandbox.log");
   end);

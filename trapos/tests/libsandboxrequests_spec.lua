@@ -206,6 +206,7 @@ describe("libsandboxrequests", function()
         ["door.say"] = function() return nil, "no such door"; end,
         ["door.text"] = function() return "opened"; end,
         ["door.jam"] = function() return false, "door jammed"; end,
+        ["door.loop"] = function() local door = {}; door.self = door; return door; end,
       }, function()
         local answer = ask(requests, "door.open", { door = "north" });
         expect(answer.ok):eq(true);
@@ -219,6 +220,9 @@ describe("libsandboxrequests", function()
         -- false, message: Lua's other way to refuse.
         answer = ask(requests, "door.jam");
         expect(answer.err):same({ code = "internal", message = "door jammed" });
+        answer = ask(requests, "door.loop");
+        expect(answer.err):same({ code = "internal",
+          message = "the handler of door.loop returned a table that holds a table inside itself, which JSON cannot carry" });
         answer = ask(requests, "door.text");
         expect(answer.err):same({ code = "internal",
           message = "the handler of door.text returned a string, not a table (the answer's payload) or nil and an error" });
@@ -249,6 +253,35 @@ describe("libsandboxrequests", function()
       end
       expect(answer.ok):eq(false);
       expect(answer.err.code):eq("unknown_type");
+    end);
+
+    it("takes the next request while a handler waits, and keeps its lease meanwhile", function()
+      local requests = newRequests();
+      local lease = require('/apis/libsandboxserve').SERVE_LEASE;
+      local answers = {};
+      withProgram(requests, {
+        -- Longer than two leases: a program that stopped offering meanwhile would be ended.
+        ["door.open"] = function(payload) sleep(3 * lease); return { door = payload.door }; end,
+      }, function()
+        for _, door in ipairs({ "north", "south" }) do
+          requests.serve("door.open", { door = door }, function(ok, payload, err)
+            answers[door] = { ok = ok, payload = payload, err = err };
+          end);
+        end
+        -- A guard against a hang, not a clock: both answers come long before it.
+        local guard = os.startTimer(20 * lease);
+        while answers.north == nil or answers.south == nil do
+          local event = table.pack(os.pullEventRaw());
+          if event[1] == "timer" and event[2] == guard then
+            break;
+          end
+          requests.onEvent(table.unpack(event, 1, event.n));
+        end
+      end);
+      expect(answers):same({
+        north = { ok = true, payload = { door = "north" } },
+        south = { ok = true, payload = { door = "south" } },
+      });
     end);
 
     it("refuses to serve a built-in type", function()

@@ -48,6 +48,19 @@ describe("libsandboxserve", function()
       expect(answer):same({ ok = true, payload = { opened = true } });
     end);
 
+    it("answers internal when a program's answer holds itself", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      local answer;
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      local loop = {};
+      loop.self = loop;
+      router.onEvent(events.EVENT_SERVE_REPLY, fakeOs.queued[1][3], true, loop);
+      expect(answer):same({ ok = false, err = { code = "internal",
+        message = "the program serving door.open answered with a payload it cannot send: " .. require('/apis/libsandboxcodec').CYCLE } });
+    end);
+
     it("forgets a program whose lease ran out and answers its requests in flight", function()
       local fakeOs = newOs();
       local router = lib.newRouter({ os = fakeOs });
