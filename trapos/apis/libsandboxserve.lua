@@ -23,8 +23,13 @@ local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, event
 -- handlers maps a type name (not a built-in one, see codec.RESERVED_TYPES) to a function
 -- (payload, type) returning the answer's payload table, or nil and an error (a message, or
 -- {code, message}). A handler that raises answers `internal` with its message; the serving
--- goes on. While this runs, the daemon routes the types here; once it ends (returns, crashes
--- or is terminated) they answer unknown_type within SERVE_LEASE seconds.
+-- goes on. Each request runs in a coroutine of its own, resumed with the events it pulls as
+-- parallel would: a handler may sleep or wait for an event while the program keeps offering
+-- its types and answers other requests (a handler's filtered pull, sleep's, would otherwise
+-- eat the heartbeat timer and the requests that come meanwhile). A terminate is the serving's
+-- own: it withdraws the types and raises Terminated; its handlers never see it. While this
+-- runs, the daemon routes the types here; once it ends (returns, crashes or is terminated)
+-- they answer unknown_type within SERVE_LEASE seconds.
 local function serve(handlers)
   expect(1, handlers, "table");
   local types = {};
@@ -40,7 +45,8 @@ local function serve(handlers)
   end
   local providerId = codec.newUuid();
   local heartbeat;
-  -- Offering again after each request keeps the lease even if a handler pulled our timer.
+  local running = {}; -- requestId -> {co, type, filter}: handlers waiting for an event
+  -- Offering again after each request renews the lease at once.
   local function offer()
     if heartbeat ~= nil then
       os.cancelTimer(heartbeat);
@@ -48,8 +54,8 @@ local function serve(handlers)
     os.queueEvent(EVENT_SERVE_OFFER, providerId, types);
     heartbeat = os.startTimer(SERVE_HEARTBEAT);
   end
-  local function answer(requestId, msgType, payload)
-    local result = table.pack(pcall(handlers[msgType], codec.normalisePayload(payload), msgType));
+  -- result: what coroutine.resume returned when the handler ended, packed.
+  local function answer(requestId, msgType, result)
     if not result[1] then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil,
         { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
@@ -65,6 +71,17 @@ local function serve(handlers)
         codec.normaliseError(result[3], msgType .. " failed"));
     end
   end
+  -- Runs a handler until it ends (then answers) or waits for an event (then keeps its filter).
+  local function resume(requestId, job, ...)
+    local result = table.pack(coroutine.resume(job.co, ...));
+    if coroutine.status(job.co) == "dead" then
+      running[requestId] = nil;
+      answer(requestId, job.type, result);
+      offer();
+    elseif result[1] then
+      job.filter = result[2];
+    end
+  end
   offer();
   while true do
     local event = table.pack(os.pullEventRaw());
@@ -72,12 +89,29 @@ local function serve(handlers)
       os.cancelTimer(heartbeat);
       os.queueEvent(EVENT_SERVE_WITHDRAW, providerId);
       error("Terminated", 0);
-    elseif event[1] == "timer" and event[2] == heartbeat then
+    end
+    if event[1] == "timer" and event[2] == heartbeat then
       heartbeat = nil;
       offer();
-    elseif event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil then
-      answer(event[3], event[4], event[5]);
-      offer();
+    end
+    local waiting = {};
+    for requestId, job in pairs(running) do
+      if job.filter == nil or job.filter == event[1] then
+        waiting[#waiting + 1] = requestId;
+      end
+    end
+    for _, requestId in ipairs(waiting) do
+      local job = running[requestId];
+      if job ~= nil then
+        resume(requestId, job, table.unpack(event, 1, event.n));
+      end
+    end
+    if event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil
+      and running[event[3]] == nil then
+      local requestId, msgType, handler = event[3], event[4], handlers[event[4]];
+      local job = { type = msgType, co = coroutine.create(function(payload) return handler(payload, msgType); end) };
+      running[requestId] = job;
+      resume(requestId, job, codec.normalisePayload(event[5]));
     end
   end
 end

@@ -251,6 +251,71 @@ describe("libsandboxrequests", function()
       expect(answer.err.code):eq("unknown_type");
     end);
 
+    -- Feeds events until done() says to stop; counts the offers the program made meanwhile.
+    local function feedUntil(requests, done)
+      local offers = 0;
+      while not done(offers) do
+        local event = table.pack(os.pullEventRaw());
+        requests.onEvent(table.unpack(event, 1, event.n));
+        if event[1] == libsandbox.EVENT_SERVE_OFFER then
+          offers = offers + 1;
+        end
+      end
+    end
+
+    it("keeps serving while a handler waits longer than a lease, and answers it then", function()
+      local requests = newRequests();
+      withProgram(requests, {
+        -- A filtered pull, as sleep's: it would eat the program's own heartbeat timer.
+        ["door.wait"] = function() os.pullEvent("door_done"); return { waited = true }; end,
+      }, function()
+        local answer;
+        requests.serve("door.wait", {}, function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
+        -- Four heartbeats span more than a lease (SERVE_LEASE < 4 * SERVE_HEARTBEAT).
+        feedUntil(requests, function(offers) return answer ~= nil or offers >= 4; end);
+        expect(answer):eq(nil);
+        os.queueEvent("door_done");
+        feedUntil(requests, function() return answer ~= nil; end);
+        expect(answer):same({ ok = true, payload = { waited = true } });
+      end);
+    end);
+
+    it("answers other requests while a handler waits", function()
+      local requests = newRequests();
+      withProgram(requests, {
+        ["door.wait"] = function() os.pullEvent("door_done"); return { waited = true }; end,
+        ["door.open"] = function() return { opened = true }; end,
+      }, function()
+        local slow, quick;
+        requests.serve("door.wait", {}, function(ok) slow = ok; end);
+        requests.serve("door.open", {}, function(ok, result, err) quick = { ok = ok, payload = result, err = err }; end);
+        feedUntil(requests, function() return quick ~= nil; end);
+        expect(quick):same({ ok = true, payload = { opened = true } });
+        expect(slow):eq(nil);
+        os.queueEvent("door_done");
+        feedUntil(requests, function() return slow ~= nil; end);
+        expect(slow):eq(true);
+      end);
+    end);
+
+    it("stops at a terminate that comes while a handler waits, and withdraws its types", function()
+      local requests = newRequests();
+      local answer;
+      local ok, err = pcall(withProgram, requests, {
+        ["door.wait"] = function() os.pullEvent("door_done"); return {}; end,
+      }, function()
+        requests.serve("door.wait", {}, function(okAnswer, _, errAnswer) answer = { ok = okAnswer, err = errAnswer }; end);
+        os.queueEvent("terminate");
+        feedUntil(requests, function() return answer ~= nil; end);
+      end);
+      -- The program ended as a terminated program does, not its handler alone.
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      feedUntil(requests, function() return answer ~= nil; end);
+      expect(answer):same({ ok = false, err = { code = "unknown_type",
+        message = "door.wait is no longer served: the program serving it has stopped" } });
+    end);
+
     it("refuses to serve a built-in type", function()
       expect.error(libsandbox.serve, { ["fs.read"] = function() end }):str_match("built%-in");
       expect.error(libsandbox.serve, { ["x"] = 3 }):str_match("must be a function");
