@@ -192,7 +192,16 @@ local function newRouter(deps)
     end
     forwarded[requestId] = nil;
     if ok == true then
-      pending.done(true, codec.normalisePayload(payload));
+      -- What the handler returned, as lua.exec's returns: NaN (which serializeJSON writes as a
+      -- bare nan the gateway drops) and a cycle (which would overflow the copy) included. An
+      -- array is not an object: say so rather than answer {}.
+      local safe = codec.jsonSafe(payload);
+      if type(safe) == "table" and safe[1] ~= nil then
+        pending.done(false, nil, { code = codec.ERR_INTERNAL, message = "the handler of " .. pending.type
+          .. " returned an array; the answer's payload is an object: put the list in a field, e.g. return { items = list }" });
+      else
+        pending.done(true, codec.normalisePayload(safe));
+      end
     else
       pending.done(false, nil, codec.normaliseError(err, "the program serving " .. pending.type .. " failed"));
     end

@@ -251,6 +251,30 @@ describe("libsandboxrequests", function()
       expect(answer.err.code):eq("unknown_type");
     end);
 
+    it("makes an answer JSON-safe and refuses an array, naming the fix", function()
+      local requests = newRequests();
+      withProgram(requests, {
+        ["door.odd"] = function()
+          local answer = { nan = 0 / 0, inf = math.huge, list = { 1, nil, 3 }, mixed = { 1, x = 2 } };
+          answer.self = answer;
+          return answer;
+        end,
+        ["door.list"] = function() return { "north", "south" }; end,
+      }, function()
+        local answer = ask(requests, "door.odd");
+        expect(answer.ok):eq(true);
+        expect(answer.payload.nan):eq("nan");
+        expect(answer.payload.inf):eq("inf");
+        expect(answer.payload.self):eq("<cycle>");
+        expect(answer.payload.list):same({ 1, textutils.json_null, 3 });
+        expect(answer.payload.mixed):same({ ["1"] = 1, x = 2 });
+        expect(textutils.serializeJSON(answer.payload)):str_match('"nan":"nan"');
+        answer = ask(requests, "door.list");
+        expect(answer.err):same({ code = "internal", message = "the handler of door.list returned an array;"
+          .. " the answer's payload is an object: put the list in a field, e.g. return { items = list }" });
+      end);
+    end);
+
     -- Feeds events until done() says to stop; counts the offers the program made meanwhile.
     local function feedUntil(requests, done)
       local offers = 0;
