@@ -57,8 +57,17 @@ local function serve(handlers)
   -- result: what coroutine.resume returned when the handler ended, packed.
   local function answer(requestId, msgType, result)
     if not result[1] then
-      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil,
-        { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
+      local raised, message = result[2];
+      if type(raised) == "string" or type(raised) == "number" then
+        message = tostring(raised);
+      elseif type(raised) == "table" and type(raised.message) == "string" then
+        message = raised.message;
+      else
+        -- Not "table: 0x5f2a1c": what the program's author must change.
+        message = "the handler of " .. msgType .. " raised a " .. type(raised)
+          .. ", not a message: raise error(\"what failed\") or return nil, {code, message}";
+      end
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil, { code = codec.ERR_INTERNAL, message = message });
     elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
     elseif result[2] ~= nil and result[2] ~= false then

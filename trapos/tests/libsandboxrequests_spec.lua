@@ -206,6 +206,8 @@ describe("libsandboxrequests", function()
         ["door.say"] = function() return nil, "no such door"; end,
         ["door.text"] = function() return "opened"; end,
         ["door.jam"] = function() return false, "door jammed"; end,
+        ["door.raiseTable"] = function() error({ message = "jammed hard" }); end,
+        ["door.raiseOther"] = function() error({ code = "jam" }); end,
       }, function()
         local answer = ask(requests, "door.open", { door = "north" });
         expect(answer.ok):eq(true);
@@ -219,6 +221,12 @@ describe("libsandboxrequests", function()
         -- false, message: Lua's other way to refuse.
         answer = ask(requests, "door.jam");
         expect(answer.err):same({ code = "internal", message = "door jammed" });
+        -- A raised table: its message, else what to raise instead (never "table: 0x...").
+        answer = ask(requests, "door.raiseTable");
+        expect(answer.err):same({ code = "internal", message = "jammed hard" });
+        answer = ask(requests, "door.raiseOther");
+        expect(answer.err):same({ code = "internal", message = "the handler of door.raiseOther raised a table,"
+          .. " not a message: raise error(\"what failed\") or return nil, {code, message}" });
         answer = ask(requests, "door.text");
         expect(answer.err):same({ code = "internal",
           message = "the handler of door.text returned a string, not a table (the answer's payload) or nil and an error" });
