@@ -1,7 +1,7 @@
 -- libsandboxserve: request types a TrapOS program serves to the gateway's host, both sides.
 -- A program calls serve(handlers) (libsandbox.serve) and offers its types to the daemon with os
 -- events every heartbeat; the daemon's router (newRouter, used by libsandboxrequests) sends
--- each gateway request of such a type to the latest program that offered it, passes the
+-- each gateway request of such a type to the program that began serving it last, passes the
 -- answer back, and forgets a program whose lease ran out, answering its requests in flight
 -- with unknown_type.
 
@@ -131,8 +131,11 @@ local function newRouter(deps)
   field(deps, "os", "table");
   local osApi = deps.os;
 
-  local providers = {};  -- providerId -> {types = {type = true}, seen = bool}
-  local served = {};     -- type -> providerId (the latest offer wins)
+  local providers = {};  -- providerId -> {types = {type = true}, seen = bool, order = n}
+  -- type -> providerId: the program that began serving it last (its heartbeats do not take
+  -- it back from a newer one), and once that one ends the newest of the others.
+  local served = {};
+  local offered = 0;     -- programs seen so far, for their order
   local forwarded = {};  -- requestId -> {providerId, type, done}
   local sweepTimer = nil;
 
@@ -144,7 +147,13 @@ local function newRouter(deps)
     providers[providerId] = nil;
     for msgType in pairs(provider.types) do
       if served[msgType] == providerId then
-        served[msgType] = nil;
+        local heir = nil;
+        for otherId, other in pairs(providers) do
+          if other.types[msgType] and (heir == nil or other.order > providers[heir].order) then
+            heir = otherId;
+          end
+        end
+        served[msgType] = heir;
       end
     end
     for requestId, pending in pairs(forwarded) do
@@ -182,10 +191,15 @@ local function newRouter(deps)
     if type(providerId) ~= "string" or type(types) ~= "table" then
       return;
     end
-    local provider = providers[providerId] or { types = {} };
+    local provider = providers[providerId];
+    if provider == nil then
+      offered = offered + 1;
+      provider = { types = {}, order = offered };
+    end
     provider.seen = true;
     for _, msgType in ipairs(types) do
-      if type(msgType) == "string" and not codec.RESERVED_TYPES[msgType] then
+      if type(msgType) == "string" and not codec.RESERVED_TYPES[msgType]
+        and (not provider.types[msgType] or served[msgType] == nil) then
         provider.types[msgType] = true;
         served[msgType] = providerId;
       end

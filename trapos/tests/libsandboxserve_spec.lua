@@ -48,6 +48,21 @@ describe("libsandboxserve", function()
       expect(answer):same({ ok = true, payload = { opened = true } });
     end);
 
+    it("keeps a type with the program that began serving it last, then hands it to the other", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p2", { "door.open" });
+      -- p1's heartbeat offers again: it does not take the type back.
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      answerOf(router, "door.open");
+      expect(fakeOs.queued[1][2]):eq("p2");
+      -- p2 stops: p1, still serving, answers at once (not unknown_type until its next offer).
+      router.onEvent(events.EVENT_SERVE_WITHDRAW, "p2");
+      expect(answerOf(router, "door.open")):eq(nil);
+      expect(fakeOs.queued[2][2]):eq("p1");
+    end);
+
     it("forgets a program whose lease ran out and answers its requests in flight", function()
       local fakeOs = newOs();
       local router = lib.newRouter({ os = fakeOs });
