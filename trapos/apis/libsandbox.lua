@@ -65,8 +65,10 @@ local function request(msgType, payload, timeoutSeconds)
   expect(3, timeoutSeconds, "number", "nil");
   local timeout = timeoutSeconds or REQUEST_TIMEOUT;
   local messageId = newUuid();
-  -- Queueing before the wait is safe: nothing is delivered to us until we yield.
-  os.queueEvent(EVENT_SEND, messageId, msgType, normalisePayload(payload));
+  -- Queueing before the wait is safe: nothing is delivered to us until we yield. JSON-safe
+  -- as lua.exec's returns: serializeJSON writes NaN as a bare nan, a frame the gateway drops
+  -- (the request would time out), and a cycle would overflow the copy.
+  os.queueEvent(EVENT_SEND, messageId, msgType, normalisePayload(codec.jsonSafe(payload)));
   local reply = waitFor(timeout, function(event)
     return event[1] == EVENT_REPLY and event[2] == messageId;
   end);

@@ -31,6 +31,24 @@ describe("libsandbox", function()
       expect(err):eq(nil);
     end);
 
+    it("sends a JSON-safe payload: NaN, infinities and a cycle as lua.exec's returns", function()
+      local sent;
+      stub(os, "queueEvent", function(name, messageId, msgType, payload)
+        if name == lib.EVENT_SEND then
+          sent = payload;
+          realQueue(lib.EVENT_REPLY, messageId, true, {});
+        else
+          realQueue(name, messageId, msgType, payload);
+        end
+      end);
+      local payload = { level = 0 / 0, limit = math.huge };
+      payload.self = payload;
+      expect(lib.request("probe_gateway", payload, 5)):eq(true);
+      expect(sent):same({ level = "nan", limit = "inf", self = "<cycle>" });
+      -- serializeJSON would have written a bare nan, which the gateway drops as malformed.
+      expect(lib.encodeFrame({ event = "computer_request", messageId = "m", type = "t", payload = sent })):str_match('"nan"');
+    end);
+
     it("leaves other replies to whoever waits for them", function()
       local otherSeen = false;
       stub(os, "queueEvent", function(name, messageId, ...)
