@@ -41,6 +41,8 @@ local EVENT_CONNECTED = events.EVENT_CONNECTED;
 -- filtered pull would discard our own timer event. Terminate raises, as os.pullEvent does.
 -- Returns the accepted event's arguments packed, or nil on timeout.
 local function waitFor(seconds, match)
+  expect(1, seconds, "number");
+  expect(2, match, "function");
   local timer = os.startTimer(seconds);
   while true do
     local event = table.pack(os.pullEventRaw());

@@ -135,6 +135,14 @@ describe("libsandbox", function()
     end);
   end);
 
+  describe("waitFor", function()
+    it("checks its arguments before it waits", function()
+      expect.error(lib.waitFor, nil, function() end):str_match("bad argument #1 .*%(number expected, got nil%)$");
+      -- Not "attempt to call a nil value" at the first event.
+      expect.error(lib.waitFor, 1):str_match("bad argument #2 .*%(function expected, got nil%)$");
+    end);
+  end);
+
   describe("requestStatus", function()
     local realQueue = os.queueEvent;
 
