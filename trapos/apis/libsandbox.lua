@@ -41,6 +41,8 @@ local EVENT_CONNECTED = events.EVENT_CONNECTED;
 -- filtered pull would discard our own timer event. Terminate raises, as os.pullEvent does.
 -- Returns the accepted event's arguments packed, or nil on timeout.
 local function waitFor(seconds, match)
+  expect(1, seconds, "number");
+  expect(2, match, "function");
   local timer = os.startTimer(seconds);
   while true do
     local event = table.pack(os.pullEventRaw());
@@ -64,13 +66,11 @@ local function request(msgType, payload, timeoutSeconds)
   expect(2, payload, "table", "nil");
   expect(3, timeoutSeconds, "number", "nil");
   local timeout = timeoutSeconds or REQUEST_TIMEOUT;
-  local copied, copy = pcall(normalisePayload, payload);
-  if not copied then
-    error("bad argument #2 (" .. tostring(copy) .. ")", 2);
-  end
   local messageId = newUuid();
-  -- Queueing before the wait is safe: nothing is delivered to us until we yield.
-  os.queueEvent(EVENT_SEND, messageId, msgType, copy);
+  -- Queueing before the wait is safe: nothing is delivered to us until we yield. JSON-safe
+  -- as lua.exec's returns: serializeJSON writes NaN as a bare nan, a frame the gateway drops
+  -- (the request would time out), and a cycle would overflow the copy.
+  os.queueEvent(EVENT_SEND, messageId, msgType, normalisePayload(codec.jsonSafe(payload)));
   local reply = waitFor(timeout, function(event)
     return event[1] == EVENT_REPLY and event[2] == messageId;
   end);

@@ -473,7 +473,9 @@ local function decodeFrame(text)
   local frame = {
     event = decoded.event,
     messageId = decoded.messageId,
-    type = decoded.type,
+    -- A type is CC's bytes as a payload string is: the host's küche.open is a program's
+    -- "k\252che.open". One with a higher code point stays as it came; no handler has it.
+    type = fromWire(decoded.type) or decoded.type,
     payload = payload,
   };
   if not bytesOk then

@@ -1,7 +1,7 @@
 -- libsandboxserve: request types a TrapOS program serves to the gateway's host, both sides.
 -- A program calls serve(handlers) (libsandbox.serve) and offers its types to the daemon with os
 -- events every heartbeat; the daemon's router (newRouter, used by libsandboxrequests) sends
--- each gateway request of such a type to the latest program that offered it, passes the
+-- each gateway request of such a type to the program that began serving it last, passes the
 -- answer back, and forgets a program whose lease ran out, answering its requests in flight
 -- with unknown_type.
 
@@ -23,11 +23,13 @@ local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, event
 -- handlers maps a type name (not a built-in one, see codec.RESERVED_TYPES) to a function
 -- (payload, type) returning the answer's payload table, or nil and an error (a message, or
 -- {code, message}). A handler that raises answers `internal` with its message; the serving
--- goes on. Each request runs in a coroutine of its own, resumed with the program's events as
--- parallel would (terminate aside: it ends the serving), so a handler may wait (sleep, a
--- libsandbox.request) while the next request is taken and the offers go on. While this runs,
--- the daemon routes the types here; once it ends (returns, crashes or is terminated) they
--- answer unknown_type within SERVE_LEASE seconds.
+-- goes on. Each request runs in a coroutine of its own, resumed with the events it pulls as
+-- parallel would: a handler may sleep or wait for an event while the program keeps offering
+-- its types and answers other requests (a handler's filtered pull, sleep's, would otherwise
+-- eat the heartbeat timer and the requests that come meanwhile). A terminate is the serving's
+-- own: it withdraws the types and raises Terminated; its handlers never see it. While this
+-- runs, the daemon routes the types here; once it ends (returns, crashes or is terminated)
+-- they answer unknown_type within SERVE_LEASE seconds.
 local function serve(handlers)
   expect(1, handlers, "table");
   local types = {};
@@ -43,7 +45,8 @@ local function serve(handlers)
   end
   local providerId = codec.newUuid();
   local heartbeat;
-  local running = {}; -- the requests whose handlers wait: {co, requestId, type, filter}
+  local running = {}; -- requestId -> {co, type, filter}: handlers waiting for an event
+  -- Offering again after each request renews the lease at once.
   local function offer()
     if heartbeat ~= nil then
       os.cancelTimer(heartbeat);
@@ -51,15 +54,20 @@ local function serve(handlers)
     os.queueEvent(EVENT_SERVE_OFFER, providerId, types);
     heartbeat = os.startTimer(SERVE_HEARTBEAT);
   end
-  -- Answers a request from its handler's outcome, packed as pcall gives it.
+  -- result: what coroutine.resume returned when the handler ended, packed.
   local function answer(requestId, msgType, result)
     if not result[1] then
-      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil,
-        { code = codec.ERR_INTERNAL, message = tostring(result[2]) });
-    elseif type(result[2]) == "table" and not pcall(codec.normalisePayload, result[2]) then
-      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil, { code = codec.ERR_INTERNAL,
-        message = "the handler of " .. msgType .. " returned a table that holds a table inside itself,"
-          .. " which JSON cannot carry" });
+      local raised, message = result[2];
+      if type(raised) == "string" or type(raised) == "number" then
+        message = tostring(raised);
+      elseif type(raised) == "table" and type(raised.message) == "string" then
+        message = raised.message;
+      else
+        -- Not "table: 0x5f2a1c": what the program's author must change.
+        message = "the handler of " .. msgType .. " raised a " .. type(raised)
+          .. ", not a message: raise error(\"what failed\") or return nil, {code, message}";
+      end
+      os.queueEvent(EVENT_SERVE_REPLY, requestId, false, nil, { code = codec.ERR_INTERNAL, message = message });
     elseif type(result[2]) == "table" or (result[2] == nil and result[3] == nil) then
       os.queueEvent(EVENT_SERVE_REPLY, requestId, true, result[2] or {}, nil);
     elseif result[2] ~= nil and result[2] ~= false then
@@ -72,23 +80,16 @@ local function serve(handlers)
         codec.normaliseError(result[3], msgType .. " failed"));
     end
   end
-  -- Resumes a request's handler; once it has returned (or raised), answers and offers again.
-  local function resume(job, ...)
+  -- Runs a handler until it ends (then answers) or waits for an event (then keeps its filter).
+  local function resume(requestId, job, ...)
     local result = table.pack(coroutine.resume(job.co, ...));
-    if coroutine.status(job.co) ~= "dead" then
+    if coroutine.status(job.co) == "dead" then
+      running[requestId] = nil;
+      answer(requestId, job.type, result);
+      offer();
+    elseif result[1] then
       job.filter = result[2];
-      return;
     end
-    running[job] = nil;
-    answer(job.requestId, job.type, result);
-    offer();
-  end
-  local function start(requestId, msgType, payload)
-    local handler, copy = handlers[msgType], codec.normalisePayload(payload);
-    local job = { requestId = requestId, type = msgType };
-    job.co = coroutine.create(function() return handler(copy, msgType); end);
-    running[job] = true;
-    resume(job);
   end
   offer();
   while true do
@@ -98,23 +99,28 @@ local function serve(handlers)
       os.queueEvent(EVENT_SERVE_WITHDRAW, providerId);
       error("Terminated", 0);
     end
-    -- The handlers waiting now see the event (those it starts begin with their request).
-    local waiting = {};
-    for job in pairs(running) do
-      if job.filter == nil or job.filter == event[1] then
-        waiting[#waiting + 1] = job;
-      end
-    end
     if event[1] == "timer" and event[2] == heartbeat then
       heartbeat = nil;
       offer();
-    elseif event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil then
-      start(event[3], event[4], event[5]);
     end
-    for _, job in ipairs(waiting) do
-      if running[job] then
-        resume(job, table.unpack(event, 1, event.n));
+    local waiting = {};
+    for requestId, job in pairs(running) do
+      if job.filter == nil or job.filter == event[1] then
+        waiting[#waiting + 1] = requestId;
       end
+    end
+    for _, requestId in ipairs(waiting) do
+      local job = running[requestId];
+      if job ~= nil then
+        resume(requestId, job, table.unpack(event, 1, event.n));
+      end
+    end
+    if event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil
+      and running[event[3]] == nil then
+      local requestId, msgType, handler = event[3], event[4], handlers[event[4]];
+      local job = { type = msgType, co = coroutine.create(function(payload) return handler(payload, msgType); end) };
+      running[requestId] = job;
+      resume(requestId, job, codec.normalisePayload(event[5]));
     end
   end
 end
@@ -125,8 +131,11 @@ local function newRouter(deps)
   field(deps, "os", "table");
   local osApi = deps.os;
 
-  local providers = {};  -- providerId -> {types = {type = true}, seen = bool}
-  local served = {};     -- type -> providerId (the latest offer wins)
+  local providers = {};  -- providerId -> {types = {type = true}, seen = bool, order = n}
+  -- type -> providerId: the program that began serving it last (its heartbeats do not take
+  -- it back from a newer one), and once that one ends the newest of the others.
+  local served = {};
+  local offered = 0;     -- programs seen so far, for their order
   local forwarded = {};  -- requestId -> {providerId, type, done}
   local sweepTimer = nil;
 
@@ -138,7 +147,13 @@ local function newRouter(deps)
     providers[providerId] = nil;
     for msgType in pairs(provider.types) do
       if served[msgType] == providerId then
-        served[msgType] = nil;
+        local heir = nil;
+        for otherId, other in pairs(providers) do
+          if other.types[msgType] and (heir == nil or other.order > providers[heir].order) then
+            heir = otherId;
+          end
+        end
+        served[msgType] = heir;
       end
     end
     for requestId, pending in pairs(forwarded) do
@@ -176,10 +191,15 @@ local function newRouter(deps)
     if type(providerId) ~= "string" or type(types) ~= "table" then
       return;
     end
-    local provider = providers[providerId] or { types = {} };
+    local provider = providers[providerId];
+    if provider == nil then
+      offered = offered + 1;
+      provider = { types = {}, order = offered };
+    end
     provider.seen = true;
     for _, msgType in ipairs(types) do
-      if type(msgType) == "string" and not codec.RESERVED_TYPES[msgType] then
+      if type(msgType) == "string" and not codec.RESERVED_TYPES[msgType]
+        and (not provider.types[msgType] or served[msgType] == nil) then
         provider.types[msgType] = true;
         served[msgType] = providerId;
       end
@@ -194,12 +214,17 @@ local function newRouter(deps)
       return;
     end
     forwarded[requestId] = nil;
-    local copied, copy = pcall(codec.normalisePayload, payload);
-    if ok == true and not copied then
-      pending.done(false, nil, { code = codec.ERR_INTERNAL, message = "the program serving " .. pending.type
-        .. " answered with a payload it cannot send: " .. tostring(copy) });
-    elseif ok == true then
-      pending.done(true, copy);
+    if ok == true then
+      -- What the handler returned, as lua.exec's returns: NaN (which serializeJSON writes as a
+      -- bare nan the gateway drops) and a cycle (which would overflow the copy) included. An
+      -- array is not an object: say so rather than answer {}.
+      local safe = codec.jsonSafe(payload);
+      if type(safe) == "table" and safe[1] ~= nil then
+        pending.done(false, nil, { code = codec.ERR_INTERNAL, message = "the handler of " .. pending.type
+          .. " returned an array; the answer's payload is an object: put the list in a field, e.g. return { items = list }" });
+      else
+        pending.done(true, codec.normalisePayload(safe));
+      end
     else
       pending.done(false, nil, codec.normaliseError(err, "the program serving " .. pending.type .. " failed"));
     end

@@ -360,6 +360,16 @@ describe("libsandboxcodec", function()
       expect(frame.payload):same({ ["\252"] = { "\255", { x = "\128" } } });
     end);
 
+    it("maps the type's code points back to bytes too, so a program can serve a type in CC's bytes", function()
+      local frame = lib.decodeFrame('{"event":"gateway_request","messageId":"m","type":"k\\u00fcche.open","payload":{}}');
+      expect(frame.type):eq("k\252che.open");
+      frame = lib.decodeFrame('{"event":"gateway_request","messageId":"m","type":"k\195\188che.open","payload":{}}');
+      expect(frame.type):eq("k\252che.open");
+      -- No byte stands for a higher code point: the type stays as it came (no handler has it).
+      frame = lib.decodeFrame('{"event":"gateway_request","messageId":"m","type":"\\u65e5","payload":{}}');
+      expect(frame.type):eq("\230\151\165");
+    end);
+
     it("refuses a code point above U+00FF in a request", function()
       local frame = lib.decodeFrame('{"event":"gateway_request","messageId":"m","type":"fs.write","payload":{"path":"a\\u0100"}}');
       expect(frame.payloadError):str_match("U%+00FF");

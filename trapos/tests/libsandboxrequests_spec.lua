@@ -206,7 +206,8 @@ describe("libsandboxrequests", function()
         ["door.say"] = function() return nil, "no such door"; end,
         ["door.text"] = function() return "opened"; end,
         ["door.jam"] = function() return false, "door jammed"; end,
-        ["door.loop"] = function() local door = {}; door.self = door; return door; end,
+        ["door.raiseTable"] = function() error({ message = "jammed hard" }); end,
+        ["door.raiseOther"] = function() error({ code = "jam" }); end,
       }, function()
         local answer = ask(requests, "door.open", { door = "north" });
         expect(answer.ok):eq(true);
@@ -220,9 +221,12 @@ describe("libsandboxrequests", function()
         -- false, message: Lua's other way to refuse.
         answer = ask(requests, "door.jam");
         expect(answer.err):same({ code = "internal", message = "door jammed" });
-        answer = ask(requests, "door.loop");
-        expect(answer.err):same({ code = "internal",
-          message = "the handler of door.loop returned a table that holds a table inside itself, which JSON cannot carry" });
+        -- A raised table: its message, else what to raise instead (never "table: 0x...").
+        answer = ask(requests, "door.raiseTable");
+        expect(answer.err):same({ code = "internal", message = "jammed hard" });
+        answer = ask(requests, "door.raiseOther");
+        expect(answer.err):same({ code = "internal", message = "the handler of door.raiseOther raised a table,"
+          .. " not a message: raise error(\"what failed\") or return nil, {code, message}" });
         answer = ask(requests, "door.text");
         expect(answer.err):same({ code = "internal",
           message = "the handler of door.text returned a string, not a table (the answer's payload) or nil and an error" });
@@ -282,6 +286,95 @@ describe("libsandboxrequests", function()
         north = { ok = true, payload = { door = "north" } },
         south = { ok = true, payload = { door = "south" } },
       });
+    end);
+
+    it("makes an answer JSON-safe and refuses an array, naming the fix", function()
+      local requests = newRequests();
+      withProgram(requests, {
+        ["door.odd"] = function()
+          local answer = { nan = 0 / 0, inf = math.huge, list = { 1, nil, 3 }, mixed = { 1, x = 2 } };
+          answer.self = answer;
+          return answer;
+        end,
+        ["door.list"] = function() return { "north", "south" }; end,
+      }, function()
+        local answer = ask(requests, "door.odd");
+        expect(answer.ok):eq(true);
+        expect(answer.payload.nan):eq("nan");
+        expect(answer.payload.inf):eq("inf");
+        expect(answer.payload.self):eq("<cycle>");
+        expect(answer.payload.list):same({ 1, textutils.json_null, 3 });
+        expect(answer.payload.mixed):same({ ["1"] = 1, x = 2 });
+        expect(textutils.serializeJSON(answer.payload)):str_match('"nan":"nan"');
+        answer = ask(requests, "door.list");
+        expect(answer.err):same({ code = "internal", message = "the handler of door.list returned an array;"
+          .. " the answer's payload is an object: put the list in a field, e.g. return { items = list }" });
+      end);
+    end);
+
+    -- Feeds events until done() says to stop; counts the offers the program made meanwhile.
+    local function feedUntil(requests, done)
+      local offers = 0;
+      while not done(offers) do
+        local event = table.pack(os.pullEventRaw());
+        requests.onEvent(table.unpack(event, 1, event.n));
+        if event[1] == libsandbox.EVENT_SERVE_OFFER then
+          offers = offers + 1;
+        end
+      end
+    end
+
+    it("keeps serving while a handler waits longer than a lease, and answers it then", function()
+      local requests = newRequests();
+      withProgram(requests, {
+        -- A filtered pull, as sleep's: it would eat the program's own heartbeat timer.
+        ["door.wait"] = function() os.pullEvent("door_done"); return { waited = true }; end,
+      }, function()
+        local answer;
+        requests.serve("door.wait", {}, function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
+        -- Four heartbeats span more than a lease (SERVE_LEASE < 4 * SERVE_HEARTBEAT).
+        feedUntil(requests, function(offers) return answer ~= nil or offers >= 4; end);
+        expect(answer):eq(nil);
+        os.queueEvent("door_done");
+        feedUntil(requests, function() return answer ~= nil; end);
+        expect(answer):same({ ok = true, payload = { waited = true } });
+      end);
+    end);
+
+    it("answers other requests while a handler waits", function()
+      local requests = newRequests();
+      withProgram(requests, {
+        ["door.wait"] = function() os.pullEvent("door_done"); return { waited = true }; end,
+        ["door.open"] = function() return { opened = true }; end,
+      }, function()
+        local slow, quick;
+        requests.serve("door.wait", {}, function(ok) slow = ok; end);
+        requests.serve("door.open", {}, function(ok, result, err) quick = { ok = ok, payload = result, err = err }; end);
+        feedUntil(requests, function() return quick ~= nil; end);
+        expect(quick):same({ ok = true, payload = { opened = true } });
+        expect(slow):eq(nil);
+        os.queueEvent("door_done");
+        feedUntil(requests, function() return slow ~= nil; end);
+        expect(slow):eq(true);
+      end);
+    end);
+
+    it("stops at a terminate that comes while a handler waits, and withdraws its types", function()
+      local requests = newRequests();
+      local answer;
+      local ok, err = pcall(withProgram, requests, {
+        ["door.wait"] = function() os.pullEvent("door_done"); return {}; end,
+      }, function()
+        requests.serve("door.wait", {}, function(okAnswer, _, errAnswer) answer = { ok = okAnswer, err = errAnswer }; end);
+        os.queueEvent("terminate");
+        feedUntil(requests, function() return answer ~= nil; end);
+      end);
+      -- The program ended as a terminated program does, not its handler alone.
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      feedUntil(requests, function() return answer ~= nil; end);
+      expect(answer):same({ ok = false, err = { code = "unknown_type",
+        message = "door.wait is no longer served: the program serving it has stopped" } });
     end);
 
     it("refuses to serve a built-in type", function()

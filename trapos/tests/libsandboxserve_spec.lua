@@ -48,17 +48,19 @@ describe("libsandboxserve", function()
       expect(answer):same({ ok = true, payload = { opened = true } });
     end);
 
-    it("answers internal when a program's answer holds itself", function()
+    it("keeps a type with the program that began serving it last, then hands it to the other", function()
       local fakeOs = newOs();
       local router = lib.newRouter({ os = fakeOs });
       router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
-      local answer;
-      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
-      local loop = {};
-      loop.self = loop;
-      router.onEvent(events.EVENT_SERVE_REPLY, fakeOs.queued[1][3], true, loop);
-      expect(answer):same({ ok = false, err = { code = "internal",
-        message = "the program serving door.open answered with a payload it cannot send: " .. require('/apis/libsandboxcodec').CYCLE } });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p2", { "door.open" });
+      -- p1's heartbeat offers again: it does not take the type back.
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      answerOf(router, "door.open");
+      expect(fakeOs.queued[1][2]):eq("p2");
+      -- p2 stops: p1, still serving, answers at once (not unknown_type until its next offer).
+      router.onEvent(events.EVENT_SERVE_WITHDRAW, "p2");
+      expect(answerOf(router, "door.open")):eq(nil);
+      expect(fakeOs.queued[2][2]):eq("p1");
     end);
 
     it("forgets a program whose lease ran out and answers its requests in flight", function()

@@ -7,6 +7,7 @@
 //     '?' and is reported as a Replacement, which every surface shows with the fix. A byte that
 //     is not valid UTF-8 (a CLI argument, a local file, a percent-decoded URL path) stands for
 //     itself.
+//   - Request types (TypeWire): the same mapping, but a character above U+00FF is refused.
 //   - Paths (PathToCC, PathWire): the same mapping plus the raw-byte escape \xNN. A character
 //     above U+00FF is refused, not replaced: CC drops '?' from paths, so a replaced name would
 //     be another file.
@@ -250,6 +251,25 @@ func TraposID(id string) string {
 		return id
 	}
 	return w
+}
+
+// TypeWire is a request type the host gave as the wire string of its CC bytes (Wire): a type
+// is CC's bytes as a payload's strings are, so küche.open reaches the program serving
+// "k\252che.open", and a byte that is not UTF-8 stands for itself. A character above U+00FF is
+// refused with bad_payload, not replaced: '?' would name another type, and a computer's answer
+// naming the type as it came would read as mojibake.
+func TypeWire(typ string) (string, error) {
+	if isASCII(typ) {
+		return typ, nil
+	}
+	var rp report
+	w := wire("type", typ, &rp)
+	if reps := rp.list(); len(reps) > 0 {
+		return "", protocol.Errorf(protocol.CodeBadPayload,
+			"%q (%s) in the type %q is outside CC's character set: a type is CC's bytes, so no program on a computer can serve it",
+			reps[0].Char, reps[0].CodePoint, typ)
+	}
+	return w, nil
 }
 
 // FromCC is CC bytes as host text: byte N is the character U+00NN.

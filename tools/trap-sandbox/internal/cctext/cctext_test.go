@@ -204,6 +204,23 @@ func TestTraposIDsRawByteStandsForItself(t *testing.T) {
 	}
 }
 
+// TestTypeWire: a type is CC's bytes by the text rule; one CC cannot hold is refused, naming
+// the character, rather than sent as '?' or as mojibake.
+func TestTypeWire(t *testing.T) {
+	for in, want := range map[string]string{
+		"door.open":     "door.open",
+		"küche.open":    "küche.open", // ü is U+00FC on the wire: the program's byte FC
+		"k\xfcche.open": "küche.open", // a Latin-1 terminal's byte FC
+	} {
+		got, err := TypeWire(in)
+		require.NoError(t, err, "%q", in)
+		assert.Equal(t, want, got, "%q", in)
+	}
+	_, err := TypeWire("日本.open")
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.EqualError(t, err, `bad_payload: "日" (U+65E5) in the type "日本.open" is outside CC's character set: a type is CC's bytes, so no program on a computer can serve it`)
+}
+
 // TestClip: a text within the bound is kept; a longer one is cut at a rune boundary (never in
 // the middle of é's two bytes) and says how long it was.
 func TestClip(t *testing.T) {

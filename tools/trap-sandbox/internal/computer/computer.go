@@ -85,8 +85,13 @@ func (c *Client) Computers(ctx context.Context) ([]Computer, error) {
 
 // Request sends one request of any type with a JSON payload given as host text: every
 // string in it (keys too) follows the text rule, and the replacements come back with the
-// answer. The answer's payload is the computer's, as JSON.
+// answer; so does the type (cctext.TypeWire), which refuses a character CC cannot hold. The
+// answer's payload is the computer's, as JSON.
 func (c *Client) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, []cctext.Replacement, error) {
+	typ, err := cctext.TypeWire(typ)
+	if err != nil {
+		return nil, nil, err
+	}
 	wire, reps, err := cctext.WireJSON("payload", payload)
 	if err != nil {
 		return nil, nil, protocol.Errorf(protocol.CodeBadPayload, "%v", err)

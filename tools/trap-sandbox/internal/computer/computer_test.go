@@ -271,14 +271,15 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 // recorder answers every request with a fixed payload and keeps what it was sent.
 type recorder struct {
 	answer  json.RawMessage
+	typ     string
 	payload map[string]any
 	timeout time.Duration
 }
 
 func (r *recorder) Computers(context.Context) ([]computer.Computer, error) { return nil, nil }
 
-func (r *recorder) Request(_ context.Context, _, _ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
-	r.timeout = timeout
+func (r *recorder) Request(_ context.Context, _, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	r.typ, r.timeout = typ, timeout
 	return r.answer, json.Unmarshal(payload, &r.payload)
 }
 
@@ -312,6 +313,21 @@ func TestRequestAppliesTheTextRuleToAnyPayload(t *testing.T) {
 	require.Len(t, reps, 1)
 	assert.Equal(t, "payload.msg", reps[0].Field)
 	assert.Equal(t, computer.DefaultTimeout, r.timeout)
+}
+
+// TestRequestAppliesTheTextRuleToTheType: a type is CC's bytes, as a program serves it; one
+// holding a character CC cannot hold is refused before anything is sent.
+func TestRequestAppliesTheTextRuleToTheType(t *testing.T) {
+	r := &recorder{answer: json.RawMessage(`{}`)}
+	_, _, err := computer.New(r).Request(t.Context(), "7:", "k\xfcche.open", json.RawMessage(`{}`), 0)
+	require.NoError(t, err)
+	assert.Equal(t, "küche.open", r.typ, "a Latin-1 terminal's byte FC is ü, U+00FC on the wire")
+
+	r = &recorder{}
+	_, _, err = computer.New(r).Request(t.Context(), "7:", "日本.open", json.RawMessage(`{}`), 0)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.ErrorContains(t, err, `"日" (U+65E5) in the type "日本.open" is outside CC's character set`)
+	assert.Empty(t, r.typ, "nothing was sent")
 }
 
 func TestADeadlineThatPassesIsATimeout(t *testing.T) {
