@@ -69,6 +69,8 @@ type Cluster interface {
 	// returns once the claim is written, or NATS gave up (a hello waits for it).
 	Claim(c Computer, credential string, hold uint64)
 	// Release withdraws hold's claim on k (its socket closed), unless a later one replaced it.
+	// It may come twice for one hold, and before that hold's Claim returned: a socket that
+	// closed while its claim was being written is released again once Claim returns.
 	Release(k Key, hold uint64)
 	// Route sends a request to a computer whose socket is not in this process, as
 	// Gateway.Request describes; ctx has a deadline.
@@ -136,6 +138,12 @@ func (r *registry) Register(s *Session) (replaced *Session) {
 	r.mu.Unlock()
 	if r.cluster != nil {
 		r.cluster.Claim(s.Computer(), s.Credential(), h.hold)
+		if r.lookupHold(k, h.hold) != s {
+			// Unregistered (its socket closed) or replaced while the claim was on its way: the
+			// Release that followed may have reached the cluster before the Claim, and found
+			// nothing to withdraw then.
+			r.cluster.Release(k, h.hold)
+		}
 	}
 	return old.s
 }
