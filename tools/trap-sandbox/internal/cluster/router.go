@@ -501,10 +501,16 @@ func (r *Router) attached() gateway.Local {
 }
 
 // Claim implements gateway.Cluster: from now on routed requests for c are answered here, and
-// the claim written into ClaimsBucket orders this hello among the replicas.
+// the claim written into ClaimsBucket orders this hello among the replicas. The claim of a
+// newer socket of the computer here (a higher hold) is kept: two hellos at once may have
+// their claims arrive in either order.
 func (r *Router) Claim(c gateway.Computer, credential string, hold uint64) {
 	h := &held{c: c, credential: credential, hold: hold}
 	r.mu.Lock()
+	if cur := r.held[h.key()]; cur != nil && cur.hold > hold {
+		r.mu.Unlock()
+		return
+	}
 	r.held[h.key()] = h
 	r.mu.Unlock()
 	r.writeClaim(h)

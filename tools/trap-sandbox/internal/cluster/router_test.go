@@ -393,6 +393,25 @@ func TestEscapedTokensAreValidDistinctAndReversible(t *testing.T) {
 	assert.Equal(t, "trapos.replica.b_2E1.alive", aliveSubject("b.1"))
 }
 
+// Two sockets of one computer say hello here at once, and the older one's Claim arrives last:
+// it does not replace the newer socket's, so the newer socket's Release withdraws the claim
+// (before, the older hold stayed as the computer's claim, and the other replicas listed the
+// computer here for good).
+func TestAnOlderSocketsLateClaimKeepsTheNewerOne(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:twice"}
+	c := gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}
+	a.router.Claim(c, "", 1002)
+	a.router.Claim(c, "", 1001) // the older socket's, late
+	a.router.Release(k, 1001)   // the older socket is replaced: its release finds the newer claim
+	assert.True(t, a.router.holds(k), "the newer socket still holds the computer")
+	b.waitComputers(t, "5:twice@a")
+	a.router.Release(k, 1002)
+	assert.False(t, a.router.holds(k))
+	b.waitComputers(t)
+}
+
 func TestARestartedReplicaWithdrawsTheClaimsOfItsPreviousRun(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")

@@ -64,9 +64,11 @@ type Cluster interface {
 	// Attach gives the cluster this replica's side; New calls it once, before any socket.
 	Attach(local Local)
 	// Claim announces that this replica holds the socket of c (said hello with credential,
-	// "" for the shared password) as hold, a number unique in this process: newest wins across
-	// replicas, so a later claim elsewhere makes the cluster call Local.Evict(key, hold). It
-	// returns once the claim is written, or NATS gave up (a hello waits for it).
+	// "" for the shared password) as hold, a number unique in this process and higher for a
+	// later socket (a Claim of a lower hold than the computer's current one here changes
+	// nothing): newest wins across replicas, so a later claim elsewhere makes the cluster call
+	// Local.Evict(key, hold). It returns once the claim is written, or NATS gave up (a hello
+	// waits for it).
 	Claim(c Computer, credential string, hold uint64)
 	// Release withdraws hold's claim on k (its socket closed), unless a later one replaced it.
 	// It may come twice for one hold, and before that hold's Claim returned: a socket that
