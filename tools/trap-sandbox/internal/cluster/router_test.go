@@ -412,6 +412,34 @@ func TestAnOlderSocketsLateClaimKeepsTheNewerOne(t *testing.T) {
 	b.waitComputers(t)
 }
 
+// A socket that closes while its claim is being written (its Release finds no revision yet)
+// leaves no claim behind, even when the replica's own watcher has applied the claim first
+// (then the watcher, finding the computer held, leaves it too): before, the claim stayed, and
+// the other replicas listed the computer here for good.
+func TestASocketClosedWhileItsClaimIsWrittenLeavesNoClaim(t *testing.T) {
+	var a, b *replica
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:brief"}
+	c := gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}
+	marker := gateway.Computer{AccountID: k.AccountID, TraposID: "9:marker", ConnectedSince: time.Now()}
+	claimWritten = func(key string) {
+		if key != claimKey(k) {
+			return
+		}
+		// A's watcher applies the bucket in revision order: once it has the marker, written
+		// after the claim, it has applied the claim too, while A still held the computer.
+		b.router.Claim(marker, "", 1)
+		a.waitComputers(t, "9:marker@b")
+		a.router.Release(k, 1001) // the socket closed meanwhile
+	}
+	t.Cleanup(func() { claimWritten = nil }) // after the cluster's own cleanup
+	tc := newTestCluster(t)
+	a, b = tc.startReplica("a"), tc.startReplica("b")
+	a.router.Claim(c, "", 1001)
+	assert.False(t, a.router.holds(k))
+	b.waitComputers(t) // its own marker is not listed: no socket holds it
+	assert.Equal(t, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
+}
+
 func TestARestartedReplicaWithdrawsTheClaimsOfItsPreviousRun(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
