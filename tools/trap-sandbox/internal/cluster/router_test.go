@@ -227,6 +227,22 @@ func TestAHungReplicasRoutedRequestsFailWhenPresenceGivesItUp(t *testing.T) {
 	assert.Zero(t, b.router.RoutedInFlight())
 }
 
+// A request for a computer this replica knows no claim of reads the claim from the bucket;
+// when NATS does not answer that read, the error says so, rather than that nobody holds the
+// computer (another replica may).
+func TestAClaimThatCannotBeReadIsNotTakenForNone(t *testing.T) {
+	tc := newTestCluster(t)
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	t.Cleanup(func() { proxy.setFrozen(false) }) // before the replica stops: it stops quickly
+	proxy.setFrozen(true)
+	res := await(t, a.request("3:elsewhere", gateway.TypePing, nil, gateway.MaxRequestTimeout))
+	assert.Equal(t, http.StatusNotFound, res.status)
+	require.NotNil(t, res.body.Error)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "computer 3:elsewhere is not connected to replica a, and NATS did not say which replica holds it")
+}
+
 func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b, c := tc.startReplica("a"), tc.startReplica("b"), tc.startReplica("c")

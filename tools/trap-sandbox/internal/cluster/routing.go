@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
@@ -123,8 +124,12 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 		e, err := r.claims.Get(ctx, claimKey(k))
 		cancel()
-		if err != nil {
-			return "", gateway.NotConnected(k.TraposID) // no claim (or none readable): nobody holds it
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return "", gateway.NotConnected(k.TraposID) // no claim: nobody holds it
+		case err != nil:
+			return "", protocol.Errorf(protocol.CodeNotConnected,
+				"computer %s is not connected to replica %s, and NATS did not say which replica holds it (%v); try again", k.TraposID, r.cfg.Replica, err)
 		}
 		holder = claimantOf(e)
 		if holder == "" || holder == r.cfg.Replica {
