@@ -243,6 +243,25 @@ func TestAClaimThatCannotBeReadIsNotTakenForNone(t *testing.T) {
 	assert.Contains(t, res.body.Error.Message, "computer 3:elsewhere is not connected to replica a, and NATS did not say which replica holds it")
 }
 
+// An answer that settled a routed request as its time ran out is the request's outcome, not
+// a timeout (the waiting select took either when both were there).
+func TestARoutedAnswerSettledAsTimeRunsOutIsNotDropped(t *testing.T) {
+	r := &Router{pending: map[uint64]*pendingRoute{}}
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:"}
+	for range 64 { // the waiting select picks one of two ready cases at random
+		id, p, err := r.expect(k, "b")
+		require.NoError(t, err)
+		r.mu.Lock()
+		r.settleLocked(id, routedResponse{Replica: "b", OK: true}, nil) // the answer arrives
+		r.mu.Unlock()
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now()) // as time runs out
+		err = r.awaitRoute(ctx, id, p, gateway.TypePing)
+		cancel()
+		require.NoError(t, err)
+		assert.True(t, p.resp.OK)
+	}
+}
+
 func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b, c := tc.startReplica("a"), tc.startReplica("b"), tc.startReplica("c")

@@ -90,16 +90,8 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	if err := r.nc.PublishMsg(msg); err != nil {
 		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s could not be reached over NATS: %v", k.TraposID, err)
 	}
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return gateway.Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", k.TraposID, typ)
-		}
-		return gateway.Response{}, ctx.Err()
-	}
-	if p.err != nil {
-		return gateway.Response{}, p.err
+	if err := r.awaitRoute(ctx, id, p, typ); err != nil {
+		return gateway.Response{}, err
 	}
 	rr := p.resp
 	if rr.GatewayError != nil {
@@ -109,6 +101,26 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 		rr.Payload = protocol.EmptyPayload
 	}
 	return gateway.Response{OK: rr.OK, Type: rr.Type, Payload: rr.Payload, Error: rr.Error}, nil
+}
+
+// awaitRoute waits for the routed request id (p) to be settled, or for ctx to end: the error
+// is p's, or the timeout or cancellation. An answer that settled it as ctx ended is taken.
+func (r *Router) awaitRoute(ctx context.Context, id uint64, p *pendingRoute, typ string) error {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		r.mu.Lock()
+		settled := r.pending[id] != p // settleLocked removed it, and closed p.done, under r.mu
+		r.mu.Unlock()
+		if settled {
+			break
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", p.k.TraposID, typ)
+		}
+		return ctx.Err()
+	}
+	return p.err
 }
 
 // holder names the live replica that holds k's socket, by its claim. A claim the watcher has
