@@ -82,6 +82,34 @@ func TestRequestsReachAComputerThroughAnotherReplica(t *testing.T) {
 	assert.Zero(t, b.router.RoutedInFlight())
 }
 
+// A routed request whose caller gives up (cancelled, not timed out) stops waiting on the
+// replica that holds the computer too, as it would on that replica itself: it no longer holds
+// one of the computer's gateway requests in flight there until its timeout.
+func TestACancelledRoutedRequestFreesItsSlotWhereTheComputerIs(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplicaWith("a", gateway.Config{MaxGatewayRequestsInFlight: 1})
+	b := tc.startReplica("b")
+	c := a.connect(t, "7:slot")
+	b.waitComputers(t, "7:slot@a")
+
+	ctx, cancel := context.WithTimeout(context.Background(), gateway.MaxRequestTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.gw.Request(ctx, gateway.LocalAccount, "7:slot", gateway.TypePing, nil)
+		done <- err
+	}()
+	c.read() // the request waits on A, in the computer's one slot
+	busy := func() bool {
+		_, err := a.gw.RequestWithin(context.Background(), gateway.LocalAccount, "7:slot", gateway.TypePing, nil, time.Millisecond)
+		return protocol.CodeOf(err) == protocol.CodeBusy
+	}
+	require.True(t, busy(), "the routed request holds the slot")
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	require.Eventually(t, func() bool { return !busy() }, waitLimit, testkit.Poll, "A to give the slot back")
+}
+
 func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")

@@ -118,9 +118,26 @@ func (r *Router) awaitRoute(ctx context.Context, id uint64, p *pendingRoute, typ
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			return protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", p.k.TraposID, typ)
 		}
+		// Given up: the holder stops waiting for the computer too (its own timeout would end
+		// the wait at about the same time as a deadline, so only a cancel is told).
+		_ = r.nc.Publish(cancelSubject(p.holder), []byte(replySubject(r.cfg.Replica, id)))
 		return ctx.Err()
 	}
 	return p.err
+}
+
+// answering is a routed request this replica answers (Router.answering).
+type answering struct{ cancel context.CancelFunc }
+
+// cancelAnswer ends the wait of the routed request whose reply subject is reply, if this
+// replica still answers it: its asker gave up.
+func (r *Router) cancelAnswer(reply string) {
+	r.mu.Lock()
+	a := r.answering[reply]
+	r.mu.Unlock()
+	if a != nil {
+		a.cancel()
+	}
 }
 
 // holder names the live replica that holds k's socket, by its claim. A claim the watcher has
@@ -209,6 +226,8 @@ func (r *Router) serve(m *nats.Msg) {
 		r.replyArrived(arg, m)
 	case kindAlive:
 		_ = m.Respond([]byte(strconv.Quote(r.cfg.Replica)))
+	case kindCancel:
+		r.cancelAnswer(string(m.Data))
 	case kindComputer:
 		if m.Reply == "" {
 			return
@@ -366,7 +385,21 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, timeout)
 	defer cancel()
+	a := &answering{cancel: cancel}
+	r.mu.Lock()
+	r.answering[m.Reply] = a
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if r.answering[m.Reply] == a {
+			delete(r.answering, m.Reply)
+		}
+		r.mu.Unlock()
+	}()
 	resp, err := local.Serve(ctx, k, req.Type, payload)
+	if errors.Is(err, context.Canceled) && r.ctx.Err() == nil {
+		return // its asker gave up (cancelAnswer): nobody waits for an answer
+	}
 	if err != nil {
 		// A socket closed because this replica stops said "the gateway is shutting down": the
 		// asker's caller reads it on another replica, so it names this one.
