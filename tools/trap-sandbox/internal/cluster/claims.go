@@ -25,6 +25,10 @@ import (
 // written by a replica for a hello, and the holder writes its own claim again so that routing
 // finds the socket (settleDoubts).
 
+// claimWritten, when a test sets it, is told each time writeClaim has written a claim (its
+// key), before the claim's revision is recorded; nil otherwise.
+var claimWritten func(key string)
+
 // writeClaim claims h's computer for this replica and records the claim's revision, if h is
 // still the computer's hold here. Without NATS the hello stands locally, and the claim is
 // written when NATS is back (reclaim). Once the replica is leaving, nothing is claimed: its
@@ -48,16 +52,45 @@ func (r *Router) writeClaim(h *held) {
 			"traposId", k.TraposID, "err", err)
 		return
 	}
+	if claimWritten != nil {
+		claimWritten(key)
+	}
 	r.mu.Lock()
-	if r.held[k] == h {
-		h.rev = rev
+	cur := r.held[k]
+	if cur == h {
+		h.rev = max(h.rev, rev) // of two writes of h at once, the later revision is the claim
 	}
 	r.mu.Unlock()
+	if cur != h {
+		// Released (its socket closed) or replaced by a newer socket's claim while this one
+		// was being written: the Release found no revision to withdraw, and the watcher may
+		// have applied this claim while the computer was still held (claimChanged leaves it
+		// then). It is withdrawn at its revision (a claim written after it stays), and a
+		// newer socket's claim, which it may have overwritten, is written again after that.
+		r.withdrawLate(key, rev, cur)
+		return
+	}
 	// A later claim that arrived at the watcher before rev was known was not acted on there.
 	if e, err := r.claims.Get(ctx, key); err == nil && e.Revision() > rev {
 		if claimant := claimantOf(e); claimant != r.cfg.Replica {
 			r.evictIfOlder(k, e.Revision(), claimant)
 		}
+	}
+}
+
+// withdrawLate withdraws the claim key at revision rev, written for a socket that was released
+// or replaced (by newer, nil if none) while it was being written, in the background.
+func (r *Router) withdrawLate(key string, rev uint64, newer *held) {
+	if newer == nil {
+		r.deleteClaim(key, rev)
+		return
+	}
+	withdraw := func() {
+		r.deleteClaimNow(context.Background(), key, rev)
+		r.writeClaim(newer)
+	}
+	if !r.spawn(withdraw) {
+		r.deleteClaimNow(context.Background(), key, rev) // closing: nothing more is claimed
 	}
 }
 

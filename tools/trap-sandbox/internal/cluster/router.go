@@ -162,11 +162,14 @@ type Router struct {
 	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived, or was deleted
 	stopped  map[string]bool          // replicas whose last heartbeat was deleted (a clean stop, or a purge)
 	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
-	nextID   uint64                   // the last id given to a routed request
-	probing  map[string]bool          // replicas being asked whether they are on NATS
-	sweeping bool                     // a sweep is running (presence.go)
-	doubted  map[gateway.Key]doubt    // later claims by replicas not alive (claims.go)
-	local    gateway.Local            // the replica's gateway; nil until Attach
+	// answering holds the routed requests this replica answers, by their reply subject, so
+	// that their asker can give them up (kindCancel).
+	answering map[string]*answering
+	nextID    uint64                // the last id given to a routed request
+	probing   map[string]bool       // replicas being asked whether they are on NATS
+	sweeping  bool                  // a sweep is running (presence.go)
+	doubted   map[gateway.Key]doubt // later claims by replicas not alive (claims.go)
+	local     gateway.Local         // the replica's gateway; nil until Attach
 }
 
 // New sets up the buckets (creating them when missing), starts watching them and writes the
@@ -183,18 +186,19 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		return nil, err
 	}
 	r := &Router{
-		cfg:      cfg,
-		log:      logger.With("component", "cluster"),
-		nc:       nc,
-		started:  cfg.Clock.Now(),
-		own:      replicaSubjects(cfg.Replica),
-		held:     make(map[gateway.Key]*held),
-		remote:   newRemoteSet(),
-		lastSeen: make(map[string]time.Time),
-		stopped:  make(map[string]bool),
-		pending:  make(map[uint64]*pendingRoute),
-		probing:  make(map[string]bool),
-		doubted:  make(map[gateway.Key]doubt),
+		cfg:       cfg,
+		log:       logger.With("component", "cluster"),
+		nc:        nc,
+		started:   cfg.Clock.Now(),
+		own:       replicaSubjects(cfg.Replica),
+		held:      make(map[gateway.Key]*held),
+		remote:    newRemoteSet(),
+		lastSeen:  make(map[string]time.Time),
+		stopped:   make(map[string]bool),
+		pending:   make(map[uint64]*pendingRoute),
+		answering: make(map[string]*answering),
+		probing:   make(map[string]bool),
+		doubted:   make(map[gateway.Key]doubt),
 	}
 	r.applyClaim = r.claimChanged
 	if beforeClaim != nil {
@@ -501,10 +505,16 @@ func (r *Router) attached() gateway.Local {
 }
 
 // Claim implements gateway.Cluster: from now on routed requests for c are answered here, and
-// the claim written into ClaimsBucket orders this hello among the replicas.
+// the claim written into ClaimsBucket orders this hello among the replicas. The claim of a
+// newer socket of the computer here (a higher hold) is kept: two hellos at once may have
+// their claims arrive in either order.
 func (r *Router) Claim(c gateway.Computer, credential string, hold uint64) {
 	h := &held{c: c, credential: credential, hold: hold}
 	r.mu.Lock()
+	if cur := r.held[h.key()]; cur != nil && cur.hold > hold {
+		r.mu.Unlock()
+		return
+	}
 	r.held[h.key()] = h
 	r.mu.Unlock()
 	r.writeClaim(h)

@@ -82,6 +82,34 @@ func TestRequestsReachAComputerThroughAnotherReplica(t *testing.T) {
 	assert.Zero(t, b.router.RoutedInFlight())
 }
 
+// A routed request whose caller gives up (cancelled, not timed out) stops waiting on the
+// replica that holds the computer too, as it would on that replica itself: it no longer holds
+// one of the computer's gateway requests in flight there until its timeout.
+func TestACancelledRoutedRequestFreesItsSlotWhereTheComputerIs(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplicaWith("a", gateway.Config{MaxGatewayRequestsInFlight: 1})
+	b := tc.startReplica("b")
+	c := a.connect(t, "7:slot")
+	b.waitComputers(t, "7:slot@a")
+
+	ctx, cancel := context.WithTimeout(context.Background(), gateway.MaxRequestTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.gw.Request(ctx, gateway.LocalAccount, "7:slot", gateway.TypePing, nil)
+		done <- err
+	}()
+	c.read() // the request waits on A, in the computer's one slot
+	busy := func() bool {
+		_, err := a.gw.RequestWithin(context.Background(), gateway.LocalAccount, "7:slot", gateway.TypePing, nil, time.Millisecond)
+		return protocol.CodeOf(err) == protocol.CodeBusy
+	}
+	require.True(t, busy(), "the routed request holds the slot")
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
+	require.Eventually(t, func() bool { return !busy() }, waitLimit, testkit.Poll, "A to give the slot back")
+}
+
 func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
@@ -225,6 +253,41 @@ func TestAHungReplicasRoutedRequestsFailWhenPresenceGivesItUp(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
 	assert.Contains(t, res.body.Error.Message, "replica a, which held its socket, has sent no heartbeat for 1h0m0s")
 	assert.Zero(t, b.router.RoutedInFlight())
+}
+
+// A request for a computer this replica knows no claim of reads the claim from the bucket;
+// when NATS does not answer that read, the error says so, rather than that nobody holds the
+// computer (another replica may).
+func TestAClaimThatCannotBeReadIsNotTakenForNone(t *testing.T) {
+	tc := newTestCluster(t)
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	t.Cleanup(func() { proxy.setFrozen(false) }) // before the replica stops: it stops quickly
+	proxy.setFrozen(true)
+	res := await(t, a.request("3:elsewhere", gateway.TypePing, nil, gateway.MaxRequestTimeout))
+	assert.Equal(t, http.StatusNotFound, res.status)
+	require.NotNil(t, res.body.Error)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "computer 3:elsewhere is not connected to replica a, and NATS did not say which replica holds it")
+}
+
+// An answer that settled a routed request as its time ran out is the request's outcome, not
+// a timeout (the waiting select took either when both were there).
+func TestARoutedAnswerSettledAsTimeRunsOutIsNotDropped(t *testing.T) {
+	r := &Router{pending: map[uint64]*pendingRoute{}}
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:"}
+	for range 64 { // the waiting select picks one of two ready cases at random
+		id, p, err := r.expect(k, "b")
+		require.NoError(t, err)
+		r.mu.Lock()
+		r.settleLocked(id, routedResponse{Replica: "b", OK: true}, nil) // the answer arrives
+		r.mu.Unlock()
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now()) // as time runs out
+		err = r.awaitRoute(ctx, id, p, gateway.TypePing)
+		cancel()
+		require.NoError(t, err)
+		assert.True(t, p.resp.OK)
+	}
 }
 
 func TestPresenceConvergesAndADeadReplicaDropsOut(t *testing.T) {
@@ -391,6 +454,53 @@ func TestEscapedTokensAreValidDistinctAndReversible(t *testing.T) {
 	assert.Equal(t, "trapos.replica.b_2E1.computer.local.7_3Aa_2Eb_20c", computerSubject("b.1", k))
 	assert.Equal(t, "trapos.replica.b_2E1.reply.42", replySubject("b.1", 42))
 	assert.Equal(t, "trapos.replica.b_2E1.alive", aliveSubject("b.1"))
+}
+
+// Two sockets of one computer say hello here at once, and the older one's Claim arrives last:
+// it does not replace the newer socket's, so the newer socket's Release withdraws the claim
+// (before, the older hold stayed as the computer's claim, and the other replicas listed the
+// computer here for good).
+func TestAnOlderSocketsLateClaimKeepsTheNewerOne(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:twice"}
+	c := gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}
+	a.router.Claim(c, "", 1002)
+	a.router.Claim(c, "", 1001) // the older socket's, late
+	a.router.Release(k, 1001)   // the older socket is replaced: its release finds the newer claim
+	assert.True(t, a.router.holds(k), "the newer socket still holds the computer")
+	b.waitComputers(t, "5:twice@a")
+	a.router.Release(k, 1002)
+	assert.False(t, a.router.holds(k))
+	b.waitComputers(t)
+}
+
+// A socket that closes while its claim is being written (its Release finds no revision yet)
+// leaves no claim behind, even when the replica's own watcher has applied the claim first
+// (then the watcher, finding the computer held, leaves it too): before, the claim stayed, and
+// the other replicas listed the computer here for good.
+func TestASocketClosedWhileItsClaimIsWrittenLeavesNoClaim(t *testing.T) {
+	var a, b *replica
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:brief"}
+	c := gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}
+	marker := gateway.Computer{AccountID: k.AccountID, TraposID: "9:marker", ConnectedSince: time.Now()}
+	claimWritten = func(key string) {
+		if key != claimKey(k) {
+			return
+		}
+		// A's watcher applies the bucket in revision order: once it has the marker, written
+		// after the claim, it has applied the claim too, while A still held the computer.
+		b.router.Claim(marker, "", 1)
+		a.waitComputers(t, "9:marker@b")
+		a.router.Release(k, 1001) // the socket closed meanwhile
+	}
+	t.Cleanup(func() { claimWritten = nil }) // after the cluster's own cleanup
+	tc := newTestCluster(t)
+	a, b = tc.startReplica("a"), tc.startReplica("b")
+	a.router.Claim(c, "", 1001)
+	assert.False(t, a.router.holds(k))
+	b.waitComputers(t) // its own marker is not listed: no socket holds it
+	assert.Equal(t, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
 }
 
 func TestARestartedReplicaWithdrawsTheClaimsOfItsPreviousRun(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
@@ -89,16 +90,8 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	if err := r.nc.PublishMsg(msg); err != nil {
 		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s could not be reached over NATS: %v", k.TraposID, err)
 	}
-	select {
-	case <-p.done:
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return gateway.Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", k.TraposID, typ)
-		}
-		return gateway.Response{}, ctx.Err()
-	}
-	if p.err != nil {
-		return gateway.Response{}, p.err
+	if err := r.awaitRoute(ctx, id, p, typ); err != nil {
+		return gateway.Response{}, err
 	}
 	rr := p.resp
 	if rr.GatewayError != nil {
@@ -108,6 +101,43 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 		rr.Payload = protocol.EmptyPayload
 	}
 	return gateway.Response{OK: rr.OK, Type: rr.Type, Payload: rr.Payload, Error: rr.Error}, nil
+}
+
+// awaitRoute waits for the routed request id (p) to be settled, or for ctx to end: the error
+// is p's, or the timeout or cancellation. An answer that settled it as ctx ended is taken.
+func (r *Router) awaitRoute(ctx context.Context, id uint64, p *pendingRoute, typ string) error {
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		r.mu.Lock()
+		settled := r.pending[id] != p // settleLocked removed it, and closed p.done, under r.mu
+		r.mu.Unlock()
+		if settled {
+			break
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", p.k.TraposID, typ)
+		}
+		// Given up: the holder stops waiting for the computer too (its own timeout would end
+		// the wait at about the same time as a deadline, so only a cancel is told).
+		_ = r.nc.Publish(cancelSubject(p.holder), []byte(replySubject(r.cfg.Replica, id)))
+		return ctx.Err()
+	}
+	return p.err
+}
+
+// answering is a routed request this replica answers (Router.answering).
+type answering struct{ cancel context.CancelFunc }
+
+// cancelAnswer ends the wait of the routed request whose reply subject is reply, if this
+// replica still answers it: its asker gave up.
+func (r *Router) cancelAnswer(reply string) {
+	r.mu.Lock()
+	a := r.answering[reply]
+	r.mu.Unlock()
+	if a != nil {
+		a.cancel()
+	}
 }
 
 // holder names the live replica that holds k's socket, by its claim. A claim the watcher has
@@ -123,8 +153,12 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 		ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 		e, err := r.claims.Get(ctx, claimKey(k))
 		cancel()
-		if err != nil {
-			return "", gateway.NotConnected(k.TraposID) // no claim (or none readable): nobody holds it
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return "", gateway.NotConnected(k.TraposID) // no claim: nobody holds it
+		case err != nil:
+			return "", protocol.Errorf(protocol.CodeNotConnected,
+				"computer %s is not connected to replica %s, and NATS did not say which replica holds it (%v); try again", k.TraposID, r.cfg.Replica, err)
 		}
 		holder = claimantOf(e)
 		if holder == "" || holder == r.cfg.Replica {
@@ -192,6 +226,8 @@ func (r *Router) serve(m *nats.Msg) {
 		r.replyArrived(arg, m)
 	case kindAlive:
 		_ = m.Respond([]byte(strconv.Quote(r.cfg.Replica)))
+	case kindCancel:
+		r.cancelAnswer(string(m.Data))
 	case kindComputer:
 		if m.Reply == "" {
 			return
@@ -349,7 +385,21 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(r.ctx, timeout)
 	defer cancel()
+	a := &answering{cancel: cancel}
+	r.mu.Lock()
+	r.answering[m.Reply] = a
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		if r.answering[m.Reply] == a {
+			delete(r.answering, m.Reply)
+		}
+		r.mu.Unlock()
+	}()
 	resp, err := local.Serve(ctx, k, req.Type, payload)
+	if errors.Is(err, context.Canceled) && r.ctx.Err() == nil {
+		return // its asker gave up (cancelAnswer): nobody waits for an answer
+	}
 	if err != nil {
 		// A socket closed because this replica stops said "the gateway is shutting down": the
 		// asker's caller reads it on another replica, so it names this one.

@@ -15,7 +15,9 @@ import (
 //     whose socket the replica holds (by its claim);
 //   - trapos.replica.<replica>.reply.<id>: the answer to a routed request the replica sent;
 //   - trapos.replica.<replica>.alive: answered at once while the replica is on NATS; "no
-//     responders" there means it is gone.
+//     responders" there means it is gone;
+//   - trapos.replica.<replica>.cancel: the asker of a routed request the replica answers gave
+//     up (its caller cancelled); the body is the request's reply subject.
 //
 // A request goes to the holder's own subject, so only the holder is asked, and an answer comes
 // back on the asker's own subject. Every subject the replicas use for this is under trapos.>,
@@ -29,6 +31,7 @@ const (
 	kindComputer = "computer"
 	kindReply    = "reply"
 	kindAlive    = "alive"
+	kindCancel   = "cancel"
 )
 
 // escapeToken makes s one NATS subject token (and one key-value key token): ASCII letters,
@@ -110,6 +113,9 @@ func computerSubject(replica string, k gateway.Key) string {
 func replySubject(replica string, id uint64) string {
 	return replicaSubjects(replica) + kindReply + "." + strconv.FormatUint(id, 10)
 }
+
+// cancelSubject is where replica hears that a routed request it answers was given up.
+func cancelSubject(replica string) string { return replicaSubjects(replica) + kindCancel }
 
 // aliveSubject is where replica answers while it is on NATS.
 func aliveSubject(replica string) string { return replicaSubjects(replica) + kindAlive }

@@ -31,6 +31,11 @@ func quoteClipped(s string) string {
 // between is counted and reported with the next line.
 const warnEvery = time.Minute
 
+// warnForgetAfter is how long a WARN line's state is kept after it was last written when lines
+// were suppressed since: the count waits for the address's next line that long, then the
+// address is forgotten, so that ever new addresses do not grow the throttle for good.
+const warnForgetAfter = 10 * warnEvery
+
 // warnThrottle writes a repeated WARN line (same message, same address) at most once per
 // warnEvery, with the number of lines it suppressed since the last one.
 type warnThrottle struct {
@@ -81,14 +86,15 @@ func (w *warnThrottle) warn(msg, address string, attrs ...any) bool {
 	return true
 }
 
-// sweepLocked forgets lines not repeated for a while; w.mu must be held.
+// sweepLocked forgets lines not repeated for a while (warnForgetAfter when repeats were
+// suppressed since, whose count is then lost); w.mu must be held.
 func (w *warnThrottle) sweepLocked(now time.Time) {
 	if now.Sub(w.swept) < warnEvery {
 		return
 	}
 	w.swept = now
 	for k, st := range w.state {
-		if now.Sub(st.loggedAt) >= warnEvery && st.suppressed == 0 {
+		if idle := now.Sub(st.loggedAt); (idle >= warnEvery && st.suppressed == 0) || idle >= warnForgetAfter {
 			delete(w.state, k)
 		}
 	}

@@ -64,11 +64,15 @@ type Cluster interface {
 	// Attach gives the cluster this replica's side; New calls it once, before any socket.
 	Attach(local Local)
 	// Claim announces that this replica holds the socket of c (said hello with credential,
-	// "" for the shared password) as hold, a number unique in this process: newest wins across
-	// replicas, so a later claim elsewhere makes the cluster call Local.Evict(key, hold). It
-	// returns once the claim is written, or NATS gave up (a hello waits for it).
+	// "" for the shared password) as hold, a number unique in this process and higher for a
+	// later socket (a Claim of a lower hold than the computer's current one here changes
+	// nothing): newest wins across replicas, so a later claim elsewhere makes the cluster call
+	// Local.Evict(key, hold). It returns once the claim is written, or NATS gave up (a hello
+	// waits for it).
 	Claim(c Computer, credential string, hold uint64)
 	// Release withdraws hold's claim on k (its socket closed), unless a later one replaced it.
+	// It may come twice for one hold, and before that hold's Claim returned: a socket that
+	// closed while its claim was being written is released again once Claim returns.
 	Release(k Key, hold uint64)
 	// Route sends a request to a computer whose socket is not in this process, as
 	// Gateway.Request describes; ctx has a deadline.
@@ -136,6 +140,12 @@ func (r *registry) Register(s *Session) (replaced *Session) {
 	r.mu.Unlock()
 	if r.cluster != nil {
 		r.cluster.Claim(s.Computer(), s.Credential(), h.hold)
+		if r.lookupHold(k, h.hold) != s {
+			// Unregistered (its socket closed) or replaced while the claim was on its way: the
+			// Release that followed may have reached the cluster before the Claim, and found
+			// nothing to withdraw then.
+			r.cluster.Release(k, h.hold)
+		}
 	}
 	return old.s
 }

@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"fmt"
+	"maps"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -82,4 +84,64 @@ func TestRegistryClaimsAndReleasesByHold(t *testing.T) {
 	assert.Same(t, second, r.lookupHold(k, 2))
 	r.Unregister(second)
 	assert.Equal(t, []string{`claim local/7: "sel1" hold 1`, `claim local/7: "" hold 2`, "release local/7: hold 2"}, c.calls)
+}
+
+// claimingCluster keeps the claims as the NATS router does (the latest Claim of a computer is
+// its claim; a Release withdraws it when its hold is still the claim), and can hold the next
+// Claim before it takes effect.
+type claimingCluster struct {
+	Cluster                // the rest is not called by these tests
+	claiming chan struct{} // closed when a Claim is held, nil: Claims are not held
+	proceed  chan struct{} // closed to let the held Claim take effect
+
+	mu   sync.Mutex
+	held map[Key]uint64
+}
+
+func (c *claimingCluster) Claim(comp Computer, _ string, hold uint64) {
+	if c.claiming != nil {
+		close(c.claiming)
+		c.claiming = nil
+		<-c.proceed
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held[Key{comp.AccountID, comp.TraposID}] = hold
+}
+
+func (c *claimingCluster) Release(k Key, hold uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.held[k] == hold {
+		delete(c.held, k)
+	}
+}
+
+func (c *claimingCluster) claims() map[Key]uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return maps.Clone(c.held)
+}
+
+// A socket that closes while its hello's claim is on its way to the cluster (registered, its
+// Claim not arrived yet) leaves no claim behind: its close's Release reached the cluster
+// first, so the registry withdraws the claim once it is written. Before, the claim stayed,
+// and the other replicas listed the computer on this one, which answered not_connected.
+func TestASocketClosedBeforeItsClaimArrivesLeavesNoClaim(t *testing.T) {
+	c := &claimingCluster{claiming: make(chan struct{}), proceed: make(chan struct{}), held: map[Key]uint64{}}
+	claiming := c.claiming
+	r := newRegistry(c)
+	s := sessionFor(LocalAccount, "7:")
+	s.gw = &Gateway{}
+	registered := make(chan struct{})
+	go func() {
+		defer close(registered)
+		r.Register(s)
+	}()
+	<-claiming
+	r.Unregister(s) // the socket closed meanwhile
+	close(c.proceed)
+	<-registered
+	assert.Empty(t, c.claims(), "the closed socket's claim is withdrawn")
+	assert.Nil(t, r.Lookup(Key{LocalAccount, "7:"}))
 }

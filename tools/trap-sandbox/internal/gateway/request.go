@@ -183,16 +183,24 @@ func newMessageID() string {
 
 // awaitResponse waits for the computer's answer to messageID, for ctx to end or for timeout.
 func awaitResponse(ctx context.Context, timeout <-chan time.Time, s *Session, wait chan result, messageID, traposID, typ string) (Response, error) {
-	timedOut := func() (Response, error) {
-		s.pending.take(messageID) // a late answer is now unknown and ignored
-		return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
-	}
-	select {
-	case r := <-wait:
+	outcome := func(r result) (Response, error) {
 		if r.err != nil {
 			return Response{}, r.err
 		}
 		return r.resp, nil
+	}
+	timedOut := func() (Response, error) {
+		if s.pending.take(messageID) == nil {
+			// The reader took the answer (or the close failed the request) as time ran out:
+			// it is on its way to wait, and it is the outcome.
+			return outcome(<-wait)
+		}
+		// A late answer is now unknown and ignored.
+		return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
+	}
+	select {
+	case r := <-wait:
+		return outcome(r)
 	case <-timeout:
 		return timedOut()
 	case <-ctx.Done():

@@ -271,3 +271,32 @@ func TestMessageIDsAreRandomVersion4UUIDs(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// An answer the reader took just as the request's time ran out is the request's outcome: when
+// both are there by the time the waiting caller runs, it gets the answer, not a timeout (before,
+// its select took either, and a computer's answer, of a write it did, could be reported as
+// never given).
+func TestAnAnswerTakenAsTimeRunsOutIsNotDropped(t *testing.T) {
+	for range 64 { // the waiting select picks one of two ready cases at random
+		s := &Session{pending: newPendingTable(1)}
+		wait, err := s.pending.add("m1")
+		require.NoError(t, err)
+		s.pending.take("m1") // the reader takes the answer and hands it over
+		wait <- result{resp: Response{OK: true, Type: TypePing}}
+		timeout := make(chan time.Time, 1)
+		timeout <- time.Time{} // and the request's time runs out
+		resp, err := awaitResponse(context.Background(), timeout, s, wait, "m1", "7:", TypePing)
+		require.NoError(t, err)
+		assert.True(t, resp.OK)
+
+		wait, err = s.pending.add("m2")
+		require.NoError(t, err)
+		s.pending.take("m2")
+		wait <- result{resp: Response{OK: true, Type: TypePing}}
+		ctx, cancel := context.WithDeadline(context.Background(), time.Now()) // a deadline that passed
+		resp, err = awaitResponse(ctx, nil, s, wait, "m2", "7:", TypePing)
+		cancel()
+		require.NoError(t, err)
+		assert.True(t, resp.OK)
+	}
+}
