@@ -151,6 +151,7 @@ func TestRequestsRoute(t *testing.T) {
 		{"body too large", "7:", `{"type":"ping","payload":{"a":"` + strings.Repeat("a", 300<<10) + `"}}`, 413, protocol.CodeBadPayload,
 			"the body is larger than 262144 bytes, the most this route takes (a gateway_request frame may not exceed 131072 bytes, 128 KiB): send a smaller one"},
 		{"two objects", "7:", `{"type":"ping"} {"type":"ping"}`, 400, protocol.CodeBadPayload, "exactly one JSON object"},
+		{"a stray brace after the object", "7:", `{"type":"ping"}}`, 400, protocol.CodeBadPayload, "exactly one JSON object"},
 		{"a field of the wrong type", "7:", `{"type":"ping","timeoutMs":"soon"}`, 400, protocol.CodeBadPayload, `"timeoutMs" must be a whole number of milliseconds`},
 	} {
 		a := post(t, srv, tc.id, tc.body)

@@ -152,8 +152,8 @@ func frameTooLarge(traposID, typ string, payload json.RawMessage) bool {
 func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg string) {
 	// The body every client sends is read without reflection (parsePlainBody); any other
 	// that is one JSON value decodes in one step; only what that refuses is read again by
-	// the Decoder, whose errors are the ones the API has always answered with (and which
-	// takes a first object followed by more).
+	// the Decoder, whose errors are the ones the API has always answered with (a first
+	// object followed by more is refused by server.RestOfBody).
 	if plain, ok := parsePlainBody(body); ok {
 		req = plain
 	} else if json.Unmarshal(body, &req) != nil {
@@ -162,8 +162,8 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 		if err := dec.Decode(&req); err != nil {
 			return req, 0, server.BodyError(err, bodyShape, bodyWants)
 		}
-		if dec.More() {
-			return req, 0, "the body must hold exactly one JSON object"
+		if err := server.RestOfBody(dec); err != nil {
+			return req, 0, err.Error()
 		}
 	}
 	if req.Type == "" {

@@ -53,13 +53,39 @@ func BodyError(err error, shape string, wants map[string]string) string {
 func DecodeBody(r *http.Request, v any, limit int64, shape string, wants map[string]string) error {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, limit))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	err := dec.Decode(v)
+	if err == nil {
+		err = RestOfBody(dec)
+		if err != nil && errors.Is(err, errMoreThanOneValue) {
+			return fmt.Errorf("%w: send one JSON object %s", err, shape)
+		}
+	}
+	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return &BodyTooLarge{Limit: limit}
 		}
 		return errors.New(BodyError(err, shape, wants))
 	}
 	return nil
+}
+
+// errMoreThanOneValue is RestOfBody's refusal.
+var errMoreThanOneValue = errors.New("the body must hold exactly one JSON object")
+
+// RestOfBody checks what follows the JSON value dec has just decoded: nothing may but white
+// space ({"type":"ping"}} or a second object is refused, where dec.More would take the first).
+// Its error says so, or is the reading's (a *http.MaxBytesError past a limit).
+func RestOfBody(dec *json.Decoder) error {
+	_, err := dec.Token()
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		if _, ok := errors.AsType[*json.SyntaxError](err); !ok {
+			return err
+		}
+	}
+	return errMoreThanOneValue
 }
 
 // BodyTooLarge is a request body over its route's limit; a body reader answers it with

@@ -2,6 +2,8 @@ package server
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -46,4 +48,23 @@ func TestBodyErrorSpeaksJSON(t *testing.T) {
 		assert.Equal(t, want, got, in)
 		assert.NotContains(t, got, "Go ", in)
 	}
+}
+
+// TestDecodeBodyTakesExactlyOneObject: what follows the object is refused, not ignored (a
+// stray brace, a second object), white space aside; a rest past the limit is still too large.
+func TestDecodeBodyTakesExactlyOneObject(t *testing.T) {
+	decode := func(s string, limit int64) error {
+		r := httptest.NewRequest(http.MethodPost, "/x", strings.NewReader(s))
+		var v struct {
+			Name string `json:"name"`
+		}
+		return DecodeBody(r, &v, limit, `{"name":...}`, nil)
+	}
+	assert.NoError(t, decode(`{"name":"a"}`, 100))
+	assert.NoError(t, decode(" {\"name\":\"a\"} \r\n", 100))
+	for _, in := range []string{`{"name":"a"}}`, `{"name":"a"} {"name":"b"}`, `{"name":"a"}x`, `{"name":"a"},`} {
+		assert.EqualError(t, decode(in, 100), `the body must hold exactly one JSON object: send one JSON object {"name":...}`, "%s", in)
+	}
+	var tooLarge *BodyTooLarge
+	assert.ErrorAs(t, decode(`{"name":"a"}`+strings.Repeat(" ", 200)+`x`, 100), &tooLarge)
 }
