@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -146,11 +149,79 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		}
 		local = filepath.Join(local, cctext.FromCC([]byte(path.Base(cc))))
 	}
-	if err := os.WriteFile(local, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", local, err)
+	if err := writeLocal(local, data); err != nil {
+		return err
 	}
 	warning()
 	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", cctext.Show(c.TraposID, false), cctext.Show(c.Remote, false), local, size)
+	return err
+}
+
+// writeLocal replaces the local file name with data as a whole, as put does on the computer:
+// the data goes to a temporary file beside it, renamed over it only once complete, so a write
+// that fails (a full disk, a file size limit) leaves the old file byte for byte. A symbolic
+// link is written through, as cp does, and a replaced file keeps its permissions; a device or
+// a pipe is written to in place.
+func writeLocal(name string, data []byte) error {
+	target := name
+	if st, err := os.Lstat(name); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		if resolved, err := filepath.EvalSymlinks(name); err == nil {
+			target = resolved
+		} else if dest, err := os.Readlink(name); err == nil {
+			// A link to nothing yet: its file is created, as writing through it would.
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(name), dest)
+			}
+			target = dest
+		}
+	}
+	perm := os.FileMode(0o644)
+	keepPerm := false
+	if st, err := os.Stat(target); err == nil {
+		if !st.Mode().IsRegular() {
+			// A device or a pipe (/dev/null, a FIFO) is written to, never replaced.
+			if err := os.WriteFile(target, data, perm); err != nil {
+				return fmt.Errorf("write %s: %w", name, pathless(err))
+			}
+			return nil
+		}
+		perm, keepPerm = st.Mode().Perm(), true
+	}
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:])
+	temp := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".trap-sandbox-get-"+hex.EncodeToString(suffix[:]))
+	f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, pathless(err))
+	}
+	_, err = f.Write(data)
+	if err == nil && keepPerm {
+		err = f.Chmod(perm) // the umask applied to the new file; the old file's permissions stand
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(temp, target)
+	}
+	if err != nil {
+		_ = os.Remove(temp)
+		return fmt.Errorf("write %s: %w (the local file is unchanged)", name, pathless(err))
+	}
+	return nil
+}
+
+// pathless is an os error without the path it names (the temporary file's, or the one the
+// caller's message already names).
+func pathless(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
 	return err
 }
 
