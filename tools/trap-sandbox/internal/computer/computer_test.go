@@ -108,6 +108,25 @@ func TestWriteNeverReplacesADirectory(t *testing.T) {
 	assert.Equal(t, []string{protocol.TypeFSList}, d.Types(), "nothing was uploaded")
 }
 
+// TestAPathEndingLikeADirectoryIsRefusedUntouched: a write to "/new/" (or "/new/.") put its
+// temporary file inside "/new/", so fs.write made that directory, the move onto it failed with
+// "/new: Cannot write to directory" and the empty directory stayed; on a file, "/f/" failed
+// with "/f/f: File exists", a path nobody named. Such a path is refused before anything is sent.
+func TestAPathEndingLikeADirectoryIsRefusedUntouched(t *testing.T) {
+	for path, end := range map[string]string{"/new/": "/", "/f.txt/": "/", `/new\`: `\`, "/new/.": ".", "/new/ .. ": "..", "new/": "/"} {
+		d := daemonfake.NewLocal(map[string]string{"/f.txt": "old"})
+		err := computer.New(d).Write(t.Context(), "7:", path, []byte("x"), 0)
+		assert.EqualError(t, err, fmt.Sprintf("bad_payload: the path %q ends in %q, so it names a directory, not a file: name the file to write", path, end), path)
+		assert.Empty(t, d.Types(), "%s: nothing is sent", path)
+		assert.Equal(t, []string{"/f.txt"}, d.Names(), "%s: no directory is made", path)
+	}
+	d := daemonfake.NewLocal(map[string]string{"/f.txt": "old"})
+	for _, root := range []string{"", "/"} {
+		err := computer.New(d).Write(t.Context(), "7:", root, []byte("x"), 0)
+		assert.EqualError(t, err, "fs_error: /: Cannot write to directory", "%q is the root, named as CC names it", root)
+	}
+}
+
 // TestTempNamesFitAnyNameLength: CC cuts each name at 255 bytes, so a temporary name made
 // from the target's name (".<name>.<hex>.upload") collided with other files past 253 bytes.
 // The temporary name is short and fixed, so it never does.
