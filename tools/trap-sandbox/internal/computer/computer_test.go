@@ -63,8 +63,28 @@ func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
 	d.FailWrite = 3
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(4*computer.ChunkBytes), 0)
 	require.Error(t, err)
-	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space", "the error names the file asked for, not the temporary one")
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space"+fullDriveHint, "the error names the file asked for, not the temporary one")
 	assert.Equal(t, []string{"/dir/f.bin"}, d.Names(), "the temporary file is removed")
+	old, _ := d.File("/dir/f.bin")
+	assert.Equal(t, "old", string(old))
+}
+
+const fullDriveHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
+	"delete files on the computer, or write a smaller file)"
+
+// TestAFullDriveMidWriteNamesTheFile: CC names no path when a file handle's write meets the
+// full drive (only fs.open does), so a write that filled the drive part way failed with a bare
+// "Out of space", naming nothing, and not saying that the new file needs room beside the old.
+func TestAFullDriveMidWriteNamesTheFile(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		if typ == protocol.TypeFSWrite && n >= 3 { // fs.list, the first chunk, then the drive is full
+			return &protocol.Error{Code: protocol.CodeFSError, Message: "Out of space", ByComputer: true}
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(3*computer.ChunkBytes), 0)
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space"+fullDriveHint)
 	old, _ := d.File("/dir/f.bin")
 	assert.Equal(t, "old", string(old))
 }

@@ -193,9 +193,24 @@ func (w upload) fail(ctx context.Context, err error) error {
 		return err
 	}
 	tempName := w.wire(path.Base(w.temp))
-	return &protocol.Error{Code: pe.Code, ByComputer: pe.ByComputer,
-		Message: strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target))) + left}
+	message := strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target)))
+	if pe.Code == protocol.CodeFSError && strings.HasSuffix(message, outOfSpace) {
+		if message == outOfSpace {
+			// CC names no path when a handle's write meets the full drive (only its open does).
+			message = w.wire(w.target) + ": " + message
+		}
+		message += outOfSpaceHint
+	}
+	return &protocol.Error{Code: pe.Code, ByComputer: pe.ByComputer, Message: message + left}
 }
+
+// outOfSpace is CC's word for a full drive; outOfSpaceHint follows it in a write's error,
+// since a file that fits the free space may still not fit beside the one it replaces.
+const (
+	outOfSpace     = "Out of space"
+	outOfSpaceHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
+		"delete files on the computer, or write a smaller file)"
+)
 
 // refuseDirectory answers CC's fs_error for writing over a directory when path lists as one.
 // A refused fs.list (allow_files none) says nothing about path: fs.write's own refusal follows.

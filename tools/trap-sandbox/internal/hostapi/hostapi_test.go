@@ -102,6 +102,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		{protocol.CodeFSError, "/x: Not a directory", 404},
 		{protocol.CodeFSError, "/rom/x: Access denied", 403},
 		{protocol.CodeFSError, "/x: Out of space", 507},
+		{protocol.CodeFSError, "/x: Out of space (the new file is written whole beside the old one …)", 507},
 		{protocol.CodeFSError, "File exists", 409},
 	} {
 		assert.Equal(t, tc.status, hostapi.StatusOf(&protocol.Error{Code: tc.code, Message: tc.message}), "%s %s", tc.code, tc.message)
