@@ -140,7 +140,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if statErr != nil && (strings.HasSuffix(local, "/") || strings.HasSuffix(local, string(filepath.Separator))) {
 		// A name ending in a slash means a directory, as cp reads it: writing it as a file
 		// fails with "is a directory", which says nothing of the fix.
-		return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", local, local)
+		return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", localName(local), localName(local))
 	}
 	if statErr == nil && st.IsDir() {
 		cc, err := cctext.PathToCC(c.Remote)
@@ -153,7 +153,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		return err
 	}
 	warning()
-	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", cctext.Show(c.TraposID, false), cctext.Show(c.Remote, false), local, size)
+	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", cctext.Show(c.TraposID, false), cctext.Show(c.Remote, false), localName(local), size)
 	return err
 }
 
@@ -181,7 +181,7 @@ func writeLocal(name string, data []byte) error {
 		if !st.Mode().IsRegular() {
 			// A device or a pipe (/dev/null, a FIFO) is written to, never replaced.
 			if err := os.WriteFile(target, data, perm); err != nil {
-				return fmt.Errorf("write %s: %w", name, pathless(err))
+				return fmt.Errorf("write %s: %w", localName(name), pathless(err))
 			}
 			return nil
 		}
@@ -192,7 +192,7 @@ func writeLocal(name string, data []byte) error {
 	temp := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".trap-sandbox-get-"+hex.EncodeToString(suffix[:]))
 	f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", name, pathless(err))
+		return fmt.Errorf("write %s: %w", localName(name), pathless(err))
 	}
 	_, err = f.Write(data)
 	if err == nil && keepPerm {
@@ -206,7 +206,7 @@ func writeLocal(name string, data []byte) error {
 	}
 	if err != nil {
 		_ = os.Remove(temp)
-		return fmt.Errorf("write %s: %w (the local file is unchanged)", name, pathless(err))
+		return fmt.Errorf("write %s: %w (the local file is unchanged)", localName(name), pathless(err))
 	}
 	return nil
 }
@@ -244,7 +244,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 		return err
 	}
 	if len(data) > maxFileBytes {
-		return fmt.Errorf("%s holds more than %d bytes (16 MiB), the most put moves: send a smaller file", c.Local, maxFileBytes)
+		return fmt.Errorf("%s holds more than %d bytes (16 MiB), the most put moves: send a smaller file", localName(c.Local), maxFileBytes)
 	}
 	// What the text rule changed is said once the file is on the computer: a write the
 	// computer refuses changed nothing.
@@ -261,7 +261,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 			}
 			warnings = func() {
 				fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which may have changed its bytes%s; put --binary sends them unchanged\n",
-					c.Local, replaced)
+					localName(c.Local), replaced)
 			}
 		}
 		data = []byte(cc)
@@ -280,8 +280,19 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	if warnings != nil {
 		warnings()
 	}
-	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", c.Local, cctext.Show(c.TraposID, false), cctext.Show(remote, false), len(data))
+	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", localName(c.Local), cctext.Show(c.TraposID, false), cctext.Show(remote, false), len(data))
 	return err
+}
+
+// localName is a local path as put and get print it: control bytes and bytes that are not
+// UTF-8 as \xNN (cctext.Show), as a computer's names are, so that a name holding an escape
+// sequence (one made from a computer's file name by get into a directory) cannot act on the
+// terminal; and "-" as stdin.
+func localName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return cctext.Show(name, false)
 }
 
 // readLocal reads what put sends: the local file, or stdin for "-". It reads at most one byte
@@ -291,17 +302,17 @@ func readLocal(name string, in io.Reader) ([]byte, error) {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err // "open NAME: no such file or directory"
+			return nil, fmt.Errorf("open %s: %w", localName(name), pathless(err)) // "open NAME: no such file or directory"
 		}
 		defer f.Close()
 		if info, err := f.Stat(); err == nil && info.IsDir() {
-			return nil, fmt.Errorf("%s is a directory: put copies one file", name)
+			return nil, fmt.Errorf("%s is a directory: put copies one file", localName(name))
 		}
 		in = f
 	}
 	data, err := io.ReadAll(io.LimitReader(in, maxFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, fmt.Errorf("read %s: %w", localName(name), pathless(err))
 	}
 	return data, nil
 }
