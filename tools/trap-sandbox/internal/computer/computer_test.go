@@ -1,6 +1,7 @@
 package computer_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -246,6 +247,38 @@ func TestAbandonedWriteAtEveryStepKeepsTheOldFile(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAReadNeverSplicesTwoFiles: a read goes in chunks, and a write replaced the file between
+// two of them (a put beside a get), so the read answered the old file's first chunks and the
+// new file's last ones as one file, whole and wrong. It now reads a file that changed (its
+// size, or its stamp) again from the start.
+func TestAReadNeverSplicesTwoFiles(t *testing.T) {
+	old, replaced := bigData(3*computer.ChunkBytes), bytes.Repeat([]byte("n"), 3*computer.ChunkBytes)
+	d := daemonfake.NewLocal(map[string]string{"/f.bin": string(old)})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		if n == 2 { // between the first chunk and the second, a file of the same size replaces it
+			d.PutFile("/f.bin", replaced)
+		}
+		return nil
+	}
+	got, err := computer.New(d).Read(t.Context(), "7:", "/f.bin", 1<<20, 0)
+	require.NoError(t, err)
+	assert.Equal(t, replaced, got, "the new file, whole")
+	var offsets []any
+	for _, r := range d.Log() {
+		offsets = append(offsets, r.Payload["offset"])
+		assert.Equal(t, true, r.Payload["stamp"], "every chunk asks for the stamp")
+	}
+	assert.Equal(t, []any{0.0, 16384.0, 0.0, 16384.0, 32768.0}, offsets, "read again from the start")
+
+	d = daemonfake.NewLocal(map[string]string{"/log.txt": "a"})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		d.PutFile("/log.txt", bytes.Repeat([]byte("a"), computer.ChunkBytes+n)) // it grows all the time
+		return nil
+	}
+	_, err = computer.New(d).Read(t.Context(), "7:", "/log.txt", 1<<20, 0)
+	assert.EqualError(t, err, "fs_error: /log.txt kept changing while it was read (3 times: something on the computer is writing it): read it again once that is done")
 }
 
 func TestReadRefusesAFileOverTheLimit(t *testing.T) {

@@ -32,8 +32,10 @@ const cleanupTimeout = DefaultTimeout
 
 // Read reads the whole file at path, ChunkBytes per request, and never holds more than limit
 // bytes (plus one chunk) whatever the computer claims: a file over limit, or a computer that
-// never says eof, is cut off with an error naming the limit. timeout bounds the whole read
-// (0: TransferTimeout).
+// never says eof, is cut off with an error naming the limit. A file that changes between two
+// chunks (its size, or the stamp the computer gives it) is read again from its start, up to
+// maxRereads times, so a read never splices an old file and the new one written meanwhile.
+// timeout bounds the whole read (0: TransferTimeout).
 func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, timeout time.Duration) ([]byte, error) {
 	wire, err := cctext.PathWire(path)
 	if err != nil {
@@ -42,15 +44,23 @@ func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, t
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
 	defer cancel()
 	var data []byte
-	for {
-		var ans struct {
-			Data string `json:"data"`
-			Size int64  `json:"size"`
-			EOF  bool   `json:"eof"`
-		}
-		payload := map[string]any{"path": wire, "offset": len(data), "length": ChunkBytes}
+	var first readAnswer // the first chunk's size and stamp, which every later chunk must have
+	for rereads := 0; ; {
+		var ans readAnswer
+		payload := map[string]any{"path": wire, "offset": len(data), "length": ChunkBytes, "stamp": true}
 		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
 			return nil, err
+		}
+		if len(data) == 0 {
+			first = ans
+		} else if ans.Size != first.Size || !ans.sameStamp(first) {
+			if rereads == maxRereads {
+				return nil, protocol.Errorf(protocol.CodeFSError, "%s kept changing while it was read (%d times: something on the computer is writing it): "+
+					"read it again once that is done", path, maxRereads+1)
+			}
+			rereads++
+			data = data[:0]
+			continue
 		}
 		if ans.Size > limit {
 			return nil, tooBig(path, ans.Size, limit)
@@ -73,6 +83,22 @@ func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, t
 			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s returned nothing at offset %d before the end", path, traposID, len(data))
 		}
 	}
+}
+
+// maxRereads is how many times Read starts again when the file changed between its chunks.
+const maxRereads = 2
+
+// readAnswer is an fs.read answer. Stamp is the file's modification time (a client older
+// than the stamp field gives none: size alone then tells a change).
+type readAnswer struct {
+	Data  string   `json:"data"`
+	Size  int64    `json:"size"`
+	EOF   bool     `json:"eof"`
+	Stamp *float64 `json:"stamp"`
+}
+
+func (a readAnswer) sameStamp(b readAnswer) bool {
+	return (a.Stamp == nil) == (b.Stamp == nil) && (a.Stamp == nil || *a.Stamp == *b.Stamp)
 }
 
 func tooBig(path string, size, limit int64) error {
