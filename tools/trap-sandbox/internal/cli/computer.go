@@ -189,7 +189,9 @@ func writeLocal(name string, data []byte) error {
 	}
 	var suffix [8]byte
 	_, _ = rand.Read(suffix[:])
-	temp := filepath.Join(filepath.Dir(target), "."+filepath.Base(target)+".trap-sandbox-get-"+hex.EncodeToString(suffix[:]))
+	// A short name of its own, not the target's with more: that could pass the 255 bytes a
+	// name may have.
+	temp := filepath.Join(filepath.Dir(target), ".trap-sandbox-get-"+hex.EncodeToString(suffix[:]))
 	f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", localName(name), pathless(err))

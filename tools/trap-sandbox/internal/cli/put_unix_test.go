@@ -84,4 +84,10 @@ func TestAGetThatCannotWriteKeepsTheLocalFile(t *testing.T) {
 	dest, err := os.Readlink(link)
 	require.NoError(t, err)
 	assert.Equal(t, "keep.txt", dest, "and stays a link")
+
+	long := filepath.Join(filepath.Dir(local), strings.Repeat("n", 250))
+	_, _, err = runWith(t, "", "get", "--url", base, "7:", "/small.txt", long)
+	require.NoError(t, err, "a name near the 255 bytes a name may have: the temporary name is not made from it")
+	got, _ = os.ReadFile(long)
+	assert.Equal(t, "new", string(got))
 }
