@@ -121,6 +121,28 @@ func TestAComputerGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
 	assert.EqualError(t, err, "forbidden: fs.write needs sandbox.allow_files write", "a computer that answers names no leftover")
 }
 
+// TestAGatewayGoneMidWriteGetsItsLeftoverNamed: a host writing through the HTTP API whose
+// gateway stopped mid-write ("the gateway is shutting down", then no gateway at all) left the
+// temporary file on the computer, and the error did not name it: only a not_connected or
+// timeout answer to the clean-up did.
+func TestAGatewayGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		switch {
+		case n == 3: // fs.list, the first chunk, then the gateway stops
+			return protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
+		case n > 3:
+			return errors.New("no gateway is listening at http://127.0.0.1:4444 (connection refused)")
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(3*computer.ChunkBytes), 0)
+	names := d.Names()
+	require.Len(t, names, 2, "the old file, and the temporary one nobody could remove")
+	assert.EqualError(t, err, "not_connected: the gateway is shutting down; the computer could not be told to remove what was sent: "+
+		"it may be left beside the file as "+names[0]+" (delete it once the computer is back)")
+}
+
 func TestWriteNeverReplacesADirectory(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/a": "a"})
 	err := computer.New(d).Write(t.Context(), "7:", "/dir", []byte("new"), 0)

@@ -196,15 +196,20 @@ func (w upload) replace(ctx context.Context) error {
 // fail removes the temporary file (after the caller's context ended too) and returns err
 // worded for the player's path.
 //
-// A computer that went away (shut down, its connection lost) cannot be told to remove it: the
-// error then says where what was sent of the new file may stay, so it can be deleted. (fail
-// runs only once a chunk was sent; not_connected cannot tell whether it arrived.)
+// A computer that went away (shut down, its connection lost), or a gateway that did (a host
+// writing through the HTTP API), cannot be told to remove it: the error then says where what
+// was sent of the new file may stay, so it can be deleted. (fail runs only once a chunk was
+// sent; not_connected cannot tell whether it arrived.)
 func (w upload) fail(ctx context.Context, err error) error {
 	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	cleanErr := w.c.call(cleanCtx, w.traposID, protocol.TypeFSDelete, map[string]any{"path": w.wire(w.temp)}, cleanupTimeout, nil)
 	left := ""
-	if code := protocol.CodeOf(cleanErr); code == protocol.CodeNotConnected || code == protocol.CodeTimeout {
+	// Only the computer's own answer says what became of the file (removed, or never made:
+	// No such file); any other failure (not connected, a timeout, the gateway gone or busy)
+	// left it there.
+	var answered *protocol.Error
+	if cleanErr != nil && !(errors.As(cleanErr, &answered) && answered.ByComputer) {
 		left = fmt.Sprintf("; the computer could not be told to remove what was sent: it may be left beside the file as %s (delete it once the computer is back)",
 			cctext.ShowPath([]byte(w.temp)))
 	}
