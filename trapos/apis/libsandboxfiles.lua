@@ -86,7 +86,8 @@ local function newFiles(deps)
   end
 
   local function read(payload)
-    local complaint = check(payload, "path", "string") or checkCount(payload, "offset") or checkCount(payload, "length");
+    local complaint = check(payload, "path", "string") or checkCount(payload, "offset") or checkCount(payload, "length")
+      or check(payload, "stamp", "boolean", true);
     if complaint then
       return badPayload(complaint);
     end
@@ -116,7 +117,16 @@ local function newFiles(deps)
     if failure then
       return fsError(failure);
     end
-    return true, { data = data, size = size, eof = offset + #data >= size };
+    local answer = { data = data, size = size, eof = offset + #data >= size };
+    if payload.stamp then
+      -- The file's modification time: a host reading in chunks compares it from one chunk to
+      -- the next, so a file replaced (or written) between two is read again, not spliced.
+      local got, attributes = try(fsApi.attributes, path);
+      if got and type(attributes) == "table" and type(attributes.modified) == "number" then
+        answer.stamp = attributes.modified;
+      end
+    end
+    return true, answer;
   end
 
   local function write(payload)

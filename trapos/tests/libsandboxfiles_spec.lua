@@ -68,6 +68,19 @@ describe("libsandboxfiles", function()
       expect(result):same({ data = "", size = 10, eof = true });
     end);
 
+    it("stamps a read with the file's modification time when asked", function()
+      fresh();
+      call("fs.write", { path = DIR .. "/s.txt", data = "0123456789" });
+      local ok, result = call("fs.read", { path = DIR .. "/s.txt", length = 4, stamp = true });
+      expect(ok):eq(true);
+      expect(result):same({ data = "0123", size = 10, eof = false, stamp = fs.attributes(DIR .. "/s.txt").modified });
+      ok, result = call("fs.read", { path = DIR .. "/s.txt", length = 4 });
+      expect(ok):eq(true);
+      expect(result):same({ data = "0123", size = 10, eof = false });
+      local _, _, err = call("fs.read", { path = DIR .. "/s.txt", stamp = "yes" });
+      expect(err.message):eq("payload.stamp must be a boolean when given, got string");
+    end);
+
     it("answers at most MAX_READ_BYTES per read, whatever length asks", function()
       fresh();
       local big = string.rep("\255", lib.MAX_READ_BYTES + 10);

@@ -184,6 +184,8 @@ func TestShowEscapesControlsForTheTerminal(t *testing.T) {
 	assert.Equal(t, `a\x1b[31mred\x0ab`, Show("a\x1b[31mred\nb", false))
 	assert.Equal(t, "line\n\tx\\x1b", Show("line\n\tx\x1b", true), "output keeps \\n and \\t")
 	assert.Equal(t, `\x9b \xff \x7f \x0d`, Show("\u009b \xff \x7f \r", true), "C1, DEL, invalid bytes and CR escaped")
+	assert.Equal(t, "a\r\nb\\x0dc\r\n", Show("a\r\nb\rc\r\n", true), "a file's CRLF line breaks are kept, a lone CR is not")
+	assert.Equal(t, `a\x0d\x0ab`, Show("a\r\nb", false), "nor in a one-line text")
 }
 
 func TestIsText(t *testing.T) {

@@ -25,7 +25,8 @@ func Clip(s string, maxBytes int) string {
 // output may hold escape sequences (colours, cursor moves, a cleared screen) or line breaks
 // that forge output. Control characters (U+0000–U+001F, U+007F–U+009F) and bytes that are not
 // UTF-8 are shown as \xNN (C1 included: \x9b, not a code point); everything else
-// passes. keepLines keeps \n and \t, for program output and file text.
+// passes. keepLines keeps \n, \t and the \r of a \r\n (a file written on Windows), for
+// program output and file text; a lone \r, which would let a line overwrite itself, is shown.
 func Show(s string, keepLines bool) string {
 	if !needsEscape(s, keepLines) {
 		return s
@@ -36,7 +37,7 @@ func Show(s string, keepLines bool) string {
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case keepLines && (r == '\n' || r == '\t'):
+		case keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)):
 			b.WriteRune(r)
 		case isControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
@@ -51,12 +52,17 @@ func Show(s string, keepLines bool) string {
 func needsEscape(s string, keepLines bool) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1) || (isControl(r) && !(keepLines && (r == '\n' || r == '\t'))) {
+		if (r == utf8.RuneError && n == 1) || (isControl(r) && !(keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)))) {
 			return true
 		}
 		i += n
 	}
 	return false
+}
+
+// isCRLF reports whether s holds \r\n at i.
+func isCRLF(s string, i int) bool {
+	return strings.HasPrefix(s[i:], "\r\n")
 }
 
 // isControl reports C0, DEL and C1 control characters.

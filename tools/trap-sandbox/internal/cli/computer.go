@@ -3,6 +3,9 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -137,7 +140,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if statErr != nil && (strings.HasSuffix(local, "/") || strings.HasSuffix(local, string(filepath.Separator))) {
 		// A name ending in a slash means a directory, as cp reads it: writing it as a file
 		// fails with "is a directory", which says nothing of the fix.
-		return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", local, local)
+		return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", localName(local), localName(local))
 	}
 	if statErr == nil && st.IsDir() {
 		cc, err := cctext.PathToCC(c.Remote)
@@ -146,11 +149,81 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		}
 		local = filepath.Join(local, cctext.FromCC([]byte(path.Base(cc))))
 	}
-	if err := os.WriteFile(local, data, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", local, err)
+	if err := writeLocal(local, data); err != nil {
+		return err
 	}
 	warning()
-	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", cctext.Show(c.TraposID, false), cctext.Show(c.Remote, false), local, size)
+	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", cctext.Show(c.TraposID, false), cctext.Show(c.Remote, false), localName(local), size)
+	return err
+}
+
+// writeLocal replaces the local file name with data as a whole, as put does on the computer:
+// the data goes to a temporary file beside it, renamed over it only once complete, so a write
+// that fails (a full disk, a file size limit) leaves the old file byte for byte. A symbolic
+// link is written through, as cp does, and a replaced file keeps its permissions; a device or
+// a pipe is written to in place.
+func writeLocal(name string, data []byte) error {
+	target := name
+	if st, err := os.Lstat(name); err == nil && st.Mode()&os.ModeSymlink != 0 {
+		if resolved, err := filepath.EvalSymlinks(name); err == nil {
+			target = resolved
+		} else if dest, err := os.Readlink(name); err == nil {
+			// A link to nothing yet: its file is created, as writing through it would.
+			if !filepath.IsAbs(dest) {
+				dest = filepath.Join(filepath.Dir(name), dest)
+			}
+			target = dest
+		}
+	}
+	perm := os.FileMode(0o644)
+	keepPerm := false
+	if st, err := os.Stat(target); err == nil {
+		if !st.Mode().IsRegular() {
+			// A device or a pipe (/dev/null, a FIFO) is written to, never replaced.
+			if err := os.WriteFile(target, data, perm); err != nil {
+				return fmt.Errorf("write %s: %w", localName(name), pathless(err))
+			}
+			return nil
+		}
+		perm, keepPerm = st.Mode().Perm(), true
+	}
+	var suffix [8]byte
+	_, _ = rand.Read(suffix[:])
+	// A short name of its own, not the target's with more: that could pass the 255 bytes a
+	// name may have.
+	temp := filepath.Join(filepath.Dir(target), ".trap-sandbox-get-"+hex.EncodeToString(suffix[:]))
+	f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", localName(name), pathless(err))
+	}
+	_, err = f.Write(data)
+	if err == nil && keepPerm {
+		err = f.Chmod(perm) // the umask applied to the new file; the old file's permissions stand
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	if err == nil {
+		err = os.Rename(temp, target)
+	}
+	if err != nil {
+		_ = os.Remove(temp)
+		return fmt.Errorf("write %s: %w (the local file is unchanged)", localName(name), pathless(err))
+	}
+	return nil
+}
+
+// pathless is an os error without the path it names (the temporary file's, or the one the
+// caller's message already names).
+func pathless(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		return le.Err
+	}
 	return err
 }
 
@@ -173,7 +246,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 		return err
 	}
 	if len(data) > maxFileBytes {
-		return fmt.Errorf("%s holds more than %d bytes (16 MiB), the most put moves: send a smaller file", c.Local, maxFileBytes)
+		return fmt.Errorf("%s holds more than %d bytes (16 MiB), the most put moves: send a smaller file", localName(c.Local), maxFileBytes)
 	}
 	// What the text rule changed is said once the file is on the computer: a write the
 	// computer refuses changed nothing.
@@ -190,7 +263,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 			}
 			warnings = func() {
 				fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which may have changed its bytes%s; put --binary sends them unchanged\n",
-					c.Local, replaced)
+					localName(c.Local), replaced)
 			}
 		}
 		data = []byte(cc)
@@ -209,8 +282,19 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	if warnings != nil {
 		warnings()
 	}
-	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", c.Local, cctext.Show(c.TraposID, false), cctext.Show(remote, false), len(data))
+	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", localName(c.Local), cctext.Show(c.TraposID, false), cctext.Show(remote, false), len(data))
 	return err
+}
+
+// localName is a local path as put and get print it: control bytes and bytes that are not
+// UTF-8 as \xNN (cctext.Show), as a computer's names are, so that a name holding an escape
+// sequence (one made from a computer's file name by get into a directory) cannot act on the
+// terminal; and "-" as stdin.
+func localName(name string) string {
+	if name == "-" {
+		return "stdin"
+	}
+	return cctext.Show(name, false)
 }
 
 // readLocal reads what put sends: the local file, or stdin for "-". It reads at most one byte
@@ -220,17 +304,17 @@ func readLocal(name string, in io.Reader) ([]byte, error) {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, err // "open NAME: no such file or directory"
+			return nil, fmt.Errorf("open %s: %w", localName(name), pathless(err)) // "open NAME: no such file or directory"
 		}
 		defer f.Close()
 		if info, err := f.Stat(); err == nil && info.IsDir() {
-			return nil, fmt.Errorf("%s is a directory: put copies one file", name)
+			return nil, fmt.Errorf("%s is a directory: put copies one file", localName(name))
 		}
 		in = f
 	}
 	data, err := io.ReadAll(io.LimitReader(in, maxFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, fmt.Errorf("read %s: %w", localName(name), pathless(err))
 	}
 	return data, nil
 }

@@ -153,6 +153,29 @@ func TestErrorsShowControlBytesEscaped(t *testing.T) {
 	assert.EqualError(t, err, `computer 7: cat /x: the computer answered fs_error: /\x1b]0;pwned\x07: No such file`)
 }
 
+// TestLocalNamesShowControlBytesEscaped: get into a directory names the local file after the
+// computer's, so a name holding an escape sequence ("e\x1b[31mred", as ls shows it) was printed
+// raw and coloured the operator's terminal; put printed its local name raw too.
+func TestLocalNamesShowControlBytesEscaped(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/e\x1b[31mred": "x"})
+	base := serveDisk(t, d)
+	dir := t.TempDir()
+	out, err := runClient(t, "get", "--url", base, "7:", `/e\x1b[31mred`, dir)
+	require.NoError(t, err)
+	assert.Equal(t, `7: /e\x1b[31mred -> `+filepath.Join(dir, `e\x1b[31mred`)+" (1 bytes)\n", out)
+	assert.FileExists(t, filepath.Join(dir, "e\x1b[31mred"), "the file is named as on the computer, as cp would")
+
+	local := filepath.Join(dir, "e\x1b[31mred")
+	out, _, err = runWith(t, "", "put", "--url", base, "7:", local, "/copy")
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(dir, `e\x1b[31mred`)+" -> 7: /copy (1 bytes)\n", out)
+	_, err = runClient(t, "put", "--url", base, "7:", local+"\x9b", "/copy")
+	assert.EqualError(t, err, "open "+filepath.Join(dir, `e\x1b[31mred\x9b`)+": no such file or directory")
+	_, _, err = runWith(t, strings.Repeat("x", maxFileBytes+1), "put", "--url", base, "7:", "-", "/big")
+	assert.EqualError(t, err, "stdin holds more than 16777216 bytes (16 MiB), the most put moves: send a smaller file", "not \"- holds\"")
+}
+
 func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(nil)

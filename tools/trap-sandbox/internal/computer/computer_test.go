@@ -1,6 +1,7 @@
 package computer_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,8 +64,28 @@ func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
 	d.FailWrite = 3
 	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(4*computer.ChunkBytes), 0)
 	require.Error(t, err)
-	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space", "the error names the file asked for, not the temporary one")
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space"+fullDriveHint, "the error names the file asked for, not the temporary one")
 	assert.Equal(t, []string{"/dir/f.bin"}, d.Names(), "the temporary file is removed")
+	old, _ := d.File("/dir/f.bin")
+	assert.Equal(t, "old", string(old))
+}
+
+const fullDriveHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
+	"delete files on the computer, or write a smaller file)"
+
+// TestAFullDriveMidWriteNamesTheFile: CC names no path when a file handle's write meets the
+// full drive (only fs.open does), so a write that filled the drive part way failed with a bare
+// "Out of space", naming nothing, and not saying that the new file needs room beside the old.
+func TestAFullDriveMidWriteNamesTheFile(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		if typ == protocol.TypeFSWrite && n >= 3 { // fs.list, the first chunk, then the drive is full
+			return &protocol.Error{Code: protocol.CodeFSError, Message: "Out of space", ByComputer: true}
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(3*computer.ChunkBytes), 0)
+	assert.EqualError(t, err, "fs_error: /dir/f.bin: Out of space"+fullDriveHint)
 	old, _ := d.File("/dir/f.bin")
 	assert.Equal(t, "old", string(old))
 }
@@ -100,12 +121,53 @@ func TestAComputerGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
 	assert.EqualError(t, err, "forbidden: fs.write needs sandbox.allow_files write", "a computer that answers names no leftover")
 }
 
+// TestAGatewayGoneMidWriteGetsItsLeftoverNamed: a host writing through the HTTP API whose
+// gateway stopped mid-write ("the gateway is shutting down", then no gateway at all) left the
+// temporary file on the computer, and the error did not name it: only a not_connected or
+// timeout answer to the clean-up did.
+func TestAGatewayGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		switch {
+		case n == 3: // fs.list, the first chunk, then the gateway stops
+			return protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
+		case n > 3:
+			return errors.New("no gateway is listening at http://127.0.0.1:4444 (connection refused)")
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(3*computer.ChunkBytes), 0)
+	names := d.Names()
+	require.Len(t, names, 2, "the old file, and the temporary one nobody could remove")
+	assert.EqualError(t, err, "not_connected: the gateway is shutting down; the computer could not be told to remove what was sent: "+
+		"it may be left beside the file as "+names[0]+" (delete it once the computer is back)")
+}
+
 func TestWriteNeverReplacesADirectory(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/a": "a"})
 	err := computer.New(d).Write(t.Context(), "7:", "/dir", []byte("new"), 0)
 	assert.EqualError(t, err, "fs_error: /dir: Cannot write to directory")
 	assert.Equal(t, []string{"/dir/a"}, d.Names(), "the directory and its files stay")
 	assert.Equal(t, []string{protocol.TypeFSList}, d.Types(), "nothing was uploaded")
+}
+
+// TestAPathEndingLikeADirectoryIsRefusedUntouched: a write to "/new/" (or "/new/.") put its
+// temporary file inside "/new/", so fs.write made that directory, the move onto it failed with
+// "/new: Cannot write to directory" and the empty directory stayed; on a file, "/f/" failed
+// with "/f/f: File exists", a path nobody named. Such a path is refused before anything is sent.
+func TestAPathEndingLikeADirectoryIsRefusedUntouched(t *testing.T) {
+	for path, end := range map[string]string{"/new/": "/", "/f.txt/": "/", `/new\`: `\`, "/new/.": ".", "/new/ .. ": "..", "new/": "/"} {
+		d := daemonfake.NewLocal(map[string]string{"/f.txt": "old"})
+		err := computer.New(d).Write(t.Context(), "7:", path, []byte("x"), 0)
+		assert.EqualError(t, err, fmt.Sprintf("bad_payload: the path %q ends in %q, so it names a directory, not a file: name the file to write", path, end), path)
+		assert.Empty(t, d.Types(), "%s: nothing is sent", path)
+		assert.Equal(t, []string{"/f.txt"}, d.Names(), "%s: no directory is made", path)
+	}
+	d := daemonfake.NewLocal(map[string]string{"/f.txt": "old"})
+	for _, root := range []string{"", "/"} {
+		err := computer.New(d).Write(t.Context(), "7:", root, []byte("x"), 0)
+		assert.EqualError(t, err, "fs_error: /: Cannot write to directory", "%q is the root, named as CC names it", root)
+	}
 }
 
 // TestTempNamesFitAnyNameLength: CC cuts each name at 255 bytes, so a temporary name made
@@ -207,6 +269,38 @@ func TestAbandonedWriteAtEveryStepKeepsTheOldFile(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestAReadNeverSplicesTwoFiles: a read goes in chunks, and a write replaced the file between
+// two of them (a put beside a get), so the read answered the old file's first chunks and the
+// new file's last ones as one file, whole and wrong. It now reads a file that changed (its
+// size, or its stamp) again from the start.
+func TestAReadNeverSplicesTwoFiles(t *testing.T) {
+	old, replaced := bigData(3*computer.ChunkBytes), bytes.Repeat([]byte("n"), 3*computer.ChunkBytes)
+	d := daemonfake.NewLocal(map[string]string{"/f.bin": string(old)})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		if n == 2 { // between the first chunk and the second, a file of the same size replaces it
+			d.PutFile("/f.bin", replaced)
+		}
+		return nil
+	}
+	got, err := computer.New(d).Read(t.Context(), "7:", "/f.bin", 1<<20, 0)
+	require.NoError(t, err)
+	assert.Equal(t, replaced, got, "the new file, whole")
+	var offsets []any
+	for _, r := range d.Log() {
+		offsets = append(offsets, r.Payload["offset"])
+		assert.Equal(t, true, r.Payload["stamp"], "every chunk asks for the stamp")
+	}
+	assert.Equal(t, []any{0.0, 16384.0, 0.0, 16384.0, 32768.0}, offsets, "read again from the start")
+
+	d = daemonfake.NewLocal(map[string]string{"/log.txt": "a"})
+	d.Before = func(_ context.Context, n int, typ string) error {
+		d.PutFile("/log.txt", bytes.Repeat([]byte("a"), computer.ChunkBytes+n)) // it grows all the time
+		return nil
+	}
+	_, err = computer.New(d).Read(t.Context(), "7:", "/log.txt", 1<<20, 0)
+	assert.EqualError(t, err, "fs_error: /log.txt kept changing while it was read (3 times: something on the computer is writing it): read it again once that is done")
 }
 
 func TestReadRefusesAFileOverTheLimit(t *testing.T) {

@@ -32,8 +32,10 @@ const cleanupTimeout = DefaultTimeout
 
 // Read reads the whole file at path, ChunkBytes per request, and never holds more than limit
 // bytes (plus one chunk) whatever the computer claims: a file over limit, or a computer that
-// never says eof, is cut off with an error naming the limit. timeout bounds the whole read
-// (0: TransferTimeout).
+// never says eof, is cut off with an error naming the limit. A file that changes between two
+// chunks (its size, or the stamp the computer gives it) is read again from its start, up to
+// maxRereads times, so a read never splices an old file and the new one written meanwhile.
+// timeout bounds the whole read (0: TransferTimeout).
 func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, timeout time.Duration) ([]byte, error) {
 	wire, err := cctext.PathWire(path)
 	if err != nil {
@@ -42,15 +44,23 @@ func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, t
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
 	defer cancel()
 	var data []byte
-	for {
-		var ans struct {
-			Data string `json:"data"`
-			Size int64  `json:"size"`
-			EOF  bool   `json:"eof"`
-		}
-		payload := map[string]any{"path": wire, "offset": len(data), "length": ChunkBytes}
+	var first readAnswer // the first chunk's size and stamp, which every later chunk must have
+	for rereads := 0; ; {
+		var ans readAnswer
+		payload := map[string]any{"path": wire, "offset": len(data), "length": ChunkBytes, "stamp": true}
 		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
 			return nil, err
+		}
+		if len(data) == 0 {
+			first = ans
+		} else if ans.Size != first.Size || !ans.sameStamp(first) {
+			if rereads == maxRereads {
+				return nil, protocol.Errorf(protocol.CodeFSError, "%s kept changing while it was read (%d times: something on the computer is writing it): "+
+					"read it again once that is done", path, maxRereads+1)
+			}
+			rereads++
+			data = data[:0]
+			continue
 		}
 		if ans.Size > limit {
 			return nil, tooBig(path, ans.Size, limit)
@@ -73,6 +83,22 @@ func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, t
 			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s returned nothing at offset %d before the end", path, traposID, len(data))
 		}
 	}
+}
+
+// maxRereads is how many times Read starts again when the file changed between its chunks.
+const maxRereads = 2
+
+// readAnswer is an fs.read answer. Stamp is the file's modification time (a client older
+// than the stamp field gives none: size alone then tells a change).
+type readAnswer struct {
+	Data  string   `json:"data"`
+	Size  int64    `json:"size"`
+	EOF   bool     `json:"eof"`
+	Stamp *float64 `json:"stamp"`
+}
+
+func (a readAnswer) sameStamp(b readAnswer) bool {
+	return (a.Stamp == nil) == (b.Stamp == nil) && (a.Stamp == nil || *a.Stamp == *b.Stamp)
 }
 
 func tooBig(path string, size, limit int64) error {
@@ -99,6 +125,9 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 	target, err := cctext.PathToCC(path)
 	if err != nil {
 		return err
+	}
+	if end, ok := directoryEnding(target); ok {
+		return protocol.Errorf(protocol.CodeBadPayload, "the path %q ends in %q, so it names a directory, not a file: name the file to write", path, end)
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
 	defer cancel()
@@ -167,15 +196,20 @@ func (w upload) replace(ctx context.Context) error {
 // fail removes the temporary file (after the caller's context ended too) and returns err
 // worded for the player's path.
 //
-// A computer that went away (shut down, its connection lost) cannot be told to remove it: the
-// error then says where what was sent of the new file may stay, so it can be deleted. (fail
-// runs only once a chunk was sent; not_connected cannot tell whether it arrived.)
+// A computer that went away (shut down, its connection lost), or a gateway that did (a host
+// writing through the HTTP API), cannot be told to remove it: the error then says where what
+// was sent of the new file may stay, so it can be deleted. (fail runs only once a chunk was
+// sent; not_connected cannot tell whether it arrived.)
 func (w upload) fail(ctx context.Context, err error) error {
 	cleanCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer cancel()
 	cleanErr := w.c.call(cleanCtx, w.traposID, protocol.TypeFSDelete, map[string]any{"path": w.wire(w.temp)}, cleanupTimeout, nil)
 	left := ""
-	if code := protocol.CodeOf(cleanErr); code == protocol.CodeNotConnected || code == protocol.CodeTimeout {
+	// Only the computer's own answer says what became of the file (removed, or never made:
+	// No such file); any other failure (not connected, a timeout, the gateway gone or busy)
+	// left it there.
+	var answered *protocol.Error
+	if cleanErr != nil && !(errors.As(cleanErr, &answered) && answered.ByComputer) {
 		left = fmt.Sprintf("; the computer could not be told to remove what was sent: it may be left beside the file as %s (delete it once the computer is back)",
 			cctext.ShowPath([]byte(w.temp)))
 	}
@@ -190,9 +224,24 @@ func (w upload) fail(ctx context.Context, err error) error {
 		return err
 	}
 	tempName := w.wire(path.Base(w.temp))
-	return &protocol.Error{Code: pe.Code, ByComputer: pe.ByComputer,
-		Message: strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target))) + left}
+	message := strings.ReplaceAll(pe.Message, tempName, w.wire(path.Base(w.target)))
+	if pe.Code == protocol.CodeFSError && strings.HasSuffix(message, outOfSpace) {
+		if message == outOfSpace {
+			// CC names no path when a handle's write meets the full drive (only its open does).
+			message = w.wire(w.target) + ": " + message
+		}
+		message += outOfSpaceHint
+	}
+	return &protocol.Error{Code: pe.Code, ByComputer: pe.ByComputer, Message: message + left}
 }
+
+// outOfSpace is CC's word for a full drive; outOfSpaceHint follows it in a write's error,
+// since a file that fits the free space may still not fit beside the one it replaces.
+const (
+	outOfSpace     = "Out of space"
+	outOfSpaceHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
+		"delete files on the computer, or write a smaller file)"
+)
 
 // refuseDirectory answers CC's fs_error for writing over a directory when path lists as one.
 // A refused fs.list (allow_files none) says nothing about path: fs.write's own refusal follows.
@@ -201,11 +250,35 @@ func (c *Client) refuseDirectory(ctx context.Context, traposID, path string) err
 	switch protocol.CodeOf(err) {
 	case "":
 		wire, _ := cctext.PathWire(path)
+		if wire == "" {
+			wire = "/" // the root, as CC names it
+		}
 		return &protocol.Error{Code: protocol.CodeFSError, Message: wire + ": Cannot write to directory"}
 	case protocol.CodeFSError, protocol.CodeForbidden:
 		return nil
 	}
 	return err
+}
+
+// directoryEnding reports how a CC path below the root ends when it can only name a
+// directory, whatever is on the drive: in a slash (CC reads '\' as one), "." or ".." (CC
+// trims the spaces around a name). Written to, such a path put the temporary file inside a
+// directory of that name, which fs.write made, and the move then failed on it. The root
+// itself ("", "/") is left to refuseDirectory.
+func directoryEnding(cc string) (string, bool) {
+	if strings.Trim(cc, `/\ `) == "" {
+		return "", false
+	}
+	i := strings.LastIndexAny(cc, `/\`)
+	switch last := strings.TrimSpace(cc[i+1:]); last {
+	case ".", "..":
+		return last, true
+	case "":
+		if i >= 0 {
+			return cc[i : i+1], true
+		}
+	}
+	return "", false
 }
 
 // tempName is a fresh temporary name beside target (CC bytes).

@@ -71,7 +71,7 @@ func (m *Module) servePut(w http.ResponseWriter, r *http.Request) {
 			server.WriteBodyTooLarge(w, &server.BodyTooLarge{Limit: MaxUploadBytes})
 			return
 		}
-		writeError(w, protocol.Errorf(protocol.CodeBadPayload, "cannot read the upload: %v", err), nil)
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, server.ReadBodyError(err))
 		return
 	}
 	var warnings []cctext.Replacement

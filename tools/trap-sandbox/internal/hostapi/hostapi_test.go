@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -102,6 +104,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		{protocol.CodeFSError, "/x: Not a directory", 404},
 		{protocol.CodeFSError, "/rom/x: Access denied", 403},
 		{protocol.CodeFSError, "/x: Out of space", 507},
+		{protocol.CodeFSError, "/x: Out of space (the new file is written whole beside the old one …)", 507},
 		{protocol.CodeFSError, "File exists", 409},
 	} {
 		assert.Equal(t, tc.status, hostapi.StatusOf(&protocol.Error{Code: tc.code, Message: tc.message}), "%s %s", tc.code, tc.message)
@@ -292,4 +295,41 @@ func TestATraposIdsRawByteStandsForItself(t *testing.T) {
 	a := post(t, srv, "7:k%E2%80%94che", `{"type":"ping"}`)
 	assert.Equal(t, http.StatusNotFound, a.status)
 	assert.Contains(t, a.decoded.Error.Message, `did you mean "7:küche"?`)
+}
+
+// slowBody is a request body whose sender stopped before its end: reading past what it holds
+// meets the connection's read deadline, as net/http reports it.
+type slowBody struct{ sent io.Reader }
+
+func (b *slowBody) Read(p []byte) (int, error) {
+	if n, err := b.sent.Read(p); err != io.EOF {
+		return n, err
+	}
+	return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+}
+
+// TestABodyPastItsDeadlineIsToldSo: a file PUT (or a /requests body) that did not arrive within
+// the body deadline was answered "cannot read the upload: read tcp 127.0.0.1:4444->…: i/o
+// timeout", naming neither the bound nor what to do.
+func TestABodyPastItsDeadlineIsToldSo(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/keep": "k"})
+	handler := server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(d))).Handler()
+	want := "the body did not arrive within 10s, the most a request body may take (docs/protocol.md): send it over a faster link, or a smaller one"
+	for _, path := range []string{"/trapos/computers/7:/files/big.bin", "/trapos/computers/7:/requests"} {
+		method := http.MethodPut
+		if strings.HasSuffix(path, "/requests") {
+			method = http.MethodPost
+		}
+		r := httptest.NewRequest(method, path, &slowBody{sent: strings.NewReader(`{"type":"ping"`)})
+		r.Header.Set("Content-Type", "application/json")
+		r.RemoteAddr, r.Host = "127.0.0.1:1234", "127.0.0.1" // a loopback client, served without a token
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, r)
+		assert.Equal(t, http.StatusBadRequest, w.Code, path)
+		var a server.Answer
+		require.NoError(t, json.Unmarshal(w.Body.Bytes(), &a), w.Body.String())
+		require.NotNil(t, a.Error, w.Body.String())
+		assert.Equal(t, want, a.Error.Message, path)
+	}
+	assert.Equal(t, []string{"/keep"}, d.Names(), "nothing is written")
 }

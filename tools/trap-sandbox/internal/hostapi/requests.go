@@ -49,7 +49,7 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 				Why: fmt.Sprintf("a gateway_request frame may not exceed %d bytes, 128 KiB", protocol.MaxFrameBytes)})
 			return
 		}
-		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, "cannot read the request body: "+err.Error())
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, server.ReadBodyError(err))
 		return
 	}
 	req, timeout, msg := parseRequestBody(buf.Bytes()) // copies what it keeps

@@ -32,7 +32,7 @@ func StatusOf(e *protocol.Error) int {
 			return http.StatusNotFound
 		case strings.HasSuffix(e.Message, "Access denied"):
 			return http.StatusForbidden
-		case strings.HasSuffix(e.Message, "Out of space"):
+		case strings.HasSuffix(e.Message, "Out of space"), strings.Contains(e.Message, ": Out of space ("): // a write's says why after it
 			return http.StatusInsufficientStorage
 		}
 		return http.StatusConflict

@@ -92,6 +92,12 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	if err != nil {
 		return nil, rpcError(err, uri)
 	}
+	if len(data) == 0 {
+		// The SDK leaves out an empty "text", and contents with neither text nor blob match
+		// neither of MCP's shapes (a strict client refuses the answer): an empty blob says
+		// the same, in a shape every client takes.
+		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Blob: []byte{}}}}, nil
+	}
 	if cctext.IsText(data) {
 		return &sdk.ReadResourceResult{Contents: []*sdk.ResourceContents{{URI: uri, MIMEType: "text/plain", Text: cctext.FromCC(data)}}}, nil
 	}

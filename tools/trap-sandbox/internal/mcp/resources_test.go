@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 
@@ -79,4 +80,19 @@ func TestReadAndPromptFailuresUseMCPsCodes(t *testing.T) {
 	_, err = s.GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "fix_program", Arguments: map[string]string{}})
 	assert.Equal(t, int64(jsonrpc.CodeInvalidParams), rpcErr(err).Code)
 	assert.Equal(t, "bad_argument: fix_program needs a traposId and a path", rpcErr(err).Message)
+}
+
+// TestAnEmptyFileReadsAsContentsOfMCPsShape: MCP's resource contents hold "text" or "blob";
+// the SDK leaves out an empty text, so an empty file read as {"uri","mimeType"} alone, which a
+// client checking the schema (the TypeScript SDK's, opencode's) refuses.
+func TestAnEmptyFileReadsAsContentsOfMCPsShape(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(map[string]string{"/empty.txt": "", "/a.txt": "x"}))
+	for path, want := range map[string]string{"/empty.txt": `"blob":""`, "/a.txt": `"text":"x"`} {
+		res, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: FileURI("7:", path)})
+		require.NoError(t, err, path)
+		require.Len(t, res.Contents, 1)
+		wire, err := json.Marshal(res.Contents[0])
+		require.NoError(t, err)
+		assert.Contains(t, string(wire), want, path)
+	}
 }

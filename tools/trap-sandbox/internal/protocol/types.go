@@ -23,7 +23,7 @@ const (
 	TypeComputerInfo = "computer.info"
 	// TypeFSList: {path} → {entries: [{name, isDir, size}]}. Needs sandbox.allow_files read.
 	TypeFSList = "fs.list"
-	// TypeFSRead: {path, offset?, length?} → {data, size, eof}. Needs read.
+	// TypeFSRead: {path, offset?, length?, stamp?} → {data, size, eof, stamp?}. Needs read.
 	TypeFSRead = "fs.read"
 	// TypeFSWrite: {path, data, append?} → {size}. Needs write.
 	TypeFSWrite = "fs.write"

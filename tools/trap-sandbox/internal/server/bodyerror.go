@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"reflect"
 	"strings"
 
@@ -45,6 +46,17 @@ func BodyError(err error, shape string, wants map[string]string) string {
 	return fmt.Sprintf("the body must be a JSON object %s: %v", shape, err)
 }
 
+// ReadBodyError is the message for a request body that could not be read (its limit aside).
+// One that did not arrive within the body deadline (bounded) says so and what to do, not the
+// socket's "read tcp 127.0.0.1:4444->…: i/o timeout": a big file PUT over a slow link meets it.
+func ReadBodyError(err error) string {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		return fmt.Sprintf("the body did not arrive within %s, the most a request body may take (docs/protocol.md): "+
+			"send it over a faster link, or a smaller one", DefaultBodyReadTimeout)
+	}
+	return "cannot read the body: " + err.Error()
+}
+
 // DecodeBody reads r's JSON body into v (a field v does not have is refused), reading at most
 // limit bytes: the one body reader of the API's JSON routes. Its error is a *BodyTooLarge for
 // a body over limit (WriteBodyTooLarge's 413), else says what is wrong with the body
@@ -63,6 +75,9 @@ func DecodeBody(r *http.Request, v any, limit int64, shape string, wants map[str
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 			return &BodyTooLarge{Limit: limit}
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return errors.New(ReadBodyError(err))
 		}
 		return errors.New(BodyError(err, shape, wants))
 	}

@@ -2,8 +2,10 @@ package server
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -67,4 +69,21 @@ func TestDecodeBodyTakesExactlyOneObject(t *testing.T) {
 	}
 	var tooLarge *BodyTooLarge
 	assert.ErrorAs(t, decode(`{"name":"a"}`+strings.Repeat(" ", 200)+`x`, 100), &tooLarge)
+}
+
+// heldBody is a body whose sender stopped: reading on meets the read deadline.
+type heldBody struct{}
+
+func (heldBody) Read([]byte) (int, error) {
+	return 0, &net.OpError{Op: "read", Net: "tcp", Err: os.ErrDeadlineExceeded}
+}
+
+// TestABodyPastItsDeadlineIsToldSo: a JSON body that did not arrive in time was "the body must
+// be a JSON object …: read tcp …: i/o timeout", as if its JSON were wrong.
+func TestABodyPastItsDeadlineIsToldSo(t *testing.T) {
+	r := httptest.NewRequest(http.MethodPost, "/x", heldBody{})
+	var v struct{}
+	err := DecodeBody(r, &v, 1024, `{"name":…}`, nil)
+	assert.EqualError(t, err, "the body did not arrive within 10s, the most a request body may take (docs/protocol.md): "+
+		"send it over a faster link, or a smaller one")
 }

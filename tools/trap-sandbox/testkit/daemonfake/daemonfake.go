@@ -84,9 +84,11 @@ type Daemon struct {
 	// as a full disk does; 0 never.
 	FailWrite int
 
-	mu     sync.Mutex        // guards the settings once serving, files, dirs and writes
+	mu     sync.Mutex        // guards the settings once serving, files, dirs, stamps, clock and writes
 	files  map[string][]byte // clean path (no leading "/") → contents
 	dirs   map[string]bool   // clean path → exists; "" (the root) always does
+	stamps map[string]int64  // clean path → the file's modification stamp (fs.read's stamp)
+	clock  int64             // the last stamp given: every change of a file takes the next
 	writes int               // fs.write requests that reached the disk
 }
 
@@ -105,6 +107,7 @@ func (d *Daemon) PutFile(p string, data []byte) {
 	d.setUp(p, func(clean string) {
 		d.mkdirs(parent(clean))
 		d.files[clean] = slices.Clone(data)
+		d.touch(clean)
 	})
 }
 
@@ -159,7 +162,14 @@ func (d *Daemon) init() {
 	if d.files == nil {
 		d.files = map[string][]byte{}
 		d.dirs = map[string]bool{"": true}
+		d.stamps = map[string]int64{}
 	}
+}
+
+// touch gives a file that changed the next stamp, as a write sets its modification time.
+func (d *Daemon) touch(clean string) {
+	d.clock++
+	d.stamps[clean] = d.clock
 }
 
 func (d *Daemon) mkdirs(p string) {
@@ -196,9 +206,9 @@ func (d *Daemon) Answer(typ string, payload json.RawMessage) Reply {
 	case protocol.TypeFSList:
 		return serveFS(p, []string{checkString(p, "path")}, []string{"path"}, func(c []string) Reply { return d.list(c[0]) })
 	case protocol.TypeFSRead:
-		return serveFS(p, []string{checkString(p, "path"), checkCount(p, "offset"), checkCount(p, "length")}, []string{"path"},
+		return serveFS(p, []string{checkString(p, "path"), checkCount(p, "offset"), checkCount(p, "length"), checkBool(p, "stamp")}, []string{"path"},
 			func(c []string) Reply {
-				return d.read(c[0], count(p, "offset", 0), min(count(p, "length", MaxReadBytes), MaxReadBytes))
+				return d.read(c[0], count(p, "offset", 0), min(count(p, "length", MaxReadBytes), MaxReadBytes), p["stamp"] == true)
 			})
 	case protocol.TypeFSWrite:
 		return serveFS(p, []string{checkString(p, "path"), checkString(p, "data"), checkBool(p, "append")}, []string{"path"},
@@ -296,7 +306,7 @@ func (d *Daemon) children(dir string) []string {
 	return names
 }
 
-func (d *Daemon) read(clean string, offset, length int) Reply {
+func (d *Daemon) read(clean string, offset, length int, stamp bool) Reply {
 	data, found := d.files[clean]
 	if !found {
 		if d.dirs[clean] {
@@ -305,7 +315,11 @@ func (d *Daemon) read(clean string, offset, length int) Reply {
 		return fsError(display(clean) + ": No such file")
 	}
 	chunk := data[min(offset, len(data)):min(offset+length, len(data))]
-	return ok(map[string]any{"data": protocol.WireOfBytes(chunk), "size": len(data), "eof": offset+len(chunk) >= len(data)})
+	answer := map[string]any{"data": protocol.WireOfBytes(chunk), "size": len(data), "eof": offset+len(chunk) >= len(data)}
+	if stamp {
+		answer["stamp"] = d.stamps[clean]
+	}
+	return ok(answer)
 }
 
 func (d *Daemon) write(clean, data string, appendTo bool) Reply {
@@ -325,6 +339,7 @@ func (d *Daemon) write(clean, data string, appendTo bool) Reply {
 	}
 	d.mkdirs(parent(clean))
 	d.files[clean] = contents
+	d.touch(clean)
 	return ok(map[string]any{"size": len(contents)})
 }
 
@@ -350,6 +365,7 @@ func (d *Daemon) removeTree(p string) {
 	for f := range d.files {
 		if within(f, p) {
 			delete(d.files, f)
+			delete(d.stamps, f)
 		}
 	}
 	for dir := range d.dirs {
@@ -384,10 +400,12 @@ func (d *Daemon) move(src, dst string, overwrite bool) Reply {
 		return fsError("Access denied")
 	}
 	moved := map[string][]byte{}
+	movedStamps := map[string]int64{} // a move keeps a file's modification time, as CC's does
 	var dirs []string
 	for f, data := range d.files {
 		if within(f, src) {
 			moved[dst+strings.TrimPrefix(f, src)] = data
+			movedStamps[dst+strings.TrimPrefix(f, src)] = d.stamps[f]
 		}
 	}
 	for dir := range d.dirs {
@@ -402,6 +420,7 @@ func (d *Daemon) move(src, dst string, overwrite bool) Reply {
 	}
 	for f, data := range moved {
 		d.files[f] = data
+		d.stamps[f] = movedStamps[f]
 	}
 	return ok(map[string]any{})
 }
