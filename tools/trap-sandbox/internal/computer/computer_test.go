@@ -488,3 +488,26 @@ func TestTheShortestCallStillGivesTheRunAMillisecond(t *testing.T) {
 	assert.Equal(t, float64(1), r.payload["timeoutMs"])
 	assert.Equal(t, time.Millisecond, computer.RunTime(time.Millisecond))
 }
+
+// TestAnOlderClientsReplaceSaysWhatItKnows: when neither the delete nor the move of an older
+// client's replace is answered (the computer went away), the error does not claim the old
+// file was deleted, and names where the new one is.
+func TestAnOlderClientsReplaceSaysWhatItKnows(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/f.lua": "old contents"})
+	d.OldClient = true
+	moves := 0
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSMove {
+			moves++
+		}
+		if typ == protocol.TypeFSDelete || (typ == protocol.TypeFSMove && moves > 1) {
+			return protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected")
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/f.lua", []byte("new"), 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "write /f.lua on 7:: the old file may have been deleted, and the new one could not be moved into place; its contents are in /"+computer.TempPrefix)
+	got, _ := d.File("/f.lua")
+	assert.Equal(t, "old contents", string(got), "the delete never ran here")
+}

@@ -186,9 +186,14 @@ func (w upload) replace(ctx context.Context) error {
 		return w.fail(ctx, err)
 	}
 	if err != nil {
-		return fmt.Errorf("write %s on %s: the old file was deleted but the new one could not be moved into place; "+
+		deleted := "the old file was deleted but"
+		if deleteErr != nil {
+			// Neither step answered (the computer went away): the delete may or may not have run.
+			deleted = "the old file may have been deleted, and"
+		}
+		return fmt.Errorf("write %s on %s: %s the new one could not be moved into place; "+
 			"its contents are in %s (this computer's client is older than fs.move's overwrite: update it): %w",
-			w.path, w.traposID, cctext.ShowPath([]byte(w.temp)), err)
+			w.path, w.traposID, deleted, cctext.ShowPath([]byte(w.temp)), err)
 	}
 	return nil
 }
