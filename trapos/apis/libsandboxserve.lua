@@ -14,8 +14,14 @@ local events = require('/apis/libsandboxevents');
 -- offered again counts as ended (its types then answer unknown_type).
 local SERVE_HEARTBEAT = 1;
 local SERVE_LEASE = 2.5;
+-- Seconds the daemon waits for a program's answer to a request it forwarded: the host's longest
+-- wait (60 s). A handler still waiting then (for an event that never comes) is answered
+-- timeout, so that it does not hold one of the computer's MAX_GATEWAY_REQUESTS for good;
+-- should it answer later, that answer is dropped.
+local SERVE_ANSWER_WAIT = 60;
 
 local ERR_UNKNOWN_TYPE = codec.ERR_UNKNOWN_TYPE;
+local ERR_TIMEOUT = codec.ERR_TIMEOUT;
 local EVENT_SERVE_OFFER, EVENT_SERVE_WITHDRAW = events.EVENT_SERVE_OFFER, events.EVENT_SERVE_WITHDRAW;
 local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, events.EVENT_SERVE_REPLY;
 
@@ -136,7 +142,7 @@ local function newRouter(deps)
   -- it back from a newer one), and once that one ends the newest of the others.
   local served = {};
   local offered = 0;     -- programs seen so far, for their order
-  local forwarded = {};  -- requestId -> {providerId, type, done}
+  local forwarded = {};  -- requestId -> {providerId, type, done, timer}
   local sweepTimer = nil;
 
   local function expire(providerId, why)
@@ -159,7 +165,13 @@ local function newRouter(deps)
     for requestId, pending in pairs(forwarded) do
       if pending.providerId == providerId then
         forwarded[requestId] = nil;
-        pending.done(false, nil, { code = ERR_UNKNOWN_TYPE, message = pending.type .. " is no longer served: " .. why });
+        osApi.cancelTimer(pending.timer);
+        local message = pending.type .. " is no longer served: " .. why;
+        if served[pending.type] ~= nil then
+          message = "the program serving " .. pending.type .. " " .. (why:gsub("^the program serving it ", ""))
+            .. " before it answered; another program serves it now: send the request again";
+        end
+        pending.done(false, nil, { code = ERR_UNKNOWN_TYPE, message = message });
       end
     end
   end
@@ -214,6 +226,7 @@ local function newRouter(deps)
       return;
     end
     forwarded[requestId] = nil;
+    osApi.cancelTimer(pending.timer);
     if ok == true then
       -- What the handler returned, as lua.exec's returns: NaN (which serializeJSON writes as a
       -- bare nan the gateway drops) and a cycle (which would overflow the copy) included. An
@@ -241,7 +254,8 @@ local function newRouter(deps)
       return done(false, nil, { code = ERR_UNKNOWN_TYPE, message = "this computer does not handle requests of type " .. msgType });
     end
     local requestId = codec.newUuid();
-    forwarded[requestId] = { providerId = providerId, type = msgType, done = done };
+    forwarded[requestId] = { providerId = providerId, type = msgType, done = done,
+      timer = osApi.startTimer(SERVE_ANSWER_WAIT) };
     osApi.queueEvent(EVENT_SERVE_REQUEST, providerId, requestId, msgType, payload);
   end
 
@@ -254,11 +268,24 @@ local function newRouter(deps)
       onReply(...);
     elseif event == "timer" and sweepTimer ~= nil and (...) == sweepTimer then
       sweep();
+    elseif event == "timer" then
+      local timer = ...;
+      for requestId, pending in pairs(forwarded) do
+        if pending.timer == timer then
+          forwarded[requestId] = nil;
+          pending.done(false, nil, { code = ERR_TIMEOUT, message = "the program serving " .. pending.type
+            .. " did not answer within " .. SERVE_ANSWER_WAIT .. " s; its answer, if it comes, is dropped" });
+          break;
+        end
+      end
     end
   end
 
   -- Drops forwarded requests without answering (the daemon is stopping).
   local function stop()
+    for _, pending in pairs(forwarded) do
+      osApi.cancelTimer(pending.timer);
+    end
     forwarded = {};
     if sweepTimer ~= nil then
       osApi.cancelTimer(sweepTimer);
@@ -276,6 +303,7 @@ end
 return {
   SERVE_HEARTBEAT = SERVE_HEARTBEAT,
   SERVE_LEASE = SERVE_LEASE,
+  SERVE_ANSWER_WAIT = SERVE_ANSWER_WAIT,
   serve = serve,
   newRouter = newRouter,
 };

@@ -63,6 +63,44 @@ describe("libsandboxserve", function()
       expect(fakeOs.queued[2][2]):eq("p1");
     end);
 
+    it("answers timeout for a handler that never answers, freeing the request, and drops a late answer", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.wait" });
+      local answers = {};
+      router.forward("door.wait", {}, function(ok, _, err) answers[#answers + 1] = { ok = ok, err = err }; end);
+      local requestId, waitTimer = fakeOs.queued[1][3], 700000 + fakeOs.timers;
+      expect(answers):same({});
+      router.onEvent("timer", waitTimer);
+      expect(answers):same({ { ok = false, err = { code = "timeout",
+        message = "the program serving door.wait did not answer within " .. lib.SERVE_ANSWER_WAIT .. " s; its answer, if it comes, is dropped" } } });
+      router.onEvent(events.EVENT_SERVE_REPLY, requestId, true, { late = true });
+      expect(#answers):eq(1);
+    end);
+
+    it("cancels a request's wait once it is answered", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      router.forward("door.open", {}, function() end);
+      local waitTimer = 700000 + fakeOs.timers;
+      router.onEvent(events.EVENT_SERVE_REPLY, fakeOs.queued[1][3], true, {});
+      expect(fakeOs.cancelled):same({ waitTimer });
+    end);
+
+    it("tells a request in flight when another program serves its type after its own stopped", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p2", { "door.open" });
+      local answer;
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      expect(fakeOs.queued[1][2]):eq("p2");
+      router.onEvent(events.EVENT_SERVE_WITHDRAW, "p2");
+      expect(answer):same({ ok = false, err = { code = "unknown_type",
+        message = "the program serving door.open has stopped before it answered; another program serves it now: send the request again" } });
+    end);
+
     it("forgets a program whose lease ran out and answers its requests in flight", function()
       local fakeOs = newOs();
       local router = lib.newRouter({ os = fakeOs });
@@ -71,7 +109,8 @@ describe("libsandboxserve", function()
       router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
       router.onEvent("timer", 700001); -- first sweep: p1 offered since the start
       expect(answer):eq(nil);
-      router.onEvent("timer", 700002); -- second sweep: no offer in a whole lease
+      -- (700002 is the request's own answer wait)
+      router.onEvent("timer", 700003); -- second sweep: no offer in a whole lease
       expect(answer.ok):eq(false);
       expect(answer.err.code):eq("unknown_type");
       expect(answer.err.message):eq("door.open is no longer served: the program serving it has ended");
@@ -94,7 +133,7 @@ describe("libsandboxserve", function()
       router.stop();
       router.onEvent(events.EVENT_SERVE_REPLY, fakeOs.queued[1][3], true, {});
       expect(called):eq(false);
-      expect(fakeOs.cancelled):same({ 700001 });
+      expect(fakeOs.cancelled):same({ 700002, 700001 }); -- the request's answer wait, the sweep
     end);
   end);
 
