@@ -516,7 +516,9 @@ local function newDaemon(deps)
   -- (CC says websocket_closed only after websocket_success, so it settles no attempt).
   local function onEnded(eventUrl, reason, code, attemptFailed)
     local wasPending = attemptFailed and settle(eventUrl);
-    if eventUrl ~= url then
+    if eventUrl ~= url or (attemptFailed and socket ~= nil) then
+      -- Another URL's, or an attempt given up on that failed after another opened our socket:
+      -- a websocket_failure never speaks of an open socket.
       return;
     end
     local terminal = TERMINAL_CLOSES[code];

@@ -557,6 +557,20 @@ describe("sandbox daemon", function()
       expect(world.cancelled[wait]):eq(true);
     end);
 
+    it("keeps the socket it has when the other attempt on its URL fails", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      world.handle("timer", world.timerOf(daemonLib.CONNECT_WAIT));
+      world.handle("timer", world.timerOf(5));
+      expect(#world.connects):eq(2);
+      local socket = world.open(); -- the first attempt's late success
+      world.answerHello(socket, true);
+      expect(world.daemon.status().state):eq("connected");
+      world.handle("websocket_failure", FULL_URL, "Connection refused"); -- the second attempt's outcome
+      expect(world.daemon.status().state):eq("connected");
+      expect(socket.closed):eq(0);
+    end);
+
     it("stops for good on 4009 even with an attempt it gave up on still out", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
