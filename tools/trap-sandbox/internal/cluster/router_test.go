@@ -14,6 +14,7 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,6 +109,38 @@ func TestACancelledRoutedRequestFreesItsSlotWhereTheComputerIs(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 	require.Eventually(t, func() bool { return !busy() }, waitLimit, testkit.Poll, "A to give the slot back")
+}
+
+// TestACancelRightBehindItsRequestIsNotLost: a cancel that arrives as soon as its request (the
+// same publisher, so in order on the holder's subscription) frees the computer's slot, even
+// before the request's goroutine got going.
+func TestACancelRightBehindItsRequestIsNotLost(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplicaWith("a", gateway.Config{MaxGatewayRequestsInFlight: 1})
+	a.connect(t, "7:slot") // it never answers
+	busy := func() bool {
+		_, err := a.gw.RequestWithin(context.Background(), gateway.LocalAccount, "7:slot", gateway.TypePing, nil, time.Millisecond)
+		return protocol.CodeOf(err) == protocol.CodeBusy
+	}
+	nc, err := nats.Connect(tc.url())
+	require.NoError(t, err)
+	defer nc.Close()
+	for i := range 20 {
+		reply := replySubject("b", uint64(i+1))
+		require.NoError(t, nc.PublishMsg(&nats.Msg{Subject: computerSubject("a", gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:slot"}),
+			Reply: reply, Data: []byte(`{"type":"ping","payload":{},"timeoutMs":60000}`)}))
+		require.NoError(t, nc.Publish(cancelSubject("a"), []byte(reply)))
+		// The alive check comes after both on A's subscription: once it is answered, A has
+		// taken the request and its cancel in.
+		_, err := nc.Request(aliveSubject("a"), nil, waitLimit)
+		require.NoError(t, err)
+		require.Eventually(t, func() bool {
+			a.router.mu.Lock()
+			defer a.router.mu.Unlock()
+			return len(a.router.answering) == 0
+		}, waitLimit, testkit.Poll, "round %d: A to stop answering the cancelled request", i)
+		assert.False(t, busy(), "round %d: the computer's one slot is free", i)
+	}
 }
 
 func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {

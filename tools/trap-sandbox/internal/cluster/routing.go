@@ -126,8 +126,34 @@ func (r *Router) awaitRoute(ctx context.Context, id uint64, p *pendingRoute, typ
 	return p.err
 }
 
-// answering is a routed request this replica answers (Router.answering).
-type answering struct{ cancel context.CancelFunc }
+// answering is a routed request this replica answers (Router.answering): its context, which
+// a cancel from its asker ends.
+type answering struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// startAnswering registers the routed request whose reply subject is reply, before anything
+// else of its is done: its asker's cancel, which comes after it on the same subscription, then
+// always finds it.
+func (r *Router) startAnswering(reply string) *answering {
+	ctx, cancel := context.WithCancel(r.ctx)
+	a := &answering{ctx: ctx, cancel: cancel}
+	r.mu.Lock()
+	r.answering[reply] = a
+	r.mu.Unlock()
+	return a
+}
+
+// stopAnswering forgets a (answered, or never started).
+func (r *Router) stopAnswering(reply string, a *answering) {
+	a.cancel()
+	r.mu.Lock()
+	if r.answering[reply] == a {
+		delete(r.answering, reply)
+	}
+	r.mu.Unlock()
+}
 
 // cancelAnswer ends the wait of the routed request whose reply subject is reply, if this
 // replica still answers it: its asker gave up.
@@ -238,7 +264,9 @@ func (r *Router) serve(m *nats.Msg) {
 			return
 		}
 		// One goroutine per request: a computer may have several requests in flight.
-		if !r.spawn(func() { r.answer(k, m) }) {
+		a := r.startAnswering(m.Reply)
+		if !r.spawn(func() { r.answer(k, m, a) }) {
+			r.stopAnswering(m.Reply, a)
 			r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeNotConnected,
 				"replica %s is shutting down", r.cfg.Replica)})
 		}
@@ -357,7 +385,8 @@ func (r *Router) probe(replica string) {
 }
 
 // answer serves one routed request with the socket held here (Local.Serve) and replies.
-func (r *Router) answer(k gateway.Key, m *nats.Msg) {
+func (r *Router) answer(k gateway.Key, m *nats.Msg, a *answering) {
+	defer r.stopAnswering(m.Reply, a)
 	var req routedRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || req.Type == "" {
 		r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request must be JSON with a type")})
@@ -383,19 +412,8 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	if timeout <= 0 || timeout > gateway.MaxRequestTimeout {
 		timeout = gateway.MaxRequestTimeout
 	}
-	ctx, cancel := context.WithTimeout(r.ctx, timeout)
+	ctx, cancel := context.WithTimeout(a.ctx, timeout)
 	defer cancel()
-	a := &answering{cancel: cancel}
-	r.mu.Lock()
-	r.answering[m.Reply] = a
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		if r.answering[m.Reply] == a {
-			delete(r.answering, m.Reply)
-		}
-		r.mu.Unlock()
-	}()
 	resp, err := local.Serve(ctx, k, req.Type, payload)
 	if errors.Is(err, context.Canceled) && r.ctx.Err() == nil {
 		return // its asker gave up (cancelAnswer): nobody waits for an answer
