@@ -58,9 +58,15 @@ local function waitFor(seconds, match)
   end
 end
 
+-- What a program reads when no sandbox daemon answers on this computer.
+local NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
+
+local requestStatus; -- below: request asks it after a timeout
+
 -- Sends a request to the gateway through the daemon and waits for its reply.
 -- Returns ok, payload, error: payload is a writable table when ok; error is
--- {code, message} when not (code `timeout` after timeoutSeconds, default 10).
+-- {code, message} when not (code `timeout` after timeoutSeconds, default 10, or
+-- `not_connected` with NO_DAEMON when then no daemon answers either).
 local function request(msgType, payload, timeoutSeconds)
   expect(1, msgType, "string");
   expect(2, payload, "table", "nil");
@@ -75,6 +81,10 @@ local function request(msgType, payload, timeoutSeconds)
     return event[1] == EVENT_REPLY and event[2] == messageId;
   end);
   if reply == nil then
+    -- Nobody answered: the gateway, or a daemon that is not there to send the request at all.
+    if requestStatus() == nil then
+      return false, nil, { code = codec.ERR_NOT_CONNECTED, message = NO_DAEMON };
+    end
     return false, nil, {
       code = ERR_TIMEOUT,
       message = "The gateway did not answer within " .. tostring(timeout) .. " seconds",
@@ -88,7 +98,7 @@ end
 
 -- Asks the daemon for its status. Returns the status table, or nil when no daemon answered
 -- within timeoutSeconds (default 1).
-local function requestStatus(timeoutSeconds)
+function requestStatus(timeoutSeconds)
   expect(1, timeoutSeconds, "number", "nil");
   local replyId = newUuid();
   os.queueEvent(EVENT_STATUS_REQUEST, replyId);
@@ -182,6 +192,7 @@ local defaultAi = ai.newClient({ request = request, awaitReconnect = awaitReconn
 return {
   VERSION = VERSION,
   REQUEST_TIMEOUT = REQUEST_TIMEOUT,
+  NO_DAEMON = NO_DAEMON,
   STATUS_TIMEOUT = STATUS_TIMEOUT,
   COMMAND_PATH = COMMAND_PATH,
   SUBCOMMANDS = SUBCOMMANDS,

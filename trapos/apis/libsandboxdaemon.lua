@@ -168,7 +168,7 @@ local function newDaemon(deps)
     elseif state == STATE_DISABLED then
       return HTTP_DISABLED;
     elseif state == STATE_STOPPED then
-      return "the sandbox daemon has stopped";
+      return "the sandbox daemon has stopped (sandbox stop): run sandbox reconnect";
     elseif lastError ~= nil then
       return lastError;
     elseif state == STATE_AUTHENTICATING then
@@ -638,7 +638,7 @@ local function newDaemon(deps)
     closeSocket();
     endAttempt();
     cancelReconnect();
-    failInflight("the sandbox daemon has stopped");
+    failInflight("the sandbox daemon has stopped (sandbox stop): run sandbox reconnect");
     setState(STATE_STOPPED);
   end
 
@@ -677,6 +677,12 @@ local function newDaemon(deps)
   local whileStopped = {
     [EVENT_RECONNECT] = restart,
     [EVENT_STATUS_REQUEST] = handlers[EVENT_STATUS_REQUEST],
+    -- A program's request gets not_connected at once, not its whole timeout in silence.
+    [EVENT_SEND] = function(messageId)
+      if type(messageId) == "string" then
+        replyNotConnected(messageId);
+      end
+    end,
     -- An attempt that was running at the stop ends now: its socket is closed (CC allows 4).
     websocket_success = function(eventUrl, newSocket)
       if settle(eventUrl) and type(newSocket) == "table" then

@@ -19,7 +19,7 @@ local EXIT_WORD = "exit";
 local YES = { y = true, yes = true };
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
-local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
+local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
 local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
 local MSG_STOPPED = "Stopped: the turn was aborted (Q).";
 -- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).

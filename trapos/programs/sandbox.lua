@@ -22,7 +22,7 @@ local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
 -- A stopped daemon's error of before the stop is not what keeps it disconnected now.
 local MSG_STOPPED = "stopped with sandbox stop; sandbox reconnect starts it again";
-local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
+local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
 
 -- What `sandbox setup` shows for a password that is set: never the password, nor its length.
 local PASSWORD_MASK = "********";

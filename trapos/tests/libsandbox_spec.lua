@@ -107,17 +107,19 @@ describe("libsandbox", function()
     it("times out with code timeout when no reply comes", function()
       local timerSeconds, cancelled;
       stub(os, "startTimer", function(seconds)
-        timerSeconds = seconds;
+        timerSeconds = timerSeconds or seconds;
         return FAKE_TIMER;
       end);
       stub(os, "cancelTimer", function(id) cancelled = id; end);
-      stub(os, "queueEvent", function(name, ...)
+      stub(os, "queueEvent", function(name, id, ...)
         if name == lib.EVENT_SEND then
           realQueue(lib.EVENT_REPLY, "not-ours", true, {});
           realQueue("timer", FAKE_TIMER - 1); -- somebody else's timer
           realQueue("timer", FAKE_TIMER);
+        elseif name == lib.EVENT_STATUS_REQUEST then
+          realQueue(lib.EVENT_STATUS, id, { state = "connected" }); -- a daemon runs
         else
-          realQueue(name, ...);
+          realQueue(name, id, ...);
         end
       end);
       local ok, payload, err = lib.request("probe_gateway", {});
@@ -126,7 +128,21 @@ describe("libsandbox", function()
       expect(payload):eq(nil);
       expect(err.code):eq("timeout");
       expect(err.message):eq("The gateway did not answer within 10 seconds");
-      expect(cancelled):eq(nil);
+    end);
+
+    it("says no daemon runs when nothing answered and no daemon answers its status either", function()
+      stub(os, "startTimer", function() return FAKE_TIMER; end);
+      stub(os, "cancelTimer", function() end);
+      stub(os, "queueEvent", function(name, ...)
+        if name == lib.EVENT_SEND or name == lib.EVENT_STATUS_REQUEST then
+          realQueue("timer", FAKE_TIMER); -- nobody answers either
+        else
+          realQueue(name, ...);
+        end
+      end);
+      local ok, _, err = lib.request("probe_gateway", {});
+      expect(ok):eq(false);
+      expect(err):same({ code = "not_connected", message = lib.NO_DAEMON });
     end);
 
     it("checks its arguments", function()
@@ -225,7 +241,7 @@ describe("libsandbox", function()
     -- Every name a program may use, each from the one module that owns it; a name added to a
     -- module is not public until it is listed in libsandbox.lua.
     local NAMES = {
-      "VERSION", "REQUEST_TIMEOUT", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
+      "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "reconnect",
       "stopDaemon", "serve", "registerCompletion",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",

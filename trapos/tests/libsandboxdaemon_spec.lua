@@ -1091,6 +1091,13 @@ describe("sandbox daemon", function()
       expect(socket.closed):eq(1);
       expect(world.events("trapos_sandbox_reply")[1][5].code):eq("not_connected");
       expect(world.daemon.status().state):eq("stopped");
+      -- A program's request while stopped is answered at once, with the fix.
+      world.handle("trapos_sandbox_send", "m-2", "t", {});
+      local replies = world.events("trapos_sandbox_reply");
+      expect(#replies):eq(2);
+      expect(replies[2][2]):eq("m-2");
+      expect(replies[2][5]):same({ code = "not_connected",
+        message = "the sandbox daemon has stopped (sandbox stop): run sandbox reconnect" });
       world.handle("timer", 1);
       world.handle("setting_changed", "sandbox.url");
       expect(#world.connects):eq(1);
