@@ -105,12 +105,15 @@ describe("libsandbox", function()
     end);
 
     it("times out with code timeout when no reply comes", function()
-      local timerSeconds, cancelled;
+      local timerSeconds, cancelled = nil, {};
       stub(os, "startTimer", function(seconds)
-        timerSeconds = timerSeconds or seconds;
-        return FAKE_TIMER;
+        if timerSeconds == nil then
+          timerSeconds = seconds;
+          return FAKE_TIMER;
+        end
+        return FAKE_TIMER + 1; -- the status request's, after the timeout
       end);
-      stub(os, "cancelTimer", function(id) cancelled = id; end);
+      stub(os, "cancelTimer", function(id) cancelled[#cancelled + 1] = id; end);
       stub(os, "queueEvent", function(name, id, ...)
         if name == lib.EVENT_SEND then
           realQueue(lib.EVENT_REPLY, "not-ours", true, {});
@@ -128,6 +131,7 @@ describe("libsandbox", function()
       expect(payload):eq(nil);
       expect(err.code):eq("timeout");
       expect(err.message):eq("The gateway did not answer within 10 seconds");
+      expect(cancelled):same({ FAKE_TIMER + 1 }); -- the request's timer fired: nothing to cancel
     end);
 
     it("says no daemon runs when nothing answered and no daemon answers its status either", function()
