@@ -73,6 +73,16 @@ func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
 const fullDriveHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
 	"delete files on the computer, or write a smaller file)"
 
+// TestAFullDriveForANewFileSaysNothingOfAnOldOne: with no file at the path, the hint is not
+// about room beside the old one.
+func TestAFullDriveForANewFileSaysNothingOfAnOldOne(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k"})
+	d.FailWrite = 1
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/new.bin", bigData(2*computer.ChunkBytes), 0)
+	assert.EqualError(t, err, "fs_error: /dir/new.bin: Out of space (delete files on the computer, or write a smaller file)")
+	assert.Equal(t, []string{"/dir/keep"}, d.Names(), "the temporary file is removed")
+}
+
 // TestAFullDriveMidWriteNamesTheFile: CC names no path when a file handle's write meets the
 // full drive (only fs.open does), so a write that filled the drive part way failed with a bare
 // "Out of space", naming nothing, and not saying that the new file needs room beside the old.

@@ -131,10 +131,11 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
 	defer cancel()
-	if err := c.refuseDirectory(ctx, traposID, path); err != nil {
+	replacing, err := c.refuseDirectory(ctx, traposID, path)
+	if err != nil {
 		return err
 	}
-	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target)}
+	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target), replacing: replacing}
 	for offset := 0; ; offset += ChunkBytes {
 		end := min(offset+ChunkBytes, len(data))
 		payload := map[string]any{"path": w.wire(w.temp), "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
@@ -165,6 +166,8 @@ type upload struct {
 	traposID, path string
 	// target and temp are CC bytes.
 	target, temp string
+	// replacing is whether a file was at path when the write began.
+	replacing bool
 }
 
 func (w upload) wire(cc string) string { return protocol.WireOfBytes([]byte(cc)) }
@@ -235,34 +238,43 @@ func (w upload) fail(ctx context.Context, err error) error {
 			// CC names no path when a handle's write meets the full drive (only its open does).
 			message = w.wire(w.target) + ": " + message
 		}
-		message += outOfSpaceHint
+		if w.replacing {
+			message += outOfSpaceReplacingHint
+		} else {
+			message += outOfSpaceHint
+		}
 	}
 	return &protocol.Error{Code: pe.Code, ByComputer: pe.ByComputer, Message: message + left}
 }
 
 // outOfSpace is CC's word for a full drive; outOfSpaceHint follows it in a write's error,
-// since a file that fits the free space may still not fit beside the one it replaces.
+// outOfSpaceReplacingHint when the write replaces a file: one that fits the free space may
+// still not fit beside the one it replaces.
 const (
-	outOfSpace     = "Out of space"
-	outOfSpaceHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
+	outOfSpace              = "Out of space"
+	outOfSpaceHint          = " (delete files on the computer, or write a smaller file)"
+	outOfSpaceReplacingHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
 		"delete files on the computer, or write a smaller file)"
 )
 
-// refuseDirectory answers CC's fs_error for writing over a directory when path lists as one.
-// A refused fs.list (allow_files none) says nothing about path: fs.write's own refusal follows.
-func (c *Client) refuseDirectory(ctx context.Context, traposID, path string) error {
-	_, err := c.list(ctx, traposID, path, remaining(ctx))
+// refuseDirectory answers CC's fs_error for writing over a directory when path lists as one;
+// otherwise it says whether a file is there (CC's fs.list of a file: "Not a directory"). A
+// refused fs.list (allow_files none) says nothing about path: fs.write's own refusal follows.
+func (c *Client) refuseDirectory(ctx context.Context, traposID, path string) (isFile bool, err error) {
+	_, err = c.list(ctx, traposID, path, remaining(ctx))
 	switch protocol.CodeOf(err) {
 	case "":
 		wire, _ := cctext.PathWire(path)
 		if wire == "" {
 			wire = "/" // the root, as CC names it
 		}
-		return &protocol.Error{Code: protocol.CodeFSError, Message: wire + ": Cannot write to directory"}
-	case protocol.CodeFSError, protocol.CodeForbidden:
-		return nil
+		return false, &protocol.Error{Code: protocol.CodeFSError, Message: wire + ": Cannot write to directory"}
+	case protocol.CodeFSError:
+		return strings.HasSuffix(err.Error(), "Not a directory"), nil
+	case protocol.CodeForbidden:
+		return false, nil
 	}
-	return err
+	return false, err
 }
 
 // directoryEnding reports how a CC path below the root ends when it can only name a
