@@ -434,6 +434,19 @@ func TestRequestAppliesTheTextRuleToTheType(t *testing.T) {
 	assert.Empty(t, r.typ, "nothing was sent")
 }
 
+// TestAnOverlongTypeIsRefused: a type near a frame's size left the computer no room for its
+// answer, so the caller waited out its timeout for a 504 that quoted the whole type.
+func TestAnOverlongTypeIsRefused(t *testing.T) {
+	r := &recorder{answer: json.RawMessage(`{}`)}
+	_, _, err := computer.New(r).Request(t.Context(), "7:", strings.Repeat("t", protocol.MaxHostTypeBytes), json.RawMessage(`{}`), 0)
+	require.NoError(t, err, "at the limit")
+	r = &recorder{}
+	_, _, err = computer.New(r).Request(t.Context(), "7:", strings.Repeat("t", 120000), json.RawMessage(`{}`), 0)
+	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
+	assert.EqualError(t, err, "bad_payload: the type is 120000 bytes long; a host request's type is at most 256 bytes (door.open, fs.read)")
+	assert.Empty(t, r.typ, "nothing was sent")
+}
+
 func TestADeadlineThatPassesIsATimeout(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/f": "x"})
 	d.Before = func(context.Context, int, string) error { return context.DeadlineExceeded }

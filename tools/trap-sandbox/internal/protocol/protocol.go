@@ -13,6 +13,11 @@ import (
 // when it receives one, so the gateway holds itself to the same cap.
 const MaxFrameBytes = 128 << 10
 
+// MaxHostTypeBytes bounds the type of a host's request (the host surfaces refuse a longer one
+// with bad_payload): every name of the vocabulary and of a program's types is short, and a
+// type near a frame's size would leave the computer no room to answer it.
+const MaxHostTypeBytes = 256
+
 // FrameTooLargeMessage refuses a request whose payload would make a gateway_request frame
 // above MaxFrameBytes: the caller's to fix (bad_payload), worded the same by the HTTP API and
 // the in-process transport, so a client can tell it apart and name the way round it.
