@@ -273,7 +273,31 @@ local function wsFormOf(scheme, url)
   return ws .. path .. "/trapos/ws";
 end
 
+-- Every line fits the screen: 51 columns, or at most 25 on a narrower one.
+local function setupUsage()
+  if narrowScreen() then
+    print("Usage:");
+    print(" sandbox setup [url]");
+    print("Asks for the URL (unless");
+    print("given), the password and");
+    print("the host's access, saves");
+    print("them, checks the gateway.");
+    return;
+  end
+  print("Usage: sandbox setup [url]");
+  print("Asks for the gateway's URL (unless given), its");
+  print("password and what the gateway's host may do here,");
+  print("saves them and checks the gateway.");
+end
+
 local function setup(urlArg)
+  -- An option is never a URL: saving "--help" as sandbox.url would break a working setup.
+  if urlArg == "--help" or urlArg == "-h" then
+    setupUsage();
+    return;
+  elseif urlArg ~= nil and urlArg:sub(1, 1) == "-" then
+    fail("sandbox setup: unknown option '" .. urlArg .. "'. Run: sandbox setup --help");
+  end
   local current = settings.get(libsandbox.SETTING_URL);
   local url = urlArg;
   if url == nil then

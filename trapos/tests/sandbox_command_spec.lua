@@ -582,6 +582,30 @@ describe("sandbox command", function()
       expect(err):str_match("^Not connected to the gateway: nothing answers at 127.0.0.1:4444");
     end);
 
+    it("prints its help for --help and -h, and refuses another option, asking and saving nothing", function()
+      for _, width in ipairs({ 51, 26 }) do
+        for _, option in ipairs({ "--help", "-h" }) do
+          local ok, err, lines, record = run({ "setup", option }, { width = width, status = connectedStatus() });
+          expectSuccess(ok, err);
+          expect(lines[1]):str_match("^Usage:");
+          expect(table.concat(lines, " ")):str_match("sandbox setup %[url%]");
+          for _, line in ipairs(lines) do
+            if #line > (width == 51 and 51 or 25) then
+              fail("help line wider than the screen: " .. line);
+            end
+          end
+          expect(record.prompts):same({});
+          expect(record.saved):eq(0);
+          expect(record.values["sandbox.url"]):eq(URL);
+        end
+      end
+      local ok, err, _, record = run({ "setup", "--bogus" }, { status = connectedStatus() });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox setup: unknown option '--bogus'. Run: sandbox setup --help");
+      expect(record.prompts):same({});
+      expect(record.saved):eq(0);
+    end);
+
     it("refuses a second argument", function()
       local ok, err = run({ "setup", "ws://a:1", "extra" }, {});
       expect(ok):eq(false);
