@@ -194,11 +194,15 @@ local function newScreen(t)
     status = true;
   end
 
-  -- Writes a question and returns what the player types after it, on the same line.
+  -- Writes a question and returns what the player types after it, on the same line, or on
+  -- the next when the question ends too near the right edge for the answer to show.
   local function ask(question)
     finish();
     text(question);
     flushWord();
+    if not libsandbox.roomToAnswer(t) then
+      newline();
+    end
     inputting = true;
     local answer = read();
     inputting = "ending";

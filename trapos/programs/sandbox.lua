@@ -204,6 +204,16 @@ local function reconnect()
   print("traposId: " .. tostring(status.traposId));
 end
 
+-- Writes a question and reads its answer after it, on the next line when the question ends
+-- too near the right edge for the answer to show (libsandbox.roomToAnswer).
+local function ask(question, replace)
+  write(question);
+  if not libsandbox.roomToAnswer(term) then
+    print();
+  end
+  return read(replace);
+end
+
 -- The password to save: Enter keeps the current one (shown masked), or none if none is set.
 local function askPassword()
   local current = settings.get(libsandbox.SETTING_PASSWORD);
@@ -211,11 +221,9 @@ local function askPassword()
     current = tostring(current); -- `set` stored digits as a number; the daemon sends them as text
   end
   if type(current) ~= "string" or current == "" then
-    write("Gateway password (empty for none): ");
-    return read("*");
+    return ask("Gateway password (empty for none): ", "*");
   end
-  write("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ");
-  local typed = read("*");
+  local typed = ask("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ", "*");
   if typed == "" then
     return current;
   end
@@ -226,8 +234,7 @@ end
 -- Enter gives current.
 local function askChoice(prompt, answers, current, hint)
   while true do
-    write(prompt);
-    local typed = (read() or ""):match("^%s*(.-)%s*$"):lower();
+    local typed = (ask(prompt) or ""):match("^%s*(.-)%s*$"):lower();
     if typed == "" then
       return current;
     elseif answers[typed] ~= nil then
@@ -302,8 +309,7 @@ local function setup(urlArg)
   local url = urlArg;
   if url == nil then
     print("Gateway URL, e.g. ws://192.168.1.20:4444");
-    write("[" .. tostring(current or "none") .. "]: ");
-    url = read();
+    url = ask("[" .. tostring(current or "none") .. "]: ");
     if url:match("^%s*$") then
       url = current;
     end
@@ -462,10 +468,9 @@ end
 -- while the session answers the gateway's pings. Returns the answer and why the session
 -- closed meanwhile (nil if it did not).
 local function askAccept(session, account)
-  write("Link this computer to " .. account .. "? [y/N] ");
   local answer, closed = nil, nil;
   parallel.waitForAny(function()
-    answer = read() or "";
+    answer = ask("Link this computer to " .. account .. "? [y/N] ") or "";
   end, function()
     closed = session.keepAlive();
     while true do

@@ -315,6 +315,20 @@ describe("ai command", function()
       end
     end);
 
+    it("asks on the next line when the question fills the line, so the answer shows", function()
+      -- On a pocket computer's 26 columns "(312 bytes). Allow? [y/N] " ends at the right edge.
+      local confirm = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file",
+        detail = "/programs/door_kitchen.lua", bytes = 312 };
+      local ok, err, rows, record = run({ "write it" }, {
+        width = 26, height = 10, typed = { "y" }, polls = { { confirm }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect({ rows[1], rows[2], rows[3], rows[4] }):same({
+        "The agent wants to write", "/programs/door_kitchen.lua", "(312 bytes). Allow? [y/N]", "y",
+      });
+      expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
+    end);
+
     it("shows a run's whole code before asking when its detail shows only part of it", function()
       local full = "print('hello')\nfs.delete('/startup.lua')";
       local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",

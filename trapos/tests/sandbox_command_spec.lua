@@ -148,8 +148,17 @@ local function run(args, opts)
       lines[#lines + 1] = table.concat(parts, "\t", 1, parts.n);
     end,
     require = require,
-    -- opts.width: a screen of that many columns (a pocket computer's 26), else the computer's.
-    term = opts.width and setmetatable({ getSize = function() return opts.width, 20; end }, { __index = term }) or term,
+    -- opts.width: a screen of that many columns (a pocket computer's 26), else the computer's;
+    -- opts.cursorX: the column each question leaves the cursor at (else the line's start).
+    term = setmetatable({
+      getSize = function()
+        if opts.width ~= nil then
+          return opts.width, 20;
+        end
+        return term.getSize();
+      end,
+      getCursorPos = function() return opts.cursorX or 1, 1; end,
+    }, { __index = term }),
     shell = {
       setCompletionFunction = function(path, fn) completions[path] = fn; end,
     },
@@ -604,6 +613,26 @@ describe("sandbox command", function()
       expect(err):eq("sandbox setup: unknown option '--bogus'. Run: sandbox setup --help");
       expect(record.prompts):same({});
       expect(record.saved):eq(0);
+    end);
+
+    it("reads each answer on the next line when its question left it no room (a turtle's 39 columns)", function()
+      -- "Run Lua and programs? yes or no [no]: " leaves one column of 39: the answer typed would not show.
+      local ok, err, lines, record = run({ "setup", "ws://10.0.0.9:4444" }, {
+        settings = {}, width = 39, cursorX = 39, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(#record.reads):eq(5);
+      expect(lines):same({
+        "", "What may the gateway's host do here?", "", "", "", "",
+        "Saved sandbox.url and sandbox.password.",
+        "Access: files none, exec false, screen none.", "ai confirm: true",
+        "sandboxOk: true", "opencodeOk: true",
+      });
+      -- with the answer's room left, every answer follows its question
+      local _, _, roomy = run({ "setup", "ws://10.0.0.9:4444" }, {
+        settings = {}, width = 39, cursorX = 36, status = connectedStatus(), reply = healthy,
+      });
+      expect(roomy[1]):eq("What may the gateway's host do here?");
     end);
 
     it("refuses a second argument", function()
