@@ -25,16 +25,20 @@ local MSG_STOPPED = "Stopped: the turn was aborted (Q).";
 -- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
 local OLD_SETTINGS_PREFIX = "opencc.";
 
--- Every line fits the 26-column pocket screen.
+-- Every line fits a pocket computer's 26 columns (at most 25, so none wraps), and the whole,
+-- with the command typed and the next prompt, a turtle's 13 rows.
 local function usage()
   print("Usage: ai <question>");
-  print("       ai          (a conversation;");
-  print("                    exit or Ctrl-T leaves)");
-  print("       ai --reset  (forget the");
-  print("                    conversation)");
+  print("       ai");
+  print("  a conversation: exit or");
+  print("  Ctrl-T leaves");
+  print("       ai --reset");
+  print("  forget the conversation");
   print("       ai --version");
-  print("Setting: sandbox.ai_confirm");
-  print("  (true: ask before changes)");
+  print("Setting:");
+  print("  sandbox.ai_confirm");
+  print("  (true: ask before");
+  print("  changes)");
 end
 
 local function colourOf(name)
