@@ -52,32 +52,51 @@ local HELP = {
   { "--version", "show the version", "the version" },
 };
 
--- Every line fits the screen: 51 columns, or at most 25 columns and 16 lines on a narrower one.
+-- The rows a help needs besides its own lines: the command typed above it and the prompt
+-- below, so that its first line stays on the screen.
+local HELP_SPARE_ROWS = 2;
+
+-- Prints lines: all of them fit the screen's width, and they are few enough to fit its height.
+local function printLines(lines)
+  for _, line in ipairs(lines) do
+    print(line);
+  end
+end
+
+-- Every line fits the screen: 51 columns, or at most 25 columns on a narrower one; on a
+-- screen too short for the settings' list (a turtle's 13 rows) they are named in one line.
 local function usage()
   local narrow = narrowScreen();
-  print("Usage: sandbox <command>");
+  local lines = { "Usage: sandbox <command>" };
   for _, command in ipairs(HELP) do
     if narrow then
-      print(string.format(" %-11s %s", command[1], command[3]));
+      lines[#lines + 1] = string.format(" %-11s %s", command[1], command[3]);
     else
-      print(string.format("  %-11s %s", command[1], command[2]));
+      lines[#lines + 1] = string.format("  %-11s %s", command[1], command[2]);
     end
   end
-  if narrow then
-    print("Settings: sandbox.url,");
-    print(" sandbox.password,");
-    print(" sandbox.allow_files,");
-    print(" sandbox.allow_exec,");
-    print(" sandbox.ai_confirm,");
-    print(" sandbox.allow_screen");
-    print("set <name> describes one");
+  if not narrow then
+    lines[#lines + 1] = "Settings: sandbox.url, sandbox.password,";
+    lines[#lines + 1] = "  sandbox.allow_files (none|read|write),";
+    lines[#lines + 1] = "  sandbox.allow_exec (true|false),";
+    lines[#lines + 1] = "  sandbox.ai_confirm (true|false),";
+    lines[#lines + 1] = "  sandbox.allow_screen (none|view|control)";
+    printLines(lines);
     return;
   end
-  print("Settings: sandbox.url, sandbox.password,");
-  print("  sandbox.allow_files (none|read|write),");
-  print("  sandbox.allow_exec (true|false),");
-  print("  sandbox.ai_confirm (true|false),");
-  print("  sandbox.allow_screen (none|view|control)");
+  local _, height = term.getSize();
+  local settingsList = {
+    "Settings: sandbox.url,", " sandbox.password,", " sandbox.allow_files,", " sandbox.allow_exec,",
+    " sandbox.ai_confirm,", " sandbox.allow_screen",
+  };
+  if #lines + #settingsList + 1 + HELP_SPARE_ROWS > height then
+    settingsList = { "Settings: sandbox.*;" };
+  end
+  for _, line in ipairs(settingsList) do
+    lines[#lines + 1] = line;
+  end
+  lines[#lines + 1] = "set <name> describes one";
+  printLines(lines);
 end
 
 local function fail(message)
@@ -359,20 +378,18 @@ local approvedCode = nil;
 
 local function linkUsage()
   if narrowScreen() then
-    -- A pocket computer's: at most 25 columns.
+    -- A pocket computer's: at most 25 columns, and 11 lines for a turtle's 13 rows.
     print("Usage: sandbox link [KEY]");
     print("Links this computer to an");
-    print("account: it gets its own");
-    print("credential, saved as");
-    print("sandbox.password.");
+    print("account: its credential");
+    print("is sandbox.password.");
     print(" sandbox link");
-    print("   a code: the account");
-    print("   holder approves it,");
-    print("   then you accept");
+    print("   a code the account");
+    print("   holder approves, then");
+    print("   you accept");
     print(" sandbox link KEY");
-    print("   an enrollment key");
-    print("   (tsk_... from");
-    print("   trap-sandbox link key)");
+    print("   an enrollment key from");
+    print("   trap-sandbox link key");
     return;
   end
   print("Usage: sandbox link [KEY]");

@@ -153,7 +153,7 @@ local function run(args, opts)
     term = setmetatable({
       getSize = function()
         if opts.width ~= nil then
-          return opts.width, 20;
+          return opts.width, opts.height or 20;
         end
         return term.getSize();
       end,
@@ -1071,6 +1071,26 @@ describe("sandbox command", function()
       local _, _, lines = run({ "help" }, { width = 26 });
       expect(table.concat(lines, "\n")):str_match("\n link %[KEY%]  join account\n");
       expect(table.concat(lines, "\n")):str_match("\n sandbox%.allow_screen\n");
+    end);
+
+    it("lays its help out for a turtle's 39 columns and 13 rows, the first line kept on the screen", function()
+      for _, args in ipairs({ { "help" }, { "link", "--help" }, { "setup", "--help" } }) do
+        local ok, err, lines = run(args, { width = 39, height = 13, gateway = linkGateway(), status = connectedStatus() });
+        expectSuccess(ok, err);
+        expect(lines[1]):str_match("^Usage:");
+        -- the typed command line and the next prompt stay on the screen with it
+        if #lines > 11 then
+          fail(table.concat(args, " ") .. ": " .. #lines .. " lines: the top scrolls off a turtle's 13 rows");
+        end
+        for _, line in ipairs(lines) do
+          if #line > 25 then
+            fail("help line wider than the narrow layout: " .. line);
+          end
+        end
+      end
+      local _, _, lines = run({ "help" }, { width = 39, height = 13 });
+      expect(table.concat(lines, "\n")):str_match("\n link %[KEY%]  join account\n");
+      expect(table.concat(lines, "\n")):str_match("\nSettings: sandbox%.%*;\nset <name> describes one$");
     end);
 
     it("prints the version", function()
