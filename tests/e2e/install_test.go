@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -618,4 +619,83 @@ func TestInstallOnAFullDrive(t *testing.T) {
 		assert.Equal(t, []string{".settings", "filler.bin"}, diskFiles(t, dir), "nothing of the package is left")
 		assert.Equal(t, own, readSettings(t, dir))
 	}
+}
+
+// narrowScreen is a program for the player's disk: `narrow W H PROGRAM ARGS...` runs the
+// program on a W x H window (a pocket computer's 26x20, a turtle's 39x13; fakecraft emulates
+// neither) and writes to /narrow-W.txt every row that scrolls off the top, the screen at each
+// "Press any key" (answered at once, after a line "pause"), and the screen at the end.
+const narrowScreen = `
+local args = { ... };
+local w, h = tonumber(args[1]), tonumber(args[2]);
+local win = window.create(term.current(), 1, 1, w, h, true);
+local rows = {};
+local function grab(n)
+  for y = 1, n do rows[#rows + 1] = (win.getLine(y):gsub(" +$", "")); end
+end
+local screen = {};
+for k, v in pairs(win) do screen[k] = v; end
+screen.scroll = function(n) grab(math.min(n, h)); win.scroll(n); end
+win.clear();
+local pull = os.pullEvent;
+os.pullEvent = function(filter)
+  if filter == "key" then
+    rows[#rows + 1] = "pause";
+    grab(h);
+    rows[#rows + 1] = "end of pause";
+    return "key", keys.space;
+  end
+  return pull(filter);
+end
+term.redirect(screen);
+shell.run(table.unpack(args, 3));
+os.pullEvent = pull;
+term.redirect(term.native());
+grab(h);
+local f = fs.open("/narrow-" .. w .. ".txt", "w");
+f.write(table.concat(rows, "\n"));
+f.close();
+`
+
+// TestInstallerHelpFitsSmallScreens: `--help` on a pocket computer (26x20) is laid out for
+// its columns and fits under the wget line, and on a turtle (39x13) it waits for a key once
+// a screenful is shown, so no line of it scrolls away unread. Laid out for 51 columns it
+// wrapped into 31 rows there, cutting --allow-files=none|read|write mid-word.
+func TestInstallerHelpFitsSmallScreens(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "narrow.lua"), []byte(narrowScreen), 0o644))
+
+	out := playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" --help", "narrow 39 13 "+install+" --help")
+	screen := func(w int) []string {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("narrow-%d.txt", w)))
+		require.NoError(t, err, out)
+		return strings.Split(string(b), "\n")
+	}
+
+	pocket := screen(26)
+	require.GreaterOrEqual(t, len(pocket), 20)
+	last := pocket[len(pocket)-20:]
+	assert.NotContains(t, pocket, "pause", "a pocket computer's 20 rows hold the help")
+	require.Contains(t, last, "Installs trapos-sandbox.", "the help's first line scrolled away:\n%s", strings.Join(pocket, "\n"))
+	help := last[slices.Index(last, "Installs trapos-sandbox."):]
+	for len(help) > 0 && help[len(help)-1] == "" {
+		help = help[:len(help)-1] // the row of the next prompt
+	}
+	for _, row := range help {
+		assert.LessOrEqual(t, len(row), 25, "a row of the full width: a line wrapped: %q", row)
+	}
+	assert.Contains(t, help, " --allow-files=X")
+	assert.Contains(t, help, "   X: none, read or write")
+	assert.Equal(t, "install asks.", help[len(help)-1])
+
+	turtle := screen(39)
+	at := slices.Index(turtle, "pause")
+	require.GreaterOrEqual(t, at, 0, "no pause on a turtle's 13 rows:\n%s", strings.Join(turtle, "\n"))
+	paused := turtle[at+1 : at+14]
+	assert.Equal(t, "Installs trapos-sandbox.", paused[0], "the help's top scrolled away before the pause:\n%s", strings.Join(paused, "\n"))
+	assert.Equal(t, "Press any key to continue", paused[12])
+	assert.Equal(t, "install asks.", turtle[len(turtle)-2], strings.Join(turtle, "\n"))
 }

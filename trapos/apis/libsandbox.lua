@@ -184,6 +184,20 @@ local function registerCompletion(shellApi)
   end);
 end
 
+-- Columns a typed answer needs after its question ("yes" and the cursor): read() shows only
+-- what fits after the cursor, so a question that ends at the right edge (it can, on a pocket
+-- computer's 26 columns or a turtle's 39 as on the computer's 51) would hide the answer typed.
+local ANSWER_ROOM = 4;
+
+-- Whether the line holding t's cursor has ANSWER_ROOM columns left for the answer; when it
+-- does not, the program asking moves to the next line before read().
+local function roomToAnswer(t)
+  expect(1, t, "table");
+  local width = t.getSize();
+  local x = t.getCursorPos();
+  return width - x + 1 >= ANSWER_ROOM;
+end
+
 -- The agent's client for programs: the sandbox daemon carries its requests; the screen's size
 -- and the owner's sandbox.ai_confirm are read when a question is asked.
 local defaultAi = ai.newClient({ request = request, awaitReconnect = awaitReconnect });
@@ -207,6 +221,8 @@ return {
   stopDaemon = stopDaemon,
   serve = serveLib.serve,
   registerCompletion = registerCompletion,
+  ANSWER_ROOM = ANSWER_ROOM,
+  roomToAnswer = roomToAnswer,
 
   -- The owner's settings (libsandboxsettings).
   SETTING_URL = config.SETTING_URL,

@@ -25,16 +25,20 @@ local MSG_STOPPED = "Stopped: the turn was aborted (Q).";
 -- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
 local OLD_SETTINGS_PREFIX = "opencc.";
 
--- Every line fits the 26-column pocket screen.
+-- Every line fits a pocket computer's 26 columns (at most 25, so none wraps), and the whole,
+-- with the command typed and the next prompt, a turtle's 13 rows.
 local function usage()
   print("Usage: ai <question>");
-  print("       ai          (a conversation;");
-  print("                    exit or Ctrl-T leaves)");
-  print("       ai --reset  (forget the");
-  print("                    conversation)");
+  print("       ai");
+  print("  a conversation: exit or");
+  print("  Ctrl-T leaves");
+  print("       ai --reset");
+  print("  forget the conversation");
   print("       ai --version");
-  print("Setting: sandbox.ai_confirm");
-  print("  (true: ask before changes)");
+  print("Setting:");
+  print("  sandbox.ai_confirm");
+  print("  (true: ask before");
+  print("  changes)");
 end
 
 local function colourOf(name)
@@ -194,11 +198,15 @@ local function newScreen(t)
     status = true;
   end
 
-  -- Writes a question and returns what the player types after it, on the same line.
+  -- Writes a question and returns what the player types after it, on the same line, or on
+  -- the next when the question ends too near the right edge for the answer to show.
   local function ask(question)
     finish();
     text(question);
     flushWord();
+    if not libsandbox.roomToAnswer(t) then
+      newline();
+    end
     inputting = true;
     local answer = read();
     inputting = "ending";

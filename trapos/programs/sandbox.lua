@@ -52,32 +52,51 @@ local HELP = {
   { "--version", "show the version", "the version" },
 };
 
--- Every line fits the screen: 51 columns, or at most 25 columns and 16 lines on a narrower one.
+-- The rows a help needs besides its own lines: the command typed above it and the prompt
+-- below, so that its first line stays on the screen.
+local HELP_SPARE_ROWS = 2;
+
+-- Prints lines: all of them fit the screen's width, and they are few enough to fit its height.
+local function printLines(lines)
+  for _, line in ipairs(lines) do
+    print(line);
+  end
+end
+
+-- Every line fits the screen: 51 columns, or at most 25 columns on a narrower one; on a
+-- screen too short for the settings' list (a turtle's 13 rows) they are named in one line.
 local function usage()
   local narrow = narrowScreen();
-  print("Usage: sandbox <command>");
+  local lines = { "Usage: sandbox <command>" };
   for _, command in ipairs(HELP) do
     if narrow then
-      print(string.format(" %-11s %s", command[1], command[3]));
+      lines[#lines + 1] = string.format(" %-11s %s", command[1], command[3]);
     else
-      print(string.format("  %-11s %s", command[1], command[2]));
+      lines[#lines + 1] = string.format("  %-11s %s", command[1], command[2]);
     end
   end
-  if narrow then
-    print("Settings: sandbox.url,");
-    print(" sandbox.password,");
-    print(" sandbox.allow_files,");
-    print(" sandbox.allow_exec,");
-    print(" sandbox.ai_confirm,");
-    print(" sandbox.allow_screen");
-    print("set <name> describes one");
+  if not narrow then
+    lines[#lines + 1] = "Settings: sandbox.url, sandbox.password,";
+    lines[#lines + 1] = "  sandbox.allow_files (none|read|write),";
+    lines[#lines + 1] = "  sandbox.allow_exec (true|false),";
+    lines[#lines + 1] = "  sandbox.ai_confirm (true|false),";
+    lines[#lines + 1] = "  sandbox.allow_screen (none|view|control)";
+    printLines(lines);
     return;
   end
-  print("Settings: sandbox.url, sandbox.password,");
-  print("  sandbox.allow_files (none|read|write),");
-  print("  sandbox.allow_exec (true|false),");
-  print("  sandbox.ai_confirm (true|false),");
-  print("  sandbox.allow_screen (none|view|control)");
+  local _, height = term.getSize();
+  local settingsList = {
+    "Settings: sandbox.url,", " sandbox.password,", " sandbox.allow_files,", " sandbox.allow_exec,",
+    " sandbox.ai_confirm,", " sandbox.allow_screen",
+  };
+  if #lines + #settingsList + 1 + HELP_SPARE_ROWS > height then
+    settingsList = { "Settings: sandbox.*;" };
+  end
+  for _, line in ipairs(settingsList) do
+    lines[#lines + 1] = line;
+  end
+  lines[#lines + 1] = "set <name> describes one";
+  printLines(lines);
 end
 
 local function fail(message)
@@ -204,6 +223,16 @@ local function reconnect()
   print("traposId: " .. tostring(status.traposId));
 end
 
+-- Writes a question and reads its answer after it, on the next line when the question ends
+-- too near the right edge for the answer to show (libsandbox.roomToAnswer).
+local function ask(question, replace)
+  write(question);
+  if not libsandbox.roomToAnswer(term) then
+    print();
+  end
+  return read(replace);
+end
+
 -- The password to save: Enter keeps the current one (shown masked), or none if none is set.
 local function askPassword()
   local current = settings.get(libsandbox.SETTING_PASSWORD);
@@ -211,11 +240,9 @@ local function askPassword()
     current = tostring(current); -- `set` stored digits as a number; the daemon sends them as text
   end
   if type(current) ~= "string" or current == "" then
-    write("Gateway password (empty for none): ");
-    return read("*");
+    return ask("Gateway password (empty for none): ", "*");
   end
-  write("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ");
-  local typed = read("*");
+  local typed = ask("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ", "*");
   if typed == "" then
     return current;
   end
@@ -226,8 +253,7 @@ end
 -- Enter gives current.
 local function askChoice(prompt, answers, current, hint)
   while true do
-    write(prompt);
-    local typed = (read() or ""):match("^%s*(.-)%s*$"):lower();
+    local typed = (ask(prompt) or ""):match("^%s*(.-)%s*$"):lower();
     if typed == "" then
       return current;
     elseif answers[typed] ~= nil then
@@ -273,13 +299,36 @@ local function wsFormOf(scheme, url)
   return ws .. path .. "/trapos/ws";
 end
 
+-- Every line fits the screen: 51 columns, or at most 25 on a narrower one.
+local function setupUsage()
+  if narrowScreen() then
+    print("Usage:");
+    print(" sandbox setup [url]");
+    print("Asks for the URL (unless");
+    print("given), the password and");
+    print("the host's access, saves");
+    print("them, checks the gateway.");
+    return;
+  end
+  print("Usage: sandbox setup [url]");
+  print("Asks for the gateway's URL (unless given), its");
+  print("password and what the gateway's host may do here,");
+  print("saves them and checks the gateway.");
+end
+
 local function setup(urlArg)
+  -- An option is never a URL: saving "--help" as sandbox.url would break a working setup.
+  if urlArg == "--help" or urlArg == "-h" then
+    setupUsage();
+    return;
+  elseif urlArg ~= nil and urlArg:sub(1, 1) == "-" then
+    fail("sandbox setup: unknown option '" .. urlArg .. "'. Run: sandbox setup --help");
+  end
   local current = settings.get(libsandbox.SETTING_URL);
   local url = urlArg;
   if url == nil then
     print("Gateway URL, e.g. ws://192.168.1.20:4444");
-    write("[" .. tostring(current or "none") .. "]: ");
-    url = read();
+    url = ask("[" .. tostring(current or "none") .. "]: ");
     if url:match("^%s*$") then
       url = current;
     end
@@ -329,20 +378,18 @@ local approvedCode = nil;
 
 local function linkUsage()
   if narrowScreen() then
-    -- A pocket computer's: at most 25 columns.
+    -- A pocket computer's: at most 25 columns, and 11 lines for a turtle's 13 rows.
     print("Usage: sandbox link [KEY]");
     print("Links this computer to an");
-    print("account: it gets its own");
-    print("credential, saved as");
-    print("sandbox.password.");
+    print("account: its credential");
+    print("is sandbox.password.");
     print(" sandbox link");
-    print("   a code: the account");
-    print("   holder approves it,");
-    print("   then you accept");
+    print("   a code the account");
+    print("   holder approves, then");
+    print("   you accept");
     print(" sandbox link KEY");
-    print("   an enrollment key");
-    print("   (tsk_... from");
-    print("   trap-sandbox link key)");
+    print("   an enrollment key from");
+    print("   trap-sandbox link key");
     return;
   end
   print("Usage: sandbox link [KEY]");
@@ -438,10 +485,9 @@ end
 -- while the session answers the gateway's pings. Returns the answer and why the session
 -- closed meanwhile (nil if it did not).
 local function askAccept(session, account)
-  write("Link this computer to " .. account .. "? [y/N] ");
   local answer, closed = nil, nil;
   parallel.waitForAny(function()
-    answer = read() or "";
+    answer = ask("Link this computer to " .. account .. "? [y/N] ") or "";
   end, function()
     closed = session.keepAlive();
     while true do

@@ -29,7 +29,7 @@ local function run(args, opts)
   local width, height = opts.width or 30, opts.height or 8;
   local win = window.create(term.current(), 1, 1, width, height, false);
   local realQueue = os.queueEvent;
-  local record = { sends = {}, pauses = {}, reads = {}, turns = 0 };
+  local record = { sends = {}, pauses = {}, reads = {}, turns = 0, printed = {} };
   local polls, pollIndex = opts.polls or {}, 0;
   local values = opts.settings or { ["sandbox.url"] = URL };
   stub(settings, "get", function(name, default)
@@ -111,7 +111,9 @@ local function run(args, opts)
     print = function(...)
       local parts = table.pack(...);
       for i = 1, parts.n do parts[i] = tostring(parts[i]); end
-      win.write(table.concat(parts, "\t", 1, parts.n));
+      local line = table.concat(parts, "\t", 1, parts.n);
+      record.printed[#record.printed + 1] = line;
+      win.write(line);
       newline();
     end,
     read = function(_, history)
@@ -313,6 +315,20 @@ describe("ai command", function()
         expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = case[2] } });
         expect(rows[3]):eq("ok");
       end
+    end);
+
+    it("asks on the next line when the question fills the line, so the answer shows", function()
+      -- On a pocket computer's 26 columns "(312 bytes). Allow? [y/N] " ends at the right edge.
+      local confirm = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file",
+        detail = "/programs/door_kitchen.lua", bytes = 312 };
+      local ok, err, rows, record = run({ "write it" }, {
+        width = 26, height = 10, typed = { "y" }, polls = { { confirm }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect({ rows[1], rows[2], rows[3], rows[4] }):same({
+        "The agent wants to write", "/programs/door_kitchen.lua", "(312 bytes). Allow? [y/N]", "y",
+      });
+      expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
     end);
 
     it("shows a run's whole code before asking when its detail shows only part of it", function()
@@ -633,11 +649,23 @@ describe("ai command", function()
       expect(err):eq("a turn is running; reset when it ends");
     end);
 
-    it("--help fits a pocket screen", function()
-      local ok, err, rows, record = run({ "--help" }, { width = 26, height = 10 });
+    it("--help fits a pocket screen's 26 columns and a turtle's 13 rows", function()
+      local ok, err, rows, record = run({ "--help" }, { width = 26, height = 13 });
       expectSuccess(ok, err);
       expect(rows[1]):eq("Usage: ai <question>");
       expect(#record.sends):eq(0);
+      -- CC's print wraps a longer line (this one clips it): none may need to
+      for _, line in ipairs(record.printed) do
+        if #line > 25 then
+          fail("help line wider than a pocket computer: " .. line);
+        end
+      end
+      -- the command typed and the next prompt stay on the screen with it
+      expect(#record.printed <= 11):eq(true);
+      local help = table.concat(record.printed, "\n");
+      for _, word in ipairs({ "--reset", "--version", "exit", "Ctrl-T", "sandbox.ai_confirm" }) do
+        expect(help:find(word, 1, true) ~= nil):eq(true);
+      end
     end);
   end);
 end);

@@ -241,13 +241,31 @@ describe("libsandbox", function()
     end);
   end);
 
+  describe("roomToAnswer", function()
+    -- A screen width columns wide whose cursor is at column x.
+    local function screen(width, x)
+      return { getSize = function() return width, 20; end, getCursorPos = function() return x, 1; end };
+    end
+
+    it("leaves an answer ANSWER_ROOM columns after its question, on any width", function()
+      expect(lib.ANSWER_ROOM):eq(4);
+      for _, width in ipairs({ 26, 39, 51 }) do
+        expect(lib.roomToAnswer(screen(width, 1))):eq(true);
+        expect(lib.roomToAnswer(screen(width, width - 3))):eq(true);
+        expect(lib.roomToAnswer(screen(width, width - 2))):eq(false);
+        -- a question that filled the line leaves the cursor past its right edge
+        expect(lib.roomToAnswer(screen(width, width + 1))):eq(false);
+      end
+    end);
+  end);
+
   describe("the public surface", function()
     -- Every name a program may use, each from the one module that owns it; a name added to a
     -- module is not public until it is listed in libsandbox.lua.
     local NAMES = {
       "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "reconnect",
-      "stopDaemon", "serve", "registerCompletion",
+      "stopDaemon", "serve", "registerCompletion", "ANSWER_ROOM", "roomToAnswer",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "FILES_NONE", "FILES_READ", "FILES_WRITE",
       "SCREEN_NONE", "SCREEN_VIEW", "SCREEN_CONTROL", "defineSettings",

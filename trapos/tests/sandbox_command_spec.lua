@@ -148,8 +148,17 @@ local function run(args, opts)
       lines[#lines + 1] = table.concat(parts, "\t", 1, parts.n);
     end,
     require = require,
-    -- opts.width: a screen of that many columns (a pocket computer's 26), else the computer's.
-    term = opts.width and setmetatable({ getSize = function() return opts.width, 20; end }, { __index = term }) or term,
+    -- opts.width: a screen of that many columns (a pocket computer's 26), else the computer's;
+    -- opts.cursorX: the column each question leaves the cursor at (else the line's start).
+    term = setmetatable({
+      getSize = function()
+        if opts.width ~= nil then
+          return opts.width, opts.height or 20;
+        end
+        return term.getSize();
+      end,
+      getCursorPos = function() return opts.cursorX or 1, 1; end,
+    }, { __index = term }),
     shell = {
       setCompletionFunction = function(path, fn) completions[path] = fn; end,
     },
@@ -581,6 +590,50 @@ describe("sandbox command", function()
       });
       expect(ok):eq(false);
       expect(err):str_match("^Not connected to the gateway: nothing answers at 127.0.0.1:4444");
+    end);
+
+    it("prints its help for --help and -h, and refuses another option, asking and saving nothing", function()
+      for _, width in ipairs({ 51, 26 }) do
+        for _, option in ipairs({ "--help", "-h" }) do
+          local ok, err, lines, record = run({ "setup", option }, { width = width, status = connectedStatus() });
+          expectSuccess(ok, err);
+          expect(lines[1]):str_match("^Usage:");
+          expect(table.concat(lines, " ")):str_match("sandbox setup %[url%]");
+          for _, line in ipairs(lines) do
+            if #line > (width == 51 and 51 or 25) then
+              fail("help line wider than the screen: " .. line);
+            end
+          end
+          expect(record.prompts):same({});
+          expect(record.saved):eq(0);
+          expect(record.values["sandbox.url"]):eq(URL);
+        end
+      end
+      local ok, err, _, record = run({ "setup", "--bogus" }, { status = connectedStatus() });
+      expect(ok):eq(false);
+      expect(err):eq("sandbox setup: unknown option '--bogus'. Run: sandbox setup --help");
+      expect(record.prompts):same({});
+      expect(record.saved):eq(0);
+    end);
+
+    it("reads each answer on the next line when its question left it no room (a turtle's 39 columns)", function()
+      -- "Run Lua and programs? yes or no [no]: " leaves one column of 39: the answer typed would not show.
+      local ok, err, lines, record = run({ "setup", "ws://10.0.0.9:4444" }, {
+        settings = {}, width = 39, cursorX = 39, status = connectedStatus(), reply = healthy,
+      });
+      expectSuccess(ok, err);
+      expect(#record.reads):eq(5);
+      expect(lines):same({
+        "", "What may the gateway's host do here?", "", "", "", "",
+        "Saved sandbox.url and sandbox.password.",
+        "Access: files none, exec false, screen none.", "ai confirm: true",
+        "sandboxOk: true", "opencodeOk: true",
+      });
+      -- with the answer's room left, every answer follows its question
+      local _, _, roomy = run({ "setup", "ws://10.0.0.9:4444" }, {
+        settings = {}, width = 39, cursorX = 36, status = connectedStatus(), reply = healthy,
+      });
+      expect(roomy[1]):eq("What may the gateway's host do here?");
     end);
 
     it("refuses a second argument", function()
@@ -1019,6 +1072,26 @@ describe("sandbox command", function()
       local _, _, lines = run({ "help" }, { width = 26 });
       expect(table.concat(lines, "\n")):str_match("\n link %[KEY%]  join account\n");
       expect(table.concat(lines, "\n")):str_match("\n sandbox%.allow_screen\n");
+    end);
+
+    it("lays its help out for a turtle's 39 columns and 13 rows, the first line kept on the screen", function()
+      for _, args in ipairs({ { "help" }, { "link", "--help" }, { "setup", "--help" } }) do
+        local ok, err, lines = run(args, { width = 39, height = 13, gateway = linkGateway(), status = connectedStatus() });
+        expectSuccess(ok, err);
+        expect(lines[1]):str_match("^Usage:");
+        -- the typed command line and the next prompt stay on the screen with it
+        if #lines > 11 then
+          fail(table.concat(args, " ") .. ": " .. #lines .. " lines: the top scrolls off a turtle's 13 rows");
+        end
+        for _, line in ipairs(lines) do
+          if #line > 25 then
+            fail("help line wider than the narrow layout: " .. line);
+          end
+        end
+      end
+      local _, _, lines = run({ "help" }, { width = 39, height = 13 });
+      expect(table.concat(lines, "\n")):str_match("\n link %[KEY%]  join account\n");
+      expect(table.concat(lines, "\n")):str_match("\nSettings: sandbox%.%*;\nset <name> describes one$");
     end);
 
     it("prints the version", function()

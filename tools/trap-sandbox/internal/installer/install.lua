@@ -180,24 +180,71 @@ local function hookPlace(old)
   return HOOK, nil;
 end
 
--- Every line fits the 51-column computer screen (the URL wraps on its own).
+-- The computer's screen width; a narrower one (a pocket computer's 26 columns, a turtle's 39)
+-- gets the help laid out for it.
+local SCREEN_WIDTH = 51;
+local MORE = "Press any key to continue";
+
+-- Prints lines, and on a screen too short for them all (a turtle's 13 rows) waits for a key
+-- each time a screenful is shown, so that none scrolls away unread.
+local function printPaged(lines)
+  local _, height = term.getSize();
+  local shown = 0;
+  for _, line in ipairs(lines) do
+    if shown >= height - 1 then
+      write(MORE);
+      os.pullEvent("key");
+      term.clearLine();
+      term.setCursorPos(1, select(2, term.getCursorPos()));
+      shown = 0;
+    end
+    shown = shown + print(line);
+  end
+end
+
+-- Every line fits the 51-column computer screen (the URL wraps on its own), or at most 25
+-- columns on a narrower one, where the whole (16 lines) fits a pocket computer's 20 rows
+-- under the wget line.
 local function usage()
-  print("Installs or upgrades trapos-sandbox from");
-  print(SOURCE.install);
-  print("Usage: wget run <that URL> [password] [options]");
-  print("       wget run <that URL> uninstall");
-  print("Options, e.g. to install from a script:");
-  print("  --allow-files=none|read|write");
-  print("      the host's access to this computer's files");
-  print("  --allow-exec=yes|no");
-  print("      whether the host may run Lua and programs");
-  print("  --allow-screen=none|view|control");
-  print("      see the screen (view), also type (control)");
-  print("  --no-questions");
-  print("      ask nothing: no password unless given,");
-  print("      no access for the host unless allowed");
-  print("Without them a first install asks whether the");
-  print("host may use this computer's files and programs.");
+  if term.getSize() < SCREEN_WIDTH then
+    printPaged({
+      "Installs trapos-sandbox.",
+      "Usage: wget run <URL>",
+      "  [password] [options]",
+      "or: wget run <URL>",
+      "  uninstall",
+      "Options, for a script:",
+      " --allow-files=X",
+      "   X: none, read or write",
+      " --allow-exec=yes|no",
+      "   may the host run code",
+      " --allow-screen=X",
+      "   X: none, view, control",
+      " --no-questions",
+      "   ask nothing",
+      "Without them a first",
+      "install asks.",
+    });
+    return;
+  end
+  printPaged({
+    "Installs or upgrades trapos-sandbox from",
+    SOURCE.install,
+    "Usage: wget run <that URL> [password] [options]",
+    "       wget run <that URL> uninstall",
+    "Options, e.g. to install from a script:",
+    "  --allow-files=none|read|write",
+    "      the host's access to this computer's files",
+    "  --allow-exec=yes|no",
+    "      whether the host may run Lua and programs",
+    "  --allow-screen=none|view|control",
+    "      see the screen (view), also type (control)",
+    "  --no-questions",
+    "      ask nothing: no password unless given,",
+    "      no access for the host unless allowed",
+    "Without them a first install asks whether the",
+    "host may use this computer's files and programs.",
+  });
 end
 
 -- The words after the URL as options: password (the one word that is not an option),
