@@ -587,6 +587,29 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 }
 
+// A request routed to another replica when the asking replica loses NATS fails at once with
+// not_connected naming the lost connection: its answer could no longer arrive (the reply
+// subscription is gone), and it waited out its own timeout (up to a minute), ending as a
+// "timeout" of the computer's.
+func TestARoutedRequestFailsAtOnceWhenTheAskerLosesNATS(t *testing.T) {
+	tc := newTestCluster(t)
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	b := tc.startReplica("b")
+	c := b.connect(t, "7:far")
+	a.waitComputers(t, "7:far@b")
+
+	pending := a.request("7:far", gateway.TypePing, nil, time.Minute)
+	require.Equal(t, gateway.TypePing, c.read().Type, "the routed request reached the computer")
+	proxy.setCut(true)
+	res := await(t, pending)
+	assert.Equal(t, http.StatusNotFound, res.status)
+	require.NotNil(t, res.body.Error)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "NATS became unreachable while replica b, which holds its socket, was being asked")
+	assert.Zero(t, a.router.RoutedInFlight())
+}
+
 // The router knows a computer's sockets here by the gateway's hold numbers, not by session: a
 // Release for an older socket of a computer keeps the newer one's claim, and a later claim on
 // another replica evicts only the hold it was judged against (gateway.Local.Evict).

@@ -66,8 +66,7 @@ func (r *Router) Route(ctx context.Context, k gateway.Key, typ string, payload j
 
 func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload json.RawMessage) (gateway.Response, error) {
 	if !r.nc.IsConnected() {
-		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected to replica %s, and NATS is unreachable, so the other replicas cannot be asked", k.TraposID, r.cfg.Replica)
+		return gateway.Response{}, notConnectedWithoutNATS(k, r.cfg.Replica)
 	}
 	holder, err := r.holder(ctx, k)
 	if err != nil {
@@ -86,6 +85,11 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 		return gateway.Response{}, err
 	}
 	defer r.forget(id)
+	if !r.nc.IsConnected() {
+		// Lost since the check above, maybe before expect, when the disconnect handler's
+		// failRoutesOnLostNATS could not see this request.
+		return gateway.Response{}, notConnectedWithoutNATS(k, r.cfg.Replica)
+	}
 	msg := &nats.Msg{Subject: computerSubject(holder, k), Reply: replySubject(r.cfg.Replica, id), Data: body}
 	if err := r.nc.PublishMsg(msg); err != nil {
 		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s could not be reached over NATS: %v", k.TraposID, err)
@@ -101,6 +105,12 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 		rr.Payload = protocol.EmptyPayload
 	}
 	return gateway.Response{OK: rr.OK, Type: rr.Type, Payload: rr.Payload, Error: rr.Error}, nil
+}
+
+// notConnectedWithoutNATS is the answer for a computer not held here while NATS is unreachable.
+func notConnectedWithoutNATS(k gateway.Key, replica string) error {
+	return protocol.Errorf(protocol.CodeNotConnected,
+		"computer %s is not connected to replica %s, and NATS is unreachable, so the other replicas cannot be asked", k.TraposID, replica)
 }
 
 // awaitRoute waits for the routed request id (p) to be settled, or for ctx to end: the error
@@ -280,6 +290,25 @@ func (r *Router) fail(id uint64, err error) {
 	r.mu.Lock()
 	r.settleLocked(id, routedResponse{}, err)
 	r.mu.Unlock()
+}
+
+// failRoutesOnLostNATS ends every routed request this replica waits on with not_connected: its
+// NATS connection is lost, and with it the subscription its answers arrive on (an answer sent
+// meanwhile is dropped by NATS), so waiting would end only at the request's timeout, misnamed
+// as the computer's.
+func (r *Router) failRoutesOnLostNATS() {
+	failed := 0
+	r.mu.Lock()
+	for id, p := range r.pending {
+		r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s is not connected to replica %s, and NATS became unreachable while replica %s, which holds its socket, was being asked",
+			p.k.TraposID, r.cfg.Replica, p.holder))
+		failed++
+	}
+	r.mu.Unlock()
+	if failed > 0 {
+		r.log.Info("requests waiting on other replicas fail: the NATS connection is lost", "requests", failed)
+	}
 }
 
 // failRoutesTo ends every routed request waiting on replica with not_connected, why being
