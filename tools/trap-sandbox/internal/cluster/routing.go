@@ -176,9 +176,17 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 			return "", gateway.NotConnected(k.TraposID)
 		}
 	}
-	if !r.alive(holder) {
+	now := r.cfg.Clock.Now()
+	r.mu.Lock()
+	alive, stopped := r.aliveLocked(holder, now), r.stopped[holder]
+	r.mu.Unlock()
+	if !alive {
+		why := fmt.Sprintf("has sent no heartbeat for %s", r.cfg.ReplicaTTL)
+		if stopped {
+			why = "has stopped" // it said goodbye (Leave): not a TTL ago
+		}
 		return "", protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected: replica %s, which held its socket, has sent no heartbeat for %s", k.TraposID, holder, r.cfg.ReplicaTTL)
+			"computer %s is not connected: replica %s, which held its socket, %s", k.TraposID, holder, why)
 	}
 	return holder, nil
 }
