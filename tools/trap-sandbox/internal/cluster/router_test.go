@@ -127,6 +127,8 @@ func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {
 	res := await(t, pending)
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
 	assert.Contains(t, res.body.Error.Message, "replaced")
+	// One replica= per line (the one that logs it): a log parser keeps one of two.
+	assert.Contains(t, tc.logs.String(), `msg="computer said hello on another replica: closing its socket here" replica=a component=cluster traposId=3:miner claimant=b`)
 
 	a.waitComputers(t, "3:miner@b")
 	b.waitComputers(t, "3:miner@b")
