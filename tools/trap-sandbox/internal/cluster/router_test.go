@@ -14,6 +14,7 @@ import (
 	"time"
 
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -108,6 +109,45 @@ func TestACancelledRoutedRequestFreesItsSlotWhereTheComputerIs(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, <-done, context.Canceled)
 	require.Eventually(t, func() bool { return !busy() }, waitLimit, testkit.Poll, "A to give the slot back")
+}
+
+// A cancel that arrives before the routed request's goroutine has started (the asker gave up
+// at once, on a busy replica) still ends it: it was lost, and the request kept the computer's
+// slot until its timeout.
+func TestACancelRightBehindItsRoutedRequestIsNotLost(t *testing.T) {
+	release := make(chan struct{})
+	answerStarting = func() { <-release }
+	t.Cleanup(func() { answerStarting = nil }) // after the cluster's own cleanup
+	tc := newTestCluster(t)
+	a := tc.startReplicaWith("a", gateway.Config{MaxGatewayRequestsInFlight: 1})
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before A stops, which waits for the request's goroutine
+	a.connect(t, "7:slot")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:slot"}
+
+	// The asker is a plain client of the bus: the request, then its cancel right behind it.
+	bus := tc.busClient(t)
+	const reply = "asker.reply.1"
+	body, err := json.Marshal(routedRequest{Type: gateway.TypePing, Payload: protocol.EmptyPayload, TimeoutMs: gateway.MaxRequestTimeout.Milliseconds()})
+	require.NoError(t, err)
+	require.NoError(t, bus.PublishMsg(&nats.Msg{Subject: computerSubject("a", k), Reply: reply, Data: body}))
+	require.NoError(t, bus.Publish(cancelSubject("a"), []byte(reply)))
+	// A serves its subjects in order: once it answers this, it has handled the cancel, while
+	// the request's goroutine has not started yet.
+	_, err = bus.Request(aliveSubject("a"), nil, waitLimit)
+	require.NoError(t, err)
+	assert.Contains(t, tc.logs.String(), "a routed request given up by its asker", "the cancel found its request")
+	unblock()
+
+	answering := func() int {
+		a.router.mu.Lock()
+		defer a.router.mu.Unlock()
+		return len(a.router.answering)
+	}
+	require.Eventually(t, func() bool { return answering() == 0 }, waitLimit, testkit.Poll, "A to stop answering it")
+	_, err = a.gw.RequestWithin(context.Background(), gateway.LocalAccount, "7:slot", gateway.TypePing, nil, time.Millisecond)
+	assert.NotEqual(t, protocol.CodeBusy, protocol.CodeOf(err), "the computer's one slot is free")
 }
 
 func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {

@@ -139,6 +139,20 @@ func (r *Router) awaitRoute(ctx context.Context, id uint64, p *pendingRoute, typ
 // answering is a routed request this replica answers (Router.answering).
 type answering struct{ cancel context.CancelFunc }
 
+// answerStarting, when a test sets it, runs as each routed request's goroutine starts, before
+// it is answered; nil otherwise.
+var answerStarting func()
+
+// doneAnswering ends a, the routed request answered with reply subject reply.
+func (r *Router) doneAnswering(reply string, a *answering) {
+	a.cancel()
+	r.mu.Lock()
+	if r.answering[reply] == a {
+		delete(r.answering, reply)
+	}
+	r.mu.Unlock()
+}
+
 // cancelAnswer ends the wait of the routed request whose reply subject is reply, if this
 // replica still answers it: its asker gave up.
 func (r *Router) cancelAnswer(reply string) {
@@ -146,6 +160,7 @@ func (r *Router) cancelAnswer(reply string) {
 	a := r.answering[reply]
 	r.mu.Unlock()
 	if a != nil {
+		r.log.Debug("a routed request given up by its asker: no longer waiting for the computer", "reply", reply)
 		a.cancel()
 	}
 }
@@ -255,8 +270,22 @@ func (r *Router) serve(m *nats.Msg) {
 			r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request's subject names no computer: %v", err)})
 			return
 		}
+		// Registered here, before its goroutine runs: the asker's cancel may follow at once, and
+		// this subscription's messages are served in order, so the cancel finds it.
+		ctx, cancel := context.WithCancel(r.ctx)
+		a := &answering{cancel: cancel}
+		r.mu.Lock()
+		r.answering[m.Reply] = a
+		r.mu.Unlock()
 		// One goroutine per request: a computer may have several requests in flight.
-		if !r.spawn(func() { r.answer(k, m) }) {
+		if !r.spawn(func() {
+			defer r.doneAnswering(m.Reply, a)
+			if answerStarting != nil {
+				answerStarting()
+			}
+			r.answer(ctx, k, m)
+		}) {
+			r.doneAnswering(m.Reply, a)
 			r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeNotConnected,
 				"replica %s is shutting down", r.cfg.Replica)})
 		}
@@ -393,8 +422,9 @@ func (r *Router) probe(replica string) {
 	}
 }
 
-// answer serves one routed request with the socket held here (Local.Serve) and replies.
-func (r *Router) answer(k gateway.Key, m *nats.Msg) {
+// answer serves one routed request with the socket held here (Local.Serve) and replies; ctx
+// ends when its asker gives up (cancelAnswer) or the router closes.
+func (r *Router) answer(ctx context.Context, k gateway.Key, m *nats.Msg) {
 	var req routedRequest
 	if err := json.Unmarshal(m.Data, &req); err != nil || req.Type == "" {
 		r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeInternal, "a routed request must be JSON with a type")})
@@ -420,19 +450,8 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg) {
 	if timeout <= 0 || timeout > gateway.MaxRequestTimeout {
 		timeout = gateway.MaxRequestTimeout
 	}
-	ctx, cancel := context.WithTimeout(r.ctx, timeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	a := &answering{cancel: cancel}
-	r.mu.Lock()
-	r.answering[m.Reply] = a
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		if r.answering[m.Reply] == a {
-			delete(r.answering, m.Reply)
-		}
-		r.mu.Unlock()
-	}()
 	resp, err := local.Serve(ctx, k, req.Type, payload)
 	if errors.Is(err, context.Canceled) && r.ctx.Err() == nil {
 		return // its asker gave up (cancelAnswer): nobody waits for an answer
