@@ -195,7 +195,8 @@ func (r *Router) evictIfOlder(k gateway.Key, rev uint64, claimant string) {
 	delete(r.doubted, k)
 	hold, local := h.hold, r.local
 	r.mu.Unlock()
-	r.log.Info("computer said hello on another replica: closing its socket here", "traposId", k.TraposID, "replica", claimant)
+	// "claimant", not "replica": every line already names the replica that logs it.
+	r.log.Info("computer said hello on another replica: closing its socket here", "traposId", k.TraposID, "claimant", claimant)
 	if local != nil {
 		local.Evict(k, hold)
 	}

@@ -74,6 +74,8 @@ func TestACleanStopSaysGoodbyeOnceAndTheOthersSweepItsClaims(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.status)
 	require.NotNil(t, res.body.Error)
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	// It said goodbye a moment ago: not "has sent no heartbeat for" the TTL.
+	assert.Equal(t, "computer 1:on-a is not connected: replica a, which held its socket, has stopped", res.body.Error.Message)
 
 	// During the stop, one computer says hello on B: the newest claim is B's.
 	b.connect(t, "100:moves")

@@ -215,6 +215,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 			return // Close closed the connection: nothing was lost
 		}
 		r.log.Warn("NATS connection lost: serving only this replica's computers until it is back", "err", err)
+		r.failRoutesOnLostNATS()
 	})
 	nc.SetReconnectHandler(func(nc *nats.Conn) {
 		r.log.Info("NATS connection back", "url", nc.ConnectedUrlRedacted())

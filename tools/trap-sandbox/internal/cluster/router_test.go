@@ -111,36 +111,43 @@ func TestACancelledRoutedRequestFreesItsSlotWhereTheComputerIs(t *testing.T) {
 	require.Eventually(t, func() bool { return !busy() }, waitLimit, testkit.Poll, "A to give the slot back")
 }
 
-// TestACancelRightBehindItsRequestIsNotLost: a cancel that arrives as soon as its request (the
-// same publisher, so in order on the holder's subscription) frees the computer's slot, even
-// before the request's goroutine got going.
-func TestACancelRightBehindItsRequestIsNotLost(t *testing.T) {
+// A cancel that arrives before the routed request's goroutine has started (the asker gave up
+// at once, on a busy replica) still ends it: it was lost, and the request kept the computer's
+// slot until its timeout.
+func TestACancelRightBehindItsRoutedRequestIsNotLost(t *testing.T) {
+	release := make(chan struct{})
+	answerStarting = func() { <-release }
+	t.Cleanup(func() { answerStarting = nil }) // after the cluster's own cleanup
 	tc := newTestCluster(t)
 	a := tc.startReplicaWith("a", gateway.Config{MaxGatewayRequestsInFlight: 1})
-	a.connect(t, "7:slot") // it never answers
-	busy := func() bool {
-		_, err := a.gw.RequestWithin(context.Background(), gateway.LocalAccount, "7:slot", gateway.TypePing, nil, time.Millisecond)
-		return protocol.CodeOf(err) == protocol.CodeBusy
-	}
-	nc, err := nats.Connect(tc.url())
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(unblock) // before A stops, which waits for the request's goroutine
+	a.connect(t, "7:slot")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:slot"}
+
+	// The asker is a plain client of the bus: the request, then its cancel right behind it.
+	bus := tc.busClient(t)
+	const reply = "asker.reply.1"
+	body, err := json.Marshal(routedRequest{Type: gateway.TypePing, Payload: protocol.EmptyPayload, TimeoutMs: gateway.MaxRequestTimeout.Milliseconds()})
 	require.NoError(t, err)
-	defer nc.Close()
-	for i := range 20 {
-		reply := replySubject("b", uint64(i+1))
-		require.NoError(t, nc.PublishMsg(&nats.Msg{Subject: computerSubject("a", gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:slot"}),
-			Reply: reply, Data: []byte(`{"type":"ping","payload":{},"timeoutMs":60000}`)}))
-		require.NoError(t, nc.Publish(cancelSubject("a"), []byte(reply)))
-		// The alive check comes after both on A's subscription: once it is answered, A has
-		// taken the request and its cancel in.
-		_, err := nc.Request(aliveSubject("a"), nil, waitLimit)
-		require.NoError(t, err)
-		require.Eventually(t, func() bool {
-			a.router.mu.Lock()
-			defer a.router.mu.Unlock()
-			return len(a.router.answering) == 0
-		}, waitLimit, testkit.Poll, "round %d: A to stop answering the cancelled request", i)
-		assert.False(t, busy(), "round %d: the computer's one slot is free", i)
+	require.NoError(t, bus.PublishMsg(&nats.Msg{Subject: computerSubject("a", k), Reply: reply, Data: body}))
+	require.NoError(t, bus.Publish(cancelSubject("a"), []byte(reply)))
+	// A serves its subjects in order: once it answers this, it has handled the cancel, while
+	// the request's goroutine has not started yet.
+	_, err = bus.Request(aliveSubject("a"), nil, waitLimit)
+	require.NoError(t, err)
+	assert.Contains(t, tc.logs.String(), "a routed request given up by its asker", "the cancel found its request")
+	unblock()
+
+	answering := func() int {
+		a.router.mu.Lock()
+		defer a.router.mu.Unlock()
+		return len(a.router.answering)
 	}
+	require.Eventually(t, func() bool { return answering() == 0 }, waitLimit, testkit.Poll, "A to stop answering it")
+	_, err = a.gw.RequestWithin(context.Background(), gateway.LocalAccount, "7:slot", gateway.TypePing, nil, time.Millisecond)
+	assert.NotEqual(t, protocol.CodeBusy, protocol.CodeOf(err), "the computer's one slot is free")
 }
 
 func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {
@@ -160,6 +167,8 @@ func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {
 	res := await(t, pending)
 	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
 	assert.Contains(t, res.body.Error.Message, "replaced")
+	// One replica= per line (the one that logs it): a log parser keeps one of two.
+	assert.Contains(t, tc.logs.String(), `msg="computer said hello on another replica: closing its socket here" replica=a component=cluster traposId=3:miner claimant=b`)
 
 	a.waitComputers(t, "3:miner@b")
 	b.waitComputers(t, "3:miner@b")
@@ -618,6 +627,29 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 	pending = a.request("2:moved", gateway.TypePing, nil, waitLimit)
 	movedOnB.answerNext(gateway.TypePing, map[string]any{"traposId": "2:moved"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
+}
+
+// A request routed to another replica when the asking replica loses NATS fails at once with
+// not_connected naming the lost connection: its answer could no longer arrive (the reply
+// subscription is gone), and it waited out its own timeout (up to a minute), ending as a
+// "timeout" of the computer's.
+func TestARoutedRequestFailsAtOnceWhenTheAskerLosesNATS(t *testing.T) {
+	tc := newTestCluster(t)
+	proxy := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	b := tc.startReplica("b")
+	c := b.connect(t, "7:far")
+	a.waitComputers(t, "7:far@b")
+
+	pending := a.request("7:far", gateway.TypePing, nil, time.Minute)
+	require.Equal(t, gateway.TypePing, c.read().Type, "the routed request reached the computer")
+	proxy.setCut(true)
+	res := await(t, pending)
+	assert.Equal(t, http.StatusNotFound, res.status)
+	require.NotNil(t, res.body.Error)
+	assert.Equal(t, protocol.CodeNotConnected, res.body.Error.Code)
+	assert.Contains(t, res.body.Error.Message, "NATS became unreachable while replica b, which holds its socket, was being asked")
+	assert.Zero(t, a.router.RoutedInFlight())
 }
 
 // The router knows a computer's sockets here by the gateway's hold numbers, not by session: a

@@ -66,8 +66,7 @@ func (r *Router) Route(ctx context.Context, k gateway.Key, typ string, payload j
 
 func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload json.RawMessage) (gateway.Response, error) {
 	if !r.nc.IsConnected() {
-		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected to replica %s, and NATS is unreachable, so the other replicas cannot be asked", k.TraposID, r.cfg.Replica)
+		return gateway.Response{}, notConnectedWithoutNATS(k, r.cfg.Replica)
 	}
 	holder, err := r.holder(ctx, k)
 	if err != nil {
@@ -86,6 +85,11 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 		return gateway.Response{}, err
 	}
 	defer r.forget(id)
+	if !r.nc.IsConnected() {
+		// Lost since the check above, maybe before expect, when the disconnect handler's
+		// failRoutesOnLostNATS could not see this request.
+		return gateway.Response{}, notConnectedWithoutNATS(k, r.cfg.Replica)
+	}
 	msg := &nats.Msg{Subject: computerSubject(holder, k), Reply: replySubject(r.cfg.Replica, id), Data: body}
 	if err := r.nc.PublishMsg(msg); err != nil {
 		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s could not be reached over NATS: %v", k.TraposID, err)
@@ -101,6 +105,12 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 		rr.Payload = protocol.EmptyPayload
 	}
 	return gateway.Response{OK: rr.OK, Type: rr.Type, Payload: rr.Payload, Error: rr.Error}, nil
+}
+
+// notConnectedWithoutNATS is the answer for a computer not held here while NATS is unreachable.
+func notConnectedWithoutNATS(k gateway.Key, replica string) error {
+	return protocol.Errorf(protocol.CodeNotConnected,
+		"computer %s is not connected to replica %s, and NATS is unreachable, so the other replicas cannot be asked", k.TraposID, replica)
 }
 
 // awaitRoute waits for the routed request id (p) to be settled, or for ctx to end: the error
@@ -145,6 +155,10 @@ func (r *Router) startAnswering(reply string) *answering {
 	return a
 }
 
+// answerStarting, when a test sets it, runs as each routed request's goroutine starts, before
+// it is answered; nil otherwise.
+var answerStarting func()
+
 // stopAnswering forgets a (answered, or never started).
 func (r *Router) stopAnswering(reply string, a *answering) {
 	a.cancel()
@@ -162,6 +176,7 @@ func (r *Router) cancelAnswer(reply string) {
 	a := r.answering[reply]
 	r.mu.Unlock()
 	if a != nil {
+		r.log.Debug("a routed request given up by its asker: no longer waiting for the computer", "reply", reply)
 		a.cancel()
 	}
 }
@@ -192,9 +207,17 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 			return "", gateway.NotConnected(k.TraposID)
 		}
 	}
-	if !r.alive(holder) {
+	now := r.cfg.Clock.Now()
+	r.mu.Lock()
+	alive, stopped := r.aliveLocked(holder, now), r.stopped[holder]
+	r.mu.Unlock()
+	if !alive {
+		why := fmt.Sprintf("has sent no heartbeat for %s", r.cfg.ReplicaTTL)
+		if stopped {
+			why = "has stopped" // it said goodbye (Leave): not a TTL ago
+		}
 		return "", protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected: replica %s, which held its socket, has sent no heartbeat for %s", k.TraposID, holder, r.cfg.ReplicaTTL)
+			"computer %s is not connected: replica %s, which held its socket, %s", k.TraposID, holder, why)
 	}
 	return holder, nil
 }
@@ -265,7 +288,12 @@ func (r *Router) serve(m *nats.Msg) {
 		}
 		// One goroutine per request: a computer may have several requests in flight.
 		a := r.startAnswering(m.Reply)
-		if !r.spawn(func() { r.answer(k, m, a) }) {
+		if !r.spawn(func() {
+			if answerStarting != nil {
+				answerStarting()
+			}
+			r.answer(k, m, a)
+		}) {
 			r.stopAnswering(m.Reply, a)
 			r.respond(m, routedResponse{GatewayError: protocol.Errorf(protocol.CodeNotConnected,
 				"replica %s is shutting down", r.cfg.Replica)})
@@ -308,6 +336,25 @@ func (r *Router) fail(id uint64, err error) {
 	r.mu.Lock()
 	r.settleLocked(id, routedResponse{}, err)
 	r.mu.Unlock()
+}
+
+// failRoutesOnLostNATS ends every routed request this replica waits on with not_connected: its
+// NATS connection is lost, and with it the subscription its answers arrive on (an answer sent
+// meanwhile is dropped by NATS), so waiting would end only at the request's timeout, misnamed
+// as the computer's.
+func (r *Router) failRoutesOnLostNATS() {
+	failed := 0
+	r.mu.Lock()
+	for id, p := range r.pending {
+		r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s is not connected to replica %s, and NATS became unreachable while replica %s, which holds its socket, was being asked",
+			p.k.TraposID, r.cfg.Replica, p.holder))
+		failed++
+	}
+	r.mu.Unlock()
+	if failed > 0 {
+		r.log.Info("requests waiting on other replicas fail: the NATS connection is lost", "requests", failed)
+	}
 }
 
 // failRoutesTo ends every routed request waiting on replica with not_connected, why being

@@ -229,11 +229,11 @@ type Config struct {
 	Replica string
 }
 
-// Liveness is the longest a live gateway stays silent on an authenticated socket: a computer
-// that sends nothing for IdleProbeAfter gets an idle-probe ping, and the computer's last frame
-// can be an answer up to RequestTimeout after the gateway's last frame. A hello's answer
-// announces it (livenessMs), so that the daemon notices a gateway that vanished without
-// closing TCP. Call it on a Config with defaults applied.
+// Liveness is the longest a live gateway stays silent on an authenticated socket: when either
+// side has sent nothing for IdleProbeAfter, the gateway sends an idle-probe ping, so it is
+// silent IdleProbeAfter at most, however late the computer's answers come; RequestTimeout is
+// slack on top. A hello's answer announces it (livenessMs), so that the daemon notices a
+// gateway that vanished without closing TCP. Call it on a Config with defaults applied.
 func (c Config) Liveness() time.Duration { return c.IdleProbeAfter + c.RequestTimeout }
 
 func (c Config) withDefaults() Config {

@@ -17,8 +17,10 @@ import (
 //     admitted under pressure) is closed with 4008;
 //   - ping: a WebSocket ping every PingPeriod, which CC's Java side answers by itself;
 //   - pong: nothing at all (no frame, no pong) within PongWait means the TCP peer is gone;
-//   - idle: no frame within IdleProbeAfter gets an application ping, which only a running
-//     daemon answers (no answer within RequestTimeout: 4010).
+//   - idle: no frame within IdleProbeAfter, either way, gets an application ping, which only a
+//     running daemon answers (no answer within RequestTimeout: 4010). Either way: a computer
+//     whose only frames are answers (a lua.exec that ran 40 s, an answer given up on) hears
+//     from the gateway all the same, within the livenessMs its hello was promised.
 type livenessClocks struct {
 	hello time.Time // zero once checked
 	ping  time.Time
@@ -120,9 +122,11 @@ func (s *Session) tick(c *livenessClocks, now time.Time) error {
 		}
 	}
 	if !now.Before(c.idle) {
-		lastFrame := time.Unix(0, s.lastFrameAt.Load())
-		if now.Sub(lastFrame) < cfg.IdleProbeAfter {
-			c.idle = lastFrame.Add(cfg.IdleProbeAfter)
+		// The quieter side counts: the computer's last frame, or the gateway's own, whichever
+		// is older.
+		quietSince := time.Unix(0, min(s.lastFrameAt.Load(), s.lastSentAt.Load()))
+		if now.Sub(quietSince) < cfg.IdleProbeAfter {
+			c.idle = quietSince.Add(cfg.IdleProbeAfter)
 		} else {
 			if s.isAuthenticated() && !s.probing.Load() {
 				s.startIdleProbe()

@@ -191,3 +191,31 @@ func TestIdleComputerThatAnswersStays(t *testing.T) {
 	assert.Len(t, h.gw.Computers(), 1)
 	assert.Equal(t, 0.0, testutil.ToFloat64(m.livenessDrops.WithLabelValues("unresponsive")))
 }
+
+// A computer whose only frame is a late answer (a lua.exec that ran 40 s, an answer its
+// gateway gave up on) is probed all the same once the gateway has been silent for
+// IdleProbeAfter: the daemon drops a gateway silent for livenessMs (IdleProbeAfter +
+// RequestTimeout), and the idle clock counted from the answer alone, so a healthy gateway
+// stayed silent for up to IdleProbeAfter after it, and the daemon reconnected.
+func TestAGatewaySilentForTheIdleTimeProbesThoughTheComputerAnswered(t *testing.T) {
+	fc := newFakeClock()
+	const idle, requestTimeout = 20 * time.Second, 5 * time.Second
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait,
+		IdleProbeAfter: idle, RequestTimeout: requestTimeout, Metrics: newMetrics()}, nil)
+	p := livePeer(t, h, "7:", true, true)
+	start := fc.Now() // the hello's answer: the gateway's last frame
+
+	advance(t, fc, p.s, 15*time.Second)
+	// The computer's answer to a request the gateway gave up on.
+	p.sendText(`{"event":"computer_response","traposSenderId":"7:","messageId":"given-up","type":"lua.exec","ok":true,"payload":{}}`)
+	require.Eventually(t, func() bool { return p.s.lastFrameAt.Load() == fc.Now().UnixNano() }, waitLimit, testkit.Poll, "the late answer to arrive")
+
+	advance(t, fc, p.s, idle-15*time.Second) // the gateway has been silent for idle
+	select {
+	case probe := <-p.probes:
+		assert.Equal(t, TypePing, probe.Type)
+	case <-time.After(waitLimit):
+		t.Fatalf("no frame from the gateway %s after its last one: the daemon drops it after %s", fc.Now().Sub(start), h.gw.cfg.Liveness())
+	}
+	assert.False(t, p.s.isClosed())
+}

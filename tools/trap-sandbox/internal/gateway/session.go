@@ -40,9 +40,11 @@ type Session struct {
 	remoteAddr     string
 	connectedSince time.Time
 	// lastFrameAt is when the last data frame arrived, lastAlive when the last frame or pong
-	// did (unix nanoseconds by Config.Clock; liveness.go reads both).
+	// did, lastSentAt when the gateway last wrote a data frame (unix nanoseconds by
+	// Config.Clock; liveness.go reads them).
 	lastFrameAt atomic.Int64
 	lastAlive   atomic.Int64
+	lastSentAt  atomic.Int64
 	// probing is set while an idle-probe ping is outstanding.
 	probing atomic.Bool
 	// pingsBeforeHello counts WebSocket pings received before hello (maxPingsBeforeHello).
@@ -113,6 +115,7 @@ func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, adm *admiss
 	}
 	s.lastFrameAt.Store(s.connectedSince.UnixNano())
 	s.lastAlive.Store(s.connectedSince.UnixNano())
+	s.lastSentAt.Store(s.connectedSince.UnixNano())
 	return s
 }
 
@@ -341,7 +344,11 @@ func (s *Session) write(msg []byte, deadline time.Time) error {
 	if err := s.conn.SetWriteDeadline(deadline); err != nil {
 		return err
 	}
-	return s.conn.WriteMessage(websocket.TextMessage, msg)
+	if err := s.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
+		return err
+	}
+	s.lastSentAt.Store(s.gw.cfg.Clock.Now().UnixNano())
+	return nil
 }
 
 // errQueueFull is enqueue's refusal: the frame would take the send queue past its budget.
