@@ -205,6 +205,14 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "Gateway password", "an upgrade asks nothing")
+	assert.Contains(t, out, "add this line\nat the end of /startup:\n", "the line is not there yet")
+
+	// Once the player added the line, an upgrade does not ask for it again.
+	withHook := playerStartup + "shell.run(\"/sandbox-startup.lua\")\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(withHook), 0o644))
+	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.NotContains(t, out, "add this line", out)
 }
 
 // TestNumericPasswordThroughSetup: a password of digits. `set` refuses it once the daemon has

@@ -180,6 +180,18 @@ local function hookPlace(old)
   return HOOK, nil;
 end
 
+-- Whether the player's startup file names the hook already: the line they were told to add
+-- on the first install, which an upgrade need not ask for again.
+local function namesHook(startup)
+  local file = fs.open(startup, "r");
+  if file == nil then
+    return false;
+  end
+  local text = file.readAll() or "";
+  file.close();
+  return text:find(HOOK_BESIDE, 1, true) ~= nil;
+end
+
 -- Every line fits the 51-column computer screen (the URL wraps on its own).
 local function usage()
   print("Installs or upgrades trapos-sandbox from");
@@ -548,7 +560,7 @@ local function install(opts)
   end
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
-  elseif runFrom ~= nil then
+  elseif runFrom ~= nil and not namesHook(runFrom) then
     print("To start the daemon at boot, add this line");
     print("at the end of " .. runFrom .. ":");
     print('  shell.run("' .. HOOK_BESIDE .. '")');
