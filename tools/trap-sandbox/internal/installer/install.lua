@@ -180,6 +180,21 @@ local function hookPlace(old)
   return HOOK, nil;
 end
 
+-- Whether MAJOR.MINOR.PATCH version a is above b; false when either is not one.
+local function newerVersion(a, b)
+  local x = { tostring(a):match("^(%d+)%.(%d+)%.(%d+)$") };
+  local y = { tostring(b):match("^(%d+)%.(%d+)%.(%d+)$") };
+  if #x ~= 3 or #y ~= 3 then
+    return false;
+  end
+  for i = 1, 3 do
+    if tonumber(x[i]) ~= tonumber(y[i]) then
+      return tonumber(x[i]) > tonumber(y[i]);
+    end
+  end
+  return false;
+end
+
 -- Whether the player's startup file names the hook already: the line they were told to add
 -- on the first install, which an upgrade need not ask for again.
 local function namesHook(startup)
@@ -543,6 +558,10 @@ local function install(opts)
 
   if old ~= nil and old.version == SOURCE.version then
     print("Reinstalled trapos-sandbox " .. SOURCE.version .. ".");
+  elseif old ~= nil and newerVersion(old.version, SOURCE.version) then
+    -- A gateway older than the computer's client (a newer client works with it as it is).
+    print("Downgraded trapos-sandbox " .. tostring(old.version) .. " to " .. SOURCE.version .. ".");
+    print("(the gateway serves an older client)");
   elseif old ~= nil then
     print("Upgraded trapos-sandbox " .. tostring(old.version) .. " to " .. SOURCE.version .. ".");
   else
