@@ -140,6 +140,15 @@ func TestOneLineInstall(t *testing.T) {
 	assert.Regexp(t, `Upgraded trapos-sandbox 0\.0\.1 to \d+\.\d+\.\d+\.`, out)
 	assert.Equal(t, settings, readSettings(t, dir), "the upgrade kept the settings")
 
+	// Over a newer version (a gateway older than the computer's client): not an upgrade.
+	recorded, err = os.ReadFile(manifest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(manifest, regexp.MustCompile(`version = "[^"]*"`).ReplaceAll(recorded, []byte(`version = "10.0.0"`)), 0o644))
+	out = playerSession(ctx, t, dir, true, install)
+	assert.Regexp(t, `Downgraded trapos-sandbox 10\.0\.0 to \d+\.\d+\.\d+\.\n\(the gateway serves an older client\)\n`, out)
+	assert.NotContains(t, out, "Upgraded")
+	assert.Equal(t, settings, readSettings(t, dir), "the downgrade kept the settings")
+
 	out = playerSession(ctx, t, dir, true, install+" uninstall")
 	assert.Contains(t, out, "Removed trapos-sandbox ")
 	assert.Equal(t, []string{".settings"}, diskFiles(t, dir), "uninstall leaves no file of the package and no hook")
@@ -206,6 +215,14 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "Gateway password", "an upgrade asks nothing")
+	assert.Contains(t, out, "add this line\nat the end of /startup:\n", "the line is not there yet")
+
+	// Once the player added the line, an upgrade does not ask for it again.
+	withHook := playerStartup + "shell.run(\"/sandbox-startup.lua\")\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(withHook), 0o644))
+	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.NotContains(t, out, "add this line", out)
 }
 
 // TestNumericPasswordThroughSetup: a password of digits. `set` refuses it once the daemon has

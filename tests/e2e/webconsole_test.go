@@ -16,6 +16,8 @@ import (
 
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
+
+	"tests/internal/harness"
 )
 
 // chromiumPath finds a Chromium to drive; CI installs Debian's (.ci/run).
@@ -161,6 +163,42 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/%E0%A4"; true`))
 	require.NoError(t, err)
 	until(t, "the list", `!document.getElementById("computers").hidden && document.getElementById("viewer").hidden`)
+}
+
+// TestTheWebConsoleNamesAnOlderClientsFix: a computer whose client predates the screen (0.3.0
+// answers screen.watch unknown_type) is not "waiting for it to come back" in the view, asked
+// again every 2 s: the view says which client it runs and that the install line upgrades it.
+func TestTheWebConsoleNamesAnOlderClientsFix(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	old, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", "7:old")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = old.Close() })
+	hello, err := old.Request(ctx, harness.TypeHello, map[string]any{"traposId": "7:old", "secret": sandboxPassword, "clientVersion": "0.3.0"})
+	require.NoError(t, err)
+	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+	go func() { // the 0.3.0 daemon: no screen.* types
+		for {
+			f, err := old.Next(ctx)
+			if err != nil {
+				return
+			}
+			if f.Event == harness.EventGatewayRequest {
+				_ = old.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": "7:old",
+					"messageId": f.MessageID, "type": f.Type, "ok": false,
+					"error": map[string]any{"code": "unknown_type", "message": "this computer does not handle requests of type " + f.Type}})
+			}
+		}
+	}()
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aold")))
+	until(t, "the refusal", `document.getElementById("status").textContent.startsWith("unknown_type: ")`)
+	shown, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	assert.Contains(t, shown, "(its client, trapos-sandbox 0.3.0, is older than the ")
+	assert.Contains(t, shown, "run the gateway's install line on the computer to upgrade it, then reboot it)")
+	assert.NotContains(t, shown, "waiting for it to come back")
 }
 
 // blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left sixth).

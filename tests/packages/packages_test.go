@@ -1,7 +1,9 @@
 package packages_test
 
 import (
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -312,4 +314,61 @@ func TestDocsListEachPackage(t *testing.T) {
 	for _, f := range readDescriptor(t, filepath.Join(root, "packages", "trapos-sandbox", "ccpm.json")).Files {
 		assert.Contains(t, string(client), "\n| `"+f+"` |", "docs/lua-client.md has no row for %s", f)
 	}
+}
+
+// TestAReleasedVersionIsNotReused: testdata/released holds, for a version computers installed
+// (<package>-<version>.sha256, one "<sha256>  <install path>" line per file), the files it
+// shipped. The package may not carry that version with other files, nor go below it: the
+// gateway tells an older client by its version (hello's clientVersion: the log line, the
+// computers list, an unknown_type's fix), and a client changed under an old version passed
+// for the one it replaced (0.4.0's computers, then missing fs.read's stamp, looked up to date).
+func TestAReleasedVersionIsNotReused(t *testing.T) {
+	root, err := repo.Root()
+	require.NoError(t, err)
+	released, err := filepath.Glob(filepath.Join("testdata", "released", "*.sha256"))
+	require.NoError(t, err)
+	require.NotEmpty(t, released)
+	for _, file := range released {
+		m := releasedName.FindStringSubmatch(filepath.Base(file))
+		require.NotNil(t, m, "%s: name it <package>-<version>.sha256", file)
+		name, version := m[1], m[2]
+		d := readDescriptor(t, filepath.Join(root, "packages", name, "ccpm.json"))
+		raw, err := os.ReadFile(file)
+		require.NoError(t, err)
+		if d.Version != version {
+			assert.True(t, newerVersion(t, d.Version, version), "%s %s is below %s, which computers run already", name, d.Version, version)
+			continue
+		}
+		var shipped []string
+		for line := range strings.Lines(string(raw)) {
+			sum, path, ok := strings.Cut(strings.TrimSpace(line), "  ")
+			require.True(t, ok, "%s: %q is not <sha256>  <path>", file, line)
+			shipped = append(shipped, path)
+			now, err := os.ReadFile(filepath.Join(root, "trapos", path))
+			if err != nil || fmt.Sprintf("%x", sha256.Sum256(now)) != sum {
+				t.Errorf("trapos/%s is not the file %s %s shipped, which computers run: give the package a new version "+
+					"(packages/index.json, its ccpm.json, apis/libsandboxversion.lua, docs/packages.md)", path, name, version)
+			}
+		}
+		assert.ElementsMatch(t, shipped, d.Files, "%s %s shipped other files: give the package a new version", name, version)
+	}
+}
+
+// releasedName is a file name of testdata/released: <package>-<MAJOR.MINOR.PATCH>.sha256.
+var releasedName = regexp.MustCompile(`^(.+)-([0-9]+\.[0-9]+\.[0-9]+)\.sha256$`)
+
+// newerVersion reports whether MAJOR.MINOR.PATCH a is above b.
+func newerVersion(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y [3]int
+	_, errA := fmt.Sscanf(a, "%d.%d.%d", &x[0], &x[1], &x[2])
+	_, errB := fmt.Sscanf(b, "%d.%d.%d", &y[0], &y[1], &y[2])
+	require.NoError(t, errA, a)
+	require.NoError(t, errB, b)
+	for i := range x {
+		if x[i] != y[i] {
+			return x[i] > y[i]
+		}
+	}
+	return false
 }

@@ -584,6 +584,9 @@ local function newDaemon(deps)
       since = stateSince,
       faults = faults,
       lastFault = lastFault,
+      -- The package this daemon was loaded from: after an upgrade without a reboot, an older
+      -- daemon (one without this field) still runs beside the new programs.
+      version = version.VERSION,
     };
   end
 

@@ -179,6 +179,17 @@ local function health()
   end
 end
 
+-- The daemon that runs, when it is not the installed package's (an upgrade not rebooted
+-- yet: the old daemon stays in memory until then): "trapos-sandbox 0.3.0", or nil.
+local function olderDaemon(status)
+  if status.version == libsandbox.VERSION then
+    return nil;
+  elseif type(status.version) == "string" then
+    return "trapos-sandbox " .. oneLine(status.version);
+  end
+  return "an older trapos-sandbox"; -- one from before status named its version
+end
+
 local function showStatus()
   local status = getStatus();
   print("url: " .. tostring(status.url or "not set"));
@@ -204,6 +215,10 @@ local function showStatus()
   -- The daemon's own faults are never printed by the daemon: they are counted here and logged.
   if (status.faults or 0) > 0 then
     print("faults: " .. status.faults .. " (see " .. LOG_PATH .. "), the last: " .. tostring(status.lastFault));
+  end
+  local running = olderDaemon(status);
+  if running ~= nil then
+    print("daemon: " .. running .. " runs, " .. libsandbox.VERSION .. " is installed: reboot to start it");
   end
   -- What the owner lets the host do here (read from the settings, as every request does).
   print("files: " .. libsandbox.filesShown());
@@ -608,7 +623,14 @@ end
 local function stop()
   getStatus();
   libsandbox.stopDaemon();
-  print("state: " .. tostring(getStatus().state));
+  local status = getStatus();
+  local running = olderDaemon(status);
+  if status.state ~= libsandbox.STATE_STOPPED and running ~= nil then
+    -- A daemon older than the command (0.3.0 had no stop) ignores it and stays connected.
+    fail("The daemon did not stop: " .. running .. " runs, which has no sandbox stop; reboot to start "
+      .. libsandbox.VERSION .. ", installed already");
+  end
+  print("state: " .. tostring(status.state));
   print("sandbox reconnect starts it again.");
 end
 

@@ -191,6 +191,12 @@ describe("sandbox daemon", function()
       expect(world.timerCount()):eq(0);
     end);
 
+    it("names the package it runs from in its status, so that sandbox status can tell an older one", function()
+      local world = newWorld();
+      world.daemon.start();
+      expect(world.daemon.status().version):eq(VERSION);
+    end);
+
     it("defines its settings on start", function()
       local world = newWorld();
       world.daemon.start();

@@ -16,11 +16,12 @@ local nextTimer = 800000;
 local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
 
 local function connectedStatus()
-  return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base" };
+  return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base", version = lib.VERSION };
 end
 
 local function downStatus(state, lastError)
-  return { url = FULL_URL, connected = false, state = state, traposId = "7:base", lastError = lastError };
+  return { url = FULL_URL, connected = false, state = state, traposId = "7:base", lastError = lastError,
+    version = lib.VERSION };
 end
 
 -- Runs the program with args. opts.status: the daemon's status, a list of statuses given
@@ -660,6 +661,18 @@ describe("sandbox command", function()
       });
     end);
 
+    it("says when an older daemon still runs after an upgrade, and that a reboot starts the new one", function()
+      for _, case in ipairs({ { "0.3.0", "trapos-sandbox 0.3.0" }, { nil, "an older trapos-sandbox" } }) do
+        local status = connectedStatus();
+        status.version = case[1];
+        local ok, err, lines = run({ "status" }, { status = status });
+        expectSuccess(ok, err);
+        expect(lines[5]):eq("lastError: none");
+        expect(lines[6]):eq("daemon: " .. case[2] .. " runs, " .. lib.VERSION .. " is installed: reboot to start it");
+        expect(lines[7]):eq("files: none");
+      end
+    end);
+
     it("shows the account the gateway answered the hello with", function()
       local status = connectedStatus();
       status.account = "alice";
@@ -734,7 +747,7 @@ describe("sandbox command", function()
     it("shows a dormant daemon and names its fix", function()
       local ok, err, lines = run({ "status" }, {
         settings = {},
-        status = { connected = false, state = "dormant", traposId = "7:" },
+        status = { connected = false, state = "dormant", traposId = "7:", version = lib.VERSION },
       });
       expectSuccess(ok, err);
       expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none",
@@ -745,7 +758,7 @@ describe("sandbox command", function()
       local ok, err, lines = run({ "status" }, {
         settings = { ["sandbox.allow_files"] = "write", ["sandbox.allow_exec"] = true, ["sandbox.ai_confirm"] = false,
           ["sandbox.allow_screen"] = "control" },
-        status = { connected = false, state = "dormant", traposId = "7:" },
+        status = { connected = false, state = "dormant", traposId = "7:", version = lib.VERSION },
       });
       expectSuccess(ok, err);
       expect(lines[7]):eq("files: write");
@@ -757,7 +770,7 @@ describe("sandbox command", function()
     it("names a value that is none of the levels instead of showing a silent none", function()
       local ok, err, lines = run({ "status" }, {
         settings = { ["sandbox.allow_files"] = "Write", ["sandbox.allow_screen"] = "View" },
-        status = { connected = false, state = "dormant", traposId = "7:" },
+        status = { connected = false, state = "dormant", traposId = "7:", version = lib.VERSION },
       });
       expectSuccess(ok, err);
       expect(lines[7]):eq('files: none, as "Write" is not none/read/write');
@@ -767,7 +780,7 @@ describe("sandbox command", function()
     it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
       local ok, err, lines = run({ "status" }, {
         settings = { ["sandbox.allow_exec"] = "true", ["sandbox.ai_confirm"] = "no" },
-        status = { connected = false, state = "dormant", traposId = "7:" },
+        status = { connected = false, state = "dormant", traposId = "7:", version = lib.VERSION },
       });
       expectSuccess(ok, err);
       expect(lines[8]):eq('exec: false, as "true" is not the boolean true');
@@ -1030,6 +1043,17 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(record.stops):eq(1);
       expect(lines):same({ "state: stopped", "sandbox reconnect starts it again." });
+    end);
+
+    it("says that an older daemon, still running after an upgrade, did not stop", function()
+      local old = connectedStatus();
+      old.version = nil;
+      local ok, err, lines, record = run({ "stop" }, { status = old });
+      expect(ok):eq(false);
+      expect(record.stops):eq(1);
+      expect(err):eq("The daemon did not stop: an older trapos-sandbox runs, which has no sandbox stop; reboot to start "
+        .. lib.VERSION .. ", installed already");
+      expect(lines):same({});
     end);
   end);
 

@@ -135,7 +135,7 @@ func (c Client) call(ctx context.Context, method, path string, body, out any) er
 
 func (c Client) notTheAPI(status int, data []byte) error {
 	return fmt.Errorf("the gateway at %s answered %d with a body that is not the account API's (an older trap-sandbox? it needs the account routes): %.200s",
-		strings.TrimRight(c.URL, "/"), status, cctext.Show(string(data), false))
+		strings.TrimRight(c.URL, "/"), status, hostapi.ShownBody(data))
 }
 
 // refusal is a non-200 answer as an *Error standing for the store's error of its code; a
@@ -147,7 +147,7 @@ func (c Client) refusal(status int, data []byte) error {
 			return c.notTheAPI(status, data)
 		}
 		return &Error{Code: protocol.CodeInternal, Status: status, Message: fmt.Sprintf("the gateway at %s answered HTTP %d: %.200s",
-			strings.TrimRight(c.URL, "/"), status, cctext.Show(string(data), false))}
+			strings.TrimRight(c.URL, "/"), status, hostapi.ShownBody(data))}
 	}
 	e := &Error{Code: ans.Error.Code, Message: cctext.Show(ans.Error.Message, false), Status: status}
 	switch ans.Error.Code {

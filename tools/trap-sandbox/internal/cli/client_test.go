@@ -187,3 +187,25 @@ func TestAITurnsListsTheRunningTurns(t *testing.T) {
 	_, err = runClient(t, "ai-turns", "--url", gw.URL)
 	assert.ErrorContains(t, err, "give its API token: --api-token or SANDBOX_API_TOKEN")
 }
+
+// TestAnOlderGatewayIsNamedAsSuch: a gateway older than a route answers Go's plain 404 for
+// it (today's answers JSON under its API): the commands that need that route say the gateway
+// is older and to upgrade it, not only that the URL may be wrong; no body shows its line break.
+func TestAnOlderGatewayIsNamedAsSuch(t *testing.T) {
+	clearEnv(t)
+	old := http.NewServeMux()
+	old.HandleFunc("GET /trapos/computers", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("[]"))
+	})
+	gw := httptest.NewServer(old)
+	defer gw.Close()
+	for _, args := range [][]string{{"computers", "revoke", "7:kitchen"}, {"link", "approve", "BCDF-GHJK"}} {
+		_, err := runClient(t, append(args, "--url", gw.URL)...)
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), "the gateway at "+gw.URL+" has no such route (HTTP 404 page not found): it is older than this trap-sandbox (upgrade the gateway), or --url names another server", args)
+	}
+	_, err := runClient(t, "accounts", "list", "--url", gw.URL)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "(an older trap-sandbox? it needs the account routes): 404 page not found")
+	assert.NotContains(t, err.Error(), `\x0a`)
+}

@@ -1,9 +1,13 @@
 package gateway
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+
+	"trap-sandbox/internal/protocol"
 )
 
 // clientVersions remembers which computers were already told to upgrade, so an older client is
@@ -47,6 +51,29 @@ func (s *Session) noteClientVersion(key Key, version string) {
 		s.log().Info("computer runs an older client: run the install line on it again to upgrade",
 			"traposId", clip(key.TraposID), "clientVersion", clip(shown), "served", served)
 	}
+}
+
+// explainUnknownType is a computer's unknown_type for typ, with the fix added when typ is a
+// type of the vocabulary every up-to-date daemon answers (protocol.ComputerTypes) and this
+// computer's client is older than the one the gateway serves: the client predates the type,
+// and the install line, not a program of the owner's, is what gives it. Every host surface
+// (the HTTP API, the CLI, MCP, screens, the agent) reads the answer from here.
+func (s *Session) explainUnknownType(typ string, e *protocol.Error) *protocol.Error {
+	served := s.gw.cfg.ClientVersion
+	s.mu.Lock()
+	version := s.clientVersion
+	s.mu.Unlock()
+	if served == "" || !olderVersion(version, served) || !slices.Contains(protocol.ComputerTypes, typ) {
+		return e
+	}
+	shown := "trapos-sandbox " + version
+	if version == "" {
+		shown = "a trapos-sandbox that names no version"
+	}
+	explained := *e
+	explained.Message = fmt.Sprintf("%s (its client, %s, is older than the %s this gateway serves: "+
+		"run the gateway's install line on the computer to upgrade it, then reboot it)", e.Message, clip(shown), served)
+	return &explained
 }
 
 // olderVersion compares MAJOR.MINOR.PATCH versions; a missing or unparsable have is older.

@@ -281,11 +281,25 @@ func CheckURL(raw string) error {
 	return nil
 }
 
+// goNotFound is the body of Go's http.NotFound: what a gateway older than a route answers for
+// it (today's gateway answers JSON for any path under its API, docs/http-api.md).
+const goNotFound = "404 page not found\n"
+
 // notTheAPI is the error for an answer that is not the gateway API's: --url names another
-// server (or a proxy's error page answered).
+// server (or a proxy's error page answered), or a gateway older than the route asked for.
 func (h HTTP) notTheAPI(status int, body []byte) error {
+	if status == http.StatusNotFound && string(body) == goNotFound {
+		return protocol.Errorf(protocol.CodeInternal, "the gateway at %s has no such route (HTTP 404 page not found): "+
+			"it is older than this trap-sandbox (upgrade the gateway), or --url names another server", ShownURL(h.URL))
+	}
 	return protocol.Errorf(protocol.CodeInternal, "the gateway at %s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %.200s",
-		ShownURL(h.URL), status, cctext.Show(string(body), false))
+		ShownURL(h.URL), status, ShownBody(body))
+}
+
+// ShownBody is an answer's body as an error message quotes it: the text rule's view, without
+// the line break that ends a plain-text page (shown, it read \x0a).
+func ShownBody(body []byte) string {
+	return cctext.Show(strings.TrimRight(string(body), "\r\n"), false)
 }
 
 // Refusal is a non-200 answer as a *protocol.Error (the gateway's own code and message); the

@@ -180,6 +180,33 @@ local function hookPlace(old)
   return HOOK, nil;
 end
 
+-- Whether MAJOR.MINOR.PATCH version a is above b; false when either is not one.
+local function newerVersion(a, b)
+  local x = { tostring(a):match("^(%d+)%.(%d+)%.(%d+)$") };
+  local y = { tostring(b):match("^(%d+)%.(%d+)%.(%d+)$") };
+  if #x ~= 3 or #y ~= 3 then
+    return false;
+  end
+  for i = 1, 3 do
+    if tonumber(x[i]) ~= tonumber(y[i]) then
+      return tonumber(x[i]) > tonumber(y[i]);
+    end
+  end
+  return false;
+end
+
+-- Whether the player's startup file names the hook already: the line they were told to add
+-- on the first install, which an upgrade need not ask for again.
+local function namesHook(startup)
+  local file = fs.open(startup, "r");
+  if file == nil then
+    return false;
+  end
+  local text = file.readAll() or "";
+  file.close();
+  return text:find(HOOK_BESIDE, 1, true) ~= nil;
+end
+
 -- The computer's screen width; a narrower one (a pocket computer's 26 columns, a turtle's 39)
 -- gets the help laid out for it.
 local SCREEN_WIDTH = 51;
@@ -578,6 +605,10 @@ local function install(opts)
 
   if old ~= nil and old.version == SOURCE.version then
     print("Reinstalled trapos-sandbox " .. SOURCE.version .. ".");
+  elseif old ~= nil and newerVersion(old.version, SOURCE.version) then
+    -- A gateway older than the computer's client (a newer client works with it as it is).
+    print("Downgraded trapos-sandbox " .. tostring(old.version) .. " to " .. SOURCE.version .. ".");
+    print("(the gateway serves an older client)");
   elseif old ~= nil then
     print("Upgraded trapos-sandbox " .. tostring(old.version) .. " to " .. SOURCE.version .. ".");
   else
@@ -595,7 +626,7 @@ local function install(opts)
   end
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
-  elseif runFrom ~= nil then
+  elseif runFrom ~= nil and not namesHook(runFrom) then
     print("To start the daemon at boot, add this line");
     print("at the end of " .. runFrom .. ":");
     print('  shell.run("' .. HOOK_BESIDE .. '")');

@@ -189,13 +189,15 @@ async function follow(traposId, signal) {
 }
 
 // watch streams the computer's screen into the view until the stream ends; it reports whether
-// to watch again (the computer or the gateway went away) and says why in the status.
+// to watch again (the computer or the gateway went away) and says why in the status. 501 is
+// neither: the computer is there but its client has no screen (older than it), which the
+// message says how to fix; asking again every retryMs would not, and read "waiting".
 async function watch(traposId, signal) {
   const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/screen",
     { headers: { Accept: "text/event-stream" }, signal });
   if (!res.ok) {
     const body = await res.json().catch(() => null);
-    const again = res.status === 404 || res.status >= 500;
+    const again = res.status === 404 || (res.status >= 500 && res.status !== 501);
     status((body && body.error ? body.error.code + ": " + body.error.message : "The gateway answered " + res.status) + (again ? waiting : ""));
     return again;
   }
