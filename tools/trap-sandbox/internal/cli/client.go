@@ -46,16 +46,21 @@ func (f APIFlags) client() *computer.Client { return computer.New(f.transport())
 const gatewayAt = "the gateway at "
 
 func failure(traposID, command string, err error) error {
-	what := fmt.Sprintf("computer %s %s", cctext.Show(traposID, false), cctext.Show(command, false))
+	what := fmt.Sprintf("computer %s %s", cctext.Show(traposID, false), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("%s: %s", what, cctext.Show(err.Error(), false))
 	}
-	who := "the gateway"
-	if pe.ByComputer {
-		who = "the computer"
+	who := "the gateway answered"
+	switch {
+	case pe.ByComputer:
+		who = "the computer answered"
+	case pe.Code == protocol.CodeBadPayload:
+		// The vocabulary's client checks what it sends before sending it, here as on the
+		// gateway (a type or path CC cannot hold, a file over a limit): nobody was asked.
+		who = "refused"
 	}
-	msg := fmt.Sprintf("%s: %s answered %s: %s", what, who, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
+	msg := fmt.Sprintf("%s: %s %s: %s", what, who, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
 	if !pe.ByComputer && strings.HasPrefix(pe.Message, gatewayAt) {
 		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
 	}
@@ -68,6 +73,10 @@ func failure(traposID, command string, err error) error {
 // maxCodeBytes bounds an error code as the CLI shows it: codes are short words
 // (docs/protocol.md "Error codes"), and a computer could send one of any length.
 const maxCodeBytes = 64
+
+// maxCommandBytes bounds the command a failure names (a request's type as typed may be of any
+// length; the message says how long).
+const maxCommandBytes = 300
 
 // showMessage is an error message for the terminal (cctext.Show). A message may show a
 // screen (a lua.exec or shell.run past its timeout answers with what its screen showed): its
@@ -95,7 +104,11 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
 	defer cancel()
 	list, err := c.client().Computers(ctx)
 	if err != nil {
-		return fmt.Errorf("list computers: %s", cctext.Show(err.Error(), false))
+		msg := err.Error()
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && strings.HasPrefix(pe.Message, gatewayAt) {
+			msg = pe.Message // it already says who answered what, as failure's messages do
+		}
+		return fmt.Errorf("list computers: %s", cctext.Show(msg, false))
 	}
 	// Replicas sharing computers over NATS name the holder of each; a single gateway does not.
 	replicas := slices.ContainsFunc(list, func(cp computer.Computer) bool { return cp.Replica != "" })

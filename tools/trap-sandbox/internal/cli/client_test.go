@@ -112,6 +112,12 @@ func TestClientCommands(t *testing.T) {
 	_, err = runClient(t, "ping", "--url", base, "7")
 	assert.EqualError(t, err, `computer 7 ping: the gateway answered not_connected: computer 7 is not connected; did you mean "7:a/b"?`)
 
+	// A check made before sending names no answerer, and a long type is cut in the message.
+	_, err = runClient(t, "request", "--url", base, "7:a/b", strings.Repeat("t", 1000))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "…(cut, 1008 bytes): refused bad_payload: the type is 1000 bytes long on the computer")
+	assert.Less(t, len(err.Error()), 500)
+
 	_, err = runClient(t, "request", "--url", base, "7:a/b", "ping", `{bad`)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "not valid JSON")
@@ -204,7 +210,12 @@ func TestAnOlderGatewayIsNamedAsSuch(t *testing.T) {
 		require.Error(t, err, args)
 		assert.Contains(t, err.Error(), "the gateway at "+gw.URL+" has no such route (HTTP 404 page not found): it is older than this trap-sandbox (upgrade the gateway), or --url names another server", args)
 	}
-	_, err := runClient(t, "accounts", "list", "--url", gw.URL)
+	// A server with no gateway routes at all: the computers list names it the same way, once.
+	none := httptest.NewServer(http.NotFoundHandler())
+	defer none.Close()
+	_, err := runClient(t, "computers", "--url", none.URL)
+	assert.EqualError(t, err, "list computers: the gateway at "+none.URL+" has no such route (HTTP 404 page not found): it is older than this trap-sandbox (upgrade the gateway), or --url names another server")
+	_, err = runClient(t, "accounts", "list", "--url", gw.URL)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "(an older trap-sandbox? it needs the account routes): 404 page not found")
 	assert.NotContains(t, err.Error(), `\x0a`)

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
@@ -88,13 +89,14 @@ func (c *Client) Computers(ctx context.Context) ([]Computer, error) {
 // answer; so does the type (cctext.TypeWire), which refuses a character CC cannot hold. The
 // answer's payload is the computer's, as JSON.
 func (c *Client) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, []cctext.Replacement, error) {
-	if len(typ) > protocol.MaxHostTypeBytes {
-		return nil, nil, protocol.Errorf(protocol.CodeBadPayload, "the type is %d bytes long; a host request's type is at most %d bytes (door.open, fs.read)",
-			len(typ), protocol.MaxHostTypeBytes)
-	}
 	typ, err := cctext.TypeWire(typ)
 	if err != nil {
 		return nil, nil, err
+	}
+	// Counted as CC's bytes: on the wire each is one code point up to U+00FF.
+	if n := utf8.RuneCountInString(typ); n > protocol.MaxHostTypeBytes {
+		return nil, nil, protocol.Errorf(protocol.CodeBadPayload, "the type is %d bytes long on the computer; a host request's type is at most %d (door.open, fs.read)",
+			n, protocol.MaxHostTypeBytes)
 	}
 	wire, reps, err := cctext.WireJSON("payload", payload)
 	if err != nil {

@@ -443,8 +443,11 @@ func TestAnOverlongTypeIsRefused(t *testing.T) {
 	r = &recorder{}
 	_, _, err = computer.New(r).Request(t.Context(), "7:", strings.Repeat("t", 120000), json.RawMessage(`{}`), 0)
 	assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err))
-	assert.EqualError(t, err, "bad_payload: the type is 120000 bytes long; a host request's type is at most 256 bytes (door.open, fs.read)")
+	assert.EqualError(t, err, "bad_payload: the type is 120000 bytes long on the computer; a host request's type is at most 256 (door.open, fs.read)")
 	assert.Empty(t, r.typ, "nothing was sent")
+	r = &recorder{answer: json.RawMessage(`{}`)}
+	_, _, err = computer.New(r).Request(t.Context(), "7:", strings.Repeat("é", protocol.MaxHostTypeBytes), json.RawMessage(`{}`), 0)
+	require.NoError(t, err, "256 of é are 256 bytes on the computer, though 512 in UTF-8")
 }
 
 func TestADeadlineThatPassesIsATimeout(t *testing.T) {
