@@ -344,10 +344,13 @@ func (s *Session) write(msg []byte, deadline time.Time) error {
 	if err := s.conn.SetWriteDeadline(deadline); err != nil {
 		return err
 	}
+	// The time is read before the write: once the frame is out, the computer may act on it
+	// (a test's clock moves on), and the frame was sent then, not later.
+	sent := s.gw.cfg.Clock.Now()
 	if err := s.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
 		return err
 	}
-	s.lastSentAt.Store(s.gw.cfg.Clock.Now().UnixNano())
+	s.lastSentAt.Store(sent.UnixNano())
 	return nil
 }
 
