@@ -51,7 +51,7 @@ local function serve(handlers)
   end
   local providerId = codec.newUuid();
   local heartbeat;
-  local running = {}; -- requestId -> {co, type, filter}: handlers waiting for an event
+  local running = {}; -- requestId -> {co, type, filter, started}: handlers waiting for an event
   -- Offering again after each request renews the lease at once.
   local function offer()
     if heartbeat ~= nil then
@@ -108,6 +108,15 @@ local function serve(handlers)
     if event[1] == "timer" and event[2] == heartbeat then
       heartbeat = nil;
       offer();
+      -- A handler waiting past SERVE_ANSWER_WAIT has been answered timeout by the daemon,
+      -- which drops what it would answer now: let it go, so that a host that keeps asking
+      -- cannot pile up handlers (each resumed by every event it waits for).
+      local now = os.clock();
+      for requestId, job in pairs(running) do
+        if now - job.started > SERVE_ANSWER_WAIT then
+          running[requestId] = nil;
+        end
+      end
     end
     local waiting = {};
     for requestId, job in pairs(running) do
@@ -124,7 +133,8 @@ local function serve(handlers)
     if event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil
       and running[event[3]] == nil then
       local requestId, msgType, handler = event[3], event[4], handlers[event[4]];
-      local job = { type = msgType, co = coroutine.create(function(payload) return handler(payload, msgType); end) };
+      local job = { type = msgType, started = os.clock(),
+        co = coroutine.create(function(payload) return handler(payload, msgType); end) };
       running[requestId] = job;
       resume(requestId, job, codec.normalisePayload(event[5]));
     end

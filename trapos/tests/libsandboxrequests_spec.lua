@@ -341,6 +341,24 @@ describe("libsandboxrequests", function()
       end);
     end);
 
+    it("lets a handler go once the daemon has given up on it", function()
+      local requests = newRequests();
+      local now = 100;
+      stub(os, "clock", function() return now; end);
+      local resumed = false;
+      withProgram(requests, {
+        ["door.wait"] = function() os.pullEvent("door_done"); resumed = true; return {}; end,
+      }, function()
+        requests.serve("door.wait", {}, function() end);
+        feedUntil(requests, function(offers) return offers >= 1; end);
+        now = now + require('/apis/libsandboxserve').SERVE_ANSWER_WAIT + 1;
+        feedUntil(requests, function(offers) return offers >= 1; end); -- a heartbeat past the wait
+        os.queueEvent("door_done");
+        feedUntil(requests, function(offers) return offers >= 1; end);
+        expect(resumed):eq(false);
+      end);
+    end);
+
     it("answers other requests while a handler waits", function()
       local requests = newRequests();
       withProgram(requests, {
