@@ -165,7 +165,7 @@ local function newRouter(deps)
       if served[msgType] == providerId then
         local heir = nil;
         for otherId, other in pairs(providers) do
-          if other.types[msgType] and (heir == nil or other.order > providers[heir].order) then
+          if other.types[msgType] and not other.ended and (heir == nil or other.order > providers[heir].order) then
             heir = otherId;
           end
         end
@@ -200,6 +200,7 @@ local function newRouter(deps)
       if provider.seen then
         provider.seen = false;
       else
+        provider.ended = true; -- before any is expired: none is heir to another
         ended[#ended + 1] = providerId;
       end
     end

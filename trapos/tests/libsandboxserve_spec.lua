@@ -117,6 +117,19 @@ describe("libsandboxserve", function()
       expect(answerOf(router, "door.open").err.code):eq("unknown_type");
     end);
 
+    it("hands a type to no program that ended in the same lease", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p2", { "door.open" });
+      local answer;
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      router.onEvent("timer", 700001); -- first sweep: both offered since the start
+      router.onEvent("timer", 700003); -- second sweep: neither offered in a whole lease
+      expect(answer.err):same({ code = "unknown_type", message = "door.open is no longer served: the program serving it has ended" });
+      expect(answerOf(router, "door.open").err.message):eq("this computer does not handle requests of type door.open");
+    end);
+
     it("forgets a program that withdraws", function()
       local router = lib.newRouter({ os = newOs() });
       router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
