@@ -204,6 +204,8 @@ local function newRouter(deps)
         ended[#ended + 1] = providerId;
       end
     end
+    -- Newest first, so that what each request is told does not depend on pairs' order.
+    table.sort(ended, function(a, b) return providers[a].order > providers[b].order; end);
     for _, providerId in ipairs(ended) do
       expire(providerId, "the program serving it has ended");
     end
