@@ -643,6 +643,21 @@ local COMMANDS = {
   link = link,
 };
 
+-- The command a mistyped word most likely meant: the one it begins (`stat`, `Status`), when
+-- only one does; nil otherwise.
+local function meant(word)
+  local typed, found = word:lower(), nil;
+  for _, name in ipairs({ "health", "status", "reconnect", "stop", "setup", "link", "help" }) do
+    if #typed >= 2 and name:sub(1, #typed) == typed then
+      if found ~= nil then
+        return nil;
+      end
+      found = name;
+    end
+  end
+  return found;
+end
+
 -- How many arguments each command takes after its name.
 local MAX_ARGS = { setup = 1, link = 1 };
 
@@ -656,6 +671,10 @@ if command == nil or command == "help" or command == "--help" or command == "-h"
 elseif command == "--version" then
   print("sandbox " .. VERSION);
 elseif COMMANDS[command] == nil then
+  local guess = meant(command);
+  if guess ~= nil then
+    fail("sandbox: unknown command '" .. command .. "'. Did you mean: sandbox " .. guess);
+  end
   fail("sandbox: unknown command '" .. command .. "'. Run: sandbox --help");
 elseif #args > 1 + (MAX_ARGS[command] or 0) then
   local extra = args[2 + (MAX_ARGS[command] or 0)];

@@ -1132,6 +1132,20 @@ describe("sandbox command", function()
       expect(lines):same({});
     end);
 
+    it("names the command a mistyped word begins", function()
+      for typed, want in pairs({ stat = "status", Status = "status", heal = "health", set = "setup", rec = "reconnect" }) do
+        local ok, err, lines = run({ typed }, {});
+        expect(ok):eq(false);
+        expect(err):eq("sandbox: unknown command '" .. typed .. "'. Did you mean: sandbox " .. want);
+        expect(lines):same({});
+      end
+      -- status and stop both begin with st, health and help with he: no guess there.
+      for _, typed in ipairs({ "st", "he" }) do
+        local _, err = run({ typed }, {});
+        expect(err):eq("sandbox: unknown command '" .. typed .. "'. Run: sandbox --help");
+      end
+    end);
+
     it("rejects extra arguments", function()
       local ok, err = run({ "status", "now" }, { status = connectedStatus() });
       expect(ok):eq(false);
