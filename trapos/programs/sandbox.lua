@@ -594,6 +594,10 @@ local function link(key)
   checkSetup();
   if key ~= nil and not linkLib.isKey(key) then
     -- Not echoed: a mistyped key is still mostly a secret.
+    if key:sub(1, 4):lower() == "tsk_" then
+      fail("sandbox link: that enrollment key is cut short or mistyped (a key is tsk_<id>_<secret>, "
+        .. "one word). Type it again as trap-sandbox link key printed it");
+    end
     fail("sandbox link: that is not an enrollment key (tsk_...; made with trap-sandbox link key). "
       .. "Run sandbox link alone for a code");
   end

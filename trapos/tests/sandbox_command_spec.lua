@@ -961,6 +961,16 @@ describe("sandbox command", function()
       expect(#record.sockets):eq(0);
     end);
 
+    it("says a key cut short is one, without connecting or echoing it", function()
+      for _, typed in ipairs({ "tsk_ia2aob5sh2dx4", "TSK_ia2aob5sh2dx4_lw bw" }) do
+        local ok, err, _, record = run({ "link", typed }, { gateway = linkGateway() });
+        expect(ok):eq(false);
+        expect(err):eq("sandbox link: that enrollment key is cut short or mistyped (a key is tsk_<id>_<secret>, "
+          .. "one word). Type it again as trap-sandbox link key printed it");
+        expect(#record.sockets):eq(0);
+      end
+    end);
+
     it("sends a player without a URL to sandbox setup", function()
       local ok, err, _, record = run({ "link" }, { settings = {}, gateway = linkGateway() });
       expect(ok):eq(false);
