@@ -378,6 +378,14 @@ func TestInstallChecksThePassword(t *testing.T) {
 	assert.Regexp(t, `Nothing changed: trapos-sandbox \d+\.\d+\.\d+ is as it was\.`, out)
 	assert.NotContains(t, out, "Reinstalled")
 	assert.Equal(t, before, diskSnapshot(t, dir), "a refused upgrade changes nothing")
+	assert.NotContains(t, out, "To uninstall", "a wrong password that is not a mistyped uninstall gets no hint")
+
+	// The word uninstall mistyped (another case, a letter off) is a wrong password that names the word.
+	for _, typo := range []string{"Uninstall", "unistall"} {
+		out = playerSession(ctx, t, dir, true, install+" "+typo)
+		assert.Contains(t, strings.Join(lines(out), " "), "To uninstall, the word is uninstall, in lower case: wget run "+g.URL("/trapos/install")+" uninstall", out)
+		assert.Equal(t, before, diskSnapshot(t, dir), "a mistyped uninstall changes nothing")
+	}
 
 	// sandbox.url in its bare form names the same gateway: the password is still checked.
 	playerSession(ctx, t, dir, true, "set sandbox.url ws://"+g.Addr)

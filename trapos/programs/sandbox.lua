@@ -594,6 +594,10 @@ local function link(key)
   checkSetup();
   if key ~= nil and not linkLib.isKey(key) then
     -- Not echoed: a mistyped key is still mostly a secret.
+    if key:sub(1, 4):lower() == "tsk_" then
+      fail("sandbox link: that enrollment key is cut short or mistyped (a key is tsk_<id>_<secret>, "
+        .. "one word). Type it again as trap-sandbox link key printed it");
+    end
     fail("sandbox link: that is not an enrollment key (tsk_...; made with trap-sandbox link key). "
       .. "Run sandbox link alone for a code");
   end
@@ -643,6 +647,21 @@ local COMMANDS = {
   link = link,
 };
 
+-- The command a mistyped word most likely meant: the one it begins (`stat`, `Status`), when
+-- only one does; nil otherwise.
+local function meant(word)
+  local typed, found = word:lower(), nil;
+  for _, name in ipairs({ "health", "status", "reconnect", "stop", "setup", "link", "help" }) do
+    if #typed >= 2 and name:sub(1, #typed) == typed then
+      if found ~= nil then
+        return nil;
+      end
+      found = name;
+    end
+  end
+  return found;
+end
+
 -- How many arguments each command takes after its name.
 local MAX_ARGS = { setup = 1, link = 1 };
 
@@ -656,6 +675,10 @@ if command == nil or command == "help" or command == "--help" or command == "-h"
 elseif command == "--version" then
   print("sandbox " .. VERSION);
 elseif COMMANDS[command] == nil then
+  local guess = meant(command);
+  if guess ~= nil then
+    fail("sandbox: unknown command '" .. command .. "'. Did you mean: sandbox " .. guess);
+  end
   fail("sandbox: unknown command '" .. command .. "'. Run: sandbox --help");
 elseif #args > 1 + (MAX_ARGS[command] or 0) then
   local extra = args[2 + (MAX_ARGS[command] or 0)];

@@ -961,6 +961,16 @@ describe("sandbox command", function()
       expect(#record.sockets):eq(0);
     end);
 
+    it("says a key cut short is one, without connecting or echoing it", function()
+      for _, typed in ipairs({ "tsk_ia2aob5sh2dx4", "TSK_ia2aob5sh2dx4_lw bw" }) do
+        local ok, err, _, record = run({ "link", typed }, { gateway = linkGateway() });
+        expect(ok):eq(false);
+        expect(err):eq("sandbox link: that enrollment key is cut short or mistyped (a key is tsk_<id>_<secret>, "
+          .. "one word). Type it again as trap-sandbox link key printed it");
+        expect(#record.sockets):eq(0);
+      end
+    end);
+
     it("sends a player without a URL to sandbox setup", function()
       local ok, err, _, record = run({ "link" }, { settings = {}, gateway = linkGateway() });
       expect(ok):eq(false);
@@ -1130,6 +1140,20 @@ describe("sandbox command", function()
       expect(ok):eq(false);
       expect(err):eq("sandbox: unknown command 'frobnicate'. Run: sandbox --help");
       expect(lines):same({});
+    end);
+
+    it("names the command a mistyped word begins", function()
+      for typed, want in pairs({ stat = "status", Status = "status", heal = "health", set = "setup", rec = "reconnect" }) do
+        local ok, err, lines = run({ typed }, {});
+        expect(ok):eq(false);
+        expect(err):eq("sandbox: unknown command '" .. typed .. "'. Did you mean: sandbox " .. want);
+        expect(lines):same({});
+      end
+      -- status and stop both begin with st, health and help with he: no guess there.
+      for _, typed in ipairs({ "st", "he" }) do
+        local _, err = run({ typed }, {});
+        expect(err):eq("sandbox: unknown command '" .. typed .. "'. Run: sandbox --help");
+      end
     end);
 
     it("rejects extra arguments", function()

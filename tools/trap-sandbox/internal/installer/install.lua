@@ -470,6 +470,28 @@ local function nothingChanged(old, still)
   end
 end
 
+-- Whether word, refused as a password, was most likely meant as the word uninstall: the same
+-- word in another case, or at most two letters typed wrong, missing or extra (unistall).
+local function meantUninstall(word)
+  local a, b = word:lower(), "uninstall";
+  if word == b or math.abs(#a - #b) > 2 then
+    return false;
+  end
+  local prev = {};
+  for j = 0, #b do
+    prev[j] = j;
+  end
+  for i = 1, #a do
+    local cur = { [0] = i };
+    for j = 1, #b do
+      local cost = a:sub(i, i) == b:sub(j, j) and 0 or 1;
+      cur[j] = math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost);
+    end
+    prev = cur;
+  end
+  return prev[#b] <= 2;
+end
+
 local function install(opts)
   local old = readManifest();
 
@@ -489,6 +511,9 @@ local function install(opts)
     if verdict == false then
       printError((password == "" and "The gateway needs a password" or "Wrong password: the gateway refused it")
         .. ". Run again with the gateway's password (its SANDBOX_PASSWORD): wget run " .. SOURCE.install .. " <password>");
+      if opts.password ~= nil and meantUninstall(opts.password) then
+        print("To uninstall, the word is uninstall, in lower case: wget run " .. SOURCE.install .. " uninstall");
+      end
       nothingChanged(old, "is as it was");
       return false;
     elseif verdict == nil then
