@@ -114,7 +114,9 @@ type viewer struct {
 var errLeft = errors.New("left")
 
 // run draws each frame of stream and sends what in types until the stream or the input
-// ends, or Ctrl-S is held. It returns nil when the person left or the input ended.
+// ends, Ctrl-S is held or ctx ends (SIGINT or SIGTERM: in the raw terminal a Ctrl-C is a key
+// for the computer, so a signal comes from outside and ends the view as leaving does). It
+// returns nil when the person left, the input ended or ctx did.
 func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -144,8 +146,11 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return nil
 		case err := <-streamErr:
+			if ctx.Err() != nil {
+				return nil // the stream ended because ctx did
+			}
 			return err
 		case <-inputDone:
 			return nil

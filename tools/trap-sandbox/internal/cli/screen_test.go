@@ -87,6 +87,19 @@ func TestTheScreenViewerEndsWhenTheComputerGoesAway(t *testing.T) {
 	assert.EqualError(t, err, "not_connected: computer 7: the computer disconnected")
 }
 
+// TestTheScreenViewerLeavesQuietlyOnASignal: SIGINT or SIGTERM (main's context) ends the
+// view as Ctrl-S does, with no "context canceled" printed as if it had failed.
+func TestTheScreenViewerLeavesQuietlyOnASignal(t *testing.T) {
+	v := &viewer{out: io.Discard, send: func(context.Context, []computer.InputEvent) error { return nil }}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.NoError(t, v.run(ctx, typed, stream))
+}
+
 // TestTheScreenStreamIsAskedForAsAnEventStream: the live view is asked for through the API's
 // client (the token, Accept: text/event-stream, the traposId escaped in the path) and read as
 // it comes; a refusal is the gateway's own words, and a wrong URL is named with its fix.
