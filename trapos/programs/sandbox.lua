@@ -651,7 +651,7 @@ local COMMANDS = {
 -- only one does; nil otherwise.
 local function meant(word)
   local typed, found = word:lower(), nil;
-  for _, name in ipairs({ "health", "status", "reconnect", "stop", "setup", "link", "help" }) do
+  for _, name in ipairs(libsandbox.SUBCOMMANDS) do
     if #typed >= 2 and name:sub(1, #typed) == typed then
       if found ~= nil then
         return nil;
