@@ -209,7 +209,9 @@ func calendarDay(t time.Time) int64 {
 }
 
 // hoursOfDay is os.time("utc"/"local"): CC's getTimeForCalendar sums the hour, minute/60
-// and second/3600 in Java floats, so 06:30:05 is 6.5013890266418, not 6.5013888888889.
+// and second/3600 in Java floats, so 06:30:05 is 6.5013890266418, not 6.5013888888889. The
+// explicit conversions round each step to float32, as Java does: Go may otherwise fuse the
+// operations (the spec allows it unless a conversion intervenes).
 func hoursOfDay(t time.Time) float64 {
 	h := float32(t.Hour())
 	h = float32(h + float32(float32(t.Minute())/60))
