@@ -166,6 +166,17 @@ func TestPathToCC(t *testing.T) {
 	assert.Contains(t, err.Error(), `\xE2\x80\x94`, "the message names the \\xNN form")
 }
 
+func TestPathNameIsWhatCCResolvesThePathTo(t *testing.T) {
+	for path, name := range map[string]string{
+		"/door.lua": "door.lua", "door.lua": "door.lua", "/a/door.lua/": "door.lua", "/door.lua/.": "door.lua",
+		"/door.lua/ . ": "door.lua", "/door.lua/...": "door.lua", `\a\door.lua`: "door.lua", "/a/b/..": "a",
+		"/a/b/ .. /.": "a", "/do\"or?.lua": "do\"or?.lua", "/\xe9 x ": "\xe9 x ",
+		"": "", "/": "", "/.": "", "/a/..": "", "/..": "", "/../a": "",
+	} {
+		assert.Equal(t, name, PathName(path), "%q", path)
+	}
+}
+
 func TestShowPathIsWhatPathToCCReadsBack(t *testing.T) {
 	for _, cc := range []string{"/\xe92.txt", "/a\x1b[2Jb", "/c1\x9b", "/tab\there", "/ok.lua", "/back\\slash"} {
 		shown := ShowPath([]byte(cc))

@@ -79,6 +79,31 @@ func ShowWirePath(wire string) string {
 	return ShowPath(b)
 }
 
+// PathName is the name of what a CC path reaches, as CC's fs resolves the path
+// (FileSystem.sanitizePath): '\' is a slash too, a name is read with the spaces around it
+// trimmed, "", "." and names of three dots or more ("...") name nothing, and ".." takes the
+// name before it. The name stays as typed (CC drops some characters from it later, which get
+// keeps in a local name). It is "" for the root and for a path that climbs above it.
+func PathName(cc string) string {
+	var names []string
+	for _, part := range strings.Split(strings.ReplaceAll(cc, `\`, "/"), "/") {
+		switch name := strings.Trim(part, " "); {
+		case name == "..":
+			if len(names) == 0 {
+				return "" // above the root: CC refuses such a path ("Invalid Path")
+			}
+			names = names[:len(names)-1]
+		case strings.Trim(name, ".") == "":
+		default:
+			names = append(names, part)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return names[len(names)-1]
+}
+
 // hexEscape reads \xNN at the start of s.
 func hexEscape(s string) (byte, bool) {
 	if len(s) < 4 || s[0] != '\\' || (s[1] != 'x' && s[1] != 'X') {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -147,7 +146,13 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		local = filepath.Join(local, cctext.FromCC([]byte(path.Base(cc))))
+		// Named after the file the computer read, as CC resolved the path: "/door.lua/." is
+		// door.lua, where the path's last part, ".", named the directory itself.
+		name := cctext.PathName(cc)
+		if name == "" {
+			return fmt.Errorf("get: %s names no file to call the local one after: name the local file to write", cctext.Show(c.Remote, false))
+		}
+		local = filepath.Join(local, cctext.FromCC([]byte(name)))
 	}
 	if err := writeLocal(local, data); err != nil {
 		return err

@@ -139,6 +139,22 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	assert.ErrorContains(t, err, "name the file to write from stdin")
 }
 
+// TestGetIntoADirectoryNamesTheFileThePathReaches: a path ending in "." reached the file
+// before it on the computer (CC drops "."), but the local file was named after the ".", the
+// directory itself, and get failed with "write DIR: is a directory".
+func TestGetIntoADirectoryNamesTheFileThePathReaches(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "print('door')\n"})
+	base := serveDisk(t, d)
+	for _, remote := range []string{"/door.lua/.", "/door.lua/", "/x/../door.lua"} {
+		dir := t.TempDir()
+		out, err := runClient(t, "get", "--url", base, "7:", remote, dir)
+		require.NoError(t, err, remote)
+		assert.Equal(t, "7: "+remote+" -> "+filepath.Join(dir, "door.lua")+" (14 bytes)\n", out, remote)
+		assert.FileExists(t, filepath.Join(dir, "door.lua"), remote)
+	}
+}
+
 func TestErrorsShowControlBytesEscaped(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(nil)
