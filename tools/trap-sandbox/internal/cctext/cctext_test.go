@@ -177,6 +177,17 @@ func TestPathNameIsWhatCCResolvesThePathTo(t *testing.T) {
 	}
 }
 
+func TestDirectoryEndingIsWhereNoNameIsLeft(t *testing.T) {
+	for path, end := range map[string]string{
+		"/new/": "/", `/new\`: `\`, "new/": "/", "/new/.": ".", "/new/..": "..", "/new/ .. ": "..", "/new/...": "...", "/f.txt/.": ".",
+		"/new": "", "/new.": "", "/a.b": "", "/..a": "", "": "", "/": "", " / ": "",
+	} {
+		got, ok := DirectoryEnding(path)
+		assert.Equal(t, end, got, "%q", path)
+		assert.Equal(t, end != "", ok, "%q", path)
+	}
+}
+
 func TestShowPathIsWhatPathToCCReadsBack(t *testing.T) {
 	for _, cc := range []string{"/\xe92.txt", "/a\x1b[2Jb", "/c1\x9b", "/tab\there", "/ok.lua", "/back\\slash"} {
 		shown := ShowPath([]byte(cc))

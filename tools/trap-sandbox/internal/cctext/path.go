@@ -87,7 +87,7 @@ func ShowWirePath(wire string) string {
 func PathName(cc string) string {
 	var names []string
 	for _, part := range strings.Split(strings.ReplaceAll(cc, `\`, "/"), "/") {
-		switch name := strings.Trim(part, " "); {
+		switch name := strings.TrimSpace(part); {
 		case name == "..":
 			if len(names) == 0 {
 				return "" // above the root: CC refuses such a path ("Invalid Path")
@@ -102,6 +102,27 @@ func PathName(cc string) string {
 		return ""
 	}
 	return names[len(names)-1]
+}
+
+// DirectoryEnding reports how a CC path below the root ends when it can only name a
+// directory, whatever the drive holds: in a slash ('\' is one), or in a name PathName
+// passes over (".", "...") or that climbs (".."), spaces around it trimmed. It is the one
+// rule of such paths: the file routes refuse to write one (it names no file) and the CLI's
+// put writes into it, as cp does. The root itself ("", "/") is not reported: it names a
+// directory that is always there.
+func DirectoryEnding(cc string) (string, bool) {
+	if strings.Trim(cc, `/\ `) == "" {
+		return "", false
+	}
+	i := strings.LastIndexAny(cc, `/\`)
+	last := strings.TrimSpace(cc[i+1:])
+	switch {
+	case last == "" && i >= 0:
+		return cc[i : i+1], true
+	case last != "" && strings.Trim(last, ".") == "":
+		return last, true
+	}
+	return "", false
 }
 
 // hexEscape reads \xNN at the start of s.
