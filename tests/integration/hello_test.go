@@ -100,22 +100,6 @@ func TestHelloTimeoutFromEnvironment(t *testing.T) {
 	requireClose(ctx, t, c, harness.CloseNoHello)
 }
 
-func TestHelloInTimeCancelsTheTimer(t *testing.T) {
-	ctx := testContext(t)
-	// The registered computer's hello must beat its own timer, so the timeout is roomy; the
-	// test's verdict does not depend on how long anything takes.
-	g := startGateway(t, "--hello-timeout", roomyHelloTimeout)
-	early := connect(ctx, t, g, "5:")
-	// A silent socket opened after the registered one is closed by its hello timer; by then the
-	// registered socket's timer would have fired too, had hello not cancelled it.
-	late := dial(ctx, t, g, "5:late")
-	requireClose(ctx, t, late, harness.CloseNoHello)
-
-	f, err := early.Request(ctx, harness.TypeProbeGateway, map[string]any{})
-	require.NoError(t, err)
-	requireOK(t, f)
-}
-
 func TestRequestBeforeHelloIsNotAuthenticated(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)

@@ -22,9 +22,6 @@ const (
 	testTimeout = 2 * time.Minute
 	// shortHelloTimeout keeps the no-hello test well under a second (the default is 10 s).
 	shortHelloTimeout = "300ms"
-	// roomyHelloTimeout is for a test whose computer must say hello before the timeout: a
-	// dial and one frame's round trip, which even a starved machine does in far less.
-	roomyHelloTimeout = "3s"
 	// sandboxPassword is SANDBOX_PASSWORD in tests that turn auth on.
 	sandboxPassword = "sandbox-pw-7f3a1c"
 	// opencodePassword is the fake opencode server's password.

@@ -201,16 +201,26 @@ local function showStatus()
   if status.account ~= nil then
     print("account: " .. tostring(status.account));
   end
-  print("lastError: " .. tostring(status.lastError or "none"));
+  local problem = { "lastError: " .. tostring(status.lastError or "none") };
   if status.state == libsandbox.STATE_STOPPED then
-    print("fix: " .. MSG_STOPPED);
+    problem[2] = "fix: " .. MSG_STOPPED;
   elseif status.state == libsandbox.STATE_DORMANT then
-    print("fix: " .. MSG_URL_NOT_SET);
+    problem[2] = "fix: " .. MSG_URL_NOT_SET;
   elseif status.lastError ~= nil then
     local fix = explain(status.lastError, status.url);
     if fix ~= status.lastError then
-      print("fix: " .. fix);
+      problem[2] = "fix: " .. fix;
     end
+  end
+  -- On a narrower screen (a pocket computer's 26 columns and 20 rows) an error and its fix
+  -- wrap to up to 13 rows, and the whole status to 22: there they come last, right above the
+  -- prompt, and what the host may do is left out (nothing reaches this computer from the host
+  -- until the fix is made), so that the status fits the screen, the command typed above it
+  -- too, and if something still scrolls away, it is the top, never them.
+  local narrow = narrowScreen();
+  local fixFirst = narrow and problem[2] ~= nil;
+  if not narrow then
+    printLines(problem);
   end
   -- The daemon's own faults are never printed by the daemon: they are counted here and logged.
   if (status.faults or 0) > 0 then
@@ -220,12 +230,17 @@ local function showStatus()
   if running ~= nil then
     print("daemon: " .. running .. " runs, " .. libsandbox.VERSION .. " is installed: reboot to start it");
   end
-  -- What the owner lets the host do here (read from the settings, as every request does).
-  print("files: " .. libsandbox.filesShown());
-  print("exec: " .. libsandbox.execShown());
-  -- Whether the player is asked before the agent changes this computer (the ai command).
-  print("ai confirm: " .. libsandbox.aiConfirmShown());
-  print("screen: " .. libsandbox.screenShown());
+  if not fixFirst then
+    -- What the owner lets the host do here (read from the settings, as every request does).
+    print("files: " .. libsandbox.filesShown());
+    print("exec: " .. libsandbox.execShown());
+    -- Whether the player is asked before the agent changes this computer (the ai command).
+    print("ai confirm: " .. libsandbox.aiConfirmShown());
+    print("screen: " .. libsandbox.screenShown());
+  end
+  if narrow then
+    printLines(problem);
+  end
 end
 
 local function reconnect()

@@ -725,6 +725,50 @@ describe("sandbox command", function()
       });
     end);
 
+    it("fits a pocket computer's 20 rows with an error and its fix, which come last", function()
+      -- The rows printing lines takes on a screen width columns wide, wrapped as print wraps.
+      local function rowsOf(lines, width)
+        local win = window.create(term.current(), 1, 1, width, 100, false);
+        local previous = term.redirect(win);
+        for _, line in ipairs(lines) do
+          print(line);
+        end
+        term.redirect(previous);
+        return select(2, win.getCursorPos()) - 1;
+      end
+      -- the longest error and fix there are: 13 rows on a pocket computer
+      local replaced = "replaced: another computer said hello with this computer's id";
+      for _, screen in ipairs({ { 26, 20, "whole" }, { 39, 13, "error" } }) do
+        local width, height, fits = screen[1], screen[2], screen[3];
+        local ok, err, lines = run({ "status" }, { width = width, height = height, status = downStatus("waiting", replaced) });
+        expectSuccess(ok, err);
+        expect(lines[1]):eq("url: " .. FULL_URL);
+        expect(lines[#lines - 1]):eq("lastError: " .. replaced);
+        expect(lines[#lines]):str_match("^fix: another connection took over.*sandbox link%)$");
+        -- with the typed command line above it and the next prompt below; on a turtle's 13
+        -- rows the top may scroll away, the error and its fix never
+        local shown = lines;
+        if fits == "error" then
+          shown = { lines[#lines - 1], lines[#lines] };
+        end
+        local rows = rowsOf(shown, width);
+        if rows > height - 2 then
+          fail(width .. "x" .. height .. ": " .. rows .. " rows: " .. table.concat(shown, " / "));
+        end
+      end
+      -- what the host may do shows on a pocket computer too, when nothing needs fixing
+      local ok, err, lines = run({ "status" }, { width = 26, status = connectedStatus() });
+      expectSuccess(ok, err);
+      expect(lines[#lines]):eq("lastError: none");
+      expect(lines[#lines - 1]):eq("screen: none");
+      -- a computer's 51 columns keep the error in its place, below the traposId
+      ok, err, lines = run({ "status" }, { status = downStatus("waiting", replaced) });
+      expectSuccess(ok, err);
+      expect(lines[5]):eq("lastError: " .. replaced);
+      expect(lines[6]):str_match("^fix: ");
+      expect(lines[#lines]):eq("screen: none");
+    end);
+
     it("shows the daemon's faults and where they are logged", function()
       local status = connectedStatus();
       status.faults, status.lastFault = 2, "sandbox daemon: timer handler failed: boom";

@@ -166,6 +166,28 @@ func TestPathToCC(t *testing.T) {
 	assert.Contains(t, err.Error(), `\xE2\x80\x94`, "the message names the \\xNN form")
 }
 
+func TestPathNameIsWhatCCResolvesThePathTo(t *testing.T) {
+	for path, name := range map[string]string{
+		"/door.lua": "door.lua", "door.lua": "door.lua", "/a/door.lua/": "door.lua", "/door.lua/.": "door.lua",
+		"/door.lua/ . ": "door.lua", "/door.lua/...": "door.lua", `\a\door.lua`: "door.lua", "/a/b/..": "a",
+		"/a/b/ .. /.": "a", "/do\"or?.lua": "do\"or?.lua", "/\xe9 x ": "\xe9 x ",
+		"": "", "/": "", "/.": "", "/a/..": "", "/..": "", "/../a": "",
+	} {
+		assert.Equal(t, name, PathName(path), "%q", path)
+	}
+}
+
+func TestDirectoryEndingIsWhereNoNameIsLeft(t *testing.T) {
+	for path, end := range map[string]string{
+		"/new/": "/", `/new\`: `\`, "new/": "/", "/new/.": ".", "/new/..": "..", "/new/ .. ": "..", "/new/...": "...", "/f.txt/.": ".",
+		"/new": "", "/new.": "", "/a.b": "", "/..a": "", "": "", "/": "", " / ": "",
+	} {
+		got, ok := DirectoryEnding(path)
+		assert.Equal(t, end, got, "%q", path)
+		assert.Equal(t, end != "", ok, "%q", path)
+	}
+}
+
 func TestShowPathIsWhatPathToCCReadsBack(t *testing.T) {
 	for _, cc := range []string{"/\xe92.txt", "/a\x1b[2Jb", "/c1\x9b", "/tab\there", "/ok.lua", "/back\\slash"} {
 		shown := ShowPath([]byte(cc))

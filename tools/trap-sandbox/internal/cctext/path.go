@@ -79,6 +79,52 @@ func ShowWirePath(wire string) string {
 	return ShowPath(b)
 }
 
+// PathName is the name of what a CC path reaches, as CC's fs resolves the path
+// (FileSystem.sanitizePath): '\' is a slash too, a name is read with the spaces around it
+// trimmed, "", "." and names of three dots or more ("...") name nothing, and ".." takes the
+// name before it. The name stays as typed (CC drops some characters from it later, which get
+// keeps in a local name). It is "" for the root and for a path that climbs above it.
+func PathName(cc string) string {
+	var names []string
+	for _, part := range strings.Split(strings.ReplaceAll(cc, `\`, "/"), "/") {
+		switch name := strings.TrimSpace(part); {
+		case name == "..":
+			if len(names) == 0 {
+				return "" // above the root: CC refuses such a path ("Invalid Path")
+			}
+			names = names[:len(names)-1]
+		case strings.Trim(name, ".") == "":
+		default:
+			names = append(names, part)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return names[len(names)-1]
+}
+
+// DirectoryEnding reports how a CC path below the root ends when it can only name a
+// directory, whatever the drive holds: in a slash ('\' is one), or in a name PathName
+// passes over (".", "...") or that climbs (".."), spaces around it trimmed. It is the one
+// rule of such paths: the file routes refuse to write one (it names no file) and the CLI's
+// put writes into it, as cp does. The root itself ("", "/") is not reported: it names a
+// directory that is always there.
+func DirectoryEnding(cc string) (string, bool) {
+	if strings.Trim(cc, `/\ `) == "" {
+		return "", false
+	}
+	i := strings.LastIndexAny(cc, `/\`)
+	last := strings.TrimSpace(cc[i+1:])
+	switch {
+	case last == "" && i >= 0:
+		return cc[i : i+1], true
+	case last != "" && strings.Trim(last, ".") == "":
+		return last, true
+	}
+	return "", false
+}
+
 // hexEscape reads \xNN at the start of s.
 func hexEscape(s string) (byte, bool) {
 	if len(s) < 4 || s[0] != '\\' || (s[1] != 'x' && s[1] != 'X') {

@@ -98,8 +98,9 @@ type ComputersCmd struct {
 	APIFlags
 }
 
-// Run prints the table of connected computers.
-func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
+// Run prints the table of connected computers; with none, it says so on stderr and prints
+// no table, since its columns (REPLICA or not) follow the computers listed.
+func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
 	list, err := c.client().Computers(ctx)
@@ -109,6 +110,13 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout) error {
 			msg = pe.Message // it already says who answered what, as failure's messages do
 		}
 		return fmt.Errorf("list computers: %s", cctext.Show(msg, false))
+	}
+	if len(list) == 0 {
+		// A header alone read as a table of nothing, with a REPLICA column or without one
+		// whether the gateway is one of several replicas or not, which an empty list cannot
+		// tell; a script reading the rows gets none either way.
+		_, err := fmt.Fprintln(stderr, "no computers connected")
+		return err
 	}
 	// Replicas sharing computers over NATS name the holder of each; a single gateway does not.
 	replicas := slices.ContainsFunc(list, func(cp computer.Computer) bool { return cp.Replica != "" })

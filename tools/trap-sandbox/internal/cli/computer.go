@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -147,7 +146,13 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		local = filepath.Join(local, cctext.FromCC([]byte(path.Base(cc))))
+		// Named after the file the computer read, as CC resolved the path: "/door.lua/." is
+		// door.lua, where the path's last part, ".", named the directory itself.
+		name := cctext.PathName(cc)
+		if name == "" {
+			return fmt.Errorf("get: %s names no file to call the local one after: name the local file to write", cctext.Show(c.Remote, false))
+		}
+		local = filepath.Join(local, cctext.FromCC([]byte(name)))
 	}
 	if err := writeLocal(local, data); err != nil {
 		return err
@@ -270,7 +275,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	}
 	client := c.client()
 	remote := c.Remote
-	if strings.HasSuffix(remote, "/") || c.isDir(ctx, client) {
+	if c.namesDirectory() || c.isDir(ctx, client) {
 		if c.Local == "-" {
 			return fmt.Errorf("computer %s put: %s is a directory; name the file to write from stdin", cctext.Show(c.TraposID, false), cctext.Show(remote, false))
 		}
@@ -317,6 +322,18 @@ func readLocal(name string, in io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", localName(name), pathless(err))
 	}
 	return data, nil
+}
+
+// namesDirectory reports whether Remote can only name a directory, whatever the computer
+// holds: it ends in '/', '.' or '..' (cctext.DirectoryEnding, the rule the file routes refuse
+// to write such a path by). A path CC cannot hold is left to Write, which names it.
+func (c *PutCmd) namesDirectory() bool {
+	cc, err := cctext.PathToCC(c.Remote)
+	if err != nil {
+		return false
+	}
+	_, ok := cctext.DirectoryEnding(cc)
+	return ok
 }
 
 // isDir reports whether Remote lists as a directory (an error says nothing: Write answers it).

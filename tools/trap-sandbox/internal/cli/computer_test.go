@@ -139,6 +139,46 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	assert.ErrorContains(t, err, "name the file to write from stdin")
 }
 
+// TestGetIntoADirectoryNamesTheFileThePathReaches: a path ending in "." reached the file
+// before it on the computer (CC drops "."), but the local file was named after the ".", the
+// directory itself, and get failed with "write DIR: is a directory".
+func TestGetIntoADirectoryNamesTheFileThePathReaches(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/door.lua": "print('door')\n"})
+	base := serveDisk(t, d)
+	for _, remote := range []string{"/door.lua/.", "/door.lua/", "/x/../door.lua"} {
+		dir := t.TempDir()
+		out, err := runClient(t, "get", "--url", base, "7:", remote, dir)
+		require.NoError(t, err, remote)
+		assert.Equal(t, "7: "+remote+" -> "+filepath.Join(dir, "door.lua")+" (14 bytes)\n", out, remote)
+		assert.FileExists(t, filepath.Join(dir, "door.lua"), remote)
+	}
+}
+
+// TestPutReadsAPathEndingLikeADirectoryByTheFileRoutesRule: a remote path ending in "." or
+// ".." names a directory whatever is there, by the rule the file routes refuse to write it by
+// (cctext.DirectoryEnding); put writes into it under the local name, as it does for "/new/",
+// where it refused "/new/." and wrote "/programs/sub/.." into it only because it listed.
+func TestPutReadsAPathEndingLikeADirectoryByTheFileRoutesRule(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/programs/sub/keep": "k"})
+	base := serveDisk(t, d)
+	local := filepath.Join(t.TempDir(), "door.lua")
+	require.NoError(t, os.WriteFile(local, []byte("door"), 0o644))
+	for _, tc := range []struct{ remote, sent, file string }{
+		{"/new/", "/new/door.lua", "/new/door.lua"},
+		{"/new2/.", "/new2/./door.lua", "/new2/door.lua"},
+		{"/programs/sub/..", "/programs/sub/../door.lua", "/programs/door.lua"},
+	} {
+		out, _, err := runWith(t, "", "put", "--url", base, "7:", local, tc.remote)
+		require.NoError(t, err, tc.remote)
+		assert.Equal(t, local+" -> 7: "+tc.sent+" (4 bytes)\n", out, tc.remote)
+		got, ok := d.File(tc.file)
+		assert.True(t, ok, "%s: %s is written", tc.remote, tc.file)
+		assert.Equal(t, "door", string(got), tc.remote)
+	}
+}
+
 func TestErrorsShowControlBytesEscaped(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(nil)

@@ -60,6 +60,13 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	for line := range strings.Lines(strings.TrimSpace(logs.String())) {
 		assert.Contains(t, line, " replica=b", "a line of B's log without its name")
 	}
+	// With no computer yet, B's CLI prints no table, whose columns would read as a single
+	// gateway's (no REPLICA), but says so on stderr.
+	var none, noneErr bytes.Buffer
+	require.NoError(t, (&ComputersCmd{APIFlags: APIFlags{URL: "http://" + b}}).Run(t.Context(), Stdout{&none}, &noneErr))
+	assert.Empty(t, none.String())
+	assert.Equal(t, "no computers connected\n", noneErr.String())
+
 	vault := &daemonfake.Daemon{ID: 4, Label: "vault", AllowFiles: daemonfake.AllowFilesRead}
 	vault.PutFile("/notes.txt", []byte("diamonds at -12 64 300\n"))
 	connectComputer(t, "ws://"+a, vault)
@@ -71,7 +78,7 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(out.String(), "4:vault") && time.Now().Before(deadline) {
 		out.Reset()
-		require.NoError(t, (&ComputersCmd{APIFlags: APIFlags{URL: "http://" + b}}).Run(ctx, Stdout{&out}))
+		require.NoError(t, (&ComputersCmd{APIFlags: APIFlags{URL: "http://" + b}}).Run(ctx, Stdout{&out}, io.Discard))
 		time.Sleep(10 * time.Millisecond)
 	}
 	assert.Contains(t, out.String(), "REPLICA")

@@ -164,9 +164,10 @@ func TestWriteNeverReplacesADirectory(t *testing.T) {
 // TestAPathEndingLikeADirectoryIsRefusedUntouched: a write to "/new/" (or "/new/.") put its
 // temporary file inside "/new/", so fs.write made that directory, the move onto it failed with
 // "/new: Cannot write to directory" and the empty directory stayed; on a file, "/f/" failed
-// with "/f/f: File exists", a path nobody named. Such a path is refused before anything is sent.
+// with "/f/f: File exists", a path nobody named. Such a path is refused before anything is sent;
+// so is "/new/...", which CC reads as "/new/." (it made /new, then failed on it).
 func TestAPathEndingLikeADirectoryIsRefusedUntouched(t *testing.T) {
-	for path, end := range map[string]string{"/new/": "/", "/f.txt/": "/", `/new\`: `\`, "/new/.": ".", "/new/ .. ": "..", "new/": "/"} {
+	for path, end := range map[string]string{"/new/": "/", "/f.txt/": "/", `/new\`: `\`, "/new/.": ".", "/new/ .. ": "..", "new/": "/", "/new/...": "..."} {
 		d := daemonfake.NewLocal(map[string]string{"/f.txt": "old"})
 		err := computer.New(d).Write(t.Context(), "7:", path, []byte("x"), 0)
 		assert.EqualError(t, err, fmt.Sprintf("bad_payload: the path %q ends in %q, so it names a directory, not a file: name the file to write", path, end), path)

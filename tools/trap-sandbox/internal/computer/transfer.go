@@ -126,7 +126,9 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 	if err != nil {
 		return err
 	}
-	if end, ok := directoryEnding(target); ok {
+	// Written to, such a path put the temporary file inside a directory of that name, which
+	// fs.write made, and the move then failed on it.
+	if end, ok := cctext.DirectoryEnding(target); ok {
 		return protocol.Errorf(protocol.CodeBadPayload, "the path %q ends in %q, so it names a directory, not a file: name the file to write", path, end)
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
@@ -275,27 +277,6 @@ func (c *Client) refuseDirectory(ctx context.Context, traposID, path string) (is
 		return false, nil
 	}
 	return false, err
-}
-
-// directoryEnding reports how a CC path below the root ends when it can only name a
-// directory, whatever is on the drive: in a slash (CC reads '\' as one), "." or ".." (CC
-// trims the spaces around a name). Written to, such a path put the temporary file inside a
-// directory of that name, which fs.write made, and the move then failed on it. The root
-// itself ("", "/") is left to refuseDirectory.
-func directoryEnding(cc string) (string, bool) {
-	if strings.Trim(cc, `/\ `) == "" {
-		return "", false
-	}
-	i := strings.LastIndexAny(cc, `/\`)
-	switch last := strings.TrimSpace(cc[i+1:]); last {
-	case ".", "..":
-		return last, true
-	case "":
-		if i >= 0 {
-			return cc[i : i+1], true
-		}
-	}
-	return "", false
 }
 
 // tempName is a fresh temporary name beside target (CC bytes).

@@ -102,6 +102,10 @@ func TestNoHelloInTimeCloses4008(t *testing.T) {
 	assert.Empty(t, h.gw.Computers())
 }
 
+// TestHelloBeforeTimeoutStopsTheTimer: a socket that said hello in time stays open past the
+// hello timeout. It is this behaviour's one test: on the fake clock, the hello is in time
+// however slow the machine (the binary's --hello-timeout is tested by tests/integration's
+// TestNoHelloClosesWith4008, whose silent socket needs no speed either).
 func TestHelloBeforeTimeoutStopsTheTimer(t *testing.T) {
 	fc := newFakeClock()
 	h := newHarness(t, Config{Clock: fc, HelloTimeout: 150 * time.Millisecond}, nil)
