@@ -173,3 +173,65 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `\s7:\s+127\.0\.0\.1:\d+\s+20\d\d-`, out, "the last hello's traposId and address, and the revocation time")
 }
+
+// TestAccountsRemoveClosesItsComputers: `accounts remove` through the running gateway (an
+// admin's token) removes the account with its token and credential, closes its connected
+// computer at once with 4003 and says so; the account's token is refused from the next
+// request and its credential at the next hello. A user's token, the admin's own account and an
+// unknown name are refused with the fix. On the data directory beside the running gateway,
+// the gateway closes the removed account's computer at its next look for revocations.
+func TestAccountsRemoveClosesItsComputers(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+	lastLine(ctx, t, "accounts", "add", "bob", dir)
+	root := lastLine(ctx, t, "accounts", "add", "root", "--admin", dir)
+	aliceCred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+	bobCred := lastLine(ctx, t, "credentials", "add", "bob", dir)
+
+	g := startGateway(t, dir)
+	c := dial(ctx, t, g, "7:kitchen")
+	require.NoError(t, c.MustHello(ctx, aliceCred))
+	url := "--url=" + g.URL("")
+
+	_, errOut, code := runCLI(ctx, t, nil, "accounts", "remove", url, "--api-token="+alice, "bob")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `trap-sandbox: removing an account needs an admin token, and this one is of "alice", a user (use an admin account's token or the gateway's SANDBOX_API_TOKEN, or run the command on the gateway's host with --data-dir)`+"\n", errOut)
+	_, errOut, code = runCLI(ctx, t, nil, "accounts", "remove", url, "--api-token="+root, "root")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, "an admin does not remove itself")
+	_, errOut, code = runCLI(ctx, t, nil, "accounts", "remove", url, "--api-token="+root, "zed")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `trap-sandbox: no account "zed" that this token reaches to remove (trap-sandbox accounts list shows them)`+"\n", errOut)
+
+	out, errOut, code := runCLI(ctx, t, nil, "accounts", "remove", url, "--api-token="+root, "alice")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "account alice (user) removed from the gateway at "+g.URL("")+": 1 API token, 1 computer credential, 0 enrollment keys, 0 approved link codes\n"+
+		"closed its connected computers (4003 revoked, their daemons stop): 7:kitchen; its tokens are refused from the next request\n", out)
+	assert.Equal(t, "revoked", requireClose(ctx, t, c, 4003))
+	status, body := apiGet(ctx, t, g, alice, "/trapos/computers")
+	assert.Equal(t, http.StatusUnauthorized, status, body)
+	again := dial(ctx, t, g, "7:kitchen")
+	f, err := again.Hello(ctx, aliceCred)
+	require.NoError(t, err)
+	requireErrorCode(t, f, "unauthorized")
+	assert.Contains(t, g.Log(), `msg="account API: account removed" account=alice role=user tokens=1 credentials=1`)
+	assert.NotContains(t, g.Log(), aliceCred[len(aliceCred)-12:], "no credential in the gateway's log")
+
+	// On the data directory, beside the running gateway.
+	b := dial(ctx, t, g, "8:hall")
+	require.NoError(t, b.MustHello(ctx, bobCred))
+	out, errOut, code = runCLI(ctx, t, nil, "accounts", "remove", dir, "bob")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "account bob (user) removed from ")
+	assert.Contains(t, out, "a gateway running on this data directory closes its connected computers within 1s (4003 revoked)")
+	assert.Equal(t, "revoked", requireClose(ctx, t, b, 4003))
+
+	out, errOut, code = runCLI(ctx, t, nil, "accounts", "list", dir)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, "alice")
+	assert.NotContains(t, out, "bob")
+	_, errOut, code = runCLI(ctx, t, nil, "accounts", "remove", dir, "root")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, `trap-sandbox: account "root" is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it`+"\n", errOut)
+}

@@ -131,3 +131,57 @@ func TestRevocationReachesTheReplicaThatHoldsTheComputer(t *testing.T) {
 	assert.Equal(t, 4003, ce.Code)
 	assert.Equal(t, "revoked", ce.Text)
 }
+
+// TestRemovingAnAccountReachesEveryReplica: an account whose computer's socket is on replica
+// B is removed through replica A (`accounts remove`, an admin's token): B closes the socket
+// with 4003 revoked, the computer's daemon (the real Lua daemon) stops trying and says why,
+// A's answer names the computer, and the account's token is refused on every replica. An
+// account removed on the bucket the replicas share (`accounts remove --nats`, not through a
+// gateway) has its computer's socket on B closed too.
+func TestRemovingAnAccountReachesEveryReplica(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	root := accountsCLI(ctx, t, nats, "accounts", "add", "root", "--admin")
+	alice := accountsCLI(ctx, t, nats, "accounts", "add", "alice")
+	aliceCred := accountsCLI(ctx, t, nats, "credentials", "add", "alice")
+	accountsCLI(ctx, t, nats, "accounts", "add", "bob")
+	bobCred := accountsCLI(ctx, t, nats, "credentials", "add", "bob")
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+
+	c := daemonComputer(t, b.WebSocketURL(), aliceCred, revokedProgram)
+	c.WaitFor(ctx, markerUp)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "b", listComputers(ct, a)["0:"]) },
+		waitLimit, testkit.Poll, "A to list the computer on B")
+
+	out := cli(ctx, t, "accounts", "remove", "alice", "--url", a.URL(""), "--api-token", root)
+	assert.Equal(t, "account alice (user) removed from the gateway at "+a.URL("")+": 1 API token, 1 computer credential, 0 enrollment keys, 0 approved link codes\n"+
+		"closed its connected computers (4003 revoked, their daemons stop): 0:; its tokens are refused from the next request\n", out)
+	c.WaitFor(ctx, markerGone)
+	res, err := c.Wait(ctx)
+	require.NoError(t, err)
+	require.NoError(t, res.Err, c.Output())
+	words := strings.Join(strings.Fields(c.Output()), " ")
+	assert.Contains(t, words, markerGone+" revoked:", c.Output())
+	assert.Contains(t, words, "connected: false state: revoked traposId: 0:", c.Output())
+	assert.Regexp(t, `msg="computer disconnected" .*traposId=0: code=4003 byGateway=true reason=revoked\n`, b.Log())
+	assert.NotContains(t, b.Log(), "ignored a revocation heard on the bus")
+	for _, g := range []*harness.Gateway{a, b} {
+		status, body := getWithToken(ctx, t, g, alice)
+		assert.Equal(t, 401, status, body)
+	}
+
+	// The bucket's own command, beside the running replicas.
+	s, err := harness.Dial(ctx, b.WebSocketURL(), "8:")
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.MustHello(ctx, bobCred))
+	out = cli(ctx, t, "accounts", "remove", "bob", "--nats", nats.URL)
+	assert.Contains(t, out, "account bob (user) removed from the NATS key-value bucket trapos_accounts: 1 API token, 1 computer credential")
+	assert.Contains(t, out, "the replicas that hold its computers close them now (4003 revoked)")
+	ce, err := s.ExpectClose(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 4003, ce.Code)
+	assert.Equal(t, "revoked", ce.Text)
+}

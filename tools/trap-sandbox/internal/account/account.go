@@ -78,6 +78,20 @@ type Credential struct {
 	ComputerID string `json:"computerId,omitempty"`
 }
 
+// Removed is what removing an account took with it: the account as it was, the ids
+// (selectors) of its API tokens, computer credentials and enrollment keys, and how many link
+// codes approved into it were waiting for their computer's player. Closed is filled by a
+// running gateway that removed it: the traposIds of its computers connected then, whose
+// sockets it closed (4003 revoked). The JSON is the account API's (docs/http-api.md).
+type Removed struct {
+	Account        Account  `json:"account"`
+	Tokens         []string `json:"tokens"`
+	Credentials    []string `json:"credentials"`
+	EnrollmentKeys []string `json:"enrollmentKeys"`
+	LinkCodes      int      `json:"linkCodes"`
+	Closed         []string `json:"closed,omitempty"`
+}
+
 // Errors of a Store. Implementations return them (wrapped or not) so callers can tell them
 // apart with errors.Is.
 var (
@@ -124,6 +138,13 @@ type Store interface {
 	// SeeToken records an API call made with the token: its time and address; ErrNotFound
 	// if there is none.
 	SeeToken(ctx context.Context, selector string, at time.Time, remoteAddr string) error
+
+	// RemoveAccount deletes the account id and everything that lets anyone act as it: its
+	// API tokens, its computer credentials, its enrollment keys and the link codes approved
+	// into it, as one change (a failure leaves the account whole where the store has
+	// transactions; see each store). at is the removal's time. It returns what went;
+	// ErrNotFound if there is no such account.
+	RemoveAccount(ctx context.Context, id string, at time.Time) (Removed, error)
 
 	// LinkStore keeps link codes and enrollment keys (link.go).
 	LinkStore

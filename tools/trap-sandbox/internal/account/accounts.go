@@ -236,6 +236,11 @@ func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Tok
 		return Account{}, Token{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
 	}
 	acc, err := a.store.Account(ctx, t.AccountID)
+	if errors.Is(err, ErrNotFound) {
+		// A token left behind by an account's removal (a removal on the NATS bucket cut off
+		// halfway, or a token added while the account was being removed) is nobody's.
+		return Account{}, Token{}, ErrBadSecret
+	}
 	return acc, t, err
 }
 
@@ -305,4 +310,31 @@ func (a *Accounts) RevokeCredential(ctx context.Context, accountID, selector str
 		return Credential{}, notFound("credential", selector)
 	}
 	return a.store.RevokeCredential(ctx, selector, a.clock.Now())
+}
+
+// RemoveAccount removes the account id with its API tokens, computer credentials, enrollment
+// keys and the link codes approved into it (Store.RemoveAccount), and returns what went. The
+// last admin account is refused (ErrForbidden, naming the fix): removing it would leave no
+// account that manages the others. The caller closes the removed credentials' sockets.
+func (a *Accounts) RemoveAccount(ctx context.Context, id string) (Removed, error) {
+	acc, err := a.store.Account(ctx, id)
+	if err != nil {
+		return Removed{}, err
+	}
+	if acc.Role == RoleAdmin {
+		all, err := a.store.Accounts(ctx)
+		if err != nil {
+			return Removed{}, err
+		}
+		admins := 0
+		for _, other := range all {
+			if other.Role == RoleAdmin {
+				admins++
+			}
+		}
+		if admins <= 1 {
+			return Removed{}, fmt.Errorf("%w: account %q is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it", ErrForbidden, id)
+		}
+	}
+	return a.store.RemoveAccount(ctx, id, a.clock.Now())
 }

@@ -19,7 +19,7 @@ func WriteSchemaV1ForTest(ctx context.Context, dir string, stmts ...string) erro
 		return err
 	}
 	defer s.Close()
-	for _, q := range append([]string{"DROP TABLE link_codes", "DROP TABLE enrollment_keys", "DROP TABLE tokens", "DROP TABLE credentials", "DROP TABLE accounts", schema[0], "PRAGMA user_version = 1"}, stmts...) {
+	for _, q := range append([]string{"DROP TABLE removed_credentials", "DROP TABLE link_codes", "DROP TABLE enrollment_keys", "DROP TABLE tokens", "DROP TABLE credentials", "DROP TABLE accounts", schema[0], "PRAGMA user_version = 1"}, stmts...) {
 		if _, err := s.db.ExecContext(ctx, q); err != nil {
 			return err
 		}

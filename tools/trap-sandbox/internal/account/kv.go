@@ -348,3 +348,58 @@ func (s *KV) SeeToken(ctx context.Context, selector string, at time.Time, remote
 
 // Close implements Store; the NATS connection is the caller's.
 func (s *KV) Close() error { return nil }
+
+// RemoveAccount implements Store. A bucket has no transactions: every record is read first,
+// so a failure to read leaves everything as it was; then the link codes, enrollment keys,
+// credentials and tokens are deleted and the account record last, so a removal cut off
+// halfway (the bus gone) leaves the account listed, and removing it again finishes the job.
+func (s *KV) RemoveAccount(ctx context.Context, id string, _ time.Time) (Removed, error) {
+	acc, err := s.Account(ctx, id)
+	if err != nil {
+		return Removed{}, err
+	}
+	r := Removed{Account: acc, Tokens: []string{}, Credentials: []string{}, EnrollmentKeys: []string{}}
+	toks, err := s.Tokens(ctx, id)
+	if err != nil {
+		return Removed{}, err
+	}
+	creds, err := s.Credentials(ctx, id)
+	if err != nil {
+		return Removed{}, err
+	}
+	keys, err := s.EnrollmentKeys(ctx, id)
+	if err != nil {
+		return Removed{}, err
+	}
+	codes, err := kvList[kvLinkCodeRecord](ctx, s, kvLinkCode)
+	if err != nil {
+		return Removed{}, err
+	}
+	var doomed []string
+	for _, c := range codes {
+		if c.AccountID == id {
+			if LinkState(c.State) == LinkApproved {
+				r.LinkCodes++
+			}
+			doomed = append(doomed, kvKey(kvLinkCode, c.ID))
+		}
+	}
+	for _, k := range keys {
+		r.EnrollmentKeys = append(r.EnrollmentKeys, k.Selector)
+		doomed = append(doomed, kvKey(kvEnrollmentKey, k.Selector))
+	}
+	for _, c := range creds {
+		r.Credentials = append(r.Credentials, c.Selector)
+		doomed = append(doomed, kvKey(kvCredential, c.Selector))
+	}
+	for _, t := range toks {
+		r.Tokens = append(r.Tokens, t.Selector)
+		doomed = append(doomed, kvKey(kvToken, t.Selector))
+	}
+	for _, key := range append(doomed, kvKey(kvAccount, id)) {
+		if err := s.kv.Delete(ctx, key); err != nil {
+			return Removed{}, fmt.Errorf("remove account %q (cut off halfway: the account is still listed; remove it again to finish): %w", id, err)
+		}
+	}
+	return r, nil
+}

@@ -1,6 +1,7 @@
 package account_test
 
 import (
+	"encoding/hex"
 	"testing"
 	"time"
 
@@ -93,4 +94,23 @@ func TestKVAddAccountIsAllOrNothing(t *testing.T) {
 	got, err := a.Authenticate(ctx, secret)
 	require.NoError(t, err)
 	require.Equal(t, "bob", got.ID)
+}
+
+// TestKVTokenOfAMissingAccountIsRefused: a token left in the bucket without its account (one
+// added while the account was being removed: the bucket has no transactions) is refused as
+// unknown, not answered as a store failure, and never passes for anyone.
+func TestKVTokenOfAMissingAccountIsRefused(t *testing.T) {
+	ctx := t.Context()
+	js := startJetStream(t)
+	s, err := account.OpenKV(ctx, js)
+	require.NoError(t, err)
+	a := account.New(s, clock.Real{})
+	secret, err := a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, account.KVBucket)
+	require.NoError(t, err)
+	require.NoError(t, kv.Delete(ctx, "account."+hex.EncodeToString([]byte("alice"))))
+
+	_, err = a.Authenticate(ctx, secret)
+	require.ErrorIs(t, err, account.ErrBadSecret)
 }

@@ -29,6 +29,10 @@ type Manager interface {
 	AddCredential(ctx context.Context, accountID string) (NewCredential, error)
 	// RevokeCredential revokes the credential whose selector is id.
 	RevokeCredential(ctx context.Context, id string) (Credential, error)
+	// RemoveAccount removes the account id with everything that lets anyone act as it (its
+	// tokens, credentials, enrollment keys, link codes approved into it); admins only, and
+	// never the caller's own account nor the last admin.
+	RemoveAccount(ctx context.Context, id string) (Removed, error)
 }
 
 // NewAccount is a created account with its first token; Secret is that token, shown once.
@@ -228,4 +232,16 @@ func (m manager) AddCredential(ctx context.Context, accountID string) (NewCreden
 
 func (m manager) RevokeCredential(ctx context.Context, id string) (Credential, error) {
 	return m.a.RevokeCredential(ctx, m.of(), id)
+}
+
+func (m manager) RemoveAccount(ctx context.Context, id string) (Removed, error) {
+	if !m.caller.Admin {
+		return Removed{}, fmt.Errorf("%w: removing an account needs an admin token, and this one is of %q, a user (use an admin account's token or the gateway's SANDBOX_API_TOKEN, or run the command on the gateway's host with --data-dir)",
+			ErrForbidden, m.caller.Account)
+	}
+	if id == m.caller.Account && !Reserved(id) { // the gateway's own token (local) is no account's
+		return Removed{}, fmt.Errorf("%w: account %q is the one whose token makes this call: an admin does not remove itself (use another admin's token or the gateway's SANDBOX_API_TOKEN, or run the command on the gateway's host with --data-dir)",
+			ErrForbidden, id)
+	}
+	return m.a.RemoveAccount(ctx, id)
 }

@@ -165,6 +165,56 @@ func TestManagePermissions(t *testing.T) {
 	}
 }
 
+// TestManageRemoveAccount: only an admin removes an account, never its own (through the API it
+// would cut the branch it sits on) nor the last admin; each refusal says what would do, and
+// an unknown account is not found. What is removed is gone for the other callers too.
+func TestManageRemoveAccount(t *testing.T) {
+	ctx := t.Context()
+	m := newManaged(t)
+	for name, caller := range map[string]account.Caller{
+		"user":   {Account: "alice"},
+		"nobody": {},
+		"pass":   {Account: "alice", Only: "7:desk"},
+	} {
+		_, err := m.accounts.Manage(caller).RemoveAccount(ctx, "alice")
+		require.ErrorIs(t, err, account.ErrForbidden, name)
+		assert.Contains(t, err.Error(), "removing an account needs an admin token", name)
+	}
+	root := m.accounts.Manage(account.Caller{Account: "root", Admin: true})
+	_, err := root.RemoveAccount(ctx, "root")
+	require.ErrorIs(t, err, account.ErrForbidden)
+	assert.Contains(t, err.Error(), `account "root" is the one whose token makes this call`)
+	_, err = root.RemoveAccount(ctx, "zed")
+	require.ErrorIs(t, err, account.ErrNotFound)
+
+	op := m.accounts.Manage(account.OperatorCaller)
+	_, err = op.RemoveAccount(ctx, "root")
+	require.ErrorIs(t, err, account.ErrForbidden)
+	assert.Contains(t, err.Error(), `account "root" is the last admin account: add another first (trap-sandbox accounts add NAME --admin)`)
+
+	r, err := root.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, []string{m.token["alice"]}, r.Tokens)
+	assert.Equal(t, []string{m.cred["alice"]}, r.Credentials)
+	_, err = op.Tokens(ctx, "alice")
+	require.ErrorIs(t, err, account.ErrNotFound)
+
+	// An account named "local" (a store made before the name was reserved) is not the
+	// gateway's own token's: that token removes it.
+	require.NoError(t, m.accounts.Store().CreateAccount(ctx, account.Account{ID: account.Local, Role: account.RoleUser}))
+	_, err = m.accounts.Manage(account.LocalAdmin).RemoveAccount(ctx, account.Local)
+	require.NoError(t, err)
+
+	// With a second admin, the first may go (by the operator, or the other admin).
+	_, err = op.AddAccount(ctx, "root2", account.RoleAdmin)
+	require.NoError(t, err)
+	_, err = m.accounts.Manage(account.Caller{Account: "root2", Admin: true}).RemoveAccount(ctx, "root")
+	require.NoError(t, err)
+	c, err := m.accounts.Count(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, map[account.Role]int{account.RoleAdmin: 1, account.RoleUser: 1}, c.Accounts, "the gauges count what is left")
+}
+
 // TestManageAccountsShowLastUse: the account listing carries its tokens' latest use.
 func TestManageAccountsShowLastUse(t *testing.T) {
 	ctx := context.Background()

@@ -153,3 +153,24 @@ func (m *Memory) SeeCredential(_ context.Context, selector string, at time.Time,
 
 // Close implements Store; a Memory store needs no closing.
 func (m *Memory) Close() error { return nil }
+
+// RemoveAccount implements Store: under the store's lock, so it is one change.
+func (m *Memory) RemoveAccount(_ context.Context, id string, _ time.Time) (Removed, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	a, ok := m.accounts[id]
+	if !ok {
+		return Removed{}, notFound("account", id)
+	}
+	r := Removed{Account: a, Tokens: m.tokens.remove(id), Credentials: m.credentials.remove(id), EnrollmentKeys: m.links.keys.remove(id)}
+	for codeID, c := range m.links.codes {
+		if c.AccountID == id {
+			if c.State == LinkApproved {
+				r.LinkCodes++
+			}
+			delete(m.links.codes, codeID)
+		}
+	}
+	delete(m.accounts, id)
+	return r, nil
+}

@@ -118,3 +118,14 @@ func (t secretTable[T]) update(selector string, change func(*T) error) (T, error
 	t.rows[selector] = s
 	return s.withOwnHash(), nil
 }
+
+// remove deletes accountID's secrets and returns their selectors, in listOwned's order.
+func (t secretTable[T]) remove(accountID string) []string {
+	selectors := []string{}
+	for _, s := range t.list(accountID) {
+		selector, _, _ := s.owned()
+		delete(t.rows, selector)
+		selectors = append(selectors, selector)
+	}
+	return selectors
+}

@@ -33,7 +33,8 @@ var _ Store = (*SQLite)(nil)
 
 // schema is the database's layout, one step per version; user_version says which one a file
 // has, and opening a file runs the steps it lacks. Times are Unix nanoseconds, 0 for none.
-// Version 2 adds the audit fields: who created an account or a token, a token's last use.
+// Version 2 adds the audit fields: who created an account or a token, a token's last use;
+// version 3 linking (linkSchema), version 4 the removed accounts' credentials (removedSchema).
 var schema = []string{`
 CREATE TABLE accounts (
 	id      TEXT PRIMARY KEY,
@@ -67,7 +68,7 @@ ALTER TABLE accounts ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tokens ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
-`, linkSchema}
+`, linkSchema, removedSchema}
 
 // OpenSQLite opens (or creates) the store in dir/accounts.db, making dir (mode 0700) if it
 // is missing.

@@ -43,7 +43,8 @@ func (s *SQLite) FollowRevocations(ctx context.Context, now time.Time) (*Revocat
 	return &RevocationFeed{conn: conn, version: -1, since: now.Add(-revocationSlack)}, nil
 }
 
-// Next lists the selectors of the credentials revoked since the previous call (now being the
+// Next lists the selectors of the credentials revoked (or removed with their account) since
+// the previous call (now being the
 // time of this one), and some a little before, again: what it lists must be safe to revoke
 // twice. When no other connection committed since the previous call it does not read the
 // table and lists none. After an error the next call looks again from the same time.
@@ -55,7 +56,8 @@ func (f *RevocationFeed) Next(ctx context.Context, now time.Time) ([]string, err
 	if version == f.version {
 		return nil, nil
 	}
-	rows, err := f.conn.QueryContext(ctx, "SELECT selector FROM credentials WHERE revoked_at >= ?", nanos(f.since))
+	rows, err := f.conn.QueryContext(ctx, "SELECT selector FROM credentials WHERE revoked_at >= ? UNION ALL SELECT selector FROM removed_credentials WHERE removed_at >= ?",
+		nanos(f.since), nanos(f.since))
 	if err != nil {
 		return nil, fmt.Errorf("look for revoked credentials: %w", err)
 	}

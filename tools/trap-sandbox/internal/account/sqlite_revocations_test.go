@@ -91,6 +91,37 @@ func TestRevocationFeedListsTheGatewaysOwnRevocations(t *testing.T) {
 	assert.Equal(t, []string{selectors[0]}, got)
 }
 
+// TestRevocationFeedListsRemovedAccountsCredentials: removing an account on the data directory
+// (`trap-sandbox accounts remove` beside a running gateway) lists its credentials at the
+// gateway's next look, as revoking them would: their rows are gone, their computers' sockets
+// must close all the same.
+func TestRevocationFeedListsRemovedAccountsCredentials(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	gateway, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer gateway.Close()
+	command, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer command.Close()
+	clk := clock.NewFake(time.Date(2026, 12, 2, 17, 0, 0, 0, time.UTC))
+	accounts, selectors := aliceWithCredentials(ctx, t, command, clk, 2)
+	feed, err := gateway.FollowRevocations(ctx, clk.Now())
+	require.NoError(t, err)
+	defer feed.Close()
+	got, err := feed.Next(ctx, clk.Now())
+	require.NoError(t, err)
+	assert.Empty(t, got)
+
+	_, err = accounts.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+	clk.Advance(account.RevocationPeriod)
+	got, err = feed.Next(ctx, clk.Now())
+	require.NoError(t, err)
+	assert.ElementsMatch(t, selectors, got, "the removed account's credentials, at the next look")
+}
+
 // aliceWithCredentials makes the account alice in store, with n credentials issued at clk's
 // time; it returns Accounts on store and the credentials' selectors.
 func aliceWithCredentials(ctx context.Context, t *testing.T, store account.Store, clk clock.Clock, n int) (*account.Accounts, []string) {

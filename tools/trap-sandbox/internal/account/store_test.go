@@ -260,3 +260,41 @@ func TestSQLiteMigratesSchema1(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "10.0.0.1:1", tok.RemoteAddr)
 }
+
+// TestSQLiteRemoveAccountIsAllOrNothing: when the store fails halfway through a removal
+// (here a trigger refuses deleting the account row, the last step, as a full disk would), the
+// account is left whole: its tokens and credentials still work, and removing it again works.
+func TestSQLiteRemoveAccountIsAllOrNothing(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	db, err := sql.Open("sqlite", filepath.Join(dir, account.DBFile))
+	require.NoError(t, err)
+	defer db.Close()
+	a := account.New(s, clock.Real{})
+	token, err := a.AddAccount(ctx, "bob", account.RoleUser, "first")
+	require.NoError(t, err)
+	cred, _, err := a.IssueCredential(ctx, "bob", account.Operator)
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, "CREATE TRIGGER keep_accounts BEFORE DELETE ON accounts BEGIN SELECT RAISE(FAIL, 'database or disk is full'); END")
+	require.NoError(t, err)
+
+	_, err = a.RemoveAccount(ctx, "bob")
+	require.ErrorContains(t, err, "database or disk is full")
+	got, err := a.Authenticate(ctx, token)
+	require.NoError(t, err, "the token still works")
+	assert.Equal(t, "bob", got.ID)
+	_, err = a.AuthenticateComputer(ctx, cred, "7:kitchen", "10.0.0.5:1")
+	require.NoError(t, err, "the credential still works")
+
+	_, err = db.ExecContext(ctx, "DROP TRIGGER keep_accounts")
+	require.NoError(t, err)
+	r, err := a.RemoveAccount(ctx, "bob")
+	require.NoError(t, err)
+	assert.Len(t, r.Tokens, 1)
+	assert.Len(t, r.Credentials, 1)
+	_, err = a.Authenticate(ctx, token)
+	require.ErrorIs(t, err, account.ErrBadSecret)
+}

@@ -28,6 +28,9 @@ const ModuleName = "trapos-accounts"
 const (
 	// AccountsPath lists the accounts (GET) and adds one (POST, admins only).
 	AccountsPath = "/trapos/accounts"
+	// AccountPattern removes the account {name} (DELETE, admins only) with its tokens,
+	// credentials, enrollment keys and link codes, and closes its connected computers.
+	AccountPattern = "/trapos/accounts/{name}"
 	// TokensPath lists API tokens (GET, ?account=) and issues one (POST).
 	TokensPath = "/trapos/tokens"
 	// TokenRevokePattern revokes the token of {id} (its selector).
@@ -73,17 +76,26 @@ type Module struct {
 	accounts *account.Accounts // nil: the gateway keeps no accounts; every route says so
 	log      *slog.Logger
 	revoked  func(selector string)
+	removed  func(accountID string, credentials []string) (closed []string)
 }
 
 // New returns the module over accounts (nil: every route answers that there are none).
 func New(accounts *account.Accounts, logger *slog.Logger) *Module {
-	return &Module{accounts: accounts, log: logger, revoked: func(string) {}}
+	return &Module{accounts: accounts, log: logger, revoked: func(string) {}, removed: func(string, []string) []string { return nil }}
 }
 
 // OnCredentialRevoked sets what a credential's revocation does besides the store's record:
 // the gateway closes the socket that said hello with it, at once.
 func (m *Module) OnCredentialRevoked(f func(selector string)) *Module {
 	m.revoked = f
+	return m
+}
+
+// OnAccountRemoved sets what an account's removal does besides the store's: the gateway closes
+// the sockets of the account's computers (its credentials, now gone) wherever they are, and
+// says which computers it closed.
+func (m *Module) OnAccountRemoved(f func(accountID string, credentials []string) (closed []string)) *Module {
+	m.removed = f
 	return m
 }
 
@@ -105,6 +117,13 @@ func (m *Module) Mount(routes *server.Routes) {
 			role = account.RoleAdmin
 		}
 		return one(mg.AddAccount(r.Context(), b.ID, role))
+	}))
+	routes.HandleAPIFunc("DELETE "+AccountPattern, m.with(func(mg account.Manager, r *http.Request) (any, error) {
+		removed, err := mg.RemoveAccount(r.Context(), r.PathValue("name"))
+		if err == nil {
+			removed.Closed = m.removed(removed.Account.ID, removed.Credentials)
+		}
+		return one(removed, err)
 	}))
 	routes.HandleAPIFunc("GET "+TokensPath, m.with(func(mg account.Manager, r *http.Request) (any, error) {
 		return mg.Tokens(r.Context(), r.URL.Query().Get("account"))

@@ -52,6 +52,7 @@ type fixture struct {
 	token    map[string]account.NewAccount
 	cred     map[string]account.NewCredential
 	revoked  chan string
+	removed  chan []string // the account removed, then its credentials
 	log      *syncBuffer
 	metrics  *prometheus.Registry
 }
@@ -60,7 +61,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC))
 	f := &fixture{accounts: account.New(account.NewMemory(), clk), clk: clk, token: map[string]account.NewAccount{},
-		cred: map[string]account.NewCredential{}, revoked: make(chan string, 16), log: &syncBuffer{}, metrics: prometheus.NewRegistry()}
+		cred: map[string]account.NewCredential{}, revoked: make(chan string, 16), removed: make(chan []string, 4), log: &syncBuffer{}, metrics: prometheus.NewRegistry()}
 	op := f.accounts.Manage(account.OperatorCaller)
 	for _, id := range []string{"root", "alice", "bob"} {
 		role := account.RoleUser
@@ -75,7 +76,11 @@ func newFixture(t *testing.T) *fixture {
 		f.cred[id] = c
 	}
 	logger := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	mod := accountapi.New(f.accounts, logger).Metrics(f.metrics).OnCredentialRevoked(func(sel string) { f.revoked <- sel })
+	mod := accountapi.New(f.accounts, logger).Metrics(f.metrics).OnCredentialRevoked(func(sel string) { f.revoked <- sel }).
+		OnAccountRemoved(func(id string, creds []string) []string {
+			f.removed <- append([]string{id}, creds...)
+			return []string{"7:kitchen"}
+		})
 	s := server.New(logger, server.Config{APIToken: apiToken, Accounts: f.accounts, Metrics: f.metrics}, mod)
 	ts := httptest.NewServer(s.Handler())
 	t.Cleanup(ts.Close)
@@ -350,6 +355,66 @@ func TestMetrics(t *testing.T) {
 	} {
 		assert.Contains(t, body, line+"\n")
 	}
+}
+
+// TestRemoveAccountRoute: DELETE /trapos/accounts/{name} removes an account for an admin only
+// (a user's token: 403 naming the token that would do), never the caller's own nor the last
+// admin (403 with the fix), an unknown one is 404; a removal answers what went, hands the
+// credentials to the gateway (which closes their computers and says which), logs who did it,
+// and the account's token is refused from the next request; the gauges count what is left.
+func TestRemoveAccountRoute(t *testing.T) {
+	f := newFixture(t)
+	ctx := t.Context()
+	status := func(err error) int {
+		t.Helper()
+		var e *accountapi.Error
+		require.ErrorAs(t, err, &e)
+		return e.Status
+	}
+
+	_, err := f.client(f.token["alice"].Secret).RemoveAccount(ctx, "bob")
+	assert.Equal(t, http.StatusForbidden, status(err))
+	assert.ErrorIs(t, err, account.ErrForbidden)
+	assert.Contains(t, err.Error(), `removing an account needs an admin token, and this one is of "alice", a user`)
+	_, err = f.client(f.token["alice"].Secret).RemoveAccount(ctx, "alice")
+	assert.Equal(t, http.StatusForbidden, status(err), "a user does not remove its own account either")
+
+	root := f.client(f.token["root"].Secret)
+	_, err = root.RemoveAccount(ctx, "root")
+	assert.Equal(t, http.StatusForbidden, status(err))
+	assert.Contains(t, err.Error(), "an admin does not remove itself")
+	_, err = root.RemoveAccount(ctx, "zed")
+	assert.Equal(t, http.StatusNotFound, status(err))
+	assert.ErrorIs(t, err, account.ErrNotFound)
+	_, err = f.client(apiToken).RemoveAccount(ctx, "root")
+	assert.Equal(t, http.StatusForbidden, status(err))
+	assert.Contains(t, err.Error(), "the last admin account: add another first (trap-sandbox accounts add NAME --admin)")
+	assert.Empty(t, f.removed, "a refusal closes nothing")
+
+	r, err := root.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, "alice", r.Account.ID)
+	assert.Equal(t, []string{f.token["alice"].Token.Selector}, r.Tokens)
+	assert.Equal(t, []string{f.cred["alice"].Credential.Selector}, r.Credentials)
+	assert.Equal(t, []string{"7:kitchen"}, r.Closed, "the computers the gateway closed")
+	assert.Equal(t, []string{"alice", f.cred["alice"].Credential.Selector}, <-f.removed)
+	assert.Contains(t, f.log.String(), `msg="account API: account removed" account=alice role=user tokens=1 credentials=1 enrollmentKeys=0 linkCodes=0 by=root`)
+
+	_, err = f.client(f.token["alice"].Secret).Accounts(ctx)
+	assert.Equal(t, http.StatusUnauthorized, status(err), "the removed account's token is refused at once")
+	_, err = root.RemoveAccount(ctx, "alice")
+	assert.Equal(t, http.StatusNotFound, status(err))
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, f.url+server.MetricsPath, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+apiToken)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `trapos_accounts{role="user"} 1`+"\n")
+	assert.Contains(t, string(b), `trapos_account_tokens{state="active"} 2`+"\n")
 }
 
 // TestRoutesOtherUser: bob's token reaches nothing of alice's (each answered as a record that

@@ -33,6 +33,15 @@ func (a audited) AddAccount(ctx context.Context, id string, role account.Role) (
 	return n, err
 }
 
+func (a audited) RemoveAccount(ctx context.Context, id string) (account.Removed, error) {
+	r, err := a.Manager.RemoveAccount(ctx, id)
+	if err == nil {
+		a.done("account removed", "account", r.Account.ID, "role", string(r.Account.Role), "tokens", len(r.Tokens),
+			"credentials", len(r.Credentials), "enrollmentKeys", len(r.EnrollmentKeys), "linkCodes", r.LinkCodes)
+	}
+	return r, err
+}
+
 func (a audited) AddToken(ctx context.Context, accountID, name string, ttl time.Duration) (account.NewToken, error) {
 	n, err := a.Manager.AddToken(ctx, accountID, name, ttl)
 	if err == nil {

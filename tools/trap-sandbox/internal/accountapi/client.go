@@ -53,6 +53,12 @@ func (c Client) Accounts(ctx context.Context) ([]account.AccountInfo, error) {
 	return out, c.call(ctx, http.MethodGet, AccountsPath, nil, &out)
 }
 
+// RemoveAccount implements account.Manager: DELETE AccountPattern.
+func (c Client) RemoveAccount(ctx context.Context, id string) (account.Removed, error) {
+	var out account.Removed
+	return out, c.call(ctx, http.MethodDelete, strings.Replace(AccountPattern, "{name}", url.PathEscape(id), 1), nil, &out)
+}
+
 // Tokens implements account.Manager: GET TokensPath.
 func (c Client) Tokens(ctx context.Context, accountID string) ([]account.Token, error) {
 	var out []account.Token

@@ -201,8 +201,9 @@ func (*ManageFlags) Help() string { return whereHelp }
 
 // AccountsCmd manages accounts.
 type AccountsCmd struct {
-	Add  AccountsAddCmd  `cmd:"" help:"Create an account and print its first API token (alone, on the last line; shown once). Through the API: needs an admin token."`
-	List AccountsListCmd `cmd:"" help:"List the accounts (a user's token: its own), who created them and their tokens' latest use."`
+	Add    AccountsAddCmd    `cmd:"" help:"Create an account and print its first API token (alone, on the last line; shown once). Through the API: needs an admin token."`
+	List   AccountsListCmd   `cmd:"" help:"List the accounts (a user's token: its own), who created them and their tokens' latest use."`
+	Remove AccountsRemoveCmd `cmd:"" help:"Remove an account with its API tokens, computer credentials, enrollment keys and link codes; its connected computers are closed (4003 revoked). Through the API: needs an admin token, not the account's own."`
 }
 
 // AccountsAddCmd creates an account.
@@ -256,6 +257,63 @@ func (c *AccountsListCmd) Run(ctx context.Context, out Stdout) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", show(a.ID), show(string(a.Role)), stamp(a.Created), orDash(show(a.CreatedBy)), a.Tokens, stamp(a.LastUsed), orDash(show(a.RemoteAddr)))
 	}
 	return tw.Flush()
+}
+
+// AccountsRemoveCmd removes an account.
+type AccountsRemoveCmd struct {
+	ManageFlags
+	Name string `arg:"" help:"The account to remove (trap-sandbox accounts list shows them)."`
+}
+
+// Run removes the account and prints what went with it and what happens to its computers,
+// in two lines; it asks nothing (scripts run it).
+func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout) error {
+	mg, where, done, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	r, err := mg.RemoveAccount(ctx, c.Name)
+	if errors.Is(err, account.ErrNotFound) {
+		reach := ""
+		if c.viaAPI {
+			reach = " that this token reaches"
+		}
+		return fmt.Errorf("no account %q%s to remove (trap-sandbox accounts list shows them)", c.Name, reach)
+	}
+	if err != nil {
+		return c.manageError(err, "account", c.Name)
+	}
+	fmt.Fprintf(out, "account %s (%s) removed from %s: %s, %s, %s, %s\n", show(r.Account.ID), show(string(r.Account.Role)), where,
+		count(len(r.Tokens), "API token"), count(len(r.Credentials), "computer credential"), count(len(r.EnrollmentKeys), "enrollment key"),
+		count(r.LinkCodes, "approved link code"))
+	switch {
+	case c.viaAPI && len(r.Closed) == 0:
+		fmt.Fprintf(out, "none of its computers was connected; its tokens are refused from the next request\n")
+	case c.viaAPI:
+		fmt.Fprintf(out, "closed its connected computers (4003 revoked, their daemons stop): %s; its tokens are refused from the next request\n", show(strings.Join(r.Closed, ", ")))
+	case c.nc == nil:
+		// One node: the gateway running on this data directory looks for removed credentials
+		// every account.RevocationPeriod (gateway.FollowRevocations).
+		fmt.Fprintf(out, "a gateway running on this data directory closes its connected computers within %s (4003 revoked) and refuses its tokens from the next request\n",
+			account.RevocationPeriod)
+	default:
+		for _, selector := range r.Credentials {
+			if err := cluster.PublishRevocation(c.nc, selector); err != nil {
+				return fmt.Errorf("account %s removed, but the running replicas were not told (its computers' sockets close at their next hello): %w", show(r.Account.ID), err)
+			}
+		}
+		fmt.Fprintf(out, "the replicas that hold its computers close them now (4003 revoked) and refuse its tokens from the next request\n")
+	}
+	return nil
+}
+
+// count is n things, "1 API token", "2 API tokens".
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }
 
 // TokensCmd manages accounts' API tokens.

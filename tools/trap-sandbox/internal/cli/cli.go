@@ -293,7 +293,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
 	screens := screen.New(computers).Metrics(perReplica).OnReplica(replica)
 	screens.Register(gw)
-	accountAPI := accountapi.New(accounts, logger).Metrics(perReplica).OnCredentialRevoked(gw.CredentialRevoked)
+	accountAPI := accountapi.New(accounts, logger).Metrics(perReplica).OnCredentialRevoked(gw.CredentialRevoked).OnAccountRemoved(gw.AccountRemoved)
 	linker := link.New(link.Config{Accounts: accounts, Metrics: perReplica, CodeLifetime: c.LinkCodeLifetime}, logger)
 	linker.Register(gw)
 	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI, linker}

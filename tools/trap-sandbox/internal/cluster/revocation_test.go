@@ -121,3 +121,28 @@ func TestAForgedRevocationClosesNothing(t *testing.T) {
 	assert.Equal(t, gateway.CloseRevoked, code)
 	assert.Equal(t, 1, strings.Count(tc.logs.String(), ignored), "A holds no socket of the credential: it does not even ask the store")
 }
+
+// Removing an account through a replica that does not hold its computer's socket closes the
+// socket on the replica that does (4003), at once: each of its credentials is announced on
+// the bus, and the holder, finding the credential gone from the store (removed with its
+// account), takes that as the store's word. The removing replica says which computers it
+// closed.
+func TestRemovingAnAccountClosesItsComputersOnEveryReplica(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, _ := sharedAccounts(t)
+	_, err := accounts.AddAccount(t.Context(), "root", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+	c := b.connectWith(t, "7:", credential)
+	a.waitComputers(t, "7:@b")
+
+	removed, err := accounts.RemoveAccount(t.Context(), "alice")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"7:"}, a.gw.AccountRemoved("alice", removed.Credentials))
+	code, reason := c.closeCode()
+	assert.Equal(t, gateway.CloseRevoked, code)
+	assert.Equal(t, "revoked", reason)
+	a.waitComputers(t)
+	assert.NotContains(t, tc.logs.String(), "ignored a revocation heard on the bus")
+}

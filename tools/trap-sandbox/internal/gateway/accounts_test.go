@@ -239,3 +239,37 @@ func TestAWrongCredentialIsRefusedAsACredential(t *testing.T) {
 		c.expectClose(CloseUnauthorized, "unauthorized")
 	}
 }
+
+// TestAccountRemovedClosesItsCredentialsComputers: an account's removal closes the computers
+// that said hello with its credentials (4003) and names them; another account's computer and
+// a shared-password computer stay, even when a store made before "local" was reserved holds an
+// account of that name, which shares its accountId with the shared-password computers.
+func TestAccountRemovedClosesItsCredentialsComputers(t *testing.T) {
+	h, accounts, alice, bob := accountsHarness(t)
+	ctx := t.Context()
+	require.NoError(t, accounts.Store().CreateAccount(ctx, account.Account{ID: account.Local, Role: account.RoleUser}))
+	legacy, _, err := accounts.IssueCredential(ctx, account.Local, "operator")
+	require.NoError(t, err)
+	a := h.connect(t, "7:kitchen", alice)
+	a2 := h.connect(t, "9:", alice)
+	h.connect(t, "8:", bob)
+	h.connect(t, "1:", "pw")
+	old := h.connect(t, "2:", legacy)
+
+	removed, err := accounts.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"7:kitchen", "9:"}, h.gw.AccountRemoved("alice", removed.Credentials))
+	a.expectClose(CloseRevoked, "revoked")
+	a2.expectClose(CloseRevoked, "revoked")
+
+	removed, err = accounts.RemoveAccount(ctx, account.Local)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"2:"}, h.gw.AccountRemoved(account.Local, removed.Credentials), "not the shared-password computer")
+	old.expectClose(CloseRevoked, "revoked")
+	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 2 }, waitLimit, testkit.Poll, "bob's 8: and the shared 1: stay")
+	var left []string
+	for _, c := range h.gw.Computers() {
+		left = append(left, c.AccountID+"/"+c.TraposID)
+	}
+	assert.Equal(t, []string{"bob/8:", "local/1:"}, left)
+}

@@ -3,7 +3,10 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
+
+	"trap-sandbox/internal/account"
 )
 
 // This replica's side of the Cluster seam (registry.go): what the other replicas ask of it,
@@ -57,7 +60,8 @@ func (s *Session) Credential() string {
 const revocationCheckTimeout = 5 * time.Second
 
 // revocationHeard closes the local sockets of credential selector, once the account store
-// confirms that it is revoked: the message on the bus is a hint, the store is the authority.
+// confirms that it is revoked, or gone (removed with its account: a socket here said hello
+// with it, so it existed): the message on the bus is a hint, the store is the authority.
 func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
 	if g.cfg.Accounts == nil || selector == "" || !g.holdsCredential(selector) {
 		return // nothing here to close: the store is not asked (a flood of made-up messages costs it nothing)
@@ -66,6 +70,8 @@ func (g *Gateway) revocationHeard(ctx context.Context, selector string) {
 	defer cancel()
 	c, err := g.cfg.Accounts.Store().Credential(ctx, selector)
 	switch {
+	case errors.Is(err, account.ErrNotFound):
+		g.RevokeCredential(selector)
 	case err != nil:
 		g.log.Warn("ignored a revocation heard on the bus: the account store does not confirm it", "credential", clip(selector), "err", err)
 	case c.RevokedAt.IsZero():
@@ -119,11 +125,56 @@ func (g *Gateway) revokeCredentials(selectors []string) bool {
 // and on every other replica, which hear the announcement and close theirs once the account
 // store confirms it. The caller has already revoked it in the store.
 func (g *Gateway) CredentialRevoked(selector string) {
-	g.RevokeCredential(selector)
-	if cluster := g.registry.cluster; cluster != nil && selector != "" {
+	g.credentialsRevoked([]string{selector})
+}
+
+// credentialsRevoked is CredentialRevoked for several credentials: one walk over the sockets
+// here, one announcement each.
+func (g *Gateway) credentialsRevoked(selectors []string) {
+	g.revokeCredentials(selectors)
+	cluster := g.registry.cluster
+	if cluster == nil {
+		return
+	}
+	for _, selector := range selectors {
+		if selector == "" {
+			continue
+		}
 		if err := cluster.PublishRevocation(selector); err != nil {
 			// Revoked in the store all the same: the computer's next hello is refused.
 			g.log.Warn("revoked, but the other replicas could not be told: a socket they hold closes at its next hello", "credential", clip(selector), "err", err)
 		}
 	}
+}
+
+// AccountRemoved closes the sockets of the computers of accountID, whose credentials (their
+// selectors) were removed from the account store with it: here at once, and on the other
+// replicas as CredentialRevoked does (they close theirs once the store confirms the
+// credential is gone). It returns the traposIds of the account's computers that were
+// connected, on any replica, sorted.
+func (g *Gateway) AccountRemoved(accountID string, credentials []string) []string {
+	removed := make(map[string]bool, len(credentials))
+	for _, selector := range credentials {
+		removed[selector] = selector != ""
+	}
+	closed := []string{}
+	for _, c := range g.Computers() {
+		if c.AccountID != accountID {
+			continue
+		}
+		// Its credential, not its account's name alone: an account made before "local" was
+		// reserved shares that name with the shared-password computers, which stay.
+		k := Key{AccountID: c.AccountID, TraposID: c.TraposID}
+		selector := ""
+		if s := g.registry.Lookup(k); s != nil {
+			selector = s.Credential()
+		} else if cluster := g.registry.cluster; cluster != nil {
+			selector = cluster.RemoteCredential(k)
+		}
+		if removed[selector] {
+			closed = append(closed, c.TraposID)
+		}
+	}
+	g.credentialsRevoked(credentials)
+	return closed
 }

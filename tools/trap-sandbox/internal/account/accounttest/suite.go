@@ -41,6 +41,7 @@ func Run(t *testing.T, open Open) {
 		{"LinkOnce", testLinkOnce},
 		{"LinkFlow", testLinkFlow},
 		{"LinkWithKey", testLinkWithKey},
+		{"RemoveAccount", testRemoveAccount},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -416,4 +417,88 @@ func testAudit(t *testing.T, s account.Store) {
 	require.ErrorIs(t, err, account.ErrBadSecret)
 	_, addr = lastUse()
 	assert.Equal(t, "2001:db8::6", addr, "a refused secret records nothing")
+}
+
+// testRemoveAccount: removing an account deletes it with its tokens, credentials, enrollment
+// keys and the link codes approved into it, says which, and touches no other account's; its
+// name may be taken again, and the secrets it had are refused (unknown) from then on.
+func testRemoveAccount(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	clk := clock.NewFake(t0)
+	a := account.New(s, clk)
+	_, err := a.AddAccount(ctx, "root", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	aliceToken, err := a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	_, laptop, err := a.IssueToken(ctx, "alice", "laptop", 0)
+	require.NoError(t, err)
+	aliceCred, cred, err := a.IssueCredential(ctx, "alice", "root")
+	require.NoError(t, err)
+	aliceKey, key, err := a.IssueEnrollmentKey(ctx, "alice", "root", 0, time.Hour)
+	require.NoError(t, err)
+	bobToken, err := a.AddAccount(ctx, "bob", account.RoleUser, "first")
+	require.NoError(t, err)
+	bobCred, _, err := a.IssueCredential(ctx, "bob", "root")
+	require.NoError(t, err)
+	// A code approved into alice, waiting for its computer's player; one approved into bob.
+	approved := func(traposID, into string) string {
+		code, _, err := a.BeginLink(ctx, traposID, "10.0.0.5", 0)
+		require.NoError(t, err)
+		_, err = a.ApproveLink(ctx, code, into, "root")
+		require.NoError(t, err)
+		return code
+	}
+	aliceCode := approved("7:kitchen", "alice")
+	bobCode := approved("8:hall", "bob")
+
+	_, err = s.RemoveAccount(ctx, "carol", t0)
+	require.ErrorIs(t, err, account.ErrNotFound)
+
+	r, err := s.RemoveAccount(ctx, "alice", t0.Add(time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, "alice", r.Account.ID)
+	assert.Equal(t, account.RoleUser, r.Account.Role)
+	assert.Len(t, r.Tokens, 2)
+	assert.Contains(t, r.Tokens, laptop.Selector)
+	assert.Equal(t, []string{cred.Selector}, r.Credentials)
+	assert.Equal(t, []string{key.Selector}, r.EnrollmentKeys)
+	assert.Equal(t, 1, r.LinkCodes)
+
+	_, err = s.Account(ctx, "alice")
+	require.ErrorIs(t, err, account.ErrNotFound)
+	for _, list := range []func() (int, error){
+		func() (int, error) { l, err := s.Tokens(ctx, "alice"); return len(l), err },
+		func() (int, error) { l, err := s.Credentials(ctx, "alice"); return len(l), err },
+		func() (int, error) { l, err := s.EnrollmentKeys(ctx, "alice"); return len(l), err },
+	} {
+		n, err := list()
+		require.NoError(t, err)
+		assert.Zero(t, n, "nothing of alice's is left")
+	}
+	_, err = a.Authenticate(ctx, aliceToken)
+	require.ErrorIs(t, err, account.ErrBadSecret)
+	_, err = a.AuthenticateComputer(ctx, aliceCred, "7:kitchen", "10.0.0.5:1")
+	require.ErrorIs(t, err, account.ErrBadSecret)
+	_, _, err = a.LinkWithKey(ctx, aliceKey, "9:turtle")
+	require.Error(t, err, "the removed account's enrollment key links nothing")
+	_, _, err = a.AcceptLink(ctx, aliceCode, "7:kitchen", true)
+	require.Error(t, err, "the code approved into alice gives no credential")
+
+	// bob keeps everything.
+	acc, err := a.Authenticate(ctx, bobToken)
+	require.NoError(t, err)
+	assert.Equal(t, "bob", acc.ID)
+	_, err = a.AuthenticateComputer(ctx, bobCred, "8:hall", "10.0.0.6:1")
+	require.NoError(t, err)
+	_, err = a.LinkStatus(ctx, bobCode, "8:hall")
+	require.NoError(t, err)
+
+	// The name is free again, with nothing of the old account's.
+	_, err = a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	toks, err := s.Tokens(ctx, "alice")
+	require.NoError(t, err)
+	assert.Len(t, toks, 1)
+	_, err = a.Authenticate(ctx, aliceToken)
+	require.ErrorIs(t, err, account.ErrBadSecret, "the old token stays refused")
 }
