@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -25,8 +26,26 @@ import (
 	"trap-sandbox/testkit/opencodefake"
 )
 
+// TestMain gives the package a home of its own: a gateway or account command run without
+// --data-dir keeps its data in the user's data directory (DefaultDataDir), and a test must
+// never write into the real user's.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	home, err := os.MkdirTemp("", "trap-sandbox-cli-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "cli tests:", err)
+		os.Exit(1)
+	}
+	for name, value := range map[string]string{"HOME": home, "XDG_DATA_HOME": filepath.Join(home, ".local", "share"), "XDG_CONFIG_HOME": filepath.Join(home, ".config")} {
+		if err := os.Setenv(name, value); err != nil {
+			fmt.Fprintln(os.Stderr, "cli tests:", err)
+			os.Exit(1)
+		}
+	}
+	_ = os.Unsetenv("SANDBOX_DATA_DIR")
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		_ = os.RemoveAll(home)
+		os.Exit(code)
+	}))
 }
 
 func parse(t *testing.T, args ...string) (*CLI, *kong.Context) {
@@ -48,7 +67,7 @@ func clearEnv(t *testing.T) {
 		"SANDBOX_NATS_URL", "SANDBOX_NATS_USER", "SANDBOX_NATS_PASSWORD", "SANDBOX_NATS_TOKEN", "SANDBOX_NATS_NKEY", "SANDBOX_NATS_CREDS",
 		"SANDBOX_NATS_TLS_CA", "SANDBOX_NATS_TLS_CERT", "SANDBOX_NATS_TLS_KEY", "SANDBOX_REPLICA", "SANDBOX_NATS_HEARTBEAT",
 		"SANDBOX_NATS_REPLICA_TTL", "SANDBOX_NATS_OP_TIMEOUT", "SANDBOX_NATS_SETUP_TIMEOUT",
-		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_ALLOW_HOST_TOOLS", "SANDBOX_LINK_CODE_LIFETIME"} {
+		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_ALLOW_HOST_TOOLS", "SANDBOX_LINK_CODE_LIFETIME", "SANDBOX_DATA_DIR"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -260,6 +279,19 @@ func TestServeWarnsWithoutPassword(t *testing.T) {
 	_, logs, stop := startServe(t, root.Serve)
 	require.NoError(t, stop())
 	assert.Regexp(t, `level=WARN msg="SANDBOX_PASSWORD is not set`, logs.String())
+}
+
+// TestServeWithoutDataDirUsesTheUsersDataDirectory: with no --data-dir the store is made in
+// $XDG_DATA_HOME/trap-sandbox, which for these tests is the package's own (TestMain): the
+// serving tests above start gateways without --data-dir and once wrote into the real user's.
+func TestServeWithoutDataDirUsesTheUsersDataDirectory(t *testing.T) {
+	clearEnv(t)
+	want := filepath.Join(os.Getenv("XDG_DATA_HOME"), "trap-sandbox", account.DBFile)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), "msg=accounts store="+want)
+	assert.FileExists(t, want)
 }
 
 // TestServeWithoutDataDirKeepsAnExistingStore: without --data-dir, a default place that
