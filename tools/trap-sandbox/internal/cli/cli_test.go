@@ -48,11 +48,18 @@ func clearEnv(t *testing.T) {
 		"SANDBOX_NATS_URL", "SANDBOX_NATS_USER", "SANDBOX_NATS_PASSWORD", "SANDBOX_NATS_TOKEN", "SANDBOX_NATS_NKEY", "SANDBOX_NATS_CREDS",
 		"SANDBOX_NATS_TLS_CA", "SANDBOX_NATS_TLS_CERT", "SANDBOX_NATS_TLS_KEY", "SANDBOX_REPLICA", "SANDBOX_NATS_HEARTBEAT",
 		"SANDBOX_NATS_REPLICA_TTL", "SANDBOX_NATS_OP_TIMEOUT", "SANDBOX_NATS_SETUP_TIMEOUT",
-		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_ALLOW_HOST_TOOLS", "SANDBOX_LINK_CODE_LIFETIME"} {
+		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_ALLOW_HOST_TOOLS", "SANDBOX_LINK_CODE_LIFETIME", "SANDBOX_DATA_DIR"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
 	unsetEnv(t, admissionEnv)
+	// Without --data-dir a gateway keeps its accounts in the user's data directory
+	// (~/.local/share/trap-sandbox): a serve test would write the developer's own store, and
+	// fail on one a newer trap-sandbox left there. Each test gets an empty home instead.
+	home := t.TempDir()
+	for _, name := range []string{"HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"} {
+		t.Setenv(name, home)
+	}
 }
 
 // natsDefaults are the scale-out flags' defaults (no --nats: a single gateway).
@@ -268,8 +275,6 @@ func TestServeWarnsWithoutPassword(t *testing.T) {
 // since served without it every account token and linked computer would be refused.
 func TestServeWithoutDataDirKeepsAnExistingStore(t *testing.T) {
 	clearEnv(t)
-	t.Setenv("SANDBOX_DATA_DIR", "")
-	require.NoError(t, os.Unsetenv("SANDBOX_DATA_DIR"))
 	home := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(home, "trap-sandbox"), nil, 0o600))
 	t.Setenv("XDG_DATA_HOME", home)
