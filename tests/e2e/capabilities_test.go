@@ -184,9 +184,13 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 		var slowOut, slowErr string
 		var slowCode int
 		wg.Go(func() {
+			// The chunk says it waits (capProgram prints "e2e: set e2e.chunk"); its pullEvent
+			// runs before that event is delivered, so once it is printed the chunk waits.
 			slowOut, slowErr, slowCode = cli(ctx, t, g, nil, "exec", capTraposID, "--timeout", "20s",
-				"os.pullEvent('e2e_wake'); return 'woke'")
+				"os.queueEvent('e2e_set', 'e2e.chunk', 'waiting'); os.pullEvent('e2e_wake'); return 'woke'")
 		})
+		// Waking it before it waits would lose the event: the chunk would end at its timeout.
+		c.WaitFor(ctx, "e2e: set e2e.chunk")
 		// The chunk waits for an event only this test sends; meanwhile the computer answers.
 		for range 3 {
 			out, errOut, code := cli(ctx, t, g, nil, "ping", capTraposID)

@@ -93,9 +93,13 @@ func TestNoHelloClosesWith4008(t *testing.T) {
 	requireClose(ctx, t, c, harness.CloseNoHello)
 }
 
+// TestHelloTimeoutFromEnvironment: SANDBOX_HELLO_TIMEOUT sets the hello timeout. The close
+// alone cannot tell (the 10 s default closes the socket too, well within the test's bound), so
+// the gateway's config line must name the value.
 func TestHelloTimeoutFromEnvironment(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Env: []string{"SANDBOX_HELLO_TIMEOUT=" + shortHelloTimeout}})
+	assert.Regexp(t, `msg=config .* helloTimeout=`+shortHelloTimeout+` `, g.Log(), "the gateway's hello timeout is not the environment's")
 	c := dial(ctx, t, g, "4:")
 	requireClose(ctx, t, c, harness.CloseNoHello)
 }

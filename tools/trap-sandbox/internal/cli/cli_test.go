@@ -72,6 +72,13 @@ func clearEnv(t *testing.T) {
 		require.NoError(t, os.Unsetenv(name))
 	}
 	unsetEnv(t, admissionEnv)
+	// Without --data-dir a gateway keeps its accounts in the user's data directory
+	// (~/.local/share/trap-sandbox): a serve test would write the developer's own store, and
+	// fail on one a newer trap-sandbox left there. Each test gets an empty home instead.
+	home := t.TempDir()
+	for _, name := range []string{"HOME", "XDG_DATA_HOME", "XDG_CONFIG_HOME"} {
+		t.Setenv(name, home)
+	}
 }
 
 // natsDefaults are the scale-out flags' defaults (no --nats: a single gateway).
@@ -300,8 +307,6 @@ func TestServeWithoutDataDirUsesTheUsersDataDirectory(t *testing.T) {
 // since served without it every account token and linked computer would be refused.
 func TestServeWithoutDataDirKeepsAnExistingStore(t *testing.T) {
 	clearEnv(t)
-	t.Setenv("SANDBOX_DATA_DIR", "")
-	require.NoError(t, os.Unsetenv("SANDBOX_DATA_DIR"))
 	home := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(home, "trap-sandbox"), nil, 0o600))
 	t.Setenv("XDG_DATA_HOME", home)
@@ -325,21 +330,29 @@ func TestServeWithoutDataDirKeepsAnExistingStore(t *testing.T) {
 		"no --data-dir was given: the message says where the store came from")
 }
 
+// TestServeRejectsBadConfig: each bad value stops the start with an error naming its flag
+// (any error passed before, such as the account store failing to open).
 func TestServeRejectsBadConfig(t *testing.T) {
-	clearEnv(t)
-	for name, args := range map[string][]string{
-		"bad opencode url": {"--listen", "127.0.0.1:0", "--opencode-url", "ftp://nope"},
-		"zero timeout":     {"--listen", "127.0.0.1:0", "--probe-timeout", "0s"},
-		"zero ping period": {"--listen", "127.0.0.1:0", "--ping-period", "0s"},
-		"zero idle probe":  {"--listen", "127.0.0.1:0", "--idle-probe-after", "0s"},
-		"zero max conns":   {"--listen", "127.0.0.1:0", "--max-connections", "0"},
-		"zero rate":        {"--listen", "127.0.0.1:0", "--upgrade-rate", "0"},
-		"bad listen":       {"--listen", "definitely not an address"},
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"bad opencode url": {[]string{"--opencode-url", "ftp://nope"}, "--opencode-url (OPENCODE_URL): opencode url ftp://nope: scheme must be http or https"},
+		"zero timeout":     {[]string{"--probe-timeout", "0s"}, "--probe-timeout (SANDBOX_PROBE_TIMEOUT) must be positive, got 0s"},
+		"zero ping period": {[]string{"--ping-period", "0s"}, "--ping-period (SANDBOX_PING_PERIOD) must be positive, got 0s"},
+		"zero idle probe":  {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
+		"zero max conns":   {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
+		"zero rate":        {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
+		"bad listen":       {[]string{"--listen", "definitely not an address"}, "listen on definitely not an address: "},
 	} {
 		t.Run(name, func(t *testing.T) {
-			root, _ := parse(t, args...)
-			err := root.Serve.Run(context.Background(), io.Discard)
-			assert.Error(t, err)
+			clearEnv(t)
+			root, _ := parse(t, append([]string{"--listen", "127.0.0.1:0"}, tc.args...)...)
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second) // a gateway that serves anyway stops
+			defer cancel()
+			err := root.Serve.Run(ctx, io.Discard)
+			require.Error(t, err, "served with %s", strings.Join(tc.args, " "))
+			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
 }
