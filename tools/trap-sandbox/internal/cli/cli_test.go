@@ -28,7 +28,8 @@ import (
 
 // TestMain gives the package a home of its own: a gateway or account command run without
 // --data-dir keeps its data in the user's data directory (DefaultDataDir), and a test must
-// never write into the real user's.
+// never write into the real user's. clearEnv gives each test that calls it a fresh one; this
+// one holds for every other.
 func TestMain(m *testing.M) {
 	home, err := os.MkdirTemp("", "trap-sandbox-cli-home-")
 	if err != nil {
@@ -289,7 +290,7 @@ func TestServeWarnsWithoutPassword(t *testing.T) {
 }
 
 // TestServeWithoutDataDirUsesTheUsersDataDirectory: with no --data-dir the store is made in
-// $XDG_DATA_HOME/trap-sandbox, which for these tests is the package's own (TestMain): the
+// $XDG_DATA_HOME/trap-sandbox, which for these tests is a temporary one (clearEnv): the
 // serving tests above start gateways without --data-dir and once wrote into the real user's.
 func TestServeWithoutDataDirUsesTheUsersDataDirectory(t *testing.T) {
 	clearEnv(t)
