@@ -168,6 +168,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if err := c.AdmissionFlags.check(); err != nil {
 		return err
 	}
+	if why, _ := server.TokenFlaw(c.APIToken); why != "" {
+		// Started, it would refuse every client, the CLI with the same variable too.
+		return fmt.Errorf("--api-token (SANDBOX_API_TOKEN) %s: no client can send it in an Authorization header (HTTP carries no control character and drops the spaces at a header's ends); remove it", why)
+	}
 
 	var public *installer.Base
 	if c.PublicURL != "" {

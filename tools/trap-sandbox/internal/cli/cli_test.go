@@ -341,6 +341,27 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--opencode-url (OPENCODE_URL): opencode url localhost:4242: scheme must be http or https")
 }
 
+// TestAnAPITokenNoClientCanSendIsRefusedAtStart: HTTP drops the spaces at a header's ends and
+// carries no control character, so a SANDBOX_API_TOKEN with either (an environment file's
+// trailing space or CRLF) started silently and refused every client, the CLI with the same
+// variable too. The token itself is never in the message.
+func TestAnAPITokenNoClientCanSendIsRefusedAtStart(t *testing.T) {
+	for token, why := range map[string]string{
+		"0123456789abcdef-secret ":  "has a space or tab at its start or end",
+		"\t0123456789abcdef-secret": "has a space or tab at its start or end",
+		"0123456789abcdef-secret\r": "holds a control character (a line break or carriage return copied with it?)",
+		"0123456789abcdef\nsecret":  "holds a control character (a line break or carriage return copied with it?)",
+	} {
+		clearEnv(t)
+		t.Setenv("SANDBOX_API_TOKEN", token)
+		root, _ := parse(t, "--listen", "127.0.0.1:0")
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // refused before it serves; a gateway that started stops at once, with no error
+		err := root.Serve.Run(ctx, io.Discard)
+		require.EqualError(t, err, "--api-token (SANDBOX_API_TOKEN) "+why+": no client can send it in an Authorization header (HTTP carries no control character and drops the spaces at a header's ends); remove it", "%q", token)
+	}
+}
+
 // TestOpencodeCredentialsInTheURLAreNamed: a user and password written into OPENCODE_URL are
 // sent (Go's client makes them Basic Auth), so the start-up line does not say "without
 // credentials"; the password itself is never logged.

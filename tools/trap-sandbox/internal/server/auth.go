@@ -217,6 +217,21 @@ func secretHashMatches(got string, want [sha256.Size]byte) bool {
 	return subtle.ConstantTimeCompare(g[:], want[:]) == 1
 }
 
+// TokenFlaw says why an API token cannot arrive whole in an Authorization header, or "" when
+// it can: HTTP carries no control character (a line break or carriage return copied with the
+// token, a CRLF environment file), and it drops the spaces and tabs at a header value's ends.
+// atEnds tells the second case: a client may send such a token (the gateway's own has no such
+// ends: it refuses one at start), but no client can send it to a gateway that wants it.
+func TokenFlaw(token string) (why string, atEnds bool) {
+	if strings.ContainsFunc(token, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+		return "holds a control character (a line break or carriage return copied with it?)", false
+	}
+	if strings.Trim(token, " \t") != token {
+		return "has a space or tab at its start or end", true
+	}
+	return "", false
+}
+
 func isLoopback(remoteAddr string) bool {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
