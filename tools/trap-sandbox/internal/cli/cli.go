@@ -384,6 +384,9 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 	}
 	if c.APIToken != "" {
 		warnIfAPITokenShort(logger, c.APIToken)
+	} else if c.PublicURL != "" {
+		// --public-url is for a proxy or NAT; a proxy on this host connects from loopback.
+		logger.Warn("--public-url is set and SANDBOX_API_TOKEN is not: a reverse proxy on this host reaches the host API as a loopback client, which needs no token. The API refuses requests a proxy marks with X-Forwarded-For, Forwarded or X-Real-IP, but one that adds none gets every computer: set SANDBOX_API_TOKEN")
 	}
 	if c.OpencodePassword == "" {
 		if u, err := url.Parse(c.OpencodeURL); err == nil && u.User != nil {

@@ -254,6 +254,23 @@ func TestServeEndToEnd(t *testing.T) {
 	assert.Regexp(t, `msg=config .* password=true apiToken=false `, out)
 }
 
+// TestServeWarnsOfAProxyWithoutAnAPIToken: --public-url says computers come through a proxy
+// or NAT; a reverse proxy on this host reaches the API from loopback, which needs no token
+// when SANDBOX_API_TOKEN is unset, so the start says so; with the token it does not.
+func TestServeWarnsOfAProxyWithoutAnAPIToken(t *testing.T) {
+	const warning = `level=WARN msg="--public-url is set and SANDBOX_API_TOKEN is not: a reverse proxy on this host reaches the host API as a loopback client`
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--public-url", "https://mc.example.org/sandbox")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), warning)
+
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--public-url", "https://mc.example.org/sandbox", "--api-token", strings.Repeat("t", 16))
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), "--public-url is set")
+}
+
 func TestServeWarnsWithoutPassword(t *testing.T) {
 	clearEnv(t)
 	root, _ := parse(t, "--listen", "127.0.0.1:0")

@@ -100,6 +100,14 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				"the HTTP API answers only loopback clients or an account's token; set SANDBOX_API_TOKEN or create an account (trap-sandbox accounts add) to allow remote clients")
 			return
 		}
+		if header := forwardedBy(r); header != "" {
+			// A reverse proxy on this host (the TLS one for wss://) connects from loopback on
+			// behalf of any client of the Internet: its requests are no loopback client's.
+			count(RefusalNotLoopback)
+			writeAuthError(w, http.StatusForbidden,
+				"the HTTP API answers only loopback clients without a token, and this request came through a proxy ("+header+"); set SANDBOX_API_TOKEN or use an account's token (trap-sandbox accounts add) to reach the API through it")
+			return
+		}
 		admit(account.LocalAdmin, nil)
 	})
 }
@@ -230,6 +238,17 @@ func TokenFlaw(token string) (why string, atEnds bool) {
 		return "has a space or tab at its start or end", true
 	}
 	return "", false
+}
+
+// forwardedBy names the header that marks r as forwarded by a proxy (Forwarded,
+// X-Forwarded-For, X-Real-IP: what reverse proxies add), or "".
+func forwardedBy(r *http.Request) string {
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
+		if _, ok := r.Header[h]; ok {
+			return h
+		}
+	}
+	return ""
 }
 
 func isLoopback(remoteAddr string) bool {
