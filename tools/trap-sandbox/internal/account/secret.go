@@ -72,6 +72,18 @@ func IsSecret(s string) bool {
 	return false
 }
 
+// Identify returns the kind and selector of s when it has the shape of a secret this package
+// issues (the selector names its record and is no secret), so that a secret given in the
+// wrong place (an API token as a computer's password) gets the fix, by its id.
+func Identify(s string) (kind Kind, selector string, ok bool) {
+	for _, k := range []Kind{KindToken, KindCredential, KindEnrollment, KindPass} {
+		if sel, _, err := parseSecret(k, s); err == nil {
+			return k, sel, true
+		}
+	}
+	return "", "", false
+}
+
 func (k Kind) describe() string {
 	switch k {
 	case KindToken:

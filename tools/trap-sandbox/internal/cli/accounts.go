@@ -231,7 +231,7 @@ func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout) error {
 	if err != nil {
 		return c.manageError(err, "account", c.Name)
 	}
-	fmt.Fprintf(out, "account %s (%s) created in %s; its API token (shown once, send it as Authorization: Bearer or --api-token):\n%s\n", n.Account.ID, n.Account.Role, where, n.Secret)
+	fmt.Fprintf(out, "account %s (%s) created in %s; its API token (shown once; send it as Authorization: Bearer, or give it in SANDBOX_API_TOKEN):\n%s\n", n.Account.ID, n.Account.Role, where, n.Secret)
 	return nil
 }
 

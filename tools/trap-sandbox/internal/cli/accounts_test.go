@@ -60,6 +60,8 @@ func TestAccountCommandsOnStoreAndAPI(t *testing.T) {
 			name := "bob-" + mode
 			out := run("accounts", "add", name)
 			assert.Contains(t, out, "account "+name+" (user) created in ")
+			// The environment, not --api-token: every user of the host reads a command line.
+			assert.Contains(t, out, "(shown once; send it as Authorization: Bearer, or give it in SANDBOX_API_TOKEN)")
 			if mode == "api" {
 				assert.Contains(t, out, "created in the gateway at "+url)
 			} else {

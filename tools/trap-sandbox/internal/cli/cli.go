@@ -168,6 +168,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	if err := c.AdmissionFlags.check(); err != nil {
 		return err
 	}
+	if why, _ := server.TokenFlaw(c.APIToken); why != "" {
+		// Started, it would refuse every client, the CLI with the same variable too.
+		return fmt.Errorf("--api-token (SANDBOX_API_TOKEN) %s: no client can send it in an Authorization header (HTTP carries no control character and drops the spaces at a header's ends); remove it", why)
+	}
 
 	var public *installer.Base
 	if c.PublicURL != "" {
@@ -380,6 +384,9 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 	}
 	if c.APIToken != "" {
 		warnIfAPITokenShort(logger, c.APIToken)
+	} else if c.PublicURL != "" {
+		// --public-url is for a proxy or NAT; a proxy on this host connects from loopback.
+		logger.Warn("--public-url is set and SANDBOX_API_TOKEN is not: a reverse proxy on this host reaches the host API as a loopback client, which needs no token. The API refuses requests a proxy marks with X-Forwarded-For, Forwarded or X-Real-IP, but one that adds none gets every computer: set SANDBOX_API_TOKEN")
 	}
 	if c.OpencodePassword == "" {
 		if u, err := url.Parse(c.OpencodeURL); err == nil && u.User != nil {

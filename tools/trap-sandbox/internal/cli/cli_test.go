@@ -281,6 +281,23 @@ func TestServeEndToEnd(t *testing.T) {
 	assert.Regexp(t, `msg=config .* password=true apiToken=false `, out)
 }
 
+// TestServeWarnsOfAProxyWithoutAnAPIToken: --public-url says computers come through a proxy
+// or NAT; a reverse proxy on this host reaches the API from loopback, which needs no token
+// when SANDBOX_API_TOKEN is unset, so the start says so; with the token it does not.
+func TestServeWarnsOfAProxyWithoutAnAPIToken(t *testing.T) {
+	const warning = `level=WARN msg="--public-url is set and SANDBOX_API_TOKEN is not: a reverse proxy on this host reaches the host API as a loopback client`
+	clearEnv(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--public-url", "https://mc.example.org/sandbox")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), warning)
+
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--public-url", "https://mc.example.org/sandbox", "--api-token", strings.Repeat("t", 16))
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), "--public-url is set")
+}
+
 func TestServeWarnsWithoutPassword(t *testing.T) {
 	clearEnv(t)
 	root, _ := parse(t, "--listen", "127.0.0.1:0")
@@ -385,6 +402,27 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 	t.Setenv("OPENCODE_URL", "localhost:4242")
 	root, _ = parse(t, "--listen", "127.0.0.1:0")
 	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--opencode-url (OPENCODE_URL): opencode url localhost:4242: scheme must be http or https")
+}
+
+// TestAnAPITokenNoClientCanSendIsRefusedAtStart: HTTP drops the spaces at a header's ends and
+// carries no control character, so a SANDBOX_API_TOKEN with either (an environment file's
+// trailing space or CRLF) started silently and refused every client, the CLI with the same
+// variable too. The token itself is never in the message.
+func TestAnAPITokenNoClientCanSendIsRefusedAtStart(t *testing.T) {
+	for token, why := range map[string]string{
+		"0123456789abcdef-secret ":  "has a space or tab at its start or end",
+		"\t0123456789abcdef-secret": "has a space or tab at its start or end",
+		"0123456789abcdef-secret\r": "holds a control character (a line break or carriage return copied with it?)",
+		"0123456789abcdef\nsecret":  "holds a control character (a line break or carriage return copied with it?)",
+	} {
+		clearEnv(t)
+		t.Setenv("SANDBOX_API_TOKEN", token)
+		root, _ := parse(t, "--listen", "127.0.0.1:0")
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // refused before it serves; a gateway that started stops at once, with no error
+		err := root.Serve.Run(ctx, io.Discard)
+		require.EqualError(t, err, "--api-token (SANDBOX_API_TOKEN) "+why+": no client can send it in an Authorization header (HTTP carries no control character and drops the spaces at a header's ends); remove it", "%q", token)
+	}
 }
 
 // TestOpencodeCredentialsInTheURLAreNamed: a user and password written into OPENCODE_URL are

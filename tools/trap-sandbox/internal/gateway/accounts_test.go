@@ -273,3 +273,45 @@ func TestAccountRemovedClosesItsCredentialsComputers(t *testing.T) {
 	}
 	assert.Equal(t, []string{"bob/8:", "local/1:"}, left)
 }
+
+// TestAnAPITokenAsAComputersSecretNamesTheFix: an API token set as a computer's
+// sandbox.password (where anyone who opens the computer reads it) was answered "wrong secret
+// (check … SANDBOX_PASSWORD)", and taken without a word by a gateway without a password. Now
+// the answer names the token to revoke, and a WARN names it to the operator either way; both
+// by its id, never the token. An enrollment key is told to link instead.
+func TestAnAPITokenAsAComputersSecretNamesTheFix(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	token, tok, err := accounts.IssueToken(t.Context(), "alice", "laptop", 0)
+	require.NoError(t, err)
+	key, _, err := accounts.IssueEnrollmentKey(t.Context(), "alice", "alice", 1, 0)
+	require.NoError(t, err)
+	const warning = `msg="hello with an API token as the computer's secret: anyone who opens the computer reads it; revoke it (trap-sandbox tokens revoke ID) and link the computer (sandbox link)"`
+
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	c := h.dial(t, "7:")
+	resp := c.hello(token)
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+	assert.Equal(t, "wrong secret: it is an API token (tsa_…), for the host's API, never a computer's: anyone who opens the computer reads its settings, so revoke it (trap-sandbox tokens revoke "+
+		tok.Selector+") and give the computer a credential of its own (sandbox link)", resp.Error.Message)
+	c.expectClose(CloseUnauthorized, "unauthorized")
+	c = h.dial(t, "7:")
+	resp = c.hello(key)
+	require.False(t, resp.OK)
+	assert.Equal(t, "wrong secret: it is an enrollment key (tsk_…), which links a computer instead: sandbox link KEY", resp.Error.Message)
+	c.expectClose(CloseUnauthorized, "unauthorized")
+	logs := h.logs.String()
+	assert.Contains(t, logs, warning)
+	assert.Contains(t, logs, "tokenId="+tok.Selector)
+	assert.NotContains(t, logs, token)
+	assert.NotContains(t, logs, key)
+
+	h = newHarness(t, Config{Accounts: accounts}, nil) // no password: any secret is taken
+	c = h.dial(t, "7:")
+	resp = c.hello(token)
+	require.True(t, resp.OK, "%+v", resp.Error)
+	assert.Contains(t, h.logs.String(), warning, "taken, but named to the operator")
+	assert.NotContains(t, h.logs.String(), token)
+}

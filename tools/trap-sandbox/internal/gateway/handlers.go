@@ -288,6 +288,12 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 
+	if kind, id, ok := account.Identify(secret); ok && kind == account.KindToken {
+		// Taken or not (a gateway without a password takes any secret), it sits in the
+		// computer's .settings for anyone who opens it: the operator is told which to revoke.
+		s.gw.limits.warns.warn("hello with an API token as the computer's secret: anyone who opens the computer reads it; revoke it (trap-sandbox tokens revoke ID) and link the computer (sandbox link)",
+			s.remoteAddr, "traposId", clip(traposID), "tokenId", id)
+	}
 	accountID, credential, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
@@ -403,7 +409,9 @@ type helloAnswer struct {
 // SANDBOX_PASSWORD, which may not even be set.
 func (s *Session) refuseSecret(f protocol.Frame, secret string) {
 	msg := "wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"
-	if s.gw.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
+	if hint := misplacedSecret(secret); hint != "" {
+		msg = "wrong secret: " + hint
+	} else if s.gw.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
 		nor := ""
 		if s.gw.cfg.Password != "" {
 			nor = " nor SANDBOX_PASSWORD"
@@ -413,6 +421,21 @@ func (s *Session) refuseSecret(f protocol.Frame, secret string) {
 	}
 	s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "%s", msg))
 	s.closeByGateway(CloseUnauthorized, "unauthorized")
+}
+
+// misplacedSecret names the fix for a hello secret that is one of the host's secrets, never a
+// computer's: an API token (which anyone who opens the computer reads in its .settings) or an
+// enrollment key; "" for any other. Only the secret's id is named, which is no secret.
+func misplacedSecret(secret string) string {
+	kind, id, ok := account.Identify(secret)
+	switch {
+	case ok && kind == account.KindToken:
+		return "it is an API token (tsa_…), for the host's API, never a computer's: anyone who opens the computer reads its settings, so revoke it (trap-sandbox tokens revoke " + id +
+			") and give the computer a credential of its own (sandbox link)"
+	case ok && kind == account.KindEnrollment:
+		return "it is an enrollment key (tsk_…), which links a computer instead: sandbox link KEY"
+	}
+	return ""
 }
 
 // MaxTraposIDBytes caps a hello's traposId. A label set by os.setComputerLabel has at most

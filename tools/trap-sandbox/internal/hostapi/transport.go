@@ -216,6 +216,9 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 	if accept != "" {
 		req.Header.Set("Accept", accept)
 	}
+	if why, atEnds := server.TokenFlaw(h.Token); why != "" && !atEnds {
+		return nil, fmt.Errorf("the API token (--api-token or SANDBOX_API_TOKEN) %s: give the token alone", why)
+	}
 	if h.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+h.Token)
 	}

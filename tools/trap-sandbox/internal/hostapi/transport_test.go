@@ -125,6 +125,29 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 // TestARefusalNamesTheTokenOnlyWhenItIsTheFix: the hint to give a token follows only the API
 // auth's refusal of a call that sent none; a refusal of something else (forbidden), or of a
 // token that was given, is the gateway's words alone.
+// TestATokenWithAControlCharacterNamesTheFix: a token copied with its line break (or a CRLF
+// environment file's carriage return) cannot go in a header; the call said only
+// `net/http: invalid header field value for "Authorization"`. Spaces at its ends are sent:
+// the gateway's own token has none, and HTTP drops them.
+func TestATokenWithAControlCharacterNamesTheFix(t *testing.T) {
+	calls := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls++
+		assert.Equal(t, "Bearer tok3n-long-enough-0123", r.Header.Get("Authorization"))
+		server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "none")
+	}))
+	defer srv.Close()
+	for _, token := range []string{"tok3n-long-enough-0123\n", "tok3n-long-enough-0123\r", "tok3n\x00long"} {
+		_, err := hostapi.HTTP{URL: srv.URL, Token: token}.RevokeComputer(t.Context(), "7:")
+		require.EqualError(t, err, "the API token (--api-token or SANDBOX_API_TOKEN) holds a control character (a line break or carriage return copied with it?): give the token alone", "%q", token)
+	}
+	assert.Zero(t, calls, "nothing was sent")
+	_, err := hostapi.HTTP{URL: srv.URL, Token: "tok3n-long-enough-0123 "}.RevokeComputer(t.Context(), "7:")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "none")
+	assert.Equal(t, 1, calls, "a space at the end is sent")
+}
+
 func TestARefusalNamesTheTokenOnlyWhenItIsTheFix(t *testing.T) {
 	const hint = "(give the API token with --api-token or SANDBOX_API_TOKEN)"
 	for _, tc := range []struct {

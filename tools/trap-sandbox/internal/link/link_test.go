@@ -73,6 +73,7 @@ type fixture struct {
 	gw       *fakeGateway
 	reg      *prometheus.Registry
 	mux      *http.ServeMux
+	logs     *testkit.SyncBuffer // the module's log
 }
 
 func newFixture(t *testing.T, cfg Config) *fixture {
@@ -91,7 +92,8 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	cfg.Clock = clk
 	reg := prometheus.NewRegistry()
 	cfg.Metrics = reg
-	m := New(cfg, slog.New(slog.DiscardHandler))
+	logs := &testkit.SyncBuffer{}
+	m := New(cfg, slog.New(slog.NewTextHandler(logs, nil)))
 	gw := &fakeGateway{handlers: map[string]protocol.RequestHandler{}}
 	m.Register(gw)
 	mux := http.NewServeMux()
@@ -99,7 +101,7 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 	mux.HandleFunc("POST "+KeysPath, m.serveNewKey)
 	mux.HandleFunc("GET "+KeysPath, m.serveKeys)
 	mux.HandleFunc(RevokeKeyPattern, m.serveRevokeKey)
-	return &fixture{t: t, clk: clk, accounts: accounts, mod: m, gw: gw, reg: reg, mux: mux, sockets: map[uint64]socket{}}
+	return &fixture{t: t, clk: clk, accounts: accounts, mod: m, gw: gw, reg: reg, mux: mux, logs: logs, sockets: map[uint64]socket{}}
 }
 
 // socket is a computer's socket as the handlers see it: the ctx the gateway gives every
@@ -408,6 +410,38 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, status, "another account's key is as one that does not exist")
 	status, _ = f.api(alice, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
 	assert.Equal(t, http.StatusOK, status)
+}
+
+// TestEnrollmentKeyChangesAreLogged: a key made or revoked through the API is an info line
+// naming who and from where, as a token or credential made through the account API is (a key
+// makes credentials); the key itself is in no line.
+func TestEnrollmentKeyChangesAreLogged(t *testing.T) {
+	f := newFixture(t, Config{})
+	status, ans := f.api(root, "POST", KeysPath, map[string]any{"account": "alice", "maxUses": 20, "expiresInMs": 7200000})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var k Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &k))
+	status, ans = f.api(alice, "POST", KeysPath, map[string]any{"maxUses": 0, "expiresInMs": 0})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var reusable Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &reusable))
+	status, _ = f.api(bob, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
+	require.Equal(t, http.StatusNotFound, status)
+	status, _ = f.api(alice, "POST", "/trapos/link/keys/"+k.ID+"/revoke", nil)
+	require.Equal(t, http.StatusOK, status)
+
+	logs := f.logs.String()
+	for _, want := range []string{
+		`msg="enrollment key added" module=link account=alice keyId=` + k.ID + ` maxUses=20 expiresIn=2h0m0s by=root remote=192.0.2.1:1234`,
+		`msg="enrollment key added" module=link account=alice keyId=` + reusable.ID + ` maxUses=any expiresIn=never by=alice remote=`,
+		`msg="enrollment key revoked" module=link account=alice keyId=` + k.ID + ` by=alice remote=`,
+	} {
+		assert.Contains(t, logs, want)
+	}
+	assert.Equal(t, 1, strings.Count(logs, "enrollment key revoked"), "a refused revocation is not logged as made")
+	for _, secret := range []string{k.Secret, reusable.Secret} {
+		assert.NotContains(t, logs, secret)
+	}
 }
 
 // TestApprovingTheCodeOfAComputerThatLeft: a code whose socket closed cannot be accepted by

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -239,6 +240,17 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, http.StatusInternalServerError, err)
 		return
 	}
+	maxUses, expiresIn := "any", "never" // 0 would read as none, or as at once
+	if req.MaxUses > 0 {
+		maxUses = strconv.Itoa(req.MaxUses)
+	}
+	if req.ExpiresInMs > 0 {
+		expiresIn = (time.Duration(req.ExpiresInMs) * time.Millisecond).String()
+	}
+	// An audit line as the account API's (a key makes credentials): by whom, from where, never
+	// the key itself.
+	m.log.Info("enrollment key added", "account", into, "keyId", k.Selector, "maxUses", maxUses, "expiresIn", expiresIn,
+		"by", caller.Account, "remote", r.RemoteAddr)
 	out := keyOf(k)
 	out.Secret = plain
 	writeOK(w, out)
@@ -291,5 +303,6 @@ func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, http.StatusInternalServerError, err)
 		return
 	}
+	m.log.Info("enrollment key revoked", "account", k.AccountID, "keyId", k.Selector, "by", caller.Account, "remote", r.RemoteAddr)
 	writeOK(w, keyOf(k))
 }

@@ -100,6 +100,14 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				"the HTTP API answers only loopback clients or an account's token; set SANDBOX_API_TOKEN or create an account (trap-sandbox accounts add) to allow remote clients")
 			return
 		}
+		if header := forwardedBy(r); header != "" {
+			// A reverse proxy on this host (the TLS one for wss://) connects from loopback on
+			// behalf of any client of the Internet: its requests are no loopback client's.
+			count(RefusalNotLoopback)
+			writeAuthError(w, http.StatusForbidden,
+				"the HTTP API answers only loopback clients without a token, and this request came through a proxy ("+header+"); set SANDBOX_API_TOKEN or use an account's token (trap-sandbox accounts add) to reach the API through it")
+			return
+		}
 		admit(account.LocalAdmin, nil)
 	})
 }
@@ -215,6 +223,32 @@ func SecretMatches(got, want string) bool {
 func secretHashMatches(got string, want [sha256.Size]byte) bool {
 	g := sha256.Sum256([]byte(got))
 	return subtle.ConstantTimeCompare(g[:], want[:]) == 1
+}
+
+// TokenFlaw says why an API token cannot arrive whole in an Authorization header, or "" when
+// it can: HTTP carries no control character (a line break or carriage return copied with the
+// token, a CRLF environment file), and it drops the spaces and tabs at a header value's ends.
+// atEnds tells the second case: a client may send such a token (the gateway's own has no such
+// ends: it refuses one at start), but no client can send it to a gateway that wants it.
+func TokenFlaw(token string) (why string, atEnds bool) {
+	if strings.ContainsFunc(token, func(r rune) bool { return r < ' ' && r != '\t' || r == 0x7f }) {
+		return "holds a control character (a line break or carriage return copied with it?)", false
+	}
+	if strings.Trim(token, " \t") != token {
+		return "has a space or tab at its start or end", true
+	}
+	return "", false
+}
+
+// forwardedBy names the header that marks r as forwarded by a proxy (Forwarded,
+// X-Forwarded-For, X-Real-IP: what reverse proxies add), or "".
+func forwardedBy(r *http.Request) string {
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
+		if _, ok := r.Header[h]; ok {
+			return h
+		}
+	}
+	return ""
 }
 
 func isLoopback(remoteAddr string) bool {

@@ -74,3 +74,29 @@ func TestAPIAuthWithoutTokenIsLoopbackOnly(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, serve(s, http.MethodGet, MetricsPath, "127.0.0.1:5555", "").Code,
 		"no registry, no /metrics")
 }
+
+// TestAProxiedRequestIsNoLoopbackClients: a reverse proxy on the gateway's host (the TLS one
+// docs/user-guide.md puts in front for wss://) connects from loopback for any client of the
+// Internet, which then drove every computer without a token. A request it marks as forwarded
+// is refused as a remote client's; with a token it is as any other.
+func TestAProxiedRequestIsNoLoopbackClients(t *testing.T) {
+	s := New(slog.New(slog.DiscardHandler), Config{}, apiModule{})
+	for header, value := range map[string]string{"X-Forwarded-For": "203.0.113.9", "Forwarded": "for=203.0.113.9;proto=https", "X-Real-IP": "203.0.113.9"} {
+		req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
+		req.RemoteAddr, req.Host = "127.0.0.1:5555", "127.0.0.1:4444"
+		req.Header.Set(header, value)
+		rec := httptest.NewRecorder()
+		s.Handler().ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusForbidden, rec.Code, header)
+		assert.Contains(t, rec.Body.String(), "this request came through a proxy ("+http.CanonicalHeaderKey(header)+"); set SANDBOX_API_TOKEN", header)
+	}
+
+	s = New(slog.New(slog.DiscardHandler), Config{APIToken: "tok3n"}, apiModule{})
+	req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
+	req.RemoteAddr, req.Host = "127.0.0.1:5555", "127.0.0.1:4444"
+	req.Header.Set("X-Forwarded-For", "203.0.113.9")
+	req.Header.Set("Authorization", "Bearer tok3n")
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusOK, rec.Code, "with the token, through a proxy")
+}
