@@ -98,6 +98,9 @@ type Config struct {
 	// YieldTimeout is how long one resume may run before "Too long without yielding".
 	// Zero means DefaultYieldTimeout (7 s, CC's value).
 	YieldTimeout time.Duration
+	// yieldClock runs YieldTimeout's timers; nil is the wall clock. A test gives a fake one
+	// to say when the time is up instead of waiting for it.
+	yieldClock afterFunc
 	// Stdout receives the terminal transcript line by line as it is written. May be nil.
 	Stdout io.Writer
 	// Basic makes a basic (non-colour) computer; the default is an advanced one.
@@ -199,7 +202,7 @@ func New(cfg Config) (*Computer, error) {
 	c := &Computer{
 		cfg:     cfg,
 		term:    NewTerminal(cfg.Stdout, !cfg.Basic),
-		guard:   newYieldGuard(),
+		guard:   newYieldGuard(cfg.yieldClock),
 		start:   time.Now(),
 		wake:    make(chan struct{}, 1),
 		popped:  make(chan struct{}, 1),

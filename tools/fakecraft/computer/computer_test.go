@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -432,16 +433,99 @@ func TestHoursOfDayIsAJavaFloat(t *testing.T) {
 	assert.Equal(t, 12.0, hoursOfDay(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)))
 }
 
-// TestTooLongWithoutYielding: in Lua code the abort keeps the position of the code it
-// stopped, as CC's does (a pattern match is stopped with the bare message, patterns_test.go).
+// TestTooLongWithoutYielding: a resume that runs DefaultYieldTimeout (CC's 7 s) without
+// yielding is aborted, not a nanosecond sooner; in Lua code the abort keeps the position of
+// the code it stopped, as CC's does (a pattern match is stopped with the bare message,
+// patterns_test.go). The guard's clock is the test's: it moves only once the loop runs, so
+// however long the computer takes to boot, the Lua gets its whole limit.
 func TestTooLongWithoutYielding(t *testing.T) {
+	clock := newFakeYieldClock()
+	looping := make(chan struct{})
+	finished := make(chan struct{})
+	fired := make(chan [2]int, 1) // timers run by the two moves of the clock
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-looping:
+		case <-finished:
+			return
+		}
+		fired <- [2]int{clock.advance(DefaultYieldTimeout - time.Nanosecond), clock.advance(time.Nanosecond)}
+	})
+	defer wg.Wait()
+	defer close(finished)
 	check(t, `
 local ok, err = pcall(function()
+  looping()
   while true do end
 end)
-assert(not ok and err:match("^[^:]+:3: Too long without yielding$"), tostring(err))
+assert(not ok and err:match("^[^:]+:4: Too long without yielding$"), tostring(err))
 sleep(0)
-`, func(cfg *Config) { cfg.YieldTimeout = time.Second }) // long enough for a loaded machine to boot
+`, func(cfg *Config) {
+		cfg.yieldClock = clock.after
+		cfg.APIs = append(cfg.APIs, func(L *lua.LState, _ *Env) error {
+			L.SetGlobal("looping", L.NewFunction(func(*lua.LState) int {
+				close(looping)
+				return 0
+			}))
+			return nil
+		})
+	})
+	select {
+	case n := <-fired:
+		assert.Equal(t, [2]int{0, 1}, n, "the soft abort fires at the limit, the hard one later")
+	default:
+		t.Error("the loop never started")
+	}
+}
+
+// fakeYieldClock is a clock for the yield guard (Config.yieldClock) that moves only when a
+// test advances it.
+type fakeYieldClock struct {
+	mu     sync.Mutex
+	now    time.Duration
+	timers map[*fakeYieldTimer]struct{} // guarded by mu: started and not yet run or stopped
+}
+
+type fakeYieldTimer struct {
+	at time.Duration
+	f  func()
+}
+
+func newFakeYieldClock() *fakeYieldClock {
+	return &fakeYieldClock{timers: map[*fakeYieldTimer]struct{}{}}
+}
+
+func (c *fakeYieldClock) after(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := &fakeYieldTimer{at: c.now + d, f: f}
+	c.timers[t] = struct{}{}
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, armed := c.timers[t]
+		delete(c.timers, t)
+		return armed
+	}
+}
+
+// advance moves the clock by d, runs the timers then due and says how many it ran.
+func (c *fakeYieldClock) advance(d time.Duration) int {
+	c.mu.Lock()
+	c.now += d
+	var due []func()
+	for t := range c.timers {
+		if t.at <= c.now {
+			due = append(due, t.f)
+			delete(c.timers, t)
+		}
+	}
+	c.mu.Unlock()
+	for _, f := range due {
+		f()
+	}
+	return len(due)
 }
 
 func TestWriteWrapsAndCounts(t *testing.T) {

@@ -36,6 +36,7 @@ var errStopped = errors.New(StoppedMessage)
 // until the resume ends. It is never cancelled as a whole, and implements AfterFunc so that
 // context.WithCancel children (gopher-lua makes one per coroutine) start no goroutine.
 type yieldGuard struct {
+	after   afterFunc  // starts the per-resume timers
 	mu      sync.Mutex // serialises trip against arm/disarm so a late timer cannot leak into the next resume
 	gen     uint64     // guarded by mu: which resume the timers belong to
 	done    atomic.Pointer[chan struct{}]
@@ -44,8 +45,19 @@ type yieldGuard struct {
 	never   chan struct{}
 }
 
-func newYieldGuard() *yieldGuard {
-	g := &yieldGuard{never: make(chan struct{})}
+// afterFunc calls f once d has passed, in a goroutine of its own, unless the returned stop
+// is called first: time.AfterFunc's contract, which the guard's clock keeps.
+type afterFunc func(d time.Duration, f func()) (stop func() bool)
+
+// realAfter is the wall clock's afterFunc, the guard's unless a test gives it another.
+func realAfter(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+
+// newYieldGuard makes a guard whose timers run on after (nil: the wall clock).
+func newYieldGuard(after afterFunc) *yieldGuard {
+	if after == nil {
+		after = realAfter
+	}
+	g := &yieldGuard{after: after, never: make(chan struct{})}
 	g.done.Store(&g.never)
 	return g
 }
@@ -103,11 +115,11 @@ func (g *yieldGuard) arm(limit time.Duration) (disarm func()) {
 	g.gen++
 	gen := g.gen
 	g.mu.Unlock()
-	soft := time.AfterFunc(limit, func() { g.trip(gen, false) })
-	hard := time.AfterFunc(limit+hardAbortGrace, func() { g.trip(gen, true) })
+	stopSoft := g.after(limit, func() { g.trip(gen, false) })
+	stopHard := g.after(limit+hardAbortGrace, func() { g.trip(gen, true) })
 	return func() {
-		soft.Stop()
-		hard.Stop()
+		stopSoft()
+		stopHard()
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		g.gen++

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -51,6 +52,15 @@ func (h *harness) wsURL() string {
 // whatever register adds to the handler table.
 func newHarness(t *testing.T, cfg Config, prober opencodehealth.Prober, register ...func(*Gateway)) *harness {
 	t.Helper()
+	return newHarnessListening(t, nil, cfg, prober, register...)
+}
+
+// newHarnessListening is newHarness with the server's listener wrapped by wrap (nil: none),
+// which then holds the gateway's side of every socket.
+func newHarnessListening(t *testing.T, wrap func(net.Listener) net.Listener, cfg Config, prober opencodehealth.Prober,
+	register ...func(*Gateway),
+) *harness {
+	t.Helper()
 	if prober == nil {
 		prober = staticProber{OK: true, Version: "test"}
 	}
@@ -73,7 +83,11 @@ func newHarness(t *testing.T, cfg Config, prober opencodehealth.Prober, register
 	for _, r := range register {
 		r(gw)
 	}
-	srv := httptest.NewServer(server.New(logger, server.Config{Metrics: reg}, gw).Handler())
+	srv := httptest.NewUnstartedServer(server.New(logger, server.Config{Metrics: reg}, gw).Handler())
+	if wrap != nil {
+		srv.Listener = wrap(srv.Listener)
+	}
+	srv.Start()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 		defer cancel()

@@ -6,8 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -128,25 +132,31 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 }
 
 // A quick answer (HandleQuick) is written by the reader itself when no writer runs: a
-// computer that asks and asks and never reads stops being read once its answers fill the
-// kernel's buffers (TCP pushes back, as on a bare server), its queue never fills, and every
-// other computer is answered meanwhile. The write timeout ends it (here: its peer hangs up).
+// computer that asks and never reads stops being read once its answers fill the kernel's
+// buffers (TCP pushes back, as on a bare server), its queue never fills, and every other
+// computer is answered meanwhile. The full buffers are a stalled write (stallingListener),
+// so the test knows the write waits on the computer, whatever the machine's speed; the
+// write timeout ends it (here: its peer hangs up).
 func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 	m := newMetrics()
 	const budget = 64 << 10
-	h := newHarness(t, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, withQuickType)
+	l := &stallingListener{}
+	h := newHarnessListening(t, l.wrap, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, withQuickType)
 	c := h.connect(t, "7:", "")
 	s := h.session(t, "7:")
-	stalled := false
-	for i := 0; i < 10_000 && !s.isClosed(); i++ {
-		// A write that does not finish in a while means the gateway stopped reading.
-		_ = c.conn.SetWriteDeadline(time.Now().Add(200 * time.Millisecond))
-		if c.conn.WriteMessage(websocket.TextMessage, floodRequest("quick")) != nil {
-			stalled = true
-			break
-		}
+	gatewaySide := l.conn(t, c.conn.LocalAddr())
+	gatewaySide.stall() // from now on 7: reads none of its answers
+
+	c.request("q1", "quick", nil)
+	var writer string
+	select {
+	case writer = <-gatewaySide.stalled:
+	case <-time.After(waitLimit):
+		t.Fatal("the answer was never written")
 	}
-	require.True(t, stalled, "the gateway kept reading a computer that reads none of its answers")
+	assert.True(t, strings.Contains(writer, ".(*Session).readLoop("),
+		"the reader writes the answer itself, so it reads nothing more meanwhile; the stalled write was:\n%s", writer)
+	c.request("q2", "quick", nil) // it asks on: nothing is read, nothing queued
 	assert.False(t, s.isClosed(), "not dropped for a full queue (1013): it is no longer read")
 	assert.LessOrEqual(t, s.send.peakBytes(), budget)
 
@@ -155,8 +165,78 @@ func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 	assert.True(t, other.read().OK, "another computer is answered while the first one's reader waits")
 
 	_ = c.conn.Close()
+	gatewaySide.hangUp()
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 1 }, waitLimit, testkit.Poll, "the computer to be dropped")
 	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
+}
+
+// stallingListener holds the gateway's side of each socket (stallingConn), found by the
+// computer's address.
+type stallingListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns map[string]*stallingConn // by the remote address
+}
+
+func (l *stallingListener) wrap(inner net.Listener) net.Listener {
+	l.Listener, l.conns = inner, map[string]*stallingConn{}
+	return l
+}
+
+func (l *stallingListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	sc := &stallingConn{Conn: conn, stalled: make(chan string, 1), resume: make(chan struct{})}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.conns[conn.RemoteAddr().String()] = sc
+	return sc, nil
+}
+
+// conn is the gateway's side of the socket the computer dialled from addr.
+func (l *stallingListener) conn(t *testing.T, addr net.Addr) *stallingConn {
+	t.Helper()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sc := l.conns[addr.String()]
+	require.NotNil(t, sc, "no connection from %s", addr)
+	return sc
+}
+
+// stallingConn is the gateway's side of a socket whose computer stops reading (stall): each
+// write then waits, as one waits on full kernel buffers, until the computer hangs up (hangUp)
+// or the gateway closes the socket; stalled receives the stack of a write that stalls.
+type stallingConn struct {
+	net.Conn
+	stalling atomic.Bool
+	stalled  chan string
+	resume   chan struct{}
+	hangOnce sync.Once
+}
+
+func (c *stallingConn) stall() { c.stalling.Store(true) }
+
+// hangUp lets the stalled writes go on to a computer that has closed its side: they fail, or
+// the reader then finds the socket closed.
+func (c *stallingConn) hangUp() { c.hangOnce.Do(func() { close(c.resume) }) }
+
+func (c *stallingConn) Write(p []byte) (int, error) {
+	if c.stalling.Load() {
+		stack := make([]byte, 64<<10)
+		select {
+		case c.stalled <- string(stack[:runtime.Stack(stack, false)]):
+		default:
+		}
+		<-c.resume
+	}
+	return c.Conn.Write(p)
+}
+
+func (c *stallingConn) Close() error {
+	c.hangUp()
+	return c.Conn.Close()
 }
 
 // The same computer with a write timeout that passes: a frame that waits WriteTimeout for the
