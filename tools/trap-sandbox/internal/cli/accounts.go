@@ -141,6 +141,9 @@ const defaultURL = "http://127.0.0.1:4444"
 // it.
 func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func(), error) {
 	if !f.throughGateway() {
+		if err := f.accountTokenIgnored(); err != nil {
+			return nil, "", nil, err
+		}
 		accounts, where, done, err := f.StoreFlags.open(ctx)
 		if err != nil {
 			return nil, "", nil, err
@@ -152,6 +155,21 @@ func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func()
 		return nil, "", nil, err
 	}
 	return accountapi.Client{URL: url, Token: token}, "the gateway at " + strings.TrimRight(url, "/"), func() {}, nil
+}
+
+// accountTokenIgnored refuses to work on the default store when SANDBOX_API_TOKEN holds an
+// account's token (tsa_…): only a running gateway takes one, so its holder (a player given it
+// by the operator) means the gateway, and on their machine the default store is a new, empty
+// one, which the command would make and answer from as if the account did not exist. The
+// gateway's own SANDBOX_API_TOKEN, on the gateway's host, is not an account's token.
+func (f *ManageFlags) accountTokenIgnored() error {
+	if f.DataDir != "" || f.NATS != "" {
+		return nil
+	}
+	if kind, _, ok := account.Identify(os.Getenv("SANDBOX_API_TOKEN")); !ok || kind != account.KindToken {
+		return nil
+	}
+	return errors.New("SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes: add --url URL (or set SANDBOX_URL) to work through it, or --data-dir DIR to work on the gateway's own store")
 }
 
 // throughGateway says whether the flags choose a running gateway over the store.
@@ -194,7 +212,7 @@ func (f *ManageFlags) manageError(err error, what, id string) error {
 }
 
 // whereHelp is the account commands' rule of where they work, shown in each one's --help.
-const whereHelp = "Works on the account store itself (the gateway's data directory, on its host; --data-dir, or --nats for replicas) unless --url or --api-token is given: then through that running gateway, as the token's account (SANDBOX_URL counts as --url; SANDBOX_API_TOKEN alone does not switch)."
+const whereHelp = "Works on the account store itself (the gateway's data directory, on its host; --data-dir, or --nats for replicas) unless --url or --api-token is given: then through that running gateway, as the token's account (SANDBOX_URL counts as --url; SANDBOX_API_TOKEN alone does not switch, and an account's token there with no flag is refused: add --url)."
 
 // Help is every account command's detailed help (kong.HelpProvider): where it works.
 func (*ManageFlags) Help() string { return whereHelp }

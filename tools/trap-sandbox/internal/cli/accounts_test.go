@@ -167,6 +167,22 @@ func TestAccountCommandsChooseWhereTheyWork(t *testing.T) {
 	out, err = runClient(t, "accounts", "list", "--data-dir="+filepath.Join(home, "trap-sandbox"))
 	require.NoError(t, err)
 	assert.Regexp(t, `(?m)^bob\s+user\s+20\S+\s+local\s`, out, "made through the gateway by its own token: local")
+
+	// A player given bob's token keeps it in SANDBOX_API_TOKEN and forgets --url: on their
+	// machine the default store is empty, and was made and answered from ("no account bob").
+	bobs := lastLineOf(mustRun(t, "tokens", "add", "bob", "phone", "--url="+url))
+	player := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", player)
+	t.Setenv("SANDBOX_API_TOKEN", bobs)
+	for _, args := range [][]string{{"tokens", "list"}, {"accounts", "list"}, {"credentials", "list"}} {
+		_, err = runClient(t, args...)
+		require.Error(t, err, "%v", args)
+		assert.Contains(t, err.Error(), "SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes: add --url URL", "%v", args)
+	}
+	assert.NoDirExists(t, filepath.Join(player, "trap-sandbox"), "no empty store made")
+	out, err = runClient(t, "tokens", "list", "--url="+url)
+	require.NoError(t, err, "with --url the token is bob's")
+	assert.Contains(t, out, "phone")
 }
 
 // mustRun runs a client command that must succeed and returns its output.

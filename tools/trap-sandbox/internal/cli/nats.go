@@ -20,7 +20,7 @@ import (
 // NATSFlags configure scale-out: several replicas behind one address share their computers
 // over NATS (docs/scale-out.md). Without --nats the gateway is one process, as before.
 type NATSFlags struct {
-	NATS            string        `name:"nats" env:"SANDBOX_NATS_URL" group:"scale-out" help:"NATS URL(s), comma-separated (nats://host:4222, tls://…, or with credentials nats://user:password@host:4222); the server needs JetStream (-js). Unset: a single gateway, no NATS."`
+	NATS            string        `name:"nats" env:"SANDBOX_NATS_URL" group:"scale-out" help:"NATS URL(s), comma-separated (nats://host:4222, tls://…); the server needs JetStream (-js). Give its credentials in SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD (or the token, nkey or creds flags), not in the URL: a command line is readable by every user of the host. Unset: a single gateway, no NATS."`
 	NATSUser        string        `name:"nats-user" env:"SANDBOX_NATS_USER" group:"scale-out" help:"NATS user (with --nats-password)."`
 	NATSPassword    string        `name:"nats-password" env:"SANDBOX_NATS_PASSWORD" group:"scale-out" help:"NATS password."`
 	NATSToken       string        `name:"nats-token" env:"SANDBOX_NATS_TOKEN" group:"scale-out" help:"NATS token."`
