@@ -329,26 +329,14 @@ func (a *Accounts) RevokeCredential(ctx context.Context, accountID, selector str
 // RemoveAccount removes the account id with its API tokens, computer credentials, enrollment
 // keys and the link codes approved into it (Store.RemoveAccount), and returns what went. The
 // last admin account is refused (ErrForbidden, naming the fix): removing it would leave no
-// account that manages the others. The caller closes the removed credentials' sockets.
+// account that manages the others. The store counts the admins in the same step as it
+// removes, so two admins removing each other at once leave one. The caller closes the
+// removed credentials' sockets.
 func (a *Accounts) RemoveAccount(ctx context.Context, id string) (Removed, error) {
-	acc, err := a.store.Account(ctx, id)
-	if err != nil {
-		return Removed{}, err
-	}
-	if acc.Role == RoleAdmin {
-		all, err := a.store.Accounts(ctx)
-		if err != nil {
-			return Removed{}, err
-		}
-		admins := 0
-		for _, other := range all {
-			if other.Role == RoleAdmin {
-				admins++
-			}
-		}
-		if admins <= 1 {
-			return Removed{}, fmt.Errorf("%w: account %q is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it", ErrForbidden, id)
-		}
-	}
 	return a.store.RemoveAccount(ctx, id, a.clock.Now())
+}
+
+// lastAdmin is a store's refusal to remove id, the last admin account.
+func lastAdmin(id string) error {
+	return fmt.Errorf("%w: account %q is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it", ErrForbidden, id)
 }

@@ -453,6 +453,10 @@ func testRemoveAccount(t *testing.T, s account.Store) {
 
 	_, err = s.RemoveAccount(ctx, "carol", t0)
 	require.ErrorIs(t, err, account.ErrNotFound)
+	_, err = s.RemoveAccount(ctx, "root", t0)
+	require.ErrorIs(t, err, account.ErrForbidden, "the store refuses the last admin account")
+	_, err = s.Account(ctx, "root")
+	require.NoError(t, err)
 
 	r, err := s.RemoveAccount(ctx, "alice", t0.Add(time.Minute))
 	require.NoError(t, err)
