@@ -143,7 +143,9 @@ type Store interface {
 	// API tokens, its computer credentials, its enrollment keys and the link codes approved
 	// into it, as one change (a failure leaves the account whole where the store has
 	// transactions; see each store). at is the removal's time. It returns what went;
-	// ErrNotFound if there is no such account.
+	// ErrNotFound if there is no such account; ErrForbidden if it is the last admin account,
+	// counted in the same atomic step as the removal where the store has one (see each
+	// store), so that two admins removing each other at once leave one.
 	RemoveAccount(ctx context.Context, id string, at time.Time) (Removed, error)
 
 	// LinkStore keeps link codes and enrollment keys (link.go).

@@ -235,13 +235,24 @@ func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Tok
 	if Reserved(t.AccountID) {
 		return Account{}, Token{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
 	}
-	acc, err := a.store.Account(ctx, t.AccountID)
-	if errors.Is(err, ErrNotFound) {
-		// A token left behind by an account's removal (a removal on the NATS bucket cut off
-		// halfway, or a token added while the account was being removed) is nobody's.
-		return Account{}, Token{}, ErrBadSecret
-	}
+	acc, err := a.owner(ctx, t.AccountID, t.Created)
 	return acc, t, err
+}
+
+// owner returns the account id of a token or credential made at created, or ErrBadSecret when
+// the secret is nobody's: one left behind by the account's removal (a removal on the NATS
+// bucket cut off halfway, or a secret added while the account was being removed) has no
+// account, or one made later under the same name, which inherits nothing of the removed
+// account's. A secret is made after its account (an account's first token at the same
+// instant), so one older than the account is a leftover. The times are the gateways' clocks:
+// replicas whose clocks disagree by more than the time between an account's creation and its
+// first credential would refuse that credential; NTP keeps them far closer than that.
+func (a *Accounts) owner(ctx context.Context, id string, created time.Time) (Account, error) {
+	acc, err := a.store.Account(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && created.Before(acc.Created)) {
+		return Account{}, ErrBadSecret
+	}
+	return acc, err
 }
 
 // IssueCredential gives one computer of accountID its own credential, approved by
@@ -270,6 +281,9 @@ func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, re
 		return Credential{}, ErrBadSecret
 	}
 	if err != nil {
+		return Credential{}, err
+	}
+	if _, err := a.owner(ctx, c.AccountID, c.Created); err != nil {
 		return Credential{}, err
 	}
 	if !c.RevokedAt.IsZero() {
@@ -315,26 +329,14 @@ func (a *Accounts) RevokeCredential(ctx context.Context, accountID, selector str
 // RemoveAccount removes the account id with its API tokens, computer credentials, enrollment
 // keys and the link codes approved into it (Store.RemoveAccount), and returns what went. The
 // last admin account is refused (ErrForbidden, naming the fix): removing it would leave no
-// account that manages the others. The caller closes the removed credentials' sockets.
+// account that manages the others. The store counts the admins in the same step as it
+// removes, so two admins removing each other at once leave one. The caller closes the
+// removed credentials' sockets.
 func (a *Accounts) RemoveAccount(ctx context.Context, id string) (Removed, error) {
-	acc, err := a.store.Account(ctx, id)
-	if err != nil {
-		return Removed{}, err
-	}
-	if acc.Role == RoleAdmin {
-		all, err := a.store.Accounts(ctx)
-		if err != nil {
-			return Removed{}, err
-		}
-		admins := 0
-		for _, other := range all {
-			if other.Role == RoleAdmin {
-				admins++
-			}
-		}
-		if admins <= 1 {
-			return Removed{}, fmt.Errorf("%w: account %q is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it", ErrForbidden, id)
-		}
-	}
 	return a.store.RemoveAccount(ctx, id, a.clock.Now())
+}
+
+// lastAdmin is a store's refusal to remove id, the last admin account.
+func lastAdmin(id string) error {
+	return fmt.Errorf("%w: account %q is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it", ErrForbidden, id)
 }

@@ -375,6 +375,19 @@ func (s *KV) RemoveAccount(ctx context.Context, id string, _ time.Time) (Removed
 	if err != nil {
 		return Removed{}, err
 	}
+	// The last admin is refused on a count made just before the deletes; the bucket has no
+	// transactions, so this is best effort: two admins removed at the same moment on two
+	// replicas may both pass it (the operator then adds an admin on the bucket: accounts add
+	// NAME --admin --nats URL).
+	if acc.Role == RoleAdmin {
+		all, err := s.Accounts(ctx)
+		if err != nil {
+			return Removed{}, err
+		}
+		if !slices.ContainsFunc(all, func(o Account) bool { return o.Role == RoleAdmin && o.ID != id }) {
+			return Removed{}, lastAdmin(id)
+		}
+	}
 	var doomed []string
 	for _, c := range codes {
 		if c.AccountID == id {

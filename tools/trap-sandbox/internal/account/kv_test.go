@@ -114,3 +114,32 @@ func TestKVTokenOfAMissingAccountIsRefused(t *testing.T) {
 	_, err = a.Authenticate(ctx, secret)
 	require.ErrorIs(t, err, account.ErrBadSecret)
 }
+
+// TestKVCredentialOfAMissingAccountIsRefused: a computer's credential left in the bucket
+// without its account (one linked by a reusable enrollment key while the account was being
+// removed) is refused as unknown, and stays refused when an account of the same name is made
+// again: the new account inherits nothing of the removed one's.
+func TestKVCredentialOfAMissingAccountIsRefused(t *testing.T) {
+	ctx := t.Context()
+	js := startJetStream(t)
+	s, err := account.OpenKV(ctx, js)
+	require.NoError(t, err)
+	clk := clock.NewFake(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC))
+	a := account.New(s, clk)
+	_, err = a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	secret, _, err := a.IssueCredential(ctx, "alice", account.Operator)
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, account.KVBucket)
+	require.NoError(t, err)
+	require.NoError(t, kv.Delete(ctx, "account."+hex.EncodeToString([]byte("alice"))))
+
+	_, err = a.AuthenticateComputer(ctx, secret, "7:kitchen", "10.0.0.5:1")
+	require.ErrorIs(t, err, account.ErrBadSecret)
+
+	clk.Advance(time.Second)
+	_, err = a.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	_, err = a.AuthenticateComputer(ctx, secret, "7:kitchen", "10.0.0.5:1")
+	require.ErrorIs(t, err, account.ErrBadSecret, "the new alice does not inherit the old one's credential")
+}

@@ -162,6 +162,17 @@ func (m *Memory) RemoveAccount(_ context.Context, id string, _ time.Time) (Remov
 	if !ok {
 		return Removed{}, notFound("account", id)
 	}
+	if a.Role == RoleAdmin {
+		admins := 0
+		for _, other := range m.accounts {
+			if other.Role == RoleAdmin {
+				admins++
+			}
+		}
+		if admins <= 1 {
+			return Removed{}, lastAdmin(id)
+		}
+	}
 	r := Removed{Account: a, Tokens: m.tokens.remove(id), Credentials: m.credentials.remove(id), EnrollmentKeys: m.links.keys.remove(id)}
 	for codeID, c := range m.links.codes {
 		if c.AccountID == id {

@@ -26,7 +26,9 @@ CREATE INDEX removed_credentials_at ON removed_credentials(removed_at);
 const removedKeep = 24 * time.Hour
 
 // RemoveAccount implements Store, in one transaction: a failure (a full disk) leaves the
-// account whole.
+// account whole. The transaction takes the database's write lock when it begins
+// (_txlock=immediate), so the count of admins it refuses the last one on is still true when it
+// deletes: of two admins removing each other at once, the second waits and is refused.
 func (s *SQLite) RemoveAccount(ctx context.Context, id string, at time.Time) (Removed, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -44,6 +46,15 @@ func (s *SQLite) RemoveAccount(ctx context.Context, id string, at time.Time) (Re
 		return Removed{}, fmt.Errorf("remove account %q: %w", id, err)
 	}
 	r.Account.Role, r.Account.Created = Role(role), fromNanos(created)
+	if r.Account.Role == RoleAdmin {
+		var admins int
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM accounts WHERE role = ?", string(RoleAdmin)).Scan(&admins); err != nil {
+			return Removed{}, fmt.Errorf("remove account %q: %w", id, err)
+		}
+		if admins <= 1 {
+			return Removed{}, lastAdmin(id)
+		}
+	}
 	for _, list := range []struct {
 		into  *[]string
 		query string

@@ -298,3 +298,69 @@ func TestSQLiteRemoveAccountIsAllOrNothing(t *testing.T) {
 	_, err = a.Authenticate(ctx, token)
 	require.ErrorIs(t, err, account.ErrBadSecret)
 }
+
+// TestTwoAdminsRemovingEachOtherLeaveOne: two admins removing each other at the same moment
+// (each having counted two admins before either removed) leave one admin: the store counts in
+// the same atomic step as it removes, and refuses the second removal as the last admin's.
+func TestTwoAdminsRemovingEachOtherLeaveOne(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) account.Store{
+		"memory": func(*testing.T) account.Store { return account.NewMemory() },
+		"sqlite": func(t *testing.T) account.Store {
+			s, err := account.OpenSQLite(t.Context(), t.TempDir())
+			require.NoError(t, err)
+			return s
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := t.Context()
+			s := open(t)
+			t.Cleanup(func() { assert.NoError(t, s.Close()) })
+			a := account.New(s, clock.NewFake(time.Date(2026, 12, 3, 10, 0, 0, 0, time.UTC)))
+			for _, id := range []string{"root", "ops"} {
+				_, err := a.AddAccount(ctx, id, account.RoleAdmin, "first")
+				require.NoError(t, err)
+			}
+			// Whoever lists the accounts waits until both removals have listed them.
+			both := &countBarrier{Store: s, arrived: make(chan struct{}, 2), all: make(chan struct{})}
+			racing := account.New(both, clock.NewFake(time.Date(2026, 12, 3, 10, 1, 0, 0, time.UTC)))
+			errs := make(chan error, 2)
+			for _, id := range []string{"root", "ops"} {
+				go func() {
+					_, err := racing.RemoveAccount(ctx, id)
+					errs <- err
+				}()
+			}
+			refused := 0
+			for range 2 {
+				if err := <-errs; err != nil {
+					require.ErrorIs(t, err, account.ErrForbidden)
+					require.ErrorContains(t, err, "is the last admin account: add another first (trap-sandbox accounts add NAME --admin)")
+					refused++
+				}
+			}
+			assert.Equal(t, 1, refused, "one removal goes through, the other is the last admin's")
+			left, err := s.Accounts(ctx)
+			require.NoError(t, err)
+			require.Len(t, left, 1)
+			assert.Equal(t, account.RoleAdmin, left[0].Role)
+		})
+	}
+}
+
+// countBarrier is a store whose Accounts waits until two callers are in it, so that two
+// removals that count the admins with it both count before either removes.
+type countBarrier struct {
+	account.Store
+	arrived chan struct{}
+	all     chan struct{}
+	once    sync.Once
+}
+
+func (b *countBarrier) Accounts(ctx context.Context) ([]account.Account, error) {
+	b.arrived <- struct{}{}
+	if len(b.arrived) == cap(b.arrived) {
+		b.once.Do(func() { close(b.all) })
+	}
+	<-b.all
+	return b.Store.Accounts(ctx)
+}

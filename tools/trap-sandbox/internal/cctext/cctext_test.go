@@ -170,8 +170,12 @@ func TestPathNameIsWhatCCResolvesThePathTo(t *testing.T) {
 	for path, name := range map[string]string{
 		"/door.lua": "door.lua", "door.lua": "door.lua", "/a/door.lua/": "door.lua", "/door.lua/.": "door.lua",
 		"/door.lua/ . ": "door.lua", "/door.lua/...": "door.lua", `\a\door.lua`: "door.lua", "/a/b/..": "a",
-		"/a/b/ .. /.": "a", "/do\"or?.lua": "do\"or?.lua", "/\xe9 x ": "\xe9 x ",
+		"/a/b/ .. /.": "a", "/\xe9 x ": "\xe9 x",
 		"": "", "/": "", "/.": "", "/a/..": "", "/..": "", "/../a": "",
+		// CC drops "*:<>?| and bytes below 32 first, then trims the spaces around each name.
+		"/do\"or?.lua": "door.lua", "/door.lua/?": "door.lua", "/a/b/..?": "a", "/a/b/.\x01.": "a", "/door.lua ": "door.lua",
+		"/ door.lua\t": "door.lua", "/x\xa0": "x\xa0", "/?": "", "/*/..": "",
+		"/" + strings.Repeat("a", 254) + " b": strings.Repeat("a", 254), // cut at 255 bytes, then trimmed
 	} {
 		assert.Equal(t, name, PathName(path), "%q", path)
 	}
@@ -181,6 +185,9 @@ func TestDirectoryEndingIsWhereNoNameIsLeft(t *testing.T) {
 	for path, end := range map[string]string{
 		"/new/": "/", `/new\`: `\`, "new/": "/", "/new/.": ".", "/new/..": "..", "/new/ .. ": "..", "/new/...": "...", "/f.txt/.": ".",
 		"/new": "", "/new.": "", "/a.b": "", "/..a": "", "": "", "/": "", " / ": "",
+		// What CC drops first: "/new/?" is "/new/", "/new/..?" is "/new/..".
+		"/new/?": "?", "/new/ ?| ": "?|", "/new/..?": "..?", "/new/\x01": "\x01", "/new/?.": "?.",
+		"/new/a?": "", "/?": "", "?": "", "/:/": "",
 	} {
 		got, ok := DirectoryEnding(path)
 		assert.Equal(t, end, got, "%q", path)

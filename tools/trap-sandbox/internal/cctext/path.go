@@ -79,15 +79,52 @@ func ShowWirePath(wire string) string {
 	return ShowPath(b)
 }
 
+// DroppedFromPaths are the characters CC's fs drops from a path before reading it
+// (FileSystem.sanitizePath), with every byte below 32: "/new/?" is "/new", "/..?" is "/..".
+// The one home of that rule (DropsFromPaths, PathName, DirectoryEnding).
+const DroppedFromPaths = `"*:<>?|`
+
+// DropsFromPaths reports whether CC's fs drops some of s's bytes from a path (a character of
+// "*:<>?| or a control byte below 32), so that a message can say why a path reads otherwise.
+func DropsFromPaths(s string) bool {
+	return len(cleanPath(s)) != len(s)
+}
+
+// cleanPath is CC path bytes without those CC's fs drops (bytes, not runes: a CC string
+// need not be UTF-8).
+func cleanPath(cc string) string {
+	var b strings.Builder
+	for i := 0; i < len(cc); i++ {
+		if c := cc[i]; c >= 32 && strings.IndexByte(DroppedFromPaths, c) < 0 {
+			b.WriteByte(c)
+		}
+	}
+	return b.String()
+}
+
+// maxNameBytes is where CC's fs cuts a longer name (its spaces then trimmed again).
+const maxNameBytes = 255
+
+// ccName is one part of a CC path (between slashes) as CC's fs reads it: without the
+// characters it drops, spaces around it trimmed (only ' ': CC's bytes 0x85 and 0xA0 are no
+// spaces to it), cut at maxNameBytes.
+func ccName(part string) string {
+	name := strings.Trim(cleanPath(part), " ")
+	if len(name) >= maxNameBytes {
+		name = strings.Trim(name[:maxNameBytes], " ")
+	}
+	return name
+}
+
 // PathName is the name of what a CC path reaches, as CC's fs resolves the path
-// (FileSystem.sanitizePath): '\' is a slash too, a name is read with the spaces around it
-// trimmed, "", "." and names of three dots or more ("...") name nothing, and ".." takes the
-// name before it. The name stays as typed (CC drops some characters from it later, which get
-// keeps in a local name). It is "" for the root and for a path that climbs above it.
+// (FileSystem.sanitizePath), and so the name the computer gives that file: '\' is a slash
+// too; the characters "*:<>?| and bytes below 32 are dropped; a name is read with the spaces
+// around it trimmed; "", "." and names of three dots or more ("...") name nothing, and ".."
+// takes the name before it. It is "" for the root and for a path that climbs above it.
 func PathName(cc string) string {
 	var names []string
 	for _, part := range strings.Split(strings.ReplaceAll(cc, `\`, "/"), "/") {
-		switch name := strings.TrimSpace(part); {
+		switch name := ccName(part); {
 		case name == "..":
 			if len(names) == 0 {
 				return "" // above the root: CC refuses such a path ("Invalid Path")
@@ -95,7 +132,7 @@ func PathName(cc string) string {
 			names = names[:len(names)-1]
 		case strings.Trim(name, ".") == "":
 		default:
-			names = append(names, part)
+			names = append(names, name)
 		}
 	}
 	if len(names) == 0 {
@@ -106,21 +143,22 @@ func PathName(cc string) string {
 
 // DirectoryEnding reports how a CC path below the root ends when it can only name a
 // directory, whatever the drive holds: in a slash ('\' is one), or in a name PathName
-// passes over (".", "...") or that climbs (".."), spaces around it trimmed. It is the one
-// rule of such paths: the file routes refuse to write one (it names no file) and the CLI's
-// put writes into it, as cp does. The root itself ("", "/") is not reported: it names a
-// directory that is always there.
+// passes over (".", "...", or what is nothing once CC dropped its characters: "?") or that
+// climbs ("..", "..?"); the ending is returned as typed, spaces around it trimmed. It is the
+// one rule of such paths: the file routes refuse to write one (it names no file) and the
+// CLI's put writes into it, as cp does. The root itself ("", "/", "/?") is not reported: it
+// names a directory that is always there.
 func DirectoryEnding(cc string) (string, bool) {
-	if strings.Trim(cc, `/\ `) == "" {
+	if strings.Trim(cleanPath(cc), `/\ `) == "" {
 		return "", false
 	}
 	i := strings.LastIndexAny(cc, `/\`)
-	last := strings.TrimSpace(cc[i+1:])
-	switch {
-	case last == "" && i >= 0:
+	typed := strings.Trim(cc[i+1:], " ")
+	switch last := ccName(typed); {
+	case last == "" && typed == "" && i >= 0:
 		return cc[i : i+1], true
-	case last != "" && strings.Trim(last, ".") == "":
-		return last, true
+	case strings.Trim(last, ".") == "":
+		return typed, true
 	}
 	return "", false
 }

@@ -141,12 +141,13 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 
 // TestGetIntoADirectoryNamesTheFileThePathReaches: a path ending in "." reached the file
 // before it on the computer (CC drops "."), but the local file was named after the ".", the
-// directory itself, and get failed with "write DIR: is a directory".
+// directory itself, and get failed with "write DIR: is a directory". So did "/door.lua/?" name
+// the local file "?" (CC drops '?' from paths), and "/door.lua " kept its space.
 func TestGetIntoADirectoryNamesTheFileThePathReaches(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(map[string]string{"/door.lua": "print('door')\n"})
 	base := serveDisk(t, d)
-	for _, remote := range []string{"/door.lua/.", "/door.lua/", "/x/../door.lua"} {
+	for _, remote := range []string{"/door.lua/.", "/door.lua/", "/x/../door.lua", "/door.lua/?", "/door.lua ", `/do"or?.lua`, "/x/..?/door.lua"} {
 		dir := t.TempDir()
 		out, err := runClient(t, "get", "--url", base, "7:", remote, dir)
 		require.NoError(t, err, remote)
@@ -169,6 +170,9 @@ func TestPutReadsAPathEndingLikeADirectoryByTheFileRoutesRule(t *testing.T) {
 		{"/new/", "/new/door.lua", "/new/door.lua"},
 		{"/new2/.", "/new2/./door.lua", "/new2/door.lua"},
 		{"/programs/sub/..", "/programs/sub/../door.lua", "/programs/door.lua"},
+		// CC drops '?' from paths: "/new3/?" is the directory "/new3/", "/programs/sub/..?" climbs.
+		{"/new3/?", "/new3/?/door.lua", "/new3/door.lua"},
+		{"/programs/sub/..?", "/programs/sub/..?/door.lua", "/programs/door.lua"},
 	} {
 		out, _, err := runWith(t, "", "put", "--url", base, "7:", local, tc.remote)
 		require.NoError(t, err, tc.remote)
@@ -194,24 +198,25 @@ func TestErrorsShowControlBytesEscaped(t *testing.T) {
 }
 
 // TestLocalNamesShowControlBytesEscaped: get into a directory names the local file after the
-// computer's, so a name holding an escape sequence ("e\x1b[31mred", as ls shows it) was printed
+// computer's, so a name holding an escape sequence ("e\x9b31mred", as ls shows it: the C1
+// byte 9B is a terminal's ESC [, and CC keeps it in paths, unlike bytes below 32) was printed
 // raw and coloured the operator's terminal; put printed its local name raw too.
 func TestLocalNamesShowControlBytesEscaped(t *testing.T) {
 	clearEnv(t)
-	d := daemonfake.NewLocal(map[string]string{"/e\x1b[31mred": "x"})
+	d := daemonfake.NewLocal(map[string]string{"/e\x9b31mred": "x"})
 	base := serveDisk(t, d)
 	dir := t.TempDir()
-	out, err := runClient(t, "get", "--url", base, "7:", `/e\x1b[31mred`, dir)
+	out, err := runClient(t, "get", "--url", base, "7:", `/e\x9b31mred`, dir)
 	require.NoError(t, err)
-	assert.Equal(t, `7: /e\x1b[31mred -> `+filepath.Join(dir, `e\x1b[31mred`)+" (1 bytes)\n", out)
-	assert.FileExists(t, filepath.Join(dir, "e\x1b[31mred"), "the file is named as on the computer, as cp would")
+	assert.Equal(t, `7: /e\x9b31mred -> `+filepath.Join(dir, `e\x9b31mred`)+" (1 bytes)\n", out)
+	assert.FileExists(t, filepath.Join(dir, "e\u009b31mred"), "the file is named as on the computer, as cp would")
 
-	local := filepath.Join(dir, "e\x1b[31mred")
+	local := filepath.Join(dir, "e\u009b31mred")
 	out, _, err = runWith(t, "", "put", "--url", base, "7:", local, "/copy")
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(dir, `e\x1b[31mred`)+" -> 7: /copy (1 bytes)\n", out)
+	assert.Equal(t, filepath.Join(dir, `e\x9b31mred`)+" -> 7: /copy (1 bytes)\n", out)
 	_, err = runClient(t, "put", "--url", base, "7:", local+"\x9b", "/copy")
-	assert.EqualError(t, err, "open "+filepath.Join(dir, `e\x1b[31mred\x9b`)+": no such file or directory")
+	assert.EqualError(t, err, "open "+filepath.Join(dir, `e\x9b31mred\x9b`)+": no such file or directory")
 	_, _, err = runWith(t, strings.Repeat("x", maxFileBytes+1), "put", "--url", base, "7:", "-", "/big")
 	assert.EqualError(t, err, "stdin holds more than 16777216 bytes (16 MiB), the most put moves: send a smaller file", "not \"- holds\"")
 }

@@ -165,12 +165,19 @@ func TestWriteNeverReplacesADirectory(t *testing.T) {
 // temporary file inside "/new/", so fs.write made that directory, the move onto it failed with
 // "/new: Cannot write to directory" and the empty directory stayed; on a file, "/f/" failed
 // with "/f/f: File exists", a path nobody named. Such a path is refused before anything is sent;
-// so is "/new/...", which CC reads as "/new/." (it made /new, then failed on it).
+// so is "/new/...", which CC reads as "/new/." (it made /new, then failed on it), and "/new/?"
+// or "/new/..?", which CC reads as "/new/" and "/new/..": it drops "*:<>?| from paths.
 func TestAPathEndingLikeADirectoryIsRefusedUntouched(t *testing.T) {
-	for path, end := range map[string]string{"/new/": "/", "/f.txt/": "/", `/new\`: `\`, "/new/.": ".", "/new/ .. ": "..", "new/": "/", "/new/...": "..."} {
+	const dropped = ` (CC drops "*:<>?| and control characters from paths)`
+	for path, end := range map[string]string{"/new/": "/", "/f.txt/": "/", `/new\`: `\`, "/new/.": ".", "/new/ .. ": "..", "new/": "/", "/new/...": "...",
+		"/new/?": "?", "/new/..?": "..?", "/f.txt/?": "?"} {
 		d := daemonfake.NewLocal(map[string]string{"/f.txt": "old"})
 		err := computer.New(d).Write(t.Context(), "7:", path, []byte("x"), 0)
-		assert.EqualError(t, err, fmt.Sprintf("bad_payload: the path %q ends in %q, so it names a directory, not a file: name the file to write", path, end), path)
+		why := ""
+		if strings.Contains(path, "?") {
+			why = dropped
+		}
+		assert.EqualError(t, err, fmt.Sprintf("bad_payload: the path %q ends in %q, so it names a directory, not a file%s: name the file to write", path, end, why), path)
 		assert.Empty(t, d.Types(), "%s: nothing is sent", path)
 		assert.Equal(t, []string{"/f.txt"}, d.Names(), "%s: no directory is made", path)
 	}

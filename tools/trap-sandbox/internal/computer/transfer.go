@@ -129,7 +129,11 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 	// Written to, such a path put the temporary file inside a directory of that name, which
 	// fs.write made, and the move then failed on it.
 	if end, ok := cctext.DirectoryEnding(target); ok {
-		return protocol.Errorf(protocol.CodeBadPayload, "the path %q ends in %q, so it names a directory, not a file: name the file to write", path, end)
+		why := ""
+		if cctext.DropsFromPaths(end) {
+			why = ` (CC drops "*:<>?| and control characters from paths)`
+		}
+		return protocol.Errorf(protocol.CodeBadPayload, "the path %q ends in %q, so it names a directory, not a file%s: name the file to write", path, end, why)
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound(timeout, TransferTimeout))
 	defer cancel()

@@ -315,3 +315,39 @@ func TestAnAPITokenAsAComputersSecretNamesTheFix(t *testing.T) {
 	assert.Contains(t, h.logs.String(), warning, "taken, but named to the operator")
 	assert.NotContains(t, h.logs.String(), token)
 }
+
+// TestATokenShapedSecretIsNotAToken: a hello secret shaped like an API token but not one the
+// store takes (tsa_<an id read in a listing>_x, or an id that does not exist) made the gateway
+// tell the operator to revoke that token, which was never exposed, and named it back to the
+// socket. Now both are answered as any wrong secret, alike, so the answer tells nothing of the
+// id; and a gateway without a store, which goes by the shape, logs the id clipped.
+func TestATokenShapedSecretIsNotAToken(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	_, tok, err := accounts.IssueToken(t.Context(), "alice", "laptop", 0)
+	require.NoError(t, err)
+	const warning = `hello with an API token as the computer's secret`
+
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	for _, forged := range []string{"tsa_" + tok.Selector + "_x", "tsa_nosuchtokenid_x"} {
+		c := h.dial(t, "7:")
+		resp := c.hello(forged)
+		require.False(t, resp.OK)
+		assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
+		assert.Equal(t, "wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)", resp.Error.Message, forged)
+		c.expectClose(CloseUnauthorized, "unauthorized")
+	}
+	assert.NotContains(t, h.logs.String(), warning)
+	assert.NotContains(t, h.logs.String(), tok.Selector)
+
+	long := strings.Repeat("a", 2000)
+	h = newHarness(t, Config{Password: "pw"}, nil)
+	c := h.dial(t, "7:")
+	resp := c.hello("tsa_" + long + "_x")
+	require.False(t, resp.OK)
+	c.expectClose(CloseUnauthorized, "unauthorized")
+	assert.Contains(t, h.logs.String(), warning)
+	assert.Contains(t, h.logs.String(), `tokenId="`+long[:100])
+	assert.NotContains(t, h.logs.String(), long[:1000], "the id is clipped in the log")
+}

@@ -288,11 +288,12 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 
-	if kind, id, ok := account.Identify(secret); ok && kind == account.KindToken {
+	tokenID := s.gw.exposedToken(s.ctx, secret)
+	if tokenID != "" {
 		// Taken or not (a gateway without a password takes any secret), it sits in the
 		// computer's .settings for anyone who opens it: the operator is told which to revoke.
 		s.gw.limits.warns.warn("hello with an API token as the computer's secret: anyone who opens the computer reads it; revoke it (trap-sandbox tokens revoke ID) and link the computer (sandbox link)",
-			s.remoteAddr, "traposId", clip(traposID), "tokenId", id)
+			s.remoteAddr, "traposId", clip(traposID), "tokenId", tokenID)
 	}
 	accountID, credential, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
@@ -321,7 +322,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
 		hold := s.gw.limits.helloFailed(s.remoteAddr)
 		if hold.delay <= 0 {
-			s.refuseSecret(f, secret)
+			s.refuseSecret(f, secret, tokenID)
 			return
 		}
 		// Past the address's or the gateway's burst of failures the answer waits: answered
@@ -335,7 +336,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 			defer timer.Stop()
 			select {
 			case <-timer.C():
-				s.refuseSecret(f, secret)
+				s.refuseSecret(f, secret, tokenID)
 			case <-s.ctx.Done():
 			}
 		}()
@@ -407,9 +408,9 @@ type helloAnswer struct {
 // refuseSecret answers a wrong-secret hello and closes the socket with 4001. A secret shaped
 // like a computer credential (tsc_…) is refused as one: its fix is the credentials list, not
 // SANDBOX_PASSWORD, which may not even be set.
-func (s *Session) refuseSecret(f protocol.Frame, secret string) {
+func (s *Session) refuseSecret(f protocol.Frame, secret, tokenID string) {
 	msg := "wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)"
-	if hint := misplacedSecret(secret); hint != "" {
+	if hint := misplacedSecret(secret, tokenID); hint != "" {
 		msg = "wrong secret: " + hint
 	} else if s.gw.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
 		nor := ""
@@ -424,18 +425,39 @@ func (s *Session) refuseSecret(f protocol.Frame, secret string) {
 }
 
 // misplacedSecret names the fix for a hello secret that is one of the host's secrets, never a
-// computer's: an API token (which anyone who opens the computer reads in its .settings) or an
-// enrollment key; "" for any other. Only the secret's id is named, which is no secret.
-func misplacedSecret(secret string) string {
-	kind, id, ok := account.Identify(secret)
+// computer's: an API token (tokenID, exposedToken's answer, which anyone who opens the
+// computer reads in its .settings) or an enrollment key; "" for any other. Only the secret's
+// id is named, which is no secret.
+func misplacedSecret(secret, tokenID string) string {
+	kind, _, ok := account.Identify(secret)
 	switch {
-	case ok && kind == account.KindToken:
-		return "it is an API token (tsa_…), for the host's API, never a computer's: anyone who opens the computer reads its settings, so revoke it (trap-sandbox tokens revoke " + id +
+	case tokenID != "":
+		return "it is an API token (tsa_…), for the host's API, never a computer's: anyone who opens the computer reads its settings, so revoke it (trap-sandbox tokens revoke " + tokenID +
 			") and give the computer a credential of its own (sandbox link)"
 	case ok && kind == account.KindEnrollment:
 		return "it is an enrollment key (tsk_…), which links a computer instead: sandbox link KEY"
 	}
 	return ""
+}
+
+// exposedToken returns the id (clipped for a log line) of the API token a hello gave as its
+// secret, or "" when the secret is none. With an account store, only a token the store takes
+// is one: a secret shaped like a token (tsa_<an id read in a listing>_x) is a wrong secret
+// like any other, so an unauthenticated socket neither makes the gateway tell the operator to
+// revoke a token that was never exposed nor learns from the answer whether the id exists
+// (the answer names the id only to whoever holds the whole token). Without a store the shape
+// is all there is to go on.
+func (g *Gateway) exposedToken(ctx context.Context, secret string) string {
+	kind, id, ok := account.Identify(secret)
+	if !ok || kind != account.KindToken {
+		return ""
+	}
+	if g.cfg.Accounts != nil {
+		if _, err := g.cfg.Accounts.Authenticate(ctx, secret); err != nil {
+			return ""
+		}
+	}
+	return clip(id)
 }
 
 // MaxTraposIDBytes caps a hello's traposId. A label set by os.setComputerLabel has at most

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"sync"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -614,13 +615,21 @@ func count(p map[string]any, name string, def int) int {
 	return def
 }
 
-// sanitize is a path as CC's fs resolves it: relative to the root, "." and empty parts
-// dropped, ".." taking the part before it, each name cut at 255 bytes. A ".." with nothing before it is kept, and such a
+// sanitize is a path as CC's fs resolves it: the characters it drops gone
+// (cctext.DroppedFromPaths: "/new/?" is "/new/"; unlike CC, control bytes are kept, so that a
+// test's disk can hold a name only the host makes, which ls shows), relative to the root,
+// spaces around each part trimmed, "." and empty parts dropped, ".." taking the part before it, each name cut at 255 bytes. A ".." with nothing before it is kept, and such a
 // path is invalid; its error names the resolved path ("/../x: Invalid Path"), as CC's does.
 func sanitize(p string) (string, error) {
 	var parts []string
-	for _, part := range strings.Split(p, "/") {
-		switch {
+	kept := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		if strings.IndexByte(cctext.DroppedFromPaths, p[i]) < 0 {
+			kept = append(kept, p[i])
+		}
+	}
+	for _, part := range strings.Split(string(kept), "/") {
+		switch part = strings.Trim(part, " "); {
 		case part == "" || part == ".":
 		case part == ".." && len(parts) > 0 && parts[len(parts)-1] != "..":
 			parts = parts[:len(parts)-1]

@@ -430,7 +430,7 @@ func testRemoveAccount(t *testing.T, s account.Store) {
 	require.NoError(t, err)
 	aliceToken, err := a.AddAccount(ctx, "alice", account.RoleUser, "first")
 	require.NoError(t, err)
-	_, laptop, err := a.IssueToken(ctx, "alice", "laptop", 0)
+	laptopToken, laptop, err := a.IssueToken(ctx, "alice", "laptop", 0)
 	require.NoError(t, err)
 	aliceCred, cred, err := a.IssueCredential(ctx, "alice", "root")
 	require.NoError(t, err)
@@ -453,6 +453,10 @@ func testRemoveAccount(t *testing.T, s account.Store) {
 
 	_, err = s.RemoveAccount(ctx, "carol", t0)
 	require.ErrorIs(t, err, account.ErrNotFound)
+	_, err = s.RemoveAccount(ctx, "root", t0)
+	require.ErrorIs(t, err, account.ErrForbidden, "the store refuses the last admin account")
+	_, err = s.Account(ctx, "root")
+	require.NoError(t, err)
 
 	r, err := s.RemoveAccount(ctx, "alice", t0.Add(time.Minute))
 	require.NoError(t, err)
@@ -493,7 +497,16 @@ func testRemoveAccount(t *testing.T, s account.Store) {
 	_, err = a.LinkStatus(ctx, bobCode, "8:hall")
 	require.NoError(t, err)
 
+	// A token and a credential left behind by the removal (the NATS bucket has no
+	// transactions: one added while the account was being removed stays) are nobody's.
+	stray := account.New(leftovers{Store: s, token: laptop, cred: cred}, clk)
+	_, err = stray.Authenticate(ctx, laptopToken)
+	require.ErrorIs(t, err, account.ErrBadSecret, "a token of a removed account")
+	_, err = stray.AuthenticateComputer(ctx, aliceCred, "7:kitchen", "10.0.0.5:1")
+	require.ErrorIs(t, err, account.ErrBadSecret, "a credential of a removed account")
+
 	// The name is free again, with nothing of the old account's.
+	clk.Advance(time.Minute)
 	_, err = a.AddAccount(ctx, "alice", account.RoleUser, "first")
 	require.NoError(t, err)
 	toks, err := s.Tokens(ctx, "alice")
@@ -501,4 +514,30 @@ func testRemoveAccount(t *testing.T, s account.Store) {
 	assert.Len(t, toks, 1)
 	_, err = a.Authenticate(ctx, aliceToken)
 	require.ErrorIs(t, err, account.ErrBadSecret, "the old token stays refused")
+	_, err = stray.Authenticate(ctx, laptopToken)
+	require.ErrorIs(t, err, account.ErrBadSecret, "a leftover token is not the new alice's")
+	_, err = stray.AuthenticateComputer(ctx, aliceCred, "7:kitchen", "10.0.0.5:1")
+	require.ErrorIs(t, err, account.ErrBadSecret, "a leftover credential is not the new alice's")
+}
+
+// leftovers is a store that still holds a token and a credential its RemoveAccount deleted,
+// as the NATS bucket does for one added while their account was being removed.
+type leftovers struct {
+	account.Store
+	token account.Token
+	cred  account.Credential
+}
+
+func (l leftovers) Token(ctx context.Context, selector string) (account.Token, error) {
+	if selector == l.token.Selector {
+		return l.token, nil
+	}
+	return l.Store.Token(ctx, selector)
+}
+
+func (l leftovers) Credential(ctx context.Context, selector string) (account.Credential, error) {
+	if selector == l.cred.Selector {
+		return l.cred, nil
+	}
+	return l.Store.Credential(ctx, selector)
 }
