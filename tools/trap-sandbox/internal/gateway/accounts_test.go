@@ -294,13 +294,13 @@ func TestAnAPITokenAsAComputersSecretNamesTheFix(t *testing.T) {
 	resp := c.hello(token)
 	require.False(t, resp.OK)
 	assert.Equal(t, protocol.CodeUnauthorized, resp.Error.Code)
-	assert.Equal(t, "wrong secret: it is an API token (tsa_…), for the host's API, never a computer's: anyone who opens the computer reads its settings, so revoke it (trap-sandbox tokens revoke "+
+	assert.Equal(t, "wrong secret: it is an API token (tsa_...), for the host's API, never a computer's: anyone who opens the computer reads its settings, so revoke it (trap-sandbox tokens revoke "+
 		tok.Selector+") and give the computer a credential of its own (sandbox link)", resp.Error.Message)
 	c.expectClose(CloseUnauthorized, "unauthorized")
 	c = h.dial(t, "7:")
 	resp = c.hello(key)
 	require.False(t, resp.OK)
-	assert.Equal(t, "wrong secret: it is an enrollment key (tsk_…), which links a computer instead: sandbox link KEY", resp.Error.Message)
+	assert.Equal(t, "wrong secret: it is an enrollment key (tsk_...), which links a computer instead: sandbox link KEY", resp.Error.Message)
 	c.expectClose(CloseUnauthorized, "unauthorized")
 	logs := h.logs.String()
 	assert.Contains(t, logs, warning)

@@ -167,3 +167,22 @@ func TestAPanicOnTheReaderEndsItsSocketAlone(t *testing.T) {
 		return len(computers) == 1 && computers[0].TraposID == "8:other"
 	}, waitLimit, testkit.Poll, "the failed socket is unregistered: %v", h.gw.Computers())
 }
+
+// TestAnErrorReachesTheComputerByTheTextRule: a module's error message is host text, and one
+// with a character past U+00FF (a clipped provider message ends in "…") reached the computer
+// as raw UTF-8, which CC shows byte by byte ("â" and two more); it arrives as '?', as the
+// text rule has it, while what the message quotes of the computer's own bytes (é, U+00E9 on
+// the wire) is left as it was.
+func TestAnErrorReachesTheComputerByTheTextRule(t *testing.T) {
+	h := newHarness(t, Config{}, nil, func(g *Gateway) {
+		g.Handle("say", func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "the provider said: too long… (of café)")
+		})
+	})
+	c := h.connect(t, "7:", "")
+	c.request("s", "say", nil)
+	resp := c.read()
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeBadPayload, resp.Error.Code)
+	assert.Equal(t, "the provider said: too long? (of café)", resp.Error.Message)
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -432,10 +433,10 @@ func misplacedSecret(secret, tokenID string) string {
 	kind, _, ok := account.Identify(secret)
 	switch {
 	case tokenID != "":
-		return "it is an API token (tsa_…), for the host's API, never a computer's: anyone who opens the computer reads its settings, so revoke it (trap-sandbox tokens revoke " + tokenID +
+		return "it is an API token (tsa_...), for the host's API, never a computer's: anyone who opens the computer reads its settings, so revoke it (trap-sandbox tokens revoke " + tokenID +
 			") and give the computer a credential of its own (sandbox link)"
 	case ok && kind == account.KindEnrollment:
-		return "it is an enrollment key (tsk_…), which links a computer instead: sandbox link KEY"
+		return "it is an enrollment key (tsk_...), which links a computer instead: sandbox link KEY"
 	}
 	return ""
 }
@@ -517,6 +518,9 @@ func (s *Session) answer(f *protocol.Frame, payload json.RawMessage, err *protoc
 	if k := s.Key(); k.TraposID != "" {
 		receiver = k.TraposID
 	}
+	if err != nil {
+		err = errorForComputer(err)
+	}
 	out := protocol.Frame{
 		Event:            protocol.EventGatewayResponse,
 		TraposReceiverID: receiver,
@@ -554,6 +558,22 @@ func (s *Session) answer(f *protocol.Frame, payload json.RawMessage, err *protoc
 		return
 	}
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
+}
+
+// errorForComputer is err with its message as the computer shows it: the wire text of its CC
+// bytes by the text rule (cctext.Wire; docs/protocol.md "Text and bytes"), as every other
+// text the gateway writes to a computer. The gateway's messages are host text, and one with
+// a character past U+00FF (a typographic "…") would otherwise reach the computer as raw
+// UTF-8, which CC shows as one character a byte (three for "…"); it becomes '?', as in CC. What
+// a message quotes of the computer's own bytes (code points U+0000 to U+00FF) is unchanged.
+func errorForComputer(err *protocol.Error) *protocol.Error {
+	msg, _ := cctext.Wire("message", err.Message)
+	if msg == err.Message {
+		return err
+	}
+	shown := *err
+	shown.Message = msg
+	return &shown
 }
 
 // encodeFailed answers f with the short internal error instead of an answer out that could

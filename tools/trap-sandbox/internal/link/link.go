@@ -195,7 +195,7 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 	}
 	var p beginPayload
 	if err := json.Unmarshal(raw, &p); err != nil {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "link.begin takes {} or {key: \"tsk_…\"}")
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "link.begin takes {} or {key: \"tsk_...\"}")
 	}
 	if p.Key != "" {
 		return m.beginWithKey(ctx, from, p.Key)
