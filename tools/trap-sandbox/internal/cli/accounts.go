@@ -141,10 +141,7 @@ const defaultURL = "http://127.0.0.1:4444"
 // it.
 func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func(), error) {
 	if !f.throughGateway() {
-		if err := f.accountTokenIgnored(); err != nil {
-			return nil, "", nil, err
-		}
-		accounts, where, done, err := f.StoreFlags.open(ctx)
+		accounts, where, done, err := f.openStore(ctx)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -157,19 +154,26 @@ func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func()
 	return accountapi.Client{URL: url, Token: token}, "the gateway at " + strings.TrimRight(url, "/"), func() {}, nil
 }
 
-// accountTokenIgnored refuses to work on the default store when SANDBOX_API_TOKEN holds an
-// account's token (tsa_…): only a running gateway takes one, so its holder (a player given it
-// by the operator) means the gateway, and on their machine the default store is a new, empty
-// one, which the command would make and answer from as if the account did not exist. The
-// gateway's own SANDBOX_API_TOKEN, on the gateway's host, is not an account's token.
-func (f *ManageFlags) accountTokenIgnored() error {
-	if f.DataDir != "" || f.NATS != "" {
-		return nil
+// openStore opens the account store the flags name (StoreFlags.open), unless the command is
+// plainly meant for a running gateway: SANDBOX_API_TOKEN holds an account's token (tsa_…),
+// which only a gateway takes, no store flag is given, and no store is in the default place.
+// That is a player given a token by the operator who forgot --url: on their machine the
+// command would make a new, empty store and answer from it as if the account did not exist.
+// On the gateway's host, where the store is, such a token (an admin's, as the docs advise to
+// keep it) does not stop a command working on the store, as it always has.
+func (f *ManageFlags) openStore(ctx context.Context) (*account.Accounts, string, func(), error) {
+	if f.DataDir == "" && f.NATS == "" {
+		if kind, _, ok := account.Identify(os.Getenv("SANDBOX_API_TOKEN")); ok && kind == account.KindToken {
+			dir, err := DefaultDataDir()
+			if err != nil {
+				return nil, "", nil, err
+			}
+			if _, err := os.Stat(filepath.Join(dir, account.DBFile)); errors.Is(err, fs.ErrNotExist) {
+				return nil, "", nil, fmt.Errorf("SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes, and there is no account store in %s: add --url URL (or set SANDBOX_URL) to work through the gateway, or --data-dir DIR to work on its store", dir)
+			}
+		}
 	}
-	if kind, _, ok := account.Identify(os.Getenv("SANDBOX_API_TOKEN")); !ok || kind != account.KindToken {
-		return nil
-	}
-	return errors.New("SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes: add --url URL (or set SANDBOX_URL) to work through it, or --data-dir DIR to work on the gateway's own store")
+	return f.StoreFlags.open(ctx)
 }
 
 // throughGateway says whether the flags choose a running gateway over the store.
@@ -212,7 +216,7 @@ func (f *ManageFlags) manageError(err error, what, id string) error {
 }
 
 // whereHelp is the account commands' rule of where they work, shown in each one's --help.
-const whereHelp = "Works on the account store itself (the gateway's data directory, on its host; --data-dir, or --nats for replicas) unless --url or --api-token is given: then through that running gateway, as the token's account (SANDBOX_URL counts as --url; SANDBOX_API_TOKEN alone does not switch, and an account's token there with no flag is refused: add --url)."
+const whereHelp = "Works on the account store itself (the gateway's data directory, on its host; --data-dir, or --nats for replicas) unless --url or --api-token is given: then through that running gateway, as the token's account (SANDBOX_URL counts as --url; SANDBOX_API_TOKEN alone does not switch, and an account's token there with no flag and no store in the default place is refused: add --url)."
 
 // Help is every account command's detailed help (kong.HelpProvider): where it works.
 func (*ManageFlags) Help() string { return whereHelp }

@@ -174,15 +174,24 @@ func TestAccountCommandsChooseWhereTheyWork(t *testing.T) {
 	player := t.TempDir()
 	t.Setenv("XDG_DATA_HOME", player)
 	t.Setenv("SANDBOX_API_TOKEN", bobs)
-	for _, args := range [][]string{{"tokens", "list"}, {"accounts", "list"}, {"credentials", "list"}} {
+	for _, args := range [][]string{{"tokens", "list"}, {"accounts", "list"}, {"credentials", "list"},
+		{"link", "key", "--account", "bob"}, {"link", "keys"}, {"link", "revoke-key", "x"}} {
 		_, err = runClient(t, args...)
 		require.Error(t, err, "%v", args)
-		assert.Contains(t, err.Error(), "SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes: add --url URL", "%v", args)
+		assert.Contains(t, err.Error(), "SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes, and there is no account store in "+
+			filepath.Join(player, "trap-sandbox")+": add --url URL", "%v", args)
 	}
 	assert.NoDirExists(t, filepath.Join(player, "trap-sandbox"), "no empty store made")
 	out, err = runClient(t, "tokens", "list", "--url="+url)
 	require.NoError(t, err, "with --url the token is bob's")
 	assert.Contains(t, out, "phone")
+
+	// On the gateway's host, where the store is, the operator keeping an admin's token in
+	// SANDBOX_API_TOKEN (as advised) still works on the store with no flag.
+	t.Setenv("XDG_DATA_HOME", home)
+	out, err = runClient(t, "accounts", "list")
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^bob\s+user\s`, out)
 }
 
 // mustRun runs a client command that must succeed and returns its output.

@@ -115,7 +115,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout) error {
 		if c.Account == "" {
 			return errors.New("link key: name the account with --account NAME (or give an API token with --api-token to use the token's)")
 		}
-		accounts, _, done, err := c.StoreFlags.open(ctx)
+		accounts, _, done, err := c.openStore(ctx)
 		if err != nil {
 			return err
 		}
@@ -169,7 +169,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout) error {
 			return fmt.Errorf("link keys: the gateway's answer: %w", err)
 		}
 	} else {
-		accounts, _, done, err := c.StoreFlags.open(ctx)
+		accounts, _, done, err := c.openStore(ctx)
 		if err != nil {
 			return err
 		}
@@ -228,7 +228,7 @@ func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout) error {
 			return linkFailure("revoke-key", err)
 		}
 	} else {
-		accounts, _, done, err := c.StoreFlags.open(ctx)
+		accounts, _, done, err := c.openStore(ctx)
 		if err != nil {
 			return err
 		}
