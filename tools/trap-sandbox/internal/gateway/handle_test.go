@@ -170,13 +170,13 @@ func TestAPanicOnTheReaderEndsItsSocketAlone(t *testing.T) {
 
 // TestAnErrorReachesTheComputerByTheTextRule: a module's error message is host text, and one
 // with a character past U+00FF (a clipped provider message ends in "…") reached the computer
-// as raw UTF-8, which CC shows byte by byte ("â" and two more); it arrives as '?', as the
-// text rule has it, while what the message quotes of the computer's own bytes (é, U+00E9 on
-// the wire) is left as it was.
+// as raw UTF-8, which CC shows byte by byte ("â" and two more); the ellipsis arrives as
+// "...", any other such character as '?', as the text rule has it, while what the message
+// quotes of the computer's own bytes (é, U+00E9 on the wire) is left as it was.
 func TestAnErrorReachesTheComputerByTheTextRule(t *testing.T) {
 	h := newHarness(t, Config{}, nil, func(g *Gateway) {
 		g.Handle("say", func(context.Context, protocol.Requester, json.RawMessage) (json.RawMessage, error) {
-			return nil, protocol.Errorf(protocol.CodeBadPayload, "the provider said: too long… (of café)")
+			return nil, protocol.Errorf(protocol.CodeBadPayload, "the provider said: too long… (of café, in 日本)")
 		})
 	})
 	c := h.connect(t, "7:", "")
@@ -184,5 +184,22 @@ func TestAnErrorReachesTheComputerByTheTextRule(t *testing.T) {
 	resp := c.read()
 	require.False(t, resp.OK)
 	assert.Equal(t, protocol.CodeBadPayload, resp.Error.Code)
-	assert.Equal(t, "the provider said: too long? (of café)", resp.Error.Message)
+	assert.Equal(t, "the provider said: too long... (of café, in ??)", resp.Error.Message)
+}
+
+// TestAReplyTooBigToSendIsToldInTheComputersText: a request whose type is near the frame
+// limit cannot have its answer (which echoes the type) sent; the short internal error that
+// replaces it clips the type, and the clip's "…" reached the computer as raw UTF-8 too.
+func TestAReplyTooBigToSendIsToldInTheComputersText(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	c.request("big", strings.Repeat("x", protocol.MaxFrameBytes-200), nil)
+	resp := c.read()
+	require.False(t, resp.OK)
+	assert.Equal(t, "big", resp.MessageID)
+	assert.Equal(t, protocol.CodeInternal, resp.Error.Code)
+	for _, text := range []string{resp.Type, resp.Error.Message} {
+		assert.Contains(t, text, "...(cut, ")
+		assert.NotContains(t, text, "…")
+	}
 }

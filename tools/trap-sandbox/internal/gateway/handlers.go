@@ -560,20 +560,27 @@ func (s *Session) answer(f *protocol.Frame, payload json.RawMessage, err *protoc
 	s.gw.cfg.Metrics.frameOut(protocol.EventGatewayResponse, f.Type)
 }
 
-// errorForComputer is err with its message as the computer shows it: the wire text of its CC
-// bytes by the text rule (cctext.Wire; docs/protocol.md "Text and bytes"), as every other
-// text the gateway writes to a computer. The gateway's messages are host text, and one with
-// a character past U+00FF (a typographic "…") would otherwise reach the computer as raw
-// UTF-8, which CC shows as one character a byte (three for "…"); it becomes '?', as in CC. What
-// a message quotes of the computer's own bytes (code points U+0000 to U+00FF) is unchanged.
+// errorForComputer is err with its message as the computer shows it (textForComputer).
 func errorForComputer(err *protocol.Error) *protocol.Error {
-	msg, _ := cctext.Wire("message", err.Message)
+	msg := textForComputer(err.Message)
 	if msg == err.Message {
 		return err
 	}
 	shown := *err
 	shown.Message = msg
 	return &shown
+}
+
+// textForComputer is gateway text (an error message, a clipped type) as the computer shows
+// it: the wire text of its CC bytes by the text rule (cctext.Wire; docs/protocol.md "Text and
+// bytes"), as every other text the gateway writes to a computer. The gateway's messages are
+// host text, and one with a character past U+00FF would otherwise reach the computer as raw
+// UTF-8, which CC shows one character a byte (three for "…"). The gateway's own ellipsis (its
+// clip marker, cctext.Clip) becomes "..."; any other such character '?', as in CC. What a
+// message quotes of the computer's own bytes (code points U+0000 to U+00FF) is unchanged.
+func textForComputer(s string) string {
+	w, _ := cctext.Wire("message", strings.ReplaceAll(s, "…", "..."))
+	return w
 }
 
 // encodeFailed answers f with the short internal error instead of an answer out that could
@@ -584,9 +591,9 @@ func errorForComputer(err *protocol.Error) *protocol.Error {
 func (s *Session) encodeFailed(f *protocol.Frame, out *protocol.Frame, encErr error, dst []byte) ([]byte, error) {
 	s.gw.limits.warns.warn("cannot encode a reply", s.remoteAddr, "type", clip(f.Type), "err", clip(encErr.Error()))
 	out.OK, out.Payload = false, nil
-	out.Type = clip(f.Type)
-	out.Error = protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: it would exceed %d bytes",
-		quoteClipped(f.Type), protocol.MaxFrameBytes)
+	out.Type = textForComputer(clip(f.Type))
+	out.Error = errorForComputer(protocol.Errorf(protocol.CodeInternal, "the reply to %s could not be sent: it would exceed %d bytes",
+		quoteClipped(f.Type), protocol.MaxFrameBytes))
 	frame, err := protocol.AppendFrame(dst, *out)
 	if err != nil {
 		s.closeByGateway(websocket.CloseMessageTooBig, "messageId too long to echo")

@@ -145,6 +145,10 @@ func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 	c := h.connect(t, "7:", "")
 	s := h.session(t, "7:")
 	gatewaySide := l.conn(t, c.conn.LocalAddr())
+	// The hello's answer went out through a writer goroutine, which gives its role back only
+	// after its write: until then a quick answer is queued for it instead of written by the
+	// reader, so the test waits for the role to be free.
+	require.Eventually(t, func() bool { return !s.send.writerRunning() }, waitLimit, testkit.Poll, "the hello's writer to finish")
 	gatewaySide.stall() // from now on 7: reads none of its answers
 
 	c.request("q1", "quick", nil)

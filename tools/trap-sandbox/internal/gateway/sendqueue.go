@@ -172,3 +172,11 @@ func (q *sendQueue) peakBytes() int {
 	defer q.mu.Unlock()
 	return q.peak
 }
+
+// writerRunning reports whether a writer holds the role now (for tests that must know the
+// next frame finds none).
+func (q *sendQueue) writerRunning() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.writing
+}
