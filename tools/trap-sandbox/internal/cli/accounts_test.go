@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"database/sql"
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
@@ -236,4 +237,49 @@ func TestAccountListingsEscapeWhatTheStoreHolds(t *testing.T) {
 	require.Len(t, lines, 3, out)
 	assert.Regexp(t, `(?m)^forged\s+alice\s+x\\x0aroot\\x09admin\\x1b\[2J\\x9b\s+-\s+x\\x0aroot`, out)
 	assert.NotContains(t, out, "\x1b")
+}
+
+// schema3Store makes a data directory as the release before account removal left it (schema
+// 3), holding the account bob with a computer credential, and returns it.
+func schema3Store(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	a := account.New(s, clock.Real{})
+	_, err = a.AddAccount(t.Context(), "bob", account.RoleUser, "first")
+	require.NoError(t, err)
+	_, _, err = a.IssueCredential(t.Context(), "bob", account.Operator)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	db, err := sql.Open("sqlite", filepath.Join(dir, account.DBFile))
+	require.NoError(t, err)
+	_, err = db.ExecContext(t.Context(), "DROP TABLE removed_credentials; PRAGMA user_version = 3")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	return dir
+}
+
+// TestAccountCommandsSayTheyUpgradedTheStore: a command of a newer trap-sandbox run on the
+// data directory of an older one's gateway (even one that only reads, accounts list) upgrades
+// the store, after which the older trap-sandbox no longer opens it: it says so on stderr, once.
+// accounts remove on such a store does not promise what the older gateway does not do.
+func TestAccountCommandsSayTheyUpgradedTheStore(t *testing.T) {
+	clearEnv(t)
+	dir := schema3Store(t)
+	out, errOut, err := runWith(t, "", "accounts", "list", "--data-dir="+dir)
+	require.NoError(t, err)
+	assert.Contains(t, out, "bob")
+	assert.Equal(t, "trap-sandbox: upgraded the account store "+filepath.Join(dir, account.DBFile)+" from schema 3 to 4: an older trap-sandbox no longer opens it (a gateway of one running on it goes on, but does not start on it again; docs/accounts.md, Upgrading trap-sandbox)\n", errOut)
+	_, errOut, err = runWith(t, "", "accounts", "list", "--data-dir="+dir)
+	require.NoError(t, err)
+	assert.Empty(t, errOut, "upgraded once")
+
+	dir = schema3Store(t)
+	out, errOut, err = runWith(t, "", "accounts", "remove", "bob", "--data-dir="+dir)
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "upgraded the account store")
+	assert.Contains(t, out, "1 computer credential")
+	assert.Contains(t, out, "\na gateway running on this data directory is of an older trap-sandbox (the store was at schema 3): it refuses its tokens and its computers' next hello, but does not close the connected ones; restart it with this trap-sandbox to close them\n")
+	assert.NotContains(t, out, "closes its connected computers within")
 }
