@@ -321,10 +321,20 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 		count(len(r.Tokens), "API token"), count(len(r.Credentials), "computer credential"), count(len(r.EnrollmentKeys), "enrollment key"),
 		count(r.LinkCodes, "approved link code"))
 	switch {
-	case c.viaAPI && len(r.Closed) == 0:
+	case c.viaAPI && len(r.Closed) == 0 && len(r.NotClosed) == 0:
 		fmt.Fprintf(out, "none of its computers was connected; its tokens are refused from the next request\n")
 	case c.viaAPI:
-		fmt.Fprintf(out, "closed its connected computers (4003 revoked, their daemons stop): %s; its tokens are refused from the next request\n", show(strings.Join(r.Closed, ", ")))
+		if len(r.Closed) > 0 {
+			fmt.Fprintf(out, "closed its connected computers (4003 revoked, their daemons stop): %s; its tokens are refused from the next request\n", show(strings.Join(r.Closed, ", ")))
+		}
+		if len(r.NotClosed) > 0 {
+			tokens := ""
+			if len(r.Closed) == 0 {
+				tokens = "; its tokens are refused from the next request"
+			}
+			fmt.Fprintf(out, "left connected by a replica of an older trap-sandbox, which does not close them: %s (refused when they reconnect; upgrade that replica, trap-sandbox computers shows which, to close them now)%s\n",
+				show(strings.Join(r.NotClosed, ", ")), tokens)
+		}
 	case c.nc == nil && c.upgradedFrom > 0 && c.upgradedFrom < account.RemovalSchemaVersion:
 		// This command upgraded the store: a gateway running on it is of a trap-sandbox from
 		// before removal, which looks for revoked credentials only, not removed ones.

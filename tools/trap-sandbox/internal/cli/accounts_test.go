@@ -283,3 +283,32 @@ func TestAccountCommandsSayTheyUpgradedTheStore(t *testing.T) {
 	assert.Contains(t, out, "\na gateway running on this data directory is of an older trap-sandbox (the store was at schema 3): it refuses its tokens and its computers' next hello, but does not close the connected ones; restart it with this trap-sandbox to close them\n")
 	assert.NotContains(t, out, "closes its connected computers within")
 }
+
+// TestAccountsRemoveNamesTheComputersAnOlderReplicaKeeps: through a replica whose cluster has
+// a replica of a trap-sandbox from before accounts remove, the computers that one holds are
+// not said to be closed, but left connected, with the fix.
+func TestAccountsRemoveNamesTheComputersAnOlderReplicaKeeps(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	root := lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", "--data-dir="+dir))
+	mustRun(t, "accounts", "add", "bob", "--data-dir="+dir)
+	mustRun(t, "accounts", "add", "carol", "--data-dir="+dir)
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	accounts := account.New(s, clock.Real{})
+	logger := slog.New(slog.DiscardHandler)
+	left := map[string][2][]string{"bob": {{"8:desk"}, {"7:kitchen"}}, "carol": {nil, {"9:attic"}}}
+	api := accountapi.New(accounts, logger).OnAccountRemoved(func(id string, _ []string) ([]string, []string) {
+		return left[id][0], left[id][1]
+	})
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: "gw-tok3n", Accounts: accounts}, api).Handler())
+	t.Cleanup(srv.Close)
+
+	out := mustRun(t, "accounts", "remove", "bob", "--url="+srv.URL, "--api-token="+root)
+	assert.Contains(t, out, "\nclosed its connected computers (4003 revoked, their daemons stop): 8:desk; its tokens are refused from the next request\n"+
+		"left connected by a replica of an older trap-sandbox, which does not close them: 7:kitchen (refused when they reconnect; upgrade that replica, trap-sandbox computers shows which, to close them now)\n")
+	out = mustRun(t, "accounts", "remove", "carol", "--url="+srv.URL, "--api-token="+root)
+	assert.Contains(t, out, "\nleft connected by a replica of an older trap-sandbox, which does not close them: 9:attic (refused when they reconnect; upgrade that replica, trap-sandbox computers shows which, to close them now); its tokens are refused from the next request\n")
+	assert.NotContains(t, out, "none of its computers was connected")
+}
