@@ -352,6 +352,17 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 			}
 		}
 		fmt.Fprintf(out, "the replicas that hold its computers close them now (4003 revoked) and refuse its tokens from the next request\n")
+		older, err := cluster.OlderReplicas(ctx, c.nc)
+		if err != nil {
+			return fmt.Errorf("account %s removed, but whether every replica closes its computers is not known: %w", show(r.Account.ID), err)
+		}
+		switch len(older) {
+		case 0:
+		case 1:
+			fmt.Fprintf(out, "but replica %s, of an older trap-sandbox, does not close those it holds (refused when they reconnect): upgrade it to close them now\n", show(older[0]))
+		default:
+			fmt.Fprintf(out, "but replicas %s, of an older trap-sandbox, do not close those they hold (refused when they reconnect): upgrade them to close them now\n", show(strings.Join(older, ", ")))
+		}
 	}
 	return nil
 }

@@ -3,9 +3,12 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"trap-sandbox/internal/gateway"
@@ -237,4 +240,50 @@ func (r *Router) sweep() {
 		}
 		r.deleteClaimNow(r.ctx, claimKey(s.k), s.rev)
 	}
+}
+
+// OlderReplicas lists, sorted, the replicas whose heartbeat in nc's ReplicasBucket does not
+// say closesRemoved: of a trap-sandbox from before accounts remove, they keep a removed
+// account's computers connected (`accounts remove --nats` says so). No bucket: none.
+func OlderReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := js.KeyValue(ctx, ReplicasBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+	}
+	keys, err := kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+	}
+	var older []string
+	for _, key := range keys {
+		e, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // it stopped meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+		}
+		var beat heartbeatValue
+		_ = json.Unmarshal(e.Value(), &beat)
+		if beat.ClosesRemoved {
+			continue
+		}
+		name, err := unescapeToken(key)
+		if err != nil {
+			name = key
+		}
+		older = append(older, name)
+	}
+	slices.Sort(older)
+	return older, nil
 }
