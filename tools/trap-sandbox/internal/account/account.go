@@ -90,6 +90,10 @@ type Removed struct {
 	EnrollmentKeys []string `json:"enrollmentKeys"`
 	LinkCodes      int      `json:"linkCodes"`
 	Closed         []string `json:"closed,omitempty"`
+	// NotClosed, also filled by a running gateway, are the traposIds of its computers
+	// connected to a replica of an older trap-sandbox, which does not close them: they stay
+	// until they reconnect (their hello is then refused).
+	NotClosed []string `json:"notClosed,omitempty"`
 }
 
 // Errors of a Store. Implementations return them (wrapped or not) so callers can tell them

@@ -27,6 +27,9 @@ const busyTimeout = 5 * time.Second
 type SQLite struct {
 	db   *sql.DB
 	path string
+	// upgradedFrom is the schema version the file had when this process opened it, when
+	// opening it upgraded it; 0 when it did not (already current, or a new file).
+	upgradedFrom int
 }
 
 var _ Store = (*SQLite)(nil)
@@ -70,8 +73,17 @@ ALTER TABLE tokens ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tokens ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
 `, linkSchema, removedSchema}
 
+// SchemaVersion is the store's schema version as this trap-sandbox writes it (PRAGMA
+// user_version); an older trap-sandbox refuses a file of a later one.
+func SchemaVersion() int { return len(schema) }
+
+// RemovalSchemaVersion is the first schema with removed_credentials: a gateway on a file of an
+// earlier one is of a trap-sandbox that does not close a removed account's computers.
+const RemovalSchemaVersion = 4
+
 // OpenSQLite opens (or creates) the store in dir/accounts.db, making dir (mode 0700) if it
-// is missing.
+// is missing. A file of an older schema is upgraded in place (UpgradedFrom says so), after
+// which an older trap-sandbox no longer opens it.
 func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs // the path logged at start and in errors, whatever the working directory
@@ -148,6 +160,10 @@ func private(path string) error {
 // Path returns the database file's path.
 func (s *SQLite) Path() string { return s.path }
 
+// UpgradedFrom is the schema version the file had before this process upgraded it to
+// SchemaVersion; 0 when opening it upgraded nothing (it was current, or new).
+func (s *SQLite) UpgradedFrom() int { return s.upgradedFrom }
+
 func (s *SQLite) migrate(ctx context.Context) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -159,7 +175,10 @@ func (s *SQLite) migrate(ctx context.Context) error {
 		return err
 	}
 	if version > len(schema) {
-		return fmt.Errorf("the database is of a newer trap-sandbox (schema %d, this one knows %d): upgrade trap-sandbox or use another --data-dir", version, len(schema))
+		return fmt.Errorf("the database is of a newer trap-sandbox (schema %d, this one knows %d): run that trap-sandbox, or to go back to this one restore the copy of accounts.db made before the upgrade (docs/accounts.md, Upgrading trap-sandbox), or use another --data-dir", version, len(schema))
+	}
+	if version == len(schema) {
+		return tx.Commit()
 	}
 	for v := version; v < len(schema); v++ {
 		if _, err := tx.ExecContext(ctx, schema[v]); err != nil {
@@ -169,7 +188,13 @@ func (s *SQLite) migrate(ctx context.Context) error {
 	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(schema))); err != nil {
 		return err
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	if version > 0 { // 0: a new file, made now
+		s.upgradedFrom = version
+	}
+	return nil
 }
 
 func nanos(t time.Time) int64 {

@@ -235,6 +235,47 @@ func TestSQLiteNewerSchema(t *testing.T) {
 	require.NoError(t, raw.Close())
 	_, err = account.OpenSQLite(ctx, dir)
 	require.ErrorContains(t, err, "newer trap-sandbox")
+	require.ErrorContains(t, err, "restore the copy of accounts.db made before the upgrade", "the way back is named")
+}
+
+// TestSQLiteSaysWhenItUpgradedTheFile: opening a file of an older schema upgrades it, and
+// says from which version (the gateway logs it, a command prints it: an older trap-sandbox
+// no longer opens the file); a new file, or one already current, upgrades nothing.
+func TestSQLiteSaysWhenItUpgradedTheFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	assert.Equal(t, 0, s.UpgradedFrom(), "a new file")
+	require.NoError(t, s.Close())
+	s, err = account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	assert.Equal(t, 0, s.UpgradedFrom(), "a current file")
+	require.NoError(t, s.Close())
+
+	// The file of the release before account removal (schema 3).
+	db, err := sql.Open("sqlite", filepath.Join(dir, account.DBFile))
+	require.NoError(t, err)
+	_, err = db.ExecContext(ctx, "DROP TABLE removed_credentials; PRAGMA user_version = 3")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	s, err = account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	assert.Equal(t, 3, s.UpgradedFrom())
+	assert.Less(t, s.UpgradedFrom(), account.RemovalSchemaVersion)
+	require.NoError(t, s.Close())
+	s, err = account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	assert.Equal(t, 0, s.UpgradedFrom(), "upgraded once")
+	require.NoError(t, s.Close())
+
+	dir = t.TempDir()
+	require.NoError(t, account.WriteSchemaV1ForTest(ctx, dir))
+	s, err = account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, 1, s.UpgradedFrom())
+	assert.Equal(t, 4, account.SchemaVersion())
 }
 
 // TestSQLiteMigratesSchema1: a file of the first schema (before the audit fields) opens with

@@ -76,12 +76,12 @@ type Module struct {
 	accounts *account.Accounts // nil: the gateway keeps no accounts; every route says so
 	log      *slog.Logger
 	revoked  func(selector string)
-	removed  func(accountID string, credentials []string) (closed []string)
+	removed  func(accountID string, credentials []string) (closed, notClosed []string)
 }
 
 // New returns the module over accounts (nil: every route answers that there are none).
 func New(accounts *account.Accounts, logger *slog.Logger) *Module {
-	return &Module{accounts: accounts, log: logger, revoked: func(string) {}, removed: func(string, []string) []string { return nil }}
+	return &Module{accounts: accounts, log: logger, revoked: func(string) {}, removed: func(string, []string) ([]string, []string) { return nil, nil }}
 }
 
 // OnCredentialRevoked sets what a credential's revocation does besides the store's record:
@@ -93,8 +93,8 @@ func (m *Module) OnCredentialRevoked(f func(selector string)) *Module {
 
 // OnAccountRemoved sets what an account's removal does besides the store's: the gateway closes
 // the sockets of the account's computers (its credentials, now gone) wherever they are, and
-// says which computers it closed.
-func (m *Module) OnAccountRemoved(f func(accountID string, credentials []string) (closed []string)) *Module {
+// says which computers it closed, and which it could not (held by an older replica).
+func (m *Module) OnAccountRemoved(f func(accountID string, credentials []string) (closed, notClosed []string)) *Module {
 	m.removed = f
 	return m
 }
@@ -121,7 +121,7 @@ func (m *Module) Mount(routes *server.Routes) {
 	routes.HandleAPIFunc("DELETE "+AccountPattern, m.with(func(mg account.Manager, r *http.Request) (any, error) {
 		removed, err := mg.RemoveAccount(r.Context(), r.PathValue("name"))
 		if err == nil {
-			removed.Closed = m.removed(removed.Account.ID, removed.Credentials)
+			removed.Closed, removed.NotClosed = m.removed(removed.Account.ID, removed.Credentials)
 		}
 		return one(removed, err)
 	}))

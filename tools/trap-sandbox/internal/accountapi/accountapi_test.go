@@ -77,9 +77,9 @@ func newFixture(t *testing.T) *fixture {
 	}
 	logger := slog.New(slog.NewTextHandler(f.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	mod := accountapi.New(f.accounts, logger).Metrics(f.metrics).OnCredentialRevoked(func(sel string) { f.revoked <- sel }).
-		OnAccountRemoved(func(id string, creds []string) []string {
+		OnAccountRemoved(func(id string, creds []string) ([]string, []string) {
 			f.removed <- append([]string{id}, creds...)
-			return []string{"7:kitchen"}
+			return []string{"7:kitchen"}, []string{"8:desk"}
 		})
 	s := server.New(logger, server.Config{APIToken: apiToken, Accounts: f.accounts, Metrics: f.metrics}, mod)
 	ts := httptest.NewServer(s.Handler())
@@ -397,6 +397,7 @@ func TestRemoveAccountRoute(t *testing.T) {
 	assert.Equal(t, []string{f.token["alice"].Token.Selector}, r.Tokens)
 	assert.Equal(t, []string{f.cred["alice"].Credential.Selector}, r.Credentials)
 	assert.Equal(t, []string{"7:kitchen"}, r.Closed, "the computers the gateway closed")
+	assert.Equal(t, []string{"8:desk"}, r.NotClosed, "and those an older replica holds")
 	assert.Equal(t, []string{"alice", f.cred["alice"].Credential.Selector}, <-f.removed)
 	assert.Contains(t, f.log.String(), `msg="account API: account removed" account=alice role=user tokens=1 credentials=1 enrollmentKeys=0 linkCodes=0 by=root`)
 

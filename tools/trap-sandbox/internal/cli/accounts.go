@@ -39,6 +39,7 @@ func (f DataDirFlags) dir() (string, error) {
 
 // open opens the SQLite account store in the data directory, for a command run on the
 // gateway's host (SQLite lets it write beside a running gateway).
+// A store of an older schema is upgraded, which upgraded says on stderr.
 func (f DataDirFlags) open(ctx context.Context) (*account.Accounts, *account.SQLite, error) {
 	dir, err := f.dir()
 	if err != nil {
@@ -54,6 +55,16 @@ func (f DataDirFlags) open(ctx context.Context) (*account.Accounts, *account.SQL
 		return nil, nil, fmt.Errorf("the account store (%s): %w", from, err)
 	}
 	return account.New(s, clock.Real{}), s, nil
+}
+
+// upgraded says on stderr that opening the store upgraded it (an account command run with
+// a newer trap-sandbox than the gateway's, on its host): the gateway's trap-sandbox no longer
+// opens it.
+func upgraded(stderr io.Writer, s *account.SQLite) {
+	if from := s.UpgradedFrom(); from > 0 {
+		fmt.Fprintf(stderr, "trap-sandbox: upgraded the account store %s from schema %d to %d: an older trap-sandbox no longer opens it (a gateway of one running on it goes on, but does not start on it again; docs/accounts.md, Upgrading trap-sandbox)\n",
+			s.Path(), from, account.SchemaVersion())
+	}
 }
 
 // defaultStoreExists says whether the default data directory holds an account store.
@@ -74,16 +85,20 @@ type StoreFlags struct {
 	// nc is the connection to the bucket under --nats (set by open), on which a revocation is
 	// announced to the running replicas.
 	nc *nats.Conn
+	// upgradedFrom is the data directory's schema before open upgraded it (0: it did not).
+	upgradedFrom int
 }
 
 // open opens the store and returns Accounts on it, where it is (for messages) and how to
 // close it.
-func (f *StoreFlags) open(ctx context.Context) (*account.Accounts, string, func(), error) {
+func (f *StoreFlags) open(ctx context.Context, stderr io.Writer) (*account.Accounts, string, func(), error) {
 	if !f.NATSFlags.enabled() {
 		accounts, s, err := f.DataDirFlags.open(ctx)
 		if err != nil {
 			return nil, "", nil, err
 		}
+		upgraded(stderr, s)
+		f.upgradedFrom = s.UpgradedFrom()
 		return accounts, s.Path(), func() { _ = s.Close() }, nil
 	}
 	logger := slog.New(slog.DiscardHandler)
@@ -139,9 +154,9 @@ const defaultURL = "http://127.0.0.1:4444"
 
 // open returns the Manager the flags choose, where it works (for messages) and how to close
 // it.
-func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func(), error) {
+func (f *ManageFlags) open(ctx context.Context, stderr io.Writer) (account.Manager, string, func(), error) {
 	if !f.throughGateway() {
-		accounts, where, done, err := f.openStore(ctx)
+		accounts, where, done, err := f.openStore(ctx, stderr)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -161,7 +176,7 @@ func (f *ManageFlags) open(ctx context.Context) (account.Manager, string, func()
 // command would make a new, empty store and answer from it as if the account did not exist.
 // On the gateway's host, where the store is, such a token (an admin's, as the docs advise to
 // keep it) does not stop a command working on the store, as it always has.
-func (f *ManageFlags) openStore(ctx context.Context) (*account.Accounts, string, func(), error) {
+func (f *ManageFlags) openStore(ctx context.Context, stderr io.Writer) (*account.Accounts, string, func(), error) {
 	if f.DataDir == "" && f.NATS == "" {
 		if kind, _, ok := account.Identify(os.Getenv("SANDBOX_API_TOKEN")); ok && kind == account.KindToken {
 			dir, err := DefaultDataDir()
@@ -173,7 +188,7 @@ func (f *ManageFlags) openStore(ctx context.Context) (*account.Accounts, string,
 			}
 		}
 	}
-	return f.StoreFlags.open(ctx)
+	return f.StoreFlags.open(ctx, stderr)
 }
 
 // throughGateway says whether the flags choose a running gateway over the store.
@@ -236,8 +251,8 @@ type AccountsAddCmd struct {
 }
 
 // Run creates the account and prints its first token alone on the last line.
-func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout) error {
-	mg, where, done, err := c.open(ctx)
+func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, where, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -263,8 +278,8 @@ type AccountsListCmd struct {
 }
 
 // Run prints one account a line.
-func (c *AccountsListCmd) Run(ctx context.Context, out Stdout) error {
-	mg, _, done, err := c.open(ctx)
+func (c *AccountsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -289,8 +304,8 @@ type AccountsRemoveCmd struct {
 
 // Run removes the account and prints what went with it and what happens to its computers,
 // in two lines; it asks nothing (scripts run it).
-func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout) error {
-	mg, where, done, err := c.open(ctx)
+func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, where, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -310,10 +325,25 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout) error {
 		count(len(r.Tokens), "API token"), count(len(r.Credentials), "computer credential"), count(len(r.EnrollmentKeys), "enrollment key"),
 		count(r.LinkCodes, "approved link code"))
 	switch {
-	case c.viaAPI && len(r.Closed) == 0:
+	case c.viaAPI && len(r.Closed) == 0 && len(r.NotClosed) == 0:
 		fmt.Fprintf(out, "none of its computers was connected; its tokens are refused from the next request\n")
 	case c.viaAPI:
-		fmt.Fprintf(out, "closed its connected computers (4003 revoked, their daemons stop): %s; its tokens are refused from the next request\n", show(strings.Join(r.Closed, ", ")))
+		if len(r.Closed) > 0 {
+			fmt.Fprintf(out, "closed its connected computers (4003 revoked, their daemons stop): %s; its tokens are refused from the next request\n", show(strings.Join(r.Closed, ", ")))
+		}
+		if len(r.NotClosed) > 0 {
+			tokens := ""
+			if len(r.Closed) == 0 {
+				tokens = "; its tokens are refused from the next request"
+			}
+			fmt.Fprintf(out, "left connected by a replica of an older trap-sandbox, which does not close them: %s (refused when they reconnect; upgrade that replica, trap-sandbox computers shows which, to close them now)%s\n",
+				show(strings.Join(r.NotClosed, ", ")), tokens)
+		}
+	case c.nc == nil && c.upgradedFrom > 0 && c.upgradedFrom < account.RemovalSchemaVersion:
+		// This command upgraded the store: a gateway running on it is of a trap-sandbox from
+		// before removal, which looks for revoked credentials only, not removed ones.
+		fmt.Fprintf(out, "a gateway running on this data directory is of an older trap-sandbox (the store was at schema %d): it refuses its tokens and its computers' next hello, but does not close the connected ones; restart it with this trap-sandbox to close them\n",
+			c.upgradedFrom)
 	case c.nc == nil:
 		// One node: the gateway running on this data directory looks for removed credentials
 		// every account.RevocationPeriod (gateway.FollowRevocations).
@@ -326,6 +356,17 @@ func (c *AccountsRemoveCmd) Run(ctx context.Context, out Stdout) error {
 			}
 		}
 		fmt.Fprintf(out, "the replicas that hold its computers close them now (4003 revoked) and refuse its tokens from the next request\n")
+		older, err := cluster.OlderReplicas(ctx, c.nc)
+		if err != nil {
+			return fmt.Errorf("account %s removed, but whether every replica closes its computers is not known: %w", show(r.Account.ID), err)
+		}
+		switch len(older) {
+		case 0:
+		case 1:
+			fmt.Fprintf(out, "but replica %s, of an older trap-sandbox, does not close those it holds (refused when they reconnect): upgrade it to close them now\n", show(older[0]))
+		default:
+			fmt.Fprintf(out, "but replicas %s, of an older trap-sandbox, do not close those they hold (refused when they reconnect): upgrade them to close them now\n", show(strings.Join(older, ", ")))
+		}
 	}
 	return nil
 }
@@ -352,8 +393,8 @@ type TokensListCmd struct {
 }
 
 // Run prints one token a line.
-func (c *TokensListCmd) Run(ctx context.Context, out Stdout) error {
-	mg, _, done, err := c.open(ctx)
+func (c *TokensListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -380,8 +421,8 @@ type TokensAddCmd struct {
 }
 
 // Run prints the new token alone on the last line.
-func (c *TokensAddCmd) Run(ctx context.Context, out Stdout) error {
-	mg, _, done, err := c.open(ctx)
+func (c *TokensAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -401,8 +442,8 @@ type TokensRevokeCmd struct {
 }
 
 // Run revokes the token.
-func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout) error {
-	mg, _, done, err := c.open(ctx)
+func (c *TokensRevokeCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -433,8 +474,8 @@ type CredentialsAddCmd struct {
 }
 
 // Run prints the credential alone on the last line.
-func (c *CredentialsAddCmd) Run(ctx context.Context, out Stdout) error {
-	mg, _, done, err := c.open(ctx)
+func (c *CredentialsAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -454,8 +495,8 @@ type CredentialsListCmd struct {
 }
 
 // Run prints one credential a line.
-func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout) error {
-	mg, _, done, err := c.open(ctx)
+func (c *CredentialsListCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}
@@ -480,8 +521,8 @@ type CredentialsRevokeCmd struct {
 }
 
 // Run revokes the credential.
-func (c *CredentialsRevokeCmd) Run(ctx context.Context, out Stdout) error {
-	mg, _, done, err := c.open(ctx)
+func (c *CredentialsRevokeCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"database/sql"
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
@@ -245,4 +246,78 @@ func TestAccountListingsEscapeWhatTheStoreHolds(t *testing.T) {
 	require.Len(t, lines, 3, out)
 	assert.Regexp(t, `(?m)^forged\s+alice\s+x\\x0aroot\\x09admin\\x1b\[2J\\x9b\s+-\s+x\\x0aroot`, out)
 	assert.NotContains(t, out, "\x1b")
+}
+
+// schema3Store makes a data directory as the release before account removal left it (schema
+// 3), holding the account bob with a computer credential, and returns it.
+func schema3Store(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	a := account.New(s, clock.Real{})
+	_, err = a.AddAccount(t.Context(), "bob", account.RoleUser, "first")
+	require.NoError(t, err)
+	_, _, err = a.IssueCredential(t.Context(), "bob", account.Operator)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	db, err := sql.Open("sqlite", filepath.Join(dir, account.DBFile))
+	require.NoError(t, err)
+	_, err = db.ExecContext(t.Context(), "DROP TABLE removed_credentials; PRAGMA user_version = 3")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	return dir
+}
+
+// TestAccountCommandsSayTheyUpgradedTheStore: a command of a newer trap-sandbox run on the
+// data directory of an older one's gateway (even one that only reads, accounts list) upgrades
+// the store, after which the older trap-sandbox no longer opens it: it says so on stderr, once.
+// accounts remove on such a store does not promise what the older gateway does not do.
+func TestAccountCommandsSayTheyUpgradedTheStore(t *testing.T) {
+	clearEnv(t)
+	dir := schema3Store(t)
+	out, errOut, err := runWith(t, "", "accounts", "list", "--data-dir="+dir)
+	require.NoError(t, err)
+	assert.Contains(t, out, "bob")
+	assert.Equal(t, "trap-sandbox: upgraded the account store "+filepath.Join(dir, account.DBFile)+" from schema 3 to 4: an older trap-sandbox no longer opens it (a gateway of one running on it goes on, but does not start on it again; docs/accounts.md, Upgrading trap-sandbox)\n", errOut)
+	_, errOut, err = runWith(t, "", "accounts", "list", "--data-dir="+dir)
+	require.NoError(t, err)
+	assert.Empty(t, errOut, "upgraded once")
+
+	dir = schema3Store(t)
+	out, errOut, err = runWith(t, "", "accounts", "remove", "bob", "--data-dir="+dir)
+	require.NoError(t, err)
+	assert.Contains(t, errOut, "upgraded the account store")
+	assert.Contains(t, out, "1 computer credential")
+	assert.Contains(t, out, "\na gateway running on this data directory is of an older trap-sandbox (the store was at schema 3): it refuses its tokens and its computers' next hello, but does not close the connected ones; restart it with this trap-sandbox to close them\n")
+	assert.NotContains(t, out, "closes its connected computers within")
+}
+
+// TestAccountsRemoveNamesTheComputersAnOlderReplicaKeeps: through a replica whose cluster has
+// a replica of a trap-sandbox from before accounts remove, the computers that one holds are
+// not said to be closed, but left connected, with the fix.
+func TestAccountsRemoveNamesTheComputersAnOlderReplicaKeeps(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	root := lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", "--data-dir="+dir))
+	mustRun(t, "accounts", "add", "bob", "--data-dir="+dir)
+	mustRun(t, "accounts", "add", "carol", "--data-dir="+dir)
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	accounts := account.New(s, clock.Real{})
+	logger := slog.New(slog.DiscardHandler)
+	left := map[string][2][]string{"bob": {{"8:desk"}, {"7:kitchen"}}, "carol": {nil, {"9:attic"}}}
+	api := accountapi.New(accounts, logger).OnAccountRemoved(func(id string, _ []string) ([]string, []string) {
+		return left[id][0], left[id][1]
+	})
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: "gw-tok3n", Accounts: accounts}, api).Handler())
+	t.Cleanup(srv.Close)
+
+	out := mustRun(t, "accounts", "remove", "bob", "--url="+srv.URL, "--api-token="+root)
+	assert.Contains(t, out, "\nclosed its connected computers (4003 revoked, their daemons stop): 8:desk; its tokens are refused from the next request\n"+
+		"left connected by a replica of an older trap-sandbox, which does not close them: 7:kitchen (refused when they reconnect; upgrade that replica, trap-sandbox computers shows which, to close them now)\n")
+	out = mustRun(t, "accounts", "remove", "carol", "--url="+srv.URL, "--api-token="+root)
+	assert.Contains(t, out, "\nleft connected by a replica of an older trap-sandbox, which does not close them: 9:attic (refused when they reconnect; upgrade that replica, trap-sandbox computers shows which, to close them now); its tokens are refused from the next request\n")
+	assert.NotContains(t, out, "none of its computers was connected")
 }

@@ -251,6 +251,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 	case err == nil:
 		defer store.Close() // after Serve
 		logger.Info("accounts", "store", store.Path())
+		if from := store.UpgradedFrom(); from > 0 {
+			logger.Warn("accounts: upgraded the store from an older trap-sandbox's schema: an older trap-sandbox no longer opens it; to go back, restore the copy made before the upgrade (docs/accounts.md, Upgrading trap-sandbox)",
+				"store", store.Path(), "from", from, "to", account.SchemaVersion())
+		}
 	case c.DataDir == "" && !defaultStoreExists():
 		// The default place is unusable (no home, a read-only one): serve as before accounts
 		// rather than not at all; an explicit --data-dir that fails stops the start instead,

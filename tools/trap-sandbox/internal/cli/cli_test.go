@@ -319,6 +319,23 @@ func TestServeWithoutDataDirUsesTheUsersDataDirectory(t *testing.T) {
 	assert.FileExists(t, want)
 }
 
+// TestServeSaysItUpgradedTheStore: a gateway started on the data directory of an older
+// trap-sandbox upgrades its store, which that one then no longer opens: the start says so
+// (once) and names the way back.
+func TestServeSaysItUpgradedTheStore(t *testing.T) {
+	const warning = `level=WARN msg="accounts: upgraded the store from an older trap-sandbox's schema: an older trap-sandbox no longer opens it; to go back, restore the copy made before the upgrade (docs/accounts.md, Upgrading trap-sandbox)"`
+	clearEnv(t)
+	dir := schema3Store(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--data-dir", dir)
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), warning+" store="+filepath.Join(dir, account.DBFile)+" from=3 to=4")
+
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), "upgraded the store")
+}
+
 // TestServeWithoutDataDirKeepsAnExistingStore: without --data-dir, a default place that
 // cannot be used (here a file where its directory would be) still serves, without accounts
 // and with a WARN; a store already there that cannot be opened stops the start with the fix,

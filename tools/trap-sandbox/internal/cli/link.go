@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -87,7 +88,7 @@ type LinkKeyCmd struct {
 }
 
 // Run prints the key alone on the last line.
-func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout) error {
+func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if c.Uses < 0 || c.Expires < 0 {
 		return fmt.Errorf("link key: --uses and --expires must not be negative")
 	}
@@ -115,7 +116,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout) error {
 		if c.Account == "" {
 			return errors.New("link key: name the account with --account NAME (or give an API token with --api-token to use the token's)")
 		}
-		accounts, _, done, err := c.openStore(ctx)
+		accounts, _, done, err := c.openStore(ctx, stderr)
 		if err != nil {
 			return err
 		}
@@ -154,7 +155,7 @@ type LinkKeysCmd struct {
 }
 
 // Run prints one key a line.
-func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout) error {
+func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	var keys []link.Key
 	if c.viaAPI() {
 		api, err := c.transport()
@@ -169,7 +170,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout) error {
 			return fmt.Errorf("link keys: the gateway's answer: %w", err)
 		}
 	} else {
-		accounts, _, done, err := c.openStore(ctx)
+		accounts, _, done, err := c.openStore(ctx, stderr)
 		if err != nil {
 			return err
 		}
@@ -214,7 +215,7 @@ type LinkRevokeKeyCmd struct {
 }
 
 // Run revokes the key.
-func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout) error {
+func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	id := c.ID
 	if rest, ok := strings.CutPrefix(id, string(account.KindEnrollment)+"_"); ok { // the whole key given: its selector
 		id, _, _ = strings.Cut(rest, "_")
@@ -228,7 +229,7 @@ func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout) error {
 			return linkFailure("revoke-key", err)
 		}
 	} else {
-		accounts, _, done, err := c.openStore(ctx)
+		accounts, _, done, err := c.openStore(ctx, stderr)
 		if err != nil {
 			return err
 		}

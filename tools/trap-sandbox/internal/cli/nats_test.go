@@ -12,6 +12,8 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	natsserver "github.com/nats-io/nats-server/v2/server"
+	natsgo "github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -166,4 +168,32 @@ func get(t *testing.T, url string) string {
 	b, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// TestAccountsRemoveWithNATSNamesOlderReplicas: accounts remove --nats announces the removal
+// to the replicas; one of a trap-sandbox from before accounts remove (its heartbeat does not
+// say closesRemoved) ignores it, and the command names it.
+func TestAccountsRemoveWithNATSNamesOlderReplicas(t *testing.T) {
+	clearEnv(t)
+	url := startNATS(t)
+	nats := "--nats=" + url
+	mustRun(t, "accounts", "add", "bob", nats)
+	mustRun(t, "accounts", "add", "carol", nats)
+	out := mustRun(t, "accounts", "remove", "bob", nats)
+	assert.Contains(t, out, "\nthe replicas that hold its computers close them now (4003 revoked) and refuse its tokens from the next request\n")
+	assert.NotContains(t, out, "older trap-sandbox", "no replica at all")
+
+	nc, err := natsgo.Connect(url)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	kv, err := js.CreateKeyValue(t.Context(), jetstream.KeyValueConfig{Bucket: cluster.ReplicasBucket})
+	require.NoError(t, err)
+	_, err = kv.Put(t.Context(), "a", []byte(`{"replica":"a","started":"2026-01-01T00:00:00Z","closesRemoved":true}`))
+	require.NoError(t, err)
+	_, err = kv.Put(t.Context(), "old", []byte(`{"replica":"old","started":"2026-01-01T00:00:00Z"}`))
+	require.NoError(t, err)
+	out = mustRun(t, "accounts", "remove", "carol", nats)
+	assert.Contains(t, out, "\nbut replica old, of an older trap-sandbox, does not close those it holds (refused when they reconnect): upgrade it to close them now\n")
 }

@@ -3,9 +3,12 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"trap-sandbox/internal/gateway"
@@ -38,6 +41,10 @@ import (
 type heartbeatValue struct {
 	Replica string    `json:"replica"`
 	Started time.Time `json:"started"`
+	// ClosesRemoved says that the replica closes the computers of an account removed on
+	// another one (a credential heard on the bus that the store no longer holds); a replica
+	// of a trap-sandbox from before accounts remove does not say it, nor do it.
+	ClosesRemoved bool `json:"closesRemoved,omitempty"`
 }
 
 // heartbeat writes this replica's heartbeat once, unless it is leaving.
@@ -49,7 +56,7 @@ func (r *Router) heartbeat(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
-	b, _ := json.Marshal(heartbeatValue{Replica: r.cfg.Replica, Started: r.started})
+	b, _ := json.Marshal(heartbeatValue{Replica: r.cfg.Replica, Started: r.started, ClosesRemoved: true})
 	if _, err := r.replicas.Put(ctx, escapeToken(r.cfg.Replica), b); err != nil {
 		return fmt.Errorf("write the heartbeat of replica %s: %w", r.cfg.Replica, err)
 	}
@@ -130,10 +137,17 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 		r.failRoutesTo(name, "has stopped")
 		return
 	}
+	var beat heartbeatValue
+	_ = json.Unmarshal(e.Value(), &beat) // not JSON: taken as an older replica's
 	wasAlive := r.aliveLocked(name, now)
 	r.lastSeen[name] = now
 	delete(r.stopped, name)
+	wasOlder, known := r.older[name]
+	r.older[name] = !beat.ClosesRemoved
 	r.mu.Unlock()
+	if !beat.ClosesRemoved && (!known || !wasOlder) {
+		r.log.Warn("another replica runs an older trap-sandbox, which does not close the computers of an account removed on another replica: upgrade every replica (docs/scale-out.md)", "other", name)
+	}
 	if !wasAlive {
 		r.believeClaimsOf(name)
 	}
@@ -226,4 +240,50 @@ func (r *Router) sweep() {
 		}
 		r.deleteClaimNow(r.ctx, claimKey(s.k), s.rev)
 	}
+}
+
+// OlderReplicas lists, sorted, the replicas whose heartbeat in nc's ReplicasBucket does not
+// say closesRemoved: of a trap-sandbox from before accounts remove, they keep a removed
+// account's computers connected (`accounts remove --nats` says so). No bucket: none.
+func OlderReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := js.KeyValue(ctx, ReplicasBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+	}
+	keys, err := kv.Keys(ctx)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+	}
+	var older []string
+	for _, key := range keys {
+		e, err := kv.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // it stopped meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
+		}
+		var beat heartbeatValue
+		_ = json.Unmarshal(e.Value(), &beat)
+		if beat.ClosesRemoved {
+			continue
+		}
+		name, err := unescapeToken(key)
+		if err != nil {
+			name = key
+		}
+		older = append(older, name)
+	}
+	slices.Sort(older)
+	return older, nil
 }

@@ -59,6 +59,19 @@ func (r *Router) RemoteCredential(k gateway.Key) string {
 	return c.credential()
 }
 
+// RemoteOlder implements gateway.Cluster: the replica that holds k's socket, when it is of an
+// older trap-sandbox that does not close a removed account's computers (its heartbeat does
+// not say closesRemoved).
+func (r *Router) RemoteOlder(k gateway.Key) (replica string, older bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.remote.get(k)
+	if !ok {
+		return "", false
+	}
+	return c.replica(), r.older[c.replica()]
+}
+
 // revocationHeard handles a message on RevocationSubject (the subscription's goroutine, so the
 // gateway's store check runs in a goroutine of its own).
 func (r *Router) revocationHeard(m *nats.Msg) {

@@ -3,11 +3,14 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -139,10 +142,53 @@ func TestRemovingAnAccountClosesItsComputersOnEveryReplica(t *testing.T) {
 
 	removed, err := accounts.RemoveAccount(t.Context(), "alice")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"7:"}, a.gw.AccountRemoved("alice", removed.Credentials))
+	closed, notClosed := a.gw.AccountRemoved("alice", removed.Credentials)
+	assert.Equal(t, []string{"7:"}, closed)
+	assert.Empty(t, notClosed)
 	code, reason := c.closeCode()
 	assert.Equal(t, gateway.CloseRevoked, code)
 	assert.Equal(t, "revoked", reason)
 	a.waitComputers(t)
 	assert.NotContains(t, tc.logs.String(), "ignored a revocation heard on the bus")
+}
+
+// An account removed while a replica of a trap-sandbox from before accounts remove holds one
+// of its computers (a rolling upgrade): that replica ignores the credential heard on the bus
+// (the store no longer has it), so the removing replica does not count the computer as
+// closed but as left connected; every newer replica warns once that the older one is there.
+func TestAnOlderReplicasComputerIsNotCountedAsClosed(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, _, selector := sharedAccounts(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+
+	// Replica "old" writes its heartbeat (without closesRemoved) and its claim by hand.
+	js, err := jetstream.New(a.nc)
+	require.NoError(t, err)
+	ctx := t.Context()
+	replicas, err := js.KeyValue(ctx, ReplicasBucket)
+	require.NoError(t, err)
+	claims, err := js.KeyValue(ctx, ClaimsBucket)
+	require.NoError(t, err)
+	hb, _ := json.Marshal(map[string]any{"replica": "old", "started": time.Now()})
+	_, err = replicas.Put(ctx, escapeToken("old"), hb)
+	require.NoError(t, err)
+	kitchen := gateway.Computer{AccountID: "alice", TraposID: "7:kitchen", RemoteAddr: "127.0.0.2:1", ConnectedSince: time.Now()}
+	_, err = claims.Put(ctx, claimKey(gateway.Key{AccountID: kitchen.AccountID, TraposID: kitchen.TraposID}), encodeClaim("old", kitchen, selector))
+	require.NoError(t, err)
+	a.waitComputers(t, "7:kitchen@old")
+	b.waitComputers(t, "7:kitchen@old")
+
+	removed, err := accounts.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+	closed, notClosed := a.gw.AccountRemoved("alice", removed.Credentials)
+	assert.Empty(t, closed)
+	assert.Equal(t, []string{"7:kitchen"}, notClosed)
+
+	const older = `level=WARN msg="another replica runs an older trap-sandbox, which does not close the computers of an account removed on another replica: upgrade every replica (docs/scale-out.md)" replica=%s component=cluster other=old`
+	for _, r := range []string{"a", "b"} {
+		assert.Equal(t, 1, strings.Count(tc.logs.String(), fmt.Sprintf(older, r)), "%s warns, once", r)
+	}
+	assert.NotContains(t, tc.logs.String(), "other=a")
+	assert.NotContains(t, tc.logs.String(), "other=b")
 }

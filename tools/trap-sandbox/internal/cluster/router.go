@@ -161,6 +161,7 @@ type Router struct {
 	remote   remoteSet                // the other replicas' computers (remote.go)
 	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived, or was deleted
 	stopped  map[string]bool          // replicas whose last heartbeat was deleted (a clean stop, or a purge)
+	older    map[string]bool          // replicas whose heartbeat lacks closesRemoved (presence.go): they ignore a removed account's credentials
 	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
 	// answering holds the routed requests this replica answers, by their reply subject, so
 	// that their asker can give them up (kindCancel).
@@ -195,6 +196,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		remote:    newRemoteSet(),
 		lastSeen:  make(map[string]time.Time),
 		stopped:   make(map[string]bool),
+		older:     make(map[string]bool),
 		pending:   make(map[uint64]*pendingRoute),
 		answering: make(map[string]*answering),
 		probing:   make(map[string]bool),

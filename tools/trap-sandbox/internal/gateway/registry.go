@@ -86,6 +86,10 @@ type Cluster interface {
 	// RemoteCredential is the credential selector the computer k said hello with on another
 	// replica, as its claim says ("" for the shared password or an unknown computer).
 	RemoteCredential(k Key) string
+	// RemoteOlder names the replica that holds k's socket when it is of an older
+	// trap-sandbox, one that does not close a removed account's computers (older false: it
+	// does, or no other replica holds k).
+	RemoteOlder(k Key) (replica string, older bool)
 	// PublishRevocation tells every replica (this one included: Local.RevocationHeard) that
 	// credential selector was revoked in the account store.
 	PublishRevocation(selector string) error

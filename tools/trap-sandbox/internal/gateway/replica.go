@@ -151,13 +151,15 @@ func (g *Gateway) credentialsRevoked(selectors []string) {
 // selectors) were removed from the account store with it: here at once, and on the other
 // replicas as CredentialRevoked does (they close theirs once the store confirms the
 // credential is gone). It returns the traposIds of the account's computers that were
-// connected, on any replica, sorted.
-func (g *Gateway) AccountRemoved(accountID string, credentials []string) []string {
+// connected, on any replica, sorted: closed, and notClosed those held by a replica of an older
+// trap-sandbox, which does not close them (they stay until they reconnect, when their hello is
+// refused).
+func (g *Gateway) AccountRemoved(accountID string, credentials []string) (closed, notClosed []string) {
 	removed := make(map[string]bool, len(credentials))
 	for _, selector := range credentials {
 		removed[selector] = selector != ""
 	}
-	closed := []string{}
+	closed = []string{}
 	for _, c := range g.Computers() {
 		if c.AccountID != accountID {
 			continue
@@ -165,16 +167,21 @@ func (g *Gateway) AccountRemoved(accountID string, credentials []string) []strin
 		// Its credential, not its account's name alone: an account made before "local" was
 		// reserved shares that name with the shared-password computers, which stay.
 		k := Key{AccountID: c.AccountID, TraposID: c.TraposID}
-		selector := ""
+		selector, older := "", false
 		if s := g.registry.Lookup(k); s != nil {
 			selector = s.Credential()
 		} else if cluster := g.registry.cluster; cluster != nil {
 			selector = cluster.RemoteCredential(k)
+			_, older = cluster.RemoteOlder(k)
 		}
-		if removed[selector] {
+		switch {
+		case !removed[selector]:
+		case older:
+			notClosed = append(notClosed, c.TraposID)
+		default:
 			closed = append(closed, c.TraposID)
 		}
 	}
 	g.credentialsRevoked(credentials)
-	return closed
+	return closed, notClosed
 }
