@@ -42,6 +42,8 @@ type kvEnrollmentKeyRecord struct {
 	MaxUses   int    `json:"maxUses"`
 	Uses      int    `json:"uses"`
 	LastUsed  int64  `json:"lastUsed"`
+	// AccountCreated is EnrollmentKey.AccountCreated (absent in records written before it: zero).
+	AccountCreated int64 `json:"accountCreated,omitempty"`
 }
 
 func linkCodeRecord(c LinkCode) kvLinkCodeRecord {
@@ -56,12 +58,14 @@ func (r kvLinkCodeRecord) linkCode() LinkCode {
 
 func enrollmentKeyRecord(k EnrollmentKey) kvEnrollmentKeyRecord {
 	return kvEnrollmentKeyRecord{Selector: k.Selector, Hash: k.Hash, AccountID: k.AccountID, CreatedBy: k.CreatedBy, Created: nanos(k.Created),
-		ExpiresAt: nanos(k.ExpiresAt), RevokedAt: nanos(k.RevokedAt), MaxUses: k.MaxUses, Uses: k.Uses, LastUsed: nanos(k.LastUsed)}
+		ExpiresAt: nanos(k.ExpiresAt), RevokedAt: nanos(k.RevokedAt), MaxUses: k.MaxUses, Uses: k.Uses, LastUsed: nanos(k.LastUsed),
+		AccountCreated: nanos(k.AccountCreated)}
 }
 
 func (r kvEnrollmentKeyRecord) enrollmentKey() EnrollmentKey {
 	return EnrollmentKey{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, CreatedBy: r.CreatedBy, Created: fromNanos(r.Created),
-		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt), MaxUses: r.MaxUses, Uses: r.Uses, LastUsed: fromNanos(r.LastUsed)}
+		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt), MaxUses: r.MaxUses, Uses: r.Uses, LastUsed: fromNanos(r.LastUsed),
+		AccountCreated: fromNanos(r.AccountCreated)}
 }
 
 // kvChange is kvUpdate whose change may refuse (its error aborts the update): a

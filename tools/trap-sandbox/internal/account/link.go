@@ -81,6 +81,8 @@ type EnrollmentKey struct {
 	MaxUses  int
 	Uses     int
 	LastUsed time.Time
+	// AccountCreated is its account's Created when it was made, as a Token's.
+	AccountCreated time.Time
 }
 
 // LinkStore is the part of a Store that keeps link codes and enrollment keys. Update calls
@@ -299,7 +301,11 @@ func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept
 	if err != nil || !accept {
 		return "", c, err
 	}
-	plain, _, err := a.issueBound(ctx, c.AccountID, c.ApprovedBy, traposID)
+	stamp, err := a.incarnation(ctx, c.AccountID)
+	if err != nil {
+		return "", c, err
+	}
+	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID)
 	return plain, c, err
 }
 
@@ -309,11 +315,12 @@ func (a *Accounts) PruneLinkCodes(ctx context.Context) (int, error) {
 	return a.store.DeleteLinkCodes(ctx, a.clock.Now().Add(-LinkCodeTTL))
 }
 
-// issueBound issues a credential of accountID bound to the computer id of traposID.
-func (a *Accounts) issueBound(ctx context.Context, accountID, approvedBy, traposID string) (string, Credential, error) {
+// issueBound issues a credential of accountID, stamped stamp (owner), bound to the computer
+// id of traposID.
+func (a *Accounts) issueBound(ctx context.Context, accountID string, stamp time.Time, approvedBy, traposID string) (string, Credential, error) {
 	plain, selector, hash := newSecret(KindCredential)
 	c := Credential{Selector: selector, Hash: hash, AccountID: accountID, ApprovedBy: approvedBy, Created: a.clock.Now(),
-		ComputerID: ComputerID(traposID)}
+		ComputerID: ComputerID(traposID), AccountCreated: stamp}
 	if err := a.store.CreateCredential(ctx, c); err != nil {
 		return "", Credential{}, err
 	}
@@ -329,9 +336,14 @@ func (a *Accounts) IssueEnrollmentKey(ctx context.Context, accountID, createdBy 
 	if ttl < 0 {
 		return "", EnrollmentKey{}, fmt.Errorf("a key's lifetime must be positive, got %s", ttl)
 	}
+	stamp, err := a.incarnation(ctx, accountID)
+	if err != nil {
+		return "", EnrollmentKey{}, err
+	}
 	plain, selector, hash := newSecret(KindEnrollment)
 	now := a.clock.Now()
-	k := EnrollmentKey{Selector: selector, Hash: hash, AccountID: accountID, CreatedBy: createdBy, Created: now, MaxUses: maxUses}
+	k := EnrollmentKey{Selector: selector, Hash: hash, AccountID: accountID, CreatedBy: createdBy, Created: now, MaxUses: maxUses,
+		AccountCreated: stamp}
 	if ttl > 0 {
 		k.ExpiresAt = now.Add(ttl)
 	}
@@ -377,7 +389,11 @@ func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (str
 	if err != nil {
 		return "", EnrollmentKey{}, err
 	}
-	cred, _, err := a.issueBound(ctx, k.AccountID, k.CreatedBy+" (key "+k.Selector+")", traposID)
+	stamp, err := a.incarnation(ctx, k.AccountID)
+	if err != nil {
+		return "", EnrollmentKey{}, err
+	}
+	cred, _, err := a.issueBound(ctx, k.AccountID, stamp, k.CreatedBy+" (key "+k.Selector+")", traposID)
 	return cred, k, err
 }
 

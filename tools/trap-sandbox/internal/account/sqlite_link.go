@@ -118,15 +118,16 @@ func (s *SQLite) DeleteLinkCodes(ctx context.Context, before time.Time) (int, er
 	return int(n), nil
 }
 
-const enrollmentKeyColumns = "selector, hash, account_id, created_by, created, expires_at, revoked_at, max_uses, uses, last_used"
+const enrollmentKeyColumns = "selector, hash, account_id, created_by, created, expires_at, revoked_at, max_uses, uses, last_used, account_created"
 
 func scanEnrollmentKey(row interface{ Scan(...any) error }) (EnrollmentKey, error) {
 	var k EnrollmentKey
-	var created, expires, revoked, used int64
-	if err := row.Scan(&k.Selector, &k.Hash, &k.AccountID, &k.CreatedBy, &created, &expires, &revoked, &k.MaxUses, &k.Uses, &used); err != nil {
+	var created, expires, revoked, used, stamp int64
+	if err := row.Scan(&k.Selector, &k.Hash, &k.AccountID, &k.CreatedBy, &created, &expires, &revoked, &k.MaxUses, &k.Uses, &used, &stamp); err != nil {
 		return EnrollmentKey{}, err
 	}
 	k.Created, k.ExpiresAt, k.RevokedAt, k.LastUsed = fromNanos(created), fromNanos(expires), fromNanos(revoked), fromNanos(used)
+	k.AccountCreated = fromNanos(stamp)
 	return k, nil
 }
 
@@ -134,9 +135,9 @@ func scanEnrollmentKey(row interface{ Scan(...any) error }) (EnrollmentKey, erro
 func (s *SQLite) CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) error {
 	return s.insertOwned(ctx, "enrollment key", k.Selector, k.AccountID,
 		"INSERT INTO enrollment_keys ("+enrollmentKeyColumns+`)
-		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
 		k.Selector, k.Hash, k.AccountID, k.CreatedBy, nanos(k.Created), nanos(k.ExpiresAt), nanos(k.RevokedAt), k.MaxUses, k.Uses,
-		nanos(k.LastUsed), k.AccountID)
+		nanos(k.LastUsed), nanos(k.AccountCreated), k.AccountID)
 }
 
 // EnrollmentKey implements Store.

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Open) {
 		{"LinkFlow", testLinkFlow},
 		{"LinkWithKey", testLinkWithKey},
 		{"RemoveAccount", testRemoveAccount},
+		{"SkewedClocks", testSkewedClocks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +89,7 @@ func testTokens(t *testing.T, s account.Store) {
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleUser, Created: t0}))
 
 	older := account.Token{Selector: "sel2", Hash: []byte("0123456789abcdef0123456789abcdef"), AccountID: "alice", Name: "laptop",
-		Created: t0, ExpiresAt: t0.Add(24 * time.Hour), CreatedBy: "root"}
+		Created: t0, ExpiresAt: t0.Add(24 * time.Hour), CreatedBy: "root", AccountCreated: t0}
 	newer := account.Token{Selector: "sel1", Hash: []byte("fedcba9876543210fedcba9876543210"), AccountID: "alice", Name: "ci",
 		Created: t0.Add(time.Minute)}
 	bobs := account.Token{Selector: "sel3", Hash: []byte("x"), AccountID: "bob", Name: "bob", Created: t0}
@@ -215,7 +216,7 @@ func testCredentials(t *testing.T, s account.Store) {
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser, Created: t0}))
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleUser, Created: t0}))
 
-	a := account.Credential{Selector: "c1", Hash: []byte("hash-a"), AccountID: "alice", ApprovedBy: "alice", Created: t0}
+	a := account.Credential{Selector: "c1", Hash: []byte("hash-a"), AccountID: "alice", ApprovedBy: "alice", Created: t0, AccountCreated: t0}
 	b := account.Credential{Selector: "c2", Hash: []byte("hash-b"), AccountID: "bob", ApprovedBy: "root", Created: t0.Add(time.Second)}
 	require.NoError(t, s.CreateCredential(ctx, a))
 	require.NoError(t, s.CreateCredential(ctx, b))
@@ -540,4 +541,61 @@ func (l leftovers) Credential(ctx context.Context, selector string) (account.Cre
 		return l.cred, nil
 	}
 	return l.Store.Credential(ctx, selector)
+}
+
+// testSkewedClocks: secrets issued by a machine whose clock is behind the one that made their
+// account (the operator's laptop running `accounts add --nats`, another replica, a host whose
+// clock stepped back) work: whose a secret is does not hang on comparing two clocks.
+func testSkewedClocks(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	maker := account.New(s, clock.NewFake(t0.Add(time.Minute)))
+	issuer := account.New(s, clock.NewFake(t0.Add(30*time.Second))) // 30s behind the maker
+	first, err := maker.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+
+	tok, _, err := issuer.IssueToken(ctx, "alice", "laptop", 0)
+	require.NoError(t, err)
+	cred, _, err := issuer.IssueCredential(ctx, "alice", "root")
+	require.NoError(t, err)
+	key, _, err := issuer.IssueEnrollmentKey(ctx, "alice", "root", 0, time.Hour)
+	require.NoError(t, err)
+	linked, _, err := issuer.LinkWithKey(ctx, key, "7:kitchen")
+	require.NoError(t, err)
+
+	// Either machine checks them.
+	for _, a := range []*account.Accounts{maker, issuer} {
+		for _, plain := range []string{first, tok} {
+			acc, err := a.Authenticate(ctx, plain)
+			require.NoError(t, err, "a token issued 30s before its account on another clock")
+			assert.Equal(t, "alice", acc.ID)
+		}
+		_, err = a.AuthenticateComputer(ctx, cred, "5:desk", "10.0.0.5:1")
+		require.NoError(t, err, "a credential issued 30s before its account on another clock")
+		_, err = a.AuthenticateComputer(ctx, linked, "7:kitchen", "10.0.0.5:1")
+		require.NoError(t, err, "a credential linked with a key")
+	}
+
+	// A token or credential of an older trap-sandbox carries no stamp: it is its account's
+	// while the account exists.
+	old := account.New(unstamped{s}, clock.NewFake(t0))
+	_, err = old.Authenticate(ctx, tok)
+	require.NoError(t, err, "a token without a stamp")
+	_, err = old.AuthenticateComputer(ctx, cred, "5:desk", "10.0.0.5:1")
+	require.NoError(t, err, "a credential without a stamp")
+}
+
+// unstamped is a store whose tokens and credentials read as an older trap-sandbox wrote them:
+// without their account's stamp.
+type unstamped struct{ account.Store }
+
+func (u unstamped) Token(ctx context.Context, selector string) (account.Token, error) {
+	t, err := u.Store.Token(ctx, selector)
+	t.AccountCreated = time.Time{}
+	return t, err
+}
+
+func (u unstamped) Credential(ctx context.Context, selector string) (account.Credential, error) {
+	c, err := u.Store.Credential(ctx, selector)
+	c.AccountCreated = time.Time{}
+	return c, err
 }
