@@ -29,6 +29,8 @@ type kvLinkCodeRecord struct {
 	ApprovedBy string `json:"approvedBy"`
 	ApprovedAt int64  `json:"approvedAt"`
 	UsedAt     int64  `json:"usedAt"`
+	// AccountCreated is LinkCode.AccountCreated (absent in records written before it: zero).
+	AccountCreated int64 `json:"accountCreated,omitempty"`
 }
 
 type kvEnrollmentKeyRecord struct {
@@ -48,12 +50,14 @@ type kvEnrollmentKeyRecord struct {
 
 func linkCodeRecord(c LinkCode) kvLinkCodeRecord {
 	return kvLinkCodeRecord{ID: c.ID, TraposID: c.TraposID, RemoteAddr: c.RemoteAddr, Created: nanos(c.Created), ExpiresAt: nanos(c.ExpiresAt),
-		State: string(c.State), AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, ApprovedAt: nanos(c.ApprovedAt), UsedAt: nanos(c.UsedAt)}
+		State: string(c.State), AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, ApprovedAt: nanos(c.ApprovedAt), UsedAt: nanos(c.UsedAt),
+		AccountCreated: nanos(c.AccountCreated)}
 }
 
 func (r kvLinkCodeRecord) linkCode() LinkCode {
 	return LinkCode{ID: r.ID, TraposID: r.TraposID, RemoteAddr: r.RemoteAddr, Created: fromNanos(r.Created), ExpiresAt: fromNanos(r.ExpiresAt),
-		State: LinkState(r.State), AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, ApprovedAt: fromNanos(r.ApprovedAt), UsedAt: fromNanos(r.UsedAt)}
+		State: LinkState(r.State), AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, ApprovedAt: fromNanos(r.ApprovedAt), UsedAt: fromNanos(r.UsedAt),
+		AccountCreated: fromNanos(r.AccountCreated)}
 }
 
 func enrollmentKeyRecord(k EnrollmentKey) kvEnrollmentKeyRecord {

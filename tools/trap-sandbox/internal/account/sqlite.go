@@ -72,12 +72,13 @@ ALTER TABLE tokens ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
 `, linkSchema, removedSchema, stampSchema}
 
 // stampSchema is schema version 5: a token's, credential's and enrollment key's
-// account_created, its account's created when it was issued (Accounts.owner), 0 in the rows of
-// an older trap-sandbox.
+// account_created, its account's created when it was issued (Accounts.owner), and a link
+// code's, its account's when it was approved; 0 in the rows of an older trap-sandbox.
 const stampSchema = `
 ALTER TABLE tokens ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE credentials ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE enrollment_keys ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE link_codes ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
 `
 
 // OpenSQLite opens (or creates) the store in dir/accounts.db, making dir (mode 0700) if it

@@ -40,25 +40,25 @@ CREATE TABLE enrollment_keys (
 CREATE INDEX enrollment_keys_account ON enrollment_keys(account_id);
 `
 
-const linkCodeColumns = "id, trapos_id, remote_addr, created, expires_at, state, account_id, approved_by, approved_at, used_at"
+const linkCodeColumns = "id, trapos_id, remote_addr, created, expires_at, state, account_id, approved_by, approved_at, used_at, account_created"
 
 func scanLinkCode(row interface{ Scan(...any) error }) (LinkCode, error) {
 	var c LinkCode
 	var state string
-	var created, expires, approved, used int64
-	if err := row.Scan(&c.ID, &c.TraposID, &c.RemoteAddr, &created, &expires, &state, &c.AccountID, &c.ApprovedBy, &approved, &used); err != nil {
+	var created, expires, approved, used, stamp int64
+	if err := row.Scan(&c.ID, &c.TraposID, &c.RemoteAddr, &created, &expires, &state, &c.AccountID, &c.ApprovedBy, &approved, &used, &stamp); err != nil {
 		return LinkCode{}, err
 	}
-	c.State = LinkState(state)
+	c.State, c.AccountCreated = LinkState(state), fromNanos(stamp)
 	c.Created, c.ExpiresAt, c.ApprovedAt, c.UsedAt = fromNanos(created), fromNanos(expires), fromNanos(approved), fromNanos(used)
 	return c, nil
 }
 
 // CreateLinkCode implements Store.
 func (s *SQLite) CreateLinkCode(ctx context.Context, c LinkCode) error {
-	r, err := s.db.ExecContext(ctx, "INSERT INTO link_codes ("+linkCodeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+	r, err := s.db.ExecContext(ctx, "INSERT INTO link_codes ("+linkCodeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
 		c.ID, c.TraposID, c.RemoteAddr, nanos(c.Created), nanos(c.ExpiresAt), string(c.State), c.AccountID, c.ApprovedBy,
-		nanos(c.ApprovedAt), nanos(c.UsedAt))
+		nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated))
 	if err != nil {
 		return fmt.Errorf("add link code: %w", err)
 	}
@@ -98,8 +98,8 @@ func (s *SQLite) UpdateLinkCode(ctx context.Context, id string, change func(*Lin
 	if err := change(&c); err != nil {
 		return LinkCode{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE link_codes SET state = ?, account_id = ?, approved_by = ?, approved_at = ?, used_at = ? WHERE id = ?`,
-		string(c.State), c.AccountID, c.ApprovedBy, nanos(c.ApprovedAt), nanos(c.UsedAt), id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE link_codes SET state = ?, account_id = ?, approved_by = ?, approved_at = ?, used_at = ?, account_created = ? WHERE id = ?`,
+		string(c.State), c.AccountID, c.ApprovedBy, nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated), id); err != nil {
 		return LinkCode{}, fmt.Errorf("update link code: %w", err)
 	}
 	if err := tx.Commit(); err != nil {

@@ -42,11 +42,13 @@ func testLinkCodes(t *testing.T, s account.Store) {
 
 	approved, err := s.UpdateLinkCode(ctx, "aa11", func(c *account.LinkCode) error {
 		c.State, c.AccountID, c.ApprovedBy, c.ApprovedAt = account.LinkApproved, "alice", "alice", t0.Add(time.Minute)
+		c.AccountCreated = t0
 		return nil
 	})
 	require.NoError(t, err)
 	want := c
 	want.State, want.AccountID, want.ApprovedBy, want.ApprovedAt = account.LinkApproved, "alice", "alice", t0.Add(time.Minute)
+	want.AccountCreated = t0
 	assert.Equal(t, want, approved)
 	got, err = s.LinkCode(ctx, "aa11")
 	require.NoError(t, err)
