@@ -58,6 +58,10 @@ type Token struct {
 	RevokedAt  time.Time `json:"revokedAt,omitzero"`
 	LastUsed   time.Time `json:"lastUsed,omitzero"`
 	RemoteAddr string    `json:"remoteAddr,omitempty"`
+	// AccountCreated is its account's Created as the store held it when the token was issued:
+	// which incarnation of the account name it belongs to (Accounts.owner). Zero in a record
+	// of an older trap-sandbox.
+	AccountCreated time.Time `json:"-"`
 }
 
 // Credential is a computer's own secret as stored: it makes the computer the account's. It
@@ -76,6 +80,8 @@ type Credential struct {
 	// ComputerID binds a linked credential to one computer id (the number of its traposId):
 	// a hello from another id is refused. Empty for a credential issued by hand (any id).
 	ComputerID string `json:"computerId,omitempty"`
+	// AccountCreated is its account's Created when it was issued, as a Token's.
+	AccountCreated time.Time `json:"-"`
 }
 
 // Removed is what removing an account took with it: the account as it was, the ids

@@ -131,6 +131,7 @@ func (a *Accounts) AddAccountBy(ctx context.Context, id string, role Role, token
 		return "", Token{}, err
 	}
 	acc := Account{ID: id, Role: role, Created: t.Created, CreatedBy: by}
+	t.AccountCreated = acc.Created
 	if s, ok := a.store.(accountWithTokenCreator); ok {
 		err = s.CreateAccountWithToken(ctx, acc, t)
 	} else if err = a.store.CreateAccount(ctx, acc); err == nil {
@@ -159,6 +160,9 @@ func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl t
 func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl time.Duration, by string) (string, Token, error) {
 	plain, t, err := a.newToken(accountID, name, ttl, by)
 	if err != nil {
+		return "", Token{}, err
+	}
+	if t.AccountCreated, err = a.incarnation(ctx, accountID); err != nil {
 		return "", Token{}, err
 	}
 	if err := a.store.CreateToken(ctx, t); err != nil {
@@ -235,21 +239,30 @@ func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Tok
 	if Reserved(t.AccountID) {
 		return Account{}, Token{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
 	}
-	acc, err := a.owner(ctx, t.AccountID, t.Created)
+	acc, err := a.owner(ctx, t.AccountID, t.AccountCreated)
 	return acc, t, err
 }
 
-// owner returns the account id of a token or credential made at created, or ErrBadSecret when
-// the secret is nobody's: one left behind by the account's removal (a removal on the NATS
-// bucket cut off halfway, or a secret added while the account was being removed) has no
-// account, or one made later under the same name, which inherits nothing of the removed
-// account's. A secret is made after its account (an account's first token at the same
-// instant), so one older than the account is a leftover. The times are the gateways' clocks:
-// replicas whose clocks disagree by more than the time between an account's creation and its
-// first credential would refuse that credential; NTP keeps them far closer than that.
-func (a *Accounts) owner(ctx context.Context, id string, created time.Time) (Account, error) {
+// incarnation returns the Created of the account id as the store holds it now: the stamp of
+// a secret issued to it (a record's AccountCreated), which owner checks. ErrNotFound (wrapped)
+// when there is no such account.
+func (a *Accounts) incarnation(ctx context.Context, id string) (time.Time, error) {
 	acc, err := a.store.Account(ctx, id)
-	if errors.Is(err, ErrNotFound) || (err == nil && created.Before(acc.Created)) {
+	return acc.Created, err
+}
+
+// owner returns the account id of a token, credential or enrollment key stamped stamp (its
+// AccountCreated), or ErrBadSecret when the secret is nobody's: one left behind by the
+// account's removal (a removal on the NATS bucket cut off halfway, or a secret added while
+// the account was being removed) has no account, or one made later under the same name,
+// which inherits nothing of the removed account's. The stamp is the account's own Created as
+// read from the store when the secret was issued, so the check compares the store's record
+// with itself, never two machines' clocks: a replica or an operator's laptop whose clock is
+// behind issues secrets that work. A record without a stamp (issued by an older
+// trap-sandbox) needs only its account to exist.
+func (a *Accounts) owner(ctx context.Context, id string, stamp time.Time) (Account, error) {
+	acc, err := a.store.Account(ctx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && !stamp.IsZero() && !stamp.Equal(acc.Created)) {
 		return Account{}, ErrBadSecret
 	}
 	return acc, err
@@ -258,8 +271,12 @@ func (a *Accounts) owner(ctx context.Context, id string, created time.Time) (Acc
 // IssueCredential gives one computer of accountID its own credential, approved by
 // approvedBy (an account id). It returns the secret, shown once, and the stored record.
 func (a *Accounts) IssueCredential(ctx context.Context, accountID, approvedBy string) (string, Credential, error) {
+	stamp, err := a.incarnation(ctx, accountID)
+	if err != nil {
+		return "", Credential{}, err
+	}
 	plain, selector, hash := newSecret(KindCredential)
-	c := Credential{Selector: selector, Hash: hash, AccountID: accountID, ApprovedBy: approvedBy, Created: a.clock.Now()}
+	c := Credential{Selector: selector, Hash: hash, AccountID: accountID, ApprovedBy: approvedBy, Created: a.clock.Now(), AccountCreated: stamp}
 	if err := a.store.CreateCredential(ctx, c); err != nil {
 		return "", Credential{}, err
 	}
@@ -283,7 +300,7 @@ func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, re
 	if err != nil {
 		return Credential{}, err
 	}
-	if _, err := a.owner(ctx, c.AccountID, c.Created); err != nil {
+	if _, err := a.owner(ctx, c.AccountID, c.AccountCreated); err != nil {
 		return Credential{}, err
 	}
 	if !c.RevokedAt.IsZero() {

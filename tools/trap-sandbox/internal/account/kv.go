@@ -76,6 +76,8 @@ type kvTokenRecord struct {
 	CreatedBy  string `json:"createdBy,omitempty"`
 	LastUsed   int64  `json:"lastUsed,omitempty"`
 	RemoteAddr string `json:"remoteAddr,omitempty"`
+	// AccountCreated is Token.AccountCreated (absent in records written before it: zero).
+	AccountCreated int64 `json:"accountCreated,omitempty"`
 }
 
 type kvCredentialRecord struct {
@@ -89,6 +91,8 @@ type kvCredentialRecord struct {
 	RemoteAddr   string `json:"remoteAddr"`
 	RevokedAt    int64  `json:"revokedAt"`
 	ComputerID   string `json:"computerId,omitempty"`
+	// AccountCreated is Credential.AccountCreated (absent in records written before it: zero).
+	AccountCreated int64 `json:"accountCreated,omitempty"`
 }
 
 func (r kvAccountRecord) account() Account {
@@ -98,12 +102,13 @@ func (r kvAccountRecord) account() Account {
 func (r kvTokenRecord) token() Token {
 	return Token{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, Name: r.Name, Created: fromNanos(r.Created),
 		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt), CreatedBy: r.CreatedBy, LastUsed: fromNanos(r.LastUsed),
-		RemoteAddr: r.RemoteAddr}
+		RemoteAddr: r.RemoteAddr, AccountCreated: fromNanos(r.AccountCreated)}
 }
 
 func (r kvCredentialRecord) credential() Credential {
 	return Credential{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, Created: fromNanos(r.Created),
-		LastSeen: fromNanos(r.LastSeen), LastTraposID: r.LastTraposID, RemoteAddr: r.RemoteAddr, RevokedAt: fromNanos(r.RevokedAt), ComputerID: r.ComputerID}
+		LastSeen: fromNanos(r.LastSeen), LastTraposID: r.LastTraposID, RemoteAddr: r.RemoteAddr, RevokedAt: fromNanos(r.RevokedAt), ComputerID: r.ComputerID,
+		AccountCreated: fromNanos(r.AccountCreated)}
 }
 
 // get reads key into v and returns its revision; ErrNotFound (wrapped with what and id) when
@@ -253,7 +258,7 @@ func (s *KV) CreateToken(ctx context.Context, t Token) error {
 func (s *KV) createTokenRecord(ctx context.Context, t Token) error {
 	return s.create(ctx, "token", kvKey(kvToken, t.Selector), t.Selector, kvTokenRecord{Selector: t.Selector, Hash: t.Hash,
 		AccountID: t.AccountID, Name: t.Name, Created: nanos(t.Created), ExpiresAt: nanos(t.ExpiresAt), RevokedAt: nanos(t.RevokedAt),
-		CreatedBy: t.CreatedBy, LastUsed: nanos(t.LastUsed), RemoteAddr: t.RemoteAddr})
+		CreatedBy: t.CreatedBy, LastUsed: nanos(t.LastUsed), RemoteAddr: t.RemoteAddr, AccountCreated: nanos(t.AccountCreated)})
 }
 
 // Token implements Store.
@@ -295,7 +300,8 @@ func (s *KV) CreateCredential(ctx context.Context, c Credential) error {
 	}
 	return s.create(ctx, "credential", kvKey(kvCredential, c.Selector), c.Selector, kvCredentialRecord{Selector: c.Selector, Hash: c.Hash,
 		AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, Created: nanos(c.Created), LastSeen: nanos(c.LastSeen),
-		LastTraposID: c.LastTraposID, RemoteAddr: c.RemoteAddr, RevokedAt: nanos(c.RevokedAt), ComputerID: c.ComputerID})
+		LastTraposID: c.LastTraposID, RemoteAddr: c.RemoteAddr, RevokedAt: nanos(c.RevokedAt), ComputerID: c.ComputerID,
+		AccountCreated: nanos(c.AccountCreated)})
 }
 
 // Credential implements Store.

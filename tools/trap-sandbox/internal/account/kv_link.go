@@ -29,6 +29,8 @@ type kvLinkCodeRecord struct {
 	ApprovedBy string `json:"approvedBy"`
 	ApprovedAt int64  `json:"approvedAt"`
 	UsedAt     int64  `json:"usedAt"`
+	// AccountCreated is LinkCode.AccountCreated (absent in records written before it: zero).
+	AccountCreated int64 `json:"accountCreated,omitempty"`
 }
 
 type kvEnrollmentKeyRecord struct {
@@ -42,26 +44,32 @@ type kvEnrollmentKeyRecord struct {
 	MaxUses   int    `json:"maxUses"`
 	Uses      int    `json:"uses"`
 	LastUsed  int64  `json:"lastUsed"`
+	// AccountCreated is EnrollmentKey.AccountCreated (absent in records written before it: zero).
+	AccountCreated int64 `json:"accountCreated,omitempty"`
 }
 
 func linkCodeRecord(c LinkCode) kvLinkCodeRecord {
 	return kvLinkCodeRecord{ID: c.ID, TraposID: c.TraposID, RemoteAddr: c.RemoteAddr, Created: nanos(c.Created), ExpiresAt: nanos(c.ExpiresAt),
-		State: string(c.State), AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, ApprovedAt: nanos(c.ApprovedAt), UsedAt: nanos(c.UsedAt)}
+		State: string(c.State), AccountID: c.AccountID, ApprovedBy: c.ApprovedBy, ApprovedAt: nanos(c.ApprovedAt), UsedAt: nanos(c.UsedAt),
+		AccountCreated: nanos(c.AccountCreated)}
 }
 
 func (r kvLinkCodeRecord) linkCode() LinkCode {
 	return LinkCode{ID: r.ID, TraposID: r.TraposID, RemoteAddr: r.RemoteAddr, Created: fromNanos(r.Created), ExpiresAt: fromNanos(r.ExpiresAt),
-		State: LinkState(r.State), AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, ApprovedAt: fromNanos(r.ApprovedAt), UsedAt: fromNanos(r.UsedAt)}
+		State: LinkState(r.State), AccountID: r.AccountID, ApprovedBy: r.ApprovedBy, ApprovedAt: fromNanos(r.ApprovedAt), UsedAt: fromNanos(r.UsedAt),
+		AccountCreated: fromNanos(r.AccountCreated)}
 }
 
 func enrollmentKeyRecord(k EnrollmentKey) kvEnrollmentKeyRecord {
 	return kvEnrollmentKeyRecord{Selector: k.Selector, Hash: k.Hash, AccountID: k.AccountID, CreatedBy: k.CreatedBy, Created: nanos(k.Created),
-		ExpiresAt: nanos(k.ExpiresAt), RevokedAt: nanos(k.RevokedAt), MaxUses: k.MaxUses, Uses: k.Uses, LastUsed: nanos(k.LastUsed)}
+		ExpiresAt: nanos(k.ExpiresAt), RevokedAt: nanos(k.RevokedAt), MaxUses: k.MaxUses, Uses: k.Uses, LastUsed: nanos(k.LastUsed),
+		AccountCreated: nanos(k.AccountCreated)}
 }
 
 func (r kvEnrollmentKeyRecord) enrollmentKey() EnrollmentKey {
 	return EnrollmentKey{Selector: r.Selector, Hash: r.Hash, AccountID: r.AccountID, CreatedBy: r.CreatedBy, Created: fromNanos(r.Created),
-		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt), MaxUses: r.MaxUses, Uses: r.Uses, LastUsed: fromNanos(r.LastUsed)}
+		ExpiresAt: fromNanos(r.ExpiresAt), RevokedAt: fromNanos(r.RevokedAt), MaxUses: r.MaxUses, Uses: r.Uses, LastUsed: fromNanos(r.LastUsed),
+		AccountCreated: fromNanos(r.AccountCreated)}
 }
 
 // kvChange is kvUpdate whose change may refuse (its error aborts the update): a

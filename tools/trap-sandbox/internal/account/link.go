@@ -63,6 +63,8 @@ type LinkCode struct {
 	ApprovedBy string
 	ApprovedAt time.Time
 	UsedAt     time.Time
+	// AccountCreated is set by the approval: AccountID's Created then, as a Token's.
+	AccountCreated time.Time
 }
 
 // EnrollmentKey is an enrollment key as stored: never its secret, only the SHA-256.
@@ -81,6 +83,8 @@ type EnrollmentKey struct {
 	MaxUses  int
 	Uses     int
 	LastUsed time.Time
+	// AccountCreated is its account's Created when it was made, as a Token's.
+	AccountCreated time.Time
 }
 
 // LinkStore is the part of a Store that keeps link codes and enrollment keys. Update calls
@@ -249,7 +253,8 @@ func usable(c *LinkCode, now time.Time) error {
 // question and the audit). A code already approved is ErrCodeApproved (an ErrCodeUsed): one
 // approval per code.
 func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy string) (LinkCode, error) {
-	if _, err := a.store.Account(ctx, accountID); err != nil {
+	acc, err := a.store.Account(ctx, accountID)
+	if err != nil {
 		return LinkCode{}, err
 	}
 	canon, err := NormalizeCode(code)
@@ -264,7 +269,7 @@ func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy 
 		if c.State == LinkApproved {
 			return ErrCodeApproved
 		}
-		c.State, c.AccountID, c.ApprovedBy, c.ApprovedAt = LinkApproved, accountID, approvedBy, now
+		c.State, c.AccountID, c.ApprovedBy, c.ApprovedAt, c.AccountCreated = LinkApproved, accountID, approvedBy, now, acc.Created
 		return nil
 	})
 	if errors.Is(err, ErrNotFound) {
@@ -275,11 +280,24 @@ func (a *Accounts) ApproveLink(ctx context.Context, code, accountID, approvedBy 
 
 // AcceptLink ends the code for the computer traposID: accept true issues the computer its
 // credential (returned, shown once) in the approving account; false declines (a pending code
-// too: the player gave up). Either way the code is used up.
+// too: the player gave up). Either way the code is used up. A code approved into an account
+// that is gone, or was made again under its name (owner), is ErrCodeUnknown, as the code its
+// removal deleted.
 func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept bool) (string, LinkCode, error) {
 	c, err := a.LinkStatus(ctx, code, traposID)
 	if err != nil {
 		return "", LinkCode{}, err
+	}
+	var stamp time.Time
+	if accept && c.State == LinkApproved {
+		acc, err := a.owner(ctx, c.AccountID, c.AccountCreated)
+		if errors.Is(err, ErrBadSecret) {
+			return "", LinkCode{}, ErrCodeUnknown
+		}
+		if err != nil {
+			return "", LinkCode{}, err
+		}
+		stamp = acc.Created
 	}
 	now := a.clock.Now()
 	c, err = a.store.UpdateLinkCode(ctx, c.ID, func(c *LinkCode) error {
@@ -299,7 +317,7 @@ func (a *Accounts) AcceptLink(ctx context.Context, code, traposID string, accept
 	if err != nil || !accept {
 		return "", c, err
 	}
-	plain, _, err := a.issueBound(ctx, c.AccountID, c.ApprovedBy, traposID)
+	plain, _, err := a.issueBound(ctx, c.AccountID, stamp, c.ApprovedBy, traposID)
 	return plain, c, err
 }
 
@@ -309,11 +327,12 @@ func (a *Accounts) PruneLinkCodes(ctx context.Context) (int, error) {
 	return a.store.DeleteLinkCodes(ctx, a.clock.Now().Add(-LinkCodeTTL))
 }
 
-// issueBound issues a credential of accountID bound to the computer id of traposID.
-func (a *Accounts) issueBound(ctx context.Context, accountID, approvedBy, traposID string) (string, Credential, error) {
+// issueBound issues a credential of accountID, stamped stamp (owner), bound to the computer
+// id of traposID.
+func (a *Accounts) issueBound(ctx context.Context, accountID string, stamp time.Time, approvedBy, traposID string) (string, Credential, error) {
 	plain, selector, hash := newSecret(KindCredential)
 	c := Credential{Selector: selector, Hash: hash, AccountID: accountID, ApprovedBy: approvedBy, Created: a.clock.Now(),
-		ComputerID: ComputerID(traposID)}
+		ComputerID: ComputerID(traposID), AccountCreated: stamp}
 	if err := a.store.CreateCredential(ctx, c); err != nil {
 		return "", Credential{}, err
 	}
@@ -329,9 +348,14 @@ func (a *Accounts) IssueEnrollmentKey(ctx context.Context, accountID, createdBy 
 	if ttl < 0 {
 		return "", EnrollmentKey{}, fmt.Errorf("a key's lifetime must be positive, got %s", ttl)
 	}
+	stamp, err := a.incarnation(ctx, accountID)
+	if err != nil {
+		return "", EnrollmentKey{}, err
+	}
 	plain, selector, hash := newSecret(KindEnrollment)
 	now := a.clock.Now()
-	k := EnrollmentKey{Selector: selector, Hash: hash, AccountID: accountID, CreatedBy: createdBy, Created: now, MaxUses: maxUses}
+	k := EnrollmentKey{Selector: selector, Hash: hash, AccountID: accountID, CreatedBy: createdBy, Created: now, MaxUses: maxUses,
+		AccountCreated: stamp}
 	if ttl > 0 {
 		k.ExpiresAt = now.Add(ttl)
 	}
@@ -342,8 +366,9 @@ func (a *Accounts) IssueEnrollmentKey(ctx context.Context, accountID, createdBy 
 }
 
 // LinkWithKey spends one use of an enrollment key on the computer traposID and issues it a
-// credential in the key's account (returned, shown once). A wrong key is ErrBadSecret; a
-// revoked, expired or used-up one says so.
+// credential in the key's account (returned, shown once). A wrong key is ErrBadSecret, as is
+// one whose account is gone or was made again under its name (owner), before a use is spent;
+// a revoked, expired or used-up one says so.
 func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (string, EnrollmentKey, error) {
 	selector, secret, err := parseSecret(KindEnrollment, plain)
 	if err != nil {
@@ -353,6 +378,10 @@ func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (str
 	if errors.Is(err, ErrNotFound) || (err == nil && !hashMatches(secret, k.Hash)) {
 		return "", EnrollmentKey{}, ErrBadSecret
 	}
+	if err != nil {
+		return "", EnrollmentKey{}, err
+	}
+	acc, err := a.owner(ctx, k.AccountID, k.AccountCreated)
 	if err != nil {
 		return "", EnrollmentKey{}, err
 	}
@@ -377,7 +406,7 @@ func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (str
 	if err != nil {
 		return "", EnrollmentKey{}, err
 	}
-	cred, _, err := a.issueBound(ctx, k.AccountID, k.CreatedBy+" (key "+k.Selector+")", traposID)
+	cred, _, err := a.issueBound(ctx, k.AccountID, acc.Created, k.CreatedBy+" (key "+k.Selector+")", traposID)
 	return cred, k, err
 }
 

@@ -37,7 +37,8 @@ var _ Store = (*SQLite)(nil)
 // schema is the database's layout, one step per version; user_version says which one a file
 // has, and opening a file runs the steps it lacks. Times are Unix nanoseconds, 0 for none.
 // Version 2 adds the audit fields: who created an account or a token, a token's last use;
-// version 3 linking (linkSchema), version 4 the removed accounts' credentials (removedSchema).
+// version 3 linking (linkSchema), version 4 the removed accounts' credentials (removedSchema),
+// version 5 the account's incarnation stamped on its secrets (stampSchema).
 var schema = []string{`
 CREATE TABLE accounts (
 	id      TEXT PRIMARY KEY,
@@ -71,7 +72,17 @@ ALTER TABLE accounts ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN created_by TEXT NOT NULL DEFAULT '';
 ALTER TABLE tokens ADD COLUMN last_used INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE tokens ADD COLUMN remote_addr TEXT NOT NULL DEFAULT '';
-`, linkSchema, removedSchema}
+`, linkSchema, removedSchema, stampSchema}
+
+// stampSchema is schema version 5: a token's, credential's and enrollment key's
+// account_created, its account's created when it was issued (Accounts.owner), and a link
+// code's, its account's when it was approved; 0 in the rows of an older trap-sandbox.
+const stampSchema = `
+ALTER TABLE tokens ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE credentials ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE enrollment_keys ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE link_codes ADD COLUMN account_created INTEGER NOT NULL DEFAULT 0;
+`
 
 // SchemaVersion is the store's schema version as this trap-sandbox writes it (PRAGMA
 // user_version); an older trap-sandbox refuses a file of a later one.
@@ -311,12 +322,13 @@ func (s *SQLite) insertOwned(ctx context.Context, what, selector, accountID, que
 }
 
 // insertToken adds a token (tokenArgs) if its account exists and its selector is free.
-const insertToken = `INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr)
-	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`
+const insertToken = `INSERT INTO tokens (selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr,
+	account_created)
+	SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`
 
 func tokenArgs(t Token) []any {
 	return []any{t.Selector, t.Hash, t.AccountID, t.Name, nanos(t.Created), nanos(t.ExpiresAt), nanos(t.RevokedAt), t.CreatedBy,
-		nanos(t.LastUsed), t.RemoteAddr, t.AccountID}
+		nanos(t.LastUsed), t.RemoteAddr, nanos(t.AccountCreated), t.AccountID}
 }
 
 // CreateToken implements Store.
@@ -324,15 +336,16 @@ func (s *SQLite) CreateToken(ctx context.Context, t Token) error {
 	return s.insertOwned(ctx, "token", t.Selector, t.AccountID, insertToken, tokenArgs(t)...)
 }
 
-const tokenColumns = "selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr"
+const tokenColumns = "selector, hash, account_id, name, created, expires_at, revoked_at, created_by, last_used, remote_addr, account_created"
 
 func scanToken(row interface{ Scan(...any) error }) (Token, error) {
 	var t Token
-	var created, expires, revoked, used int64
-	if err := row.Scan(&t.Selector, &t.Hash, &t.AccountID, &t.Name, &created, &expires, &revoked, &t.CreatedBy, &used, &t.RemoteAddr); err != nil {
+	var created, expires, revoked, used, stamp int64
+	if err := row.Scan(&t.Selector, &t.Hash, &t.AccountID, &t.Name, &created, &expires, &revoked, &t.CreatedBy, &used, &t.RemoteAddr, &stamp); err != nil {
 		return Token{}, err
 	}
 	t.Created, t.ExpiresAt, t.RevokedAt, t.LastUsed = fromNanos(created), fromNanos(expires), fromNanos(revoked), fromNanos(used)
+	t.AccountCreated = fromNanos(stamp)
 	return t, nil
 }
 
@@ -377,21 +390,22 @@ func (s *SQLite) RevokeToken(ctx context.Context, selector string, at time.Time)
 // CreateCredential implements Store.
 func (s *SQLite) CreateCredential(ctx context.Context, c Credential) error {
 	return s.insertOwned(ctx, "credential", c.Selector, c.AccountID,
-		`INSERT INTO credentials (selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id)
-		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+		`INSERT INTO credentials (selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id, account_created)
+		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
 		c.Selector, c.Hash, c.AccountID, c.ApprovedBy, nanos(c.Created), nanos(c.LastSeen), c.LastTraposID, c.RemoteAddr,
-		nanos(c.RevokedAt), c.ComputerID, c.AccountID)
+		nanos(c.RevokedAt), c.ComputerID, nanos(c.AccountCreated), c.AccountID)
 }
 
-const credentialColumns = "selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id"
+const credentialColumns = "selector, hash, account_id, approved_by, created, last_seen, last_trapos_id, remote_addr, revoked_at, computer_id, account_created"
 
 func scanCredential(row interface{ Scan(...any) error }) (Credential, error) {
 	var c Credential
-	var created, seen, revoked int64
-	if err := row.Scan(&c.Selector, &c.Hash, &c.AccountID, &c.ApprovedBy, &created, &seen, &c.LastTraposID, &c.RemoteAddr, &revoked, &c.ComputerID); err != nil {
+	var created, seen, revoked, stamp int64
+	if err := row.Scan(&c.Selector, &c.Hash, &c.AccountID, &c.ApprovedBy, &created, &seen, &c.LastTraposID, &c.RemoteAddr, &revoked, &c.ComputerID,
+		&stamp); err != nil {
 		return Credential{}, err
 	}
-	c.Created, c.LastSeen, c.RevokedAt = fromNanos(created), fromNanos(seen), fromNanos(revoked)
+	c.Created, c.LastSeen, c.RevokedAt, c.AccountCreated = fromNanos(created), fromNanos(seen), fromNanos(revoked), fromNanos(stamp)
 	return c, nil
 }
 

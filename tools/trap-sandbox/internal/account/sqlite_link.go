@@ -40,25 +40,25 @@ CREATE TABLE enrollment_keys (
 CREATE INDEX enrollment_keys_account ON enrollment_keys(account_id);
 `
 
-const linkCodeColumns = "id, trapos_id, remote_addr, created, expires_at, state, account_id, approved_by, approved_at, used_at"
+const linkCodeColumns = "id, trapos_id, remote_addr, created, expires_at, state, account_id, approved_by, approved_at, used_at, account_created"
 
 func scanLinkCode(row interface{ Scan(...any) error }) (LinkCode, error) {
 	var c LinkCode
 	var state string
-	var created, expires, approved, used int64
-	if err := row.Scan(&c.ID, &c.TraposID, &c.RemoteAddr, &created, &expires, &state, &c.AccountID, &c.ApprovedBy, &approved, &used); err != nil {
+	var created, expires, approved, used, stamp int64
+	if err := row.Scan(&c.ID, &c.TraposID, &c.RemoteAddr, &created, &expires, &state, &c.AccountID, &c.ApprovedBy, &approved, &used, &stamp); err != nil {
 		return LinkCode{}, err
 	}
-	c.State = LinkState(state)
+	c.State, c.AccountCreated = LinkState(state), fromNanos(stamp)
 	c.Created, c.ExpiresAt, c.ApprovedAt, c.UsedAt = fromNanos(created), fromNanos(expires), fromNanos(approved), fromNanos(used)
 	return c, nil
 }
 
 // CreateLinkCode implements Store.
 func (s *SQLite) CreateLinkCode(ctx context.Context, c LinkCode) error {
-	r, err := s.db.ExecContext(ctx, "INSERT INTO link_codes ("+linkCodeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+	r, err := s.db.ExecContext(ctx, "INSERT INTO link_codes ("+linkCodeColumns+") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
 		c.ID, c.TraposID, c.RemoteAddr, nanos(c.Created), nanos(c.ExpiresAt), string(c.State), c.AccountID, c.ApprovedBy,
-		nanos(c.ApprovedAt), nanos(c.UsedAt))
+		nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated))
 	if err != nil {
 		return fmt.Errorf("add link code: %w", err)
 	}
@@ -98,8 +98,8 @@ func (s *SQLite) UpdateLinkCode(ctx context.Context, id string, change func(*Lin
 	if err := change(&c); err != nil {
 		return LinkCode{}, err
 	}
-	if _, err := tx.ExecContext(ctx, `UPDATE link_codes SET state = ?, account_id = ?, approved_by = ?, approved_at = ?, used_at = ? WHERE id = ?`,
-		string(c.State), c.AccountID, c.ApprovedBy, nanos(c.ApprovedAt), nanos(c.UsedAt), id); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE link_codes SET state = ?, account_id = ?, approved_by = ?, approved_at = ?, used_at = ?, account_created = ? WHERE id = ?`,
+		string(c.State), c.AccountID, c.ApprovedBy, nanos(c.ApprovedAt), nanos(c.UsedAt), nanos(c.AccountCreated), id); err != nil {
 		return LinkCode{}, fmt.Errorf("update link code: %w", err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -118,15 +118,16 @@ func (s *SQLite) DeleteLinkCodes(ctx context.Context, before time.Time) (int, er
 	return int(n), nil
 }
 
-const enrollmentKeyColumns = "selector, hash, account_id, created_by, created, expires_at, revoked_at, max_uses, uses, last_used"
+const enrollmentKeyColumns = "selector, hash, account_id, created_by, created, expires_at, revoked_at, max_uses, uses, last_used, account_created"
 
 func scanEnrollmentKey(row interface{ Scan(...any) error }) (EnrollmentKey, error) {
 	var k EnrollmentKey
-	var created, expires, revoked, used int64
-	if err := row.Scan(&k.Selector, &k.Hash, &k.AccountID, &k.CreatedBy, &created, &expires, &revoked, &k.MaxUses, &k.Uses, &used); err != nil {
+	var created, expires, revoked, used, stamp int64
+	if err := row.Scan(&k.Selector, &k.Hash, &k.AccountID, &k.CreatedBy, &created, &expires, &revoked, &k.MaxUses, &k.Uses, &used, &stamp); err != nil {
 		return EnrollmentKey{}, err
 	}
 	k.Created, k.ExpiresAt, k.RevokedAt, k.LastUsed = fromNanos(created), fromNanos(expires), fromNanos(revoked), fromNanos(used)
+	k.AccountCreated = fromNanos(stamp)
 	return k, nil
 }
 
@@ -134,9 +135,9 @@ func scanEnrollmentKey(row interface{ Scan(...any) error }) (EnrollmentKey, erro
 func (s *SQLite) CreateEnrollmentKey(ctx context.Context, k EnrollmentKey) error {
 	return s.insertOwned(ctx, "enrollment key", k.Selector, k.AccountID,
 		"INSERT INTO enrollment_keys ("+enrollmentKeyColumns+`)
-		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
+		 SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM accounts WHERE id = ?) ON CONFLICT DO NOTHING`,
 		k.Selector, k.Hash, k.AccountID, k.CreatedBy, nanos(k.Created), nanos(k.ExpiresAt), nanos(k.RevokedAt), k.MaxUses, k.Uses,
-		nanos(k.LastUsed), k.AccountID)
+		nanos(k.LastUsed), nanos(k.AccountCreated), k.AccountID)
 }
 
 // EnrollmentKey implements Store.

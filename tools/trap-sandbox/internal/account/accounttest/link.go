@@ -42,11 +42,13 @@ func testLinkCodes(t *testing.T, s account.Store) {
 
 	approved, err := s.UpdateLinkCode(ctx, "aa11", func(c *account.LinkCode) error {
 		c.State, c.AccountID, c.ApprovedBy, c.ApprovedAt = account.LinkApproved, "alice", "alice", t0.Add(time.Minute)
+		c.AccountCreated = t0
 		return nil
 	})
 	require.NoError(t, err)
 	want := c
 	want.State, want.AccountID, want.ApprovedBy, want.ApprovedAt = account.LinkApproved, "alice", "alice", t0.Add(time.Minute)
+	want.AccountCreated = t0
 	assert.Equal(t, want, approved)
 	got, err = s.LinkCode(ctx, "aa11")
 	require.NoError(t, err)
@@ -76,7 +78,7 @@ func testEnrollmentKeys(t *testing.T, s account.Store) {
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser, Created: t0}))
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleUser, Created: t0}))
 	a := account.EnrollmentKey{Selector: "k2", Hash: []byte("hash-a"), AccountID: "alice", CreatedBy: "alice", Created: t0,
-		ExpiresAt: t0.Add(24 * time.Hour), MaxUses: 3}
+		ExpiresAt: t0.Add(24 * time.Hour), MaxUses: 3, AccountCreated: t0}
 	b := account.EnrollmentKey{Selector: "k1", Hash: []byte("hash-b"), AccountID: "bob", CreatedBy: "root", Created: t0.Add(time.Second)}
 	require.NoError(t, s.CreateEnrollmentKey(ctx, a))
 	require.NoError(t, s.CreateEnrollmentKey(ctx, b))

@@ -42,6 +42,7 @@ func Run(t *testing.T, open Open) {
 		{"LinkFlow", testLinkFlow},
 		{"LinkWithKey", testLinkWithKey},
 		{"RemoveAccount", testRemoveAccount},
+		{"SkewedClocks", testSkewedClocks},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -88,7 +89,7 @@ func testTokens(t *testing.T, s account.Store) {
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleUser, Created: t0}))
 
 	older := account.Token{Selector: "sel2", Hash: []byte("0123456789abcdef0123456789abcdef"), AccountID: "alice", Name: "laptop",
-		Created: t0, ExpiresAt: t0.Add(24 * time.Hour), CreatedBy: "root"}
+		Created: t0, ExpiresAt: t0.Add(24 * time.Hour), CreatedBy: "root", AccountCreated: t0}
 	newer := account.Token{Selector: "sel1", Hash: []byte("fedcba9876543210fedcba9876543210"), AccountID: "alice", Name: "ci",
 		Created: t0.Add(time.Minute)}
 	bobs := account.Token{Selector: "sel3", Hash: []byte("x"), AccountID: "bob", Name: "bob", Created: t0}
@@ -215,7 +216,7 @@ func testCredentials(t *testing.T, s account.Store) {
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser, Created: t0}))
 	require.NoError(t, s.CreateAccount(ctx, account.Account{ID: "bob", Role: account.RoleUser, Created: t0}))
 
-	a := account.Credential{Selector: "c1", Hash: []byte("hash-a"), AccountID: "alice", ApprovedBy: "alice", Created: t0}
+	a := account.Credential{Selector: "c1", Hash: []byte("hash-a"), AccountID: "alice", ApprovedBy: "alice", Created: t0, AccountCreated: t0}
 	b := account.Credential{Selector: "c2", Hash: []byte("hash-b"), AccountID: "bob", ApprovedBy: "root", Created: t0.Add(time.Second)}
 	require.NoError(t, s.CreateCredential(ctx, a))
 	require.NoError(t, s.CreateCredential(ctx, b))
@@ -441,15 +442,15 @@ func testRemoveAccount(t *testing.T, s account.Store) {
 	bobCred, _, err := a.IssueCredential(ctx, "bob", "root")
 	require.NoError(t, err)
 	// A code approved into alice, waiting for its computer's player; one approved into bob.
-	approved := func(traposID, into string) string {
+	approved := func(traposID, into string) (string, account.LinkCode) {
 		code, _, err := a.BeginLink(ctx, traposID, "10.0.0.5", 0)
 		require.NoError(t, err)
-		_, err = a.ApproveLink(ctx, code, into, "root")
+		c, err := a.ApproveLink(ctx, code, into, "root")
 		require.NoError(t, err)
-		return code
+		return code, c
 	}
-	aliceCode := approved("7:kitchen", "alice")
-	bobCode := approved("8:hall", "bob")
+	aliceCode, aliceCodeRecord := approved("7:kitchen", "alice")
+	bobCode, _ := approved("8:hall", "bob")
 
 	_, err = s.RemoveAccount(ctx, "carol", t0)
 	require.ErrorIs(t, err, account.ErrNotFound)
@@ -518,6 +519,27 @@ func testRemoveAccount(t *testing.T, s account.Store) {
 	require.ErrorIs(t, err, account.ErrBadSecret, "a leftover token is not the new alice's")
 	_, err = stray.AuthenticateComputer(ctx, aliceCred, "7:kitchen", "10.0.0.5:1")
 	require.ErrorIs(t, err, account.ErrBadSecret, "a leftover credential is not the new alice's")
+
+	// The old alice's records put back by hand, as the NATS bucket may hold them beside the
+	// new alice: none opens her.
+	require.NoError(t, s.CreateToken(ctx, laptop))
+	require.NoError(t, s.CreateCredential(ctx, cred))
+	require.NoError(t, s.CreateEnrollmentKey(ctx, key))
+	require.NoError(t, s.CreateLinkCode(ctx, aliceCodeRecord))
+	_, err = a.Authenticate(ctx, laptopToken)
+	require.ErrorIs(t, err, account.ErrBadSecret, "a leftover token in the store")
+	_, err = a.AuthenticateComputer(ctx, aliceCred, "7:kitchen", "10.0.0.5:1")
+	require.ErrorIs(t, err, account.ErrBadSecret, "a leftover credential in the store")
+	_, _, err = a.LinkWithKey(ctx, aliceKey, "9:turtle")
+	require.ErrorIs(t, err, account.ErrBadSecret, "a leftover enrollment key links nothing into the new alice")
+	_, _, err = a.AcceptLink(ctx, aliceCode, "7:kitchen", true)
+	require.ErrorIs(t, err, account.ErrCodeUnknown, "a leftover approved code gives no credential in the new alice")
+	k, err := s.EnrollmentKey(ctx, key.Selector)
+	require.NoError(t, err)
+	assert.Zero(t, k.Uses, "the leftover key spent no use")
+	creds, err := s.Credentials(ctx, "alice")
+	require.NoError(t, err)
+	assert.Len(t, creds, 1, "only the leftover credential put back: none was issued")
 }
 
 // leftovers is a store that still holds a token and a credential its RemoveAccount deleted,
@@ -540,4 +562,69 @@ func (l leftovers) Credential(ctx context.Context, selector string) (account.Cre
 		return l.cred, nil
 	}
 	return l.Store.Credential(ctx, selector)
+}
+
+// testSkewedClocks: secrets issued by a machine whose clock is behind the one that made their
+// account (the operator's laptop running `accounts add --nats`, another replica, a host whose
+// clock stepped back) work: whose a secret is does not hang on comparing two clocks.
+func testSkewedClocks(t *testing.T, s account.Store) {
+	ctx := ctxOf(t)
+	maker := account.New(s, clock.NewFake(t0.Add(time.Minute)))
+	issuer := account.New(s, clock.NewFake(t0.Add(30*time.Second))) // 30s behind the maker
+	first, err := maker.AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+
+	tok, _, err := issuer.IssueToken(ctx, "alice", "laptop", 0)
+	require.NoError(t, err)
+	cred, _, err := issuer.IssueCredential(ctx, "alice", "root")
+	require.NoError(t, err)
+	key, _, err := issuer.IssueEnrollmentKey(ctx, "alice", "root", 0, time.Hour)
+	require.NoError(t, err)
+	linked, _, err := issuer.LinkWithKey(ctx, key, "7:kitchen")
+	require.NoError(t, err)
+	code, _, err := issuer.BeginLink(ctx, "8:hall", "10.0.0.6", 0)
+	require.NoError(t, err)
+	_, err = issuer.ApproveLink(ctx, code, "alice", "root")
+	require.NoError(t, err)
+	accepted, _, err := issuer.AcceptLink(ctx, code, "8:hall", true)
+	require.NoError(t, err)
+
+	// Either machine checks them.
+	for _, a := range []*account.Accounts{maker, issuer} {
+		for _, plain := range []string{first, tok} {
+			acc, err := a.Authenticate(ctx, plain)
+			require.NoError(t, err, "a token issued 30s before its account on another clock")
+			assert.Equal(t, "alice", acc.ID)
+		}
+		_, err = a.AuthenticateComputer(ctx, cred, "5:desk", "10.0.0.5:1")
+		require.NoError(t, err, "a credential issued 30s before its account on another clock")
+		_, err = a.AuthenticateComputer(ctx, linked, "7:kitchen", "10.0.0.5:1")
+		require.NoError(t, err, "a credential linked with a key")
+		_, err = a.AuthenticateComputer(ctx, accepted, "8:hall", "10.0.0.6:1")
+		require.NoError(t, err, "a credential linked with a code")
+	}
+
+	// A token or credential of an older trap-sandbox carries no stamp: it is its account's
+	// while the account exists.
+	old := account.New(unstamped{s}, clock.NewFake(t0))
+	_, err = old.Authenticate(ctx, tok)
+	require.NoError(t, err, "a token without a stamp")
+	_, err = old.AuthenticateComputer(ctx, cred, "5:desk", "10.0.0.5:1")
+	require.NoError(t, err, "a credential without a stamp")
+}
+
+// unstamped is a store whose tokens and credentials read as an older trap-sandbox wrote them:
+// without their account's stamp.
+type unstamped struct{ account.Store }
+
+func (u unstamped) Token(ctx context.Context, selector string) (account.Token, error) {
+	t, err := u.Store.Token(ctx, selector)
+	t.AccountCreated = time.Time{}
+	return t, err
+}
+
+func (u unstamped) Credential(ctx context.Context, selector string) (account.Credential, error) {
+	c, err := u.Store.Credential(ctx, selector)
+	c.AccountCreated = time.Time{}
+	return c, err
 }
