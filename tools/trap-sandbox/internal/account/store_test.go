@@ -256,7 +256,7 @@ func TestSQLiteSaysWhenItUpgradedTheFile(t *testing.T) {
 	// The file of the release before account removal (schema 3).
 	db, err := sql.Open("sqlite", filepath.Join(dir, account.DBFile))
 	require.NoError(t, err)
-	_, err = db.ExecContext(ctx, "DROP TABLE removed_credentials; PRAGMA user_version = 3")
+	_, err = db.ExecContext(ctx, accounttest.UndoToSchema3)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	s, err = account.OpenSQLite(ctx, dir)
@@ -275,7 +275,7 @@ func TestSQLiteSaysWhenItUpgradedTheFile(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	assert.Equal(t, 1, s.UpgradedFrom())
-	assert.Equal(t, 4, account.SchemaVersion())
+	assert.Equal(t, 5, account.SchemaVersion())
 }
 
 // TestSQLiteMigratesSchema1: a file of the first schema (before the audit fields) opens with

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/account/accounttest"
 	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/server"
@@ -263,7 +265,7 @@ func schema3Store(t *testing.T) string {
 	require.NoError(t, s.Close())
 	db, err := sql.Open("sqlite", filepath.Join(dir, account.DBFile))
 	require.NoError(t, err)
-	_, err = db.ExecContext(t.Context(), "DROP TABLE removed_credentials; PRAGMA user_version = 3")
+	_, err = db.ExecContext(t.Context(), accounttest.UndoToSchema3)
 	require.NoError(t, err)
 	require.NoError(t, db.Close())
 	return dir
@@ -279,7 +281,7 @@ func TestAccountCommandsSayTheyUpgradedTheStore(t *testing.T) {
 	out, errOut, err := runWith(t, "", "accounts", "list", "--data-dir="+dir)
 	require.NoError(t, err)
 	assert.Contains(t, out, "bob")
-	assert.Equal(t, "trap-sandbox: upgraded the account store "+filepath.Join(dir, account.DBFile)+" from schema 3 to 4: an older trap-sandbox no longer opens it (a gateway of one running on it goes on, but does not start on it again; docs/accounts.md, Upgrading trap-sandbox)\n", errOut)
+	assert.Equal(t, "trap-sandbox: upgraded the account store "+filepath.Join(dir, account.DBFile)+" from schema 3 to "+strconv.Itoa(account.SchemaVersion())+": an older trap-sandbox no longer opens it (a gateway of one running on it goes on, but does not start on it again; docs/accounts.md, Upgrading trap-sandbox)\n", errOut)
 	_, errOut, err = runWith(t, "", "accounts", "list", "--data-dir="+dir)
 	require.NoError(t, err)
 	assert.Empty(t, errOut, "upgraded once")

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -329,7 +330,7 @@ func TestServeSaysItUpgradedTheStore(t *testing.T) {
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--data-dir", dir)
 	_, logs, stop := startServe(t, root.Serve)
 	require.NoError(t, stop())
-	assert.Contains(t, logs.String(), warning+" store="+filepath.Join(dir, account.DBFile)+" from=3 to=4")
+	assert.Contains(t, logs.String(), warning+" store="+filepath.Join(dir, account.DBFile)+" from=3 to="+strconv.Itoa(account.SchemaVersion()))
 
 	_, logs, stop = startServe(t, root.Serve)
 	require.NoError(t, stop())
