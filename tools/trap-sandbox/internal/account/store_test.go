@@ -341,8 +341,10 @@ func TestSQLiteRemoveAccountIsAllOrNothing(t *testing.T) {
 }
 
 // TestTwoAdminsRemovingEachOtherLeaveOne: two admins removing each other at the same moment
-// (each having counted two admins before either removed) leave one admin: the store counts in
-// the same atomic step as it removes, and refuses the second removal as the last admin's.
+// leave one admin: the store counts the admins in the same atomic step as it removes, and
+// refuses the second removal as the last admin's. A count taken before the removal, through
+// Store.Accounts (as Accounts.RemoveAccount once did), meets countBarrier, which lets neither
+// removal on until both have counted two admins: then both would go through.
 func TestTwoAdminsRemovingEachOtherLeaveOne(t *testing.T) {
 	for name, open := range map[string]func(t *testing.T) account.Store{
 		"memory": func(*testing.T) account.Store { return account.NewMemory() },
@@ -361,7 +363,8 @@ func TestTwoAdminsRemovingEachOtherLeaveOne(t *testing.T) {
 				_, err := a.AddAccount(ctx, id, account.RoleAdmin, "first")
 				require.NoError(t, err)
 			}
-			// Whoever lists the accounts waits until both removals have listed them.
+			// Whoever lists the accounts waits until both removals have listed them (the
+			// store's removal itself lists none).
 			both := &countBarrier{Store: s, arrived: make(chan struct{}, 2), all: make(chan struct{})}
 			racing := account.New(both, clock.NewFake(time.Date(2026, 12, 3, 10, 1, 0, 0, time.UTC)))
 			errs := make(chan error, 2)
