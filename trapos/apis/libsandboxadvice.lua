@@ -13,9 +13,19 @@ local FIX_URL = "Fix it with: sandbox setup";
 -- How a credential of the computer's own (sandbox link) begins; a shared password does not.
 local CREDENTIAL_PREFIX = "tsc_";
 
+-- How the host's secrets begin: an account's API token, an enrollment key. Either one in
+-- sandbox.password is in the wrong place (anyone who opens the computer reads it).
+local API_TOKEN_PREFIX = "tsa_";
+local ENROLLMENT_KEY_PREFIX = "tsk_";
+
+-- Whether sandbox.password begins with prefix.
+local function hasPrefix(password, prefix)
+  return type(password) == "string" and password:sub(1, #prefix) == prefix;
+end
+
 -- Whether sandbox.password holds a linked credential.
 local function isCredential(password)
-  return type(password) == "string" and password:sub(1, #CREDENTIAL_PREFIX) == CREDENTIAL_PREFIX;
+  return hasPrefix(password, CREDENTIAL_PREFIX);
 end
 
 -- The host (without IPv6 brackets) and port (nil when absent) of a URL.
@@ -189,6 +199,11 @@ local function explain(why, url, password, again)
   if why:find("^unauthorized") then
     if password == nil or password == "" then
       return "the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup";
+    elseif hasPrefix(password, API_TOKEN_PREFIX) then
+      return "sandbox.password is an API token (tsa_...), the host's, which anyone who opens this computer reads: "
+        .. "ask the operator to revoke it, then link this computer with: sandbox link";
+    elseif hasPrefix(password, ENROLLMENT_KEY_PREFIX) then
+      return "sandbox.password is an enrollment key (tsk_...), which links a computer instead: sandbox link <the key>";
     elseif isCredential(password) then
       -- The gateway may have lost its account store (started without its data directory).
       return "the gateway did not accept this computer's linked credential (unauthorized): ask its operator "

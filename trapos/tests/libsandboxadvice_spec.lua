@@ -108,6 +108,16 @@ describe("libsandboxadvice explain", function()
       :eq("the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
   end);
 
+  it("sends a host's secret set as the password to sandbox link", function()
+    -- The gateway's own message names the token to revoke; the fix line must not send the
+    -- player back to sandbox setup with it.
+    expect(advice.explain("unauthorized: wrong secret: it is an API token (tsa_...), for the host's API", URL, "tsa_abc_def"))
+      :eq("sandbox.password is an API token (tsa_...), the host's, which anyone who opens this computer reads: "
+        .. "ask the operator to revoke it, then link this computer with: sandbox link");
+    expect(advice.explain("unauthorized: wrong secret", URL, "tsk_abc_def"))
+      :eq("sandbox.password is an enrollment key (tsk_...), which links a computer instead: sandbox link <the key>");
+  end);
+
   it("names the fix after replaced: a label of its own, or a credential", function()
     expect(advice.explain("replaced: another computer said hello with this computer's id", URL))
       :eq("another connection took over this computer's traposId (replaced): do two computers share one id and label? "
