@@ -31,8 +31,12 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// TestRunSmall runs the whole machinery, both servers and all four phases, at a tiny size.
+// TestRunSmall runs the whole machinery, both servers and all four phases, at a tiny size;
+// the gateway keeps its data in the run's work directory, never in the user's data directory.
 func TestRunSmall(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	ctx, cancel := context.WithTimeout(context.Background(), smokeTimeout)
 	defer cancel()
 	cfg := bench.Config{Computers: 5, Duration: 100 * time.Millisecond, HTTPClients: 2,
@@ -80,6 +84,8 @@ func TestRunSmall(t *testing.T) {
 	assert.Contains(t, out.String(), "(a) probe_gateway round trips/s")
 	assert.Regexp(t, `\| \(a\) gateway/baseline by round \| \| \| [0-9.]+× [0-9.]+× \|`, out.String())
 	assert.Contains(t, out.String(), "(d) connect + hello, 40 computers")
+	assert.NoDirExists(t, filepath.Join(home, "data", "trap-sandbox"), "the gateway wrote into the user's data directory")
+	assert.FileExists(t, filepath.Join(cfg.WorkDir, "gateway-data", "accounts.db"))
 }
 
 // TestScaleOutSmall runs the whole scale machinery at a size CI affords: a real nats-server,

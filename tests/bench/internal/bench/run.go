@@ -280,8 +280,10 @@ func startGateway(ctx context.Context, cfg Config, addr, opencodeURL string, pro
 	if err != nil {
 		return nil, err
 	}
-	return startServer(ctx, "gateway", addr, bin, []string{"--listen", addr},
-		append(gatewayEnv(opencodeURL, cfg.IdleComputers+cfg.Computers), profEnv...))
+	// Its data directory is the run's own: as shipped the gateway keeps its account store in
+	// the user's, which on a gateway's host is the real one (a run would open, even upgrade it).
+	env := append(gatewayEnv(opencodeURL, cfg.IdleComputers+cfg.Computers), "SANDBOX_DATA_DIR="+filepath.Join(cfg.WorkDir, "gateway-data"))
+	return startServer(ctx, "gateway", addr, bin, []string{"--listen", addr}, append(env, profEnv...))
 }
 
 // medianRate is the round with the median rate (its percentiles come with it).
