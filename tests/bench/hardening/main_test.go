@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -12,7 +15,27 @@ import (
 	"tests/bench/internal/bench"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests with a home of their own and fails them if a gateway they started
+// wrote into its user's data directory (it must keep its store in the run's work directory).
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "bench-hardening-home-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	data := filepath.Join(home, "data")
+	if os.Setenv("HOME", home) != nil || os.Setenv("XDG_DATA_HOME", data) != nil {
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
+		if _, err := os.Stat(filepath.Join(data, "trap-sandbox")); err == nil {
+			fmt.Fprintln(os.Stderr, "FAIL: a gateway wrote into the user's data directory (give it SANDBOX_DATA_DIR in the run's work directory)")
+			code = 1
+		}
+		_ = os.RemoveAll(home)
+		os.Exit(code)
+	}))
+}
 
 // TestHardeningSmall runs both measurements at a tiny size: the flood, the restart and the
 // computers' reconnects (5-6 s, as the daemon waits) all happen against the real binary.

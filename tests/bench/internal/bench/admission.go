@@ -93,7 +93,7 @@ func Admission(ctx context.Context, cfg AdmissionConfig) (res AdmissionResult, e
 			return err
 		}
 		args := append([]string{"--listen", addr, "--password", admissionPassword, "--log-level", "error"}, extra...)
-		gw, err := startServer(ctx, "gateway", addr, bin, args, []string{"OPENCODE_URL=http://127.0.0.1:1"})
+		gw, err := startServer(ctx, "gateway", addr, bin, args, []string{"OPENCODE_URL=http://127.0.0.1:1", gatewayDataEnv(cfg.WorkDir)})
 		if err != nil {
 			return err
 		}

@@ -63,7 +63,7 @@ func Hardening(ctx context.Context, cfg HardeningConfig) (res HardeningResult, e
 	if err != nil {
 		return res, err
 	}
-	env := []string{"OPENCODE_URL=http://127.0.0.1:1"}
+	env := []string{"OPENCODE_URL=http://127.0.0.1:1", gatewayDataEnv(cfg.WorkDir)}
 	gw, err := startServer(ctx, "gateway", addr, bin, []string{"--listen", addr}, env)
 	if err != nil {
 		return res, err

@@ -280,10 +280,15 @@ func startGateway(ctx context.Context, cfg Config, addr, opencodeURL string, pro
 	if err != nil {
 		return nil, err
 	}
-	// Its data directory is the run's own: as shipped the gateway keeps its account store in
-	// the user's, which on a gateway's host is the real one (a run would open, even upgrade it).
-	env := append(gatewayEnv(opencodeURL, cfg.IdleComputers+cfg.Computers), "SANDBOX_DATA_DIR="+filepath.Join(cfg.WorkDir, "gateway-data"))
+	env := append(gatewayEnv(opencodeURL, cfg.IdleComputers+cfg.Computers), gatewayDataEnv(cfg.WorkDir))
 	return startServer(ctx, "gateway", addr, bin, []string{"--listen", addr}, append(env, profEnv...))
+}
+
+// gatewayDataEnv gives a bench's gateway a data directory in the run's work directory: as
+// shipped the gateway keeps its account store in the user's, which on a gateway's host is the
+// real one (a run would open it, even upgrade it to its own schema).
+func gatewayDataEnv(workDir string) string {
+	return "SANDBOX_DATA_DIR=" + filepath.Join(workDir, "gateway-data")
 }
 
 // medianRate is the round with the median rate (its percentiles come with it).
