@@ -32,10 +32,11 @@ func TestMain(m *testing.M) {
 }
 
 // TestRunSmall runs the whole machinery, both servers and all four phases, at a tiny size;
-// the gateway keeps its data in the run's work directory, never in the user's data directory.
+// the gateway keeps its data in the run's work directory, never in the user's data directory
+// (on Linux $XDG_DATA_HOME/trap-sandbox, moved here; HOME stays, which Go's own caches follow:
+// the build of the gateway would otherwise download and compile everything again).
 func TestRunSmall(t *testing.T) {
 	home := t.TempDir()
-	t.Setenv("HOME", home)
 	t.Setenv("XDG_DATA_HOME", filepath.Join(home, "data"))
 	ctx, cancel := context.WithTimeout(context.Background(), smokeTimeout)
 	defer cancel()

@@ -15,8 +15,10 @@ import (
 	"tests/bench/internal/bench"
 )
 
-// TestMain runs the tests with a home of their own and fails them if a gateway they started
-// wrote into its user's data directory (it must keep its store in the run's work directory).
+// TestMain runs the tests with a user's data directory of their own (on Linux
+// $XDG_DATA_HOME/trap-sandbox; HOME stays, which Go's own caches follow, for the gateway's
+// build) and fails them if a gateway they started wrote into it: it must keep its store in the
+// run's work directory.
 func TestMain(m *testing.M) {
 	home, err := os.MkdirTemp("", "bench-hardening-home-")
 	if err != nil {
@@ -24,7 +26,8 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	data := filepath.Join(home, "data")
-	if os.Setenv("HOME", home) != nil || os.Setenv("XDG_DATA_HOME", data) != nil {
+	if err := os.Setenv("XDG_DATA_HOME", data); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
