@@ -177,16 +177,13 @@ func (f *ManageFlags) open(ctx context.Context, stderr io.Writer) (account.Manag
 // On the gateway's host, where the store is, such a token (an admin's, as the docs advise to
 // keep it) does not stop a command working on the store, as it always has.
 func (f *ManageFlags) openStore(ctx context.Context, stderr io.Writer) (*account.Accounts, string, func(), error) {
-	if f.DataDir == "" && f.NATS == "" {
-		if kind, _, ok := account.Identify(os.Getenv("SANDBOX_API_TOKEN")); ok && kind == account.KindToken {
-			dir, err := DefaultDataDir()
-			if err != nil {
-				return nil, "", nil, err
-			}
-			if _, err := os.Stat(filepath.Join(dir, account.DBFile)); errors.Is(err, fs.ErrNotExist) {
-				return nil, "", nil, fmt.Errorf("SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes, and there is no account store in %s: add --url URL (or set SANDBOX_URL) to work through the gateway, or --data-dir DIR to work on its store", dir)
-			}
+	if kind, _, ok := account.Identify(os.Getenv("SANDBOX_API_TOKEN")); ok && kind == account.KindToken &&
+		f.DataDir == "" && f.NATS == "" && !defaultStoreExists() {
+		dir, err := f.dir() // the default place, as it would have been opened
+		if err != nil {
+			return nil, "", nil, err
 		}
+		return nil, "", nil, fmt.Errorf("SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes, and there is no account store in %s: add --url URL (or set SANDBOX_URL) to work through the gateway, or --data-dir DIR to work on its store", dir)
 	}
 	return f.StoreFlags.open(ctx, stderr)
 }
