@@ -116,27 +116,32 @@ func ccName(part string) string {
 	return name
 }
 
-// PathName is the name of what a CC path reaches, as CC's fs resolves the path
-// (FileSystem.sanitizePath), and so the name the computer gives that file: '\' is a slash
-// too; the characters "*:<>?| and bytes below 32 are dropped; a name is read with the spaces
-// around it trimmed; "", "." and names of three dots or more ("...") name nothing, and ".."
-// takes the name before it. It is "" for the root and for a path that climbs above it.
-func PathName(cc string) string {
+// ResolvePath is a CC path as CC's fs resolves it (FileSystem.sanitizePath): its names from
+// the root, in order. '\' is a slash too; the characters "*:<>?| and bytes below 32 are
+// dropped; a name is read with the spaces around it trimmed; "", "." and names of three dots
+// or more ("...") name nothing, and ".." takes the name before it. A path that climbs above
+// the root keeps its leading ".." names, as CC does before it refuses the path ("Invalid
+// Path"). The one home of CC's path resolution (PathName; the test computer's fs).
+func ResolvePath(cc string) []string {
 	var names []string
 	for _, part := range strings.Split(strings.ReplaceAll(cc, `\`, "/"), "/") {
 		switch name := ccName(part); {
-		case name == "..":
-			if len(names) == 0 {
-				return "" // above the root: CC refuses such a path ("Invalid Path")
-			}
+		case name == ".." && len(names) > 0 && names[len(names)-1] != "..":
 			names = names[:len(names)-1]
-		case strings.Trim(name, ".") == "":
+		case name != ".." && strings.Trim(name, ".") == "":
 		default:
 			names = append(names, name)
 		}
 	}
-	if len(names) == 0 {
-		return ""
+	return names
+}
+
+// PathName is the name of what a CC path reaches, as ResolvePath resolves it, and so the name
+// the computer gives that file. It is "" for the root and for a path that climbs above it.
+func PathName(cc string) string {
+	names := ResolvePath(cc)
+	if len(names) == 0 || names[0] == ".." {
+		return "" // the root, or above it: CC refuses such a path ("Invalid Path")
 	}
 	return names[len(names)-1]
 }

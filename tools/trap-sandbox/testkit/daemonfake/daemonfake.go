@@ -40,9 +40,6 @@ const (
 	maxTimeoutMs = 60000
 )
 
-// maxNameBytes is where CC cuts each name in a path.
-const maxNameBytes = 255
-
 // host and clientVersion are what computer.info reports for the stand-in.
 const (
 	host          = "ComputerCraft 1.115.1 (Minecraft 1.21.1)"
@@ -615,30 +612,13 @@ func count(p map[string]any, name string, def int) int {
 	return def
 }
 
-// sanitize is a path as CC's fs resolves it: the characters it drops gone
-// (cctext.DroppedFromPaths: "/new/?" is "/new/"; unlike CC, control bytes are kept, so that a
-// test's disk can hold a name only the host makes, which ls shows), relative to the root,
-// spaces around each part trimmed, "." and empty parts dropped, ".." taking the part before it, each name cut at 255 bytes. A ".." with nothing before it is kept, and such a
-// path is invalid; its error names the resolved path ("/../x: Invalid Path"), as CC's does.
+// sanitize is a path as CC's fs resolves it (cctext.ResolvePath), relative to the root. A
+// path that climbs above the root is invalid; its error names the resolved path
+// ("/../x: Invalid Path"), as CC's does.
 func sanitize(p string) (string, error) {
-	var parts []string
-	kept := make([]byte, 0, len(p))
-	for i := 0; i < len(p); i++ {
-		if strings.IndexByte(cctext.DroppedFromPaths, p[i]) < 0 {
-			kept = append(kept, p[i])
-		}
-	}
-	for _, part := range strings.Split(string(kept), "/") {
-		switch part = strings.Trim(part, " "); {
-		case part == "" || part == ".":
-		case part == ".." && len(parts) > 0 && parts[len(parts)-1] != "..":
-			parts = parts[:len(parts)-1]
-		default:
-			parts = append(parts, part[:min(len(part), maxNameBytes)])
-		}
-	}
-	clean := strings.Join(parts, "/")
-	if len(parts) > 0 && parts[0] == ".." {
+	names := cctext.ResolvePath(p)
+	clean := strings.Join(names, "/")
+	if len(names) > 0 && names[0] == ".." {
 		return "", fmt.Errorf("%s: Invalid Path", display(clean))
 	}
 	return clean, nil
