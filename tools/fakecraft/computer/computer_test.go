@@ -452,8 +452,13 @@ func TestTooLongWithoutYielding(t *testing.T) {
 		}
 		fired <- [2]int{clock.advance(DefaultYieldTimeout - time.Nanosecond), clock.advance(time.Nanosecond)}
 	})
-	defer wg.Wait()
-	defer close(finished)
+	// The goroutine sends what it ran only after the abort it caused, which the computer can
+	// outrun to its end: its count is read once it is done.
+	stop := sync.OnceFunc(func() {
+		close(finished)
+		wg.Wait()
+	})
+	defer stop()
 	check(t, `
 local ok, err = pcall(function()
   looping()
@@ -471,6 +476,7 @@ sleep(0)
 			return nil
 		})
 	})
+	stop()
 	select {
 	case n := <-fired:
 		assert.Equal(t, [2]int{0, 1}, n, "the soft abort fires at the limit, the hard one later")
