@@ -38,9 +38,15 @@ type asker struct {
 
 func newAsker(ctx context.Context, t *testing.T, g *harness.Gateway, d *harness.Daemon) *asker {
 	t.Helper()
+	return newAskerWith(ctx, t, g, d, sandboxPassword)
+}
+
+// newAskerWith is newAsker saying hello with secret (an account's credential).
+func newAskerWith(ctx context.Context, t *testing.T, g *harness.Gateway, d *harness.Daemon, secret string) *asker {
+	t.Helper()
 	c, err := harness.Dial(ctx, g.WebSocketURL(), d.TraposID())
 	require.NoError(t, err)
-	require.NoError(t, c.MustHello(ctx, sandboxPassword))
+	require.NoError(t, c.MustHello(ctx, secret))
 	a := &asker{d: d, c: c, waits: map[string]chan harness.Frame{}, done: make(chan struct{})}
 	go a.read(ctx)
 	t.Cleanup(a.close)
@@ -474,6 +480,40 @@ func TestAgentConversations(t *testing.T) {
 	a.close()
 	require.Eventually(t, func() bool { return s.agent.Aborts() == 1 }, testTimeout, 20*time.Millisecond, "the turn to be aborted on opencode")
 	assert.Zero(t, s.agent.Queued())
+}
+
+// TestAgentOfARecreatedAccount: `accounts remove alice` and `accounts add alice` (another
+// person) through the running gateway: the new alice's computer 7 continued the removed
+// alice's conversation with the agent. Now its first question deletes the removed account's
+// conversations on opencode and starts a new one, which then continues as any other.
+func TestAgentOfARecreatedAccount(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	dir := "--data-dir=" + t.TempDir()
+	lastLine(ctx, t, "accounts", "add", "alice", dir)
+	root := lastLine(ctx, t, "accounts", "add", "root", "--admin", dir)
+	aliceCred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+	g := s.gateway(t, dir)
+	url, admin := "--url="+g.URL(""), "--api-token="+root
+	kitchen := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Label: "kitchen"}}
+
+	a := newAskerWith(ctx, t, g, kitchen, aliceCred)
+	assert.Equal(t, "history my secret plan", textOf(a.follow(t, ctx, a.ask(t, ctx, "history my secret plan"), nil)))
+	assert.Equal(t, "history my secret plan|history more", textOf(a.follow(t, ctx, a.ask(t, ctx, "history more"), nil)))
+
+	_, errOut, code := runCLI(ctx, t, nil, "accounts", "remove", url, admin, "alice")
+	require.Equal(t, 0, code, errOut)
+	<-a.done // closed by the removal
+	lastLine(ctx, t, "accounts", "add", "alice", url, admin)
+	aliceCred = lastLine(ctx, t, "credentials", "add", "alice", url, admin)
+
+	a = newAskerWith(ctx, t, g, kitchen, aliceCred)
+	assert.Equal(t, "history hello", textOf(a.follow(t, ctx, a.ask(t, ctx, "history hello"), nil)),
+		"the new alice's computer starts a new conversation")
+	require.Len(t, s.agent.Sessions(), 1, "the removed alice's is deleted on opencode")
+	assert.Equal(t, "trap-sandbox alice/7:kitchen main", s.agent.Sessions()[0].Title)
+	assert.Equal(t, "history hello|history again", textOf(a.follow(t, ctx, a.ask(t, ctx, "history again"), nil)))
+	assert.Contains(t, g.Log(), `msg="agent: an account of a removed account's name asked: the removed account's conversations were deleted on opencode" account=alice conversations=1`)
 }
 
 // TestAgentStartOrder: opencode and the gateway may start in either order. Opencode down at

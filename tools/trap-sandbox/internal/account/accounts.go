@@ -285,7 +285,8 @@ func (a *Accounts) IssueCredential(ctx context.Context, accountID, approvedBy st
 
 // AuthenticateComputer returns the credential of a hello's secret, or why it is refused
 // (ErrBadSecret, ErrRevoked, a *WrongComputerError for a linked credential said by another
-// computer id), and records the hello (time, traposId, address). A failure to record does not
+// computer id), and records the hello (time, traposId, address). The credential's
+// AccountCreated is its account's Created as the store holds it. A failure to record does not
 // refuse the hello, as a failure to record a token's use does not refuse the call: it returns
 // the credential with an error wrapping ErrNotRecorded.
 func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, remoteAddr string) (Credential, error) {
@@ -300,12 +301,16 @@ func (a *Accounts) AuthenticateComputer(ctx context.Context, plain, traposID, re
 	if err != nil {
 		return Credential{}, err
 	}
-	if _, err := a.owner(ctx, c.AccountID, c.AccountCreated); err != nil {
+	acc, err := a.owner(ctx, c.AccountID, c.AccountCreated)
+	if err != nil {
 		return Credential{}, err
 	}
 	if !c.RevokedAt.IsZero() {
 		return Credential{}, fmt.Errorf("the computer's credential: %w", ErrRevoked)
 	}
+	// The account's stamp as the store holds it now, also for a credential issued before
+	// stamps (zero in its record): which incarnation of the name the computer is.
+	c.AccountCreated = acc.Created
 	if c.ComputerID != "" && c.ComputerID != ComputerID(traposID) {
 		return Credential{}, &WrongComputerError{ComputerID: c.ComputerID}
 	}

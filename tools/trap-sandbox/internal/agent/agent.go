@@ -161,11 +161,30 @@ type Module struct {
 	turns    map[string]*turn
 	limiters map[callerKey]*rate.Limiter
 
-	placeMu sync.Mutex // held while a place is prepared, so a computer gets one pass
+	placeMu sync.Mutex // guards places and accountMu
 	places  map[callerKey]*place
+	// accountMu holds, per account, while one of its computers' places is prepared: a
+	// computer gets one pass, and a re-created account's directory is claimed once (place.go).
+	accountMu map[string]*sync.Mutex
 }
 
-type callerKey struct{ account, traposID string }
+// callerKey is a computer as the agent knows it: its account, its traposId, and its account's
+// creation stamp (protocol.Requester.AccountCreated, in Unix nanoseconds; 0 for the shared
+// password), so a computer of an account made again under a removed one's name is another
+// caller: it shares no session, place or limiter with the removed account's.
+type callerKey struct {
+	account, traposID string
+	created           int64
+}
+
+// callerOf is the caller a request comes from.
+func callerOf(from protocol.Requester) callerKey {
+	k := callerKey{account: from.AccountID, traposID: from.TraposID}
+	if !from.AccountCreated.IsZero() {
+		k.created = from.AccountCreated.UnixNano()
+	}
+	return k
+}
 
 type sessionKey struct {
 	callerKey
@@ -194,7 +213,8 @@ func (k sessionKey) title() string {
 // New returns the module; with cfg.Model empty it is off, and says so once in the log.
 func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, error) {
 	m := &Module{cfg: cfg, log: logger, metrics: newMetrics(reg), sessions: map[sessionKey]*session{},
-		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}, places: map[callerKey]*place{}, passes: cfg.Passes}
+		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}, places: map[callerKey]*place{}, accountMu: map[string]*sync.Mutex{},
+		passes: cfg.Passes}
 	if m.passes == nil {
 		m.passes = account.NewPasses()
 	}
@@ -376,11 +396,11 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		}
 		name = *p.Session
 	}
-	caller := callerKey{from.AccountID, from.TraposID}
+	caller := callerOf(from)
 	key := sessionKey{caller, name}
-	pl, err := m.placeOf(caller)
+	pl, err := m.placeOf(ctx, caller)
 	if err != nil {
-		return nil, m.noPlace(from, err)
+		return nil, m.noPlace(ctx, from, err)
 	}
 
 	m.mu.Lock()
@@ -448,7 +468,7 @@ func (m *Module) turnOf(from protocol.Requester, id string) (*turn, error) {
 	m.mu.Lock()
 	t := m.turns[id]
 	m.mu.Unlock()
-	if t == nil || t.caller != (callerKey{from.AccountID, from.TraposID}) {
+	if t == nil || t.caller != callerOf(from) {
 		return nil, protocol.Errorf(CodeUnknownTurn, "the gateway knows no turn %q of this computer (it ended long ago, or the gateway restarted): ask again", clipID(id))
 	}
 	return t, nil
@@ -561,10 +581,10 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 		}
 		name = *p.Session
 	}
-	key := sessionKey{callerKey{from.AccountID, from.TraposID}, name}
-	pl, err := m.placeOf(key.callerKey)
+	key := sessionKey{callerOf(from), name}
+	pl, err := m.placeOf(ctx, key.callerKey)
 	if err != nil {
-		return nil, m.noPlace(from, err)
+		return nil, m.noPlace(ctx, from, err)
 	}
 	m.mu.Lock()
 	s := m.sessionLocked(key, pl)
@@ -617,9 +637,17 @@ func (m *Module) sessionLocked(key sessionKey, pl *place) *session {
 	return s
 }
 
-// noPlace is the answer when the computer's directory cannot be prepared: the operator's log
-// says why (a host path and a system error are no business of the player's).
-func (m *Module) noPlace(from protocol.Requester, err error) *protocol.Error {
+// noPlace is the answer when the computer's directory cannot be prepared: opencode's failure
+// to forget a removed account's conversations is any other opencode failure (unavailable);
+// otherwise the operator's log says why (a host path and a system error are no business of
+// the player's).
+func (m *Module) noPlace(ctx context.Context, from protocol.Requester, err error) *protocol.Error {
+	var oe *opencodeError
+	if errors.As(err, &oe) {
+		m.log.Warn("agent: cannot delete a removed account's conversations on opencode; the account's computers cannot ask until it can",
+			"account", from.AccountID, "err", firstLine(oe.err.Error()))
+		return m.unavailable(ctx, oe.err)
+	}
 	m.log.Error("agent: cannot prepare a computer's directory", "traposId", from.TraposID, "account", from.AccountID, "err", err)
 	return protocol.Errorf(CodeAIUnavailable, "the agent is unavailable: the gateway cannot prepare this computer's directory (its operator's log says why)")
 }

@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -18,6 +22,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/opencodefake"
 )
 
 func TestWireTextFollowsTheTextRule(t *testing.T) {
@@ -30,9 +35,9 @@ func TestWireTextFollowsTheTextRule(t *testing.T) {
 // conversation again; an account's computer's names its account, so two accounts' 7:kitchen
 // never share one.
 func TestSessionTitles(t *testing.T) {
-	assert.Equal(t, "trap-sandbox 7:kitchen main", sessionKey{callerKey{"local", "7:kitchen"}, "main"}.title())
-	assert.Equal(t, "trap-sandbox alice/7:kitchen main", sessionKey{callerKey{"alice", "7:kitchen"}, "main"}.title())
-	assert.NotEqual(t, sessionKey{callerKey{"bob", "7:kitchen"}, "main"}.title(), sessionKey{callerKey{"alice", "7:kitchen"}, "main"}.title())
+	assert.Equal(t, "trap-sandbox 7:kitchen main", sessionKey{callerKey{"local", "7:kitchen", 0}, "main"}.title())
+	assert.Equal(t, "trap-sandbox alice/7:kitchen main", sessionKey{callerKey{"alice", "7:kitchen", 0}, "main"}.title())
+	assert.NotEqual(t, sessionKey{callerKey{"bob", "7:kitchen", 0}, "main"}.title(), sessionKey{callerKey{"alice", "7:kitchen", 0}, "main"}.title())
 }
 
 func TestRulesDenyEverythingButTheComputerTools(t *testing.T) {
@@ -51,7 +56,7 @@ func TestRulesDenyEverythingButTheComputerTools(t *testing.T) {
 
 func TestJudgeAllowsOnlyTheAskingComputer(t *testing.T) {
 	in := func(s string) json.RawMessage { return json.RawMessage(s) }
-	desk := callerKey{account.Local, "5:desk"}
+	desk := callerKey{account.Local, "5:desk", 0}
 	v := judge("trap-sandbox_read_file", in(`{"traposId":"5:desk","path":"/a"}`), desk)
 	assert.Equal(t, verdict{allow: true}, v)
 	v = judge("trap-sandbox_write_file", in(`{"traposId":"5:desk","path":"/a","content":"x"}`), desk)
@@ -92,7 +97,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func newTestTurn() *turn {
-	return newTurn("turn_t", callerKey{"local", "5:desk"}, &session{}, context.Background())
+	return newTurn("turn_t", callerKey{"local", "5:desk", 0}, &session{}, context.Background())
 }
 
 // TestPlayerReasonDropsOpencodesRejectWords: opencode 1.18.33 writes a rejected call's error
@@ -212,7 +217,7 @@ func TestEachComputerHasItsPlace(t *testing.T) {
 	assert.NotContains(t, string(data), "the-old-api-token", "the agent's own directory connects to nothing")
 	assert.NotContains(t, string(data), `"mcp"`)
 
-	alice, err := m.placeOf(callerKey{"alice", "5:desk"})
+	alice, err := m.placeOf(t.Context(), callerKey{"alice", "5:desk", 0})
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(root, "computers", "alice", "5_3adesk"), alice.dir)
 	info, err := os.Stat(filepath.Join(alice.dir, ConfigFile))
@@ -222,11 +227,11 @@ func TestEachComputerHasItsPlace(t *testing.T) {
 	c, ok := passes.Caller(alice.pass)
 	require.True(t, ok)
 	assert.Equal(t, account.Caller{Account: "alice", Only: "5:desk"}, c)
-	again, err := m.placeOf(callerKey{"alice", "5:desk"})
+	again, err := m.placeOf(t.Context(), callerKey{"alice", "5:desk", 0})
 	require.NoError(t, err)
 	assert.Same(t, alice, again)
 
-	local, err := m.placeOf(callerKey{account.Local, "5:desk"})
+	local, err := m.placeOf(t.Context(), callerKey{account.Local, "5:desk", 0})
 	require.NoError(t, err)
 	assert.NotEqual(t, alice.dir, local.dir)
 	assert.NotEqual(t, alice.pass, local.pass)
@@ -234,7 +239,7 @@ func TestEachComputerHasItsPlace(t *testing.T) {
 	m2, passes2 := start()
 	_, ok = passes2.Caller(alice.pass)
 	assert.False(t, ok, "a pass opens nothing before its computer asks this gateway")
-	after, err := m2.placeOf(callerKey{"alice", "5:desk"})
+	after, err := m2.placeOf(t.Context(), callerKey{"alice", "5:desk", 0})
 	require.NoError(t, err)
 	assert.Equal(t, alice.pass, after.pass, "kept across a restart")
 	c, ok = passes2.Caller(alice.pass)
@@ -290,8 +295,8 @@ func TestBusyTellsThePlayerHowToStopTheTurn(t *testing.T) {
 	require.NoError(t, err)
 	defer m.Close()
 	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
-	caller := callerKey{from.AccountID, from.TraposID}
-	pl, err := m.placeOf(caller)
+	caller := callerOf(from)
+	pl, err := m.placeOf(t.Context(), caller)
 	require.NoError(t, err)
 	m.mu.Lock()
 	s := m.sessionLocked(sessionKey{caller, DefaultSession}, pl)
@@ -536,4 +541,183 @@ func TestATurnAttachedWhileTheStreamIsDownStartsWithAGap(t *testing.T) {
 	close(up.tr.idle)
 	assert.False(t, down.tr.streamWhole(), "attached while down: its first events are lost")
 	assert.True(t, up.tr.streamWhole())
+}
+
+// fakeAgent is opencode's fake with a model that answers every prompt, and an MCP endpoint
+// its instances connect to (standing in for the gateway's /mcp), so whole turns run.
+type fakeAgent struct {
+	oc     *opencodefake.Server
+	agent  *opencodefake.Agent
+	mcpURL string
+	root   string
+}
+
+func startFakeAgent(t *testing.T) *fakeAgent {
+	t.Helper()
+	oc := opencodefake.Start(t, opencodefake.Options{Password: "oc-pw"})
+	a := oc.Agent(func(tu *opencodefake.Turn) { tu.Text("re: " + tu.Prompt()) }, "p/m")
+	srv := sdk.NewServer(&sdk.Implementation{Name: "trap-sandbox", Version: "test"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "ping"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
+		return &sdk.CallToolResult{}, nil, nil
+	})
+	mcp := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
+		&sdk.StreamableHTTPOptions{Stateless: true}))
+	t.Cleanup(mcp.Close)
+	return &fakeAgent{oc: oc, agent: a, mcpURL: mcp.URL, root: t.TempDir()}
+}
+
+// module starts a gateway's agent module on the fake (again: a gateway restart).
+func (f *fakeAgent) module(t *testing.T) *Module {
+	t.Helper()
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	return m
+}
+
+// ask runs one turn to its end and returns the reason it ended with.
+func ask(t *testing.T, m *Module, from protocol.Requester, prompt string) string {
+	t.Helper()
+	raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": prompt}))
+	require.NoError(t, err)
+	var started struct {
+		TurnID string `json:"turnId"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &started))
+	after := 0
+	for {
+		raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": started.TurnID, "after": after}))
+		require.NoError(t, err)
+		var r pollReply
+		require.NoError(t, json.Unmarshal(raw, &r))
+		for _, e := range r.Events {
+			after = e.Seq
+			if e.Kind == KindError {
+				t.Logf("turn error: %s %s", e.Code, e.Message)
+			}
+			if e.Kind == KindDone {
+				return e.Reason
+			}
+		}
+	}
+}
+
+func payload(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+// conversations lists the fake's sessions as "title: prompt, prompt…".
+func (f *fakeAgent) conversations() []string {
+	var out []string
+	for _, s := range f.agent.Sessions() {
+		out = append(out, s.Title+": "+strings.Join(s.History(), ", "))
+	}
+	return out
+}
+
+func accountFile(root, accountID string) string {
+	return filepath.Join(root, computersDir, pathName(accountID), AccountFile)
+}
+
+var (
+	aliceCreated    = time.Date(2026, 12, 1, 9, 0, 0, 123, time.UTC)
+	newAliceCreated = time.Date(2026, 12, 3, 12, 0, 0, 456, time.UTC)
+)
+
+// TestARecreatedAccountStartsAfresh: after `accounts remove alice` and `accounts add alice`
+// (another person), the new alice's computer 7 continued the removed alice's conversation
+// with the agent. Now the first question of any of the new account's computers deletes every
+// conversation of the removed account's computers on opencode, and each starts a new one;
+// the new account's own conversations then continue, across a gateway restart too.
+func TestARecreatedAccountStartsAfresh(t *testing.T) {
+	f := startFakeAgent(t)
+	m := f.module(t)
+	kitchen := protocol.Requester{AccountID: "alice", TraposID: "7:kitchen", AccountCreated: aliceCreated}
+	hall := protocol.Requester{AccountID: "alice", TraposID: "8:hall", AccountCreated: aliceCreated}
+	require.Equal(t, ReasonStop, ask(t, m, kitchen, "my secret plan"))
+	require.Equal(t, ReasonStop, ask(t, m, kitchen, "and more"))
+	require.Equal(t, ReasonStop, ask(t, m, hall, "the hall's"))
+	require.ElementsMatch(t, []string{"trap-sandbox alice/7:kitchen main: my secret plan, and more", "trap-sandbox alice/8:hall main: the hall's"},
+		f.conversations(), "the old alice's conversations continue")
+
+	// The account is removed and made again (the gateway kept running): two of the new
+	// alice's computers ask at once.
+	kitchen.AccountCreated, hall.AccountCreated = newAliceCreated, newAliceCreated
+	var wg sync.WaitGroup
+	for _, from := range []protocol.Requester{kitchen, hall} {
+		wg.Go(func() { assert.Equal(t, ReasonStop, ask(t, m, from, "hello from "+from.TraposID)) })
+	}
+	wg.Wait()
+	assert.ElementsMatch(t, []string{"trap-sandbox alice/7:kitchen main: hello from 7:kitchen", "trap-sandbox alice/8:hall main: hello from 8:hall"},
+		f.conversations(), "the removed alice's conversations are deleted, the new alice's start afresh")
+	data, err := os.ReadFile(accountFile(f.root, "alice"))
+	require.NoError(t, err)
+	assert.Equal(t, newAliceCreated.Format(time.RFC3339Nano)+"\n", string(data))
+
+	m.Close()
+	m = f.module(t) // a gateway restart
+	require.Equal(t, ReasonStop, ask(t, m, kitchen, "again"))
+	assert.Contains(t, f.conversations(), "trap-sandbox alice/7:kitchen main: hello from 7:kitchen, again", "the new alice's conversation continues")
+}
+
+// TestAnAccountDirectoryFromBeforeStampsIsKept: a directory of a gateway before this check
+// (no AccountFile) is taken as the account's: an upgrade loses no conversation.
+func TestAnAccountDirectoryFromBeforeStampsIsKept(t *testing.T) {
+	f := startFakeAgent(t)
+	kitchen := protocol.Requester{AccountID: "alice", TraposID: "7:kitchen", AccountCreated: aliceCreated}
+	m := f.module(t)
+	require.Equal(t, ReasonStop, ask(t, m, kitchen, "one"))
+	m.Close()
+	require.NoError(t, os.Remove(accountFile(f.root, "alice")))
+
+	m = f.module(t)
+	require.Equal(t, ReasonStop, ask(t, m, kitchen, "two"))
+	assert.Equal(t, []string{"trap-sandbox alice/7:kitchen main: one, two"}, f.conversations())
+	data, err := os.ReadFile(accountFile(f.root, "alice"))
+	require.NoError(t, err, "adopted")
+	assert.Equal(t, aliceCreated.Format(time.RFC3339Nano)+"\n", string(data))
+}
+
+// TestTheSharedPasswordsConversationsAreAsBefore: a computer on the shared password (no
+// stamp) keeps its conversation as before, and its directory gets no AccountFile.
+func TestTheSharedPasswordsConversationsAreAsBefore(t *testing.T) {
+	f := startFakeAgent(t)
+	desk := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	m := f.module(t)
+	require.Equal(t, ReasonStop, ask(t, m, desk, "one"))
+	m.Close()
+	m = f.module(t)
+	require.Equal(t, ReasonStop, ask(t, m, desk, "two"))
+	assert.Equal(t, []string{"trap-sandbox 5:desk main: one, two"}, f.conversations())
+	_, err := os.Stat(accountFile(f.root, "local"))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// TestARecreatedAccountWaitsForOpencode: while opencode cannot delete the removed account's
+// conversations, the new account's question answers ai_unavailable with opencode's one line
+// and nothing is continued; once it can, they are deleted and the question starts afresh.
+func TestARecreatedAccountWaitsForOpencode(t *testing.T) {
+	f := startFakeAgent(t)
+	m := f.module(t)
+	kitchen := protocol.Requester{AccountID: "alice", TraposID: "7:kitchen", AccountCreated: aliceCreated}
+	require.Equal(t, ReasonStop, ask(t, m, kitchen, "my secret plan"))
+
+	kitchen.AccountCreated = newAliceCreated
+	f.oc.FailWith(http.StatusBadGateway)
+	_, err := m.handleAsk(t.Context(), kitchen, json.RawMessage(`{"prompt":"hello"}`))
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, CodeAIUnavailable, pe.Code)
+	assert.Equal(t, "the agent is unavailable: opencode answered HTTP 502", pe.Message)
+	data, err := os.ReadFile(accountFile(f.root, "alice"))
+	require.NoError(t, err)
+	assert.Equal(t, aliceCreated.Format(time.RFC3339Nano)+"\n", string(data), "still the removed account's: the next question tries again")
+
+	f.oc.FailWith(0)
+	require.Equal(t, ReasonStop, ask(t, m, kitchen, "hello"))
+	assert.Equal(t, []string{"trap-sandbox alice/7:kitchen main: hello"}, f.conversations())
 }

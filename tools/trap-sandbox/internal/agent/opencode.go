@@ -177,6 +177,15 @@ func (c *client) findSession(ctx context.Context, title string) (*ocSession, err
 	return nil, nil
 }
 
+// listSessions returns the root sessions of the directory (a list opencode may cut).
+func (c *client) listSessions(ctx context.Context) ([]ocSession, error) {
+	var list []ocSession
+	if err := c.call(ctx, http.MethodGet, "/session", url.Values{"roots": {"true"}}, nil, &list); err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
 func (c *client) createSession(ctx context.Context, title string, rules []Rule) (*ocSession, error) {
 	var s ocSession
 	body := map[string]any{"title": title, "permission": rules}

@@ -1,11 +1,17 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"trap-sandbox/internal/account"
 )
@@ -56,16 +62,34 @@ func pathName(s string) string {
 }
 
 // placeOf returns the computer's place, preparing it on the computer's first question since
-// the gateway started: its directory's opencode.json is written again (the model, the MCP
-// URL and the rules of this start) with the pass it already holds, or a new one, and the pass
-// is granted. Keeping the pass across restarts matters: an opencode instance keeps the
-// configuration it read when it started, so a running instance still gets in after the
-// gateway restarts.
-func (m *Module) placeOf(k callerKey) (*place, error) {
+// the gateway started: its account's directory is claimed for the account (claimAccount), its
+// directory's opencode.json is written again (the model, the MCP URL and the rules of this
+// start) with the pass it already holds, or a new one, and the pass is granted. Keeping the
+// pass across restarts matters: an opencode instance keeps the configuration it read when it
+// started, so a running instance still gets in after the gateway restarts.
+func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	m.placeMu.Lock()
-	defer m.placeMu.Unlock()
 	if p := m.places[k]; p != nil {
+		m.placeMu.Unlock()
 		return p, nil
+	}
+	mu := m.accountMu[k.account]
+	if mu == nil {
+		mu = &sync.Mutex{}
+		m.accountMu[k.account] = mu
+	}
+	m.placeMu.Unlock()
+	// One account's preparation at a time (it may wait on opencode), others' meanwhile.
+	mu.Lock()
+	defer mu.Unlock()
+	m.placeMu.Lock()
+	p := m.places[k]
+	m.placeMu.Unlock()
+	if p != nil {
+		return p, nil
+	}
+	if err := m.claimAccount(ctx, k); err != nil {
+		return nil, err
 	}
 	dir := ComputerDir(m.cfg.Dir, k.account, k.traposID)
 	pass := readPass(dir)
@@ -76,9 +100,149 @@ func (m *Module) placeOf(k callerKey) (*place, error) {
 		return nil, err
 	}
 	m.passes.Grant(pass, account.Caller{Account: k.account, Only: k.traposID})
-	p := &place{dir: dir, oc: m.oc.in(dir), pass: pass}
+	p = &place{dir: dir, oc: m.oc.in(dir), pass: pass}
+	m.placeMu.Lock()
 	m.places[k] = p
+	m.placeMu.Unlock()
 	return p, nil
+}
+
+// AccountFile is the file in an account's directory (computers/ACCOUNT/) that names the
+// account its computers' directories are of: its creation stamp (RFC 3339), one line. No
+// computer's directory can have its name: pathName escapes '.'.
+const AccountFile = ".account"
+
+// opencodeError is an opencode failure while claiming an account's directory: the ask
+// answers it as any other opencode failure.
+type opencodeError struct{ err error }
+
+func (e *opencodeError) Error() string { return e.err.Error() }
+func (e *opencodeError) Unwrap() error { return e.err }
+
+// claimAccount makes the account's directory the account k's (an account with a creation
+// stamp; the shared password has none, and its directory is everyone's on it, as before).
+// AccountFile names whose it is. Missing (a directory of a trap-sandbox before stamps, or a
+// new one): it is taken as the account's, conversations and all, so an upgrade loses nothing.
+// The account's: nothing to do. Another account's (one removed, whose name was given to a new
+// account): every conversation in its computers' directories is deleted on opencode, and only
+// then the file names the new account; a failure leaves it naming the old one, so the next
+// question tries again (after a gateway restart too) and never continues the old
+// conversations. The computers' passes stay: a pass opens only its computer of this account
+// name, and opencode's running instance for the directory keeps the one it read (a new one
+// would lock the new account's tools out until opencode restarts); the pass is the host's,
+// never a player's.
+func (m *Module) claimAccount(ctx context.Context, k callerKey) error {
+	if k.created == 0 {
+		return nil
+	}
+	dir := filepath.Join(m.cfg.Dir, computersDir, pathName(k.account))
+	stamp := time.Unix(0, k.created).UTC()
+	data, err := os.ReadFile(filepath.Join(dir, AccountFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return writeAccountFile(dir, stamp)
+	case err != nil:
+		return fmt.Errorf("read the agent's %s: %w", AccountFile, err)
+	}
+	if was, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data))); err == nil && was.Equal(stamp) {
+		return nil
+	}
+	// Another account's (or a file that is not one: not trusted either).
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("list the agent's %s: %w", dir, err)
+	}
+	forgotten := 0
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		n, err := m.forgetConversations(ctx, m.oc.in(filepath.Join(dir, e.Name())))
+		if err != nil {
+			return &opencodeError{err}
+		}
+		forgotten += n
+	}
+	// The removed account's places and sessions, if this gateway still holds them, are no one's.
+	m.placeMu.Lock()
+	for key := range m.places {
+		if key.account == k.account && key.created != k.created {
+			delete(m.places, key)
+		}
+	}
+	m.placeMu.Unlock()
+	m.mu.Lock()
+	for key, s := range m.sessions {
+		if key.account == k.account && key.created != k.created && s.busy == nil {
+			delete(m.sessions, key)
+		}
+	}
+	m.mu.Unlock()
+	if err := writeAccountFile(dir, stamp); err != nil {
+		return err
+	}
+	m.log.Info("agent: an account of a removed account's name asked: the removed account's conversations were deleted on opencode",
+		"account", k.account, "conversations", forgotten)
+	return nil
+}
+
+// forgetConversations deletes every conversation in oc's directory on opencode and returns
+// how many there were. The list may be cut (a limit of opencode's), so it is read again
+// until it is empty.
+func (m *Module) forgetConversations(ctx context.Context, oc *client) (int, error) {
+	deleted := map[string]bool{}
+	for {
+		cctx, cancel := context.WithTimeout(ctx, callTimeout)
+		list, err := oc.listSessions(cctx)
+		if err != nil {
+			cancel()
+			return 0, err
+		}
+		fresh := 0
+		for _, s := range list {
+			if deleted[s.ID] {
+				continue
+			}
+			var ae *apiError
+			if err := oc.deleteSession(cctx, s.ID); err != nil && !(errors.As(err, &ae) && ae.status == http.StatusNotFound) {
+				cancel()
+				return 0, err
+			}
+			deleted[s.ID] = true
+			fresh++
+		}
+		cancel()
+		if fresh == 0 {
+			if len(list) > 0 {
+				return 0, fmt.Errorf("opencode still lists %d deleted conversations in %s", len(list), oc.dir)
+			}
+			return len(deleted), nil
+		}
+	}
+}
+
+// writeAccountFile names the account of the account's directory dir (created if missing):
+// atomically, so a reader never sees half a stamp.
+func writeAccountFile(dir string, stamp time.Time) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create the agent's directory: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, AccountFile+"-*")
+	if err != nil {
+		return fmt.Errorf("write the agent's %s: %w", AccountFile, err)
+	}
+	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
+	if _, err := tmp.WriteString(stamp.Format(time.RFC3339Nano) + "\n"); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write the agent's %s: %w", AccountFile, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write the agent's %s: %w", AccountFile, err)
+	}
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, AccountFile)); err != nil {
+		return fmt.Errorf("write the agent's %s: %w", AccountFile, err)
+	}
+	return nil
 }
 
 // readPass returns the pass the directory's opencode.json carries, or "" when there is none

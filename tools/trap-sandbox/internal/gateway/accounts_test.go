@@ -354,3 +354,56 @@ func TestATokenShapedSecretIsNotAToken(t *testing.T) {
 	assert.Contains(t, h.logs.String(), `tokenId="`+long[:100])
 	assert.NotContains(t, h.logs.String(), long[:1000], "the id is clipped in the log")
 }
+
+// TestARecreatedAccountIsAnotherRequester: an account removed and made again under the same
+// name is another account to the modules too: its computers' requests carry the new
+// account's creation stamp, so what a module keeps of the removed one's (the agent's
+// conversations) is not theirs. A computer on the shared password carries none.
+func TestARecreatedAccountIsAnotherRequester(t *testing.T) {
+	ctx := t.Context()
+	clk := clock.NewFake(time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC))
+	accounts := account.New(account.NewMemory(), clk)
+	seen := make(chan protocol.Requester, 1)
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil, func(gw *Gateway) {
+		gw.Handle("who", func(_ context.Context, from protocol.Requester, _ json.RawMessage) (json.RawMessage, error) {
+			seen <- from
+			return nil, nil
+		})
+	})
+	ask := func(c *computer) protocol.Requester {
+		t.Helper()
+		c.request("w1", "who", map[string]any{})
+		require.True(t, c.read().OK)
+		return <-seen
+	}
+	newAlice := func() (string, time.Time) {
+		t.Helper()
+		_, err := accounts.AddAccount(ctx, "alice", account.RoleUser, "first")
+		require.NoError(t, err)
+		acc, err := accounts.Store().Account(ctx, "alice")
+		require.NoError(t, err)
+		cred, _, err := accounts.IssueCredential(ctx, "alice", "alice")
+		require.NoError(t, err)
+		return cred, acc.Created
+	}
+
+	cred, created := newAlice()
+	first := ask(h.connect(t, "7:kitchen", cred))
+	assert.Equal(t, "alice", first.AccountID)
+	require.False(t, created.IsZero())
+	assert.True(t, first.AccountCreated.Equal(created), "the account's stamp: %v, want %v", first.AccountCreated, created)
+
+	removed, err := accounts.RemoveAccount(ctx, "alice")
+	require.NoError(t, err)
+	h.gw.AccountRemoved("alice", removed.Credentials)
+	clk.Advance(time.Minute)
+	cred, created = newAlice()
+	second := ask(h.connect(t, "7:kitchen", cred))
+	assert.Equal(t, "alice", second.AccountID)
+	assert.True(t, second.AccountCreated.Equal(created), "the new account's stamp: %v, want %v", second.AccountCreated, created)
+	assert.False(t, second.AccountCreated.Equal(first.AccountCreated), "another account than the removed one")
+
+	local := ask(h.connect(t, "7:kitchen", "pw"))
+	assert.Equal(t, LocalAccount, local.AccountID)
+	assert.True(t, local.AccountCreated.IsZero(), "the shared password has no stamp")
+}

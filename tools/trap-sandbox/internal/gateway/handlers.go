@@ -296,7 +296,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.limits.warns.warn("hello with an API token as the computer's secret: anyone who opens the computer reads it; revoke it (trap-sandbox tokens revoke ID) and link the computer (sandbox link)",
 			s.remoteAddr, "traposId", clip(traposID), "tokenId", tokenID)
 	}
-	accountID, credential, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
+	accountID, credential, accountCreated, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
 		s.log().Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
@@ -377,6 +377,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 	}
 	s.key, s.authenticated = key, true
 	s.credential = credential
+	s.accountCreated = accountCreated
 	s.clientVersion = clientVersion
 	s.mu.Unlock()
 	// Trusted now: full-size frames both ways (this runs on the reader, which owns the limit).

@@ -77,7 +77,8 @@ func (s *Session) requester() protocol.Requester {
 	if !s.authenticated {
 		traposID = s.linkTraposID
 	}
-	return protocol.Requester{AccountID: s.key.AccountID, TraposID: traposID, RemoteAddr: s.remoteAddr, Socket: s.socket}
+	return protocol.Requester{AccountID: s.key.AccountID, TraposID: traposID, AccountCreated: s.accountCreated, RemoteAddr: s.remoteAddr,
+		Socket: s.socket}
 }
 
 // linkAnswered follows a good answer to a link request on a link session: a code starts the

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
@@ -23,11 +24,12 @@ const LocalAccount = account.Local
 // to LocalAccount. It fails with account.ErrBadSecret or account.ErrRevoked. A credential
 // is checked even when no password is set: it names an account, so a wrong one is refused.
 // The credential's selector is returned too ("" for the password), so that revoking it
-// finds the socket. The password itself is the password whatever it starts with: a
+// finds the socket, and the account's creation stamp (zero for the password), which tells a
+// removed account's computers from those of an account made later under the same name. The password itself is the password whatever it starts with: a
 // SANDBOX_PASSWORD that happens to begin with tsc_ is not taken for a credential.
-func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, err error) {
+func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, created time.Time, err error) {
 	if g.cfg.Password != "" && server.SecretMatches(secret, g.cfg.Password) {
-		return LocalAccount, "", nil
+		return LocalAccount, "", time.Time{}, nil
 	}
 	if g.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
 		c, err := g.cfg.Accounts.AuthenticateComputer(ctx, secret, traposID, remoteAddr)
@@ -37,14 +39,14 @@ func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAd
 			g.limits.warns.warn("hello admitted, but the account store could not record it (is the data directory's disk full?)",
 				remoteAddr, "traposId", clip(traposID), "err", err)
 		} else if err != nil {
-			return "", "", err
+			return "", "", time.Time{}, err
 		}
-		return c.AccountID, c.Selector, nil
+		return c.AccountID, c.Selector, c.AccountCreated, nil
 	}
 	if g.cfg.Password != "" {
-		return "", "", account.ErrBadSecret
+		return "", "", time.Time{}, account.ErrBadSecret
 	}
-	return LocalAccount, "", nil // no password: any secret is the shared one
+	return LocalAccount, "", time.Time{}, nil // no password: any secret is the shared one
 }
 
 // Key identifies a computer: traposId ("<computerId>:<label>") is only unique inside an account.

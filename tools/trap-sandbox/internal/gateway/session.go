@@ -87,11 +87,14 @@ type Session struct {
 	authenticated bool
 	clientVersion string // hello's clientVersion, empty for an older client
 	credential    string // the selector of the computer's own credential at hello, "" for the password
-	linkTraposID  string // a link session's traposId (link.go); "" for any other socket
-	closed        bool
-	closeCode     int    // code of the close frame to send, or the peer's code for logs
-	closeReason   string // reason of the close frame to send
-	sendClose     bool   // whether the writer must send a close frame
+	// accountCreated is the account's creation stamp at hello (protocol.Requester), zero for
+	// the password.
+	accountCreated time.Time
+	linkTraposID   string // a link session's traposId (link.go); "" for any other socket
+	closed         bool
+	closeCode      int    // code of the close frame to send, or the peer's code for logs
+	closeReason    string // reason of the close frame to send
+	sendClose      bool   // whether the writer must send a close frame
 	// closeFrameSent: the reader (1009) or the WebSocket library (1002) already sent the
 	// close frame: the gateway's close all the same.
 	closeFrameSent bool

@@ -4,12 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 )
 
 // Requester is the computer a computer_request came from (its hello-completed identity).
 type Requester struct {
 	AccountID string
 	TraposID  string
+	// AccountCreated is the account's creation stamp as the hello's credential found it
+	// (account.Account.Created): an account removed and made again under the same name is
+	// another account, whose computers inherit nothing of the removed one's. Zero for the
+	// shared password ("local").
+	AccountCreated time.Time
 	// RemoteAddr is the socket's remote address (host:port), for per-address limits.
 	RemoteAddr string
 	// Socket names the socket the request came on, unique in this process (never 0 from

@@ -609,8 +609,12 @@ func testSkewedClocks(t *testing.T, s account.Store) {
 	old := account.New(unstamped{s}, clock.NewFake(t0))
 	_, err = old.Authenticate(ctx, tok)
 	require.NoError(t, err, "a token without a stamp")
-	_, err = old.AuthenticateComputer(ctx, cred, "5:desk", "10.0.0.5:1")
+	c, err := old.AuthenticateComputer(ctx, cred, "5:desk", "10.0.0.5:1")
 	require.NoError(t, err, "a credential without a stamp")
+	acc, err := s.Account(ctx, "alice")
+	require.NoError(t, err)
+	assert.True(t, c.AccountCreated.Equal(acc.Created),
+		"the hello learns its account's stamp from the store (the agent tells a re-created account by it): %v, want %v", c.AccountCreated, acc.Created)
 }
 
 // unstamped is a store whose tokens and credentials read as an older trap-sandbox wrote them:
