@@ -17,6 +17,7 @@ import (
 
 	"github.com/alecthomas/kong"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"traposclient"
 
@@ -237,6 +238,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 			return err
 		}
 	}
+
+	// The process's own figures (go_goroutines, process_open_fds,
+	// process_resident_memory_bytes, …): what an operator watches for a leak over hours.
+	perReplica.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 
 	var accounts *account.Accounts
 	var store *account.SQLite

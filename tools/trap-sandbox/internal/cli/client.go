@@ -64,7 +64,7 @@ func failure(traposID, command string, err error) error {
 	if !pe.ByComputer && strings.HasPrefix(pe.Message, gatewayAt) {
 		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
 	}
-	if pe.Code == protocol.CodeTimeout {
+	if pe.Code == protocol.CodeTimeout && !strings.HasPrefix(pe.Message, gatewayAt) { // a silent gateway: more time is no fix
 		msg += fmt.Sprintf(" (--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds()))
 	}
 	return errors.New(msg)

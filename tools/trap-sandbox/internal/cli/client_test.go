@@ -181,6 +181,23 @@ func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 	}
 }
 
+// TestAHungGatewayIsNamedWithoutTheTimeoutHint: a gateway that never answers is the one the
+// CLI names, without "--timeout gives it longer" (more time is no fix for a hung gateway).
+func TestAHungGatewayIsNamedWithoutTheTimeoutHint(t *testing.T) {
+	clearEnv(t)
+	release := make(chan struct{})
+	hung := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer hung.Close()
+	defer close(release)
+	_, err := runClient(t, "ping", "15:pc15", "--timeout", "1ms", "--url", hung.URL)
+	require.EqualError(t, err, "computer 15:pc15 ping: the gateway at "+hung.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz); its own timeout answer was due after 1ms")
+}
+
 // TestAITurnsListsTheRunningTurns: ai-turns reads the agent's list through the API's client.
 func TestAITurnsListsTheRunningTurns(t *testing.T) {
 	clearEnv(t)

@@ -12,7 +12,9 @@ import (
 
 // docs/http-api.md's metric table is the operator's reference: it names every metric a
 // running gateway serves on /metrics, and each metric it names is served (those marked
-// `--nats` only by a replica: TestServeWithNATSSharesComputersAcrossReplicas).
+// `--nats` only by a replica: TestServeWithNATSSharesComputersAcrossReplicas). Beside them
+// the process's own figures (Prometheus's standard go_* and process_* families, which the
+// section names in a sentence) are served: what an operator watches for a leak over hours.
 func TestTheMetricsTableNamesEveryServedMetric(t *testing.T) {
 	clearEnv(t)
 	doc, err := os.ReadFile("../../../../docs/http-api.md")
@@ -38,7 +40,14 @@ func TestTheMetricsTableNamesEveryServedMetric(t *testing.T) {
 			served[strings.Fields(rest)[0]] = true
 		}
 	}
+	for _, name := range []string{"go_goroutines", "process_open_fds", "process_resident_memory_bytes"} {
+		assert.True(t, served[name], "%s is not served: an operator cannot see the process grow", name)
+		assert.Contains(t, section, "`"+name+"`", "docs/http-api.md's /metrics section names %s", name)
+	}
 	for name := range served {
+		if strings.HasPrefix(name, "go_") || strings.HasPrefix(name, "process_") {
+			continue // the standard collectors' families, named in the section's sentence
+		}
 		assert.True(t, documented[name], "%s is served but not in docs/http-api.md's table", name)
 	}
 	for name := range documented {

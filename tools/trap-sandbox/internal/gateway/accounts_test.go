@@ -154,6 +154,33 @@ func TestCredentialHelloStandsWhenItsRecordFails(t *testing.T) {
 	assert.NotContains(t, h.logs.String(), alice[len(alice)-10:], "no secret in the log")
 }
 
+// downStore is a store that cannot be read, as NATS's bucket while NATS is down.
+type downStore struct{ *account.Memory }
+
+func (downStore) Credential(context.Context, string) (account.Credential, error) {
+	return account.Credential{}, errors.New("read credential: context deadline exceeded")
+}
+
+// TestAStoreOutageIsLoggedOnceAMinutePerAddress: while the store is out, each computer with
+// a credential retries its hello every few seconds, each refused with "try again later"; the
+// soak (NATS down) logged one ERROR line per retry and computer. One line an address a minute
+// now, with the count of the others at the next.
+func TestAStoreOutageIsLoggedOnceAMinutePerAddress(t *testing.T) {
+	accounts := account.New(downStore{account.NewMemory()}, clock.Real{})
+	h := newHarness(t, Config{Password: "pw", Accounts: accounts}, nil)
+	for _, id := range []string{"7:", "8:", "7:"} {
+		c := h.dial(t, id)
+		resp := c.hello("tsc_abcdefghijkl_0123456789abcdefghijklmnopqrstuv")
+		require.False(t, resp.OK)
+		assert.Equal(t, protocol.CodeInternal, resp.Error.Code)
+		assert.Contains(t, resp.Error.Message, "try again later")
+		c.expectClose(CloseGoingAway, "")
+	}
+	logs := h.logs.String()
+	assert.Equal(t, 1, strings.Count(logs, "hello: the account store failed"), "%s", logs)
+	assert.Contains(t, logs, `level=ERROR msg="hello: the account store failed"`)
+}
+
 // fedRevocations is a RevocationSource whose every answer the test gives: the loop asks only
 // as fast as the test answers.
 type fedRevocations chan fedAnswer

@@ -313,7 +313,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	if err != nil && !errors.Is(err, account.ErrBadSecret) {
-		s.log().Error("hello: the account store failed", "err", err)
+		// Each computer with a credential retries every few seconds while the store is out (NATS
+		// down): one line per address a minute, with the count of the others.
+		s.gw.limits.warns.error("hello: the account store failed", s.remoteAddr, "err", err)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal, "the gateway cannot check the secret now; try again later"))
 		s.closeByGateway(CloseGoingAway, "account store unavailable")
 		return

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -36,8 +37,8 @@ const warnEvery = time.Minute
 // address is forgotten, so that ever new addresses do not grow the throttle for good.
 const warnForgetAfter = 10 * warnEvery
 
-// warnThrottle writes a repeated WARN line (same message, same address) at most once per
-// warnEvery, with the number of lines it suppressed since the last one.
+// warnThrottle writes a repeated WARN (or ERROR) line (same message, same address) at most
+// once per warnEvery, with the number of lines it suppressed since the last one.
 type warnThrottle struct {
 	log   *slog.Logger
 	clock clock.Clock
@@ -59,6 +60,16 @@ func newWarnThrottle(logger *slog.Logger, c clock.Clock) *warnThrottle {
 // warn logs msg for address (grouped by addressKey: an IPv6 /64 is one address) unless it
 // was logged for it less than warnEvery ago; it reports whether it logged.
 func (w *warnThrottle) warn(msg, address string, attrs ...any) bool {
+	return w.logAt(slog.LevelWarn, msg, address, attrs...)
+}
+
+// error is warn at ERROR: a failure of the gateway's own (its account store), which every
+// computer's retry would otherwise log again every few seconds.
+func (w *warnThrottle) error(msg, address string, attrs ...any) bool {
+	return w.logAt(slog.LevelError, msg, address, attrs...)
+}
+
+func (w *warnThrottle) logAt(level slog.Level, msg, address string, attrs ...any) bool {
 	key := msg + " " + addressKey(address)
 	now := w.clock.Now()
 	w.mu.Lock()
@@ -82,7 +93,7 @@ func (w *warnThrottle) warn(msg, address string, attrs ...any) bool {
 	if suppressed > 0 {
 		attrs = append(attrs, "suppressedSinceLast", suppressed)
 	}
-	w.log.Warn(msg, append(attrs, "repeatsLoggedEvery", warnEvery)...)
+	w.log.Log(context.Background(), level, msg, append(attrs, "repeatsLoggedEvery", warnEvery)...)
 	return true
 }
 

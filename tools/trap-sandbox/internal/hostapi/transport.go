@@ -136,6 +136,7 @@ func (h HTTP) Check(ctx context.Context) error {
 // answer is awaited computer.RunSlack longer, so the gateway's own timeout answer arrives
 // first. 200 carries the computer's answer; any other status, the gateway's error.
 func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout+computer.RunSlack)
 	defer cancel()
 	body, err := json.Marshal(RequestBody{Type: typ, Payload: payload, TimeoutMs: new(max(timeout.Milliseconds(), 1))})
@@ -143,6 +144,11 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 		return nil, fmt.Errorf("encode the %s request: %w", typ, err)
 	}
 	status, data, err := h.Do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
+	if errors.Is(err, context.DeadlineExceeded) && caller.Err() == nil {
+		// The gateway answers timeout itself once timeout has passed; RunSlack later it is the
+		// gateway that has not answered, not the computer (one that is hung, or overloaded).
+		return nil, protocol.Errorf(protocol.CodeTimeout, "%v; its own timeout answer was due after %s", err, timeout)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -231,13 +237,27 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 	case err == nil:
 		return resp, nil
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, err
+		return nil, SilentGatewayError{URL: ShownURL(h.URL)}
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return nil, NoGatewayError{URL: ShownURL(h.URL)}
 	default:
 		return nil, fmt.Errorf("call the gateway at %s: %w", ShownURL(h.URL), err)
 	}
 }
+
+// SilentGatewayError is a call whose deadline passed before the gateway answered: a gateway
+// that is hung or overloaded (or an address that swallows connections). It is a
+// context.DeadlineExceeded for errors.Is; its message names the gateway, not a computer.
+type SilentGatewayError struct {
+	URL string // as ShownURL shows it
+}
+
+func (e SilentGatewayError) Error() string {
+	return fmt.Sprintf("the gateway at %s did not answer in time: it may be hung or overloaded (see its log and GET /healthz)", e.URL)
+}
+
+// Unwrap makes the error a context.DeadlineExceeded.
+func (SilentGatewayError) Unwrap() error { return context.DeadlineExceeded }
 
 // NoGatewayError is a call that found nothing listening at the gateway's URL (connection
 // refused); its message names the fix, so a caller adds no hint of its own.

@@ -242,3 +242,35 @@ func TestAnAdminsRequestFindsItsComputerWithoutWalkingEveryComputer(t *testing.T
 	require.NoError(t, err)
 	assert.Len(t, cs, 5, "the listing still walks them")
 }
+
+// TestAHungGatewayIsNamedNotTheComputer: a gateway that takes a call and never answers (the
+// soak: a SIGSTOPped gateway) was reported as `computer 15:pc15 did not answer ping in time`
+// and, for the list, as Go's `Get "…": context deadline exceeded`. Both name the gateway now;
+// the list's error is still a deadline for errors.Is.
+func TestAHungGatewayIsNamedNotTheComputer(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select { // hung: no answer until the client gives up
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	h := hostapi.HTTP{URL: srv.URL}
+
+	// The request's own bound (timeout plus computer.RunSlack) passes while the caller waits on.
+	_, err := computer.New(h).Ping(t.Context(), "15:pc15", time.Millisecond)
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, protocol.CodeTimeout, pe.Code)
+	assert.False(t, pe.ByComputer)
+	assert.Equal(t, "the gateway at "+srv.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz); its own timeout answer was due after 1ms", pe.Message)
+
+	// The caller's deadline.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+	defer cancel()
+	_, err = h.Computers(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.EqualError(t, err, "the gateway at "+srv.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz)")
+}

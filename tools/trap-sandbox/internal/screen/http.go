@@ -2,10 +2,13 @@ package screen
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"time"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
@@ -17,9 +20,17 @@ import (
 // WatchPattern is the host API's live view of a computer's screen: a server-sent event stream
 // (Accept: text/event-stream) of frames, each `event: frame` with the whole screen as JSON
 // (FrameJSON); it ends with `event: end` and the error when the computer goes away, or when
-// the token it was opened with is revoked or expires (checked before each frame). Reading
+// the token it was opened with is revoked or expires (checked before each frame, and every
+// KeepAlive while the screen stays still, with a `: keepalive` comment). Reading
 // once and sending input go through …/requests (screen.read, screen.input), like every type.
 const WatchPattern = "/trapos/computers/{traposId}/screen"
+
+// KeepAlive is how long the stream waits on a still screen before it checks its token again
+// (a revoked or expired one ends the stream then, not at the screen's next change) and sends a
+// comment line (`: keepalive`, which SSE clients skip): the write keeps a proxy's idle timeout
+// from cutting the stream, and fails once the viewer's connection is gone, which ends the
+// watch instead of holding it for as long as the computer stays connected.
+const KeepAlive = 15 * time.Second
 
 // FrameJSON is a frame as the stream sends it: the screen, its text as host text.
 type FrameJSON struct {
@@ -57,9 +68,25 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		_ = rc.Flush()
 	}
 	for {
-		f, err := v.Next(r.Context())
+		wait, stop := context.WithTimeout(r.Context(), m.keepAlive)
+		f, err := v.Next(wait)
+		stop()
 		if r.Context().Err() != nil {
 			return
+		}
+		if errors.Is(err, context.DeadlineExceeded) {
+			// The screen stayed still for keepAlive.
+			if pe := server.StillAdmitted(r.Context()); pe != nil {
+				end(pe)
+				return
+			}
+			if _, err := io.WriteString(w, ": keepalive\n\n"); err != nil {
+				return
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+			continue
 		}
 		if err != nil {
 			end(protocol.Errorf(protocol.CodeNotConnected, "computer %s: %v", v.w.traposID, err))

@@ -165,3 +165,46 @@ func TestTheStreamEndsWhenItsTokenIsRevokedOrExpires(t *testing.T) {
 		})
 	}
 }
+
+// TestAStillStreamKeepsAliveAndEndsWhenItsTokenIsRevoked: while the screen stays still the
+// stream sends a comment every keepAlive (a proxy keeps it open, and a viewer whose connection
+// vanished is noticed at the write), and checks its token then: a revoked token's stream ends
+// without waiting for the screen to change (the soak: still open 20 s after the revocation).
+func TestAStillStreamKeepsAliveAndEndsWhenItsTokenIsRevoked(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), testWait) // bounds a failure only
+	defer cancel()
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	_, err := accounts.AddAccount(ctx, "root", account.RoleAdmin, "first")
+	require.NoError(t, err)
+	m, _ := standIn(t)
+	m.keepAlive = time.Millisecond
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{Accounts: accounts}, m).Handler())
+	defer srv.Close()
+	plain, tok, err := accounts.IssueToken(ctx, "root", "viewer", time.Hour)
+	require.NoError(t, err)
+	resp := stream(t, ctx, srv.URL+"/trapos/computers/7:/screen", plain)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	_, err = m.handleUpdate(ctx, from, frame(1, map[string]string{"1": "hi "}, true))
+	require.NoError(t, err)
+	r := bufio.NewReader(resp.Body)
+	name, _ := event(t, r)
+	for name == "" { // keep-alives sent before the first frame
+		name, _ = event(t, r)
+	}
+	require.Equal(t, "frame", name)
+
+	line, err := r.ReadString('\n')
+	require.NoError(t, err, "the screen stays still: the stream still sends something")
+	assert.Equal(t, ": keepalive\n", line)
+
+	_, err = accounts.RevokeToken(ctx, "root", tok.Selector)
+	require.NoError(t, err)
+	var data string
+	for name, data = event(t, r); name == ""; name, data = event(t, r) {
+		// a keep-alive sent before the revocation
+	}
+	assert.Equal(t, "end", name, "the revoked token's still stream ends: %s", data)
+	assert.Contains(t, data, `"code":"unauthorized"`)
+	assert.Contains(t, data, "revoked")
+}

@@ -42,13 +42,17 @@ type Module struct {
 	mu      sync.Mutex
 	watches map[string]*watch // by watchKey: the computer's account and traposId
 
+	// keepAlive is how long the host API's stream waits on a still screen before it checks
+	// its token again and sends a comment (KeepAlive).
+	keepAlive time.Duration
+
 	updates, updateBytes prometheus.Counter // nil without a registry
 }
 
 // New returns the module; it starts and stops watches through c, as the viewer's caller (the
 // account in the context), so a viewer sees only the screens its account reaches.
 func New(c *computer.Client) *Module {
-	return &Module{client: c, watches: map[string]*watch{}}
+	return &Module{client: c, watches: map[string]*watch{}, keepAlive: KeepAlive}
 }
 
 // OnReplica names the replica this module runs on (docs/scale-out.md): a computer whose socket
