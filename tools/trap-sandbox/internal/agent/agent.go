@@ -642,6 +642,11 @@ func (m *Module) sessionLocked(key sessionKey, pl *place) *session {
 // otherwise the operator's log says why (a host path and a system error are no business of
 // the player's).
 func (m *Module) noPlace(ctx context.Context, from protocol.Requester, err error) *protocol.Error {
+	if errors.Is(err, errRemovedAccount) {
+		m.log.Info("agent: refused a question of a removed account's computer: a newer account of its name has claimed its directory",
+			"traposId", from.TraposID, "account", from.AccountID)
+		return protocol.Errorf(protocol.CodeUnauthorized, "this computer's account was removed, and its name given to a new account: the agent no longer answers it")
+	}
 	var oe *opencodeError
 	if errors.As(err, &oe) {
 		m.log.Warn("agent: cannot delete a removed account's conversations on opencode; the account's computers cannot ask until it can",

@@ -656,7 +656,8 @@ func TestARecreatedAccountStartsAfresh(t *testing.T) {
 		f.conversations(), "the removed alice's conversations are deleted, the new alice's start afresh")
 	data, err := os.ReadFile(accountFile(f.root, "alice"))
 	require.NoError(t, err)
-	assert.Equal(t, newAliceCreated.Format(time.RFC3339Nano)+"\n", string(data))
+	assert.Equal(t, newAliceCreated.Format(time.RFC3339Nano)+"\n"+aliceCreated.Format(time.RFC3339Nano)+"\n", string(data),
+		"the new alice's, then the removed alice's")
 
 	m.Close()
 	m = f.module(t) // a gateway restart
@@ -720,4 +721,36 @@ func TestARecreatedAccountWaitsForOpencode(t *testing.T) {
 	f.oc.FailWith(0)
 	require.Equal(t, ReasonStop, ask(t, m, kitchen, "hello"))
 	assert.Equal(t, []string{"trap-sandbox alice/7:kitchen main: hello"}, f.conversations())
+}
+
+// TestARemovedAccountsComputerNeverTakesTheNameBack: a computer of the removed account that
+// still asks after the new account claimed the name (a replica cut off from NATS, which has
+// not heard of the removal and keeps its socket; two replicas share the ai dir) is refused:
+// it neither continues the new account's conversation (same title) nor deletes it by claiming
+// the name back, on the replica that cached its place or on one that did not.
+func TestARemovedAccountsComputerNeverTakesTheNameBack(t *testing.T) {
+	f := startFakeAgent(t)
+	a, b := f.module(t), f.module(t) // two replicas on one ai dir
+	old := protocol.Requester{AccountID: "alice", TraposID: "7:kitchen", AccountCreated: aliceCreated}
+	require.Equal(t, ReasonStop, ask(t, b, old, "my secret plan")) // b holds the old alice's place
+	fresh := old
+	fresh.AccountCreated = newAliceCreated
+	require.Equal(t, ReasonStop, ask(t, a, fresh, "hello")) // a: the new alice claims the name
+
+	for _, m := range []*Module{b, a} {
+		_, err := m.handleAsk(t.Context(), old, json.RawMessage(`{"prompt":"what was my plan?"}`))
+		var pe *protocol.Error
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, protocol.CodeUnauthorized, pe.Code)
+		assert.Equal(t, "this computer's account was removed, and its name given to a new account: the agent no longer answers it", pe.Message)
+		_, err = m.handleReset(t.Context(), old, json.RawMessage(`{}`))
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, protocol.CodeUnauthorized, pe.Code)
+	}
+	assert.Equal(t, []string{"trap-sandbox alice/7:kitchen main: hello"}, f.conversations(), "the new alice's conversation, untouched")
+	data, err := os.ReadFile(accountFile(f.root, "alice"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(data), newAliceCreated.Format(time.RFC3339Nano)+"\n"), "still the new alice's: %q", data)
+	require.Equal(t, ReasonStop, ask(t, b, fresh, "again"))
+	assert.Equal(t, []string{"trap-sandbox alice/7:kitchen main: hello, again"}, f.conversations(), "the new alice's conversation continues on either replica")
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -69,7 +70,7 @@ func pathName(s string) string {
 // started, so a running instance still gets in after the gateway restarts.
 func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	m.placeMu.Lock()
-	if p := m.places[k]; p != nil {
+	if p := m.places[k]; p != nil && k.created == 0 {
 		m.placeMu.Unlock()
 		return p, nil
 	}
@@ -82,14 +83,16 @@ func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	// One account's preparation at a time (it may wait on opencode), others' meanwhile.
 	mu.Lock()
 	defer mu.Unlock()
+	// Checked at every question, a cached place's too: another replica on the same ai dir may
+	// have claimed the directory for an account made since (one read of a small file).
+	if err := m.claimAccount(ctx, k); err != nil {
+		return nil, err
+	}
 	m.placeMu.Lock()
 	p := m.places[k]
 	m.placeMu.Unlock()
 	if p != nil {
 		return p, nil
-	}
-	if err := m.claimAccount(ctx, k); err != nil {
-		return nil, err
 	}
 	dir := ComputerDir(m.cfg.Dir, k.account, k.traposID)
 	pass := readPass(dir)
@@ -108,9 +111,18 @@ func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 }
 
 // AccountFile is the file in an account's directory (computers/ACCOUNT/) that names the
-// account its computers' directories are of: its creation stamp (RFC 3339), one line. No
-// computer's directory can have its name: pathName escapes '.'.
+// account its computers' directories are of: its creation stamp (RFC 3339) on the first line,
+// then those of the removed accounts of that name it was of before, the latest first (at most
+// maxRemovedStamps). No computer's directory can have its name: pathName escapes '.'.
 const AccountFile = ".account"
+
+// maxRemovedStamps bounds the removed accounts' stamps AccountFile keeps.
+const maxRemovedStamps = 64
+
+// errRemovedAccount is a question of a computer of a removed account whose name a newer
+// account has claimed since (AccountFile lists its stamp among the removed ones): a computer
+// whose socket outlived the removal (a replica cut off from NATS has not heard of it).
+var errRemovedAccount = errors.New("the computer's account was removed, and its name claimed by a newer account")
 
 // opencodeError is an opencode failure while claiming an account's directory: the ask
 // answers it as any other opencode failure.
@@ -127,25 +139,29 @@ func (e *opencodeError) Unwrap() error { return e.err }
 // account): every conversation in its computers' directories is deleted on opencode, and only
 // then the file names the new account; a failure leaves it naming the old one, so the next
 // question tries again (after a gateway restart too) and never continues the old
-// conversations. The computers' passes stay: a pass opens only its computer of this account
-// name, and opencode's running instance for the directory keeps the one it read (a new one
-// would lock the new account's tools out until opencode restarts); the pass is the host's,
-// never a player's.
+// conversations. A removed account's (its stamp listed after the first line): refused with
+// errRemovedAccount, so that a computer of the removed account never continues the new one's
+// conversations (they share titles) nor deletes them by claiming the name back; stamps are
+// only ever compared for equality, never ordered (they come from different clocks). The
+// computers' passes stay: a pass opens only its computer of this account name, and opencode's
+// running instance for the directory keeps the one it read (a new one would lock the new
+// account's tools out until opencode restarts); the pass is the host's, never a player's.
 func (m *Module) claimAccount(ctx context.Context, k callerKey) error {
 	if k.created == 0 {
 		return nil
 	}
 	dir := filepath.Join(m.cfg.Dir, computersDir, pathName(k.account))
 	stamp := time.Unix(0, k.created).UTC()
-	data, err := os.ReadFile(filepath.Join(dir, AccountFile))
+	current, removed, err := readAccountFile(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return writeAccountFile(dir, stamp)
+		return writeAccountFile(dir, stamp, nil)
 	case err != nil:
-		return fmt.Errorf("read the agent's %s: %w", AccountFile, err)
-	}
-	if was, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(data))); err == nil && was.Equal(stamp) {
+		return err
+	case current.Equal(stamp):
 		return nil
+	case slices.ContainsFunc(removed, stamp.Equal):
+		return errRemovedAccount
 	}
 	// Another account's (or a file that is not one: not trusted either).
 	entries, err := os.ReadDir(dir)
@@ -178,7 +194,10 @@ func (m *Module) claimAccount(ctx context.Context, k callerKey) error {
 		}
 	}
 	m.mu.Unlock()
-	if err := writeAccountFile(dir, stamp); err != nil {
+	if !current.IsZero() {
+		removed = append([]time.Time{current}, removed...)
+	}
+	if err := writeAccountFile(dir, stamp, removed[:min(len(removed), maxRemovedStamps)]); err != nil {
 		return err
 	}
 	m.log.Info("agent: an account of a removed account's name asked: the removed account's conversations were deleted on opencode",
@@ -221,9 +240,32 @@ func (m *Module) forgetConversations(ctx context.Context, oc *client) (int, erro
 	}
 }
 
-// writeAccountFile names the account of the account's directory dir (created if missing):
-// atomically, so a reader never sees half a stamp.
-func writeAccountFile(dir string, stamp time.Time) error {
+// readAccountFile reads the account directory dir's AccountFile: the stamp of the account it
+// is of (zero when the first line is no stamp: not trusted) and those of the removed accounts
+// it was of (lines that are no stamp are skipped). A missing file is fs.ErrNotExist.
+func readAccountFile(dir string) (current time.Time, removed []time.Time, err error) {
+	data, err := os.ReadFile(filepath.Join(dir, AccountFile))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return time.Time{}, nil, err
+		}
+		return time.Time{}, nil, fmt.Errorf("read the agent's %s: %w", AccountFile, err)
+	}
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		t, err := time.Parse(time.RFC3339Nano, strings.TrimSpace(line))
+		switch {
+		case i == 0:
+			current = t // zero when it is no stamp
+		case err == nil:
+			removed = append(removed, t)
+		}
+	}
+	return current, removed, nil
+}
+
+// writeAccountFile names the account of the account's directory dir (created if missing),
+// and the removed accounts it was of: atomically, so a reader never sees half a stamp.
+func writeAccountFile(dir string, stamp time.Time, removed []time.Time) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the agent's directory: %w", err)
 	}
@@ -232,7 +274,11 @@ func writeAccountFile(dir string, stamp time.Time) error {
 		return fmt.Errorf("write the agent's %s: %w", AccountFile, err)
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if _, err := tmp.WriteString(stamp.Format(time.RFC3339Nano) + "\n"); err != nil {
+	var b strings.Builder
+	for _, t := range append([]time.Time{stamp}, removed...) {
+		b.WriteString(t.UTC().Format(time.RFC3339Nano) + "\n")
+	}
+	if _, err := tmp.WriteString(b.String()); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write the agent's %s: %w", AccountFile, err)
 	}

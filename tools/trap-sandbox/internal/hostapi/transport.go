@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -144,10 +146,16 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 		return nil, fmt.Errorf("encode the %s request: %w", typ, err)
 	}
 	status, data, err := h.Do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
-	if errors.Is(err, context.DeadlineExceeded) && caller.Err() == nil {
+	var silent SilentGatewayError
+	var unreachable UnreachableGatewayError
+	switch {
+	case caller.Err() != nil:
+	case errors.As(err, &silent):
 		// The gateway answers timeout itself once timeout has passed; RunSlack later it is the
 		// gateway that has not answered, not the computer (one that is hung, or overloaded).
 		return nil, protocol.Errorf(protocol.CodeTimeout, "%v; its own timeout answer was due after %s", err, timeout)
+	case errors.As(err, &unreachable):
+		return nil, protocol.Errorf(protocol.CodeTimeout, "%v", err) // nor the computer: no gateway was reached
 	}
 	if err != nil {
 		return nil, err
@@ -232,10 +240,14 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 	if client == nil {
 		client = http.DefaultClient
 	}
+	var connected atomic.Bool // a deadline before it: no gateway took the call at all
+	req = req.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }}))
 	resp, err := client.Do(req)
 	switch {
 	case err == nil:
 		return resp, nil
+	case errors.Is(err, context.DeadlineExceeded) && !connected.Load():
+		return nil, UnreachableGatewayError{URL: ShownURL(h.URL)}
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, SilentGatewayError{URL: ShownURL(h.URL)}
 	case errors.Is(err, syscall.ECONNREFUSED):
@@ -245,8 +257,8 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 	}
 }
 
-// SilentGatewayError is a call whose deadline passed before the gateway answered: a gateway
-// that is hung or overloaded (or an address that swallows connections). It is a
+// SilentGatewayError is a call whose deadline passed before the gateway answered, on a
+// connection it had taken: a gateway that is hung or overloaded. It is a
 // context.DeadlineExceeded for errors.Is; its message names the gateway, not a computer.
 type SilentGatewayError struct {
 	URL string // as ShownURL shows it
@@ -258,6 +270,20 @@ func (e SilentGatewayError) Error() string {
 
 // Unwrap makes the error a context.DeadlineExceeded.
 func (SilentGatewayError) Unwrap() error { return context.DeadlineExceeded }
+
+// UnreachableGatewayError is a call whose deadline passed before anything at the gateway's
+// URL took the connection (a wrong host, a firewall that drops it): no gateway to blame. It is
+// a context.DeadlineExceeded for errors.Is; its message names the address and what to check.
+type UnreachableGatewayError struct {
+	URL string // as ShownURL shows it
+}
+
+func (e UnreachableGatewayError) Error() string {
+	return fmt.Sprintf("the gateway at %s could not be reached in time (nothing took the connection): is the address right (--url or SANDBOX_URL), or does a firewall drop it?", e.URL)
+}
+
+// Unwrap makes the error a context.DeadlineExceeded.
+func (UnreachableGatewayError) Unwrap() error { return context.DeadlineExceeded }
 
 // NoGatewayError is a call that found nothing listening at the gateway's URL (connection
 // refused); its message names the fix, so a caller adds no hint of its own.

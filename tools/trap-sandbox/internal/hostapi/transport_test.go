@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -273,4 +274,37 @@ func TestAHungGatewayIsNamedNotTheComputer(t *testing.T) {
 	_, err = h.Computers(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.EqualError(t, err, "the gateway at "+srv.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz)")
+}
+
+// TestAnAddressNothingAnswersIsNotCalledAHungGateway: a connection nothing takes (a wrong
+// host, a firewall that drops it) was reported as a gateway that is hung or overloaded, to be
+// looked for in its log; it names the address now, for the CLI's list and ping alike.
+func TestAnAddressNothingAnswersIsNotCalledAHungGateway(t *testing.T) {
+	// A connect that never completes, as a dropped SYN's (net/http lets a dial outlive the
+	// request that started it: the test's end ends it).
+	release := make(chan struct{})
+	defer close(release)
+	blackhole := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-release:
+			return nil, net.ErrClosed
+		}
+	}}}
+	h := hostapi.HTTP{URL: "http://10.0.0.9:4444", Client: blackhole}
+	const want = "the gateway at http://10.0.0.9:4444 could not be reached in time (nothing took the connection): is the address right (--url or SANDBOX_URL), or does a firewall drop it?"
+
+	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
+	defer cancel()
+	_, err := h.Computers(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.EqualError(t, err, want)
+
+	_, err = computer.New(h).Ping(t.Context(), "15:pc15", time.Millisecond)
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, protocol.CodeTimeout, pe.Code)
+	assert.False(t, pe.ByComputer)
+	assert.Equal(t, want, pe.Message, "neither the computer's fault nor a gateway's own timeout answer")
 }
