@@ -254,6 +254,29 @@ func TestPathName(t *testing.T) {
 	assert.Equal(t, "a_2fb_5cc_25", pathName(`a/b\c%`))
 	assert.Equal(t, "_", pathName(""))
 	assert.NotEqual(t, pathName("_3a"), pathName(":"))
+
+	// 85 escaped bytes are 255: the longest name kept as it is (an earlier gateway made it).
+	assert.Equal(t, strings.Repeat("_2e", 85), pathName(strings.Repeat(".", 85)))
+	long := "7:" + strings.Repeat("é", 127) // the longest traposId a hello may say (256 bytes)
+	name := pathName(long)
+	assert.LessOrEqual(t, len(name), maxPathName)
+	assert.Regexp(t, `^7_3a(_c3_a9)+(_c3)?_h[0-9a-f]{64}$`, name, "cut between escapes, and named by its hash")
+	assert.NotEqual(t, name, pathName(long[:len(long)-2]+"e"), "two long names that share the cut part")
+	assert.Equal(t, name, pathName(long), "the same name every time (a restart finds the directory)")
+}
+
+// TestAComputerWithALongLabelAsks: a traposId of 256 bytes (a name tag's label of accented
+// letters) escapes to more than a file's name may have; its computer's every question
+// answered "the agent is unavailable: the gateway cannot prepare this computer's directory".
+func TestAComputerWithALongLabelAsks(t *testing.T) {
+	f := startFakeAgent(t)
+	m := f.module(t)
+	from := protocol.Requester{AccountID: "alice", TraposID: "7:" + strings.Repeat("é", 127), AccountCreated: aliceCreated}
+	require.Equal(t, ReasonStop, ask(t, m, from, "one"))
+	m.Close()
+	m = f.module(t) // a gateway restart finds the conversation again
+	require.Equal(t, ReasonStop, ask(t, m, from, "two"))
+	assert.Equal(t, []string{"trap-sandbox alice/" + from.TraposID + " main: one, two"}, f.conversations())
 }
 
 func TestOffWithoutAModel(t *testing.T) {

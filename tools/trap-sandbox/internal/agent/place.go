@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -45,7 +47,10 @@ func ComputerDir(root, accountID, traposID string) string {
 // _xx in lower-case hex ("7:Kitchen" is "7_3a_4bitchen"), so no name is "." or "..", holds a
 // separator, differs only in case (macOS, Windows), or holds a '%': opencode 1.18.33 decodes
 // its ?directory= once more than the query needs, so "7%3Adesk" would be read as "7:desk".
-// Two different names never meet.
+// A name that comes out longer than a file system takes (maxPathName) is cut, and ends in
+// "_h" and the SHA-256 of s: a traposId may have 256 bytes, a label of 43 accented letters
+// escapes to more than 255, and its computer could never ask. Two different names never meet:
+// an escape's '_' is followed by two hex digits, never by 'h'.
 func pathName(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -59,8 +64,22 @@ func pathName(s string) string {
 	if b.Len() == 0 {
 		return "_"
 	}
-	return b.String()
+	name := b.String()
+	if len(name) <= maxPathName {
+		return name // as before: a directory made by an earlier gateway keeps its name
+	}
+	sum := sha256.Sum256([]byte(s))
+	suffix := "_h" + hex.EncodeToString(sum[:])
+	keep := maxPathName - len(suffix)
+	if i := strings.LastIndexByte(name[:keep], '_'); i > keep-3 {
+		keep = i // not inside an escape, so the suffix's '_' starts an escape's place
+	}
+	return name[:keep] + suffix
 }
+
+// maxPathName is the most bytes a name may have on the file systems the agent's directory
+// lives on (NAME_MAX: ext4, XFS, btrfs, APFS).
+const maxPathName = 255
 
 // placeOf returns the computer's place, preparing it on the computer's first question since
 // the gateway started: its account's directory is claimed for the account (claimAccount), its

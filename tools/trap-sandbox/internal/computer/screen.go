@@ -2,6 +2,7 @@ package computer
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,6 +75,42 @@ func (s Screen) Equal(o Screen) bool {
 	return true
 }
 
+// PaletteProblem says what is wrong with a palette a computer sent ("" when nothing): at most
+// 16 colours, each #rrggbb. It reaches every viewer as it is, the web console's CSS and the
+// agent's read_screen among them, so a hostile computer's text must not pass for a colour
+// there (a CSS value such as url(…) makes the console's page fetch what the computer names).
+func PaletteProblem(palette []string) string {
+	if len(palette) > 16 {
+		return fmt.Sprintf("the palette has %d colours; a screen has 16", len(palette))
+	}
+	for i, c := range palette {
+		if !isHexColour(c) {
+			return fmt.Sprintf("palette colour %d is %s, not #rrggbb", i, strconv.Quote(clipText(c)))
+		}
+	}
+	return ""
+}
+
+func isHexColour(c string) bool {
+	if len(c) != 7 || c[0] != '#' {
+		return false
+	}
+	for i := 1; i < 7; i++ {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", rune(c[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// clipText keeps a computer's string short in a message.
+func clipText(s string) string {
+	if len(s) > 20 {
+		return strings.ToValidUTF8(s[:20], "") + "…"
+	}
+	return s
+}
+
 // FromWire turns the rows' wire text into host text (the fields a computer sends as bytes).
 func (s *Screen) FromWire(traposID string) error {
 	for i := range s.Rows {
@@ -98,6 +135,9 @@ func (c *Client) readScreen(ctx context.Context, traposID string, timeout time.D
 	}
 	if s.Rows == nil {
 		s.Rows = []Row{}
+	}
+	if why := PaletteProblem(s.Palette); why != "" {
+		return Screen{}, protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.read with a screen that is not one: %s", traposID, why)
 	}
 	return s, s.FromWire(traposID)
 }

@@ -323,6 +323,9 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 	if u.Width < 1 || u.Height < 1 || u.Width > 1024 || u.Height > 1024 {
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's", u.Width, u.Height)
 	}
+	if why := computer.PaletteProblem(u.Palette); why != "" {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
+	}
 	unknown := protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s: stop it", clip(string(u.WatchID)), from.TraposID)
 	m.mu.Lock()
 	w := m.watches[watchKey(from.AccountID, from.TraposID)]

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -222,4 +223,38 @@ func TestAnUpdateWithAFieldOfTheWrongKindNamesTheField(t *testing.T) {
 		assert.Contains(t, err.Error(), want, bad)
 		assert.NotContains(t, err.Error(), "Go struct", bad)
 	}
+}
+
+// TestAPaletteThatIsNoColourNeverReachesAViewer: a screen.update's palette went to every
+// viewer as the computer sent it, and the web console builds CSS of it (a hostile computer's
+// "url(/trapos/…)" made the console's page fetch the gateway's API with its viewer's rights).
+// Now it is refused, bad_payload, and the viewer keeps the screen it had.
+func TestAPaletteThatIsNoColourNeverReachesAViewer(t *testing.T) {
+	m, _ := standIn(t)
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	defer v.Close()
+	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "abc", "2": "def"}, true))
+	require.NoError(t, err)
+	_, err = v.Next(t.Context())
+	require.NoError(t, err)
+
+	for bad, want := range map[string]string{
+		`["url(/trapos/computers)"]`:                           `screen.update: palette colour 0 is "url(/trapos/computer…", not #rrggbb`,
+		`["#f0f0f0", "#00000g"]`:                               `screen.update: palette colour 1 is "#00000g", not #rrggbb`,
+		`["#f0f0f0) 0 0, url(x"]`:                              `not #rrggbb`,
+		`["` + strings.Repeat(`#000000", "`, 16) + `#000000"]`: `screen.update: the palette has 17 colours; a screen has 16`,
+	} {
+		update := `{"watchId":1,"seq":2,"width":3,"height":2,"rows":{},"palette":` + bad + `}`
+		_, err := m.handleUpdate(t.Context(), from, json.RawMessage(update))
+		assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), want, bad)
+	}
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":2,"width":3,"height":2,"rows":{},"palette":["#A0b0C0"]}`))
+	require.NoError(t, err, "#rrggbb in either case")
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 2, f.Seq, "no refused update was merged")
+	assert.Equal(t, []string{"#A0b0C0"}, f.Screen.Palette)
 }
