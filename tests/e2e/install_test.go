@@ -395,6 +395,29 @@ func TestInstallChecksThePassword(t *testing.T) {
 	assert.Equal(t, before, diskSnapshot(t, dir))
 }
 
+// TestInstallNamesASpaceAroundARefusedPassword: a password typed at the prompt with a space at
+// an end (pasted along with it), which the prompt's stars hide, is refused with a line that
+// names the space; the same password without it installs.
+func TestInstallNamesASpaceAroundARefusedPassword(t *testing.T) {
+	ctx := testContext(t)
+	const password = "choose-a-long-secret"
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", password, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+
+	out := playerSession(ctx, t, dir, true, install, password+" ")
+	assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused it.", out)
+	assert.Contains(t, strings.Join(lines(out), " "), "The password begins or ends with a space: if that is not part of it, type it without.", out)
+	assert.Empty(t, diskFiles(t, dir), "a refused install writes nothing")
+
+	out = playerSession(ctx, t, dir, true, install, "wrong")
+	assert.Contains(t, strings.Join(lines(out), " "), "Wrong password: the gateway refused it.", out)
+	assert.NotContains(t, out, "space", "a password without a space at an end gets no hint")
+
+	out = playerSession(ctx, t, dir, true, install, password, "")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+}
+
 // TestInstallKeepsALinkedCredential: the install line run again with the shared password on
 // a computer linked to an account keeps the computer's own credential (it was replaced, and
 // the computer silently left the account); a credential the gateway refuses is replaced by

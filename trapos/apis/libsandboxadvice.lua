@@ -213,6 +213,11 @@ local function explain(why, url, password, again)
       -- number holds) makes them wrong; which, it cannot tell.
       return "the gateway rejected sandbox.password (unauthorized); `set` stored it as the number "
         .. tostring(password) .. ": if it began with 0 or is long, set it as text with: sandbox setup";
+    elseif type(password) == "string" and (password:find("^%s") or password:find("%s$")) then
+      -- A password pasted or typed with a space at an end looks right behind sandbox setup's
+      -- stars; say so, without claiming the space is wrong (it may be part of it).
+      return "the gateway rejected sandbox.password (unauthorized); it begins or ends with a space: "
+        .. "if that is not part of it, set it again with: sandbox setup";
     end
     return "the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup";
   end

@@ -147,6 +147,15 @@ describe("libsandboxadvice explain", function()
         .. "if it began with 0 or is long, set it as text with: sandbox setup");
   end);
 
+  it("says a rejected password begins or ends with a space, without claiming that is the cause", function()
+    local fix = "the gateway rejected sandbox.password (unauthorized); it begins or ends with a space: "
+      .. "if that is not part of it, set it again with: sandbox setup";
+    expect(advice.explain("unauthorized: wrong secret", URL, "choose-a-long-secret ")):eq(fix);
+    expect(advice.explain("unauthorized: wrong secret", URL, "\tchoose-a-long-secret")):eq(fix);
+    expect(advice.explain("unauthorized: wrong secret", URL, "two words"))
+      :eq("the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup");
+  end);
+
   it("says when no password is set", function()
     local fix = "the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup";
     expect(advice.explain("unauthorized: wrong secret", URL, nil)):eq(fix);

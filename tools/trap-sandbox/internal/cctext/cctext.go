@@ -151,15 +151,25 @@ func (p *position) advance(r rune) {
 // contentField is the field name a file's contents are converted under (ToCC's field).
 const contentField = "content"
 
+// commandField is the field name a shell command line is converted under (Wire's field).
+const commandField = "command"
+
 func newReplacement(field string, r rune, at position) Replacement {
 	rep := Replacement{Char: string(r), CodePoint: fmt.Sprintf("U+%04X", r), Field: field, Line: at.line, Column: at.column}
 	where := fmt.Sprintf("%d:%d", at.line, at.column)
 	if field != "" {
 		where = field + " " + where
 	}
-	rep.Message = fmt.Sprintf("%q (%s) at %s is outside CC's character set and was sent as %q; "+
-		"write it as bytes with a Lua escape such as \"%s\"",
-		rep.Char, rep.CodePoint, where, string(Unmappable), luaEscape(rep.Char))
+	rep.Message = fmt.Sprintf("%q (%s) at %s is outside CC's character set and was sent as %q; ",
+		rep.Char, rep.CodePoint, where, string(Unmappable))
+	if field == commandField {
+		// CC's shell splits a command line at spaces and quotes and knows no escapes, so
+		// the only way to hand a program these bytes is to call it from Lua.
+		rep.Message += fmt.Sprintf("a command line has no escapes: run it from Lua code (exec) as "+
+			"shell.run(\"...\"), where a Lua escape such as \"%s\" writes its bytes", luaEscape(rep.Char))
+		return rep
+	}
+	rep.Message += fmt.Sprintf("write it as bytes with a Lua escape such as \"%s\"", luaEscape(rep.Char))
 	if strings.HasPrefix(field, "payload.") && field != "payload.code" {
 		// A raw request's field is a JSON string, where a Lua escape is only backslashes:
 		// its bytes are named as the characters U+0000-U+00FF (the byte rule).

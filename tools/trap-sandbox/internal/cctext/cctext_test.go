@@ -60,6 +60,15 @@ func TestReplacementInAFileNamesItsBytesForms(t *testing.T) {
 		`(MCP contentBase64, CLI --binary, HTTP Content-Type: application/octet-stream)`, reps[0].Message)
 }
 
+func TestReplacementInACommandLineNamesLuaAsTheWayToItsBytes(t *testing.T) {
+	_, reps := Wire("command", "echo ✓")
+	require.Len(t, reps, 1)
+	assert.Equal(t, `"✓" (U+2713) at command 1:6 is outside CC's character set and was sent as "?"; `+
+		`a command line has no escapes: run it from Lua code (exec) as shell.run("..."), `+
+		`where a Lua escape such as "\226\156\147" writes its bytes`, reps[0].Message,
+		"CC's shell knows no escapes, so a command line cannot take a Lua escape itself")
+}
+
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestTextRoundTripsEveryByte(t *testing.T) {

@@ -428,7 +428,11 @@ func (c *TokensAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
 	}
-	fmt.Fprintf(out, "token %s (%s) of %s, expires %s; shown once:\n%s\n", show(n.Token.Selector), show(n.Token.Name), show(n.Token.AccountID), stamp(n.Token.ExpiresAt), n.Secret)
+	expires := "never expires" // as link key says it; a listing's "-" does not read as prose
+	if !n.Token.ExpiresAt.IsZero() {
+		expires = "expires " + stamp(n.Token.ExpiresAt)
+	}
+	fmt.Fprintf(out, "token %s (%s) of %s, %s; shown once:\n%s\n", show(n.Token.Selector), show(n.Token.Name), show(n.Token.AccountID), expires, n.Secret)
 	return nil
 }
 

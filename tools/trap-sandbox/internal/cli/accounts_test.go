@@ -147,6 +147,18 @@ func TestAccountCommandsThroughTheAPIAsAUser(t *testing.T) {
 	assert.Contains(t, err.Error(), "refused the token")
 }
 
+// TestTokensAddSaysWhenTheTokenExpires: a token without --expires never expires, and the
+// line that shows it says so in words, as link key's does, not with a listing's "-".
+func TestTokensAddSaysWhenTheTokenExpires(t *testing.T) {
+	clearEnv(t)
+	data := "--data-dir=" + t.TempDir()
+	mustRun(t, "accounts", "add", "alice", data)
+	forever := mustRun(t, "tokens", "add", "alice", "laptop", data)
+	assert.Regexp(t, `^token \S+ \(laptop\) of alice, never expires; shown once:\ntsa_\S+\n$`, forever)
+	hour := mustRun(t, "tokens", "add", "alice", "ci", "--expires=1h", data)
+	assert.Regexp(t, `^token \S+ \(ci\) of alice, expires 20\S+Z; shown once:\ntsa_\S+\n$`, hour)
+}
+
 // TestAccountCommandsChooseWhereTheyWork: no gateway flag works on the store even with the
 // gateway's SANDBOX_API_TOKEN in the environment (as before the API could); a gateway flag
 // and a store flag together are refused with the fix; --url alone takes SANDBOX_API_TOKEN.

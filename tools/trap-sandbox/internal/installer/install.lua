@@ -513,6 +513,9 @@ local function install(opts)
         .. ". Run again with the gateway's password (its SANDBOX_PASSWORD): wget run " .. SOURCE.install .. " <password>");
       if opts.password ~= nil and meantUninstall(opts.password) then
         print("To uninstall, the word is uninstall, in lower case: wget run " .. SOURCE.install .. " uninstall");
+      elseif password:find("^%s") or password:find("%s$") then
+        -- Typed (or pasted) at the prompt's stars, or set before: the space cannot be seen.
+        print("The password begins or ends with a space: if that is not part of it, type it without.");
       end
       nothingChanged(old, "is as it was");
       return false;
