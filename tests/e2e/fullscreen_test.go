@@ -138,7 +138,7 @@ func TestFullScreenProgramsFromTheHostEndAtTheirTimeout(t *testing.T) {
 		msg := harness.ToolError(t, harness.CallTool(ctx, t, s, "run_program",
 			map[string]any{"traposId": deskTraposID, "command": "edit /door.lua", "timeoutMs": 10000}), "timeout")
 		assert.Contains(t, msg, "its screen showed:\n"+doorProgram+"\n")
-		assert.Contains(t, msg, "Press Ctrl to access menu")
+		assert.Regexp(t, `\nPress Ctrl to access menu +Ln 1 \(timeoutMs gives it longer, at most 60000\)`, msg)
 		stillServes(t)
 	})
 

@@ -43,7 +43,7 @@ func (f APIFlags) client() *computer.Client { return computer.New(f.transport())
 // with whatever the computer or the gateway wrote escaped (cctext.Show).
 // gatewayAt begins the HTTP client's messages about the gateway's own refusals (a wrong
 // token), which name the gateway, its address and the status themselves.
-const gatewayAt = "the gateway at "
+const gatewayAt = hostapi.GatewayAt
 
 func failure(traposID, command string, err error) error {
 	what := fmt.Sprintf("computer %s %s", cctext.Show(traposID, false), cctext.Show(cctext.Clip(command, maxCommandBytes), false))

@@ -121,7 +121,29 @@ func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout ti
 	if err != nil {
 		return err
 	}
-	return c.call(ctx, traposID, protocol.TypeFSMove, map[string]any{"from": wireFrom, "to": wireTo}, bound(timeout, DefaultTimeout), nil)
+	err = c.call(ctx, traposID, protocol.TypeFSMove, map[string]any{"from": wireFrom, "to": wireTo}, bound(timeout, DefaultTimeout), nil)
+	return movePathNamed(err, from, to)
+}
+
+// movePathNamed names the path of fs.move's refusals that CC words without one (its
+// FileSystem.move: "No such file", "File exists"), as every other fs error names it: a missing
+// file can only be from, an existing one only to. The rest (Access denied: either) stay as
+// they are.
+func movePathNamed(err error, from, to string) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError {
+		return err
+	}
+	var named string
+	switch pe.Message {
+	case "No such file":
+		named = from
+	case "File exists":
+		named = to
+	default:
+		return err
+	}
+	return &protocol.Error{Code: pe.Code, Message: named + ": " + pe.Message, ByComputer: true}
 }
 
 // MakeDir makes a directory and its missing parents.

@@ -545,3 +545,23 @@ func TestAnOlderClientsReplaceSaysWhatItKnows(t *testing.T) {
 	got, _ := d.File("/f.lua")
 	assert.Equal(t, "old contents", string(got), "the delete never ran here")
 }
+
+// TestAMoveRefusalNamesItsPath: CC refuses fs.move with "No such file" or "File exists" and no
+// path, unlike every other fs error; the client names the path each can only be (the source
+// missing, the target there), as the agent sent it.
+func TestAMoveRefusalNamesItsPath(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/here.lua": "x", "/\xfcber/taken.lua": "y"}) // CC bytes: ü is FC
+	c := computer.New(d)
+	err := c.Move(t.Context(), "7:", "/gone/é.lua", "/new.lua", 0)
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, protocol.CodeFSError, pe.Code)
+	assert.Equal(t, "/gone/é.lua: No such file", pe.Message)
+	assert.True(t, pe.ByComputer, "still the computer's answer")
+
+	err = c.Move(t.Context(), "7:", "/here.lua", "/über/taken.lua", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "/über/taken.lua: File exists", pe.Message)
+
+	require.NoError(t, c.Move(t.Context(), "7:", "/here.lua", "/über/moved.lua", 0))
+}

@@ -257,6 +257,11 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 	}
 }
 
+// GatewayAt begins every message of this client about the gateway itself rather than a
+// computer (hung, out of reach, a token it refused): a caller adds no computer's fix to it
+// (more time does not help a gateway that does not answer).
+const GatewayAt = "the gateway at "
+
 // SilentGatewayError is a call whose deadline passed before the gateway answered, on a
 // connection it had taken: a gateway that is hung or overloaded. It is a
 // context.DeadlineExceeded for errors.Is; its message names the gateway, not a computer.
@@ -265,7 +270,7 @@ type SilentGatewayError struct {
 }
 
 func (e SilentGatewayError) Error() string {
-	return fmt.Sprintf("the gateway at %s did not answer in time: it may be hung or overloaded (see its log and GET /healthz)", e.URL)
+	return fmt.Sprintf(GatewayAt+"%s did not answer in time: it may be hung or overloaded (see its log and GET /healthz)", e.URL)
 }
 
 // Unwrap makes the error a context.DeadlineExceeded.
@@ -279,7 +284,7 @@ type UnreachableGatewayError struct {
 }
 
 func (e UnreachableGatewayError) Error() string {
-	return fmt.Sprintf("the gateway at %s could not be reached in time (nothing took the connection): is the address right (--url or SANDBOX_URL), or does a firewall drop it?", e.URL)
+	return fmt.Sprintf(GatewayAt+"%s could not be reached in time (nothing took the connection): is the address right (--url or SANDBOX_URL), or does a firewall drop it?", e.URL)
 }
 
 // Unwrap makes the error a context.DeadlineExceeded.

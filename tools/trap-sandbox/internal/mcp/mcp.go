@@ -27,8 +27,8 @@ const Path = "/mcp"
 // Version is the implementation version the server reports in initialize.
 const Version = "1"
 
-// asError returns err as the *protocol.Error a tool answers with: a deadline that passed is
-// timeout, anything that is not a protocol error is internal.
+// asError returns err as a *protocol.Error (a tool answers with toolError's): a deadline that
+// passed is timeout, anything that is not a protocol error is internal.
 func asError(err error) *protocol.Error {
 	var pe *protocol.Error
 	if errors.As(err, &pe) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -215,7 +217,7 @@ func addTool[In, Out any](srv *sdk.Server, name, title string, h hints, descript
 		out, err := run(ctx, in)
 		if err != nil {
 			var zero Out
-			return nil, zero, asError(err)
+			return nil, zero, toolError(err)
 		}
 		res, err := dataResult(source(in), out)
 		return res, out, err
@@ -231,7 +233,7 @@ func addReadFile(srv *sdk.Server, t *tools) {
 	sdk.AddTool(srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
 		if err != nil {
-			return nil, nil, asError(err)
+			return nil, nil, toolError(err)
 		}
 		res, err := dataResult(in.TraposID, out)
 		return res, nil, err
@@ -423,15 +425,49 @@ func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput,
 }
 
 // withWarnings adds the text rule's warnings to a failed run's error, so the agent sees that
-// the code it sent was not the code that ran.
+// the code it sent was not the code that ran (toolError writes them, after the message's fix).
 func withWarnings(err error, warnings []cctext.Replacement) error {
 	if len(warnings) == 0 {
 		return err
 	}
+	return &warnedError{err: err, warnings: warnings}
+}
+
+// warnedError is a failed call's error with the warnings of the text it sent.
+type warnedError struct {
+	err      error
+	warnings []cctext.Replacement
+}
+
+func (e *warnedError) Error() string { return e.err.Error() }
+func (e *warnedError) Unwrap() error { return e.err }
+
+// inputSentError is a screen tool's error once input was queued: its message says so, and a
+// call made again would type it twice, so toolError adds no "give it longer" to it.
+type inputSentError struct{ pe *protocol.Error }
+
+func (e inputSentError) Error() string { return e.pe.Error() }
+func (e inputSentError) Unwrap() error { return e.pe }
+
+// toolError is the error a tool answers with (asError's), the fix of a timeout added as the
+// CLI adds --timeout's: every per-computer tool takes timeoutMs, and the agent is told it can
+// give the call longer, and how much at most. A gateway that does not answer (the stdio
+// bridge's) is not helped by more time, so its message gets none, nor does input already
+// sent. Then the warnings of the text sent, one a line.
+func toolError(err error) *protocol.Error {
 	pe := asError(err)
 	msg := pe.Message
-	for _, w := range warnings {
-		msg += "\nwarning: " + w.Message
+	_, sent := errors.AsType[inputSentError](err)
+	if pe.Code == protocol.CodeTimeout && !sent && !strings.HasPrefix(msg, hostapi.GatewayAt) {
+		msg += fmt.Sprintf(" (timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds())
+	}
+	if we, ok := errors.AsType[*warnedError](err); ok {
+		for _, w := range we.warnings {
+			msg += "\nwarning: " + w.Message
+		}
+	}
+	if msg == pe.Message {
+		return pe
 	}
 	return &protocol.Error{Code: pe.Code, Message: msg, ByComputer: pe.ByComputer}
 }

@@ -212,3 +212,40 @@ func TestACancelledCallIsAnsweredPlainly(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Equal(t, "internal: the call was cancelled before it ended", text(res))
 }
+
+// TestATimeoutNamesTimeoutMs: a tool's timeout names the fix, as the CLI's names --timeout:
+// timeoutMs gives the call longer, at most 60000 (a computer's own answer, the gateway's, and
+// a deadline that passed alike), before the warnings of the text sent. A gateway the stdio bridge
+// finds silent is not helped by more time, and its message gets no such fix.
+func TestATimeoutNamesTimeoutMs(t *testing.T) {
+	var answer error
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(context.Context, int, string) error { return answer }
+	s := session(t, d)
+	const fix = " (timeoutMs gives it longer, at most 60000)"
+
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "computer 7: did not answer ping in time"}
+	res := callTool(t, s, "ping", map[string]any{"traposId": "7:"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "timeout: computer 7: did not answer ping in time"+fix, text(res))
+
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 1500 ms and was abandoned", ByComputer: true}
+	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": "sleep(9) -- ✓"})
+	require.True(t, res.IsError)
+	assert.True(t, strings.HasPrefix(text(res), "timeout: it ran past its timeout of 1500 ms and was abandoned"+fix+"\nwarning: \"✓\""), text(res))
+	assert.Contains(t, res.Content[1].(*sdk.TextContent).Text, "written by computer 7:", "the computer's message is still marked as its data")
+
+	answer = context.DeadlineExceeded
+	res = callTool(t, s, "list_files", map[string]any{"traposId": "7:", "path": "/"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "timeout: computer 7: did not answer fs.list in time"+fix, text(res))
+
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "the gateway at http://127.0.0.1:4444 did not answer in time: it may be hung or overloaded (see its log and GET /healthz)"}
+	res = callTool(t, s, "ping", map[string]any{"traposId": "7:"})
+	require.True(t, res.IsError)
+	assert.NotContains(t, text(res), "timeoutMs gives it longer")
+
+	answer = &protocol.Error{Code: protocol.CodeForbidden, Message: "lua.exec is not allowed on this computer", ByComputer: true}
+	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": "return 1"})
+	assert.Equal(t, "forbidden: lua.exec is not allowed on this computer", text(res), "only a timeout gets the fix")
+}
