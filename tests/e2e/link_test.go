@@ -190,6 +190,66 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 	})
 }
 
+// relinkProgram links the computer with the key it is given, runs `sandbox link` again while
+// the daemon is connected as the account, waits for the host to revoke its credential (the
+// daemon's socket closes with 4003), and runs `sandbox link` once more.
+const relinkProgram = `
+shell.run("sandbox", "link", ...)
+local status = require('/apis/libsandbox').awaitConnection(60)
+print("account after link: " .. tostring(status and status.account))
+shell.run("sandbox", "link")
+print("refused; revoke it now")
+repeat
+  local _, _, _, code = os.pullEvent("websocket_closed")
+until code == 4003
+shell.run("sandbox", "link")
+print("holding")
+read()
+`
+
+// TestLinkedComputerLinksAnewOnlyOnceRevoked: `sandbox link` on a computer connected with its
+// account's credential is refused, naming the host's command, and opens no session; once that
+// command has revoked the credential, `sandbox link` shows a code, and the account approves
+// it (its old credential for that computer id no longer stands in the way).
+func TestLinkedComputerLinksAnewOnlyOnceRevoked(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	key := lastLineOf(gatewayCLI(ctx, t, "link", "key", "--account", "alice", dataDir))
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+
+	input := make(chan string)
+	opts := computerOptions(t, g, sandboxPassword, "/relink.lua", key)
+	opts.ID, opts.Label = 7, "kitchen"
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/relink.lua": relinkProgram}
+	opts.Input = computer.Input(input)
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, "refused; revoke it now")
+	out := c.Output()
+	assert.Contains(t, lines(out), "account after link: alice", out)
+	refusal := "This computer is linked to alice already. To link it anew, first revoke its credential on the host: trap-sandbox computers revoke 7:kitchen"
+	assert.Contains(t, strings.Join(lines(out), "\n"), strings.Join(screen(refusal), "\n"), out)
+	assert.NotContains(t, out, "Link code:", "a linked computer asks for no code")
+
+	// The command as the refusal names it, with the account's token.
+	revoked := gatewayCLI(ctx, t, "computers", "revoke", "7:kitchen", "--url="+g.URL(""), "--api-token="+alice)
+	assert.Contains(t, revoked, "computer 7:kitchen of alice: credential")
+	c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
+	m := linkCode.FindStringSubmatch(c.Output())
+	require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
+	approved := gatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+alice)
+	assert.Contains(t, approved, "approved computer 7:kitchen")
+	typeLine(ctx, t, input, "y")
+	c.WaitFor(ctx, "holding")
+	out = c.Output()
+	assert.Contains(t, out, "Link this computer to alice? [y/N]")
+	assert.NotContains(t, out, "tsc_", "the credential is never shown")
+	typeLine(ctx, t, input, "")
+	_, err := c.Wait(ctx)
+	require.NoError(t, err)
+}
+
 // typeLine types line on the computer once it reads one.
 func typeLine(ctx context.Context, t *testing.T, input chan<- string, line string) {
 	t.Helper()

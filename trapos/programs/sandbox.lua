@@ -599,6 +599,35 @@ local function linkWithKey(session, key)
   print("Linked to " .. account .. ".");
 end
 
+-- The account of a computer on the shared password (or a gateway without one), as the
+-- gateway answers its hello (docs/protocol.md): no credential of its own.
+local SHARED_ACCOUNT = "local";
+
+-- text as one word of the host's shell: as it is when it is plain, else in single quotes
+-- (a label with a space: '7:my kitchen').
+local function shellWord(text)
+  if text:match("^[%w:._,+=@/-]+$") ~= nil then
+    return text;
+  end
+  return "'" .. text:gsub("'", "'\\''") .. "'";
+end
+
+-- Fails when this computer holds a credential of an account that the gateway accepts right
+-- now (the daemon is connected as that account): a new link would save another credential
+-- and leave that one in the store, where it keeps its account from ever approving a computer
+-- of this id again. Only the computer knows: a link session claims its computer id without a
+-- secret. Its credential refused (revoked: unauthorized), or no connection, it links.
+local function refuseIfLinked()
+  -- A daemon still saying hello (the computer just booted) is waited for: its answer decides.
+  local status = libsandbox.awaitConnection();
+  if status == nil or not status.connected or type(status.account) ~= "string"
+    or status.account == SHARED_ACCOUNT then
+    return;
+  end
+  fail("This computer is linked to " .. status.account .. " already. To link it anew, first revoke its "
+    .. "credential on the host: trap-sandbox computers revoke " .. shellWord(oneLine(tostring(status.traposId))));
+end
+
 -- sandbox link [KEY]: its own short link session to sandbox.url (the daemon's stays up).
 -- Ctrl-T cancels at any point, closing the session (and declining an approved code).
 local function link(key)
@@ -616,6 +645,7 @@ local function link(key)
     fail("sandbox link: that is not an enrollment key (tsk_...; made with trap-sandbox link key). "
       .. "Run sandbox link alone for a code");
   end
+  refuseIfLinked();
   local url = libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL));
   local session = linkLib.newSession({ http = http, os = os, pullEvent = os.pullEventRaw });
   local ok, err = pcall(function()

@@ -1076,6 +1076,60 @@ describe("sandbox command", function()
       expectNoSecret({}, record, err);
     end);
 
+    it("refuses on a computer connected with its account's credential, naming the host's revoke", function()
+      local linked = connectedStatus();
+      linked.traposId, linked.account = "7:kitchen", "alice";
+      for _, args in ipairs({ { "link" }, { "link", KEY } }) do
+        local ok, err, lines, record = run(args, { status = linked, gateway = linkGateway() });
+        expect(ok):eq(false);
+        expect(err):eq("This computer is linked to alice already. To link it anew, first revoke its credential "
+          .. "on the host: trap-sandbox computers revoke 7:kitchen");
+        expect(lines):same({});
+        expect(#record.sockets):eq(0);
+        expect(record.values["sandbox.password"]):eq(nil);
+      end
+    end);
+
+    it("names a label with a space as one word of the host's shell", function()
+      for _, case in ipairs({ { "7:my kitchen", "'7:my kitchen'" }, { "7:bob's", "'7:bob'\\''s'" }, { "7:", "7:" } }) do
+        local linked = connectedStatus();
+        linked.traposId, linked.account = case[1], "alice";
+        local ok, err = run({ "link" }, { status = linked, gateway = linkGateway() });
+        expect(ok):eq(false);
+        expect(err):eq("This computer is linked to alice already. To link it anew, first revoke its credential "
+          .. "on the host: trap-sandbox computers revoke " .. case[2]);
+      end
+    end);
+
+    it("links a computer whose credential is refused or that is not connected as an account", function()
+      local shared = connectedStatus();
+      shared.account = "local";
+      local statuses = {
+        downStatus("unauthorized", "unauthorized: this computer's credential was revoked; link it again: sandbox link"),
+        downStatus("revoked", "revoked: this computer's credential was revoked"),
+        downStatus("waiting", "Could not connect"),
+        downStatus("stopped"),
+        shared,
+        connectedStatus(), -- an older daemon or gateway: no account named
+        nil, -- no daemon
+      };
+      -- Each holds a linked credential in its settings: what decides is whether the gateway takes it.
+      local held = { ["sandbox.url"] = URL, ["sandbox.password"] = "tsc_0ld_RevokedSecretPart" };
+      for i = 1, 7 do
+        local ok, err, lines, record = run({ "link" }, {
+          settings = { ["sandbox.url"] = held["sandbox.url"], ["sandbox.password"] = held["sandbox.password"] },
+          status = statuses[i], gateway = linkGateway(), typed = { "y" },
+        });
+        expectSuccess(ok, err);
+        expect(lines[1]):eq(CODE_LINES[1]);
+        expect(lines[#lines - 1]):eq("Linked to alice.");
+        expect(record.values["sandbox.password"]):eq(CREDENTIAL);
+      end
+      local ok, err, lines = run({ "link", KEY }, { settings = held, status = statuses[1], gateway = linkGateway() });
+      expectSuccess(ok, err);
+      expect(lines):same({ "Linked to alice." });
+    end);
+
     it("prints its help", function()
       local ok, err, lines, record = run({ "link", "--help" }, { gateway = linkGateway() });
       expectSuccess(ok, err);
