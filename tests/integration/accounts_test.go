@@ -94,10 +94,10 @@ func TestAccountsIsolation(t *testing.T) {
 	assert.Contains(t, out, `alice's 7:`, "alice's request reaches alice's computer, not an impostor")
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "8:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 8: ping: the gateway answered not_connected: computer 8: is not connected\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 8: ping: the gateway answered not_connected: computer 8: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut)
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+alice, "8")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 8 ping: the gateway answered not_connected: computer 8 is not connected\n", errOut, "no hint names bob's computer")
+	assert.Equal(t, "trap-sandbox: computer 8 ping: the gateway answered not_connected: computer 8 is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut, "no hint names bob's computer")
 	out, errOut, code = runCLI(ctx, t, nil, "ping", url, "--api-token="+root, "8:")
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, `bob's 8:`)
@@ -118,7 +118,9 @@ func TestAccountsIsolation(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(string(raw), `"traposId"`), "%s: %s", name, raw)
 		msg := harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8"}), "not_connected")
 		assert.NotContains(t, msg, "did you mean", "%s: no hint names bob's computer", name)
-		harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8:"}), "not_connected")
+		msg = harness.ToolError(t, harness.CallTool(ctx, t, session, "ping", map[string]any{"traposId": "8:"}), "not_connected")
+		assert.Equal(t, "not_connected: computer 8: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)", msg,
+			"%s: as the CLI words it, once", name)
 	}
 
 	// Revoking alice's first token (from the data directory, beside the running gateway).
@@ -152,7 +154,8 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 
 	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+bob, "7:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected; no computer is connected at all: run sandbox status on it in game to see why\n", errOut,
+		"bob reaches no computer: alice's is not named")
 	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "9:")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "shared password")

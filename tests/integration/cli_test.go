@@ -52,9 +52,14 @@ func answerRequests(ctx context.Context, c *harness.Computer, traposID string) {
 func TestCLICommands(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t)
+	url := "--url=" + g.URL("")
+	_, errOut, code := runCLI(ctx, t, nil, "ping", url, "9:gone")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "trap-sandbox: computer 9:gone ping: the gateway answered not_connected: computer 9:gone is not connected; no computer is connected at all: run sandbox status on it in game to see why\n", errOut,
+		"with no computer connected, the fix is on the computer")
+
 	const id = "48:den/x"
 	answerRequests(ctx, connect(ctx, t, g, id), id)
-	url := "--url=" + g.URL("")
 
 	out, errOut, code := runCLI(ctx, t, nil, "computers", url)
 	require.Equal(t, 0, code, errOut)
@@ -73,7 +78,8 @@ func TestCLICommands(t *testing.T) {
 
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "9:gone")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 9:gone ping: the gateway answered not_connected: computer 9:gone is not connected\n", errOut)
+	assert.Equal(t, "trap-sandbox: computer 9:gone ping: the gateway answered not_connected: computer 9:gone is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)\n", errOut,
+		"the hint is the gateway's, once")
 
 	_, errOut, code = runCLI(ctx, t, nil, "ping", url, "48")
 	assert.Equal(t, 1, code)

@@ -99,6 +99,20 @@ func tryPing(g *harness.Gateway, traposID string, timeout time.Duration) (int, s
 	return resp.StatusCode, "", nil
 }
 
+// pingError sends a ping through g's HTTP API and returns the gateway's error message.
+func pingError(t *testing.T, g *harness.Gateway, traposID string) string {
+	t.Helper()
+	resp, err := harness.HTTPClient().Post(g.URL("/trapos/computers/"+traposID+"/requests"), "application/json", strings.NewReader(`{"type":"ping"}`))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var out struct {
+		Error *harness.Error `json:"error"`
+	}
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&out))
+	require.NotNil(t, out.Error, "status %d", resp.StatusCode)
+	return out.Error.Message
+}
+
 func jsonInt(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
@@ -128,6 +142,15 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	assert.Contains(t, string(out), "REPLICA")
 	assert.Regexp(t, `4:vault\s.*\sa\n`, string(out))
 
+	// A computer connected nowhere is named by B as by a single gateway, on each surface once,
+	// and the computer meant is found among A's.
+	const notConnected = "computer 6:gone is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
+	assert.Equal(t, notConnected, pingError(t, b, "6:gone"))
+	assert.Equal(t, `computer 4 is not connected; did you mean "4:vault"?`, pingError(t, b, "4"))
+	out, err = exec.CommandContext(ctx, gatewayBin, "ping", "--url", "http://"+b.Addr, "6:gone").CombinedOutput()
+	require.Error(t, err)
+	assert.Equal(t, "trap-sandbox: computer 6:gone ping: the gateway answered not_connected: "+notConnected+"\n", string(out))
+
 	// B's MCP lists it with its replica and reads its file.
 	s := harness.ConnectMCP(ctx, t, b, "")
 	res := harness.CallTool(ctx, t, s, "list_computers", nil)
@@ -135,6 +158,7 @@ func TestReplicasShareComputersOverARealNATSServer(t *testing.T) {
 	listed, _ := json.Marshal(res.StructuredContent)
 	assert.Contains(t, string(listed), `"traposId":"4:vault"`)
 	assert.Contains(t, string(listed), `"replica":"a"`)
+	assert.Equal(t, "not_connected: "+notConnected, harness.ToolError(t, harness.CallTool(ctx, t, s, "ping", map[string]any{"traposId": "6:gone"}), "not_connected"))
 	res = harness.CallTool(ctx, t, s, "read_file", map[string]any{"traposId": "4:vault", "path": "/notes.txt"})
 	require.False(t, res.IsError, "%+v", res.Content)
 	var read struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
 )
@@ -196,7 +197,7 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 		cancel()
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			return "", gateway.NotConnected(k.TraposID) // no claim: nobody holds it
+			return "", hostcomputer.NotConnected(k.TraposID) // no claim: nobody holds it
 		case err != nil:
 			return "", protocol.Errorf(protocol.CodeNotConnected,
 				"computer %s is not connected to replica %s, and NATS did not say which replica holds it (%v); try again", k.TraposID, r.cfg.Replica, err)
@@ -204,7 +205,7 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 		holder = claimantOf(e)
 		if holder == "" || holder == r.cfg.Replica {
 			// Not a claim, or this replica's own, whose socket is gone (Lookup found none).
-			return "", gateway.NotConnected(k.TraposID)
+			return "", hostcomputer.NotConnected(k.TraposID)
 		}
 	}
 	now := r.cfg.Clock.Now()
@@ -452,7 +453,7 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg, a *answering) {
 	}
 	local := r.attached()
 	if local == nil {
-		r.respond(m, routedResponse{GatewayError: gateway.NotConnected(k.TraposID)})
+		r.respond(m, routedResponse{GatewayError: hostcomputer.NotConnected(k.TraposID)})
 		return
 	}
 	timeout := time.Duration(req.TimeoutMs) * time.Millisecond

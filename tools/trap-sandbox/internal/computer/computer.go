@@ -13,7 +13,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -156,37 +155,15 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 	return nil, err
 }
 
-// hintMark starts the hint withHint adds, so a hint is never added twice (the CLI's Client
-// hears the gateway's Client's answer).
-const hintMark = "; did you mean "
-
-// withHint adds to a not_connected error the connected computers whose traposId the caller
-// probably meant: the same computer id ("0" for "0:", "0:door" for "0:Door"), or for a name
-// without a ':' the same label ("7:kitchen" for "kitchen").
+// withHint is Hint over the connected computers the Transport lists for the caller.
 func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID string) error {
-	if strings.Contains(pe.Message, hintMark) {
-		return pe
+	if hinted(pe.Message) {
+		return pe // no listing for a hint that would not be added
 	}
 	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hintListTimeout)
 	defer cancel()
 	cs, err := c.transport.Computers(listCtx)
-	if err != nil {
-		return pe
-	}
-	id, _, hasID := strings.Cut(traposID, ":")
-	id = strings.TrimSpace(id)
-	var meant []string
-	for _, cp := range cs {
-		cpID, cpLabel, _ := strings.Cut(cp.TraposID, ":")
-		// The same id; or, for a name without a ':', the label alone ("kitchen").
-		if (cpID == id || !hasID && cpLabel != "" && cpLabel == id) && cp.TraposID != traposID {
-			meant = append(meant, fmt.Sprintf("%q", cp.TraposID))
-		}
-	}
-	if len(meant) == 0 {
-		return pe
-	}
-	return &protocol.Error{Code: pe.Code, Message: pe.Message + hintMark + strings.Join(meant, " or ") + "?"}
+	return Hint(pe, traposID, cs, err == nil)
 }
 
 // hintListTimeout bounds the listing a not_connected hint needs.

@@ -366,18 +366,66 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 	assert.EqualError(t, err, `not_connected: computer 0 is not connected; did you mean "0:"?`)
 	_, err = c.Ping(t.Context(), "7:Kitchen", 0)
 	assert.EqualError(t, err, `not_connected: computer 7:Kitchen is not connected; did you mean "7:kitchen"?`)
-	_, err = c.Ping(t.Context(), "9:", 0)
-	assert.EqualError(t, err, `not_connected: computer 9: is not connected`)
 	_, err = c.Ping(t.Context(), "kitchen", 0)
 	assert.EqualError(t, err, `not_connected: computer kitchen is not connected; did you mean "7:kitchen"?`, "the label alone")
-	_, err = c.Ping(t.Context(), ":kitchen", 0)
-	assert.EqualError(t, err, `not_connected: computer :kitchen is not connected`, "an empty id names no label")
 
 	// A Client over another Client's answer (the CLI over the HTTP API) adds no second hint.
 	hinted := &protocol.Error{Code: protocol.CodeNotConnected, Message: `computer 0 is not connected; did you mean "0:"?`}
 	d.Before = func(context.Context, int, string) error { return hinted }
 	_, err = c.Ping(t.Context(), "0", 0)
 	assert.Equal(t, hinted, err)
+}
+
+// TestNotConnectedNamesTheFix: a computer that none of the connected ones could be says where
+// they are listed, on every surface in one sentence; with none connected, what a player does.
+func TestNotConnectedNamesTheFix(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.List = []computer.Computer{{TraposID: "0:"}, {TraposID: "7:kitchen"}}
+	c := computer.New(d)
+	const listed = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
+	_, err := c.Ping(t.Context(), "9:", 0)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected`+listed)
+	_, err = c.Ping(t.Context(), ":kitchen", 0)
+	assert.EqualError(t, err, `not_connected: computer :kitchen is not connected`+listed, "an empty id names no label")
+
+	d.List = nil
+	_, err = c.Ping(t.Context(), "9:", 0)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer is connected at all: run sandbox status on it in game to see why`)
+
+	// A Client over another Client's answer adds no second hint, even when a computer the
+	// caller may mean connected in between.
+	d.List = []computer.Computer{{TraposID: "7:kitchen"}}
+	for _, msg := range []string{"computer 7: is not connected" + listed, "computer 7: is not connected; no computer is connected at all: run sandbox status on it in game to see why"} {
+		d.Before = func(context.Context, int, string) error { return protocol.Errorf(protocol.CodeNotConnected, "%s", msg) }
+		_, err = c.Ping(t.Context(), "7:", 0)
+		assert.EqualError(t, err, "not_connected: "+msg)
+	}
+
+	// A computer that went away mid-request, or a replica that could not be asked, says what
+	// happened: no listing hint is added to it.
+	d.List = nil
+	gone := protocol.Errorf(protocol.CodeNotConnected, "computer 7: disconnected before it answered")
+	d.Before = func(context.Context, int, string) error { return gone }
+	_, err = c.Ping(t.Context(), "7:", 0)
+	assert.Equal(t, gone, err)
+}
+
+// TestNotConnectedNamesTheListWhenItCannotBeHad: a listing that fails leaves the caller the
+// list to read, not a claim that nothing is connected.
+func TestNotConnectedNamesTheListWhenItCannotBeHad(t *testing.T) {
+	_, err := computer.New(unlisted{}).Ping(t.Context(), "9:", 0)
+	assert.EqualError(t, err, "not_connected: computer 9: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)")
+}
+
+// unlisted is a Transport whose list fails and whose every computer is not connected.
+type unlisted struct{}
+
+func (unlisted) Computers(context.Context) ([]computer.Computer, error) {
+	return nil, errors.New("the gateway at http://127.0.0.1:1 did not answer")
+}
+
+func (unlisted) Request(_ context.Context, traposID, _ string, _ json.RawMessage, _ time.Duration) (json.RawMessage, error) {
+	return nil, computer.NotConnected(traposID)
 }
 
 // recorder answers every request with a fixed payload and keeps what it was sent.

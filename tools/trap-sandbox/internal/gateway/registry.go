@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
-	"trap-sandbox/internal/protocol"
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/server"
 )
 
@@ -205,7 +205,7 @@ func (r *registry) Sessions() []*Session {
 // the cluster; a single process holds every socket, so it answers not_connected.
 func (r *registry) Route(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error) {
 	if r.cluster == nil {
-		return Response{}, NotConnected(k.TraposID)
+		return Response{}, hostcomputer.NotConnected(k.TraposID)
 	}
 	return r.cluster.Route(ctx, k, typ, payload)
 }
@@ -246,11 +246,6 @@ func (r *registry) accountsOf(traposID string) []string {
 		}
 	}
 	return out
-}
-
-// NotConnected is the not_connected error of a computer that no socket holds.
-func NotConnected(traposID string) *protocol.Error {
-	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
 }
 
 // sortComputers orders a snapshot by account, then traposId, so listings are stable.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	hostcomputer "trap-sandbox/internal/computer"
 )
 
 // This replica's side of the Cluster seam (registry.go): what the other replicas ask of it,
@@ -28,7 +29,7 @@ func (l local) Evict(k Key, hold uint64) {
 func (l local) Serve(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error) {
 	s := l.g.registry.Lookup(k)
 	if s == nil {
-		return Response{}, NotConnected(k.TraposID)
+		return Response{}, hostcomputer.NotConnected(k.TraposID)
 	}
 	return s.request(ctx, typ, payload)
 }

@@ -9,6 +9,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -26,20 +27,22 @@ type Revoked struct {
 // revokeComputer revokes the credential the computer traposID said hello with, for a caller
 // who reaches it (its own account's first, for an admin), and closes its socket: here at
 // once, and on the replica that holds it through the cluster. A computer the caller
-// does not reach answers as one that is not connected.
+// does not reach answers as one that is not connected, with a request's hint (computer.Hint).
 func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, error) {
 	caller := account.CallerFrom(r.Context())
 	var found *Computer
+	var reached []Computer // for the hint of a computer not found
 	for _, c := range g.Computers() {
-		if c.TraposID != traposID || !caller.Reaches(c.AccountID) {
+		if !caller.Reaches(c.AccountID) {
 			continue
 		}
-		if found == nil || c.AccountID == caller.Account {
+		reached = append(reached, c)
+		if c.TraposID == traposID && (found == nil || c.AccountID == caller.Account) {
 			found = &c
 		}
 	}
 	if found == nil {
-		return Revoked{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
+		return Revoked{}, hostcomputer.Hint(hostcomputer.NotConnected(traposID), traposID, reached, true)
 	}
 	k := Key{AccountID: found.AccountID, TraposID: found.TraposID}
 	cluster := g.registry.cluster

@@ -15,7 +15,6 @@ import (
 	"github.com/gorilla/websocket"
 
 	hostcomputer "trap-sandbox/internal/computer"
-	"trap-sandbox/internal/protocol"
 )
 
 // drainAfterTooBig caps how much of an oversized frame is read and discarded before the
@@ -396,7 +395,7 @@ func (s *Session) enqueueAs(frame []byte, how writeMode) error {
 			return errQueueFull
 		}
 	}
-	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", s.Key().TraposID)
+	return hostcomputer.NotConnected(s.Key().TraposID)
 }
 
 // claimWriter makes the caller the writer of frame, to write it at once with writeClaimed,

@@ -209,7 +209,7 @@ func (c *remoteOnly) RemoteAccounts(traposID string) []string { return c.account
 
 func (c *remoteOnly) Route(_ context.Context, k gateway.Key, _ string, _ json.RawMessage) (gateway.Response, error) {
 	if !slices.Contains(c.accounts[k.TraposID], k.AccountID) {
-		return gateway.Response{}, gateway.NotConnected(k.TraposID)
+		return gateway.Response{}, computer.NotConnected(k.TraposID)
 	}
 	payload, _ := json.Marshal(map[string]string{"traposId": k.TraposID, "account": k.AccountID})
 	return gateway.Response{OK: true, Type: gateway.TypePing, Payload: payload}, nil

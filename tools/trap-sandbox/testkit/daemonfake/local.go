@@ -55,7 +55,7 @@ func (l *Local) Request(ctx context.Context, traposID, typ string, payload json.
 		return nil, err
 	}
 	if traposID != l.TraposID() {
-		return nil, protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
+		return nil, computer.NotConnected(traposID)
 	}
 	var p map[string]any
 	_ = json.Unmarshal(payload, &p) // the log shows what decodes; the daemon judges the rest

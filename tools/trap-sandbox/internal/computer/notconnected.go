@@ -1,0 +1,65 @@
+package computer
+
+import (
+	"fmt"
+	"strings"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// NotConnected is the not_connected error of a computer that no socket holds, on this replica
+// or any other: the one wording of it. What the caller can do about it is added by Hint.
+func NotConnected(traposID string) *protocol.Error {
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
+}
+
+// The hints Hint adds; each marks a message hinted already, so that a Client over another
+// Client's answer (the CLI and the stdio MCP bridge over the HTTP API) adds no second one.
+const (
+	// hintMark starts the computers the caller probably meant.
+	hintMark = "; did you mean "
+	// listedHint names where every surface lists the connected computers.
+	listedHint = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
+	// noneHint is for a caller that reaches no connected computer at all: the fix is in game.
+	noneHint = "; no computer is connected at all: run sandbox status on it in game to see why"
+)
+
+// hinted reports whether message has a hint of Hint's already.
+func hinted(message string) bool {
+	return strings.Contains(message, hintMark) || strings.HasSuffix(message, listedHint) || strings.HasSuffix(message, noneHint)
+}
+
+// Hint adds to pe, a not_connected error of the gateway's for traposID, what the caller can do,
+// given the connected computers the caller reaches (listed: whether that list could be had).
+// When some of them have the same computer id ("0" for "0:", "0:door" for "0:Door"), or for
+// a name without a ':' the same label ("7:kitchen" for "kitchen"), it asks whether one of
+// those was meant. Otherwise the bare NotConnected, and only it (a computer that disconnected
+// mid-request, or a replica that could not be asked, says what happened itself), gets where
+// the connected computers are listed, or that none is connected at all.
+func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool) *protocol.Error {
+	if hinted(pe.Message) {
+		return pe
+	}
+	id, _, hasID := strings.Cut(traposID, ":")
+	id = strings.TrimSpace(id)
+	var meant []string
+	for _, cp := range connected {
+		cpID, cpLabel, _ := strings.Cut(cp.TraposID, ":")
+		// The same id; or, for a name without a ':', the label alone ("kitchen").
+		if (cpID == id || !hasID && cpLabel != "" && cpLabel == id) && cp.TraposID != traposID {
+			meant = append(meant, fmt.Sprintf("%q", cp.TraposID))
+		}
+	}
+	hint := ""
+	switch {
+	case len(meant) > 0:
+		hint = hintMark + strings.Join(meant, " or ") + "?"
+	case pe.Message != NotConnected(traposID).Message:
+		return pe
+	case listed && len(connected) == 0:
+		hint = noneHint
+	default:
+		hint = listedHint
+	}
+	return &protocol.Error{Code: pe.Code, Message: pe.Message + hint}
+}
