@@ -90,17 +90,7 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			err = ue.Err
 		}
-		if errors.Is(err, nats.ErrAuthorization) {
-			switch {
-			case o.Password != "" && o.User == "":
-				// SANDBOX_NATS_PASSWORD exported (as for nats-server), --nats-user forgotten.
-				err = fmt.Errorf("%w: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)", err)
-			case o.User != "" && o.Password == "":
-				// A shell that did not export SANDBOX_NATS_PASSWORD.
-				err = fmt.Errorf("%w: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)", err)
-			}
-		}
-		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), err)
+		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), explainConnectError(o, err))
 	}
 	// A server that asks for no credentials lets every client that reaches it into the
 	// replicas' account. (With a client certificate and no credentials, the server is trusted
@@ -109,6 +99,36 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		logger.Warn(UnauthenticatedWarning, "nats", nc.ConnectedUrlRedacted())
 	}
 	return nc, nil
+}
+
+// explainConnectError adds to the NATS client's reason for a failed first connection what the
+// operator should check: the address, or which of the credentials the server refused (never
+// their value).
+func explainConnectError(o ConnOptions, err error) error {
+	switch {
+	case errors.Is(err, nats.ErrNoServers):
+		return fmt.Errorf("%w: nothing accepts connections there: is nats-server running at that address, and does --nats (SANDBOX_NATS_URL) name it?", err)
+	case !errors.Is(err, nats.ErrAuthorization):
+		return err
+	case o.Password != "" && o.User == "":
+		// SANDBOX_NATS_PASSWORD exported (as for nats-server), --nats-user forgotten.
+		return fmt.Errorf("%w: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)", err)
+	case o.User != "" && o.Password == "":
+		// A shell that did not export SANDBOX_NATS_PASSWORD.
+		return fmt.Errorf("%w: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)", err)
+	case o.User != "":
+		return fmt.Errorf("%w: the server refused user %q with the password given (--nats-password, SANDBOX_NATS_PASSWORD): check both against its configuration", err, o.User)
+	case o.Token != "":
+		return fmt.Errorf("%w: the server refused the token given (--nats-token, SANDBOX_NATS_TOKEN): check it against its configuration", err)
+	case o.NKeySeedFile != "":
+		return fmt.Errorf("%w: the server refused the NKey of %s (--nats-nkey): is its public key in the server's configuration?", err, o.NKeySeedFile)
+	case o.CredsFile != "":
+		return fmt.Errorf("%w: the server refused the credentials file %s (--nats-creds)", err, o.CredsFile)
+	case strings.Contains(o.URL, "@"):
+		return fmt.Errorf("%w: the server refused the credentials in the URL (--nats, SANDBOX_NATS_URL)", err)
+	default:
+		return fmt.Errorf("%w: the server asks for credentials and none were given: --nats-user with SANDBOX_NATS_PASSWORD, SANDBOX_NATS_TOKEN, --nats-nkey or --nats-creds (docs/scale-out.md, Security)", err)
+	}
 }
 
 // errorHandler logs the NATS client's asynchronous errors. A bucket watcher whose consumer
