@@ -51,14 +51,24 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		nats.ReconnectWait(wait),
 		nats.ErrorHandler(errorHandler(logger)),
 	}
-	given := 0
-	for _, set := range []bool{o.User != "" || o.Password != "", o.Token != "", o.NKeySeedFile != "", o.CredsFile != ""} {
-		if set {
-			given++
+	// Each kind as the operator gives it: a variable exported for nats-server's configuration
+	// (SANDBOX_NATS_PASSWORD in docs/scale-out.md) counts as much as a flag.
+	var given []string
+	for _, kind := range []struct {
+		set  bool
+		name string
+	}{
+		{o.User != "" || o.Password != "", "a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD)"},
+		{o.Token != "", "a token (--nats-token, SANDBOX_NATS_TOKEN)"},
+		{o.NKeySeedFile != "", "an NKey seed file (--nats-nkey, SANDBOX_NATS_NKEY)"},
+		{o.CredsFile != "", "a credentials file (--nats-creds, SANDBOX_NATS_CREDS)"},
+	} {
+		if kind.set {
+			given = append(given, kind.name)
 		}
 	}
-	if given > 1 {
-		return nil, errors.New("NATS credentials: give one of --nats-user/--nats-password, --nats-token, --nats-nkey and --nats-creds")
+	if len(given) > 1 {
+		return nil, fmt.Errorf("NATS credentials: give one kind, not %s: drop the flag or unset the variable of the others", strings.Join(given, " and "))
 	}
 	switch {
 	case o.User != "" || o.Password != "":
