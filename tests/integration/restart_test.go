@@ -48,3 +48,19 @@ func TestGatewayRestart(t *testing.T) {
 		requireOK(t, f)
 	}
 }
+
+// TestSIGHUPStopsTheGatewayAsSIGTERMDoes: a hangup (the terminal or SSH session that started
+// the gateway closed, or an operator expecting a reload, which there is none of) stops the
+// gateway cleanly: its computers get 1001 and reconnect, the status is 0. At Go's default,
+// SIGHUP ended the process at once: no close frame, and a replica said no goodbye.
+func TestSIGHUPStopsTheGatewayAsSIGTERMDoes(t *testing.T) {
+	ctx := testContext(t)
+	gw := startGateway(t)
+	c := connect(ctx, t, gw, "20:north")
+
+	require.NoError(t, gw.Hangup(), "SIGHUP must end the gateway with status 0")
+	ce, err := c.ExpectClose(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, harness.CloseGoingAway, ce.Code, "close %d %q", ce.Code, ce.Text)
+	assert.Contains(t, gw.Log(), `msg="shutting down"`)
+}

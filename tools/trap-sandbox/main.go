@@ -25,7 +25,10 @@ func main() {
 		os.Exit(cli.ReportUsageError(err, os.Stderr))
 	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (the terminal or SSH session that started it closed; there is no configuration to
+	// reload) stops it as cleanly as SIGTERM: at Go's default it would end the process at once,
+	// without close frames to the computers or a replica's goodbye to the others.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	kctx.BindTo(ctx, (*context.Context)(nil))
 	kctx.BindTo(os.Stderr, (*io.Writer)(nil))
 	kctx.Bind(cli.Stdout{Writer: os.Stdout})

@@ -54,7 +54,14 @@ func (p *Process) ExitErr() error {
 // Stop sends SIGTERM and waits for the process; it kills the process if it outlives timeout.
 // It returns an error unless the process exited with status 0 in time, including when it had
 // exited before Stop. Later calls return the first result.
-func (p *Process) Stop(timeout time.Duration) error {
+func (p *Process) Stop(timeout time.Duration) error { return p.StopWith(syscall.SIGTERM, timeout) }
+
+// StopWith is Stop with another signal than SIGTERM (SIGINT, SIGHUP).
+func (p *Process) StopWith(sig syscall.Signal, timeout time.Duration) error {
+	name := map[syscall.Signal]string{syscall.SIGTERM: "sigterm", syscall.SIGINT: "sigint", syscall.SIGHUP: "sighup"}[sig]
+	if name == "" {
+		name = sig.String()
+	}
 	p.stopOnce.Do(func() {
 		select {
 		case <-p.exited:
@@ -62,20 +69,20 @@ func (p *Process) Stop(timeout time.Duration) error {
 			return
 		default:
 		}
-		if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			p.stopErr = fmt.Errorf("%s: sigterm: %w", p.name, err)
+		if err := p.cmd.Process.Signal(sig); err != nil {
+			p.stopErr = fmt.Errorf("%s: %s: %w", p.name, name, err)
 		}
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
 		select {
 		case <-p.exited:
 			if p.waitErr != nil && p.stopErr == nil {
-				p.stopErr = fmt.Errorf("%s: exit after sigterm: %w", p.name, p.waitErr)
+				p.stopErr = fmt.Errorf("%s: exit after %s: %w", p.name, name, p.waitErr)
 			}
 		case <-timer.C:
 			_ = p.cmd.Process.Kill()
 			<-p.exited
-			p.stopErr = errors.Join(p.stopErr, fmt.Errorf("%s still running %s after sigterm; killed", p.name, timeout))
+			p.stopErr = errors.Join(p.stopErr, fmt.Errorf("%s still running %s after %s; killed", p.name, timeout, name))
 		}
 	})
 	return p.stopErr

@@ -154,6 +154,10 @@ func start(bin string, opts Options) (*Gateway, error) {
 // calls return the first result.
 func (g *Gateway) Stop() error { return g.proc.Stop(StopTimeout) }
 
+// Hangup sends SIGHUP (the terminal or SSH session that started the gateway closed) and
+// waits for the process as Stop does, with the same result.
+func (g *Gateway) Hangup() error { return g.proc.StopWith(syscall.SIGHUP, StopTimeout) }
+
 // Freeze stops the process with SIGSTOP: its sockets stay open and it answers nothing, as a
 // frozen machine or a cut network looks to its peers. The test's cleanup thaws it.
 func (g *Gateway) Freeze(t testing.TB) {

@@ -51,14 +51,24 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		nats.ReconnectWait(wait),
 		nats.ErrorHandler(errorHandler(logger)),
 	}
-	given := 0
-	for _, set := range []bool{o.User != "" || o.Password != "", o.Token != "", o.NKeySeedFile != "", o.CredsFile != ""} {
-		if set {
-			given++
+	// Each kind as the operator gives it: a variable exported for nats-server's configuration
+	// (SANDBOX_NATS_PASSWORD in docs/scale-out.md) counts as much as a flag.
+	var given []string
+	for _, kind := range []struct {
+		set  bool
+		name string
+	}{
+		{o.User != "" || o.Password != "", "a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD)"},
+		{o.Token != "", "a token (--nats-token, SANDBOX_NATS_TOKEN)"},
+		{o.NKeySeedFile != "", "an NKey seed file (--nats-nkey, SANDBOX_NATS_NKEY)"},
+		{o.CredsFile != "", "a credentials file (--nats-creds, SANDBOX_NATS_CREDS)"},
+	} {
+		if kind.set {
+			given = append(given, kind.name)
 		}
 	}
-	if given > 1 {
-		return nil, errors.New("NATS credentials: give one of --nats-user/--nats-password, --nats-token, --nats-nkey and --nats-creds")
+	if len(given) > 1 {
+		return nil, fmt.Errorf("NATS credentials: give one kind, not %s: drop the flag or unset the variable of the others", strings.Join(given, " and "))
 	}
 	switch {
 	case o.User != "" || o.Password != "":
@@ -90,17 +100,7 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		if ue := (*url.Error)(nil); errors.As(err, &ue) {
 			err = ue.Err
 		}
-		if errors.Is(err, nats.ErrAuthorization) {
-			switch {
-			case o.Password != "" && o.User == "":
-				// SANDBOX_NATS_PASSWORD exported (as for nats-server), --nats-user forgotten.
-				err = fmt.Errorf("%w: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)", err)
-			case o.User != "" && o.Password == "":
-				// A shell that did not export SANDBOX_NATS_PASSWORD.
-				err = fmt.Errorf("%w: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)", err)
-			}
-		}
-		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), err)
+		return nil, fmt.Errorf("connect to NATS at %s: %w", RedactURL(o.URL), explainConnectError(o, err))
 	}
 	// A server that asks for no credentials lets every client that reaches it into the
 	// replicas' account. (With a client certificate and no credentials, the server is trusted
@@ -109,6 +109,36 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		logger.Warn(UnauthenticatedWarning, "nats", nc.ConnectedUrlRedacted())
 	}
 	return nc, nil
+}
+
+// explainConnectError adds to the NATS client's reason for a failed first connection what the
+// operator should check: the address, or which of the credentials the server refused (never
+// their value).
+func explainConnectError(o ConnOptions, err error) error {
+	switch {
+	case errors.Is(err, nats.ErrNoServers):
+		return fmt.Errorf("%w: nothing accepts connections there: is nats-server running at that address, and does --nats (SANDBOX_NATS_URL) name it?", err)
+	case !errors.Is(err, nats.ErrAuthorization):
+		return err
+	case o.Password != "" && o.User == "":
+		// SANDBOX_NATS_PASSWORD exported (as for nats-server), --nats-user forgotten.
+		return fmt.Errorf("%w: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)", err)
+	case o.User != "" && o.Password == "":
+		// A shell that did not export SANDBOX_NATS_PASSWORD.
+		return fmt.Errorf("%w: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)", err)
+	case o.User != "":
+		return fmt.Errorf("%w: the server refused user %q with the password given (--nats-password, SANDBOX_NATS_PASSWORD): check both against its configuration", err, o.User)
+	case o.Token != "":
+		return fmt.Errorf("%w: the server refused the token given (--nats-token, SANDBOX_NATS_TOKEN): check it against its configuration", err)
+	case o.NKeySeedFile != "":
+		return fmt.Errorf("%w: the server refused the NKey of %s (--nats-nkey): is its public key in the server's configuration?", err, o.NKeySeedFile)
+	case o.CredsFile != "":
+		return fmt.Errorf("%w: the server refused the credentials file %s (--nats-creds)", err, o.CredsFile)
+	case strings.Contains(o.URL, "@"):
+		return fmt.Errorf("%w: the server refused the credentials in the URL (--nats, SANDBOX_NATS_URL)", err)
+	default:
+		return fmt.Errorf("%w: the server asks for credentials and none were given: --nats-user with SANDBOX_NATS_PASSWORD, SANDBOX_NATS_TOKEN, --nats-nkey or --nats-creds (docs/scale-out.md, Security)", err)
+	}
 }
 
 // errorHandler logs the NATS client's asynchronous errors. A bucket watcher whose consumer

@@ -55,21 +55,22 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 		without ConnOptions // the same server, credentials left out
 		refused string      // part of the error without them
 	}
+	const noCredentials = "Authorization Violation: the server asks for credentials and none were given: --nats-user with SANDBOX_NATS_PASSWORD, SANDBOX_NATS_TOKEN, --nats-nkey or --nats-creds (docs/scale-out.md, Security)"
 	cases := map[string]func(t *testing.T) (string, credentialCase){
 		"user and password": func(t *testing.T) (string, credentialCase) {
 			addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
 			return addr, credentialCase{with: ConnOptions{URL: "nats://HOST", User: "sandbox", Password: "pa55"},
-				without: ConnOptions{URL: "nats://HOST"}, refused: "Authorization Violation"}
+				without: ConnOptions{URL: "nats://HOST"}, refused: noCredentials}
 		},
 		"user and password in the URL": func(t *testing.T) (string, credentialCase) {
 			addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
 			return addr, credentialCase{with: ConnOptions{URL: "nats://sandbox:pa55@HOST"},
-				without: ConnOptions{URL: "nats://sandbox:wrong@HOST"}, refused: "Authorization Violation"}
+				without: ConnOptions{URL: "nats://sandbox:wrong@HOST"}, refused: "Authorization Violation: the server refused the credentials in the URL (--nats, SANDBOX_NATS_URL)"}
 		},
 		"token": func(t *testing.T) (string, credentialCase) {
 			addr := startAuthNATS(t, &natsserver.Options{Authorization: "t0ken"})
 			return addr, credentialCase{with: ConnOptions{URL: "nats://HOST", Token: "t0ken"},
-				without: ConnOptions{URL: "nats://HOST"}, refused: "Authorization Violation"}
+				without: ConnOptions{URL: "nats://HOST"}, refused: noCredentials}
 		},
 		"NKey seed file": func(t *testing.T) (string, credentialCase) {
 			user, err := nkeys.CreateUser()
@@ -80,7 +81,7 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 			require.NoError(t, err)
 			addr := startAuthNATS(t, &natsserver.Options{Nkeys: []*natsserver.NkeyUser{{Nkey: pub}}})
 			return addr, credentialCase{with: ConnOptions{URL: "nats://HOST", NKeySeedFile: writeFile(t, "replica.nk", seed)},
-				without: ConnOptions{URL: "nats://HOST"}, refused: "Authorization Violation"}
+				without: ConnOptions{URL: "nats://HOST"}, refused: noCredentials}
 		},
 		"credentials file": func(t *testing.T) (string, credentialCase) {
 			operator, err := nkeys.CreateOperator()
@@ -108,7 +109,7 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 			addr := startAuthNATS(t, &natsserver.Options{TrustedOperators: []*jwt.OperatorClaims{jwt.NewOperatorClaims(operatorPub)},
 				AccountResolver: resolver})
 			return addr, credentialCase{with: ConnOptions{URL: "nats://HOST", CredsFile: writeFile(t, "replica.creds", creds)},
-				without: ConnOptions{URL: "nats://HOST"}, refused: "Authorization Violation"}
+				without: ConnOptions{URL: "nats://HOST"}, refused: noCredentials}
 		},
 		"TLS with a CA and a client certificate": func(t *testing.T) (string, credentialCase) {
 			pki := newTestPKI(t)
@@ -161,10 +162,54 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 		assert.Contains(t, err.Error(), "Authorization Violation: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)")
 	})
 
+	t.Run("wrong credentials name which ones, never their value", func(t *testing.T) {
+		addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
+		_, err := Connect(ConnOptions{URL: "nats://" + addr, User: "sandbox", Password: "wr0ng"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Equal(t, "connect to NATS at nats://"+addr+`: nats: Authorization Violation: the server refused user "sandbox" with the password given (--nats-password, SANDBOX_NATS_PASSWORD): check both against its configuration`, err.Error())
+
+		addr = startAuthNATS(t, &natsserver.Options{Authorization: "t0ken"})
+		_, err = Connect(ConnOptions{URL: "nats://" + addr, Token: "wr0ng"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Equal(t, "connect to NATS at nats://"+addr+": nats: Authorization Violation: the server refused the token given (--nats-token, SANDBOX_NATS_TOKEN): check it against its configuration", err.Error())
+
+		allowed, err := nkeys.CreateUser()
+		require.NoError(t, err)
+		pub, err := allowed.PublicKey()
+		require.NoError(t, err)
+		other, err := nkeys.CreateUser()
+		require.NoError(t, err)
+		seed, err := other.Seed()
+		require.NoError(t, err)
+		seedFile := writeFile(t, "other.nk", seed)
+		addr = startAuthNATS(t, &natsserver.Options{Nkeys: []*natsserver.NkeyUser{{Nkey: pub}}})
+		_, err = Connect(ConnOptions{URL: "nats://" + addr, NKeySeedFile: seedFile}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Equal(t, "connect to NATS at nats://"+addr+": nats: Authorization Violation: the server refused the NKey of "+seedFile+" (--nats-nkey): is its public key in the server's configuration?", err.Error())
+	})
+
+	t.Run("nothing listening at the address", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		require.NoError(t, ln.Close()) // a port nothing listens on
+		_, err = Connect(ConnOptions{URL: "nats://" + addr, User: "sandbox", Password: "pa55"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Equal(t, "connect to NATS at nats://"+addr+": nats: no servers available for connection: nothing accepts connections there: is nats-server running at that address, and does --nats (SANDBOX_NATS_URL) name it?", err.Error())
+	})
+
 	t.Run("two kinds at once", func(t *testing.T) {
 		_, err := Connect(ConnOptions{URL: "nats://127.0.0.1:1", User: "u", Password: "p", Token: "t"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
-		assert.Contains(t, err.Error(), "give one of --nats-user/--nats-password, --nats-token, --nats-nkey and --nats-creds")
+		assert.Equal(t, "NATS credentials: give one kind, not a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD) "+
+			"and a token (--nats-token, SANDBOX_NATS_TOKEN): drop the flag or unset the variable of the others", err.Error())
+
+		// scale-out.md's shell exports SANDBOX_NATS_PASSWORD for nats-server; a replica given
+		// an NKey there is told that the variable counts.
+		_, err = Connect(ConnOptions{URL: "nats://127.0.0.1:1", Password: "p", NKeySeedFile: "sandbox.seed"}, slog.New(slog.DiscardHandler))
+		require.Error(t, err)
+		assert.Equal(t, "NATS credentials: give one kind, not a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD) "+
+			"and an NKey seed file (--nats-nkey, SANDBOX_NATS_NKEY): drop the flag or unset the variable of the others", err.Error())
 	})
 }
 

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -248,4 +250,65 @@ func TestAHeartbeatDeletedFromOutsideComesBackWithTheReplicasNextBeat(t *testing
 			assert.Equal(t, written, claimRev(), "the claim was deleted and written again")
 		})
 	}
+}
+
+// startRouter sets up a router named name on a connection of its own, as a replica's start
+// does, and returns New's error; a router that starts is closed again.
+func (tc *testCluster) startRouter(t *testing.T, name string, opTimeout time.Duration) error {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(tc.logs, nil)).With("replica", name+" (second)")
+	nc, err := Connect(ConnOptions{URL: tc.url(), Name: name, ReconnectWait: testReconnectWait}, logger)
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	router, err := New(ctx, nc, Config{Replica: name, HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL,
+		OpTimeout: opTimeout, Clock: tc.clock}, logger)
+	if err != nil {
+		nc.Close() // as the serve command does
+		return err
+	}
+	router.Close()
+	return nil
+}
+
+// A replica started under the name of a running one (two hosts of one name, a copied service
+// file) is refused before it touches anything: it would otherwise delete the running one's
+// claims as those of its own previous run, and its goodbye would take the running one out of
+// every list. A replica that crashed or stopped answers nothing any more, so restarting one
+// under its name is never refused.
+func TestAReplicaIsRefusedTheNameOfARunningOne(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	kitchen := b.connect(t, "7:kitchen")
+	a.waitComputers(t, "7:kitchen@b")
+
+	err := tc.startRouter(t, "b", DefaultOpTimeout)
+	require.Error(t, err)
+	assert.Equal(t, `the replica name "b" is taken: a running replica answers under it on NATS. `+
+		`Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first`, err.Error())
+	assert.Equal(t, map[string]string{"7:kitchen": "b"}, claimsInBucket(t, a.router.claims), "the running replica's claim")
+	a.waitComputers(t, "7:kitchen@b")
+	pong := a.request("7:kitchen", gateway.TypePing, nil, waitLimit)
+	kitchen.answerNext(gateway.TypePing, map[string]any{"traposId": "7:kitchen"})
+	res := await(t, pong)
+	assert.Equal(t, http.StatusOK, res.status, "%+v", res.body.Error)
+
+	// Something that listens under a name and never answers (a hung replica) keeps it too.
+	nc, err := nats.Connect(tc.url())
+	require.NoError(t, err)
+	defer nc.Close()
+	_, err = nc.SubscribeSync(aliveSubject("c"))
+	require.NoError(t, err)
+	require.NoError(t, nc.Flush())
+	err = tc.startRouter(t, "c", 50*time.Millisecond)
+	require.Error(t, err)
+	assert.Equal(t, `the replica name "c" may be taken: a client listens under it on NATS but did not answer within 50ms (a hung replica of that name?). `+
+		`Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first`, err.Error())
+
+	// A crash frees the name at once (NATS drops the connection's subscriptions), and so does a
+	// clean stop.
+	b.kill()
+	require.NoError(t, tc.startRouter(t, "b", DefaultOpTimeout))
+	a.stop()
+	require.NoError(t, tc.startRouter(t, "a", DefaultOpTimeout))
 }

@@ -236,6 +236,9 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 // open binds the buckets, answers on this replica's subjects, waits for the buckets' initial
 // contents and announces the replica.
 func (r *Router) open(ctx context.Context) error {
+	if err := r.checkNameFree(ctx); err != nil {
+		return err
+	}
 	js, err := jetstream.New(r.nc)
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
@@ -269,6 +272,30 @@ func (r *Router) open(ctx context.Context) error {
 	}
 	r.spawn(r.heartbeatLoop)
 	return nil
+}
+
+// checkNameFree makes sure that no running replica answers under this replica's name, before
+// this one touches anything of that name. Two replicas of one name take each other's claims for
+// their own: the newcomer would delete the running one's claims at once (claimChanged deletes
+// those of a previous run), and each one's goodbye would take the other out of every list. A
+// replica that crashed or was stopped answers nothing any more: NATS dropped its
+// subscriptions with its connection, so it is restarted under its name at once.
+func (r *Router) checkNameFree(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
+	defer cancel()
+	_, err := r.nc.RequestWithContext(ctx, aliveSubject(r.cfg.Replica), nil)
+	switch {
+	case errors.Is(err, nats.ErrNoResponders):
+		return nil
+	case err == nil:
+		return fmt.Errorf("the replica name %q is taken: a running replica answers under it on NATS. "+
+			"Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first", r.cfg.Replica)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("the replica name %q may be taken: a client listens under it on NATS but did not answer within %s (a hung replica of that name?). "+
+			"Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first", r.cfg.Replica, r.cfg.OpTimeout)
+	default:
+		return fmt.Errorf("check that no running replica is named %q: %w", r.cfg.Replica, err)
+	}
 }
 
 // bucketConfigs are the router's two buckets as it creates them.
