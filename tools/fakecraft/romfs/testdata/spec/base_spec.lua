@@ -225,3 +225,22 @@ describe("runtime errors", function()
       :eq("attempt to perform arithmetic on a Thing value");
   end);
 end);
+
+describe("string.format", function()
+  it("takes integers as Cobalt does", function()
+    expect(string.format("%d %i %u", 3.5, -3.5, 7)):eq("3 -3 7");
+    expect(string.format("%x %X %o", 255.9, 255, 8.5)):eq("ff FF 10");
+    expect.error(string.format, "%d", 0 / 0):eq("bad argument #2 (not a number in proper range)");
+    expect.error(string.format, "%x", 2 ^ 64):eq("bad argument #2 (not a number in proper range)");
+  end);
+
+  it("formats a missing %s argument as nil", function()
+    expect(string.format("%s|%5s", nil)):eq("nil|  nil");
+  end);
+
+  it("names an unknown conversion as Cobalt does", function()
+    expect.error(string.format, "%y", 1):eq("invalid conversion '%y' to 'format'");
+    expect.error(string.format, "%-5y", 1):eq("invalid conversion '%-5y' to 'format'");
+    expect.error(string.format, "50%"):eq("invalid conversion '%' to 'format'");
+  end);
+end);
