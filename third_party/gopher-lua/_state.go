@@ -1026,7 +1026,7 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 		ls.reg.Insert(fn, cf.LocalBase)
 	}
 	if cf.Fn == nil {
-		ls.RaiseError("attempt to call a non-function object")
+		ls.operandError(fn, "call", noRegister)
 	}
 	if ls.stack.IsFull() {
 		ls.RaiseError("stack overflow")
@@ -1084,7 +1084,7 @@ func (ls *LState) index(obj LValue, key LValue) (LValue, LValue, LValue) {
 		metaindex := ls.metaOp1(curobj, "__index")
 		if metaindex == LNil {
 			if !istable {
-				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key.String())
+				ls.indexError(curobj, i)
 			}
 			return LNil, nil, nil
 		}
@@ -1111,7 +1111,7 @@ func (ls *LState) indexString(obj LValue, key string) (LValue, LValue, LValue) {
 		metaindex := ls.metaOp1(curobj, "__index")
 		if metaindex == LNil {
 			if !istable {
-				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key)
+				ls.indexError(curobj, i)
 			}
 			return LNil, nil, nil
 		}
@@ -1164,7 +1164,7 @@ func (ls *LState) newIndex(obj LValue, key LValue, value LValue) (LValue, LValue
 		metaindex := ls.metaOp1(curobj, "__newindex")
 		if metaindex == LNil {
 			if !istable {
-				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key.String())
+				ls.indexError(curobj, i)
 			}
 			ls.RawSet(tb, key, value)
 			return nil, nil
@@ -1192,7 +1192,7 @@ func (ls *LState) newIndexString(obj LValue, key string, value LValue) (LValue, 
 		metaindex := ls.metaOp1(curobj, "__newindex")
 		if metaindex == LNil {
 			if !istable {
-				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key)
+				ls.indexError(curobj, i)
 			}
 			tb.RawSetString(key, value)
 			return nil, nil

@@ -415,10 +415,10 @@ func init() {
 					if num, err := parseNumber(string(str)); err == nil {
 						// +inline-call reg.Set RA -num
 					} else {
-						L.RaiseError("__unm undefined")
+						L.arithError(unaryv, unaryv) // the one operand is blamed
 					}
 				} else {
-					L.RaiseError("__unm undefined")
+					L.arithError(unaryv, unaryv)
 				}
 			}
 			return 0
@@ -454,7 +454,7 @@ func init() {
 				} else if lv.Type() == LTTable {
 					// +inline-call reg.SetNumber RA LNumber(lv.(*LTable).Len())
 				} else {
-					L.RaiseError("__len undefined")
+					L.operandError(lv, "get length of", registerOf(B))
 				}
 			}
 			return 0
@@ -513,17 +513,17 @@ func init() {
 				if v2, ok2 := rhs.(LNumber); ok2 {
 					ret = v1 < v2
 				} else {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 			} else if lhs.Type() != rhs.Type() {
-				L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+				L.compareError(lhs, rhs)
 			} else if lhs.Type() == LTString {
 				ret = strCmp(string(lhs.(LString)), string(rhs.(LString))) < 0
 			} else if mm := comparisonMeta(L, lhs, rhs, "__lt"); mm != nil {
 				L.callMeta(mm, finishCond, 0, 2, lhs, rhs, nil)
 				return 0
 			} else {
-				L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+				L.compareError(lhs, rhs)
 			}
 			v := 1
 			if ret {
@@ -547,11 +547,11 @@ func init() {
 				if v2, ok2 := rhs.(LNumber); ok2 {
 					ret = v1 <= v2
 				} else {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 			} else {
 				if lhs.Type() != rhs.Type() {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 				switch lhs.Type() {
 				case LTString:
@@ -566,7 +566,7 @@ func init() {
 						L.callMeta(mm, finishCondNot, 0, 2, rhs, lhs, nil)
 						return 0
 					}
-					L.RaiseError("attempt to compare %v with %v", rhs.Type().String(), lhs.Type().String())
+					L.compareError(rhs, lhs)
 				}
 			}
 
@@ -628,6 +628,9 @@ func init() {
 			} else {
 				callable, meta = L.metaCall(lv)
 			}
+			if callable == nil {
+				L.operandError(lv, "call", A)
+			}
 			// +inline-call L.pushCallFrame callFrame{Fn:callable,Pc:0,Base:RA,LocalBase:RA+1,ReturnBase:RA,NArgs:nargs,NRet:nret,Parent:cf,TailCall:0} lv meta
 			if callable.IsG {
 				if callGFunction(L, false) {
@@ -666,7 +669,7 @@ func init() {
 				callable, meta = L.metaCall(lv)
 			}
 			if callable == nil {
-				L.RaiseError("attempt to call a non-function object")
+				L.operandError(lv, "call", A)
 			}
 			// +inline-call L.closeUpvalues lbase
 			if callable.IsG {
@@ -999,8 +1002,7 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 			return numberArith(L, opcode, LNumber(v1), LNumber(v2))
 		}
 	}
-	L.RaiseError(fmt.Sprintf("cannot perform %v operation between %v and %v",
-		strings.TrimLeft(event, "_"), lhs.Type().String(), rhs.Type().String()))
+	L.arithError(lhs, rhs)
 
 	return LNil
 }
@@ -1021,7 +1023,7 @@ func stringConcat(L *LState, total, last int) LValue {
 				total--
 				i--
 			} else {
-				L.RaiseError("cannot perform concat operation between %v and %v", lhs.Type().String(), rhs.Type().String())
+				L.concatError(lhs, rhs, i)
 				return LNil
 			}
 		} else {
@@ -1054,7 +1056,7 @@ func concatFrom(L *LState, first, last int) (LValue, bool) {
 		if !(LVCanConvToString(lhs) && LVCanConvToString(rhs)) {
 			op := L.metaOp2(lhs, rhs, "__concat")
 			if op.Type() != LTFunction {
-				L.RaiseError("cannot perform concat operation between %v and %v", lhs.Type().String(), rhs.Type().String())
+				L.concatError(lhs, rhs, i)
 				return LNil, true
 			}
 			if fn := op.(*LFunction); !fn.IsG {
@@ -1184,10 +1186,10 @@ func lessThan(L *LState, lhs, rhs LValue) bool {
 		if v2, ok2 := rhs.(LNumber); ok2 {
 			return v1 < v2
 		}
-		L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+		L.compareError(lhs, rhs)
 	}
 	if lhs.Type() != rhs.Type() {
-		L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+		L.compareError(lhs, rhs)
 		return false
 	}
 	ret := false
@@ -1242,7 +1244,7 @@ func objectRationalWithError(L *LState, lhs, rhs LValue, event string) bool {
 	case 0:
 		return false
 	}
-	L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+	L.compareError(lhs, rhs)
 	return false
 }
 

@@ -853,10 +853,10 @@ func init() {
 							}
 						}
 					} else {
-						L.RaiseError("__unm undefined")
+						L.arithError(unaryv, unaryv) // the one operand is blamed
 					}
 				} else {
-					L.RaiseError("__unm undefined")
+					L.arithError(unaryv, unaryv)
 				}
 			}
 			return 0
@@ -968,7 +968,7 @@ func init() {
 						}
 					}
 				} else {
-					L.RaiseError("__len undefined")
+					L.operandError(lv, "get length of", registerOf(B))
 				}
 			}
 			return 0
@@ -1046,17 +1046,17 @@ func init() {
 				if v2, ok2 := rhs.(LNumber); ok2 {
 					ret = v1 < v2
 				} else {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 			} else if lhs.Type() != rhs.Type() {
-				L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+				L.compareError(lhs, rhs)
 			} else if lhs.Type() == LTString {
 				ret = strCmp(string(lhs.(LString)), string(rhs.(LString))) < 0
 			} else if mm := comparisonMeta(L, lhs, rhs, "__lt"); mm != nil {
 				L.callMeta(mm, finishCond, 0, 2, lhs, rhs, nil)
 				return 0
 			} else {
-				L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+				L.compareError(lhs, rhs)
 			}
 			v := 1
 			if ret {
@@ -1080,11 +1080,11 @@ func init() {
 				if v2, ok2 := rhs.(LNumber); ok2 {
 					ret = v1 <= v2
 				} else {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 			} else {
 				if lhs.Type() != rhs.Type() {
-					L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+					L.compareError(lhs, rhs)
 				}
 				switch lhs.Type() {
 				case LTString:
@@ -1099,7 +1099,7 @@ func init() {
 						L.callMeta(mm, finishCondNot, 0, 2, rhs, lhs, nil)
 						return 0
 					}
-					L.RaiseError("attempt to compare %v with %v", rhs.Type().String(), lhs.Type().String())
+					L.compareError(rhs, lhs)
 				}
 			}
 
@@ -1180,6 +1180,9 @@ func init() {
 			} else {
 				callable, meta = L.metaCall(lv)
 			}
+			if callable == nil {
+				L.operandError(lv, "call", A)
+			}
 			// this section is inlined by go-inline
 			// source function is 'func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) ' in '_state.go'
 			{
@@ -1191,7 +1194,7 @@ func init() {
 					ls.reg.Insert(fn, cf.LocalBase)
 				}
 				if cf.Fn == nil {
-					ls.RaiseError("attempt to call a non-function object")
+					ls.operandError(fn, "call", noRegister)
 				}
 				if ls.stack.IsFull() {
 					ls.RaiseError("stack overflow")
@@ -1335,7 +1338,7 @@ func init() {
 				callable, meta = L.metaCall(lv)
 			}
 			if callable == nil {
-				L.RaiseError("attempt to call a non-function object")
+				L.operandError(lv, "call", A)
 			}
 			// this section is inlined by go-inline
 			// source function is 'func (ls *LState) closeUpvalues(idx int) ' in '_state.go'
@@ -2358,8 +2361,7 @@ func objectArith(L *LState, opcode int, lhs, rhs LValue) LValue {
 			return numberArith(L, opcode, LNumber(v1), LNumber(v2))
 		}
 	}
-	L.RaiseError(fmt.Sprintf("cannot perform %v operation between %v and %v",
-		strings.TrimLeft(event, "_"), lhs.Type().String(), rhs.Type().String()))
+	L.arithError(lhs, rhs)
 
 	return LNil
 }
@@ -2380,7 +2382,7 @@ func stringConcat(L *LState, total, last int) LValue {
 				total--
 				i--
 			} else {
-				L.RaiseError("cannot perform concat operation between %v and %v", lhs.Type().String(), rhs.Type().String())
+				L.concatError(lhs, rhs, i)
 				return LNil
 			}
 		} else {
@@ -2413,7 +2415,7 @@ func concatFrom(L *LState, first, last int) (LValue, bool) {
 		if !(LVCanConvToString(lhs) && LVCanConvToString(rhs)) {
 			op := L.metaOp2(lhs, rhs, "__concat")
 			if op.Type() != LTFunction {
-				L.RaiseError("cannot perform concat operation between %v and %v", lhs.Type().String(), rhs.Type().String())
+				L.concatError(lhs, rhs, i)
 				return LNil, true
 			}
 			if fn := op.(*LFunction); !fn.IsG {
@@ -2543,10 +2545,10 @@ func lessThan(L *LState, lhs, rhs LValue) bool {
 		if v2, ok2 := rhs.(LNumber); ok2 {
 			return v1 < v2
 		}
-		L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+		L.compareError(lhs, rhs)
 	}
 	if lhs.Type() != rhs.Type() {
-		L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+		L.compareError(lhs, rhs)
 		return false
 	}
 	ret := false
@@ -2601,7 +2603,7 @@ func objectRationalWithError(L *LState, lhs, rhs LValue, event string) bool {
 	case 0:
 		return false
 	}
-	L.RaiseError("attempt to compare %v with %v", lhs.Type().String(), rhs.Type().String())
+	L.compareError(lhs, rhs)
 	return false
 }
 

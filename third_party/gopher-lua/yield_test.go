@@ -202,7 +202,7 @@ func TestMetamethodErrorsKeepTheirPlace(t *testing.T) {
 	}
 	err = L.DoString(`local t = setmetatable({}, { __concat = function(a, b) return {} end })
 	local x = t .. "a" .. t .. "b"`)
-	if err == nil || !strings.Contains(err.Error(), "<string>:2: cannot perform concat operation between string and table") {
+	if err == nil || !strings.Contains(err.Error(), "<string>:2: attempt to concatenate") {
 		t.Fatalf("want the concatenation's error at its line, got %v", err)
 	}
 }

@@ -2,7 +2,7 @@ for i, v in ipairs({"hoge", {}, function() end, true, nil}) do
   local ok, msg = pcall(function()
     print(-v)
   end)
-  assert(not ok and string.find(msg, "__unm undefined"))
+  assert(not ok and string.find(msg, "attempt to perform arithmetic on upvalue 'v'", 1, true))
 end
 
 assert(#"abc" == 3)
@@ -49,12 +49,12 @@ assert(not ok and string.find(msg, "for statement step must be a number"))
 local ok, msg = pcall(function()
   return {} + (function() end)
 end)
-assert(not ok and string.find(msg, "cannot perform add operation between table and function"))
+assert(not ok and string.find(msg, "attempt to perform arithmetic on a table value"))
 
 local ok, msg = pcall(function()
   return {} .. (function() end)
 end)
-assert(not ok and string.find(msg, "cannot perform concat operation between table and function"))
+assert(not ok and string.find(msg, "attempt to concatenate a table value"))
 
 -- test table with initial elements over 511
 local bigtable = {1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,

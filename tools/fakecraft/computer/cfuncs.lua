@@ -67,7 +67,9 @@ local function less_than(a, b)
     end
   end
   if handler == nil then
-    -- Level 4: the caller of table.sort (less_than, lua_sort, table.sort).
+    -- Level 4: the caller of table.sort (less_than, lua_sort, table.sort). Worded as the VM's
+    -- own comparisons (Cobalt's).
+    if ta == tb then error(("attempt to compare two %s values"):format(ta), 4); end
     error(("attempt to compare %s with %s"):format(ta, tb), 4);
   end
   return not not handler(a, b);

@@ -77,7 +77,7 @@ func luaStringFormat(L *lua.LState) int {
 		}
 		i++
 		if i >= len(format) {
-			L.RaiseError("invalid option '%%' to 'format'")
+			L.RaiseError("%s", "invalid conversion '%' to 'format'")
 		}
 		if format[i] == '%' {
 			out.WriteByte('%')
@@ -88,27 +88,18 @@ func luaStringFormat(L *lua.LState) int {
 			i++
 		}
 		if i >= len(format) {
-			L.RaiseError("invalid option '%%%s' to 'format'", format[start:])
+			L.RaiseError("invalid conversion '%%%s' to 'format'", format[start:])
 		}
 		spec := format[start:i]
 		verb := format[i]
 		arg++
 		switch verb {
-		case 'd', 'i':
-			// Cobalt truncates a fraction (CC's own os spec formats os.epoch()/1000 with %d).
-			n := math.Trunc(float64(L.CheckNumber(arg)))
-			if math.IsNaN(n) || math.IsInf(n, 0) {
-				L.ArgError(arg, "number has no integer representation")
-			}
-			out.WriteString(fmt.Sprintf("%"+spec+"d", int64(n)))
+		case 'd', 'i', 'u':
+			out.WriteString(fmt.Sprintf("%"+spec+"d", formatInteger(L, arg)))
 		case 'c':
 			out.WriteByte(byte(L.CheckInt(arg)))
 		case 'x', 'X', 'o':
-			n := float64(L.CheckNumber(arg))
-			if n != math.Trunc(n) || math.IsInf(n, 0) {
-				L.ArgError(arg, "number has no integer representation")
-			}
-			out.WriteString(fmt.Sprintf("%"+spec+string(verb), uint64(int64(n))))
+			out.WriteString(fmt.Sprintf("%"+spec+string(verb), uint64(formatInteger(L, arg))))
 		case 'e', 'E', 'f', 'F', 'g', 'G':
 			n := float64(L.CheckNumber(arg))
 			if math.IsNaN(n) || math.IsInf(n, 0) {
@@ -122,12 +113,24 @@ func luaStringFormat(L *lua.LState) int {
 		case 'q':
 			out.WriteString(quoteLiteral(L, arg))
 		case 's':
-			L.CheckAny(arg)
+			// A missing argument is nil, as Cobalt reads arguments past the last one.
 			out.WriteString(fmt.Sprintf("%"+spec+"s", toStringMeta(L, L.Get(arg))))
 		default:
-			L.RaiseError("invalid option '%%%c' to 'format'", verb)
+			L.RaiseError("invalid conversion '%%%s%c' to 'format'", spec, verb)
 		}
 	}
 	L.Push(lua.LString(out.String()))
 	return 1
+}
+
+// formatInteger is argument arg of an integer conversion (%d, %i, %u, %x, %X, %o) as Cobalt
+// takes it: truncated toward zero when that moves it by less than one (CC's own os spec
+// formats os.epoch()/1000 with %d), else refused (nan, the infinities, past 64 bits).
+func formatInteger(L *lua.LState, arg int) int64 {
+	n := float64(L.CheckNumber(arg))
+	truncated := math.Trunc(n)
+	if math.IsNaN(n) || math.IsInf(n, 0) || truncated < -(1<<63) || truncated >= 1<<63 {
+		luakit.BadArgumentReason(L, arg, "not a number in proper range") // Cobalt's argError, as %q's
+	}
+	return int64(truncated)
 }

@@ -117,7 +117,7 @@ func loadError(t *testing.T, src string) string {
 
 // Errors keep their lines: the iterator's call is on the for's line, the body's on its own.
 func TestGenericForKeepsLines(t *testing.T) {
-	assert.Equal(t, "chunk:2: attempt to call a non-function object", loadError(t, "local x\nfor v in x do\nend"))
+	assert.Equal(t, "chunk:2: attempt to call a nil value", loadError(t, "local x\nfor v in x do\nend"))
 	assert.Equal(t, "chunk:4: boom", loadError(t, each+"\nfor v in each({ 1 }) do\n\n  error('boom')\nend"))
 	assert.Equal(t, "3", loadError(t, each+"\nfor v in each({ 1 }) do\n  error(debug.getinfo(1, 'l').currentline, 0)\nend"))
 	assert.Equal(t, "chunk:1: iter", loadError(t, "local function it() error('iter') end\nfor v in it do\nend"))

@@ -92,7 +92,9 @@ type RunCmd struct {
 // TestCmd is `fakecraft test`.
 type TestCmd struct {
 	computerFlags
-	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"30s"`
+	// Not run's 30s: a limit here guards against a hang, and a whole directory of specs waits
+	// out its timers in real time (trapos/tests takes about half a minute on an idle machine).
+	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"10m"`
 	Paths     []string      `arg:"" optional:"" help:"Spec files or directories of *_spec.lua files (default: trapos/tests)." type:"path"`
 }
 

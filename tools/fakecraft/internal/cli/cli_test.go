@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -67,6 +68,21 @@ func TestRunTimeLimit(t *testing.T) {
 	code, _, errOut := run(t, "run", "--root", root, "--time-limit", "100ms", "wait")
 	assert.Equal(t, ExitTimeLimit, code)
 	assert.Equal(t, "fakecraft: --time-limit 100ms ran out: fakecraft stopped the computer\n", errOut)
+}
+
+// TestTestTimeLimitIsAHangGuard: `fakecraft test` over a directory (the README's `test
+// trapos/tests`) waits out its specs' timers in real time, over half a minute for trapos/tests,
+// so its default limit is a guard against a hang (10m, as conformance's), not run's 30s for one
+// program, which stopped that documented command just before its end.
+func TestTestTimeLimitIsAHangGuard(t *testing.T) {
+	defaultLimit := func(command string) string {
+		_, out, _ := run(t, command, "--help")
+		limit := regexp.MustCompile(`--time-limit=(\S+)`).FindStringSubmatch(out)
+		require.NotNil(t, limit, out)
+		return limit[1]
+	}
+	assert.Equal(t, "10m", defaultLimit("test"))
+	assert.Equal(t, "30s", defaultLimit("run"))
 }
 
 // TestRunTimeLimitZeroIsNone: --time-limit 0 is no limit, as it is for shell (run stopped

@@ -190,3 +190,57 @@ describe("string.format's %q", function()
     expect.error(string.format, "%q", {}):eq("bad argument #2 (value has no literal form)");
   end);
 end);
+
+-- The message of a runtime error, as a program prints or matches it: Cobalt's (Lua 5.2's)
+-- wording, the operand named by where it was read from.
+describe("runtime errors", function()
+  local function message(f)
+    local ok, err = pcall(f);
+    expect(ok):eq(false);
+    return (err:gsub("^[^:]*:%d+: ", ""));
+  end
+
+  it("name a local, a global, a field, a method or an upvalue", function()
+    local up;
+    expect(message(function() local x; return x.y end)):eq("attempt to index local 'x' (a nil value)");
+    expect(message(function() return not_a_global_anywhere.y end))
+      :eq("attempt to index global 'not_a_global_anywhere' (a nil value)");
+    expect(message(function() not_a_function_anywhere() end))
+      :eq("attempt to call global 'not_a_function_anywhere' (a nil value)");
+    expect(message(function() string.nope() end)):eq("attempt to call field 'nope' (a nil value)");
+    expect(message(function() local t = {}; t:m() end)):eq("attempt to call method 'm' (a nil value)");
+    expect(message(function() return up.x end)):eq("attempt to index upvalue 'up' (a nil value)");
+    expect(message(function() local a = {}; return a + 1 end))
+      :eq("attempt to perform arithmetic on local 'a' (a table value)");
+    expect(message(function() local n; return #n end)):eq("attempt to get length of local 'n' (a nil value)");
+  end);
+
+  it("give the type alone when the value has no name", function()
+    expect(message(function() return ({}).a.b end)):eq("attempt to index field 'a' (a nil value)");
+    expect(message(function() return -{} end)):eq("attempt to perform arithmetic on a table value");
+    expect(message(function() return "x" .. {} end)):eq("attempt to concatenate a table value");
+    expect(message(function() return {} < {} end)):eq("attempt to compare two table values");
+    expect(message(function() return 1 < "x" end)):eq("attempt to compare number with string");
+    expect(message(function() return setmetatable({}, { __name = "Thing" }) + 1 end))
+      :eq("attempt to perform arithmetic on a Thing value");
+  end);
+end);
+
+describe("string.format", function()
+  it("takes integers as Cobalt does", function()
+    expect(string.format("%d %i %u", 3.5, -3.5, 7)):eq("3 -3 7");
+    expect(string.format("%x %X %o", 255.9, 255, 8.5)):eq("ff FF 10");
+    expect.error(string.format, "%d", 0 / 0):eq("bad argument #2 (not a number in proper range)");
+    expect.error(string.format, "%x", 2 ^ 64):eq("bad argument #2 (not a number in proper range)");
+  end);
+
+  it("formats a missing %s argument as nil", function()
+    expect(string.format("%s|%5s", nil)):eq("nil|  nil");
+  end);
+
+  it("names an unknown conversion as Cobalt does", function()
+    expect.error(string.format, "%y", 1):eq("invalid conversion '%y' to 'format'");
+    expect.error(string.format, "%-5y", 1):eq("invalid conversion '%-5y' to 'format'");
+    expect.error(string.format, "50%"):eq("invalid conversion '%' to 'format'");
+  end);
+end);

@@ -148,7 +148,8 @@ describe("callbacks of library functions", function()
     for i, x in ipairs({ 5, 3, 9, 1 }) do t[i] = setmetatable({ x = x }, meta); end
     echo(function() table.sort(t); end);
     expect({ t[1].x, t[2].x, t[3].x, t[4].x }):same({ 1, 3, 5, 9 });
-    expect.error(table.sort, { {}, {} }):eq("attempt to compare table with table");
+    expect.error(table.sort, { {}, {} }):eq("attempt to compare two table values");
+    expect.error(table.sort, { {}, true }):eq("attempt to compare boolean with table");
   end);
 
   it("sorts as Lua does with a comparator, and says when the order is invalid", function()

@@ -1,0 +1,254 @@
+package lua
+
+// Errors about an operand of the wrong type, worded as CC: Tweaked's Lua (Cobalt 0.9) words
+// them, which is Lua 5.2's wording: "attempt to index local 'x' (a nil value)" when the
+// register holding the operand has a name at the failing instruction, else "attempt to index
+// a nil value". The name comes from the function's debug information and from the last
+// instruction before this one that set the register (Lua 5.2's getobjname and findsetreg,
+// written here for gopher-lua's Lua 5.1 instruction set).
+
+// noRegister stands for an operand that is not in a register of the running Lua function: a
+// constant, a value met along an __index chain, or one a Go function handed over.
+const noRegister = -1
+
+// operandError raises the error for operand, which the running instruction could not verb
+// ("index", "call", "perform arithmetic on", "concatenate", "get length of"); reg is the
+// register (relative to the frame's base) it was read from, or noRegister.
+func (ls *LState) operandError(operand LValue, verb string, reg int) {
+	if kind, name, ok := ls.objectName(ls.currentFrame, reg); ok {
+		ls.RaiseError("attempt to %s %s '%s' (a %s value)", verb, kind, name, errorTypeName(operand))
+		return
+	}
+	ls.RaiseError("attempt to %s a %s value", verb, errorTypeName(operand))
+}
+
+// compareError raises the error for an order comparison of two values that cannot be compared.
+func (ls *LState) compareError(lhs, rhs LValue) {
+	lt, rt := errorTypeName(lhs), errorTypeName(rhs)
+	if lt == rt {
+		ls.RaiseError("attempt to compare two %s values", lt)
+		return
+	}
+	ls.RaiseError("attempt to compare %s with %s", lt, rt)
+}
+
+// arithError raises the error for an arithmetic operation of lhs and rhs (strings already
+// converted to numbers where they convert): the left operand is blamed unless it is a number.
+func (ls *LState) arithError(lhs, rhs LValue) {
+	blamed, operand := lhs, 0
+	if _, ok := lhs.(LNumber); ok {
+		blamed, operand = rhs, 1
+	}
+	reg := noRegister
+	if inst, ok := ls.runningInstruction(); ok {
+		switch opGetOpCode(inst) {
+		case OP_ADD, OP_SUB, OP_MUL, OP_DIV, OP_MOD, OP_POW:
+			reg = registerOf([2]int{opGetArgB(inst), opGetArgC(inst)}[operand])
+		case OP_UNM:
+			reg = registerOf(opGetArgB(inst))
+		}
+	}
+	ls.operandError(blamed, "perform arithmetic on", reg)
+}
+
+// indexedRegister is the register of the value the running instruction indexes, or
+// noRegister when no instruction of a Lua function is indexing (a Go function's GetField).
+func (ls *LState) indexedRegister() int {
+	inst, ok := ls.runningInstruction()
+	if !ok {
+		return noRegister
+	}
+	switch opGetOpCode(inst) {
+	case OP_GETTABLE, OP_GETTABLEKS, OP_SELF:
+		return opGetArgB(inst)
+	case OP_SETTABLE, OP_SETTABLEKS:
+		return opGetArgA(inst)
+	}
+	return noRegister
+}
+
+// runningInstruction is the instruction the current frame is running, when it is a Lua
+// function's.
+func (ls *LState) runningInstruction() (uint32, bool) {
+	cf := ls.currentFrame
+	if cf == nil || cf.Fn == nil || cf.Fn.IsG || cf.Pc < 1 || cf.Pc > len(cf.Fn.Proto.Code) {
+		return 0, false
+	}
+	return cf.Fn.Proto.Code[cf.Pc-1], true
+}
+
+// registerOf is an RK operand's register, or noRegister for a constant.
+func registerOf(rk int) int {
+	if opIsK(rk) {
+		return noRegister
+	}
+	return rk
+}
+
+// errorTypeName is a value's type as errors name it: a table's or userdata's __name when its
+// metatable has a string there, as Cobalt does.
+func errorTypeName(v LValue) string {
+	var mt LValue = LNil
+	switch o := v.(type) {
+	case *LTable:
+		mt = o.Metatable
+	case *LUserData:
+		mt = o.Metatable
+	}
+	if mtt, ok := mt.(*LTable); ok {
+		if name, ok := mtt.RawGetString("__name").(LString); ok {
+			return string(name)
+		}
+	}
+	return v.Type().String()
+}
+
+// objectName is what the register reg of frame cf holds at the running instruction: a
+// local's name, or where the value was last loaded from (a global, a field, an upvalue, a
+// method).
+func (ls *LState) objectName(cf *callFrame, reg int) (kind, name string, ok bool) {
+	if reg == noRegister || cf == nil || cf.Fn == nil || cf.Fn.IsG || cf.Pc < 1 {
+		return "", "", false
+	}
+	fn, pc := cf.Fn, cf.Pc-1
+	if reg >= int(fn.Proto.NumUsedRegisters) {
+		return "", "", false
+	}
+	if local, found := activeLocal(fn.Proto, reg, pc); found {
+		return "local", local, true
+	}
+	setPc := findSetRegister(fn.Proto, pc, reg)
+	if setPc < 0 {
+		return "", "", false
+	}
+	proto := fn.Proto
+	inst := proto.Code[setPc]
+	switch opGetOpCode(inst) {
+	case OP_MOVE:
+		if b := opGetArgB(inst); b < opGetArgA(inst) {
+			return ls.objectName(cf, b)
+		}
+	case OP_GETGLOBAL:
+		return "global", constantName(proto, opGetArgBx(inst)), true
+	case OP_GETTABLE, OP_GETTABLEKS:
+		kind := "field"
+		if table, found := activeLocal(fn.Proto, opGetArgB(inst), pc); found && table == "_ENV" {
+			kind = "global"
+		}
+		key := "?"
+		if c := opGetArgC(inst); opIsK(c) {
+			key = constantName(proto, opIndexK(c))
+		}
+		return kind, key, true
+	case OP_GETUPVAL:
+		name := "?"
+		if b := opGetArgB(inst); b < len(proto.DbgUpvalues) {
+			name = proto.DbgUpvalues[b]
+		}
+		return "upvalue", name, true
+	case OP_SELF:
+		key := "?"
+		if c := opGetArgC(inst); opIsK(c) {
+			key = constantName(proto, opIndexK(c))
+		}
+		return "method", key, true
+	}
+	return "", "", false
+}
+
+// constantName is constant k's text when it is a string, else "?".
+func constantName(proto *FunctionProto, k int) string {
+	if k < len(proto.Constants) {
+		if s, ok := proto.Constants[k].(LString); ok {
+			return string(s)
+		}
+	}
+	return "?"
+}
+
+// findSetRegister is the last instruction before lastPc that set register reg, or -1 when
+// there is none or it might not have run (it comes before the target of a forward jump that
+// reaches no further than lastPc: the value may come from either path).
+func findSetRegister(proto *FunctionProto, lastPc, reg int) int {
+	setPc, jumpTarget := -1, 0
+	filter := func(pc int) int {
+		if pc < jumpTarget {
+			return -1
+		}
+		return pc
+	}
+	for pc := 0; pc < lastPc; pc++ {
+		inst := proto.Code[pc]
+		op, a := opGetOpCode(inst), opGetArgA(inst)
+		switch op {
+		case OP_LOADNIL:
+			if a <= reg && reg <= opGetArgB(inst) {
+				setPc = filter(pc)
+			}
+		case OP_TFORLOOP:
+			if reg >= a+2 {
+				setPc = filter(pc)
+			}
+		case OP_CALL, OP_TAILCALL:
+			if reg >= a {
+				setPc = filter(pc)
+			}
+		case OP_SELF:
+			if reg == a || reg == a+1 {
+				setPc = filter(pc)
+			}
+		case OP_JMP:
+			if dest := pc + 1 + opGetArgSbx(inst); pc < dest && dest <= lastPc && dest > jumpTarget {
+				jumpTarget = dest
+			}
+		default:
+			if opProps[op].SetRegA && reg == a {
+				setPc = filter(pc)
+			}
+		}
+	}
+	return setPc
+}
+
+// indexError raises the error for indexing obj, the step'th value along an __index or
+// __newindex chain: only the first is the instruction's operand.
+func (ls *LState) indexError(obj LValue, step int) {
+	reg := noRegister
+	if step == 0 {
+		reg = ls.indexedRegister()
+	}
+	ls.operandError(obj, "index", reg)
+}
+
+// concatError raises the error for concatenating lhs, from the stack slot lhsSlot, and rhs,
+// the slot after it: the right operand is blamed when the left one is a string or a number.
+func (ls *LState) concatError(lhs, rhs LValue, lhsSlot int) {
+	blamed, slot := lhs, lhsSlot
+	if LVCanConvToString(lhs) {
+		blamed, slot = rhs, lhsSlot+1
+	}
+	reg := noRegister
+	if inst, ok := ls.runningInstruction(); ok && opGetOpCode(inst) == OP_CONCAT {
+		reg = slot - ls.currentFrame.LocalBase
+	}
+	ls.operandError(blamed, "concatenate", reg)
+}
+
+// activeLocal is the name of the local in register reg at instruction pc, if one is active
+// there: locals take registers in the order they were declared, and a local is active from
+// its StartPc up to, not including, its EndPc (Lua's rule; LFunction.LocalName, which
+// debug.getlocal uses, is given the pc after the running instruction).
+func activeLocal(proto *FunctionProto, reg, pc int) (string, bool) {
+	for _, local := range proto.DbgLocals {
+		if local.StartPc > pc {
+			break
+		}
+		if pc < local.EndPc {
+			if reg == 0 {
+				return local.Name, true
+			}
+			reg--
+		}
+	}
+	return "", false
+}
