@@ -100,7 +100,13 @@ local function newRequests(deps)
   });
   local screen = screenLib.newScreen({
     term = deps.term.native(), os = osApi, keys = deps.keys or keys,
-    allowed = function() return config.screenAllow(settingsApi, config.SCREEN_VIEW); end,
+    withdrawn = function()
+      if config.screenAllow(settingsApi, config.SCREEN_VIEW) then
+        return nil;
+      end
+      return "the owner withdrew " .. config.SETTING_ALLOW_SCREEN .. " (it is now " .. config.screenShown(settingsApi)
+        .. "); the owner can allow it again with: set " .. config.SETTING_ALLOW_SCREEN .. " " .. config.SCREEN_VIEW;
+    end,
   });
 
   local router = serveLib.newRouter({ os = osApi });
