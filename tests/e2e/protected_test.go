@@ -76,3 +76,53 @@ func TestFileWriteCannotChangeTheBoot(t *testing.T) {
 		assert.Equal(t, "forbidden", got.Error.Code)
 	}
 }
+
+// ownerProgram is the player at the computer: once connected, it waits, and when a job the
+// host runs asks it to (e2e_withdraw), it takes exec back as a player would, with CC's `set`,
+// and says it is done (e2e_withdrawn).
+const ownerProgram = `
+if not shell.run("sandbox", "health") then error("e2e: not connected", 0) end
+print("` + markerIdle + `")
+while true do
+  local event = os.pullEvent()
+  if event == "e2e_withdraw" then
+    shell.run("set", "sandbox.allow_exec", "false")
+    os.queueEvent("e2e_withdrawn")
+  end
+end
+`
+
+// TestWithdrawingExecStopsARunningJob: the owner typed `set sandbox.allow_exec false` while
+// a lua.exec job of the host's ran, and the job ran on (up to its timeout of as much as a
+// minute), doing what it liked, and its answer reached the host. The job now stops at the
+// next event, before it runs again: the host reads forbidden naming the setting, and what the
+// job would have done after the owner's `set` is not done.
+func TestWithdrawingExecStopsARunningJob(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 7, "north"
+	opts.Overlay = t.TempDir()
+	opts.Settings["sandbox.allow_exec"] = "true"
+	opts.Files = map[string]string{"/e2e.lua": ownerProgram}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerIdle)
+
+	status, got := postRequest(ctx, t, g, requestTraposID, `{"type":"lua.exec","payload":{"code":`+
+		`"os.queueEvent('e2e_withdraw'); os.pullEvent('e2e_withdrawn'); fs.open('/after-withdraw', 'w').close(); return 'ran on'"}}`)
+	require.Equal(t, http.StatusOK, status)
+	require.False(t, got.OK, "the job ran on after the owner withdrew exec: %+v", got.Payload)
+	require.NotNil(t, got.Error)
+	assert.Equal(t, "forbidden", got.Error.Code)
+	assert.Equal(t, "lua.exec was stopped while it ran: the owner withdrew sandbox.allow_exec (it is now false); "+
+		"the owner can allow it again with: set sandbox.allow_exec true", got.Error.Message)
+	_, err := os.Stat(filepath.Join(opts.Overlay, "after-withdraw"))
+	assert.True(t, os.IsNotExist(err), "the job wrote a file after the owner withdrew exec")
+
+	status, got = postRequest(ctx, t, g, requestTraposID, `{"type":"shell.run","payload":{"command":"ls"}}`)
+	require.Equal(t, http.StatusOK, status)
+	assert.False(t, got.OK)
+	if assert.NotNil(t, got.Error) {
+		assert.Equal(t, "forbidden", got.Error.Code)
+	}
+}

@@ -248,7 +248,8 @@ end
 -- deps: term (redirect, native), os (startTimer, cancelTimer), env (the environment chunks
 -- see through __index: the daemon's program environment, with shell and require), shell (nil
 -- when there is none), textutils (the global by default: its paged functions are swapped
--- for unpaged ones while a job runs).
+-- for unpaged ones while a job runs), and withdrawn() (nil while the owner allows jobs, else
+-- why not: the running jobs then stop).
 local function newRunner(deps)
   expect(1, deps, "table");
   field(deps, "term", "table");
@@ -256,6 +257,7 @@ local function newRunner(deps)
   field(deps, "env", "table");
   field(deps, "shell", "table", "nil");
   field(deps, "textutils", "table", "nil");
+  field(deps, "withdrawn", "function");
   local termApi, osApi = deps.term, deps.os;
   local textutilsApi = deps.textutils or textutils;
   local jobPaging = unpaged(textutilsApi);
@@ -299,11 +301,12 @@ local function newRunner(deps)
   -- ends the job, not the daemon. collect(packedPcallResult, output) builds the payload.
   -- The job's terminal is the size of the computer's own screen, so a full-screen program
   -- (edit, a loop over every row) draws and waits as it would there.
-  local function start(body, seconds, collect, done)
+  local function start(kind, body, seconds, collect, done)
     local native = termApi.native();
     local width, height = native.getSize();
     local capture = newCapture(width, height, native);
     local job = {
+      kind = kind,
       seconds = seconds,
       capture = capture,
       term = capture,
@@ -345,7 +348,7 @@ local function newRunner(deps)
     if fn == nil then
       return done(true, { returns = textutils.empty_json_array, output = "", error = tostring(compileErr) });
     end
-    start(fn, seconds, execCollect, done);
+    start(codec.TYPE_LUA_EXEC, fn, seconds, execCollect, done);
   end
 
   local function runCollect(packed, output)
@@ -367,7 +370,7 @@ local function newRunner(deps)
     if seconds == nil then
       return done(false, nil, { code = codec.ERR_BAD_PAYLOAD, message = why });
     end
-    start(function() return deps.shell.run(payload.command); end, seconds, runCollect, done);
+    start(codec.TYPE_SHELL_RUN, function() return deps.shell.run(payload.command); end, seconds, runCollect, done);
   end
 
   -- The timeout answer: what ended the job, and what its screen showed then (an editor, a
@@ -385,8 +388,25 @@ local function newRunner(deps)
   end
 
   -- Feeds one event to every job waiting for it, but for the player's input
-  -- (WITHHELD_EVENTS); a job's own timer ends it with `timeout`.
+  -- (WITHHELD_EVENTS); a job's own timer ends it with `timeout`. Once the owner withdraws
+  -- the permission (`set sandbox.allow_exec false` while a job waits up to a minute), every
+  -- job stops before it sees another event: it answers `forbidden`, without its screen,
+  -- which the host may no longer see. Checked at every event rather than on
+  -- setting_changed alone, so that however the setting changed, no job runs on.
   local function onEvent(event, ...)
+    if next(jobs) ~= nil then
+      local why = deps.withdrawn();
+      if why ~= nil then
+        local running = {};
+        for _, job in pairs(jobs) do
+          running[#running + 1] = job;
+        end
+        for _, job in ipairs(running) do
+          finish(job, false, nil, { code = codec.ERR_FORBIDDEN, message = job.kind .. " was stopped while it ran: " .. why });
+        end
+        return;
+      end
+    end
     if event == "timer" and jobs[(...)] ~= nil then
       local job = jobs[(...)];
       finish(job, false, nil, timeoutError(job));

@@ -88,10 +88,25 @@ local function newRequests(deps)
   field(deps, "traposId", "function");
   local settingsApi, osApi, fsApi = deps.settings, deps.os, deps.fs;
   local fileHandlers = files.newFiles({ fs = fsApi });
-  local runner = exec.newRunner({ term = deps.term, os = osApi, env = deps.env, shell = deps.shell });
+  local runner = exec.newRunner({
+    term = deps.term, os = osApi, env = deps.env, shell = deps.shell,
+    withdrawn = function()
+      if config.execAllowed(settingsApi) then
+        return nil;
+      end
+      return "the owner withdrew " .. config.SETTING_ALLOW_EXEC .. " (it is now " .. config.execShown(settingsApi)
+        .. "); the owner can allow it again with: set " .. config.SETTING_ALLOW_EXEC .. " true";
+    end,
+  });
   local screen = screenLib.newScreen({
     term = deps.term.native(), os = osApi, keys = deps.keys or keys,
-    allowed = function() return config.screenAllow(settingsApi, config.SCREEN_VIEW); end,
+    withdrawn = function()
+      if config.screenAllow(settingsApi, config.SCREEN_VIEW) then
+        return nil;
+      end
+      return "the owner withdrew " .. config.SETTING_ALLOW_SCREEN .. " (it is now " .. config.screenShown(settingsApi)
+        .. "); the owner can allow it again with: set " .. config.SETTING_ALLOW_SCREEN .. " " .. config.SCREEN_VIEW;
+    end,
   });
 
   local router = serveLib.newRouter({ os = osApi });

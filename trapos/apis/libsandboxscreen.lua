@@ -410,14 +410,14 @@ local function inputEvents(event, i, keysApi, width, height, out)
 end
 
 -- The screen requests. deps: term (the native terminal), os (queueEvent, startTimer,
--- cancelTimer), keys, and allowed() (whether the owner still allows viewing: a watch stops
--- when not).
+-- cancelTimer), keys, and withdrawn() (nil while the owner allows viewing, else why not: the
+-- watches then end, each with a last update saying so).
 local function newScreen(deps)
   expect(1, deps, "table");
   field(deps, "term", "table");
   field(deps, "os", "table");
   field(deps, "keys", "table");
-  field(deps, "allowed", "function");
+  field(deps, "withdrawn", "function");
   local osApi, keysApi = deps.os, deps.keys;
   local mirror = newMirror(deps.term);
 
@@ -453,8 +453,18 @@ local function newScreen(deps)
   -- Sends each idle watch what changed since its last update.
   local function flush()
     flushTimer = nil;
-    if next(watches) ~= nil and not deps.allowed() then
-      endAll(); -- the owner withdrew the screen: stop pushing it
+    local why = next(watches) ~= nil and deps.withdrawn() or nil;
+    if why ~= nil then
+      -- The owner withdrew the screen: stop pushing it, and say so in a last update (no
+      -- screen in it), so the host's viewers end with the reason instead of a still screen,
+      -- and the gateway's next watch starts afresh.
+      for watchId, watch in pairs(watches) do
+        osApi.queueEvent(events.EVENT_SEND, codec.newUuid(), codec.TYPE_SCREEN_UPDATE, {
+          watchId = watchId, seq = watch.seq + 1,
+          ended = { code = codec.ERR_FORBIDDEN, message = "the screen watch ended: " .. why },
+        });
+      end
+      endAll();
       return;
     end
     for watchId, watch in pairs(watches) do
@@ -555,6 +565,8 @@ local function newScreen(deps)
       onReply(...);
     elseif event == events.EVENT_CONNECTED then
       endAll(); -- a new session: the watches of the last one ended with its socket
+    elseif event == "setting_changed" then
+      schedule(); -- the owner may have withdrawn the screen: flush looks, even on a still screen
     end
   end
 

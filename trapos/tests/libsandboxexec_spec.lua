@@ -4,8 +4,12 @@
 
 local lib = require('/apis/libsandboxexec');
 
-local function newRunner(shellApi)
-  return lib.newRunner({ term = term, os = os, env = _G, shell = shellApi });
+-- withdrawn, when given, is the runner's: why the owner no longer allows jobs, or nil.
+local function newRunner(shellApi, withdrawn)
+  return lib.newRunner({
+    term = term, os = os, env = _G, shell = shellApi,
+    withdrawn = withdrawn or function() return nil; end,
+  });
 end
 
 -- Starts a job and feeds it events until it answers. Returns {ok, payload, err}.
@@ -214,6 +218,38 @@ describe("libsandboxexec", function()
       expect(#output > lib.MAX_OUTPUT_BYTES - 100):eq(true);
       expect(output):str_match("^line 1 x+\nline 2 x+\n");
       expect(output):str_match("\nline 400 x+\n$");
+    end);
+
+    it("stops every job at the next event once the owner withdraws the permission", function()
+      local why = nil;
+      local steps = { exec = 0, run = 0 };
+      -- Each job counts the step events it sees, forever.
+      local function counter(name)
+        return function()
+          while true do
+            os.pullEvent("libsandboxexec_spec_step");
+            steps[name] = steps[name] + 1;
+          end
+        end;
+      end
+      local runner = lib.newRunner({
+        term = term, os = os, env = { counter = counter("exec") }, shell = { run = counter("run") },
+        withdrawn = function() return why; end,
+      });
+      local answers = {};
+      runner.exec({ code = "counter()", timeoutMs = 60000 },
+        function(ok, result, err) answers.exec = { ok = ok, payload = result, err = err }; end);
+      runner.run({ command = "count", timeoutMs = 60000 },
+        function(ok, result, err) answers.run = { ok = ok, payload = result, err = err }; end);
+      runner.onEvent("libsandboxexec_spec_step");
+      expect(steps):same({ exec = 1, run = 1 });
+
+      why = "the owner withdrew it";
+      runner.onEvent("libsandboxexec_spec_step");
+      expect(steps):same({ exec = 1, run = 1 });
+      expect(runner.count()):eq(0);
+      expect(answers.exec):same({ ok = false, err = { code = "forbidden", message = "lua.exec was stopped while it ran: the owner withdrew it" } });
+      expect(answers.run):same({ ok = false, err = { code = "forbidden", message = "shell.run was stopped while it ran: the owner withdrew it" } });
     end);
 
     it("drops its jobs on stop", function()

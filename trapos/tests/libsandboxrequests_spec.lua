@@ -155,6 +155,21 @@ describe("libsandboxrequests", function()
       values["sandbox.allow_exec"] = true;
       expect(ask(requests, "lua.exec", { code = "1" }).ok):eq(true);
     end);
+
+    it("stops a running job once the owner withdraws exec, naming the setting as it is now", function()
+      local values = { ["sandbox.allow_exec"] = true };
+      local requests = newRequests(values);
+      local answer;
+      requests.serve("lua.exec", { code = "os.pullEvent('spec_never')", timeoutMs = 60000 },
+        function(ok, result, err) answer = { ok = ok, payload = result, err = err }; end);
+      requests.onEvent("spec_other");
+      expect(answer):eq(nil);
+      values["sandbox.allow_exec"] = "true"; -- a hand-edited string: not the boolean true
+      requests.onEvent("setting_changed", "sandbox.allow_exec", "true", true);
+      expect(answer):same({ ok = false, err = { code = "forbidden", message =
+        'lua.exec was stopped while it ran: the owner withdrew sandbox.allow_exec (it is now false, as "true" is not the boolean true);'
+        .. " the owner can allow it again with: set sandbox.allow_exec true" } });
+    end);
   end);
 
   describe("refusal", function()

@@ -45,10 +45,16 @@ local function drawingOn(target, fn)
   end
 end
 
+-- allowed(), when given, says whether the owner allows viewing.
 local function newScreen(target, osApi, allowed)
   return lib.newScreen({
     term = target, os = osApi or os, keys = keys,
-    allowed = allowed or function() return true; end,
+    withdrawn = function()
+      if allowed == nil or allowed() then
+        return nil;
+      end
+      return "the owner withdrew it";
+    end,
   });
 end
 
@@ -440,11 +446,21 @@ describe("libsandboxscreen", function()
       expect(#sends(fake)):eq(0);
 
       local allowed = true;
-      screen, fake = watched(ref, function() return allowed; end);
-      allowed = false;
+      screen, fake, watchId = watched(ref, function() return allowed; end);
       fire(screen, fake);
-      expect(#sends(fake)):eq(0);
+      screen.onEvent(events.EVENT_REPLY, sends(fake)[1][2], true, {});
+      allowed = false;
+      screen.onEvent("setting_changed", "sandbox.allow_screen", "none", "view"); -- the screen itself stays still
+      fire(screen, fake);
+      -- A last update says why, with no screen in it; then nothing.
+      expect(#sends(fake)):eq(2);
+      expect(sends(fake)[2][3]):eq("screen.update");
+      expect(sends(fake)[2][4]):same({ watchId = watchId, seq = 2,
+        ended = { code = "forbidden", message = "the screen watch ended: the owner withdrew it" } });
       expect(screen.watching()):eq(false);
+      ref.write("again");
+      fire(screen, fake);
+      expect(#sends(fake)):eq(2);
       screen.stop();
     end);
   end);

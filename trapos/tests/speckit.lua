@@ -4,7 +4,7 @@
 local codec = require('/apis/libsandboxcodec');
 
 -- settings(values): CC's settings API over a plain table. get answers the default for a
--- setting without a value, as CC's does; define does nothing.
+-- setting without a value, as CC's does; set changes the table; define does nothing.
 local function settings(values)
   return {
     define = function() end,
@@ -13,6 +13,9 @@ local function settings(values)
         return default;
       end
       return values[name];
+    end,
+    set = function(name, value)
+      values[name] = value;
     end,
   };
 end

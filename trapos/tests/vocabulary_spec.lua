@@ -91,6 +91,8 @@ local function connect(computer, given)
     http = { websocketAsync = function() return true; end },
     settings = settingsApi,
     os = osApi,
+    -- A chunk sees the computer's settings, as on a computer, where both are the global API.
+    env = setmetatable({ settings = settingsApi }, { __index = _G }),
     log = function(message) logs[#logs + 1] = message; end,
     -- the screen mirror wraps an invisible window, not the spec runner's own terminal
     term = setmetatable({ native = function() return window.create(term.native(), 1, 1, 51, 19, false); end },

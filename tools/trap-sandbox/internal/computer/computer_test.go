@@ -131,6 +131,37 @@ func TestAComputerGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
 	assert.EqualError(t, err, "forbidden: fs.write needs sandbox.allow_files write", "a computer that answers names no leftover")
 }
 
+// TestTheOwnerTakingWriteBackMidWriteGetsTheLeftoverNamed: the owner set sandbox.allow_files
+// read while a host's write was under way; the next chunk was refused, and so was removing
+// the temporary file (deleting needs write too), which stayed on the computer, hidden by its
+// dot and taking space, while the error said nothing of it. It now names it, and who may
+// delete it.
+func TestTheOwnerTakingWriteBackMidWriteGetsTheLeftoverNamed(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/dir/f.bin": "old"})
+	d.After = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite { // the first chunk arrived, then the owner typed `set`
+			d.SetPermissions(daemonfake.AllowFilesRead, false)
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/dir/f.bin", bigData(3*computer.ChunkBytes), 0)
+	names := d.Names()
+	require.Len(t, names, 2, "the old file, and the temporary one the host may no longer remove")
+	assert.Equal(t, "/dir/f.bin", names[1])
+	assert.True(t, strings.HasPrefix(names[0], "/dir/"+computer.TempPrefix), names[0])
+	require.Error(t, err)
+	assert.Equal(t, protocol.CodeForbidden, protocol.CodeOf(err))
+	assert.Equal(t, "forbidden: fs.write needs sandbox.allow_files write (it is read); the owner can allow it with: set sandbox.allow_files write"+
+		"; the owner no longer allows the host to remove what was sent: it stays beside the file as "+names[0]+" (delete it on the computer)", err.Error())
+	old, _ := d.File("/dir/f.bin")
+	assert.Equal(t, "old", string(old))
+
+	// Refused from the first chunk, the write left nothing to name.
+	d.After = nil
+	err = computer.New(d).Write(t.Context(), "7:", "/dir/g.bin", []byte("x"), 0)
+	assert.EqualError(t, err, "forbidden: fs.write needs sandbox.allow_files write (it is read); the owner can allow it with: set sandbox.allow_files write")
+}
+
 // TestAGatewayGoneMidWriteGetsItsLeftoverNamed: a host writing through the HTTP API whose
 // gateway stopped mid-write ("the gateway is shutting down", then no gateway at all) left the
 // temporary file on the computer, and the error did not name it: only a not_connected or

@@ -148,6 +148,7 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 		if err := c.call(ctx, traposID, protocol.TypeFSWrite, payload, remaining(ctx), nil); err != nil {
 			return w.fail(ctx, err)
 		}
+		w.written = true
 		if end == len(data) {
 			break
 		}
@@ -174,6 +175,8 @@ type upload struct {
 	target, temp string
 	// replacing is whether a file was at path when the write began.
 	replacing bool
+	// written is whether the computer took a chunk: the temporary file exists.
+	written bool
 }
 
 func (w upload) wire(cc string) string { return protocol.WireOfBytes([]byte(cc)) }
@@ -221,9 +224,18 @@ func (w upload) fail(ctx context.Context, err error) error {
 	left := ""
 	// Only the computer's own answer says what became of the file (removed, or never made:
 	// No such file); any other failure (not connected, a timeout, the gateway gone or busy)
-	// left it there.
+	// left it there. So did a refusal once a chunk was written: the owner took write back
+	// during the write, and deleting needs it too, so only the owner can remove the file.
 	var answered *protocol.Error
-	if cleanErr != nil && !(errors.As(cleanErr, &answered) && answered.ByComputer) {
+	switch {
+	case cleanErr == nil:
+	case errors.As(cleanErr, &answered) && answered.ByComputer && answered.Code == protocol.CodeForbidden:
+		if !w.written {
+			break
+		}
+		left = fmt.Sprintf("; the owner no longer allows the host to remove what was sent: it stays beside the file as %s (delete it on the computer)",
+			cctext.ShowPath([]byte(w.temp)))
+	case !(errors.As(cleanErr, &answered) && answered.ByComputer):
 		left = fmt.Sprintf("; the computer could not be told to remove what was sent: it may be left beside the file as %s (delete it once the computer is back)",
 			cctext.ShowPath([]byte(w.temp)))
 	}

@@ -89,7 +89,11 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if err != nil {
-			end(protocol.Errorf(protocol.CodeNotConnected, "computer %s: %v", v.w.traposID, err))
+			var pe *protocol.Error
+			if !errors.As(err, &pe) { // the computer went away
+				pe = protocol.Errorf(protocol.CodeNotConnected, "computer %s: %v", v.w.traposID, err)
+			}
+			end(pe)
 			return
 		}
 		if pe := server.StillAdmitted(r.Context()); pe != nil {

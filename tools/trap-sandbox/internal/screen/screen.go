@@ -304,7 +304,15 @@ type update struct {
 	BG      *int                    `json:"bg"`
 	Rows    map[string]computer.Row `json:"rows"`
 	Palette []string                `json:"palette"`
+	// Ended, when set, is the computer's last update of the watch, with no screen: the owner
+	// withdrew sandbox.allow_screen, and Message says so.
+	Ended *struct {
+		Message string `json:"message"`
+	} `json:"ended"`
 }
+
+// maxEndedBytes bounds the computer's reason a watch ended, as the viewers read it.
+const maxEndedBytes = 512
 
 // ErrGone is what Next returns when the computer's socket closed under the watch.
 var ErrGone = fmt.Errorf("the computer disconnected")
@@ -319,6 +327,9 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 	}
 	if len(u.WatchID) == 0 {
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: watchId is missing")
+	}
+	if u.Ended != nil {
+		return nil, m.ended(ctx, from, u)
 	}
 	if u.Width < 1 || u.Height < 1 || u.Width > 1024 || u.Height > 1024 {
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's", u.Width, u.Height)
@@ -385,6 +396,42 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 	close(w.changed)
 	w.changed = make(chan struct{})
 	return nil, nil
+}
+
+// ended ends a watch the computer ended (the owner withdrew the screen): its viewers' Next
+// fails with the computer's reason, forbidden, and the next viewer starts a new watch.
+func (m *Module) ended(ctx context.Context, from protocol.Requester, u update) error {
+	unknown := protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s", clip(string(u.WatchID)), from.TraposID)
+	message, err := cctext.FromWire(u.Ended.Message)
+	if err != nil {
+		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: ended.message: %v", err)
+	}
+	if len(message) > maxEndedBytes {
+		message = message[:maxEndedBytes] + "…"
+	}
+	m.mu.Lock()
+	w := m.watches[watchKey(from.AccountID, from.TraposID)]
+	m.mu.Unlock()
+	if w == nil {
+		return unknown
+	}
+	select {
+	case <-w.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if w.stopped || w.err != nil || w.gone != nil || w.id != watchID(u.WatchID) {
+		return unknown
+	}
+	w.gone = &protocol.Error{Code: protocol.CodeForbidden, Message: fmt.Sprintf("computer %s: %s", from.TraposID, message), ByComputer: true}
+	if m.watches[w.key] == w {
+		delete(m.watches, w.key)
+	}
+	close(w.changed)
+	w.changed = make(chan struct{})
+	return nil
 }
 
 // computerGone ends a watch whose computer's socket closed: its viewers' Next fails.

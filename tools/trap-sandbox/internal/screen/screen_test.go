@@ -258,3 +258,33 @@ func TestAPaletteThatIsNoColourNeverReachesAViewer(t *testing.T) {
 	assert.Equal(t, 2, f.Seq, "no refused update was merged")
 	assert.Equal(t, []string{"#A0b0C0"}, f.Screen.Palette)
 }
+
+// TestAWatchTheOwnerEndedEndsItsViewersAndTheNextStartsAfresh: when the owner set
+// sandbox.allow_screen none, the computer stopped sending updates without a word: the viewers
+// kept a still screen for good, and a viewer who came after the owner allowed view again
+// joined that dead watch and saw the old screen, never the new one. The computer's last
+// update now says the watch ended: its viewers end with the reason, and the next viewer
+// starts a new watch.
+func TestAWatchTheOwnerEndedEndsItsViewersAndTheNextStartsAfresh(t *testing.T) {
+	m, d := standIn(t)
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	defer v.Close()
+	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "abc", "2": "de "}, true))
+	require.NoError(t, err)
+	_, err = v.Next(t.Context())
+	require.NoError(t, err)
+
+	reason := "the screen watch ended: the owner withdrew sandbox.allow_screen (it is now none); the owner can allow it again with: set sandbox.allow_screen view"
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":2,"ended":{"code":"forbidden","message":"`+reason+`"}}`))
+	require.NoError(t, err)
+	_, err = v.Next(t.Context())
+	assert.Equal(t, protocol.CodeForbidden, protocol.CodeOf(err))
+	assert.EqualError(t, err, "forbidden: computer 7:: "+reason)
+	assert.Equal(t, 0, m.Watches())
+
+	v2, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	defer v2.Close()
+	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenWatch}, d.Types(), "the next viewer asked the computer for a new watch")
+}
