@@ -35,6 +35,9 @@ local PROTECTED = {
   { parts = { "^apis$", "^libsandbox" }, shows = "/apis/libsandbox*", what = WHAT_SANDBOX },
   { parts = { "^servers$", "^sandbox" }, shows = "/servers/sandbox*", what = WHAT_SANDBOX },
   { parts = { "^programs$", "^sandbox" }, shows = "/programs/sandbox*", what = WHAT_SANDBOX },
+  -- The ai command asks the player before the agent changes anything: changed, it would not.
+  { parts = { "^programs$", "^ai$" }, shows = "/programs/ai", what = WHAT_SANDBOX .. " (the ai command)" },
+  { parts = { "^programs$", "^ai%.lua" }, shows = "/programs/ai.lua*", what = WHAT_SANDBOX .. " (the ai command)" },
   { parts = { "^%.trapos%-sandbox" }, shows = "/.trapos-sandbox*", what = WHAT_SANDBOX .. " (the installer's record)" },
   { parts = { "^sandbox%-startup" }, shows = "/sandbox-startup.lua", what = WHAT_SANDBOX .. " (its startup hook)" },
   { parts = { "^servers$", "^cc$" }, shows = "/servers/cc", what = WHAT_MODULE },

@@ -60,6 +60,10 @@ describe("libsandboxprotected", function()
       { "/programs/sandbox.lua", "/programs/sandbox*" },
       -- The shell finds /programs/sandbox before /programs/sandbox.lua.
       { "/programs/sandbox", "/programs/sandbox*" },
+      -- The ai command, which asks the player before the agent's changes.
+      { "/programs/ai.lua", "/programs/ai.lua*" },
+      { "/programs/ai.lua.new", "/programs/ai.lua*" },
+      { "/programs/ai", "/programs/ai" },
       -- require('cc.expect') in /servers/sandbox.lua looks in /servers/cc/ before the ROM.
       { "/servers/cc/expect.lua", "/servers/cc" },
       { "/programs/cc/expect/init.lua", "/programs/cc" },
@@ -126,6 +130,7 @@ describe("libsandboxprotected", function()
       for _, path in ipairs({
         "/notes.txt", "/startup.txt", "/startups/x.lua", "/x/startup.lua", "/x/.settings", "/my-startup",
         "/apis/libother.lua", "/apis/sandbox.lua", "/servers/other.lua", "/programs/other.lua", "/programs/ccx/y",
+        "/programs/aim.lua", "/programs/air", "/ai.lua",
         "/disk/notes.txt", "/diskette/startup.lua", "/settings", "/.settings2", "/backup~x",
         "/docs/FOO~1.TXT", "/x/. ./y",
       }) do
