@@ -85,6 +85,9 @@ function glyph(ch) {
   const c = ch.charCodeAt(0);
   if (c < 32) return low[c];
   if (c === 127) return "▒";
+  // A browser draws the soft hyphen (173) only where it breaks a line: as itself it would
+  // take no cell and pull the rest of its row one cell left. On CC's screen it is a cell.
+  if (c === 0xad) return "-";
   if (isBlock(ch)) {
     const v = c - 0x80; // CC's 2x3 teletext blocks, as Unicode's sextants (for the text)
     if (v === 0) return " ";
