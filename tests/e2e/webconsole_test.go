@@ -245,6 +245,9 @@ func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
 	until(t, "alice's computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
+	accounts, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#computer-list tr")].map(tr => tr.cells[1].textContent)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alice"}, accounts, "the list names each computer's account")
 
 	// Her token revoked while she watches: the next frame is not shown; the form says why.
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))

@@ -60,7 +60,7 @@ async function loadList() {
       const link = document.createElement("a");
       link.href = "#/computer/" + encodeURIComponent(c.traposId);
       link.textContent = c.traposId;
-      const cells = [link, "connected", new Date(c.connectedSince).toLocaleString(),
+      const cells = [link, c.accountId, "connected", new Date(c.connectedSince).toLocaleString(),
         new Date(c.lastFrameAt).toLocaleTimeString(), c.remoteAddr];
       for (const v of cells) {
         const td = document.createElement("td");
