@@ -141,6 +141,16 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 		assert.Equal(t, widths[0], w, "row %d's cells span the screen's width, as every row's do", y+1)
 	}
 
+	// In a window narrower than the screen (a phone's), the screen scrolls in its own box:
+	// the page, its header and its controls stay in the window.
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640)))
+	overflow, err := chromedp.Run(page, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth - document.documentElement.clientWidth,
+		document.getElementById("screen").scrollWidth - document.getElementById("screen").clientWidth]`))
+	require.NoError(t, err)
+	assert.Equal(t, 0, overflow[0], "the page is no wider than the window")
+	assert.Positive(t, overflow[1], "the screen scrolls in its box")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(800, 600)))
+
 	// The numeric keypad's keys and F13-F25 go by CC's names too.
 	names, err := chromedp.Run(page, chromedp.Evaluate[[]string](`["Numpad5", "NumpadAdd", "NumpadDecimal", "NumpadEnter", "F13", "F25"].map(keyName)`))
 	require.NoError(t, err)
