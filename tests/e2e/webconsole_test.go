@@ -131,6 +131,25 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 		.map(b => getComputedStyle(b).backgroundImage.split("linear-gradient").length - 1)`))
 	require.NoError(t, err)
 	assert.Equal(t, []int{3, 1}, sixths, "each block character's sixths, drawn as its background")
+	// A soft hyphen (173) is a cell on CC's screen; a browser draws it as nothing, which
+	// pulled the rest of its row one cell left.
+	until(t, "the soft hyphen", `document.getElementById("screen-text").textContent.includes("\n|-|\n")`)
+	widths, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`[...document.querySelectorAll("#screen .row")].map(row =>
+		Math.round([...row.children].reduce((sum, span) => sum + span.getBoundingClientRect().width, 0)))`))
+	require.NoError(t, err)
+	for y, w := range widths {
+		assert.Equal(t, widths[0], w, "row %d's cells span the screen's width, as every row's do", y+1)
+	}
+
+	// In a window narrower than the screen (a phone's), the screen scrolls in its own box:
+	// the page, its header and its controls stay in the window.
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640)))
+	overflow, err := chromedp.Run(page, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth - document.documentElement.clientWidth,
+		document.getElementById("screen").scrollWidth - document.getElementById("screen").clientWidth]`))
+	require.NoError(t, err)
+	assert.Equal(t, 0, overflow[0], "the page is no wider than the window")
+	assert.Positive(t, overflow[1], "the screen scrolls in its box")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(800, 600)))
 
 	// The numeric keypad's keys and F13-F25 go by CC's names too.
 	names, err := chromedp.Run(page, chromedp.Evaluate[[]string](`["Numpad5", "NumpadAdd", "NumpadDecimal", "NumpadEnter", "F13", "F25"].map(keyName)`))
@@ -201,8 +220,9 @@ func TestTheWebConsoleNamesAnOlderClientsFix(t *testing.T) {
 	assert.NotContains(t, shown, "waiting for it to come back")
 }
 
-// blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left sixth).
-const blocksProgram = `print(string.char(149, 129))`
+// blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left
+// sixth), then a soft hyphen between bars.
+const blocksProgram = `print(string.char(149, 129)) print("|\173|")`
 
 // TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout: on a gateway without
 // SANDBOX_API_TOKEN the API answers a browser only on loopback and by localhost or an IP
@@ -235,6 +255,9 @@ func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T
 	require.NoError(t, err)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
 	until(t, "alice's computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
+	accounts, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#computer-list tr")].map(tr => tr.cells[1].textContent)`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"alice"}, accounts, "the list names each computer's account")
 
 	// Her token revoked while she watches: the next frame is not shown; the form says why.
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))

@@ -60,7 +60,7 @@ async function loadList() {
       const link = document.createElement("a");
       link.href = "#/computer/" + encodeURIComponent(c.traposId);
       link.textContent = c.traposId;
-      const cells = [link, "connected", new Date(c.connectedSince).toLocaleString(),
+      const cells = [link, c.accountId, "connected", new Date(c.connectedSince).toLocaleString(),
         new Date(c.lastFrameAt).toLocaleTimeString(), c.remoteAddr];
       for (const v of cells) {
         const td = document.createElement("td");
@@ -85,6 +85,9 @@ function glyph(ch) {
   const c = ch.charCodeAt(0);
   if (c < 32) return low[c];
   if (c === 127) return "▒";
+  // A browser draws the soft hyphen (173) only where it breaks a line: as itself it would
+  // take no cell and pull the rest of its row one cell left. On CC's screen it is a cell.
+  if (c === 0xad) return "-";
   if (isBlock(ch)) {
     const v = c - 0x80; // CC's 2x3 teletext blocks, as Unicode's sextants (for the text)
     if (v === 0) return " ";
