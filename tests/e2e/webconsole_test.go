@@ -134,6 +134,9 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	// A soft hyphen (173) is a cell on CC's screen; a browser draws it as nothing, which
 	// pulled the rest of its row one cell left.
 	until(t, "the soft hyphen", `document.getElementById("screen-text").textContent.includes("\n|-|\n")`)
+	// CC's font has no picture for 9, 10 and 13, and its notes at 14 and 15 (code page 437
+	// has ○ ◙ ♪ ♫ ☼ at 9, 10, 13, 14 and 15).
+	until(t, "the control bytes", `document.getElementById("screen-text").textContent.includes("\n|  ♪♫|\n")`)
 	widths, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`[...document.querySelectorAll("#screen .row")].map(row =>
 		Math.round([...row.children].reduce((sum, span) => sum + span.getBoundingClientRect().width, 0)))`))
 	require.NoError(t, err)
@@ -221,8 +224,9 @@ func TestTheWebConsoleNamesAnOlderClientsFix(t *testing.T) {
 }
 
 // blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left
-// sixth), then a soft hyphen between bars.
-const blocksProgram = `print(string.char(149, 129)) print("|\173|")`
+// sixth), then a soft hyphen between bars, then the control bytes 9, 13, 14 and 15 between
+// bars (term.write draws them as CC's font does: blank, blank, ♪, ♫).
+const blocksProgram = `print(string.char(149, 129)) print("|\173|") term.write("|" .. string.char(9, 13, 14, 15) .. "|") print()`
 
 // TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout: on a gateway without
 // SANDBOX_API_TOKEN the API answers a browser only on loopback and by localhost or an IP

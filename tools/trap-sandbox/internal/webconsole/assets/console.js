@@ -80,7 +80,10 @@ async function loadList() {
 // ---- the screen
 
 // glyph is the character CC's font draws for byte c (the screen's text is U+0000-U+00FF).
-const low = " ☺☻♥♦♣♠•◘○◙♂♀♪♫☼►◄↕‼¶§▬↨↑↓→←∟↔▲▼";
+// 0-31 are code page 437's symbols where CC's term_font.png has them: 0, 9, 10 and 13 are
+// blank there, 14 and 15 are the notes (fakecraft's ccstr.Glyph, which the CLI's viewer
+// draws with, has the same table).
+const low = " ☺☻♥♦♣♠•◘  ♂♀ ♪♫►◄↕‼¶§▬↨↑↓→←∟↔▲▼";
 function glyph(ch) {
   const c = ch.charCodeAt(0);
   if (c < 32) return low[c];
