@@ -203,6 +203,25 @@ func TestHelloChecksTheTraposID(t *testing.T) {
 	assert.Len(t, h.gw.Computers(), 3)
 }
 
+// The traposId's limit counts the computer's bytes, as the computer does: CC sends a label's
+// byte E9 as \u00e9, one byte, though "é" is two in Go. And bytes 0x80-0x9F are CC's drawing
+// characters, which a label may hold, not control characters.
+func TestTheTraposIDLimitCountsTheComputersBytes(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	atTheLimit := "7:" + strings.Repeat("\u00e9", MaxTraposIDBytes-2)
+	resp := h.dial(t, atTheLimit).hello("")
+	require.True(t, resp.OK, "a traposId of %d bytes on the computer: %+v", MaxTraposIDBytes, resp.Error)
+
+	overTheLimit := "8:" + strings.Repeat("\u00e9", MaxTraposIDBytes-1)
+	resp = h.dial(t, overTheLimit).hello("")
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+	assert.Equal(t, "the traposId is 257 bytes; the limit is 256 (shorten the computer's label)", resp.Error.Message)
+
+	drawing := "9:\u0080\u0085\u009f"
+	assert.True(t, h.dial(t, drawing).hello("").OK, "CC's drawing characters are a label's bytes like any other")
+}
+
 func TestAnInvalidUTF8MessageIDIsEchoedAsValidText(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	c := h.dial(t, "")
