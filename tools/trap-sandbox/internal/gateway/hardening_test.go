@@ -80,12 +80,21 @@ func TestHostileSocketsBeforeHelloStayWithinTheirByteBudget(t *testing.T) {
 func TestAFrameOverTheBeforeHelloLimitCloses1009(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	c := h.dial(t, "")
+	// Exactly at the limit is still read (and answered: hello first).
+	head := `{"event":"computer_request","traposSenderId":"7:","messageId":"at","type":"probe_gateway","payload":{"pad":"`
+	tail := `"}}`
+	text := head + strings.Repeat("x", MaxFrameBytesBeforeHello-len(head)-len(tail)) + tail
+	require.Len(t, text, MaxFrameBytesBeforeHello)
+	c.sendText(text)
+	resp := c.read()
+	assert.Equal(t, "at", resp.MessageID)
+	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
 	c.request(strings.Repeat("m", MaxFrameBytesBeforeHello), "probe_gateway", nil)
 	c.expectClose(websocket.CloseMessageTooBig, "frame too big")
 	// After hello the full 128 KiB applies.
 	c = h.connect(t, "7:", "")
 	c.request(strings.Repeat("m", 100_000), "dance", nil)
-	resp := c.read()
+	resp = c.read()
 	assert.Equal(t, protocol.CodeUnknownType, resp.Error.Code)
 }
 
