@@ -33,8 +33,49 @@ func TestUnknownType(t *testing.T) {
 	assert.Equal(t, protocol.CodeUnknownType, resp.Error.Code)
 	assert.Contains(t, resp.Error.Message, "probe_gateway")
 
-	c.request("u2", "", nil) // no type at all
+	c.request("u2", "", nil) // an empty type
 	assert.Equal(t, protocol.CodeUnknownType, c.read().Error.Code)
+
+	c.sendText(`{"event":"computer_request","traposSenderId":"7:","messageId":"u3"}`) // no type at all
+	resp = c.read()
+	assert.Equal(t, "u3", resp.MessageID)
+	assert.Equal(t, "", resp.Type)
+	assert.Equal(t, protocol.CodeUnknownType, resp.Error.Code)
+}
+
+// The gateway keeps no record of a computer's messageIds: they are the computer's to mint, and
+// one used twice, even while the first request is still in flight, is answered twice.
+func TestAMessageIDUsedTwiceIsAnsweredTwice(t *testing.T) {
+	started, release := make(chan struct{}, 2), make(chan struct{})
+	h := newHarness(t, Config{}, nil, func(g *Gateway) {
+		g.Handle("wait", func(ctx context.Context, _ protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+			started <- struct{}{}
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return payload, nil
+		})
+	})
+	c := h.connect(t, "7:", "")
+	c.request("same", "wait", map[string]any{"n": 1})
+	c.request("same", "wait", map[string]any{"n": 2})
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(waitLimit):
+			t.Fatal("the two requests were not both in flight")
+		}
+	}
+	close(release)
+	var answered []string
+	for range 2 {
+		resp := c.read()
+		require.True(t, resp.OK, "%+v", resp.Error)
+		assert.Equal(t, "same", resp.MessageID)
+		answered = append(answered, string(resp.Payload))
+	}
+	assert.ElementsMatch(t, []string{`{"n":1}`, `{"n":2}`}, answered)
 }
 
 func TestComputerRequestPayloadForms(t *testing.T) {
@@ -75,6 +116,10 @@ func TestIgnoredFramesKeepTheSocket(t *testing.T) {
 		`{"event":"gateway_request","traposReceiverId":"7:","messageId":"x","type":"ping","payload":{}}`,
 		`{"event":"gateway_response","traposReceiverId":"7:","messageId":"x","type":"ping","ok":true}`,
 		`{"event":"computer_response","traposSenderId":"7:","messageId":"nobody-asked","type":"ping","ok":true}`,
+		// Invalid JSON too, though a lenient parser would read a request in each.
+		"\xef\xbb\xbf" + `{"event":"computer_request","traposSenderId":"7:","messageId":"bom","type":"probe_gateway"}`,
+		`{"event":"computer_request","traposSenderId":"7:","messageId":"trailing","type":"probe_gateway"} {}`,
+		`{"event":"computer_request","traposSenderId":"7:","messageId":"trailing","type":"probe_gateway"}x`,
 	}
 	for _, text := range junk {
 		c.sendText(text)

@@ -464,9 +464,10 @@ func (g *Gateway) exposedToken(ctx context.Context, secret string) string {
 	return clip(id)
 }
 
-// MaxTraposIDBytes caps a hello's traposId. A label set by os.setComputerLabel has at most
-// 32 characters, but a name tag sets any label, so the cap is generous; it keeps listings,
-// logs and every frame that carries the id small.
+// MaxTraposIDBytes caps a hello's traposId, in the computer's bytes (protocol.WireLen: its
+// label's byte E9 is one, as the computer counts it, though "é" is two in Go). A label set by
+// os.setComputerLabel has at most 32 characters, but a name tag sets any label, so the cap is
+// generous; it keeps listings, logs and every frame that carries the id small.
 const MaxTraposIDBytes = 256
 
 // traposIDProblem says what is wrong with a hello's traposId ("" when nothing): it must be
@@ -474,8 +475,8 @@ const MaxTraposIDBytes = 256
 // control characters, bidirectional controls and line separators, which would forge lines in
 // logs and terminals. Checked at hello only; later frames are trusted, as the protocol says.
 func traposIDProblem(id string) string {
-	if len(id) > MaxTraposIDBytes {
-		return fmt.Sprintf("is %d bytes; the limit is %d (shorten the computer's label)", len(id), MaxTraposIDBytes)
+	if n := protocol.WireLen(id); n > MaxTraposIDBytes {
+		return fmt.Sprintf("is %d bytes; the limit is %d (shorten the computer's label)", n, MaxTraposIDBytes)
 	}
 	digits := 0
 	for digits < len(id) && id[digits] >= '0' && id[digits] <= '9' {

@@ -80,12 +80,21 @@ func TestHostileSocketsBeforeHelloStayWithinTheirByteBudget(t *testing.T) {
 func TestAFrameOverTheBeforeHelloLimitCloses1009(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	c := h.dial(t, "")
+	// Exactly at the limit is still read (and answered: hello first).
+	head := `{"event":"computer_request","traposSenderId":"7:","messageId":"at","type":"probe_gateway","payload":{"pad":"`
+	tail := `"}}`
+	text := head + strings.Repeat("x", MaxFrameBytesBeforeHello-len(head)-len(tail)) + tail
+	require.Len(t, text, MaxFrameBytesBeforeHello)
+	c.sendText(text)
+	resp := c.read()
+	assert.Equal(t, "at", resp.MessageID)
+	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
 	c.request(strings.Repeat("m", MaxFrameBytesBeforeHello), "probe_gateway", nil)
 	c.expectClose(websocket.CloseMessageTooBig, "frame too big")
 	// After hello the full 128 KiB applies.
 	c = h.connect(t, "7:", "")
 	c.request(strings.Repeat("m", 100_000), "dance", nil)
-	resp := c.read()
+	resp = c.read()
 	assert.Equal(t, protocol.CodeUnknownType, resp.Error.Code)
 }
 
@@ -201,6 +210,25 @@ func TestHelloChecksTheTraposID(t *testing.T) {
 		assert.True(t, h.connect(t, good, "").hello("").OK, good)
 	}
 	assert.Len(t, h.gw.Computers(), 3)
+}
+
+// The traposId's limit counts the computer's bytes, as the computer does: CC sends a label's
+// byte E9 as \u00e9, one byte, though "é" is two in Go. And bytes 0x80-0x9F are CC's drawing
+// characters, which a label may hold, not control characters.
+func TestTheTraposIDLimitCountsTheComputersBytes(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	atTheLimit := "7:" + strings.Repeat("\u00e9", MaxTraposIDBytes-2)
+	resp := h.dial(t, atTheLimit).hello("")
+	require.True(t, resp.OK, "a traposId of %d bytes on the computer: %+v", MaxTraposIDBytes, resp.Error)
+
+	overTheLimit := "8:" + strings.Repeat("\u00e9", MaxTraposIDBytes-1)
+	resp = h.dial(t, overTheLimit).hello("")
+	require.False(t, resp.OK)
+	assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+	assert.Equal(t, "the traposId is 257 bytes; the limit is 256 (shorten the computer's label)", resp.Error.Message)
+
+	drawing := "9:\u0080\u0085\u009f"
+	assert.True(t, h.dial(t, drawing).hello("").OK, "CC's drawing characters are a label's bytes like any other")
 }
 
 func TestAnInvalidUTF8MessageIDIsEchoedAsValidText(t *testing.T) {

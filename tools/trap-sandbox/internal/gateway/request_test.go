@@ -58,6 +58,25 @@ func TestRequestComputerAnswersError(t *testing.T) {
 	assert.Equal(t, &protocol.Error{Code: protocol.CodeUnknownType, Message: "no dance"}, r.resp.Error)
 }
 
+// An answer is matched to its request by messageId alone, as the seed's pending maps are: a
+// computer_response that names another type is still the answer, passed on with its type.
+func TestAnAnswerIsMatchedByMessageIDWhateverItsType(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+
+	pending := asyncRequest(h.gw, ctx, "7:", TypePing, nil)
+	c.answerNext(func(protocol.Frame) map[string]any {
+		return map[string]any{"type": "fs.read", "ok": true, "payload": map[string]any{"traposId": "7:"}}
+	})
+	r := awaitResult(t, pending)
+	require.NoError(t, r.err)
+	assert.True(t, r.resp.OK)
+	assert.Equal(t, "fs.read", r.resp.Type)
+	assert.JSONEq(t, `{"traposId":"7:"}`, string(r.resp.Payload))
+}
+
 func TestRequestResponsePayloadForms(t *testing.T) {
 	forms := map[string]any{
 		"object {}":    map[string]any{},

@@ -379,5 +379,10 @@ func decodeError(raw json.RawMessage) *Error {
 	if json.Unmarshal(obj.Message, &message) == nil {
 		e.Message = message
 	}
+	if e.Code == CodeInternal && e.Message == "" {
+		// Neither a code nor a message to pass on: say what the computer got wrong, rather
+		// than show the host an internal error with no words at all.
+		e.Message = "the response's error has no code (a non-empty string) and no message"
+	}
 	return e
 }

@@ -112,6 +112,18 @@ func TestDecodeFrameResponses(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, &Error{Code: CodeTimeout}, f.Error)
 	})
+	t.Run("error object with neither a code nor a message", func(t *testing.T) {
+		for _, errorValue := range []string{`{}`, `{"code":5,"message":["x"]}`, `{"code":"","message":null}`} {
+			f, err := DecodeFrame([]byte(`{"event":"computer_response","messageId":"g1","ok":false,"error":` + errorValue + `}`))
+			require.NoError(t, err)
+			assert.Equal(t, &Error{Code: CodeInternal, Message: "the response's error has no code (a non-empty string) and no message"}, f.Error, errorValue)
+		}
+	})
+	t.Run("error object with a message only", func(t *testing.T) {
+		f, err := DecodeFrame([]byte(`{"event":"computer_response","messageId":"g1","ok":false,"error":{"message":"it broke"}}`))
+		require.NoError(t, err)
+		assert.Equal(t, &Error{Code: CodeInternal, Message: "it broke"}, f.Error)
+	})
 	t.Run("error is ignored when ok", func(t *testing.T) {
 		f, err := DecodeFrame([]byte(`{"event":"computer_response","messageId":"g1","ok":true,"error":{"code":"timeout"}}`))
 		require.NoError(t, err)
