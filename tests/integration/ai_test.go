@@ -601,7 +601,7 @@ func TestAgentUnknownModel(t *testing.T) {
 	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
 	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
 	require.Len(t, errs, 1)
-	assert.Equal(t, "Model not found: nope/x. Did you mean: fake/m?", errs[0].Message)
+	assert.Equal(t, "Model not found: nope/x. Did you mean: fake?", errs[0].Message)
 }
 
 // TestAgentEventStreamDropsMidTurn: opencode's event stream closes in the middle of a turn;
