@@ -358,11 +358,15 @@ func TestAgentAnswersTheAskingComputer(t *testing.T) {
 		errs := kinds(ev, "error")
 		require.Len(t, errs, 1)
 		assert.Equal(t, "ai_unavailable", errs[0].Code)
-		assert.Equal(t, "Incorrect API key provided: sk-SE****ed.", errs[0].Message)
+		assert.Equal(t, "The agent's model failed (tell the gateway's operator): Incorrect API key provided: sk-SE****ed.", errs[0].Message,
+			"the player reads whose failure it is and who fixes it")
 		assert.Equal(t, "error", ev[len(ev)-1].Reason)
 		for _, e := range ev {
 			assert.NotContains(t, e.Message+e.Text, "SECRET-echoed", "echoed headers or body reached the computer")
 		}
+		assert.NoError(t, g.WaitLog(ctx, `reason=error took=`), "the operator's log says why the turn failed")
+		assert.Regexp(t, `msg="agent: turn ended" .* reason=error .* code=ai_unavailable error="The agent's model failed \(tell the gateway's operator\): Incorrect API key provided: sk-SE\*\*\*\*ed\."`, g.Log())
+		assert.NotContains(t, g.Log(), "SECRET-echoed", "echoed headers or body in the log")
 	})
 
 	t.Run("a 200 KB answer arrives cut, in replies far below 128 KiB", func(t *testing.T) {
@@ -537,6 +541,8 @@ func TestAgentStartOrder(t *testing.T) {
 		require.Len(t, errs, 1)
 		assert.Equal(t, "ai_unavailable", errs[0].Code)
 		assert.Equal(t, "the agent is unavailable: opencode at http://"+addr+": connection refused", errs[0].Message)
+		require.NoError(t, g.WaitLog(ctx, `code=ai_unavailable error="the agent is unavailable: opencode at http://`+addr+`: connection refused"`),
+			"the operator's log says why the turn failed")
 
 		release()
 		l, err := net.Listen("tcp", addr)
@@ -601,7 +607,9 @@ func TestAgentUnknownModel(t *testing.T) {
 	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
 	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
 	require.Len(t, errs, 1)
-	assert.Equal(t, "Model not found: nope/x. Did you mean: fake?", errs[0].Message)
+	assert.Equal(t, "The agent's model failed (tell the gateway's operator): Model not found: nope/x. Did you mean: fake?", errs[0].Message)
+	require.NoError(t, g.WaitLog(ctx, `error="The agent's model failed (tell the gateway's operator): Model not found: nope/x.`),
+		"the operator's log names the unknown model")
 }
 
 // TestAgentEventStreamDropsMidTurn: opencode's event stream closes in the middle of a turn;
