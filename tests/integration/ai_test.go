@@ -593,6 +593,31 @@ func TestAgentStartOrder(t *testing.T) {
 	})
 }
 
+// TestAgentInstanceWithoutTheMCPServer: opencode started the instance of a computer's
+// directory before the gateway wrote its opencode.json (so it has no trap-sandbox server):
+// the player reads who fixes it, without the host's directory; the operator's log names it.
+func TestAgentInstanceWithoutTheMCPServer(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.oc.URL+"/mcp?directory="+url.QueryEscape(deskDir(s.dir)), nil)
+	require.NoError(t, err)
+	req.SetBasicAuth(opencodefake.DefaultUsername, opencodePassword)
+	res, err := http.DefaultClient.Do(req) // the instance starts, and reads no opencode.json
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, 1, s.agent.InstanceStarts(deskDir(s.dir)))
+
+	g := s.gateway(t)
+	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
+	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
+	require.Len(t, errs, 1)
+	assert.Equal(t, "ai_unavailable", errs[0].Code)
+	assert.Equal(t, "the agent is unavailable: opencode has no trap-sandbox MCP server for this computer: its operator must restart opencode on the gateway's host",
+		errs[0].Message, "the player reads no host path")
+	require.NoError(t, g.WaitLog(ctx, `err="opencode has no trap-sandbox MCP server for `+deskDir(s.dir)+` (it read opencode.json`),
+		"the operator's log names the directory")
+}
+
 // deskDir is computer 5:desk's directory (of account local) under the agent's directory.
 func deskDir(root string) string { return root + "/computers/local/5_3adesk" }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -306,8 +307,10 @@ func (c *client) ensureMCP(ctx context.Context) error {
 		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
 			// McpServerNotFoundError: the instance's config has no such server (opencode reads
 			// the directory's opencode.json when the instance starts, on its own host).
-			return fmt.Errorf("opencode has no %s MCP server for %s (it read %s before the gateway wrote it, or runs on another host): restart opencode on the gateway's host",
-				MCPName, c.dir, ConfigFile)
+			return &hostError{
+				player: fmt.Sprintf("opencode has no %s MCP server for this computer: its operator must restart opencode on the gateway's host", MCPName),
+				full: fmt.Sprintf("opencode has no %s MCP server for %s (it read %s before the gateway wrote it, or runs on another host): restart opencode on the gateway's host",
+					MCPName, c.dir, ConfigFile)}
 		}
 		return err
 	}
@@ -316,17 +319,28 @@ func (c *client) ensureMCP(ctx context.Context) error {
 		return err
 	}
 	if st := all[MCPName]; st.Status != "connected" {
-		detail := st.Status
+		detail, where := st.Status, st.Status
 		if detail == "" {
-			detail = "not configured in " + c.dir + "/opencode.json"
+			detail, where = "not configured for this computer", "not configured in "+filepath.Join(c.dir, ConfigFile)
 		}
 		if st.Error != "" {
 			detail += ": " + firstLine(st.Error)
+			where += ": " + firstLine(st.Error)
 		}
-		return fmt.Errorf("opencode cannot reach the gateway's MCP endpoint (%s)", detail)
+		return &hostError{player: "opencode cannot reach the gateway's MCP endpoint (" + detail + ")",
+			full: "opencode cannot reach the gateway's MCP endpoint (" + where + ")"}
 	}
 	return nil
 }
+
+// hostError is an opencode failure whose whole story names the gateway's host (a computer's
+// directory there): the computer reads the player's line, which does not (a player has no
+// business with the host's paths, nor can use them); the operator's log gets the whole.
+type hostError struct {
+	player, full string
+}
+
+func (e *hostError) Error() string { return e.full }
 
 // openEvents opens the global event stream: every directory's events, each frame wrapped as
 // {"directory","payload":{type, properties}} (opencode-prompting.md, 1.6), so one stream

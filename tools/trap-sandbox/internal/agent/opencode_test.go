@@ -34,8 +34,9 @@ func TestReplyToAnUnknownAskNamesIt(t *testing.T) {
 
 // TestEnsureMCPNamesAMissingConfig: when the directory's instance has no trap-sandbox MCP
 // server (its opencode.json lacks it, or opencode runs on another host and never read it),
-// opencode answers the connect with 404 McpServerNotFoundError; the computer is told where
-// the server should have been configured, not a bare status.
+// opencode answers the connect with 404 McpServerNotFoundError; the operator is told where
+// the server should have been configured, not a bare status, and the computer who fixes it,
+// without the host's directory.
 func TestEnsureMCPNamesAMissingConfig(t *testing.T) {
 	dir := t.TempDir() // no opencode.json
 	c := fakeClient(t, dir)
@@ -43,4 +44,7 @@ func TestEnsureMCPNamesAMissingConfig(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, "opencode has no trap-sandbox MCP server for "+dir+
 		" (it read opencode.json before the gateway wrote it, or runs on another host): restart opencode on the gateway's host", err.Error())
+	var he *hostError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, "opencode has no trap-sandbox MCP server for this computer: its operator must restart opencode on the gateway's host", he.player)
 }

@@ -170,6 +170,10 @@ func (m *Module) failed(t *turn, err error) (string, *Event) {
 	if t.ctx.Err() != nil {
 		return stopped(t, context.Cause(t.ctx))
 	}
+	var he *hostError
+	if errors.As(err, &he) {
+		m.log.Warn("agent: a computer's turn failed on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", he.full)
+	}
 	return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(m.unavailableMessage(t.ctx, err))}
 }
 
