@@ -132,6 +132,17 @@ func (c *client) newRequest(ctx context.Context, method, path string, query url.
 	return req, nil
 }
 
+// do sends req. A request that got no answer is said without its URL, whose query holds the
+// host's directory (a computer reads such an error when opencode's probe passes).
+func (c *client) do(req *http.Request) (*http.Response, error) {
+	resp, err := c.http.Do(req)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return nil, fmt.Errorf("opencode did not answer %s %s: %w", req.Method, req.URL.Path, ue.Err)
+	}
+	return resp, err
+}
+
 // call sends one request and decodes a 2xx JSON answer into out (nil: ignored). A non-2xx
 // answer is an *apiError.
 func (c *client) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
@@ -139,7 +150,7 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return err
 	}
@@ -351,7 +362,7 @@ func (c *client) openEvents(ctx context.Context) (*http.Response, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -381,3 +392,7 @@ func firstLine(s string) string {
 // heartbeatGrace is how long the event stream may stay silent before the gateway calls it
 // dead: opencode sends a heartbeat every 10 s.
 const heartbeatGrace = 30 * time.Second
+
+// openGrace is how long an attempt to open the event stream may wait for its first frame,
+// which opencode sends at once (stream.openGrace).
+const openGrace = 5 * time.Second
