@@ -358,11 +358,15 @@ func TestAgentAnswersTheAskingComputer(t *testing.T) {
 		errs := kinds(ev, "error")
 		require.Len(t, errs, 1)
 		assert.Equal(t, "ai_unavailable", errs[0].Code)
-		assert.Equal(t, "Incorrect API key provided: sk-SE****ed.", errs[0].Message)
+		assert.Equal(t, "The agent's model failed (tell the gateway's operator): Incorrect API key provided: sk-SE****ed.", errs[0].Message,
+			"the player reads whose failure it is and who fixes it")
 		assert.Equal(t, "error", ev[len(ev)-1].Reason)
 		for _, e := range ev {
 			assert.NotContains(t, e.Message+e.Text, "SECRET-echoed", "echoed headers or body reached the computer")
 		}
+		assert.NoError(t, g.WaitLog(ctx, `reason=error took=`), "the operator's log says why the turn failed")
+		assert.Regexp(t, `msg="agent: turn ended" .* reason=error .* code=ai_unavailable error="The agent's model failed \(tell the gateway's operator\): Incorrect API key provided: sk-SE\*\*\*\*ed\."`, g.Log())
+		assert.NotContains(t, g.Log(), "SECRET-echoed", "echoed headers or body in the log")
 	})
 
 	t.Run("a 200 KB answer arrives cut, in replies far below 128 KiB", func(t *testing.T) {
@@ -537,6 +541,8 @@ func TestAgentStartOrder(t *testing.T) {
 		require.Len(t, errs, 1)
 		assert.Equal(t, "ai_unavailable", errs[0].Code)
 		assert.Equal(t, "the agent is unavailable: opencode at http://"+addr+": connection refused", errs[0].Message)
+		require.NoError(t, g.WaitLog(ctx, `code=ai_unavailable error="the agent is unavailable: opencode at http://`+addr+`: connection refused"`),
+			"the operator's log says why the turn failed")
 
 		release()
 		l, err := net.Listen("tcp", addr)
@@ -587,6 +593,31 @@ func TestAgentStartOrder(t *testing.T) {
 	})
 }
 
+// TestAgentInstanceWithoutTheMCPServer: opencode started the instance of a computer's
+// directory before the gateway wrote its opencode.json (so it has no trap-sandbox server):
+// the player reads who fixes it, without the host's directory; the operator's log names it.
+func TestAgentInstanceWithoutTheMCPServer(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.oc.URL+"/mcp?directory="+url.QueryEscape(deskDir(s.dir)), nil)
+	require.NoError(t, err)
+	req.SetBasicAuth(opencodefake.DefaultUsername, opencodePassword)
+	res, err := http.DefaultClient.Do(req) // the instance starts, and reads no opencode.json
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, 1, s.agent.InstanceStarts(deskDir(s.dir)))
+
+	g := s.gateway(t)
+	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
+	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
+	require.Len(t, errs, 1)
+	assert.Equal(t, "ai_unavailable", errs[0].Code)
+	assert.Equal(t, "the agent is unavailable: opencode has no trap-sandbox MCP server for this computer: its operator must restart opencode on the gateway's host",
+		errs[0].Message, "the player reads no host path")
+	require.NoError(t, g.WaitLog(ctx, `err="opencode has no trap-sandbox MCP server for `+deskDir(s.dir)+` (it read opencode.json`),
+		"the operator's log names the directory")
+}
+
 // deskDir is computer 5:desk's directory (of account local) under the agent's directory.
 func deskDir(root string) string { return root + "/computers/local/5_3adesk" }
 
@@ -601,7 +632,9 @@ func TestAgentUnknownModel(t *testing.T) {
 	a := newAsker(ctx, t, g, &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}})
 	errs := kinds(a.follow(t, ctx, a.ask(t, ctx, "hello"), nil), "error")
 	require.Len(t, errs, 1)
-	assert.Equal(t, "Model not found: nope/x. Did you mean: fake/m?", errs[0].Message)
+	assert.Equal(t, "The agent's model failed (tell the gateway's operator): Model not found: nope/x. Did you mean: fake?", errs[0].Message)
+	require.NoError(t, g.WaitLog(ctx, `error="The agent's model failed (tell the gateway's operator): Model not found: nope/x.`),
+		"the operator's log names the unknown model")
 }
 
 // TestAgentEventStreamDropsMidTurn: opencode's event stream closes in the middle of a turn;

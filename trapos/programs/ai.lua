@@ -323,6 +323,10 @@ local screen = newScreen(term);
 -- The tool lines waiting for their end: a completed call that showed no running line
 -- still gets its line.
 local running = {};
+-- The provider's failure the last retry line showed: opencode retries five times over about
+-- 70 s, mostly for the same reason, which two lines each would scroll (and on a turtle or a
+-- pocket page) past the question; a repeat shows only its attempt.
+local lastRetry;
 
 local function showEvent(event)
   if event.kind == libsandbox.KIND_TEXT then
@@ -341,7 +345,13 @@ local function showEvent(event)
       running[label] = nil;
     end
   elseif event.kind == libsandbox.KIND_RETRY then
-    screen.line("Retrying (attempt " .. tostring(event.attempt) .. "): " .. tostring(event.message), "yellow");
+    local attempt = "Retrying (attempt " .. tostring(event.attempt) .. ")";
+    if event.message ~= lastRetry then
+      attempt = attempt .. ": " .. tostring(event.message);
+      lastRetry = event.message;
+    end
+    screen.line(attempt, "yellow");
+    screen.thinking(); -- the turn still runs, and Q still stops it
   elseif event.kind == libsandbox.KIND_CUT then
     screen.line("(The answer was cut: " .. tostring(event.message) .. ")", "yellow");
   elseif event.kind == libsandbox.KIND_ERROR then
@@ -377,7 +387,7 @@ end
 -- already (an error event, a done reason other than stop) and after a stop (Q, Ctrl-T).
 -- Ctrl-T aborts the turn (libsandboxai does) and says so.
 local function turn(question)
-  running = {};
+  running, lastRetry = {}, nil;
   screen.seen();
   screen.thinking();
   local result, err, turnId;

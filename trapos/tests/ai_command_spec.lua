@@ -236,6 +236,29 @@ describe("ai command", function()
       expect(rows[3]):eq("Hello");
     end);
 
+    it("says a provider's failure once while opencode retries it, and Q still stops the turn", function()
+      local reason = "Cannot connect to API: Unable to connect. Is the computer able to access the url?";
+      local afterRetry;
+      local ok, err, rows = run({ "hi" }, {
+        width = 26, height = 13,
+        polls = {
+          { { seq = 1, kind = "retry", message = reason, attempt = 1 } },
+          function(screen)
+            afterRetry = screen;
+            return { { seq = 2, kind = "retry", message = reason, attempt = 2 }, { seq = 3, kind = "retry", message = reason, attempt = 3 },
+              { seq = 4, kind = "retry", message = "rate limited", attempt = 4 } };
+          end,
+          { text(5, "Hello"), done(6) },
+        },
+      });
+      expectSuccess(ok, err);
+      expect(afterRetry[6]):eq("Thinking... (Q stops)");
+      expect(rows):same({
+        "Retrying (attempt 1):", "Cannot connect to API:", "Unable to connect. Is the", "computer able to access", "the url?",
+        "Retrying (attempt 2)", "Retrying (attempt 3)", "Retrying (attempt 4): rate", "limited", "Hello", "", "", "",
+      });
+    end);
+
     it("shows the word held back when the answer pauses", function()
       local seen;
       local ok, err, rows = run({ "hi" }, {

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -181,6 +182,22 @@ func (g *Gateway) Exited() <-chan struct{} { return g.proc.Exited() }
 // Log returns everything the process wrote to stderr and stdout so far.
 func (g *Gateway) Log() string { return g.log.String() }
 
+// WaitLog waits until the process has written s (a line logged after the event a test saw,
+// or read from its pipe later than that event arrived), or ctx ends.
+func (g *Gateway) WaitLog(ctx context.Context, s string) error {
+	for {
+		log, grew := g.log.snapshot()
+		if strings.Contains(log, s) {
+			return nil
+		}
+		select {
+		case <-grew:
+		case <-ctx.Done():
+			return fmt.Errorf("the gateway's log has no %q: %w", s, ctx.Err())
+		}
+	}
+}
+
 // WebSocketURL is the computers' endpoint, ws://ADDR/trapos/ws.
 func (g *Gateway) WebSocketURL() string { return "ws://" + g.Addr + "/trapos/ws" }
 
@@ -209,10 +226,11 @@ type logWatcher struct {
 	partial   []byte
 	listening chan string // buffered(1); receives the first listening address
 	found     bool
+	grew      chan struct{} // closed (and replaced) by each write
 }
 
 func newLogWatcher() *logWatcher {
-	return &logWatcher{listening: make(chan string, 1)}
+	return &logWatcher{listening: make(chan string, 1), grew: make(chan struct{})}
 }
 
 // Write implements io.Writer; exec calls it from one goroutine, tests read String from others.
@@ -220,6 +238,8 @@ func (w *logWatcher) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(p)
+	close(w.grew)
+	w.grew = make(chan struct{})
 	w.partial = append(w.partial, p...)
 	for {
 		i := bytes.IndexByte(w.partial, '\n')
@@ -243,4 +263,11 @@ func (w *logWatcher) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+// snapshot returns the output so far and a channel closed when more arrives.
+func (w *logWatcher) snapshot() (string, <-chan struct{}) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String(), w.grew
 }

@@ -675,6 +675,10 @@ func (m *Module) unavailableMessage(ctx context.Context, err error) string {
 			return "the agent is unavailable: " + h.Detail
 		}
 	}
+	var he *hostError
+	if errors.As(err, &he) {
+		return "the agent is unavailable: " + he.player
+	}
 	return "the agent is unavailable: " + firstLine(err.Error())
 }
 

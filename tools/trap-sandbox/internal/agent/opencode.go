@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -131,6 +132,17 @@ func (c *client) newRequest(ctx context.Context, method, path string, query url.
 	return req, nil
 }
 
+// do sends req. A request that got no answer is said without its URL, whose query holds the
+// host's directory (a computer reads such an error when opencode's probe passes).
+func (c *client) do(req *http.Request) (*http.Response, error) {
+	resp, err := c.http.Do(req)
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return nil, fmt.Errorf("opencode did not answer %s %s: %w", req.Method, req.URL.Path, ue.Err)
+	}
+	return resp, err
+}
+
 // call sends one request and decodes a 2xx JSON answer into out (nil: ignored). A non-2xx
 // answer is an *apiError.
 func (c *client) call(ctx context.Context, method, path string, query url.Values, body, out any) error {
@@ -138,7 +150,7 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 	if err != nil {
 		return err
 	}
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return err
 	}
@@ -306,8 +318,10 @@ func (c *client) ensureMCP(ctx context.Context) error {
 		if errors.As(err, &ae) && ae.status == http.StatusNotFound {
 			// McpServerNotFoundError: the instance's config has no such server (opencode reads
 			// the directory's opencode.json when the instance starts, on its own host).
-			return fmt.Errorf("opencode has no %s MCP server for %s (it read %s before the gateway wrote it, or runs on another host): restart opencode on the gateway's host",
-				MCPName, c.dir, ConfigFile)
+			return &hostError{
+				player: fmt.Sprintf("opencode has no %s MCP server for this computer: its operator must restart opencode on the gateway's host", MCPName),
+				full: fmt.Sprintf("opencode has no %s MCP server for %s (it read %s before the gateway wrote it, or runs on another host): restart opencode on the gateway's host",
+					MCPName, c.dir, ConfigFile)}
 		}
 		return err
 	}
@@ -316,17 +330,28 @@ func (c *client) ensureMCP(ctx context.Context) error {
 		return err
 	}
 	if st := all[MCPName]; st.Status != "connected" {
-		detail := st.Status
+		detail, where := st.Status, st.Status
 		if detail == "" {
-			detail = "not configured in " + c.dir + "/opencode.json"
+			detail, where = "not configured for this computer", "not configured in "+filepath.Join(c.dir, ConfigFile)
 		}
 		if st.Error != "" {
 			detail += ": " + firstLine(st.Error)
+			where += ": " + firstLine(st.Error)
 		}
-		return fmt.Errorf("opencode cannot reach the gateway's MCP endpoint (%s)", detail)
+		return &hostError{player: "opencode cannot reach the gateway's MCP endpoint (" + detail + ")",
+			full: "opencode cannot reach the gateway's MCP endpoint (" + where + ")"}
 	}
 	return nil
 }
+
+// hostError is an opencode failure whose whole story names the gateway's host (a computer's
+// directory there): the computer reads the player's line, which does not (a player has no
+// business with the host's paths, nor can use them); the operator's log gets the whole.
+type hostError struct {
+	player, full string
+}
+
+func (e *hostError) Error() string { return e.full }
 
 // openEvents opens the global event stream: every directory's events, each frame wrapped as
 // {"directory","payload":{type, properties}} (opencode-prompting.md, 1.6), so one stream
@@ -337,7 +362,7 @@ func (c *client) openEvents(ctx context.Context) (*http.Response, error) {
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	resp, err := c.http.Do(req)
+	resp, err := c.do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -367,3 +392,7 @@ func firstLine(s string) string {
 // heartbeatGrace is how long the event stream may stay silent before the gateway calls it
 // dead: opencode sends a heartbeat every 10 s.
 const heartbeatGrace = 30 * time.Second
+
+// openGrace is how long an attempt to open the event stream may wait for its first frame,
+// which opencode sends at once (stream.openGrace).
+const openGrace = 5 * time.Second

@@ -30,8 +30,15 @@ func (m *Module) runTurn(t *turn, body promptBody) {
 	t.mu.Lock()
 	answered := t.textBytes
 	t.mu.Unlock()
-	m.log.Info("agent: turn ended", "traposId", t.caller.traposID, "session", t.sess.key.name, "turnId", t.id, "reason", reason,
-		"took", time.Since(t.started).Round(time.Millisecond), "answerBytes", answered)
+	attrs := []any{"traposId", t.caller.traposID, "session", t.sess.key.name, "turnId", t.id, "reason", reason,
+		"took", time.Since(t.started).Round(time.Millisecond), "answerBytes", answered}
+	if errEvent != nil {
+		// The operator's only view of why a player's turn failed (opencode down, the
+		// provider's refusal, an unknown model): the line the player read, no more (it holds
+		// no echoed headers or body).
+		attrs = append(attrs, "code", errEvent.Code, "error", errEvent.Message)
+	}
+	m.log.Info("agent: turn ended", attrs...)
 }
 
 // converse asks opencode and follows the turn; it returns the done reason and the error event
@@ -163,6 +170,10 @@ func (m *Module) failed(t *turn, err error) (string, *Event) {
 	if t.ctx.Err() != nil {
 		return stopped(t, context.Cause(t.ctx))
 	}
+	var he *hostError
+	if errors.As(err, &he) {
+		m.log.Warn("agent: a computer's turn failed on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", he.full)
+	}
 	return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(m.unavailableMessage(t.ctx, err))}
 }
 
@@ -185,6 +196,8 @@ func (m *Module) outcome(t *turn, res promptResult) (string, *Event) {
 		msg := t.tr.waitError(lateErrorWait)
 		if msg == "" {
 			msg = ae.Error()
+		} else {
+			msg = modelFailed(msg)
 		}
 		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}
 	}
@@ -197,9 +210,17 @@ func (m *Module) outcome(t *turn, res promptResult) (string, *Event) {
 		if msg == "" {
 			msg = e.Name
 		}
-		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}
+		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(modelFailed(msg))}
 	}
 	return ReasonStop, nil
+}
+
+// modelFailed is the player's line for a turn the model failed (the provider's refusal, an
+// unknown model): opencode's words alone name no fix, and those it writes for an unreachable
+// provider ("Is the computer able to access the url?") mean opencode's host, which a player
+// at a computer reads as their own. Only the operator can fix it, so the line says so.
+func modelFailed(reason string) string {
+	return "The agent's model failed (tell the gateway's operator): " + reason
 }
 
 // settle relays the turn's text the event stream did not carry (text.go). The reply holds

@@ -6,8 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -29,6 +31,13 @@ const (
 type stream struct {
 	oc  *client
 	log *slog.Logger
+	// openGrace bounds an attempt's wait for the stream's first frame (opencode sends
+	// server.connected at once): opencode accepts connections seconds before it serves while
+	// it starts, and never answers a request that came then, which would hold the stream
+	// down for good.
+	openGrace time.Duration
+	// heartbeatGrace is how long the open stream may stay silent (the constant of that name).
+	heartbeatGrace time.Duration
 
 	mu    sync.Mutex
 	turns map[string]*turn // by opencode session id
@@ -43,8 +52,8 @@ type stream struct {
 }
 
 func newStream(oc *client, log *slog.Logger) *stream {
-	return &stream{oc: oc, log: log, turns: map[string]*turn{}, ready: make(chan struct{}), down: make(chan struct{}),
-		kick: make(chan struct{}, 1)}
+	return &stream{oc: oc, log: log, openGrace: openGrace, heartbeatGrace: heartbeatGrace, turns: map[string]*turn{}, ready: make(chan struct{}),
+		down: make(chan struct{}), kick: make(chan struct{}, 1)}
 }
 
 // run keeps the stream open until ctx ends.
@@ -155,22 +164,34 @@ func (s *stream) turnOf(sessionID string) *turn {
 	return s.turns[sessionID]
 }
 
-// readOnce reads the stream until it ends or goes silent past heartbeatGrace.
+// readOnce reads the stream until it ends, sends no first frame within openGrace, or goes
+// silent past heartbeatGrace once open.
 func (s *stream) readOnce(ctx context.Context) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
+	var opened atomic.Bool // a first line came
+	silent := time.AfterFunc(s.openGrace, func() {
+		if opened.Load() {
+			cancel(errors.New("opencode's event stream went silent"))
+			return
+		}
+		cancel(fmt.Errorf("opencode's event stream did not open within %s (is opencode still starting?)", s.openGrace))
+	})
+	defer silent.Stop()
 	resp, err := s.oc.openEvents(ctx)
 	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return cause
+		}
 		return err
 	}
 	defer resp.Body.Close()
-	silent := time.AfterFunc(heartbeatGrace, func() { cancel(errors.New("opencode's event stream went silent")) })
-	defer silent.Stop()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), maxEventBytes)
 	var data bytes.Buffer
 	for sc.Scan() {
-		silent.Reset(heartbeatGrace)
+		opened.Store(true)
+		silent.Reset(s.heartbeatGrace)
 		line := sc.Bytes()
 		if len(line) == 0 {
 			if data.Len() > 0 {

@@ -644,8 +644,7 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	a.emit(in.dir, "session.status", map[string]any{"sessionID": s.ID, "status": map[string]any{"type": "busy"}})
 	if !slices.Contains(a.models, model) {
 		failed = true
-		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": namedError("UnknownError",
-			"Model not found: "+model+". Did you mean: "+strings.Join(a.models, ", ")+"?")})
+		a.emit(in.dir, "session.error", map[string]any{"sessionID": s.ID, "error": namedError("UnknownError", a.modelNotFound(model))})
 		return turnResult{status: http.StatusInternalServerError, body: unknownError()}
 	}
 	t := &Turn{a: a, in: in, s: s, ctx: ctx, prompt: text, system: body.System, model: model, rules: rules, parentID: userID}
@@ -669,6 +668,34 @@ func (a *Agent) run(in *instance, s *Session, body *promptBody) turnResult {
 	a.emit(in.dir, "message.updated", map[string]any{"info": info})
 	// The reply is the turn's last assistant message only, each part with its ids.
 	return turnResult{status: http.StatusOK, body: map[string]any{"info": info, "parts": parts}}
+}
+
+// modelNotFound is opencode's reason for a prompt naming a model it does not know. opencode
+// 1.18.33 suggests, by a fuzzy match, providers when the provider is unknown ("Model not
+// found: loca/qwen2.5-coder. Did you mean: local, longcat, digitalocean?") and that
+// provider's model ids when only the model is ("Model not found: local/qwen. Did you mean:
+// qwen2.5-coder?"), or nothing ("Model not found: local/x."); the fake suggests every known
+// provider, and the model ids that contain the one asked for.
+func (a *Agent) modelNotFound(model string) string {
+	provider, id, _ := strings.Cut(model, "/")
+	var providers, ids []string
+	for _, known := range a.models {
+		p, m, _ := strings.Cut(known, "/")
+		if !slices.Contains(providers, p) {
+			providers = append(providers, p)
+		}
+		if p == provider && strings.Contains(m, id) {
+			ids = append(ids, m)
+		}
+	}
+	guesses := ids
+	if !slices.Contains(providers, provider) {
+		guesses = providers
+	}
+	if len(guesses) == 0 {
+		return "Model not found: " + model + "."
+	}
+	return "Model not found: " + model + ". Did you mean: " + strings.Join(guesses, ", ") + "?"
 }
 
 // Turn is one prompt being answered; the Model drives it.

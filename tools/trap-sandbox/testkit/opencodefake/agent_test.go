@@ -175,7 +175,14 @@ func TestAgentHalfAsTheReferenceSays(t *testing.T) {
 	assert.Equal(t, http.StatusInternalServerError, status)
 	assert.Equal(t, "UnknownError", body["name"])
 	errProps := next(t, ev, "session.error")
-	assert.Contains(t, errProps["error"].(map[string]any)["data"].(map[string]any)["message"], "Model not found: nope/x")
+	assert.Equal(t, "Model not found: nope/x. Did you mean: p?", errProps["error"].(map[string]any)["data"].(map[string]any)["message"],
+		"an unknown provider: the providers are suggested")
+	status, _ = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "x"}},
+		"model": map[string]string{"providerID": "p", "modelID": "x"}})
+	assert.Equal(t, http.StatusInternalServerError, status)
+	errProps = next(t, ev, "session.error")
+	assert.Equal(t, "Model not found: p/x.", errProps["error"].(map[string]any)["data"].(map[string]any)["message"],
+		"a known provider's model like none it has: nothing suggested")
 
 	// A provider failure: 200 with info.error.
 	status, body = c.call(http.MethodPost, "/session/"+id+"/message", map[string]any{"parts": []any{map[string]string{"type": "text", "text": "fail"}}, "model": model})

@@ -3,7 +3,8 @@
 // /work/shared/reference/opencode-server.md), failures included: Basic auth on every route
 // but a few public ones, 401s with an empty body and the lower-case `www-authenticate`
 // challenge, the health route, the web UI for any other path, and on demand a server that
-// accepts and never answers (Stall) or one that fails every request (FailWith).
+// accepts and never answers (Stall; Unstall for one that is starting) or one that fails
+// every request (FailWith).
 //
 // Routes beyond health (sessions, prompts, the event stream, permission asks) are added with
 // Handle, behind the same auth; the fake's own rules live in one place (ServeHTTP), so a
@@ -143,6 +144,12 @@ func (s *Server) Handle(pattern string, h http.Handler) { s.mux.Handle(pattern, 
 // Stall makes every later request hang until the client gives up or the fake is closed, as
 // a stuck opencode does (it accepts the connection and never answers).
 func (s *Server) Stall() { s.stalled.Store(true) }
+
+// Unstall ends a Stall for the requests that come after it; those that came during it hang on
+// until the client gives up. That is opencode 1.18.33 starting: its port accepts connections
+// seconds before it serves, and a request that came in between is never answered, though
+// the next one is.
+func (s *Server) Unstall() { s.stalled.Store(false) }
 
 // FailWith makes every later request answer status with its standard text, before auth, as
 // a crashed server or a proxy in front of a dead one does (500, 502, 503).
