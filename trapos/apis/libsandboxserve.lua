@@ -270,6 +270,9 @@ local function newRouter(deps)
     forwarded[requestId] = { providerId = providerId, type = msgType, done = done,
       timer = osApi.startTimer(SERVE_ANSWER_WAIT) };
     osApi.queueEvent(EVENT_SERVE_REQUEST, providerId, requestId, msgType, payload);
+    -- After a stop no sweep runs until a program offers again: one that ended meanwhile
+    -- would be sent every request until SERVE_ANSWER_WAIT.
+    startSweep();
   end
 
   local function onEvent(event, ...)
@@ -294,7 +297,10 @@ local function newRouter(deps)
     end
   end
 
-  -- Drops forwarded requests without answering (the daemon is stopping).
+  -- Drops forwarded requests without answering (the daemon is stopping). The programs stay
+  -- known but unseen: the stopped daemon hears none of their offers or withdrawals, so one
+  -- that ended meanwhile is forgotten by the first sweep once the daemon runs again, and one
+  -- still serving offers again within a heartbeat.
   local function stop()
     for _, pending in pairs(forwarded) do
       osApi.cancelTimer(pending.timer);
@@ -303,6 +309,9 @@ local function newRouter(deps)
     if sweepTimer ~= nil then
       osApi.cancelTimer(sweepTimer);
       sweepTimer = nil;
+    end
+    for _, provider in pairs(providers) do
+      provider.seen = false;
     end
   end
 

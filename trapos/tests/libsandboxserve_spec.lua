@@ -148,6 +148,33 @@ describe("libsandboxserve", function()
       expect(called):eq(false);
       expect(fakeOs.cancelled):same({ 700002, 700001 }); -- the request's answer wait, the sweep
     end);
+
+    it("forgets a program that ended while the daemon was stopped (sandbox stop)", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" }); -- sweep 700001
+      router.stop();
+      -- Stopped, the daemon hears nothing; p1 ends meanwhile. Then it runs again.
+      local answer;
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      expect(fakeOs.timers):eq(3); -- the request's answer wait (700002) and a sweep (700003)
+      router.onEvent("timer", 700003);
+      expect(answer):same({ ok = false, err = { code = "unknown_type",
+        message = "door.open is no longer served: the program serving it has ended" } });
+    end);
+
+    it("keeps a program that still serves once the daemon runs again after a stop", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      router.stop();
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" }); -- its next heartbeat: sweep 700002
+      local answer;
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      router.onEvent("timer", 700002);
+      expect(answer):eq(nil);
+      expect(fakeOs.queued[1][2]):eq("p1");
+    end);
   end);
 
   describe("serve", function()
