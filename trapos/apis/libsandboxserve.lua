@@ -264,7 +264,12 @@ local function newRouter(deps)
     expect(3, done, "function");
     local providerId = served[msgType];
     if providerId == nil then
-      return done(false, nil, { code = ERR_UNKNOWN_TYPE, message = "this computer does not handle requests of type " .. msgType });
+      local message = "this computer does not handle requests of type " .. msgType;
+      if not codec.RESERVED_TYPES[msgType] then
+        -- A program's type, most likely: its program is not running (or not yet offering).
+        message = message .. ": no program on it serves that type now (start the program that serves it with libsandbox.serve)";
+      end
+      return done(false, nil, { code = ERR_UNKNOWN_TYPE, message = message });
     end
     local requestId = codec.newUuid();
     forwarded[requestId] = { providerId = providerId, type = msgType, done = done,

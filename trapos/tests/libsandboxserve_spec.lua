@@ -21,10 +21,15 @@ end
 
 describe("libsandboxserve", function()
   describe("newRouter", function()
-    it("answers unknown_type when no program serves the type", function()
+    it("answers unknown_type when no program serves the type, naming the fix", function()
       local router = lib.newRouter({ os = newOs() });
       expect(answerOf(router, "door.open").err):same({
-        code = "unknown_type", message = "this computer does not handle requests of type door.open",
+        code = "unknown_type", message = "this computer does not handle requests of type door.open: no program on it"
+          .. " serves that type now (start the program that serves it with libsandbox.serve)",
+      });
+      -- A built-in name no program may serve: no program is the fix.
+      expect(answerOf(router, "hello").err):same({
+        code = "unknown_type", message = "this computer does not handle requests of type hello",
       });
     end);
 
@@ -127,7 +132,7 @@ describe("libsandboxserve", function()
       router.onEvent("timer", 700001); -- first sweep: both offered since the start
       router.onEvent("timer", 700003); -- second sweep: neither offered in a whole lease
       expect(answer.err):same({ code = "unknown_type", message = "door.open is no longer served: the program serving it has ended" });
-      expect(answerOf(router, "door.open").err.message):eq("this computer does not handle requests of type door.open");
+      expect(answerOf(router, "door.open").err.message):str_match("^this computer does not handle requests of type door%.open: ");
     end);
 
     it("forgets a program that withdraws", function()
