@@ -26,7 +26,7 @@ local EVENT_SERVE_OFFER, EVENT_SERVE_WITHDRAW = events.EVENT_SERVE_OFFER, events
 local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, events.EVENT_SERVE_REPLY;
 
 -- Serves request types the gateway's host may send this computer, until terminated:
--- handlers maps a type name (not a built-in one, see codec.RESERVED_TYPES) to a function
+-- handlers maps one or more type names (not built-in ones, see codec.RESERVED_TYPES) each to a function
 -- (payload, type) returning the answer's payload table, or nil and an error (a message, or
 -- {code, message}). A handler that raises answers `internal` with its message; the serving
 -- goes on. Each request runs in a coroutine of its own, resumed with the events it pulls as
@@ -36,18 +36,32 @@ local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, event
 -- own: it withdraws the types and raises Terminated; its handlers never see it. While this
 -- runs, the daemon routes the types here; once it ends (returns, crashes or is terminated)
 -- they answer unknown_type within SERVE_LEASE seconds.
-local function serve(handlers)
+local function serve(handlers, ...)
   expect(1, handlers, "table");
+  if select("#", ...) > 0 then
+    -- libsandbox:serve{...} passes the library as the handlers, which names its own fields.
+    error("bad argument #2 (serve takes one table of handlers: call libsandbox.serve({...}) with a dot,"
+      .. " not libsandbox:serve)", 2);
+  end
   local types = {};
   for name, handler in pairs(handlers) do
     if type(name) ~= "string" or name == "" then
-      error("bad argument #1 (type names must be non-empty strings)", 2);
+      local found = name == "" and "an empty string" or type(name) == "number" and "the number " .. tostring(name)
+        or "a " .. type(name);
+      error("bad argument #1 (type names must be non-empty strings, not " .. found
+        .. ": write [\"door.open\"] = function(payload) ... end)", 2);
     elseif codec.RESERVED_TYPES[name] then
       error("bad argument #1 (" .. name .. " is a built-in type and cannot be served)", 2);
     elseif type(handler) ~= "function" then
-      error("bad argument #1 (the handler of " .. name .. " must be a function)", 2);
+      error("bad argument #1 (the handler of " .. name .. " must be a function, not a " .. type(handler) .. ")", 2);
     end
     types[#types + 1] = name;
+  end
+  if #types == 0 then
+    -- { ["door.open"] = openDoor } with openDoor not yet defined is this empty table: serving
+    -- it would wait for requests that never come.
+    error("bad argument #1 (no types to serve: the table is empty; a handler that is nil, such as a"
+      .. " local function defined after this call, leaves its type out)", 2);
   end
   local providerId = codec.newUuid();
   local heartbeat;

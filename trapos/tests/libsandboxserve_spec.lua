@@ -186,7 +186,24 @@ describe("libsandboxserve", function()
     it("checks its handlers", function()
       expect.error(lib.serve, { ["fs.read"] = function() end }):str_match("built%-in");
       expect.error(lib.serve, { [""] = function() end }):str_match("non%-empty");
-      expect.error(lib.serve, { ["x"] = 3 }):str_match("must be a function");
+      expect.error(lib.serve, { ["x"] = 3 }):str_match("must be a function, not a number");
+    end);
+
+    it("names the mistake of a handlers table that holds no type, or a list", function()
+      -- { ["door.open"] = openDoor } before openDoor is defined: an empty table. Resumed once,
+      -- so that a serve that waits for requests instead of raising fails here, not hangs.
+      local ok, err = coroutine.resume(coroutine.create(lib.serve), {});
+      expect(ok):eq(false);
+      expect(err):eq("bad argument #1 (no types to serve: the table is empty; a handler that is nil,"
+        .. " such as a local function defined after this call, leaves its type out)");
+      expect.error(lib.serve, { function() end }):eq("bad argument #1 (type names must be non-empty strings,"
+        .. " not the number 1: write [\"door.open\"] = function(payload) ... end)");
+    end);
+
+    it("names a colon call, which passes the library as the handlers", function()
+      local libsandbox = require('/apis/libsandbox');
+      expect.error(libsandbox.serve, libsandbox, { ["door.open"] = function() end }):eq("bad argument #2 (serve"
+        .. " takes one table of handlers: call libsandbox.serve({...}) with a dot, not libsandbox:serve)");
     end);
   end);
 end);
