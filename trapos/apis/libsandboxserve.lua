@@ -26,7 +26,8 @@ local EVENT_SERVE_OFFER, EVENT_SERVE_WITHDRAW = events.EVENT_SERVE_OFFER, events
 local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, events.EVENT_SERVE_REPLY;
 
 -- Serves request types the gateway's host may send this computer, until terminated:
--- handlers maps one or more type names (not built-in ones, see codec.RESERVED_TYPES) each to a function
+-- handlers (read once, when serve is called) maps one or more type names (not built-in ones,
+-- see codec.RESERVED_TYPES) each to a function
 -- (payload, type) returning the answer's payload table, or nil and an error (a message, or
 -- {code, message}). A handler that raises answers `internal` with its message; the serving
 -- goes on. Each request runs in a coroutine of its own, resumed with the events it pulls as
@@ -43,7 +44,9 @@ local function serve(handlers, ...)
     error("bad argument #2 (serve takes one table of handlers: call libsandbox.serve({...}) with a dot,"
       .. " not libsandbox:serve)", 2);
   end
-  local types = {};
+  -- The table as it is now: a type the program later removes from it is still offered, and
+  -- would otherwise get requests nothing answers.
+  local types, byType = {}, {};
   for name, handler in pairs(handlers) do
     if type(name) ~= "string" or name == "" then
       local found = name == "" and "an empty string" or type(name) == "number" and "the number " .. tostring(name)
@@ -56,6 +59,7 @@ local function serve(handlers, ...)
       error("bad argument #1 (the handler of " .. name .. " must be a function, not a " .. type(handler) .. ")", 2);
     end
     types[#types + 1] = name;
+    byType[name] = handler;
   end
   if #types == 0 then
     -- { ["door.open"] = openDoor } with openDoor not yet defined is this empty table: serving
@@ -144,9 +148,9 @@ local function serve(handlers, ...)
         resume(requestId, job, table.unpack(event, 1, event.n));
       end
     end
-    if event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil
+    if event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and byType[event[4]] ~= nil
       and running[event[3]] == nil then
-      local requestId, msgType, handler = event[3], event[4], handlers[event[4]];
+      local requestId, msgType, handler = event[3], event[4], byType[event[4]];
       local job = { type = msgType, started = os.clock(),
         co = coroutine.create(function(payload) return handler(payload, msgType); end) };
       running[requestId] = job;

@@ -274,6 +274,22 @@ describe("libsandboxrequests", function()
       expect(answer.err.code):eq("unknown_type");
     end);
 
+    it("serves the handlers as they were when serve was called, whatever the program changes", function()
+      local requests = newRequests();
+      local handlers = {};
+      handlers["door.open"] = function() return { opened = true }; end;
+      handlers["door.lock"] = function()
+        handlers["door.open"] = nil; -- still offered: it must still be answered
+        handlers["door.bell"] = function() return {}; end; -- never offered
+        return { locked = true };
+      end;
+      withProgram(requests, handlers, function()
+        expect(ask(requests, "door.lock").payload):same({ locked = true });
+        expect(ask(requests, "door.open").payload):same({ opened = true });
+        expect(ask(requests, "door.bell").err.code):eq("unknown_type");
+      end);
+    end);
+
     it("answers unknown_type for a program that ended while the daemon was stopped", function()
       local requests = newRequests();
       withProgram(requests, { ["door.open"] = function() return { opened = true }; end }, function()
