@@ -66,7 +66,8 @@ func TestGatewayRequestReachesBootedComputer(t *testing.T) {
 	assert.False(t, got.OK)
 	require.NotNil(t, got.Error)
 	assert.Equal(t, "unknown_type", got.Error.Code)
-	assert.Equal(t, "this computer does not handle requests of type no_such_type", got.Error.Message)
+	assert.Equal(t, "this computer does not handle requests of type no_such_type: no program on it serves that type now"+
+		" (start the program that serves it with libsandbox.serve)", got.Error.Message)
 
 	// The same computer under another label is not connected.
 	status, got = postRequest(ctx, t, g, "7:south", `{"type":"ping","timeoutMs":5000}`)

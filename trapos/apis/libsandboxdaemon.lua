@@ -123,6 +123,7 @@ local function newDaemon(deps)
   -- that wait in CC's queue, {token, allowed, waiting, events}: waiting counts the frames
   -- handled before it comes back, all of which were in the queue together.
   local owed = 0;
+  local owedByType = {};       -- type -> how many of owed: the refusal past the limit names the most
   local mark = nil;
   local markSeq = 0;
   local closedUnderUs = false; -- CC closed the socket; its websocket_closed will say why
@@ -226,7 +227,7 @@ local function newDaemon(deps)
     helloId = nil;
     sessionId = nil;
     account = nil;
-    owed, mark = 0, nil;
+    owed, owedByType, mark = 0, {}, nil;
   end
 
   -- The daemon no longer waits for its attempt's outcome (it came, or the daemon gave up).
@@ -390,6 +391,7 @@ local function newDaemon(deps)
       end
       answered = true;
       owed = owed - 1;
+      owedByType[frame.type] = owedByType[frame.type] - 1;
       local response = {
         event = FRAME_COMPUTER_RESPONSE,
         traposSenderId = senderId,
@@ -410,10 +412,22 @@ local function newDaemon(deps)
         fault("cannot answer " .. frame.type .. ": " .. sendErr);
       end
     end
+    -- Past the limit every request is refused until some are answered, ping included: name
+    -- the type that holds the most (a program's handler that never answers, lua.exec jobs).
+    local busiest, count = nil, 0;
+    if owed >= MAX_GATEWAY_REQUESTS then
+      for msgType, n in pairs(owedByType) do
+        if n > count or (n == count and n > 0 and msgType < busiest) then
+          busiest, count = msgType, n;
+        end
+      end
+    end
     owed = owed + 1;
-    if owed > MAX_GATEWAY_REQUESTS then
+    owedByType[frame.type] = (owedByType[frame.type] or 0) + 1;
+    if busiest ~= nil then
       return done(false, nil, { code = ERR_INTERNAL, message = "this computer already has " .. MAX_GATEWAY_REQUESTS
-        .. " requests from the gateway in flight (the protocol's limit); retry once they are answered" });
+        .. " requests from the gateway in flight (the protocol's limit), " .. count .. " of them " .. oneLine(busiest)
+        .. "; retry once they are answered" });
     end
     if frame.payloadError ~= nil then
       return done(false, nil, { code = codec.ERR_BAD_PAYLOAD, message = frame.payloadError });

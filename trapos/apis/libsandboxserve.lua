@@ -26,7 +26,8 @@ local EVENT_SERVE_OFFER, EVENT_SERVE_WITHDRAW = events.EVENT_SERVE_OFFER, events
 local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, events.EVENT_SERVE_REPLY;
 
 -- Serves request types the gateway's host may send this computer, until terminated:
--- handlers maps a type name (not a built-in one, see codec.RESERVED_TYPES) to a function
+-- handlers (read once, when serve is called) maps one or more type names (not built-in ones,
+-- see codec.RESERVED_TYPES) each to a function
 -- (payload, type) returning the answer's payload table, or nil and an error (a message, or
 -- {code, message}). A handler that raises answers `internal` with its message; the serving
 -- goes on. Each request runs in a coroutine of its own, resumed with the events it pulls as
@@ -36,18 +37,35 @@ local EVENT_SERVE_REQUEST, EVENT_SERVE_REPLY = events.EVENT_SERVE_REQUEST, event
 -- own: it withdraws the types and raises Terminated; its handlers never see it. While this
 -- runs, the daemon routes the types here; once it ends (returns, crashes or is terminated)
 -- they answer unknown_type within SERVE_LEASE seconds.
-local function serve(handlers)
+local function serve(handlers, ...)
   expect(1, handlers, "table");
-  local types = {};
+  if select("#", ...) > 0 then
+    -- libsandbox:serve{...} passes the library as the handlers, which names its own fields.
+    error("bad argument #2 (serve takes one table of handlers: call libsandbox.serve({...}) with a dot,"
+      .. " not libsandbox:serve)", 2);
+  end
+  -- The table as it is now: a type the program later removes from it is still offered, and
+  -- would otherwise get requests nothing answers.
+  local types, byType = {}, {};
   for name, handler in pairs(handlers) do
     if type(name) ~= "string" or name == "" then
-      error("bad argument #1 (type names must be non-empty strings)", 2);
+      local found = name == "" and "an empty string" or type(name) == "number" and "the number " .. tostring(name)
+        or "a " .. type(name);
+      error("bad argument #1 (type names must be non-empty strings, not " .. found
+        .. ": write [\"door.open\"] = function(payload) ... end)", 2);
     elseif codec.RESERVED_TYPES[name] then
       error("bad argument #1 (" .. name .. " is a built-in type and cannot be served)", 2);
     elseif type(handler) ~= "function" then
-      error("bad argument #1 (the handler of " .. name .. " must be a function)", 2);
+      error("bad argument #1 (the handler of " .. name .. " must be a function, not a " .. type(handler) .. ")", 2);
     end
     types[#types + 1] = name;
+    byType[name] = handler;
+  end
+  if #types == 0 then
+    -- { ["door.open"] = openDoor } with openDoor not yet defined is this empty table: serving
+    -- it would wait for requests that never come.
+    error("bad argument #1 (no types to serve: the table is empty; a handler that is nil, such as a"
+      .. " local function defined after this call, leaves its type out)", 2);
   end
   local providerId = codec.newUuid();
   local heartbeat;
@@ -130,9 +148,9 @@ local function serve(handlers)
         resume(requestId, job, table.unpack(event, 1, event.n));
       end
     end
-    if event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and handlers[event[4]] ~= nil
+    if event[1] == EVENT_SERVE_REQUEST and event[2] == providerId and byType[event[4]] ~= nil
       and running[event[3]] == nil then
-      local requestId, msgType, handler = event[3], event[4], handlers[event[4]];
+      local requestId, msgType, handler = event[3], event[4], byType[event[4]];
       local job = { type = msgType, started = os.clock(),
         co = coroutine.create(function(payload) return handler(payload, msgType); end) };
       running[requestId] = job;
@@ -264,12 +282,20 @@ local function newRouter(deps)
     expect(3, done, "function");
     local providerId = served[msgType];
     if providerId == nil then
-      return done(false, nil, { code = ERR_UNKNOWN_TYPE, message = "this computer does not handle requests of type " .. msgType });
+      local message = "this computer does not handle requests of type " .. msgType;
+      if not codec.RESERVED_TYPES[msgType] then
+        -- A program's type, most likely: its program is not running (or not yet offering).
+        message = message .. ": no program on it serves that type now (start the program that serves it with libsandbox.serve)";
+      end
+      return done(false, nil, { code = ERR_UNKNOWN_TYPE, message = message });
     end
     local requestId = codec.newUuid();
     forwarded[requestId] = { providerId = providerId, type = msgType, done = done,
       timer = osApi.startTimer(SERVE_ANSWER_WAIT) };
     osApi.queueEvent(EVENT_SERVE_REQUEST, providerId, requestId, msgType, payload);
+    -- After a stop no sweep runs until a program offers again: one that ended meanwhile
+    -- would be sent every request until SERVE_ANSWER_WAIT.
+    startSweep();
   end
 
   local function onEvent(event, ...)
@@ -294,7 +320,10 @@ local function newRouter(deps)
     end
   end
 
-  -- Drops forwarded requests without answering (the daemon is stopping).
+  -- Drops forwarded requests without answering (the daemon is stopping). The programs stay
+  -- known but unseen: the stopped daemon hears none of their offers or withdrawals, so one
+  -- that ended meanwhile is forgotten by the first sweep once the daemon runs again, and one
+  -- still serving offers again within a heartbeat.
   local function stop()
     for _, pending in pairs(forwarded) do
       osApi.cancelTimer(pending.timer);
@@ -303,6 +332,9 @@ local function newRouter(deps)
     if sweepTimer ~= nil then
       osApi.cancelTimer(sweepTimer);
       sweepTimer = nil;
+    end
+    for _, provider in pairs(providers) do
+      provider.seen = false;
     end
   end
 

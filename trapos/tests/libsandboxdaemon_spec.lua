@@ -879,18 +879,20 @@ describe("sandbox daemon", function()
       local world = newWorld({ url = URL });
       world.values["sandbox.allow_exec"] = true;
       local socket = world.connect();
+      -- Answered at once: it holds no place, and is not named.
+      world.message({ event = "gateway_request", messageId = "answered", type = "ping" });
       for i = 1, lib.MAX_GATEWAY_REQUESTS do
         world.message({ event = "gateway_request", messageId = "job-" .. i, type = "lua.exec", payload = { code = "os.pullEvent('go')" } });
       end
-      expect(#socket.sent):eq(1);
+      expect(#socket.sent):eq(2);
       world.message({ event = "gateway_request", messageId = "one-too-many", type = "ping" });
-      local refused = socket.frame(2);
+      local refused = socket.frame(3);
       expect(refused.messageId):eq("one-too-many");
       expect(refused.error.code):eq("internal");
       expect(refused.error.message):eq("this computer already has 32 requests from the gateway in flight "
-        .. "(the protocol's limit); retry once they are answered");
+        .. "(the protocol's limit), 32 of them lua.exec; retry once they are answered");
       world.handle("go");
-      expect(#socket.sent):eq(2 + lib.MAX_GATEWAY_REQUESTS);
+      expect(#socket.sent):eq(3 + lib.MAX_GATEWAY_REQUESTS);
       world.message({ event = "gateway_request", messageId = "room-again", type = "ping" });
       expect(socket.frame().ok):eq(true);
       expect(world.daemon.status().connected):eq(true);

@@ -274,6 +274,43 @@ describe("libsandboxrequests", function()
       expect(answer.err.code):eq("unknown_type");
     end);
 
+    it("serves the handlers as they were when serve was called, whatever the program changes", function()
+      local requests = newRequests();
+      local handlers = {};
+      handlers["door.open"] = function() return { opened = true }; end;
+      handlers["door.lock"] = function()
+        handlers["door.open"] = nil; -- still offered: it must still be answered
+        handlers["door.bell"] = function() return {}; end; -- never offered
+        return { locked = true };
+      end;
+      withProgram(requests, handlers, function()
+        expect(ask(requests, "door.lock").payload):same({ locked = true });
+        expect(ask(requests, "door.open").payload):same({ opened = true });
+        expect(ask(requests, "door.bell").err.code):eq("unknown_type");
+      end);
+    end);
+
+    it("answers unknown_type for a program that ended while the daemon was stopped", function()
+      local requests = newRequests();
+      withProgram(requests, { ["door.open"] = function() return { opened = true }; end }, function()
+        requests.stop(); -- sandbox stop: the daemon hears no event until it runs again
+      end);
+      -- The program has ended (without a word, while nobody listened); the daemon runs again.
+      local answer;
+      requests.serve("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      -- A guard against a hang, not a clock: the answer comes within a lease.
+      local guard = os.startTimer(4 * require('/apis/libsandboxserve').SERVE_LEASE);
+      while answer == nil do
+        local event = table.pack(os.pullEventRaw());
+        if event[1] == "timer" and event[2] == guard then
+          break;
+        end
+        requests.onEvent(table.unpack(event, 1, event.n));
+      end
+      expect(answer):same({ ok = false, err = { code = "unknown_type",
+        message = "door.open is no longer served: the program serving it has ended" } });
+    end);
+
     it("takes the next request while a handler waits, and keeps its lease meanwhile", function()
       local requests = newRequests();
       local lease = require('/apis/libsandboxserve').SERVE_LEASE;

@@ -21,10 +21,15 @@ end
 
 describe("libsandboxserve", function()
   describe("newRouter", function()
-    it("answers unknown_type when no program serves the type", function()
+    it("answers unknown_type when no program serves the type, naming the fix", function()
       local router = lib.newRouter({ os = newOs() });
       expect(answerOf(router, "door.open").err):same({
-        code = "unknown_type", message = "this computer does not handle requests of type door.open",
+        code = "unknown_type", message = "this computer does not handle requests of type door.open: no program on it"
+          .. " serves that type now (start the program that serves it with libsandbox.serve)",
+      });
+      -- A built-in name no program may serve: no program is the fix.
+      expect(answerOf(router, "hello").err):same({
+        code = "unknown_type", message = "this computer does not handle requests of type hello",
       });
     end);
 
@@ -127,7 +132,7 @@ describe("libsandboxserve", function()
       router.onEvent("timer", 700001); -- first sweep: both offered since the start
       router.onEvent("timer", 700003); -- second sweep: neither offered in a whole lease
       expect(answer.err):same({ code = "unknown_type", message = "door.open is no longer served: the program serving it has ended" });
-      expect(answerOf(router, "door.open").err.message):eq("this computer does not handle requests of type door.open");
+      expect(answerOf(router, "door.open").err.message):str_match("^this computer does not handle requests of type door%.open: ");
     end);
 
     it("forgets a program that withdraws", function()
@@ -148,13 +153,57 @@ describe("libsandboxserve", function()
       expect(called):eq(false);
       expect(fakeOs.cancelled):same({ 700002, 700001 }); -- the request's answer wait, the sweep
     end);
+
+    it("forgets a program that ended while the daemon was stopped (sandbox stop)", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" }); -- sweep 700001
+      router.stop();
+      -- Stopped, the daemon hears nothing; p1 ends meanwhile. Then it runs again.
+      local answer;
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      expect(fakeOs.timers):eq(3); -- the request's answer wait (700002) and a sweep (700003)
+      router.onEvent("timer", 700003);
+      expect(answer):same({ ok = false, err = { code = "unknown_type",
+        message = "door.open is no longer served: the program serving it has ended" } });
+    end);
+
+    it("keeps a program that still serves once the daemon runs again after a stop", function()
+      local fakeOs = newOs();
+      local router = lib.newRouter({ os = fakeOs });
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" });
+      router.stop();
+      router.onEvent(events.EVENT_SERVE_OFFER, "p1", { "door.open" }); -- its next heartbeat: sweep 700002
+      local answer;
+      router.forward("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
+      router.onEvent("timer", 700002);
+      expect(answer):eq(nil);
+      expect(fakeOs.queued[1][2]):eq("p1");
+    end);
   end);
 
   describe("serve", function()
     it("checks its handlers", function()
       expect.error(lib.serve, { ["fs.read"] = function() end }):str_match("built%-in");
       expect.error(lib.serve, { [""] = function() end }):str_match("non%-empty");
-      expect.error(lib.serve, { ["x"] = 3 }):str_match("must be a function");
+      expect.error(lib.serve, { ["x"] = 3 }):str_match("must be a function, not a number");
+    end);
+
+    it("names the mistake of a handlers table that holds no type, or a list", function()
+      -- { ["door.open"] = openDoor } before openDoor is defined: an empty table. Resumed once,
+      -- so that a serve that waits for requests instead of raising fails here, not hangs.
+      local ok, err = coroutine.resume(coroutine.create(lib.serve), {});
+      expect(ok):eq(false);
+      expect(err):eq("bad argument #1 (no types to serve: the table is empty; a handler that is nil,"
+        .. " such as a local function defined after this call, leaves its type out)");
+      expect.error(lib.serve, { function() end }):eq("bad argument #1 (type names must be non-empty strings,"
+        .. " not the number 1: write [\"door.open\"] = function(payload) ... end)");
+    end);
+
+    it("names a colon call, which passes the library as the handlers", function()
+      local libsandbox = require('/apis/libsandbox');
+      expect.error(libsandbox.serve, libsandbox, { ["door.open"] = function() end }):eq("bad argument #2 (serve"
+        .. " takes one table of handlers: call libsandbox.serve({...}) with a dot, not libsandbox:serve)");
     end);
   end);
 end);

@@ -434,10 +434,21 @@ func (d *Daemon) makeDir(clean string) Reply {
 	return ok(map[string]any{})
 }
 
+// unknownType is the daemon's message for a type nothing on the computer answers: for a name a
+// program may serve (libsandboxserve's router), it names the fix.
+func unknownType(typ string) string {
+	message := "this computer does not handle requests of type " + typ
+	if slices.Contains(protocol.ComputerTypes, typ) || typ == protocol.TypeHello ||
+		typ == protocol.TypeProbeGateway || typ == protocol.TypeScreenUpdate {
+		return message
+	}
+	return message + ": no program on it serves that type now (start the program that serves it with libsandbox.serve)"
+}
+
 // exec checks a lua.exec / shell.run payload as libsandboxexec does, then hands it, or any
 // type the daemon does not serve, to hook.
 func exec(hook func(string, map[string]any) (any, *Error), typ string, p map[string]any) Reply {
-	unknown := fail(protocol.CodeUnknownType, "this computer does not handle requests of type "+typ)
+	unknown := fail(protocol.CodeUnknownType, unknownType(typ))
 	if typ != protocol.TypeLuaExec && typ != protocol.TypeShellRun {
 		if hook == nil {
 			return unknown
