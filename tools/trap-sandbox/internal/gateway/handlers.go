@@ -262,6 +262,15 @@ type helloPayload struct {
 	Link json.RawMessage `json:"link"`
 }
 
+// helloFlag reads one of hello's optional booleans (check, link): absent or null is false; ok
+// is false for any other value that is not a boolean.
+func helloFlag(raw json.RawMessage) (value, ok bool) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false, true
+	}
+	return value, json.Unmarshal(raw, &value) == nil
+}
+
 func (s *Session) handleHello(f protocol.Frame) {
 	var p helloPayload
 	_ = json.Unmarshal(f.Payload, &p) // the payload is always an object; bad fields stay empty
@@ -280,11 +289,22 @@ func (s *Session) handleHello(f protocol.Frame) {
 	_ = json.Unmarshal(p.Secret, &secret) // a missing or non-string secret is the empty secret
 	var clientVersion string
 	_ = json.Unmarshal(p.ClientVersion, &clientVersion) // missing or not a string: unknown
-	var check bool
-	_ = json.Unmarshal(p.Check, &check) // missing or not a boolean: a normal hello
-	f.TraposSenderID = traposID         // answer the computer by the id it just gave
-	var link bool
-	if _ = json.Unmarshal(p.Link, &link); link {
+
+	f.TraposSenderID = traposID // answer the computer by the id it just gave
+	check, checkOK := helloFlag(p.Check)
+	link, linkOK := helloFlag(p.Link)
+	if !checkOK || !linkOK {
+		// Read as false, "yes" would make a check or a link session a hello that registers,
+		// and takes the place of the computer's running daemon (newest wins).
+		name, raw := "check", p.Check
+		if !linkOK {
+			name, raw = "link", p.Link
+		}
+		s.gw.cfg.Metrics.helloFailed(protocol.CodeNotAuthenticated)
+		s.reply(f, nil, protocol.Errorf(protocol.CodeNotAuthenticated, "hello's %s must be true or false, not %s", name, clip(string(raw))))
+		return
+	}
+	if link {
 		s.startLinkSession(f, traposID)
 		return
 	}

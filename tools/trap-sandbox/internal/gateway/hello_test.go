@@ -205,6 +205,32 @@ func TestHelloCheckRegistersNothing(t *testing.T) {
 	assert.Len(t, h.gw.Computers(), 1)
 }
 
+// TestHelloFlagsThatAreNotBooleansAreRefused: a check or link that is not a boolean ("yes",
+// 1) was read as false, so a client that meant only to check the secret (or to link) said an
+// ordinary hello, registered, and took the place of the computer's running daemon. It is
+// refused now, naming the field, and the daemon keeps its place; null is absent.
+func TestHelloFlagsThatAreNotBooleansAreRefused(t *testing.T) {
+	h := newHarness(t, Config{Password: "pw"}, nil)
+	daemon := h.connect(t, "7:kitchen", "pw")
+	c := h.dial(t, "7:kitchen")
+	for _, tc := range []struct {
+		field string
+		value any
+		shown string
+	}{{"check", "yes", `"yes"`}, {"check", 1, "1"}, {"link", "true", `"true"`}, {"link", map[string]any{}, "{}"}} {
+		c.request("h", TypeHello, map[string]any{"traposId": "7:kitchen", "secret": "pw", tc.field: tc.value})
+		resp := c.read()
+		require.NotNil(t, resp.Error, "%s: %v", tc.field, tc.value)
+		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
+		assert.Equal(t, "hello's "+tc.field+" must be true or false, not "+tc.shown, resp.Error.Message)
+	}
+	daemon.request("p", protocol.TypeProbeGateway, nil)
+	assert.True(t, daemon.read().OK, "the daemon's socket still serves: nothing took its place")
+
+	c.request("n", TypeHello, map[string]any{"traposId": "7:kitchen", "secret": "pw", "check": nil, "link": nil})
+	assert.True(t, c.read().OK, "null is an absent flag: an ordinary hello")
+}
+
 // TestHelloCheckWithoutPassword: a gateway without a password accepts any secret in a check.
 func TestHelloCheckWithoutPassword(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
