@@ -212,6 +212,18 @@ describe("libsandboxrequests", function()
       end);
     end
 
+    -- Feeds events until done() says to stop; counts the offers the program made meanwhile.
+    local function feedUntil(requests, done)
+      local offers = 0;
+      while not done(offers) do
+        local event = table.pack(os.pullEventRaw());
+        requests.onEvent(table.unpack(event, 1, event.n));
+        if event[1] == libsandbox.EVENT_SERVE_OFFER then
+          offers = offers + 1;
+        end
+      end
+    end
+
     it("routes a type to the program serving it, then answers unknown_type once it ends", function()
       local requests = newRequests();
       withProgram(requests, {
@@ -298,15 +310,8 @@ describe("libsandboxrequests", function()
       -- The program has ended (without a word, while nobody listened); the daemon runs again.
       local answer;
       requests.serve("door.open", {}, function(ok, _, err) answer = { ok = ok, err = err }; end);
-      -- A guard against a hang, not a clock: the answer comes within a lease.
-      local guard = os.startTimer(4 * require('/apis/libsandboxserve').SERVE_LEASE);
-      while answer == nil do
-        local event = table.pack(os.pullEventRaw());
-        if event[1] == "timer" and event[2] == guard then
-          break;
-        end
-        requests.onEvent(table.unpack(event, 1, event.n));
-      end
+      -- The answer comes within a lease.
+      feedUntil(requests, function() return answer ~= nil; end);
       expect(answer):same({ ok = false, err = { code = "unknown_type",
         message = "door.open is no longer served: the program serving it has ended" } });
     end);
@@ -363,18 +368,6 @@ describe("libsandboxrequests", function()
           .. " the answer's payload is an object: put the list in a field, e.g. return { items = list }" });
       end);
     end);
-
-    -- Feeds events until done() says to stop; counts the offers the program made meanwhile.
-    local function feedUntil(requests, done)
-      local offers = 0;
-      while not done(offers) do
-        local event = table.pack(os.pullEventRaw());
-        requests.onEvent(table.unpack(event, 1, event.n));
-        if event[1] == libsandbox.EVENT_SERVE_OFFER then
-          offers = offers + 1;
-        end
-      end
-    end
 
     it("keeps serving while a handler waits longer than a lease, and answers it then", function()
       local requests = newRequests();
