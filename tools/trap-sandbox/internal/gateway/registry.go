@@ -25,8 +25,9 @@ const LocalAccount = account.Local
 // is checked even when no password is set: it names an account, so a wrong one is refused.
 // The credential's selector is returned too ("" for the password), so that revoking it
 // finds the socket, and the account's creation stamp (zero for the password), which tells a
-// removed account's computers from those of an account made later under the same name. The password itself is the password whatever it starts with: a
-// SANDBOX_PASSWORD that happens to begin with tsc_ is not taken for a credential.
+// removed account's computers from those of an account made later under the same name. The
+// password itself is the password whatever it starts with: a SANDBOX_PASSWORD that happens
+// to begin with tsc_ is not taken for a credential.
 func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, created time.Time, err error) {
 	if g.cfg.Password != "" && server.SecretMatches(secret, g.cfg.Password) {
 		return LocalAccount, "", time.Time{}, nil

@@ -1,5 +1,7 @@
 package protocol
 
+import "slices"
+
 // Request types of the protocol. Computer→gateway types are answered by the gateway's
 // handler table (TypeHello by the gateway itself, others by the modules that register them);
 // gateway→computer types are answered by the computer's daemon. The computer-side names are
@@ -57,3 +59,10 @@ const (
 var ComputerTypes = []string{TypePing, TypeComputerInfo, TypeFSList, TypeFSRead, TypeFSWrite,
 	TypeFSDelete, TypeFSMove, TypeFSMakeDir, TypeLuaExec, TypeShellRun,
 	TypeScreenRead, TypeScreenInput, TypeScreenWatch, TypeScreenUnwatch}
+
+// ReservedType reports whether typ is one of the protocol's own, which no program on a computer
+// may serve (libsandboxcodec's RESERVED_TYPES): ComputerTypes, and hello, probe_gateway and
+// screen.update, which a computer sends.
+func ReservedType(typ string) bool {
+	return typ == TypeHello || typ == TypeProbeGateway || typ == TypeScreenUpdate || slices.Contains(ComputerTypes, typ)
+}

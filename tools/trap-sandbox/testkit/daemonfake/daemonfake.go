@@ -438,8 +438,7 @@ func (d *Daemon) makeDir(clean string) Reply {
 // program may serve (libsandboxserve's router), it names the fix.
 func unknownType(typ string) string {
 	message := "this computer does not handle requests of type " + typ
-	if slices.Contains(protocol.ComputerTypes, typ) || typ == protocol.TypeHello ||
-		typ == protocol.TypeProbeGateway || typ == protocol.TypeScreenUpdate {
+	if protocol.ReservedType(typ) {
 		return message
 	}
 	return message + ": no program on it serves that type now (start the program that serves it with libsandbox.serve)"
