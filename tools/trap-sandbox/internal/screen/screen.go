@@ -425,12 +425,7 @@ func (m *Module) ended(ctx context.Context, from protocol.Requester, u update) e
 	if w.stopped || w.err != nil || w.gone != nil || w.id != watchID(u.WatchID) {
 		return unknown
 	}
-	w.gone = &protocol.Error{Code: protocol.CodeForbidden, Message: fmt.Sprintf("computer %s: %s", from.TraposID, message), ByComputer: true}
-	if m.watches[w.key] == w {
-		delete(m.watches, w.key)
-	}
-	close(w.changed)
-	w.changed = make(chan struct{})
+	m.endLocked(w, &protocol.Error{Code: protocol.CodeForbidden, Message: fmt.Sprintf("computer %s: %s", from.TraposID, message), ByComputer: true})
 	return nil
 }
 
@@ -438,7 +433,13 @@ func (m *Module) ended(ctx context.Context, from protocol.Requester, u update) e
 func (m *Module) computerGone(w *watch) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	w.gone = ErrGone
+	m.endLocked(w, ErrGone)
+}
+
+// endLocked ends watch w with why (its viewers' Next fails with it) and forgets it, so the
+// next viewer starts a new one. m.mu is held.
+func (m *Module) endLocked(w *watch, why error) {
+	w.gone = why
 	if m.watches[w.key] == w {
 		delete(m.watches, w.key)
 	}
