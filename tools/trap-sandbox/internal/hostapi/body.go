@@ -2,9 +2,10 @@ package hostapi
 
 import (
 	"bytes"
-	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"trap-sandbox/internal/jsonscan"
 )
 
 // parsePlainBody reads the /requests body every client sends without reflection: a JSON
@@ -13,7 +14,7 @@ import (
 // json.Unmarshal would (FuzzPlainBodyIsUnmarshals checks it); false for any other body,
 // which json.Unmarshal then reads, so that its answers stay the API's.
 func parsePlainBody(body []byte) (req RequestBody, ok bool) {
-	if !json.Valid(body) {
+	if !jsonscan.Valid(body) {
 		return RequestBody{}, false
 	}
 	// Valid JSON from here on: only its shape is checked.

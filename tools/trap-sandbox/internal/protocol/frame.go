@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"trap-sandbox/internal/jsonscan"
 )
 
 // EmptyPayload is the payload used whenever a frame has none, or one that is not an object.
@@ -53,7 +55,7 @@ type Frame struct {
 // top level (see frameFields); it behaves exactly as json.Unmarshal into a
 // map[string]json.RawMessage followed by a json.Unmarshal of each field would.
 func DecodeFrame(data []byte) (Frame, error) {
-	if !json.Valid(data) || data[skipSpace(data, 0)] != '{' { // not JSON, or JSON but not an object
+	if !jsonscan.Valid(data) || data[skipSpace(data, 0)] != '{' { // not JSON, or JSON but not an object
 		return Frame{}, notAnObjectError(data)
 	}
 	fields := topLevelFields(data)
@@ -115,7 +117,7 @@ type frameFields struct {
 	event, messageID, typ, senderID, receiverID, payload, ok, errorValue []byte
 }
 
-// topLevelFields collects the frameFields of data, a valid JSON object (json.Valid already
+// topLevelFields collects the frameFields of data, a valid JSON object (jsonscan.Valid already
 // said so, which is why the walk checks nothing: it only finds where keys and values end).
 // Like the keys of a Go map, keys match exactly, after their escapes are decoded, and a later
 // duplicate key wins. The values are slices of data.
@@ -230,7 +232,7 @@ func AppendFrame(dst []byte, f Frame) ([]byte, error) {
 	}
 	sendsPayload := !f.Event.IsResponse() || f.OK
 	// A failure response does not send its payload, but one that is not JSON is still refused.
-	if !sendsPayload && !json.Valid(payload) {
+	if !sendsPayload && !jsonscan.Valid(payload) {
 		return dst, errInvalidPayload()
 	}
 	failure := f.Error // what a failure response sends as its error

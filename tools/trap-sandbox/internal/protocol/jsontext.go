@@ -7,7 +7,7 @@ import (
 )
 
 // The helpers below read and write just enough JSON text for frames. The reading ones assume
-// the text is valid JSON (the caller ran json.Valid), so they never check anything.
+// the text is valid JSON (the caller ran jsonscan.Valid), so they never check anything.
 
 // skipSpace returns the index of the first byte at or after i that is not JSON whitespace.
 func skipSpace(data []byte, i int) int {

@@ -3,6 +3,8 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+
+	"trap-sandbox/internal/jsonscan"
 )
 
 // ObjectPayload applies the empty-payload rule to what the gateway sends: nothing, null or
@@ -12,7 +14,7 @@ func ObjectPayload(payload json.RawMessage) (json.RawMessage, error) {
 	switch {
 	case len(trimmed) == 0, bytes.Equal(trimmed, []byte("null")):
 		return EmptyPayload, nil
-	case !json.Valid(trimmed):
+	case !jsonscan.Valid(trimmed):
 		return nil, Errorf(CodeInternal, "the payload is not valid JSON")
 	case trimmed[0] == '{':
 		return trimmed, nil
