@@ -137,9 +137,9 @@ func skipSpace(data []byte, i int) int {
 }
 
 // memberValue reads an object member's name and colon at i and returns where its value
-// starts, or -1 when they are not there (a negative i stays -1).
+// starts, or -1 when they are not there.
 func memberValue(data []byte, i int) int {
-	if i < 0 || i >= len(data) || data[i] != '"' {
+	if i >= len(data) || data[i] != '"' {
 		return -1
 	}
 	if i = stringEnd(data, i); i < 0 {
