@@ -274,3 +274,102 @@ func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T
 	require.NoError(t, err)
 	assert.NotContains(t, text, "> ls", "nothing drawn after the revocation reaches the page")
 }
+
+// TestTheWebConsoleStopsAtAComputerOfSeveralAccountsAndLogsOut: alice's and bob's computers
+// are both 11:desk; an admin's token cannot say which one it means, and asking again would
+// not either: the view shows the gateway's answer, naming the accounts, and stops (it said
+// "waiting for it to come back", and asked every 2 s). Log out forgets the token and brings
+// back the form; alice's token then opens her computer.
+func TestTheWebConsoleStopsAtAComputerOfSeveralAccountsAndLogsOut(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	dataDir := "--data-dir=" + t.TempDir()
+	root := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "root", "--admin", dataDir))
+	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	gatewayCLI(ctx, t, "accounts", "add", "bob", dataDir)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+	for _, owner := range []string{"alice", "bob"} {
+		opts := computerOptions(t, g, lastLineOf(gatewayCLI(ctx, t, "credentials", "add", owner, dataDir)), "/e2e.lua")
+		opts.ID, opts.Label = 11, "desk"
+		opts.Settings["sandbox.allow_screen"] = "view"
+		opts.Files = map[string]string{"/e2e.lua": deskProgram}
+		opts.Input = computer.Input(make(chan string))
+		fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+	}
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
+	until(t, "the list, without a token on loopback", `!document.getElementById("computers").hidden`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[bool](`!document.getElementById("logout").hidden`))
+	require.NoError(t, err)
+	assert.False(t, shown, "no Log out without a token")
+	// The token as the form would keep it: on loopback, a gateway without SANDBOX_API_TOKEN
+	// asks for none.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`sessionStorage.setItem("trap-sandbox-token", "`+root+`"); true`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.Reload()))
+	until(t, "the gateway's answer", `document.getElementById("status").textContent.startsWith("not_connected: ")`)
+	status, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	assert.Equal(t, "not_connected: computer 11:desk is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it (Log out to give one of those tokens.)",
+		status, "the accounts and the way to pick one; not waiting for the computer to come back")
+
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#logout")))
+	until(t, "the token form", `!document.getElementById("login").hidden && document.getElementById("viewer").hidden`)
+	state, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[sessionStorage.getItem("trap-sandbox-token"), document.getElementById("logout").hidden,
+		location.hash, document.getElementById("status").textContent]`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, true, "", "Logged out: this tab no longer holds the token."}, state,
+		"the token forgotten, no Log out, no computer's view left in the address")
+
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
+	until(t, "alice's computer in the list", `[...document.querySelectorAll("#computer-list tr")].map(tr => tr.cells[1].textContent).join() === "alice"`)
+	shown, err = chromedp.Run(page, chromedp.Evaluate[bool](`!document.getElementById("logout").hidden`))
+	require.NoError(t, err)
+	assert.True(t, shown, "Log out while the tab holds a token")
+	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
+	until(t, "alice's screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+}
+
+// TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt: the gateway stopping (SIGTERM)
+// under an open view is not the computer leaving: the view says the gateway is shutting down,
+// then that the connection to it was lost, and shows the computer again once a gateway is back
+// on that address and the computer has reconnected to it.
+func TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-restart-9b2e"
+	ocURL := opencodefake.ClosedPortURL(t)
+	g := startGateway(t, ocURL, "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Settings["sandbox.allow_screen"] = "view"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Input = computer.Input(make(chan string))
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	// Every status the view shows from now on, however briefly.
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.statuses = [];
+		new MutationObserver(() => statuses.push(document.getElementById("status").textContent))
+			.observe(document.getElementById("status"), { childList: true, characterData: true, subtree: true });
+		true`))
+	require.NoError(t, err)
+
+	require.NoError(t, g.Stop())
+	until(t, "the connection lost", `statuses.includes("The connection to the gateway was lost (waiting for it to come back)")`)
+	statuses, err := chromedp.Run(page, chromedp.Evaluate[[]string](`statuses`))
+	require.NoError(t, err)
+	assert.Equal(t, "not_connected: the gateway is shutting down (waiting for it to come back)", statuses[0],
+		"the gateway's own word that it stopped, not that the computer disconnected")
+
+	harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
+		Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, "--api-token", token}})
+	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live"`)
+	text, err := chromedp.Run(page, chromedp.Text("#screen-text"))
+	require.NoError(t, err)
+	assert.Contains(t, text, markerAtPrompt)
+}

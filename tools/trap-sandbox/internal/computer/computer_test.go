@@ -407,6 +407,17 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 	assert.Equal(t, hinted, err)
 }
 
+// TestAHintKeepsTheAccountsOfAnAmbiguousComputer: the hint added to an admin's not_connected
+// for a traposId several accounts have ("did you mean" another computer of that id) keeps the
+// accounts, which tell a client (the web console) not to ask again.
+func TestAHintKeepsTheAccountsOfAnAmbiguousComputer(t *testing.T) {
+	ambiguous := protocol.Errorf(protocol.CodeNotConnected, "computer 7: is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it")
+	ambiguous.Accounts = []string{"alice", "bob"}
+	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true)
+	assert.Equal(t, ambiguous.Message+`; did you mean "7:kitchen"?`, hinted.Message)
+	assert.Equal(t, []string{"alice", "bob"}, hinted.Accounts)
+}
+
 // TestNotConnectedNamesTheFix: a computer that none of the connected ones could be says where
 // they are listed, on every surface in one sentence; with none connected, what a player does.
 func TestNotConnectedNamesTheFix(t *testing.T) {

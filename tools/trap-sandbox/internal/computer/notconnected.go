@@ -61,5 +61,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	default:
 		hint = listedHint
 	}
-	return &protocol.Error{Code: pe.Code, Message: pe.Message + hint}
+	out := *pe // its Accounts too
+	out.Message += hint
+	return &out
 }

@@ -18,7 +18,18 @@ import (
 // closeByGateway ends the socket with a close frame (code, reason) sent after the frames
 // already queued. It reports whether this call started the close.
 func (s *Session) closeByGateway(code int, reason string) bool {
-	return s.beginClose(code, reason, true)
+	return s.beginClose(code, reason, true, nil)
+}
+
+// ErrShuttingDown is why a socket closed by Shutdown ended: its pending requests fail with it,
+// and its context's cause is it (protocol.RequestHandler), so a screen watch's viewers hear
+// that the gateway stopped, not that the computer left.
+var ErrShuttingDown = protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down")
+
+// closeForShutdown ends the socket because the gateway is stopping: 1001 (going away, which
+// the computer reconnects after), with ErrShuttingDown as the reason.
+func (s *Session) closeForShutdown() bool {
+	return s.beginClose(CloseGoingAway, "going away", true, ErrShuttingDown)
 }
 
 // evict ends a socket that has not said hello, to make room for a newcomer (admission.go):
@@ -36,16 +47,17 @@ func (s *Session) evict() {
 // abandon ends the socket without a close frame, because nobody would read it (the peer
 // stopped reading or answering). The close is recorded as 1006.
 func (s *Session) abandon(reason string) bool {
-	return s.beginClose(websocket.CloseAbnormalClosure, reason, false)
+	return s.beginClose(websocket.CloseAbnormalClosure, reason, false, nil)
 }
 
 // closedByPeer records that the peer ended the socket with code (1006 when TCP just ended,
 // which is how CC closes).
 func (s *Session) closedByPeer(code int) bool {
-	return s.beginClose(code, "", false)
+	return s.beginClose(code, "", false, nil)
 }
 
-func (s *Session) beginClose(code int, reason string, sendClose bool) bool {
+// beginClose starts the close; cause, when not nil, is the session context's cause.
+func (s *Session) beginClose(code int, reason string, sendClose bool, cause error) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -56,7 +68,7 @@ func (s *Session) beginClose(code int, reason string, sendClose bool) bool {
 	authenticated, key := s.authenticated, s.key
 	s.mu.Unlock()
 
-	s.cancel()
+	s.cancel(cause)
 	go s.finishWrites() // the session's last writer; run waits for it
 	s.gw.cfg.Metrics.closed(code)
 	s.pending.failAll(protocol.Errorf(protocol.CodeNotConnected, "%s", disconnectMessage(key.TraposID, code, sendClose)))
@@ -78,7 +90,7 @@ func disconnectMessage(traposID string, code int, byGateway bool) string {
 	case byGateway && code == CloseReplaced:
 		return "computer " + traposID + " was replaced by a newer connection before it answered"
 	case byGateway && code == CloseGoingAway:
-		return "the gateway is shutting down"
+		return ErrShuttingDown.Message
 	default:
 		return "computer " + traposID + " disconnected before it answered"
 	}
@@ -146,7 +158,7 @@ const protocolErrorPrefix = "websocket: "
 // closedByLibrary records a close whose frame the reader or the WebSocket library already
 // sent: the gateway's close, without a frame of its own.
 func (s *Session) closedByLibrary(code int, reason string) {
-	if s.beginClose(code, reason, false) {
+	if s.beginClose(code, reason, false, nil) {
 		s.mu.Lock()
 		s.closeFrameSent = true
 		s.mu.Unlock()

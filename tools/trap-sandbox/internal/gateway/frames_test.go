@@ -348,6 +348,51 @@ func TestShutdownClosesSocketsWith1001(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
 }
 
+// TestShutdownTellsTheSocketsHandlersWhy: the context a handler gets ends with its socket;
+// when Shutdown closed the socket, its cause is ErrShuttingDown (a screen watch's viewers hear
+// that the gateway stopped, not that the computer left); a computer that left gives none.
+func TestShutdownTellsTheSocketsHandlersWhy(t *testing.T) {
+	started, causes := make(chan struct{}, 2), make(chan error, 2)
+	h := newHarness(t, Config{}, nil, func(g *Gateway) {
+		g.Handle("wait", func(ctx context.Context, _ protocol.Requester, _ json.RawMessage) (json.RawMessage, error) {
+			started <- struct{}{}
+			<-ctx.Done()
+			causes <- context.Cause(ctx)
+			return nil, ctx.Err()
+		})
+	})
+	next := func(what string) error {
+		t.Helper()
+		select {
+		case err := <-causes:
+			return err
+		case <-time.After(waitLimit):
+			t.Fatalf("no handler ended: %s", what)
+			return nil
+		}
+	}
+	leaving, staying := h.connect(t, "7:", ""), h.connect(t, "8:", "")
+	leaving.request("w", "wait", nil)
+	staying.request("w", "wait", nil)
+	for range 2 {
+		select {
+		case <-started:
+		case <-time.After(waitLimit):
+			t.Fatal("the two handlers did not both start")
+		}
+	}
+
+	require.NoError(t, leaving.conn.Close())
+	assert.Equal(t, context.Canceled, next("the computer left"), "the computer left: no reason of the gateway's")
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	require.NoError(t, h.gw.Shutdown(ctx))
+	cause := next("the gateway shut down")
+	assert.Same(t, ErrShuttingDown, cause)
+	assert.Equal(t, "not_connected: the gateway is shutting down", cause.Error())
+}
+
 func TestShutdownIsBoundedWhenPeersDoNotAnswer(t *testing.T) {
 	h := newHarness(t, Config{CloseGrace: time.Hour}, nil)
 	h.connect(t, "7:", "") // never reads, so never answers the close frame

@@ -447,7 +447,7 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 		l.Leave()
 	}
 	for _, s := range sessions {
-		s.closeByGateway(CloseGoingAway, "going away")
+		s.closeForShutdown()
 	}
 	done := make(chan struct{})
 	go func() {

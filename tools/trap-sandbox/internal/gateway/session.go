@@ -79,7 +79,7 @@ type Session struct {
 	handlers sync.WaitGroup
 
 	ctx    context.Context
-	cancel context.CancelFunc
+	cancel context.CancelCauseFunc // cause: why the gateway closed the socket (closeForShutdown), or nil
 
 	mu            sync.Mutex // guards the fields below
 	key           Key        // set by a good hello
@@ -100,7 +100,7 @@ type Session struct {
 }
 
 func newSession(g *Gateway, conn *websocket.Conn, remoteAddr string, adm *admission) *Session {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	s := &Session{
 		gw:             g,
 		socket:         g.sockets.Add(1),
@@ -334,7 +334,7 @@ func (s *Session) writeFailed(err error) {
 	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
 		s.gw.limits.warns.warn("a write timed out, dropping the computer: it does not read", s.remoteAddr,
 			"traposId", clip(s.Key().TraposID), "queuedBytes", s.send.queued())
-		s.beginClose(CloseTryAgainLater, "write timed out", false)
+		s.beginClose(CloseTryAgainLater, "write timed out", false, nil)
 	} else {
 		s.abandon("write failed")
 	}

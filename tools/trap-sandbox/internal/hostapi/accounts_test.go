@@ -3,7 +3,10 @@ package hostapi_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -27,20 +30,21 @@ import (
 // have the traposId, and is told which accounts when none is its own; no caller reaches none.
 func TestGatewayTransportServesTheCaller(t *testing.T) {
 	accounts := account.New(account.NewMemory(), clock.Real{})
-	creds := map[string]string{}
+	creds, tokens := map[string]string{}, map[string]string{}
 	for _, id := range []string{"alice", "bob", "root"} {
 		role := account.RoleUser
 		if id == "root" {
 			role = account.RoleAdmin
 		}
-		_, err := accounts.AddAccount(t.Context(), id, role, "first")
+		var err error
+		tokens[id], err = accounts.AddAccount(t.Context(), id, role, "first")
 		require.NoError(t, err)
 		creds[id], _, err = accounts.IssueCredential(t.Context(), id, "root")
 		require.NoError(t, err)
 	}
 	logger := slog.New(slog.DiscardHandler)
 	gw := gateway.New(gateway.Config{Accounts: accounts}, logger, nil)
-	srv := httptest.NewServer(server.New(logger, server.Config{Accounts: accounts}, gw).Handler())
+	srv := httptest.NewServer(server.New(logger, server.Config{Accounts: accounts}, gw, hostapi.New(computer.New(hostapi.NewGateway(gw)))).Handler())
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 		defer cancel()
@@ -81,6 +85,23 @@ func TestGatewayTransportServesTheCaller(t *testing.T) {
 	_, err = client.Ping(root, "0:", 0)
 	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
 	assert.ErrorContains(t, err, "connected in several accounts (alice, bob)")
+	ambiguous, ok := errors.AsType[*protocol.Error](err)
+	require.True(t, ok)
+	assert.Equal(t, []string{"alice", "bob"}, ambiguous.Accounts)
+	// The API's answer names them as a field too: a client (the web console) tells "which
+	// one?" from a computer that is away, and does not ask again.
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, srv.URL+"/trapos/computers/0:/requests", strings.NewReader(`{"type":"ping"}`))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+tokens["root"])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","accounts":["alice","bob"],
+		"message":"computer 0: is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it"}}`, string(body))
 
 	// A caller limited to one computer (the agent's pass for bob's 5:) reaches it alone: not
 	// bob's 0:, not root's 5:, whatever it names.

@@ -68,8 +68,10 @@ func (t Gateway) accountOf(caller account.Caller, traposID string) (string, erro
 	case 1:
 		return owners[0], nil
 	}
-	return "", protocol.Errorf(protocol.CodeNotConnected, "computer %s is connected in several accounts (%s): use one of those accounts' tokens to reach it",
+	ambiguous := protocol.Errorf(protocol.CodeNotConnected, "computer %s is connected in several accounts (%s): use one of those accounts' tokens to reach it",
 		traposID, strings.Join(owners, ", "))
+	ambiguous.Accounts = owners
+	return "", ambiguous
 }
 
 // Request implements computer.Transport on gateway.Gateway.Request.

@@ -26,7 +26,9 @@ type Requester struct {
 
 // RequestHandler answers one computer_request type. It returns the response payload (nil
 // means {}) or an error: a *Error is sent as it is, any other error as internal. ctx ends
-// when the computer's socket closes. Modules register handlers with the gateway by type
+// when the computer's socket closes; its cause (context.Cause) is a *Error when the gateway
+// closed it for a reason its viewers should hear instead of "the computer disconnected" (the
+// gateway shutting down). Modules register handlers with the gateway by type
 // (gateway.Gateway.Handle), so they need not import it.
 type RequestHandler func(ctx context.Context, from Requester, payload json.RawMessage) (json.RawMessage, error)
 

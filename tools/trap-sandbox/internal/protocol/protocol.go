@@ -123,6 +123,11 @@ type Error struct {
 	// ByComputer is set when the computer itself answered ok:false, so Message is the
 	// computer's text (the host surfaces mark it as the computer's data). Not on the wire.
 	ByComputer bool `json:"-"`
+	// Accounts, on the host API's not_connected for a traposId that several accounts have
+	// connected (an admin's, whose own account has none of them), are those accounts: the
+	// traposId does not say which computer is meant, and asking again will not either. Never
+	// in a frame (EncodeFrame writes the code and the message).
+	Accounts []string `json:"accounts,omitempty"`
 }
 
 // Error implements the error interface as "code: message".

@@ -100,6 +100,28 @@ func TestTheStreamEndsWhenTheComputerGoesAway(t *testing.T) {
 	assert.Contains(t, data, `"code":"not_connected"`)
 }
 
+// TestTheStreamSaysTheGatewayIsShuttingDown: a socket the gateway closed with a reason
+// (its context's cause: gateway.ErrShuttingDown at shutdown) ends the stream with that reason,
+// not with "the computer disconnected": the viewer can tell the gateway stopping from the
+// computer leaving.
+func TestTheStreamSaysTheGatewayIsShuttingDown(t *testing.T) {
+	m, _ := standIn(t)
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())
+	defer srv.Close()
+	resp := stream(t, t.Context(), srv.URL+"/trapos/computers/7:/screen")
+	defer resp.Body.Close()
+	socket, closeSocket := context.WithCancelCause(t.Context())
+	_, err := m.handleUpdate(socket, from, frame(1, map[string]string{"1": "hi "}, true))
+	require.NoError(t, err)
+	r := bufio.NewReader(resp.Body)
+	name, _ := event(t, r)
+	assert.Equal(t, "frame", name)
+	closeSocket(protocol.Errorf(protocol.CodeNotConnected, "the gateway is shutting down"))
+	name, data := event(t, r)
+	assert.Equal(t, "end", name)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"the gateway is shutting down"}}`, data)
+}
+
 func TestTheStreamOfAComputerThatRefusesIsAnError(t *testing.T) {
 	m, _ := standIn(t)
 	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, m).Handler())

@@ -15,6 +15,7 @@ package screen
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -367,7 +368,7 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 		return nil, unknown
 	}
 	if w.onClose == nil {
-		w.onClose = context.AfterFunc(ctx, func() { m.computerGone(w) })
+		w.onClose = context.AfterFunc(ctx, func() { m.computerGone(w, context.Cause(ctx)) })
 	}
 	s := &w.frame.Screen
 	if s.Width != u.Width || s.Height != u.Height {
@@ -429,11 +430,18 @@ func (m *Module) ended(ctx context.Context, from protocol.Requester, u update) e
 	return nil
 }
 
-// computerGone ends a watch whose computer's socket closed: its viewers' Next fails.
-func (m *Module) computerGone(w *watch) {
+// computerGone ends a watch whose computer's socket closed: its viewers' Next fails with
+// ErrGone, or with the gateway's reason for closing the socket (cause, a *protocol.Error:
+// the gateway is shutting down), so a viewer can tell the gateway stopping from the
+// computer leaving.
+func (m *Module) computerGone(w *watch, cause error) {
+	why := ErrGone
+	if pe, ok := errors.AsType[*protocol.Error](cause); ok {
+		why = pe
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.endLocked(w, ErrGone)
+	m.endLocked(w, why)
 }
 
 // endLocked ends watch w with why (its viewers' Next fails with it) and forgets it, so the

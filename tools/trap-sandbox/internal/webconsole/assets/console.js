@@ -22,6 +22,23 @@ function utf8(text) {
 
 function status(text) { $("status").textContent = text; }
 
+// showLogout shows the log-out button while this tab holds a token.
+function showLogout() { $("logout").hidden = !token; }
+
+// logOut forgets the token (the next person at a shared machine must not find it) and asks
+// for one; the address loses the open computer's view, which the next token may not reach.
+function logOut() {
+  stop();
+  token = "";
+  sessionStorage.removeItem("trap-sandbox-token");
+  history.replaceState(null, "", location.pathname + location.search);
+  $("token").value = "";
+  $("login-error").textContent = "";
+  show("login");
+  showLogout();
+  status("Logged out: this tab no longer holds the token.");
+}
+
 function show(section) {
   for (const id of ["login", "computers", "viewer"]) $(id).hidden = id !== section;
 }
@@ -175,6 +192,9 @@ function draw(frame) {
 // retryMs is how often a view whose computer (or gateway) went away looks for it again.
 const retryMs = 2000;
 const waiting = " (waiting for it to come back)";
+// connectionLost is the status while the gateway cannot be reached: stopped, or the network
+// between is down (the browser's own words, "Failed to fetch", say neither).
+const connectionLost = "The connection to the gateway was lost" + waiting;
 
 // follow shows the computer's screen while its view is open: when the computer goes away or
 // the gateway stops, it says so and watches again every retryMs, so the view comes back with
@@ -186,7 +206,7 @@ async function follow(traposId, signal) {
       again = await watch(traposId, signal);
     } catch (e) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
-      status("Cannot reach the gateway: " + e.message + waiting);
+      status(connectionLost);
       again = true;
     }
     if (!again || signal.aborted) return;
@@ -197,14 +217,21 @@ async function follow(traposId, signal) {
 // watch streams the computer's screen into the view until the stream ends; it reports whether
 // to watch again (the computer or the gateway went away) and says why in the status. 501 is
 // neither: the computer is there but its client has no screen (older than it), which the
-// message says how to fix; asking again every retryMs would not, and read "waiting".
+// message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
+// traposId that several accounts have connected (an admin's token; the answer names the
+// accounts): only another token picks one.
 async function watch(traposId, signal) {
   const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/screen",
     { headers: { Accept: "text/event-stream" }, signal });
   if (!res.ok) {
     const body = await res.json().catch(() => null);
+    const error = body && body.error;
+    if (error && error.accounts) {
+      status(error.code + ": " + error.message + " (Log out to give one of those tokens.)");
+      return false;
+    }
     const again = res.status === 404 || (res.status >= 500 && res.status !== 501);
-    status((body && body.error ? body.error.code + ": " + body.error.message : "The gateway answered " + res.status) + (again ? waiting : ""));
+    status((error ? error.code + ": " + error.message : "The gateway answered " + res.status) + (again ? waiting : ""));
     return again;
   }
   status("Live");
@@ -237,7 +264,7 @@ async function watch(traposId, signal) {
       }
     }
   }
-  status("The gateway closed the stream" + waiting);
+  status(connectionLost); // no end event: the connection dropped, not the gateway's answer
   return true;
 }
 
@@ -329,8 +356,10 @@ document.addEventListener("DOMContentLoaded", () => {
     e.preventDefault();
     token = $("token").value;
     sessionStorage.setItem("trap-sandbox-token", token);
+    showLogout();
     route();
   });
+  $("logout").addEventListener("click", logOut);
   $("screen").addEventListener("keydown", (e) => onKey(e, false));
   $("screen").addEventListener("keyup", (e) => onKey(e, true));
   $("screen").addEventListener("paste", (e) => {
@@ -347,5 +376,6 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); $("screen").focus(); });
   window.addEventListener("hashchange", route);
+  showLogout();
   route();
 });
