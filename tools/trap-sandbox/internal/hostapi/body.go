@@ -18,11 +18,11 @@ func parsePlainBody(body []byte) (req RequestBody, ok bool) {
 		return RequestBody{}, false
 	}
 	// Valid JSON from here on: only its shape is checked.
-	i := skipSpace(body, 0)
+	i := jsonscan.SkipSpace(body, 0)
 	if body[i] != '{' {
 		return RequestBody{}, false
 	}
-	i = skipSpace(body, i+1)
+	i = jsonscan.SkipSpace(body, i+1)
 	if body[i] == '}' {
 		return req, true
 	}
@@ -33,7 +33,7 @@ func parsePlainBody(body []byte) (req RequestBody, ok bool) {
 			return RequestBody{}, false // a key with an escape
 		}
 		key := body[i+1 : keyEnd-1]
-		i = skipSpace(body, skipSpace(body, keyEnd)+1) // past the colon
+		i = jsonscan.SkipSpace(body, jsonscan.SkipSpace(body, keyEnd)+1) // past the colon
 		end := valueEnd(body, i)
 		value := body[i:end]
 		switch string(key) {
@@ -63,11 +63,11 @@ func parsePlainBody(body []byte) (req RequestBody, ok bool) {
 		default:
 			return RequestBody{}, false
 		}
-		i = skipSpace(body, end)
+		i = jsonscan.SkipSpace(body, end)
 		if body[i] == '}' {
 			return req, true
 		}
-		i = skipSpace(body, i+1) // past the comma
+		i = jsonscan.SkipSpace(body, i+1) // past the comma
 	}
 }
 
@@ -77,13 +77,6 @@ func plainString(token []byte) (string, bool) {
 		return "", false
 	}
 	return string(token[1 : len(token)-1]), true
-}
-
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
 }
 
 // stringEnd is the index after the string token that starts at data[i], or -1 when it holds

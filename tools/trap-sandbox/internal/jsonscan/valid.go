@@ -13,7 +13,7 @@ const MaxDepth = 10000
 // when it decodes), arrays and objects nested at most MaxDepth deep.
 func Valid(data []byte) bool {
 	var open containers
-	i := skipSpace(data, 0)
+	i := SkipSpace(data, 0)
 	for {
 		// A value starts at i (-1: what came before it was not JSON).
 		if i < 0 || i >= len(data) {
@@ -25,7 +25,7 @@ func Valid(data []byte) bool {
 			if !open.push(isObject) {
 				return false
 			}
-			i = skipSpace(data, i+1)
+			i = SkipSpace(data, i+1)
 			if i < len(data) && data[i] == closer(isObject) {
 				open.pop()
 				i++
@@ -51,7 +51,7 @@ func Valid(data []byte) bool {
 		}
 		// A whole value ends at i: close what ends with it, up to the next value or the end.
 		for {
-			i = skipSpace(data, i)
+			i = SkipSpace(data, i)
 			if open.depth == 0 {
 				return i == len(data)
 			}
@@ -60,7 +60,7 @@ func Valid(data []byte) bool {
 			}
 			isObject := open.top()
 			if data[i] == ',' {
-				i = skipSpace(data, i+1)
+				i = SkipSpace(data, i+1)
 				if isObject {
 					i = memberValue(data, i)
 				}
@@ -124,7 +124,9 @@ func closer(isObject bool) byte {
 	return ']'
 }
 
-func skipSpace(data []byte, i int) int {
+// SkipSpace returns the index of the first byte at or after i that is not JSON whitespace
+// (space, tab, line feed, carriage return), or len(data).
+func SkipSpace(data []byte, i int) int {
 	for i < len(data) {
 		switch data[i] {
 		case ' ', '\t', '\n', '\r':
@@ -145,11 +147,11 @@ func memberValue(data []byte, i int) int {
 	if i = stringEnd(data, i); i < 0 {
 		return -1
 	}
-	i = skipSpace(data, i)
+	i = SkipSpace(data, i)
 	if i >= len(data) || data[i] != ':' {
 		return -1
 	}
-	return skipSpace(data, i+1)
+	return SkipSpace(data, i+1)
 }
 
 // inString marks the bytes a string's scan stops at: its end, an escape, and the control

@@ -55,7 +55,7 @@ type Frame struct {
 // top level (see frameFields); it behaves exactly as json.Unmarshal into a
 // map[string]json.RawMessage followed by a json.Unmarshal of each field would.
 func DecodeFrame(data []byte) (Frame, error) {
-	if !jsonscan.Valid(data) || data[skipSpace(data, 0)] != '{' { // not JSON, or JSON but not an object
+	if !jsonscan.Valid(data) || data[jsonscan.SkipSpace(data, 0)] != '{' { // not JSON, or JSON but not an object
 		return Frame{}, notAnObjectError(data)
 	}
 	fields := topLevelFields(data)
@@ -123,18 +123,18 @@ type frameFields struct {
 // duplicate key wins. The values are slices of data.
 func topLevelFields(data []byte) frameFields {
 	var fields frameFields
-	i := skipSpace(data, skipSpace(data, 0)+1) // past '{'
+	i := jsonscan.SkipSpace(data, jsonscan.SkipSpace(data, 0)+1) // past '{'
 	for data[i] != '}' {
 		keyEnd := stringEnd(data, i)
 		slot := fields.slot(data[i:keyEnd])
-		i = skipSpace(data, skipSpace(data, keyEnd)+1) // past ':'
+		i = jsonscan.SkipSpace(data, jsonscan.SkipSpace(data, keyEnd)+1) // past ':'
 		valueEnd := valueEnd(data, i)
 		if slot != nil {
 			*slot = data[i:valueEnd]
 		}
-		i = skipSpace(data, valueEnd)
+		i = jsonscan.SkipSpace(data, valueEnd)
 		if data[i] == ',' {
-			i = skipSpace(data, i+1)
+			i = jsonscan.SkipSpace(data, i+1)
 		}
 	}
 	return fields

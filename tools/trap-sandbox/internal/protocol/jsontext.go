@@ -9,14 +9,6 @@ import (
 // The helpers below read and write just enough JSON text for frames. The reading ones assume
 // the text is valid JSON (the caller ran jsonscan.Valid), so they never check anything.
 
-// skipSpace returns the index of the first byte at or after i that is not JSON whitespace.
-func skipSpace(data []byte, i int) int {
-	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
-		i++
-	}
-	return i
-}
-
 // stringEnd returns the index just past the JSON string that starts (with its quote) at i.
 func stringEnd(data []byte, i int) int {
 	for i++; ; i++ {
