@@ -205,7 +205,9 @@ local function newMirror(target)
   end
 
   -- What each wrapped method does to the mirror, after the original did it to the screen
-  -- (and so checked its arguments). The native table holds each method under both
+  -- (and so checked its arguments). What the terminal made of a position or a colour (its
+  -- whole part; the highest flag of colours.red + colours.blue, as CC takes it) is read
+  -- back from it, not worked out again here. The native table holds each method under both
   -- spellings, and callers use either.
   local effects = {
     write = function(value)
@@ -243,33 +245,37 @@ local function newMirror(target)
         end
       end
     end,
-    setCursorPos = function(x, y)
-      cursorX, cursorY = math.floor(x), math.floor(y);
+    setCursorPos = function()
+      cursorX, cursorY = target.getCursorPos();
       changed();
     end,
     setCursorBlink = function(on)
       blink = on == true;
       changed();
     end,
-    setTextColour = function(colour)
-      local c = blitOf(colour) or textColour;
+    setTextColour = function()
+      local c = blitOf(target.getTextColour()) or textColour;
       if c ~= textColour then
         textColour = c;
         colourVersion = changed();
       end
     end,
-    setBackgroundColour = function(colour)
-      local c = blitOf(colour) or backColour;
+    setBackgroundColour = function()
+      local c = blitOf(target.getBackgroundColour()) or backColour;
       if c ~= backColour then
         backColour = c;
         colourVersion = changed();
       end
     end,
-    setPaletteColour = function(colour)
-      local n = blitOf(colour);
-      if n ~= nil then
-        local i = tonumber(n, 16) + 1;
-        palette[i] = hexColour(target.getPaletteColour(colour));
+    setPaletteColour = function()
+      local any = false;
+      for i = 0, 15 do
+        local hex = hexColour(target.getPaletteColour(2 ^ i));
+        if palette[i + 1] ~= hex then
+          palette[i + 1], any = hex, true;
+        end
+      end
+      if any then
         paletteVersion = changed();
       end
     end,

@@ -125,6 +125,23 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    it("takes colours and positions as the terminal took them: a colour's highest flag, a position's whole part", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        term.setTextColour(colours.orange + colours.white); -- orange
+        term.setBackgroundColour(colours.red + colours.blue); -- red
+        term.setCursorPos(2.7, 3.2);
+        term.write("x");
+        term.setPaletteColour(colours.green + colours.cyan, 0x123456); -- green
+      end);
+      expect(ref.getTextColour()):eq(colours.orange);
+      expect(ref.getBackgroundColour()):eq(colours.red);
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
+
     it("keeps bytes 0x80-0xFF as they are", function()
       local ref = newReference();
       local mirror = lib.newMirror(ref);
