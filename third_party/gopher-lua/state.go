@@ -1839,19 +1839,17 @@ func (ls *LState) GetInfo(what string, dbg *Debug, fn LValue) (LValue, error) {
 
 }
 
+// GetStack is the frame level calls up from the running function (0). Only frames count: as
+// in Lua 5.2 and CC: Tweaked's Cobalt, a tail call replaces its caller's frame and leaves no
+// "(tail call)" level in its place, so error(msg, 2) in a function reached by a tail call
+// names the line that called the function which made it.
 func (ls *LState) GetStack(level int) (*Debug, bool) {
 	frame := ls.currentFrame
 	for ; level > 0 && frame != nil; frame = frame.Parent {
 		level--
-		if !frame.Fn.IsG {
-			level -= frame.TailCall
-		}
 	}
-
-	if level == 0 && frame != nil {
+	if frame != nil {
 		return &Debug{frame: frame}, true
-	} else if level < 0 && ls.stack.Sp() > 0 {
-		return &Debug{frame: ls.stack.At(0)}, true
 	}
 	return &Debug{}, false
 }

@@ -47,6 +47,52 @@ local function hexColour(r, g, b)
   return string.format("#%02x%02x%02x", byte(r), byte(g), byte(b));
 end
 
+-- The position CC puts before an error raised in this file ("/apis/libsandboxscreen.lua:12: "),
+-- as a pattern.
+local OWN_POSITION = "^" .. debug.getinfo(1, "S").short_src:gsub("%p", "%%%0") .. ":%d+: ";
+
+-- err without the position CC gave it in this file, so that it can be raised again at
+-- another.
+local function unplaced(err)
+  if type(err) ~= "string" then
+    return err;
+  end
+  return (err:gsub(OWN_POSITION, "", 1));
+end
+
+-- Whether the arguments of a call are plainly ones the terminal takes, by the rules of CC's
+-- TermMethods (an int is a finite number, a colour one from 1 to 0xFFFF, blit's three
+-- strings have one length, write and clear take anything): such a call cannot fail. nil
+-- for a method whose calls are always checked (setPaletteColour, rarely called).
+local function finite(n)
+  return type(n) == "number" and n - n == 0; -- nan and the infinities give nan
+end
+local function anything()
+  return true;
+end
+local function plainColour(colour)
+  return type(colour) == "number" and colour >= 1 and colour < 0x10000;
+end
+local plain = {
+  write = anything,
+  clear = anything,
+  clearLine = anything,
+  blit = function(t, f, b)
+    return type(t) == "string" and type(f) == "string" and type(b) == "string" and #f == #t and #b == #t;
+  end,
+  scroll = finite,
+  setCursorPos = function(x, y)
+    return finite(x) and finite(y);
+  end,
+  setCursorBlink = function(on)
+    return type(on) == "boolean";
+  end,
+  setTextColour = plainColour,
+  setBackgroundColour = plainColour,
+};
+plain.setTextColor = plain.setTextColour;
+plain.setBackgroundColor = plain.setBackgroundColour;
+
 -- The mirror of a terminal table: the same state the terminal keeps, kept in step by
 -- wrappers around its methods. install() wraps, uninstall() puts the originals back.
 local function newMirror(target)
@@ -159,7 +205,9 @@ local function newMirror(target)
   end
 
   -- What each wrapped method does to the mirror, after the original did it to the screen
-  -- (and so checked its arguments). The native table holds each method under both
+  -- (and so checked its arguments). What the terminal made of a position or a colour (its
+  -- whole part; the highest flag of colours.red + colours.blue, as CC takes it) is read
+  -- back from it, not worked out again here. The native table holds each method under both
   -- spellings, and callers use either.
   local effects = {
     write = function(value)
@@ -197,33 +245,37 @@ local function newMirror(target)
         end
       end
     end,
-    setCursorPos = function(x, y)
-      cursorX, cursorY = math.floor(x), math.floor(y);
+    setCursorPos = function()
+      cursorX, cursorY = target.getCursorPos();
       changed();
     end,
     setCursorBlink = function(on)
       blink = on == true;
       changed();
     end,
-    setTextColour = function(colour)
-      local c = blitOf(colour) or textColour;
+    setTextColour = function()
+      local c = blitOf(target.getTextColour()) or textColour;
       if c ~= textColour then
         textColour = c;
         colourVersion = changed();
       end
     end,
-    setBackgroundColour = function(colour)
-      local c = blitOf(colour) or backColour;
+    setBackgroundColour = function()
+      local c = blitOf(target.getBackgroundColour()) or backColour;
       if c ~= backColour then
         backColour = c;
         colourVersion = changed();
       end
     end,
-    setPaletteColour = function(colour)
-      local n = blitOf(colour);
-      if n ~= nil then
-        local i = tonumber(n, 16) + 1;
-        palette[i] = hexColour(target.getPaletteColour(colour));
+    setPaletteColour = function()
+      local any = false;
+      for i = 0, 15 do
+        local hex = hexColour(target.getPaletteColour(2 ^ i));
+        if palette[i + 1] ~= hex then
+          palette[i + 1], any = hex, true;
+        end
+      end
+      if any then
         paletteVersion = changed();
       end
     end,
@@ -232,17 +284,33 @@ local function newMirror(target)
   effects.setBackgroundColor = effects.setBackgroundColour;
   effects.setPaletteColor = effects.setPaletteColour;
 
+  -- A wrapper must not be where a program's mistake is reported (term.blit with strings of
+  -- different lengths): CC places a Java function's error at the nearest Lua code, which
+  -- would be the wrapper, naming a file the program never called. So a call whose
+  -- arguments are not plainly good (plain, above) goes through pcall, and its error is
+  -- raised again at the wrapper's caller with the terminal's own message: the program's
+  -- line, also through the term API, whose forwarding tail call left no frame of its own.
+  -- A call that failed changed nothing, so it has no effect on the mirror either. Plainly
+  -- good calls, nearly all, skip pcall: cheap in CC, it costs a coroutine per call in
+  -- fakecraft.
   local function install()
     if originals ~= nil then
       return;
     end
     originals = {};
     for name, effect in pairs(effects) do
-      local original = target[name];
+      local original, isPlain = target[name], plain[name];
       if type(original) == "function" then
         originals[name] = original;
         target[name] = function(...)
-          original(...);
+          if isPlain ~= nil and isPlain(...) then
+            original(...);
+          else
+            local ok, err = pcall(original, ...);
+            if not ok then
+              error(unplaced(err), 2);
+            end
+          end
           effect(...);
         end;
       end

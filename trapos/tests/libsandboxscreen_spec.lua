@@ -125,6 +125,23 @@ describe("libsandboxscreen", function()
       mirror.uninstall();
     end);
 
+    it("takes colours and positions as the terminal took them: a colour's highest flag, a position's whole part", function()
+      local ref = newReference();
+      local mirror = lib.newMirror(ref);
+      mirror.install();
+      drawingOn(ref, function()
+        term.setTextColour(colours.orange + colours.white); -- orange
+        term.setBackgroundColour(colours.red + colours.blue); -- red
+        term.setCursorPos(2.7, 3.2);
+        term.write("x");
+        term.setPaletteColour(colours.green + colours.cyan, 0x123456); -- green
+      end);
+      expect(ref.getTextColour()):eq(colours.orange);
+      expect(ref.getBackgroundColour()):eq(colours.red);
+      expectMirrored(mirror, ref);
+      mirror.uninstall();
+    end);
+
     it("keeps bytes 0x80-0xFF as they are", function()
       local ref = newReference();
       local mirror = lib.newMirror(ref);
@@ -228,6 +245,59 @@ describe("libsandboxscreen", function()
       expect(ref.write ~= write):eq(true);
       screen.stop();
       expect(ref.write == write):eq(true);
+    end);
+
+    -- A copy of the native terminal's functions: CC's are Java, whose errors CC places at the
+    -- nearest Lua code, so a wrapper around them is where they would be reported.
+    local function nativeCopy()
+      local copy = {};
+      for name, fn in pairs(term.native()) do
+        copy[name] = fn;
+      end
+      return copy;
+    end
+
+    -- The error calling fn(t) raises (fn must call t's method itself, not in a tail call).
+    local function errorOf(fn, t)
+      local ok, err = pcall(fn, t);
+      expect(ok):eq(false);
+      return err;
+    end
+
+    it("leaves a program's wrong call to the terminal its own error, at its own line", function()
+      local here = debug.getinfo(1, "S").short_src;
+      local wrongCalls = {
+        function(t) t.setCursorPos("x", 1); end,
+        function(t) t.setCursorPos(1, 0 / 0); end,
+        function(t) t.blit("ab", "0", "ff"); end,
+        function(t) t.blit("ab", 12, "ff"); end,
+        function(t) t.setTextColour(0); end,
+        function(t) t.setTextColor(0.5); end,
+        function(t) t.setBackgroundColour(0x10000); end,
+        function(t) t.setBackgroundColor(); end,
+        function(t) t.setCursorBlink("on"); end,
+        function(t) t.scroll("up"); end,
+        function(t) t.setPaletteColour(0, 0xFF0000); end,
+        function(t) t.setPaletteColor(colours.red, "red"); end,
+      };
+      local bare, mirrored = nativeCopy(), nativeCopy();
+      local mirror = lib.newMirror(mirrored);
+      mirror.install();
+      local _, before = mirror.changesSince(nil);
+      for i, wrongCall in ipairs(wrongCalls) do
+        local line = debug.getinfo(wrongCall, "S").linedefined;
+        local want = errorOf(wrongCall, bare);
+        expect({ i = i, at = want:sub(1, #here + #tostring(line) + 3) }):same({ i = i, at = here .. ":" .. line .. ": " });
+        expect({ i = i, err = errorOf(wrongCall, mirrored) }):same({ i = i, err = want });
+      end
+      -- through the term API, whose forwarding reaches the wrapper by a tail call
+      local function viaTerm() term.blit("ab", "0", "ff"); end
+      local err;
+      drawingOn(mirrored, function() err = errorOf(viaTerm, nil); end);
+      expect(err):eq(here .. ":" .. debug.getinfo(viaTerm, "S").linedefined .. ": Arguments must be the same length");
+      -- a call that failed drew nothing, so the mirror did not change
+      expect(mirror.changesSince(before)):eq(nil);
+      mirror.uninstall();
     end);
   end);
 

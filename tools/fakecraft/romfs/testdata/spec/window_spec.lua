@@ -55,6 +55,17 @@ describe("window", function()
     expect.error(w.reposition, 1, 1, nil, 1):eq("bad argument #3 (number expected, got nil)");
   end);
 
+  it("raises a bad argument through term at the program's line, as CC's does past term's forwarding tail call", function()
+    local w = mk();
+    local function wrong() term.setCursorPos("x", 1); end
+    local previous = term.redirect(w);
+    local ok, err = pcall(wrong);
+    term.redirect(previous);
+    expect(ok):eq(false);
+    expect(err):eq(debug.getinfo(1, "S").short_src .. ":" .. debug.getinfo(wrong, "S").linedefined
+      .. ": bad argument #1 (number expected, got string)");
+  end);
+
   it("writes any value as its text, nil included, as CC's term and window do", function()
     local w = mk(12, 1);
     w.write(nil);
