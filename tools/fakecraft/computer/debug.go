@@ -80,6 +80,12 @@ func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 		if fn == nil || fn.Proto == nil {
 			return n
 		}
+		if !hasWhat || strings.ContainsRune(string(what), 'S') {
+			// Cobalt says "main" for a chunk and "Lua" for any other Lua function, by the
+			// function; gopher-lua says "main" for the bottom frame and Lua 5.1's "tail" for a
+			// frame a tail call entered.
+			info.RawSetString("what", lua.LString(cobaltWhat(fn.Proto)))
+		}
 		info.RawSetString("short_src", lua.LString(fn.Proto.SourceName))
 		info.RawSetString("source", lua.LString(luachunk.Source(fn.Proto)))
 		return n
@@ -115,4 +121,13 @@ func debugGetLocal(orig lua.LGFunction) lua.LGFunction {
 		L.Push(lua.LString(fn.Proto.DbgLocals[n-1].Name))
 		return 1
 	}
+}
+
+// cobaltWhat is debug.getinfo's what of a Lua function as Cobalt gives it: "main" for a
+// chunk (defined at line 0), "Lua" for any other.
+func cobaltWhat(p *lua.FunctionProto) string {
+	if p.LineDefined == 0 {
+		return "main"
+	}
+	return "Lua"
 }

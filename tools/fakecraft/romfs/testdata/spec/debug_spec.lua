@@ -17,6 +17,21 @@ describe("debug", function()
     expect(debug.getinfo(two, "S").nparams):eq(nil);
   end);
 
+  it("says what a function is as Cobalt does: main for a chunk, Lua for any other, C for a native one", function()
+    local function where() return debug.getinfo(2, "S").what; end
+    local function tail() return where(); end -- no level of its own: level 2 is its caller
+    local function calls() local what = tail(); return what; end
+    expect(calls()):eq("Lua");
+    local function me() local what = debug.getinfo(1, "S").what; return what; end
+    local function viaTail() return me(); end -- me's own level, reached by a tail call
+    expect(viaTail()):eq("Lua");
+    expect(debug.getinfo(1, "S").what):eq("Lua");
+    expect(debug.getinfo(two, "S").what):eq("Lua");
+    expect(debug.getinfo(load("return 1"), "S").what):eq("main");
+    expect(load("return debug.getinfo(1, 'S').what")()):eq("main");
+    expect(debug.getinfo(rawget, "S").what):eq("C");
+  end);
+
   it("counts Go functions as C ones: no parameters, variadic", function()
     local info = debug.getinfo(rawget, "u");
     expect(info.nparams):eq(0);
