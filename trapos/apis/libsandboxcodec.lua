@@ -285,6 +285,18 @@ local function normaliseError(err, fallbackMessage)
   return { code = code, message = message };
 end
 
+-- err without the "<source>:<line>: " CC put in front of it when the nearest Lua code, as
+-- CC's Cobalt places an error a native function (fs.open, a handle's read, term.blit) raises,
+-- is in source (a short_src): called from pcall(native, ...), the error names the line that
+-- called pcall, in the library, not the program or the host's request. Any other error, or
+-- a value that is not a string, is returned as it is.
+local function withoutPositionIn(err, source)
+  if type(err) ~= "string" or err:sub(1, #source + 1) ~= source .. ":" then
+    return err;
+  end
+  return err:match("^%d+: (.*)$", #source + 2) or err;
+end
+
 -- text as one line of at most maxBytes (MAX_SHOWN_BYTES by default) to show a person: each run
 -- of control characters (newlines, tabs, escapes) is one space, and a longer text is cut,
 -- saying how long it was: "...(cut, N bytes)".
@@ -558,6 +570,7 @@ return {
   fromWire = fromWire,
   jsonSafe = jsonSafe,
   oneLine = oneLine,
+  withoutPositionIn = withoutPositionIn,
   normalisePayload = normalisePayload,
   normaliseError = normaliseError,
   encodeFrame = encodeFrame,

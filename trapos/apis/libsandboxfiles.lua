@@ -14,6 +14,9 @@ local MAX_READ_BYTES = 16 * 1024;
 
 local ERR_FS_ERROR, ERR_BAD_PAYLOAD = codec.ERR_FS_ERROR, codec.ERR_BAD_PAYLOAD;
 
+-- This file's short_src, as CC names it in front of an error.
+local HERE = debug.getinfo(1, "S").short_src;
+
 local function fsError(message)
   return false, nil, { code = ERR_FS_ERROR, message = tostring(message) };
 end
@@ -48,13 +51,14 @@ local function newFiles(deps)
   field(deps, "fs", "table");
   local fsApi = deps.fs;
 
-  -- Calls fn (a function of CC's fs API or of a file handle) straight from pcall; a raised
-  -- error becomes its message. Called from Lua code, CC would put that code's position in
-  -- front of the message (`/apis/libsandboxfiles.lua:65: /x: ...`); from pcall it has none.
+  -- Calls fn (a function of CC's fs API or of a file handle) from pcall; a raised error
+  -- becomes its message, as CC words it. CC places a native function's error at the nearest
+  -- Lua code, here the line calling pcall (`/apis/libsandboxfiles.lua:N: /x: No such
+  -- file`), which is no position of the host's: it is taken off.
   local function try(fn, ...)
     local result = table.pack(pcall(fn, ...));
     if not result[1] then
-      return false, tostring(result[2]);
+      return false, tostring(codec.withoutPositionIn(result[2], HERE));
     end
     return true, table.unpack(result, 2, result.n);
   end

@@ -47,18 +47,9 @@ local function hexColour(r, g, b)
   return string.format("#%02x%02x%02x", byte(r), byte(g), byte(b));
 end
 
--- The position CC puts before an error raised in this file ("/apis/libsandboxscreen.lua:12: "),
--- as a pattern.
-local OWN_POSITION = "^" .. debug.getinfo(1, "S").short_src:gsub("%p", "%%%0") .. ":%d+: ";
-
--- err without the position CC gave it in this file, so that it can be raised again at
--- another.
-local function unplaced(err)
-  if type(err) ~= "string" then
-    return err;
-  end
-  return (err:gsub(OWN_POSITION, "", 1));
-end
+-- This file's short_src, as CC names it in front of an error raised here
+-- ("/apis/libsandboxscreen.lua:12: ").
+local HERE = debug.getinfo(1, "S").short_src;
 
 -- Whether the arguments of a call are plainly ones the terminal takes, by the rules of CC's
 -- TermMethods (an int is a finite number, a colour one from 1 to 0xFFFF, blit's three
@@ -308,7 +299,7 @@ local function newMirror(target)
           else
             local ok, err = pcall(original, ...);
             if not ok then
-              error(unplaced(err), 2);
+              error(codec.withoutPositionIn(err, HERE), 2);
             end
           end
           effect(...);

@@ -433,6 +433,23 @@ describe("libsandboxcodec", function()
     end);
   end);
 
+  describe("withoutPositionIn", function()
+    it("takes off the position CC put in front of an error at a line of the given source", function()
+      expect(lib.withoutPositionIn("/apis/x.lua:57: /a: No such file", "/apis/x.lua")):eq("/a: No such file");
+      expect(lib.withoutPositionIn("/apis/x.lua:3: a: b: c", "/apis/x.lua")):eq("a: b: c");
+    end);
+
+    it("keeps any other error as it is", function()
+      expect(lib.withoutPositionIn("/programs/p.lua:3: boom", "/apis/x.lua")):eq("/programs/p.lua:3: boom");
+      expect(lib.withoutPositionIn("/apis/x.lua: not a position", "/apis/x.lua")):eq("/apis/x.lua: not a position");
+      expect(lib.withoutPositionIn("/apis/x.lua.bak:3: other file", "/apis/x.lua")):eq("/apis/x.lua.bak:3: other file");
+      expect(lib.withoutPositionIn("No such file", "/apis/x.lua")):eq("No such file");
+      local object = {};
+      expect(lib.withoutPositionIn(object, "/apis/x.lua")):eq(object);
+      expect(lib.withoutPositionIn(nil, "/apis/x.lua")):eq(nil);
+    end);
+  end);
+
   describe("oneLine", function()
     it("makes the gateway's text one line of bounded length", function()
       expect(lib.oneLine("wrong secret")):eq("wrong secret");

@@ -164,6 +164,22 @@ describe("libsandboxfiles", function()
       call("fs.write", { path = DIR .. "/f", data = "" });
       expectFsError("fs.list", { path = DIR .. "/f" }, "Not a directory$");
     end);
+
+    -- CC's Cobalt places an error a native function raises at the nearest Lua code: under
+    -- pcall(fs.list, ...) the library's line that called pcall. fakecraft gives such an
+    -- error no position, so a stand-in fs raises it as CC's would.
+    it("answers CC's message without the library's position that CC puts in front", function()
+      local libSource = debug.getinfo(lib.newFiles, "S").short_src;
+      local likeCC = setmetatable({
+        list = function(path) error(libSource .. ":57: /" .. path .. ": Not a directory", 0); end,
+        makeDir = function() error("/programs/other.lua:3: kept as it is", 0); end,
+      }, { __index = fs });
+      local answers = lib.newFiles({ fs = likeCC });
+      local ok, result, err = answers["fs.list"]({ path = "x" });
+      expect({ ok, result, err }):same({ false, nil, { code = "fs_error", message = "/x: Not a directory" } });
+      err = select(3, answers["fs.makeDir"]({ path = "y" }));
+      expect(err):same({ code = "fs_error", message = "/programs/other.lua:3: kept as it is" });
+    end);
   end);
 
   describe("fs.delete, fs.move, fs.makeDir", function()
