@@ -123,7 +123,7 @@ func (ls *LState) CheckTypes(n int, typs ...LValueType) {
 	for _, typ := range typs {
 		buf = append(buf, typ.String())
 	}
-	ls.ArgError(n, strings.Join(buf, " or ")+" expected, got "+ls.Get(n).Type().String())
+	ls.typeError(n, strings.Join(buf, " or "))
 }
 
 func (ls *LState) CheckOption(n int, options []string) int {
@@ -241,12 +241,42 @@ func (ls *LState) OptUserData(n int, d *LUserData) *LUserData {
 
 /* error operations {{{ */
 
+// ArgErrorWording words the argument errors of the library's checks (ArgError, TypeError and
+// the Check and Opt functions); see SetArgErrorWording.
+type ArgErrorWording interface {
+	// BadArgument is the message for argument n refused for reason ("value expected").
+	BadArgument(ls *LState, n int, reason string) string
+	// WrongType is the message for argument n, which is not of the expected type(s)
+	// ("table", "nil or table").
+	WrongType(ls *LState, n int, expected string) string
+}
+
+// SetArgErrorWording makes every thread of ls's state word its argument errors with w, as an
+// embedding VM whose library words them otherwise would (nil: gopher-lua's own
+// "bad argument #n to f (...)"). Where the error is raised does not change.
+func (ls *LState) SetArgErrorWording(w ArgErrorWording) {
+	ls.G.argErrors = w
+}
+
 func (ls *LState) ArgError(n int, message string) {
+	if w := ls.G.argErrors; w != nil {
+		ls.RaiseError("%s", w.BadArgument(ls, n, message))
+		return
+	}
 	ls.RaiseError("bad argument #%v to %v (%v)", n, ls.rawFrameFuncName(ls.currentFrame), message)
 }
 
 func (ls *LState) TypeError(n int, typ LValueType) {
-	ls.RaiseError("bad argument #%v to %v (%v expected, got %v)", n, ls.rawFrameFuncName(ls.currentFrame), typ.String(), ls.Get(n).Type().String())
+	ls.typeError(n, typ.String())
+}
+
+// typeError is TypeError for a list of types ("nil or table").
+func (ls *LState) typeError(n int, expected string) {
+	if w := ls.G.argErrors; w != nil {
+		ls.RaiseError("%s", w.WrongType(ls, n, expected))
+		return
+	}
+	ls.RaiseError("bad argument #%v to %v (%v expected, got %v)", n, ls.rawFrameFuncName(ls.currentFrame), expected, ls.Get(n).Type().String())
 }
 
 /* }}} */

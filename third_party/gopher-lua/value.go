@@ -174,6 +174,8 @@ type Global struct {
 	builtinMts map[int]LValue
 	tempFiles  []*os.File
 	gccount    int32
+
+	argErrors ArgErrorWording
 }
 
 type LState struct {

@@ -59,22 +59,33 @@ local function protected(f, ...)
   end
 end
 
-function pcall(f, ...)
-  return protected(f, ...);
+function pcall(...)
+  if select("#", ...) == 0 then error("bad argument #1 (value expected)", 2); end
+  return protected(...);
 end
 
 -- The handler runs protected too, so it may yield; its first result is the error, and an
 -- error in it is Lua's "error in error handling".
-function xpcall(f, handler, ...)
+local function handled(f, handler, ...)
   local result = pack(protected(f, ...));
   if result[1] then return unpack(result, 1, result.n); end
-  local handled, err = protected(handler, result[2]);
-  if not handled then return false, "error in error handling"; end
+  local ok, err = protected(handler, result[2]);
+  if not ok then return false, "error in error handling"; end
   return false, err;
 end
 
+-- Cobalt refuses a missing function or handler, not a nil one.
+function xpcall(...)
+  local given = select("#", ...);
+  if given < 2 then error(("bad argument #%d (value expected)"):format(given + 1), 2); end
+  return handled(...);
+end
+
 function coroutine.wrap(f)
-  expect_arg(1, f, "function");
+  -- Cobalt's Java check: its type errors name no argument.
+  if type(f) ~= "function" then
+    error(("bad argument (function expected, got %s)"):format(type(f)), 2);
+  end
   local co = co_create(trampoline(f));
   return function(...)
     local result = pack(co_resume(co, ...));

@@ -115,7 +115,7 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 	resume := co.RawGetString("resume").(*lua.LFunction).GFunction
 	co.RawSetString("create", L.NewFunction(func(L *lua.LState) int {
 		if _, ok := L.Get(1).(*lua.LFunction); !ok {
-			luakit.ArgError(L, 1, "function")
+			luakit.TypeError(L, 1, "function")
 		}
 		saved := L.RemoveContext()
 		n := create(L)
@@ -138,7 +138,7 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 	co.RawSetString("resume", L.NewFunction(func(L *lua.LState) int {
 		th, ok := L.Get(1).(*lua.LState)
 		if !ok {
-			luakit.ArgError(L, 1, "coroutine")
+			luakit.TypeError(L, 1, "thread")
 		}
 		if msg := notResumable(L, th); msg != "" {
 			L.Push(lua.LFalse)

@@ -23,29 +23,25 @@ local function trampoline(fn)
   end;
 end
 
--- Raises CC's "bad argument" when argument index of the n given is not of type want.
-local function check(index, n, value, want)
+-- Raises Cobalt's "bad argument" when value is not of type want: its type checks name no
+-- argument, and a missing one is nil.
+local function check(value, want)
   if type(value) == want then return; end
-  local got = index > n and "no value" or type(value);
-  error(("bad argument #%d (%s expected, got %s)"):format(index, want, got), 3);
+  error(("bad argument (%s expected, got %s)"):format(want, type(value)), 3);
 end
 
-function table.foreach(...)
-  local t, f = ...;
-  local n = select("#", ...);
-  check(1, n, t, "table");
-  check(2, n, f, "function");
+function table.foreach(t, f)
+  check(t, "table");
+  check(f, "function");
   for k, v in next, t do
     local r = f(k, v);
     if r ~= nil then return r; end
   end
 end
 
-function table.foreachi(...)
-  local t, f = ...;
-  local n = select("#", ...);
-  check(1, n, t, "table");
-  check(2, n, f, "function");
+function table.foreachi(t, f)
+  check(t, "table");
+  check(f, "function");
   for i = 1, #t do
     local r = f(i, t[i]);
     if r ~= nil then return r; end
@@ -134,19 +130,14 @@ end
 
 -- table.sort: gopher-lua's (in Go, much faster) where no Lua function is involved; Lua's own
 -- algorithm where a comparator or an __lt metamethod may yield.
--- Argument errors are gopher-lua's wording, as before.
 function table.sort(t, comp)
-  if type(t) ~= "table" then
-    error(("bad argument #1 to sort (table expected, got %s)"):format(type(t)), 2);
-  end
+  check(t, "table");
   if comp == nil then
     if type(t[1]) ~= "table" then return native_sort(t); end
     lua_sort(t, less_than);
     return;
   end
-  if type(comp) ~= "function" then
-    error(("bad argument #2 to sort (function expected, got %s)"):format(type(comp)), 2);
-  end
+  check(comp, "function");
   lua_sort(t, comp);
 end
 

@@ -27,6 +27,7 @@ var absentGlobals = []string{"collectgarbage", "module", "newproxy", "gcinfo", "
 // openLibs opens the gopher-lua libraries CC keeps, then reshapes them into CC's Lua 5.2
 // surface. Its os library is fakecraft's own (osapi.go), as are os.date and os.time.
 func openLibs(L *lua.LState) {
+	luakit.UseStdLibWording(L)
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction
@@ -106,6 +107,7 @@ func openLibs(L *lua.LState) {
 			return 1
 		}))
 	}
+	installCobaltChecks(L)
 	installBit32(L)
 	installDebug(L)
 	installPatterns(L)
@@ -175,7 +177,8 @@ func luaLoad(L *lua.LState) int {
 		}
 		src = b.String()
 	default:
-		luakit.ArgError(L, 1, "string")
+		// Cobalt reads anything but a string as the reader function.
+		luakit.TypeError(L, 1, "function")
 	}
 	name = luakit.OptString(L, 2, name)
 	mode := luakit.OptString(L, 3, "bt")

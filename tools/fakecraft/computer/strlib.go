@@ -168,17 +168,12 @@ type gsubLoop struct {
 	over   bool // nothing is left to try
 }
 
-// init checks gsub's arguments (string, pattern, replacement, count) as Lua does and
-// returns the replacement.
+// init checks gsub's arguments (string, pattern, count) as Cobalt does and returns the
+// replacement, whose type is checked at the first match (addValue).
 func (g *gsubLoop) init(L *lua.LState) lua.LValue {
 	src := luakit.CheckString(L, 1)
 	pat := luakit.CheckString(L, 2)
 	repl := L.Get(3)
-	switch repl.(type) {
-	case lua.LNumber, lua.LString, *lua.LTable, *lua.LFunction:
-	default:
-		luakit.ArgError(L, 3, "string/function/table")
-	}
 	g.src, g.maxN = src, luakit.OptInteger(L, 4, len(src)+1)
 	if len(pat) > 0 && pat[0] == '^' {
 		g.anchor, g.p = true, 1
@@ -323,6 +318,10 @@ func addValue(L *lua.LState, b *strings.Builder, m *luapattern.Matcher, s, e int
 		L.Call(n, 1)
 		value = L.Get(-1)
 		L.Pop(1)
+	default:
+		// Cobalt's own wording, and only once something matched: string.gsub("b", "a", true)
+		// is "b", 0.
+		luakit.RaiseMessage(L, "bad argument: string/function/table expected")
 	}
 	if msg := appendResult(b, whole, value); msg != "" {
 		luakit.RaiseMessage(L, msg)

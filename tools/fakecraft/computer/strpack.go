@@ -13,7 +13,6 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
-	"fakecraft/ccformat"
 	"fakecraft/luakit"
 )
 
@@ -151,31 +150,6 @@ func (p *packFormat) next(pos int) (kind packKind, size, pad int) {
 	return kind, size, (align - pos&(align-1)) & (align - 1)
 }
 
-func packArgDouble(L *lua.LState, n int) float64 {
-	switch v := L.Get(n).(type) {
-	case lua.LNumber:
-		return float64(v)
-	case lua.LString:
-		if f, ok := ccformat.ParseNumber(string(v), 10); ok {
-			return f
-		}
-	}
-	luakit.RaiseMessage(L, "bad argument (number expected, got "+luakit.TypeName(L.Get(n))+")")
-	return 0
-}
-
-// packArgString is Cobalt's checkLuaString: a string, or a number as tostring writes it.
-func packArgString(L *lua.LState, n int) string {
-	switch v := L.Get(n).(type) {
-	case lua.LString:
-		return string(v)
-	case lua.LNumber:
-		return ccformat.FormatNumber(float64(v))
-	}
-	luakit.RaiseMessage(L, "bad argument (string expected, got "+luakit.TypeName(L.Get(n))+")")
-	return ""
-}
-
 // putInt appends the low size bytes of v (size may pass 8: the sign fills the rest).
 func putInt(out []byte, v uint64, size int, little, negative bool) []byte {
 	buf := make([]byte, size)
@@ -196,7 +170,7 @@ func putInt(out []byte, v uint64, size int, little, negative bool) []byte {
 }
 
 func strPack(L *lua.LState) int {
-	p := newPackFormat(L, packArgString(L, 1))
+	p := newPackFormat(L, luakit.CheckString(L, 1))
 	var out []byte
 	arg := 2
 	for p.more() {
@@ -217,20 +191,20 @@ func strPack(L *lua.LState) int {
 			out = putInt(out, uint64(v), size, p.little, kind == packInt && v < 0)
 			arg++
 		case packFloat:
-			out = putInt(out, uint64(math.Float32bits(float32(packArgDouble(L, arg)))), size, p.little, false)
+			out = putInt(out, uint64(math.Float32bits(float32(luakit.CheckNumber(L, arg)))), size, p.little, false)
 			arg++
 		case packDouble:
-			out = putInt(out, math.Float64bits(packArgDouble(L, arg)), size, p.little, false)
+			out = putInt(out, math.Float64bits(luakit.CheckNumber(L, arg)), size, p.little, false)
 			arg++
 		case packFixed:
-			s := packArgString(L, arg)
+			s := luakit.CheckString(L, arg)
 			if len(s) > size {
 				luakit.RaiseMessage(L, fmt.Sprintf("bad argument #%d (string longer than given size)", arg))
 			}
 			out = append(append(out, s...), make([]byte, size-len(s))...)
 			arg++
 		case packZero:
-			s := packArgString(L, arg)
+			s := luakit.CheckString(L, arg)
 			for i := 0; i < len(s); i++ {
 				if s[i] == 0 {
 					luakit.RaiseMessage(L, fmt.Sprintf("bad argument #%d (string contains zeros)", arg))
@@ -239,7 +213,7 @@ func strPack(L *lua.LState) int {
 			out = append(append(out, s...), 0)
 			arg++
 		case packLength:
-			s := packArgString(L, arg)
+			s := luakit.CheckString(L, arg)
 			if size < packSizeT && len(s) > 1<<(8*size) {
 				luakit.RaiseMessage(L, fmt.Sprintf("bad argument #%d (string length does not fit in given size)", arg))
 			}
@@ -254,7 +228,7 @@ func strPack(L *lua.LState) int {
 }
 
 func strPacksize(L *lua.LState) int {
-	p := newPackFormat(L, packArgString(L, 1))
+	p := newPackFormat(L, luakit.CheckString(L, 1))
 	total := 0
 	for p.more() {
 		kind, size, pad := p.next(total)
@@ -303,8 +277,8 @@ func getInt(L *lua.LState, data string, pos, size int, little, signed bool) int6
 }
 
 func strUnpack(L *lua.LState) int {
-	p := newPackFormat(L, packArgString(L, 1))
-	data := packArgString(L, 2)
+	p := newPackFormat(L, luakit.CheckString(L, 1))
+	data := luakit.CheckString(L, 2)
 	pos := luakit.OptInteger(L, 3, 1)
 	switch {
 	case pos < 0 && -pos > len(data):

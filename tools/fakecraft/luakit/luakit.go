@@ -6,10 +6,16 @@
 //
 // CC words a bad argument three ways, after what the function is written in, and each Go
 // function picks the family of the function it stands in for:
-//   - Lua's standard library (string.rep, load, …): a missing argument is "no value", and
-//     CheckString takes a number as its text and CheckInteger a numeric string as its
-//     number; CheckNumber takes numbers only — CheckString, OptString, CheckInteger,
-//     OptInteger, CheckNumber, CheckTable, ArgError, BadArgumentReason.
+//   - Lua's standard library (string.rep, load, …), as Cobalt (CC 1.113's 0.9.3) words it:
+//     a value of the wrong type is "bad argument (table expected, got number)", naming no
+//     argument, a missing one "nil" and a table by its metatable's __name; other refusals
+//     name the argument ("bad argument #2 (value expected)", "(invalid value)"). CheckString
+//     takes a number as its text, CheckNumber and CheckInteger a numeric string as its
+//     number — CheckString, OptString, CheckInteger, OptInteger, CheckNumber, CheckTable,
+//     CheckValue, TypeError, BadArgumentReason. UseStdLibWording gives gopher-lua's own
+//     checks (its library's, and the LState checks Go functions call) the same wording.
+//     ArgError keeps PUC Lua's wording ("bad argument #1 (string expected, got no value)"),
+//     which CraftOS-PC's periphemu uses.
 //   - CC's Java APIs (fs, os, http, the peripherals; IArguments in CC): nothing converts, a
 //     missing argument is "nil", a table is named by its metatable's __name, and a number
 //     that must be finite names nan, inf or -inf — StrictString, CheckBool, OptBool,
@@ -24,12 +30,9 @@
 // BlameCallersCaller moves an error one caller up (a peripheral method's, to the program
 // that called peripheral.call), and RaiseBare raises with no position at all.
 //
-// Not everything goes through here yet: the native term functions, bit32, string.format
-// and the debug library's replacements still check their arguments with gopher-lua's own
-// LState checks, whose messages are gopher-lua's (pcall(term.native().setCursorPos, "a", 1)
-// gives "bad argument #1 to ? (number expected, got string)", CC "bad argument #1 (number
-// expected, got string)"), and the rest of gopher-lua's standard library words its errors
-// as gopher-lua does (the README's Known differences).
+// bit32, string.format and the debug library's replacements check their arguments with
+// gopher-lua's LState checks, worded here through UseStdLibWording; what those checks
+// convert stays gopher-lua's (the README's Known differences).
 package luakit
 
 import (
@@ -69,10 +72,47 @@ func ArgTypeName(L *lua.LState, n int) string {
 	return TypeName(L.Get(n))
 }
 
-// ArgError raises "bad argument #n (expected expected, got T)" as Lua's standard library
-// words it (T is ArgTypeName).
+// ArgError raises "bad argument #n (expected expected, got T)" as PUC Lua's standard library
+// words it (T is ArgTypeName): CraftOS-PC's functions, which run on PUC Lua. CC's standard
+// library words it as TypeError does.
 func ArgError(L *lua.LState, n int, expected string) {
 	BadArgument(L, n, expected, ArgTypeName(L, n))
+}
+
+// TypeError raises Cobalt's "bad argument (expected expected, got T)" for argument n of a
+// standard-library function: Cobalt's checks do not know the argument's number, and T is
+// Lua's type of the value ("nil" when missing), or a table's metatable's __name.
+func TypeError(L *lua.LState, n int, expected string) {
+	RaiseMessage(L, stdTypeMessage(L, n, expected))
+}
+
+func stdTypeMessage(L *lua.LState, n int, expected string) string {
+	return "bad argument (" + expected + " expected, got " + displayType(L, L.Get(n)) + ")"
+}
+
+// CheckValue is argument n, which may be nil but must be given: "bad argument #n (value
+// expected)" otherwise.
+func CheckValue(L *lua.LState, n int) lua.LValue {
+	if n > L.GetTop() {
+		BadArgumentReason(L, n, "value expected")
+	}
+	return L.Get(n)
+}
+
+// UseStdLibWording makes gopher-lua's own argument checks in L's state word their errors
+// as Cobalt's standard library does (TypeError, BadArgumentReason), where they are raised.
+func UseStdLibWording(L *lua.LState) {
+	L.SetArgErrorWording(stdLibWording{})
+}
+
+type stdLibWording struct{}
+
+func (stdLibWording) BadArgument(L *lua.LState, n int, reason string) string {
+	return fmt.Sprintf("bad argument #%d (%s)", n, reason)
+}
+
+func (stdLibWording) WrongType(L *lua.LState, n int, expected string) string {
+	return stdTypeMessage(L, n, expected)
 }
 
 // BadArgument raises "bad argument #n (expected expected, got got)".
@@ -168,7 +208,7 @@ func CheckString(L *lua.LState, n int) string {
 	case lua.LNumber:
 		return ccformat.FormatNumber(float64(v))
 	}
-	ArgError(L, n, "string")
+	TypeError(L, n, "string")
 	return ""
 }
 
@@ -180,13 +220,18 @@ func OptString(L *lua.LState, n int, def string) string {
 	return CheckString(L, n)
 }
 
-// CheckNumber is argument n as a number (any, nan and inf included), for the standard
-// library.
+// CheckNumber is argument n as a number (any, nan and inf included); a string holding a
+// number converts, as Cobalt's checkDouble does.
 func CheckNumber(L *lua.LState, n int) float64 {
-	if v, ok := L.Get(n).(lua.LNumber); ok {
+	switch v := L.Get(n).(type) {
+	case lua.LNumber:
 		return float64(v)
+	case lua.LString:
+		if f, ok := parseNumber(string(v)); ok {
+			return f
+		}
 	}
-	ArgError(L, n, "number")
+	TypeError(L, n, "number")
 	return 0
 }
 
@@ -201,7 +246,7 @@ func CheckInteger(L *lua.LState, n int) int {
 			return int(f)
 		}
 	}
-	ArgError(L, n, "number")
+	TypeError(L, n, "number")
 	return 0
 }
 
@@ -218,7 +263,7 @@ func CheckTable(L *lua.LState, n int) *lua.LTable {
 	if t, ok := L.Get(n).(*lua.LTable); ok {
 		return t
 	}
-	ArgError(L, n, "table")
+	TypeError(L, n, "table")
 	return nil
 }
 

@@ -28,11 +28,25 @@ func TestArgumentRules(t *testing.T) {
 		code string
 		want string
 	}{
-		// Lua's standard library: "no value" past the last argument.
+		// Lua's standard library as Cobalt words it: no argument number, "nil" for a missing
+		// argument, a table's __name; numeric strings are numbers.
 		{"standard library missing", func(L *lua.LState) int { CheckString(L, 1); return 0 }, "f()",
-			"<string>:1: bad argument #1 (string expected, got no value)"},
+			"<string>:1: bad argument (string expected, got nil)"},
 		{"standard library nil", func(L *lua.LState) int { CheckTable(L, 2); return 0 }, "f(1, nil)",
-			"<string>:1: bad argument #2 (table expected, got nil)"},
+			"<string>:1: bad argument (table expected, got nil)"},
+		{"standard library type name", func(L *lua.LState) int { CheckNumber(L, 1); return 0 }, "f(setmetatable({}, {__name = 'thing'}))",
+			"<string>:1: bad argument (number expected, got thing)"},
+		{"standard library numeric string", func(L *lua.LState) int { CheckNumber(L, 1); return 0 }, "f('1x')",
+			"<string>:1: bad argument (number expected, got string)"},
+		{"standard library value", func(L *lua.LState) int { CheckValue(L, 2); return 0 }, "f(1)",
+			"<string>:1: bad argument #2 (value expected)"},
+		{"gopher-lua's own checks", func(L *lua.LState) int { UseStdLibWording(L); L.CheckTable(1); return 0 }, "f(1)",
+			"<string>:1: bad argument (table expected, got number)"},
+		{"gopher-lua's own reasons", func(L *lua.LState) int { UseStdLibWording(L); L.CheckAny(1); return 0 }, "f()",
+			"<string>:1: bad argument #1 (value expected)"},
+		// PUC Lua's (CraftOS-PC's periphemu): "no value" past the last argument.
+		{"puc missing", func(L *lua.LState) int { ArgError(L, 1, "string"); return 0 }, "f()",
+			"<string>:1: bad argument #1 (string expected, got no value)"},
 		// CC's Java APIs: "nil" for a missing argument, no conversions, finite numbers.
 		{"java missing", func(L *lua.LState) int { StrictString(L, 1); return 0 }, "f()",
 			"<string>:1: bad argument #1 (string expected, got nil)"},

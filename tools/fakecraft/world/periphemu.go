@@ -32,7 +32,7 @@ func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 					luakit.ArgError(L, 1, "string or number")
 				}
 			}
-			kind := luakit.CheckString(L, 2)
+			kind := craftosString(L, 2)
 			name := sideArgument(L, kind)
 			parts := []string{kind}
 			for i := 3; i <= L.GetTop(); i++ {
@@ -58,7 +58,7 @@ func (p *Place) periphemu(L *lua.LState, _ *computer.Env) error {
 			return 1
 		},
 		"remove": func(L *lua.LState) int {
-			L.Push(lua.LBool(p.Detach(luakit.CheckString(L, 1))))
+			L.Push(lua.LBool(p.Detach(craftosString(L, 1))))
 			return 1
 		},
 		"names": func(L *lua.LState) int {
@@ -93,5 +93,18 @@ func sideArgument(L *lua.LState, kind string) string {
 		return s
 	}
 	luakit.ArgError(L, 1, "string or number")
+	return ""
+}
+
+// craftosString is argument n as CraftOS-PC's luaL_checkstring reads it, a number as its
+// text, refused in PUC Lua's words (periphemu runs on PUC Lua there, not on Cobalt).
+func craftosString(L *lua.LState, n int) string {
+	switch v := L.Get(n).(type) {
+	case lua.LString:
+		return string(v)
+	case lua.LNumber:
+		return ccformat.FormatNumber(float64(v))
+	}
+	luakit.ArgError(L, n, "string")
 	return ""
 }

@@ -1,0 +1,166 @@
+package computer
+
+import (
+	"math"
+	"math/rand"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/luakit"
+)
+
+// installCobaltChecks replaces the base-library functions whose gopher-lua versions accept
+// arguments Cobalt (CC 1.113's 0.9.3) refuses, or refuse ones it accepts, with versions that
+// check as Cobalt's BaseLib, StringLib, TableLib and MathLib do; the work itself stays
+// gopher-lua's where it already was CC's. The wording of every argument error is luakit's
+// (UseStdLibWording for gopher-lua's own checks).
+func installCobaltChecks(L *lua.LState) {
+	G := L.G.Global
+	G.RawSetString("setmetatable", L.NewFunction(luaSetMetatable))
+	G.RawSetString("select", L.NewFunction(luaSelect))
+	origGetfenv := G.RawGetString("getfenv").(*lua.LFunction).GFunction
+	G.RawSetString("getfenv", L.NewFunction(func(L *lua.LState) int {
+		// A level, when given, is a number or a numeric string, and never negative.
+		if _, isFunction := L.Get(1).(*lua.LFunction); !isFunction && L.Get(1) != lua.LNil {
+			level := luakit.CheckInteger(L, 1)
+			if level < 0 {
+				luakit.BadArgumentReason(L, 1, "level must be non-negative")
+			}
+			L.Replace(1, lua.LNumber(level))
+		}
+		return origGetfenv(L)
+	}))
+
+	str := G.RawGetString("string").(*lua.LTable)
+	str.RawSetString("char", L.NewFunction(luaStringChar))
+
+	tab := G.RawGetString("table").(*lua.LTable)
+	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
+	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
+		luakit.CheckTable(L, 1)
+		switch L.GetTop() {
+		case 2:
+		case 3:
+			// A position is a number or a numeric string.
+			L.Replace(2, lua.LNumber(luakit.CheckInteger(L, 2)))
+		default:
+			luakit.RaiseMessage(L, `wrong number of arguments to "insert"`)
+		}
+		return origInsert(L)
+	}))
+
+	m := G.RawGetString("math").(*lua.LTable)
+	m.RawSetString("random", L.NewFunction(luaMathRandom))
+	for _, name := range []string{"max", "min"} {
+		orig := m.RawGetString(name).(*lua.LFunction).GFunction
+		m.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
+			// No argument is a missing number, not gopher-lua's "wrong number of arguments".
+			luakit.CheckNumber(L, 1)
+			return orig(L)
+		}))
+	}
+}
+
+// luaSetMetatable is Cobalt's setmetatable: the metatable must be given (nil or a table), a
+// protected metatable stays, and only tables and userdata take one; gopher-lua's would give
+// every number or string the metatable of its type.
+func luaSetMetatable(L *lua.LState) int {
+	mt := luakit.CheckValue(L, 2)
+	switch mt.(type) {
+	case *lua.LNilType, *lua.LTable:
+	default:
+		luakit.TypeError(L, 2, "nil or table")
+	}
+	obj := L.Get(1)
+	var current lua.LValue
+	switch o := obj.(type) {
+	case *lua.LTable:
+		current = o.Metatable
+	case *lua.LUserData:
+		current = o.Metatable
+	default:
+		luakit.TypeError(L, 1, "table")
+	}
+	if current, ok := current.(*lua.LTable); ok && current.RawGetString("__metatable") != lua.LNil {
+		luakit.RaiseMessage(L, "cannot change a protected metatable")
+	}
+	L.SetMetatable(obj, mt)
+	L.SetTop(1)
+	return 1
+}
+
+// luaSelect is Cobalt's select: "#", or an index that is a number or a numeric string, not
+// 0, and no further back than the first value.
+func luaSelect(L *lua.LState) int {
+	top := L.GetTop()
+	n := top - 1
+	if s, ok := L.Get(1).(lua.LString); ok && s == "#" {
+		L.Push(lua.LNumber(n))
+		return 1
+	}
+	i := luakit.CheckInteger(L, 1)
+	if i == 0 || i < -n {
+		luakit.BadArgumentReason(L, 1, "index out of range")
+	}
+	if i < 0 {
+		i += n + 1
+	}
+	if i > n {
+		return 0
+	}
+	// The values from the i-th on are the top n-i+1 of the stack.
+	return n - i + 1
+}
+
+// luaStringChar is Cobalt's string.char: each code a number (or numeric string) from 0 to
+// 255, which gopher-lua would wrap into a byte.
+func luaStringChar(L *lua.LState) int {
+	top := L.GetTop()
+	bytes := make([]byte, top)
+	for i := 1; i <= top; i++ {
+		c := luakit.CheckInteger(L, i)
+		if c < 0 || c >= 256 {
+			luakit.BadArgumentReason(L, i, "invalid value")
+		}
+		bytes[i-1] = byte(c)
+	}
+	L.Push(lua.LString(bytes))
+	return 1
+}
+
+// luaMathRandom is Cobalt's math.random: none, one or two bounds, refusing an empty
+// interval (gopher-lua's panicked inside Go's rand.Intn) and a third argument. It draws
+// from the source math.randomseed seeds.
+func luaMathRandom(L *lua.LState) int {
+	switch L.GetTop() {
+	case 0:
+		L.Push(lua.LNumber(rand.Float64()))
+	case 1:
+		high := luakit.CheckInteger(L, 1)
+		if high < 1 {
+			luakit.BadArgumentReason(L, 1, "interval is empty")
+		}
+		L.Push(lua.LNumber(1 + rand.Int63n(int64(high))))
+	case 2:
+		low, high := int64(luakit.CheckInteger(L, 1)), int64(luakit.CheckInteger(L, 2))
+		if high < low {
+			luakit.BadArgumentReason(L, 2, "interval is empty")
+		}
+		L.Push(lua.LNumber(float64(low + int64(randomBelow(uint64(high-low)+1)))))
+	default:
+		luakit.RaiseMessage(L, "wrong number of arguments")
+	}
+	return 1
+}
+
+// randomBelow is a uniform draw from [0, span), span 0 meaning all 2^64 values.
+func randomBelow(span uint64) uint64 {
+	if span != 0 && span <= math.MaxInt64 {
+		return uint64(rand.Int63n(int64(span)))
+	}
+	r := rand.Uint64()
+	for span != 0 && r >= span {
+		r = rand.Uint64()
+	}
+	return r
+}
