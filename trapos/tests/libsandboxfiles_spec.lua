@@ -166,8 +166,8 @@ describe("libsandboxfiles", function()
     end);
 
     -- CC's Cobalt places an error a native function raises at the nearest Lua code: under
-    -- pcall(fs.list, ...) the library's line that called pcall. fakecraft gives such an
-    -- error no position, so a stand-in fs raises it as CC's would.
+    -- pcall(fs.list, ...) the library's line that called pcall (fakecraft too: the failures
+    -- above go through it). A stand-in fs raises one such, and one placed elsewhere.
     it("answers CC's message without the library's position that CC puts in front", function()
       local libSource = debug.getinfo(lib.newFiles, "S").short_src;
       local likeCC = setmetatable({

@@ -26,60 +26,10 @@ local function expect_arg(index, value, ...)
   error(("bad argument #%d (%s expected, got %s)"):format(index, names, t), 3);
 end
 
--- pcall and xpcall run the function in a coroutine and pass its yields outwards, so code
--- under pcall can still wait for events (gopher-lua cannot yield across its Go pcall).
-local function callable(f)
-  if type(f) == "function" then return f; end
-  local mt = getmetatable(f);
-  if type(mt) == "table" and mt.__call ~= nil then
-    return function(...) return f(...); end;
-  end
-  return nil;
-end
-
-local function protected(f, ...)
-  local fn = callable(f);
-  if not fn then
-    return false, "attempt to call a " .. type(f) .. " value";
-  end
-  -- The Lua wrapper matters: gopher-lua loses the arguments and errors of a coroutine whose
-  -- body is a Go function.
-  local co = co_create(trampoline(fn));
-  local result = pack(co_resume(co, ...));
-  while true do
-    if not result[1] then
-      local err = result[2];
-      -- A Go function called straight from pcall is blamed on the trampoline; C Lua gives
-      -- no position there.
-      if type(err) == "string" then err = err:gsub("^%[C%]:%d+: ", ""); end
-      return false, err;
-    end
-    if co_status(co) == "dead" then return unpack(result, 1, result.n); end
-    result = pack(co_resume(co, co_yield(unpack(result, 2, result.n))));
-  end
-end
-
-function pcall(...)
-  if select("#", ...) == 0 then error("bad argument #1 (value expected)", 2); end
-  return protected(...);
-end
-
--- The handler runs protected too, so it may yield; its first result is the error, and an
--- error in it is Lua's "error in error handling".
-local function handled(f, handler, ...)
-  local result = pack(protected(f, ...));
-  if result[1] then return unpack(result, 1, result.n); end
-  local ok, err = protected(handler, result[2]);
-  if not ok then return false, "error in error handling"; end
-  return false, err;
-end
-
--- Cobalt refuses a missing function or handler, not a nil one.
-function xpcall(...)
-  local given = select("#", ...);
-  if given < 2 then error(("bad argument #%d (value expected)"):format(given + 1), 2); end
-  return handled(...);
-end
+-- pcall and xpcall are cfuncs.lua's (they stand in for C). STAND_IN_POSITION is where
+-- gopher-lua places an error raised in a coroutine that holds no Lua code but a body standing
+-- in for C.
+local STAND_IN_POSITION = "^%[C%]:%d+: ";
 
 function coroutine.wrap(f)
   -- Cobalt's Java check: its type errors name no argument.
@@ -89,7 +39,12 @@ function coroutine.wrap(f)
   local co = co_create(trampoline(f));
   return function(...)
     local result = pack(co_resume(co, ...));
-    if not result[1] then error(result[2], 0); end
+    if not result[1] then
+      local err = result[2];
+      -- A Go function as the coroutine's body: no Lua code to place its error at, as in CC.
+      if type(err) == "string" then err = err:gsub(STAND_IN_POSITION, "", 1); end
+      error(err, 0);
+    end
     return unpack(result, 2, result.n);
   end;
 end

@@ -31,6 +31,12 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	// gopher-lua's own yield (coroutine.yield checks the boundary first, boot.go): a helper's
 	// yield at the base of its coroutine never crosses Go.
 	native.RawSetString("yield", L.NewFunction(func(*lua.LState) int { return -1 }))
+	// The position of the Lua code nearest the calling stand-in (pcall): where an error of the
+	// function pcall called directly is placed.
+	native.RawSetString("caller_where", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LString(luakit.CallerWhere(L)))
+		return 1
+	}))
 	if err := L.CallByParam(lua.P{Fn: fn, NRet: 1, Protect: true}, native); err != nil {
 		return nil, nil, fmt.Errorf("run cfuncs: %w", err)
 	}

@@ -23,6 +23,73 @@ local function trampoline(fn)
   end;
 end
 
+-- pcall and xpcall run the function in a coroutine and pass its yields outwards, so code
+-- under pcall can still wait for events (gopher-lua cannot yield across its Go pcall). They
+-- are written here so that they count as C, as CC's Java pcall does: an error's position
+-- and error(msg, level) look past them (luakit's FrameAt).
+local co_create, co_resume, co_status, pcall_yield =
+  coroutine.create, coroutine.resume, coroutine.status, coroutine.yield;
+local caller_where = native.caller_where;
+
+local function callable(f)
+  if type(f) == "function" then return f; end
+  local mt = getmetatable(f);
+  if type(mt) == "table" and mt.__call ~= nil then
+    return function(...) return f(...); end;
+  end
+  return nil;
+end
+
+-- STAND_IN_POSITION is where gopher-lua's own library places an error when the function
+-- pcall called directly raised it: at the coroutine's body, which stands in for pcall.
+local STAND_IN_POSITION = "^%[C%]:%d+: ";
+
+local function protected(f, ...)
+  local fn = callable(f);
+  if not fn then
+    return false, "attempt to call a " .. type(f) .. " value";
+  end
+  -- The Lua wrapper matters: gopher-lua loses the arguments and errors of a coroutine whose
+  -- body is a Go function.
+  local co = co_create(trampoline(fn));
+  local result = pack(co_resume(co, ...));
+  while true do
+    if not result[1] then
+      local err = result[2];
+      -- Placed where CC's Cobalt places it: at the Lua code nearest, the line calling pcall.
+      if type(err) == "string" and err:find(STAND_IN_POSITION) then
+        local where = caller_where();
+        err = err:gsub(STAND_IN_POSITION, function() return where; end, 1);
+      end
+      return false, err;
+    end
+    if co_status(co) == "dead" then return unpack(result, 1, result.n); end
+    result = pack(co_resume(co, pcall_yield(unpack(result, 2, result.n))));
+  end
+end
+
+function pcall(...)
+  if select("#", ...) == 0 then error("bad argument #1 (value expected)", 2); end
+  return protected(...);
+end
+
+-- The handler runs protected too, so it may yield; its first result is the error, and an
+-- error in it is Lua's "error in error handling".
+local function handled(f, handler, ...)
+  local result = pack(protected(f, ...));
+  if result[1] then return unpack(result, 1, result.n); end
+  local ok, err = protected(handler, result[2]);
+  if not ok then return false, "error in error handling"; end
+  return false, err;
+end
+
+-- Cobalt refuses a missing function or handler, not a nil one.
+function xpcall(...)
+  local given = select("#", ...);
+  if given < 2 then error(("bad argument #%d (value expected)"):format(given + 1), 2); end
+  return handled(...);
+end
+
 -- Raises Cobalt's "bad argument" when value is not of type want: its type checks name no
 -- argument, and a missing one is nil.
 local function check(value, want)

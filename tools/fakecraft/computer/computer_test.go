@@ -290,18 +290,19 @@ assert(os.time({ year = 2000, month = 1, day = 1 }) - midnight == 12 * 3600 + 12
   "hour, min and sec default to 12")
 assert(os.time({ year = 2000, month = 1, day = 1, hour = 0, min = 0, sec = 0.9 }) == midnight, "fields truncate")
 assert(os.time(os.date("*t", midnight)) == midnight, "a date table converts back")
-local function err(t) local ok, e = pcall(os.time, t) assert(not ok) return e end
+local function err(t) local ok, e = pcall(os.time, t) local at = debug.getinfo(1, "S").short_src .. ":" .. debug.getinfo(1, "l").currentline .. ": " assert(not ok) return e:sub(1, #at) == at and e:sub(#at + 1) or "(not placed at pcall) " .. e end
+local function bare(t) local ok, e = pcall(os.time, t) assert(not ok) return e end
 assert(err({}) == 'field "year" missing in date table', err({}))
 assert(err({ year = 2000 }) == 'field "month" missing in date table', err({ year = 2000 }))
 assert(err({ year = 2000, month = 1, day = "1" }) == 'field "day" missing in date table')
 assert(err({ year = 2000, month = 1, day = 1, isdst = 1 }) == 'field "isdst" missing in date table')
-assert(err({ year = 2000, month = 13, day = 1 }) ==
+assert(bare({ year = 2000, month = 13, day = 1 }) ==
   "Java Exception Thrown: java.time.DateTimeException: Invalid value for MonthOfYear (valid values 1 - 12): 13")
-assert(err({ year = 2001, month = 4, day = 31 }) ==
+assert(bare({ year = 2001, month = 4, day = 31 }) ==
   "Java Exception Thrown: java.time.DateTimeException: Invalid date 'APRIL 31'")
-assert(err({ year = 2001, month = 2, day = 29 }) ==
+assert(bare({ year = 2001, month = 2, day = 29 }) ==
   "Java Exception Thrown: java.time.DateTimeException: Invalid date 'February 29' as '2001' is not a leap year")
-assert(err({ year = 2000, month = 1, day = 1, hour = 24 }) ==
+assert(bare({ year = 2000, month = 1, day = 1, hour = 24 }) ==
   "Java Exception Thrown: java.time.DateTimeException: Invalid value for HourOfDay (valid values 0 - 23): 24")
 assert(os.time({ year = 2000, month = 2, day = 29, isdst = false }), "a leap day")
 `)
@@ -313,7 +314,8 @@ assert(os.time({ year = 2000, month = 2, day = 29, isdst = false }), "a leap day
 func TestTermArgumentsAsJava(t *testing.T) {
 	check(t, `
 local n = term.native()
-local function err(f, ...) local ok, e = pcall(f, ...) assert(not ok, "no error") return e end
+-- CC places a Java function's error at the nearest Lua code: the line calling pcall.
+local function err(f, ...) local ok, e = pcall(f, ...) local at = debug.getinfo(1, "S").short_src .. ":" .. debug.getinfo(1, "l").currentline .. ": " assert(not ok, "no error") return e:sub(1, #at) == at and e:sub(#at + 1) or "(not placed at pcall) " .. e end
 local x, y = n.getCursorPos()
 for _, c in ipairs({
   { n.setTextColour, { nil }, "bad argument #1 (number expected, got nil)" },

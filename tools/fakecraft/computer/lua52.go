@@ -331,13 +331,14 @@ func luaError(L *lua.LState) int {
 }
 
 // where is luaL_where: "source:line: " of the function level frames up from the running Go
-// function (1 = its caller), or "" for a Go function or a level past the stack.
+// function (1 = its caller), counted as CC counts them past pcall (luakit.FrameAt), or ""
+// for a C function (Go, or code standing in for C: pcall itself) or a level past the stack.
 func where(L *lua.LState, level int) string {
-	dbg, ok := L.GetStack(level)
+	th, dbg, _, ok := luakit.FrameAt(L, level)
 	if !ok {
 		return ""
 	}
-	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 || dbg.Source == cFrameSource {
+	if _, err := th.GetInfo("Sl", dbg, lua.LNil); err != nil || dbg.What == "G" || dbg.CurrentLine <= 0 || dbg.Source == cFrameSource {
 		return ""
 	}
 	return fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)

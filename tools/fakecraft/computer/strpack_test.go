@@ -10,10 +10,11 @@ func TestStringPack(t *testing.T) {
 local function eq(got, want, what)
   assert(got == want, ("%s: want %q, got %q"):format(what, tostring(want), tostring(got)))
 end
+-- CC places the error of string.pack (Java) at the nearest Lua code: the line calling pcall.
 local function err(want, f, ...)
-  local ok, e = pcall(f, ...)
+  local ok, e = pcall(f, ...) local at = debug.getinfo(1, "S").short_src .. ":" .. debug.getinfo(1, "l").currentline .. ": "
   assert(not ok, "no error, want " .. want)
-  eq(e, want, "error")
+  eq(e, at .. want, "error")
 end
 eq(string.pack("i4", 100), "\100\0\0\0", "i4")
 eq(string.pack(">I2", 258), "\1\2", ">I2")

@@ -216,12 +216,15 @@ func TestErrorPosition(t *testing.T) {
 	// Called from Lua code, the error carries the caller's position, as in CC.
 	res := c.eval(t, "local ok, err = pcall(function()\n fs.list('nope')\nend) return err")
 	assert.Equal(t, "<string>:2: /nope: No such file", res[0].String())
-	// Called straight from pcall (native), there is no position.
+	// Called straight from pcall, a Java function's error is placed at the nearest Lua code,
+	// the line calling pcall, as CC's Cobalt places it (LuaError's calculateLevel); its
+	// argument errors too.
 	res = c.eval(t, "local ok, err = pcall(fs.list, 'nope') return err")
-	assert.Equal(t, "/nope: No such file", res[0].String())
-	// Nor for argument errors, and cc.expect's checks know no name then.
+	assert.Equal(t, "<string>:1: /nope: No such file", res[0].String())
 	res = c.eval(t, "local ok, err = pcall(fs.list) return err")
-	assert.Equal(t, "bad argument #1 (string expected, got nil)", res[0].String())
+	assert.Equal(t, "<string>:1: bad argument #1 (string expected, got nil)", res[0].String())
+	// fs.complete is Lua in CC: cc.expect's error(msg, 3) names its caller, pcall, which is
+	// C: no position, and no name.
 	res = c.eval(t, "local ok, err = pcall(fs.complete, '', '', 1) return err")
 	assert.Equal(t, "bad argument #3 (boolean expected, got number)", res[0].String())
 }
@@ -374,10 +377,11 @@ func TestMissingFilesAndDirectories(t *testing.T) {
 		// "File exists", a file further up "Access denied", both naming the parent.
 		{`fs.open("base.txt/x", "w")`, []string{"nil", "/base.txt: File exists"}},
 		{`fs.open("base.txt/x/y", "a")`, []string{"nil", "/base.txt/x: Access denied"}},
-		{`select(2, pcall(fs.makeDir, "base.txt/x"))`, []string{"/base.txt/x: Access denied"}},
-		{`select(2, pcall(fs.makeDir, "base.txt/x/y"))`, []string{"/base.txt/x/y: Access denied"}},
-		{`select(2, pcall(fs.copy, "apis", "base.txt/x"))`, []string{"/base.txt/x: Access denied"}},
-		{`select(2, pcall(fs.copy, "lines.txt", "base.txt/x"))`, []string{"/base.txt: File exists"}},
+		// (a Java function's error under pcall is placed at the line calling pcall)
+		{`select(2, pcall(fs.makeDir, "base.txt/x"))`, []string{"<string>:1: /base.txt/x: Access denied"}},
+		{`select(2, pcall(fs.makeDir, "base.txt/x/y"))`, []string{"<string>:1: /base.txt/x/y: Access denied"}},
+		{`select(2, pcall(fs.copy, "apis", "base.txt/x"))`, []string{"<string>:1: /base.txt/x: Access denied"}},
+		{`select(2, pcall(fs.copy, "lines.txt", "base.txt/x"))`, []string{"<string>:1: /base.txt: File exists"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.expr, func(t *testing.T) {
@@ -667,7 +671,7 @@ func TestSpaceAndOpenLimits(t *testing.T) {
 		local ok, err = pcall(h.write, string.rep("x", 2000000))
 		h.close()
 		return ok, err`)
-	assert.Equal(t, []string{"false", "Out of space"}, strs(res))
+	assert.Equal(t, []string{"false", "<string>:3: Out of space"}, strs(res)) // at the line calling pcall
 	res = c.eval(t, `
 		local h = fs.open("big2", "wb")
 		h.write(string.rep("x", 10000))
@@ -852,7 +856,7 @@ func TestAnEmptyDriveHasAllItsCapacityFree(t *testing.T) {
 		local more, err = pcall(h.write, "x")
 		h.close()
 		return ok, more, err, fs.getFreeSpace("")`)
-	assert.Equal(t, []string{"true", "false", "Out of space", "0"}, strs(res))
+	assert.Equal(t, []string{"true", "false", "<string>:4: Out of space", "0"}, strs(res))
 }
 
 // TestHostNamesAreCCsJavaStrings: a file name crosses the mount's edge as CC: Tweaked's

@@ -11,7 +11,8 @@ import (
 // Lua type names ("string", "nil", …), as cc.expect does: the message lists the types
 // without "nil" ("string or number"), names the function when the caller called it by a
 // name ("bad argument #1 to 'complete' (string expected, got nil)"), and names a table by
-// its metatable's __name.
+// its metatable's __name. The error is placed as cc.expect's error(msg, 3) is
+// (RaiseAtCaller): at the function's caller, none when that is C (pcall(f, …)).
 func Expect(L *lua.LState, n int, types ...string) lua.LValue {
 	v := L.Get(n)
 	if hasType(v, types) {
@@ -21,7 +22,7 @@ func Expect(L *lua.LState, n int, types ...string) lua.LValue {
 	if name := calledName(L); name != "" {
 		msg += " to '" + name + "'"
 	}
-	RaiseMessage(L, msg+" ("+typeList(types)+" expected, got "+displayType(L, v)+")")
+	RaiseAtCaller(L, msg+" ("+typeList(types)+" expected, got "+displayType(L, v)+")")
 	return lua.LNil
 }
 
@@ -34,9 +35,9 @@ func ExpectField(L *lua.LState, t *lua.LTable, key string, types ...string) lua.
 		return v
 	}
 	if v == lua.LNil {
-		RaiseMessage(L, "field '"+key+"' missing from table")
+		RaiseAtCaller(L, "field '"+key+"' missing from table")
 	}
-	RaiseMessage(L, "bad field '"+key+"' ("+typeList(types)+" expected, got "+displayType(L, v)+")")
+	RaiseAtCaller(L, "bad field '"+key+"' ("+typeList(types)+" expected, got "+displayType(L, v)+")")
 	return lua.LNil
 }
 

@@ -24,9 +24,9 @@
 //     out of the list of expected types and the function's name is given when known —
 //     Expect, ExpectField (expect.go).
 //
-// Every check raises through RaiseMessage: at the position of the Lua code that called the
-// Go function, and at no position when the caller is Go (pcall(f, …)), as Lua's error at
-// level 1 does; code standing in for a C function (CFrameSource) is never the position.
+// Every check raises through RaiseMessage: at the position of the Lua code nearest the Go
+// function on the stack (its caller; under pcall(f, …), the line that called pcall), as CC's
+// Cobalt places its Java functions' errors (whereFrom).
 // BlameCallersCaller moves an error one caller up (a peripheral method's, to the program
 // that called peripheral.call), and RaiseBare raises with no position at all.
 //
@@ -73,10 +73,11 @@ func ArgTypeName(L *lua.LState, n int) string {
 }
 
 // ArgError raises "bad argument #n (expected expected, got T)" as PUC Lua's standard library
-// words it (T is ArgTypeName): CraftOS-PC's functions, which run on PUC Lua. CC's standard
-// library words it as TypeError does.
+// words and places it (T is ArgTypeName; luaL_where(1): at the caller, none when that is C):
+// CraftOS-PC's functions, which run on PUC Lua. CC's standard library words it as TypeError
+// does.
 func ArgError(L *lua.LState, n int, expected string) {
-	BadArgument(L, n, expected, ArgTypeName(L, n))
+	RaiseAtCaller(L, fmt.Sprintf("bad argument #%d (%s expected, got %s)", n, expected, ArgTypeName(L, n)))
 }
 
 // TypeError raises Cobalt's "bad argument (expected expected, got T)" for argument n of a
@@ -125,50 +126,130 @@ func Raise(L *lua.LState, format string, args ...any) {
 	RaiseMessage(L, fmt.Sprintf(format, args...))
 }
 
-// RaiseMessage raises msg, prefixed with the position of the Lua code that called the
-// running Go function; with no prefix when that caller is Go too (pcall(f, …)), as Lua's
-// error(msg, 1) from a native function is placed. gopher-lua's own RaiseError would skip
-// over Go frames to the next Lua one, naming a line that did not call the function.
+// RaiseMessage raises msg, prefixed with the position of the Lua code nearest the running
+// Go function (whereFrom): its caller's line, or under pcall(f, …) the line that called
+// pcall, as CC's Cobalt places its Java functions' errors.
 func RaiseMessage(L *lua.LState, msg string) {
 	L.Error(lua.LString(callerWhere(L)+msg), 0)
 }
 
 // CFrameSource is the source name of Lua code that stands in for a C function (fakecraft's
-// chunk "=[C]": pcall's coroutine body, table.sort and string.gsub around their Go halves).
-// Errors are never placed in it, as C Lua's are never placed in C.
+// chunk "=[C]": pcall and its coroutine's body, table.sort and string.gsub around their Go
+// halves). Errors are never placed in it, as C Lua's are never placed in C.
 const CFrameSource = "[C]"
 
-// CallerWhere is the position RaiseMessage puts before a message: "source:line: " of the
-// Lua code that called the running Go function, or "".
+// RaiseAtCaller raises msg as a function CC writes in Lua raises it with an explicit level
+// (cc.expect's error(msg, 3)): at the position of the Go function's caller when that is Lua
+// code, with none when it is C (a Go function, code standing in for C: pcall(f, …)), as
+// Lua's levels count (FrameAt).
+func RaiseAtCaller(L *lua.LState, msg string) {
+	where := ""
+	if th, dbg, at, ok := FrameAt(L, 1); ok {
+		if _, err := th.GetInfo("S", dbg, lua.LNil); err == nil && dbg.What != "G" && dbg.Source != CFrameSource {
+			where = th.Where(at) + " "
+		}
+	}
+	L.Error(lua.LString(where+msg), 0)
+}
+
+// CallerWhere is the position RaiseMessage puts before a message (whereFrom).
 func CallerWhere(L *lua.LState) string { return callerWhere(L) }
 
-// callerWhere is the "source:line: " of the Lua function that called the running Go
-// function, or "" when the caller is not Lua code. A stand-in for a C function (CFrameSource)
-// is part of the function it stands in for: its own caller is the one, and when that is Go,
-// a stand-in too, or gone (a tail call), there is no position.
 func callerWhere(L *lua.LState) string {
 	return whereFrom(L, 1)
 }
 
-// whereFrom is callerWhere for the caller first levels up: 1 is the running Go function's
-// caller, 2 that function's caller.
+// whereFrom is the "source:line: " of the Lua code nearest the running Go function on the
+// stack, from its caller first levels up (1: the Go function's caller, 2: that one's caller),
+// counted as FrameAt counts: Go functions and code standing in for C (CFrameSource) are
+// skipped, and "" when there is no Lua code. That is where CC's Cobalt places an error a
+// Java function raises without a level of its own (LuaError's calculateLevel: the nearest
+// frame of a Lua closure), which is how CC raises its APIs' errors: a function pcall calls
+// directly (pcall(fs.list, "x")) has its error placed at the line that called pcall.
 func whereFrom(L *lua.LState, first int) string {
-	for level := first; level <= first+1; level++ {
-		dbg, ok := L.GetStack(level)
+	for level := first; ; level++ {
+		th, dbg, at, ok := FrameAt(L, level)
 		if !ok {
 			return ""
 		}
-		if _, err := L.GetInfo("S", dbg, lua.LNil); err != nil || dbg.What == "G" {
+		if _, err := th.GetInfo("S", dbg, lua.LNil); err != nil {
 			return ""
 		}
-		if dbg.Source != CFrameSource {
-			return L.Where(level) + " "
-		}
-		if dbg.What == "tail" {
-			return ""
+		if dbg.What != "G" && dbg.Source != CFrameSource {
+			return th.Where(at) + " "
 		}
 	}
-	return ""
+}
+
+// FrameAt finds the frame level calls up from the running function (0) as Lua counts them
+// in CC, and the coroutine that holds it: its level there. fakecraft's pcall runs its
+// function in a coroutine of its own whose body stands in for pcall (cfuncs.lua's
+// trampoline), so the levels past that body are those of the coroutine that called pcall,
+// past pcall's own workings there (the resume, cfuncs.lua's protected, pcall or xpcall:
+// Go functions and stand-ins). A coroutine that is not pcall's (coroutine.create, wrap)
+// ends the count, as in CC.
+func FrameAt(L *lua.LState, level int) (*lua.LState, *lua.Debug, int, bool) {
+	for {
+		if dbg, ok := L.GetStack(level); ok {
+			return L, dbg, level, true
+		}
+		depth := stackDepth(L)
+		caller, first, ok := pcallCaller(L, depth)
+		if !ok {
+			return nil, nil, 0, false
+		}
+		L, level = caller, level-depth+first
+	}
+}
+
+// stackDepth is how many frames L holds.
+func stackDepth(L *lua.LState) int {
+	n := 0
+	for {
+		if _, ok := L.GetStack(n); !ok {
+			return n
+		}
+		n++
+	}
+}
+
+// pcallCaller is, for L, a coroutine holding depth frames, the coroutine that called pcall
+// and the level there of pcall's caller, when L runs a pcall's function: its bottom frame
+// stands in for C, and the coroutine that resumed it is in pcall's workings.
+func pcallCaller(L *lua.LState, depth int) (*lua.LState, int, bool) {
+	parent := L.Parent
+	if parent == nil || depth == 0 || !isStandIn(L, depth-1) {
+		return nil, 0, false
+	}
+	inPcall := false
+	for level := 0; ; level++ {
+		dbg, ok := parent.GetStack(level)
+		if !ok {
+			return nil, 0, false
+		}
+		if _, err := parent.GetInfo("S", dbg, lua.LNil); err != nil {
+			return nil, 0, false
+		}
+		switch {
+		case dbg.What == "G":
+		case dbg.Source == CFrameSource:
+			inPcall = true
+		case inPcall:
+			return parent, level, true
+		default:
+			return nil, 0, false // resumed by Lua code: a coroutine of its own
+		}
+	}
+}
+
+// isStandIn reports whether L's frame at level is code standing in for C.
+func isStandIn(L *lua.LState, level int) bool {
+	dbg, ok := L.GetStack(level)
+	if !ok {
+		return false
+	}
+	_, err := L.GetInfo("S", dbg, lua.LNil)
+	return err == nil && dbg.Source == CFrameSource
 }
 
 // BlameCallersCaller runs body, the work of a Go function that other code reaches through

@@ -2,6 +2,7 @@ package luakit
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -109,7 +110,33 @@ func TestRaiseIsPlacedAtTheCallingLuaCode(t *testing.T) {
 		_, fromLua = pcall(outer)
 		_, fromPcall = pcall(f)`))
 	assert.Equal(t, "<string>:3: went wrong", L.GetGlobal("fromLua").String())
-	// Called by pcall itself there is no Lua caller, so no position (gopher-lua's RaiseError
-	// would name the line of the pcall).
-	assert.Equal(t, "went wrong", L.GetGlobal("fromPcall").String())
+	// Called by pcall itself: the nearest Lua code is the line calling pcall, where CC's
+	// Cobalt places a Java function's error too (LuaError's calculateLevel).
+	assert.Equal(t, "<string>:6: went wrong", L.GetGlobal("fromPcall").String())
+}
+
+// TestRaiseLooksPastFakecraftsPcall: fakecraft's pcall runs the function in a coroutine whose
+// body stands in for C; the error of a Go function it calls directly is placed at the line
+// calling pcall, in the coroutine that called it, as CC places it. A coroutine of the
+// program's own (not pcall's) ends the search: no position.
+func TestRaiseLooksPastFakecraftsPcall(t *testing.T) {
+	L := lua.NewState()
+	defer L.Close()
+	L.SetGlobal("f", L.NewFunction(func(L *lua.LState) int { Raise(L, "went wrong"); return 0 }))
+	stand := func(code string) *lua.LFunction {
+		fn, err := L.Load(strings.NewReader(code), CFrameSource)
+		require.NoError(t, err)
+		return fn
+	}
+	// A stand-in pcall, as fakecraft's cfuncs.lua writes it: its body is a stand-in too.
+	L.SetGlobal("body", stand(`local fn = ... return function(...) return (fn(...)) end`))
+	L.SetGlobal("standInPcall", stand(`
+		local co = coroutine.create(body(...))
+		return coroutine.resume(co, select(2, ...))`))
+	require.NoError(t, L.DoString(`
+		local co = coroutine.create(f)
+		_, ownCoroutine = coroutine.resume(co)
+		_, viaPcall = standInPcall(f)`))
+	assert.Equal(t, "went wrong", L.GetGlobal("ownCoroutine").String())
+	assert.Equal(t, "<string>:4: went wrong", L.GetGlobal("viaPcall").String())
 }

@@ -57,8 +57,10 @@ func TestHandles(t *testing.T) {
 		"end\tnil\tnil\ttrue\tnil",
 		"seek\tnil\tPosition is negative",
 		"past\t100\tnil\t100",
-		"bad\tfalse\tCannot read a negative number of bytes",
-		"closed\tfalse\tattempt to use a closed file",
+		// placed at the line calling pcall, as CC places a Java function's error; wrapped at
+		// the screen's width
+		"bad\tfalse\t/probe.lua:12: Cannot read a negative \nnumber of bytes",
+		"closed\tfalse\t/probe.lua:14: attempt to use a closed \nfile",
 	} {
 		assert.Contains(t, out, line+"\n")
 	}

@@ -42,10 +42,15 @@ func Example_extraAPI() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	res, err := m.Run(ctx)
-	fmt.Print(transcript.String())
+	// The transcript is the screen's lines as print wrapped them at its width, each kept with
+	// the blank the wrap left at its end: shown here without it.
+	for line := range strings.Lines(transcript.String()) {
+		fmt.Println(strings.TrimRight(line, " \n"))
+	}
 	fmt.Println(res.OK, err)
 	// Output:
 	// hello Ada, from computer 7
-	// false	bad argument #1 (string expected, got nil)
+	// false	/greet.lua:1: bad argument #1 (string
+	// expected, got nil)
 	// true <nil>
 }
