@@ -648,7 +648,10 @@ func (ls *LState) raiseError(level int, format string, args ...interface{}) {
 		message = fmt.Sprintf(format, args...)
 	}
 	if level > 0 {
-		message = fmt.Sprintf("%v %v", ls.where(level-1, true), message)
+		// No position (a coroutine whose body is a Go function) adds nothing, not a space.
+		if where := ls.where(level-1, true); where != "" {
+			message = where + " " + message
+		}
 	}
 	if ls.reg.IsFull() {
 		// if the registry is full then it won't be possible to push a value, in this case, force a larger size

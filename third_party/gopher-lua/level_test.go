@@ -28,3 +28,17 @@ seen = caller()
 		t.Errorf("debug.getinfo(2) after a tail call: %q, want %q", got, want)
 	}
 }
+
+// TestNoPositionAddsNoSpace: an error raised where no Lua code gives it a position (in a
+// coroutine whose body is a Go function) is the message alone, not " message".
+func TestNoPositionAddsNoSpace(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	L.SetGlobal("fail", L.NewFunction(func(L *LState) int { L.RaiseError("went wrong"); return 0 }))
+	if err := L.DoString(`ok, msg = coroutine.resume(coroutine.create(fail))`); err != nil {
+		t.Fatal(err)
+	}
+	if got := L.GetGlobal("msg").String(); got != "went wrong" {
+		t.Errorf("the error of a Go coroutine body: %q, want %q", got, "went wrong")
+	}
+}
