@@ -664,6 +664,9 @@ func TestInstallOnAFullDrive(t *testing.T) {
 		assert.Contains(t, joined, "The computer's drive is full: free some space", out)
 		assert.Contains(t, out, "Nothing was installed.")
 		assert.NotContains(t, joined, "Check that the gateway runs", out)
+		// CC places the failing write's error at the installer's line that called pcall:
+		// that position is no business of the player's.
+		assert.NotRegexp(t, `:\d+: `, joined, "no installer line reaches the player")
 		assert.Equal(t, []string{".settings", "filler.bin"}, diskFiles(t, dir), "nothing of the package is left")
 		assert.Equal(t, own, readSettings(t, dir))
 	}

@@ -63,13 +63,29 @@ local function readManifest()
   return manifest;
 end
 
+-- This file's name as CC puts it in front of an error raised at one of its lines. CC places
+-- the error of a native function pcall calls directly (fs.makeDir, a handle's write,
+-- http.websocket) at the nearest Lua code, the line of this file that called pcall: a place
+-- the player has no use for. (The package's own libraries do the same with
+-- codec.withoutPositionIn; this installer runs before they are there.)
+local HERE = debug.getinfo(1, "S").short_src;
+
+-- err as text, without the position CC gave it at a line of this file.
+local function message(err)
+  err = tostring(err);
+  if err:sub(1, #HERE + 1) ~= HERE .. ":" then
+    return err;
+  end
+  return err:match("^%d+: (.*)$", #HERE + 2) or err;
+end
+
 local function writeFile(path, bytes)
   local dir = fs.getDir(path);
   if dir ~= "" and not fs.exists(dir) then
     -- A directory costs space too: on a full drive makeDir raises "Out of space".
     local ok, dirErr = pcall(fs.makeDir, dir);
     if not ok then
-      return false, tostring(dirErr), true;
+      return false, message(dirErr), true;
     end
   end
   local handle, err = fs.open(path, "wb");
@@ -82,7 +98,7 @@ local function writeFile(path, bytes)
   handle.close();
   if not ok then
     fs.delete(path);
-    return false, tostring(writeErr), true;
+    return false, message(writeErr), true;
   end
   return true;
 end
@@ -366,7 +382,7 @@ local function checkPassword(password)
   local url = SOURCE.websocket .. CHECK_QUERY;
   local ok, ws, err = pcall(http.websocket, url);
   if not ok then
-    return nil, tostring(ws);
+    return nil, message(ws);
   elseif not ws then
     return nil, tostring(err or "Could not connect");
   end
