@@ -76,16 +76,7 @@ func TestTheEventStreamOpensAfterARequestOpencodeNeverAnswered(t *testing.T) {
 		slog.New(slog.DiscardHandler))
 	s.openGrace = 50 * time.Millisecond // a wait for a frame that never comes; the test waits on events
 
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // the bound of a failure, not a wait
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.run(ctx)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	ctx := runStream(t, s)
 	<-firstOpen // the stream's first attempt came while opencode was starting
 	oc.Unstall()
 	for {
@@ -132,20 +123,27 @@ func TestAnOpenEventStreamThatGoesSilentIsReopened(t *testing.T) {
 	require.NoError(t, err)
 	s := newStream(&client{base: base, http: http.DefaultClient}, slog.New(slog.DiscardHandler))
 	s.heartbeatGrace = 50 * time.Millisecond
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute) // the bound of a failure, not a wait
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		s.run(ctx)
-	}()
-	defer func() {
-		cancel()
-		<-done
-	}()
+	runStream(t, s)
 	<-opens
 	<-opens // reopened after it went silent
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	require.Error(t, s.lastErr)
 	assert.Equal(t, "opencode's event stream went silent", s.lastErr.Error())
+}
+
+// runStream runs s until the test ends, within a minute (the bound of a failure, not a wait),
+// and returns the context it runs in.
+func runStream(t *testing.T, s *stream) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return ctx
 }
