@@ -1,8 +1,7 @@
 package computer
 
 import (
-	"math"
-	"math/rand"
+	"math/rand/v2"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -50,7 +49,9 @@ func installCobaltChecks(L *lua.LState) {
 	}))
 
 	m := G.RawGetString("math").(*lua.LTable)
-	m.RawSetString("random", L.NewFunction(luaMathRandom))
+	rs := newRandomState()
+	m.RawSetString("random", L.NewFunction(rs.random))
+	m.RawSetString("randomseed", L.NewFunction(rs.randomseed))
 	for _, name := range []string{"max", "min"} {
 		orig := m.RawGetString(name).(*lua.LFunction).GFunction
 		m.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
@@ -128,39 +129,63 @@ func luaStringChar(L *lua.LState) int {
 	return 1
 }
 
-// luaMathRandom is Cobalt's math.random: none, one or two bounds, refusing an empty
-// interval (gopher-lua's panicked inside Go's rand.Intn) and a third argument. It draws
-// from the source math.randomseed seeds.
-func luaMathRandom(L *lua.LState) int {
+// randomState is a computer's math.random generator, as Cobalt keeps one per Lua state:
+// math.randomseed(x [, y]) seeds it with two parts, so that a program that seeds it gets
+// the same numbers again (Go's global generator ignores rand.Seed since Go 1.24). Its
+// numbers are not Cobalt's (xoshiro256**), only as reproducible.
+type randomState struct {
+	source *rand.PCG
+	rand   *rand.Rand
+}
+
+func newRandomState() *randomState {
+	source := rand.NewPCG(rand.Uint64(), rand.Uint64())
+	return &randomState{source: source, rand: rand.New(source)}
+}
+
+// randomseed is Cobalt's math.randomseed([x [, y]]): it seeds with x and y (0 when absent),
+// or with two random parts when given nothing, and returns the two parts.
+func (rs *randomState) randomseed(L *lua.LState) int {
+	var part1, part2 int64
+	if L.GetTop() == 0 {
+		part1, part2 = rs.rand.Int64(), rs.rand.Int64()
+	} else {
+		part1, part2 = int64(luakit.CheckInteger(L, 1)), int64(luakit.OptInteger(L, 2, 0))
+	}
+	rs.source.Seed(uint64(part1), uint64(part2))
+	L.Push(lua.LNumber(part1))
+	L.Push(lua.LNumber(part2))
+	return 2
+}
+
+// random is Cobalt's math.random: none, one or two bounds, refusing an empty interval
+// (gopher-lua's panicked inside Go's rand.Intn) and a third argument.
+func (rs *randomState) random(L *lua.LState) int {
 	switch L.GetTop() {
 	case 0:
-		L.Push(lua.LNumber(rand.Float64()))
+		L.Push(lua.LNumber(rs.rand.Float64()))
 	case 1:
 		high := luakit.CheckInteger(L, 1)
 		if high < 1 {
 			luakit.BadArgumentReason(L, 1, "interval is empty")
 		}
-		L.Push(lua.LNumber(1 + rand.Int63n(int64(high))))
+		L.Push(lua.LNumber(1 + rs.rand.Int64N(int64(high))))
 	case 2:
 		low, high := int64(luakit.CheckInteger(L, 1)), int64(luakit.CheckInteger(L, 2))
 		if high < low {
 			luakit.BadArgumentReason(L, 2, "interval is empty")
 		}
-		L.Push(lua.LNumber(float64(low + int64(randomBelow(uint64(high-low)+1)))))
+		L.Push(lua.LNumber(float64(low + int64(rs.below(uint64(high-low)+1)))))
 	default:
 		luakit.RaiseMessage(L, "wrong number of arguments")
 	}
 	return 1
 }
 
-// randomBelow is a uniform draw from [0, span), span 0 meaning all 2^64 values.
-func randomBelow(span uint64) uint64 {
-	if span != 0 && span <= math.MaxInt64 {
-		return uint64(rand.Int63n(int64(span)))
+// below is a uniform draw from [0, span), span 0 meaning all 2^64 values.
+func (rs *randomState) below(span uint64) uint64 {
+	if span == 0 {
+		return rs.rand.Uint64()
 	}
-	r := rand.Uint64()
-	for span != 0 && r >= span {
-		r = rand.Uint64()
-	}
-	return r
+	return rs.rand.Uint64N(span)
 }

@@ -170,6 +170,21 @@ describe("argument errors", function()
     expect(select("#", 1, nil)):eq(2);
   end);
 
+  it("repeats math.random's numbers after math.randomseed with the same seed, as Cobalt does", function()
+    local function draws() return { math.random(), math.random(1, 1000000), math.random(7) }; end
+    expect({ math.randomseed(42, 7) }):same({ 42, 7 });
+    local first = draws();
+    math.randomseed(42, 7);
+    expect(draws()):same(first);
+    expect({ math.randomseed(42) }):same({ 42, 0 });
+    local parts = { math.randomseed() }; -- reseeded at random: two parts, given back
+    expect(#parts):eq(2);
+    math.randomseed(parts[1], parts[2]);
+    local again = draws();
+    math.randomseed(parts[1], parts[2]);
+    expect(draws()):same(again);
+  end);
+
   it("of the os API say 'nil', and take no number for a string", function()
     expect.error(os.queueEvent):eq("bad argument #1 (string expected, got nil)");
     expect.error(os.epoch, 1):eq("bad argument #1 (string expected, got number)");
