@@ -130,7 +130,7 @@ func Raise(L *lua.LState, format string, args ...any) {
 // Go function (whereFrom): its caller's line, or under pcall(f, …) the line that called
 // pcall, as CC's Cobalt places its Java functions' errors.
 func RaiseMessage(L *lua.LState, msg string) {
-	L.Error(lua.LString(callerWhere(L)+msg), 0)
+	L.Error(lua.LString(CallerWhere(L)+msg), 0)
 }
 
 // CFrameSource is the source name of Lua code that stands in for a C function (fakecraft's
@@ -144,20 +144,14 @@ const CFrameSource = "[C]"
 // Lua's levels count (FrameAt).
 func RaiseAtCaller(L *lua.LState, msg string) {
 	where := ""
-	if th, dbg, at, ok := FrameAt(L, 1); ok {
-		if _, err := th.GetInfo("S", dbg, lua.LNil); err == nil && dbg.What != "G" && dbg.Source != CFrameSource {
-			where = th.Where(at) + " "
-		}
+	if th, dbg, at, ok := FrameAt(L, 1); ok && kindOf(th, dbg) == luaCode {
+		where = th.Where(at) + " "
 	}
 	L.Error(lua.LString(where+msg), 0)
 }
 
 // CallerWhere is the position RaiseMessage puts before a message (whereFrom).
-func CallerWhere(L *lua.LState) string { return callerWhere(L) }
-
-func callerWhere(L *lua.LState) string {
-	return whereFrom(L, 1)
-}
+func CallerWhere(L *lua.LState) string { return whereFrom(L, 1) }
 
 // whereFrom is the "source:line: " of the Lua code nearest the running Go function on the
 // stack, from its caller first levels up (1: the Go function's caller, 2: that one's caller),
@@ -172,10 +166,10 @@ func whereFrom(L *lua.LState, first int) string {
 		if !ok {
 			return ""
 		}
-		if _, err := th.GetInfo("S", dbg, lua.LNil); err != nil {
+		switch kindOf(th, dbg) {
+		case unreadable:
 			return ""
-		}
-		if dbg.What != "G" && dbg.Source != CFrameSource {
+		case luaCode:
 			return th.Where(at) + " "
 		}
 	}
@@ -218,7 +212,10 @@ func stackDepth(L *lua.LState) int {
 // stands in for C, and the coroutine that resumed it is in pcall's workings.
 func pcallCaller(L *lua.LState, depth int) (*lua.LState, int, bool) {
 	parent := L.Parent
-	if parent == nil || depth == 0 || !isStandIn(L, depth-1) {
+	if parent == nil || depth == 0 {
+		return nil, 0, false
+	}
+	if bottom, _ := L.GetStack(depth - 1); kindOf(L, bottom) != standIn {
 		return nil, 0, false
 	}
 	inPcall := false
@@ -227,29 +224,43 @@ func pcallCaller(L *lua.LState, depth int) (*lua.LState, int, bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		if _, err := parent.GetInfo("S", dbg, lua.LNil); err != nil {
-			return nil, 0, false
-		}
-		switch {
-		case dbg.What == "G":
-		case dbg.Source == CFrameSource:
+		switch kindOf(parent, dbg) {
+		case goCode:
+		case standIn:
 			inPcall = true
-		case inPcall:
-			return parent, level, true
-		default:
+		case luaCode:
+			if inPcall {
+				return parent, level, true
+			}
 			return nil, 0, false // resumed by Lua code: a coroutine of its own
+		default:
+			return nil, 0, false
 		}
 	}
 }
 
-// isStandIn reports whether L's frame at level is code standing in for C.
-func isStandIn(L *lua.LState, level int) bool {
-	dbg, ok := L.GetStack(level)
-	if !ok {
-		return false
+// frameKind is what a frame runs, for placing errors as CC does.
+type frameKind int
+
+const (
+	unreadable frameKind = iota // its debug information could not be read
+	goCode                      // a Go function: C in CC
+	standIn                     // Lua code standing in for C (CFrameSource)
+	luaCode                     // a program's or the ROM's Lua code
+)
+
+// kindOf says what th's frame dbg (from th.GetStack) runs.
+func kindOf(th *lua.LState, dbg *lua.Debug) frameKind {
+	if _, err := th.GetInfo("S", dbg, lua.LNil); err != nil {
+		return unreadable
 	}
-	_, err := L.GetInfo("S", dbg, lua.LNil)
-	return err == nil && dbg.Source == CFrameSource
+	switch {
+	case dbg.What == "G":
+		return goCode
+	case dbg.Source == CFrameSource:
+		return standIn
+	}
+	return luaCode
 }
 
 // BlameCallersCaller runs body, the work of a Go function that other code reaches through
@@ -258,7 +269,7 @@ func isStandIn(L *lua.LState, level int) bool {
 // caller of that caller instead: CC raises a peripheral method's errors one level up, at
 // the program that called peripheral.call rather than inside the ROM's peripheral API.
 func BlameCallersCaller(L *lua.LState, body func() int) int {
-	here := callerWhere(L)
+	here := CallerWhere(L)
 	if here == "" {
 		return body()
 	}
