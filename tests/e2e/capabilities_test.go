@@ -157,6 +157,12 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 		_, errOut, code := cli(ctx, t, g, nil, "cat", capTraposID, "/no/such.txt")
 		assert.NotEqual(t, 0, code)
 		assert.Contains(t, errOut, "fs_error: /no/such.txt: No such file")
+		// fs.list raises: CC places its error at the client's own line (a pcall's caller),
+		// and the host reads CC's message alone.
+		_, errOut, code = cli(ctx, t, g, nil, "ls", capTraposID, "/no/such")
+		assert.NotEqual(t, 0, code)
+		assert.Contains(t, errOut, "fs_error: /no/such: No such file")
+		assert.NotRegexp(t, `\.lua:\d+: `, errOut, "no client line reaches the host")
 	})
 
 	t.Run("exec returns values and output", func(t *testing.T) {
