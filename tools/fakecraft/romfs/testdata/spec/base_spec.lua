@@ -170,6 +170,20 @@ describe("argument errors", function()
     expect(select("#", 1, nil)):eq(2);
   end);
 
+  it("places a function's error where CC's Cobalt does: under pcall at pcall's caller, in a coroutine of its own nowhere", function()
+    local here = debug.getinfo(1, "S").short_src;
+    local line = debug.getinfo(1, "l").currentline + 1;
+    local results = { { pcall(fs.list, "/nope") }, { pcall(string.rep) }, { pcall(error, "x", 2) } };
+    expect(results):same({
+      { false, here .. ":" .. line .. ": /nope: No such file" },
+      { false, here .. ":" .. line .. ": bad argument (string expected, got nil)" },
+      { false, here .. ":" .. line .. ": x" },
+    });
+    expect({ pcall(coroutine.wrap(rawset), 1, 2, 3) }):same({ false, "bad argument (table expected, got number)" });
+    expect({ pcall(coroutine.wrap(fs.list), "/nope") }):same({ false, "/nope: No such file" });
+    expect({ pcall(error, "x", 1) }):same({ false, "x" }); -- level 1 is pcall: C
+  end);
+
   it("repeats math.random's numbers after math.randomseed with the same seed, as Cobalt does", function()
     local function draws() return { math.random(), math.random(1, 1000000), math.random(7) }; end
     expect({ math.randomseed(42, 7) }):same({ 42, 7 });
