@@ -41,10 +41,6 @@ func (f APIFlags) client() *computer.Client { return computer.New(f.transport())
 // failure words a command's error for the operator's terminal: "computer 7:kitchen ls /: the
 // computer answered forbidden: …" (the traposId first, so that its colon is never doubled),
 // with whatever the computer or the gateway wrote escaped (cctext.Show).
-// gatewayAt begins the HTTP client's messages about the gateway's own refusals (a wrong
-// token), which name the gateway, its address and the status themselves.
-const gatewayAt = hostapi.GatewayAt
-
 func failure(traposID, command string, err error) error {
 	what := fmt.Sprintf("computer %s %s", cctext.Show(traposID, false), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
@@ -61,10 +57,10 @@ func failure(traposID, command string, err error) error {
 		who = "refused"
 	}
 	msg := fmt.Sprintf("%s: %s %s: %s", what, who, cctext.Show(cctext.Clip(string(pe.Code), maxCodeBytes), false), showMessage(pe.Message))
-	if !pe.ByComputer && strings.HasPrefix(pe.Message, gatewayAt) {
+	if pe.Attributed {
 		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
 	}
-	if pe.Code == protocol.CodeTimeout && !strings.HasPrefix(pe.Message, gatewayAt) { // a silent gateway: more time is no fix
+	if pe.Code == protocol.CodeTimeout && !pe.Attributed { // a silent gateway: more time is no fix
 		msg += fmt.Sprintf(" (--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds()))
 	}
 	return errors.New(msg)
@@ -106,7 +102,7 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 	list, err := c.client().Computers(ctx)
 	if err != nil {
 		msg := err.Error()
-		if pe, ok := errors.AsType[*protocol.Error](err); ok && strings.HasPrefix(pe.Message, gatewayAt) {
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Attributed {
 			msg = pe.Message // it already says who answered what, as failure's messages do
 		}
 		return fmt.Errorf("list computers: %s", cctext.Show(msg, false))

@@ -21,6 +21,7 @@ import (
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit/daemonfake"
 	"trap-sandbox/testkit/opencodefake"
@@ -242,4 +243,19 @@ func TestAnOlderGatewayIsNamedAsSuch(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "(an older trap-sandbox? it needs the account routes): 404 page not found")
 	assert.NotContains(t, err.Error(), `\x0a`)
+}
+
+// TestWhoAnsweredComesFromTheClientNotFromTheWords: the CLI leaves out its "the gateway
+// answered CODE" only for its own words about the gateway (a wrong token, a hung gateway); a
+// gateway's answer that happens to begin the same way is still named as the gateway's, with
+// its code and the timeout's fix.
+func TestWhoAnsweredComesFromTheClientNotFromTheWords(t *testing.T) {
+	clearEnv(t)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		server.WriteError(w, http.StatusGatewayTimeout, protocol.CodeTimeout, "the gateway at the other end of the bus did not answer")
+	}))
+	defer gw.Close()
+	_, err := runClient(t, "ping", "7:kitchen", "--url", gw.URL)
+	require.EqualError(t, err, "computer 7:kitchen ping: the gateway answered timeout: the gateway at the other end of the bus did not answer"+
+		" (--timeout gives it longer, at most 60s)")
 }

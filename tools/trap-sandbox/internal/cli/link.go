@@ -31,7 +31,7 @@ func linkFailure(command string, err error) error {
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("link %s: %s", command, cctext.Show(err.Error(), false))
 	}
-	if strings.HasPrefix(pe.Message, gatewayAt) {
+	if pe.Attributed {
 		return fmt.Errorf("link %s: %s", command, showMessage(pe.Message))
 	}
 	return fmt.Errorf("link %s: the gateway answered %s: %s", command, pe.Code, showMessage(pe.Message))

@@ -143,7 +143,7 @@ func movePathNamed(err error, from, to string) error {
 	default:
 		return err
 	}
-	return &protocol.Error{Code: pe.Code, Message: named + ": " + pe.Message, ByComputer: true}
+	return pe.WithMessage(named + ": " + pe.Message)
 }
 
 // MakeDir makes a directory and its missing parents.

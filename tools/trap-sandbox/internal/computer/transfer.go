@@ -262,7 +262,7 @@ func (w upload) fail(ctx context.Context, err error) error {
 			message += outOfSpaceHint
 		}
 	}
-	return &protocol.Error{Code: pe.Code, ByComputer: pe.ByComputer, Message: message + left}
+	return pe.WithMessage(message + left)
 }
 
 // outOfSpace is CC's word for a full drive; outOfSpaceHint follows it in a write's error,

@@ -113,9 +113,9 @@ func runTimeoutHint(err error, typ string, payload json.RawMessage, timeout time
 	if run < timeout {
 		return err
 	}
-	return &protocol.Error{Code: pe.Code, Message: fmt.Sprintf("%s; the run on the computer may take %d ms (%s), not less than this request's timeoutMs of %d: "+
+	return pe.WithMessage(fmt.Sprintf("%s; the run on the computer may take %d ms (%s), not less than this request's timeoutMs of %d: "+
 		"send payload.timeoutMs below it, so the computer's own timeout answer, with its screen, comes first",
-		pe.Message, run.Milliseconds(), field, timeout.Milliseconds())}
+		pe.Message, run.Milliseconds(), field, timeout.Milliseconds()))
 }
 
 // requestBodies recycles the buffers /requests bodies are read into.

@@ -155,9 +155,9 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 	case errors.As(err, &silent):
 		// The gateway answers timeout itself once timeout has passed; RunSlack later it is the
 		// gateway that has not answered, not the computer (one that is hung, or overloaded).
-		return nil, protocol.Errorf(protocol.CodeTimeout, "%v; its own timeout answer was due after %s", err, timeout)
+		return nil, attributed(protocol.Errorf(protocol.CodeTimeout, "%v; its own timeout answer was due after %s", err, timeout))
 	case errors.As(err, &unreachable):
-		return nil, protocol.Errorf(protocol.CodeTimeout, "%v", err) // nor the computer: no gateway was reached
+		return nil, attributed(protocol.Errorf(protocol.CodeTimeout, "%v", err)) // nor the computer: no gateway was reached
 	}
 	if err != nil {
 		return nil, err
@@ -260,9 +260,17 @@ func (h HTTP) Open(ctx context.Context, method, path string, body []byte, accept
 }
 
 // GatewayAt begins every message of this client about the gateway itself rather than a
-// computer (hung, out of reach, a token it refused): a caller adds no computer's fix to it
-// (more time does not help a gateway that does not answer).
+// computer (hung, out of reach, a token it refused); as a *protocol.Error such a message is
+// attributed.
 const GatewayAt = "the gateway at "
+
+// attributed marks e as this client's own words about the gateway (protocol.Error's
+// Attributed): a caller adds no computer's fix to it (more time does not help a gateway that
+// does not answer).
+func attributed(e *protocol.Error) *protocol.Error {
+	e.Attributed = true
+	return e
+}
 
 // SilentGatewayError is a call whose deadline passed before the gateway answered, on a
 // connection it had taken: a gateway that is hung or overloaded. It is a
@@ -345,11 +353,11 @@ const goNotFound = "404 page not found\n"
 // server (or a proxy's error page answered), or a gateway older than the route asked for.
 func (h HTTP) notTheAPI(status int, body []byte) error {
 	if status == http.StatusNotFound && string(body) == goNotFound {
-		return protocol.Errorf(protocol.CodeInternal, "the gateway at %s has no such route (HTTP 404 page not found): "+
-			"it is older than this trap-sandbox (upgrade the gateway), or --url names another server", ShownURL(h.URL))
+		return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s has no such route (HTTP 404 page not found): "+
+			"it is older than this trap-sandbox (upgrade the gateway), or --url names another server", ShownURL(h.URL)))
 	}
-	return protocol.Errorf(protocol.CodeInternal, "the gateway at %s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %.200s",
-		ShownURL(h.URL), status, ShownBody(body))
+	return attributed(protocol.Errorf(protocol.CodeInternal, GatewayAt+"%s answered HTTP %d with a body that is not the API's (is that the gateway's URL?): %.200s",
+		ShownURL(h.URL), status, ShownBody(body)))
 }
 
 // ShownBody is an answer's body as an error message quotes it: the text rule's view, without
@@ -368,7 +376,8 @@ func (h HTTP) Refusal(status int, body []byte) error {
 	}
 	e := &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message}
 	if status == http.StatusUnauthorized || status == http.StatusForbidden {
-		e.Message = fmt.Sprintf("the gateway at %s answered %d: %s", ShownURL(h.URL), status, e.Message)
+		e.Message = fmt.Sprintf(GatewayAt+"%s answered %d: %s", ShownURL(h.URL), status, e.Message)
+		e.Attributed = true
 	}
 	switch {
 	case NeedsToken(h.Token != "", status, e.Code):

@@ -267,7 +267,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 			err = named(err, len(sent))
 			if len(sent) > 0 {
 				pe := asError(err)
-				err = inputSentError{&protocol.Error{Code: pe.Code, Message: pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)", ByComputer: pe.ByComputer}}
+				err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)")}
 			}
 			return ScreenOutput{}, withWarnings(err, warnings)
 		}
@@ -277,7 +277,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	if err != nil {
 		// The input is queued: say so, or a retry would type it twice.
 		pe := asError(err)
-		return ScreenOutput{}, withWarnings(inputSentError{&protocol.Error{Code: pe.Code, Message: pe.Message + "; the input was sent before it (read_screen shows the screen)", ByComputer: pe.ByComputer}}, warnings)
+		return ScreenOutput{}, withWarnings(inputSentError{pe.WithMessage(pe.Message + "; the input was sent before it (read_screen shows the screen)")}, warnings)
 	}
 	out := screenOutput(got.Screen, how.colours, how.cursor)
 	out.Settled, out.Warnings = &got.Settled, warnings

@@ -15,7 +15,6 @@ import (
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
-	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -458,7 +457,7 @@ func toolError(err error) *protocol.Error {
 	pe := asError(err)
 	msg := pe.Message
 	_, sent := errors.AsType[inputSentError](err)
-	if pe.Code == protocol.CodeTimeout && !sent && !strings.HasPrefix(msg, hostapi.GatewayAt) {
+	if pe.Code == protocol.CodeTimeout && !sent && !pe.Attributed {
 		msg += fmt.Sprintf(" (timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds())
 	}
 	if we, ok := errors.AsType[*warnedError](err); ok {
@@ -469,7 +468,7 @@ func toolError(err error) *protocol.Error {
 	if msg == pe.Message {
 		return pe
 	}
-	return &protocol.Error{Code: pe.Code, Message: msg, ByComputer: pe.ByComputer}
+	return pe.WithMessage(msg)
 }
 
 func (t *tools) ping(ctx context.Context, in TargetInput) (PingOutput, error) {

@@ -240,7 +240,8 @@ func TestATimeoutNamesTimeoutMs(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Equal(t, "timeout: computer 7: did not answer fs.list in time"+fix, text(res))
 
-	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "the gateway at http://127.0.0.1:4444 did not answer in time: it may be hung or overloaded (see its log and GET /healthz)"}
+	// The stdio bridge's own words about a gateway that does not answer (hostapi.HTTP's).
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "the gateway at http://127.0.0.1:4444 did not answer in time: it may be hung or overloaded (see its log and GET /healthz)", Attributed: true}
 	res = callTool(t, s, "ping", map[string]any{"traposId": "7:"})
 	require.True(t, res.IsError)
 	assert.NotContains(t, text(res), "timeoutMs gives it longer")

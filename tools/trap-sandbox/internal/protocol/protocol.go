@@ -123,6 +123,11 @@ type Error struct {
 	// ByComputer is set when the computer itself answered ok:false, so Message is the
 	// computer's text (the host surfaces mark it as the computer's data). Not on the wire.
 	ByComputer bool `json:"-"`
+	// Attributed is set on a host-side client's own error about the gateway it called (one
+	// that does not answer, cannot be reached, refused the call's token, or is not the API):
+	// Message already names that gateway and says what happened, so a caller adds neither
+	// "the gateway answered" nor a computer's fix (more time) of its own. Not on the wire.
+	Attributed bool `json:"-"`
 	// Accounts, on the host API's not_connected for a traposId that several accounts have
 	// connected (an admin's, whose own account has none of them), are those accounts: the
 	// traposId does not say which computer is meant, and asking again will not either. Never
@@ -133,6 +138,14 @@ type Error struct {
 // Error implements the error interface as "code: message".
 func (e *Error) Error() string {
 	return string(e.Code) + ": " + e.Message
+}
+
+// WithMessage is e with its message replaced (a caller adding what it knows): the same code,
+// and the same marks of who answered (ByComputer, Attributed, Accounts).
+func (e *Error) WithMessage(message string) *Error {
+	c := *e
+	c.Message = message
+	return &c
 }
 
 // Errorf builds an *Error with a formatted message.
