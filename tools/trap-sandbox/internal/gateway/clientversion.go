@@ -99,9 +99,10 @@ func (s *Session) explainUnknownType(version, typ string, e *protocol.Error) *pr
 // (Cobalt's LuaError calculateLevel): the library's own line that called pcall. So the
 // fs_error of clients 0.3.0 to 0.5.2 that a CC function raised (not the library's own words,
 // nor fs.open's returned reason) begins with that position ("/apis/libsandboxfiles.lua:59:
-// /x: No such file", "/apis/libsandboxfiles.lua:55: File exists"), no position of the host's. Their other answers carry none of the library's: its
-// screen handlers raise nothing, and an error of lua.exec, shell.run or a program's type is
-// the program's own, which stays whole.
+// /x: No such file", "/apis/libsandboxfiles.lua:55: File exists"), no position of the
+// host's. Their other answers carry none of the library's: its screen handlers raise
+// nothing, and an error of lua.exec, shell.run or a program's type is the program's own,
+// which stays whole.
 const fsErrorsUnplacedSince = "0.5.3"
 
 // libraryPosition is the position such a client's fs_error begins with: libsandboxfiles' file
