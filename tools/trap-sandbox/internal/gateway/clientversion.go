@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,16 +54,32 @@ func (s *Session) noteClientVersion(key Key, version string) {
 	}
 }
 
-// explainUnknownType is a computer's unknown_type for typ, with the fix added when typ is a
-// type of the vocabulary every up-to-date daemon answers (protocol.ComputerTypes) and this
-// computer's client is older than the one the gateway serves: the client predates the type,
-// and the install line, not a program of the owner's, is what gives it. Every host surface
-// (the HTTP API, the CLI, MCP, screens, the agent) reads the answer from here.
-func (s *Session) explainUnknownType(typ string, e *protocol.Error) *protocol.Error {
-	served := s.gw.cfg.ClientVersion
+// olderClientsError is a computer's error answer e to a request of type typ as the host reads
+// it: the one place where the gateway makes up for what an older client (hello's
+// clientVersion, empty for none) says differently from the current one. A client that names
+// no version is taken for the oldest: TrapOS's own clients before 0.3.0 sent none, and the
+// rules below change only text that names the client's own library, which another client
+// never sends.
+func (s *Session) olderClientsError(typ string, e *protocol.Error) *protocol.Error {
 	s.mu.Lock()
 	version := s.clientVersion
 	s.mu.Unlock()
+	switch e.Code {
+	case protocol.CodeUnknownType:
+		return s.explainUnknownType(version, typ, e)
+	case protocol.CodeFSError:
+		return withoutLibraryPosition(version, typ, e)
+	}
+	return e
+}
+
+// explainUnknownType is a computer's unknown_type for typ, with the fix added when typ is a
+// type of the vocabulary every up-to-date daemon answers (protocol.ComputerTypes) and this
+// computer's client (version) is older than the one the gateway serves: the client predates
+// the type, and the install line, not a program of the owner's, is what gives it. Every host
+// surface (the HTTP API, the CLI, MCP, screens, the agent) reads the answer from here.
+func (s *Session) explainUnknownType(version, typ string, e *protocol.Error) *protocol.Error {
+	served := s.gw.cfg.ClientVersion
 	if served == "" || !olderVersion(version, served) || !slices.Contains(protocol.ComputerTypes, typ) {
 		return e
 	}
@@ -75,6 +92,45 @@ func (s *Session) explainUnknownType(typ string, e *protocol.Error) *protocol.Er
 		"run the gateway's install line on the computer to upgrade it, then reboot it)", e.Message, clip(shown), served)
 	return &explained
 }
+
+// fsErrorsUnplacedSince is the first client whose fs_error is CC's message alone. Before it,
+// libsandboxfiles called CC's fs functions (and file handles) straight from pcall, and on CC
+// the error of a native function raised without a level is placed at the nearest Lua code
+// (Cobalt's LuaError calculateLevel): the library's own line that called pcall. So the
+// fs_error of clients 0.3.0 to 0.5.2 that a CC function raised (not the library's own words,
+// nor fs.open's returned reason) begins with that position ("/apis/libsandboxfiles.lua:59:
+// /x: No such file", "/apis/libsandboxfiles.lua:55: File exists"), no position of the
+// host's. Their other answers carry none of the library's: its screen handlers raise
+// nothing, and an error of lua.exec, shell.run or a program's type is the program's own,
+// which stays whole.
+const fsErrorsUnplacedSince = "0.5.3"
+
+// libraryPosition is the position such a client's fs_error begins with: libsandboxfiles' file
+// as CC names it (the installer puts it at /apis/, and the client requires it by that
+// absolute path) and a line.
+var libraryPosition = regexp.MustCompile(`^/apis/libsandboxfiles\.lua:[0-9]+: `)
+
+// withoutLibraryPosition is e, an fs_error answer to a request of type typ from a client of
+// version, with the library's position taken off when that client is one that put it there
+// (fsErrorsUnplacedSince): a host reads "File exists" as a current client sends it, and the
+// host-side checks that compare CC's words (an older client's replacing write, fs.move's
+// refusals named by path) hold for it too.
+func withoutLibraryPosition(version, typ string, e *protocol.Error) *protocol.Error {
+	if !olderVersion(version, fsErrorsUnplacedSince) || !slices.Contains(fsTypes, typ) {
+		return e
+	}
+	at := libraryPosition.FindStringIndex(e.Message)
+	if at == nil {
+		return e
+	}
+	unplaced := *e
+	unplaced.Message = e.Message[at[1]:]
+	return &unplaced
+}
+
+// fsTypes are the requests libsandboxfiles answers.
+var fsTypes = []string{protocol.TypeFSList, protocol.TypeFSRead, protocol.TypeFSWrite,
+	protocol.TypeFSDelete, protocol.TypeFSMove, protocol.TypeFSMakeDir}
 
 // olderVersion compares MAJOR.MINOR.PATCH versions; a missing or unparsable have is older.
 func olderVersion(have, want string) bool {

@@ -81,3 +81,45 @@ func TestOlderClientsUnknownTypeNamesTheUpgrade(t *testing.T) {
 		})
 	}
 }
+
+// On CC a client before 0.5.3 sent an fs_error with its library's line in front (CC places a
+// native function's error raised under pcall at the nearest Lua code): the host reads CC's
+// message alone, as from a current client. Only that position of that client's fs requests
+// goes: a newer client's text, another file's position and another type's answer stay as sent.
+func TestOlderClientsFSErrorLosesTheLibrarysPosition(t *testing.T) {
+	h := newHarness(t, Config{ClientVersion: "0.5.3"}, nil)
+	for i, c := range []struct {
+		name, version, typ, code, sent, read string
+	}{
+		{"0.5.2's move onto a file", "0.5.2", protocol.TypeFSMove, "fs_error", "/apis/libsandboxfiles.lua:59: File exists", "File exists"},
+		{"0.4.0's list", "0.4.0", protocol.TypeFSList, "fs_error", "/apis/libsandboxfiles.lua:55: /no/such: No such file", "/no/such: No such file"},
+		{"no version at all", "", protocol.TypeFSRead, "fs_error", "/apis/libsandboxfiles.lua:101: /a: No such file", "/a: No such file"},
+		{"0.5.3 sends CC's words", "0.5.3", protocol.TypeFSMove, "fs_error", "/apis/libsandboxfiles.lua:59: File exists", "/apis/libsandboxfiles.lua:59: File exists"},
+		{"a later client", "0.6.0", protocol.TypeFSMove, "fs_error", "/apis/libsandboxfiles.lua:59: File exists", "/apis/libsandboxfiles.lua:59: File exists"},
+		{"another file's position", "0.5.2", protocol.TypeFSWrite, "fs_error", "/programs/p.lua:3: Out of space", "/programs/p.lua:3: Out of space"},
+		{"a name that only ends like the library's", "0.5.2", protocol.TypeFSWrite, "fs_error", "/apis/my_libsandboxfiles.lua:3: x", "/apis/my_libsandboxfiles.lua:3: x"},
+		{"no line", "0.5.2", protocol.TypeFSDelete, "fs_error", "/apis/libsandboxfiles.lua: Access denied", "/apis/libsandboxfiles.lua: Access denied"},
+		{"another code", "0.5.2", protocol.TypeFSMakeDir, "internal", "/apis/libsandboxfiles.lua:9: attempt to index nil", "/apis/libsandboxfiles.lua:9: attempt to index nil"},
+		{"a program's type", "0.5.2", "door.open", "fs_error", "/apis/libsandboxfiles.lua:59: jammed", "/apis/libsandboxfiles.lua:59: jammed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			id := "7:fs" + strconv.Itoa(i)
+			comp := h.dial(t, id)
+			hello := map[string]any{"traposId": id, "secret": ""}
+			if c.version != "" {
+				hello["clientVersion"] = c.version
+			}
+			comp.request("hello-1", TypeHello, hello)
+			require.True(t, comp.read().OK)
+			ch := asyncRequest(h.gw, context.Background(), id, c.typ, nil)
+			comp.answerNext(func(protocol.Frame) map[string]any {
+				return map[string]any{"ok": false, "error": map[string]any{"code": c.code, "message": c.sent}}
+			})
+			r := awaitResult(t, ch)
+			require.NoError(t, r.err)
+			require.NotNil(t, r.resp.Error)
+			assert.Equal(t, protocol.Code(c.code), r.resp.Error.Code)
+			assert.Equal(t, c.read, r.resp.Error.Message)
+		})
+	}
+}

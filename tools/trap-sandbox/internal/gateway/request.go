@@ -158,8 +158,8 @@ func (s *Session) requestUntil(ctx context.Context, typ string, payload json.Raw
 	g.cfg.Metrics.frameOut(protocol.EventGatewayRequest, typ)
 	resp, err := awaitResponse(ctx, timeout, s, wait, messageID, traposID, typ)
 	g.cfg.Metrics.requestDone(requestOutcome(resp, err), time.Since(start))
-	if err == nil && resp.Error != nil && resp.Error.Code == protocol.CodeUnknownType {
-		resp.Error = s.explainUnknownType(typ, resp.Error)
+	if err == nil && resp.Error != nil {
+		resp.Error = s.olderClientsError(typ, resp.Error)
 	}
 	return resp, err
 }

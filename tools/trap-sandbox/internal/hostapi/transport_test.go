@@ -123,6 +123,44 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 	}
 }
 
+// TestAnOlderClientsFSErrorsReadAsCCWordsThem: on CC a client before 0.5.3 put its library's
+// line in front of an fs_error ("/apis/libsandboxfiles.lua:59: File exists"). Through the real
+// gateway the host's checks of CC's words hold for it as for a current client: 0.4.0 (older than
+// fs.move's overwrite) has its old file replaced by a write, and 0.5.2's fs.move refusals name
+// their path, on both transports.
+func TestAnOlderClientsFSErrorsReadAsCCWordsThem(t *testing.T) {
+	gw, srv := gatewayWithAPI(t, "tok")
+	beforeOverwrite := &daemonfake.Daemon{ID: 4, AllowFiles: daemonfake.AllowFilesWrite, OldClient: true,
+		ClientVersion: "0.4.0", FSErrorPosition: "/apis/libsandboxfiles.lua:55: "}
+	beforeOverwrite.PutFile("/f.lua", []byte("old contents"))
+	connectComputer(t, srv, beforeOverwrite)
+	placing := &daemonfake.Daemon{ID: 5, AllowFiles: daemonfake.AllowFilesWrite,
+		ClientVersion: "0.5.2", FSErrorPosition: "/apis/libsandboxfiles.lua:59: "}
+	placing.PutFile("/here.lua", []byte("x"))
+	placing.PutFile("/taken.lua", []byte("y"))
+	connectComputer(t, srv, placing)
+	for name, tr := range map[string]computer.Transport{
+		"in-process": hostapi.NewGateway(gw),
+		"http":       hostapi.HTTP{URL: srv.URL, Token: "tok"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := account.WithCaller(t.Context(), account.LocalAdmin)
+			c := computer.New(tr)
+			contents := "new contents by " + name
+			assert.NoError(t, c.Write(ctx, "4:", "/f.lua", []byte(contents), 0), "the old file is replaced in two steps")
+			got, _ := beforeOverwrite.File("/f.lua")
+			assert.Equal(t, contents, string(got))
+
+			var pe *protocol.Error
+			require.ErrorAs(t, c.Move(ctx, "5:", "/gone.lua", "/new.lua", 0), &pe)
+			assert.Equal(t, protocol.CodeFSError, pe.Code)
+			assert.Equal(t, "/gone.lua: No such file", pe.Message)
+			require.ErrorAs(t, c.Move(ctx, "5:", "/here.lua", "/taken.lua", 0), &pe)
+			assert.Equal(t, "/taken.lua: File exists", pe.Message)
+		})
+	}
+}
+
 // TestARefusalNamesTheTokenOnlyWhenItIsTheFix: the hint to give a token follows only the API
 // auth's refusal of a call that sent none; a refusal of something else (forbidden), or of a
 // token that was given, is the gateway's words alone.

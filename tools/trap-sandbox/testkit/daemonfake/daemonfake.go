@@ -13,6 +13,7 @@ package daemonfake
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -78,6 +79,14 @@ type Daemon struct {
 	Exec func(typ string, payload map[string]any) (any, *Error)
 	// OldClient answers fs.move as a client older than its overwrite field: it ignores it.
 	OldClient bool
+	// ClientVersion is the version the hello names (clientVersion) and computer.info reports;
+	// empty names none in the hello, as a client before 0.3.0.
+	ClientVersion string
+	// FSErrorPosition is put in front of an fs.* request's fs_error, as a client before 0.5.3
+	// sent one on CC ("/apis/libsandboxfiles.lua:59: "): CC placed the error its fs function
+	// raised under the library's pcall at the library's line. (That client sent its own words,
+	// such as fs.delete's No such file, without it; the stand-in puts it on every one.)
+	FSErrorPosition string
 	// FailWrite makes the nth fs.write (counting from 1, as Writes does) answer Out of space,
 	// as a full disk does; 0 never.
 	FailWrite int
@@ -180,6 +189,16 @@ func (d *Daemon) mkdirs(p string) {
 // when absent), in the daemon's order: the byte rule, the owner's settings, the fields, the
 // work.
 func (d *Daemon) Answer(typ string, payload json.RawMessage) Reply {
+	r := d.answer(typ, payload)
+	if d.FSErrorPosition != "" && r.Error != nil && r.Error.Code == string(protocol.CodeFSError) && slices.Contains(served, typ) {
+		placed := *r.Error
+		placed.Message = d.FSErrorPosition + placed.Message
+		r.Error = &placed
+	}
+	return r
+}
+
+func (d *Daemon) answer(typ string, payload json.RawMessage) Reply {
 	p, bytesOnly := decodePayload(payload)
 	if !bytesOnly {
 		return fail(protocol.CodeBadPayload, payloadAboveByte)
@@ -260,7 +279,7 @@ func (d *Daemon) refusal(typ string) *Reply {
 }
 
 func (d *Daemon) info() map[string]any {
-	info := map[string]any{"traposId": d.TraposID(), "id": d.ID, "host": host, "clientVersion": clientVersion,
+	info := map[string]any{"traposId": d.TraposID(), "id": d.ID, "host": host, "clientVersion": cmp.Or(d.ClientVersion, clientVersion),
 		"uptime": 1.5, "day": 3, "time": 6.25, "freeSpace": 1000000, "colour": true,
 		"peripherals": []any{map[string]any{"name": "left", "types": []string{"modem"}}}}
 	if d.Label != "" {

@@ -36,7 +36,11 @@ func (d *Daemon) Connect(ctx context.Context, wsURL, secret string) (stop func()
 }
 
 func (d *Daemon) hello(ctx context.Context, conn *websocket.Conn, secret string) error {
-	payload, _ := json.Marshal(map[string]any{"traposId": d.TraposID(), "secret": secret})
+	hello := map[string]any{"traposId": d.TraposID(), "secret": secret}
+	if d.ClientVersion != "" {
+		hello["clientVersion"] = d.ClientVersion
+	}
+	payload, _ := json.Marshal(hello)
 	if err := send(conn, protocol.Frame{Event: protocol.EventComputerRequest, TraposSenderID: d.TraposID(),
 		MessageID: "hello", Type: protocol.TypeHello, Payload: payload}); err != nil {
 		return err
