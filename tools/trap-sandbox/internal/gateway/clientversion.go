@@ -87,10 +87,8 @@ func (s *Session) explainUnknownType(version, typ string, e *protocol.Error) *pr
 	if version == "" {
 		shown = "a trapos-sandbox that names no version"
 	}
-	explained := *e
-	explained.Message = fmt.Sprintf("%s (its client, %s, is older than the %s this gateway serves: "+
-		"run the gateway's install line on the computer to upgrade it, then reboot it)", e.Message, clip(shown), served)
-	return &explained
+	return e.WithMessage(fmt.Sprintf("%s (its client, %s, is older than the %s this gateway serves: "+
+		"run the gateway's install line on the computer to upgrade it, then reboot it)", e.Message, clip(shown), served))
 }
 
 // fsErrorsUnplacedSince is the first client whose fs_error is CC's message alone. Before it,
@@ -123,9 +121,7 @@ func withoutLibraryPosition(version, typ string, e *protocol.Error) *protocol.Er
 	if at == nil {
 		return e
 	}
-	unplaced := *e
-	unplaced.Message = e.Message[at[1]:]
-	return &unplaced
+	return e.WithMessage(e.Message[at[1]:])
 }
 
 // fsTypes are the requests libsandboxfiles answers.
