@@ -373,3 +373,58 @@ func TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, text, markerAtPrompt)
 }
+
+// TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway: the view of a computer whose gateway
+// stopped still shows its last screen, and the person may go on typing on it. Those keys, a
+// paste and Terminate go nowhere and leave the status saying why (the gateway's words, then
+// the connection lost, "waiting for it to come back"): they replaced it with "Input failed:
+// Failed to fetch", the browser's words, which no longer said that the view waits and comes
+// back. Nor are they kept for later: once the view is live again, only what is typed then is
+// typed on the computer.
+func TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-away-4c1d"
+	ocURL := opencodefake.ClosedPortURL(t)
+	g := startGateway(t, ocURL, "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Input = computer.Input(make(chan string))
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	require.NoError(t, g.Stop())
+	until(t, "the connection lost", `document.getElementById("status").textContent === "The connection to the gateway was lost (waiting for it to come back)"`)
+	// Every status the view shows from now on, however briefly.
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`window.statuses = [];
+		new MutationObserver(() => statuses.push(document.getElementById("status").textContent))
+			.observe(document.getElementById("status"), { childList: true, characterData: true, subtree: true });
+		true`))
+	require.NoError(t, err)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "ls\r"),
+		chromedp.SendKeys("#paste-text", "ls"), chromedp.Click("#paste-form button"), chromedp.Click("#terminate")))
+	// Whatever was sent has been answered, or has failed, once the view's input queue settles.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`view.queue.then(() => true)`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	notWaiting, err := chromedp.Run(page, chromedp.Evaluate[[]string](`statuses.filter((s) => !s.endsWith("(waiting for it to come back)"))`))
+	require.NoError(t, err)
+	assert.Empty(t, notWaiting, "every status while the gateway is away says the view waits for it")
+	shown, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	assert.Equal(t, "The connection to the gateway was lost (waiting for it to come back)", shown)
+
+	harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
+		Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, "--api-token", token}})
+	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live"`)
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "id\r")))
+	until(t, "what is typed once the view is back", `document.getElementById("screen-text").textContent.includes("> id\n")`)
+	text, err := chromedp.Run(page, chromedp.Text("#screen-text"))
+	require.NoError(t, err)
+	assert.NotContains(t, text, "> ls", "nothing typed while the gateway was away reaches the computer")
+}

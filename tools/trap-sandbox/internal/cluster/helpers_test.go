@@ -32,6 +32,7 @@ import (
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/opencodehealth"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
 )
@@ -165,8 +166,12 @@ func (tc *testCluster) startReplicaVia(name string, cfg gateway.Config, natsURL 
 	}
 	gw := gateway.New(cfg, logger, router)
 	opencodehealth.New(okProber{}, nil).Register(gw)
+	// The host API and the live screen, wired as the CLI wires them.
+	computers := hostcomputer.New(hostapi.NewGateway(gw))
+	screens := screen.New(computers).OnReplica(name)
+	screens.Register(gw)
 	r := &replica{name: name, gw: gw, router: router, nc: nc,
-		srv: httptest.NewServer(server.New(logger, server.Config{}, gw, hostapi.New(hostcomputer.New(hostapi.NewGateway(gw)))).Handler())}
+		srv: httptest.NewServer(server.New(logger, server.Config{}, gw, hostapi.New(computers), screens).Handler())}
 	t.Cleanup(r.stop)
 	return r
 }

@@ -69,14 +69,18 @@ func (m *Module) OnReplica(name string) *Module {
 func watchKey(accountID, traposID string) string { return accountID + "\x00" + traposID }
 
 // listingOf is the listing of the computer traposID that ctx's caller reaches (its own
-// account's first, when an admin reaches several); its AccountID is "" when it reaches none
-// (the watch then fails as the request does, not_connected).
+// account's first, when an admin reaches several); its AccountID is "" when it reaches none,
+// or, an admin, several accounts' and none of its own: the watch then fails as the request
+// does (not_connected, naming the accounts when several have it). Picking one of several
+// here answered an admin on a replica that does not hold it "watch it there", where its
+// request would have said that only another account's token picks one.
 func (m *Module) listingOf(ctx context.Context, traposID string) computer.Computer {
 	cs, err := m.client.Computers(ctx)
 	if err != nil {
 		return computer.Computer{}
 	}
 	var found computer.Computer
+	several := false
 	for _, c := range cs {
 		if c.TraposID != traposID {
 			continue
@@ -84,9 +88,11 @@ func (m *Module) listingOf(ctx context.Context, traposID string) computer.Comput
 		if c.AccountID == account.CallerFrom(ctx).Account {
 			return c
 		}
-		if found.AccountID == "" {
-			found = c
-		}
+		several = several || found.AccountID != ""
+		found = c
+	}
+	if several {
+		return computer.Computer{}
 	}
 	return found
 }

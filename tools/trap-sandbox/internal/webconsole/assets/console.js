@@ -5,7 +5,7 @@
 const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem("trap-sandbox-token") || "";
 let listTimer = null;
-let view = null; // {traposId, abort, queue}
+let view = null; // {traposId, abort, queue, live}
 
 function headers(extra) {
   const h = Object.assign({}, extra);
@@ -196,14 +196,15 @@ const waiting = " (waiting for it to come back)";
 // between is down (the browser's own words, "Failed to fetch", say neither).
 const connectionLost = "The connection to the gateway was lost" + waiting;
 
-// follow shows the computer's screen while its view is open: when the computer goes away or
-// the gateway stops, it says so and watches again every retryMs, so the view comes back with
-// the computer. A refusal (the owner's setting, the token) ends it.
-async function follow(traposId, signal) {
+// follow shows the computer's screen while view v is open: when the computer goes away or the
+// gateway stops, it says so and watches again every retryMs, so the view comes back with the
+// computer. A refusal (the owner's setting, the token) ends it.
+async function follow(v) {
+  const signal = v.abort.signal;
   while (!signal.aborted) {
     let again;
     try {
-      again = await watch(traposId, signal);
+      again = await watch(v);
     } catch (e) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
       status(connectionLost);
@@ -219,10 +220,10 @@ async function follow(traposId, signal) {
 // neither: the computer is there but its client has no screen (older than it), which the
 // message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
 // traposId that several accounts have connected (an admin's token; the answer names the
-// accounts): only another token picks one.
-async function watch(traposId, signal) {
-  const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/screen",
-    { headers: { Accept: "text/event-stream" }, signal });
+// accounts): only another token picks one. v.live is set while the stream is open.
+async function watch(v) {
+  const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/screen",
+    { headers: { Accept: "text/event-stream" }, signal: v.abort.signal });
   if (!res.ok) {
     const body = await res.json().catch(() => null);
     const error = body && body.error;
@@ -235,7 +236,17 @@ async function watch(traposId, signal) {
     return again;
   }
   status("Live");
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  v.live = true;
+  try {
+    return await frames(res.body);
+  } finally {
+    v.live = false;
+  }
+}
+
+// frames draws a live stream's frames until it ends, then says why (as watch reports).
+async function frames(body) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";
   for (;;) {
     const { value, done } = await reader.read();
@@ -268,9 +279,12 @@ async function watch(traposId, signal) {
   return true;
 }
 
-// send queues screen.input events, one request at a time so they keep their order.
+// send queues screen.input events, one request at a time so they keep their order. While the
+// view is not live (the computer or the gateway away, the screen shown its last one) they are
+// dropped, not kept: the status already says why, and keys typed on a stale screen must not
+// land on the computer when it is back.
 function send(events) {
-  if (!view || events.length === 0) return;
+  if (!view || !view.live || events.length === 0) return;
   const traposId = view.traposId;
   view.queue = view.queue.then(async () => {
     const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/requests", {
@@ -326,8 +340,8 @@ function open(traposId) {
   $("screen-text").textContent = "";
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve() };
-  follow(traposId, abort.signal);
+  view = { traposId, abort, queue: Promise.resolve(), live: false };
+  follow(view);
   $("screen").focus();
 }
 
