@@ -428,3 +428,37 @@ func TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, text, "> ls", "nothing typed while the gateway was away reaches the computer")
 }
+
+// TestTheWebConsolesListSaysWhatItNoLongerKnows: while the gateway cannot be reached, the
+// computer list stops calling its rows connected (they are what the gateway last said, and a
+// stopped gateway's computers are not) and says the connection was lost, in the viewer's
+// words rather than the browser's ("Failed to fetch"); once the gateway and the computer are
+// back, the list is live again.
+func TestTheWebConsolesListSaysWhatItNoLongerKnows(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-list-7e3a"
+	ocURL := opencodefake.ClosedPortURL(t)
+	g := startGateway(t, ocURL, "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Input = computer.Input(make(chan string))
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	const rows = `[...document.querySelectorAll("#computer-list tr")].map(tr => tr.cells[0].textContent + " " + tr.cells[2].textContent).join()`
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the computer listed", rows+` === "11:desk connected"`)
+
+	require.NoError(t, g.Stop())
+	until(t, "the connection lost", `document.getElementById("status").textContent === "The connection to the gateway was lost (waiting for it to come back)"`)
+	state, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[`+rows+`, document.getElementById("computer-list").classList.contains("stale")]`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{"11:desk unknown", true}, state, "the last list kept, greyed, none of it called connected")
+
+	harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
+		Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, "--api-token", token}})
+	until(t, "the list live again", rows+` === "11:desk connected" && !document.getElementById("computer-list").classList.contains("stale") &&
+		document.getElementById("status").textContent === ""`)
+}

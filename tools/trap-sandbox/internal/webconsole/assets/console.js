@@ -84,13 +84,21 @@ async function loadList() {
         if (typeof v === "string") td.textContent = v; else td.append(v);
         tr.append(td);
       }
+      tr.cells[2].className = "state";
       body.append(tr);
     }
+    body.classList.remove("stale");
     $("no-computers").hidden = computers.length > 0;
     show("computers");
     status("");
   } catch (e) {
-    if (e.message !== "unauthorized") status("Cannot reach the gateway: " + e.message);
+    if (e.message === "unauthorized") return;
+    // The rows are what the gateway last said: while it cannot be asked, none is known to be
+    // connected (a stopped gateway's computers are not), so the list stops saying so.
+    const body = $("computer-list");
+    body.classList.add("stale");
+    for (const td of body.querySelectorAll("td.state")) td.textContent = "unknown";
+    status(connectionLost);
   }
 }
 
