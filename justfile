@@ -13,7 +13,7 @@ default:
 sandbox-serve:
     go run ./tools/trap-sandbox
 
-# Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft
+# Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft, on its virtual clock (`fakecraft test`'s default)
 craftos-test:
     go run ./tools/fakecraft test trapos/tests tools/fakecraft/romfs/testdata/spec
 
