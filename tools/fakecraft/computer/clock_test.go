@@ -108,3 +108,39 @@ return true
 	require.NoError(t, res.Err, out)
 	assert.Equal(t, "work_done\ttrue\t3600\n", out)
 }
+
+// TestVirtualClockRunsOnRealTimeWhileWorkIsInFlight: while a goroutine started with Go runs,
+// the virtual clock's ticks come from the real ticker, so a program waiting on a timer beside
+// work in flight (a request with a timeout) still sees it fire; the work ends only when the
+// program says so, after its timer.
+func TestVirtualClockRunsOnRealTimeWhileWorkIsInFlight(t *testing.T) {
+	out, res, _ := runLua(t, `
+startWork()
+local timer = os.startTimer(1)
+local _, fired = os.pullEvent("timer")
+print(fired == timer, os.clock())
+endWork()
+return true
+`, virtual, func(cfg *Config) {
+		cfg.TimeScale = 20 // a second of computer time is 50 ms of real time
+		cfg.APIs = append(cfg.APIs, func(L *lua.LState, e *Env) error {
+			release := make(chan struct{})
+			L.SetGlobal("startWork", L.NewFunction(func(*lua.LState) int {
+				e.Go(func() {
+					select {
+					case <-release:
+					case <-e.Done():
+					}
+				})
+				return 0
+			}))
+			L.SetGlobal("endWork", L.NewFunction(func(*lua.LState) int {
+				close(release)
+				return 0
+			}))
+			return nil
+		})
+	})
+	require.NoError(t, res.Err, out)
+	assert.Equal(t, "true\t1\n", out)
+}
