@@ -2,6 +2,7 @@ package computer
 
 import (
 	"context"
+	"math"
 	"slices"
 	"time"
 
@@ -135,7 +136,7 @@ func (c *Computer) skipQuietTicks() {
 	if len(c.alarms) > 0 || len(c.afters) > 0 || len(c.timers) == 0 {
 		return
 	}
-	quiet := int(^uint(0) >> 1)
+	quiet := math.MaxInt
 	for _, left := range c.timers {
 		quiet = min(quiet, left-1)
 	}
