@@ -223,13 +223,17 @@ describe("libsandboxscreen", function()
       file.close();
       local checked = false;
       drawingOn(ref, function()
-        parallel.waitForAny(function()
+        -- Both tabs end on screen_spec_done, and so multishell and shell.run with them: a
+        -- shell.run cut off by waitForAny would leave multishell on the shell's stack of
+        -- running programs, for the specs after this one (shell.getRunningProgram).
+        parallel.waitForAll(function()
           shell.run("/rom/programs/advanced/multishell.lua", tab1);
         end, function()
           os.pullEvent("screen_spec_drawn");
           expect(select(1, ref.getLine(1))):str_match("two");
           expectMirrored(mirror, ref);
           checked = true;
+          os.queueEvent("screen_spec_done");
         end);
       end);
       fs.delete(dir);

@@ -14,8 +14,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	lua "github.com/yuin/gopher-lua"
@@ -93,8 +93,16 @@ type Config struct {
 	// (apis.go) and before the bios runs.
 	APIs []Installer
 	// TimeScale speeds the computer's clock up: 10 makes ticks every 5 ms of real time and
-	// os.epoch/os.clock advance ten times faster. Zero means 1 (real time).
+	// os.epoch/os.clock advance ten times faster. Zero means 1 (real time). On the virtual
+	// clock it sets the pace of the ticks while the computer awaits something outside.
 	TimeScale float64
+	// VirtualTime puts the computer on the virtual clock (clock.go): its time passes only
+	// while it is idle, and then at once, up to the next tick on which something is due
+	// (a timer, an alarm, an After function), so a program's sleep(60) takes no real time
+	// and what a program sees of time does not depend on the machine's speed. While a
+	// goroutine started with Go runs (real I/O in flight) or a line is wanted from Input,
+	// ticks come from the real clock at TimeScale, as without it.
+	VirtualTime bool
 	// YieldTimeout is how long one resume may run before "Too long without yielding".
 	// Zero means DefaultYieldTimeout (7 s, CC's value).
 	YieldTimeout time.Duration
@@ -152,24 +160,28 @@ type Computer struct {
 	guard *yieldGuard
 	start time.Time // real time of New
 
-	mu     sync.Mutex // guards queue and doq, and label's writes (Label reads it from any goroutine)
-	queue  []event
-	doq    []func(*lua.LState)
-	wake   chan struct{} // capacity 1: something was queued
-	popped chan struct{} // capacity 1: an event left the queue
-	done   chan struct{}
-	doneMu sync.Once
+	mu    sync.Mutex // guards queue, doq, goroutines, atShutdown, and label's writes (Label reads it from any goroutine)
+	queue []event
+	doq   []func(*lua.LState)
+	// goroutines counts the goroutines started with Go still running: under mu with the
+	// queue, so that one look sees a goroutine's last event queued or the goroutine running.
+	goroutines int
+	atShutdown []func()      // AtShutdown's functions
+	wake       chan struct{} // capacity 1: something was queued
+	popped     chan struct{} // capacity 1: an event left the queue
+	done       chan struct{}
+	doneMu     sync.Once
 	// settled is closed the first time the computer waits with nothing queued (or stops):
 	// it has booted and run what it runs at startup up to its first real wait.
 	settled     chan struct{}
 	settledOnce sync.Once
 	wg          sync.WaitGroup // goroutines started with Go
 
-	// Fields below are owned by the Lua goroutine.
+	// Fields below are owned by the Lua goroutine; Now reads ticks from any goroutine.
 	L         *lua.LState
 	co        *lua.LState
-	ticks     int64
-	timers    map[int]int // timer id -> ticks left
+	ticks     atomic.Int64 // the computer's clock (clock.go)
+	timers    map[int]int  // timer id -> ticks left
 	nextTimer int
 	alarms    map[int]float64 // alarm id -> in-game hours since day 0 at which it rings
 	nextAlarm int
@@ -186,6 +198,9 @@ type Computer struct {
 	// the same read) is no new wait, only blinkWaits, which holds until that Enter is taken.
 	typedQueued int
 	blinkWaits  bool
+	// onRealTime says the virtual clock's ticks come from the real ticker at the moment
+	// (realTicks).
+	onRealTime bool
 }
 
 // New prepares a computer; nothing runs until Run.
@@ -289,20 +304,31 @@ func (c *Computer) Do(fn func(L *lua.LState)) {
 // Go implements host.Host.
 func (c *Computer) Go(fn func()) {
 	c.wg.Add(1)
+	c.mu.Lock()
+	c.goroutines++
+	c.mu.Unlock()
 	go func() {
 		defer c.wg.Done()
+		defer func() {
+			c.mu.Lock()
+			c.goroutines--
+			c.mu.Unlock()
+			// The computer may be idle now: let Run look again (the virtual clock may jump).
+			c.poke()
+		}()
 		fn()
 	}()
 }
 
+// AtShutdown implements host.Host.
+func (c *Computer) AtShutdown(fn func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.atShutdown = append(c.atShutdown, fn)
+}
+
 // Done implements host.Host.
 func (c *Computer) Done() <-chan struct{} { return c.done }
-
-// Now implements host.Host: real time since New, scaled by TimeScale.
-func (c *Computer) Now() time.Time {
-	elapsed := time.Since(c.start)
-	return c.start.Add(time.Duration(float64(elapsed) * c.cfg.TimeScale))
-}
 
 // StartTimer implements host.Host: Math.round(seconds/0.05) ticks, where 0 and 1 both fire
 // on the next tick.
@@ -336,41 +362,6 @@ func (c *Computer) poke() {
 	}
 }
 
-// tickPeriod is the real time between two ticks.
-func (c *Computer) tickPeriod() time.Duration {
-	return time.Duration(float64(TickDuration) / c.cfg.TimeScale)
-}
-
-// tick advances the clock by one tick and fires due timers in id order.
-func (c *Computer) tick() {
-	c.ticks++
-	var due []int
-	for id := range c.timers {
-		c.timers[id]--
-		if c.timers[id] <= 0 {
-			due = append(due, id)
-		}
-	}
-	slices.Sort(due)
-	for _, id := range due {
-		delete(c.timers, id)
-		c.QueueEvent("timer", lua.LNumber(id))
-	}
-	c.ringAlarms()
-	if len(c.afters) > 0 {
-		// A function may schedule another: it waits for the next tick.
-		waiting := c.afters
-		c.afters = nil
-		for _, a := range waiting {
-			if a.ticks--; a.ticks > 0 {
-				c.afters = append(c.afters, a)
-			} else {
-				a.fn()
-			}
-		}
-	}
-}
-
 // Run boots the computer and drives it until it shuts down or ctx ends (ErrTimeLimit).
 // It must be called once; the calling goroutine owns the Lua state meanwhile.
 func (c *Computer) Run(ctx context.Context) (Result, error) {
@@ -384,6 +375,7 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 	}
 	ticker := time.NewTicker(c.tickPeriod())
 	defer ticker.Stop()
+	c.onRealTime = true
 	// A resume that never yields cannot see ctx: abort it from outside.
 	stopWatch := context.AfterFunc(ctx, c.guard.abort)
 	defer stopWatch()
@@ -398,7 +390,7 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		case <-ctx.Done():
 			c.term.Flush()
 			return c.finalResult(), ErrTimeLimit
-		case <-ticker.C:
+		case <-c.realTicks(ticker):
 			c.tick()
 			continue
 		case line, ok := <-c.wantedInput():
@@ -409,11 +401,14 @@ func (c *Computer) Run(ctx context.Context) (Result, error) {
 		ev, ok := c.pop()
 		if !ok {
 			c.settle()
+			if c.jumpClock(ctx) {
+				continue
+			}
 			select {
 			case <-ctx.Done():
 				c.term.Flush()
 				return c.finalResult(), ErrTimeLimit
-			case <-ticker.C:
+			case <-c.realTicks(ticker):
 				c.tick()
 			case line, ok := <-c.wantedInput():
 				c.typeLine(line, ok)
@@ -560,10 +555,18 @@ func (c *Computer) newline(y int) {
 	c.term.Scroll(1)
 }
 
-// shutdown stops goroutines started with Go and releases the Lua state.
+// shutdown runs the AtShutdown functions, waits for the goroutines started with Go and
+// releases the Lua state.
 func (c *Computer) shutdown() {
 	c.settle()
 	c.doneMu.Do(func() { close(c.done) })
+	c.mu.Lock()
+	stops := c.atShutdown
+	c.atShutdown = nil
+	c.mu.Unlock()
+	for _, stop := range stops {
+		stop()
+	}
 	c.wg.Wait()
 	if c.L != nil {
 		c.L.Close()

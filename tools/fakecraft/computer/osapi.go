@@ -46,7 +46,7 @@ func copyValue(L *lua.LState, v lua.LValue, seen map[*lua.LTable]*lua.LTable) lu
 }
 
 // worldTicks is the in-game clock in Minecraft ticks since world time 0.
-func (c *Computer) worldTicks() int64 { return c.ticks + dayStartOffset }
+func (c *Computer) worldTicks() int64 { return c.ticks.Load() + dayStartOffset }
 
 // timeOfDay is os.time("ingame"): the in-game hour, 0 to 24.
 func (c *Computer) timeOfDay() float64 { return float64(c.worldTicks()%ticksPerDay) / 1000 }
@@ -133,7 +133,7 @@ func (c *Computer) installOS(L *lua.LState) {
 			return 0
 		},
 		"clock": func(L *lua.LState) int {
-			L.Push(lua.LNumber(float64(c.ticks) * TickDuration.Seconds()))
+			L.Push(lua.LNumber(float64(c.ticks.Load()) * TickDuration.Seconds()))
 			return 1
 		},
 		"epoch": func(L *lua.LState) int {

@@ -25,14 +25,23 @@ type Host interface {
 	Do(fn func(L *lua.LState))
 
 	// Go runs fn on a new goroutine that the computer waits for when it shuts down.
-	// fn must return once Done is closed.
+	// fn must return once Done is closed. It is for work in flight (a request, a socket's
+	// reads): while such a goroutine runs, an answer may come at any moment, so a computer
+	// on the virtual clock keeps its clock on real time (see computer.Config.VirtualTime).
 	Go(fn func())
+
+	// AtShutdown runs fn once the computer shuts down (Done is closed), before its goroutines
+	// are waited for, in the order given: for an API that must stop its own work then (close
+	// its sockets, detach peripherals) without holding a goroutine that does nothing until
+	// then. fn must not touch the Lua state.
+	AtShutdown(fn func())
 
 	// Done is closed when the computer shuts down.
 	Done() <-chan struct{}
 
 	// Now is the computer's clock: real time, or faster when the computer runs with a
-	// time scale, so os.epoch and timers stay consistent with each other.
+	// time scale, or the virtual clock's time, so os.epoch and timers stay consistent with
+	// each other. Safe from any goroutine.
 	Now() time.Time
 
 	// StartTimer starts an os timer, exactly as os.startTimer(seconds) does, and returns

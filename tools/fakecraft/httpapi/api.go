@@ -152,12 +152,8 @@ func (a *API) Install(L *lua.LState, h host.Host) {
 	a.mu.Lock()
 	a.h = h
 	a.mu.Unlock()
-	// One watcher per computer: shutting down closes every socket, which ends their
-	// goroutines.
-	h.Go(func() {
-		<-h.Done()
-		a.shutdown()
-	})
+	// Shutting down closes every socket, which ends their goroutines.
+	h.AtShutdown(a.shutdown)
 
 	native := L.NewTable()
 	L.SetFuncs(native, map[string]lua.LGFunction{

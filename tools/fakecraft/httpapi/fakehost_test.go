@@ -43,6 +43,7 @@ type fakeHost struct {
 	timers  map[int]*time.Timer
 	nextID  int
 	stopped bool
+	atStop  []func()
 }
 
 func newFakeHost() *fakeHost {
@@ -89,6 +90,12 @@ func (h *fakeHost) Go(fn func()) {
 
 func (h *fakeHost) Done() <-chan struct{} { return h.done }
 
+func (h *fakeHost) AtShutdown(fn func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.atStop = append(h.atStop, fn)
+}
+
 func (h *fakeHost) Now() time.Time { return time.Now() }
 
 func (h *fakeHost) StartTimer(seconds float64) int {
@@ -133,8 +140,12 @@ func (h *fakeHost) shutdown() {
 		t.Stop()
 		delete(h.timers, id)
 	}
+	atStop := h.atStop
 	h.mu.Unlock()
 	close(h.done)
+	for _, fn := range atStop {
+		fn()
+	}
 	h.wg.Wait()
 	h.L.Close()
 }

@@ -194,10 +194,7 @@ func (b *Bus) each(fn func(*slot)) {
 // It is the computer's API table's row for peripherals (computer/apis.go).
 func (b *Bus) Install(L *lua.LState, h host.Host, fs Mounter) error {
 	b.start(h, fs)
-	h.Go(func() {
-		<-h.Done()
-		b.stop(h)
-	})
+	h.AtShutdown(func() { b.stop(h) })
 	L.SetGlobal("peripheral", b.nativeAPI(L))
 	rs := b.redstoneAPI(L)
 	L.SetGlobal("redstone", rs)

@@ -39,11 +39,13 @@ type Options struct {
 	// server setting); zero means CC's default, fsapi.RootCapacity.
 	SpaceLimit int64
 
-	// ID, Label, Settings, TimeScale, YieldTimeout, Stdout and Basic are as in computer.Config.
+	// ID, Label, Settings, TimeScale, VirtualTime, YieldTimeout, Stdout and Basic are as in
+	// computer.Config.
 	ID           int
 	Label        string
 	Settings     map[string]string
 	TimeScale    float64
+	VirtualTime  bool
 	YieldTimeout time.Duration
 	Stdout       io.Writer
 	Basic        bool
@@ -160,6 +162,7 @@ func (m *Machine) build(label string) error {
 		Label:        label,
 		Settings:     opts.Settings,
 		TimeScale:    opts.TimeScale,
+		VirtualTime:  opts.VirtualTime,
 		YieldTimeout: opts.YieldTimeout,
 		Stdout:       opts.Stdout,
 		Basic:        opts.Basic,

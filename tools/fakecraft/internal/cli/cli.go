@@ -52,6 +52,21 @@ type computerFlags struct {
 	worldFlags
 }
 
+// virtualTimeHelp says what --virtual-time does, for each command that has it.
+const virtualTimeHelp = "Run the computer on the virtual clock: its time (timers, sleep, os.clock, os.epoch, alarms) passes only while it waits with nothing else to do, and then at once; while http or a websocket is in flight it follows real time (at --time-scale). Not with --world."
+
+// virtualTimeOff is --virtual-time for run and shell: off unless asked for, since a program
+// someone watches (or a real gateway it talks to) wants real time.
+type virtualTimeOff struct {
+	VirtualTime bool `help:"${virtual_time_help}" negatable:""`
+}
+
+// virtualTimeOn is --virtual-time for test: on unless --no-virtual-time, since specs are tests,
+// and a test must not wait for, nor depend on, real time.
+type virtualTimeOn struct {
+	VirtualTime bool `help:"${virtual_time_help} On by default for test." default:"true" negatable:""`
+}
+
 // autostartFlags choose the packages' servers started beside the program.
 type autostartFlags struct {
 	NoAutostart bool     `help:"Do not start the packages' autostart servers."`
@@ -79,6 +94,7 @@ func (d *dropFlags) files() ([]transfer.File, error) {
 // RunCmd is `fakecraft run`.
 type RunCmd struct {
 	computerFlags
+	virtualTimeOff
 	dropFlags
 	Bare bool `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher. It runs its startup files, then reads commands at its prompt from standard input (PROGRAM, if given, is the first one typed) and shuts down when the input ends."`
 	autostartFlags
@@ -92,8 +108,10 @@ type RunCmd struct {
 // TestCmd is `fakecraft test`.
 type TestCmd struct {
 	computerFlags
-	// Not run's 30s: a limit here guards against a hang, and a whole directory of specs waits
-	// out its timers in real time (trapos/tests takes about half a minute on an idle machine).
+	virtualTimeOn
+	// Not run's 30s: a limit here guards against a hang (on the real clock, with
+	// --no-virtual-time, a whole directory of specs waits out its timers in real time:
+	// trapos/tests takes about half a minute on an idle machine).
 	TimeLimit time.Duration `help:"Stop the computer with exit status 2 after this much real time (0: never)." default:"10m"`
 	Paths     []string      `arg:"" optional:"" help:"Spec files or directories of *_spec.lua files (default: trapos/tests)." type:"path"`
 }
@@ -155,6 +173,7 @@ func MainWithInput(args []string, stdin io.Reader, stdout, stderr io.Writer) (st
 		kong.Exit(func(code int) { panic(kongExit{code: code}) }),
 		kong.Bind(&env{stdin: stdin, stdout: stdout, stderr: stderr, cwd: cwd}),
 		kong.KindMapper(reflect.String, rawString),
+		kong.Vars{"virtual_time_help": virtualTimeHelp},
 	)
 	if err != nil {
 		fmt.Fprintf(stderr, "fakecraft: %v\n", err)
@@ -243,6 +262,7 @@ func (r *RunCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	opts.VirtualTime = r.VirtualTime
 	if opts.Drop, err = r.files(); err != nil {
 		return err
 	}
@@ -308,6 +328,7 @@ func (t *TestCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	opts.VirtualTime = t.VirtualTime
 	paths := t.Paths
 	if len(paths) == 0 {
 		paths = []string{filepath.Join(rootDir, "trapos", "tests")}

@@ -21,6 +21,7 @@ const ShellProgram = computer.LauncherDir + "/console.lua"
 // ShellCmd is `fakecraft shell`.
 type ShellCmd struct {
 	computerFlags
+	virtualTimeOff
 	dropFlags
 	autostartFlags
 	Bare      bool          `help:"A fresh CC: Tweaked computer: no trapos/ and no TrapOS launcher; it runs its startup files, then shows its prompt."`
@@ -35,6 +36,7 @@ func (s *ShellCmd) Run(e *env) error {
 	if err != nil {
 		return err
 	}
+	opts.VirtualTime = s.VirtualTime
 	if s.Bare {
 		opts.Bare = true
 	} else {

@@ -43,6 +43,11 @@ type worldRun struct {
 // them to settle, and returns the computer's options. stop ends the others and removes what the world left behind.
 func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, error) {
 	var spec world.Spec
+	if f.World != "" && opts.VirtualTime {
+		// The world's other computers run on the real clock, and messages between them
+		// arrive in real time: a virtual clock would run this one ahead of them.
+		return opts, nil, &exitError{code: ExitUsage, msg: "--world: a world's computers share the real clock, which the virtual clock would run ahead of; add --no-virtual-time (fakecraft test runs on the virtual clock unless told not to)"}
+	}
 	if f.World != "" {
 		var err error
 		if spec, err = world.ReadSpec(f.World); err != nil {

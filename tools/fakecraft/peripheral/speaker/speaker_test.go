@@ -23,6 +23,7 @@ func (h *clockHost) QueueEvent(name string, args ...lua.LValue) {
 }
 func (h *clockHost) Do(fn func(L *lua.LState))  { panic("not used") }
 func (h *clockHost) Go(fn func())               { panic("not used") }
+func (h *clockHost) AtShutdown(fn func())       { panic("not used") }
 func (h *clockHost) Done() <-chan struct{}      { return nil }
 func (h *clockHost) Now() time.Time             { return h.now }
 func (h *clockHost) StartTimer(float64) int     { panic("not used") }
