@@ -101,10 +101,32 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 	mill := older.connect(t, "2:mill")
 	c.waitComputers(t, "1:kitchen@a", "2:mill@a")
 
+	// The older one's heartbeats wait while the newer one starts, so that the newer one, not
+	// finding the older one under the name yet, takes its claims for its previous run's and
+	// deletes them, as twins did before they found each other.
+	claimRev := func() uint64 {
+		e, err := c.router.claims.Get(t.Context(), claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "1:kitchen"}))
+		if err != nil {
+			return 0
+		}
+		return e.Revision()
+	}
+	written := claimRev()
+	older.router.beatMu.Lock()
+	beatsHeld := true
+	defer func() { // before the cleanup's stop, whose goodbye takes beatMu
+		if beatsHeld {
+			older.router.beatMu.Unlock()
+		}
+	}()
 	letOn(1)
 	opened = <-newerOpened
 	require.NoError(t, opened.err, "the newer one found the name free too")
 	newer := tc.serveReplica(opened, gateway.Config{})
+	require.Eventually(t, func() bool { return claimRev() > written }, waitLimit, testkit.Poll,
+		"the newer one to delete the older one's claim, and the older one to write it again")
+	older.router.beatMu.Unlock()
+	beatsHeld = false
 	select {
 	case <-newer.router.Failed():
 	case <-time.After(waitLimit):
