@@ -146,7 +146,7 @@ type ServeCmd struct {
 }
 
 // Run serves until ctx ends (SIGINT/SIGTERM in main). Logs go to stderr.
-func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
+func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	logger, err := c.logger(stderr)
 	if err != nil {
 		return err
@@ -227,6 +227,28 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) error {
 		}
 		defer router.Close() // after Serve: the gateway's shutdown says goodbye (Leave) first
 		replicas = router
+		// A router that gives up (a replica of the same name, started at the same moment, is
+		// the older one) stops the replica as a signal would, and the command fails with why.
+		var stopServing context.CancelFunc
+		ctx, stopServing = context.WithCancel(ctx)
+		defer stopServing()
+		go func() {
+			select {
+			case <-router.Failed():
+				stopServing()
+			case <-ctx.Done():
+			}
+		}()
+		defer func() {
+			// The router's failure is why the replica stopped, whatever the step it cut short.
+			if why := router.Err(); why != nil {
+				if runErr == nil || errors.Is(runErr, context.Canceled) {
+					runErr = why
+				} else {
+					runErr = errors.Join(why, runErr)
+				}
+			}
+		}()
 		// The replicas share one account store, so an account, a token or a revocation made
 		// on one holds on all. The router's connection has warned about the server already.
 		nc, err := c.NATSFlags.connect("trap-sandbox "+replica+" accounts", true, logger)

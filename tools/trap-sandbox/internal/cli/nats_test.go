@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	natsgo "github.com/nats-io/nats.go"
@@ -18,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/cluster"
+	"trap-sandbox/internal/gateway"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/daemonfake"
 )
@@ -196,4 +199,56 @@ func TestAccountsRemoveWithNATSNamesOlderReplicas(t *testing.T) {
 	require.NoError(t, err)
 	out = mustRun(t, "accounts", "remove", "carol", nats)
 	assert.Contains(t, out, "\nbut replica old, of an older trap-sandbox, does not close those it holds (refused when they reconnect): upgrade it to close them now\n")
+}
+
+// A replica that finds, once running, an older replica of its own name (the two started at
+// the same moment, so both passed the start-time check) stops as that check would have
+// stopped it: its sockets close with 1001 (the computers reconnect elsewhere), the command
+// fails naming the fix, and its goodbye leaves the name's heartbeat, the older one's, alone.
+func TestServeWithNATSStopsForAnOlderReplicaOfItsName(t *testing.T) {
+	clearEnv(t)
+	url := startNATS(t)
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--nats", url, "--replica", "a", "--nats-heartbeat", "50ms")
+	addr, logs, stop := startServe(t, root.Serve)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	conn, wsResp, err := websocket.DefaultDialer.DialContext(ctx, "ws://"+addr+gateway.WebSocketPath, nil)
+	require.NoError(t, err)
+	_ = wsResp.Body.Close()
+	defer conn.Close()
+	require.NoError(t, conn.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": "3:", "messageId": "h", "type": "hello",
+		"payload": map[string]any{"traposId": "3:", "secret": ""}}))
+	var reply struct {
+		OK bool `json:"ok"`
+	}
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	require.NoError(t, conn.ReadJSON(&reply))
+	require.True(t, reply.OK)
+
+	// The older replica of the name beats, after this one's first heartbeat (so it is no
+	// heartbeat left by a previous run): what a replica started a moment before it writes.
+	nc, err := natsgo.Connect(url)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, cluster.ReplicasBucket)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { _, err := kv.Get(ctx, "a"); return err == nil }, 10*time.Second, testkit.Poll)
+	_, err = kv.Put(ctx, "a", []byte(`{"replica":"a","started":"2026-01-01T00:00:00Z","closesRemoved":true,"instance":"0123456789abcdef"}`))
+	require.NoError(t, err)
+
+	_, _, err = conn.ReadMessage()
+	var ce *websocket.CloseError
+	require.ErrorAs(t, err, &ce, "the socket closes when the replica gives its name up")
+	assert.Equal(t, websocket.CloseGoingAway, ce.Code)
+	err = stop()
+	require.Error(t, err)
+	assert.Regexp(t, `^`+regexp.QuoteMeta(`the replica name "a" is taken: another replica started under it at the same moment as this one, and the older of the two keeps it (started 2026-01-01T00:00:00Z; this one `)+
+		`\S+\)\. `+regexp.QuoteMeta(`Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first`)+`$`, err.Error())
+	assert.Contains(t, logs.String(), `level=ERROR msg="another replica runs under this replica's name: this one, the newer, stops"`)
+	e, err := kv.Get(ctx, "a")
+	require.NoError(t, err, "the heartbeat under the name is not deleted")
+	assert.Contains(t, string(e.Value()), `"yielded":true`, "its last heartbeat says it gave the name up")
 }

@@ -70,10 +70,25 @@ func (r *Router) writeClaim(h *held) {
 		r.withdrawLate(key, rev, cur)
 		return
 	}
-	// A later claim that arrived at the watcher before rev was known was not acted on there.
-	if e, err := r.claims.Get(ctx, key); err == nil && e.Revision() > rev {
+	// What arrived at the watcher before rev was known was not acted on there: a later claim,
+	// or a withdrawal of this one (claimDeleted had no revision to tell it from a withdrawal of
+	// an earlier claim), by a replica that took this one for dead, or a twin of its name
+	// taking the claim for its previous run's (twin.go). The socket is still here: claimed again.
+	e, err := r.claims.Get(ctx, key)
+	switch {
+	case err == nil && e.Revision() > rev:
 		if claimant := claimantOf(e); claimant != r.cfg.Replica {
 			r.evictIfOlder(k, e.Revision(), claimant)
+		}
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		r.mu.Lock()
+		again := r.held[k] == h && h.rev == rev // else claimDeleted has seen to it, or it was released
+		if again {
+			h.rev = 0 // being written again
+		}
+		r.mu.Unlock()
+		if again {
+			r.spawn(func() { r.writeClaim(h) })
 		}
 	}
 }

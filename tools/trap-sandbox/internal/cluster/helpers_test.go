@@ -21,6 +21,7 @@ import (
 	"github.com/gorilla/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -149,14 +150,47 @@ func (tc *testCluster) startReplicaWith(name string, cfg gateway.Config) *replic
 func (tc *testCluster) startReplicaVia(name string, cfg gateway.Config, natsURL string) *replica {
 	t := tc.t
 	t.Helper()
+	opened := tc.openRouter(name, natsURL, nil)
+	require.NoError(t, opened.err)
+	return tc.serveReplica(opened, cfg)
+}
+
+// openedRouter is openRouter's outcome: a router named name, its connection and logger, or
+// the error New gave.
+type openedRouter struct {
+	name   string
+	router *Router
+	nc     *nats.Conn
+	logger *slog.Logger
+	err    error
+}
+
+// openRouter connects to NATS at natsURL and sets up a router named name, its metrics on reg
+// (nil: none), as a replica's start does. It requires nothing, so it may run in a goroutine of
+// its own.
+func (tc *testCluster) openRouter(name, natsURL string, reg prometheus.Registerer) openedRouter {
 	logger := slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
 	nc, err := Connect(ConnOptions{URL: natsURL, Name: name, ReconnectWait: testReconnectWait}, logger)
-	require.NoError(t, err)
+	if err != nil {
+		return openedRouter{name: name, err: err}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	router, err := New(ctx, nc, Config{Replica: name, HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL,
-		Clock: tc.clock}, logger)
-	require.NoError(t, err)
+		Clock: tc.clock, Registerer: reg}, logger)
+	if err != nil {
+		nc.Close()
+		return openedRouter{name: name, err: err}
+	}
+	return openedRouter{name: name, router: router, nc: nc, logger: logger}
+}
+
+// serveReplica puts a gateway with cfg (with the test's hello timeout and close grace where
+// cfg leaves them zero) behind a real HTTP server on the router opened.
+func (tc *testCluster) serveReplica(opened openedRouter, cfg gateway.Config) *replica {
+	t := tc.t
+	t.Helper()
+	name, router, nc, logger := opened.name, opened.router, opened.nc, opened.logger
 	cfg.Replica = name
 	if cfg.HelloTimeout == 0 {
 		cfg.HelloTimeout = waitLimit

@@ -45,6 +45,17 @@ type heartbeatValue struct {
 	// another one (a credential heard on the bus that the store no longer holds); a replica
 	// of a trap-sandbox from before accounts remove does not say it, nor do it.
 	ClosesRemoved bool `json:"closesRemoved,omitempty"`
+	// Instance is the writing process's own id, so that two replicas of one name tell each
+	// other apart (twin.go); a trap-sandbox from before it writes none.
+	Instance string `json:"instance,omitempty"`
+	// Yielded is the last heartbeat of a twin that gives the name up to the older one
+	// (twin.go): the older logs it, and writes its own heartbeat again over it.
+	Yielded bool `json:"yielded,omitempty"`
+}
+
+// ownHeartbeat is this replica's heartbeat as it writes it.
+func (r *Router) ownHeartbeat() heartbeatValue {
+	return heartbeatValue{Replica: r.cfg.Replica, Started: r.started, ClosesRemoved: true, Instance: r.instance}
 }
 
 // heartbeat writes this replica's heartbeat once, unless it is leaving.
@@ -56,7 +67,7 @@ func (r *Router) heartbeat(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
-	b, _ := json.Marshal(heartbeatValue{Replica: r.cfg.Replica, Started: r.started, ClosesRemoved: true})
+	b, _ := json.Marshal(r.ownHeartbeat())
 	if _, err := r.replicas.Put(ctx, escapeToken(r.cfg.Replica), b); err != nil {
 		return fmt.Errorf("write the heartbeat of replica %s: %w", r.cfg.Replica, err)
 	}
@@ -66,7 +77,8 @@ func (r *Router) heartbeat(ctx context.Context) error {
 // Leave implements gateway.Leaver: the replica is stopping. It deletes its heartbeat, so every
 // other replica drops its computers from the lists and fails the requests routed to it at
 // once; from now on it writes no claim and withdraws none (the others sweep them). A replica
-// cut off from NATS says nothing: the others find out as they do of a crash.
+// cut off from NATS says nothing: the others find out as they do of a crash, and so does one
+// that gave its name up to an older twin (twin.go): the heartbeat under the name is the twin's.
 func (r *Router) Leave() {
 	r.mu.Lock()
 	if r.leaving {
@@ -120,7 +132,11 @@ func (r *Router) heartbeatLoop() {
 // heartbeatArrived applies one change of ReplicasBucket (the watcher's goroutine).
 func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	name, err := unescapeToken(e.Key())
-	if err != nil || name == r.cfg.Replica {
+	if err != nil {
+		return
+	}
+	if name == r.cfg.Replica {
+		r.ownNameChanged(e)
 		return
 	}
 	now := r.cfg.Clock.Now()

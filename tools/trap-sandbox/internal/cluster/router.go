@@ -35,6 +35,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -135,11 +136,19 @@ type Router struct {
 	replicas jetstream.KeyValue
 	metrics  *metrics
 	started  time.Time          // by cfg.Clock; sweep counts a replica never heard from from here
+	instance string             // this process's own id, in its heartbeat: a twin has another (twin.go)
 	own      string             // replicaSubjects(cfg.Replica): the prefix of this replica's subjects
 	sub      *nats.Subscription // this replica's subjects (serve); set by open
 	revSub   *nats.Subscription // RevocationSubject (revocationHeard); set by open
 	// applyClaim is claimChanged (newRouter: a test may hold it).
 	applyClaim func(jetstream.KeyValueEntry)
+	// failed is closed, once (failOnce), when the router gives up for good; failErr says why
+	// (Failed, Err).
+	failed   chan struct{}
+	failOnce sync.Once
+	failErr  error
+	// twinsYielded counts the twins that gave this replica's name up to it (twin.go; metrics).
+	twinsYielded atomic.Int64
 
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context
@@ -171,6 +180,10 @@ type Router struct {
 	sweeping  bool                  // a sweep is running (presence.go)
 	doubted   map[gateway.Key]doubt // later claims by replicas not alive (claims.go)
 	local     gateway.Local         // the replica's gateway; nil until Attach
+	// seenOwnBeat: this instance's own heartbeat has come back through the watcher; a heartbeat
+	// under its name by another instance after that is a twin's (twin.go).
+	seenOwnBeat bool
+	twins       map[string]bool // the instances of the twins that yielded to this replica, each logged once
 }
 
 // New sets up the buckets (creating them when missing), starts watching them and writes the
@@ -191,6 +204,8 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		log:       logger.With("component", "cluster"),
 		nc:        nc,
 		started:   cfg.Clock.Now(),
+		instance:  newInstanceID(),
+		failed:    make(chan struct{}),
 		own:       replicaSubjects(cfg.Replica),
 		held:      make(map[gateway.Key]*held),
 		remote:    newRemoteSet(),
@@ -201,6 +216,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		answering: make(map[string]*answering),
 		probing:   make(map[string]bool),
 		doubted:   make(map[gateway.Key]doubt),
+		twins:     make(map[string]bool),
 	}
 	r.applyClaim = r.claimChanged
 	if beforeClaim != nil {
@@ -238,6 +254,9 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 func (r *Router) open(ctx context.Context) error {
 	if err := r.checkNameFree(ctx); err != nil {
 		return err
+	}
+	if nameChecked != nil {
+		nameChecked(r.cfg.Replica)
 	}
 	js, err := jetstream.New(r.nc)
 	if err != nil {
@@ -279,7 +298,9 @@ func (r *Router) open(ctx context.Context) error {
 // their own: the newcomer would delete the running one's claims at once (claimChanged deletes
 // those of a previous run), and each one's goodbye would take the other out of every list. A
 // replica that crashed or was stopped answers nothing any more: NATS dropped its
-// subscriptions with its connection, so it is restarted under its name at once.
+// subscriptions with its connection, so it is restarted under its name at once. Two replicas
+// of one name started at the same moment both pass this check: they find each other once
+// running, and the newer stops then (twin.go).
 func (r *Router) checkNameFree(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
@@ -288,11 +309,10 @@ func (r *Router) checkNameFree(ctx context.Context) error {
 	case errors.Is(err, nats.ErrNoResponders):
 		return nil
 	case err == nil:
-		return fmt.Errorf("the replica name %q is taken: a running replica answers under it on NATS. "+
-			"Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first", r.cfg.Replica)
+		return fmt.Errorf("the replica name %q is taken: a running replica answers under it on NATS. "+nameFix, r.cfg.Replica)
 	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Errorf("the replica name %q may be taken: a client listens under it on NATS but did not answer within %s (a hung replica of that name?). "+
-			"Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first", r.cfg.Replica, r.cfg.OpTimeout)
+		return fmt.Errorf("the replica name %q may be taken: a client listens under it on NATS but did not answer within %s (a hung replica of that name?). "+nameFix,
+			r.cfg.Replica, r.cfg.OpTimeout)
 	default:
 		return fmt.Errorf("check that no running replica is named %q: %w", r.cfg.Replica, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -543,6 +544,37 @@ func TestASocketClosedWhileItsClaimIsWrittenLeavesNoClaim(t *testing.T) {
 	assert.False(t, a.router.holds(k))
 	b.waitComputers(t) // its own marker is not listed: no socket holds it
 	assert.Equal(t, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
+}
+
+// A claim withdrawn by another client right after it is written, before its replica knows its
+// revision (a twin of the replica's name deletes it as its own previous run's, twin.go), is
+// written again: the replica's watcher could not tell the withdrawal from one of an earlier
+// claim, so it left it, and the computer, still connected, was listed nowhere.
+func TestAClaimWithdrawnAsItIsWrittenIsWrittenAgain(t *testing.T) {
+	var a, b *replica
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:kept"}
+	c := gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}
+	marker := gateway.Computer{AccountID: k.AccountID, TraposID: "9:marker", ConnectedSince: time.Now()}
+	var withdrawn atomic.Bool
+	claimWritten = func(key string) {
+		if key != claimKey(k) || withdrawn.Swap(true) {
+			return
+		}
+		require.NoError(t, b.router.claims.Delete(t.Context(), key))
+		// A's watcher applies the bucket in revision order: once it has the marker, written
+		// after the withdrawal, it has applied the withdrawal too, before A knew its claim.
+		b.router.Claim(marker, "", 1)
+		a.waitComputers(t, "9:marker@b")
+	}
+	t.Cleanup(func() { claimWritten = nil }) // after the cluster's own cleanup
+	tc := newTestCluster(t)
+	a, b = tc.startReplica("a"), tc.startReplica("b")
+	a.router.Claim(c, "", 1001)
+	require.True(t, withdrawn.Load())
+	b.waitComputers(t, "5:kept@a")
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.Equal(ct, map[string]string{"5:kept": "a", "9:marker": "b"}, claimsInBucket(t, b.router.claims))
+	}, waitLimit, testkit.Poll)
 }
 
 func TestARestartedReplicaWithdrawsTheClaimsOfItsPreviousRun(t *testing.T) {

@@ -1,0 +1,219 @@
+package cluster
+
+import (
+	"encoding/json"
+	"net/http"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/testkit"
+)
+
+// holdAfterNameCheck makes the routers that start from now on wait, each, after finding their
+// name free and before subscribing under it, until the test lets them on: checked tells that a
+// router got there, and letOn(i) lets the i-th one (from 0) on.
+func holdAfterNameCheck(t *testing.T, routers int) (checked <-chan string, letOn func(i int)) {
+	t.Helper()
+	arrived := make(chan string, routers)
+	gates := make([]chan struct{}, routers)
+	opens := make([]sync.Once, routers)
+	for i := range gates {
+		gates[i] = make(chan struct{})
+	}
+	letOn = func(i int) { opens[i].Do(func() { close(gates[i]) }) }
+	var mu sync.Mutex
+	next := 0
+	nameChecked = func(replica string) {
+		mu.Lock()
+		i := next
+		next++
+		mu.Unlock()
+		arrived <- replica
+		<-gates[i]
+	}
+	t.Cleanup(func() {
+		for i := range gates {
+			letOn(i) // a test that failed midway leaves no router waiting
+		}
+		nameChecked = nil
+	})
+	return arrived, letOn
+}
+
+// awaitChecked waits until a router has found its name free (holdAfterNameCheck).
+func awaitChecked(t *testing.T, checked <-chan string) {
+	t.Helper()
+	select {
+	case <-checked:
+	case <-time.After(waitLimit):
+		t.Fatal("no router got past the name check")
+	}
+}
+
+// counterValue is the value of the counter name gathered from reg (0 if it has no sample).
+func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for _, f := range families {
+		if f.GetName() == name {
+			require.Len(t, f.GetMetric(), 1)
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no metric %s", name)
+	return 0
+}
+
+// Two replicas of one name started at the same moment (two copies of one configuration) both
+// find the name free at start. Each took the other's claims for those of its own previous run
+// and deleted them, so the computers on the older one flickered out of every list, and nothing
+// ever noticed. Now the newer one fails as the start-time check would have failed it, and the
+// older one serves on: it logs the twin once, counts it, and its computers' claims are its
+// own again.
+func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
+	tc := newTestCluster(t)
+	c := tc.startReplica("c") // a third replica, which lists and routes to "a"
+	checked, letOn := holdAfterNameCheck(t, 2)
+
+	// Both find the name free: the first waits after its check while the second makes its own.
+	reg := prometheus.NewRegistry()
+	olderOpened, newerOpened := make(chan openedRouter, 1), make(chan openedRouter, 1)
+	go func() { olderOpened <- tc.openRouter("a", tc.url(), reg) }()
+	awaitChecked(t, checked)
+	go func() { newerOpened <- tc.openRouter("a", tc.url(), nil) }()
+	awaitChecked(t, checked)
+
+	// The older one starts and serves two computers before the newer one goes on.
+	letOn(0)
+	opened := <-olderOpened
+	require.NoError(t, opened.err)
+	older := tc.serveReplica(opened, gateway.Config{})
+	kitchen := older.connect(t, "1:kitchen")
+	mill := older.connect(t, "2:mill")
+	c.waitComputers(t, "1:kitchen@a", "2:mill@a")
+
+	// The older one's heartbeats wait while the newer one starts, so that the newer one, not
+	// finding the older one under the name yet, takes its claims for its previous run's and
+	// deletes them, as twins did before they found each other.
+	claimRev := func() uint64 {
+		e, err := c.router.claims.Get(t.Context(), claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "1:kitchen"}))
+		if err != nil {
+			return 0
+		}
+		return e.Revision()
+	}
+	written := claimRev()
+	older.router.beatMu.Lock()
+	beatsHeld := true
+	defer func() { // before the cleanup's stop, whose goodbye takes beatMu
+		if beatsHeld {
+			older.router.beatMu.Unlock()
+		}
+	}()
+	letOn(1)
+	opened = <-newerOpened
+	require.NoError(t, opened.err, "the newer one found the name free too")
+	newer := tc.serveReplica(opened, gateway.Config{})
+	require.Eventually(t, func() bool { return claimRev() > written }, waitLimit, testkit.Poll,
+		"the newer one to delete the older one's claim, and the older one to write it again")
+	older.router.beatMu.Unlock()
+	beatsHeld = false
+	select {
+	case <-newer.router.Failed():
+	case <-time.After(waitLimit):
+		t.Fatal("the newer replica of the name did not give it up")
+	}
+	assert.Regexp(t, `^`+regexp.QuoteMeta(`the replica name "a" is taken: another replica started under it at the same moment as this one, and the older of the two keeps it (started `)+
+		`\S+; this one \S+\)\. `+regexp.QuoteMeta(`Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first`)+`$`,
+		newer.router.Err().Error())
+	newer.stop() // as the serve command does when the router fails
+	assert.NoError(t, older.router.Err(), "the older one serves on")
+
+	// The older one logs the twin once, and its heartbeat is its own again.
+	const twinLine = `level=ERROR msg="a second replica ran under this replica's name, started at the same moment; it stopped, and this one, the older, serves on`
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), twinLine) }, waitLimit, testkit.Poll)
+	require.Eventually(t, func() bool {
+		e, err := c.router.replicas.Get(t.Context(), escapeToken("a"))
+		if err != nil {
+			return false
+		}
+		var beat heartbeatValue
+		return json.Unmarshal(e.Value(), &beat) == nil && beat.Instance == older.router.instance && !beat.Yielded
+	}, waitLimit, testkit.Poll, "the heartbeat under the name to be the older one's")
+	assert.Equal(t, 1, strings.Count(tc.logs.String(), twinLine), tc.logs.String())
+	assert.Equal(t, 1.0, counterValue(t, reg, "trapos_gateway_replica_name_twins_total"))
+
+	// Its computers are listed, claimed and reachable through the third replica.
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.Equal(ct, map[string]string{"1:kitchen": "a", "2:mill": "a"}, claimsInBucket(t, c.router.claims))
+	}, waitLimit, testkit.Poll, "the older one's claims")
+	c.waitComputers(t, "1:kitchen@a", "2:mill@a")
+	for _, computer := range []*computer{kitchen, mill} {
+		pong := c.request(computer.id, gateway.TypePing, nil, waitLimit)
+		computer.answerNext(gateway.TypePing, map[string]any{"traposId": computer.id})
+		res := await(t, pong)
+		assert.Equal(t, http.StatusOK, res.status, "%s: %+v", computer.id, res.body.Error)
+	}
+}
+
+// A replica restarted under its name after a crash finds its previous run's last heartbeat in
+// the bucket, written by another instance: that one is not a twin (it never writes again), and
+// the restarted replica serves.
+func TestARestartedReplicaIsNotTakenForATwinOfItsPreviousRun(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	a.connect(t, "1:left")
+	b.waitComputers(t, "1:left@a")
+	crashed := a.router.instance
+	a.kill()
+	e, err := b.router.replicas.Get(t.Context(), escapeToken("a"))
+	require.NoError(t, err)
+	var left heartbeatValue
+	require.NoError(t, json.Unmarshal(e.Value(), &left))
+	require.Equal(t, crashed, left.Instance, "the crashed run's heartbeat is in the bucket")
+
+	restarted := tc.startReplica("a")
+	require.NotEqual(t, crashed, restarted.router.instance)
+	// The watcher applies the bucket in revision order: once the restarted replica's own
+	// heartbeat has come back, the previous run's has been applied before it.
+	require.Eventually(t, func() bool {
+		restarted.router.mu.Lock()
+		defer restarted.router.mu.Unlock()
+		return restarted.router.seenOwnBeat
+	}, waitLimit, testkit.Poll)
+	select {
+	case <-restarted.router.Failed():
+		t.Fatalf("the restarted replica took its previous run for a twin: %v", restarted.router.Err())
+	default:
+	}
+	restarted.connect(t, "2:new")
+	b.waitComputers(t, "2:new@a")
+	assert.NotContains(t, tc.logs.String(), "under this replica's name")
+}
+
+// Of two twins exactly one is the newer: the later start, or at the same instant the greater
+// instance id.
+func TestExactlyOneOfTwoTwinsIsTheNewer(t *testing.T) {
+	at := time.Date(2026, 12, 3, 18, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name string
+		x, y heartbeatValue
+	}{
+		{"later start", heartbeatValue{Started: at.Add(time.Nanosecond), Instance: "00"}, heartbeatValue{Started: at, Instance: "ff"}},
+		{"same start", heartbeatValue{Started: at, Instance: "b1"}, heartbeatValue{Started: at.In(time.FixedZone("x", 3600)), Instance: "a2"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.True(t, newerThan(tt.x, tt.y))
+			assert.False(t, newerThan(tt.y, tt.x))
+		})
+	}
+}
