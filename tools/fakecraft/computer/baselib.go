@@ -12,7 +12,7 @@ import (
 // arguments Cobalt (CC 1.113's 0.9.3) refuses, or refuse ones it accepts, with versions that
 // check as Cobalt's BaseLib, StringLib, TableLib and MathLib do; the work itself stays
 // gopher-lua's where it already was CC's. The wording of every argument error is luakit's
-// (UseStdLibWording for gopher-lua's own checks).
+// (UseStdLibArgRules for gopher-lua's own checks).
 func installCobaltChecks(L *lua.LState) {
 	G := L.G.Global
 	G.RawSetString("setmetatable", L.NewFunction(luaSetMetatable))

@@ -16,7 +16,7 @@ func installManyResults(L *lua.LState) {
 	str.RawSetString("byte", L.NewFunction(func(L *lua.LState) int {
 		if s, ok := L.Get(1).(lua.LString); ok {
 			if first, ok := intArg(L, 2, 1); ok {
-				if last, ok := intArg(L, 3, -1); ok {
+				if last, ok := intArg(L, 3, first); ok {
 					presize(L, rangeLength(first, last, len(s)))
 				}
 			}

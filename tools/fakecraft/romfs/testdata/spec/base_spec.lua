@@ -170,6 +170,37 @@ describe("argument errors", function()
     expect(select("#", 1, nil)):eq(2);
   end);
 
+  -- Cobalt's checkInteger and checkDouble read a string as tonumber does and truncate
+  -- where an integer is wanted (Cobalt's compare/errors/*libargs.out).
+  it("take a string holding a number for a number, as Cobalt does", function()
+    expect(string.rep("ab", "2")):eq("abab");
+    expect(string.rep("ab", "2.7")):eq("abab");
+    expect(string.rep("ab", "0x2")):eq("abab");
+    expect(string.sub("abcdef", "2", " 3 ")):eq("bc");
+    expect({ string.byte("abc", "2", "3") }):same({ 98, 99 });
+    expect(table.concat({ 1, 2, 3, 4 }, "-", "2", "3.9")):eq("2-3");
+    local t = { 1, 2, 3 };
+    expect(table.remove(t, "1")):eq(1);
+    expect(math.ldexp(1, "3")):eq(8);
+    expect(math.fmod("7", "4")):eq(3);
+    expect(bit32.band("0xff", "12")):eq(12);
+    expect(("%d %c"):format("42", "65")):eq("42 A");
+    expect.error(string.rep, "ab", "two"):eq("bad argument (number expected, got string)");
+    expect.error(string.sub, "ab", "1_0"):eq("bad argument (number expected, got string)");
+    expect.error(string.rep, "ab", "0b1"):eq("bad argument (number expected, got string)");
+  end);
+
+  it("string.byte answers one byte by default, as Lua 5.2's", function()
+    expect({ string.byte("abc") }):same({ 97 });
+    expect({ ("abc"):byte(-1) }):same({ 99 });
+    expect({ string.byte("abc", 2, nil) }):same({ 98 });
+    expect({ string.byte("abc", 1, -1) }):same({ 97, 98, 99 });
+    expect({ string.byte("abc", 0) }):same({});
+    expect({ string.byte("abc", 4) }):same({});
+    expect({ string.byte("abc", -10, 2) }):same({ 97, 98 });
+    expect({ string.byte("") }):same({});
+  end);
+
   it("places a function's error where CC's Cobalt does: under pcall at pcall's caller, in a coroutine of its own nowhere", function()
     local here = debug.getinfo(1, "S").short_src;
     local line = debug.getinfo(1, "l").currentline + 1;
