@@ -1,10 +1,13 @@
 package computer
 
 import (
+	"math"
 	"math/rand/v2"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/ccformat"
 	"fakecraft/luakit"
 )
 
@@ -34,6 +37,7 @@ func installCobaltChecks(L *lua.LState) {
 	str.RawSetString("char", L.NewFunction(luaStringChar))
 
 	tab := G.RawGetString("table").(*lua.LTable)
+	tab.RawSetString("concat", L.NewFunction(luaTableConcat))
 	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
 		luakit.CheckTable(L, 1)
@@ -111,6 +115,68 @@ func luaSelect(L *lua.LState) int {
 	}
 	// The values from the i-th on are the top n-i+1 of the stack.
 	return n - i + 1
+}
+
+// luaTableConcat is Cobalt's table.concat(t [, sep [, i [, j]]]): the length is #t (its
+// __len), the elements t[i] to t[j] are read through __index, and each must be a string or
+// a number, any of them, where gopher-lua clamped i and j to the table and refused a
+// value with "invalid value (table) at index 1 in table for concat". A number converts as
+// tostring writes it, the separator too.
+func luaTableConcat(L *lua.LState) int {
+	t := luakit.CheckTable(L, 1)
+	length := objectLength(L, t)
+	sep := luakit.OptString(L, 2, "")
+	first := luakit.OptInteger(L, 3, 1)
+	last := luakit.OptInteger(L, 4, length)
+	var b strings.Builder
+	for i := first; i <= last; i++ {
+		if i > first {
+			b.WriteString(sep)
+		}
+		switch v := L.GetTable(t, lua.LNumber(i)).(type) {
+		case lua.LString:
+			b.WriteString(string(v))
+		case lua.LNumber:
+			b.WriteString(ccformat.FormatNumber(float64(v)))
+		default:
+			luakit.ValueTypeError(L, v, "string")
+		}
+		if i == math.MaxInt {
+			break
+		}
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
+}
+
+// objectLength is #t as an integer, as Cobalt's intLength: its __len's result, which must
+// be a whole number (or a string holding one).
+func objectLength(L *lua.LState, t *lua.LTable) int {
+	lenFn := L.GetMetaField(t, "__len")
+	if lenFn == lua.LNil {
+		return t.Len()
+	}
+	L.Push(lenFn)
+	L.Push(t)
+	L.Call(1, 1)
+	n := L.Get(-1)
+	L.Pop(1)
+	var f float64
+	switch v := n.(type) {
+	case lua.LNumber:
+		f = float64(v)
+	case lua.LString:
+		var ok bool
+		if f, ok = ccformat.ParseNumber(string(v), 10); !ok {
+			f = math.NaN()
+		}
+	default:
+		f = math.NaN()
+	}
+	if f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+		luakit.RaiseMessage(L, "object length is not an integer")
+	}
+	return int(f)
 }
 
 // luaStringChar is Cobalt's string.char: each code a number (or numeric string) from 0 to

@@ -87,7 +87,17 @@ func TypeError(L *lua.LState, n int, expected string) {
 }
 
 func stdTypeMessage(L *lua.LState, n int, expected string) string {
-	return "bad argument (" + expected + " expected, got " + displayType(L, L.Get(n)) + ")"
+	return valueTypeMessage(L, L.Get(n), expected)
+}
+
+// ValueTypeError is TypeError for a value that is not an argument itself (table.concat's
+// elements), which Cobalt's checks word the same way.
+func ValueTypeError(L *lua.LState, v lua.LValue, expected string) {
+	RaiseMessage(L, valueTypeMessage(L, v, expected))
+}
+
+func valueTypeMessage(L *lua.LState, v lua.LValue, expected string) string {
+	return "bad argument (" + expected + " expected, got " + displayType(L, v) + ")"
 }
 
 // CheckValue is argument n, which may be nil but must be given: "bad argument #n (value

@@ -190,6 +190,30 @@ describe("argument errors", function()
     expect.error(string.rep, "ab", "0b1"):eq("bad argument (number expected, got string)");
   end);
 
+  -- Cobalt 0.9.3's TableLib.concat: #t through __len, then sep, i and j; each element read
+  -- through __index must be a string or a number, whatever i and j are.
+  it("table.concat as Cobalt's", function()
+    expect(table.concat({ 1, 2.5, "x", 2 ^ 53 }, 0)):eq("102.50x09007199254740992");
+    expect(table.concat({ "a", "b" }, ", ", 2, 1)):eq("");
+    expect.error(table.concat, { {} }):eq("bad argument (string expected, got table)");
+    expect.error(table.concat, { "a", setmetatable({}, { __name = "thing" }) }):eq("bad argument (string expected, got thing)");
+    expect.error(table.concat, { "a", "b" }, ",", 1, 3):eq("bad argument (string expected, got nil)");
+    expect.error(table.concat, { "a", "b" }, ",", 0):eq("bad argument (string expected, got nil)");
+    expect(table.concat({ "a", "b" }, ",", 3)):eq("");
+    expect.error(table.concat, { "a" }, {}):eq("bad argument (string expected, got table)");
+    expect.error(table.concat, { "a" }, ",", true):eq("bad argument (number expected, got boolean)");
+    expect.error(table.concat, { "a" }, ",", 1, "x"):eq("bad argument (number expected, got string)");
+    expect.error(table.concat, "abc"):eq("bad argument (table expected, got string)");
+    expect.error(table.concat):eq("bad argument (table expected, got nil)");
+    local proxy = setmetatable({}, {
+      __len = function() return 3 end,
+      __index = function(_, i) return "v" .. i end,
+    });
+    expect(table.concat(proxy, "-")):eq("v1-v2-v3");
+    expect.error(table.concat, setmetatable({}, { __len = function() return 1.5 end })):eq("object length is not an integer");
+    expect.error(table.concat, setmetatable({}, { __len = function() return {} end }), {}):eq("object length is not an integer");
+  end);
+
   it("string.byte answers one byte by default, as Lua 5.2's", function()
     expect({ string.byte("abc") }):same({ 97 });
     expect({ ("abc"):byte(-1) }):same({ 99 });
