@@ -33,6 +33,18 @@ func installCobaltChecks(L *lua.LState) {
 		return origGetfenv(L)
 	}))
 
+	next := G.RawGetString("next")
+	G.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int { return luaPairs(L, next) }))
+	inext := L.NewFunction(luaInext)
+	G.RawSetString("ipairs", L.NewFunction(func(L *lua.LState) int {
+		v := luakit.CheckValue(L, 1)
+		L.SetTop(0)
+		L.Push(inext)
+		L.Push(v)
+		L.Push(lua.LNumber(0))
+		return 3
+	}))
+
 	str := G.RawGetString("string").(*lua.LTable)
 	str.RawSetString("char", L.NewFunction(luaStringChar))
 
@@ -177,6 +189,50 @@ func objectLength(L *lua.LState, t *lua.LTable) int {
 		luakit.RaiseMessage(L, "object length is not an integer")
 	}
 	return int(f)
+}
+
+// luaPairs is Cobalt's pairs(v): the results of v's __pairs(v), all of them, or next, v,
+// nil for any other value, a table or not: a value next cannot walk fails in the loop, at
+// its first call of next ("bad argument (table expected, got number)").
+func luaPairs(L *lua.LState, next lua.LValue) int {
+	v := luakit.CheckValue(L, 1)
+	if mm := L.GetMetaField(v, "__pairs"); mm != lua.LNil {
+		L.SetTop(0)
+		L.Push(mm)
+		L.Push(v)
+		L.Call(1, lua.MultRet)
+		return L.GetTop()
+	}
+	L.SetTop(0)
+	L.Push(next)
+	L.Push(v)
+	L.Push(lua.LNil)
+	return 3
+}
+
+// luaInext is the iterator ipairs returns, Cobalt's inext(v, i): v[i + 1] through __index
+// (a string's is its library: no element, so the loop ends at once), nil ending the loop; a
+// value without __index cannot be indexed ("attempt to index a number value", where the
+// loop calls it).
+func luaInext(L *lua.LState) int {
+	v := L.Get(1)
+	key := lua.LNumber(luakit.CheckInteger(L, 2) + 1)
+	var value lua.LValue
+	if t, ok := v.(*lua.LTable); ok && t.Metatable == lua.LNil {
+		value = t.RawGet(key)
+	} else {
+		if _, ok := v.(*lua.LTable); !ok && L.GetMetaField(v, "__index") == lua.LNil {
+			luakit.RaiseMessage(L, "attempt to index a "+v.Type().String()+" value")
+		}
+		value = L.GetTable(v, key)
+	}
+	if value == lua.LNil {
+		L.Push(lua.LNil)
+		return 1
+	}
+	L.Push(key)
+	L.Push(value)
+	return 2
 }
 
 // luaStringChar is Cobalt's string.char: each code a number (or numeric string) from 0 to

@@ -316,6 +316,100 @@ describe("tonumber", function()
   end);
 end);
 
+-- Cobalt 0.9.3's BaseLib: pairs and ipairs take any value and return their iterator; the
+-- loop fails at its first step when the iterator cannot walk the value, at the line of the
+-- expression after `in`.
+describe("pairs and ipairs", function()
+  local here = debug.getinfo(1, "S").short_src;
+  local function loopError(f)
+    local ok, err = pcall(f);
+    expect(ok):eq(false);
+    return err;
+  end
+
+  it("refuse no value, and take any other", function()
+    expect.error(pairs):eq("bad argument #1 (value expected)");
+    expect.error(ipairs):eq("bad argument #1 (value expected)");
+    expect({ pairs(1) }):same({ next, 1, nil });
+    expect(select("#", pairs(nil))):eq(3);
+    local iter, value, control = ipairs("abc");
+    expect(type(iter)):eq("function");
+    expect({ value, control }):same({ "abc", 0 });
+  end);
+
+  it("fail in the loop, at the line of the loop's expression list", function()
+    local line = debug.getinfo(1, "l").currentline;
+    expect(loopError(function() for _ in pairs(nil) do end end))
+      :eq(here .. ":" .. (line + 1) .. ": bad argument (table expected, got nil)");
+    expect(loopError(function() for _ in pairs(1) do end end))
+      :eq(here .. ":" .. (line + 3) .. ": bad argument (table expected, got number)");
+    expect(loopError(function() for _ in pairs("abc") do end end))
+      :eq(here .. ":" .. (line + 5) .. ": bad argument (table expected, got string)");
+    expect(loopError(function() for _ in ipairs(nil) do end end))
+      :eq(here .. ":" .. (line + 7) .. ": attempt to index a nil value");
+    expect(loopError(function() for _ in ipairs(1) do end end))
+      :eq(here .. ":" .. (line + 9) .. ": attempt to index a number value");
+    expect(loopError(function()
+      for _,
+        _ in
+        pairs(true) do
+      end
+    end)):eq(here .. ":" .. (line + 14) .. ": bad argument (table expected, got boolean)");
+    local walk = pairs; -- not the global: fakecraft compiles this loop with a plain call
+    expect(loopError(function()
+      for _ in
+        walk(false) do
+      end
+    end)):eq(here .. ":" .. (line + 20) .. ": bad argument (table expected, got boolean)");
+    local iter = ipairs({});
+    expect.error(iter, {}, "x"):eq("bad argument (number expected, got string)");
+  end);
+
+  it("ipairs walks a string's nothing, and reads through __index", function()
+    local n = 0;
+    for _ in ipairs("abc") do n = n + 1 end
+    expect(n):eq(0);
+    local seen = {};
+    local proxy = setmetatable({ "a" }, { __index = function(_, i) if i < 4 then return "v" .. i end end });
+    for i, v in ipairs(proxy) do seen[i] = v end
+    expect(seen):same({ "a", "v2", "v3" });
+  end);
+
+  it("pairs calls __pairs and returns all it returns", function()
+    local t = setmetatable({}, {
+      __pairs = function(self)
+        return function(_, k) if k == nil then return "only", self end end, "state", nil, "extra";
+      end,
+    });
+    local seen = {};
+    for k, v in pairs(t) do seen[k] = v end
+    expect(seen):same({ only = t });
+    local results = { pairs(t) };
+    expect({ results[2], results[3], results[4] }):same({ "state", nil, "extra" });
+  end);
+
+  it("lets the iterator __pairs gives yield, as Cobalt's loop does", function()
+    local t = setmetatable({}, {
+      __pairs = function()
+        return function(_, k)
+          k = (k or 0) + 1;
+          if coroutine.yield(k) then return k end
+        end;
+      end,
+    });
+    local co = coroutine.create(function()
+      local seen = 0;
+      for k in pairs(t) do seen = seen + k end
+      return seen;
+    end);
+    expect({ coroutine.resume(co) }):same({ true, 1 });
+    expect({ coroutine.resume(co, true) }):same({ true, 2 });
+    expect({ coroutine.resume(co, true) }):same({ true, 3 });
+    expect({ coroutine.resume(co, false) }):same({ true, 3 });
+    expect(coroutine.status(co)):eq("dead");
+  end);
+end);
+
 describe("string.format's %q", function()
   it("writes every value with a literal form as Cobalt does", function()
     expect(("%q"):format("a\nb\"\0\r")):eq('"a\\\nb\\"\\000\\r"');
