@@ -50,6 +50,9 @@ func installCobaltChecks(L *lua.LState) {
 
 	tab := G.RawGetString("table").(*lua.LTable)
 	tab.RawSetString("concat", L.NewFunction(luaTableConcat))
+	unpack := L.NewFunction(luaUnpack)
+	tab.RawSetString("unpack", unpack)
+	G.RawSetString("unpack", unpack)
 	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
 		luakit.CheckTable(L, 1)
@@ -145,7 +148,7 @@ func luaTableConcat(L *lua.LState) int {
 		if i > first {
 			b.WriteString(sep)
 		}
-		switch v := L.GetTable(t, lua.LNumber(i)).(type) {
+		switch v := indexed(L, t, lua.LNumber(i)).(type) {
 		case lua.LString:
 			b.WriteString(string(v))
 		case lua.LNumber:
@@ -161,15 +164,22 @@ func luaTableConcat(L *lua.LState) int {
 	return 1
 }
 
-// objectLength is #t as an integer, as Cobalt's intLength: its __len's result, which must
-// be a whole number (or a string holding one).
-func objectLength(L *lua.LState, t *lua.LTable) int {
-	lenFn := L.GetMetaField(t, "__len")
+// objectLength is #v as an integer, as Cobalt's intLength: a string's length, a table's
+// border, else its __len's result, which must be a whole number (or a string holding one);
+// a value with neither cannot be measured ("attempt to get length of a nil value").
+func objectLength(L *lua.LState, v lua.LValue) int {
+	lenFn := L.GetMetaField(v, "__len")
 	if lenFn == lua.LNil {
-		return t.Len()
+		switch v := v.(type) {
+		case lua.LString:
+			return len(v)
+		case *lua.LTable:
+			return v.Len()
+		}
+		luakit.RaiseMessage(L, "attempt to get length of a "+v.Type().String()+" value")
 	}
 	L.Push(lenFn)
-	L.Push(t)
+	L.Push(v)
 	L.Call(1, 1)
 	n := L.Get(-1)
 	L.Pop(1)
@@ -217,15 +227,7 @@ func luaPairs(L *lua.LState, next lua.LValue) int {
 func luaInext(L *lua.LState) int {
 	v := L.Get(1)
 	key := lua.LNumber(luakit.CheckInteger(L, 2) + 1)
-	var value lua.LValue
-	if t, ok := v.(*lua.LTable); ok && t.Metatable == lua.LNil {
-		value = t.RawGet(key)
-	} else {
-		if _, ok := v.(*lua.LTable); !ok && L.GetMetaField(v, "__index") == lua.LNil {
-			luakit.RaiseMessage(L, "attempt to index a "+v.Type().String()+" value")
-		}
-		value = L.GetTable(v, key)
-	}
+	value := indexed(L, v, key)
 	if value == lua.LNil {
 		L.Push(lua.LNil)
 		return 1
@@ -233,6 +235,46 @@ func luaInext(L *lua.LState) int {
 	L.Push(key)
 	L.Push(value)
 	return 2
+}
+
+// indexed is v[key] as Cobalt's OperationHelper.getTable reads it for its library (ipairs,
+// unpack, table.concat): a table's own value, else through __index; a value that is not a
+// table and has no __index cannot be indexed ("attempt to index a number value").
+func indexed(L *lua.LState, v, key lua.LValue) lua.LValue {
+	if t, ok := v.(*lua.LTable); ok {
+		if t.Metatable == lua.LNil {
+			return t.RawGet(key)
+		}
+	} else if L.GetMetaField(v, "__index") == lua.LNil {
+		luakit.RaiseMessage(L, "attempt to index a "+v.Type().String()+" value")
+	}
+	return L.GetTable(v, key)
+}
+
+// luaUnpack is Cobalt's unpack(v [, i [, j]]), table.unpack too: i and j are numbers or
+// numeric strings, j defaults to #v and v[i] to v[j] are read as indexed reads them, so a
+// proxy table's __len and __index are followed and a string unpacks to nils, where
+// gopher-lua's refused any value but a table and read it raw.
+func luaUnpack(L *lua.LState) int {
+	v := L.Get(1)
+	first := luakit.OptInteger(L, 2, 1)
+	var last int
+	if L.Get(3) != lua.LNil {
+		last = luakit.CheckInteger(L, 3)
+	} else {
+		last = objectLength(L, v)
+	}
+	if first > last {
+		return 0
+	}
+	count := int64(last) - int64(first) + 1
+	if count >= math.MaxInt32 {
+		luakit.RaiseMessage(L, "too many results to unpack")
+	}
+	for i := first; i <= last; i++ {
+		L.Push(indexed(L, v, lua.LNumber(i)))
+	}
+	return int(count)
 }
 
 // luaStringChar is Cobalt's string.char: each code a number (or numeric string) from 0 to

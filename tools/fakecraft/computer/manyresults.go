@@ -1,6 +1,8 @@
 package computer
 
 import (
+	"math"
+
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -32,7 +34,7 @@ func installManyResults(L *lua.LState) {
 				if L.Get(3) == lua.LNil {
 					last, ok = t.Len(), true
 				}
-				if ok {
+				if ok && last-first+1 < math.MaxInt32 { // more: unpack refuses them itself
 					presize(L, last-first+1)
 				}
 			}

@@ -126,7 +126,7 @@ describe("argument errors", function()
     expect.error(string.sub):eq("bad argument (string expected, got nil)");
     expect.error(string.sub, setmetatable({}, { __name = "thing" })):eq("bad argument (string expected, got thing)");
     expect.error(math.floor, "x"):eq("bad argument (number expected, got string)");
-    expect.error(unpack, 1):eq("bad argument (table expected, got number)");
+    expect.error(unpack, 1):eq("attempt to get length of a number value"); -- Cobalt reads #v first
     expect.error(next, 1):eq("bad argument (table expected, got number)");
     expect.error(bit32.band, "x"):eq("bad argument (number expected, got string)");
     expect.error(table.sort, 1):eq("bad argument (table expected, got number)");
@@ -212,6 +212,30 @@ describe("argument errors", function()
     expect(table.concat(proxy, "-")):eq("v1-v2-v3");
     expect.error(table.concat, setmetatable({}, { __len = function() return 1.5 end })):eq("object length is not an integer");
     expect.error(table.concat, setmetatable({}, { __len = function() return {} end }), {}):eq("object length is not an integer");
+  end);
+
+  it("next refuses a key the table never held, and rawset returns its table, as Cobalt's", function()
+    local t = { 1, a = 2 };
+    local line = debug.getinfo(1, "l").currentline + 1;
+    local ok, err = pcall(function() return (next(t, "b")) end);
+    expect({ ok, err }):same({ false, debug.getinfo(1, "S").short_src .. ":" .. line .. ": invalid key to 'next'" });
+    expect.error(next, t, 2):eq("invalid key to 'next'");
+    expect(rawset(t, "c", 3)):eq(t);
+  end);
+
+  -- Cobalt's TableLib.unpack: i first, then #v (or j), then v[i] to v[j], a proxy's
+  -- __len and __index followed.
+  it("unpack reads any value as Cobalt's", function()
+    expect(table.unpack):eq(unpack);
+    expect({ unpack({ 1, 2, 3 }, "2") }):same({ 2, 3 });
+    expect(select("#", unpack("abc"))):eq(3);
+    expect(select("#", unpack(nil, 2, 1))):eq(0);
+    local proxy = setmetatable({}, { __len = function() return 2 end, __index = function(_, i) return i * 10 end });
+    expect({ unpack(proxy) }):same({ 10, 20 });
+    expect.error(unpack, nil):eq("attempt to get length of a nil value");
+    expect.error(unpack, 1, 1, 2):eq("attempt to index a number value");
+    expect.error(unpack, nil, "x"):eq("bad argument (number expected, got string)");
+    expect.error(unpack, {}, 1, 2 ^ 31):eq("too many results to unpack");
   end);
 
   it("string.byte answers one byte by default, as Lua 5.2's", function()
