@@ -47,6 +47,14 @@ func installCobaltChecks(L *lua.LState) {
 
 	str := G.RawGetString("string").(*lua.LTable)
 	str.RawSetString("char", L.NewFunction(luaStringChar))
+	// CC's Cobalt has string.dump but no bytecode format (CC sets none), so it dumps nothing.
+	str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+		if _, ok := L.Get(1).(*lua.LFunction); !ok {
+			luakit.TypeError(L, 1, "function")
+		}
+		luakit.RaiseMessage(L, "unable to dump given function")
+		return 0
+	}))
 
 	tab := G.RawGetString("table").(*lua.LTable)
 	tab.RawSetString("concat", L.NewFunction(luaTableConcat))

@@ -238,6 +238,12 @@ describe("argument errors", function()
     expect.error(unpack, {}, 1, 2 ^ 31):eq("too many results to unpack");
   end);
 
+  it("string.dump exists and dumps nothing, as in CC", function()
+    expect.error(string.dump, print):eq("unable to dump given function");
+    expect.error(string.dump, function() end):eq("unable to dump given function");
+    expect.error(string.dump, 1):eq("bad argument (function expected, got number)");
+  end);
+
   it("string.byte answers one byte by default, as Lua 5.2's", function()
     expect({ string.byte("abc") }):same({ 97 });
     expect({ ("abc"):byte(-1) }):same({ 99 });
