@@ -810,13 +810,25 @@ func init() {
 			// +inline-call reg.Set RA+3+2 reg.Get(RA+2)
 			// +inline-call reg.Set RA+3+1 reg.Get(RA+1)
 			// +inline-call reg.Set RA+3 reg.Get(RA)
-			L.callR(2, nret, RA+3)
-			if value := reg.Get(RA + 3); value != LNil {
-				// +inline-call reg.Set RA+2 value
-				pc := cf.Fn.Proto.Code[cf.Pc]
-				cf.Pc += int(pc&0x3ffff) - opMaxArgSbx
+			if fn, ok := reg.Get(RA).(*LFunction); ok && !fn.IsG {
+				// A Lua iterator runs as a frame of this loop, so it may yield; its return
+				// finishes the step (finishOp, forStep).
+				L.pushCallFrame(callFrame{
+					Fn:         fn,
+					Pc:         0,
+					Base:       RA + 3,
+					LocalBase:  RA + 4,
+					ReturnBase: RA + 3,
+					NArgs:      2,
+					NRet:       nret,
+					Parent:     cf,
+					TailCall:   0,
+					finish:     finishForStep,
+				}, fn, false)
+				return 0
 			}
-			cf.Pc++
+			L.callR(2, nret, RA+3)
+			forStep(L, cf, RA)
 			return 0
 		},
 		func(L *LState, inst uint32, baseframe *callFrame) int { //OP_SETLIST
@@ -1096,6 +1108,7 @@ const (
 	finishCondNot       // a <= b through not __lt(b, a): the jump on the negated result
 	finishConcat        // __concat: the result replaces the left operand, the concatenation goes on
 	finishHook          // a debug hook: results dropped, the interrupted instruction runs next
+	finishForStep       // a generic for's Lua iterator: its results in place, the loop goes on (forStep)
 )
 
 // callMeta calls the metamethod mm with nargs of a, b, c for the current instruction, C Lua
@@ -1136,6 +1149,12 @@ func (ls *LState) callMeta(mm LValue, finish uint8, arg int, nargs int, a, b, c 
 // called through callMeta returned its result at base.
 func finishOp(L *LState, finish uint8, arg int, base int) {
 	cf := L.currentFrame
+	if finish == finishForStep {
+		// The iterator's results are in place from R(A+3) on.
+		inst := cf.Fn.Proto.Code[cf.Pc-1]
+		forStep(L, cf, cf.LocalBase+int(inst>>18)&0xff)
+		return
+	}
 	if finish == finishHook {
 		// The hook's results were dropped; the instruction it interrupted runs next, without
 		// the events it fired (hook.go).
@@ -1169,6 +1188,18 @@ func finishOp(L *LState, finish uint8, arg int, base int) {
 			L.reg.Set(cf.LocalBase+A, v)
 		}
 	}
+}
+
+// forStep ends a generic for's step once its iterator (called by the OP_TFORLOOP before
+// cf.Pc) has put its results from R(A+3) on, RA being R(A): the loop goes on into its body
+// with the control variable set to the first result unless that is nil.
+func forStep(L *LState, cf *callFrame, RA int) {
+	if value := L.reg.Get(RA + 3); value != LNil {
+		L.reg.Set(RA+2, value)
+		pc := cf.Fn.Proto.Code[cf.Pc]
+		cf.Pc += int(pc&0x3ffff) - opMaxArgSbx
+	}
+	cf.Pc++
 }
 
 // comparisonMeta is the function both operands share for event (Lua 5.1's rule), or nil.

@@ -50,3 +50,45 @@ func TestArgErrorWordingDefault(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+// TestArgNumberReader: the integer and number checks take a string holding a number, as PUC
+// Lua's do, read by the embedder's reader when one is set (gopher-lua's parseNumber else).
+func TestArgNumberReader(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	check := func(src, want string) {
+		t.Helper()
+		if err := L.DoString(`result = tostring(` + src + `)`); err != nil {
+			t.Errorf("%s: %v", src, err)
+			return
+		}
+		if got := L.GetGlobal("result").String(); got != want {
+			t.Errorf("%s = %s, want %s", src, got, want)
+		}
+	}
+	check(`string.rep("ab", "2")`, "abab")
+	check(`string.sub("abc", "2.9")`, "bc")
+	check(`string.byte("abc", "3")`, "99")
+	L.SetArgNumberReader(func(s string) (float64, bool) {
+		if s == "two" {
+			return 2, true
+		}
+		return 0, false
+	})
+	check(`string.rep("ab", "two")`, "abab")
+	if err := L.DoString(`string.rep("ab", "2")`); err == nil || !strings.Contains(err.Error(), "number expected, got string") {
+		t.Errorf("the reader refused \"2\": got %v", err)
+	}
+}
+
+// TestStringByteDefaults: string.byte's j defaults to i (Lua 5.2), not to the string's end.
+func TestStringByteDefaults(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`n1 = select("#", string.byte("abc")); n2 = select("#", string.byte("abc", -2, nil))`); err != nil {
+		t.Fatal(err)
+	}
+	if n1, n2 := L.GetGlobal("n1"), L.GetGlobal("n2"); n1 != LNumber(1) || n2 != LNumber(1) {
+		t.Errorf("string.byte answered %v and %v values, want 1 and 1", n1, n2)
+	}
+}

@@ -17,36 +17,53 @@ func (ls *LState) CheckAny(n int) LValue {
 	return ls.Get(n)
 }
 
+// CheckInt is argument n as a number truncated to an integer; a string holding a number
+// converts (read by the state's ArgNumberReader), as PUC Lua's luaL_checkinteger does.
 func (ls *LState) CheckInt(n int) int {
-	v := ls.Get(n)
-	if intv, ok := v.(LNumber); ok {
-		return int(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return int(ls.CheckNumber(n))
 }
 
+// CheckInt64 is CheckInt as an int64.
 func (ls *LState) CheckInt64(n int) int64 {
-	v := ls.Get(n)
-	if intv, ok := v.(LNumber); ok {
-		return int64(intv)
+	return int64(ls.CheckNumber(n))
+}
+
+// CheckNumber is argument n as a number; a string holding a number converts (read by the
+// state's ArgNumberReader), as PUC Lua's luaL_checknumber does.
+func (ls *LState) CheckNumber(n int) LNumber {
+	if num, ok := ls.argNumber(ls.Get(n)); ok {
+		return num
 	}
 	ls.TypeError(n, LTNumber)
 	return 0
 }
 
-func (ls *LState) CheckNumber(n int) LNumber {
-	v := ls.Get(n)
-	if lv, ok := v.(LNumber); ok {
-		return lv
-	}
-	if lv, ok := v.(LString); ok {
-		if num, err := parseNumber(string(lv)); err == nil {
-			return num
+// argNumber is v as a number argument: a number, or a string the state's ArgNumberReader
+// (gopher-lua's parseNumber when none is set) reads as one.
+func (ls *LState) argNumber(v LValue) (LNumber, bool) {
+	switch lv := v.(type) {
+	case LNumber:
+		return lv, true
+	case LString:
+		if read := ls.G.argNumbers; read != nil {
+			f, ok := read(string(lv))
+			return LNumber(f), ok
 		}
+		num, err := parseNumber(string(lv))
+		return num, err == nil
 	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return 0, false
+}
+
+// ArgNumberReader reads a string argument as a number for the Check and Opt functions
+// (ok false: not a number).
+type ArgNumberReader func(s string) (f float64, ok bool)
+
+// SetArgNumberReader makes every thread of ls's state read numeric string arguments with
+// read, as an embedding VM whose numerals are read otherwise would (nil: gopher-lua's own
+// parseNumber).
+func (ls *LState) SetArgNumberReader(read ArgNumberReader) {
+	ls.G.argNumbers = read
 }
 
 func (ls *LState) CheckString(n int) string {
@@ -141,40 +158,28 @@ func (ls *LState) CheckOption(n int, options []string) int {
 
 /* optType {{{ */
 
+// OptInt is CheckInt, or d when argument n is nil or absent.
 func (ls *LState) OptInt(n int, d int) int {
-	v := ls.Get(n)
-	if v == LNil {
+	if ls.Get(n) == LNil {
 		return d
 	}
-	if intv, ok := v.(LNumber); ok {
-		return int(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return ls.CheckInt(n)
 }
 
+// OptInt64 is CheckInt64, or d when argument n is nil or absent.
 func (ls *LState) OptInt64(n int, d int64) int64 {
-	v := ls.Get(n)
-	if v == LNil {
+	if ls.Get(n) == LNil {
 		return d
 	}
-	if intv, ok := v.(LNumber); ok {
-		return int64(intv)
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return ls.CheckInt64(n)
 }
 
+// OptNumber is CheckNumber, or d when argument n is nil or absent.
 func (ls *LState) OptNumber(n int, d LNumber) LNumber {
-	v := ls.Get(n)
-	if v == LNil {
+	if ls.Get(n) == LNil {
 		return d
 	}
-	if lv, ok := v.(LNumber); ok {
-		return lv
-	}
-	ls.TypeError(n, LTNumber)
-	return 0
+	return ls.CheckNumber(n)
 }
 
 func (ls *LState) OptString(n int, d string) string {

@@ -225,6 +225,10 @@ func baseNext(L *LState) int {
 	if L.GetTop() >= 2 {
 		index = L.Get(2)
 	}
+	if !tb.continuesTraversal(index) {
+		// Lua's own check: upstream's Next went on from an arbitrary key.
+		L.RaiseError("invalid key to 'next'")
+	}
 	key, value := tb.Next(index)
 	if key == LNil {
 		L.Push(LNil)
@@ -311,9 +315,12 @@ func baseRawGet(L *LState) int {
 	return 1
 }
 
+// baseRawSet is rawset(t, k, v), which returns t, as Lua's (upstream's returned nothing).
 func baseRawSet(L *LState) int {
-	L.RawSet(L.CheckTable(1), L.CheckAny(2), L.CheckAny(3))
-	return 0
+	t := L.CheckTable(1)
+	L.RawSet(t, L.CheckAny(2), L.CheckAny(3))
+	L.Push(t)
+	return 1
 }
 
 func baseSelect(L *LState) int {

@@ -139,3 +139,27 @@ func assertOsDateFields(t *testing.T, key LValue, value LValue, expect time.Time
 		}
 	}
 }
+
+// TestNextKeysAndRawsetResult: next refuses a key the table never held, as Lua's does
+// (upstream went on from an arbitrary key), and keeps a key set to nil during the traversal;
+// rawset returns its table.
+func TestNextKeysAndRawsetResult(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	err := L.DoString(`
+	local t = { 10, 20, a = 1, b = 2, [1.5] = 3 }
+	for _, bad in ipairs({ "c", 2.5, 3, 0 }) do
+		local ok, msg = pcall(next, t, bad)
+		assert(not ok and msg:find("invalid key to 'next'", 1, true), tostring(bad) .. ": " .. tostring(msg))
+	end
+	local n = 0
+	for k in pairs(t) do t[k] = nil; n = n + 1 end
+	assert(n == 5, n)
+	assert(next(t) == nil)
+	local u = {}
+	assert(rawset(u, "k", 1) == u and u.k == 1)
+	`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1115,8 +1115,12 @@ func compileGenericForStmt(context *funcContext, stmt *ast.GenericForStmt) { // 
 	context.LeaveBlock()
 
 	context.SetLabelPc(fllabel, code.LastPC())
-	code.AddABC(OP_TFORLOOP, rgen, 0, nnames, sline(stmt))
-	code.AddASbx(OP_JMP, 0, bodylabel, sline(stmt))
+	// The iterator's call has the line of the expression list's first token, as Lua 5.2's
+	// forlist gives OP_TFORCALL (an error the iterator raises is placed there, and a line
+	// hook fires there each step), not the for's.
+	iterLine := sline(stmt.Exprs[0])
+	code.AddABC(OP_TFORLOOP, rgen, 0, nnames, iterLine)
+	code.AddASbx(OP_JMP, 0, bodylabel, iterLine)
 
 	context.SetLabelPc(endlabel, code.LastPC())
 } // }}}

@@ -40,36 +40,35 @@ var strFuncs = map[string]LGFunction{
 	"upper":   strUpper,
 }
 
+// strByte is Lua 5.2's string.byte(s [, i [, j]]): j defaults to i (upstream's to -1, so
+// s:byte() answered every byte), positions count from the end when negative and are
+// clipped to the string.
 func strByte(L *LState) int {
 	str := L.CheckString(1)
-	start := L.OptInt(2, 1) - 1
-	end := L.OptInt(3, -1)
 	l := len(str)
-	if start < 0 {
-		start = l + start + 1
-	}
-	if end < 0 {
-		end = l + end + 1
-	}
-
-	if L.GetTop() == 2 {
-		if start < 0 || start >= l {
-			return 0
-		}
-		L.Push(LNumber(str[start]))
-		return 1
-	}
-
-	start = intMax(start, 0)
-	end = intMin(end, l)
-	if end < 0 || end <= start || start >= l {
+	first := strRelativePos(L.OptInt(2, 1), l)
+	last := strRelativePos(L.OptInt(3, first), l)
+	first = intMax(first, 1)
+	last = intMin(last, l)
+	if first > last {
 		return 0
 	}
-
-	for i := start; i < end; i++ {
+	for i := first - 1; i < last; i++ {
 		L.Push(LNumber(str[i]))
 	}
-	return end - start
+	return last - first + 1
+}
+
+// strRelativePos is Lua 5.2's posrelat: a negative position counts from the end of a string
+// of length l (0 when before its start).
+func strRelativePos(pos, l int) int {
+	switch {
+	case pos >= 0:
+		return pos
+	case -pos > l:
+		return 0
+	}
+	return l + pos + 1
 }
 
 func strChar(L *LState) int {

@@ -348,6 +348,20 @@ func (tb *LTable) ForEach(cb func(LValue, LValue)) {
 }
 
 // This function is equivalent to lua_next ( http://www.lua.org/manual/5.1/manual.html#lua_next ).
+// continuesTraversal says whether next may go on from key: nil (the start), an index of the
+// array part, or a key the table holds or has held (one set to nil while a traversal runs
+// stays valid, as in Lua).
+func (tb *LTable) continuesTraversal(key LValue) bool {
+	if key == LNil {
+		return true
+	}
+	if kv, ok := key.(LNumber); ok && isInteger(kv) && kv >= 1 && int(kv) <= len(tb.array) {
+		return true
+	}
+	_, held := tb.k2i[key]
+	return held
+}
+
 func (tb *LTable) Next(key LValue) (LValue, LValue) {
 	init := false
 	if key == LNil {

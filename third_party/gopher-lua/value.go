@@ -175,7 +175,8 @@ type Global struct {
 	tempFiles  []*os.File
 	gccount    int32
 
-	argErrors ArgErrorWording
+	argErrors  ArgErrorWording
+	argNumbers ArgNumberReader
 }
 
 type LState struct {

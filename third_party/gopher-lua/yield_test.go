@@ -369,3 +369,45 @@ func TestHookUnderGoCannotYield(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestYieldInForIterator: a generic for's Lua iterator runs as a frame of the loop, so it may
+// yield; the step finishes after the resume with what the iterator returned, every loop
+// variable (nil-padded), and nested loops, break, a tail call, an error and a Go iterator
+// behave as before.
+func TestYieldInForIterator(t *testing.T) {
+	runYieldScript(t, `
+	local function counter(limit)
+		return function(_, i)
+			i = coroutine.yield(i) + 1 -- echo resumes with what was yielded
+			if i <= limit then return i, i * 10 end
+		end, nil, 0
+	end
+	local n, sum, last = echo(function()
+		local sum, last = 0, nil
+		for i, ten, none in counter(3) do
+			check(nil, none, "padded variable")
+			sum = sum + i + ten
+			for j in counter(2) do sum = sum + j * 1000 end
+			last = i
+		end
+		return sum, last
+	end)
+	check(4 + 3*3, n, "yields") -- 4 outer steps, 3 inner ones in each of 3 bodies
+	check((1 + 2 + 3) * 11 + 3 * 3000, sum, "sum")
+	check(3, last, "last")
+	`)
+	runYieldScript(t, `
+	local function tailIter(_, i) if i < 3 then return select(1, i + 1) end end
+	local seen = 0
+	for i in tailIter, nil, 0 do seen = seen + i end
+	check(6, seen, "tail-calling iterator")
+	for i in tailIter, nil, 0 do if i == 2 then break end seen = i end
+	check(1, seen, "break")
+	local ok, err = pcall(function() for _ in function() error("boom", 0) end do end end)
+	check(false, ok, "error")
+	check("boom", err, "error message")
+	local t, keys = { a = 1, b = 2 }, 0
+	for _ in next, t do keys = keys + 1 end
+	check(2, keys, "Go iterator")
+	`)
+}

@@ -1,10 +1,13 @@
 package computer
 
 import (
+	"math"
 	"math/rand/v2"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/ccformat"
 	"fakecraft/luakit"
 )
 
@@ -12,7 +15,7 @@ import (
 // arguments Cobalt (CC 1.113's 0.9.3) refuses, or refuse ones it accepts, with versions that
 // check as Cobalt's BaseLib, StringLib, TableLib and MathLib do; the work itself stays
 // gopher-lua's where it already was CC's. The wording of every argument error is luakit's
-// (UseStdLibWording for gopher-lua's own checks).
+// (UseStdLibArgRules for gopher-lua's own checks).
 func installCobaltChecks(L *lua.LState) {
 	G := L.G.Global
 	G.RawSetString("setmetatable", L.NewFunction(luaSetMetatable))
@@ -30,10 +33,34 @@ func installCobaltChecks(L *lua.LState) {
 		return origGetfenv(L)
 	}))
 
+	next := G.RawGetString("next")
+	G.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int { return luaPairs(L, next) }))
+	inext := L.NewFunction(luaInext)
+	G.RawSetString("ipairs", L.NewFunction(func(L *lua.LState) int {
+		v := luakit.CheckValue(L, 1)
+		L.SetTop(0)
+		L.Push(inext)
+		L.Push(v)
+		L.Push(lua.LNumber(0))
+		return 3
+	}))
+
 	str := G.RawGetString("string").(*lua.LTable)
 	str.RawSetString("char", L.NewFunction(luaStringChar))
+	// CC's Cobalt has string.dump but no bytecode format (CC sets none), so it dumps nothing.
+	str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+		if _, ok := L.Get(1).(*lua.LFunction); !ok {
+			luakit.TypeError(L, 1, "function")
+		}
+		luakit.RaiseMessage(L, "unable to dump given function")
+		return 0
+	}))
 
 	tab := G.RawGetString("table").(*lua.LTable)
+	tab.RawSetString("concat", L.NewFunction(luaTableConcat))
+	unpack := L.NewFunction(luaUnpack)
+	tab.RawSetString("unpack", unpack)
+	G.RawSetString("unpack", unpack)
 	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
 		luakit.CheckTable(L, 1)
@@ -111,6 +138,151 @@ func luaSelect(L *lua.LState) int {
 	}
 	// The values from the i-th on are the top n-i+1 of the stack.
 	return n - i + 1
+}
+
+// luaTableConcat is Cobalt's table.concat(t [, sep [, i [, j]]]): the length is #t (its
+// __len), the elements t[i] to t[j] are read through __index, and each must be a string or
+// a number, any of them, where gopher-lua clamped i and j to the table and refused a
+// value with "invalid value (table) at index 1 in table for concat". A number converts as
+// tostring writes it, the separator too.
+func luaTableConcat(L *lua.LState) int {
+	t := luakit.CheckTable(L, 1)
+	length := objectLength(L, t)
+	sep := luakit.OptString(L, 2, "")
+	first := luakit.OptInteger(L, 3, 1)
+	last := luakit.OptInteger(L, 4, length)
+	var b strings.Builder
+	for i := first; i <= last; i++ {
+		if i > first {
+			b.WriteString(sep)
+		}
+		switch v := indexed(L, t, lua.LNumber(i)).(type) {
+		case lua.LString:
+			b.WriteString(string(v))
+		case lua.LNumber:
+			b.WriteString(ccformat.FormatNumber(float64(v)))
+		default:
+			luakit.ValueTypeError(L, v, "string")
+		}
+		if i == math.MaxInt {
+			break
+		}
+	}
+	L.Push(lua.LString(b.String()))
+	return 1
+}
+
+// objectLength is #v as an integer, as Cobalt's intLength: a string's length, a table's
+// border, else its __len's result, which must be a whole number (or a string holding one);
+// a value with neither cannot be measured ("attempt to get length of a nil value").
+func objectLength(L *lua.LState, v lua.LValue) int {
+	lenFn := L.GetMetaField(v, "__len")
+	if lenFn == lua.LNil {
+		switch v := v.(type) {
+		case lua.LString:
+			return len(v)
+		case *lua.LTable:
+			return v.Len()
+		}
+		luakit.RaiseMessage(L, "attempt to get length of a "+v.Type().String()+" value")
+	}
+	L.Push(lenFn)
+	L.Push(v)
+	L.Call(1, 1)
+	n := L.Get(-1)
+	L.Pop(1)
+	var f float64
+	switch v := n.(type) {
+	case lua.LNumber:
+		f = float64(v)
+	case lua.LString:
+		var ok bool
+		if f, ok = ccformat.ParseNumber(string(v), 10); !ok {
+			f = math.NaN()
+		}
+	default:
+		f = math.NaN()
+	}
+	if f != math.Trunc(f) || f < math.MinInt32 || f > math.MaxInt32 {
+		luakit.RaiseMessage(L, "object length is not an integer")
+	}
+	return int(f)
+}
+
+// luaPairs is Cobalt's pairs(v): the results of v's __pairs(v), all of them, or next, v,
+// nil for any other value, a table or not: a value next cannot walk fails in the loop, at
+// its first call of next ("bad argument (table expected, got number)").
+func luaPairs(L *lua.LState, next lua.LValue) int {
+	v := luakit.CheckValue(L, 1)
+	if mm := L.GetMetaField(v, "__pairs"); mm != lua.LNil {
+		L.SetTop(0)
+		L.Push(mm)
+		L.Push(v)
+		L.Call(1, lua.MultRet)
+		return L.GetTop()
+	}
+	L.SetTop(0)
+	L.Push(next)
+	L.Push(v)
+	L.Push(lua.LNil)
+	return 3
+}
+
+// luaInext is the iterator ipairs returns, Cobalt's inext(v, i): v[i + 1] through __index
+// (a string's is its library: no element, so the loop ends at once), nil ending the loop; a
+// value without __index cannot be indexed ("attempt to index a number value", where the
+// loop calls it).
+func luaInext(L *lua.LState) int {
+	v := L.Get(1)
+	key := lua.LNumber(luakit.CheckInteger(L, 2) + 1)
+	value := indexed(L, v, key)
+	if value == lua.LNil {
+		L.Push(lua.LNil)
+		return 1
+	}
+	L.Push(key)
+	L.Push(value)
+	return 2
+}
+
+// indexed is v[key] as Cobalt's OperationHelper.getTable reads it for its library (ipairs,
+// unpack, table.concat): a table's own value, else through __index; a value that is not a
+// table and has no __index cannot be indexed ("attempt to index a number value").
+func indexed(L *lua.LState, v, key lua.LValue) lua.LValue {
+	if t, ok := v.(*lua.LTable); ok {
+		if t.Metatable == lua.LNil {
+			return t.RawGet(key)
+		}
+	} else if L.GetMetaField(v, "__index") == lua.LNil {
+		luakit.RaiseMessage(L, "attempt to index a "+v.Type().String()+" value")
+	}
+	return L.GetTable(v, key)
+}
+
+// luaUnpack is Cobalt's unpack(v [, i [, j]]), table.unpack too: i and j are numbers or
+// numeric strings, j defaults to #v and v[i] to v[j] are read as indexed reads them, so a
+// proxy table's __len and __index are followed and a string unpacks to nils, where
+// gopher-lua's refused any value but a table and read it raw.
+func luaUnpack(L *lua.LState) int {
+	v := L.Get(1)
+	first := luakit.OptInteger(L, 2, 1)
+	var last int
+	if L.Get(3) != lua.LNil {
+		last = luakit.CheckInteger(L, 3)
+	} else {
+		last = objectLength(L, v)
+	}
+	if first > last {
+		return 0
+	}
+	count := int64(last) - int64(first) + 1
+	if count >= math.MaxInt32 {
+		luakit.RaiseMessage(L, "too many results to unpack")
+	}
+	for i := first; i <= last; i++ {
+		L.Push(indexed(L, v, lua.LNumber(i)))
+	}
+	return int(count)
 }
 
 // luaStringChar is Cobalt's string.char: each code a number (or numeric string) from 0 to

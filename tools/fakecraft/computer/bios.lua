@@ -93,35 +93,10 @@ function sleep(time)
 end
 os.sleep = sleep;
 
--- term: the native terminal plus redirection.
-term = {};
-local current_term = native_term;
-function term.native() return native_term; end
-function term.current() return current_term; end
-function term.redirect(target)
-  expect_arg(1, target, "table");
-  if target == term then
-    error("term is not a recommended redirect target, try term.current() instead", 2);
-  end
-  local previous = current_term;
-  current_term = target;
-  return previous;
-end
-for name in pairs(native_term) do
-  term[name] = function(...) return current_term[name](...); end;
-end
--- The palette the screen starts with, read once before any program can change it.
-local native_palette = {};
-for i = 0, 15 do
-  native_palette[2 ^ i] = { native_term.getPaletteColour(2 ^ i) };
-end
-function term.nativePaletteColour(colour)
-  expect_arg(1, colour, "number");
-  local rgb = native_palette[colour];
-  if not rgb then error("Colour out of range", 2); end
-  return rgb[1], rgb[2], rgb[3];
-end
-term.nativePaletteColor = term.nativePaletteColour;
+-- term is the native terminal until the ROM's apis/term.lua, loaded with the other APIs
+-- below, replaces it with the API that forwards to a redirect target, as CC's bios leaves
+-- its native term to CC's term.lua.
+term = native_term;
 
 function write(text)
   expect_arg(1, text, "string", "number");

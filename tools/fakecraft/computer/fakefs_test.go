@@ -1,25 +1,33 @@
 package computer
 
 import (
+	"io/fs"
 	"path"
 	"sort"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"fakecraft/romfs"
 )
 
 // memFS is a read-only in-memory fs API, just enough for the bios (loadfile, os.loadAPI),
-// so the core is tested without the fsapi package.
+// so the core is tested without the fsapi package. It holds the ROM's term API (and the
+// cc.expect it loads), which the bios leaves the native term to, as CC's does.
 type memFS map[string]string
+
+// romTermFiles are the ROM files every memFS holds: the term API and what it loads.
+var romTermFiles = []string{"apis/term.lua", "modules/main/cc/expect.lua"}
 
 func clean(p string) string { return strings.TrimPrefix(path.Clean("/"+p), "/") }
 
-func (m memFS) isDir(p string) bool {
+// isDir says whether p is a directory of files (cleaned paths to contents).
+func isDir(files map[string]string, p string) bool {
 	p = clean(p)
 	if p == "" {
 		return true
 	}
-	for k := range m {
+	for k := range files {
 		if strings.HasPrefix(clean(k), p+"/") {
 			return true
 		}
@@ -29,6 +37,13 @@ func (m memFS) isDir(p string) bool {
 
 func (m memFS) install(L *lua.LState, _ *Env) error {
 	files := map[string]string{}
+	for _, name := range romTermFiles {
+		src, err := fs.ReadFile(romfs.ROM(), name)
+		if err != nil {
+			return err
+		}
+		files["rom/"+name] = string(src)
+	}
 	for k, v := range m {
 		files[clean(k)] = v
 	}
@@ -49,10 +64,10 @@ func (m memFS) install(L *lua.LState, _ *Env) error {
 		"exists": func(L *lua.LState) int {
 			p := clean(L.CheckString(1))
 			_, ok := files[p]
-			L.Push(lua.LBool(ok || m.isDir(p)))
+			L.Push(lua.LBool(ok || isDir(files, p)))
 			return 1
 		},
-		"isDir": func(L *lua.LState) int { L.Push(lua.LBool(m.isDir(L.CheckString(1)))); return 1 },
+		"isDir": func(L *lua.LState) int { L.Push(lua.LBool(isDir(files, L.CheckString(1)))); return 1 },
 		"list": func(L *lua.LState) int {
 			dir := clean(L.CheckString(1))
 			seen := map[string]bool{}

@@ -27,7 +27,7 @@ var absentGlobals = []string{"collectgarbage", "module", "newproxy", "gcinfo", "
 // openLibs opens the gopher-lua libraries CC keeps, then reshapes them into CC's Lua 5.2
 // surface. Its os library is fakecraft's own (osapi.go), as are os.date and os.time.
 func openLibs(L *lua.LState) {
-	luakit.UseStdLibWording(L)
+	luakit.UseStdLibArgRules(L)
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction

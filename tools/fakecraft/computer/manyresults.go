@@ -1,6 +1,8 @@
 package computer
 
 import (
+	"math"
+
 	lua "github.com/yuin/gopher-lua"
 )
 
@@ -16,7 +18,7 @@ func installManyResults(L *lua.LState) {
 	str.RawSetString("byte", L.NewFunction(func(L *lua.LState) int {
 		if s, ok := L.Get(1).(lua.LString); ok {
 			if first, ok := intArg(L, 2, 1); ok {
-				if last, ok := intArg(L, 3, -1); ok {
+				if last, ok := intArg(L, 3, first); ok {
 					presize(L, rangeLength(first, last, len(s)))
 				}
 			}
@@ -32,7 +34,7 @@ func installManyResults(L *lua.LState) {
 				if L.Get(3) == lua.LNil {
 					last, ok = t.Len(), true
 				}
-				if ok {
+				if ok && last-first+1 < math.MaxInt32 { // more: unpack refuses them itself
 					presize(L, last-first+1)
 				}
 			}

@@ -30,10 +30,13 @@ import (
 // loop variables are locals of the while's body, so each iteration has fresh ones for the
 // closures made in it, and `break`, `goto` and `return` in body act as in the for.
 //
-// The ordinary call made loops over pairs about 50 % slower, so loops over
-// the standard iterators, which are Go and never yield, keep gopher-lua's instruction: a
-// list that starts with a call of the global pairs or ipairs, or with the global next
-// (standardIterator). Those whose list gopher-lua miscompiles get it hoisted (needsHoist).
+// The ordinary call made loops over pairs about 50 % slower, so loops over the standard
+// iterators keep gopher-lua's instruction: a list that starts with a call of the global
+// pairs or ipairs, or with the global next (standardIterator). next and ipairs' iterator
+// are Go and never yield; an iterator __pairs returns that is a Lua function runs as a
+// frame of the VM's loop, as any Lua iterator of that instruction, and may yield too (the
+// fork's finishForStep). Those whose list gopher-lua miscompiles get it hoisted
+// (needsHoist).
 
 // mayLoopOver says whether src may hold a generic for.
 func mayLoopOver(src string) bool { return strings.Contains(src, "for") && strings.Contains(src, "in") }
@@ -126,15 +129,18 @@ func (r *forRewriter) expr(e ast.Expr) ast.Expr {
 	return e
 }
 
-// callingFor is the block that replaces s, whose parts are already rewritten. Every node it
-// adds is on the for's line, where Lua reports an error of the iterator's call; the body
-// keeps its own lines.
+// callingFor is the block that replaces s, whose parts are already rewritten. The nodes of
+// each step (the iterator's call, the test, the control's update) are on the line of the
+// expression list's first token, where Lua 5.2 and Cobalt put the iterator's call
+// (forlist's OP_TFORCALL) and so place its errors, the loop's setup on the for's line; the
+// body keeps its own lines.
 func callingFor(s *ast.GenericForStmt) ast.Stmt {
-	line := s.Line()
+	line, iterLine := s.Line(), s.Exprs[0].Line()
 	at := func(n ast.PositionHolder) { setLines(n, line, line) }
+	atStep := func(n ast.PositionHolder) { setLines(n, iterLine, iterLine) }
 	ref := func(name string) *ast.IdentExpr {
 		id := &ast.IdentExpr{Value: name}
-		at(id)
+		atStep(id)
 		return id
 	}
 	gen, state, control := forNames[0], forNames[1], forNames[2]
@@ -142,18 +148,18 @@ func callingFor(s *ast.GenericForStmt) ast.Stmt {
 	list := &ast.LocalAssignStmt{Names: forNames, Exprs: s.Exprs}
 	at(list)
 	call := &ast.FuncCallExpr{Func: ref(gen), Args: []ast.Expr{ref(state), ref(control)}}
-	at(call)
+	atStep(call)
 	vars := &ast.LocalAssignStmt{Names: s.Names, Exprs: []ast.Expr{call}}
-	at(vars)
+	atStep(vars)
 	isNil := &ast.RelationalOpExpr{Operator: "==", Lhs: ref(s.Names[0]), Rhs: &ast.NilExpr{}}
-	at(isNil)
-	at(isNil.Rhs)
+	atStep(isNil)
+	atStep(isNil.Rhs)
 	brk := &ast.BreakStmt{}
-	at(brk)
+	atStep(brk)
 	end := &ast.IfStmt{Condition: isNil, Then: []ast.Stmt{brk}}
-	at(end)
+	atStep(end)
 	step := &ast.AssignStmt{Lhs: []ast.Expr{ref(control)}, Rhs: []ast.Expr{ref(s.Names[0])}}
-	at(step)
+	atStep(step)
 
 	cond := &ast.TrueExpr{}
 	at(cond)

@@ -12,7 +12,7 @@
 //     name the argument ("bad argument #2 (value expected)", "(invalid value)"). CheckString
 //     takes a number as its text, CheckNumber and CheckInteger a numeric string as its
 //     number — CheckString, OptString, CheckInteger, OptInteger, CheckNumber, CheckTable,
-//     CheckValue, TypeError, BadArgumentReason. UseStdLibWording gives gopher-lua's own
+//     CheckValue, TypeError, BadArgumentReason. UseStdLibArgRules gives gopher-lua's own
 //     checks (its library's, and the LState checks Go functions call) the same wording.
 //     ArgError keeps PUC Lua's wording ("bad argument #1 (string expected, got no value)"),
 //     which CraftOS-PC's periphemu uses.
@@ -31,8 +31,7 @@
 // that called peripheral.call), and RaiseBare raises with no position at all.
 //
 // bit32, string.format and the debug library's replacements check their arguments with
-// gopher-lua's LState checks, worded here through UseStdLibWording; what those checks
-// convert stays gopher-lua's (the README's Known differences).
+// gopher-lua's LState checks, which follow the same rules through UseStdLibArgRules.
 package luakit
 
 import (
@@ -88,7 +87,17 @@ func TypeError(L *lua.LState, n int, expected string) {
 }
 
 func stdTypeMessage(L *lua.LState, n int, expected string) string {
-	return "bad argument (" + expected + " expected, got " + displayType(L, L.Get(n)) + ")"
+	return valueTypeMessage(L, L.Get(n), expected)
+}
+
+// ValueTypeError is TypeError for a value that is not an argument itself (table.concat's
+// elements), which Cobalt's checks word the same way.
+func ValueTypeError(L *lua.LState, v lua.LValue, expected string) {
+	RaiseMessage(L, valueTypeMessage(L, v, expected))
+}
+
+func valueTypeMessage(L *lua.LState, v lua.LValue, expected string) string {
+	return "bad argument (" + expected + " expected, got " + displayType(L, v) + ")"
 }
 
 // CheckValue is argument n, which may be nil but must be given: "bad argument #n (value
@@ -100,10 +109,14 @@ func CheckValue(L *lua.LState, n int) lua.LValue {
 	return L.Get(n)
 }
 
-// UseStdLibWording makes gopher-lua's own argument checks in L's state word their errors
-// as Cobalt's standard library does (TypeError, BadArgumentReason), where they are raised.
-func UseStdLibWording(L *lua.LState) {
+// UseStdLibArgRules makes gopher-lua's own argument checks in L's state follow Cobalt's
+// standard library: their errors worded as its are (TypeError, BadArgumentReason), where
+// they are raised, and a string holding a number taken for a number argument as Cobalt's
+// checkInteger and checkDouble take it (read as tonumber reads it; "1.5" truncates to 1
+// where an integer is wanted).
+func UseStdLibArgRules(L *lua.LState) {
 	L.SetArgErrorWording(stdLibWording{})
+	L.SetArgNumberReader(parseNumber)
 }
 
 type stdLibWording struct{}

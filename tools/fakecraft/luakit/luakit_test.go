@@ -41,9 +41,9 @@ func TestArgumentRules(t *testing.T) {
 			"<string>:1: bad argument (number expected, got string)"},
 		{"standard library value", func(L *lua.LState) int { CheckValue(L, 2); return 0 }, "f(1)",
 			"<string>:1: bad argument #2 (value expected)"},
-		{"gopher-lua's own checks", func(L *lua.LState) int { UseStdLibWording(L); L.CheckTable(1); return 0 }, "f(1)",
+		{"gopher-lua's own checks", func(L *lua.LState) int { UseStdLibArgRules(L); L.CheckTable(1); return 0 }, "f(1)",
 			"<string>:1: bad argument (table expected, got number)"},
-		{"gopher-lua's own reasons", func(L *lua.LState) int { UseStdLibWording(L); L.CheckAny(1); return 0 }, "f()",
+		{"gopher-lua's own reasons", func(L *lua.LState) int { UseStdLibArgRules(L); L.CheckAny(1); return 0 }, "f()",
 			"<string>:1: bad argument #1 (value expected)"},
 		// PUC Lua's (CraftOS-PC's periphemu): "no value" past the last argument.
 		{"puc missing", func(L *lua.LState) int { ArgError(L, 1, "string"); return 0 }, "f()",

@@ -126,7 +126,7 @@ describe("argument errors", function()
     expect.error(string.sub):eq("bad argument (string expected, got nil)");
     expect.error(string.sub, setmetatable({}, { __name = "thing" })):eq("bad argument (string expected, got thing)");
     expect.error(math.floor, "x"):eq("bad argument (number expected, got string)");
-    expect.error(unpack, 1):eq("bad argument (table expected, got number)");
+    expect.error(unpack, 1):eq("attempt to get length of a number value"); -- Cobalt reads #v first
     expect.error(next, 1):eq("bad argument (table expected, got number)");
     expect.error(bit32.band, "x"):eq("bad argument (number expected, got string)");
     expect.error(table.sort, 1):eq("bad argument (table expected, got number)");
@@ -168,6 +168,91 @@ describe("argument errors", function()
     expect({ select(-1, "a", "b") }):same({ "b" });
     expect({ select(5, "a") }):same({});
     expect(select("#", 1, nil)):eq(2);
+  end);
+
+  -- Cobalt's checkInteger and checkDouble read a string as tonumber does and truncate
+  -- where an integer is wanted (Cobalt's compare/errors/*libargs.out).
+  it("take a string holding a number for a number, as Cobalt does", function()
+    expect(string.rep("ab", "2")):eq("abab");
+    expect(string.rep("ab", "2.7")):eq("abab");
+    expect(string.rep("ab", "0x2")):eq("abab");
+    expect(string.sub("abcdef", "2", " 3 ")):eq("bc");
+    expect({ string.byte("abc", "2", "3") }):same({ 98, 99 });
+    expect(table.concat({ 1, 2, 3, 4 }, "-", "2", "3.9")):eq("2-3");
+    local t = { 1, 2, 3 };
+    expect(table.remove(t, "1")):eq(1);
+    expect(math.ldexp(1, "3")):eq(8);
+    expect(math.fmod("7", "4")):eq(3);
+    expect(bit32.band("0xff", "12")):eq(12);
+    expect(("%d %c"):format("42", "65")):eq("42 A");
+    expect.error(string.rep, "ab", "two"):eq("bad argument (number expected, got string)");
+    expect.error(string.sub, "ab", "1_0"):eq("bad argument (number expected, got string)");
+    expect.error(string.rep, "ab", "0b1"):eq("bad argument (number expected, got string)");
+  end);
+
+  -- Cobalt 0.9.3's TableLib.concat: #t through __len, then sep, i and j; each element read
+  -- through __index must be a string or a number, whatever i and j are.
+  it("table.concat as Cobalt's", function()
+    expect(table.concat({ 1, 2.5, "x", 2 ^ 53 }, 0)):eq("102.50x09007199254740992");
+    expect(table.concat({ "a", "b" }, ", ", 2, 1)):eq("");
+    expect.error(table.concat, { {} }):eq("bad argument (string expected, got table)");
+    expect.error(table.concat, { "a", setmetatable({}, { __name = "thing" }) }):eq("bad argument (string expected, got thing)");
+    expect.error(table.concat, { "a", "b" }, ",", 1, 3):eq("bad argument (string expected, got nil)");
+    expect.error(table.concat, { "a", "b" }, ",", 0):eq("bad argument (string expected, got nil)");
+    expect(table.concat({ "a", "b" }, ",", 3)):eq("");
+    expect.error(table.concat, { "a" }, {}):eq("bad argument (string expected, got table)");
+    expect.error(table.concat, { "a" }, ",", true):eq("bad argument (number expected, got boolean)");
+    expect.error(table.concat, { "a" }, ",", 1, "x"):eq("bad argument (number expected, got string)");
+    expect.error(table.concat, "abc"):eq("bad argument (table expected, got string)");
+    expect.error(table.concat):eq("bad argument (table expected, got nil)");
+    local proxy = setmetatable({}, {
+      __len = function() return 3 end,
+      __index = function(_, i) return "v" .. i end,
+    });
+    expect(table.concat(proxy, "-")):eq("v1-v2-v3");
+    expect.error(table.concat, setmetatable({}, { __len = function() return 1.5 end })):eq("object length is not an integer");
+    expect.error(table.concat, setmetatable({}, { __len = function() return {} end }), {}):eq("object length is not an integer");
+  end);
+
+  it("next refuses a key the table never held, and rawset returns its table, as Cobalt's", function()
+    local t = { 1, a = 2 };
+    local line = debug.getinfo(1, "l").currentline + 1;
+    local ok, err = pcall(function() return (next(t, "b")) end);
+    expect({ ok, err }):same({ false, debug.getinfo(1, "S").short_src .. ":" .. line .. ": invalid key to 'next'" });
+    expect.error(next, t, 2):eq("invalid key to 'next'");
+    expect(rawset(t, "c", 3)):eq(t);
+  end);
+
+  -- Cobalt's TableLib.unpack: i first, then #v (or j), then v[i] to v[j], a proxy's
+  -- __len and __index followed.
+  it("unpack reads any value as Cobalt's", function()
+    expect(table.unpack):eq(unpack);
+    expect({ unpack({ 1, 2, 3 }, "2") }):same({ 2, 3 });
+    expect(select("#", unpack("abc"))):eq(3);
+    expect(select("#", unpack(nil, 2, 1))):eq(0);
+    local proxy = setmetatable({}, { __len = function() return 2 end, __index = function(_, i) return i * 10 end });
+    expect({ unpack(proxy) }):same({ 10, 20 });
+    expect.error(unpack, nil):eq("attempt to get length of a nil value");
+    expect.error(unpack, 1, 1, 2):eq("attempt to index a number value");
+    expect.error(unpack, nil, "x"):eq("bad argument (number expected, got string)");
+    expect.error(unpack, {}, 1, 2 ^ 31):eq("too many results to unpack");
+  end);
+
+  it("string.dump exists and dumps nothing, as in CC", function()
+    expect.error(string.dump, print):eq("unable to dump given function");
+    expect.error(string.dump, function() end):eq("unable to dump given function");
+    expect.error(string.dump, 1):eq("bad argument (function expected, got number)");
+  end);
+
+  it("string.byte answers one byte by default, as Lua 5.2's", function()
+    expect({ string.byte("abc") }):same({ 97 });
+    expect({ ("abc"):byte(-1) }):same({ 99 });
+    expect({ string.byte("abc", 2, nil) }):same({ 98 });
+    expect({ string.byte("abc", 1, -1) }):same({ 97, 98, 99 });
+    expect({ string.byte("abc", 0) }):same({});
+    expect({ string.byte("abc", 4) }):same({});
+    expect({ string.byte("abc", -10, 2) }):same({ 97, 98 });
+    expect({ string.byte("") }):same({});
   end);
 
   it("places a function's error where CC's Cobalt does: under pcall at pcall's caller, in a coroutine of its own nowhere", function()
@@ -258,6 +343,100 @@ describe("tonumber", function()
     expect.error(tonumber, "1", 37):eq("bad argument #2 (base out of range)");
     expect.error(tonumber, true, 16):eq("bad argument (string expected, got boolean)");
     expect.error(tonumber, "1", {}):eq("bad argument (number expected, got table)");
+  end);
+end);
+
+-- Cobalt 0.9.3's BaseLib: pairs and ipairs take any value and return their iterator; the
+-- loop fails at its first step when the iterator cannot walk the value, at the line of the
+-- expression after `in`.
+describe("pairs and ipairs", function()
+  local here = debug.getinfo(1, "S").short_src;
+  local function loopError(f)
+    local ok, err = pcall(f);
+    expect(ok):eq(false);
+    return err;
+  end
+
+  it("refuse no value, and take any other", function()
+    expect.error(pairs):eq("bad argument #1 (value expected)");
+    expect.error(ipairs):eq("bad argument #1 (value expected)");
+    expect({ pairs(1) }):same({ next, 1, nil });
+    expect(select("#", pairs(nil))):eq(3);
+    local iter, value, control = ipairs("abc");
+    expect(type(iter)):eq("function");
+    expect({ value, control }):same({ "abc", 0 });
+  end);
+
+  it("fail in the loop, at the line of the loop's expression list", function()
+    local line = debug.getinfo(1, "l").currentline;
+    expect(loopError(function() for _ in pairs(nil) do end end))
+      :eq(here .. ":" .. (line + 1) .. ": bad argument (table expected, got nil)");
+    expect(loopError(function() for _ in pairs(1) do end end))
+      :eq(here .. ":" .. (line + 3) .. ": bad argument (table expected, got number)");
+    expect(loopError(function() for _ in pairs("abc") do end end))
+      :eq(here .. ":" .. (line + 5) .. ": bad argument (table expected, got string)");
+    expect(loopError(function() for _ in ipairs(nil) do end end))
+      :eq(here .. ":" .. (line + 7) .. ": attempt to index a nil value");
+    expect(loopError(function() for _ in ipairs(1) do end end))
+      :eq(here .. ":" .. (line + 9) .. ": attempt to index a number value");
+    expect(loopError(function()
+      for _,
+        _ in
+        pairs(true) do
+      end
+    end)):eq(here .. ":" .. (line + 14) .. ": bad argument (table expected, got boolean)");
+    local walk = pairs; -- not the global: fakecraft compiles this loop with a plain call
+    expect(loopError(function()
+      for _ in
+        walk(false) do
+      end
+    end)):eq(here .. ":" .. (line + 20) .. ": bad argument (table expected, got boolean)");
+    local iter = ipairs({});
+    expect.error(iter, {}, "x"):eq("bad argument (number expected, got string)");
+  end);
+
+  it("ipairs walks a string's nothing, and reads through __index", function()
+    local n = 0;
+    for _ in ipairs("abc") do n = n + 1 end
+    expect(n):eq(0);
+    local seen = {};
+    local proxy = setmetatable({ "a" }, { __index = function(_, i) if i < 4 then return "v" .. i end end });
+    for i, v in ipairs(proxy) do seen[i] = v end
+    expect(seen):same({ "a", "v2", "v3" });
+  end);
+
+  it("pairs calls __pairs and returns all it returns", function()
+    local t = setmetatable({}, {
+      __pairs = function(self)
+        return function(_, k) if k == nil then return "only", self end end, "state", nil, "extra";
+      end,
+    });
+    local seen = {};
+    for k, v in pairs(t) do seen[k] = v end
+    expect(seen):same({ only = t });
+    local results = { pairs(t) };
+    expect({ results[2], results[3], results[4] }):same({ "state", nil, "extra" });
+  end);
+
+  it("lets the iterator __pairs gives yield, as Cobalt's loop does", function()
+    local t = setmetatable({}, {
+      __pairs = function()
+        return function(_, k)
+          k = (k or 0) + 1;
+          if coroutine.yield(k) then return k end
+        end;
+      end,
+    });
+    local co = coroutine.create(function()
+      local seen = 0;
+      for k in pairs(t) do seen = seen + k end
+      return seen;
+    end);
+    expect({ coroutine.resume(co) }):same({ true, 1 });
+    expect({ coroutine.resume(co, true) }):same({ true, 2 });
+    expect({ coroutine.resume(co, true) }):same({ true, 3 });
+    expect({ coroutine.resume(co, false) }):same({ true, 3 });
+    expect(coroutine.status(co)):eq("dead");
   end);
 end);
 
