@@ -376,12 +376,12 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 
-	if !s.isAuthenticated() && s.gw.isClosing() {
-		// A socket opened before Shutdown began, saying hello now: Shutdown is about to close
-		// it (1001), and a replica has said goodbye by then, so the computer would be served
-		// here for that moment, announced to no other replica. Refused the same way, with the
-		// answer saying why; the client reconnects after its usual delay, to another replica
-		// behind the same address (new sockets here get 503 by then).
+	if !s.isAuthenticated() && s.gw.stopping() {
+		// A socket opened before the stop began, saying hello now: Shutdown is about to close
+		// it (1001), and a replica that is leaving announces no computer, so the computer
+		// would be served here for that moment, announced to no other replica. Refused the
+		// same way, with the answer saying why; the client reconnects after its usual delay,
+		// to another replica behind the same address (new sockets here get 503 by then).
 		s.log().Debug("hello refused: the gateway is shutting down", "traposId", clip(traposID))
 		s.reply(f, nil, errHelloWhileShuttingDown)
 		s.closeForShutdown()
