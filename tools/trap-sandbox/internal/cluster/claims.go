@@ -79,6 +79,10 @@ func (r *Router) writeClaim(h *held) {
 	case err == nil && e.Revision() > rev:
 		if claimant := claimantOf(e); claimant != r.cfg.Replica {
 			r.evictIfOlder(k, e.Revision(), claimant)
+		} else {
+			r.mu.Lock()
+			r.trackOwnClaimLocked(k, e.Revision())
+			r.mu.Unlock()
 		}
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		r.mu.Lock()
@@ -167,8 +171,12 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		// reconnection (the watcher reads the bucket again, rewatch), one whose socket closed
 		// while NATS was away, when Release could not withdraw it. A hello here marks its socket
 		// held before it writes the claim, so no live claim is taken for stale. Once leaving,
-		// the claims are the others' to sweep.
+		// the claims are the others' to sweep. One on a socket held here, written after its
+		// claim (by a twin), is the claim to withdraw from now on.
 		stale := r.held[k] == nil && !r.leaving
+		if !stale {
+			r.trackOwnClaimLocked(k, e.Revision())
+		}
 		r.mu.Unlock()
 		if stale {
 			r.deleteClaim(e.Key(), e.Revision())
@@ -179,6 +187,19 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	r.remote.put(k, newRemoteClaim(c, e.Revision()))
 	r.mu.Unlock()
 	r.evictIfOlder(k, e.Revision(), c.Replica)
+}
+
+// trackOwnClaimLocked takes rev, a claim in this replica's name on k, as the claim of k's
+// socket held here if it is later than the one recorded: another writer in this replica's name
+// (a twin, twin.go) replaced the claim, and the withdrawal (Release) is conditional on the
+// revision in the bucket, so with the older one it would fail and leave the claim for good. A
+// claim still being written (rev 0) is left alone: an earlier revision taken meanwhile would
+// make evictIfOlder judge this hello by it, and writeClaim reads the key back after writing.
+// r.mu is held.
+func (r *Router) trackOwnClaimLocked(k gateway.Key, rev uint64) {
+	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < rev {
+		h.rev = rev
+	}
 }
 
 // doubt is a later claim on a computer held here, by a replica that was not alive when the
@@ -311,8 +332,14 @@ func (r *Router) reclaim() {
 			r.writeClaim(c.h)
 		case err != nil:
 			r.log.Debug("cannot check a claim after reconnecting", "traposId", k.TraposID, "err", err)
-		case e.Revision() > c.rev && claimantOf(e) != r.cfg.Replica:
-			r.evictIfOlder(k, e.Revision(), claimantOf(e))
+		case e.Revision() > c.rev:
+			if claimant := claimantOf(e); claimant != r.cfg.Replica {
+				r.evictIfOlder(k, e.Revision(), claimant)
+			} else {
+				r.mu.Lock()
+				r.trackOwnClaimLocked(k, e.Revision())
+				r.mu.Unlock()
+			}
 		}
 	}
 }

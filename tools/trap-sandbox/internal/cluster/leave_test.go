@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
@@ -148,6 +151,64 @@ func TestARequestWaitingOnAStoppingReplicaNamesIt(t *testing.T) {
 	require.NotNil(t, rr.GatewayError, "%s", m.Data)
 	assert.Equal(t, protocol.CodeNotConnected, rr.GatewayError.Code)
 	assert.Equal(t, "computer 3:mill is not connected: replica a, which held its socket, is shutting down", rr.GatewayError.Message)
+}
+
+// A replica that stops takes no computer on while it says goodbye: a new socket is refused
+// before its upgrade (503), and a socket opened before the stop that says hello now is
+// answered not_connected and closed with 1001, as the others. Before, that hello was
+// answered ok and the computer served there unannounced (its claim is not written once the
+// replica leaves), until the close a moment later.
+func TestAStoppingReplicaTakesNoComputerOnWhileSayingGoodbye(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	early := a.dial(t, "1:early")
+	// A hello without a traposId is answered, and the socket stays: once it is, the socket's
+	// session runs, so the stop below has it among the sockets to close.
+	early.send(map[string]any{"event": "computer_request", "traposSenderId": "", "messageId": "probe-1",
+		"type": gateway.TypeHello, "payload": map[string]any{}})
+	probed := early.read()
+	require.Equal(t, "probe-1", probed.MessageID)
+	require.Equal(t, protocol.CodeNotAuthenticated, probed.Error.Code)
+
+	// The goodbye waits for the heartbeat lock, so the stop waits in it, before any socket
+	// closes.
+	a.router.beatMu.Lock()
+	beatsHeld := true
+	defer func() { // before the cleanup's stop
+		if beatsHeld {
+			a.router.beatMu.Unlock()
+		}
+	}()
+	stopped := make(chan struct{})
+	go func() { a.stop(); close(stopped) }()
+	require.Eventually(t, a.router.isLeaving, waitLimit, testkit.Poll, "the stop to say goodbye")
+
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(a.srv.URL, "http")+gateway.WebSocketPath, nil)
+	if conn != nil {
+		_ = conn.Close()
+	}
+	require.Error(t, err, "a new socket during the stop")
+	require.NotNil(t, resp)
+	refusal, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "the gateway is shutting down\n", string(refusal))
+
+	answer := early.hello()
+	require.False(t, answer.OK, "the hello of a socket opened before the stop")
+	assert.Equal(t, protocol.CodeNotConnected, answer.Error.Code)
+	assert.Equal(t, "the gateway is shutting down; reconnect (to another replica, or to this one once it is back)", answer.Error.Message)
+	code, reason := early.closeCode()
+	assert.Equal(t, websocket.CloseGoingAway, code)
+	assert.Equal(t, "going away", reason)
+
+	a.router.beatMu.Unlock()
+	beatsHeld = false
+	<-stopped
+	b.waitComputers(t)
+	assert.Empty(t, claimsInBucket(t, b.router.claims))
 }
 
 // TestAStoppedReplicasClaimsAreSweptTwiceTheTTLAfterItsGoodbye: the claims a replica leaves

@@ -99,6 +99,10 @@ func (r *Router) Leave() {
 	}
 }
 
+// Leaving implements gateway.Leaver: the replica has said goodbye (Leave), or gave its name up
+// to an older twin and is about to stop (twin.go).
+func (r *Router) Leaving() bool { return r.isLeaving() }
+
 func (r *Router) isLeaving() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -577,6 +577,67 @@ func TestAClaimWithdrawnAsItIsWrittenIsWrittenAgain(t *testing.T) {
 	}, waitLimit, testkit.Poll)
 }
 
+// overwriteAsTwin writes k's claim again as it stands, as a twin of its replica's name does
+// for a socket of its own on the same computer (twin.go), and returns the new revision.
+func overwriteAsTwin(t *testing.T, kv jetstream.KeyValue, k gateway.Key) uint64 {
+	t.Helper()
+	e, err := kv.Get(t.Context(), claimKey(k))
+	require.NoError(t, err)
+	rev, err := kv.Put(t.Context(), claimKey(k), e.Value())
+	require.NoError(t, err)
+	return rev
+}
+
+// A claim in a replica's name written over the claim of a socket it holds (a twin of its name
+// with a socket of the same computer) becomes the claim the replica withdraws: before, it kept
+// the older revision, its withdrawal failed, and the other replicas listed the computer on it
+// for good.
+func TestAClaimOverwrittenInTheReplicasNameIsWithdrawnWithItsSocket(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:both"}
+	a.router.Claim(gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}, "", 1001)
+	b.waitComputers(t, "5:both@a")
+	overwriteAsTwin(t, b.router.claims, k)
+	// A's watcher applies the bucket in revision order: once it has the marker, written after
+	// the twin's claim, it has applied that claim too, while A held the computer.
+	b.router.Claim(gateway.Computer{AccountID: k.AccountID, TraposID: "9:marker", ConnectedSince: time.Now()}, "", 1)
+	a.waitComputers(t, "9:marker@b")
+	a.router.Release(k, 1001) // its socket closes
+	b.waitComputers(t)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.Equal(ct, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
+	}, waitLimit, testkit.Poll)
+}
+
+// The same, with the twin's claim written while the replica's own is, before it knows its
+// revision (its watcher leaves a claim being written alone): reading the key back after
+// writing, it takes the later claim in its name as its own.
+func TestAClaimOverwrittenInTheReplicasNameAsItIsWrittenIsWithdrawnWithItsSocket(t *testing.T) {
+	var a, b *replica
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:both"}
+	var overwritten atomic.Bool
+	claimWritten = func(key string) {
+		if key != claimKey(k) || overwritten.Swap(true) {
+			return
+		}
+		overwriteAsTwin(t, b.router.claims, k)
+		b.router.Claim(gateway.Computer{AccountID: k.AccountID, TraposID: "9:marker", ConnectedSince: time.Now()}, "", 1)
+		a.waitComputers(t, "9:marker@b") // A's watcher has applied the twin's claim (above)
+	}
+	t.Cleanup(func() { claimWritten = nil }) // after the cluster's own cleanup
+	tc := newTestCluster(t)
+	a, b = tc.startReplica("a"), tc.startReplica("b")
+	a.router.Claim(gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}, "", 1001)
+	require.True(t, overwritten.Load())
+	b.waitComputers(t, "5:both@a")
+	a.router.Release(k, 1001)
+	b.waitComputers(t)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		assert.Equal(ct, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
+	}, waitLimit, testkit.Poll)
+}
+
 func TestARestartedReplicaWithdrawsTheClaimsOfItsPreviousRun(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")

@@ -38,8 +38,9 @@ import (
 // being the older's. What the twin did to the older's claims mends itself: a claim of the
 // older's that the twin deleted as stale is written again by the older (claimDeleted), and a
 // claim the twin wrote in the name for a socket of its own the older withdraws as stale
-// (claimChanged); once the twin is leaving it deletes no claim any more, so the older's
-// rewrites stay.
+// (claimChanged), and one it wrote on a computer that has a socket on the older too is taken by
+// the older as its claim (trackOwnClaimLocked), so that its withdrawal does not miss it; once
+// the twin is leaving it deletes no claim any more, so the older's rewrites stay.
 
 // nameChecked, when a test sets it, is told each time a router has found its name free
 // (checkNameFree), before it subscribes under it: a test holds a router there to start a second

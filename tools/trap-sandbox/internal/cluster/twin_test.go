@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -9,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
 )
 
@@ -163,6 +166,80 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 		res := await(t, pong)
 		assert.Equal(t, http.StatusOK, res.status, "%s: %+v", computer.id, res.body.Error)
 	}
+}
+
+// The newer of two twins takes no computer on from the moment it yields: its goodbye writes no
+// claim, so a computer taken on there until it stops would be announced to no replica. A new
+// socket is refused (503), and a hello on a socket opened before is answered not_connected
+// and closed with 1001; before, that hello was answered ok and the computer served unannounced.
+func TestAYieldingTwinTakesNoComputerOn(t *testing.T) {
+	tc := newTestCluster(t)
+	checked, letOn := holdAfterNameCheck(t, 2)
+	olderOpened, newerOpened := make(chan openedRouter, 1), make(chan openedRouter, 1)
+	go func() { olderOpened <- tc.openRouter("a", tc.url(), nil) }()
+	awaitChecked(t, checked)
+	go func() { newerOpened <- tc.openRouter("a", tc.url(), nil) }()
+	awaitChecked(t, checked)
+	letOn(0)
+	opened := <-olderOpened
+	require.NoError(t, opened.err)
+	older := tc.serveReplica(opened, gateway.Config{})
+	// The older one's heartbeats wait, so that the newer one does not find it, and yield,
+	// before the socket below is open.
+	older.router.beatMu.Lock()
+	olderBeatsHeld := true
+	defer func() { // before the cleanup's stop, whose goodbye takes beatMu
+		if olderBeatsHeld {
+			older.router.beatMu.Unlock()
+		}
+	}()
+	letOn(1)
+	opened = <-newerOpened
+	require.NoError(t, opened.err)
+	newer := tc.serveReplica(opened, gateway.Config{})
+	early := newer.dial(t, "1:early")
+	// A hello without a traposId is answered and the socket stays: its session runs.
+	early.send(map[string]any{"event": "computer_request", "traposSenderId": "", "messageId": "probe-1",
+		"type": gateway.TypeHello, "payload": map[string]any{}})
+	require.Equal(t, "probe-1", early.read().MessageID)
+
+	// The newer one's last heartbeat, which ends its yield (Failed, then the stop), waits for
+	// the heartbeat lock: it is leaving meanwhile, its gateway not stopped yet.
+	newer.router.beatMu.Lock()
+	beatsHeld := true
+	defer func() {
+		if beatsHeld {
+			newer.router.beatMu.Unlock()
+		}
+	}()
+	older.router.beatMu.Unlock() // the older one's heartbeat: the newer one yields
+	olderBeatsHeld = false
+	require.Eventually(t, newer.router.Leaving, waitLimit, testkit.Poll, "the newer one to yield")
+
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(newer.srv.URL, "http")+gateway.WebSocketPath, nil)
+	if conn != nil {
+		_ = conn.Close()
+	}
+	require.Error(t, err, "a new socket on the yielding twin")
+	require.NotNil(t, resp)
+	_ = resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	answer := early.hello()
+	require.False(t, answer.OK, "a hello on the yielding twin")
+	assert.Equal(t, protocol.CodeNotConnected, answer.Error.Code)
+	code, _ := early.closeCode()
+	assert.Equal(t, websocket.CloseGoingAway, code)
+
+	newer.router.beatMu.Unlock()
+	beatsHeld = false
+	select {
+	case <-newer.router.Failed():
+	case <-time.After(waitLimit):
+		t.Fatal("the newer replica of the name did not give it up")
+	}
+	newer.stop()
 }
 
 // A replica restarted under its name after a crash finds its previous run's last heartbeat in

@@ -398,6 +398,10 @@ type HealthReporter interface {
 // the Releases that follow withdraw nothing one by one.
 type Leaver interface {
 	Leave()
+	// Leaving reports whether the replica has begun to leave: Leave was called, or the
+	// cluster gave the replica up and it is about to stop (a replica of the same name is the
+	// older). From then on it announces no computer, so the gateway takes none on.
+	Leaving() bool
 }
 
 // Connected reports whether computer traposID of accountID is connected to this replica or
@@ -419,6 +423,16 @@ func (g *Gateway) isClosing() bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.closing
+}
+
+// stopping reports whether the gateway takes no computer on any more: Shutdown has begun, or
+// its replica is leaving the cluster (Leaver.Leaving).
+func (g *Gateway) stopping() bool {
+	if g.isClosing() {
+		return true
+	}
+	l, ok := g.registry.cluster.(Leaver)
+	return ok && l.Leaving()
 }
 
 // HealthDetail implements the server's health detail hook: the registry's line, or "" when it
@@ -478,10 +492,7 @@ var writeBuffers sync.Pool
 // until it closes. The handler returns at once so that net/http drops the buffers and the
 // response it keeps for a connection while its handler runs (~10 KiB per idle computer).
 func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	closing := g.closing
-	g.mu.Unlock()
-	if closing {
+	if g.stopping() {
 		http.Error(w, "the gateway is shutting down", http.StatusServiceUnavailable)
 		return
 	}

@@ -376,6 +376,17 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 
+	if !s.isAuthenticated() && s.gw.stopping() {
+		// A socket opened before the stop began, saying hello now: Shutdown is about to close
+		// it (1001), and a replica that is leaving announces no computer, so the computer
+		// would be served here for that moment, announced to no other replica. Refused the
+		// same way, with the answer saying why; the client reconnects after its usual delay,
+		// to another replica behind the same address (new sockets here get 503 by then).
+		s.log().Debug("hello refused: the gateway is shutting down", "traposId", clip(traposID))
+		s.reply(f, nil, errHelloWhileShuttingDown)
+		s.closeForShutdown()
+		return
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -418,6 +429,10 @@ func (s *Session) handleHello(f protocol.Frame) {
 	s.noteClientVersion(key, clientVersion)
 	s.reply(f, accountPayload, nil)
 }
+
+// errHelloWhileShuttingDown answers a hello that arrives once Shutdown has begun.
+var errHelloWhileShuttingDown = protocol.Errorf(protocol.CodeNotConnected,
+	"the gateway is shutting down; reconnect (to another replica, or to this one once it is back)")
 
 // helloAnswer is the payload of a good hello's answer.
 type helloAnswer struct {
