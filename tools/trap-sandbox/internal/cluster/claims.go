@@ -77,13 +77,7 @@ func (r *Router) writeClaim(h *held) {
 	e, err := r.claims.Get(ctx, key)
 	switch {
 	case err == nil && e.Revision() > rev:
-		if claimant := claimantOf(e); claimant != r.cfg.Replica {
-			r.evictIfOlder(k, e.Revision(), claimant)
-		} else {
-			r.mu.Lock()
-			r.trackOwnClaimLocked(k, e.Revision())
-			r.mu.Unlock()
-		}
+		r.laterClaimRead(k, e)
 	case errors.Is(err, jetstream.ErrKeyNotFound):
 		r.mu.Lock()
 		again := r.held[k] == h && h.rev == rev // else claimDeleted has seen to it, or it was released
@@ -210,6 +204,20 @@ type doubt struct {
 	since    time.Time // by cfg.Clock
 }
 
+// laterClaimRead acts on e, k's claim as read from the bucket, later than the one this replica
+// wrote for its socket: another replica's evicts the socket if it is the older
+// (evictIfOlder); one in this replica's own name is tracked as the socket's claim
+// (trackOwnClaimLocked).
+func (r *Router) laterClaimRead(k gateway.Key, e jetstream.KeyValueEntry) {
+	if claimant := claimantOf(e); claimant != r.cfg.Replica {
+		r.evictIfOlder(k, e.Revision(), claimant)
+		return
+	}
+	r.mu.Lock()
+	r.trackOwnClaimLocked(k, e.Revision())
+	r.mu.Unlock()
+}
+
 // evictIfOlder closes the local socket of k (4009) if its claim is older than rev, written by
 // claimant, and claimant is alive; if claimant is not alive, the claim is doubted instead.
 func (r *Router) evictIfOlder(k gateway.Key, rev uint64, claimant string) {
@@ -333,13 +341,7 @@ func (r *Router) reclaim() {
 		case err != nil:
 			r.log.Debug("cannot check a claim after reconnecting", "traposId", k.TraposID, "err", err)
 		case e.Revision() > c.rev:
-			if claimant := claimantOf(e); claimant != r.cfg.Replica {
-				r.evictIfOlder(k, e.Revision(), claimant)
-			} else {
-				r.mu.Lock()
-				r.trackOwnClaimLocked(k, e.Revision())
-				r.mu.Unlock()
-			}
+			r.laterClaimRead(k, e)
 		}
 	}
 }
