@@ -59,13 +59,7 @@ func TestOlderClientsUnknownTypeNamesTheUpgrade(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := "7:v" + strconv.Itoa(len(c.version)) + c.typ
-			comp := h.dial(t, id)
-			hello := map[string]any{"traposId": id, "secret": ""}
-			if c.version != "" {
-				hello["clientVersion"] = c.version
-			}
-			comp.request("hello-1", TypeHello, hello)
-			require.True(t, comp.read().OK)
+			comp := h.dialAs(t, id, c.version)
 			ch := asyncRequest(h.gw, context.Background(), id, c.typ, nil)
 			comp.answerNext(unknown)
 			r := awaitResult(t, ch)
@@ -104,13 +98,7 @@ func TestOlderClientsFSErrorLosesTheLibrarysPosition(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			id := "7:fs" + strconv.Itoa(i)
-			comp := h.dial(t, id)
-			hello := map[string]any{"traposId": id, "secret": ""}
-			if c.version != "" {
-				hello["clientVersion"] = c.version
-			}
-			comp.request("hello-1", TypeHello, hello)
-			require.True(t, comp.read().OK)
+			comp := h.dialAs(t, id, c.version)
 			ch := asyncRequest(h.gw, context.Background(), id, c.typ, nil)
 			comp.answerNext(func(protocol.Frame) map[string]any {
 				return map[string]any{"ok": false, "error": map[string]any{"code": c.code, "message": c.sent}}
@@ -122,4 +110,16 @@ func TestOlderClientsFSErrorLosesTheLibrarysPosition(t *testing.T) {
 			assert.Equal(t, c.read, r.resp.Error.Message)
 		})
 	}
+}
+
+// dialAs connects a computer that says hello as a client of version ("": naming none).
+func (h *harness) dialAs(t *testing.T, traposID, version string) *computer {
+	comp := h.dial(t, traposID)
+	hello := map[string]any{"traposId": traposID, "secret": ""}
+	if version != "" {
+		hello["clientVersion"] = version
+	}
+	comp.request("hello-1", TypeHello, hello)
+	require.True(t, comp.read().OK)
+	return comp
 }
