@@ -61,6 +61,21 @@ func awaitChecked(t *testing.T, checked <-chan string) {
 	}
 }
 
+// openTwins opens two routers named "a" that both find the name free: the first (the older,
+// its metrics in olderReg when not nil) waits after its check while the second makes its own.
+// Neither goes on until letOn(0) (the older) or letOn(1) (the newer); each sends its outcome
+// on its channel.
+func openTwins(t *testing.T, tc *testCluster, olderReg prometheus.Registerer) (older, newer <-chan openedRouter, letOn func(i int)) {
+	t.Helper()
+	checked, letOn := holdAfterNameCheck(t, 2)
+	olderOpened, newerOpened := make(chan openedRouter, 1), make(chan openedRouter, 1)
+	go func() { olderOpened <- tc.openRouter("a", tc.url(), olderReg) }()
+	awaitChecked(t, checked)
+	go func() { newerOpened <- tc.openRouter("a", tc.url(), nil) }()
+	awaitChecked(t, checked)
+	return olderOpened, newerOpened, letOn
+}
+
 // counterValue is the value of the counter name gathered from reg (0 if it has no sample).
 func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
@@ -85,15 +100,8 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
 func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 	tc := newTestCluster(t)
 	c := tc.startReplica("c") // a third replica, which lists and routes to "a"
-	checked, letOn := holdAfterNameCheck(t, 2)
-
-	// Both find the name free: the first waits after its check while the second makes its own.
 	reg := prometheus.NewRegistry()
-	olderOpened, newerOpened := make(chan openedRouter, 1), make(chan openedRouter, 1)
-	go func() { olderOpened <- tc.openRouter("a", tc.url(), reg) }()
-	awaitChecked(t, checked)
-	go func() { newerOpened <- tc.openRouter("a", tc.url(), nil) }()
-	awaitChecked(t, checked)
+	olderOpened, newerOpened, letOn := openTwins(t, tc, reg)
 
 	// The older one starts and serves two computers before the newer one goes on.
 	letOn(0)
@@ -174,12 +182,7 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 // and closed with 1001; before, that hello was answered ok and the computer served unannounced.
 func TestAYieldingTwinTakesNoComputerOn(t *testing.T) {
 	tc := newTestCluster(t)
-	checked, letOn := holdAfterNameCheck(t, 2)
-	olderOpened, newerOpened := make(chan openedRouter, 1), make(chan openedRouter, 1)
-	go func() { olderOpened <- tc.openRouter("a", tc.url(), nil) }()
-	awaitChecked(t, checked)
-	go func() { newerOpened <- tc.openRouter("a", tc.url(), nil) }()
-	awaitChecked(t, checked)
+	olderOpened, newerOpened, letOn := openTwins(t, tc, nil)
 	letOn(0)
 	opened := <-olderOpened
 	require.NoError(t, opened.err)
