@@ -339,14 +339,7 @@ func TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	const token = "console-restart-9b2e"
-	ocURL := opencodefake.ClosedPortURL(t)
-	g := startGateway(t, ocURL, "--api-token", token)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 11, "desk"
-	opts.Settings["sandbox.allow_screen"] = "view"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
-	opts.Input = computer.Input(make(chan string))
-	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+	g, restart := deskAcrossRestarts(ctx, t, token, "view")
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
 		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
@@ -366,8 +359,7 @@ func TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt(t *testing.T) {
 	assert.Equal(t, "not_connected: the gateway is shutting down (waiting for it to come back)", statuses[0],
 		"the gateway's own word that it stopped, not that the computer disconnected")
 
-	harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
-		Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, "--api-token", token}})
+	restart()
 	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live"`)
 	text, err := chromedp.Run(page, chromedp.Text("#screen-text"))
 	require.NoError(t, err)
@@ -385,14 +377,7 @@ func TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	const token = "console-away-4c1d"
-	ocURL := opencodefake.ClosedPortURL(t)
-	g := startGateway(t, ocURL, "--api-token", token)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 11, "desk"
-	opts.Settings["sandbox.allow_screen"] = "control"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
-	opts.Input = computer.Input(make(chan string))
-	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+	g, restart := deskAcrossRestarts(ctx, t, token, "control")
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
 		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
@@ -419,8 +404,7 @@ func TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "The connection to the gateway was lost (waiting for it to come back)", shown)
 
-	harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
-		Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, "--api-token", token}})
+	restart()
 	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live"`)
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "id\r")))
 	until(t, "what is typed once the view is back", `document.getElementById("screen-text").textContent.includes("> id\n")`)
@@ -438,13 +422,7 @@ func TestTheWebConsolesListSaysWhatItNoLongerKnows(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	const token = "console-list-7e3a"
-	ocURL := opencodefake.ClosedPortURL(t)
-	g := startGateway(t, ocURL, "--api-token", token)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 11, "desk"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
-	opts.Input = computer.Input(make(chan string))
-	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+	g, restart := deskAcrossRestarts(ctx, t, token, "")
 
 	const rows = `[...document.querySelectorAll("#computer-list tr")].map(tr => tr.cells[0].textContent + " " + tr.cells[2].textContent).join()`
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitVisible("#login"),
@@ -457,8 +435,29 @@ func TestTheWebConsolesListSaysWhatItNoLongerKnows(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []any{"11:desk unknown", true}, state, "the last list kept, greyed, none of it called connected")
 
-	harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
-		Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, "--api-token", token}})
+	restart()
 	until(t, "the list live again", rows+` === "11:desk connected" && !document.getElementById("computer-list").classList.contains("stale") &&
 		document.getElementById("status").textContent === ""`)
+}
+
+// deskAcrossRestarts starts a gateway whose API takes token and the desk computer (11:desk,
+// sandbox.allow_screen set to allowScreen unless it is empty) at its prompt; restart starts a
+// gateway again, as it was, on the address of the one the test stopped (the computer
+// reconnects to it by itself).
+func deskAcrossRestarts(ctx context.Context, t *testing.T, token, allowScreen string) (g *harness.Gateway, restart func()) {
+	t.Helper()
+	ocURL := opencodefake.ClosedPortURL(t)
+	g = startGateway(t, ocURL, "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	if allowScreen != "" {
+		opts.Settings["sandbox.allow_screen"] = allowScreen
+	}
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Input = computer.Input(make(chan string))
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+	return g, func() {
+		harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
+			Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, "--api-token", token}})
+	}
 }
