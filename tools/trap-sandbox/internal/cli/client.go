@@ -61,7 +61,7 @@ func failure(traposID, command string, err error) error {
 		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
 	}
 	if pe.Code == protocol.CodeTimeout && !pe.Attributed { // a silent gateway: more time is no fix
-		msg += fmt.Sprintf(" (--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds()))
+		msg = computer.WithTimeoutFix(msg, fmt.Sprintf("(--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds())))
 	}
 	return errors.New(msg)
 }

@@ -458,7 +458,7 @@ func toolError(err error) *protocol.Error {
 	msg := pe.Message
 	_, sent := errors.AsType[inputSentError](err)
 	if pe.Code == protocol.CodeTimeout && !sent && !pe.Attributed {
-		msg += fmt.Sprintf(" (timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds())
+		msg = computer.WithTimeoutFix(msg, fmt.Sprintf("(timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds()))
 	}
 	if we, ok := errors.AsType[*warnedError](err); ok {
 		for _, w := range we.warnings {

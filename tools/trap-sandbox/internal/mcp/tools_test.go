@@ -235,6 +235,12 @@ func TestATimeoutNamesTimeoutMs(t *testing.T) {
 	assert.True(t, strings.HasPrefix(text(res), "timeout: it ran past its timeout of 1500 ms and was abandoned"+fix+"\nwarning: \"✓\""), text(res))
 	assert.Contains(t, res.Content[1].(*sdk.TextContent).Text, "written by computer 7:", "the computer's message is still marked as its data")
 
+	// A run that showed a screen: the fix on a line of its own, not on the screen's last row.
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 1500 ms and was abandoned; its screen showed:\nPress Ctrl to access menu   Ln 1", ByComputer: true}
+	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "edit /door.lua"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "timeout: it ran past its timeout of 1500 ms and was abandoned; its screen showed:\nPress Ctrl to access menu   Ln 1\n"+strings.TrimPrefix(fix, " "), text(res))
+
 	answer = context.DeadlineExceeded
 	res = callTool(t, s, "list_files", map[string]any{"traposId": "7:", "path": "/"})
 	require.True(t, res.IsError)
