@@ -222,6 +222,19 @@ func TestLocalNamesShowControlBytesEscaped(t *testing.T) {
 	assert.EqualError(t, err, "stdin holds more than 16777216 bytes (16 MiB), the most put moves: send a smaller file", "not \"- holds\"")
 }
 
+// TestAFailedChunkNamesTheComputerFirst: a chunk that raised is named as every CLI failure is,
+// the traposId first, so an unlabelled computer's colon is not doubled ("on 7:: lua:1: …").
+func TestAFailedChunkNamesTheComputerFirst(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"returns": []any{}, "output": "", "error": "lua:1: attempt to call nil"}, nil
+	}
+	base := serveDisk(t, d)
+	_, _, err := runWith(t, "", "exec", "--url", base, "7:", "nope()")
+	assert.EqualError(t, err, "computer 7: exec: the chunk failed: lua:1: attempt to call nil")
+}
+
 func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(nil)
