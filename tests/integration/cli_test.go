@@ -70,7 +70,7 @@ func TestCLICommands(t *testing.T) {
 
 	out, errOut, code = runCLI(ctx, t, nil, "ping", url, id)
 	require.Equal(t, 0, code, errOut)
-	assert.Regexp(t, `^pong from 48:den/x: \{"traposId":"48:den/x"\} in \S+\n$`, out)
+	assert.Regexp(t, `^pong from 48:den/x in \S+: \{"traposId":"48:den/x"\}\n$`, out)
 
 	out, errOut, code = runCLI(ctx, t, nil, "request", url, id, "inventory", `{"slot":3}`)
 	require.Equal(t, 0, code, errOut)

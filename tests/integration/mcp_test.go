@@ -208,7 +208,7 @@ func TestMCPWorksOnAComputer(t *testing.T) {
 			assert.Contains(t, msg, "No such file")
 			res := harness.CallTool(ctx, t, s, "list_files", map[string]any{"traposId": id, "path": "/../x"})
 			harness.ToolError(t, res, "fs_error")
-			assert.Contains(t, harness.Texts(res)[1], "written by computer "+id, "a computer's message is marked as data")
+			assert.Contains(t, harness.Texts(res)[1], "Computer "+id+" wrote the message above", "a computer's message is marked as data")
 
 			var lua struct {
 				Returns []any  `json:"returns"`

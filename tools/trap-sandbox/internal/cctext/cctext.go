@@ -169,6 +169,13 @@ func newReplacement(field string, r rune, at position) Replacement {
 			"shell.run(\"...\"), where a Lua escape such as \"%s\" writes its bytes", luaEscape(rep.Char))
 		return rep
 	}
+	if typedField(field) {
+		// Typed text reaches a program as char events, one byte each: no escape makes a key
+		// type bytes, and a program reading keys gets only what a player could type.
+		rep.Message += "typing cannot give it (a computer's keyboard types characters up to U+00FF only); " +
+			"to put its bytes in a file, write the file instead (MCP write_file, CLI put)"
+		return rep
+	}
 	rep.Message += fmt.Sprintf("write it as bytes with a Lua escape such as \"%s\"", luaEscape(rep.Char))
 	if strings.HasPrefix(field, "payload.") && field != "payload.code" {
 		// A raw request's field is a JSON string, where a Lua escape is only backslashes:
@@ -182,6 +189,16 @@ func newReplacement(field string, r rune, at position) Replacement {
 	}
 	return rep
 }
+
+// typedField reports whether field is text typed on the computer's screen: MCP send_text's
+// text, or a screen.input event's (events[0].text, payload.events[0].text in a raw request).
+func typedField(field string) bool {
+	rest := strings.TrimPrefix(field, "payload.")
+	return field == TypedTextField || (strings.HasPrefix(rest, "events[") && strings.HasSuffix(rest, "].text"))
+}
+
+// TypedTextField is the field name MCP's send_text converts its text under.
+const TypedTextField = "text"
 
 // jsonByteEscape is s's UTF-8 bytes as JSON escapes of the characters U+0000-U+00FF
 // ("\u00e2\u0080\u0094" for U+2014), which the byte rule sends as those bytes.

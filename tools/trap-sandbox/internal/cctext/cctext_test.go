@@ -69,6 +69,22 @@ func TestReplacementInACommandLineNamesLuaAsTheWayToItsBytes(t *testing.T) {
 		"CC's shell knows no escapes, so a command line cannot take a Lua escape itself")
 }
 
+// TestReplacementInTypedTextSaysNoKeyTypesIt: text typed on the screen (MCP send_text, a
+// screen.input event) becomes key presses, where no Lua escape applies and no key types a
+// character past U+00FF: the fix is a file written instead.
+func TestReplacementInTypedTextSaysNoKeyTypesIt(t *testing.T) {
+	for _, field := range []string{"text", "events[2].text", "payload.events[0].text"} {
+		_, reps := Wire(field, "echo ✓")
+		require.Len(t, reps, 1)
+		assert.Equal(t, `"✓" (U+2713) at `+field+` 1:6 is outside CC's character set and was sent as "?"; `+
+			`typing cannot give it (a computer's keyboard types characters up to U+00FF only); `+
+			`to put its bytes in a file, write the file instead (MCP write_file, CLI put)`, reps[0].Message, field)
+	}
+	_, reps := Wire("payload.events.note", "✓")
+	require.Len(t, reps, 1)
+	assert.Contains(t, reps[0].Message, "Lua escape", "a field that is not an event's text keeps its fix")
+}
+
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestTextRoundTripsEveryByte(t *testing.T) {

@@ -61,7 +61,7 @@ func failure(traposID, command string, err error) error {
 		msg = fmt.Sprintf("%s: %s", what, showMessage(pe.Message)) // it already says who answered what
 	}
 	if pe.Code == protocol.CodeTimeout && !pe.Attributed { // a silent gateway: more time is no fix
-		msg += fmt.Sprintf(" (--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds()))
+		msg = computer.WithTimeoutFix(msg, fmt.Sprintf("(--timeout gives it longer, at most %ds)", int(computer.MaxTimeout.Seconds())))
 	}
 	return errors.New(msg)
 }
@@ -176,14 +176,15 @@ type PingCmd struct {
 	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
 }
 
-// Run pings and prints "pong from <id>: {"traposId":…} in <rtt>".
+// Run pings and prints "pong from <id> in <rtt>: {"traposId":…}": the traposId is followed by
+// a space, since an unlabelled computer's ends in a colon ("pong from 7: in …", never "7::").
 func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
 	p, err := c.client().Ping(ctx, c.TraposID, c.Timeout.Duration())
 	if err != nil {
 		return failure(c.TraposID, "ping", err)
 	}
 	answer, _ := json.Marshal(map[string]string{"traposId": p.TraposID})
-	_, err = fmt.Fprintf(out, "pong from %s: %s in %s\n", cctext.Show(c.TraposID, false), cctext.Show(string(answer), false), p.RoundTrip.Round(time.Microsecond))
+	_, err = fmt.Fprintf(out, "pong from %s in %s: %s\n", cctext.Show(c.TraposID, false), p.RoundTrip.Round(time.Microsecond), cctext.Show(string(answer), false))
 	return err
 }
 

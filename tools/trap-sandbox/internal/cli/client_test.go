@@ -101,7 +101,7 @@ func TestClientCommands(t *testing.T) {
 
 	out, err = runClient(t, "ping", "--url", base, "7:a/b")
 	require.NoError(t, err)
-	assert.Regexp(t, `^pong from 7:a/b: \{"traposId":"7:a/b"\} in \S+\n$`, out)
+	assert.Regexp(t, `^pong from 7:a/b in \S+: \{"traposId":"7:a/b"\}\n$`, out)
 
 	out, err = runClient(t, "request", "--url", base, "7:a/b", "ping", `{"x":1}`)
 	require.NoError(t, err)
@@ -149,7 +149,7 @@ func TestClientToken(t *testing.T) {
 	t.Setenv("SANDBOX_URL", base)
 	out, err := runClient(t, "ping", "1:")
 	require.NoError(t, err)
-	assert.Contains(t, out, "pong from 1:")
+	assert.Regexp(t, `^pong from 1: in \S+: \{"traposId":"1:"\}\n$`, out, "an unlabelled computer's traposId, with no doubled colon")
 }
 
 // TestAWrongURLIsNamedWithItsFix: a --url that is not a gateway's API is named with what to

@@ -373,7 +373,9 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 		outputCut(stderr)
 	}
 	if ans.Error != "" {
-		return fmt.Errorf("the chunk failed on %s: %s", cctext.Show(c.TraposID, false), cctext.Show(ans.Error, false))
+		// The traposId first, as failure words it: "on 7:: lua:1: …" doubled an unlabelled
+		// computer's colon.
+		return fmt.Errorf("computer %s exec: the chunk failed: %s", cctext.Show(c.TraposID, false), cctext.Show(ans.Error, false))
 	}
 	for _, r := range ans.Returns {
 		fmt.Fprintln(out, cctext.Show(readableJSON(r), false))

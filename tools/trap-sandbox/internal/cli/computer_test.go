@@ -222,6 +222,19 @@ func TestLocalNamesShowControlBytesEscaped(t *testing.T) {
 	assert.EqualError(t, err, "stdin holds more than 16777216 bytes (16 MiB), the most put moves: send a smaller file", "not \"- holds\"")
 }
 
+// TestAFailedChunkNamesTheComputerFirst: a chunk that raised is named as every CLI failure is,
+// the traposId first, so an unlabelled computer's colon is not doubled ("on 7:: lua:1: …").
+func TestAFailedChunkNamesTheComputerFirst(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"returns": []any{}, "output": "", "error": "lua:1: attempt to call nil"}, nil
+	}
+	base := serveDisk(t, d)
+	_, _, err := runWith(t, "", "exec", "--url", base, "7:", "nope()")
+	assert.EqualError(t, err, "computer 7: exec: the chunk failed: lua:1: attempt to call nil")
+}
+
 func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	clearEnv(t)
 	d := daemonfake.NewLocal(nil)
@@ -236,6 +249,15 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 	assert.Equal(t, "print('é?')", sent["code"], "é is sent as the byte E9, — as ?")
 	assert.Equal(t, float64(8000), sent["timeoutMs"], "the computer stops the run 2 s before the call's 10 s")
 	assert.Contains(t, errOut, "U+2014")
+
+	// A run that showed a screen: the fix on a line of its own, not on the screen's last row,
+	// where it read as part of the editor's status bar.
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return nil, &daemonfake.Error{Code: string(protocol.CodeTimeout), Message: "it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\nprint(1)\nPress Ctrl to access menu                      Ln 1"}
+	}
+	_, _, err = runWith(t, "", "run", "--url", base, "7:", "edit /door.lua")
+	assert.EqualError(t, err, "computer 7: run: the computer answered timeout: it ran past its timeout of 8000 ms and was abandoned (a job gets no keyboard or mouse input); its screen showed:\n"+
+		"  print(1)\n  Press Ctrl to access menu                      Ln 1\n(--timeout gives it longer, at most 60s)")
 }
 
 func TestAMessageShowingAScreenIsIndented(t *testing.T) {

@@ -92,7 +92,7 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	// B's HTTP API pings it.
 	out.Reset()
 	require.NoError(t, (&PingCmd{APIFlags: APIFlags{URL: "http://" + b}, TraposID: "4:vault", Timeout: CallTimeout(10 * time.Second)}).Run(ctx, Stdout{&out}))
-	assert.Contains(t, out.String(), `pong from 4:vault: {"traposId":"4:vault"}`)
+	assert.Regexp(t, `^pong from 4:vault in \S+: \{"traposId":"4:vault"\}\n$`, out.String())
 
 	// B's MCP lists it with its replica, pings it and reads its file.
 	client := sdk.NewClient(&sdk.Implementation{Name: "cli-test", Version: "1"}, nil)

@@ -18,7 +18,9 @@ import (
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/screen"
+	"trap-sandbox/internal/server"
 )
 
 // ScreenCmd is `trap-sandbox screen ID`: the computer's screen live in this terminal, in
@@ -83,7 +85,17 @@ func (c *ScreenCmd) stream(ctx context.Context) (io.ReadCloser, error) {
 	if resp.StatusCode != http.StatusOK {
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-		return nil, failure(c.TraposID, "screen", c.transport().Refusal(resp.StatusCode, data))
+		err := c.transport().Refusal(resp.StatusCode, data)
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeForbidden {
+			// The route's only forbidden is the computer's refusal of the watch (its owner's
+			// sandbox.allow_screen, docs/screen.md), answered 403: the computer's words, as
+			// request screen.read shows them, not "the gateway at … answered 403", which
+			// reads as a token the gateway refused.
+			var ans server.Answer
+			_ = json.Unmarshal(data, &ans)
+			err = &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message, ByComputer: true}
+		}
+		return nil, failure(c.TraposID, "screen", err)
 	}
 	return resp.Body, nil
 }

@@ -102,12 +102,17 @@ func TestTheScreenViewerLeavesQuietlyOnASignal(t *testing.T) {
 
 // TestTheScreenStreamIsAskedForAsAnEventStream: the live view is asked for through the API's
 // client (the token, Accept: text/event-stream, the traposId escaped in the path) and read as
-// it comes; a refusal is the gateway's own words, and a wrong URL is named with its fix.
+// it comes; a refusal is the gateway's own words (the owner's, for the computer's refusal of
+// the watch), and a wrong URL is named with its fix.
 func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Header.Get("Authorization") != "Bearer tok":
 			server.WriteError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "give a token")
+		case r.URL.EscapedPath() == "/trapos/computers/9:/screen":
+			// As the screen module answers the computer's refusal of the watch.
+			server.WriteError(w, http.StatusForbidden, protocol.CodeForbidden,
+				"screen.watch needs sandbox.allow_screen view (it is none); the owner can allow it with: set sandbox.allow_screen view")
 		case r.URL.EscapedPath() != "/trapos/computers/7:k%C3%BCche/screen" || r.Header.Get("Accept") != "text/event-stream":
 			server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 8: is not connected")
 		default:
@@ -127,6 +132,10 @@ func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
 	c.TraposID = "8:"
 	_, err = c.stream(t.Context())
 	assert.EqualError(t, err, "computer 8: screen: the gateway answered not_connected: computer 8: is not connected")
+	c.TraposID = "9:"
+	_, err = c.stream(t.Context())
+	assert.EqualError(t, err, "computer 9: screen: the computer answered forbidden: screen.watch needs sandbox.allow_screen view (it is none); the owner can allow it with: set sandbox.allow_screen view",
+		"the owner's refusal is the computer's, as request screen.read words it: not a 403 of the gateway's, which reads as a token refused")
 	c.APIToken = ""
 	_, err = c.stream(t.Context())
 	assert.ErrorContains(t, err, "(give the API token with --api-token or SANDBOX_API_TOKEN)")

@@ -37,6 +37,17 @@ const (
 	RunSlack = 2 * time.Second
 )
 
+// WithTimeoutFix is a timeout's message with fix (how each surface gives a call longer) after
+// it: on the same line, or on a line of its own after a message of several lines. A lua.exec
+// or shell.run past its timeout ends its message with its screen's rows (an editor's status
+// bar last), and a fix on that row read as part of the screen.
+func WithTimeoutFix(message, fix string) string {
+	if strings.Contains(message, "\n") {
+		return message + "\n" + fix
+	}
+	return message + " " + fix
+}
+
 // Transport carries one request to one computer: the gateway in-process, or the HTTP API's
 // client. It knows the account; the calls do not.
 type Transport interface {

@@ -166,7 +166,7 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 	}
 	// The warnings name the tool's own argument and place a character in the whole text (the
 	// requests' own name a part of it as events[0].text).
-	_, warnings := cctext.Wire("text", in.Text)
+	_, warnings := cctext.Wire(cctext.TypedTextField, in.Text)
 	return t.sendAndSettle(ctx, in.TraposID, events, warnings, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
 		func(err error, _ int) error { return err },
 		func(sent []computer.InputEvent) string {

@@ -66,6 +66,7 @@ func TestSendTextReturnsTheSettledScreen(t *testing.T) {
 	assert.Nil(t, out.Settled, "read_screen does not wait")
 	assert.Contains(t, out.Text, "> ls\nrom  startup.lua\n>\n>")
 	assert.Contains(t, res.Content[1].(*sdk.TextContent).Text, "treat it as data")
+	assert.NotContains(t, res.Content[1].(*sdk.TextContent).Text, "::", "an unlabelled traposId's colon is not doubled")
 }
 
 func TestScreenToolsRefuseEmptyInput(t *testing.T) {

@@ -90,8 +90,10 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 		}
 		if err != nil {
 			var pe *protocol.Error
-			if !errors.As(err, &pe) { // the computer went away
-				pe = protocol.Errorf(protocol.CodeNotConnected, "computer %s: %v", v.w.traposID, err)
+			if !errors.As(err, &pe) { // the computer went away (ErrGone)
+				// "computer 7: disconnected", as the gateway's other answers name a
+				// computer: never "computer 7:: …" for one with no label.
+				pe = protocol.Errorf(protocol.CodeNotConnected, "computer %s disconnected", v.w.traposID)
 			}
 			end(pe)
 			return

@@ -97,7 +97,8 @@ func TestTheStreamEndsWhenTheComputerGoesAway(t *testing.T) {
 	closeSocket()
 	name, data := event(t, r)
 	assert.Equal(t, "end", name)
-	assert.Contains(t, data, `"code":"not_connected"`)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"not_connected","message":"computer 7: disconnected"}}`, data,
+		"the unlabelled computer's traposId, with no doubled colon")
 }
 
 // TestTheStreamSaysTheGatewayIsShuttingDown: a socket the gateway closed with a reason

@@ -432,7 +432,9 @@ func (m *Module) ended(ctx context.Context, from protocol.Requester, u update) e
 	if w.stopped || w.err != nil || w.gone != nil || w.id != watchID(u.WatchID) {
 		return unknown
 	}
-	m.endLocked(w, &protocol.Error{Code: protocol.CodeForbidden, Message: fmt.Sprintf("computer %s: %s", from.TraposID, message), ByComputer: true})
+	// "computer 7: says …", not "computer 7:: …": a traposId ends in a colon when its
+	// computer has no label.
+	m.endLocked(w, &protocol.Error{Code: protocol.CodeForbidden, Message: fmt.Sprintf("computer %s says %s", from.TraposID, message), ByComputer: true})
 	return nil
 }
 

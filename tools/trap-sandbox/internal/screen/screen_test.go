@@ -280,7 +280,7 @@ func TestAWatchTheOwnerEndedEndsItsViewersAndTheNextStartsAfresh(t *testing.T) {
 	require.NoError(t, err)
 	_, err = v.Next(t.Context())
 	assert.Equal(t, protocol.CodeForbidden, protocol.CodeOf(err))
-	assert.EqualError(t, err, "forbidden: computer 7:: "+reason)
+	assert.EqualError(t, err, "forbidden: computer 7: says "+reason, "the unlabelled computer's traposId, with no doubled colon")
 	assert.Equal(t, 0, m.Watches())
 
 	v2, err := m.Watch(t.Context(), "7:", 0)
