@@ -33,18 +33,6 @@ func installCobaltChecks(L *lua.LState) {
 		return origGetfenv(L)
 	}))
 
-	next := G.RawGetString("next")
-	G.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int { return luaPairs(L, next) }))
-	inext := L.NewFunction(luaInext)
-	G.RawSetString("ipairs", L.NewFunction(func(L *lua.LState) int {
-		v := luakit.CheckValue(L, 1)
-		L.SetTop(0)
-		L.Push(inext)
-		L.Push(v)
-		L.Push(lua.LNumber(0))
-		return 3
-	}))
-
 	str := G.RawGetString("string").(*lua.LTable)
 	str.RawSetString("char", L.NewFunction(luaStringChar))
 	// CC's Cobalt has string.dump but no bytecode format (CC sets none), so it dumps nothing.
@@ -209,23 +197,24 @@ func objectLength(L *lua.LState, v lua.LValue) int {
 	return int(f)
 }
 
-// luaPairs is Cobalt's pairs(v): the results of v's __pairs(v), all of them, or next, v,
-// nil for any other value, a table or not: a value next cannot walk fails in the loop, at
-// its first call of next ("bad argument (table expected, got number)").
-func luaPairs(L *lua.LState, next lua.LValue) int {
-	v := luakit.CheckValue(L, 1)
-	if mm := L.GetMetaField(v, "__pairs"); mm != lua.LNil {
+// installIpairs sets Cobalt's ipairs(v): inext, v, 0 for any value but none. inext is Go
+// (luaInext); for a table with a metatable it is proxyInext, cfuncs.lua's, which reads
+// v[i + 1] through the VM so that an __index function may yield, as Cobalt's inext lets it
+// (a resumable call off its fast path, the table without a metatable). The two differ as
+// values, where Cobalt's is one function. pairs is cfuncs.lua's, for its __pairs to yield.
+func installIpairs(L *lua.LState, inext, proxyInext lua.LValue) {
+	L.SetGlobal("ipairs", L.NewFunction(func(L *lua.LState) int {
+		v := luakit.CheckValue(L, 1)
+		iter := inext
+		if t, ok := v.(*lua.LTable); ok && t.Metatable != lua.LNil {
+			iter = proxyInext
+		}
 		L.SetTop(0)
-		L.Push(mm)
+		L.Push(iter)
 		L.Push(v)
-		L.Call(1, lua.MultRet)
-		return L.GetTop()
-	}
-	L.SetTop(0)
-	L.Push(next)
-	L.Push(v)
-	L.Push(lua.LNil)
-	return 3
+		L.Push(lua.LNumber(0))
+		return 3
+	}))
 }
 
 // luaInext is the iterator ipairs returns, Cobalt's inext(v, i): v[i + 1] through __index

@@ -438,6 +438,39 @@ describe("pairs and ipairs", function()
     expect({ coroutine.resume(co, false) }):same({ true, 3 });
     expect(coroutine.status(co)):eq("dead");
   end);
+
+  -- Cobalt 0.9.3's pairs and inext call __pairs and __index as resumable calls
+  -- (SuspendedAction), so a lazily-loaded table may wait for an event in either.
+  it("lets __pairs and an __index ipairs reads yield", function()
+    local lazy = setmetatable({}, {
+      __pairs = function(self)
+        local loaded = coroutine.yield("load");
+        return next, loaded, nil;
+      end,
+      __index = function(_, i) return coroutine.yield(i) end,
+    });
+    local co = coroutine.create(function()
+      local keys = 0;
+      for _ in pairs(lazy) do keys = keys + 1 end
+      local seen = {};
+      for i, v in ipairs(lazy) do seen[i] = v end
+      return keys, seen;
+    end);
+    expect({ coroutine.resume(co) }):same({ true, "load" });
+    expect({ coroutine.resume(co, { a = 1, b = 2 }) }):same({ true, 1 });
+    expect({ coroutine.resume(co, "one") }):same({ true, 2 });
+    expect({ coroutine.resume(co, nil) }):same({ true, 2, { "one" } });
+    local iter = ipairs(lazy);
+    expect.error(iter, lazy, "x"):eq("bad argument (number expected, got string)");
+    expect.error(iter, 1, 0):eq("attempt to index a number value");
+  end);
+
+  it("lets a coroutine's body end by yielding in a tail call", function()
+    local co = coroutine.create(function(x) return coroutine.yield(x) end);
+    expect({ coroutine.resume(co, 1) }):same({ true, 1 });
+    expect({ coroutine.resume(co, 2, 3) }):same({ true, 2, 3 });
+    expect(coroutine.status(co)):eq("dead");
+  end);
 end);
 
 describe("string.format's %q", function()
