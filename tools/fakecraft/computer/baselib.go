@@ -20,18 +20,8 @@ func installCobaltChecks(L *lua.LState) {
 	G := L.G.Global
 	G.RawSetString("setmetatable", L.NewFunction(luaSetMetatable))
 	G.RawSetString("select", L.NewFunction(luaSelect))
-	origGetfenv := G.RawGetString("getfenv").(*lua.LFunction).GFunction
-	G.RawSetString("getfenv", L.NewFunction(func(L *lua.LState) int {
-		// A level, when given, is a number or a numeric string, and never negative.
-		if _, isFunction := L.Get(1).(*lua.LFunction); !isFunction && L.Get(1) != lua.LNil {
-			level := luakit.CheckInteger(L, 1)
-			if level < 0 {
-				luakit.BadArgumentReason(L, 1, "level must be non-negative")
-			}
-			L.Replace(1, lua.LNumber(level))
-		}
-		return origGetfenv(L)
-	}))
+	G.RawSetString("getfenv", L.NewFunction(luaGetfenv))
+	G.RawSetString("setfenv", L.NewFunction(luaSetfenv))
 
 	str := G.RawGetString("string").(*lua.LTable)
 	str.RawSetString("char", L.NewFunction(luaStringChar))
@@ -195,6 +185,67 @@ func objectLength(L *lua.LState, v lua.LValue) int {
 		luakit.RaiseMessage(L, "object length is not an integer")
 	}
 	return int(f)
+}
+
+// fenvTarget is Cobalt's getfenvobj: the function whose environment getfenv and setfenv
+// read or change, given as itself or as a level (a number or a numeric string; optional for
+// getfenv, 1 by default) counted as CC counts levels past pcall (luakit.FrameAt). Level 0 is
+// the running coroutine (nil here: Cobalt's thread, which has no environment of its own); a
+// Go function or code standing in for C is returned as cFunction.
+func fenvTarget(L *lua.LState, optional bool) (target *lua.LFunction, cFunction bool) {
+	if fn, ok := L.Get(1).(*lua.LFunction); ok {
+		return fn, fn.IsG
+	}
+	var level int
+	if optional {
+		level = luakit.OptInteger(L, 1, 1)
+	} else {
+		level = luakit.CheckInteger(L, 1)
+	}
+	if level < 0 {
+		luakit.BadArgumentReason(L, 1, "level must be non-negative")
+	}
+	if level == 0 {
+		return nil, true
+	}
+	th, dbg, _, ok := luakit.FrameAt(L, level)
+	if !ok {
+		luakit.BadArgumentReason(L, 1, "invalid level")
+	}
+	fnValue, err := th.GetInfo("Sf", dbg, lua.LNil)
+	fn, isFunction := fnValue.(*lua.LFunction)
+	if err != nil || !isFunction {
+		luakit.BadArgumentReason(L, 1, "invalid level")
+	}
+	return fn, fn.IsG || dbg.Source == cFrameSource
+}
+
+// luaGetfenv is Cobalt's getfenv([f]): a Lua function's environment, the globals for a C
+// function or level 0; "level must be non-negative", "invalid level" past the stack.
+func luaGetfenv(L *lua.LState) int {
+	fn, cFunction := fenvTarget(L, true)
+	if cFunction {
+		L.Push(L.G.Global)
+	} else {
+		L.Push(fn.Env)
+	}
+	return 1
+}
+
+// luaSetfenv is Cobalt's setfenv(f, t): t a table (checked first), f a function or a level
+// as getfenv takes it but not optional; it returns f's function. A C function and level 0
+// (the coroutine) refuse: "'setfenv' cannot change environment of given object", placed
+// where Cobalt places an error without a level. gopher-lua's set a coroutine's environment
+// at level 0 and worded its refusal "cannot change the environment of given object".
+func luaSetfenv(L *lua.LState) int {
+	env := luakit.CheckTable(L, 2)
+	fn, cFunction := fenvTarget(L, false)
+	if cFunction {
+		luakit.RaiseMessage(L, "'setfenv' cannot change environment of given object")
+	}
+	fn.Env = env
+	L.Push(fn)
+	return 1
 }
 
 // installIpairs sets Cobalt's ipairs(v): inext, v, 0 for any value but none. inext is Go

@@ -161,6 +161,35 @@ describe("argument errors", function()
     expect({ xpcall(error, nil) }):same({ false, "error in error handling" });
     expect.error(getfenv, "x"):eq("bad argument (number expected, got string)");
     expect.error(getfenv, -1):eq("bad argument #1 (level must be non-negative)");
+    expect.error(getfenv, 1000):eq("bad argument #1 (invalid level)");
+    expect(getfenv(0)):eq(_G);
+    expect(getfenv(rawset)):eq(_G);
+  end);
+
+  -- Cobalt 0.9.3's BaseLib.setfenv and getfenvobj, as its compare/errors/baselibargs.out.
+  it("setfenv refuses as Cobalt does", function()
+    local env = {};
+    expect.error(setfenv, -1, env):eq("bad argument #1 (level must be non-negative)");
+    expect.error(setfenv, "-2", env):eq("bad argument #1 (level must be non-negative)");
+    expect.error(setfenv, 1000, env):eq("bad argument #1 (invalid level)");
+    expect.error(setfenv, "1000", env):eq("bad argument #1 (invalid level)");
+    expect.error(setfenv, rawset, env):eq("'setfenv' cannot change environment of given object");
+    expect.error(setfenv, 0, env):eq("'setfenv' cannot change environment of given object");
+    expect.error(setfenv, {}, env):eq("bad argument (number expected, got table)");
+    expect.error(setfenv, nil):eq("bad argument (table expected, got nil)");
+    expect.error(setfenv, rawset, "x"):eq("bad argument (table expected, got string)");
+    local function f() return marker; end
+    expect(setfenv(f, { marker = 1 })):eq(f);
+    expect(f()):eq(1);
+    local function g()
+      expect(setfenv(1, { marker = 2, expect = expect })):eq(g);
+      return marker;
+    end
+    expect(g()):eq(2);
+    expect(getfenv(g).marker):eq(2);
+    local line = debug.getinfo(1, "l").currentline;
+    expect({ pcall(setfenv, rawset, env) })
+      :same({ false, debug.getinfo(1, "S").short_src .. ":" .. (line + 1) .. ": 'setfenv' cannot change environment of given object" });
     expect.error(select, "x"):eq("bad argument (number expected, got string)");
     expect.error(select, 0):eq("bad argument #1 (index out of range)");
     expect.error(select, -3, 1, 2):eq("bad argument #1 (index out of range)");
