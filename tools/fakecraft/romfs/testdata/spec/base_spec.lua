@@ -565,5 +565,28 @@ describe("string.format", function()
     expect.error(string.format, "%y", 1):eq("invalid conversion '%y' to 'format'");
     expect.error(string.format, "%-5y", 1):eq("invalid conversion '%-5y' to 'format'");
     expect.error(string.format, "50%"):eq("invalid conversion '%' to 'format'");
+    expect.error(string.format, "%F", 1):eq("invalid conversion '%F' to 'format'");
+    expect.error(string.format, "%1.2.3f", 1):eq("invalid conversion '%1.2.' to 'format'");
+  end);
+
+  -- Cobalt 0.9.3's FormatDesc and StringFormat (its compare/errors/stringlibargs.out has
+  -- the first).
+  it("refuses the directives Cobalt refuses", function()
+    expect.error(string.format, "%######s", "abc"):eq("invalid format (repeated flags)");
+    expect.error(string.format, "%-+ #0-d", 1):eq("invalid format (repeated flags)");
+    expect.error(string.format, "%100d", 1):eq("invalid format (width or precision too long)");
+    expect.error(string.format, "%.100f", 1):eq("invalid format (width or precision too long)");
+    expect.error(string.format, "%05s", "x"):eq("invalid conversion specification: '%05s'");
+    expect.error(string.format, "%#d", 1):eq("invalid conversion specification: '%#d'");
+    expect.error(string.format, "%+u", 1):eq("invalid conversion specification: '%+u'");
+    expect.error(string.format, "%.2c", 65):eq("invalid conversion specification: '%.2c'");
+    expect.error(string.format, "%5q", 1):eq("specifier '%q' cannot have modifiers");
+    expect(string.format("%-+ #0f|%99d", 1, 2)):eq("+1.000000|" .. (" "):rep(98) .. "2");
+  end);
+
+  it("pads and cuts %s and %c in bytes", function()
+    expect(("[%5s][%-5s][%.1s][%5.1s][%.s]"):format("\195\169", "\195\169", "\195\169", "ab", "x"))
+      :eq("[   \195\169][\195\169   ][\195][    a][]");
+    expect(("[%3c][%-3c]"):format(65, 66)):eq("[  A][B  ]");
   end);
 end);
