@@ -199,6 +199,20 @@ describe("argument errors", function()
     expect(select("#", 1, nil)):eq(2);
   end);
 
+  -- Cobalt's checkInteger is Java's (int) (long) d: an integer argument past 32 bits wraps.
+  it("take an integer as a 32-bit int, as Cobalt's checkInteger does", function()
+    expect(string.rep("x", 2 ^ 32 + 1)):eq("x");
+    expect(string.rep("x", 2 ^ 31)):eq("");
+    expect(string.rep("x", 1e300)):eq("");
+    expect(string.rep("x", "4294967298")):eq("xx");
+    expect(string.sub("hello", 2 ^ 32 + 2)):eq("ello");
+    expect(string.char(2 ^ 32 + 65)):eq("A");
+    expect(select(2 ^ 32 + 2, "a", "b")):eq("b");
+    expect(table.concat({ "a", "b", "c" }, ",", 2 ^ 32 + 1, 2 ^ 32 + 2)):eq("a,b");
+    expect.error(string.rep, "xx", 2 ^ 30):eq("resulting string too large");
+    expect.error(string.rep, "x", 2 ^ 30 + 1, "y"):eq("resulting string too large");
+  end);
+
   -- Cobalt's checkInteger and checkDouble read a string as tonumber does and truncate
   -- where an integer is wanted (Cobalt's compare/errors/*libargs.out).
   it("take a string holding a number for a number, as Cobalt does", function()
@@ -264,7 +278,8 @@ describe("argument errors", function()
     expect.error(unpack, nil):eq("attempt to get length of a nil value");
     expect.error(unpack, 1, 1, 2):eq("attempt to index a number value");
     expect.error(unpack, nil, "x"):eq("bad argument (number expected, got string)");
-    expect.error(unpack, {}, 1, 2 ^ 31):eq("too many results to unpack");
+    expect.error(unpack, {}, 0, 2 ^ 31 - 1):eq("too many results to unpack");
+    expect(select("#", unpack({}, 1, 2 ^ 31))):eq(0); -- 2^31 wraps to -2^31 (checkInteger)
   end);
 
   it("string.dump exists and dumps nothing, as in CC", function()
