@@ -41,7 +41,7 @@ func installCobaltChecks(L *lua.LState) {
 	G.RawSetString("unpack", unpack)
 	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
-		luakit.CheckTable(L, 1)
+		t := luakit.CheckTable(L, 1)
 		switch L.GetTop() {
 		case 2:
 		case 3:
@@ -50,7 +50,17 @@ func installCobaltChecks(L *lua.LState) {
 		default:
 			luakit.RaiseMessage(L, `wrong number of arguments to "insert"`)
 		}
+		if t.Metatable != lua.LNil {
+			return insertThroughMetamethods(L, t)
+		}
 		return origInsert(L)
+	}))
+	origRemove := tab.RawGetString("remove").(*lua.LFunction).GFunction
+	tab.RawSetString("remove", L.NewFunction(func(L *lua.LState) int {
+		if t := luakit.CheckTable(L, 1); t.Metatable != lua.LNil {
+			return removeThroughMetamethods(L, t)
+		}
+		return origRemove(L)
 	}))
 
 	m := G.RawGetString("math").(*lua.LTable)
@@ -185,6 +195,42 @@ func objectLength(L *lua.LState, v lua.LValue) int {
 		luakit.RaiseMessage(L, "object length is not an integer")
 	}
 	return int(f)
+}
+
+// insertThroughMetamethods is Cobalt's table.insert(t, [pos,] value) off its fast path, for
+// a table with a metatable: #t through __len (objectLength), the elements moved up and the
+// value stored through __index and __newindex, as a proxy table expects. gopher-lua's
+// worked on the raw table. The arguments are checked (insert in installCobaltChecks).
+func insertThroughMetamethods(L *lua.LState, t *lua.LTable) int {
+	if L.GetTop() == 2 {
+		L.SetTable(t, lua.LNumber(objectLength(L, t)+1), L.Get(2))
+		return 0
+	}
+	position, value := int(L.Get(2).(lua.LNumber)), L.Get(3)
+	end := max(objectLength(L, t)+1, position)
+	for i := end; i > position; i-- {
+		L.SetTable(t, lua.LNumber(i), L.GetTable(t, lua.LNumber(i-1)))
+	}
+	L.SetTable(t, lua.LNumber(position), value)
+	return 0
+}
+
+// removeThroughMetamethods is Cobalt's table.remove(t [, pos]) off its fast path, for a
+// table with a metatable: #t through __len, pos by default #t, nothing past the end, the
+// elements moved down through __index and __newindex.
+func removeThroughMetamethods(L *lua.LState, t *lua.LTable) int {
+	size := objectLength(L, t)
+	position := luakit.OptInteger(L, 2, size)
+	if position > size {
+		return 0
+	}
+	removed := L.GetTable(t, lua.LNumber(position))
+	for ; position < size; position++ {
+		L.SetTable(t, lua.LNumber(position), L.GetTable(t, lua.LNumber(position+1)))
+	}
+	L.SetTable(t, lua.LNumber(position), lua.LNil)
+	L.Push(removed)
+	return 1
 }
 
 // fenvTarget is Cobalt's getfenvobj: the function whose environment getfenv and setfenv

@@ -282,6 +282,26 @@ describe("argument errors", function()
     expect(select("#", unpack({}, 1, 2 ^ 31))):eq(0); -- 2^31 wraps to -2^31 (checkInteger)
   end);
 
+  -- Cobalt 0.9.3's TableLib.insert and remove, off their fast path (a table with a
+  -- metatable): #t through __len, elements through __index and __newindex.
+  it("table.insert and table.remove work through a proxy's metamethods", function()
+    local store, writes = { "a", "b" }, {};
+    local proxy = setmetatable({}, {
+      __len = function() return #store end,
+      __index = function(_, k) return store[k] end,
+      __newindex = function(_, k, v) writes[#writes + 1] = k; store[k] = v end,
+    });
+    table.insert(proxy, "c");
+    table.insert(proxy, 1, "z");
+    expect(store):same({ "z", "a", "b", "c" });
+    expect(writes):same({ 3, 4, 3, 2, 1 });
+    expect(table.remove(proxy)):eq("c");
+    expect(table.remove(proxy, 1)):eq("z");
+    expect(store):same({ "a", "b" });
+    expect(select("#", table.remove(proxy, 10))):eq(0);
+    expect(rawget(proxy, 1)):eq(nil);
+  end);
+
   it("string.dump exists and dumps nothing, as in CC", function()
     expect.error(string.dump, print):eq("unable to dump given function");
     expect.error(string.dump, function() end):eq("unable to dump given function");
