@@ -111,13 +111,20 @@ func switchToParentThread(L *LState, nargs int, haserror bool, kill bool) {
 func callGFunction(L *LState, tailcall bool) bool {
 	frame := L.currentFrame
 	gfnret := frame.Fn.GFunction(L)
-	if tailcall {
-		L.currentFrame = L.RemoveCallerFrame()
-	}
-
 	if gfnret < 0 {
+		if tailcall {
+			// A yield in a tail call leaves the calling frame in place: the resume goes on at
+			// the OP_RETURN that follows every OP_TAILCALL, which returns the resumed values
+			// from R(A), where they land. Had the yield taken its caller's place first, a
+			// coroutine whose body ended in `return coroutine.yield(x)` would be left with no
+			// frame at all, and its resume crashed (upstream's bug).
+			frame.ReturnBase = frame.Base
+		}
 		switchToParentThread(L, L.GetTop(), false, false)
 		return true
+	}
+	if tailcall {
+		L.currentFrame = L.RemoveCallerFrame()
 	}
 
 	wantret := frame.NRet

@@ -81,6 +81,20 @@ func TestArgNumberReader(t *testing.T) {
 	}
 }
 
+// TestArgIntConverter: CheckInt and OptInt turn a number argument into an int with the
+// state's converter (here a 32-bit wrap, as Java's (int) cast), a numeric string too.
+func TestArgIntConverter(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	L.SetArgIntConverter(func(f float64) int { return int(int32(int64(f))) })
+	if err := L.DoString(`result = string.rep("ab", 2^32 + 2) .. "|" .. string.sub("abc", "4294967298")`); err != nil {
+		t.Fatal(err)
+	}
+	if got := L.GetGlobal("result").String(); got != "abab|bc" {
+		t.Errorf("got %q, want %q", got, "abab|bc")
+	}
+}
+
 // TestStringByteDefaults: string.byte's j defaults to i (Lua 5.2), not to the string's end.
 func TestStringByteDefaults(t *testing.T) {
 	L := NewState()

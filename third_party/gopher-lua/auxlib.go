@@ -19,8 +19,13 @@ func (ls *LState) CheckAny(n int) LValue {
 
 // CheckInt is argument n as a number truncated to an integer; a string holding a number
 // converts (read by the state's ArgNumberReader), as PUC Lua's luaL_checkinteger does.
+// The number becomes an int by the state's ArgIntConverter when one is set.
 func (ls *LState) CheckInt(n int) int {
-	return int(ls.CheckNumber(n))
+	f := float64(ls.CheckNumber(n))
+	if convert := ls.G.argInts; convert != nil {
+		return convert(f)
+	}
+	return int(f)
 }
 
 // CheckInt64 is CheckInt as an int64.
@@ -64,6 +69,16 @@ type ArgNumberReader func(s string) (f float64, ok bool)
 // parseNumber).
 func (ls *LState) SetArgNumberReader(read ArgNumberReader) {
 	ls.G.argNumbers = read
+}
+
+// ArgIntConverter makes a number argument an int for CheckInt and OptInt.
+type ArgIntConverter func(f float64) int
+
+// SetArgIntConverter makes every thread of ls's state convert number arguments to ints with
+// convert, as an embedding VM whose integers are narrower would (nil: Go's int(f), whose
+// value past 64 bits is the platform's).
+func (ls *LState) SetArgIntConverter(convert ArgIntConverter) {
+	ls.G.argInts = convert
 }
 
 func (ls *LState) CheckString(n int) string {

@@ -177,6 +177,7 @@ type Global struct {
 
 	argErrors  ArgErrorWording
 	argNumbers ArgNumberReader
+	argInts    ArgIntConverter
 }
 
 type LState struct {

@@ -411,3 +411,48 @@ func TestYieldInForIterator(t *testing.T) {
 	check(2, keys, "Go iterator")
 	`)
 }
+
+// A Go function's yield in a tail call (`return coroutine.yield(x)`) ends its caller's frame
+// only when resumed: upstream let the yield take its caller's place first, so a coroutine
+// whose body ended so had no frame left and its resume crashed (a nil dereference).
+func TestYieldInTailCall(t *testing.T) {
+	runYieldScript(t, `
+	local co = coroutine.create(function(x) return coroutine.yield(x) end)
+	local ok, v = coroutine.resume(co, 21)
+	check(true, ok, "first resume") check(21, v, "yielded")
+	local ok2, a, b, c = coroutine.resume(co, 1, 2, 3)
+	check(true, ok2, "second resume: " .. tostring(a))
+	check(1, a, "1st result") check(2, b, "2nd result") check(3, c, "3rd result")
+	check("dead", coroutine.status(co), "status")
+
+	local callable = setmetatable({}, { __call = function(self, x) return coroutine.yield(x) end })
+	local n, r = echo(function() return callable(21) end)
+	check(1, n, "yields through __call") check(21, r, "__call's tail yield")
+
+	local function inner(x) return coroutine.yield(x) end
+	local function outer() local a, b = inner(5) return a * b end
+	local w = coroutine.wrap(function() return outer() + 1 end)
+	check(5, w(), "wrapped yield")
+	check(31, w(5, 6), "resumed into the tail call's caller")
+`)
+}
+
+// The Go API's Resume of a coroutine whose body ended in a tail-called yield ends it with
+// the resumed values, not by running the body again.
+func TestResumeAfterTailCallYield(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`function body(x) return coroutine.yield(x + 1) end`); err != nil {
+		t.Fatal(err)
+	}
+	co, _ := L.NewThread()
+	fn := L.GetGlobal("body").(*LFunction)
+	state, err, values := L.Resume(co, fn, LNumber(1))
+	if state != ResumeYield || err != nil || len(values) != 1 || values[0] != LNumber(2) {
+		t.Fatalf("first resume: %v %v %v", state, err, values)
+	}
+	state, err, values = L.Resume(co, fn, LString("done"))
+	if state != ResumeOK || err != nil || len(values) != 1 || values[0] != LString("done") {
+		t.Fatalf("second resume: %v %v %v", state, err, values)
+	}
+}

@@ -59,7 +59,7 @@ var apis = []API{
 	{"http", openHTTP},
 	{"peripheral, redstone, rs", openPeripherals},
 	{"the caller's (Config.APIs)", openCallers},
-	{"C functions written in Lua: table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
+	{"C functions written in Lua: pairs, ipairs' iterator over a proxy, table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
 }
 
 func openLibraries(L *lua.LState, e *Env) error {
@@ -136,6 +136,7 @@ func openCFuncs(L *lua.LState, e *Env) error {
 		return err
 	}
 	e.Computer.installGsub(L, native)
+	installIpairs(L, native.RawGetString("inext"), native.RawGetString("proxy_inext"))
 	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	return nil
 }

@@ -20,30 +20,8 @@ func installCobaltChecks(L *lua.LState) {
 	G := L.G.Global
 	G.RawSetString("setmetatable", L.NewFunction(luaSetMetatable))
 	G.RawSetString("select", L.NewFunction(luaSelect))
-	origGetfenv := G.RawGetString("getfenv").(*lua.LFunction).GFunction
-	G.RawSetString("getfenv", L.NewFunction(func(L *lua.LState) int {
-		// A level, when given, is a number or a numeric string, and never negative.
-		if _, isFunction := L.Get(1).(*lua.LFunction); !isFunction && L.Get(1) != lua.LNil {
-			level := luakit.CheckInteger(L, 1)
-			if level < 0 {
-				luakit.BadArgumentReason(L, 1, "level must be non-negative")
-			}
-			L.Replace(1, lua.LNumber(level))
-		}
-		return origGetfenv(L)
-	}))
-
-	next := G.RawGetString("next")
-	G.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int { return luaPairs(L, next) }))
-	inext := L.NewFunction(luaInext)
-	G.RawSetString("ipairs", L.NewFunction(func(L *lua.LState) int {
-		v := luakit.CheckValue(L, 1)
-		L.SetTop(0)
-		L.Push(inext)
-		L.Push(v)
-		L.Push(lua.LNumber(0))
-		return 3
-	}))
+	G.RawSetString("getfenv", L.NewFunction(luaGetfenv))
+	G.RawSetString("setfenv", L.NewFunction(luaSetfenv))
 
 	str := G.RawGetString("string").(*lua.LTable)
 	str.RawSetString("char", L.NewFunction(luaStringChar))
@@ -63,7 +41,7 @@ func installCobaltChecks(L *lua.LState) {
 	G.RawSetString("unpack", unpack)
 	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
-		luakit.CheckTable(L, 1)
+		t := luakit.CheckTable(L, 1)
 		switch L.GetTop() {
 		case 2:
 		case 3:
@@ -72,7 +50,17 @@ func installCobaltChecks(L *lua.LState) {
 		default:
 			luakit.RaiseMessage(L, `wrong number of arguments to "insert"`)
 		}
+		if t.Metatable != lua.LNil {
+			return insertThroughMetamethods(L, t)
+		}
 		return origInsert(L)
+	}))
+	origRemove := tab.RawGetString("remove").(*lua.LFunction).GFunction
+	tab.RawSetString("remove", L.NewFunction(func(L *lua.LState) int {
+		if t := luakit.CheckTable(L, 1); t.Metatable != lua.LNil {
+			return removeThroughMetamethods(L, t)
+		}
+		return origRemove(L)
 	}))
 
 	m := G.RawGetString("math").(*lua.LTable)
@@ -209,23 +197,121 @@ func objectLength(L *lua.LState, v lua.LValue) int {
 	return int(f)
 }
 
-// luaPairs is Cobalt's pairs(v): the results of v's __pairs(v), all of them, or next, v,
-// nil for any other value, a table or not: a value next cannot walk fails in the loop, at
-// its first call of next ("bad argument (table expected, got number)").
-func luaPairs(L *lua.LState, next lua.LValue) int {
-	v := luakit.CheckValue(L, 1)
-	if mm := L.GetMetaField(v, "__pairs"); mm != lua.LNil {
-		L.SetTop(0)
-		L.Push(mm)
-		L.Push(v)
-		L.Call(1, lua.MultRet)
-		return L.GetTop()
+// insertThroughMetamethods is Cobalt's table.insert(t, [pos,] value) off its fast path, for
+// a table with a metatable: #t through __len (objectLength), the elements moved up and the
+// value stored through __index and __newindex, as a proxy table expects. gopher-lua's
+// worked on the raw table. The arguments are checked (insert in installCobaltChecks).
+func insertThroughMetamethods(L *lua.LState, t *lua.LTable) int {
+	if L.GetTop() == 2 {
+		L.SetTable(t, lua.LNumber(objectLength(L, t)+1), L.Get(2))
+		return 0
 	}
-	L.SetTop(0)
-	L.Push(next)
-	L.Push(v)
-	L.Push(lua.LNil)
-	return 3
+	position, value := int(L.Get(2).(lua.LNumber)), L.Get(3)
+	end := max(objectLength(L, t)+1, position)
+	for i := end; i > position; i-- {
+		L.SetTable(t, lua.LNumber(i), L.GetTable(t, lua.LNumber(i-1)))
+	}
+	L.SetTable(t, lua.LNumber(position), value)
+	return 0
+}
+
+// removeThroughMetamethods is Cobalt's table.remove(t [, pos]) off its fast path, for a
+// table with a metatable: #t through __len, pos by default #t, nothing past the end, the
+// elements moved down through __index and __newindex.
+func removeThroughMetamethods(L *lua.LState, t *lua.LTable) int {
+	size := objectLength(L, t)
+	position := luakit.OptInteger(L, 2, size)
+	if position > size {
+		return 0
+	}
+	removed := L.GetTable(t, lua.LNumber(position))
+	for ; position < size; position++ {
+		L.SetTable(t, lua.LNumber(position), L.GetTable(t, lua.LNumber(position+1)))
+	}
+	L.SetTable(t, lua.LNumber(position), lua.LNil)
+	L.Push(removed)
+	return 1
+}
+
+// fenvTarget is Cobalt's getfenvobj: the function whose environment getfenv and setfenv
+// read or change, given as itself or as a level (a number or a numeric string; optional for
+// getfenv, 1 by default) counted as CC counts levels past pcall (luakit.FrameAt). Level 0 is
+// the running coroutine (nil here: Cobalt's thread, which has no environment of its own); a
+// Go function or code standing in for C is returned as cFunction.
+func fenvTarget(L *lua.LState, optional bool) (target *lua.LFunction, cFunction bool) {
+	if fn, ok := L.Get(1).(*lua.LFunction); ok {
+		return fn, fn.IsG
+	}
+	var level int
+	if optional {
+		level = luakit.OptInteger(L, 1, 1)
+	} else {
+		level = luakit.CheckInteger(L, 1)
+	}
+	if level < 0 {
+		luakit.BadArgumentReason(L, 1, "level must be non-negative")
+	}
+	if level == 0 {
+		return nil, true
+	}
+	th, dbg, _, ok := luakit.FrameAt(L, level)
+	if !ok {
+		luakit.BadArgumentReason(L, 1, "invalid level")
+	}
+	fnValue, err := th.GetInfo("Sf", dbg, lua.LNil)
+	fn, isFunction := fnValue.(*lua.LFunction)
+	if err != nil || !isFunction {
+		luakit.BadArgumentReason(L, 1, "invalid level")
+	}
+	return fn, fn.IsG || dbg.Source == cFrameSource
+}
+
+// luaGetfenv is Cobalt's getfenv([f]): a Lua function's environment, the globals for a C
+// function or level 0; "level must be non-negative", "invalid level" past the stack.
+func luaGetfenv(L *lua.LState) int {
+	fn, cFunction := fenvTarget(L, true)
+	if cFunction {
+		L.Push(L.G.Global)
+	} else {
+		L.Push(fn.Env)
+	}
+	return 1
+}
+
+// luaSetfenv is Cobalt's setfenv(f, t): t a table (checked first), f a function or a level
+// as getfenv takes it but not optional; it returns f's function. A C function and level 0
+// (the coroutine) refuse: "'setfenv' cannot change environment of given object", placed
+// where Cobalt places an error without a level. gopher-lua's set a coroutine's environment
+// at level 0 and worded its refusal "cannot change the environment of given object".
+func luaSetfenv(L *lua.LState) int {
+	env := luakit.CheckTable(L, 2)
+	fn, cFunction := fenvTarget(L, false)
+	if cFunction {
+		luakit.RaiseMessage(L, "'setfenv' cannot change environment of given object")
+	}
+	fn.Env = env
+	L.Push(fn)
+	return 1
+}
+
+// installIpairs sets Cobalt's ipairs(v): inext, v, 0 for any value but none. inext is Go
+// (luaInext); for a table with a metatable it is proxyInext, cfuncs.lua's, which reads
+// v[i + 1] through the VM so that an __index function may yield, as Cobalt's inext lets it
+// (a resumable call off its fast path, the table without a metatable). The two differ as
+// values, where Cobalt's is one function. pairs is cfuncs.lua's, for its __pairs to yield.
+func installIpairs(L *lua.LState, inext, proxyInext lua.LValue) {
+	L.SetGlobal("ipairs", L.NewFunction(func(L *lua.LState) int {
+		v := luakit.CheckValue(L, 1)
+		iter := inext
+		if t, ok := v.(*lua.LTable); ok && t.Metatable != lua.LNil {
+			iter = proxyInext
+		}
+		L.SetTop(0)
+		L.Push(iter)
+		L.Push(v)
+		L.Push(lua.LNumber(0))
+		return 3
+	}))
 }
 
 // luaInext is the iterator ipairs returns, Cobalt's inext(v, i): v[i + 1] through __index

@@ -18,7 +18,8 @@ import (
 var cFuncsSource string
 
 // installCFuncs runs cfuncs.lua over the Go functions it wraps and returns pcall's
-// trampoline and the table of what it shares with Go (native: gsub_helper, gsub_answered).
+// trampoline and the table of what it shares with Go (native: gsub_helper, gsub_answered,
+// inext, proxy_inext).
 // The standard library and patterns must be installed.
 func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	fn, err := compileChunk(L, cFuncsSource, cFuncsChunk, nil)
@@ -28,6 +29,7 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	tbl := L.GetGlobal("table").(*lua.LTable)
 	native := L.NewTable()
 	native.RawSetString("sort", L.NewFunction(placedAtCaller(tbl.RawGetString("sort").(*lua.LFunction))))
+	native.RawSetString("inext", L.NewFunction(luaInext))
 	// gopher-lua's own yield (coroutine.yield checks the boundary first, boot.go): a helper's
 	// yield at the base of its coroutine never crosses Go.
 	native.RawSetString("yield", L.NewFunction(func(*lua.LState) int { return -1 }))

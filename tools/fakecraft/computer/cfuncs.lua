@@ -2,13 +2,14 @@
 -- error positions never point into it, as C Lua's never point into C (boot.go).
 --
 -- It makes pcall's coroutine body, and the library functions that call back into Lua code
--- (table.sort's comparator, table.foreach/foreachi) so that the callback can yield as in
+-- (pairs' __pairs, an __index ipairs reads, table.sort's comparator, table.foreach/foreachi)
+-- so that the callback can yield as in
 -- CC: gopher-lua cannot yield through a Go function. native.sort is gopher-lua's sort (its
 -- errors placed again, cfuncs.go). string.gsub stays Go: written here it cost every call
 -- (README, Known differences).
 local native = ...;
 local pack, unpack, select, type, error, next = table.pack, table.unpack, select, type, error, next;
-local getmetatable, native_sort = debug.getmetatable, native.sort;
+local getmetatable, rawget, native_sort = debug.getmetatable, rawget, native.sort;
 
 local function same(f) return f; end
 
@@ -88,6 +89,32 @@ function xpcall(...)
   local given = select("#", ...);
   if given < 2 then error(("bad argument #%d (value expected)"):format(given + 1), 2); end
   return handled(...);
+end
+
+-- Cobalt's pairs(v): all that v's __pairs(v) returns, called so that it may yield (Cobalt
+-- resumes it), else next, v, nil for any value, a table or not: a value next cannot walk
+-- fails in the loop, at its first call of next.
+function pairs(...)
+  if select("#", ...) == 0 then error("bad argument #1 (value expected)", 2); end
+  local value = ...;
+  local meta, handler = getmetatable(value), nil;
+  if meta ~= nil then handler = rawget(meta, "__pairs"); end
+  if handler == nil then return next, value, nil; end
+  return handler(value);
+end
+
+-- ipairs' iterator over a table with a metatable (ipairs in baselib.go): value[index + 1]
+-- read by the VM, so that an __index function may yield, as off Cobalt's fast path. Any
+-- other argument goes to the Go iterator, for its checks and errors.
+local go_inext = native.inext;
+function native.proxy_inext(value, index)
+  if type(value) ~= "table" or type(index) ~= "number" or index % 1 ~= 0 then
+    return go_inext(value, index);
+  end
+  index = index + 1;
+  local element = value[index];
+  if element == nil then return nil; end
+  return index, element;
 end
 
 -- Raises Cobalt's "bad argument" when value is not of type want: its type checks name no

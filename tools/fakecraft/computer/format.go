@@ -60,11 +60,95 @@ func luaToString(L *lua.LState) int {
 	return 1
 }
 
-// formatSpecChars are the flag, width and precision characters allowed inside a % directive.
-const formatSpecChars = "-+ #0123456789."
+// The flags of a % directive, as Cobalt's FormatDesc reads them.
+const (
+	formatLeftAdjust = 1 << iota // -
+	formatPlus                   // +
+	formatSpace                  // ' '
+	formatAlternate              // #
+	formatZeroPad                // 0
+	formatPrecision              // a '.' was given
+)
+
+// formatFlagChars maps a flag character to its flag.
+var formatFlagChars = map[byte]int{'-': formatLeftAdjust, '+': formatPlus, ' ': formatSpace, '#': formatAlternate, '0': formatZeroPad}
+
+// formatConversionFlags are the flags each conversion allows, as Cobalt's StringFormat
+// checks them ("invalid conversion specification: '%#d'"); %q allows no modifier at all.
+var formatConversionFlags = map[byte]int{
+	'c': formatLeftAdjust,
+	'd': formatLeftAdjust | formatPlus | formatSpace | formatZeroPad | formatPrecision,
+	'i': formatLeftAdjust | formatPlus | formatSpace | formatZeroPad | formatPrecision,
+	'u': formatLeftAdjust | formatZeroPad | formatPrecision,
+	'o': formatLeftAdjust | formatAlternate | formatZeroPad | formatPrecision,
+	'x': formatLeftAdjust | formatAlternate | formatZeroPad | formatPrecision,
+	'X': formatLeftAdjust | formatAlternate | formatZeroPad | formatPrecision,
+	'e': formatLeftAdjust | formatPlus | formatSpace | formatAlternate | formatZeroPad | formatPrecision,
+	'E': formatLeftAdjust | formatPlus | formatSpace | formatAlternate | formatZeroPad | formatPrecision,
+	'f': formatLeftAdjust | formatPlus | formatSpace | formatAlternate | formatZeroPad | formatPrecision,
+	'g': formatLeftAdjust | formatPlus | formatSpace | formatAlternate | formatZeroPad | formatPrecision,
+	'G': formatLeftAdjust | formatPlus | formatSpace | formatAlternate | formatZeroPad | formatPrecision,
+	'a': formatLeftAdjust | formatPlus | formatSpace | formatAlternate | formatZeroPad | formatPrecision,
+	'A': formatLeftAdjust | formatPlus | formatSpace | formatAlternate | formatZeroPad | formatPrecision,
+	's': formatLeftAdjust | formatPrecision,
+}
+
+// readFormatDirective reads the % directive of format that starts at start (just after the
+// %) as Cobalt's FormatDesc does: at most five flag characters ("invalid format (repeated
+// flags)"), a width and a precision of at most two digits each ("invalid format (width or
+// precision too long)"), then the conversion character (0 at the end of the format). It
+// returns the flags, the conversion, and the index just past the directive; spec is the
+// directive's text before the conversion, for Go's fmt.
+func readFormatDirective(L *lua.LState, format string, start int) (flags int, spec string, conversion byte, end int) {
+	at := func(i int) byte {
+		if i < len(format) {
+			return format[i]
+		}
+		return 0
+	}
+	isDigit := func(c byte) bool { return c >= '0' && c <= '9' }
+	i := start
+	for formatFlagChars[at(i)] != 0 {
+		flags |= formatFlagChars[at(i)]
+		i++
+	}
+	if i-start > 5 {
+		L.RaiseError("invalid format (repeated flags)")
+	}
+	for n := 0; n < 2 && isDigit(at(i)); n++ {
+		i++
+	}
+	if at(i) == '.' {
+		flags |= formatPrecision
+		i++
+		for n := 0; n < 2 && isDigit(at(i)); n++ {
+			i++
+		}
+	}
+	if isDigit(at(i)) {
+		L.RaiseError("invalid format (width or precision too long)")
+	}
+	spec, conversion = format[start:i], at(i)
+	if i < len(format) {
+		i++
+	}
+	allowed, known := formatConversionFlags[conversion]
+	switch {
+	case conversion == 'q':
+		if spec != "" {
+			L.RaiseError("%s", "specifier '%q' cannot have modifiers")
+		}
+	case !known:
+		L.RaiseError("invalid conversion '%%%s' to 'format'", format[start:i])
+	case flags&^allowed != 0:
+		L.RaiseError("invalid conversion specification: '%%%s'", format[start:i])
+	}
+	return flags, spec, conversion, i
+}
 
 // luaStringFormat replaces string.format so that %s and %d render numbers as CC does and %q
-// quotes as C Lua does (gopher-lua hands everything to Go's fmt).
+// quotes as C Lua does (gopher-lua hands everything to Go's fmt), and refuses the
+// directives Cobalt's StringFormat refuses (readFormatDirective).
 func luaStringFormat(L *lua.LState) int {
 	format := L.CheckString(1)
 	var out strings.Builder
@@ -83,24 +167,17 @@ func luaStringFormat(L *lua.LState) int {
 			out.WriteByte('%')
 			continue
 		}
-		start := i
-		for i < len(format) && strings.IndexByte(formatSpecChars, format[i]) >= 0 {
-			i++
-		}
-		if i >= len(format) {
-			L.RaiseError("invalid conversion '%%%s' to 'format'", format[start:])
-		}
-		spec := format[start:i]
-		verb := format[i]
+		_, spec, verb, end := readFormatDirective(L, format, i)
+		i = end - 1
 		arg++
 		switch verb {
 		case 'd', 'i', 'u':
 			out.WriteString(fmt.Sprintf("%"+spec+"d", formatInteger(L, arg)))
 		case 'c':
-			out.WriteByte(byte(L.CheckInt(arg)))
+			out.WriteString(padBytes(string([]byte{byte(L.CheckInt(arg))}), spec))
 		case 'x', 'X', 'o':
 			out.WriteString(fmt.Sprintf("%"+spec+string(verb), uint64(formatInteger(L, arg))))
-		case 'e', 'E', 'f', 'F', 'g', 'G':
+		case 'e', 'E', 'f', 'g', 'G':
 			n := float64(L.CheckNumber(arg))
 			if math.IsNaN(n) || math.IsInf(n, 0) {
 				out.WriteString(fmt.Sprintf("%"+strings.TrimRight(spec, ".0123456789")+"s", ccformat.FormatNumber(n)))
@@ -114,13 +191,34 @@ func luaStringFormat(L *lua.LState) int {
 			out.WriteString(quoteLiteral(L, arg))
 		case 's':
 			// A missing argument is nil, as Cobalt reads arguments past the last one.
-			out.WriteString(fmt.Sprintf("%"+spec+"s", toStringMeta(L, L.Get(arg))))
-		default:
-			L.RaiseError("invalid conversion '%%%s%c' to 'format'", spec, verb)
+			out.WriteString(padBytes(toStringMeta(L, L.Get(arg)), spec))
 		}
 	}
 	L.Push(lua.LString(out.String()))
 	return 1
+}
+
+// padBytes is s under a %s or %c directive's spec (only '-', a width and a precision, as
+// readFormatDirective allows them): cut to the precision and padded to the width in bytes,
+// as Cobalt counts them. Go's fmt counts runes, so a UTF-8 string got fewer spaces.
+func padBytes(s, spec string) string {
+	left := strings.HasPrefix(spec, "-")
+	spec = strings.TrimLeft(spec, "-")
+	widthText, precisionText, hasPrecision := strings.Cut(spec, ".")
+	if hasPrecision {
+		precision, _ := strconv.Atoi(precisionText) // "" (a bare '.') is 0
+		if len(s) > precision {
+			s = s[:precision]
+		}
+	}
+	width, _ := strconv.Atoi(widthText)
+	if pad := width - len(s); pad > 0 {
+		if left {
+			return s + strings.Repeat(" ", pad)
+		}
+		return strings.Repeat(" ", pad) + s
+	}
+	return s
 }
 
 // formatInteger is argument arg of an integer conversion (%d, %i, %u, %x, %X, %o) as Cobalt

@@ -65,25 +65,7 @@ func openLibs(L *lua.LState) {
 	str := L.GetGlobal("string").(*lua.LTable)
 	str.RawSetString("format", L.NewFunction(luaStringFormat))
 	str.RawSetString("dump", lua.LNil)
-	origRep := str.RawGetString("rep").(*lua.LFunction).GFunction
-	str.RawSetString("rep", L.NewFunction(func(L *lua.LState) int {
-		s, n := luakit.CheckString(L, 1), luakit.CheckInteger(L, 2)
-		if L.GetTop() < 3 || L.Get(3) == lua.LNil {
-			L.SetTop(2)
-			return origRep(L)
-		}
-		sep := luakit.CheckString(L, 3)
-		if n <= 0 {
-			L.Push(lua.LString(""))
-			return 1
-		}
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = s
-		}
-		L.Push(lua.LString(strings.Join(parts, sep)))
-		return 1
-	}))
+	str.RawSetString("rep", L.NewFunction(luaStringRep))
 
 	tab := L.GetGlobal("table").(*lua.LTable)
 	tab.RawSetString("pack", L.NewFunction(luaTablePack))
@@ -342,4 +324,29 @@ func where(L *lua.LState, level int) string {
 		return ""
 	}
 	return fmt.Sprintf("%s:%d: ", dbg.Source, dbg.CurrentLine)
+}
+
+// luaStringRep is Cobalt's string.rep(s, n [, sep]): n a 32-bit int (luakit.CheckInteger),
+// nothing for n <= 0, and "resulting string too large" past 2^31 - 1 bytes, as a Java
+// array's length. gopher-lua's took any n and built what it asked for.
+func luaStringRep(L *lua.LState) int {
+	s, n := luakit.CheckString(L, 1), luakit.CheckInteger(L, 2)
+	sep := luakit.OptString(L, 3, "")
+	if n <= 0 {
+		L.Push(lua.LString(""))
+		return 1
+	}
+	if int64(len(s))*int64(n)+int64(len(sep))*int64(n-1) > math.MaxInt32 {
+		luakit.RaiseMessage(L, "resulting string too large")
+	}
+	if sep == "" {
+		L.Push(lua.LString(strings.Repeat(s, n)))
+		return 1
+	}
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = s
+	}
+	L.Push(lua.LString(strings.Join(parts, sep)))
+	return 1
 }

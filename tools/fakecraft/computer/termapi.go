@@ -64,7 +64,24 @@ func (t *Terminal) install(L *lua.LState) *lua.LTable {
 	for british, american := range TermAliases {
 		tbl.RawSetString(american, tbl.RawGetString(british))
 	}
+	// Only the computer's own term has nativePaletteColour (a monitor has none); the ROM's
+	// term.lua moves it to the term API, as CC's does.
+	native := L.NewFunction(nativePaletteColour)
+	tbl.RawSetString("nativePaletteColour", native)
+	tbl.RawSetString("nativePaletteColor", native)
 	return tbl
+}
+
+// nativePaletteColour is CC's term.nativePaletteColour(colour): the colour's default RGB
+// (whatever the palette holds now), each a Java float (CC's Colour keeps them as n / 255f),
+// so they differ from getPaletteColour's doubles past the seventh digit. A Go function, as
+// CC's is Java, so its errors are placed at the Lua line that called it, a tail call too.
+func nativePaletteColour(L *lua.LState) int {
+	rgb := DefaultPalette[checkColour(L, 1)]
+	for _, shift := range []uint{16, 8, 0} {
+		L.Push(lua.LNumber(float64(float32(rgb>>shift&0xFF) / float32(255))))
+	}
+	return 3
 }
 
 // Functions are the term API's functions drawing on t, by their British names (see

@@ -113,10 +113,29 @@ func CheckValue(L *lua.LState, n int) lua.LValue {
 // standard library: their errors worded as its are (TypeError, BadArgumentReason), where
 // they are raised, and a string holding a number taken for a number argument as Cobalt's
 // checkInteger and checkDouble take it (read as tonumber reads it; "1.5" truncates to 1
-// where an integer is wanted).
+// where an integer is wanted), and made an int as checkInteger makes it (JavaInt).
 func UseStdLibArgRules(L *lua.LState) {
 	L.SetArgErrorWording(stdLibWording{})
 	L.SetArgNumberReader(parseNumber)
+	L.SetArgIntConverter(JavaInt)
+}
+
+// JavaInt is f as Cobalt's checkInteger makes an int of a number, Java's (int) (long) f:
+// truncated toward zero and held to 64 bits (NaN is 0), then its low 32 bits taken as a
+// signed int. So string.rep("x", 2^32 + 1) is "x" in CC, and 2^31 is negative (""); Go's
+// int(f) kept the 64-bit value and tried to build four billion copies.
+func JavaInt(f float64) int {
+	var long int64
+	switch {
+	case f != f:
+	case f >= math.MaxInt64:
+		long = math.MaxInt64
+	case f <= math.MinInt64:
+		long = math.MinInt64
+	default:
+		long = int64(f)
+	}
+	return int(int32(long))
 }
 
 type stdLibWording struct{}
@@ -340,15 +359,15 @@ func CheckNumber(L *lua.LState, n int) float64 {
 	return 0
 }
 
-// CheckInteger is argument n truncated to an integer; strings holding numbers convert, as
-// Lua's own library functions do.
+// CheckInteger is argument n as Cobalt's checkInteger takes it: truncated to a 32-bit int
+// (JavaInt); strings holding numbers convert, as Lua's own library functions do.
 func CheckInteger(L *lua.LState, n int) int {
 	switch v := L.Get(n).(type) {
 	case lua.LNumber:
-		return int(float64(v))
+		return JavaInt(float64(v))
 	case lua.LString:
 		if f, ok := parseNumber(string(v)); ok {
-			return int(f)
+			return JavaInt(f)
 		}
 	}
 	TypeError(L, n, "number")

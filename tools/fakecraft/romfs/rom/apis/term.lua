@@ -17,21 +17,10 @@ end
 
 local api = _ENV; -- what os.loadAPI copies into the global term
 
--- The palette the screen starts with, read once, before any program can change it.
-local start_palette = {};
-for i = 0, 15 do
-  start_palette[2 ^ i] = { native_term.getPaletteColour(2 ^ i) };
-end
-
-function nativePaletteColour(colour)
-  if type(colour) ~= "number" then
-    error(("bad argument #1 (number expected, got %s)"):format(type(colour)), 2);
-  end
-  local rgb = start_palette[colour];
-  if not rgb then error("Colour out of range", 2); end
-  return rgb[1], rgb[2], rgb[3];
-end
-nativePaletteColor = nativePaletteColour;
+-- nativePaletteColour is the native term's (Go, as CC's is Java), moved to the term API so
+-- that no redirect target needs it, as CC's term.lua moves it.
+nativePaletteColour, nativePaletteColor = native_term.nativePaletteColour, native_term.nativePaletteColor;
+native_term.nativePaletteColour, native_term.nativePaletteColor = nil, nil;
 
 function native()
   return native_term;

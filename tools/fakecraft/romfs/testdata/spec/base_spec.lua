@@ -161,6 +161,35 @@ describe("argument errors", function()
     expect({ xpcall(error, nil) }):same({ false, "error in error handling" });
     expect.error(getfenv, "x"):eq("bad argument (number expected, got string)");
     expect.error(getfenv, -1):eq("bad argument #1 (level must be non-negative)");
+    expect.error(getfenv, 1000):eq("bad argument #1 (invalid level)");
+    expect(getfenv(0)):eq(_G);
+    expect(getfenv(rawset)):eq(_G);
+  end);
+
+  -- Cobalt 0.9.3's BaseLib.setfenv and getfenvobj, as its compare/errors/baselibargs.out.
+  it("setfenv refuses as Cobalt does", function()
+    local env = {};
+    expect.error(setfenv, -1, env):eq("bad argument #1 (level must be non-negative)");
+    expect.error(setfenv, "-2", env):eq("bad argument #1 (level must be non-negative)");
+    expect.error(setfenv, 1000, env):eq("bad argument #1 (invalid level)");
+    expect.error(setfenv, "1000", env):eq("bad argument #1 (invalid level)");
+    expect.error(setfenv, rawset, env):eq("'setfenv' cannot change environment of given object");
+    expect.error(setfenv, 0, env):eq("'setfenv' cannot change environment of given object");
+    expect.error(setfenv, {}, env):eq("bad argument (number expected, got table)");
+    expect.error(setfenv, nil):eq("bad argument (table expected, got nil)");
+    expect.error(setfenv, rawset, "x"):eq("bad argument (table expected, got string)");
+    local function f() return marker; end
+    expect(setfenv(f, { marker = 1 })):eq(f);
+    expect(f()):eq(1);
+    local function g()
+      expect(setfenv(1, { marker = 2, expect = expect })):eq(g);
+      return marker;
+    end
+    expect(g()):eq(2);
+    expect(getfenv(g).marker):eq(2);
+    local line = debug.getinfo(1, "l").currentline;
+    expect({ pcall(setfenv, rawset, env) })
+      :same({ false, debug.getinfo(1, "S").short_src .. ":" .. (line + 1) .. ": 'setfenv' cannot change environment of given object" });
     expect.error(select, "x"):eq("bad argument (number expected, got string)");
     expect.error(select, 0):eq("bad argument #1 (index out of range)");
     expect.error(select, -3, 1, 2):eq("bad argument #1 (index out of range)");
@@ -168,6 +197,20 @@ describe("argument errors", function()
     expect({ select(-1, "a", "b") }):same({ "b" });
     expect({ select(5, "a") }):same({});
     expect(select("#", 1, nil)):eq(2);
+  end);
+
+  -- Cobalt's checkInteger is Java's (int) (long) d: an integer argument past 32 bits wraps.
+  it("take an integer as a 32-bit int, as Cobalt's checkInteger does", function()
+    expect(string.rep("x", 2 ^ 32 + 1)):eq("x");
+    expect(string.rep("x", 2 ^ 31)):eq("");
+    expect(string.rep("x", 1e300)):eq("");
+    expect(string.rep("x", "4294967298")):eq("xx");
+    expect(string.sub("hello", 2 ^ 32 + 2)):eq("ello");
+    expect(string.char(2 ^ 32 + 65)):eq("A");
+    expect(select(2 ^ 32 + 2, "a", "b")):eq("b");
+    expect(table.concat({ "a", "b", "c" }, ",", 2 ^ 32 + 1, 2 ^ 32 + 2)):eq("a,b");
+    expect.error(string.rep, "xx", 2 ^ 30):eq("resulting string too large");
+    expect.error(string.rep, "x", 2 ^ 30 + 1, "y"):eq("resulting string too large");
   end);
 
   -- Cobalt's checkInteger and checkDouble read a string as tonumber does and truncate
@@ -235,7 +278,28 @@ describe("argument errors", function()
     expect.error(unpack, nil):eq("attempt to get length of a nil value");
     expect.error(unpack, 1, 1, 2):eq("attempt to index a number value");
     expect.error(unpack, nil, "x"):eq("bad argument (number expected, got string)");
-    expect.error(unpack, {}, 1, 2 ^ 31):eq("too many results to unpack");
+    expect.error(unpack, {}, 0, 2 ^ 31 - 1):eq("too many results to unpack");
+    expect(select("#", unpack({}, 1, 2 ^ 31))):eq(0); -- 2^31 wraps to -2^31 (checkInteger)
+  end);
+
+  -- Cobalt 0.9.3's TableLib.insert and remove, off their fast path (a table with a
+  -- metatable): #t through __len, elements through __index and __newindex.
+  it("table.insert and table.remove work through a proxy's metamethods", function()
+    local store, writes = { "a", "b" }, {};
+    local proxy = setmetatable({}, {
+      __len = function() return #store end,
+      __index = function(_, k) return store[k] end,
+      __newindex = function(_, k, v) writes[#writes + 1] = k; store[k] = v end,
+    });
+    table.insert(proxy, "c");
+    table.insert(proxy, 1, "z");
+    expect(store):same({ "z", "a", "b", "c" });
+    expect(writes):same({ 3, 4, 3, 2, 1 });
+    expect(table.remove(proxy)):eq("c");
+    expect(table.remove(proxy, 1)):eq("z");
+    expect(store):same({ "a", "b" });
+    expect(select("#", table.remove(proxy, 10))):eq(0);
+    expect(rawget(proxy, 1)):eq(nil);
   end);
 
   it("string.dump exists and dumps nothing, as in CC", function()
@@ -438,6 +502,39 @@ describe("pairs and ipairs", function()
     expect({ coroutine.resume(co, false) }):same({ true, 3 });
     expect(coroutine.status(co)):eq("dead");
   end);
+
+  -- Cobalt 0.9.3's pairs and inext call __pairs and __index as resumable calls
+  -- (SuspendedAction), so a lazily-loaded table may wait for an event in either.
+  it("lets __pairs and an __index ipairs reads yield", function()
+    local lazy = setmetatable({}, {
+      __pairs = function(self)
+        local loaded = coroutine.yield("load");
+        return next, loaded, nil;
+      end,
+      __index = function(_, i) return coroutine.yield(i) end,
+    });
+    local co = coroutine.create(function()
+      local keys = 0;
+      for _ in pairs(lazy) do keys = keys + 1 end
+      local seen = {};
+      for i, v in ipairs(lazy) do seen[i] = v end
+      return keys, seen;
+    end);
+    expect({ coroutine.resume(co) }):same({ true, "load" });
+    expect({ coroutine.resume(co, { a = 1, b = 2 }) }):same({ true, 1 });
+    expect({ coroutine.resume(co, "one") }):same({ true, 2 });
+    expect({ coroutine.resume(co, nil) }):same({ true, 2, { "one" } });
+    local iter = ipairs(lazy);
+    expect.error(iter, lazy, "x"):eq("bad argument (number expected, got string)");
+    expect.error(iter, 1, 0):eq("attempt to index a number value");
+  end);
+
+  it("lets a coroutine's body end by yielding in a tail call", function()
+    local co = coroutine.create(function(x) return coroutine.yield(x) end);
+    expect({ coroutine.resume(co, 1) }):same({ true, 1 });
+    expect({ coroutine.resume(co, 2, 3) }):same({ true, 2, 3 });
+    expect(coroutine.status(co)):eq("dead");
+  end);
 end);
 
 describe("string.format's %q", function()
@@ -503,5 +600,28 @@ describe("string.format", function()
     expect.error(string.format, "%y", 1):eq("invalid conversion '%y' to 'format'");
     expect.error(string.format, "%-5y", 1):eq("invalid conversion '%-5y' to 'format'");
     expect.error(string.format, "50%"):eq("invalid conversion '%' to 'format'");
+    expect.error(string.format, "%F", 1):eq("invalid conversion '%F' to 'format'");
+    expect.error(string.format, "%1.2.3f", 1):eq("invalid conversion '%1.2.' to 'format'");
+  end);
+
+  -- Cobalt 0.9.3's FormatDesc and StringFormat (its compare/errors/stringlibargs.out has
+  -- the first).
+  it("refuses the directives Cobalt refuses", function()
+    expect.error(string.format, "%######s", "abc"):eq("invalid format (repeated flags)");
+    expect.error(string.format, "%-+ #0-d", 1):eq("invalid format (repeated flags)");
+    expect.error(string.format, "%100d", 1):eq("invalid format (width or precision too long)");
+    expect.error(string.format, "%.100f", 1):eq("invalid format (width or precision too long)");
+    expect.error(string.format, "%05s", "x"):eq("invalid conversion specification: '%05s'");
+    expect.error(string.format, "%#d", 1):eq("invalid conversion specification: '%#d'");
+    expect.error(string.format, "%+u", 1):eq("invalid conversion specification: '%+u'");
+    expect.error(string.format, "%.2c", 65):eq("invalid conversion specification: '%.2c'");
+    expect.error(string.format, "%5q", 1):eq("specifier '%q' cannot have modifiers");
+    expect(string.format("%-+ #0f|%99d", 1, 2)):eq("+1.000000|" .. (" "):rep(98) .. "2");
+  end);
+
+  it("pads and cuts %s and %c in bytes", function()
+    expect(("[%5s][%-5s][%.1s][%5.1s][%.s]"):format("\195\169", "\195\169", "\195\169", "ab", "x"))
+      :eq("[   \195\169][\195\169   ][\195][    a][]");
+    expect(("[%3c][%-3c]"):format(65, 66)):eq("[  A][B  ]");
   end);
 end);

@@ -29,4 +29,21 @@ describe("the term API", function()
     expect(err):str_match("Redirect object is missing method setCursorPos%.$");
     expect(type(target.clear)):eq("function");
   end);
+
+  -- CC's TermAPI.nativePaletteColour, which its term.lua moves off the native term: Java,
+  -- so an error is placed at the calling line even from a tail call, and its components
+  -- are Java floats (Colour: n / 255f).
+  it("has nativePaletteColour as CC's, a native function moved to the API", function()
+    expect(term.native().nativePaletteColour):eq(nil);
+    expect(term.nativePaletteColor):eq(term.nativePaletteColour);
+    local r, g, b = term.nativePaletteColour(colours.white);
+    expect({ r, g, b }):same({ 0.9411764740943909, 0.9411764740943909, 0.9411764740943909 });
+    expect({ term.nativePaletteColour(colours.black) }):same({ 0.06666667014360428, 0.06666667014360428, 0.06666667014360428 });
+    local here = debug.getinfo(1, "S").short_src;
+    local line = debug.getinfo(1, "l").currentline;
+    expect({ pcall(function() return term.nativePaletteColour("x") end) })
+      :same({ false, here .. ":" .. (line + 1) .. ": bad argument #1 (number expected, got string)" });
+    expect({ pcall(function() return term.nativePaletteColour(0) end) })
+      :same({ false, here .. ":" .. (line + 3) .. ": Colour out of range" });
+  end);
 end);
