@@ -49,7 +49,7 @@ type heartbeatValue struct {
 	// other apart (twin.go); a trap-sandbox from before it writes none.
 	Instance string `json:"instance,omitempty"`
 	// Yielded is the last heartbeat of a twin that gives the name up to the older one
-	// (twin.go): the older logs it, and writes its own heartbeat again over it.
+	// (twin.go); the older writes its own heartbeat again over it, as over any of the twin's.
 	Yielded bool `json:"yielded,omitempty"`
 }
 

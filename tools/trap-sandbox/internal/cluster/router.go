@@ -147,8 +147,9 @@ type Router struct {
 	failed   chan struct{}
 	failOnce sync.Once
 	failErr  error
-	// twinsYielded counts the twins that gave this replica's name up to it (twin.go; metrics).
-	twinsYielded atomic.Int64
+	// twinsSeen counts the twins seen running under this replica's name, each of which gives
+	// it up to this one, the older (twin.go; metrics).
+	twinsSeen atomic.Int64
 
 	// ctx ends the router's background work and the routed requests it serves.
 	ctx    context.Context

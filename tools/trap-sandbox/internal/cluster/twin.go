@@ -33,9 +33,9 @@ import (
 // heartbeat again at once whenever it sees a twin's, so that the twin sees one under the name
 // after its own and yields even if it started first to write. The newer stops as
 // checkNameFree would have stopped it at start (Failed, Err: the serve command closes its
-// sockets and exits): its last heartbeat says it yielded (the older logs that once, and writes
-// its heartbeat again over it), and its goodbye deletes nothing, the heartbeat under the name
-// being the older's. What the twin did to the older's claims mends itself: a claim of the
+// sockets and exits): its last heartbeat says it yielded (the older, which logged the twin at
+// the first heartbeat it saw of it, writes its own again over it), and its goodbye deletes
+// nothing, the heartbeat under the name being the older's. What the twin did to the older's claims mends itself: a claim of the
 // older's that the twin deleted as stale is written again by the older (claimDeleted), and a
 // claim the twin wrote in the name for a socket of its own the older withdraws as stale
 // (claimChanged), and one it wrote on a computer that has a socket on the older too is taken by
@@ -46,6 +46,9 @@ import (
 // (checkNameFree), before it subscribes under it: a test holds a router there to start a second
 // one of the same name, which finds the name free too. nil otherwise.
 var nameChecked func(replica string)
+
+// twinLine is what the older of two twins logs, once a twin.
+const twinLine = "a second replica runs under this replica's name, started at the same moment; the newer of the two stops, and this one, the older, serves on: give each replica its own --replica (SANDBOX_REPLICA)"
 
 // nameFix is what the operator does about a replica name that is taken.
 const nameFix = "Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first"
@@ -96,15 +99,18 @@ func (r *Router) ownNameChanged(e jetstream.KeyValueEntry) {
 		r.yield(beat)
 		return
 	}
-	logged := beat.Yielded && !r.twins[beat.Instance]
+	// Logged and counted at the first heartbeat seen of the twin, not at its last (Yielded):
+	// the bucket keeps one revision a key, and a watcher behind the writes may never see a
+	// heartbeat that the next one replaced; of a twin that runs, one is seen every interval.
+	// That the newer one stops is the rule both apply (newerThan), not news from it.
+	logged := !r.twins[beat.Instance]
 	if logged {
 		r.twins[beat.Instance] = true
 	}
 	r.mu.Unlock()
 	if logged {
-		r.twinsYielded.Add(1)
-		r.log.Error("a second replica ran under this replica's name, started at the same moment; it stopped, and this one, the older, serves on: give each replica its own --replica (SANDBOX_REPLICA)",
-			"otherStarted", beat.Started, "otherInstance", beat.Instance)
+		r.twinsSeen.Add(1)
+		r.log.Error(twinLine, "otherStarted", beat.Started, "otherInstance", beat.Instance)
 	}
 	// The twin's heartbeat replaced this one's: written again at once, so that the twin sees
 	// the older one under the name after its own (and yields), and the name's heartbeat is the
