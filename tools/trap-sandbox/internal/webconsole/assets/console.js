@@ -197,7 +197,8 @@ function draw(frame) {
   $("screen-text").textContent = texts.join("\n");
 }
 
-// retryMs is how often a view whose computer (or gateway) went away looks for it again.
+// retryMs is how often the list asks for the computers again, and a view whose computer (or
+// gateway) went away looks for it again.
 const retryMs = 2000;
 const waiting = " (waiting for it to come back)";
 // connectionLost is the status while the gateway cannot be reached: stopped, or the network
@@ -370,7 +371,7 @@ function route() {
   if (traposId) { open(traposId); return; }
   stop();
   loadList();
-  listTimer = setInterval(loadList, 2000);
+  listTimer = setInterval(loadList, retryMs);
 }
 
 document.addEventListener("DOMContentLoaded", () => {
