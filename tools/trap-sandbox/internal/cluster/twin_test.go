@@ -297,3 +297,29 @@ func TestExactlyOneOfTwoTwinsIsTheNewer(t *testing.T) {
 		})
 	}
 }
+
+// A client of the bus that writes a heartbeat in a live replica's name, with an instance id of
+// its own and an earlier start, makes that replica stop: it is taken for an older replica of
+// the name started at the same moment. The bus is trusted with that, as with every heartbeat
+// (docs/scale-out.md, Security: give the replicas a NATS account of their own); this pins what
+// such a forgery does, so that a change of the twin rule shows here.
+func TestAForgedOlderHeartbeatStopsTheReplicaOfItsName(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	require.Eventually(t, func() bool {
+		a.router.mu.Lock()
+		defer a.router.mu.Unlock()
+		return a.router.seenOwnBeat
+	}, waitLimit, testkit.Poll, "a's own heartbeat back through its watcher")
+
+	forged, err := json.Marshal(heartbeatValue{Replica: "a", Started: a.router.started.Add(-time.Hour), Instance: "f0f0f0f0f0f0f0f0"})
+	require.NoError(t, err)
+	_, err = a.router.replicas.Put(t.Context(), escapeToken("a"), forged)
+	require.NoError(t, err)
+	select {
+	case <-a.router.Failed():
+	case <-time.After(waitLimit):
+		t.Fatal("the replica did not take the forged heartbeat for an older twin's")
+	}
+	assert.Contains(t, a.router.Err().Error(), `the replica name "a" is taken`)
+}
