@@ -418,3 +418,13 @@ func (c *computer) closeCode() (int, string) {
 		return ce.Code, ce.Text
 	}
 }
+
+// holdBeats takes r's heartbeat lock: r writes no heartbeat, and its goodbye waits, until the
+// test calls release (once or more), or until the test ends, before the cleanup's stop.
+func holdBeats(t testing.TB, r *Router) (release func()) {
+	r.beatMu.Lock()
+	var once sync.Once
+	release = func() { once.Do(r.beatMu.Unlock) }
+	t.Cleanup(release)
+	return release
+}

@@ -172,13 +172,7 @@ func TestAStoppingReplicaTakesNoComputerOnWhileSayingGoodbye(t *testing.T) {
 
 	// The goodbye waits for the heartbeat lock, so the stop waits in it, before any socket
 	// closes.
-	a.router.beatMu.Lock()
-	beatsHeld := true
-	defer func() { // before the cleanup's stop
-		if beatsHeld {
-			a.router.beatMu.Unlock()
-		}
-	}()
+	releaseBeats := holdBeats(t, a.router)
 	stopped := make(chan struct{})
 	go func() { a.stop(); close(stopped) }()
 	require.Eventually(t, a.router.isLeaving, waitLimit, testkit.Poll, "the stop to say goodbye")
@@ -204,8 +198,7 @@ func TestAStoppingReplicaTakesNoComputerOnWhileSayingGoodbye(t *testing.T) {
 	assert.Equal(t, websocket.CloseGoingAway, code)
 	assert.Equal(t, "going away", reason)
 
-	a.router.beatMu.Unlock()
-	beatsHeld = false
+	releaseBeats()
 	<-stopped
 	b.waitComputers(t)
 	assert.Empty(t, claimsInBucket(t, b.router.claims))
@@ -280,13 +273,7 @@ func TestAHeartbeatDeletedFromOutsideComesBackWithTheReplicasNextBeat(t *testing
 
 			// A's heartbeats wait while its heartbeat is removed, so that B applies the removal
 			// before A's next beat (one every 50 ms would come before the test could look).
-			a.router.beatMu.Lock()
-			beatsHeld := true
-			defer func() { // before the cleanup's stop, whose goodbye takes beatMu
-				if beatsHeld {
-					a.router.beatMu.Unlock()
-				}
-			}()
+			releaseBeats := holdBeats(t, a.router)
 			require.NoError(t, tt.remove(t.Context(), replicas, escapeToken("a")))
 			b.waitComputers(t)
 			res := await(t, b.request("1:kitchen", gateway.TypePing, nil, waitLimit))
@@ -296,8 +283,7 @@ func TestAHeartbeatDeletedFromOutsideComesBackWithTheReplicasNextBeat(t *testing
 
 			// A beats again, a heartbeat interval later: far from twice the TTL, nothing swept.
 			tc.clock.Advance(testHeartbeat)
-			a.router.beatMu.Unlock()
-			beatsHeld = false
+			releaseBeats()
 			require.Eventually(t, func() bool {
 				_, err := replicas.Get(t.Context(), escapeToken("a"))
 				return err == nil

@@ -123,21 +123,14 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 		return e.Revision()
 	}
 	written := claimRev()
-	older.router.beatMu.Lock()
-	beatsHeld := true
-	defer func() { // before the cleanup's stop, whose goodbye takes beatMu
-		if beatsHeld {
-			older.router.beatMu.Unlock()
-		}
-	}()
+	releaseBeats := holdBeats(t, older.router)
 	letOn(1)
 	opened = <-newerOpened
 	require.NoError(t, opened.err, "the newer one found the name free too")
 	newer := tc.serveReplica(opened, gateway.Config{})
 	require.Eventually(t, func() bool { return claimRev() > written }, waitLimit, testkit.Poll,
 		"the newer one to delete the older one's claim, and the older one to write it again")
-	older.router.beatMu.Unlock()
-	beatsHeld = false
+	releaseBeats()
 	select {
 	case <-newer.router.Failed():
 	case <-time.After(waitLimit):
@@ -189,13 +182,7 @@ func TestAYieldingTwinTakesNoComputerOn(t *testing.T) {
 	older := tc.serveReplica(opened, gateway.Config{})
 	// The older one's heartbeats wait, so that the newer one does not find it, and yield,
 	// before the socket below is open.
-	older.router.beatMu.Lock()
-	olderBeatsHeld := true
-	defer func() { // before the cleanup's stop, whose goodbye takes beatMu
-		if olderBeatsHeld {
-			older.router.beatMu.Unlock()
-		}
-	}()
+	releaseOlderBeats := holdBeats(t, older.router)
 	letOn(1)
 	opened = <-newerOpened
 	require.NoError(t, opened.err)
@@ -208,15 +195,8 @@ func TestAYieldingTwinTakesNoComputerOn(t *testing.T) {
 
 	// The newer one's last heartbeat, which ends its yield (Failed, then the stop), waits for
 	// the heartbeat lock: it is leaving meanwhile, its gateway not stopped yet.
-	newer.router.beatMu.Lock()
-	beatsHeld := true
-	defer func() {
-		if beatsHeld {
-			newer.router.beatMu.Unlock()
-		}
-	}()
-	older.router.beatMu.Unlock() // the older one's heartbeat: the newer one yields
-	olderBeatsHeld = false
+	releaseNewerBeats := holdBeats(t, newer.router)
+	releaseOlderBeats() // the older one's heartbeat: the newer one yields
 	require.Eventually(t, newer.router.Leaving, waitLimit, testkit.Poll, "the newer one to yield")
 
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
@@ -235,8 +215,7 @@ func TestAYieldingTwinTakesNoComputerOn(t *testing.T) {
 	code, _ := early.closeCode()
 	assert.Equal(t, websocket.CloseGoingAway, code)
 
-	newer.router.beatMu.Unlock()
-	beatsHeld = false
+	releaseNewerBeats()
 	select {
 	case <-newer.router.Failed():
 	case <-time.After(waitLimit):
