@@ -1277,6 +1277,14 @@ describe("sandbox command", function()
         expect(#record.sockets):eq(0);
         expect(record.saved):eq(0);
       end
+      -- the options they know still work
+      for _, name in ipairs({ "link", "setup" }) do
+        for _, option in ipairs({ "--help", "-h" }) do
+          local ok, err, lines = run({ name, option }, { status = connectedStatus(), gateway = linkGateway() });
+          expectSuccess(ok, err);
+          expect(lines[1]):str_match("^Usage: sandbox " .. name);
+        end
+      end
     end);
 
     it("rejects extra arguments", function()
