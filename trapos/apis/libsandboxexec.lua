@@ -269,16 +269,37 @@ local function newRunner(deps)
     job.done(ok, result, err);
   end
 
-  -- Resumes job with one event, with the terminal redirected to the job's and paging off
-  -- meanwhile (both are global to the computer, so they are put back before anything else
-  -- runs). The job's terminal is its capture, or where the job redirected it (a window on it).
-  local function resume(job, ...)
+  -- Resumes job's coroutine with one event, with the terminal redirected to the job's and
+  -- paging off meanwhile (both are global to the computer, so they are put back before
+  -- anything else runs). The job's terminal is its capture, or where the job redirected it (a
+  -- window on it). Returns what coroutine.resume returned, packed.
+  local function step(job, ...)
     local previous = termApi.redirect(job.term);
     local pagedPrint, pagedTabulate = textutilsApi.pagedPrint, textutilsApi.pagedTabulate;
     textutilsApi.pagedPrint, textutilsApi.pagedTabulate = jobPaging.pagedPrint, jobPaging.pagedTabulate;
     local resumed = table.pack(coroutine.resume(job.co, ...));
     textutilsApi.pagedPrint, textutilsApi.pagedTabulate = pagedPrint, pagedTabulate;
     job.term = termApi.redirect(previous);
+    return resumed;
+  end
+
+  -- Ends the program of a job that was answered without it (its timeout) or dropped (the
+  -- daemon stopping) with one terminate, as CC ends the program in front on Ctrl-T. A
+  -- coroutine that is only dropped never returns from its shell.run, whose own code after
+  -- the program is what takes the program off the shell's stack of running programs (CC's
+  -- is private to its shell.lua, so nothing else can): left there, shell.getRunningProgram()
+  -- in the daemon's shell would name the dead job's program from then on. The job's output
+  -- is not looked at any more. A program that ignores terminate (os.pullEventRaw) is dropped
+  -- as it is.
+  local function unwind(job)
+    if coroutine.status(job.co) == "suspended" then
+      step(job, "terminate");
+    end
+  end
+
+  -- Resumes job with one event; once its body has returned, answers with what it gave.
+  local function resume(job, ...)
+    local resumed = step(job, ...);
     if coroutine.status(job.co) == "dead" then
       local output, truncated = job.capture.text();
       if not resumed[1] then
@@ -392,7 +413,9 @@ local function newRunner(deps)
   -- the permission (`set sandbox.allow_exec false` while a job waits up to a minute), every
   -- job stops before it sees another event: it answers `forbidden`, without its screen,
   -- which the host may no longer see. Checked at every event rather than on
-  -- setting_changed alone, so that however the setting changed, no job runs on.
+  -- setting_changed alone, so that however the setting changed, no job runs on: not even to
+  -- the terminate that ends a timed-out job (unwind), since its program might go on past it,
+  -- so a shell.run stopped this way stays on the shell's stack of running programs.
   local function onEvent(event, ...)
     if next(jobs) ~= nil then
       local why = deps.withdrawn();
@@ -410,6 +433,7 @@ local function newRunner(deps)
     if event == "timer" and jobs[(...)] ~= nil then
       local job = jobs[(...)];
       finish(job, false, nil, timeoutError(job));
+      unwind(job);
       return;
     end
     if WITHHELD_EVENTS[event] then
@@ -428,12 +452,14 @@ local function newRunner(deps)
     end
   end
 
-  -- Drops every job without answering (the daemon is stopping).
+  -- Ends every job without answering (the daemon is stopping).
   local function stop()
-    for timer in pairs(jobs) do
-      osApi.cancelTimer(timer);
-    end
+    local running = jobs;
     jobs = {};
+    for timer, job in pairs(running) do
+      osApi.cancelTimer(timer);
+      unwind(job);
+    end
   end
 
   local function count()

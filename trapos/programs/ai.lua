@@ -519,7 +519,8 @@ elseif args[1] == "--reset" then
     error("ai --reset: unexpected argument '" .. args[2] .. "'. Run: ai --help", 0);
   end
   reset();
-elseif args[1] ~= nil and args[1]:sub(1, 2) == "--" then
+elseif args[1] ~= nil and args[1]:sub(1, 1) == "-" then
+  -- As sandbox's: a first word starting with "-" is an option (`ai -v` is not a question).
   error("ai: unknown option '" .. args[1] .. "'. Run: ai --help", 0);
 elseif #args == 0 then
   conversation();

@@ -348,11 +348,10 @@ end
 
 local function setup(urlArg)
   -- An option is never a URL: saving "--help" as sandbox.url would break a working setup.
+  -- (Any other word starting with "-" is refused before: refuseUnknownOptions.)
   if urlArg == "--help" or urlArg == "-h" then
     setupUsage();
     return;
-  elseif urlArg ~= nil and urlArg:sub(1, 1) == "-" then
-    fail("sandbox setup: unknown option '" .. urlArg .. "'. Run: sandbox setup --help");
   end
   local current = settings.get(libsandbox.SETTING_URL);
   local url = urlArg;
@@ -710,6 +709,28 @@ end
 -- How many arguments each command takes after its name.
 local MAX_ARGS = { setup = 1, link = 1 };
 
+-- The commands with a usage of their own, which --help and -h print; the others are
+-- described by sandbox --help alone.
+local OWN_HELP = { setup = true, link = true };
+local HELP_OPTIONS = { ["--help"] = true, ["-h"] = true };
+
+-- Fails for option, a word starting with "-" that sandbox (name nil) or its command name does
+-- not know, naming the help to read. Every command says it in these words, before it runs:
+-- `sandbox link --x` is no mistyped key, `sandbox setup -k` no URL to save.
+local function failUnknownOption(name, option)
+  local program = name == nil and "sandbox" or "sandbox " .. name;
+  local help = OWN_HELP[name] and program .. " --help" or "sandbox --help";
+  fail(program .. ": unknown option '" .. option .. "'. Run: " .. help);
+end
+
+local function refuseUnknownOptions(name, words)
+  for _, word in ipairs(words) do
+    if word:sub(1, 1) == "-" and not (OWN_HELP[name] and HELP_OPTIONS[word]) then
+      failUnknownOption(name, word);
+    end
+  end
+end
+
 local args = { ... };
 local command = args[1];
 
@@ -719,15 +740,19 @@ if command == nil or command == "help" or command == "--help" or command == "-h"
   usage();
 elseif command == "--version" then
   print("sandbox " .. VERSION);
+elseif command:sub(1, 1) == "-" then
+  failUnknownOption(nil, command);
 elseif COMMANDS[command] == nil then
   local guess = meant(command);
   if guess ~= nil then
     fail("sandbox: unknown command '" .. command .. "'. Did you mean: sandbox " .. guess);
   end
   fail("sandbox: unknown command '" .. command .. "'. Run: sandbox --help");
-elseif #args > 1 + (MAX_ARGS[command] or 0) then
-  local extra = args[2 + (MAX_ARGS[command] or 0)];
-  fail("sandbox " .. command .. ": unexpected argument '" .. extra .. "'. Run: sandbox --help");
 else
+  refuseUnknownOptions(command, { table.unpack(args, 2) });
+  if #args > 1 + (MAX_ARGS[command] or 0) then
+    local extra = args[2 + (MAX_ARGS[command] or 0)];
+    fail("sandbox " .. command .. ": unexpected argument '" .. extra .. "'. Run: sandbox --help");
+  end
   COMMANDS[command](table.unpack(args, 2));
 end

@@ -631,6 +631,11 @@ describe("ai command", function()
       expect(ok):eq(false);
       expect(err):eq("ai: unknown option '--frobnicate'. Run: ai --help");
       expect(#record.sends):eq(0);
+      -- one dash too, as sandbox: `ai -v` is no question for the agent
+      ok, err, _, record = run({ "-v" });
+      expect(ok):eq(false);
+      expect(err):eq("ai: unknown option '-v'. Run: ai --help");
+      expect(#record.sends):eq(0);
     end);
   end);
 

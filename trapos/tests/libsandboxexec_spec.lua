@@ -310,6 +310,82 @@ describe("libsandboxexec", function()
       expect(ls.payload.output):str_match("programs");
     end);
 
+    -- The shell's stack of running programs: what shell.getRunningProgram() reads from a
+    -- coroutine that is not a program's own, as this case's is (its top).
+    describe("and the shell's stack of running programs", function()
+      -- Each case's programs have names of their own, so that one a case left on the stack
+      -- is not what the next case finds there before it starts.
+      local cases = 0;
+      local WAITER, OTHER;
+      -- A program that waits for the event named, and says so when it has it.
+      local function writeWaiter(path, event)
+        local file = fs.open(path, "w");
+        file.write(("os.pullEvent(%q); print('got it')"):format(event));
+        file.close();
+      end
+      local function feedUntil(runner, answered)
+        while not answered() do
+          local event = table.pack(os.pullEventRaw());
+          runner.onEvent(table.unpack(event, 1, event.n));
+        end
+      end
+      before_each(function()
+        cases = cases + 1;
+        WAITER = "/tmp/libsandboxexec_spec_wait" .. cases .. ".lua";
+        OTHER = "/tmp/libsandboxexec_spec_other" .. cases .. ".lua";
+        writeWaiter(WAITER, "libsandboxexec_spec_never");
+        writeWaiter(OTHER, "libsandboxexec_spec_go");
+      end);
+      after_each(function()
+        fs.delete(WAITER);
+        fs.delete(OTHER);
+      end);
+
+      it("takes a program abandoned at its timeout off it", function()
+        local before = shell.getRunningProgram();
+        local answer = finish(newRunner(shell), "run", { command = WAITER, timeoutMs = 300 });
+        expect(answer.err.code):eq("timeout");
+        expect(shell.getRunningProgram()):eq(before);
+      end);
+
+      it("takes off the abandoned one when another job's program runs above it", function()
+        local before = shell.getRunningProgram();
+        local runner = newRunner(shell);
+        local first, second;
+        runner.run({ command = WAITER, timeoutMs = 300 }, function(ok, _, err) first = { ok = ok, err = err }; end);
+        runner.run({ command = OTHER, timeoutMs = 60000 }, function(ok, result) second = { ok = ok, payload = result }; end);
+        expect(shell.getRunningProgram()):eq(OTHER:sub(2));
+        feedUntil(runner, function() return first ~= nil; end);
+        expect(first.err.code):eq("timeout");
+        expect(shell.getRunningProgram()):eq(OTHER:sub(2));
+        os.queueEvent("libsandboxexec_spec_go");
+        feedUntil(runner, function() return second ~= nil; end);
+        expect(second.payload):same({ success = true, output = "got it\n" });
+        expect(shell.getRunningProgram()):eq(before);
+      end);
+
+      it("takes off a program a lua.exec chunk ran, abandoned at its timeout", function()
+        local before = shell.getRunningProgram();
+        local runner = lib.newRunner({
+          term = term, os = os, env = setmetatable({ shell = shell }, { __index = _G }),
+          withdrawn = function() return nil; end,
+        });
+        local answer = finish(runner, "exec", { code = "shell.run(" .. ("%q"):format(WAITER) .. ")", timeoutMs = 300 });
+        expect(answer.err.code):eq("timeout");
+        expect(shell.getRunningProgram()):eq(before);
+      end);
+
+      it("takes off the programs of the jobs it drops on stop", function()
+        local before = shell.getRunningProgram();
+        local runner = newRunner(shell);
+        runner.run({ command = WAITER, timeoutMs = 60000 }, function() fail("a dropped job answered"); end);
+        expect(shell.getRunningProgram()):eq(WAITER:sub(2));
+        runner.stop();
+        expect(runner.count()):eq(0);
+        expect(shell.getRunningProgram()):eq(before);
+      end);
+    end);
+
     it("lists a long directory without waiting for a key", function()
       local names = {};
       for i = 1, 300 do

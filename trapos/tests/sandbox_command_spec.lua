@@ -1254,6 +1254,39 @@ describe("sandbox command", function()
       end
     end);
 
+    it("refuses an unknown option of sandbox and of each command in the same words, before it runs", function()
+      local want = {
+        { { "link", "--x" }, "sandbox link: unknown option '--x'. Run: sandbox link --help" },
+        { { "link", "-k" }, "sandbox link: unknown option '-k'. Run: sandbox link --help" },
+        { { "--x" }, "sandbox: unknown option '--x'. Run: sandbox --help" },
+        { { "-k" }, "sandbox: unknown option '-k'. Run: sandbox --help" },
+        { { "setup", "-k" }, "sandbox setup: unknown option '-k'. Run: sandbox setup --help" },
+        { { "setup", "ws://a:1", "--x" }, "sandbox setup: unknown option '--x'. Run: sandbox setup --help" },
+      };
+      for _, name in ipairs({ "status", "health", "reconnect", "stop" }) do
+        want[#want + 1] = { { name, "--x" }, "sandbox " .. name .. ": unknown option '--x'. Run: sandbox --help" };
+        want[#want + 1] = { { name, "-h" }, "sandbox " .. name .. ": unknown option '-h'. Run: sandbox --help" };
+      end
+      for _, case in ipairs(want) do
+        local ok, err, lines, record = run(case[1], { status = connectedStatus(), gateway = linkGateway() });
+        expect(ok):eq(false);
+        expect(err):eq(case[2]);
+        expect(lines):same({});
+        -- refused before the command runs: nothing asked of the daemon, nothing saved
+        expect(record.statusRequests):eq(0);
+        expect(#record.sockets):eq(0);
+        expect(record.saved):eq(0);
+      end
+      -- the options they know still work
+      for _, name in ipairs({ "link", "setup" }) do
+        for _, option in ipairs({ "--help", "-h" }) do
+          local ok, err, lines = run({ name, option }, { status = connectedStatus(), gateway = linkGateway() });
+          expectSuccess(ok, err);
+          expect(lines[1]):str_match("^Usage: sandbox " .. name);
+        end
+      end
+    end);
+
     it("rejects extra arguments", function()
       local ok, err = run({ "status", "now" }, { status = connectedStatus() });
       expect(ok):eq(false);
