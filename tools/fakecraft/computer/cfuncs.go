@@ -30,6 +30,11 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	native := L.NewTable()
 	native.RawSetString("sort", L.NewFunction(placedAtCaller(tbl.RawGetString("sort").(*lua.LFunction))))
 	native.RawSetString("inext", L.NewFunction(luaInext))
+	native.RawSetString("check_tostring", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LString(checkToString(L, L.Get(1))))
+		return 1
+	}))
+	native.RawSetString("format_step", L.NewFunction(placedAtCaller(L.NewFunction(formatStep))))
 	// gopher-lua's own yield (coroutine.yield checks the boundary first, boot.go): a helper's
 	// yield at the base of its coroutine never crosses Go.
 	native.RawSetString("yield", L.NewFunction(func(*lua.LState) int { return -1 }))

@@ -235,6 +235,24 @@ function table.sort(t, comp)
   lua_sort(t, comp);
 end
 
+-- tostring's call of a function __tostring, handed off from Go (format.go's luaToString)
+-- so that it may yield, as Cobalt resumes it.
+local check_tostring = native.check_tostring;
+function native.tostring_meta(handler, value)
+  return check_tostring(handler(value));
+end
+
+-- string.format from its first %s of a value with a function __tostring on, handed off from
+-- Go (format.go's luaStringFormat): each such __tostring is called here, so that it may
+-- yield, and format_step formats on to the next one or the end.
+local format_step = native.format_step;
+function native.format_rest(handler, value, text, spec, index, arg, ...)
+  while true do
+    text, spec, index, arg, handler, value = format_step(text, (handler(value)), spec, index, arg, ...);
+    if spec == nil then return text; end
+  end
+end
+
 -- The body of a helper coroutine that calls string.gsub's replacement function, so that the
 -- function can yield (gsubyield.go). Each resume brings a function and its arguments; the
 -- helper yields ANSWERED and the function's first result, then waits for the next call. A

@@ -54,7 +54,7 @@ func openLibs(L *lua.LState) {
 	G.RawSetString("_VERSION", lua.LString(LuaVersion))
 	G.RawSetString("_HOST", lua.LString(HostString))
 	G.RawSetString("_CC_DEFAULT_SETTINGS", lua.LString(""))
-	G.RawSetString("tostring", L.NewFunction(luaToString))
+	// tostring and string.format hand __tostring off to Lua stand-ins: openCFuncs installs them.
 	G.RawSetString("load", L.NewFunction(luaLoad))
 	G.RawSetString("loadstring", L.NewFunction(luaLoadString))
 	G.RawSetString("rawlen", L.NewFunction(luaRawLen))
@@ -63,7 +63,6 @@ func openLibs(L *lua.LState) {
 	G.RawSetString("require", lua.LNil)
 
 	str := L.GetGlobal("string").(*lua.LTable)
-	str.RawSetString("format", L.NewFunction(luaStringFormat))
 	str.RawSetString("dump", lua.LNil)
 	str.RawSetString("rep", L.NewFunction(luaStringRep))
 
