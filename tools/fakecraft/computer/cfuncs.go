@@ -34,6 +34,8 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 		L.Push(lua.LString(checkToString(L, L.Get(1))))
 		return 1
 	}))
+	native.RawSetString("load_text", L.NewFunction(loadText))
+	native.RawSetString("reader_not_string", lua.LString(readerNotString))
 	native.RawSetString("format_step", L.NewFunction(placedAtCaller(L.NewFunction(formatStep))))
 	// gopher-lua's own yield (coroutine.yield checks the boundary first, boot.go): a helper's
 	// yield at the base of its coroutine never crosses Go.

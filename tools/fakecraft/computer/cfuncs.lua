@@ -253,6 +253,22 @@ function native.format_rest(handler, value, text, spec, index, arg, ...)
   end
 end
 
+-- load's reader, handed off from Go (lua52.go's luaLoad) so that it may yield, as Cobalt
+-- resumes it: called until it returns nil or "", then what it read is loaded with load's
+-- other arguments.
+local load_text, reader_not_string, concat = native.load_text, native.reader_not_string, table.concat;
+function native.load_reader(reader, ...)
+  local pieces, n = {}, 0;
+  while true do
+    local piece = reader();
+    if piece == nil or piece == "" then break; end
+    if type(piece) ~= "string" then return nil, reader_not_string; end
+    n = n + 1;
+    pieces[n] = piece;
+  end
+  return load_text(concat(pieces), ...);
+end
+
 -- The body of a helper coroutine that calls string.gsub's replacement function, so that the
 -- function can yield (gsubyield.go). Each resume brings a function and its arguments; the
 -- helper yields ANSWERED and the function's first result, then waits for the next call. A

@@ -233,6 +233,25 @@ describe("a __tostring metamethod", function()
   end);
 end);
 
+describe("load's reader function", function()
+  it("may yield, and load compiles all it read", function()
+    local parts, i = { "return ", "1 + ", "2", "" }, 0;
+    local f = echo(function()
+      return load(function() i = i + 1; return coroutine.yield(parts[i]); end, "=yielded");
+    end);
+    expect(f()):eq(3);
+    expect(debug.getinfo(f, "S").source):eq("=yielded");
+    expect(i):eq(4);
+  end);
+
+  it("keeps load's answers to what the reader returns", function()
+    expect({ echo(function() return load(function() coroutine.yield(); return 1; end); end) })
+      :same({ nil, "reader function must return a string" });
+    local f = echo(function() return load(function() return coroutine.yield(nil); end); end);
+    expect(debug.getinfo(f, "S").source):eq("=(load)");
+  end);
+end);
+
 describe("a string.gsub replacement function", function()
   it("may yield, and gsub goes on with what resumed it", function()
     local text, n = echo(function()
