@@ -138,6 +138,7 @@ func openCFuncs(L *lua.LState, e *Env) error {
 	e.Computer.installGsub(L, native)
 	installIpairs(L, native.RawGetString("inext"), native.RawGetString("proxy_inext"))
 	L.SetGlobal("tostring", L.NewFunction(luaToString(native.RawGetString("tostring_meta").(*lua.LFunction))))
+	installProxyHandOffs(L, native)
 	L.SetGlobal("load", L.NewFunction(luaLoad(native.RawGetString("load_reader").(*lua.LFunction))))
 	str := L.GetGlobal("string").(*lua.LTable)
 	str.RawSetString("format", L.NewFunction(luaStringFormat(native.RawGetString("format_rest").(*lua.LFunction))))

@@ -41,16 +41,7 @@ func installCobaltChecks(L *lua.LState) {
 	G.RawSetString("unpack", unpack)
 	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
-		t := luakit.CheckTable(L, 1)
-		switch L.GetTop() {
-		case 2:
-		case 3:
-			// A position is a number or a numeric string.
-			L.Replace(2, lua.LNumber(luakit.CheckInteger(L, 2)))
-		default:
-			luakit.RaiseMessage(L, `wrong number of arguments to "insert"`)
-		}
-		if t.Metatable != lua.LNil {
+		if t := checkInsertArgs(L); t.Metatable != lua.LNil {
 			return insertThroughMetamethods(L, t)
 		}
 		return origInsert(L)
@@ -179,6 +170,12 @@ func objectLength(L *lua.LState, v lua.LValue) int {
 	L.Call(1, 1)
 	n := L.Get(-1)
 	L.Pop(1)
+	return lengthResult(L, n)
+}
+
+// lengthResult is what an __len returned, n, as Cobalt's intLength takes it: a whole number
+// (or a string holding one) within 32 bits, else "object length is not an integer".
+func lengthResult(L *lua.LState, n lua.LValue) int {
 	var f float64
 	switch v := n.(type) {
 	case lua.LNumber:
@@ -195,6 +192,20 @@ func objectLength(L *lua.LState, v lua.LValue) int {
 		luakit.RaiseMessage(L, "object length is not an integer")
 	}
 	return int(f)
+}
+
+// checkInsertArgs checks table.insert's arguments as Cobalt's does and returns the table; a
+// position (a number or a numeric string) is made a number in place.
+func checkInsertArgs(L *lua.LState) *lua.LTable {
+	t := luakit.CheckTable(L, 1)
+	switch L.GetTop() {
+	case 2:
+	case 3:
+		L.Replace(2, lua.LNumber(luakit.CheckInteger(L, 2)))
+	default:
+		luakit.RaiseMessage(L, `wrong number of arguments to "insert"`)
+	}
+	return t
 }
 
 // insertThroughMetamethods is Cobalt's table.insert(t, [pos,] value) off its fast path, for

@@ -34,6 +34,9 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 		L.Push(lua.LString(checkToString(L, L.Get(1))))
 		return 1
 	}))
+	for name, check := range proxyChecks {
+		native.RawSetString(name, L.NewFunction(check))
+	}
 	native.RawSetString("load_text", L.NewFunction(loadText))
 	native.RawSetString("reader_not_string", lua.LString(readerNotString))
 	native.RawSetString("format_step", L.NewFunction(placedAtCaller(L.NewFunction(formatStep))))

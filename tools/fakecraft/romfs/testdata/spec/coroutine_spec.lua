@@ -161,6 +161,38 @@ describe("callbacks of library functions", function()
     expect.error(table.sort, { {}, true }):eq("attempt to compare boolean with table");
   end);
 
+  -- A proxy table whose __len, __index and __newindex each yield what they read or write
+  -- and use what the resume hands back.
+  local function yieldingProxy(store)
+    return setmetatable({}, {
+      __len = function() return coroutine.yield(#store); end,
+      __index = function(_, k) return coroutine.yield(store[k]); end,
+      __newindex = function(_, k, v) store[k] = coroutine.yield(v); end,
+    });
+  end
+
+  it("may yield in the metamethods table.concat and unpack follow", function()
+    local proxy = yieldingProxy({ "a", 2, "c" });
+    expect(echo(function() return table.concat(proxy, ","); end)):eq("a,2,c");
+    expect(echo(function() return table.concat(proxy, "", 2, 3); end)):eq("2c");
+    expect({ echo(function() return unpack(proxy); end) }):same({ "a", 2, "c" });
+    expect({ echo(function() return table.unpack(proxy, 2); end) }):same({ 2, "c" });
+    expect({ echo(function() return table.unpack(proxy, 3, 4); end) }):same({ "c", nil });
+    expect.error(echo, function() return table.concat(yieldingProxy({ "a", {} })); end)
+      :str_match("^[^:]+:%d+: bad argument %(string expected, got table%)$");
+  end);
+
+  it("may yield in the metamethods table.insert and table.remove follow", function()
+    local store = { "a", "b" };
+    local proxy = yieldingProxy(store);
+    echo(function() table.insert(proxy, "c"); table.insert(proxy, 1, "z"); end);
+    expect(store):same({ "z", "a", "b", "c" });
+    expect({ echo(function() return table.remove(proxy), table.remove(proxy, 1); end) }):same({ "c", "z" });
+    expect(store):same({ "a", "b" });
+    expect.error(echo, function() table.insert(proxy, 1, 2, 3); end)
+      :str_match('^[^:]+:%d+: wrong number of arguments to "insert"$');
+  end);
+
   it("sorts as Lua does with a comparator, and says when the order is invalid", function()
     local t = {};
     for i = 1, 200 do t[i] = (i * 7919) % 101; end
