@@ -277,16 +277,46 @@ func fenvTarget(L *lua.LState, optional bool) (target *lua.LFunction, cFunction 
 	return fn, fn.IsG || dbg.Source == cFrameSource
 }
 
-// luaGetfenv is Cobalt's getfenv([f]): a Lua function's environment, the globals for a C
-// function or level 0; "level must be non-negative", "invalid level" past the stack.
+// luaGetfenv is Cobalt's getfenv([f]): a Lua function's environment (the globals when it
+// has no _ENV upvalue, hasEnvUpvalue), the globals for a C function or level 0; "level
+// must be non-negative", "invalid level" past the stack.
 func luaGetfenv(L *lua.LState) int {
 	fn, cFunction := fenvTarget(L, true)
-	if cFunction {
+	if cFunction || !hasEnvUpvalue(fn.Proto) {
 		L.Push(L.G.Global)
 	} else {
 		L.Push(fn.Env)
 	}
 	return 1
+}
+
+// hasEnvUpvalue says whether a Lua 5.2 function compiled from p would have the _ENV upvalue
+// Cobalt's getfenv reads (LegacyEnv.getEnv): a chunk always has it, any other function when
+// it or a function inside it reads or writes a global or names _ENV. gopher-lua gives every
+// function an environment, so without this getfenv of a function that uses no globals
+// answered its chunk's environment (a program's), where Cobalt answers the globals.
+func hasEnvUpvalue(p *lua.FunctionProto) bool {
+	return p.LineDefined == 0 || reachesEnv(p)
+}
+
+// reachesEnv says whether p or a function inside it uses the environment.
+func reachesEnv(p *lua.FunctionProto) bool {
+	for _, inst := range p.Code {
+		if op := int(inst >> 26); op == lua.OP_GETGLOBAL || op == lua.OP_SETGLOBAL {
+			return true
+		}
+	}
+	for _, name := range p.DbgUpvalues {
+		if name == "_ENV" {
+			return true
+		}
+	}
+	for _, inner := range p.FunctionPrototypes {
+		if reachesEnv(inner) {
+			return true
+		}
+	}
+	return false
 }
 
 // luaSetfenv is Cobalt's setfenv(f, t): t a table (checked first), f a function or a level
