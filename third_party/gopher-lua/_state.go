@@ -1878,7 +1878,8 @@ func (ls *LState) enterHandOff(frame *callFrame, tailcall bool) {
 	frame.Pc = 0
 	frame.LocalBase = frame.Base + 1
 	frame.NArgs = nargs
-	frame.hooked = false
+	// The hooks saw the Go function's call; the Lua function's return is its return.
+	frame.hooked = true
 	ls.initCallFrame(frame)
 	ls.handedOff = true
 }

@@ -38,3 +38,32 @@ func TestHandOffLetsTheLuaFunctionYield(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHandOffKeepsHookEventsPaired: a debug hook sees the Go function's call, and the Lua
+// function's return as its return, so calls and returns still pair up.
+func TestHandOffKeepsHookEventsPaired(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	if err := L.DoString(`function double(x) return x * 2 end`); err != nil {
+		t.Fatal(err)
+	}
+	double := L.GetGlobal("double").(*LFunction)
+	L.SetGlobal("handing", L.NewFunction(func(L *LState) int {
+		return L.HandOff(double, 1)
+	}))
+	if err := L.DoString(`
+	local calls, returns = 0, 0
+	local function run() return handing(21) + handing(1) end
+	debug.sethook(function(event)
+		if event == "return" then returns = returns + 1 else calls = calls + 1 end
+	end, "cr")
+	local result = run()
+	debug.sethook()
+	if result ~= 44 then error("result " .. tostring(result)) end
+	-- calls: run, handing twice, the second sethook (whose return fires no more); returns:
+	-- the first sethook, handing twice (through double), run
+	if calls ~= 4 or returns ~= 4 then error(("calls %d, returns %d"):format(calls, returns)) end
+	`); err != nil {
+		t.Fatal(err)
+	}
+}
