@@ -30,10 +30,6 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	native := L.NewTable()
 	native.RawSetString("sort", L.NewFunction(placedAtCaller(tbl.RawGetString("sort").(*lua.LFunction))))
 	native.RawSetString("inext", L.NewFunction(luaInext))
-	native.RawSetString("check_tostring", L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LString(checkToString(L, L.Get(1))))
-		return 1
-	}))
 	for name, check := range proxyChecks {
 		native.RawSetString(name, L.NewFunction(check))
 	}

@@ -239,10 +239,9 @@ function table.sort(t, comp)
 end
 
 -- tostring's call of a function __tostring, handed off from Go (format.go's luaToString)
--- so that it may yield, as Cobalt resumes it.
-local check_tostring = native.check_tostring;
+-- so that it may yield, as Cobalt resumes it: its first result, whatever it is.
 function native.tostring_meta(handler, value)
-  return check_tostring(handler(value));
+  return (handler(value));
 end
 
 -- string.format from its first %s of a value with a function __tostring on, handed off from

@@ -47,9 +47,10 @@ func checkToString(L *lua.LState, r lua.LValue) string {
 	return ""
 }
 
-// toStringHandOff is the function __tostring of v, not a number, when the running Go
-// function can hand the call off (lua.LState.HandOff) to a stand-in that calls it, so that
-// it may yield as Cobalt resumes it; else nil, and the handler (if any) is called at once.
+// toStringHandOff is the function __tostring of a %s argument, not a number, when the
+// running Go function can hand the call off (lua.LState.HandOff) to a stand-in that calls
+// it, so that it may yield as Cobalt resumes it; else nil, and the handler (if any) is
+// called at once.
 func toStringHandOff(L *lua.LState, handler lua.LValue) *lua.LFunction {
 	if fn, ok := handler.(*lua.LFunction); ok && L.CanHandOff() {
 		return fn
@@ -75,9 +76,11 @@ func quoteLiteral(L *lua.LState, at, arg int) string {
 	return ""
 }
 
-// luaToString replaces the global tostring. A function __tostring is handed off to
-// standIn (cfuncs.lua's tostring_meta), which calls it so that it may yield, as in Cobalt;
-// numbers and values without one cost what they did.
+// luaToString replaces the global tostring. A function __tostring's first result is
+// tostring's, whatever it is (Cobalt's tostring does not check it, as string.format's %s
+// does). Called by Lua code, tostring hands the call off to standIn (cfuncs.lua's
+// tostring_meta), so that the __tostring may yield, as in Cobalt; numbers and values
+// without one cost what they did.
 func luaToString(standIn *lua.LFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		L.CheckAny(1)
@@ -86,13 +89,17 @@ func luaToString(standIn *lua.LFunction) lua.LGFunction {
 			L.Push(lua.LString(ccformat.FormatNumber(float64(n))))
 			return 1
 		}
-		handler := L.GetMetaField(v, "__tostring")
-		if fn := toStringHandOff(L, handler); fn != nil {
-			L.Push(fn)
-			L.Push(v)
+		fn, ok := L.GetMetaField(v, "__tostring").(*lua.LFunction)
+		if !ok {
+			L.Push(lua.LString(v.String()))
+			return 1
+		}
+		L.Push(fn)
+		L.Push(v)
+		if L.CanHandOff() {
 			return L.HandOff(standIn, 2)
 		}
-		L.Push(lua.LString(toStringBy(L, v, handler)))
+		L.Call(1, 1)
 		return 1
 	}
 }

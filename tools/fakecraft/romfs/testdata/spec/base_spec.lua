@@ -166,6 +166,24 @@ describe("argument errors", function()
     expect(getfenv(rawset)):eq(_G);
   end);
 
+  -- Cobalt's tostring returns what __tostring returns (its first result), unchecked, where
+  -- string.format's %s wants a string or a number.
+  it("tostring returns __tostring's first result as it is, as Cobalt's", function()
+    local function with(...)
+      local results = table.pack(...);
+      return setmetatable({}, { __tostring = function() return table.unpack(results, 1, results.n); end });
+    end
+    local t = {};
+    expect(tostring(with(42))):eq(42);
+    expect(tostring(with(t))):eq(t);
+    expect(select("#", tostring(with("a", "b")))):eq(1);
+    expect(select("#", tostring(with()))):eq(1);
+    -- called by Go (as an __index) too
+    expect(setmetatable({}, { __tostring = function() return t; end, __index = tostring }).key):eq(t);
+    expect(("%s"):format(with(1.5))):eq("1.5");
+    expect.error(string.format, "%s", with(t)):eq("'__tostring' must return a string");
+  end);
+
   -- Cobalt's getfenv reads a function's _ENV upvalue (LegacyEnv.getEnv), which a Lua 5.2
   -- function has when it or a function inside it uses a global, and a chunk always has;
   -- without one it answers the globals.

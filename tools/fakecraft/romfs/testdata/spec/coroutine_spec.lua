@@ -250,11 +250,13 @@ describe("a __tostring metamethod", function()
     expect(order):same({ "x", "y" });
   end);
 
-  it("keeps tostring's and string.format's errors and their positions", function()
-    local line = debug.getinfo(1, "l").currentline + 2;
+  it("keeps tostring's results and string.format's errors and their positions", function()
+    local line = debug.getinfo(1, "l").currentline + 4;
     local where = debug.getinfo(1, "S").short_src .. ":";
-    local bad = setmetatable({}, { __tostring = function() coroutine.yield(); return {}; end });
-    expect.error(echo, function() return tostring(bad); end)
+    local result = {};
+    local bad = setmetatable({}, { __tostring = function() coroutine.yield(); return result, 2; end });
+    expect({ echo(function() return tostring(bad); end) }):same({ result });
+    expect.error(echo, function() return ("%s"):format(bad); end)
       :eq(where .. (line + 1) .. ": '__tostring' must return a string");
     expect.error(echo, function() return ("%s %d"):format(new("x"), bad); end)
       :eq(where .. (line + 3) .. ": bad argument (number expected, got table)");
