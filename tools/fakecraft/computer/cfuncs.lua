@@ -239,9 +239,10 @@ function table.sort(t, comp)
 end
 
 -- tostring's call of a function __tostring, handed off from Go (format.go's luaToString)
--- so that it may yield, as Cobalt resumes it: its first result, whatever it is.
+-- so that it may yield, as Cobalt resumes it: its first result, whatever it is. The
+-- callbacks here are called through same() so that they have no name, as when C calls them.
 function native.tostring_meta(handler, value)
-  return (handler(value));
+  return (same(handler)(value));
 end
 
 -- string.format from its first %s of a value with a function __tostring on, handed off from
@@ -250,7 +251,7 @@ end
 local format_step = native.format_step;
 function native.format_rest(handler, value, text, spec, index, arg, ...)
   while true do
-    text, spec, index, arg, handler, value = format_step(text, (handler(value)), spec, index, arg, ...);
+    text, spec, index, arg, handler, value = format_step(text, (same(handler)(value)), spec, index, arg, ...);
     if spec == nil then return text; end
   end
 end
@@ -262,7 +263,7 @@ local load_text, reader_not_string, concat = native.load_text, native.reader_not
 function native.load_reader(reader, ...)
   local pieces, n = {}, 0;
   while true do
-    local piece = reader();
+    local piece = same(reader)();
     if piece == nil or piece == "" then break; end
     if type(piece) ~= "string" then return nil, reader_not_string; end
     n = n + 1;
