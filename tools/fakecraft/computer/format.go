@@ -58,10 +58,11 @@ func toStringHandOff(L *lua.LState, handler lua.LValue) *lua.LFunction {
 	return nil
 }
 
-// quoteLiteral is %q of argument arg (at stack index at) as Cobalt writes it: Lua 5.3's form, a literal that
-// reads back as the value (a string quoted, a number as ccformat.NumberLiteral, nil and the
-// booleans as their names); other values have none. gopher-lua's quoted the text of a number
-// and refused nil, which CC's textutils relies on ("Malformed number nil.").
+// quoteLiteral is %q of argument arg (at stack index at) as Cobalt writes it: Lua 5.3's
+// form, a literal that reads back as the value (a string quoted, a number as
+// ccformat.NumberLiteral, nil and the booleans as their names); other values have none.
+// gopher-lua's quoted the text of a number and refused nil, which CC's textutils relies on
+// ("Malformed number nil.").
 func quoteLiteral(L *lua.LState, at, arg int) string {
 	switch v := L.Get(at).(type) {
 	case lua.LString:
@@ -323,9 +324,10 @@ func padBytes(s, spec string) string {
 	return s
 }
 
-// formatInteger is argument arg (at stack index at) of an integer conversion (%d, %i, %u, %x, %X, %o) as Cobalt
-// takes it: truncated toward zero when that moves it by less than one (CC's own os spec
-// formats os.epoch()/1000 with %d), else refused (nan, the infinities, past 64 bits).
+// formatInteger is argument arg (at stack index at) of an integer conversion (%d, %i, %u,
+// %x, %X, %o) as Cobalt takes it: truncated toward zero when that moves it by less than one
+// (CC's own os spec formats os.epoch()/1000 with %d), else refused (nan, the infinities,
+// past 64 bits).
 func formatInteger(L *lua.LState, at, arg int) int64 {
 	n := float64(L.CheckNumber(at))
 	truncated := math.Trunc(n)
