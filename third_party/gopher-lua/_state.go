@@ -1835,6 +1835,55 @@ func (ls *LState) CanYield() bool {
 	return true
 }
 
+// CanHandOff reports whether the running Go function may end with HandOff: a Lua instruction
+// called it (not Go code, nor a coroutine's resume as its body).
+func (ls *LState) CanHandOff() bool {
+	cf := ls.currentFrame
+	return cf != nil && cf.Fn.IsG && !cf.goCalled && cf.Parent != nil && !cf.Parent.Fn.IsG
+}
+
+// HandOff ends the running Go function by calling the Lua function fn, with the nargs values
+// on top of the stack, in its place: fn's results are the Go function's. fn runs as a frame
+// of the loop that called the Go function, so fn and what it calls may yield wherever its
+// caller could (Lua 5.2's lua_callk without a continuation, Cobalt's resumable library
+// functions); called at once from the Go function, they could not (CanYield). The Go
+// function must have CanHandOff and return HandOff's result at once.
+func (ls *LState) HandOff(fn *LFunction, nargs int) int {
+	if fn.IsG || !ls.CanHandOff() {
+		ls.RaiseError("HandOff: no Lua function to hand off to, or not called by a Lua instruction")
+	}
+	ls.reg.Insert(fn, ls.reg.Top()-nargs)
+	ls.handOffArgs = nargs
+	return handOffResult
+}
+
+// handOffResult is what a Go function that hands off returns (a yield returns -1).
+const handOffResult = -2
+
+// enterHandOff turns frame, the Go function's that has just returned handOffResult, into the
+// frame of the Lua function it handed off to, as a tail call does. A Go function called by
+// OP_TAILCALL has its caller's return slots; its hand-off returns into the calling frame
+// instead, at R(A), whose OP_RETURN (which follows every OP_TAILCALL) returns the results,
+// as a yield in a tail call does (callGFunction).
+func (ls *LState) enterHandOff(frame *callFrame, tailcall bool) {
+	nargs := ls.handOffArgs
+	from := ls.reg.Top() - nargs - 1
+	fn := ls.reg.Get(from).(*LFunction)
+	ls.reg.CopyRange(frame.Base, from, -1, nargs+1)
+	if tailcall {
+		frame.ReturnBase = frame.Base
+		frame.NRet = MultRet
+	}
+	frame.Fn = fn
+	frame.Pc = 0
+	frame.LocalBase = frame.Base + 1
+	frame.NArgs = nargs
+	// The hooks saw the Go function's call; the Lua function's return is its return.
+	frame.hooked = true
+	ls.initCallFrame(frame)
+	ls.handedOff = true
+}
+
 func (ls *LState) RawEqual(lhs, rhs LValue) bool {
 	return equals(ls, lhs, rhs, true)
 }

@@ -111,6 +111,10 @@ func switchToParentThread(L *LState, nargs int, haserror bool, kill bool) {
 func callGFunction(L *LState, tailcall bool) bool {
 	frame := L.currentFrame
 	gfnret := frame.Fn.GFunction(L)
+	if gfnret == handOffResult {
+		L.enterHandOff(frame, tailcall)
+		return false
+	}
 	if gfnret < 0 {
 		if tailcall {
 			// A yield in a tail call leaves the calling frame in place: the resume goes on at
@@ -643,6 +647,10 @@ func init() {
 				if callGFunction(L, false) {
 					return 1
 				}
+				if L.handedOff {
+					L.handedOff = false
+					return 0
+				}
 				if L.hooks != nil {
 					L.hookGoReturned()
 				}
@@ -694,6 +702,10 @@ func init() {
 				}, lv, meta)
 				if callGFunction(L, true) {
 					return 1
+				}
+				if L.handedOff {
+					L.handedOff = false
+					return 0
 				}
 				if L.hooks != nil {
 					L.hookGoReturned()

@@ -201,6 +201,8 @@ type LState struct {
 	ctxCancelFn  context.CancelFunc
 	hooks        *hookState // debug.sethook's hook, nil when none (hook.go)
 	inHook       bool       // a hook runs: hooks are off
+	handOffArgs  int        // HandOff's argument count, for callGFunction
+	handedOff    bool       // callGFunction made the Go function's frame its hand-off's (vm.go)
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

@@ -59,7 +59,7 @@ var apis = []API{
 	{"http", openHTTP},
 	{"peripheral, redstone, rs", openPeripherals},
 	{"the caller's (Config.APIs)", openCallers},
-	{"C functions written in Lua: pairs, ipairs' iterator over a proxy, table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
+	{"C functions written in Lua: pairs, ipairs' iterator over a proxy, table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); the stand-ins tostring, string.format, load and the table functions hand off to; _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
 }
 
 func openLibraries(L *lua.LState, e *Env) error {
@@ -137,6 +137,20 @@ func openCFuncs(L *lua.LState, e *Env) error {
 	}
 	e.Computer.installGsub(L, native)
 	installIpairs(L, native.RawGetString("inext"), native.RawGetString("proxy_inext"))
+	installHandOffs(L, native)
 	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	return nil
+}
+
+// installHandOffs installs the Go library functions that hand a call of Lua code off to
+// cfuncs.lua's stand-ins (lua.LState.HandOff) so that it may yield: tostring and
+// string.format (their __tostring), load (its reader), and table.concat, unpack,
+// table.insert and table.remove (a proxy's metamethods).
+func installHandOffs(L *lua.LState, native *lua.LTable) {
+	standIn := func(name string) *lua.LFunction { return native.RawGetString(name).(*lua.LFunction) }
+	L.SetGlobal("tostring", L.NewFunction(luaToString(standIn("tostring_meta"))))
+	L.SetGlobal("load", L.NewFunction(luaLoad(standIn("load_reader"))))
+	str := L.GetGlobal("string").(*lua.LTable)
+	str.RawSetString("format", L.NewFunction(luaStringFormat(standIn("format_rest"))))
+	installProxyHandOffs(L, native)
 }

@@ -41,16 +41,7 @@ func installCobaltChecks(L *lua.LState) {
 	G.RawSetString("unpack", unpack)
 	origInsert := tab.RawGetString("insert").(*lua.LFunction).GFunction
 	tab.RawSetString("insert", L.NewFunction(func(L *lua.LState) int {
-		t := luakit.CheckTable(L, 1)
-		switch L.GetTop() {
-		case 2:
-		case 3:
-			// A position is a number or a numeric string.
-			L.Replace(2, lua.LNumber(luakit.CheckInteger(L, 2)))
-		default:
-			luakit.RaiseMessage(L, `wrong number of arguments to "insert"`)
-		}
-		if t.Metatable != lua.LNil {
+		if t := checkInsertArgs(L); t.Metatable != lua.LNil {
 			return insertThroughMetamethods(L, t)
 		}
 		return origInsert(L)
@@ -179,6 +170,12 @@ func objectLength(L *lua.LState, v lua.LValue) int {
 	L.Call(1, 1)
 	n := L.Get(-1)
 	L.Pop(1)
+	return lengthResult(L, n)
+}
+
+// lengthResult is what an __len returned, n, as Cobalt's intLength takes it: a whole number
+// (or a string holding one) within 32 bits, else "object length is not an integer".
+func lengthResult(L *lua.LState, n lua.LValue) int {
 	var f float64
 	switch v := n.(type) {
 	case lua.LNumber:
@@ -195,6 +192,20 @@ func objectLength(L *lua.LState, v lua.LValue) int {
 		luakit.RaiseMessage(L, "object length is not an integer")
 	}
 	return int(f)
+}
+
+// checkInsertArgs checks table.insert's arguments as Cobalt's does and returns the table; a
+// position (a number or a numeric string) is made a number in place.
+func checkInsertArgs(L *lua.LState) *lua.LTable {
+	t := luakit.CheckTable(L, 1)
+	switch L.GetTop() {
+	case 2:
+	case 3:
+		L.Replace(2, lua.LNumber(luakit.CheckInteger(L, 2)))
+	default:
+		luakit.RaiseMessage(L, `wrong number of arguments to "insert"`)
+	}
+	return t
 }
 
 // insertThroughMetamethods is Cobalt's table.insert(t, [pos,] value) off its fast path, for
@@ -266,16 +277,46 @@ func fenvTarget(L *lua.LState, optional bool) (target *lua.LFunction, cFunction 
 	return fn, fn.IsG || dbg.Source == cFrameSource
 }
 
-// luaGetfenv is Cobalt's getfenv([f]): a Lua function's environment, the globals for a C
-// function or level 0; "level must be non-negative", "invalid level" past the stack.
+// luaGetfenv is Cobalt's getfenv([f]): a Lua function's environment (the globals when it
+// has no _ENV upvalue, hasEnvUpvalue), the globals for a C function or level 0; "level
+// must be non-negative", "invalid level" past the stack.
 func luaGetfenv(L *lua.LState) int {
 	fn, cFunction := fenvTarget(L, true)
-	if cFunction {
+	if cFunction || !hasEnvUpvalue(fn.Proto) {
 		L.Push(L.G.Global)
 	} else {
 		L.Push(fn.Env)
 	}
 	return 1
+}
+
+// hasEnvUpvalue says whether a Lua 5.2 function compiled from p would have the _ENV upvalue
+// Cobalt's getfenv reads (LegacyEnv.getEnv): a chunk always has it, any other function when
+// it or a function inside it reads or writes a global or names _ENV. gopher-lua gives every
+// function an environment, so without this getfenv of a function that uses no globals
+// answered its chunk's environment (a program's), where Cobalt answers the globals.
+func hasEnvUpvalue(p *lua.FunctionProto) bool {
+	return p.LineDefined == 0 || reachesEnv(p)
+}
+
+// reachesEnv says whether p or a function inside it uses the environment.
+func reachesEnv(p *lua.FunctionProto) bool {
+	for _, inst := range p.Code {
+		if op := int(inst >> 26); op == lua.OP_GETGLOBAL || op == lua.OP_SETGLOBAL {
+			return true
+		}
+	}
+	for _, name := range p.DbgUpvalues {
+		if name == "_ENV" {
+			return true
+		}
+	}
+	for _, inner := range p.FunctionPrototypes {
+		if reachesEnv(inner) {
+			return true
+		}
+	}
+	return false
 }
 
 // luaSetfenv is Cobalt's setfenv(f, t): t a table (checked first), f a function or a level

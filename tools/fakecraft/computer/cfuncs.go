@@ -30,6 +30,12 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	native := L.NewTable()
 	native.RawSetString("sort", L.NewFunction(placedAtCaller(tbl.RawGetString("sort").(*lua.LFunction))))
 	native.RawSetString("inext", L.NewFunction(luaInext))
+	for name, check := range proxyChecks {
+		native.RawSetString(name, L.NewFunction(check))
+	}
+	native.RawSetString("load_text", L.NewFunction(loadText))
+	native.RawSetString("reader_not_string", lua.LString(readerNotString))
+	native.RawSetString("format_step", L.NewFunction(placedAtCaller(L.NewFunction(formatStep))))
 	// gopher-lua's own yield (coroutine.yield checks the boundary first, boot.go): a helper's
 	// yield at the base of its coroutine never crosses Go.
 	native.RawSetString("yield", L.NewFunction(func(*lua.LState) int { return -1 }))

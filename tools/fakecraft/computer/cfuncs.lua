@@ -4,7 +4,10 @@
 -- It makes pcall's coroutine body, and the library functions that call back into Lua code
 -- (pairs' __pairs, an __index ipairs reads, table.sort's comparator, table.foreach/foreachi)
 -- so that the callback can yield as in
--- CC: gopher-lua cannot yield through a Go function. native.sort is gopher-lua's sort (its
+-- CC: gopher-lua cannot yield through a Go function. Go library functions that call Lua
+-- (tostring's __tostring, string.format's %s, load's reader, the metamethods of a table
+-- table.concat, unpack, table.insert and table.remove follow) hand the call off to stand-ins
+-- here (LState.HandOff), which run in their place. native.sort is gopher-lua's sort (its
 -- errors placed again, cfuncs.go). string.gsub stays Go: written here it cost every call
 -- (README, Known differences).
 local native = ...;
@@ -233,6 +236,102 @@ function table.sort(t, comp)
   end
   check(comp, "function");
   lua_sort(t, comp);
+end
+
+-- tostring's call of a function __tostring, handed off from Go (format.go's luaToString)
+-- so that it may yield, as Cobalt resumes it: its first result, whatever it is. The
+-- callbacks here are called through same() so that they have no name, as when C calls them.
+function native.tostring_meta(handler, value)
+  return (same(handler)(value));
+end
+
+-- string.format from its first %s of a value with a function __tostring on, handed off from
+-- Go (format.go's luaStringFormat): each such __tostring is called here, so that it may
+-- yield, and format_step formats on to the next one or the end.
+local format_step = native.format_step;
+function native.format_rest(handler, value, text, spec, index, arg, ...)
+  while true do
+    text, spec, index, arg, handler, value = format_step(text, (same(handler)(value)), spec, index, arg, ...);
+    if spec == nil then return text; end
+  end
+end
+
+-- load's reader, handed off from Go (lua52.go's luaLoad) so that it may yield, as Cobalt
+-- resumes it: called until it returns nil or "", then what it read is loaded with load's
+-- other arguments.
+local load_text, reader_not_string, concat = native.load_text, native.reader_not_string, table.concat;
+function native.load_reader(reader, ...)
+  local pieces, n = {}, 0;
+  while true do
+    local piece = same(reader)();
+    if piece == nil or piece == "" then break; end
+    if type(piece) ~= "string" then return nil, reader_not_string; end
+    n = n + 1;
+    pieces[n] = piece;
+  end
+  return load_text(concat(pieces), ...);
+end
+
+-- table.concat, unpack, table.insert and table.remove of a table with a metatable, handed
+-- off from Go (proxyhandoff.go): #t through __len and the elements through __index and
+-- __newindex, read and written by the VM so that the metamethods may yield, as Cobalt
+-- resumes them. native's checks raise the Go functions' errors.
+local rawlen, int_length = rawlen, native.length;
+
+-- #t as Cobalt's intLength: the raw length, or __len's result, which must be an integer.
+local function length(t)
+  local handler = rawget(getmetatable(t), "__len");
+  if handler == nil then return rawlen(t); end
+  return int_length(same(handler)(t));
+end
+
+local concat_args, concat_piece = native.concat_args, native.concat_piece;
+function native.concat_proxy(t, ...)
+  local sep, first, last = concat_args(length(t), ...);
+  local pieces, n = {}, 0;
+  for i = first, last do
+    n = n + 1;
+    pieces[n] = concat_piece(t[i]);
+  end
+  return concat(pieces, sep);
+end
+
+local unpack_range, unpack_count = native.unpack_range, native.unpack_count;
+function native.unpack_proxy(t, ...)
+  local first, last = unpack_range(t, ...);
+  if last == nil then last = length(t); end
+  local count = unpack_count(first, last);
+  local values = {};
+  for i = 1, count do values[i] = t[first + i - 1]; end
+  return unpack(values, 1, count);
+end
+
+local insert_args = native.insert_args;
+function native.insert_proxy(t, ...)
+  local position = insert_args(t, ...);
+  local value = select(select("#", ...), ...);
+  if position == nil then
+    t[length(t) + 1] = value;
+    return;
+  end
+  local last = length(t) + 1;
+  if position > last then last = position; end
+  for i = last, position + 1, -1 do t[i] = t[i - 1]; end
+  t[position] = value;
+end
+
+local remove_position = native.remove_position;
+function native.remove_proxy(t, ...)
+  local size = length(t);
+  local position = remove_position(t, (...), size);
+  if position > size then return; end
+  local removed = t[position];
+  while position < size do
+    t[position] = t[position + 1];
+    position = position + 1;
+  end
+  t[position] = nil;
+  return removed;
 end
 
 -- The body of a helper coroutine that calls string.gsub's replacement function, so that the

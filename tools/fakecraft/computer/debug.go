@@ -67,14 +67,19 @@ func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 		if dropFunc {
 			info.RawSetString("func", lua.LNil)
 		}
+		standIn := fn != nil && fn.Proto != nil && fn.Proto.SourceName == cFrameSource
 		if fn != nil && (!hasWhat || strings.ContainsRune(string(what), 'u')) {
 			addParams(info, fn)
 		}
-		if info.RawGetString("what") == lua.LString("G") {
+		if info.RawGetString("what") == lua.LString("G") || standIn {
+			// A Go function, or cfuncs.lua's code standing in for one, reads as C does.
 			info.RawSetString("what", lua.LString("C"))
 			info.RawSetString("source", lua.LString("=[C]"))
 			info.RawSetString("short_src", lua.LString("[C]"))
 			info.RawSetString("currentline", lua.LNumber(-1))
+			if standIn {
+				setAsGoFunction(info)
+			}
 			return n
 		}
 		if fn == nil || fn.Proto == nil {
@@ -89,6 +94,19 @@ func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 		info.RawSetString("short_src", lua.LString(fn.Proto.SourceName))
 		info.RawSetString("source", lua.LString(luachunk.Source(fn.Proto)))
 		return n
+	}
+}
+
+// setAsGoFunction makes what debug.getinfo says of a stand-in for C (cfuncs.lua) beyond its
+// source what it says of a Go function, for the fields info holds.
+func setAsGoFunction(info *lua.LTable) {
+	for field, value := range map[string]lua.LValue{
+		"linedefined": lua.LNumber(0), "lastlinedefined": lua.LNumber(0), "nups": lua.LNumber(0),
+		"nparams": lua.LNumber(0), "isvararg": lua.LTrue,
+	} {
+		if info.RawGetString(field) != lua.LNil {
+			info.RawSetString(field, value)
+		}
 	}
 }
 

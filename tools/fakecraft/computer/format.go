@@ -17,30 +17,54 @@ func toStringMeta(L *lua.LState, v lua.LValue) string {
 	if n, ok := v.(lua.LNumber); ok {
 		return ccformat.FormatNumber(float64(n))
 	}
-	if mt, ok := L.GetMetaField(v, "__tostring").(*lua.LFunction); ok {
+	return toStringBy(L, v, L.GetMetaField(v, "__tostring"))
+}
+
+// toStringBy is tostring of v, not a number, whose __tostring is handler (nil when none),
+// the handler called at once.
+func toStringBy(L *lua.LState, v, handler lua.LValue) string {
+	if mt, ok := handler.(*lua.LFunction); ok {
 		L.Push(mt)
 		L.Push(v)
 		L.Call(1, 1)
 		r := L.Get(-1)
 		L.Pop(1)
-		s, isStr := r.(lua.LString)
-		if !isStr {
-			if n, isNum := r.(lua.LNumber); isNum {
-				return ccformat.FormatNumber(float64(n))
-			}
-			L.RaiseError("'__tostring' must return a string")
-		}
-		return string(s)
+		return checkToString(L, r)
 	}
 	return v.String()
 }
 
-// quoteLiteral is %q of argument arg as Cobalt writes it: Lua 5.3's form, a literal that
-// reads back as the value (a string quoted, a number as ccformat.NumberLiteral, nil and the
-// booleans as their names); other values have none. gopher-lua's quoted the text of a number
-// and refused nil, which CC's textutils relies on ("Malformed number nil.").
-func quoteLiteral(L *lua.LState, arg int) string {
-	switch v := L.Get(arg).(type) {
+// checkToString is what __tostring returned, r, as text: a string, or a number in CC's
+// format; anything else is an error, as Cobalt's checkToString.
+func checkToString(L *lua.LState, r lua.LValue) string {
+	switch r := r.(type) {
+	case lua.LString:
+		return string(r)
+	case lua.LNumber:
+		return ccformat.FormatNumber(float64(r))
+	}
+	luakit.RaiseMessage(L, "'__tostring' must return a string")
+	return ""
+}
+
+// toStringHandOff is the function __tostring of a %s argument, not a number, when the
+// running Go function can hand the call off (lua.LState.HandOff) to a stand-in that calls
+// it, so that it may yield as Cobalt resumes it; else nil, and the handler (if any) is
+// called at once.
+func toStringHandOff(L *lua.LState, handler lua.LValue) *lua.LFunction {
+	if fn, ok := handler.(*lua.LFunction); ok && L.CanHandOff() {
+		return fn
+	}
+	return nil
+}
+
+// quoteLiteral is %q of argument arg (at stack index at) as Cobalt writes it: Lua 5.3's
+// form, a literal that reads back as the value (a string quoted, a number as
+// ccformat.NumberLiteral, nil and the booleans as their names); other values have none.
+// gopher-lua's quoted the text of a number and refused nil, which CC's textutils relies on
+// ("Malformed number nil.").
+func quoteLiteral(L *lua.LState, at, arg int) string {
+	switch v := L.Get(at).(type) {
 	case lua.LString:
 		return ccformat.Quote(string(v))
 	case lua.LNumber:
@@ -53,11 +77,32 @@ func quoteLiteral(L *lua.LState, arg int) string {
 	return ""
 }
 
-// luaToString replaces the global tostring.
-func luaToString(L *lua.LState) int {
-	L.CheckAny(1)
-	L.Push(lua.LString(toStringMeta(L, L.Get(1))))
-	return 1
+// luaToString replaces the global tostring. A function __tostring's first result is
+// tostring's, whatever it is (Cobalt's tostring does not check it, as string.format's %s
+// does). Called by Lua code, tostring hands the call off to standIn (cfuncs.lua's
+// tostring_meta), so that the __tostring may yield, as in Cobalt; numbers and values
+// without one cost what they did.
+func luaToString(standIn *lua.LFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		L.CheckAny(1)
+		v := L.Get(1)
+		if n, ok := v.(lua.LNumber); ok {
+			L.Push(lua.LString(ccformat.FormatNumber(float64(n))))
+			return 1
+		}
+		fn, ok := L.GetMetaField(v, "__tostring").(*lua.LFunction)
+		if !ok {
+			L.Push(lua.LString(v.String()))
+			return 1
+		}
+		L.Push(fn)
+		L.Push(v)
+		if L.CanHandOff() {
+			return L.HandOff(standIn, 2)
+		}
+		L.Call(1, 1)
+		return 1
+	}
 }
 
 // The flags of a % directive, as Cobalt's FormatDesc reads them.
@@ -148,12 +193,36 @@ func readFormatDirective(L *lua.LState, format string, start int) (flags int, sp
 
 // luaStringFormat replaces string.format so that %s and %d render numbers as CC does and %q
 // quotes as C Lua does (gopher-lua hands everything to Go's fmt), and refuses the
-// directives Cobalt's StringFormat refuses (readFormatDirective).
-func luaStringFormat(L *lua.LState) int {
-	format := L.CheckString(1)
+// directives Cobalt's StringFormat refuses (readFormatDirective). At the first %s of a value
+// with a function __tostring it hands the rest off to standIn (cfuncs.lua's format_rest),
+// which calls each such __tostring so that it may yield, as Cobalt resumes its format, and
+// goes on with formatStep.
+func luaStringFormat(standIn *lua.LFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		format := L.CheckString(1)
+		var out strings.Builder
+		return formatFrom(L, standIn, 0, format, &out, 0, 1)
+	}
+}
+
+// formatStep goes on with a format that format_rest took over: its arguments are the text so
+// far, the __tostring result for the pending %s and that directive's spec, where the format
+// goes on (its index and the last argument used), then string.format's own arguments. It
+// returns the formatted string, or, at the next %s of a value with a function __tostring,
+// the text so far, the spec, the index, the argument, the handler and the value.
+func formatStep(L *lua.LState) int {
+	const base = 5 // string.format's arguments start after formatStep's five
 	var out strings.Builder
-	arg := 1
-	for i := 0; i < len(format); i++ {
+	out.WriteString(L.CheckString(1))
+	out.WriteString(padBytes(checkToString(L, L.Get(2)), L.CheckString(3)))
+	return formatFrom(L, nil, base, L.CheckString(base+1), &out, L.CheckInt(4), L.CheckInt(5))
+}
+
+// formatFrom formats format from index i on, after argument arg, into out; argument n of
+// string.format is at stack index base + n. With standIn it hands off at the first %s of a
+// value with a function __tostring; without, it returns the state there (formatStep).
+func formatFrom(L *lua.LState, standIn *lua.LFunction, base int, format string, out *strings.Builder, i, arg int) int {
+	for ; i < len(format); i++ {
 		c := format[i]
 		if c != '%' {
 			out.WriteByte(c)
@@ -170,32 +239,66 @@ func luaStringFormat(L *lua.LState) int {
 		_, spec, verb, end := readFormatDirective(L, format, i)
 		i = end - 1
 		arg++
+		at := base + arg
 		switch verb {
 		case 'd', 'i', 'u':
-			out.WriteString(fmt.Sprintf("%"+spec+"d", formatInteger(L, arg)))
+			out.WriteString(fmt.Sprintf("%"+spec+"d", formatInteger(L, at, arg)))
 		case 'c':
-			out.WriteString(padBytes(string([]byte{byte(L.CheckInt(arg))}), spec))
+			out.WriteString(padBytes(string([]byte{byte(L.CheckInt(at))}), spec))
 		case 'x', 'X', 'o':
-			out.WriteString(fmt.Sprintf("%"+spec+string(verb), uint64(formatInteger(L, arg))))
+			out.WriteString(fmt.Sprintf("%"+spec+string(verb), uint64(formatInteger(L, at, arg))))
 		case 'e', 'E', 'f', 'g', 'G':
-			n := float64(L.CheckNumber(arg))
+			n := float64(L.CheckNumber(at))
 			if math.IsNaN(n) || math.IsInf(n, 0) {
 				out.WriteString(fmt.Sprintf("%"+strings.TrimRight(spec, ".0123456789")+"s", ccformat.FormatNumber(n)))
 			} else {
 				out.WriteString(fmt.Sprintf("%"+spec+string(verb), n))
 			}
 		case 'a', 'A':
-			n := float64(L.CheckNumber(arg))
+			n := float64(L.CheckNumber(at))
 			out.WriteString(strconv.FormatFloat(n, 'x', -1, 64))
 		case 'q':
-			out.WriteString(quoteLiteral(L, arg))
+			out.WriteString(quoteLiteral(L, at, arg))
 		case 's':
 			// A missing argument is nil, as Cobalt reads arguments past the last one.
-			out.WriteString(padBytes(toStringMeta(L, L.Get(arg)), spec))
+			v := L.Get(at)
+			if n, ok := v.(lua.LNumber); ok {
+				out.WriteString(padBytes(ccformat.FormatNumber(float64(n)), spec))
+				continue
+			}
+			handler := L.GetMetaField(v, "__tostring")
+			if base > 0 {
+				if fn, ok := handler.(*lua.LFunction); ok {
+					pushFormatState(L, out.String(), spec, end, arg)
+					L.Push(fn)
+					L.Push(v)
+					return 6
+				}
+			} else if fn := toStringHandOff(L, handler); fn != nil {
+				// format_rest(handler, value, text, spec, index, arg, string.format's arguments)
+				top := L.GetTop()
+				L.Push(fn)
+				L.Push(v)
+				pushFormatState(L, out.String(), spec, end, arg)
+				for n := 1; n <= top; n++ {
+					L.Push(L.Get(n))
+				}
+				return L.HandOff(standIn, 6+top)
+			}
+			out.WriteString(padBytes(toStringBy(L, v, handler), spec))
 		}
 	}
 	L.Push(lua.LString(out.String()))
 	return 1
+}
+
+// pushFormatState pushes where a format stopped at a %s of a function __tostring: the text
+// so far, the directive's spec, the index past it and its argument (formatStep).
+func pushFormatState(L *lua.LState, text, spec string, next, arg int) {
+	L.Push(lua.LString(text))
+	L.Push(lua.LString(spec))
+	L.Push(lua.LNumber(next))
+	L.Push(lua.LNumber(arg))
 }
 
 // padBytes is s under a %s or %c directive's spec (only '-', a width and a precision, as
@@ -221,11 +324,12 @@ func padBytes(s, spec string) string {
 	return s
 }
 
-// formatInteger is argument arg of an integer conversion (%d, %i, %u, %x, %X, %o) as Cobalt
-// takes it: truncated toward zero when that moves it by less than one (CC's own os spec
-// formats os.epoch()/1000 with %d), else refused (nan, the infinities, past 64 bits).
-func formatInteger(L *lua.LState, arg int) int64 {
-	n := float64(L.CheckNumber(arg))
+// formatInteger is argument arg (at stack index at) of an integer conversion (%d, %i, %u,
+// %x, %X, %o) as Cobalt takes it: truncated toward zero when that moves it by less than one
+// (CC's own os spec formats os.epoch()/1000 with %d), else refused (nan, the infinities,
+// past 64 bits).
+func formatInteger(L *lua.LState, at, arg int) int64 {
+	n := float64(L.CheckNumber(at))
 	truncated := math.Trunc(n)
 	if math.IsNaN(n) || math.IsInf(n, 0) || truncated < -(1<<63) || truncated >= 1<<63 {
 		luakit.BadArgumentReason(L, arg, "not a number in proper range") // Cobalt's argError, as %q's

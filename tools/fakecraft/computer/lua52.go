@@ -54,8 +54,8 @@ func openLibs(L *lua.LState) {
 	G.RawSetString("_VERSION", lua.LString(LuaVersion))
 	G.RawSetString("_HOST", lua.LString(HostString))
 	G.RawSetString("_CC_DEFAULT_SETTINGS", lua.LString(""))
-	G.RawSetString("tostring", L.NewFunction(luaToString))
-	G.RawSetString("load", L.NewFunction(luaLoad))
+	// tostring and string.format hand __tostring off to Lua stand-ins: openCFuncs installs them.
+	// load hands its reader off to a Lua stand-in: openCFuncs installs it.
 	G.RawSetString("loadstring", L.NewFunction(luaLoadString))
 	G.RawSetString("rawlen", L.NewFunction(luaRawLen))
 	G.RawSetString("tonumber", L.NewFunction(luaToNumber))
@@ -63,7 +63,6 @@ func openLibs(L *lua.LState) {
 	G.RawSetString("require", lua.LNil)
 
 	str := L.GetGlobal("string").(*lua.LTable)
-	str.RawSetString("format", L.NewFunction(luaStringFormat))
 	str.RawSetString("dump", lua.LNil)
 	str.RawSetString("rep", L.NewFunction(luaStringRep))
 
@@ -128,41 +127,68 @@ func compileChunk(L *lua.LState, src string, chunkName string, env *lua.LTable) 
 }
 
 // luaLoad is Lua 5.2's load(chunk [, name [, mode [, env]]]): chunk is a string or a reader
-// function, and the environment defaults to _G rather than the caller's.
-func luaLoad(L *lua.LState) int {
-	var src string
-	name := "=(load)"
-	switch chunk := L.Get(1).(type) {
-	case lua.LString:
-		src = string(chunk)
-		name = src
-	case *lua.LFunction:
-		var b strings.Builder
-		for {
-			L.Push(chunk)
-			L.Call(0, 1)
-			piece := L.Get(-1)
-			L.Pop(1)
-			if piece == lua.LNil {
-				break
+// function, and the environment defaults to _G rather than the caller's. A reader is handed
+// off to readerStandIn (cfuncs.lua's load_reader), which calls it so that it may yield, as
+// Cobalt's load resumes it, and loads what it read with loadText; called by Go, load calls
+// the reader at once.
+func luaLoad(readerStandIn *lua.LFunction) lua.LGFunction {
+	return func(L *lua.LState) int {
+		switch chunk := L.Get(1).(type) {
+		case lua.LString:
+			return loadChunk(L, string(chunk), string(chunk))
+		case *lua.LFunction:
+			if L.CanHandOff() {
+				return L.HandOff(readerStandIn, L.GetTop()) // load's own arguments
 			}
-			s, ok := piece.(lua.LString)
+			src, ok := readChunk(L, chunk)
 			if !ok {
 				L.Push(lua.LNil)
-				L.Push(lua.LString("reader function must return a string"))
+				L.Push(lua.LString(readerNotString))
 				return 2
 			}
-			if s == "" {
-				break
-			}
-			b.WriteString(string(s))
+			return loadChunk(L, src, "=(load)")
 		}
-		src = b.String()
-	default:
 		// Cobalt reads anything but a string as the reader function.
 		luakit.TypeError(L, 1, "function")
+		return 0
 	}
-	name = luakit.OptString(L, 2, name)
+}
+
+// readerNotString is load's answer to a reader that returns neither a string nor nil.
+const readerNotString = "reader function must return a string"
+
+// readChunk calls reader until it returns nil or "" and returns what it read, or false when
+// it returned something else.
+func readChunk(L *lua.LState, reader *lua.LFunction) (string, bool) {
+	var b strings.Builder
+	for {
+		L.Push(reader)
+		L.Call(0, 1)
+		piece := L.Get(-1)
+		L.Pop(1)
+		if piece == lua.LNil {
+			return b.String(), true
+		}
+		s, ok := piece.(lua.LString)
+		if !ok {
+			return "", false
+		}
+		if s == "" {
+			return b.String(), true
+		}
+		b.WriteString(string(s))
+	}
+}
+
+// loadText is load of the text load_reader read (loadText(text [, name [, mode [, env]]])).
+func loadText(L *lua.LState) int {
+	return loadChunk(L, luakit.CheckString(L, 1), "=(load)")
+}
+
+// loadChunk compiles src as load(src, name, mode, env) with the arguments on the stack from
+// 2 on, name defaulting to defaultName.
+func loadChunk(L *lua.LState, src, defaultName string) int {
+	name := luakit.OptString(L, 2, defaultName)
 	mode := luakit.OptString(L, 3, "bt")
 	if !strings.Contains(mode, "t") {
 		L.Push(lua.LNil)

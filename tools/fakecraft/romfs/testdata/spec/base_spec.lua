@@ -166,6 +166,48 @@ describe("argument errors", function()
     expect(getfenv(rawset)):eq(_G);
   end);
 
+  -- Cobalt's tostring returns what __tostring returns (its first result), unchecked, where
+  -- string.format's %s wants a string or a number.
+  it("tostring returns __tostring's first result as it is, as Cobalt's", function()
+    local function with(...)
+      local results = table.pack(...);
+      return setmetatable({}, { __tostring = function() return table.unpack(results, 1, results.n); end });
+    end
+    local t = {};
+    expect(tostring(with(42))):eq(42);
+    expect(tostring(with(t))):eq(t);
+    expect(select("#", tostring(with("a", "b")))):eq(1);
+    expect(select("#", tostring(with()))):eq(1);
+    -- called by Go (as an __index) too
+    expect(setmetatable({}, { __tostring = function() return t; end, __index = tostring }).key):eq(t);
+    expect(("%s"):format(with(1.5))):eq("1.5");
+    expect.error(string.format, "%s", with(t)):eq("'__tostring' must return a string");
+  end);
+
+  -- Cobalt's getfenv reads a function's _ENV upvalue (LegacyEnv.getEnv), which a Lua 5.2
+  -- function has when it or a function inside it uses a global, and a chunk always has;
+  -- without one it answers the globals.
+  it("getfenv of a function that uses no globals is the globals, as Cobalt's", function()
+    local env = setmetatable({}, { __index = _G });
+    local chunk = load([[
+      local function pure(x) return x + 1; end
+      local function global() return print; end
+      local function outer() return function() undefined = 1; end; end
+      local function level() local up = pure; return pure, up; end
+      return pure, global, outer, level;
+    ]], "=env", "t", env);
+    local pure, global, outer, level = chunk();
+    expect(getfenv(chunk)):eq(env);
+    expect(getfenv(global)):eq(env);
+    expect(getfenv(outer)):eq(env);
+    expect(getfenv(pure)):eq(_G);
+    expect(getfenv(level)):eq(_G);
+    expect(getfenv(load("return 1", "=empty", "t", env))):eq(env);
+    local getfenv = getfenv;
+    local function here() return getfenv(1); end
+    expect(here()):eq(_G);
+  end);
+
   -- Cobalt 0.9.3's BaseLib.setfenv and getfenvobj, as its compare/errors/baselibargs.out.
   it("setfenv refuses as Cobalt does", function()
     local env = {};

@@ -18,9 +18,18 @@ end
 describe("a yield gopher-lua cannot make", function()
   local BOUNDARY = "attempt to yield across metamethod/C%-call boundary"; -- a pattern
 
+  -- A Go function called by Go (here tostring as the __index of a value whose __tostring
+  -- yields) calls Lua at once.
+  local function yieldsUnderGo()
+    return setmetatable({}, {
+      __tostring = function() return coroutine.yield("x"); end,
+      __index = tostring,
+    });
+  end
+
   it("is refused under a Go function that calls Lua, with the yield's position", function()
-    local value = setmetatable({}, { __tostring = function() return coroutine.yield("x"); end });
-    expect.error(echo, function() return tostring(value); end)
+    local value = yieldsUnderGo();
+    expect.error(echo, function() return value.key; end)
       :str_match("^[^:]+:%d+: " .. BOUNDARY .. "$");
     -- a Go function as the metamethod is called from Go too
     local index = setmetatable({}, { __index = coroutine.yield });
@@ -28,9 +37,9 @@ describe("a yield gopher-lua cannot make", function()
   end);
 
   it("leaves the coroutine and the computer working", function()
-    local value = setmetatable({}, { __tostring = function() return coroutine.yield("x"); end });
+    local value = yieldsUnderGo();
     local co = coroutine.create(function()
-      local ok, err = pcall(function() return tostring(value); end);
+      local ok, err = pcall(function() return value.key; end);
       local after = coroutine.yield(ok, err);
       return after * 2;
     end);
@@ -152,6 +161,38 @@ describe("callbacks of library functions", function()
     expect.error(table.sort, { {}, true }):eq("attempt to compare boolean with table");
   end);
 
+  -- A proxy table whose __len, __index and __newindex each yield what they read or write
+  -- and use what the resume hands back.
+  local function yieldingProxy(store)
+    return setmetatable({}, {
+      __len = function() return coroutine.yield(#store); end,
+      __index = function(_, k) return coroutine.yield(store[k]); end,
+      __newindex = function(_, k, v) store[k] = coroutine.yield(v); end,
+    });
+  end
+
+  it("may yield in the metamethods table.concat and unpack follow", function()
+    local proxy = yieldingProxy({ "a", 2, "c" });
+    expect(echo(function() return table.concat(proxy, ","); end)):eq("a,2,c");
+    expect(echo(function() return table.concat(proxy, "", 2, 3); end)):eq("2c");
+    expect({ echo(function() return unpack(proxy); end) }):same({ "a", 2, "c" });
+    expect({ echo(function() return table.unpack(proxy, 2); end) }):same({ 2, "c" });
+    expect({ echo(function() return table.unpack(proxy, 3, 4); end) }):same({ "c", nil });
+    expect.error(echo, function() return table.concat(yieldingProxy({ "a", {} })); end)
+      :str_match("^[^:]+:%d+: bad argument %(string expected, got table%)$");
+  end);
+
+  it("may yield in the metamethods table.insert and table.remove follow", function()
+    local store = { "a", "b" };
+    local proxy = yieldingProxy(store);
+    echo(function() table.insert(proxy, "c"); table.insert(proxy, 1, "z"); end);
+    expect(store):same({ "z", "a", "b", "c" });
+    expect({ echo(function() return table.remove(proxy), table.remove(proxy, 1); end) }):same({ "c", "z" });
+    expect(store):same({ "a", "b" });
+    expect.error(echo, function() table.insert(proxy, 1, 2, 3); end)
+      :str_match('^[^:]+:%d+: wrong number of arguments to "insert"$');
+  end);
+
   it("sorts as Lua does with a comparator, and says when the order is invalid", function()
     local t = {};
     for i = 1, 200 do t[i] = (i * 7919) % 101; end
@@ -173,13 +214,75 @@ describe("callbacks of library functions", function()
   end);
 
   it("keeps string.gsub's errors where a yield cannot be made", function()
-    -- Under a Go function (here __tostring under tostring) the replacement still cannot yield.
-    local value = setmetatable({}, { __tostring = function()
-      return (("ab"):gsub("%w", function(c) return coroutine.yield(c); end));
-    end });
-    expect.error(echo, function() return tostring(value); end)
+    -- Under a Go function called by Go (here __tostring under tostring as an __index) the
+    -- replacement still cannot yield.
+    local value = setmetatable({}, {
+      __tostring = function() return (("ab"):gsub("%w", function(c) return coroutine.yield(c); end)); end,
+      __index = tostring,
+    });
+    expect.error(echo, function() return value.key; end)
       :str_match("attempt to yield across metamethod/C%-call boundary");
     expect.error(string.gsub, "x", "x", "%"):eq("invalid use of '%' in replacement string");
+  end);
+end);
+
+describe("a __tostring metamethod", function()
+  local meta = { __tostring = function(self) return coroutine.yield(self.name) .. "!"; end };
+  local function new(name) return setmetatable({ name = name }, meta); end
+
+  it("may yield under tostring, and tostring returns what it returns", function()
+    expect(echo(function() return tostring(new("a")); end)):eq("a!");
+    expect(echo(function() local s = tostring(new("b")); return s .. "?"; end)):eq("b!?");
+    -- a Go function as the metamethod is called as a Lua one would be
+    local yielder = setmetatable({}, { __tostring = coroutine.yield });
+    local co = coroutine.create(function() return tostring(yielder); end);
+    expect({ coroutine.resume(co) }):same({ true, yielder });
+    expect({ coroutine.resume(co, "text") }):same({ true, "text" });
+  end);
+
+  it("may yield under string.format's %s, each in turn, with the other directives in place", function()
+    local order = {};
+    local function record(name) order[#order + 1] = name; return name; end
+    local text = echo(function()
+      return ("[%5s|%-4s|%d|%s|%.1s|%q]"):format(new(record("x")), new(record("y")), 3, new("z"), new("w"), "q");
+    end);
+    expect(text):eq('[   x!|y!  |3|z!|w|"q"]');
+    expect(order):same({ "x", "y" });
+  end);
+
+  it("keeps tostring's results and string.format's errors and their positions", function()
+    local line = debug.getinfo(1, "l").currentline + 4;
+    local where = debug.getinfo(1, "S").short_src .. ":";
+    local result = {};
+    local bad = setmetatable({}, { __tostring = function() coroutine.yield(); return result, 2; end });
+    expect({ echo(function() return tostring(bad); end) }):same({ result });
+    expect.error(echo, function() return ("%s"):format(bad); end)
+      :eq(where .. (line + 1) .. ": '__tostring' must return a string");
+    expect.error(echo, function() return ("%s %d"):format(new("x"), bad); end)
+      :eq(where .. (line + 3) .. ": bad argument (number expected, got table)");
+    expect.error(echo, function() return ("%s %y"):format(new("x")); end)
+      :eq(where .. (line + 5) .. ": invalid conversion '%y' to 'format'");
+    expect.error(echo, function() return ("%s %d"):format(new("x"), 2^70); end)
+      :eq(where .. (line + 7) .. ": bad argument #3 (not a number in proper range)");
+  end);
+end);
+
+describe("load's reader function", function()
+  it("may yield, and load compiles all it read", function()
+    local parts, i = { "return ", "1 + ", "2", "" }, 0;
+    local f = echo(function()
+      return load(function() i = i + 1; return coroutine.yield(parts[i]); end, "=yielded");
+    end);
+    expect(f()):eq(3);
+    expect(debug.getinfo(f, "S").source):eq("=yielded");
+    expect(i):eq(4);
+  end);
+
+  it("keeps load's answers to what the reader returns", function()
+    expect({ echo(function() return load(function() coroutine.yield(); return 1; end); end) })
+      :same({ nil, "reader function must return a string" });
+    local f = echo(function() return load(function() return coroutine.yield(nil); end); end);
+    expect(debug.getinfo(f, "S").source):eq("=(load)");
   end);
 end);
 

@@ -32,6 +32,27 @@ describe("debug", function()
     expect(debug.getinfo(rawget, "S").what):eq("C");
   end);
 
+  -- fakecraft's Lua stand-ins for C functions (pcall, and tostring's call of __tostring,
+  -- which it hands off) read as the C functions they stand for.
+  it("counts the Lua code standing in for a C function as C", function()
+    local fields = "what source short_src currentline linedefined nparams isvararg";
+    local function info(level)
+      local i, got = debug.getinfo(level + 1, "Slu"), {};
+      for field in fields:gmatch("%S+") do got[#got + 1] = tostring(i[field]); end
+      return table.concat(got, " ");
+    end
+    local asGo = "C =[C] [C] -1 0 0 true";
+    expect(select(2, pcall(info, 1))):eq(asGo);
+    expect(tostring(setmetatable({}, { __tostring = function() local s = info(2); return s; end }))):eq(asGo);
+    expect(debug.getinfo(pcall, "S").what):eq("C");
+  end);
+
+  it("gives a callback a stand-in calls no name, as C gives it none", function()
+    local traceback = tostring(setmetatable({}, { __tostring = function() return debug.traceback(); end }));
+    expect(traceback:find("function 'handler'", 1, true)):eq(nil);
+    expect(traceback:find("in function 'tostring'", 1, true) ~= nil):eq(true);
+  end);
+
   it("counts Go functions as C ones: no parameters, variadic", function()
     local info = debug.getinfo(rawget, "u");
     expect(info.nparams):eq(0);
