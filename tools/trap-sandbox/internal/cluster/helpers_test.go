@@ -379,7 +379,33 @@ func (c *computer) read() protocol.Frame {
 // answerNext reads the next gateway_request, checks its type, and answers ok with payload.
 func (c *computer) answerNext(typ string, payload any) protocol.Frame {
 	c.t.Helper()
-	req := c.read()
+	return c.answer(c.read(), typ, payload)
+}
+
+// answerRequest is answerNext for the host request pending (replica.request): when nothing
+// reaches the computer in time, the failure says whether that request had ended already, and
+// with what answer (a routing refusal), or still waits (a request lost on the way).
+func (c *computer) answerRequest(pending <-chan apiResult, typ string, payload any) protocol.Frame {
+	c.t.Helper()
+	require.NoError(c.t, c.conn.SetReadDeadline(time.Now().Add(waitLimit)))
+	_, data, err := c.conn.ReadMessage()
+	if err != nil {
+		select {
+		case res := <-pending:
+			c.t.Fatalf("%s: no %s reached the computer (%v); the host request had ended: status %d, error %+v, after %s",
+				c.id, typ, err, res.status, res.body.Error, res.took)
+		default:
+			c.t.Fatalf("%s: no %s reached the computer (%v), and the host request still waits", c.id, typ, err)
+		}
+	}
+	req, err := protocol.DecodeFrame(data)
+	require.NoError(c.t, err, "frame: %s", data)
+	return c.answer(req, typ, payload)
+}
+
+// answer checks that req is a gateway_request of type typ and answers it ok with payload.
+func (c *computer) answer(req protocol.Frame, typ string, payload any) protocol.Frame {
+	c.t.Helper()
 	require.Equal(c.t, protocol.EventGatewayRequest, req.Event)
 	require.Equal(c.t, typ, req.Type)
 	c.send(map[string]any{"event": "computer_response", "traposSenderId": c.id, "messageId": req.MessageID,

@@ -290,7 +290,7 @@ func TestAHeartbeatDeletedFromOutsideComesBackWithTheReplicasNextBeat(t *testing
 			}, waitLimit, testkit.Poll, "A to beat again")
 			b.waitComputers(t, "1:kitchen@a", "2:mill@a")
 			pending := b.request("1:kitchen", gateway.TypePing, nil, waitLimit)
-			kitchen.answerNext(gateway.TypePing, map[string]any{"traposId": "1:kitchen"})
+			kitchen.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "1:kitchen"})
 			res = await(t, pending)
 			require.Equal(t, http.StatusOK, res.status, "%+v", res.body.Error)
 			assert.JSONEq(t, `{"traposId":"1:kitchen"}`, string(res.body.Payload))
@@ -336,7 +336,7 @@ func TestAReplicaIsRefusedTheNameOfARunningOne(t *testing.T) {
 	assert.Equal(t, map[string]string{"7:kitchen": "b"}, claimsInBucket(t, a.router.claims), "the running replica's claim")
 	a.waitComputers(t, "7:kitchen@b")
 	pong := a.request("7:kitchen", gateway.TypePing, nil, waitLimit)
-	kitchen.answerNext(gateway.TypePing, map[string]any{"traposId": "7:kitchen"})
+	kitchen.answerRequest(pong, gateway.TypePing, map[string]any{"traposId": "7:kitchen"})
 	res := await(t, pong)
 	assert.Equal(t, http.StatusOK, res.status, "%+v", res.body.Error)
 

@@ -114,7 +114,7 @@ func TestAForgedRevocationClosesNothing(t *testing.T) {
 	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), ignored) }, waitLimit, testkit.Poll,
 		"B to check the store and ignore the forged revocation")
 	pending := a.request("7:", gateway.TypePing, nil, waitLimit)
-	c.answerNext(gateway.TypePing, map[string]any{"traposId": "7:"})
+	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "7:"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status, "the socket is still open, and A reaches it")
 
 	_, err := accounts.RevokeCredential(context.Background(), "", selector)

@@ -37,7 +37,7 @@ func TestRequestsReachAComputerThroughAnotherReplica(t *testing.T) {
 	assert.Equal(t, "local", listed.AccountID)
 
 	pending := b.request("7:kitchen", gateway.TypePing, nil, waitLimit)
-	c.answerNext(gateway.TypePing, map[string]any{"traposId": "7:kitchen"})
+	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "7:kitchen"})
 	res := await(t, pending)
 	require.Equal(t, http.StatusOK, res.status, "%+v", res.body.Error)
 	assert.True(t, res.body.OK)
@@ -45,7 +45,7 @@ func TestRequestsReachAComputerThroughAnotherReplica(t *testing.T) {
 
 	// Any type goes through, payload both ways; so does the computer's own ok:false.
 	pending = b.request("7:kitchen", "fs.read", map[string]any{"path": "startup.lua"}, waitLimit)
-	req := c.answerNext("fs.read", map[string]any{"data": "print('hi')", "size": 11, "eof": true})
+	req := c.answerRequest(pending, "fs.read", map[string]any{"data": "print('hi')", "size": 11, "eof": true})
 	assert.JSONEq(t, `{"path":"startup.lua"}`, string(req.Payload))
 	res = await(t, pending)
 	require.Equal(t, http.StatusOK, res.status, "%+v", res.body.Error)
@@ -174,7 +174,7 @@ func TestHelloOnAnotherReplicaClosesTheOlderSocketWith4009(t *testing.T) {
 	a.waitComputers(t, "3:miner@b")
 	b.waitComputers(t, "3:miner@b")
 	pending = a.request("3:miner", gateway.TypePing, nil, waitLimit)
-	fresh.answerNext(gateway.TypePing, map[string]any{"traposId": "3:miner"})
+	fresh.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "3:miner"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 }
 
@@ -221,7 +221,7 @@ func TestRacingHellosLeaveExactlyOneWinnerTheLaterClaim(t *testing.T) {
 			other = b
 		}
 		pending := other.request(id, gateway.TypePing, nil, waitLimit)
-		winning.answerNext(gateway.TypePing, map[string]any{"traposId": id})
+		winning.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": id})
 		assert.Equal(t, http.StatusOK, await(t, pending).status, "round %d", i)
 	}
 }
@@ -393,7 +393,7 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 
 	// A serves its own computer, a new one too, and answers for the rest at once.
 	pending := a.request("8:base", gateway.TypePing, nil, waitLimit)
-	c.answerNext(gateway.TypePing, map[string]any{"traposId": "8:base"})
+	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "8:base"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 	a.connect(t, "9:new")
 	a.waitComputers(t, "8:base@a", "9:new@a")
@@ -407,7 +407,7 @@ func TestHealthzAndServingOwnComputersWithoutNATS(t *testing.T) {
 	b.waitComputers(t, "8:base@a", "9:new@a")
 	assert.Contains(t, healthz(t, a), "nats: connected")
 	pending = b.request("8:base", gateway.TypePing, nil, waitLimit)
-	c.answerNext(gateway.TypePing, map[string]any{"traposId": "8:base"})
+	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "8:base"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 }
 
@@ -432,7 +432,7 @@ func TestNATSRestartedWithoutItsStoreGetsTheBucketsBack(t *testing.T) {
 	a.waitComputers(t, "8:base@a", "9:new@b")
 	b.waitComputers(t, "8:base@a", "9:new@b")
 	pending := b.request("8:base", gateway.TypePing, nil, waitLimit)
-	c.answerNext(gateway.TypePing, map[string]any{"traposId": "8:base"})
+	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "8:base"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 	assert.Contains(t, tc.logs.String(), "NATS had lost a bucket")
 }
@@ -703,7 +703,7 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 
 	// A serves its own computers meanwhile, and takes a new one.
 	pending := a.request("1:mine", gateway.TypePing, nil, waitLimit)
-	mine.answerNext(gateway.TypePing, map[string]any{"traposId": "1:mine"})
+	mine.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "1:mine"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 	a.connect(t, "3:new")
 	// Meanwhile 2:moved says hello on B: a later claim than A's.
@@ -718,7 +718,7 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 	b.waitComputers(t, "1:mine@a", "2:moved@b", "3:new@a")
 	a.waitComputers(t, "1:mine@a", "2:moved@b", "3:new@a")
 	pending = a.request("2:moved", gateway.TypePing, nil, waitLimit)
-	movedOnB.answerNext(gateway.TypePing, map[string]any{"traposId": "2:moved"})
+	movedOnB.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "2:moved"})
 	assert.Equal(t, http.StatusOK, await(t, pending).status)
 }
 

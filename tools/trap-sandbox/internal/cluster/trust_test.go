@@ -61,7 +61,7 @@ func TestAnswersFromAnotherBusClientAreIgnored(t *testing.T) {
 	for i := range reads {
 		pending := b.request("4:vault", "fs.read", map[string]any{"path": "/notes.txt"}, waitLimit)
 		require.Eventually(t, func() bool { return ignored() == i+1 }, waitLimit, testkit.Poll, "B to ignore the rogue's answer")
-		c.answerNext("fs.read", map[string]any{"data": "diamonds at -12 64 300\n", "size": 23, "eof": true})
+		c.answerRequest(pending, "fs.read", map[string]any{"data": "diamonds at -12 64 300\n", "size": 23, "eof": true})
 		res := await(t, pending)
 		require.Equal(t, http.StatusOK, res.status, "read %d: %+v", i, res.body.Error)
 		assert.JSONEq(t, `{"data":"diamonds at -12 64 300\n","size":23,"eof":true}`, string(res.body.Payload), "read %d", i)
@@ -103,7 +103,7 @@ func TestAClaimCountsOnlyWhenItsReplicaIsAlive(t *testing.T) {
 	}, waitLimit, testkit.Poll, "A to claim 3:miner again")
 	b.waitComputers(t, "3:miner@a")
 	pending := b.request(k.TraposID, gateway.TypePing, nil, waitLimit)
-	c.answerNext(gateway.TypePing, map[string]any{"traposId": k.TraposID})
+	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": k.TraposID})
 	assert.Equal(t, http.StatusOK, await(t, pending).status, "the socket is still open, and B reaches it")
 
 	// Heartbeats in the name of "evil": now its claim is a live replica's, and newest wins.

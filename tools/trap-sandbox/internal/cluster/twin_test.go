@@ -163,7 +163,7 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 	c.waitComputers(t, "1:kitchen@a", "2:mill@a")
 	for _, computer := range []*computer{kitchen, mill} {
 		pong := c.request(computer.id, gateway.TypePing, nil, waitLimit)
-		computer.answerNext(gateway.TypePing, map[string]any{"traposId": computer.id})
+		computer.answerRequest(pong, gateway.TypePing, map[string]any{"traposId": computer.id})
 		res := await(t, pong)
 		assert.Equal(t, http.StatusOK, res.status, "%s: %+v", computer.id, res.body.Error)
 	}
