@@ -221,7 +221,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	} else {
 		gwMetrics = gateway.NewReplicaMetrics(metrics, replica)
 		perReplica = gateway.ReplicaRegisterer(metrics, replica)
-		router, err := c.NATSFlags.router(ctx, c.ReplicaFlags, replica, metrics, logger)
+		router, err := c.NATSFlags.router(ctx, c.ReplicaFlags, replica, c.replicaSettings(), metrics, logger)
 		if err != nil {
 			return err
 		}

@@ -85,8 +85,15 @@ func (f *NATSFlags) accountStore(ctx context.Context, nc *nats.Conn) (*account.K
 	return kv, nil
 }
 
-// router connects to NATS and returns the replica's registry; its metrics carry the replica label.
-func (f *NATSFlags) router(ctx context.Context, r ReplicaFlags, replica string, reg *prometheus.Registry, logger *slog.Logger) (*cluster.Router, error) {
+// replicaSettings are what this replica's heartbeats say of the settings every replica must
+// share (docs/scale-out.md): the secrets as slow hashes only, for the NATS account reads them.
+func (c *ServeCmd) replicaSettings() cluster.Settings {
+	return cluster.Settings{Password: cluster.PasswordTag(c.Password), APIToken: cluster.APITokenTag(c.APIToken), Version: Version()}
+}
+
+// router connects to NATS and returns the replica's registry; its metrics carry the replica
+// label, and its heartbeats say settings, which the other replicas check against theirs.
+func (f *NATSFlags) router(ctx context.Context, r ReplicaFlags, replica string, settings cluster.Settings, reg *prometheus.Registry, logger *slog.Logger) (*cluster.Router, error) {
 	if r.NATSReplicaTTL < 2*r.NATSHeartbeat {
 		return nil, fmt.Errorf("--nats-replica-ttl (%s) must be at least twice --nats-heartbeat (%s)", r.NATSReplicaTTL, r.NATSHeartbeat)
 	}
@@ -102,7 +109,7 @@ func (f *NATSFlags) router(ctx context.Context, r ReplicaFlags, replica string, 
 	ctx, cancel := context.WithTimeout(ctx, f.NATSSetupBudget)
 	defer cancel()
 	router, err := cluster.New(ctx, nc, cluster.Config{Replica: replica, HeartbeatInterval: r.NATSHeartbeat,
-		ReplicaTTL: r.NATSReplicaTTL, OpTimeout: r.NATSOpTimeout, Registerer: gateway.ReplicaRegisterer(reg, replica)}, logger)
+		ReplicaTTL: r.NATSReplicaTTL, OpTimeout: r.NATSOpTimeout, Registerer: gateway.ReplicaRegisterer(reg, replica), Settings: settings}, logger)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("NATS at %s: %w", cluster.RedactURL(f.NATS), err)

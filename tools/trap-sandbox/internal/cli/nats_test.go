@@ -118,6 +118,12 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	body := get(t, "http://"+b+"/metrics")
 	assert.Contains(t, body, `trapos_gateway_nats_connected{replica="b"} 1`)
 	assert.Contains(t, body, `trapos_gateway_routed_request_duration_seconds_count{outcome="ok",replica="b"}`)
+	// A and B share their settings (no password, no API token, this binary): neither differs.
+	for _, setting := range []string{"password", "api_token", "version"} {
+		assert.Contains(t, body, `trapos_gateway_replica_settings_differ{replica="b",setting="`+setting+`"} 0`+"\n")
+	}
+	assert.NotContains(t, logs.String(), "differs from this one's")
+	assert.NotContains(t, logs.String(), "another replica runs another version")
 	// Every series names it: the gateway's, the agent's, the screens', the links', the API
 	// auth's, the opencode probes' and the account store's.
 	for _, name := range []string{"trapos_gateway_ai_turns_running", "trapos_gateway_screen_updates_total",

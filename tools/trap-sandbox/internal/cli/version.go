@@ -14,7 +14,7 @@ var buildVersion string
 // Version says which trap-sandbox this is and which client it serves, for `--version` and
 // the start-up config line: the version given at link time, else the module's version or the
 // commit recorded in the build (+dirty with uncommitted changes), else "(devel)". Replicas
-// must run the same one (docs/scale-out.md).
+// must run the same one (docs/scale-out.md), and each one's heartbeats say it to the others.
 func Version() string {
 	v := "(devel)"
 	if buildVersion != "" {

@@ -155,6 +155,16 @@ func (tc *testCluster) startReplicaVia(name string, cfg gateway.Config, natsURL 
 	return tc.serveReplica(opened, cfg)
 }
 
+// startReplicaSettings starts a replica whose heartbeats say settings, its metrics on reg
+// (nil: none).
+func (tc *testCluster) startReplicaSettings(name string, settings Settings, reg prometheus.Registerer) *replica {
+	t := tc.t
+	t.Helper()
+	opened := tc.openRouterWith(name, tc.url(), reg, settings)
+	require.NoError(t, opened.err)
+	return tc.serveReplica(opened, gateway.Config{})
+}
+
 // openedRouter is openRouter's outcome: a router named name, its connection and logger, or
 // the error New gave.
 type openedRouter struct {
@@ -169,6 +179,11 @@ type openedRouter struct {
 // (nil: none), as a replica's start does. It requires nothing, so it may run in a goroutine of
 // its own.
 func (tc *testCluster) openRouter(name, natsURL string, reg prometheus.Registerer) openedRouter {
+	return tc.openRouterWith(name, natsURL, reg, Settings{})
+}
+
+// openRouterWith is openRouter for a router whose heartbeats say settings.
+func (tc *testCluster) openRouterWith(name, natsURL string, reg prometheus.Registerer, settings Settings) openedRouter {
 	logger := slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
 	nc, err := Connect(ConnOptions{URL: natsURL, Name: name, ReconnectWait: testReconnectWait}, logger)
 	if err != nil {
@@ -177,7 +192,7 @@ func (tc *testCluster) openRouter(name, natsURL string, reg prometheus.Registere
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	router, err := New(ctx, nc, Config{Replica: name, HeartbeatInterval: testHeartbeat, ReplicaTTL: testReplicaTTL,
-		Clock: tc.clock, Registerer: reg}, logger)
+		Clock: tc.clock, Registerer: reg, Settings: settings}, logger)
 	if err != nil {
 		nc.Close()
 		return openedRouter{name: name, err: err}

@@ -40,6 +40,14 @@ func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
 			Name: "trapos_gateway_remote_computers", Help: "Computers held by the other live replicas.",
 		}, func() float64 { return float64(len(r.Remote())) }),
 	)
+	// A gauge, not a counter of the differences seen: an alert on it fires while a replica
+	// differs and clears once every replica agrees, whenever the difference began.
+	for _, c := range settingChecks {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "trapos_gateway_replica_settings_differ", Help: "Live replicas whose heartbeat says another SANDBOX_PASSWORD (password), SANDBOX_API_TOKEN (api_token) or trap-sandbox version (version) than this replica's (docs/scale-out.md).",
+			ConstLabels: prometheus.Labels{"setting": c.label},
+		}, func() float64 { return float64(r.replicasDiffering(c)) }))
+	}
 	return m
 }
 

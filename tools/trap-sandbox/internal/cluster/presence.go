@@ -51,11 +51,15 @@ type heartbeatValue struct {
 	// Yielded is the last heartbeat of a twin that gives the name up to the older one
 	// (twin.go); the older writes its own heartbeat again over it, as over any of the twin's.
 	Yielded bool `json:"yielded,omitempty"`
+	// Settings are the writer's settings that every replica must share (settings.go); a
+	// trap-sandbox from before that check writes none.
+	Settings Settings `json:"settings,omitzero"`
 }
 
 // ownHeartbeat is this replica's heartbeat as it writes it.
 func (r *Router) ownHeartbeat() heartbeatValue {
-	return heartbeatValue{Replica: r.cfg.Replica, Started: r.started, ClosesRemoved: true, Instance: r.instance}
+	return heartbeatValue{Replica: r.cfg.Replica, Started: r.started, ClosesRemoved: true, Instance: r.instance,
+		Settings: r.cfg.Settings}
 }
 
 // heartbeat writes this replica's heartbeat once, unless it is leaving.
@@ -168,6 +172,7 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	if !beat.ClosesRemoved && (!known || !wasOlder) {
 		r.log.Warn("another replica runs an older trap-sandbox, which does not close the computers of an account removed on another replica: upgrade every replica (docs/scale-out.md)", "other", name)
 	}
+	r.judgeSettings(name, beat.Settings)
 	if !wasAlive {
 		r.believeClaimsOf(name)
 	}

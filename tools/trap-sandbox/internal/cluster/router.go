@@ -22,6 +22,8 @@
 //     (no heartbeat) is not believed until it is.
 //   - Presence: every replica writes a heartbeat into the bucket trapos_replicas; the computer
 //     list is this replica's sessions plus the claims of replicas heard from within ReplicaTTL.
+//     A heartbeat says the settings every replica must share; a replica logs and counts those
+//     of the others that differ from its own (settings.go).
 //
 // The replicas trust whatever is written on those subjects and buckets: the NATS account
 // fences them (docs/scale-out.md, Security). Without NATS a replica keeps serving the computers
@@ -85,6 +87,9 @@ type Config struct {
 	Clock clock.Clock
 	// Registerer receives the router's metrics (label them with the replica); nil: none.
 	Registerer prometheus.Registerer
+	// Settings are this replica's settings that every replica must share, as its heartbeat
+	// says them (settings.go); the fields left empty are neither said nor judged.
+	Settings Settings
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -185,6 +190,10 @@ type Router struct {
 	// under its name by another instance after that is a twin's (twin.go).
 	seenOwnBeat bool
 	twins       map[string]bool // the instances of the twins that yielded to this replica, each logged once
+	// settingsOf holds the Settings of each other replica's last heartbeat, settingsLogged the
+	// value of each of its settings last logged as differing from this replica's (settings.go).
+	settingsOf     map[string]Settings
+	settingsLogged map[loggedSetting]string
 }
 
 // New sets up the buckets (creating them when missing), starts watching them and writes the
@@ -218,6 +227,9 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		probing:   make(map[string]bool),
 		doubted:   make(map[gateway.Key]doubt),
 		twins:     make(map[string]bool),
+
+		settingsOf:     make(map[string]Settings),
+		settingsLogged: make(map[loggedSetting]string),
 	}
 	r.applyClaim = r.claimChanged
 	if beforeClaim != nil {
