@@ -238,15 +238,16 @@ function table.sort(t, comp)
   lua_sort(t, comp);
 end
 
--- tostring's call of a function __tostring, handed off from Go (format.go's luaToString)
--- so that it may yield, as Cobalt resumes it: its first result, whatever it is. The
--- callbacks here are called through same() so that they have no name, as when C calls them.
+-- tostring's call of a __tostring (a function, a table with __call), handed off from Go
+-- (format.go's luaToString) so that it may yield, as Cobalt resumes it: its first result,
+-- whatever it is. The callbacks here are called through same() so that they have no name,
+-- as when C calls them.
 function native.tostring_meta(handler, value)
   return (same(handler)(value));
 end
 
--- string.format from its first %s of a value with a function __tostring on, handed off from
--- Go (format.go's luaStringFormat): each such __tostring is called here, so that it may
+-- string.format from its first %s of a value with a __tostring on, handed off from Go
+-- (format.go's luaStringFormat): each such __tostring is called here, so that it may
 -- yield, and format_step formats on to the next one or the end.
 local format_step = native.format_step;
 function native.format_rest(handler, value, text, spec, index, arg, ...)

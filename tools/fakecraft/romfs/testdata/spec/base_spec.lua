@@ -184,6 +184,31 @@ describe("argument errors", function()
     expect.error(string.format, "%s", with(t)):eq("'__tostring' must return a string");
   end);
 
+  -- Cobalt's tostring and %s call any __tostring as a call does (Dispatch.call): a table
+  -- with __call too, and one that cannot be called fails as a call, at the caller's line.
+  it("tostring and %s call a __tostring that is a table with __call", function()
+    local seen = {};
+    local handler = setmetatable({}, { __call = function(self, value)
+      seen[#seen + 1] = value;
+      return "called " .. coroutine.yield("waiting");
+    end });
+    local value = setmetatable({}, { __tostring = handler });
+    local co = coroutine.create(function() return tostring(value), ("[%s]"):format(value); end);
+    expect({ coroutine.resume(co) }):same({ true, "waiting" });
+    expect({ coroutine.resume(co, "a") }):same({ true, "waiting" });
+    expect({ coroutine.resume(co, "b") }):same({ true, "called a", "[called b]" });
+    expect(seen):same({ value, value });
+    -- called by Go (as an __index) too
+    local plain = setmetatable({}, { __call = function() return "plain"; end });
+    expect(setmetatable({}, { __tostring = plain, __index = tostring }).key):eq("plain");
+
+    local broken = setmetatable({}, { __tostring = "text" });
+    local line = debug.getinfo(1, "l").currentline;
+    local _, err = pcall(function() return tostring(broken); end);
+    expect(err):eq(("%s:%d: attempt to call a string value"):format(debug.getinfo(1, "S").short_src, line + 1));
+    expect.error(string.format, "%s", broken):eq("attempt to call a string value");
+  end);
+
   -- Cobalt's getfenv reads a function's _ENV upvalue (LegacyEnv.getEnv), which a Lua 5.2
   -- function has when it or a function inside it uses a global, and a chunk always has;
   -- without one it answers the globals.
