@@ -259,18 +259,34 @@ end
 
 -- load's reader, handed off from Go (lua52.go's luaLoad) so that it may yield, as Cobalt
 -- resumes it: called until it returns nil or "", then what it read is loaded with load's
--- other arguments.
+-- other arguments. As Cobalt's FunctionInputReader, a number is read as its text (Lua's
+-- lua_isstring) and anything else refused; the reader runs protected, as Cobalt's load
+-- calls it, so its error is load's nil, err.
 local load_text, reader_not_string, concat = native.load_text, native.reader_not_string, table.concat;
-function native.load_reader(reader, ...)
+local number_text = native.concat_piece;
+
+-- read_all is all reader returns up to its end, or nil at a piece that is no string.
+local function read_all(reader)
   local pieces, n = {}, 0;
   while true do
     local piece = same(reader)();
-    if piece == nil or piece == "" then break; end
-    if type(piece) ~= "string" then return nil, reader_not_string; end
+    if piece == nil or piece == "" then return concat(pieces); end
+    local kind = type(piece);
+    if kind == "number" then
+      piece = number_text(piece);
+    elseif kind ~= "string" then
+      return nil;
+    end
     n = n + 1;
     pieces[n] = piece;
   end
-  return load_text(concat(pieces), ...);
+end
+
+function native.load_reader(reader, ...)
+  local ok, text = protected(read_all, reader);
+  if not ok then return nil, text; end
+  if text == nil then return nil, reader_not_string; end
+  return load_text(text, ...);
 end
 
 -- table.concat, unpack, table.insert and table.remove of a table with a metatable, handed

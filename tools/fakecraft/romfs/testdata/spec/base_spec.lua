@@ -209,6 +209,33 @@ describe("argument errors", function()
     expect.error(string.format, "%s", broken):eq("attempt to call a string value");
   end);
 
+  -- Cobalt's load reads what its reader returns as Lua's lua_isstring does, a number as its
+  -- text, and calls the reader protected: its error is load's nil, err (BaseLib.Load).
+  it("load reads a number its reader returns as text, and returns its error", function()
+    local function reader(...)
+      local pieces, i = table.pack(...), 0;
+      return function() i = i + 1; return pieces[i]; end;
+    end
+    expect({ load(reader("return ", 0.5, ", ", 12))() }):same({ 0.5, 12 });
+    local tbl = {};
+    expect({ load(function() error(tbl); end) }):same({ nil, tbl });
+    local line = debug.getinfo(1, "l").currentline;
+    expect({ load(function() error("oh no"); end) })
+      :same({ nil, ("%s:%d: oh no"):format(debug.getinfo(1, "S").short_src, line + 1) });
+    expect({ load(reader("return 1", {})) }):same({ nil, "reader function must return a string" });
+    expect(select("#", load(42))):eq(2);
+    -- called by Go (a Go __index of functions) too
+    local meta = debug.getmetatable(reader);
+    debug.setmetatable(reader, { __index = load });
+    local ok, chunk, failed = pcall(function()
+      return reader("return ", 7).name, (function() error(tbl); end).name;
+    end);
+    debug.setmetatable(reader, meta);
+    expect(ok):eq(true);
+    expect(chunk()):eq(7);
+    expect(failed):eq(nil);
+  end);
+
   -- Cobalt's getfenv reads a function's _ENV upvalue (LegacyEnv.getEnv), which a Lua 5.2
   -- function has when it or a function inside it uses a global, and a chunk always has;
   -- without one it answers the globals.
