@@ -85,3 +85,33 @@ _, alone = coroutine.resume(coroutine.create(standin), {})
 		t.Errorf("a stand-in alone: %q, want %q", alone, want)
 	}
 }
+
+// TestStandInTailCallKeepsTheCaller: with SetStandInSource, a tail call of a stand-in from
+// other code keeps the caller's frame, as a Go function's does; a stand-in's own tail call of
+// a stand-in still replaces its frame.
+func TestStandInTailCallKeepsTheCaller(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	standIn, err := L.Load(strings.NewReader(`
+local f = ...
+local function again(n) if n == 0 then local a, b = f(); return a, b end return again(n - 1) end
+return again(1000)`), "[C]")
+	if err != nil {
+		t.Fatal(err)
+	}
+	L.SetGlobal("standin", standIn)
+	L.SetStandInSource("[C]")
+	if err := L.DoString(`
+local function depth() local n = 1; while debug.getinfo(n) do n = n + 1 end return n end
+local function caller() return standin(function() return depth(), debug.getinfo(3, "n").name end) end
+levels, name = caller()
+`); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := L.GetGlobal("name").String(), "caller"; got != want {
+		t.Errorf("level 3 under a stand-in a tail call reached: %q, want %q", got, want)
+	}
+	if levels := int(L.GetGlobal("levels").(LNumber)); levels > 10 {
+		t.Errorf("%d levels: the stand-in's own tail calls kept their frames", levels)
+	}
+}

@@ -134,6 +134,12 @@ describe("debug.traceback", function()
       "[C]: in function 'pcall'", ("SRC:%d: in local 'caught'"):format(defined)));
     expect(head(text, 4)):str_match(("\n\tSRC:%d: in "):gsub("SRC", src):format(called) .. "[^\n]*$");
 
+    -- a tail call of pcall (Lua standing in for C) keeps its caller, as of a C function
+    defined = here() + 1;
+    local function tailed() return pcall(function() return debug.traceback("t"); end); end
+    expect(head(select(2, tailed()), 3)):eq(frames("t", ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "[C]: in function 'pcall'", ("SRC:%d: in local 'tailed'"):format(defined)));
+
     -- methods, metamethods, upvalues; a tail call's mark
     local object = { name = function(self) return debug.traceback("m"); end };
     called = here() + 1;
