@@ -686,6 +686,11 @@ func init() {
 			if callable == nil {
 				L.operandError(lv, "call", A)
 			}
+			if !callable.IsG && L.G.standInSource != "" && callable.Proto.SourceName == L.G.standInSource && cf.Fn.Proto.SourceName != L.G.standInSource {
+				// A stand-in for a Go function is called as a Go function is (below): the
+				// calling frame stays, as Cobalt's tail call of a Java function leaves it.
+				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
+			}
 			// +inline-call L.closeUpvalues lbase
 			if callable.IsG {
 				luaframe := cf

@@ -71,6 +71,16 @@ func (ls *LState) SetArgNumberReader(read ArgNumberReader) {
 	ls.G.argNumbers = read
 }
 
+// SetStandInSource names the source (a chunk name's display form, "[C]" for the chunk name
+// "=[C]") of Lua code that stands in for Go functions in every thread of ls's state: the VM
+// places an error raised in it (RaiseError, a runtime error) as one raised in a Go function,
+// at the Lua code nearest below it in the coroutine, and in it only when there is none; and a
+// tail call of it from other code is an ordinary call, as a Go function's is, so the caller's
+// frame stays. "" (the default): none does.
+func (ls *LState) SetStandInSource(source string) {
+	ls.G.standInSource = source
+}
+
 // ArgIntConverter makes a number argument an int for CheckInt and OptInt.
 type ArgIntConverter func(f float64) int
 

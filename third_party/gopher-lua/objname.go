@@ -252,3 +252,45 @@ func activeLocal(proto *FunctionProto, reg, pc int) (string, bool) {
 	}
 	return "", false
 }
+
+// metamethodOf names the metamethod an instruction calls when it runs one (Lua 5.2's
+// getfuncname, as Cobalt maps its opcodes): "" for an instruction that calls none.
+var metamethodOf = map[int]string{
+	OP_GETGLOBAL: "__index", OP_GETTABLE: "__index", OP_GETTABLEKS: "__index", OP_SELF: "__index",
+	OP_SETGLOBAL: "__newindex", OP_SETTABLE: "__newindex", OP_SETTABLEKS: "__newindex",
+	OP_ADD: "__add", OP_SUB: "__sub", OP_MUL: "__mul", OP_DIV: "__div", OP_MOD: "__mod",
+	OP_POW: "__pow", OP_UNM: "__unm", OP_LEN: "__len", OP_CONCAT: "__concat",
+	OP_EQ: "__eq", OP_LT: "__lt", OP_LE: "__le",
+}
+
+// FuncName is how the code that called callee's function names it, Lua 5.2's getfuncname
+// as CC: Tweaked's Cobalt writes it for its tracebacks: the kind ("global", "local",
+// "method", "field", "upvalue", "metamethod", "hook") and the name. caller is the frame that
+// called: callee's parent, or, for an embedder that runs a call in a coroutine of its own,
+// the frame that made the call in another one. ok is false when the call gives no name: the
+// caller is a Go function (a Go function's Call) or absent, callee was reached by a tail
+// call, or the instruction names nothing (a generic for's iterator, a call's result called).
+func (ls *LState) FuncName(callee, caller *Debug) (kind, name string, ok bool) {
+	if callee == nil || callee.frame == nil || caller == nil || caller.frame == nil {
+		return "", "", false
+	}
+	cf, parent := callee.frame, caller.frame
+	switch {
+	case cf.finish == finishHook:
+		return "hook", "?", true
+	case cf.TailCall > 0 || cf.finish == finishForStep:
+		return "", "", false
+	case parent.Fn == nil || parent.Fn.IsG || parent.Pc < 1 || parent.Pc > len(parent.Fn.Proto.Code):
+		return "", "", false
+	}
+	inst := parent.Fn.Proto.Code[parent.Pc-1]
+	switch op := opGetOpCode(inst); op {
+	case OP_CALL, OP_TAILCALL:
+		return ls.objectName(parent, opGetArgA(inst))
+	default:
+		if metamethod := metamethodOf[op]; metamethod != "" {
+			return "metamethod", metamethod, true
+		}
+	}
+	return "", "", false
+}

@@ -792,6 +792,13 @@ func (ls *LState) where(level int, skipg bool) string {
 	sourcename := "[G]"
 	if proto != nil {
 		sourcename = proto.SourceName
+		if skipg && ls.G.standInSource != "" && sourcename == ls.G.standInSource {
+			// Lua code standing in for a Go function is skipped as one, down to the Lua code
+			// below it in this coroutine; with none, the error stays in the stand-in.
+			if below := ls.where(level+1, skipg); below != "" && !strings.HasPrefix(below, sourcename+":") {
+				return below
+			}
+		}
 	} else if skipg {
 		return ls.where(level+1, skipg)
 	}

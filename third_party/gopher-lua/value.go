@@ -178,6 +178,8 @@ type Global struct {
 	argErrors  ArgErrorWording
 	argNumbers ArgNumberReader
 	argInts    ArgIntConverter
+
+	standInSource string // SetStandInSource
 }
 
 type LState struct {

@@ -1355,6 +1355,11 @@ func init() {
 			if callable == nil {
 				L.operandError(lv, "call", A)
 			}
+			if !callable.IsG && L.G.standInSource != "" && callable.Proto.SourceName == L.G.standInSource && cf.Fn.Proto.SourceName != L.G.standInSource {
+				// A stand-in for a Go function is called as a Go function is (below): the
+				// calling frame stays, as Cobalt's tail call of a Java function leaves it.
+				return jumpTable[OP_CALL](L, inst&^(0x1ff<<9), baseframe)
+			}
 			// this section is inlined by go-inline
 			// source function is 'func (ls *LState) closeUpvalues(idx int) ' in '_state.go'
 			{

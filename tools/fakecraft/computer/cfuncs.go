@@ -26,6 +26,10 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("compile cfuncs: %w", err)
 	}
+	// The VM places its errors past the stand-ins, at the Lua code that called them, as
+	// Cobalt places an error a Java function raises (luakit.CallerWhere); one with no Lua
+	// code below it in its coroutine (pcall's body) is placed again by protected().
+	L.SetStandInSource(cFrameSource)
 	tbl := L.GetGlobal("table").(*lua.LTable)
 	native := L.NewTable()
 	native.RawSetString("sort", L.NewFunction(placedAtCaller(tbl.RawGetString("sort").(*lua.LFunction))))

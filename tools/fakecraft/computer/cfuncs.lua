@@ -238,15 +238,16 @@ function table.sort(t, comp)
   lua_sort(t, comp);
 end
 
--- tostring's call of a function __tostring, handed off from Go (format.go's luaToString)
--- so that it may yield, as Cobalt resumes it: its first result, whatever it is. The
--- callbacks here are called through same() so that they have no name, as when C calls them.
+-- tostring's call of a __tostring (a function, a table with __call), handed off from Go
+-- (format.go's luaToString) so that it may yield, as Cobalt resumes it: its first result,
+-- whatever it is. The callbacks here are called through same() so that they have no name,
+-- as when C calls them.
 function native.tostring_meta(handler, value)
   return (same(handler)(value));
 end
 
--- string.format from its first %s of a value with a function __tostring on, handed off from
--- Go (format.go's luaStringFormat): each such __tostring is called here, so that it may
+-- string.format from its first %s of a value with a __tostring on, handed off from Go
+-- (format.go's luaStringFormat): each such __tostring is called here, so that it may
 -- yield, and format_step formats on to the next one or the end.
 local format_step = native.format_step;
 function native.format_rest(handler, value, text, spec, index, arg, ...)
@@ -258,18 +259,34 @@ end
 
 -- load's reader, handed off from Go (lua52.go's luaLoad) so that it may yield, as Cobalt
 -- resumes it: called until it returns nil or "", then what it read is loaded with load's
--- other arguments.
+-- other arguments. As Cobalt's FunctionInputReader, a number is read as its text (Lua's
+-- lua_isstring) and anything else refused; the reader runs protected, as Cobalt's load
+-- calls it, so its error is load's nil, err.
 local load_text, reader_not_string, concat = native.load_text, native.reader_not_string, table.concat;
-function native.load_reader(reader, ...)
+local number_text = native.concat_piece;
+
+-- read_all is all reader returns up to its end, or nil at a piece that is no string.
+local function read_all(reader)
   local pieces, n = {}, 0;
   while true do
     local piece = same(reader)();
-    if piece == nil or piece == "" then break; end
-    if type(piece) ~= "string" then return nil, reader_not_string; end
+    if piece == nil or piece == "" then return concat(pieces); end
+    local kind = type(piece);
+    if kind == "number" then
+      piece = number_text(piece);
+    elseif kind ~= "string" then
+      return nil;
+    end
     n = n + 1;
     pieces[n] = piece;
   end
-  return load_text(concat(pieces), ...);
+end
+
+function native.load_reader(reader, ...)
+  local ok, text = protected(read_all, reader);
+  if not ok then return nil, text; end
+  if text == nil then return nil, reader_not_string; end
+  return load_text(text, ...);
 end
 
 -- table.concat, unpack, table.insert and table.remove of a table with a metatable, handed

@@ -5,15 +5,18 @@ import (
 
 	lua "github.com/yuin/gopher-lua"
 
+	"fakecraft/ccformat"
 	"fakecraft/luachunk"
+	"fakecraft/luakit"
 )
 
 // installDebug gives debug.getinfo Lua 5.2's fields: short_src (gopher-lua has none),
 // source as the chunk name the function was loaded under (gopher-lua reports the display
 // name it prints in errors), "C" as the kind of Go functions, and the "u" option's nparams
 // and isvararg. debug.getlocal(f, n) names a function's parameters, as in Lua 5.2.
-// debug.traceback hands back a message that is no string, as Lua 5.2 does, so an error
-// object caught by xpcall(f, debug.traceback) stays the same object.
+// debug.traceback writes Cobalt's traceback (debugTraceback), and hands back a message that is
+// no string, as Lua 5.2 does, so an error object caught by xpcall(f, debug.traceback) stays
+// the same object.
 func installDebug(L *lua.LState) {
 	dbg, ok := L.GetGlobal("debug").(*lua.LTable)
 	if !ok {
@@ -25,26 +28,37 @@ func installDebug(L *lua.LState) {
 	if getlocal, ok := dbg.RawGetString("getlocal").(*lua.LFunction); ok && getlocal.GFunction != nil {
 		dbg.RawSetString("getlocal", L.NewFunction(debugGetLocal(getlocal.GFunction)))
 	}
-	if traceback, ok := dbg.RawGetString("traceback").(*lua.LFunction); ok && traceback.GFunction != nil {
-		dbg.RawSetString("traceback", L.NewFunction(debugTraceback(traceback.GFunction)))
-	}
+	dbg.RawSetString("traceback", L.NewFunction(debugTraceback))
 }
 
-// debugTraceback wraps gopher-lua's debug.traceback([thread,] [message [, level]]): a message
-// other than a string, a number or nil is returned unchanged.
-func debugTraceback(orig lua.LGFunction) lua.LGFunction {
-	return func(L *lua.LState) int {
-		msg := 1
-		if _, ok := L.Get(1).(*lua.LState); ok {
-			msg = 2
+// debugTraceback is debug.traceback([thread,] [message [, level]]) as Cobalt's: a message
+// other than a string, a number or nil is returned unchanged; else the message (a number as
+// its text) and a line break, if given, before luakit.Traceback of the thread from level on,
+// by default 1 (the caller) for the running coroutine and 0 for another. gopher-lua's wrote
+// its own format ("[G]: ?", "in corountine", a stand-in's line), dropped a level after each
+// tail call and the message of a thread's traceback, and stopped at pcall's coroutine.
+func debugTraceback(L *lua.LState) int {
+	th, arg, level := L, 1, 1
+	if co, ok := L.Get(1).(*lua.LState); ok {
+		th, arg = co, 2
+		if co != L {
+			level = 0
 		}
-		switch L.Get(msg).(type) {
-		case *lua.LNilType, lua.LString, lua.LNumber:
-			return orig(L)
-		}
-		L.Push(L.Get(msg))
+	}
+	var text strings.Builder
+	switch msg := L.Get(arg).(type) {
+	case *lua.LNilType:
+	case lua.LString:
+		text.WriteString(string(msg) + "\n")
+	case lua.LNumber:
+		text.WriteString(ccformat.FormatNumber(float64(msg)) + "\n")
+	default:
+		L.Push(msg)
 		return 1
 	}
+	text.WriteString(luakit.Traceback(th, luakit.OptInteger(L, arg+1, level)))
+	L.Push(lua.LString(text.String()))
+	return 1
 }
 
 // debugGetInfo wraps gopher-lua's debug.getinfo.

@@ -21,10 +21,11 @@ func toStringMeta(L *lua.LState, v lua.LValue) string {
 }
 
 // toStringBy is tostring of v, not a number, whose __tostring is handler (nil when none),
-// the handler called at once.
+// the handler called at once. Any handler is called, as Cobalt's OperationHelper.toString
+// calls it: a table with __call too, and a value that cannot be called fails as a call.
 func toStringBy(L *lua.LState, v, handler lua.LValue) string {
-	if mt, ok := handler.(*lua.LFunction); ok {
-		L.Push(mt)
+	if handler != lua.LNil {
+		L.Push(handler)
 		L.Push(v)
 		L.Call(1, 1)
 		r := L.Get(-1)
@@ -47,15 +48,12 @@ func checkToString(L *lua.LState, r lua.LValue) string {
 	return ""
 }
 
-// toStringHandOff is the function __tostring of a %s argument, not a number, when the
-// running Go function can hand the call off (lua.LState.HandOff) to a stand-in that calls
-// it, so that it may yield as Cobalt resumes it; else nil, and the handler (if any) is
-// called at once.
-func toStringHandOff(L *lua.LState, handler lua.LValue) *lua.LFunction {
-	if fn, ok := handler.(*lua.LFunction); ok && L.CanHandOff() {
-		return fn
-	}
-	return nil
+// toStringHandOff reports whether the __tostring handler of a %s argument, not a number,
+// is called by a stand-in the running Go function hands the call off to
+// (lua.LState.HandOff), so that it may yield as Cobalt resumes it; else the handler (if
+// any) is called at once.
+func toStringHandOff(L *lua.LState, handler lua.LValue) bool {
+	return handler != lua.LNil && L.CanHandOff()
 }
 
 // quoteLiteral is %q of argument arg (at stack index at) as Cobalt writes it: Lua 5.3's
@@ -77,11 +75,12 @@ func quoteLiteral(L *lua.LState, at, arg int) string {
 	return ""
 }
 
-// luaToString replaces the global tostring. A function __tostring's first result is
-// tostring's, whatever it is (Cobalt's tostring does not check it, as string.format's %s
-// does). Called by Lua code, tostring hands the call off to standIn (cfuncs.lua's
-// tostring_meta), so that the __tostring may yield, as in Cobalt; numbers and values
-// without one cost what they did.
+// luaToString replaces the global tostring. A __tostring's first result is tostring's,
+// whatever it is (Cobalt's tostring does not check it, as string.format's %s does); any
+// __tostring is called, a table with __call as well as a function (toStringBy). Called by
+// Lua code, tostring hands the call off to standIn (cfuncs.lua's tostring_meta), so that
+// the __tostring may yield, as in Cobalt; numbers and values without one cost what they
+// did.
 func luaToString(standIn *lua.LFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		L.CheckAny(1)
@@ -90,12 +89,12 @@ func luaToString(standIn *lua.LFunction) lua.LGFunction {
 			L.Push(lua.LString(ccformat.FormatNumber(float64(n))))
 			return 1
 		}
-		fn, ok := L.GetMetaField(v, "__tostring").(*lua.LFunction)
-		if !ok {
+		handler := L.GetMetaField(v, "__tostring")
+		if handler == lua.LNil {
 			L.Push(lua.LString(v.String()))
 			return 1
 		}
-		L.Push(fn)
+		L.Push(handler)
 		L.Push(v)
 		if L.CanHandOff() {
 			return L.HandOff(standIn, 2)
@@ -194,7 +193,7 @@ func readFormatDirective(L *lua.LState, format string, start int) (flags int, sp
 // luaStringFormat replaces string.format so that %s and %d render numbers as CC does and %q
 // quotes as C Lua does (gopher-lua hands everything to Go's fmt), and refuses the
 // directives Cobalt's StringFormat refuses (readFormatDirective). At the first %s of a value
-// with a function __tostring it hands the rest off to standIn (cfuncs.lua's format_rest),
+// with a __tostring it hands the rest off to standIn (cfuncs.lua's format_rest),
 // which calls each such __tostring so that it may yield, as Cobalt resumes its format, and
 // goes on with formatStep.
 func luaStringFormat(standIn *lua.LFunction) lua.LGFunction {
@@ -208,7 +207,7 @@ func luaStringFormat(standIn *lua.LFunction) lua.LGFunction {
 // formatStep goes on with a format that format_rest took over: its arguments are the text so
 // far, the __tostring result for the pending %s and that directive's spec, where the format
 // goes on (its index and the last argument used), then string.format's own arguments. It
-// returns the formatted string, or, at the next %s of a value with a function __tostring,
+// returns the formatted string, or, at the next %s of a value with a __tostring,
 // the text so far, the spec, the index, the argument, the handler and the value.
 func formatStep(L *lua.LState) int {
 	const base = 5 // string.format's arguments start after formatStep's five
@@ -220,7 +219,7 @@ func formatStep(L *lua.LState) int {
 
 // formatFrom formats format from index i on, after argument arg, into out; argument n of
 // string.format is at stack index base + n. With standIn it hands off at the first %s of a
-// value with a function __tostring; without, it returns the state there (formatStep).
+// value with a __tostring; without, it returns the state there (formatStep).
 func formatFrom(L *lua.LState, standIn *lua.LFunction, base int, format string, out *strings.Builder, i, arg int) int {
 	for ; i < len(format); i++ {
 		c := format[i]
@@ -268,16 +267,16 @@ func formatFrom(L *lua.LState, standIn *lua.LFunction, base int, format string, 
 			}
 			handler := L.GetMetaField(v, "__tostring")
 			if base > 0 {
-				if fn, ok := handler.(*lua.LFunction); ok {
+				if handler != lua.LNil {
 					pushFormatState(L, out.String(), spec, end, arg)
-					L.Push(fn)
+					L.Push(handler)
 					L.Push(v)
 					return 6
 				}
-			} else if fn := toStringHandOff(L, handler); fn != nil {
+			} else if toStringHandOff(L, handler) {
 				// format_rest(handler, value, text, spec, index, arg, string.format's arguments)
 				top := L.GetTop()
-				L.Push(fn)
+				L.Push(handler)
 				L.Push(v)
 				pushFormatState(L, out.String(), spec, end, arg)
 				for n := 1; n <= top; n++ {
@@ -292,7 +291,7 @@ func formatFrom(L *lua.LState, standIn *lua.LFunction, base int, format string, 
 	return 1
 }
 
-// pushFormatState pushes where a format stopped at a %s of a function __tostring: the text
+// pushFormatState pushes where a format stopped at a %s of a value with __tostring: the text
 // so far, the directive's spec, the index past it and its argument (formatStep).
 func pushFormatState(L *lua.LState, text, spec string, next, arg int) {
 	L.Push(lua.LString(text))

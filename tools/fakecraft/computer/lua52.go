@@ -126,24 +126,28 @@ func compileChunk(L *lua.LState, src string, chunkName string, env *lua.LTable) 
 	return fn, nil
 }
 
-// luaLoad is Lua 5.2's load(chunk [, name [, mode [, env]]]): chunk is a string or a reader
-// function, and the environment defaults to _G rather than the caller's. A reader is handed
-// off to readerStandIn (cfuncs.lua's load_reader), which calls it so that it may yield, as
-// Cobalt's load resumes it, and loads what it read with loadText; called by Go, load calls
-// the reader at once.
+// luaLoad is Lua 5.2's load(chunk [, name [, mode [, env]]]): chunk is a string (a number
+// is read as its text, as Cobalt reads it) or a reader function, and the environment
+// defaults to _G rather than the caller's. A reader is handed off to readerStandIn
+// (cfuncs.lua's load_reader), which calls it so that it may yield, as Cobalt's load resumes
+// it, and loads what it read with loadText; called by Go, load calls the reader at once
+// (readChunk).
 func luaLoad(readerStandIn *lua.LFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
 		switch chunk := L.Get(1).(type) {
 		case lua.LString:
 			return loadChunk(L, string(chunk), string(chunk))
+		case lua.LNumber:
+			text := ccformat.FormatNumber(float64(chunk))
+			return loadChunk(L, text, text)
 		case *lua.LFunction:
 			if L.CanHandOff() {
 				return L.HandOff(readerStandIn, L.GetTop()) // load's own arguments
 			}
-			src, ok := readChunk(L, chunk)
-			if !ok {
+			src, failure := readChunk(L, chunk)
+			if failure != nil {
 				L.Push(lua.LNil)
-				L.Push(lua.LString(readerNotString))
+				L.Push(failure)
 				return 2
 			}
 			return loadChunk(L, src, "=(load)")
@@ -154,29 +158,39 @@ func luaLoad(readerStandIn *lua.LFunction) lua.LGFunction {
 	}
 }
 
-// readerNotString is load's answer to a reader that returns neither a string nor nil.
+// readerNotString is load's answer to a reader that returns neither a string, a number nor
+// nil.
 const readerNotString = "reader function must return a string"
 
-// readChunk calls reader until it returns nil or "" and returns what it read, or false when
-// it returned something else.
-func readChunk(L *lua.LState, reader *lua.LFunction) (string, bool) {
+// readChunk calls reader until it returns nil or "" and returns what it read, as
+// cfuncs.lua's load_reader does: a number piece is its text; a piece of another type fails
+// with readerNotString, an error of the reader with its value (failure not nil).
+func readChunk(L *lua.LState, reader *lua.LFunction) (text string, failure lua.LValue) {
 	var b strings.Builder
 	for {
 		L.Push(reader)
-		L.Call(0, 1)
+		if err := L.PCall(0, 1, nil); err != nil {
+			var apiErr *lua.ApiError
+			if errors.As(err, &apiErr) {
+				return "", apiErr.Object
+			}
+			return "", lua.LString(err.Error())
+		}
 		piece := L.Get(-1)
 		L.Pop(1)
-		if piece == lua.LNil {
-			return b.String(), true
+		switch piece := piece.(type) {
+		case *lua.LNilType:
+			return b.String(), nil
+		case lua.LString:
+			if piece == "" {
+				return b.String(), nil
+			}
+			b.WriteString(string(piece))
+		case lua.LNumber:
+			b.WriteString(ccformat.FormatNumber(float64(piece)))
+		default:
+			return "", lua.LString(readerNotString)
 		}
-		s, ok := piece.(lua.LString)
-		if !ok {
-			return "", false
-		}
-		if s == "" {
-			return b.String(), true
-		}
-		b.WriteString(string(s))
 	}
 }
 

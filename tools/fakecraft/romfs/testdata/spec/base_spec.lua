@@ -184,6 +184,58 @@ describe("argument errors", function()
     expect.error(string.format, "%s", with(t)):eq("'__tostring' must return a string");
   end);
 
+  -- Cobalt's tostring and %s call any __tostring as a call does (Dispatch.call): a table
+  -- with __call too, and one that cannot be called fails as a call, at the caller's line.
+  it("tostring and %s call a __tostring that is a table with __call", function()
+    local seen = {};
+    local handler = setmetatable({}, { __call = function(self, value)
+      seen[#seen + 1] = value;
+      return "called " .. coroutine.yield("waiting");
+    end });
+    local value = setmetatable({}, { __tostring = handler });
+    local co = coroutine.create(function() return tostring(value), ("[%s]"):format(value); end);
+    expect({ coroutine.resume(co) }):same({ true, "waiting" });
+    expect({ coroutine.resume(co, "a") }):same({ true, "waiting" });
+    expect({ coroutine.resume(co, "b") }):same({ true, "called a", "[called b]" });
+    expect(seen):same({ value, value });
+    -- called by Go (as an __index) too
+    local plain = setmetatable({}, { __call = function() return "plain"; end });
+    expect(setmetatable({}, { __tostring = plain, __index = tostring }).key):eq("plain");
+
+    local broken = setmetatable({}, { __tostring = "text" });
+    local line = debug.getinfo(1, "l").currentline;
+    local _, err = pcall(function() return tostring(broken); end);
+    expect(err):eq(("%s:%d: attempt to call a string value"):format(debug.getinfo(1, "S").short_src, line + 1));
+    expect.error(string.format, "%s", broken):eq("attempt to call a string value");
+  end);
+
+  -- Cobalt's load reads what its reader returns as Lua's lua_isstring does, a number as its
+  -- text, and calls the reader protected: its error is load's nil, err (BaseLib.Load).
+  it("load reads a number its reader returns as text, and returns its error", function()
+    local function reader(...)
+      local pieces, i = table.pack(...), 0;
+      return function() i = i + 1; return pieces[i]; end;
+    end
+    expect({ load(reader("return ", 0.5, ", ", 12))() }):same({ 0.5, 12 });
+    local tbl = {};
+    expect({ load(function() error(tbl); end) }):same({ nil, tbl });
+    local line = debug.getinfo(1, "l").currentline;
+    expect({ load(function() error("oh no"); end) })
+      :same({ nil, ("%s:%d: oh no"):format(debug.getinfo(1, "S").short_src, line + 1) });
+    expect({ load(reader("return 1", {})) }):same({ nil, "reader function must return a string" });
+    expect(select("#", load(42))):eq(2);
+    -- called by Go (a Go __index of functions) too
+    local meta = debug.getmetatable(reader);
+    debug.setmetatable(reader, { __index = load });
+    local ok, chunk, failed = pcall(function()
+      return reader("return ", 7).name, (function() error(tbl); end).name;
+    end);
+    debug.setmetatable(reader, meta);
+    expect(ok):eq(true);
+    expect(chunk()):eq(7);
+    expect(failed):eq(nil);
+  end);
+
   -- Cobalt's getfenv reads a function's _ENV upvalue (LegacyEnv.getEnv), which a Lua 5.2
   -- function has when it or a function inside it uses a global, and a chunk always has;
   -- without one it answers the globals.

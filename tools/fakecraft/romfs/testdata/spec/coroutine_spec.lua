@@ -279,8 +279,11 @@ describe("load's reader function", function()
   end);
 
   it("keeps load's answers to what the reader returns", function()
-    expect({ echo(function() return load(function() coroutine.yield(); return 1; end); end) })
+    expect({ echo(function() return load(function() coroutine.yield(); return {}; end); end) })
       :same({ nil, "reader function must return a string" });
+    local pieces, i = { "return ", 1, "" }, 0;
+    local one = echo(function() return load(function() i = i + 1; return coroutine.yield(pieces[i]); end); end);
+    expect(one()):eq(1);
     local f = echo(function() return load(function() return coroutine.yield(nil); end); end);
     expect(debug.getinfo(f, "S").source):eq("=(load)");
   end);

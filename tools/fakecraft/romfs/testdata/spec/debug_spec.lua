@@ -86,6 +86,111 @@ describe("debug.traceback", function()
     expect(err):eq(object);
     expect(debug.traceback("message")):str_match("^message\nstack traceback:");
   end);
+
+  -- Cobalt's DebugHelpers.traceback: "[C]:" for a Java function, a Lua frame named by how
+  -- its caller named it (kind and name), "function <src:line>" when unnamed,
+  -- "(...tail calls...)" after a function a tail call reached; pcall is a frame of the same
+  -- stack. fakecraft's stand-ins for C read as the C function they stand for.
+  local src = debug.getinfo(1, "S").short_src;
+  local function here() return debug.getinfo(2, "l").currentline; end
+  -- The message and the first n frames of a traceback.
+  local function head(text, n)
+    local lines = {};
+    for line in (text .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = line; end
+    return table.concat(lines, "\n", 1, math.min(#lines, n + 2));
+  end
+  local function frames(message, ...)
+    local text = { message, "stack traceback:" };
+    for i = 1, select("#", ...) do text[#text + 1] = "\t" .. select(i, ...):gsub("SRC", src); end
+    return table.concat(text, "\n");
+  end
+
+  it("reads as CC's: C functions and stand-ins as [C], frames named by kind", function()
+    local defined, inside = here() + 1, here() + 1;
+    local value = setmetatable({}, { __tostring = function() return debug.traceback("t"); end });
+    local function run() local text = tostring(value); return text; end
+    local called = here() + 1;
+    local text = run();
+    expect(head(text, 3)):eq(frames("t", ("SRC:%d: in function <SRC:%d>"):format(inside, defined),
+      "[C]: in function 'tostring'", ("SRC:%d: in local 'run'"):format(called - 2)));
+    expect(text:find("[G]", 1, true)):eq(nil);
+    expect(text:find("corountine", 1, true)):eq(nil);
+    expect(text:find("%[C%]:%d")):eq(nil);
+
+    -- table.concat's stand-in and what it calls of its own are one C frame
+    defined = here() + 1;
+    local proxy = setmetatable({}, { __len = function() return 1; end, __index = function() return debug.traceback("i"); end });
+    called = here() + 1;
+    text = table.concat(proxy);
+    expect(head(text, 3)):str_match("^" .. frames("i", ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "[C]: in field 'concat'", ("SRC:%d: in "):format(called)):gsub("[%[%]%(%)%.%-]", "%%%0"));
+
+    -- pcall is a frame, and the stack goes on past it
+    defined = here() + 1;
+    local function caught() local ok, t = pcall(function() return debug.traceback("p"); end); return t; end
+    called = here() + 1;
+    text = caught();
+    expect(head(text, 3)):eq(frames("p", ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "[C]: in function 'pcall'", ("SRC:%d: in local 'caught'"):format(defined)));
+    expect(head(text, 4)):str_match(("\n\tSRC:%d: in "):gsub("SRC", src):format(called) .. "[^\n]*$");
+
+    -- a tail call of pcall (Lua standing in for C) keeps its caller, as of a C function
+    defined = here() + 1;
+    local function tailed() return pcall(function() return debug.traceback("t"); end); end
+    expect(head(select(2, tailed()), 3)):eq(frames("t", ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "[C]: in function 'pcall'", ("SRC:%d: in local 'tailed'"):format(defined)));
+
+    -- methods, metamethods, upvalues; a tail call's mark
+    local object = { name = function(self) return debug.traceback("m"); end };
+    called = here() + 1;
+    expect(head(object:name(), 1)):eq(frames("m", ("SRC:%d: in method 'name'"):format(called - 2)));
+    local sum = setmetatable({}, { __add = function() return debug.traceback("a"); end });
+    expect(head(sum + 1, 1)):eq(frames("a", ("SRC:%d: in metamethod '__add'"):format(here() - 1)));
+    defined = here() + 1;
+    local function last() return debug.traceback("l"); end
+    local function tail() return last(); end
+    local function outer() local t = tail(); return t; end
+    local function upper() local t = outer(); return t; end
+    expect(head(upper(), 4)):eq(frames("l", ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "(...tail calls...)", ("SRC:%d: in upvalue 'outer'"):format(defined + 2),
+      ("SRC:%d: in local 'upper'"):format(defined + 3)));
+  end);
+
+  it("takes a number message, a thread, and a level as Cobalt's", function()
+    expect(debug.traceback(42)):str_match("^42\nstack traceback:\n");
+    local co = coroutine.create(function() local x = coroutine.yield(); return x; end);
+    coroutine.resume(co);
+    local line = here() - 2;
+    expect(debug.traceback(co, "co")):eq(frames("co", ("SRC:%d: in function <SRC:%d>"):format(line, line)));
+    expect(debug.traceback(co, "co", 1)):eq(frames("co"));
+    local function level(n) return debug.traceback("l", n); end
+    local function call_level() local t = level(2); return t; end
+    expect(head(call_level(), 1)):eq(frames("l", ("SRC:%d: in local 'call_level'"):format(here() - 1)));
+  end);
+
+  it("cuts a deep stack to the first 10 frames and the last 11", function()
+    local function deep(n) if n == 0 then return debug.traceback("d", 1); end local t = deep(n - 1); return t; end
+    local lines = {};
+    for line in deep(40):gmatch("[^\n]+") do lines[#lines + 1] = line; end
+    expect(lines[13]):eq("\t...");
+    expect(#lines):eq(2 + 10 + 1 + 11);
+  end);
+end);
+
+describe("an error the VM raises in a stand-in for C", function()
+  it("is placed at the Lua code that called the C function, as Cobalt places it", function()
+    local src = debug.getinfo(1, "S").short_src;
+    local broken = setmetatable({}, { __len = function() return 1; end, __index = setmetatable({}, { __index = 5 }) });
+    local line = debug.getinfo(1, "l").currentline;
+    local co = coroutine.create(function()
+      table.concat(broken);
+    end);
+    expect({ coroutine.resume(co) }):same({ false, ("%s:%d: attempt to index a number value"):format(src, line + 2) });
+    co = coroutine.create(function()
+      return tostring(setmetatable({}, { __tostring = 5 }));
+    end);
+    expect({ coroutine.resume(co) }):same({ false, ("%s:%d: attempt to call a number value"):format(src, line + 6) });
+  end);
 end);
 
 -- debug.sethook is the fork's (third_party/gopher-lua, hook.go): per coroutine, and a hook
