@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -45,6 +46,24 @@ func OpenKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
 		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
 	}
 	return &KV{kv: kv}, nil
+}
+
+// ErrBucketGone is the answer of every read and write once NATS has lost the bucket after
+// OpenKV (restarted without its store, -sd): the library's own words ("no responders
+// available for request", "stream not found") name neither the bucket nor what to do. The
+// bucket is not created again here: an empty one would refuse every token and credential,
+// where giving NATS its store back brings them all back.
+var ErrBucketGone = errors.New("NATS has no bucket " + KVBucket + " any more (restarted without its store, -sd?): its accounts, " +
+	"API tokens and computer credentials are unknown until it is back; give NATS its store back, or add the accounts " +
+	"again with trap-sandbox accounts add --nats (docs/scale-out.md)")
+
+// bucketGone is err, as ErrBucketGone if it says that the bucket's stream is not there.
+func bucketGone(err error) error {
+	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrStreamNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse) {
+		return fmt.Errorf("%w (%v)", ErrBucketGone, err)
+	}
+	return err
 }
 
 const (
@@ -119,7 +138,7 @@ func (s *KV) get(ctx context.Context, what, key, id string, v any) (uint64, erro
 		return 0, notFound(what, id)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read %s %q: %w", what, id, err)
+		return 0, fmt.Errorf("read %s %q: %w", what, id, bucketGone(err))
 	}
 	if err := json.Unmarshal(e.Value(), v); err != nil {
 		return 0, fmt.Errorf("read %s %q: %w", what, id, err)
@@ -136,7 +155,7 @@ func (s *KV) create(ctx context.Context, what, key, id string, v any) error {
 	if _, err := s.kv.Create(ctx, key, b); errors.Is(err, jetstream.ErrKeyExists) {
 		return exists(what, id)
 	} else if err != nil {
-		return fmt.Errorf("add %s %q: %w", what, id, err)
+		return fmt.Errorf("add %s %q: %w", what, id, bucketGone(err))
 	}
 	return nil
 }
@@ -158,7 +177,7 @@ func kvUpdate[T any](ctx context.Context, s *KV, what, key, id string, change fu
 		if _, err := s.kv.Update(ctx, key, b, rev); err == nil {
 			return v, nil
 		} else if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
-			return v, fmt.Errorf("update %s %q: %w", what, id, err)
+			return v, fmt.Errorf("update %s %q: %w", what, id, bucketGone(err))
 		}
 	}
 	var zero T
@@ -169,7 +188,7 @@ func kvUpdate[T any](ctx context.Context, s *KV, what, key, id string, change fu
 func kvList[T any](ctx context.Context, s *KV, prefix string) ([]T, error) {
 	lister, err := s.kv.ListKeys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", strings.TrimSuffix(prefix, "."), err)
+		return nil, fmt.Errorf("list %s: %w", strings.TrimSuffix(prefix, "."), bucketGone(err))
 	}
 	var keys []string
 	for k := range lister.Keys() {
@@ -212,7 +231,7 @@ func (s *KV) CreateAccountWithToken(ctx context.Context, a Account, t Token) err
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		return exists("account", a.ID)
 	} else if err != nil {
-		return fmt.Errorf("add account %q: %w", a.ID, err)
+		return fmt.Errorf("add account %q: %w", a.ID, bucketGone(err))
 	}
 	if err := s.createTokenRecord(ctx, t); err != nil {
 		if derr := s.kv.Delete(ctx, key, jetstream.LastRevision(rev)); derr != nil {

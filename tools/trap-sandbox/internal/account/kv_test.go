@@ -143,3 +143,25 @@ func TestKVCredentialOfAMissingAccountIsRefused(t *testing.T) {
 	_, err = a.AuthenticateComputer(ctx, secret, "7:kitchen", "10.0.0.5:1")
 	require.ErrorIs(t, err, account.ErrBadSecret, "the new alice does not inherit the old one's credential")
 }
+
+// TestKVSaysWhenNATSLostTheBucket: NATS restarted without its store has no bucket; every read
+// and write says so, with what to do, instead of the library's "no responders available for
+// request", which an operator reads in the logs of every refused token and hello.
+func TestKVSaysWhenNATSLostTheBucket(t *testing.T) {
+	ctx := t.Context()
+	js := startJetStream(t)
+	s, err := account.OpenKV(ctx, js)
+	require.NoError(t, err)
+	require.NoError(t, js.DeleteKeyValue(ctx, account.KVBucket))
+
+	_, err = s.Token(ctx, "t1")
+	require.ErrorIs(t, err, account.ErrBucketGone)
+	require.ErrorContains(t, err, "NATS has no bucket trapos_accounts any more (restarted without its store, -sd?)")
+	_, err = s.Credential(ctx, "c1")
+	require.ErrorIs(t, err, account.ErrBucketGone)
+	_, err = s.Accounts(ctx)
+	require.ErrorIs(t, err, account.ErrBucketGone)
+	require.ErrorIs(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}), account.ErrBucketGone)
+	err = s.CreateAccountWithToken(ctx, account.Account{ID: "bob", Role: account.RoleUser}, account.Token{Selector: "t2", Hash: []byte("h"), AccountID: "bob"})
+	require.ErrorIs(t, err, account.ErrBucketGone)
+}

@@ -420,6 +420,14 @@ func TestBadValuesNameTheirVariable(t *testing.T) {
 	t.Setenv("OPENCODE_URL", "localhost:4242")
 	root, _ = parse(t, "--listen", "127.0.0.1:0")
 	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard), "--opencode-url (OPENCODE_URL): opencode url localhost:4242: scheme must be http or https")
+
+	// A replica's service file sets its NATS timings in variables (docs/scale-out.md).
+	clearEnv(t)
+	t.Setenv("SANDBOX_NATS_URL", "nats://127.0.0.1:1")
+	t.Setenv("SANDBOX_NATS_REPLICA_TTL", "9s")
+	root, _ = parse(t, "--listen", "127.0.0.1:0")
+	require.EqualError(t, root.Serve.Run(t.Context(), io.Discard),
+		"--nats-replica-ttl (SANDBOX_NATS_REPLICA_TTL) must be at least twice --nats-heartbeat (SANDBOX_NATS_HEARTBEAT), got 9s and 5s")
 }
 
 // TestAnAPITokenNoClientCanSendIsRefusedAtStart: HTTP drops the spaces at a header's ends and

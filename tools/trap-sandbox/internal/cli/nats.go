@@ -95,7 +95,8 @@ func (c *ServeCmd) replicaSettings() cluster.Settings {
 // label, and its heartbeats say settings, which the other replicas check against theirs.
 func (f *NATSFlags) router(ctx context.Context, r ReplicaFlags, replica string, settings cluster.Settings, reg *prometheus.Registry, logger *slog.Logger) (*cluster.Router, error) {
 	if r.NATSReplicaTTL < 2*r.NATSHeartbeat {
-		return nil, fmt.Errorf("--nats-replica-ttl (%s) must be at least twice --nats-heartbeat (%s)", r.NATSReplicaTTL, r.NATSHeartbeat)
+		return nil, fmt.Errorf("%s must be at least twice %s, got %s and %s", flagAndEnv("nats-replica-ttl"), flagAndEnv("nats-heartbeat"),
+			r.NATSReplicaTTL, r.NATSHeartbeat)
 	}
 	for name, d := range map[string]time.Duration{"nats-heartbeat": r.NATSHeartbeat, "nats-op-timeout": r.NATSOpTimeout, "nats-setup-timeout": f.NATSSetupBudget} {
 		if d <= 0 {

@@ -337,6 +337,15 @@ func (r *Router) reclaim() {
 		cancel()
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
+			// Withdrawn meanwhile, or lost with a bucket that NATS has created again (restarted
+			// without its store), whose revisions start again from 1: the claim's revision is
+			// the new write's, not the larger max of both, or Release would withdraw it at the
+			// lost revision, fail, and leave the claim for good.
+			r.mu.Lock()
+			if r.held[k] == c.h && c.h.rev == c.rev {
+				c.h.rev = 0 // being written again
+			}
+			r.mu.Unlock()
 			r.writeClaim(c.h)
 		case err != nil:
 			r.log.Debug("cannot check a claim after reconnecting", "traposId", k.TraposID, "err", err)

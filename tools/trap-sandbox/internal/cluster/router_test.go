@@ -437,6 +437,39 @@ func TestNATSRestartedWithoutItsStoreGetsTheBucketsBack(t *testing.T) {
 	assert.Contains(t, tc.logs.String(), "NATS had lost a bucket")
 }
 
+// NATS restarted without its store numbers the claims anew, from 1. A socket claimed again
+// then must be withdrawn at its new claim's revision when it closes: withdrawn at its claim's
+// revision in the lost bucket, a later one, the withdrawal failed, and the claim stayed for as
+// long as its replica lived, so that every other replica listed a computer long gone and routed
+// its requests to a replica without its socket.
+func TestASocketClaimedAgainAfterNATSLostItsStoreIsWithdrawnWhenItCloses(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	// Claims written and withdrawn first, so that the computer's claim has a revision the new
+	// bucket does not reach.
+	for _, id := range []string{"1:before", "2:before"} {
+		_ = a.connect(t, id).conn.Close()
+	}
+	b.waitComputers(t)
+	c := a.connect(t, "8:base")
+	b.waitComputers(t, "8:base@a")
+
+	tc.stopNATS()
+	require.Eventually(t, func() bool { return !a.nc.IsConnected() && !b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to notice NATS is gone")
+	tc.opts.StoreDir = t.TempDir()
+	tc.startNATS()
+	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:base"})
+	require.Eventually(t, func() bool {
+		_, err := a.router.claims.Get(t.Context(), key)
+		return err == nil
+	}, waitLimit, testkit.Poll, "A to claim 8:base again in the new bucket")
+	b.waitComputers(t, "8:base@a")
+
+	_ = c.conn.Close()
+	b.waitComputers(t)
+	assert.Empty(t, claimsInBucket(t, b.router.claims))
+}
+
 // A replica that stops while NATS is away does not wait for NATS: stopping its bucket
 // watchers asks the server to delete their consumers, and with no server each ask waits out
 // the library's JetStream timeout (5 s, not configurable), so that SIGTERM took over six
