@@ -124,6 +124,24 @@ func (tc *testCluster) stopNATS() {
 	}
 }
 
+// restartNATSWithoutItsStore stops NATS, waits until each of replicas has noticed, and starts
+// it again on the same port with an empty store: NATS restarted without its -sd (a container
+// without its volume), which has lost every bucket.
+func (tc *testCluster) restartNATSWithoutItsStore(replicas ...*replica) {
+	tc.t.Helper()
+	tc.stopNATS()
+	require.Eventually(tc.t, func() bool {
+		for _, r := range replicas {
+			if r.nc.IsConnected() {
+				return false
+			}
+		}
+		return true
+	}, waitLimit, testkit.Poll, "the replicas to notice NATS is gone")
+	tc.opts.StoreDir = tc.t.TempDir()
+	tc.startNATS()
+}
+
 func (tc *testCluster) url() string { return fmt.Sprintf("nats://127.0.0.1:%d", tc.opts.Port) }
 
 // replica is one gateway with its router behind a real HTTP server on loopback.

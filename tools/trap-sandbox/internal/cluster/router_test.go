@@ -420,10 +420,7 @@ func TestNATSRestartedWithoutItsStoreGetsTheBucketsBack(t *testing.T) {
 	c := a.connect(t, "8:base")
 	b.waitComputers(t, "8:base@a")
 
-	tc.stopNATS()
-	require.Eventually(t, func() bool { return !a.nc.IsConnected() && !b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to notice NATS is gone")
-	tc.opts.StoreDir = t.TempDir()
-	tc.startNATS()
+	tc.restartNATSWithoutItsStore(a, b)
 	require.Eventually(t, func() bool { return a.nc.IsConnected() && b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to reconnect")
 
 	// A hello on B after the restart reaches A's list (B's claim, A's watch), and the claim
@@ -454,10 +451,7 @@ func TestASocketClaimedAgainAfterNATSLostItsStoreIsWithdrawnWhenItCloses(t *test
 	c := a.connect(t, "8:base")
 	b.waitComputers(t, "8:base@a")
 
-	tc.stopNATS()
-	require.Eventually(t, func() bool { return !a.nc.IsConnected() && !b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to notice NATS is gone")
-	tc.opts.StoreDir = t.TempDir()
-	tc.startNATS()
+	tc.restartNATSWithoutItsStore(a, b)
 	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:base"})
 	require.Eventually(t, func() bool {
 		_, err := a.router.claims.Get(t.Context(), key)
