@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -375,6 +376,23 @@ func (r *replica) dial(t testing.TB, traposID string) *computer {
 	_ = resp.Body.Close()
 	t.Cleanup(func() { _ = conn.Close() })
 	return &computer{t: t, conn: conn, id: traposID}
+}
+
+// dialRefused opens a socket on r that the test expects to be refused at the upgrade (what
+// names it), and returns the refusal's status and body.
+func (r *replica) dialRefused(t testing.TB, what string) (status int, body string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
+	defer cancel()
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(r.srv.URL, "http")+gateway.WebSocketPath, nil)
+	if conn != nil {
+		_ = conn.Close()
+	}
+	require.Error(t, err, what)
+	require.NotNil(t, resp)
+	data, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode, string(data)
 }
 
 func (c *computer) send(v any) {

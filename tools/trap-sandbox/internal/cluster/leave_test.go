@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -177,18 +175,9 @@ func TestAStoppingReplicaTakesNoComputerOnWhileSayingGoodbye(t *testing.T) {
 	go func() { a.stop(); close(stopped) }()
 	require.Eventually(t, a.router.isLeaving, waitLimit, testkit.Poll, "the stop to say goodbye")
 
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-	defer cancel()
-	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(a.srv.URL, "http")+gateway.WebSocketPath, nil)
-	if conn != nil {
-		_ = conn.Close()
-	}
-	require.Error(t, err, "a new socket during the stop")
-	require.NotNil(t, resp)
-	refusal, _ := io.ReadAll(resp.Body)
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
-	assert.Equal(t, "the gateway is shutting down\n", string(refusal))
+	status, refusal := a.dialRefused(t, "a new socket during the stop")
+	assert.Equal(t, http.StatusServiceUnavailable, status)
+	assert.Equal(t, "the gateway is shutting down\n", refusal)
 
 	answer := early.hello()
 	require.False(t, answer.OK, "the hello of a socket opened before the stop")

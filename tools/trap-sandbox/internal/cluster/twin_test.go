@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"context"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -199,16 +198,8 @@ func TestAYieldingTwinTakesNoComputerOn(t *testing.T) {
 	releaseOlderBeats() // the older one's heartbeat: the newer one yields
 	require.Eventually(t, newer.router.Leaving, waitLimit, testkit.Poll, "the newer one to yield")
 
-	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
-	defer cancel()
-	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, "ws"+strings.TrimPrefix(newer.srv.URL, "http")+gateway.WebSocketPath, nil)
-	if conn != nil {
-		_ = conn.Close()
-	}
-	require.Error(t, err, "a new socket on the yielding twin")
-	require.NotNil(t, resp)
-	_ = resp.Body.Close()
-	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	status, _ := newer.dialRefused(t, "a new socket on the yielding twin")
+	assert.Equal(t, http.StatusServiceUnavailable, status)
 	answer := early.hello()
 	require.False(t, answer.OK, "a hello on the yielding twin")
 	assert.Equal(t, protocol.CodeNotConnected, answer.Error.Code)
