@@ -52,6 +52,9 @@ func (m *Module) serveRequest(w http.ResponseWriter, r *http.Request) {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, server.ReadBodyError(err))
 		return
 	}
+	// Read to its end: closing it now spares net/http's copy of "the rest" to io.Discard
+	// after the handler (a reader and a pooled buffer per request, for nothing).
+	_ = r.Body.Close()
 	req, timeout, msg := parseRequestBody(buf.Bytes()) // copies what it keeps
 	if msg != "" {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, msg)
