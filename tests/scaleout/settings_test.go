@@ -18,7 +18,7 @@ import (
 // logs it, as an ERROR naming the other and the fix, and its /metrics counts the other; the
 // passwords appear in neither.
 func TestReplicasSayThatTheirPasswordsDiffer(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*waitLimit)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
 	defer cancel()
 	bus := harness.StartNATS(t, natsBin)
 	start := func(name, password string) *harness.Gateway {
