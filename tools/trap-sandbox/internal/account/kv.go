@@ -48,6 +48,27 @@ func OpenKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
 	return &KV{kv: kv}, nil
 }
 
+// ErrNoBucket is OpenExistingKV's answer when NATS has no bucket KVBucket: no replica has
+// started on this NATS yet, or NATS lost its store.
+var ErrNoBucket = errors.New("NATS has no bucket " + KVBucket + " (no replica has started on it yet, or NATS lost its store: " +
+	"restarted without -sd?); nothing was changed. If it lost its store, give it back and its accounts come back; " +
+	"else start a replica, or create an empty store with trap-sandbox accounts add NAME --nats URL (docs/scale-out.md)")
+
+// OpenExistingKV binds the bucket on js without creating it: ErrNoBucket when it is missing.
+// A command that only reads or changes what is there uses it, so that an operator checking
+// on a NATS that lost its store does not put an empty bucket in its place (which would
+// refuse every token and credential, and stop the computers' daemons retrying).
+func OpenExistingKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
+	kv, err := js.KeyValue(ctx, KVBucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil, ErrNoBucket
+	}
+	if err != nil {
+		return nil, fmt.Errorf("key-value bucket %s: %w", KVBucket, err)
+	}
+	return &KV{kv: kv}, nil
+}
+
 // ErrBucketGone is the answer of every read and write once NATS has lost the bucket after
 // OpenKV (restarted without its store, -sd): the library's own words ("no responders
 // available for request", "stream not found") name neither the bucket nor what to do. The

@@ -90,8 +90,11 @@ type StoreFlags struct {
 }
 
 // open opens the store and returns Accounts on it, where it is (for messages) and how to
-// close it.
-func (f *StoreFlags) open(ctx context.Context, stderr io.Writer) (*account.Accounts, string, func(), error) {
+// close it. The NATS bucket is created when missing only if create says so (accounts add):
+// after NATS lost its store, any other command would put an empty bucket in the lost one's
+// place (account.OpenExistingKV). The data directory's store is created by every command,
+// as a gateway would create it: nothing can be lost there by it.
+func (f *StoreFlags) open(ctx context.Context, stderr io.Writer, create bool) (*account.Accounts, string, func(), error) {
 	if !f.NATSFlags.enabled() {
 		accounts, s, err := f.DataDirFlags.open(ctx)
 		if err != nil {
@@ -106,7 +109,7 @@ func (f *StoreFlags) open(ctx context.Context, stderr io.Writer) (*account.Accou
 	if err != nil {
 		return nil, "", nil, err
 	}
-	kv, err := f.NATSFlags.accountStore(ctx, nc)
+	kv, err := f.NATSFlags.accountStore(ctx, nc, create)
 	if err != nil {
 		nc.Close()
 		return nil, "", nil, err
@@ -153,10 +156,19 @@ type ManageFlags struct {
 const defaultURL = "http://127.0.0.1:4444"
 
 // open returns the Manager the flags choose, where it works (for messages) and how to close
-// it.
+// it; it creates no NATS bucket (StoreFlags.open).
 func (f *ManageFlags) open(ctx context.Context, stderr io.Writer) (account.Manager, string, func(), error) {
+	return f.openFor(ctx, stderr, false)
+}
+
+// openToAdd is open for accounts add, the one command that may create the store on NATS.
+func (f *ManageFlags) openToAdd(ctx context.Context, stderr io.Writer) (account.Manager, string, func(), error) {
+	return f.openFor(ctx, stderr, true)
+}
+
+func (f *ManageFlags) openFor(ctx context.Context, stderr io.Writer, create bool) (account.Manager, string, func(), error) {
 	if !f.throughGateway() {
-		accounts, where, done, err := f.openStore(ctx, stderr)
+		accounts, where, done, err := f.openStore(ctx, stderr, create)
 		if err != nil {
 			return nil, "", nil, err
 		}
@@ -176,7 +188,7 @@ func (f *ManageFlags) open(ctx context.Context, stderr io.Writer) (account.Manag
 // command would make a new, empty store and answer from it as if the account did not exist.
 // On the gateway's host, where the store is, such a token (an admin's, as the docs advise to
 // keep it) does not stop a command working on the store, as it always has.
-func (f *ManageFlags) openStore(ctx context.Context, stderr io.Writer) (*account.Accounts, string, func(), error) {
+func (f *ManageFlags) openStore(ctx context.Context, stderr io.Writer, create bool) (*account.Accounts, string, func(), error) {
 	if kind, _, ok := account.Identify(os.Getenv("SANDBOX_API_TOKEN")); ok && kind == account.KindToken &&
 		f.DataDir == "" && f.NATS == "" && !defaultStoreExists() {
 		dir, err := f.dir() // the default place, as it would have been opened
@@ -185,7 +197,7 @@ func (f *ManageFlags) openStore(ctx context.Context, stderr io.Writer) (*account
 		}
 		return nil, "", nil, fmt.Errorf("SANDBOX_API_TOKEN holds an account's API token (tsa_...), which only a running gateway takes, and there is no account store in %s: add --url URL (or set SANDBOX_URL) to work through the gateway, or --data-dir DIR to work on its store", dir)
 	}
-	return f.StoreFlags.open(ctx, stderr)
+	return f.StoreFlags.open(ctx, stderr, create)
 }
 
 // throughGateway says whether the flags choose a running gateway over the store.
@@ -249,7 +261,7 @@ type AccountsAddCmd struct {
 
 // Run creates the account and prints its first token alone on the last line.
 func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
-	mg, where, done, err := c.open(ctx, stderr)
+	mg, where, done, err := c.openToAdd(ctx, stderr)
 	if err != nil {
 		return err
 	}

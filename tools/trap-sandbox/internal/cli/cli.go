@@ -256,7 +256,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 			return err
 		}
 		defer nc.Close()
-		if sharedAccounts, err = c.NATSFlags.accountStore(ctx, nc); err != nil {
+		if sharedAccounts, err = c.NATSFlags.accountStore(ctx, nc, true); err != nil {
 			return err
 		}
 	}

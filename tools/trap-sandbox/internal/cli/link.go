@@ -116,7 +116,7 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 		if c.Account == "" {
 			return errors.New("link key: name the account with --account NAME (or give an API token with --api-token to use the token's)")
 		}
-		accounts, _, done, err := c.openStore(ctx, stderr)
+		accounts, _, done, err := c.openStore(ctx, stderr, false)
 		if err != nil {
 			return err
 		}
@@ -170,7 +170,7 @@ func (c *LinkKeysCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) err
 			return fmt.Errorf("link keys: the gateway's answer: %w", err)
 		}
 	} else {
-		accounts, _, done, err := c.openStore(ctx, stderr)
+		accounts, _, done, err := c.openStore(ctx, stderr, false)
 		if err != nil {
 			return err
 		}
@@ -229,7 +229,7 @@ func (c *LinkRevokeKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer
 			return linkFailure("revoke-key", err)
 		}
 	} else {
-		accounts, _, done, err := c.openStore(ctx, stderr)
+		accounts, _, done, err := c.openStore(ctx, stderr, false)
 		if err != nil {
 			return err
 		}

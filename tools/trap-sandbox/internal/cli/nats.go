@@ -70,15 +70,20 @@ func (f *NATSFlags) connect(name string, second bool, logger *slog.Logger) (*nat
 }
 
 // accountStore opens the account store every replica shares: the NATS key-value bucket
-// account.KVBucket on nc.
-func (f *NATSFlags) accountStore(ctx context.Context, nc *nats.Conn) (*account.KV, error) {
+// account.KVBucket on nc, created when it is missing if create says so (a replica's start,
+// accounts add), else ErrNoBucket (account.OpenExistingKV says why).
+func (f *NATSFlags) accountStore(ctx context.Context, nc *nats.Conn, create bool) (*account.KV, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.NATSSetupBudget)
 	defer cancel()
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: %w", err)
 	}
-	kv, err := account.OpenKV(ctx, js)
+	open := account.OpenExistingKV
+	if create {
+		open = account.OpenKV
+	}
+	kv, err := open(ctx, js)
 	if err != nil {
 		return nil, fmt.Errorf("the account store on NATS at %s: %w", cluster.RedactURL(f.NATS), err)
 	}

@@ -207,6 +207,34 @@ func TestAccountsRemoveWithNATSNamesOlderReplicas(t *testing.T) {
 	assert.Contains(t, out, "\nbut replica old, of an older trap-sandbox, does not close those it holds (refused when they reconnect): upgrade it to close them now\n")
 }
 
+// TestAccountCommandsOnNATSCreateTheBucketOnlyToAdd: on a NATS without the account bucket (a
+// first install, or a NATS that lost its store), a command that reads or changes what is there
+// says so, naming the fixes, and leaves NATS as it was: an empty bucket in a lost one's place
+// would refuse every token and credential. accounts add creates it, as a replica's start does.
+func TestAccountCommandsOnNATSCreateTheBucketOnlyToAdd(t *testing.T) {
+	clearEnv(t)
+	url := startNATS(t)
+	nats := "--nats=" + url
+	nc, err := natsgo.Connect(url)
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"accounts", "list"}, {"accounts", "remove", "bob"}, {"tokens", "list"}, {"tokens", "add", "bob", "laptop"},
+		{"tokens", "revoke", "abc"}, {"credentials", "list"}, {"credentials", "add", "bob"}, {"link", "key", "--account", "bob"},
+	} {
+		_, err := runClient(t, append(args, nats)...)
+		require.Error(t, err, "%v", args)
+		assert.Contains(t, err.Error(), "NATS has no bucket trapos_accounts (no replica has started on it yet, or NATS lost its store", "%v", args)
+		assert.Contains(t, err.Error(), "nothing was changed. If it lost its store, give it back and its accounts come back", "%v", args)
+		_, err = js.KeyValue(t.Context(), "trapos_accounts")
+		require.ErrorIs(t, err, jetstream.ErrBucketNotFound, "%v made the bucket", args)
+	}
+	mustRun(t, "accounts", "add", "bob", nats)
+	assert.Contains(t, mustRun(t, "accounts", "list", nats), "bob")
+}
+
 // A replica that finds, once running, an older replica of its own name (the two started at
 // the same moment, so both passed the start-time check) stops as that check would have
 // stopped it: its sockets close with 1001 (the computers reconnect elsewhere), the command
