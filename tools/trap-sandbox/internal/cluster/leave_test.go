@@ -42,6 +42,17 @@ func claimsInBucket(t testing.TB, kv jetstream.KeyValue) map[string]string {
 	return out
 }
 
+// waitClaim waits until the bucket kv holds a claim of traposID (local account) in replica's
+// name: what a replica routes by when its watcher has not delivered the claim yet (holder).
+func waitClaim(t testing.TB, kv jetstream.KeyValue, traposID, replica string) {
+	t.Helper()
+	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: traposID})
+	require.Eventually(t, func() bool {
+		e, err := kv.Get(t.Context(), key)
+		return err == nil && claimantOf(e) == replica
+	}, waitLimit, testkit.Poll, "a claim of %s by %s in the bucket", traposID, replica)
+}
+
 // heartbeatRevision is the revision of r's latest heartbeat in the bucket: it grows at every
 // beat, which starts a sweep.
 func (r *replica) heartbeatRevision(t testing.TB) uint64 {

@@ -423,10 +423,13 @@ func TestNATSRestartedWithoutItsStoreGetsTheBucketsBack(t *testing.T) {
 	tc.restartNATSWithoutItsStore(a, b)
 	require.Eventually(t, func() bool { return a.nc.IsConnected() && b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to reconnect")
 
-	// A hello on B after the restart reaches A's list (B's claim, A's watch), and the claim
-	// of A's computer is back for B to route by.
+	// A hello on B after the restart reaches A's list (B's claim, A's watch).
 	b.connect(t, "9:new")
 	a.waitComputers(t, "8:base@a", "9:new@b")
+	// What B routes by is the claim that A writes again in the new bucket (reclaim). B's list
+	// is no sign of it: until B reads the new bucket (rewatch), it lists what it read before
+	// NATS went, and a request routed after that read and before A's claim is not_connected.
+	waitClaim(t, b.router.claims, "8:base", "a")
 	b.waitComputers(t, "8:base@a", "9:new@b")
 	pending := b.request("8:base", gateway.TypePing, nil, waitLimit)
 	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "8:base"})
@@ -452,11 +455,7 @@ func TestASocketClaimedAgainAfterNATSLostItsStoreIsWithdrawnWhenItCloses(t *test
 	b.waitComputers(t, "8:base@a")
 
 	tc.restartNATSWithoutItsStore(a, b)
-	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:base"})
-	require.Eventually(t, func() bool {
-		_, err := a.router.claims.Get(t.Context(), key)
-		return err == nil
-	}, waitLimit, testkit.Poll, "A to claim 8:base again in the new bucket")
+	waitClaim(t, a.router.claims, "8:base", "a")
 	b.waitComputers(t, "8:base@a")
 
 	_ = c.conn.Close()
