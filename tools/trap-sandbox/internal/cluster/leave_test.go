@@ -43,14 +43,20 @@ func claimsInBucket(t testing.TB, kv jetstream.KeyValue) map[string]string {
 }
 
 // waitClaim waits until the bucket kv holds a claim of traposID (local account) in replica's
-// name: what a replica routes by when its watcher has not delivered the claim yet (holder).
-func waitClaim(t testing.TB, kv jetstream.KeyValue, traposID, replica string) {
+// name, what a replica routes by when its watcher has not delivered the claim yet (holder), and
+// returns its revision.
+func waitClaim(t testing.TB, kv jetstream.KeyValue, traposID, replica string) (rev uint64) {
 	t.Helper()
 	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: traposID})
 	require.Eventually(t, func() bool {
 		e, err := kv.Get(t.Context(), key)
-		return err == nil && claimantOf(e) == replica
+		if err != nil || claimantOf(e) != replica {
+			return false
+		}
+		rev = e.Revision()
+		return true
 	}, waitLimit, testkit.Poll, "a claim of %s by %s in the bucket", traposID, replica)
+	return rev
 }
 
 // heartbeatRevision is the revision of r's latest heartbeat in the bucket: it grows at every
