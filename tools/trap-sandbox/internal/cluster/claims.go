@@ -24,6 +24,12 @@ import (
 // then (believeClaimsOf); if none has arrived a heartbeat interval later, the claim was not
 // written by a replica for a hello, and the holder writes its own claim again so that routing
 // finds the socket (settleDoubts).
+//
+// A NATS restarted without its store has lost the bucket, and the one the replicas create
+// again numbers its writes from 1: a claim a replica wrote before is compared with the new
+// bucket's by whether it is still there, not by revision. After a reconnection (reclaim), a
+// socket's claim found missing, or replaced by a claim at a revision that is not later, is gone
+// (held.gone), and every claim of the computer in the bucket from then on is later than it.
 
 // claimWritten, when a test sets it, is told each time writeClaim has written a claim (its
 // key), before the claim's revision is recorded; nil otherwise.
@@ -33,7 +39,20 @@ var claimWritten func(key string)
 // still the computer's hold here. Without NATS the hello stands locally, and the claim is
 // written when NATS is back (reclaim). Once the replica is leaving, nothing is claimed: its
 // sockets are closing, and the others have dropped its computers.
-func (r *Router) writeClaim(h *held) {
+func (r *Router) writeClaim(h *held) { r.writeClaimBy(h, r.claims.Put) }
+
+// claimAgain writes the claim of h, whose claim is gone from the bucket (reclaim), only where
+// the bucket still has none: a claim written since reclaim read none, by a hello on another
+// replica, is later than this socket's hello and is acted on as such (laterClaimRead), where
+// overwriting it would have closed the newer socket and kept this one.
+func (r *Router) claimAgain(h *held) {
+	r.writeClaimBy(h, func(ctx context.Context, key string, value []byte) (uint64, error) {
+		return r.claims.Create(ctx, key, value)
+	})
+}
+
+// writeClaimBy is writeClaim, the claim written by write (the bucket's Put, or Create).
+func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key string, value []byte) (uint64, error)) {
 	k := h.key()
 	if r.isLeaving() {
 		return
@@ -46,7 +65,13 @@ func (r *Router) writeClaim(h *held) {
 	key := claimKey(k)
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 	defer cancel()
-	rev, err := r.claims.Put(ctx, key, encodeClaim(r.cfg.Replica, h.c, h.credential))
+	rev, err := write(ctx, key, encodeClaim(r.cfg.Replica, h.c, h.credential))
+	if errors.Is(err, jetstream.ErrKeyExists) { // claimAgain, too late
+		if e, err := r.claims.Get(ctx, key); err == nil {
+			r.laterClaimRead(k, e)
+		}
+		return
+	}
 	if err != nil {
 		r.log.Warn("cannot claim the computer in NATS: it is served here but not announced to the other replicas",
 			"traposId", k.TraposID, "err", err)
@@ -57,8 +82,8 @@ func (r *Router) writeClaim(h *held) {
 	}
 	r.mu.Lock()
 	cur := r.held[k]
-	if cur == h {
-		h.rev = max(h.rev, rev) // of two writes of h at once, the later revision is the claim
+	if cur == h && (h.gone || h.rev < rev) {
+		h.claimedAt(rev) // of two writes of h at once, the later revision is the claim
 	}
 	r.mu.Unlock()
 	if cur != h {
@@ -191,8 +216,8 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 // make evictIfOlder judge this hello by it, and writeClaim reads the key back after writing.
 // r.mu is held.
 func (r *Router) trackOwnClaimLocked(k gateway.Key, rev uint64) {
-	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < rev {
-		h.rev = rev
+	if h := r.held[k]; h != nil && h.claimedBefore(rev) {
+		h.claimedAt(rev)
 	}
 }
 
@@ -224,7 +249,7 @@ func (r *Router) evictIfOlder(k gateway.Key, rev uint64, claimant string) {
 	now := r.cfg.Clock.Now()
 	r.mu.Lock()
 	h := r.held[k]
-	if h == nil || h.rev == 0 || h.rev >= rev {
+	if h == nil || !h.claimedBefore(rev) {
 		r.mu.Unlock()
 		return
 	}
@@ -260,7 +285,7 @@ func (r *Router) settleDoubts() {
 	for k, d := range r.doubted {
 		h := r.held[k]
 		switch {
-		case h == nil || h.rev == 0 || h.rev >= d.rev || r.aliveLocked(d.claimant, now):
+		case h == nil || !h.claimedBefore(d.rev) || r.aliveLocked(d.claimant, now):
 			delete(r.doubted, k) // settled otherwise: gone, rewritten, or believed (believeClaimsOf)
 		case now.Sub(d.since) >= r.cfg.HeartbeatInterval:
 			delete(r.doubted, k)
@@ -287,7 +312,7 @@ func (r *Router) believeClaimsOf(replica string) {
 	var found []later
 	r.mu.Lock()
 	for k, h := range r.held {
-		if c, ok := r.remote.get(k); ok && c.replica() == replica && h.rev != 0 && h.rev < c.rev {
+		if c, ok := r.remote.get(k); ok && c.replica() == replica && h.claimedBefore(c.rev) {
 			found = append(found, later{k, c.rev})
 		}
 	}
@@ -303,7 +328,7 @@ func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	r.remote.delete(k)
 	var rewrite *held
-	if h := r.held[k]; h != nil && h.rev != 0 && h.rev < e.Revision() {
+	if h := r.held[k]; h != nil && h.claimedBefore(e.Revision()) {
 		rewrite = h
 		h.rev = 0
 	}
@@ -313,9 +338,14 @@ func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	}
 }
 
+// reclaimRead, when a test sets it, is told each time reclaim has read the claim of a computer
+// held here (the replica's name, the key), before it acts on what it read; nil otherwise.
+var reclaimRead func(replica, key string)
+
 // reclaim runs when NATS is back: every socket held here whose claim is missing (written while
-// NATS was away, or withdrawn meanwhile) is claimed now; one that another replica claimed later
-// is closed.
+// NATS was away, withdrawn meanwhile, or lost with the bucket) is claimed now; one that another
+// replica claimed later, in the bucket NATS kept or in the one it lost its store for, is
+// closed.
 func (r *Router) reclaim() {
 	type claimed struct {
 		h   *held
@@ -335,22 +365,43 @@ func (r *Router) reclaim() {
 		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 		e, err := r.claims.Get(ctx, claimKey(k))
 		cancel()
+		if reclaimRead != nil {
+			reclaimRead(r.cfg.Replica, claimKey(k))
+		}
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
 			// Withdrawn meanwhile, or lost with a bucket that NATS has created again (restarted
 			// without its store), whose revisions start again from 1: the claim's revision is
-			// the new write's, not the larger max of both, or Release would withdraw it at the
-			// lost revision, fail, and leave the claim for good.
-			r.mu.Lock()
-			if r.held[k] == c.h && c.h.rev == c.rev {
-				c.h.rev = 0 // being written again
+			// the new write's (claimedAt), or Release would withdraw it at the lost revision,
+			// fail, and leave the claim for good.
+			if r.markGone(k, c.h, c.rev) {
+				r.claimAgain(c.h)
 			}
-			r.mu.Unlock()
-			r.writeClaim(c.h)
 		case err != nil:
 			r.log.Debug("cannot check a claim after reconnecting", "traposId", k.TraposID, "err", err)
 		case e.Revision() > c.rev:
 			r.laterClaimRead(k, e)
+		case e.Revision() < c.rev || claimantOf(e) != r.cfg.Replica:
+			// Another claim, at a revision not later than this socket's: a bucket replaces a
+			// claim only by a later revision, so NATS has lost the one this socket's claim was
+			// in, and this claim was written in the new bucket since, by a hello later than this
+			// socket's (on another replica: the computer's newer socket, this one half-open).
+			if r.markGone(k, c.h, c.rev) {
+				r.laterClaimRead(k, e)
+			}
 		}
 	}
+}
+
+// markGone marks the claim of revision rev of h, k's socket here, as gone from the bucket
+// (held.gone), and reports whether it did: not if the socket was released, or its claim
+// written or found again meanwhile.
+func (r *Router) markGone(k gateway.Key, h *held, rev uint64) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held[k] != h || h.rev != rev {
+		return false
+	}
+	h.gone = true
+	return true
 }

@@ -42,6 +42,23 @@ func claimsInBucket(t testing.TB, kv jetstream.KeyValue) map[string]string {
 	return out
 }
 
+// waitClaim waits until the bucket kv holds a claim of traposID (local account) in replica's
+// name, what a replica routes by when its watcher has not delivered the claim yet (holder), and
+// returns its revision.
+func waitClaim(t testing.TB, kv jetstream.KeyValue, traposID, replica string) (rev uint64) {
+	t.Helper()
+	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: traposID})
+	require.Eventually(t, func() bool {
+		e, err := kv.Get(t.Context(), key)
+		if err != nil || claimantOf(e) != replica {
+			return false
+		}
+		rev = e.Revision()
+		return true
+	}, waitLimit, testkit.Poll, "a claim of %s by %s in the bucket", traposID, replica)
+	return rev
+}
+
 // heartbeatRevision is the revision of r's latest heartbeat in the bucket: it grows at every
 // beat, which starts a sweep.
 func (r *replica) heartbeatRevision(t testing.TB) uint64 {

@@ -124,10 +124,27 @@ type held struct {
 	// rev is the claim's revision in ClaimsBucket; 0 while the claim is being written or
 	// could not be (NATS unreachable).
 	rev uint64
+	// gone: the claim of revision rev is no longer in ClaimsBucket (found missing, or another
+	// claim found in its place, after a reconnection: reclaim), so every claim of the computer
+	// there now was written after it. Revisions do not tell so when NATS has lost the bucket
+	// (restarted without its store): the new one numbers its writes from 1 again. Cleared when
+	// a claim of the socket's is written or found again (rev changes then).
+	gone bool
 }
 
 func (h *held) key() gateway.Key {
 	return gateway.Key{AccountID: h.c.AccountID, TraposID: h.c.TraposID}
+}
+
+// claimedBefore reports whether h's claim was written before the claim of revision rev: h has
+// a claim (not one being written), and it is the earlier revision, or gone from the bucket.
+func (h *held) claimedBefore(rev uint64) bool {
+	return h.rev != 0 && (h.gone || h.rev < rev)
+}
+
+// claimedAt records rev as the revision of h's claim, written or found in the bucket now.
+func (h *held) claimedAt(rev uint64) {
+	h.rev, h.gone = rev, false
 }
 
 // Router is the gateway.Cluster of a replica among several. Create it with New, give it to
@@ -594,9 +611,11 @@ func (r *Router) Release(k gateway.Key, hold uint64) {
 		return
 	}
 	delete(r.held, k)
-	rev, leaving := h.rev, r.leaving
+	rev, gone, leaving := h.rev, h.gone, r.leaving
 	r.mu.Unlock()
-	if rev != 0 && !leaving {
+	// A claim gone from the bucket is not withdrawn: after NATS lost the bucket, its revision
+	// may be another claim's in the new one.
+	if rev != 0 && !gone && !leaving {
 		r.deleteClaim(claimKey(k), rev)
 	}
 }

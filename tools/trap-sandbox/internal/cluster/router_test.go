@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -423,10 +424,13 @@ func TestNATSRestartedWithoutItsStoreGetsTheBucketsBack(t *testing.T) {
 	tc.restartNATSWithoutItsStore(a, b)
 	require.Eventually(t, func() bool { return a.nc.IsConnected() && b.nc.IsConnected() }, waitLimit, testkit.Poll, "A and B to reconnect")
 
-	// A hello on B after the restart reaches A's list (B's claim, A's watch), and the claim
-	// of A's computer is back for B to route by.
+	// A hello on B after the restart reaches A's list (B's claim, A's watch).
 	b.connect(t, "9:new")
 	a.waitComputers(t, "8:base@a", "9:new@b")
+	// What B routes by is the claim that A writes again in the new bucket (reclaim). B's list
+	// is no sign of it: until B reads the new bucket (rewatch), it lists what it read before
+	// NATS went, and a request routed after that read and before A's claim is not_connected.
+	waitClaim(t, b.router.claims, "8:base", "a")
 	b.waitComputers(t, "8:base@a", "9:new@b")
 	pending := b.request("8:base", gateway.TypePing, nil, waitLimit)
 	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "8:base"})
@@ -452,16 +456,107 @@ func TestASocketClaimedAgainAfterNATSLostItsStoreIsWithdrawnWhenItCloses(t *test
 	b.waitComputers(t, "8:base@a")
 
 	tc.restartNATSWithoutItsStore(a, b)
-	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:base"})
-	require.Eventually(t, func() bool {
-		_, err := a.router.claims.Get(t.Context(), key)
-		return err == nil
-	}, waitLimit, testkit.Poll, "A to claim 8:base again in the new bucket")
+	waitClaim(t, a.router.claims, "8:base", "a")
 	b.waitComputers(t, "8:base@a")
 
 	_ = c.conn.Close()
 	b.waitComputers(t)
 	assert.Empty(t, claimsInBucket(t, b.router.claims))
+}
+
+// A computer whose socket on A outlived NATS's store (half-open, say) says hello on B once NATS
+// is back, before A has claimed it again in the new bucket. A closes its socket (4009), as when
+// NATS keeps its store: before, A compared its claim's revision in the lost bucket with that of
+// B's claim in the new one, which numbers its writes from 1 again, took B's for the older,
+// and kept the socket until its ping timeout. A's claim of 8:base is written after "before"
+// others, so that B's has a lower revision, or the same one.
+func TestASocketReplacedOnAnotherReplicaAfterNATSLostItsStoreCloses(t *testing.T) {
+	for _, before := range []int{0, 2} {
+		t.Run(fmt.Sprintf("%d claims before", before), func(t *testing.T) {
+			// A's reconnection is held where it starts to read the new bucket (rewatch): the hello
+			// on B comes before A reads the bucket and claims the computer again (reclaim).
+			held, release := make(chan struct{}), make(chan struct{})
+			var holding sync.Once
+			watchersStopping = func(replica string, _ bool) {
+				if replica == "a" {
+					holding.Do(func() { close(held); <-release })
+				}
+			}
+			t.Cleanup(func() { watchersStopping = nil }) // after the cluster's own cleanup
+			tc := newTestCluster(t)
+			a, b := tc.startReplica("a"), tc.startReplica("b")
+			var releasing sync.Once
+			releaseA := func() { releasing.Do(func() { close(release) }) }
+			t.Cleanup(releaseA) // before the replicas stop
+			for i := range before {
+				_ = a.connect(t, fmt.Sprintf("%d:before", i)).conn.Close()
+			}
+			b.waitComputers(t)
+			old := a.connect(t, "8:base")
+			b.waitComputers(t, "8:base@a")
+
+			tc.restartNATSWithoutItsStore(a, b)
+			<-held
+			require.Eventually(t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
+			newer := b.connect(t, "8:base")
+			rev := waitClaim(t, b.router.claims, "8:base", "b")
+			releaseA()
+
+			expectReplacedOnB(t, a, b, old, newer, rev)
+		})
+	}
+}
+
+// The same, with the hello on B after A has read the new bucket and found no claim of the
+// computer, before A writes it again: A's claim, written over B's, was the later one, so that
+// B closed the computer's newer socket with 4009 ("do not reconnect") and the half-open one
+// on A kept the computer.
+func TestAReplicaClaimingAgainAfterNATSLostItsStoreLeavesAHelloElsewhereMeanwhile(t *testing.T) {
+	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:base"})
+	read, release := make(chan struct{}), make(chan struct{})
+	var holding sync.Once
+	reclaimRead = func(replica, k string) {
+		if replica == "a" && k == key {
+			holding.Do(func() { close(read); <-release })
+		}
+	}
+	t.Cleanup(func() { reclaimRead = nil }) // after the cluster's own cleanup
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	var releasing sync.Once
+	releaseA := func() { releasing.Do(func() { close(release) }) }
+	t.Cleanup(releaseA) // before the replicas stop
+	old := a.connect(t, "8:base")
+	b.waitComputers(t, "8:base@a")
+
+	tc.restartNATSWithoutItsStore(a, b)
+	<-read
+	require.Eventually(t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
+	newer := b.connect(t, "8:base")
+	rev := waitClaim(t, b.router.claims, "8:base", "b")
+	releaseA()
+
+	expectReplacedOnB(t, a, b, old, newer, rev)
+}
+
+// expectReplacedOnB checks that computer 8:base's socket old on a closes as replaced (4009),
+// and that its newer socket on b keeps it: listed on b everywhere, reached from a, and claimed
+// by b's hello, at revision rev, all along: a's closing socket does not withdraw b's claim
+// (its own claim's revision in the lost bucket may be the same number).
+func expectReplacedOnB(t *testing.T, a, b *replica, old, newer *computer, rev uint64) {
+	t.Helper()
+	code, _ := old.closeCode()
+	assert.Equal(t, gateway.CloseReplaced, code)
+	a.waitComputers(t, "8:base@b")
+	b.waitComputers(t, "8:base@b")
+	pending := a.request("8:base", gateway.TypePing, nil, waitLimit)
+	newer.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "8:base"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+	a.stop() // waits for a's withdrawals
+	e, err := b.router.claims.Get(t.Context(), claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:base"}))
+	require.NoError(t, err)
+	assert.Equal(t, "b", claimantOf(e))
+	assert.Equal(t, rev, e.Revision(), "b's claim was withdrawn and written again")
 }
 
 // A replica that stops while NATS is away does not wait for NATS: stopping its bucket
