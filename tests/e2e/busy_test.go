@@ -61,7 +61,7 @@ func TestAHostsLongJobsDoNotSilenceTheGateway(t *testing.T) {
 	var running []chan busyOutcome
 	for {
 		done := make(chan busyOutcome, 1)
-		go func() { done <- postBusyRequest(ctx, g, busyJob) }()
+		go func() { done <- postBusyRequest(ctx, g, busyTraposID, busyJob) }()
 		sent := len(running) + 1
 		if o, refused := jobSentOrRefused(ctx, t, g, sent, done); refused {
 			require.Equal(t, http.StatusTooManyRequests, o.status, o.body)
@@ -155,11 +155,11 @@ func metricCount(ctx context.Context, t *testing.T, g *harness.Gateway, re *rege
 	return n
 }
 
-// postBusyRequest POSTs body to busyTraposID's requests endpoint. It runs in a goroutine of
-// its own, so it reports a failure in the outcome's body rather than failing the test.
-func postBusyRequest(ctx context.Context, g *harness.Gateway, body string) busyOutcome {
+// postBusyRequest POSTs body to traposID's requests endpoint. It runs in a goroutine of its
+// own, so it reports a failure in the outcome's body rather than failing the test.
+func postBusyRequest(ctx context.Context, g *harness.Gateway, traposID, body string) busyOutcome {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost,
-		g.URL("/trapos/computers/"+url.PathEscape(busyTraposID)+"/requests"), strings.NewReader(body))
+		g.URL("/trapos/computers/"+url.PathEscape(traposID)+"/requests"), strings.NewReader(body))
 	if err != nil {
 		return busyOutcome{body: err.Error()}
 	}
