@@ -52,9 +52,10 @@ const (
 	// never answers one (it just drops TCP), so this stays short.
 	DefaultCloseGrace = time.Second
 	// DefaultSendQueueBytes is how many bytes of outbound frames may wait per socket after
-	// hello. Answers to the computer's own requests that do not fit mean it does not read: it
-	// is dropped (close 1013). Gateway requests that do not fit are the host's burst: the
-	// caller gets busy and the computer stays.
+	// hello. Answers to the computer's own requests that do not fit beside its other answers
+	// mean it does not read: it is dropped (close 1013). Gateway requests that do not fit
+	// beside everything queued are the host's burst: the caller gets busy and the computer
+	// stays (sendQueue).
 	DefaultSendQueueBytes = 1 << 20
 	// DefaultMaxGatewayRequestsInFlight caps gateway→computer requests awaiting an answer per
 	// computer: what the Lua daemon takes (docs/protocol.md). One of them is kept for the
