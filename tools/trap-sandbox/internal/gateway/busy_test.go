@@ -121,3 +121,10 @@ func TestTheProbesSlotIsKeptFromHosts(t *testing.T) {
 	require.NoError(t, err, "the probe's slot is free again")
 	assert.Equal(t, 3, p.len())
 }
+
+// A cap below 2 would leave hosts no request at all beside the probe's slot: it becomes 2.
+func TestTheRequestCapLeavesHostsOne(t *testing.T) {
+	assert.Equal(t, DefaultMaxGatewayRequestsInFlight, Config{}.withDefaults().MaxGatewayRequestsInFlight)
+	assert.Equal(t, 2, Config{MaxGatewayRequestsInFlight: 1}.withDefaults().MaxGatewayRequestsInFlight)
+	assert.Equal(t, 3, Config{MaxGatewayRequestsInFlight: 3}.withDefaults().MaxGatewayRequestsInFlight)
+}
