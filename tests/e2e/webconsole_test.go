@@ -3,8 +3,10 @@ package e2e
 import (
 	"context"
 	"net"
+	"net/http"
 	"os/exec"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -221,6 +223,83 @@ func TestTheWebConsoleNamesAnOlderClientsFix(t *testing.T) {
 	assert.Contains(t, shown, "(its client, trapos-sandbox 0.3.0, is older than the ")
 	assert.Contains(t, shown, "run the gateway's install line on the computer to upgrade it, then reboot it)")
 	assert.NotContains(t, shown, "waiting for it to come back")
+}
+
+// TestTheWebConsoleWatchesABusyComputerAgain: a host keeps a computer as busy as the gateway
+// lets it, so the view's screen.watch is refused busy (429, Retry-After: 1). The view says so
+// and asks again, and shows the screen once the host's requests end. Before, it took the busy
+// answer, which says "retry shortly", as final: it never asked again, and the view stayed
+// dead until the person reopened it.
+func TestTheWebConsoleWatchesABusyComputerAgain(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	const traposID = "7:busy"
+	busy, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", traposID)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = busy.Close() })
+	hello, err := busy.Request(ctx, harness.TypeHello, map[string]any{"traposId": traposID, "secret": sandboxPassword})
+	require.NoError(t, err)
+	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+	// The computer holds the host's jobs until the test answers them, and answers a
+	// screen.watch at once.
+	var writes sync.Mutex
+	answer := func(f harness.Frame, payload any) {
+		writes.Lock()
+		defer writes.Unlock()
+		_ = busy.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": traposID,
+			"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
+	}
+	held := make(chan harness.Frame, 64)
+	go func() {
+		for {
+			f, err := busy.Next(ctx)
+			if err != nil {
+				return
+			}
+			switch {
+			case f.Event != harness.EventGatewayRequest:
+			case f.Type == "lua.exec":
+				held <- f
+			default: // screen.watch, screen.unwatch
+				answer(f, map[string]any{"watchId": 1})
+			}
+		}
+	}()
+
+	// The host starts jobs one by one until the gateway refuses one.
+	job := `{"type":"lua.exec","payload":{"code":"return 1"},"timeoutMs":60000}`
+	var jobs []chan busyOutcome
+	var frames []harness.Frame // the jobs the computer holds
+	for {
+		done := make(chan busyOutcome, 1)
+		go func() { done <- postBusyRequest(ctx, g, traposID, job) }()
+		select {
+		case f := <-held:
+			jobs, frames = append(jobs, done), append(frames, f)
+			continue
+		case o := <-done:
+			require.Equal(t, http.StatusTooManyRequests, o.status, o.body)
+		case <-ctx.Done():
+			t.Fatal("the host's job neither reached the computer nor was refused")
+		}
+		break
+	}
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Abusy")))
+	until(t, "the busy answer", `document.getElementById("status").textContent.startsWith("busy: ")`)
+	shown, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(shown, "; retry shortly (trying again)"), "the view says it asks again: %q", shown)
+
+	for _, f := range frames {
+		answer(f, map[string]any{})
+	}
+	until(t, "the view live once the host's jobs end", `document.getElementById("status").textContent === "Live"`)
+	for _, done := range jobs {
+		o := <-done
+		assert.Equal(t, http.StatusOK, o.status, o.body)
+	}
 }
 
 // blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left

@@ -78,7 +78,8 @@ func TestBurstToOneComputerNeverClosesIt(t *testing.T) {
 }
 
 func TestGatewayRequestsPastTheCapAreBusy(t *testing.T) {
-	h := newHarness(t, Config{MaxGatewayRequestsInFlight: 2}, nil)
+	// Two for the host's requests, one kept for the idle probe.
+	h := newHarness(t, Config{MaxGatewayRequestsInFlight: 3}, nil)
 	h.connect(t, "7:", "") // never answers
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
@@ -92,4 +93,38 @@ func TestGatewayRequestsPastTheCapAreBusy(t *testing.T) {
 	awaitResult(t, first)
 	awaitResult(t, second)
 	assert.False(t, s.isClosed())
+}
+
+// The gateway's own slot is neither taken by hosts nor counted against them, and it is free
+// again once its answer is taken; a second request of the gateway's own waits for it.
+func TestTheProbesSlotIsKeptFromHosts(t *testing.T) {
+	p := newPendingTable(3)
+	for _, id := range []string{"h1", "h2"} {
+		_, err := p.add(id, byHost)
+		require.NoError(t, err, id)
+	}
+	_, err := p.add("h3", byHost)
+	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err), "a host request in the probe's slot")
+	_, err = p.add("probe1", byGateway)
+	require.NoError(t, err, "the probe with the hosts' slots full")
+	_, err = p.add("probe2", byGateway)
+	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err), "a second probe while the first waits")
+
+	require.NotNil(t, p.take("h1"))
+	_, err = p.add("h3", byHost)
+	require.NoError(t, err, "a host's freed slot is the hosts' again")
+	require.NotNil(t, p.take("probe1"))
+	assert.Nil(t, p.take("probe1"), "an answer taken twice")
+	_, err = p.add("h4", byHost)
+	assert.Equal(t, protocol.CodeBusy, protocol.CodeOf(err), "the probe's freed slot is not the hosts'")
+	_, err = p.add("probe2", byGateway)
+	require.NoError(t, err, "the probe's slot is free again")
+	assert.Equal(t, 3, p.len())
+}
+
+// A cap below 2 would leave hosts no request at all beside the probe's slot: it becomes 2.
+func TestTheRequestCapLeavesHostsOne(t *testing.T) {
+	assert.Equal(t, DefaultMaxGatewayRequestsInFlight, Config{}.withDefaults().MaxGatewayRequestsInFlight)
+	assert.Equal(t, 2, Config{MaxGatewayRequestsInFlight: 1}.withDefaults().MaxGatewayRequestsInFlight)
+	assert.Equal(t, 3, Config{MaxGatewayRequestsInFlight: 3}.withDefaults().MaxGatewayRequestsInFlight)
 }

@@ -52,12 +52,14 @@ const (
 	// never answers one (it just drops TCP), so this stays short.
 	DefaultCloseGrace = time.Second
 	// DefaultSendQueueBytes is how many bytes of outbound frames may wait per socket after
-	// hello. Answers to the computer's own requests that do not fit mean it does not read: it
-	// is dropped (close 1013). Gateway requests that do not fit are the host's burst: the
-	// caller gets busy and the computer stays.
+	// hello. Answers to the computer's own requests that do not fit beside its other answers
+	// mean it does not read: it is dropped (close 1013). Gateway requests that do not fit
+	// beside everything queued are the host's burst: the caller gets busy and the computer
+	// stays (sendQueue).
 	DefaultSendQueueBytes = 1 << 20
 	// DefaultMaxGatewayRequestsInFlight caps gateway→computer requests awaiting an answer per
-	// computer; beyond it Request fails with busy (HTTP 429 on the API).
+	// computer: what the Lua daemon takes (docs/protocol.md). One of them is kept for the
+	// gateway's idle probe; past the other 31, Request fails with busy (HTTP 429 on the API).
 	DefaultMaxGatewayRequestsInFlight = 32
 
 	// DefaultPingPeriod is how often the session sends a WebSocket ping. CC's Java side answers
@@ -186,7 +188,8 @@ type Config struct {
 	CloseGrace     time.Duration
 	// SendQueueBytes is the per-socket outbound queue budget after hello.
 	SendQueueBytes int
-	// MaxGatewayRequestsInFlight caps unanswered gateway→computer requests per computer.
+	// MaxGatewayRequestsInFlight caps unanswered gateway→computer requests per computer, the
+	// gateway's idle probe included: hosts get one fewer. At least 2 (1 becomes 2).
 	MaxGatewayRequestsInFlight int
 	// PingPeriod is how often a WebSocket ping is sent; PongWait (if not above PingPeriod,
 	// including zero, it becomes twice PingPeriod) is how long the socket may stay without any frame or pong before it
@@ -255,6 +258,8 @@ func (c Config) withDefaults() Config {
 	if c.MaxGatewayRequestsInFlight <= 0 {
 		c.MaxGatewayRequestsInFlight = DefaultMaxGatewayRequestsInFlight
 	}
+	// One slot is the idle probe's: with fewer than 2, hosts would get none.
+	c.MaxGatewayRequestsInFlight = max(c.MaxGatewayRequestsInFlight, 2)
 	if c.PingPeriod <= 0 {
 		c.PingPeriod = DefaultPingPeriod
 	}

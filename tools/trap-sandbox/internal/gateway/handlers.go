@@ -592,7 +592,7 @@ func (s *Session) answer(f *protocol.Frame, payload json.RawMessage, err *protoc
 		s.writeClaimed(frame)
 		return
 	}
-	if qErr := s.enqueueAs(bytes.Clone(frame), how); qErr != nil {
+	if qErr := s.enqueueAs(bytes.Clone(frame), frameAnswer, how); qErr != nil {
 		s.answerNotQueued(f, qErr)
 		return
 	}
@@ -645,7 +645,8 @@ func (s *Session) encodeFailed(f *protocol.Frame, out *protocol.Frame, encErr er
 //go:noinline
 func (s *Session) answerNotQueued(f *protocol.Frame, qErr error) {
 	if errors.Is(qErr, errQueueFull) {
-		// Answers to the computer's own requests pile up only if it does not read them.
+		// Answers to the computer's own requests pile up only if it does not read them (the
+		// host's requests queued meanwhile do not count against them: sendQueue).
 		s.gw.limits.warns.warn("send queue full, dropping the computer", s.remoteAddr, "traposId", clip(s.Key().TraposID),
 			"queuedBytes", s.send.queued())
 		s.closeByGateway(CloseTryAgainLater, "send queue full")

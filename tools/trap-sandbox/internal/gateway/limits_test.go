@@ -174,6 +174,59 @@ func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
 }
 
+// A computer on a slow link reads what it is sent, only slowly, while the host's requests fill
+// its send queue: an answer to the computer's own request still finds room, and the computer is
+// not dropped as one that does not read its answers. Before, the answer counted against the
+// host's frames, found the queue full and closed the computer 1013: it paid for the host's
+// burst, which itself only got busy.
+func TestTheHostsFramesDoNotCrowdOutTheComputersAnswers(t *testing.T) {
+	m := newMetrics()
+	const budget = 64 << 10
+	l := &stallingListener{}
+	h := newHarnessListening(t, l.wrap, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, withQuickType)
+	c := h.connect(t, "7:", "")
+	s := h.session(t, "7:")
+	gatewaySide := l.conn(t, c.conn.LocalAddr())
+	require.Eventually(t, func() bool { return !s.send.writerRunning() }, waitLimit, testkit.Poll, "the hello's writer to finish")
+	t.Cleanup(gatewaySide.hangUp) // before the harness stops, should the test end early
+	gatewaySide.stall()           // the slow link: the writer waits on its frame until the test lets it go
+
+	// The host's requests, large ones then small ones, fill the queue to its last few bytes.
+	for _, size := range []int{8 << 10, 0} {
+		payload := json.RawMessage(`{"text":"` + strings.Repeat("x", size) + `"}`)
+		for i := 0; ; i++ {
+			require.Less(t, i, 1000, "the send queue never filled")
+			_, err := h.gw.RequestWithin(context.Background(), LocalAccount, "7:", "dance", payload, time.Millisecond)
+			if protocol.CodeOf(err) == protocol.CodeBusy {
+				break
+			}
+			require.Equal(t, protocol.CodeTimeout, protocol.CodeOf(err), "request %d: %v", i, err)
+		}
+	}
+	hostBytes := s.send.queued()
+	require.Greater(t, hostBytes, budget-1000, "the host's frames fill the queue")
+
+	// The computer asks; its answer echoes a messageId longer than the room left.
+	messageID := strings.Repeat("q", 1000)
+	c.request(messageID, "quick", nil)
+	require.Eventually(t, func() bool { return s.send.queued() > hostBytes || s.isClosed() }, waitLimit, testkit.Poll, "the answer to be queued")
+	require.False(t, s.isClosed(), "the computer was dropped for the host's frames")
+	assert.LessOrEqual(t, s.send.peakBytes(), 2*budget, "host frames and answers each within the budget")
+
+	gatewaySide.hangUp() // the link delivers again
+	for {
+		f := c.read()
+		if f.Event == protocol.EventGatewayResponse {
+			assert.Equal(t, messageID, f.MessageID)
+			assert.True(t, f.OK, "the answer: %+v", f.Error)
+			break
+		}
+		require.Equal(t, protocol.EventGatewayRequest, f.Event, "the host's requests come first")
+	}
+	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
+	assert.Len(t, h.gw.Computers(), 1)
+}
+
 // stallingListener holds the gateway's side of each socket (stallingConn), found by the
 // computer's address.
 type stallingListener struct {

@@ -153,7 +153,9 @@ func (s *Session) startIdleProbe() {
 		defer s.handlers.Done()
 		defer s.probing.Store(false)
 		// s.ctx has no deadline, so the request times out after RequestTimeout on Config.Clock.
-		_, err := s.request(s.ctx, TypePing, nil)
+		// It takes the slot kept for the gateway (pendingTable): hosts that fill the computer
+		// with long requests cannot keep it from going out.
+		_, err := s.request(s.ctx, TypePing, nil, byGateway)
 		if protocol.CodeOf(err) != protocol.CodeTimeout {
 			return // any answer, even ok:false, means the daemon runs; other errors mean closed
 		}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"errors"
 	"sync/atomic"
 	"testing"
@@ -48,10 +49,11 @@ type peer struct {
 }
 
 // livePeer connects id and starts its reader. pong false makes it a peer that never answers
-// WebSocket pings; answerProbes makes it answer gateway pings (a running daemon).
+// WebSocket pings; answerProbes makes it answer gateway pings (a running daemon). Requests of
+// other types it reports and leaves unanswered (a lua.exec that runs for minutes).
 func livePeer(t *testing.T, h *harness, id string, pong, answerProbes bool) *peer {
 	t.Helper()
-	p := &peer{computer: h.connect(t, id, ""), probes: make(chan protocol.Frame, 16), readErr: make(chan error, 1)}
+	p := &peer{computer: h.connect(t, id, ""), probes: make(chan protocol.Frame, 2*DefaultMaxGatewayRequestsInFlight), readErr: make(chan error, 1)}
 	p.s = h.gw.registry.Lookup(Key{AccountID: LocalAccount, TraposID: id})
 	require.NotNil(t, p.s)
 	p.conn.SetPingHandler(func(data string) error {
@@ -73,7 +75,7 @@ func livePeer(t *testing.T, h *harness, id string, pong, answerProbes bool) *pee
 			if err != nil || f.Event != protocol.EventGatewayRequest {
 				continue
 			}
-			if answerProbes {
+			if answerProbes && f.Type == TypePing {
 				resp := `{"event":"computer_response","traposSenderId":"` + id + `","messageId":"` + f.MessageID +
 					`","type":"ping","ok":true,"payload":{"traposId":"` + id + `"}}`
 				_ = p.conn.WriteMessage(websocket.TextMessage, []byte(resp))
@@ -218,4 +220,55 @@ func TestAGatewaySilentForTheIdleTimeProbesThoughTheComputerAnswered(t *testing.
 		t.Fatalf("no frame from the gateway %s after its last one: the daemon drops it after %s", fc.Now().Sub(start), h.gw.cfg.Liveness())
 	}
 	assert.False(t, p.s.isClosed())
+}
+
+// A host that keeps a computer full of long requests (lua.exec jobs that run for minutes) does
+// not silence the gateway's idle probe: the probe has a slot of its own. Before, it was refused
+// busy like the host's 33rd request, so the gateway sent nothing until the host's requests
+// ended; the daemon, promised a frame every livenessMs, dropped the healthy computer and every
+// request it was running, and a crashed daemon went unnoticed as long as the host kept it full.
+func TestAComputerFullOfHostRequestsIsStillProbed(t *testing.T) {
+	m := newMetrics()
+	fc := newFakeClock()
+	const idle, requestTimeout = 20 * time.Second, 5 * time.Second
+	h := newHarness(t, Config{Clock: fc, PingPeriod: testPingPeriod, PongWait: testPongWait,
+		IdleProbeAfter: idle, RequestTimeout: requestTimeout, Metrics: m}, nil)
+	p := livePeer(t, h, "7:", true, true)
+
+	// The host sends long requests one after the other until the gateway refuses one.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	var running []<-chan requestResult
+	for {
+		ch := asyncRequest(h.gw, ctx, "7:", "lua.exec", nil)
+		select {
+		case f := <-p.probes:
+			require.Equal(t, "lua.exec", f.Type)
+			running = append(running, ch)
+			continue
+		case r := <-ch:
+			require.Equal(t, protocol.CodeBusy, protocol.CodeOf(r.err), "the host's request past the limit: %v", r.err)
+			assert.Contains(t, r.err.Error(), "31 requests in flight (the limit: it takes 32, one kept for the gateway's liveness probe)")
+		case <-time.After(waitLimit):
+			t.Fatal("the host's request neither reached the computer nor was refused")
+		}
+		break
+	}
+	assert.Len(t, running, DefaultMaxGatewayRequestsInFlight-1, "the host keeps its limit, less the probe's slot")
+
+	advance(t, fc, p.s, idle)
+	select {
+	case probe := <-p.probes:
+		assert.Equal(t, TypePing, probe.Type)
+	case <-time.After(waitLimit):
+		t.Fatalf("no probe while the host's requests run: the gateway stays silent, and the daemon drops it after %s", h.gw.cfg.Liveness())
+	}
+	require.Eventually(t, func() bool { return !p.s.probing.Load() }, waitLimit, testkit.Poll, "the probe to end")
+	assert.False(t, p.s.isClosed())
+	assert.Equal(t, 1.0, testutil.ToFloat64(m.limits.WithLabelValues(limitGatewayRequestsInFlight)), "only the host's refused request is counted")
+
+	cancel() // the host gives up; its requests free their slots
+	for _, ch := range running {
+		assert.ErrorIs(t, awaitResult(t, ch).err, context.Canceled)
+	}
 }

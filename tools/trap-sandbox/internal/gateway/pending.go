@@ -17,33 +17,68 @@ type result struct {
 // pendingTable holds a socket's gateway→computer requests that await a computer_response,
 // by messageId. Once failAll has run it refuses new entries, so no request can wait on a
 // socket that will never answer.
+//
+// Of the max entries (what the computer takes), one is kept for the gateway's own request,
+// its idle probe: hosts may fill the rest, and however long their requests run, the probe
+// still goes out, so the computer still hears from the gateway within livenessMs and a
+// crashed daemon is still found. Hosts get max-1.
 type pendingTable struct {
-	mu     sync.Mutex
-	byID   map[string]chan result
-	max    int   // entries allowed at once
+	mu   sync.Mutex
+	byID map[string]chan result
+	max  int // entries allowed at once, the gateway's own included
+	// ownID is the messageId of the gateway's own request in flight, "" when none.
+	ownID  string
 	failed error // set by failAll
 }
 
+// requester says whose request an entry is: a host's (HTTP API, CLI, MCP, a module, another
+// replica) or the gateway's own (the idle probe).
+type requester bool
+
+const (
+	byHost    requester = false
+	byGateway requester = true
+)
+
+// newPendingTable makes a table of max entries; max must be at least 2 (Config.withDefaults).
 func newPendingTable(max int) *pendingTable {
 	return &pendingTable{byID: make(map[string]chan result), max: max}
 }
 
+// hostLimit is how many host requests may wait at once: max, less the gateway's own slot.
+func (p *pendingTable) hostLimit() int { return p.max - 1 }
+
 // add registers messageID and returns the channel its result arrives on (buffered, one
-// value). After failAll it returns failAll's error instead; with max entries waiting it
-// returns a busy error (the host's burst, not the computer's fault).
-func (p *pendingTable) add(messageID string) (chan result, error) {
+// value). After failAll it returns failAll's error instead. A host request with hostLimit
+// host requests waiting gets a busy error (the host's burst, not the computer's fault), and
+// so does a gateway request while another of the gateway's own waits.
+func (p *pendingTable) add(messageID string, by requester) (chan result, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.failed != nil {
 		return nil, p.failed
 	}
-	if len(p.byID) >= p.max {
+	if by == byGateway {
+		if p.ownID != "" {
+			return nil, protocol.Errorf(protocol.CodeBusy, "the gateway's own request to the computer is still in flight")
+		}
+		p.ownID = messageID
+	} else if p.hostsLocked() >= p.hostLimit() {
 		return nil, protocol.Errorf(protocol.CodeBusy,
-			"the computer already has %d gateway requests in flight (the limit); retry shortly", p.max)
+			"the computer already has %d requests in flight (the limit: it takes %d, one kept for the gateway's liveness probe); retry shortly",
+			p.hostLimit(), p.max)
 	}
 	ch := make(chan result, 1)
 	p.byID[messageID] = ch
 	return ch, nil
+}
+
+// hostsLocked is how many host requests wait; p.mu must be held.
+func (p *pendingTable) hostsLocked() int {
+	if p.ownID != "" {
+		return len(p.byID) - 1
+	}
+	return len(p.byID)
 }
 
 // take removes and returns the entry for messageID, or nil if there is none (a late or
@@ -51,8 +86,14 @@ func (p *pendingTable) add(messageID string) (chan result, error) {
 func (p *pendingTable) take(messageID string) chan result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	ch := p.byID[messageID]
+	ch, ok := p.byID[messageID]
+	if !ok {
+		return nil
+	}
 	delete(p.byID, messageID)
+	if messageID == p.ownID {
+		p.ownID = ""
+	}
 	return ch
 }
 

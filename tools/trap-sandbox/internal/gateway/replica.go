@@ -31,7 +31,7 @@ func (l local) Serve(ctx context.Context, k Key, typ string, payload json.RawMes
 	if s == nil {
 		return Response{}, hostcomputer.NotConnected(k.TraposID)
 	}
-	return s.request(ctx, typ, payload)
+	return s.request(ctx, typ, payload, byHost)
 }
 
 // RevocationHeard implements Local.

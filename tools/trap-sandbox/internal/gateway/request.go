@@ -36,8 +36,9 @@ type Response struct {
 // gateway's side are returned as a *protocol.Error (use protocol.CodeOf):
 //   - not_connected: no such computer, or its socket closed or was replaced before it answered;
 //   - timeout: no answer in time (a later answer is ignored);
-//   - busy: MaxGatewayRequestsInFlight requests already wait on this computer, or its send
-//     queue is full (the caller's burst; the computer stays connected);
+//   - busy: MaxGatewayRequestsInFlight-1 host requests already wait on this computer (the
+//     last slot is the gateway's own, for its idle probe), or its send queue is full (the
+//     caller's burst; the computer stays connected);
 //   - internal: the request cannot be sent (empty type, bad payload, frame above 128 KiB).
 //
 // If ctx is cancelled (not timed out), ctx.Err() is returned.
@@ -48,7 +49,7 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 	}
 	k := Key{AccountID: accountID, TraposID: traposID}
 	if s := g.registry.Lookup(k); s != nil {
-		return s.request(ctx, typ, payload) // the socket is here: no hop
+		return s.request(ctx, typ, payload, byHost) // the socket is here: no hop
 	}
 	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
 		var cancel context.CancelFunc
@@ -85,16 +86,16 @@ func (g *Gateway) RequestWithin(ctx context.Context, accountID, traposID, typ st
 		}
 		timer := time.NewTimer(timeout)
 		defer timer.Stop()
-		return s.requestUntil(ctx, typ, payload, timer.C, now, deadline)
+		return s.requestUntil(ctx, typ, payload, byHost, timer.C, now, deadline)
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	return g.registry.Route(ctx, k, typ, payload)
 }
 
-// request sends a gateway_request on this socket and waits for the answer, as Request does;
-// payload must already be a JSON object.
-func (s *Session) request(ctx context.Context, typ string, payload json.RawMessage) (Response, error) {
+// request sends a gateway_request on this socket for by and waits for the answer, as Request
+// does; payload must already be a JSON object.
+func (s *Session) request(ctx context.Context, typ string, payload json.RawMessage, by requester) (Response, error) {
 	// Without a deadline of ctx's own the request times out after RequestTimeout on
 	// Config.Clock (the idle probe's case, which liveness tests drive).
 	var timeout <-chan time.Time
@@ -104,7 +105,7 @@ func (s *Session) request(ctx context.Context, typ string, payload json.RawMessa
 		defer timer.Stop()
 		timeout = timer.C()
 	}
-	return s.requestUntil(ctx, typ, payload, timeout, time.Now(), deadline)
+	return s.requestUntil(ctx, typ, payload, by, timeout, time.Now(), deadline)
 }
 
 // requestUntil is request, the wait ending when ctx ends or timeout fires (nil: never).
@@ -112,7 +113,7 @@ func (s *Session) request(ctx context.Context, typ string, payload json.RawMessa
 // latency and its write's deadline: a clock read costs 70-120 ns on a VM); deadline is when
 // it ends (zero: not known), which decides whether the caller may write the frame itself
 // (enqueueRequest).
-func (s *Session) requestUntil(ctx context.Context, typ string, payload json.RawMessage, timeout <-chan time.Time, start, deadline time.Time) (Response, error) {
+func (s *Session) requestUntil(ctx context.Context, typ string, payload json.RawMessage, by requester, timeout <-chan time.Time, start, deadline time.Time) (Response, error) {
 	g := s.gw
 	traposID := s.Key().TraposID
 	messageID := newMessageID()
@@ -132,7 +133,7 @@ func (s *Session) requestUntil(ctx context.Context, typ string, payload json.Raw
 		return Response{}, protocol.Errorf(protocol.CodeInternal, "cannot send %s to %s: %v", typ, traposID, err)
 	}
 
-	wait, err := s.pending.add(messageID)
+	wait, err := s.pending.add(messageID, by)
 	if err != nil {
 		putEncodeBuffer(buf)
 		if protocol.CodeOf(err) == protocol.CodeBusy {

@@ -297,8 +297,8 @@ func TestMessageIDsAreRandomVersion4UUIDs(t *testing.T) {
 // never given).
 func TestAnAnswerTakenAsTimeRunsOutIsNotDropped(t *testing.T) {
 	for range 64 { // the waiting select picks one of two ready cases at random
-		s := &Session{pending: newPendingTable(1)}
-		wait, err := s.pending.add("m1")
+		s := &Session{pending: newPendingTable(2)}
+		wait, err := s.pending.add("m1", byHost)
 		require.NoError(t, err)
 		s.pending.take("m1") // the reader takes the answer and hands it over
 		wait <- result{resp: Response{OK: true, Type: TypePing}}
@@ -308,7 +308,7 @@ func TestAnAnswerTakenAsTimeRunsOutIsNotDropped(t *testing.T) {
 		require.NoError(t, err)
 		assert.True(t, resp.OK)
 
-		wait, err = s.pending.add("m2")
+		wait, err = s.pending.add("m2", byHost)
 		require.NoError(t, err)
 		s.pending.take("m2")
 		wait <- result{resp: Response{OK: true, Type: TypePing}}

@@ -5,16 +5,24 @@ import "sync"
 // sendQueue is a socket's outbound queue, bounded in bytes rather than frames: a frame may be
 // anything from 100 bytes to 128 KiB, so a count says nothing about the memory it holds.
 //
+// The budget is whose fault a full queue is. A host's request counts against everything
+// queued (past it the host's caller gets busy); an answer to the computer's own request
+// counts against the answers queued alone (past it the computer does not read what it asked
+// for: 1013). So the host's frames, which a slow link delivers slowly, never crowd out the
+// computer's answers, and the queue holds at most twice its budget.
+//
 // It also hands out the socket's one writer role: the push that finds no writer running makes
 // its caller the writer, which drains the queue and gives the role back when the queue is
 // empty (session.go). So a writer goroutine exists only while there is something to write: an
 // idle computer holds none.
 type sendQueue struct {
 	mu     sync.Mutex
-	frames [][]byte
+	frames []queuedFrame
 	bytes  int
-	limit  int
-	peak   int // the most bytes ever queued, for tests and logs
+	// answerBytes is the part of bytes that answers the computer's own requests.
+	answerBytes int
+	limit       int
+	peak        int // the most bytes ever queued, for tests and logs
 	// writing is set while a writer holds the role; writerDone is closed when it gives the
 	// role back (made only when someone waits for that: seal).
 	writing    bool
@@ -23,6 +31,21 @@ type sendQueue struct {
 	// becomes the writer (finishWrites writes the last frames).
 	sealed bool
 }
+
+// queuedFrame is a frame that waits, and whether it answers the computer (frameAnswer).
+type queuedFrame struct {
+	data []byte
+	kind frameKind
+}
+
+// frameKind says whose a queued frame is, for the budget: the host's request (the gateway's
+// own idle probe counts as one) or the answer to one of the computer's requests.
+type frameKind bool
+
+const (
+	frameRequest frameKind = false
+	frameAnswer  frameKind = true
+)
 
 func newSendQueue(limit int) *sendQueue {
 	return &sendQueue{limit: limit}
@@ -38,19 +61,24 @@ const (
 	pushSealed                   // refused: the session is closing
 )
 
-// push queues frame unless that would take the queue past its byte budget or the session is
-// closing.
-func (q *sendQueue) push(frame []byte) pushResult {
+// push queues frame unless that would take the queue past its byte budget (for kind: see
+// sendQueue) or the session is closing.
+func (q *sendQueue) push(frame []byte, kind frameKind) pushResult {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
 	case q.sealed:
 		return pushSealed
-	case q.bytes+len(frame) > q.limit:
+	case kind == frameAnswer && q.answerBytes+len(frame) > q.limit:
+		return pushFull
+	case kind == frameRequest && q.bytes+len(frame) > q.limit:
 		return pushFull
 	}
-	q.frames = append(q.frames, frame)
+	q.frames = append(q.frames, queuedFrame{data: frame, kind: kind})
 	q.bytes += len(frame)
+	if kind == frameAnswer {
+		q.answerBytes += len(frame)
+	}
 	q.peak = max(q.peak, q.bytes)
 	if q.writing {
 		return pushQueued
@@ -143,13 +171,16 @@ func (q *sendQueue) popLocked() ([]byte, bool) {
 		return nil, false
 	}
 	frame := q.frames[0]
-	q.frames[0] = nil
+	q.frames[0] = queuedFrame{}
 	q.frames = q.frames[1:]
 	if len(q.frames) == 0 {
 		q.frames = nil // let the backing array go: an idle computer holds none
 	}
-	q.bytes -= len(frame)
-	return frame, true
+	q.bytes -= len(frame.data)
+	if frame.kind == frameAnswer {
+		q.answerBytes -= len(frame.data)
+	}
+	return frame.data, true
 }
 
 // setLimit changes the byte budget (a socket gets the larger one once its hello succeeds).

@@ -373,15 +373,17 @@ const (
 	writeInline writeMode = true
 )
 
-// enqueue queues one encoded frame, and starts a writer goroutine if none runs. It fails
-// with not_connected once the session is closing, and with errQueueFull when the queue's
-// byte budget has no room: the caller decides whose fault that is.
-func (s *Session) enqueue(frame []byte) error { return s.enqueueAs(frame, writeByWriter) }
+// enqueue queues one encoded frame of kind, and starts a writer goroutine if none runs. It
+// fails with not_connected once the session is closing, and with errQueueFull when the
+// queue's byte budget for kind has no room (sendQueue): the caller decides whose fault that is.
+func (s *Session) enqueue(frame []byte, kind frameKind) error {
+	return s.enqueueAs(frame, kind, writeByWriter)
+}
 
 // enqueueAs is enqueue, with how the frame gets written when no writer runs.
-func (s *Session) enqueueAs(frame []byte, how writeMode) error {
+func (s *Session) enqueueAs(frame []byte, kind frameKind, how writeMode) error {
 	if !s.isClosed() {
-		switch s.send.push(frame) {
+		switch s.send.push(frame, kind) {
 		case pushQueued:
 			return nil
 		case pushWriter:

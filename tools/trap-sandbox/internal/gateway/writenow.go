@@ -25,7 +25,7 @@ func (s *Session) enqueueRequest(frame []byte, now, deadline time.Time) (queued 
 	writeBy := now.Add(s.gw.cfg.WriteTimeout)
 	if len(frame) > maxWriteNowBytes || deadline.IsZero() || deadline.Before(writeBy.Add(-writeNowSlack)) ||
 		!s.claimWriter(frame, writeInline) {
-		err := s.enqueue(frame)
+		err := s.enqueue(frame, frameRequest)
 		return err == nil, err
 	}
 	if !s.writeAsWriter(frame, earliest(writeBy, deadline)) {

@@ -88,7 +88,8 @@ func TestACallerWritingItsOwnFrameIsBoundedByTheWriteTimeout(t *testing.T) {
 func TestQueuedRequestFramesAreNotOverwritten(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	c := h.connect(t, "7:", "")
-	const rounds, perRound = 20, DefaultMaxGatewayRequestsInFlight
+	const rounds = 20
+	perRound := h.session(t, "7:").pending.hostLimit() // every request a host may have in flight
 	for round := range rounds {
 		results := make(chan error, perRound)
 		for i := range perRound {

@@ -201,6 +201,9 @@ function draw(frame) {
 // gateway) went away looks for it again.
 const retryMs = 2000;
 const waiting = " (waiting for it to come back)";
+// tryingAgain follows a busy answer (429): the host's other requests fill the computer for
+// the moment, and the answer says to retry shortly.
+const tryingAgain = " (trying again)";
 // connectionLost is the status while the gateway cannot be reached: stopped, or the network
 // between is down (the browser's own words, "Failed to fetch", say neither).
 const connectionLost = "The connection to the gateway was lost" + waiting;
@@ -225,7 +228,8 @@ async function follow(v) {
 }
 
 // watch streams the computer's screen into the view until the stream ends; it reports whether
-// to watch again (the computer or the gateway went away) and says why in the status. 501 is
+// to watch again (the computer or the gateway went away, or the computer is busy with the
+// host's other requests: 429, whose Retry-After is below retryMs) and says why in the status. 501 is
 // neither: the computer is there but its client has no screen (older than it), which the
 // message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
 // traposId that several accounts have connected (an admin's token; the answer names the
@@ -240,8 +244,10 @@ async function watch(v) {
       status(error.code + ": " + error.message + " (Log out to give one of those tokens.)");
       return false;
     }
-    const again = res.status === 404 || (res.status >= 500 && res.status !== 501);
-    status((error ? error.code + ": " + error.message : "The gateway answered " + res.status) + (again ? waiting : ""));
+    const busy = res.status === 429;
+    const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
+    status((error ? error.code + ": " + error.message : "The gateway answered " + res.status) +
+      (busy ? tryingAgain : again ? waiting : ""));
     return again;
   }
   status("Live");
