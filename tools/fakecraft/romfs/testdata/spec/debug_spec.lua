@@ -156,6 +156,35 @@ describe("debug.traceback", function()
       ("SRC:%d: in local 'upper'"):format(defined + 3)));
   end);
 
+  -- Cobalt's ProtectedCall calls xpcall's handler where the error was raised, before the
+  -- frames are unwound (closeUntil after it), so its traceback and levels start there.
+  it("runs xpcall's handler over the frames of the error, as Cobalt does", function()
+    local defined = here() + 1;
+    local function fail() error("boom"); end
+    local function run() fail(); end
+    local called = here() + 1;
+    local ok, text = xpcall(run, debug.traceback);
+    expect(ok):eq(false);
+    expect(head(text, 4)):eq(frames(("%s:%d: boom"):format(src, defined), "[C]: in function 'error'",
+      ("SRC:%d: in upvalue 'fail'"):format(defined), ("SRC:%d: in function <SRC:%d>"):format(defined + 1, defined + 1),
+      "[C]: in function 'xpcall'"));
+    expect(head(text, 5)):str_match(("\n\tSRC:%d: in "):gsub("SRC", src):format(called) .. "[^\n]*$");
+
+    -- debug.getinfo levels from the handler: 1 the handler, 2 error, 3 fail
+    local _, line = xpcall(run, function() return debug.getinfo(3, "l").currentline; end);
+    expect(line):eq(defined);
+
+    -- an error the VM raises: the handler runs over its Lua frame, which names the handler
+    -- by the failing instruction, as Cobalt's getFuncKind reads it
+    defined = here() + 1;
+    local function index() local t = nil; return t.x; end
+    local handler_line = here() + 1;
+    local _, vm = xpcall(index, function(m) return debug.traceback(m); end);
+    expect(head(vm, 3)):eq(frames(("%s:%d: attempt to index local 't' (a nil value)"):format(src, defined),
+      ("SRC:%d: in metamethod '__index'"):format(handler_line), ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "[C]: in function 'xpcall'"));
+  end);
+
   it("takes a number message, a thread, and a level as Cobalt's", function()
     expect(debug.traceback(42)):str_match("^42\nstack traceback:\n");
     local co = coroutine.create(function() local x = coroutine.yield(); return x; end);
