@@ -280,7 +280,24 @@ func (ls *LState) FuncName(callee, caller *Debug) (kind, name string, ok bool) {
 		return "hook", "?", true
 	case cf.TailCall > 0 || cf.finish == finishForStep:
 		return "", "", false
-	case parent.Fn == nil || parent.Fn.IsG || parent.Pc < 1 || parent.Pc > len(parent.Fn.Proto.Code):
+	}
+	return ls.calledName(parent)
+}
+
+// YieldedFrom is how the Lua code of frame caller, the top frame of a suspended coroutine,
+// names the function it called that yielded (FuncName's answer for that function's frame,
+// which the yield took off the stack; Cobalt keeps it, so its tracebacks list it). ok is
+// false when caller is no Lua frame, or its call names nothing.
+func (ls *LState) YieldedFrom(caller *Debug) (kind, name string, ok bool) {
+	if caller == nil || caller.frame == nil {
+		return "", "", false
+	}
+	return ls.calledName(caller.frame)
+}
+
+// calledName is how the current instruction of parent names the function it calls.
+func (ls *LState) calledName(parent *callFrame) (kind, name string, ok bool) {
+	if parent.Fn == nil || parent.Fn.IsG || parent.Pc < 1 || parent.Pc > len(parent.Fn.Proto.Code) {
 		return "", "", false
 	}
 	inst := parent.Fn.Proto.Code[parent.Pc-1]

@@ -47,6 +47,22 @@ local function callable(f)
   return nil;
 end
 
+-- resumed runs co, a pcall's coroutine, to its end, passing its yields outwards: its
+-- results, or false and its error. The traceback of a coroutine suspended in here reads co,
+-- the first parameter, to list the frames that yielded (luakit's suspendedIn).
+local function resumed(co, handler, ...)
+  local result = pack(co_resume(co, ...));
+  while true do
+    if not result[1] then
+      -- A handler saw the error placed already and its result is its own.
+      if handler == NO_HANDLER then return false, placed(result[2]); end
+      return false, result[2];
+    end
+    if co_status(co) == "dead" then return unpack(result, 1, result.n); end
+    result = pack(co_resume(co, pcall_yield(unpack(result, 2, result.n))));
+  end
+end
+
 -- protected_by calls f in a coroutine of its own. With a handler (xpcall's), an error that
 -- ends it is handed to the handler where it was raised, over the frames that raised it, as
 -- Cobalt's ProtectedCall calls it, and the error is the handler's result (the fork's
@@ -64,16 +80,7 @@ local function protected_by(handler, f, ...)
   -- body is a Go function.
   local co = co_create(trampoline(fn));
   if handler ~= NO_HANDLER then set_error_handler(co, handler); end
-  local result = pack(co_resume(co, ...));
-  while true do
-    if not result[1] then
-      -- A handler saw the error placed already and its result is its own.
-      if handler == NO_HANDLER then return false, placed(result[2]); end
-      return false, result[2];
-    end
-    if co_status(co) == "dead" then return unpack(result, 1, result.n); end
-    result = pack(co_resume(co, pcall_yield(unpack(result, 2, result.n))));
-  end
+  return resumed(co, handler, ...);
 end
 
 function pcall(...)

@@ -220,7 +220,7 @@ func FrameAt(L *lua.LState, level int) (*lua.LState, *lua.Debug, int, bool) {
 			return L, dbg, level, true
 		}
 		depth := stackDepth(L)
-		caller, first, ok := pcallCaller(L, depth)
+		caller, first, ok := pcallCaller(L, L.Parent, depth)
 		if !ok {
 			return nil, nil, 0, false
 		}
@@ -241,9 +241,9 @@ func stackDepth(L *lua.LState) int {
 
 // pcallCaller is, for L, a coroutine holding depth frames, the coroutine that called pcall
 // and the level there of pcall's caller, when L runs a pcall's function: its bottom frame
-// stands in for C, and the coroutine that resumed it is in pcall's workings.
-func pcallCaller(L *lua.LState, depth int) (*lua.LState, int, bool) {
-	parent := L.Parent
+// stands in for C, and parent, the coroutine that resumed it (L.Parent while it runs), is
+// in pcall's workings.
+func pcallCaller(L, parent *lua.LState, depth int) (*lua.LState, int, bool) {
 	if parent == nil || depth == 0 {
 		return nil, 0, false
 	}

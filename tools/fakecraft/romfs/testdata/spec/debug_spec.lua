@@ -190,8 +190,24 @@ describe("debug.traceback", function()
     local co = coroutine.create(function() local x = coroutine.yield(); return x; end);
     coroutine.resume(co);
     local line = here() - 2;
-    expect(debug.traceback(co, "co")):eq(frames("co", ("SRC:%d: in function <SRC:%d>"):format(line, line)));
-    expect(debug.traceback(co, "co", 1)):eq(frames("co"));
+    -- the yield's own frame first, as Cobalt keeps it on a suspended coroutine's stack
+    expect(debug.traceback(co, "co")):eq(frames("co", "[C]: in field 'yield'",
+      ("SRC:%d: in function <SRC:%d>"):format(line, line)));
+    expect(debug.traceback(co, "co", 1)):eq(frames("co", ("SRC:%d: in function <SRC:%d>"):format(line, line)));
+    -- suspended under pcall: the frames that yielded, pcall, and its caller
+    co = coroutine.create(function()
+      local function inner() local ok = pcall(function() coroutine.yield(); end); return ok; end
+      local ok = inner();
+      return ok;
+    end);
+    coroutine.resume(co);
+    line = here() - 6;
+    expect(debug.traceback(co, "p")):eq(frames("p", "[C]: in field 'yield'",
+      ("SRC:%d: in function <SRC:%d>"):format(line + 1, line + 1), "[C]: in function 'pcall'",
+      ("SRC:%d: in local 'inner'"):format(line + 1), ("SRC:%d: in function <SRC:%d>"):format(line + 2, line)));
+    expect(head(debug.traceback(co, "p", 2), 1)):eq(frames("p", "[C]: in function 'pcall'"));
+    coroutine.resume(co);
+    expect(debug.traceback(co, "dead")):eq(frames("dead"));
     local function level(n) return debug.traceback("l", n); end
     local function call_level() local t = level(2); return t; end
     expect(head(call_level(), 1)):eq(frames("l", ("SRC:%d: in local 'call_level'"):format(here() - 1)));
