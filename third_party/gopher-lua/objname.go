@@ -284,11 +284,13 @@ func (ls *LState) FuncName(callee, caller *Debug) (kind, name string, ok bool) {
 	return ls.calledName(parent)
 }
 
-// YieldedFrom is how the Lua code of frame caller, the top frame of a suspended coroutine,
-// names the function it called that yielded (FuncName's answer for that function's frame,
-// which the yield took off the stack; Cobalt keeps it, so its tracebacks list it). ok is
-// false when caller is no Lua frame, or its call names nothing.
-func (ls *LState) YieldedFrom(caller *Debug) (kind, name string, ok bool) {
+// CalledName is how the Lua code of frame caller names the function its current call
+// instruction calls, FuncName's answer without the callee's frame: for a frame that is not
+// there (the Go function the top frame of a suspended coroutine called and yielded from,
+// which Cobalt keeps, so that its tracebacks list it) or that stands for a Go function an
+// embedder writes in Lua (whose own tail calls do not make it a tail call). ok is false when
+// caller is no Lua frame, or its instruction names nothing.
+func (ls *LState) CalledName(caller *Debug) (kind, name string, ok bool) {
 	if caller == nil || caller.frame == nil {
 		return "", "", false
 	}

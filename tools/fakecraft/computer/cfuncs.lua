@@ -359,12 +359,14 @@ function native.remove_proxy(t, ...)
 end
 
 -- The body of a helper coroutine that calls string.gsub's replacement function, so that the
--- function can yield (gsubyield.go). Each resume brings a function and its arguments; the
--- helper yields ANSWERED and the function's first result, then waits for the next call. A
--- tail call, so a helper that runs many calls keeps one frame.
+-- function can yield (gsubyield.go). Each resume brings the coroutine the gsub runs in, a
+-- function and its arguments; the helper yields ANSWERED and the function's first result,
+-- then waits for the next call. A tail call, so a helper that runs many calls keeps one
+-- frame. Levels and tracebacks in the function go on in owner, past gsub (luakit's
+-- SetCallbackBody).
 local ANSWERED = {};
 local co_yield = native.yield;
-local function gsub_helper(fn, ...)
+local function gsub_helper(owner, fn, ...)
   return gsub_helper(co_yield(ANSWERED, (fn(...))));
 end
 native.gsub_helper, native.gsub_answered = gsub_helper, ANSWERED;

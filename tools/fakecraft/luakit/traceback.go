@@ -71,7 +71,7 @@ type tracedFrame struct {
 func (f tracedFrame) line(caller *tracedFrame) string {
 	if f.dbg == nil {
 		if caller != nil && caller.kind == luaCode {
-			if kind, name, named := f.th.YieldedFrom(caller.dbg); named {
+			if kind, name, named := f.th.CalledName(caller.dbg); named {
 				return fmt.Sprintf("%s: in %s", CFrameSource, namedAs(kind, name))
 			}
 		}
@@ -90,7 +90,10 @@ func (f tracedFrame) line(caller *tracedFrame) string {
 	}
 	b.WriteString(" in ")
 	kind, name, named := "", "", false
-	if caller != nil && caller.kind == luaCode {
+	if caller != nil && caller.kind == luaCode && f.kind != luaCode {
+		// C: named by the call, whatever tail calls a stand-in's workings made (gsub's helper).
+		kind, name, named = f.th.CalledName(caller.dbg)
+	} else if caller != nil && caller.kind == luaCode {
 		kind, name, named = f.th.FuncName(f.dbg, caller.dbg)
 		// A generic for's iterator, called through a hidden local ("(for generator)",
 		// luachunk's rewrite of the loop), is nameless, as under Cobalt's OP_TFORCALL.
@@ -147,7 +150,7 @@ func eachFrame(L *lua.LState, level int, visit func(th *lua.LState, dbg *lua.Deb
 		if n := len(waiting); n > 1 && L == waiting[n-1] {
 			waiting, parent = waiting[:n-1], waiting[n-2]
 		}
-		caller, first, ok := pcallCaller(L, parent, depth)
+		caller, first, ok := callerOf(L, parent, depth)
 		if !ok {
 			return
 		}

@@ -185,6 +185,28 @@ describe("debug.traceback", function()
       "[C]: in function 'xpcall'"));
   end);
 
+  -- In Cobalt a gsub replacement function's frame lies on gsub's Java frame, on its caller's.
+  it("goes on past string.gsub from its replacement function, as Cobalt's", function()
+    local texts, defined = {}, here() + 1;
+    local function replace() texts[#texts + 1] = head(debug.traceback("g"), 3); end
+    local function run() local r = string.gsub("ab", ".", replace); return r; end
+    run();
+    local want = frames("g", ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "[C]: in field 'gsub'", ("SRC:%d: in local 'run'"):format(defined + 1));
+    expect(texts):same({ want, want }); -- the second match's after the helper's tail call
+    -- levels too: error(msg, 3) is gsub's caller
+    local function raise() error("three", 3); end
+    expect({ pcall(function() local r = ("a"):gsub("a", raise); return r; end) })
+      :same({ false, ("%s:%d: three"):format(src, here() - 1) });
+    -- after a yield, another coroutine resumes the function: its caller is still gsub's
+    defined = here() + 1;
+    local co = coroutine.create(function() return (string.gsub("a", "a", function() coroutine.yield(); return debug.traceback("y"); end)); end);
+    coroutine.resume(co);
+    local _, late = coroutine.resume(co);
+    expect(late):eq(frames("y", ("SRC:%d: in function <SRC:%d>"):format(defined, defined), "[C]: in field 'gsub'",
+      ("SRC:%d: in function <SRC:%d>"):format(defined, defined)));
+  end);
+
   it("takes a number message, a thread, and a level as Cobalt's", function()
     expect(debug.traceback(42)):str_match("^42\nstack traceback:\n");
     local co = coroutine.create(function() local x = coroutine.yield(); return x; end);
