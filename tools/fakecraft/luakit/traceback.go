@@ -27,12 +27,12 @@ import (
 // than 22 frames are cut to the first 10, "...", and the last 11.
 func Traceback(L *lua.LState, level int) string {
 	var frames []tracedFrame
-	eachFrame(L, level, func(th *lua.LState, dbg *lua.Debug) {
+	eachFrame(L, level, func(th *lua.LState, dbg *lua.Debug, callsProgram bool) {
 		kind := goCode // the function a suspended coroutine yielded from (dbg nil)
 		if dbg != nil {
 			kind = kindOf(th, dbg)
 		}
-		frames = append(frames, tracedFrame{th, dbg, kind})
+		frames = append(frames, tracedFrame{th, dbg, kind, callsProgram})
 	})
 	var lines []string
 	for i, frame := range frames {
@@ -40,7 +40,7 @@ func Traceback(L *lua.LState, level int) string {
 		if i+1 < len(frames) {
 			caller = &frames[i+1]
 		}
-		if frame.kind != luaCode && caller != nil && caller.kind == standIn {
+		if frame.kind != luaCode && caller != nil && caller.kind == standIn && !caller.callsProgram {
 			continue // a stand-in's own workings: part of the C function it stands for
 		}
 		lines = append(lines, frame.line(caller))
@@ -65,6 +65,9 @@ type tracedFrame struct {
 	th   *lua.LState
 	dbg  *lua.Debug
 	kind frameKind
+	// callsProgram: a stand-in that calls the program's function (pcall's coroutine body,
+	// gsub's helper), so the C function it calls is the program's own (xpcall(error, f)).
+	callsProgram bool
 }
 
 // line is the frame's line of a traceback, caller the frame below it (nil at the bottom).
@@ -125,33 +128,34 @@ func namedAs(kind, name string) string {
 }
 
 // eachFrame visits the frames of L from level on, as FrameAt counts them (past pcall's
-// coroutine into its caller's), each with the coroutine that holds it. A suspended
+// coroutine into its caller's), each with the coroutine that holds it and whether it is the
+// bottom of a coroutine so crossed (it calls the program's function). A suspended
 // coroutine's frames start where it yielded, as Cobalt keeps them: in the pcall coroutines
 // it waits in, innermost first (suspendedIn), at the Go function that yielded (visited with
 // a nil dbg).
-func eachFrame(L *lua.LState, level int, visit func(th *lua.LState, dbg *lua.Debug)) {
+func eachFrame(L *lua.LState, level int, visit func(th *lua.LState, dbg *lua.Debug, callsProgram bool)) {
 	waiting := suspendedIn(L)
 	if len(waiting) > 0 {
 		L = waiting[len(waiting)-1]
 		if level == 0 {
-			visit(L, nil)
+			visit(L, nil, false)
 		}
 		level--
 	}
 	for {
 		depth := stackDepth(L)
-		for ; level < depth; level++ {
-			if level >= 0 {
-				dbg, _ := L.GetStack(level)
-				visit(L, dbg)
-			}
-		}
 		parent := L.Parent
 		if n := len(waiting); n > 1 && L == waiting[n-1] {
 			waiting, parent = waiting[:n-1], waiting[n-2]
 		}
-		caller, first, ok := callerOf(L, parent, depth)
-		if !ok {
+		caller, first, crossed := callerOf(L, parent, depth)
+		for ; level < depth; level++ {
+			if level >= 0 {
+				dbg, _ := L.GetStack(level)
+				visit(L, dbg, crossed && level == depth-1)
+			}
+		}
+		if !crossed {
 			return
 		}
 		L, level = caller, level-depth+first

@@ -170,6 +170,10 @@ describe("debug.traceback", function()
       "[C]: in function 'xpcall'"));
     expect(head(text, 5)):str_match(("\n\tSRC:%d: in "):gsub("SRC", src):format(called) .. "[^\n]*$");
 
+    -- a C function xpcall calls is a frame of its own, unnamed: xpcall, C, called it
+    expect(head(select(2, xpcall(error, debug.traceback, "c", 0)), 2))
+      :eq(frames("c", "[C]: in ?", "[C]: in function 'xpcall'"));
+
     -- debug.getinfo levels from the handler: 1 the handler, 2 error, 3 fail
     local _, line = xpcall(run, function() return debug.getinfo(3, "l").currentline; end);
     expect(line):eq(defined);
