@@ -157,6 +157,8 @@ type callFrameStack interface {
 
 	IsFull() bool
 	IsEmpty() bool
+	// GrowForError makes room for an error handler's frames past a full stack, when it can.
+	GrowForError()
 
 	FreeAll()
 }
@@ -176,6 +178,9 @@ func newFixedCallFrameStack(size int) callFrameStack {
 func (cs *fixedCallFrameStack) IsEmpty() bool { return cs.sp == 0 }
 
 func (cs *fixedCallFrameStack) IsFull() bool { return cs.sp == len(cs.array) }
+
+// GrowForError cannot grow a fixed stack: its frames' addresses are held (Parent).
+func (cs *fixedCallFrameStack) GrowForError() {}
 
 func (cs *fixedCallFrameStack) Clear() {
 	cs.sp = 0
@@ -266,6 +271,14 @@ func (cs *autoGrowingCallFrameStack) IsEmpty() bool {
 // IsFull returns true if the stack cannot receive any more stack pushes without overflowing
 func (cs *autoGrowingCallFrameStack) IsFull() bool {
 	return int(cs.segIdx) == len(cs.segments) && cs.segSp >= FramesPerSegment
+}
+
+// GrowForError adds a segment past a full stack, as Cobalt's DebugState.growStackIfError
+// adds frames for the error handler of a stack overflow.
+func (cs *autoGrowingCallFrameStack) GrowForError() {
+	if int(cs.segIdx) == len(cs.segments)-1 && cs.segSp >= FramesPerSegment {
+		cs.segments = append(cs.segments, nil)
+	}
 }
 
 func (cs *autoGrowingCallFrameStack) Clear() {

@@ -280,7 +280,26 @@ func (ls *LState) FuncName(callee, caller *Debug) (kind, name string, ok bool) {
 		return "hook", "?", true
 	case cf.TailCall > 0 || cf.finish == finishForStep:
 		return "", "", false
-	case parent.Fn == nil || parent.Fn.IsG || parent.Pc < 1 || parent.Pc > len(parent.Fn.Proto.Code):
+	}
+	return ls.calledName(parent)
+}
+
+// CalledName is how the Lua code of frame caller names the function its current call
+// instruction calls, FuncName's answer without the callee's frame: for a frame that is not
+// there (the Go function the top frame of a suspended coroutine called and yielded from,
+// which Cobalt keeps, so that its tracebacks list it) or that stands for a Go function an
+// embedder writes in Lua (whose own tail calls do not make it a tail call). ok is false when
+// caller is no Lua frame, or its instruction names nothing.
+func (ls *LState) CalledName(caller *Debug) (kind, name string, ok bool) {
+	if caller == nil || caller.frame == nil {
+		return "", "", false
+	}
+	return ls.calledName(caller.frame)
+}
+
+// calledName is how the current instruction of parent names the function it calls.
+func (ls *LState) calledName(parent *callFrame) (kind, name string, ok bool) {
+	if parent.Fn == nil || parent.Fn.IsG || parent.Pc < 1 || parent.Pc > len(parent.Fn.Proto.Code) {
 		return "", "", false
 	}
 	inst := parent.Fn.Proto.Code[parent.Pc-1]

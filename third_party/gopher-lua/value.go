@@ -190,21 +190,25 @@ type LState struct {
 	Dead    bool
 	Options Options
 
-	stop         int32
-	reg          *registry
-	stack        callFrameStack
-	alloc        *allocator
-	currentFrame *callFrame
-	wrapped      bool
-	uvcache      *Upvalue
-	hasErrorFunc bool
-	mainLoop     func(*LState, *callFrame)
-	ctx          context.Context
-	ctxCancelFn  context.CancelFunc
-	hooks        *hookState // debug.sethook's hook, nil when none (hook.go)
-	inHook       bool       // a hook runs: hooks are off
-	handOffArgs  int        // HandOff's argument count, for callGFunction
-	handedOff    bool       // callGFunction made the Go function's frame its hand-off's (vm.go)
+	stop          int32
+	reg           *registry
+	stack         callFrameStack
+	alloc         *allocator
+	currentFrame  *callFrame
+	wrapped       bool
+	uvcache       *Upvalue
+	hasErrorFunc  bool
+	mainLoop      func(*LState, *callFrame)
+	ctx           context.Context
+	ctxCancelFn   context.CancelFunc
+	hooks         *hookState                   // debug.sethook's hook, nil when none (hook.go)
+	inHook        bool                         // a hook runs: hooks are off
+	handOffArgs   int                          // HandOff's argument count, for callGFunction
+	handedOff     bool                         // callGFunction made the Go function's frame its hand-off's (vm.go)
+	errorHandler  LValue                       // SetErrorHandler's handler, nil when none (errhandler.go)
+	errorMessage  func(*LState, LValue) LValue // SetErrorHandler's: the error as the handler receives it
+	errorHandling uint8                        // where the error handler is: handlerIdle, handlerRunning, handlerReturned
+	errorResult   LValue                       // the error handler's result, once it returned
 }
 
 func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }

@@ -285,7 +285,15 @@ func threadRun(L *LState) {
 	if L.stack.IsEmpty() {
 		return
 	}
+	for !runThread(L) {
+		// An error handler was pushed over the frames of the error (errhandler.go): run it.
+	}
+}
 
+// runThread runs the coroutine L until it yields, returns or dies of an error (true), or
+// until an error it raised is to be handled by a Lua error handler pushed as a frame over
+// the frames of the error (false: run it).
+func runThread(L *LState) (done bool) {
 	defer func() {
 		if rcv := recover(); rcv != nil {
 			var lv LValue
@@ -294,21 +302,35 @@ func threadRun(L *LState) {
 			} else {
 				lv = LString(fmt.Sprint(rcv))
 			}
-			if parent := L.Parent; parent != nil {
-				if L.wrapped {
-					L.Push(lv)
-					parent.Panic(L)
-				} else {
-					L.SetTop(0)
-					L.Push(lv)
-					switchToParentThread(L, 1, true, true)
-				}
-			} else {
+			if L.Parent == nil {
 				panic(rcv)
 			}
+			done = true
+			if L.errorHandler != nil {
+				if lv, done = L.handleError(lv); !done {
+					return
+				}
+			}
+			threadFailed(L, lv)
 		}
 	}()
 	L.mainLoop(L, nil)
+	if L.errorHandling == handlerReturned {
+		threadFailed(L, L.errorResult)
+	}
+	return true
+}
+
+// threadFailed ends the coroutine L, run by its parent, with the error lv.
+func threadFailed(L *LState, lv LValue) {
+	if L.wrapped {
+		L.Push(lv)
+		L.Parent.Panic(L)
+		return
+	}
+	L.SetTop(0)
+	L.Push(lv)
+	switchToParentThread(L, 1, true, true)
 }
 
 type instFunc func(*LState, uint32, *callFrame) int
@@ -1710,6 +1732,11 @@ func init() {
 				return 1
 			}
 			finish := cf.finish
+			if finish == finishErrorHandler {
+				// The error handler returned: the coroutine dies of its first result.
+				L.handlerReturned(RA, nret)
+				return 1
+			}
 			islast := baseframe == L.stack.Pop() || L.stack.IsEmpty()
 			// this section is inlined by go-inline
 			// source function is 'func copyReturnValues(L *LState, regv, start, n, b int) ' in '_vm.go'
@@ -2465,14 +2492,15 @@ func concatFrom(L *LState, first, last int) (LValue, bool) {
 
 // What the return of a frame called from an instruction (callMeta) finishes in it.
 const (
-	finishNone    uint8 = iota
-	finishStore         // arithmetic, unary minus, #, indexing, self: R(A) = the result
-	finishDrop          // __newindex: nothing
-	finishCond          // __eq, __lt, __le: the conditional jump on the result
-	finishCondNot       // a <= b through not __lt(b, a): the jump on the negated result
-	finishConcat        // __concat: the result replaces the left operand, the concatenation goes on
-	finishHook          // a debug hook: results dropped, the interrupted instruction runs next
-	finishForStep       // a generic for's Lua iterator: its results in place, the loop goes on (forStep)
+	finishNone         uint8 = iota
+	finishStore              // arithmetic, unary minus, #, indexing, self: R(A) = the result
+	finishDrop               // __newindex: nothing
+	finishCond               // __eq, __lt, __le: the conditional jump on the result
+	finishCondNot            // a <= b through not __lt(b, a): the jump on the negated result
+	finishConcat             // __concat: the result replaces the left operand, the concatenation goes on
+	finishHook               // a debug hook: results dropped, the interrupted instruction runs next
+	finishForStep            // a generic for's Lua iterator: its results in place, the loop goes on (forStep)
+	finishErrorHandler       // a coroutine's error handler: the coroutine dies of its result (errhandler.go)
 )
 
 // callMeta calls the metamethod mm with nargs of a, b, c for the current instruction, C Lua

@@ -43,10 +43,22 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 	// gopher-lua's own yield (coroutine.yield checks the boundary first, boot.go): a helper's
 	// yield at the base of its coroutine never crosses Go.
 	native.RawSetString("yield", L.NewFunction(func(*lua.LState) int { return -1 }))
-	// The position of the Lua code nearest the calling stand-in (pcall): where an error of the
-	// function pcall called directly is placed.
-	native.RawSetString("caller_where", L.NewFunction(func(L *lua.LState) int {
-		L.Push(lua.LString(luakit.CallerWhere(L)))
+	// pcall's and xpcall's: an error placed where Cobalt places it, an xpcall handler set on
+	// its coroutine, and the running coroutine's handler (load's reader runs under it).
+	native.RawSetString("placed", L.NewFunction(func(L *lua.LState) int {
+		L.Push(placedAtPcall(L, L.Get(1)))
+		return 1
+	}))
+	native.RawSetString("set_error_handler", L.NewFunction(func(L *lua.LState) int {
+		L.CheckThread(1).SetErrorHandler(L.Get(2), placedAtPcall)
+		return 0
+	}))
+	native.RawSetString("error_handler", L.NewFunction(func(L *lua.LState) int {
+		handler, ok := L.ErrorHandler()
+		if !ok {
+			handler = L.Get(1)
+		}
+		L.Push(handler)
 		return 1
 	}))
 	if err := L.CallByParam(lua.P{Fn: fn, NRet: 1, Protect: true}, native); err != nil {
@@ -62,6 +74,18 @@ func installCFuncs(L *lua.LState) (*lua.LFunction, *lua.LTable, error) {
 
 // cFramePosition is the position gopher-lua gives an error raised under a stand-in.
 var cFramePosition = regexp.MustCompile(`^` + regexp.QuoteMeta(cFrameSource) + `:\d+: `)
+
+// placedAtPcall is err, an error that ends a pcall's or xpcall's function, placed where CC's
+// Cobalt places it when gopher-lua placed it in the stand-in for pcall (the coroutine's body,
+// when the function pcall called directly raised it): at the Lua code nearest, the line
+// calling pcall (luakit.CallerWhere, past pcall's workings). Any other error is as it was.
+func placedAtPcall(L *lua.LState, err lua.LValue) lua.LValue {
+	msg, ok := err.(lua.LString)
+	if !ok || !cFramePosition.MatchString(string(msg)) {
+		return err
+	}
+	return lua.LString(luakit.CallerWhere(L) + cFramePosition.ReplaceAllLiteralString(string(msg), ""))
+}
 
 // placedAtCaller runs one of gopher-lua's library functions for a stand-in. gopher-lua
 // places the function's own errors at the nearest Lua frame, the stand-in; those are placed

@@ -33,7 +33,10 @@ end
 -- and error(msg, level) look past them (luakit's FrameAt).
 local co_create, co_resume, co_status, pcall_yield =
   coroutine.create, coroutine.resume, coroutine.status, coroutine.yield;
-local caller_where = native.caller_where;
+local placed, set_error_handler, error_handler =
+  native.placed, native.set_error_handler, native.error_handler;
+-- NO_HANDLER is pcall's handler: none (xpcall's may be any value, nil or false included).
+local NO_HANDLER = {};
 
 local function callable(f)
   if type(f) == "function" then return f; end
@@ -44,47 +47,49 @@ local function callable(f)
   return nil;
 end
 
--- STAND_IN_POSITION is where gopher-lua's own library places an error when the function
--- pcall called directly raised it: at the coroutine's body, which stands in for pcall.
-local STAND_IN_POSITION = "^%[C%]:%d+: ";
-
-local function protected(f, ...)
-  local fn = callable(f);
-  if not fn then
-    return false, "attempt to call a " .. type(f) .. " value";
-  end
-  -- The Lua wrapper matters: gopher-lua loses the arguments and errors of a coroutine whose
-  -- body is a Go function.
-  local co = co_create(trampoline(fn));
+-- resumed runs co, a pcall's coroutine, to its end, passing its yields outwards: its
+-- results, or false and its error. The traceback of a coroutine suspended in here reads co,
+-- the first parameter, to list the frames that yielded (luakit's suspendedIn).
+local function resumed(co, handler, ...)
   local result = pack(co_resume(co, ...));
   while true do
     if not result[1] then
-      local err = result[2];
-      -- Placed where CC's Cobalt places it: at the Lua code nearest, the line calling pcall.
-      if type(err) == "string" and err:find(STAND_IN_POSITION) then
-        local where = caller_where();
-        err = err:gsub(STAND_IN_POSITION, function() return where; end, 1);
-      end
-      return false, err;
+      -- A handler saw the error placed already and its result is its own.
+      if handler == NO_HANDLER then return false, placed(result[2]); end
+      return false, result[2];
     end
     if co_status(co) == "dead" then return unpack(result, 1, result.n); end
     result = pack(co_resume(co, pcall_yield(unpack(result, 2, result.n))));
   end
 end
 
-function pcall(...)
-  if select("#", ...) == 0 then error("bad argument #1 (value expected)", 2); end
-  return protected(...);
+-- protected_by calls f in a coroutine of its own. With a handler (xpcall's), an error that
+-- ends it is handed to the handler where it was raised, over the frames that raised it, as
+-- Cobalt's ProtectedCall calls it, and the error is the handler's result (the fork's
+-- SetErrorHandler: it may yield, and an error in it is "error in error handling").
+local function protected_by(handler, f, ...)
+  local fn = callable(f);
+  if not fn then
+    local err = "attempt to call a " .. type(f) .. " value";
+    if handler == NO_HANDLER then return false, err; end
+    local ok, handled = protected_by(NO_HANDLER, handler, err);
+    if not ok then return false, "error in error handling"; end
+    return false, handled;
+  end
+  -- The Lua wrapper matters: gopher-lua loses the arguments and errors of a coroutine whose
+  -- body is a Go function.
+  local co = co_create(trampoline(fn));
+  if handler ~= NO_HANDLER then set_error_handler(co, handler); end
+  return resumed(co, handler, ...);
 end
 
--- The handler runs protected too, so it may yield; its first result is the error, and an
--- error in it is Lua's "error in error handling".
+function pcall(...)
+  if select("#", ...) == 0 then error("bad argument #1 (value expected)", 2); end
+  return protected_by(NO_HANDLER, ...);
+end
+
 local function handled(f, handler, ...)
-  local result = pack(protected(f, ...));
-  if result[1] then return unpack(result, 1, result.n); end
-  local ok, err = protected(handler, result[2]);
-  if not ok then return false, "error in error handling"; end
-  return false, err;
+  return protected_by(handler, f, ...);
 end
 
 -- Cobalt refuses a missing function or handler, not a nil one.
@@ -283,7 +288,9 @@ local function read_all(reader)
 end
 
 function native.load_reader(reader, ...)
-  local ok, text = protected(read_all, reader);
+  -- Under xpcall the reader's error goes through its handler, as Cobalt's load calls the
+  -- reader with the running thread's error function.
+  local ok, text = protected_by(error_handler(NO_HANDLER), read_all, reader);
   if not ok then return nil, text; end
   if text == nil then return nil, reader_not_string; end
   return load_text(text, ...);
@@ -352,12 +359,14 @@ function native.remove_proxy(t, ...)
 end
 
 -- The body of a helper coroutine that calls string.gsub's replacement function, so that the
--- function can yield (gsubyield.go). Each resume brings a function and its arguments; the
--- helper yields ANSWERED and the function's first result, then waits for the next call. A
--- tail call, so a helper that runs many calls keeps one frame.
+-- function can yield (gsubyield.go). Each resume brings the coroutine the gsub runs in, a
+-- function and its arguments; the helper yields ANSWERED and the function's first result,
+-- then waits for the next call. A tail call, so a helper that runs many calls keeps one
+-- frame. Levels and tracebacks in the function go on in owner, past gsub (luakit's
+-- SetCallbackBody).
 local ANSWERED = {};
 local co_yield = native.yield;
-local function gsub_helper(fn, ...)
+local function gsub_helper(owner, fn, ...)
   return gsub_helper(co_yield(ANSWERED, (fn(...))));
 end
 native.gsub_helper, native.gsub_answered = gsub_helper, ANSWERED;

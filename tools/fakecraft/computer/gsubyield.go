@@ -43,6 +43,7 @@ const maxIdleHelpers = 4
 type gsubWait struct {
 	loop      gsubLoop
 	fn        *lua.LFunction
+	owner     *lua.LState // the coroutine the gsub runs in, for the helper (cfuncs.lua)
 	where     string      // the gsub call's position, for its errors once suspended
 	suspended bool        // its coroutine has yielded once: errors end the coroutine
 	helper    *lua.LState // runs fn
@@ -62,6 +63,7 @@ const (
 // cfuncs.lua shares in native; installCoroutine has set create and resume.
 func (c *Computer) installGsub(L *lua.LState, native *lua.LTable) {
 	c.gsubs.helper = native.RawGetString("gsub_helper").(*lua.LFunction)
+	luakit.SetCallbackBody(L, c.gsubs.helper)
 	c.gsubs.answered = native.RawGetString("gsub_answered")
 	str := L.GetGlobal("string").(*lua.LTable)
 	str.RawSetString("gsub", L.NewFunction(func(L *lua.LState) int { return strGsub(L, &c.gsubs) }))
@@ -112,7 +114,7 @@ func (y *gsubYields) canYield(L *lua.LState) bool {
 // gsub runs string.gsub's loop with a function replacement (strGsub checked the
 // arguments), yielding L when the function yields.
 func (y *gsubYields) gsub(L *lua.LState, loop gsubLoop, fn *lua.LFunction) int {
-	w := &gsubWait{loop: loop, fn: fn}
+	w := &gsubWait{loop: loop, fn: fn, owner: L}
 	values, outcome := y.run(L, w, nil)
 	switch outcome {
 	case gsubDone:
@@ -188,6 +190,7 @@ func (y *gsubYields) run(L *lua.LState, w *gsubWait, args []lua.LValue) ([]lua.L
 			top := L.GetTop()
 			L.Push(y.resume)
 			L.Push(w.helper)
+			L.Push(w.owner)
 			L.Push(w.fn)
 			if err := g.pushCaptures(L); err != nil {
 				L.SetTop(top)

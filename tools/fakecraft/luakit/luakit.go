@@ -220,7 +220,7 @@ func FrameAt(L *lua.LState, level int) (*lua.LState, *lua.Debug, int, bool) {
 			return L, dbg, level, true
 		}
 		depth := stackDepth(L)
-		caller, first, ok := pcallCaller(L, depth)
+		caller, first, ok := callerOf(L, L.Parent, depth)
 		if !ok {
 			return nil, nil, 0, false
 		}
@@ -239,11 +239,73 @@ func stackDepth(L *lua.LState) int {
 	}
 }
 
+// callerOf is, for L, a coroutine holding depth frames resumed by parent (L.Parent while it
+// runs), the coroutine where its levels go on and the level there, when L runs a pcall's
+// function (pcallCaller) or a Go function's Lua callback (callbackCaller): in CC both are
+// frames of the caller's stack.
+func callerOf(L, parent *lua.LState, depth int) (*lua.LState, int, bool) {
+	if caller, first, ok := pcallCaller(L, parent, depth); ok {
+		return caller, first, true
+	}
+	return callbackCaller(L, parent, depth)
+}
+
+// callbackBodyKey is where SetCallbackBody keeps its function, in the Lua registry.
+const callbackBodyKey = "fakecraft/luakit.callbackBody"
+
+// SetCallbackBody names body as the function of the helper coroutines in which a Go function
+// runs a Lua callback (string.gsub's replacement function, so that it may yield: computer's
+// gsubyield.go); body's first parameter is the coroutine the Go function runs in. Levels and
+// tracebacks in the callback go on there, at the Go function's caller, as in CC, where the
+// callback's frame lies on the Go function's; body's own frame stands for the Go function.
+func SetCallbackBody(L *lua.LState, body *lua.LFunction) {
+	L.G.Registry.RawSetString(callbackBodyKey, body)
+}
+
+// callbackCaller is, for L, a coroutine holding depth frames resumed by parent, the
+// coroutine and level of the Lua code that called the Go function L runs a callback for
+// (SetCallbackBody): below the resume and the Go function when that coroutine resumed L,
+// its top frame when it is suspended (the callback yielded, the Go function with it, and
+// another coroutine resumed L since).
+func callbackCaller(L, parent *lua.LState, depth int) (*lua.LState, int, bool) {
+	if depth == 0 {
+		return nil, 0, false
+	}
+	bottom, _ := L.GetStack(depth - 1)
+	body := L.G.Registry.RawGetString(callbackBodyKey)
+	if fn, err := L.GetInfo("f", bottom, lua.LNil); err != nil || body == lua.LNil || fn != body {
+		return nil, 0, false
+	}
+	_, value := L.GetLocal(bottom, 1)
+	owner, ok := value.(*lua.LState)
+	switch {
+	case !ok:
+		return nil, 0, false
+	case owner == parent:
+		for level := 0; ; level++ {
+			dbg, ok := owner.GetStack(level)
+			if !ok {
+				return nil, 0, false
+			}
+			switch kindOf(owner, dbg) {
+			case goCode:
+			case luaCode:
+				return owner, level, true
+			default:
+				return nil, 0, false
+			}
+		}
+	case suspended(owner):
+		return owner, 0, true
+	}
+	return nil, 0, false
+}
+
 // pcallCaller is, for L, a coroutine holding depth frames, the coroutine that called pcall
 // and the level there of pcall's caller, when L runs a pcall's function: its bottom frame
-// stands in for C, and the coroutine that resumed it is in pcall's workings.
-func pcallCaller(L *lua.LState, depth int) (*lua.LState, int, bool) {
-	parent := L.Parent
+// stands in for C, and parent, the coroutine that resumed it (L.Parent while it runs), is
+// in pcall's workings.
+func pcallCaller(L, parent *lua.LState, depth int) (*lua.LState, int, bool) {
 	if parent == nil || depth == 0 {
 		return nil, 0, false
 	}

@@ -2,6 +2,7 @@ package machine
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -144,4 +145,30 @@ end
 `)
 		}
 	})
+}
+
+// BenchmarkPcall is pcall and xpcall after one boot: calls that return and calls that fail
+// (each runs its function in a coroutine of its own, cfuncs.lua; a failing xpcall runs its
+// handler over the frames of the error).
+func BenchmarkPcall(b *testing.B) {
+	for _, call := range []string{"pcall(f, i)", "xpcall(f, handler, i)"} {
+		b.Run(call[:strings.IndexByte(call, '(')], func(b *testing.B) {
+			for b.Loop() {
+				runProgram(b, `
+local function ok(x) return x + 1 end
+local function fail(x) error("no " .. x) end
+local function handler(m) return m end
+local n = 0
+for i = 1, 10000 do
+  local f = ok
+  local good, v = `+call+`
+  f = fail
+  local bad, e = `+call+`
+  if good and not bad and e then n = n + v end
+end
+assert(n > 0)
+`)
+			}
+		})
+	}
 }

@@ -434,4 +434,37 @@ describe("xpcall", function()
     end);
     expect({ ok, err }):same({ false, "boom!" });
   end);
+
+  -- Cobalt's ProtectedCall runs the handler over the frames of the error, before they are
+  -- unwound, also when the function yielded first or the handler yields.
+  it("runs the handler over the frames of the error, across yields", function()
+    local line = debug.getinfo(1, "l").currentline;
+    local function fail() coroutine.yield("f"); error("late", 0); end
+    local ok, err = echo(function()
+      return xpcall(function() fail(); end, function(m)
+        local before = debug.getinfo(3, "l").currentline;
+        coroutine.yield("h");
+        return m .. ":" .. before .. ":" .. debug.getinfo(3, "l").currentline;
+      end);
+    end);
+    expect({ ok, err }):same({ false, ("late:%d:%d"):format(line + 1, line + 1) });
+  end);
+
+  -- as pcall places it (debug_spec.lua's "an error the VM raises in a stand-in for C")
+  it("hands the handler an error the VM raised in a C function xpcall called, placed at xpcall's line", function()
+    local broken = setmetatable({}, { __len = function() return 1; end, __index = setmetatable({}, { __index = 5 }) });
+    local line = debug.getinfo(1, "l").currentline;
+    local _, err = xpcall(table.concat, function(m) return m; end, broken);
+    expect(err):eq(("%s:%d: attempt to index a number value"):format(debug.getinfo(1, "S").short_src, line + 1));
+  end);
+
+  -- Cobalt's load calls its reader under the running thread's error function: xpcall's,
+  -- none under a pcall, so a reader's error under xpcall is the handler's result.
+  it("hands a load reader's error to the handler, as Cobalt does", function()
+    local function handler(m) return "h:" .. m; end
+    local function failing() error("r", 0); end
+    expect({ xpcall(function() return load(failing); end, handler) }):same({ true, nil, "h:r" });
+    expect({ xpcall(function() return pcall(load, failing); end, handler) }):same({ true, true, nil, "r" });
+    expect({ load(failing) }):same({ nil, "r" });
+  end);
 end);

@@ -156,13 +156,84 @@ describe("debug.traceback", function()
       ("SRC:%d: in local 'upper'"):format(defined + 3)));
   end);
 
+  -- Cobalt's ProtectedCall calls xpcall's handler where the error was raised, before the
+  -- frames are unwound (closeUntil after it), so its traceback and levels start there.
+  it("runs xpcall's handler over the frames of the error, as Cobalt does", function()
+    local defined = here() + 1;
+    local function fail() error("boom"); end
+    local function run() fail(); end
+    local called = here() + 1;
+    local ok, text = xpcall(run, debug.traceback);
+    expect(ok):eq(false);
+    expect(head(text, 4)):eq(frames(("%s:%d: boom"):format(src, defined), "[C]: in function 'error'",
+      ("SRC:%d: in upvalue 'fail'"):format(defined), ("SRC:%d: in function <SRC:%d>"):format(defined + 1, defined + 1),
+      "[C]: in function 'xpcall'"));
+    expect(head(text, 5)):str_match(("\n\tSRC:%d: in "):gsub("SRC", src):format(called) .. "[^\n]*$");
+
+    -- a C function xpcall calls is a frame of its own, unnamed: xpcall, C, called it
+    expect(head(select(2, xpcall(error, debug.traceback, "c", 0)), 2))
+      :eq(frames("c", "[C]: in ?", "[C]: in function 'xpcall'"));
+
+    -- debug.getinfo levels from the handler: 1 the handler, 2 error, 3 fail
+    local _, line = xpcall(run, function() return debug.getinfo(3, "l").currentline; end);
+    expect(line):eq(defined);
+
+    -- an error the VM raises: the handler runs over its Lua frame, which names the handler
+    -- by the failing instruction, as Cobalt's getFuncKind reads it
+    defined = here() + 1;
+    local function index() local t = nil; return t.x; end
+    local handler_line = here() + 1;
+    local _, vm = xpcall(index, function(m) return debug.traceback(m); end);
+    expect(head(vm, 3)):eq(frames(("%s:%d: attempt to index local 't' (a nil value)"):format(src, defined),
+      ("SRC:%d: in metamethod '__index'"):format(handler_line), ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "[C]: in function 'xpcall'"));
+  end);
+
+  -- In Cobalt a gsub replacement function's frame lies on gsub's Java frame, on its caller's.
+  it("goes on past string.gsub from its replacement function, as Cobalt's", function()
+    local texts, defined = {}, here() + 1;
+    local function replace() texts[#texts + 1] = head(debug.traceback("g"), 3); end
+    local function run() local r = string.gsub("ab", ".", replace); return r; end
+    run();
+    local want = frames("g", ("SRC:%d: in function <SRC:%d>"):format(defined, defined),
+      "[C]: in field 'gsub'", ("SRC:%d: in local 'run'"):format(defined + 1));
+    expect(texts):same({ want, want }); -- the second match's after the helper's tail call
+    -- levels too: error(msg, 3) is gsub's caller
+    local function raise() error("three", 3); end
+    expect({ pcall(function() local r = ("a"):gsub("a", raise); return r; end) })
+      :same({ false, ("%s:%d: three"):format(src, here() - 1) });
+    -- after a yield, another coroutine resumes the function: its caller is still gsub's
+    defined = here() + 1;
+    local co = coroutine.create(function() return (string.gsub("a", "a", function() coroutine.yield(); return debug.traceback("y"); end)); end);
+    coroutine.resume(co);
+    local _, late = coroutine.resume(co);
+    expect(late):eq(frames("y", ("SRC:%d: in function <SRC:%d>"):format(defined, defined), "[C]: in field 'gsub'",
+      ("SRC:%d: in function <SRC:%d>"):format(defined, defined)));
+  end);
+
   it("takes a number message, a thread, and a level as Cobalt's", function()
     expect(debug.traceback(42)):str_match("^42\nstack traceback:\n");
     local co = coroutine.create(function() local x = coroutine.yield(); return x; end);
     coroutine.resume(co);
     local line = here() - 2;
-    expect(debug.traceback(co, "co")):eq(frames("co", ("SRC:%d: in function <SRC:%d>"):format(line, line)));
-    expect(debug.traceback(co, "co", 1)):eq(frames("co"));
+    -- the yield's own frame first, as Cobalt keeps it on a suspended coroutine's stack
+    expect(debug.traceback(co, "co")):eq(frames("co", "[C]: in field 'yield'",
+      ("SRC:%d: in function <SRC:%d>"):format(line, line)));
+    expect(debug.traceback(co, "co", 1)):eq(frames("co", ("SRC:%d: in function <SRC:%d>"):format(line, line)));
+    -- suspended under pcall: the frames that yielded, pcall, and its caller
+    co = coroutine.create(function()
+      local function inner() local ok = pcall(function() coroutine.yield(); end); return ok; end
+      local ok = inner();
+      return ok;
+    end);
+    coroutine.resume(co);
+    line = here() - 6;
+    expect(debug.traceback(co, "p")):eq(frames("p", "[C]: in field 'yield'",
+      ("SRC:%d: in function <SRC:%d>"):format(line + 1, line + 1), "[C]: in function 'pcall'",
+      ("SRC:%d: in local 'inner'"):format(line + 1), ("SRC:%d: in function <SRC:%d>"):format(line + 2, line)));
+    expect(head(debug.traceback(co, "p", 2), 1)):eq(frames("p", "[C]: in function 'pcall'"));
+    coroutine.resume(co);
+    expect(debug.traceback(co, "dead")):eq(frames("dead"));
     local function level(n) return debug.traceback("l", n); end
     local function call_level() local t = level(2); return t; end
     expect(head(call_level(), 1)):eq(frames("l", ("SRC:%d: in local 'call_level'"):format(here() - 1)));
