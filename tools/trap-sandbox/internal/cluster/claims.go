@@ -30,6 +30,14 @@ import (
 // bucket's by whether it is still there, not by revision. After a reconnection (reclaim), a
 // socket's claim found missing, or replaced by a claim at a revision that is not later, is gone
 // (held.gone), and every claim of the computer in the bucket from then on is later than it.
+//
+// A claim that NATS, connected, did not take (a JetStream over a limit of the bucket, or
+// electing a leader), or could not be checked after a reconnection, leaves the computer unknown
+// to the other replicas: it is tried again at every heartbeat tick until NATS takes it
+// (held.unannounced, retryClaims), logged once and counted (trapos_gateway_claims_unannounced).
+// A hello whose claim never got a revision is ordered by what this replica knew at the hello:
+// it is later than the claim it replaced there (held.over), which its claim is written over, and
+// earlier than any other claim of the computer, which closes its socket (4009).
 
 // claimWritten, when a test sets it, is told each time writeClaim has written a claim (its
 // key), before the claim's revision is recorded; nil otherwise.
@@ -39,43 +47,70 @@ var claimWritten func(key string)
 // still the computer's hold here. Without NATS the hello stands locally, and the claim is
 // written when NATS is back (reclaim). Once the replica is leaving, nothing is claimed: its
 // sockets are closing, and the others have dropped its computers.
-func (r *Router) writeClaim(h *held) { r.writeClaimBy(h, r.claims.Put) }
+func (r *Router) writeClaim(h *held) { _ = r.writeClaimBy(h, r.claims.Put) }
 
 // claimAgain writes the claim of h, whose claim is gone from the bucket (reclaim), only where
 // the bucket still has none: a claim written since reclaim read none, by a hello on another
 // replica, is later than this socket's hello and is acted on as such (laterClaimRead), where
 // overwriting it would have closed the newer socket and kept this one.
-func (r *Router) claimAgain(h *held) {
-	r.writeClaimBy(h, func(ctx context.Context, key string, value []byte) (uint64, error) {
+func (r *Router) claimAgain(h *held) error {
+	return r.writeClaimBy(h, func(ctx context.Context, key string, value []byte) (uint64, error) {
 		return r.claims.Create(ctx, key, value)
 	})
 }
 
-// writeClaimBy is writeClaim, the claim written by write (the bucket's Put, or Create).
-func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key string, value []byte) (uint64, error)) {
+// claimOver writes the claim of h, whose hello's claim could not be written (retryClaims), over
+// the claim that the hello replaced (held.over) only, or where the bucket has none: a claim
+// written since, by a hello on another replica after this one, is acted on as later
+// (laterClaimRead), where overwriting it would close the newer socket and keep this one.
+func (r *Router) claimOver(h *held) error {
+	r.mu.Lock()
+	over := h.over
+	r.mu.Unlock()
+	return r.writeClaimBy(h, func(ctx context.Context, key string, value []byte) (uint64, error) {
+		if over != 0 {
+			rev, err := r.claims.Update(ctx, key, value, over)
+			if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+				return rev, err
+			}
+		}
+		// No claim known at the hello, or the one it replaced was replaced or withdrawn since.
+		return r.claims.Create(ctx, key, value)
+	})
+}
+
+// writeClaimBy is writeClaim, the claim written by write (the bucket's Put, Create or Update).
+// It returns the write's error when NATS, connected, did not take the claim: the claim is then
+// tried again at every heartbeat tick (retryClaims).
+func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key string, value []byte) (uint64, error)) error {
 	k := h.key()
 	if r.isLeaving() {
-		return
+		return nil
 	}
 	if !r.nc.IsConnected() {
 		r.log.Warn("NATS is unreachable: the computer is served here but not announced to the other replicas yet",
 			"traposId", k.TraposID)
-		return
+		return nil
 	}
 	key := claimKey(k)
+	r.mu.Lock()
+	retried := h.unannounced // a success is logged: the failure was
+	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 	defer cancel()
 	rev, err := write(ctx, key, encodeClaim(r.cfg.Replica, h.c, h.credential))
-	if errors.Is(err, jetstream.ErrKeyExists) { // claimAgain, too late
+	if errors.Is(err, jetstream.ErrKeyExists) { // claimAgain or claimOver, too late
 		if e, err := r.claims.Get(ctx, key); err == nil {
 			r.laterClaimRead(k, e)
 		}
-		return
+		return nil
 	}
 	if err != nil {
-		r.log.Warn("cannot claim the computer in NATS: it is served here but not announced to the other replicas",
-			"traposId", k.TraposID, "err", err)
-		return
+		if r.markUnannounced(k, h) {
+			r.log.Warn("cannot claim the computer in NATS: it is served here but not announced to the other replicas; trying again at every heartbeat",
+				"traposId", k.TraposID, "err", err)
+		}
+		return err
 	}
 	if claimWritten != nil {
 		claimWritten(key)
@@ -86,6 +121,9 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 		h.claimedAt(rev) // of two writes of h at once, the later revision is the claim
 	}
 	r.mu.Unlock()
+	if retried && cur == h {
+		r.log.Info("claimed the computer in NATS: the other replicas find it now", "traposId", k.TraposID)
+	}
 	if cur != h {
 		// Released (its socket closed) or replaced by a newer socket's claim while this one
 		// was being written: the Release found no revision to withdraw, and the watcher may
@@ -93,7 +131,7 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 		// then). It is withdrawn at its revision (a claim written after it stays), and a
 		// newer socket's claim, which it may have overwritten, is written again after that.
 		r.withdrawLate(key, rev, cur)
-		return
+		return nil
 	}
 	// What arrived at the watcher before rev was known was not acted on there: a later claim,
 	// or a withdrawal of this one (claimDeleted had no revision to tell it from a withdrawal of
@@ -113,6 +151,95 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 		if again {
 			r.spawn(func() { r.writeClaim(h) })
 		}
+	}
+	return nil
+}
+
+// markUnannounced marks the claim of h, k's socket here, as not known to be in the bucket
+// (held.unannounced), and reports whether it was not marked so yet (the failure to log: once
+// per computer, not per try). Nothing is marked if the socket was released meanwhile.
+func (r *Router) markUnannounced(k gateway.Key, h *held) (first bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held[k] != h {
+		return false
+	}
+	first = !h.unannounced
+	h.unannounced = true
+	return first
+}
+
+// unannounced counts the sockets held here whose claim is not known to be in the bucket.
+func (r *Router) unannounced() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, h := range r.held {
+		if h.unannounced {
+			n++
+		}
+	}
+	return n
+}
+
+// retryClaims runs at every heartbeat tick, in a goroutine of its own (a try waits up to
+// OpTimeout): the claims that NATS, connected, did not take or could not be checked for after
+// a reconnection (held.unannounced) are tried again, by reclaim's rules, until the first that
+// fails again (NATS still refuses; the rest wait for the next tick).
+func (r *Router) retryClaims() {
+	type claimed struct {
+		k   gateway.Key
+		h   *held
+		rev uint64
+	}
+	var todo []claimed
+	r.mu.Lock()
+	if r.retrying {
+		r.mu.Unlock()
+		return
+	}
+	for k, h := range r.held {
+		if h.unannounced {
+			todo = append(todo, claimed{k, h, h.rev})
+		}
+	}
+	if len(todo) == 0 {
+		r.mu.Unlock()
+		return
+	}
+	r.retrying = true
+	r.mu.Unlock()
+	retry := func() {
+		defer func() {
+			r.mu.Lock()
+			r.retrying = false
+			r.mu.Unlock()
+		}()
+		for _, c := range todo {
+			r.mu.Lock()
+			due := r.held[c.k] == c.h && c.h.unannounced && c.h.rev == c.rev // else seen to since
+			r.mu.Unlock()
+			if !due {
+				continue
+			}
+			if !r.nc.IsConnected() {
+				return // reclaim sees to them all when NATS is back
+			}
+			var err error
+			if c.rev == 0 {
+				err = r.claimOver(c.h)
+			} else {
+				err = r.checkClaim(c.k, c.h, c.rev)
+			}
+			if err != nil {
+				return
+			}
+		}
+	}
+	if !r.spawn(retry) {
+		r.mu.Lock()
+		r.retrying = false
+		r.mu.Unlock()
 	}
 }
 
@@ -362,35 +489,60 @@ func (r *Router) reclaim() {
 			r.writeClaim(c.h)
 			continue
 		}
-		ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
-		e, err := r.claims.Get(ctx, claimKey(k))
-		cancel()
-		if reclaimRead != nil {
-			reclaimRead(r.cfg.Replica, claimKey(k))
+		_ = r.checkClaim(k, c.h, c.rev) // a failure is tried again at the heartbeat ticks
+	}
+}
+
+// checkClaim checks that the claim of h, k's socket here, of revision rev, is still in the
+// bucket (reclaim, retryClaims): one found missing is written again, one replaced later is
+// acted on. It returns the error of a read or write that NATS, connected, did not answer.
+func (r *Router) checkClaim(k gateway.Key, h *held, rev uint64) error {
+	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
+	e, err := r.claims.Get(ctx, claimKey(k))
+	cancel()
+	if reclaimRead != nil {
+		reclaimRead(r.cfg.Replica, claimKey(k))
+	}
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound):
+		// Withdrawn meanwhile, or lost with a bucket that NATS has created again (restarted
+		// without its store), whose revisions start again from 1: the claim's revision is
+		// the new write's (claimedAt), or Release would withdraw it at the lost revision,
+		// fail, and leave the claim for good.
+		if r.markGone(k, h, rev) {
+			return r.claimAgain(h)
 		}
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-			// Withdrawn meanwhile, or lost with a bucket that NATS has created again (restarted
-			// without its store), whose revisions start again from 1: the claim's revision is
-			// the new write's (claimedAt), or Release would withdraw it at the lost revision,
-			// fail, and leave the claim for good.
-			if r.markGone(k, c.h, c.rev) {
-				r.claimAgain(c.h)
-			}
-		case err != nil:
-			r.log.Debug("cannot check a claim after reconnecting", "traposId", k.TraposID, "err", err)
-		case e.Revision() > c.rev:
+	case err != nil:
+		if !r.nc.IsConnected() {
+			return err // reclaim checks it when NATS is back
+		}
+		if r.markUnannounced(k, h) {
+			r.log.Warn("cannot check a claim after reconnecting: the other replicas may not find the computer; trying again at every heartbeat",
+				"traposId", k.TraposID, "err", err)
+		}
+		return err
+	case e.Revision() > rev:
+		r.laterClaimRead(k, e)
+	case e.Revision() < rev || claimantOf(e) != r.cfg.Replica:
+		// Another claim, at a revision not later than this socket's: a bucket replaces a
+		// claim only by a later revision, so NATS has lost the one this socket's claim was
+		// in, and this claim was written in the new bucket since, by a hello later than this
+		// socket's (on another replica: the computer's newer socket, this one half-open).
+		if r.markGone(k, h, rev) {
 			r.laterClaimRead(k, e)
-		case e.Revision() < c.rev || claimantOf(e) != r.cfg.Replica:
-			// Another claim, at a revision not later than this socket's: a bucket replaces a
-			// claim only by a later revision, so NATS has lost the one this socket's claim was
-			// in, and this claim was written in the new bucket since, by a hello later than this
-			// socket's (on another replica: the computer's newer socket, this one half-open).
-			if r.markGone(k, c.h, c.rev) {
-				r.laterClaimRead(k, e)
-			}
+		}
+	default: // the socket's claim, where it was
+		r.mu.Lock()
+		late := r.held[k] == h && h.rev == rev && h.unannounced
+		if late {
+			h.claimedAt(rev)
+		}
+		r.mu.Unlock()
+		if late {
+			r.log.Info("checked the computer's claim in NATS: the other replicas find it", "traposId", k.TraposID)
 		}
 	}
+	return nil
 }
 
 // markGone marks the claim of revision rev of h, k's socket here, as gone from the bucket

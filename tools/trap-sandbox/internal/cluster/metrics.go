@@ -39,6 +39,9 @@ func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "trapos_gateway_remote_computers", Help: "Computers held by the other live replicas.",
 		}, func() float64 { return float64(len(r.Remote())) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "trapos_gateway_claims_unannounced", Help: "Computers served here whose claim NATS, connected, did not take (or that could not be checked after a reconnection): the other replicas do not find them. Tried again at every heartbeat (docs/scale-out.md).",
+		}, func() float64 { return float64(r.unannounced()) }),
 	)
 	// A gauge, not a counter of the differences seen: an alert on it fires while a replica
 	// differs and clears once every replica agrees, whenever the difference began.

@@ -133,6 +133,7 @@ func (r *Router) heartbeatLoop() {
 		}
 		r.startSweep()
 		r.settleDoubts()
+		r.retryClaims()
 		r.watchHolders()
 	}
 }

@@ -130,6 +130,15 @@ type held struct {
 	// (restarted without its store): the new one numbers its writes from 1 again. Cleared when
 	// a claim of the socket's is written or found again (rev changes then).
 	gone bool
+	// unannounced: the claim could not be written, or checked after a reconnection, while NATS
+	// was connected (JetStream over its limits, electing a leader); the other replicas may not
+	// find the computer. It is tried again at every heartbeat tick (retryClaims) and cleared once
+	// the claim is written or found (claimedAt).
+	unannounced bool
+	// over is the revision of the other replica's claim of the computer that this replica knew
+	// of at the hello (0: none): a hello whose claim could not be written (rev 0, unannounced)
+	// is later than that claim only, and any other claim of the computer was written after it.
+	over uint64
 }
 
 func (h *held) key() gateway.Key {
@@ -137,14 +146,18 @@ func (h *held) key() gateway.Key {
 }
 
 // claimedBefore reports whether h's claim was written before the claim of revision rev: h has
-// a claim (not one being written), and it is the earlier revision, or gone from the bucket.
+// a claim (not one being written), and it is the earlier revision, or gone from the bucket; or
+// h's claim could not be written, and rev is another claim than the one h's hello replaced.
 func (h *held) claimedBefore(rev uint64) bool {
-	return h.rev != 0 && (h.gone || h.rev < rev)
+	if h.rev == 0 {
+		return h.unannounced && rev != h.over
+	}
+	return h.gone || h.rev < rev
 }
 
 // claimedAt records rev as the revision of h's claim, written or found in the bucket now.
 func (h *held) claimedAt(rev uint64) {
-	h.rev, h.gone = rev, false
+	h.rev, h.gone, h.unannounced = rev, false, false
 }
 
 // Router is the gateway.Cluster of a replica among several. Create it with New, give it to
@@ -201,6 +214,7 @@ type Router struct {
 	nextID    uint64                // the last id given to a routed request
 	probing   map[string]bool       // replicas being asked whether they are on NATS
 	sweeping  bool                  // a sweep is running (presence.go)
+	retrying  bool                  // claims not announced are being tried again (retryClaims)
 	doubted   map[gateway.Key]doubt // later claims by replicas not alive (claims.go)
 	local     gateway.Local         // the replica's gateway; nil until Attach
 	// seenOwnBeat: this instance's own heartbeat has come back through the watcher; a heartbeat
@@ -594,6 +608,9 @@ func (r *Router) Claim(c gateway.Computer, credential string, hold uint64) {
 	if cur := r.held[h.key()]; cur != nil && cur.hold > hold {
 		r.mu.Unlock()
 		return
+	}
+	if known, ok := r.remote.get(h.key()); ok {
+		h.over = known.rev
 	}
 	r.held[h.key()] = h
 	r.mu.Unlock()
