@@ -140,15 +140,7 @@ func TestComputerThatDoesNotReadItsAnswersIsClosed1013AndCounted(t *testing.T) {
 func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 	m := newMetrics()
 	const budget = 64 << 10
-	l := &stallingListener{}
-	h := newHarnessListening(t, l.wrap, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, withQuickType)
-	c := h.connect(t, "7:", "")
-	s := h.session(t, "7:")
-	gatewaySide := l.conn(t, c.conn.LocalAddr())
-	// The hello's answer went out through a writer goroutine, which gives its role back only
-	// after its write: until then a quick answer is queued for it instead of written by the
-	// reader, so the test waits for the role to be free.
-	require.Eventually(t, func() bool { return !s.send.writerRunning() }, waitLimit, testkit.Poll, "the hello's writer to finish")
+	h, c, s, gatewaySide := connectStallable(t, budget, m)
 	gatewaySide.stall() // from now on 7: reads none of its answers
 
 	c.request("q1", "quick", nil)
@@ -182,12 +174,7 @@ func TestQuickAnswersNotReadStopTheReaderNotTheGateway(t *testing.T) {
 func TestTheHostsFramesDoNotCrowdOutTheComputersAnswers(t *testing.T) {
 	m := newMetrics()
 	const budget = 64 << 10
-	l := &stallingListener{}
-	h := newHarnessListening(t, l.wrap, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, withQuickType)
-	c := h.connect(t, "7:", "")
-	s := h.session(t, "7:")
-	gatewaySide := l.conn(t, c.conn.LocalAddr())
-	require.Eventually(t, func() bool { return !s.send.writerRunning() }, waitLimit, testkit.Poll, "the hello's writer to finish")
+	h, c, s, gatewaySide := connectStallable(t, budget, m)
 	t.Cleanup(gatewaySide.hangUp) // before the harness stops, should the test end early
 	gatewaySide.stall()           // the slow link: the writer waits on its frame until the test lets it go
 
@@ -225,6 +212,22 @@ func TestTheHostsFramesDoNotCrowdOutTheComputersAnswers(t *testing.T) {
 	}
 	assert.Zero(t, testutil.ToFloat64(m.closes.WithLabelValues("1013")))
 	assert.Len(t, h.gw.Computers(), 1)
+}
+
+// connectStallable connects computer 7: to a gateway of a send queue of budget bytes whose
+// side of each socket the test can stall (stallingListener), and returns it once the hello's
+// answer is written. That answer went out through a writer goroutine, which gives its role
+// back only after its write: until then a quick answer would be queued for it instead of
+// written by the reader.
+func connectStallable(t *testing.T, budget int, m *Metrics) (*harness, *computer, *Session, *stallingConn) {
+	t.Helper()
+	l := &stallingListener{}
+	h := newHarnessListening(t, l.wrap, Config{SendQueueBytes: budget, WriteTimeout: time.Hour, Metrics: m}, nil, withQuickType)
+	c := h.connect(t, "7:", "")
+	s := h.session(t, "7:")
+	gatewaySide := l.conn(t, c.conn.LocalAddr())
+	require.Eventually(t, func() bool { return !s.send.writerRunning() }, waitLimit, testkit.Poll, "the hello's writer to finish")
+	return h, c, s, gatewaySide
 }
 
 // stallingListener holds the gateway's side of each socket (stallingConn), found by the
