@@ -54,6 +54,10 @@ import (
 // key), before the claim's revision is recorded; nil otherwise.
 var claimWritten func(key string)
 
+// claimWriting, when a test sets it, is told each time writeClaimBy is about to write a claim
+// (the replica's name, the key), NATS connected when it looked; nil otherwise.
+var claimWriting func(replica, key string)
+
 // writeClaim claims h's computer for this replica and records the claim's revision, if h is
 // still the computer's hold here. Without NATS the hello stands locally, and the claim is
 // written when NATS is back (reclaim). Once the replica is leaving, nothing is claimed: its
@@ -141,11 +145,7 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 		return nil
 	}
 	if !r.nc.IsConnected() {
-		r.mu.Lock()
-		if r.held[k] == h {
-			h.offline = true // reclaim writes it, ordered by hello time (claimOver)
-		}
-		r.mu.Unlock()
+		r.markOffline(k, h)
 		r.log.Warn("NATS is unreachable: the computer is served here but not announced to the other replicas yet",
 			"traposId", k.TraposID)
 		return nil
@@ -156,12 +156,23 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 	defer cancel()
+	if claimWriting != nil {
+		claimWriting(r.cfg.Replica, key)
+	}
 	rev, err := write(ctx, key, encodeClaim(r.cfg.Replica, h.c, h.credential))
 	if errors.Is(err, jetstream.ErrKeyExists) { // claimAgain or claimOver, too late
 		if e, err := r.claims.Get(ctx, key); err == nil {
 			r.laterClaimRead(k, e)
 		}
 		return nil
+	}
+	if err != nil && !r.nc.IsConnected() {
+		// The link dropped as the claim was written: as for a hello made while NATS was away.
+		// A claim that reached NATS all the same is this socket's, found by reclaim.
+		r.markOffline(k, h)
+		r.log.Warn("NATS is unreachable: the computer is served here but not announced to the other replicas yet",
+			"traposId", k.TraposID, "err", err)
+		return err
 	}
 	if err != nil {
 		if r.markUnannounced(k, h) {
@@ -211,6 +222,17 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 		}
 	}
 	return nil
+}
+
+// markOffline marks h, k's socket here, as a hello whose claim NATS could not be reached for
+// (held.offline): reclaim writes it, ordered by hello time (claimOver). Nothing is marked if the
+// socket was released meanwhile.
+func (r *Router) markOffline(k gateway.Key, h *held) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held[k] == h {
+		h.offline = true
+	}
 }
 
 // markUnannounced marks the claim of h, k's socket here, as not known to be in the bucket
