@@ -38,10 +38,25 @@ import (
 // A hello whose claim never got a revision is ordered by what this replica knew at the hello:
 // it is later than the claim it replaced there (held.over), which its claim is written over, and
 // earlier than any other claim of the computer, which closes its socket (4009).
+//
+// A hello made while NATS was unreachable (held.offline) knew nothing of the hellos the other
+// replicas served meanwhile: a computer whose socket went half-open in the blip that cut NATS
+// off reconnects to another replica, and both replicas claim it when NATS is back. Its claim is
+// written over the claim its hello replaced, or where there is none; over any other only if
+// that claim's hello is earlier (claim.ConnectedSince), and otherwise its socket is the older
+// one and closes (claimOver). Hello times come from two replicas' clocks: a skew between them
+// larger than the time between the two hellos orders them wrongly. That time is at least the
+// daemon's reconnection after the old socket's last frame (seconds), and NTP keeps replicas'
+// clocks within milliseconds, so the skew that matters is a misconfigured host's; revisions,
+// which need no clock, order every hello made while NATS was reachable.
 
 // claimWritten, when a test sets it, is told each time writeClaim has written a claim (its
 // key), before the claim's revision is recorded; nil otherwise.
 var claimWritten func(key string)
+
+// claimWriting, when a test sets it, is told each time writeClaimBy is about to write a claim
+// (the replica's name, the key), NATS connected when it looked; nil otherwise.
+var claimWriting func(replica, key string)
 
 // writeClaim claims h's computer for this replica and records the claim's revision, if h is
 // still the computer's hold here. Without NATS the hello stands locally, and the claim is
@@ -59,13 +74,15 @@ func (r *Router) claimAgain(h *held) error {
 	})
 }
 
-// claimOver writes the claim of h, whose hello's claim could not be written (retryClaims), over
-// the claim that the hello replaced (held.over) only, or where the bucket has none: a claim
-// written since, by a hello on another replica after this one, is acted on as later
-// (laterClaimRead), where overwriting it would close the newer socket and keep this one.
+// claimOver writes the claim of h, whose hello's claim could not be written (reclaim,
+// retryClaims), over the claim that the hello replaced (held.over) only, or where the bucket has
+// none: a claim written since, by a hello on another replica after this one, is acted on as
+// later (laterClaimRead), where overwriting it would close the newer socket and keep this one.
+// A hello made while NATS was away (held.offline) goes over another claim too if that claim's
+// hello is earlier (claimOverEarlier).
 func (r *Router) claimOver(h *held) error {
 	r.mu.Lock()
-	over := h.over
+	over, offline := h.over, h.offline
 	r.mu.Unlock()
 	return r.writeClaimBy(h, func(ctx context.Context, key string, value []byte) (uint64, error) {
 		if over != 0 {
@@ -75,8 +92,48 @@ func (r *Router) claimOver(h *held) error {
 			}
 		}
 		// No claim known at the hello, or the one it replaced was replaced or withdrawn since.
+		if offline {
+			return r.claimOverEarlier(ctx, h, key, value)
+		}
 		return r.claims.Create(ctx, key, value)
 	})
+}
+
+// claimOverEarlier writes value, the claim of h, whose hello was made while NATS was away, where
+// the bucket has no claim of the computer, or over the claim there if that one's hello is
+// earlier than h's. If it is not, h's socket is the older one: h is marked as an unannounced
+// hello (held.unannounced, claimedBefore) and ErrKeyExists returned, so that writeClaimBy acts on
+// the claim as later (laterClaimRead: 4009 if its claimant is alive). A claim that changes while
+// it is compared is compared again.
+func (r *Router) claimOverEarlier(ctx context.Context, h *held, key string, value []byte) (uint64, error) {
+	for {
+		rev, err := r.claims.Create(ctx, key, value)
+		if !errors.Is(err, jetstream.ErrKeyExists) {
+			return rev, err
+		}
+		e, err := r.claims.Get(ctx, key)
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			continue // withdrawn since
+		}
+		if err != nil {
+			return 0, err
+		}
+		var there claim
+		notAClaim := json.Unmarshal(e.Value(), &there) != nil || there.Replica == "" // claimChanged ignores it too
+		if notAClaim || there.ConnectedSince.Before(h.c.ConnectedSince) {
+			rev, err = r.claims.Update(ctx, key, value, e.Revision())
+			if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+				continue // written again since
+			}
+			return rev, err
+		}
+		r.mu.Lock()
+		if r.held[h.key()] == h && h.offline {
+			h.offline, h.unannounced = false, true
+		}
+		r.mu.Unlock()
+		return 0, jetstream.ErrKeyExists
+	}
 }
 
 // writeClaimBy is writeClaim, the claim written by write (the bucket's Put, Create or Update).
@@ -88,6 +145,7 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 		return nil
 	}
 	if !r.nc.IsConnected() {
+		r.markOffline(k, h)
 		r.log.Warn("NATS is unreachable: the computer is served here but not announced to the other replicas yet",
 			"traposId", k.TraposID)
 		return nil
@@ -98,12 +156,23 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 	r.mu.Unlock()
 	ctx, cancel := context.WithTimeout(r.ctx, r.cfg.OpTimeout)
 	defer cancel()
+	if claimWriting != nil {
+		claimWriting(r.cfg.Replica, key)
+	}
 	rev, err := write(ctx, key, encodeClaim(r.cfg.Replica, h.c, h.credential))
 	if errors.Is(err, jetstream.ErrKeyExists) { // claimAgain or claimOver, too late
 		if e, err := r.claims.Get(ctx, key); err == nil {
 			r.laterClaimRead(k, e)
 		}
 		return nil
+	}
+	if err != nil && !r.nc.IsConnected() {
+		// The link dropped as the claim was written: as for a hello made while NATS was away.
+		// A claim that reached NATS all the same is this socket's, found by reclaim.
+		r.markOffline(k, h)
+		r.log.Warn("NATS is unreachable: the computer is served here but not announced to the other replicas yet",
+			"traposId", k.TraposID, "err", err)
+		return err
 	}
 	if err != nil {
 		if r.markUnannounced(k, h) {
@@ -153,6 +222,17 @@ func (r *Router) writeClaimBy(h *held, write func(ctx context.Context, key strin
 		}
 	}
 	return nil
+}
+
+// markOffline marks h, k's socket here, as a hello whose claim NATS could not be reached for
+// (held.offline): reclaim writes it, ordered by hello time (claimOver). Nothing is marked if the
+// socket was released meanwhile.
+func (r *Router) markOffline(k gateway.Key, h *held) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held[k] == h {
+		h.offline = true
+	}
 }
 
 // markUnannounced marks the claim of h, k's socket here, as not known to be in the bucket
@@ -469,22 +549,27 @@ func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 // held here (the replica's name, the key), before it acts on what it read; nil otherwise.
 var reclaimRead func(replica, key string)
 
-// reclaim runs when NATS is back: every socket held here whose claim is missing (written while
-// NATS was away, withdrawn meanwhile, or lost with the bucket) is claimed now; one that another
-// replica claimed later, in the bucket NATS kept or in the one it lost its store for, is
-// closed.
+// reclaim runs when NATS is back: every socket held here whose claim is missing (its hello made
+// while NATS was away, withdrawn meanwhile, or lost with the bucket) is claimed now; one that
+// another replica claimed later, in the bucket NATS kept or in the one it lost its store for,
+// or by a later hello while NATS was away (claimOver), is closed.
 func (r *Router) reclaim() {
 	type claimed struct {
-		h   *held
-		rev uint64
+		h       *held
+		rev     uint64
+		offline bool
 	}
 	r.mu.Lock()
 	hs := make(map[gateway.Key]claimed, len(r.held))
 	for k, h := range r.held {
-		hs[k] = claimed{h, h.rev}
+		hs[k] = claimed{h, h.rev, h.offline}
 	}
 	r.mu.Unlock()
 	for k, c := range hs {
+		if c.offline {
+			_ = r.claimOver(c.h) // a failure is tried again at the heartbeat ticks
+			continue
+		}
 		if c.rev == 0 {
 			r.writeClaim(c.h)
 			continue

@@ -49,6 +49,11 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		nats.Timeout(connectTimeout),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(wait),
+		// Nothing is kept to publish once reconnected: a publish while NATS is away fails at
+		// once. Replayed later, a claim written as the link dropped would land after the claim
+		// of the computer's newer hello on another replica and close that socket (claims.go),
+		// and a routed request the asker has failed would still reach the computer.
+		nats.ReconnectBufSize(-1),
 		nats.ErrorHandler(errorHandler(logger)),
 	}
 	// Each kind as the operator gives it: a variable exported for nats-server's configuration

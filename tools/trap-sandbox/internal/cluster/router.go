@@ -131,14 +131,21 @@ type held struct {
 	// a claim of the socket's is written or found again (rev changes then).
 	gone bool
 	// unannounced: the claim could not be written, or checked after a reconnection, while NATS
-	// was connected (JetStream over its limits, electing a leader); the other replicas may not
-	// find the computer. It is tried again at every heartbeat tick (retryClaims) and cleared once
-	// the claim is written or found (claimedAt).
+	// was connected (JetStream over its limits, electing a leader), or the hello, made while
+	// NATS was away, was found earlier than another replica's (offline); the other replicas may
+	// not find the computer. It is tried again at every heartbeat tick (retryClaims) and
+	// cleared once the claim is written or found (claimedAt).
 	unannounced bool
 	// over is the revision of the other replica's claim of the computer that this replica knew
 	// of at the hello (0: none): a hello whose claim could not be written (rev 0, unannounced)
 	// is later than that claim only, and any other claim of the computer was written after it.
 	over uint64
+	// offline: the hello came while NATS was unreachable, and its claim has not been written
+	// since. Another replica may have served a later hello of the computer meanwhile, unknown
+	// here, so the claim is written when NATS is back over the one the hello replaced only, or
+	// over a claim of an earlier hello by hello time (claimOver); until then no claim closes the
+	// socket. Cleared once the claim is written (claimedAt), or found earlier than another.
+	offline bool
 }
 
 func (h *held) key() gateway.Key {
@@ -147,17 +154,19 @@ func (h *held) key() gateway.Key {
 
 // claimedBefore reports whether h's claim was written before the claim of revision rev: h has
 // a claim (not one being written), and it is the earlier revision, or gone from the bucket; or
-// h's claim could not be written, and rev is another claim than the one h's hello replaced.
+// h's claim could not be written while NATS was connected, and rev is another claim than the
+// one h's hello replaced. A hello made while NATS was away is ordered when its claim is written
+// (claimOver), by hello time where revisions cannot.
 func (h *held) claimedBefore(rev uint64) bool {
 	if h.rev == 0 {
-		return h.unannounced && rev != h.over
+		return h.unannounced && !h.offline && rev != h.over
 	}
 	return h.gone || h.rev < rev
 }
 
 // claimedAt records rev as the revision of h's claim, written or found in the bucket now.
 func (h *held) claimedAt(rev uint64) {
-	h.rev, h.gone, h.unannounced = rev, false, false
+	h.rev, h.gone, h.unannounced, h.offline = rev, false, false, false
 }
 
 // Router is the gateway.Cluster of a replica among several. Create it with New, give it to

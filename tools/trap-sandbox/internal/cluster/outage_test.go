@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/testkit"
+)
+
+// A network blip cuts both replicas off from NATS (which keeps its store) and leaves computer
+// 9:blip's socket on A half-open; its daemon reconnects through the load balancer to B, which
+// serves the hello locally. When NATS is back, the newer hello (B's) keeps the computer and
+// A's socket closes with 4009, whichever replica claims again first. Revisions cannot order
+// two hellos that neither replica could write while NATS was away: A's claim, written over
+// B's by a plain Put, was the later one when A reconnected second, so that B closed the
+// computer's live socket with 4009 (terminal for the daemon: stranded until `sandbox
+// reconnect`) and the half-open one kept it. The hello times (the gateways' clock, moved
+// between the hellos) order them instead. The same when only A was cut off and B, connected,
+// wrote its claim at the hello.
+func TestTheNewerHelloMadeDuringAnOutageKeepsTheComputer(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		aBefore   bool   // A's socket said hello before the outage (its claim is in the bucket)
+		bCut      bool   // B is cut off from NATS too
+		firstBack string // the replica whose link to NATS comes back first
+	}{
+		{"both during, a back first", false, true, "a"},
+		{"both during, b back first", false, true, "b"},
+		{"a before, a back first", true, true, "a"},
+		{"a before, b back first", true, true, "b"},
+		{"only a cut off", false, false, "b"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tc := newTestCluster(t)
+			cut := map[string]*cuttableProxy{
+				"a": newCuttableProxy(t, tc.ns.Addr().String()),
+				"b": newCuttableProxy(t, tc.ns.Addr().String()),
+			}
+			a := tc.startReplicaVia("a", gateway.Config{Clock: tc.clock}, cut["a"].url())
+			b := tc.startReplicaVia("b", gateway.Config{Clock: tc.clock}, cut["b"].url())
+			watcher := tc.startReplica("w") // reads the bucket throughout, and routes
+			var old *computer
+			if tt.aBefore {
+				old = a.connect(t, "9:blip")
+				b.waitComputers(t, "9:blip@a")
+			}
+
+			cut["a"].setCut(true)
+			cut["b"].setCut(tt.bCut)
+			require.Eventually(t, func() bool { return !a.nc.IsConnected() && b.nc.IsConnected() != tt.bCut },
+				waitLimit, testkit.Poll, "A (and B if cut) to notice NATS is gone")
+			if !tt.aBefore {
+				old = a.connect(t, "9:blip")
+			}
+			tc.clock.Advance(time.Second) // the daemon reconnects a while after its last frame on A
+			newer := b.connect(t, "9:blip")
+
+			second := map[string]string{"a": "b", "b": "a"}[tt.firstBack]
+			cut[tt.firstBack].setCut(false)
+			if tt.firstBack == "b" || !tt.aBefore {
+				waitClaim(t, watcher.router.claims, "9:blip", tt.firstBack)
+			} else {
+				require.Eventually(t, func() bool { return a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to reconnect")
+			}
+			cut[second].setCut(false)
+
+			code, _ := old.closeCode()
+			assert.Equal(t, gateway.CloseReplaced, code, "the half-open socket on A closes as replaced")
+			waitClaim(t, watcher.router.claims, "9:blip", "b")
+			watcher.waitComputers(t, "9:blip@b")
+			a.waitComputers(t, "9:blip@b")
+			pending := a.request("9:blip", gateway.TypePing, nil, waitLimit)
+			newer.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "9:blip"})
+			assert.Equal(t, http.StatusOK, await(t, pending).status, "the newer socket on B keeps the computer")
+		})
+	}
+}
+
+// The same when A's link to NATS drops as A writes the claim of the computer's hello: the
+// claim, kept by the NATS client, was published when A reconnected, after the claim of the
+// computer's newer hello on B, so that B closed the live socket with 4009 as soon as the link
+// was back (and the hello on A waited out --nats-op-timeout first).
+func TestAClaimWrittenAsTheLinkDropsDoesNotLandAfterANewerHello(t *testing.T) {
+	tc := newTestCluster(t)
+	cut := newCuttableProxy(t, tc.ns.Addr().String())
+	a := tc.startReplicaVia("a", gateway.Config{Clock: tc.clock}, cut.url())
+	b := tc.startReplicaWith("b", gateway.Config{Clock: tc.clock})
+	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "9:blip"})
+	var cutting sync.Once
+	claimWriting = func(replica, k string) {
+		if replica == "a" && k == key {
+			cutting.Do(func() {
+				cut.setCut(true)
+				assert.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone") // not the test's goroutine
+			})
+		}
+	}
+	t.Cleanup(func() { claimWriting = nil }) // after the cluster's own cleanup
+	old := a.connect(t, "9:blip")
+	tc.clock.Advance(time.Second)
+	newer := b.connect(t, "9:blip")
+	rev := waitClaim(t, b.router.claims, "9:blip", "b")
+
+	cut.setCut(false)
+	code, _ := old.closeCode()
+	assert.Equal(t, gateway.CloseReplaced, code, "the half-open socket on A closes as replaced")
+	a.waitComputers(t, "9:blip@b")
+	pending := a.request("9:blip", gateway.TypePing, nil, waitLimit)
+	newer.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "9:blip"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status, "the newer socket on B keeps the computer")
+	assert.Equal(t, rev, waitClaim(t, b.router.claims, "9:blip", "b"), "B's claim stays where it was written")
+}
+
+// The same with A's hello the newer one: B, cut off first, served a hello of the computer,
+// then its daemon reconnected to A, whose link dropped as A wrote the claim. B's claim, written
+// when B's link came back, closed A's newer socket with 4009, A's hello taken for one whose
+// claim NATS had refused (ordered after the claim it replaced only), not for one made without
+// NATS (ordered by hello time).
+func TestAHelloWhoseLinkDroppedAsItWasClaimedIsOrderedByHelloTime(t *testing.T) {
+	tc := newTestCluster(t)
+	cut := map[string]*cuttableProxy{
+		"a": newCuttableProxy(t, tc.ns.Addr().String()),
+		"b": newCuttableProxy(t, tc.ns.Addr().String()),
+	}
+	a := tc.startReplicaVia("a", gateway.Config{Clock: tc.clock}, cut["a"].url())
+	b := tc.startReplicaVia("b", gateway.Config{Clock: tc.clock}, cut["b"].url())
+	watcher := tc.startReplica("w")
+	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "9:blip"})
+	var cutting sync.Once
+	claimWriting = func(replica, k string) {
+		if replica == "a" && k == key {
+			cutting.Do(func() {
+				cut["a"].setCut(true)
+				assert.Eventually(t, func() bool { return !a.nc.IsConnected() }, waitLimit, testkit.Poll, "A to notice NATS is gone") // not the test's goroutine
+			})
+		}
+	}
+	t.Cleanup(func() { claimWriting = nil }) // after the cluster's own cleanup
+
+	cut["b"].setCut(true)
+	require.Eventually(t, func() bool { return !b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to notice NATS is gone")
+	old := b.connect(t, "9:blip")
+	tc.clock.Advance(time.Second)
+	newer := a.connect(t, "9:blip")
+
+	cut["b"].setCut(false)
+	waitClaim(t, watcher.router.claims, "9:blip", "b")
+	cut["a"].setCut(false)
+	code, _ := old.closeCode()
+	assert.Equal(t, gateway.CloseReplaced, code, "the older socket on B closes as replaced")
+	waitClaim(t, watcher.router.claims, "9:blip", "a")
+	b.waitComputers(t, "9:blip@a")
+	pending := b.request("9:blip", gateway.TypePing, nil, waitLimit)
+	newer.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": "9:blip"})
+	assert.Equal(t, http.StatusOK, await(t, pending).status, "the newer socket on A keeps the computer")
+}
