@@ -475,19 +475,16 @@ func TestASocketReplacedOnAnotherReplicaAfterNATSLostItsStoreCloses(t *testing.T
 		t.Run(fmt.Sprintf("%d claims before", before), func(t *testing.T) {
 			// A's reconnection is held where it starts to read the new bucket (rewatch): the hello
 			// on B comes before A reads the bucket and claims the computer again (reclaim).
-			held, release := make(chan struct{}), make(chan struct{})
-			var holding sync.Once
+			holdA := newGate()
 			watchersStopping = func(replica string, _ bool) {
 				if replica == "a" {
-					holding.Do(func() { close(held); <-release })
+					holdA.pass()
 				}
 			}
 			t.Cleanup(func() { watchersStopping = nil }) // after the cluster's own cleanup
 			tc := newTestCluster(t)
 			a, b := tc.startReplica("a"), tc.startReplica("b")
-			var releasing sync.Once
-			releaseA := func() { releasing.Do(func() { close(release) }) }
-			t.Cleanup(releaseA) // before the replicas stop
+			t.Cleanup(holdA.open) // before the replicas stop
 			for i := range before {
 				_ = a.connect(t, fmt.Sprintf("%d:before", i)).conn.Close()
 			}
@@ -496,11 +493,11 @@ func TestASocketReplacedOnAnotherReplicaAfterNATSLostItsStoreCloses(t *testing.T
 			b.waitComputers(t, "8:base@a")
 
 			tc.restartNATSWithoutItsStore(a, b)
-			<-held
+			<-holdA.reached
 			require.Eventually(t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
 			newer := b.connect(t, "8:base")
 			rev := waitClaim(t, b.router.claims, "8:base", "b")
-			releaseA()
+			holdA.open()
 
 			expectReplacedOnB(t, a, b, old, newer, rev)
 		})
@@ -513,28 +510,25 @@ func TestASocketReplacedOnAnotherReplicaAfterNATSLostItsStoreCloses(t *testing.T
 // on A kept the computer.
 func TestAReplicaClaimingAgainAfterNATSLostItsStoreLeavesAHelloElsewhereMeanwhile(t *testing.T) {
 	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:base"})
-	read, release := make(chan struct{}), make(chan struct{})
-	var holding sync.Once
+	holdA := newGate()
 	reclaimRead = func(replica, k string) {
 		if replica == "a" && k == key {
-			holding.Do(func() { close(read); <-release })
+			holdA.pass()
 		}
 	}
 	t.Cleanup(func() { reclaimRead = nil }) // after the cluster's own cleanup
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
-	var releasing sync.Once
-	releaseA := func() { releasing.Do(func() { close(release) }) }
-	t.Cleanup(releaseA) // before the replicas stop
+	t.Cleanup(holdA.open) // before the replicas stop
 	old := a.connect(t, "8:base")
 	b.waitComputers(t, "8:base@a")
 
 	tc.restartNATSWithoutItsStore(a, b)
-	<-read
+	<-holdA.reached
 	require.Eventually(t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
 	newer := b.connect(t, "8:base")
 	rev := waitClaim(t, b.router.claims, "8:base", "b")
-	releaseA()
+	holdA.open()
 
 	expectReplacedOnB(t, a, b, old, newer, rev)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/nats-io/nats.go"
@@ -186,27 +185,24 @@ func setDirectGets(t testing.TB, nc *nats.Conn, on bool) {
 func TestAClaimNotCheckedAfterReconnectingIsCheckedAtTheNextHeartbeats(t *testing.T) {
 	// A's reconnection is held where it starts to read the new bucket (rewatch), before it
 	// checks its claims (reclaim), while the test leaves the bucket's reads unanswered.
-	held, release := make(chan struct{}), make(chan struct{})
-	var holding sync.Once
+	holdA := newGate()
 	watchersStopping = func(replica string, _ bool) {
 		if replica == "a" {
-			holding.Do(func() { close(held); <-release })
+			holdA.pass()
 		}
 	}
 	t.Cleanup(func() { watchersStopping = nil }) // after the cluster's own cleanup
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
-	var releasing sync.Once
-	releaseA := func() { releasing.Do(func() { close(release) }) }
-	t.Cleanup(releaseA) // before the replicas stop
+	t.Cleanup(holdA.open) // before the replicas stop
 	c := a.connect(t, "8:base")
 	b.waitComputers(t, "8:base@a")
 
 	tc.restartNATSWithoutItsStore(a, b)
-	<-held
+	<-holdA.reached
 	require.Eventually(t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
 	setDirectGets(t, b.nc, false)
-	releaseA()
+	holdA.open()
 	require.Eventually(t, func() bool { return a.router.unannounced() == 1 }, waitLimit, testkit.Poll, "A to fail to check its claim")
 	a.waitBeats(t, 3)
 	assert.Equal(t, 1, a.router.unannounced())
