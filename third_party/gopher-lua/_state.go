@@ -230,8 +230,12 @@ type callFrameStackSegment struct {
 }
 type segIdx uint16
 type autoGrowingCallFrameStack struct {
-	segments []*callFrameStackSegment
-	segIdx   segIdx
+	// segments grows as the stack first reaches each segment, up to maxSegments, so that a
+	// coroutine that stays shallow (fakecraft makes one for every pcall) does not pay for a
+	// deep limit.
+	segments    []*callFrameStackSegment
+	maxSegments int
+	segIdx      segIdx
 	// segSp is the number of frames in the current segment which are used. Full 'sp' value is segIdx * FramesPerSegment + segSp.
 	// It points to the next stack slot to use, so 0 means to use the 0th element in the segment, and a value of
 	// FramesPerSegment indicates that the segment is full and cannot accommodate another frame.
@@ -257,8 +261,9 @@ func freeCallFrameStackSegment(seg *callFrameStackSegment) {
 // FramesPerSegment.
 func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
 	cs := &autoGrowingCallFrameStack{
-		segments: make([]*callFrameStackSegment, (maxSize+(FramesPerSegment-1))/FramesPerSegment),
-		segIdx:   0,
+		segments:    make([]*callFrameStackSegment, 1, 4),
+		maxSegments: (maxSize + (FramesPerSegment - 1)) / FramesPerSegment,
+		segIdx:      0,
 	}
 	cs.segments[0] = newCallFrameStackSegment()
 	return cs
@@ -270,14 +275,14 @@ func (cs *autoGrowingCallFrameStack) IsEmpty() bool {
 
 // IsFull returns true if the stack cannot receive any more stack pushes without overflowing
 func (cs *autoGrowingCallFrameStack) IsFull() bool {
-	return int(cs.segIdx) == len(cs.segments) && cs.segSp >= FramesPerSegment
+	return int(cs.segIdx) == cs.maxSegments-1 && cs.segSp >= FramesPerSegment
 }
 
 // GrowForError adds a segment past a full stack, as Cobalt's DebugState.growStackIfError
 // adds frames for the error handler of a stack overflow.
 func (cs *autoGrowingCallFrameStack) GrowForError() {
-	if int(cs.segIdx) == len(cs.segments)-1 && cs.segSp >= FramesPerSegment {
-		cs.segments = append(cs.segments, nil)
+	if cs.IsFull() {
+		cs.maxSegments++
 	}
 }
 
@@ -303,9 +308,12 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 	curSeg := cs.segments[cs.segIdx]
 	if cs.segSp >= FramesPerSegment {
 		// segment full, push new segment if allowed
-		if cs.segIdx < segIdx(len(cs.segments)-1) {
+		if int(cs.segIdx) < cs.maxSegments-1 {
 			curSeg = newCallFrameStackSegment()
 			cs.segIdx++
+			if int(cs.segIdx) == len(cs.segments) {
+				cs.segments = append(cs.segments, nil)
+			}
 			cs.segments[cs.segIdx] = curSeg
 			cs.segSp = 0
 		} else {
@@ -402,7 +410,14 @@ func (rg *registry) checkSize(requiredSize int) { // +inline-start
 } // +inline-end
 
 func (rg *registry) resize(requiredSize int) { // +inline-start
-	newSize := requiredSize + rg.growBy // give some padding
+	// Grow by half the size at least, not by growBy alone, so that a deep recursion (up to
+	// CallStackSize frames, each with its registers here) costs amortised linear time rather
+	// than a copy of the whole registry every growBy slots.
+	padding := rg.growBy
+	if half := len(rg.array) / 2; half > padding {
+		padding = half
+	}
+	newSize := requiredSize + padding
 	if newSize > rg.maxSize {
 		newSize = rg.maxSize
 	}
@@ -1571,7 +1586,9 @@ func (ls *LState) ToThread(n int) *LState {
 /* error & debug operations {{{ */
 
 func (ls *LState) registryOverflow() {
-	ls.RaiseError("registry overflow")
+	// The registers of every frame of a coroutine are in its registry: running out of it is
+	// what Lua calls a stack overflow.
+	ls.RaiseError("stack overflow")
 }
 
 // This function is equivalent to luaL_error( http://www.lua.org/manual/5.1/manual.html#luaL_error ).

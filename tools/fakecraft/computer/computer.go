@@ -43,7 +43,7 @@ const (
 	registryInitial  = 1024
 	registryMax      = 1 << 20
 	registryGrowStep = 1024
-	callStackMax     = 1024
+	callStackMax     = 32768
 )
 
 // ErrTimeLimit is returned by Run when its context ends before the computer shuts down.
