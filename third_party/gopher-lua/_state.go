@@ -105,6 +105,12 @@ type Options struct {
 	// If `MinimizeStackMemory` is set, the call stack will be automatically grown or shrank up to a limit of
 	// `CallStackSize` in order to minimize memory usage. This does incur a slight performance penalty.
 	MinimizeStackMemory bool
+	// GoCallDepth, when above 0, is how many Lua calls made from Go (a library function's
+	// callback, a Go metamethod, a coroutine's resume) may be nested on the Go stack at once
+	// across every coroutine of the state; one more fails with "stack overflow", as Cobalt's
+	// limit of 200 Java frames (DebugState.MAX_JAVA_SIZE). Without it a recursion through Go
+	// grows the Go stack until the process dies.
+	GoCallDepth int
 }
 
 /* }}} */
@@ -1075,6 +1081,17 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 	ls.currentFrame = newcf
 } // +inline-end
 
+// enterGoCall counts a Lua call made from Go, nested on the Go stack, against
+// Options.GoCallDepth, raising "stack overflow" past it; leaveGoCall ends it.
+func (ls *LState) enterGoCall() {
+	if ls.Options.GoCallDepth > 0 && ls.G.goCalls >= ls.Options.GoCallDepth {
+		ls.RaiseError("stack overflow")
+	}
+	ls.G.goCalls++
+}
+
+func (ls *LState) leaveGoCall() { ls.G.goCalls-- }
+
 func (ls *LState) callR(nargs, nret, rbase int) {
 	base := ls.reg.Top() - nargs - 1
 	if rbase < 0 {
@@ -1082,6 +1099,8 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	}
 	lv := ls.reg.Get(base)
 	fn, meta := ls.metaCall(lv)
+	ls.enterGoCall()
+	defer ls.leaveGoCall()
 	ls.pushCallFrame(callFrame{
 		Fn:         fn,
 		Pc:         0,

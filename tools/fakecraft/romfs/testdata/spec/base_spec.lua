@@ -762,3 +762,27 @@ describe("stack overflow", function()
     expect(err):str_match("^" .. debug.getinfo(1, "S").short_src:gsub("%p", "%%%0") .. ":%d+: stack overflow$");
   end);
 end);
+
+-- A recursion through functions that call Lua back (pcall, string.gsub's replacement): Cobalt
+-- allows 200 such Java frames (DebugState.MAX_JAVA_SIZE; its assert/debug.lua reaches 100
+-- pcalls deep) and raises "stack overflow" at the position of the innermost Lua code.
+describe("stack overflow through C functions", function()
+  it("ends a recursion of pcalls after a couple of hundred, at the recursing function", function()
+    local depth = 0;
+    local function overflow() depth = depth + 1; local _, err = pcall(overflow); error(err, 0); end
+    local at = ("%s:%d"):format(debug.getinfo(overflow, "S").short_src, debug.getinfo(overflow, "S").linedefined);
+    local ok, err = pcall(overflow);
+    expect(ok):eq(false);
+    expect(err):eq(at .. ": stack overflow");
+    expect(depth > 50 and depth <= 200):eq(true);
+  end);
+
+  it("ends a recursion through string.gsub's replacement function", function()
+    local depth = 0;
+    local function overflow() depth = depth + 1; return (string.gsub("a", "a", overflow)); end
+    local ok, err = pcall(overflow);
+    expect(ok):eq(false);
+    expect(err):str_match(": stack overflow$");
+    expect(depth > 50 and depth <= 200):eq(true);
+  end);
+end);
