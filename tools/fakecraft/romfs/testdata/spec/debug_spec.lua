@@ -342,3 +342,34 @@ describe("debug.sethook", function()
     expect(debug.gethook()):eq(nil); -- pcall's own coroutine had the hook
   end);
 end);
+
+describe("debug with a coroutine first", function()
+  -- Cobalt's getinfo and getlocal take a coroutine first and read its frames as
+  -- debug.traceback(co) lists them: a suspended one's level 0 is the yield it waits in.
+  it("reads the frames of a suspended coroutine given first", function()
+    local co = coroutine.create(function(first)
+      local second = first .. "!";
+      coroutine.yield(second);
+      return second;
+    end);
+    coroutine.resume(co, "hi");
+    local line = debug.getinfo(co, 1, "l").currentline;
+    local body = debug.getinfo(co, 1, "Sf");
+    expect(body.what):eq("Lua");
+    expect(body.short_src):eq(debug.getinfo(1, "S").short_src);
+    expect(line):eq(body.func and debug.getinfo(body.func, "S").linedefined + 2);
+    expect(debug.getinfo(co, 0, "S").what):eq("C");
+    expect(debug.getinfo(co, 0, "l").currentline):eq(-1);
+    expect(debug.getinfo(co, 2)):eq(nil);
+    expect({ debug.getlocal(co, 1, 1) }):same({ "first", "hi" });
+    expect({ debug.getlocal(co, 1, 2) }):same({ "second", "hi!" });
+    expect(debug.getlocal(co, 1, 3)):eq(nil);
+    expect(debug.getlocal(co, 0, 1)):eq(nil);
+    expect.error(debug.getlocal, co, 2, 1):str_match("bad argument #2 %(level out of range%)$");
+    -- the running coroutine given first reads as no coroutine given
+    expect(debug.getinfo(coroutine.running(), 1, "l").currentline):eq(debug.getinfo(1, "l").currentline);
+        expect({ debug.getlocal(coroutine.running(), 1, 1) }):same({ "co", co });
+    coroutine.resume(co);
+    expect(debug.getinfo(co, 0)):eq(nil);
+  end);
+end);
