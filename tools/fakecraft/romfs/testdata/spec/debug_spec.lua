@@ -373,3 +373,43 @@ describe("debug with a coroutine first", function()
     expect(debug.getinfo(co, 0)):eq(nil);
   end);
 end);
+
+-- A local's scope ends with its block, as Lua's endpc says: a later local that takes its
+-- register again is named for itself (gopher-lua's compiler ended the scope of the local
+-- whose index was the register, so the block's locals lived on and the chunk's never ended).
+describe("debug.getlocal names", function()
+  local function names(level)
+    local found = {};
+    for i = 1, 20 do
+      local name, value = debug.getlocal(level + 1, i);
+      if not name then break; end
+      if name:sub(1, 1) ~= "(" then found[#found + 1] = name .. "=" .. tostring(value); end
+    end
+    return table.concat(found, " ");
+  end
+
+  it("the locals in scope at the call, not those of a block that ended", function()
+    local seen = {};
+    local a = 1;
+    do
+      local b = 2;
+      seen[1] = names(1);
+    end
+    local c = 3;
+    seen[2] = names(1);
+    for k = 1, 1 do local e = 5; seen[3] = names(1); end
+    if a then local d = 4; seen[4] = names(1); end
+    expect(seen):same({
+      "seen=" .. tostring(seen) .. " a=1 b=2",
+      "seen=" .. tostring(seen) .. " a=1 c=3",
+      "seen=" .. tostring(seen) .. " a=1 c=3 k=1 e=5",
+      "seen=" .. tostring(seen) .. " a=1 c=3 d=4",
+    });
+  end);
+
+  it("the local a runtime error names, not one of a block that ended in its register", function()
+    local ok, err = pcall(function() local x = 1; do local y = 2; end local z; return z.q; end);
+    expect(ok):eq(false);
+    expect(err):str_match("attempt to index local 'z' %(a nil value%)$");
+  end);
+end);
