@@ -364,10 +364,14 @@ type codeBlock struct {
 	LastLine       int
 	labels         map[string]*gotoLabelDesc
 	firstGotoIndex int
+	// dbgLocals are the indexes in Proto.DbgLocals of the locals declared in the block, whose
+	// scope ends with it (EndScope). A local's register is no such index: a register is used
+	// again by the locals of a later block.
+	dbgLocals []int
 }
 
 func newCodeBlock(localvars *varNamePool, blabel int, parent *codeBlock, pos ast.PositionHolder, firstGotoIndex int) *codeBlock {
-	bl := &codeBlock{localvars, blabel, parent, false, 0, 0, map[string]*gotoLabelDesc{}, firstGotoIndex}
+	bl := &codeBlock{localvars, blabel, parent, false, 0, 0, map[string]*gotoLabelDesc{}, firstGotoIndex, nil}
 	if pos != nil {
 		bl.LineStart = pos.Line()
 		bl.LastLine = pos.LastLine()
@@ -543,6 +547,7 @@ func (fc *funcContext) BlockLocalVarsCount() int {
 
 func (fc *funcContext) RegisterLocalVar(name string) int {
 	ret := fc.Block.LocalVars.Register(name)
+	fc.Block.dbgLocals = append(fc.Block.dbgLocals, len(fc.Proto.DbgLocals))
 	fc.Proto.DbgLocals = append(fc.Proto.DbgLocals, &DbgLocalInfo{Name: name, StartPc: fc.Code.LastPC() + 1})
 	fc.SetRegTop(fc.RegTop() + 1)
 	return ret
@@ -596,9 +601,12 @@ func (fc *funcContext) LeaveBlock() int {
 	return closed
 }
 
+// EndScope ends the scope of the block's locals after its last instruction so far: EndPc is
+// the first instruction past it, as Lua's endpc (a local is active at pc when StartPc <= pc <
+// EndPc), so a call that is the block's last instruction still sees them.
 func (fc *funcContext) EndScope() {
-	for _, vr := range fc.Block.LocalVars.List() {
-		fc.Proto.DbgLocals[vr.Index].EndPc = fc.Code.LastPC()
+	for _, i := range fc.Block.dbgLocals {
+		fc.Proto.DbgLocals[i].EndPc = fc.Code.LastPC() + 1
 	}
 }
 

@@ -61,6 +61,8 @@ func coResume(L *LState) int {
 		L.Push(LString(msg))
 		return 2
 	}
+	L.enterGoCall()
+	defer L.leaveGoCall()
 	th.Parent = L
 	L.G.CurrentThread = th
 	if !th.isStarted() {

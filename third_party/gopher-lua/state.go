@@ -109,6 +109,12 @@ type Options struct {
 	// If `MinimizeStackMemory` is set, the call stack will be automatically grown or shrank up to a limit of
 	// `CallStackSize` in order to minimize memory usage. This does incur a slight performance penalty.
 	MinimizeStackMemory bool
+	// GoCallDepth, when above 0, is how many Lua calls made from Go (a library function's
+	// callback, a Go metamethod, a coroutine's resume) may be nested on the Go stack at once
+	// across every coroutine of the state; one more fails with "stack overflow", as Cobalt's
+	// limit of 200 Java frames (DebugState.MAX_JAVA_SIZE). Without it a recursion through Go
+	// grows the Go stack until the process dies.
+	GoCallDepth int
 }
 
 /* }}} */
@@ -234,8 +240,12 @@ type callFrameStackSegment struct {
 }
 type segIdx uint16
 type autoGrowingCallFrameStack struct {
-	segments []*callFrameStackSegment
-	segIdx   segIdx
+	// segments grows as the stack first reaches each segment, up to maxSegments, so that a
+	// coroutine that stays shallow (fakecraft makes one for every pcall) does not pay for a
+	// deep limit.
+	segments    []*callFrameStackSegment
+	maxSegments int
+	segIdx      segIdx
 	// segSp is the number of frames in the current segment which are used. Full 'sp' value is segIdx * FramesPerSegment + segSp.
 	// It points to the next stack slot to use, so 0 means to use the 0th element in the segment, and a value of
 	// FramesPerSegment indicates that the segment is full and cannot accommodate another frame.
@@ -261,8 +271,9 @@ func freeCallFrameStackSegment(seg *callFrameStackSegment) {
 // FramesPerSegment.
 func newAutoGrowingCallFrameStack(maxSize int) callFrameStack {
 	cs := &autoGrowingCallFrameStack{
-		segments: make([]*callFrameStackSegment, (maxSize+(FramesPerSegment-1))/FramesPerSegment),
-		segIdx:   0,
+		segments:    make([]*callFrameStackSegment, 1, 4),
+		maxSegments: (maxSize + (FramesPerSegment - 1)) / FramesPerSegment,
+		segIdx:      0,
 	}
 	cs.segments[0] = newCallFrameStackSegment()
 	return cs
@@ -274,14 +285,14 @@ func (cs *autoGrowingCallFrameStack) IsEmpty() bool {
 
 // IsFull returns true if the stack cannot receive any more stack pushes without overflowing
 func (cs *autoGrowingCallFrameStack) IsFull() bool {
-	return int(cs.segIdx) == len(cs.segments) && cs.segSp >= FramesPerSegment
+	return int(cs.segIdx) == cs.maxSegments-1 && cs.segSp >= FramesPerSegment
 }
 
 // GrowForError adds a segment past a full stack, as Cobalt's DebugState.growStackIfError
 // adds frames for the error handler of a stack overflow.
 func (cs *autoGrowingCallFrameStack) GrowForError() {
-	if int(cs.segIdx) == len(cs.segments)-1 && cs.segSp >= FramesPerSegment {
-		cs.segments = append(cs.segments, nil)
+	if cs.IsFull() {
+		cs.maxSegments++
 	}
 }
 
@@ -307,9 +318,12 @@ func (cs *autoGrowingCallFrameStack) Push(v callFrame) {
 	curSeg := cs.segments[cs.segIdx]
 	if cs.segSp >= FramesPerSegment {
 		// segment full, push new segment if allowed
-		if cs.segIdx < segIdx(len(cs.segments)-1) {
+		if int(cs.segIdx) < cs.maxSegments-1 {
 			curSeg = newCallFrameStackSegment()
 			cs.segIdx++
+			if int(cs.segIdx) == len(cs.segments) {
+				cs.segments = append(cs.segments, nil)
+			}
 			cs.segments[cs.segIdx] = curSeg
 			cs.segSp = 0
 		} else {
@@ -406,7 +420,14 @@ func (rg *registry) checkSize(requiredSize int) { // +inline-start
 } // +inline-end
 
 func (rg *registry) resize(requiredSize int) { // +inline-start
-	newSize := requiredSize + rg.growBy // give some padding
+	// Grow by half the size at least, not by growBy alone, so that a deep recursion (up to
+	// CallStackSize frames, each with its registers here) costs amortised linear time rather
+	// than a copy of the whole registry every growBy slots.
+	padding := rg.growBy
+	if half := len(rg.array) / 2; half > padding {
+		padding = half
+	}
+	newSize := requiredSize + padding
 	if newSize > rg.maxSize {
 		newSize = rg.maxSize
 	}
@@ -1273,6 +1294,17 @@ func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) { // +inline
 	ls.currentFrame = newcf
 } // +inline-end
 
+// enterGoCall counts a Lua call made from Go, nested on the Go stack, against
+// Options.GoCallDepth, raising "stack overflow" past it; leaveGoCall ends it.
+func (ls *LState) enterGoCall() {
+	if ls.Options.GoCallDepth > 0 && ls.G.goCalls >= ls.Options.GoCallDepth {
+		ls.RaiseError("stack overflow")
+	}
+	ls.G.goCalls++
+}
+
+func (ls *LState) leaveGoCall() { ls.G.goCalls-- }
+
 func (ls *LState) callR(nargs, nret, rbase int) {
 	base := ls.reg.Top() - nargs - 1
 	if rbase < 0 {
@@ -1280,6 +1312,8 @@ func (ls *LState) callR(nargs, nret, rbase int) {
 	}
 	lv := ls.reg.Get(base)
 	fn, meta := ls.metaCall(lv)
+	ls.enterGoCall()
+	defer ls.leaveGoCall()
 	ls.pushCallFrame(callFrame{
 		Fn:         fn,
 		Pc:         0,
@@ -1784,7 +1818,9 @@ func (ls *LState) ToThread(n int) *LState {
 /* error & debug operations {{{ */
 
 func (ls *LState) registryOverflow() {
-	ls.RaiseError("registry overflow")
+	// The registers of every frame of a coroutine are in its registry: running out of it is
+	// what Lua calls a stack overflow.
+	ls.RaiseError("stack overflow")
 }
 
 // This function is equivalent to luaL_error( http://www.lua.org/manual/5.1/manual.html#luaL_error ).

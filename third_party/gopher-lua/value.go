@@ -180,6 +180,8 @@ type Global struct {
 	argInts    ArgIntConverter
 
 	standInSource string // SetStandInSource
+
+	goCalls int // Lua calls from Go nested on the Go stack now (Options.GoCallDepth)
 }
 
 type LState struct {

@@ -44,6 +44,7 @@ func (c *Computer) boot() error {
 		RegistryMaxSize:     registryMax,
 		RegistryGrowStep:    registryGrowStep,
 		CallStackSize:       callStackMax,
+		GoCallDepth:         goCallDepthMax,
 		MinimizeStackMemory: true,
 	})
 	c.L = L

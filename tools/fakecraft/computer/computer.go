@@ -43,7 +43,10 @@ const (
 	registryInitial  = 1024
 	registryMax      = 1 << 20
 	registryGrowStep = 1024
-	callStackMax     = 1024
+	callStackMax     = 32768
+	// goCallDepthMax bounds the Lua calls nested through Go (each pcall's coroutine, a
+	// string.gsub callback, a Go metamethod): Cobalt's 200 Java frames.
+	goCallDepthMax = 200
 )
 
 // ErrTimeLimit is returned by Run when its context ends before the computer shuts down.

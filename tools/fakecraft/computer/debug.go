@@ -61,9 +61,17 @@ func debugTraceback(L *lua.LState) int {
 	return 1
 }
 
-// debugGetInfo wraps gopher-lua's debug.getinfo.
+// debugGetInfo wraps gopher-lua's debug.getinfo, and takes a coroutine first, as Lua 5.2's
+// and Cobalt's do (gopher-lua refused one): debug.getinfo(co, level [, what]) describes the
+// frame debug.traceback(co, msg, level) starts at.
 func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
+		if th, ok := L.Get(1).(*lua.LState); ok {
+			L.Remove(1)
+			if _, isLevel := L.Get(1).(lua.LNumber); isLevel && th != L {
+				return getInfoOfThread(L, th)
+			}
+		}
 		// The function is needed for its chunk name and parameters: ask for it ("f") and
 		// drop it again when the caller did not.
 		what, hasWhat := L.Get(2).(lua.LString)
@@ -77,38 +85,85 @@ func debugGetInfo(orig lua.LGFunction) lua.LGFunction {
 		if n != 1 || !ok {
 			return n
 		}
-		fn, _ := info.RawGetString("func").(*lua.LFunction)
-		if dropFunc {
-			info.RawSetString("func", lua.LNil)
-		}
-		standIn := fn != nil && fn.Proto != nil && fn.Proto.SourceName == cFrameSource
-		if fn != nil && (!hasWhat || strings.ContainsRune(string(what), 'u')) {
-			addParams(info, fn)
-		}
-		if info.RawGetString("what") == lua.LString("G") || standIn {
-			// A Go function, or cfuncs.lua's code standing in for one, reads as C does.
-			info.RawSetString("what", lua.LString("C"))
-			info.RawSetString("source", lua.LString("=[C]"))
-			info.RawSetString("short_src", lua.LString("[C]"))
-			info.RawSetString("currentline", lua.LNumber(-1))
-			if standIn {
-				setAsGoFunction(info)
-			}
-			return n
-		}
-		if fn == nil || fn.Proto == nil {
-			return n
-		}
-		if !hasWhat || strings.ContainsRune(string(what), 'S') {
-			// Cobalt says "main" for a chunk and "Lua" for any other Lua function, by the
-			// function; gopher-lua says "main" for the bottom frame and Lua 5.1's "tail" for a
-			// frame a tail call entered.
-			info.RawSetString("what", lua.LString(cobaltWhat(fn.Proto)))
-		}
-		info.RawSetString("short_src", lua.LString(fn.Proto.SourceName))
-		info.RawSetString("source", lua.LString(luachunk.Source(fn.Proto)))
+		finishInfo(info, string(what), hasWhat, dropFunc)
 		return n
 	}
+}
+
+// getInfoOfThread answers debug.getinfo(th, level [, what]) for a coroutine th other than
+// the running one, its arguments from 1 on (level, what): nil past its last frame (a dead
+// coroutine has none), as Cobalt's DebugState.getFrame.
+func getInfoOfThread(L *lua.LState, th *lua.LState) int {
+	level := luakit.CheckInteger(L, 1)
+	what := luakit.OptString(L, 2, "flnStu")
+	holder, frame, ok := luakit.ThreadFrame(th, level)
+	if !ok || th.Dead {
+		L.Push(lua.LNil)
+		return 1
+	}
+	info := L.NewTable()
+	if frame == nil {
+		// The Go function the coroutine yielded from: its frame is gone, what it was is not.
+		info.RawSetString("what", lua.LString("G"))
+		info.RawSetString("currentline", lua.LNumber(-1))
+		finishInfo(info, what, true, false)
+		L.Push(info)
+		return 1
+	}
+	dbg := *frame
+	fn, err := holder.GetInfo(strings.ReplaceAll(what, "u", "")+"f", &dbg, lua.LNil)
+	if err != nil {
+		luakit.ArgError(L, 2, "invalid option")
+	}
+	info.RawSetString("name", lua.LNil)
+	if dbg.Name != "" {
+		info.RawSetString("name", lua.LString(dbg.Name))
+	}
+	info.RawSetString("what", lua.LString(dbg.What))
+	info.RawSetString("source", lua.LString(dbg.Source))
+	info.RawSetString("currentline", lua.LNumber(dbg.CurrentLine))
+	info.RawSetString("nups", lua.LNumber(dbg.NUpvalues))
+	info.RawSetString("linedefined", lua.LNumber(dbg.LineDefined))
+	info.RawSetString("lastlinedefined", lua.LNumber(dbg.LastLineDefined))
+	info.RawSetString("func", fn)
+	finishInfo(info, what, true, !strings.Contains(what, "f"))
+	L.Push(info)
+	return 1
+}
+
+// finishInfo turns info, gopher-lua's answer to debug.getinfo with the "f" option added, into
+// Cobalt's: what was asked for (hasWhat) the caller's what; dropFunc when "f" was not.
+func finishInfo(info *lua.LTable, what string, hasWhat, dropFunc bool) {
+	fn, _ := info.RawGetString("func").(*lua.LFunction)
+	if dropFunc {
+		info.RawSetString("func", lua.LNil)
+	}
+	standIn := fn != nil && fn.Proto != nil && fn.Proto.SourceName == cFrameSource
+	if fn != nil && (!hasWhat || strings.ContainsRune(what, 'u')) {
+		addParams(info, fn)
+	}
+	if info.RawGetString("what") == lua.LString("G") || standIn {
+		// A Go function, or cfuncs.lua's code standing in for one, reads as C does.
+		info.RawSetString("what", lua.LString("C"))
+		info.RawSetString("source", lua.LString("=[C]"))
+		info.RawSetString("short_src", lua.LString("[C]"))
+		info.RawSetString("currentline", lua.LNumber(-1))
+		if standIn {
+			setAsGoFunction(info)
+		}
+		return
+	}
+	if fn == nil || fn.Proto == nil {
+		return
+	}
+	if !hasWhat || strings.ContainsRune(what, 'S') {
+		// Cobalt says "main" for a chunk and "Lua" for any other Lua function, by the
+		// function; gopher-lua says "main" for the bottom frame and Lua 5.1's "tail" for a
+		// frame a tail call entered.
+		info.RawSetString("what", lua.LString(cobaltWhat(fn.Proto)))
+	}
+	info.RawSetString("short_src", lua.LString(fn.Proto.SourceName))
+	info.RawSetString("source", lua.LString(luachunk.Source(fn.Proto)))
 }
 
 // setAsGoFunction makes what debug.getinfo says of a stand-in for C (cfuncs.lua) beyond its
@@ -139,8 +194,18 @@ func addParams(info *lua.LTable, fn *lua.LFunction) {
 // debugGetLocal wraps gopher-lua's debug.getlocal, which knows stack levels only: given a
 // function, Lua 5.2 answers the name of its n-th parameter (nil past the last, and for Go
 // functions).
+//
+// It takes a coroutine first, as Cobalt's does: debug.getlocal(co, level, n) reads the frame
+// debug.getinfo(co, level) describes ("bad argument #2 (level out of range)" past the last;
+// nil for the Go function a suspended coroutine yielded from, as for any C function).
 func debugGetLocal(orig lua.LGFunction) lua.LGFunction {
 	return func(L *lua.LState) int {
+		if th, ok := L.Get(1).(*lua.LState); ok {
+			if th != L {
+				return getLocalOfThread(L, th)
+			}
+			L.Remove(1)
+		}
 		fn, ok := L.Get(1).(*lua.LFunction)
 		if !ok {
 			return orig(L)
@@ -153,6 +218,26 @@ func debugGetLocal(orig lua.LGFunction) lua.LGFunction {
 		L.Push(lua.LString(fn.Proto.DbgLocals[n-1].Name))
 		return 1
 	}
+}
+
+// getLocalOfThread answers debug.getlocal(th, level, n) for a coroutine th other than the
+// running one.
+func getLocalOfThread(L *lua.LState, th *lua.LState) int {
+	level := luakit.CheckInteger(L, 2)
+	n := luakit.CheckInteger(L, 3)
+	holder, frame, ok := luakit.ThreadFrame(th, level)
+	if !ok || th.Dead {
+		luakit.Raise(L, "bad argument #2 (level out of range)")
+	}
+	if frame != nil {
+		if name, value := holder.GetLocal(frame, n); name != "" {
+			L.Push(lua.LString(name))
+			L.Push(value)
+			return 2
+		}
+	}
+	L.Push(lua.LNil)
+	return 1
 }
 
 // cobaltWhat is debug.getinfo's what of a Lua function as Cobalt gives it: "main" for a

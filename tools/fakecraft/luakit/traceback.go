@@ -209,3 +209,15 @@ func pcallCoroutine(th *lua.LState, top *lua.Debug) *lua.LState {
 	co, _ := value.(*lua.LState)
 	return co
 }
+
+// ThreadFrame is the frame at level of the coroutine th as debug.traceback(th, msg, level)
+// counts them (eachFrame): the coroutine holding it and the frame, which is nil for the Go
+// function a suspended coroutine yielded from (its level 0). ok is false past the last frame.
+func ThreadFrame(th *lua.LState, level int) (holder *lua.LState, frame *lua.Debug, ok bool) {
+	eachFrame(th, level, func(t *lua.LState, dbg *lua.Debug, _ bool) {
+		if !ok {
+			holder, frame, ok = t, dbg, true
+		}
+	})
+	return holder, frame, ok
+}

@@ -719,3 +719,70 @@ describe("string.format", function()
     expect(("[%3c][%-3c]"):format(65, 66)):eq("[  A][B  ]");
   end);
 end);
+
+-- A recursion too deep for the stack: Cobalt's DebugState allows 32768 frames to a coroutine
+-- and then raises "stack overflow" at the caller's position (its test-rom's assert/debug.lua
+-- and spec/base_spec.lua), an error pcall catches and xpcall's handler sees.
+describe("stack overflow", function()
+  local depth = 0;
+  local function overflow() depth = depth + 1; return 1 + overflow(); end
+  local overflowAt = ("%s:%d"):format(debug.getinfo(overflow, "S").short_src, debug.getinfo(overflow, "S").linedefined);
+
+  it("is an error pcall catches, at the position of the call, after 32768 frames of a coroutine", function()
+    depth = 0;
+    local ok, err = coroutine.resume(coroutine.create(overflow));
+    expect(ok):eq(false);
+    expect(err):eq(overflowAt .. ": stack overflow");
+    expect(depth):eq(32768);
+    local caught, message = pcall(overflow);
+    expect(caught):eq(false);
+    expect(message):str_match(": stack overflow$");
+  end);
+
+  it("leaves room for xpcall's handler", function()
+    local ok, res = xpcall(overflow, debug.traceback);
+    expect(ok):eq(false);
+    expect(res):str_match(": stack overflow\nstack traceback:");
+    local nested, handled = xpcall(overflow, function(err)
+      local function inner(e) return e:find(": stack overflow$"); end
+      return { err, inner(err) };
+    end);
+    expect(nested):eq(false);
+    expect(handled[2]):type("number");
+  end);
+
+  it("is what a recursion of functions with many locals meets too", function()
+    local function wide()
+      local a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20;
+      local b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12, b13, b14, b15, b16, b17, b18, b19, b20;
+      wide();
+    end
+    local ok, err = pcall(wide);
+    expect(ok):eq(false);
+    expect(err):str_match("^" .. debug.getinfo(1, "S").short_src:gsub("%p", "%%%0") .. ":%d+: stack overflow$");
+  end);
+end);
+
+-- A recursion through functions that call Lua back (pcall, string.gsub's replacement): Cobalt
+-- allows 200 such Java frames (DebugState.MAX_JAVA_SIZE; its assert/debug.lua reaches 100
+-- pcalls deep) and raises "stack overflow" at the position of the innermost Lua code.
+describe("stack overflow through C functions", function()
+  it("ends a recursion of pcalls after a couple of hundred, at the recursing function", function()
+    local depth = 0;
+    local function overflow() depth = depth + 1; local _, err = pcall(overflow); error(err, 0); end
+    local at = ("%s:%d"):format(debug.getinfo(overflow, "S").short_src, debug.getinfo(overflow, "S").linedefined);
+    local ok, err = pcall(overflow);
+    expect(ok):eq(false);
+    expect(err):eq(at .. ": stack overflow");
+    expect(depth > 50 and depth <= 200):eq(true);
+  end);
+
+  it("ends a recursion through string.gsub's replacement function", function()
+    local depth = 0;
+    local function overflow() depth = depth + 1; return (string.gsub("a", "a", overflow)); end
+    local ok, err = pcall(overflow);
+    expect(ok):eq(false);
+    expect(err):str_match(": stack overflow$");
+    expect(depth > 50 and depth <= 200):eq(true);
+  end);
+end);

@@ -342,3 +342,74 @@ describe("debug.sethook", function()
     expect(debug.gethook()):eq(nil); -- pcall's own coroutine had the hook
   end);
 end);
+
+describe("debug with a coroutine first", function()
+  -- Cobalt's getinfo and getlocal take a coroutine first and read its frames as
+  -- debug.traceback(co) lists them: a suspended one's level 0 is the yield it waits in.
+  it("reads the frames of a suspended coroutine given first", function()
+    local co = coroutine.create(function(first)
+      local second = first .. "!";
+      coroutine.yield(second);
+      return second;
+    end);
+    coroutine.resume(co, "hi");
+    local line = debug.getinfo(co, 1, "l").currentline;
+    local body = debug.getinfo(co, 1, "Sf");
+    expect(body.what):eq("Lua");
+    expect(body.short_src):eq(debug.getinfo(1, "S").short_src);
+    expect(line):eq(body.func and debug.getinfo(body.func, "S").linedefined + 2);
+    expect(debug.getinfo(co, 0, "S").what):eq("C");
+    expect(debug.getinfo(co, 0, "l").currentline):eq(-1);
+    expect(debug.getinfo(co, 2)):eq(nil);
+    expect({ debug.getlocal(co, 1, 1) }):same({ "first", "hi" });
+    expect({ debug.getlocal(co, 1, 2) }):same({ "second", "hi!" });
+    expect(debug.getlocal(co, 1, 3)):eq(nil);
+    expect(debug.getlocal(co, 0, 1)):eq(nil);
+    expect.error(debug.getlocal, co, 2, 1):str_match("bad argument #2 %(level out of range%)$");
+    -- the running coroutine given first reads as no coroutine given
+    expect(debug.getinfo(coroutine.running(), 1, "l").currentline):eq(debug.getinfo(1, "l").currentline);
+        expect({ debug.getlocal(coroutine.running(), 1, 1) }):same({ "co", co });
+    coroutine.resume(co);
+    expect(debug.getinfo(co, 0)):eq(nil);
+  end);
+end);
+
+-- A local's scope ends with its block, as Lua's endpc says: a later local that takes its
+-- register again is named for itself (gopher-lua's compiler ended the scope of the local
+-- whose index was the register, so the block's locals lived on and the chunk's never ended).
+describe("debug.getlocal names", function()
+  local function names(level)
+    local found = {};
+    for i = 1, 20 do
+      local name, value = debug.getlocal(level + 1, i);
+      if not name then break; end
+      if name:sub(1, 1) ~= "(" then found[#found + 1] = name .. "=" .. tostring(value); end
+    end
+    return table.concat(found, " ");
+  end
+
+  it("the locals in scope at the call, not those of a block that ended", function()
+    local seen = {};
+    local a = 1;
+    do
+      local b = 2;
+      seen[1] = names(1);
+    end
+    local c = 3;
+    seen[2] = names(1);
+    for k = 1, 1 do local e = 5; seen[3] = names(1); end
+    if a then local d = 4; seen[4] = names(1); end
+    expect(seen):same({
+      "seen=" .. tostring(seen) .. " a=1 b=2",
+      "seen=" .. tostring(seen) .. " a=1 c=3",
+      "seen=" .. tostring(seen) .. " a=1 c=3 k=1 e=5",
+      "seen=" .. tostring(seen) .. " a=1 c=3 d=4",
+    });
+  end);
+
+  it("the local a runtime error names, not one of a block that ended in its register", function()
+    local ok, err = pcall(function() local x = 1; do local y = 2; end local z; return z.q; end);
+    expect(ok):eq(false);
+    expect(err):str_match("attempt to index local 'z' %(a nil value%)$");
+  end);
+end);
