@@ -23,6 +23,21 @@ import (
 // limits again.
 func fillClaims(t testing.TB, nc *nats.Conn, full bool) {
 	t.Helper()
+	changeClaimsStream(t, nc, func(info *jetstream.StreamInfo) {
+		cfg := &info.Config
+		require.Equal(t, jetstream.DiscardNew, cfg.Discard, "a bucket refuses writes over its limits")
+		cfg.MaxMsgs, cfg.DiscardNewPerSubject = -1, full
+		if full {
+			require.NotZero(t, info.State.Msgs, "a limit of 0 messages is none")
+			cfg.MaxMsgs = int64(info.State.Msgs)
+		}
+	})
+}
+
+// changeClaimsStream updates the configuration of the claims bucket's stream as change edits
+// it (info.Config), given the stream's state.
+func changeClaimsStream(t testing.TB, nc *nats.Conn, change func(info *jetstream.StreamInfo)) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	js, err := jetstream.New(nc)
@@ -31,14 +46,8 @@ func fillClaims(t testing.TB, nc *nats.Conn, full bool) {
 	require.NoError(t, err)
 	info, err := s.Info(ctx)
 	require.NoError(t, err)
-	cfg := info.Config
-	require.Equal(t, jetstream.DiscardNew, cfg.Discard, "a bucket refuses writes over its limits")
-	cfg.MaxMsgs, cfg.DiscardNewPerSubject = -1, full
-	if full {
-		require.NotZero(t, info.State.Msgs, "a limit of 0 messages is none")
-		cfg.MaxMsgs = int64(info.State.Msgs)
-	}
-	_, err = js.UpdateStream(ctx, cfg)
+	change(info)
+	_, err = js.UpdateStream(ctx, info.Config)
 	require.NoError(t, err)
 }
 
@@ -164,18 +173,7 @@ func TestAClaimNATSDidNotTakeGoesOverTheOneItsHelloReplaced(t *testing.T) {
 // for), or, with on false, leaves them unanswered, as a stream whose leader is being elected.
 func setDirectGets(t testing.TB, nc *nats.Conn, on bool) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	s, err := js.Stream(ctx, "KV_"+ClaimsBucket)
-	require.NoError(t, err)
-	info, err := s.Info(ctx)
-	require.NoError(t, err)
-	cfg := info.Config
-	cfg.AllowDirect = on
-	_, err = js.UpdateStream(ctx, cfg)
-	require.NoError(t, err)
+	changeClaimsStream(t, nc, func(info *jetstream.StreamInfo) { info.Config.AllowDirect = on })
 }
 
 // A claim that could not be checked after a reconnection (its read unanswered) is checked
