@@ -1913,6 +1913,17 @@ func (ls *LState) GetStack(level int) (*Debug, bool) {
 	return &Debug{}, false
 }
 
+// CallerStack is the frame that called dbg's, the level above it, as GetStack(level+1) is
+// without walking down from the running function again: a traceback of n frames walks them
+// once, where GetStack for each level walks them n²/2 times (32768 frames at a stack
+// overflow: seconds).
+func (ls *LState) CallerStack(dbg *Debug) (*Debug, bool) {
+	if dbg.frame == nil || dbg.frame.Parent == nil {
+		return &Debug{}, false
+	}
+	return &Debug{frame: dbg.frame.Parent}, true
+}
+
 func (ls *LState) GetLocal(dbg *Debug, no int) (string, LValue) {
 	frame := dbg.frame
 	if name := ls.findLocal(frame, no); len(name) > 0 {

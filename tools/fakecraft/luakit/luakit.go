@@ -231,12 +231,10 @@ func FrameAt(L *lua.LState, level int) (*lua.LState, *lua.Debug, int, bool) {
 // stackDepth is how many frames L holds.
 func stackDepth(L *lua.LState) int {
 	n := 0
-	for {
-		if _, ok := L.GetStack(n); !ok {
-			return n
-		}
+	for dbg, ok := L.GetStack(0); ok; dbg, ok = L.CallerStack(dbg) {
 		n++
 	}
+	return n
 }
 
 // callerOf is, for L, a coroutine holding depth frames resumed by parent (L.Parent while it

@@ -140,3 +140,20 @@ func TestRaiseLooksPastFakecraftsPcall(t *testing.T) {
 	assert.Equal(t, "went wrong", L.GetGlobal("ownCoroutine").String())
 	assert.Equal(t, "<string>:4: went wrong", L.GetGlobal("viaPcall").String())
 }
+
+// BenchmarkTracebackOfADeepStack is debug.traceback's work at the bottom of 2000 Lua frames
+// (a stack overflow's handler sees 32768): it walks the frames once, so its time grows with
+// the depth, not with its square.
+func BenchmarkTracebackOfADeepStack(b *testing.B) {
+	L := lua.NewState(lua.Options{CallStackSize: 4096, RegistrySize: 1 << 16})
+	defer L.Close()
+	L.SetGlobal("bench", L.NewFunction(func(L *lua.LState) int {
+		for b.Loop() {
+			if !strings.HasPrefix(Traceback(L, 0), "stack traceback:") {
+				b.Fatal("no traceback")
+			}
+		}
+		return 0
+	}))
+	require.NoError(b, L.DoString(`local function deep(n) if n == 0 then return (bench()) end return (deep(n - 1)) end deep(2000)`))
+}

@@ -149,10 +149,13 @@ func eachFrame(L *lua.LState, level int, visit func(th *lua.LState, dbg *lua.Deb
 			waiting, parent = waiting[:n-1], waiting[n-2]
 		}
 		caller, first, crossed := callerOf(L, parent, depth)
-		for ; level < depth; level++ {
-			if level >= 0 {
-				dbg, _ := L.GetStack(level)
+		if level < depth {
+			// One walk down the frames (CallerStack), not one from the top a level.
+			level = max(level, 0)
+			dbg, _ := L.GetStack(level)
+			for ; level < depth; level++ {
 				visit(L, dbg, crossed && level == depth-1)
+				dbg, _ = L.CallerStack(dbg)
 			}
 		}
 		if !crossed {
