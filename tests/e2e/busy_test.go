@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,25 +133,6 @@ func waitProbesOrLeft(ctx context.Context, t *testing.T, g *harness.Gateway, c *
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// metricCount reads the gateway's /metrics and returns the count re captures (0 if absent).
-func metricCount(ctx context.Context, t *testing.T, g *harness.Gateway, re *regexp.Regexp) int {
-	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL("/metrics"), nil)
-	require.NoError(t, err)
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	body, err := io.ReadAll(res.Body)
-	_ = res.Body.Close()
-	require.NoError(t, err)
-	m := re.FindSubmatch(body)
-	if m == nil {
-		return 0
-	}
-	n, err := strconv.Atoi(string(m[1]))
-	require.NoError(t, err)
-	return n
 }
 
 // postBusyRequest POSTs body to traposID's requests endpoint. It runs in a goroutine of its

@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -96,22 +94,10 @@ var answeredProbe = regexp.MustCompile(`(?m)^trapos_gateway_frames_in_total\{eve
 // waitAnsweredProbes waits until the gateway's metrics count n answered idle probes.
 func waitAnsweredProbes(ctx context.Context, t *testing.T, g *harness.Gateway, n int) {
 	t.Helper()
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL("/metrics"), nil)
-		require.NoError(t, err)
-		res, err := http.DefaultClient.Do(req)
-		require.NoError(t, err, "waiting for %d answered probes", n)
-		body, err := io.ReadAll(res.Body)
-		_ = res.Body.Close()
-		require.NoError(t, err)
-		if m := answeredProbe.FindSubmatch(body); m != nil {
-			if got, _ := strconv.Atoi(string(m[1])); got >= n {
-				return
-			}
-		}
+	for metricCount(ctx, t, g, answeredProbe) < n {
 		select {
 		case <-ctx.Done():
-			t.Fatalf("the gateway did not count %d answered probes:\n%s", n, body)
+			t.Fatalf("the gateway did not count %d answered probes:\n%s", n, metricsText(ctx, t, g))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

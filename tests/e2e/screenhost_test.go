@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -157,12 +156,5 @@ func readEvent(t *testing.T, r *bufio.Reader) string {
 // metric reports whether the gateway's /metrics holds line.
 func metric(ctx context.Context, t *testing.T, g *harness.Gateway, line string) bool {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+g.Addr+"/metrics", nil)
-	require.NoError(t, err)
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return strings.Contains(string(body), line)
+	return strings.Contains(metricsText(ctx, t, g), line)
 }
