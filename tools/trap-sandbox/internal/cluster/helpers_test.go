@@ -125,6 +125,15 @@ func (tc *testCluster) stopNATS() {
 	}
 }
 
+// restartNATSWithoutItsStoreHolding is restartNATSWithoutItsStore while held stops replica a's
+// reconnection at a test hook: it returns once a is held there and b has reconnected.
+func (tc *testCluster) restartNATSWithoutItsStoreHolding(held *gate, a, b *replica) {
+	tc.t.Helper()
+	tc.restartNATSWithoutItsStore(a, b)
+	<-held.reached
+	require.Eventually(tc.t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
+}
+
 // restartNATSWithoutItsStore stops NATS, waits until each of replicas has noticed, and starts
 // it again on the same port with an empty store: NATS restarted without its -sd (a container
 // without its volume), which has lost every bucket.

@@ -492,9 +492,7 @@ func TestASocketReplacedOnAnotherReplicaAfterNATSLostItsStoreCloses(t *testing.T
 			old := a.connect(t, "8:base")
 			b.waitComputers(t, "8:base@a")
 
-			tc.restartNATSWithoutItsStore(a, b)
-			<-holdA.reached
-			require.Eventually(t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
+			tc.restartNATSWithoutItsStoreHolding(holdA, a, b)
 			newer := b.connect(t, "8:base")
 			rev := waitClaim(t, b.router.claims, "8:base", "b")
 			holdA.open()
@@ -523,9 +521,7 @@ func TestAReplicaClaimingAgainAfterNATSLostItsStoreLeavesAHelloElsewhereMeanwhil
 	old := a.connect(t, "8:base")
 	b.waitComputers(t, "8:base@a")
 
-	tc.restartNATSWithoutItsStore(a, b)
-	<-holdA.reached
-	require.Eventually(t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
+	tc.restartNATSWithoutItsStoreHolding(holdA, a, b)
 	newer := b.connect(t, "8:base")
 	rev := waitClaim(t, b.router.claims, "8:base", "b")
 	holdA.open()

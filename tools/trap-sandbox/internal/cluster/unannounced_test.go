@@ -196,9 +196,7 @@ func TestAClaimNotCheckedAfterReconnectingIsCheckedAtTheNextHeartbeats(t *testin
 	c := a.connect(t, "8:base")
 	b.waitComputers(t, "8:base@a")
 
-	tc.restartNATSWithoutItsStore(a, b)
-	<-holdA.reached
-	require.Eventually(t, func() bool { return b.nc.IsConnected() }, waitLimit, testkit.Poll, "B to reconnect")
+	tc.restartNATSWithoutItsStoreHolding(holdA, a, b)
 	setDirectGets(t, b.nc, false)
 	holdA.open()
 	require.Eventually(t, func() bool { return a.router.unannounced() == 1 }, waitLimit, testkit.Poll, "A to fail to check its claim")
