@@ -22,6 +22,7 @@ import (
 	"github.com/gorilla/websocket"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -513,4 +514,37 @@ func holdBeats(t testing.TB, r *Router) (release func()) {
 	release = func() { once.Do(r.beatMu.Unlock) }
 	t.Cleanup(release)
 	return release
+}
+
+// gate holds the first goroutine that passes it, a replica at a test hook, until the test
+// opens it: the replica stopped at one moment of its work while the test acts. Register its
+// open as a cleanup after the replicas start, so that it opens before they stop.
+type gate struct {
+	reached, release chan struct{} // reached is closed when the first pass arrives
+	passing, opening sync.Once
+}
+
+func newGate() *gate { return &gate{reached: make(chan struct{}), release: make(chan struct{})} }
+
+// pass waits, the first time, until the gate opens; later passes go through.
+func (g *gate) pass() { g.passing.Do(func() { close(g.reached); <-g.release }) }
+
+// open lets the held pass go on; it may be called more than once.
+func (g *gate) open() { g.opening.Do(func() { close(g.release) }) }
+
+// waitClaim waits until the bucket kv holds a claim of traposID (local account) in replica's
+// name, what a replica routes by when its watcher has not delivered the claim yet (holder), and
+// returns its revision.
+func waitClaim(t testing.TB, kv jetstream.KeyValue, traposID, replica string) (rev uint64) {
+	t.Helper()
+	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: traposID})
+	require.Eventually(t, func() bool {
+		e, err := kv.Get(t.Context(), key)
+		if err != nil || claimantOf(e) != replica {
+			return false
+		}
+		rev = e.Revision()
+		return true
+	}, waitLimit, testkit.Poll, "a claim of %s by %s in the bucket", traposID, replica)
+	return rev
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -41,39 +40,6 @@ func claimsInBucket(t testing.TB, kv jetstream.KeyValue) map[string]string {
 		out[k.TraposID] = claimantOf(e)
 	}
 	return out
-}
-
-// gate holds the first goroutine that passes it, a replica at a test hook, until the test
-// opens it: the replica stopped at one moment of its work while the test acts. Register its
-// open as a cleanup after the replicas start, so that it opens before they stop.
-type gate struct {
-	reached, release chan struct{} // reached is closed when the first pass arrives
-	passing, opening sync.Once
-}
-
-func newGate() *gate { return &gate{reached: make(chan struct{}), release: make(chan struct{})} }
-
-// pass waits, the first time, until the gate opens; later passes go through.
-func (g *gate) pass() { g.passing.Do(func() { close(g.reached); <-g.release }) }
-
-// open lets the held pass go on; it may be called more than once.
-func (g *gate) open() { g.opening.Do(func() { close(g.release) }) }
-
-// waitClaim waits until the bucket kv holds a claim of traposID (local account) in replica's
-// name, what a replica routes by when its watcher has not delivered the claim yet (holder), and
-// returns its revision.
-func waitClaim(t testing.TB, kv jetstream.KeyValue, traposID, replica string) (rev uint64) {
-	t.Helper()
-	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: traposID})
-	require.Eventually(t, func() bool {
-		e, err := kv.Get(t.Context(), key)
-		if err != nil || claimantOf(e) != replica {
-			return false
-		}
-		rev = e.Revision()
-		return true
-	}, waitLimit, testkit.Poll, "a claim of %s by %s in the bucket", traposID, replica)
-	return rev
 }
 
 // heartbeatRevision is the revision of r's latest heartbeat in the bucket: it grows at every
