@@ -175,6 +175,14 @@ func (tc *testCluster) startReplicaWith(name string, cfg gateway.Config) *replic
 	return tc.startReplicaVia(name, cfg, tc.url())
 }
 
+// startCuttableReplica starts a replica whose gateway has cfg and that reaches NATS through a
+// proxy the test can cut or freeze.
+func (tc *testCluster) startCuttableReplica(name string, cfg gateway.Config) (*replica, *cuttableProxy) {
+	tc.t.Helper()
+	proxy := newCuttableProxy(tc.t, tc.ns.Addr().String())
+	return tc.startReplicaVia(name, cfg, proxy.url()), proxy
+}
+
 // startReplicaVia starts a replica that reaches NATS at natsURL (a proxy, say).
 func (tc *testCluster) startReplicaVia(name string, cfg gateway.Config, natsURL string) *replica {
 	t := tc.t

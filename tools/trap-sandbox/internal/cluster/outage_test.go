@@ -38,12 +38,9 @@ func TestTheNewerHelloMadeDuringAnOutageKeepsTheComputer(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			tc := newTestCluster(t)
-			cut := map[string]*cuttableProxy{
-				"a": newCuttableProxy(t, tc.ns.Addr().String()),
-				"b": newCuttableProxy(t, tc.ns.Addr().String()),
-			}
-			a := tc.startReplicaVia("a", gateway.Config{Clock: tc.clock}, cut["a"].url())
-			b := tc.startReplicaVia("b", gateway.Config{Clock: tc.clock}, cut["b"].url())
+			a, cutA := tc.startCuttableReplica("a", gateway.Config{Clock: tc.clock})
+			b, cutB := tc.startCuttableReplica("b", gateway.Config{Clock: tc.clock})
+			cut := map[string]*cuttableProxy{"a": cutA, "b": cutB}
 			watcher := tc.startReplica("w") // reads the bucket throughout, and routes
 			var old *computer
 			if tt.aBefore {
@@ -88,8 +85,7 @@ func TestTheNewerHelloMadeDuringAnOutageKeepsTheComputer(t *testing.T) {
 // was back (and the hello on A waited out --nats-op-timeout first).
 func TestAClaimWrittenAsTheLinkDropsDoesNotLandAfterANewerHello(t *testing.T) {
 	tc := newTestCluster(t)
-	cut := newCuttableProxy(t, tc.ns.Addr().String())
-	a := tc.startReplicaVia("a", gateway.Config{Clock: tc.clock}, cut.url())
+	a, cut := tc.startCuttableReplica("a", gateway.Config{Clock: tc.clock})
 	b := tc.startReplicaWith("b", gateway.Config{Clock: tc.clock})
 	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "9:blip"})
 	var cutting sync.Once
@@ -124,12 +120,9 @@ func TestAClaimWrittenAsTheLinkDropsDoesNotLandAfterANewerHello(t *testing.T) {
 // NATS (ordered by hello time).
 func TestAHelloWhoseLinkDroppedAsItWasClaimedIsOrderedByHelloTime(t *testing.T) {
 	tc := newTestCluster(t)
-	cut := map[string]*cuttableProxy{
-		"a": newCuttableProxy(t, tc.ns.Addr().String()),
-		"b": newCuttableProxy(t, tc.ns.Addr().String()),
-	}
-	a := tc.startReplicaVia("a", gateway.Config{Clock: tc.clock}, cut["a"].url())
-	b := tc.startReplicaVia("b", gateway.Config{Clock: tc.clock}, cut["b"].url())
+	a, cutA := tc.startCuttableReplica("a", gateway.Config{Clock: tc.clock})
+	b, cutB := tc.startCuttableReplica("b", gateway.Config{Clock: tc.clock})
+	cut := map[string]*cuttableProxy{"a": cutA, "b": cutB}
 	watcher := tc.startReplica("w")
 	key := claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "9:blip"})
 	var cutting sync.Once

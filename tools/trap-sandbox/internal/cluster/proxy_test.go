@@ -24,7 +24,7 @@ type cuttableProxy struct {
 	conns  map[net.Conn]struct{}
 }
 
-func newCuttableProxy(t *testing.T, upstream string) *cuttableProxy {
+func newCuttableProxy(t testing.TB, upstream string) *cuttableProxy {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

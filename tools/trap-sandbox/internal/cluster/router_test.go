@@ -273,8 +273,7 @@ func TestAReplicaKilledMidRequestFailsTheRequestsRoutedToItAtOnce(t *testing.T) 
 // heartbeat for the replica TTL, presence gives it up and the requests waiting on it fail.
 func TestAHungReplicasRoutedRequestsFailWhenPresenceGivesItUp(t *testing.T) {
 	tc := newTestCluster(t)
-	proxy := newCuttableProxy(t, tc.ns.Addr().String())
-	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	a, proxy := tc.startCuttableReplica("a", gateway.Config{})
 	b := tc.startReplica("b")
 	t.Cleanup(func() { proxy.setFrozen(false) }) // before the replicas stop: A stops quickly
 	c := a.connect(t, "2:mill")
@@ -304,8 +303,7 @@ func TestAHungReplicasRoutedRequestsFailWhenPresenceGivesItUp(t *testing.T) {
 // computer (another replica may).
 func TestAClaimThatCannotBeReadIsNotTakenForNone(t *testing.T) {
 	tc := newTestCluster(t)
-	proxy := newCuttableProxy(t, tc.ns.Addr().String())
-	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	a, proxy := tc.startCuttableReplica("a", gateway.Config{})
 	t.Cleanup(func() { proxy.setFrozen(false) }) // before the replica stops: it stops quickly
 	proxy.setFrozen(true)
 	res := await(t, a.request("3:elsewhere", gateway.TypePing, nil, gateway.MaxRequestTimeout))
@@ -802,8 +800,7 @@ func TestConnectNamesTheURLWithoutItsSecret(t *testing.T) {
 
 func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 	tc := newTestCluster(t)
-	proxy := newCuttableProxy(t, tc.ns.Addr().String())
-	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	a, proxy := tc.startCuttableReplica("a", gateway.Config{})
 	b := tc.startReplica("b")
 	mine := a.connect(t, "1:mine")
 	moved := a.connect(t, "2:moved")
@@ -840,8 +837,7 @@ func TestAReplicaCutOffFromNATSServesItsOwnAndCatchesUpWhenBack(t *testing.T) {
 // "timeout" of the computer's.
 func TestARoutedRequestFailsAtOnceWhenTheAskerLosesNATS(t *testing.T) {
 	tc := newTestCluster(t)
-	proxy := newCuttableProxy(t, tc.ns.Addr().String())
-	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	a, proxy := tc.startCuttableReplica("a", gateway.Config{})
 	b := tc.startReplica("b")
 	c := b.connect(t, "7:far")
 	a.waitComputers(t, "7:far@b")
@@ -865,8 +861,7 @@ func TestARoutedRequestFailsAtOnceWhenTheAskerLosesNATS(t *testing.T) {
 // others listing the computer on it (and answering not_connected for it) for as long as it runs.
 func TestAClaimLeftWhileCutOffIsWithdrawnWhenNATSIsBack(t *testing.T) {
 	tc := newTestCluster(t)
-	proxy := newCuttableProxy(t, tc.ns.Addr().String())
-	a := tc.startReplicaVia("a", gateway.Config{}, proxy.url())
+	a, proxy := tc.startCuttableReplica("a", gateway.Config{})
 	b := tc.startReplica("b")
 	gone := a.connect(t, "4:gone")
 	a.connect(t, "5:stays")
