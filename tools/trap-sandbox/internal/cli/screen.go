@@ -12,6 +12,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	fcomputer "fakecraft/computer"
 	"fakecraft/console"
@@ -66,7 +68,8 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		send: func(ctx context.Context, evs []computer.InputEvent) error {
 			_, _, err := c.client().SendInput(ctx, c.TraposID, evs, 0)
 			return err
-		}}
+		},
+		busyRetry: server.BusyRetry}
 	err = v.run(ctx, tty, body)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
@@ -120,7 +123,15 @@ type viewer struct {
 	renderer console.Renderer
 	out      io.Writer
 	send     func(context.Context, []computer.InputEvent) error
+	// busyRetry is how long keys the gateway refused busy wait before they are sent again
+	// (server.BusyRetry, the busy answer's Retry-After).
+	busyRetry time.Duration
 }
+
+// keysWaiting bounds the keys (one batch a key press) that wait for a busy computer; what is
+// typed past them is dropped, so that a computer busy for long does not get a burst of stale
+// keys, nor hold up the view.
+const keysWaiting = 64
 
 // errLeft is run's answer when the person held Ctrl-S to leave.
 var errLeft = errors.New("left")
@@ -128,13 +139,20 @@ var errLeft = errors.New("left")
 // run draws each frame of stream and sends what in types until the stream or the input
 // ends, Ctrl-S is held or ctx ends (SIGINT or SIGTERM: in the raw terminal a Ctrl-C is a key
 // for the computer, so a signal comes from outside and ends the view as leaving does). It
-// returns nil when the person left, the input ended or ctx did.
+// returns nil when the person left, the input ended or ctx did. Keys are sent in order by a
+// sender of their own, so the view keeps drawing while they wait for a busy computer
+// (sendKeys).
 func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error {
+	var sender sync.WaitGroup
+	defer sender.Wait() // after cancel, deferred below, ends it
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	frames := make(chan screen.FrameJSON)
 	streamErr := make(chan error, 1)
 	go func() { streamErr <- readFrames(ctx, stream, frames) }()
+	keys := make(chan []computer.InputEvent, keysWaiting)
+	sendErr := make(chan error, 1)
+	sender.Go(func() { sendErr <- v.sendKeys(ctx, keys) })
 	inputs := make(chan console.Input)
 	inputDone := make(chan struct{})
 	go func() {
@@ -166,6 +184,11 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			return err
 		case <-inputDone:
 			return nil
+		case err := <-sendErr:
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
 		case f := <-frames:
 			snap := snapshotOf(f)
 			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
@@ -177,9 +200,39 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 				return nil
 			}
 			if len(evs) > 0 {
-				if err := v.send(ctx, evs); err != nil {
+				select {
+				case keys <- evs:
+				default: // keysWaiting key presses already wait for a busy computer
+				}
+			}
+		}
+	}
+}
+
+// sendKeys sends each batch of keys in order until ctx ends or a send fails. A busy answer
+// (the host's other requests fill the computer for the moment, and it says to retry shortly)
+// is not the end of the view: the batch is sent again after busyRetry, the later keys waiting
+// behind it.
+func (v *viewer) sendKeys(ctx context.Context, keys <-chan []computer.InputEvent) error {
+	for {
+		var evs []computer.InputEvent
+		select {
+		case <-ctx.Done():
+			return nil
+		case evs = <-keys:
+		}
+		for {
+			err := v.send(ctx, evs)
+			if protocol.CodeOf(err) != protocol.CodeBusy {
+				if err != nil && ctx.Err() == nil {
 					return err
 				}
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(v.busyRetry):
 			}
 		}
 	}

@@ -79,6 +79,63 @@ func TestTheScreenViewerDrawsFramesAndTypesKeysByName(t *testing.T) {
 	_ = streaming.Close()
 }
 
+// TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy: a busy answer to typed keys (the
+// host's other requests fill the computer for the moment; it says to retry shortly) does not
+// end the view, as it did: the keys go again after the answer's Retry-After, those typed
+// meanwhile wait behind them in order, and the screen keeps being drawn while they wait. Any
+// other failure still ends the view with its reason.
+func TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	sends := make(chan []computer.InputEvent)
+	answers := make(chan error)
+	v := &viewer{out: out, busyRetry: time.Millisecond, send: func(ctx context.Context, evs []computer.InputEvent) error {
+		select {
+		case sends <- evs:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case err := <-answers:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+	keyA := []computer.InputEvent{{Type: "key", Name: "a"}, {Type: "char", Text: "a"}, {Type: "key_up", Name: "a"}}
+	keyB := []computer.InputEvent{{Type: "key", Name: "b"}, {Type: "char", Text: "b"}, {Type: "key_up", Name: "b"}}
+	busy := protocol.Errorf(protocol.CodeBusy, "the computer already has 31 requests in flight; retry shortly")
+
+	_, err := typing.Write([]byte("a"))
+	require.NoError(t, err)
+	assert.Equal(t, keyA, <-sends)
+	_, err = typing.Write([]byte("b"))
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"drawn meanwhile\",\"fg\":%q,\"bg\":%q}]}\n\n",
+		strings.Repeat("0", 15), strings.Repeat("f", 15))
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "drawn meanwhile") }, 5*time.Second, time.Millisecond,
+		"the screen is drawn while a key's send waits")
+	answers <- busy
+	assert.Equal(t, keyA, <-sends, "the busy computer's keys go again")
+	answers <- busy
+	assert.Equal(t, keyA, <-sends)
+	answers <- nil
+	assert.Equal(t, keyB, <-sends, "what was typed meanwhile follows, in order")
+	answers <- nil
+
+	_, err = typing.Write([]byte("c"))
+	require.NoError(t, err)
+	<-sends
+	answers <- protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected")
+	assert.EqualError(t, <-done, "not_connected: computer 7: is not connected", "any other failure ends the view")
+}
+
 func TestTheScreenViewerEndsWhenTheComputerGoesAway(t *testing.T) {
 	v := &viewer{out: io.Discard, send: func(context.Context, []computer.InputEvent) error { return nil }}
 	typed, typing := io.Pipe()

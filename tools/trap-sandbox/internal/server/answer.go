@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"strconv"
 	"sync"
+	"time"
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
@@ -22,9 +24,12 @@ type Answer struct {
 	Warnings []cctext.Replacement `json:"warnings,omitempty"`
 }
 
-// BusyRetryAfter is the Retry-After of a busy answer, in seconds: requests in flight to a
-// computer that reads end within its answer time, usually milliseconds.
-const BusyRetryAfter = "1"
+// BusyRetry is how long a client waits after a busy answer before it asks again: requests
+// in flight to a computer that reads end within its answer time, usually milliseconds.
+const BusyRetry = time.Second
+
+// BusyRetryAfter is BusyRetry as a busy answer's Retry-After header says it, in seconds.
+var BusyRetryAfter = strconv.Itoa(int(BusyRetry / time.Second))
 
 // WriteAnswer is the host API's one answer writer: a busy error gets Retry-After, so every
 // route answers busy the same way.
