@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"os/exec"
@@ -234,57 +235,8 @@ func TestTheWebConsoleWatchesABusyComputerAgain(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	const traposID = "7:busy"
-	busy, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", traposID)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = busy.Close() })
-	hello, err := busy.Request(ctx, harness.TypeHello, map[string]any{"traposId": traposID, "secret": sandboxPassword})
-	require.NoError(t, err)
-	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-	// The computer holds the host's jobs until the test answers them, and answers a
-	// screen.watch at once.
-	var writes sync.Mutex
-	answer := func(f harness.Frame, payload any) {
-		writes.Lock()
-		defer writes.Unlock()
-		_ = busy.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": traposID,
-			"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
-	}
-	held := make(chan harness.Frame, 64)
-	go func() {
-		for {
-			f, err := busy.Next(ctx)
-			if err != nil {
-				return
-			}
-			switch {
-			case f.Event != harness.EventGatewayRequest:
-			case f.Type == "lua.exec":
-				held <- f
-			default: // screen.watch, screen.unwatch
-				answer(f, map[string]any{"watchId": 1})
-			}
-		}
-	}()
-
-	// The host starts jobs one by one until the gateway refuses one.
-	job := `{"type":"lua.exec","payload":{"code":"return 1"},"timeoutMs":60000}`
-	var jobs []chan busyOutcome
-	var frames []harness.Frame // the jobs the computer holds
-	for {
-		done := make(chan busyOutcome, 1)
-		go func() { done <- postBusyRequest(ctx, g, traposID, job) }()
-		select {
-		case f := <-held:
-			jobs, frames = append(jobs, done), append(frames, f)
-			continue
-		case o := <-done:
-			require.Equal(t, http.StatusTooManyRequests, o.status, o.body)
-		case <-ctx.Done():
-			t.Fatal("the host's job neither reached the computer nor was refused")
-		}
-		break
-	}
+	c := connectBusyConsoleComputer(ctx, t, g, "7:busy")
+	c.fill(ctx)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Abusy")))
 	until(t, "the busy answer", `document.getElementById("status").textContent.startsWith("busy: ")`)
@@ -292,14 +244,141 @@ func TestTheWebConsoleWatchesABusyComputerAgain(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(shown, "; retry shortly (trying again)"), "the view says it asks again: %q", shown)
 
-	for _, f := range frames {
-		answer(f, map[string]any{})
-	}
+	c.release()
 	until(t, "the view live once the host's jobs end", `document.getElementById("status").textContent === "Live"`)
-	for _, done := range jobs {
-		o := <-done
-		assert.Equal(t, http.StatusOK, o.status, o.body)
+}
+
+// TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy: keys typed on a live view while the
+// host's requests fill the computer are refused busy; the view says so, sends them again
+// after the answer's Retry-After, and they reach the computer, in order, once the host's
+// requests end (the view live again). Before, a busy answer dropped them.
+func TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectBusyConsoleComputer(ctx, t, g, "7:busy")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Abusy")))
+	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	c.fill(ctx)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "ab")))
+	until(t, "the busy answer to the keys", `document.getElementById("status").textContent.endsWith("; retry shortly (sending the keys again)")`)
+	select {
+	case f := <-c.inputs:
+		t.Fatalf("keys reached a computer the gateway says is busy: %s", f.Payload)
+	default:
 	}
+
+	c.release()
+	var typed []string
+	for len(typed) < 2 {
+		select {
+		case f := <-c.inputs:
+			var p struct {
+				Events []struct {
+					Type string `json:"type"`
+					Text string `json:"text"`
+				} `json:"events"`
+			}
+			require.NoError(t, json.Unmarshal(f.Payload, &p))
+			for _, e := range p.Events {
+				if e.Type == "char" {
+					typed = append(typed, e.Text)
+				}
+			}
+		case <-ctx.Done():
+			t.Fatalf("the keys refused busy never reached the computer (typed so far: %q)", typed)
+		}
+	}
+	assert.Equal(t, []string{"a", "b"}, typed, "both keys, in order")
+	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
+}
+
+// busyConsoleComputer is a computer on a raw socket for the web console's busy tests: it
+// answers screen.watch and screen.unwatch at once, and screen.input too (passing it on
+// inputs), and holds the host's lua.exec jobs until release. fill starts such jobs until the
+// gateway refuses one busy (429): the computer then has no request slot for the console.
+type busyConsoleComputer struct {
+	t      *testing.T
+	g      *harness.Gateway
+	id     string
+	inputs chan harness.Frame
+	held   chan harness.Frame
+	writes sync.Mutex
+	ws     *harness.Computer
+	jobs   []chan busyOutcome // the host's jobs the computer holds, and their answers
+	frames []harness.Frame
+}
+
+func connectBusyConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gateway, traposID string) *busyConsoleComputer {
+	t.Helper()
+	ws, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", traposID)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = ws.Close() })
+	hello, err := ws.Request(ctx, harness.TypeHello, map[string]any{"traposId": traposID, "secret": sandboxPassword})
+	require.NoError(t, err)
+	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+	c := &busyConsoleComputer{t: t, g: g, id: traposID, ws: ws,
+		inputs: make(chan harness.Frame, 64), held: make(chan harness.Frame, 64)}
+	go func() {
+		for {
+			f, err := ws.Next(ctx)
+			if err != nil {
+				return
+			}
+			switch {
+			case f.Event != harness.EventGatewayRequest:
+			case f.Type == "lua.exec":
+				c.held <- f
+			case f.Type == "screen.input":
+				c.inputs <- f
+				c.answer(f, map[string]any{"queued": 1})
+			default: // screen.watch, screen.unwatch
+				c.answer(f, map[string]any{"watchId": 1})
+			}
+		}
+	}()
+	return c
+}
+
+func (c *busyConsoleComputer) answer(f harness.Frame, payload any) {
+	c.writes.Lock()
+	defer c.writes.Unlock()
+	_ = c.ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": c.id,
+		"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": payload})
+}
+
+// fill has the host start jobs one by one until the gateway refuses one.
+func (c *busyConsoleComputer) fill(ctx context.Context) {
+	c.t.Helper()
+	job := `{"type":"lua.exec","payload":{"code":"return 1"},"timeoutMs":60000}`
+	for {
+		done := make(chan busyOutcome, 1)
+		go func() { done <- postBusyRequest(ctx, c.g, c.id, job) }()
+		select {
+		case f := <-c.held:
+			c.jobs, c.frames = append(c.jobs, done), append(c.frames, f)
+			continue
+		case o := <-done:
+			require.Equal(c.t, http.StatusTooManyRequests, o.status, o.body)
+		case <-ctx.Done():
+			c.t.Fatal("the host's job neither reached the computer nor was refused")
+		}
+		return
+	}
+}
+
+// release answers the jobs the computer holds and checks the host got each answer.
+func (c *busyConsoleComputer) release() {
+	c.t.Helper()
+	for _, f := range c.frames {
+		c.answer(f, map[string]any{})
+	}
+	for _, done := range c.jobs {
+		o := <-done
+		assert.Equal(c.t, http.StatusOK, o.status, o.body)
+	}
+	c.jobs, c.frames = nil, nil
 }
 
 // blocksProgram writes CC's block characters 149 (the left column) and 129 (the top left

@@ -5,7 +5,7 @@
 const $ = (id) => document.getElementById(id);
 let token = sessionStorage.getItem("trap-sandbox-token") || "";
 let listTimer = null;
-let view = null; // {traposId, abort, queue, live}
+let view = null; // {traposId, abort, queue, live, keysQueued}
 
 function headers(extra) {
   const h = Object.assign({}, extra);
@@ -297,18 +297,45 @@ async function frames(body) {
 // send queues screen.input events, one request at a time so they keep their order. While the
 // view is not live (the computer or the gateway away, the screen shown its last one) they are
 // dropped, not kept: the status already says why, and keys typed on a stale screen must not
-// land on the computer when it is back.
+// land on the computer when it is back. A busy answer (429: the host's other requests fill the
+// computer for the moment) is not the end of them: they go again after its Retry-After while
+// the view stays live, what is typed meanwhile waiting behind them, up to keysWaiting sends
+// (past them what is typed is dropped, as a computer busy for long must not get a burst of
+// stale keys).
 function send(events) {
-  if (!view || !view.live || events.length === 0) return;
-  const traposId = view.traposId;
-  view.queue = view.queue.then(async () => {
-    const res = await api("/trapos/computers/" + encodeURIComponent(traposId) + "/requests", {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ type: "screen.input", payload: { events } }),
-    });
-    const body = await res.json().catch(() => null);
-    if (body && body.error) status(body.error.code + ": " + body.error.message);
-  }).catch((e) => status("Input failed: " + e.message));
+  const v = view;
+  if (!v || !v.live || events.length === 0 || v.keysQueued >= keysWaiting) return;
+  v.keysQueued++;
+  v.queue = v.queue.then(async () => {
+    for (let busy = false; ; busy = true) {
+      const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
+        method: "POST", headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ type: "screen.input", payload: { events } }),
+      });
+      const body = await res.json().catch(() => null);
+      const error = body && body.error;
+      if (res.status === 429 && v.live && !v.abort.signal.aborted) {
+        status((error ? error.code + ": " + error.message : "The gateway answered 429") + sendingAgain);
+        await new Promise((resolve) => setTimeout(resolve, retryAfterMs(res)));
+        if (!v.live || v.abort.signal.aborted) return; // the view went away meanwhile: dropped
+        continue;
+      }
+      if (error) status(error.code + ": " + error.message);
+      else if (busy && v.live) status("Live");
+      return;
+    }
+  }).catch((e) => status("Input failed: " + e.message)).finally(() => { v.keysQueued--; });
+}
+
+// keysWaiting bounds the screen.input sends (one a key press) that wait for a busy computer.
+const keysWaiting = 64;
+// sendingAgain follows a busy answer to typed keys.
+const sendingAgain = " (sending the keys again)";
+
+// retryAfterMs is a busy answer's Retry-After in milliseconds (1 s when it has none).
+function retryAfterMs(res) {
+  const seconds = parseInt(res.headers.get("Retry-After"), 10);
+  return (seconds > 0 ? seconds : 1) * 1000;
 }
 
 // keyName is CC's name (keys.getName) of a browser key, by its place on the keyboard.
@@ -355,7 +382,7 @@ function open(traposId) {
   $("screen-text").textContent = "";
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), live: false };
+  view = { traposId, abort, queue: Promise.resolve(), live: false, keysQueued: 0 };
   follow(view);
   $("screen").focus();
 }
