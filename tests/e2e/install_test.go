@@ -204,6 +204,8 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	out := playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"), "", "")
 	assert.Contains(t, out, "Gateway password (empty if it has none):")
 	assert.Contains(t, out, "Allow it? [y/N]")
+	assert.Contains(t, out, "Not allowed. Change it with:\nset sandbox.allow_files write\nset sandbox.allow_exec true\nset sandbox.allow_screen control\n",
+		"each command on a line of its own, never broken between set and its setting")
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.allow_files" ] = "none"`, "asked once, answered no")
 	assert.Contains(t, out, "To start the daemon at boot, add this line\nat the end of /startup:\n")
 	assert.Contains(t, out, `shell.run("/sandbox-startup.lua")`)
@@ -336,6 +338,7 @@ func TestInteractiveInstallAsksAboutTheHost(t *testing.T) {
 	out := playerSession(ctx, t, dir, false, install, "", "y")
 	assert.Contains(t, out, "Allow it? [y/N]")
 	assert.NotRegexp(t, `(?m)^write$`, out, "the question wraps at the screen's width, not a word left alone on a line")
+	assert.Contains(t, out, "Allowed. Undo with:\nset sandbox.allow_files none\nset sandbox.allow_exec false\nset sandbox.allow_screen none\n")
 	settings := readSettings(t, dir)
 	assert.Contains(t, settings, `[ "sandbox.allow_files" ] = "write"`)
 	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = true`)

@@ -466,14 +466,20 @@ local function chooseAccess(opts, old)
   print("The gateway's host (e.g. an AI agent) can read and write this computer's files, run Lua and programs on it, and see and type on its screen.");
   write("Allow it? [y/N] ");
   local answer = read() or "";
+  -- Each command on a line of its own: wrapped into one paragraph, a line broke between set
+  -- and its setting.
   if answer:match("^%s*[yY]") then
-    print("Allowed. Undo with: set " .. SETTING_ALLOW_FILES .. " none; set " .. SETTING_ALLOW_EXEC .. " false; set "
-      .. SETTING_ALLOW_SCREEN .. " none");
+    print("Allowed. Undo with:");
+    print("set " .. SETTING_ALLOW_FILES .. " none");
+    print("set " .. SETTING_ALLOW_EXEC .. " false");
+    print("set " .. SETTING_ALLOW_SCREEN .. " none");
     -- The screen is part of the yes: typing on it is as strong as running programs.
     return "write", true, "control";
   end
-  print("Not allowed. Change it with: set " .. SETTING_ALLOW_FILES .. " write; set " .. SETTING_ALLOW_EXEC .. " true; set "
-    .. SETTING_ALLOW_SCREEN .. " control");
+  print("Not allowed. Change it with:");
+  print("set " .. SETTING_ALLOW_FILES .. " write");
+  print("set " .. SETTING_ALLOW_EXEC .. " true");
+  print("set " .. SETTING_ALLOW_SCREEN .. " control");
   return "none", false;
 end
 
