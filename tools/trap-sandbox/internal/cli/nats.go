@@ -93,7 +93,8 @@ func (f *NATSFlags) accountStore(ctx context.Context, nc *nats.Conn, create bool
 // replicaSettings are what this replica's heartbeats say of the settings every replica must
 // share (docs/scale-out.md): the secrets as slow hashes only, for the NATS account reads them.
 func (c *ServeCmd) replicaSettings() cluster.Settings {
-	return cluster.Settings{Password: cluster.PasswordTag(c.Password), APIToken: cluster.APITokenTag(c.APIToken), Version: Version()}
+	return cluster.Settings{Password: cluster.PasswordTag(c.Password), APIToken: cluster.APITokenTag(c.APIToken), Version: Version(),
+		AIModel: cluster.AIModelTag(c.AIModel)}
 }
 
 // router connects to NATS and returns the replica's registry; its metrics carry the replica

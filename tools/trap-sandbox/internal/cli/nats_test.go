@@ -119,8 +119,9 @@ func TestServeWithNATSSharesComputersAcrossReplicas(t *testing.T) {
 	assert.Contains(t, body, `trapos_gateway_nats_connected{replica="b"} 1`)
 	assert.Contains(t, body, `trapos_gateway_routed_request_duration_seconds_count{outcome="ok",replica="b"}`)
 	assert.Contains(t, body, `trapos_gateway_claims_unannounced{replica="b"} 0`+"\n") // NATS took every claim
-	// A and B share their settings (no password, no API token, this binary): neither differs.
-	for _, setting := range []string{"password", "api_token", "version"} {
+	// A and B share their settings (no password, no API token, this binary, no agent): neither
+	// differs.
+	for _, setting := range []string{"password", "api_token", "version", "ai_model"} {
 		assert.Contains(t, body, `trapos_gateway_replica_settings_differ{replica="b",setting="`+setting+`"} 0`+"\n")
 	}
 	assert.NotContains(t, logs.String(), "differs from this one's")

@@ -47,7 +47,7 @@ func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
 	// differs and clears once every replica agrees, whenever the difference began.
 	for _, c := range settingChecks {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "trapos_gateway_replica_settings_differ", Help: "Live replicas whose heartbeat says another SANDBOX_PASSWORD (password), SANDBOX_API_TOKEN (api_token) or trap-sandbox version (version) than this replica's (docs/scale-out.md).",
+			Name: "trapos_gateway_replica_settings_differ", Help: "Live replicas whose heartbeat says another SANDBOX_PASSWORD (password), SANDBOX_API_TOKEN (api_token), trap-sandbox version (version) or SANDBOX_AI_MODEL (ai_model) than this replica's (docs/scale-out.md).",
 			ConstLabels: prometheus.Labels{"setting": c.label},
 		}, func() float64 { return float64(r.replicasDiffering(c)) }))
 	}

@@ -26,7 +26,21 @@ type Settings struct {
 	APIToken string `json:"apiToken,omitempty"`
 	// Version names the trap-sandbox and the client it serves, as `--version` does.
 	Version string `json:"version,omitempty"`
+	// AIModel is AIModelTag(SANDBOX_AI_MODEL): the model the computers' agent asks, which is
+	// no secret.
+	AIModel string `json:"aiModel,omitempty"`
 }
+
+// AIModelTag is what the heartbeat says of SANDBOX_AI_MODEL: the model, or agentOff.
+func AIModelTag(model string) string {
+	if model == "" {
+		return agentOff
+	}
+	return model
+}
+
+// agentOff is the AIModel of a replica without the agent: no PROVIDER/MODEL is a bare word.
+const agentOff = "off"
 
 // unsetTag is the tag of a secret that is not set: a replica without SANDBOX_PASSWORD differs
 // from one with it.
@@ -84,6 +98,11 @@ var settingChecks = []settingCheck{
 		// A WARN: a rolling upgrade passes through this state.
 		log.Warn("another replica runs another version: upgrade every replica together (docs/scale-out.md)",
 			"other", other, "otherVersion", theirs, "version", mine)
+	}},
+	{label: "ai_model", of: func(s Settings) string { return s.AIModel }, report: func(log *slog.Logger, other, mine, theirs string) {
+		// A WARN, as for the version: a change of model is rolled out replica by replica.
+		log.Warn("another replica's SANDBOX_AI_MODEL differs from this one's: a computer's ai asks one model or another, or finds the agent off (ai_disabled), by the replica it reached; give every replica the same SANDBOX_AI_MODEL (docs/scale-out.md)",
+			"other", other, "otherAIModel", theirs, "aiModel", mine)
 	}},
 }
 

@@ -20,6 +20,7 @@ const (
 	passwordDiffers = `level=ERROR msg="another replica's SANDBOX_PASSWORD differs from this one's: a computer's hello is accepted on one and refused (unauthorized) on the other; give every replica the same SANDBOX_PASSWORD (docs/scale-out.md)" replica=%s component=cluster other=%s`
 	apiTokenDiffers = `level=ERROR msg="another replica's SANDBOX_API_TOKEN differs from this one's: a host API client (the CLI, MCP, a /metrics scrape) is let in by one and refused by the other; give every replica the same SANDBOX_API_TOKEN (docs/scale-out.md)" replica=%s component=cluster other=%s`
 	versionDiffers  = `level=WARN msg="another replica runs another version: upgrade every replica together (docs/scale-out.md)" replica=%s component=cluster other=%s`
+	aiModelDiffers  = `level=WARN msg="another replica's SANDBOX_AI_MODEL differs from this one's: a computer's ai asks one model or another, or finds the agent off (ai_disabled), by the replica it reached; give every replica the same SANDBOX_AI_MODEL (docs/scale-out.md)" replica=%s component=cluster other=%s`
 )
 
 // differLine is the prefix of every line of a difference in settings.
@@ -92,7 +93,7 @@ func TestReplicasWithTheSameSettingsLogNoDifference(t *testing.T) {
 	assert.Equal(t, same, seen, "b's heartbeat says its settings")
 	assert.NotContains(t, tc.logs.String(), differLine)
 	assert.NotContains(t, tc.logs.String(), "another version")
-	for _, setting := range []string{"password", "api_token", "version"} {
+	for _, setting := range []string{"password", "api_token", "version", "ai_model"} {
 		assert.Zero(t, differGauge(t, regA, setting), setting)
 	}
 }
@@ -150,6 +151,40 @@ func TestAReplicaWithAnotherPasswordIsLoggedOnceAndCounted(t *testing.T) {
 	c.stop()
 	require.Eventually(t, func() bool { return differGauge(t, regA, "password") == 1 }, waitLimit, testkit.Poll,
 		"a to stop counting c, which stopped")
+}
+
+// A replica started with another SANDBOX_AI_MODEL, or without the agent, answered a computer's
+// ai with another model or ai_disabled, by the replica the computer reached, and nothing said
+// why. Now each replica logs each other one whose model differs (a WARN: a change of model is
+// rolled out replica by replica), once, and counts them.
+func TestAReplicaWithAnotherAIModelIsLoggedOnceAndCounted(t *testing.T) {
+	tc := newTestCluster(t)
+	const version = "trap-sandbox v1 (serves trapos-sandbox 0.5.4)"
+	withModel := func(model string) Settings {
+		s := settingsFor("hunter2", "", version)
+		s.AIModel = AIModelTag(model)
+		return s
+	}
+	regA := prometheus.NewRegistry()
+	a := tc.startReplicaSettings("a", withModel("local/qwen2.5-coder"), regA)
+	b := tc.startReplicaSettings("b", withModel(""), nil) // the agent off
+	c := tc.startReplicaSettings("c", withModel("local/qwen2.5-coder"), nil)
+
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), fmt.Sprintf(aiModelDiffers, "a", "b")) },
+		waitLimit, testkit.Poll, "a to log that b's model differs")
+	waitHeartbeats(t, a.router, "b", 3)
+	waitHeartbeats(t, a.router, "c", 3)
+	waitHeartbeats(t, b.router, "a", 1)
+	waitHeartbeats(t, c.router, "b", 1)
+	logs := tc.logs.String()
+	assert.Equal(t, 1, strings.Count(logs, fmt.Sprintf(aiModelDiffers, "a", "b")), "logged once, not at each heartbeat")
+	assert.Contains(t, logs, fmt.Sprintf(aiModelDiffers, "a", "b")+` otherAIModel=off aiModel=local/qwen2.5-coder`+"\n")
+	assert.Contains(t, logs, fmt.Sprintf(aiModelDiffers, "b", "a")+` otherAIModel=local/qwen2.5-coder aiModel=off`+"\n")
+	assert.Contains(t, logs, fmt.Sprintf(aiModelDiffers, "c", "b"))
+	assert.NotContains(t, logs, fmt.Sprintf(aiModelDiffers, "a", "c"), "the same model")
+	assert.NotContains(t, logs, "SANDBOX_PASSWORD differs", "the password agrees")
+	assert.Equal(t, 1.0, differGauge(t, regA, "ai_model"), "b differs from a, c does not")
+	assert.Zero(t, differGauge(t, regA, "password"))
 }
 
 // writeHeartbeat writes a heartbeat under name into the replicas' bucket by hand, as a replica
