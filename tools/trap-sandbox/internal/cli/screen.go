@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -32,6 +33,8 @@ type ScreenCmd struct {
 	APIFlags
 	TraposID string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
 	Colours  string `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
+
+	busyRetry time.Duration // how often to ask a busy computer again (0: server.BusyRetry)
 }
 
 // Run shows the screen until the computer goes away, the terminal's input ends, or Ctrl-S is
@@ -40,14 +43,9 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	// A pipe or a file on stdin gets one line, not the ioctl's errno.
 	notATerminal := fmt.Errorf("trap-sandbox screen needs a terminal on stdin, not a pipe or a file; `trap-sandbox request %s screen.read` reads the screen once", c.TraposID)
 	tty, ok := in.Reader.(*os.File)
-	if !ok {
+	if !ok || !console.IsTerminal(int(tty.Fd())) {
 		return notATerminal
 	}
-	restore, err := console.MakeRaw(int(tty.Fd()))
-	if err != nil {
-		return notATerminal
-	}
-	defer func() { _ = restore() }()
 	// Drawn in a smaller terminal, the screen would be cut and the rest wrapped over it.
 	if w, h, err := console.Size(int(tty.Fd())); err == nil && (w < fcomputer.TermWidth || h < fcomputer.TermHeight) {
 		return fmt.Errorf("this terminal is %d×%d; trap-sandbox screen needs %d×%d at least: make it larger (`trap-sandbox request %s screen.read` reads the screen once)",
@@ -55,11 +53,21 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	body, err := c.stream(ctx)
+	// Opened before the terminal is made raw: while it waits for a busy computer, Ctrl-C is
+	// still the terminal's interrupt.
+	body, err := c.stream(ctx, out)
+	if ctx.Err() != nil {
+		return nil // SIGINT or SIGTERM while it waited: leaving, as in the view
+	}
 	if err != nil {
 		return err
 	}
 	defer body.Close()
+	restore, err := console.MakeRaw(int(tty.Fd()))
+	if err != nil {
+		return notATerminal
+	}
+	defer func() { _ = restore() }()
 	if _, err := out.Write(console.Start()); err != nil {
 		return err
 	}
@@ -69,7 +77,7 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 			_, _, err := c.client().SendInput(ctx, c.TraposID, evs, 0)
 			return err
 		},
-		busyRetry: server.BusyRetry}
+		busyRetry: cmp.Or(c.busyRetry, server.BusyRetry)}
 	err = v.run(ctx, tty, body)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
@@ -78,8 +86,36 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	return nil
 }
 
-// stream opens the gateway's live view of the computer's screen.
-func (c *ScreenCmd) stream(ctx context.Context) (io.ReadCloser, error) {
+// stream opens the gateway's live view of the computer's screen. While the computer is busy
+// (the host's other requests take all its requests for the moment, and the answer says to
+// retry shortly) it asks again every busyRetry, as the web console does, and says so once on
+// out.
+func (c *ScreenCmd) stream(ctx context.Context, out io.Writer) (io.ReadCloser, error) {
+	for said := false; ; said = true {
+		body, err := c.open(ctx)
+		var refused refusal
+		if !errors.As(err, &refused) {
+			return body, err // open, or the gateway not reached
+		}
+		if protocol.CodeOf(refused.error) != protocol.CodeBusy {
+			return nil, failure(c.TraposID, "screen", refused.error)
+		}
+		if !said {
+			fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", failure(c.TraposID, "screen", refused.error), cmp.Or(c.busyRetry, server.BusyRetry))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(cmp.Or(c.busyRetry, server.BusyRetry)):
+		}
+	}
+}
+
+// refusal is the gateway's answer refusing the live view, as its API's error.
+type refusal struct{ error }
+
+// open asks the gateway for the live view once; a refusal comes back as a refusal.
+func (c *ScreenCmd) open(ctx context.Context) (io.ReadCloser, error) {
 	path := strings.Replace(screen.WatchPattern, "{traposId}", url.PathEscape(c.TraposID), 1)
 	resp, err := c.transport().Open(ctx, http.MethodGet, path, nil, "text/event-stream")
 	if err != nil {
@@ -98,7 +134,7 @@ func (c *ScreenCmd) stream(ctx context.Context) (io.ReadCloser, error) {
 			_ = json.Unmarshal(data, &ans)
 			err = &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message, ByComputer: true}
 		}
-		return nil, failure(c.TraposID, "screen", err)
+		return nil, refusal{err}
 	}
 	return resp.Body, nil
 }

@@ -179,7 +179,7 @@ func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
 	}))
 	defer gw.Close()
 	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL, APIToken: "tok"}, TraposID: "7:küche"}
-	body, err := c.stream(t.Context())
+	body, err := c.stream(t.Context(), io.Discard)
 	require.NoError(t, err)
 	data, err := io.ReadAll(body)
 	require.NoError(t, body.Close())
@@ -187,17 +187,17 @@ func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
 	assert.Equal(t, "event: frame\ndata: {}\n\n", string(data))
 
 	c.TraposID = "8:"
-	_, err = c.stream(t.Context())
+	_, err = c.stream(t.Context(), io.Discard)
 	assert.EqualError(t, err, "computer 8: screen: the gateway answered not_connected: computer 8: is not connected")
 	c.TraposID = "9:"
-	_, err = c.stream(t.Context())
+	_, err = c.stream(t.Context(), io.Discard)
 	assert.EqualError(t, err, "computer 9: screen: the computer answered forbidden: screen.watch needs sandbox.allow_screen view (it is none); the owner can allow it with: set sandbox.allow_screen view",
 		"the owner's refusal is the computer's, as request screen.read words it: not a 403 of the gateway's, which reads as a token refused")
 	c.APIToken = ""
-	_, err = c.stream(t.Context())
+	_, err = c.stream(t.Context(), io.Discard)
 	assert.ErrorContains(t, err, "(give the API token with --api-token or SANDBOX_API_TOKEN)")
 	c.URL = "ws://" + strings.TrimPrefix(gw.URL, "http://")
-	_, err = c.stream(t.Context())
+	_, err = c.stream(t.Context(), io.Discard)
 	assert.ErrorContains(t, err, "is the computers' WebSocket URL: the API is at the same address with http://")
 }
 
@@ -227,6 +227,60 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	assert.ErrorContains(t, err, "not_connected", "a terminal of the screen's size opens the stream")
 	assert.Equal(t, int32(1), streams.Load())
+}
+
+// TestTheScreenViewerWaitsForABusyComputer: when the host's other requests take all of the
+// computer's (busy, "retry shortly"), `trap-sandbox screen` says so once and asks again until
+// the gateway answers otherwise, as the web console does; before, it ended at the first busy
+// answer. The terminal is not raw while it waits: a SIGINT (main's context) ends the wait
+// quietly.
+func TestTheScreenViewerWaitsForABusyComputer(t *testing.T) {
+	var asked atomic.Int32
+	const busy = 2
+	busyAnswered := make(chan struct{}, 1)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if asked.Add(1) <= busy {
+			server.WriteAnswer(w, http.StatusTooManyRequests, server.Answer{Error: protocol.Errorf(protocol.CodeBusy,
+				"the computer already has 31 requests in flight; retry shortly")})
+			select {
+			case busyAnswered <- struct{}{}:
+			default:
+			}
+			return
+		}
+		server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
+	}))
+	defer gw.Close()
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	defer ptmx.Close()
+	defer tty.Close()
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 51, Rows: 19}))
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256", busyRetry: time.Millisecond}
+
+	out := &testkit.SyncBuffer{}
+	err = c.Run(t.Context(), Stdout{out}, Stdin{tty})
+	assert.EqualError(t, err, "computer 7: screen: the gateway answered not_connected: computer 7: is not connected",
+		"the answer after the busy ones is the outcome")
+	assert.Equal(t, int32(busy+1), asked.Load(), "asked again while busy")
+	assert.Equal(t, "computer 7: screen: the gateway answered busy: the computer already has 31 requests in flight; retry shortly\n"+
+		"Trying again every 1ms (Ctrl-C to stop)…\n", out.String(), "said once")
+
+	asked.Store(-1 << 20) // busy from now on
+	select {
+	case <-busyAnswered: // the first part's
+	default:
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	c.busyRetry = time.Hour
+	go func() {
+		select {
+		case <-busyAnswered:
+		case <-ctx.Done():
+		}
+		cancel() // as main's context ends at SIGINT
+	}()
+	assert.NoError(t, c.Run(ctx, Stdout{io.Discard}, Stdin{tty}), "a signal while it waits ends it quietly")
 }
 
 // TestTheScreenViewerNeedsATerminal: a pipe or a reader on stdin gets one line naming the
