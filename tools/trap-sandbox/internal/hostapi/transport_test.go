@@ -288,7 +288,9 @@ func TestAnAdminsRequestFindsItsComputerWithoutWalkingEveryComputer(t *testing.T
 // the list's error is still a deadline for errors.Is.
 func TestAHungGatewayIsNamedNotTheComputer(t *testing.T) {
 	release := make(chan struct{})
+	arrived := make(chan struct{}, 2)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
 		select { // hung: no answer until the client gives up
 		case <-r.Context().Done():
 		case <-release:
@@ -306,12 +308,38 @@ func TestAHungGatewayIsNamedNotTheComputer(t *testing.T) {
 	assert.False(t, pe.ByComputer)
 	assert.Equal(t, "the gateway at "+srv.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz); its own timeout answer was due after 1ms", pe.Message)
 
-	// The caller's deadline.
-	ctx, cancel := context.WithTimeout(t.Context(), time.Millisecond)
-	defer cancel()
+	<-arrived
+
+	// The caller's deadline, passing once the gateway has the request: a deadline of a time
+	// instead (1 ms) passed now and then on a loaded machine before the connection was made,
+	// which is the unreachable gateway's case (TestAnAddressNothingAnswersIsNotCalledAHungGateway).
+	ctx := deadlineAt{Context: t.Context(), passed: make(chan struct{})}
+	go func() {
+		<-arrived
+		close(ctx.passed)
+	}()
 	_, err = h.Computers(ctx)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.EqualError(t, err, "the gateway at "+srv.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz)")
+}
+
+// deadlineAt is a context whose deadline passes when passed is closed: at a moment of the
+// test's choosing, where a deadline of a time passes at whatever point a loaded machine has
+// reached by then.
+type deadlineAt struct {
+	context.Context
+	passed chan struct{}
+}
+
+func (c deadlineAt) Done() <-chan struct{} { return c.passed }
+
+func (c deadlineAt) Err() error {
+	select {
+	case <-c.passed:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
 }
 
 // TestAnAddressNothingAnswersIsNotCalledAHungGateway: a connection nothing takes (a wrong
