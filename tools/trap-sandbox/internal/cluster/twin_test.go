@@ -196,7 +196,17 @@ func TestAYieldingTwinTakesNoComputerOn(t *testing.T) {
 	// the heartbeat lock: it is leaving meanwhile, its gateway not stopped yet.
 	releaseNewerBeats := holdBeats(t, newer.router)
 	releaseOlderBeats() // the older one's heartbeat: the newer one yields
-	require.Eventually(t, newer.router.Leaving, waitLimit, testkit.Poll, "the newer one to yield")
+	// The clock moves on while the test waits, as it does for replicas that run: should the
+	// newer one not take in the heartbeat the older one writes at once (.ci/run once waited 10 s
+	// for it in vain), the older one's next heartbeat, every interval, makes it yield, as it
+	// would outside a test.
+	require.Eventually(t, func() bool {
+		if newer.router.Leaving() {
+			return true
+		}
+		tc.clock.Advance(testHeartbeat)
+		return false
+	}, waitLimit, testkit.Poll, "the newer one to yield")
 
 	status, _ := newer.dialRefused(t, "a new socket on the yielding twin")
 	assert.Equal(t, http.StatusServiceUnavailable, status)
