@@ -201,6 +201,20 @@ func TestTheScreenStreamIsAskedForAsAnEventStream(t *testing.T) {
 	assert.ErrorContains(t, err, "is the computers' WebSocket URL: the API is at the same address with http://")
 }
 
+// openTerminal opens a pseudo-terminal of cols×rows: ptmx, the terminal's side, resizes it;
+// tty is what the command reads as its stdin. Both close when the test ends.
+func openTerminal(t *testing.T, cols, rows uint16) (ptmx, tty *os.File) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_ = ptmx.Close()
+		_ = tty.Close()
+	})
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: cols, Rows: rows}))
+	return ptmx, tty
+}
+
 // TestTheScreenViewerRefusesATerminalTooSmall: in a terminal smaller than the computer's
 // 51×19 screen, `trap-sandbox screen` says what it needs in one line and never opens the
 // stream; a terminal of that size opens it.
@@ -211,14 +225,10 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 		server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
 	}))
 	defer gw.Close()
-	ptmx, tty, err := pty.Open()
-	require.NoError(t, err)
-	defer ptmx.Close()
-	defer tty.Close()
+	ptmx, tty := openTerminal(t, 40, 10)
 	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
 
-	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 40, Rows: 10}))
-	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
+	err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	require.Error(t, err)
 	assert.Equal(t, "this terminal is 40×10; trap-sandbox screen needs 51×19 at least: make it larger (`trap-sandbox request 7: screen.read` reads the screen once)", err.Error())
 	assert.Zero(t, streams.Load(), "nothing drawn, no watch started")
@@ -251,15 +261,11 @@ func TestTheScreenViewerWaitsForABusyComputer(t *testing.T) {
 		server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
 	}))
 	defer gw.Close()
-	ptmx, tty, err := pty.Open()
-	require.NoError(t, err)
-	defer ptmx.Close()
-	defer tty.Close()
-	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 51, Rows: 19}))
+	_, tty := openTerminal(t, 51, 19)
 	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256", busyRetry: time.Millisecond}
 
 	out := &testkit.SyncBuffer{}
-	err = c.Run(t.Context(), Stdout{out}, Stdin{tty})
+	err := c.Run(t.Context(), Stdout{out}, Stdin{tty})
 	assert.EqualError(t, err, "computer 7: screen: the gateway answered not_connected: computer 7: is not connected",
 		"the answer after the busy ones is the outcome")
 	assert.Equal(t, int32(busy+1), asked.Load(), "asked again while busy")
