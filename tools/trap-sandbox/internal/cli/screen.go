@@ -87,32 +87,47 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 }
 
 // stream opens the gateway's live view of the computer's screen. While the computer is busy
-// (the host's other requests take all its requests for the moment, and the answer says to
-// retry shortly) it asks again every busyRetry, as the web console does, and says so once on
-// out.
+// it asks again every busyRetry, as the web console does, and says so once on out.
 func (c *ScreenCmd) stream(ctx context.Context, out io.Writer) (io.ReadCloser, error) {
+	every := cmp.Or(c.busyRetry, server.BusyRetry)
+	var body io.ReadCloser
+	err := whileBusy(ctx, every, func() (err error) {
+		body, err = c.open(ctx)
+		return err
+	}, func(busy error) {
+		fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", failure(c.TraposID, "screen", busy), every)
+	})
+	if refused, ok := errors.AsType[refusal](err); ok {
+		return nil, failure(c.TraposID, "screen", refused.error)
+	}
+	return body, err // open, the gateway not reached, or ctx ended
+}
+
+// whileBusy calls try until it answers anything but busy (the host's other requests take all
+// of the computer's for the moment, and the answer says to retry shortly), every between
+// tries, and returns that answer, or ctx's error when ctx ends while it waits. firstBusy, when
+// not nil, is told of the first busy answer.
+func whileBusy(ctx context.Context, every time.Duration, try func() error, firstBusy func(error)) error {
 	for said := false; ; said = true {
-		body, err := c.open(ctx)
-		var refused refusal
-		if !errors.As(err, &refused) {
-			return body, err // open, or the gateway not reached
+		err := try()
+		if protocol.CodeOf(err) != protocol.CodeBusy {
+			return err
 		}
-		if protocol.CodeOf(refused.error) != protocol.CodeBusy {
-			return nil, failure(c.TraposID, "screen", refused.error)
-		}
-		if !said {
-			fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", failure(c.TraposID, "screen", refused.error), cmp.Or(c.busyRetry, server.BusyRetry))
+		if !said && firstBusy != nil {
+			firstBusy(err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(cmp.Or(c.busyRetry, server.BusyRetry)):
+			return ctx.Err()
+		case <-time.After(every):
 		}
 	}
 }
 
 // refusal is the gateway's answer refusing the live view, as its API's error.
 type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
 
 // open asks the gateway for the live view once; a refusal comes back as a refusal.
 func (c *ScreenCmd) open(ctx context.Context) (io.ReadCloser, error) {
@@ -245,30 +260,18 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	}
 }
 
-// sendKeys sends each batch of keys in order until ctx ends or a send fails. A busy answer
-// (the host's other requests fill the computer for the moment, and it says to retry shortly)
-// is not the end of the view: the batch is sent again after busyRetry, the later keys waiting
-// behind it.
+// sendKeys sends each batch of keys in order until ctx ends or a send fails. A busy answer is
+// not the end of the view: the batch is sent again every busyRetry (whileBusy), the later keys
+// waiting behind it.
 func (v *viewer) sendKeys(ctx context.Context, keys <-chan []computer.InputEvent) error {
 	for {
-		var evs []computer.InputEvent
 		select {
 		case <-ctx.Done():
 			return nil
-		case evs = <-keys:
-		}
-		for {
-			err := v.send(ctx, evs)
-			if protocol.CodeOf(err) != protocol.CodeBusy {
-				if err != nil && ctx.Err() == nil {
-					return err
-				}
-				break
-			}
-			select {
-			case <-ctx.Done():
-				return nil
-			case <-time.After(v.busyRetry):
+		case evs := <-keys:
+			err := whileBusy(ctx, v.busyRetry, func() error { return v.send(ctx, evs) }, nil)
+			if err != nil && ctx.Err() == nil {
+				return err
 			}
 		}
 	}

@@ -332,10 +332,11 @@ const keysWaiting = 64;
 // sendingAgain follows a busy answer to typed keys.
 const sendingAgain = " (sending the keys again)";
 
-// retryAfterMs is a busy answer's Retry-After in milliseconds (1 s when it has none).
+// retryAfterMs is a busy answer's Retry-After in milliseconds: 1 s when it has none, at most
+// a minute (past 2^31 ms a browser's setTimeout fires at once, which would send in a loop).
 function retryAfterMs(res) {
   const seconds = parseInt(res.headers.get("Retry-After"), 10);
-  return (seconds > 0 ? seconds : 1) * 1000;
+  return Math.min(seconds > 0 ? seconds : 1, 60) * 1000;
 }
 
 // keyName is CC's name (keys.getName) of a browser key, by its place on the keyboard.
