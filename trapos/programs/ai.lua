@@ -516,12 +516,13 @@ elseif args[1] == "--version" then
   print("ai " .. VERSION);
 elseif args[1] == "--reset" then
   if #args > 1 then
-    error("ai --reset: unexpected argument '" .. args[2] .. "'. Run: ai --help", 0);
+    error("ai --reset: unexpected argument '" .. args[2] .. "'.\nRun: ai --help", 0);
   end
   reset();
 elseif args[1] ~= nil and args[1]:sub(1, 1) == "-" then
-  -- As sandbox's: a first word starting with "-" is an option (`ai -v` is not a question).
-  error("ai: unknown option '" .. args[1] .. "'. Run: ai --help", 0);
+  -- As sandbox's: a first word starting with "-" is an option (`ai -v` is not a question),
+  -- and the help to read is on a line of its own, so the screen does not break it in two.
+  error("ai: unknown option '" .. args[1] .. "'.\nRun: ai --help", 0);
 elseif #args == 0 then
   conversation();
 else

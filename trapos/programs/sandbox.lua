@@ -691,12 +691,31 @@ local COMMANDS = {
   link = link,
 };
 
--- The command a mistyped word most likely meant: the one it begins (`stat`, `Status`), when
--- only one does; nil otherwise.
+-- Whether typed is name with one letter changed, added or dropped, or two neighbours swapped
+-- (`stauts`, `helth`, `linkk`).
+local function oneEditFrom(typed, name)
+  local i = 1;
+  while i <= #typed and typed:sub(i, i) == name:sub(i, i) do
+    i = i + 1;
+  end
+  if #typed == #name then
+    return typed:sub(i + 1) == name:sub(i + 1)
+      or (typed:sub(i, i) == name:sub(i + 1, i + 1) and typed:sub(i + 1, i + 1) == name:sub(i, i)
+        and typed:sub(i + 2) == name:sub(i + 2));
+  elseif #typed + 1 == #name then
+    return typed:sub(i) == name:sub(i + 1);
+  elseif #typed == #name + 1 then
+    return typed:sub(i + 1) == name:sub(i);
+  end
+  return false;
+end
+
+-- The command a mistyped word most likely meant: the one it begins (`stat`, `Status`) or the
+-- one a slip of one letter away (`stauts`), when only one is; nil otherwise.
 local function meant(word)
   local typed, found = word:lower(), nil;
   for _, name in ipairs(libsandbox.SUBCOMMANDS) do
-    if #typed >= 2 and name:sub(1, #typed) == typed then
+    if (#typed >= 2 and name:sub(1, #typed) == typed) or (#typed >= 3 and oneEditFrom(typed, name)) then
       if found ~= nil then
         return nil;
       end
@@ -709,26 +728,69 @@ end
 -- How many arguments each command takes after its name.
 local MAX_ARGS = { setup = 1, link = 1 };
 
--- The commands with a usage of their own, which --help and -h print; the others are
--- described by sandbox --help alone.
-local OWN_HELP = { setup = true, link = true };
+-- The commands with a usage of their own, which --help and -h print (and `sandbox help
+-- <command>`); the others are described by sandbox --help alone.
+local OWN_USAGE = { setup = setupUsage, link = linkUsage };
 local HELP_OPTIONS = { ["--help"] = true, ["-h"] = true };
+
+-- Fails for a mistake in how a command was typed: what is wrong, then, on a line of its own,
+-- lead and the command to run, which the screen would otherwise break in two; on a screen too
+-- narrow for both (a pocket computer's 26 columns) the command has a line of its own too.
+local function failUsage(problem, lead, command)
+  local width = term.getSize();
+  local fix = lead .. " " .. command;
+  if #fix >= width then
+    fix = lead .. "\n" .. command;
+  end
+  fail(problem .. "\n" .. fix);
+end
 
 -- Fails for option, a word starting with "-" that sandbox (name nil) or its command name does
 -- not know, naming the help to read. Every command says it in these words, before it runs:
 -- `sandbox link --x` is no mistyped key, `sandbox setup -k` no URL to save.
 local function failUnknownOption(name, option)
   local program = name == nil and "sandbox" or "sandbox " .. name;
-  local help = OWN_HELP[name] and program .. " --help" or "sandbox --help";
-  fail(program .. ": unknown option '" .. option .. "'. Run: " .. help);
+  local help = OWN_USAGE[name] and program .. " --help" or "sandbox --help";
+  failUsage(program .. ": unknown option '" .. option .. "'.", "Run:", help);
+end
+
+local function failUnexpectedArgument(name, extra)
+  failUsage("sandbox " .. name .. ": unexpected argument '" .. extra .. "'.", "Run:", "sandbox --help");
+end
+
+-- Fails for word, which names no command; program is what it was typed after ("sandbox",
+-- "sandbox help"), and what the guess is offered with.
+local function failUnknownCommand(program, word)
+  local problem = program .. ": unknown command '" .. word .. "'.";
+  local guess = meant(word);
+  if guess ~= nil then
+    failUsage(problem, "Did you mean:", program .. " " .. guess);
+  end
+  failUsage(problem, "Run:", "sandbox --help");
 end
 
 local function refuseUnknownOptions(name, words)
   for _, word in ipairs(words) do
-    if word:sub(1, 1) == "-" and not (OWN_HELP[name] and HELP_OPTIONS[word]) then
+    if word:sub(1, 1) == "-" and not (OWN_USAGE[name] and HELP_OPTIONS[word]) then
       failUnknownOption(name, word);
     end
   end
+end
+
+-- sandbox help [command]: the command's own usage (setup, link), else the list of them all.
+local function help(name, extra)
+  for _, word in ipairs({ name, extra }) do
+    if word:sub(1, 1) == "-" and not HELP_OPTIONS[word] then
+      failUnknownOption("help", word);
+    end
+  end
+  if extra ~= nil then
+    failUnexpectedArgument("help", extra);
+  end
+  if name ~= nil and not HELP_OPTIONS[name] and name ~= "help" and COMMANDS[name] == nil then
+    failUnknownCommand("sandbox help", name);
+  end
+  (OWN_USAGE[name] or usage)();
 end
 
 local args = { ... };
@@ -736,23 +798,20 @@ local command = args[1];
 
 libsandbox.defineSettings();
 
-if command == nil or command == "help" or command == "--help" or command == "-h" then
+if command == nil or HELP_OPTIONS[command] then
   usage();
 elseif command == "--version" then
   print("sandbox " .. VERSION);
 elseif command:sub(1, 1) == "-" then
   failUnknownOption(nil, command);
+elseif command == "help" then
+  help(table.unpack(args, 2));
 elseif COMMANDS[command] == nil then
-  local guess = meant(command);
-  if guess ~= nil then
-    fail("sandbox: unknown command '" .. command .. "'. Did you mean: sandbox " .. guess);
-  end
-  fail("sandbox: unknown command '" .. command .. "'. Run: sandbox --help");
+  failUnknownCommand("sandbox", command);
 else
   refuseUnknownOptions(command, { table.unpack(args, 2) });
   if #args > 1 + (MAX_ARGS[command] or 0) then
-    local extra = args[2 + (MAX_ARGS[command] or 0)];
-    fail("sandbox " .. command .. ": unexpected argument '" .. extra .. "'. Run: sandbox --help");
+    failUnexpectedArgument(command, args[2 + (MAX_ARGS[command] or 0)]);
   end
   COMMANDS[command](table.unpack(args, 2));
 end

@@ -629,12 +629,19 @@ describe("ai command", function()
     it("refuses an unknown option", function()
       local ok, err, _, record = run({ "--frobnicate" });
       expect(ok):eq(false);
-      expect(err):eq("ai: unknown option '--frobnicate'. Run: ai --help");
+      expect(err):eq("ai: unknown option '--frobnicate'.\nRun: ai --help");
       expect(#record.sends):eq(0);
       -- one dash too, as sandbox: `ai -v` is no question for the agent
       ok, err, _, record = run({ "-v" });
       expect(ok):eq(false);
-      expect(err):eq("ai: unknown option '-v'. Run: ai --help");
+      expect(err):eq("ai: unknown option '-v'.\nRun: ai --help");
+      expect(#record.sends):eq(0);
+    end);
+
+    it("refuses a word after --reset, forgetting nothing", function()
+      local ok, err, _, record = run({ "--reset", "now" });
+      expect(ok):eq(false);
+      expect(err):eq("ai --reset: unexpected argument 'now'.\nRun: ai --help");
       expect(#record.sends):eq(0);
     end);
   end);

@@ -612,7 +612,7 @@ describe("sandbox command", function()
       end
       local ok, err, _, record = run({ "setup", "--bogus" }, { status = connectedStatus() });
       expect(ok):eq(false);
-      expect(err):eq("sandbox setup: unknown option '--bogus'. Run: sandbox setup --help");
+      expect(err):eq("sandbox setup: unknown option '--bogus'.\nRun: sandbox setup --help");
       expect(record.prompts):same({});
       expect(record.saved):eq(0);
     end);
@@ -640,7 +640,7 @@ describe("sandbox command", function()
     it("refuses a second argument", function()
       local ok, err = run({ "setup", "ws://a:1", "extra" }, {});
       expect(ok):eq(false);
-      expect(err):eq("sandbox setup: unexpected argument 'extra'. Run: sandbox --help");
+      expect(err):eq("sandbox setup: unexpected argument 'extra'.\nRun: sandbox --help");
     end);
   end);
 
@@ -1233,10 +1233,10 @@ describe("sandbox command", function()
       expect(lines):same({ "sandbox " .. require("/apis/libsandboxversion").VERSION });
     end);
 
-    it("rejects an unknown command in one line", function()
+    it("rejects an unknown command, the help to run on a line of its own", function()
       local ok, err, lines = run({ "frobnicate" }, {});
       expect(ok):eq(false);
-      expect(err):eq("sandbox: unknown command 'frobnicate'. Run: sandbox --help");
+      expect(err):eq("sandbox: unknown command 'frobnicate'.\nRun: sandbox --help");
       expect(lines):same({});
     end);
 
@@ -1244,28 +1244,105 @@ describe("sandbox command", function()
       for typed, want in pairs({ stat = "status", Status = "status", heal = "health", set = "setup", rec = "reconnect" }) do
         local ok, err, lines = run({ typed }, {});
         expect(ok):eq(false);
-        expect(err):eq("sandbox: unknown command '" .. typed .. "'. Did you mean: sandbox " .. want);
+        expect(err):eq("sandbox: unknown command '" .. typed .. "'.\nDid you mean: sandbox " .. want);
         expect(lines):same({});
       end
       -- status and stop both begin with st, health and help with he: no guess there.
       for _, typed in ipairs({ "st", "he" }) do
         local _, err = run({ typed }, {});
-        expect(err):eq("sandbox: unknown command '" .. typed .. "'. Run: sandbox --help");
+        expect(err):eq("sandbox: unknown command '" .. typed .. "'.\nRun: sandbox --help");
+      end
+    end);
+
+    it("names the command a slip of one letter away", function()
+      local slips = { stauts = "status", helth = "health", lnik = "link", setpu = "setup", stp = "stop",
+        reconect = "reconnect", linkk = "link", hlep = "help", Stauts = "status", xtatus = "status" };
+      for typed, want in pairs(slips) do
+        local ok, err, lines = run({ typed }, {});
+        expect(ok):eq(false);
+        expect(err):eq("sandbox: unknown command '" .. typed .. "'.\nDid you mean: sandbox " .. want);
+        expect(lines):same({});
+      end
+      -- two slips, or one from two commands (stop, setup): no guess
+      for _, typed in ipairs({ "satuts", "stup", "xyz", "ab" }) do
+        local _, err = run({ typed }, {});
+        expect(err):eq("sandbox: unknown command '" .. typed .. "'.\nRun: sandbox --help");
+      end
+    end);
+
+    it("keeps the command to run whole, on a line of its own, whatever was typed", function()
+      local cases = {
+        { { "frobnicate-the-whole-thing" }, "sandbox --help" }, { { "stauts" }, "sandbox status" },
+        { { "status", "--verbose-please" }, "sandbox --help" }, { { "setup", "--frobnicate" }, "sandbox setup --help" },
+        { { "link", "a", "b" }, "sandbox --help" }, { { "help", "--x" }, "sandbox --help" },
+        { { "help", "lnik" }, "sandbox help link" },
+      };
+      for _, case in ipairs(cases) do
+        -- a computer's 51 columns: the problem, then the fix in one line
+        local _, err = run(case[1], { status = connectedStatus() });
+        local lines = {};
+        for line in (err .. "\n"):gmatch("([^\n]*)\n") do
+          lines[#lines + 1] = line;
+        end
+        expect(#lines):eq(2);
+        expect(lines[2]):str_match(" " .. case[2]:gsub("%-", "%%-") .. "$");
+        expect(#lines[2] < 51):eq(true);
+        -- a pocket computer's 26: no line after the problem wider than 25, the command whole
+        _, err = run(case[1], { status = connectedStatus(), width = 26 });
+        local fixLines = {};
+        for line in err:gmatch("\n([^\n]*)") do
+          fixLines[#fixLines + 1] = line;
+          if #line > 25 then
+            fail(table.concat(case[1], " ") .. ": wider than a pocket computer: " .. line);
+          end
+        end
+        local whole = false;
+        for _, line in ipairs(fixLines) do
+          whole = whole or line == case[2] or line == "Run: " .. case[2];
+        end
+        if not whole then
+          fail(table.concat(case[1], " ") .. ": the command is not whole on a line: " .. err);
+        end
+      end
+    end);
+
+    it("prints a command's own usage for help <command>", function()
+      for name, want in pairs({ link = "^Usage: sandbox link %[KEY%]$", setup = "^Usage: sandbox setup %[url%]$",
+        status = "^Usage: sandbox <command>$", help = "^Usage: sandbox <command>$", ["--help"] = "^Usage: sandbox <command>$" }) do
+        local ok, err, lines, record = run({ "help", name }, { status = connectedStatus() });
+        expectSuccess(ok, err);
+        expect(lines[1]):str_match(want);
+        expect(record.statusRequests):eq(0);
+      end
+    end);
+
+    it("refuses what help cannot describe in the words of the other commands", function()
+      for _, case in ipairs({
+        { { "help", "frob" }, "sandbox help: unknown command 'frob'.\nRun: sandbox --help" },
+        { { "help", "lnik" }, "sandbox help: unknown command 'lnik'.\nDid you mean: sandbox help link" },
+        { { "help", "--x" }, "sandbox help: unknown option '--x'.\nRun: sandbox --help" },
+        { { "help", "link", "-v" }, "sandbox help: unknown option '-v'.\nRun: sandbox --help" },
+        { { "help", "link", "setup" }, "sandbox help: unexpected argument 'setup'.\nRun: sandbox --help" },
+      }) do
+        local ok, err, lines = run(case[1], {});
+        expect(ok):eq(false);
+        expect(err):eq(case[2]);
+        expect(lines):same({});
       end
     end);
 
     it("refuses an unknown option of sandbox and of each command in the same words, before it runs", function()
       local want = {
-        { { "link", "--x" }, "sandbox link: unknown option '--x'. Run: sandbox link --help" },
-        { { "link", "-k" }, "sandbox link: unknown option '-k'. Run: sandbox link --help" },
-        { { "--x" }, "sandbox: unknown option '--x'. Run: sandbox --help" },
-        { { "-k" }, "sandbox: unknown option '-k'. Run: sandbox --help" },
-        { { "setup", "-k" }, "sandbox setup: unknown option '-k'. Run: sandbox setup --help" },
-        { { "setup", "ws://a:1", "--x" }, "sandbox setup: unknown option '--x'. Run: sandbox setup --help" },
+        { { "link", "--x" }, "sandbox link: unknown option '--x'.\nRun: sandbox link --help" },
+        { { "link", "-k" }, "sandbox link: unknown option '-k'.\nRun: sandbox link --help" },
+        { { "--x" }, "sandbox: unknown option '--x'.\nRun: sandbox --help" },
+        { { "-k" }, "sandbox: unknown option '-k'.\nRun: sandbox --help" },
+        { { "setup", "-k" }, "sandbox setup: unknown option '-k'.\nRun: sandbox setup --help" },
+        { { "setup", "ws://a:1", "--x" }, "sandbox setup: unknown option '--x'.\nRun: sandbox setup --help" },
       };
       for _, name in ipairs({ "status", "health", "reconnect", "stop" }) do
-        want[#want + 1] = { { name, "--x" }, "sandbox " .. name .. ": unknown option '--x'. Run: sandbox --help" };
-        want[#want + 1] = { { name, "-h" }, "sandbox " .. name .. ": unknown option '-h'. Run: sandbox --help" };
+        want[#want + 1] = { { name, "--x" }, "sandbox " .. name .. ": unknown option '--x'.\nRun: sandbox --help" };
+        want[#want + 1] = { { name, "-h" }, "sandbox " .. name .. ": unknown option '-h'.\nRun: sandbox --help" };
       end
       for _, case in ipairs(want) do
         local ok, err, lines, record = run(case[1], { status = connectedStatus(), gateway = linkGateway() });
@@ -1290,7 +1367,7 @@ describe("sandbox command", function()
     it("rejects extra arguments", function()
       local ok, err = run({ "status", "now" }, { status = connectedStatus() });
       expect(ok):eq(false);
-      expect(err):eq("sandbox status: unexpected argument 'now'. Run: sandbox --help");
+      expect(err):eq("sandbox status: unexpected argument 'now'.\nRun: sandbox --help");
     end);
 
     it("fits every line it lays out itself on the 51-column screen", function()
