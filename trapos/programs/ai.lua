@@ -251,6 +251,12 @@ local function unavailableLine(message)
   return "The agent is unavailable: " .. message .. ". Run: sandbox health";
 end
 
+-- The gateway's message as a sentence on the screen: its messages begin in lower case, as
+-- errors do on the host ("the gateway's agent is off: ...").
+local function sentence(message)
+  return message:sub(1, 1):upper() .. message:sub(2);
+end
+
 -- One line for a failed request, naming the fix.
 local function explain(err)
   local code, message = tostring(err.code), err.message;
@@ -262,11 +268,11 @@ local function explain(err)
   elseif code == libsandbox.ERR_TIMEOUT then
     return "The gateway did not answer in time. Run: sandbox health";
   elseif code == libsandbox.ERR_AI_DISABLED then
-    return message or "The gateway's agent is off: its operator must set --ai-model (SANDBOX_AI_MODEL)";
+    return message and sentence(message) or "The gateway's agent is off: its operator must set --ai-model (SANDBOX_AI_MODEL)";
   elseif code == libsandbox.ERR_AI_UNAVAILABLE then
     return unavailableLine(message);
   elseif code == libsandbox.ERR_BUSY then
-    return message or "The agent is still answering your last question; try again when it ends";
+    return message and sentence(message) or "The agent is still answering your last question; try again when it ends";
   elseif code == libsandbox.ERR_UNKNOWN_TURN then
     return "The gateway lost this answer (did it restart?); ask again";
   elseif code == libsandbox.ERR_UNKNOWN_TYPE then

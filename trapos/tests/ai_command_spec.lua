@@ -539,14 +539,15 @@ describe("ai command", function()
 
   describe("errors", function()
     local cases = {
-      { "ai_disabled", { code = "ai_disabled", message = "The gateway's agent is off: the operator must set --ai-model (SANDBOX_AI_MODEL)" },
-        "The gateway's agent is off: the operator must set --ai-model (SANDBOX_AI_MODEL)" },
+      -- the gateway's own words (internal/agent), which begin in lower case as its errors do
+      { "ai_disabled", { code = "ai_disabled", message = "the gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
+        "The gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
       { "ai_unavailable", { code = "ai_unavailable", message = "the agent is unavailable: opencode at http://127.0.0.1:4096: connection refused" },
         "The agent is unavailable: opencode at http://127.0.0.1:4096: connection refused. Run: sandbox health" },
       { "ai_unavailable without the gateway's prefix", { code = "ai_unavailable", message = "opencode does not answer" },
         "The agent is unavailable: opencode does not answer. Run: sandbox health" },
       { "busy", { code = "busy", message = "a turn is running on session main; try again when it ends" },
-        "a turn is running on session main; try again when it ends" },
+        "A turn is running on session main; try again when it ends" },
       { "not connected", { code = "not_connected", message = "the gateway is unreachable" },
         "Not connected to the gateway: the gateway is unreachable. Run: sandbox status" },
       { "timeout", { code = "timeout", message = "no reply" },
@@ -683,7 +684,7 @@ describe("ai command", function()
         replies = { ["ai.ask"] = { false, nil, { code = "busy", message = "a turn is running on session main" } } },
       });
       expectSuccess(ok, err);
-      expect(rows[3]):eq("a turn is running on session main");
+      expect(rows[3]):eq("A turn is running on session main");
       expect(rows[4]):eq("ai> exit");
     end);
   end);
@@ -701,7 +702,7 @@ describe("ai command", function()
         replies = { ["ai.reset"] = { false, nil, { code = "busy", message = "a turn is running; reset when it ends" } } },
       });
       expect(ok):eq(false);
-      expect(err):eq("a turn is running; reset when it ends");
+      expect(err):eq("A turn is running; reset when it ends");
     end);
 
     it("--help fits a pocket screen's 26 columns and a turtle's 13 rows", function()
