@@ -491,10 +491,14 @@ func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	assert.Contains(t, settings, `[ "sandbox.allow_exec" ] = false`)
 
 	out = playerSession(ctx, t, quiet, true, install+" --allow-files=maybe")
-	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-files takes none, read or write. Run: wget run "+g.URL("/trapos/install")+" --help")
+	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-files takes none, read or write.")
+	// the fix whole, on a line of its own (the install line, longer than the screen, broke in it)
+	assert.Contains(t, lines(out), "For the options, run the line again with --help.")
 	assert.Equal(t, settings, readSettings(t, quiet))
 	out = playerSession(ctx, t, quiet, true, install+" --allow-screen=all")
-	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-screen takes none, view or control. Run: wget run "+g.URL("/trapos/install")+" --help")
+	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: --allow-screen takes none, view or control.")
+	// the fix whole, on a line of its own (the install line, longer than the screen, broke in it)
+	assert.Contains(t, lines(out), "For the options, run the line again with --help.")
 	assert.Equal(t, settings, readSettings(t, quiet))
 
 	// The screen, for a script too: alone it answers the question (files and exec: no access),

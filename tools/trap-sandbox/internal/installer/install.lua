@@ -725,9 +725,15 @@ local function uninstall()
   return true;
 end
 
+-- What a mistyped option's error says to do, short enough for a computer's 51 columns.
+local FIX_OPTIONS = "For the options, run the line again with --help.";
+
 local opts, problem = parseArgs({ ... });
 if opts == nil then
-  printError("Nothing done: " .. problem .. ". Run: wget run " .. SOURCE.install .. " --help");
+  -- The fix on a line of its own, in words: the line with the gateway's URL is longer than
+  -- the screen, and broke wherever it wrapped (the player recalls it with the Up key).
+  printError("Nothing done: " .. problem .. ".");
+  printError(FIX_OPTIONS);
   return false;
 elseif opts.help then
   usage();
