@@ -132,6 +132,36 @@ func TestSameTextOnEverySurface(t *testing.T) {
 	}
 }
 
+// TestAByteThatIsNotUTF8InARequestStandsForItself: a JSON payload typed in a Latin-1 terminal
+// (the CLI's request) or sent so by a script (POST /requests) holds the byte FC for ü. By the
+// text rule it is that byte on the computer; sent as it came it made the frame no UTF-8 text,
+// and the computer closed its socket (1007) before it answered.
+func TestAByteThatIsNotUTF8InARequestStandsForItself(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 6, "text"
+	opts.Settings["sandbox.allow_files"] = "write"
+	opts.Settings["sandbox.allow_exec"] = "true"
+	opts.Files = map[string]string{"/e2e.lua": idleProgram}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerIdle)
+
+	_, errOut, code := cli(ctx, t, g, nil, "request", textTraposID, "fs.write", "{\"path\":\"/latin1/cli.txt\",\"data\":\"k\xfcche\"}")
+	require.Equal(t, 0, code, errOut)
+	status, ans := postRequest(ctx, t, g, textTraposID, "{\"type\":\"fs.write\",\"payload\":{\"path\":\"/latin1/http.txt\",\"data\":\"k\xfcche\"}}")
+	require.Equal(t, http.StatusOK, status)
+	require.True(t, ans.OK, "%+v", ans.Error)
+
+	code2 := `local function bytes(p) local h = fs.open(p, "rb") local d = h.readAll() h.close() return { d:byte(1, -1) } end ` +
+		`return bytes("/latin1/cli.txt"), bytes("/latin1/http.txt")`
+	status, ans = postRequest(ctx, t, g, textTraposID, mustJSON(t, map[string]any{"type": "lua.exec", "payload": map[string]any{"code": code2}}))
+	require.Equal(t, http.StatusOK, status)
+	require.True(t, ans.OK, "%+v", ans.Error)
+	want := byteList([]byte("k\xfcche"))
+	assert.Equal(t, []any{want, want}, ans.Payload["returns"], "ü is the byte FC on the computer, from both")
+}
+
 func requireDashWarning(t *testing.T, warnings []string, what string) {
 	t.Helper()
 	require.Len(t, warnings, 1, "%s: one warning, for the em dash: %v", what, warnings)

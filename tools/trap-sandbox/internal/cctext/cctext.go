@@ -325,8 +325,14 @@ func FromWire(wire string) (string, error) {
 
 // WireJSON applies Wire to every string of a JSON value (keys too), for payloads a host gives
 // as JSON. The replacements name each string by its place ("payload.code", "payload.items[2]").
-// A value without such a character comes back as it was, byte for byte.
+// A byte that is not UTF-8 (a CLI argument typed in a Latin-1 terminal) stands for itself, as
+// in Wire: it could only be in a string, and sent as it is it would make the frame no UTF-8
+// text, which a computer answers by closing its socket (1007). A value without such a byte or
+// character comes back as it was, byte for byte.
 func WireJSON(field string, raw json.RawMessage) (json.RawMessage, []Replacement, error) {
+	if !utf8.Valid(raw) {
+		raw = bytesAsThemselves(raw)
+	}
 	if !hasNonLatin1(raw) {
 		return raw, nil, nil
 	}
@@ -374,6 +380,22 @@ func wireValue(field string, v any, rp *report) any {
 		return out
 	}
 	return v
+}
+
+// bytesAsThemselves is text with each byte that is not UTF-8 made the character of its value
+// (0xFC: ü, U+00FC), the rest as it was.
+func bytesAsThemselves(text []byte) []byte {
+	out := make([]byte, 0, len(text)+len(text)/2)
+	for i := 0; i < len(text); {
+		r, n := utf8.DecodeRune(text[i:])
+		if r == utf8.RuneError && n == 1 {
+			out = utf8.AppendRune(out, rune(text[i]))
+		} else {
+			out = append(out, text[i:i+n]...)
+		}
+		i += n
+	}
+	return out
 }
 
 // hasNonLatin1 reports whether JSON text may hold a character above U+00FF: raw, or as a

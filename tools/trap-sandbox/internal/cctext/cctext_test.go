@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,6 +129,22 @@ func TestWireJSONReplacesInEveryStringAndKey(t *testing.T) {
 
 	_, _, err = WireJSON("payload", json.RawMessage(`{"a":"—"`))
 	assert.Error(t, err)
+}
+
+// TestWireJSONTakesAByteThatIsNotUTF8AsItself: a JSON argument typed in a Latin-1 terminal
+// (the CLI's request) holds the byte FC for ü; it is the byte FC on the computer, as in every
+// other text of the rule, and the answer is UTF-8 (a frame that is not closes the socket).
+func TestWireJSONTakesAByteThatIsNotUTF8AsItself(t *testing.T) {
+	out, reps, err := WireJSON("payload", json.RawMessage("{\"content\":\"k\xfcche\",\"k\xe9y\":1}"))
+	require.NoError(t, err)
+	assert.Equal(t, `{"content":"küche","kéy":1}`, string(out))
+	assert.Empty(t, reps)
+
+	out, reps, err = WireJSON("payload", json.RawMessage("{\"content\":\"\xfc—\"}"))
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"content":"ü?"}`, string(out))
+	require.Len(t, reps, 1)
+	assert.Equal(t, "U+2014", reps[0].CodePoint)
 }
 
 // TestAReportListsTenCharactersThenCountsTheRest: a text with thousands of characters CC
@@ -284,4 +301,62 @@ func TestClip(t *testing.T) {
 	assert.Equal(t, "k…(cut, 6 bytes)", Clip("küche", 2), "ü's second byte is not a place to cut")
 	assert.Equal(t, "kü…(cut, 6 bytes)", Clip("küche", 3))
 	assert.Equal(t, "…(cut, 3 bytes)", Clip("abc", 0))
+}
+
+// FuzzWireJSONLeavesOnlyCCBytes: whatever JSON a host gives, WireJSON's answer is JSON whose
+// every string and key is CC's bytes (no code point above U+00FF), with one replacement
+// counted for each character that was not, and the value unchanged when none was.
+func FuzzWireJSONLeavesOnlyCCBytes(f *testing.F) {
+	for _, seed := range []string{"{\"content\":\"k\xfcche\"}", `{"code":"print(\"—\")"}`, `["é","\u2603",{"k\ud83d\ude42":[1,"x"]}]`, `"plain"`, `{"a":{"b":["c",null,true,1e3]}}`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		if !json.Valid([]byte(raw)) {
+			return
+		}
+		out, reps, err := WireJSON("payload", json.RawMessage(raw))
+		require.NoError(t, err)
+		require.True(t, json.Valid(out), "%q became %q", raw, out)
+		require.True(t, utf8.Valid(out), "%q became %q, which is no text frame", raw, out)
+		if !utf8.ValidString(raw) {
+			raw = string(bytesAsThemselves([]byte(raw))) // what it stands for
+		}
+		var in, got any
+		require.NoError(t, json.Unmarshal([]byte(raw), &in))
+		require.NoError(t, json.Unmarshal(out, &got))
+		above := 0
+		walkStrings(in, func(s string) {
+			for _, r := range s {
+				if r > 0xFF {
+					above++
+				}
+			}
+		})
+		walkStrings(got, func(s string) {
+			for _, r := range s {
+				require.LessOrEqual(t, r, rune(0xFF), "%q became %q", raw, out)
+			}
+		})
+		require.Equal(t, above, Count(reps), "%q: %v", raw, reps)
+		if above == 0 {
+			require.Equal(t, in, got)
+		}
+	})
+}
+
+// walkStrings calls fn with every string of a decoded JSON value, its keys included.
+func walkStrings(v any, fn func(string)) {
+	switch x := v.(type) {
+	case string:
+		fn(x)
+	case []any:
+		for _, e := range x {
+			walkStrings(e, fn)
+		}
+	case map[string]any:
+		for k, e := range x {
+			fn(k)
+			walkStrings(e, fn)
+		}
+	}
 }

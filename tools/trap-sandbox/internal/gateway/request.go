@@ -8,6 +8,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"time"
+	"unicode/utf8"
 
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
@@ -64,6 +65,11 @@ func (g *Gateway) Request(ctx context.Context, accountID, traposID, typ string, 
 func requestPayload(typ string, payload json.RawMessage) (json.RawMessage, error) {
 	if typ == "" {
 		return nil, protocol.Errorf(protocol.CodeInternal, "a request needs a type")
+	}
+	if !utf8.Valid(payload) {
+		// Its frame would be no text frame, and the computer would close its socket (1007).
+		// A host's text is CC's bytes by the text rule before it gets here (cctext.WireJSON).
+		return nil, protocol.Errorf(protocol.CodeInternal, "the payload is not UTF-8 text, which a computer would answer by closing its socket")
 	}
 	return protocol.ObjectPayload(payload)
 }

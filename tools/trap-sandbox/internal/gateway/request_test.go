@@ -128,6 +128,24 @@ func TestRequestOutboundPayloadRule(t *testing.T) {
 	assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err))
 }
 
+// TestARequestThatIsNotUTF8IsNotSent: a payload holding a byte that is not UTF-8 would make a
+// frame no WebSocket text frame, which the computer answers by closing its socket (1007, as
+// CC: Tweaked's Netty does): it is refused, nothing is sent, and the socket keeps working.
+func TestARequestThatIsNotUTF8IsNotSent(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	c := h.connect(t, "7:", "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	_, err := h.gw.Request(ctx, LocalAccount, "7:", TypePing, json.RawMessage("{\"content\":\"k\xfcche\"}"))
+	assert.Equal(t, protocol.CodeInternal, protocol.CodeOf(err), "%v", err)
+	assert.Contains(t, err.Error(), "not UTF-8 text")
+
+	pending := asyncRequest(h.gw, ctx, "7:", TypePing, json.RawMessage(`{"content":"küche"}`))
+	req := c.answerNext(func(protocol.Frame) map[string]any { return map[string]any{"ok": true} })
+	assert.JSONEq(t, `{"content":"küche"}`, string(req.Payload), "the next frame the computer reads is the next request")
+	require.NoError(t, awaitResult(t, pending).err)
+}
+
 func TestRequestNotConnected(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	h.connect(t, "7:", "")
