@@ -343,7 +343,11 @@ func WireJSON(field string, raw json.RawMessage) (json.RawMessage, []Replacement
 		return nil, nil, fmt.Errorf("the payload is not valid JSON: %w", err)
 	}
 	var rp report
-	v = wireValue(field, v, &rp)
+	var merged error
+	v = wireValue(field, v, &rp, &merged)
+	if merged != nil {
+		return nil, nil, merged
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -353,13 +357,16 @@ func WireJSON(field string, raw json.RawMessage) (json.RawMessage, []Replacement
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), rp.list(), nil
 }
 
-func wireValue(field string, v any, rp *report) any {
+// wireValue is v with Wire applied to its strings and keys. Two keys of one object that become
+// the same on the computer ("a€" and "a?" are both "a?") are set in *merged, the first such
+// pair: one would overwrite the other.
+func wireValue(field string, v any, rp *report, merged *error) any {
 	switch x := v.(type) {
 	case string:
 		return wire(field, x, rp)
 	case []any:
 		for i := range x {
-			x[i] = wireValue(field+"["+strconv.Itoa(i)+"]", x[i], rp)
+			x[i] = wireValue(field+"["+strconv.Itoa(i)+"]", x[i], rp, merged)
 		}
 		return x
 	case map[string]any:
@@ -369,13 +376,19 @@ func wireValue(field string, v any, rp *report) any {
 		}
 		sort.Strings(keys) // the reports come in a stable order
 		out := make(map[string]any, len(x))
+		from := make(map[string]string, len(x)) // each key sent, by the key it was given as
 		for _, k := range keys {
 			name := k
 			if field != "" {
 				name = field + "." + k
 			}
 			wk := wire(name+" (a key)", k, rp)
-			out[wk] = wireValue(name, x[k], rp)
+			if other, taken := from[wk]; taken && *merged == nil {
+				*merged = fmt.Errorf("the keys %q and %q of %s are the same on the computer, %q: CC's character set cannot hold what tells them apart; rename one",
+					other, k, field, wk)
+			}
+			from[wk] = k
+			out[wk] = wireValue(name, x[k], rp, merged)
 		}
 		return out
 	}

@@ -131,6 +131,16 @@ func TestWireJSONReplacesInEveryStringAndKey(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestWireJSONRefusesKeysThatBecomeOne: "a€" and "a?" are both "a?" on the computer; sent, one
+// would overwrite the other, so the payload is refused, naming both.
+func TestWireJSONRefusesKeysThatBecomeOne(t *testing.T) {
+	_, _, err := WireJSON("payload", json.RawMessage(`{"x":{"a€":1,"a?":2}}`))
+	require.Error(t, err)
+	assert.Equal(t, `the keys "a?" and "a€" of payload.x are the same on the computer, "a?": CC's character set cannot hold what tells them apart; rename one`, err.Error())
+	_, _, err = WireJSON("payload", json.RawMessage(`{"a€":1,"b€":2}`))
+	assert.NoError(t, err, "keys that stay apart")
+}
+
 // TestWireJSONTakesAByteThatIsNotUTF8AsItself: a JSON argument typed in a Latin-1 terminal
 // (the CLI's request) holds the byte FC for ü; it is the byte FC on the computer, as in every
 // other text of the rule, and the answer is UTF-8 (a frame that is not closes the socket).
@@ -307,7 +317,7 @@ func TestClip(t *testing.T) {
 // every string and key is CC's bytes (no code point above U+00FF), with one replacement
 // counted for each character that was not, and the value unchanged when none was.
 func FuzzWireJSONLeavesOnlyCCBytes(f *testing.F) {
-	for _, seed := range []string{"{\"content\":\"k\xfcche\"}", `{"code":"print(\"—\")"}`, `["é","\u2603",{"k\ud83d\ude42":[1,"x"]}]`, `"plain"`, `{"a":{"b":["c",null,true,1e3]}}`} {
+	for _, seed := range []string{"{\"content\":\"k\xfcche\"}", `{"code":"print(\"—\")"}`, `["é","\u2603",{"k\ud83d\ude42":[1,"x"]}]`, `"plain"`, `{"a":{"b":["c",null,true,1e3]}}`, `1E1000`, `{"x":{"a€":1,"a?":2}}`} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -315,15 +325,16 @@ func FuzzWireJSONLeavesOnlyCCBytes(f *testing.F) {
 			return
 		}
 		out, reps, err := WireJSON("payload", json.RawMessage(raw))
+		if err != nil && strings.Contains(err.Error(), "are the same on the computer") {
+			return // refused, naming the keys (TestWireJSONRefusesKeysThatBecomeOne)
+		}
 		require.NoError(t, err)
 		require.True(t, json.Valid(out), "%q became %q", raw, out)
 		require.True(t, utf8.Valid(out), "%q became %q, which is no text frame", raw, out)
 		if !utf8.ValidString(raw) {
 			raw = string(bytesAsThemselves([]byte(raw))) // what it stands for
 		}
-		var in, got any
-		require.NoError(t, json.Unmarshal([]byte(raw), &in))
-		require.NoError(t, json.Unmarshal(out, &got))
+		in, got := decodeNumbers(t, []byte(raw)), decodeNumbers(t, out) // 1E1000 is JSON too
 		above := 0
 		walkStrings(in, func(s string) {
 			for _, r := range s {
@@ -338,10 +349,36 @@ func FuzzWireJSONLeavesOnlyCCBytes(f *testing.F) {
 			}
 		})
 		require.Equal(t, above, Count(reps), "%q: %v", raw, reps)
+		require.Equal(t, countKeys(in), countKeys(got), "%q became %q: no key is lost", raw, out)
 		if above == 0 {
 			require.Equal(t, in, got)
 		}
 	})
+}
+
+// countKeys counts the keys of every object in a decoded JSON value.
+func countKeys(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			n += countKeys(e)
+		}
+	case map[string]any:
+		n += len(x)
+		for _, e := range x {
+			n += countKeys(e)
+		}
+	}
+	return n
+}
+
+func decodeNumbers(t *testing.T, data []byte) any {
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.UseNumber()
+	var v any
+	require.NoError(t, dec.Decode(&v))
+	return v
 }
 
 // walkStrings calls fn with every string of a decoded JSON value, its keys included.
