@@ -259,15 +259,16 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	if !c.Binary {
 		cc, reps := cctext.ToCC("content", string(data))
 		warnings = func() { warn(stderr, reps) }
-		if !utf8.Valid(data) {
+		if !utf8.Valid(data) && cc != string(data) {
 			// A binary file's bytes read as text hold thousands of characters CC cannot hold:
-			// one line says what the fix is, not one per character.
+			// one line says what the fix is, not one per character. (A Latin-1 text file, whose
+			// bytes are not UTF-8 and stand for themselves, arrives unchanged: no warning.)
 			replaced := ""
 			if n := cctext.Count(reps); n > 0 {
 				replaced = fmt.Sprintf(" (%d characters CC cannot hold became %q)", n, string(cctext.Unmappable))
 			}
 			warnings = func() {
-				fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which may have changed its bytes%s; put --binary sends them unchanged\n",
+				fmt.Fprintf(stderr, "trap-sandbox: warning: %s is not UTF-8 text (it looks binary) and was sent as text, which changed its bytes%s; put --binary sends them unchanged\n",
 					localName(c.Local), replaced)
 			}
 		}

@@ -122,8 +122,18 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	require.NoError(t, os.WriteFile(local, binary, 0o644))
 	_, errOut, err = runWith(t, "", "put", "--url", base, "7:", local, "/bin.txt")
 	require.NoError(t, err)
-	assert.Equal(t, "trap-sandbox: warning: "+local+` is not UTF-8 text (it looks binary) and was sent as text, which may have changed its bytes `+
+	assert.Equal(t, "trap-sandbox: warning: "+local+` is not UTF-8 text (it looks binary) and was sent as text, which changed its bytes `+
 		`(500 characters CC cannot hold became "?"); put --binary sends them unchanged`+"\n", errOut, "one line, with the fix")
+
+	// A Latin-1 text file is not UTF-8 either, but each of its bytes stands for itself: it
+	// arrives as it is, and nothing warns that it changed.
+	latin1 := []byte("k\xfcche \xe9t\xe9\n")
+	require.NoError(t, os.WriteFile(local, latin1, 0o644))
+	_, errOut, err = runWith(t, "", "put", "--url", base, "7:", local, "/latin1.txt")
+	require.NoError(t, err)
+	assert.Empty(t, errOut)
+	got, _ = d.File("/latin1.txt")
+	assert.Equal(t, latin1, got)
 
 	d.Before = func(_ context.Context, _ int, typ string) error {
 		if typ == protocol.TypeFSWrite {
