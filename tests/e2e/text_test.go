@@ -68,14 +68,7 @@ type textSurface struct {
 // every surface takes back.
 func TestSameTextOnEverySurface(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 6, "text"
-	opts.Settings["sandbox.allow_files"] = "write"
-	opts.Settings["sandbox.allow_exec"] = "true"
-	opts.Files = map[string]string{"/e2e.lua": textProgram, "/show.lua": showProgram}
-	c := fakecrafttest.StartWithin(t, opts, testTimeout)
-	c.WaitFor(ctx, markerIdle)
+	g := startTextComputer(ctx, t, map[string]string{"/e2e.lua": textProgram, "/show.lua": showProgram})
 
 	surfaces := []textSurface{
 		cliSurface(ctx, t, g),
@@ -138,14 +131,7 @@ func TestSameTextOnEverySurface(t *testing.T) {
 // and the computer closed its socket (1007) before it answered.
 func TestAByteThatIsNotUTF8InARequestStandsForItself(t *testing.T) {
 	ctx := testContext(t)
-	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 6, "text"
-	opts.Settings["sandbox.allow_files"] = "write"
-	opts.Settings["sandbox.allow_exec"] = "true"
-	opts.Files = map[string]string{"/e2e.lua": idleProgram}
-	c := fakecrafttest.StartWithin(t, opts, testTimeout)
-	c.WaitFor(ctx, markerIdle)
+	g := startTextComputer(ctx, t, map[string]string{"/e2e.lua": idleProgram})
 
 	_, errOut, code := cli(ctx, t, g, nil, "request", textTraposID, "fs.write", "{\"path\":\"/latin1/cli.txt\",\"data\":\"k\xfcche\"}")
 	require.Equal(t, 0, code, errOut)
@@ -160,6 +146,21 @@ func TestAByteThatIsNotUTF8InARequestStandsForItself(t *testing.T) {
 	require.True(t, ans.OK, "%+v", ans.Error)
 	want := byteList([]byte("k\xfcche"))
 	assert.Equal(t, []any{want, want}, ans.Payload["returns"], "ü is the byte FC on the computer, from both")
+}
+
+// startTextComputer starts a gateway and the computer 6:text, which lets the host write files
+// and run Lua, with files on its disk (/e2e.lua its program), and waits until it idles.
+func startTextComputer(ctx context.Context, t *testing.T, files map[string]string) *harness.Gateway {
+	t.Helper()
+	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 6, "text"
+	opts.Settings["sandbox.allow_files"] = "write"
+	opts.Settings["sandbox.allow_exec"] = "true"
+	opts.Files = files
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerIdle)
+	return g
 }
 
 func requireDashWarning(t *testing.T, warnings []string, what string) {
