@@ -96,6 +96,7 @@ func TestStatusOfEveryCode(t *testing.T) {
 		{protocol.CodeBusy, "", 429},
 		{protocol.CodeForbidden, "fs.read needs sandbox.allow_files read", 403},
 		{protocol.CodeBadPayload, "", 400},
+		{protocol.CodeBadPayload, protocol.FrameTooLargeMessage, 413},
 		{protocol.CodeUnknownType, "", 501},
 		{protocol.CodeUnauthorized, "", 401},
 		{protocol.CodeInternal, "", 500},

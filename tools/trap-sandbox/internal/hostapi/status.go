@@ -21,6 +21,11 @@ func StatusOf(e *protocol.Error) int {
 	case protocol.CodeForbidden:
 		return http.StatusForbidden
 	case protocol.CodeBadPayload:
+		if e.Message == protocol.FrameTooLargeMessage {
+			// Found once the payload's text was CC's bytes (a Latin-1 byte is two of UTF-8
+			// then): the same answer as the route's own check before it.
+			return http.StatusRequestEntityTooLarge
+		}
 		return http.StatusBadRequest
 	case protocol.CodeUnknownType:
 		return http.StatusNotImplemented

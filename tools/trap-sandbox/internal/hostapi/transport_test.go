@@ -3,6 +3,7 @@ package hostapi_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -52,6 +53,27 @@ func connectComputer(t *testing.T, srv *httptest.Server, d *daemonfake.Daemon) {
 	stop, err := d.Connect(ctx, srv.URL+gateway.WebSocketPath, "")
 	require.NoError(t, err)
 	t.Cleanup(stop)
+}
+
+// TestALatin1BodyTooLargeForAFrameIsTooLarge: 70 000 bytes of Latin-1 ü pass the route's own
+// check of the frame's size, but each is two bytes of UTF-8 once it is the computer's byte on
+// the wire; the frame is refused as the route refuses one, 413, and nothing reaches the
+// computer (sent, the bytes as they came closed its socket: 1007).
+func TestALatin1BodyTooLargeForAFrameIsTooLarge(t *testing.T) {
+	_, srv := gatewayWithAPI(t, "")
+	d := &daemonfake.Daemon{ID: 7}
+	connectComputer(t, srv, d)
+	body := `{"type":"fs.write","payload":{"path":"/x","data":"` + strings.Repeat("\xfc", 70000) + `"}}`
+	resp, err := http.Post(srv.URL+"/trapos/computers/7:/requests", "application/json", strings.NewReader(body))
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, resp.StatusCode, "%s", answer)
+	assert.Contains(t, string(answer), protocol.FrameTooLargeMessage)
+	_, written := d.File("/x")
+	assert.False(t, written, "nothing reached the computer")
+	assert.Zero(t, d.Writes())
 }
 
 // TestBothTransportsReachARealGateway: the in-process Transport and the HTTP one give the
