@@ -65,6 +65,9 @@ type report struct {
 	reps  []Replacement
 	more  int         // the characters past the cap
 	first Replacement // the first of them (its field and place)
+	// merged is set by WireJSON for the first two keys of one object that became the same
+	// on the computer ("a€" and "a?" are both "a?"): one would overwrite the other.
+	merged error
 }
 
 // add records the character r at a place of the text field, building its entry only while
@@ -343,10 +346,9 @@ func WireJSON(field string, raw json.RawMessage) (json.RawMessage, []Replacement
 		return nil, nil, fmt.Errorf("the payload is not valid JSON: %w", err)
 	}
 	var rp report
-	var merged error
-	v = wireValue(field, v, &rp, &merged)
-	if merged != nil {
-		return nil, nil, merged
+	v = wireValue(field, v, &rp)
+	if rp.merged != nil {
+		return nil, nil, rp.merged
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -357,16 +359,14 @@ func WireJSON(field string, raw json.RawMessage) (json.RawMessage, []Replacement
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), rp.list(), nil
 }
 
-// wireValue is v with Wire applied to its strings and keys. Two keys of one object that become
-// the same on the computer ("a€" and "a?" are both "a?") are set in *merged, the first such
-// pair: one would overwrite the other.
-func wireValue(field string, v any, rp *report, merged *error) any {
+// wireValue is v with Wire applied to its strings and keys (keys that become one: rp.merged).
+func wireValue(field string, v any, rp *report) any {
 	switch x := v.(type) {
 	case string:
 		return wire(field, x, rp)
 	case []any:
 		for i := range x {
-			x[i] = wireValue(field+"["+strconv.Itoa(i)+"]", x[i], rp, merged)
+			x[i] = wireValue(field+"["+strconv.Itoa(i)+"]", x[i], rp)
 		}
 		return x
 	case map[string]any:
@@ -383,12 +383,12 @@ func wireValue(field string, v any, rp *report, merged *error) any {
 				name = field + "." + k
 			}
 			wk := wire(name+" (a key)", k, rp)
-			if other, taken := from[wk]; taken && *merged == nil {
-				*merged = fmt.Errorf("the keys %q and %q of %s are the same on the computer, %q: CC's character set cannot hold what tells them apart; rename one",
+			if other, taken := from[wk]; taken && rp.merged == nil {
+				rp.merged = fmt.Errorf("the keys %q and %q of %s are the same on the computer, %q: CC's character set cannot hold what tells them apart; rename one",
 					other, k, field, wk)
 			}
 			from[wk] = k
-			out[wk] = wireValue(name, x[k], rp, merged)
+			out[wk] = wireValue(name, x[k], rp)
 		}
 		return out
 	}
