@@ -711,11 +711,13 @@ local function oneEditFrom(typed, name)
 end
 
 -- The command a mistyped word most likely meant: the one it begins (`stat`, `Status`) or the
--- one a slip of one letter away (`stauts`), when only one is; nil otherwise.
-local function meant(word)
+-- one a slip of one letter away (`stauts`), when only one is; nil otherwise. except is a
+-- command not to guess: after `sandbox help`, help itself (`sandbox help help` only prints the
+-- list `sandbox help` already does).
+local function meant(word, except)
   local typed, found = word:lower(), nil;
   for _, name in ipairs(libsandbox.SUBCOMMANDS) do
-    if (#typed >= 2 and name:sub(1, #typed) == typed) or (#typed >= 3 and oneEditFrom(typed, name)) then
+    if name ~= except and ((#typed >= 2 and name:sub(1, #typed) == typed) or (#typed >= 3 and oneEditFrom(typed, name))) then
       if found ~= nil then
         return nil;
       end
@@ -762,7 +764,7 @@ end
 -- "sandbox help"), and what the guess is offered with.
 local function failUnknownCommand(program, word)
   local problem = program .. ": unknown command '" .. word .. "'.";
-  local guess = meant(word);
+  local guess = meant(word, program == "sandbox help" and "help" or nil);
   if guess ~= nil then
     failUsage(problem, "Did you mean:", program .. " " .. guess);
   end

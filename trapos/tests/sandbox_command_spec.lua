@@ -1320,6 +1320,9 @@ describe("sandbox command", function()
       for _, case in ipairs({
         { { "help", "frob" }, "sandbox help: unknown command 'frob'.\nRun: sandbox --help" },
         { { "help", "lnik" }, "sandbox help: unknown command 'lnik'.\nDid you mean: sandbox help link" },
+        -- Not "sandbox help help": that is the list sandbox help already prints.
+        { { "help", "hlep" }, "sandbox help: unknown command 'hlep'.\nRun: sandbox --help" },
+        { { "help", "he" }, "sandbox help: unknown command 'he'.\nDid you mean: sandbox help health" },
         { { "help", "--x" }, "sandbox help: unknown option '--x'.\nRun: sandbox --help" },
         { { "help", "link", "-v" }, "sandbox help: unknown option '-v'.\nRun: sandbox --help" },
         { { "help", "link", "setup" }, "sandbox help: unexpected argument 'setup'.\nRun: sandbox --help" },
