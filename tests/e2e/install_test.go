@@ -114,6 +114,7 @@ func TestOneLineInstall(t *testing.T) {
 	assert.Contains(t, out, "Installed trapos-sandbox ")
 	assert.Contains(t, out, "Run: reboot")
 	assertHealthy(t, out)
+	assertOneHeader(t, afterLast(out, "Goodbye"))
 	settings := readSettings(t, dir)
 	assert.Contains(t, settings, `[ "sandbox.password" ] = "`+installPassword+`"`, "the password is saved as a string")
 	assert.Contains(t, settings, `[ "sandbox.url" ] = "`+g.WebSocketURL()+`"`)
@@ -158,6 +159,13 @@ func TestOneLineInstall(t *testing.T) {
 	assert.Contains(t, afterLast(out, "> sandbox health"), "No such program")
 }
 
+// assertOneHeader checks that a boot's transcript shows CC's header once: the hook's shell is a
+// second one, whose own header would repeat the first shell's.
+func assertOneHeader(t *testing.T, boot string) {
+	t.Helper()
+	assert.Equal(t, 1, strings.Count(boot, "CraftOS 1.9"), "the boot shows CC's header once:\n%s", boot)
+}
+
 // TestInstallKeepsThePlayersStartup: an advanced computer with its own /startup.lua and a
 // later /startup/ file. Both keep running at boot with the daemon beside them, and the
 // player's /startup.lua is byte-identical after install, upgrade and uninstall.
@@ -179,6 +187,7 @@ func TestInstallKeepsThePlayersStartup(t *testing.T) {
 	for i, boot := range boots {
 		assert.Equal(t, 1, strings.Count(boot, "door ready"), "boot %d runs /startup.lua once:\n%s", i+1, boot)
 		assert.Equal(t, 1, strings.Count(boot, "lamps on"), "boot %d runs /startup/lamps.lua once:\n%s", i+1, boot)
+		assertOneHeader(t, boot)
 	}
 	assertHealthy(t, out)
 

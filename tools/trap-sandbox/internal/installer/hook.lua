@@ -36,10 +36,27 @@ local function daemon()
   shell.run(DAEMON);
 end
 
+-- The shell below is a second one, and a shell starts by printing CC's header (os.version()),
+-- which the first printed right before the startup files: the player would read "CraftOS 1.9"
+-- twice at every boot. So the next print is skipped when it is that header, and print is CC's
+-- own again from then on, whatever it printed. (The daemon beside it never prints.)
+local function skipNextHeader()
+  local print = _G.print;
+  local header = os.version();
+  _G.print = function(...)
+    _G.print = print;
+    if select("#", ...) == 1 and ... == header then
+      return 0; -- the lines print printed
+    end
+    return print(...);
+  end;
+end
+
 local function boot()
   for _, path in ipairs(later) do
     shell.run(path);
   end
+  skipNextHeader();
   shell.run("shell");
   -- Leaving the shell ends the computer, as leaving the top-level shell does; returning
   -- would make CC run the later startup files a second time.
