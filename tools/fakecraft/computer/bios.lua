@@ -444,6 +444,7 @@ if settings then
   local keys = {};
   for k in pairs(BIOS.settings) do keys[#keys + 1] = k; end
   table.sort(keys);
+  local applied = {}; -- { key, converted value (nil: unset) }, for each one that took
   for _, k in ipairs(keys) do
     local value = convert_setting(BIOS.settings[k]);
     local ok, err;
@@ -452,9 +453,25 @@ if settings then
     else
       ok, err = pcall(settings.set, k, value);
     end
-    if not ok then printError(err); end
+    if ok then
+      applied[#applied + 1] = { k, value };
+    else
+      printError(err);
+    end
   end
   settings.load("/.settings");
+  -- The computer's own /.settings wins over these values, as over a server's default
+  -- settings; whoever gave them hears which lost to it (never on this screen).
+  if BIOS.settingOverridden ~= nil then
+    for _, kv in ipairs(applied) do
+      local now = settings.getDetails(kv[1]);
+      local lost;
+      if kv[2] == nil then lost = now.changed; else lost = now.value ~= kv[2]; end
+      if lost then
+        BIOS.settingOverridden(kv[1], textutils.serialize(now.value, { compact = true }));
+      end
+    end
+  end
 end
 
 -- A TrapOS computer's shell runs fakecraft's launcher (boot.lua); a bare one (no BIOS.boot)

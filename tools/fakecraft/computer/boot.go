@@ -75,6 +75,12 @@ func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
 		settings.RawSetString(k, lua.LString(v))
 	}
 	t.RawSetString("settings", settings)
+	if report := c.cfg.SettingOverridden; report != nil {
+		t.RawSetString("settingOverridden", L.NewFunction(func(L *lua.LState) int {
+			report(L.CheckString(1), L.CheckString(2))
+			return 0
+		}))
+	}
 	t.RawSetString("shell", lua.LString(ShellPath))
 	if c.cfg.Multishell {
 		t.RawSetString("multishell", lua.LString(MultishellPath))

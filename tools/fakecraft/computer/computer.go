@@ -82,8 +82,14 @@ type Config struct {
 	// Label is the initial os.getComputerLabel(); empty means unset.
 	Label string
 	// Settings are raw `set key value` values, converted like CC's set program
-	// (true/false/nil/numbers) and applied with settings.set before /.settings is loaded.
+	// (true/false/nil/numbers) and applied with settings.set before /.settings is loaded:
+	// a server's default settings, which the computer's own /.settings overrides.
 	Settings map[string]string
+	// SettingOverridden, when set, hears each key of Settings whose value the computer's
+	// /.settings replaced at boot (for a nil value: gave one), with the value it has
+	// instead as CC's set program shows it (textutils.serialize, compact). Both are CC's
+	// bytes. It is called on the computer's goroutine, at each boot.
+	SettingOverridden func(key, value string)
 	// FS is the file system (the fs API), with the ROM mounted at /rom. Nil leaves fs out:
 	// then one of APIs must set a global fs the bios can load the ROM through.
 	FS *fsapi.FS

@@ -49,6 +49,9 @@ type Options struct {
 	YieldTimeout time.Duration
 	Stdout       io.Writer
 	Basic        bool
+	// SettingOverridden hears each of Settings the computer's own /.settings overrides, at
+	// every boot (computer.Config.SettingOverridden).
+	SettingOverridden func(key, value string)
 
 	// HTTP configures the http API (CC's defaults when zero).
 	HTTP httpapi.Options
@@ -158,22 +161,23 @@ func (m *Machine) build(label string) error {
 	m.HTTP = httpapi.New(opts.HTTP)
 	// The parts go to the computer, whose table of APIs (computer/apis.go) installs them.
 	c, err := computer.New(computer.Config{
-		ID:           opts.ID,
-		Label:        label,
-		Settings:     opts.Settings,
-		TimeScale:    opts.TimeScale,
-		VirtualTime:  opts.VirtualTime,
-		YieldTimeout: opts.YieldTimeout,
-		Stdout:       opts.Stdout,
-		Basic:        opts.Basic,
-		Bare:         opts.Bare,
-		Input:        opts.Input,
-		Multishell:   opts.Multishell,
-		Boot:         computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
-		FS:           fsys,
-		HTTP:         m.HTTP,
-		Peripherals:  m.Peripherals,
-		APIs:         opts.ExtraAPIs,
+		ID:                opts.ID,
+		Label:             label,
+		Settings:          opts.Settings,
+		SettingOverridden: opts.SettingOverridden,
+		TimeScale:         opts.TimeScale,
+		VirtualTime:       opts.VirtualTime,
+		YieldTimeout:      opts.YieldTimeout,
+		Stdout:            opts.Stdout,
+		Basic:             opts.Basic,
+		Bare:              opts.Bare,
+		Input:             opts.Input,
+		Multishell:        opts.Multishell,
+		Boot:              computer.Boot{Program: opts.Program, Args: opts.Args, Autostart: opts.Autostart},
+		FS:                fsys,
+		HTTP:              m.HTTP,
+		Peripherals:       m.Peripherals,
+		APIs:              opts.ExtraAPIs,
 	})
 	if err != nil {
 		return fmt.Errorf("new computer: %w", err)
