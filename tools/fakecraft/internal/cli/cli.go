@@ -229,6 +229,7 @@ func (f *computerFlags) options(e *env, bare bool) (machine.Options, string, err
 		}
 	}
 	settings := map[string]string{}
+	set := &presets{flags: map[string][2]string{}, dir: f.Dir, out: e.stderr, told: map[string]bool{}}
 	for _, kv := range f.Set {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
@@ -236,6 +237,7 @@ func (f *computerFlags) options(e *env, bare bool) (machine.Options, string, err
 		}
 		// Flags are UTF-8 text; CC stores what the host hands it as one byte per character.
 		settings[ccstr.FromText(k)] = ccstr.FromText(v)
+		set.flags[ccstr.FromText(k)] = [2]string{k, v}
 	}
 	if err := computer.CheckID(f.ID); err != nil {
 		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--id %d: %v", f.ID, err)}
@@ -244,15 +246,16 @@ func (f *computerFlags) options(e *env, bare bool) (machine.Options, string, err
 		return machine.Options{}, "", &exitError{code: ExitUsage, msg: fmt.Sprintf("--time-scale %v: must be positive", f.TimeScale)}
 	}
 	return machine.Options{
-		Overlay:   f.Dir,
-		Root:      trapos,
-		ID:        f.ID,
-		Label:     ccstr.FromText(f.Label),
-		Settings:  settings,
-		TimeScale: f.TimeScale,
-		Stdout:    e.stdout,
-		Basic:     f.Basic,
-		HTTP:      httpapi.Options{AllowPrivate: f.AllowPrivate},
+		Overlay:           f.Dir,
+		Root:              trapos,
+		ID:                f.ID,
+		Label:             ccstr.FromText(f.Label),
+		Settings:          settings,
+		TimeScale:         f.TimeScale,
+		Stdout:            e.stdout,
+		Basic:             f.Basic,
+		HTTP:              httpapi.Options{AllowPrivate: f.AllowPrivate},
+		SettingOverridden: set.overridden,
 	}, rootDir, nil
 }
 

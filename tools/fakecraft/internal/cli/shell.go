@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,7 +33,13 @@ type ShellCmd struct {
 // Run boots the computer with its screen in the terminal until it shuts down. A reboot
 // (Ctrl-R, os.reboot) boots it again over the same files.
 func (s *ShellCmd) Run(e *env) error {
-	opts, rootDir, err := s.options(e, s.Bare)
+	// The computer's notes for stderr (a --set value its /.settings overrides) wait until
+	// the terminal is given back: the screen drawn on it would hide them.
+	var notes bytes.Buffer
+	defer func() { _, _ = e.stderr.Write(notes.Bytes()) }()
+	noted := *e
+	noted.stderr = &notes
+	opts, rootDir, err := s.options(&noted, s.Bare)
 	if err != nil {
 		return err
 	}
