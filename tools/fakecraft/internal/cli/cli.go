@@ -42,7 +42,7 @@ const specSuffix = "_spec.lua"
 // computerFlags are the flags shared by run, shell and test.
 type computerFlags struct {
 	Root         string   `help:"Repository root (the directory holding go.work); found from the current directory upward when empty; --bare needs none." type:"path"`
-	Set          []string `short:"s" sep:"none" help:"Set a setting before boot, like CC's set program (true/false/nil/numbers convert). Repeatable." placeholder:"KEY=VALUE"`
+	Set          []string `short:"s" sep:"none" help:"A default setting, as a server's config gives every computer, its value converted like CC's set program's (true/false/nil/numbers). The computer's own /.settings (see --dir) wins, and fakecraft says so on stderr. Repeatable." placeholder:"KEY=VALUE"`
 	ID           int      `help:"Computer id (os.getComputerID)." default:"0"`
 	Label        string   `help:"Computer label (os.getComputerLabel)."`
 	TimeScale    float64  `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
