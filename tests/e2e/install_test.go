@@ -150,7 +150,8 @@ func TestOneLineInstall(t *testing.T) {
 	assert.NotContains(t, out, "Upgraded")
 	assert.Equal(t, settings, readSettings(t, dir), "the downgrade kept the settings")
 
-	out = playerSession(ctx, t, dir, true, install+" uninstall")
+	// sandbox setup's sandbox.ai_confirm, which the installer never sets, goes too.
+	out = playerSession(ctx, t, dir, true, "set sandbox.ai_confirm false", install+" uninstall")
 	assert.Contains(t, out, "Removed trapos-sandbox ")
 	assert.Equal(t, []string{".settings"}, diskFiles(t, dir), "uninstall leaves no file of the package and no hook")
 	assert.NotContains(t, readSettings(t, dir), "sandbox.")

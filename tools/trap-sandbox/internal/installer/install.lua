@@ -17,6 +17,7 @@ local HOOK_BESIDE = "/sandbox-startup.lua"; -- the hook when /startup is a file 
 local NEW = ".new";                        -- suffix of a downloaded file not yet swapped in
 local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped in
 
+local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
 local SETTING_URL = "sandbox.url";
 local SETTING_PASSWORD = "sandbox.password";
 local SETTING_ALLOW_FILES = "sandbox.allow_files";
@@ -710,8 +711,12 @@ local function uninstall()
   end
   fs.delete(MANIFEST);
   removeEmptyDirs(manifest.dirs);
-  for _, name in ipairs({ SETTING_URL, SETTING_PASSWORD, SETTING_ALLOW_FILES, SETTING_ALLOW_EXEC, SETTING_ALLOW_SCREEN }) do
-    settings.unset(name);
+  -- Every sandbox.* setting, not only those this installer sets: the client defines more
+  -- (sandbox.ai_confirm, from sandbox setup), and a later client may add others.
+  for _, name in ipairs(settings.getNames()) do
+    if name:sub(1, #SETTINGS_PREFIX) == SETTINGS_PREFIX then
+      settings.unset(name);
+    end
   end
   if not saveSettings() then
     printError(".settings could not be saved: the sandbox settings are back at the next boot; free some space, then run the uninstall again.");
