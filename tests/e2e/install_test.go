@@ -433,8 +433,8 @@ func TestInstallNamesASpaceAroundARefusedPassword(t *testing.T) {
 
 // TestInstallKeepsALinkedCredential: the install line run again with the shared password on
 // a computer linked to an account keeps the computer's own credential (it was replaced, and
-// the computer silently left the account); a credential the gateway refuses is replaced by
-// the line's password, as before.
+// the computer silently left the account); a credential the gateway refuses (revoked, or not
+// its own) is replaced by the line's password, as before, and the player is told.
 func TestInstallKeepsALinkedCredential(t *testing.T) {
 	ctx := testContext(t)
 	dataDir := t.TempDir()
@@ -462,10 +462,24 @@ func TestInstallKeepsALinkedCredential(t *testing.T) {
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+credential+`"`)
 	assert.Contains(t, afterLast(out, "> sandbox status"), "account: alice", out)
 
+	// Revoked: the line's password replaces it, and the player is told the computer left the
+	// account; the revoked credential on the line is named as such.
+	selector := strings.Split(credential, "_")[1]
+	admin("credentials", "revoke", selector)
+	out = playerSession(ctx, t, dir, true, install)
+	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
+	assert.Contains(t, strings.Join(lines(out), " "),
+		"This computer's own credential was refused (revoked): it now uses the password on the line. To link it to your account again: sandbox link")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+installPassword+`"`)
+	out = playerSession(ctx, t, dir, true, "wget run "+g.URL("/trapos/install")+" "+credential)
+	assert.Contains(t, strings.Join(lines(out), " "), "That credential was revoked on the gateway. Run again with the gateway's password")
+	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+installPassword+`"`, "a refused line changes nothing")
+
 	playerSession(ctx, t, dir, true, "set sandbox.password tsc_unknown")
 	out = playerSession(ctx, t, dir, true, install)
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "Kept this computer's own credential")
+	assert.Contains(t, strings.Join(lines(out), " "), "This computer's own credential was refused (not this gateway's): it now uses the password on the line.")
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+installPassword+`"`)
 }
 

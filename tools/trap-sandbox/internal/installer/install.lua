@@ -378,7 +378,8 @@ end
 
 -- Asks the gateway whether it accepts password: a hello with check=true (docs/protocol.md),
 -- which it answers as the daemon's hello but registers nothing, so a daemon that is connected
--- stays so. Returns true or false (the gateway's verdict), or nil and why it could not ask.
+-- stays so. Returns true or false (the gateway's verdict) and, with false, the gateway's
+-- reason; or nil and why it could not ask.
 local function checkPassword(password)
   local url = SOURCE.websocket .. CHECK_QUERY;
   local ok, ws, err = pcall(http.websocket, url);
@@ -420,7 +421,7 @@ local function checkPassword(password)
         if frame.ok == true then
           verdict = true;
         elseif e.code == "unauthorized" then
-          verdict = false;
+          verdict, why = false, tostring(e.message);
         else
           why = "the gateway answered " .. tostring(e.code) .. ": " .. tostring(e.message);
         end
@@ -431,6 +432,22 @@ local function checkPassword(password)
   os.cancelTimer(timer);
   pcall(ws.close);
   return verdict, why;
+end
+
+-- Whether the gateway's reason for refusing a secret is that it is a revoked credential.
+local function isRevoked(why)
+  return why ~= nil and why:find("credential was revoked", 1, true) ~= nil;
+end
+
+-- The first sentence of a refused check: password's, which the gateway refused for why; set
+-- says it was the computer's own sandbox.password, not one on the line.
+local function refusal(password, why, set)
+  if password == "" then
+    return "The gateway needs a password";
+  elseif isRevoked(why) then
+    return set and "This computer's credential was revoked on the gateway" or "That credential was revoked on the gateway";
+  end
+  return "Wrong password: the gateway refused it";
 end
 
 -- Why the check could not be made, as one line that says what it means for the daemon;
@@ -525,14 +542,15 @@ local function install(opts)
   end
   local password, onLine = choosePassword(opts, old);
   local unchecked, uncheckedWhy, keptCredential = nil, nil, onLine ~= nil;
+  local replacedCredential = nil; -- why the gateway refused the credential the line's password replaces
   if url == nil or wsUrl(url) == SOURCE.websocket then
     local verdict, why = checkPassword(password);
     if verdict == false and onLine ~= nil then
-      password, keptCredential = onLine, false;
+      password, keptCredential, replacedCredential = onLine, false, why;
       verdict, why = checkPassword(password);
     end
     if verdict == false then
-      printError((password == "" and "The gateway needs a password" or "Wrong password: the gateway refused it")
+      printError(refusal(password, why, opts.password == nil)
         .. ". Run again with the gateway's password (its SANDBOX_PASSWORD): wget run " .. SOURCE.install .. " <password>");
       if opts.password ~= nil and meantUninstall(opts.password) then
         print("To uninstall, the word is uninstall, in lower case: wget run " .. SOURCE.install .. " uninstall");
@@ -668,6 +686,10 @@ local function install(opts)
   print("sandbox.url is " .. tostring(url));
   if keptCredential then
     print("Kept this computer's own credential (sandbox link): the password on the line was not needed.");
+  elseif replacedCredential ~= nil then
+    -- The computer leaves its account for the shared password's: its player must know.
+    print("This computer's own credential was refused (" .. (isRevoked(replacedCredential) and "revoked" or "not this gateway's")
+      .. "): it now uses the password on the line. To link it to your account again: sandbox link");
   end
   if wsUrl(url) ~= SOURCE.websocket then
     print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
