@@ -23,8 +23,8 @@ import (
 //   - a gateway pass (tsp_…, when passes is set) is the caller it was granted for: one
 //     computer of its account (the agent's MCP connection for that computer);
 //   - SANDBOX_API_TOKEN, when token is set, is account.LocalAdmin, as before accounts;
-//   - with no token set, a loopback client without an account token is account.LocalAdmin;
-//   - anything else is refused.
+//   - with no token set, a loopback client that sends no token is account.LocalAdmin;
+//   - anything else is refused (a token this gateway does not know too, even from loopback).
 //
 // SANDBOX_PASSWORD never opens the API: any player can read it from a computer's .settings.
 // An account token's use is recorded on it (when, from which address: its audit fields); each
@@ -108,8 +108,31 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				"the HTTP API answers only loopback clients without a token, and this request came through a proxy ("+header+"); set SANDBOX_API_TOKEN or use an account's token (trap-sandbox accounts add) to reach the API through it")
 			return
 		}
+		if bearer && got != "" {
+			// A loopback client without a token is the host; one that sends a token this gateway
+			// does not know meant to be someone (a mistyped or stale token, a computer's secret in
+			// the wrong place): admitting it as the host would hide that, and act for everyone.
+			count(RefusalBadToken)
+			w.Header().Set("WWW-Authenticate", `Bearer realm="trap-sandbox"`)
+			writeAuthError(w, http.StatusUnauthorized, unknownBearer(got))
+			return
+		}
 		admit(account.LocalAdmin, nil)
 	})
+}
+
+// unknownBearer is the answer to a token sent to a gateway without SANDBOX_API_TOKEN that is
+// no account's (nor a pass it granted), named by its kind when it has the shape of one of the
+// gateway's other secrets (never echoing it).
+func unknownBearer(got string) string {
+	const fix = "; from this host send no token, or an account's API token (tsa_…)"
+	switch kind, _, _ := account.Identify(got); kind {
+	case account.KindCredential:
+		return "that token is a computer credential (tsc_…), a computer's hello secret, which never opens the API" + fix
+	case account.KindEnrollment:
+		return "that token is an enrollment key (tsk_…), which links computers (sandbox link) and never opens the API" + fix
+	}
+	return "unknown token: this gateway has no SANDBOX_API_TOKEN, and the token is no account's" + fix
 }
 
 // bearerToken is the credential of an Authorization header of the Bearer scheme, whose name
@@ -139,7 +162,7 @@ func adminOnly(next http.Handler) http.Handler {
 
 // Reasons of the API's refusals (the label of trapos_api_auth_refused_total).
 const (
-	RefusalBadToken      = "bad_token"       // an account token that is unknown or wrong
+	RefusalBadToken      = "bad_token"       // an account token that is unknown or wrong; a token no token of the gateway's is
 	RefusalRevoked       = "revoked"         // an account token that was revoked
 	RefusalExpired       = "expired"         // an account token past its expiry
 	RefusalWrongAPIToken = "wrong_api_token" // no token, or not SANDBOX_API_TOKEN, where it is set
@@ -151,7 +174,7 @@ const (
 func newRefusedCounter(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "trapos_api_auth_refused_total",
-		Help: "Host API requests refused by the API auth, by reason: bad_token, revoked, expired (an account token), wrong_api_token (SANDBOX_API_TOKEN set, not given), not_loopback (no token set, a remote client), store_failed.",
+		Help: "Host API requests refused by the API auth, by reason: bad_token (an account token, or without SANDBOX_API_TOKEN a token that is no account's), revoked, expired (an account token), wrong_api_token (SANDBOX_API_TOKEN set, not given), not_loopback (no token set, a remote client), store_failed.",
 	}, []string{"reason"})
 	for _, r := range []string{RefusalBadToken, RefusalRevoked, RefusalExpired, RefusalWrongAPIToken, RefusalNotLoopback, RefusalStoreFailed} {
 		c.WithLabelValues(r)

@@ -75,6 +75,31 @@ func TestAPIAuthWithoutTokenIsLoopbackOnly(t *testing.T) {
 		"no registry, no /metrics")
 }
 
+// TestAnUnknownTokenFromLoopbackIsRefused: without SANDBOX_API_TOKEN a loopback client that
+// sends no token is the host, but one that sends a token the gateway does not know was
+// admitted as the host too, whatever it sent (a mistyped token, a computer's credential or
+// an enrollment key in the wrong place): it meant to be someone, and is told it is nobody.
+func TestAnUnknownTokenFromLoopbackIsRefused(t *testing.T) {
+	s := New(slog.New(slog.DiscardHandler), Config{}, apiModule{})
+	for token, want := range map[string]string{
+		"garbage": "unknown token: this gateway has no SANDBOX_API_TOKEN, and the token is no account's; from this host send no token",
+		"tsc_abcdefghijklm_abcdefghijklmnopqrstuvwxyz234567abcdefghijklm": "that token is a computer credential (tsc_…)",
+		"tsk_abcdefghijklm_abcdefghijklmnopqrstuvwxyz234567abcdefghijklm": "that token is an enrollment key (tsk_…)",
+	} {
+		rec := serve(s, http.MethodGet, "/api/thing", "127.0.0.1:5555", token)
+		assert.Equal(t, http.StatusUnauthorized, rec.Code, token)
+		assert.Contains(t, rec.Body.String(), want, token)
+		assert.NotContains(t, rec.Body.String(), token, "the token is never echoed")
+		assert.NotEmpty(t, rec.Header().Get("WWW-Authenticate"))
+	}
+	req := httptest.NewRequest(http.MethodGet, "/api/thing", nil)
+	req.RemoteAddr, req.Host = "127.0.0.1:5555", "127.0.0.1:4444"
+	req.Header.Set("Authorization", "Bearer ")
+	rec := httptest.NewRecorder()
+	s.Handler().ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusOK, rec.Code, "an empty token is none (a client's unset variable)")
+}
+
 // TestAProxiedRequestIsNoLoopbackClients: a reverse proxy on the gateway's host (the TLS one
 // docs/user-guide.md puts in front for wss://) connects from loopback for any client of the
 // Internet, which then drove every computer without a token. A request it marks as forwarded
