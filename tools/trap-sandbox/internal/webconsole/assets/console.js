@@ -3,13 +3,19 @@
 "use strict";
 
 const $ = (id) => document.getElementById(id);
-let token = sessionStorage.getItem("trap-sandbox-token") || "";
+// tokenKey is where the tab keeps the token (sessionStorage: not in other tabs, gone when the
+// tab closes), once the gateway has taken it (kept); one it refuses is not kept (refused).
+const tokenKey = "trap-sandbox-token";
+let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
 let view = null; // {traposId, abort, queue, live, keysQueued}
+// shown counts stop()s: an answer asked for before the latest one is for a page no longer
+// shown (the list's, once a computer's view opened or the token form came back).
+let shown = 0;
 
-function headers(extra) {
+function headers(sent, extra) {
   const h = Object.assign({}, extra);
-  if (token) h.Authorization = "Bearer " + utf8(token);
+  if (sent) h.Authorization = "Bearer " + utf8(sent);
   return h;
 }
 
@@ -22,20 +28,54 @@ function utf8(text) {
 
 function status(text) { $("status").textContent = text; }
 
-// showLogout shows the log-out button while this tab holds a token.
-function showLogout() { $("logout").hidden = !token; }
+// showLogout shows the log-out button while this tab holds a token the gateway took (kept):
+// not one typed at login that it has not answered yet, nor one it refused.
+function showLogout() { $("logout").hidden = !token || sessionStorage.getItem(tokenKey) !== token; }
+
+// kept keeps token sent in the tab, and shows Log out, once the gateway has answered a request
+// that carried it past the API's auth (sent is still the tab's token: not one given up since).
+function kept(sent) {
+  if (!sent || sent !== token || sessionStorage.getItem(tokenKey) === sent) return;
+  sessionStorage.setItem(tokenKey, sent);
+  showLogout();
+}
+
+// forget drops the token: from the requests, the tab, the form's field and the header.
+function forget() {
+  token = "";
+  sessionStorage.removeItem(tokenKey);
+  $("token").value = "";
+  showLogout();
+}
+
+// refused is the one answer to the gateway refusing the API's auth: a request refused (401,
+// or 403 "unauthorized"), or a live view's stream ended "unauthorized" (the token revoked or
+// expired meanwhile). sent is the token that was refused; once the tab holds another (Log out,
+// a new login) the refusal is of none it holds, and changes nothing. Otherwise what was shown
+// stops, a refused token is forgotten (wrong at login or revoked since: it opens nothing, so
+// the tab does not keep it, nor offer to log it out), and the token form comes back saying
+// why; so does the status, which said "Live" or "Connecting…" beside the form.
+function refused(sent, why) {
+  if (sent !== token) return;
+  stop();
+  forget();
+  show("login");
+  $("login-error").textContent = why;
+  status(sent ? tokenRefused : "");
+}
+
+// tokenRefused is the status while the token form is back because the gateway refused the
+// token the tab held (the form says the gateway's reason).
+const tokenRefused = "The gateway refused the token: log in with another.";
 
 // logOut forgets the token (the next person at a shared machine must not find it) and asks
 // for one; the address loses the open computer's view, which the next token may not reach.
 function logOut() {
   stop();
-  token = "";
-  sessionStorage.removeItem("trap-sandbox-token");
+  forget();
   history.replaceState(null, "", location.pathname + location.search);
-  $("token").value = "";
   $("login-error").textContent = "";
   show("login");
-  showLogout();
   status("Logged out: this tab no longer holds the token.");
 }
 
@@ -43,33 +83,37 @@ function show(section) {
   for (const id of ["login", "computers", "viewer"]) $(id).hidden = id !== section;
 }
 
-// api fetches a host API route. The API's auth refusing (401, or 403 "unauthorized": a browser
-// not on loopback, or a host name the gateway does not answer without a token) asks for a
-// token and says why; a 403 "forbidden" is the computer owner's setting, the caller's to show.
+// api fetches a host API route with the tab's token. The API's auth refusing (401, or 403
+// "unauthorized": a browser not on loopback, or a host name the gateway does not answer
+// without a token) is refused's, and throws "unauthorized", which the caller passes over in
+// silence; a 403 "forbidden" is the computer owner's setting, the caller's to show. Any other
+// answer below 500 got past the auth: the token is kept.
 async function api(path, options) {
-  const res = await fetch(path, Object.assign({}, options, { headers: headers(options && options.headers) }));
+  const sent = token;
+  const res = await fetch(path, Object.assign({}, options, { headers: headers(sent, options && options.headers) }));
   if (res.status === 401 || res.status === 403) {
     const body = await res.clone().json().catch(() => null);
     const error = body && body.error;
     if (res.status === 401 || (error && error.code === "unauthorized")) {
-      stop();
-      show("login");
-      $("login-error").textContent = !token && res.status === 401 ? "" : (error ? error.message : "The gateway refused this token.");
+      refused(sent, !sent && res.status === 401 ? "" : (error ? error.message : "The gateway refused this token."));
       throw new Error("unauthorized");
     }
   }
+  if (res.status < 500) kept(sent);
   return res;
 }
 
 // ---- the computer list
 
 async function loadList() {
+  const asked = shown;
   try {
     const res = await api("/trapos/computers");
-    if (view) return; // a computer was opened while the list loaded: its view stays
+    // A computer was opened, or the token form came back, while the list loaded: that stays.
+    if (asked !== shown) return;
     if (!res.ok) { status("The gateway answered " + res.status); return; }
     const computers = await res.json();
-    if (view) return;
+    if (asked !== shown) return;
     const body = $("computer-list");
     body.replaceChildren();
     for (const c of computers) {
@@ -92,7 +136,7 @@ async function loadList() {
     show("computers");
     status("");
   } catch (e) {
-    if (e.message === "unauthorized") return;
+    if (e.message === "unauthorized" || asked !== shown) return;
     // The rows are what the gateway last said: while it cannot be asked, none is known to be
     // connected (a stopped gateway's computers are not), so the list stops saying so.
     const body = $("computer-list");
@@ -235,6 +279,7 @@ async function follow(v) {
 // traposId that several accounts have connected (an admin's token; the answer names the
 // accounts): only another token picks one. v.live is set while the stream is open.
 async function watch(v) {
+  const sent = token;
   const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/screen",
     { headers: { Accept: "text/event-stream" }, signal: v.abort.signal });
   if (!res.ok) {
@@ -253,14 +298,15 @@ async function watch(v) {
   status("Live");
   v.live = true;
   try {
-    return await frames(res.body);
+    return await frames(res.body, sent);
   } finally {
     v.live = false;
   }
 }
 
-// frames draws a live stream's frames until it ends, then says why (as watch reports).
-async function frames(body) {
+// frames draws a live stream's frames until it ends, then says why (as watch reports); sent
+// is the token the stream was opened with.
+async function frames(body, sent) {
   const reader = body.pipeThrough(new TextDecoderStream()).getReader();
   let buf = "";
   for (;;) {
@@ -280,9 +326,7 @@ async function frames(body) {
       if (name === "end") {
         const error = JSON.parse(data).error || { code: "ended", message: "the gateway ended the stream" };
         if (error.code === "unauthorized") { // the token was revoked or expired meanwhile
-          stop();
-          show("login");
-          $("login-error").textContent = error.message;
+          refused(sent, error.message);
           return false;
         }
         status(error.code + ": " + error.message + waiting);
@@ -301,13 +345,15 @@ async function frames(body) {
 // computer for the moment) is not the end of them: they go again after its Retry-After while
 // the view stays live, what is typed meanwhile waiting behind them, up to keysWaiting sends
 // (past them what is typed is dropped, as a computer busy for long must not get a burst of
-// stale keys).
+// stale keys). Those still waiting when the view closes (another opened, the token refused)
+// are dropped too: they were typed on a screen no longer shown.
 function send(events) {
   const v = view;
   if (!v || !v.live || events.length === 0 || v.keysQueued >= keysWaiting) return;
   v.keysQueued++;
   v.queue = v.queue.then(async () => {
     for (let busy = false; ; busy = true) {
+      if (v.abort.signal.aborted) return;
       const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
         method: "POST", headers: { "Content-Type": "application/json" },
         body: JSON.stringify({ type: "screen.input", payload: { events } }),
@@ -324,7 +370,7 @@ function send(events) {
       else if (busy && v.live) status("Live");
       return;
     }
-  }).catch((e) => status("Input failed: " + e.message)).finally(() => { v.keysQueued--; });
+  }).catch((e) => { if (e.message !== "unauthorized") status("Input failed: " + e.message); }).finally(() => { v.keysQueued--; });
 }
 
 // keysWaiting bounds the screen.input sends (one a key press) that wait for a busy computer.
@@ -389,6 +435,7 @@ function open(traposId) {
 }
 
 function stop() {
+  shown++;
   if (view) view.abort.abort();
   view = null;
   clearInterval(listTimer);
@@ -411,9 +458,7 @@ function route() {
 document.addEventListener("DOMContentLoaded", () => {
   $("login").addEventListener("submit", (e) => {
     e.preventDefault();
-    token = $("token").value;
-    sessionStorage.setItem("trap-sandbox-token", token);
-    showLogout();
+    token = $("token").value; // kept once the gateway takes it; refused, forgotten
     route();
   });
   $("logout").addEventListener("click", logOut);
