@@ -433,6 +433,74 @@ func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T
 	assert.NotContains(t, text, "> ls", "nothing drawn after the revocation reaches the page")
 }
 
+// TestTheWebConsoleForgetsATokenTheGatewayRefuses: the console reached by a name other than
+// localhost (so the API wants a token) keeps a token only once the gateway takes it. A wrong
+// one given at login is refused and forgotten: not kept in the tab, not left in the field, no
+// Log out; a computer's link opened then brings the form back with the status cleared, not
+// "Connecting…" beside it. Dave's token, revoked while he watches his computer, brings back the
+// form saying so, the status saying the token was refused (it stayed "Live"), and it too is
+// forgotten. Before, both tokens stayed in the tab, in the field, with Log out.
+func TestTheWebConsoleForgetsATokenTheGatewayRefuses(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t, "console.test")
+	dataDir := "--data-dir=" + t.TempDir()
+	dave := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "dave", dataDir))
+	cred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "dave", dataDir))
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+	opts := computerOptions(t, g, cred, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Settings["sandbox.allow_screen"] = "view"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	player := make(chan string, 1)
+	opts.Input = computer.Input(player)
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	// What the tab keeps of a token, and what its header says: the token in sessionStorage,
+	// the form's field, whether Log out shows, the status.
+	const kept = `[sessionStorage.getItem("trap-sandbox-token"), document.getElementById("token").value,
+		!document.getElementById("logout").hidden, document.getElementById("status").textContent]`
+	const refusedStatus = "The gateway refused the token: log in with another."
+	_, port, err := net.SplitHostPort(g.Addr)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/")))
+	until(t, "the token form", `!document.getElementById("login").hidden &&
+		document.getElementById("login-error").textContent.includes("localhost, an IP address")`)
+
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", testkit.WrongSecret(dave)), chromedp.Click("#login button")))
+	until(t, "the wrong token refused", `document.getElementById("login-error").textContent.includes("unknown or wrong account token")`)
+	state, err := chromedp.Run(page, chromedp.Evaluate[[]any](kept))
+	require.NoError(t, err)
+	require.Equal(t, []any{nil, "", false, refusedStatus}, state, "the wrong token not kept, nor shown logged in; the status says it was refused")
+
+	// A computer's link opened now asks for a token again: the view's "Connecting…" does not
+	// stay beside the form (open() names the computer in the view, which the form then hides).
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/11%3Adesk"; true`))
+	require.NoError(t, err)
+	until(t, "the token form again, after the view was opened", `document.getElementById("viewer-id").textContent === "11:desk" &&
+		!document.getElementById("login").hidden && document.getElementById("viewer").hidden`)
+	state, err = chromedp.Run(page, chromedp.Evaluate[[]any](kept))
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, "", false, ""}, state, "no token, and no status beside the form")
+
+	// Dave's own token opens the link's view; the tab keeps it, and offers to log it out.
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", dave), chromedp.Click("#login button")))
+	until(t, "dave's screen", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	state, err = chromedp.Run(page, chromedp.Evaluate[[]any](`[sessionStorage.getItem("trap-sandbox-token"), !document.getElementById("logout").hidden]`))
+	require.NoError(t, err)
+	require.Equal(t, []any{dave, true}, state, "the token the gateway took is kept, with Log out")
+
+	// Revoked while he watches: the next frame brings back the form (the gateway checks the
+	// token before each frame); the header no longer says "Live", and the token is forgotten.
+	gatewayCLI(ctx, t, "tokens", "revoke", dave, dataDir)
+	player <- "ls"
+	until(t, "the token form, saying the token was revoked", `!document.getElementById("login").hidden &&
+		document.getElementById("login-error").textContent.includes("revoked")`)
+	state, err = chromedp.Run(page, chromedp.Evaluate[[]any](kept))
+	require.NoError(t, err)
+	assert.Equal(t, []any{nil, "", false, refusedStatus}, state, "the revoked token not kept, nor shown logged in; not Live")
+}
+
 // TestTheWebConsoleStopsAtAComputerOfSeveralAccountsAndLogsOut: alice's and bob's computers
 // are both 11:desk; an admin's token cannot say which one it means, and asking again would
 // not either: the view shows the gateway's answer, naming the accounts, and stops (it said
