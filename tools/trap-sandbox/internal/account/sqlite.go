@@ -30,6 +30,8 @@ type SQLite struct {
 	// upgradedFrom is the schema version the file had when this process opened it, when
 	// opening it upgraded it; 0 when it did not (already current, or a new file).
 	upgradedFrom int
+	// created says this process made the file (OpenSQLite on a data directory without one).
+	created bool
 }
 
 var _ Store = (*SQLite)(nil)
@@ -93,20 +95,42 @@ func SchemaVersion() int { return len(schema) }
 const RemovalSchemaVersion = 4
 
 // OpenSQLite opens (or creates) the store in dir/accounts.db, making dir (mode 0700) if it
-// is missing. A file of an older schema is upgraded in place (UpgradedFrom says so), after
-// which an older trap-sandbox no longer opens it.
+// is missing (Created says whether it made the file). A file of an older schema is upgraded
+// in place (UpgradedFrom says so), after which an older trap-sandbox no longer opens it.
 func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
+	return openSQLite(ctx, dir, true)
+}
+
+// ErrNoStore is OpenExistingSQLite's answer, with the path it looked at, when the data
+// directory holds no accounts.db.
+var ErrNoStore = errors.New("no account store")
+
+// OpenExistingSQLite is OpenSQLite without creating anything: ErrNoStore when dir/accounts.db
+// is missing. A command that reads or changes what is there uses it, so that one run in the
+// wrong data directory (another user's, a forgotten --data-dir) does not leave an empty store
+// there and answer from it as if it were the gateway's.
+func OpenExistingSQLite(ctx context.Context, dir string) (*SQLite, error) {
+	return openSQLite(ctx, dir, false)
+}
+
+func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs // the path logged at start and in errors, whatever the working directory
 	}
 	if info, err := os.Stat(dir); err == nil && !info.IsDir() {
 		return nil, fmt.Errorf("%s is a file, not a directory: give a directory", dir)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("make the data directory: %w", err)
+	if create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("make the data directory: %w", err)
+		}
 	}
 	path := filepath.Join(dir, DBFile)
-	if err := private(path); err != nil {
+	created, err := private(path, create)
+	if errors.Is(err, fs.ErrNotExist) && !create {
+		return nil, fmt.Errorf("%w at %s", ErrNoStore, path)
+	}
+	if err != nil {
 		return nil, err
 	}
 	q := url.Values{}
@@ -120,7 +144,7 @@ func OpenSQLite(ctx context.Context, dir string) (*SQLite, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	s := &SQLite{db: db, path: path}
+	s := &SQLite{db: db, path: path, created: created}
 	if err := s.migrate(ctx); err != nil {
 		db.Close()
 		if damaged(err) {
@@ -145,31 +169,38 @@ func damaged(err error) bool {
 
 // private makes the database file the owner's alone (mode 0600: hashes only, but nobody
 // else's business), creating it empty (an empty file is an empty database) when it is
-// missing. It does so before SQLite opens it because SQLite gives a new -wal and -shm the
-// database file's own mode, whatever the umask; a -wal or -shm that an older trap-sandbox left
-// readable is made private too.
-func private(path string) error {
-	f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+// missing and create says so, which created reports. It does so before SQLite opens it
+// because SQLite gives a new -wal and -shm the database file's own mode, whatever the umask;
+// a -wal or -shm that an older trap-sandbox left readable is made private too.
+func private(path string, create bool) (created bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) && create {
+		f, err = os.OpenFile(path, os.O_RDONLY|os.O_CREATE, 0o600)
+		created = err == nil
+	}
 	if err != nil {
-		return err // "open <path>: <why>" already
+		return false, err // "open <path>: <why>" already
 	}
 	err = f.Chmod(0o600)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("restrict %s: %w", path, err)
+		return created, fmt.Errorf("restrict %s: %w", path, err)
 	}
 	for _, side := range []string{path + "-wal", path + "-shm"} {
 		if err := os.Chmod(side, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("restrict %s: %w", side, err)
+			return created, fmt.Errorf("restrict %s: %w", side, err)
 		}
 	}
-	return nil
+	return created, nil
 }
 
 // Path returns the database file's path.
 func (s *SQLite) Path() string { return s.path }
+
+// Created says whether opening the store made its file: there was none in the data directory.
+func (s *SQLite) Created() bool { return s.created }
 
 // UpgradedFrom is the schema version the file had before this process upgraded it to
 // SchemaVersion; 0 when opening it upgraded nothing (it was current, or new).

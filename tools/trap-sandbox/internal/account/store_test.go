@@ -56,6 +56,43 @@ func TestSQLiteSurvivesRestart(t *testing.T) {
 	assert.Equal(t, "alice", got.ID)
 }
 
+// TestSQLiteOpenExisting: OpenExistingSQLite opens a store that is there, and on a data
+// directory without one answers ErrNoStore naming the file, making neither the directory nor
+// the file; OpenSQLite says whether it made the file.
+func TestSQLiteOpenExisting(t *testing.T) {
+	ctx := t.Context()
+	dir := filepath.Join(t.TempDir(), "data")
+	_, err := account.OpenExistingSQLite(ctx, dir)
+	require.ErrorIs(t, err, account.ErrNoStore)
+	assert.Equal(t, "no account store at "+filepath.Join(dir, account.DBFile), err.Error())
+	assert.NoDirExists(t, dir, "no data directory made")
+
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	_, err = account.OpenExistingSQLite(ctx, dir)
+	require.ErrorIs(t, err, account.ErrNoStore)
+	assert.NoFileExists(t, filepath.Join(dir, account.DBFile), "no file made")
+
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	assert.True(t, s.Created(), "a new file")
+	_, err = account.New(s, clock.Real{}).AddAccount(ctx, "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s, err = account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	assert.False(t, s.Created(), "the file was there")
+	require.NoError(t, s.Close())
+	s, err = account.OpenExistingSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.False(t, s.Created())
+	all, err := s.Accounts(ctx)
+	require.NoError(t, err)
+	require.Len(t, all, 1)
+	assert.Equal(t, "alice", all[0].ID)
+}
+
 // TestSQLiteFilesAreTheOwners: while the store is open, the database and its -wal and -shm
 // are the owner's alone (0600) whatever the umask, and sidecars an older trap-sandbox left
 // readable are tightened at the next open.
