@@ -37,15 +37,24 @@ func (f DataDirFlags) dir() (string, error) {
 	return DefaultDataDir()
 }
 
-// open opens the SQLite account store in the data directory, for a command run on the
-// gateway's host (SQLite lets it write beside a running gateway).
+// open opens the SQLite account store in the data directory, for the gateway or a command
+// run on its host (SQLite lets it write beside a running gateway). It creates the store when
+// it is missing only if create says so (the gateway, accounts add); else a missing store is
+// the one line that says where it looked and what to do (account.OpenExistingSQLite says why).
 // A store of an older schema is upgraded, which upgraded says on stderr.
-func (f DataDirFlags) open(ctx context.Context) (*account.Accounts, *account.SQLite, error) {
+func (f DataDirFlags) open(ctx context.Context, create bool) (*account.Accounts, *account.SQLite, error) {
 	dir, err := f.dir()
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := account.OpenSQLite(ctx, dir)
+	open := account.OpenExistingSQLite
+	if create {
+		open = account.OpenSQLite
+	}
+	s, err := open(ctx, dir)
+	if errors.Is(err, account.ErrNoStore) {
+		return nil, nil, fmt.Errorf("%w: the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token", err)
+	}
 	if err != nil {
 		// Name where the directory came from: a store in the default place was never given.
 		from := "--data-dir"
@@ -90,15 +99,20 @@ type StoreFlags struct {
 }
 
 // open opens the store and returns Accounts on it, where it is (for messages) and how to
-// close it. The NATS bucket is created when missing only if create says so (accounts add):
-// after NATS lost its store, any other command would put an empty bucket in the lost one's
-// place (account.OpenExistingKV). The data directory's store is created by every command,
-// as a gateway would create it: nothing can be lost there by it.
+// close it. Either store is created when missing only if create says so (accounts add: a
+// store starts with its first account). After NATS lost its store, any other command would put
+// an empty bucket in the lost one's place (account.OpenExistingKV); in the data directory, it
+// would leave an empty store where the gateway's is not (another user's home, a forgotten
+// --data-dir) and answer from it as if the gateway had no accounts. So a new data directory
+// store is said on stderr with its path: one made in the wrong place is seen at once.
 func (f *StoreFlags) open(ctx context.Context, stderr io.Writer, create bool) (*account.Accounts, string, func(), error) {
 	if !f.NATSFlags.enabled() {
-		accounts, s, err := f.DataDirFlags.open(ctx)
+		accounts, s, err := f.DataDirFlags.open(ctx, create)
 		if err != nil {
 			return nil, "", nil, err
+		}
+		if s.Created() {
+			fmt.Fprintf(stderr, "trap-sandbox: created the account store %s (there was none): a gateway knows its accounts only if it runs on this data directory\n", s.Path())
 		}
 		upgraded(stderr, s)
 		f.upgradedFrom = s.UpgradedFrom()
@@ -156,12 +170,13 @@ type ManageFlags struct {
 const defaultURL = "http://127.0.0.1:4444"
 
 // open returns the Manager the flags choose, where it works (for messages) and how to close
-// it; it creates no NATS bucket (StoreFlags.open).
+// it; it creates no store (StoreFlags.open).
 func (f *ManageFlags) open(ctx context.Context, stderr io.Writer) (account.Manager, string, func(), error) {
 	return f.openFor(ctx, stderr, false)
 }
 
-// openToAdd is open for accounts add, the one command that may create the store on NATS.
+// openToAdd is open for accounts add, the one command that may create the store (a NATS
+// bucket or the data directory's accounts.db: StoreFlags.open).
 func (f *ManageFlags) openToAdd(ctx context.Context, stderr io.Writer) (account.Manager, string, func(), error) {
 	return f.openFor(ctx, stderr, true)
 }

@@ -209,6 +209,57 @@ func TestAccountCommandsChooseWhereTheyWork(t *testing.T) {
 	assert.Regexp(t, `(?m)^bob\s+user\s`, out)
 }
 
+// TestStoreCommandsNeedTheStore: with no account store in the data directory (run as
+// another user than the gateway's, or without its --data-dir), every command on the store but
+// accounts add fails with the one line that names the file and the fix, and makes nothing:
+// an empty store made there would answer "no accounts" as if it were the gateway's. accounts
+// add starts a store, and says so on stderr with its path; on a store that is there, nothing
+// is said.
+func TestStoreCommandsNeedTheStore(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", home)
+	given := filepath.Join(t.TempDir(), "data")
+	for where, flags := range map[string][]string{
+		"default":    nil,
+		"--data-dir": {"--data-dir=" + given},
+	} {
+		t.Run(where, func(t *testing.T) {
+			dir := filepath.Join(home, "trap-sandbox")
+			if flags != nil {
+				dir = given
+			}
+			db := filepath.Join(dir, account.DBFile)
+			for _, args := range [][]string{{"accounts", "list"}, {"tokens", "list"}, {"credentials", "list"}, {"link", "keys"},
+				{"accounts", "remove", "alice"}, {"tokens", "revoke", "x"}, {"credentials", "revoke", "x"}, {"link", "revoke-key", "x"},
+				{"tokens", "add", "alice", "laptop"}, {"credentials", "add", "alice"}, {"link", "key", "--account", "alice"}} {
+				out, errOut, err := runWith(t, "", append(args, flags...)...)
+				require.Error(t, err, "%v", args)
+				assert.Equal(t, "no account store at "+db+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token",
+					err.Error(), "%v", args)
+				assert.Empty(t, out, "%v", args)
+				assert.Empty(t, errOut, "%v", args)
+			}
+			assert.NoDirExists(t, dir, "nothing made")
+
+			out, errOut, err := runWith(t, "", append([]string{"accounts", "add", "root", "--admin"}, flags...)...)
+			require.NoError(t, err)
+			assert.Equal(t, "trap-sandbox: created the account store "+db+" (there was none): a gateway knows its accounts only if it runs on this data directory\n", errOut)
+			assert.Contains(t, out, "account root (admin) created in "+db)
+			assert.FileExists(t, db)
+
+			out, errOut, err = runWith(t, "", append([]string{"accounts", "add", "alice"}, flags...)...)
+			require.NoError(t, err)
+			assert.Empty(t, errOut, "the store was there")
+			assert.Contains(t, out, "account alice (user) created in "+db)
+			out, errOut, err = runWith(t, "", append([]string{"accounts", "list"}, flags...)...)
+			require.NoError(t, err)
+			assert.Empty(t, errOut)
+			assert.Regexp(t, `(?m)^alice\s+user\s`, out)
+		})
+	}
+}
+
 // mustRun runs a client command that must succeed and returns its output.
 func mustRun(t *testing.T, args ...string) string {
 	t.Helper()

@@ -271,7 +271,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		accounts = account.New(sharedAccounts, clock.Real{})
 		logger.Info("accounts", "store", "NATS key-value bucket "+account.KVBucket)
 	} else {
-		accounts, store, err = c.DataDirFlags.open(ctx)
+		accounts, store, err = c.DataDirFlags.open(ctx, true)
 	}
 	switch {
 	case sharedAccounts != nil:
