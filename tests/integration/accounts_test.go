@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -237,4 +239,35 @@ func TestAccountsRemoveClosesItsComputers(t *testing.T) {
 	_, errOut, code = runCLI(ctx, t, nil, "accounts", "remove", dir, "root")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, `trap-sandbox: account "root" is the last admin account: add another first (trap-sandbox accounts add NAME --admin), then remove it`+"\n", errOut)
+}
+
+// TestAccountCommandsWithoutTheStore: the binary run where the gateway's store is not (another
+// user's home, no --data-dir) fails as the CLI's other failures do, with the line that names
+// the file it looked at and the fix, and leaves no empty store behind; accounts add starts
+// one there and says so.
+func TestAccountCommandsWithoutTheStore(t *testing.T) {
+	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
+		t.Skip("the default data directory is the user's config directory there, not under HOME/.local/share")
+	}
+	ctx := testContext(t)
+	home := t.TempDir()
+	env := []string{"HOME=" + home, "XDG_DATA_HOME="}
+	db := filepath.Join(home, ".local", "share", "trap-sandbox", "accounts.db")
+	for _, args := range [][]string{{"accounts", "list"}, {"credentials", "list"}, {"tokens", "revoke", "x"}} {
+		out, errOut, code := runCLI(ctx, t, env, args...)
+		assert.Equal(t, 1, code, "%v", args)
+		assert.Empty(t, out, "%v", args)
+		assert.Equal(t, "trap-sandbox: no account store at "+db+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token\n",
+			errOut, "%v", args)
+	}
+	assert.NoDirExists(t, filepath.Join(home, ".local"), "nothing made")
+
+	out, errOut, code := runCLI(ctx, t, env, "accounts", "add", "root", "--admin")
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, "trap-sandbox: created the account store "+db+" (there was none): a gateway knows its accounts only if it runs on this data directory\n", errOut)
+	assert.Contains(t, out, "account root (admin) created in "+db)
+	out, errOut, code = runCLI(ctx, t, env, "accounts", "list")
+	require.Equal(t, 0, code, errOut)
+	assert.Empty(t, errOut)
+	assert.Regexp(t, `(?m)^root\s+admin\s`, out)
 }
