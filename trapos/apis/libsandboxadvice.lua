@@ -205,9 +205,10 @@ local function explain(why, url, password, again)
     elseif hasPrefix(password, ENROLLMENT_KEY_PREFIX) then
       return "sandbox.password is an enrollment key (tsk_...), which links a computer instead: sandbox link <the key>";
     elseif isCredential(password) then
-      -- The gateway may have lost its account store (started without its data directory).
-      return "the gateway did not accept this computer's linked credential (unauthorized): ask its operator "
-        .. "(is the gateway missing its data directory?), or link again with: sandbox link";
+      -- Its account was removed (with its credentials), or the gateway lost its account store
+      -- (started without its data directory); an operator's revoke is answered as one.
+      return "the gateway does not know this computer's linked credential (unauthorized): was its account removed? "
+        .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory?)";
     elseif type(password) == "number" then
       -- The daemon sends the digits, so only what `set` lost (a leading 0, digits past what a
       -- number holds) makes them wrong; which, it cannot tell.

@@ -164,8 +164,8 @@ describe("libsandboxadvice explain", function()
 
   it("sends a linked credential the gateway does not accept to its operator or sandbox link", function()
     expect(advice.explain("unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)", URL, "tsc_x_y"))
-      :eq("the gateway did not accept this computer's linked credential (unauthorized): ask its operator "
-        .. "(is the gateway missing its data directory?), or link again with: sandbox link");
+      :eq("the gateway does not know this computer's linked credential (unauthorized): was its account removed? "
+        .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory?)");
   end);
 
   it("keeps an IPv6 host's brackets off and finds its port", function()

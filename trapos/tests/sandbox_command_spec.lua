@@ -344,8 +344,8 @@ describe("sandbox command", function()
         { nil, "the gateway wants a password (unauthorized) and sandbox.password is not set. Set it with: sandbox setup" },
         { 12345, "the gateway rejected sandbox.password (unauthorized); `set` stored it as the number 12345: "
           .. "if it began with 0 or is long, set it as text with: sandbox setup" },
-        { CREDENTIAL, "the gateway did not accept this computer's linked credential (unauthorized): ask its operator "
-          .. "(is the gateway missing its data directory?), or link again with: sandbox link" },
+        { CREDENTIAL, "the gateway does not know this computer's linked credential (unauthorized): was its account removed? "
+          .. "Link again with: sandbox link (or ask the operator: is the gateway missing its data directory?)" },
       };
       for _, case in ipairs(cases) do
         local ok, err = run({ "health" }, {
