@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -239,6 +241,52 @@ func TestFollowRevocationsClosesWhatTheStoreLists(t *testing.T) {
 		accountsLeft = append(accountsLeft, c.AccountID)
 	}
 	assert.ElementsMatch(t, []string{"bob", LocalAccount}, accountsLeft, "bob's computer stays, and the shared password's")
+}
+
+// TestRevokeIsLoggedWithoutItsSecret: a computer revoked through the API is one info line as
+// a credential revoked through the account API is: which computer, account and credential,
+// who (the caller's account; local for the gateway's own token or loopback) and from where;
+// never the credential itself. A refused revocation logs none.
+func TestRevokeIsLoggedWithoutItsSecret(t *testing.T) {
+	h, _, alice, bob := accountsHarness(t)
+	a := h.connect(t, "7:", alice)
+	b := h.connect(t, "8:", bob)
+	h.connect(t, "9:", "pw")
+
+	// alice's own token, from her laptop: the handler as the API's auth would call it.
+	r := httptest.NewRequest(http.MethodPost, "/trapos/computers/7:/revoke", nil)
+	r.SetPathValue("traposId", "7:")
+	r.RemoteAddr = "192.0.2.7:5555"
+	r = r.WithContext(account.WithCaller(r.Context(), account.Caller{Account: "alice"}))
+	w := httptest.NewRecorder()
+	h.gw.serveRevoke(w, r)
+	require.Equal(t, http.StatusOK, w.Code, w.Body.String())
+	a.expectClose(CloseRevoked, "revoked")
+
+	// A loopback client without a token, through the server: the gateway's own caller.
+	for _, id := range []string{"8:", "9:"} {
+		resp, err := h.srv.Client().Post(h.srv.URL+"/trapos/computers/"+id+"/revoke", "application/json", strings.NewReader("{}"))
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		if id == "8:" {
+			require.Equal(t, http.StatusOK, resp.StatusCode)
+		} else {
+			require.Equal(t, http.StatusForbidden, resp.StatusCode, "the shared password has no credential to revoke")
+		}
+	}
+	b.expectClose(CloseRevoked, "revoked")
+
+	_, aliceID, ok := account.Identify(alice)
+	require.True(t, ok)
+	_, bobID, ok := account.Identify(bob)
+	require.True(t, ok)
+	logs := h.logs.String()
+	assert.Contains(t, logs, `msg="computer revoked" module=trapos-cloud-gateway traposId=7: account=alice credentialId=`+aliceID+` by=alice remote=192.0.2.7:5555`)
+	assert.Contains(t, logs, `msg="computer revoked" module=trapos-cloud-gateway traposId=8: account=bob credentialId=`+bobID+` by=local remote=127.0.0.1:`)
+	assert.Equal(t, 2, strings.Count(logs, `msg="computer revoked"`), "the refused 9: is not logged as revoked")
+	for _, secret := range []string{alice, bob} {
+		assert.NotContains(t, logs, secret)
+	}
 }
 
 // TestAWrongCredentialIsRefusedAsACredential: a credential the gateway does not know is
