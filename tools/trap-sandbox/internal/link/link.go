@@ -242,7 +242,8 @@ func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key 
 		return nil, m.keyRefusal(err)
 	}
 	m.count("accepted")
-	m.log.Info("computer linked by enrollment key", "traposId", from.TraposID, "accountId", k.AccountID, "key", k.Selector)
+	m.log.Info("computer linked by enrollment key", "traposId", from.TraposID, "accountId", k.AccountID, "key", k.Selector,
+		"credentialId", credentialID(cred))
 	return json.Marshal(LinkedAnswer{State: account.LinkApproved, Account: k.AccountID, ApprovedBy: k.CreatedBy + " (key " + k.Selector + ")", Credential: cred})
 }
 
@@ -408,8 +409,16 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 		return json.RawMessage(`{}`), nil
 	}
 	m.count("accepted")
-	m.log.Info("computer linked", "traposId", from.TraposID, "accountId", c.AccountID, "approvedBy", c.ApprovedBy)
+	m.log.Info("computer linked", "traposId", from.TraposID, "accountId", c.AccountID, "approvedBy", c.ApprovedBy,
+		"credentialId", credentialID(cred))
 	return json.Marshal(AcceptAnswer{Account: c.AccountID, Credential: cred})
+}
+
+// credentialID is the id of the credential plain (its selector, as the account API's audit
+// lines name one), for a log line that must never hold plain itself.
+func credentialID(plain string) string {
+	_, selector, _ := account.Identify(plain)
+	return selector
 }
 
 // refusal words a refused code as link_invalid (counted as refused); any other error is the

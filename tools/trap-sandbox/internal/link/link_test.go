@@ -444,6 +444,46 @@ func TestEnrollmentKeyChangesAreLogged(t *testing.T) {
 	}
 }
 
+// TestLinksAreLoggedWithoutTheirSecrets: an approval is an info line naming who approved and
+// from where; the credential a link makes (accepted on the computer, or by an enrollment key)
+// is named by its id on the line of the link, never the credential itself.
+func TestLinksAreLoggedWithoutTheirSecrets(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	status, ans := f.api(root, "POST", "/trapos/link/approve", map[string]any{"code": code.Code, "account": "alice"})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	out, pe := f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+	require.Nil(t, pe)
+	var acc AcceptAnswer
+	require.NoError(t, json.Unmarshal(out, &acc))
+
+	status, ans = f.api(alice, "POST", KeysPath, map[string]any{"maxUses": 1})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	var k Key
+	require.NoError(t, json.Unmarshal(ans.Payload, &k))
+	hall := protocol.Requester{TraposID: "8:hall", RemoteAddr: "10.0.0.6:40000", Socket: 2}
+	out, pe = f.call(hall, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
+	require.Nil(t, pe)
+	var linked LinkedAnswer
+	require.NoError(t, json.Unmarshal(out, &linked))
+
+	_, accID, ok := account.Identify(acc.Credential)
+	require.True(t, ok)
+	_, keyedID, ok := account.Identify(linked.Credential)
+	require.True(t, ok)
+	logs := f.logs.String()
+	for _, want := range []string{
+		`msg="link code approved" module=link traposId=7:kitchen accountId=alice approvedBy="root (admin)" remote=192.0.2.1:1234`,
+		`msg="computer linked" module=link traposId=7:kitchen accountId=alice approvedBy="root (admin)" credentialId=` + accID,
+		`msg="computer linked by enrollment key" module=link traposId=8:hall accountId=alice key=` + k.ID + ` credentialId=` + keyedID,
+	} {
+		assert.Contains(t, logs, want)
+	}
+	for _, secret := range []string{acc.Credential, linked.Credential, k.Secret} {
+		assert.NotContains(t, logs, secret)
+	}
+}
+
 // TestApprovingTheCodeOfAComputerThatLeft: a code whose socket closed cannot be accepted by
 // anyone, so its approval answers not_connected, naming the computer, and approves nothing.
 func TestApprovingTheCodeOfAComputerThatLeft(t *testing.T) {

@@ -169,7 +169,9 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 	}
 	m.changed(c.ID)
 	m.count("approved")
-	m.log.Info("link code approved", "traposId", c.TraposID, "accountId", into, "approvedBy", c.ApprovedBy)
+	// An audit line as the account API's: who approved, from where. The computer's credential
+	// is made when its player accepts, so the "computer linked" line names it.
+	m.log.Info("link code approved", "traposId", c.TraposID, "accountId", into, "approvedBy", c.ApprovedBy, "remote", r.RemoteAddr)
 	writeOK(w, Approved{TraposID: c.TraposID, Address: host(c.RemoteAddr), Account: into, ExpiresAt: c.ExpiresAt.UTC()})
 }
 
