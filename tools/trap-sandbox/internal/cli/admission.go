@@ -65,7 +65,7 @@ const minPasswordLength = 16
 // the password itself is never logged.
 func warnIfPasswordShort(logger *slog.Logger, password string) {
 	if n := utf8.RuneCountInString(password); n < minPasswordLength {
-		logger.Warn("SANDBOX_PASSWORD is short: a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets (hundreds a second from one address); use at least `recommended` random characters, e.g. openssl rand -hex 16",
+		logger.Warn(fmt.Sprintf("SANDBOX_PASSWORD is short: a guesser who does not wait for the gateway's answers tries secrets as fast as it opens sockets (hundreds a second from one address); use at least %d random characters, e.g. openssl rand -hex 16", minPasswordLength),
 			"characters", n, "recommended", minPasswordLength)
 	}
 }
@@ -75,7 +75,7 @@ func warnIfPasswordShort(logger *slog.Logger, password string) {
 // and a wrong token is answered at once, so a short one is guessed; the token is never logged.
 func warnIfAPITokenShort(logger *slog.Logger, token string) {
 	if n := utf8.RuneCountInString(token); n < minPasswordLength {
-		logger.Warn("SANDBOX_API_TOKEN is short: it reaches every computer from any address, and wrong tokens are answered at once; use at least `recommended` random characters, e.g. openssl rand -hex 16",
+		logger.Warn(fmt.Sprintf("SANDBOX_API_TOKEN is short: it reaches every computer from any address, and wrong tokens are answered at once; use at least %d random characters, e.g. openssl rand -hex 16", minPasswordLength),
 			"characters", n, "recommended", minPasswordLength)
 	}
 }

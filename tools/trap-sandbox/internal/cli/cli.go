@@ -435,8 +435,8 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 // instead of a clear 503 for the newest socket.
 func warnIfFilesRunOut(logger *slog.Logger, maxConnections int) {
 	limit, ok := openFilesLimit()
-	if ok && uint64(maxConnections)+spareFiles > limit {
-		logger.Warn("the open-files limit is below --max-connections plus the gateway's own spare files: past it new connections fail instead of getting HTTP 503; raise the limit to at least `needed` (ulimit -n, LimitNOFILE=) or lower --max-connections",
-			"openFilesLimit", limit, "needed", uint64(maxConnections)+spareFiles, "maxConnections", maxConnections, "spare", spareFiles)
+	if needed := uint64(maxConnections) + spareFiles; ok && needed > limit {
+		logger.Warn(fmt.Sprintf("the open-files limit is below --max-connections plus the gateway's own spare files: past it new connections fail instead of getting HTTP 503; raise the limit to at least %d (ulimit -n, LimitNOFILE=) or lower --max-connections", needed),
+			"openFilesLimit", limit, "needed", needed, "maxConnections", maxConnections, "spare", spareFiles)
 	}
 }

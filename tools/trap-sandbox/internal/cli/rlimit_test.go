@@ -18,7 +18,8 @@ func TestACapAboveTheOpenFilesLimitIsWarnedAbout(t *testing.T) {
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	warnIfFilesRunOut(logger, int(limit)) // no room left for the listener and the rest
 	assert.Contains(t, logs.String(), "open-files limit is below --max-connections")
-	assert.Contains(t, logs.String(), fmt.Sprintf("needed=%d ", limit+spareFiles), "the warning names the limit to set")
+	assert.Contains(t, logs.String(), fmt.Sprintf("raise the limit to at least %d (", limit+spareFiles), "the sentence names the limit to set")
+	assert.Contains(t, logs.String(), fmt.Sprintf("needed=%d ", limit+spareFiles))
 	logs.Reset()
 	warnIfFilesRunOut(logger, 1)
 	assert.Empty(t, logs.String())
