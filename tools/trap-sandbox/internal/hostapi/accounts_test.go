@@ -118,6 +118,50 @@ func TestGatewayTransportServesTheCaller(t *testing.T) {
 	assert.ErrorContains(t, err, "reaches only computer 5:")
 }
 
+// TestSeveralAccountsWithLocalNameTheGatewaysToken: when one of the accounts that have a
+// traposId is local (the shared password's computers), no account token reaches its computer:
+// the answer names the gateway's own token for it, and the other account's for its.
+func TestSeveralAccountsWithLocalNameTheGatewaysToken(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.Real{})
+	var creds []string
+	for _, id := range []string{"alice", "bob", "root"} {
+		role := account.RoleUser
+		if id == "root" {
+			role = account.RoleAdmin
+		}
+		_, err := accounts.AddAccount(t.Context(), id, role, "first")
+		require.NoError(t, err)
+		cred, _, err := accounts.IssueCredential(t.Context(), id, "root")
+		require.NoError(t, err)
+		creds = append(creds, cred)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	gw := gateway.New(gateway.Config{Password: "pw", Accounts: accounts}, logger, nil)
+	srv := httptest.NewServer(server.New(logger, server.Config{Accounts: accounts}, gw).Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+		defer cancel()
+		assert.NoError(t, gw.Shutdown(ctx))
+		srv.Close()
+	})
+	idle := func(string, json.RawMessage) map[string]any { return map[string]any{"ok": true} }
+	for _, c := range []struct{ traposID, secret string }{{"20:", creds[1]}, {"20:", "pw"}, {"21:", creds[0]}, {"21:", creds[1]}, {"21:", "pw"}} {
+		connectAs(t, gw, srv, c.traposID, c.secret, idle)
+	}
+	client := computer.New(hostapi.NewGateway(gw))
+	root := account.WithCaller(t.Context(), account.Caller{Account: "root", Admin: true})
+
+	_, err := client.Ping(root, "20:", 0)
+	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	assert.EqualError(t, err, "not_connected: computer 20: is connected in several accounts (bob, local): use bob's token to reach bob's, "+
+		"or the gateway's own token (SANDBOX_API_TOKEN; when it is unset, no token, on the gateway's host) to reach local's, which said hello with the shared password")
+	_, err = client.Ping(root, "21:", 0)
+	assert.EqualError(t, err, "not_connected: computer 21: is connected in several accounts (alice, bob, local): use alice's or bob's token to reach theirs, "+
+		"or the gateway's own token (SANDBOX_API_TOKEN; when it is unset, no token, on the gateway's host) to reach local's, which said hello with the shared password")
+	_, err = client.Ping(account.WithCaller(t.Context(), account.LocalAdmin), "20:", 0)
+	require.NoError(t, err, "the gateway's own caller reaches local's, as the answer says")
+}
+
 // connectAs says hello as traposID with secret and answers every gateway_request with
 // answer(type, payload) → the computer_response's fields, until the test ends.
 func connectAs(t *testing.T, gw *gateway.Gateway, srv *httptest.Server, traposID, secret string, answer func(typ string, payload json.RawMessage) map[string]any) {
