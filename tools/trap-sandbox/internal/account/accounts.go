@@ -150,6 +150,14 @@ type accountWithTokenCreator interface {
 	CreateAccountWithToken(ctx context.Context, a Account, t Token) error
 }
 
+// MaxTokenTTL is the longest lifetime a token may be given, 100 years: longer is no lifetime
+// worth counting (0 is never), and the cap keeps a lifetime in seconds (the API's) times
+// time.Second, and now plus it, far from time.Duration's overflow (292 years).
+const MaxTokenTTL = 100 * 365 * 24 * time.Hour
+
+// MaxTokenTTLText is MaxTokenTTL as the messages that state it say it.
+const MaxTokenTTLText = "100 years"
+
 // IssueToken gives accountID a new API token named name, expiring after ttl (0: never). It
 // returns the secret, shown once, and the stored record.
 func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl time.Duration) (string, Token, error) {
@@ -178,6 +186,9 @@ func (a *Accounts) newToken(accountID, name string, ttl time.Duration, by string
 	}
 	if ttl < 0 {
 		return "", Token{}, invalidf("a token's lifetime must be positive, got %s", ttl)
+	}
+	if ttl > MaxTokenTTL {
+		return "", Token{}, invalidf("a token's lifetime is at most %s (%s), got %s", MaxTokenTTL, MaxTokenTTLText, ttl)
 	}
 	plain, selector, hash := newSecret(KindToken)
 	now := a.clock.Now()

@@ -68,3 +68,18 @@ func TestCheckTokenName(t *testing.T) {
 		assert.NotContains(t, err.Error(), "\n", "%q: the message is one line", name)
 	}
 }
+
+// TestATokensLifetimeIsCapped: a lifetime up to MaxTokenTTL is given; a longer one is refused
+// with the cap in the message (not "must be positive": it is), as through the API, so the
+// store's own commands cannot make a token the API could not.
+func TestATokensLifetimeIsCapped(t *testing.T) {
+	accounts := account.New(account.NewMemory(), clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)))
+	_, err := accounts.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	_, tok, err := accounts.IssueToken(t.Context(), "alice", "century", account.MaxTokenTTL)
+	require.NoError(t, err)
+	assert.Equal(t, time.Date(2126, 11, 7, 0, 0, 0, 0, time.UTC), tok.ExpiresAt, "100 years of 365 days")
+	_, _, err = accounts.IssueToken(t.Context(), "alice", "big", 1000000*time.Hour)
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.EqualError(t, err, "a token's lifetime is at most 876000h0m0s (100 years), got 1000000h0m0s")
+}

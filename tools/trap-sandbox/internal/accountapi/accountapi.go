@@ -133,8 +133,10 @@ func (m *Module) Mount(routes *server.Routes) {
 		if err := decode(r, &b); err != nil {
 			return nil, err
 		}
-		if b.ExpiresInSeconds < 0 || b.ExpiresInSeconds > int64(100*365*24*time.Hour/time.Second) {
-			return nil, fmt.Errorf("%w: expiresInSeconds %d: give a positive number of seconds, or 0 for a token that never expires", account.ErrInvalid, b.ExpiresInSeconds)
+		// Checked here as well as by AddToken: seconds past the cap overflow the conversion.
+		if maxSecs := int64(account.MaxTokenTTL / time.Second); b.ExpiresInSeconds < 0 || b.ExpiresInSeconds > maxSecs {
+			return nil, fmt.Errorf("%w: expiresInSeconds %d: give a number of seconds from 1 to %d (%s), or 0 for a token that never expires",
+				account.ErrInvalid, b.ExpiresInSeconds, maxSecs, account.MaxTokenTTLText)
 		}
 		return one(mg.AddToken(r.Context(), b.Account, b.Name, time.Duration(b.ExpiresInSeconds)*time.Second))
 	}))

@@ -266,6 +266,10 @@ func TestRoutesBadInput(t *testing.T) {
 		require.ErrorIs(t, err, account.ErrInvalid, "%q: a user's token cannot forge a line of the admin's listing", name)
 		assert.Contains(t, err.Error(), "token name ", "%q", name)
 	}
+	// A lifetime past the cap is told the cap, not "give a positive number" (it is one).
+	_, err = c.AddToken(ctx, "alice", "big", 1000000*time.Hour)
+	require.ErrorIs(t, err, account.ErrInvalid)
+	assert.Equal(t, "invalid: expiresInSeconds 3600000000: give a number of seconds from 1 to 3153600000 (100 years), or 0 for a token that never expires", err.Error())
 	toks, err := c.Tokens(ctx, "alice")
 	require.NoError(t, err)
 	assert.Len(t, toks, 1, "none was made")

@@ -441,11 +441,30 @@ type TokensAddCmd struct {
 	ManageFlags
 	Account string        `arg:"" help:"The account (through the API, a user's token gives tokens to its own account only)."`
 	Name    string        `arg:"" help:"What the token is for (laptop, ci, agent)."`
-	Expires time.Duration `help:"Lifetime (e.g. 720h); 0, the default, never expires."`
+	Expires time.Duration `help:"Lifetime, at most ${maxTokenTTL}, e.g. 720h; 0, the default, never expires."`
+}
+
+// maxTokenTTL is account.MaxTokenTTL as --expires takes it, and in years.
+func maxTokenTTL() string {
+	return hours(account.MaxTokenTTL) + " (" + account.MaxTokenTTLText + ")"
+}
+
+// hours is d as a flag takes it, without the 0m0s of whole hours (876000h).
+func hours(d time.Duration) string {
+	if d != 0 && d%time.Hour == 0 {
+		return strings.TrimSuffix(d.String(), "0m0s")
+	}
+	return d.String()
 }
 
 // Run prints the new token alone on the last line.
 func (c *TokensAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	// Said in the flag's terms before either way to the store, which words it in its own
+	// (the API in seconds).
+	if c.Expires < 0 || c.Expires > account.MaxTokenTTL {
+		return fmt.Errorf("tokens add: --expires %s: give a lifetime from 1s to %s, or 0 (the default) for a token that never expires",
+			hours(c.Expires), maxTokenTTL())
+	}
 	mg, _, done, err := c.open(ctx, stderr)
 	if err != nil {
 		return err

@@ -159,6 +159,27 @@ func TestTokensAddSaysWhenTheTokenExpires(t *testing.T) {
 	assert.Regexp(t, `^token \S+ \(ci\) of alice, expires 20\S+Z; shown once:\ntsa_\S+\n$`, hour)
 }
 
+// TestTokensAddStatesTheLifetimesCap: an --expires past the cap is told the cap in the flag's
+// terms, on the store and through the API alike (the API would say it in seconds), and makes
+// no token.
+func TestTokensAddStatesTheLifetimesCap(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	mustRun(t, "accounts", "add", "alice", data)
+	url := serveAccounts(t, dir)
+	for _, where := range [][]string{{data}, {"--url=" + url, "--api-token=gw-tok3n"}} {
+		for expires, shown := range map[string]string{"1000000h": "1000000h", "-90m": "-1h30m0s"} {
+			_, err := runClient(t, append([]string{"tokens", "add", "alice", "big", "--expires=" + expires}, where...)...)
+			require.Error(t, err, "%v", where)
+			assert.Equal(t, "tokens add: --expires "+shown+": give a lifetime from 1s to 876000h (100 years), or 0 (the default) for a token that never expires",
+				err.Error(), "%v", where)
+		}
+	}
+	assert.NotContains(t, mustRun(t, "tokens", "list", data), "big", "none was made")
+	mustRun(t, "tokens", "add", "alice", "century", "--expires=876000h", data)
+}
+
 // TestAccountCommandsChooseWhereTheyWork: no gateway flag works on the store even with the
 // gateway's SANDBOX_API_TOKEN in the environment (as before the API could); a gateway flag
 // and a store flag together are refused with the fix; --url alone takes SANDBOX_API_TOKEN.

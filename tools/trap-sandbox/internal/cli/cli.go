@@ -75,7 +75,7 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.Name("trap-sandbox"),
 		kong.Description("Sandbox service for trapos computers: the trapos-cloud-gateway WebSocket (GET /trapos/ws), /healthz, the host HTTP API (/trapos/computers and the file routes), the MCP endpoint (/mcp) and /metrics; plus client commands for that API. The gateway's flags: trap-sandbox serve --help."),
 		kong.UsageOnError(),
-		kong.Vars{"version": Version()},
+		kong.Vars{"version": Version(), "maxTokenTTL": maxTokenTTL()},
 		kong.KindMapper(reflect.String, rawString),
 	}, options...)
 	return kong.New(root, options...)
