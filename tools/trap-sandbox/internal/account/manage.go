@@ -67,6 +67,12 @@ type AccountInfo struct {
 // account); its message names the token that would do.
 var ErrForbidden = errors.New("forbidden")
 
+// ErrNotReached is ErrNotFound as a caller that is no admin gets it for any account but its
+// own, whether that account exists or not (so no name leaks): what reaches it is another
+// token, not another name. Through the API the message ends with this error's, which is how
+// accountapi.Client tells it apart.
+var ErrNotReached = fmt.Errorf("%w (this token reaches its own account only)", ErrNotFound)
+
 // OperatorCaller is who works on the store itself: an admin, recorded as Operator.
 var OperatorCaller = Caller{Account: Operator, Admin: true}
 
@@ -91,7 +97,7 @@ type manager struct {
 	caller Caller
 }
 
-// own returns the account a user's call is about ("" is its own), or ErrNotFound for any
+// own returns the account a user's call is about ("" is its own), or ErrNotReached for any
 // other: the same answer as for an account that does not exist.
 func (m manager) own(accountID string) (string, error) {
 	if m.caller.Admin {
@@ -101,7 +107,7 @@ func (m manager) own(accountID string) (string, error) {
 		accountID = m.caller.Account
 	}
 	if m.caller.Account == "" || accountID != m.caller.Account {
-		return "", notFound("account", accountID)
+		return "", fmt.Errorf("account %q: %w", accountID, ErrNotReached)
 	}
 	return accountID, nil
 }

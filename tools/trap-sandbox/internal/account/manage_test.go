@@ -108,6 +108,11 @@ func TestManagePermissions(t *testing.T) {
 				for _, err := range []error{errList, errAdd, errCreds, errCred} {
 					require.ErrorIs(t, err, account.ErrNotFound, other)
 					assert.Contains(t, err.Error(), `account "`+other+`"`)
+					if !admin[name] {
+						// Its fix is another token, whether the account exists or not.
+						assert.ErrorIs(t, err, account.ErrNotReached, other)
+						assert.Equal(t, `account "`+other+`": not found (this token reaches its own account only)`, err.Error())
+					}
 				}
 			}
 			_, err = mg.RevokeToken(ctx, m.token["bob"])

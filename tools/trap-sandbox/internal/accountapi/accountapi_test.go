@@ -443,6 +443,17 @@ func TestRoutesOtherUser(t *testing.T) {
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, http.StatusNotFound, e.Status, name)
 	}
+	// An account named is told apart from a record not found, so the CLI names the fix (another
+	// token), yet alice's and one that does not exist answer the same.
+	_, errAlice := bob.Tokens(ctx, "alice")
+	_, errNobody := bob.Tokens(ctx, "zed")
+	for _, err := range []error{errAlice, errNobody} {
+		require.ErrorIs(t, err, account.ErrNotReached)
+	}
+	assert.Equal(t, strings.Replace(errAlice.Error(), `"alice"`, `"zed"`, 1), errNobody.Error())
+	_, err := f.client(f.token["root"].Secret).Tokens(ctx, "zed")
+	require.ErrorIs(t, err, account.ErrNotFound)
+	assert.NotErrorIs(t, err, account.ErrNotReached, "an admin's is an account that does not exist")
 	list, err := bob.Accounts(ctx)
 	require.NoError(t, err)
 	require.Len(t, list, 1)

@@ -159,6 +159,9 @@ func (c Client) refusal(status int, data []byte) error {
 	switch ans.Error.Code {
 	case CodeNotFound:
 		e.is = account.ErrNotFound
+		if strings.HasSuffix(e.Message, account.ErrNotReached.Error()) {
+			e.is = account.ErrNotReached // the caller's fix is another token
+		}
 	case CodeExists:
 		e.is = account.ErrExists
 	case protocol.CodeForbidden:

@@ -237,7 +237,8 @@ func (f *ManageFlags) gateway() (url, token string, err error) {
 
 // manageError words a Manager's error for the terminal, the same whichever way the command
 // went: what was not found (or, through a gateway, is not the token's) with how to see what
-// is, a refusal with its fix (the message says which token would do).
+// is, another account named with a user's token with the token that would do, a refusal with
+// its fix (the message says which token would do).
 func (f *ManageFlags) manageError(err error, what, id string) error {
 	reach := ""
 	if f.viaAPI {
@@ -246,6 +247,9 @@ func (f *ManageFlags) manageError(err error, what, id string) error {
 	switch {
 	case errors.Is(err, account.ErrForbidden):
 		return errors.New(cctext.Show(strings.TrimPrefix(err.Error(), account.ErrForbidden.Error()+": "), false))
+	case errors.Is(err, account.ErrNotReached):
+		// A user's token, told the same for any account but its own, existing or not.
+		return fmt.Errorf("no account %q that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token", id)
 	case errors.Is(err, account.ErrNotFound) && what == "account":
 		return fmt.Errorf("no account %q%s (trap-sandbox accounts list shows them; accounts add creates one)", id, reach)
 	case errors.Is(err, account.ErrNotFound):

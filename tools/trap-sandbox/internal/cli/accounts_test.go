@@ -180,6 +180,29 @@ func TestTokensAddStatesTheLifetimesCap(t *testing.T) {
 	mustRun(t, "tokens", "add", "alice", "century", "--expires=876000h", data)
 }
 
+// TestAnotherAccountNamesTheTokenThatReachesIt: a user's token naming another account is told
+// that its fix is another token (it cannot create accounts), the same whether that account
+// exists or not; an admin's, for one that does not exist, that accounts add creates it.
+func TestAnotherAccountNamesTheTokenThatReachesIt(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	alice := lastLineOf(mustRun(t, "accounts", "add", "alice", data))
+	mustRun(t, "accounts", "add", "bob", data)
+	url := serveAccounts(t, dir)
+	for _, other := range []string{"bob", "zed"} {
+		for _, cmd := range [][]string{{"tokens", "list", other}, {"tokens", "add", other, "x"}, {"credentials", "list", other}, {"credentials", "add", other}} {
+			_, err := runClient(t, append(cmd, "--url="+url, "--api-token="+alice)...)
+			require.Error(t, err, "%v", cmd)
+			assert.Equal(t, `no account "`+other+`" that this token reaches: a user's token reaches its own account only (trap-sandbox accounts list shows it); another account's needs an admin's token`,
+				err.Error(), "%v", cmd)
+		}
+	}
+	_, err := runClient(t, "tokens", "list", "zed", "--url="+url, "--api-token=gw-tok3n")
+	require.Error(t, err)
+	assert.Equal(t, `no account "zed" that this token reaches (trap-sandbox accounts list shows them; accounts add creates one)`, err.Error())
+}
+
 // TestAccountCommandsChooseWhereTheyWork: no gateway flag works on the store even with the
 // gateway's SANDBOX_API_TOKEN in the environment (as before the API could); a gateway flag
 // and a store flag together are refused with the fix; --url alone takes SANDBOX_API_TOKEN.
