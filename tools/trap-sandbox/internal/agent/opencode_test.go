@@ -7,7 +7,9 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,6 +132,41 @@ func TestAnOpenEventStreamThatGoesSilentIsReopened(t *testing.T) {
 	defer s.mu.Unlock()
 	require.Error(t, s.lastErr)
 	assert.Equal(t, "opencode's event stream went silent", s.lastErr.Error())
+}
+
+// TestAQuestionIsNotAnsweredByAnAttemptBegunBeforeIt: a question that came while an attempt
+// to open the stream was under way got that attempt's failure, though opencode was up by
+// then (TestAgentStartOrder failed so on a loaded machine: the attempt had found opencode
+// down a moment before it started). It waits for an attempt begun after it.
+func TestAQuestionIsNotAnsweredByAnAttemptBegunBeforeIt(t *testing.T) {
+	first, fail := make(chan struct{}), make(chan struct{})
+	var attempts atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if attempts.Add(1) == 1 {
+			close(first)
+			<-fail // the attempt under way when the question comes fails after it
+			http.Error(w, "not yet", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte("data: {\"payload\":{\"type\":\"server.connected\",\"properties\":{}}}\n\n"))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	}))
+	t.Cleanup(srv.Close)
+	base, err := url.Parse(srv.URL)
+	require.NoError(t, err)
+	s := newStream(&client{base: base, http: http.DefaultClient}, slog.New(slog.DiscardHandler))
+	ctx := runStream(t, s)
+	<-first
+	answer := make(chan error, 1)
+	go func() { answer <- s.waitReady(ctx, time.Minute) }()
+	for len(s.kick) == 0 { // the question has come: it asked for an attempt now
+		runtime.Gosched()
+	}
+	close(fail)
+	require.NoError(t, <-answer)
+	assert.Equal(t, int32(2), attempts.Load())
 }
 
 // runStream runs s until the test ends, within a minute (the bound of a failure, not a wait),

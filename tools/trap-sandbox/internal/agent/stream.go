@@ -47,6 +47,10 @@ type stream struct {
 	lastErr   error
 	// down is closed when an attempt to open the stream fails, replaced by an open one.
 	down chan struct{}
+	// begun counts the attempts to open the stream; failed is the number of the last one that
+	// failed. A question waits for an attempt begun after it: one begun before may have found
+	// opencode down just before it came up.
+	begun, failed uint64
 	// kick asks the stream to retry now instead of at the end of its backoff.
 	kick chan struct{}
 }
@@ -60,8 +64,12 @@ func newStream(oc *client, log *slog.Logger) *stream {
 func (s *stream) run(ctx context.Context) {
 	backoff := reconnectFirst
 	for ctx.Err() == nil {
+		s.mu.Lock()
+		s.begun++
+		attempt := s.begun
+		s.mu.Unlock()
 		err := s.readOnce(ctx)
-		s.setDown(err)
+		s.setDown(attempt, err)
 		if ctx.Err() != nil {
 			return
 		}
@@ -88,13 +96,14 @@ func (s *stream) setUp() {
 	}
 }
 
-func (s *stream) setDown(err error) {
+// setDown records the end of the attempt numbered attempt, with its error.
+func (s *stream) setDown(attempt uint64, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, t := range s.turns {
 		t.tr.markGap() // their events until the stream reopens are lost
 	}
-	s.lastErr = err
+	s.lastErr, s.failed = err, attempt
 	if s.connected {
 		s.connected = false
 		s.ready = make(chan struct{})
@@ -104,11 +113,13 @@ func (s *stream) setDown(err error) {
 }
 
 // waitReady waits until the stream is connected, at most wait. While it is down, it asks
-// for an attempt now and returns that attempt's error if it fails: a question to an opencode
-// that is down fails at once, and one to an opencode just back does not wait out a backoff.
+// for an attempt now and returns the error of the first attempt begun since the call if it
+// fails: a question to an opencode that is down fails at once, and one to an opencode just
+// back does not wait out a backoff, nor get the failure of an attempt that found it still
+// down a moment before.
 func (s *stream) waitReady(ctx context.Context, wait time.Duration) error {
 	s.mu.Lock()
-	ready, down, connected := s.ready, s.down, s.connected
+	ready, down, connected, asked := s.ready, s.down, s.connected, s.begun
 	s.mu.Unlock()
 	if connected {
 		return nil
@@ -119,23 +130,39 @@ func (s *stream) waitReady(ctx context.Context, wait time.Duration) error {
 	}
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
-	select {
-	case <-ready:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	case <-down:
-	case <-timer.C:
+	for {
+		select {
+		case <-ready:
+			return nil
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-down:
+		case <-timer.C:
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			if s.connected {
+				return nil
+			}
+			if s.lastErr != nil {
+				return s.lastErr
+			}
+			return errors.New("opencode's event stream did not open")
+		}
+		s.mu.Lock()
+		if s.connected {
+			s.mu.Unlock()
+			return nil
+		}
+		if s.failed > asked {
+			err := s.lastErr
+			s.mu.Unlock()
+			return err
+		}
+		// The attempt that failed was under way when the question came: the kick starts the
+		// next one at once.
+		down = s.down
+		s.mu.Unlock()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.connected {
-		return nil
-	}
-	if s.lastErr != nil {
-		return s.lastErr
-	}
-	return errors.New("opencode's event stream did not open")
 }
 
 // attach routes the session's events to t. A stream that is down now (it dropped after the
