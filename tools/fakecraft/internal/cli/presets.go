@@ -40,6 +40,6 @@ func (p *presets) overridden(key, value string) {
 	if p.dir != "" {
 		fix += " or edit " + filepath.Join(p.dir, ".settings")
 	}
-	fmt.Fprintf(p.out, "fakecraft: --set %s=%s is overridden: this computer's /.settings has %s, and a computer's own settings win over --set's defaults (as over a server's); to change it, %s\n",
+	fmt.Fprintf(p.out, "fakecraft: --set %s=%s did not take: this computer's /.settings has %s, which wins over --set as over a server's default settings; to change it, %s\n",
 		kv[0], kv[1], has, fix)
 }

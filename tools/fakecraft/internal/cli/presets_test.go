@@ -27,7 +27,7 @@ func TestSetLosesToTheComputersSettings(t *testing.T) {
 			set:      "sandbox.allow_exec=true",
 			typed:    "set sandbox.allow_exec\n",
 			want:     "sandbox.allow_exec is false\n",
-			note:     "fakecraft: --set sandbox.allow_exec=true is overridden: this computer's /.settings has false, and a computer's own settings win over --set's defaults (as over a server's); to change it, run `set sandbox.allow_exec true` on the computer or edit %s\n",
+			note:     "fakecraft: --set sandbox.allow_exec=true did not take: this computer's /.settings has false, which wins over --set as over a server's default settings; to change it, run `set sandbox.allow_exec true` on the computer or edit %s\n",
 		},
 		{
 			name:     "once across reboots, text as typed",
@@ -35,7 +35,7 @@ func TestSetLosesToTheComputersSettings(t *testing.T) {
 			set:      "greeting=grüße alle",
 			typed:    "reboot\nset greeting\n",
 			want:     "CraftOS 1.9\n> set greeting\ngreeting is \"hi\\\nthere\"\n",
-			note:     "fakecraft: --set greeting=grüße alle is overridden: this computer's /.settings has \"hi\\nthere\", and a computer's own settings win over --set's defaults (as over a server's); to change it, run `set greeting \"grüße alle\"` on the computer or edit %s\n",
+			note:     "fakecraft: --set greeting=grüße alle did not take: this computer's /.settings has \"hi\\nthere\", which wins over --set as over a server's default settings; to change it, run `set greeting \"grüße alle\"` on the computer or edit %s\n",
 		},
 		{
 			name:     "unset by --set, given by the file",
@@ -43,7 +43,7 @@ func TestSetLosesToTheComputersSettings(t *testing.T) {
 			set:      "k=nil",
 			typed:    "set k\n",
 			want:     "k is 3\n",
-			note:     "fakecraft: --set k=nil is overridden: this computer's /.settings has 3, and a computer's own settings win over --set's defaults (as over a server's); to change it, run `set k nil` on the computer or edit %s\n",
+			note:     "fakecraft: --set k=nil did not take: this computer's /.settings has 3, which wins over --set as over a server's default settings; to change it, run `set k nil` on the computer or edit %s\n",
 		},
 		{
 			name:     "file has the same value",
