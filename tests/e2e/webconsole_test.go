@@ -386,6 +386,25 @@ func (c *busyConsoleComputer) release() {
 // bars (term.write draws them as CC's font does: blank, blank, ♪, ♫).
 const blocksProgram = `print(string.char(149, 129)) print("|\173|") term.write("|" .. string.char(9, 13, 14, 15) .. "|") print()`
 
+// accountsDesk starts a gateway on a data directory of its own (dataDir, the flag) with the
+// account name, whose API token it returns, and the account's computer 11:desk at its prompt,
+// which lets the host view its screen; what is sent on player is typed there.
+func accountsDesk(ctx context.Context, t *testing.T, name string) (dataDir, token string, g *harness.Gateway, player chan string) {
+	t.Helper()
+	dataDir = "--data-dir=" + t.TempDir()
+	token = lastLineOf(gatewayCLI(ctx, t, "accounts", "add", name, dataDir))
+	cred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", name, dataDir))
+	g = startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+	opts := computerOptions(t, g, cred, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	opts.Settings["sandbox.allow_screen"] = "view"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	player = make(chan string, 1)
+	opts.Input = computer.Input(player)
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+	return dataDir, token, g, player
+}
+
 // TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout: on a gateway without
 // SANDBOX_API_TOKEN the API answers a browser only on loopback and by localhost or an IP
 // (403 otherwise); an account's token opens it from anywhere. The console reached by another
@@ -393,18 +412,7 @@ const blocksProgram = `print(string.char(149, 129)) print("|\173|") term.write("
 func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t, "console.test")
-	dataDir := "--data-dir=" + t.TempDir()
-	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
-	cred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "alice", dataDir))
-	g := startGateway(t, opencodefake.Start(t, opencodefake.Options{}).URL, dataDir)
-	opts := computerOptions(t, g, cred, "/e2e.lua")
-	opts.ID, opts.Label = 11, "desk"
-	opts.Settings["sandbox.allow_screen"] = "view"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
-	player := make(chan string, 1)
-	opts.Input = computer.Input(player)
-	c := fakecrafttest.StartWithin(t, opts, testTimeout)
-	c.WaitFor(ctx, markerAtPrompt)
+	dataDir, alice, g, player := accountsDesk(ctx, t, "alice")
 
 	_, port, err := net.SplitHostPort(g.Addr)
 	require.NoError(t, err)
@@ -443,17 +451,7 @@ func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T
 func TestTheWebConsoleForgetsATokenTheGatewayRefuses(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t, "console.test")
-	dataDir := "--data-dir=" + t.TempDir()
-	dave := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "dave", dataDir))
-	cred := lastLineOf(gatewayCLI(ctx, t, "credentials", "add", "dave", dataDir))
-	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
-	opts := computerOptions(t, g, cred, "/e2e.lua")
-	opts.ID, opts.Label = 11, "desk"
-	opts.Settings["sandbox.allow_screen"] = "view"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
-	player := make(chan string, 1)
-	opts.Input = computer.Input(player)
-	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+	dataDir, dave, g, player := accountsDesk(ctx, t, "dave")
 
 	// What the tab keeps of a token, and what its header says: the token in sessionStorage,
 	// the form's field, whether Log out shows, the status.

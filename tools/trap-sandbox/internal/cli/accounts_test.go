@@ -108,15 +108,22 @@ func TestAccountCommandsOnStoreAndAPI(t *testing.T) {
 	}
 }
 
-// TestAccountCommandsThroughTheAPIAsAUser: a user's token manages its own tokens; adding an
-// account names the fix; another account is "no account" as one that does not exist.
-func TestAccountCommandsThroughTheAPIAsAUser(t *testing.T) {
+// aliceAndBob serves the account API of a new store holding the users alice and bob, and
+// returns its URL and alice's token.
+func aliceAndBob(t *testing.T) (url, alice string) {
+	t.Helper()
 	clearEnv(t)
 	dir := t.TempDir()
 	data := "--data-dir=" + dir
-	alice := lastLineOf(mustRun(t, "accounts", "add", "alice", data))
+	alice = lastLineOf(mustRun(t, "accounts", "add", "alice", data))
 	mustRun(t, "accounts", "add", "bob", data)
-	url := serveAccounts(t, dir)
+	return serveAccounts(t, dir), alice
+}
+
+// TestAccountCommandsThroughTheAPIAsAUser: a user's token manages its own tokens; adding an
+// account names the fix; another account is "no account" as one that does not exist.
+func TestAccountCommandsThroughTheAPIAsAUser(t *testing.T) {
+	url, alice := aliceAndBob(t)
 	as := []string{"--url=" + url, "--api-token=" + alice}
 
 	_, err := runClient(t, append([]string{"accounts", "add", "carol"}, as...)...)
@@ -184,12 +191,7 @@ func TestTokensAddStatesTheLifetimesCap(t *testing.T) {
 // that its fix is another token (it cannot create accounts), the same whether that account
 // exists or not; an admin's, for one that does not exist, that accounts add creates it.
 func TestAnotherAccountNamesTheTokenThatReachesIt(t *testing.T) {
-	clearEnv(t)
-	dir := t.TempDir()
-	data := "--data-dir=" + dir
-	alice := lastLineOf(mustRun(t, "accounts", "add", "alice", data))
-	mustRun(t, "accounts", "add", "bob", data)
-	url := serveAccounts(t, dir)
+	url, alice := aliceAndBob(t)
 	for _, other := range []string{"bob", "zed"} {
 		for _, cmd := range [][]string{{"tokens", "list", other}, {"tokens", "add", other, "x"}, {"credentials", "list", other}, {"credentials", "add", other}} {
 			_, err := runClient(t, append(cmd, "--url="+url, "--api-token="+alice)...)
