@@ -405,6 +405,20 @@ func accountsDesk(ctx context.Context, t *testing.T, name string) (dataDir, toke
 	return dataDir, token, g, player
 }
 
+// refuseAWrongToken opens g's console by the name console.test, which asks for a token (the
+// API answers a browser without one only by localhost or an IP), and logs in with a token
+// like token but wrong: the form says the gateway refused it.
+func refuseAWrongToken(t *testing.T, page context.Context, until func(t *testing.T, what, js string), g *harness.Gateway, token string) {
+	t.Helper()
+	_, port, err := net.SplitHostPort(g.Addr)
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/")))
+	until(t, "the token form, saying why", `!document.getElementById("login").hidden &&
+		document.getElementById("login-error").textContent.includes("localhost, an IP address")`)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", testkit.WrongSecret(token)), chromedp.Click("#login button")))
+	until(t, "the wrong token refused, saying why", `document.getElementById("login-error").textContent.includes("unknown or wrong account token")`)
+}
+
 // TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout: on a gateway without
 // SANDBOX_API_TOKEN the API answers a browser only on loopback and by localhost or an IP
 // (403 otherwise); an account's token opens it from anywhere. The console reached by another
@@ -413,16 +427,7 @@ func TestTheWebConsoleTakesAnAccountsTokenWhereTheAPIRefusesWithout(t *testing.T
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t, "console.test")
 	dataDir, alice, g, player := accountsDesk(ctx, t, "alice")
-
-	_, port, err := net.SplitHostPort(g.Addr)
-	require.NoError(t, err)
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/")))
-	until(t, "the token form, saying why", `!document.getElementById("login").hidden &&
-		document.getElementById("login-error").textContent.includes("localhost, an IP address")`)
-	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", testkit.WrongSecret(alice)), chromedp.Click("#login button")))
-	until(t, "the wrong token refused, saying why", `document.getElementById("login-error").textContent.includes("unknown or wrong account token")`)
-	_, err = chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("token").value = ""`))
-	require.NoError(t, err)
+	refuseAWrongToken(t, page, until, g, alice)
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", alice), chromedp.Click("#login button")))
 	until(t, "alice's computer in the list", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === "`+deskTraposID+`")`)
 	accounts, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[...document.querySelectorAll("#computer-list tr")].map(tr => tr.cells[1].textContent)`))
@@ -458,14 +463,7 @@ func TestTheWebConsoleForgetsATokenTheGatewayRefuses(t *testing.T) {
 	const kept = `[sessionStorage.getItem("trap-sandbox-token"), document.getElementById("token").value,
 		!document.getElementById("logout").hidden, document.getElementById("status").textContent]`
 	const refusedStatus = "The gateway refused the token: log in with another."
-	_, port, err := net.SplitHostPort(g.Addr)
-	require.NoError(t, err)
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/")))
-	until(t, "the token form", `!document.getElementById("login").hidden &&
-		document.getElementById("login-error").textContent.includes("localhost, an IP address")`)
-
-	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#token", testkit.WrongSecret(dave)), chromedp.Click("#login button")))
-	until(t, "the wrong token refused", `document.getElementById("login-error").textContent.includes("unknown or wrong account token")`)
+	refuseAWrongToken(t, page, until, g, dave)
 	state, err := chromedp.Run(page, chromedp.Evaluate[[]any](kept))
 	require.NoError(t, err)
 	require.Equal(t, []any{nil, "", false, refusedStatus}, state, "the wrong token not kept, nor shown logged in; the status says it was refused")
