@@ -13,9 +13,10 @@ default:
 sandbox-serve:
     go run ./tools/trap-sandbox
 
+# One computer runs both, so that what a trapos spec leaves behind (a program on the shell's stack of running
+# programs, which the ROM specs check) fails here; TestLuaSpecs runs them apart, a computer per directory.
+
 # Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft, on its virtual clock (`fakecraft test`'s default)
-# One computer for both, so that what a trapos spec leaves behind (a program on the shell's stack of running programs,
-# which the ROM specs check) fails here; TestLuaSpecs runs them apart, a computer per directory.
 craftos-test:
     go run ./tools/fakecraft test trapos/tests tools/fakecraft/romfs/testdata/spec
 
