@@ -442,7 +442,8 @@ local function encodeFrame(frame)
     return nil, "cannot encode frame: " .. tostring(encoded);
   end
   if #encoded > MAX_MESSAGE_BYTES then
-    return nil, "Message is too large (" .. #encoded .. " bytes, the limit is " .. MAX_MESSAGE_BYTES .. ")";
+    -- Its size as JSON, which the caller did not see: a byte past ASCII takes up to six.
+    return nil, "Message is too large (" .. #encoded .. " bytes once encoded, the limit is " .. MAX_MESSAGE_BYTES .. ")";
   end
   return encoded;
 end

@@ -403,9 +403,11 @@ local function newDaemon(deps)
       };
       local sent, sendErr, code = sendFrame(response);
       if not sent and code == ERR_INTERNAL then
-        -- Too big or unencodable: say so instead of leaving the gateway to time out.
+        -- Too big or unencodable: say so instead of leaving the gateway to time out, with
+        -- the fix for a big one (whoever asked can read a file in parts).
         response.ok, response.payload = false, nil;
-        response.error = { code = ERR_INTERNAL, message = "the answer to " .. frame.type .. " cannot be sent: " .. sendErr };
+        local fix = sendErr:find("^Message is too large") and ": return less, or write it to a file on the computer and read the file" or "";
+        response.error = { code = ERR_INTERNAL, message = "the answer to " .. frame.type .. " cannot be sent: " .. sendErr .. fix };
         sent, sendErr, code = sendFrame(response);
       end
       if not sent and code == ERR_INTERNAL then

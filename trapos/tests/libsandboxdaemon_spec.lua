@@ -758,7 +758,9 @@ describe("sandbox daemon", function()
       local answer = socket.frame(2);
       expect(answer.ok):eq(false);
       expect(answer.error.code):eq("internal");
-      expect(answer.error.message):str_match("too large");
+      -- 30000 bytes, each \u00ff (six bytes) in the frame: the size said is the frame's.
+      expect(answer.error.message):eq("the answer to lua.exec cannot be sent: Message is too large (180136 bytes once encoded, "
+        .. "the limit is 131072): return less, or write it to a file on the computer and read the file");
     end);
 
     it("refuses a payload string above U+00FF with bad_payload", function()
