@@ -73,6 +73,25 @@ func TestBrokenUploadLeavesTheOldFileAndNamesThePlayersPath(t *testing.T) {
 const fullDriveHint = " (the new file is written whole beside the old one before it replaces it, so the drive needs room for both: " +
 	"delete files on the computer, or write a smaller file)"
 
+// TestAProtectedPathIsRefusedAsAWrite: a write to a path whose change needs sandbox.allow_exec
+// (/startup.lua) is refused at its last step, the move into place; the refusal named that
+// step ("fs.move to /startup.lua needs …"), which the caller never asked for. It reads as the
+// write's, and the temporary file is gone.
+func TestAProtectedPathIsRefusedAsAWrite(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/keep": "k"})
+	const why = " needs sandbox.allow_exec: it would change /startup.lua, what the computer runs at boot, and changing how the computer boots runs code;" +
+		" the owner can allow it with: set sandbox.allow_exec true"
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSMove {
+			return &protocol.Error{Code: protocol.CodeForbidden, Message: "fs.move to /startup.lua" + why, ByComputer: true}
+		}
+		return nil
+	}
+	err := computer.New(d).Write(t.Context(), "7:", "/startup.lua", []byte("print('x')"), 0)
+	assert.EqualError(t, err, "forbidden: fs.write of /startup.lua"+why)
+	assert.Equal(t, []string{"/keep"}, d.Names(), "the temporary file is removed")
+}
+
 // TestAFullDriveForANewFileSaysNothingOfAnOldOne: with no file at the path, the hint is not
 // about room beside the old one.
 func TestAFullDriveForANewFileSaysNothingOfAnOldOne(t *testing.T) {

@@ -162,9 +162,25 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 		return w.replace(ctx)
 	}
 	if err != nil {
-		return w.fail(ctx, err)
+		return w.fail(ctx, w.refusedAsAWrite(err))
 	}
 	return nil
+}
+
+// refusedAsAWrite words the computer's refusal of the move into place (a path whose change
+// needs sandbox.allow_exec, which the temporary file's is not) as of the write the caller
+// asked for: "fs.write of /startup.lua needs …", as a one-request write is refused, not
+// "fs.move to /startup.lua", a step it never asked for.
+func (w upload) refusedAsAWrite(err error) error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || !pe.ByComputer || pe.Code != protocol.CodeForbidden {
+		return err
+	}
+	moved := protocol.TypeFSMove + " to " + w.wire(w.target) + " "
+	if rest, ok := strings.CutPrefix(pe.Message, moved); ok {
+		return pe.WithMessage(protocol.TypeFSWrite + " of " + w.wire(w.target) + " " + rest)
+	}
+	return err
 }
 
 // upload is one Write's state: the player's path, and the temporary file beside it.
