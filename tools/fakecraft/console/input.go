@@ -1,6 +1,7 @@
 package console
 
 import (
+	"time"
 	"unicode/utf8"
 
 	"fakecraft/ccstr"
@@ -77,13 +78,35 @@ type Input struct {
 // e.g. for edit's menu. Bracketed paste (ESC[200~ … ESC[201~) becomes one paste event.
 // The zero value is ready to use.
 type Decoder struct {
+	// Now is the clock that tells a held key's repeats from a new press (see shortcut);
+	// nil is time.Now. Tests set a fake one.
+	Now func() time.Time
+
 	pending []byte // an escape sequence cut by the end of a read
 	// held is the shortcut byte seen last with nothing between (see shortcut), fired says
-	// its action already ran for this hold.
+	// its action already ran for this hold, last is when that byte was last read.
 	held    byte
 	fired   bool
+	last    time.Time
 	pasting bool
 	paste   []byte
+}
+
+// RepeatGap is the longest pause between a held key's repeats: a shortcut read again after
+// its hold acted and a longer pause is a new press, the first of a new hold. Terminals
+// repeat a held key every 30-50 ms by default (GNOME 30 ms, X11 40 ms, macOS 30 ms); 500 ms
+// covers the slowest common settings (Windows' slowest, 2.5 a second, is 400 ms) and is
+// shorter than a person's pause between two deliberate holds. The pause before a hold's
+// first repeat (250-1000 ms) is not bounded: the second of two presses with nothing typed
+// between is a hold however late it comes.
+const RepeatGap = 500 * time.Millisecond
+
+// now reads the decoder's clock.
+func (d *Decoder) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
 }
 
 // pasteEnd ends a bracketed paste.
@@ -92,11 +115,17 @@ var pasteEnd = []byte("\x1b[201~")
 // shortcuts are the bytes of Ctrl-T, Ctrl-R and Ctrl-S and what holding them does.
 var shortcuts = map[byte]Action{0x14: Terminate, 0x12: Reboot, 0x13: Shutdown}
 
-// shortcut decodes Ctrl-T/R/S. CC acts only when the keys are held, and a terminal
-// repeats a held key, so the action runs on the second of two presses in a row (nothing
-// typed between) and once per hold; a single press is an ordinary Ctrl+letter, so a quick
-// Ctrl-S in edit does not turn the computer off.
-func (d *Decoder) shortcut(b byte) Input {
+// shortcut decodes Ctrl-T/R/S read at now. CC acts only when the keys are held, and a
+// terminal repeats a held key, so the action runs on the second of two presses in a row
+// (nothing typed between) and once per hold: the repeats that follow it, each within
+// RepeatGap of the one before, do nothing; after a longer pause the next press starts a new
+// pair. A single press is an ordinary Ctrl+letter, so a quick Ctrl-S in edit does not turn
+// the computer off.
+func (d *Decoder) shortcut(b byte, now time.Time) Input {
+	if d.held == b && d.fired && now.Sub(d.last) > RepeatGap {
+		d.held, d.fired = 0, false // that hold was let go: this is a new press
+	}
+	d.last = now
 	if d.held == b {
 		if d.fired {
 			return Input{}
@@ -112,6 +141,7 @@ func (d *Decoder) shortcut(b byte) Input {
 func (d *Decoder) Feed(p []byte) []Input {
 	buf := append(d.pending, p...)
 	d.pending = nil
+	now := d.now() // one read's bytes came together
 	var out []Input
 	for len(buf) > 0 {
 		if d.pasting {
@@ -135,7 +165,7 @@ func (d *Decoder) Feed(p []byte) []Input {
 		if shortcuts[buf[0]] == NoAction {
 			d.held, d.fired = 0, false // any other input ends a hold
 		}
-		in, n, incomplete := d.decodeOne(buf)
+		in, n, incomplete := d.decodeOne(buf, now)
 		if incomplete {
 			d.pending = append([]byte(nil), buf...)
 			return out
@@ -170,11 +200,11 @@ func ctrlPress() Input {
 
 // decodeOne decodes the input at the start of buf: the Input, the bytes used, or
 // incomplete when buf ends inside an escape sequence.
-func (d *Decoder) decodeOne(buf []byte) (Input, int, bool) {
+func (d *Decoder) decodeOne(buf []byte, now time.Time) (Input, int, bool) {
 	b := buf[0]
 	switch {
 	case b == 0x1b:
-		return d.decodeEscape(buf)
+		return d.decodeEscape(buf, now)
 	case b == '\r' || b == '\n':
 		return press(KeyEnter, ""), 1, false
 	case b == '\t':
@@ -184,7 +214,7 @@ func (d *Decoder) decodeOne(buf []byte) (Input, int, bool) {
 	case b == 0x00:
 		return ctrlPress(), 1, false
 	case shortcuts[b] != NoAction:
-		return d.shortcut(b), 1, false
+		return d.shortcut(b, now), 1, false
 	case b < 0x20:
 		// Ctrl+letter: CC sends the Ctrl key and the letter's key, no char.
 		if b >= 0x01 && b <= 0x1a {
@@ -206,7 +236,7 @@ func (d *Decoder) decodeOne(buf []byte) (Input, int, bool) {
 }
 
 // decodeEscape decodes input starting with ESC.
-func (d *Decoder) decodeEscape(buf []byte) (Input, int, bool) {
+func (d *Decoder) decodeEscape(buf []byte, now time.Time) (Input, int, bool) {
 	if len(buf) == 1 {
 		// Esc alone in its read: the key a person presses for Ctrl.
 		return ctrlPress(), 1, false
@@ -223,7 +253,7 @@ func (d *Decoder) decodeEscape(buf []byte) (Input, int, bool) {
 		return ctrlPress(), 1, false
 	}
 	// ESC then a key: Alt held with it.
-	in, n, incomplete := d.decodeOne(buf[1:])
+	in, n, incomplete := d.decodeOne(buf[1:], now)
 	if incomplete {
 		return Input{}, 0, true
 	}

@@ -2,6 +2,7 @@ package console
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -58,12 +59,13 @@ func TestDecoderKeys(t *testing.T) {
 
 func TestDecoderShortcutsNeedAHold(t *testing.T) {
 	ctrlS := []Event{key(KeyLeftCtrl), key(83), keyUp(83), keyUp(KeyLeftCtrl)}
-	var d Decoder
+	at := func() time.Time { return time.Unix(1000, 0) } // every key in the same instant
+	d := Decoder{Now: at}
 	assert.Equal(t, ctrlS, events(d.Feed([]byte("\x13"))), "one press is Ctrl+S's keys")
 	assert.Equal(t, []Input{{Action: Shutdown}}, d.Feed([]byte("\x13")), "a second in a row: held")
 	assert.Empty(t, d.Feed([]byte("\x13\x13")), "the hold acts once")
 
-	var e Decoder
+	e := Decoder{Now: at}
 	got := e.Feed([]byte("\x14a\x14\x14\x12\x12"))
 	assert.Equal(t, []Input{
 		withModifier(KeyLeftCtrl, press(84, "")),
@@ -73,6 +75,41 @@ func TestDecoderShortcutsNeedAHold(t *testing.T) {
 		withModifier(KeyLeftCtrl, press(82, "")),
 		{Action: Reboot},
 	}, got, "typing between presses starts a new hold")
+}
+
+// fakeClock is a Decoder's clock that moves only when told.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time           { return c.t }
+func (c *fakeClock) advance(by time.Duration) { c.t = c.t.Add(by) }
+
+// TestDecoderShortcutsActOncePerHold: a terminal's repeats of a held Ctrl-T (R, S) come
+// within RepeatGap of each other and act once; after a longer pause the next two presses
+// are a new hold and act again, with nothing typed between the holds.
+func TestDecoderShortcutsActOncePerHold(t *testing.T) {
+	for b, action := range shortcuts {
+		t.Run(string(rune('A'+b-1)), func(t *testing.T) {
+			ctrl := []Input{withModifier(KeyLeftCtrl, press(int('A'+b-1), ""))}
+			clock := &fakeClock{t: time.Unix(1000, 0)}
+			d := Decoder{Now: clock.now}
+			assert.Equal(t, ctrl, d.Feed([]byte{b}), "a first press is the Ctrl+letter")
+			clock.advance(600 * time.Millisecond) // a terminal's delay before it repeats
+			assert.Equal(t, []Input{{Action: action}}, d.Feed([]byte{b}), "its first repeat: held")
+			for range 20 { // the hold goes on, repeated every 30 ms
+				clock.advance(30 * time.Millisecond)
+				assert.Empty(t, d.Feed([]byte{b}), "a repeat of the same hold does nothing")
+			}
+			assert.Empty(t, d.Feed([]byte{b, b, b}), "nor does a burst of repeats")
+
+			clock.advance(RepeatGap + time.Millisecond) // let go, then a new pair
+			assert.Equal(t, ctrl, d.Feed([]byte{b}), "after a pause a press is new")
+			clock.advance(time.Second)
+			assert.Equal(t, []Input{{Action: action}}, d.Feed([]byte{b}), "and its second acts again")
+
+			clock.advance(3 * time.Second) // as tmux send-keys C-t C-t, seconds later
+			assert.Equal(t, append(ctrl, Input{Action: action}), d.Feed([]byte{b, b}))
+		})
+	}
 }
 
 func TestDecoderSequenceSplitAcrossReads(t *testing.T) {
