@@ -51,6 +51,23 @@ func TestBareComputerNeedsNoRepository(t *testing.T) {
 	assert.Equal(t, "CraftOS 1.9\n> id\nThis is computer #0\n> \n", out.String())
 }
 
+// TestMotdOnlyWhenSet: CC turns motd.enable on for computers; fakecraft keeps it off so
+// transcripts stay the same from run to run (TestBareComputerIsAFreshCCComputer shows no
+// message), and --set motd.enable=true prints one at boot, between the banner and the first
+// prompt, as CC's startup does.
+func TestMotdOnlyWhenSet(t *testing.T) {
+	dir := t.TempDir()
+	writeDisk(t, dir, map[string]string{"motd.txt": "the only message\n"})
+	code, out, errOut := bare(t, dir, "", "--set", "motd.enable=true", "--set", "motd.path=/motd.txt", "id")
+	assert.Equal(t, ExitOK, code, errOut)
+	lines := strings.Split(out, "\n")
+	require.GreaterOrEqual(t, len(lines), 3, out)
+	assert.Equal(t, "CraftOS 1.9", lines[0])
+	// On four days of the year motd greets instead of picking a line.
+	assert.Contains(t, []string{"the only message", "Happy new year!", "Ed Balls", "OOoooOOOoooo! Spooky!", "Merry X-mas!"}, lines[1])
+	assert.Equal(t, "> id", lines[2])
+}
+
 // TestStartupRules: /startup.lua, then every file of /startup/ by name, each to completion,
 // all before the first prompt; directories in /startup/ are skipped.
 func TestStartupRules(t *testing.T) {
