@@ -4,7 +4,18 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"reflect"
+	"strconv"
+	"unsafe"
 )
+
+// objectString is how tostring shows a table, function, coroutine, userdata or channel: its
+// type, then its address in hexadecimal digits without "0x". That is the shape of CC:
+// Tweaked's Lua (Cobalt), which shows the type and the Java object's identity hash in hex
+// (`table: 5f2a1c`); the address keeps each live object's text its own.
+func objectString(kind string, p unsafe.Pointer) string {
+	return kind + ": " + strconv.FormatUint(uint64(uintptr(p)), 16)
+}
 
 type LValueType int
 
@@ -150,7 +161,7 @@ type LTable struct {
 	k2i     map[LValue]int
 }
 
-func (tb *LTable) String() string   { return fmt.Sprintf("table: %p", tb) }
+func (tb *LTable) String() string   { return objectString("table", unsafe.Pointer(tb)) }
 func (tb *LTable) Type() LValueType { return LTTable }
 
 type LFunction struct {
@@ -162,7 +173,7 @@ type LFunction struct {
 }
 type LGFunction func(*LState) int
 
-func (fn *LFunction) String() string   { return fmt.Sprintf("function: %p", fn) }
+func (fn *LFunction) String() string   { return objectString("function", unsafe.Pointer(fn)) }
 func (fn *LFunction) Type() LValueType { return LTFunction }
 
 type Global struct {
@@ -213,7 +224,7 @@ type LState struct {
 	errorResult   LValue                       // the error handler's result, once it returned
 }
 
-func (ls *LState) String() string   { return fmt.Sprintf("thread: %p", ls) }
+func (ls *LState) String() string   { return objectString("thread", unsafe.Pointer(ls)) }
 func (ls *LState) Type() LValueType { return LTThread }
 
 type LUserData struct {
@@ -222,10 +233,12 @@ type LUserData struct {
 	Metatable LValue
 }
 
-func (ud *LUserData) String() string   { return fmt.Sprintf("userdata: %p", ud) }
+func (ud *LUserData) String() string   { return objectString("userdata", unsafe.Pointer(ud)) }
 func (ud *LUserData) Type() LValueType { return LTUserData }
 
 type LChannel chan LValue
 
-func (ch LChannel) String() string   { return fmt.Sprintf("channel: %p", ch) }
+func (ch LChannel) String() string {
+	return objectString("channel", reflect.ValueOf(ch).UnsafePointer())
+}
 func (ch LChannel) Type() LValueType { return LTChannel }

@@ -87,7 +87,7 @@ local function serve(handlers, ...)
       elseif type(raised) == "table" and type(raised.message) == "string" then
         message = raised.message;
       else
-        -- Not "table: 0x5f2a1c": what the program's author must change.
+        -- Not "table: 5f2a1c": what the program's author must change.
         message = "the handler of " .. msgType .. " raised a " .. type(raised)
           .. ", not a message: raise error(\"what failed\") or return nil, {code, message}";
       end

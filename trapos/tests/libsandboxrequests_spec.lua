@@ -248,7 +248,7 @@ describe("libsandboxrequests", function()
         -- false, message: Lua's other way to refuse.
         answer = ask(requests, "door.jam");
         expect(answer.err):same({ code = "internal", message = "door jammed" });
-        -- A raised table: its message, else what to raise instead (never "table: 0x...").
+        -- A raised table: its message, else what to raise instead (never "table: 5f2a1c").
         answer = ask(requests, "door.raiseTable");
         expect(answer.err):same({ code = "internal", message = "jammed hard" });
         answer = ask(requests, "door.raiseOther");

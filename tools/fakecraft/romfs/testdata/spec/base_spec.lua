@@ -449,6 +449,18 @@ describe("argument errors", function()
   end);
 end);
 
+describe("tostring", function()
+  -- Cobalt shows a table, function or coroutine as its type and a hexadecimal hash, no 0x.
+  it("tostring of a table, function or coroutine is its type and hex digits, as Cobalt's", function()
+    expect(tostring({})):str_match("^table: %x+$");
+    expect(tostring(print)):str_match("^function: %x+$");
+    expect(tostring(function() end)):str_match("^function: %x+$");
+    expect(tostring(coroutine.create(print))):str_match("^thread: %x+$");
+    expect(("%s"):format({})):str_match("^table: %x+$");
+    expect(tostring({}) ~= tostring({})):eq(true);
+  end);
+end);
+
 describe("tonumber", function()
   it("reads decimals as Cobalt does", function()
     expect(tonumber("  12\r\n")):eq(12);
