@@ -253,8 +253,9 @@ const tryingAgain = " (trying again)";
 const connectionLost = "The connection to the gateway was lost" + waiting;
 
 // follow shows the computer's screen while view v is open: when the computer goes away or the
-// gateway stops, it says so and watches again every retryMs, so the view comes back with the
-// computer. A refusal (the owner's setting, the token) ends it.
+// gateway stops, it says so and watches again every retryMs (a busy computer: after the
+// answer's Retry-After), so the view comes back with the computer. A refusal (the owner's
+// setting, the token) ends it.
 async function follow(v) {
   const signal = v.abort.signal;
   while (!signal.aborted) {
@@ -264,16 +265,17 @@ async function follow(v) {
     } catch (e) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
       status(connectionLost);
-      again = true;
+      again = retryMs;
     }
-    if (!again || signal.aborted) return;
-    await new Promise((resolve) => setTimeout(resolve, retryMs));
+    if (again === false || signal.aborted) return;
+    await new Promise((resolve) => setTimeout(resolve, again));
   }
 }
 
-// watch streams the computer's screen into the view until the stream ends; it reports whether
-// to watch again (the computer or the gateway went away, or the computer is busy with the
-// host's other requests: 429, whose Retry-After is below retryMs) and says why in the status. 501 is
+// watch streams the computer's screen into the view until the stream ends; it reports when to
+// watch again, in ms (retryMs: the computer or the gateway went away; a busy computer, whose
+// host's other requests fill it for the moment: 429's Retry-After), or false, and says why in
+// the status. 501 is
 // neither: the computer is there but its client has no screen (older than it), which the
 // message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
 // traposId that several accounts have connected (an admin's token; the answer names the
@@ -293,7 +295,7 @@ async function watch(v) {
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
     status((error ? error.code + ": " + error.message : "The gateway answered " + res.status) +
       (busy ? tryingAgain : again ? waiting : ""));
-    return again;
+    return busy ? retryAfterMs(res) : again && retryMs;
   }
   status("Live");
   v.live = true;
@@ -330,12 +332,12 @@ async function frames(body, sent) {
           return false;
         }
         status(error.code + ": " + error.message + waiting);
-        return true;
+        return retryMs;
       }
     }
   }
   status(connectionLost); // no end event: the connection dropped, not the gateway's answer
-  return true;
+  return retryMs;
 }
 
 // send queues screen.input events, one request at a time so they keep their order. While the
