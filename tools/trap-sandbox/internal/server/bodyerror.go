@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,13 +65,23 @@ func ReadBodyError(err error) string {
 // (bounded), so the reader needs no ResponseWriter.
 func DecodeBody(r *http.Request, v any, limit int64, shape string, wants map[string]string) error {
 	dec := json.NewDecoder(http.MaxBytesReader(nil, r.Body, limit))
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
+	var raw json.RawMessage
+	err := dec.Decode(&raw)
 	if err == nil {
 		err = RestOfBody(dec)
 		if err != nil && errors.Is(err, errMoreThanOneValue) {
 			return fmt.Errorf("%w: send one JSON object %s", err, shape)
 		}
+	}
+	if err == nil && string(raw) == "null" {
+		// encoding/json takes null into a struct as nothing at all: the route would then
+		// refuse its first missing field, not the body.
+		return fmt.Errorf("the body must be a JSON object %s (got null)", shape)
+	}
+	if err == nil {
+		fields := json.NewDecoder(bytes.NewReader(raw))
+		fields.DisallowUnknownFields()
+		err = fields.Decode(v)
 	}
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {

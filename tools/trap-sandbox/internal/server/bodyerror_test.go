@@ -69,6 +69,12 @@ func TestDecodeBodyTakesExactlyOneObject(t *testing.T) {
 	}
 	var tooLarge *BodyTooLarge
 	assert.ErrorAs(t, decode(`{"name":"a"}`+strings.Repeat(" ", 200)+`x`, 100), &tooLarge)
+	// null decodes into a struct as nothing: the route refused its first field ("account name
+	// \"\": use 1 to 63 characters…"), not the body.
+	for _, in := range []string{"null", " \n null"} {
+		assert.EqualError(t, decode(in, 100), `the body must be a JSON object {"name":...} (got null)`, "%q", in)
+	}
+	assert.EqualError(t, decode(`nul`, 100), `the body ends before its JSON does: send a whole JSON object {"name":...}`)
 }
 
 // heldBody is a body whose sender stopped: reading on meets the read deadline.
