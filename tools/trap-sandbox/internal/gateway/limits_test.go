@@ -392,21 +392,3 @@ func TestTheGuessersLineNamesTheBusiestAddresses(t *testing.T) {
 	assert.Contains(t, line, "addresses 10.0.0.9×1 otherAddresses 0 wrongSecrets 1 heldBack 1")
 	assert.Contains(t, line, "suppressedSinceLast 1")
 }
-
-// A WARN line suppressed for an address keeps its count for that address's next line, but not
-// for the gateway's life: wrong secrets from ever new addresses (a /48 holds 65 536 /64s),
-// each twice, grew the throttle by one entry per address for good.
-func TestTheWarnThrottleForgetsAddressesGoneQuiet(t *testing.T) {
-	fc := newFakeClock()
-	w := newWarnThrottle(slog.New(slog.DiscardHandler), fc)
-	for i := range 100 {
-		addr := fmt.Sprintf("10.0.0.%d:5000", i)
-		assert.True(t, w.warn("hello rejected: wrong secret", addr))
-		assert.False(t, w.warn("hello rejected: wrong secret", addr), "suppressed, counted for its next line")
-	}
-	fc.Advance(warnForgetAfter)
-	w.warn("hello rejected: wrong secret", "10.0.1.1:5000") // sweeps
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	assert.Len(t, w.state, 1, "only the line just written is kept")
-}
