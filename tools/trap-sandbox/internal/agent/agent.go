@@ -28,6 +28,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/logthrottle"
 	"trap-sandbox/internal/opencode"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
@@ -138,6 +140,8 @@ type Config struct {
 	Prober Prober
 	// Transport reaches opencode; nil: a default one.
 	Transport http.RoundTripper
+	// Clock paces the WARN lines of failing turns; nil: the wall clock.
+	Clock clock.Clock
 }
 
 // Module answers the ai.* request types.
@@ -150,6 +154,7 @@ type Module struct {
 	model   modelRef
 	rules   []Rule
 	passes  *account.Passes
+	outages *outages
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -218,6 +223,10 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	if m.passes == nil {
 		m.passes = account.NewPasses()
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
+	}
+	m.outages = newOutages(logger, logthrottle.New(logger, cfg.Clock))
 	m.ctx, m.cancel = context.WithCancelCause(context.Background())
 	if cfg.Model == "" {
 		logger.Info("agent: off (ai.* requests answer ai_disabled): set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL) to let computers ask the agent; docs/ai.md")
@@ -660,26 +669,34 @@ func (m *Module) noPlace(ctx context.Context, from protocol.Requester, err error
 // unavailable is the ai_unavailable error for a failed opencode call: the probe's one line
 // when opencode is down, else the call's own.
 func (m *Module) unavailable(ctx context.Context, err error) *protocol.Error {
-	return protocol.Errorf(CodeAIUnavailable, "%s", m.unavailableMessage(ctx, err))
+	msg, _ := m.diagnose(ctx, err)
+	return protocol.Errorf(CodeAIUnavailable, "%s", msg)
 }
 
-func (m *Module) unavailableMessage(ctx context.Context, err error) string {
+// diagnose words a failed opencode call for the player and tells its fault: opencode down
+// (the probe says so, or the call had no answer), refusing the gateway's credentials, or
+// failing otherwise.
+func (m *Module) diagnose(ctx context.Context, err error) (string, *fault) {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {
-		return "the agent is unavailable: opencode refused the gateway's credentials (check OPENCODE_SERVER_PASSWORD)"
+		return "the agent is unavailable: opencode refused the gateway's credentials (check OPENCODE_SERVER_PASSWORD)", faultCredentials
 	}
 	if m.cfg.Prober != nil {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
 		defer cancel()
 		if h := m.cfg.Prober.Probe(pctx); !h.OK {
-			return "the agent is unavailable: " + h.Detail
+			return "the agent is unavailable: " + h.Detail, faultUnreachable
 		}
 	}
 	var he *hostError
 	if errors.As(err, &he) {
-		return "the agent is unavailable: " + he.player
+		return "the agent is unavailable: " + he.player, faultOpencode
 	}
-	return "the agent is unavailable: " + firstLine(err.Error())
+	f := faultUnreachable // no HTTP answer at all
+	if ae != nil {
+		f = faultOpencode
+	}
+	return "the agent is unavailable: " + firstLine(err.Error()), f
 }
 
 // newID returns a random id with a prefix, e.g. turn_3f9a….

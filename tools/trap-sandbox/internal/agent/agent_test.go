@@ -577,8 +577,14 @@ type fakeAgent struct {
 
 func startFakeAgent(t *testing.T) *fakeAgent {
 	t.Helper()
+	return startFakeAgentWith(t, func(tu *opencodefake.Turn) { tu.Text("re: " + tu.Prompt()) })
+}
+
+// startFakeAgentWith is startFakeAgent with a model of the test's.
+func startFakeAgentWith(t *testing.T, model opencodefake.Model) *fakeAgent {
+	t.Helper()
 	oc := opencodefake.Start(t, opencodefake.Options{Password: "oc-pw"})
-	a := oc.Agent(func(tu *opencodefake.Turn) { tu.Text("re: " + tu.Prompt()) }, "p/m")
+	a := oc.Agent(model, "p/m")
 	srv := sdk.NewServer(&sdk.Implementation{Name: "trap-sandbox", Version: "test"}, nil)
 	sdk.AddTool(srv, &sdk.Tool{Name: "ping"}, func(context.Context, *sdk.CallToolRequest, struct{}) (*sdk.CallToolResult, any, error) {
 		return &sdk.CallToolResult{}, nil, nil

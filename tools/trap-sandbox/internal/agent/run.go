@@ -17,9 +17,20 @@ type promptResult struct {
 	err   error
 }
 
+// ending is how a turn ended: its done reason, the error event sent before the done event
+// (nil if none), and the fault when it failed for a cause only the operator can fix.
+type ending struct {
+	reason string
+	event  *Event
+	fault  *fault
+	// detail is the failure as the operator's WARN line gives it: the player's line, or more.
+	detail string
+}
+
 // runTurn runs a turn to its done event.
 func (m *Module) runTurn(t *turn, body promptBody) {
-	reason, errEvent := m.converse(t, body)
+	end := m.converse(t, body)
+	reason, errEvent := end.reason, end.event
 	if errEvent != nil {
 		t.add(*errEvent)
 		m.metrics.failed(errEvent.Code)
@@ -38,12 +49,21 @@ func (m *Module) runTurn(t *turn, body promptBody) {
 		// no echoed headers or body).
 		attrs = append(attrs, "code", errEvent.Code, "error", errEvent.Message)
 	}
+	switch {
+	case end.fault != nil:
+		detail := end.detail
+		if detail == "" {
+			detail = errEvent.Message
+		}
+		m.outages.turnFailed(end.fault, detail)
+	case reason == ReasonStop:
+		m.outages.turnSucceeded()
+	}
 	m.log.Info("agent: turn ended", attrs...)
 }
 
-// converse asks opencode and follows the turn; it returns the done reason and the error event
-// to send first, if any.
-func (m *Module) converse(t *turn, body promptBody) (string, *Event) {
+// converse asks opencode and follows the turn to its end.
+func (m *Module) converse(t *turn, body promptBody) ending {
 	prompted := false
 	defer func() {
 		if !prompted {
@@ -151,35 +171,41 @@ func (m *Module) release(t *turn) {
 	}
 }
 
-// stopped is the end of a turn the gateway stopped.
-func stopped(t *turn, cause error) (string, *Event) {
+// stopped is the end of a turn the gateway stopped: never the operator's fault (a turn's
+// deadline is its own limit).
+func stopped(t *turn, cause error) ending {
 	switch {
 	case errors.Is(cause, errAborted):
-		return ReasonAborted, nil
+		return ending{reason: ReasonAborted}
 	case errors.Is(cause, errDisconnected):
-		return ReasonDisconnected, nil
+		return ending{reason: ReasonDisconnected}
 	case errors.Is(cause, errDeadline):
-		return ReasonDeadline, &Event{Kind: KindError, Code: string(protocol.CodeTimeout),
-			Message: fmt.Sprintf("The agent did not finish within %s; the turn was stopped.", t.m.cfg.TurnDeadline)}
+		return ending{reason: ReasonDeadline, event: &Event{Kind: KindError, Code: string(protocol.CodeTimeout),
+			Message: fmt.Sprintf("The agent did not finish within %s; the turn was stopped.", t.m.cfg.TurnDeadline)}}
 	}
-	return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: "The gateway is shutting down; ask again later."}
+	return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: "The gateway is shutting down; ask again later."}}
 }
 
-// failed ends a turn whose opencode call failed (unless the turn was stopped meanwhile).
-func (m *Module) failed(t *turn, err error) (string, *Event) {
+// failed ends a turn whose opencode call failed (unless the turn was stopped meanwhile): the
+// operator's fault, whose WARN line gives a hostError's whole story (the player reads its
+// line without the host's paths).
+func (m *Module) failed(t *turn, err error) ending {
 	if t.ctx.Err() != nil {
 		return stopped(t, context.Cause(t.ctx))
 	}
+	msg, f := m.diagnose(t.ctx, err)
+	end := ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}, fault: f}
 	var he *hostError
 	if errors.As(err, &he) {
-		m.log.Warn("agent: a computer's turn failed on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", he.full)
+		end.detail = fmt.Sprintf("%s (traposId %s, turnId %s)", he.full, t.caller.traposID, t.id)
 	}
-	return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(m.unavailableMessage(t.ctx, err))}
+	return end
 }
 
 // outcome reads opencode's reply to the prompt: only a provider's data.message reaches the
-// computer (a 401's echoed headers and body never do).
-func (m *Module) outcome(t *turn, res promptResult) (string, *Event) {
+// computer (a 401's echoed headers and body never do). A model's failure is the operator's
+// fault; a conversation gone on opencode is not (the next question starts a new one).
+func (m *Module) outcome(t *turn, res promptResult) ending {
 	if res.err != nil {
 		var ae *apiError
 		if !errors.As(res.err, &ae) {
@@ -189,30 +215,31 @@ func (m *Module) outcome(t *turn, res promptResult) (string, *Event) {
 			m.mu.Lock()
 			t.sess.opencodeID = "" // gone on opencode: the next question starts a new conversation
 			m.mu.Unlock()
-			return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable),
-				Message: "The conversation was gone on opencode; ask again to start a new one."}
+			return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable),
+				Message: "The conversation was gone on opencode; ask again to start a new one."}}
 		}
 		// A bare 500 (e.g. an unknown model): the reason is only on the stream.
-		msg := t.tr.waitError(lateErrorWait)
+		msg, f := t.tr.waitError(lateErrorWait), faultModel
 		if msg == "" {
-			msg = ae.Error()
+			msg, f = ae.Error(), faultOpencode
 		} else {
 			msg = modelFailed(msg)
 		}
-		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}
+		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(msg)}, fault: f}
 	}
 	m.settle(t, res.reply)
 	if e := res.reply.Info.Error; e != nil {
 		if e.Name == "MessageAbortedError" {
-			return ReasonAborted, nil
+			return ending{reason: ReasonAborted}
 		}
 		msg := firstLine(e.Data.Message)
 		if msg == "" {
 			msg = e.Name
 		}
-		return ReasonError, &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(modelFailed(msg))}
+		return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: wireText(modelFailed(msg))},
+			fault: faultModel}
 	}
-	return ReasonStop, nil
+	return ending{reason: ReasonStop}
 }
 
 // modelFailed is the player's line for a turn the model failed (the provider's refusal, an

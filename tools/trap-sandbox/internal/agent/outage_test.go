@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/logthrottle"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/opencodefake"
+)
+
+// logLines returns the log's lines that contain every one of parts.
+func logLines(logs *testkit.SyncBuffer, parts ...string) []string {
+	var out []string
+	for _, line := range strings.Split(logs.String(), "\n") {
+		all := line != ""
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// askLogged runs one turn (ask) and waits for its last log line, which comes after the
+// computer has its done event.
+func askLogged(t *testing.T, m *Module, logs *testkit.SyncBuffer, from protocol.Requester, prompt string) string {
+	t.Helper()
+	before := len(logLines(logs, `msg="agent: turn ended"`))
+	reason := ask(t, m, from, prompt)
+	require.Eventually(t, func() bool { return len(logLines(logs, `msg="agent: turn ended"`)) > before }, 10*time.Second, testkit.Poll)
+	return reason
+}
+
+// TestTurnsFailingForTheOperatorAreWarned: a QA tester's gateway whose model failed every
+// turn logged each only at INFO ("agent: turn ended … reason=error"): an operator who
+// watches WARN and ERROR never saw it. Now the first such turn is a WARN naming the cause and
+// the fix, then one a minute while it lasts (counting the turns in between), and the first
+// turn that works after it says so at INFO; each turn keeps its INFO line.
+func TestTurnsFailingForTheOperatorAreWarned(t *testing.T) {
+	var failing atomic.Bool
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		if failing.Load() {
+			tu.FailProvider("Rate limit exceeded: quota used up", http.StatusTooManyRequests)
+			return
+		}
+		tu.Text("re: " + tu.Prompt())
+	})
+	var logs testkit.SyncBuffer
+	fc := clock.NewFake(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC))
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Clock: fc},
+		slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	desk := protocol.Requester{TraposID: "5:desk"}
+	require.Equal(t, ReasonStop, askLogged(t, m, &logs, desk, "hello"))
+	assert.Empty(t, logLines(&logs, "works again"), "nothing failed before")
+
+	failing.Store(true)
+	for range 5 {
+		require.Equal(t, ReasonError, askLogged(t, m, &logs, desk, "hello"))
+	}
+	warns := logLines(&logs, "level=WARN")
+	require.Len(t, warns, 1, "five failed turns, one WARN:\n%s", logs.String())
+	assert.Contains(t, warns[0], `msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), and its provider's key and quota)"`)
+	assert.Contains(t, warns[0], `error="The agent's model failed (tell the gateway's operator): Rate limit exceeded: quota used up"`)
+	assert.NotContains(t, warns[0], "suppressedSinceLast")
+	assert.Len(t, logLines(&logs, "level=INFO", `msg="agent: turn ended"`, "reason=error", "code=ai_unavailable"), 5, "each turn keeps its INFO line")
+
+	fc.Advance(logthrottle.Every - time.Second)
+	require.Equal(t, ReasonError, askLogged(t, m, &logs, desk, "hello"))
+	assert.Len(t, logLines(&logs, "level=WARN"), 1, "less than a minute after the WARN")
+	fc.Advance(time.Second)
+	require.Equal(t, ReasonError, askLogged(t, m, &logs, desk, "hello"))
+	warns = logLines(&logs, "level=WARN")
+	require.Len(t, warns, 2, "a minute after the first")
+	assert.Contains(t, warns[1], "agent: turns fail: the model failed")
+	assert.Contains(t, warns[1], "suppressedSinceLast=5", "the turns failed between the two WARN lines")
+
+	failing.Store(false)
+	require.Equal(t, ReasonStop, askLogged(t, m, &logs, desk, "hello"))
+	require.Equal(t, ReasonStop, askLogged(t, m, &logs, desk, "hello"))
+	again := logLines(&logs, "works again")
+	require.Len(t, again, 1, "once, after the failures")
+	assert.Contains(t, again[0], `level=INFO msg="agent: works again: a turn succeeded after turns failed" failedTurns=7`)
+	assert.Len(t, logLines(&logs, "level=WARN"), 2)
+}
+
+// TestWhichFailuresAreTheOperators: the QA tester's three causes (opencode down, opencode's
+// password not given to the gateway, a model opencode does not have) each WARN with their
+// fix; a turn the player stops does not.
+func TestWhichFailuresAreTheOperators(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	for name, c := range map[string]struct {
+		model, password string
+		url             func(f *fakeAgent) string
+		warn            string
+	}{
+		"opencode down": {"p/m", "oc-pw", func(*fakeAgent) string { return closed.URL },
+			`msg="agent: turns fail: opencode is unreachable (fix: start opencode serve, or point --opencode-url (OPENCODE_URL) at it)"`},
+		"no password": {"p/m", "", func(f *fakeAgent) string { return f.oc.URL },
+			`msg="agent: turns fail: opencode refused the gateway's credentials (fix: give the gateway opencode's server password: --opencode-password (OPENCODE_SERVER_PASSWORD))"`},
+		"unknown model": {"local/qwen2.5-coder", "oc-pw", func(f *fakeAgent) string { return f.oc.URL },
+			`msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), and its provider's key and quota)" error="The agent's model failed (tell the gateway's operator): Model not found: local/qwen2.5-coder.`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := startFakeAgent(t)
+			var logs testkit.SyncBuffer
+			m, err := New(Config{Model: c.model, OpencodeURL: c.url(f), Password: c.password, Dir: f.root, MCPURL: f.mcpURL},
+				slog.New(slog.NewTextHandler(&logs, nil)), nil)
+			require.NoError(t, err)
+			t.Cleanup(m.Close)
+			require.Equal(t, ReasonError, askLogged(t, m, &logs, protocol.Requester{TraposID: "5:desk"}, "hello"))
+			warns := logLines(&logs, "level=WARN")
+			require.Len(t, warns, 1, logs.String())
+			assert.Contains(t, warns[0], c.warn)
+		})
+	}
+}
+
+// TestATurnStoppedIsNotWarned: the player's own stop, and a turn past its deadline, are no
+// failure of the operator's.
+func TestATurnStoppedIsNotWarned(t *testing.T) {
+	for name, stop := range map[string]error{"aborted": errAborted, "deadline": errDeadline, "disconnected": errDisconnected} {
+		t.Run(name, func(t *testing.T) {
+			f := startFakeAgentWith(t, func(tu *opencodefake.Turn) { tu.Stall() })
+			var logs testkit.SyncBuffer
+			m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
+				slog.New(slog.NewTextHandler(&logs, nil)), nil)
+			require.NoError(t, err)
+			t.Cleanup(m.Close)
+			desk := protocol.Requester{TraposID: "5:desk"}
+			raw, err := m.handleAsk(t.Context(), desk, payload(t, map[string]any{"prompt": "hello"}))
+			require.NoError(t, err)
+			require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, testkit.Poll)
+			m.mu.Lock()
+			var tu *turn
+			for _, v := range m.turns {
+				tu = v
+			}
+			m.mu.Unlock()
+			require.NotNil(t, tu, string(raw))
+			tu.cancel(stop)
+			require.Eventually(t, func() bool { return len(logLines(&logs, `msg="agent: turn ended"`)) == 1 }, 10*time.Second, testkit.Poll)
+			assert.Empty(t, logLines(&logs, "level=WARN"), logs.String())
+		})
+	}
+}
