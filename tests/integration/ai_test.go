@@ -614,7 +614,7 @@ func TestAgentInstanceWithoutTheMCPServer(t *testing.T) {
 	assert.Equal(t, "ai_unavailable", errs[0].Code)
 	assert.Equal(t, "the agent is unavailable: opencode has no trap-sandbox MCP server for this computer: its operator must restart opencode on the gateway's host",
 		errs[0].Message, "the player reads no host path")
-	require.NoError(t, g.WaitLog(ctx, `err="opencode has no trap-sandbox MCP server for `+deskDir(s.dir)+` (it read opencode.json`),
+	require.NoError(t, g.WaitLog(ctx, `level=WARN msg="agent: turns fail: opencode failed (fix: the error and opencode's own log say why)" error="opencode has no trap-sandbox MCP server for `+deskDir(s.dir)+` (it read opencode.json`),
 		"the operator's log names the directory")
 }
 
