@@ -383,7 +383,7 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	}
 	var c claim
 	if err := json.Unmarshal(e.Value(), &c); err != nil || c.Replica == "" {
-		r.log.Debug("ignored a claim that is not JSON", "key", e.Key())
+		r.unreadableClaim(k, e)
 		return
 	}
 	r.mu.Lock()
@@ -413,6 +413,29 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	r.remote.put(k, newRemoteClaim(c, e.Revision()))
 	r.mu.Unlock()
 	r.evictIfOlder(k, e.Revision(), c.Replica)
+}
+
+// unreadableClaim applies e, a write to k's key in ClaimsBucket that is not a claim (not JSON,
+// or naming no replica): no replica writes one, another NATS client did (an operator's typo, a
+// confused client). It is taken as a claim by a replica that sends no heartbeat, but with no
+// heartbeat to wait for: if the computer is held here it is claimed again at once, over it, or
+// the other replicas would not find the computer until this one reconnects. The value is not
+// logged (a claim names a credential's selector; whatever was written there may be worse).
+func (r *Router) unreadableClaim(k gateway.Key, e jetstream.KeyValueEntry) {
+	r.mu.Lock()
+	h := r.held[k]
+	again := h != nil && h.claimedBefore(e.Revision()) && !r.leaving
+	if again {
+		h.rev = 0 // being written again
+	}
+	r.mu.Unlock()
+	if !again {
+		r.log.Debug("ignored a claim that cannot be read", "key", e.Key())
+		return
+	}
+	r.log.Warn("ignored a claim that cannot be read (not JSON, or naming no replica) on a computer held here: another NATS client writes claims? Fence the replicas' buckets (docs/scale-out.md, Security). Claiming the computer again",
+		"key", e.Key(), "traposId", k.TraposID)
+	r.spawn(func() { r.writeClaim(h) })
 }
 
 // trackOwnClaimLocked takes rev, a claim in this replica's name on k, as the claim of k's
@@ -502,10 +525,16 @@ func (r *Router) settleDoubts() {
 	}
 	r.mu.Unlock()
 	for _, a := range again {
-		r.log.Warn("ignored a claim on a computer held here, by a replica that sends no heartbeat: another NATS client writes claims? Fence the replicas' buckets (docs/scale-out.md, Security). Claiming the computer again",
-			"traposId", a.h.c.TraposID, "claimant", a.claimant)
+		r.logDoubtIgnored(a.h.c.TraposID, a.claimant)
 		r.spawn(func() { r.writeClaim(a.h) })
 	}
+}
+
+// logDoubtIgnored logs that a claim on traposID, held here, by claimant, a replica that sends
+// no heartbeat, was not believed, and the computer is claimed again.
+func (r *Router) logDoubtIgnored(traposID, claimant string) {
+	r.log.Warn("ignored a claim on a computer held here, by a replica that sends no heartbeat: another NATS client writes claims? Fence the replicas' buckets (docs/scale-out.md, Security). Claiming the computer again",
+		"traposId", traposID, "claimant", claimant)
 }
 
 // believeClaimsOf acts on the claims of replica, which has just become alive (a claim may
@@ -530,17 +559,24 @@ func (r *Router) believeClaimsOf(replica string) {
 }
 
 // claimDeleted applies a deleted claim. If the computer's socket is still here, the claim was
-// withdrawn by a replica that took this one for dead; it is written again.
+// withdrawn by a replica that took this one for dead, or it was a later claim doubted here
+// (by a replica that sends no heartbeat), which a sweep withdrew before settleDoubts did
+// without it: it is written again, and a doubted claim is logged as settleDoubts logs it.
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	r.remote.delete(k)
 	var rewrite *held
+	d, doubted := r.doubted[k]
 	if h := r.held[k]; h != nil && h.claimedBefore(e.Revision()) {
 		rewrite = h
 		h.rev = 0
+		delete(r.doubted, k)
 	}
 	r.mu.Unlock()
 	if rewrite != nil {
+		if doubted && d.rev < e.Revision() {
+			r.logDoubtIgnored(k.TraposID, d.claimant)
+		}
 		r.spawn(func() { r.writeClaim(rewrite) })
 	}
 }

@@ -168,3 +168,76 @@ func TestARoutedRequestsPayloadMustBeAnObject(t *testing.T) {
 	require.NotNil(t, m)
 	assert.Contains(t, string(m.Data), `"ok":true`)
 }
+
+// putRawClaim writes value under k's key in ClaimsBucket, as any client of an unfenced bus can
+// (an operator's kv put with a typo), and returns its revision.
+func putRawClaim(t *testing.T, nc *nats.Conn, k gateway.Key, value string) uint64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, ClaimsBucket)
+	require.NoError(t, err)
+	rev, err := kv.Put(ctx, claimKey(k), []byte(value))
+	require.NoError(t, err)
+	return rev
+}
+
+// A claim that cannot be read (not JSON, or naming no replica) on a computer held here is
+// not left to hide the computer: the replica holding it claims it again at once and says so,
+// naming the key and not what was written there; the other replicas, and one started after,
+// find the computer.
+func TestAnUnreadableClaimIsClaimedOverByItsHolder(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "6:kitchen"}
+	c := a.connect(t, k.TraposID)
+	b.waitComputers(t, "6:kitchen@a")
+	rogue := tc.busClient(t)
+
+	for i, value := range []string{`{"oops":1}`, `garbage not json`, `{"replica":""}`} {
+		rev := putRawClaim(t, rogue, k, value)
+		require.Eventually(t, func() bool {
+			e, err := a.router.claims.Get(t.Context(), claimKey(k))
+			return err == nil && e.Revision() > rev && claimantOf(e) == "a"
+		}, waitLimit, testkit.Poll, "%s: A to claim 6:kitchen again", value)
+		logs := tc.logs.String()
+		assert.Equal(t, i+1, strings.Count(logs, `msg="ignored a claim that cannot be read (not JSON, or naming no replica) on a computer held here`), value)
+		assert.Contains(t, logs, "key="+claimKey(k), value)
+		assert.NotContains(t, logs, value, "what was written is not logged")
+	}
+	g := tc.startReplica("g")
+	g.waitComputers(t, "6:kitchen@a")
+	pending := g.request(k.TraposID, gateway.TypePing, nil, waitLimit)
+	c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": k.TraposID})
+	assert.Equal(t, http.StatusOK, await(t, pending).status, "the socket is still open, and G reaches it")
+}
+
+// A claim by a replica that sends no heartbeat, withdrawn (by a sweep: its claimant never heard
+// from) before the holder settled its doubt, is logged all the same when the holder claims the
+// computer again.
+func TestADoubtedClaimWithdrawnBeforeItIsSettledIsLogged(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "3:miner"}
+	a.connect(t, k.TraposID)
+	waitClaim(t, a.router.claims, k.TraposID, "a")
+	release := holdBeats(t, a.router) // no heartbeat tick settles the doubt meanwhile
+	defer release()
+	rogue := tc.busClient(t)
+
+	putClaim(t, rogue, "z", k)
+	require.Eventually(t, func() bool {
+		a.router.mu.Lock()
+		defer a.router.mu.Unlock()
+		_, ok := a.router.doubted[k]
+		return ok
+	}, waitLimit, testkit.Poll, "A to doubt z's claim")
+	e, err := a.router.claims.Get(t.Context(), claimKey(k))
+	require.NoError(t, err)
+	require.NoError(t, a.router.claims.Delete(t.Context(), claimKey(k), jetstream.LastRevision(e.Revision())))
+	waitClaim(t, a.router.claims, k.TraposID, "a")
+	assert.Contains(t, tc.logs.String(), "ignored a claim on a computer held here, by a replica that sends no heartbeat")
+	assert.Contains(t, tc.logs.String(), "claimant=z")
+}
