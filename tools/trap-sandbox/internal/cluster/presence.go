@@ -56,6 +56,17 @@ type heartbeatValue struct {
 	Settings Settings `json:"settings,omitzero"`
 }
 
+// readHeartbeat decodes value, an entry of ReplicasBucket; false if it is not a heartbeat (not
+// JSON, or naming no replica: every trap-sandbox has written its name there), which another
+// NATS client wrote (an operator's typo, a confused client).
+func readHeartbeat(value []byte) (heartbeatValue, bool) {
+	var beat heartbeatValue
+	if json.Unmarshal(value, &beat) != nil || beat.Replica == "" {
+		return heartbeatValue{}, false
+	}
+	return beat, true
+}
+
 // ownHeartbeat is this replica's heartbeat as it writes it.
 func (r *Router) ownHeartbeat() heartbeatValue {
 	return heartbeatValue{Replica: r.cfg.Replica, Started: r.started, ClosesRemoved: true, Instance: r.instance,
@@ -150,6 +161,8 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	}
 	now := r.cfg.Clock.Now()
 	r.mu.Lock()
+	wasUnreadable := r.unreadable[name]
+	delete(r.unreadable, name) // unless this is unreadable too: see below
 	if e.Operation() != jetstream.KeyValuePut {
 		// A replica that shut down cleanly deletes its heartbeat (Leave): it is gone now, not
 		// in a TTL. Its claims stay where they are, neither listed nor routed to while it is
@@ -162,8 +175,19 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 		r.failRoutesTo(name, "has stopped")
 		return
 	}
-	var beat heartbeatValue
-	_ = json.Unmarshal(e.Value(), &beat) // not JSON: taken as an older replica's
+	beat, ok := readHeartbeat(e.Value())
+	if !ok {
+		// No sign of life, nor of an older trap-sandbox: a live replica of the name comes
+		// back with its next heartbeat, and one not alive stays so. Logged once while the
+		// key holds no heartbeat.
+		r.unreadable[name] = true
+		r.mu.Unlock()
+		if !wasUnreadable {
+			r.log.Warn("cannot read the heartbeat under a key of "+ReplicasBucket+" (not JSON, or naming no replica): ignored; another NATS client writes heartbeats? Fence the replicas' buckets (docs/scale-out.md, Security)",
+				"key", e.Key())
+		}
+		return
+	}
 	wasAlive := r.aliveLocked(name, now)
 	r.lastSeen[name] = now
 	delete(r.stopped, name)
@@ -299,10 +323,9 @@ func OlderReplicas(ctx context.Context, nc *nats.Conn) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read the replicas' heartbeats: %w", err)
 		}
-		var beat heartbeatValue
-		_ = json.Unmarshal(e.Value(), &beat)
-		if beat.ClosesRemoved {
-			continue
+		beat, ok := readHeartbeat(e.Value())
+		if !ok || beat.ClosesRemoved {
+			continue // not a heartbeat (heartbeatArrived logs it), or a replica that closes them
 		}
 		name, err := unescapeToken(key)
 		if err != nil {

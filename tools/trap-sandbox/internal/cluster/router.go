@@ -212,11 +212,14 @@ type Router struct {
 	leaving  bool // the replica is stopping: Leave has said goodbye (presence.go)
 	ready    bool // the claims watcher has applied the bucket's contents at its start
 	held     map[gateway.Key]*held
-	remote   remoteSet                // the other replicas' computers (remote.go)
-	lastSeen map[string]time.Time     // replica name → when its last heartbeat arrived, or was deleted
-	stopped  map[string]bool          // replicas whose last heartbeat was deleted (a clean stop, or a purge)
-	older    map[string]bool          // replicas whose heartbeat lacks closesRemoved (presence.go): they ignore a removed account's credentials
-	pending  map[uint64]*pendingRoute // routed requests this replica waits on, by id
+	remote   remoteSet            // the other replicas' computers (remote.go)
+	lastSeen map[string]time.Time // replica name → when its last heartbeat arrived, or was deleted
+	stopped  map[string]bool      // replicas whose last heartbeat was deleted (a clean stop, or a purge)
+	older    map[string]bool      // replicas whose heartbeat lacks closesRemoved (presence.go): they ignore a removed account's credentials
+	// unreadable holds the names whose entry in ReplicasBucket is not a heartbeat (presence.go),
+	// each logged once while it stays so.
+	unreadable map[string]bool
+	pending    map[uint64]*pendingRoute // routed requests this replica waits on, by id
 	// answering holds the routed requests this replica answers, by their reply subject, so
 	// that their asker can give them up (kindCancel).
 	answering map[string]*answering
@@ -250,23 +253,24 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		return nil, err
 	}
 	r := &Router{
-		cfg:       cfg,
-		log:       logger.With("component", "cluster"),
-		nc:        nc,
-		started:   cfg.Clock.Now(),
-		instance:  newInstanceID(),
-		failed:    make(chan struct{}),
-		own:       replicaSubjects(cfg.Replica),
-		held:      make(map[gateway.Key]*held),
-		remote:    newRemoteSet(),
-		lastSeen:  make(map[string]time.Time),
-		stopped:   make(map[string]bool),
-		older:     make(map[string]bool),
-		pending:   make(map[uint64]*pendingRoute),
-		answering: make(map[string]*answering),
-		probing:   make(map[string]bool),
-		doubted:   make(map[gateway.Key]doubt),
-		twins:     make(map[string]bool),
+		cfg:        cfg,
+		log:        logger.With("component", "cluster"),
+		nc:         nc,
+		started:    cfg.Clock.Now(),
+		instance:   newInstanceID(),
+		failed:     make(chan struct{}),
+		own:        replicaSubjects(cfg.Replica),
+		held:       make(map[gateway.Key]*held),
+		remote:     newRemoteSet(),
+		lastSeen:   make(map[string]time.Time),
+		stopped:    make(map[string]bool),
+		older:      make(map[string]bool),
+		unreadable: make(map[string]bool),
+		pending:    make(map[uint64]*pendingRoute),
+		answering:  make(map[string]*answering),
+		probing:    make(map[string]bool),
+		doubted:    make(map[gateway.Key]doubt),
+		twins:      make(map[string]bool),
 
 		settingsOf:     make(map[string]Settings),
 		settingsLogged: make(map[loggedSetting]string),

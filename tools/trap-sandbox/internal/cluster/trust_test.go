@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -240,4 +241,64 @@ func TestADoubtedClaimWithdrawnBeforeItIsSettledIsLogged(t *testing.T) {
 	waitClaim(t, a.router.claims, k.TraposID, "a")
 	assert.Contains(t, tc.logs.String(), "ignored a claim on a computer held here, by a replica that sends no heartbeat")
 	assert.Contains(t, tc.logs.String(), "claimant=z")
+}
+
+// putRawHeartbeat writes value under name's key in ReplicasBucket, as any client of an
+// unfenced bus can (an operator's kv put with a typo).
+func putRawHeartbeat(t *testing.T, nc *nats.Conn, name, value string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	kv, err := js.KeyValue(ctx, ReplicasBucket)
+	require.NoError(t, err)
+	_, err = kv.Put(ctx, escapeToken(name), []byte(value))
+	require.NoError(t, err)
+}
+
+// A value in the heartbeats' bucket that is not a heartbeat is logged as what it is, once per
+// key while it stays so, and neither taken for a replica of an older trap-sandbox nor for a
+// sign of life; accounts remove --nats does not name it among the older replicas either.
+func TestAnUnreadableHeartbeatIsLoggedAsSuch(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	require.Eventually(t, func() bool { return a.router.alive("b") }, waitLimit, testkit.Poll, "A to count B alive")
+	rogue := tc.busClient(t)
+	unreadable := func(key string) int {
+		return strings.Count(tc.logs.String(), `msg="cannot read the heartbeat under a key of trapos_replicas (not JSON, or naming no replica): ignored; another NATS client writes heartbeats? Fence the replicas' buckets (docs/scale-out.md, Security)" replica=a component=cluster key=`+key+"\n")
+	}
+	// seen makes sure that A's watcher has applied every write before it: one more heartbeat,
+	// readable, in another name.
+	seen := 0
+	applied := func() {
+		seen++
+		name := fmt.Sprintf("marker%d", seen)
+		putRawHeartbeat(t, rogue, name, `{"replica":"`+name+`","closesRemoved":true}`)
+		require.Eventually(t, func() bool { return a.router.alive(name) }, waitLimit, testkit.Poll, "A to read %s", name)
+	}
+
+	putRawHeartbeat(t, rogue, "zz", `garbage hb`)
+	putRawHeartbeat(t, rogue, "zz", `{"oops":1}`)
+	putRawHeartbeat(t, rogue, "b", `garbage`)
+	applied()
+	assert.Equal(t, 1, unreadable("zz"), "once while it stays unreadable")
+	assert.Equal(t, 1, unreadable("b"))
+	assert.NotContains(t, tc.logs.String(), "another replica runs an older trap-sandbox")
+	assert.False(t, a.router.alive("zz"), "no sign of life")
+	older, err := OlderReplicas(t.Context(), rogue)
+	require.NoError(t, err)
+	assert.Empty(t, older)
+
+	// B's next heartbeat makes its key readable again; another bad write is logged again.
+	require.Eventually(t, func() bool {
+		e, err := b.router.replicas.Get(t.Context(), escapeToken("b"))
+		_, ok := readHeartbeat(e.Value())
+		return err == nil && ok
+	}, waitLimit, testkit.Poll, "B to write its heartbeat again")
+	applied()
+	putRawHeartbeat(t, rogue, "b", `garbage`)
+	applied()
+	assert.Equal(t, 2, unreadable("b"))
+	assert.True(t, a.router.alive("b"))
 }
