@@ -78,11 +78,18 @@ var ErrBucketGone = errors.New("NATS has no bucket " + KVBucket + " any more (re
 	"API tokens and computer credentials are unknown until it is back; give NATS its store back, or add the accounts " +
 	"again with trap-sandbox accounts add --nats (docs/scale-out.md)")
 
-// bucketGone is err, as ErrBucketGone if it says that the bucket's stream is not there.
-func bucketGone(err error) error {
-	if errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrStreamNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
-		errors.Is(err, jetstream.ErrNoStreamResponse) {
+// natsError is err, an error of NATS on a read or write of the bucket, in words that name its
+// cause where the library's do not: as ErrBucketGone if it says that the bucket's stream is not
+// there; as NATS not reachable while the connection is reconnecting, where the library says
+// "outbound buffer limit exceeded" (the replicas buffer nothing while NATS is away: conn.go).
+// Every error of the bucket passes here, once.
+func natsError(err error) error {
+	switch {
+	case errors.Is(err, nats.ErrNoResponders) || errors.Is(err, nats.ErrStreamNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) ||
+		errors.Is(err, jetstream.ErrNoStreamResponse):
 		return fmt.Errorf("%w (%v)", ErrBucketGone, err)
+	case errors.Is(err, nats.ErrReconnectBufExceeded) || errors.Is(err, nats.ErrConnectionReconnecting):
+		return fmt.Errorf("NATS is not reachable (reconnecting): %w", err)
 	}
 	return err
 }
@@ -159,7 +166,7 @@ func (s *KV) get(ctx context.Context, what, key, id string, v any) (uint64, erro
 		return 0, notFound(what, id)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("read %s %q: %w", what, id, bucketGone(err))
+		return 0, fmt.Errorf("read %s %q: %w", what, id, natsError(err))
 	}
 	if err := json.Unmarshal(e.Value(), v); err != nil {
 		return 0, fmt.Errorf("read %s %q: %w", what, id, err)
@@ -176,7 +183,7 @@ func (s *KV) create(ctx context.Context, what, key, id string, v any) error {
 	if _, err := s.kv.Create(ctx, key, b); errors.Is(err, jetstream.ErrKeyExists) {
 		return exists(what, id)
 	} else if err != nil {
-		return fmt.Errorf("add %s %q: %w", what, id, bucketGone(err))
+		return fmt.Errorf("add %s %q: %w", what, id, natsError(err))
 	}
 	return nil
 }
@@ -198,7 +205,7 @@ func kvUpdate[T any](ctx context.Context, s *KV, what, key, id string, change fu
 		if _, err := s.kv.Update(ctx, key, b, rev); err == nil {
 			return v, nil
 		} else if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
-			return v, fmt.Errorf("update %s %q: %w", what, id, bucketGone(err))
+			return v, fmt.Errorf("update %s %q: %w", what, id, natsError(err))
 		}
 	}
 	var zero T
@@ -209,7 +216,7 @@ func kvUpdate[T any](ctx context.Context, s *KV, what, key, id string, change fu
 func kvList[T any](ctx context.Context, s *KV, prefix string) ([]T, error) {
 	lister, err := s.kv.ListKeys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", strings.TrimSuffix(prefix, "."), bucketGone(err))
+		return nil, fmt.Errorf("list %s: %w", strings.TrimSuffix(prefix, "."), natsError(err))
 	}
 	var keys []string
 	for k := range lister.Keys() {
@@ -252,7 +259,7 @@ func (s *KV) CreateAccountWithToken(ctx context.Context, a Account, t Token) err
 	if errors.Is(err, jetstream.ErrKeyExists) {
 		return exists("account", a.ID)
 	} else if err != nil {
-		return fmt.Errorf("add account %q: %w", a.ID, bucketGone(err))
+		return fmt.Errorf("add account %q: %w", a.ID, natsError(err))
 	}
 	if err := s.createTokenRecord(ctx, t); err != nil {
 		if derr := s.kv.Delete(ctx, key, jetstream.LastRevision(rev)); derr != nil {
@@ -457,7 +464,7 @@ func (s *KV) RemoveAccount(ctx context.Context, id string, _ time.Time) (Removed
 	}
 	for _, key := range append(doomed, kvKey(kvAccount, id)) {
 		if err := s.kv.Delete(ctx, key); err != nil {
-			return Removed{}, fmt.Errorf("remove account %q (cut off halfway: the account is still listed; remove it again to finish): %w", id, err)
+			return Removed{}, fmt.Errorf("remove account %q (cut off halfway: the account is still listed; remove it again to finish): %w", id, natsError(err))
 		}
 	}
 	return r, nil

@@ -93,7 +93,7 @@ func kvChange[T any](ctx context.Context, s *KV, what, key, id string, change fu
 		if _, err := s.kv.Update(ctx, key, b, rev); err == nil {
 			return v, nil
 		} else if !errors.Is(err, jetstream.ErrKeyExists) && !strings.Contains(err.Error(), "wrong last sequence") {
-			return zero, fmt.Errorf("update %s %q: %w", what, id, err)
+			return zero, fmt.Errorf("update %s %q: %w", what, id, natsError(err))
 		}
 	}
 	return zero, fmt.Errorf("update %s %q: %d concurrent writers in a row; try again", what, id, kvRetries)
@@ -139,7 +139,7 @@ func (s *KV) DeleteLinkCodes(ctx context.Context, before time.Time) (int, error)
 	for _, r := range recs {
 		if fromNanos(r.ExpiresAt).Before(before) {
 			if err := s.kv.Delete(ctx, kvKey(kvLinkCode, r.ID)); err != nil {
-				return n, fmt.Errorf("delete expired link code: %w", err)
+				return n, fmt.Errorf("delete expired link code: %w", natsError(err))
 			}
 			n++
 		}

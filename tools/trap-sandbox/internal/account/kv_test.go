@@ -165,3 +165,48 @@ func TestKVSaysWhenNATSLostTheBucket(t *testing.T) {
 	err = s.CreateAccountWithToken(ctx, account.Account{ID: "bob", Role: account.RoleUser}, account.Token{Selector: "t2", Hash: []byte("h"), AccountID: "bob"})
 	require.ErrorIs(t, err, account.ErrBucketGone)
 }
+
+// TestKVSaysWhenNATSIsNotReachable: while NATS is down and the connection reconnecting, a
+// replica buffers nothing (cluster.Connect), and the library answers every read and write
+// "outbound buffer limit exceeded"; the store says that NATS is not reachable, which is what
+// an operator reads in the logs of every refused token and hello.
+func TestKVSaysWhenNATSIsNotReachable(t *testing.T) {
+	ctx := t.Context()
+	ns, err := natsserver.NewServer(&natsserver.Options{Host: "127.0.0.1", Port: natsserver.RANDOM_PORT, NoLog: true, NoSigs: true,
+		JetStream: true, StoreDir: t.TempDir()})
+	require.NoError(t, err)
+	go ns.Start()
+	require.True(t, ns.ReadyForConnections(10*time.Second), "the embedded NATS server did not start")
+	disconnected := make(chan struct{}, 1)
+	nc, err := nats.Connect(ns.ClientURL(), nats.ReconnectBufSize(-1), nats.MaxReconnects(-1), nats.ReconnectWait(time.Hour),
+		nats.DisconnectErrHandler(func(*nats.Conn, error) {
+			select {
+			case disconnected <- struct{}{}:
+			default:
+			}
+		}))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	s, err := account.OpenKV(ctx, js)
+	require.NoError(t, err)
+
+	ns.Shutdown()
+	ns.WaitForShutdown()
+	select {
+	case <-disconnected:
+	case <-ctx.Done():
+		t.Fatal("the client did not notice NATS going")
+	}
+	require.True(t, nc.IsReconnecting())
+
+	_, err = s.Credential(ctx, "e5lneqxjo5axg")
+	require.ErrorIs(t, err, nats.ErrReconnectBufExceeded)
+	require.EqualError(t, err, `read credential "e5lneqxjo5axg": NATS is not reachable (reconnecting): nats: outbound buffer limit exceeded`)
+	_, err = s.Token(ctx, "t1")
+	require.ErrorContains(t, err, "NATS is not reachable (reconnecting)")
+	_, err = s.Accounts(ctx)
+	require.ErrorContains(t, err, "NATS is not reachable (reconnecting)")
+	require.ErrorContains(t, s.CreateAccount(ctx, account.Account{ID: "alice", Role: account.RoleUser}), "NATS is not reachable (reconnecting)")
+}
