@@ -281,7 +281,7 @@ func TestServeWithNATSStopsForAnOlderReplicaOfItsName(t *testing.T) {
 	assert.Equal(t, websocket.CloseGoingAway, ce.Code)
 	err = stop()
 	require.Error(t, err)
-	assert.Regexp(t, `^`+regexp.QuoteMeta(`the replica name "a" is taken: another replica started under it at the same moment as this one, and the older of the two keeps it (started 2026-01-01T00:00:00Z; this one `)+
+	assert.Regexp(t, `^`+regexp.QuoteMeta(`the replica name "a" is taken: another replica runs under it, started before this one, and the older of the two keeps it (started 2026-01-01T00:00:00Z; this one `)+
 		`\S+\)\. `+regexp.QuoteMeta(`Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first`)+`$`, err.Error())
 	assert.Contains(t, logs.String(), `level=ERROR msg="another replica runs under this replica's name: this one, the newer, stops"`)
 	e, err := kv.Get(ctx, "a")

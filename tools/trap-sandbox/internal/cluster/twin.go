@@ -127,8 +127,8 @@ func (r *Router) ownNameChanged(e jetstream.KeyValueEntry) {
 // r.leaving is set: from here on it writes no heartbeat and no claim, withdraws none, and its
 // goodbye (Leave) deletes nothing.
 func (r *Router) yield(older heartbeatValue) {
-	err := fmt.Errorf("the replica name %q is taken: another replica started under it at the same moment as this one, and the older of the two keeps it (started %s; this one %s). "+nameFix,
-		r.cfg.Replica, older.Started.UTC().Format(time.RFC3339Nano), r.started.UTC().Format(time.RFC3339Nano))
+	err := yieldError(r.cfg.Replica, older, r.ownHeartbeat())
+
 	r.log.Error("another replica runs under this replica's name: this one, the newer, stops", "otherStarted", older.Started, "otherInstance", older.Instance)
 	last := func() {
 		r.beatMu.Lock()
@@ -145,6 +145,18 @@ func (r *Router) yield(older heartbeatValue) {
 	if !r.spawn(func() { last(); r.giveUp(err) }) {
 		r.giveUp(err) // closing already
 	}
+}
+
+// yieldError is why the replica of heartbeat mine, named replica, gives the name up to older
+// (newerThan): the other one started earlier, or at the same instant and its instance id is
+// the smaller; the message says which, with the times.
+func yieldError(replica string, older, mine heartbeatValue) error {
+	if older.Started.Equal(mine.Started) {
+		return fmt.Errorf("the replica name %q is taken: another replica started under it at the same instant as this one (%s), and of the two the one with the smaller instance id keeps it (%s; this one %s). "+nameFix,
+			replica, mine.Started.UTC().Format(time.RFC3339Nano), older.Instance, mine.Instance)
+	}
+	return fmt.Errorf("the replica name %q is taken: another replica runs under it, started before this one, and the older of the two keeps it (started %s; this one %s). "+nameFix,
+		replica, older.Started.UTC().Format(time.RFC3339Nano), mine.Started.UTC().Format(time.RFC3339Nano))
 }
 
 // giveUp ends the router's service for good, with err; only the first call counts.

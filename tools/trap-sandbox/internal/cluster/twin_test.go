@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -135,7 +136,7 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 	case <-time.After(waitLimit):
 		t.Fatal("the newer replica of the name did not give it up")
 	}
-	assert.Regexp(t, `^`+regexp.QuoteMeta(`the replica name "a" is taken: another replica started under it at the same moment as this one, and the older of the two keeps it (started `)+
+	assert.Regexp(t, `^`+regexp.QuoteMeta(`the replica name "a" is taken: another replica runs under it, started before this one, and the older of the two keeps it (started `)+
 		`\S+; this one \S+\)\. `+regexp.QuoteMeta(`Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first`)+`$`,
 		newer.router.Err().Error())
 	newer.stop() // as the serve command does when the router fails
@@ -279,27 +280,46 @@ func TestExactlyOneOfTwoTwinsIsTheNewer(t *testing.T) {
 }
 
 // A client of the bus that writes a heartbeat in a live replica's name, with an instance id of
-// its own and an earlier start, makes that replica stop: it is taken for an older replica of
-// the name started at the same moment. The bus is trusted with that, as with every heartbeat
-// (docs/scale-out.md, Security: give the replicas a NATS account of their own); this pins what
-// such a forgery does, so that a change of the twin rule shows here.
+// its own and an earlier start (or the same start and a smaller instance id), makes that
+// replica stop: it is taken for an older replica of the name. The bus is trusted with that, as
+// with every heartbeat (docs/scale-out.md, Security: give the replicas a NATS account of their
+// own); this pins what such a forgery does, so that a change of the twin rule shows here. The
+// replica's error says which of the two it was: an earlier start is not "the same moment".
 func TestAForgedOlderHeartbeatStopsTheReplicaOfItsName(t *testing.T) {
-	tc := newTestCluster(t)
-	a := tc.startReplica("a")
-	require.Eventually(t, func() bool {
-		a.router.mu.Lock()
-		defer a.router.mu.Unlock()
-		return a.router.seenOwnBeat
-	}, waitLimit, testkit.Poll, "a's own heartbeat back through its watcher")
+	for _, tt := range []struct {
+		name    string
+		earlier time.Duration // how much earlier the forged heartbeat says it started
+		want    func(a *replica) string
+	}{
+		{"an earlier start", 6*time.Hour + 30*time.Minute, func(a *replica) string {
+			return fmt.Sprintf(`the replica name "a" is taken: another replica runs under it, started before this one, and the older of the two keeps it (started %s; this one %s). `+nameFix,
+				a.router.started.Add(-6*time.Hour-30*time.Minute).UTC().Format(time.RFC3339Nano), a.router.started.UTC().Format(time.RFC3339Nano))
+		}},
+		{"the same instant", 0, func(a *replica) string {
+			return fmt.Sprintf(`the replica name "a" is taken: another replica started under it at the same instant as this one (%s), and of the two the one with the smaller instance id keeps it (0000000000000000; this one %s). `+nameFix,
+				a.router.started.UTC().Format(time.RFC3339Nano), a.router.instance)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tc := newTestCluster(t)
+			a := tc.startReplica("a")
+			require.Eventually(t, func() bool {
+				a.router.mu.Lock()
+				defer a.router.mu.Unlock()
+				return a.router.seenOwnBeat
+			}, waitLimit, testkit.Poll, "a's own heartbeat back through its watcher")
+			require.NotEqual(t, "0000000000000000", a.router.instance)
 
-	forged, err := json.Marshal(heartbeatValue{Replica: "a", Started: a.router.started.Add(-time.Hour), Instance: "f0f0f0f0f0f0f0f0"})
-	require.NoError(t, err)
-	_, err = a.router.replicas.Put(t.Context(), escapeToken("a"), forged)
-	require.NoError(t, err)
-	select {
-	case <-a.router.Failed():
-	case <-time.After(waitLimit):
-		t.Fatal("the replica did not take the forged heartbeat for an older twin's")
+			forged, err := json.Marshal(heartbeatValue{Replica: "a", Started: a.router.started.Add(-tt.earlier), Instance: "0000000000000000"})
+			require.NoError(t, err)
+			_, err = a.router.replicas.Put(t.Context(), escapeToken("a"), forged)
+			require.NoError(t, err)
+			select {
+			case <-a.router.Failed():
+			case <-time.After(waitLimit):
+				t.Fatal("the replica did not take the forged heartbeat for an older twin's")
+			}
+			assert.Equal(t, tt.want(a), a.router.Err().Error())
+		})
 	}
-	assert.Contains(t, a.router.Err().Error(), `the replica name "a" is taken`)
 }
