@@ -34,7 +34,7 @@ func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
 			Name: "trapos_gateway_replicas_alive", Help: "Replicas heard from within the replica TTL, this one included.",
 		}, func() float64 { return float64(r.aliveReplicas()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "trapos_gateway_replica_name_twins_total", Help: "Replicas seen running under this replica's name, started at the same moment, each of which stops for this one, the older (docs/scale-out.md).",
+			Name: "trapos_gateway_replica_name_twins_total", Help: "Replicas seen running under this replica's name, started after it or at the same instant, each of which stops for this one, the older (docs/scale-out.md).",
 		}, func() float64 { return float64(r.twinsSeen.Load()) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "trapos_gateway_remote_computers", Help: "Computers held by the other live replicas.",

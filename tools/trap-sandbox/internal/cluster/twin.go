@@ -48,7 +48,7 @@ import (
 var nameChecked func(replica string)
 
 // twinLine is what the older of two twins logs, once a twin.
-const twinLine = "a second replica runs under this replica's name, started at the same moment; the newer of the two stops, and this one, the older, serves on: give each replica its own --replica (SANDBOX_REPLICA)"
+const twinLine = "a second replica runs under this replica's name, started after this one or at the same instant; the newer of the two stops, and this one, the older, serves on: give each replica its own --replica (SANDBOX_REPLICA)"
 
 // nameFix is what the operator does about a replica name that is taken.
 const nameFix = "Give each replica its own --replica (SANDBOX_REPLICA), or stop the other one first"

@@ -145,6 +145,8 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 	// The older one logs the twin once, and its heartbeat is its own again.
 	logged := `level=ERROR msg="` + twinLine
 	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), logged) }, waitLimit, testkit.Poll)
+	assert.True(t, strings.HasPrefix(twinLine, "a second replica runs under this replica's name, started after this one or at the same instant; "),
+		"not \"at the same moment\": the twin may have started hours later (a replica hung meanwhile)")
 	require.Eventually(t, func() bool {
 		e, err := c.router.replicas.Get(t.Context(), escapeToken("a"))
 		if err != nil {
