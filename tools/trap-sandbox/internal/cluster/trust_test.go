@@ -75,14 +75,7 @@ func TestAnswersFromAnotherBusClientAreIgnored(t *testing.T) {
 // an unfenced bus can.
 func putClaim(t *testing.T, nc *nats.Conn, replica string, k gateway.Key) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
-	defer cancel()
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	kv, err := js.KeyValue(ctx, ClaimsBucket)
-	require.NoError(t, err)
-	_, err = kv.Put(ctx, claimKey(k), encodeClaim(replica, gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}, ""))
-	require.NoError(t, err)
+	putRawClaim(t, nc, k, string(encodeClaim(replica, gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}, "")))
 }
 
 // A claim counts only when its replica is alive: a claim forged in the name of a replica that
