@@ -51,7 +51,7 @@ func OpenKV(ctx context.Context, js jetstream.JetStream) (*KV, error) {
 // ErrNoBucket is OpenExistingKV's answer when NATS has no bucket KVBucket: no replica has
 // started on this NATS yet, or NATS lost its store.
 var ErrNoBucket = errors.New("NATS has no bucket " + KVBucket + " (no replica has started on it yet, or NATS lost its store: " +
-	"restarted without -sd?); nothing was changed. If it lost its store, give it back and its accounts come back; " +
+	"restarted without -sd?); no empty one was made in its place. If it lost its store, give it back and its accounts come back; " +
 	"else start a replica, or create an empty store with trap-sandbox accounts add NAME --nats URL (docs/scale-out.md)")
 
 // OpenExistingKV binds the bucket on js without creating it: ErrNoBucket when it is missing.

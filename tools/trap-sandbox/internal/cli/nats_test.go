@@ -229,7 +229,7 @@ func TestAccountCommandsOnNATSCreateTheBucketOnlyToAdd(t *testing.T) {
 		_, err := runClient(t, append(args, nats)...)
 		require.Error(t, err, "%v", args)
 		assert.Contains(t, err.Error(), "NATS has no bucket trapos_accounts (no replica has started on it yet, or NATS lost its store", "%v", args)
-		assert.Contains(t, err.Error(), "nothing was changed. If it lost its store, give it back and its accounts come back", "%v", args)
+		assert.Contains(t, err.Error(), "no empty one was made in its place. If it lost its store, give it back and its accounts come back", "%v", args)
 		_, err = js.KeyValue(t.Context(), "trapos_accounts")
 		require.ErrorIs(t, err, jetstream.ErrBucketNotFound, "%v made the bucket", args)
 	}
