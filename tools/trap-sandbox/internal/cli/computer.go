@@ -412,7 +412,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		outputCut(stderr)
 	}
 	if !ans.Success {
-		return fmt.Errorf("%q failed on %s", c.Command, cctext.Show(c.TraposID, false))
+		return fmt.Errorf("computer %s run: %q failed", cctext.Show(c.TraposID, false), c.Command)
 	}
 	return nil
 }

@@ -270,6 +270,21 @@ func TestAbandonedRunNamesTheTimeoutFlag(t *testing.T) {
 		"  print(1)\n  Press Ctrl to access menu                      Ln 1\n(--timeout gives it longer, at most 60s)")
 }
 
+// TestAFailedRunSaysSoAsEveryCommandsError: a program that failed ended with "\"err\" failed on
+// 5:", which read as cut off (an unlabelled traposId ends in a colon); it is worded as every
+// command's error, the computer first.
+func TestAFailedRunSaysSoAsEveryCommandsError(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(nil)
+	d.Exec = func(string, map[string]any) (any, *daemonfake.Error) {
+		return map[string]any{"success": false, "output": "No such program\n"}, nil
+	}
+	base := serveDisk(t, d)
+	out, _, err := runWith(t, "", "run", "--url", base, "7:", "err")
+	assert.EqualError(t, err, `computer 7: run: "err" failed`)
+	assert.Equal(t, "No such program\n", out)
+}
+
 func TestAMessageShowingAScreenIsIndented(t *testing.T) {
 	assert.Equal(t, "timeout; its screen showed:\n  name?\n  \n  \\x1b[2Jrow 3",
 		showMessage("timeout; its screen showed:\nname?\n\n\x1b[2Jrow 3"))
