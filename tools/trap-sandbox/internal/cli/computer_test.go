@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
@@ -187,10 +188,35 @@ func TestPutReadsAPathEndingLikeADirectoryByTheFileRoutesRule(t *testing.T) {
 	} {
 		out, _, err := runWith(t, "", "put", "--url", base, "7:", local, tc.remote)
 		require.NoError(t, err, tc.remote)
-		assert.Equal(t, local+" -> 7: "+tc.sent+" (4 bytes)\n", out, tc.remote)
+		assert.Equal(t, local+" -> 7: "+tc.file+" (4 bytes)\n", out, "%s: the path the file is at", tc.remote)
 		got, ok := d.File(tc.file)
 		assert.True(t, ok, "%s: %s is written", tc.remote, tc.file)
 		assert.Equal(t, "door", string(got), tc.remote)
+	}
+}
+
+// TestPutSaysThePathTheComputerStored: put printed the path as typed, "/we:ird*name?.lua",
+// where the computer stored "/weirdname.lua" (CC drops "*:<>?| from names and trims them), so
+// the path printed found no file; it prints the path the file is at.
+func TestPutSaysThePathTheComputerStored(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/programs/keep": "k"})
+	base := serveDisk(t, d)
+	local := filepath.Join(t.TempDir(), "door.lua")
+	require.NoError(t, os.WriteFile(local, []byte("door"), 0o644))
+	for remote, stored := range map[string]string{
+		"/we:ird*name?.lua":     "/weirdname.lua",
+		"/trail .lua  ":         "/trail .lua",
+		"programs/./x/../k.lua": "/programs/k.lua",
+		"/küche.lua":            "/küche.lua",
+	} {
+		out, _, err := runWith(t, "", "put", "--url", base, "7:", local, remote)
+		require.NoError(t, err, remote)
+		assert.Equal(t, local+" -> 7: "+stored+" (4 bytes)\n", out, remote)
+		cc, err := cctext.PathToCC(stored)
+		require.NoError(t, err)
+		_, ok := d.File(cc)
+		assert.True(t, ok, "%s: %s is written", remote, stored)
 	}
 }
 
