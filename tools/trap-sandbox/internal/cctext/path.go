@@ -136,6 +136,18 @@ func ResolvePath(cc string) []string {
 	return names
 }
 
+// StoredPath is a host path (PathToCC's text) as the computer stores a file there, as host
+// text (ShowPath), the path to read it back by: CC's fs drops "*:<>?| from names, trims and
+// cuts them, and resolves "." and ".." ("/we:ird*name?.lua" is "/weirdname.lua"). A path
+// PathToCC refuses is returned as it is (no file can be stored there).
+func StoredPath(p string) string {
+	cc, err := PathToCC(p)
+	if err != nil {
+		return p
+	}
+	return ShowPath([]byte("/" + strings.Join(ResolvePath(cc), "/")))
+}
+
 // PathName is the name of what a CC path reaches, as ResolvePath resolves it, and so the name
 // the computer gives that file. It is "" for the root and for a path that climbs above it.
 func PathName(cc string) string {

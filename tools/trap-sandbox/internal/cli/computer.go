@@ -288,19 +288,8 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	if warnings != nil {
 		warnings()
 	}
-	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", localName(c.Local), cctext.Show(c.TraposID, false), storedPath(remote), len(data))
+	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", localName(c.Local), cctext.Show(c.TraposID, false), cctext.StoredPath(remote), len(data))
 	return err
-}
-
-// storedPath is remote as the computer stored the file there, the path to read it back by:
-// CC's fs drops "*:<>?| from names, trims and cuts them, and resolves "." and ".."
-// ("/we:ird*name?.lua" is "/weirdname.lua" on the computer).
-func storedPath(remote string) string {
-	cc, err := cctext.PathToCC(remote)
-	if err != nil {
-		return cctext.Show(remote, false) // written, so not the case; shown as typed
-	}
-	return cctext.ShowPath([]byte("/" + strings.Join(cctext.ResolvePath(cc), "/")))
 }
 
 // localName is a local path as put and get print it: control bytes and bytes that are not

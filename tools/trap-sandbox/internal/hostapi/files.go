@@ -84,7 +84,9 @@ func (m *Module) servePut(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err, warnings)
 		return
 	}
-	payload, _ := json.Marshal(map[string]any{"size": len(body)})
+	// The path the file is at, which CC's fs made of the one asked for (it drops "*:<>?| from
+	// names, trims them, resolves . and ..).
+	payload, _ := json.Marshal(map[string]any{"path": cctext.StoredPath(path), "size": len(body)})
 	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload, Warnings: warnings})
 }
 

@@ -185,6 +185,18 @@ func TestRequestsRoute(t *testing.T) {
 	assert.Equal(t, "computer 7: did not answer lua.exec in time", a.decoded.Error.Message, "a run shorter than the request: the computer itself was late")
 }
 
+// TestAPutAnswersThePathTheFileIsAt: CC's fs drops "*:<>?| from names and trims them, so the
+// file of PUT …/files/my%20door%3F.lua is /my door.lua; the answer says so.
+func TestAPutAnswersThePathTheFileIsAt(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/keep": "k"})
+	srv := serve(t, d)
+	a := call(t, http.MethodPut, srv.URL+"/trapos/computers/7:/files/my%20door%3F.lua", "application/octet-stream", []byte("door"))
+	require.Equal(t, http.StatusOK, a.status, string(a.body))
+	assert.JSONEq(t, `{"path":"/my door.lua","size":4}`, string(a.decoded.Payload))
+	_, ok := d.File("/my door.lua")
+	assert.True(t, ok)
+}
+
 func TestFileRoutesFollowTheTextRule(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/dir/keep": "k"})
 	srv := serve(t, d)
@@ -192,7 +204,7 @@ func TestFileRoutesFollowTheTextRule(t *testing.T) {
 
 	a := call(t, http.MethodPut, files+"/dir/door.lua", "text/plain; charset=utf-8", []byte("print('é — ok')\n"))
 	require.Equal(t, http.StatusOK, a.status, string(a.body))
-	assert.JSONEq(t, `{"size":16}`, string(a.decoded.Payload))
+	assert.JSONEq(t, `{"path":"/dir/door.lua","size":16}`, string(a.decoded.Payload))
 	require.Len(t, a.decoded.Warnings, 1, "— is reported")
 	assert.Equal(t, "content", a.decoded.Warnings[0].Field)
 	got, _ := d.File("/dir/door.lua")

@@ -111,7 +111,7 @@ type ReadOutput struct {
 
 // WriteOutput is write_file's output.
 type WriteOutput struct {
-	Path     string               `json:"path"`
+	Path     string               `json:"path" jsonschema:"the path the file is at: CC drops \"*:<>?| from names and resolves . and .."`
 	Size     int64                `json:"size" jsonschema:"bytes written"`
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters CC cannot hold, written as ?"`
 }
@@ -369,7 +369,7 @@ func (t *tools) writeFile(ctx context.Context, in WriteInput) (WriteOutput, erro
 	if err := t.client.Write(ctx, in.TraposID, in.Path, data, timeoutOf(in.TimeoutMs)); err != nil {
 		return WriteOutput{}, err
 	}
-	return WriteOutput{Path: in.Path, Size: int64(len(data)), Warnings: warnings}, nil
+	return WriteOutput{Path: cctext.StoredPath(in.Path), Size: int64(len(data)), Warnings: warnings}, nil
 }
 
 // base64Hint names the usual way a base64 text misses the standard alphabet: the URL-safe

@@ -93,6 +93,21 @@ func TestTextToolsFollowTheTextRule(t *testing.T) {
 	assert.Equal(t, "print('\xe9 ? ok')", string(got), "a failed write keeps the old file")
 }
 
+// TestWriteFileAnswersThePathTheFileIsAt: CC drops "*:<>?| from names and trims them, so an
+// agent that wrote "/my door?.lua" and read the path back as given found no file.
+func TestWriteFileAnswersThePathTheFileIsAt(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/keep": "k"})
+	s := session(t, d)
+	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/my door?.lua", "content": "door"})
+	require.False(t, res.IsError, text(res))
+	var wrote WriteOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	require.NoError(t, json.Unmarshal(raw, &wrote))
+	assert.Equal(t, "/my door.lua", wrote.Path)
+	_, ok := d.File("/my door.lua")
+	assert.True(t, ok)
+}
+
 func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	s := session(t, daemonfake.NewLocal(nil))
 	res, err := s.ListTools(context.Background(), nil)
