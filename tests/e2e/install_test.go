@@ -739,6 +739,42 @@ f.write(table.concat(rows, "\n"));
 f.close();
 `
 
+// TestInstallerLinesFitAPocketComputer: on a pocket computer's 26 columns the installer's
+// "Change it with: set sandbox.allow_files write …" broke each command, its value alone on
+// the next line, and a refused password's "… (its SANDBOX_PASSWORD): wget run …" began the
+// line to run mid-sentence: there the access line names sandbox setup, and the line to run
+// starts a line of its own.
+func TestInstallerLinesFitAPocketComputer(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "narrow.lua"), []byte(narrowScreen), 0o644))
+	pocket := func() []string {
+		b, err := os.ReadFile(filepath.Join(dir, "narrow-26.txt"))
+		require.NoError(t, err)
+		return strings.Split(string(b), "\n")
+	}
+
+	out := playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" wrong-"+installPassword)
+	rows := pocket()
+	at := slices.Index(rows, "wget run http://127.0.0.1:")
+	if at < 0 { // the address is longer than a row: the line starts with it, whatever follows
+		at = slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "wget run ") })
+	}
+	require.GreaterOrEqual(t, at, 0, "the line to run starts a row of its own:\n%s\n%s", strings.Join(rows, "\n"), out)
+	assert.True(t, strings.HasSuffix(rows[at-1], "SANDBOX_PASSWORD):"), "the sentence ends before it: %q", rows[at-1])
+
+	out = playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" "+installPassword, "")
+	rows = pocket()
+	at = slices.Index(rows, "Not allowed. To change it")
+	require.GreaterOrEqual(t, at, 0, "%s\n%s", strings.Join(rows, "\n"), out)
+	assert.Equal(t, []string{"Not allowed. To change it", "after the reboot, run:", "sandbox setup"}, rows[at:at+3])
+	for _, row := range rows {
+		assert.NotEqual(t, "write", row, "a set command broken before its value")
+	}
+}
+
 // TestInstallerHelpFitsSmallScreens: `--help` on a pocket computer (26x20) is laid out for
 // its columns and fits under the wget line, and on a turtle (39x13) it waits for a key once
 // a screenful is shown, so no line of it scrolls away unread. Laid out for 51 columns it

@@ -485,19 +485,26 @@ local function chooseAccess(opts, old)
   write("Allow it? [y/N] ");
   local answer = read() or "";
   -- Each command on a line of its own: wrapped into one paragraph, a line broke between set
-  -- and its setting.
-  if answer:match("^%s*[yY]") then
-    print("Allowed. Undo with:");
-    print("set " .. SETTING_ALLOW_FILES .. " none");
-    print("set " .. SETTING_ALLOW_EXEC .. " false");
-    print("set " .. SETTING_ALLOW_SCREEN .. " none");
+  -- and its setting. A screen too narrow for the longest (a pocket computer's 26 columns)
+  -- broke each one there, its value alone on the next line: it names sandbox setup instead,
+  -- which asks the same, once the reboot put it on the shell's path.
+  local allowed = answer:match("^%s*[yY]") ~= nil;
+  local undo = allowed and { SETTING_ALLOW_FILES .. " none", SETTING_ALLOW_EXEC .. " false", SETTING_ALLOW_SCREEN .. " none" }
+    or { SETTING_ALLOW_FILES .. " write", SETTING_ALLOW_EXEC .. " true", SETTING_ALLOW_SCREEN .. " control" };
+  if term.getSize() < #("set " .. SETTING_ALLOW_SCREEN .. " control") then
+    print(allowed and "Allowed. To undo it after" or "Not allowed. To change it");
+    print((allowed and "" or "after ") .. "the reboot, run:");
+    print("sandbox setup");
+  else
+    print(allowed and "Allowed. Undo with:" or "Not allowed. Change it with:");
+    for _, line in ipairs(undo) do
+      print("set " .. line);
+    end
+  end
+  if allowed then
     -- The screen is part of the yes: typing on it is as strong as running programs.
     return "write", true, "control";
   end
-  print("Not allowed. Change it with:");
-  print("set " .. SETTING_ALLOW_FILES .. " write");
-  print("set " .. SETTING_ALLOW_EXEC .. " true");
-  print("set " .. SETTING_ALLOW_SCREEN .. " control");
   return "none", false;
 end
 
@@ -550,8 +557,10 @@ local function install(opts)
       verdict, why = checkPassword(password);
     end
     if verdict == false then
-      printError(refusal(password, why, opts.password == nil)
-        .. ". Run again with the gateway's password (its SANDBOX_PASSWORD): wget run " .. SOURCE.install .. " <password>");
+      -- The line to run on a line of its own: after the sentence it began mid-line, and a
+      -- narrow screen broke it anywhere.
+      printError(refusal(password, why, opts.password == nil) .. ". Run again with the gateway's password (its SANDBOX_PASSWORD):");
+      print("wget run " .. SOURCE.install .. " <password>");
       if opts.password ~= nil and meantUninstall(opts.password) then
         print("To uninstall, the word is uninstall, in lower case: wget run " .. SOURCE.install .. " uninstall");
       elseif password:find("^%s") or password:find("%s$") then
