@@ -103,6 +103,22 @@ local function fail(message)
   error(message, 0);
 end
 
+-- Prints a command to type on another machine, indented by two spaces; on a screen too
+-- narrow for it (a pocket computer's 26 columns) broken at its spaces, every line indented,
+-- so that its second half does not read as a command of its own ("approve BCDF-GHJK").
+local function printCommand(command)
+  local width = term.getSize() - 2;
+  local line = nil;
+  for word in command:gmatch("%S+") do
+    if line ~= nil and #line + 1 + #word > width then
+      print("  " .. line);
+      line = nil;
+    end
+    line = line == nil and word or line .. " " .. word;
+  end
+  print("  " .. (line or ""));
+end
+
 -- Turns the daemon's reason into advice the user can act on.
 local function explain(why, url)
   return advice.explain(tostring(why or "unknown error"), url, settings.get(libsandbox.SETTING_PASSWORD));
@@ -538,7 +554,7 @@ local function linkWithCode(session)
   local code = begun.code;
   print("Link code: " .. code .. " (valid " .. lifetime(begun.expiresInMs) .. ")");
   print("On the host, the account holder runs:");
-  print("  " .. tostring(begun.approveLine or ("trap-sandbox link approve " .. code)));
+  printCommand(tostring(begun.approveLine or ("trap-sandbox link approve " .. code)));
   print("Waiting... (Ctrl-T to cancel)");
   local state;
   repeat

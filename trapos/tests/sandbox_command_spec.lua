@@ -884,6 +884,14 @@ describe("sandbox command", function()
       expectNoSecret(lines, record, err);
     end);
 
+    it("breaks the approve line at its spaces on a pocket computer, every part indented", function()
+      local ok, err, lines = run({ "link" }, {
+        gateway = linkGateway({ polls = { APPROVED } }), typed = { "y" }, width = 26,
+      });
+      expectSuccess(ok, err);
+      expect({ lines[2], lines[3], lines[4] }):same({ "On the host, the account holder runs:", "  trap-sandbox link", "  approve BCDF-GHJK" });
+    end);
+
     it("names who approved only when it is not the account itself", function()
       local ok, err, lines = run({ "link" }, {
         gateway = linkGateway({ polls = { { state = "approved", account = "alice", approvedBy = "alice" } } }),
