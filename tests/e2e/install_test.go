@@ -773,6 +773,14 @@ func TestInstallerLinesFitAPocketComputer(t *testing.T) {
 	for _, row := range rows {
 		assert.NotEqual(t, "write", row, "a set command broken before its value")
 	}
+
+	// The password typed at the prompt shows whole, as stars on a row of their own (after the
+	// question, 12 columns were left of 26, and the first stars scrolled out of sight).
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "narrow.lua"), []byte(narrowScreen), 0o644))
+	const typed = "sixteen-chars-pw"
+	out = playerSession(ctx, t, dir, false, "narrow 26 20 "+install, typed, "")
+	assert.Contains(t, pocket(), strings.Repeat("*", len(typed)), out)
 }
 
 // TestInstallerHelpFitsSmallScreens: `--help` on a pocket computer (26x20) is laid out for

@@ -270,10 +270,11 @@ local function reconnect()
 end
 
 -- Writes a question and reads its answer after it, on the next line when the question ends
--- too near the right edge for the answer to show (libsandbox.roomToAnswer).
-local function ask(question, replace)
+-- too near the right edge for the answer to show (libsandbox.roomToAnswer; room, when given,
+-- is the columns this answer needs).
+local function ask(question, replace, room)
   write(question);
-  if not libsandbox.roomToAnswer(term) then
+  if not libsandbox.roomToAnswer(term, room) then
     print();
   end
   return read(replace);
@@ -286,9 +287,9 @@ local function askPassword()
     current = tostring(current); -- `set` stored digits as a number; the daemon sends them as text
   end
   if type(current) ~= "string" or current == "" then
-    return ask("Gateway password (empty for none): ", "*");
+    return ask("Gateway password (empty for none): ", "*", libsandbox.PASSWORD_ROOM);
   end
-  local typed = ask("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ", "*");
+  local typed = ask("Gateway password (Enter keeps it) [" .. PASSWORD_MASK .. "]: ", "*", libsandbox.PASSWORD_ROOM);
   if typed == "" then
     return current;
   end

@@ -488,6 +488,24 @@ describe("sandbox command", function()
       end
     end);
 
+    it("reads the password on the next line when its question leaves fewer columns than a password's", function()
+      -- At 51 columns "Gateway password (Enter keeps it) [********]: " leaves 5: a password of
+      -- 16 scrolled its first stars out of sight as it was typed.
+      local function blankLines(cursorX)
+        local ok, err, lines = run({ "setup" }, {
+          settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "s3cret" }, cursorX = cursorX,
+          typed = { "", "" }, status = connectedStatus(), reply = healthy,
+        });
+        expectSuccess(ok, err);
+        local n = 0;
+        for _, line in ipairs(lines) do
+          if line == "" then n = n + 1; end
+        end
+        return n;
+      end
+      expect(blankLines(47)):eq(blankLines(20) + 1);
+    end);
+
     it("keeps a password of digits that set stored as a number, as text", function()
       local ok, err, _, record = run({ "setup" }, {
         settings = { ["sandbox.url"] = URL, ["sandbox.password"] = 1234 },
@@ -630,11 +648,12 @@ describe("sandbox command", function()
         "Access: files none, exec false, screen none.", "ai confirm: true",
         "sandboxOk: true", "opencodeOk: true",
       });
-      -- with the answer's room left, every answer follows its question
+      -- with the answer's room left, every answer follows its question, but the password's,
+      -- which needs a password's room
       local _, _, roomy = run({ "setup", "ws://10.0.0.9:4444" }, {
         settings = {}, width = 39, cursorX = 36, status = connectedStatus(), reply = healthy,
       });
-      expect(roomy[1]):eq("What may the gateway's host do here?");
+      expect({ roomy[1], roomy[2] }):same({ "", "What may the gateway's host do here?" });
     end);
 
     it("refuses a second argument", function()

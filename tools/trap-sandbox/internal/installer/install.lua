@@ -17,6 +17,7 @@ local HOOK_BESIDE = "/sandbox-startup.lua"; -- the hook when /startup is a file 
 local NEW = ".new";                        -- suffix of a downloaded file not yet swapped in
 local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped in
 
+local PASSWORD_ROOM = 17; -- columns a typed password needs (libsandbox's PASSWORD_ROOM)
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
 local SETTING_URL = "sandbox.url";
 local SETTING_PASSWORD = "sandbox.password";
@@ -360,6 +361,12 @@ local function choosePassword(opts, old)
     return "";
   end
   write("Gateway password (empty if it has none): ");
+  -- read() shows what fits after the cursor: the 16 characters a password should have, as
+  -- stars, and the cursor need the rest of the line, else the answer goes on the next one.
+  local width = term.getSize();
+  if width - term.getCursorPos() + 1 < PASSWORD_ROOM then
+    print();
+  end
   return read("*");
 end
 
