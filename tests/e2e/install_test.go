@@ -739,6 +739,19 @@ f.write(table.concat(rows, "\n"));
 f.close();
 `
 
+// narrowDisk is a computer's disk holding narrowScreen as /narrow.lua, and screen(w), the rows
+// that narrow.lua recorded of its last run on a screen w columns wide.
+func narrowDisk(t *testing.T) (dir string, screen func(w int) []string) {
+	t.Helper()
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "narrow.lua"), []byte(narrowScreen), 0o644))
+	return dir, func(w int) []string {
+		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("narrow-%d.txt", w)))
+		require.NoError(t, err)
+		return strings.Split(string(b), "\n")
+	}
+}
+
 // TestInstallerLinesFitAPocketComputer: on a pocket computer's 26 columns the installer's
 // "Change it with: set sandbox.allow_files write …" broke each command, its value alone on
 // the next line, and a refused password's "… (its SANDBOX_PASSWORD): wget run …" began the
@@ -748,13 +761,8 @@ func TestInstallerLinesFitAPocketComputer(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "narrow.lua"), []byte(narrowScreen), 0o644))
-	pocket := func() []string {
-		b, err := os.ReadFile(filepath.Join(dir, "narrow-26.txt"))
-		require.NoError(t, err)
-		return strings.Split(string(b), "\n")
-	}
+	dir, screen := narrowDisk(t)
+	pocket := func() []string { return screen(26) }
 
 	out := playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" wrong-"+installPassword)
 	rows := pocket()
@@ -776,11 +784,10 @@ func TestInstallerLinesFitAPocketComputer(t *testing.T) {
 
 	// The password typed at the prompt shows whole, as stars on a row of their own (after the
 	// question, 12 columns were left of 26, and the first stars scrolled out of sight).
-	dir = t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "narrow.lua"), []byte(narrowScreen), 0o644))
+	dir, screen = narrowDisk(t)
 	const typed = "sixteen-chars-pw"
 	out = playerSession(ctx, t, dir, false, "narrow 26 20 "+install, typed, "")
-	assert.Contains(t, pocket(), strings.Repeat("*", len(typed)), out)
+	assert.Contains(t, screen(26), strings.Repeat("*", len(typed)), out)
 }
 
 // TestInstallerHelpFitsSmallScreens: `--help` on a pocket computer (26x20) is laid out for
@@ -791,15 +798,9 @@ func TestInstallerHelpFitsSmallScreens(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
-	dir := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "narrow.lua"), []byte(narrowScreen), 0o644))
+	dir, screen := narrowDisk(t)
 
-	out := playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" --help", "narrow 39 13 "+install+" --help")
-	screen := func(w int) []string {
-		b, err := os.ReadFile(filepath.Join(dir, fmt.Sprintf("narrow-%d.txt", w)))
-		require.NoError(t, err, out)
-		return strings.Split(string(b), "\n")
-	}
+	playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" --help", "narrow 39 13 "+install+" --help")
 
 	pocket := screen(26)
 	require.GreaterOrEqual(t, len(pocket), 20)
