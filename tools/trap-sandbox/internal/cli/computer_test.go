@@ -168,16 +168,24 @@ func TestGetIntoADirectoryNamesTheFileThePathReaches(t *testing.T) {
 	}
 }
 
+// doorToPut serves a computer whose disk holds files, and makes the local file door.lua
+// ("door", 4 bytes) to put on it: the computer, the gateway's URL and the file's path.
+func doorToPut(t *testing.T, files map[string]string) (d *daemonfake.Local, base, local string) {
+	t.Helper()
+	clearEnv(t)
+	d = daemonfake.NewLocal(files)
+	base = serveDisk(t, d)
+	local = filepath.Join(t.TempDir(), "door.lua")
+	require.NoError(t, os.WriteFile(local, []byte("door"), 0o644))
+	return d, base, local
+}
+
 // TestPutReadsAPathEndingLikeADirectoryByTheFileRoutesRule: a remote path ending in "." or
 // ".." names a directory whatever is there, by the rule the file routes refuse to write it by
 // (cctext.DirectoryEnding); put writes into it under the local name, as it does for "/new/",
 // where it refused "/new/." and wrote "/programs/sub/.." into it only because it listed.
 func TestPutReadsAPathEndingLikeADirectoryByTheFileRoutesRule(t *testing.T) {
-	clearEnv(t)
-	d := daemonfake.NewLocal(map[string]string{"/programs/sub/keep": "k"})
-	base := serveDisk(t, d)
-	local := filepath.Join(t.TempDir(), "door.lua")
-	require.NoError(t, os.WriteFile(local, []byte("door"), 0o644))
+	d, base, local := doorToPut(t, map[string]string{"/programs/sub/keep": "k"})
 	for _, tc := range []struct{ remote, sent, file string }{
 		{"/new/", "/new/door.lua", "/new/door.lua"},
 		{"/new2/.", "/new2/./door.lua", "/new2/door.lua"},
@@ -199,11 +207,7 @@ func TestPutReadsAPathEndingLikeADirectoryByTheFileRoutesRule(t *testing.T) {
 // where the computer stored "/weirdname.lua" (CC drops "*:<>?| from names and trims them), so
 // the path printed found no file; it prints the path the file is at.
 func TestPutSaysThePathTheComputerStored(t *testing.T) {
-	clearEnv(t)
-	d := daemonfake.NewLocal(map[string]string{"/programs/keep": "k"})
-	base := serveDisk(t, d)
-	local := filepath.Join(t.TempDir(), "door.lua")
-	require.NoError(t, os.WriteFile(local, []byte("door"), 0o644))
+	d, base, local := doorToPut(t, map[string]string{"/programs/keep": "k"})
 	for remote, stored := range map[string]string{
 		"/we:ird*name?.lua":     "/weirdname.lua",
 		"/trail .lua  ":         "/trail .lua",

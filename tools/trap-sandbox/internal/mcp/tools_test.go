@@ -64,23 +64,31 @@ func TestABinaryFileCrossesOnce(t *testing.T) {
 	assert.Equal(t, data, back)
 }
 
+// writeFile calls write_file on computer 7: with content as text, which must succeed, and
+// returns its structured output.
+func writeFile(t *testing.T, s *sdk.ClientSession, path, content string) WriteOutput {
+	t.Helper()
+	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": path, "content": content})
+	require.False(t, res.IsError, text(res))
+	var wrote WriteOutput
+	raw, _ := json.Marshal(res.StructuredContent)
+	require.NoError(t, json.Unmarshal(raw, &wrote))
+	return wrote
+}
+
 // TestTextToolsFollowTheTextRule: write_file stores é as the byte E9 and names what CC
 // cannot hold; read_file gives a player's byte E9 back as é; the write is atomic.
 func TestTextToolsFollowTheTextRule(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/door.lua": "old", "/player.txt": "caf\xe9\n"})
 	s := session(t, d)
-	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/door.lua", "content": "print('é — ok')"})
-	require.False(t, res.IsError, text(res))
-	var wrote WriteOutput
-	raw, _ := json.Marshal(res.StructuredContent)
-	require.NoError(t, json.Unmarshal(raw, &wrote))
+	wrote := writeFile(t, s, "/door.lua", "print('é — ok')")
 	require.Len(t, wrote.Warnings, 1)
 	assert.Equal(t, "U+2014", wrote.Warnings[0].CodePoint)
 	got, _ := d.File("/door.lua")
 	assert.Equal(t, "print('\xe9 ? ok')", string(got))
 	assert.Contains(t, d.Types(), protocol.TypeFSMove, "written to a temporary name and moved into place")
 
-	res = callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/player.txt"})
+	res := callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/player.txt"})
 	var read ReadOutput
 	require.NoError(t, json.Unmarshal([]byte(text(res)), &read))
 	require.NotNil(t, read.Content)
@@ -98,11 +106,7 @@ func TestTextToolsFollowTheTextRule(t *testing.T) {
 func TestWriteFileAnswersThePathTheFileIsAt(t *testing.T) {
 	d := daemonfake.NewLocal(map[string]string{"/keep": "k"})
 	s := session(t, d)
-	res := callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/my door?.lua", "content": "door"})
-	require.False(t, res.IsError, text(res))
-	var wrote WriteOutput
-	raw, _ := json.Marshal(res.StructuredContent)
-	require.NoError(t, json.Unmarshal(raw, &wrote))
+	wrote := writeFile(t, s, "/my door?.lua", "door")
 	assert.Equal(t, "/my door.lua", wrote.Path)
 	_, ok := d.File("/my door.lua")
 	assert.True(t, ok)
