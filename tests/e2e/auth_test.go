@@ -51,12 +51,12 @@ func TestWrongPasswordStopsReconnecting(t *testing.T) {
 		"connected: false",
 		"state: unauthorized",
 		"traposId: 0:",
-		"lastError: unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)",
-		"fix: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup",
 		"files: none",
 		"exec: false",
 		"ai confirm: true",
 		"screen: none",
+		"lastError: unauthorized: wrong secret (check the computer's sandbox.password against SANDBOX_PASSWORD)",
+		"fix: the gateway rejected sandbox.password (unauthorized). Fix it with: sandbox setup",
 	), lines(out))
 	// Any retry would have reached the gateway within the 12 s the program waited.
 	assert.Equal(t, 1, strings.Count(g.Log(), `msg="hello rejected: wrong secret"`),

@@ -228,16 +228,14 @@ local function showStatus()
       problem[2] = "fix: " .. fix;
     end
   end
-  -- On a narrower screen (a pocket computer's 26 columns and 20 rows) an error and its fix
-  -- wrap to up to 13 rows, and the whole status to 22: there they come last, right above the
-  -- prompt, and what the host may do is left out (nothing reaches this computer from the host
+  -- The error and its fix come last, right above the prompt, on every screen: the line a
+  -- player acts on is the one their eyes land on, and the order is the same on a computer and
+  -- a pocket computer. On a narrower screen (a pocket computer's 26 columns and 20 rows) an
+  -- error and its fix wrap to up to 13 rows, and the whole status to 22: there, with a fix to
+  -- make, what the host may do is left out too (nothing reaches this computer from the host
   -- until the fix is made), so that the status fits the screen, the command typed above it
   -- too, and if something still scrolls away, it is the top, never them.
-  local narrow = narrowScreen();
-  local fixFirst = narrow and problem[2] ~= nil;
-  if not narrow then
-    printLines(problem);
-  end
+  local leaveAccessOut = narrowScreen() and problem[2] ~= nil;
   -- The daemon's own faults are never printed by the daemon: they are counted here and logged.
   if (status.faults or 0) > 0 then
     print("faults: " .. status.faults .. " (see " .. LOG_PATH .. "), the last: " .. tostring(status.lastFault));
@@ -246,7 +244,7 @@ local function showStatus()
   if running ~= nil then
     print("daemon: " .. running .. " runs, " .. libsandbox.VERSION .. " is installed: reboot to start it");
   end
-  if not fixFirst then
+  if not leaveAccessOut then
     -- What the owner lets the host do here (read from the settings, as every request does).
     print("files: " .. libsandbox.filesShown());
     print("exec: " .. libsandbox.execShown());
@@ -254,9 +252,7 @@ local function showStatus()
     print("ai confirm: " .. libsandbox.aiConfirmShown());
     print("screen: " .. libsandbox.screenShown());
   end
-  if narrow then
-    printLines(problem);
-  end
+  printLines(problem);
 end
 
 local function reconnect()

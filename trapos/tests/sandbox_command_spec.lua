@@ -672,11 +672,11 @@ describe("sandbox command", function()
         "connected: true",
         "state: connected",
         "traposId: 7:base",
-        "lastError: none",
         "files: none",
         "exec: false",
         "ai confirm: true",
         "screen: none",
+        "lastError: none",
       });
     end);
 
@@ -686,9 +686,9 @@ describe("sandbox command", function()
         status.version = case[1];
         local ok, err, lines = run({ "status" }, { status = status });
         expectSuccess(ok, err);
-        expect(lines[5]):eq("lastError: none");
-        expect(lines[6]):eq("daemon: " .. case[2] .. " runs, " .. lib.VERSION .. " is installed: reboot to start it");
-        expect(lines[7]):eq("files: none");
+        expect(lines[4]):eq("traposId: 7:base");
+        expect(lines[5]):eq("daemon: " .. case[2] .. " runs, " .. lib.VERSION .. " is installed: reboot to start it");
+        expect(lines[6]):eq("files: none");
       end
     end);
 
@@ -699,7 +699,7 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(lines[4]):eq("traposId: 7:base");
       expect(lines[5]):eq("account: alice");
-      expect(lines[6]):eq("lastError: none");
+      expect(lines[6]):eq("files: none");
     end);
 
     it("names sandbox link as the fix for a revoked credential and a replaced computer", function()
@@ -709,7 +709,7 @@ describe("sandbox command", function()
       }) do
         local ok, err, lines = run({ "status" }, { status = downStatus(case[1], case[2]) });
         expectSuccess(ok, err);
-        expect(lines[6]):str_match("^fix: .*sandbox link");
+        expect(lines[#lines]):str_match("^fix: .*sandbox link");
       end
       -- a computer linked already is not sent to link it
       local ok, err, lines = run({ "status" }, {
@@ -717,14 +717,14 @@ describe("sandbox command", function()
         status = downStatus("replaced", "replaced: another computer said hello with this computer's id"),
       });
       expectSuccess(ok, err);
-      expect(lines[6]):str_match("^fix: .*then sandbox reconnect$");
+      expect(lines[#lines]):str_match("^fix: .*then sandbox reconnect$");
     end);
 
     it("names sandbox reconnect for a stopped daemon, whatever its last error", function()
       local ok, err, lines = run({ "status" }, { status = downStatus("stopped", "Could not connect") });
       expectSuccess(ok, err);
       expect(lines[3]):eq("state: stopped");
-      expect(lines[6]):eq("fix: stopped with sandbox stop; sandbox reconnect starts it again");
+      expect(lines[#lines]):eq("fix: stopped with sandbox stop; sandbox reconnect starts it again");
     end);
 
     it("shows the last error", function()
@@ -735,12 +735,12 @@ describe("sandbox command", function()
         "connected: false",
         "state: waiting",
         "traposId: 7:base",
-        "lastError: Connection closed",
-        "fix: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s",
         "files: none",
         "exec: false",
         "ai confirm: true",
         "screen: none",
+        "lastError: Connection closed",
+        "fix: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s",
       });
     end);
 
@@ -780,12 +780,26 @@ describe("sandbox command", function()
       expectSuccess(ok, err);
       expect(lines[#lines]):eq("lastError: none");
       expect(lines[#lines - 1]):eq("screen: none");
-      -- a computer's 51 columns keep the error in its place, below the traposId
-      ok, err, lines = run({ "status" }, { status = downStatus("waiting", replaced) });
-      expectSuccess(ok, err);
-      expect(lines[5]):eq("lastError: " .. replaced);
-      expect(lines[6]):str_match("^fix: ");
-      expect(lines[#lines]):eq("screen: none");
+    end);
+
+    it("orders its lines the same on a computer and on a pocket computer: the error and its fix last", function()
+      local replaced = "replaced: another computer said hello with this computer's id";
+      local status = downStatus("waiting", replaced);
+      status.faults, status.lastFault, status.version = 1, "boom", "0.3.0";
+      local _, _, wide = run({ "status" }, { status = status });
+      local _, _, narrow = run({ "status" }, { width = 26, status = status });
+      local function names(lines)
+        local out = {};
+        for _, line in ipairs(lines) do
+          out[#out + 1] = line:match("^([%w ]+):");
+        end
+        return out;
+      end
+      expect(names(wide)):same({ "url", "connected", "state", "traposId", "faults", "daemon", "files", "exec",
+        "ai confirm", "screen", "lastError", "fix" });
+      -- the pocket computer leaves out what the host may do while there is a fix to make
+      expect(names(narrow)):same({ "url", "connected", "state", "traposId", "faults", "daemon", "lastError", "fix" });
+      expect(wide[#wide - 1]):eq(narrow[#narrow - 1]);
     end);
 
     it("shows the daemon's faults and where they are logged", function()
@@ -798,12 +812,12 @@ describe("sandbox command", function()
         "connected: true",
         "state: connected",
         "traposId: 7:base",
-        "lastError: none",
         "faults: 2 (see /.sandbox.log), the last: sandbox daemon: timer handler failed: boom",
         "files: none",
         "exec: false",
         "ai confirm: true",
         "screen: none",
+        "lastError: none",
       });
     end);
 
@@ -813,8 +827,8 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:", version = lib.VERSION },
       });
       expectSuccess(ok, err);
-      expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "lastError: none",
-        "fix: sandbox.url is not set. Run: sandbox setup", "files: none", "exec: false", "ai confirm: true", "screen: none" });
+      expect(lines):same({ "url: not set", "connected: false", "state: dormant", "traposId: 7:", "files: none",
+        "exec: false", "ai confirm: true", "screen: none", "lastError: none", "fix: sandbox.url is not set. Run: sandbox setup" });
     end);
 
     it("shows what the owner allows", function()
@@ -824,10 +838,10 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:", version = lib.VERSION },
       });
       expectSuccess(ok, err);
-      expect(lines[7]):eq("files: write");
-      expect(lines[8]):eq("exec: true");
-      expect(lines[9]):eq("ai confirm: false");
-      expect(lines[10]):eq("screen: control");
+      expect(lines[5]):eq("files: write");
+      expect(lines[6]):eq("exec: true");
+      expect(lines[7]):eq("ai confirm: false");
+      expect(lines[8]):eq("screen: control");
     end);
 
     it("names a value that is none of the levels instead of showing a silent none", function()
@@ -836,8 +850,8 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:", version = lib.VERSION },
       });
       expectSuccess(ok, err);
-      expect(lines[7]):eq('files: none, as "Write" is not none/read/write');
-      expect(lines[10]):eq('screen: none, as "View" is not none/view/control');
+      expect(lines[5]):eq('files: none, as "Write" is not none/read/write');
+      expect(lines[8]):eq('screen: none, as "View" is not none/view/control');
     end);
 
     it("names a value of exec or ai confirm that is not a boolean (a hand-edited .settings)", function()
@@ -846,8 +860,8 @@ describe("sandbox command", function()
         status = { connected = false, state = "dormant", traposId = "7:", version = lib.VERSION },
       });
       expectSuccess(ok, err);
-      expect(lines[8]):eq('exec: false, as "true" is not the boolean true');
-      expect(lines[9]):eq('ai confirm: true, as "no" is not the boolean false');
+      expect(lines[6]):eq('exec: false, as "true" is not the boolean true');
+      expect(lines[7]):eq('ai confirm: true, as "no" is not the boolean false');
     end);
 
     it("fails when the daemon is not running", function()
