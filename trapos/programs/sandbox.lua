@@ -42,7 +42,7 @@ end
 -- The commands as help lists them: the name, what it does on a computer's 51 columns, and on a
 -- pocket computer's 26.
 local HELP = {
-  { "health", "check the gateway and opencode", "test gateway" },
+  { "health", "check the gateway and its AI agent", "test gateway" },
   { "status", "show URL, connection, last error", "connection" },
   { "reconnect", "make the daemon connect again", "connect now" },
   { "stop", "disconnect until reconnect", "disconnect" },

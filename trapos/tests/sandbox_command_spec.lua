@@ -1229,6 +1229,20 @@ describe("sandbox command", function()
       end
     end);
 
+    it("says what health checks in a player's words: the gateway and its AI agent, not opencode", function()
+      for _, case in ipairs({ { { "help", "health" }, {} }, { { "help" }, { width = 26 } }, { { "--help" }, {} } }) do
+        local ok, err, lines = run(case[1], case[2]);
+        expectSuccess(ok, err);
+        for _, line in ipairs(lines) do
+          if line:lower():find("opencode", 1, true) then
+            fail(table.concat(case[1], " ") .. ": a player does not know opencode: " .. line);
+          end
+        end
+      end
+      local _, _, lines = run({ "help", "health" }, {});
+      expect(table.concat(lines, "\n")):str_match("\n  health      check the gateway and its AI agent\n");
+    end);
+
     it("lays its help out for a pocket computer's 26 columns and 20 rows", function()
       for _, args in ipairs({ { "help" }, { "link", "--help" } }) do
         local ok, err, lines = run(args, { width = 26, gateway = linkGateway() });
