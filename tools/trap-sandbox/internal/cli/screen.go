@@ -21,6 +21,7 @@ import (
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
@@ -34,7 +35,22 @@ type ScreenCmd struct {
 	TraposID string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
 	Colours  string `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
 
-	busyRetry time.Duration // how often to ask a busy computer again (0: server.BusyRetry)
+	busyRetry time.Duration                        // the wait after a busy answer without Retry-After (0: server.BusyRetry)
+	after     func(time.Duration) <-chan time.Time // the clock busy waits run on (nil: time.After)
+}
+
+// maxBusyWait bounds the wait a busy answer's Retry-After asks for (the web console's bound):
+// a broken or hostile gateway's hour, or year, must not leave the view waiting for ever.
+const maxBusyWait = time.Minute
+
+// busyWait is how long to wait after busy, a busy answer, before asking again: its
+// Retry-After, at most maxBusyWait; fallback when it names none (a gateway older than the
+// header, or 0, which would ask again at once, in a loop).
+func busyWait(busy error, fallback time.Duration) time.Duration {
+	if pe, ok := errors.AsType[*protocol.Error](busy); ok && pe.RetryAfter > 0 {
+		return min(pe.RetryAfter, maxBusyWait)
+	}
+	return fallback
 }
 
 // Run shows the screen until the computer goes away, the terminal's input ends, or Ctrl-S is
@@ -77,7 +93,7 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 			_, _, err := c.client().SendInput(ctx, c.TraposID, evs, 0)
 			return err
 		},
-		busyRetry: cmp.Or(c.busyRetry, server.BusyRetry)}
+		busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after}
 	err = v.run(ctx, tty, body)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
@@ -87,15 +103,15 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 }
 
 // stream opens the gateway's live view of the computer's screen. While the computer is busy
-// it asks again every busyRetry, as the web console does, and says so once on out.
+// it asks again after each busy answer's Retry-After (busyWait), as the web console does, and
+// says so once on out.
 func (c *ScreenCmd) stream(ctx context.Context, out io.Writer) (io.ReadCloser, error) {
-	every := cmp.Or(c.busyRetry, server.BusyRetry)
 	var body io.ReadCloser
-	err := whileBusy(ctx, every, func() (err error) {
+	err := whileBusy(ctx, cmp.Or(c.busyRetry, server.BusyRetry), c.after, func() (err error) {
 		body, err = c.open(ctx)
 		return err
-	}, func(busy error) {
-		fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", failure(c.TraposID, "screen", busy), every)
+	}, func(busy error, wait time.Duration) {
+		fmt.Fprintf(out, "%s\nTrying again every %s (Ctrl-C to stop)…\n", failure(c.TraposID, "screen", busy), wait)
 	})
 	if refused, ok := errors.AsType[refusal](err); ok {
 		return nil, failure(c.TraposID, "screen", refused.error)
@@ -104,22 +120,28 @@ func (c *ScreenCmd) stream(ctx context.Context, out io.Writer) (io.ReadCloser, e
 }
 
 // whileBusy calls try until it answers anything but busy (the host's other requests take all
-// of the computer's for the moment, and the answer says to retry shortly), every between
-// tries, and returns that answer, or ctx's error when ctx ends while it waits. firstBusy, when
-// not nil, is told of the first busy answer.
-func whileBusy(ctx context.Context, every time.Duration, try func() error, firstBusy func(error)) error {
+// of the computer's for the moment, and the answer says to retry shortly), waiting between
+// tries as each busy answer asks (busyWait; fallback when it does not say) on after's clock
+// (nil: time.After), and returns that answer, or ctx's error when ctx ends while it waits.
+// firstBusy, when not nil, is told of the first busy answer and its wait.
+func whileBusy(ctx context.Context, fallback time.Duration, after func(time.Duration) <-chan time.Time, try func() error,
+	firstBusy func(busy error, wait time.Duration)) error {
+	if after == nil {
+		after = time.After
+	}
 	for said := false; ; said = true {
 		err := try()
 		if protocol.CodeOf(err) != protocol.CodeBusy {
 			return err
 		}
+		wait := busyWait(err, fallback)
 		if !said && firstBusy != nil {
-			firstBusy(err)
+			firstBusy(err, wait)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(every):
+		case <-after(wait):
 		}
 	}
 }
@@ -140,6 +162,9 @@ func (c *ScreenCmd) open(ctx context.Context) (io.ReadCloser, error) {
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		err := c.transport().Refusal(resp.StatusCode, data)
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeBusy {
+			pe.RetryAfter = hostapi.RetryAfter(resp.Header)
+		}
 		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeForbidden {
 			// The route's only forbidden is the computer's refusal of the watch (its owner's
 			// sandbox.allow_screen, docs/screen.md), answered 403: the computer's words, as
@@ -175,8 +200,10 @@ type viewer struct {
 	out      io.Writer
 	send     func(context.Context, []computer.InputEvent) error
 	// busyRetry is how long keys the gateway refused busy wait before they are sent again
-	// (server.BusyRetry, the busy answer's Retry-After).
+	// when the busy answer names no Retry-After (server.BusyRetry); after is the clock of
+	// that wait (nil: time.After).
 	busyRetry time.Duration
+	after     func(time.Duration) <-chan time.Time
 }
 
 // keysWaiting bounds the keys (one batch a key press) that wait for a busy computer; what is
@@ -261,15 +288,15 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 }
 
 // sendKeys sends each batch of keys in order until ctx ends or a send fails. A busy answer is
-// not the end of the view: the batch is sent again every busyRetry (whileBusy), the later keys
-// waiting behind it.
+// not the end of the view: the batch is sent again after the answer's Retry-After (whileBusy),
+// the later keys waiting behind it.
 func (v *viewer) sendKeys(ctx context.Context, keys <-chan []computer.InputEvent) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case evs := <-keys:
-			err := whileBusy(ctx, v.busyRetry, func() error { return v.send(ctx, evs) }, nil)
+			err := whileBusy(ctx, v.busyRetry, v.after, func() error { return v.send(ctx, evs) }, nil)
 			if err != nil && ctx.Err() == nil {
 				return err
 			}

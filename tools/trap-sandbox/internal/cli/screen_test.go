@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -262,15 +264,17 @@ func TestTheScreenViewerWaitsForABusyComputer(t *testing.T) {
 	}))
 	defer gw.Close()
 	_, tty := openTerminal(t, 51, 19)
-	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256", busyRetry: time.Millisecond}
+	clock := &busyClock{}
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256", after: clock.after}
 
 	out := &testkit.SyncBuffer{}
 	err := c.Run(t.Context(), Stdout{out}, Stdin{tty})
 	assert.EqualError(t, err, "computer 7: screen: the gateway answered not_connected: computer 7: is not connected",
 		"the answer after the busy ones is the outcome")
 	assert.Equal(t, int32(busy+1), asked.Load(), "asked again while busy")
+	assert.Equal(t, []time.Duration{time.Second, time.Second}, clock.waits(), "the answer's Retry-After: 1")
 	assert.Equal(t, "computer 7: screen: the gateway answered busy: the computer already has 31 requests in flight; retry shortly\n"+
-		"Trying again every 1ms (Ctrl-C to stop)…\n", out.String(), "said once")
+		"Trying again every 1s (Ctrl-C to stop)…\n", out.String(), "said once")
 
 	asked.Store(-1 << 20) // busy from now on
 	select {
@@ -278,7 +282,7 @@ func TestTheScreenViewerWaitsForABusyComputer(t *testing.T) {
 	default:
 	}
 	ctx, cancel := context.WithCancel(t.Context())
-	c.busyRetry = time.Hour
+	c.after = nil
 	go func() {
 		select {
 		case <-busyAnswered:
@@ -287,6 +291,97 @@ func TestTheScreenViewerWaitsForABusyComputer(t *testing.T) {
 		cancel() // as main's context ends at SIGINT
 	}()
 	assert.NoError(t, c.Run(ctx, Stdout{io.Discard}, Stdin{tty}), "a signal while it waits ends it quietly")
+}
+
+// busyClock is the clock of a viewer's busy waits in a test: each wait is recorded and over
+// at once.
+type busyClock struct {
+	mu   sync.Mutex
+	seen []time.Duration
+}
+
+func (c *busyClock) after(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.seen = append(c.seen, d)
+	ch := make(chan time.Time, 1)
+	ch <- time.Time{}
+	return ch
+}
+
+func (c *busyClock) waits() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.seen)
+}
+
+// busyAnswers is a gateway's host API that answers busy with each Retry-After of retryAfter in
+// turn ("" for none), then not_connected (the stream), or ok (anything else: a request);
+// settled is closed at the first answer that is not busy.
+func busyAnswers(t *testing.T, retryAfter ...string) (gw *httptest.Server, settled <-chan struct{}) {
+	var asked atomic.Int32
+	notBusy := make(chan struct{})
+	var once sync.Once
+	gw = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := int(asked.Add(1)) - 1
+		if n >= len(retryAfter) {
+			defer once.Do(func() { close(notBusy) })
+			if r.Method == http.MethodGet {
+				server.WriteError(w, http.StatusNotFound, protocol.CodeNotConnected, "computer 7: is not connected")
+				return
+			}
+			server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: []byte(`{"queued":1}`)})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if retryAfter[n] != "" {
+			w.Header().Set("Retry-After", retryAfter[n])
+		}
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = w.Write([]byte(`{"ok":false,"error":{"code":"busy","message":"the computer already has 31 requests in flight; retry shortly"}}`))
+	}))
+	t.Cleanup(gw.Close)
+	return gw, notBusy
+}
+
+// TestTheScreenViewerWaitsAsTheBusyAnswerSays: `trap-sandbox screen` waits for a busy
+// computer as long as the busy answer's Retry-After says (it waited server.BusyRetry
+// whatever the gateway said), as the web console does: at most a minute (a broken or hostile
+// gateway's day must not hang it), and the default (1 s) when the header names no wait in
+// seconds (none, 0, a date, a word), so that it never asks again in a loop. The view's keys
+// wait the same.
+func TestTheScreenViewerWaitsAsTheBusyAnswerSays(t *testing.T) {
+	sayings := []string{"7", "86400", "99999999999999999999", "0", "-3", "soon", "Wed, 21 Oct 2015 07:28:00 GMT", ""}
+	want := []time.Duration{7 * time.Second, time.Minute, time.Second, time.Second, time.Second, time.Second, time.Second, time.Second}
+
+	gw, _ := busyAnswers(t, sayings...)
+	_, tty := openTerminal(t, 51, 19)
+	clock := &busyClock{}
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256", after: clock.after}
+	out := &testkit.SyncBuffer{}
+	err := c.Run(t.Context(), Stdout{out}, Stdin{tty})
+	assert.ErrorContains(t, err, "not_connected", "the answer after the busy ones is the outcome")
+	assert.Equal(t, want, clock.waits())
+	assert.Contains(t, out.String(), "Trying again every 7s (Ctrl-C to stop)…\n", "the first answer's wait")
+
+	// The keys typed on the view, sent as screen.input requests through the host API.
+	gw, settled := busyAnswers(t, sayings...)
+	c = &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:"}
+	keys := &busyClock{}
+	v := &viewer{out: io.Discard, after: keys.after, busyRetry: server.BusyRetry,
+		send: func(ctx context.Context, evs []computer.InputEvent) error {
+			_, _, err := c.client().SendInput(ctx, c.TraposID, evs, 0)
+			return err
+		}}
+	queue := make(chan []computer.InputEvent, 1)
+	queue <- []computer.InputEvent{{Type: "key", Name: "a"}}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- v.sendKeys(ctx, queue) }()
+	<-settled // the keys went through
+	cancel()
+	assert.NoError(t, <-done)
+	assert.Equal(t, want, keys.waits())
 }
 
 // TestTheScreenViewerNeedsATerminal: a pipe or a reader on stdin gets one line naming the

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -164,7 +166,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 	if err != nil {
 		return nil, fmt.Errorf("encode the %s request: %w", typ, err)
 	}
-	status, data, err := h.Do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
+	status, header, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
 	var silent SilentGatewayError
 	var unreachable UnreachableGatewayError
 	switch {
@@ -184,7 +186,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 		return nil, h.notTheAPI(status, data)
 	}
 	if status != http.StatusOK {
-		return nil, h.Refusal(status, data)
+		return nil, withRetryAfter(h.Refusal(status, data), header)
 	}
 	if !ans.OK {
 		ans.Error.ByComputer = true
@@ -217,16 +219,43 @@ func (h HTTP) RevokeComputer(ctx context.Context, traposID string) (json.RawMess
 // and returns the status and the body; the one home of calling the API over HTTP (with
 // Open), which the account API's client uses too.
 func (h HTTP) Do(ctx context.Context, method, path string, body []byte) (int, []byte, error) {
+	status, _, data, err := h.do(ctx, method, path, body)
+	return status, data, err
+}
+
+// do is Do with the answer's header too.
+func (h HTTP) do(ctx context.Context, method, path string, body []byte) (int, http.Header, []byte, error) {
 	resp, err := h.Open(ctx, method, path, body, "")
 	if err != nil {
-		return 0, nil, err
+		return 0, nil, nil, err
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return resp.StatusCode, nil, fmt.Errorf("read the gateway's answer: %w", err)
+		return resp.StatusCode, resp.Header, nil, fmt.Errorf("read the gateway's answer: %w", err)
 	}
-	return resp.StatusCode, data, nil
+	return resp.StatusCode, resp.Header, data, nil
+}
+
+// RetryAfter is the wait a Retry-After header asks for, in whole seconds as the gateway
+// writes it (server.WriteAnswer); 0 when it names none, or names it otherwise (an HTTP date,
+// a negative or unreadable number). A caller bounds it: a broken or hostile gateway may ask
+// for a year.
+func RetryAfter(header http.Header) time.Duration {
+	v := strings.TrimSpace(header.Get("Retry-After"))
+	seconds, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || seconds <= 0 {
+		return 0
+	}
+	return time.Duration(min(seconds, int64(math.MaxInt64/time.Second))) * time.Second
+}
+
+// withRetryAfter is err with a busy answer's RetryAfter read from its header.
+func withRetryAfter(err error, header http.Header) error {
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeBusy {
+		pe.RetryAfter = RetryAfter(header)
+	}
+	return err
 }
 
 // Open is Do for an answer read as it comes (accept: a server-sent event stream, the screen's

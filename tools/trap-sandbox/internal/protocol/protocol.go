@@ -6,6 +6,7 @@ package protocol
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // MaxFrameBytes is the largest frame either side may send. It is CC: Tweaked's default
@@ -133,6 +134,10 @@ type Error struct {
 	// traposId does not say which computer is meant, and asking again will not either. Never
 	// in a frame (EncodeFrame writes the code and the message).
 	Accounts []string `json:"accounts,omitempty"`
+	// RetryAfter, on a busy answer a host-side client read from the host API, is the wait its
+	// Retry-After header asks for before the next try (0: it named none in whole seconds).
+	// Not on the wire: the host API says it in the header (docs/http-api.md).
+	RetryAfter time.Duration `json:"-"`
 }
 
 // Error implements the error interface as "code: message".
