@@ -215,6 +215,16 @@ func (w *World) Build(s Spec) error {
 	return nil
 }
 
+// Entry is the spec's computer of that id, if it has one.
+func (s Spec) Entry(id int) (ComputerSpec, bool) {
+	for _, c := range s.Computers {
+		if c.ID == id {
+			return c, true
+		}
+	}
+	return ComputerSpec{}, false
+}
+
 // Machine returns the options of a spec's computer (placed by Build) as a plain CC:
 // Tweaked computer (bare): its shell runs its startup files, then waits at its prompt.
 func (w *World) Machine(s Spec, c ComputerSpec) (machine.Options, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -18,7 +19,7 @@ import (
 // worldFlags put the computer in a world: other computers around it (a world file) and
 // peripherals on its sides.
 type worldFlags struct {
-	World  string   `help:"World file (JSON): the computers around this one, which boot with it as plain CC computers and stop when it ends, their peripherals and cables; this computer takes its position and peripherals from its own entry (its id), if it has one." type:"existingfile" placeholder:"FILE"`
+	World  string   `help:"World file (JSON): the computers around this one, which boot with it as plain CC computers and stop when it ends, their peripherals and cables; this computer takes its position, peripherals, label, basic, dir and files from its own entry (its id), if it has one (--label, --basic and --dir win)." type:"existingfile" placeholder:"FILE"`
 	Attach []string `sep:"none" help:"Attach a peripheral to a side (or, as CraftOS-PC allows, under another name): modem, ender_modem, wired_modem:CABLE, … (see the README). Repeatable." placeholder:"SIDE=TYPE[:ARG...]"`
 }
 
@@ -82,6 +83,9 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 			return fail(fmt.Errorf("--attach %s: %w", a, err))
 		}
 	}
+	if c, ok := spec.Entry(opts.ID); ok {
+		opts = fromEntry(opts, c)
+	}
 	opts = place.Options(opts)
 	if spec.TimeScale == 0 {
 		spec.TimeScale = opts.TimeScale
@@ -106,6 +110,26 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 	}
 	run.settle()
 	return opts, run, nil
+}
+
+// fromEntry gives the computer being run what its own entry of the world file says of it
+// (its label, a basic computer, its directory, its files), as the world's other computers
+// get theirs; a flag (--label, --basic, --dir) wins over the entry.
+func fromEntry(opts machine.Options, c world.ComputerSpec) machine.Options {
+	if opts.Label == "" {
+		opts.Label = c.Label
+	}
+	opts.Basic = opts.Basic || c.Basic
+	if opts.Overlay == "" {
+		opts.Overlay = c.Dir
+	}
+	if len(c.Files) > 0 {
+		files := make(map[string]string, len(opts.Files)+len(c.Files))
+		maps.Copy(files, c.Files)
+		maps.Copy(files, opts.Files)
+		opts.Files = files
+	}
+	return opts
 }
 
 // settle waits until every other computer has booted and reached its first wait (GPS

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,6 +40,35 @@ print(table.concat(peripheral.getNames(), ","))
 	assert.Contains(t, out, "8\techo: hi\techo\n")
 	assert.Contains(t, out, "top,left\n")
 	assert.Empty(t, errOut)
+}
+
+// TestRunComputerTakesItsOwnEntry: the computer being run is its world file's entry, as
+// the others are theirs: its label, a basic computer, its dir and its files (a program
+// written there runs), not only its position and peripherals; --label wins.
+func TestRunComputerTakesItsOwnEntry(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "computers": [
+    { "id": 7, "label": "main", "basic": true, "dir": "pc7", "peripherals": { "top": "modem" },
+      "files": { "prog.lua": "print(os.getComputerLabel(), term.isColour(), peripheral.getType('top')) fs.open('/made', 'w').close()" } }
+  ]
+}`), 0o644))
+	root := repo(t, map[string]string{"trapos/.keep": ""})
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		all := append([]string{"run", "--root", root, "--bare", "--no-virtual-time", "--id", "7", "--world", file}, args...)
+		code := MainWithInput(append(all, "prog"), strings.NewReader(""), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	code, out, errOut := run()
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "main\tfalse\tmodem\n")
+	assert.FileExists(t, filepath.Join(dir, "pc7", "made"))
+
+	code, out, errOut = run("--label", "other")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "other\tfalse\tmodem\n")
 }
 
 // TestAWorldComputerIsTurnedOnAgain: a world computer shut down through its computer
