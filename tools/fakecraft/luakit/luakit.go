@@ -207,6 +207,17 @@ func whereFrom(L *lua.LState, first int) string {
 	}
 }
 
+// whereAt is the "source:line: " of the frame level calls up from the running Go function
+// (counted as FrameAt counts), "" when that frame is not Lua code (a Go function, code
+// standing in for C) or there is none: where Cobalt places an error raised with an
+// explicit level (LuaError's fileLine(thread, level)).
+func whereAt(L *lua.LState, level int) string {
+	if th, dbg, at, ok := FrameAt(L, level); ok && kindOf(th, dbg) == luaCode {
+		return th.Where(at) + " "
+	}
+	return ""
+}
+
 // FrameAt finds the frame level calls up from the running function (0) as Lua counts them
 // in CC, and the coroutine that holds it: its level there. fakecraft's pcall runs its
 // function in a coroutine of its own whose body stands in for pcall (cfuncs.lua's
@@ -360,6 +371,10 @@ func kindOf(th *lua.LState, dbg *lua.Debug) frameKind {
 // body raises at the running function's caller (as RaiseMessage places it) names the
 // caller of that caller instead: CC raises a peripheral method's errors one level up, at
 // the program that called peripheral.call rather than inside the ROM's peripheral API.
+// That is a fixed level, 2 (PeripheralAPI.call's FastLuaException, which Cobalt places
+// with fileLine(thread, 2)), not the nearest Lua code: when it is C, as under
+// pcall(modem.open, -1), whose wrapper tail-calls peripheral.call, the error has no
+// position.
 func BlameCallersCaller(L *lua.LState, body func() int) int {
 	here := CallerWhere(L)
 	if here == "" {
@@ -369,7 +384,7 @@ func BlameCallersCaller(L *lua.LState, body func() int) int {
 		if r := recover(); r != nil {
 			if apiErr, ok := r.(*lua.ApiError); ok {
 				if msg, ok := apiErr.Object.(lua.LString); ok && strings.HasPrefix(string(msg), here) {
-					apiErr.Object = lua.LString(whereFrom(L, 2) + string(msg)[len(here):])
+					apiErr.Object = lua.LString(whereAt(L, 2) + string(msg)[len(here):])
 				}
 			}
 			panic(r)

@@ -84,6 +84,17 @@ describe("the peripheral API", function()
         :str_match("^[^:]+:%d+: No such method fly$");
     end);
   end);
+
+  it("places a method's error at level 2 exactly: none when pcall calls peripheral.call", function()
+    -- CC raises it one level above peripheral.call (PeripheralAPI.call), a fixed level:
+    -- under pcall that is pcall, C, so no position (the wrapper tail-calls peripheral.call).
+    with("top", "modem", function()
+      expect({ pcall(peripheral.wrap("top").open, 70000) }):same({ false, "Expected number in range 0-65535" });
+      expect({ pcall(peripheral.call, "top", "isOpen", false) })
+        :same({ false, "bad argument #1 (number expected, got boolean)" });
+      expect({ pcall(function() return peripheral.call("top", "fly") end) }):same({ false, "No such method fly" });
+    end);
+  end);
 end);
 
 describe("periphemu", function()
