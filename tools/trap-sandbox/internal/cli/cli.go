@@ -151,6 +151,9 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	if err != nil {
 		return err
 	}
+	if err := checkListen(c.Listen); err != nil {
+		return err
+	}
 	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout,
 		"ping-period": c.PingPeriod, "idle-probe-after": c.IdleProbeAfter} {
 		if d <= 0 {
@@ -200,7 +203,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 
 	l, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", c.Listen, err)
+		return listenError(c.Listen, err)
 	}
 	defer l.Close()                     // Serve closes it too; this is for the errors before Serve
 	metrics := prometheus.NewRegistry() // the one registry every module records on

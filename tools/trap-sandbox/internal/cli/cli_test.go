@@ -379,7 +379,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		"zero idle probe":  {[]string{"--idle-probe-after", "0s"}, "--idle-probe-after (SANDBOX_IDLE_PROBE_AFTER) must be positive, got 0s"},
 		"zero max conns":   {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
 		"zero rate":        {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
-		"bad listen":       {[]string{"--listen", "definitely not an address"}, "listen on definitely not an address: "},
+		"bad listen":       {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			clearEnv(t)

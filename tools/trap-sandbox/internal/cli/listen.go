@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// checkListen refuses a --listen value that is no host:port before anything starts: a bare
+// port (4444) or a URL (http://…:4444), which Go's listener refused as "missing port in
+// address" or "too many colons in address".
+func checkListen(addr string) error {
+	if strings.Contains(addr, "://") {
+		return fmt.Errorf("%s %q: want host:port, not a URL (:4444 listens on every interface, 127.0.0.1:4444 on this host only)", flagAndEnv("listen"), addr)
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		if _, err := strconv.Atoi(addr); err == nil {
+			return fmt.Errorf("%s %q: want host:port: :%s listens on every interface, 127.0.0.1:%s on this host only", flagAndEnv("listen"), addr, addr, addr)
+		}
+		return fmt.Errorf("%s %q: want host:port (:4444 listens on every interface, 127.0.0.1:4444 on this host only)", flagAndEnv("listen"), addr)
+	}
+	return nil
+}
+
+// listenError says what to do about a listener that could not be opened on addr, for the
+// reasons an operator meets: Go's own words repeat the address and name the system call
+// ("listen tcp 127.0.0.1:4444: bind: address already in use").
+func listenError(addr string, err error) error {
+	host, port, _ := net.SplitHostPort(addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return fmt.Errorf("listen on %s: another program already listens there (another trap-sandbox?): stop it, or give another port with %s", addr, flagAndEnv("listen"))
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return fmt.Errorf("listen on %s: %s is not an address of this host: give one of its own (ip addr lists them), or :%s for every interface", addr, host, port)
+	case errors.Is(err, syscall.EACCES):
+		if n, perr := strconv.Atoi(port); perr == nil && n > 0 && n < 1024 {
+			return fmt.Errorf("listen on %s: a port below 1024 needs root (or CAP_NET_BIND_SERVICE): give a higher one with %s, e.g. :4444", addr, flagAndEnv("listen"))
+		}
+	}
+	return fmt.Errorf("listen on %s: %w", addr, err)
+}

@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestAListenerThatCannotOpenSaysWhatToDo: a port in use, an address of another host, a bare
+// port and a URL were Go's words ("listen tcp 127.0.0.1:4444: bind: address already in use",
+// "missing port in address", "too many colons in address"), which say neither the flag nor
+// the fix.
+func TestAListenerThatCannotOpenSaysWhatToDo(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer taken.Close()
+
+	for _, tc := range []struct{ listen, want string }{
+		{taken.Addr().String(), "listen on " + taken.Addr().String() + ": another program already listens there (another trap-sandbox?): stop it, or give another port with --listen (SANDBOX_LISTEN)"},
+		{"203.0.113.7:0", "listen on 203.0.113.7:0: 203.0.113.7 is not an address of this host: give one of its own (ip addr lists them), or :0 for every interface"},
+		{"4444", `--listen (SANDBOX_LISTEN) "4444": want host:port: :4444 listens on every interface, 127.0.0.1:4444 on this host only`},
+		{"http://127.0.0.1:4444", `--listen (SANDBOX_LISTEN) "http://127.0.0.1:4444": want host:port, not a URL (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
+		{"localhost", `--listen (SANDBOX_LISTEN) "localhost": want host:port (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
+	} {
+		clearEnv(t)
+		root, _ := parse(t, "--listen", tc.listen)
+		assert.EqualError(t, root.Serve.Run(t.Context(), io.Discard), tc.want, tc.listen)
+	}
+}
+
+// TestALowPortRefusedNamesTheFix: a port below 1024 without the right to bind it (a test run
+// as root could bind it, so the system's refusal is made here).
+func TestALowPortRefusedNamesTheFix(t *testing.T) {
+	denied := &net.OpError{Op: "listen", Net: "tcp", Err: os.NewSyscallError("bind", syscall.EACCES)}
+	assert.EqualError(t, listenError("127.0.0.1:80", denied),
+		"listen on 127.0.0.1:80: a port below 1024 needs root (or CAP_NET_BIND_SERVICE): give a higher one with --listen (SANDBOX_LISTEN), e.g. :4444")
+	assert.EqualError(t, listenError("127.0.0.1:8080", denied), "listen on 127.0.0.1:8080: listen tcp: bind: permission denied")
+}
