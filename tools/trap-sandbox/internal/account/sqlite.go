@@ -150,6 +150,9 @@ func openSQLite(ctx context.Context, dir string, create bool) (*SQLite, error) {
 		if damaged(err) {
 			return nil, fmt.Errorf("open %s: %w: the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", path, err)
 		}
+		if hint := unwritable(dir, err); hint != "" {
+			return nil, fmt.Errorf("open %s: %w: %s", path, err, hint)
+		}
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
 	return s, nil
@@ -179,14 +182,14 @@ func private(path string, create bool) (created bool, err error) {
 		created = err == nil
 	}
 	if err != nil {
-		return false, err // "open <path>: <why>" already
+		return false, notOurs(path, err) // "open <path>: <why>" already
 	}
 	err = f.Chmod(0o600)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return created, fmt.Errorf("restrict %s: %w", path, err)
+		return created, notOurs(path, fmt.Errorf("restrict %s: %w", path, err))
 	}
 	for _, side := range []string{path + "-wal", path + "-shm"} {
 		if err := os.Chmod(side, 0o600); err != nil && !errors.Is(err, fs.ErrNotExist) {

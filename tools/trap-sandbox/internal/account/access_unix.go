@@ -1,0 +1,34 @@
+//go:build unix
+
+package account
+
+import (
+	"os"
+	"os/user"
+	"strconv"
+	"syscall"
+)
+
+// fileOwner names path's owner (its uid when the name is unknown), or "" when it cannot be
+// read.
+func fileOwner(path string) string {
+	info, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	st, ok := info.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	return userName(strconv.FormatUint(uint64(st.Uid), 10))
+}
+
+// currentUser names the user this process runs as.
+func currentUser() string { return userName(strconv.Itoa(os.Getuid())) }
+
+func userName(uid string) string {
+	if u, err := user.LookupId(uid); err == nil {
+		return u.Username
+	}
+	return "uid " + uid
+}
