@@ -160,6 +160,34 @@ func TestOneLineInstall(t *testing.T) {
 	assert.Contains(t, afterLast(out, "> sandbox health"), "No such program")
 }
 
+// TestTheCommandsWorkBeforeTheReboot: right after the one-line install, `sandbox` typed in the
+// same shell runs (it was CraftOS's "No such program" until the reboot, though the installer
+// had just printed its name): `sandbox --version` names the version installed, and `sandbox
+// status` says the daemon is not running yet and that a reboot starts it. The path is the
+// running shell's only: after the reboot the hook's shell has the commands once, as before.
+func TestTheCommandsWorkBeforeTheReboot(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
+	install := "wget run " + g.URL("/trapos/install")
+	dir := t.TempDir()
+
+	out := playerSession(ctx, t, dir, true, install+" "+installPassword, "", "sandbox --version", "sandbox status")
+	require.Contains(t, out, "Run: reboot", out)
+	assert.NotContains(t, out, "No such program", out)
+	version := regexp.MustCompile(`Installed trapos-sandbox (\S+)\.`).FindStringSubmatch(out)
+	require.NotNil(t, version, out)
+	assert.Equal(t, []string{"sandbox " + version[1]}, lines(afterLast(out, "> sandbox --version"))[:1], out)
+	status := strings.Join(lines(afterLast(out, "> sandbox status")), " ")
+	assert.Contains(t, status, "The sandbox daemon is not running", out)
+	assert.Contains(t, status, "reboot the computer", out)
+
+	// After the reboot, the shell's path names the commands once.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "paths.lua"),
+		[]byte(`print("on the path: " .. select(2, (":" .. shell.path() .. ":"):gsub(":/programs:", "")))`), 0o644))
+	out = playerSession(ctx, t, dir, true, "paths", "reboot", "paths")
+	assert.Equal(t, []string{"on the path: 1"}, lines(afterLast(out, "> paths"))[:1], out)
+}
+
 // assertOneHeader checks that a boot's transcript shows CC's header once: the hook's shell is a
 // second one, whose own header would repeat the first shell's.
 func assertOneHeader(t *testing.T, boot string) {

@@ -16,6 +16,7 @@ local HOOK = "/startup/00-sandbox.lua";    -- sorts first in /startup/ (see the 
 local HOOK_BESIDE = "/sandbox-startup.lua"; -- the hook when /startup is a file of the player's
 local NEW = ".new";                        -- suffix of a downloaded file not yet swapped in
 local HOOK_NEW = "/.trapos-sandbox-hook.new"; -- the hook before it is swapped in
+local PROGRAMS = "/programs";              -- where the commands are (the hook's PROGRAMS)
 
 local PASSWORD_ROOM = 17; -- columns a typed password needs (libsandbox's PASSWORD_ROOM)
 local SETTINGS_PREFIX = "sandbox."; -- every setting of the package's, which uninstall removes
@@ -546,6 +547,22 @@ local function meantUninstall(word)
   return prev[#b] <= 2;
 end
 
+-- Puts the commands on the path of the shell the install line was typed in (wget run hands
+-- the installer that shell's API), so that `sandbox` typed before the reboot runs (`sandbox
+-- setup`, `sandbox help`; `sandbox status` says the daemon starts at the reboot) rather than
+-- CraftOS's "No such program": the hook puts them on the path of the shell of each boot, this
+-- one was started before. CC's shell.setPath is that shell's own, for its next command (other
+-- multishell tabs keep theirs until the reboot). Nothing to do on TrapOS, whose shell has them.
+local function commandsNow()
+  if shell == nil or type(shell.path) ~= "function" or type(shell.setPath) ~= "function" then
+    return;
+  end
+  local path = shell.path();
+  if not string.find(":" .. path .. ":", ":" .. PROGRAMS .. ":", 1, true) then
+    shell.setPath(path .. ":" .. PROGRAMS);
+  end
+end
+
 local function install(opts)
   local old = readManifest();
 
@@ -713,6 +730,7 @@ local function install(opts)
   if unchecked ~= nil then
     printError(unchecked);
   end
+  commandsNow();
   if trapos then
     print("TrapOS starts the daemon at boot (autostart).");
   elseif runFrom ~= nil and not namesHook(runFrom) then
