@@ -166,6 +166,22 @@ func optFinite(L *lua.LState, n int, def float64) float64 {
 	return luakit.OptFinite(L, n, def)
 }
 
+// sample is item i of an audio table as CC's encoder reads it (LuaTable.getInt): a
+// finite number ("table item #3 is not number (got string)"), cast to a Java int (1.5 is
+// 1, 2^32 is 0), then from -128 to 127.
+func sample(L *lua.LState, audio *lua.LTable, i int) int {
+	v := audio.RawGetInt(i)
+	n, ok := v.(lua.LNumber)
+	if !ok || math.IsNaN(float64(n)) || math.IsInf(float64(n), 0) {
+		luakit.Raise(L, "table item #%d is not number (got %s)", i, luakit.TypeName(v))
+	}
+	level := luakit.JavaInt(float64(n))
+	if level < -128 || level > 127 {
+		luakit.Raise(L, "table item #%d must be between -128 and 127", i)
+	}
+	return level
+}
+
 func clampVolume(v float64) float64 { return min(max(v, 0), maxVolume) }
 
 // methodTable is CC's SpeakerPeripheral.
@@ -236,10 +252,7 @@ func (s *Speaker) methodTable() map[string]peripheral.Method {
 			}
 			// Only whole bytes of eight samples are encoded, as CC's encoder takes them.
 			for i := 1; i <= length/8*8; i++ {
-				v, ok := audio.RawGetInt(i).(lua.LNumber)
-				if !ok || float64(v) < -128 || float64(v) > 127 {
-					luakit.Raise(L, "table item #%d must be between -128 and 127", i)
-				}
+				sample(L, audio, i)
 			}
 			s.mu.Lock()
 			defer s.mu.Unlock()

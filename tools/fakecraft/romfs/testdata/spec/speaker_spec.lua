@@ -32,6 +32,13 @@ describe("a speaker", function()
     expect.error(speaker.playAudio, {}):eq("Cannot play empty audio");
     expect.error(speaker.playAudio, { 1, 2, 3, 4, 5, 6, 7, 200 }):eq("table item #8 must be between -128 and 127");
     expect.error(speaker.playAudio, nil):eq("bad argument #1 (table expected, got nil)");
+    -- Each sample is read as CC's LuaTable.getInt reads it: a finite number, then a Java int.
+    expect.error(speaker.playAudio, { 1, 2, "3", 4, 5, 6, 7, 8 }):eq("table item #3 is not number (got string)");
+    expect(speaker.playAudio({ 1, 2, 3, 4, 5, 6, "7" })):eq(true); -- no whole byte: nothing read
+    speaker.stop();
+    expect.error(speaker.playAudio, { 1, 2, 3, 4, 5, 6, 0 / 0, 8 }):eq("table item #7 is not number (got nan)");
+    expect(speaker.playAudio({ -128.5, 127.9, 2 ^ 32, 0, 0, 0, 0, 0 })):eq(true);
+    speaker.stop();
     expect(speaker.playAudio(buffer)):eq(true);
     expect(speaker.playAudio(buffer)):eq(false);
     local _, name = os.pullEvent("speaker_audio_empty");
