@@ -114,9 +114,9 @@ func checkSide(L *lua.LState, n int) int {
 	return i
 }
 
-// checkInt is argument n as a Java int: a finite number, truncated.
+// checkInt is argument n as a Java int: a finite number, truncated, its low 32 bits.
 func checkInt(L *lua.LState, n int) int {
-	return int(luakit.CheckFinite(L, n))
+	return luakit.CheckInt(L, n)
 }
 
 // redstoneAPI is CC's redstone API.
@@ -171,7 +171,7 @@ func (b *Bus) redstoneAPI(L *lua.LState) *lua.LTable {
 		"setBundledOutput": func(L *lua.LState) int {
 			i := checkSide(L, 1)
 			v := checkInt(L, 2)
-			b.setOutput(i, b.analogueOutput(i), v&0xFFFF)
+			b.setOutput(i, b.analogueOutput(i), v)
 			return 0
 		},
 		"getBundledOutput": read(func(r *redstone, i int) lua.LValue { return lua.LNumber(r.bundledOutput[i]) }),

@@ -171,13 +171,14 @@ func (m *Modem) receive(p packet, distance float64) {
 	}
 }
 
-// checkChannel is argument n as a channel, in CC's words when out of range.
+// checkChannel is argument n as a channel, a Java int as CC reads it (65535.5 is 65535,
+// 2^32 + 1 is 1), in CC's words when out of range.
 func checkChannel(L *lua.LState, n int) int {
-	c := luakit.CheckFinite(L, n)
+	c := luakit.CheckInt(L, n)
 	if c < 0 || c > MaxChannel {
 		luakit.RaiseMessage(L, "Expected number in range 0-65535")
 	}
-	return int(c)
+	return c
 }
 
 // methods builds the modem's functions (CC's ModemPeripheral), once per modem.

@@ -158,7 +158,7 @@ func (p *Printer) methodTable() map[string]peripheral.Method {
 			return 2
 		}),
 		"setCursorPos": locked(func(L *lua.LState) int {
-			x, y := int(luakit.CheckFinite(L, 1)), int(luakit.CheckFinite(L, 2))
+			x, y := luakit.CheckInt(L, 1), luakit.CheckInt(L, 2)
 			p.current(L).SetCursorPos(x, y)
 			return 0
 		}),

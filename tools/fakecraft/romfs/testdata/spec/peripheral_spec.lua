@@ -181,6 +181,20 @@ describe("a modem", function()
       expect(modem.isWireless()):eq(true);
     end);
   end);
+
+  it("reads a channel as a Java int, as CC's getInt does", function()
+    with("left", "modem", function()
+      local modem = peripheral.wrap("left");
+      modem.open(65535.5);
+      expect(modem.isOpen(65535)):eq(true);
+      modem.open(-0.5);
+      expect(modem.isOpen(0)):eq(true);
+      modem.open(2 ^ 32 + 1);
+      expect(modem.isOpen(1)):eq(true);
+      expect.error(modem.open, 2 ^ 31):eq("Expected number in range 0-65535");
+      modem.closeAll();
+    end);
+  end);
 end);
 
 describe("the redstone API", function()
@@ -207,5 +221,17 @@ describe("the redstone API", function()
     expect(rs.getOutput("top")):eq(false);
     expect(rs.getInput("top")):eq(false);
     expect(rs.testBundledInput("top", 0)):eq(true);
+  end);
+
+  it("reads strengths as Java ints and keeps a bundled output whole, as CC does", function()
+    rs.setAnalogOutput("top", 2 ^ 32 + 3);
+    expect(rs.getAnalogOutput("top")):eq(3);
+    rs.setAnalogOutput("top", -0.5);
+    expect(rs.getAnalogOutput("top")):eq(0);
+    rs.setBundledOutput("back", 65536 + 3);
+    expect(rs.getBundledOutput("back")):eq(65539);
+    rs.setBundledOutput("back", -1);
+    expect(rs.getBundledOutput("back")):eq(-1);
+    rs.setBundledOutput("back", 0);
   end);
 end);

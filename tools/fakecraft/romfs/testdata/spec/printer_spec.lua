@@ -19,7 +19,7 @@ describe("a printer", function()
     printer.write("Total: ");
     printer.write(42);
     expect({ printer.getCursorPos() }):same({ 10, 1 });
-    printer.setCursorPos(3, 2);
+    printer.setCursorPos(2 ^ 32 + 3, 2.9); -- Java ints, as CC's getInt reads them: 3, 2
     printer.write(nil);
     expect({ printer.getCursorPos() }):same({ 6, 2 });
     expect(printer.endPage()):eq(true);
