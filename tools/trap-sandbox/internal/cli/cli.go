@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,38 @@ type CLI struct {
 	Tokens      TokensCmd      `cmd:"" help:"Manage accounts' API tokens (on the store, or with --url/--api-token through a running gateway)."`
 	Credentials CredentialsCmd `cmd:"" help:"Manage computers' own credentials, their sandbox.password (on the store, or with --url/--api-token through a running gateway)."`
 	Link        LinkCmd        `cmd:"" help:"Link computers to accounts: approve a computer's link code (sandbox link), make and revoke enrollment keys (on the store, or with --url/--api-token through a running gateway)."`
+
+	Help HelpCmd `cmd:"" help:"Show the help of trap-sandbox, or of a command (trap-sandbox help accounts add is trap-sandbox accounts add --help)."`
+}
+
+// HelpCmd prints the help --help prints, of the command its arguments name (none: the list of
+// commands): help is where go, git and the computers' own sandbox command keep it, and
+// `trap-sandbox help` was an unknown command.
+type HelpCmd struct {
+	Command []string `arg:"" optional:"" help:"The command, e.g. serve or accounts add (none: every command)."`
+
+	target *kong.Context
+}
+
+// Validate finds the command at parse time, so that one that does not exist is a usage error.
+func (h *HelpCmd) Validate(kctx *kong.Context) error {
+	// --help keeps the root from landing on the default command, as it does on the command line.
+	target, err := kong.Trace(kctx.Kong, append(slices.Clone(h.Command), "--help"))
+	if err == nil {
+		err = target.Error
+	}
+	// serve is the default command and takes no argument: a word that is no command lands on it.
+	if err != nil || (len(h.Command) > 0 && h.Command[0] != "serve" && target.Command() == "serve") {
+		return fmt.Errorf("no command %q: trap-sandbox help lists the commands", strings.Join(h.Command, " "))
+	}
+	h.target = target
+	return nil
+}
+
+// Run prints the help on stdout, as --help does.
+func (h *HelpCmd) Run(stdout Stdout) error {
+	h.target.Stdout = stdout
+	return h.target.PrintUsage(false)
 }
 
 // Exit statuses of the trap-sandbox command (tools/trap-sandbox/README.md).

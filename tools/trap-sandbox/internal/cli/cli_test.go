@@ -503,3 +503,37 @@ func TestAnUnknownCommandIsNamed(t *testing.T) {
 		assert.Empty(t, stdout.String())
 	}
 }
+
+// TestHelpIsHelp: `trap-sandbox help [command]` prints what --help prints, on stdout (it was
+// an unknown command), and a command that does not exist is a usage error naming it.
+func TestHelpIsHelp(t *testing.T) {
+	clearEnv(t)
+	helpFlag := func(args ...string) string {
+		var root CLI
+		var stdout strings.Builder
+		parser, err := NewParser(&root, kong.Writers(&stdout, io.Discard), kong.Exit(func(int) {}))
+		require.NoError(t, err)
+		_, _ = parser.Parse(append(args, "--help")) // the help is printed before any check of the arguments
+		return stdout.String()
+	}
+	for _, command := range [][]string{nil, {"serve"}, {"accounts"}, {"accounts", "add"}, {"link", "revoke-key"}} {
+		root, kctx := parse(t, append([]string{"help"}, command...)...)
+		var stdout strings.Builder
+		kctx.Bind(Stdout{Writer: &stdout})
+		require.NoError(t, kctx.Run(), command)
+		assert.Equal(t, helpFlag(command...), stdout.String(), command)
+		assert.NotEmpty(t, stdout.String())
+		assert.Equal(t, command, root.Help.Command)
+	}
+	assert.Contains(t, helpFlag(), "  help [<command> ...] [flags]\n")
+
+	for _, command := range []string{"pign", "accounts zz"} {
+		var root CLI
+		parser, err := NewParser(&root, kong.Writers(io.Discard, io.Discard), kong.Exit(func(int) { t.Fatal("kong tried to exit") }))
+		require.NoError(t, err)
+		_, err = parser.Parse(append([]string{"help"}, strings.Fields(command)...))
+		var stderr strings.Builder
+		assert.Equal(t, ExitUsage, ReportUsageError(err, &stderr))
+		assert.Contains(t, stderr.String(), "trap-sandbox: help: no command \""+command+"\": trap-sandbox help lists the commands\n")
+	}
+}
