@@ -14,6 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/logthrottle"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -29,7 +32,7 @@ import (
 // SANDBOX_PASSWORD never opens the API: any player can read it from a computer's .settings.
 // An account token's use is recorded on it (when, from which address: its audit fields); each
 // refusal counts in refused by its reason (Refusal*).
-func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, passes *account.Passes, refused *prometheus.CounterVec, next http.Handler) http.Handler {
+func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, passes *account.Passes, refused *refusals, next http.Handler) http.Handler {
 	tokenHash := sha256.Sum256([]byte(token)) // once, not per request
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got, bearer := bearerToken(r.Header.Get("Authorization"))
@@ -42,11 +45,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 			}
 			next.ServeHTTP(w, r.WithContext(ctx))
 		}
-		count := func(reason string) {
-			if refused != nil {
-				refused.WithLabelValues(reason).Inc()
-			}
-		}
+		count := func(reason string) { refused.refuse(r, reason) }
 		if bearer && accounts != nil && strings.HasPrefix(got, string(account.KindToken)+"_") {
 			a, err := accounts.AuthenticateFrom(r.Context(), got, r.RemoteAddr)
 			if err != nil {
@@ -169,6 +168,53 @@ const (
 	RefusalNotLoopback   = "not_loopback"    // no token set and the client is not on loopback
 	RefusalStoreFailed   = "store_failed"    // the account store could not check the token
 )
+
+// refusals counts the API auth's refusals by reason and logs each as a WARN, at most once
+// a minute per reason and address (a scraper with a stale token asks every few seconds): the
+// operator sees a monitoring job or a script that lost its token, and a guesser, in the log
+// as on /metrics. The line names the reason, the address and the route, never the token.
+type refusals struct {
+	counter *prometheus.CounterVec // nil without metrics
+	warns   *logthrottle.Throttle
+}
+
+func newRefusals(logger *slog.Logger, reg prometheus.Registerer) *refusals {
+	f := &refusals{warns: logthrottle.New(logger, clock.Real{})}
+	if reg != nil {
+		f.counter = newRefusedCounter(reg)
+	}
+	return f
+}
+
+// maxLoggedPath bounds the route in a refusal's line: the client chooses it.
+const maxLoggedPath = 200
+
+func (f *refusals) refuse(r *http.Request, reason string) {
+	if f == nil {
+		return
+	}
+	if f.counter != nil {
+		f.counter.WithLabelValues(reason).Inc()
+	}
+	if reason == RefusalStoreFailed {
+		return // the gateway's own failure, logged as an ERROR with why
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	f.warns.Log(slog.LevelWarn, reason+" "+host, "host API request refused: "+refusalWords[reason],
+		"reason", reason, "remote", r.RemoteAddr, "method", r.Method, "path", cctext.Clip(r.URL.Path, maxLoggedPath))
+}
+
+// refusalWords says each refusal's reason in the operator's log.
+var refusalWords = map[string]string{
+	RefusalBadToken:      "unknown or wrong token",
+	RefusalRevoked:       "revoked account token",
+	RefusalExpired:       "expired account token",
+	RefusalWrongAPIToken: "missing or wrong SANDBOX_API_TOKEN",
+	RefusalNotLoopback:   "a remote client (or one through a proxy) and no SANDBOX_API_TOKEN set",
+}
 
 // newRefusedCounter registers the refusal counter on reg, every reason at 0.
 func newRefusedCounter(reg prometheus.Registerer) *prometheus.CounterVec {

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/protocol"
 )
@@ -21,11 +19,11 @@ type Routes struct {
 	mux      *http.ServeMux
 	log      *slog.Logger
 	apiToken string
-	accounts *account.Accounts      // nil: no accounts, only apiToken or loopback
-	passes   *account.Passes        // nil: no gateway passes
-	refused  *prometheus.CounterVec // the API auth's refusals by reason; nil without metrics
-	guard    guard                  // guard.go: JSON POSTs, and without a token no foreign Origin or Host
-	api      map[string]bool        // the patterns registered by HandleAPI (noRoute tells them apart)
+	accounts *account.Accounts // nil: no accounts, only apiToken or loopback
+	passes   *account.Passes   // nil: no gateway passes
+	refused  *refusals         // the API auth's refusals: counted by reason, logged
+	guard    guard             // guard.go: JSON POSTs, and without a token no foreign Origin or Host
+	api      map[string]bool   // the patterns registered by HandleAPI (noRoute tells them apart)
 }
 
 // Handle registers a route without the API auth check.

@@ -107,13 +107,14 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 	}
 	mux := http.NewServeMux()
 	routes := &Routes{mux: mux, log: logger, apiToken: cfg.APIToken, accounts: cfg.Accounts, passes: cfg.Passes, guard: newGuard(cfg)}
+	var reg prometheus.Registerer
 	if cfg.Metrics != nil {
-		reg := cfg.MetricsRegisterer
+		reg = cfg.MetricsRegisterer
 		if reg == nil {
 			reg = cfg.Metrics
 		}
-		routes.refused = newRefusedCounter(reg)
 	}
+	routes.refused = newRefusals(logger, reg)
 	routes.HandleFunc("GET "+HealthzPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		body := "ok\n"
