@@ -25,6 +25,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/cluster"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
@@ -245,6 +246,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	var perReplica prometheus.Registerer = metrics
 	var gwMetrics *gateway.Metrics
 	var replicas gateway.Cluster   // the other replicas, under --nats; nil: a single process
+	var router *cluster.Router     // replicas, under --nats
 	var sharedAccounts *account.KV // the replicas' account store under --nats
 	replica := ""
 	if c.NATSFlags.enabled() {
@@ -257,7 +259,8 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	} else {
 		gwMetrics = gateway.NewReplicaMetrics(metrics, replica)
 		perReplica = gateway.ReplicaRegisterer(metrics, replica)
-		router, err := c.NATSFlags.router(ctx, c.ReplicaFlags, replica, c.replicaSettings(), metrics, logger)
+		var err error
+		router, err = c.NATSFlags.router(ctx, c.ReplicaFlags, replica, c.replicaSettings(), metrics, logger)
 		if err != nil {
 			return err
 		}
@@ -362,7 +365,12 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
 	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
-	screens := screen.New(computers).Metrics(perReplica).OnReplica(replica)
+	screens := screen.New(computers).Metrics(perReplica)
+	if router != nil {
+		// A live screen through any replica: the holder of the computer's socket passes its
+		// screen updates on to the replica its viewers asked.
+		screens.OnReplica(replica, router.Peer("screen", screens.Relayed))
+	}
 	screens.Register(gw)
 	accountAPI := accountapi.New(accounts, logger).Metrics(perReplica).OnCredentialRevoked(gw.CredentialRevoked).OnAccountRemoved(gw.AccountRemoved)
 	linker := link.New(link.Config{Accounts: accounts, Metrics: perReplica, CodeLifetime: c.LinkCodeLifetime}, logger)

@@ -387,6 +387,7 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		return
 	}
 	r.mu.Lock()
+	r.claimMovedLocked(k, c.Replica, c.ConnectedSince.UnixNano())
 	if c.Replica == r.cfg.Replica {
 		r.remote.delete(k)
 		// A claim in this replica's name for a socket it does not hold would route nowhere:
@@ -565,6 +566,7 @@ func (r *Router) believeClaimsOf(replica string) {
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	r.remote.delete(k)
+	r.claimMovedLocked(k, "", 0)
 	var rewrite *held
 	d, doubted := r.doubted[k]
 	if h := r.held[k]; h != nil && h.claimedBefore(e.Revision()) {

@@ -162,7 +162,9 @@ type replica struct {
 	router *Router
 	nc     *nats.Conn
 	srv    *httptest.Server
-	once   sync.Once
+	// screens is the replica's screen module.
+	screens *screen.Module
+	once    sync.Once
 }
 
 func (tc *testCluster) startReplica(name string) *replica {
@@ -254,10 +256,11 @@ func (tc *testCluster) serveReplica(opened openedRouter, cfg gateway.Config) *re
 	opencodehealth.New(okProber{}, nil).Register(gw)
 	// The host API and the live screen, wired as the CLI wires them.
 	computers := hostcomputer.New(hostapi.NewGateway(gw))
-	screens := screen.New(computers).OnReplica(name)
+	screens := screen.New(computers)
+	screens.OnReplica(name, router.Peer("screen", screens.Relayed))
 	screens.Register(gw)
-	r := &replica{name: name, gw: gw, router: router, nc: nc,
-		srv: httptest.NewServer(server.New(logger, server.Config{}, gw, hostapi.New(computers), screens).Handler())}
+	r := &replica{name: name, gw: gw, router: router, nc: nc, screens: screens,
+		srv: httptest.NewServer(server.New(logger, server.Config{Accounts: cfg.Accounts}, gw, hostapi.New(computers), screens).Handler())}
 	t.Cleanup(r.stop)
 	return r
 }

@@ -8,7 +8,8 @@ import (
 
 // metrics are the router's Prometheus collectors. A nil *metrics records nothing.
 type metrics struct {
-	routedLatency *prometheus.HistogramVec
+	routedLatency  *prometheus.HistogramVec
+	relayedLatency *prometheus.HistogramVec
 }
 
 func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
@@ -20,8 +21,12 @@ func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
 			Name: "trapos_gateway_routed_request_duration_seconds", Help: "Requests for computers held by another replica, sent over NATS, by outcome (ok, computer_error, or the gateway error code).",
 			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
 		}, []string{"outcome"}),
+		relayedLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "trapos_gateway_relayed_message_duration_seconds", Help: "Messages of a module sent to its counterpart on another replica over NATS and answered (module screen: a live screen's watch, unwatch and screen updates), by module and outcome (ok, or the error code).",
+			Buckets: prometheus.ExponentialBuckets(0.001, 4, 9),
+		}, []string{"module", "outcome"}),
 	}
-	reg.MustRegister(m.routedLatency,
+	reg.MustRegister(m.routedLatency, m.relayedLatency,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "trapos_gateway_nats_connected", Help: "1 while this replica's NATS connection is up, else 0.",
 		}, func() float64 {
@@ -57,5 +62,11 @@ func newMetrics(reg prometheus.Registerer, r *Router) *metrics {
 func (m *metrics) routed(outcome string, d time.Duration) {
 	if m != nil {
 		m.routedLatency.WithLabelValues(outcome).Observe(d.Seconds())
+	}
+}
+
+func (m *metrics) relayed(module, outcome string, d time.Duration) {
+	if m != nil {
+		m.relayedLatency.WithLabelValues(module, outcome).Observe(d.Seconds())
 	}
 }

@@ -51,6 +51,10 @@ type heartbeatValue struct {
 	// Yielded is the last heartbeat of a twin that gives the name up to the older one
 	// (twin.go); the older writes its own heartbeat again over it, as over any of the twin's.
 	Yielded bool `json:"yielded,omitempty"`
+	// Relays says that the replica answers the modules' relayed messages (relay.go: the live
+	// screens of computers held by another replica); one of a trap-sandbox from before them
+	// does not say it, and is sent none.
+	Relays bool `json:"relays,omitempty"`
 	// Settings are the writer's settings that every replica must share (settings.go); a
 	// trap-sandbox from before that check writes none.
 	Settings Settings `json:"settings,omitzero"`
@@ -69,7 +73,7 @@ func readHeartbeat(value []byte) (heartbeatValue, bool) {
 
 // ownHeartbeat is this replica's heartbeat as it writes it.
 func (r *Router) ownHeartbeat() heartbeatValue {
-	return heartbeatValue{Replica: r.cfg.Replica, Started: r.started, ClosesRemoved: true, Instance: r.instance,
+	return heartbeatValue{Replica: r.cfg.Replica, Started: r.started, ClosesRemoved: true, Relays: true, Instance: r.instance,
 		Settings: r.cfg.Settings}
 }
 
@@ -193,6 +197,7 @@ func (r *Router) heartbeatArrived(e jetstream.KeyValueEntry) {
 	delete(r.stopped, name)
 	wasOlder, known := r.older[name]
 	r.older[name] = !beat.ClosesRemoved
+	r.noRelays[name] = !beat.Relays
 	r.mu.Unlock()
 	if !beat.ClosesRemoved && (!known || !wasOlder) {
 		r.log.Warn("another replica runs an older trap-sandbox, which does not close the computers of an account removed on another replica: upgrade every replica (docs/scale-out.md)", "other", name)

@@ -191,6 +191,9 @@ type Router struct {
 	failed   chan struct{}
 	failOnce sync.Once
 	failErr  error
+	// relayHandlers are the modules' handlers of relayed messages, by module (relay.go);
+	// guarded by mu.
+	relayHandlers map[string]RelayHandler
 	// twinsSeen counts the twins seen running under this replica's name, each of which gives
 	// it up to this one, the older (twin.go; metrics).
 	twinsSeen atomic.Int64
@@ -216,6 +219,10 @@ type Router struct {
 	lastSeen map[string]time.Time // replica name → when its last heartbeat arrived, or was deleted
 	stopped  map[string]bool      // replicas whose last heartbeat was deleted (a clean stop, or a purge)
 	older    map[string]bool      // replicas whose heartbeat lacks closesRemoved (presence.go): they ignore a removed account's credentials
+	noRelays map[string]bool      // replicas whose heartbeat lacks relays (presence.go): they answer no relayed message
+	// lifelines are the contexts the router ends when a computer's socket on another replica,
+	// or a replica, is gone (relay.go).
+	lifelines map[*lifeline]struct{}
 	// unreadable holds the names whose entry in ReplicasBucket is not a heartbeat (presence.go),
 	// each logged once while it stays so.
 	unreadable map[string]bool
@@ -253,24 +260,28 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		return nil, err
 	}
 	r := &Router{
-		cfg:        cfg,
-		log:        logger.With("component", "cluster"),
-		nc:         nc,
-		started:    cfg.Clock.Now(),
-		instance:   newInstanceID(),
-		failed:     make(chan struct{}),
-		own:        replicaSubjects(cfg.Replica),
-		held:       make(map[gateway.Key]*held),
-		remote:     newRemoteSet(),
-		lastSeen:   make(map[string]time.Time),
-		stopped:    make(map[string]bool),
-		older:      make(map[string]bool),
-		unreadable: make(map[string]bool),
-		pending:    make(map[uint64]*pendingRoute),
-		answering:  make(map[string]*answering),
-		probing:    make(map[string]bool),
-		doubted:    make(map[gateway.Key]doubt),
-		twins:      make(map[string]bool),
+		cfg:       cfg,
+		log:       logger.With("component", "cluster"),
+		nc:        nc,
+		started:   cfg.Clock.Now(),
+		instance:  newInstanceID(),
+		failed:    make(chan struct{}),
+		own:       replicaSubjects(cfg.Replica),
+		held:      make(map[gateway.Key]*held),
+		remote:    newRemoteSet(),
+		lastSeen:  make(map[string]time.Time),
+		stopped:   make(map[string]bool),
+		older:     make(map[string]bool),
+		noRelays:  make(map[string]bool),
+		lifelines: make(map[*lifeline]struct{}),
+
+		relayHandlers: make(map[string]RelayHandler),
+		unreadable:    make(map[string]bool),
+		pending:       make(map[uint64]*pendingRoute),
+		answering:     make(map[string]*answering),
+		probing:       make(map[string]bool),
+		doubted:       make(map[gateway.Key]doubt),
+		twins:         make(map[string]bool),
 
 		settingsOf:     make(map[string]Settings),
 		settingsLogged: make(map[loggedSetting]string),
@@ -579,6 +590,7 @@ func (r *Router) Close() {
 	for id := range r.pending {
 		r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected, "replica %s is shutting down", r.cfg.Replica))
 	}
+	r.allLifelinesEndLocked("is shutting down")
 	r.mu.Unlock()
 	_ = r.sub.Unsubscribe()
 	_ = r.revSub.Unsubscribe()

@@ -278,6 +278,8 @@ func (r *Router) serve(m *nats.Msg) {
 		_ = m.Respond([]byte(strconv.Quote(r.cfg.Replica)))
 	case kindCancel:
 		r.cancelAnswer(string(m.Data))
+	case kindRelay:
+		r.serveRelay(arg, m)
 	case kindComputer:
 		if m.Reply == "" {
 			return
@@ -352,6 +354,8 @@ func (r *Router) failRoutesOnLostNATS() {
 			p.k.TraposID, r.cfg.Replica, p.holder))
 		failed++
 	}
+	// The relayed messages of watches here reach this replica no more.
+	r.allLifelinesEndLocked("lost its NATS connection")
 	r.mu.Unlock()
 	if failed > 0 {
 		r.log.Info("requests waiting on other replicas fail: the NATS connection is lost", "requests", failed)
@@ -370,6 +374,7 @@ func (r *Router) failRoutesTo(replica, why string) {
 			failed++
 		}
 	}
+	r.replicaGoneLocked(replica, why)
 	r.mu.Unlock()
 	if failed > 0 {
 		r.log.Info("requests waiting on another replica fail: it "+why, "holder", replica, "requests", failed)
@@ -377,25 +382,26 @@ func (r *Router) failRoutesTo(replica, why string) {
 }
 
 // watchHolders runs at every heartbeat tick: the routed requests waiting on a replica that
-// presence has given up on fail now; every other replica they wait on is asked whether it is
-// still on NATS (NATS drops a crashed process's subscriptions as soon as its connection
-// closes, so "no responders" there means it is gone).
+// presence has given up on fail now, and the lifelines hanging on it end (relay.go); every
+// other replica they wait or hang on is asked whether it is still on NATS (NATS drops a
+// crashed process's subscriptions as soon as its connection closes, so "no responders" there
+// means it is gone).
 func (r *Router) watchHolders() {
 	now := r.cfg.Clock.Now()
 	var dead, probe []string
 	r.mu.Lock()
 	seen := map[string]bool{}
 	for _, p := range r.pending {
-		if seen[p.holder] {
-			continue
-		}
 		seen[p.holder] = true
+	}
+	r.lifelineReplicasLocked(seen)
+	for holder := range seen {
 		switch {
-		case !r.aliveLocked(p.holder, now):
-			dead = append(dead, p.holder)
-		case !r.probing[p.holder]:
-			r.probing[p.holder] = true
-			probe = append(probe, p.holder)
+		case !r.aliveLocked(holder, now):
+			dead = append(dead, holder)
+		case !r.probing[holder]:
+			r.probing[holder] = true
+			probe = append(probe, holder)
 		}
 	}
 	r.mu.Unlock()

@@ -17,7 +17,9 @@ import (
 //   - trapos.replica.<replica>.alive: answered at once while the replica is on NATS; "no
 //     responders" there means it is gone;
 //   - trapos.replica.<replica>.cancel: the asker of a routed request the replica answers gave
-//     up (its caller cancelled); the body is the request's reply subject.
+//     up (its caller cancelled); the body is the request's reply subject;
+//   - trapos.replica.<replica>.relay.<module>.<account>.<traposId>: a module's message from
+//     another replica about a computer (relay.go), answered as a routed request is.
 //
 // A request goes to the holder's own subject, so only the holder is asked, and an answer comes
 // back on the asker's own subject. Every subject the replicas use for this is under trapos.>,
@@ -32,6 +34,7 @@ const (
 	kindReply    = "reply"
 	kindAlive    = "alive"
 	kindCancel   = "cancel"
+	kindRelay    = "relay"
 )
 
 // escapeToken makes s one NATS subject token (and one key-value key token): ASCII letters,

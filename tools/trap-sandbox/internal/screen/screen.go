@@ -10,6 +10,10 @@
 // a screen.update of a watch the module no longer keeps is answered unknown_watch, which
 // stops it on the computer. A watch also ends when the computer's socket closes: its viewers
 // are told the computer went away.
+//
+// Under --nats a viewer may ask any replica: a computer whose socket another replica holds is
+// watched through that replica's screen module, which passes the computer's screen.update
+// requests on to the module that keeps the watch (relay.go).
 package screen
 
 import (
@@ -39,9 +43,17 @@ type Handlers interface {
 type Module struct {
 	client  *computer.Client
 	replica string // this gateway's replica name under --nats (OnReplica); "" for one gateway
+	relay   Relay  // the other replicas' screen modules (OnReplica); nil for one gateway
 
 	mu      sync.Mutex
 	watches map[string]*watch // by watchKey: the computer's account and traposId
+	// relayed are the watches this module started, on computers whose sockets this replica
+	// holds, for another replica's viewers, by watchKey (relay.go).
+	relayed map[string][]*relayed
+
+	// relayTimeout bounds the wait for another replica's answer to a screen.update passed on
+	// (RelayTimeout).
+	relayTimeout time.Duration
 
 	// keepAlive is how long the host API's stream waits on a still screen before it checks
 	// its token again and sends a comment (KeepAlive).
@@ -53,14 +65,16 @@ type Module struct {
 // New returns the module; it starts and stops watches through c, as the viewer's caller (the
 // account in the context), so a viewer sees only the screens its account reaches.
 func New(c *computer.Client) *Module {
-	return &Module{client: c, watches: map[string]*watch{}, keepAlive: KeepAlive}
+	return &Module{client: c, watches: map[string]*watch{}, relayed: map[string][]*relayed{}, keepAlive: KeepAlive,
+		relayTimeout: RelayTimeout}
 }
 
-// OnReplica names the replica this module runs on (docs/scale-out.md): a computer whose socket
-// another replica holds cannot be watched here, since its screen.update requests reach that
-// replica only.
-func (m *Module) OnReplica(name string) *Module {
-	m.replica = name
+// OnReplica names the replica this module runs on and its link to the screen modules of the
+// other replicas (docs/scale-out.md): a computer whose socket another replica holds is watched
+// through that replica, which passes its screen.update requests on here. relay's handler of
+// the others' messages is Relayed.
+func (m *Module) OnReplica(name string, relay Relay) *Module {
+	m.replica, m.relay = name, relay
 	return m
 }
 
@@ -71,9 +85,8 @@ func watchKey(accountID, traposID string) string { return accountID + "\x00" + t
 // listingOf is the listing of the computer traposID that ctx's caller reaches (its own
 // account's first, when an admin reaches several); its AccountID is "" when it reaches none,
 // or, an admin, several accounts' and none of its own: the watch then fails as the request
-// does (not_connected, naming the accounts when several have it). Picking one of several
-// here answered an admin on a replica that does not hold it "watch it there", where its
-// request would have said that only another account's token picks one.
+// does (not_connected, naming the accounts when several have it), where picking one of several
+// would watch a computer the caller's request would not reach.
 func (m *Module) listingOf(ctx context.Context, traposID string) computer.Computer {
 	cs, err := m.client.Computers(ctx)
 	if err != nil {
@@ -121,20 +134,23 @@ type Frame struct {
 
 // watch is one computer's watch and the screen its updates build.
 type watch struct {
-	traposID string
-	key      string         // watchKey of the computer's account and traposID
-	caller   account.Caller // the first viewer's, which stops the watch as it started it
-	ready    chan struct{}  // closed once screen.watch answered (id or err set)
-	id       string
-	err      error
-	viewers  int
+	accountID, traposID string
+	key                 string         // watchKey of the computer's account and traposID
+	caller              account.Caller // the first viewer's, which stops the watch as it started it
+	// holder names the replica that holds the computer's socket when another one does: the
+	// watch is started and stopped through it, and only it passes the updates on (relay.go).
+	holder  string
+	ready   chan struct{} // closed once screen.watch answered (id or err set)
+	id      string
+	err     error
+	viewers int
 
 	// Guarded by Module.mu.
 	frame   Frame
 	changed chan struct{} // closed and replaced at each update
 	gone    error         // set when the watch ended under its viewers
 	stopped bool          // the last viewer left (or it never started)
-	onClose func() bool   // stops the AfterFunc on the computer's socket
+	onClose func()        // stops watching the computer's socket (or its holder's lifeline)
 }
 
 // Viewer is one viewer of a computer's screen.
@@ -149,22 +165,23 @@ type Viewer struct {
 // first. The viewer must be closed.
 func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Duration) (*Viewer, error) {
 	listed := m.listingOf(ctx, traposID)
-	if m.replica != "" && listed.Replica != "" && listed.Replica != m.replica {
-		// The watch would start, but its updates would go to the holder, which keeps no watch
-		// of it: the viewer would wait for a first frame forever.
-		return nil, protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected to replica %s but to replica %s, and a live screen is served only by the replica that holds the computer's socket: watch it there, or read it once (screen.read)",
-			traposID, m.replica, listed.Replica)
-	}
 	key := watchKey(listed.AccountID, traposID)
 	m.mu.Lock()
 	w := m.watches[key]
 	if w == nil || w.gone != nil {
-		w = &watch{traposID: traposID, key: key, caller: account.CallerFrom(ctx), ready: make(chan struct{}), changed: make(chan struct{})}
+		w = &watch{accountID: listed.AccountID, traposID: traposID, key: key, caller: account.CallerFrom(ctx), ready: make(chan struct{}), changed: make(chan struct{})}
 		m.watches[key] = w
 		w.viewers++
 		m.mu.Unlock()
-		id, err := m.start(ctx, traposID, timeout)
+		var id string
+		held, stopHeld, err := m.holderOf(listed, w)
+		if err == nil {
+			if w.holder != "" {
+				id, err = m.startThrough(ctx, w, timeout)
+			} else {
+				id, err = m.start(ctx, traposID, timeout)
+			}
+		}
 		m.mu.Lock()
 		w.id, w.err = id, err
 		if err != nil {
@@ -172,6 +189,14 @@ func (m *Module) Watch(ctx context.Context, traposID string, timeout time.Durati
 			if m.watches[key] == w {
 				delete(m.watches, key)
 			}
+			if stopHeld != nil {
+				stopHeld()
+			}
+		} else if held != nil {
+			// The holder's socket, as the cluster knows it: the watch ends when it does, as a
+			// local watch ends with the computer's socket.
+			stop := context.AfterFunc(held, func() { m.computerGone(w, context.Cause(held)) })
+			w.onClose = func() { stop(); stopHeld() }
 		}
 		close(w.ready)
 		m.mu.Unlock()
@@ -202,13 +227,7 @@ func (m *Module) start(ctx context.Context, traposID string, timeout time.Durati
 	if err != nil {
 		return "", err
 	}
-	var ans struct {
-		WatchID json.RawMessage `json:"watchId"`
-	}
-	if err := json.Unmarshal(answer, &ans); err != nil || len(ans.WatchID) == 0 {
-		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.watch without a watchId", traposID)
-	}
-	return watchID(ans.WatchID), nil
+	return watchIDOf(answer, traposID)
 }
 
 // watchID is a watchId as a comparable string: a number or a string, as the computer chose.
@@ -265,16 +284,23 @@ func (v *Viewer) Close() {
 			if m.watches[w.key] == w {
 				delete(m.watches, w.key)
 			}
-			if w.onClose != nil {
-				w.onClose()
-			}
 		}
 		m.mu.Unlock()
 		if !last {
 			return
 		}
 		<-w.ready // the starting viewer closes it before it returns
+		m.mu.Lock()
+		onClose := w.onClose
+		m.mu.Unlock()
+		if onClose != nil {
+			onClose()
+		}
 		if w.err != nil || gone {
+			return
+		}
+		if w.holder != "" {
+			m.unwatchThrough(w)
 			return
 		}
 		payload, err := json.Marshal(map[string]json.RawMessage{"watchId": rawID(w.id)})
@@ -324,57 +350,78 @@ const maxEndedBytes = 512
 // ErrGone is what Next returns when the computer's socket closed under the watch.
 var ErrGone = fmt.Errorf("the computer disconnected")
 
-// handleUpdate merges a screen.update into its watch's screen and wakes the viewers.
+// handleUpdate merges a computer's screen.update into its watch's screen and wakes the
+// viewers, or passes it on to the replica that keeps the watch (relay.go).
 func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payload json.RawMessage) (json.RawMessage, error) {
+	u, err := decodeUpdate(payload)
+	if err != nil {
+		return nil, err
+	}
+	if rw := m.relayedWatch(ctx, from, watchID(u.WatchID)); rw != nil {
+		return nil, m.passOn(ctx, rw, payload, u.Ended != nil)
+	}
+	return nil, m.merge(ctx, from, u, len(payload), "")
+}
+
+// decodeUpdate reads a screen.update's payload.
+func decodeUpdate(payload json.RawMessage) (update, error) {
 	var u update
 	if err := json.Unmarshal(payload, &u); err != nil {
 		// The field and what it must be, in the protocol's words (server.BodyError's, the
 		// API's one wording), never the Go type it is decoded into.
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update's payload: %s", server.BodyError(err, updateShape, nil))
+		return update{}, protocol.Errorf(protocol.CodeBadPayload, "screen.update's payload: %s", server.BodyError(err, updateShape, nil))
 	}
 	if len(u.WatchID) == 0 {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: watchId is missing")
+		return update{}, protocol.Errorf(protocol.CodeBadPayload, "screen.update: watchId is missing")
 	}
+	return u, nil
+}
+
+// merge merges update u (size bytes) of computer from into its watch's screen and wakes the
+// viewers. holder is the replica that passed it on ("": the computer sent it here, and ctx
+// ends with its socket): it counts only for a watch kept through that replica.
+func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, size int, holder string) error {
 	if u.Ended != nil {
-		return nil, m.ended(ctx, from, u)
+		return m.ended(ctx, from, u, holder)
 	}
 	if u.Width < 1 || u.Height < 1 || u.Width > 1024 || u.Height > 1024 {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's", u.Width, u.Height)
+		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: the size %d×%d is not a screen's", u.Width, u.Height)
 	}
 	if why := computer.PaletteProblem(u.Palette); why != "" {
-		return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
+		return protocol.Errorf(protocol.CodeBadPayload, "screen.update: %s", why)
 	}
-	unknown := protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s: stop it", clip(string(u.WatchID)), from.TraposID)
+	unknown := unknownWatch(u.WatchID, from.TraposID)
 	m.mu.Lock()
 	w := m.watches[watchKey(from.AccountID, from.TraposID)]
 	m.mu.Unlock()
-	if w == nil {
-		return nil, unknown
+	if w == nil || w.holder != holder {
+		return unknown
 	}
 	// The update can overtake screen.watch's answer: wait for it.
 	select {
 	case <-w.ready:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return ctx.Err()
 	}
 	rows := map[int]computer.Row{}
 	for key, r := range u.Rows {
 		y, err := strconv.Atoi(key)
 		if err != nil || y < 1 || y > u.Height {
-			return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %s is not a row of a %d-row screen", clip(key), u.Height)
+			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %s is not a row of a %d-row screen", clip(key), u.Height)
 		}
 		if r.Text, err = cctext.FromWire(r.Text); err != nil {
-			return nil, protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %d: %v", y, err)
+			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %d: %v", y, err)
 		}
 		rows[y] = r
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if w.stopped || w.err != nil || w.id != watchID(u.WatchID) {
-		return nil, unknown
+		return unknown
 	}
-	if w.onClose == nil {
-		w.onClose = context.AfterFunc(ctx, func() { m.computerGone(w, context.Cause(ctx)) })
+	if w.onClose == nil && holder == "" {
+		stop := context.AfterFunc(ctx, func() { m.computerGone(w, context.Cause(ctx)) })
+		w.onClose = func() { stop() }
 	}
 	s := &w.frame.Screen
 	if s.Width != u.Width || s.Height != u.Height {
@@ -398,16 +445,22 @@ func (m *Module) handleUpdate(ctx context.Context, from protocol.Requester, payl
 	w.frame.Seq++
 	if m.updates != nil {
 		m.updates.Inc()
-		m.updateBytes.Add(float64(len(payload)))
+		m.updateBytes.Add(float64(size))
 	}
 	close(w.changed)
 	w.changed = make(chan struct{})
-	return nil, nil
+	return nil
+}
+
+// unknownWatch answers an update of a watch the module does not keep; the computer stops it.
+func unknownWatch(id json.RawMessage, traposID string) error {
+	return protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s: stop it", clip(string(id)), traposID)
 }
 
 // ended ends a watch the computer ended (the owner withdrew the screen): its viewers' Next
-// fails with the computer's reason, forbidden, and the next viewer starts a new watch.
-func (m *Module) ended(ctx context.Context, from protocol.Requester, u update) error {
+// fails with the computer's reason, forbidden, and the next viewer starts a new watch. holder
+// is as merge's.
+func (m *Module) ended(ctx context.Context, from protocol.Requester, u update, holder string) error {
 	unknown := protocol.Errorf(protocol.CodeUnknownWatch, "the gateway keeps no screen watch %s on %s", clip(string(u.WatchID)), from.TraposID)
 	message, err := cctext.FromWire(u.Ended.Message)
 	if err != nil {
@@ -419,7 +472,7 @@ func (m *Module) ended(ctx context.Context, from protocol.Requester, u update) e
 	m.mu.Lock()
 	w := m.watches[watchKey(from.AccountID, from.TraposID)]
 	m.mu.Unlock()
-	if w == nil {
+	if w == nil || w.holder != holder {
 		return unknown
 	}
 	select {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -189,24 +190,137 @@ func TestAWatchTheComputerRefusesFailsItsViewer(t *testing.T) {
 	assert.Equal(t, 0, m.Watches())
 }
 
-// Under --nats, a computer whose socket another replica holds is refused at once, naming that
-// replica: its screen.update requests would reach the holder, which keeps no watch of it, and
-// the viewer would wait for a first frame forever. One held here is watched as on one gateway.
-func TestAComputerOnAnotherReplicaIsNotWatchedHere(t *testing.T) {
+// relayStandIn is the cluster's Peer as the module sees it: it answers the messages sent to
+// the holder with answer, and the holder's lifeline is held.
+type relayStandIn struct {
+	holder string
+	held   context.Context
+	end    context.CancelCauseFunc
+	mu     sync.Mutex
+	sent   []string // op of each message sent
+	answer func(relayMsg) (json.RawMessage, error)
+}
+
+func newRelayStandIn(holder string) *relayStandIn {
+	held, end := context.WithCancelCause(context.Background())
+	return &relayStandIn{holder: holder, held: held, end: end}
+}
+
+func (r *relayStandIn) Send(_ context.Context, replica, _, _ string, raw json.RawMessage, _ time.Duration) (json.RawMessage, error) {
+	var msg relayMsg
+	if err := json.Unmarshal(raw, &msg); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.sent = append(r.sent, replica+":"+msg.Op)
+	r.mu.Unlock()
+	return r.answer(msg)
+}
+
+func (r *relayStandIn) Tell(replica, accountID, traposID string, msg json.RawMessage) error {
+	_, err := r.Send(context.Background(), replica, accountID, traposID, msg, 0)
+	return err
+}
+
+func (r *relayStandIn) Holder(string, string) (string, context.Context, context.CancelFunc) {
+	if r.holder == "" {
+		return "", nil, nil
+	}
+	return r.holder, r.held, func() {}
+}
+
+func (r *relayStandIn) Alive(string) (context.Context, context.CancelFunc) {
+	return context.WithCancel(context.Background())
+}
+
+func (r *relayStandIn) ops() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.sent...)
+}
+
+// Under --nats, a computer whose socket another replica holds is watched through that
+// replica's module: the watch starts there, only that replica's updates count, and the
+// watch ends when the cluster's lifeline of the computer there ends. A computer listed on
+// another replica that no replica holds any more is not connected, and nothing is asked.
+func TestAComputerOnAnotherReplicaIsWatchedThroughIt(t *testing.T) {
 	m, d := standIn(t)
-	m.OnReplica("a")
+	relay := newRelayStandIn("b")
+	relay.answer = func(msg relayMsg) (json.RawMessage, error) {
+		return json.RawMessage(`{"watchId":1}`), nil
+	}
+	m.OnReplica("a", relay)
 	d.List = []computer.Computer{{AccountID: testAccount, TraposID: "7:", Replica: "b"}}
-	_, err := m.Watch(t.Context(), "7:", 0)
-	require.Error(t, err)
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	defer v.Close()
+	assert.Equal(t, []string{"b:watch"}, relay.ops())
+	assert.Empty(t, d.Types(), "the computer is asked through b")
+
+	update := relayMsg{Op: opUpdate, Update: frame(1, map[string]string{"1": "abc"}, true)}.encode()
+	_, err = m.Relayed(t.Context(), "c", testAccount, "7:", update)
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "an update passed on by another replica than the holder")
+	_, err = m.handleUpdate(t.Context(), from, frame(1, nil, true))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err), "an update of the computer here")
+	_, err = m.Relayed(t.Context(), "b", testAccount, "7:", update)
+	require.NoError(t, err)
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"abc", ""}, texts(f))
+
+	why := protocol.Errorf(protocol.CodeNotConnected, "replica b has stopped")
+	relay.end(why)
+	_, err = v.Next(t.Context())
+	assert.Equal(t, why, err)
+	v.Close()
+	assert.Equal(t, []string{"b:watch"}, relay.ops(), "a watch that ended is not stopped")
+
+	relay.holder = ""
+	_, err = m.Watch(t.Context(), "7:", 0)
 	assert.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
-	assert.Contains(t, err.Error(), "computer 7: is not connected to replica a but to replica b, and a live screen is served only by the replica that holds the computer's socket")
-	assert.Empty(t, d.Types(), "nothing was asked of the computer")
+	assert.Empty(t, d.Types())
 	assert.Equal(t, 0, m.Watches())
 
 	d.List[0].Replica = "a"
-	v, err := m.Watch(t.Context(), "7:", 0)
+	v, err = m.Watch(t.Context(), "7:", 0)
 	require.NoError(t, err)
 	v.Close()
+	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenUnwatch}, d.Types(), "one held here is watched here")
+}
+
+// The holder's side: a watch started for another replica passes the computer's updates on
+// and answers what that replica answered; a failure to pass one on forgets the watch, answers
+// the computer unknown_watch and tells the other replica.
+func TestAWatchForAnotherReplicaPassesTheUpdatesOn(t *testing.T) {
+	m, d := standIn(t)
+	relay := newRelayStandIn("")
+	var passed []json.RawMessage
+	relay.answer = func(msg relayMsg) (json.RawMessage, error) {
+		if msg.Op == opUpdate {
+			passed = append(passed, msg.Update)
+			if len(passed) == 2 {
+				return nil, protocol.Errorf(protocol.CodeTimeout, "replica a did not answer in time")
+			}
+		}
+		return nil, nil
+	}
+	m.OnReplica("b", relay)
+	answer, err := m.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opWatch}.encode())
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"watchId":1}`, string(answer))
+	assert.Equal(t, 1, m.Relays())
+	assert.Equal(t, 0, m.Watches())
+
+	_, err = m.handleUpdate(t.Context(), from, frame(1, nil, true))
+	require.NoError(t, err)
+	_, err = m.handleUpdate(t.Context(), from, frame(2, nil, false))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
+	assert.Equal(t, []string{"a:update", "a:update", "a:lost"}, relay.ops())
+	assert.Equal(t, 0, m.Relays())
+	_, err = m.handleUpdate(t.Context(), from, frame(3, nil, false))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
+	assert.Len(t, passed, 2)
+	assert.Equal(t, []string{protocol.TypeScreenWatch}, d.Types())
 }
 
 // A screen.update whose field has the wrong JSON kind is refused naming the field and what it
