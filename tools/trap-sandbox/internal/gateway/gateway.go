@@ -352,6 +352,7 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 			// computer sends most (requests and answers of a few hundred bytes), and a bigger
 			// frame is read past it straight into a pooled frame buffer (readLoop).
 			ReadBufferSize: readBufferBytes,
+			Error:          upgradeRefused,
 		},
 	}
 	g.limits = newLimiter(g.cfg, g.log)
@@ -484,6 +485,22 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 	}
 	<-done
 	return fmt.Errorf("gateway shutdown: cut %d socket(s) without a close handshake: %w", len(sessions), ctx.Err())
+}
+
+// notAWebSocket answers a request to the WebSocket's path that is no WebSocket: the address an
+// operator opens in a browser from the "computers connect here" line, which said only "Bad
+// Request".
+const notAWebSocket = "this is trap-sandbox's WebSocket for in-game computers, not a web page: a computer connects here once its client is installed (wget run http://<this gateway>/trapos/install, docs/user-guide.md); the web console is at /console/"
+
+// upgradeRefused is the Upgrader's answer to a request it cannot upgrade, gorilla's own
+// (the status, Sec-WebSocket-Version) with what to do when it was no WebSocket at all.
+func upgradeRefused(w http.ResponseWriter, r *http.Request, status int, reason error) {
+	w.Header().Set("Sec-Websocket-Version", "13")
+	text := http.StatusText(status)
+	if !websocket.IsWebSocketUpgrade(r) {
+		text += ": " + notAWebSocket
+	}
+	http.Error(w, text, status)
 }
 
 // readBufferBytes is a socket's read buffer (gorilla's default, net/http's 4 KiB, was the

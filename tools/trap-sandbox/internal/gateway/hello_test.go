@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -162,12 +163,18 @@ func TestRepeatedHello(t *testing.T) {
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to leave the registry")
 }
 
+// TestNonWebSocketRequest: a plain GET (the address of the "computers connect here" line
+// opened in a browser) is told what the path is for; it was a bare "Bad Request".
 func TestNonWebSocketRequest(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
 	resp, err := http.Get(h.srv.URL + WebSocketPath)
 	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
 	_ = resp.Body.Close()
 	assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	assert.Equal(t, "Bad Request: "+notAWebSocket+"\n", string(body))
+	assert.Equal(t, "13", resp.Header.Get("Sec-WebSocket-Version"))
 
 	resp, err = http.Post(h.srv.URL+WebSocketPath, "text/plain", nil)
 	require.NoError(t, err)
