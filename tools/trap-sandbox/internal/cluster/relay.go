@@ -132,6 +132,10 @@ func (r *Router) relay(ctx context.Context, replica, module string, k gateway.Ke
 		return nil, protocol.Errorf(protocol.CodeNotConnected, "replica %s could not be reached over NATS: %v", replica, err)
 	}
 	if err := r.awaitRoute(ctx, id, p, module+" relay"); err != nil {
+		if protocol.CodeOf(err) == protocol.CodeTimeout {
+			// The replica did not answer, not the computer.
+			return nil, protocol.Errorf(protocol.CodeTimeout, "replica %s did not answer in time", replica)
+		}
 		return nil, err
 	}
 	rr := p.resp

@@ -410,3 +410,41 @@ func TestMalformedRelayMessagesAreRefused(t *testing.T) {
 	c.answerNext(protocol.TypeScreenUnwatch, map[string]any{})
 	noRelays(t, a, b)
 }
+
+// A watching replica that hangs never holds up the holder: while an update waits on it, the
+// computer's socket is read and its requests answered; the holder waits a bounded time, then
+// forgets the watch, answers the computer unknown_watch (it stops the watch) and tells the
+// watching replica, whose stream ends once it is back.
+func TestASlowWatchingReplicaDoesNotHoldUpTheHolder(t *testing.T) {
+	tc := newTestCluster(t)
+	a, proxy := tc.startCuttableReplica("a", gateway.Config{})
+	b := tc.startReplica("b")
+	b.screens.PassOnWithin(300 * time.Millisecond)
+	c := b.connect(t, "7:")
+	a.waitComputers(t, "7:@b")
+	s := watchedThrough(t, a, b, c, "")
+
+	proxy.setFrozen(true)
+	c.sendUpdate("w1", 2, "new", "")
+	pinged := b.request("7:", gateway.TypePing, nil, waitLimit)
+	c.answerRequest(pinged, gateway.TypePing, map[string]any{"traposId": "7:"})
+	assert.Equal(t, http.StatusOK, await(t, pinged).status, "the socket is read while an update waits")
+	ans := c.read()
+	require.Equal(t, "update-2", ans.MessageID)
+	require.False(t, ans.OK)
+	assert.Equal(t, protocol.CodeUnknownWatch, ans.Error.Code)
+	assert.Equal(t, 0, b.screens.Relays())
+
+	proxy.setFrozen(false)
+	ev := s.next(t)
+	for ev.name == "frame" { // the update itself may arrive before the holder's word
+		ev = s.next(t)
+	}
+	require.Equal(t, "end", ev.name)
+	var end server.Answer
+	require.NoError(t, json.Unmarshal([]byte(ev.data), &end))
+	assert.Equal(t, protocol.CodeNotConnected, end.Error.Code)
+	assert.Contains(t, end.Error.Message, "the live screen of computer 7: stopped: replica b, which holds its socket, could not pass it on (replica a did not answer in time); watch it again")
+	s.closed(t)
+	noRelays(t, a, b)
+}

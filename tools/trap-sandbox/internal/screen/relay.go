@@ -3,6 +3,7 @@ package screen
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -43,6 +44,15 @@ import (
 // RelayTimeout bounds how long the holder waits for the watching replica to take a
 // screen.update it passes on.
 const RelayTimeout = 5 * time.Second
+
+// PassOnWithin makes d the bound of the wait for the watching replica to take an update passed
+// on, instead of RelayTimeout (tests of a slow replica).
+func (m *Module) PassOnWithin(d time.Duration) *Module {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.relayTimeout = d
+	return m
+}
 
 // Relay is the module's link to the screen modules of the other replicas: the cluster's Peer.
 type Relay interface {
@@ -265,8 +275,9 @@ func (m *Module) passOn(ctx context.Context, rw *relayed, payload json.RawMessag
 		stop := context.AfterFunc(ctx, func() { m.drop(rw) }) // ctx ends with the socket
 		rw.stops = append(rw.stops, func() { stop() })
 	}
+	timeout := m.relayTimeout
 	m.mu.Unlock()
-	_, err := m.relay.Send(ctx, rw.owner, rw.accountID, rw.traposID, relayMsg{Op: opUpdate, WatchID: rawID(rw.id), Update: payload}.encode(), m.relayTimeout)
+	_, err := m.relay.Send(ctx, rw.owner, rw.accountID, rw.traposID, relayMsg{Op: opUpdate, WatchID: rawID(rw.id), Update: payload}.encode(), timeout)
 	if err == nil {
 		if ended {
 			m.drop(rw) // the computer ended the watch
@@ -278,7 +289,11 @@ func (m *Module) passOn(ctx context.Context, rw *relayed, payload json.RawMessag
 	if code != protocol.CodeUnknownWatch {
 		// The owner may still keep the watch (slow, or its answer lost): its viewers must not
 		// wait for updates that no longer come.
-		lost := relayMsg{Op: opLost, WatchID: rawID(rw.id), Message: err.Error()}.encode()
+		why := err.Error()
+		if pe, ok := errors.AsType[*protocol.Error](err); ok {
+			why = pe.Message
+		}
+		lost := relayMsg{Op: opLost, WatchID: rawID(rw.id), Message: why}.encode()
 		_ = m.relay.Tell(rw.owner, rw.accountID, rw.traposID, lost)
 	}
 	if code == protocol.CodeBadPayload {

@@ -52,7 +52,7 @@ type Module struct {
 	relayed map[string][]*relayed
 
 	// relayTimeout bounds the wait for another replica's answer to a screen.update passed on
-	// (RelayTimeout).
+	// (RelayTimeout, PassOnWithin); guarded by mu.
 	relayTimeout time.Duration
 
 	// keepAlive is how long the host API's stream waits on a still screen before it checks

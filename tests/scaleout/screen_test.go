@@ -1,0 +1,159 @@
+package scaleout
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/computer/machine"
+	"fakecraft/fakecrafttest"
+	"fakecraft/httpapi"
+
+	"trap-sandbox/testkit"
+
+	"tests/internal/harness"
+	"tests/internal/repo"
+)
+
+// tickingProgram waits until the daemon is connected, then prints a new line every half
+// second: a screen that keeps changing.
+const tickingProgram = `
+local lib = require('/apis/libsandbox')
+while true do
+  local st = lib.requestStatus()
+  if st ~= nil and st.connected then break end
+  sleep(0.2)
+end
+print("` + markerUp + `")
+for i = 1, 100000 do
+  print("tick " .. i)
+  sleep(0.5)
+end
+`
+
+// screenComputer is a TrapOS computer with the real Lua daemon, connected to url, whose owner
+// lets the host watch its screen, running program.
+func screenComputer(t *testing.T, url, program string) *fakecrafttest.Computer {
+	t.Helper()
+	root, err := repo.Root()
+	require.NoError(t, err)
+	auto, err := machine.Autostart(filepath.Join(root, "packages"), nil)
+	require.NoError(t, err)
+	return fakecrafttest.StartWithin(t, machine.Options{
+		Root:      filepath.Join(root, "trapos"),
+		Settings:  map[string]string{"sandbox.url": url, "sandbox.password": "pw", "sandbox.allow_screen": "view"},
+		TimeScale: 4,
+		HTTP:      httpapi.Options{AllowPrivate: true},
+		Program:   "/e2e.lua",
+		Files:     map[string]string{"/e2e.lua": program},
+		Autostart: auto,
+	}, 3*waitLimit)
+}
+
+// liveScreen is GET …/screen on g, read event by event.
+type liveScreen struct {
+	resp  *http.Response
+	r     *bufio.Reader
+	leave context.CancelFunc
+}
+
+func openLiveScreen(ctx context.Context, t *testing.T, g *harness.Gateway, traposID string) *liveScreen {
+	t.Helper()
+	ctx, leave := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.URL("/trapos/computers/"+traposID+"/screen"), nil)
+	require.NoError(t, err)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	s := &liveScreen{resp: resp, r: bufio.NewReader(resp.Body), leave: leave}
+	t.Cleanup(s.close)
+	return s
+}
+
+// next returns the next event's name and data.
+func (s *liveScreen) next(t *testing.T) (name, data string) {
+	t.Helper()
+	for {
+		line, err := s.r.ReadString('\n')
+		require.NoError(t, err)
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "" && name != "":
+			return name, data
+		case strings.HasPrefix(line, "event: "):
+			name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			data = strings.TrimPrefix(line, "data: ")
+		}
+	}
+}
+
+// frameWith waits for a frame that shows text, and returns it.
+func (s *liveScreen) frameWith(t *testing.T, text string) string {
+	t.Helper()
+	for {
+		name, data := s.next(t)
+		require.Equal(t, "frame", name, "the stream ended: %s", data)
+		if strings.Contains(data, text) {
+			return data
+		}
+	}
+}
+
+func (s *liveScreen) close() {
+	s.leave()
+	_ = s.resp.Body.Close()
+}
+
+// TestALiveScreenThroughAnyReplica: the screen of a computer (the real Lua daemon) whose socket
+// is on replica B is watched through replica A, the real binaries on a real nats-server: its
+// changes show up, the viewer leaving stops the watch on the computer, and B stopping ends a
+// stream on A naming B.
+func TestALiveScreenThroughAnyReplica(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+	c := screenComputer(t, b.WebSocketURL(), tickingProgram)
+	c.WaitFor(ctx, markerUp)
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "b", listComputers(ct, a)["0:"]) },
+		waitLimit, testkit.Poll, "A to list the computer on B")
+
+	s := openLiveScreen(ctx, t, a, "0:")
+	first := s.frameWith(t, "tick ")
+	var f struct {
+		Width int `json:"width"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(first), &f))
+	assert.Equal(t, 51, f.Width, "the whole screen")
+	// The screen keeps changing: a later tick shows up.
+	s.frameWith(t, "tick 4")
+	s.close()
+	require.EventuallyWithT(t, func(ct *assert.CollectT) {
+		_, body := get(ct, b, "/metrics")
+		assert.Contains(ct, body, `trapos_gateway_frames_out_total{event="gateway_request",replica="b",type="screen.unwatch"} 1`)
+	}, waitLimit, testkit.Poll, "B to stop the computer's watch once the viewer left A")
+
+	s = openLiveScreen(ctx, t, a, "0:")
+	s.frameWith(t, "tick ")
+	require.NoError(t, b.Stop())
+	for {
+		name, data := s.next(t)
+		if name == "frame" {
+			continue
+		}
+		require.Equal(t, "end", name)
+		assert.Contains(t, data, `"code":"not_connected"`)
+		assert.Contains(t, data, "replica b, which held its socket,")
+		break
+	}
+}
