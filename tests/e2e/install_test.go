@@ -818,6 +818,70 @@ func TestInstallerLinesFitAPocketComputer(t *testing.T) {
 	assert.Contains(t, screen(26), strings.Repeat("*", len(typed)), out)
 }
 
+// urlOnRows is url as rows shows it last: the part on each row, from the last row where it
+// begins (nil when no row holds its beginning). (Above the installer's lines, CC's wget shows
+// the install URL as CC breaks it: "Connecting to http://127.0" / ".0.1:…".)
+func urlOnRows(rows []string, url string) []string {
+	start := url[:strings.Index(url, "://")+3]
+	for i := len(rows) - 1; i >= 0; i-- {
+		row := rows[i]
+		at := strings.Index(row, start)
+		if at < 0 {
+			continue
+		}
+		parts := []string{row[at:]}
+		for left := strings.TrimPrefix(url, parts[0]); left != url && left != "" && i+len(parts) < len(rows); {
+			next := rows[i+len(parts)]
+			next = next[:min(len(next), len(left))]
+			parts = append(parts, next)
+			left = strings.TrimPrefix(left, next)
+		}
+		return parts
+	}
+	return nil
+}
+
+// TestURLsBreakReadablyOnAPocketComputer: a URL longer than a pocket computer's 26 columns
+// (the install line's, the WebSocket's) broke wherever the row ended, mid-number
+// ("wget run http://127.0.0.1:" / "44803/trapos/install"): the installer and the sandbox
+// command break it before a separator, the scheme and host whole, each row after the first
+// beginning with the separator, so the rows run together are the URL.
+func TestURLsBreakReadablyOnAPocketComputer(t *testing.T) {
+	ctx := testContext(t)
+	oc := opencodefake.Start(t, opencodefake.Options{})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", oc.URL}})
+	installURL, wsURL := g.URL("/trapos/install"), g.WebSocketURL()
+	require.Greater(t, len(wsURL), 26, "the test needs URLs longer than a pocket computer's row")
+	install := "wget run " + installURL
+	dir, screen := narrowDisk(t)
+	readable := func(what string, rows []string, url string) {
+		t.Helper()
+		parts := urlOnRows(rows, url)
+		require.NotEmpty(t, parts, "%s: no row begins %s:\n%s", what, url, strings.Join(rows, "\n"))
+		assert.Equal(t, url, strings.Join(parts, ""), "%s: the rows run together are the URL:\n%s", what, strings.Join(rows, "\n"))
+		assert.Greater(t, len(parts), 1, what)
+		for _, part := range parts[1:] {
+			assert.Contains(t, "/:?#&=.", part[:1], "%s: a row of the URL begins mid-word: %q", what, part)
+		}
+	}
+
+	playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" wrong-"+installPassword)
+	rows := screen(26)
+	readable("a refused password's line to run", rows, installURL)
+	at := slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "wget run ") })
+	require.GreaterOrEqual(t, at, 0, strings.Join(rows, "\n"))
+	assert.Equal(t, []string{"wget run http://127.0.0.1", strings.TrimPrefix(installURL, "http://127.0.0.1"), "<password>"}, rows[at:at+3])
+
+	playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" "+installPassword, "")
+	readable("the installer's sandbox.url", screen(26), wsURL)
+	assert.Contains(t, screen(26), "sandbox.url is", "the URL, not fitting beside it, starts a row of its own")
+
+	out := playerSession(ctx, t, dir, false, "reboot", "narrow 26 20 sandbox status")
+	rows = screen(26)
+	readable("sandbox status", rows, wsURL)
+	assert.Equal(t, "url: "+strings.TrimSuffix(wsURL, "/trapos/ws"), rows[slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "url:") })], out)
+}
+
 // TestInstallerHelpFitsSmallScreens: `--help` on a pocket computer (26x20) is laid out for
 // its columns and fits under the wget line, and on a turtle (39x13) it waits for a key once
 // a screenful is shown, so no line of it scrolls away unread. Laid out for 51 columns it

@@ -18,6 +18,24 @@ local helloUnanswered = settingsLib.helloUnanswered;
 -- send many lines, or 128 KiB).
 local oneLine = require('/apis/libsandboxcodec').oneLine;
 
+-- What this command prints, its errors and questions too, is laid out by fitLongWords: a word
+-- longer than a row (a URL on a pocket computer's 26 columns) starts a row of its own and
+-- breaks before a "/", ":" or "." (libsandbox.fitLongWords), where CC broke it wherever the
+-- row ended ("url: ws://192.168.100.200:44" / "44/trapos/ws").
+local fitLongWords = libsandbox.fitLongWords;
+local screenPrint, screenWrite = print, write;
+
+local function print(text)
+  if text == nil then
+    return screenPrint();
+  end
+  return screenPrint(fitLongWords(tostring(text), (term.getSize())));
+end
+
+local function write(text)
+  return screenWrite(fitLongWords(tostring(text), (term.getSize()), (term.getCursorPos())));
+end
+
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
 -- A stopped daemon's error of before the stop is not what keeps it disconnected now.
@@ -99,8 +117,9 @@ local function usage()
   printLines(lines);
 end
 
+-- The shell prints the error from the row's start.
 local function fail(message)
-  error(message, 0);
+  error(fitLongWords(tostring(message), (term.getSize())), 0);
 end
 
 -- Prints a command to type on another machine, indented by two spaces; on a screen too

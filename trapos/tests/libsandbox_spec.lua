@@ -259,6 +259,72 @@ describe("libsandbox", function()
     end);
   end);
 
+  describe("fitLongWords", function()
+    -- The rows text takes when CC's write puts it on a screen width columns wide, as a
+    -- player reads them (trailing spaces cut).
+    local function rowsOf(text, width)
+      local win = window.create(term.current(), 1, 1, width, 30, false);
+      local previous = term.redirect(win);
+      write(text);
+      term.redirect(previous);
+      local rows = {};
+      for y = 1, select(2, win.getCursorPos()) do
+        rows[#rows + 1] = (win.getLine(y):gsub(" +$", ""));
+      end
+      return rows;
+    end
+
+    it("leaves text whose words all fit a row as it is", function()
+      for _, text in ipairs({ "url: ws://192.168.100.200:4444/trapos/ws", "a\nb  c", "" }) do
+        expect(lib.fitLongWords(text, 51)):eq(text);
+      end
+      expect(lib.fitLongWords("url: ws://127.0.0.1:4444/x", 26)):eq("url: ws://127.0.0.1:4444/x");
+    end);
+
+    it("breaks a URL longer than a row before a separator, its scheme and host whole on a row", function()
+      -- CC alone: "url: ws://192.168.100.200:" / "4444/trapos/ws", the port cut in two.
+      expect(rowsOf("url: ws://192.168.100.200:4444/trapos/ws", 26)):same({ "url: ws://192.168.100.200:", "4444/trapos/ws" });
+      local cases = {
+        -- its first part fits the row begun: it stays there
+        { "url: ws://192.168.100.200:4444/trapos/ws", 26, { "url: ws://192.168.100.200", ":4444/trapos/ws" } },
+        { "url: ws://127.0.0.1:4444/trapos/ws", 26, { "url: ws://127.0.0.1:4444", "/trapos/ws" } },
+        -- it does not: the URL starts a row of its own
+        { "Connect to: wss://sandbox.example.org/trapos/ws", 26, { "Connect to:", "wss://sandbox.example.org", "/trapos/ws" } },
+        { "wget run http://192.168.100.200:4444/trapos/install <password>", 26,
+          { "wget run", "http://192.168.100.200", ":4444/trapos/install", "<password>" } },
+        { "Could not check the password: Could not connect (wss://sandbox.my-minecraft-server.example.org/trapos/ws). After",
+          26, { "Could not check the", "password: Could not", "connect", "(wss://sandbox", ".my-minecraft-server", ".example.org/trapos/ws).", "After" } },
+        { "(this gateway is ws://10.0.0.9:4444/gateways/north/trapos/ws; change it with: sandbox setup)", 51,
+          { "(this gateway is", "ws://10.0.0.9:4444/gateways/north/trapos/ws; change", "it with: sandbox setup)" } },
+      };
+      for _, case in ipairs(cases) do
+        local fitted = lib.fitLongWords(case[1], case[2]);
+        expect(rowsOf(fitted, case[2])):same(case[3]);
+        -- the same characters, rows run together: only line breaks were put in
+        expect((fitted:gsub("%s", ""))):eq((case[1]:gsub("%s", "")));
+      end
+    end);
+
+    it("breaks a URL without a separator at the row's end, on a row of its own; other long words as CC does", function()
+      -- a scheme is never cut, also after a bracket: "(ws:" / "//…" would read as two words
+      expect(rowsOf(lib.fitLongWords("(ws://a.bc:4444/x)", 9), 9)):same({ "(ws://a", ".bc:4444", "/x)" });
+      local url = "ws://averyverylonghostnamewithoutadot";
+      expect(rowsOf(lib.fitLongWords("URL: " .. url, 26), 26)):same({ "URL:", url:sub(1, 26), url:sub(27) });
+      -- what a broken gateway sent, not a URL: as CC lays it out, and the URL after it too
+      local junk = string.rep("x", 30);
+      local text = "said: " .. junk .. " at ws://192.168.100.200:4444/trapos/ws";
+      expect(rowsOf(lib.fitLongWords(text, 26), 26))
+        :same({ "said: " .. string.rep("x", 20), string.rep("x", 10) .. " at", "ws://192.168.100.200:4444", "/trapos/ws" });
+    end);
+
+    it("counts from the column the text starts at", function()
+      expect(lib.fitLongWords("[ws://192.168.100.200:4444/trapos/ws]: ", 26, 10))
+        :eq("\n[ws://192.168.100.200:4444\n/trapos/ws]: ");
+      expect(lib.fitLongWords("[ws://192.168.100.200:4444/trapos/ws]: ", 26))
+        :eq("[ws://192.168.100.200:4444\n/trapos/ws]: ");
+    end);
+  end);
+
   describe("the public surface", function()
     -- Every name a program may use, each from the one module that owns it; a name added to a
     -- module is not public until it is listed in libsandbox.lua.
@@ -266,6 +332,7 @@ describe("libsandbox", function()
       "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
       "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "reconnect",
       "stopDaemon", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "roomToAnswer",
+      "fitLongWords",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
       "SETTING_AI_CONFIRM", "SETTING_ALLOW_SCREEN", "FILES_NONE", "FILES_READ", "FILES_WRITE",
       "SCREEN_NONE", "SCREEN_VIEW", "SCREEN_CONTROL", "defineSettings",

@@ -761,7 +761,8 @@ describe("sandbox command", function()
         local width, height, fits = screen[1], screen[2], screen[3];
         local ok, err, lines = run({ "status" }, { width = width, height = height, status = downStatus("waiting", replaced) });
         expectSuccess(ok, err);
-        expect(lines[1]):eq("url: " .. FULL_URL);
+        -- on a pocket computer the URL, longer than the rest of the row, starts its own
+        expect((lines[1]:gsub("\n", " "):gsub(" /", "/"))):eq("url: " .. FULL_URL);
         expect(lines[#lines - 1]):eq("lastError: " .. replaced);
         expect(lines[#lines]):str_match("^fix: another connection took over.*sandbox link%)$");
         -- with the typed command line above it and the next prompt below; on a turtle's 13
