@@ -364,7 +364,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	}
 	defer ai.Close() // after Serve: the sockets are gone, so every turn was stopped
 	ai.Register(gw)
-	computers := computer.New(hostapi.NewGateway(gw)) // the vocabulary's one client, in-process
+	computers := computer.New(hostapi.NewGateway(gw).Logging(logger)) // the vocabulary's one client, in-process
 	screens := screen.New(computers).Metrics(perReplica)
 	if router != nil {
 		// A live screen through any replica: the holder of the computer's socket passes its

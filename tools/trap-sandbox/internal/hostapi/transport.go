@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptrace"
@@ -33,11 +34,23 @@ import (
 // a computer it does not reach answers as one that is not connected, and stays out of the
 // list (and so out of not_connected's hint).
 type Gateway struct {
-	gw *gateway.Gateway
+	gw  *gateway.Gateway
+	log *slog.Logger // nil: no line per request
 }
 
 // NewGateway returns the in-process Transport of gw.
 func NewGateway(gw *gateway.Gateway) Gateway { return Gateway{gw: gw} }
+
+// Logging is t writing a DEBUG line per request to logger: who asked which computer for
+// what, and how it ended (--log-level debug shows what the host's tools, the web console and
+// the agent did on the computers; nothing else logs a request).
+func (t Gateway) Logging(logger *slog.Logger) Gateway {
+	t.log = logger.With("module", ModuleName)
+	return t
+}
+
+// maxLoggedBytes bounds a caller's traposId or type in a request's line.
+const maxLoggedBytes = 200
 
 var _ computer.Transport = Gateway{}
 
@@ -95,6 +108,28 @@ func severalFix(owners []string) string {
 
 // Request implements computer.Transport on gateway.Gateway.Request.
 func (t Gateway) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	if t.log == nil || !t.log.Enabled(ctx, slog.LevelDebug) {
+		return t.request(ctx, traposID, typ, payload, timeout)
+	}
+	start := time.Now()
+	answer, err := t.request(ctx, traposID, typ, payload, timeout)
+	outcome, by := "ok", ""
+	if err != nil {
+		outcome, by = string(protocol.CodeOf(err)), "gateway"
+		if pe := (*protocol.Error)(nil); errors.As(err, &pe) && pe.ByComputer {
+			by = "computer"
+		}
+	}
+	attrs := []any{"account", account.CallerFrom(ctx).Account, "traposId", cctext.Clip(traposID, maxLoggedBytes),
+		"type", cctext.Clip(typ, maxLoggedBytes), "outcome", outcome}
+	if by != "" {
+		attrs = append(attrs, "by", by)
+	}
+	t.log.Debug("host request", append(attrs, "ms", time.Since(start).Milliseconds())...)
+	return answer, err
+}
+
+func (t Gateway) request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	// As POST …/requests: the caller's payload too large for a frame is the caller's to fix
 	// (the gateway's own code for a frame it cannot send is internal).
 	if mayExceedFrame(traposID, typ, payload) && frameTooLarge(traposID, typ, payload) {

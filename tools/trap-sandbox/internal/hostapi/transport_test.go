@@ -23,6 +23,7 @@ import (
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -395,4 +396,33 @@ func TestAnAddressNothingAnswersIsNotCalledAHungGateway(t *testing.T) {
 	assert.Equal(t, protocol.CodeTimeout, pe.Code)
 	assert.False(t, pe.ByComputer)
 	assert.Equal(t, want, pe.Message, "neither the computer's fault nor a gateway's own timeout answer")
+}
+
+// TestADebugLogNamesEachHostRequest: at --log-level debug each request of the host's tools,
+// the web console and the agent is a line naming who asked which computer for what and how it
+// ended (nothing logged a request: a failing tool left the operator nothing to read). At info,
+// nothing.
+func TestADebugLogNamesEachHostRequest(t *testing.T) {
+	gw, srv := gatewayWithAPI(t, "")
+	connectComputer(t, srv, &daemonfake.Daemon{ID: 7, Label: "kitchen"})
+	var debug, info testkit.SyncBuffer
+	ctx := account.WithCaller(t.Context(), account.Caller{Account: "alice", Admin: true})
+	for _, tc := range []struct {
+		logs  *testkit.SyncBuffer
+		level slog.Level
+	}{{&debug, slog.LevelDebug}, {&info, slog.LevelInfo}} {
+		c := computer.New(hostapi.NewGateway(gw).Logging(slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: tc.level}))))
+		_, err := c.Ping(ctx, "7:kitchen", 0)
+		require.NoError(t, err)
+		_, _, err = c.Request(ctx, "7:kitchen", "dance", nil, 0)
+		require.Error(t, err)
+		_, err = c.Ping(ctx, "9:gone", 0)
+		require.Error(t, err)
+	}
+	assert.Empty(t, info.String())
+	lines := strings.Split(strings.TrimSpace(debug.String()), "\n")
+	require.Len(t, lines, 3, debug.String())
+	assert.Regexp(t, `level=DEBUG msg="host request" module=trapos-host-api account=alice traposId=7:kitchen type=ping outcome=ok ms=\d+$`, lines[0])
+	assert.Regexp(t, `msg="host request" module=trapos-host-api account=alice traposId=7:kitchen type=dance outcome=unknown_type by=computer ms=\d+$`, lines[1])
+	assert.Regexp(t, `msg="host request" module=trapos-host-api account=alice traposId=9:gone type=ping outcome=not_connected by=gateway ms=\d+$`, lines[2])
 }
