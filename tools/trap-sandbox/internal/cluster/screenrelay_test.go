@@ -448,3 +448,20 @@ func TestASlowWatchingReplicaDoesNotHoldUpTheHolder(t *testing.T) {
 	s.closed(t)
 	noRelays(t, a, b)
 }
+
+// A replica of a trap-sandbox from before the relay (its heartbeat does not say relays) is
+// sent none: a live screen of a computer on it is refused at once, saying why.
+func TestALiveScreenOfAComputerOnAnOlderReplicaIsRefusedAtOnce(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	rogue := tc.busClient(t)
+	putRawHeartbeat(t, rogue, "old", `{"replica":"old","closesRemoved":true}`)
+	putClaim(t, rogue, "old", gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:"})
+	a.waitComputers(t, "7:@old")
+
+	status, answer := a.watchScreen(t, "7:")
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
+		Message: "replica old runs an older trap-sandbox, which relays nothing between replicas (live screens): upgrade it (docs/scale-out.md)"}, answer.Error)
+	assert.Equal(t, 0, a.screens.Watches())
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -191,7 +192,13 @@ func (m *Module) watchFor(ctx context.Context, owner, accountID, traposID string
 	rw.id, rw.err = id, err
 	if err == nil {
 		alive, stop := m.relay.Alive(owner)
-		after := context.AfterFunc(alive, func() { m.drop(rw) })
+		after := context.AfterFunc(alive, func() {
+			// Given up on, owner may live on all the same (its heartbeats late, not lost): it
+			// is told, so that its viewers do not wait for updates that no longer come.
+			if m.drop(rw) {
+				m.tellLost(rw, fmt.Sprintf("it took replica %s for gone: %s", owner, reason(context.Cause(alive))))
+			}
+		})
 		rw.stops = append(rw.stops, func() { after(); stop() })
 	} else {
 		m.removeLocked(rw)
@@ -289,12 +296,7 @@ func (m *Module) passOn(ctx context.Context, rw *relayed, payload json.RawMessag
 	if code != protocol.CodeUnknownWatch {
 		// The owner may still keep the watch (slow, or its answer lost): its viewers must not
 		// wait for updates that no longer come.
-		why := err.Error()
-		if pe, ok := errors.AsType[*protocol.Error](err); ok {
-			why = pe.Message
-		}
-		lost := relayMsg{Op: opLost, WatchID: rawID(rw.id), Message: why}.encode()
-		_ = m.relay.Tell(rw.owner, rw.accountID, rw.traposID, lost)
+		m.tellLost(rw, reason(err))
 	}
 	if code == protocol.CodeBadPayload {
 		return err // the computer's update, refused there: as on one gateway
@@ -302,12 +304,26 @@ func (m *Module) passOn(ctx context.Context, rw *relayed, payload json.RawMessag
 	return unknownWatch(rawID(rw.id), rw.traposID)
 }
 
-// drop forgets rw: its updates are answered unknown_watch from now on.
-func (m *Module) drop(rw *relayed) {
+// tellLost tells rw's owner that this replica no longer passes rw's updates on, and why.
+func (m *Module) tellLost(rw *relayed, why string) {
+	_ = m.relay.Tell(rw.owner, rw.accountID, rw.traposID, relayMsg{Op: opLost, WatchID: rawID(rw.id), Message: why}.encode())
+}
+
+// reason is err's message without its code.
+func reason(err error) string {
+	if pe, ok := errors.AsType[*protocol.Error](err); ok {
+		return pe.Message
+	}
+	return err.Error()
+}
+
+// drop forgets rw: its updates are answered unknown_watch from now on. It reports whether rw
+// was kept until now.
+func (m *Module) drop(rw *relayed) bool {
 	m.mu.Lock()
 	if rw.dropped {
 		m.mu.Unlock()
-		return
+		return false
 	}
 	m.removeLocked(rw)
 	stops := rw.stops
@@ -316,6 +332,7 @@ func (m *Module) drop(rw *relayed) {
 	for _, stop := range stops {
 		stop()
 	}
+	return true
 }
 
 // removeLocked takes rw out of m.relayed. m.mu is held.

@@ -199,6 +199,8 @@ type relayStandIn struct {
 	mu     sync.Mutex
 	sent   []string // op of each message sent
 	answer func(relayMsg) (json.RawMessage, error)
+	// ownerGone, when set, ends every lifeline of a watching replica at once, with it.
+	ownerGone error
 }
 
 func newRelayStandIn(holder string) *relayStandIn {
@@ -230,7 +232,11 @@ func (r *relayStandIn) Holder(string, string) (string, context.Context, context.
 }
 
 func (r *relayStandIn) Alive(string) (context.Context, context.CancelFunc) {
-	return context.WithCancel(context.Background())
+	alive, stop := context.WithCancelCause(context.Background())
+	if r.ownerGone != nil {
+		stop(r.ownerGone)
+	}
+	return alive, func() { stop(context.Canceled) }
 }
 
 func (r *relayStandIn) ops() []string {
@@ -401,4 +407,31 @@ func TestAWatchTheOwnerEndedEndsItsViewersAndTheNextStartsAfresh(t *testing.T) {
 	require.NoError(t, err)
 	defer v2.Close()
 	assert.Equal(t, []string{protocol.TypeScreenWatch, protocol.TypeScreenWatch}, d.Types(), "the next viewer asked the computer for a new watch")
+}
+
+// A watching replica given up on (its heartbeats late) may live on: the holder forgets its
+// watch, and tells it, so that its viewers do not wait for updates that no longer come.
+func TestAWatchForAReplicaGivenUpOnIsForgottenAndItIsTold(t *testing.T) {
+	m, _ := standIn(t)
+	relay := newRelayStandIn("")
+	relay.ownerGone = protocol.Errorf(protocol.CodeNotConnected, "replica a has sent no heartbeat for 15s")
+	var lost []relayMsg
+	done := make(chan struct{})
+	relay.answer = func(msg relayMsg) (json.RawMessage, error) {
+		if msg.Op == opLost {
+			lost = append(lost, msg)
+			close(done)
+		}
+		return nil, nil
+	}
+	m.OnReplica("b", relay)
+	_, err := m.Relayed(t.Context(), "a", testAccount, "7:", relayMsg{Op: opWatch}.encode())
+	require.NoError(t, err)
+	<-done
+	assert.Equal(t, 0, m.Relays())
+	require.Len(t, lost, 1)
+	assert.JSONEq(t, `1`, string(lost[0].WatchID))
+	assert.Equal(t, "it took replica a for gone: replica a has sent no heartbeat for 15s", lost[0].Message)
+	_, err = m.handleUpdate(t.Context(), from, frame(1, nil, true))
+	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
 }
