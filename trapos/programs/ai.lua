@@ -123,13 +123,30 @@ local function newScreen(t)
   end
 
   -- Writes the whole word: on the next line when it does not fit on this one, cut at the
-  -- width when it is longer than a line.
+  -- width when it is longer than a line; a URL longer than a line breaks before its "/" or
+  -- ":" instead, its scheme and host whole, as everything the sandbox command prints
+  -- (libsandbox.fitLongWords).
   local function flushWord()
     if #word == 0 then
       return;
     end
     local whole = table.concat(word);
     word = { whole };
+    if wordFrom == 1 and #whole > width and whole:find("://", 1, true) then
+      local rows = libsandbox.fitLongWords(whole, width, col);
+      local first = true;
+      for row in (rows .. "\n"):gmatch("([^\n]*)\n") do
+        if not first then
+          beforeWrite();
+          newline();
+        end
+        first = false;
+        put(row);
+        wordFrom = wordFrom + #row;
+      end
+      word, wordFrom = {}, 1;
+      return;
+    end
     if col > 1 and col - 1 + #whole - wordFrom + 1 > width then
       newline();
     end
@@ -461,6 +478,12 @@ local function warnOldSettings()
   end
 end
 
+-- Fails with message, which the shell prints from the row's start: a URL in it breaks as the
+-- answer's do (libsandbox.fitLongWords).
+local function fail(message)
+  error(libsandbox.fitLongWords(message, (term.getSize())), 0);
+end
+
 -- Fails at once with the fix when the daemon cannot carry the question.
 local function checkDaemon()
   if libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)) == nil then
@@ -477,7 +500,7 @@ local function reset()
   checkDaemon();
   local ok, err = client.reset();
   if not ok then
-    error(explain(err), 0);
+    fail(explain(err));
   end
   print("The conversation is reset: the next question starts a new one.");
 end
@@ -535,7 +558,7 @@ else
   checkDaemon();
   local failure, answered = turn(table.concat(args, " "));
   if failure ~= nil then
-    error(failure, 0);
+    fail(failure);
   elseif not answered then
     -- The turn's line is on the screen already: fail without a second one (the shell prints
     -- no empty error), so shell.run("ai", ...) returns false, as for any failed program.

@@ -305,6 +305,20 @@ describe("ai command", function()
       expect(rows):same({ digits:rep(5), digits:rep(5), digits:rep(5), digits:rep(5), digits:rep(5), digits:rep(5), "end", "" });
     end);
 
+    it("breaks a URL longer than a line before its separators, not at the width", function()
+      local url = "http://192.168.100.200:4444/trapos/install";
+      local ok, err, rows = run({ "link" }, {
+        width = 26,
+        polls = { { text(1, "Run: wget run " .. url .. " pw"), done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect({ table.unpack(rows, 1, 4) }):same({ "Run: wget run", "http://192.168.100.200", ":4444/trapos/install pw", "" });
+      -- any other word is still cut at the width
+      ok, err, rows = run({ "blob" }, { width = 26, polls = { { text(1, "x " .. string.rep("y", 30)), done(2) } } });
+      expectSuccess(ok, err);
+      expect({ table.unpack(rows, 1, 4) }):same({ "x", string.rep("y", 26), "yyyy", "" });
+    end);
+
     it("takes the pager's notice away on Ctrl-T and says so at once", function()
       local long = {};
       for i = 1, 20 do
@@ -565,6 +579,13 @@ describe("ai command", function()
         expect(rows[1]):eq("");
       end);
     end
+
+    it("breaks a URL in its one line before a separator on a pocket computer", function()
+      local ok, err = run({ "hi" }, { width = 26, replies = { ["ai.ask"] = { false, nil,
+        { code = "ai_unavailable", message = "opencode at http://192.168.100.200:4096/global/health: connection refused" } } } });
+      expect(ok):eq(false);
+      expect(err):eq("The agent is unavailable: opencode at\nhttp://192.168.100.200\n:4096/global/health: connection refused. Run: sandbox health");
+    end);
 
     it("fails at once when sandbox.url is not set", function()
       local ok, err, _, record = run({ "hi" }, { settings = {} });
