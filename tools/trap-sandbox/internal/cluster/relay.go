@@ -127,6 +127,10 @@ func (r *Router) relay(ctx context.Context, replica, module string, k gateway.Ke
 		return nil, err
 	}
 	defer r.forget(id)
+	r.mu.Lock()
+	c, known := r.remote.get(k)
+	p.peer = !known || c.replica() != replica // not the holder: the replica watching its screen, say
+	r.mu.Unlock()
 	msg := &nats.Msg{Subject: relaySubject(replica, module, k), Reply: replySubject(r.cfg.Replica, id), Data: body}
 	if err := r.nc.PublishMsg(msg); err != nil {
 		return nil, protocol.Errorf(protocol.CodeNotConnected, "replica %s could not be reached over NATS: %v", replica, err)
@@ -144,6 +148,8 @@ func (r *Router) relay(ctx context.Context, replica, module string, k gateway.Ke
 		return nil, rr.GatewayError
 	case !rr.OK && rr.Error != nil:
 		return nil, rr.Error
+	case !rr.OK:
+		return nil, protocol.Errorf(protocol.CodeInternal, "replica %s answered neither ok nor an error", replica)
 	case len(rr.Payload) == 0:
 		return protocol.EmptyPayload, nil
 	}

@@ -49,10 +49,21 @@ type routedResponse struct {
 // pendingRoute is a routed request this replica waits on, in Router.pending by its id.
 type pendingRoute struct {
 	k      gateway.Key
-	holder string        // the replica asked
-	done   chan struct{} // closed by settleLocked, once
-	resp   routedResponse
-	err    error // set instead of resp when the request failed before an answer came
+	holder string // the replica asked
+	// peer: the replica asked is not the computer's holder but a module's counterpart there
+	// (a relayed message to the replica watching its screen, relay.go).
+	peer bool
+	done chan struct{} // closed by settleLocked, once
+	resp routedResponse
+	err  error // set instead of resp when the request failed before an answer came
+}
+
+// gone is p's error when the replica asked is given up: why says what became of it.
+func (p *pendingRoute) gone(why string) error {
+	if p.peer {
+		return protocol.Errorf(protocol.CodeNotConnected, "replica %s %s", p.holder, why)
+	}
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s", p.k.TraposID, p.holder, why)
 }
 
 // Route implements gateway.Cluster: a NATS request to the replica holding the computer's
@@ -319,8 +330,7 @@ func (r *Router) replyArrived(idToken string, m *nats.Msg) {
 		return // answered already, or given up on
 	}
 	if len(m.Data) == 0 && m.Header.Get("Status") == "503" { // NATS: nobody subscribes the subject
-		r.fail(id, protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected: replica %s, which held its socket, is not on NATS any more (it stopped, crashed or lost its connection)", p.k.TraposID, p.holder))
+		r.fail(id, p.gone("is not on NATS any more (it stopped, crashed or lost its connection)"))
 		return
 	}
 	var rr routedResponse
@@ -369,8 +379,7 @@ func (r *Router) failRoutesTo(replica, why string) {
 	r.mu.Lock()
 	for id, p := range r.pending {
 		if p.holder == replica {
-			r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected,
-				"computer %s is not connected: replica %s, which held its socket, %s", p.k.TraposID, replica, why))
+			r.settleLocked(id, routedResponse{}, p.gone(why))
 			failed++
 		}
 	}

@@ -465,3 +465,24 @@ func TestALiveScreenOfAComputerOnAnOlderReplicaIsRefusedAtOnce(t *testing.T) {
 		Message: "replica old runs an older trap-sandbox, which relays nothing between replicas (live screens): upgrade it (docs/scale-out.md)"}, answer.Error)
 	assert.Equal(t, 0, a.screens.Watches())
 }
+
+// A relayed message to a replica gone from NATS fails at once, naming it as what it is: the
+// computer's holder ("which held its socket") or the replica a computer held here was
+// relayed to (a replica watching its screen).
+func TestARelayToAReplicaGoneFromNATSFailsNamingIt(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	b := tc.startReplica("b")
+	b.connect(t, "7:")
+	a.waitComputers(t, "7:@b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:"}
+	b.stop()
+
+	_, err := a.router.Relay(t.Context(), "b", "screen", k, json.RawMessage(`{}`))
+	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected,
+		"computer 7: is not connected: replica b, which held its socket, is not on NATS any more (it stopped, crashed or lost its connection)"), err)
+	_, err = a.router.Relay(t.Context(), "c", "screen", gateway.Key{AccountID: gateway.LocalAccount, TraposID: "8:"}, json.RawMessage(`{}`))
+	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected,
+		"replica c is not on NATS any more (it stopped, crashed or lost its connection)"), err)
+	assert.Equal(t, 0, a.router.RoutedInFlight())
+}
