@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -83,7 +84,16 @@ func warnIfAPITokenShort(logger *slog.Logger, token string) {
 // warnIfPasswordUntypable warns when password holds characters outside CC's character set
 // (above U+00FF): a player types each as '?' and the client sends what CC holds, so no
 // computer could ever say this password. Neither the password nor its characters are logged.
+//
+// A control character (below 32, or 127 to 159: CC queues no char event for them) cannot be
+// typed either: the carriage return a CRLF environment file leaves at the end of the line is
+// the one an operator meets. Spaces at its ends can be typed, but seldom are meant.
 func warnIfPasswordUntypable(logger *slog.Logger, password string) {
+	if strings.ContainsFunc(password, func(r rune) bool { return r < ' ' || r >= 0x7f && r <= 0x9f }) {
+		logger.Warn("SANDBOX_PASSWORD holds a control character (a carriage return or line break copied with it, from a CRLF environment file?): no computer can type one, so every hello with the password is refused; remove it")
+	} else if strings.Trim(password, " ") != password {
+		logger.Warn("SANDBOX_PASSWORD starts or ends with a space (copied with it?): every player must type it too, or their computer's hello is refused")
+	}
 	if _, reps := cctext.ToCC("", password); len(reps) > 0 {
 		logger.Warn("SANDBOX_PASSWORD has characters outside CC's character set (above U+00FF, e.g. CJK or emoji): a computer types each as '?', so no computer can ever give this password; choose one of ASCII letters and digits, e.g. openssl rand -hex 16",
 			"characters", cctext.Count(reps))

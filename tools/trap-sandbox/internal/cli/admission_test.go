@@ -126,6 +126,23 @@ func TestAPasswordNoComputerCanTypeIsWarnedAbout(t *testing.T) {
 		assert.NotContains(t, logs.String(), pw, "never the password itself")
 	}
 
+	// The carriage return of a CRLF environment file, or a space copied with the password.
+	for pw, want := range map[string]string{
+		"long-enough-secret\r":      `level=WARN msg="SANDBOX_PASSWORD holds a control character (a carriage return or line break copied with it, from a CRLF environment file?): no computer can type one, so every hello with the password is refused; remove it"`,
+		"long-enough\u0085secret":   "SANDBOX_PASSWORD holds a control character",
+		"long-enough-secret ":       `level=WARN msg="SANDBOX_PASSWORD starts or ends with a space (copied with it?): every player must type it too, or their computer's hello is refused"`,
+		"long enough secret inside": "",
+	} {
+		var logs testkit.SyncBuffer
+		warnIfPasswordUntypable(slog.New(slog.NewTextHandler(&logs, nil)), pw)
+		if want == "" {
+			assert.Empty(t, logs.String(), pw)
+			continue
+		}
+		assert.Contains(t, logs.String(), want, pw)
+		assert.NotContains(t, logs.String(), "long-enough", "never the password itself")
+	}
+
 	clearEnv(t)
 	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "küche-日本-long-secret")
 	_, logs, stop := startServe(t, root.Serve)
