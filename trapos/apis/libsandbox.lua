@@ -59,7 +59,7 @@ local function waitFor(seconds, match)
 end
 
 -- What a program reads when no sandbox daemon answers on this computer.
-local NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
+local NO_DAEMON = "The sandbox daemon is not running; reboot the computer to start it";
 
 local requestStatus; -- below: request asks it after a timeout
 

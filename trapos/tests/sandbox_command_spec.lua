@@ -13,7 +13,7 @@ local FULL_URL = "ws://127.0.0.1:4444/trapos/ws";
 -- timer event left in the queue by one case must not fire another case's wait.
 local nextTimer = 800000;
 
-local MSG_NO_DAEMON = "The sandbox daemon is not running (is the trapos-sandbox package installed? reboot the computer)";
+local MSG_NO_DAEMON = "The sandbox daemon is not running; reboot the computer to start it";
 
 local function connectedStatus()
   return { url = FULL_URL, connected = true, state = "connected", traposId = "7:base", version = lib.VERSION };
