@@ -280,6 +280,9 @@ func TestServeEndToEnd(t *testing.T) {
 	assert.Contains(t, out, "msg=stopped")
 	// The config line says which secret is set: the computers' password, not the API token.
 	assert.Regexp(t, `msg=config .* password=true apiToken=false `, out)
+	// Every setting that changes what the gateway does is in it, its default included (the
+	// shutdown bound and the link codes' lifetime were in no line).
+	assert.Regexp(t, `msg=config .* requestTimeout=10s shutdownTimeout=5s linkCodeLifetime=10m0s logLevel=debug pingPeriod=30s `, out)
 }
 
 // TestServeWarnsOfAProxyWithoutAnAPIToken: --public-url says computers come through a proxy
