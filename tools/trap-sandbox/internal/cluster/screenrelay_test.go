@@ -486,3 +486,26 @@ func TestARelayToAReplicaGoneFromNATSFailsNamingIt(t *testing.T) {
 		"replica c is not on NATS any more (it stopped, crashed or lost its connection)"), err)
 	assert.Equal(t, 0, a.router.RoutedInFlight())
 }
+
+// The viewers' replica losing NATS ends its live screens of computers on other replicas at
+// once: their updates can no longer reach it.
+func TestALiveScreenThroughAnotherReplicaEndsWhenItLosesNATS(t *testing.T) {
+	tc := newTestCluster(t)
+	a, proxy := tc.startCuttableReplica("a", gateway.Config{})
+	b := tc.startReplica("b")
+	c := b.connect(t, "7:")
+	a.waitComputers(t, "7:@b")
+	s := watchedThrough(t, a, b, c, "")
+
+	proxy.setCut(true)
+	end := s.end(t)
+	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
+		Message: "computer 7: is not connected to replica a, which lost its NATS connection"}, end)
+	// The viewer left: the stop cannot reach the holder without NATS.
+	s.closed(t)
+	proxy.setCut(false)
+	ans := c.update("w1", 2, "new", "")
+	require.False(t, ans.OK)
+	assert.Equal(t, protocol.CodeUnknownWatch, ans.Error.Code, "a keeps no such watch (or is not back yet): the computer stops it")
+	noRelays(t, a, b)
+}
