@@ -3,7 +3,9 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,11 +27,11 @@ import (
 
 // AIFlags configure the agent module (docs/ai.md). Without --ai-model it is off.
 type AIFlags struct {
-	AIModel          string        `name:"ai-model" env:"SANDBOX_AI_MODEL" help:"PROVIDER/MODEL the computers' agent uses (as opencode names it, e.g. anthropic/claude-sonnet-4-5); unset: the agent is off (ai.* requests answer ai_disabled). docs/ai.md"`
+	AIModel          string        `name:"ai-model" env:"SANDBOX_AI_MODEL" help:"PROVIDER/MODEL the computers' agent uses (as opencode names it, e.g. anthropic/claude-sonnet-4-5); unset: the agent is off (ai.* requests answer ai_disabled; docs/ai.md)."`
 	AIDir            string        `name:"ai-dir" env:"SANDBOX_AI_DIR" help:"Directory of the agent's opencode sessions, one directory per computer below it, each with the opencode.json the gateway writes (default: the user's config dir/trap-sandbox/agent). opencode serve must see the same paths."`
 	AIMCPURL         string        `name:"ai-mcp-url" env:"SANDBOX_AI_MCP_URL" help:"The gateway's /mcp as opencode reaches it (default: http://127.0.0.1:PORT/mcp on the listen port)."`
 	AITurnDeadline   time.Duration `name:"ai-turn-deadline" default:"180s" env:"SANDBOX_AI_TURN_DEADLINE" help:"Longest agent turn; past it the turn is aborted (keep it above opencode's ~70 s of provider retries)."`
-	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default. docs/ai.md"`
+	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default (docs/ai.md)."`
 }
 
 // agentModule builds the agent module from the serve flags; l is the gateway's listener (the
@@ -55,6 +57,11 @@ func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l n
 		}
 		if abs, err := filepath.Abs(cfg.Dir); err == nil {
 			cfg.Dir = abs
+		}
+		if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
+			// Named by its flag: "create the agent's directory: mkdir …" said neither which
+			// setting chose it nor that it is the agent's.
+			return nil, fmt.Errorf("%s: cannot make the agent's directory %s (%w): give another", flagAndEnv("ai-dir"), cfg.Dir, unwrapPath(err))
 		}
 		if cfg.MCPURL == "" {
 			cfg.MCPURL = defaultMCPURL(l.Addr())
@@ -113,4 +120,14 @@ func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
 			cctext.Show(t.Session, false), cctext.Show(t.TurnID, false), t.Started.Format(time.RFC3339), state)
 	}
 	return tw.Flush()
+}
+
+// unwrapPath is err without the path an *fs.PathError repeats ("mkdir /x: not a directory"
+// is "not a directory" when the message names /x already).
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -2,7 +2,10 @@ package cli
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -22,4 +25,18 @@ func TestAgentNeedsTheMCPModule(t *testing.T) {
 	defer l.Close()
 	_, err = c.agentModule(nil, nil, l, nil, nil)
 	assert.ErrorContains(t, err, "--ai-model needs the MCP module")
+}
+
+// TestAnAgentDirectoryThatCannotBeMadeNamesItsFlag: --ai-dir naming a file (or a place the
+// user cannot write) stopped the start with "create the agent's directory: mkdir …", naming
+// no setting.
+func TestAnAgentDirectoryThatCannotBeMadeNamesItsFlag(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	c := &ServeCmd{MCP: true, AIFlags: AIFlags{AIModel: "p/m", AITurnDeadline: time.Minute, AIDir: filepath.Join(file, "agent")}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = c.agentModule(nil, nil, l, nil, nil)
+	assert.EqualError(t, err, "--ai-dir (SANDBOX_AI_DIR): cannot make the agent's directory "+filepath.Join(file, "agent")+" (not a directory): give another")
 }
