@@ -191,5 +191,8 @@ func (s *Session) logDisconnect(readErr error) {
 			return
 		}
 	}
+	if level == slog.LevelInfo && !s.lineAllowed() {
+		return
+	}
 	s.log().Log(context.Background(), level, "computer disconnected", append([]any{"accountId", key.AccountID, "traposId", key.TraposID}, attrs...)...)
 }

@@ -115,6 +115,15 @@ const (
 	// (each sends one wrong secret, then stops) mostly hear at once. A good secret never waits.
 	DefaultFailedHelloGlobalRate  = 5.0
 	DefaultFailedHelloGlobalBurst = 50
+	// DefaultConnectionLinesRate and DefaultConnectionLinesBurst shape the per-address bucket
+	// of "computer connected" and "computer disconnected" lines (and the older-client line):
+	// past it they are left out and counted in a WARN a minute. A hello needs only the shared
+	// password, which any player reads in a computer's .settings, and one loop saying hello
+	// under ever new ids wrote 4 000 lines (700 KB) a second. The burst takes a restart storm
+	// of 2 000 computers whole, both lines each; the rate is far above a server's churn of
+	// computers whose chunks load and unload.
+	DefaultConnectionLinesRate  = 5.0
+	DefaultConnectionLinesBurst = 4096
 )
 
 // Budgets of a socket before its hello succeeds: a hello is tiny, and nothing else is
@@ -220,6 +229,11 @@ type Config struct {
 	FailedHelloBurst       int
 	FailedHelloGlobalRate  float64
 	FailedHelloGlobalBurst int
+	// ConnectionLinesRate (lines per second, per address) and ConnectionLinesBurst shape the
+	// connect and disconnect lines an address may write (connLines); a negative rate turns
+	// the bound off.
+	ConnectionLinesRate  float64
+	ConnectionLinesBurst int
 	// Clock drives liveness (hello timeout, pings, pong wait, idle probe), the default
 	// request timeout, rate limits and the times in listings; nil means the wall clock.
 	Clock clock.Clock
@@ -300,6 +314,12 @@ func (c Config) withDefaults() Config {
 	if c.FailedHelloGlobalBurst <= 0 {
 		c.FailedHelloGlobalBurst = DefaultFailedHelloGlobalBurst
 	}
+	if c.ConnectionLinesRate == 0 {
+		c.ConnectionLinesRate = DefaultConnectionLinesRate
+	}
+	if c.ConnectionLinesBurst <= 0 {
+		c.ConnectionLinesBurst = DefaultConnectionLinesBurst
+	}
 	if c.Clock == nil {
 		c.Clock = clock.Real{}
 	}
@@ -316,7 +336,8 @@ type Gateway struct {
 	mounted  bool
 	upgrader websocket.Upgrader
 
-	limits *limiter // admission (connection and pre-hello slots) and wrong-secret budgets
+	limits *limiter   // admission (connection and pre-hello slots) and wrong-secret budgets
+	lines  *connLines // the connect and disconnect lines each address may write
 
 	sockets atomic.Uint64 // the last Session.socket given
 
@@ -356,6 +377,7 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 		},
 	}
 	g.limits = newLimiter(g.cfg, g.log)
+	g.lines = newConnLines(g.cfg)
 	g.handlers = map[string]handler{}
 	if cluster != nil {
 		cluster.Attach(local{g})

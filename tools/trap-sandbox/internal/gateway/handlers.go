@@ -319,14 +319,18 @@ func (s *Session) handleHello(f protocol.Frame) {
 	accountID, credential, accountCreated, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.log().Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
+		if s.lineAllowed() {
+			s.log().Info("hello refused: the computer's credential is revoked", "traposId", clip(traposID))
+		}
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized, "this computer's credential was revoked (set a new one with: sandbox setup)"))
 		s.closeByGateway(CloseRevoked, "revoked")
 		return
 	}
 	if wrong := (*account.WrongComputerError)(nil); errors.As(err, &wrong) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.log().Info("hello refused: a linked credential from another computer id", "traposId", clip(traposID), "boundTo", wrong.ComputerID)
+		if s.lineAllowed() {
+			s.log().Info("hello refused: a linked credential from another computer id", "traposId", clip(traposID), "boundTo", wrong.ComputerID)
+		}
 		s.reply(f, nil, protocol.Errorf(protocol.CodeUnauthorized,
 			"%s, not to %s (link this computer with: sandbox link)", wrong.Error(), account.ComputerID(traposID)))
 		s.closeByGateway(CloseUnauthorized, "unauthorized")
@@ -425,8 +429,10 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.registry.Unregister(s)
 		return
 	}
-	s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
-	s.noteClientVersion(key, clientVersion)
+	if s.lineAllowed() {
+		s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
+		s.noteClientVersion(key, clientVersion)
+	}
 	s.reply(f, accountPayload, nil)
 }
 

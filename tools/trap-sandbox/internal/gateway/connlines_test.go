@@ -1,0 +1,48 @@
+package gateway
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestConnectLinesOfAnAddressAreBounded: a loop saying hello under ever new ids (the shared
+// password is on every computer) wrote two INFO lines a hello, 4 000 lines a second. Past
+// its address's bucket a line is left out, and a WARN a minute counts them; the bucket
+// refills at its rate. A negative rate logs every line.
+func TestConnectLinesOfAnAddressAreBounded(t *testing.T) {
+	clk := newFakeClock()
+	// Pings and idle probes far off: the minute the test lets pass drops no computer.
+	h := newHarness(t, Config{ConnectionLinesRate: 1, ConnectionLinesBurst: 3, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	connected := func() int { return strings.Count(h.logs.String(), `msg="computer connected"`) }
+	warning := regexp.MustCompile(`level=WARN msg="computers from this address connect and disconnect faster than the log takes: their lines are left out \(trapos_gateway_connected_computers and trapos_gateway_closes_total count them all\)" module=trapos-cloud-gateway remote=127\.0\.0\.1:\d+ linesLeftOut=(\d+) rate=1 burst=3( suppressedSinceLast=\d+)? repeatsLoggedEvery=1m0s\n`)
+
+	for i := 1; i <= 5; i++ {
+		h.connect(t, fmt.Sprintf("%d:", i), "")
+	}
+	assert.Equal(t, 3, connected(), "the burst")
+	warnings := warning.FindAllStringSubmatch(h.logs.String(), -1)
+	require.Len(t, warnings, 1, h.logs.String())
+	assert.Equal(t, "1", warnings[0][1], "the 4th; the 5th is counted for the next WARN")
+
+	clk.Advance(time.Minute + time.Second) // full again, and the WARN may be written again
+	for i := 6; i <= 9; i++ {
+		h.connect(t, fmt.Sprintf("%d:", i), "")
+	}
+	assert.Equal(t, 6, connected())
+	warnings = warning.FindAllStringSubmatch(h.logs.String(), -1)
+	require.Len(t, warnings, 2, h.logs.String())
+	assert.Equal(t, "2", warnings[1][1], "the 5th and the 9th")
+	assert.Equal(t, " suppressedSinceLast=1", warnings[1][2])
+
+	off := newHarness(t, Config{ConnectionLinesRate: -1, ConnectionLinesBurst: 1}, nil)
+	for i := 1; i <= 5; i++ {
+		off.connect(t, fmt.Sprintf("%d:", i), "")
+	}
+	assert.Equal(t, 5, strings.Count(off.logs.String(), `msg="computer connected"`))
+}
