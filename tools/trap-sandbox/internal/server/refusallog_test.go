@@ -30,6 +30,10 @@ func TestARefusedAPIRequestIsLogged(t *testing.T) {
 		assert.Contains(t, lines[0], `level=WARN msg="host API request refused: missing or wrong SANDBOX_API_TOKEN" reason=wrong_api_token remote=192.0.2.7:5000 method=GET path=/metrics repeatsLoggedEvery=1m0s`)
 		assert.Contains(t, lines[1], `reason=wrong_api_token remote=192.0.2.8:5000 method=GET path=/api/thing`)
 	}
+	// An IPv6 host owns its /64: one line for all of its addresses.
+	assert.Equal(t, http.StatusUnauthorized, serve(s, http.MethodGet, "/api/thing", "[2001:db8:1:2::7]:5000", "").Code)
+	assert.Equal(t, http.StatusUnauthorized, serve(s, http.MethodGet, "/api/thing", "[2001:db8:1:2:ffff::8]:5000", "").Code)
+	assert.Equal(t, 1, strings.Count(logs.String(), "remote=[2001:db8:1:2:"), logs.String())
 	assert.NotContains(t, logs.String(), "a-stale-token-xyz")
 	assert.NotContains(t, logs.String(), "the-right-token")
 
