@@ -58,6 +58,7 @@ var apis = []API{
 	{"textutils", openTextutils},
 	{"http", openHTTP},
 	{"peripheral, redstone, rs", openPeripherals},
+	{"pocket (a pocket computer's, over its back: after the sides)", openPocket},
 	{"the caller's (Config.APIs)", openCallers},
 	{"C functions written in Lua: pairs, ipairs' iterator over a proxy, table.sort, foreach, foreachi; string.gsub's yieldable replacement (gsubyield.go); the stand-ins tostring, string.format, load and the table functions hand off to; _FAKECRAFT_TRAMPOLINE (pcall's body)", openCFuncs},
 }
@@ -117,6 +118,17 @@ func openPeripherals(L *lua.LState, e *Env) error {
 		fs = e.FS
 	}
 	return e.Peripherals.Install(L, e.Computer, fs)
+}
+
+func openPocket(L *lua.LState, e *Env) error {
+	if e.cfg.Pocket == nil {
+		return nil
+	}
+	if e.Peripherals == nil {
+		return fmt.Errorf("a pocket computer needs its sides (Config.Peripherals) for its back")
+	}
+	e.cfg.Pocket.Install(L, e.Peripherals)
+	return nil
 }
 
 // openCallers installs Config.APIs in order (the conformance runner's cct_test, a world's

@@ -26,6 +26,7 @@ import (
 	"fakecraft/host"
 	"fakecraft/httpapi"
 	"fakecraft/peripheral"
+	"fakecraft/pocket"
 )
 
 // EventQueueLimit is CC's per-computer event queue size; events past it are dropped.
@@ -122,6 +123,9 @@ type Config struct {
 	Stdout io.Writer
 	// Basic makes a basic (non-colour) computer; the default is an advanced one.
 	Basic bool
+	// Pocket makes a pocket computer (basic or advanced, as Basic says): a 26x20 screen and
+	// the pocket API over its back upgrade, on Peripherals' back. Nil: an ordinary computer.
+	Pocket *pocket.Pocket
 	// Boot is what to run. With an empty Program the shell runs boot.lua with nothing to do.
 	Boot Boot
 	// Bare makes a plain CC: Tweaked computer: no TrapOS launcher (Boot is ignored); the shell
@@ -136,6 +140,14 @@ type Config struct {
 	// Off, the shell runs directly on the screen: a transcript (Stdout) wants that, since
 	// multishell's window redraws every row of the screen each time it scrolls.
 	Multishell bool
+}
+
+// screenSize is the size of the computer's screen: a pocket computer's or an ordinary one's.
+func (cfg *Config) screenSize() (w, h int) {
+	if cfg.Pocket != nil {
+		return PocketWidth, PocketHeight
+	}
+	return TermWidth, TermHeight
 }
 
 // Result is how a computer's run ended.
@@ -223,9 +235,10 @@ func New(cfg Config) (*Computer, error) {
 	if cfg.YieldTimeout == 0 {
 		cfg.YieldTimeout = DefaultYieldTimeout
 	}
+	w, h := cfg.screenSize()
 	c := &Computer{
 		cfg:     cfg,
-		term:    NewTerminal(cfg.Stdout, !cfg.Basic),
+		term:    newScreen(cfg.Stdout, !cfg.Basic, w, h),
 		guard:   newYieldGuard(cfg.yieldClock),
 		start:   time.Now(),
 		wake:    make(chan struct{}, 1),
@@ -243,7 +256,8 @@ func New(cfg Config) (*Computer, error) {
 // ID is the computer's id.
 func (c *Computer) ID() int { return c.cfg.ID }
 
-// Screen returns the current 51x19 screen text (rows right-trimmed, joined by newlines).
+// Screen returns the current screen's text (51x19, a pocket computer's 26x20; rows
+// right-trimmed, joined by newlines).
 func (c *Computer) Screen() string { return c.term.Screen() }
 
 // Terminal is the computer's screen, for a renderer (Snapshot, Changed).
@@ -556,11 +570,12 @@ func (c *Computer) printError(msg string) {
 }
 
 func (c *Computer) newline(y int) {
-	if y < TermHeight {
+	_, h := c.term.Size()
+	if y < h {
 		c.term.SetCursorPos(1, y+1)
 		return
 	}
-	c.term.SetCursorPos(1, TermHeight)
+	c.term.SetCursorPos(1, h)
 	c.term.Scroll(1)
 }
 

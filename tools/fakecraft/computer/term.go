@@ -9,10 +9,17 @@ import (
 	"fakecraft/ccstr"
 )
 
-// Terminal size of a CC: Tweaked computer.
+// Terminal sizes of CC: Tweaked's computers (its Config's computerTermWidth/Height and
+// pocketTermWidth/Height, the server's defaults).
 const (
-	TermWidth  = 51
+	TermWidth  = 51 // an ordinary or advanced computer's
 	TermHeight = 19
+	// PocketWidth and PocketHeight are a pocket computer's screen.
+	PocketWidth  = 26
+	PocketHeight = 20
+	// MaxWidth and MaxHeight hold every computer's screen: a Snapshot's cells.
+	MaxWidth  = TermWidth
+	MaxHeight = PocketHeight
 )
 
 // Colour indices (the exponent of a colors.* value, also its blit digit) of the defaults.
@@ -38,7 +45,10 @@ type Cell struct {
 
 // Snapshot is a copy of everything visible on the terminal, for a renderer.
 type Snapshot struct {
-	Cells [TermHeight][TermWidth]Cell
+	// Width and Height are the screen's size: Cells holds it in its top left corner. Zero
+	// means a computer's 51x19 (TermWidth, TermHeight), for a Snapshot built by hand.
+	Width, Height int
+	Cells         [MaxHeight][MaxWidth]Cell
 	// CursorX and CursorY are 1-based and may be off-screen.
 	CursorX, CursorY int
 	Blink            bool
@@ -48,7 +58,15 @@ type Snapshot struct {
 	Colour   bool
 }
 
-// Terminal is a text screen: the computer's (51x19, with its transcript: every piece of
+// Size is the screen's size (Width and Height, or 51x19 when they are zero).
+func (s *Snapshot) Size() (w, h int) {
+	if s.Width <= 0 || s.Height <= 0 {
+		return TermWidth, TermHeight
+	}
+	return min(s.Width, MaxWidth), min(s.Height, MaxHeight)
+}
+
+// Terminal is a text screen: the computer's (51x19, 26x20 on a pocket computer, with its transcript: every piece of
 // text written to it, with a line break each time the cursor leaves a row or the screen
 // scrolls, so lines that scroll off the top are kept, as CraftOS-PC's headless mode prints
 // them) or a monitor's (any size, resizable, no transcript). mu guards every field because
@@ -78,7 +96,13 @@ type Terminal struct {
 // its finished lines to out (which may be nil). colour says whether it is an advanced
 // (colour) terminal.
 func NewTerminal(out io.Writer, colour bool) *Terminal {
-	t := NewSizedTerminal(TermWidth, TermHeight, colour)
+	return newScreen(out, colour, TermWidth, TermHeight)
+}
+
+// newScreen is a computer's own screen of w x h (a pocket computer's is 26x20), with a
+// transcript, as NewTerminal.
+func newScreen(out io.Writer, colour bool, w, h int) *Terminal {
+	t := NewSizedTerminal(w, h, colour)
 	t.out, t.transcribe = out, true
 	return t
 }
@@ -299,7 +323,7 @@ func (t *Terminal) ClearLine() {
 	t.touch()
 }
 
-// Screen returns the 19 rows of the screen as text (each character as CC's font shows it,
+// Screen returns the rows of the screen as text (each character as CC's font shows it,
 // in UTF-8), trailing spaces trimmed, joined with newlines.
 func (t *Terminal) Screen() string {
 	t.mu.Lock()
@@ -316,15 +340,16 @@ func (t *Terminal) Screen() string {
 }
 
 // Snapshot copies the visible state of the computer's screen (a larger screen's top left
-// 51x19 corner).
+// MaxWidth x MaxHeight corner).
 func (t *Terminal) Snapshot() Snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := Snapshot{
+		Width: min(t.w, MaxWidth), Height: min(t.h, MaxHeight),
 		CursorX: t.x, CursorY: t.y, Blink: t.blink, CursorFG: t.textColour,
 		Palette: t.palette, Colour: t.colour,
 	}
-	for y := 0; y < min(t.h, TermHeight); y++ {
+	for y := 0; y < s.Height; y++ {
 		copy(s.Cells[y][:], t.grid[y])
 	}
 	return s

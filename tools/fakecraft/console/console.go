@@ -49,6 +49,7 @@ type Console struct {
 	redraw   chan struct{} // capacity 1: the real screen must be drawn afresh
 	sizeMu   sync.Mutex    // guards size
 	size     [2]int        // the real terminal's width and height (0: unknown), see Resize
+	screen   [2]int        // the shown computer's screen size (0: none shown yet), under sizeMu
 	done     chan struct{}
 	readDone chan struct{}
 	closeMu  sync.Once
@@ -68,7 +69,7 @@ func New(in io.Reader, out io.Writer, mode ColourMode) *Console {
 // read decodes the terminal's input and hands it to the attached computer.
 func (c *Console) read() {
 	defer close(c.readDone)
-	var dec Decoder
+	dec := Decoder{Screen: c.screenSize}
 	buf := make([]byte, readSize)
 	for {
 		n, err := c.in.Read(buf)
@@ -88,6 +89,16 @@ func (c *Console) read() {
 		default:
 		}
 	}
+}
+
+// screenSize is the size of the computer on show (51x19 before one is).
+func (c *Console) screenSize() (w, h int) {
+	c.sizeMu.Lock()
+	defer c.sizeMu.Unlock()
+	if c.screen[0] == 0 {
+		return computer.TermWidth, computer.TermHeight
+	}
+	return c.screen[0], c.screen[1]
 }
 
 // Close stops reading. When the input is a file that supports read deadlines (a
@@ -158,6 +169,10 @@ func (c *Console) Follow(ctx context.Context, boots <-chan Computer) error {
 			return ErrInputClosed
 		case next := <-boots:
 			comp, changed, inputs, popped = next, next.Terminal().Changed(), c.inputs, nil
+			w, h := next.Terminal().Size()
+			c.sizeMu.Lock()
+			c.screen = [2]int{w, h}
+			c.sizeMu.Unlock()
 			if held != nil {
 				in := *held
 				held = nil

@@ -81,6 +81,9 @@ type Decoder struct {
 	// Now is the clock that tells a held key's repeats from a new press (see shortcut);
 	// nil is time.Now. Tests set a fake one.
 	Now func() time.Time
+	// Screen is the size of the computer's screen the mouse reports are cells of (a pocket
+	// computer's is 26x20); nil is an ordinary computer's 51x19.
+	Screen func() (w, h int)
 
 	pending []byte // an escape sequence cut by the end of a read
 	// held is the shortcut byte seen last with nothing between (see shortcut), fired says
@@ -280,7 +283,11 @@ func (d *Decoder) decodeCSI(buf []byte) (Input, int, bool) {
 		first = params[0]
 	}
 	if buf[2] == '<' && (final == 'M' || final == 'm') {
-		return mouse(params, final == 'm'), n, false
+		w, h := computer.TermWidth, computer.TermHeight
+		if d.Screen != nil {
+			w, h = d.Screen()
+		}
+		return mouse(params, final == 'm', w, h), n, false
 	}
 	switch final {
 	case 'A':
@@ -314,14 +321,14 @@ func (d *Decoder) decodeCSI(buf []byte) (Input, int, bool) {
 
 // mouse decodes an SGR mouse report (ESC [ < b ; x ; y M, or m for a release). The computer's
 // screen is drawn from the terminal's top left cell, so cells are the computer's: a click
-// or scroll outside its 51x19 is dropped, a drag or release outside is held to its edge.
-func mouse(params []int, release bool) Input {
+// or scroll outside its w x h cells is dropped, a drag or release outside is held to its edge.
+func mouse(params []int, release bool, w, h int) Input {
 	if len(params) < 3 {
 		return Input{}
 	}
 	b, x, y := params[0], params[1], params[2]
-	inside := x >= 1 && x <= computer.TermWidth && y >= 1 && y <= computer.TermHeight
-	x, y = min(max(x, 1), computer.TermWidth), min(max(y, 1), computer.TermHeight)
+	inside := x >= 1 && x <= w && y >= 1 && y <= h
+	x, y = min(max(x, 1), w), min(max(y, 1), h)
 	var ev Event
 	switch {
 	case b&mouseWheel != 0:

@@ -67,9 +67,16 @@ func (r *Renderer) Frame(s *computer.Snapshot) []byte {
 	}
 	paletteChanged := r.prev == nil || r.prev.Palette != s.Palette || r.prev.Colour != s.Colour
 	var fg, bg int = -1, -1
-	for y := range s.Cells {
+	w, h := s.Size()
+	if r.prev != nil {
+		if pw, ph := r.prev.Size(); pw != w || ph != h {
+			r.prev = nil // another computer's screen: draw it whole
+			paletteChanged = true
+		}
+	}
+	for y := range h {
 		cursorAt := -1 // column the real cursor is known to be at on this row
-		for x, cell := range s.Cells[y] {
+		for x, cell := range s.Cells[y][:w] {
 			if !r.fits(x, y) || !paletteChanged && r.prev.Cells[y][x] == cell {
 				continue
 			}
@@ -86,7 +93,7 @@ func (r *Renderer) Frame(s *computer.Snapshot) []byte {
 	}
 	r.buf.WriteString("\x1b[0m")
 	x, y := s.CursorX, s.CursorY
-	if s.Blink && x >= 1 && x <= computer.TermWidth && y >= 1 && y <= computer.TermHeight && r.fits(x-1, y-1) {
+	if s.Blink && x >= 1 && x <= w && y >= 1 && y <= h && r.fits(x-1, y-1) {
 		fmt.Fprintf(&r.buf, "\x1b[%d;%dH\x1b[?25h", y, x)
 	}
 	snap := *s

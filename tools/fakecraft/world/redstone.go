@@ -34,8 +34,18 @@ func (w *World) Connect(wire Wire) error {
 			return fmt.Errorf("wire: %q is not a side", end.port.Side)
 		}
 	}
+	for _, end := range []*Place{a, b} {
+		if end.Pocket() != nil {
+			return fmt.Errorf("wire: computer %d is a pocket computer, which has no redstone sides", end.id)
+		}
+	}
 	if a == b && peripheral.SameSide(wire.A.Side, wire.B.Side) {
 		return fmt.Errorf("wire: computer %d's %s cannot feed itself", a.id, wire.A.Side)
+	}
+	for _, end := range []*Place{a, b} {
+		end.mu.Lock()
+		end.wired = true
+		end.mu.Unlock()
 	}
 	feed(a, wire.A.Side, b, wire.B.Side)
 	feed(b, wire.B.Side, a, wire.A.Side)

@@ -52,6 +52,9 @@ type ComputerSpec struct {
 	Position [3]float64 `json:"position"`
 	// Basic makes a basic (non-colour) computer.
 	Basic bool `json:"basic,omitempty"`
+	// Pocket makes a pocket computer (26x20, the pocket API): its only peripheral is an
+	// upgrade on its back (modem, ender_modem or speaker), and no wire joins it.
+	Pocket bool `json:"pocket,omitempty"`
 	// Dir is the computer's own directory, kept across runs (relative to the world file);
 	// empty means a fresh temporary one.
 	Dir string `json:"dir,omitempty"`
@@ -193,6 +196,11 @@ func (w *World) Build(s Spec) error {
 		p, err := w.Place(c.ID, Vec{X: c.Position[0], Y: c.Position[1], Z: c.Position[2]})
 		if err != nil {
 			return err
+		}
+		if c.Pocket {
+			if _, err := p.MakePocket(); err != nil {
+				return err
+			}
 		}
 		for _, side := range sortedKeys(c.Peripherals) {
 			if err := p.attach(side, c.Peripherals[side], false, s.base); err != nil {

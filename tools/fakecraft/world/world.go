@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"sync"
 
 	"fakecraft/computer"
@@ -22,6 +23,7 @@ import (
 	"fakecraft/peripheral"
 	"fakecraft/peripheral/drive"
 	"fakecraft/peripheral/modem"
+	"fakecraft/pocket"
 )
 
 // Vec is a position in the world, in blocks.
@@ -130,6 +132,11 @@ type Place struct {
 
 	mu    sync.Mutex
 	power power // the computer while it is off, as computer peripherals switch it
+	// specs are what attach made, by canonical name (pocket.go); pocket is a pocket
+	// computer's (MakePocket), and wired says a redstone wire joins this computer.
+	specs  map[string]string
+	pocket *pocket.Pocket
+	wired  bool
 }
 
 // ErrTaken is Place's refusal of a computer id already in the world.
@@ -187,6 +194,12 @@ func (p *Place) Attach(name, spec string) error {
 // attach is Attach, for the person running fakecraft or (fromLua) for a program, with
 // relative host paths taken from base (see site).
 func (p *Place) attach(name, spec string, fromLua bool, base string) error {
+	pk := p.Pocket()
+	if pk != nil {
+		if err := pocketPlace(name, spec); err != nil {
+			return err
+		}
+	}
 	per, err := site{w: p.w, p: p, fromLua: fromLua, base: base}.make(spec)
 	if err != nil {
 		return err
@@ -197,7 +210,28 @@ func (p *Place) attach(name, spec string, fromLua bool, base string) error {
 		}
 		return err
 	}
+	p.noteSpec(name, spec)
+	if pk != nil {
+		pk.Equipped(spec)
+	}
 	return nil
+}
+
+// noteSpec remembers what was made under name ("" when it went: Detach).
+func (p *Place) noteSpec(name, spec string) {
+	if peripheral.IsSide(name) {
+		name = strings.ToLower(name)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if spec == "" {
+		delete(p.specs, name)
+		return
+	}
+	if p.specs == nil {
+		p.specs = map[string]string{}
+	}
+	p.specs[name] = spec
 }
 
 // Detach removes what is attached under name; false when there was nothing. A wired modem
@@ -207,6 +241,7 @@ func (p *Place) Detach(name string) bool {
 	if !p.bus.Detach(name) {
 		return false
 	}
+	p.noteSpec(name, "")
 	if m, ok := per.(*modem.Modem); ok {
 		m.DisconnectLocal()
 	}
@@ -221,6 +256,9 @@ func (p *Place) Options(opts machine.Options) machine.Options {
 	p.mu.Unlock()
 	opts.ID = p.id
 	opts.Peripherals = p.bus
+	if pk := p.Pocket(); pk != nil {
+		opts.Pocket = pk
+	}
 	opts.ExtraAPIs = append(append([]computer.Installer(nil), opts.ExtraAPIs...), p.periphemu)
 	return opts
 }

@@ -19,6 +19,7 @@ import (
 	"fakecraft/fsapi"
 	"fakecraft/httpapi"
 	"fakecraft/peripheral"
+	"fakecraft/pocket"
 	"fakecraft/romfs"
 	"fakecraft/transfer"
 )
@@ -49,6 +50,10 @@ type Options struct {
 	YieldTimeout time.Duration
 	Stdout       io.Writer
 	Basic        bool
+	// Pocket makes a pocket computer (computer.Config.Pocket): a 26x20 screen and the
+	// pocket API, whose upgrade goes on Peripherals' back. A world's Place gives its own
+	// (world.Place.Options); pocket.New(nil) is one whose player carries nothing.
+	Pocket *pocket.Pocket
 	// SettingOverridden hears each of Settings the computer's own /.settings overrides, at
 	// every boot (computer.Config.SettingOverridden).
 	SettingOverridden func(key, value string)
@@ -170,6 +175,7 @@ func (m *Machine) build(label string) error {
 		YieldTimeout:      opts.YieldTimeout,
 		Stdout:            opts.Stdout,
 		Basic:             opts.Basic,
+		Pocket:            opts.Pocket,
 		Bare:              opts.Bare,
 		Input:             opts.Input,
 		Multishell:        opts.Multishell,

@@ -22,6 +22,7 @@ import (
 	"fakecraft/computer/machine"
 	"fakecraft/fsapi"
 	"fakecraft/httpapi"
+	"fakecraft/pocket"
 	"fakecraft/transfer"
 )
 
@@ -48,6 +49,7 @@ type computerFlags struct {
 	TimeScale    float64  `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
 	AllowPrivate bool     `help:"Allow http/websocket connections to loopback and private addresses (CC denies them by default with 'Domain not permitted')."`
 	Basic        bool     `help:"Emulate a basic (non-colour) computer instead of an advanced one."`
+	Pocket       bool     `help:"A pocket computer (26x20 screen, the pocket API; advanced unless --basic): nothing beside it but its back upgrade (--attach back=modem, ender_modem or speaker)."`
 	Dir          string   `help:"The computer's own directory: its files and .settings are kept there across runs, as a real computer's are (default: a fresh temporary one)." type:"path" placeholder:"PATH"`
 	worldFlags
 }
@@ -254,9 +256,19 @@ func (f *computerFlags) options(e *env, bare bool) (machine.Options, string, err
 		TimeScale:         f.TimeScale,
 		Stdout:            e.stdout,
 		Basic:             f.Basic,
+		Pocket:            f.pocket(),
 		HTTP:              httpapi.Options{AllowPrivate: f.AllowPrivate},
 		SettingOverridden: set.overridden,
 	}, rootDir, nil
+}
+
+// pocket is --pocket's mark on the options: a pocket the world's place replaces by its own
+// (worldFlags.enter), nil without the flag.
+func (f *computerFlags) pocket() *pocket.Pocket {
+	if !f.Pocket {
+		return nil
+	}
+	return pocket.New(nil)
 }
 
 // Run runs the program.

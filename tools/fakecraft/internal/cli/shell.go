@@ -73,9 +73,13 @@ func (s *ShellCmd) Run(e *env) error {
 	}
 	defer func() { _ = restore() }()
 	cols, rows, err := console.Size(fd)
-	if err == nil && cols > 0 && rows > 0 && (cols < computer.TermWidth || rows < computer.TermHeight) {
+	width, height := computer.TermWidth, computer.TermHeight
+	if s.Pocket {
+		width, height = computer.PocketWidth, computer.PocketHeight
+	}
+	if err == nil && cols > 0 && rows > 0 && (cols < width || rows < height) {
 		fmt.Fprintf(e.stderr, "fakecraft: this terminal is %dx%d; the computer's screen needs %dx%d\r\n",
-			cols, rows, computer.TermWidth, computer.TermHeight)
+			cols, rows, width, height)
 	}
 
 	if _, err := out.Write(console.Start()); err != nil {

@@ -19,7 +19,7 @@ import (
 // worldFlags put the computer in a world: other computers around it (a world file) and
 // peripherals on its sides.
 type worldFlags struct {
-	World  string   `help:"World file (JSON): the computers around this one, which boot with it as plain CC computers and stop when it ends, their peripherals and cables; this computer takes its position, peripherals, label, basic, dir and files from its own entry (its id), if it has one (--label, --basic and --dir win)." type:"existingfile" placeholder:"FILE"`
+	World  string   `help:"World file (JSON): the computers around this one, which boot with it as plain CC computers and stop when it ends, their peripherals and cables; this computer takes its position, peripherals, label, basic, pocket, dir and files from its own entry (its id), if it has one (--label, --basic, --pocket and --dir win)." type:"existingfile" placeholder:"FILE"`
 	Attach []string `sep:"none" help:"Attach a peripheral to a side (or, as CraftOS-PC allows, under another name): modem, ender_modem, wired_modem:CABLE, … (see the README). Repeatable." placeholder:"SIDE=TYPE[:ARG...]"`
 }
 
@@ -71,6 +71,11 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 	if place == nil {
 		if place, err = w.Place(opts.ID, world.Vec{}); err != nil {
 			return fail(err)
+		}
+	}
+	if opts.Pocket != nil { // --pocket
+		if _, err := place.MakePocket(); err != nil {
+			return fail(fmt.Errorf("--pocket: %w", err))
 		}
 	}
 	for _, a := range f.Attach {

@@ -1,7 +1,7 @@
--- equip: puts the item in hand into a pocket computer's back slot (a modem, a speaker),
--- as CC: Tweaked's program. Written for fakecraft from CC's documentation and test-rom
--- specs; fakecraft has no pocket computers, so outside a spec's stubbed `pocket` it says
--- it needs one.
+-- equip: puts an upgrade from the player's inventory on a pocket computer's back (a
+-- modem, a speaker), as CC: Tweaked's program. Written for fakecraft from CC's
+-- documentation and test-rom specs; on any other computer (no `pocket`) it says it needs
+-- one.
 
 if not pocket then
   printError("Requires a Pocket Computer");

@@ -1,6 +1,6 @@
 -- unequip: takes the upgrade off a pocket computer's back, as CC: Tweaked's program.
--- Written for fakecraft from CC's documentation and test-rom specs; fakecraft has no pocket
--- computers, so outside a spec's stubbed `pocket` it says it needs one.
+-- Written for fakecraft from CC's documentation and test-rom specs; on any other computer
+-- (no `pocket`) it says it needs one.
 
 if not pocket then
   printError("Requires a Pocket Computer");
