@@ -90,7 +90,8 @@ func (s *Session) lineAllowed() bool {
 	if ok {
 		return true
 	}
-	if s.gw.limits.warns.warn("computers from this address connect and disconnect faster than the log takes: their lines are left out (trapos_gateway_connected_computers and trapos_gateway_closes_total count them all)",
+	s.gw.cfg.Metrics.limited(limitLogLines)
+	if s.gw.limits.warns.warn("computers from this address connect and disconnect faster than the log takes: their lines are left out (trapos_gateway_limited_total counts them as log_lines)",
 		s.remoteAddr, "linesLeftOut", leftOut, "rate", float64(lines.limit), "burst", lines.burst) {
 		lines.reset(s.remoteAddr)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,9 +20,11 @@ import (
 func TestConnectLinesOfAnAddressAreBounded(t *testing.T) {
 	clk := newFakeClock()
 	// Pings and idle probes far off: the minute the test lets pass drops no computer.
-	h := newHarness(t, Config{ConnectionLinesRate: 1, ConnectionLinesBurst: 3, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour}, nil)
+	metrics := NewMetrics(prometheus.NewRegistry())
+	h := newHarness(t, Config{ConnectionLinesRate: 1, ConnectionLinesBurst: 3, Clock: clk, PingPeriod: time.Hour, IdleProbeAfter: time.Hour,
+		Metrics: metrics}, nil)
 	connected := func() int { return strings.Count(h.logs.String(), `msg="computer connected"`) }
-	warning := regexp.MustCompile(`level=WARN msg="computers from this address connect and disconnect faster than the log takes: their lines are left out \(trapos_gateway_connected_computers and trapos_gateway_closes_total count them all\)" module=trapos-cloud-gateway remote=127\.0\.0\.1:\d+ linesLeftOut=(\d+) rate=1 burst=3( suppressedSinceLast=\d+)? repeatsLoggedEvery=1m0s\n`)
+	warning := regexp.MustCompile(`level=WARN msg="computers from this address connect and disconnect faster than the log takes: their lines are left out \(trapos_gateway_limited_total counts them as log_lines\)" module=trapos-cloud-gateway remote=127\.0\.0\.1:\d+ linesLeftOut=(\d+) rate=1 burst=3( suppressedSinceLast=\d+)? repeatsLoggedEvery=1m0s\n`)
 
 	for i := 1; i <= 5; i++ {
 		h.connect(t, fmt.Sprintf("%d:", i), "")
@@ -39,6 +43,7 @@ func TestConnectLinesOfAnAddressAreBounded(t *testing.T) {
 	require.Len(t, warnings, 2, h.logs.String())
 	assert.Equal(t, "2", warnings[1][1], "the 5th and the 9th")
 	assert.Equal(t, " suppressedSinceLast=1", warnings[1][2])
+	assert.Equal(t, 3.0, testutil.ToFloat64(metrics.limits.WithLabelValues(limitLogLines)), "every line left out is counted")
 
 	off := newHarness(t, Config{ConnectionLinesRate: -1, ConnectionLinesBurst: 1}, nil)
 	for i := 1; i <= 5; i++ {

@@ -29,6 +29,8 @@ const (
 	// limitGatewayRequestsInFlight and limitSendQueueBytes refuse a host request with busy.
 	limitGatewayRequestsInFlight = "gateway_requests_in_flight"
 	limitSendQueueBytes          = "send_queue_bytes"
+	// limitLogLines counts connect and disconnect lines left out of the log (connLines).
+	limitLogLines = "log_lines"
 )
 
 // limiterSweepEvery is how often idle per-address state is forgotten; a bucket idle this

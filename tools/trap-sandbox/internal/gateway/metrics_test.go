@@ -123,7 +123,7 @@ func TestKnownSeriesAreExportedFromTheStart(t *testing.T) {
 		"trapos_gateway_limited_total limit=max_connections", "trapos_gateway_limited_total limit=upgrade_rate",
 		"trapos_gateway_limited_total limit=failed_hellos", "trapos_gateway_limited_total limit=failed_hellos_global",
 		"trapos_gateway_limited_total limit=requests_in_flight", "trapos_gateway_limited_total limit=gateway_requests_in_flight",
-		"trapos_gateway_limited_total limit=send_queue_bytes",
+		"trapos_gateway_limited_total limit=send_queue_bytes", "trapos_gateway_limited_total limit=log_lines",
 		"trapos_gateway_evicted_before_hello_total cap=address", "trapos_gateway_evicted_before_hello_total cap=gateway",
 		"trapos_gateway_evicted_before_hello_total cap=connections",
 		"trapos_gateway_liveness_drops_total reason=pong_timeout", "trapos_gateway_liveness_drops_total reason=unresponsive",
