@@ -25,6 +25,7 @@ import (
 	"fakecraft/computer/machine"
 	"fakecraft/fakecrafttest"
 	"fakecraft/httpapi"
+	"fakecraft/pocket"
 
 	"trap-sandbox/testkit/opencodefake"
 
@@ -731,9 +732,21 @@ func TestInstallOnAFullDrive(t *testing.T) {
 	}
 }
 
+// pocketSession is playerSession on a pocket computer (26x20, fakecraft's --pocket): the rows
+// of its transcript, every row written (those that scrolled off too), the last 20 the screen
+// as it was left; trailing blanks trimmed.
+func pocketSession(ctx context.Context, t *testing.T, dir string, typed ...string) []string {
+	t.Helper()
+	out := playerSessionOn(ctx, t, machine.Options{Overlay: dir, HTTP: httpapi.Options{AllowPrivate: true}, Pocket: pocket.New(nil)}, typed...)
+	rows := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for i, row := range rows {
+		rows[i] = strings.TrimRight(row, " ")
+	}
+	return rows
+}
+
 // narrowScreen is a program for the player's disk: `narrow W H PROGRAM ARGS...` runs the
-// program on a W x H window (a pocket computer's 26x20, a turtle's 39x13; fakecraft emulates
-// neither) and writes to /narrow-W.txt every row that scrolls off the top, the screen at each
+// program on a W x H window (a turtle's 39x13, which fakecraft does not emulate) and writes to /narrow-W.txt every row that scrolls off the top, the screen at each
 // "Press any key" (answered at once, after a line "pause"), and the screen at the end.
 const narrowScreen = `
 local args = { ... };
@@ -789,20 +802,17 @@ func TestInstallerLinesFitAPocketComputer(t *testing.T) {
 	ctx := testContext(t)
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword, "--opencode-url", opencodefake.ClosedPortURL(t)}})
 	install := "wget run " + g.URL("/trapos/install")
-	dir, screen := narrowDisk(t)
-	pocket := func() []string { return screen(26) }
+	dir := t.TempDir()
 
-	out := playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" wrong-"+installPassword)
-	rows := pocket()
+	rows := pocketSession(ctx, t, dir, install+" wrong-"+installPassword)
 	// (how the URL after it breaks: TestURLsBreakReadablyOnAPocketComputer)
 	at := slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "wget run ") })
-	require.GreaterOrEqual(t, at, 0, "the line to run starts a row of its own:\n%s\n%s", strings.Join(rows, "\n"), out)
+	require.GreaterOrEqual(t, at, 0, "the line to run starts a row of its own:\n%s", strings.Join(rows, "\n"))
 	assert.True(t, strings.HasSuffix(rows[at-1], "SANDBOX_PASSWORD):"), "the sentence ends before it: %q", rows[at-1])
 
-	out = playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" "+installPassword, "")
-	rows = pocket()
+	rows = pocketSession(ctx, t, dir, install+" "+installPassword, "")
 	at = slices.Index(rows, "Not allowed. To change it")
-	require.GreaterOrEqual(t, at, 0, "%s\n%s", strings.Join(rows, "\n"), out)
+	require.GreaterOrEqual(t, at, 0, strings.Join(rows, "\n"))
 	assert.Equal(t, []string{"Not allowed. To change it", "after the reboot, run:", "sandbox setup"}, rows[at:at+3])
 	for _, row := range rows {
 		assert.NotEqual(t, "write", row, "a set command broken before its value")
@@ -810,10 +820,9 @@ func TestInstallerLinesFitAPocketComputer(t *testing.T) {
 
 	// The password typed at the prompt shows whole, as stars on a row of their own (after the
 	// question, 12 columns were left of 26, and the first stars scrolled out of sight).
-	dir, screen = narrowDisk(t)
 	const typed = "sixteen-chars-pw"
-	out = playerSession(ctx, t, dir, false, "narrow 26 20 "+install, typed, "")
-	assert.Contains(t, screen(26), strings.Repeat("*", len(typed)), out)
+	rows = pocketSession(ctx, t, t.TempDir(), install, typed, "")
+	assert.Contains(t, rows, strings.Repeat("*", len(typed)), strings.Join(rows, "\n"))
 }
 
 // urlOnRows is url as rows shows it last: the part on each row, from the last row where it
@@ -851,7 +860,7 @@ func TestURLsBreakReadablyOnAPocketComputer(t *testing.T) {
 	installURL, wsURL := g.URL("/trapos/install"), g.WebSocketURL()
 	require.Greater(t, len(wsURL), 26, "the test needs URLs longer than a pocket computer's row")
 	install := "wget run " + installURL
-	dir, screen := narrowDisk(t)
+	dir := t.TempDir()
 	readable := func(what string, rows []string, url string) {
 		t.Helper()
 		parts := urlOnRows(rows, url)
@@ -863,21 +872,20 @@ func TestURLsBreakReadablyOnAPocketComputer(t *testing.T) {
 		}
 	}
 
-	playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" wrong-"+installPassword)
-	rows := screen(26)
+	rows := pocketSession(ctx, t, dir, install+" wrong-"+installPassword)
 	readable("a refused password's line to run", rows, installURL)
 	at := slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "wget run ") })
 	require.GreaterOrEqual(t, at, 0, strings.Join(rows, "\n"))
 	assert.Equal(t, []string{"wget run http://127.0.0.1", strings.TrimPrefix(installURL, "http://127.0.0.1"), "<password>"}, rows[at:at+3])
 
-	playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" "+installPassword, "")
-	readable("the installer's sandbox.url", screen(26), wsURL)
-	assert.Contains(t, screen(26), "sandbox.url is", "the URL, not fitting beside it, starts a row of its own")
+	rows = pocketSession(ctx, t, dir, install+" "+installPassword, "")
+	readable("the installer's sandbox.url", rows, wsURL)
+	assert.Contains(t, rows, "sandbox.url is", "the URL, not fitting beside it, starts a row of its own")
 
-	out := playerSession(ctx, t, dir, false, "reboot", "narrow 26 20 sandbox status")
-	rows = screen(26)
+	rows = pocketSession(ctx, t, dir, "reboot", "sandbox status")
+	rows = rows[slices.Index(rows, "> sandbox status"):]
 	readable("sandbox status", rows, wsURL)
-	assert.Equal(t, "url: "+strings.TrimSuffix(wsURL, "/trapos/ws"), rows[slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "url:") })], out)
+	assert.Equal(t, "url: "+strings.TrimSuffix(wsURL, "/trapos/ws"), rows[slices.IndexFunc(rows, func(r string) bool { return strings.HasPrefix(r, "url:") })], strings.Join(rows, "\n"))
 }
 
 // TestInstallerHelpFitsSmallScreens: `--help` on a pocket computer (26x20) is laid out for
@@ -890,15 +898,13 @@ func TestInstallerHelpFitsSmallScreens(t *testing.T) {
 	install := "wget run " + g.URL("/trapos/install")
 	dir, screen := narrowDisk(t)
 
-	playerSession(ctx, t, dir, false, "narrow 26 20 "+install+" --help", "narrow 39 13 "+install+" --help")
-
-	pocket := screen(26)
+	pocket := pocketSession(ctx, t, t.TempDir(), install+" --help")
 	require.GreaterOrEqual(t, len(pocket), 20)
-	last := pocket[len(pocket)-20:]
-	assert.NotContains(t, pocket, "pause", "a pocket computer's 20 rows hold the help")
+	last := pocket[len(pocket)-20:] // the screen as the help left it, the next prompt last
+	assert.NotContains(t, pocket, "Press any key to continue", "a pocket computer's 20 rows hold the help")
 	require.Contains(t, last, "Installs trapos-sandbox.", "the help's first line scrolled away:\n%s", strings.Join(pocket, "\n"))
 	help := last[slices.Index(last, "Installs trapos-sandbox."):]
-	for len(help) > 0 && help[len(help)-1] == "" {
+	for len(help) > 0 && help[len(help)-1] == ">" {
 		help = help[:len(help)-1] // the row of the next prompt
 	}
 	for _, row := range help {
@@ -908,6 +914,7 @@ func TestInstallerHelpFitsSmallScreens(t *testing.T) {
 	assert.Contains(t, help, "   X: none, read or write")
 	assert.Equal(t, "install asks.", help[len(help)-1])
 
+	playerSession(ctx, t, dir, false, "narrow 39 13 "+install+" --help")
 	turtle := screen(39)
 	at := slices.Index(turtle, "pause")
 	require.GreaterOrEqual(t, at, 0, "no pause on a turtle's 13 rows:\n%s", strings.Join(turtle, "\n"))
