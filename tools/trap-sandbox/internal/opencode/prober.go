@@ -159,9 +159,20 @@ func NewProber(cfg ProberConfig) (*Prober, error) {
 	}, nil
 }
 
-// URL returns the probed URL with any password in it redacted.
+// URL returns the probed URL as the gateway shows it (shown).
 func (p *Prober) URL() string {
-	return p.healthURL.Redacted()
+	return shown(*p.healthURL)
+}
+
+// shown is u as a log line or a computer's probe_gateway answer shows it: without its
+// password, and without its query's values, which may be secrets too (a proxy's
+// ?token=…: every player who types sandbox health read it).
+func shown(u url.URL) string {
+	if u.RawQuery != "" {
+		u.RawQuery = "…"
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.Redacted()
 }
 
 // Probe checks opencode once, or joins a probe already running. It returns when the probe is
@@ -317,12 +328,12 @@ func (p *Prober) describe(cause string) string {
 }
 
 // baseRedacted is the configured base URL (not the health path), as the user wrote it, minus
-// any password.
+// any password and query values (shown).
 func (p *Prober) baseRedacted() string {
 	u := *p.healthURL
 	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, healthPath), "/")
 	u.RawPath = ""
-	return u.Redacted()
+	return shown(u)
 }
 
 func oneLine(s string) string {

@@ -426,3 +426,23 @@ func TestRecentTellsTheLastResultWhileFresh(t *testing.T) {
 	_, ok = p.Recent(time.Hour)
 	assert.False(t, ok, "a closed prober has no result to tell")
 }
+
+// TestAQueryInTheURLIsNotShown: a query in OPENCODE_URL (a proxy's ?token=…) was shown whole
+// in the start-up config line and in every probe_gateway answer, which any player reads with
+// sandbox health; it is still sent.
+func TestAQueryInTheURLIsNotShown(t *testing.T) {
+	var query atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		query.Store(r.URL.RawQuery)
+		w.WriteHeader(http.StatusBadGateway)
+	}))
+	defer srv.Close()
+	p, err := NewProber(ProberConfig{URL: srv.URL + "/base?token=hunter2#frag"})
+	require.NoError(t, err)
+	defer p.Close()
+	assert.Equal(t, srv.URL+"/base/global/health?…", p.URL())
+	h := p.Probe(t.Context())
+	assert.Equal(t, "token=hunter2", query.Load(), "the query still reaches opencode")
+	assert.NotContains(t, h.Detail, "hunter2")
+	assert.True(t, strings.HasPrefix(h.Detail, "opencode at "+srv.URL+"/base?…: "), h.Detail)
+}
