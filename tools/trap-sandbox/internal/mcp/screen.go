@@ -265,9 +265,17 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	for _, part := range computer.SplitInput(events) {
 		if _, _, err := t.client.SendInput(ctx, traposID, part, time.Until(deadline)); err != nil {
 			err = named(err, len(sent))
-			if len(sent) > 0 {
-				pe := asError(err)
+			pe := asError(err)
+			// A request the computer did not answer in time reached it, or may have: its
+			// input may be typed all the same, and a call made again would type it twice.
+			unanswered := pe.Code == protocol.CodeTimeout
+			switch {
+			case len(sent) > 0 && unanswered:
+				err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it, and the rest may have been too (read_screen shows the screen: check it before you send any of it again)")}
+			case len(sent) > 0:
 				err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)")}
+			case unanswered:
+				err = inputSentError{pe.WithMessage(pe.Message + "; the input may have been typed all the same (read_screen shows the screen: check it before you send it again)")}
 			}
 			return ScreenOutput{}, withWarnings(err, warnings)
 		}

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -276,4 +277,38 @@ func TestSendKeysNamesTheKeyMeant(t *testing.T) {
 		assert.True(t, strings.HasPrefix(text(res), "bad_payload: keys[1]: unknown key name "), text(res))
 		assert.True(t, strings.HasSuffix(text(res), "nothing was queued"+hint), "%s: %s", given, text(res))
 	}
+}
+
+// TestAnUnansweredInputMayHaveBeenTyped: a screen.input the computer did not answer in time
+// reached it, or may have, and its input may be typed all the same: the error says so and
+// offers no more time, which an agent would take to send the input again and type it twice.
+func TestAnUnansweredInputMayHaveBeenTyped(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	inputs, lateFrom := 0, 1
+	d.After = func(_ context.Context, _ int, typ string) error {
+		if typ != protocol.TypeScreenInput {
+			return nil
+		}
+		if inputs++; inputs < lateFrom {
+			return nil
+		}
+		return &protocol.Error{Code: protocol.CodeTimeout, Message: "computer 7: did not answer screen.input in time"}
+	}
+	s := session(t, d)
+
+	res := callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": "rm /door.lua\n"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "timeout: computer 7: did not answer screen.input in time; the input may have been typed all the same (read_screen shows the screen: check it before you send it again)", text(res))
+	assert.Len(t, term.Events(), 1, "the input reached the computer")
+
+	inputs, lateFrom = 0, 2
+	keys := make([]string, 70)
+	for i := range keys {
+		keys[i] = "a"
+	}
+	res = callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": keys})
+	require.True(t, res.IsError)
+	assert.Equal(t, "timeout: computer 7: did not answer screen.input in time; the first 64 keys were pressed before it, and the rest may have been too (read_screen shows the screen: check it before you send any of it again)", text(res))
 }
