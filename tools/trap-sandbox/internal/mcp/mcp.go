@@ -90,11 +90,12 @@ func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "trap-sandbox", Title: "trap-sandbox: in-game TrapOS computers", Version: Version},
 		&sdk.ServerOptions{Instructions: instructions, Logger: logger})
 	t := &tools{client: c}
-	t.register(srv)
+	r := registrar{srv: srv, inputs: inputs{}}
+	t.register(r)
 	t.registerResources(srv)
 	registerPrompts(srv)
 	// recoverPanics first: the outermost, it also catches a panic of the others.
-	srv.AddReceivingMiddleware(recoverPanics(logger), markComputerErrors, explainResourceErrors)
+	srv.AddReceivingMiddleware(recoverPanics(logger), checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
 	return srv
 }
 

@@ -9,8 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
@@ -71,12 +69,12 @@ type ScreenOutput struct {
 	Warnings []cctext.Replacement `json:"warnings,omitempty" jsonschema:"characters CC cannot hold, sent as ?"`
 }
 
-func (t *tools) registerScreen(srv *sdk.Server) {
-	addTool(srv, "read_screen", "Read the screen", hints{readOnly: true}, "Read what a computer's own screen shows now (what the player sees): its text, and when asked its colours and cursor. Needs the owner's sandbox.allow_screen view or control.",
+func (t *tools) registerScreen(r registrar) {
+	addTool(r, "read_screen", "Read the screen", hints{readOnly: true}, "Read what a computer's own screen shows now (what the player sees): its text, and when asked its colours and cursor. Needs the owner's sandbox.allow_screen view or control.",
 		func(in ScreenInput) string { return in.TraposID }, t.readScreen)
-	addTool(srv, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"] or [\"leftCtrl+s\"]), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
+	addTool(r, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"] or [\"leftCtrl+s\"]), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
 		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
-	addTool(srv, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. Needs the owner's sandbox.allow_screen control.",
+	addTool(r, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. Needs the owner's sandbox.allow_screen control.",
 		func(in TextInput) string { return in.TraposID }, t.sendText)
 }
 

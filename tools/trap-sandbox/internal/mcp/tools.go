@@ -21,9 +21,10 @@ import (
 // maxFileBytes bounds read_file and write_file: more would not fit an agent's context.
 const maxFileBytes = 1 << 20
 
-// CodeBadArgument is the tool error code of arguments that the input schema cannot rule out
-// (both or neither of content and contentBase64, base64 that does not decode, a file above
-// 1 MiB). It is the MCP module's own; every other code is the protocol's.
+// CodeBadArgument is the tool error code of arguments outside the input schema
+// (checkArguments) and of those the schema cannot rule out (both or neither of content and
+// contentBase64, base64 that does not decode, a file above 1 MiB). It is the MCP module's
+// own; every other code is the protocol's.
 const CodeBadArgument protocol.Code = "bad_argument"
 
 // timeoutMs has one meaning in every tool: how long the whole call may take. Its default is
@@ -169,29 +170,41 @@ var (
 	runsProgram = hints{destructive: true, openWorld: true}
 )
 
-func (t *tools) register(srv *sdk.Server) {
-	addTool(srv, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes.",
+func (t *tools) register(r registrar) {
+	addTool(r, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes.",
 		func(NoInput) string { return "" }, t.listComputers)
-	addTool(srv, "computer_info", "Show a computer", readOnly, "Show a computer's id, label, TrapOS version, uptime, in-game day and time, free space, colour support and peripherals.",
+	addTool(r, "computer_info", "Show a computer", readOnly, "Show a computer's id, label, TrapOS version, uptime, in-game day and time, free space, colour support and peripherals.",
 		func(in TargetInput) string { return in.TraposID }, t.computerInfo)
-	addTool(srv, "list_files", "List a directory", readOnly, "List a directory on a computer: each entry's name, whether it is a directory, and its size in bytes.",
+	addTool(r, "list_files", "List a directory", readOnly, "List a directory on a computer: each entry's name, whether it is a directory, and its size in bytes.",
 		func(in PathInput) string { return in.TraposID }, t.listFiles)
-	addReadFile(srv, t)
-	t.registerScreen(srv)
-	addTool(srv, "write_file", "Write a file", replaces, "Create or replace a file on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete.",
+	addReadFile(r, t)
+	t.registerScreen(r)
+	addTool(r, "write_file", "Write a file", replaces, "Create or replace a file on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete.",
 		func(in WriteInput) string { return in.TraposID }, t.writeFile)
-	addTool(srv, "delete_file", "Delete a file", replaces, "Delete a file, or a directory with everything in it, on a computer.",
+	addTool(r, "delete_file", "Delete a file", replaces, "Delete a file, or a directory with everything in it, on a computer.",
 		func(in PathInput) string { return in.TraposID }, t.deleteFile)
-	addTool(srv, "move_file", "Move a file", hints{}, "Move or rename a file or directory on a computer; the target path must not exist.",
+	addTool(r, "move_file", "Move a file", hints{}, "Move or rename a file or directory on a computer; the target path must not exist.",
 		func(in MoveInput) string { return in.TraposID }, t.moveFile)
-	addTool(srv, "make_dir", "Make a directory", changes, "Create a directory, and any missing parents, on a computer.",
+	addTool(r, "make_dir", "Make a directory", changes, "Create a directory, and any missing parents, on a computer.",
 		func(in PathInput) string { return in.TraposID }, t.makeDir)
-	addTool(srv, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error.",
+	addTool(r, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error.",
 		func(in LuaInput) string { return in.TraposID }, t.runLua)
-	addTool(srv, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is that screen at the end. A full-screen program (edit, paint) waits for input and is stopped at the timeout; to use one, type it with send_text.",
+	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is that screen at the end. A full-screen program (edit, paint) waits for input and is stopped at the timeout; to use one, type it with send_text.",
 		func(in ProgramInput) string { return in.TraposID }, t.runProgram)
-	addTool(srv, "ping", "Ping a computer", readOnly, "Check that a computer answers, and how long a round trip to it takes.",
+	addTool(r, "ping", "Ping a computer", readOnly, "Check that a computer answers, and how long a round trip to it takes.",
 		func(in TargetInput) string { return in.TraposID }, t.ping)
+}
+
+// registrar adds the tools to srv and keeps their input schemas for checkArguments.
+type registrar struct {
+	srv    *sdk.Server
+	inputs inputs
+}
+
+// input records s as the input schema of the tool name, and returns it.
+func (r registrar) input(name string, s *jsonschema.Schema) *jsonschema.Schema {
+	r.inputs[name] = s
+	return s
 }
 
 // tool is a tool's description with its title and annotations.
@@ -209,10 +222,10 @@ func tool(name, title string, h hints, description string) *sdk.Tool {
 // ("" for several); a successful result carries the structured output, its JSON as text and a
 // note that the text is data from the computer. An error becomes an MCP tool error
 // ("<code>: <message>", no structured content).
-func addTool[In, Out any](srv *sdk.Server, name, title string, h hints, description string, source func(In) string, run func(context.Context, In) (Out, error)) {
+func addTool[In, Out any](r registrar, name, title string, h hints, description string, source func(In) string, run func(context.Context, In) (Out, error)) {
 	t := tool(name, title, h, description)
-	t.InputSchema = inputSchema[In]()
-	sdk.AddTool(srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+	t.InputSchema = r.input(name, inputSchema[In]())
+	sdk.AddTool(r.srv, t, func(ctx context.Context, _ *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 		out, err := run(ctx, in)
 		if err != nil {
 			var zero Out
@@ -226,10 +239,10 @@ func addTool[In, Out any](srv *sdk.Server, name, title string, h hints, descript
 // addReadFile registers read_file without an output schema: its result is its JSON once, as
 // text (what opencode hands the model), so a file's base64 is not sent twice (structured and
 // text): a 300 KB binary answers in about its base64 size.
-func addReadFile(srv *sdk.Server, t *tools) {
+func addReadFile(r registrar, t *tools) {
 	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}.")
-	rt.InputSchema = inputSchema[ReadInput]()
-	sdk.AddTool(srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
+	rt.InputSchema = r.input("read_file", inputSchema[ReadInput]())
+	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)
 		if err != nil {
 			return nil, nil, toolError(err)

@@ -1,0 +1,194 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// inputs are the tools' input schemas by name, as registered: checkArguments reads them.
+type inputs map[string]*jsonschema.Schema
+
+// checkArguments answers a tools/call whose arguments are outside the tool's input schema
+// with bad_argument naming each argument, what it must be and what it was, before the SDK
+// sees them: the SDK's own refusal is its validator's error chain, which an agent has to
+// decode ('validating "arguments": validating root: validating /properties/timeoutMs:
+// minimum: 0/1 is less than 1.000000'). Arguments it finds nothing wrong with go on to the
+// SDK, which validates them as before.
+func checkArguments(schemas inputs) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			ctr, ok := req.(*sdk.CallToolRequest)
+			if !ok || ctr.Params == nil {
+				return next(ctx, method, req)
+			}
+			schema, ok := schemas[ctr.Params.Name]
+			if !ok {
+				return next(ctx, method, req)
+			}
+			if problem := argumentProblem(ctr.Params.Name, schema, ctr.Params.Arguments); problem != "" {
+				var res sdk.CallToolResult
+				res.SetError(protocol.Errorf(CodeBadArgument, "%s", problem))
+				return &res, nil
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// argumentProblem is what is wrong with the arguments raw of tool, whose input schema is s
+// (an object of plain properties, as inputSchema makes them), one clause per argument; ""
+// when it sees nothing wrong.
+func argumentProblem(tool string, s *jsonschema.Schema, raw json.RawMessage) string {
+	names := s.PropertyOrder
+	if len(names) == 0 {
+		for name := range s.Properties {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+	}
+	takes := tool + " takes no arguments"
+	if len(names) > 0 {
+		takes = tool + " takes " + strings.Join(names, ", ")
+	}
+	args := map[string]json.RawMessage{}
+	if trimmed := bytes.TrimSpace(raw); len(trimmed) > 0 && !bytes.Equal(trimmed, []byte("null")) {
+		if err := json.Unmarshal(trimmed, &args); err != nil {
+			return "the arguments must be a JSON object: " + takes
+		}
+	}
+	var problems []string
+	var unknown []string
+	for name := range args {
+		if _, ok := s.Properties[name]; !ok {
+			unknown = append(unknown, name)
+		}
+	}
+	slices.Sort(unknown)
+	for _, name := range unknown {
+		problems = append(problems, fmt.Sprintf("%q is not an argument of %s%s", name, tool, meant(name, names)))
+	}
+	if len(unknown) > 0 {
+		problems = append(problems, takes)
+	}
+	for _, name := range names {
+		p := s.Properties[name]
+		value, given := args[name]
+		if !given {
+			if slices.Contains(s.Required, name) {
+				problems = append(problems, fmt.Sprintf("%s is missing: %s", name, p.Description))
+			}
+			continue
+		}
+		if problem := valueProblem(name, p, value); problem != "" {
+			problems = append(problems, problem)
+		}
+	}
+	return strings.Join(problems, "; ")
+}
+
+// meant names the argument a misspelt name is likely to mean (traposID, timeout), or "".
+func meant(name string, names []string) string {
+	lower := strings.ToLower(name)
+	for _, n := range names {
+		if l := strings.ToLower(n); l == lower || (len(lower) >= 4 && (strings.HasPrefix(l, lower) || strings.HasPrefix(lower, l))) {
+			return fmt.Sprintf(" (did you mean %s?)", n)
+		}
+	}
+	return ""
+}
+
+// valueProblem is what is wrong with the value of argument name, whose schema is p; "" when
+// it sees nothing wrong.
+func valueProblem(name string, p *jsonschema.Schema, raw json.RawMessage) string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return ""
+	}
+	types := p.Types
+	if p.Type != "" {
+		types = []string{p.Type}
+	}
+	if v == nil {
+		if slices.Contains(types, "null") {
+			return ""
+		}
+	}
+	wrong := func(want string) string {
+		s := fmt.Sprintf("%s must be %s, not %s", name, want, describe(v))
+		if p.Description != "" {
+			s += ": " + p.Description
+		}
+		return s
+	}
+	switch {
+	case slices.Contains(types, "string"):
+		if _, ok := v.(string); !ok {
+			return wrong("a string")
+		}
+	case slices.Contains(types, "boolean"):
+		if _, ok := v.(bool); !ok {
+			return wrong("true or false")
+		}
+	case slices.Contains(types, "integer"):
+		want := "a whole number"
+		if p.Minimum != nil && p.Maximum != nil {
+			want = fmt.Sprintf("a whole number from %g to %g", *p.Minimum, *p.Maximum)
+		}
+		n, ok := v.(json.Number)
+		if !ok {
+			return wrong(want)
+		}
+		f, err := strconv.ParseFloat(string(n), 64)
+		if err != nil || f != math.Trunc(f) || (p.Minimum != nil && f < *p.Minimum) || (p.Maximum != nil && f > *p.Maximum) {
+			return wrong(want)
+		}
+	case slices.Contains(types, "array"):
+		items, ok := v.([]any)
+		if !ok {
+			return wrong("an array of strings")
+		}
+		if p.Items != nil && p.Items.Type == "string" {
+			for i, item := range items {
+				if _, ok := item.(string); !ok {
+					return fmt.Sprintf("%s[%d] must be a string, not %s", name, i, describe(item))
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// describe names a JSON value as a message quotes it: the number 5, the string "5000".
+func describe(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return strconv.FormatBool(v)
+	case json.Number:
+		return "the number " + string(v)
+	case string:
+		if utf8.RuneCountInString(v) > 40 {
+			v = string([]rune(v)[:40]) + "…"
+		}
+		return "the string " + strconv.Quote(v)
+	case []any:
+		return "an array"
+	default:
+		return "an object"
+	}
+}

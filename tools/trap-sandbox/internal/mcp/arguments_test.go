@@ -1,0 +1,72 @@
+package mcp
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit/daemonfake"
+)
+
+// TestArgumentsOutsideTheSchemaAreNamed: arguments the input schema refuses are answered
+// bad_argument naming each argument, what it must be and what it was, not the SDK's validator
+// chain ('validating "arguments": validating root: validating /properties/timeoutMs: minimum:
+// 0/1 is less than 1.000000'); nothing is sent to the computer.
+func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	s := session(t, d)
+	const timeoutMs = "how long the whole call may take, in milliseconds (default 10000)"
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"ping", map[string]any{}, "bad_argument: traposId is missing: the computer, as list_computers shows it (e.g. 7:kitchen)"},
+		{"ping", map[string]any{"traposId": 7}, "bad_argument: traposId must be a string, not the number 7: the computer, as list_computers shows it (e.g. 7:kitchen)"},
+		{"ping", map[string]any{"traposId": nil}, "bad_argument: traposId must be a string, not null: the computer, as list_computers shows it (e.g. 7:kitchen)"},
+		{"ping", map[string]any{"traposId": "7:", "timeoutMs": 0}, "bad_argument: timeoutMs must be a whole number from 1 to 60000, not the number 0: " + timeoutMs},
+		{"ping", map[string]any{"traposId": "7:", "timeoutMs": 90000}, "bad_argument: timeoutMs must be a whole number from 1 to 60000, not the number 90000: " + timeoutMs},
+		{"ping", map[string]any{"traposId": "7:", "timeoutMs": 1.5}, "bad_argument: timeoutMs must be a whole number from 1 to 60000, not the number 1.5: " + timeoutMs},
+		{"ping", map[string]any{"traposId": "7:", "timeoutMs": "5000"}, `bad_argument: timeoutMs must be a whole number from 1 to 60000, not the string "5000": ` + timeoutMs},
+		{"ping", map[string]any{"traposID": "7:", "timeout": 5000}, `bad_argument: "timeout" is not an argument of ping (did you mean timeoutMs?); "traposID" is not an argument of ping (did you mean traposId?); ping takes traposId, timeoutMs; traposId is missing: the computer, as list_computers shows it (e.g. 7:kitchen)`},
+		{"list_computers", map[string]any{"all": true}, `bad_argument: "all" is not an argument of list_computers; list_computers takes no arguments`},
+		{"send_keys", map[string]any{"traposId": "7:", "keys": []any{"a", 5}}, "bad_argument: keys[1] must be a string, not the number 5"},
+		{"read_screen", map[string]any{"traposId": "7:", "colours": "yes"}, `bad_argument: colours must be true or false, not the string "yes": also return each row's colours (blit strings) and the palette`},
+	} {
+		res := callTool(t, s, c.tool, c.args)
+		require.True(t, res.IsError, "%s %v", c.tool, c.args)
+		assert.Equal(t, c.want, text(res), "%s %v", c.tool, c.args)
+	}
+	assert.Empty(t, d.Types(), "nothing reached the computer")
+
+	// Arguments within the schema go on: 1.0 is a whole number, null an optional content's absence.
+	res := callTool(t, s, "ping", map[string]any{"traposId": "7:", "timeoutMs": 1000.0})
+	assert.False(t, res.IsError, text(res))
+	res = callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/x", "content": nil, "contentBase64": "eA=="})
+	assert.False(t, res.IsError, text(res))
+}
+
+// TestEveryArgumentOfTheWrongTypeIsNamed: every argument of every tool, given an object, is
+// named by the check (an argument of a type it does not know would fall through to the SDK's
+// validator chain).
+func TestEveryArgumentOfTheWrongTypeIsNamed(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	list, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	for _, tool := range list.Tools {
+		var schema struct {
+			Properties map[string]any `json:"properties"`
+		}
+		raw, err := json.Marshal(tool.InputSchema)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(raw, &schema))
+		for name := range schema.Properties {
+			args := map[string]any{"traposId": "7:", name: map[string]any{}}
+			res := callTool(t, s, tool.Name, args)
+			require.True(t, res.IsError, "%s %s", tool.Name, name)
+			assert.Regexp(t, "^bad_argument: (.*; )?"+name+" must be [^:]*, not an object", text(res), "%s %s", tool.Name, name)
+		}
+	}
+}
