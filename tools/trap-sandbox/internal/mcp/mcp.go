@@ -88,7 +88,7 @@ func (m *Module) Mount(routes *server.Routes) { routes.HandleAPI(Path, m.handler
 // on the computers through c. logger may be nil.
 func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	srv := sdk.NewServer(&sdk.Implementation{Name: "trap-sandbox", Title: "trap-sandbox: in-game TrapOS computers", Version: Version},
-		&sdk.ServerOptions{Instructions: instructions, Logger: logger})
+		&sdk.ServerOptions{Instructions: instructions, Logger: logger, SetCacheable: privateFiles})
 	t := &tools{client: c}
 	r := registrar{srv: srv, inputs: inputs{}}
 	t.register(r)
@@ -97,6 +97,15 @@ func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	// recoverPanics first: the outermost, it also catches a panic of the others.
 	srv.AddReceivingMiddleware(recoverPanics(logger), checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
 	return srv
+}
+
+// privateFiles marks a file's contents (resources/read) as the caller's alone: the SDK's
+// default, "public", lets any intermediary cache one and serve it to anyone, and a URI names
+// a computer of the caller's account (two accounts may each have a 7:kitchen).
+func privateFiles(_ context.Context, req sdk.Request, c *sdk.Cacheable) {
+	if _, ok := req.(*sdk.ReadResourceRequest); ok {
+		c.CacheScope = "private"
+	}
 }
 
 // instructions tell the agent what the server is for and how to treat what computers say.

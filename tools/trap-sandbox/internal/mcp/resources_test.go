@@ -96,3 +96,15 @@ func TestAnEmptyFileReadsAsContentsOfMCPsShape(t *testing.T) {
 		assert.Contains(t, string(wire), want, path)
 	}
 }
+
+// TestAFileIsCachedForItsCallerAlone: a file's contents are the caller's account's (two
+// accounts may each have a 7:kitchen), so resources/read marks them cacheScope "private"; the
+// SDK's default, "public", lets any intermediary serve them to anyone.
+func TestAFileIsCachedForItsCallerAlone(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(map[string]string{"/a.txt": "x"}))
+	for _, uri := range []string{FileURI("7:", "/a.txt"), FileURI("7:", "/")} {
+		res, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+		require.NoError(t, err, uri)
+		assert.Equal(t, "private", res.CacheScope, uri)
+	}
+}
