@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -90,7 +91,12 @@ func (t *tools) readResource(ctx context.Context, req *sdk.ReadResourceRequest) 
 	}
 	data, err := t.client.Read(ctx, traposID, path, maxFileBytes, 0)
 	if err != nil {
-		return nil, rpcError(err, uri)
+		err = rpcError(err, uri)
+		if je, ok := errors.AsType[*jsonrpc.Error](err); ok && strings.HasSuffix(je.Message, ": Not a file") {
+			// A directory's URI without its final '/': name the one that lists it.
+			je.Message += ": a directory, listed by " + FileURI(traposID, path+"/")
+		}
+		return nil, err
 	}
 	if len(data) == 0 {
 		// The SDK leaves out an empty "text", and contents with neither text nor blob match

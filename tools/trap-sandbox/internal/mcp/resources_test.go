@@ -108,3 +108,20 @@ func TestAFileIsCachedForItsCallerAlone(t *testing.T) {
 		assert.Equal(t, "private", res.CacheScope, uri)
 	}
 }
+
+// TestAURIThatNamesNoFileSaysWhichDoes: a directory's URI without its final '/' says which
+// URI lists it, and a computer's URI with no path at all (which matches no template) what to
+// add, instead of a bare "Not a file" or "Resource not found".
+func TestAURIThatNamesNoFileSaysWhichDoes(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(map[string]string{"/rom/x.lua": "x"}))
+	for uri, want := range map[string]string{
+		"trapos://7%3A/rom": "fs_error: /rom: Not a file: a directory, listed by trapos://7%3A/rom/",
+		"trapos://7%3A":     "resource not found: trapos://7%3A names a computer but no file: add the path, as in trapos://7%3A/startup.lua (trapos://7%3A/ lists its root)",
+	} {
+		_, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: uri})
+		je, ok := errors.AsType[*jsonrpc.Error](err)
+		require.True(t, ok, "%s: %v", uri, err)
+		assert.Equal(t, int64(jsonrpc.CodeInvalidParams), je.Code, uri)
+		assert.Equal(t, want, je.Message, uri)
+	}
+}

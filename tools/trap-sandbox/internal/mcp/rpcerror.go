@@ -31,7 +31,8 @@ func rpcError(err error, uri string) error {
 	code := int64(jsonrpc.CodeInternalError)
 	switch {
 	case pe.Code == protocol.CodeNotConnected,
-		pe.Code == protocol.CodeFSError && (strings.HasSuffix(pe.Message, "No such file") || strings.HasSuffix(pe.Message, "Not a directory")),
+		pe.Code == protocol.CodeFSError && (strings.HasSuffix(pe.Message, "No such file") || strings.HasSuffix(pe.Message, "Not a directory") ||
+			strings.HasSuffix(pe.Message, "Not a file")),
 		pe.Code == protocol.CodeBadPayload, pe.Code == CodeBadArgument:
 		code = jsonrpc.CodeInvalidParams
 	}
@@ -59,8 +60,13 @@ func explainResourceErrors(next sdk.MethodHandler) sdk.MethodHandler {
 		if !ok {
 			return res, err
 		}
-		host, _, _ := strings.Cut(rest, "/")
+		host, _, hasPath := strings.Cut(rest, "/")
 		var hint string
+		if !hasPath && host != "" && !strings.Contains(host, ":") {
+			// No template matches a URI without a path: the computer alone names no file.
+			return res, &jsonrpc.Error{Code: je.Code, Data: je.Data, Message: fmt.Sprintf(
+				"resource not found: %s names a computer but no file: add the path, as in %s/startup.lua (%s/ lists its root)", uri, uri, uri)}
+		}
 		if strings.Contains(host, ":") {
 			hint = fmt.Sprintf("resource not found: %s names no computer: percent-encode its traposId (':' is %%3A)", uri)
 		} else if r, found := firstUnencoded(rest); found {
