@@ -69,6 +69,10 @@ const (
 	// once, then one per DefaultRateEvery. A player typing questions never gets there.
 	DefaultRateEvery = 3 * time.Second
 	DefaultRateBurst = 20
+	// DefaultMaxTurns is the most turns the gateway runs at once, all computers together
+	// (--ai-max-turns): the per-computer limit does not bound a player who says hello under
+	// ever new traposIds with the shared password, each of them asking.
+	DefaultMaxTurns = 100
 )
 
 // Module-internal timings.
@@ -136,6 +140,9 @@ type Config struct {
 	AnswerCap      int
 	RateEvery      time.Duration
 	RateBurst      int
+	// MaxTurns is the most turns running at once, all computers together (a turn counts
+	// until opencode stopped it); zero means DefaultMaxTurns.
+	MaxTurns int
 	// Prober words ai_unavailable; nil: the error's own words.
 	Prober Prober
 	// Transport reaches opencode; nil: a default one.
@@ -165,6 +172,10 @@ type Module struct {
 	sessions map[sessionKey]*session
 	turns    map[string]*turn
 	limiters map[callerKey]*rate.Limiter
+	// running counts the sessions a turn holds busy (the gateway-wide cap, Config.MaxTurns).
+	running int
+	// warns throttles the WARN line of questions refused by the gateway-wide cap.
+	warns *logthrottle.Throttle
 
 	placeMu sync.Mutex // guards places and accountMu
 	places  map[callerKey]*place
@@ -226,6 +237,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
 	}
+	m.warns = logthrottle.New(logger, cfg.Clock)
 	m.outages = newOutages(logger, logthrottle.New(logger, cfg.Clock))
 	m.ctx, m.cancel = context.WithCancelCause(context.Background())
 	if cfg.Model == "" {
@@ -251,6 +263,9 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	}
 	if m.cfg.RateBurst <= 0 {
 		m.cfg.RateBurst = DefaultRateBurst
+	}
+	if m.cfg.MaxTurns <= 0 {
+		m.cfg.MaxTurns = DefaultMaxTurns
 	}
 	base, err := opencode.ParseURL(cfg.OpencodeURL)
 	if err != nil {
@@ -424,6 +439,14 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		}
 		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is already running on session %q of this computer: wait for its answer or stop it (Q or Ctrl-T in the ai program; ai.abort), then ask again", name)
 	}
+	if m.running >= m.cfg.MaxTurns {
+		running := m.running
+		m.mu.Unlock()
+		m.metrics.refused(refusedGateway)
+		m.warns.Log(slog.LevelWarn, "max turns", "agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)",
+			"running", running, "maxTurns", m.cfg.MaxTurns, "traposId", from.TraposID)
+		return nil, protocol.Errorf(protocol.CodeBusy, "the agent is answering %d other questions: ask again in a minute", running)
+	}
 	lim := m.limiters[caller]
 	if lim == nil {
 		lim = rate.NewLimiter(rate.Every(m.cfg.RateEvery), m.cfg.RateBurst)
@@ -439,6 +462,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	t := newTurn(newID("turn"), caller, s, m.ctx)
 	t.m, t.tr = m, newTracker()
 	s.busy = t
+	m.running++
 	m.turns[t.id] = t
 	m.mu.Unlock()
 

@@ -30,7 +30,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_errors_total",
 			Help: "Agent turns that failed, by the error event's code (ai_unavailable, timeout)."}, []string{"code"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_asks_refused_total",
-			Help: "ai.ask refused with busy: a turn running on the session (busy) or the per-computer rate limit (rate)."}, []string{"why"}),
+			Help: "ai.ask refused with busy: a turn running on the session (busy), the per-computer rate limit (rate) or the most turns the gateway runs at once, --ai-max-turns (gateway)."}, []string{"why"}),
 		asks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_tool_permissions_total",
 			Help: "The agent's tool calls the gateway answered, by answer (once, reject)."}, []string{"reply"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "trapos_gateway_ai_turns_running",
@@ -48,7 +48,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, code := range []protocol.Code{CodeAIUnavailable, protocol.CodeTimeout} {
 		m.errors.WithLabelValues(string(code))
 	}
-	for _, why := range []string{refusedBusy, refusedRate} {
+	for _, why := range []string{refusedBusy, refusedRate, refusedGateway} {
 		m.refusals.WithLabelValues(why)
 	}
 	for _, reply := range []string{replyOnce, replyReject} {
@@ -63,8 +63,10 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 const (
 	refusedBusy = "busy" // a turn runs on the session
 	refusedRate = "rate" // the computer's rate limit
-	replyOnce   = "once"
-	replyReject = "reject"
+	// refusedGateway: the most turns the gateway runs at once (--ai-max-turns).
+	refusedGateway = "gateway"
+	replyOnce      = "once"
+	replyReject    = "reject"
 )
 
 func (m *metrics) started() {

@@ -168,6 +168,7 @@ func (m *Module) release(t *turn) {
 	defer m.mu.Unlock()
 	if t.sess.busy == t {
 		t.sess.busy = nil
+		m.running--
 	}
 }
 

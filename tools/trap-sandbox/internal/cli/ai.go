@@ -31,6 +31,7 @@ type AIFlags struct {
 	AIDir            string        `name:"ai-dir" env:"SANDBOX_AI_DIR" help:"Directory of the agent's opencode sessions, one directory per computer below it, each with the opencode.json the gateway writes (default: the user's config dir/trap-sandbox/agent). opencode serve must see the same paths."`
 	AIMCPURL         string        `name:"ai-mcp-url" env:"SANDBOX_AI_MCP_URL" help:"The gateway's /mcp as opencode reaches it (default: http://127.0.0.1:PORT/mcp on the listen port)."`
 	AITurnDeadline   time.Duration `name:"ai-turn-deadline" default:"180s" env:"SANDBOX_AI_TURN_DEADLINE" help:"Longest agent turn; past it the turn is aborted (keep it above opencode's ~70 s of provider retries)."`
+	AIMaxTurns       int           `name:"ai-max-turns" default:"100" env:"SANDBOX_AI_MAX_TURNS" help:"Most agent turns running at once, all computers together; past it a question is answered busy (a player with the shared password can say hello as ever new computers, each with a rate of its own)."`
 	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default (docs/ai.md)."`
 }
 
@@ -40,13 +41,16 @@ type AIFlags struct {
 func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg prometheus.Registerer, passes *account.Passes) (*agent.Module, error) {
 	cfg := agent.Config{Model: c.AIModel, OpencodeURL: c.OpencodeURL, Username: c.OpencodeUsername, Password: c.OpencodePassword,
 		Dir: c.AIDir, MCPURL: c.AIMCPURL, Passes: passes, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
-		Prober: prober}
+		MaxTurns: c.AIMaxTurns, Prober: prober}
 	if c.AIModel != "" {
 		if !c.MCP {
 			return nil, fmt.Errorf("--ai-model needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false")
 		}
 		if c.AITurnDeadline <= 0 {
 			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv("ai-turn-deadline"), c.AITurnDeadline)
+		}
+		if c.AIMaxTurns <= 0 {
+			return nil, fmt.Errorf("%s must be positive, got %d", flagAndEnv("ai-max-turns"), c.AIMaxTurns)
 		}
 		if cfg.Dir == "" {
 			base, err := os.UserConfigDir()

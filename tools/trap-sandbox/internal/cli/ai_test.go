@@ -33,10 +33,20 @@ func TestAgentNeedsTheMCPModule(t *testing.T) {
 func TestAnAgentDirectoryThatCannotBeMadeNamesItsFlag(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	c := &ServeCmd{MCP: true, AIFlags: AIFlags{AIModel: "p/m", AITurnDeadline: time.Minute, AIDir: filepath.Join(file, "agent")}}
+	c := &ServeCmd{MCP: true, AIFlags: AIFlags{AIModel: "p/m", AITurnDeadline: time.Minute, AIMaxTurns: 1, AIDir: filepath.Join(file, "agent")}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
 	_, err = c.agentModule(nil, nil, l, nil, nil)
 	assert.EqualError(t, err, "--ai-dir (SANDBOX_AI_DIR): cannot make the agent's directory "+filepath.Join(file, "agent")+" (not a directory): give another")
+}
+
+// TestTheMostTurnsAtOnceMustBePositive: --ai-max-turns 0 would refuse every question.
+func TestTheMostTurnsAtOnceMustBePositive(t *testing.T) {
+	c := &ServeCmd{MCP: true, AIFlags: AIFlags{AIModel: "p/m", AITurnDeadline: time.Minute, AIDir: t.TempDir()}}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = c.agentModule(nil, nil, l, nil, nil)
+	assert.EqualError(t, err, "--ai-max-turns (SANDBOX_AI_MAX_TURNS) must be positive, got 0")
 }

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/agent"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 )
@@ -69,7 +70,7 @@ func clearEnv(t *testing.T) {
 		"SANDBOX_NATS_URL", "SANDBOX_NATS_USER", "SANDBOX_NATS_PASSWORD", "SANDBOX_NATS_TOKEN", "SANDBOX_NATS_NKEY", "SANDBOX_NATS_CREDS",
 		"SANDBOX_NATS_TLS_CA", "SANDBOX_NATS_TLS_CERT", "SANDBOX_NATS_TLS_KEY", "SANDBOX_REPLICA", "SANDBOX_NATS_HEARTBEAT",
 		"SANDBOX_NATS_REPLICA_TTL", "SANDBOX_NATS_OP_TIMEOUT", "SANDBOX_NATS_SETUP_TIMEOUT",
-		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_ALLOW_HOST_TOOLS", "SANDBOX_LINK_CODE_LIFETIME", "SANDBOX_DATA_DIR"} {
+		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_MAX_TURNS", "SANDBOX_AI_ALLOW_HOST_TOOLS", "SANDBOX_LINK_CODE_LIFETIME", "SANDBOX_DATA_DIR"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -85,7 +86,7 @@ func clearEnv(t *testing.T) {
 
 // natsDefaults are the scale-out flags' defaults (no --nats: a single gateway).
 // aiDefaults are the agent's defaults: off.
-var aiDefaults = AIFlags{AITurnDeadline: 180 * time.Second}
+var aiDefaults = AIFlags{AITurnDeadline: 180 * time.Second, AIMaxTurns: agent.DefaultMaxTurns}
 
 var natsDefaults = NATSFlags{NATSSetupBudget: 10 * time.Second}
 
@@ -159,6 +160,7 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_AI_DIR", "/srv/agent")
 	t.Setenv("SANDBOX_AI_MCP_URL", "http://g:4444/mcp")
 	t.Setenv("SANDBOX_AI_TURN_DEADLINE", "90s")
+	t.Setenv("SANDBOX_AI_MAX_TURNS", "7")
 	t.Setenv("SANDBOX_AI_ALLOW_HOST_TOOLS", "true")
 	root, _ := parse(t)
 	assert.Equal(t, ServeCmd{
@@ -168,7 +170,7 @@ func TestParseEnv(t *testing.T) {
 		PingPeriod: 5 * time.Second, IdleProbeAfter: 6 * time.Second, MaxConnections: 8, UpgradeRate: 2.5, UpgradeBurst: 9,
 		NATSFlags:      NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, NATSSetupBudget: 10 * time.Second},
 		ReplicaFlags:   ReplicaFlags{Replica: "r1", NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second},
-		AIFlags:        AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIAllowHostTools: true},
+		AIFlags:        AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIMaxTurns: 7, AIAllowHostTools: true},
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }

@@ -1,0 +1,79 @@
+package agent
+
+import (
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/opencodefake"
+)
+
+// TestTheGatewayBoundsTheTurnsRunningAtOnce: the rate limit is a computer's, and a player
+// with the shared password (every player reads it on any computer) says hello under ever
+// new traposIds: each new computer started 20 turns at once on the operator's model, without
+// end. Now the gateway runs at most --ai-max-turns turns at once, all computers together: the
+// next question is busy, spends nothing of its computer's rate, and is asked again once a
+// turn ended.
+func TestTheGatewayBoundsTheTurnsRunningAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		select {
+		case <-release:
+		case <-tu.Done():
+		}
+		tu.Text("re: " + tu.Prompt())
+	})
+	var logs testkit.SyncBuffer
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL,
+		MaxTurns: 3, RateBurst: 1}, slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+
+	started := map[protocol.Requester]string{}
+	for i := range 3 {
+		from := protocol.Requester{AccountID: "local", TraposID: strconv.Itoa(i) + ":"}
+		raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "q"}))
+		require.NoError(t, err)
+		var r struct {
+			TurnID string `json:"turnId"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &r))
+		started[from] = r.TurnID
+	}
+	late := protocol.Requester{AccountID: "local", TraposID: "99:"}
+	_, err = m.handleAsk(t.Context(), late, payload(t, map[string]any{"prompt": "q"}))
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, protocol.CodeBusy, pe.Code)
+	assert.Equal(t, "the agent is answering 3 other questions: ask again in a minute", pe.Message)
+	assert.InDelta(t, 1, testutil.ToFloat64(m.metrics.refusals.WithLabelValues(refusedGateway)), 0)
+	assert.Contains(t, logs.String(), `agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)" running=3 maxTurns=3 traposId=99:`)
+
+	close(release)
+	for from, id := range started {
+		after := 0
+		for done := false; !done; {
+			raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": id, "after": after}))
+			require.NoError(t, err)
+			var r pollReply
+			require.NoError(t, json.Unmarshal(raw, &r))
+			for _, e := range r.Events {
+				after = e.Seq
+				if e.Kind == KindDone {
+					require.Equal(t, ReasonStop, e.Reason)
+					done = true
+				}
+			}
+		}
+	}
+	// Its one question of the burst was not spent on the refusal.
+	assert.Equal(t, ReasonStop, ask(t, m, late, "q again"))
+}
