@@ -82,3 +82,54 @@ func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
 	got, _ := d.File("/big.txt")
 	assert.Equal(t, strings.Repeat("\xe9", maxFileBytes), string(got))
 }
+
+// TestAnOlderClientsClosedPostEndsItsCall: a client of MCP before 2026-07-28 (opencode 1.18
+// speaks 2025-11-25) that closes a call's POST, giving up on it or going away, ends the call
+// on the gateway too: no session outlives the POST, so its answer could never be read, and
+// the SDK ends only a newer client's call so. It waited for the computer up to timeoutMs,
+// holding one of the computer's 31 requests of the host's callers.
+func TestAnOlderClientsClosedPostEndsItsCall(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	started, ended, done := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	d.Before = func(ctx context.Context, _ int, typ string) error {
+		if typ != protocol.TypeLuaExec {
+			return nil
+		}
+		close(started)
+		select {
+		case <-ctx.Done():
+			ended <- ctx.Err()
+			return ctx.Err()
+		case <-done: // the test failed: let the server close
+			return protocol.Errorf(protocol.CodeInternal, "the test is over")
+		}
+	}
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	defer close(done)
+
+	ctx, cancel := context.WithCancel(t.Context())
+	go func() {
+		<-started
+		cancel()
+	}()
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_lua","arguments":{"traposId":"7:","code":"sleep(50)","timeoutMs":60000}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := client.Do(req)
+	if err == nil { // the headers came before the answer: the cancel ends the body's read
+		_, err = io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+	}
+	require.ErrorIs(t, err, context.Canceled)
+	select {
+	case err := <-ended:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(30 * time.Second): // a bound for the failure only: the fix ends it at once
+		t.Fatal("the gateway went on with the call after the client closed its POST")
+	}
+}

@@ -69,12 +69,38 @@ func New(c *computer.Client, logger *slog.Logger) *Module {
 	// narrower localhost check is off: one rule, one place.
 	// A client that gives up on a call (MCP 2026-07-28 and later: it closes the call's POST)
 	// ends the call here too, so a cancelled write_file sends no more chunks; without the
-	// option the SDK lets the handler run to its end. A stateless server cannot hear an older
-	// client's notifications/cancelled, which comes in a POST of its own (docs/mcp.md).
+	// option the SDK lets the handler run to its end. An older client's POST that closes
+	// ends its call by endWithPost. A stateless server cannot hear an older client's
+	// notifications/cancelled, which comes in a POST of its own (docs/mcp.md).
 	h := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv },
 		&sdk.StreamableHTTPOptions{Stateless: true, Logger: logger, DisableLocalhostProtection: true,
 			PropagateRequestCancellation: true, MaxRequestBodyBytes: MaxBodyBytes})
-	return &Module{handler: h}
+	return &Module{handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), postKey{}, r.Context())))
+	})}
+}
+
+// postKey is the context key of the context of the POST a call came in.
+type postKey struct{}
+
+// endWithPost ends a tool call or a resource read when the POST it came in ends before it
+// does (the client gave up on it, or went away): no session outlives a POST of a stateless
+// server, so its answer could never be delivered. The SDK ends it so for MCP 2026-07-28 and
+// later only (PropagateRequestCancellation); for older clients (opencode 1.18 speaks
+// 2025-11-25) it kept waiting for the computer, up to timeoutMs, and a computer's 31
+// requests of the host's callers could fill with calls nobody would read (busy for every
+// caller). The SDK's handlers keep the POST's context values, not its cancellation.
+func endWithPost(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		post, ok := ctx.Value(postKey{}).(context.Context)
+		if !ok || (method != "tools/call" && method != "resources/read") {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(post, cancel)()
+		return next(ctx, method, req)
+	}
 }
 
 // Name implements server.Module.
@@ -95,7 +121,7 @@ func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	t.registerResources(srv)
 	registerPrompts(srv)
 	// recoverPanics first: the outermost, it also catches a panic of the others.
-	srv.AddReceivingMiddleware(recoverPanics(logger), checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
+	srv.AddReceivingMiddleware(recoverPanics(logger), endWithPost, checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
 	return srv
 }
 
