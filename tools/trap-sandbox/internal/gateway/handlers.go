@@ -514,7 +514,8 @@ const MaxTraposIDBytes = 256
 // traposIDProblem says what is wrong with a hello's traposId ("" when nothing): it must be
 // "<computer id>:<label>" (digits, a colon, any label), at most MaxTraposIDBytes, and free of
 // control characters, bidirectional controls and line separators, which would forge lines in
-// logs and terminals. Checked at hello only; later frames are trusted, as the protocol says.
+// logs and terminals, and of other invisible formatting characters, which would make it list
+// as another computer's. Checked at hello only; later frames are trusted, as the protocol says.
 func traposIDProblem(id string) string {
 	if n := protocol.WireLen(id); n > MaxTraposIDBytes {
 		return fmt.Sprintf("is %d bytes; the limit is %d (shorten the computer's label)", n, MaxTraposIDBytes)
@@ -534,6 +535,12 @@ func traposIDProblem(id string) string {
 		// reorders or breaks the line around it: 7:kit\u202echen would read as another id.
 		if r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
 			return fmt.Sprintf("contains %U, a bidirectional control or line separator; remove it from the computer's label", r)
+		}
+		// Nor these: invisible, they make another id list as this one (7:kitchen\u200b beside
+		// 7:kitchen) in the CLI, the web console and logs. A label's own bytes (U+00AD, the
+		// soft hyphen, is byte AD, a glyph on CC's screen) are not judged by it.
+		if r > 0xff && unicode.Is(unicode.Cf, r) {
+			return fmt.Sprintf("contains %U, an invisible formatting character; remove it from the computer's label", r)
 		}
 	}
 	return ""

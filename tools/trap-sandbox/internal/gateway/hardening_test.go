@@ -199,17 +199,22 @@ func TestAddressKeyGroupsAnIPv6Slash64(t *testing.T) {
 
 func TestHelloChecksTheTraposID(t *testing.T) {
 	h := newHarness(t, Config{}, nil)
-	for _, bad := range []string{"turtle", ":x", "7", "x7:", "7:a\nb", "7:\x1b[2J", "7:kit\u202echen", "7:a\u2028b", "7:\u2066x", "7:" + strings.Repeat("l", MaxTraposIDBytes)} {
+	for _, bad := range []string{"turtle", ":x", "7", "x7:", "7:a\nb", "7:\x1b[2J", "7:kit\u202echen", "7:a\u2028b", "7:\u2066x", "7:" + strings.Repeat("l", MaxTraposIDBytes),
+		// Invisible: each listed as 7:kitchen beside the real one.
+		"7:kitchen\u200b", "7:\ufeffkitchen", "7:kit\u2060chen", "7:kitchen\U000E0041"} {
 		c := h.dial(t, bad)
 		resp := c.hello("")
 		require.False(t, resp.OK, "traposId %q", bad)
 		assert.Equal(t, protocol.CodeNotAuthenticated, resp.Error.Code)
 		assert.Contains(t, resp.Error.Message, "traposId")
 	}
-	for _, good := range []string{"7:", "12:kitchen", "3:\u00e9t\u00e9 \u2603"} {
+	for _, good := range []string{"7:", "12:kitchen", "3:\u00e9t\u00e9 \u2603", "4:soft\u00adhyphen"} {
 		assert.True(t, h.connect(t, good, "").hello("").OK, good)
 	}
-	assert.Len(t, h.gw.Computers(), 3)
+	assert.Len(t, h.gw.Computers(), 4)
+	resp := h.dial(t, "7:kitchen\u200b").hello("")
+	require.False(t, resp.OK)
+	assert.Equal(t, "the traposId contains U+200B, an invisible formatting character; remove it from the computer's label", resp.Error.Message)
 }
 
 // The traposId's limit counts the computer's bytes, as the computer does: CC sends a label's
