@@ -3,7 +3,10 @@
 package cli
 
 import (
+	"fmt"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -46,20 +49,24 @@ func TestPutRefusesAFileWithoutAnEndUnreadPastTheLimit(t *testing.T) {
 // says so in one line. It wrote the file in place, so the failure left the old one truncated
 // to a part of the new.
 func TestAGetThatCannotWriteKeepsTheLocalFile(t *testing.T) {
+	if os.Getenv(limitedGetEnv) != "" {
+		limitedGet(t)
+		return
+	}
 	clearEnv(t)
 	d := daemonfake.NewLocal(map[string]string{"/big.bin": strings.Repeat("n", 8192), "/small.txt": "new"})
 	base := serveDisk(t, d)
 	local := filepath.Join(t.TempDir(), "keep.txt")
 	require.NoError(t, os.WriteFile(local, []byte("precious"), 0o600))
 
-	var old syscall.Rlimit
-	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_FSIZE, &old))
-	small := old
-	small.Cur = 4096
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &small))
-	_, _, err := runWith(t, "", "get", "--url", base, "--binary", "7:", "/big.bin", local)
-	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &old))
-	assert.EqualError(t, err, "write "+local+": file too large (the local file is unchanged)")
+	// The limit is the whole process's, so the get runs in a child of its own: in this one the
+	// test binary's log of the variables and files tests use (-test.testlogfile, megabytes
+	// here) failed its writes under it too, and go test failed the package.
+	child := exec.Command(os.Args[0], "-test.run=^TestAGetThatCannotWriteKeepsTheLocalFile$")
+	child.Env = append(os.Environ(), limitedGetEnv+"=1", "LIMITED_GET_URL="+base, "LIMITED_GET_TO="+local)
+	out, err := child.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "get failed: write "+local+": file too large (the local file is unchanged)\n")
 	got, readErr := os.ReadFile(local)
 	require.NoError(t, readErr)
 	assert.Equal(t, "precious", string(got), "the old file is kept")
@@ -90,4 +97,19 @@ func TestAGetThatCannotWriteKeepsTheLocalFile(t *testing.T) {
 	require.NoError(t, err, "a name near the 255 bytes a name may have: the temporary name is not made from it")
 	got, _ = os.ReadFile(long)
 	assert.Equal(t, "new", string(got))
+}
+
+// limitedGetEnv makes TestAGetThatCannotWriteKeepsTheLocalFile the child that runs its get
+// under a 4 KiB file size limit (limitedGet).
+const limitedGetEnv = "TRAP_SANDBOX_TEST_LIMITED_GET"
+
+// limitedGet gets /big.bin (8 KiB) from LIMITED_GET_URL into LIMITED_GET_TO under a 4 KiB file
+// size limit and prints how it failed.
+func limitedGet(t *testing.T) {
+	limit := syscall.Rlimit{Cur: 4096, Max: 4096}
+	require.NoError(t, syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit))
+	_, _, err := runWith(t, "", "get", "--url", os.Getenv("LIMITED_GET_URL"), "--binary", "7:", "/big.bin", os.Getenv("LIMITED_GET_TO"))
+	fmt.Printf("get failed: %v\n", err)
+	// The server is the parent's: its keep-alive connection would outlive this test (goleak).
+	http.DefaultClient.CloseIdleConnections()
 }
