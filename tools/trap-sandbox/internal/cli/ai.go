@@ -35,6 +35,34 @@ type AIFlags struct {
 	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default (docs/ai.md)."`
 }
 
+// aiTurnDeadlineDefault is the default of --ai-turn-deadline (its tag says it again: kong
+// reads defaults only from there).
+const aiTurnDeadlineDefault = 180 * time.Second
+
+// setWithoutModel names the agent's flags given without --ai-model, which turns the agent on:
+// without it they do nothing, and an operator who set --ai-allow-host-tools or --ai-dir alone
+// believed the agent configured.
+func (f AIFlags) setWithoutModel() []string {
+	if f.AIModel != "" {
+		return nil
+	}
+	var set []string
+	for _, s := range []struct {
+		name string
+		set  bool
+	}{
+		{"ai-dir", f.AIDir != ""},
+		{"ai-mcp-url", f.AIMCPURL != ""},
+		{"ai-turn-deadline", f.AITurnDeadline != aiTurnDeadlineDefault},
+		{"ai-allow-host-tools", f.AIAllowHostTools},
+	} {
+		if s.set {
+			set = append(set, flagAndEnv(s.name))
+		}
+	}
+	return set
+}
+
 // agentModule builds the agent module from the serve flags; l is the gateway's listener (the
 // default MCP URL's port).
 // passes are the server's: each computer's pass opens its MCP calls there.

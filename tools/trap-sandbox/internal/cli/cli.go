@@ -476,6 +476,9 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 			logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
 		}
 	}
+	if set := c.setWithoutModel(); len(set) > 0 {
+		logger.Warn(strings.Join(set, ", ") + " set without --ai-model (SANDBOX_AI_MODEL): the agent is off and they do nothing; set --ai-model to turn it on (docs/ai.md)")
+	}
 	warnIfFilesRunOut(logger, c.MaxConnections)
 }
 
