@@ -346,6 +346,10 @@ func (t *tools) listFiles(ctx context.Context, in PathInput) (ListOutput, error)
 
 func (t *tools) readFile(ctx context.Context, in ReadInput) (ReadOutput, error) {
 	data, err := t.client.Read(ctx, in.TraposID, in.Path, maxFileBytes, timeoutOf(in.TimeoutMs))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeFSError && strings.HasSuffix(pe.Message, ": Not a file") {
+		// CC's word for a directory read as a file: name the tool that reads a directory.
+		return ReadOutput{}, pe.WithMessage(pe.Message + ": a directory, which list_files lists")
+	}
 	if err != nil {
 		return ReadOutput{}, err
 	}

@@ -276,3 +276,13 @@ func TestATimeoutNamesTimeoutMs(t *testing.T) {
 	res = callTool(t, s, "run_lua", map[string]any{"traposId": "7:", "code": "return 1"})
 	assert.Equal(t, "forbidden: lua.exec is not allowed on this computer", text(res), "only a timeout gets the fix")
 }
+
+// TestReadingADirectoryNamesListFiles: read_file of a directory is CC's "Not a file" and the
+// tool that reads a directory, still marked as the computer's words.
+func TestReadingADirectoryNamesListFiles(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(map[string]string{"/rom/x.lua": "x"}))
+	res := callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/rom"})
+	require.True(t, res.IsError)
+	assert.Equal(t, "fs_error: /rom: Not a file: a directory, which list_files lists", text(res))
+	require.Len(t, res.Content, 2, "the computer's words are marked as its data")
+}
