@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	fcomputer "fakecraft/computer"
@@ -63,9 +64,10 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return notATerminal
 	}
 	// Drawn in a smaller terminal, the screen would be cut and the rest wrapped over it.
-	if w, h, err := console.Size(int(tty.Fd())); err == nil && (w < fcomputer.TermWidth || h < fcomputer.TermHeight) {
+	termW, termH, err := console.Size(int(tty.Fd()))
+	if err == nil && (termW < fcomputer.TermWidth || termH < fcomputer.TermHeight) {
 		return fmt.Errorf("this terminal is %d×%d; trap-sandbox screen needs %d×%d at least: make it larger (`trap-sandbox request %s screen.read` reads the screen once)",
-			w, h, fcomputer.TermWidth, fcomputer.TermHeight, c.TraposID)
+			termW, termH, fcomputer.TermWidth, fcomputer.TermHeight, c.TraposID)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -88,7 +90,9 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return err
 	}
 	defer func() { _, _ = out.Write(console.Stop()) }()
-	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours)}, out: out,
+	// A pocket computer's 20th row is drawn where the terminal has one (a 19-row terminal
+	// shows the top 19).
+	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours), Width: termW, Height: termH}, out: out,
 		send: func(ctx context.Context, evs []computer.InputEvent) error {
 			_, _, err := c.client().SendInput(ctx, c.TraposID, evs, 0)
 			return err
@@ -233,9 +237,16 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	sender.Go(func() { sendErr <- v.sendKeys(ctx, keys) })
 	inputs := make(chan console.Input)
 	inputDone := make(chan struct{})
+	// The mouse's cells are the screen's last drawn (a pocket computer's 26×20).
+	var shown atomic.Int64 // width<<32 | height; 0 before the first frame
 	go func() {
 		defer close(inputDone)
-		var d console.Decoder
+		d := console.Decoder{Screen: func() (int, int) {
+			if wh := shown.Load(); wh != 0 {
+				return int(wh >> 32), int(wh & 0xFFFFFFFF)
+			}
+			return fcomputer.TermWidth, fcomputer.TermHeight
+		}}
 		buf := make([]byte, 4096)
 		for {
 			n, err := in.Read(buf)
@@ -269,6 +280,8 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			return err
 		case f := <-frames:
 			snap := snapshotOf(f)
+			w, h := snap.Size()
+			shown.Store(int64(w)<<32 | int64(h))
 			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
 				return err
 			}
@@ -377,24 +390,29 @@ func eventsOf(in console.Input) ([]computer.InputEvent, error) {
 	return evs, nil
 }
 
-// snapshotOf is a frame as the renderer draws it: the computer's screen at the top left,
-// cut to 51×19 (a pocket computer's 20th row is not shown).
+// snapshotOf is a frame as the renderer draws it: the computer's screen at the top left, at
+// its size (a pocket computer's 26×20), cut to fakecraft's largest, 51×20; a frame without
+// a size is a computer's 51×19.
 func snapshotOf(f screen.FrameJSON) fcomputer.Snapshot {
 	snap := fcomputer.Snapshot{CursorX: f.Cursor.X, CursorY: f.Cursor.Y, Blink: f.Cursor.Blink, Colour: f.Colour,
 		Palette: fcomputer.DefaultPalette}
+	if f.Width > 0 && f.Height > 0 {
+		snap.Width, snap.Height = min(f.Width, fcomputer.MaxWidth), min(f.Height, fcomputer.MaxHeight)
+	}
+	width, height := snap.Size()
 	for i, hex := range f.Palette {
 		if v, err := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32); err == nil && i < 16 {
 			snap.Palette[i] = uint32(v)
 		}
 	}
-	for y := range fcomputer.TermHeight {
+	for y := range height {
 		var row computer.Row
 		if y < len(f.Rows) {
 			row = f.Rows[y]
 		}
 		// The row's text by the text rule: one CC byte per character, as the computer holds it.
 		text, _ := cctext.ToCC("", row.Text)
-		for x := range fcomputer.TermWidth {
+		for x := range width {
 			cell := fcomputer.Cell{Char: ' ', FG: 0, BG: 15}
 			if x < len(text) {
 				cell.Char = text[x]

@@ -414,3 +414,41 @@ func TestTheScreenViewerMapsTextByTheRule(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []computer.InputEvent{{Type: computer.InputChar, Text: "é"}, {Type: computer.InputPaste, Text: "café"}}, evs)
 }
+
+// TestTheScreenViewerShowsAPocketComputer: a pocket computer's frame (26×20) is drawn at its
+// size, its 20th row too (frames were cut to 51×19), and the mouse's cells are its own: a
+// click on its 20th row reaches it, one right of its 26th column does not.
+func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	sent := make(chan []computer.InputEvent)
+	v := &viewer{out: out, send: func(ctx context.Context, evs []computer.InputEvent) error {
+		select {
+		case sent <- evs:
+		case <-ctx.Done():
+		}
+		return nil
+	}}
+	typed, typing := io.Pipe()
+	stream, streaming := io.Pipe()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+
+	rows := strings.Repeat(`{"text":""},`, 19) + `{"text":"bottom row"}`
+	_, err := fmt.Fprintf(streaming, "event: frame\ndata: {\"seq\":1,\"width\":26,\"height\":20,\"colour\":true,\"cursor\":{\"x\":1,\"y\":20,\"blink\":false},\"rows\":[%s]}\n\n", rows)
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "bottom row") }, 5*time.Second, time.Millisecond)
+	assert.Contains(t, out.String(), "\x1b[20;1H")
+	assert.NotContains(t, out.String(), "\x1b[1;27H", "nothing is drawn right of its 26 columns")
+
+	_, err = typing.Write([]byte("\x1b[<0;30;1M\x1b[<0;26;20M"))
+	require.NoError(t, err)
+	assert.Equal(t, []computer.InputEvent{{Type: computer.InputClick, Button: 1, X: 26, Y: 20}}, <-sent)
+	_, err = typing.Write([]byte("\x13"))
+	require.NoError(t, err)
+	<-sent
+	_, err = typing.Write([]byte("\x13"))
+	require.NoError(t, err)
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
+	_ = typing.Close()
+	_ = streaming.Close()
+}
