@@ -409,6 +409,11 @@ func (m *Module) merge(ctx context.Context, from protocol.Requester, u update, s
 		if err != nil || y < 1 || y > u.Height {
 			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %s is not a row of a %d-row screen", clip(key), u.Height)
 		}
+		// A row is as wide as the screen. A longer one would stay in the watch's screen, row
+		// after row, update after update (1024 rows of 100 KB each), and go to every viewer.
+		if n := max(protocol.WireLen(r.Text), len(r.FG), len(r.BG)); n > u.Width {
+			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %d has %d cells; the screen is %d wide", y, n, u.Width)
+		}
 		if r.Text, err = cctext.FromWire(r.Text); err != nil {
 			return protocol.Errorf(protocol.CodeBadPayload, "screen.update: row %d: %v", y, err)
 		}

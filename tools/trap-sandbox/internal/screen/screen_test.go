@@ -435,3 +435,40 @@ func TestAWatchForAReplicaGivenUpOnIsForgottenAndItIsTold(t *testing.T) {
 	_, err = m.handleUpdate(t.Context(), from, frame(1, nil, true))
 	assert.Equal(t, protocol.CodeUnknownWatch, protocol.CodeOf(err))
 }
+
+// TestARowWiderThanTheScreenNeverReachesAViewer: a row's text, fg and bg were kept as sent,
+// whatever the screen's width, and every row of a watch stays until it changes: a hostile
+// computer could grow its watch to 1024 rows of 100 KB each, one update at a time, in the
+// gateway and in every viewer (the web console fetched it whole). Now such a row is refused,
+// bad_payload, and the viewer keeps the screen it had.
+func TestARowWiderThanTheScreenNeverReachesAViewer(t *testing.T) {
+	m, _ := standIn(t)
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	defer v.Close()
+	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "abc", "2": "def"}, true))
+	require.NoError(t, err)
+	_, err = v.Next(t.Context())
+	require.NoError(t, err)
+
+	wide := strings.Repeat("x", 100<<10)
+	for bad, want := range map[string]string{
+		`{"text":"` + wide + `","fg":"000","bg":"fff"}`: "screen.update: row 1 has 102400 cells; the screen is 3 wide",
+		`{"text":"abcd","fg":"000","bg":"fff"}`:         "screen.update: row 1 has 4 cells; the screen is 3 wide",
+		`{"text":"abc","fg":"0000","bg":"fff"}`:         "screen.update: row 1 has 4 cells; the screen is 3 wide",
+		`{"text":"abc","fg":"000","bg":"` + wide + `"}`: "screen.update: row 1 has 102400 cells",
+	} {
+		update := `{"watchId":1,"seq":2,"width":3,"height":2,"rows":{"1":` + bad + `}}`
+		_, err := m.handleUpdate(t.Context(), from, json.RawMessage(update))
+		assert.Equal(t, protocol.CodeBadPayload, protocol.CodeOf(err), want)
+		require.Error(t, err, want)
+		assert.Contains(t, err.Error(), want)
+	}
+	// A row is counted in the computer's cells: \u00e9 is one, though two bytes in Go.
+	_, err = m.handleUpdate(t.Context(), from, json.RawMessage(`{"watchId":1,"seq":2,"width":3,"height":2,"rows":{"2":{"text":"\u00e9\u00e9\u00e9","fg":"000","bg":"fff"}}}`))
+	require.NoError(t, err)
+	f, err := v.Next(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, 2, f.Seq, "no refused update was merged")
+	assert.Equal(t, []string{"abc", "\u00e9\u00e9\u00e9"}, texts(f))
+}
