@@ -54,6 +54,7 @@ func (f AIFlags) setWithoutModel() []string {
 		{"ai-dir", f.AIDir != ""},
 		{"ai-mcp-url", f.AIMCPURL != ""},
 		{"ai-turn-deadline", f.AITurnDeadline != aiTurnDeadlineDefault},
+		{"ai-max-turns", f.AIMaxTurns != agent.DefaultMaxTurns},
 		{"ai-allow-host-tools", f.AIAllowHostTools},
 	} {
 		if s.set {

@@ -308,14 +308,15 @@ func TestServeWarnsOfAProxyWithoutAnAPIToken(t *testing.T) {
 // --ai-model turns on; given alone they did nothing and the start said nothing of them.
 func TestServeWarnsOfAgentFlagsWithoutAModel(t *testing.T) {
 	clearEnv(t)
-	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--ai-allow-host-tools", "--ai-turn-deadline", "90s")
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--ai-allow-host-tools", "--ai-turn-deadline", "90s", "--ai-max-turns", "5")
 	_, logs, stop := startServe(t, root.Serve)
 	require.NoError(t, stop())
-	assert.Contains(t, logs.String(), `level=WARN msg="--ai-turn-deadline (SANDBOX_AI_TURN_DEADLINE), --ai-allow-host-tools (SANDBOX_AI_ALLOW_HOST_TOOLS) set without --ai-model (SANDBOX_AI_MODEL): the agent is off and they do nothing; set --ai-model to turn it on (docs/ai.md)"`)
+	assert.Contains(t, logs.String(), `level=WARN msg="--ai-turn-deadline (SANDBOX_AI_TURN_DEADLINE), --ai-max-turns (SANDBOX_AI_MAX_TURNS), --ai-allow-host-tools (SANDBOX_AI_ALLOW_HOST_TOOLS) set without --ai-model (SANDBOX_AI_MODEL): the agent is off and they do nothing; set --ai-model to turn it on (docs/ai.md)"`)
 
 	// The defaults alone warn of nothing.
 	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password")
 	assert.Equal(t, aiTurnDeadlineDefault, root.Serve.AITurnDeadline, "the flag's tag and the constant name one default")
+	assert.Equal(t, agent.DefaultMaxTurns, root.Serve.AIMaxTurns, "the flag's tag and the agent's constant name one default")
 	_, logs, stop = startServe(t, root.Serve)
 	require.NoError(t, stop())
 	assert.NotContains(t, logs.String(), "without --ai-model")
