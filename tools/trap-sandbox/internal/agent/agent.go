@@ -422,6 +422,14 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	}
 	caller := callerOf(from)
 	key := sessionKey{caller, name}
+	// A full gateway refuses before the computer's place is made: a new traposId's question
+	// would leave a directory under --ai-dir, and an instance in opencode, for nothing.
+	m.mu.Lock()
+	running := m.running
+	m.mu.Unlock()
+	if running >= m.cfg.MaxTurns {
+		return nil, m.full(from, running)
+	}
 	pl, err := m.placeOf(ctx, caller)
 	if err != nil {
 		return nil, m.noPlace(ctx, from, err)
@@ -442,10 +450,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	if m.running >= m.cfg.MaxTurns {
 		running := m.running
 		m.mu.Unlock()
-		m.metrics.refused(refusedGateway)
-		m.warns.Log(slog.LevelWarn, "max turns", "agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)",
-			"running", running, "maxTurns", m.cfg.MaxTurns, "traposId", from.TraposID)
-		return nil, protocol.Errorf(protocol.CodeBusy, "the agent is answering %d other questions: ask again in a minute", running)
+		return nil, m.full(from, running)
 	}
 	lim := m.limiters[caller]
 	if lim == nil {
@@ -482,6 +487,14 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		m.runTurn(t, body)
 	}()
 	return json.Marshal(map[string]string{"turnId": t.id})
+}
+
+// full refuses a question of from while the gateway runs its most turns at once (running).
+func (m *Module) full(from protocol.Requester, running int) error {
+	m.metrics.refused(refusedGateway)
+	m.warns.Log(slog.LevelWarn, "max turns", "agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)",
+		"running", running, "maxTurns", m.cfg.MaxTurns, "traposId", from.TraposID)
+	return protocol.Errorf(protocol.CodeBusy, "the agent is answering %d other questions: ask again in a minute", running)
 }
 
 // sweepLocked forgets turns finished more than KeepFinished ago.
