@@ -127,7 +127,7 @@ func openPocket(L *lua.LState, e *Env) error {
 	if e.Peripherals == nil {
 		return fmt.Errorf("a pocket computer needs its sides (Config.Peripherals) for its back")
 	}
-	e.cfg.Pocket.Install(L, e.Peripherals)
+	e.cfg.Pocket.Install(L, e.Peripherals, e.Computer)
 	return nil
 }
 
@@ -150,6 +150,8 @@ func openCFuncs(L *lua.LState, e *Env) error {
 	e.Computer.installGsub(L, native)
 	installIpairs(L, native.RawGetString("inext"), native.RawGetString("proxy_inext"))
 	installHandOffs(L, native)
+	native.RawSetString("task_results", L.NewFunction(e.Computer.luaTaskResults))
+	e.Computer.taskWait = native.RawGetString("task_wait").(*lua.LFunction)
 	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	return nil
 }

@@ -371,4 +371,18 @@ local function gsub_helper(owner, fn, ...)
 end
 native.gsub_helper, native.gsub_answered = gsub_helper, ANSWERED;
 
+-- The wait of a main-thread function (task.go), handed off from Go: as CC's TaskCallback, it
+-- pulls task_complete until the one of its task (an id, then a boolean), and returns what the
+-- task left (native.task_results); any other event the coroutine is sent meanwhile is not its
+-- own, and terminate ends the call, as a Java pullEvent does.
+function native.task_wait(id)
+  while true do
+    local event = pack(pcall_yield("task_complete"));
+    if event[1] == "terminate" then error("Terminated", 0); end
+    if event[1] == "task_complete" and event[2] == id and type(event[3]) == "boolean" then
+      return native.task_results(id);
+    end
+  end
+end
+
 return trampoline;

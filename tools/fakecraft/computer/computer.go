@@ -213,7 +213,13 @@ type Computer struct {
 	ran       bool
 	mainFn    *lua.LFunction // the bios chunk, body of the computer coroutine
 	gsubs     gsubYields     // string.gsub's replacement functions that yield
-	wantLine  bool           // read() waits for a line and Input has not typed it yet
+	// lastTask is the id of the last main-thread task (task.go; CC's count from 1),
+	// taskResults what the finished ones left for their calls, taskWait the stand-in a call
+	// waits in.
+	lastTask    int64
+	taskResults map[int64][]lua.LValue
+	taskWait    *lua.LFunction
+	wantLine    bool // read() waits for a line and Input has not typed it yet
 	// typedQueued counts the lines Input typed whose Enter the computer has not taken yet;
 	// a blink turned on meanwhile (the shell putting its prompt back after a drop, inside
 	// the same read) is no new wait, only blinkWaits, which holds until that Enter is taken.

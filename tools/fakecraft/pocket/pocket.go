@@ -97,29 +97,32 @@ func kindOf(spec string) string {
 	return kind
 }
 
-// Install sets the global pocket, CC's pocket API, over the computer's sides.
-func (p *Pocket) Install(L *lua.LState, bus *peripheral.Bus) {
+// MainThread runs a function's work as CC runs a main-thread function: on the next tick,
+// the call waiting for it (computer.Computer.MainThread).
+type MainThread interface {
+	MainThread(L *lua.LState, work func() []lua.LValue) int
+}
+
+// Install sets the global pocket, CC's pocket API, over the computer's sides. Both
+// functions are main-thread functions in CC (they touch the player's inventory): each
+// answers on the next tick, through m.
+func (p *Pocket) Install(L *lua.LState, bus *peripheral.Bus, m MainThread) {
 	api := L.NewTable()
 	api.RawSetString("equipBack", L.NewFunction(func(L *lua.LState) int {
-		ok, why := p.equipBack(bus)
-		return answer(L, ok, why)
+		return m.MainThread(L, func() []lua.LValue { return answer(p.equipBack(bus)) })
 	}))
 	api.RawSetString("unequipBack", L.NewFunction(func(L *lua.LState) int {
-		ok, why := p.unequipBack(bus)
-		return answer(L, ok, why)
+		return m.MainThread(L, func() []lua.LValue { return answer(p.unequipBack(bus)) })
 	}))
 	L.SetGlobal("pocket", api)
 }
 
-// answer returns CC's answer of an upgrade function: true, or false and why.
-func answer(L *lua.LState, ok bool, why string) int {
+// answer is CC's answer of an upgrade function: true, or false and why.
+func answer(ok bool, why string) []lua.LValue {
 	if ok {
-		L.Push(lua.LTrue)
-		return 1
+		return []lua.LValue{lua.LTrue}
 	}
-	L.Push(lua.LFalse)
-	L.Push(lua.LString(why))
-	return 2
+	return []lua.LValue{lua.LFalse, lua.LString(why)}
 }
 
 // equipBack is pocket.equipBack: the first upgrade in the inventory that is not the one on
