@@ -142,3 +142,26 @@ func TestShellOnAPocketComputer(t *testing.T) {
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 	assert.Equal(t, "fakecraft: this terminal is 25x19; the computer's screen needs 26x20\r\n", s.stderr.String())
 }
+
+// TestTestOnAPocketComputer: `fakecraft test --pocket` runs the specs on a pocket computer,
+// so a spec of what a program prints on 26 columns runs where it would.
+func TestTestOnAPocketComputer(t *testing.T) {
+	root := repo(t, map[string]string{
+		"trapos/tests/pocket_spec.lua": `describe("a pocket computer", function()
+  it("is one", function()
+    local w, h = term.getSize()
+    expect(w):eq(26)
+    expect(h):eq(20)
+    expect(type(pocket)):eq("table")
+    expect(pocket.unequipBack()):eq(false)
+  end)
+end)`,
+	})
+	code, out, errOut := run(t, "test", "--root", root, "--pocket")
+	assert.Equal(t, ExitOK, code, errOut+out)
+	assert.Contains(t, out, "1 passed, 0 failed")
+
+	code, out, _ = run(t, "test", "--root", root)
+	assert.Equal(t, ExitFailed, code)
+	assert.Contains(t, out, "0 passed, 1 failed")
+}
