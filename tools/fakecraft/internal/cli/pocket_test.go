@@ -165,3 +165,13 @@ end)`,
 	assert.Equal(t, ExitFailed, code)
 	assert.Contains(t, out, "0 passed, 1 failed")
 }
+
+// TestPocketComputerPrograms: on a pocket computer `help pocket` tells the API on one
+// screen (a longer topic would open the viewer and wait for keys), and `gps host` refuses,
+// as CC's does: a pocket computer moves.
+func TestPocketComputerPrograms(t *testing.T) {
+	code, out, errOut := bare(t, t.TempDir(), "help pocket\ngps host 1 2 3\n", "--pocket", "--attach", "back=modem")
+	assert.Equal(t, ExitOK, code, errOut)
+	assert.Contains(t, out, "\npocket.equipBack()\npocket.unequipBack()\n")
+	assert.Contains(t, out, "> gps host 1 2 3\nGPS Hosts must be \nstationary\n")
+}
