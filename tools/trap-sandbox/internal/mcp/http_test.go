@@ -133,3 +133,28 @@ func TestAnOlderClientsClosedPostEndsItsCall(t *testing.T) {
 		t.Fatal("the gateway went on with the call after the client closed its POST")
 	}
 }
+
+// TestACallAnswersBeforeItsClientGivesUp: a call that uses its whole time (read_file's
+// default of 60000 ms, here on a computer that never answers) answers by callBound, a second
+// before MCP's TypeScript SDK (opencode's) gives up on a request at 60 s: its timeout, not the
+// client's "Request timed out", reaches the model.
+func TestACallAnswersBeforeItsClientGivesUp(t *testing.T) {
+	old := callBound
+	callBound = 200 * time.Millisecond
+	defer func() { callBound = old }()
+	d := daemonfake.NewLocal(map[string]string{"/a.txt": "x"})
+	d.Before = func(ctx context.Context, _ int, typ string) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	s := session(t, d)
+	start := time.Now()
+	res := callTool(t, s, "read_file", map[string]any{"traposId": "7:", "path": "/a.txt"})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), "timeout: computer 7: did not answer fs.read in time")
+	assert.Less(t, time.Since(start), 30*time.Second, "answered by callBound, not read_file's default of 60 s")
+
+	_, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: FileURI("7:", "/a.txt")})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "timeout: computer 7: did not answer fs.read in time")
+}

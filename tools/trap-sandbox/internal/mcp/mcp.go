@@ -13,6 +13,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -80,6 +81,27 @@ func New(c *computer.Client, logger *slog.Logger) *Module {
 	})}
 }
 
+// callBound is the longest a tool call or a resource read runs: a second below the 60 s
+// after which MCP's TypeScript SDK gives up on a request (DEFAULT_REQUEST_TIMEOUT_MSEC, which
+// opencode and Claude Desktop keep), so a call given timeoutMs 60000, or read_file's and
+// write_file's default, answers before its client stops listening: opencode showed the model
+// "MCP error -32001: Request timed out" for a send_text whose screen never settled, instead of
+// that screen with settled false. A variable for the tests.
+var callBound = computer.MaxTimeout - time.Second
+
+// answerInTime ends a tool call or a resource read by callBound: timeoutMs is how long the
+// whole call may take, and answering sooner keeps to it.
+func answerInTime(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		if method != "tools/call" && method != "resources/read" {
+			return next(ctx, method, req)
+		}
+		ctx, cancel := context.WithTimeout(ctx, callBound)
+		defer cancel()
+		return next(ctx, method, req)
+	}
+}
+
 // postKey is the context key of the context of the POST a call came in.
 type postKey struct{}
 
@@ -121,7 +143,7 @@ func NewServer(c *computer.Client, logger *slog.Logger) *sdk.Server {
 	t.registerResources(srv)
 	registerPrompts(srv)
 	// recoverPanics first: the outermost, it also catches a panic of the others.
-	srv.AddReceivingMiddleware(recoverPanics(logger), endWithPost, checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
+	srv.AddReceivingMiddleware(recoverPanics(logger), endWithPost, answerInTime, checkArguments(r.inputs), markComputerErrors, explainResourceErrors)
 	return srv
 }
 
