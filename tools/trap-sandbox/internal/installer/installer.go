@@ -78,6 +78,11 @@ func (i *Installer) serveFile(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(body)
 }
 
+// LayoutFile is the package's file of the screen's layout rules (a URL longer than a row),
+// which the installer loads from its SOURCE.layout: it prints before the package is on the
+// computer, and by the same rule as the package's commands.
+const LayoutFile = "apis/libsandboxlayout.lua"
+
 // Script is the installer for pkg as served from base: a SOURCE table, then install.lua.
 func Script(pkg traposclient.Package, base Base) string {
 	var b strings.Builder
@@ -95,6 +100,8 @@ func Script(pkg traposclient.Package, base Base) string {
 	}
 	b.WriteString("  };\n")
 	field("hook", hookSource)
+	layout, _ := pkg.File(LayoutFile)
+	field("layout", string(layout))
 	b.WriteString("};\n\n")
 	b.WriteString(installBody)
 	return b.String()

@@ -127,3 +127,21 @@ func TestComputerBases(t *testing.T) {
 		t.Errorf("public: %v", b)
 	}
 }
+
+// TestTheInstallerCarriesThePackagesLayout: the installer prints by the package's own layout
+// rule (a URL longer than a row), sent in SOURCE.layout, byte for byte the package's file: it
+// had a copy of its own.
+func TestTheInstallerCarriesThePackagesLayout(t *testing.T) {
+	h, pkg := newMux(t, nil)
+	layout, ok := pkg.File(LayoutFile)
+	if !ok {
+		t.Fatalf("the package has no %s", LayoutFile)
+	}
+	code, script := get(t, h, "127.0.0.1:4444", InstallPath)
+	if code != http.StatusOK || !strings.Contains(script, "  layout = "+luaString(string(layout))+";\n") {
+		t.Fatalf("the installer (%d) does not carry %s:\n%s", code, LayoutFile, script)
+	}
+	if strings.Contains(installBody, "local function urlRows") {
+		t.Fatal("install.lua has a copy of the layout rule")
+	}
+}

@@ -1,0 +1,114 @@
+-- libsandboxlayout: text laid out for a CC screen, where CC's own write would cut a word a
+-- player must read whole. Its one rule so far is a URL longer than a row (fitLongWords).
+--
+-- The module requires nothing of the package, so the gateway's installer, which runs before
+-- the package's files are on the computer, loads this same file as the gateway serves it
+-- (tools/trap-sandbox/internal/installer: SOURCE.layout), and every line the sandbox and ai
+-- commands and the installer print breaks by one rule.
+
+local expect = require('cc.expect').expect;
+
+-- Where a URL too long for a row breaks: before one of these characters after its scheme's
+-- "://", so that each row after the first begins with one (":4444", "/trapos/ws", "?x=1")
+-- and reads as the rest of the URL above it, never as a word of its own. Before a "." of the
+-- host only when no such break fits the row (a host name longer than the row); at the row's
+-- end only when neither does.
+local URL_BREAK = "[/?#&=:]";
+local HOST_BREAK = "%.";
+
+-- The index the row of url starting at start ends before (the next row starts there), for a
+-- row of room columns: the last break of pattern that fits, or the end when the rest fits;
+-- nil when none does. Never inside its scheme (scheme: the scheme's length, "://" included).
+local function urlBreak(url, start, room, scheme, pattern)
+  if #url - start + 1 <= room then
+    return #url + 1;
+  end
+  for i = start + room, start + 1, -1 do
+    if i > scheme + 1 and url:sub(i, i):find(pattern) then
+      return i;
+    end
+  end
+  return nil;
+end
+
+-- The rows of url, longer than a row of width columns, when room columns are left on the row
+-- it would start on (0 when that row is empty): its first part stays there when it fits whole
+-- up to a URL_BREAK (the scheme and host not cut: "url: ws://127.0.0.1:4444" / "/trapos/ws"),
+-- else the URL starts a row of its own; then each row holds as much as fits (urlBreak).
+-- Returns the rows and whether the first goes on the row begun.
+local function urlRows(url, width, room)
+  -- a bracket or quote may come before the scheme: "(ws:" / "//…" would read as two words
+  local scheme = #(url:match("^[%(%[<\"']*%a[%w+.-]*://") or "");
+  local rows, start, continued = {}, 1, false;
+  local cut = room > 0 and urlBreak(url, 1, room, scheme, URL_BREAK) or nil;
+  if cut ~= nil then
+    rows[1], start, continued = url:sub(1, cut - 1), cut, true;
+  end
+  while #url - start + 1 > width do
+    cut = urlBreak(url, start, width, scheme, URL_BREAK) or urlBreak(url, start, width, scheme, HOST_BREAK)
+      or start + width;
+    rows[#rows + 1] = url:sub(start, cut - 1);
+    start = cut;
+  end
+  rows[#rows + 1] = url:sub(start);
+  return rows, continued;
+end
+
+-- text as CC's write lays it out on a screen width columns wide, starting at column x (1 by
+-- default), except for a URL longer than a row (ws://192.168.100.200:4444/trapos/ws on a
+-- pocket computer's 26 columns). CC writes such a word from the cursor on and breaks it at
+-- the row's end wherever that falls ("url: ws://192.168.100.200:44" / "44/trapos/ws"): a
+-- player cannot tell which part is what, nor type it back. Here it breaks only before its
+-- separators (urlRows): its first part, scheme and host whole, on the row begun when it fits
+-- there, else on a row of its own ("ws://192.168.100.200:4444" / "/trapos/ws"); each row is
+-- read, and typed, as it is, the rows run together without a space. Other long words (what a
+-- broken gateway sent) are CC's to break. Returns text with the line breaks put in (text
+-- itself when it has no such URL).
+local function fitLongWords(text, width, x)
+  expect(1, text, "string");
+  expect(2, width, "number");
+  expect(3, x, "number", "nil");
+  x = x or 1;
+  local out, changed = {}, false;
+  local at = 1;
+  while at <= #text do
+    local space = text:match("^[ \t]+", at);
+    local newline = space == nil and text:sub(at, at) == "\n";
+    local word = (space == nil and not newline) and text:match("^[^ \t\n]+", at) or nil;
+    local piece = space or (newline and "\n") or word;
+    at = at + #piece;
+    if newline then
+      x = 1;
+    elseif space ~= nil then
+      x = x + #space;
+    elseif #word <= width or not word:find("://", 1, true) then
+      if #word > width then
+        -- CC's write fills the rest of the row, then whole rows, the cursor after the last
+        x = (math.min(x, width + 1) - 2 + #word) % width + 2;
+      elseif x + #word - 1 > width then
+        x = #word + 1; -- CC's write starts it on the next row
+      else
+        x = x + #word;
+      end
+    else
+      local rows, continued = urlRows(word, width, x > 1 and math.max(width - x + 1, 0) or 0);
+      piece = table.concat(rows, "\n");
+      if x > 1 and not continued then
+        if out[#out] ~= nil and out[#out]:find("^[ \t]+$") then
+          out[#out] = ""; -- the spaces before it would end the row above, unseen
+        end
+        piece = "\n" .. piece;
+      end
+      x, changed = #rows[#rows] + 1, true;
+    end
+    out[#out + 1] = piece;
+  end
+  if not changed then
+    return text;
+  end
+  return table.concat(out);
+end
+
+return {
+  fitLongWords = fitLongWords,
+};
