@@ -34,7 +34,7 @@ type ScreenInput struct {
 // KeysInput is send_keys' input.
 type KeysInput struct {
 	TraposID string   `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftCtrl+s; terminate is CC's terminate event (holding Ctrl+T); at most 2048 keys a call"`
+	Keys     []string `json:"keys" jsonschema:"keys to press and release in order, by CC's key names (keys.getName): enter, backspace, up, left, tab, leftCtrl, a, one, f1; a chord holds the keys before its last: leftShift+tab; terminate is CC's terminate event (holding Ctrl+T); at most 2048 keys a call"`
 	SettleMs int64    `json:"settleMs,omitempty" jsonschema:"how long the screen must stay unchanged before the call answers, in milliseconds (default 300; below timeoutMs)"`
 	Colours  bool     `json:"colours,omitempty" jsonschema:"also return each row's colours (blit strings) and the palette"`
 	Cursor   bool     `json:"cursor,omitempty" jsonschema:"also return the cursor's position (1-based) and whether it blinks"`
@@ -72,7 +72,7 @@ type ScreenOutput struct {
 func (t *tools) registerScreen(r registrar) {
 	addTool(r, "read_screen", "Read the screen", hints{readOnly: true}, "Read what a computer's own screen shows now (what the player sees): its text, and when asked its colours and cursor. Needs the owner's sandbox.allow_screen view or control.",
 		func(in ScreenInput) string { return in.TraposID }, t.readScreen)
-	addTool(r, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"] or [\"leftCtrl+s\"]), wait until the screen stops changing, and return it. Needs the owner's sandbox.allow_screen control.",
+	addTool(r, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"]), wait until the screen stops changing, and return it. In edit, Ctrl alone opens the menu: [\"leftCtrl\", \"enter\"] saves and [\"leftCtrl\", \"left\", \"enter\"] exits (CC has no Ctrl+S). Needs the owner's sandbox.allow_screen control.",
 		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
 	addTool(r, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. Needs the owner's sandbox.allow_screen control.",
 		func(in TextInput) string { return in.TraposID }, t.sendText)

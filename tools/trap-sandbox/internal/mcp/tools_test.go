@@ -131,6 +131,12 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
 	assert.Contains(t, byName["send_text"].Description, "a program waiting for a key (os.pullEvent(\"key\")", "send_text sends no key events: the agent is told to press keys with send_keys")
 	assert.Contains(t, byName["send_text"].Description, "needs send_keys")
+	// CC's edit has no Ctrl+S: ["leftCtrl+s"], the example it gave, opens the menu and saves
+	// nothing. The agent is told the keys that save and exit.
+	keys, err := json.Marshal(byName["send_keys"])
+	require.NoError(t, err)
+	assert.NotContains(t, string(keys), "leftCtrl+s")
+	assert.Contains(t, byName["send_keys"].Description, `In edit, Ctrl alone opens the menu: ["leftCtrl", "enter"] saves and ["leftCtrl", "left", "enter"] exits`)
 }
 
 // TestTheDocsNameEveryTool: docs/mcp.md's table lists exactly the tools tools/list returns,
