@@ -92,7 +92,9 @@ func disconnectMessage(traposID string, code int, byGateway bool) string {
 	case byGateway && code == CloseGoingAway:
 		return ErrShuttingDown.Message
 	default:
-		return "computer " + traposID + " disconnected before it answered"
+		// The request may have reached it and run (a Lua run, a write) before it went: a caller
+		// that asks again repeats what it did.
+		return "computer " + traposID + " disconnected before it answered; it may have done what it was asked all the same: check before you ask again"
 	}
 }
 
