@@ -176,6 +176,8 @@ func runThread(L *LState) (done bool) {
 				if lv, done = L.handleError(lv); !done {
 					return
 				}
+			} else if L.errorMessage != nil {
+				lv = L.errorMessage(L, lv)
 			}
 			threadFailed(L, lv)
 		}

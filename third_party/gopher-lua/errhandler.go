@@ -24,7 +24,8 @@ const errorInErrorHandling = LString("error in error handling")
 // in error handling" (its own errors go to no handler), as Cobalt's ProtectedCall does. When
 // the error is a stack overflow, the stack grows for the handler, as Cobalt's does.
 // message, when not nil, turns the error's value into the one the handler receives (an
-// embedder's placing of an error it raised without a position).
+// embedder's placing of an error it raised without a position). With a nil handler and a
+// message, no handler runs and the coroutine dies of message's result.
 func (ls *LState) SetErrorHandler(handler LValue, message func(L *LState, err LValue) LValue) {
 	ls.errorHandler = handler
 	ls.errorMessage = message

@@ -1,6 +1,7 @@
 package lua
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -114,4 +115,50 @@ func TestErrorHandlerYieldsAndFails(t *testing.T) {
 	check(false, ok, "overflow ok")
 	check("overflow: 48,47", err, "overflow handler")
 	`)
+}
+
+// TestErrorMessageWithoutHandler: a coroutine given a message function and no handler dies
+// of what the message function makes of its error, turned over the frames of the error
+// (error's, after a yield, and the VM's), and has no handler for others to read; a pcall
+// inside it is not affected.
+func TestErrorMessageWithoutHandler(t *testing.T) {
+	L := NewState()
+	defer L.Close()
+	L.SetGlobal("unhandled_co", L.NewFunction(func(L *LState) int {
+		co, _ := L.NewThread()
+		co.stack.Push(callFrame{Fn: L.CheckFunction(1), NRet: MultRet})
+		co.SetErrorHandler(nil, func(co *LState, err LValue) LValue {
+			// the line of the innermost Lua frame, below error's own
+			for level := 0; ; level++ {
+				dbg, ok := co.GetStack(level)
+				if !ok {
+					return LString("no Lua frame")
+				}
+				if _, _ = co.GetInfo("l", dbg, LNil); dbg.CurrentLine > 0 {
+					return LString(fmt.Sprintf("%v at %d", err, dbg.CurrentLine))
+				}
+			}
+		})
+		if _, ok := co.ErrorHandler(); ok {
+			L.RaiseError("a handler")
+		}
+		L.Push(co)
+		return 1
+	}))
+	if err := L.DoString(`
+	local co = unhandled_co(function(x)
+		local ok, e = pcall(error, "caught", 0)
+		assert(not ok and e == "caught", "pcall inside: " .. tostring(e))
+		coroutine.yield(x)
+		error("boom", 0)
+	end)
+	assert(select(2, coroutine.resume(co, 1)) == 1)
+	local ok, err = coroutine.resume(co)
+	assert(not ok and err == "boom at 6", err)
+	assert(coroutine.status(co) == "dead")
+	ok, err = coroutine.resume(unhandled_co(function() local t = nil; return t.x end))
+	assert(not ok and err:find(" at 12$"), err)
+	`); err != nil {
+		t.Fatal(err)
+	}
 }
