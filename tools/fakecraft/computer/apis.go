@@ -152,6 +152,7 @@ func openCFuncs(L *lua.LState, e *Env) error {
 	installHandOffs(L, native)
 	native.RawSetString("task_results", L.NewFunction(e.Computer.luaTaskResults))
 	e.Computer.taskWait = native.RawGetString("task_wait").(*lua.LFunction)
+	e.Computer.trampoline = tramp
 	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	return nil
 }

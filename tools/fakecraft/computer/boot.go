@@ -115,14 +115,27 @@ func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
 // installCoroutine makes every coroutine run under the computer's yield guard (gopher-lua
 // would otherwise give each a child context of the resume that created it), gives create
 // and resume CC's argument errors, refuses a yield gopher-lua cannot make (boundary.go), and
-// resumes a coroutine suspended in string.gsub through its gsub (gsubyield.go).
+// resumes a coroutine suspended in string.gsub through its gsub (gsubyield.go). A Go
+// function as a coroutine's body runs under pcall's stand-in body (trampoline), as any call
+// of it: gopher-lua's own run of one never returned to the resume (the coroutine stayed
+// running) and could not resume it after a yield. Such a coroutine dies of its error
+// without the stand-in's position (unplaced), as CC's has none.
 func (c *Computer) installCoroutine(L *lua.LState) {
 	co := L.GetGlobal("coroutine").(*lua.LTable)
 	create := co.RawGetString("create").(*lua.LFunction).GFunction
 	resume := co.RawGetString("resume").(*lua.LFunction).GFunction
 	co.RawSetString("create", L.NewFunction(func(L *lua.LState) int {
-		if _, ok := L.Get(1).(*lua.LFunction); !ok {
+		fn, ok := L.Get(1).(*lua.LFunction)
+		if !ok {
 			luakit.TypeError(L, 1, "function")
+		}
+		goBody := fn.IsG && c.trampoline != nil
+		if goBody {
+			L.Push(c.trampoline)
+			L.Push(fn)
+			L.Call(1, 1)
+			L.Replace(1, L.Get(-1))
+			L.Pop(1)
 		}
 		saved := L.RemoveContext()
 		n := create(L)
@@ -131,6 +144,9 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 		}
 		if th, ok := L.Get(-1).(*lua.LState); ok {
 			th.SetContext(c.guard)
+			if goBody {
+				th.SetErrorHandler(nil, unplaced)
+			}
 		}
 		return n
 	}))
@@ -172,4 +188,14 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 		}
 		return yield(L)
 	}))
+}
+
+// unplaced is err, the error that ends a coroutine whose body is a Go function, without the
+// position gopher-lua gave it in the stand-in the function ran under: no Lua code raised
+// it, and CC's has none.
+func unplaced(_ *lua.LState, err lua.LValue) lua.LValue {
+	if msg, ok := err.(lua.LString); ok {
+		return lua.LString(cFramePosition.ReplaceAllLiteralString(string(msg), ""))
+	}
+	return err
 }

@@ -213,6 +213,9 @@ type Computer struct {
 	ran       bool
 	mainFn    *lua.LFunction // the bios chunk, body of the computer coroutine
 	gsubs     gsubYields     // string.gsub's replacement functions that yield
+	// trampoline is cfuncs.lua's body for a coroutine that calls a function (pcall's, and
+	// boot.go's create for a Go function).
+	trampoline *lua.LFunction
 	// lastTask is the id of the last main-thread task (task.go; CC's count from 1),
 	// taskResults what the finished ones left for their calls, taskWait the stand-in a call
 	// waits in.

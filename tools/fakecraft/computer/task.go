@@ -11,8 +11,8 @@ import (
 // stand-in (cfuncs.lua's task_wait, CC's TaskCallback): other events the calling coroutine is
 // sent meanwhile are not its own, and terminate ends the call with "Terminated". The Go
 // function returns what MainThread returns. Called where it cannot hand off (a Go function's
-// call of it, a coroutine whose body it is), work runs at once and its results return
-// directly.
+// call of it), work runs at once and its results return directly; as a coroutine's body it
+// is called by pcall's stand-in body (boot.go's create), so it waits there too.
 func (c *Computer) MainThread(L *lua.LState, work func() []lua.LValue) int {
 	if c.taskWait == nil || !L.CanHandOff() {
 		results := work()

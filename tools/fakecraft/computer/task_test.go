@@ -52,3 +52,20 @@ assert(not ok3 and err == "Terminated", tostring(err))
 assert(debug.getinfo(task).what == "C")
 `, withTask)
 }
+
+// TestMainThreadFunctionAsCoroutineBody: a main-thread function that is a coroutine's body
+// waits for its tick there too, as in CC, where the body is called as any function is (it
+// answered at once, where gopher-lua could not hand the wait off).
+func TestMainThreadFunctionAsCoroutineBody(t *testing.T) {
+	check(t, `
+local co = coroutine.create(task)
+local ok, filter = coroutine.resume(co, "w")
+assert(ok and filter == "task_complete", tostring(ok) .. " " .. tostring(filter))
+assert(coroutine.status(co) == "suspended")
+local ev = table.pack(coroutine.yield())
+assert(ev[1] == "task_complete" and ev[2] == 1 and ev[3] == true, tostring(ev[1]))
+local ok2, a, b, n = coroutine.resume(co, table.unpack(ev, 1, ev.n))
+assert(ok2 and a == "done" and b == "w" and n == 1, tostring(a))
+assert(coroutine.status(co) == "dead")
+`, withTask)
+}

@@ -468,3 +468,62 @@ describe("xpcall", function()
     expect({ load(failing) }):same({ nil, "r" });
   end);
 end);
+
+-- CC's coroutine runs a Java function as its body as it runs a Lua one (Cobalt's
+-- LuaThread); gopher-lua neither ended such a coroutine (it stayed running, resume answered
+-- nothing) nor resumed one that had yielded. fakecraft runs it in pcall's stand-in body.
+describe("a coroutine whose body is a C function", function()
+  it("returns its results and dies", function()
+    local co = coroutine.create(math.max);
+    expect({ coroutine.resume(co, 3, 4) }):same({ true, 4 });
+    expect(coroutine.status(co)):eq("dead");
+    expect({ coroutine.resume(co) }):same({ false, "cannot resume dead coroutine" });
+    expect({ coroutine.resume(coroutine.create(os.getComputerID)) }):same({ true, os.getComputerID() });
+    expect({ coroutine.resume(coroutine.create(select), "#", 1, nil) }):same({ true, 2 });
+  end);
+
+  it("is running while it runs", function()
+    local co = coroutine.create(coroutine.status);
+    expect({ coroutine.resume(co, co) }):same({ true, "running" });
+    co = coroutine.create(coroutine.running);
+    expect({ coroutine.resume(co) }):same({ true, co, false });
+  end);
+
+  it("yields, and returns what resumed it", function()
+    local co = coroutine.create(coroutine.yield);
+    expect({ coroutine.resume(co, 1, 2) }):same({ true, 1, 2 });
+    expect(coroutine.status(co)):eq("suspended");
+    expect({ coroutine.resume(co, 3, 4) }):same({ true, 3, 4 });
+    expect(coroutine.status(co)):eq("dead");
+    -- os.pullEvent is Lua in CC as here; pcall's function may yield inside it
+    co = coroutine.create(os.pullEvent);
+    expect({ coroutine.resume(co, "x") }):same({ true, "x" });
+    expect({ coroutine.resume(co, "x", 1) }):same({ true, "x", 1 });
+    co = coroutine.create(pcall);
+    expect({ coroutine.resume(co, coroutine.yield, "y") }):same({ true, "y" });
+    expect({ coroutine.resume(co, "z") }):same({ true, true, "z" });
+  end);
+
+  it("lets the Lua code it calls yield", function()
+    local value = setmetatable({}, { __tostring = function() return "got " .. coroutine.yield("in"); end });
+    local co = coroutine.create(tostring);
+    expect({ coroutine.resume(co, value) }):same({ true, "in" });
+    expect({ coroutine.resume(co, "back") }):same({ true, "got back" });
+  end);
+
+  it("dies of its error, which has no position, as no Lua code raised it", function()
+    expect({ coroutine.resume(coroutine.create(error), "boom") }):same({ false, "boom" });
+    expect({ coroutine.resume(coroutine.create(error), "boom", 2) }):same({ false, "boom" });
+    local object = {};
+    expect({ coroutine.resume(coroutine.create(error), object) }):same({ false, object });
+    expect({ coroutine.resume(coroutine.create(assert), false, "nope") }):same({ false, "nope" });
+    local ok, err = coroutine.resume(coroutine.create(string.rep));
+    expect(ok):eq(false);
+    expect(err):str_match("^bad argument");
+    -- Lua code it calls places its own
+    local function compare() error("cmp"); end
+    local line = debug.getinfo(compare, "S").linedefined;
+    expect({ coroutine.resume(coroutine.create(table.sort), { 2, 1 }, compare) })
+      :same({ false, ("%s:%d: cmp"):format(debug.getinfo(1, "S").short_src, line) });
+  end);
+end);
