@@ -69,6 +69,10 @@ type Agent struct {
 
 	mu        sync.Mutex
 	instances map[string]*instance
+	starts    map[string]int // instance starts per directory, disposed instances' too
+	disposes  map[string]int
+	// noDispose: an opencode older than POST /instance/dispose (WithoutDispose).
+	noDispose atomic.Bool
 	sessions  map[string]*Session
 	asks      map[string]*ask
 	subs      map[*subscriber]struct{}
@@ -93,7 +97,6 @@ type instance struct {
 	tools    []string // the MCP tools, as opencode names them
 	cfgPerm  []Rule
 	approved map[string]bool // "always" answers: instance-wide
-	starts   int
 	// started is closed once the instance has read its opencode.json and connected its MCP
 	// server: a request that arrives meanwhile waits, as opencode's requests wait for an
 	// instance that is starting (mcpURL, headers and cfgPerm are written only before it).
@@ -193,7 +196,7 @@ type subscriber struct {
 // Agent adds the conversation routes to the fake, the model scripted by model; models are
 // the PROVIDER/MODEL names it knows. Call it before the first request.
 func (s *Server) Agent(model Model, models ...string) *Agent {
-	a := &Agent{srv: s, model: model, models: models, instances: map[string]*instance{}, sessions: map[string]*Session{},
+	a := &Agent{srv: s, model: model, models: models, instances: map[string]*instance{}, starts: map[string]int{}, disposes: map[string]int{}, sessions: map[string]*Session{},
 		asks: map[string]*ask{}, subs: map[*subscriber]struct{}{}, abortSeen: make(chan struct{})}
 	s.onClose = append(s.onClose, a.closeAll)
 	s.Handle("GET /session", http.HandlerFunc(a.listSessions))
@@ -210,6 +213,7 @@ func (s *Server) Agent(model Model, models ...string) *Agent {
 	s.Handle("POST /permission/{id}/reply", http.HandlerFunc(a.replyAsk))
 	s.Handle("GET /mcp", http.HandlerFunc(a.mcpStatus))
 	s.Handle("POST /mcp/{name}/connect", http.HandlerFunc(a.mcpConnect))
+	s.Handle("POST /instance/dispose", http.HandlerFunc(a.dispose))
 	return a
 }
 
@@ -232,10 +236,60 @@ func (a *Agent) Running() int64 { return a.running.Load() }
 func (a *Agent) InstanceStarts(dir string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if in := a.instances[dir]; in != nil {
-		return in.starts
+	return a.starts[dir]
+}
+
+// Instances lists the directories with an instance running, sorted.
+func (a *Agent) Instances() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Sorted(maps.Keys(a.instances))
+}
+
+// Disposes counts the POST /instance/dispose of dir.
+func (a *Agent) Disposes(dir string) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.disposes[dir]
+}
+
+// WithoutDispose makes the fake an opencode older than POST /instance/dispose: the route is
+// an unknown one, which opencode answers with its web UI (200, HTML).
+func (a *Agent) WithoutDispose() { a.noDispose.Store(true) }
+
+// dispose is POST /instance/dispose?directory=D, as opencode 1.18.33 answers it: true, for any
+// directory (one without an instance, or that does not exist, too); the instance goes, its
+// MCP connection closed, its "always" answers with it, and server.instance.disposed is sent
+// on the event streams. Its sessions stay: a later request in D starts a new instance (which
+// reads D's opencode.json and connects its MCP server again) that continues them. (The real
+// one starts an instance of D first when none runs, then disposes it.)
+func (a *Agent) dispose(w http.ResponseWriter, r *http.Request) {
+	if a.noDispose.Load() {
+		a.srv.serveWebUI(w, r)
+		return
 	}
-	return 0
+	dir := r.URL.Query().Get("directory")
+	if d, err := url.PathUnescape(dir); err == nil {
+		dir = d
+	}
+	a.mu.Lock()
+	in := a.instances[dir]
+	a.mu.Unlock()
+	if in != nil {
+		<-in.started
+	}
+	a.mu.Lock()
+	if in != nil && a.instances[dir] == in {
+		delete(a.instances, dir)
+		if in.mcp != nil {
+			in.mcp.Close()
+			in.mcp = nil
+		}
+	}
+	a.disposes[dir]++
+	a.mu.Unlock()
+	a.emit(dir, "server.instance.disposed", map[string]any{"directory": dir})
+	writeJSON(w, http.StatusOK, true)
 }
 
 // Sessions returns a copy of every session.
@@ -304,7 +358,7 @@ func (a *Agent) instanceFor(r *http.Request) *instance {
 	}
 	in = &instance{dir: dir, approved: map[string]bool{}, started: make(chan struct{})}
 	a.instances[dir] = in
-	in.starts++
+	a.starts[dir]++
 	a.mu.Unlock()
 	defer close(in.started)
 	in.readConfig()
