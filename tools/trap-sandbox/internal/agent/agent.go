@@ -21,6 +21,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -143,11 +144,18 @@ type Config struct {
 	// MaxTurns is the most turns running at once, all computers together (a turn counts
 	// until opencode stopped it); zero means DefaultMaxTurns.
 	MaxTurns int
+	// IdleAfter is how long a computer's agent state (and its opencode instance) stays after
+	// its last use (idle.go); zero means DefaultIdleAfter.
+	IdleAfter time.Duration
+	// MaxComputers is the most computers with agent state at once; zero means
+	// DefaultMaxComputers.
+	MaxComputers int
 	// Prober words ai_unavailable; nil: the error's own words.
 	Prober Prober
 	// Transport reaches opencode; nil: a default one.
 	Transport http.RoundTripper
-	// Clock paces the WARN lines of failing turns; nil: the wall clock.
+	// Clock paces the WARN lines of failing turns and times computers' idleness; nil: the
+	// wall clock.
 	Clock clock.Clock
 }
 
@@ -167,6 +175,10 @@ type Module struct {
 	cancel context.CancelCauseFunc
 	wg     sync.WaitGroup
 	once   sync.Once
+	// janitorOnce starts the janitor (idle.go) at the first computer's question.
+	janitorOnce sync.Once
+	// noDispose is set once opencode showed it has no POST /instance/dispose (idle.go).
+	noDispose atomic.Bool
 
 	mu       sync.Mutex
 	sessions map[sessionKey]*session
@@ -177,8 +189,12 @@ type Module struct {
 	// warns throttles the WARN line of questions refused by the gateway-wide cap.
 	warns *logthrottle.Throttle
 
-	placeMu sync.Mutex // guards places and accountMu
+	// placeMu guards places, releasing and accountMu; it is taken before mu, never after.
+	placeMu sync.Mutex
 	places  map[callerKey]*place
+	// releasing holds, per computer whose state was released, a channel closed once
+	// opencode answered the dispose of its instance (idle.go).
+	releasing map[callerKey]chan struct{}
 	// accountMu holds, per account, while one of its computers' places is prepared: a
 	// computer gets one pass, and a re-created account's directory is claimed once (place.go).
 	accountMu map[string]*sync.Mutex
@@ -210,6 +226,7 @@ type sessionKey struct {
 // session is one conversation of one computer.
 type session struct {
 	key        sessionKey
+	pl         *place  // the computer's
 	oc         *client // names the computer's directory
 	opencodeID string  // "" until found or created
 	// busy is the turn running on it, until opencode's reply to its prompt came (an aborted
@@ -230,12 +247,13 @@ func (k sessionKey) title() string {
 func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, error) {
 	m := &Module{cfg: cfg, log: logger, metrics: newMetrics(reg), sessions: map[sessionKey]*session{},
 		turns: map[string]*turn{}, limiters: map[callerKey]*rate.Limiter{}, places: map[callerKey]*place{}, accountMu: map[string]*sync.Mutex{},
-		passes: cfg.Passes}
+		releasing: map[callerKey]chan struct{}{}, passes: cfg.Passes}
 	if m.passes == nil {
 		m.passes = account.NewPasses()
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.Real{}
+		m.cfg.Clock = cfg.Clock
 	}
 	m.warns = logthrottle.New(logger, cfg.Clock)
 	m.outages = newOutages(logger, logthrottle.New(logger, cfg.Clock))
@@ -266,6 +284,12 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	}
 	if m.cfg.MaxTurns <= 0 {
 		m.cfg.MaxTurns = DefaultMaxTurns
+	}
+	if m.cfg.IdleAfter <= 0 {
+		m.cfg.IdleAfter = DefaultIdleAfter
+	}
+	if m.cfg.MaxComputers <= 0 {
+		m.cfg.MaxComputers = DefaultMaxComputers
 	}
 	base, err := opencode.ParseURL(cfg.OpencodeURL)
 	if err != nil {
@@ -434,6 +458,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	if err != nil {
 		return nil, m.noPlace(ctx, from, err)
 	}
+	defer m.leave(pl)
 
 	m.mu.Lock()
 	m.sweepLocked()
@@ -632,6 +657,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	if err != nil {
 		return nil, m.noPlace(ctx, from, err)
 	}
+	defer m.leave(pl)
 	m.mu.Lock()
 	s := m.sessionLocked(key, pl)
 	if s.busy != nil {
@@ -677,7 +703,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 func (m *Module) sessionLocked(key sessionKey, pl *place) *session {
 	s := m.sessions[key]
 	if s == nil {
-		s = &session{key: key, oc: pl.oc}
+		s = &session{key: key, pl: pl, oc: pl.oc}
 		m.sessions[key] = s
 	}
 	return s
@@ -688,6 +714,9 @@ func (m *Module) sessionLocked(key sessionKey, pl *place) *session {
 // otherwise the operator's log says why (a host path and a system error are no business of
 // the player's).
 func (m *Module) noPlace(ctx context.Context, from protocol.Requester, err error) *protocol.Error {
+	if errors.Is(err, errTooManyComputers) {
+		return m.tooManyComputers(from)
+	}
 	if errors.Is(err, errRemovedAccount) {
 		m.log.Info("agent: refused a question of a removed account's computer: a newer account of its name has claimed its directory",
 			"traposId", from.TraposID, "account", from.AccountID)

@@ -15,6 +15,8 @@ type metrics struct {
 	refusals  *prometheus.CounterVec
 	asks      *prometheus.CounterVec
 	running   prometheus.Gauge
+	held      prometheus.Gauge
+	released  *prometheus.CounterVec
 	firstText prometheus.Histogram
 	duration  prometheus.Histogram
 }
@@ -30,11 +32,15 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_errors_total",
 			Help: "Agent turns that failed, by the error event's code (ai_unavailable, timeout)."}, []string{"code"}),
 		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_asks_refused_total",
-			Help: "ai.ask refused with busy: a turn running on the session (busy), the per-computer rate limit (rate) or the most turns the gateway runs at once, --ai-max-turns (gateway)."}, []string{"why"}),
+			Help: "ai.ask refused with busy: a turn running on the session (busy), the per-computer rate limit (rate) or the most turns the gateway runs at once, --ai-max-turns (gateway), or --ai-max-computers computers none of them idle (computers)."}, []string{"why"}),
 		asks: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_tool_permissions_total",
 			Help: "The agent's tool calls the gateway answered, by answer (once, reject)."}, []string{"reply"}),
 		running: prometheus.NewGauge(prometheus.GaugeOpts{Name: "trapos_gateway_ai_turns_running",
 			Help: "Agent turns running now."}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{Name: "trapos_gateway_ai_computers",
+			Help: "Computers with agent state now (the gateway's, and an opencode instance each); at most --ai-max-computers."}),
+		released: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "trapos_gateway_ai_computers_released_total",
+			Help: "Computers whose agent state was released and opencode instance disposed: idle for --ai-idle-after (idle), or to make room under --ai-max-computers (room)."}, []string{"why"}),
 		firstText: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trapos_gateway_ai_first_text_seconds",
 			Help: "Time from a question to the first text of its answer.", Buckets: buckets}),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "trapos_gateway_ai_turn_seconds",
@@ -48,13 +54,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	for _, code := range []protocol.Code{CodeAIUnavailable, protocol.CodeTimeout} {
 		m.errors.WithLabelValues(string(code))
 	}
-	for _, why := range []string{refusedBusy, refusedRate, refusedGateway} {
+	for _, why := range []string{refusedBusy, refusedRate, refusedGateway, refusedComputers} {
 		m.refusals.WithLabelValues(why)
+	}
+	for _, why := range []string{whyIdle, whyCap} {
+		m.released.WithLabelValues(why)
 	}
 	for _, reply := range []string{replyOnce, replyReject} {
 		m.asks.WithLabelValues(reply)
 	}
-	reg.MustRegister(m.turns, m.errors, m.refusals, m.asks, m.running, m.firstText, m.duration)
+	reg.MustRegister(m.turns, m.errors, m.refusals, m.asks, m.running, m.held, m.released, m.firstText, m.duration)
 	return m
 }
 
@@ -65,8 +74,13 @@ const (
 	refusedRate = "rate" // the computer's rate limit
 	// refusedGateway: the most turns the gateway runs at once (--ai-max-turns).
 	refusedGateway = "gateway"
-	replyOnce      = "once"
-	replyReject    = "reject"
+	// refusedComputers: --ai-max-computers computers have state, none of them idle.
+	refusedComputers = "computers"
+	// Labels of trapos_gateway_ai_computers_released_total: idle, or made room for another.
+	whyIdle     = "idle"
+	whyCap      = "room"
+	replyOnce   = "once"
+	replyReject = "reject"
 )
 
 func (m *metrics) started() {
@@ -105,5 +119,19 @@ func (m *metrics) asked(reply string) {
 func (m *metrics) firstTextAfter(d time.Duration) {
 	if m != nil {
 		m.firstText.Observe(d.Seconds())
+	}
+}
+
+// computers sets the computers with agent state to n.
+func (m *metrics) computers(n int) {
+	if m != nil {
+		m.held.Set(float64(n))
+	}
+}
+
+// releasedComputers counts n computers whose state went, for why.
+func (m *metrics) releasedComputers(why string, n int) {
+	if m != nil {
+		m.released.WithLabelValues(why).Add(float64(n))
 	}
 }

@@ -18,7 +18,8 @@ func TestEveryCounterLabelIsExportedFromTheStart(t *testing.T) {
 	}{
 		{m.turns, []string{"stop", "aborted", "error", "deadline", "disconnected"}},
 		{m.errors, []string{"ai_unavailable", "timeout"}},
-		{m.refusals, []string{"busy", "rate", "gateway"}},
+		{m.refusals, []string{"busy", "rate", "gateway", "computers"}},
+		{m.released, []string{"idle", "room"}},
 		{m.asks, []string{"once", "reject"}},
 	} {
 		assert.Equal(t, len(c.labels), testutil.CollectAndCount(c.vec), "%v", c.labels)

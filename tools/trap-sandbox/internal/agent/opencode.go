@@ -74,6 +74,13 @@ func errorOf(data []byte) (name, message string) {
 	return e.Name, firstLine(e.Data.Message)
 }
 
+// notJSONError is a 2xx answer that is not the JSON expected: opencode answers a route it
+// does not have (an older one) with its web UI, 200 in HTML.
+type notJSONError struct{ err error }
+
+func (e *notJSONError) Error() string { return e.err.Error() }
+func (e *notJSONError) Unwrap() error { return e.err }
+
 // Rule is one opencode permission rule.
 type Rule struct {
 	Permission string `json:"permission"`
@@ -168,7 +175,7 @@ func (c *client) call(ctx context.Context, method, path string, query url.Values
 		return nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("opencode's answer to %s %s is not the JSON expected (is the URL opencode's?): %w", method, path, err)
+		return &notJSONError{fmt.Errorf("opencode's answer to %s %s is not the JSON expected (is the URL opencode's?): %w", method, path, err)}
 	}
 	return nil
 }

@@ -35,6 +35,9 @@ type place struct {
 	dir  string
 	oc   *client
 	pass string
+	// lastUsed and users (the requests using it now) are guarded by Module.mu (idle.go).
+	lastUsed time.Time
+	users    int
 }
 
 // ComputerDir is the directory of the computer traposID of accountID under the agent's
@@ -88,8 +91,17 @@ const maxPathName = 255
 // pass across restarts matters: an opencode instance keeps the configuration it read when it
 // started, so a running instance still gets in after the gateway restarts.
 func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
+	m.janitorOnce.Do(func() {
+		// Started by the first computer's question: a gateway no computer asks runs none.
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.janitor(m.ctx)
+		}()
+	})
 	m.placeMu.Lock()
 	if p := m.places[k]; p != nil && k.created == 0 {
+		m.enterLocked(p)
 		m.placeMu.Unlock()
 		return p, nil
 	}
@@ -109,9 +121,23 @@ func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	}
 	m.placeMu.Lock()
 	p := m.places[k]
+	if p != nil {
+		m.enterLocked(p)
+	}
 	m.placeMu.Unlock()
 	if p != nil {
 		return p, nil
+	}
+	// Its state was released a moment ago: the new instance must not meet the old one's dispose.
+	if err := m.waitReleased(ctx, k); err != nil {
+		return nil, err
+	}
+	// Room for one more computer, before anything is written for it.
+	m.placeMu.Lock()
+	err := m.makeRoomLocked()
+	m.placeMu.Unlock()
+	if err != nil {
+		return nil, err
 	}
 	dir := ComputerDir(m.cfg.Dir, k.account, k.traposID)
 	pass := readPass(dir)
@@ -121,11 +147,13 @@ func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	if err := WriteSessionDir(dir, m.cfg.Model, m.cfg.MCPURL, pass, m.rules); err != nil {
 		return nil, err
 	}
-	m.passes.Grant(pass, account.Caller{Account: k.account, Only: k.traposID})
 	p = &place{dir: dir, oc: m.oc.in(dir), pass: pass}
 	m.placeMu.Lock()
+	defer m.placeMu.Unlock()
+	m.passes.Grant(pass, account.Caller{Account: k.account, Only: k.traposID})
 	m.places[k] = p
-	m.placeMu.Unlock()
+	m.metrics.computers(len(m.places))
+	m.enterLocked(p)
 	return p, nil
 }
 
@@ -205,6 +233,7 @@ func (m *Module) claimAccount(ctx context.Context, k callerKey) error {
 			delete(m.places, key)
 		}
 	}
+	m.metrics.computers(len(m.places))
 	m.placeMu.Unlock()
 	m.mu.Lock()
 	for key, s := range m.sessions {

@@ -169,6 +169,7 @@ func (m *Module) release(t *turn) {
 	if t.sess.busy == t {
 		t.sess.busy = nil
 		m.running--
+		m.touchLocked(t.sess.pl) // idle from now
 	}
 }
 

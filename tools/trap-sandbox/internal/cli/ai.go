@@ -32,6 +32,8 @@ type AIFlags struct {
 	AIMCPURL         string        `name:"ai-mcp-url" env:"SANDBOX_AI_MCP_URL" help:"The gateway's /mcp as opencode reaches it (default: http://127.0.0.1:PORT/mcp on the listen port)."`
 	AITurnDeadline   time.Duration `name:"ai-turn-deadline" default:"180s" env:"SANDBOX_AI_TURN_DEADLINE" help:"Longest agent turn; past it the turn is aborted (keep it above opencode's ~70 s of provider retries)."`
 	AIMaxTurns       int           `name:"ai-max-turns" default:"100" env:"SANDBOX_AI_MAX_TURNS" help:"Most agent turns running at once, all computers together; past it a question is answered busy (a player with the shared password can say hello as ever new computers, each with a rate of its own)."`
+	AIIdleAfter      time.Duration `name:"ai-idle-after" default:"15m" env:"SANDBOX_AI_IDLE_AFTER" help:"How long a computer's agent state stays after its last question (the gateway's, and its opencode instance, which is disposed); a computer that asks again continues its conversation."`
+	AIMaxComputers   int           `name:"ai-max-computers" default:"200" env:"SANDBOX_AI_MAX_COMPUTERS" help:"Most computers with agent state (an opencode instance each) at once; past it the least recently used idle one's goes, and with none idle a new computer's question is answered busy."`
 	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default (docs/ai.md)."`
 }
 
@@ -55,6 +57,8 @@ func (f AIFlags) setWithoutModel() []string {
 		{"ai-mcp-url", f.AIMCPURL != ""},
 		{"ai-turn-deadline", f.AITurnDeadline != aiTurnDeadlineDefault},
 		{"ai-max-turns", f.AIMaxTurns != agent.DefaultMaxTurns},
+		{"ai-idle-after", f.AIIdleAfter != agent.DefaultIdleAfter},
+		{"ai-max-computers", f.AIMaxComputers != agent.DefaultMaxComputers},
 		{"ai-allow-host-tools", f.AIAllowHostTools},
 	} {
 		if s.set {
@@ -70,7 +74,7 @@ func (f AIFlags) setWithoutModel() []string {
 func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg prometheus.Registerer, passes *account.Passes) (*agent.Module, error) {
 	cfg := agent.Config{Model: c.AIModel, OpencodeURL: c.OpencodeURL, Username: c.OpencodeUsername, Password: c.OpencodePassword,
 		Dir: c.AIDir, MCPURL: c.AIMCPURL, Passes: passes, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
-		MaxTurns: c.AIMaxTurns, Prober: prober}
+		MaxTurns: c.AIMaxTurns, IdleAfter: c.AIIdleAfter, MaxComputers: c.AIMaxComputers, Prober: prober}
 	if c.AIModel != "" {
 		if !c.MCP {
 			return nil, fmt.Errorf("--ai-model needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false")
@@ -80,6 +84,12 @@ func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l n
 		}
 		if c.AIMaxTurns <= 0 {
 			return nil, fmt.Errorf("%s must be positive, got %d", flagAndEnv("ai-max-turns"), c.AIMaxTurns)
+		}
+		if c.AIIdleAfter <= 0 {
+			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv("ai-idle-after"), c.AIIdleAfter)
+		}
+		if c.AIMaxComputers <= 0 {
+			return nil, fmt.Errorf("%s must be positive, got %d", flagAndEnv("ai-max-computers"), c.AIMaxComputers)
 		}
 		if cfg.Dir == "" {
 			base, err := os.UserConfigDir()

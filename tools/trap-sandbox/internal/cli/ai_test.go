@@ -33,7 +33,8 @@ func TestAgentNeedsTheMCPModule(t *testing.T) {
 func TestAnAgentDirectoryThatCannotBeMadeNamesItsFlag(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
-	c := &ServeCmd{MCP: true, AIFlags: AIFlags{AIModel: "p/m", AITurnDeadline: time.Minute, AIMaxTurns: 1, AIDir: filepath.Join(file, "agent")}}
+	c := &ServeCmd{MCP: true, AIFlags: AIFlags{AIModel: "p/m", AITurnDeadline: time.Minute, AIMaxTurns: 1, AIIdleAfter: time.Minute,
+		AIMaxComputers: 1, AIDir: filepath.Join(file, "agent")}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
@@ -49,4 +50,21 @@ func TestTheMostTurnsAtOnceMustBePositive(t *testing.T) {
 	defer l.Close()
 	_, err = c.agentModule(nil, nil, l, nil, nil)
 	assert.EqualError(t, err, "--ai-max-turns (SANDBOX_AI_MAX_TURNS) must be positive, got 0")
+}
+
+// TestTheAgentsBoundsMustBePositive: --ai-idle-after 0 would release a computer's state between
+// its question and its turn's end, --ai-max-computers 0 refuse every question.
+func TestTheAgentsBoundsMustBePositive(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	for flags, want := range map[AIFlags]string{
+		{AIMaxTurns: 1, AIIdleAfter: 0, AIMaxComputers: 1}:           "--ai-idle-after (SANDBOX_AI_IDLE_AFTER) must be positive, got 0s",
+		{AIMaxTurns: 1, AIIdleAfter: time.Minute, AIMaxComputers: 0}: "--ai-max-computers (SANDBOX_AI_MAX_COMPUTERS) must be positive, got 0",
+	} {
+		flags.AIModel, flags.AITurnDeadline, flags.AIDir = "p/m", time.Minute, t.TempDir()
+		c := &ServeCmd{MCP: true, AIFlags: flags}
+		_, err = c.agentModule(nil, nil, l, nil, nil)
+		assert.EqualError(t, err, want)
+	}
 }
