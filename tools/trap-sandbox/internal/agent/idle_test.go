@@ -256,3 +256,37 @@ func TestAnOpencodeWithoutDisposeIsSaidOnce(t *testing.T) {
 	require.Equal(t, ReasonStop, ask(t, m, a, "one again"))
 	assert.Contains(t, f.conversations(), "trap-sandbox 1:a main: one, one again")
 }
+
+// TestADisposeAbortsATurnRunningInItsDirectory: opencode 1.18.33 aborts a turn running in a
+// directory whose instance is disposed (the player read "The turn was aborted."), which is
+// why the gateway never releases a computer with a turn running; a replica that still holds a
+// computer since moved to another one can (docs/ai.md, Known limitations). The conversation
+// goes on after it.
+func TestADisposeAbortsATurnRunningInItsDirectory(t *testing.T) {
+	release := make(chan struct{})
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		if tu.Prompt() == "hold" {
+			select {
+			case <-release:
+			case <-tu.Done():
+				return
+			}
+		}
+		tu.Text("re: " + tu.Prompt())
+	})
+	defer close(release)
+	m := f.module(t)
+	kitchen := protocol.Requester{AccountID: "local", TraposID: "7:kitchen"}
+	dir := ComputerDir(f.root, "local", "7:kitchen")
+
+	done := make(chan string, 1)
+	go func() { done <- askQuietly(m, kitchen, "hold") }()
+	require.Eventually(t, func() bool { return f.agent.Running() == 1 }, 10*time.Second, time.Millisecond)
+	other := m.oc.in(dir) // another replica's client of the same directory
+	var ok bool
+	require.NoError(t, other.call(t.Context(), "POST", DisposePath, nil, nil, &ok))
+	assert.True(t, ok)
+	assert.Equal(t, ReasonAborted, <-done)
+	assert.Equal(t, ReasonStop, ask(t, m, kitchen, "again"))
+	assert.Equal(t, []string{"trap-sandbox 7:kitchen main: hold, again"}, f.conversations())
+}

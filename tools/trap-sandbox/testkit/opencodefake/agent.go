@@ -13,7 +13,8 @@ package opencodefake
 // once/reject (with and without a message)/always (instance-wide); abort; retries; a
 // provider that stalls; a second prompt on a busy session queued, not refused; session.idle
 // twice in a row after an error or an abort; an event stream that closes mid-turn (DropStreams);
-// GET /session/{id}/message (every step of a turn, where the sync reply has only the last).
+// GET /session/{id}/message (every step of a turn, where the sync reply has only the last);
+// POST /instance/dispose (the instance goes, its sessions stay; a turn running there is aborted).
 
 import (
 	"bytes"
@@ -259,7 +260,8 @@ func (a *Agent) WithoutDispose() { a.noDispose.Store(true) }
 
 // dispose is POST /instance/dispose?directory=D, as opencode 1.18.33 answers it: true, for any
 // directory (one without an instance, or that does not exist, too); the instance goes, its
-// MCP connection closed, its "always" answers with it, and server.instance.disposed is sent
+// MCP connection closed, its "always" answers with it, a turn running in D is aborted (the
+// sync prompt answers as for POST /session/{id}/abort), and server.instance.disposed is sent
 // on the event streams. Its sessions stay: a later request in D starts a new instance (which
 // reads D's opencode.json and connects its MCP server again) that continues them. (The real
 // one starts an instance of D first when none runs, then disposes it.)
@@ -284,6 +286,11 @@ func (a *Agent) dispose(w http.ResponseWriter, r *http.Request) {
 		if in.mcp != nil {
 			in.mcp.Close()
 			in.mcp = nil
+		}
+	}
+	for _, s := range a.sessions {
+		if s.Directory == dir && s.abort != nil {
+			s.abort()
 		}
 	}
 	a.disposes[dir]++
