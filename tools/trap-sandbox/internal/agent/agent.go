@@ -150,6 +150,11 @@ type Config struct {
 	// MaxComputers is the most computers with agent state at once; zero means
 	// DefaultMaxComputers.
 	MaxComputers int
+	// HeldElsewhere reports whether another replica holds the socket of the computer of an
+	// account and traposId (with --nats; nil: none does). A computer released here that moved
+	// there keeps its opencode instance: replicas that share the agent's directory share its
+	// instance, and a dispose would abort the turn it runs there.
+	HeldElsewhere func(accountID, traposID string) bool
 	// Prober words ai_unavailable; nil: the error's own words.
 	Prober Prober
 	// Transport reaches opencode; nil: a default one.

@@ -186,6 +186,13 @@ func (m *Module) dispose(r released) {
 	if m.noDispose.Load() || m.ctx.Err() != nil {
 		return
 	}
+	if m.cfg.HeldElsewhere != nil && m.cfg.HeldElsewhere(r.key.account, r.key.traposID) {
+		// It moved to another replica, which runs its turns in the same instance now (a shared
+		// agent directory) and disposes it when the computer is idle there.
+		m.log.Debug("agent: a released computer's opencode instance is kept: another replica holds the computer now",
+			"traposId", r.key.traposID, "account", r.key.account)
+		return
+	}
 	ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
 	defer cancel()
 	var ok bool

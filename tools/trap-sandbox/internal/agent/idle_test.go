@@ -21,11 +21,16 @@ import (
 )
 
 // idleModule is a module on f whose computers go idle after 10 minutes of fc's time.
-func (f *fakeAgent) idleModule(t *testing.T, fc *clock.Fake, maxComputers int, logs *testkit.SyncBuffer) (*Module, *account.Passes) {
+// options change its Config further.
+func (f *fakeAgent) idleModule(t *testing.T, fc *clock.Fake, maxComputers int, logs *testkit.SyncBuffer, options ...func(*Config)) (*Module, *account.Passes) {
 	t.Helper()
 	passes := account.NewPasses()
-	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Passes: passes,
-		Clock: fc, IdleAfter: 10 * time.Minute, MaxComputers: maxComputers}, slog.New(slog.NewTextHandler(logs, nil)), prometheus.NewRegistry())
+	cfg := Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL, Passes: passes,
+		Clock: fc, IdleAfter: 10 * time.Minute, MaxComputers: maxComputers}
+	for _, o := range options {
+		o(&cfg)
+	}
+	m, err := New(cfg, slog.New(slog.NewTextHandler(logs, nil)), prometheus.NewRegistry())
 	require.NoError(t, err)
 	t.Cleanup(m.Close)
 	return m, passes
@@ -97,6 +102,37 @@ func TestAnIdleComputersStateGoesAndComesBack(t *testing.T) {
 	assert.Equal(t, 2, f.agent.InstanceStarts(dir), "a new instance, connected again")
 	assert.InDelta(t, 1, testutil.ToFloat64(m.metrics.held), 0)
 	assert.NotContains(t, logs.String(), "level=WARN")
+}
+
+// TestAComputerThatMovedKeepsItsInstance: with replicas sharing the agent's directory, a
+// computer idle here because it moved to another replica asks there in the same opencode
+// instance: its state here goes, its instance stays (a dispose would abort the turn it runs
+// there). Its instance went too.
+func TestAComputerThatMovedKeepsItsInstance(t *testing.T) {
+	f := startFakeAgent(t)
+	fc := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
+	var logs testkit.SyncBuffer
+	var asked []string
+	m, passes := f.idleModule(t, fc, 0, &logs, func(cfg *Config) {
+		cfg.HeldElsewhere = func(accountID, traposID string) bool {
+			asked = append(asked, accountID+" "+traposID) // the janitor's goroutine alone
+			return traposID == "7:kitchen"
+		}
+	})
+	kitchen := protocol.Requester{AccountID: "local", TraposID: "7:kitchen"}
+	door := protocol.Requester{AccountID: "local", TraposID: "8:door"}
+	require.Equal(t, ReasonStop, ask(t, m, kitchen, "first"))
+	require.Equal(t, ReasonStop, ask(t, m, door, "first"))
+	pass := readPass(ComputerDir(f.root, "local", "7:kitchen"))
+
+	tick(t, fc, 11*time.Minute)
+	p, s, l := held(m, callerOf(kitchen))
+	assert.False(t, p || s || l, "its state here goes")
+	_, granted := passes.Caller(pass)
+	assert.False(t, granted, "its pass here too: the replica that holds it grants its own")
+	assert.Equal(t, 0, f.agent.Disposes(ComputerDir(f.root, "local", "7:kitchen")), "its instance stays")
+	assert.Equal(t, 1, f.agent.Disposes(ComputerDir(f.root, "local", "8:door")), "a computer no other replica holds: disposed")
+	assert.ElementsMatch(t, []string{"local 7:kitchen", "local 8:door"}, asked)
 }
 
 // TestAComputerWithATurnRunningIsNeverIdle: a turn longer than the idle period keeps its

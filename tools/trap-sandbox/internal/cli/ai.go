@@ -20,7 +20,9 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/agent"
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/cluster"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/mcp"
 	"trap-sandbox/internal/opencode"
 )
@@ -70,11 +72,17 @@ func (f AIFlags) setWithoutModel() []string {
 
 // agentModule builds the agent module from the serve flags; l is the gateway's listener (the
 // default MCP URL's port).
-// passes are the server's: each computer's pass opens its MCP calls there.
-func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg prometheus.Registerer, passes *account.Passes) (*agent.Module, error) {
+// passes are the server's: each computer's pass opens its MCP calls there. router is the
+// replicas' (nil: one gateway).
+func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg prometheus.Registerer, passes *account.Passes, router *cluster.Router) (*agent.Module, error) {
 	cfg := agent.Config{Model: c.AIModel, OpencodeURL: c.OpencodeURL, Username: c.OpencodeUsername, Password: c.OpencodePassword,
 		Dir: c.AIDir, MCPURL: c.AIMCPURL, Passes: passes, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
 		MaxTurns: c.AIMaxTurns, IdleAfter: c.AIIdleAfter, MaxComputers: c.AIMaxComputers, Prober: prober}
+	if router != nil {
+		cfg.HeldElsewhere = func(accountID, traposID string) bool {
+			return router.HeldElsewhere(gateway.Key{AccountID: accountID, TraposID: traposID})
+		}
+	}
 	if c.AIModel != "" {
 		if !c.MCP {
 			return nil, fmt.Errorf("--ai-model needs the MCP module (the agent acts on computers through /mcp): drop --mcp=false")

@@ -23,7 +23,7 @@ func TestAgentNeedsTheMCPModule(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
-	_, err = c.agentModule(nil, nil, l, nil, nil)
+	_, err = c.agentModule(nil, nil, l, nil, nil, nil)
 	assert.ErrorContains(t, err, "--ai-model needs the MCP module")
 }
 
@@ -38,7 +38,7 @@ func TestAnAgentDirectoryThatCannotBeMadeNamesItsFlag(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
-	_, err = c.agentModule(nil, nil, l, nil, nil)
+	_, err = c.agentModule(nil, nil, l, nil, nil, nil)
 	assert.EqualError(t, err, "--ai-dir (SANDBOX_AI_DIR): cannot make the agent's directory "+filepath.Join(file, "agent")+" (not a directory): give another")
 }
 
@@ -48,7 +48,7 @@ func TestTheMostTurnsAtOnceMustBePositive(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
-	_, err = c.agentModule(nil, nil, l, nil, nil)
+	_, err = c.agentModule(nil, nil, l, nil, nil, nil)
 	assert.EqualError(t, err, "--ai-max-turns (SANDBOX_AI_MAX_TURNS) must be positive, got 0")
 }
 
@@ -64,7 +64,7 @@ func TestTheAgentsBoundsMustBePositive(t *testing.T) {
 	} {
 		flags.AIModel, flags.AITurnDeadline, flags.AIDir = "p/m", time.Minute, t.TempDir()
 		c := &ServeCmd{MCP: true, AIFlags: flags}
-		_, err = c.agentModule(nil, nil, l, nil, nil)
+		_, err = c.agentModule(nil, nil, l, nil, nil, nil)
 		assert.EqualError(t, err, want)
 	}
 }

@@ -358,7 +358,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	}
 	opencodehealth.New(prober, perReplica).Register(gw)
 	passes := account.NewPasses() // the agent's, one per computer; the server's API auth honours them
-	ai, err := c.agentModule(logger, prober, l, perReplica, passes)
+	ai, err := c.agentModule(logger, prober, l, perReplica, passes, router)
 	if err != nil {
 		return err
 	}

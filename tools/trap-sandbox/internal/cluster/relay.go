@@ -308,6 +308,16 @@ func (r *Router) Holding(k gateway.Key) (string, context.Context, context.Cancel
 	return l.replica, r.addLifelineLocked(l), func() { r.endLifeline(l, context.Canceled) }
 }
 
+// HeldElsewhere reports whether a live replica other than this one holds k's socket, by its
+// claim (Holding without a lifeline).
+func (r *Router) HeldElsewhere(k gateway.Key) bool {
+	now := r.cfg.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c, ok := r.remote.get(k)
+	return ok && !r.closing && r.nc.IsConnected() && r.aliveLocked(c.replica(), now)
+}
+
 // WhileAlive returns a context that lives while replica does: it ends when the replica is
 // given up (stopped, silent for ReplicaTTL, off NATS), when this replica loses NATS or
 // closes; its cause is a *protocol.Error saying which. stop releases it.

@@ -509,3 +509,27 @@ func TestALiveScreenThroughAnotherReplicaEndsWhenItLosesNATS(t *testing.T) {
 	assert.Equal(t, protocol.CodeUnknownWatch, ans.Error.Code, "a keeps no such watch (or is not back yet): the computer stops it")
 	noRelays(t, a, b)
 }
+
+// TestHeldElsewhereNamesAComputerOfAnotherLiveReplica: the agent keeps the opencode instance
+// of a computer that moved to another replica (agent.Config.HeldElsewhere): true while a
+// live replica other than this one holds its socket, false for this replica's own, another
+// account's, a closed socket, and a stopped replica's.
+func TestHeldElsewhereNamesAComputerOfAnotherLiveReplica(t *testing.T) {
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	b := tc.startReplica("b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:kitchen"}
+	c := b.connect(t, "7:kitchen")
+	a.waitComputers(t, "7:kitchen@b")
+	assert.True(t, a.router.HeldElsewhere(k))
+	assert.False(t, b.router.HeldElsewhere(k), "its own replica")
+	assert.False(t, a.router.HeldElsewhere(gateway.Key{AccountID: "alice", TraposID: "7:kitchen"}), "another account's")
+
+	require.NoError(t, c.conn.Close())
+	require.Eventually(t, func() bool { return !a.router.HeldElsewhere(k) }, waitLimit, testkit.Poll, "a closed socket")
+
+	b.connect(t, "7:kitchen")
+	require.Eventually(t, func() bool { return a.router.HeldElsewhere(k) }, waitLimit, testkit.Poll, "held by b again")
+	b.stop()
+	require.Eventually(t, func() bool { return !a.router.HeldElsewhere(k) }, waitLimit, testkit.Poll, "a stopped replica's")
+}
