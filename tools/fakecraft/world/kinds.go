@@ -100,6 +100,9 @@ func (at site) make(spec string) (peripheral.Peripheral, error) {
 		return nil, fmt.Errorf("No peripheral named %s (one of %s)", parts[0], strings.Join(KindNames(), ", "))
 	}
 	per, err := kind.make(at, parts[1:])
+	if errors.Is(err, drive.ErrInAnotherDrive) {
+		return nil, fmt.Errorf("%s: %w", spec, err) // the spec is right: no usage
+	}
 	if err != nil {
 		usage := parts[0]
 		if kind.Args != "" {
@@ -163,7 +166,9 @@ func makeDrive(at site, args []string) (peripheral.Peripheral, error) {
 		if err != nil {
 			return nil, err
 		}
-		d.Insert(m)
+		if _, err := d.Insert(m); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
 }

@@ -120,7 +120,23 @@ func (w *World) attachToCable(cable, name, spec, base string) error {
 	if err != nil {
 		return err
 	}
-	return w.Cable(cable).AttachRemote(name, p)
+	if err := w.Cable(cable).AttachRemote(name, p); err != nil {
+		discard(p)
+		return err
+	}
+	return nil
+}
+
+// discard lets go of a peripheral that left the world or never joined it: a wired modem
+// that was on takes its computer off the cable, and a drive's disk is free for another
+// drive (a broken drive drops its disk in CC).
+func discard(per peripheral.Peripheral) {
+	switch per := per.(type) {
+	case *modem.Modem:
+		per.DisconnectLocal()
+	case *drive.Drive:
+		per.Eject()
+	}
 }
 
 // Place is one computer's spot in the world.
@@ -205,9 +221,7 @@ func (p *Place) attach(name, spec string, fromLua bool, base string) error {
 		return err
 	}
 	if err := p.bus.Attach(name, per); err != nil {
-		if m, ok := per.(*modem.Modem); ok {
-			m.DisconnectLocal() // a wired modem that was on: its computer leaves the cable
-		}
+		discard(per)
 		return err
 	}
 	p.noteSpec(name, spec)
@@ -235,16 +249,14 @@ func (p *Place) noteSpec(name, spec string) {
 }
 
 // Detach removes what is attached under name; false when there was nothing. A wired modem
-// that was on takes the computer off its cable.
+// that was on takes the computer off its cable; a drive's disk is free for another drive.
 func (p *Place) Detach(name string) bool {
 	per := p.bus.Get(name)
 	if !p.bus.Detach(name) {
 		return false
 	}
 	p.noteSpec(name, "")
-	if m, ok := per.(*modem.Modem); ok {
-		m.DisconnectLocal()
-	}
+	discard(per)
 	return true
 }
 

@@ -619,3 +619,45 @@ func TestPlaceRefusesIdsCCCannotHave(t *testing.T) {
 	_, err = w.Place(1<<31-1, world.Vec{})
 	assert.NoError(t, err)
 }
+
+// TestAFloppyIsInOneDriveAtATime: a floppy disk is one item, as in CC: a second drive
+// given it is refused (it was mounted in both), on a computer or on a cable; a drive
+// removed or emptied lets it go.
+func TestAFloppyIsInOneDriveAtATime(t *testing.T) {
+	w, err := world.New(world.Options{Dir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, w.Close()) })
+	p, err := w.Place(1, world.Vec{})
+	require.NoError(t, err)
+	require.NoError(t, p.Attach("left", "drive:5"))
+	const refused = "drive:5: floppy disk 5 is already in another drive"
+	assert.EqualError(t, p.Attach("right", "drive:5"), refused)
+	assert.ErrorContains(t, w.AttachToCable("lan", "drive_0", "drive:5"), refused)
+	assert.Nil(t, p.Peripherals().Get("right"))
+	assert.ErrorContains(t, w.Build(world.Spec{Computers: []world.ComputerSpec{{ID: 2,
+		Peripherals: map[string]string{"left": "drive:5"}}}}),
+		"computer 2, left: "+refused)
+
+	// Taken out of the left drive, it goes in another one.
+	left := p.Peripherals().Get("left").(*drive.Drive)
+	require.Same(t, w.Floppy(5), left.Eject())
+	require.NoError(t, p.Attach("right", "drive:5"))
+	right := p.Peripherals().Get("right").(*drive.Drive)
+	_, err = left.Insert(w.Floppy(5))
+	assert.EqualError(t, err, "floppy disk 5 is already in another drive")
+	assert.Nil(t, left.Media())
+	// Put back in the drive it is in, it stays.
+	old, err := right.Insert(w.Floppy(5))
+	require.NoError(t, err)
+	assert.Nil(t, old)
+	assert.Same(t, w.Floppy(5), right.Media())
+	// A drive removed drops its disk.
+	require.True(t, p.Detach("right"))
+	_, err = left.Insert(w.Floppy(5))
+	assert.NoError(t, err)
+	// A drive that could not be attached (the side is taken) keeps nothing.
+	require.True(t, p.Detach("left"))
+	require.NoError(t, p.Attach("top", "monitor"))
+	assert.Error(t, p.Attach("top", "drive:5"))
+	assert.NoError(t, p.Attach("bottom", "drive:5"))
+}

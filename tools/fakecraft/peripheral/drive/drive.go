@@ -9,6 +9,7 @@ package drive
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -41,7 +42,7 @@ const (
 )
 
 // Media is an item for a drive. One Media is one item: its label travels with it from
-// drive to drive. It is safe for concurrent use.
+// drive to drive, and it is in one drive at a time. It is safe for concurrent use.
 type Media struct {
 	kind  Kind
 	id    int
@@ -50,6 +51,27 @@ type Media struct {
 
 	mu    sync.Mutex
 	label string
+	in    *Drive // the drive holding it, or nil
+}
+
+// take marks m as held by d; false when another drive holds it.
+func (m *Media) take(d *Drive) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.in != nil && m.in != d {
+		return false
+	}
+	m.in = d
+	return true
+}
+
+// release marks m as out of d.
+func (m *Media) release(d *Drive) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.in == d {
+		m.in = nil
+	}
 }
 
 // NewFloppy is floppy disk id, whose files live in the host directory dir (created if
@@ -118,6 +140,9 @@ func (m *Media) SetLabel(label string) (ok bool, err error) {
 	}
 	return true, err
 }
+
+// ErrInAnotherDrive is Insert's refusal of an item another drive holds.
+var ErrInAnotherDrive = errors.New("already in another drive")
 
 // Resolver finds the item CraftOS-PC's insertDisk names: a floppy disk's id, or a host
 // path (a directory is a disk, a file a music disc).
@@ -191,11 +216,21 @@ func (d *Drive) unmount(a *peripheral.Access) {
 }
 
 // Insert puts m in the drive, ejecting what was there (returned, or nil), as a player
-// does. Safe from any goroutine.
-func (d *Drive) Insert(m *Media) *Media {
+// does. An item is in one drive at a time, as in CC: m in another drive is an error
+// (eject it there first), and this drive keeps what it had. Safe from any goroutine.
+func (d *Drive) Insert(m *Media) (*Media, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	old := d.eject()
+	if !m.take(d) {
+		if m.kind == Floppy {
+			return nil, fmt.Errorf("floppy disk %d is %w", m.id, ErrInAnotherDrive)
+		}
+		return nil, fmt.Errorf("that disk is %w", ErrInAnotherDrive)
+	}
+	old := d.eject(m)
+	if old == m {
+		old = nil // put back in
+	}
 	d.media = m
 	if m.kind != Record && m.dir != "" {
 		// A floppy's directory appears the first time it is used, as CC makes it.
@@ -204,18 +239,19 @@ func (d *Drive) Insert(m *Media) *Media {
 	for a := range d.mounts {
 		d.mount(a)
 	}
-	return old
+	return old, nil
 }
 
 // Eject takes the item out of the drive and returns it (nil when empty).
 func (d *Drive) Eject() *Media {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.eject()
+	return d.eject(nil)
 }
 
-// eject empties the drive. Caller holds mu.
-func (d *Drive) eject() *Media {
+// eject empties the drive; what it held is free for other drives unless it is keep, which
+// goes back in. Caller holds mu.
+func (d *Drive) eject(keep *Media) *Media {
 	old := d.media
 	if old == nil {
 		return nil
@@ -224,6 +260,9 @@ func (d *Drive) eject() *Media {
 		d.unmount(a)
 	}
 	d.media, d.playing = nil, false
+	if old != keep {
+		old.release(d)
+	}
 	return old
 }
 
@@ -356,7 +395,9 @@ func (d *Drive) methodTable() map[string]peripheral.Method {
 			if err != nil {
 				luakit.RaiseMessage(L, "Could not mount: "+err.Error())
 			}
-			d.Insert(m)
+			if _, err := d.Insert(m); err != nil {
+				luakit.RaiseMessage(L, "Could not mount: "+err.Error())
+			}
 			return 0
 		}
 	}
