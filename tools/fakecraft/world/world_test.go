@@ -184,8 +184,8 @@ os.shutdown()
 }
 
 // TestDrivesFromOutside: what the person running fakecraft inserts (a host directory as a
-// disk, a host file as a music disc) works as a disk and a record do in CC, and Go sees
-// the drive's state.
+// disk, a host file as a music disc) works as a disk and a record do in CC (a record's
+// label cannot change), and Go sees the drive's state.
 func TestDrivesFromOutside(t *testing.T) {
 	ctx := within(t)
 	folder := t.TempDir()
@@ -198,11 +198,14 @@ func TestDrivesFromOutside(t *testing.T) {
 local f = fs.open("/disk/readme.txt", "r")
 print("read", f.readAll(), disk.getID("left"), disk.hasAudio("right"), disk.getAudioTitle("right"))
 f.close()
+print(select(2, pcall(disk.setLabel, "right", "x")))
 shell.run("dj play right")
 shell.run("id right")
 `}}}})
 	c := w.Computer(1)
 	c.WaitFor(ctx, "read\tfrom the host\tnil\ttrue\tWait")
+	// The line of CC's disk.lua, as CC's VM places the drive method's error.
+	c.WaitFor(ctx, "\n/rom/apis/disk.lua:62: Disk label cannot be changed\n")
 	c.WaitFor(ctx, "Has audio track \"Wait\"")
 	assert.Contains(t, c.Output(), "Playing Wait\n")
 	d := w.At(1).Peripherals().Get("right").(*drive.Drive)

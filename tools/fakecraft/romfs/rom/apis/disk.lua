@@ -1,7 +1,10 @@
 -- disk: floppy disks and music discs in disk drives, by the drive's name (a side, or a
 -- name on a wired network). Every function is a thin layer over the drive peripheral's
 -- methods that does nothing (and answers false or nil) when the name is not a drive.
--- Loaded with os.loadAPI.
+-- Loaded with os.loadAPI. Written for fakecraft from CC: Tweaked's documented behaviour; it
+-- shares no code with CC's. setLabel, the one function whose drive method can fail (a music
+-- disc's label cannot change), calls it on line 62, where CC's does: its error reads
+-- "/rom/apis/disk.lua:62: ..." here as in CC (see term.lua).
 
 -- Whether name is a drive; a name that is not a string is the caller's caller's mistake.
 local function is_drive(name)
@@ -34,11 +37,6 @@ getAudioTitle = drive_method("getAudioTitle", nil);
 --- The id of the floppy disk in the drive.
 getID = drive_method("getDiskID", nil);
 
---- Sets (or, with nil, clears) the label of the disk in the drive.
-function setLabel(name, label)
-  if is_drive(name) then peripheral.call(name, "setDiskLabel", label); end
-end
-
 --- Plays the music disc in the drive.
 function playAudio(name)
   if is_drive(name) then peripheral.call(name, "playAudio"); end
@@ -56,4 +54,11 @@ end
 --- Ejects what the drive holds.
 function eject(name)
   if is_drive(name) then peripheral.call(name, "ejectDisk"); end
+end
+
+--- Sets (or, with nil, clears) the label of the disk in the drive.
+function setLabel(name, label)
+  if is_drive(name) then
+    peripheral.call(name, "setDiskLabel", label);
+  end
 end
