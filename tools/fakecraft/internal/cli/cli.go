@@ -232,6 +232,7 @@ func (f *computerFlags) options(e *env, bare bool) (machine.Options, string, err
 	}
 	settings := map[string]string{}
 	set := &presets{flags: map[string][2]string{}, dir: f.Dir, out: e.stderr, told: map[string]bool{}}
+	f.presets = set
 	for _, kv := range f.Set {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {

@@ -16,11 +16,18 @@ import (
 // computer reboots, since a value that silently does nothing looks like a bug.
 type presets struct {
 	flags map[string][2]string // CC key -> the flag's KEY and VALUE as typed (text)
-	dir   string               // --dir, where the .settings file is; empty: a temporary one
 	out   io.Writer
 
-	mu   sync.Mutex // guards told
+	mu   sync.Mutex // guards dir and told
+	dir  string     // where the .settings file is (--dir, a world entry's dir); empty: a temporary one
 	told map[string]bool
+}
+
+// in says where the computer's directory is, once known.
+func (p *presets) in(dir string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.dir = dir
 }
 
 // overridden is machine.Options.SettingOverridden: key lost to the computer's /.settings,

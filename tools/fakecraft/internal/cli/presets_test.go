@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestSetLosesToTheComputersSettings: --set is a server's default setting, so the
@@ -90,4 +93,20 @@ func TestSetLosesToTheComputersSettings(t *testing.T) {
 			assert.Equal(t, want, errOut)
 		})
 	}
+}
+
+// TestSetLosesToAWorldEntrysSettings: a computer whose directory is its world entry's dir
+// (no --dir) is told to edit that directory's .settings too (the hint left it out).
+func TestSetLosesToAWorldEntrysSettings(t *testing.T) {
+	root := t.TempDir()
+	pc := filepath.Join(root, "pc")
+	writeDisk(t, pc, map[string]string{".settings": `{ [ "k" ] = 3, }`})
+	file := filepath.Join(root, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"computers": [{"id": 4, "dir": "pc"}]}`), 0o644))
+	var out, errOut bytes.Buffer
+	code := MainWithInput([]string{"run", "--bare", "--id", "4", "--world", file, "--set", "k=1", "set", "k"},
+		strings.NewReader(""), &out, &errOut)
+	assert.Equal(t, ExitOK, code, errOut.String())
+	assert.Contains(t, out.String(), "k is 3\n")
+	assert.Equal(t, "fakecraft: --set k=1 did not take: this computer's /.settings has 3, which wins over --set as over a server's default settings; to change it, run `set k 1` on the computer or edit "+filepath.Join(pc, ".settings")+"\n", errOut.String())
 }

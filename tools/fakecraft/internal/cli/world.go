@@ -21,6 +21,10 @@ import (
 type worldFlags struct {
 	World  string   `help:"World file (JSON): the computers around this one, which boot with it as plain CC computers and stop when it ends, their peripherals and cables; this computer takes its position, peripherals, label, basic, pocket, dir and files from its own entry (its id), if it has one (--label, --basic, --pocket and --dir win)." type:"existingfile" placeholder:"FILE"`
 	Attach []string `sep:"none" help:"Attach a peripheral to a side (or, as CraftOS-PC allows, under another name): modem, ender_modem, wired_modem:CABLE, … (see the README). Repeatable." placeholder:"SIDE=TYPE[:ARG...]"`
+
+	// presets are the --set values (computerFlags.options), told where the computer's
+	// .settings is once its directory is known: --dir, or its entry's dir.
+	presets *presets
 }
 
 // settleLimit bounds how long the computer being run waits for the world's other
@@ -90,6 +94,9 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 	}
 	if c, ok := spec.Entry(opts.ID); ok {
 		opts = fromEntry(opts, c)
+	}
+	if f.presets != nil {
+		f.presets.in(opts.Overlay)
 	}
 	opts = place.Options(opts)
 	if spec.TimeScale == 0 {
