@@ -39,8 +39,10 @@ var Instruments = []string{
 	"zombie", "skeleton", "creeper", "dragon", "wither_skeleton", "piglin", "custom_head",
 }
 
-// soundName is a Minecraft resource location: an optional namespace, then a path.
-var soundName = regexp.MustCompile(`^([a-z0-9_.-]+:)?[a-z0-9_./-]+$`)
+// soundName is a Minecraft resource location: an optional namespace, then a path. Either
+// may be empty, as Minecraft's ResourceLocation.tryParse takes them: "" and ":" are
+// minecraft: with an empty path.
+var soundName = regexp.MustCompile(`^([a-z0-9_.-]*:)?[a-z0-9_./-]*$`)
 
 // Sound is one thing a speaker was asked to play.
 type Sound struct {

@@ -23,6 +23,16 @@ describe("a speaker", function()
     sleep(0.05);
     expect(speaker.playSound("entity.cat.ambient", 5, 2)):eq(true);
     expect.error(speaker.playSound, "Not A Sound"):eq("Malformed sound name 'Not A Sound' ");
+    expect.error(speaker.playSound, "a:b:c"):eq("Malformed sound name 'a:b:c' ");
+  end);
+
+  it("takes an empty name or namespace, as Minecraft's resource locations do", function()
+    local speaker = peripheral.wrap("top");
+    -- CC plays no such sound, but the name parses (minecraft:, with an empty path).
+    for _, name in ipairs({ "", ":", "x:", ":block.bell.use" }) do
+      expect(speaker.playSound(name)):eq(true);
+      sleep(0.05);
+    end
   end);
 
   it("takes audio a buffer at a time, saying when it has room", function()
