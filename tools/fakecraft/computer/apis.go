@@ -153,6 +153,11 @@ func openCFuncs(L *lua.LState, e *Env) error {
 	native.RawSetString("task_results", L.NewFunction(e.Computer.luaTaskResults))
 	e.Computer.taskWait = native.RawGetString("task_wait").(*lua.LFunction)
 	e.Computer.trampoline = tramp
+	if err := L.CallByParam(lua.P{Fn: tramp, NRet: 1, Protect: true}, tramp); err != nil {
+		return fmt.Errorf("make a pcall body: %w", err)
+	}
+	e.Computer.pcallBody = L.Get(-1).(*lua.LFunction).Proto
+	L.Pop(1)
 	L.SetGlobal("_FAKECRAFT_TRAMPOLINE", tramp)
 	return nil
 }

@@ -118,8 +118,9 @@ func (c *Computer) biosTable(L *lua.LState) *lua.LTable {
 // resumes a coroutine suspended in string.gsub through its gsub (gsubyield.go). A Go
 // function as a coroutine's body runs under pcall's stand-in body (trampoline), as any call
 // of it: gopher-lua's own run of one never returned to the resume (the coroutine stayed
-// running) and could not resume it after a yield. Such a coroutine dies of its error
-// without the stand-in's position (unplaced), as CC's has none.
+// running) and could not resume it after a yield. Such a coroutine, and one whose body is
+// a Lua stand-in for a C function (standInBody), dies of its error without the stand-in's
+// position (unplaced), as CC's has none.
 func (c *Computer) installCoroutine(L *lua.LState) {
 	co := L.GetGlobal("coroutine").(*lua.LTable)
 	create := co.RawGetString("create").(*lua.LFunction).GFunction
@@ -130,6 +131,7 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 			luakit.TypeError(L, 1, "function")
 		}
 		goBody := fn.IsG && c.trampoline != nil
+		unplace := goBody || c.standInBody(fn)
 		if goBody {
 			L.Push(c.trampoline)
 			L.Push(fn)
@@ -144,7 +146,7 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 		}
 		if th, ok := L.Get(-1).(*lua.LState); ok {
 			th.SetContext(c.guard)
-			if goBody {
+			if unplace {
 				th.SetErrorHandler(nil, unplaced)
 			}
 		}
@@ -190,9 +192,21 @@ func (c *Computer) installCoroutine(L *lua.LState) {
 	}))
 }
 
-// unplaced is err, the error that ends a coroutine whose body is a Go function, without the
-// position gopher-lua gave it in the stand-in the function ran under: no Lua code raised
-// it, and CC's has none.
+// standInBody reports whether fn, a program's coroutine body, is one of cfuncs.lua's
+// stand-ins for C functions (pairs, table.sort, table.foreach, …): like a Go function, it
+// dies of an error the VM raises in it without the stand-in's position. Not the stand-ins'
+// own coroutines: pcall's body (its error is placed at pcall's caller, placedAtPcall) and
+// string.gsub's helper (a replacement function's error is placed where gsub was called).
+func (c *Computer) standInBody(fn *lua.LFunction) bool {
+	if fn.IsG || fn.Proto == nil || fn.Proto.SourceName != cFrameSource {
+		return false
+	}
+	return fn.Proto != c.pcallBody && fn != c.gsubs.helper
+}
+
+// unplaced is err, the error that ends a coroutine whose body is a Go function or a
+// stand-in for a C function, without the position gopher-lua gave it in the stand-in: no
+// Lua code of the program raised it, and CC's has none.
 func unplaced(_ *lua.LState, err lua.LValue) lua.LValue {
 	if msg, ok := err.(lua.LString); ok {
 		return lua.LString(cFramePosition.ReplaceAllLiteralString(string(msg), ""))

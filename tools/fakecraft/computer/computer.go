@@ -216,6 +216,8 @@ type Computer struct {
 	// trampoline is cfuncs.lua's body for a coroutine that calls a function (pcall's, and
 	// boot.go's create for a Go function).
 	trampoline *lua.LFunction
+	// pcallBody is the prototype of the bodies trampoline makes (standInBody).
+	pcallBody *lua.FunctionProto
 	// lastTask is the id of the last main-thread task (task.go; CC's count from 1),
 	// taskResults what the finished ones left for their calls, taskWait the stand-in a call
 	// waits in.

@@ -526,4 +526,20 @@ describe("a coroutine whose body is a C function", function()
     expect({ coroutine.resume(coroutine.create(table.sort), { 2, 1 }, compare) })
       :same({ false, ("%s:%d: cmp"):format(debug.getinfo(1, "S").short_src, line) });
   end);
+
+  -- pairs, table.sort and table.foreach are Lua stand-ins here (cfuncs.lua): an error the VM
+  -- raised in one kept the stand-in's position ("[C]:111: attempt to call a number value").
+  it("dies of the VM's error in a Lua stand-in for C without its position", function()
+    expect({ coroutine.resume(coroutine.create(pairs), setmetatable({}, { __pairs = 5 })) })
+      :same({ false, "attempt to call a number value" });
+    expect({ coroutine.resume(coroutine.create(table.foreach), { 1 }, {}) })
+      :same({ false, "bad argument (function expected, got table)" });
+    expect({ coroutine.resume(coroutine.create(table.sort), { 2, 1 }, 5) })
+      :same({ false, "bad argument (function expected, got number)" });
+    expect({ coroutine.resume(coroutine.create(pcall)) }):same({ false, "bad argument #1 (value expected)" });
+    -- still placed at the caller under pcall, as Cobalt places it at the nearest Lua code
+    local ok, err = pcall(pairs, setmetatable({}, { __pairs = 5 }));
+    expect({ ok, err }):same({ false, ("%s:%d: attempt to call a number value"):format(
+      debug.getinfo(1, "S").short_src, debug.getinfo(1, "l").currentline - 2) });
+  end);
 end);
