@@ -96,6 +96,26 @@ describe("a disk drive", function()
     expect(fs.exists("/disk")):eq(false);
   end);
 
+  it("holds a floppy disk in one drive at a time, as CC's item", function()
+    periphemu.create("right", "drive", 11);
+    drain();
+    expect.error(peripheral.call, "left", "insertDisk", 11)
+      :eq("Could not mount: floppy disk 11 is already in another drive");
+    expect(disk.isPresent("left")):eq(false);
+    local ok, err = periphemu.create("top", "drive", 11);
+    expect({ ok, err }):same({ false, "Could not create peripheral: drive:11: floppy disk 11 is already in another drive" });
+    -- Ejected, or its drive removed, it goes in another drive.
+    disk.eject("right");
+    peripheral.call("left", "insertDisk", 11);
+    expect(disk.getID("left")):eq(11);
+    periphemu.remove("left");
+    periphemu.create("left", "drive");
+    peripheral.call("right", "insertDisk", 11);
+    expect(disk.getID("right")):eq(11);
+    periphemu.remove("right");
+    drain();
+  end);
+
   it("takes only floppy disks from a program, never host files", function()
     expect.error(peripheral.call, "left", "insertDisk", "/"):str_match("^Could not mount: \"/\" is not a disk id");
     local ok, err = periphemu.create("top", "drive", "/");
