@@ -1,5 +1,6 @@
 -- libsandboxlayout: text laid out for a CC screen, where CC's own write would cut a word a
--- player must read whole. Its one rule so far is a URL longer than a row (fitLongWords).
+-- player must read whole: a URL longer than a row, and a sandbox command in a sentence
+-- (fitLongWords).
 --
 -- The module requires nothing of the package, so the gateway's installer, which runs before
 -- the package's files are on the computer, loads this same file as the gateway serves it
@@ -15,6 +16,27 @@ local expect = require('cc.expect').expect;
 -- end only when neither does.
 local URL_BREAK = "[/?#&=:]";
 local HOST_BREAK = "%.";
+
+-- The words after "sandbox" that make it a command to type ("Fix it with: sandbox setup"):
+-- CC would break the sentence between the two ("... with: sandbox" / "link"), and a player
+-- who types the first row's end runs `sandbox` alone. Kept on one row, as a command printed
+-- on a line of its own is.
+local COMMAND_WORDS = {
+  health = true, status = true, reconnect = true, stop = true, setup = true, link = true,
+  help = true, ["--help"] = true, ["--version"] = true,
+};
+
+-- The length of the command "sandbox <word>" that starts text at at (a bracket or quote
+-- before it and what follows the word up to a space, punctuation too, as CC's write keeps
+-- them), or nil when no command starts there.
+local function commandAt(text, at)
+  local pair = text:match("^[%(\"'`]?sandbox [^ \t\n]+", at);
+  if pair == nil then
+    return nil;
+  end
+  local word = pair:match("sandbox (.*)$"):gsub("[%.,;:%)\"'`]+$", "");
+  return COMMAND_WORDS[word] and #pair or nil;
+end
 
 -- The index the row of url starting at start ends before (the next row starts there), for a
 -- row of room columns: the last break of pattern that fits, or the end when the rest fits;
@@ -62,8 +84,9 @@ end
 -- separators (urlRows): its first part, scheme and host whole, on the row begun when it fits
 -- there, else on a row of its own ("ws://192.168.100.200:4444" / "/trapos/ws"); each row is
 -- read, and typed, as it is, the rows run together without a space. Other long words (what a
--- broken gateway sent) are CC's to break. Returns text with the line breaks put in (text
--- itself when it has no such URL).
+-- broken gateway sent) are CC's to break. A command "sandbox <word>" (commandAt) that would
+-- end one row and begin the next starts the next whole. Returns text with the line breaks put
+-- in (text itself when it needs none).
 local function fitLongWords(text, width, x)
   expect(1, text, "string");
   expect(2, width, "number");
@@ -82,7 +105,14 @@ local function fitLongWords(text, width, x)
     elseif space ~= nil then
       x = x + #space;
     elseif #word <= width or not word:find("://", 1, true) then
-      if #word > width then
+      local command = commandAt(text, at - #piece);
+      if command ~= nil and x > 1 and x + #word - 1 <= width and x + command - 1 > width and command <= width then
+        if out[#out] ~= nil and out[#out]:find("^[ \t]+$") then
+          out[#out] = ""; -- the spaces before it would end the row above, unseen
+        end
+        piece = "\n" .. word;
+        x, changed = #word + 1, true;
+      elseif #word > width then
         -- CC's write fills the rest of the row, then whole rows, the cursor after the last
         x = (math.min(x, width + 1) - 2 + #word) % width + 2;
       elseif x + #word - 1 > width then

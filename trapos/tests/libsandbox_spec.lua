@@ -317,6 +317,31 @@ describe("libsandbox", function()
         :same({ "said: " .. string.rep("x", 20), string.rep("x", 10) .. " at", "ws://192.168.100.200:4444", "/trapos/ws" });
     end);
 
+    it("keeps a sandbox command in a sentence on one row", function()
+      -- CC alone: "... then link this computer with: sandbox" / "link", and a player who types
+      -- the row's end runs sandbox alone.
+      local tsa = "Not connected to the gateway: sandbox.password is an API token (tsa_...), the host's, "
+        .. "which anyone who opens this computer reads: ask the operator to revoke it, then link this "
+        .. "computer with: sandbox link";
+      expect(rowsOf(tsa, 51)[5]):eq("link");
+      local cases = {
+        { tsa, 51, { "Not connected to the gateway: sandbox.password is", "an API token (tsa_...), the host's, which anyone",
+          "who opens this computer reads: ask the operator to", "revoke it, then link this computer with:", "sandbox link" } },
+        -- its punctuation and a bracket before it go with it; a word that is not a command does not
+        { "start the gateway there, or fix the port (sandbox setup); then", 26,
+          { "start the gateway there,", "or fix the port", "(sandbox setup); then" } },
+        { "The sandbox daemon is not running", 13, { "The sandbox", "daemon is not", "running" } },
+        -- where the pair fits, or sandbox alone does not, nothing changes
+        { "Fix it with: sandbox setup", 26, { "Fix it with: sandbox setup" } },
+        { "Fix it with: xxxxxxxxxxxxx sandbox setup", 26, { "Fix it with: xxxxxxxxxxxxx", "sandbox setup" } },
+      };
+      for _, case in ipairs(cases) do
+        local fitted = lib.fitLongWords(case[1], case[2]);
+        expect(rowsOf(fitted, case[2])):same(case[3]);
+        expect((fitted:gsub("%s", ""))):eq((case[1]:gsub("%s", "")));
+      end
+    end);
+
     it("counts from the column the text starts at", function()
       expect(lib.fitLongWords("[ws://192.168.100.200:4444/trapos/ws]: ", 26, 10))
         :eq("\n[ws://192.168.100.200:4444\n/trapos/ws]: ");

@@ -373,7 +373,8 @@ describe("sandbox command", function()
       for _, status in ipairs({ downStatus("stopped", "Could not connect"), downStatus("stopped") }) do
         local ok, err = run({ "health" }, { status = status });
         expect(ok):eq(false);
-        expect(err):eq("Not connected to the gateway: stopped with sandbox stop; sandbox reconnect starts it again");
+        -- the command starts a row rather than end one: "... stopped with sandbox" / "stop; ..."
+        expect(err):eq("Not connected to the gateway: stopped with\nsandbox stop; sandbox reconnect starts it again");
       end
     end);
 
@@ -1086,7 +1087,7 @@ describe("sandbox command", function()
       local ok, err = run({ "link" }, { linkFailure = "Could not connect" });
       expect(ok):eq(false);
       -- its own session, which the daemon's retries do not run again
-      expect(err):eq("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); then run sandbox link again");
+      expect(err):eq("Cannot reach the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); then run\nsandbox link again");
     end);
 
     it("says a used code's refusal at accept, and saves nothing", function()
