@@ -157,7 +157,14 @@ local function replaceFile(path, bytes)
 end
 
 -- What a player reads when the drive is full, after what failed.
-local DISK_FULL = "The computer's drive is full: free some space (delete files you do not need), then run the install line again: wget run ";
+-- The line to run again goes on a line of its own (printAgain): after the sentence it began
+-- mid-row, and the screen broke it anywhere ("... again: wget" / "run http://...").
+local DISK_FULL = "The computer's drive is full: free some space (delete files you do not need), then run the install line again:";
+
+local function printAgain(advice)
+  printError(advice);
+  print("wget run " .. SOURCE.install);
+end
 
 local function download(path)
   local url = SOURCE.files .. path;
@@ -312,8 +319,8 @@ local function usage()
     "  --no-questions",
     "      ask nothing: no password unless given,",
     "      no access for the host unless allowed",
-    "Without them a first install asks whether the",
-    "host may use this computer's files and programs.",
+    "Without them a first install asks whether the host",
+    "may use this computer's files, programs and screen.",
   });
 end
 
@@ -524,9 +531,9 @@ local function chooseAccess(opts, old)
   local undo = allowed and { SETTING_ALLOW_FILES .. " none", SETTING_ALLOW_EXEC .. " false", SETTING_ALLOW_SCREEN .. " none" }
     or { SETTING_ALLOW_FILES .. " write", SETTING_ALLOW_EXEC .. " true", SETTING_ALLOW_SCREEN .. " control" };
   if term.getSize() < #("set " .. SETTING_ALLOW_SCREEN .. " control") then
-    print(allowed and "Allowed. To undo it after" or "Not allowed. To change it");
-    print((allowed and "" or "after ") .. "the reboot, run:");
-    print("sandbox setup");
+    -- sandbox setup works at once (the installer puts it on this shell's path): no reboot first
+    print(allowed and "Allowed. To undo it," or "Not allowed. To change it,");
+    print("run: sandbox setup");
   else
     print(allowed and "Allowed. Undo with:" or "Not allowed. Change it with:");
     for _, line in ipairs(undo) do
@@ -663,7 +670,7 @@ local function install(opts)
       removeEmptyDirs(old and {} or dirs);
       if full then
         printError("Could not write " .. f.path .. ": " .. tostring(err));
-        printError(DISK_FULL .. SOURCE.install);
+        printAgain(DISK_FULL);
         nothingChanged(old, "still works");
         return false;
       end
@@ -672,7 +679,7 @@ local function install(opts)
         -- Often the same cause (the gateway went away); when not, the player needs both.
         printError(uncheckedAdvice(uncheckedWhy, false));
       end
-      printError("Check that the gateway runs, then run the install line again: wget run " .. SOURCE.install);
+      printAgain("Check that the gateway runs, then run the install line again:");
       nothingChanged(old, "still works");
       return false;
     end
@@ -720,12 +727,12 @@ local function install(opts)
   local manifest = { version = SOURCE.version, files = SOURCE.paths, hook = hookPath, dirs = dirs };
   if not replaceFile(MANIFEST, textutils.serialize(manifest)) then
     printError("Installed the files of trapos-sandbox " .. SOURCE.version .. ", but the drive had no room left to record them (" .. MANIFEST .. ") or to save .settings.");
-    printError(DISK_FULL .. SOURCE.install);
+    printAgain(DISK_FULL);
     return false;
   end
   if not saveSettings() then
     printError("Installed trapos-sandbox " .. SOURCE.version .. ", but .settings could not be saved: the computer does not know the gateway yet.");
-    printError(DISK_FULL .. SOURCE.install);
+    printAgain(DISK_FULL);
     return false;
   end
 
