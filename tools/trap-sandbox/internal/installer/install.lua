@@ -526,12 +526,11 @@ local function chooseAccess(opts, old)
   -- Each command on a line of its own: wrapped into one paragraph, a line broke between set
   -- and its setting. A screen too narrow for the longest (a pocket computer's 26 columns)
   -- broke each one there, its value alone on the next line: it names sandbox setup instead,
-  -- which asks the same, once the reboot put it on the shell's path.
+  -- which asks the same and works at once (the install puts it on this shell's path).
   local allowed = answer:match("^%s*[yY]") ~= nil;
   local undo = allowed and { SETTING_ALLOW_FILES .. " none", SETTING_ALLOW_EXEC .. " false", SETTING_ALLOW_SCREEN .. " none" }
     or { SETTING_ALLOW_FILES .. " write", SETTING_ALLOW_EXEC .. " true", SETTING_ALLOW_SCREEN .. " control" };
   if term.getSize() < #("set " .. SETTING_ALLOW_SCREEN .. " control") then
-    -- sandbox setup works at once (the installer puts it on this shell's path): no reboot first
     print(allowed and "Allowed. To undo it," or "Not allowed. To change it,");
     print("run: sandbox setup");
   else
