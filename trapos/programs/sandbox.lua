@@ -788,8 +788,11 @@ local function failUnknownOption(name, option)
   failUsage(program .. ": unknown option '" .. option .. "'.", "Run:", help);
 end
 
+-- As for an unknown option, the help to read is the command's own where it has one (setup's
+-- URL, link's KEY), not the list of commands.
 local function failUnexpectedArgument(name, extra)
-  failUsage("sandbox " .. name .. ": unexpected argument '" .. extra .. "'.", "Run:", "sandbox --help");
+  local help = OWN_USAGE[name] and "sandbox " .. name .. " --help" or "sandbox --help";
+  failUsage("sandbox " .. name .. ": unexpected argument '" .. extra .. "'.", "Run:", help);
 end
 
 -- Fails for word, which names no command; program is what it was typed after ("sandbox",

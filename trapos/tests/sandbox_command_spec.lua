@@ -657,10 +657,13 @@ describe("sandbox command", function()
       expect({ roomy[1], roomy[2] }):same({ "", "What may the gateway's host do here?" });
     end);
 
-    it("refuses a second argument", function()
+    it("refuses a second argument, naming its own help", function()
       local ok, err = run({ "setup", "ws://a:1", "extra" }, {});
       expect(ok):eq(false);
-      expect(err):eq("sandbox setup: unexpected argument 'extra'.\nRun: sandbox --help");
+      expect(err):eq("sandbox setup: unexpected argument 'extra'.\nRun: sandbox setup --help");
+      ok, err = run({ "link", "tsk_a_b", "extra" }, {});
+      expect(ok):eq(false);
+      expect(err):eq("sandbox link: unexpected argument 'extra'.\nRun: sandbox link --help");
     end);
   end);
 
@@ -1331,7 +1334,7 @@ describe("sandbox command", function()
       local cases = {
         { { "frobnicate-the-whole-thing" }, "sandbox --help" }, { { "stauts" }, "sandbox status" },
         { { "status", "--verbose-please" }, "sandbox --help" }, { { "setup", "--frobnicate" }, "sandbox setup --help" },
-        { { "link", "a", "b" }, "sandbox --help" }, { { "help", "--x" }, "sandbox --help" },
+        { { "link", "a", "b" }, "sandbox link --help" }, { { "help", "--x" }, "sandbox --help" },
         { { "help", "lnik" }, "sandbox help link" },
       };
       for _, case in ipairs(cases) do
