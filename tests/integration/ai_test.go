@@ -407,6 +407,9 @@ func TestAgentTurnsStop(t *testing.T) {
 	// Another conversation of the same computer is not held up.
 	door := requireOK(t, a.request(t, ctx, "ai.ask", map[string]any{"prompt": "hello", "session": "door"}))
 	assert.Equal(t, "stop", last(a.follow(t, ctx, door["turnId"].(string), nil)).Reason)
+	// The stalled turn's prompt is at opencode (on a loaded machine it could still be on its
+	// way, and a turn aborted before its prompt has nothing to abort there).
+	require.Eventually(t, func() bool { return s.agent.Running() == 1 }, testTimeout, 20*time.Millisecond, "the stalled prompt to reach opencode")
 	requireOK(t, a.request(t, ctx, "ai.abort", map[string]any{"turnId": turn}))
 	ev := a.follow(t, ctx, turn, nil)
 	assert.Equal(t, "aborted", ev[len(ev)-1].Reason)
