@@ -247,7 +247,8 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 		"each command on a line of its own, never broken between set and its setting")
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.allow_files" ] = "none"`, "asked once, answered no")
 	assert.Contains(t, out, "To start the daemon at boot, add this line\nat the end of /startup:\n")
-	assert.Contains(t, out, `shell.run("/sandbox-startup.lua")`)
+	// the reboot after the line: rebooted before, the computer knows no sandbox command
+	assert.Contains(t, out, "  shell.run(\"/sandbox-startup.lua\")\nAdd it, then run: reboot\n", out)
 	got, err := os.ReadFile(filepath.Join(dir, "startup"))
 	require.NoError(t, err)
 	assert.Equal(t, playerStartup, string(got))
@@ -264,6 +265,16 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	out = playerSession(ctx, t, dir, false, "wget run "+g.URL("/trapos/install"))
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
 	assert.NotContains(t, out, "add this line", out)
+	assert.Contains(t, out, "Run: reboot\n", out)
+
+	// A pocket computer's 26 columns broke the line to add mid-name ("/sandbox-star" /
+	// "tup.lua"): it is two rows there, each Lua as it stands.
+	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "startup"), []byte(playerStartup), 0o644))
+	rows := pocketSession(ctx, t, dir, "wget run "+g.URL("/trapos/install"), "", "")
+	at := slices.Index(rows, "  shell.run(")
+	require.GreaterOrEqual(t, at, 0, strings.Join(rows, "\n"))
+	assert.Equal(t, []string{"  shell.run(", `  "/sandbox-startup.lua")`, "Add it, then run: reboot"}, rows[at:at+3])
 }
 
 // TestNumericPasswordThroughSetup: a password of digits. `set` refuses it once the daemon has

@@ -766,9 +766,20 @@ local function install(opts)
   elseif runFrom ~= nil and not namesHook(runFrom) then
     print("To start the daemon at boot, add this line");
     print("at the end of " .. runFrom .. ":");
-    print('  shell.run("' .. HOOK_BESIDE .. '")');
+    local line = 'shell.run("' .. HOOK_BESIDE .. '")';
+    if #line + 2 <= term.getSize() then
+      print("  " .. line);
+    else
+      -- A pocket computer's 26 columns broke it mid-name ("/sandbox-star" / "tup.lua"): two
+      -- rows that are Lua as two lines of the file, and as one typed together.
+      print("  shell.run(");
+      print('  "' .. HOOK_BESIDE .. '")');
+    end
+    -- Rebooted first, the computer knows no sandbox command: the hook puts it on the path.
+    print("Add it, then run: reboot");
+  else
+    print("Run: reboot");
   end
-  print("Run: reboot");
   print("Then: sandbox health");
   return true;
 end
