@@ -277,6 +277,22 @@ func TestInstallBesideAStartupFile(t *testing.T) {
 	assert.Equal(t, []string{"  shell.run(", `  "/sandbox-startup.lua")`, "Add it, then run: reboot"}, rows[at:at+3])
 }
 
+// TestMistypedUninstallThatInstalls: a gateway without a password takes the word uninstall
+// mistyped as a password, so the line installs; it names the word all the same (the player
+// meant to remove the client and was told nothing).
+func TestMistypedUninstallThatInstalls(t *testing.T) {
+	ctx := testContext(t)
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
+	out := playerSession(ctx, t, t.TempDir(), true, "wget run "+g.URL("/trapos/install")+" Uninstall", "")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	hint := lines(out)[slices.Index(lines(out), "To uninstall, the word is uninstall, in lower case:")+1:]
+	assert.Equal(t, "wget run "+g.URL("/trapos/install")+" uninstall", strings.Join(hint[:2], " "), "the line to run on rows of its own:\n%s", out)
+
+	out = playerSession(ctx, t, t.TempDir(), true, "wget run "+g.URL("/trapos/install")+" install", "")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.NotContains(t, out, "To uninstall", "a password that is no mistyped uninstall gets no hint")
+}
+
 // TestNumericPasswordThroughSetup: a password of digits. `set` refuses it once the daemon has
 // defined sandbox.password as text (CC's set turns digits into a number), and `sandbox setup`
 // keeps it: Enter keeps the URL, the password (shown masked) and the host's access, and the
@@ -438,7 +454,10 @@ func TestInstallChecksThePassword(t *testing.T) {
 	// The word uninstall mistyped (another case, a letter off) is a wrong password that names the word.
 	for _, typo := range []string{"Uninstall", "unistall"} {
 		out = playerSession(ctx, t, dir, true, install+" "+typo)
-		assert.Contains(t, strings.Join(lines(out), " "), "To uninstall, the word is uninstall, in lower case: wget run "+g.URL("/trapos/install")+" uninstall", out)
+		rows := lines(out)
+		at := slices.Index(rows, "To uninstall, the word is uninstall, in lower case:")
+		require.GreaterOrEqual(t, at, 0, out)
+		assert.Equal(t, "wget run "+g.URL("/trapos/install")+" uninstall", strings.Join(rows[at+1:at+3], " "), "the line to run on rows of its own:\n%s", out)
 		assert.Equal(t, before, diskSnapshot(t, dir), "a mistyped uninstall changes nothing")
 	}
 

@@ -555,11 +555,20 @@ local function nothingChanged(old, still)
   end
 end
 
+-- After a line whose password is the word uninstall mistyped (meantUninstall): the word, and
+-- the line to run on a row of its own.
+local function printUninstallWord()
+  print("To uninstall, the word is uninstall, in lower case:");
+  print("wget run " .. SOURCE.install .. " uninstall");
+end
+
 -- Whether word, refused as a password, was most likely meant as the word uninstall: the same
--- word in another case, or at most two letters typed wrong, missing or extra (unistall).
-local function meantUninstall(word)
+-- word in another case, or at most (2 unless given) letters typed wrong, missing or extra
+-- (unistall).
+local function meantUninstall(word, most)
+  most = most or 2;
   local a, b = word:lower(), "uninstall";
-  if word == b or math.abs(#a - #b) > 2 then
+  if word == b or math.abs(#a - #b) > most then
     return false;
   end
   local prev = {};
@@ -574,7 +583,7 @@ local function meantUninstall(word)
     end
     prev = cur;
   end
-  return prev[#b] <= 2;
+  return prev[#b] <= most;
 end
 
 -- Puts the commands on the path of the shell the install line was typed in (wget run hands
@@ -616,7 +625,7 @@ local function install(opts)
       printError(refusal(password, why, opts.password == nil) .. ". Run again with the gateway's password (its SANDBOX_PASSWORD):");
       print("wget run " .. SOURCE.install .. " <password>");
       if opts.password ~= nil and meantUninstall(opts.password) then
-        print("To uninstall, the word is uninstall, in lower case: wget run " .. SOURCE.install .. " uninstall");
+        printUninstallWord();
       elseif password:find("^%s") or password:find("%s$") then
         -- Typed (or pasted) at the prompt's stars, or set before: the space cannot be seen.
         print("The password begins or ends with a space: if that is not part of it, type it without.");
@@ -756,6 +765,12 @@ local function install(opts)
   end
   if wsUrl(url) ~= SOURCE.websocket then
     print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
+  end
+  if opts.password ~= nil and meantUninstall(opts.password, 1) then
+    -- Installed all the same: a gateway without a password takes any, a linked computer
+    -- keeps its own credential. The player meant to remove it (a letter off at most: two
+    -- would take install, which a player typing it meant).
+    printUninstallWord();
   end
   if unchecked ~= nil then
     printError(unchecked);
