@@ -232,11 +232,7 @@ func TestALiveScreenWorksThroughAReplicaThatDoesNotHoldTheComputer(t *testing.T)
 // The computer's socket closing ends a live screen watched through another replica as it ends
 // one watched on the holder: "computer … disconnected".
 func TestALiveScreenThroughAnotherReplicaEndsWhenTheComputerDisconnects(t *testing.T) {
-	tc := newTestCluster(t)
-	a := tc.startReplica("a")
-	b := tc.startReplica("b")
-	c := b.connect(t, "7:")
-	a.waitComputers(t, "7:@b")
+	_, a, b, c := computerOnB(t)
 	s := watchedThrough(t, a, b, c, "")
 
 	_ = c.conn.Close()
@@ -279,11 +275,7 @@ func TestALiveScreenThroughAnotherReplicaEndsWhenTheHolderGoes(t *testing.T) {
 // The owner withdrawing sandbox.allow_screen ends the live screen with the computer's words,
 // as on the holder; the holder forgets the watch.
 func TestALiveScreenThroughAnotherReplicaEndsWhenTheOwnerWithdrawsIt(t *testing.T) {
-	tc := newTestCluster(t)
-	a := tc.startReplica("a")
-	b := tc.startReplica("b")
-	c := b.connect(t, "7:")
-	a.waitComputers(t, "7:@b")
+	_, a, b, c := computerOnB(t)
 	s := watchedThrough(t, a, b, c, "")
 
 	const why = "the screen watch ended: the owner withdrew sandbox.allow_screen (it is now none)"
@@ -344,11 +336,7 @@ func TestALiveScreenThroughAnotherReplicaKeepsToItsAccount(t *testing.T) {
 // probe finds it off NATS), and the computer's next update is answered unknown_watch, which
 // stops the watch on the computer: no updates sent for nobody.
 func TestAWatchOfAReplicaThatDiedIsAnsweredUnknownWatch(t *testing.T) {
-	tc := newTestCluster(t)
-	a := tc.startReplica("a")
-	b := tc.startReplica("b")
-	c := b.connect(t, "7:")
-	a.waitComputers(t, "7:@b")
+	_, a, b, c := computerOnB(t)
 	s := watchedThrough(t, a, b, c, "")
 
 	a.kill()
@@ -363,11 +351,7 @@ func TestAWatchOfAReplicaThatDiedIsAnsweredUnknownWatch(t *testing.T) {
 // formed, are refused (answered with an error when an answer is awaited, dropped otherwise),
 // and the replica goes on serving live screens.
 func TestMalformedRelayMessagesAreRefused(t *testing.T) {
-	tc := newTestCluster(t)
-	a := tc.startReplica("a")
-	b := tc.startReplica("b")
-	c := b.connect(t, "7:")
-	a.waitComputers(t, "7:@b")
+	tc, a, b, c := computerOnB(t)
 
 	nc, err := nats.Connect(tc.url())
 	require.NoError(t, err)
@@ -532,4 +516,16 @@ func TestHeldElsewhereNamesAComputerOfAnotherLiveReplica(t *testing.T) {
 	require.Eventually(t, func() bool { return a.router.HeldElsewhere(k) }, waitLimit, testkit.Poll, "held by b again")
 	b.stop()
 	require.Eventually(t, func() bool { return !a.router.HeldElsewhere(k) }, waitLimit, testkit.Poll, "a stopped replica's")
+}
+
+// computerOnB starts replicas a and b on one NATS, with computer 7: connected to b and listed
+// on a: the holder and the replica a viewer asks.
+func computerOnB(t *testing.T) (*testCluster, *replica, *replica, *computer) {
+	t.Helper()
+	tc := newTestCluster(t)
+	a := tc.startReplica("a")
+	b := tc.startReplica("b")
+	c := b.connect(t, "7:")
+	a.waitComputers(t, "7:@b")
+	return tc, a, b, c
 }
