@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
+	"fakecraft/pocket"
 
 	"tests/internal/harness"
 )
@@ -188,6 +190,72 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/%E0%A4"; true`))
 	require.NoError(t, err)
 	until(t, "the list", `!document.getElementById("computers").hidden && document.getElementById("viewer").hidden`)
+}
+
+// clicksProgram prints each click and scroll it gets, with its cell.
+const clicksProgram = `while true do
+  local e, b, x, y = os.pullEvent()
+  if e == "mouse_click" or e == "mouse_scroll" then print(e:sub(7) .. " " .. b .. " " .. x .. " " .. y) end
+end`
+
+// TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells: a pocket computer's 26x20 screen
+// is drawn at its size, whole in a phone's window, and a click or the wheel on the view
+// reaches the computer at the cell under the pointer, as CC counts them (the view only
+// focused the screen: paint, or any program that takes clicks, could not be used).
+func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-pocket-4c1d"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 12, "pocket"
+	opts.Pocket = pocket.New(nil)
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/clicks.lua": clicksProgram}
+	opts.Input = computer.Input(make(chan string))
+	fakecrafttest.StartWithin(t, opts, testTimeout).WaitFor(ctx, markerAtPrompt)
+
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/12%3Apocket"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	size, err := chromedp.Run(page, chromedp.Evaluate[[]int](`{
+		const rows = [...document.querySelectorAll("#screen .row")];
+		const screen = document.getElementById("screen");
+		[rows.length, ...new Set(rows.map(row => [...row.textContent].length)),
+			document.documentElement.scrollWidth - document.documentElement.clientWidth, screen.scrollWidth - screen.clientWidth]
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []int{20, 26, 0, 0}, size, "20 rows of 26 cells, whole in a phone's window: no scrolling")
+
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "clicks\r")))
+	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> clicks")`)
+	// The middle of a cell: the last one (26, 20), then (3, 2) with the right button.
+	at := func(x, y int) string {
+		return fmt.Sprintf(`{
+			const row = document.querySelectorAll("#screen .row")[%d].getBoundingClientRect();
+			[row.left + row.width / 26 * (%d + 0.5), row.top + row.height / 2]
+		}`, y-1, x-1)
+	}
+	for _, c := range []struct {
+		x, y   int
+		button chromedp.MouseOption
+		want   string
+	}{{26, 20, chromedp.ButtonLeft, "click 1 26 20"}, {3, 2, chromedp.ButtonRight, "click 2 3 2"}} {
+		xy, err := chromedp.Run(page, chromedp.Evaluate[[]float64](at(c.x, c.y)))
+		require.NoError(t, err)
+		require.NoError(t, chromedp.Do(page, chromedp.MouseClickXY(xy[0], xy[1], c.button)))
+		until(t, c.want, `document.getElementById("screen-text").textContent.endsWith("\n`+c.want+`")`)
+	}
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const row = document.querySelectorAll("#screen .row")[4].getBoundingClientRect();
+		document.getElementById("screen").querySelector(".row:nth-child(5) span").dispatchEvent(new WheelEvent("wheel",
+			{ deltaY: 120, clientX: row.left + row.width / 26 * 7.5, clientY: row.top + 1, bubbles: true, cancelable: true }));
+		true
+	}`))
+	require.NoError(t, err)
+	until(t, "the scroll", `document.getElementById("screen-text").textContent.endsWith("\nscroll 1 8 5")`)
 }
 
 // TestTheWebConsoleNamesAnOlderClientsFix: a computer whose client predates the screen (0.3.0

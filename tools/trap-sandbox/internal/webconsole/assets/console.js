@@ -237,6 +237,7 @@ function draw(frame) {
     texts.push(chars.join("").replace(/ +$/, ""));
   });
   screen.replaceChildren(...rows);
+  screen.dataset.width = frame.width;
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
 }
@@ -423,6 +424,36 @@ function onKey(e, up) {
   send(events);
 }
 
+// cellAt is the screen's cell {x, y} (from 1, as CC counts) under a mouse event, or null off
+// the rows (the frame's border). A row spans the frame's width, each cell an equal part of it.
+function cellAt(e) {
+  const screen = $("screen");
+  const row = e.target instanceof Element && e.target.closest("#screen .row");
+  const width = +screen.dataset.width;
+  if (!row || !width) return null;
+  const box = row.getBoundingClientRect();
+  const x = Math.floor((e.clientX - box.left) / (box.width / width)) + 1;
+  return { x: Math.min(Math.max(x, 1), width), y: [...screen.children].indexOf(row) + 1 };
+}
+
+// buttons are CC's mouse buttons (1 left, 2 right, 3 middle) by the browser's (0, 1, 2).
+const buttons = [1, 3, 2];
+
+function onMouseDown(e) {
+  e.preventDefault(); // a middle click would paste or scroll; the screen takes the keys
+  $("screen").focus();
+  const cell = cellAt(e);
+  const button = buttons[e.button];
+  if (cell && button) send([{ type: "click", button, x: cell.x, y: cell.y }]);
+}
+
+function onWheel(e) {
+  const cell = cellAt(e);
+  if (!cell || !e.deltaY || !view || !view.live) return; // the page scrolls as ever
+  e.preventDefault();
+  send([{ type: "scroll", direction: e.deltaY > 0 ? 1 : -1, x: cell.x, y: cell.y }]);
+}
+
 function open(traposId) {
   stop();
   show("viewer");
@@ -466,6 +497,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("logout").addEventListener("click", logOut);
   $("screen").addEventListener("keydown", (e) => onKey(e, false));
   $("screen").addEventListener("keyup", (e) => onKey(e, true));
+  $("screen").addEventListener("mousedown", onMouseDown);
+  $("screen").addEventListener("contextmenu", (e) => e.preventDefault()); // right click is CC's
+  $("screen").addEventListener("wheel", onWheel, { passive: false });
   $("screen").addEventListener("paste", (e) => {
     e.preventDefault();
     const text = (e.clipboardData.getData("text") || "").split(/\r?\n/)[0].slice(0, 512);
