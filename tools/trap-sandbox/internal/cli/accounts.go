@@ -119,7 +119,7 @@ func (f *StoreFlags) open(ctx context.Context, stderr io.Writer, create bool) (*
 		return accounts, s.Path(), func() { _ = s.Close() }, nil
 	}
 	logger := slog.New(slog.DiscardHandler)
-	nc, err := f.NATSFlags.connect("trap-sandbox accounts", false, logger)
+	nc, err := f.NATSFlags.connect(ctx, "trap-sandbox accounts", false, logger)
 	if err != nil {
 		return nil, "", nil, err
 	}

@@ -290,7 +290,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		}()
 		// The replicas share one account store, so an account, a token or a revocation made
 		// on one holds on all. The router's connection has warned about the server already.
-		nc, err := c.NATSFlags.connect("trap-sandbox "+replica+" accounts", true, logger)
+		nc, err := c.NATSFlags.connect(ctx, "trap-sandbox "+replica+" accounts", true, logger)
 		if err != nil {
 			return err
 		}

@@ -63,8 +63,8 @@ func (f *ReplicaFlags) replicaName(l net.Listener) string {
 
 // connect opens a NATS connection named name with the flags' URL and credentials; second says
 // the process has a connection to the server already (see cluster.ConnOptions).
-func (f *NATSFlags) connect(name string, second bool, logger *slog.Logger) (*nats.Conn, error) {
-	return cluster.Connect(cluster.ConnOptions{URL: f.NATS, User: f.NATSUser, Password: f.NATSPassword, Token: f.NATSToken,
+func (f *NATSFlags) connect(ctx context.Context, name string, second bool, logger *slog.Logger) (*nats.Conn, error) {
+	return cluster.Connect(ctx, cluster.ConnOptions{URL: f.NATS, User: f.NATSUser, Password: f.NATSPassword, Token: f.NATSToken,
 		NKeySeedFile: f.NATSNKey, CredsFile: f.NATSCreds, TLSCA: f.NATSTLSCA, TLSCert: f.NATSTLSCert, TLSKey: f.NATSTLSKey, Name: name,
 		SecondConnection: second}, logger)
 }
@@ -109,7 +109,7 @@ func (f *NATSFlags) router(ctx context.Context, r ReplicaFlags, replica string, 
 			return nil, fmt.Errorf("%s must be positive, got %s", flagAndEnv(name), d)
 		}
 	}
-	nc, err := f.connect("trap-sandbox "+replica, false, logger)
+	nc, err := f.connect(ctx, "trap-sandbox "+replica, false, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -38,8 +40,9 @@ type ConnOptions struct {
 }
 
 // Connect opens the replica's NATS connection. It reconnects by itself for as long as the
-// process runs; the Router reports the gaps.
-func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
+// process runs; the Router reports the gaps. ctx cut short (a signal at start) ends the first
+// connection at once, and Connect says it was interrupted; once connected, ctx plays no part.
+func Connect(ctx context.Context, o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 	wait := o.ReconnectWait
 	if wait <= 0 {
 		wait = reconnectWait
@@ -98,7 +101,17 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 	if o.TLSCert != "" {
 		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
 	}
+	dialer := &interruptibleDialer{ctx: ctx}
+	opts = append(opts, nats.SetCustomDialer(dialer))
 	nc, err := nats.Connect(o.URL, opts...)
+	dialer.connected()
+	if ctx.Err() != nil {
+		// The dial or the handshake was cut short, or ended as the signal came.
+		if nc != nil {
+			nc.Close()
+		}
+		return nil, fmt.Errorf("connect to NATS at %s: interrupted before NATS answered", RedactURL(o.URL))
+	}
 	if err != nil {
 		// A URL that does not parse is quoted whole in url.Error's text, password and all:
 		// keep only why it does not parse.
@@ -114,6 +127,45 @@ func Connect(o ConnOptions, logger *slog.Logger) (*nats.Conn, error) {
 		logger.Warn(UnauthenticatedWarning, "nats", nc.ConnectedUrlRedacted())
 	}
 	return nc, nil
+}
+
+// interruptibleDialer dials as the NATS client's own dialer does (connectTimeout), and until
+// connected is called, a cancelled ctx fails a dial and closes the connections it made: the
+// handshake on one, bounded by connectTimeout too, then ends at once. Later dials, the
+// reconnections, do not depend on ctx.
+type interruptibleDialer struct {
+	mu    sync.Mutex
+	ctx   context.Context // nil once connected was called
+	stops []func() bool
+}
+
+func (d *interruptibleDialer) Dial(network, address string) (net.Conn, error) {
+	d.mu.Lock()
+	ctx := d.ctx
+	d.mu.Unlock()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	conn, err := (&net.Dialer{Timeout: connectTimeout}).DialContext(ctx, network, address)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ctx != nil {
+		d.stops = append(d.stops, context.AfterFunc(d.ctx, func() { _ = conn.Close() }))
+	}
+	return conn, nil
+}
+
+// connected ends ctx's hold on the connections: the first connection is made or has failed.
+func (d *interruptibleDialer) connected() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, stop := range d.stops {
+		stop()
+	}
+	d.ctx, d.stops = nil, nil
 }
 
 // explainConnectError adds to the NATS client's reason for a failed first connection what the

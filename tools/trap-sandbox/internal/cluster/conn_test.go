@@ -1,12 +1,14 @@
 package cluster
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"io"
 	"log/slog"
 	"math/big"
 	"net"
@@ -127,13 +129,13 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 			logs := &testkit.SyncBuffer{}
 			logger := slog.New(slog.NewTextHandler(logs, nil))
 			c.with.URL = strings.Replace(c.with.URL, "HOST", addr, 1)
-			nc, err := Connect(c.with, logger)
+			nc, err := Connect(context.Background(), c.with, logger)
 			require.NoError(t, err)
 			nc.Close()
 			assert.NotContains(t, logs.String(), "asks for no credentials")
 
 			c.without.URL = strings.Replace(c.without.URL, "HOST", addr, 1)
-			_, err = Connect(c.without, logger)
+			_, err = Connect(context.Background(), c.without, logger)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), c.refused)
 			assert.NotContains(t, err.Error(), "pa55")
@@ -143,7 +145,7 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 	t.Run("no credentials asked", func(t *testing.T) {
 		addr := startAuthNATS(t, &natsserver.Options{})
 		logs := &testkit.SyncBuffer{}
-		nc, err := Connect(ConnOptions{URL: "nats://" + addr}, slog.New(slog.NewTextHandler(logs, nil)))
+		nc, err := Connect(context.Background(), ConnOptions{URL: "nats://" + addr}, slog.New(slog.NewTextHandler(logs, nil)))
 		require.NoError(t, err)
 		nc.Close()
 		assert.Contains(t, logs.String(), "level=WARN msg=\"the NATS server asks for no credentials: any client that reaches it can answer requests for the computers")
@@ -152,24 +154,24 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 
 	t.Run("a password without its user, a user without its password", func(t *testing.T) {
 		addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
-		_, err := Connect(ConnOptions{URL: "nats://" + addr, Password: "pa55"}, slog.New(slog.DiscardHandler))
+		_, err := Connect(context.Background(), ConnOptions{URL: "nats://" + addr, Password: "pa55"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "Authorization Violation: a password was given (--nats-password, SANDBOX_NATS_PASSWORD) but no user: add --nats-user (SANDBOX_NATS_USER)")
 		assert.NotContains(t, err.Error(), "pa55")
 
-		_, err = Connect(ConnOptions{URL: "nats://" + addr, User: "sandbox"}, slog.New(slog.DiscardHandler))
+		_, err = Connect(context.Background(), ConnOptions{URL: "nats://" + addr, User: "sandbox"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "Authorization Violation: a user was given (--nats-user) but no password: set SANDBOX_NATS_PASSWORD (or --nats-password)")
 	})
 
 	t.Run("wrong credentials name which ones, never their value", func(t *testing.T) {
 		addr := startAuthNATS(t, &natsserver.Options{Username: "sandbox", Password: "pa55"})
-		_, err := Connect(ConnOptions{URL: "nats://" + addr, User: "sandbox", Password: "wr0ng"}, slog.New(slog.DiscardHandler))
+		_, err := Connect(context.Background(), ConnOptions{URL: "nats://" + addr, User: "sandbox", Password: "wr0ng"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Equal(t, "connect to NATS at nats://"+addr+`: nats: Authorization Violation: the server refused user "sandbox" with the password given (--nats-password, SANDBOX_NATS_PASSWORD): check both against its configuration`, err.Error())
 
 		addr = startAuthNATS(t, &natsserver.Options{Authorization: "t0ken"})
-		_, err = Connect(ConnOptions{URL: "nats://" + addr, Token: "wr0ng"}, slog.New(slog.DiscardHandler))
+		_, err = Connect(context.Background(), ConnOptions{URL: "nats://" + addr, Token: "wr0ng"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Equal(t, "connect to NATS at nats://"+addr+": nats: Authorization Violation: the server refused the token given (--nats-token, SANDBOX_NATS_TOKEN): check it against its configuration", err.Error())
 
@@ -183,7 +185,7 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 		require.NoError(t, err)
 		seedFile := writeFile(t, "other.nk", seed)
 		addr = startAuthNATS(t, &natsserver.Options{Nkeys: []*natsserver.NkeyUser{{Nkey: pub}}})
-		_, err = Connect(ConnOptions{URL: "nats://" + addr, NKeySeedFile: seedFile}, slog.New(slog.DiscardHandler))
+		_, err = Connect(context.Background(), ConnOptions{URL: "nats://" + addr, NKeySeedFile: seedFile}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Equal(t, "connect to NATS at nats://"+addr+": nats: Authorization Violation: the server refused the NKey of "+seedFile+" (--nats-nkey): is its public key in the server's configuration?", err.Error())
 	})
@@ -193,20 +195,20 @@ func TestConnectTakesEachKindOfCredentialAndWarnsWhenNoneIsAsked(t *testing.T) {
 		require.NoError(t, err)
 		addr := ln.Addr().String()
 		require.NoError(t, ln.Close()) // a port nothing listens on
-		_, err = Connect(ConnOptions{URL: "nats://" + addr, User: "sandbox", Password: "pa55"}, slog.New(slog.DiscardHandler))
+		_, err = Connect(context.Background(), ConnOptions{URL: "nats://" + addr, User: "sandbox", Password: "pa55"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Equal(t, "connect to NATS at nats://"+addr+": nats: no servers available for connection: nothing accepts connections there: is nats-server running at that address, and does --nats (SANDBOX_NATS_URL) name it?", err.Error())
 	})
 
 	t.Run("two kinds at once", func(t *testing.T) {
-		_, err := Connect(ConnOptions{URL: "nats://127.0.0.1:1", User: "u", Password: "p", Token: "t"}, slog.New(slog.DiscardHandler))
+		_, err := Connect(context.Background(), ConnOptions{URL: "nats://127.0.0.1:1", User: "u", Password: "p", Token: "t"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Equal(t, "NATS credentials: give one kind, not a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD) "+
 			"and a token (--nats-token, SANDBOX_NATS_TOKEN): drop the flag or unset the variable of the others", err.Error())
 
 		// scale-out.md's shell exports SANDBOX_NATS_PASSWORD for nats-server; a replica given
 		// an NKey there is told that the variable counts.
-		_, err = Connect(ConnOptions{URL: "nats://127.0.0.1:1", Password: "p", NKeySeedFile: "sandbox.seed"}, slog.New(slog.DiscardHandler))
+		_, err = Connect(context.Background(), ConnOptions{URL: "nats://127.0.0.1:1", Password: "p", NKeySeedFile: "sandbox.seed"}, slog.New(slog.DiscardHandler))
 		require.Error(t, err)
 		assert.Equal(t, "NATS credentials: give one kind, not a user and password (--nats-user/--nats-password, SANDBOX_NATS_USER/SANDBOX_NATS_PASSWORD) "+
 			"and an NKey seed file (--nats-nkey, SANDBOX_NATS_NKEY): drop the flag or unset the variable of the others", err.Error())
@@ -266,7 +268,7 @@ func TestAQuietWatcherWhileNATSIsAwayIsNotAWarning(t *testing.T) {
 	var logs testkit.SyncBuffer
 	logger := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	handle := errorHandler(logger)
-	nc, err := Connect(ConnOptions{URL: "nats://" + addr}, slog.New(slog.DiscardHandler))
+	nc, err := Connect(context.Background(), ConnOptions{URL: "nats://" + addr}, slog.New(slog.DiscardHandler))
 	require.NoError(t, err)
 
 	handle(nc, nil, nats.ErrConsumerNotActive)
@@ -279,4 +281,46 @@ func TestAQuietWatcherWhileNATSIsAwayIsNotAWarning(t *testing.T) {
 	assert.Contains(t, lines[1], "level=DEBUG")
 	assert.Contains(t, lines[1], "consumer not active")
 	assert.Contains(t, lines[2], "level=WARN")
+}
+
+// TestConnectStopsAtOnceWhenInterrupted: a signal (ctx cancelled) while the first connection
+// waits for the server, here one that accepts and never speaks, ends Connect at once saying so,
+// not after connectTimeout with an i/o timeout; the connection it made is closed.
+func TestConnectStopsAtOnceWhenInterrupted(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if conn, err := ln.Accept(); err == nil {
+			accepted <- conn
+		}
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type result struct {
+		nc  *nats.Conn
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		nc, err := Connect(ctx, ConnOptions{URL: "nats://" + ln.Addr().String()}, slog.New(slog.DiscardHandler))
+		done <- result{nc, err}
+	}()
+	server := <-accepted // the client waits for the server's INFO
+	defer server.Close()
+	start := time.Now()
+	cancel()
+	var r result
+	select {
+	case r = <-done:
+	case <-time.After(connectTimeout):
+		t.Fatal("Connect waited for its timeout after the interrupt")
+	}
+	assert.Less(t, time.Since(start), connectTimeout/2)
+	assert.Nil(t, r.nc)
+	require.Error(t, r.err)
+	assert.Equal(t, "connect to NATS at nats://"+ln.Addr().String()+": interrupted before NATS answered", r.err.Error())
+	_, err = server.Read(make([]byte, 1))
+	assert.ErrorIs(t, err, io.EOF, "the client's connection is closed")
 }

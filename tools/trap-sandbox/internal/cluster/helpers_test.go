@@ -224,7 +224,7 @@ func (tc *testCluster) openRouter(name, natsURL string, reg prometheus.Registere
 // openRouterWith is openRouter for a router whose heartbeats say settings.
 func (tc *testCluster) openRouterWith(name, natsURL string, reg prometheus.Registerer, settings Settings) openedRouter {
 	logger := slog.New(slog.NewTextHandler(tc.logs, &slog.HandlerOptions{Level: slog.LevelDebug})).With("replica", name)
-	nc, err := Connect(ConnOptions{URL: natsURL, Name: name, ReconnectWait: testReconnectWait}, logger)
+	nc, err := Connect(context.Background(), ConnOptions{URL: natsURL, Name: name, ReconnectWait: testReconnectWait}, logger)
 	if err != nil {
 		return openedRouter{name: name, err: err}
 	}

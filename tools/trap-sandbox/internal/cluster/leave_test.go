@@ -293,7 +293,7 @@ func TestAHeartbeatDeletedFromOutsideComesBackWithTheReplicasNextBeat(t *testing
 func (tc *testCluster) startRouter(t *testing.T, name string, opTimeout time.Duration) error {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(tc.logs, nil)).With("replica", name+" (second)")
-	nc, err := Connect(ConnOptions{URL: tc.url(), Name: name, ReconnectWait: testReconnectWait}, logger)
+	nc, err := Connect(context.Background(), ConnOptions{URL: tc.url(), Name: name, ReconnectWait: testReconnectWait}, logger)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()

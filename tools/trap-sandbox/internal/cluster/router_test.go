@@ -766,7 +766,7 @@ func TestANATSServerWithoutJetStreamIsNamed(t *testing.T) {
 	require.True(t, ns.ReadyForConnections(waitLimit))
 	defer func() { ns.Shutdown(); ns.WaitForShutdown() }()
 	logger := slog.New(slog.DiscardHandler)
-	nc, err := Connect(ConnOptions{URL: ns.ClientURL()}, logger)
+	nc, err := Connect(context.Background(), ConnOptions{URL: ns.ClientURL()}, logger)
 	require.NoError(t, err)
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
@@ -777,7 +777,7 @@ func TestANATSServerWithoutJetStreamIsNamed(t *testing.T) {
 }
 
 func TestConnectNamesTheURLWithoutItsSecret(t *testing.T) {
-	_, err := Connect(ConnOptions{URL: "nats://bob:s3cret@127.0.0.1:1"}, slog.New(slog.DiscardHandler))
+	_, err := Connect(context.Background(), ConnOptions{URL: "nats://bob:s3cret@127.0.0.1:1"}, slog.New(slog.DiscardHandler))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "connect to NATS at nats://bob:xxxxx@127.0.0.1:1")
 	assert.NotContains(t, err.Error(), "s3cret")
@@ -791,7 +791,7 @@ func TestConnectNamesTheURLWithoutItsSecret(t *testing.T) {
 		"bob:s3cret@127.0.0.1:1":                 "nats://bob:xxxxx@127.0.0.1:1",
 		"127.0.0.1:1, nats://s3cret@127.0.0.1:2": "127.0.0.1:1,nats://token:xxxxx@127.0.0.1:2",
 	} {
-		_, err := Connect(ConnOptions{URL: raw}, slog.New(slog.DiscardHandler))
+		_, err := Connect(context.Background(), ConnOptions{URL: raw}, slog.New(slog.DiscardHandler))
 		require.Error(t, err, raw)
 		assert.Contains(t, err.Error(), "connect to NATS at "+named, raw)
 		assert.NotContains(t, err.Error(), "s3cret", raw)

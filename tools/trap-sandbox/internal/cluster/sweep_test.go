@@ -96,7 +96,7 @@ func TestAReplicaServesBeforeItHasReadEveryClaim(t *testing.T) {
 	// A's claims read is held, as a big bucket on a busy host holds it.
 	release := make(chan struct{})
 	var once sync.Once
-	nc, err := Connect(ConnOptions{URL: tc.url(), Name: "a", ReconnectWait: testReconnectWait}, slog.New(slog.NewTextHandler(tc.logs, nil)))
+	nc, err := Connect(context.Background(), ConnOptions{URL: tc.url(), Name: "a", ReconnectWait: testReconnectWait}, slog.New(slog.NewTextHandler(tc.logs, nil)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(t.Context(), waitLimit)
 	defer cancel()
