@@ -98,7 +98,7 @@ func metricsOn(reg *prometheus.Registry, registerer prometheus.Registerer) *Metr
 			Name: "trapos_gateway_hello_failures_total", Help: "Refused hellos, by error code.",
 		}, []string{"code"}),
 		requestLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "trapos_gateway_request_duration_seconds", Help: "Gateway-to-computer request latency, by outcome (ok, computer_error, or the gateway error code).",
+			Name: "trapos_gateway_request_duration_seconds", Help: "Gateway-to-computer request latency, by outcome (ok, computer_error, or the gateway error code). A request for a computer that is not connected is not counted: it fails before reaching one (not_connected counts a socket that closed while its request waited).",
 			Buckets: prometheus.ExponentialBuckets(0.005, 4, 8),
 		}, []string{"outcome"}),
 		closes: prometheus.NewCounterVec(prometheus.CounterOpts{

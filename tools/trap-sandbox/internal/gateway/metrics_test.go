@@ -131,3 +131,26 @@ func TestKnownSeriesAreExportedFromTheStart(t *testing.T) {
 		assert.Contains(t, text.String(), want+"\n")
 	}
 }
+
+// TestRequestDurationLeavesOutComputersNotConnected: a request for a computer that is not
+// connected fails before it is sent and is not in the request histogram, and its help says so
+// (docs/http-api.md): an operator reading not_connected there sees sockets that closed while
+// their request waited, not requests for absent computers.
+func TestRequestDurationLeavesOutComputersNotConnected(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, Config{Password: "pw", Metrics: NewMetrics(reg)}, staticProber{OK: true})
+	_, err := h.gw.Request(context.Background(), LocalAccount, "9", TypePing, nil)
+	require.Equal(t, protocol.CodeNotConnected, protocol.CodeOf(err))
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	help := ""
+	for _, f := range families {
+		if f.GetName() == "trapos_gateway_request_duration_seconds" {
+			help = f.GetHelp()
+			for _, s := range f.GetMetric() {
+				assert.Zero(t, s.GetHistogram().GetSampleCount(), "%v", s.GetLabel())
+			}
+		}
+	}
+	assert.Contains(t, help, "A request for a computer that is not connected is not counted")
+}
