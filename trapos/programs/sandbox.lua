@@ -489,6 +489,12 @@ local function failLink(err, context)
     fail("The gateway cannot link computers (link_disabled): " .. message);
   elseif code == linkLib.ERR_BUSY then
     fail("The gateway is busy (busy): " .. message);
+  elseif code == linkLib.ERR_LINK_INVALID and context == "key"
+      and message:find("unknown or wrong enrollment key", 1, true) then
+    -- Cut short or mistyped: an older gateway said to check it with trap-sandbox link keys,
+    -- which only its admin can run.
+    fail("The gateway does not know that key (link_invalid): copy it whole, or ask whoever "
+      .. "gave it to you for it again");
   elseif code == linkLib.ERR_LINK_INVALID and context == "key" then
     fail("The gateway refused the key (link_invalid): "
       .. withFix(message, "Ask its admin for a new one (trap-sandbox link key)", "for a new key"));

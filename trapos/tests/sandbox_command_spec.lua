@@ -1028,6 +1028,21 @@ describe("sandbox command", function()
       expectNoSecret(lines, record, err);
     end);
 
+    it("tells the player, not the admin, what to do about a key the gateway does not know", function()
+      local WANT = "The gateway does not know that key (link_invalid): copy it whole, or ask whoever gave it to you for it again";
+      for _, message in ipairs({
+        "unknown or wrong enrollment key: copy it whole, or ask whoever gave it to you for it again",
+        "unknown or wrong enrollment key (check it against trap-sandbox link keys)", -- an older gateway
+      }) do
+        local ok, err, lines, record = run({ "link", KEY }, {
+          gateway = linkGateway({ refuse = { ["link.begin"] = { code = "link_invalid", message = message } } }),
+        });
+        expect(ok):eq(false);
+        expect(err):eq(WANT);
+        expectNoSecret(lines, record, err);
+      end
+    end);
+
     it("says the fix once when the gateway's refusal names it already", function()
       local ok, err = run({ "link", KEY }, {
         gateway = linkGateway({ refuse = { ["link.begin"] = { code = "link_invalid",

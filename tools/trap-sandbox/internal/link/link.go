@@ -236,7 +236,8 @@ func (m *Module) beginWithKey(ctx context.Context, from protocol.Requester, key 
 		if err := m.gw.WrongSecret(ctx, from.RemoteAddr); err != nil {
 			return nil, err
 		}
-		return nil, protocol.Errorf(protocol.CodeLinkInvalid, "unknown or wrong enrollment key (check it against trap-sandbox link keys)")
+		// The player's fix: trap-sandbox link keys, which shows the key, is the admin's.
+		return nil, protocol.Errorf(protocol.CodeLinkInvalid, "unknown or wrong enrollment key: copy it whole, or ask whoever gave it to you for it again")
 	}
 	if err != nil {
 		return nil, m.keyRefusal(err)

@@ -394,10 +394,14 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": testkit.WrongSecret(k.Secret)})
 	require.NotNil(t, pe)
-	assert.Contains(t, pe.Message, "unknown or wrong enrollment key")
+	assert.Equal(t, "unknown or wrong enrollment key: copy it whole, or ask whoever gave it to you for it again", pe.Message,
+		"the player's fix, not the admin's command")
+	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": k.Secret[:len(k.Secret)-8]}) // cut short
+	require.NotNil(t, pe)
+	assert.Equal(t, "unknown or wrong enrollment key: copy it whole, or ask whoever gave it to you for it again", pe.Message)
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": "hunter2"})
 	require.NotNil(t, pe)
-	assert.Equal(t, []string{kitchen.RemoteAddr, kitchen.RemoteAddr}, f.gw.wrong, "wrong keys spend the wrong-secret budget")
+	assert.Equal(t, []string{kitchen.RemoteAddr, kitchen.RemoteAddr, kitchen.RemoteAddr}, f.gw.wrong, "wrong keys spend the wrong-secret budget")
 
 	status, ans = f.api(alice, "GET", KeysPath, nil)
 	require.Equal(t, http.StatusOK, status)
