@@ -725,6 +725,7 @@ func TestInstallOnAFullDrive(t *testing.T) {
 	reference := seed(0)
 	out := playerSessionOn(ctx, t, on(reference), install+" "+installPassword, "")
 	require.Contains(t, out, "Installed trapos-sandbox ", out)
+	assert.Regexp(t, `(?s)Installed trapos-sandbox .*Not allowed\. Change it with:`, out, "the access advice once installed")
 	installed := ccDiskCost(t, reference, ".settings")
 
 	// Room for all of that and 250 bytes: less than any new file costs.
@@ -736,6 +737,7 @@ func TestInstallOnAFullDrive(t *testing.T) {
 	assert.NotContains(t, out, "Out of space", "no Lua error reaches the player")
 	assert.Equal(t, own, readSettings(t, dir), "the player's own settings are kept byte for byte")
 	assert.NotContains(t, diskFiles(t, dir), ".settings.saving")
+	assert.NotContains(t, out, "Not allowed", "no advice on changing a setting that was not saved")
 
 	// Space freed, the same line finishes the install and keeps the player's own setting.
 	require.NoError(t, os.Remove(filepath.Join(dir, "filler.bin")))
@@ -756,6 +758,7 @@ func TestInstallOnAFullDrive(t *testing.T) {
 		assert.Contains(t, joined, "The computer's drive is full: free some space", out)
 		assert.Contains(t, lines(out), install, "the line to run again on a row of its own")
 		assert.Contains(t, out, "Nothing was installed.")
+		assert.NotContains(t, out, "Not allowed", "no advice on changing a setting that was never made")
 		assert.NotContains(t, joined, "Check that the gateway runs", out)
 		// CC places the failing write's error at the installer's line that called pcall:
 		// that position is no business of the player's.

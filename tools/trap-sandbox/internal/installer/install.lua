@@ -506,7 +506,8 @@ end
 -- The host's access to set: what the options say; on a first install without them, the
 -- answer to a question (default no); on an upgrade, nothing (the owner's answers stay).
 -- Returns the sandbox.allow_files, sandbox.allow_exec and sandbox.allow_screen values to set,
--- nil for "leave".
+-- nil for "leave", then after an answer the lines that say how to change it, printed once
+-- installed (before, a failed install said how to change a setting it never made).
 local function chooseAccess(opts, old)
   local files, exec, screen = opts.files, opts.exec, opts.screen;
   local first = old == nil and not isSet(SETTING_ALLOW_FILES) and not isSet(SETTING_ALLOW_EXEC);
@@ -530,20 +531,20 @@ local function chooseAccess(opts, old)
   local allowed = answer:match("^%s*[yY]") ~= nil;
   local undo = allowed and { SETTING_ALLOW_FILES .. " none", SETTING_ALLOW_EXEC .. " false", SETTING_ALLOW_SCREEN .. " none" }
     or { SETTING_ALLOW_FILES .. " write", SETTING_ALLOW_EXEC .. " true", SETTING_ALLOW_SCREEN .. " control" };
+  local advice;
   if term.getSize() < #("set " .. SETTING_ALLOW_SCREEN .. " control") then
-    print(allowed and "Allowed. To undo it," or "Not allowed. To change it,");
-    print("run: sandbox setup");
+    advice = { allowed and "Allowed. To undo it," or "Not allowed. To change it,", "run: sandbox setup" };
   else
-    print(allowed and "Allowed. Undo with:" or "Not allowed. Change it with:");
+    advice = { allowed and "Allowed. Undo with:" or "Not allowed. Change it with:" };
     for _, line in ipairs(undo) do
-      print("set " .. line);
+      advice[#advice + 1] = "set " .. line;
     end
   end
   if allowed then
     -- The screen is part of the yes: typing on it is as strong as running programs.
-    return "write", true, "control";
+    return "write", true, "control", advice;
   end
-  return "none", false;
+  return "none", false, nil, advice;
 end
 
 -- Prints why nothing was installed or changed (after the line that says what failed).
@@ -638,7 +639,7 @@ local function install(opts)
   else
     unchecked = "The password was not checked: sandbox.url names another gateway.";
   end
-  local files, exec, screen = chooseAccess(opts, old);
+  local files, exec, screen, accessAdvice = chooseAccess(opts, old);
 
   local trapos = isTrapOS();
   local hookPath, runFrom = nil, nil;
@@ -765,6 +766,9 @@ local function install(opts)
   end
   if wsUrl(url) ~= SOURCE.websocket then
     print("(this gateway is " .. SOURCE.websocket .. "; change it with: sandbox setup)");
+  end
+  for _, line in ipairs(accessAdvice or {}) do
+    print(line);
   end
   if opts.password ~= nil and meantUninstall(opts.password, 1) then
     -- Installed all the same: a gateway without a password takes any, a linked computer
