@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -485,4 +486,62 @@ func nonLoopbackIP(t *testing.T) string {
 	}
 	t.Skip("this machine has no non-loopback IPv4 address to connect from")
 	return ""
+}
+
+// TestMCPATokenRevokedMidWriteStopsIt: an agent's write_file of several chunks whose token is
+// revoked between two of them sends no chunk more and does not move the file into place: it
+// answers unauthorized (revoked), the old file is kept and the temporary one removed, as the
+// write's other failures leave them.
+func TestMCPATokenRevokedMidWriteStopsIt(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+	cred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+	g := startGateway(t, dir)
+	secondChunk, revoked := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	var types []string
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, AllowFiles: harness.AllowFilesWrite}}
+	d.PutFile("/big.txt", []byte("old"))
+	d.OnRequest = func(f harness.Frame) {
+		mu.Lock()
+		types = append(types, f.Type)
+		writes := strings.Count(strings.Join(types, " "), "fs.write")
+		mu.Unlock()
+		if f.Type == "fs.write" && writes == 2 {
+			close(secondChunk)
+			select { // answered once the token is revoked
+			case <-revoked:
+			case <-ctx.Done():
+			}
+		}
+	}
+	stop, err := d.Serve(ctx, g.WebSocketURL(), cred)
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	s := harness.ConnectMCP(ctx, t, g, alice)
+
+	content := strings.Repeat("x", 4*16<<10) // four chunks
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"traposId": "7:", "path": "/big.txt", "content": content}})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	<-secondChunk
+	_, errOut, code := runCLI(ctx, t, nil, "tokens", "revoke", dir, strings.SplitN(alice, "_", 3)[1])
+	close(revoked)
+	require.Equal(t, 0, code, errOut)
+	msg := harness.ToolError(t, <-done, "unauthorized")
+	assert.Contains(t, msg, "revoked")
+	assert.Contains(t, msg, "the write of /big.txt on 7: stopped before it was complete; the old file is kept")
+	mu.Lock()
+	assert.Equal(t, []string{"fs.list", "fs.write", "fs.write", "fs.delete"}, types, "no chunk more, no move: the temporary file removed")
+	mu.Unlock()
+	data, ok := d.File("/big.txt")
+	require.True(t, ok)
+	assert.Equal(t, "old", string(data))
+	assert.Equal(t, []string{"/big.txt"}, d.Names(), "no temporary file left")
 }

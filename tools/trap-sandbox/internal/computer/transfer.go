@@ -48,6 +48,11 @@ func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, t
 	for rereads := 0; ; {
 		var ans readAnswer
 		payload := map[string]any{"path": wire, "offset": len(data), "length": ChunkBytes, "stamp": true}
+		if len(data) > 0 || rereads > 0 {
+			if err := c.StillAdmitted(ctx); err != nil {
+				return nil, stopped(err, "the read of %s on %s stopped before its end", path, traposID)
+			}
+		}
 		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
 			return nil, err
 		}
@@ -144,6 +149,9 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 	w := upload{c: c, traposID: traposID, path: path, target: target, temp: tempName(target), replacing: replacing}
 	for offset := 0; ; offset += ChunkBytes {
 		end := min(offset+ChunkBytes, len(data))
+		if err := w.stillAdmitted(ctx); err != nil {
+			return err
+		}
 		payload := map[string]any{"path": w.wire(w.temp), "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
 		if err := c.call(ctx, traposID, protocol.TypeFSWrite, payload, remaining(ctx), nil); err != nil {
 			return w.fail(ctx, err)
@@ -152,6 +160,9 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 		if end == len(data) {
 			break
 		}
+	}
+	if err := w.stillAdmitted(ctx); err != nil {
+		return err
 	}
 	err = c.call(ctx, traposID, protocol.TypeFSMove,
 		map[string]any{"from": w.wire(w.temp), "to": w.wire(target), "overwrite": true}, remaining(ctx), nil)
@@ -165,6 +176,20 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 		return w.fail(ctx, w.refusedAsAWrite(err))
 	}
 	return nil
+}
+
+// stillAdmitted stops the write, as fail does, when its caller is no longer admitted (its
+// token revoked or expired since the write began): no chunk more, no move into place.
+func (w upload) stillAdmitted(ctx context.Context) error {
+	err := w.c.StillAdmitted(ctx)
+	if err == nil {
+		return nil
+	}
+	err = stopped(err, "the write of %s on %s stopped before it was complete; the old file is kept", w.path, w.traposID)
+	if !w.written {
+		return err // no temporary file yet
+	}
+	return w.fail(ctx, err)
 }
 
 // refusedAsAWrite words the computer's refusal of the move into place (a path whose change

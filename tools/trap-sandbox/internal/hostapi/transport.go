@@ -106,6 +106,17 @@ func severalFix(owners []string) string {
 	return "use " + strings.Join(others[:last], "'s, ") + "'s or " + others[last] + "'s token to reach theirs, or " + local
 }
 
+var _ computer.Admission = Gateway{}
+
+// StillAdmitted implements computer.Admission: the server's check of the credentials the
+// caller's request was admitted with (server.StillAdmitted).
+func (t Gateway) StillAdmitted(ctx context.Context) error {
+	if pe := server.StillAdmitted(ctx); pe != nil {
+		return pe
+	}
+	return nil
+}
+
 // Request implements computer.Transport on gateway.Gateway.Request.
 func (t Gateway) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	if t.log == nil || !t.log.Enabled(ctx, slog.LevelDebug) {

@@ -1,0 +1,38 @@
+package computer
+
+import (
+	"context"
+	"fmt"
+
+	"trap-sandbox/internal/protocol"
+)
+
+// Admission is a Transport that can tell whether the caller in a context is still admitted:
+// nil, or the unauthorized error a new request with its credentials would get (an account
+// token revoked or expired since the call began, a gateway pass that ended). The gateway's
+// in-process Transport is one (the server's StillAdmitted check); the HTTP one needs none, as
+// the gateway admits each of its requests anew.
+type Admission interface {
+	StillAdmitted(ctx context.Context) error
+}
+
+// StillAdmitted asks the Transport whether the caller in ctx is still admitted (nil when the
+// Transport cannot tell). A call of several requests (Read, Write) asks before
+// each request after its first, so a token revoked during it sends nothing more, as a new
+// call with it is refused: every surface (HTTP API, CLI, MCP) stops the same way.
+func (c *Client) StillAdmitted(ctx context.Context) error {
+	a, ok := c.transport.(Admission)
+	if !ok {
+		return nil
+	}
+	return a.StillAdmitted(ctx)
+}
+
+// stopped is err (StillAdmitted's refusal) with what the call had done when it stopped.
+func stopped(err error, format string, args ...any) error {
+	pe, ok := err.(*protocol.Error)
+	if !ok {
+		return err
+	}
+	return pe.WithMessage(pe.Message + " (" + fmt.Sprintf(format, args...) + ")")
+}

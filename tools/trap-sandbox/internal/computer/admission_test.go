@@ -1,0 +1,56 @@
+package computer_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
+)
+
+// revocable is a Local whose caller stops being admitted once revoked is set (as the
+// gateway's Transport asks the server's check of the caller's token).
+type revocable struct {
+	*daemonfake.Local
+	revoked atomic.Bool
+}
+
+func (r *revocable) StillAdmitted(context.Context) error {
+	if r.revoked.Load() {
+		return protocol.Errorf(protocol.CodeUnauthorized, "account token revoked: ask for a new one")
+	}
+	return nil
+}
+
+// revokeAt is a Local that revokes its caller once request step of type typ was served.
+func revokeAt(typ string, step int) *revocable {
+	r := &revocable{Local: daemonfake.NewLocal(map[string]string{"/big": strings.Repeat("o", 3*computer.ChunkBytes)})}
+	n := 0
+	r.After = func(_ context.Context, _ int, got string) error {
+		if got == typ {
+			if n++; n == step {
+				r.revoked.Store(true)
+			}
+		}
+		return nil
+	}
+	return r
+}
+
+// TestARevokedCallerStopsBetweenRequests: a call of several requests asks the Transport
+// whether its caller is still admitted before each request after its first, and stops with
+// the unauthorized answer: a Read before its next chunk.
+func TestARevokedCallerStopsBetweenRequests(t *testing.T) {
+	r := revokeAt(protocol.TypeFSRead, 1)
+	_, err := computer.New(r).Read(t.Context(), "7:", "/big", 1<<20, 0)
+	require.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err), "%v", err)
+	assert.Equal(t, "account token revoked: ask for a new one (the read of /big on 7: stopped before its end)", err.(*protocol.Error).Message)
+	assert.Equal(t, []string{protocol.TypeFSRead}, r.Types(), "no chunk more")
+
+}
