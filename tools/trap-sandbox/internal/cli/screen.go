@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -63,11 +64,12 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	if !ok || !console.IsTerminal(int(tty.Fd())) {
 		return notATerminal
 	}
-	// Drawn in a smaller terminal, the screen would be cut and the rest wrapped over it.
+	// Drawn in a smaller terminal, the screen would be cut and the rest wrapped over it. No
+	// computer's screen is narrower than a pocket computer's; the first frame says this one's.
 	termW, termH, err := console.Size(int(tty.Fd()))
-	if err == nil && (termW < fcomputer.TermWidth || termH < fcomputer.TermHeight) {
-		return fmt.Errorf("this terminal is %d×%d; trap-sandbox screen needs %d×%d at least: make it larger (`trap-sandbox request %s screen.read` reads the screen once)",
-			termW, termH, fcomputer.TermWidth, fcomputer.TermHeight, c.TraposID)
+	sized := err == nil
+	if sized && (termW < fcomputer.PocketWidth || termH < fcomputer.TermHeight) {
+		return c.tooSmall(termW, termH, fcomputer.PocketWidth, fcomputer.TermHeight)
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -81,6 +83,11 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return err
 	}
 	defer body.Close()
+	frames, width, height := firstFrame(body)
+	// A pocket computer's 20th row is drawn where the terminal has one: 19 rows are enough.
+	if needH := min(height, fcomputer.TermHeight); sized && (termW < width || termH < needH) {
+		return c.tooSmall(termW, termH, width, needH)
+	}
 	restore, err := console.MakeRaw(int(tty.Fd()))
 	if err != nil {
 		return notATerminal
@@ -98,12 +105,51 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 			return err
 		},
 		busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after}
-	err = v.run(ctx, tty, body)
+	err = v.run(ctx, tty, frames)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
 		return failure(c.TraposID, "screen", err)
 	}
 	return nil
+}
+
+// tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h.
+func (c *ScreenCmd) tooSmall(termW, termH, w, h int) error {
+	return fmt.Errorf("this terminal is %d×%d; trap-sandbox screen needs %d×%d at least: make it larger (`trap-sandbox request %s screen.read` reads the screen once)",
+		termW, termH, w, h, c.TraposID)
+}
+
+// firstFrame reads stream up to its first frame's data and returns that frame's size (an
+// ordinary computer's 51×19 when it says none, or ends first: the viewer then says why) and
+// the stream again, whole, for the viewer.
+func firstFrame(stream io.Reader) (r io.Reader, width, height int) {
+	var read bytes.Buffer
+	br := bufio.NewReader(stream)
+	width, height = fcomputer.TermWidth, fcomputer.TermHeight
+	name := ""
+	for {
+		line, err := br.ReadString('\n')
+		read.WriteString(line)
+		if err != nil {
+			break
+		}
+		if n, ok := strings.CutPrefix(line, "event: "); ok {
+			name = strings.TrimRight(n, "\r\n")
+			continue
+		}
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok || name == "" {
+			continue
+		}
+		if name == "frame" {
+			var f screen.FrameJSON
+			if json.Unmarshal([]byte(data), &f) == nil && f.Width > 0 && f.Height > 0 {
+				width, height = f.Width, f.Height
+			}
+		}
+		break
+	}
+	return io.MultiReader(&read, br), width, height
 }
 
 // stream opens the gateway's live view of the computer's screen. While the computer is busy

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -217,9 +218,9 @@ func openTerminal(t *testing.T, cols, rows uint16) (ptmx, tty *os.File) {
 	return ptmx, tty
 }
 
-// TestTheScreenViewerRefusesATerminalTooSmall: in a terminal smaller than the computer's
-// 51×19 screen, `trap-sandbox screen` says what it needs in one line and never opens the
-// stream; a terminal of that size opens it.
+// TestTheScreenViewerRefusesATerminalTooSmall: in a terminal smaller than any computer's
+// screen (a pocket computer's 26 columns, 19 rows), `trap-sandbox screen` says what it needs
+// in one line and never opens the stream; a terminal of that size opens it.
 func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 	var streams atomic.Int32
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -232,13 +233,42 @@ func TestTheScreenViewerRefusesATerminalTooSmall(t *testing.T) {
 
 	err := c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	require.Error(t, err)
-	assert.Equal(t, "this terminal is 40×10; trap-sandbox screen needs 51×19 at least: make it larger (`trap-sandbox request 7: screen.read` reads the screen once)", err.Error())
+	assert.Equal(t, "this terminal is 40×10; trap-sandbox screen needs 26×19 at least: make it larger (`trap-sandbox request 7: screen.read` reads the screen once)", err.Error())
 	assert.Zero(t, streams.Load(), "nothing drawn, no watch started")
 
-	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 51, Rows: 19}))
+	require.NoError(t, pty.Setsize(ptmx, &pty.Winsize{Cols: 26, Rows: 19}))
 	err = c.Run(t.Context(), Stdout{io.Discard}, Stdin{tty})
 	assert.ErrorContains(t, err, "not_connected", "a terminal of the screen's size opens the stream")
 	assert.Equal(t, int32(1), streams.Load())
+}
+
+// TestTheScreenViewerFitsAPocketComputerInANarrowTerminal: a pocket computer's 26×20 screen
+// fits a terminal 30 columns wide (a phone's), which was refused as narrower than 51; the
+// first frame says the screen's size, and an ordinary computer's 51×19 is still refused there,
+// before the terminal is touched.
+func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
+	var width atomic.Int32
+	width.Store(26)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":%d,\"height\":%d,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"pocket\",\"fg\":\"000000\",\"bg\":\"ffffff\"}]}\n\n", width.Load(), 19+width.Load()%2)
+		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"computer 7: disconnected\"}}\n\n")
+	}))
+	defer gw.Close()
+	_, tty := openTerminal(t, 30, 19)
+	c := &ScreenCmd{APIFlags: APIFlags{URL: gw.URL}, TraposID: "7:", Colours: "256"}
+
+	var out bytes.Buffer
+	err := c.Run(t.Context(), Stdout{&out}, Stdin{tty})
+	assert.ErrorContains(t, err, "computer 7: disconnected", "drawn until the computer went away")
+	assert.Contains(t, out.String(), "pocket")
+
+	width.Store(51)
+	out.Reset()
+	err = c.Run(t.Context(), Stdout{&out}, Stdin{tty})
+	require.Error(t, err)
+	assert.Equal(t, "this terminal is 30×19; trap-sandbox screen needs 51×19 at least: make it larger (`trap-sandbox request 7: screen.read` reads the screen once)", err.Error())
+	assert.Empty(t, out.String(), "nothing drawn")
 }
 
 // TestTheScreenViewerWaitsForABusyComputer: when the host's other requests take all of the
