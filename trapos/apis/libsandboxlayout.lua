@@ -139,6 +139,32 @@ local function fitLongWords(text, width, x)
   return table.concat(out);
 end
 
+-- A program's print, printError and write with every text laid out by fitLongWords for the
+-- screen: env is the program's environment (_ENV), whose print, printError and write (taken
+-- now) put the text on the screen, and whose term gives the width, and write's column, at each
+-- call. print() with no text prints an empty line, as CC's.
+local function fitted(env)
+  local envPrint, envPrintError, envWrite = env.print, env.printError, env.write;
+  local function width()
+    return (env.term.getSize());
+  end
+  return {
+    print = function(text)
+      if text == nil then
+        return envPrint();
+      end
+      return envPrint(fitLongWords(tostring(text), width()));
+    end,
+    printError = function(text)
+      return envPrintError(fitLongWords(tostring(text), width()));
+    end,
+    write = function(text)
+      return envWrite(fitLongWords(tostring(text), width(), (env.term.getCursorPos())));
+    end,
+  };
+end
+
 return {
   fitLongWords = fitLongWords,
+  fitted = fitted,
 };

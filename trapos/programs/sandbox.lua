@@ -23,18 +23,8 @@ local oneLine = require('/apis/libsandboxcodec').oneLine;
 -- breaks before a "/", ":" or "." (libsandbox.fitLongWords), where CC broke it wherever the
 -- row ended ("url: ws://192.168.100.200:44" / "44/trapos/ws").
 local fitLongWords = libsandbox.fitLongWords;
-local screenPrint, screenWrite = print, write;
-
-local function print(text)
-  if text == nil then
-    return screenPrint();
-  end
-  return screenPrint(fitLongWords(tostring(text), (term.getSize())));
-end
-
-local function write(text)
-  return screenWrite(fitLongWords(tostring(text), (term.getSize()), (term.getCursorPos())));
-end
+local laidOut = require('/apis/libsandboxlayout').fitted(_ENV);
+local print, write = laidOut.print, laidOut.write;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";

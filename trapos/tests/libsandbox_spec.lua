@@ -259,6 +259,37 @@ describe("libsandbox", function()
     end);
   end);
 
+  describe("libsandboxlayout.fitted", function()
+    -- The sandbox command and the gateway's installer print through it (one home for both).
+    it("lays out a program's print, printError and write for its screen, at each call", function()
+      local out, width, column = {}, 26, 1;
+      local env = {
+        print = function(...) out[#out + 1] = { "print", select("#", ...), ... }; end,
+        printError = function(text) out[#out + 1] = { "printError", 1, text }; end,
+        write = function(text) out[#out + 1] = { "write", 1, text }; end,
+        term = { getSize = function() return width, 20; end, getCursorPos = function() return column, 1; end },
+      };
+      local screen = require('/apis/libsandboxlayout').fitted(env);
+      local url = "url: ws://192.168.100.200:4444/trapos/ws";
+      screen.print(url);
+      screen.print();
+      screen.printError(url);
+      width = 51;
+      screen.print(url);
+      width, column = 26, 20;
+      screen.write("ws://127.0.0.1:4444/trapos/ws");
+      screen.print(42);
+      expect(out):same({
+        { "print", 1, "url: ws://192.168.100.200\n:4444/trapos/ws" },
+        { "print", 0 },
+        { "printError", 1, "url: ws://192.168.100.200\n:4444/trapos/ws" },
+        { "print", 1, url },
+        { "write", 1, "\nws://127.0.0.1:4444/trapos\n/ws" },
+        { "print", 1, "42" },
+      });
+    end);
+  end);
+
   describe("fitLongWords", function()
     -- The rows text takes when CC's write puts it on a screen width columns wide, as a
     -- player reads them (trailing spaces cut).

@@ -47,24 +47,8 @@ local WS_PATH = "/trapos/ws";
 -- on the computer. Every line the installer prints goes through it, so that a URL longer than
 -- a row (the install line's, the WebSocket's, on a pocket computer's 26 columns) breaks
 -- before a "/" or ":", not wherever the row ends.
-local fitLongWords = assert(load(SOURCE.layout, "@/apis/libsandboxlayout.lua", "t", _ENV))().fitLongWords;
-
-local screenPrint, screenPrintError, screenWrite = print, printError, write;
-
-local function print(text)
-  if text == nil then
-    return screenPrint();
-  end
-  return screenPrint(fitLongWords(tostring(text), (term.getSize())));
-end
-
-local function printError(text)
-  return screenPrintError(fitLongWords(tostring(text), (term.getSize())));
-end
-
-local function write(text)
-  return screenWrite(fitLongWords(tostring(text), (term.getSize()), (term.getCursorPos())));
-end
+local laidOut = assert(load(SOURCE.layout, "@/apis/libsandboxlayout.lua", "t", _ENV))().fitted(_ENV);
+local print, printError, write = laidOut.print, laidOut.printError, laidOut.write;
 
 -- settings.get returns this default only when a setting is not set (not even to its default).
 local NOT_SET = {};
