@@ -17,7 +17,7 @@ type Admission interface {
 }
 
 // StillAdmitted asks the Transport whether the caller in ctx is still admitted (nil when the
-// Transport cannot tell). A call of several requests (Read, Write) asks before
+// Transport cannot tell). A call of several requests (Read, Write, input of several requests under one InputTurn) asks before
 // each request after its first, so a token revoked during it sends nothing more, as a new
 // call with it is refused: every surface (HTTP API, CLI, MCP) stops the same way.
 func (c *Client) StillAdmitted(ctx context.Context) error {

@@ -45,7 +45,8 @@ func revokeAt(typ string, step int) *revocable {
 
 // TestARevokedCallerStopsBetweenRequests: a call of several requests asks the Transport
 // whether its caller is still admitted before each request after its first, and stops with
-// the unauthorized answer: a Read before its next chunk.
+// the unauthorized answer: a Read before its next chunk, an input of several requests
+// before its next part.
 func TestARevokedCallerStopsBetweenRequests(t *testing.T) {
 	r := revokeAt(protocol.TypeFSRead, 1)
 	_, err := computer.New(r).Read(t.Context(), "7:", "/big", 1<<20, 0)
@@ -53,4 +54,16 @@ func TestARevokedCallerStopsBetweenRequests(t *testing.T) {
 	assert.Equal(t, "account token revoked: ask for a new one (the read of /big on 7: stopped before its end)", err.(*protocol.Error).Message)
 	assert.Equal(t, []string{protocol.TypeFSRead}, r.Types(), "no chunk more")
 
+	r = revokeAt(protocol.TypeScreenInput, 1)
+	r.Exec = daemonfake.NewTerminal().Exec
+	c := computer.New(r)
+	ctx, release, err := c.InputTurn(t.Context(), "7:")
+	require.NoError(t, err)
+	defer release()
+	typed := computer.SplitInput([]computer.InputEvent{{Type: computer.InputChar, Text: strings.Repeat("a", 2*computer.MaxInputEvents)}})
+	_, _, err = c.SendInput(ctx, "7:", typed[0], 0)
+	require.NoError(t, err)
+	_, _, err = c.SendInput(ctx, "7:", typed[1], 0)
+	require.Equal(t, protocol.CodeUnauthorized, protocol.CodeOf(err), "%v", err)
+	assert.Equal(t, []string{protocol.TypeScreenInput}, r.Types(), "no part more")
 }

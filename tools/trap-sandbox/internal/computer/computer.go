@@ -80,6 +80,7 @@ type Computer struct {
 // Client makes the vocabulary's calls over a Transport. It is safe for concurrent use.
 type Client struct {
 	transport Transport
+	inputs    inputTurns
 }
 
 // New returns a Client on t.
@@ -112,7 +113,20 @@ func (c *Client) Request(ctx context.Context, traposID, typ string, payload json
 	if err != nil {
 		return nil, nil, protocol.Errorf(protocol.CodeBadPayload, "%v", err)
 	}
-	answer, err := c.send(ctx, traposID, typ, wire, bound(timeout, DefaultTimeout))
+	timeout = bound(timeout, DefaultTimeout)
+	if typ == protocol.TypeScreenInput {
+		// Input as any other caller's: never between the parts of one caller's long input.
+		var release func()
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+		if ctx, release, err = c.InputTurn(ctx, traposID); err != nil {
+			return nil, nil, err
+		}
+		defer release()
+		timeout = remaining(ctx)
+	}
+	answer, err := c.send(ctx, traposID, typ, wire, timeout)
 	return answer, reps, err
 }
 

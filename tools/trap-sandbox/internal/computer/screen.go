@@ -263,7 +263,9 @@ func SplitInput(events []InputEvent) [][]InputEvent {
 }
 
 // SendInput queues events on the computer as its keyboard and mouse would (screen.input;
-// needs sandbox.allow_screen control). It returns how many events were queued and the
+// needs sandbox.allow_screen control). It takes the computer's input turn for its request
+// (InputTurn), unless ctx holds it already: a caller whose input takes several requests holds
+// the turn over them all, and each request after the first asks StillAdmitted first. It returns how many events were queued and the
 // characters of the texts CC's charset could not hold (sent as '?'), each text named by its
 // place in the request ("events[0].text"), as the computer names it in a refusal and the
 // HTTP API in its warnings ("payload.events[0].text").
@@ -281,7 +283,26 @@ func (c *Client) SendInput(ctx context.Context, traposID string, events []InputE
 	var ans struct {
 		Queued int `json:"queued"`
 	}
-	err := c.call(ctx, traposID, protocol.TypeScreenInput, map[string]any{"events": wire}, bound(timeout, DefaultTimeout), &ans)
+	timeout = bound(timeout, DefaultTimeout)
+	turn := heldTurn(ctx, traposID)
+	if turn == nil {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		ctx, release, err := c.InputTurn(ctx, traposID)
+		if err != nil {
+			return 0, reps, err
+		}
+		defer release()
+		err = c.call(ctx, traposID, protocol.TypeScreenInput, map[string]any{"events": wire}, remaining(ctx), &ans)
+		return ans.Queued, reps, err
+	}
+	if turn.sent > 0 {
+		if err := c.StillAdmitted(ctx); err != nil {
+			return 0, reps, stopped(err, "the rest of the input was not sent")
+		}
+	}
+	turn.sent++
+	err := c.call(ctx, traposID, protocol.TypeScreenInput, map[string]any{"events": wire}, timeout, &ans)
 	return ans.Queued, reps, err
 }
 

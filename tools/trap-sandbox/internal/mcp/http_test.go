@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -157,4 +158,73 @@ func TestACallAnswersBeforeItsClientGivesUp(t *testing.T) {
 	_, err := s.ReadResource(t.Context(), &sdk.ReadResourceParams{URI: FileURI("7:", "/a.txt")})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "timeout: computer 7: did not answer fs.read in time")
+}
+
+// connectHTTP opens an MCP session to srv over streamable HTTP, closed when the test ends.
+func connectHTTP(t *testing.T, srv *httptest.Server) *sdk.ClientSession {
+	t.Helper()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
+		&sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{}, MaxRetries: -1}, nil)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// TestALongSendTextIsTypedWhole: a send_text of several screen.input requests holds the
+// computer's input turn over them all: another agent's keys sent while its first request is
+// on the computer wait for the turn (here past their own timeoutMs, so they are refused as
+// timed out and nothing of theirs is typed) instead of landing between its parts.
+func TestALongSendTextIsTypedWhole(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	firstPart, otherDone := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	d.Before = func(ctx context.Context, _ int, typ string) error {
+		if typ != protocol.TypeScreenInput {
+			return nil
+		}
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return nil
+		}
+		close(firstPart)
+		select { // the first part waits on the computer until the other caller's call ended
+		case <-otherDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	a, b := connectHTTP(t, srv), connectHTTP(t, srv)
+
+	typed := strings.Repeat("a", 3*computer.MaxInputEvents)
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := a.CallTool(t.Context(), &sdk.CallToolParams{Name: "send_text", Arguments: map[string]any{"traposId": "7:", "text": typed, "settleMs": 1}})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	<-firstPart
+	res, err := b.CallTool(t.Context(), &sdk.CallToolParams{Name: "send_keys", Arguments: map[string]any{"traposId": "7:", "keys": []string{"z"}, "settleMs": 1, "timeoutMs": 300}})
+	close(otherDone)
+	require.NoError(t, err)
+	require.True(t, res.IsError, "the other caller's keys went through while the text was typed: %s", text(res))
+	assert.True(t, strings.HasPrefix(text(res), "timeout: computer 7: was still typing another caller's input"), text(res))
+	res = <-done
+	require.False(t, res.IsError, text(res))
+	var got strings.Builder
+	for _, e := range term.Events() {
+		require.Equal(t, computer.InputChar, e["type"], "only the text's characters: %v", e)
+		got.WriteString(e["text"].(string))
+	}
+	assert.Equal(t, typed, got.String())
+
+	res = callTool(t, connectHTTP(t, srv), "send_keys", map[string]any{"traposId": "7:", "keys": []string{"z"}, "settleMs": 1})
+	require.False(t, res.IsError, "the turn is free once the text is typed: %s", text(res))
 }

@@ -259,9 +259,16 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
+	// The computer's input turn, held over every request: no other caller's input lands
+	// between two parts of this one (docs/mcp.md). Released before the settle.
+	typing, release, err := t.client.InputTurn(ctx, traposID)
+	if err != nil {
+		return ScreenOutput{}, withWarnings(err, warnings)
+	}
+	defer release()
 	var sent []computer.InputEvent // the events of the requests sent so far
 	for _, part := range computer.SplitInput(events) {
-		if _, _, err := t.client.SendInput(ctx, traposID, part, time.Until(deadline)); err != nil {
+		if _, _, err := t.client.SendInput(typing, traposID, part, time.Until(deadline)); err != nil {
 			err = named(err, len(sent))
 			pe := asError(err)
 			// A request the computer did not answer in time reached it, or may have: its
@@ -279,6 +286,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 		}
 		sent = append(sent, part...)
 	}
+	release()
 	got, err := t.client.Settle(ctx, traposID, settle, time.Until(deadline))
 	if err != nil {
 		// The input is queued: say so, or a retry would type it twice.
