@@ -201,7 +201,8 @@ end`
 // TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells: a pocket computer's 26x20 screen
 // is drawn at its size, whole in a phone's window, and a click or the wheel on the view
 // reaches the computer at the cell under the pointer, as CC counts them (the view only
-// focused the screen: paint, or any program that takes clicks, could not be used).
+// focused the screen: paint, or any program that takes clicks, could not be used); a paste
+// of characters CC has not says they went as "?".
 func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -256,6 +257,14 @@ func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
 	}`))
 	require.NoError(t, err)
 	until(t, "the scroll", `document.getElementById("screen-text").textContent.endsWith("\nscroll 1 8 5")`)
+
+	// A paste beyond CC's characters reaches the computer as "?" (the gateway's warning): the
+	// status says which were replaced, where the view said nothing.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("paste-text").value = "日本 ok"; true`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#paste-form button")))
+	until(t, "the characters sent as ?", `document.getElementById("status").textContent ===
+		"Sent as ?: 日本 (a computer types characters up to U+00FF only)"`)
 }
 
 // TestTheWebConsoleNamesAnOlderClientsFix: a computer whose client predates the screen (0.3.0

@@ -369,11 +369,19 @@ function send(events) {
         if (!v.live || v.abort.signal.aborted) return; // the view went away meanwhile: dropped
         continue;
       }
+      const outside = [...new Set(((body && body.warnings) || []).map((w) => w.char).filter(Boolean))];
       if (error) status(error.code + ": " + error.message);
+      else if (outside.length) status(outsideCC(outside.join("")));
       else if (busy && v.live) status("Live");
       return;
     }
   }).catch((e) => { if (e.message !== "unauthorized") status("Input failed: " + e.message); }).finally(() => { v.keysQueued--; });
+}
+
+// outsideCC is the status for characters the gateway sent as "?" (its warnings): beyond
+// U+00FF, CC's character set (a paste of "日本" reached the computer as "??", unexplained).
+function outsideCC(chars) {
+  return "Sent as ?: " + chars + " (a computer types characters up to U+00FF only)";
 }
 
 // keysWaiting bounds the screen.input sends (one a key press) that wait for a busy computer.
