@@ -507,6 +507,11 @@ end
 
 local function conversation()
   checkDaemon();
+  -- A gateway without an agent says so before the prompt, not at the first question.
+  local available, err = client.available();
+  if not available then
+    fail(explain(err));
+  end
   print("Ask the agent. " .. EXIT_WORD .. " or Ctrl-T leaves.");
   local history = {};
   while true do

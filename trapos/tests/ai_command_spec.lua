@@ -68,7 +68,13 @@ local function run(args, opts)
     elseif name == lib.EVENT_SEND then
       local msgType, payload = params[2], params[3];
       record.sends[#record.sends + 1] = { type = msgType, payload = payload };
-      if msgType == "ai.poll" then
+      if msgType == "ai.poll" and payload.turnId == "" then
+        -- ai alone asks whether the gateway has an agent: opts.probe answers (else an agent's
+        -- unknown_turn), apart from the scripted polls.
+        record.probes = (record.probes or 0) + 1;
+        local err = opts.probe or { code = "unknown_turn", message = "the gateway knows no turn \"\" of this computer" };
+        realQueue(lib.EVENT_REPLY, params[1], false, nil, err);
+      elseif msgType == "ai.poll" then
         pollIndex = pollIndex + 1;
         local reply = polls[pollIndex];
         if type(reply) == "function" then
@@ -696,6 +702,28 @@ describe("ai command", function()
       expect(rows[3]):eq("Aborted: the turn was stopped (Ctrl-T).");
       expect(rows[5]):eq("Back.");
       expect(#sent(record, "ai.abort")):eq(1);
+    end);
+
+    it("says at once, before its prompt, that the gateway has no agent, naming who fixes it", function()
+      for _, case in ipairs({
+        { { code = "ai_disabled", message = "the gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
+          "The gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
+        { { code = "unknown_type", message = "no handler for ai.poll" },
+          "This gateway has no agent (it is older than this client); its operator must upgrade it" },
+      }) do
+        local ok, err, rows, record = run({}, { width = 120, typed = { "hi", "exit" }, probe = case[1] });
+        expect(ok):eq(false);
+        expect(err):eq(case[2]);
+        expect(#record.reads):eq(0);
+        expect(rows[1]):eq("");
+        expect(sent(record, "ai.poll")):same({ { turnId = "", after = 0, waitMs = 0 } });
+      end
+      -- Any other failure leaves it to the first question (the daemon may be reconnecting).
+      local ok, err, rows, record = run({}, { width = 60, typed = { "exit" },
+        probe = { code = "timeout", message = "no reply" } });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Ask the agent. exit or Ctrl-T leaves.");
+      expect(record.probes):eq(1);
     end);
 
     it("shows a refused question in red and goes on", function()

@@ -265,6 +265,19 @@ func TestPathName(t *testing.T) {
 	assert.Equal(t, name, pathName(long), "the same name every time (a restart finds the directory)")
 }
 
+// TestAPollForNoTurnIsUnknown: the ai command's question before its prompt, ai.poll of turn
+// "", is answered unknown_turn at once by an agent that is on, and touches nothing.
+func TestAPollForNoTurnIsUnknown(t *testing.T) {
+	f := startFakeAgent(t)
+	m := f.module(t)
+	from := protocol.Requester{AccountID: "alice", TraposID: "7:desk", AccountCreated: aliceCreated}
+	_, err := m.handlePoll(context.Background(), from, json.RawMessage(`{"turnId":"","after":0,"waitMs":0}`))
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, CodeUnknownTurn, pe.Code)
+	assert.Empty(t, m.Running())
+}
+
 // TestAComputerWithALongLabelAsks: a traposId of 256 bytes (a name tag's label of accented
 // letters) escapes to more than a file's name may have; its computer's every question
 // answered "the agent is unavailable: the gateway cannot prepare this computer's directory".
@@ -290,6 +303,12 @@ func TestOffWithoutAModel(t *testing.T) {
 	assert.Equal(t, CodeAIDisabled, pe.Code)
 	assert.Contains(t, pe.Message, "--ai-model")
 	assert.Equal(t, 1, strings.Count(logs.String(), "agent: off"))
+	// Whatever the payload: the ai command asks for a turn that cannot exist before its
+	// prompt (ai_disabled at once; an agent that is on answers unknown_turn,
+	// TestAPollForNoTurnIsUnknown).
+	_, err = m.handlePoll(context.Background(), protocol.Requester{TraposID: "5:desk"}, json.RawMessage(`{"turnId":"","after":0,"waitMs":0}`))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, CodeAIDisabled, pe.Code)
 
 	_, err = New(Config{Model: "nomodel"}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	assert.ErrorContains(t, err, "PROVIDER/MODEL")
