@@ -198,8 +198,9 @@ const clicksProgram = `while true do
   if e == "mouse_click" or e == "mouse_scroll" then print(e:sub(7) .. " " .. b .. " " .. x .. " " .. y) end
 end`
 
-// TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells: a pocket computer's 26x20 screen
-// is drawn at its size, whole in a phone's window, and a click or the wheel on the view
+// TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells: in a phone's window the computer
+// list scrolls in its box (its table made the whole page scroll sideways, 332 px), a pocket
+// computer's 26x20 screen is drawn at its size, whole in the window, and a click or the wheel on the view
 // reaches the computer at the cell under the pointer, as CC counts them (the view only
 // focused the screen: paint, or any program that takes clicks, could not be used); a paste
 // of characters CC has not says they went as "?".
@@ -220,6 +221,16 @@ func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
 		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/12%3Apocket"), chromedp.WaitVisible("#login"),
 		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
 	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = ""; true`))
+	require.NoError(t, err)
+	until(t, "the list", `!document.getElementById("computers").hidden && document.querySelectorAll("#computer-list a").length > 0`)
+	listOverflow, err := chromedp.Run(page, chromedp.Evaluate[int](`document.documentElement.scrollWidth - document.documentElement.clientWidth`))
+	require.NoError(t, err)
+	assert.Equal(t, 0, listOverflow, "the list is no wider than a phone's window")
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`location.hash = "#/computer/12%3Apocket"; true`))
+	require.NoError(t, err)
+	until(t, "the prompt again", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
 	size, err := chromedp.Run(page, chromedp.Evaluate[[]int](`{
 		const rows = [...document.querySelectorAll("#screen .row")];
