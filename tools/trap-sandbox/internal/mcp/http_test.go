@@ -23,24 +23,7 @@ import (
 // (the SDK's client closes the call's POST) ends it on the gateway too: the request to the
 // computer sees its context cancelled instead of being waited out.
 func TestACancelledCallEndsOnTheGateway(t *testing.T) {
-	d := daemonfake.NewLocal(nil)
-	started, ended, done := make(chan struct{}), make(chan error, 1), make(chan struct{})
-	d.Before = func(ctx context.Context, _ int, typ string) error {
-		if typ != protocol.TypeLuaExec {
-			return nil
-		}
-		close(started)
-		select {
-		case <-ctx.Done():
-			ended <- ctx.Err()
-			return ctx.Err()
-		case <-done: // the test failed: let the server close
-			return protocol.Errorf(protocol.CodeInternal, "the test is over")
-		}
-	}
-	srv := httptest.NewServer(New(computer.New(d), nil).handler)
-	defer srv.Close()
-	defer close(done)
+	srv, started, ended := stalledRunServer(t)
 
 	cs, err := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil).Connect(t.Context(),
 		&sdk.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: &http.Client{}, MaxRetries: -1}, nil)
@@ -90,24 +73,7 @@ func TestWriteFileTakesAMiBOfEscapedText(t *testing.T) {
 // the SDK ends only a newer client's call so. It waited for the computer up to timeoutMs,
 // holding one of the computer's 31 requests of the host's callers.
 func TestAnOlderClientsClosedPostEndsItsCall(t *testing.T) {
-	d := daemonfake.NewLocal(nil)
-	started, ended, done := make(chan struct{}), make(chan error, 1), make(chan struct{})
-	d.Before = func(ctx context.Context, _ int, typ string) error {
-		if typ != protocol.TypeLuaExec {
-			return nil
-		}
-		close(started)
-		select {
-		case <-ctx.Done():
-			ended <- ctx.Err()
-			return ctx.Err()
-		case <-done: // the test failed: let the server close
-			return protocol.Errorf(protocol.CodeInternal, "the test is over")
-		}
-	}
-	srv := httptest.NewServer(New(computer.New(d), nil).handler)
-	defer srv.Close()
-	defer close(done)
+	srv, started, ended := stalledRunServer(t)
 
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
@@ -227,4 +193,29 @@ func TestALongSendTextIsTypedWhole(t *testing.T) {
 
 	res = callTool(t, connectHTTP(t, srv), "send_keys", map[string]any{"traposId": "7:", "keys": []string{"z"}, "settleMs": 1})
 	require.False(t, res.IsError, "the turn is free once the text is typed: %s", text(res))
+}
+
+// stalledRunServer serves /mcp over a computer whose lua.exec never answers: started is closed
+// when a run reaches the computer, ended gets the error its context ended with.
+func stalledRunServer(t *testing.T) (srv *httptest.Server, started <-chan struct{}, ended <-chan error) {
+	t.Helper()
+	d := daemonfake.NewLocal(nil)
+	start, end, done := make(chan struct{}), make(chan error, 1), make(chan struct{})
+	d.Before = func(ctx context.Context, _ int, typ string) error {
+		if typ != protocol.TypeLuaExec {
+			return nil
+		}
+		close(start)
+		select {
+		case <-ctx.Done():
+			end <- ctx.Err()
+			return ctx.Err()
+		case <-done: // the test failed: let the server close
+			return protocol.Errorf(protocol.CodeInternal, "the test is over")
+		}
+	}
+	srv = httptest.NewServer(New(computer.New(d), nil).handler)
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(done) }) // first: a run still waiting lets the server close
+	return srv, start, end
 }
