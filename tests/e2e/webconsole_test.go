@@ -241,6 +241,13 @@ func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{20, 26, 0, 0}, size, "20 rows of 26 cells, whole in a phone's window: no scrolling")
 
+	// A phone shows no keyboard for the screen: a command typed in the Paste box runs with the
+	// Enter button (the paste sent no Enter, so nothing could be run from a phone).
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("paste-text").value = "id"; true`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#paste-form button"), chromedp.Click("#enter")))
+	until(t, "the command run", `document.getElementById("screen-text").textContent.includes("\n> id\nThis is computer #12")`)
+
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#screen", "clicks\r")))
 	until(t, "the program", `document.getElementById("screen-text").textContent.endsWith("> clicks")`)
 	// The middle of a cell: the last one (26, 20), then (3, 2) with the right button.
@@ -276,6 +283,7 @@ func TestTheWebConsoleDrawsAPocketComputerAndClicksItsCells(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.Click("#paste-form button")))
 	until(t, "the characters sent as ?", `document.getElementById("status").textContent ===
 		"Sent as ?: 日本 (a computer types characters up to U+00FF only)"`)
+
 }
 
 // TestTheWebConsoleNamesAnOlderClientsFix: a computer whose client predates the screen (0.3.0

@@ -520,6 +520,11 @@ document.addEventListener("DOMContentLoaded", () => {
     $("paste-text").value = "";
     $("screen").focus();
   });
+  // A phone shows no keyboard for the screen: a line typed in the Paste box runs with Enter.
+  $("enter").addEventListener("click", () => {
+    send([{ type: "key", name: "enter", held: false }, { type: "key_up", name: "enter" }]);
+    $("screen").focus();
+  });
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); $("screen").focus(); });
   window.addEventListener("hashchange", route);
   showLogout();
