@@ -205,6 +205,14 @@ type Module struct {
 	accountMu map[string]*sync.Mutex
 }
 
+// positiveOr is v when it is above zero, else def: a Config field left unset.
+func positiveOr[T int | time.Duration](v, def T) T {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
 // callerKey is a computer as the agent knows it: its account, its traposId, and its account's
 // creation stamp (protocol.Requester.AccountCreated, in Unix nanoseconds; 0 for the shared
 // password), so a computer of an account made again under a removed one's name is another
@@ -272,30 +280,15 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 		return nil, fmt.Errorf("--ai-model %q: give PROVIDER/MODEL as opencode names it (e.g. anthropic/claude-sonnet-4-5; opencode models lists them)", cfg.Model)
 	}
 	m.model = modelRef{ProviderID: provider, ModelID: model}
-	if m.cfg.TurnDeadline <= 0 {
-		m.cfg.TurnDeadline = DefaultTurnDeadline
-	}
-	if m.cfg.ConfirmTimeout <= 0 {
-		m.cfg.ConfirmTimeout = DefaultConfirmTimeout
-	}
-	if m.cfg.AnswerCap <= 0 {
-		m.cfg.AnswerCap = DefaultAnswerCap
-	}
-	if m.cfg.RateEvery <= 0 {
-		m.cfg.RateEvery = DefaultRateEvery
-	}
-	if m.cfg.RateBurst <= 0 {
-		m.cfg.RateBurst = DefaultRateBurst
-	}
-	if m.cfg.MaxTurns <= 0 {
-		m.cfg.MaxTurns = DefaultMaxTurns
-	}
-	if m.cfg.IdleAfter <= 0 {
-		m.cfg.IdleAfter = DefaultIdleAfter
-	}
-	if m.cfg.MaxComputers <= 0 {
-		m.cfg.MaxComputers = DefaultMaxComputers
-	}
+	// A setting left at zero (or below) takes its default.
+	m.cfg.TurnDeadline = positiveOr(m.cfg.TurnDeadline, DefaultTurnDeadline)
+	m.cfg.ConfirmTimeout = positiveOr(m.cfg.ConfirmTimeout, DefaultConfirmTimeout)
+	m.cfg.AnswerCap = positiveOr(m.cfg.AnswerCap, DefaultAnswerCap)
+	m.cfg.RateEvery = positiveOr(m.cfg.RateEvery, DefaultRateEvery)
+	m.cfg.RateBurst = positiveOr(m.cfg.RateBurst, DefaultRateBurst)
+	m.cfg.MaxTurns = positiveOr(m.cfg.MaxTurns, DefaultMaxTurns)
+	m.cfg.IdleAfter = positiveOr(m.cfg.IdleAfter, DefaultIdleAfter)
+	m.cfg.MaxComputers = positiveOr(m.cfg.MaxComputers, DefaultMaxComputers)
 	base, err := opencode.ParseURL(cfg.OpencodeURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: give http(s)://host:port", err)
