@@ -138,14 +138,7 @@ func TestAComputerThatMovedKeepsItsInstance(t *testing.T) {
 // TestAComputerWithATurnRunningIsNeverIdle: a turn longer than the idle period keeps its
 // computer's state (and instance); the idle period counts from the turn's end.
 func TestAComputerWithATurnRunningIsNeverIdle(t *testing.T) {
-	release := make(chan struct{})
-	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
-		select {
-		case <-release:
-		case <-tu.Done():
-		}
-		tu.Text("re: " + tu.Prompt())
-	})
+	f, release := startHeldAgent(t, func(string) bool { return true })
 	fc := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 	var logs testkit.SyncBuffer
 	m, _ := f.idleModule(t, fc, 0, &logs)
@@ -213,16 +206,7 @@ func waitDisposed(m *Module, k callerKey) {
 // recently used idle computer makes room (its instance disposed); when none is idle, a new
 // computer's question is busy, and leaves nothing behind.
 func TestTheComputersWithStateAreCapped(t *testing.T) {
-	release := make(chan struct{})
-	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
-		if strings.HasPrefix(tu.Prompt(), "hold") {
-			select {
-			case <-release:
-			case <-tu.Done():
-			}
-		}
-		tu.Text("re: " + tu.Prompt())
-	})
+	f, release := startHeldAgent(t, func(prompt string) bool { return strings.HasPrefix(prompt, "hold") })
 	fc := clock.NewFake(time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC))
 	var logs testkit.SyncBuffer
 	m, _ := f.idleModule(t, fc, 2, &logs)
@@ -325,4 +309,21 @@ func TestADisposeAbortsATurnRunningInItsDirectory(t *testing.T) {
 	assert.Equal(t, ReasonAborted, <-done)
 	assert.Equal(t, ReasonStop, ask(t, m, kitchen, "again"))
 	assert.Equal(t, []string{"trap-sandbox 7:kitchen main: hold, again"}, f.conversations())
+}
+
+// startHeldAgent is opencode's fake whose model answers "re: <prompt>", holding the turns of
+// the prompts held picks until release is closed (or the turn is aborted).
+func startHeldAgent(t *testing.T, held func(prompt string) bool) (*fakeAgent, chan struct{}) {
+	t.Helper()
+	release := make(chan struct{})
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		if held(tu.Prompt()) {
+			select {
+			case <-release:
+			case <-tu.Done():
+			}
+		}
+		tu.Text("re: " + tu.Prompt())
+	})
+	return f, release
 }

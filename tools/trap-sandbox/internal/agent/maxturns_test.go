@@ -13,7 +13,6 @@ import (
 
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit"
-	"trap-sandbox/testkit/opencodefake"
 )
 
 // TestTheGatewayBoundsTheTurnsRunningAtOnce: the rate limit is a computer's, and a player
@@ -23,14 +22,7 @@ import (
 // next question is busy, spends nothing of its computer's rate, and is asked again once a
 // turn ended.
 func TestTheGatewayBoundsTheTurnsRunningAtOnce(t *testing.T) {
-	release := make(chan struct{})
-	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
-		select {
-		case <-release:
-		case <-tu.Done():
-		}
-		tu.Text("re: " + tu.Prompt())
-	})
+	f, release := startHeldAgent(t, func(string) bool { return true })
 	var logs testkit.SyncBuffer
 	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL,
 		MaxTurns: 3, RateBurst: 1}, slog.New(slog.NewTextHandler(&logs, nil)), prometheus.NewRegistry())
