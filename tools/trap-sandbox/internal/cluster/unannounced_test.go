@@ -109,7 +109,10 @@ func TestAClaimNATSDidNotTakeIsWrittenOnceItDoes(t *testing.T) {
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		assert.Zero(ct, gaugeValue(ct, reg, unannouncedGauge))
 	}, waitLimit, testkit.Poll)
-	assert.Equal(t, 1, strings.Count(tc.logs.String(), "claimed the computer in NATS: the other replicas find it now"))
+	// The line is written after the claim's state (and the gauge) changed: wait for it.
+	const claimed = "claimed the computer in NATS: the other replicas find it now"
+	require.Eventually(t, func() bool { return strings.Contains(tc.logs.String(), claimed) }, waitLimit, testkit.Poll)
+	assert.Equal(t, 1, strings.Count(tc.logs.String(), claimed))
 	assert.Zero(t, a.nc.Stats().Reconnects, "without a reconnection")
 }
 
