@@ -373,7 +373,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	}
 	screens.Register(gw)
 	accountAPI := accountapi.New(accounts, logger).Metrics(perReplica).OnCredentialRevoked(gw.CredentialRevoked).OnAccountRemoved(gw.AccountRemoved)
-	linker := link.New(link.Config{Accounts: accounts, Metrics: perReplica, CodeLifetime: c.LinkCodeLifetime}, logger)
+	linker := link.New(link.Config{Accounts: accounts, Metrics: perReplica, CodeLifetime: c.LinkCodeLifetime, Alone: router == nil}, logger)
 	linker.Register(gw)
 	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI, linker}
 	if c.MCP {

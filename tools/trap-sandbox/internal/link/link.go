@@ -73,6 +73,10 @@ type Config struct {
 	CodesPerAddress    int
 	CodesGateway       int
 	ApprovalsPerCaller int
+	// Alone says this gateway has no replicas: every pending code in the store that is older
+	// than the module was asked for on a socket of the gateway's earlier run, which its stop
+	// closed. With replicas, another one may hold such a code's socket.
+	Alone bool
 }
 
 // Module is the link module; create it with New, Register it on the gateway and mount it on
@@ -85,6 +89,7 @@ type Module struct {
 	approves *limits // approval attempts: per caller account
 	outcomes *prometheus.CounterVec
 
+	started   time.Time  // when this run of the gateway started (Config.Alone)
 	mu        sync.Mutex // guards waiters, owners and lastPrune
 	waiters   map[string][]chan struct{}
 	owners    map[string]owner // a code's id → the socket that asked for it
@@ -127,6 +132,7 @@ func New(cfg Config, logger *slog.Logger) *Module {
 		approves: newLimits(cfg.ApprovalsPerCaller, 0),
 		owners:   map[string]owner{},
 		waiters:  map[string][]chan struct{}{},
+		started:  cfg.Clock.Now(),
 	}
 	m.outcomes = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "trapos_gateway_link_codes_total",
@@ -470,20 +476,24 @@ func (m *Module) socketClosed(id string, socket uint64) {
 }
 
 // goneComputer returns the traposId of a pending code's computer when its socket closed on
-// this gateway ("" otherwise: connected, used, unknown, or asked for on another replica,
-// whose computer hears the approval there).
-func (m *Module) goneComputer(ctx context.Context, code string) string {
+// this gateway, or on its earlier run (restarted; only a gateway without replicas knows that).
+// It returns "" otherwise: connected, used, unknown, or asked for on another replica, whose
+// computer hears the approval there.
+func (m *Module) goneComputer(ctx context.Context, code string) (traposID string, restarted bool) {
 	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
 	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
-		return ""
+		return "", false
 	}
 	m.mu.Lock()
 	o, ok := m.owners[c.ID]
 	m.mu.Unlock()
-	if !ok || !o.gone {
-		return ""
+	switch {
+	case ok && o.gone:
+		return c.TraposID, false
+	case !ok && m.cfg.Alone && c.Created.Before(m.started):
+		return c.TraposID, true
 	}
-	return c.TraposID
+	return "", false
 }
 
 // takesPlace returns why approving the pending code into account into is refused (nil when

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -90,18 +91,25 @@ func newFixture(t *testing.T, cfg Config) *fixture {
 		cfg.Accounts = accounts
 	}
 	cfg.Clock = clk
-	reg := prometheus.NewRegistry()
-	cfg.Metrics = reg
-	logs := &testkit.SyncBuffer{}
-	m := New(cfg, slog.New(slog.NewTextHandler(logs, nil)))
-	gw := &fakeGateway{handlers: map[string]protocol.RequestHandler{}}
-	m.Register(gw)
-	mux := http.NewServeMux()
-	mux.HandleFunc(ApprovePattern, m.serveApprove)
-	mux.HandleFunc("POST "+KeysPath, m.serveNewKey)
-	mux.HandleFunc("GET "+KeysPath, m.serveKeys)
-	mux.HandleFunc(RevokeKeyPattern, m.serveRevokeKey)
-	return &fixture{t: t, clk: clk, accounts: accounts, mod: m, gw: gw, reg: reg, mux: mux, logs: logs, sockets: map[uint64]socket{}}
+	f := &fixture{t: t, clk: clk, accounts: accounts, sockets: map[uint64]socket{}}
+	f.start(cfg)
+	return f
+}
+
+// start runs the module with cfg (its metrics and log the fixture's new ones), as the gateway
+// starts it: a second start is the gateway run again on the same account store.
+func (f *fixture) start(cfg Config) {
+	f.reg = prometheus.NewRegistry()
+	cfg.Metrics = f.reg
+	f.logs = &testkit.SyncBuffer{}
+	f.mod = New(cfg, slog.New(slog.NewTextHandler(f.logs, nil)))
+	f.gw = &fakeGateway{handlers: map[string]protocol.RequestHandler{}}
+	f.mod.Register(f.gw)
+	f.mux = http.NewServeMux()
+	f.mux.HandleFunc(ApprovePattern, f.mod.serveApprove)
+	f.mux.HandleFunc("POST "+KeysPath, f.mod.serveNewKey)
+	f.mux.HandleFunc("GET "+KeysPath, f.mod.serveKeys)
+	f.mux.HandleFunc(RevokeKeyPattern, f.mod.serveRevokeKey)
 }
 
 // socket is a computer's socket as the handlers see it: the ctx the gateway gives every
@@ -496,7 +504,7 @@ func TestApprovingTheCodeOfAComputerThatLeft(t *testing.T) {
 	other := protocol.Requester{TraposID: "8:attic", RemoteAddr: "10.0.0.6:40000", Socket: 2}
 	stays := f.begin(other)
 	f.disconnect(kitchen)
-	require.Eventually(t, func() bool { return f.mod.goneComputer(t.Context(), code.Code) != "" }, waitLimit, testkit.Poll,
+	require.Eventually(t, func() bool { gone, _ := f.mod.goneComputer(t.Context(), code.Code); return gone != "" }, waitLimit, testkit.Poll,
 		"the socket's close is noted in a goroutine of its own")
 	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusNotFound, status)
@@ -509,6 +517,42 @@ func TestApprovingTheCodeOfAComputerThatLeft(t *testing.T) {
 
 	status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": stays.Code})
 	assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+}
+
+// TestApprovingACodeOfTheGatewaysEarlierRun: a code is bound to the socket that asked for it,
+// which a restart of the gateway closed; the code stays in the store until it expires. Approved
+// after the restart, it said the computer "asks its player to accept", and nobody could. A
+// gateway without replicas knows every pending code older than its start is such a code; with
+// replicas (Alone false) another replica may hold the code's socket, so the approval goes on.
+func TestApprovingACodeOfTheGatewaysEarlierRun(t *testing.T) {
+	for _, alone := range []bool{true, false} {
+		t.Run(fmt.Sprintf("alone=%v", alone), func(t *testing.T) {
+			f := newFixture(t, Config{Alone: alone})
+			code := f.begin(kitchen)
+			f.disconnect(kitchen) // the gateway stops: every socket closes
+			f.clk.Advance(time.Second)
+			f.start(Config{Accounts: f.accounts, Clock: f.clk, Alone: alone})
+
+			status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+			c, err := f.accounts.LinkStatus(t.Context(), code.Code, "")
+			require.NoError(t, err)
+			if !alone {
+				assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+				assert.Equal(t, account.LinkApproved, c.State)
+				return
+			}
+			assert.Equal(t, http.StatusNotFound, status)
+			require.NotNil(t, ans.Error)
+			assert.Equal(t, protocol.CodeNotConnected, ans.Error.Code)
+			assert.Equal(t, "computer 7:kitchen, which showed this code, lost its connection when the gateway restarted; run sandbox link on it again for a new code", ans.Error.Message)
+			assert.Equal(t, account.LinkPending, c.State, "nothing approved")
+
+			// A code the restarted gateway issued is approved as ever.
+			fresh := f.begin(protocol.Requester{TraposID: "8:attic", RemoteAddr: "10.0.0.6:40000", Socket: 2})
+			status, ans = f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": fresh.Code})
+			assert.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+		})
+	}
 }
 
 // TestApprovingACodeThatWouldReplaceAConnectedComputer: a link session needs no secret, so

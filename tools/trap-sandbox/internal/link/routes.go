@@ -147,10 +147,14 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, status, err)
 		return
 	}
-	if gone := m.goneComputer(r.Context(), req.Code); gone != "" {
+	if gone, restarted := m.goneComputer(r.Context(), req.Code); gone != "" {
+		how := "is not connected any more"
+		if restarted {
+			how = "lost its connection when the gateway restarted"
+		}
 		m.count("refused")
 		m.writeErr(w, http.StatusNotFound, protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s, which showed this code, is not connected any more; run sandbox link on it again for a new code", gone))
+			"computer %s, which showed this code, %s; run sandbox link on it again for a new code", gone, how))
 		return
 	}
 	if refused, err := m.takesPlace(r.Context(), req.Code, into); err != nil {
