@@ -259,3 +259,35 @@ func typeLine(ctx context.Context, t *testing.T, input chan<- string, line strin
 		t.Fatalf("the computer never asked for a line (%q): %v", line, ctx.Err())
 	}
 }
+
+// TestACodeAskedForBeforeARestartIsNotApproved: the gateway stops while `sandbox link` waits
+// for its code's approval; the player reads that the session closed and to run it again, and
+// the account holder who approves the old code on the restarted gateway reads the same, not
+// that the computer asks its player (nobody could accept: a code is its socket's).
+func TestACodeAskedForBeforeARestartIsNotApproved(t *testing.T) {
+	ctx := testContext(t)
+	dataDir := "--data-dir=" + t.TempDir()
+	alice := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "alice", dataDir))
+	ocURL := opencodefake.ClosedPortURL(t)
+	g := startGateway(t, ocURL, dataDir)
+
+	opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link")
+	opts.ID, opts.Label = 7, "kitchen"
+	opts.Files = map[string]string{"/link.lua": `shell.run("sandbox", ...) print("link ended")`}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
+	m := linkCode.FindStringSubmatch(c.Output())
+	require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
+
+	require.NoError(t, g.Stop())
+	c.WaitFor(ctx, "link ended")
+	assert.Contains(t, strings.Join(lines(c.Output()), " "), "The gateway closed the link session (going away). Run sandbox link again", c.Output())
+	g = harness.Start(t, gatewayBin, harness.Options{Listen: g.Addr,
+		Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, dataDir}})
+
+	out, errOut, code := runGatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+alice)
+	assert.Equal(t, 1, code, out)
+	assert.Contains(t, errOut, "computer 7:kitchen, which showed this code, lost its connection when the gateway restarted; run sandbox link on it again for a new code")
+	_, err := c.Wait(ctx)
+	require.NoError(t, err)
+}

@@ -42,6 +42,10 @@ local ANSWER_WAIT = 10;
 local KEY_ANSWER_WAIT = 20;
 -- Seconds for the socket to open; CC gives up on a connection by itself sooner.
 local CONNECT_WAIT = 35;
+-- Seconds to wait for websocket_closed, which says why, once a send finds the socket closed
+-- (CC raises "attempt to use a closed file", which tells a player nothing, before that event
+-- is pulled).
+local CLOSE_EVENT_WAIT = 1;
 -- Marks the link session's URL (the gateway ignores the query): CC tells sockets apart only
 -- by their URL, and the daemon's socket uses the plain one.
 local LINK_QUERY = "link";
@@ -90,10 +94,11 @@ local function newSession(deps)
     if encoded == nil then
       return false, err;
     end
-    local ok, sendErr = pcall(function() socket.send(encoded); end);
+    local ok = pcall(function() socket.send(encoded); end);
     if not ok then
-      markClosed((tostring(sendErr):gsub("^[^:]*:%d+: ", ""))); -- CC's message, without our position
-      return false, closedWhy;
+      -- The socket closed under us: its websocket_closed, with the reason, is on its way.
+      markClosed(nil);
+      return false, closedWhy, true;
     end
     return true;
   end
@@ -168,9 +173,12 @@ local function newSession(deps)
     expect(2, payload, "table");
     expect(3, seconds, "number");
     local messageId = codec.newUuid();
-    local sent = send({ event = FRAME_COMPUTER_REQUEST, traposSenderId = traposId, messageId = messageId,
+    local sent, _, closedUnderUs = send({ event = FRAME_COMPUTER_REQUEST, traposSenderId = traposId, messageId = messageId,
       type = msgType, payload = payload });
     if not sent then
+      if closedUnderUs then
+        pull(CLOSE_EVENT_WAIT, function() end); -- its websocket_closed says why (markClosed)
+      end
       return false, nil, failure("closed");
     end
     local frame, outcome = pull(seconds, function(f)

@@ -255,6 +255,29 @@ describe("libsandboxlink", function()
       expect(refused.error.code):eq("unknown_type");
     end);
 
+    it("says the gateway's reason when a request finds the socket closed", function()
+      local world = newWorld();
+      world.session.open(URL);
+      -- The gateway stopped: CC's handle is closed, and websocket_closed not pulled yet.
+      world.closed = 1;
+      world.push("websocket_closed", world.url, "going away", 1001);
+      local ok, _, err = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+      expect(ok):eq(false);
+      expect(err):same({ code = "not_connected", message = "going away", closeCode = 1001 });
+      expect(next(world.timers)):eq(nil);
+    end);
+
+    it("says the connection closed when no reason comes", function()
+      local world = newWorld();
+      world.session.open(URL);
+      world.closed = 1;
+      local ok, _, err = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+      expect(ok):eq(false);
+      expect(err.code):eq("not_connected");
+      expect(err.message):eq("Connection closed");
+      expect(world.fired):eq(1);
+    end);
+
     it("closes the socket once", function()
       local world = newWorld();
       world.session.open(URL);
