@@ -46,6 +46,11 @@ local MAX_JSON_DEPTH = 100;
 -- once with internal, and drops a gateway that has more frames waiting at once than it may
 -- have in flight, as CLOSE_TOO_MANY_REQUESTS.
 local MAX_GATEWAY_REQUESTS = 32;
+-- The most computer_requests one socket may have unanswered (the gateway's own limit, which
+-- answers the next internal). The daemon holds its programs to it too: each request still open
+-- lets the gateway have one more frame in flight, so a gateway that answered none would let
+-- that allowance grow without end (and the daemon's list of them with it).
+local MAX_COMPUTER_REQUESTS = 16;
 -- Why the daemon dropped such a gateway (docs/protocol.md's close codes). CC's close() can
 -- send no code, so the gateway sees 1006; the daemon keeps the code in its lastError.
 local CLOSE_TOO_MANY_REQUESTS = 4429;
@@ -545,6 +550,7 @@ return {
   MAX_SHOWN_BYTES = MAX_SHOWN_BYTES,
   MAX_JSON_DEPTH = MAX_JSON_DEPTH,
   MAX_GATEWAY_REQUESTS = MAX_GATEWAY_REQUESTS,
+  MAX_COMPUTER_REQUESTS = MAX_COMPUTER_REQUESTS,
   CYCLE = CYCLE,
   CLOSE_TOO_MANY_REQUESTS = CLOSE_TOO_MANY_REQUESTS,
   ERR_UNAUTHORIZED = ERR_UNAUTHORIZED,

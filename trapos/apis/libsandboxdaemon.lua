@@ -69,6 +69,7 @@ local SETTING_URL, SETTING_PASSWORD = config.SETTING_URL, config.SETTING_PASSWOR
 local ERR_UNAUTHORIZED = codec.ERR_UNAUTHORIZED;
 local ERR_NOT_CONNECTED, ERR_INTERNAL = codec.ERR_NOT_CONNECTED, codec.ERR_INTERNAL;
 local MAX_GATEWAY_REQUESTS, CLOSE_TOO_MANY_REQUESTS = codec.MAX_GATEWAY_REQUESTS, codec.CLOSE_TOO_MANY_REQUESTS;
+local MAX_COMPUTER_REQUESTS = codec.MAX_COMPUTER_REQUESTS;
 local FRAME_COMPUTER_REQUEST, FRAME_COMPUTER_RESPONSE = codec.FRAME_COMPUTER_REQUEST, codec.FRAME_COMPUTER_RESPONSE;
 local FRAME_GATEWAY_REQUEST, FRAME_GATEWAY_RESPONSE = codec.FRAME_GATEWAY_REQUEST, codec.FRAME_GATEWAY_RESPONSE;
 local EVENT_SEND, EVENT_REPLY, EVENT_CONNECTED = events.EVENT_SEND, events.EVENT_REPLY, events.EVENT_CONNECTED;
@@ -184,6 +185,15 @@ local function newDaemon(deps)
 
   local function replyNotConnected(messageId, why)
     reply(messageId, false, nil, { code = ERR_NOT_CONNECTED, message = why or whyNotConnected() });
+  end
+
+  -- How many requests of ours the gateway has not answered yet on this socket.
+  local function openRequests()
+    local n = 0;
+    for _ in pairs(inflight) do
+      n = n + 1;
+    end
+    return n;
   end
 
   local function failInflight(why)
@@ -456,10 +466,7 @@ local function newDaemon(deps)
   -- such a gateway. Returns false once it has.
   local function countFrame()
     if mark == nil then
-      local answers = helloId ~= nil and 1 or 0;
-      for _ in pairs(inflight) do
-        answers = answers + 1;
-      end
+      local answers = (helloId ~= nil and 1 or 0) + openRequests();
       markSeq = markSeq + 1;
       mark = { token = markSeq, allowed = MAX_GATEWAY_REQUESTS + answers, waiting = 0, events = 0 };
       osApi.queueEvent(EVENT_MARK, markSeq);
@@ -571,6 +578,14 @@ local function newDaemon(deps)
     end
     if state ~= STATE_CONNECTED or socket == nil then
       replyNotConnected(messageId);
+      return;
+    end
+    -- Past the gateway's own limit it would refuse the request too; one that answers none
+    -- must not collect them (each lets it have one frame more in flight: countFrame).
+    if openRequests() >= MAX_COMPUTER_REQUESTS then
+      reply(messageId, false, nil, { code = ERR_INTERNAL, message = "the gateway has not answered "
+        .. MAX_COMPUTER_REQUESTS .. " requests of this computer yet (the most it takes in flight"
+        .. " on one connection); retry once it has, or run: sandbox reconnect" });
       return;
     end
     local ok, err, code = sendFrame({

@@ -863,6 +863,40 @@ describe("sandbox daemon", function()
       expect(socket.closed):eq(1);
     end);
 
+    it("sends no more requests than the gateway takes in flight, so one that answers none gains no allowance", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      -- The gateway answers none of the programs' requests (their programs gave up long ago).
+      for i = 1, codec.MAX_COMPUTER_REQUESTS + 200 do
+        world.handle("trapos_sandbox_send", "own-" .. i, "probe_gateway", {});
+      end
+      expect(#socket.sent):eq(1 + codec.MAX_COMPUTER_REQUESTS);
+      local refused = world.events("trapos_sandbox_reply");
+      expect(#refused):eq(200);
+      expect(refused[1][2]):eq("own-" .. (codec.MAX_COMPUTER_REQUESTS + 1));
+      expect(refused[1][5]):same({ code = "internal", message = "the gateway has not answered 16 requests of this "
+        .. "computer yet (the most it takes in flight on one connection); retry once it has, or run: sandbox reconnect" });
+      expect(world.daemon.status().connected):eq(true);
+      -- What it may have in flight is 32 requests and one answer to each of those 16.
+      world.flushMarks();
+      world.flood(lib.MAX_GATEWAY_REQUESTS + codec.MAX_COMPUTER_REQUESTS);
+      expect(socket.closed):eq(0);
+      world.flood(1);
+      expect(socket.closed):eq(1);
+    end);
+
+    it("sends a request again once the gateway answered one of those in flight", function()
+      local world = newWorld({ url = URL });
+      local socket = world.connect();
+      for i = 1, codec.MAX_COMPUTER_REQUESTS do
+        world.handle("trapos_sandbox_send", "own-" .. i, "probe_gateway", {});
+      end
+      world.message({ event = "gateway_response", messageId = "own-3", type = "probe_gateway", ok = true, payload = {} });
+      world.handle("trapos_sandbox_send", "next", "probe_gateway", {});
+      expect(socket.frame().messageId):eq("next");
+      expect(#world.events("trapos_sandbox_reply")):eq(1); -- own-3's answer; next went out
+    end);
+
     it("forgets a marker that a full queue dropped", function()
       local world = newWorld({ url = URL });
       local socket = world.connect();
