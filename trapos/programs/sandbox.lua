@@ -472,9 +472,10 @@ local function withFix(message, fix, named)
 end
 
 -- The one line for a failed link request: the gateway's refusals by code, a lost session,
--- a silent gateway. context says what was refused: "code" or "key".
+-- a silent gateway. context says what was refused: "code" or "key". The gateway's words (its
+-- message, a close reason) are one short line, as the daemon keeps them.
 local function failLink(err, context)
-  local code, message = err.code, tostring(err.message);
+  local code, message = err.code, oneLine(tostring(err.message));
   if code == linkLib.ERR_LINK_DISABLED then
     fail("The gateway cannot link computers (link_disabled): " .. message);
   elseif code == linkLib.ERR_BUSY then
@@ -498,7 +499,7 @@ local function failLink(err, context)
   elseif code == libsandbox.ERR_NOT_CONNECTED then
     fail("The gateway closed the link session (" .. message .. "). Run sandbox link again");
   end
-  fail("The gateway refused the link: " .. tostring(code) .. ": " .. message);
+  fail("The gateway refused the link: " .. oneLine(tostring(code)) .. ": " .. message);
 end
 
 -- Saves the credential as sandbox.password and makes the daemon say hello with it (the
@@ -533,7 +534,7 @@ local function openLink(session, url)
       .. "or set a credential with: sandbox setup");
   elseif err.code == libsandbox.ERR_NOT_CONNECTED then
     -- Its own session: the daemon's retries do not run it again.
-    fail("Cannot reach the gateway: " .. advice.explain(err.message, url, nil, "sandbox link"));
+    fail("Cannot reach the gateway: " .. advice.explain(oneLine(tostring(err.message)), url, nil, "sandbox link"));
   end
   failLink(err, "code");
 end
@@ -564,9 +565,9 @@ local function linkWithCode(session)
     fail("The gateway sent no link code; is it up to date? Run sandbox link again");
   end
   local code = begun.code;
-  print("Link code: " .. code .. " (valid " .. lifetime(begun.expiresInMs) .. ")");
+  print("Link code: " .. oneLine(code) .. " (valid " .. lifetime(begun.expiresInMs) .. ")");
   print("On the host, the account holder runs:");
-  printCommand(tostring(begun.approveLine or ("trap-sandbox link approve " .. code)));
+  printCommand(oneLine(tostring(begun.approveLine or ("trap-sandbox link approve " .. code))));
   print("Waiting... (Ctrl-T to cancel)");
   local state;
   repeat
@@ -581,13 +582,13 @@ local function linkWithCode(session)
   if state.state == linkLib.STATE_EXPIRED then
     fail("The code expired; run sandbox link again.");
   elseif state.state ~= linkLib.STATE_APPROVED then
-    fail("The gateway answered the code's state as '" .. tostring(state.state) .. "'; is it up to date? Run sandbox link again");
+    fail("The gateway answered the code's state as '" .. oneLine(tostring(state.state)) .. "'; is it up to date? Run sandbox link again");
   end
-  local account = tostring(state.account);
+  local account = oneLine(tostring(state.account));
   -- Who approved, when it is not the account itself ("bob (admin)", "local").
   local by = state.approvedBy;
-  if by ~= nil and tostring(by) ~= account then
-    print("Approved by account " .. account .. " (" .. tostring(by) .. ").");
+  if by ~= nil and oneLine(tostring(by)) ~= account then
+    print("Approved by account " .. account .. " (" .. oneLine(tostring(by)) .. ").");
   else
     print("Approved by account " .. account .. ".");
   end
@@ -607,7 +608,7 @@ local function linkWithCode(session)
   if not ok then
     failLink(acceptErr, "code");
   end
-  account = type(accepted.account) == "string" and accepted.account or account;
+  account = type(accepted.account) == "string" and oneLine(accepted.account) or account;
   saveCredential(credentialOf(accepted), account);
   print("Linked to " .. account .. ".");
   print("The daemon reconnects with the new credential.");
@@ -619,9 +620,9 @@ local function linkWithKey(session, key)
   if not ok then
     failLink(err, "key");
   elseif answer.state ~= linkLib.STATE_APPROVED then
-    fail("The gateway did not approve the key (state '" .. tostring(answer.state) .. "'); is it up to date?");
+    fail("The gateway did not approve the key (state '" .. oneLine(tostring(answer.state)) .. "'); is it up to date?");
   end
-  local account = tostring(answer.account);
+  local account = oneLine(tostring(answer.account));
   saveCredential(credentialOf(answer), account);
   print("Linked to " .. account .. ".");
 end

@@ -197,7 +197,8 @@ local APPROVED = { state = "approved", account = "alice", approvedBy = "alice (t
 -- A gateway that links as docs/protocol.md says, for run's opts.gateway: a link hello is
 -- answered as a link session (o.hello replaces that answer), link.begin with the code (or,
 -- with a key, approved at once), link.poll with o.polls in turn (the last repeats; a function
--- is called with the frame, the record and the queue instead), link.accept with the
+-- is called with the frame, the record and the queue instead; o.begin replaces the code's
+-- answer), link.accept with the
 -- credential. o.refuse[type] = {code, message} refuses that type.
 local function linkGateway(o)
   o = o or {};
@@ -217,7 +218,7 @@ local function linkGateway(o)
     elseif frame.type == "link.begin" and frame.payload.key ~= nil then
       return answer({ state = "approved", account = "alice", approvedBy = "root (key kitchen)", credential = CREDENTIAL });
     elseif frame.type == "link.begin" then
-      return answer({ code = "BCDF-GHJK", expiresInMs = 600000, approveLine = "trap-sandbox link approve BCDF-GHJK" });
+      return answer(o.begin or { code = "BCDF-GHJK", expiresInMs = 600000, approveLine = "trap-sandbox link approve BCDF-GHJK" });
     elseif frame.type == "link.poll" then
       pollIndex = pollIndex + 1;
       local reply = polls[math.min(pollIndex, #polls)];
@@ -920,6 +921,43 @@ describe("sandbox command", function()
       expect(sentOf(record, "link.poll")):same({ { code = "BCDF-GHJK", waitMs = 5000 }, { code = "BCDF-GHJK", waitMs = 5000 } });
       expect(sentOf(record, "link.accept")):same({ { code = "BCDF-GHJK", accept = true } });
       expectNoSecret(lines, record, err);
+    end);
+
+    it("shows the gateway's words as one short line each: a code, an approve line, an account", function()
+      local long = ("z"):rep(300);
+      local ok, err, lines, record = run({ "link" }, {
+        gateway = linkGateway({
+          begin = { code = "AB\nfiles: write", expiresInMs = 600000, approveLine = "approve\r\nexec: true " .. long },
+          polls = { { state = "approved", account = "mallory\nLink this computer to alice", approvedBy = "x\27[2J" } },
+        }),
+        typed = { "n" },
+      });
+      expectSuccess(ok, err);
+      expect(lines[1]):eq("Link code: AB files: write (valid 10 min)");
+      expect(lines[3]):eq("  approve exec: true");
+      expect(table.concat(lines, " ")):str_match(("z"):rep(256 - 20) .. "%.%.%.%(cut,%s+320 bytes%)");
+      expect(#lines <= 10):eq(true);
+      expect(lines[#lines - 1]):eq("Approved by account mallory Link this computer to alice (x [2J).");
+      expect(record.prompts):same({ "Link this computer to mallory Link this computer to alice? [y/N] " });
+      for _, line in ipairs(lines) do
+        expect(line:find("[%c]")):eq(nil);
+      end
+      -- and its refusals and close reasons
+      ok, err = run({ "link" }, {
+        gateway = linkGateway({ refuse = { ["link.begin"] = { code = "odd\ncode", message = "m\n" .. long } } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway refused the link: odd code: m " .. ("z"):rep(254) .. "...(cut, 302 bytes)");
+      ok, err = run({ "link" }, {
+        gateway = linkGateway({ polls = { function(_, record2, queue)
+          queue("websocket_closed", record2.url, "bye\n" .. long, 4000);
+        end } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The gateway closed the link session (bye " .. ("z"):rep(252) .. "...(cut, 304 bytes)). Run sandbox link again");
+      ok, err = run({ "link" }, { linkFailure = "no\n" .. long });
+      expect(ok):eq(false);
+      expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
     end);
 
     it("breaks the approve line at its spaces on a pocket computer, every part indented", function()
