@@ -7,6 +7,18 @@
 
 local libsandbox = require('/apis/libsandbox');
 local VERSION = require('/apis/libsandboxversion').VERSION;
+-- The gateway's words outside the answer itself (a refusal, a turn's error, a tool's line, the
+-- change a confirm asks for) are one line, as the sandbox command shows them: a broken or
+-- hostile gateway may send many lines, fake ones among them, or 128 KiB.
+local oneLine = require('/apis/libsandboxcodec').oneLine;
+-- The most bytes of such a line within a turn, where the pager shows it: a provider's failure
+-- may well pass the 256 bytes a refusal keeps (MAX_SHOWN_BYTES), and is read whole up to here.
+local MAX_EVENT_LINE_BYTES = 1024;
+
+-- The gateway's text as one line of a turn.
+local function eventLine(value)
+  return oneLine(tostring(value), MAX_EVENT_LINE_BYTES);
+end
 
 -- The mark before a tool line (the issue's gear is not in CC's font; a plain * reads the same
 -- on every terminal and in a transcript).
@@ -276,9 +288,11 @@ end
 
 -- One line for a failed request, naming the fix.
 local function explain(err)
-  local code, message = tostring(err.code), err.message;
+  local code, message = oneLine(tostring(err.code)), err.message;
   if message == nil or message == "" then
     message = nil;
+  else
+    message = oneLine(tostring(message));
   end
   if code == libsandbox.ERR_NOT_CONNECTED then
     return "Not connected to the gateway: " .. (message or "no connection") .. ". Run: sandbox status";
@@ -309,7 +323,7 @@ end
 
 -- The change a confirm event asks for, e.g. "write /door.lua (312 bytes)".
 local function changeOf(event)
-  local what = tostring(event.action or "change") .. " " .. tostring(event.detail or event.tool or "something");
+  local what = eventLine(event.action or "change") .. " " .. eventLine(event.detail or event.tool or "something");
   if type(event.bytes) == "number" then
     local n = math.floor(event.bytes);
     what = what .. " (" .. n .. (n == 1 and " byte)" or " bytes)");
@@ -355,30 +369,30 @@ local function showEvent(event)
   if event.kind == libsandbox.KIND_TEXT then
     screen.text(tostring(event.text or ""));
   elseif event.kind == libsandbox.KIND_TOOL then
-    local label = TOOL_MARK .. " " .. tostring(event.tool) .. " " .. tostring(event.detail or "");
+    local label = TOOL_MARK .. " " .. eventLine(event.tool) .. " " .. eventLine(event.detail or "");
     if event.state == "running" then
       running[label] = true;
       screen.line(label, "lightGrey");
     elseif event.state == "error" then
       running[label] = nil;
-      screen.line(label .. " failed: " .. firstSentence(tostring(event.error or "error")), "orange");
+      screen.line(label .. " failed: " .. firstSentence(eventLine(event.error or "error")), "orange");
     elseif not running[label] then
       screen.line(label, "lightGrey");
     else
       running[label] = nil;
     end
   elseif event.kind == libsandbox.KIND_RETRY then
-    local attempt = "Retrying (attempt " .. tostring(event.attempt) .. ")";
+    local attempt = "Retrying (attempt " .. eventLine(event.attempt) .. ")";
     if event.message ~= lastRetry then
-      attempt = attempt .. ": " .. tostring(event.message);
+      attempt = attempt .. ": " .. eventLine(event.message);
       lastRetry = event.message;
     end
     screen.line(attempt, "yellow");
     screen.thinking(); -- the turn still runs, and Q still stops it
   elseif event.kind == libsandbox.KIND_CUT then
-    screen.line("(The answer was cut: " .. tostring(event.message) .. ")", "yellow");
+    screen.line("(The answer was cut: " .. eventLine(event.message) .. ")", "yellow");
   elseif event.kind == libsandbox.KIND_ERROR then
-    local message = tostring(event.message or event.code);
+    local message = eventLine(event.message or event.code);
     if event.code == libsandbox.ERR_AI_UNAVAILABLE and message:sub(1, #UNAVAILABLE_PREFIX):lower() == UNAVAILABLE_PREFIX then
       message = unavailableLine(message); -- opencode is down: the turn's line names the fix too
     end
@@ -395,7 +409,7 @@ end
 local function confirm(event)
   local answer;
   if type(event.full) == "string" and event.full ~= "" then
-    screen.line("The agent wants to " .. tostring(event.action or "run") .. " this on this computer:");
+    screen.line("The agent wants to " .. eventLine(event.action or "run") .. " this on this computer:");
     screen.text(event.full);
     screen.finish();
     answer = screen.ask("Allow? [y/N] ");

@@ -522,6 +522,29 @@ describe("ai command", function()
       expect(rows[1]):eq("Incorrect API key provided: sk-ab****cd.");
     end);
 
+    it("shows the gateway's words around the answer as one line each: tool, retry, cut, error", function()
+      local long = ("z"):rep(2000);
+      local ok, err, _, record = run({ "hi" }, {
+        width = 51, height = 100,
+        polls = { {
+          { seq = 1, kind = "tool", tool = "read\nfiles: write", detail = "/a\r\n" .. long, state = "completed" },
+          { seq = 2, kind = "tool", tool = "bash", detail = "x", state = "error", error = "no\nexec: true" },
+          { seq = 3, kind = "retry", attempt = "1\n2", message = "down\n\nReally" },
+          { seq = 4, kind = "cut", message = "a\nb" },
+          { seq = 5, kind = "error", code = "timeout", message = "late\n" .. long },
+          done(6, "deadline"),
+        } },
+      });
+      expectFailedTurn(ok, err);
+      local rows = record.rows();
+      local between, joined = "|" .. table.concat(rows, "|") .. "|", table.concat(rows);
+      expect(rows[1]):eq("* read files: write /a");
+      expect(joined):str_match("^%* read files: write /a" .. ("z"):rep(1021) .. "%.%.%.%(cut,%s*2004 bytes%)%* bash");
+      expect(between):str_match("|%* bash x failed: no exec: true|Retrying %(attempt 1 2%): down Really|");
+      expect(between):str_match("|%(The answer was cut: a b%)|late|");
+      expect(joined):str_match("late" .. ("z"):rep(1019) .. "%.%.%.%(cut,%s*2005 bytes%)$");
+    end);
+
     it("names the old ai's opencc.* settings, which are not used any more", function()
       local ok, err, rows = run({ "hi" }, {
         width = 51,
@@ -576,6 +599,10 @@ describe("ai command", function()
         "This gateway has no agent (it is older than this client); its operator must upgrade it" },
       { "another code", { code = "internal", message = "oops" },
         "The gateway refused: internal: oops" },
+      { "the gateway's words as one short line", { code = "odd\ncode", message = "a\nfiles: write " .. ("z"):rep(300) },
+        "The gateway refused: odd code: a files: write " .. ("z"):rep(256 - 15) .. "...(cut, 315 bytes)" },
+      { "busy in one short line", { code = "busy", message = "wait\r\n" .. ("z"):rep(300) },
+        "Wait " .. ("z"):rep(256 - 5) .. "...(cut, 306 bytes)" },
     };
     for _, case in ipairs(cases) do
       it("says " .. case[1] .. " in one line naming the fix", function()
