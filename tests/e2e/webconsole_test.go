@@ -62,7 +62,11 @@ func consolePage(ctx context.Context, t *testing.T, hosts ...string) (page conte
 	return page, func(t *testing.T, what, js string) {
 		t.Helper()
 		_, err := chromedp.Run(page, chromedp.Poll[bool](js))
-		require.NoError(t, err, "waiting for %s", what)
+		if err != nil { // what the page showed then: its status and the screen as text
+			shown, _ := chromedp.Run(page, chromedp.Evaluate[[]string](`[document.getElementById("status").textContent,
+				document.getElementById("screen-text").textContent]`))
+			require.NoError(t, err, "waiting for %s; the page showed %q", what, shown)
+		}
 	}
 }
 
@@ -155,9 +159,16 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	overflow, err := chromedp.Run(page, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth - document.documentElement.clientWidth,
 		document.getElementById("screen").scrollWidth - document.getElementById("screen").clientWidth]`))
 	require.NoError(t, err)
-	assert.Equal(t, 0, overflow[0], "the page is no wider than the window")
+	assert.Equal(t, 0, overflow[0], "the page is no wider than the window, with the keys a phone has no keyboard for")
 	assert.Positive(t, overflow[1], "the screen scrolls in its box")
+	const touchKeys = `getComputedStyle(document.getElementById("touch")).display`
+	shown, err := chromedp.Run(page, chromedp.Evaluate[string](touchKeys))
+	require.NoError(t, err)
+	assert.Equal(t, "block", shown, "a phone's window shows the on-screen keys and the Type field")
 	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(800, 600)))
+	shown, err = chromedp.Run(page, chromedp.Evaluate[string](touchKeys))
+	require.NoError(t, err)
+	assert.Equal(t, "none", shown, "a desktop's window, with its keyboard, does not")
 
 	// The numeric keypad's keys and F13-F25 go by CC's names too.
 	names, err := chromedp.Run(page, chromedp.Evaluate[[]string](`["Numpad5", "NumpadAdd", "NumpadDecimal", "NumpadEnter", "F13", "F25"].map(keyName)`))

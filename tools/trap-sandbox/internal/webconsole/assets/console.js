@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, live, keysQueued}
+let view = null; // {traposId, abort, queue, live, keysQueued, ctrl, typed}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -419,18 +419,118 @@ function keyName(code) {
   return named[code];
 }
 
+// ---- keys: what the computer gets for a key (the one home of that rule, for the keyboard, the
+// on-screen keys and the Type field alike)
+
+// keyEvents is what CC gets for key name going down (its key event, held when it repeats,
+// then the character it types, if any, as char) or up (key_up). A character no key of its own
+// types (é on a phone) has no name: its char alone, as CC sends one it has no key code for.
+function keyEvents(name, text, up, held) {
+  const events = [];
+  if (name) events.push(up ? { type: "key_up", name } : { type: "key", name, held: !!held });
+  if (!up && text) events.push({ type: "char", text });
+  return events;
+}
+
+// pressEvents is a key pressed and let go (an on-screen key, a character typed in the Type
+// field). With Ctrl held (ctrl: tapped before it) the key goes with Ctrl down and types no
+// character, as a keyboard's Ctrl+S reaches CC (key s, no char), and Ctrl is let go after it.
+function pressEvents(name, text, ctrl) {
+  const events = [...keyEvents(name, ctrl ? "" : text, false), ...keyEvents(name, "", true)];
+  if (ctrl) events.push(...keyEvents("leftCtrl", "", true));
+  return events;
+}
+
+// charKey is CC's name of the key that types character ch on a US keyboard (Shift is not
+// pressed for its upper row), or undefined for one it has no key for (é, 日: char alone).
+const punctuation = { "`": "Backquote", "-": "Minus", "=": "Equal", "[": "BracketLeft", "]": "BracketRight",
+  "\\": "Backslash", ";": "Semicolon", "'": "Quote", ",": "Comma", ".": "Period", "/": "Slash", " ": "Space" };
+const shifted = { "~": "`", "!": "1", "@": "2", "#": "3", "$": "4", "%": "5", "^": "6", "&": "7", "*": "8", "(": "9",
+  ")": "0", "_": "-", "+": "=", "{": "[", "}": "]", "|": "\\", ":": ";", '"': "'", "<": ",", ">": ".", "?": "/" };
+function charKey(ch) {
+  const c = shifted[ch] || ch;
+  if (/^[a-zA-Z]$/.test(c)) return c.toLowerCase();
+  if (/^[0-9]$/.test(c)) return digits[+c];
+  return named[punctuation[c]];
+}
+
 function onKey(e, up) {
   const name = keyName(e.code);
+  const v = view;
+  // The on-screen Ctrl held: this key goes with it, and lets it go when it is let go.
+  const withCtrl = !up && v && v.ctrl === true && name && !name.endsWith("Ctrl");
   // Windows reports AltGr as Ctrl+Alt: its characters (@ on a German keyboard) are typed.
-  const shortcut = (e.ctrlKey && !e.getModifierState("AltGraph")) || e.metaKey;
+  const shortcut = (e.ctrlKey && !e.getModifierState("AltGraph")) || e.metaKey || withCtrl;
   const printable = e.key.length === 1 && !shortcut && e.key.charCodeAt(0) <= 0xff;
   if (!name && !printable) return;
   e.preventDefault();
-  const events = [];
-  if (name) events.push(up ? { type: "key_up", name } : { type: "key", name, held: e.repeat });
-  if (!up && printable) events.push({ type: "char", text: e.key });
+  const events = keyEvents(name, !up && printable ? e.key : "", up, e.repeat);
+  if (withCtrl) v.ctrl = name;
+  else if (up && v && v.ctrl === name) {
+    events.push(...keyEvents("leftCtrl", "", true));
+    holdCtrl(v, false);
+  }
   send(events);
 }
+
+// holdCtrl shows whether view v holds the on-screen Ctrl: true from its tap (CC got its key
+// event) until the next key or a second tap let it go (key_up); a keyboard's key name while
+// that key, pressed with it, is down.
+function holdCtrl(v, held) {
+  v.ctrl = held;
+  $("ctrl").setAttribute("aria-pressed", String(!!held));
+}
+
+// tapKey is an on-screen key tapped on view v: Ctrl goes down (its key event: edit opens its
+// menu) and stays down for the next key, or, tapped again, is let go; any other key is
+// pressed and let go, with Ctrl when it is down. The Type field starts afresh: what it holds
+// is no longer what is left of the computer's cursor.
+function tapKey(v, name) {
+  let events;
+  if (name === "leftCtrl") {
+    events = keyEvents(name, "", !!v.ctrl);
+    holdCtrl(v, !v.ctrl);
+  } else {
+    events = pressEvents(name, "", !!v.ctrl);
+    holdCtrl(v, false);
+  }
+  clearTyped(v);
+  send(events);
+}
+
+// clearTyped empties the Type field of view v; v.typed is what the field held at its last
+// input (onTyped sends what changed since).
+function clearTyped(v) {
+  $("type-text").value = "";
+  v.typed = "";
+}
+
+// onTyped sends what the Type field's input changed (a phone's keyboard may rewrite a word it
+// composes or corrects, not just add a character): Backspace for each character of what
+// followed the part both share, then each new character as its key and char. A character
+// typed with Ctrl held goes as Ctrl with its key, typing none; the field starts afresh then.
+function onTyped(v) {
+  const now = [...$("type-text").value], before = [...v.typed];
+  let same = 0;
+  while (same < now.length && same < before.length && now[same] === before[same]) same++;
+  const events = [];
+  for (let i = same; i < before.length; i++) events.push(...pressEvents("backspace", "", false));
+  let ctrl = !!v.ctrl;
+  for (const ch of now.slice(same)) {
+    events.push(...pressEvents(charKey(ch), ch, ctrl));
+    ctrl = false;
+  }
+  v.typed = now.join("");
+  if (v.ctrl) {
+    holdCtrl(v, false);
+    clearTyped(v);
+  }
+  // A paste into the field is many keys: they go in parts the computer takes, in order.
+  for (let i = 0; i < events.length; i += inputEventsMax) send(events.slice(i, i + inputEventsMax));
+}
+
+// inputEventsMax is the most events one screen.input queues on the computer (docs/protocol.md).
+const inputEventsMax = 128;
 
 // cellAt is the screen's cell {x, y} (from 1, as CC counts) under a mouse event, or null off
 // the rows (the frame's border). A row spans the frame's width, each cell an equal part of it.
@@ -470,7 +570,9 @@ function open(traposId) {
   $("screen-text").textContent = "";
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), live: false, keysQueued: 0 };
+  view = { traposId, abort, queue: Promise.resolve(), live: false, keysQueued: 0, ctrl: false, typed: "" };
+  holdCtrl(view, false);
+  clearTyped(view);
   follow(view);
   $("screen").focus();
 }
@@ -520,10 +622,17 @@ document.addEventListener("DOMContentLoaded", () => {
     $("paste-text").value = "";
     $("screen").focus();
   });
-  // A phone shows no keyboard for the screen: a line typed in the Paste box runs with Enter.
-  $("enter").addEventListener("click", () => {
-    send([{ type: "key", name: "enter", held: false }, { type: "key_up", name: "enter" }]);
-    $("screen").focus();
+  // A phone shows no keyboard for the screen: its keys are buttons, and the Type field types.
+  for (const button of document.querySelectorAll("#touch [data-key]")) {
+    button.addEventListener("mousedown", (e) => e.preventDefault()); // the Type field keeps the focus, and a phone its keyboard
+    button.addEventListener("click", () => { if (view) tapKey(view, button.dataset.key); });
+  }
+  $("type-text").addEventListener("input", () => { if (view) onTyped(view); });
+  $("type-text").addEventListener("keydown", (e) => {
+    // Enter, and Backspace in an empty field (no input follows), are keys for the computer.
+    if (!view || e.isComposing || !(e.key === "Enter" || (e.key === "Backspace" && !e.target.value))) return;
+    e.preventDefault();
+    tapKey(view, e.key === "Enter" ? "enter" : "backspace");
   });
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); $("screen").focus(); });
   window.addEventListener("hashchange", route);

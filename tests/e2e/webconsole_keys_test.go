@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit/opencodefake"
+
+	"fakecraft/computer"
+	"fakecraft/fakecrafttest"
+	"fakecraft/pocket"
+)
+
+// TestTheWebConsolesKeysAreTheKeyboards checks the page's one home for what a key sends
+// (keyEvents, pressEvents, charKey), in the browser, with send caught: a key tapped on screen
+// or a character typed in the Type field sends what the keyboard on the screen sends for it;
+// the on-screen Ctrl goes down when tapped and is let go after the next key, from any of the
+// three, which types no character; the Type field sends what changed as it is typed.
+func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
+	ctx := testContext(t)
+	page, _ := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitReady("#screen")))
+
+	events := func(t *testing.T, js string) string {
+		t.Helper()
+		got, err := chromedp.Run(page, chromedp.Evaluate[json.RawMessage](js))
+		require.NoError(t, err)
+		return string(got)
+	}
+	const (
+		keyA    = `{"type":"key","name":"a","held":false}`
+		upA     = `{"type":"key_up","name":"a"}`
+		ctrl    = `{"type":"key","name":"leftCtrl","held":false}`
+		ctrlUp  = `{"type":"key_up","name":"leftCtrl"}`
+		enter   = `{"type":"key","name":"enter","held":false},{"type":"key_up","name":"enter"}`
+		bksp    = `{"type":"key","name":"backspace","held":false},{"type":"key_up","name":"backspace"}`
+		charOfA = `{"type":"char","text":"a"}`
+	)
+	for _, c := range []struct{ what, js, want string }{
+		{"Enter", `pressEvents("enter", "", false)`, `[` + enter + `]`},
+		{"a typed: its key, its char", `pressEvents(charKey("a"), "a", false)`, `[` + keyA + `,` + charOfA + `,` + upA + `]`},
+		{"A typed: the same key (no Shift), A", `pressEvents(charKey("A"), "A", false)`, `[` + keyA + `,{"type":"char","text":"A"},` + upA + `]`},
+		{"? and space by their keys", `[charKey("?"), charKey(" "), charKey("7"), charKey("|")]`, `["slash","space","seven","backslash"]`},
+		{"é: no key, its char alone", `pressEvents(charKey("é"), "é", false)`, `[{"type":"char","text":"é"}]`},
+		{"日: its char, which the gateway sends as ?", `pressEvents(charKey("日"), "日", false)`, `[{"type":"char","text":"日"}]`},
+		{"s with Ctrl held: its key, no char, then Ctrl let go", `pressEvents(charKey("s"), "s", true)`,
+			`[{"type":"key","name":"s","held":false},{"type":"key_up","name":"s"},` + ctrlUp + `]`},
+		{"é with Ctrl held types nothing: Ctrl let go", `pressEvents(charKey("é"), "é", true)`, `[` + ctrlUp + `]`},
+	} {
+		assert.JSONEq(t, c.want, events(t, c.js), c.what)
+	}
+
+	// The three ways in, on a view whose sends are caught.
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`
+		window.sent = [];
+		window.sends = [];
+		send = (events) => { sent.push(...events); sends.push(events.length); };
+		view = { traposId: "7:test", ctrl: false, typed: "" };
+		window.take = () => { const s = sent; sent = []; return s; };
+		window.keyboard = (key, code, ctrlKey) => {
+			const screen = document.getElementById("screen");
+			for (const type of ["keydown", "keyup"]) screen.dispatchEvent(new KeyboardEvent(type, { key, code, ctrlKey, bubbles: true, cancelable: true }));
+			return take();
+		};
+		window.type = (value) => {
+			const field = document.getElementById("type-text");
+			field.value = value;
+			field.dispatchEvent(new InputEvent("input", { bubbles: true }));
+			return take();
+		};
+		window.tap = (name) => { document.querySelector("#touch [data-key=" + name + "]").click(); return take(); };
+		window.pressed = () => document.getElementById("ctrl").getAttribute("aria-pressed");
+		true`))
+	require.NoError(t, err)
+	assert.JSONEq(t, events(t, `keyboard("a", "KeyA", false)`), events(t, `type("a")`), "a typed in the field is the keyboard's a")
+	assert.JSONEq(t, events(t, `keyboard("Enter", "Enter", false)`), events(t, `tap("enter")`), "the Enter key is the keyboard's Enter")
+	assert.JSONEq(t, `["", "", "a"]`, events(t, `[document.getElementById("type-text").value, view.typed, "a"]`), "a key empties the field")
+
+	assert.JSONEq(t, `[`+ctrl+`]`, events(t, `tap("leftCtrl")`), "Ctrl tapped goes down")
+	assert.JSONEq(t, `"true"`, events(t, `pressed()`))
+	assert.JSONEq(t, `[{"type":"key","name":"s","held":false},{"type":"key_up","name":"s"},`+ctrlUp+`]`, events(t, `keyboard("s", "KeyS", false)`),
+		"the keyboard's next key goes with Ctrl, typing no character; Ctrl is let go with it")
+	assert.JSONEq(t, `"false"`, events(t, `pressed()`))
+	assert.JSONEq(t, events(t, `keyboard("s", "KeyS", true)`), `[{"type":"key","name":"s","held":false},{"type":"key_up","name":"s"}]`,
+		"the keyboard's own Ctrl+S: the same key, no character")
+
+	assert.JSONEq(t, `[`+ctrl+`,{"type":"key","name":"left","held":false},{"type":"key_up","name":"left"},`+ctrlUp+`]`,
+		events(t, `[...tap("leftCtrl"), ...tap("left")]`), "an on-screen key goes with Ctrl")
+	assert.JSONEq(t, `[`+ctrl+`,{"type":"key","name":"c","held":false},{"type":"key_up","name":"c"},`+ctrlUp+`,{"type":"key","name":"d","held":false},{"type":"char","text":"d"},{"type":"key_up","name":"d"}]`,
+		events(t, `[...tap("leftCtrl"), ...type("cd")]`), "the field's first character goes with Ctrl, the next as typed")
+	assert.JSONEq(t, `""`, events(t, `document.getElementById("type-text").value`), "the field starts afresh after Ctrl")
+	assert.JSONEq(t, `[`+ctrl+`,`+ctrlUp+`]`, events(t, `[...tap("leftCtrl"), ...tap("leftCtrl")]`), "Ctrl tapped twice: Ctrl alone")
+
+	// A phone's keyboard rewrites a word it corrects: the field sends Backspace for what went,
+	// then what came.
+	assert.JSONEq(t, `[{"type":"key","name":"t","held":false},{"type":"char","text":"t"},{"type":"key_up","name":"t"},`+
+		`{"type":"char","text":"é"}]`,
+		events(t, `type("té")`))
+	assert.JSONEq(t, `[`+bksp+`,{"type":"key","name":"e","held":false},{"type":"char","text":"e"},{"type":"key_up","name":"e"}]`,
+		events(t, `type("te")`), "é corrected to e")
+	assert.JSONEq(t, `[`+bksp+`,{"type":"char","text":"日"},{"type":"key","name":"space","held":false},{"type":"char","text":" "},{"type":"key_up","name":"space"}]`,
+		events(t, `type("t日 ")`), "e replaced by two characters")
+	// A paste into the field: more keys than one screen.input takes (128 events) go in parts.
+	assert.JSONEq(t, `[128, 128, 44]`, events(t, `tap("enter"), sends = [], type("x".repeat(100)), sends`))
+}
+
+// TestTheWebConsoleEditsAFileFromAPhone: in a phone's window (360x640, touch) the view of a
+// pocket computer offers the keys a phone has no keyboard for, and a Type field: the player
+// starts edit on a file by typing in the field and Enter, types a line, fixes it with
+// Backspace and an arrow, opens edit's menu with Ctrl, saves with Enter and leaves it with
+// Ctrl, left, Enter; the file holds the line as CC's bytes (é one byte, 日 sent as ?, as the
+// status says). Before, a phone could only paste a line and press Enter: no full-screen
+// program could be used.
+func TestTheWebConsoleEditsAFileFromAPhone(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-phone-5e7b"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 12, "pocket"
+	opts.Pocket = pocket.New(nil)
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Input = computer.Input(make(chan string))
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/12%3Apocket"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	layout, err := chromedp.Run(page, chromedp.Evaluate[[]any](`{
+		const keys = [...document.querySelectorAll("#touch button")];
+		[document.documentElement.scrollWidth - document.documentElement.clientWidth,
+			keys.every((b) => b.getBoundingClientRect().right <= window.innerWidth && b.getBoundingClientRect().width >= 44),
+			keys.map((b) => b.getAttribute("aria-label") || b.textContent).join(" ")]
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []any{0.0, true, "Ctrl Tab Up Home Backspace Left Down Right End Enter"}, layout,
+		"the keys in the window, each big enough for a thumb and named for a screen reader; the page no wider than the window")
+	screen := `document.getElementById("screen-text").textContent`
+
+	field := "#type-text"
+	require.NoError(t, chromedp.Do(page, chromedp.Click(field), chromedp.SendKeys(field, "edit notes.txt\r")))
+	until(t, "edit", screen+`.includes("Press Ctrl to access")`)
+	// A typo, one character too many: Backspace; a letter left out: left thrice, then it.
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys(field, "héllo wrld!"), chromedp.Click(`[data-key="backspace"]`)))
+	until(t, "the line typed, then Backspace", screen+`.startsWith("héllo wrld\n")`)
+	for range 3 {
+		require.NoError(t, chromedp.Do(page, chromedp.Click(`[data-key="left"]`)))
+	}
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys(field, "o"), chromedp.Click(`[data-key="end"]`), chromedp.SendKeys(field, " 日")))
+	until(t, "the line fixed", screen+`.startsWith("héllo world ?\n")`)
+	until(t, "the status naming 日", `document.getElementById("status").textContent === "Sent as ?: 日 (a computer types characters up to U+00FF only)"`)
+
+	// Ctrl: edit's menu; Enter: Save, its first item.
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#ctrl")))
+	until(t, "edit's menu", screen+`.includes("[Save]") && document.getElementById("ctrl").getAttribute("aria-pressed") === "true"`)
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#enter")))
+	until(t, "saved", screen+`.includes("Saved to notes.txt") && document.getElementById("ctrl").getAttribute("aria-pressed") === "false"`)
+	got, err := c.FS.ReadFile("/notes.txt")
+	require.NoError(t, err)
+	assert.Equal(t, "h\xe9llo world ?\n", string(got), "é as CC's byte, 日 as ?")
+
+	// Ctrl, left (the menu's last item: Exit), Enter: back at the prompt.
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#ctrl"), chromedp.Click(`[data-key="left"]`), chromedp.Click("#enter")))
+	until(t, "the prompt after edit", screen+` === ">"`)
+}
+
+// TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer: the owner allows the screen to be
+// viewed, not controlled (sandbox.allow_screen view): an on-screen key and a character in the
+// Type field are refused as the keyboard's keys are, the status naming the setting.
+func TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-viewonly-2d8f"
+	g, _ := deskAcrossRestarts(ctx, t, token, "view")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+
+	refusal := func(t *testing.T, what string, act chromedp.Action[chromedp.Void]) string {
+		t.Helper()
+		_, err := chromedp.Run(page, chromedp.Evaluate[bool](`document.getElementById("status").textContent = ""; true`))
+		require.NoError(t, err)
+		require.NoError(t, chromedp.Do(page, act))
+		until(t, what+" refused", `document.getElementById("status").textContent.startsWith("forbidden: ")`)
+		s, err := chromedp.Run(page, chromedp.Text("#status"))
+		require.NoError(t, err)
+		return s
+	}
+	keyboard := refusal(t, "the keyboard's key", chromedp.SendKeys("#screen", "l"))
+	assert.Contains(t, keyboard, "sandbox.allow_screen")
+	assert.Equal(t, keyboard, refusal(t, "an on-screen key", chromedp.Click(`[data-key="backspace"]`)))
+	assert.Equal(t, keyboard, refusal(t, "a character typed in the field", chromedp.SendKeys("#type-text", "l")))
+	text, err := chromedp.Run(page, chromedp.Text("#screen-text"))
+	require.NoError(t, err)
+	assert.True(t, strings.HasSuffix(text, "\n>"), "nothing typed on the computer:\n%s", text)
+}
