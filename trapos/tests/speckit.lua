@@ -1,7 +1,9 @@
--- What the specs share, so no spec keeps its own copy: a stub of CC's settings API, and the
--- reader of the fixtures (tests/fixtures/*.json) that the Go tests read too.
+-- What the specs share, so no spec keeps its own copy: a stub of CC's settings API, the
+-- reader of the fixtures (tests/fixtures/*.json) that the Go tests read too, and the width of
+-- the screen the specs run on (51 columns, or a pocket computer's 26: fakecraft test --pocket).
 
 local codec = require('/apis/libsandboxcodec');
+local layout = require('/apis/libsandboxlayout');
 
 -- settings(values): CC's settings API over a plain table. get answers the default for a
 -- setting without a value, as CC's does; set changes the table; define does nothing.
@@ -73,8 +75,27 @@ local function bytes(value)
   return value;
 end
 
+-- fitted(text, width): text as a player reads it on a screen width columns wide (this
+-- computer's by default): laid out by the client's one rule, libsandboxlayout.fitLongWords (a
+-- URL longer than a row breaks before its separators, a command to type starts a row rather
+-- than end one). A spec of what the client prints expects fitted(words) rather than the
+-- words with the line breaks of a 51-column screen written in, so that it holds on a pocket
+-- computer too; how the rule itself lays text out is libsandbox_spec.lua's.
+local function fitted(text, width)
+  return layout.fitLongWords(text, width or (term.getSize()));
+end
+
+-- narrow(): whether the specs run on a screen narrower than a computer's 51 columns (a pocket
+-- computer's 26), where the client lays some of its output out in a layout of its own (help,
+-- status, the approve line).
+local function narrow()
+  return (term.getSize()) < 51;
+end
+
 return {
   settings = settings,
+  fitted = fitted,
+  narrow = narrow,
   decodeJson = decodeJson,
   readJson = readJson,
   daemonTypes = daemonTypes,
