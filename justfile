@@ -16,9 +16,11 @@ sandbox-serve:
 # One computer runs both, so that what a trapos spec leaves behind (a program on the shell's stack of running
 # programs, which the ROM specs check) fails here; TestLuaSpecs runs them apart, a computer per directory.
 
-# Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft, on its virtual clock (`fakecraft test`'s default)
+# Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft, on its virtual clock (`fakecraft test`'s default);
+# then trapos/'s again on a pocket computer (26x20), as TestLuaSpecs does
 craftos-test:
     go run ./tools/fakecraft test trapos/tests tools/fakecraft/romfs/testdata/spec
+    go run ./tools/fakecraft test --pocket trapos/tests
 
 # The name the seed's plan uses for the recipe above; kept so `just _craftos-test` still works
 alias _craftos-test := craftos-test

@@ -15,16 +15,26 @@ import (
 // `go test work` covers the in-game code (trapos/tests) and fakecraft's own ROM
 // (romfs/testdata/spec) exactly as `just _craftos-test` does: on the virtual clock, test's
 // default, so that no spec waits out its timers in real time or sees the machine's speed.
+// The in-game code's run twice: on a computer (51x19) and on a pocket computer (26x20,
+// --pocket), whose players read the same words laid out for 26 columns.
 func TestLuaSpecs(t *testing.T) {
 	root, err := machine.FindRepoRoot(".")
 	require.NoError(t, err)
 
-	for _, dir := range []string{"trapos/tests", "tools/fakecraft/romfs/testdata/spec"} {
-		t.Run(dir, func(t *testing.T) {
-			code, out, errOut := run(t, "test", "--root", root,
+	for _, c := range []struct {
+		name, dir string
+		flags     []string
+	}{
+		{"trapos/tests", "trapos/tests", nil},
+		{"trapos/tests on a pocket computer", "trapos/tests", []string{"--pocket"}},
+		{"tools/fakecraft/romfs/testdata/spec", "tools/fakecraft/romfs/testdata/spec", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"test", "--root", root,
 				// A guard against a hang, not a speed check: a loaded machine running -race takes
 				// several times the usual few seconds for the whole directory.
-				"--time-limit", "10m", filepath.Join(root, dir))
+				"--time-limit", "10m"}, c.flags...)
+			code, out, errOut := run(t, append(args, filepath.Join(root, c.dir))...)
 			summary := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed`).FindStringSubmatch(out)
 			require.NotNil(t, summary, "no summary line in:\n%s\n%s", out, errOut)
 			assert.NotEqual(t, "0", summary[1], "no spec ran")
