@@ -514,12 +514,22 @@ local function saveCredential(credential, account)
   end
 end
 
--- The credential of a link answer, or a failure: the gateway must send one.
+-- The longest credential saved as sandbox.password: a gateway's are about 50 bytes
+-- (tsc_<id>_<secret>, docs/protocol.md).
+local MAX_CREDENTIAL_BYTES = 256;
+
+-- The credential of a link answer, or a failure: the gateway must send one, of the form
+-- docs/protocol.md gives it. Anything else is not saved: /.settings would hold up to 128 KiB
+-- of a broken gateway's (on a 1 MB drive), which every hello would then fail to carry.
 local function credentialOf(payload)
-  if type(payload.credential) ~= "string" or payload.credential == "" then
+  local credential = payload.credential;
+  if type(credential) ~= "string" or credential == "" then
     fail("The gateway linked the computer but sent no credential; is it up to date? Run sandbox link again");
+  elseif #credential > MAX_CREDENTIAL_BYTES or not credential:find("^tsc_[%w]+_[%w_-]+$") then
+    fail("The gateway linked the computer but sent no credential of the form tsc_<id>_<secret> ("
+      .. #credential .. " bytes), so it is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
   end
-  return payload.credential;
+  return credential;
 end
 
 -- Opens the link session, or fails with the reason and its fix.

@@ -255,7 +255,7 @@ local function linkGateway(o)
       end
       return answer(reply);
     elseif frame.type == "link.accept" and frame.payload.accept == true then
-      return answer({ account = "alice", credential = CREDENTIAL });
+      return answer({ account = "alice", credential = o.credential or CREDENTIAL });
     elseif frame.type == "link.accept" then
       return answer({});
     end
@@ -989,6 +989,21 @@ describe("sandbox command", function()
       ok, err = run({ "link" }, { linkFailure = "no\n" .. long });
       expect(ok):eq(false);
       expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
+    end);
+
+    it("saves no credential but one of the form tsc_<id>_<secret>, of at most 256 bytes", function()
+      for _, credential in ipairs({ "tsc_" .. ("a"):rep(200) .. "_" .. ("b"):rep(100), "tsc_a_b\nc", "hunter2" }) do
+        local ok, err, _, record = run({ "link" }, {
+          settings = { ["sandbox.url"] = URL, ["sandbox.password"] = "shared" },
+          gateway = linkGateway({ credential = credential }), typed = { "y" },
+        });
+        expect(ok):eq(false);
+        expect(err):eq("The gateway linked the computer but sent no credential of the form tsc_<id>_<secret> ("
+          .. #credential .. " bytes), so it is not saved; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
+        expect(record.values["sandbox.password"]):eq("shared");
+        expect(record.saved):eq(0);
+        expect(record.reconnects):eq(0);
+      end
     end);
 
     it("breaks the approve line at its spaces on a pocket computer, every part indented", function()
