@@ -29,7 +29,8 @@ error("e2e: still not reconnected as 0:renamed", 0)
 `
 
 // TestLabelChangeReconnects: CC has no label event, so the daemon looks on its own timer and
-// says hello again under the new traposId within 30 s (computer time).
+// says hello again under the new traposId within 30 s (computer time), after a bye that
+// closes the old socket cleanly.
 func TestLabelChangeReconnects(t *testing.T) {
 	ctx := testContext(t)
 	oc := opencodefake.Start(t, opencodefake.Options{})
@@ -48,4 +49,8 @@ func TestLabelChangeReconnects(t *testing.T) {
 	require.True(t, found, out)
 	assert.LessOrEqual(t, seconds, 30, out)
 	assert.Contains(t, g.Log(), "traposId=0:renamed", "the gateway saw the new name's hello")
+	// CC's close() sends no close frame: the daemon's bye makes the old socket's end the
+	// gateway's clean close, named, not an abnormal 1006.
+	require.NoError(t, g.WaitLog(ctx, "traposId=0: code=1000 byGateway=true reason=relabelled relabelledTo=0:renamed"), g.Log())
+	assert.NotContains(t, g.Log(), "traposId=0: code=1006", "the old socket's end")
 }

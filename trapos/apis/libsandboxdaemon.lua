@@ -29,6 +29,9 @@ local CONNECT_WAIT = 35;
 -- the traposId (id:label) is fixed per hello, so a renamed computer reconnects under its new
 -- name within this time.
 local LABEL_CHECK_INTERVAL = 15;
+-- bye's reason for a label change (docs/protocol.md): the gateway closes the old socket with
+-- 1000 "relabelled" and its log names the new traposId.
+local BYE_RELABELLED = "relabelled";
 -- CC's event queue holds at most this many events and drops the rest. A marker the daemon
 -- queues is therefore seen within this many events, or was dropped.
 local EVENT_QUEUE_LIMIT = 256;
@@ -633,10 +636,35 @@ local function newDaemon(deps)
     restart();
   end
 
-  -- A connected computer whose label changed since its hello says hello again as itself.
+  -- Tells the gateway why the socket is about to close (bye), as the close itself cannot:
+  -- CC's close() sends no close frame, and the gateway would log an abnormal 1006. The gateway
+  -- closes the socket with 1000 and the reason once it reads the bye; nothing waits for that.
+  -- A gateway older than bye answers unknown_type to a socket already gone: the 1006 of old.
+  local function sayBye(reason, payload)
+    if socket == nil or state ~= STATE_CONNECTED then
+      return;
+    end
+    payload.reason = reason;
+    local encoded = encodeFrame({
+      event = FRAME_COMPUTER_REQUEST,
+      traposSenderId = sessionId,
+      messageId = newUuid(),
+      type = codec.TYPE_BYE,
+      payload = payload,
+    });
+    local old = socket;
+    if encoded ~= nil then
+      pcall(function() old.send(encoded); end); -- a dead socket: the close follows all the same
+    end
+  end
+
+  -- A connected computer whose label changed since its hello says hello again as itself,
+  -- after a bye that names its new traposId.
   local function checkLabel()
     labelTimer = nil;
-    if state == STATE_CONNECTED and sessionId ~= nil and currentTraposId() ~= sessionId then
+    local now = currentTraposId();
+    if state == STATE_CONNECTED and sessionId ~= nil and now ~= sessionId then
+      sayBye(BYE_RELABELLED, { traposId = now });
       restart();
     elseif state == STATE_CONNECTED then
       labelTimer = osApi.startTimer(LABEL_CHECK_INTERVAL);

@@ -25,6 +25,7 @@ local function newSocket()
   end;
   socket.close = function()
     socket.closed = socket.closed + 1;
+    socket.sentBeforeClose = socket.sentBeforeClose or #socket.sent;
   end;
   socket.frame = function(i)
     return textutils.unserializeJSON(socket.sent[i or #socket.sent]);
@@ -267,6 +268,49 @@ describe("sandbox daemon", function()
       expect(#world.connects):eq(2);
       local hello = world.open().frame(1);
       expect(hello.payload.traposId):eq("7:new");
+    end);
+
+    it("says bye, relabelled, naming its new traposId, before it closes the old socket", function()
+      -- CC's close() sends no close frame: without the bye the gateway logs an abnormal 1006.
+      local world = newWorld({ url = URL, label = "old" });
+      local old = world.connect();
+      -- Fires the running label timer, as CC would (a fired timer is not running any more).
+      local function fireLabelTimer()
+        local timer = world.timerOf(daemonLib.LABEL_CHECK_INTERVAL);
+        world.timers[timer] = nil;
+        world.handle("timer", timer);
+      end
+      world.label = "new";
+      fireLabelTimer();
+      expect(old.closed):eq(1);
+      expect(old.sentBeforeClose):eq(#old.sent);
+      local bye = old.frame();
+      expect(bye.event):eq("computer_request");
+      expect(bye.type):eq("bye");
+      expect(bye.traposSenderId):eq("7:old");
+      expect(bye.messageId:find(UUID_PATTERN) ~= nil):eq(true);
+      expect(bye.payload.reason):eq("relabelled");
+      expect(bye.payload.traposId):eq("7:new");
+      expect(world.daemon.status().lastError):eq(nil);
+
+      -- A cleared label says bye too: its new traposId is "7:".
+      local newer = world.open();
+      world.answerHello(newer, true);
+      world.label = nil;
+      fireLabelTimer();
+      expect(newer.frame().type):eq("bye");
+      expect(newer.frame().payload.traposId):eq("7:");
+      expect(#world.connects):eq(3);
+    end);
+
+    it("says no bye on a socket that closed under it: it only reconnects", function()
+      local world = newWorld({ url = URL, label = "old" });
+      local old = world.connect();
+      old.closed = 1; -- CC closed it; its websocket_closed is still queued
+      world.label = "new";
+      world.handle("timer", world.timerOf(daemonLib.LABEL_CHECK_INTERVAL));
+      expect(#old.sent):eq(1); -- the hello alone
+      expect(#world.connects):eq(2);
     end);
 
     it("runs no label timer while not connected", function()

@@ -71,7 +71,11 @@ func (s *Session) beginClose(code int, reason string, sendClose bool, cause erro
 	s.cancel(cause)
 	go s.finishWrites() // the session's last writer; run waits for it
 	s.gw.cfg.Metrics.closed(code)
-	s.pending.failAll(protocol.Errorf(protocol.CodeNotConnected, "%s", disconnectMessage(key.TraposID, code, sendClose)))
+	failure := protocol.Errorf(protocol.CodeNotConnected, "%s", disconnectMessage(key.TraposID, code, sendClose))
+	if pe, ok := errors.AsType[*protocol.Error](cause); ok {
+		failure = pe // why the gateway closed it (a relabel, the shutdown) says more
+	}
+	s.pending.failAll(failure)
 	if authenticated {
 		s.gw.registry.Unregister(s)
 	}
@@ -174,6 +178,9 @@ func (s *Session) logDisconnect(readErr error) {
 	attrs := []any{"code", code, "byGateway", byGateway}
 	if reason != "" {
 		attrs = append(attrs, "reason", reason)
+	}
+	if to := s.relabelledTo(); to != "" {
+		attrs = append(attrs, "relabelledTo", clip(to))
 	}
 	var netErr net.Error
 	if readErr != nil && !errors.As(readErr, new(*websocket.CloseError)) && !(errors.As(readErr, &netErr) && netErr.Timeout()) {

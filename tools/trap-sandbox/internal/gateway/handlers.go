@@ -68,7 +68,7 @@ func (g *Gateway) register(typ string, h handler) {
 	switch {
 	case g.mounted:
 		panic(fmt.Sprintf("gateway: Handle(%q) after Mount", typ))
-	case typ == "" || typ == TypeHello:
+	case typ == "" || typ == TypeHello || typ == TypeBye:
 		panic(fmt.Sprintf("gateway: Handle(%q): reserved type", typ))
 	case g.handlers[typ].serve != nil:
 		panic(fmt.Sprintf("gateway: Handle(%q): registered twice", typ))
@@ -124,6 +124,10 @@ func (s *Session) handleRequest(f *protocol.Frame) {
 		return
 	}
 	if !s.isAuthenticated() && s.refusedBeforeHello(f) {
+		return
+	}
+	if f.Type == TypeBye {
+		s.byeOffStack(*f)
 		return
 	}
 	handler, ok := s.gw.handlers[f.Type]
@@ -206,6 +210,11 @@ func (s *Session) recovered(f *protocol.Frame, handle func() (json.RawMessage, e
 
 // helloOffStack runs hello off the reader's stack (offStack).
 func (s *Session) helloOffStack(f protocol.Frame) { offStack(func() { s.handleHello(f) }) }
+
+// byeOffStack runs bye off the reader's stack (offStack).
+//
+//go:noinline
+func (s *Session) byeOffStack(f protocol.Frame) { offStack(func() { s.handleBye(&f) }) }
 
 // answerHandled answers request f with what its handler returned: a *protocol.Error as it
 // is, any other error as internal (logged). It reports whether the answer was a success.
@@ -687,7 +696,7 @@ func putEncodeBuffer(buf *[]byte) {
 // knownTypes lists the computer_request types the gateway answers.
 func (g *Gateway) knownTypes() []string {
 	return slices.Sorted(func(yield func(string) bool) {
-		if !yield(TypeHello) {
+		if !yield(TypeHello) || !yield(TypeBye) {
 			return
 		}
 		for t := range maps.Keys(g.handlers) {

@@ -10,6 +10,10 @@ const (
 	// TypeHello authenticates and registers a socket: payload {traposId, secret, clientVersion?,
 	// check?}; with check it only answers whether the secret is right (docs/protocol.md).
 	TypeHello = "hello"
+	// TypeBye: {reason, traposId?} → {}, then the gateway closes the socket with 1000 and the
+	// reason ("relabelled", else "bye"): a computer's word that it is leaving, sent before CC's
+	// close(), which sends no close frame (docs/protocol.md).
+	TypeBye = "bye"
 	// TypeProbeGateway asks the gateway for its health and opencode's (the opencodehealth module).
 	TypeProbeGateway = "probe_gateway"
 	// TypeLinkBegin, TypeLinkPoll and TypeLinkAccept link a computer to an account (the link
@@ -61,8 +65,8 @@ var ComputerTypes = []string{TypePing, TypeComputerInfo, TypeFSList, TypeFSRead,
 	TypeScreenRead, TypeScreenInput, TypeScreenWatch, TypeScreenUnwatch}
 
 // ReservedType reports whether typ is one of the protocol's own, which no program on a computer
-// may serve (libsandboxcodec's RESERVED_TYPES): ComputerTypes, and hello, probe_gateway and
-// screen.update, which a computer sends.
+// may serve (libsandboxcodec's RESERVED_TYPES): ComputerTypes, and hello, bye, probe_gateway
+// and screen.update, which a computer sends.
 func ReservedType(typ string) bool {
-	return typ == TypeHello || typ == TypeProbeGateway || typ == TypeScreenUpdate || slices.Contains(ComputerTypes, typ)
+	return typ == TypeHello || typ == TypeBye || typ == TypeProbeGateway || typ == TypeScreenUpdate || slices.Contains(ComputerTypes, typ)
 }
