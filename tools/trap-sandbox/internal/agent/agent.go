@@ -84,6 +84,9 @@ const (
 	// the abort is repeated until it comes.
 	abortWait  = 5 * time.Second
 	abortEvery = time.Second
+	// closingAbortWait bounds an abort sent while the gateway stops, so a stuck opencode holds
+	// the stop only so long.
+	closingAbortWait = 2 * time.Second
 	// callTimeout bounds the short opencode calls (sessions, replies, MCP status).
 	callTimeout = 10 * time.Second
 	// idleWait bounds the wait for the stream to catch up with the sync reply.
@@ -357,7 +360,8 @@ func (m *Module) Mount(routes *server.Routes) {
 	})
 }
 
-// Close stops every turn (aborting it on opencode) and the event stream, and waits for them.
+// Close stops every turn (aborting it on opencode, each abort given closingAbortWait) and the
+// event stream, and waits for them.
 func (m *Module) Close() {
 	m.cancel(errClosing)
 	m.wg.Wait()

@@ -129,9 +129,16 @@ func (m *Module) converse(t *turn, body promptBody) ending {
 // busy until then, so nothing is queued behind a turn that still runs).
 func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
 	abort := func() {
-		ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
+		// Not m.ctx: a gateway that is stopping (Close, right after its sockets closed) still
+		// aborts, or the turn runs on in opencode, which does not stop a turn whose client went
+		// away, and the restarted gateway's next question on the conversation waits behind it.
+		timeout := callTimeout
+		if m.ctx.Err() != nil {
+			timeout = closingAbortWait
+		}
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), timeout)
 		defer cancel()
-		if err := t.sess.oc.abort(ctx, sid); err != nil && m.ctx.Err() == nil {
+		if err := t.sess.oc.abort(ctx, sid); err != nil {
 			m.log.Warn("agent: could not abort a turn on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
 		}
 	}
