@@ -46,6 +46,13 @@ local CONNECT_WAIT = 35;
 -- (CC raises "attempt to use a closed file", which tells a player nothing, before that event
 -- is pulled).
 local CLOSE_EVENT_WAIT = 1;
+-- The most frames a link session takes that it did not ask for: the gateway's idle probes
+-- (a ping a minute at most, while the player thinks) and an answer come after its request
+-- timed out. A gateway that sends more floods the computer: each frame is an event in CC's
+-- queue of 256, and a flood keeps it full, so that the events past it are lost (a sleeping
+-- program's timer among them), as the daemon's limits say (docs/protocol.md). The session is
+-- then closed, with the code the daemon names such a gateway with.
+local MAX_UNASKED_FRAMES = 64;
 -- Marks the link session's URL (the gateway ignores the query): CC tells sockets apart only
 -- by their URL, and the daemon's socket uses the plain one.
 local LINK_QUERY = "link";
@@ -78,6 +85,7 @@ local function newSession(deps)
   local socket = nil;    -- the open websocket handle (methods take no self)
   local closedWhy = nil; -- why the socket closed, once it has
   local closeCode = nil;
+  local unasked = 0;     -- frames of the gateway's that no request of ours waited for
   local traposId = codec.traposId(osApi.getComputerID(), osApi.getComputerLabel());
 
   local function markClosed(reason, code)
@@ -148,6 +156,15 @@ local function newSession(deps)
         local result = frame ~= nil and found(frame) or nil;
         if result ~= nil then
           return done(result);
+        end
+        unasked = unasked + 1;
+        if unasked > MAX_UNASKED_FRAMES then
+          local old = socket;
+          pcall(function() old.close(); end);
+          markClosed("the gateway sent " .. unasked .. " frames the link session did not ask for, more than the "
+            .. MAX_UNASKED_FRAMES .. " it may (its pings, late answers): this computer closed it ("
+            .. codec.CLOSE_TOO_MANY_REQUESTS .. " too many requests)", codec.CLOSE_TOO_MANY_REQUESTS);
+          return done(nil, "closed");
         end
       elseif name == "websocket_success" and event[2] == url then
         local result = found(event);
@@ -283,6 +300,8 @@ return {
   ANSWER_WAIT = ANSWER_WAIT,
   KEY_ANSWER_WAIT = KEY_ANSWER_WAIT,
   CONNECT_WAIT = CONNECT_WAIT,
+  MAX_UNASKED_FRAMES = MAX_UNASKED_FRAMES,
+  CLOSE_TOO_MANY_REQUESTS = codec.CLOSE_TOO_MANY_REQUESTS,
   LINK_QUERY = LINK_QUERY,
   isKey = isKey,
   linkUrl = linkUrl,

@@ -494,6 +494,9 @@ local function failLink(err, context)
       .. withFix(message, "Run sandbox link again", "sandbox link again"));
   elseif code == libsandbox.ERR_TIMEOUT then
     fail("The gateway did not answer: " .. message .. ". Run sandbox link again");
+  elseif code == libsandbox.ERR_NOT_CONNECTED and err.closeCode == linkLib.CLOSE_TOO_MANY_REQUESTS then
+    -- This computer closed it: the gateway flooded it (libsandboxlink.MAX_UNASKED_FRAMES).
+    fail("Link session closed: " .. message .. "; is sandbox.url a trap-sandbox gateway? Run sandbox link again");
   elseif code == libsandbox.ERR_NOT_CONNECTED and message:find("expired", 1, true) then
     fail("The code expired; run sandbox link again.");
   elseif code == libsandbox.ERR_NOT_CONNECTED then

@@ -219,6 +219,49 @@ describe("libsandboxlink", function()
       expect(err.message):eq("link expired");
     end);
 
+    it("closes a session the gateway floods with frames it did not ask for, and stops listening", function()
+      local world = newWorld(function(frame, w)
+        if frame.type == "link.poll" then
+          for i = 1, link.MAX_UNASKED_FRAMES + 100 do
+            w.push("websocket_message", w.url, textutils.serializeJSON(
+              { event = "gateway_request", messageId = "f" .. i, type = "ping", payload = {} }), false);
+          end
+          return answer(frame, { state = "pending" });
+        end
+      end);
+      world.session.open(URL);
+      local ok, _, err = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+      expect(ok):eq(false);
+      expect(err):same({ code = "not_connected", closeCode = 4429, message = "the gateway sent 65 frames the link "
+        .. "session did not ask for, more than the 64 it may (its pings, late answers): this computer closed it (4429 too many requests)" });
+      expect(world.closed):eq(1);
+      expect(world.session.isOpen()):eq(false);
+      expect(#world.of("ping")):eq(link.MAX_UNASKED_FRAMES + 1);
+      -- it sends nothing more, and says why
+      ok, _, err = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+      expect(ok):eq(false);
+      expect(err.closeCode):eq(4429);
+      expect(#world.sent):eq(2 + link.MAX_UNASKED_FRAMES + 1);
+    end);
+
+    it("takes the pings and late answers of a long session", function()
+      local polls = 0;
+      local world = newWorld(function(frame)
+        if frame.type == "link.poll" then
+          polls = polls + 1;
+          return { { event = "gateway_request", messageId = "p" .. polls, type = "ping", payload = {} },
+            answer({ messageId = "late-" .. polls, type = "link.poll" }, { state = "pending" }),
+            answer(frame, { state = "pending" }) };
+        end
+      end);
+      world.session.open(URL);
+      for _ = 1, link.MAX_UNASKED_FRAMES / 2 do
+        local ok = world.session.request(link.TYPE_POLL, { code = "X" }, 15);
+        expect(ok):eq(true);
+      end
+      expect(world.session.isOpen()):eq(true);
+    end);
+
     it("ignores frames of another socket", function()
       local world = newWorld(function(frame, w)
         w.push("websocket_message", "ws://elsewhere/trapos/ws", textutils.serializeJSON(answer(frame, { state = "wrong" })), false);

@@ -991,6 +991,21 @@ describe("sandbox command", function()
       expect(err):eq("Cannot reach the gateway: no " .. ("z"):rep(253) .. "...(cut, 303 bytes)");
     end);
 
+    it("closes a link session the gateway floods, saying so", function()
+      local ok, err, _, record = run({ "link" }, {
+        gateway = linkGateway({ polls = { function(_, rec, queue)
+          for _ = 1, 200 do
+            queue("websocket_message", rec.url, "{}", false);
+          end
+        end } }),
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Link session closed: the gateway sent 65 frames the link session did not ask for, more than the "
+        .. "64 it may (its pings, late answers): this computer closed it (4429 too many requests); is sandbox.url a "
+        .. "trap-sandbox gateway? Run sandbox link again");
+      expect(record.closes >= 1):eq(true);
+    end);
+
     it("saves no credential but one of the form tsc_<id>_<secret>, of at most 256 bytes", function()
       for _, credential in ipairs({ "tsc_" .. ("a"):rep(200) .. "_" .. ("b"):rep(100), "tsc_a_b\nc", "hunter2" }) do
         local ok, err, _, record = run({ "link" }, {
