@@ -20,7 +20,8 @@ import (
 // (keyEvents, pressEvents, charKey), in the browser, with send caught: a key tapped on screen
 // or a character typed in the Type field sends what the keyboard on the screen sends for it;
 // the on-screen Ctrl goes down when tapped and is let go after the next key, from any of the
-// three, which types no character; the Type field sends what changed as it is typed.
+// three, which types no character; the Type field sends what changed as it is typed; a key
+// held down repeats (key, key held, …, key_up) and the click that ends it is no further tap.
 func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 	ctx := testContext(t)
 	page, _ := consolePage(ctx, t)
@@ -76,6 +77,9 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 		};
 		window.tap = (name) => { document.querySelector("#touch [data-key=" + name + "]").click(); return take(); };
 		window.pressed = () => document.getElementById("ctrl").getAttribute("aria-pressed");
+		window.pointer = (type, name) => document.querySelector("#touch [data-key=" + name + "]").dispatchEvent(
+			new PointerEvent(type, { pointerId: 7, isPrimary: true, button: 0, bubbles: true }));
+		window.letGo = (name) => { pointer("pointerup", name); document.querySelector("#touch [data-key=" + name + "]").click(); return take(); };
 		true`))
 	require.NoError(t, err)
 	assert.JSONEq(t, events(t, `keyboard("a", "KeyA", false)`), events(t, `type("a")`), "a typed in the field is the keyboard's a")
@@ -106,6 +110,32 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 		events(t, `type("te")`), "é corrected to e")
 	assert.JSONEq(t, `[`+bksp+`,{"type":"char","text":"日"},{"type":"key","name":"space","held":false},{"type":"char","text":" "},{"type":"key_up","name":"space"}]`,
 		events(t, `type("t日 ")`), "e replaced by two characters")
+	// A key held down repeats as the keyboard's does: key, key held, …, key_up; the click that
+	// ends the long press is no further tap. A short press is a tap.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`pointer("pointerdown", "backspace")`))
+	require.NoError(t, err)
+	_, err = chromedp.Run(page, chromedp.Poll[bool](`sent.length >= 3`))
+	require.NoError(t, err)
+	var held []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(events(t, `letGo("backspace")`)), &held))
+	require.GreaterOrEqual(t, len(held), 4)
+	assert.Equal(t, map[string]any{"type": "key", "name": "backspace", "held": false}, held[0])
+	for _, e := range held[1 : len(held)-1] {
+		assert.Equal(t, map[string]any{"type": "key", "name": "backspace", "held": true}, e)
+	}
+	assert.Equal(t, map[string]any{"type": "key_up", "name": "backspace"}, held[len(held)-1])
+	assert.JSONEq(t, `[{"type":"key","name":"left","held":false},{"type":"key_up","name":"left"}]`,
+		events(t, `pointer("pointerdown", "left"), letGo("left")`), "a short press")
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`tap("leftCtrl"), pointer("pointerdown", "right")`))
+	require.NoError(t, err)
+	_, err = chromedp.Run(page, chromedp.Poll[bool](`sent.length >= 2`))
+	require.NoError(t, err)
+	held = nil
+	require.NoError(t, json.Unmarshal([]byte(events(t, `letGo("right")`)), &held))
+	assert.Equal(t, []map[string]any{{"type": "key_up", "name": "right"}, {"type": "key_up", "name": "leftCtrl"}}, held[len(held)-2:],
+		"a key held with Ctrl lets Ctrl go with it")
+	assert.JSONEq(t, `"false"`, events(t, `pressed()`))
+
 	// A paste into the field: more keys than one screen.input takes (128 events) go in parts.
 	assert.JSONEq(t, `[128, 128, 44]`, events(t, `tap("enter"), sends = [], type("x".repeat(100)), sends`))
 }
@@ -113,7 +143,7 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 // TestTheWebConsoleEditsAFileFromAPhone: in a phone's window (360x640, touch) the view of a
 // pocket computer offers the keys a phone has no keyboard for, and a Type field: the player
 // starts edit on a file by typing in the field and Enter, types a line, fixes it with
-// Backspace and an arrow, opens edit's menu with Ctrl, saves with Enter and leaves it with
+// Backspace and an arrow, holds left down to go back to its start and types before it, opens edit's menu with Ctrl, saves with Enter and leaves it with
 // Ctrl, left, Enter; the file holds the line as CC's bytes (é one byte, 日 sent as ?, as the
 // status says). Before, a phone could only paste a line and press Enter: no full-screen
 // program could be used.
@@ -159,6 +189,17 @@ func TestTheWebConsoleEditsAFileFromAPhone(t *testing.T) {
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys(field, "o"), chromedp.Click(`[data-key="end"]`), chromedp.SendKeys(field, " 日")))
 	until(t, "the line fixed", screen+`.startsWith("héllo world ?\n")`)
 	until(t, "the status naming 日", `document.getElementById("status").textContent === "Sent as ?: 日 (a computer types characters up to U+00FF only)"`)
+	// ← held down repeats, as a keyboard's: the cursor goes back along the line to its start.
+	left, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const b = document.querySelector('[data-key="left"]').getBoundingClientRect();
+		[b.left + b.width / 2, b.top + b.height / 2]
+	}`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.MouseEvent(chromedp.MousePressed, left[0], left[1], chromedp.ButtonLeft, chromedp.ClickCount(1))))
+	until(t, "the cursor at the line's start", `!!document.querySelector("#screen .row:first-child > span:first-child.cursor")`)
+	require.NoError(t, chromedp.Do(page, chromedp.MouseEvent(chromedp.MouseReleased, left[0], left[1], chromedp.ButtonLeft, chromedp.ClickCount(1)),
+		chromedp.SendKeys(field, "Say ")))
+	until(t, "the words put before it", screen+`.startsWith("Say héllo world ?\n")`)
 
 	// Ctrl: edit's menu; Enter: Save, its first item.
 	require.NoError(t, chromedp.Do(page, chromedp.Click("#ctrl")))
@@ -167,7 +208,7 @@ func TestTheWebConsoleEditsAFileFromAPhone(t *testing.T) {
 	until(t, "saved", screen+`.includes("Saved to notes.txt") && document.getElementById("ctrl").getAttribute("aria-pressed") === "false"`)
 	got, err := c.FS.ReadFile("/notes.txt")
 	require.NoError(t, err)
-	assert.Equal(t, "h\xe9llo world ?\n", string(got), "é as CC's byte, 日 as ?")
+	assert.Equal(t, "Say h\xe9llo world ?\n", string(got), "é as CC's byte, 日 as ?")
 
 	// Ctrl, left (the menu's last item: Exit), Enter: back at the prompt.
 	require.NoError(t, chromedp.Do(page, chromedp.Click("#ctrl"), chromedp.Click(`[data-key="left"]`), chromedp.Click("#enter")))

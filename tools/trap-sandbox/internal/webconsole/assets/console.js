@@ -498,6 +498,44 @@ function tapKey(v, name) {
   send(events);
 }
 
+// A key held down (a long press on an arrow or ⌫) repeats as a keyboard's does: after
+// repeatAfterMs its key event, then one marked held every repeatEveryMs, and its key_up (with
+// Ctrl let go, when it was down) once it is let go; the click that ends the press is no
+// further tap. Ctrl, Tab, Home, End and Enter do not repeat: a long press is one tap.
+const repeating = new Set(["up", "down", "left", "right", "backspace"]);
+const repeatAfterMs = 400, repeatEveryMs = 80;
+
+// holdKey follows pointer event e, a press on the on-screen key button, until it ends.
+function holdKey(e, button) {
+  const name = button.dataset.key, v = view;
+  button.repeated = false;
+  if (!v || !repeating.has(name) || !e.isPrimary || e.button !== 0) return;
+  try {
+    button.setPointerCapture(e.pointerId); // let go off the button, it is let go all the same
+  } catch { // a pointer the browser does not know (none goes down without one)
+  }
+  let timer = setTimeout(() => {
+    button.repeated = true;
+    clearTyped(v);
+    send(keyEvents(name, "", false, false));
+    timer = setInterval(() => {
+      if (view === v) send(keyEvents(name, "", false, true)); else end({ type: "closed" });
+    }, repeatEveryMs);
+  }, repeatAfterMs);
+  const ends = ["pointerup", "pointercancel", "lostpointercapture"];
+  const end = (ev) => {
+    clearTimeout(timer);
+    clearInterval(timer);
+    for (const type of ends) button.removeEventListener(type, end);
+    if (!button.repeated) return;
+    if (ev.type !== "pointerup") button.repeated = false; // no click follows
+    if (view !== v) return; // the view was closed: its computer gets nothing more
+    send(pressEvents(name, "", !!v.ctrl).filter((event) => event.type === "key_up"));
+    holdCtrl(v, false);
+  };
+  for (const type of ends) button.addEventListener(type, end);
+}
+
 // clearTyped empties the Type field of view v; v.typed is what the field held at its last
 // input (onTyped sends what changed since).
 function clearTyped(v) {
@@ -625,7 +663,12 @@ document.addEventListener("DOMContentLoaded", () => {
   // A phone shows no keyboard for the screen: its keys are buttons, and the Type field types.
   for (const button of document.querySelectorAll("#touch [data-key]")) {
     button.addEventListener("mousedown", (e) => e.preventDefault()); // the Type field keeps the focus, and a phone its keyboard
-    button.addEventListener("click", () => { if (view) tapKey(view, button.dataset.key); });
+    button.addEventListener("contextmenu", (e) => e.preventDefault()); // a long press repeats the key
+    button.addEventListener("pointerdown", (e) => holdKey(e, button));
+    button.addEventListener("click", () => {
+      if (button.repeated) button.repeated = false; // the end of a long press: its key_up went
+      else if (view) tapKey(view, button.dataset.key);
+    });
   }
   $("type-text").addEventListener("input", () => { if (view) onTyped(view); });
   $("type-text").addEventListener("keydown", (e) => {
