@@ -470,9 +470,12 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		m.mu.Unlock()
 		m.metrics.refused(refusedBusy)
 		if busy.isDone() {
-			return nil, protocol.Errorf(protocol.CodeBusy, "the last turn on session %q is still stopping on opencode; ask again in a few seconds", name)
+			return nil, protocol.Errorf(protocol.CodeBusy, "the last answer%s is still stopping: ask in a moment", inSession(name))
 		}
-		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is already running on session %q of this computer: wait for its answer or stop it (Q or Ctrl-T in the ai program; ai.abort), then ask again", name)
+		if name == DefaultSession {
+			return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy here: wait or stop it (Q, Ctrl-T)")
+		}
+		return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy in session %q: wait or stop it (ai.abort)", name)
 	}
 	if m.running >= m.cfg.MaxTurns {
 		running := m.running
@@ -489,7 +492,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 		r.Cancel()
 		m.mu.Unlock()
 		m.metrics.refused(refusedRate)
-		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from this computer: ask again in %ds", int(wait.Seconds())+1)
+		return nil, protocol.Errorf(protocol.CodeBusy, "too many questions from here: ask again in %ds", int(wait.Seconds())+1)
 	}
 	t := newTurn(newID("turn"), caller, s, m.ctx)
 	t.m, t.tr = m, newTracker()
@@ -521,7 +524,16 @@ func (m *Module) full(from protocol.Requester, running int) error {
 	m.metrics.refused(refusedGateway)
 	m.warns.Log(slog.LevelWarn, "max turns", "agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)",
 		"running", running, "maxTurns", m.cfg.MaxTurns, "traposId", from.TraposID)
-	return protocol.Errorf(protocol.CodeBusy, "the agent is answering %d other questions: ask again in a minute", running)
+	return protocol.Errorf(protocol.CodeBusy, "the agent is busy with others: ask in a minute")
+}
+
+// inSession names a conversation in a player's line, a program's own (the ai program's, main,
+// goes without saying).
+func inSession(name string) string {
+	if name == DefaultSession {
+		return ""
+	}
+	return fmt.Sprintf(" in session %q", name)
 }
 
 // sweepLocked forgets turns finished more than KeepFinished ago.
@@ -664,7 +676,10 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	s := m.sessionLocked(key, pl)
 	if s.busy != nil {
 		m.mu.Unlock()
-		return nil, protocol.Errorf(protocol.CodeBusy, "a turn is running on session %q: wait for it or stop it (Q or Ctrl-T in the ai program; ai.abort), then reset", name)
+		if name == DefaultSession {
+			return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy here: stop it (Q), then reset")
+		}
+		return nil, protocol.Errorf(protocol.CodeBusy, "the agent is busy in session %q: stop it (ai.abort), then reset", name)
 	}
 	// Held busy by a placeholder while opencode forgets the conversation, so no ask races it.
 	hold := newTurn("reset", key.callerKey, s, m.ctx)

@@ -329,8 +329,16 @@ func TestOffWithoutAModel(t *testing.T) {
 	}
 }
 
+// fitsALine asserts a message a player reads is one line of a 51-column computer.
+func fitsALine(t *testing.T, message string) {
+	t.Helper()
+	assert.LessOrEqual(t, len(message), 51, "one line of a computer: %q", message)
+	assert.NotContains(t, message, "\n")
+}
+
 // TestBusyTellsThePlayerHowToStopTheTurn: a question or a reset while a turn runs names the
-// keys a player has (Q, Ctrl-T), not only the request a program sends.
+// keys a player has (Q, Ctrl-T), in one line (it took three, and named the request a program
+// sends, ai.abort); a program's own conversation is named, with that request.
 func TestBusyTellsThePlayerHowToStopTheTurn(t *testing.T) {
 	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp",
 		TurnDeadline: time.Hour}, slog.New(slog.DiscardHandler), nil)
@@ -343,11 +351,33 @@ func TestBusyTellsThePlayerHowToStopTheTurn(t *testing.T) {
 	m.mu.Lock()
 	s := m.sessionLocked(sessionKey{caller, DefaultSession}, pl)
 	s.busy = newTurn("turn_running", caller, s, context.Background())
+	door := m.sessionLocked(sessionKey{caller, "door"}, pl)
+	door.busy = newTurn("turn_door", caller, door, context.Background())
+	m.mu.Unlock()
+	message := func(err error) string {
+		t.Helper()
+		var pe *protocol.Error
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, protocol.CodeBusy, pe.Code)
+		return pe.Message
+	}
+	_, err = m.handleAsk(context.Background(), from, json.RawMessage(`{"prompt":"hi"}`))
+	assert.Equal(t, "the agent is busy here: wait or stop it (Q, Ctrl-T)", message(err))
+	fitsALine(t, message(err))
+	_, err = m.handleReset(context.Background(), from, json.RawMessage(`{}`))
+	assert.Equal(t, "the agent is busy here: stop it (Q), then reset", message(err))
+	fitsALine(t, message(err))
+	_, err = m.handleAsk(context.Background(), from, json.RawMessage(`{"prompt":"hi","session":"door"}`))
+	assert.Equal(t, `the agent is busy in session "door": wait or stop it (ai.abort)`, message(err))
+	_, err = m.handleReset(context.Background(), from, json.RawMessage(`{"session":"door"}`))
+	assert.Equal(t, `the agent is busy in session "door": stop it (ai.abort), then reset`, message(err))
+
+	m.mu.Lock()
+	s.busy.done = true // answered, opencode not stopped yet
 	m.mu.Unlock()
 	_, err = m.handleAsk(context.Background(), from, json.RawMessage(`{"prompt":"hi"}`))
-	assert.ErrorContains(t, err, "stop it (Q or Ctrl-T in the ai program; ai.abort), then ask again")
-	_, err = m.handleReset(context.Background(), from, json.RawMessage(`{}`))
-	assert.ErrorContains(t, err, "stop it (Q or Ctrl-T in the ai program; ai.abort), then reset")
+	assert.Equal(t, "the last answer is still stopping: ask in a moment", message(err))
+	fitsALine(t, message(err))
 }
 
 func TestAskValidatesAndRateLimits(t *testing.T) {
@@ -391,7 +421,8 @@ func TestAskValidatesAndRateLimits(t *testing.T) {
 	pe := ask("5:desk", `{"prompt":"hi","session":"c"}`)
 	require.NotNil(t, pe)
 	assert.Equal(t, protocol.CodeBusy, pe.Code)
-	assert.Contains(t, pe.Message, "too many questions from this computer")
+	assert.Equal(t, "too many questions from here: ask again in 3600s", pe.Message)
+	fitsALine(t, pe.Message)
 	assert.Nil(t, ask("6:vault", `{"prompt":"hi"}`), "another computer has its own limit")
 	assert.NotContains(t, logs.String(), `"hi"`)
 

@@ -241,5 +241,5 @@ func (m *Module) tooManyComputers(from protocol.Requester) *protocol.Error {
 	m.metrics.refused(refusedComputers)
 	m.warns.Log(slog.LevelWarn, "max computers", "agent: a question was refused: as many computers as --ai-max-computers use the agent, none idle",
 		"maxComputers", m.cfg.MaxComputers, "traposId", from.TraposID)
-	return protocol.Errorf(protocol.CodeBusy, "the agent is in use by %d other computers: ask again in a minute", m.cfg.MaxComputers)
+	return protocol.Errorf(protocol.CodeBusy, "the agent has too many computers: ask in a minute")
 }
