@@ -179,7 +179,7 @@ func TestTheWebConsoleEditsAFileFromAPhone(t *testing.T) {
 
 	field := "#type-text"
 	require.NoError(t, chromedp.Do(page, chromedp.Click(field), chromedp.SendKeys(field, "edit notes.txt\r")))
-	until(t, "edit", screen+`.includes("Press Ctrl to access")`)
+	until(t, "edit", screen+`.includes("Press Ctrl for menu")`) // a pocket computer's edit
 	// A typo, one character too many: Backspace; a letter left out: left thrice, then it.
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys(field, "héllo wrld!"), chromedp.Click(`[data-key="backspace"]`)))
 	until(t, "the line typed, then Backspace", screen+`.startsWith("héllo wrld\n")`)

@@ -18,6 +18,9 @@ end
 
 local TAB = "    ";
 local STATUS_HINT = "Press Ctrl to access menu";
+-- The hint where it would run into the line number ("Ln 1") at the row's end: on a screen
+-- narrower than the hint and five columns (a pocket computer's 26), as CC's edit shortens it.
+local SHORT_STATUS_HINT = "Press Ctrl for menu";
 
 local colour = term.isColour();
 local TEXT = colours.white;
@@ -56,6 +59,9 @@ local menu = {};
 if not read_only then menu[#menu + 1] = "Save"; end
 menu[#menu + 1] = "Exit";
 local status, status_ok = STATUS_HINT, true;
+if #STATUS_HINT > width - 5 then
+  status = SHORT_STATUS_HINT;
+end
 local running = true;
 
 -- Writes a line's text at the cursor with Lua syntax colours.

@@ -86,6 +86,30 @@ describe("edit", function()
     expect(fs.exists(FILE)):eq(false);
   end);
 
+  it("shows how to reach the menu on the status line, shorter on a pocket computer's 26 columns", function()
+    -- The status line of edit run in a window width columns wide, as last drawn before it
+    -- quits (it clears the screen then).
+    local function statusLine(width)
+      quit();
+      local previous = term.current();
+      local win = window.create(previous, 1, 1, width, 20, false);
+      local shown = nil;
+      local write = win.write;
+      win.write = function(text)
+        write(text);
+        local line = win.getLine(20):gsub(" +$", "");
+        if line ~= "" then shown = line; end
+      end;
+      term.redirect(win);
+      shell.run("edit " .. FILE);
+      term.redirect(previous);
+      return shown;
+    end
+    expect(statusLine(51)):eq("Press Ctrl to access menu" .. (" "):rep(22) .. "Ln 1");
+    expect(statusLine(30)):eq("Press Ctrl to access menu Ln 1");
+    expect(statusLine(26)):eq("Press Ctrl for menu   Ln 1");
+  end);
+
   it("says where it saved on the status line", function()
     type_text("x");
     save();
