@@ -469,7 +469,7 @@ function onKey(e, up) {
   else if (up && v && v.ctrl === name) {
     events.push(...keyEvents("leftCtrl", "", true));
     holdCtrl(v, false);
-  }
+  } else if (up && v && v.ctrl && name && name.endsWith("Ctrl")) holdCtrl(v, false); // the keyboard's Ctrl let go: CC has none down
   send(events);
 }
 
@@ -671,11 +671,17 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   $("type-text").addEventListener("input", () => { if (view) onTyped(view); });
-  $("type-text").addEventListener("keydown", (e) => {
-    // Enter, and Backspace in an empty field (no input follows), are keys for the computer.
-    if (!view || e.isComposing || !(e.key === "Enter" || (e.key === "Backspace" && !e.target.value))) return;
+  // The field's Enter is the computer's: it submits the field's form (a phone's keyboard may
+  // not say which key it pressed, and it submits none while it composes a word).
+  $("type-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    tapKey(view, e.key === "Enter" ? "enter" : "backspace");
+    if (view) tapKey(view, "enter");
+  });
+  $("type-text").addEventListener("keydown", (e) => {
+    // Backspace in an empty field deletes nothing there (no input follows): the computer's.
+    if (!view || e.isComposing || e.key !== "Backspace" || e.target.value) return;
+    e.preventDefault();
+    tapKey(view, "backspace");
   });
   $("terminate").addEventListener("click", () => { send([{ type: "terminate" }]); $("screen").focus(); });
   window.addEventListener("hashchange", route);
