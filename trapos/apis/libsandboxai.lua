@@ -174,13 +174,15 @@ local function newClient(deps)
 
   -- Whether the gateway has an agent to ask, learnt before a conversation's prompt: true, or
   -- false and the error when the gateway says it has none (ai_disabled: it runs with the
-  -- agent off; unknown_type: it is older than the agent). It asks for a turn that cannot
+  -- agent off; unknown_type: it is older than the agent) or the daemon has no gateway now
+  -- (not_connected, as a question would fail at once). It asks for a turn that cannot
   -- exist: an agent that is off answers every ai.* request ai_disabled, one that is on answers
-  -- unknown_turn, touching nothing (docs/protocol.md). Any other failure (no connection, no
-  -- answer in time) is true: the first question says it.
+  -- unknown_turn, touching nothing (docs/protocol.md). Any other failure (no answer in time)
+  -- is true: the first question says it.
   local function available()
     local ok, _, err = request(TYPE_POLL, { turnId = "", after = 0, waitMs = 0 });
-    if not ok and type(err) == "table" and (err.code == ERR_AI_DISABLED or err.code == codec.ERR_UNKNOWN_TYPE) then
+    if not ok and type(err) == "table" and (err.code == ERR_AI_DISABLED or err.code == codec.ERR_UNKNOWN_TYPE
+        or err.code == codec.ERR_NOT_CONNECTED) then
       return false, err;
     end
     return true;

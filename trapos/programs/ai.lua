@@ -303,9 +303,9 @@ local function explain(err)
   elseif code == libsandbox.ERR_AI_UNAVAILABLE then
     return unavailableLine(message);
   elseif code == libsandbox.ERR_BUSY then
-    return message and sentence(message) or "The agent is still answering your last question; try again when it ends";
+    return message and sentence(message) or "The agent is busy here: wait or stop it (Q, Ctrl-T)";
   elseif code == libsandbox.ERR_UNKNOWN_TURN then
-    return "The gateway lost this answer (did it restart?); ask again";
+    return "The gateway lost the answer (restarted?): ask again";
   elseif code == libsandbox.ERR_UNKNOWN_TYPE then
     -- A gateway from before the agent does not know the ai.* requests.
     return "This gateway has no agent (it is older than this client); its operator must upgrade it";
@@ -521,7 +521,8 @@ end
 
 local function conversation()
   checkDaemon();
-  -- A gateway without an agent says so before the prompt, not at the first question.
+  -- A gateway without an agent, or no gateway, says so before the prompt, not at the first
+  -- question.
   local available, err = client.available();
   if not available then
     fail(explain(err));

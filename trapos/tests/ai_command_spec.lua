@@ -591,6 +591,8 @@ describe("ai command", function()
         "The agent is unavailable: opencode does not answer. Run: sandbox health" },
       { "busy", { code = "busy", message = "a turn is running on session main; try again when it ends" },
         "A turn is running on session main; try again when it ends" },
+      { "busy without the gateway's words", { code = "busy", message = "" },
+        "The agent is busy here: wait or stop it (Q, Ctrl-T)" },
       { "not connected", { code = "not_connected", message = "the gateway is unreachable" },
         "Not connected to the gateway: the gateway is unreachable. Run: sandbox status" },
       { "timeout", { code = "timeout", message = "no reply" },
@@ -645,10 +647,11 @@ describe("ai command", function()
       expect(rows[1]):eq("Hello");
     end);
 
-    it("says the gateway lost a turn it no longer knows", function()
+    it("says the gateway lost a turn it no longer knows, in one line of a computer", function()
       local ok, err = run({ "hi" }, { polls = { { err = { code = "unknown_turn", message = "no turn t1" } } } });
       expect(ok):eq(false);
-      expect(err):eq("The gateway lost this answer (did it restart?); ask again");
+      expect(err):eq("The gateway lost the answer (restarted?): ask again");
+      expect(#err <= 51):eq(true);
     end);
 
     it("waits for the daemon to reconnect after a restart of the gateway, then says the answer was lost", function()
@@ -663,7 +666,7 @@ describe("ai command", function()
         },
       });
       expect(ok):eq(false);
-      expect(err):eq("The gateway lost this answer (did it restart?); ask again");
+      expect(err):eq("The gateway lost the answer (restarted?): ask again");
       expect(record.statusRequests):eq(3);
     end);
 
@@ -731,8 +734,11 @@ describe("ai command", function()
       expect(#sent(record, "ai.abort")):eq(1);
     end);
 
-    it("says at once, before its prompt, that the gateway has no agent, naming who fixes it", function()
+    it("says at once, before its prompt, that the gateway has no agent, or is not there, naming who fixes it", function()
       for _, case in ipairs({
+        -- The daemon lost the gateway: the prompt opened, and its first question said so.
+        { { code = "not_connected", message = "Could not connect" },
+          "Not connected to the gateway: Could not connect. Run: sandbox status" },
         { { code = "ai_disabled", message = "the gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
           "The gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
         { { code = "unknown_type", message = "no handler for ai.poll" },
