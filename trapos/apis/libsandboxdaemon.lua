@@ -404,7 +404,10 @@ local function newDaemon(deps)
       end
       answered = true;
       owed = owed - 1;
-      owedByType[frame.type] = owedByType[frame.type] - 1;
+      -- A type none is owed of is forgotten: a gateway sending ever new types (each up to
+      -- 128 KiB) would otherwise grow this table, the computer's memory with it, without end.
+      local left = owedByType[frame.type] - 1;
+      owedByType[frame.type] = left > 0 and left or nil;
       local response = {
         event = FRAME_COMPUTER_RESPONSE,
         traposSenderId = senderId,

@@ -978,6 +978,34 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().connected):eq(true);
     end);
 
+    it("keeps no record of the types of requests it has answered", function()
+      local world = newWorld({ url = URL });
+      world.values["sandbox.allow_exec"] = true;
+      local socket = world.connect();
+      -- Each of a gateway's ever new types (up to 128 KiB each) was kept for good.
+      for i = 1, 500 do
+        world.message({ event = "gateway_request", messageId = "t-" .. i, type = "type-" .. i .. ("x"):rep(100) });
+      end
+      for i = 1, lib.MAX_GATEWAY_REQUESTS do
+        world.message({ event = "gateway_request", messageId = "job-" .. i, type = "lua.exec", payload = { code = "os.pullEvent('go')" } });
+      end
+      -- Past the limit the daemon looks over what it owes, by type, to name the most: that is
+      -- all it keeps of them (the spec sees it through pairs).
+      local largest, realPairs = 0, pairs;
+      stub(_G, "pairs", function(t)
+        local n = 0;
+        for _ in realPairs(t) do
+          n = n + 1;
+        end
+        largest = math.max(largest, n);
+        return realPairs(t);
+      end);
+      world.message({ event = "gateway_request", messageId = "one-too-many", type = "ping" });
+      _G.pairs = realPairs;
+      expect(socket.frame().error.message):str_match("32 of them lua%.exec");
+      expect(largest < 100):eq(true); -- the 32 jobs are looked over too; the 500 types no more
+    end);
+
     it("answers a payload nested 5000 deep with bad_payload, nothing logged", function()
       local world = newWorld({ url = URL });
       local socket = world.connect();
