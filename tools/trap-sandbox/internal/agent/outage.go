@@ -22,7 +22,7 @@ var (
 	faultOpencode = &fault{"opencode failed",
 		"the error and opencode's own log say why"}
 	faultModel = &fault{"the model failed",
-		"check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), and its provider's key and quota"}
+		"check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), that opencode's host reaches its provider, and the provider's key and quota"}
 )
 
 // message is the fault's WARN line.

@@ -48,7 +48,9 @@ func askLogged(t *testing.T, m *Module, logs *testkit.SyncBuffer, from protocol.
 // turn logged each only at INFO ("agent: turn ended … reason=error"): an operator who
 // watches WARN and ERROR never saw it. Now the first such turn is a WARN naming the cause and
 // the fix, then one a minute while it lasts (counting the turns in between), and the first
-// turn that works after it says so at INFO; each turn keeps its INFO line.
+// turn that works after it says so at INFO; each turn keeps its INFO line. The model's fix
+// names its provider's reach too (opencode's Cannot connect to API was told to check the
+// model's name, key and quota only).
 func TestTurnsFailingForTheOperatorAreWarned(t *testing.T) {
 	var failing atomic.Bool
 	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
@@ -74,7 +76,7 @@ func TestTurnsFailingForTheOperatorAreWarned(t *testing.T) {
 	}
 	warns := logLines(&logs, "level=WARN")
 	require.Len(t, warns, 1, "five failed turns, one WARN:\n%s", logs.String())
-	assert.Contains(t, warns[0], `msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), and its provider's key and quota)"`)
+	assert.Contains(t, warns[0], `msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), that opencode's host reaches its provider, and the provider's key and quota)"`)
 	assert.Contains(t, warns[0], `error="The agent's model failed (tell the gateway's operator): Rate limit exceeded: quota used up"`)
 	assert.NotContains(t, warns[0], "suppressedSinceLast")
 	assert.Len(t, logLines(&logs, "level=INFO", `msg="agent: turn ended"`, "reason=error", "code=ai_unavailable"), 5, "each turn keeps its INFO line")
@@ -114,7 +116,7 @@ func TestWhichFailuresAreTheOperators(t *testing.T) {
 		"no password": {"p/m", "", func(f *fakeAgent) string { return f.oc.URL },
 			`msg="agent: turns fail: opencode refused the gateway's credentials (fix: give the gateway opencode's server password: --opencode-password (OPENCODE_SERVER_PASSWORD))"`},
 		"unknown model": {"local/qwen2.5-coder", "oc-pw", func(f *fakeAgent) string { return f.oc.URL },
-			`msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), and its provider's key and quota)" error="The agent's model failed (tell the gateway's operator): Model not found: local/qwen2.5-coder.`},
+			`msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), that opencode's host reaches its provider, and the provider's key and quota)" error="The agent's model failed (tell the gateway's operator): Model not found: local/qwen2.5-coder.`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := startFakeAgent(t)
