@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -185,4 +186,47 @@ func TestRequestOnAClosedSocketPrintsNothing(t *testing.T) {
 	assert.NotContains(t, c.Output(), "closed file")
 	assert.NotContains(t, c.Output(), "cannot answer")
 	assert.Empty(t, side.Answers(), "nothing could be answered on the closed socket")
+}
+
+// unansweredProgram, once connected, sends its gateway one request more than the gateway
+// takes in flight on a socket, each given up on after half a second, and prints how each
+// ended.
+const unansweredProgram = waitConnected + `
+print("` + markerUp + `")
+for i = 1, 17 do
+  local ok, _, err = lib.request("e2e.unanswered", {}, 0.5)
+  print("e2e: request " .. i .. ": " .. tostring(ok) .. " " .. tostring(err and err.code))
+end
+print("` + markerAsked + `")
+` + reportLeft
+
+const markerAsked = "e2e: asked"
+
+// TestGatewayThatAnswersNothingGetsNoMoreThan16Requests: a gateway that answers none of the
+// computer's requests (their programs give up on them) was sent every one, and each let it
+// have one frame more waiting on the computer: past 200 or so, a flood of that many filled
+// CC's queue of 256 and cost a sleeping program its timer, the daemon's 4429 defence
+// undone. The daemon now sends at most 16 unanswered, the gateway's own limit: the 17th is
+// answered internal at once, and never sent.
+func TestGatewayThatAnswersNothingGetsNoMoreThan16Requests(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, _ := hostileComputer(ctx, t, h, unansweredProgram)
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+	c.WaitFor(waitCtx, markerAsked)
+
+	out := c.Output()
+	for i := 1; i <= 16; i++ {
+		assert.Contains(t, out, fmt.Sprintf("e2e: request %d: false timeout\n", i))
+	}
+	assert.Contains(t, out, "e2e: request 17: false internal\n")
+	sent, err := side.Requests(waitCtx, 16)
+	require.NoError(t, err, out)
+	assert.Len(t, sent, 16, "the 17th request is not sent")
+	for _, f := range sent {
+		assert.Equal(t, "e2e.unanswered", f.Type)
+	}
+	assert.NotContains(t, out, markerGone, "the gateway is not dropped for it")
 }

@@ -116,11 +116,12 @@ type GatewaySide struct {
 	conn     *websocket.Conn
 	writeMu  sync.Mutex // one writer at a time (gorilla)
 
-	mu      sync.Mutex // guards answers, flooded and changed
-	answers []Frame    // computer_responses, in order, but those to Flood's requests
-	flooded int        // computer_responses to Flood's requests, only counted
-	changed chan struct{}
-	closed  chan struct{} // closed once reading fails: the computer dropped the socket
+	mu       sync.Mutex // guards answers, flooded, requests and changed (closed at each)
+	answers  []Frame    // computer_responses, in order, but those to Flood's requests
+	flooded  int        // computer_responses to Flood's requests, only counted
+	requests []Frame    // computer_requests, in order: a hostile gateway answers none
+	changed  chan struct{}
+	closed   chan struct{} // closed once reading fails: the computer dropped the socket
 }
 
 func (s *GatewaySide) answerHello() error {
@@ -143,7 +144,7 @@ func (s *GatewaySide) answerHello() error {
 		"messageId": hello.MessageID, "type": TypeHello, "ok": true, "payload": map[string]any{"accountId": "local"}})
 }
 
-// read keeps the computer's answers until the socket ends.
+// read keeps the computer's answers and requests until the socket ends.
 func (s *GatewaySide) read() {
 	defer close(s.closed)
 	for {
@@ -155,11 +156,13 @@ func (s *GatewaySide) read() {
 			}
 			return
 		}
-		if f.Event != EventComputerResponse {
+		if f.Event != EventComputerResponse && f.Event != EventComputerRequest {
 			continue
 		}
 		s.mu.Lock()
-		if strings.HasPrefix(f.MessageID, floodPrefix) {
+		if f.Event == EventComputerRequest {
+			s.requests = append(s.requests, f)
+		} else if strings.HasPrefix(f.MessageID, floodPrefix) {
 			s.flooded++
 		} else {
 			s.answers = append(s.answers, f)
@@ -185,6 +188,27 @@ func (s *GatewaySide) Answers() []Frame {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Frame(nil), s.answers...)
+}
+
+// Requests waits until at least n computer_requests (the computer's own: its programs'),
+// which this gateway never answers, have been read, and returns all read so far.
+func (s *GatewaySide) Requests(ctx context.Context, n int) ([]Frame, error) {
+	for {
+		s.mu.Lock()
+		if len(s.requests) >= n {
+			defer s.mu.Unlock()
+			return append([]Frame(nil), s.requests...), nil
+		}
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-s.closed:
+			return nil, fmt.Errorf("fewer than %d requests: the computer dropped the socket", n)
+		case <-ctx.Done():
+			return nil, fmt.Errorf("fewer than %d requests: %w", n, ctx.Err())
+		}
+	}
 }
 
 // Answer waits for the computer_response to messageID.
