@@ -230,3 +230,52 @@ func TestGatewayThatAnswersNothingGetsNoMoreThan16Requests(t *testing.T) {
 	}
 	assert.NotContains(t, out, markerGone, "the gateway is not dropped for it")
 }
+
+// TestHostileGatewayCannotWriteTheBootInAnySpelling: what only exec may change (the settings,
+// the boot, the sandbox's own files) stays out of reach of a gateway with files write, in
+// spellings the real gateway never sends: bytes CC drops from a path (NUL, control
+// characters, the wildcards), names it cuts at 255 bytes, "..." as ".", a Windows short name.
+// Each is refused forbidden and the computer's disk keeps nothing of them; a file of the
+// host's own goes through.
+func TestHostileGatewayCannotWriteTheBootInAnySpelling(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	opts := computerOptionsAt(t, h.URL(), "", "/e2e.lua")
+	opts.Overlay = t.TempDir()
+	opts.Settings["sandbox.allow_files"] = "write"
+	opts.Files = map[string]string{"/e2e.lua": idleHostileProgram}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	side, err := h.Accept(ctx)
+	require.NoError(t, err, c.Output())
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	for i, path := range []string{
+		"/start\x00up.lua", "/.settings\x00", "/startup.lua\x1f", "/st?ar*tup.lua", "/apis/libsandbox.lua*",
+		"/.../startup.lua", "/x/.../../startup.lua", `\\startup.lua`, "/ startup.lua ", "/\"startup.lua\"",
+		"/<startup.lua>|", "/startup.lua" + strings.Repeat(" ", 300) + "x", "/" + strings.Repeat("a", 300) + "/../startup.lua",
+		"/SETTIN~1", "/. .", "/.settings.", "/apis/./../APIS/libsandboxcodec.lua", "/disk2/startup.lua",
+	} {
+		id := fmt.Sprintf("write-%d", i)
+		require.NoError(t, side.Request(id, "fs.write", map[string]any{"path": path, "data": "print('owned')"}))
+		answer, err := side.Answer(waitCtx, id)
+		require.NoError(t, err, c.Output())
+		if assert.NotNil(t, answer.Error, "%q was written", path) {
+			assert.Equal(t, "forbidden", answer.Error.Code, "%q: %s", path, answer.Error.Message)
+			assert.Contains(t, answer.Error.Message, "needs sandbox.allow_exec: it would change ", "%q", path)
+		}
+	}
+	require.NoError(t, side.Request("mine", "fs.write", map[string]any{"path": "/notes.txt", "data": "hi"}))
+	answer, err := side.Answer(waitCtx, "mine")
+	require.NoError(t, err)
+	assert.True(t, answer.OK != nil && *answer.OK, "%+v", answer.Error)
+
+	entries, err := os.ReadDir(opts.Overlay)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{"e2e.lua", "notes.txt"}, names, "the computer's disk keeps only the host's own file")
+}
