@@ -790,3 +790,44 @@ func deskAcrossRestarts(ctx context.Context, t *testing.T, token, allowScreen st
 			Args: []string{"--password", sandboxPassword, "--opencode-url", ocURL, "--api-token", token}})
 	}
 }
+
+// TestTheWebConsoleTellsLookAlikeComputersApart: a computer named 7:kitchen with a no-break
+// space after it (a label a name tag can set) lists beside 7:kitchen as 7:kitchen\xa0, and its
+// link opens it, not the computer it imitates.
+func TestTheWebConsoleTellsLookAlikeComputersApart(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	watched := make(chan string, 4)
+	for _, id := range []string{"7:kitchen", "7:kitchen\u00a0"} {
+		c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword})
+		require.NoError(t, err)
+		require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+		go func() {
+			for {
+				f, err := c.Next(ctx)
+				if err != nil {
+					return
+				}
+				if f.Event == harness.EventGatewayRequest && f.Type == "screen.watch" {
+					watched <- id
+				}
+			}
+		}()
+	}
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
+	const links = `[...document.querySelectorAll("#computer-list a")].map(a => a.textContent).sort().join(" | ")`
+	until(t, "both computers in the list", links+` === "7:kitchen | 7:kitchen\\xa0"`)
+	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a[href$="%5Cxa0"]`)))
+	until(t, "the look-alike's view", `document.getElementById("viewer-id").textContent === "7:kitchen\\xa0"`)
+	select {
+	case id := <-watched:
+		assert.Equal(t, "7:kitchen\u00a0", id, "the link opened the computer it named")
+	case <-ctx.Done():
+		t.Fatal("no computer was asked for its screen")
+	}
+}

@@ -14,6 +14,9 @@
 //   - Computer → host (FromCC, FromWire): byte N is the character U+00NN, as UTF-8, so a file a
 //     player typed é into reads back as é. Show and ShowPath make text safe for a terminal:
 //     control characters as \xNN, which is the form every path argument accepts back.
+//   - TraposIds (ShowTraposID, TraposID): every list of computers shows a traposId with what
+//     would pass for another computer's escaped (a no-break space, a soft hyphen, a space at
+//     the label's end, any character above U+00FF), and the host takes that form back.
 //
 // On the wire (protocol.WireOfBytes) byte N is the JSON code point U+00NN, so host text whose
 // characters are all at most U+00FF already is the wire string of its CC bytes.
@@ -272,7 +275,10 @@ func wire(field, text string, rp *report) string {
 // stands for itself and a Latin-1 terminal's 0:k\xFCche names 0:küche. One holding a character
 // above U+00FF stays as written, not '?': a computer's label is CC's bytes, so no traposId holds
 // such a character, and "?" would name another computer; it meets not_connected and its hint.
+// The escapes ShowTraposID writes (\xNN, \uXXXX) are read back first: a traposId as a list
+// shows it names that computer.
 func TraposID(id string) string {
+	id = unescapeID(id)
 	if utf8.ValidString(id) {
 		return id // Wire changes only what is past U+00FF, which stays
 	}

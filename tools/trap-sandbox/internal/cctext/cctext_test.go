@@ -397,3 +397,48 @@ func walkStrings(v any, fn func(string)) {
 		}
 	}
 }
+
+// TestShowTraposIDTellsLookAlikesApart: a player naming a computer to pass for another's in the
+// host's lists (a no-break space, a soft hyphen, a space at the end, a Cyrillic letter) is seen,
+// and what a list shows reads back as that traposId.
+func TestShowTraposIDTellsLookAlikesApart(t *testing.T) {
+	for id, want := range map[string]string{
+		"7:kitchen":            "7:kitchen",
+		"7:":                   "7:",
+		"7:my kitchen":         "7:my kitchen",
+		"7:küche é":            "7:küche é",
+		"7:a\\b":               "7:a\\b", // a backslash that starts no escape
+		"7:kitchen\u00a0":      `7:kitchen\xa0`,
+		"7:kit\u00adchen":      `7:kit\xadchen`,
+		"7:kitchen ":           `7:kitchen\x20`,
+		"7: kitchen":           `7:\x20kitchen`,
+		"7:my  kitchen":        `7:my \x20kitchen`,
+		"7: ":                  `7:\x20`,
+		"7:kit\u0441hen":       `7:kit\u0441hen`, // Cyrillic с
+		"7:a\U0001F600":        `7:a\U0001f600`,
+		"7:kit\u200bchen":      `7:kit\u200bchen`,
+		"7:a\u0085b\x1b":       `7:a\x85b\x1b`,
+		"7:kitchen\\xa0":       `7:kitchen\x5cxa0`, // the literal text, not the byte
+		"7:\\u0441":            `7:\x5cu0441`,
+		"7:\u00a1\u00ac\u00ae": "7:\u00a1\u00ac\u00ae", // CC's label characters beside the two
+	} {
+		shown := ShowTraposID(id)
+		assert.Equal(t, want, shown, "%q", id)
+		assert.Equal(t, id, TraposID(shown), "%q reads back as %q", shown, id)
+	}
+}
+
+func TestTraposIDReadsEscapesBack(t *testing.T) {
+	for in, want := range map[string]string{
+		`7:kitchen\xa0`:  "7:kitchen\u00a0",
+		`7:kitchen\XA0`:  "7:kitchen\u00a0",
+		`7:kit\u0441hen`: "7:kit\u0441hen",
+		`7:\x5c`:         `7:\`,
+		`7:a\xzz`:        `7:a\xzz`, // no escape: as written
+		`7:a\u12`:        `7:a\u12`,
+		`7:a\`:           `7:a\`,
+		"7:k\xfc\\x20":   "7:kü ",
+	} {
+		assert.Equal(t, want, TraposID(in), "%q", in)
+	}
+}

@@ -167,7 +167,7 @@ func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
 		if t.Stopping {
 			state = "stopping"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cctext.Show(t.TraposID, false), cctext.Show(t.AccountID, false),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cctext.ShowTraposID(t.TraposID), cctext.Show(t.AccountID, false),
 			cctext.Show(t.Session, false), cctext.Show(t.TurnID, false), t.Started.Format(time.RFC3339), state)
 	}
 	return tw.Flush()

@@ -42,7 +42,7 @@ func (f APIFlags) client() *computer.Client { return computer.New(f.transport())
 // computer answered forbidden: …" (the traposId first, so that its colon is never doubled),
 // with whatever the computer or the gateway wrote escaped (cctext.Show).
 func failure(traposID, command string, err error) error {
-	what := fmt.Sprintf("computer %s %s", cctext.Show(traposID, false), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
+	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("%s: %s", what, cctext.Show(err.Error(), false))
@@ -73,6 +73,10 @@ const maxCodeBytes = 64
 // maxCommandBytes bounds the command a failure names (a request's type as typed may be of any
 // length; the message says how long).
 const maxCommandBytes = 300
+
+// typedID is a traposId the user typed as the CLI's messages show it: in a list's form
+// (cctext.ShowTraposID), whichever form was typed (7:kitchen\xa0 or the no-break space itself).
+func typedID(typed string) string { return cctext.ShowTraposID(cctext.TraposID(typed)) }
 
 // showMessage is an error message for the terminal (cctext.Show). A message may show a
 // screen (a lua.exec or shell.run past its timeout answers with what its screen showed): its
@@ -127,7 +131,7 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 		if client == "" {
 			client = "-" // a client older than clientVersion in hello
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", cctext.Show(cp.TraposID, false), cctext.Show(cp.AccountID, false), cctext.Show(client, false),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s", cctext.ShowTraposID(cp.TraposID), cctext.Show(cp.AccountID, false), cctext.Show(client, false),
 			cp.ConnectedSince.Format(time.RFC3339), cctext.Show(cp.RemoteAddr, false), cp.LastFrameAt.Format(time.RFC3339))
 		if replicas {
 			fmt.Fprintf(tw, "\t%s", cctext.Show(cp.Replica, false))
@@ -184,7 +188,7 @@ func (c *PingCmd) Run(ctx context.Context, out Stdout) error {
 		return failure(c.TraposID, "ping", err)
 	}
 	answer, _ := json.Marshal(map[string]string{"traposId": p.TraposID})
-	_, err = fmt.Fprintf(out, "pong from %s in %s: %s\n", cctext.Show(c.TraposID, false), p.RoundTrip.Round(time.Microsecond), cctext.Show(string(answer), false))
+	_, err = fmt.Fprintf(out, "pong from %s in %s: %s\n", typedID(c.TraposID), p.RoundTrip.Round(time.Microsecond), cctext.Show(string(answer), false))
 	return err
 }
 

@@ -40,7 +40,7 @@ func (c *LsCmd) Run(ctx context.Context, out Stdout) error {
 	entries, err := c.client().List(ctx, c.TraposID, c.Path, c.Timeout.Duration())
 	if err != nil {
 		if protocol.CodeOf(err) == protocol.CodeFSError && strings.HasSuffix(err.Error(), "Not a directory") {
-			return fmt.Errorf("computer %s ls %s: not a directory (use cat or get for a file)", cctext.Show(c.TraposID, false), cctext.Show(c.Path, false))
+			return fmt.Errorf("computer %s ls %s: not a directory (use cat or get for a file)", typedID(c.TraposID), cctext.Show(c.Path, false))
 		}
 		return failure(c.TraposID, "ls "+c.Path, err)
 	}
@@ -158,7 +158,7 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		return err
 	}
 	warning()
-	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", cctext.Show(c.TraposID, false), cctext.Show(c.Remote, false), localName(local), size)
+	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", typedID(c.TraposID), cctext.Show(c.Remote, false), localName(local), size)
 	return err
 }
 
@@ -278,7 +278,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	remote := c.Remote
 	if c.namesDirectory() || c.isDir(ctx, client) {
 		if c.Local == "-" {
-			return fmt.Errorf("computer %s put: %s is a directory; name the file to write from stdin", cctext.Show(c.TraposID, false), cctext.Show(remote, false))
+			return fmt.Errorf("computer %s put: %s is a directory; name the file to write from stdin", typedID(c.TraposID), cctext.Show(remote, false))
 		}
 		remote = strings.TrimSuffix(remote, "/") + "/" + filepath.Base(c.Local)
 	}
@@ -288,7 +288,7 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	if warnings != nil {
 		warnings()
 	}
-	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", localName(c.Local), cctext.Show(c.TraposID, false), cctext.StoredPath(remote), len(data))
+	_, err = fmt.Fprintf(out, "%s -> %s %s (%d bytes)\n", localName(c.Local), typedID(c.TraposID), cctext.StoredPath(remote), len(data))
 	return err
 }
 
@@ -376,7 +376,7 @@ func (c *ExecCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Write
 	if ans.Error != "" {
 		// The traposId first, as failure words it: "on 7:: lua:1: …" doubled an unlabelled
 		// computer's colon.
-		return fmt.Errorf("computer %s exec: the chunk failed: %s", cctext.Show(c.TraposID, false), cctext.Show(ans.Error, false))
+		return fmt.Errorf("computer %s exec: the chunk failed: %s", typedID(c.TraposID), cctext.Show(ans.Error, false))
 	}
 	for _, r := range ans.Returns {
 		fmt.Fprintln(out, cctext.Show(readableJSON(r), false))
@@ -412,7 +412,7 @@ func (c *RunCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		outputCut(stderr)
 	}
 	if !ans.Success {
-		return fmt.Errorf("computer %s run: %q failed", cctext.Show(c.TraposID, false), c.Command)
+		return fmt.Errorf("computer %s run: %q failed", typedID(c.TraposID), c.Command)
 	}
 	return nil
 }

@@ -59,7 +59,7 @@ func (c *LinkApproveCmd) Run(ctx context.Context, out Stdout) error {
 		return fmt.Errorf("link approve: the gateway's answer: %w", err)
 	}
 	fmt.Fprintf(out, "approved computer %s (from %s) into %s; it asks its player to accept\n",
-		cctext.Show(a.TraposID, false), cctext.Show(a.Address, false), a.Account)
+		cctext.ShowTraposID(a.TraposID), cctext.Show(a.Address, false), a.Account)
 	return nil
 }
 

@@ -75,6 +75,11 @@ type Computer struct {
 	Replica string `json:"replica,omitempty"`
 	// ClientVersion is the client's version from its hello; empty for an older client.
 	ClientVersion string `json:"clientVersion,omitempty"`
+	// Shown is TraposID as every list shows it (cctext.ShowTraposID: a no-break space, a soft
+	// hyphen, a space at the label's end escaped, so one computer cannot pass for another),
+	// set only when it differs from TraposID. The HTTP API and the CLI take it back as the
+	// traposId (cctext.TraposID); MCP's tools take TraposID itself.
+	Shown string `json:"shown,omitempty"`
 }
 
 // Client makes the vocabulary's calls over a Transport. It is safe for concurrent use.
@@ -91,6 +96,12 @@ func (c *Client) Computers(ctx context.Context) ([]Computer, error) {
 	cs, err := c.transport.Computers(ctx)
 	if cs == nil && err == nil {
 		cs = []Computer{}
+	}
+	for i := range cs {
+		cs[i].Shown = ""
+		if shown := cctext.ShowTraposID(cs[i].TraposID); shown != cs[i].TraposID {
+			cs[i].Shown = shown
+		}
 	}
 	return cs, err
 }

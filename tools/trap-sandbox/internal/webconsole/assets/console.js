@@ -119,8 +119,11 @@ async function loadList() {
     for (const c of computers) {
       const tr = document.createElement("tr");
       const link = document.createElement("a");
-      link.href = "#/computer/" + encodeURIComponent(c.traposId);
-      link.textContent = c.traposId;
+      // The gateway's shown form (docs/http-api.md): a no-break space, a soft hyphen or a
+      // trailing space escaped, so that no computer passes for another; the API takes it back.
+      const id = c.shown || c.traposId;
+      link.href = "#/computer/" + encodeURIComponent(id);
+      link.textContent = id;
       const cells = [link, c.accountId, "connected", new Date(c.connectedSince).toLocaleString(),
         new Date(c.lastFrameAt).toLocaleTimeString(), c.remoteAddr];
       for (const v of cells) {
