@@ -279,3 +279,27 @@ func TestHostileGatewayCannotWriteTheBootInAnySpelling(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"e2e.lua", "notes.txt"}, names, "the computer's disk keeps only the host's own file")
 }
+
+// TestFrameCCRefusesIsNotANoAnswer: a gateway sent a text frame that is not UTF-8. CC drops
+// such a connection by itself and says "Could not connect", its word for any error, and the
+// player read "nothing answers at <host>:<port>: start the gateway there, or fix the address
+// or port", for a gateway that was there at that address. The daemon now says what broke.
+func TestFrameCCRefusesIsNotANoAnswer(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, _ := hostileComputer(ctx, t, h, waitConnected+`
+print("`+markerUp+`")
+while lib.requestStatus().connected do sleep(0.2) end
+shell.run("sandbox", "status")
+print("`+markerAsked+`")
+while true do sleep(1) end
+`)
+	c.WaitFor(ctx, markerUp)
+	require.NoError(t, side.WriteText("{\"event\":\"gateway_request\",\"messageId\":\"x\",\"type\":\"ping\",\"payload\":{\"x\":\"\xff\"}}"))
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+	c.WaitFor(waitCtx, markerAsked)
+	out := strings.Join(lines(c.Output()), " ")
+	assert.Contains(t, out, "lastError: the open connection broke (CC could not read from it): the gateway stopped or the network dropped, or it sent a frame CC refuses (text that is not UTF-8, a broken frame)")
+	assert.NotContains(t, out, "nothing answers")
+}

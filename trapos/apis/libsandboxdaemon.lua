@@ -541,6 +541,21 @@ local function newDaemon(deps)
     end
   end
 
+  -- Why an open socket closed, from websocket_closed's reason and code. CC closes it by itself,
+  -- with no code, when reading fails: "Could not connect" (its word for any error, a frame it
+  -- refuses too: text that is not UTF-8, a broken frame) or "Message is too large" (over its
+  -- 128 KiB), which advice would read as a wrong address; said as what happened instead.
+  local function whyOpenClosed(reason, code)
+    if code == nil and reason == "Could not connect" then
+      return "the open connection broke (CC could not read from it): the gateway stopped or the network"
+        .. " dropped, or it sent a frame CC refuses (text that is not UTF-8, a broken frame)";
+    elseif code == nil and reason == "Message is too large" then
+      return "the gateway sent a frame over the 128 KiB CC takes (Message is too large), and CC dropped"
+        .. " the connection: is sandbox.url a trap-sandbox gateway, and up to date?";
+    end
+    return oneLine(tostring(reason or "Connection closed"));
+  end
+
   -- A socket of eventUrl ended: an attempt failed (attemptFailed), or an open socket closed
   -- (CC says websocket_closed only after websocket_success, so it settles no attempt).
   local function onEnded(eventUrl, reason, code, attemptFailed)
@@ -566,11 +581,11 @@ local function newDaemon(deps)
     if state == STATE_CONNECTING and wasPending then
       lose(oneLine(tostring(reason or "could not connect")));
     elseif (state == STATE_AUTHENTICATING or state == STATE_CONNECTED) and socket ~= nil then
-      lose(oneLine(tostring(reason or "Connection closed")));
+      lose(whyOpenClosed(reason, code));
     elseif closedUnderUs and not wasPending then
       -- The socket a failed send dropped: this is why it closed.
       closedUnderUs = false;
-      lastError = oneLine(tostring(reason or "Connection closed"));
+      lastError = whyOpenClosed(reason, code);
     end
   end
 

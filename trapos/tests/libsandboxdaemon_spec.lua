@@ -486,6 +486,28 @@ describe("sandbox daemon", function()
       expect(world.timers[world.lastTimer]):eq(5.999);
     end);
 
+    it("says what broke an open connection CC closed by itself, not that nothing answers there", function()
+      local world = newWorld({ url = URL });
+      world.connect();
+      -- CC's word for a frame it refuses (text that is not UTF-8, a broken frame) or a reset
+      world.handle("websocket_closed", FULL_URL, "Could not connect", nil);
+      local status = world.daemon.status();
+      expect(status.state):eq("waiting");
+      expect(status.lastError):eq("the open connection broke (CC could not read from it): the gateway stopped or the"
+        .. " network dropped, or it sent a frame CC refuses (text that is not UTF-8, a broken frame)");
+      expect(require('/apis/libsandboxadvice').explain(status.lastError, FULL_URL)):eq(status.lastError);
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, "Message is too large", nil);
+      expect(world.daemon.status().lastError):eq("the gateway sent a frame over the 128 KiB CC takes (Message is too"
+        .. " large), and CC dropped the connection: is sandbox.url a trap-sandbox gateway, and up to date?");
+      -- The gateway's own close frame says what it says.
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, "Could not connect", 4000);
+      expect(world.daemon.status().lastError):eq("Could not connect");
+    end);
+
     it("reconnects when the gateway says nothing for livenessMs", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
