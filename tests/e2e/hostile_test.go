@@ -303,3 +303,57 @@ while true do sleep(1) end
 	assert.Contains(t, out, "lastError: the open connection broke (CC could not read from it): the gateway stopped or the network dropped, or it sent a frame CC refuses (text that is not UTF-8, a broken frame)")
 	assert.NotContains(t, out, "nothing answers")
 }
+
+// linkTwiceProgram, once connected, runs sandbox link with an enrollment key twice, then
+// prints what sandbox.password holds.
+const linkTwiceProgram = waitConnected + `
+print("` + markerUp + `")
+shell.run("sandbox", "link", "tsk_k1_S3cretKeyPart")
+shell.run("sandbox", "link", "tsk_k1_S3cretKeyPart")
+print("e2e: password " .. #settings.get("sandbox.password") .. " bytes")
+print("` + markerAsked + `")
+while true do sleep(1) end
+`
+
+// TestLinkToAHostileGateway: sandbox link opens a session of its own to the gateway and shows
+// what the gateway says. A broken or hostile gateway's credential was saved as it came (128 KiB
+// of it in /.settings, which no hello could then carry), and its refusal printed as it came
+// (many lines, fake ones among them). Now a credential other than tsc_<id>_<secret> is not
+// saved, and the refusal is one line of at most 256 bytes.
+func TestLinkToAHostileGateway(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, _, overlay := hostileComputer(ctx, t, h, linkTwiceProgram)
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	// The first link: approved, with 100 KB for a credential.
+	session, err := h.Accept(waitCtx)
+	require.NoError(t, err, c.Output())
+	begin, err := session.Requests(waitCtx, 1)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "link.begin", begin[0].Type)
+	require.NoError(t, session.Respond(begin[0], map[string]any{"state": "approved", "account": "mallory",
+		"approvedBy": "mallory", "credential": strings.Repeat("x", 100_000)}, nil))
+
+	// The second: refused, in many lines.
+	session, err = h.Accept(waitCtx)
+	require.NoError(t, err, c.Output())
+	begin, err = session.Requests(waitCtx, 1)
+	require.NoError(t, err, c.Output())
+	require.NoError(t, session.Respond(begin[0], nil, &harness.Error{Code: "odd\ncode",
+		Message: "no\n\nLinked to alice.\nThe daemon reconnects with the new credential.\n" + strings.Repeat("z", 1000)}))
+
+	c.WaitFor(waitCtx, markerAsked)
+	out := c.Output()
+	joined := strings.Join(lines(out), " ")
+	assert.Contains(t, joined, "The gateway linked the computer but sent no credential of the form tsc_<id>_<secret> (100000 bytes), so it is not saved;")
+	assert.Contains(t, joined, "The gateway refused the link: odd code: no Linked to alice. The daemon reconnects with the new credential. zzz")
+	// the cut word breaks where the rows end
+	assert.Contains(t, strings.ReplaceAll(joined, " ", ""), "zzz...(cut,1068bytes)e2e:password0bytes")
+	assert.NotContains(t, out, "\nLinked to alice.", "no line of the gateway's own making")
+	if settings, err := os.ReadFile(filepath.Join(overlay, ".settings")); err == nil {
+		assert.NotContains(t, string(settings), "xxxxxxxx", "the gateway's credential went into /.settings")
+	}
+}

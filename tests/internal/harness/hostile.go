@@ -137,11 +137,17 @@ func (s *GatewaySide) answerHello() error {
 	}
 	var p struct {
 		TraposID string `json:"traposId"`
+		Link     bool   `json:"link"`
 	}
 	_ = json.Unmarshal(hello.Payload, &p)
 	s.TraposID = p.TraposID
+	answer := map[string]any{"accountId": "local"}
+	if p.Link {
+		// A link session (sandbox link): its requests are the test's to answer.
+		answer = map[string]any{"accountId": "", "link": true}
+	}
 	return s.WriteJSON(map[string]any{"event": EventGatewayResponse, "traposReceiverId": p.TraposID,
-		"messageId": hello.MessageID, "type": TypeHello, "ok": true, "payload": map[string]any{"accountId": "local"}})
+		"messageId": hello.MessageID, "type": TypeHello, "ok": true, "payload": answer})
 }
 
 // read keeps the computer's answers and requests until the socket ends.
@@ -188,6 +194,18 @@ func (s *GatewaySide) Answers() []Frame {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Frame(nil), s.answers...)
+}
+
+// Respond answers the computer's request with payload (err nil) or err: a gateway_response.
+func (s *GatewaySide) Respond(request Frame, payload any, err *Error) error {
+	frame := map[string]any{"event": EventGatewayResponse, "traposReceiverId": s.TraposID,
+		"messageId": request.MessageID, "type": request.Type, "ok": err == nil}
+	if err == nil {
+		frame["payload"] = payload
+	} else {
+		frame["error"] = err
+	}
+	return s.WriteJSON(frame)
 }
 
 // Requests waits until at least n computer_requests (the computer's own: its programs'),
