@@ -47,7 +47,7 @@ type computerFlags struct {
 	ID           int      `help:"Computer id (os.getComputerID)." default:"0"`
 	Label        string   `help:"Computer label (os.getComputerLabel)."`
 	TimeScale    float64  `help:"Run the computer's clock this many times faster than real time (timers, os.clock, os.epoch)." default:"1"`
-	AllowPrivate bool     `help:"Allow http/websocket connections to loopback and private addresses (CC denies them by default with 'Domain not permitted')."`
+	AllowPrivate bool     `help:"Allow http/websocket connections to loopback and private addresses (CC denies them by default with 'Domain not permitted'); for every computer of a --world, as a server's setting."`
 	Basic        bool     `help:"Emulate a basic (non-colour) computer instead of an advanced one."`
 	Pocket       bool     `help:"A pocket computer (26x20 screen, the pocket API; advanced unless --basic): nothing beside it but its back upgrade (--attach back=modem, ender_modem or speaker)."`
 	Dir          string   `help:"The computer's own directory: its files and .settings are kept there across runs, as a real computer's are (default: a fresh temporary one)." type:"path" placeholder:"PATH"`

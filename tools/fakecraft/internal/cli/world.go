@@ -114,6 +114,9 @@ func (f *worldFlags) enter(opts machine.Options) (machine.Options, *worldRun, er
 			run.wg.Wait()
 			return fail(err)
 		}
+		// The server's http rules are every computer's: --allow-private lets the world's
+		// other computers reach a gateway on loopback too, as the one being run.
+		mopts.HTTP = opts.HTTP
 		if err := run.start(ctx, c.ID, mopts); err != nil {
 			cancel()
 			run.wg.Wait()

@@ -224,3 +224,33 @@ func TestREADMEWorldExample(t *testing.T) {
 	assert.Equal(t, ExitOK, code, errOut)
 	assert.Contains(t, out, "Position is 12,70,-3\n")
 }
+
+// TestAWorldsComputersAllowPrivateToo: --allow-private is the server's http rule, so the
+// world file's other computers reach a loopback address too (a world of TrapOS computers
+// linked to one gateway on 127.0.0.1); before, only the computer being run did, and the
+// others got "Domain not permitted". Computer 8 says what its check answered, then lights
+// the wire to the computer being run, which waits for it.
+func TestAWorldsComputersAllowPrivateToo(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "world.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{
+  "computers": [
+    { "id": 7, "files": { "wait.lua": "while not redstone.getInput('right') do os.pullEvent('redstone') end" } },
+    { "id": 8, "dir": "pc8", "files": { "startup.lua": "local ok, err = http.checkURL('http://127.0.0.1:4444/') local f = fs.open('/checked', 'w') f.write(tostring(ok) .. ' ' .. tostring(err)) f.close() redstone.setOutput('left', true)" } }
+  ],
+  "wires": [ { "a": { "computer": 7, "side": "right" }, "b": { "computer": 8, "side": "left" } } ]
+}`), 0o644))
+	root := repo(t, map[string]string{"trapos/.keep": ""})
+	for _, c := range []struct {
+		flags []string
+		want  string
+	}{{nil, "false Domain not permitted"}, {[]string{"--allow-private"}, "true nil"}} {
+		var out, errOut bytes.Buffer
+		args := append([]string{"run", "--root", root, "--bare", "--no-virtual-time", "--time-limit", "30s", "--id", "7", "--world", file}, c.flags...)
+		code := MainWithInput(append(args, "wait"), strings.NewReader(""), &out, &errOut)
+		require.Equal(t, ExitOK, code, errOut.String())
+		checked, err := os.ReadFile(filepath.Join(dir, "pc8", "checked"))
+		require.NoError(t, err)
+		assert.Equal(t, c.want, string(checked), "computer 8 with %v", c.flags)
+	}
+}
