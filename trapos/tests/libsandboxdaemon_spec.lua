@@ -337,6 +337,21 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().state):eq("authenticating");
     end);
 
+    it("takes the first answer to its hello and ignores another, whatever it says", function()
+      local world = newWorld({ url = URL });
+      world.daemon.start();
+      local socket = world.open();
+      world.answerHello(socket, true, nil, nil, "alice");
+      world.answerHello(socket, false, { code = "unauthorized", message = "no" });
+      world.answerHello(socket, true, nil, 1, "mallory");
+      local status = world.daemon.status();
+      expect(status.state):eq("connected");
+      expect(status.account):eq("alice");
+      expect(status.lastError):eq(nil);
+      expect(socket.closed):eq(0);
+      expect(world.timerOf(0.001)):eq(nil); -- no livenessMs of the third
+    end);
+
     it("sends an empty secret when sandbox.password is unset", function()
       local world = newWorld({ url = URL });
       world.daemon.start();
