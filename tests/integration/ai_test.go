@@ -403,7 +403,7 @@ func TestAgentTurnsStop(t *testing.T) {
 	f := a.request(t, ctx, "ai.ask", map[string]any{"prompt": "hello"})
 	require.NotNil(t, f.Error)
 	assert.Equal(t, "busy", f.Error.Code)
-	assert.Contains(t, f.Error.Message, `session "main"`)
+	assert.Equal(t, "the agent is busy here: wait or stop it (Q, Ctrl-T)", f.Error.Message)
 	// Another conversation of the same computer is not held up.
 	door := requireOK(t, a.request(t, ctx, "ai.ask", map[string]any{"prompt": "hello", "session": "door"}))
 	assert.Equal(t, "stop", last(a.follow(t, ctx, door["turnId"].(string), nil)).Reason)
