@@ -87,6 +87,9 @@ const (
 	// closingAbortWait bounds an abort sent while the gateway stops, so a stuck opencode holds
 	// the stop only so long.
 	closingAbortWait = 2 * time.Second
+	// orphanPoll is how often a turn found running on a conversation is asked whether it has
+	// stopped after its abort.
+	orphanPoll = 100 * time.Millisecond
 	// callTimeout bounds the short opencode calls (sessions, replies, MCP status).
 	callTimeout = 10 * time.Second
 	// idleWait bounds the wait for the stream to catch up with the sync reply.

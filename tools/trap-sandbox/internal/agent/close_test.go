@@ -38,3 +38,39 @@ func TestClosingTheGatewayAbortsItsTurnsOnOpencode(t *testing.T) {
 	}
 	assert.Positive(t, f.agent.Aborts())
 }
+
+// TestATurnLeftRunningOnOpencodeIsStoppedFirst: a gateway killed while a turn ran (kill -9,
+// a crash: it cannot abort) left the turn running in opencode, which does not stop a turn
+// whose client went away; the restarted gateway's next question on that conversation waited
+// behind it, and behind a permission ask nobody would answer until the question's deadline
+// (3 min), then showed the old turn's tool line. A gateway that finds a conversation with a
+// turn running now aborts that turn first. (A second module on the same directory stands for
+// the restarted gateway while the first, "killed", still holds its turn.)
+func TestATurnLeftRunningOnOpencodeIsStoppedFirst(t *testing.T) {
+	started := make(chan struct{})
+	f := startFakeAgentWith(t, func(tu *opencodefake.Turn) {
+		if tu.Prompt() == "think" {
+			close(started)
+			<-tu.Done() // until it is stopped
+			return
+		}
+		tu.Text("re: " + tu.Prompt())
+	})
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	killed := f.module(t)
+	_, err := killed.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "think"}))
+	require.NoError(t, err)
+	<-started
+
+	restarted := f.module(t)
+	answered := make(chan string, 1)
+	go func() { answered <- askQuietly(restarted, from, "hello") }()
+	select {
+	case reason := <-answered:
+		assert.Equal(t, ReasonStop, reason)
+	case <-time.After(10 * time.Second):
+		require.Fail(t, "the question waits behind the turn the killed gateway left running")
+	}
+	assert.Positive(t, f.agent.Aborts())
+	assert.Equal(t, []string{"trap-sandbox 5:desk main: think, hello"}, f.conversations())
+}

@@ -287,6 +287,19 @@ func (c *client) prompt(ctx context.Context, sessionID string, body promptBody) 
 	return &r, nil
 }
 
+// busy reports whether the session has a turn running in the directory's instance: GET
+// /session/status lists only the sessions that are not idle.
+func (c *client) busy(ctx context.Context, sessionID string) (bool, error) {
+	var status map[string]struct {
+		Type string `json:"type"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/session/status", nil, nil, &status); err != nil {
+		return false, err
+	}
+	st, listed := status[sessionID]
+	return listed && st.Type != "idle", nil
+}
+
 func (c *client) abort(ctx context.Context, sessionID string) error {
 	return c.call(ctx, http.MethodPost, "/session/"+url.PathEscape(sessionID)+"/abort", nil, nil, nil)
 }

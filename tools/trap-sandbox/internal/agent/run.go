@@ -322,11 +322,42 @@ func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
 		if found, err = s.oc.createSession(ctx, title, m.rules); err != nil {
 			return "", err
 		}
+	} else if err := m.stopOrphan(ctx, s, found.ID); err != nil {
+		return "", err
 	}
 	m.mu.Lock()
 	s.opencodeID = found.ID
 	m.mu.Unlock()
 	return found.ID, nil
+}
+
+// stopOrphan aborts a turn still running on a conversation this gateway finds (an earlier
+// gateway's, killed before it could abort it, or one the replica a computer left is still
+// stopping: opencode does not stop a turn whose client went away), and waits until opencode
+// has stopped it, at most abortWait. Otherwise the question waits behind it (behind a stalled
+// model, or a permission ask nobody answers, until the question's deadline) and shows its tool
+// lines.
+func (m *Module) stopOrphan(ctx context.Context, s *session, id string) error {
+	busy, err := s.oc.busy(ctx, id)
+	if err != nil || !busy {
+		return err
+	}
+	m.log.Info("agent: a turn this gateway did not start still ran on the conversation; aborting it", "traposId", s.key.traposID, "session", s.key.name)
+	if err := s.oc.abort(ctx, id); err != nil {
+		return err
+	}
+	until := time.Now().Add(abortWait)
+	for busy && time.Now().Before(until) {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(orphanPoll):
+		}
+		if busy, err = s.oc.busy(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // answerAsk answers one permission ask of a turn: once, only for a tool acting on the asking

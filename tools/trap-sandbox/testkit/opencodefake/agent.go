@@ -14,6 +14,7 @@ package opencodefake
 // provider that stalls; a second prompt on a busy session queued, not refused; session.idle
 // twice in a row after an error or an abort; an event stream that closes mid-turn (DropStreams);
 // GET /session/{id}/message (every step of a turn, where the sync reply has only the last);
+// GET /session/status (the sessions not idle);
 // POST /instance/dispose (the instance goes, its sessions stay; a turn running there is aborted).
 
 import (
@@ -208,6 +209,7 @@ func (s *Server) Agent(model Model, models ...string) *Agent {
 	s.Handle("GET /session/{id}/message", http.HandlerFunc(a.listMessages))
 	s.Handle("POST /session/{id}/prompt_async", http.HandlerFunc(a.promptAsync))
 	s.Handle("POST /session/{id}/abort", http.HandlerFunc(a.abortSession))
+	s.Handle("GET /session/status", http.HandlerFunc(a.sessionStatus))
 	s.Handle("GET /event", http.HandlerFunc(a.events))
 	s.Handle("GET /global/event", http.HandlerFunc(a.events))
 	s.Handle("GET /permission", http.HandlerFunc(a.listAsks))
@@ -558,6 +560,21 @@ func (a *Agent) deleteSession(w http.ResponseWriter, r *http.Request) {
 		a.mu.Unlock()
 		writeJSON(w, http.StatusOK, true)
 	}
+}
+
+// sessionStatus is GET /session/status in the request's directory, as opencode 1.18.33
+// answers it: only the sessions that are not idle, {"ses_…":{"type":"busy"}} ({} when all are).
+func (a *Agent) sessionStatus(w http.ResponseWriter, r *http.Request) {
+	in := a.instanceFor(r)
+	a.mu.Lock()
+	out := map[string]any{}
+	for id, s := range a.sessions {
+		if s.Directory == in.dir && s.busy != nil {
+			out[id] = map[string]string{"type": "busy"}
+		}
+	}
+	a.mu.Unlock()
+	writeJSON(w, http.StatusOK, out)
 }
 
 // abortSession answers true for any ses_ id, a session it does not know (or deleted) too, as

@@ -401,3 +401,37 @@ func TestMessagesListEveryStepOfATurn(t *testing.T) {
 	assert.Equal(t, "after error", parts[1].(map[string]any)["text"])
 	assert.Equal(t, all[2]["parts"].([]any)[1].(map[string]any)["id"], parts[1].(map[string]any)["id"], "with its parts' ids")
 }
+
+// TestSessionStatusListsTheBusySessions: GET /session/status lists only the directory's
+// sessions with a turn running ({} when all are idle), as opencode 1.18.33 does; a turn left
+// running by a client that went away is listed until it is aborted.
+func TestSessionStatusListsTheBusySessions(t *testing.T) {
+	oc := Start(t, Options{Password: password})
+	started := make(chan struct{})
+	oc.Agent(func(tu *Turn) {
+		close(started)
+		<-tu.Done()
+	}, "p/m")
+	c := agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	status, s := c.call(http.MethodPost, "/session", map[string]any{"title": "t"})
+	require.Equal(t, http.StatusOK, status)
+	id := s["id"].(string)
+	_, idle := c.call(http.MethodGet, "/session/status", nil)
+	assert.Empty(t, idle)
+
+	status, _ = c.call(http.MethodPost, "/session/"+id+"/prompt_async", map[string]any{"parts": []any{map[string]any{"type": "text", "text": "q"}},
+		"model": map[string]string{"providerID": "p", "modelID": "m"}})
+	require.Equal(t, http.StatusNoContent, status)
+	<-started
+	_, busy := c.call(http.MethodGet, "/session/status", nil)
+	assert.Equal(t, map[string]any{id: map[string]any{"type": "busy"}}, busy)
+	other := agentClient{t: t, url: oc.URL, dir: t.TempDir()}
+	_, elsewhere := other.call(http.MethodGet, "/session/status", nil)
+	assert.Empty(t, elsewhere, "another directory's sessions are not listed")
+
+	c.call(http.MethodPost, "/session/"+id+"/abort", nil)
+	require.Eventually(t, func() bool {
+		_, now := c.call(http.MethodGet, "/session/status", nil)
+		return len(now) == 0
+	}, 5*time.Second, 10*time.Millisecond, "idle once aborted")
+}
