@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/opencodefake"
 )
 
@@ -73,4 +75,24 @@ func TestATurnLeftRunningOnOpencodeIsStoppedFirst(t *testing.T) {
 	}
 	assert.Positive(t, f.agent.Aborts())
 	assert.Equal(t, []string{"trap-sandbox 5:desk main: think, hello"}, f.conversations())
+}
+
+// TestAnOpencodeThatCannotSayWhetherATurnRunsIsAskedAnyway: the check for a turn left running
+// is the gateway's best effort: an opencode that does not answer GET /session/status (here one
+// without the route, which answers with its web UI) gets the question all the same, and the
+// operator's log says the check failed.
+func TestAnOpencodeThatCannotSayWhetherATurnRunsIsAskedAnyway(t *testing.T) {
+	var logs testkit.SyncBuffer
+	m, err := New(Config{Model: "p/m", OpencodeURL: opencodefake.Start(t, opencodefake.Options{}).URL, Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp"},
+		slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	pl, err := m.placeOf(t.Context(), callerOf(from))
+	require.NoError(t, err)
+	m.mu.Lock()
+	s := m.sessionLocked(sessionKey{callerOf(from), DefaultSession}, pl)
+	m.mu.Unlock()
+	m.stopOrphan(t.Context(), s, "ses_1")
+	assert.Contains(t, logs.String(), `level=WARN msg="agent: could not learn whether a turn still runs on the conversation (if one does, the question waits for it)" traposId=5:desk session=main err=`)
 }

@@ -322,8 +322,8 @@ func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
 		if found, err = s.oc.createSession(ctx, title, m.rules); err != nil {
 			return "", err
 		}
-	} else if err := m.stopOrphan(ctx, s, found.ID); err != nil {
-		return "", err
+	} else {
+		m.stopOrphan(ctx, s, found.ID)
 	}
 	m.mu.Lock()
 	s.opencodeID = found.ID
@@ -336,28 +336,26 @@ func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
 // stopping: opencode does not stop a turn whose client went away), and waits until opencode
 // has stopped it, at most abortWait. Otherwise the question waits behind it (behind a stalled
 // model, or a permission ask nobody answers, until the question's deadline) and shows its tool
-// lines.
-func (m *Module) stopOrphan(ctx context.Context, s *session, id string) error {
+// lines. It does its best: an opencode that cannot say (a route it lacks) is asked anyway, and
+// the question says what else fails.
+func (m *Module) stopOrphan(ctx context.Context, s *session, id string) {
 	busy, err := s.oc.busy(ctx, id)
-	if err != nil || !busy {
-		return err
-	}
-	m.log.Info("agent: a turn this gateway did not start still ran on the conversation; aborting it", "traposId", s.key.traposID, "session", s.key.name)
-	if err := s.oc.abort(ctx, id); err != nil {
-		return err
+	if err == nil && busy {
+		m.log.Info("agent: a turn this gateway did not start still ran on the conversation; aborting it", "traposId", s.key.traposID, "session", s.key.name)
+		err = s.oc.abort(ctx, id)
 	}
 	until := time.Now().Add(abortWait)
-	for busy && time.Now().Before(until) {
+	for err == nil && busy && time.Now().Before(until) {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return
 		case <-time.After(orphanPoll):
 		}
-		if busy, err = s.oc.busy(ctx, id); err != nil {
-			return err
-		}
+		busy, err = s.oc.busy(ctx, id)
 	}
-	return nil
+	if err != nil {
+		m.log.Warn("agent: could not learn whether a turn still runs on the conversation (if one does, the question waits for it)", "traposId", s.key.traposID, "session", s.key.name, "err", firstLine(err.Error()))
+	}
 }
 
 // answerAsk answers one permission ask of a turn: once, only for a tool acting on the asking
