@@ -62,6 +62,10 @@ end
 local function newScreen(t)
   local width, height = t.getSize();
   local col = select(1, t.getCursorPos());
+  -- Whether the current line holds nothing but spaces (an indent) since it began: a word that
+  -- does not fit after an indent is cut there, not moved to a line of its own, which would
+  -- show code put to the player with a blank line and without its indent.
+  local indentOnly = col == 1;
   -- The word being received, in the pieces it came in, written once it is whole: joined
   -- once, not a byte at a time (a run of 100 KB without a space, a base64 blob, would cost
   -- CC seconds of copying and end the program with "Too long without yielding").
@@ -109,7 +113,7 @@ local function newScreen(t)
   local function beforeWrite()
     if status then
       erase(THINKING);
-      col, status = 1, false;
+      col, status, indentOnly = 1, false, true;
     end
     if scrolled >= height - 1 then
       pause();
@@ -124,7 +128,7 @@ local function newScreen(t)
     else
       t.setCursorPos(1, y + 1);
     end
-    col = 1;
+    col, indentOnly = 1, true;
     scrolled = scrolled + 1;
   end
 
@@ -132,6 +136,7 @@ local function newScreen(t)
     beforeWrite();
     t.write(text);
     col = col + #text;
+    indentOnly = indentOnly and not text:find("[^ ]");
   end
 
   -- Writes the whole word: on the next line when it does not fit on this one, cut at the
@@ -159,7 +164,7 @@ local function newScreen(t)
       word, wordFrom = {}, 1;
       return;
     end
-    if col > 1 and col - 1 + #whole - wordFrom + 1 > width then
+    if col > 1 and not indentOnly and col - 1 + #whole - wordFrom + 1 > width then
       newline();
     end
     while wordFrom <= #whole do
@@ -240,6 +245,7 @@ local function newScreen(t)
     local answer = read();
     inputting = "ending";
     col = select(1, t.getCursorPos());
+    indentOnly = col == 1;
     scrolled = 0;
     return answer or "";
   end
@@ -257,6 +263,7 @@ local function newScreen(t)
   -- The player just looked at the screen (typed a line): a new screenful begins.
   local function seen()
     col = select(1, t.getCursorPos());
+    indentOnly = col == 1;
     scrolled = 0;
   end
 

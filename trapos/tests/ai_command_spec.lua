@@ -412,6 +412,21 @@ describe("ai command", function()
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
     end);
 
+    it("keeps a run's indent on a pocket computer: a word too long after it is cut, not moved to a line of its own", function()
+      local full = "for i = 1, 3 do\n  redstone.setOutput(\"left\", true)\nend";
+      local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",
+        detail = "for i = 1, 3 do redstone.setOutput(\"left\", true) end", full = full };
+      local ok, err, rows = run({ "run it" }, {
+        width = 26,
+        typed = { "n" },
+        polls = { { run1 }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect({ rows[3], rows[4], rows[5], rows[6], rows[7] }):same({
+        "for i = 1, 3 do", "  redstone.setOutput(\"left", "\", true)", "end", "Allow? [y/N] n",
+      });
+    end);
+
     it("allows a change without asking when sandbox.ai_confirm is false", function()
       local ok, err, rows, record = run({ "write it" }, {
         width = 51,
