@@ -109,7 +109,7 @@ local function newClient(deps)
       return nil, { code = codec.ERR_BAD_PAYLOAD, message = "The question is empty" };
     elseif #prompt > MAX_PROMPT_BYTES then
       return nil, { code = codec.ERR_BAD_PAYLOAD, message = "The question is " .. #prompt
-        .. " bytes; the limit is " .. MAX_PROMPT_BYTES };
+        .. " bytes, over " .. MAX_PROMPT_BYTES .. ": shorten it" };
     end
     local screenTerm = deps.term or term;
     local payload = { prompt = prompt, session = opts.session or DEFAULT_SESSION };

@@ -80,7 +80,7 @@ describe("libsandboxai", function()
       expect(err):same({ code = "bad_payload", message = "The question is empty" });
       turnId, err = client.ask(string.rep("x", lib.MAX_PROMPT_BYTES + 1));
       expect(turnId):eq(nil);
-      expect(err):same({ code = "bad_payload", message = "The question is 4097 bytes; the limit is 4096" });
+      expect(err):same({ code = "bad_payload", message = "The question is 4097 bytes, over 4096: shorten it" });
       expect(#gw.requests):eq(0);
       expect(client.ask(string.rep("x", lib.MAX_PROMPT_BYTES))):eq("t1");
     end);
