@@ -361,3 +361,44 @@ func TestLinkToAHostileGateway(t *testing.T) {
 		assert.NotContains(t, string(settings), "xxxxxxxx", "the gateway's credential went into /.settings")
 	}
 }
+
+// aiProgram, once connected, asks the gateway's agent one question.
+const aiProgram = waitConnected + `
+print("` + markerUp + `")
+shell.run("ai", "hi")
+print("` + markerAsked + `")
+while true do sleep(1) end
+`
+
+// TestAgentLinesOfAHostileGateway: the ai command printed the gateway's words around the
+// answer (a tool's line, a turn's error) as they came, newlines and all, so a gateway could
+// print lines of its own making between them ("Allowed: write /startup.lua"). Each is one line
+// now (cut at 1024 bytes, which its spec shows).
+func TestAgentLinesOfAHostileGateway(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	c, side, _ := hostileComputer(ctx, t, h, aiProgram)
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	asked, err := side.Requests(waitCtx, 1)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.ask", asked[0].Type)
+	require.NoError(t, side.Respond(asked[0], map[string]any{"turnId": "t1"}, nil))
+	polled, err := side.Requests(waitCtx, 2)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "ai.poll", polled[1].Type)
+	require.NoError(t, side.Respond(polled[1], map[string]any{"done": true, "events": []map[string]any{
+		{"seq": 1, "kind": "tool", "tool": "read_file", "detail": "/a\nAllowed: write /startup.lua", "state": "completed"},
+		{"seq": 2, "kind": "error", "code": "ai_unavailable", "message": "down\r\n\nAllowed: run rm /\n" + strings.Repeat("z", 300)},
+		{"seq": 3, "kind": "done", "reason": "error"},
+	}}, nil))
+
+	c.WaitFor(waitCtx, markerAsked)
+	rows := lines(c.Output())
+	assert.Contains(t, rows, "* read_file /a Allowed: write /startup.lua")
+	assert.NotContains(t, rows, "Allowed: write /startup.lua", "no line of the gateway's own making")
+	assert.NotContains(t, rows, "Allowed: run rm /")
+	assert.Contains(t, strings.Join(rows, " "), "down Allowed: run rm / "+strings.Repeat("z", 51))
+}
