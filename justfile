@@ -16,8 +16,9 @@ sandbox-serve:
 # One computer runs both, so that what a trapos spec leaves behind (a program on the shell's stack of running
 # programs, which the ROM specs check) fails here; TestLuaSpecs runs them apart, a computer per directory.
 
-# Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft, on its virtual clock (`fakecraft test`'s default);
-# then trapos/'s again on a pocket computer (26x20), as TestLuaSpecs does
+# trapos/'s specs and fakecraft's ROM specs run on fakecraft's virtual clock (`fakecraft test`'s default), then trapos/'s
+# again on a pocket computer (26x20), as TestLuaSpecs does. (`just --list` shows only the line above a recipe.)
+# Run the Lua specs of trapos/ (and fakecraft's ROM specs) inside fakecraft, on a computer and on a pocket computer
 craftos-test:
     go run ./tools/fakecraft test trapos/tests tools/fakecraft/romfs/testdata/spec
     go run ./tools/fakecraft test --pocket trapos/tests
