@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path/filepath"
 
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -16,6 +17,9 @@ import (
 // notOurs is err, from opening or restricting path, with whose the file is when it is
 // another user's.
 func notOurs(path string, err error) error {
+	if readOnlyFS(err) {
+		return fmt.Errorf("%w: the data directory %s is on a file system mounted read-only, where SQLite cannot keep the store: give a --data-dir on a writable one, or mount it read-write", err, filepath.Dir(path))
+	}
 	if !errors.Is(err, fs.ErrPermission) {
 		return err
 	}
@@ -41,4 +45,24 @@ func unwritable(dir string, err error) string {
 		return fmt.Sprintf("the store or the data directory %s is not writable by %s: make them writable, or run trap-sandbox as their owner", dir, currentUser())
 	}
 	return ""
+}
+
+// Full reports whether err is the store refusing a write for want of room: SQLite's
+// SQLITE_FULL ("database or disk is full"), or the file system's ENOSPC.
+func Full(err error) bool {
+	var e interface{ Code() int }
+	if errors.As(err, &e) && e.Code()&0xff == sqlite3.SQLITE_FULL {
+		return true
+	}
+	return noSpace(err)
+}
+
+// FailedMessage is what the caller of a host API route reads when the store failed under
+// its call. The failure itself (which may name the host's paths) goes to the gateway's log;
+// the caller reads what happened in words it can act on, and whose fix it is.
+func FailedMessage(err error) string {
+	if Full(err) {
+		return "the gateway could not write its account store: its disk is full; ask the gateway's operator to make room (its log names the store), then try again"
+	}
+	return "the gateway's account store failed; try again, and if it fails again, ask the gateway's operator (its log says why)"
 }

@@ -6,3 +6,7 @@ package account
 func fileOwner(string) string { return "" }
 
 func currentUser() string { return "this user" }
+
+func readOnlyFS(error) bool { return false }
+
+func noSpace(error) bool { return false }

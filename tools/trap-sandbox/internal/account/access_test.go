@@ -62,3 +62,34 @@ func TestAReadOnlyDataDirectoryIsNamed(t *testing.T) {
 	assert.Empty(t, unwritable("/srv/ts", sqliteError(11)))
 	assert.Empty(t, unwritable("/srv/ts", errors.New("not SQLite's")))
 }
+
+// TestAReadOnlyFileSystemIsNamed: a data directory on a file system mounted read-only was
+// refused in the file system's words alone ("restrict …: chmod …: read-only file system"),
+// naming no fix; it names the directory and what to do.
+func TestAReadOnlyFileSystemIsNamed(t *testing.T) {
+	path := "/srv/ts/" + DBFile
+	refused := fmt.Errorf("restrict %s: %w", path, &fs.PathError{Op: "chmod", Path: path, Err: syscall.EROFS})
+	err := notOurs(path, refused)
+	assert.ErrorIs(t, err, syscall.EROFS)
+	assert.Equal(t, refused.Error()+": the data directory /srv/ts is on a file system mounted read-only, where SQLite cannot keep the store: give a --data-dir on a writable one, or mount it read-write", err.Error())
+}
+
+// TestAFullStoreIsSaidToTheCaller: a write the store refused for want of room (SQLite's
+// SQLITE_FULL, or ENOSPC) was answered "the account store failed; try again", which trying
+// again never fixes: the caller reads that the disk is full and whose fix it is. Any other
+// failure says to try again, then to ask the operator, whose log says why.
+func TestAFullStoreIsSaidToTheCaller(t *testing.T) {
+	full := "the gateway could not write its account store: its disk is full; ask the gateway's operator to make room (its log names the store), then try again"
+	for _, err := range []error{
+		fmt.Errorf("add token: %w", sqliteError(13)),
+		fmt.Errorf("revoke credential %q: %w", "x", sqliteError(13|(1<<8))), // an extended code of SQLITE_FULL
+		&fs.PathError{Op: "write", Path: "/srv/ts/accounts.db-wal", Err: syscall.ENOSPC},
+	} {
+		assert.True(t, Full(err), "%v", err)
+		assert.Equal(t, full, FailedMessage(err), "%v", err)
+	}
+	for _, err := range []error{errors.New("disk on fire"), fmt.Errorf("add token: %w", sqliteError(5))} {
+		assert.False(t, Full(err), "%v", err)
+		assert.Equal(t, "the gateway's account store failed; try again, and if it fails again, ask the gateway's operator (its log says why)", FailedMessage(err))
+	}
+}

@@ -3,6 +3,7 @@
 package account
 
 import (
+	"errors"
 	"os"
 	"os/user"
 	"strconv"
@@ -32,3 +33,9 @@ func userName(uid string) string {
 	}
 	return "uid " + uid
 }
+
+// readOnlyFS reports whether err is the file system being mounted read-only (EROFS).
+func readOnlyFS(err error) bool { return errors.Is(err, syscall.EROFS) }
+
+// noSpace reports whether err is the file system out of room (ENOSPC).
+func noSpace(err error) bool { return errors.Is(err, syscall.ENOSPC) }

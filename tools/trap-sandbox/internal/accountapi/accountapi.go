@@ -213,7 +213,7 @@ func (m *Module) writeError(w http.ResponseWriter, err error) {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, err.Error())
 	default:
 		m.log.Error("account API: the account store failed", "err", err)
-		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "the account store failed; try again")
+		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, account.FailedMessage(err))
 	}
 }
 

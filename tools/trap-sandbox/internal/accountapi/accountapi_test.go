@@ -3,12 +3,16 @@ package accountapi_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -59,8 +63,14 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureOn(t, account.NewMemory())
+}
+
+// newFixtureOn is newFixture on store.
+func newFixtureOn(t *testing.T, store account.Store) *fixture {
+	t.Helper()
 	clk := clock.NewFake(time.Date(2026, 12, 2, 1, 0, 0, 0, time.UTC))
-	f := &fixture{accounts: account.New(account.NewMemory(), clk), clk: clk, token: map[string]account.NewAccount{},
+	f := &fixture{accounts: account.New(store, clk), clk: clk, token: map[string]account.NewAccount{},
 		cred: map[string]account.NewCredential{}, revoked: make(chan string, 16), removed: make(chan []string, 4), log: &syncBuffer{}, metrics: prometheus.NewRegistry()}
 	op := f.accounts.Manage(account.OperatorCaller)
 	for _, id := range []string{"root", "alice", "bob"} {
@@ -505,4 +515,49 @@ func TestChangesAreLoggedWithoutTheirSecrets(t *testing.T) {
 	for _, secret := range []string{n.Secret, tok.Secret, forever.Secret, cred.Secret, f.token["root"].Secret, apiToken} {
 		assert.NotContains(t, logs, secret)
 	}
+}
+
+// fullStore is a memory store on a disk that filled up once full is set: it reads, but
+// refuses to add a token or revoke a credential, as SQLite on a full disk does.
+type fullStore struct {
+	*account.Memory
+	full atomic.Bool
+}
+
+func (s *fullStore) refusal() error {
+	return &fs.PathError{Op: "write", Path: "/srv/ts/accounts.db-wal", Err: syscall.ENOSPC}
+}
+
+func (s *fullStore) CreateToken(ctx context.Context, tok account.Token) error {
+	if s.full.Load() {
+		return fmt.Errorf("add token: %w", s.refusal())
+	}
+	return s.Memory.CreateToken(ctx, tok)
+}
+
+func (s *fullStore) RevokeCredential(ctx context.Context, selector string, at time.Time) (account.Credential, error) {
+	if s.full.Load() {
+		return account.Credential{}, fmt.Errorf("revoke credential %q: %w", selector, s.refusal())
+	}
+	return s.Memory.RevokeCredential(ctx, selector, at)
+}
+
+// TestAFullDiskIsSaidToTheCaller: a change the store cannot write for want of room (a full
+// disk) answered "the account store failed; try again", which trying again never fixes, and
+// the player holding a user's token could not tell the operator what to do. The answer says
+// the disk is full and whose fix that is; the gateway's log has the store's own words.
+func TestAFullDiskIsSaidToTheCaller(t *testing.T) {
+	store := &fullStore{Memory: account.NewMemory()}
+	f := newFixtureOn(t, store)
+	store.full.Store(true)
+	alice := f.client(f.token["alice"].Secret)
+	_, errAdd := alice.AddToken(t.Context(), "", "laptop", 0)
+	_, errRevoke := alice.RevokeCredential(t.Context(), f.cred["alice"].Credential.Selector)
+	for _, err := range []error{errAdd, errRevoke} {
+		var e *accountapi.Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, http.StatusInternalServerError, e.Status)
+		assert.Equal(t, "the gateway could not write its account store: its disk is full; ask the gateway's operator to make room (its log names the store), then try again", err.Error())
+	}
+	assert.Contains(t, f.log.String(), "accounts.db-wal: no space left on device", "the log has the store's own words")
 }

@@ -81,7 +81,7 @@ func (g *Gateway) serveRevoke(w http.ResponseWriter, r *http.Request) {
 		server.WriteError(w, http.StatusForbidden, pe.Code, pe.Message)
 	default:
 		g.log.Error("revoke: the account store failed", "err", err)
-		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "the account store failed; try again")
+		server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, account.FailedMessage(err))
 	}
 }
 

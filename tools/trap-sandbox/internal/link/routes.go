@@ -53,7 +53,7 @@ func (m *Module) writeErr(w http.ResponseWriter, status int, err error) {
 		return
 	}
 	m.log.Error("the account store failed", "err", err)
-	server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, "the account store failed; try again")
+	server.WriteError(w, http.StatusInternalServerError, protocol.CodeInternal, account.FailedMessage(err))
 }
 
 // maxBodyBytes bounds a link route's JSON body.
