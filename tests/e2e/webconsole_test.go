@@ -831,3 +831,64 @@ func TestTheWebConsoleTellsLookAlikeComputersApart(t *testing.T) {
 		t.Fatal("no computer was asked for its screen")
 	}
 }
+
+// TestTheWebConsoleFollowsARelabelledComputer: a computer relabelled in game (label set) while
+// its screen is viewed says bye, relabelled, and hello under its new traposId; the view follows
+// it there instead of waiting for the old name to come back.
+func TestTheWebConsoleFollowsARelabelledComputer(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	// dial says hello as id and answers the first screen.watch with one frame; it closes
+	// watched once that is written (nothing more is written by it after that).
+	dial := func(id string, watched chan struct{}) *harness.Computer {
+		c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword})
+		require.NoError(t, err)
+		require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+		go func() {
+			for {
+				f, err := c.Next(ctx)
+				if err != nil {
+					return
+				}
+				if f.Event != harness.EventGatewayRequest || f.Type != "screen.watch" || watched == nil {
+					continue
+				}
+				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
+					"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"watchId": 1}})
+				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": id,
+					"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
+						"watchId": 1, "seq": 1, "width": 3, "height": 1, "colour": true,
+						"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
+						"rows":    map[string]any{"1": map[string]any{"text": id[2:5], "fg": "000", "bg": "fff"}},
+						"palette": []string{"#f0f0f0"}, "fg": 1, "bg": 32768}})
+				close(watched)
+				watched = nil
+			}
+		}()
+		return c
+	}
+	oldWatched := make(chan struct{})
+	old := dial("7:old", oldWatched)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aold")))
+	<-oldWatched
+	until(t, "the old name's screen", `document.getElementById("status").textContent === "Live"`)
+
+	// The daemon's relabel: bye on the old socket, dropped at once, and hello under the new name.
+	require.NoError(t, old.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": "7:old",
+		"messageId": harness.NewMessageID(), "type": "bye", "payload": map[string]any{"reason": "relabelled", "traposId": "7:new"}}))
+	require.NoError(t, old.Close())
+	until(t, "the relabel said", `document.getElementById("status").textContent.includes("was relabelled: it is 7:new now")`)
+	newWatched := make(chan struct{})
+	dial("7:new", newWatched)
+	select {
+	case <-newWatched:
+	case <-ctx.Done():
+		t.Fatal("the view did not follow the computer to its new name")
+	}
+	until(t, "the new name's view", `document.getElementById("viewer-id").textContent === "7:new" && location.hash === "#/computer/7%3Anew"`)
+}

@@ -65,6 +65,7 @@ func (s *Session) handleBye(f *protocol.Frame) {
 	if to != "" {
 		cause = &relabelled{to: to, pe: protocol.Errorf(protocol.CodeNotConnected,
 			"computer %s was relabelled: it is %s now; ask it by that id", from, to)}
+		cause.pe.RelabelledTo = to
 	} else {
 		cause = &relabelled{pe: protocol.Errorf(protocol.CodeNotConnected,
 			"computer %s was relabelled: it says hello under its new label (trap-sandbox computers lists it)", from)}

@@ -34,6 +34,7 @@ func TestAByeRelabelledClosesTheSocketWith1000(t *testing.T) {
 	require.True(t, errors.As(r.err, &pe), "%v", r.err)
 	assert.Equal(t, protocol.CodeNotConnected, pe.Code)
 	assert.Equal(t, "computer 7:old was relabelled: it is 7:new now; ask it by that id", pe.Message)
+	assert.Equal(t, "7:new", pe.RelabelledTo, "for a view that follows it")
 	// The socket's cause, which a screen watched under the old id ends with (screen.computerGone).
 	cause, ok := errors.AsType[*protocol.Error](context.Cause(session.ctx))
 	require.True(t, ok, "%v", context.Cause(session.ctx))

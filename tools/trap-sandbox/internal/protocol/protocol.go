@@ -134,6 +134,10 @@ type Error struct {
 	// traposId does not say which computer is meant, and asking again will not either. Never
 	// in a frame (EncodeFrame writes the code and the message).
 	Accounts []string `json:"accounts,omitempty"`
+	// RelabelledTo, on a not_connected of a computer that was relabelled (its bye, see
+	// docs/protocol.md), is its new traposId, so that a host view can follow it (the web
+	// console's does). Never in a frame.
+	RelabelledTo string `json:"relabelledTo,omitempty"`
 	// RetryAfter, on a busy answer a host-side client read from the host API, is the wait its
 	// Retry-After header asks for before the next try (0: it named none in whole seconds).
 	// Not on the wire: the host API says it in the header (docs/http-api.md).
@@ -146,7 +150,7 @@ func (e *Error) Error() string {
 }
 
 // WithMessage is e with its message replaced (a caller adding what it knows): the same code,
-// and the same marks of who answered (ByComputer, Attributed, Accounts).
+// and the same marks of who answered (ByComputer, Attributed, Accounts, RelabelledTo).
 func (e *Error) WithMessage(message string) *Error {
 	c := *e
 	c.Message = message

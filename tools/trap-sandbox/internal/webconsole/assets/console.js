@@ -272,13 +272,35 @@ async function follow(v) {
       again = retryMs;
     }
     if (again === false || signal.aborted) return;
+    if (typeof again === "string") { followRelabel(v, again); return; }
     await new Promise((resolve) => setTimeout(resolve, again));
+  }
+}
+
+// followRelabel opens the computer that view v's computer became when it was relabelled (its
+// stream ended with the new traposId, relabelledTo): as the list shows it (its shown form,
+// which the API takes back), once its hello under the new name is in the list.
+async function followRelabel(v, to) {
+  const signal = v.abort.signal;
+  while (!signal.aborted) {
+    try {
+      const res = await api("/trapos/computers", { signal });
+      const c = res.ok && (await res.json()).find((c) => c.traposId === to);
+      if (c) {
+        if (!signal.aborted) location.hash = "#/computer/" + encodeURIComponent(c.shown || c.traposId);
+        return;
+      }
+    } catch (e) {
+      if (e.name === "AbortError" || e.message === "unauthorized") return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, retryMs));
   }
 }
 
 // watch streams the computer's screen into the view until the stream ends; it reports when to
 // watch again, in ms (retryMs: the computer or the gateway went away; a busy computer, whose
-// host's other requests fill it for the moment: 429's Retry-After), or false, and says why in
+// host's other requests fill it for the moment: 429's Retry-After), the computer's new
+// traposId when it was relabelled (followRelabel), or false, and says why in
 // the status. 501 is
 // neither: the computer is there but its client has no screen (older than it), which the
 // message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
@@ -334,6 +356,10 @@ async function frames(body, sent) {
         if (error.code === "unauthorized") { // the token was revoked or expired meanwhile
           refused(sent, error.message);
           return false;
+        }
+        if (error.relabelledTo) { // the computer is back under its new name: the view follows it
+          status(error.code + ": " + error.message);
+          return error.relabelledTo;
         }
         status(error.code + ": " + error.message + waiting);
         return retryMs;
