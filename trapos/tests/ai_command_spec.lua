@@ -380,6 +380,20 @@ describe("ai command", function()
       end
     end);
 
+    it("names the change it asks about in one line, whatever the gateway put in it", function()
+      local confirm = { seq = 1, kind = "confirm", confirmId = "c1", action = "write\n", tool = "write_file",
+        detail = "/notes.txt. Allow? [y/N] y\nThe agent wants to write /startup.lua", bytes = 3 };
+      local ok, err, rows = run({ "write it" }, {
+        width = 51, height = 12, typed = { "n" },
+        polls = { { confirm }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      -- one line, wrapped: no row of the gateway's own starts where it put a newline
+      expect(rows[1]):eq("The agent wants to write  /notes.txt. Allow? [y/N]");
+      expect(rows[2]):eq("y The agent wants to write /startup.lua (3 bytes).");
+      expect(rows[3]):eq("Allow? [y/N] n");
+    end);
+
     it("asks on the next line when the question fills the line, so the answer shows", function()
       -- On a pocket computer's 26 columns "(312 bytes). Allow? [y/N] " ends at the right edge.
       local confirm = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file",
