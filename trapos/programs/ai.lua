@@ -350,7 +350,7 @@ local function doneLine(result)
   elseif result.reason == libsandbox.DONE_ABORTED then
     return "The turn was aborted.";
   elseif result.reason == libsandbox.DONE_DEADLINE then
-    return "The agent took too long; the gateway stopped the turn.";
+    return "The agent took too long: ask again later";
   elseif result.reason == libsandbox.DONE_DISCONNECTED then
     return "The turn ended: this computer lost the gateway.";
   elseif result.reason == libsandbox.DONE_ERROR then

@@ -605,7 +605,7 @@ describe("ai command", function()
     it("says why a turn ended without an error event", function()
       local ok, err, rows = run({ "hi" }, { width = 51, polls = { { done(1, "deadline") } } });
       expectFailedTurn(ok, err);
-      expect(rows[1]):eq("The agent took too long; the gateway stopped the");
+      expect(rows[1]):eq("The agent took too long: ask again later");
     end);
   end);
 

@@ -100,6 +100,18 @@ func newTestTurn() *turn {
 	return newTurn("turn_t", callerKey{"local", "5:desk", 0}, &session{}, context.Background())
 }
 
+// TestTheDeadlineLineFitsALine: the line a player reads when a turn passes its deadline is
+// one line of a computer naming the fix (The agent did not finish within 3m0s; the turn was
+// stopped. took 59 columns and named none).
+func TestTheDeadlineLineFitsALine(t *testing.T) {
+	tu := newTestTurn()
+	tu.m = &Module{cfg: Config{TurnDeadline: DefaultTurnDeadline}}
+	end := stopped(tu, errDeadline)
+	require.NotNil(t, end.event)
+	assert.Equal(t, "The agent did not finish in 3m0s: ask again later", end.event.Message)
+	fitsALine(t, end.event.Message)
+}
+
 // TestPlayerReasonDropsOpencodesRejectWords: opencode 1.18.33 writes a rejected call's error
 // as its own words, then the gateway's message; the player reads the message only.
 func TestPlayerReasonDropsOpencodesRejectWords(t *testing.T) {

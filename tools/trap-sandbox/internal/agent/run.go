@@ -190,7 +190,7 @@ func stopped(t *turn, cause error) ending {
 		return ending{reason: ReasonDisconnected}
 	case errors.Is(cause, errDeadline):
 		return ending{reason: ReasonDeadline, event: &Event{Kind: KindError, Code: string(protocol.CodeTimeout),
-			Message: fmt.Sprintf("The agent did not finish within %s; the turn was stopped.", t.m.cfg.TurnDeadline)}}
+			Message: fmt.Sprintf("The agent did not finish in %s: ask again later", t.m.cfg.TurnDeadline)}}
 	}
 	return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable), Message: "The gateway is shutting down; ask again later."}}
 }
