@@ -8,6 +8,7 @@ import (
 
 	"trap-sandbox/internal/account"
 	hostcomputer "trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
 )
 
 // This replica's side of the Cluster seam (registry.go): what the other replicas ask of it,
@@ -114,12 +115,20 @@ func (g *Gateway) revokeCredentials(selectors []string) bool {
 	}
 	closed := false
 	for _, s := range g.registry.Sessions() {
-		if revoked[s.Credential()] && s.closeByGateway(CloseRevoked, "revoked") {
+		if revoked[s.Credential()] && s.beginClose(CloseRevoked, "revoked", true, revokedCause(s.Key().TraposID)) {
 			s.log().Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
 			closed = true
 		}
 	}
 	return closed
+}
+
+// revokedCause is why a computer cut off for its revoked credential went, for those who were
+// asking it or watching its screen (a web console would otherwise say it "disconnected" and
+// wait for it to come back, which it does not do by itself).
+func revokedCause(traposID string) error {
+	return protocol.Errorf(protocol.CodeNotConnected,
+		"computer %s was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential", traposID)
 }
 
 // CredentialRevoked closes the credential's socket wherever it is: here (RevokeCredential),
