@@ -52,6 +52,9 @@ func TestServedTypeOfAProgramThatEndedWhileTheDaemonWasStopped(t *testing.T) {
 
 	c.QueueString("trapos_sandbox_stop")
 	c.WaitFor(ctx, "e2e: connected again")
+	// The stop said bye: the gateway closed the socket, and says why, not an abnormal 1006.
+	require.NoError(t, g.WaitLog(ctx, "traposId="+serveTraposID+" code=1000 byGateway=true reason=stopped"), g.Log())
+	assert.NotContains(t, g.Log(), "code=1006")
 
 	// The daemon's sweep answers it within a lease (2.5 s of the computer's time); the request
 	// may wait up to the limit, so a busy machine's slower computer does not time it out.

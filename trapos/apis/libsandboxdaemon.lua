@@ -29,9 +29,10 @@ local CONNECT_WAIT = 35;
 -- the traposId (id:label) is fixed per hello, so a renamed computer reconnects under its new
 -- name within this time.
 local LABEL_CHECK_INTERVAL = 15;
--- bye's reason for a label change (docs/protocol.md): the gateway closes the old socket with
--- 1000 "relabelled" and its log names the new traposId.
-local BYE_RELABELLED = "relabelled";
+-- bye's reasons (docs/protocol.md): the gateway closes the socket with 1000 and the reason, and
+-- its log says it. A label change (its log names the new traposId), `sandbox stop`, and a
+-- reconnect the player asked for (`sandbox reconnect`, a changed URL or password).
+local BYE_RELABELLED, BYE_STOPPED, BYE_RECONNECTING = "relabelled", "stopped", "reconnecting";
 -- CC's event queue holds at most this many events and drops the rest. A marker the daemon
 -- queues is therefore seen within this many events, or was dropped.
 local EVENT_QUEUE_LIMIT = 256;
@@ -715,6 +716,7 @@ local function newDaemon(deps)
 
   local function stop()
     requests.stop();
+    sayBye(BYE_STOPPED, {});
     closeSocket();
     endAttempt();
     cancelReconnect();
@@ -741,10 +743,14 @@ local function newDaemon(deps)
     end,
     setting_changed = function(name)
       if name == SETTING_URL or name == SETTING_PASSWORD then
+        sayBye(BYE_RECONNECTING, {});
         restart();
       end
     end,
-    [EVENT_RECONNECT] = restart,
+    [EVENT_RECONNECT] = function()
+      sayBye(BYE_RECONNECTING, {});
+      restart();
+    end,
     [EVENT_STOP] = stop,
     [EVENT_SEND] = onSend,
     [EVENT_STATUS_REQUEST] = function(replyId)

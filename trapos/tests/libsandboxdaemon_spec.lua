@@ -303,6 +303,34 @@ describe("sandbox daemon", function()
       expect(#world.connects):eq(3);
     end);
 
+    it("says bye, stopped or reconnecting, before sandbox stop, sandbox reconnect or a new URL closes its socket", function()
+      for _, case in ipairs({
+        { reason = "stopped", act = function(world) world.handle("trapos_sandbox_stop"); end },
+        { reason = "reconnecting", act = function(world) world.handle("trapos_sandbox_reconnect"); end },
+        { reason = "reconnecting", act = function(world)
+          world.values["sandbox.password"] = "new";
+          world.handle("setting_changed", "sandbox.password");
+        end },
+      }) do
+        local world = newWorld({ url = URL, label = "old" });
+        local socket = world.connect();
+        case.act(world);
+        expect(socket.closed):eq(1);
+        expect(socket.sentBeforeClose):eq(#socket.sent);
+        local bye = socket.frame();
+        expect(bye.type):eq("bye");
+        expect(bye.traposSenderId):eq("7:old");
+        expect(bye.payload.reason):eq(case.reason);
+        expect(bye.payload.traposId):eq(nil);
+      end
+      -- Not connected yet: no socket to say it on.
+      local world = newWorld({ url = URL, label = "old" });
+      world.daemon.start();
+      local socket = world.open(); -- hello sent, not answered
+      world.handle("trapos_sandbox_stop");
+      expect(#socket.sent):eq(1);
+    end);
+
     it("says no bye on a socket that closed under it: it only reconnects", function()
       local world = newWorld({ url = URL, label = "old" });
       local old = world.connect();
@@ -817,7 +845,8 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().state):eq("stopped");
       expect(socket.closed):eq(1);
       expect(world.handle("go")):eq(true);
-      expect(#socket.sent):eq(1);
+      expect(#socket.sent):eq(2); -- the hello and the bye: no answer after the stop
+      expect(socket.frame().type):eq("bye");
     end);
 
     it("drops an answer whose connection is gone", function()

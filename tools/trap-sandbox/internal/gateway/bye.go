@@ -15,11 +15,28 @@ import (
 // instead of the abnormal 1006 a bare close() leaves.
 const TypeBye = protocol.TypeBye
 
-// ByeRelabelled is bye's reason when the computer's label changed: it says hello again, on a
-// new socket, with its new traposId (payload.traposId).
-const ByeRelabelled = "relabelled"
+// bye's reasons: the close frame's reason and the log line's say them.
+const (
+	// ByeRelabelled: the computer's label changed; it says hello again, on a new socket, with
+	// its new traposId (payload.traposId).
+	ByeRelabelled = "relabelled"
+	// ByeStopped: its player stopped the daemon (sandbox stop); nothing reconnects until
+	// sandbox reconnect.
+	ByeStopped = "stopped"
+	// ByeReconnecting: its player asked for a new connection (sandbox reconnect, a changed
+	// sandbox.url or sandbox.password); it says hello again at once, on a new socket.
+	ByeReconnecting = "reconnecting"
+)
 
-// CloseBye: the computer said bye; the reason is ByeRelabelled, or "bye" for any other.
+// byeMessages are what the host's requests waiting on a socket that said bye fail with, and a
+// screen watched on it ends with, by reason (ByeRelabelled has its own, naming the new id).
+var byeMessages = map[string]string{
+	ByeStopped:      "computer %s was stopped by its player (sandbox stop; sandbox reconnect on it starts it again)",
+	ByeReconnecting: "computer %s is reconnecting (sandbox reconnect, or a changed setting on it): ask it again in a moment",
+}
+
+// CloseBye: the computer said bye; the reason is bye's own when the gateway knows it, else
+// "bye".
 const CloseBye = CloseChecked // 1000
 
 // byeReasonOther is the close reason of a bye whose reason the gateway does not know: a
@@ -51,6 +68,10 @@ func (s *Session) handleBye(f *protocol.Frame) {
 	_ = json.Unmarshal(f.Payload, &p) // the payload is always an object; bad fields stay empty
 	from := s.Key().TraposID
 	s.reply(*f, nil, nil)
+	if msg, ok := byeMessages[p.Reason]; ok {
+		s.beginClose(CloseBye, p.Reason, true, protocol.Errorf(protocol.CodeNotConnected, msg, from))
+		return
+	}
 	if p.Reason != ByeRelabelled {
 		s.beginClose(CloseBye, byeReasonOther, true, nil)
 		return

@@ -108,3 +108,30 @@ func TestAByeBeforeHelloIsRefused(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotAuthenticated, answer.Error.Code)
 	assert.True(t, c.hello("").OK, "the socket is still open")
 }
+
+// A player's sandbox stop and sandbox reconnect say bye too: the log names them, and a request
+// waiting on the socket hears why it ended.
+func TestAByeForStopOrReconnectNamesIt(t *testing.T) {
+	for reason, message := range map[string]string{
+		ByeStopped:      "computer 7:old was stopped by its player (sandbox stop; sandbox reconnect on it starts it again)",
+		ByeReconnecting: "computer 7:old is reconnecting (sandbox reconnect, or a changed setting on it): ask it again in a moment",
+	} {
+		t.Run(reason, func(t *testing.T) {
+			h := newHarness(t, Config{}, nil)
+			c := h.connect(t, "7:old", "")
+			waiting := asyncRequest(h.gw, context.Background(), "7:old", TypePing, nil)
+			require.Equal(t, TypePing, c.read().Type)
+			c.request("bye-1", TypeBye, map[string]any{"reason": reason})
+			assert.True(t, c.read().OK)
+			c.expectClose(CloseBye, reason)
+			r := awaitResult(t, waiting)
+			var pe *protocol.Error
+			require.True(t, errors.As(r.err, &pe), "%v", r.err)
+			assert.Equal(t, message, pe.Message)
+			assert.Empty(t, pe.RelabelledTo)
+			require.Eventually(t, func() bool {
+				return strings.Contains(h.logs.String(), "traposId=7:old code=1000 byGateway=true reason="+reason+"\n")
+			}, waitLimit, testkit.Poll, "the disconnect line")
+		})
+	}
+}
