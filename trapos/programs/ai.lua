@@ -288,7 +288,7 @@ local function unavailableLine(message)
 end
 
 -- The gateway's message as a sentence on the screen: its messages begin in lower case, as
--- errors do on the host ("the gateway's agent is off: ...").
+-- errors do on the host ("the agent is off: ...").
 local function sentence(message)
   return message:sub(1, 1):upper() .. message:sub(2);
 end
@@ -306,7 +306,7 @@ local function explain(err)
   elseif code == libsandbox.ERR_TIMEOUT then
     return "The gateway did not answer in time. Run: sandbox health";
   elseif code == libsandbox.ERR_AI_DISABLED then
-    return message and sentence(message) or "The gateway's agent is off: its operator must set --ai-model (SANDBOX_AI_MODEL)";
+    return message and sentence(message) or "The agent is off: its operator must set --ai-model";
   elseif code == libsandbox.ERR_AI_UNAVAILABLE then
     return unavailableLine(message);
   elseif code == libsandbox.ERR_BUSY then

@@ -612,14 +612,16 @@ describe("ai command", function()
   describe("errors", function()
     local cases = {
       -- the gateway's own words (internal/agent), which begin in lower case as its errors do
-      { "ai_disabled", { code = "ai_disabled", message = "the gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
-        "The gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
+      { "ai_disabled", { code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" },
+        "The agent is off: its operator must set --ai-model" },
       { "ai_unavailable", { code = "ai_unavailable", message = "the agent is unavailable: opencode at http://127.0.0.1:4096: connection refused" },
         "The agent is unavailable: opencode at http://127.0.0.1:4096: connection refused. Run: sandbox health" },
       { "ai_unavailable without the gateway's prefix", { code = "ai_unavailable", message = "opencode does not answer" },
         "The agent is unavailable: opencode does not answer. Run: sandbox health" },
       { "busy", { code = "busy", message = "a turn is running on session main; try again when it ends" },
         "A turn is running on session main; try again when it ends" },
+      { "ai_disabled without the gateway's words", { code = "ai_disabled", message = "" },
+        "The agent is off: its operator must set --ai-model" },
       { "busy without the gateway's words", { code = "busy", message = "" },
         "The agent is busy here: wait or stop it (Q, Ctrl-T)" },
       { "not connected", { code = "not_connected", message = "the gateway is unreachable" },
@@ -768,8 +770,8 @@ describe("ai command", function()
         -- The daemon lost the gateway: the prompt opened, and its first question said so.
         { { code = "not_connected", message = "Could not connect" },
           "Not connected to the gateway: Could not connect. Run: sandbox status" },
-        { { code = "ai_disabled", message = "the gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
-          "The gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md" },
+        { { code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" },
+          "The agent is off: its operator must set --ai-model" },
         { { code = "unknown_type", message = "no handler for ai.poll" },
           "This gateway has no agent (it is older than this client); its operator must upgrade it" },
       }) do

@@ -397,7 +397,7 @@ func (m *Module) Running() []TurnInfo {
 }
 
 func (m *Module) disabled() error {
-	return protocol.Errorf(CodeAIDisabled, "the gateway's agent is off: its operator must set --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL); see docs/ai.md")
+	return protocol.Errorf(CodeAIDisabled, "the agent is off: its operator must set --ai-model")
 }
 
 // askPayload is ai.ask's payload.

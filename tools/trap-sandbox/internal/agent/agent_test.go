@@ -152,6 +152,8 @@ func TestTextIsSplitCutAndPaged(t *testing.T) {
 			size += len(e.Text)
 			if e.Kind == KindCut {
 				cuts++
+				assert.Equal(t, "over 64 KiB; ask for less", e.Message)
+				fitsALine(t, "(The answer was cut: "+e.Message+")") // as the ai program shows it
 			}
 		}
 		assert.LessOrEqual(t, size, pollTextBytes)
@@ -313,7 +315,8 @@ func TestOffWithoutAModel(t *testing.T) {
 	var pe *protocol.Error
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, CodeAIDisabled, pe.Code)
-	assert.Contains(t, pe.Message, "--ai-model")
+	assert.Equal(t, "the agent is off: its operator must set --ai-model", pe.Message)
+	fitsALine(t, pe.Message) // it took three lines
 	assert.Equal(t, 1, strings.Count(logs.String(), "agent: off"))
 	// Whatever the payload: the ai command asks for a turn that cannot exist before its
 	// prompt (ai_disabled at once; an agent that is on answers unknown_turn,

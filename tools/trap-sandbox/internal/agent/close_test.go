@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"encoding/json"
 	"log/slog"
+	"net/http"
 	"testing"
 	"time"
 
@@ -95,4 +97,48 @@ func TestAnOpencodeThatCannotSayWhetherATurnRunsIsAskedAnyway(t *testing.T) {
 	m.mu.Unlock()
 	m.stopOrphan(t.Context(), s, "ses_1")
 	assert.Contains(t, logs.String(), `level=WARN msg="agent: could not learn whether a turn still runs on the conversation (if one does, the question waits for it)" traposId=5:desk session=main err=`)
+}
+
+// TestAConversationGoneOnOpencodeIsOneLine: a conversation deleted on opencode behind the
+// gateway's back (by hand, or opencode's storage lost) ends the next turn with one line of a
+// computer naming the fix (it took 69 columns), and the question after it starts a new one.
+func TestAConversationGoneOnOpencodeIsOneLine(t *testing.T) {
+	f := startFakeAgent(t)
+	m := f.module(t)
+	from := protocol.Requester{AccountID: "local", TraposID: "5:desk"}
+	require.Equal(t, ReasonStop, ask(t, m, from, "one"))
+	sessions := f.agent.Sessions()
+	require.Len(t, sessions, 1)
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodDelete, f.oc.URL+"/session/"+sessions[0].ID, nil)
+	require.NoError(t, err)
+	req.SetBasicAuth(opencodefake.DefaultUsername, "oc-pw")
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+
+	raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "two"}))
+	require.NoError(t, err)
+	var started struct {
+		TurnID string `json:"turnId"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &started))
+	var errs []string
+	for after, done := 0, false; !done; {
+		raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": started.TurnID, "after": after}))
+		require.NoError(t, err)
+		var r pollReply
+		require.NoError(t, json.Unmarshal(raw, &r))
+		for _, e := range r.Events {
+			after = e.Seq
+			if e.Kind == KindError {
+				errs = append(errs, e.Message)
+			}
+			done = done || e.Kind == KindDone
+		}
+	}
+	assert.Equal(t, []string{"The conversation was lost: ask again for a new one"}, errs)
+	fitsALine(t, errs[0])
+	require.Equal(t, ReasonStop, ask(t, m, from, "three"))
+	assert.Equal(t, []string{"trap-sandbox 5:desk main: three"}, f.conversations())
 }

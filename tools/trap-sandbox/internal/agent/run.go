@@ -225,7 +225,7 @@ func (m *Module) outcome(t *turn, res promptResult) ending {
 			t.sess.opencodeID = "" // gone on opencode: the next question starts a new conversation
 			m.mu.Unlock()
 			return ending{reason: ReasonError, event: &Event{Kind: KindError, Code: string(CodeAIUnavailable),
-				Message: "The conversation was gone on opencode; ask again to start a new one."}}
+				Message: "The conversation was lost: ask again for a new one"}}
 		}
 		// A bare 500 (e.g. an unknown model): the reason is only on the stream.
 		msg, f := t.tr.waitError(lateErrorWait), faultModel

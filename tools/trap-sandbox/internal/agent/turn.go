@@ -167,7 +167,7 @@ func (t *turn) addText(text string, capBytes int) (first bool) {
 		text = text[len(chunk):]
 	}
 	if t.cut {
-		t.addLocked(Event{Kind: KindCut, Message: fmt.Sprintf("the answer passed %d KiB and was cut here", capBytes>>10)})
+		t.addLocked(Event{Kind: KindCut, Message: fmt.Sprintf("over %d KiB; ask for less", capBytes>>10)})
 	}
 	return first
 }
