@@ -43,8 +43,12 @@ func commandFlags(t *testing.T) map[string]map[string]*kong.Flag {
 			for _, group := range node.AllFlags(false) {
 				for _, flag := range group {
 					flags["--"+flag.Name] = flag
-					if flag.Negated {
+					switch flag.Tag.Negatable {
+					case "":
+					case "_": // kong's mark for the default --no-<flag>
 						flags["--no-"+flag.Name] = flag
+					default:
+						flags["--"+flag.Tag.Negatable] = flag
 					}
 					if flag.Short != 0 {
 						flags["-"+string(flag.Short)] = flag
