@@ -74,8 +74,9 @@ func commandFlags(t *testing.T) map[string]map[string]*kong.Flag {
 
 // TestTheDocsGiveOnlyFlagsTheCommandsHave: every `trap-sandbox <command> … --flag` written in
 // README.md, tools/trap-sandbox/README.md and docs/*.md (also as `go run ./tools/trap-sandbox
-// …`, and `trap-sandbox --flag` for serve, the default command) names a flag that command
-// has, so a renamed or dropped flag cannot stay in a command a user copies.
+// …`, and `trap-sandbox --flag` for serve, the default command; over a line's `\`
+// continuation) names a flag that command has, so a renamed or dropped flag cannot stay in a
+// command a user copies.
 func TestTheDocsGiveOnlyFlagsTheCommandsHave(t *testing.T) {
 	commands := commandFlags(t)
 	invocation := regexp.MustCompile("trap-sandbox((?: [a-z][a-z-]*){0,2})((?: [^`|\\n]*)?)")
@@ -84,7 +85,12 @@ func TestTheDocsGiveOnlyFlagsTheCommandsHave(t *testing.T) {
 	for _, path := range userDocs(t) {
 		doc, err := os.ReadFile(path)
 		require.NoError(t, err)
-		for i, line := range strings.Split(string(doc), "\n") {
+		lines := strings.Split(string(doc), "\n")
+		for i := 0; i < len(lines); i++ {
+			line := lines[i]
+			for j := i; strings.HasSuffix(line, "\\") && j+1 < len(lines); j++ {
+				line = strings.TrimSuffix(line, "\\") + " " + lines[j+1] // a shell line's continuation
+			}
 			for _, m := range invocation.FindAllStringSubmatch(line, -1) {
 				words, rest := strings.Fields(m[1]), m[2]
 				command := ""
