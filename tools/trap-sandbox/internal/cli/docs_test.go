@@ -75,10 +75,16 @@ func commandFlags(t *testing.T) map[string]map[string]*kong.Flag {
 // TestTheDocsGiveOnlyFlagsTheCommandsHave: every `trap-sandbox <command> … --flag` written in
 // README.md, tools/trap-sandbox/README.md and docs/*.md (also as `go run ./tools/trap-sandbox
 // …`, and `trap-sandbox --flag` for serve, the default command; over a line's `\`
-// continuation) names a flag that command has, so a renamed or dropped flag cannot stay in a
-// command a user copies.
+// continuation) names a flag that command has, and `trap-sandbox link aprove` is no command, so
+// a renamed or dropped command or flag cannot stay in a command line a user copies.
 func TestTheDocsGiveOnlyFlagsTheCommandsHave(t *testing.T) {
 	commands := commandFlags(t)
+	branches := map[string]bool{} // accounts, link, …: a word of their own is one of their commands
+	for path := range commands {
+		if branch, _, ok := strings.Cut(path, " "); ok && commands[branch] == nil {
+			branches[branch] = true
+		}
+	}
 	invocation := regexp.MustCompile("trap-sandbox((?: [a-z][a-z-]*){0,2})((?: [^`|\\n]*)?)")
 	flagRE := regexp.MustCompile(`(?:^|[\s'"(])(--[a-z][a-z0-9-]*)`)
 	checked := 0
@@ -101,6 +107,10 @@ func TestTheDocsGiveOnlyFlagsTheCommandsHave(t *testing.T) {
 					command, rest = words[0], strings.Join(words[1:], " ")+" "+rest
 				case len(words) == 0 && strings.HasPrefix(rest, " -"):
 					command = "serve"
+				case len(words) >= 2 && branches[words[0]]:
+					assert.Fail(t, "no such command", "%s:%d: trap-sandbox has no command %q: %s",
+						filepath.Base(path), i+1, words[0]+" "+words[1], strings.TrimSpace(line))
+					continue
 				default:
 					continue // prose ("a trap-sandbox from before …"), or a path
 				}
