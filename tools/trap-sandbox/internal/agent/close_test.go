@@ -1,7 +1,9 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -141,4 +143,28 @@ func TestAConversationGoneOnOpencodeIsOneLine(t *testing.T) {
 	fitsALine(t, errs[0])
 	require.Equal(t, ReasonStop, ask(t, m, from, "three"))
 	assert.Equal(t, []string{"trap-sandbox 5:desk main: three"}, f.conversations())
+}
+
+// TestAToolsLineComesBeforeItsQuestion: the input of a call the player is asked about arrives
+// with the tool's running part; the ask waiting for it (answerAsk) was woken before the tool's
+// line was added, so the question could come first and the line after it, then again with
+// its failure (a QA tester's pocket computer showed The agent wants to write /d.lua... and
+// only then * write_file /d.lua, twice). The line is now added before the ask is woken.
+func TestAToolsLineComesBeforeItsQuestion(t *testing.T) {
+	for i := range 1000 {
+		tu := newTestTurn()
+		tu.tr = newTracker()
+		callID := fmt.Sprintf("call_%d", i)
+		lineFirst := make(chan bool, 1)
+		go func() {
+			tu.tr.inputOf(callID, nil)
+			events, _ := tu.poll(context.Background(), 0, 0)
+			lineFirst <- len(events) == 1 && events[0].Kind == KindTool
+		}()
+		var p eventProps
+		require.NoError(t, json.Unmarshal([]byte(`{"part":{"id":"prt_1","type":"tool","tool":"trap-sandbox_write_file","callID":"`+callID+
+			`","state":{"status":"running","input":{"traposId":"5:desk","path":"/door.lua","content":"x"}}}}`), &p))
+		tu.observePart(&p)
+		require.True(t, <-lineFirst, "the tool's line is there when its ask gets the input (round %d)", i)
+	}
 }

@@ -200,9 +200,10 @@ func (t *turn) observePart(p *eventProps) {
 	}
 	c := tr.callLocked(part.CallID)
 	c.tool = part.Tool
+	arrived := false
 	if len(part.State.Input) > 0 && string(part.State.Input) != "{}" && c.input == nil && part.State.Status != "pending" {
 		c.input = part.State.Input
-		close(c.arrived)
+		arrived = true
 	}
 	status := part.State.Status
 	changed := status != c.state && (status == "running" || status == "completed" || status == "error")
@@ -211,16 +212,20 @@ func (t *turn) observePart(p *eventProps) {
 	}
 	input := c.input
 	tr.mu.Unlock()
-	if !changed {
-		return
+	if changed {
+		name := strings.TrimPrefix(part.Tool, toolPrefix)
+		detail, _ := describe(name, input)
+		e := Event{Kind: KindTool, Tool: wireText(name), Detail: wireText(detail), State: status}
+		if status == "error" {
+			e.Error = wireText(firstLine(playerReason(part.State.Error)))
+		}
+		t.add(e)
 	}
-	name := strings.TrimPrefix(part.Tool, toolPrefix)
-	detail, _ := describe(name, input)
-	e := Event{Kind: KindTool, Tool: wireText(name), Detail: wireText(detail), State: status}
-	if status == "error" {
-		e.Error = wireText(firstLine(playerReason(part.State.Error)))
+	// Only now is an ask waiting for the input told (answerAsk): its question comes after the
+	// tool's line, as the player reads them, never before it (then the line came twice).
+	if arrived {
+		close(c.arrived)
 	}
-	t.add(e)
 }
 
 // rejectFeedback is what opencode (1.18.33) writes before a reject's message in the tool's
