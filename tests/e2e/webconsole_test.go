@@ -153,14 +153,18 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 		assert.Equal(t, widths[0], w, "row %d's cells span the screen's width, as every row's do", y+1)
 	}
 
-	// In a window narrower than the screen (a phone's), the screen scrolls in its own box:
-	// the page, its header and its controls stay in the window.
+	// In a window narrower than the screen (a phone's), the screen is drawn smaller, whole: it
+	// scrolled sideways in its box, a row's end out of sight. The page, its header and its
+	// controls stay in the window.
 	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640)))
 	overflow, err := chromedp.Run(page, chromedp.Evaluate[[]int](`[document.documentElement.scrollWidth - document.documentElement.clientWidth,
-		document.getElementById("screen").scrollWidth - document.getElementById("screen").clientWidth]`))
+		document.getElementById("screen").scrollWidth - document.getElementById("screen").clientWidth,
+		Math.round(parseFloat(getComputedStyle(document.getElementById("screen")).fontSize))]`))
 	require.NoError(t, err)
 	assert.Equal(t, 0, overflow[0], "the page is no wider than the window, with the keys a phone has no keyboard for")
-	assert.Positive(t, overflow[1], "the screen scrolls in its box")
+	assert.Equal(t, 0, overflow[1], "the screen is whole in the window")
+	assert.GreaterOrEqual(t, overflow[2], 8, "its text no smaller than 8 px")
+	assert.Less(t, overflow[2], 16, "smaller than a desktop's")
 	const touchKeys = `getComputedStyle(document.getElementById("touch")).display`
 	shown, err := chromedp.Run(page, chromedp.Evaluate[string](touchKeys))
 	require.NoError(t, err)
@@ -169,6 +173,9 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	shown, err = chromedp.Run(page, chromedp.Evaluate[string](touchKeys))
 	require.NoError(t, err)
 	assert.Equal(t, "none", shown, "a desktop's window, with its keyboard, does not")
+	size, err := chromedp.Run(page, chromedp.Evaluate[string](`getComputedStyle(document.getElementById("screen")).fontSize`))
+	require.NoError(t, err)
+	assert.Equal(t, "16px", size, "a desktop's window draws the screen at its full size")
 
 	// The numeric keypad's keys and F13-F25 go by CC's names too.
 	names, err := chromedp.Run(page, chromedp.Evaluate[[]string](`["Numpad5", "NumpadAdd", "NumpadDecimal", "NumpadEnter", "F13", "F25"].map(keyName)`))

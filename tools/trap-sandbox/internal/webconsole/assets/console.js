@@ -241,6 +241,7 @@ function draw(frame) {
   });
   screen.replaceChildren(...rows);
   screen.dataset.width = frame.width;
+  screen.style.setProperty("--cols", frame.width); // the cell's size fits the window (console.css)
   while (texts.length && texts[texts.length - 1] === "") texts.pop();
   $("screen-text").textContent = texts.join("\n");
 }
