@@ -182,7 +182,7 @@ func (c *Client) send(ctx context.Context, traposID, typ string, payload json.Ra
 		return answer, nil
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
+		return nil, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", cctext.ShowTraposID(traposID), typ)
 	}
 	var pe *protocol.Error
 	if errors.As(err, &pe) && pe.Code == protocol.CodeNotConnected && !pe.ByComputer {

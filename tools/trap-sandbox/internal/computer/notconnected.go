@@ -1,16 +1,16 @@
 package computer
 
 import (
-	"fmt"
 	"strings"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
 // NotConnected is the not_connected error of a computer that no socket holds, on this replica
 // or any other: the one wording of it. What the caller can do about it is added by Hint.
 func NotConnected(traposID string) *protocol.Error {
-	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", traposID)
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", cctext.ShowTraposID(traposID))
 }
 
 // The hints Hint adds; each marks a message hinted already, so that a Client over another
@@ -47,7 +47,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		cpID, cpLabel, _ := strings.Cut(cp.TraposID, ":")
 		// The same id; or, for a name without a ':', the label alone ("kitchen").
 		if (cpID == id || !hasID && cpLabel != "" && cpLabel == id) && cp.TraposID != traposID {
-			meant = append(meant, fmt.Sprintf("%q", cp.TraposID))
+			meant = append(meant, `"`+cctext.ShowTraposID(cp.TraposID)+`"`) // as every list shows it
 		}
 	}
 	hint := ""

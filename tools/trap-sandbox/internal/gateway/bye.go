@@ -6,6 +6,7 @@ import (
 	"errors"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -69,7 +70,7 @@ func (s *Session) handleBye(f *protocol.Frame) {
 	from := s.Key().TraposID
 	s.reply(*f, nil, nil)
 	if msg, ok := byeMessages[p.Reason]; ok {
-		s.beginClose(CloseBye, p.Reason, true, protocol.Errorf(protocol.CodeNotConnected, msg, from))
+		s.beginClose(CloseBye, p.Reason, true, protocol.Errorf(protocol.CodeNotConnected, msg, cctext.ShowTraposID(from)))
 		return
 	}
 	if p.Reason != ByeRelabelled {
@@ -85,11 +86,11 @@ func (s *Session) handleBye(f *protocol.Frame) {
 	var cause *relabelled
 	if to != "" {
 		cause = &relabelled{to: to, pe: protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s was relabelled: it is %s now; ask it by that id", from, to)}
+			"computer %s was relabelled: it is %s now; ask it by that id", cctext.ShowTraposID(from), cctext.ShowTraposID(to))}
 		cause.pe.RelabelledTo = to
 	} else {
 		cause = &relabelled{pe: protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s was relabelled: it says hello under its new label (trap-sandbox computers lists it)", from)}
+			"computer %s was relabelled: it says hello under its new label (trap-sandbox computers lists it)", cctext.ShowTraposID(from))}
 	}
 	s.beginClose(CloseBye, ByeRelabelled, true, cause)
 }

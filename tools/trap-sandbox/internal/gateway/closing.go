@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -92,13 +93,13 @@ func (s *Session) isClosed() bool {
 func disconnectMessage(traposID string, code int, byGateway bool) string {
 	switch {
 	case byGateway && code == CloseReplaced:
-		return "computer " + traposID + " was replaced by a newer connection before it answered"
+		return "computer " + cctext.ShowTraposID(traposID) + " was replaced by a newer connection before it answered"
 	case byGateway && code == CloseGoingAway:
 		return ErrShuttingDown.Message
 	default:
 		// The request may have reached it and run (a Lua run, a write) before it went: a caller
 		// that asks again repeats what it did.
-		return "computer " + traposID + " disconnected before it answered; it may have done what it was asked all the same: check before you ask again"
+		return "computer " + cctext.ShowTraposID(traposID) + " disconnected before it answered; it may have done what it was asked all the same: check before you ask again"
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"trap-sandbox/internal/cctext"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
@@ -206,7 +207,7 @@ func awaitResponse(ctx context.Context, timeout <-chan time.Time, s *Session, wa
 			return outcome(<-wait)
 		}
 		// A late answer is now unknown and ignored.
-		return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", traposID, typ)
+		return Response{}, protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", cctext.ShowTraposID(traposID), typ)
 	}
 	select {
 	case r := <-wait:

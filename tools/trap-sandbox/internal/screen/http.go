@@ -93,7 +93,7 @@ func (m *Module) serveWatch(w http.ResponseWriter, r *http.Request) {
 			if !errors.As(err, &pe) { // the computer went away (ErrGone)
 				// "computer 7: disconnected", as the gateway's other answers name a
 				// computer: never "computer 7:: …" for one with no label.
-				pe = protocol.Errorf(protocol.CodeNotConnected, "computer %s disconnected", v.w.traposID)
+				pe = protocol.Errorf(protocol.CodeNotConnected, "computer %s disconnected", cctext.ShowTraposID(v.w.traposID))
 			}
 			end(pe)
 			return
