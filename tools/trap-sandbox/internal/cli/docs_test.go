@@ -15,14 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The pages a user reads, from this package's directory.
+// The pages a user reads (README.md, docs/*.md, the tools' and tests' READMEs), from this
+// package's directory.
 const repoRoot = "../../../.."
 
 func userDocs(t *testing.T) []string {
 	t.Helper()
 	docs, err := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
 	require.NoError(t, err)
-	docs = append(docs, filepath.Join(repoRoot, "README.md"), filepath.Join(repoRoot, "tools", "trap-sandbox", "README.md"))
+	docs = append(docs, filepath.Join(repoRoot, "README.md"), filepath.Join(repoRoot, "tools", "trap-sandbox", "README.md"),
+		filepath.Join(repoRoot, "tools", "fakecraft", "README.md"), filepath.Join(repoRoot, "tests", "README.md"))
 	require.Greater(t, len(docs), 10, "the docs were found")
 	return docs
 }
