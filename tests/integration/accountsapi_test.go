@@ -72,3 +72,46 @@ func TestAccountsThroughTheGateway(t *testing.T) {
 		assert.NotContains(t, g.Log(), secret[len(secret)-12:], "no secret in the gateway's log")
 	}
 }
+
+// TestWhatALeakedTokenMadeIsFoundInTheLog: a token makes tokens, credentials and enrollment
+// keys, which stay when it is revoked (docs/accounts.md). Each change it made through the
+// gateway is a log line naming it (byToken=its id), so that what a leaked token made can be
+// found and revoked; the lines named only its account, which every token of it shares. The
+// gateway's own caller (loopback without a token) names none.
+func TestWhatALeakedTokenMadeIsFoundInTheLog(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	lastLine(ctx, t, "accounts", "add", "bob", dir)
+	leaked := lastLine(ctx, t, "tokens", "add", "bob", "laptop", dir)
+	leakedID := strings.SplitN(leaked, "_", 3)[1]
+	g := startGateway(t, dir)
+	url := "--url=" + g.URL("")
+
+	made := lastLine(ctx, t, "tokens", "add", "bob", "mine-now", url, "--api-token="+leaked)
+	cred := lastLine(ctx, t, "credentials", "add", "bob", url, "--api-token="+leaked)
+	lastLine(ctx, t, "link", "key", url, "--api-token="+leaked)
+	lastLine(ctx, t, "credentials", "add", "bob", url) // the gateway's own caller
+	c := dial(ctx, t, g, "7:")
+	require.NoError(t, c.MustHello(ctx, cred))
+	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", "7:", url, "--api-token="+leaked)
+	require.Equal(t, 0, code, errOut)
+
+	var byLeaked, byLocal []string
+	for _, line := range strings.Split(g.Log(), "\n") {
+		switch {
+		case strings.Contains(line, " byToken="+leakedID):
+			byLeaked = append(byLeaked, line)
+		case strings.Contains(line, " by=local "):
+			byLocal = append(byLocal, line)
+		}
+	}
+	require.Len(t, byLeaked, 4, "%s", g.Log())
+	for i, msg := range []string{`msg="account API: token added" account=bob tokenId=` + strings.SplitN(made, "_", 3)[1],
+		`msg="account API: credential added" account=bob`, `msg="enrollment key added" module=link account=bob`, `msg="computer revoked"`} {
+		assert.Contains(t, byLeaked[i], msg)
+		assert.Regexp(t, ` by=bob remote=127\.0\.0\.1:\d+ byToken=`+leakedID+`$`, byLeaked[i], "the token's id last, after who and from where")
+	}
+	require.Len(t, byLocal, 1, "%s", g.Log())
+	assert.NotContains(t, byLocal[0], "byToken=", "the gateway's own caller has no token")
+	assert.NotContains(t, g.Log(), leaked[len(leaked)-12:], "the token's id, never its secret")
+}

@@ -12,6 +12,29 @@ type Caller struct {
 	// Only, when set, limits the caller to one computer of Account, the one of this traposId:
 	// the agent's tools act as the computer that asked the agent, on that computer alone.
 	Only string
+	// Token is the id (selector, never the secret) of the account's API token the call came
+	// with, which the audit lines of its changes name (ByToken); empty for the gateway's own
+	// caller, the operator and a pass.
+	Token string
+}
+
+// ByToken is the audit line's attribute naming the API token that made a change ("byToken",
+// its id), so that what a leaked token made can be found and revoked; none without one.
+func (c Caller) ByToken() []any {
+	if c.Token == "" {
+		return nil
+	}
+	return []any{"byToken", c.Token}
+}
+
+// TokenID is the id (selector) of plain, an account API token (tsa_<id>_<secret>), or "" when
+// plain is not one.
+func TokenID(plain string) string {
+	id, _, err := parseSecret(KindToken, plain)
+	if err != nil {
+		return ""
+	}
+	return id
 }
 
 // LocalAdmin is the caller of the setup without accounts: SANDBOX_API_TOKEN, or a loopback

@@ -22,7 +22,7 @@ type audited struct {
 }
 
 func (a audited) done(msg string, args ...any) {
-	a.log.Info("account API: "+msg, append(args, "by", a.by.Account, "remote", a.remote)...)
+	a.log.Info("account API: "+msg, append(append(args, "by", a.by.Account, "remote", a.remote), a.by.ByToken()...)...)
 }
 
 func (a audited) AddAccount(ctx context.Context, id string, role account.Role) (account.NewAccount, error) {

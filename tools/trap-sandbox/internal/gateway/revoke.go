@@ -62,8 +62,8 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	// An audit line as the account API's "credential revoked" (same attributes): who, from
 	// where, and which credential, never a secret. The socket's own close line names none of
 	// that.
-	g.log.Info("computer revoked", "traposId", clip(k.TraposID), "account", k.AccountID, "credentialId", selector,
-		"by", caller.Account, "remote", r.RemoteAddr)
+	g.log.Info("computer revoked", append([]any{"traposId", clip(k.TraposID), "account", k.AccountID, "credentialId", selector,
+		"by", caller.Account, "remote", r.RemoteAddr}, caller.ByToken()...)...)
 	g.CredentialRevoked(selector)
 	return Revoked{TraposID: k.TraposID, AccountID: k.AccountID, Credential: selector}, nil
 }

@@ -59,7 +59,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				refuseToken(w, err)
 				return
 			}
-			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin}, func(ctx context.Context) *protocol.Error {
+			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin, Token: account.TokenID(got)}, func(ctx context.Context) *protocol.Error {
 				if _, err := accounts.Authenticate(ctx, got); err != nil && refusalOf(err) != RefusalStoreFailed {
 					return protocol.Errorf(protocol.CodeUnauthorized, "%s", tokenRefusal(err))
 				}
