@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
 )
@@ -390,7 +391,7 @@ func (r *Router) claimMovedLocked(k gateway.Key, replica string, since int64) {
 func (r *Router) replicaGoneLocked(replica, why string) int {
 	return r.endLifelinesLocked(func(l *lifeline) bool { return l.replica == replica }, func(l *lifeline) error {
 		if l.computer {
-			return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s", l.k.TraposID, replica, why)
+			return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s", cctext.ShowTraposID(l.k.TraposID), replica, why)
 		}
 		return protocol.Errorf(protocol.CodeNotConnected, "replica %s %s", replica, why)
 	})
@@ -401,7 +402,7 @@ func (r *Router) replicaGoneLocked(replica, why string) int {
 func (r *Router) allLifelinesEndLocked(why string) {
 	r.endLifelinesLocked(func(*lifeline) bool { return true }, func(l *lifeline) error {
 		if l.computer {
-			return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected to replica %s, which %s", l.k.TraposID, r.cfg.Replica, why)
+			return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected to replica %s, which %s", cctext.ShowTraposID(l.k.TraposID), r.cfg.Replica, why)
 		}
 		return protocol.Errorf(protocol.CodeNotConnected, "replica %s %s", r.cfg.Replica, why)
 	})

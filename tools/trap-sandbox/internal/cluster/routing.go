@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"trap-sandbox/internal/cctext"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/protocol"
@@ -63,7 +64,7 @@ func (p *pendingRoute) gone(why string) error {
 	if p.peer {
 		return protocol.Errorf(protocol.CodeNotConnected, "replica %s %s", p.holder, why)
 	}
-	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s", p.k.TraposID, p.holder, why)
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected: replica %s, which held its socket, %s", cctext.ShowTraposID(p.k.TraposID), p.holder, why)
 }
 
 // Route implements gateway.Cluster: a NATS request to the replica holding the computer's
@@ -104,7 +105,7 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	}
 	msg := &nats.Msg{Subject: computerSubject(holder, k), Reply: replySubject(r.cfg.Replica, id), Data: body}
 	if err := r.nc.PublishMsg(msg); err != nil {
-		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s could not be reached over NATS: %v", k.TraposID, err)
+		return gateway.Response{}, protocol.Errorf(protocol.CodeNotConnected, "computer %s could not be reached over NATS: %v", cctext.ShowTraposID(k.TraposID), err)
 	}
 	if err := r.awaitRoute(ctx, id, p, typ); err != nil {
 		return gateway.Response{}, err
@@ -122,7 +123,7 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 // notConnectedWithoutNATS is the answer for a computer not held here while NATS is unreachable.
 func notConnectedWithoutNATS(k gateway.Key, replica string) error {
 	return protocol.Errorf(protocol.CodeNotConnected,
-		"computer %s is not connected to replica %s, and NATS is unreachable, so the other replicas cannot be asked", k.TraposID, replica)
+		"computer %s is not connected to replica %s, and NATS is unreachable, so the other replicas cannot be asked", cctext.ShowTraposID(k.TraposID), replica)
 }
 
 // awaitRoute waits for the routed request id (p) to be settled, or for ctx to end: the error
@@ -138,7 +139,7 @@ func (r *Router) awaitRoute(ctx context.Context, id uint64, p *pendingRoute, typ
 			break
 		}
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", p.k.TraposID, typ)
+			return protocol.Errorf(protocol.CodeTimeout, "computer %s did not answer %s in time", cctext.ShowTraposID(p.k.TraposID), typ)
 		}
 		// Given up: the holder stops waiting for the computer too (its own timeout would end
 		// the wait at about the same time as a deadline, so only a cancel is told).
@@ -211,7 +212,7 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 			return "", hostcomputer.NotConnected(k.TraposID) // no claim: nobody holds it
 		case err != nil:
 			return "", protocol.Errorf(protocol.CodeNotConnected,
-				"computer %s is not connected to replica %s, and NATS did not say which replica holds it (%v); try again", k.TraposID, r.cfg.Replica, err)
+				"computer %s is not connected to replica %s, and NATS did not say which replica holds it (%v); try again", cctext.ShowTraposID(k.TraposID), r.cfg.Replica, err)
 		}
 		holder = claimantOf(e)
 		if holder == "" || holder == r.cfg.Replica {
@@ -229,7 +230,7 @@ func (r *Router) holder(ctx context.Context, k gateway.Key) (string, error) {
 			why = "has stopped" // it said goodbye (Leave): not a TTL ago
 		}
 		return "", protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected: replica %s, which held its socket, %s", k.TraposID, holder, why)
+			"computer %s is not connected: replica %s, which held its socket, %s", cctext.ShowTraposID(k.TraposID), holder, why)
 	}
 	return holder, nil
 }
@@ -361,7 +362,7 @@ func (r *Router) failRoutesOnLostNATS() {
 	for id, p := range r.pending {
 		r.settleLocked(id, routedResponse{}, protocol.Errorf(protocol.CodeNotConnected,
 			"computer %s is not connected to replica %s, and NATS became unreachable while replica %s, which holds its socket, was being asked",
-			p.k.TraposID, r.cfg.Replica, p.holder))
+			cctext.ShowTraposID(p.k.TraposID), r.cfg.Replica, p.holder))
 		failed++
 	}
 	// The relayed messages of watches here reach this replica no more.
@@ -485,7 +486,7 @@ func (r *Router) answer(k gateway.Key, m *nats.Msg, a *answering) {
 		// A socket closed because this replica stops said "the gateway is shutting down": the
 		// asker's caller reads it on another replica, so it names this one.
 		stopping := protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s is not connected: replica %s, which held its socket, is shutting down", k.TraposID, r.cfg.Replica)
+			"computer %s is not connected: replica %s, which held its socket, is shutting down", cctext.ShowTraposID(k.TraposID), r.cfg.Replica)
 		var pe *protocol.Error
 		switch {
 		case errors.As(err, &pe):

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
@@ -371,7 +372,7 @@ func (m *Module) lost(holder, accountID, traposID string, msg relayMsg) {
 	}
 	m.endLocked(w, protocol.Errorf(protocol.CodeNotConnected,
 		"the live screen of computer %s stopped: replica %s, which holds its socket, could not pass it on (%s); watch it again",
-		traposID, holder, clipReason(msg.Message)))
+		cctext.ShowTraposID(traposID), holder, clipReason(msg.Message)))
 }
 
 // clipReason bounds another replica's reason in a viewer's message.
