@@ -348,6 +348,26 @@ func (r *Router) deleteClaim(key string, rev uint64) {
 	}
 }
 
+// noteBye writes bye into h's claim, at revision rev, and returns the revision to withdraw:
+// the note's, or rev when it could not be written (a later claim replaced it, or NATS failed;
+// the others then say the computer disconnected).
+func (r *Router) noteBye(h *held, rev uint64, bye gateway.Bye) uint64 {
+	if !r.nc.IsConnected() {
+		return rev
+	}
+	c := claimOf(r.cfg.Replica, h.c, h.credential)
+	c.Bye, c.RelabelledTo = bye.Reason, bye.To
+	value, _ := json.Marshal(c)
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
+	defer cancel()
+	noted, err := r.claims.Update(ctx, claimKey(h.key()), value, rev)
+	if err != nil {
+		r.log.Debug("cannot write a bye into a claim", "traposId", h.key().TraposID, "err", err)
+		return rev
+	}
+	return noted
+}
+
 // deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx.
 func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) {
 	if !r.nc.IsConnected() {
@@ -387,7 +407,8 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		return
 	}
 	r.mu.Lock()
-	r.claimMovedLocked(k, c.Replica, c.ConnectedSince.UnixNano())
+	r.claimMovedLocked(k, c.Replica, c.ConnectedSince.UnixNano(), gateway.Bye{})
+	delete(r.byes, k)
 	if c.Replica == r.cfg.Replica {
 		r.remote.delete(k)
 		// A claim in this replica's name for a socket it does not hold would route nowhere:
@@ -412,6 +433,9 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	}
 	c.AccountID = k.AccountID // the key is what lookups go by
 	r.remote.put(k, newRemoteClaim(c, e.Revision()))
+	if c.Bye != "" {
+		r.byes[k] = gateway.Bye{Reason: c.Bye, To: c.RelabelledTo}
+	}
 	r.mu.Unlock()
 	r.evictIfOlder(k, e.Revision(), c.Replica)
 }
@@ -566,7 +590,9 @@ func (r *Router) believeClaimsOf(replica string) {
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
 	r.mu.Lock()
 	r.remote.delete(k)
-	r.claimMovedLocked(k, "", 0)
+	bye := r.byes[k]
+	delete(r.byes, k)
+	r.claimMovedLocked(k, "", 0, bye)
 	var rewrite *held
 	d, doubted := r.doubted[k]
 	if h := r.held[k]; h != nil && h.claimedBefore(e.Revision()) {

@@ -1,13 +1,18 @@
 package cluster
 
 import (
+	"io"
 	"net/http"
 	"testing"
 
+	"github.com/nats-io/nats.go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/protocol"
 )
 
 // lookAlike is a traposId with a no-break space, which a list shows as 7:kit\xa0chen: printed
@@ -19,8 +24,17 @@ const lookAlike = "7:kit\u00a0chen"
 func TestAnotherReplicasComputerIsNamedAsTheListsShowIt(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
-	b.connect(t, lookAlike)
+	c := b.connect(t, lookAlike)
 	a.waitComputers(t, lookAlike+"@b")
+	// A lists it in its shown form, and takes that form back, as the holder does.
+	resp, err := client().Get(a.srv.URL + hostapi.ComputersPath)
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	assert.Contains(t, string(body), `"shown":"7:kit\\xa0chen"`)
+	pending := a.request(cctext.ShowTraposID(lookAlike), "fs.list", map[string]any{"path": "/"}, waitLimit)
+	c.answerRequest(pending, "fs.list", map[string]any{"entries": []any{}})
+	require.Equal(t, http.StatusOK, await(t, pending).status)
 	b.stop()
 	a.waitComputers(t)
 
@@ -29,4 +43,96 @@ func TestAnotherReplicasComputerIsNamedAsTheListsShowIt(t *testing.T) {
 	require.NotNil(t, res.body.Error)
 	assert.Contains(t, res.body.Error.Message, "computer "+cctext.ShowTraposID(lookAlike)+" is not connected: replica b, which held its socket, has stopped")
 	assert.NotContains(t, res.body.Error.Message, "\u00a0")
+}
+
+// bye sends the computer's bye (reason, and the new traposId to for a relabel) and reads the
+// gateway's answer.
+func (c *computer) bye(reason, to string) {
+	c.t.Helper()
+	c.send(map[string]any{"event": "computer_request", "traposSenderId": c.id, "messageId": "bye-1",
+		"type": gateway.TypeBye, "payload": map[string]any{"reason": reason, "traposId": to}})
+	f := c.read()
+	require.Equal(c.t, "bye-1", f.MessageID)
+}
+
+// A computer that says bye on one replica ends a live screen watched through another with a
+// single gateway's words: relabelled, with the new traposId the web console's view follows
+// (relabelledTo); stopped by its player; reconnecting. It read "computer 7:old disconnected",
+// and the view waited for the old id for good.
+func TestAByeEndsALiveScreenThroughAnotherReplicaAsOnOneGateway(t *testing.T) {
+	for _, tt := range []struct {
+		reason, to string
+		want       protocol.Error
+	}{
+		{gateway.ByeRelabelled, "7:new", protocol.Error{Code: protocol.CodeNotConnected,
+			Message: "computer 7:old was relabelled: it is 7:new now; ask it by that id", RelabelledTo: "7:new"}},
+		{gateway.ByeRelabelled, "7:n\u00adew", protocol.Error{Code: protocol.CodeNotConnected,
+			Message: `computer 7:old was relabelled: it is 7:n\xadew now; ask it by that id`, RelabelledTo: "7:n\u00adew"}},
+		{gateway.ByeStopped, "", protocol.Error{Code: protocol.CodeNotConnected,
+			Message: "computer 7:old was stopped by its player (sandbox stop; sandbox reconnect on it starts it again)"}},
+		{gateway.ByeReconnecting, "", protocol.Error{Code: protocol.CodeNotConnected,
+			Message: "computer 7:old is reconnecting (sandbox reconnect, or a changed setting on it): ask it again in a moment"}},
+	} {
+		t.Run(tt.reason+tt.to, func(t *testing.T) {
+			tc := newTestCluster(t)
+			a, b := tc.startReplica("a"), tc.startReplica("b")
+			c := b.connect(t, "7:old")
+			a.waitComputers(t, "7:old@b")
+			s := watchedThrough(t, a, b, c, "")
+
+			c.bye(tt.reason, tt.to)
+			assert.Equal(t, &tt.want, s.end(t))
+			s.closed(t)
+			noRelays(t, a, b)
+		})
+	}
+}
+
+// A host request waiting on replica A for a computer that B holds hears, when the computer is
+// relabelled, what one waiting on B hears: the new id, in the message and in relabelledTo
+// (which the host API left out, on any gateway), with no did-you-mean after it (7:, another
+// computer of id 7, was offered).
+func TestARequestThroughAnotherReplicaHearsTheRelabel(t *testing.T) {
+	for _, through := range []string{"b", "a"} {
+		t.Run("through "+through, func(t *testing.T) {
+			_, a, b, _ := computerOnB(t)
+			c := b.connect(t, "7:old")
+			a.waitComputers(t, "7:@b", "7:old@b")
+			asked := map[string]*replica{"a": a, "b": b}[through]
+			pending := asked.request("7:old", "fs.list", map[string]any{"path": "/"}, waitLimit)
+			req := c.read()
+			require.Equal(t, "fs.list", req.Type)
+			c.bye(gateway.ByeRelabelled, "7:new")
+			res := await(t, pending)
+			require.Equal(t, http.StatusNotFound, res.status)
+			assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
+				Message: "computer 7:old was relabelled: it is 7:new now; ask it by that id", RelabelledTo: "7:new"}, res.body.Error)
+		})
+	}
+}
+
+// An answer on the bus in the holder's name (a client of an unfenced bus) gets no further than
+// a single gateway's answer would: a relabel's new traposId only for the same computer id, and
+// none in a computer's own error; so it cannot send a web console's view to another computer.
+func TestAForgedAnswerCannotNameAnotherComputerToFollow(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := b.connect(t, "7:old")
+	a.waitComputers(t, "7:old@b")
+	rogue := tc.busClient(t)
+	answers := map[string]string{
+		"gateway":  `{"replica":"b","gatewayError":{"code":"not_connected","message":"moved","relabelledTo":"8:bank"}}`,
+		"computer": `{"replica":"b","ok":false,"error":{"code":"not_connected","message":"moved","relabelledTo":"7:new","accounts":["x"]}}`,
+	}
+	for which, answer := range answers {
+		sub, err := rogue.Subscribe("trapos.replica.b.computer.>", func(m *nats.Msg) { _ = m.Respond([]byte(answer)) })
+		require.NoError(t, err)
+		require.NoError(t, rogue.Flush())
+		pending := a.request("7:old", "fs.list", map[string]any{"path": "/"}, waitLimit)
+		res := await(t, pending)
+		require.NotNil(t, res.body.Error, which)
+		assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected, Message: "moved"}, res.body.Error, which)
+		require.NoError(t, sub.Unsubscribe())
+		c.answerNext("fs.list", map[string]any{"entries": []any{}}) // b's own answer, too late
+	}
 }

@@ -370,9 +370,9 @@ func (r *Router) endLifelinesLocked(gone func(*lifeline) bool, why func(*lifelin
 }
 
 // claimMovedLocked ends the computer lifelines of k that its claim no longer stands for: the
-// claim is now replica's, of a socket connected since (replica "" when it was withdrawn).
-// r.mu is held.
-func (r *Router) claimMovedLocked(k gateway.Key, replica string, since int64) {
+// claim is now replica's, of a socket connected since (replica "" when it was withdrawn; bye:
+// what the computer said as it left, as its claim's last write named it). r.mu is held.
+func (r *Router) claimMovedLocked(k gateway.Key, replica string, since int64, bye gateway.Bye) {
 	if len(r.lifelines) == 0 {
 		return // the common case: no computer is watched through another replica
 	}
@@ -380,6 +380,11 @@ func (r *Router) claimMovedLocked(k gateway.Key, replica string, since int64) {
 		return l.computer && l.k == k && (l.replica != replica || l.since != since)
 	}, func(l *lifeline) error {
 		if replica == "" {
+			// A bye is told in a single gateway's words, checked here: the new traposId only
+			// when the computer's hello would take it (gateway.RelabelledTo).
+			if pe := gateway.ByeError(k.TraposID, bye); pe != nil {
+				return pe
+			}
 			return fmt.Errorf("computer %s disconnected from replica %s", k.TraposID, l.replica)
 		}
 		return fmt.Errorf("computer %s connected again, to replica %s", k.TraposID, replica)

@@ -223,6 +223,9 @@ type Router struct {
 	// lifelines are the contexts the router ends when a computer's socket on another replica,
 	// or a replica, is gone (relay.go).
 	lifelines map[*lifeline]struct{}
+	// byes holds what computers held by other replicas said as they left (their bye), from
+	// their claim's last write, until the claim is withdrawn (claimDeleted).
+	byes map[gateway.Key]gateway.Bye
 	// unreadable holds the names whose entry in ReplicasBucket is not a heartbeat (presence.go),
 	// each logged once while it stays so.
 	unreadable map[string]bool
@@ -274,6 +277,7 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		older:     make(map[string]bool),
 		noRelays:  make(map[string]bool),
 		lifelines: make(map[*lifeline]struct{}),
+		byes:      make(map[gateway.Key]gateway.Bye),
 
 		relayHandlers: make(map[string]RelayHandler),
 		unreadable:    make(map[string]bool),
@@ -644,8 +648,10 @@ func (r *Router) Claim(c gateway.Computer, credential string, hold uint64) {
 
 // Release implements gateway.Cluster: if hold is still the computer's claim here, the replica
 // stops answering for it and withdraws the claim (unless a newer one replaced it); once the
-// replica is leaving, the claim is left for the others' sweep (Leave).
-func (r *Router) Release(k gateway.Key, hold uint64) {
+// replica is leaving, the claim is left for the others' sweep (Leave). A computer that said
+// bye has it written into its claim first (noteBye), so that the other replicas tell a live
+// screen's viewers what a single gateway tells them.
+func (r *Router) Release(k gateway.Key, hold uint64, bye gateway.Bye) {
 	r.mu.Lock()
 	h := r.held[k]
 	if h == nil || h.hold != hold {
@@ -657,8 +663,16 @@ func (r *Router) Release(k gateway.Key, hold uint64) {
 	r.mu.Unlock()
 	// A claim gone from the bucket is not withdrawn: after NATS lost the bucket, its revision
 	// may be another claim's in the new one.
-	if rev != 0 && !gone && !leaving {
+	if rev == 0 || gone || leaving {
+		return
+	}
+	if bye.Reason == "" {
 		r.deleteClaim(claimKey(k), rev)
+		return
+	}
+	noted := func() { r.deleteClaimNow(context.Background(), claimKey(k), r.noteBye(h, rev, bye)) }
+	if !r.spawn(noted) {
+		noted()
 	}
 }
 
@@ -725,10 +739,20 @@ type claim struct {
 	// Credential is the selector of the computer's own credential ("" for the shared
 	// password), so that any replica can revoke it (revocation.go).
 	Credential string `json:"credential,omitempty"`
+	// Bye and RelabelledTo, in the claim's last write before it is withdrawn, are what the
+	// computer said as it left (gateway.Bye): the others end a live screen watched through
+	// them with a single gateway's words (claimDeleted).
+	Bye          string `json:"bye,omitempty"`
+	RelabelledTo string `json:"relabelledTo,omitempty"`
 }
 
 func encodeClaim(replica string, c gateway.Computer, credential string) []byte {
-	b, _ := json.Marshal(claim{Replica: replica, AccountID: c.AccountID, TraposID: c.TraposID,
-		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion, Credential: credential})
+	b, _ := json.Marshal(claimOf(replica, c, credential))
 	return b
+}
+
+// claimOf is replica's claim of computer c, whose own credential is credential.
+func claimOf(replica string, c gateway.Computer, credential string) claim {
+	return claim{Replica: replica, AccountID: c.AccountID, TraposID: c.TraposID,
+		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion, Credential: credential}
 }

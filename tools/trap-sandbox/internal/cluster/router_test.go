@@ -619,11 +619,11 @@ func TestAnOlderSocketsLateClaimKeepsTheNewerOne(t *testing.T) {
 	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:twice"}
 	c := gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}
 	a.router.Claim(c, "", 1002)
-	a.router.Claim(c, "", 1001) // the older socket's, late
-	a.router.Release(k, 1001)   // the older socket is replaced: its release finds the newer claim
+	a.router.Claim(c, "", 1001)              // the older socket's, late
+	a.router.Release(k, 1001, gateway.Bye{}) // the older socket is replaced: its release finds the newer claim
 	assert.True(t, a.router.holds(k), "the newer socket still holds the computer")
 	b.waitComputers(t, "5:twice@a")
-	a.router.Release(k, 1002)
+	a.router.Release(k, 1002, gateway.Bye{})
 	assert.False(t, a.router.holds(k))
 	b.waitComputers(t)
 }
@@ -645,7 +645,7 @@ func TestASocketClosedWhileItsClaimIsWrittenLeavesNoClaim(t *testing.T) {
 		// after the claim, it has applied the claim too, while A still held the computer.
 		b.router.Claim(marker, "", 1)
 		a.waitComputers(t, "9:marker@b")
-		a.router.Release(k, 1001) // the socket closed meanwhile
+		a.router.Release(k, 1001, gateway.Bye{}) // the socket closed meanwhile
 	}
 	t.Cleanup(func() { claimWritten = nil }) // after the cluster's own cleanup
 	tc := newTestCluster(t)
@@ -713,7 +713,7 @@ func TestAClaimOverwrittenInTheReplicasNameIsWithdrawnWithItsSocket(t *testing.T
 	// the twin's claim, it has applied that claim too, while A held the computer.
 	b.router.Claim(gateway.Computer{AccountID: k.AccountID, TraposID: "9:marker", ConnectedSince: time.Now()}, "", 1)
 	a.waitComputers(t, "9:marker@b")
-	a.router.Release(k, 1001) // its socket closes
+	a.router.Release(k, 1001, gateway.Bye{}) // its socket closes
 	b.waitComputers(t)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		assert.Equal(ct, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
@@ -741,7 +741,7 @@ func TestAClaimOverwrittenInTheReplicasNameAsItIsWrittenIsWithdrawnWithItsSocket
 	a.router.Claim(gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}, "", 1001)
 	require.True(t, overwritten.Load())
 	b.waitComputers(t, "5:both@a")
-	a.router.Release(k, 1001)
+	a.router.Release(k, 1001, gateway.Bye{})
 	b.waitComputers(t)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) {
 		assert.Equal(ct, map[string]string{"9:marker": "b"}, claimsInBucket(t, b.router.claims))
@@ -884,10 +884,10 @@ func TestClaimsAreReleasedByHold(t *testing.T) {
 	c := gateway.Computer{AccountID: k.AccountID, TraposID: k.TraposID, ConnectedSince: time.Now()}
 	a.router.Claim(c, "", 1001)
 	a.router.Claim(c, "", 1002) // a newer socket of the same computer, here
-	a.router.Release(k, 1001)
+	a.router.Release(k, 1001, gateway.Bye{})
 	assert.True(t, a.router.holds(k), "the older socket's release keeps the newer claim")
 	b.waitComputers(t, "5:held@a")
-	a.router.Release(k, 1002)
+	a.router.Release(k, 1002, gateway.Bye{})
 	assert.False(t, a.router.holds(k))
 	b.waitComputers(t)
 }

@@ -112,12 +112,28 @@ func (r *Router) route(ctx context.Context, k gateway.Key, typ string, payload j
 	}
 	rr := p.resp
 	if rr.GatewayError != nil {
-		return gateway.Response{}, rr.GatewayError
+		return gateway.Response{}, heardError(k, rr.GatewayError, true)
 	}
 	if rr.OK && len(rr.Payload) == 0 {
 		rr.Payload = protocol.EmptyPayload
 	}
-	return gateway.Response{OK: rr.OK, Type: rr.Type, Payload: rr.Payload, Error: rr.Error}, nil
+	return gateway.Response{OK: rr.OK, Type: rr.Type, Payload: rr.Payload, Error: heardError(k, rr.Error, false)}, nil
+}
+
+// heardError is pe, an error in another replica's answer about computer k, with no more than
+// a single gateway's answer would carry: its code and message, and for the gateway's own error
+// (gateway) a relabel's new traposId only where the computer's hello would take it
+// (gateway.RelabelledTo: the same computer id). A computer's own error carries none, as its
+// frame does not. So no answer on the bus sends a web console's view to another computer.
+func heardError(k gateway.Key, pe *protocol.Error, gatewayError bool) *protocol.Error {
+	if pe == nil {
+		return nil
+	}
+	heard := &protocol.Error{Code: pe.Code, Message: pe.Message}
+	if gatewayError {
+		heard.RelabelledTo = gateway.RelabelledTo(k.TraposID, pe.RelabelledTo)
+	}
+	return heard
 }
 
 // notConnectedWithoutNATS is the answer for a computer not held here while NATS is unreachable.

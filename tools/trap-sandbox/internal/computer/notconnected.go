@@ -37,7 +37,7 @@ func hinted(message string) bool {
 // mid-request, or a replica that could not be asked, says what happened itself), gets where
 // the connected computers are listed, or that none is connected at all.
 func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool) *protocol.Error {
-	if hinted(pe.Message) {
+	if hinted(pe.Message) || pe.RelabelledTo != "" { // a relabel's names the computer's new id
 		return pe
 	}
 	id, _, hasID := strings.Cut(traposID, ":")

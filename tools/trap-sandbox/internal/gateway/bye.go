@@ -61,6 +61,48 @@ type relabelled struct {
 func (r *relabelled) Error() string { return r.pe.Error() }
 func (r *relabelled) Unwrap() error { return r.pe }
 
+// Bye is what a computer said as it left (its bye): Reason, one of ByeRelabelled, ByeStopped
+// and ByeReconnecting, and for ByeRelabelled its new traposId To ("" when its bye named none
+// the gateway takes, RelabelledTo). The zero Bye: it said none (or none the gateway knows).
+// With replicas, the claim of a computer that said bye names it as the claim is withdrawn, so
+// that a live screen watched through another replica ends as one watched on the holder
+// (docs/scale-out.md).
+type Bye struct {
+	Reason string
+	To     string
+}
+
+// RelabelledTo is to when computer from may have been relabelled to it, as a hello would take
+// it: a valid traposId of the same computer id that is not from; else "". A bye's word, and
+// an answer another replica passes on, are held to it.
+func RelabelledTo(from, to string) string {
+	if to == "" || traposIDProblem(to) != "" || account.ComputerID(to) != account.ComputerID(from) || to == from {
+		return ""
+	}
+	return to
+}
+
+// ByeError is what the host's requests waiting on the socket of computer from, which said bye,
+// fail with, and what a screen watched on it ends with (with RelabelledTo for a relabel whose
+// new traposId is known); nil for a Bye the gateway does not know.
+func ByeError(from string, bye Bye) *protocol.Error {
+	if msg, ok := byeMessages[bye.Reason]; ok {
+		return protocol.Errorf(protocol.CodeNotConnected, msg, cctext.ShowTraposID(from))
+	}
+	if bye.Reason != ByeRelabelled {
+		return nil
+	}
+	to := RelabelledTo(from, bye.To)
+	if to == "" {
+		return protocol.Errorf(protocol.CodeNotConnected,
+			"computer %s was relabelled: it says hello under its new label (trap-sandbox computers lists it)", cctext.ShowTraposID(from))
+	}
+	pe := protocol.Errorf(protocol.CodeNotConnected,
+		"computer %s was relabelled: it is %s now; ask it by that id", cctext.ShowTraposID(from), cctext.ShowTraposID(to))
+	pe.RelabelledTo = to
+	return pe
+}
+
 // handleBye answers a bye and closes the socket after the answer (1000, the reason). It runs
 // on the reader, before the next frame is read, so the close is the gateway's even when the
 // computer drops the connection right behind its bye (CC's close() does).
@@ -69,30 +111,32 @@ func (s *Session) handleBye(f *protocol.Frame) {
 	_ = json.Unmarshal(f.Payload, &p) // the payload is always an object; bad fields stay empty
 	from := s.Key().TraposID
 	s.reply(*f, nil, nil)
-	if msg, ok := byeMessages[p.Reason]; ok {
-		s.beginClose(CloseBye, p.Reason, true, protocol.Errorf(protocol.CodeNotConnected, msg, cctext.ShowTraposID(from)))
-		return
-	}
-	if p.Reason != ByeRelabelled {
+	// The new traposId is the computer's word, as its hello is: named only when its hello
+	// would take it, for the same computer id.
+	bye := Bye{Reason: p.Reason, To: RelabelledTo(from, p.TraposID)}
+	pe := ByeError(from, bye)
+	if pe == nil {
 		s.beginClose(CloseBye, byeReasonOther, true, nil)
 		return
 	}
-	// The new traposId is the computer's word, as its hello is: named only when its hello
-	// would take it, for the same computer id.
-	to := p.TraposID
-	if traposIDProblem(to) != "" || account.ComputerID(to) != account.ComputerID(from) || to == from {
-		to = ""
+	if p.Reason != ByeRelabelled {
+		bye.To = ""
 	}
-	var cause *relabelled
-	if to != "" {
-		cause = &relabelled{to: to, pe: protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s was relabelled: it is %s now; ask it by that id", cctext.ShowTraposID(from), cctext.ShowTraposID(to))}
-		cause.pe.RelabelledTo = to
-	} else {
-		cause = &relabelled{pe: protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s was relabelled: it says hello under its new label (trap-sandbox computers lists it)", cctext.ShowTraposID(from))}
+	s.mu.Lock()
+	s.bye = bye
+	s.mu.Unlock()
+	if p.Reason != ByeRelabelled {
+		s.beginClose(CloseBye, p.Reason, true, pe)
+		return
 	}
-	s.beginClose(CloseBye, ByeRelabelled, true, cause)
+	s.beginClose(CloseBye, ByeRelabelled, true, &relabelled{pe: pe, to: bye.To})
+}
+
+// saidBye is the Bye the computer said before its socket closed (the zero Bye: none).
+func (s *Session) saidBye() Bye {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bye
 }
 
 // relabelledTo is the new traposId a relabelled computer's bye named, or "".

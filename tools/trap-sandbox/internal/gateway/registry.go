@@ -75,8 +75,9 @@ type Cluster interface {
 	Claim(c Computer, credential string, hold uint64)
 	// Release withdraws hold's claim on k (its socket closed), unless a later one replaced it.
 	// It may come twice for one hold, and before that hold's Claim returned: a socket that
-	// closed while its claim was being written is released again once Claim returns.
-	Release(k Key, hold uint64)
+	// closed while its claim was being written is released again once Claim returns. bye is
+	// what the computer said as it left (the zero Bye: none, or the claim was replaced).
+	Release(k Key, hold uint64, bye Bye)
 	// Route sends a request to a computer whose socket is not in this process, as
 	// Gateway.Request describes; ctx has a deadline.
 	Route(ctx context.Context, k Key, typ string, payload json.RawMessage) (Response, error)
@@ -151,7 +152,7 @@ func (r *registry) Register(s *Session) (replaced *Session) {
 			// Unregistered (its socket closed) or replaced while the claim was on its way: the
 			// Release that followed may have reached the cluster before the Claim, and found
 			// nothing to withdraw then.
-			r.cluster.Release(k, h.hold)
+			r.cluster.Release(k, h.hold, Bye{})
 		}
 	}
 	return old.s
@@ -170,7 +171,7 @@ func (r *registry) Unregister(s *Session) {
 	delete(r.sessions, k)
 	r.mu.Unlock()
 	if r.cluster != nil {
-		r.cluster.Release(k, h.hold)
+		r.cluster.Release(k, h.hold, s.saidBye())
 	}
 }
 

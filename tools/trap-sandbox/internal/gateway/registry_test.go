@@ -63,7 +63,7 @@ func (c *recordingCluster) Claim(comp Computer, credential string, hold uint64) 
 	c.calls = append(c.calls, fmt.Sprintf("claim %s/%s %q hold %d", comp.AccountID, comp.TraposID, credential, hold))
 }
 
-func (c *recordingCluster) Release(k Key, hold uint64) {
+func (c *recordingCluster) Release(k Key, hold uint64, _ Bye) {
 	c.calls = append(c.calls, fmt.Sprintf("release %s/%s hold %d", k.AccountID, k.TraposID, hold))
 }
 
@@ -109,7 +109,7 @@ func (c *claimingCluster) Claim(comp Computer, _ string, hold uint64) {
 	c.held[Key{comp.AccountID, comp.TraposID}] = hold
 }
 
-func (c *claimingCluster) Release(k Key, hold uint64) {
+func (c *claimingCluster) Release(k Key, hold uint64, _ Bye) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.held[k] == hold {

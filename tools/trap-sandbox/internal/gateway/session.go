@@ -93,6 +93,7 @@ type Session struct {
 	closed         bool
 	closeCode      int    // code of the close frame to send, or the peer's code for logs
 	closeReason    string // reason of the close frame to send
+	bye            Bye    // what the computer said as it left (handleBye)
 	sendClose      bool   // whether the writer must send a close frame
 	// closeFrameSent: the reader (1009) or the WebSocket library (1002) already sent the
 	// close frame: the gateway's close all the same.
