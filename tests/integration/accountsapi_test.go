@@ -4,6 +4,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -114,4 +115,59 @@ func TestWhatALeakedTokenMadeIsFoundInTheLog(t *testing.T) {
 	require.Len(t, byLocal, 1, "%s", g.Log())
 	assert.NotContains(t, byLocal[0], "byToken=", "the gateway's own caller has no token")
 	assert.NotContains(t, g.Log(), leaked[len(leaked)-12:], "the token's id, never its secret")
+}
+
+// TestATokenThatExpiresMakesNoneThatOutlivesIt: a token given for an hour made a token, an
+// enrollment key or (an admin's) an account whose first token never expired, so whoever held
+// it for that hour kept the gateway for good. What it makes now expires with it, and the
+// command says so.
+func TestATokenThatExpiresMakesNoneThatOutlivesIt(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	lastLine(ctx, t, "accounts", "add", "root", "--admin", dir)
+	lastLine(ctx, t, "accounts", "add", "alice", dir)
+	hour := lastLine(ctx, t, "tokens", "add", "alice", "for-an-hour", "--expires", "1h", dir)
+	rootHour := lastLine(ctx, t, "tokens", "add", "root", "for-an-hour", "--expires", "1h", dir)
+	g := startGateway(t, dir)
+	url := "--url=" + g.URL("")
+	const cut = ", with the token that made it (it can make none that lasts longer)"
+
+	out, errOut, code := runCLI(ctx, t, nil, "tokens", "add", "alice", "forever", url, "--api-token="+hour)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, cut+"; shown once:")
+	out, errOut, code = runCLI(ctx, t, nil, "tokens", "add", "alice", "for-a-minute", "--expires", "1m", url, "--api-token="+hour)
+	require.Equal(t, 0, code, errOut)
+	assert.NotContains(t, out, cut, "a shorter lifetime stands")
+	out, errOut, code = runCLI(ctx, t, nil, "link", "key", "--expires", "0", url, "--api-token="+hour)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, cut+"; on a computer")
+	out, errOut, code = runCLI(ctx, t, nil, "accounts", "add", "bob", url, "--api-token="+rootHour)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "its API token, which expires ")
+
+	expiresAt := func(token, path, name string) string {
+		t.Helper()
+		status, body := apiGet(ctx, t, g, token, path)
+		require.Equal(t, http.StatusOK, status, body)
+		var list []struct{ Name, ID, ExpiresAt string }
+		if strings.HasPrefix(body, "{") { // the link module's answer: {ok, payload}
+			var answer struct{ Payload json.RawMessage }
+			require.NoError(t, json.Unmarshal([]byte(body), &answer))
+			body = string(answer.Payload)
+		}
+		require.NoError(t, json.Unmarshal([]byte(body), &list))
+		for _, e := range list {
+			if e.Name == name || (name == "" && e.ID != "") {
+				return e.ExpiresAt
+			}
+		}
+		require.Failf(t, "not listed", "%s in %s", name, body)
+		return ""
+	}
+	made := expiresAt(hour, "/trapos/tokens?account=alice", "for-an-hour")
+	require.NotEmpty(t, made)
+	assert.Equal(t, made, expiresAt(hour, "/trapos/tokens?account=alice", "forever"), "the token made expires with its maker")
+	assert.Equal(t, made, expiresAt(hour, "/trapos/link/keys", ""), "so does the key")
+	assert.Equal(t, expiresAt(rootHour, "/trapos/tokens?account=root", "for-an-hour"), expiresAt(rootHour, "/trapos/tokens?account=bob", "first"),
+		"so does an account's first token")
 }

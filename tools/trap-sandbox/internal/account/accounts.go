@@ -120,13 +120,18 @@ func (a *Accounts) AddAccount(ctx context.Context, id string, role Role, tokenNa
 // AddAccountBy is AddAccount recording who created the account and its token (by: an
 // account's id, or Operator); it returns the token's record too.
 func (a *Accounts) AddAccountBy(ctx context.Context, id string, role Role, tokenName, by string) (string, Token, error) {
+	return a.addAccount(ctx, id, role, tokenName, time.Time{}, by)
+}
+
+// addAccount is AddAccountBy whose first token expires by until (zero: never).
+func (a *Accounts) addAccount(ctx context.Context, id string, role Role, tokenName string, until time.Time, by string) (string, Token, error) {
 	if err := CheckName(id); err != nil {
 		return "", Token{}, err
 	}
 	if role != RoleAdmin && role != RoleUser {
 		return "", Token{}, invalidf("role %q: use %s or %s", role, RoleAdmin, RoleUser)
 	}
-	plain, t, err := a.newToken(id, tokenName, 0, by)
+	plain, t, err := a.newToken(id, tokenName, 0, until, by)
 	if err != nil {
 		return "", Token{}, err
 	}
@@ -166,7 +171,12 @@ func (a *Accounts) IssueToken(ctx context.Context, accountID, name string, ttl t
 
 // IssueTokenBy is IssueToken recording who issued the token (an account's id, or Operator).
 func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl time.Duration, by string) (string, Token, error) {
-	plain, t, err := a.newToken(accountID, name, ttl, by)
+	return a.issueToken(ctx, accountID, name, ttl, time.Time{}, by)
+}
+
+// issueToken is IssueTokenBy for a token that expires by until at the latest (zero: no bound).
+func (a *Accounts) issueToken(ctx context.Context, accountID, name string, ttl time.Duration, until time.Time, by string) (string, Token, error) {
+	plain, t, err := a.newToken(accountID, name, ttl, until, by)
 	if err != nil {
 		return "", Token{}, err
 	}
@@ -179,8 +189,9 @@ func (a *Accounts) IssueTokenBy(ctx context.Context, accountID, name string, ttl
 	return plain, t, nil
 }
 
-// newToken checks a token's name and lifetime and makes its secret and record, not stored yet.
-func (a *Accounts) newToken(accountID, name string, ttl time.Duration, by string) (string, Token, error) {
+// newToken checks a token's name and lifetime and makes its secret and record, not stored yet;
+// it expires after ttl (0: never), by until at the latest (zero: no bound).
+func (a *Accounts) newToken(accountID, name string, ttl time.Duration, until time.Time, by string) (string, Token, error) {
 	if err := CheckTokenName(name); err != nil {
 		return "", Token{}, err
 	}
@@ -196,8 +207,22 @@ func (a *Accounts) newToken(accountID, name string, ttl time.Duration, by string
 	if ttl > 0 {
 		t.ExpiresAt = now.Add(ttl)
 	}
+	t.ExpiresAt = expiresBy(t.ExpiresAt, until)
 	return plain, t, nil
 }
+
+// expiresBy is a token's or key's expiry at (zero: never), brought forward to until when that
+// is sooner (zero: no bound): what a caller whose own token expires makes (Caller.Until).
+func expiresBy(at, until time.Time) time.Time {
+	if until.IsZero() || (!at.IsZero() && !at.After(until)) {
+		return at
+	}
+	return until
+}
+
+// CutTo reports whether expiry, of a token or key a caller made, is its token's own (until):
+// what it asked for would have lived longer.
+func CutTo(expiry, until time.Time) bool { return !until.IsZero() && expiry.Equal(until) }
 
 // Authenticate returns the account of an API token, or why it is refused: ErrBadSecret,
 // ErrRevoked or ErrExpired (a token stops working on the request after its revocation).
@@ -215,9 +240,16 @@ const SeenEvery = time.Minute
 // the use on the token (its audit fields; see SeenEvery): the time and the host, without the
 // port, which changes with every connection. A failure to record does not refuse the call.
 func (a *Accounts) AuthenticateFrom(ctx context.Context, plain, remoteAddr string) (Account, error) {
+	acc, _, err := a.AuthenticateTokenFrom(ctx, plain, remoteAddr)
+	return acc, err
+}
+
+// AuthenticateTokenFrom is AuthenticateFrom returning the token's record too (its expiry,
+// Caller.Until).
+func (a *Accounts) AuthenticateTokenFrom(ctx context.Context, plain, remoteAddr string) (Account, Token, error) {
 	acc, t, err := a.authenticate(ctx, plain)
 	if err != nil {
-		return Account{}, err
+		return Account{}, Token{}, err
 	}
 	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
 		remoteAddr = host
@@ -226,7 +258,7 @@ func (a *Accounts) AuthenticateFrom(ctx context.Context, plain, remoteAddr strin
 	if t.RemoteAddr != remoteAddr || now.Sub(t.LastUsed) >= SeenEvery {
 		_ = a.store.SeeToken(ctx, t.Selector, now, remoteAddr) // bookkeeping: the call stands
 	}
-	return acc, nil
+	return acc, t, nil
 }
 
 func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Token, error) {

@@ -1,6 +1,9 @@
 package account
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Caller is who a host-side call is made for: the account its API token opened, and whether
 // that account is an admin. The server's API auth puts it in the request's context; every
@@ -16,6 +19,10 @@ type Caller struct {
 	// with, which the audit lines of its changes name (ByToken); empty for the gateway's own
 	// caller, the operator and a pass.
 	Token string
+	// Until is when that token expires (zero: never, or no token). What the call makes that
+	// opens the gateway to its holder, an API token or an enrollment key, expires no later
+	// (expiresBy): a token given for an hour does not make one that lasts for ever.
+	Until time.Time
 }
 
 // ByToken is the audit line's attribute naming the API token that made a change ("byToken",

@@ -342,6 +342,12 @@ func (a *Accounts) issueBound(ctx context.Context, accountID string, stamp time.
 // IssueEnrollmentKey makes accountID a key that links maxUses computers (0: any number) until
 // ttl passes (0: never); createdBy is who asked, for audit. It returns the key, shown once.
 func (a *Accounts) IssueEnrollmentKey(ctx context.Context, accountID, createdBy string, maxUses int, ttl time.Duration) (string, EnrollmentKey, error) {
+	return a.IssueEnrollmentKeyBy(ctx, accountID, createdBy, maxUses, ttl, time.Time{})
+}
+
+// IssueEnrollmentKeyBy is IssueEnrollmentKey for a key that expires by until at the latest
+// (zero: no bound), the expiry of the token of the caller who asked (Caller.Until).
+func (a *Accounts) IssueEnrollmentKeyBy(ctx context.Context, accountID, createdBy string, maxUses int, ttl time.Duration, until time.Time) (string, EnrollmentKey, error) {
 	if maxUses < 0 {
 		return "", EnrollmentKey{}, fmt.Errorf("a key's uses must be positive (or 0 for any number), got %d", maxUses)
 	}
@@ -359,6 +365,7 @@ func (a *Accounts) IssueEnrollmentKey(ctx context.Context, accountID, createdBy 
 	if ttl > 0 {
 		k.ExpiresAt = now.Add(ttl)
 	}
+	k.ExpiresAt = expiresBy(k.ExpiresAt, until)
 	if err := a.store.CreateEnrollmentKey(ctx, k); err != nil {
 		return "", EnrollmentKey{}, err
 	}

@@ -40,12 +40,18 @@ type NewAccount struct {
 	Account Account `json:"account"`
 	Token   Token   `json:"token"`
 	Secret  string  `json:"secret"`
+	// ExpiresWithCaller says the token's lifetime was cut to the caller's own token's
+	// (Caller.Until).
+	ExpiresWithCaller bool `json:"expiresWithCaller,omitempty"`
 }
 
 // NewToken is an issued token; Secret is the token itself, shown once.
 type NewToken struct {
 	Token  Token  `json:"token"`
 	Secret string `json:"secret"`
+	// ExpiresWithCaller says its lifetime was cut to the caller's own token's
+	// (Caller.Until).
+	ExpiresWithCaller bool `json:"expiresWithCaller,omitempty"`
 }
 
 // NewCredential is an issued computer credential; Secret is the credential, shown once.
@@ -127,12 +133,12 @@ func (m manager) AddAccount(ctx context.Context, id string, role Role) (NewAccou
 		return NewAccount{}, fmt.Errorf("%w: adding an account needs an admin token, and this one is of %q, a user (use an admin account's token or the gateway's SANDBOX_API_TOKEN, or run the command on the gateway's host with --data-dir)",
 			ErrForbidden, m.caller.Account)
 	}
-	secret, tok, err := m.a.AddAccountBy(ctx, id, role, "first", m.caller.Account)
+	secret, tok, err := m.a.addAccount(ctx, id, role, "first", m.caller.Until, m.caller.Account)
 	if err != nil {
 		return NewAccount{}, err
 	}
 	acc, err := m.a.store.Account(ctx, id)
-	return NewAccount{Account: acc, Token: tok, Secret: secret}, err
+	return NewAccount{Account: acc, Token: tok, Secret: secret, ExpiresWithCaller: CutTo(tok.ExpiresAt, m.caller.Until)}, err
 }
 
 func (m manager) Accounts(ctx context.Context) ([]AccountInfo, error) {
@@ -194,8 +200,8 @@ func (m manager) AddToken(ctx context.Context, accountID, name string, ttl time.
 	if accountID == "" {
 		return NewToken{}, invalid("a token needs an account")
 	}
-	secret, tok, err := m.a.IssueTokenBy(ctx, accountID, name, ttl, m.caller.Account)
-	return NewToken{Token: tok, Secret: secret}, err
+	secret, tok, err := m.a.issueToken(ctx, accountID, name, ttl, m.caller.Until, m.caller.Account)
+	return NewToken{Token: tok, Secret: secret, ExpiresWithCaller: CutTo(tok.ExpiresAt, m.caller.Until)}, err
 }
 
 // of is the account a user's revocation is limited to ("" for an admin: any).

@@ -261,3 +261,38 @@ func TestCount(t *testing.T) {
 	assert.Equal(t, map[string]int{account.StateActive: 2, account.StateRevoked: 1, account.StateExpired: 1}, c.Tokens)
 	assert.Equal(t, map[string]int{account.StateActive: 2, account.StateRevoked: 1}, c.Credentials)
 }
+
+// TestWhatAnExpiringTokenMakesExpiresWithIt: a caller whose token expires at until makes
+// tokens, accounts' first tokens and enrollment keys that expire by until: one asked to never
+// expire or to outlive it is cut to it (and says so), a shorter one stands.
+func TestWhatAnExpiringTokenMakesExpiresWithIt(t *testing.T) {
+	m := newManaged(t)
+	ctx := t.Context()
+	now := m.clk.Now()
+	until := now.Add(time.Hour)
+	alice := m.accounts.Manage(account.Caller{Account: "alice", Until: until})
+	root := m.accounts.Manage(account.Caller{Account: "root", Admin: true, Until: until})
+
+	for _, c := range []struct {
+		ttl  time.Duration
+		want time.Time
+		cut  bool
+	}{{0, until, true}, {2 * time.Hour, until, true}, {time.Minute, now.Add(time.Minute), false}, {time.Hour, until, true}} {
+		n, err := alice.AddToken(ctx, "alice", "t", c.ttl)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, n.Token.ExpiresAt, "asked %s", c.ttl)
+		assert.Equal(t, c.cut, n.ExpiresWithCaller, "asked %s", c.ttl)
+	}
+	n, err := root.AddAccount(ctx, "carol", account.RoleUser)
+	require.NoError(t, err)
+	assert.Equal(t, until, n.Token.ExpiresAt, "an account's first token")
+	assert.True(t, n.ExpiresWithCaller)
+	_, k, err := m.accounts.IssueEnrollmentKeyBy(ctx, "alice", "alice", 0, 0, until)
+	require.NoError(t, err)
+	assert.Equal(t, until, k.ExpiresAt, "a key")
+
+	forever, err := m.accounts.Manage(account.Caller{Account: "alice"}).AddToken(ctx, "alice", "t", 0)
+	require.NoError(t, err)
+	assert.True(t, forever.Token.ExpiresAt.IsZero(), "a token that never expires makes one that never does")
+	assert.False(t, forever.ExpiresWithCaller)
+}

@@ -46,8 +46,9 @@ func (a audited) AddToken(ctx context.Context, accountID, name string, ttl time.
 	n, err := a.Manager.AddToken(ctx, accountID, name, ttl)
 	if err == nil {
 		expiresIn := "never" // ttl 0, which would read as "at once"
-		if ttl > 0 {
-			expiresIn = ttl.String()
+		if !n.Token.ExpiresAt.IsZero() {
+			// As made: cut to the caller's own token's when it expires sooner (Caller.Until).
+			expiresIn = n.Token.ExpiresAt.Sub(n.Token.Created).Round(time.Second).String()
 		}
 		a.done("token added", "account", n.Token.AccountID, "tokenId", n.Token.Selector, "name", n.Token.Name, "expiresIn", expiresIn)
 	}

@@ -296,7 +296,12 @@ func (c *AccountsAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) 
 	if err != nil {
 		return c.manageError(err, "account", c.Name)
 	}
-	fmt.Fprintf(out, "account %s (%s) created in %s; its API token (shown once; send it as Authorization: Bearer, or give it in SANDBOX_API_TOKEN):\n%s\n", n.Account.ID, n.Account.Role, where, n.Secret)
+	lifetime := ""
+	if n.ExpiresWithCaller {
+		lifetime = ", which " + expiry(n.Token.ExpiresAt, true)
+	}
+	fmt.Fprintf(out, "account %s (%s) created in %s; its API token%s (shown once; send it as Authorization: Bearer, or give it in SANDBOX_API_TOKEN):\n%s\n",
+		n.Account.ID, n.Account.Role, where, lifetime, n.Secret)
 	return nil
 }
 
@@ -478,12 +483,22 @@ func (c *TokensAddCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 	if err != nil {
 		return c.manageError(err, "account", c.Account)
 	}
-	expires := "never expires" // as link key says it; a listing's "-" does not read as prose
-	if !n.Token.ExpiresAt.IsZero() {
-		expires = "expires " + stamp(n.Token.ExpiresAt)
-	}
-	fmt.Fprintf(out, "token %s (%s) of %s, %s; shown once:\n%s\n", show(n.Token.Selector), show(n.Token.Name), show(n.Token.AccountID), expires, n.Secret)
+	fmt.Fprintf(out, "token %s (%s) of %s, %s; shown once:\n%s\n", show(n.Token.Selector), show(n.Token.Name), show(n.Token.AccountID),
+		expiry(n.Token.ExpiresAt, n.ExpiresWithCaller), n.Secret)
 	return nil
+}
+
+// expiry says when a token or key the command made expires (at; zero: never), and that its
+// lifetime was cut to the caller's token's (withCaller: a token that expires cannot make
+// one that lasts longer). A listing's "-" does not read as prose.
+func expiry(at time.Time, withCaller bool) string {
+	switch {
+	case at.IsZero():
+		return "never expires"
+	case withCaller:
+		return "expires " + stamp(at) + ", with the token that made it (it can make none that lasts longer)"
+	}
+	return "expires " + stamp(at)
 }
 
 // TokensRevokeCmd revokes a token.

@@ -140,11 +140,12 @@ func (c *LinkKeyCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) erro
 	case k.MaxUses > 1:
 		uses = fmt.Sprintf("%d computers", k.MaxUses)
 	}
-	expires := "never expires"
+	var expiresAt time.Time
 	if k.ExpiresAt != nil {
-		expires = "expires " + stamp(*k.ExpiresAt)
+		expiresAt = *k.ExpiresAt
 	}
-	fmt.Fprintf(out, "enrollment key %s of %s: links %s, %s; on a computer: sandbox link KEY (shown once):\n%s\n", k.ID, k.Account, uses, expires, k.Secret)
+	fmt.Fprintf(out, "enrollment key %s of %s: links %s, %s; on a computer: sandbox link KEY (shown once):\n%s\n", k.ID, k.Account, uses,
+		expiry(expiresAt, k.ExpiresWithCaller), k.Secret)
 	return nil
 }
 

@@ -207,6 +207,9 @@ type Key struct {
 	MaxUses   int        `json:"maxUses"`
 	Uses      int        `json:"uses"`
 	Secret    string     `json:"key,omitempty"`
+	// ExpiresWithCaller, in the answer that made it, says its lifetime was cut to the
+	// caller's own token's (account.Caller.Until).
+	ExpiresWithCaller bool `json:"expiresWithCaller,omitempty"`
 }
 
 func keyOf(k account.EnrollmentKey) Key {
@@ -241,8 +244,8 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	caller := account.CallerFrom(r.Context())
-	plain, k, err := m.cfg.Accounts.IssueEnrollmentKey(r.Context(), into, approver(caller, into), req.MaxUses,
-		time.Duration(req.ExpiresInMs)*time.Millisecond)
+	plain, k, err := m.cfg.Accounts.IssueEnrollmentKeyBy(r.Context(), into, approver(caller, into), req.MaxUses,
+		time.Duration(req.ExpiresInMs)*time.Millisecond, caller.Until)
 	if err != nil {
 		m.writeErr(w, http.StatusInternalServerError, err)
 		return
@@ -251,15 +254,15 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 	if req.MaxUses > 0 {
 		maxUses = strconv.Itoa(req.MaxUses)
 	}
-	if req.ExpiresInMs > 0 {
-		expiresIn = (time.Duration(req.ExpiresInMs) * time.Millisecond).String()
+	if !k.ExpiresAt.IsZero() {
+		expiresIn = k.ExpiresAt.Sub(k.Created).Round(time.Second).String()
 	}
 	// An audit line as the account API's (a key makes credentials): by whom, from where, never
 	// the key itself.
 	m.log.Info("enrollment key added", append([]any{"account", into, "keyId", k.Selector, "maxUses", maxUses, "expiresIn", expiresIn,
 		"by", caller.Account, "remote", r.RemoteAddr}, caller.ByToken()...)...)
 	out := keyOf(k)
-	out.Secret = plain
+	out.Secret, out.ExpiresWithCaller = plain, account.CutTo(k.ExpiresAt, caller.Until)
 	writeOK(w, out)
 }
 

@@ -48,7 +48,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 		}
 		count := func(reason string) { refused.refuse(r, reason) }
 		if bearer && accounts != nil && strings.HasPrefix(got, string(account.KindToken)+"_") {
-			a, err := accounts.AuthenticateFrom(r.Context(), got, r.RemoteAddr)
+			a, tok, err := accounts.AuthenticateTokenFrom(r.Context(), got, r.RemoteAddr)
 			if err != nil {
 				reason := refusalOf(err)
 				count(reason)
@@ -59,7 +59,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 				refuseToken(w, err)
 				return
 			}
-			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin, Token: account.TokenID(got)}, func(ctx context.Context) *protocol.Error {
+			admit(account.Caller{Account: a.ID, Admin: a.Role == account.RoleAdmin, Token: tok.Selector, Until: tok.ExpiresAt}, func(ctx context.Context) *protocol.Error {
 				if _, err := accounts.Authenticate(ctx, got); err != nil && refusalOf(err) != RefusalStoreFailed {
 					return protocol.Errorf(protocol.CodeUnauthorized, "%s", tokenRefusal(err))
 				}
