@@ -129,7 +129,7 @@ func TestRoutesPermissions(t *testing.T) {
 		var e *accountapi.Error
 		require.ErrorAs(t, err, &e)
 		assert.Equal(t, http.StatusUnauthorized, e.Status)
-		assert.Contains(t, e.Message, "refused the token: unknown or wrong account token (trap-sandbox tokens add gives a new one)")
+		assert.Contains(t, e.Message, "refused the token: unknown or wrong account token: check it, or ask the account's holder or an admin for a new one (trap-sandbox tokens add)")
 		assert.NotContains(t, e.Message, "give an account's token", "a token was given: one fix, the gateway's")
 	})
 	callers := map[string]string{"admin": f.token["root"].Secret, "api token": apiToken, "user": f.token["alice"].Secret, "none": ""}

@@ -279,7 +279,7 @@ func tokenRefusal(err error) string {
 	case errors.Is(err, account.ErrReserved):
 		return err.Error() + ", so its tokens open nothing: an admin makes its holder an account of another name (trap-sandbox accounts add NAME)"
 	}
-	return "unknown or wrong account token (trap-sandbox tokens add gives a new one)"
+	return "unknown or wrong account token: check it, or ask the account's holder or an admin for a new one (trap-sandbox tokens add)"
 }
 
 // stillAdmittedKey is the request context's key of its StillAdmitted check.
