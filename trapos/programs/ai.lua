@@ -29,6 +29,10 @@ local PROMPT = "ai> ";
 local EXIT_WORD = "exit";
 -- The answers to a confirm that allow the change; anything else (Enter too) denies it.
 local YES = { y = true, yes = true };
+-- Seconds a confirm's question waits for the player: a second past the gateway's 60 s, after
+-- which it has refused the change by itself and the agent's turn goes on (the tool's line says
+-- so), so the question does not stay on the screen as if it still counted.
+local CONFIRM_WAIT = 61;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
@@ -233,8 +237,9 @@ local function newScreen(t)
   end
 
   -- Writes a question and returns what the player types after it, on the same line, or on
-  -- the next when the question ends too near the right edge for the answer to show.
-  local function ask(question)
+  -- the next when the question ends too near the right edge for the answer to show; "" when
+  -- the player typed nothing within wait seconds (the line then ends where the typing stopped).
+  local function ask(question, wait)
     finish();
     text(question);
     flushWord();
@@ -242,7 +247,12 @@ local function newScreen(t)
       newline();
     end
     inputting = true;
-    local answer = read();
+    local answer;
+    parallel.waitForAny(function() answer = read(); end, function() sleep(wait); end);
+    if answer == nil then
+      t.setCursorBlink(false); -- read() had it on, and was left waiting
+      newline();
+    end
     inputting = "ending";
     col = select(1, t.getCursorPos());
     indentOnly = col == 1;
@@ -419,9 +429,9 @@ local function confirm(event)
     screen.line("The agent wants to " .. eventLine(event.action or "run") .. " this on this computer:");
     screen.text(event.full);
     screen.finish();
-    answer = screen.ask("Allow? [y/N] ");
+    answer = screen.ask("Allow? [y/N] ", CONFIRM_WAIT);
   else
-    answer = screen.ask(confirmQuestion(event));
+    answer = screen.ask(confirmQuestion(event), CONFIRM_WAIT);
   end
   return YES[answer:match("^%s*(.-)%s*$"):lower()] == true;
 end

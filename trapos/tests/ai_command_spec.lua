@@ -11,6 +11,9 @@ local URL = "ws://127.0.0.1:4444";
 local MORE = "Press any key to continue";
 -- Typed instead of a line: the player presses Ctrl-T at the prompt.
 local CTRL_T = {};
+-- Typed as a line: the player types nothing (read waits, and fails the program if it is still
+-- waited for after many turns of the computer's events).
+local NO_ANSWER = {};
 -- Answered instead of a poll: the player presses Ctrl-T while the answer streams.
 local TERMINATE = {};
 
@@ -146,6 +149,11 @@ local function run(args, opts)
       local line = table.remove(typed, 1);
       if line == CTRL_T or line == nil then
         error("Terminated", 0);
+      elseif line == NO_ANSWER then
+        for _ = 1, 1000 do
+          yieldOnce();
+        end
+        error("the player was waited for past the gateway's refusal", 0);
       end
       win.write(line);
       newline();
@@ -362,6 +370,32 @@ describe("ai command", function()
       expect(rows[2]):eq("* list_dir /");
       expect(rows[3]):eq("* run_lua chunk failed: Refused.");
       expect(rows[4]):eq("Done.");
+    end);
+
+    it("stops waiting for the player's answer once the gateway has refused the change by itself", function()
+      local started = {};
+      stub(os, "startTimer", function(seconds)
+        started[#started + 1] = seconds;
+        local id = 830000 + #started;
+        os.queueEvent("timer", id);
+        return id;
+      end);
+      local ok, err, rows, record = run({ "write it" }, {
+        width = 51,
+        typed = { NO_ANSWER },
+        polls = { { CONFIRM }, { { seq = 2, kind = "tool", tool = "write_file", detail = "/door.lua", state = "error",
+          error = "The player did not answer within 1m0s, so this write was refused." }, text(3, "I could not."), done(4) } },
+      });
+      expectSuccess(ok, err);
+      local waited = false;
+      for _, seconds in ipairs(started) do
+        waited = waited or seconds == 61;
+      end
+      expect(waited):eq(true); -- a second past the gateway's 60 s
+      expect(rows[2]):eq("Allow? [y/N]");
+      expect(rows[3]):eq("* write_file /door.lua failed: The player did not");
+      expect(rows[5]):eq("I could not.");
+      expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
     end);
 
     it("puts a change to the player and sends the answer", function()
