@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"trap-sandbox/internal/gateway"
@@ -327,58 +329,65 @@ func (r *Router) retryClaims() {
 // or replaced (by newer, nil if none) while it was being written, in the background.
 func (r *Router) withdrawLate(key string, rev uint64, newer *held) {
 	if newer == nil {
-		r.deleteClaim(key, rev)
+		r.deleteClaim(key, rev, gateway.Bye{})
 		return
 	}
 	withdraw := func() {
-		r.deleteClaimNow(context.Background(), key, rev)
+		r.deleteClaimNow(context.Background(), key, rev, gateway.Bye{})
 		r.writeClaim(newer)
 	}
 	if !r.spawn(withdraw) {
-		r.deleteClaimNow(context.Background(), key, rev) // closing: nothing more is claimed
+		r.deleteClaimNow(context.Background(), key, rev, gateway.Bye{}) // closing: nothing more is claimed
 	}
 }
 
-// deleteClaim withdraws the claim key at revision rev, unless a later write replaced it; it
-// runs in the background, as Unregister is called while a session closes.
-func (r *Router) deleteClaim(key string, rev uint64) {
+// deleteClaim withdraws the claim key at revision rev, unless a later write replaced it, saying
+// bye when the computer said one (the zero Bye: none); it runs in the background, as
+// Unregister is called while a session closes.
+func (r *Router) deleteClaim(key string, rev uint64, bye gateway.Bye) {
 	// Not bounded by r.ctx: the sockets close before Close, and their claims are withdrawn then.
-	if !r.spawn(func() { r.deleteClaimNow(context.Background(), key, rev) }) {
-		r.deleteClaimNow(context.Background(), key, rev) // closing: Close waits for nothing more, so do it here
+	if !r.spawn(func() { r.deleteClaimNow(context.Background(), key, rev, bye) }) {
+		r.deleteClaimNow(context.Background(), key, rev, bye) // closing: Close waits for nothing more, so do it here
 	}
 }
 
-// noteBye writes bye into h's claim, at revision rev, and returns the revision to withdraw:
-// the note's, or rev when it could not be written (a later claim replaced it, or NATS failed;
-// the others then say the computer disconnected).
-func (r *Router) noteBye(h *held, rev uint64, bye gateway.Bye) uint64 {
-	if !r.nc.IsConnected() {
-		return rev
-	}
-	c := claimOf(r.cfg.Replica, h.c, h.credential)
-	c.Bye, c.RelabelledTo = bye.Reason, bye.To
-	value, _ := json.Marshal(c)
-	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.OpTimeout)
-	defer cancel()
-	noted, err := r.claims.Update(ctx, claimKey(h.key()), value, rev)
-	if err != nil {
-		r.log.Debug("cannot write a bye into a claim", "traposId", h.key().TraposID, "err", err)
-		return rev
-	}
-	return noted
-}
-
-// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx.
-func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64) {
+// deleteClaimNow withdraws the claim key at revision rev, within OpTimeout and ctx, saying bye
+// (withdrawal) when it is not the zero Bye.
+func (r *Router) deleteClaimNow(ctx context.Context, key string, rev uint64, bye gateway.Bye) {
 	if !r.nc.IsConnected() {
 		return // the claim ages out with this replica's heartbeat, or reclaim rewrites it
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.OpTimeout)
 	defer cancel()
-	err := r.claims.Delete(ctx, key, jetstream.LastRevision(rev))
+	var err error
+	if bye.Reason == "" {
+		err = r.claims.Delete(ctx, key, jetstream.LastRevision(rev))
+	} else {
+		err = r.withdrawClaimSaying(ctx, key, rev, bye)
+	}
 	if err != nil && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 		r.log.Debug("cannot withdraw a claim", "key", key, "err", err)
 	}
+}
+
+// withdrawClaimSaying is KeyValue.Delete of the claim key at revision rev, as the nats.go
+// client writes a delete marker (the KV-Operation header), with bye as its body (withdrawal):
+// a watcher reads it as the entry's value. Nothing else reads a delete marker's body.
+func (r *Router) withdrawClaimSaying(ctx context.Context, key string, rev uint64, bye gateway.Bye) error {
+	body, err := json.Marshal(withdrawal{Bye: bye.Reason, RelabelledTo: bye.To})
+	if err != nil {
+		return err
+	}
+	m := nats.NewMsg("$KV." + ClaimsBucket + "." + key)
+	m.Header.Set("KV-Operation", "DEL")
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	m.Data = body
+	_, err = r.js.PublishMsg(ctx, m)
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence {
+		return jetstream.ErrKeyRevisionMismatch
+	}
+	return err
 }
 
 // claimantOf is the replica entry e claims the computer for ("" if e is not a claim).
@@ -408,7 +417,6 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 	}
 	r.mu.Lock()
 	r.claimMovedLocked(k, c.Replica, c.ConnectedSince.UnixNano(), gateway.Bye{})
-	delete(r.byes, k)
 	if c.Replica == r.cfg.Replica {
 		r.remote.delete(k)
 		// A claim in this replica's name for a socket it does not hold would route nowhere:
@@ -427,15 +435,12 @@ func (r *Router) claimChanged(e jetstream.KeyValueEntry) {
 		}
 		r.mu.Unlock()
 		if stale {
-			r.deleteClaim(e.Key(), e.Revision())
+			r.deleteClaim(e.Key(), e.Revision(), gateway.Bye{})
 		}
 		return
 	}
 	c.AccountID = k.AccountID // the key is what lookups go by
 	r.remote.put(k, newRemoteClaim(c, e.Revision()))
-	if c.Bye != "" {
-		r.byes[k] = gateway.Bye{Reason: c.Bye, To: c.RelabelledTo}
-	}
 	r.mu.Unlock()
 	r.evictIfOlder(k, e.Revision(), c.Replica)
 }
@@ -588,11 +593,13 @@ func (r *Router) believeClaimsOf(replica string) {
 // (by a replica that sends no heartbeat), which a sweep withdrew before settleDoubts did
 // without it: it is written again, and a doubted claim is logged as settleDoubts logs it.
 func (r *Router) claimDeleted(k gateway.Key, e jetstream.KeyValueEntry) {
+	var w withdrawal // a withdrawal that says nothing (or cannot be read) names no bye
+	if len(e.Value()) > 0 && json.Unmarshal(e.Value(), &w) != nil {
+		w = withdrawal{}
+	}
 	r.mu.Lock()
 	r.remote.delete(k)
-	bye := r.byes[k]
-	delete(r.byes, k)
-	r.claimMovedLocked(k, "", 0, bye)
+	r.claimMovedLocked(k, "", 0, gateway.Bye{Reason: w.Bye, To: w.RelabelledTo})
 	var rewrite *held
 	d, doubted := r.doubted[k]
 	if h := r.held[k]; h != nil && h.claimedBefore(e.Revision()) {

@@ -293,7 +293,7 @@ func (r *Router) sweep() {
 		if r.ctx.Err() != nil {
 			return
 		}
-		r.deleteClaimNow(r.ctx, claimKey(s.k), s.rev)
+		r.deleteClaimNow(r.ctx, claimKey(s.k), s.rev, gateway.Bye{})
 	}
 }
 

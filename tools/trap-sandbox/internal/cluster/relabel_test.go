@@ -136,3 +136,23 @@ func TestAForgedAnswerCannotNameAnotherComputerToFollow(t *testing.T) {
 		c.answerNext("fs.list", map[string]any{"entries": []any{}}) // b's own answer, too late
 	}
 }
+
+// A withdrawal of a claim forged on the bus, saying the computer was relabelled to another
+// computer id, ends a live screen watched through another replica (as any forged withdrawal
+// does), but the view is given no new id to follow: each replica words a bye itself, holding
+// the new id to the computer's (gateway.RelabelledTo).
+func TestAForgedWithdrawalCannotNameAnotherComputerToFollow(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	c := b.connect(t, "7:old")
+	a.waitComputers(t, "7:old@b")
+	s := watchedThrough(t, a, b, c, "")
+
+	rogue := tc.busClient(t)
+	m := nats.NewMsg("$KV." + ClaimsBucket + "." + claimKey(gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:old"}))
+	m.Header.Set("KV-Operation", "DEL")
+	m.Data = []byte(`{"bye":"relabelled","relabelledTo":"8:bank"}`)
+	require.NoError(t, rogue.PublishMsg(m))
+	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
+		Message: "computer 7:old was relabelled: it says hello under its new label (trap-sandbox computers lists it)"}, s.end(t))
+}

@@ -177,6 +177,7 @@ type Router struct {
 	log      *slog.Logger
 	nc       *nats.Conn
 	claims   jetstream.KeyValue
+	js       jetstream.JetStream // for a claim's withdrawal that says why (withdrawClaimSaying)
 	replicas jetstream.KeyValue
 	metrics  *metrics
 	started  time.Time          // by cfg.Clock; sweep counts a replica never heard from from here
@@ -223,9 +224,6 @@ type Router struct {
 	// lifelines are the contexts the router ends when a computer's socket on another replica,
 	// or a replica, is gone (relay.go).
 	lifelines map[*lifeline]struct{}
-	// byes holds what computers held by other replicas said as they left (their bye), from
-	// their claim's last write, until the claim is withdrawn (claimDeleted).
-	byes map[gateway.Key]gateway.Bye
 	// unreadable holds the names whose entry in ReplicasBucket is not a heartbeat (presence.go),
 	// each logged once while it stays so.
 	unreadable map[string]bool
@@ -277,7 +275,6 @@ func newRouter(ctx context.Context, nc *nats.Conn, cfg Config, logger *slog.Logg
 		older:     make(map[string]bool),
 		noRelays:  make(map[string]bool),
 		lifelines: make(map[*lifeline]struct{}),
-		byes:      make(map[gateway.Key]gateway.Bye),
 
 		relayHandlers: make(map[string]RelayHandler),
 		unreadable:    make(map[string]bool),
@@ -334,6 +331,7 @@ func (r *Router) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("jetstream: %w", err)
 	}
+	r.js = js
 	claims, replicas := r.bucketConfigs()
 	if r.claims, err = bucket(ctx, js, claims); err != nil {
 		return err
@@ -648,8 +646,8 @@ func (r *Router) Claim(c gateway.Computer, credential string, hold uint64) {
 
 // Release implements gateway.Cluster: if hold is still the computer's claim here, the replica
 // stops answering for it and withdraws the claim (unless a newer one replaced it); once the
-// replica is leaving, the claim is left for the others' sweep (Leave). A computer that said
-// bye has it written into its claim first (noteBye), so that the other replicas tell a live
+// replica is leaving, the claim is left for the others' sweep (Leave). The withdrawal of a
+// computer that said bye says it (withdrawal), so that the other replicas tell a live
 // screen's viewers what a single gateway tells them.
 func (r *Router) Release(k gateway.Key, hold uint64, bye gateway.Bye) {
 	r.mu.Lock()
@@ -666,14 +664,7 @@ func (r *Router) Release(k gateway.Key, hold uint64, bye gateway.Bye) {
 	if rev == 0 || gone || leaving {
 		return
 	}
-	if bye.Reason == "" {
-		r.deleteClaim(claimKey(k), rev)
-		return
-	}
-	noted := func() { r.deleteClaimNow(context.Background(), claimKey(k), r.noteBye(h, rev, bye)) }
-	if !r.spawn(noted) {
-		noted()
-	}
+	r.deleteClaim(claimKey(k), rev, bye)
 }
 
 // holds reports whether this replica holds k's socket, as its gateway claimed it.
@@ -739,20 +730,19 @@ type claim struct {
 	// Credential is the selector of the computer's own credential ("" for the shared
 	// password), so that any replica can revoke it (revocation.go).
 	Credential string `json:"credential,omitempty"`
-	// Bye and RelabelledTo, in the claim's last write before it is withdrawn, are what the
-	// computer said as it left (gateway.Bye): the others end a live screen watched through
-	// them with a single gateway's words (claimDeleted).
-	Bye          string `json:"bye,omitempty"`
+}
+
+// withdrawal is the body of a claim's delete marker in ClaimsBucket, when the computer said
+// bye: what it said (gateway.Bye), so that the others end a live screen watched through them
+// with a single gateway's words (claimDeleted). In the marker itself, not in a write before
+// it: with a history of 1, a watcher may never see a write that the marker replaced at once.
+type withdrawal struct {
+	Bye          string `json:"bye"`
 	RelabelledTo string `json:"relabelledTo,omitempty"`
 }
 
 func encodeClaim(replica string, c gateway.Computer, credential string) []byte {
-	b, _ := json.Marshal(claimOf(replica, c, credential))
+	b, _ := json.Marshal(claim{Replica: replica, AccountID: c.AccountID, TraposID: c.TraposID,
+		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion, Credential: credential})
 	return b
-}
-
-// claimOf is replica's claim of computer c, whose own credential is credential.
-func claimOf(replica string, c gateway.Computer, credential string) claim {
-	return claim{Replica: replica, AccountID: c.AccountID, TraposID: c.TraposID,
-		RemoteAddr: c.RemoteAddr, ConnectedSince: c.ConnectedSince, ClientVersion: c.ClientVersion, Credential: credential}
 }
