@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit"
+
 	"tests/internal/harness"
 )
 
@@ -81,4 +83,77 @@ func TestLinkAcrossReplicas(t *testing.T) {
 	require.NoError(t, err)
 	require.Nil(t, f.Error)
 	assert.True(t, strings.Contains(string(f.Payload), `"account":"alice"`), string(f.Payload))
+}
+
+// TestALinkCodeOfAReplicaThatStoppedIsRefused: a code asked for on replica A, whose socket
+// A's stop (or restart) closed, approved through replica B, is refused as one gateway refuses
+// a code of its earlier run: B asks the other replicas whether one holds the code's socket,
+// and none does. B approved it, and nobody could accept it.
+func TestALinkCodeOfAReplicaThatStoppedIsRefused(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 3*waitLimit)
+	defer cancel()
+	nats := harness.StartNATS(t, natsBin)
+	alice := accountsCLI(ctx, t, nats, "accounts", "add", "alice")
+	a := startReplica(t, nats, "a")
+	b := startReplica(t, nats, "b")
+	approve := func(code string) (int, string) {
+		body, _ := json.Marshal(map[string]string{"code": code})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL("/trapos/link/approve"), bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer "+alice)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := harness.HTTPClient().Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		var answer bytes.Buffer
+		_, _ = answer.ReadFrom(resp.Body)
+		return resp.StatusCode, answer.String()
+	}
+	// beginOnA asks A for a code for traposID, and keeps its socket open.
+	beginOnA := func(traposID string) string {
+		c, err := harness.Dial(ctx, a.WebSocketURL(), traposID)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		f, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": traposID, "link": true})
+		require.NoError(t, err)
+		require.Nil(t, f.Error)
+		f, err = c.Request(ctx, "link.begin", map[string]any{})
+		require.NoError(t, err)
+		require.Nil(t, f.Error)
+		var begun struct{ Code string }
+		require.NoError(t, json.Unmarshal(f.Payload, &begun))
+		return begun.Code
+	}
+	// A computer on A shows B's view of A: it leaves B's list when A says goodbye.
+	onA, err := harness.Dial(ctx, a.WebSocketURL(), "1:keeper")
+	require.NoError(t, err)
+	defer onA.Close()
+	require.NoError(t, onA.MustHello(ctx, ""))
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "a", listComputers(ct, b)["1:keeper"]) },
+		waitLimit, testkit.Poll, "B to list the computer on A")
+
+	open := beginOnA("8:attic")
+	status, answer := approve(open)
+	require.Equal(t, http.StatusOK, status, "a code whose socket is open on A: %s", answer)
+
+	code := beginOnA("7:kitchen")
+	require.NoError(t, a.Stop())
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.NotContains(ct, listComputers(ct, b), "1:keeper") },
+		waitLimit, testkit.Poll, "B to hear A's goodbye")
+	refused := `{"ok":false,"error":{"code":"not_connected","message":"computer 7:kitchen, which showed this code, is not connected any more; run sandbox link on it again for a new code"}}`
+	status, answer = approve(code)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.JSONEq(t, refused, answer, "A stopped")
+
+	// A runs again under its name: it knows nothing of the code either.
+	a = startReplica(t, nats, "a")
+	again, err := harness.Dial(ctx, a.WebSocketURL(), "2:keeper")
+	require.NoError(t, err)
+	defer again.Close()
+	require.NoError(t, again.MustHello(ctx, ""))
+	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "a", listComputers(ct, b)["2:keeper"]) },
+		waitLimit, testkit.Poll, "B to list the computer on A's new run")
+	status, answer = approve(code)
+	assert.Equal(t, http.StatusNotFound, status)
+	assert.JSONEq(t, refused, answer, "A restarted")
 }

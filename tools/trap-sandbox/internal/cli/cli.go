@@ -374,6 +374,10 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	screens.Register(gw)
 	accountAPI := accountapi.New(accounts, logger).Metrics(perReplica).OnCredentialRevoked(gw.CredentialRevoked).OnAccountRemoved(gw.AccountRemoved)
 	linker := link.New(link.Config{Accounts: accounts, Metrics: perReplica, CodeLifetime: c.LinkCodeLifetime, Alone: router == nil}, logger)
+	if router != nil {
+		// An approval through any replica finds a code's socket closed on another one.
+		linker.OnReplica(router.Peer(link.Name, linker.Relayed))
+	}
 	linker.Register(gw)
 	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI, linker}
 	if c.MCP {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -93,6 +94,22 @@ func (p Peer) Tell(replica, accountID, traposID string, payload json.RawMessage)
 // another replica does ("" when none does, or this one), with its lifeline (Router.Holding).
 func (p Peer) Holder(accountID, traposID string) (string, context.Context, context.CancelFunc) {
 	return p.r.Holding(gateway.Key{AccountID: accountID, TraposID: traposID})
+}
+
+// Others names the other live replicas, sorted.
+func (p Peer) Others() []string {
+	r := p.r
+	now := r.cfg.Clock.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for name := range r.lastSeen {
+		if name != r.cfg.Replica && r.aliveLocked(name, now) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Alive returns replica's lifeline (Router.WhileAlive).

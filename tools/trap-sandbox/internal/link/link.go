@@ -77,6 +77,27 @@ type Config struct {
 	// than the module was asked for on a socket of the gateway's earlier run, which its stop
 	// closed. With replicas, another one may hold such a code's socket.
 	Alone bool
+	// Peers, with replicas, reaches the link modules of the other replicas (the cluster's
+	// Peer; their handler is Relayed): an approval of a pending code that was not asked for
+	// here asks them whether its socket is still open (socketElsewhere). Nil: none is asked.
+	// OnReplica sets it.
+	Peers Peers
+}
+
+// OnReplica makes p the module's link to the other replicas (Config.Peers), before the
+// gateway serves.
+func (m *Module) OnReplica(p Peers) *Module {
+	m.cfg.Peers = p
+	return m
+}
+
+// Peers is the module's link to its counterparts on the other replicas.
+type Peers interface {
+	// Others names the other live replicas.
+	Others() []string
+	// Send sends msg to the link module on replica and returns its answer, waiting at most
+	// timeout. The computer (accountID, traposID) only routes it.
+	Send(ctx context.Context, replica, accountID, traposID string, msg json.RawMessage, timeout time.Duration) (json.RawMessage, error)
 }
 
 // Module is the link module; create it with New, Register it on the gateway and mount it on
@@ -476,9 +497,10 @@ func (m *Module) socketClosed(id string, socket uint64) {
 }
 
 // goneComputer returns the traposId of a pending code's computer when its socket closed on
-// this gateway, or on its earlier run (restarted; only a gateway without replicas knows that).
-// It returns "" otherwise: connected, used, unknown, or asked for on another replica, whose
-// computer hears the approval there.
+// this gateway, or on its earlier run (restarted; only a gateway without replicas knows that),
+// or, with replicas, when no other replica holds it open (socketElsewhere). It returns ""
+// otherwise: connected, used, unknown, or open on another replica, whose computer hears the
+// approval there.
 func (m *Module) goneComputer(ctx context.Context, code string) (traposID string, restarted bool) {
 	c, err := m.cfg.Accounts.LinkStatus(ctx, code, "")
 	if err != nil || c.StateAt(m.cfg.Clock.Now()) != account.LinkPending {
@@ -490,10 +512,78 @@ func (m *Module) goneComputer(ctx context.Context, code string) (traposID string
 	switch {
 	case ok && o.gone:
 		return c.TraposID, false
-	case !ok && m.cfg.Alone && c.Created.Before(m.started):
+	case ok:
+		return "", false
+	case m.cfg.Alone && c.Created.Before(m.started):
 		return c.TraposID, true
+	case m.cfg.Peers != nil && !m.socketElsewhere(ctx, c):
+		return c.TraposID, false
 	}
 	return "", false
+}
+
+// Socket states a replica answers for a code (Relayed's answer).
+const (
+	socketOpen    = "open"    // its socket is open here
+	socketClosed  = "closed"  // its socket was here, and closed
+	socketUnknown = "unknown" // not asked for here (or on this replica's earlier run)
+)
+
+// peerTimeout bounds the wait for each other replica's answer in socketElsewhere.
+const peerTimeout = 2 * time.Second
+
+// relayMsg is what the module asks its counterpart on another replica, and the answer.
+type relayMsg struct {
+	Code   string `json:"code,omitempty"`   // the code's ID
+	Socket string `json:"socket,omitempty"` // the answer: socketOpen, socketClosed, socketUnknown
+}
+
+// socketElsewhere asks every other live replica about pending code c, not asked for on this
+// one: false when none holds its socket open (one says it closed, or none knows it: the
+// replica it was asked for on has stopped or restarted since, which closed it), as a single
+// gateway knows of its own sockets. Whenever a replica cannot tell (an older trap-sandbox, no
+// answer in time), it is true: the code is approved as before.
+func (m *Module) socketElsewhere(ctx context.Context, c account.LinkCode) bool {
+	others := m.cfg.Peers.Others()
+	answers := make([]string, len(others))
+	var wg sync.WaitGroup
+	for i, replica := range others {
+		wg.Go(func() {
+			msg, _ := json.Marshal(relayMsg{Code: c.ID})
+			raw, err := m.cfg.Peers.Send(ctx, replica, Name, c.TraposID, msg, peerTimeout)
+			var ans relayMsg
+			if err == nil && json.Unmarshal(raw, &ans) == nil {
+				answers[i] = ans.Socket
+			}
+		})
+	}
+	wg.Wait()
+	for _, a := range answers {
+		if a != socketClosed && a != socketUnknown {
+			return true // open there, or no word that says otherwise
+		}
+	}
+	return false
+}
+
+// Relayed answers the link module of replica from (the cluster's handler of the module's
+// messages): whether the socket of a code is open here.
+func (m *Module) Relayed(_ context.Context, from, _, _ string, payload json.RawMessage) (json.RawMessage, error) {
+	var msg relayMsg
+	if err := json.Unmarshal(payload, &msg); err != nil || msg.Code == "" {
+		return nil, protocol.Errorf(protocol.CodeBadPayload, "a link message from replica %s names no code", from)
+	}
+	m.mu.Lock()
+	o, ok := m.owners[msg.Code]
+	m.mu.Unlock()
+	state := socketUnknown
+	switch {
+	case ok && o.gone:
+		state = socketClosed
+	case ok:
+		state = socketOpen
+	}
+	return json.Marshal(relayMsg{Socket: state})
 }
 
 // takesPlace returns why approving the pending code into account into is refused (nil when

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/server"
 )
@@ -154,7 +155,7 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 		}
 		m.count("refused")
 		m.writeErr(w, http.StatusNotFound, protocol.Errorf(protocol.CodeNotConnected,
-			"computer %s, which showed this code, %s; run sandbox link on it again for a new code", gone, how))
+			"computer %s, which showed this code, %s; run sandbox link on it again for a new code", cctext.ShowTraposID(gone), how))
 		return
 	}
 	if refused, err := m.takesPlace(r.Context(), req.Code, into); err != nil {
