@@ -156,3 +156,21 @@ func TestAForgedWithdrawalCannotNameAnotherComputerToFollow(t *testing.T) {
 	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
 		Message: "computer 7:old was relabelled: it says hello under its new label (trap-sandbox computers lists it)"}, s.end(t))
 }
+
+// A computer cut off on one replica for its revoked credential ends a live screen watched
+// through another with a single gateway's words (it read "computer 7: disconnected", and a web
+// console waited for a computer that does not come back by itself).
+func TestACutOffEndsALiveScreenThroughAnotherReplicaAsOnOneGateway(t *testing.T) {
+	tc := newTestCluster(t)
+	accounts, credential, _ := sharedAccounts(t)
+	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+	c := b.connectWith(t, "7:", credential)
+	a.waitComputers(t, "7:@b")
+	s := watchedThrough(t, a, b, c, "")
+
+	status, body := a.revoke(t, "7:")
+	require.Equal(t, http.StatusOK, status, body)
+	assert.Equal(t, &protocol.Error{Code: protocol.CodeNotConnected,
+		Message: "computer 7: was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential"}, s.end(t))
+}

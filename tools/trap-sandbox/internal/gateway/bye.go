@@ -27,6 +27,10 @@ const (
 	// ByeReconnecting: its player asked for a new connection (sandbox reconnect, a changed
 	// sandbox.url or sandbox.password); it says hello again at once, on a new socket.
 	ByeReconnecting = "reconnecting"
+	// LeftRevoked is no bye but the gateway's own close of a computer whose credential was
+	// revoked (4003): its claim's withdrawal says it as it says a bye (Bye), so that the other
+	// replicas tell a live screen's viewers why, as a single gateway does.
+	LeftRevoked = "revoked"
 )
 
 // byeMessages are what the host's requests waiting on a socket that said bye fail with, and a
@@ -62,7 +66,7 @@ func (r *relabelled) Error() string { return r.pe.Error() }
 func (r *relabelled) Unwrap() error { return r.pe }
 
 // Bye is what a computer said as it left (its bye): Reason, one of ByeRelabelled, ByeStopped
-// and ByeReconnecting, and for ByeRelabelled its new traposId To ("" when its bye named none
+// and ByeReconnecting (or LeftRevoked: cut off for its revoked credential), and for ByeRelabelled its new traposId To ("" when its bye named none
 // the gateway takes, RelabelledTo). The zero Bye: it said none (or none the gateway knows).
 // With replicas, the claim of a computer that said bye names it as the claim is withdrawn, so
 // that a live screen watched through another replica ends as one watched on the holder
@@ -84,8 +88,12 @@ func RelabelledTo(from, to string) string {
 
 // ByeError is what the host's requests waiting on the socket of computer from, which said bye,
 // fail with, and what a screen watched on it ends with (with RelabelledTo for a relabel whose
-// new traposId is known); nil for a Bye the gateway does not know.
+// new traposId is known), or of one cut off for its revoked credential (LeftRevoked); nil for
+// a Bye the gateway does not know.
 func ByeError(from string, bye Bye) *protocol.Error {
+	if bye.Reason == LeftRevoked {
+		return revokedCause(from)
+	}
 	if msg, ok := byeMessages[bye.Reason]; ok {
 		return protocol.Errorf(protocol.CodeNotConnected, msg, cctext.ShowTraposID(from))
 	}
@@ -121,18 +129,14 @@ func (s *Session) handleBye(f *protocol.Frame) {
 	}
 	if p.Reason != ByeRelabelled {
 		bye.To = ""
-	}
-	s.mu.Lock()
-	s.bye = bye
-	s.mu.Unlock()
-	if p.Reason != ByeRelabelled {
-		s.beginClose(CloseBye, p.Reason, true, pe)
+		s.beginCloseFor(CloseBye, p.Reason, true, pe, bye)
 		return
 	}
-	s.beginClose(CloseBye, ByeRelabelled, true, &relabelled{pe: pe, to: bye.To})
+	s.beginCloseFor(CloseBye, ByeRelabelled, true, &relabelled{pe: pe, to: bye.To}, bye)
 }
 
-// saidBye is the Bye the computer said before its socket closed (the zero Bye: none).
+// saidBye is the Bye the computer said before its socket closed, or LeftRevoked (the zero Bye:
+// neither).
 func (s *Session) saidBye() Bye {
 	s.mu.Lock()
 	defer s.mu.Unlock()

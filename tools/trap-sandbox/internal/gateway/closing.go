@@ -59,13 +59,19 @@ func (s *Session) closedByPeer(code int) bool {
 
 // beginClose starts the close; cause, when not nil, is the session context's cause.
 func (s *Session) beginClose(code int, reason string, sendClose bool, cause error) bool {
+	return s.beginCloseFor(code, reason, sendClose, cause, Bye{})
+}
+
+// beginCloseFor is beginClose of a session that left for bye (its claim's withdrawal says
+// it to the other replicas: Cluster.Release).
+func (s *Session) beginCloseFor(code int, reason string, sendClose bool, cause error, bye Bye) bool {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return false
 	}
 	s.closed = true
-	s.closeCode, s.closeReason, s.sendClose = code, reason, sendClose
+	s.closeCode, s.closeReason, s.sendClose, s.bye = code, reason, sendClose, bye
 	authenticated, key := s.authenticated, s.key
 	s.mu.Unlock()
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/cctext"
 	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
@@ -115,7 +116,7 @@ func (g *Gateway) revokeCredentials(selectors []string) bool {
 	}
 	closed := false
 	for _, s := range g.registry.Sessions() {
-		if revoked[s.Credential()] && s.beginClose(CloseRevoked, "revoked", true, revokedCause(s.Key().TraposID)) {
+		if revoked[s.Credential()] && s.beginCloseFor(CloseRevoked, "revoked", true, revokedCause(s.Key().TraposID), Bye{Reason: LeftRevoked}) {
 			s.log().Info("computer closed: its credential was revoked", "traposId", clip(s.Key().TraposID))
 			closed = true
 		}
@@ -126,9 +127,9 @@ func (g *Gateway) revokeCredentials(selectors []string) bool {
 // revokedCause is why a computer cut off for its revoked credential went, for those who were
 // asking it or watching its screen (a web console would otherwise say it "disconnected" and
 // wait for it to come back, which it does not do by itself).
-func revokedCause(traposID string) error {
+func revokedCause(traposID string) *protocol.Error {
 	return protocol.Errorf(protocol.CodeNotConnected,
-		"computer %s was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential", traposID)
+		"computer %s was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential", cctext.ShowTraposID(traposID))
 }
 
 // CredentialRevoked closes the credential's socket wherever it is: here (RevokeCredential),

@@ -54,7 +54,7 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	}
 	if selector == "" {
 		return Revoked{}, protocol.Errorf(protocol.CodeForbidden,
-			"computer %s says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)", traposID)
+			"computer %s says hello with the shared password, not a credential of its own: there is nothing of its own to revoke (change SANDBOX_PASSWORD, or give it a credential: trap-sandbox credentials add)", cctext.ShowTraposID(traposID))
 	}
 	if _, err := g.cfg.Accounts.RevokeCredential(r.Context(), "", selector); err != nil {
 		return Revoked{}, err
