@@ -489,6 +489,44 @@ func TestAgentConversations(t *testing.T) {
 	assert.Zero(t, s.agent.Queued())
 }
 
+// TestAGatewayRestartedMidTurnLeavesNoTurnOnOpencode: a gateway stopped mid-turn (SIGTERM)
+// sent its abort on a context its stop had cancelled, and one killed (SIGKILL) could send
+// none: either way the turn ran on in opencode (which does not stop a turn whose client went
+// away), and the restarted gateway's next question on the conversation waited behind it (a
+// stalled model's until its deadline). Now a stopping gateway aborts its turns, and a gateway
+// that finds a conversation with a turn running aborts that turn before it asks.
+func TestAGatewayRestartedMidTurnLeavesNoTurnOnOpencode(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}}
+	stalled := func(g *harness.Gateway) {
+		t.Helper()
+		a := newAsker(ctx, t, g, desk)
+		a.ask(t, ctx, "stall")
+		require.Eventually(t, func() bool { return s.agent.Running() == 1 }, testTimeout, 20*time.Millisecond, "the turn to reach the model")
+	}
+
+	g := s.gateway(t)
+	stalled(g)
+	require.NoError(t, g.Stop())
+	assert.Equal(t, int64(1), s.agent.Aborts(), "the stopped gateway's turn was aborted on opencode before it exited")
+
+	g = s.gateway(t)
+	stalled(g)
+	require.NoError(t, g.Kill())
+	<-g.Exited()
+	assert.Equal(t, int64(1), s.agent.Running(), "a killed gateway's turn runs on in opencode")
+	assert.Equal(t, int64(1), s.agent.Aborts())
+
+	g = s.gateway(t, "--ai-turn-deadline", "1h")
+	a := newAsker(ctx, t, g, desk)
+	ev := a.follow(t, ctx, a.ask(t, ctx, "hello"), nil)
+	assert.Equal(t, "stop", last(ev).Reason, "answered, not held behind the killed gateway's turn")
+	assert.Contains(t, g.Log(), "agent: a turn this gateway did not start still ran on the conversation; aborting it")
+	assert.Equal(t, int64(2), s.agent.Aborts(), "the killed gateway's turn was aborted by the next")
+	assert.Zero(t, s.agent.Queued(), "the question was never queued behind the old turn")
+}
+
 // TestAgentOfARecreatedAccount: `accounts remove alice` and `accounts add alice` (another
 // person) through the running gateway: the new alice's computer 7 continued the removed
 // alice's conversation with the agent. Now its first question deletes the removed account's
