@@ -246,7 +246,7 @@ func RunTime(timeout time.Duration) time.Duration {
 func (c *Client) text(traposID, typ, wire string) (string, error) {
 	s, err := cctext.FromWire(wire)
 	if err != nil {
-		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with text that is not bytes: %v", traposID, typ, err)
+		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with text that is not bytes: %v", cctext.ShowTraposID(traposID), typ, err)
 	}
 	return s, nil
 }

@@ -163,7 +163,7 @@ func (c *Client) call(ctx context.Context, traposID, typ string, payload any, ti
 		return nil
 	}
 	if err := json.Unmarshal(answer, out); err != nil {
-		return protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %v", traposID, typ, err)
+		return protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %v", cctext.ShowTraposID(traposID), typ, err)
 	}
 	return nil
 }

@@ -674,3 +674,27 @@ func TestAMoveRefusalNamesItsPath(t *testing.T) {
 
 	require.NoError(t, c.Move(t.Context(), "7:", "/here.lua", "/über/moved.lua", 0))
 }
+
+// brokenAnswers is a Transport whose computers answer every request with answer, whatever it
+// asked for.
+type brokenAnswers struct{ answer json.RawMessage }
+
+func (b brokenAnswers) Computers(context.Context) ([]computer.Computer, error) { return nil, nil }
+
+func (b brokenAnswers) Request(context.Context, string, string, json.RawMessage, time.Duration) (json.RawMessage, error) {
+	return b.answer, nil
+}
+
+// TestAComputersBrokenAnswerNamesItAsTheListsShowIt: the client's own failures about a
+// computer's answer name it as every list does (cctext.ShowTraposID): a look-alike's no-break
+// space printed as a space, so the message named another computer.
+func TestAComputersBrokenAnswerNamesItAsTheListsShowIt(t *testing.T) {
+	const lookAlike = "7:kitchen\u00a0"
+	c := computer.New(brokenAnswers{answer: json.RawMessage(`"not an object"`)})
+	_, err := c.Info(t.Context(), lookAlike, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `computer 7:kitchen\xa0 answered computer.info with a payload this client cannot read`)
+	_, err = c.ReadScreen(t.Context(), lookAlike, 0)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `computer 7:kitchen\xa0 answered screen.read`)
+}

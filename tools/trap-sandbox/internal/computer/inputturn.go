@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -63,7 +64,7 @@ func (c *Client) InputTurn(ctx context.Context, traposID string) (context.Contex
 	case turn.ch <- struct{}{}:
 	case <-ctx.Done():
 		done()
-		return ctx, nil, protocol.Errorf(protocol.CodeTimeout, "computer %s was still typing another caller's input (a long send_text, or the screen's keys) when this call's time ran out: send it again", traposID)
+		return ctx, nil, protocol.Errorf(protocol.CodeTimeout, "computer %s was still typing another caller's input (a long send_text, or the screen's keys) when this call's time ran out: send it again", cctext.ShowTraposID(traposID))
 	}
 	var once sync.Once
 	release := func() {

@@ -116,7 +116,7 @@ func (s *Screen) FromWire(traposID string) error {
 	for i := range s.Rows {
 		text, err := cctext.FromWire(s.Rows[i].Text)
 		if err != nil {
-			return protocol.Errorf(protocol.CodeInternal, "computer %s sent a screen row that is not bytes: %v", traposID, err)
+			return protocol.Errorf(protocol.CodeInternal, "computer %s sent a screen row that is not bytes: %v", cctext.ShowTraposID(traposID), err)
 		}
 		s.Rows[i].Text = text
 	}
@@ -137,7 +137,7 @@ func (c *Client) readScreen(ctx context.Context, traposID string, timeout time.D
 		s.Rows = []Row{}
 	}
 	if why := PaletteProblem(s.Palette); why != "" {
-		return Screen{}, protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.read with a screen that is not one: %s", traposID, why)
+		return Screen{}, protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.read with a screen that is not one: %s", cctext.ShowTraposID(traposID), why)
 	}
 	return s, s.FromWire(traposID)
 }

@@ -85,7 +85,7 @@ func (t Gateway) accountOf(caller account.Caller, traposID string) (string, erro
 		return owners[0], nil
 	}
 	ambiguous := protocol.Errorf(protocol.CodeNotConnected, "computer %s is connected in several accounts (%s): %s",
-		traposID, strings.Join(owners, ", "), severalFix(owners))
+		cctext.ShowTraposID(traposID), strings.Join(owners, ", "), severalFix(owners))
 	ambiguous.Accounts = owners
 	return "", ambiguous
 }
@@ -156,7 +156,7 @@ func (t Gateway) request(ctx context.Context, traposID, typ string, payload json
 	}
 	if !resp.OK {
 		if resp.Error == nil {
-			return nil, protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with ok:false and no error", traposID, typ)
+			return nil, protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with ok:false and no error", cctext.ShowTraposID(traposID), typ)
 		}
 		return nil, &protocol.Error{Code: resp.Error.Code, Message: resp.Error.Message, ByComputer: true}
 	}

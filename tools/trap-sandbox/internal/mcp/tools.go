@@ -427,7 +427,7 @@ func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {
 	for _, r := range ans.Returns {
 		var v any
 		if err := json.Unmarshal(r, &v); err != nil {
-			return LuaOutput{}, protocol.Errorf(protocol.CodeInternal, "computer %s returned a value that is not JSON: %v", in.TraposID, err)
+			return LuaOutput{}, protocol.Errorf(protocol.CodeInternal, "computer %s returned a value that is not JSON: %v", cctext.ShowTraposID(in.TraposID), err)
 		}
 		out.Returns = append(out.Returns, v)
 	}

@@ -400,7 +400,7 @@ func watchIDOf(answer json.RawMessage, traposID string) (string, error) {
 		WatchID json.RawMessage `json:"watchId"`
 	}
 	if err := json.Unmarshal(answer, &ans); err != nil || len(ans.WatchID) == 0 {
-		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.watch without a watchId", traposID)
+		return "", protocol.Errorf(protocol.CodeInternal, "computer %s answered screen.watch without a watchId", cctext.ShowTraposID(traposID))
 	}
 	return watchID(ans.WatchID), nil
 }
