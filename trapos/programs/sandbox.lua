@@ -452,10 +452,14 @@ local function linkUsage()
   print("                    from trap-sandbox link key");
 end
 
--- "10 min" for a lifetime in milliseconds (seconds under a minute).
+-- "10 min" for a lifetime in milliseconds (seconds under a minute). A gateway's number that is
+-- no lifetime (none, not positive, NaN, JSON's 1e999 decoded as inf) is "a few min", one past
+-- a day (a code meant to wait for the approval, not for ever) "over a day".
 local function lifetime(ms)
-  if type(ms) ~= "number" or ms <= 0 then
+  if type(ms) ~= "number" or ms ~= ms or ms <= 0 or ms == math.huge then
     return "a few min";
+  elseif ms > 24 * 3600 * 1000 then
+    return "over a day";
   elseif ms < 60000 then
     return math.ceil(ms / 1000) .. " s";
   end

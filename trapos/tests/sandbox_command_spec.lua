@@ -105,11 +105,12 @@ local function run(args, opts)
         local frame = textutils.unserializeJSON(text);
         record.frames[#record.frames + 1] = frame;
         local replies = opts.gateway(frame, record, realQueue);
-        if replies ~= nil and replies.event ~= nil then
+        if type(replies) == "string" or (replies ~= nil and replies.event ~= nil) then
           replies = { replies };
         end
         for _, reply in ipairs(replies or {}) do
-          realQueue("websocket_message", url, textutils.serializeJSON(reply), false);
+          -- A string is the frame's JSON as is (numbers serializeJSON cannot write: 1e999).
+          realQueue("websocket_message", url, type(reply) == "string" and reply or textutils.serializeJSON(reply), false);
         end
       end;
       socket.close = function() record.closes = record.closes + 1; end;
@@ -952,6 +953,25 @@ describe("sandbox command", function()
       expect(sentOf(record, "link.poll")):same({ { code = "BCDF-GHJK", waitMs = 5000 }, { code = "BCDF-GHJK", waitMs = 5000 } });
       expect(sentOf(record, "link.accept")):same({ { code = "BCDF-GHJK", accept = true } });
       expectNoSecret(lines, record, err);
+    end);
+
+    it("shows a code's lifetime the gateway gave as no number of minutes as a sane one", function()
+      for _, case in ipairs({ { "1e999", "a few min" }, { "-1e999", "a few min" }, { "-5", "a few min" },
+        { '"10"', "a few min" }, { "1e300", "over a day" }, { "7200000", "120 min" }, { "1500", "2 s" } }) do
+        local expired = linkGateway({ polls = { { state = "expired" } } });
+        local ok, err, lines = run({ "link" }, {
+          gateway = function(frame, record, queue)
+            if frame.type == "link.begin" then
+              return '{"event":"gateway_response","messageId":"' .. frame.messageId .. '","type":"link.begin",'
+                .. '"ok":true,"payload":{"code":"BCDF-GHJK","expiresInMs":' .. case[1] .. '}}';
+            end
+            return expired(frame, record, queue);
+          end,
+        });
+        expect(ok):eq(false);
+        expect(tostring(err)):str_match("expired");
+        expect(lines[1]):eq("Link code: BCDF-GHJK (valid " .. case[2] .. ")");
+      end
     end);
 
     it("shows the gateway's words as one short line each: a code, an approve line, an account", function()
