@@ -11,11 +11,18 @@ local events = require('/apis/libsandboxevents');
 local version = require('/apis/libsandboxversion');
 local requestsLib = require('/apis/libsandboxrequests');
 
--- Seconds between a lost connection and the next attempt (no backoff in v1), plus up to
--- RECONNECT_JITTER more at random: a Minecraft server's computers all lose the gateway at once
--- when it restarts, and must not all come back in the same tick.
+-- Seconds between a lost connection and the next attempt, plus up to RECONNECT_JITTER more at
+-- random: a Minecraft server's computers all lose the gateway at once when it restarts, and
+-- must not all come back in the same tick.
 local RECONNECT_DELAY = 5;
 local RECONNECT_JITTER = 1;
+-- A gateway that breaks every socket soon after it opens (one that sends a frame CC refuses
+-- right after hello, or answers hello with an error) is tried again after a wait that doubles
+-- with each such socket, from RECONNECT_DELAY (the first reconnect stays prompt) up to
+-- RECONNECT_MAX_DELAY; a socket that stayed connected HEALTHY_AFTER seconds starts it again
+-- from RECONNECT_DELAY, and so does a reconnect the player asks for.
+local RECONNECT_MAX_DELAY = 60;
+local HEALTHY_AFTER = 60;
 -- Seconds an open socket may wait for the hello answer before it is presumed dead (a frozen
 -- gateway keeps TCP open and says nothing). After hello, the answer's livenessMs sets the
 -- bound instead; this is its default in the gateway (idle probe 60 s + request timeout 10 s).
@@ -113,6 +120,9 @@ local function newDaemon(deps)
   local lastError = nil;
   local stateSince = clock();
   local reconnectTimer = nil;
+  local retryAt = nil;         -- clock() the reconnect timer is due, while waiting
+  local churn = 0;             -- sockets in a row that broke before they stayed HEALTHY_AFTER s
+  local connectedAt = nil;     -- clock() of the hello answer on the current socket
   local labelTimer = nil;
   -- Liveness: a live gateway sends some frame (at worst its idle-probe ping) at least every
   -- livenessMs; a socket silent longer is dead even if TCP says nothing (a frozen gateway, a
@@ -241,6 +251,7 @@ local function newDaemon(deps)
     helloId = nil;
     sessionId = nil;
     account = nil;
+    connectedAt = nil;
     owed, owedByType, mark = 0, {}, nil;
   end
 
@@ -257,19 +268,35 @@ local function newDaemon(deps)
       osApi.cancelTimer(reconnectTimer);
       reconnectTimer = nil;
     end
+    retryAt = nil;
   end
 
   local function scheduleReconnect(delay)
     cancelReconnect();
     setState(STATE_WAITING);
-    reconnectTimer = osApi.startTimer((delay or RECONNECT_DELAY) + RECONNECT_JITTER * random());
+    local seconds = (delay or RECONNECT_DELAY) + RECONNECT_JITTER * random();
+    reconnectTimer = osApi.startTimer(seconds);
+    retryAt = clock() + seconds * 1000;
   end
 
-  -- Drops the socket after an error and tries again in delay (default RECONNECT_DELAY)
-  -- seconds, plus the jitter.
+  -- The wait after losing an open socket: RECONNECT_DELAY after one that stayed connected
+  -- HEALTHY_AFTER seconds, else twice the last wait, up to RECONNECT_MAX_DELAY.
+  local function churnDelay()
+    if connectedAt ~= nil and clock() - connectedAt >= HEALTHY_AFTER * 1000 then
+      churn = 0;
+    end
+    churn = churn + 1;
+    return math.min(RECONNECT_DELAY * 2 ^ math.min(churn - 1, 16), RECONNECT_MAX_DELAY);
+  end
+
+  -- Drops the socket after an error and tries again in delay (default RECONNECT_DELAY, or
+  -- longer for a gateway that keeps breaking its sockets: churnDelay) seconds, plus the jitter.
   local function lose(reason, delay)
     lastError = reason;
     endAttempt();
+    if socket ~= nil then
+      delay = math.max(delay or RECONNECT_DELAY, churnDelay());
+    end
     closeSocket();
     failInflight("lost the connection: " .. reason);
     scheduleReconnect(delay);
@@ -368,6 +395,7 @@ local function newDaemon(deps)
     if frame.ok then
       lastError = nil;
       setState(STATE_CONNECTED);
+      connectedAt = clock();
       -- Whose computer this is now (a linked credential's account, or local): sandbox status.
       local accountId = frame.payload.accountId;
       account = type(accountId) == "string" and accountId ~= "" and oneLine(accountId) or nil;
@@ -634,6 +662,8 @@ local function newDaemon(deps)
       traposId = sessionId or currentTraposId(),
       account = account,
       lastError = lastError,
+      -- While waiting: the clock() (epoch ms) of the next try.
+      retryAt = state == STATE_WAITING and retryAt or nil,
       since = stateSince,
       faults = faults,
       lastFault = lastFault,
@@ -643,9 +673,10 @@ local function newDaemon(deps)
     };
   end
 
-  -- (Re)starts from the current settings, forgetting the last error.
+  -- (Re)starts from the current settings, forgetting the last error and the broken sockets.
   local function restart()
     lastError = nil;
+    churn = 0;
     connect();
   end
 
@@ -823,6 +854,8 @@ end
 return {
   RECONNECT_DELAY = RECONNECT_DELAY,
   RECONNECT_JITTER = RECONNECT_JITTER,
+  RECONNECT_MAX_DELAY = RECONNECT_MAX_DELAY,
+  HEALTHY_AFTER = HEALTHY_AFTER,
   HELLO_ANSWER_WAIT = HELLO_ANSWER_WAIT,
   CONNECT_WAIT = CONNECT_WAIT,
   LABEL_CHECK_INTERVAL = LABEL_CHECK_INTERVAL,

@@ -220,7 +220,12 @@ local function showStatus()
   print("url: " .. tostring(status.url or "not set"));
   print("connected: " .. tostring(status.connected == true));
   -- The state says why a computer is not connected yet (e.g. "connecting" right after boot).
-  print("state: " .. tostring(status.state or "unknown"));
+  local state = tostring(status.state or "unknown");
+  if status.state == libsandbox.STATE_WAITING and type(status.retryAt) == "number" then
+    -- The seconds left until the next try: longer for a gateway that keeps breaking its sockets.
+    state = state .. " (" .. math.max(0, math.ceil((status.retryAt - os.epoch("utc")) / 1000)) .. " s)";
+  end
+  print("state: " .. state);
   print("traposId: " .. tostring(status.traposId));
   -- Whose computer this is, as the gateway answered the hello: local for the shared password.
   if status.account ~= nil then

@@ -551,6 +551,45 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().lastError):eq("Could not connect");
     end);
 
+    it("waits longer each time a gateway breaks its socket soon after hello, from 5 s up to a minute", function()
+      local world = newWorld({ url = URL });
+      world.connect();
+      local waits = {};
+      for _ = 1, 7 do
+        world.now = world.now + 1000; -- a second after the hello: not a healthy socket
+        world.handle("websocket_closed", FULL_URL, "Message is too large", nil);
+        waits[#waits + 1] = world.timers[world.lastTimer];
+        local status = world.daemon.status();
+        expect(status.state):eq("waiting");
+        expect(status.retryAt):eq(world.now + waits[#waits] * 1000);
+        world.now = world.now + waits[#waits] * 1000;
+        world.handle("timer", world.lastTimer);
+        expect(world.daemon.status().retryAt):eq(nil);
+        world.answerHello(world.open(), true);
+      end
+      expect(waits):same({ 5, 10, 20, 40, 60, 60, 60 });
+      expect(daemonLib.RECONNECT_MAX_DELAY):eq(60);
+      -- A socket that stayed connected a minute starts again from 5 s.
+      world.now = world.now + daemonLib.HEALTHY_AFTER * 1000;
+      world.handle("websocket_closed", FULL_URL, "Could not connect", nil);
+      expect(world.timers[world.lastTimer]):eq(5);
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true);
+      world.handle("websocket_closed", FULL_URL, "Could not connect", nil);
+      expect(world.timers[world.lastTimer]):eq(10);
+      -- So does a reconnect the player asks for, and a hello refused counts as a broken socket.
+      world.handle(lib.EVENT_RECONNECT);
+      world.answerHello(world.open(), false, { code = "internal", message = "try again later" });
+      expect(world.timers[world.lastTimer]):eq(5);
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), false, { code = "internal", message = "try again later" });
+      expect(world.timers[world.lastTimer]):eq(10);
+      -- A gateway that is down (no socket opens) is tried every 5 s, as before.
+      world.handle("timer", world.lastTimer);
+      world.handle("websocket_failure", FULL_URL, "Connection refused");
+      expect(world.timers[world.lastTimer]):eq(5);
+    end);
+
     it("reconnects when the gateway says nothing for livenessMs", function()
       local world = newWorld({ url = URL });
       world.daemon.start();

@@ -788,6 +788,16 @@ describe("sandbox command", function()
       }));
     end);
 
+    it("says how long a waiting daemon waits before its next try", function()
+      local status = downStatus("waiting", "Connection closed");
+      status.retryAt = os.epoch("utc") + 39500;
+      local ok, err, lines = run({ "status" }, { status = status });
+      expectSuccess(ok, err);
+      expect(lines[3]):str_match("^state: waiting %(%d+ s%)$");
+      local seconds = tonumber(lines[3]:match("(%d+) s"));
+      expect(seconds >= 38 and seconds <= 40):eq(true);
+    end);
+
     it("fits a pocket computer's 20 rows with an error and its fix, which come last", function()
       -- The rows printing lines takes on a screen width columns wide, wrapped as print wraps.
       local function rowsOf(lines, width)
