@@ -168,6 +168,34 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 		require.NoError(t, err)
 	})
 
+	t.Run("a code whose account is removed before the player answers says so", func(t *testing.T) {
+		bob := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "bob", dataDir))
+		input := make(chan string)
+		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link")
+		opts.ID, opts.Label = 10, "mill"
+		opts.Overlay = t.TempDir()
+		opts.Files = map[string]string{"/link.lua": linkProgram}
+		opts.Input = computer.Input(input)
+		c := fakecrafttest.StartWithin(t, opts, testTimeout)
+		c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
+		m := linkCode.FindStringSubmatch(c.Output())
+		require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
+		gatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+bob)
+		c.WaitFor(ctx, "Approved by account bob.")
+		removed := gatewayCLI(ctx, t, "accounts", "remove", "bob", dataDir)
+		assert.Contains(t, removed, "1 approved link code")
+		typeLine(ctx, t, input, "y") // read() asks only once the code is approved
+		c.WaitFor(ctx, "holding")
+		out := strings.Join(lines(c.Output()), " ")
+		assert.Contains(t, out, "Link this computer to bob? [y/N]", out)
+		assert.Contains(t, out, "the account that approved the link code is gone (removed since)", out)
+		assert.NotContains(t, out, "unknown link code", out)
+		assert.Contains(t, out, "account: local", "still on the shared password: %s", out)
+		typeLine(ctx, t, input, "")
+		_, err := c.Wait(ctx)
+		require.NoError(t, err)
+	})
+
 	t.Run("an enrollment key links at once", func(t *testing.T) {
 		key := lastLineOf(gatewayCLI(ctx, t, "link", "key", "--account", "alice", dataDir))
 		require.True(t, strings.HasPrefix(key, "tsk_"), "the key: %q", key)

@@ -130,12 +130,18 @@ type Module struct {
 //
 // account is the account the socket said hello in ("" for a link session): a computer that
 // asks for a code on its own socket is already the account's computer of its id.
+//
+// code is the code as NormalizeCode gives it; approved is set once a link.poll told the socket
+// the code was approved (its player was shown the account): removing that account deletes
+// the code, and the player's answer is told why instead of "unknown link code".
 type owner struct {
-	socket  uint64
-	account string
-	expires time.Time
-	gone    bool
-	stop    func() bool
+	socket   uint64
+	account  string
+	code     string
+	expires  time.Time
+	gone     bool
+	approved bool
+	stop     func() bool
 }
 
 // New returns the module.
@@ -242,7 +248,7 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 		return nil, err
 	}
 	m.mu.Lock()
-	o := owner{socket: from.Socket, account: from.AccountID, expires: c.ExpiresAt}
+	o := owner{socket: from.Socket, account: from.AccountID, code: code, expires: c.ExpiresAt}
 	// ctx is the socket's: it ends when the socket closes (the func runs in a goroutine of
 	// its own, so registering it under mu is safe).
 	o.stop = context.AfterFunc(ctx, func() { m.socketClosed(c.ID, from.Socket) })
@@ -342,6 +348,7 @@ func (m *Module) poll(ctx context.Context, from protocol.Requester, raw json.Raw
 		switch st := c.StateAt(m.cfg.Clock.Now()); st {
 		case account.LinkApproved:
 			stop()
+			m.sawApproval(c.ID, from.Socket)
 			return json.Marshal(PollAnswer{State: st, Account: c.AccountID, ApprovedBy: c.ApprovedBy})
 		case account.LinkExpired:
 			stop()
@@ -424,11 +431,11 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 		return nil, protocol.Errorf(protocol.CodeBadPayload, "link.accept takes {code: \"XXXX-XXXX\", accept: true|false}")
 	}
 	if _, err := m.ownCode(ctx, from, p.Code); err != nil {
-		return nil, m.refusal(err)
+		return nil, m.acceptRefusal(from, p.Code, err)
 	}
 	cred, c, err := m.cfg.Accounts.AcceptLink(ctx, p.Code, from.TraposID, *p.Accept)
 	if err != nil {
-		return nil, m.refusal(err)
+		return nil, m.acceptRefusal(from, p.Code, err)
 	}
 	m.changed(c.ID)
 	if !*p.Accept {
@@ -440,6 +447,46 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 	m.log.Info("computer linked", "traposId", from.TraposID, "accountId", c.AccountID, "approvedBy", c.ApprovedBy,
 		"credentialId", credentialID(cred))
 	return json.Marshal(AcceptAnswer{Account: c.AccountID, Credential: cred})
+}
+
+// sawApproval notes that link.poll told socket the code id was approved.
+func (m *Module) sawApproval(id string, socket uint64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if o, ok := m.owners[id]; ok && o.socket == socket {
+		o.approved = true
+		m.owners[id] = o
+	}
+}
+
+// errApproverGone refuses the answer to a code its socket saw approved, whose account was
+// removed since (the removal deleted the code; an account made again under the name is not
+// the one the player was shown).
+var errApproverGone = protocol.Errorf(protocol.CodeLinkInvalid,
+	"the account that approved the link code is gone (removed since); run sandbox link again for a new code")
+
+// acceptRefusal words a refused link.accept as refusal does, but a code unknown now that
+// this socket was told was approved is one whose account was removed: the player, who saw
+// the account's name in the question, is told so. Another socket's code stays unknown.
+func (m *Module) acceptRefusal(from protocol.Requester, code string, err error) error {
+	if errors.Is(err, account.ErrCodeUnknown) {
+		if canon, nerr := account.NormalizeCode(code); nerr == nil {
+			m.mu.Lock()
+			seen := false
+			for _, o := range m.owners {
+				if o.code == canon && o.socket == from.Socket && o.approved {
+					seen = true
+					break
+				}
+			}
+			m.mu.Unlock()
+			if seen {
+				m.count("refused")
+				return errApproverGone
+			}
+		}
+	}
+	return m.refusal(err)
 }
 
 // credentialID is the id of the credential plain (its selector, as the account API's audit

@@ -317,6 +317,38 @@ func TestBystandersApprovalIsDeclined(t *testing.T) {
 	assert.Equal(t, 1.0, f.outcome("declined"))
 }
 
+// TestAcceptingACodeWhoseAccountWasRemoved: bob approves the code, the player is shown bob,
+// then bob is removed (the removal deletes the code) before the player answers y. The answer
+// says that the approving account is gone, not "unknown link code (check it…)", which sent the
+// player to check a code they never typed; a socket that was never told of the approval (a
+// bystander claiming the computer's id) still hears of an unknown code, and nothing is issued.
+func TestAcceptingACodeWhoseAccountWasRemoved(t *testing.T) {
+	f := newFixture(t, Config{})
+	code := f.begin(kitchen)
+	status, ans := f.api(bob, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
+	require.Equal(t, http.StatusOK, status, "%+v", ans.Error)
+	out, pe := f.call(kitchen, protocol.TypeLinkPoll, map[string]any{"code": code.Code})
+	require.Nil(t, pe)
+	assert.JSONEq(t, `{"state":"approved","account":"bob","approvedBy":"bob"}`, string(out))
+	_, err := f.accounts.RemoveAccount(t.Context(), "bob")
+	require.NoError(t, err)
+
+	impostor := kitchen
+	impostor.Socket, impostor.RemoteAddr = 2, "203.0.113.9:5000"
+	_, pe = f.call(impostor, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+	require.NotNil(t, pe)
+	assert.Contains(t, pe.Message, "unknown link code")
+
+	_, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
+	require.NotNil(t, pe)
+	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
+	assert.Equal(t, "the account that approved the link code is gone (removed since); run sandbox link again for a new code", pe.Message)
+	creds, err := f.accounts.Store().Credentials(t.Context(), "")
+	require.NoError(t, err)
+	assert.Empty(t, creds)
+	assert.Equal(t, 2.0, f.outcome("refused"))
+}
+
 func TestAnotherComputersCodeIsUnknown(t *testing.T) {
 	f := newFixture(t, Config{})
 	code := f.begin(kitchen)
