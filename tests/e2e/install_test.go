@@ -519,9 +519,10 @@ func TestInstallKeepsALinkedCredential(t *testing.T) {
 
 	out := playerSession(ctx, t, dir, true, install, "reboot", "sandbox health", "sandbox status")
 	assert.Contains(t, out, "Reinstalled trapos-sandbox ")
-	assert.Contains(t, strings.Join(lines(out), " "), "Kept this computer's own credential (sandbox link): the password on the line was not needed.")
+	// A credential issued by hand (credentials add) is not called a link (hello's credentialKind).
+	assert.Contains(t, strings.Join(lines(out), " "), "Kept this computer's own credential (set by hand): the password on the line was not needed.")
 	assert.Contains(t, readSettings(t, dir), `[ "sandbox.password" ] = "`+credential+`"`)
-	assert.Contains(t, afterLast(out, "> sandbox status"), "account: alice", out)
+	assert.Contains(t, strings.Join(lines(afterLast(out, "> sandbox status")), " "), "account: alice (credential set by hand)", out)
 
 	// Revoked: the line's password replaces it, and the player is told the computer left the
 	// account; the revoked credential on the line is named as such.

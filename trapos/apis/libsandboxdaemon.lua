@@ -117,6 +117,7 @@ local function newDaemon(deps)
   local helloId = nil;         -- messageId of the hello awaiting its answer
   local sessionId = nil;       -- traposId declared in the current session's hello
   local account = nil;         -- the accountId the gateway answered that hello with
+  local credentialKind = nil;  -- how its credential was made ("linked", "issued"), as that answer said
   local lastError = nil;
   local stateSince = clock();
   local reconnectTimer = nil;
@@ -251,6 +252,7 @@ local function newDaemon(deps)
     helloId = nil;
     sessionId = nil;
     account = nil;
+    credentialKind = nil;
     connectedAt = nil;
     owed, owedByType, mark = 0, {}, nil;
   end
@@ -399,6 +401,9 @@ local function newDaemon(deps)
       -- Whose computer this is now (a linked credential's account, or local): sandbox status.
       local accountId = frame.payload.accountId;
       account = type(accountId) == "string" and accountId ~= "" and oneLine(accountId) or nil;
+      -- A credential set by hand (trap-sandbox credentials add) is not a linked one.
+      local kind = frame.payload.credentialKind;
+      credentialKind = type(kind) == "string" and kind ~= "" and oneLine(kind) or nil;
       local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
       -- A bound CC's timers can take: a positive, finite number (JSON's 1e999 decodes as inf).
       if type(announced) == "number" and announced > 0 and announced < math.huge then
@@ -661,6 +666,7 @@ local function newDaemon(deps)
       state = state,
       traposId = sessionId or currentTraposId(),
       account = account,
+      credentialKind = credentialKind,
       lastError = lastError,
       -- While waiting: the clock() (epoch ms) of the next try.
       retryAt = state == STATE_WAITING and retryAt or nil,

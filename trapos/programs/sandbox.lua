@@ -215,6 +215,16 @@ local function olderDaemon(status)
   return "an older trapos-sandbox"; -- one from before status named its version
 end
 
+-- " (credential set by hand)" for a computer connected with a credential issued by hand
+-- (trap-sandbox credentials add, set as sandbox.password), not linked: it is no link, and
+-- sandbox link's words for one are not its. "" otherwise (a gateway that does not say: linked).
+local function byHand(status)
+  if status.credentialKind == "issued" then
+    return " (credential set by hand)";
+  end
+  return "";
+end
+
 local function showStatus()
   local status = getStatus();
   print("url: " .. tostring(status.url or "not set"));
@@ -229,7 +239,7 @@ local function showStatus()
   print("traposId: " .. tostring(status.traposId));
   -- Whose computer this is, as the gateway answered the hello: local for the shared password.
   if status.account ~= nil then
-    print("account: " .. tostring(status.account));
+    print("account: " .. tostring(status.account) .. byHand(status));
   end
   local problem = { "lastError: " .. tostring(status.lastError or "none") };
   if status.state == libsandbox.STATE_STOPPED then
@@ -674,7 +684,8 @@ local function refuseIfLinked()
     or status.account == SHARED_ACCOUNT then
     return;
   end
-  fail("This computer is linked to " .. status.account .. " already. To link it anew, first revoke its "
+  local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
+  fail("This computer " .. what .. status.account .. " already. To link it anew, first revoke its "
     .. "credential on the host: trap-sandbox computers revoke " .. shellWord(oneLine(tostring(status.traposId))));
 end
 

@@ -430,6 +430,23 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().account):eq(nil);
     end);
 
+    it("knows how its credential was made from the hello answer, and forgets it with the socket", function()
+      local world = newWorld({ url = URL, password = "tsc_ab12_secret" });
+      world.daemon.start();
+      local socket = world.open();
+      local hello = socket.frame(1);
+      world.message({ event = "gateway_response", messageId = hello.messageId, type = "hello", ok = true,
+        payload = { accountId = "alice", credentialKind = "issued", livenessMs = 70000 } });
+      expect(world.daemon.status().account):eq("alice");
+      expect(world.daemon.status().credentialKind):eq("issued");
+      world.handle("websocket_closed", FULL_URL, "Connection closed", 1006);
+      expect(world.daemon.status().credentialKind):eq(nil);
+      -- an older gateway says nothing: nothing is assumed
+      world.handle("timer", world.lastTimer);
+      world.answerHello(world.open(), true, nil, nil, "alice");
+      expect(world.daemon.status().credentialKind):eq(nil);
+    end);
+
     it("says hello with a linked credential once sandbox link saves it, and reports its account", function()
       local world = newWorld({ url = URL, password = "shared" });
       world.connect();

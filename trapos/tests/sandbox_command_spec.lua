@@ -752,6 +752,15 @@ describe("sandbox command", function()
       expect(lines[4]):eq("traposId: 7:base");
       expect(lines[5]):eq("account: alice");
       expect(lines[6]):eq("files: none");
+      -- a credential issued by hand (trap-sandbox credentials add) is not called linked
+      status.credentialKind = "issued";
+      ok, err, lines = run({ "status" }, { status = status });
+      expectSuccess(ok, err);
+      expect(lines[5]):eq(fitted("account: alice (credential set by hand)"));
+      status.credentialKind = "linked";
+      ok, err, lines = run({ "status" }, { status = status });
+      expectSuccess(ok, err);
+      expect(lines[5]):eq("account: alice");
     end);
 
     it("names sandbox link as the fix for a revoked credential and a replaced computer", function()
@@ -1278,6 +1287,12 @@ describe("sandbox command", function()
         expect(#record.sockets):eq(0);
         expect(record.values["sandbox.password"]):eq(nil);
       end
+      -- one whose credential was set by hand is not called linked
+      linked.credentialKind = "issued";
+      local ok, err = run({ "link" }, { status = linked, gateway = linkGateway() });
+      expect(ok):eq(false);
+      expect(err):eq("This computer has a credential of alice already. To link it anew, first revoke its credential "
+        .. "on the host: trap-sandbox computers revoke 7:kitchen");
     end);
 
     it("names a label with a space as one word of the host's shell", function()

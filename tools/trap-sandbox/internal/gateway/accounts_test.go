@@ -58,6 +58,27 @@ func TestCredentialHelloIsTheAccounts(t *testing.T) {
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 2 }, waitLimit, testkit.Poll, "both computers 7: listed")
 }
 
+// TestHelloSaysHowTheCredentialWasMade: hello's answer says credentialKind "issued" for a
+// credential issued by hand (credentials add; any computer id), "linked" for one sandbox link
+// or an enrollment key made (bound to the computer's id), and nothing for the shared password,
+// so that sandbox status does not call a credential set by hand linked.
+func TestHelloSaysHowTheCredentialWasMade(t *testing.T) {
+	h, accounts, alice, _ := accountsHarness(t)
+	key, _, err := accounts.IssueEnrollmentKey(t.Context(), "alice", "alice", 0, 0)
+	require.NoError(t, err)
+	linked, _, err := accounts.LinkWithKey(t.Context(), key, "8:")
+	require.NoError(t, err)
+	for _, tc := range []struct{ traposID, secret, want string }{
+		{"7:", alice, `{"accountId":"alice","credentialKind":"issued","livenessMs":70000}`},
+		{"8:", linked, `{"accountId":"alice","credentialKind":"linked","livenessMs":70000}`},
+		{"9:", "pw", `{"accountId":"local","livenessMs":70000}`},
+	} {
+		resp := h.dial(t, tc.traposID).hello(tc.secret)
+		require.True(t, resp.OK, "%+v", resp.Error)
+		assert.JSONEq(t, tc.want, string(resp.Payload), tc.traposID)
+	}
+}
+
 // TestNoCredentialEvictsAnotherAccountsComputer: the shared password or bob's credential
 // claiming alice's traposId registers beside it; alice's socket stays, and requests for
 // alice's 7: still reach alice's computer.

@@ -325,7 +325,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.gw.limits.warns.warn("hello with an API token as the computer's secret: anyone who opens the computer reads it; revoke it (trap-sandbox tokens revoke ID) and link the computer (sandbox link)",
 			s.remoteAddr, "traposId", clip(traposID), "tokenId", tokenID)
 	}
-	accountID, credential, accountCreated, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
+	accountID, credential, accountCreated, credentialKind, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
 		if s.lineAllowed() {
@@ -379,7 +379,7 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	key := Key{AccountID: accountID, TraposID: traposID}
-	accountPayload, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, LivenessMs: s.gw.cfg.Liveness().Milliseconds()})
+	accountPayload, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, CredentialKind: credentialKind, LivenessMs: s.gw.cfg.Liveness().Milliseconds()})
 	if check {
 		// Registering would evict the computer's own daemon (newest wins, 4009) while the
 		// installer only asks whether its password is right.
@@ -452,6 +452,9 @@ var errHelloWhileShuttingDown = protocol.Errorf(protocol.CodeNotConnected,
 // helloAnswer is the payload of a good hello's answer.
 type helloAnswer struct {
 	AccountID string `json:"accountId"`
+	// CredentialKind is how the computer's own credential was made (CredentialLinked,
+	// CredentialIssued); absent for the shared password: sandbox status words it.
+	CredentialKind string `json:"credentialKind,omitempty"`
 	// Link is set on a link session's answer (link.go).
 	Link bool `json:"link,omitempty"`
 	// LivenessMs is Config.Liveness: the daemon reconnects when the gateway sends nothing for

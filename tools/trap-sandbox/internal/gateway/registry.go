@@ -27,10 +27,11 @@ const LocalAccount = account.Local
 // finds the socket, and the account's creation stamp (zero for the password), which tells a
 // removed account's computers from those of an account made later under the same name. The
 // password itself is the password whatever it starts with: a SANDBOX_PASSWORD that happens
-// to begin with tsc_ is not taken for a credential.
-func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, created time.Time, err error) {
+// to begin with tsc_ is not taken for a credential. kind says how the credential was made
+// (hello's credentialKind: CredentialLinked or CredentialIssued), "" for the password.
+func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAddr string) (accountID, credential string, created time.Time, kind string, err error) {
 	if g.cfg.Password != "" && server.SecretMatches(secret, g.cfg.Password) {
-		return LocalAccount, "", time.Time{}, nil
+		return LocalAccount, "", time.Time{}, "", nil
 	}
 	if g.cfg.Accounts != nil && strings.HasPrefix(secret, string(account.KindCredential)+"_") {
 		c, err := g.cfg.Accounts.AuthenticateComputer(ctx, secret, traposID, remoteAddr)
@@ -40,15 +41,27 @@ func (g *Gateway) resolveAccount(ctx context.Context, secret, traposID, remoteAd
 			g.limits.warns.warn("hello admitted, but the account store could not record it (is the data directory's disk full?)",
 				remoteAddr, "traposId", clip(traposID), "err", err)
 		} else if err != nil {
-			return "", "", time.Time{}, err
+			return "", "", time.Time{}, "", err
 		}
-		return c.AccountID, c.Selector, c.AccountCreated, nil
+		kind = CredentialIssued
+		if c.ComputerID != "" {
+			kind = CredentialLinked
+		}
+		return c.AccountID, c.Selector, c.AccountCreated, kind, nil
 	}
 	if g.cfg.Password != "" {
-		return "", "", time.Time{}, account.ErrBadSecret
+		return "", "", time.Time{}, "", account.ErrBadSecret
 	}
-	return LocalAccount, "", time.Time{}, nil // no password: any secret is the shared one
+	return LocalAccount, "", time.Time{}, "", nil // no password: any secret is the shared one
 }
+
+// How a computer's own credential was made, as hello's answer says (credentialKind): by
+// sandbox link (or an enrollment key), bound to the computer's id, or issued by hand
+// (trap-sandbox credentials add) and set as its sandbox.password, good for any id.
+const (
+	CredentialLinked = "linked"
+	CredentialIssued = "issued"
+)
 
 // Key identifies a computer: traposId ("<computerId>:<label>") is only unique inside an account.
 type Key struct {

@@ -402,7 +402,8 @@ end
 -- Asks the gateway whether it accepts password: a hello with check=true (docs/protocol.md),
 -- which it answers as the daemon's hello but registers nothing, so a daemon that is connected
 -- stays so. Returns true or false (the gateway's verdict) and, with false, the gateway's
--- reason; or nil and why it could not ask.
+-- reason (with true, how a computer's own credential was made: its answer's credentialKind,
+-- "issued" for one set by hand); or nil and why it could not ask.
 local function checkPassword(password)
   local url = SOURCE.websocket .. CHECK_QUERY;
   local ok, ws, err = pcall(http.websocket, url);
@@ -443,6 +444,7 @@ local function checkPassword(password)
         local e = type(frame.error) == "table" and frame.error or {};
         if frame.ok == true then
           verdict = true;
+          why = type(frame.payload) == "table" and frame.payload.credentialKind or nil;
         elseif e.code == "unauthorized" then
           verdict, why = false, tostring(e.message);
         else
@@ -600,6 +602,9 @@ local function install(opts)
   local replacedCredential = nil; -- why the gateway refused the credential the line's password replaces
   if url == nil or wsUrl(url) == SOURCE.websocket then
     local verdict, why = checkPassword(password);
+    if verdict == true and why == "issued" then
+      keptCredential = "set by hand"; -- trap-sandbox credentials add: not a link
+    end
     if verdict == false and onLine ~= nil then
       password, keptCredential, replacedCredential = onLine, false, why;
       verdict, why = checkPassword(password);
@@ -742,7 +747,8 @@ local function install(opts)
   end
   print("sandbox.url is " .. tostring(url));
   if keptCredential then
-    print("Kept this computer's own credential (sandbox link): the password on the line was not needed.");
+    print("Kept this computer's own credential (" .. (keptCredential == "set by hand" and keptCredential or "sandbox link")
+      .. "): the password on the line was not needed.");
   elseif replacedCredential ~= nil then
     -- The computer leaves its account for the shared password's: its player must know.
     print("This computer's own credential was refused (" .. (isRevoked(replacedCredential) and "revoked" or "not this gateway's")
