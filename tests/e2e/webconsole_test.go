@@ -899,3 +899,91 @@ func TestTheWebConsoleFollowsARelabelledComputer(t *testing.T) {
 	}
 	until(t, "the new name's view", `document.getElementById("viewer-id").textContent === "7:new" && location.hash === "#/computer/7%3Anew"`)
 }
+
+// TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount: an admin's list spans accounts.
+// Alice's 7:old, watched by the admin, becomes 7:new while bob has a 7:new of his own: the view
+// does not open bob's computer (it opened the first listed 7:new), but waits for alice's; once
+// both accounts have 7:new, it says so as for any traposId of several accounts.
+func TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	dataDir := "--data-dir=" + t.TempDir()
+	root := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "root", "--admin", dataDir))
+	creds := map[string]string{}
+	for _, owner := range []string{"alice", "bob"} {
+		gatewayCLI(ctx, t, "accounts", "add", owner, dataDir)
+		creds[owner] = lastLineOf(gatewayCLI(ctx, t, "credentials", "add", owner, dataDir))
+	}
+	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
+	// dial says hello as id with owner's credential and answers each screen.watch with one
+	// frame, closing watched (when not nil) at the first.
+	dial := func(owner, id string, watched chan struct{}) *harness.Computer {
+		c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = c.Close() })
+		hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": creds[owner]})
+		require.NoError(t, err)
+		require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+		go func() {
+			for {
+				f, err := c.Next(ctx)
+				if err != nil {
+					return
+				}
+				if f.Event != harness.EventGatewayRequest || f.Type != "screen.watch" {
+					continue
+				}
+				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
+					"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"watchId": 1}})
+				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": id,
+					"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
+						"watchId": 1, "seq": 1, "width": 3, "height": 1, "colour": true,
+						"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
+						"rows":    map[string]any{"1": map[string]any{"text": id[2:5], "fg": "000", "bg": "fff"}},
+						"palette": []string{"#f0f0f0"}, "fg": 1, "bg": 32768}})
+				if watched != nil {
+					close(watched)
+					watched = nil
+				}
+			}
+		}()
+		return c
+	}
+	oldWatched, bobsWatched := make(chan struct{}), make(chan struct{})
+	old := dial("alice", "7:old", oldWatched)
+	dial("bob", "7:new", bobsWatched)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`sessionStorage.setItem("trap-sandbox-token", "`+root+`"); true`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aold"), chromedp.Reload()))
+	<-oldWatched
+	until(t, "alice's 7:old, its account known", `document.getElementById("status").textContent === "Live" && view && view.accountId === "alice"`)
+
+	require.NoError(t, old.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": "7:old",
+		"messageId": harness.NewMessageID(), "type": "bye", "payload": map[string]any{"reason": "relabelled", "traposId": "7:new"}}))
+	require.NoError(t, old.Close())
+	until(t, "the relabel said", `document.getElementById("status").textContent.includes("was relabelled: it is 7:new now")`)
+	// The view looks for alice's 7:new in the list (at least twice, retryMs apart) and finds
+	// only bob's: it opens nothing.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`window.lists = 0; const f = window.fetch;
+		window.fetch = (path, o) => { if (path === "/trapos/computers") lists++; return f(path, o); }; true`))
+	require.NoError(t, err)
+	until(t, "two looks at the list", `lists >= 2`)
+	select {
+	case <-bobsWatched:
+		t.Fatal("the view opened bob's 7:new")
+	default:
+	}
+	hash, err := chromedp.Run(page, chromedp.Evaluate[string](`location.hash`))
+	require.NoError(t, err)
+	assert.Equal(t, "#/computer/7%3Aold", hash, "still on the name it watched")
+
+	dial("alice", "7:new", nil)
+	until(t, "both accounts' 7:new said", `document.getElementById("status").textContent.startsWith("not_connected: computer 7:new is connected in several accounts (alice, bob)")`)
+	select {
+	case <-bobsWatched:
+		t.Fatal("the view opened bob's 7:new")
+	default:
+	}
+}

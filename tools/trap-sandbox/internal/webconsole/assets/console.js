@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, live, keysQueued, ctrl, typed}
+let view = null; // {traposId, abort, queue, live, keysQueued, ctrl, typed, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -280,13 +280,18 @@ async function follow(v) {
 
 // followRelabel opens the computer that view v's computer became when it was relabelled (its
 // stream ended with the new traposId, relabelledTo): as the list shows it (its shown form,
-// which the API takes back), once its hello under the new name is in the list.
+// which the API takes back), once its hello under the new name is in the list in the account
+// of the computer the view watched (v.accountId). An admin's list spans accounts, and another
+// account's computer of that traposId is not this one; when several accounts have it once this
+// one is back, the view opens it as ever, and says so as it does for any such traposId.
 async function followRelabel(v, to) {
   const signal = v.abort.signal;
   while (!signal.aborted) {
     try {
+      await v.learning;
       const res = await api("/trapos/computers", { signal });
-      const c = res.ok && (await res.json()).find((c) => c.traposId === to);
+      const c = res.ok && (await res.json()).find((c) => c.traposId === to &&
+        (v.accountId === undefined || c.accountId === v.accountId));
       if (c) {
         if (!signal.aborted) location.hash = "#/computer/" + encodeURIComponent(c.shown || c.traposId);
         return;
@@ -295,6 +300,20 @@ async function followRelabel(v, to) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
     }
     await new Promise((resolve) => setTimeout(resolve, retryMs));
+  }
+}
+
+// learnAccount sets v.accountId to the account of the computer view v shows, as the list
+// says once the view is live (a traposId is unique only inside an account); left unknown when
+// the list cannot say (followRelabel then takes the first computer of the new traposId).
+async function learnAccount(v) {
+  try {
+    const res = await api("/trapos/computers", { signal: v.abort.signal });
+    if (!res.ok) return;
+    const accounts = new Set((await res.json())
+      .filter((c) => c.traposId === v.traposId || c.shown === v.traposId).map((c) => c.accountId));
+    if (accounts.size === 1) v.accountId = [...accounts][0];
+  } catch { // the view closed, or the gateway went away: its account stays unknown
   }
 }
 
@@ -326,6 +345,7 @@ async function watch(v) {
   }
   status("Live");
   v.live = true;
+  if (v.accountId === undefined && !v.learning) v.learning = learnAccount(v);
   try {
     return await frames(res.body, sent);
   } finally {
