@@ -173,7 +173,8 @@ local RULES = {
     say = function()
       return "the gateway closed the connection (Connection closed): it stopped or restarted";
     end,
-    retry = "; the daemon retries every 5 s",
+    -- Not "every 5 s": a socket that keeps breaking once open is tried again less often.
+    retry = "; the daemon retries by itself",
   },
 };
 

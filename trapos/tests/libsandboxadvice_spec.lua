@@ -75,7 +75,7 @@ describe("libsandboxadvice explain", function()
 
   it("explains a dropped connection", function()
     expect(advice.explain("lost the connection: Connection closed", URL))
-      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries every 5 s");
+      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries by itself");
     -- a command's own connection is not the daemon's: the command is run again
     expect(advice.explain("Connection closed", URL, nil, "sandbox link"))
       :eq("the gateway closed the connection (Connection closed): it stopped or restarted; then run sandbox link again");
