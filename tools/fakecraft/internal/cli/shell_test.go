@@ -442,3 +442,25 @@ func TestShellDropAtPrompt(t *testing.T) {
 	s.typeText("\x13\x13")
 	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
 }
+
+// TestShellLongLineScrollsSideways: a command typed right after `clear`, in the same read,
+// longer than the prompt's row (52 characters after "> " on a 51-column screen) scrolls
+// sideways as CC's read() does: its first 4 characters leave the row ("> ai.write…" for
+// "set ai.write…", as a tester saw `ai write…` shown as `rite…`), yet every key reached the
+// computer: the line runs whole.
+func TestShellLongLineScrollsSideways(t *testing.T) {
+	s := startShell(t, "--root", shellRepo(t), "--bare", "--dir", t.TempDir())
+	s.waitPrompt(">")
+	value := strings.Repeat("w", 39)
+	line := "set ai.write " + value // 52 characters
+	s.typeText("clear\r" + line)
+	s.waitLine("> " + line[4:])
+	s.typeText("\rlua\r")
+	s.waitPrompt("lua>")
+	s.typeText(`print(#settings.get("ai.write"))` + "\r")
+	s.waitLine("39")
+	s.typeText("exit()\r")
+	s.waitPrompt(">")
+	s.typeText("\x13\x13")
+	assert.Equal(t, ExitOK, s.exit(), s.stderr.String())
+}
