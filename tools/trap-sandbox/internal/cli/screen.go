@@ -256,10 +256,12 @@ type viewer struct {
 	after     func(time.Duration) <-chan time.Time
 }
 
-// keysWaiting bounds the keys (one batch a key press) that wait for a busy computer; what is
-// typed past them is dropped, so that a computer busy for long does not get a burst of stale
-// keys, nor hold up the view.
-const keysWaiting = 64
+// keysWaiting bounds the key presses that wait while keys are being sent (a busy computer's
+// wait included); what is typed past them is dropped, so that a computer busy for long does
+// not get a burst of stale keys, nor hold up the view. A burst that arrives at once (a line
+// sent by tmux, a paste without bracketed paste) fits: the keys waiting go together, in as
+// few screen.input requests as computer.MaxInputEvents allows.
+const keysWaiting = 256
 
 // errLeft is run's answer when the person held Ctrl-S to leave.
 var errLeft = errors.New("left")
@@ -278,7 +280,9 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	frames := make(chan screen.FrameJSON)
 	streamErr := make(chan error, 1)
 	go func() { streamErr <- readFrames(ctx, stream, frames) }()
-	keys := make(chan []computer.InputEvent, keysWaiting)
+	keys := make(chan []computer.InputEvent) // the sender takes every key waiting at once
+	var waiting []computer.InputEvent        // keys typed since the sender last took them
+	presses := 0                             // the key presses in waiting
 	sendErr := make(chan error, 1)
 	sender.Go(func() { sendErr <- v.sendKeys(ctx, keys) })
 	inputs := make(chan console.Input)
@@ -309,9 +313,15 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		}
 	}()
 	for {
+		var sendTo chan<- []computer.InputEvent // nil, never ready, while nothing waits
+		if len(waiting) > 0 {
+			sendTo = keys
+		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case sendTo <- waiting:
+			waiting, presses = nil, 0
 		case err := <-streamErr:
 			if ctx.Err() != nil {
 				return nil // the stream ended because ctx did
@@ -336,28 +346,31 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			if errors.Is(err, errLeft) {
 				return nil
 			}
-			if len(evs) > 0 {
-				select {
-				case keys <- evs:
-				default: // keysWaiting key presses already wait for a busy computer
-				}
+			if len(evs) > 0 && presses < keysWaiting {
+				waiting, presses = append(waiting, evs...), presses+1
 			}
 		}
 	}
 }
 
-// sendKeys sends each batch of keys in order until ctx ends or a send fails. A busy answer is
-// not the end of the view: the batch is sent again after the answer's Retry-After (whileBusy),
+// sendKeys sends each batch of keys in order, one screen.input request for up to
+// computer.MaxInputEvents of its events, until ctx ends or a send fails. A busy answer is not
+// the end of the view: the request is sent again after the answer's Retry-After (whileBusy),
 // the later keys waiting behind it.
 func (v *viewer) sendKeys(ctx context.Context, keys <-chan []computer.InputEvent) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case evs := <-keys:
-			err := whileBusy(ctx, v.busyRetry, v.after, func() error { return v.send(ctx, evs) }, nil)
-			if err != nil && ctx.Err() == nil {
-				return err
+		case batch := <-keys:
+			for _, evs := range computer.SplitInput(batch) {
+				err := whileBusy(ctx, v.busyRetry, v.after, func() error { return v.send(ctx, evs) }, nil)
+				if ctx.Err() != nil {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -482,3 +482,56 @@ func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
 	_ = typing.Close()
 	_ = streaming.Close()
 }
+
+// TestTheScreenViewerKeepsEveryKeyOfABurst: keys that arrive together (tmux send-keys, a
+// terminal's paste without bracketed paste) while the first of them is being sent all reach
+// the computer, in order, in as few screen.input requests as the limit of one allows: the
+// view dropped every key past the 64th waiting, as if the computer had been busy for long.
+func TestTheScreenViewerKeepsEveryKeyOfABurst(t *testing.T) {
+	sends := make(chan []computer.InputEvent)
+	answers := make(chan error)
+	v := &viewer{out: io.Discard, busyRetry: time.Millisecond, send: func(ctx context.Context, evs []computer.InputEvent) error {
+		select {
+		case sends <- evs:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		select {
+		case err := <-answers:
+			return err
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- v.run(ctx, typed, stream) }()
+
+	burst := strings.Repeat("x", 100)
+	_, err := typing.Write([]byte("a" + burst))
+	require.NoError(t, err)
+	var text strings.Builder
+	take := func() []computer.InputEvent {
+		evs := <-sends
+		assert.LessOrEqual(t, len(evs), computer.MaxInputEvents, "one request's limit")
+		for _, ev := range evs {
+			text.WriteString(ev.Text)
+		}
+		answers <- nil
+		return evs
+	}
+	take()
+	take()
+	_, err = typing.Write([]byte("!")) // typed once the burst has gone
+	require.NoError(t, err)
+	for !strings.HasSuffix(text.String(), "!") {
+		take()
+	}
+	assert.Equal(t, "a"+burst+"!", text.String())
+	cancel()
+	assert.NoError(t, <-done)
+}
