@@ -696,8 +696,10 @@ local function newDaemon(deps)
   -- CC's close() sends no close frame, and the gateway would log an abnormal 1006. The gateway
   -- closes the socket with 1000 and the reason once it reads the bye; nothing waits for that.
   -- A gateway older than bye answers unknown_type to a socket already gone: the 1006 of old.
+  -- Said also while the hello is unanswered: the gateway reads the bye after the hello, so a
+  -- hello it accepted ends as the bye says, and one it refused closed the socket anyway.
   local function sayBye(reason, payload)
-    if socket == nil or state ~= STATE_CONNECTED then
+    if socket == nil or (state ~= STATE_CONNECTED and state ~= STATE_AUTHENTICATING) then
       return;
     end
     payload.reason = reason;
