@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -71,6 +72,9 @@ type Computer struct {
 	// TraposID is the id this computer says hello with.
 	TraposID string
 	conn     *websocket.Conn
+	// writing makes the writes safe for concurrent use (gorilla allows one writer at a time):
+	// a test answers the gateway's requests in a goroutine and sends frames of its own.
+	writing sync.Mutex
 }
 
 // Dial opens a socket to url for a computer that will call itself traposID.
@@ -114,7 +118,10 @@ func (c *Computer) Close() error { return c.conn.Close() }
 func NewMessageID() string { return "msg-" + rand.Text() }
 
 // WriteRaw sends one message of the given gorilla type (websocket.TextMessage, BinaryMessage).
+// It is safe for concurrent use.
 func (c *Computer) WriteRaw(messageType int, data []byte) error {
+	c.writing.Lock()
+	defer c.writing.Unlock()
 	if err := c.conn.SetWriteDeadline(time.Now().Add(WriteTimeout)); err != nil {
 		return fmt.Errorf("set write deadline: %w", err)
 	}
