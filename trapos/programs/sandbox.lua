@@ -441,6 +441,14 @@ end
 
 -- The code `sandbox link` has shown approved and not yet answered: a Ctrl-T declines it.
 local approvedCode = nil;
+-- Whether a daemon answered `sandbox link` (none runs before the reboot after an install).
+local daemonRuns = false;
+
+-- After a link with no daemon to use the credential yet: the reboot starts it.
+local function printNoDaemonYet()
+  print("The daemon starts with it at the reboot.");
+  print("Run: reboot");
+end
 
 local function linkUsage()
   if narrowScreen() then
@@ -643,7 +651,11 @@ local function linkWithCode(session)
   account = type(accepted.account) == "string" and oneLine(accepted.account) or account;
   saveCredential(credentialOf(accepted), account);
   print("Linked to " .. account .. ".");
-  print("The daemon reconnects with the new credential.");
+  if daemonRuns then
+    print("The daemon reconnects with the new credential.");
+  else
+    printNoDaemonYet();
+  end
 end
 
 -- The key flow: the key holder typed it here, so there is no code and no question.
@@ -657,6 +669,9 @@ local function linkWithKey(session, key)
   local account = oneLine(tostring(answer.account));
   saveCredential(credentialOf(answer), account);
   print("Linked to " .. account .. ".");
+  if not daemonRuns then
+    printNoDaemonYet();
+  end
 end
 
 -- The account of a computer on the shared password (or a gateway without one), as the
@@ -677,12 +692,14 @@ end
 -- and leave that one in the store, where it keeps its account from ever approving a computer
 -- of this id again. Only the computer knows: a link session claims its computer id without a
 -- secret. Its credential refused (revoked: unauthorized), or no connection, it links.
+-- Returns whether a daemon answered (none runs before the reboot that follows an install).
 local function refuseIfLinked()
   -- A daemon still saying hello (the computer just booted) is waited for: its answer decides.
   local status = libsandbox.awaitConnection();
-  if status == nil or not status.connected or type(status.account) ~= "string"
-    or status.account == SHARED_ACCOUNT then
-    return;
+  if status == nil then
+    return false;
+  elseif not status.connected or type(status.account) ~= "string" or status.account == SHARED_ACCOUNT then
+    return true;
   end
   local what = status.credentialKind == "issued" and "has a credential of " or "is linked to ";
   fail("This computer " .. what .. status.account .. " already. To link it anew, first revoke its "
@@ -706,7 +723,7 @@ local function link(key)
     fail("sandbox link: that is not an enrollment key (tsk_...; made with trap-sandbox link key). "
       .. "Run sandbox link alone for a code");
   end
-  refuseIfLinked();
+  daemonRuns = refuseIfLinked();
   local url = libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL));
   local session = linkLib.newSession({ http = http, os = os, pullEvent = os.pullEventRaw });
   local ok, err = pcall(function()

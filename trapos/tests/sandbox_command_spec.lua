@@ -953,6 +953,7 @@ describe("sandbox command", function()
     it("shows the code and the approve line, asks the player, saves the credential and reconnects", function()
       local ok, err, lines, record = run({ "link" }, {
         gateway = linkGateway({ polls = { { state = "pending" }, APPROVED } }), typed = { "y" },
+        status = connectedStatus(),
       });
       expectSuccess(ok, err);
       local want = { table.unpack(CODE_LINES) };
@@ -1144,8 +1145,21 @@ describe("sandbox command", function()
       expect(record.closes):eq(1);
     end);
 
+    it("before the reboot that starts the daemon, says to reboot, not that the daemon reconnects", function()
+      -- The installer puts the command on the path at once: a player may link before the reboot.
+      local ok, err, lines = run({ "link" }, {
+        gateway = linkGateway({ polls = { APPROVED } }), typed = { "y" },
+      });
+      expectSuccess(ok, err);
+      expect({ table.unpack(lines, #lines - 2) }):same({
+        "Linked to alice.", "The daemon starts with it at the reboot.", "Run: reboot" });
+      ok, err, lines = run({ "link", KEY }, { gateway = linkGateway() });
+      expectSuccess(ok, err);
+      expect(lines):same({ "Linked to alice.", "The daemon starts with it at the reboot.", "Run: reboot" });
+    end);
+
     it("links with an enrollment key at once: no code, no question", function()
-      local ok, err, lines, record = run({ "link", KEY }, { gateway = linkGateway() });
+      local ok, err, lines, record = run({ "link", KEY }, { gateway = linkGateway(), status = connectedStatus() });
       expectSuccess(ok, err);
       expect(lines):same({ "Linked to alice." });
       expect(#record.reads):eq(0);
@@ -1327,7 +1341,7 @@ describe("sandbox command", function()
         });
         expectSuccess(ok, err);
         expect(lines[1]):eq(CODE_LINES[1]);
-        expect(lines[#lines - 1]):eq("Linked to alice.");
+        expect(lines[#lines - (statuses[i] == nil and 2 or 1)]):eq("Linked to alice.");
         expect(record.values["sandbox.password"]):eq(CREDENTIAL);
       end
       local ok, err, lines = run({ "link", KEY }, { settings = held, status = statuses[1], gateway = linkGateway() });
