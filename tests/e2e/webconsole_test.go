@@ -846,37 +846,8 @@ func TestTheWebConsoleFollowsARelabelledComputer(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	// dial says hello as id and answers the first screen.watch with one frame; it closes
-	// watched once that is written (nothing more is written by it after that).
 	dial := func(id string, watched chan struct{}) *harness.Computer {
-		c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword})
-		require.NoError(t, err)
-		require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-		go func() {
-			for {
-				f, err := c.Next(ctx)
-				if err != nil {
-					return
-				}
-				if f.Event != harness.EventGatewayRequest || f.Type != "screen.watch" || watched == nil {
-					continue
-				}
-				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
-					"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"watchId": 1}})
-				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": id,
-					"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
-						"watchId": 1, "seq": 1, "width": 3, "height": 1, "colour": true,
-						"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
-						"rows":    map[string]any{"1": map[string]any{"text": id[2:5], "fg": "000", "bg": "fff"}},
-						"palette": []string{"#f0f0f0"}, "fg": 1, "bg": 32768}})
-				close(watched)
-				watched = nil
-			}
-		}()
-		return c
+		return screenComputer(ctx, t, g, id, sandboxPassword, watched)
 	}
 	oldWatched := make(chan struct{})
 	old := dial("7:old", oldWatched)
@@ -915,39 +886,8 @@ func TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount(t *testing.T) {
 		creds[owner] = lastLineOf(gatewayCLI(ctx, t, "credentials", "add", owner, dataDir))
 	}
 	g := startGateway(t, opencodefake.ClosedPortURL(t), dataDir)
-	// dial says hello as id with owner's credential and answers each screen.watch with one
-	// frame, closing watched (when not nil) at the first.
 	dial := func(owner, id string, watched chan struct{}) *harness.Computer {
-		c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": creds[owner]})
-		require.NoError(t, err)
-		require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
-		go func() {
-			for {
-				f, err := c.Next(ctx)
-				if err != nil {
-					return
-				}
-				if f.Event != harness.EventGatewayRequest || f.Type != "screen.watch" {
-					continue
-				}
-				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
-					"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"watchId": 1}})
-				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": id,
-					"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
-						"watchId": 1, "seq": 1, "width": 3, "height": 1, "colour": true,
-						"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
-						"rows":    map[string]any{"1": map[string]any{"text": id[2:5], "fg": "000", "bg": "fff"}},
-						"palette": []string{"#f0f0f0"}, "fg": 1, "bg": 32768}})
-				if watched != nil {
-					close(watched)
-					watched = nil
-				}
-			}
-		}()
-		return c
+		return screenComputer(ctx, t, g, id, creds[owner], watched)
 	}
 	oldWatched, bobsWatched := make(chan struct{}), make(chan struct{})
 	old := dial("alice", "7:old", oldWatched)
@@ -986,4 +926,40 @@ func TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount(t *testing.T) {
 		t.Fatal("the view opened bob's 7:new")
 	default:
 	}
+}
+
+// screenComputer says hello on g as id with secret and answers each screen.watch with one
+// frame (three cells: id's characters 2 to 4), closing watched (when not nil) at the first.
+func screenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, secret string, watched chan struct{}) *harness.Computer {
+	t.Helper()
+	c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": secret})
+	require.NoError(t, err)
+	require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+	go func() {
+		for {
+			f, err := c.Next(ctx)
+			if err != nil {
+				return
+			}
+			if f.Event != harness.EventGatewayRequest || f.Type != "screen.watch" {
+				continue
+			}
+			_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
+				"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"watchId": 1}})
+			_ = c.WriteJSON(map[string]any{"event": harness.EventComputerRequest, "traposSenderId": id,
+				"messageId": harness.NewMessageID(), "type": "screen.update", "payload": map[string]any{
+					"watchId": 1, "seq": 1, "width": 3, "height": 1, "colour": true,
+					"cursor":  map[string]any{"x": 1, "y": 1, "blink": false},
+					"rows":    map[string]any{"1": map[string]any{"text": id[2:5], "fg": "000", "bg": "fff"}},
+					"palette": []string{"#f0f0f0"}, "fg": 1, "bg": 32768}})
+			if watched != nil {
+				close(watched)
+				watched = nil
+			}
+		}
+	}()
+	return c
 }
