@@ -82,16 +82,10 @@ func TestTheScreenViewerDrawsFramesAndTypesKeysByName(t *testing.T) {
 	_ = streaming.Close()
 }
 
-// TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy: a busy answer to typed keys (the
-// host's other requests fill the computer for the moment; it says to retry shortly) does not
-// end the view, as it did: the keys go again after the answer's Retry-After, those typed
-// meanwhile wait behind them in order, and the screen keeps being drawn while they wait. Any
-// other failure still ends the view with its reason.
-func TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy(t *testing.T) {
-	out := &testkit.SyncBuffer{}
-	sends := make(chan []computer.InputEvent)
-	answers := make(chan error)
-	v := &viewer{out: out, busyRetry: time.Millisecond, send: func(ctx context.Context, evs []computer.InputEvent) error {
+// answeredSend is a viewer's send that hands each request's events to the test on sends and
+// returns what the test answers on answers (until ctx ends).
+func answeredSend(sends chan<- []computer.InputEvent, answers <-chan error) func(context.Context, []computer.InputEvent) error {
+	return func(ctx context.Context, evs []computer.InputEvent) error {
 		select {
 		case sends <- evs:
 		case <-ctx.Done():
@@ -103,7 +97,19 @@ func TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}}
+	}
+}
+
+// TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy: a busy answer to typed keys (the
+// host's other requests fill the computer for the moment; it says to retry shortly) does not
+// end the view, as it did: the keys go again after the answer's Retry-After, those typed
+// meanwhile wait behind them in order, and the screen keeps being drawn while they wait. Any
+// other failure still ends the view with its reason.
+func TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	sends := make(chan []computer.InputEvent)
+	answers := make(chan error)
+	v := &viewer{out: out, busyRetry: time.Millisecond, send: answeredSend(sends, answers)}
 	typed, typing := io.Pipe()
 	defer typing.Close()
 	stream, streaming := io.Pipe()
@@ -490,19 +496,7 @@ func TestTheScreenViewerShowsAPocketComputer(t *testing.T) {
 func TestTheScreenViewerKeepsEveryKeyOfABurst(t *testing.T) {
 	sends := make(chan []computer.InputEvent)
 	answers := make(chan error)
-	v := &viewer{out: io.Discard, busyRetry: time.Millisecond, send: func(ctx context.Context, evs []computer.InputEvent) error {
-		select {
-		case sends <- evs:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		select {
-		case err := <-answers:
-			return err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}}
+	v := &viewer{out: io.Discard, busyRetry: time.Millisecond, send: answeredSend(sends, answers)}
 	typed, typing := io.Pipe()
 	defer typing.Close()
 	stream, streaming := io.Pipe()
