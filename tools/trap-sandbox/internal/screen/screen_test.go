@@ -345,19 +345,28 @@ func TestAnUpdateWithAFieldOfTheWrongKindNamesTheField(t *testing.T) {
 	}
 }
 
+// watchingAFirstScreen is a module whose viewer of 7: has read the computer's first screen
+// (3x2: abc, def), for a test of the updates that may follow it.
+func watchingAFirstScreen(t *testing.T) (*Module, *Viewer) {
+	t.Helper()
+	m, _ := standIn(t)
+	v, err := m.Watch(t.Context(), "7:", 0)
+	require.NoError(t, err)
+	t.Cleanup(v.Close)
+	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "abc", "2": "def"}, true))
+	require.NoError(t, err)
+	_, err = v.Next(t.Context())
+	require.NoError(t, err)
+	return m, v
+}
+
 // TestAPaletteThatIsNoColourNeverReachesAViewer: a screen.update's palette went to every
 // viewer as the computer sent it, and the web console builds CSS of it (a hostile computer's
 // "url(/trapos/…)" made the console's page fetch the gateway's API with its viewer's rights).
 // Now it is refused, bad_payload, and the viewer keeps the screen it had.
 func TestAPaletteThatIsNoColourNeverReachesAViewer(t *testing.T) {
-	m, _ := standIn(t)
-	v, err := m.Watch(t.Context(), "7:", 0)
-	require.NoError(t, err)
-	defer v.Close()
-	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "abc", "2": "def"}, true))
-	require.NoError(t, err)
-	_, err = v.Next(t.Context())
-	require.NoError(t, err)
+	m, v := watchingAFirstScreen(t)
+	var err error
 
 	for bad, want := range map[string]string{
 		`["url(/trapos/computers)"]`:                           `screen.update: palette colour 0 is "url(/trapos/computer…", not #rrggbb`,
@@ -442,14 +451,8 @@ func TestAWatchForAReplicaGivenUpOnIsForgottenAndItIsTold(t *testing.T) {
 // gateway and in every viewer (the web console fetched it whole). Now such a row is refused,
 // bad_payload, and the viewer keeps the screen it had.
 func TestARowWiderThanTheScreenNeverReachesAViewer(t *testing.T) {
-	m, _ := standIn(t)
-	v, err := m.Watch(t.Context(), "7:", 0)
-	require.NoError(t, err)
-	defer v.Close()
-	_, err = m.handleUpdate(t.Context(), from, frame(1, map[string]string{"1": "abc", "2": "def"}, true))
-	require.NoError(t, err)
-	_, err = v.Next(t.Context())
-	require.NoError(t, err)
+	m, v := watchingAFirstScreen(t)
+	var err error
 
 	wide := strings.Repeat("x", 100<<10)
 	for bad, want := range map[string]string{
