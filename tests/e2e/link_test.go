@@ -46,6 +46,28 @@ print("connected after boot: " .. tostring(status and status.connected))
 shell.run("sandbox", "status")
 `
 
+// startLinking starts computer id:label on g, its disk overlay, running linkProgram with args
+// after `sandbox link`; the player's lines are typed through input.
+func startLinking(t *testing.T, g *harness.Gateway, id int, label, overlay string, args ...string) (c *fakecrafttest.Computer, input chan<- string) {
+	t.Helper()
+	lines := make(chan string)
+	opts := computerOptions(t, g, sandboxPassword, "/link.lua", append([]string{"link"}, args...)...)
+	opts.ID, opts.Label = id, label
+	opts.Overlay = overlay
+	opts.Files = map[string]string{"/link.lua": linkProgram}
+	opts.Input = computer.Input(lines)
+	return fakecrafttest.StartWithin(t, opts, testTimeout), lines
+}
+
+// codeShown waits until c's sandbox link waits for its code's approval and returns the code.
+func codeShown(ctx context.Context, t *testing.T, c *fakecrafttest.Computer) string {
+	t.Helper()
+	c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
+	m := linkCode.FindStringSubmatch(c.Output())
+	require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
+	return m[1]
+}
+
 // runGatewayCLI runs the gateway binary's subcommand args and returns its stdout, stderr and
 // exit code.
 func runGatewayCLI(ctx context.Context, t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -95,17 +117,8 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 
 	t.Run("a code approved on the host and accepted by the player", func(t *testing.T) {
 		disk := t.TempDir()
-		input := make(chan string)
-		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link")
-		opts.ID, opts.Label = 7, "kitchen"
-		opts.Overlay = disk
-		opts.Files = map[string]string{"/link.lua": linkProgram}
-		opts.Input = computer.Input(input)
-		c := fakecrafttest.StartWithin(t, opts, testTimeout)
-		c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
-		m := linkCode.FindStringSubmatch(c.Output())
-		require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
-		code := m[1]
+		c, input := startLinking(t, g, 7, "kitchen", disk)
+		code := codeShown(ctx, t, c)
 		assert.Contains(t, lines(c.Output()), "  trap-sandbox link approve "+code)
 
 		approved := gatewayCLI(ctx, t, "link", "approve", code, "--url="+g.URL(""), "--api-token="+alice)
@@ -143,25 +156,17 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 	})
 
 	t.Run("a player who declines stays unlinked and the code is spent", func(t *testing.T) {
-		input := make(chan string)
-		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link")
-		opts.ID, opts.Label = 9, "gate"
-		opts.Overlay = t.TempDir()
-		opts.Files = map[string]string{"/link.lua": linkProgram}
-		opts.Input = computer.Input(input)
-		c := fakecrafttest.StartWithin(t, opts, testTimeout)
-		c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
-		m := linkCode.FindStringSubmatch(c.Output())
-		require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
+		c, input := startLinking(t, g, 9, "gate", t.TempDir())
+		code := codeShown(ctx, t, c)
 		// Approved by a token that is not the player's choice: the player says no.
-		gatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+alice)
+		gatewayCLI(ctx, t, "link", "approve", code, "--url="+g.URL(""), "--api-token="+alice)
 		typeLine(ctx, t, input, "n")
 		c.WaitFor(ctx, "holding")
 		out := c.Output()
 		assert.Contains(t, lines(out), "Not linked.", out)
 		assert.Contains(t, lines(out), "account: local", "still on the shared password: %s", out)
-		_, errOut, code := runGatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+alice)
-		assert.NotEqual(t, 0, code, "a declined code cannot be approved again")
+		_, errOut, status := runGatewayCLI(ctx, t, "link", "approve", code, "--url="+g.URL(""), "--api-token="+alice)
+		assert.NotEqual(t, 0, status, "a declined code cannot be approved again")
 		assert.Contains(t, errOut, "link_invalid")
 		typeLine(ctx, t, input, "")
 		_, err := c.Wait(ctx)
@@ -170,17 +175,8 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 
 	t.Run("a code whose account is removed before the player answers says so", func(t *testing.T) {
 		bob := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "bob", dataDir))
-		input := make(chan string)
-		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link")
-		opts.ID, opts.Label = 10, "mill"
-		opts.Overlay = t.TempDir()
-		opts.Files = map[string]string{"/link.lua": linkProgram}
-		opts.Input = computer.Input(input)
-		c := fakecrafttest.StartWithin(t, opts, testTimeout)
-		c.WaitFor(ctx, "Waiting... (Ctrl-T to cancel)")
-		m := linkCode.FindStringSubmatch(c.Output())
-		require.NotNil(t, m, "no code line; transcript:\n%s", c.Output())
-		gatewayCLI(ctx, t, "link", "approve", m[1], "--url="+g.URL(""), "--api-token="+bob)
+		c, input := startLinking(t, g, 10, "mill", t.TempDir())
+		gatewayCLI(ctx, t, "link", "approve", codeShown(ctx, t, c), "--url="+g.URL(""), "--api-token="+bob)
 		c.WaitFor(ctx, "Approved by account bob.")
 		removed := gatewayCLI(ctx, t, "accounts", "remove", "bob", dataDir)
 		assert.Contains(t, removed, "1 approved link code")
@@ -199,13 +195,7 @@ func TestLinkAComputerToAnAccount(t *testing.T) {
 	t.Run("an enrollment key links at once", func(t *testing.T) {
 		key := lastLineOf(gatewayCLI(ctx, t, "link", "key", "--account", "alice", dataDir))
 		require.True(t, strings.HasPrefix(key, "tsk_"), "the key: %q", key)
-		input := make(chan string)
-		opts := computerOptions(t, g, sandboxPassword, "/link.lua", "link", key)
-		opts.ID, opts.Label = 8, "farm"
-		opts.Overlay = t.TempDir()
-		opts.Files = map[string]string{"/link.lua": linkProgram}
-		opts.Input = computer.Input(input)
-		c := fakecrafttest.StartWithin(t, opts, testTimeout)
+		c, input := startLinking(t, g, 8, "farm", t.TempDir(), key)
 		c.WaitFor(ctx, "holding")
 		out := c.Output()
 		assert.Contains(t, lines(out), "Linked to alice.", out)
