@@ -805,23 +805,15 @@ func TestTheWebConsoleTellsLookAlikeComputersApart(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
 	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	watched := make(chan string, 4)
+	watched := make(chan string, 2)
 	for _, id := range []string{"7:kitchen", "7:kitchen\u00a0"} {
-		c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		hello, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": id, "secret": sandboxPassword})
-		require.NoError(t, err)
-		require.True(t, hello.OK != nil && *hello.OK, "hello: %+v", hello.Error)
+		first := make(chan struct{})
+		screenComputer(ctx, t, g, id, sandboxPassword, first)
 		go func() {
-			for {
-				f, err := c.Next(ctx)
-				if err != nil {
-					return
-				}
-				if f.Event == harness.EventGatewayRequest && f.Type == "screen.watch" {
-					watched <- id
-				}
+			select {
+			case <-first:
+				watched <- id
+			case <-ctx.Done():
 			}
 		}()
 	}
