@@ -3,21 +3,15 @@ package scaleout
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"fakecraft/computer/machine"
-	"fakecraft/fakecrafttest"
-	"fakecraft/httpapi"
-
 	"trap-sandbox/testkit"
 
 	"tests/internal/harness"
-	"tests/internal/repo"
 )
 
 // relabelProgram waits until the daemon is connected, then shows "waiting" lines until the
@@ -53,20 +47,8 @@ func TestARelabelIsHeardThroughAnyReplica(t *testing.T) {
 	nats := harness.StartNATS(t, natsBin)
 	a := startReplica(t, nats, "a")
 	b := startReplica(t, nats, "b")
-	root, err := repo.Root()
-	require.NoError(t, err)
-	auto, err := machine.Autostart(filepath.Join(root, "packages"), nil)
-	require.NoError(t, err)
-	c := fakecrafttest.StartWithin(t, machine.Options{
-		Root: filepath.Join(root, "trapos"),
-		Settings: map[string]string{"sandbox.url": b.WebSocketURL(), "sandbox.password": "pw",
-			"sandbox.allow_screen": "view", "sandbox.allow_files": "write"},
-		TimeScale: 4,
-		HTTP:      httpapi.Options{AllowPrivate: true},
-		Program:   "/e2e.lua",
-		Files:     map[string]string{"/e2e.lua": relabelProgram},
-		Autostart: auto,
-	}, 3*waitLimit)
+	c := daemonComputerWith(t, map[string]string{"sandbox.url": b.WebSocketURL(), "sandbox.password": "pw",
+		"sandbox.allow_screen": "view", "sandbox.allow_files": "write"}, relabelProgram)
 	c.WaitFor(ctx, markerUp)
 	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "b", listComputers(ct, a)["0:"]) },
 		waitLimit, testkit.Poll, "A to list the computer on B")

@@ -55,13 +55,20 @@ shell.run("sandbox", "status")
 // daemon), its sandbox.url and sandbox.password set, running program.
 func daemonComputer(t *testing.T, url, password, program string) *fakecrafttest.Computer {
 	t.Helper()
+	return daemonComputerWith(t, map[string]string{"sandbox.url": url, "sandbox.password": password}, program)
+}
+
+// daemonComputerWith is daemonComputer with its settings as given (sandbox.url, .password and
+// what its owner allows).
+func daemonComputerWith(t *testing.T, settings map[string]string, program string) *fakecrafttest.Computer {
+	t.Helper()
 	root, err := repo.Root()
 	require.NoError(t, err)
 	auto, err := machine.Autostart(filepath.Join(root, "packages"), nil)
 	require.NoError(t, err)
 	return fakecrafttest.StartWithin(t, machine.Options{
 		Root:      filepath.Join(root, "trapos"),
-		Settings:  map[string]string{"sandbox.url": url, "sandbox.password": password},
+		Settings:  settings,
 		TimeScale: 4, // the daemon's 5 s reconnect delay takes 1.25 s
 		HTTP:      httpapi.Options{AllowPrivate: true},
 		Program:   "/e2e.lua",

@@ -5,21 +5,17 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"fakecraft/computer/machine"
 	"fakecraft/fakecrafttest"
-	"fakecraft/httpapi"
 
 	"trap-sandbox/testkit"
 
 	"tests/internal/harness"
-	"tests/internal/repo"
 )
 
 // tickingProgram waits until the daemon is connected, then prints a new line every half
@@ -42,19 +38,7 @@ end
 // lets the host watch its screen, running program.
 func screenComputer(t *testing.T, url, program string) *fakecrafttest.Computer {
 	t.Helper()
-	root, err := repo.Root()
-	require.NoError(t, err)
-	auto, err := machine.Autostart(filepath.Join(root, "packages"), nil)
-	require.NoError(t, err)
-	return fakecrafttest.StartWithin(t, machine.Options{
-		Root:      filepath.Join(root, "trapos"),
-		Settings:  map[string]string{"sandbox.url": url, "sandbox.password": "pw", "sandbox.allow_screen": "view"},
-		TimeScale: 4,
-		HTTP:      httpapi.Options{AllowPrivate: true},
-		Program:   "/e2e.lua",
-		Files:     map[string]string{"/e2e.lua": program},
-		Autostart: auto,
-	}, 3*waitLimit)
+	return daemonComputerWith(t, map[string]string{"sandbox.url": url, "sandbox.password": "pw", "sandbox.allow_screen": "view"}, program)
 }
 
 // liveScreen is GET …/screen on g, read event by event.
