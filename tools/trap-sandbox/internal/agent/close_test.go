@@ -17,6 +17,10 @@ import (
 	"trap-sandbox/testkit/opencodefake"
 )
 
+// stopLimit bounds the wait for a turn that must stop on opencode: it stops within
+// milliseconds, so only a failure waits this long (generous for a loaded 2-core machine).
+const stopLimit = 30 * time.Second
+
 // TestClosingTheGatewayAbortsItsTurnsOnOpencode: a gateway stopped (restarted) while a turn
 // ran sent its abort on a context the stop had cancelled, so the abort never left and the
 // turn ran on in opencode (which does not stop a turn whose client went away): the player's
@@ -39,7 +43,7 @@ func TestClosingTheGatewayAbortsItsTurnsOnOpencode(t *testing.T) {
 	m.Close()
 	select {
 	case <-ended:
-	case <-time.After(5 * time.Second):
+	case <-time.After(stopLimit):
 		require.Fail(t, "the turn still runs on opencode after the gateway closed")
 	}
 	assert.Positive(t, f.agent.Aborts())
@@ -74,7 +78,7 @@ func TestATurnLeftRunningOnOpencodeIsStoppedFirst(t *testing.T) {
 	select {
 	case reason := <-answered:
 		assert.Equal(t, ReasonStop, reason)
-	case <-time.After(10 * time.Second):
+	case <-time.After(stopLimit):
 		require.Fail(t, "the question waits behind the turn the killed gateway left running")
 	}
 	assert.Positive(t, f.agent.Aborts())
