@@ -451,10 +451,16 @@ func (m *Module) accept(ctx context.Context, from protocol.Requester, raw json.R
 
 // sawApproval notes that link.poll told socket the code id was approved.
 func (m *Module) sawApproval(id string, socket uint64) {
+	m.changeOwner(id, socket, func(o *owner) { o.approved = true })
+}
+
+// changeOwner applies change to the owner of the code id, when socket is the one that asked
+// for it.
+func (m *Module) changeOwner(id string, socket uint64, change func(*owner)) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if o, ok := m.owners[id]; ok && o.socket == socket {
-		o.approved = true
+		change(&o)
 		m.owners[id] = o
 	}
 }
@@ -535,12 +541,7 @@ func (m *Module) refuse(err error, again string) error {
 
 // socketClosed notes that the socket that asked for the code id closed.
 func (m *Module) socketClosed(id string, socket uint64) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if o, ok := m.owners[id]; ok && o.socket == socket {
-		o.gone = true
-		m.owners[id] = o
-	}
+	m.changeOwner(id, socket, func(o *owner) { o.gone = true })
 }
 
 // goneComputer returns the traposId of a pending code's computer when its socket closed on
