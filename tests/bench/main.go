@@ -45,6 +45,7 @@ func run() int {
 	flag.IntVar(&cfg.IdleComputers, "idle", 10000, "idle authenticated sockets in (c) and (d)")
 	flag.IntVar(&cfg.DialConcurrency, "dial-concurrency", 200, "dials in flight in (d)")
 	flag.BoolVar(&cfg.SelfCheck, "self-check", false, "put a second baseline in the gateway's place: every ratio is then the bench's own bias and noise (no target is judged)")
+	flag.BoolVar(&cfg.BaselineUUIDIDs, "baseline-uuid-ids", false, "have the baseline mint random UUID message ids, as the gateway must, instead of a short counter: what the ids cost (no target is judged)")
 	flag.StringVar(&cfg.ProfileDir, "profile-dir", "", "save a CPU, heap and goroutine profile of each server in each phase to this directory (created if missing); with -scale-out, of each replica's connects and of its graceful stop")
 	var scale bench.ScaleConfig
 	flag.IntVar(&scale.Computers, "scale-out", 0, "instead of the phases above: this many idle computers over -replicas gateway replicas on one nats-server, then a restart of every replica")
@@ -90,6 +91,10 @@ func run() int {
 	missed := bench.Report(os.Stdout, cfg, res)
 	if cfg.SelfCheck {
 		fmt.Fprintln(os.Stderr, "bench: self-check: the baseline measured against itself, so each ratio is the bench's own bias and noise; no target is judged")
+		return 0
+	}
+	if cfg.BaselineUUIDIDs {
+		fmt.Fprintln(os.Stderr, "bench: -baseline-uuid-ids: the baseline minted UUID message ids; no target is judged (they are the default baseline's)")
 		return 0
 	}
 	if len(missed) > 0 {

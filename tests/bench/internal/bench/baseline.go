@@ -2,12 +2,16 @@ package bench
 
 import (
 	"context"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,6 +24,11 @@ import (
 // baseline on that address instead of benchmarking (the bench re-executes itself with it, so
 // the baseline runs in its own process, like the gateway).
 const BaselineListenEnv = "TRAPOS_BENCH_BASELINE_LISTEN"
+
+// BaselineUUIDIDsEnv, when set to 1 beside BaselineListenEnv, makes the baseline mint its
+// gateway_request message ids as random v4 UUIDs, 36 bytes like the gateway's (the protocol
+// has the gateway use randomUUID()), instead of its own short counter (-baseline-uuid-ids).
+const BaselineUUIDIDsEnv = "TRAPOS_BENCH_BASELINE_UUID_IDS"
 
 // Limits of the baseline server.
 const (
@@ -35,6 +44,7 @@ const (
 type baseline struct {
 	upgrader websocket.Upgrader
 	next     atomic.Int64
+	uuidIDs  bool       // BaselineUUIDIDsEnv
 	mu       sync.Mutex // guards conns
 	conns    map[string]*baselineConn
 }
@@ -62,7 +72,7 @@ func ServeBaseline(ctx context.Context, addr string) error {
 	if err := serveProfiles(); err != nil {
 		return err
 	}
-	b := &baseline{conns: make(map[string]*baselineConn),
+	b := &baseline{conns: make(map[string]*baselineConn), uuidIDs: os.Getenv(BaselineUUIDIDsEnv) == "1",
 		upgrader: websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
@@ -165,6 +175,9 @@ func (b *baseline) serveRequest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msgID := "b" + strconv.FormatInt(b.next.Add(1), 10)
+	if b.uuidIDs {
+		msgID = randomUUID()
+	}
 	ch := make(chan json.RawMessage, 1)
 	c.pmu.Lock()
 	c.pending[msgID] = ch
@@ -191,4 +204,21 @@ func (b *baseline) serveRequest(w http.ResponseWriter, r *http.Request) {
 	delete(c.pending, msgID)
 	c.pmu.Unlock()
 	http.Error(w, err.Error(), http.StatusGatewayTimeout)
+}
+
+// randomUUID is a random v4 UUID in its 36-byte text form (RFC 9562).
+func randomUUID() string {
+	var b [16]byte
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
+	b[6] = b[6]&0x0f | 0x40 // version 4
+	b[8] = b[8]&0x3f | 0x80 // variant
+	var s [36]byte
+	hex.Encode(s[0:8], b[0:4])
+	hex.Encode(s[9:13], b[4:6])
+	hex.Encode(s[14:18], b[6:8])
+	hex.Encode(s[19:23], b[8:10])
+	hex.Encode(s[24:36], b[10:16])
+	s[8], s[13], s[18], s[23] = '-', '-', '-', '-'
+	return string(s[:])
 }

@@ -152,6 +152,9 @@ type Rate struct {
 	P50, P99 time.Duration
 	// ServerCPU is the server process's CPU time (user + system) per round trip.
 	ServerCPU time.Duration
+	// BenchCPU is the bench's own CPU time per round trip: its computers and HTTP clients,
+	// which share the machine's cores with the server.
+	BenchCPU time.Duration
 }
 
 func rateOf(samples [][]time.Duration, elapsed time.Duration) Rate {

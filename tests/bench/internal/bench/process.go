@@ -110,7 +110,16 @@ const userHZ = 100
 
 // cpu is the CPU time (user + system) the process has used so far.
 func (s *server) cpu() (time.Duration, error) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(s.proc.Pid()) + "/stat")
+	return processCPU(strconv.Itoa(s.proc.Pid()))
+}
+
+// benchCPU is the CPU time the bench's own process has used so far: its load clients, whose
+// work per round trip is part of what the machine's two cores share with the server.
+func benchCPU() (time.Duration, error) { return processCPU("self") }
+
+// processCPU is the CPU time (user + system) of /proc/<pid> so far.
+func processCPU(pid string) (time.Duration, error) {
+	data, err := os.ReadFile("/proc/" + pid + "/stat")
 	if err != nil {
 		return 0, fmt.Errorf("read cpu time: %w", err)
 	}
@@ -158,7 +167,7 @@ func readRSS(pid int) (int64, error) {
 
 // configEnvPrefixes name the gateway's configuration variables, stripped from a child's
 // environment so the developer's shell cannot change the figures.
-var configEnvPrefixes = []string{"SANDBOX_", "OPENCODE_", BaselineListenEnv, profiling.ListenEnv}
+var configEnvPrefixes = []string{"SANDBOX_", "OPENCODE_", BaselineListenEnv, BaselineUUIDIDsEnv, profiling.ListenEnv}
 
 // tailBuffer keeps the last logTailBytes of a child's output (the gateway logs a line per
 // connection; 10 000 connections must not grow the bench's memory without bound). It trims

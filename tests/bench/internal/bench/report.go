@@ -24,6 +24,10 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 		fmt.Fprintln(w, "self-check: the \"gateway\" column is a second baseline process; PASS and MISS say nothing of the gateway")
 		fmt.Fprintln(w)
 	}
+	if cfg.BaselineUUIDIDs {
+		fmt.Fprintln(w, "baseline-uuid-ids: the baseline mints random UUID message ids, as the gateway must; the targets are judged against the baseline with its short ids, not this run")
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "| figure | gateway | baseline | gateway/baseline | target | result |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|")
 	probeRatio := ratio(g.Probe.PerSecond, b.Probe.PerSecond)
@@ -35,6 +39,8 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 		ratio(float64(g.Probe.P50), float64(b.Probe.P50)), ratio(float64(g.Probe.P99), float64(b.Probe.P99)))
 	fmt.Fprintf(w, "| (a) server CPU per round trip | %s | %s | %.2f× | | |\n",
 		us(g.Probe.ServerCPU), us(b.Probe.ServerCPU), ratio(float64(g.Probe.ServerCPU), float64(b.Probe.ServerCPU)))
+	fmt.Fprintf(w, "| (a) the bench's own CPU per round trip (its computers) | %s | %s | %.2f× | | |\n",
+		us(g.Probe.BenchCPU), us(b.Probe.BenchCPU), ratio(float64(g.Probe.BenchCPU), float64(b.Probe.BenchCPU)))
 	fmt.Fprintf(w, "| (a) opencode health requests per probe_gateway | %.3f | — | | | |\n",
 		ratio(float64(r.OpencodeRequests), float64(g.ProbesSent)))
 	httpRatio := ratio(g.HTTP.PerSecond, b.HTTP.PerSecond)
@@ -48,6 +54,8 @@ func Report(w io.Writer, cfg Config, r Result) (missed []string) {
 	fmt.Fprintf(w, "| (b) p99 gateway/baseline by round | | | %s | | |\n", roundRatios(float64s(g.HTTPP99Rounds), float64s(b.HTTPP99Rounds)))
 	fmt.Fprintf(w, "| (b) server CPU per round trip | %s | %s | %.2f× | | |\n",
 		us(g.HTTP.ServerCPU), us(b.HTTP.ServerCPU), ratio(float64(g.HTTP.ServerCPU), float64(b.HTTP.ServerCPU)))
+	fmt.Fprintf(w, "| (b) the bench's own CPU per round trip (its HTTP clients and computers) | %s | %s | %.2f× | | |\n",
+		us(g.HTTP.BenchCPU), us(b.HTTP.BenchCPU), ratio(float64(g.HTTP.BenchCPU), float64(b.HTTP.BenchCPU)))
 	fmt.Fprintf(w, "| (c) RSS per idle connection | %.1f KiB | %.1f KiB | %.2f× | ≤ %d KiB | %s |\n",
 		g.BytesPerConn/1024, b.BytesPerConn/1024, ratio(g.BytesPerConn, b.BytesPerConn), TargetBytesPerConn>>10,
 		verdict("(c) RSS per idle connection", g.BytesPerConn <= TargetBytesPerConn))

@@ -69,6 +69,10 @@ type Config struct {
 	// SelfCheck puts a second baseline process in the gateway's place (nothing is built): every
 	// ratio of the run is then the bench's own bias and noise on this machine.
 	SelfCheck bool
+	// BaselineUUIDIDs has the baseline mint its message ids as the gateway must, random UUIDs
+	// (BaselineUUIDIDsEnv), instead of a short counter: what the ids' 36 bytes cost, measured.
+	// The targets are judged against the baseline as it is, not this one.
+	BaselineUUIDIDs bool
 }
 
 // Figures are one server's measurements.
@@ -160,7 +164,11 @@ func Run(ctx context.Context, cfg Config) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	base, err := startServer(ctx, "baseline", baseAddr, self, nil, append([]string{BaselineListenEnv + "=" + baseAddr}, baseProfEnv...))
+	baseEnv := append([]string{BaselineListenEnv + "=" + baseAddr}, baseProfEnv...)
+	if cfg.BaselineUUIDIDs {
+		baseEnv = append(baseEnv, BaselineUUIDIDsEnv+"=1")
+	}
+	base, err := startServer(ctx, "baseline", baseAddr, self, nil, baseEnv)
 	if err != nil {
 		return res, err
 	}
@@ -333,8 +341,10 @@ func probePhase(ctx context.Context, cfg Config, s *server, phase string) (Rate,
 		return Rate{}, err
 	}
 	cpu0, cpuErr := s.cpu()
+	bench0, benchErr := benchCPU()
 	r, err := probeLoad(ctx, cs, cfg.Duration)
-	r.ServerCPU = cpuPerOp(s, cpu0, cpuErr, r.Count)
+	r.ServerCPU = cpuPerOp(s.cpu, cpu0, cpuErr, r.Count)
+	r.BenchCPU = cpuPerOp(benchCPU, bench0, benchErr, r.Count)
 	err = errors.Join(err, s.prof.stop(phase))
 	closeAll(cs)
 	if err == nil && r.Count == 0 {
@@ -360,8 +370,10 @@ func httpPhase(ctx context.Context, cfg Config, s *server, phase string) (Rate, 
 		return Rate{}, err
 	}
 	cpu0, cpuErr := s.cpu()
+	bench0, benchErr := benchCPU()
 	r, err := httpLoad(ctx, "http://"+s.addr, cs, cfg.HTTPClients, cfg.Duration)
-	r.ServerCPU = cpuPerOp(s, cpu0, cpuErr, r.Count)
+	r.ServerCPU = cpuPerOp(s.cpu, cpu0, cpuErr, r.Count)
+	r.BenchCPU = cpuPerOp(benchCPU, bench0, benchErr, r.Count)
 	err = errors.Join(err, s.prof.stop(phase))
 	closeAll(cs)
 	wait()
@@ -374,10 +386,10 @@ func httpPhase(ctx context.Context, cfg Config, s *server, phase string) (Rate, 
 	return r, nil
 }
 
-// cpuPerOp divides the server's CPU time since cpu0 among n round trips; 0 when unknown
+// cpuPerOp divides a process's CPU time (cpu) since cpu0 among n round trips; 0 when unknown
 // (the figure explains the others and is not a target).
-func cpuPerOp(s *server, cpu0 time.Duration, err error, n int) time.Duration {
-	cpu1, err1 := s.cpu()
+func cpuPerOp(cpu func() (time.Duration, error), cpu0 time.Duration, err error, n int) time.Duration {
+	cpu1, err1 := cpu()
 	if err != nil || err1 != nil || n == 0 {
 		return 0
 	}
