@@ -144,17 +144,14 @@ func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
 	status, data, err := c.transport().Do(ctx, http.MethodGet, agent.TurnsPath, nil)
-	if err != nil {
-		return fmt.Errorf("list agent turns: %s", cctext.Show(err.Error(), false))
+	if err == nil && status != http.StatusOK {
+		// The gateway's own words, as the computers list shows them: a wrong or expired token
+		// given is named as such (not "give its API token"), another server's page as not the
+		// gateway's, and an older gateway's plain 404 as older.
+		err = c.transport().Refusal(status, data)
 	}
-	switch status {
-	case http.StatusOK:
-	case http.StatusNotFound:
-		return fmt.Errorf("list agent turns: the gateway has no agent module (an older gateway)")
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Errorf("list agent turns: the gateway answered HTTP %d (give its API token: --api-token or SANDBOX_API_TOKEN)", status)
-	default:
-		return fmt.Errorf("list agent turns: the gateway answered HTTP %d", status)
+	if err != nil {
+		return listFailure("list agent turns", err)
 	}
 	var list []agent.TurnInfo
 	if err := json.Unmarshal(data, &list); err != nil {

@@ -66,6 +66,16 @@ func failure(traposID, command string, err error) error {
 	return errors.New(msg)
 }
 
+// listFailure words the error of a command that lists something of the gateway's (computers,
+// ai-turns) for the operator's terminal: "list computers: the gateway at … answered 401: …".
+func listFailure(what string, err error) error {
+	msg := err.Error()
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Attributed {
+		msg = pe.Message // it already says who answered what, as failure's messages do
+	}
+	return fmt.Errorf("%s: %s", what, cctext.Show(msg, false))
+}
+
 // maxCodeBytes bounds an error code as the CLI shows it: codes are short words
 // (docs/protocol.md "Error codes"), and a computer could send one of any length.
 const maxCodeBytes = 64
@@ -105,11 +115,7 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 	defer cancel()
 	list, err := c.client().Computers(ctx)
 	if err != nil {
-		msg := err.Error()
-		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Attributed {
-			msg = pe.Message // it already says who answered what, as failure's messages do
-		}
-		return fmt.Errorf("list computers: %s", cctext.Show(msg, false))
+		return listFailure("list computers", err)
 	}
 	if len(list) == 0 {
 		// A header alone read as a table of nothing, with a REPLICA column or without one

@@ -175,7 +175,7 @@ func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 			assert.Contains(t, err.Error(), want, "%v --url %s", args, url)
 		}
 	}
-	for _, args := range [][]string{{"computers"}, {"ping", "7:"}} {
+	for _, args := range [][]string{{"computers"}, {"ping", "7:"}, {"ai-turns"}} {
 		_, err := runClient(t, append(args, "--url", page.URL)...)
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), "the gateway at "+page.URL+" answered HTTP 404 with a body that is not the API's (is that the gateway's URL?): <html><h1>Not Found</h1></html>", args)
@@ -204,7 +204,7 @@ func TestAITurnsListsTheRunningTurns(t *testing.T) {
 	clearEnv(t)
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != agent.TurnsPath || r.Header.Get("Authorization") != "Bearer tok" {
-			http.Error(w, "no", http.StatusUnauthorized)
+			server.WriteError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "missing or wrong API token")
 			return
 		}
 		_ = json.NewEncoder(w).Encode([]agent.TurnInfo{{TraposID: "7:kitchen", AccountID: "alice", Session: "ses_1", TurnID: "msg_3", Stopping: true}})
@@ -215,7 +215,29 @@ func TestAITurnsListsTheRunningTurns(t *testing.T) {
 	assert.Contains(t, out, "7:kitchen")
 	assert.Contains(t, out, "stopping")
 	_, err = runClient(t, "ai-turns", "--url", gw.URL)
-	assert.ErrorContains(t, err, "give its API token: --api-token or SANDBOX_API_TOKEN")
+	assert.ErrorContains(t, err, "(give the API token with --api-token or SANDBOX_API_TOKEN)")
+}
+
+// TestAITurnsSaysWhyTheGatewayRefusedIt: ai-turns shows the gateway's own refusal as the
+// computers list does, naming the token given: it said "answered HTTP 401 (give its API
+// token …)" whatever the token's fault (a wrong or expired one given), and "no agent module
+// (an older gateway)" for any 404, another server's page included.
+func TestAITurnsSaysWhyTheGatewayRefusedIt(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "tok")
+	for _, args := range [][]string{{"computers"}, {"ai-turns"}} {
+		_, err := runClient(t, append(args, "--url", base, "--api-token", "nope")...)
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), "the gateway at "+base+" answered 401: missing or wrong API token", args)
+		assert.Contains(t, err.Error(), "(the token refused is the one given with --api-token or SANDBOX_API_TOKEN)", args)
+		_, err = runClient(t, append(args, "--url", base)...)
+		require.Error(t, err, args)
+		assert.Contains(t, err.Error(), "(give the API token with --api-token or SANDBOX_API_TOKEN)", args)
+	}
+	none := httptest.NewServer(http.NotFoundHandler())
+	defer none.Close()
+	_, err := runClient(t, "ai-turns", "--url", none.URL)
+	assert.EqualError(t, err, "list agent turns: the gateway at "+none.URL+" has no such route (HTTP 404 page not found): it is older than this trap-sandbox (upgrade the gateway), or --url names another server")
 }
 
 // TestAnOlderGatewayIsNamedAsSuch: a gateway older than a route answers Go's plain 404 for
