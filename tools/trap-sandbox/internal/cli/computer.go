@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"trap-sandbox/internal/cctext"
@@ -276,7 +277,16 @@ func (c *PutCmd) Run(ctx context.Context, out Stdout, in Stdin, stderr io.Writer
 	}
 	client := c.client()
 	remote := c.Remote
-	if c.namesDirectory() || c.isDir(ctx, client) {
+	// --timeout bounds the whole put, the look at whether Remote is a directory included.
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout.Duration())
+	defer cancel()
+	isDir := c.namesDirectory()
+	if !isDir {
+		if isDir, err = c.isDir(ctx, client); err != nil {
+			return failure(c.TraposID, "put "+remote, err)
+		}
+	}
+	if isDir {
 		if c.Local == "-" {
 			return fmt.Errorf("computer %s put: %s is a directory; name the file to write from stdin", typedID(c.TraposID), cctext.Show(remote, false))
 		}
@@ -337,10 +347,16 @@ func (c *PutCmd) namesDirectory() bool {
 	return ok
 }
 
-// isDir reports whether Remote lists as a directory (an error says nothing: Write answers it).
-func (c *PutCmd) isDir(ctx context.Context, client *computer.Client) bool {
-	_, err := client.List(ctx, c.TraposID, c.Remote, 0)
-	return err == nil
+// isDir reports whether Remote lists as a directory, in the time ctx has left. The computer's
+// refusal to list it says nothing (a file, no such path, no permission to read: Write answers
+// it); anything else (no answer in time, a computer not connected, a busy one) ends the put.
+func (c *PutCmd) isDir(ctx context.Context, client *computer.Client) (bool, error) {
+	deadline, _ := ctx.Deadline()
+	_, err := client.List(ctx, c.TraposID, c.Remote, time.Until(deadline))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && (pe.ByComputer || pe.Code == protocol.CodeBadPayload) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // ExecCmd runs a Lua chunk.

@@ -9,7 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -388,4 +390,42 @@ func TestACutOutputIsSaidOnStderr(t *testing.T) {
 		assert.Equal(t, "1\n2\n", out, args[0])
 		assert.Equal(t, "trap-sandbox: warning: the output was cut: the computer keeps at most 16 KiB of what a run prints (write more to a file and get it)\n", errOut, args[0])
 	}
+}
+
+// silentDisk is a computer that takes every request and answers none, recording the longest
+// timeout a request was sent with.
+type silentDisk struct {
+	*daemonfake.Local
+	mu      sync.Mutex
+	longest time.Duration
+}
+
+func (s *silentDisk) Request(ctx context.Context, _, _ string, _ json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
+	s.mu.Lock()
+	s.longest = max(s.longest, timeout)
+	s.mu.Unlock()
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-time.After(timeout):
+		return nil, context.DeadlineExceeded
+	}
+}
+
+// TestPutToASilentComputerTakesItsTimeout: --timeout bounds the whole put, the look at
+// whether the path is a directory included: that look was sent with the default 10 s, so a
+// computer that never answers held `put --timeout 3s` 13 s (and a default put 70 s).
+func TestPutToASilentComputerTakesItsTimeout(t *testing.T) {
+	clearEnv(t)
+	disk := &silentDisk{Local: daemonfake.NewLocal(nil)}
+	srv := httptest.NewServer(server.New(slog.New(slog.DiscardHandler), server.Config{}, hostapi.New(computer.New(disk))).Handler())
+	defer srv.Close()
+	local := filepath.Join(t.TempDir(), "door.lua")
+	require.NoError(t, os.WriteFile(local, []byte("print('door')\n"), 0o644))
+	_, err := runClient(t, "put", "--url", srv.URL, "--timeout", "1s", "7:", local, "/door.lua")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "computer 7: put /door.lua: the gateway answered timeout: computer 7: did not answer fs.list in time")
+	disk.mu.Lock()
+	defer disk.mu.Unlock()
+	assert.LessOrEqual(t, disk.longest, time.Second, "no request of the put may outlast its --timeout")
 }
