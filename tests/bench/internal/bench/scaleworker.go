@@ -190,17 +190,26 @@ func answerGatewayPings(c *computer) error {
 		if err != nil {
 			return err
 		}
-		var f wireFrame
-		if json.Unmarshal(data, &f) != nil || f.Event != "gateway_request" {
+		reply, typ, ok := pingAnswer(c.id, data)
+		if !ok {
 			continue
 		}
-		reply := fmt.Appendf(nil, `{"event":"computer_response","traposSenderId":%q,"messageId":%q,"type":%q,"ok":true,"payload":{"traposId":%q}}`,
-			c.id, f.MessageID, f.Type, c.id)
 		_ = c.ws.SetWriteDeadline(time.Now().Add(RoundTripTimeout))
 		if err := c.ws.WriteMessage(websocket.TextMessage, reply); err != nil {
-			return fmt.Errorf("answer %s: %w", f.Type, err)
+			return fmt.Errorf("answer %s: %w", typ, err)
 		}
 	}
+}
+
+// pingAnswer is computer id's answer to the frame data, when it is a gateway_request: its
+// traposId, the request's messageId and type echoed.
+func pingAnswer(id string, data []byte) (reply []byte, typ string, ok bool) {
+	var f wireFrame
+	if json.Unmarshal(data, &f) != nil || f.Event != "gateway_request" {
+		return nil, "", false
+	}
+	return fmt.Appendf(nil, `{"event":"computer_response","traposSenderId":%q,"messageId":%q,"type":%q,"ok":true,"payload":{"traposId":%q}}`,
+		id, f.MessageID, f.Type, id), f.Type, true
 }
 
 // workerProc is the bench's handle on one worker process.
