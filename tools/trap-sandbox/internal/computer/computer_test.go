@@ -119,6 +119,66 @@ func TestAFullDriveMidWriteNamesTheFile(t *testing.T) {
 	assert.Equal(t, "old", string(old))
 }
 
+// TestAComputerGoneMidTransferIsSaidSo: a computer that went away between two chunks of a
+// read, or of a write, is said to have gone during it, with how far it got, not answered
+// "is not connected; trap-sandbox computers lists the connected ones" as a computer the caller
+// named wrongly; one that went away during a chunk is not told "it may have done what it was
+// asked all the same", which a read, or a chunk of the temporary file, never did to the file.
+// A computer not connected from the start keeps the gateway's words and their hint.
+func TestAComputerGoneMidTransferIsSaidSo(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/f.bin": string(bigData(3 * computer.ChunkBytes))})
+	gone := false
+	d.Before = func(_ context.Context, n int, typ string) error {
+		switch {
+		case gone:
+			return computer.NotConnected("7:")
+		case typ == protocol.TypeFSRead && n == 2:
+			gone = true
+			return computer.NotConnected("7:")
+		}
+		return nil
+	}
+	_, err := computer.New(d).Read(t.Context(), "7:", "/f.bin", 1<<20, 0)
+	assert.EqualError(t, err, "not_connected: computer 7: disconnected during the read of /f.bin (16384 of its 49152 bytes read): read it again once it is back")
+
+	gone = false
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if gone {
+			return computer.NotConnected("7:")
+		}
+		if typ == protocol.TypeFSRead {
+			gone = true
+			return protocol.Errorf(protocol.CodeNotConnected, "computer 7: disconnected before it answered; it may have done what it was asked all the same: check before you ask again")
+		}
+		return nil
+	}
+	_, err = computer.New(d).Read(t.Context(), "7:", "/f.bin", 1<<20, 0)
+	assert.EqualError(t, err, "not_connected: computer 7: disconnected during the read of /f.bin: read it again once it is back")
+
+	// A write of a new file that went no further than its temporary one made no file.
+	gone = false
+	written := 0
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite && !gone {
+			if written++; written == 2 {
+				gone = true
+			}
+		}
+		if gone {
+			return computer.NotConnected("7:")
+		}
+		return nil
+	}
+	err = computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(3*computer.ChunkBytes), 0)
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "not_connected: computer 7: disconnected during the write of /new.bin (16384 of its 49152 bytes written): "+
+		"no file was made there; write it again once it is back; the computer could not be told to remove what was sent"), err.Error())
+
+	d.Before = func(context.Context, int, string) error { return computer.NotConnected("7:") }
+	_, err = computer.New(d).Read(t.Context(), "7:", "/f.bin", 1<<20, 0)
+	assert.EqualError(t, err, "not_connected: computer 7: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)")
+}
+
 // TestAComputerGoneMidWriteGetsItsLeftoverNamed: a computer that shuts down mid-write keeps
 // the old file, but cannot be told to remove the temporary file; the error names it, so the
 // part sent (which counts against the drive) can be deleted once the computer is back.
@@ -135,8 +195,10 @@ func TestAComputerGoneMidWriteGetsItsLeftoverNamed(t *testing.T) {
 	require.Len(t, names, 2, "the old file, and the temporary one nobody could remove")
 	assert.Equal(t, "/dir/f.bin", names[1])
 	assert.True(t, strings.HasPrefix(names[0], "/dir/"+computer.TempPrefix), names[0])
-	assert.EqualError(t, err, "not_connected: computer 7: disconnected before it answered; the computer could not be told to remove what was sent: "+
-		"it may be left beside the file as "+names[0]+" (delete it once the computer is back)")
+	assert.EqualError(t, err, "not_connected: computer 7: disconnected during the write of /dir/f.bin (16384 of its 49152 bytes written): "+
+		"the old file is kept; write it again once it is back; the computer could not be told to remove what was sent: "+
+		"it may be left beside the file as "+names[0]+" (delete it once the computer is back)",
+		"not the gateway's 'it may have done what it was asked all the same': the file itself was not touched")
 	old, _ := d.File("/dir/f.bin")
 	assert.Equal(t, "old", string(old))
 

@@ -54,7 +54,10 @@ func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, t
 			}
 		}
 		if err := c.call(ctx, traposID, protocol.TypeFSRead, payload, remaining(ctx), &ans); err != nil {
-			return nil, err
+			if len(data) == 0 && rereads == 0 {
+				return nil, goneDuring(err, traposID, false, "the read of %s: read it again once it is back", path)
+			}
+			return nil, goneDuring(err, traposID, true, "the read of %s (%d of its %d bytes read): read it again once it is back", path, len(data), first.Size)
 		}
 		if len(data) == 0 {
 			first = ans
@@ -88,6 +91,28 @@ func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, t
 			return nil, protocol.Errorf(protocol.CodeInternal, "fs.read of %s on %s returned nothing at offset %d before the end", path, traposID, len(data))
 		}
 	}
+}
+
+// goneDuring words the gateway's not_connected failure of one request of a transfer whose
+// computer went away during it: "computer 7:kitchen disconnected during the read of /f (…)",
+// what (a format and its args) saying what became of the transfer. It went away during the
+// request ("disconnected before it answered; it may have done what it was asked all the
+// same", which a read, or a chunk written to the temporary file, cannot have done to the
+// file), or, once the transfer had begun, between two requests (the bare "is not connected",
+// whose hint reads as if the caller had named a wrong computer). Any other error, a relabel or
+// the gateway's shutdown included, is returned as it is.
+func goneDuring(err error, traposID string, begun bool, what string, args ...any) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.Code != protocol.CodeNotConnected || pe.ByComputer || pe.RelabelledTo != "" || len(pe.Accounts) > 0 {
+		return err
+	}
+	// The gateway names the computer as its list shows it, which may not be as it was typed.
+	during := strings.HasPrefix(pe.Message, "computer ") && strings.Contains(pe.Message, " disconnected before it answered")
+	between := begun && strings.HasPrefix(pe.Message, "computer ") && strings.Contains(pe.Message, " is not connected")
+	if !during && !between {
+		return err
+	}
+	return pe.WithMessage(fmt.Sprintf("computer %s disconnected during ", cctext.ShowTraposID(traposID)) + fmt.Sprintf(what, args...))
 }
 
 // maxRereads is how many times Read starts again when the file changed between its chunks.
@@ -154,7 +179,13 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 		}
 		payload := map[string]any{"path": w.wire(w.temp), "data": protocol.WireOfBytes(data[offset:end]), "append": offset > 0}
 		if err := c.call(ctx, traposID, protocol.TypeFSWrite, payload, remaining(ctx), nil); err != nil {
-			return w.fail(ctx, err)
+			// Only the temporary file was written to, so the old file is as it was.
+			kept := "the old file is kept"
+			if !replacing {
+				kept = "no file was made there"
+			}
+			return w.fail(ctx, goneDuring(err, traposID, offset > 0,
+				"the write of %s (%d of its %d bytes written): %s; write it again once it is back", path, offset, len(data), kept))
 		}
 		w.written = true
 		if end == len(data) {
