@@ -359,6 +359,38 @@ func (c *PutCmd) isDir(ctx context.Context, client *computer.Client) (bool, erro
 	return err == nil, err
 }
 
+// RmCmd deletes a file on a computer.
+type RmCmd struct {
+	APIFlags
+	Recursive bool        `short:"r" help:"Delete a directory too, with everything in it (without it, a directory is refused)."`
+	TraposID  string      `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Path      string      `arg:"" help:"The file on the computer; \\xNN names a byte."`
+	Timeout   CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
+}
+
+// Run deletes the file, and prints nothing, as rm does. CC's fs.delete takes a directory with
+// everything in it; so does rm -r, and only it, so that a slip of the path (a directory where
+// a file was meant) does not empty a program's directory.
+func (c *RmCmd) Run(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, c.Timeout.Duration())
+	defer cancel()
+	client := c.client()
+	deadline, _ := ctx.Deadline()
+	if !c.Recursive {
+		_, err := client.List(ctx, c.TraposID, c.Path, time.Until(deadline))
+		if err == nil {
+			return fmt.Errorf("computer %s rm %s: it is a directory: rm -r deletes it with everything in it", typedID(c.TraposID), cctext.Show(c.Path, false))
+		}
+		if pe, ok := errors.AsType[*protocol.Error](err); !ok || !(pe.ByComputer || pe.Code == protocol.CodeBadPayload) {
+			return failure(c.TraposID, "rm "+c.Path, err)
+		}
+	}
+	if err := client.Delete(ctx, c.TraposID, c.Path, time.Until(deadline)); err != nil {
+		return failure(c.TraposID, "rm "+c.Path, err)
+	}
+	return nil
+}
+
 // ExecCmd runs a Lua chunk.
 type ExecCmd struct {
 	APIFlags

@@ -429,3 +429,27 @@ func TestPutToASilentComputerTakesItsTimeout(t *testing.T) {
 	defer disk.mu.Unlock()
 	assert.LessOrEqual(t, disk.longest, time.Second, "no request of the put may outlast its --timeout")
 }
+
+// TestRmDeletesAFileAndADirectoryOnlyWithR: rm deletes a file and prints nothing, as rm does;
+// a directory, which CC's fs.delete takes with everything in it, only with -r; a file that is
+// not there is the computer's error.
+func TestRmDeletesAFileAndADirectoryOnlyWithR(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/programs/door.lua": "d", "/programs/lamp.lua": "l", "/d/\xe9.txt": "x"})
+	base := serveDisk(t, d)
+	out, err := runClient(t, "rm", "--url", base, "7:", "/programs/door.lua")
+	require.NoError(t, err)
+	assert.Empty(t, out)
+	_, err = runClient(t, "rm", "--url", base, "7:", "/programs")
+	require.EqualError(t, err, "computer 7: rm /programs: it is a directory: rm -r deletes it with everything in it")
+	_, ok := d.File("/programs/lamp.lua")
+	assert.True(t, ok, "a directory without -r is left as it was")
+	_, err = runClient(t, "rm", "--url", base, "7:", "/programs/door.lua")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "computer 7: rm /programs/door.lua: the computer answered fs_error: /programs/door.lua: No such file")
+	_, err = runClient(t, "rm", "--url", base, "-r", "7:", "/programs")
+	require.NoError(t, err)
+	_, err = runClient(t, "rm", "--url", base, "7:", `/d/\xe9.txt`)
+	require.NoError(t, err, "a path as ls prints it")
+	assert.Empty(t, d.Names(), "no file is left")
+}
