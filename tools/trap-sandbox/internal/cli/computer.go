@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -111,6 +112,9 @@ type GetCmd struct {
 // Run fetches the file and writes it locally (as UTF-8 text, or its bytes with --binary),
 // into Local when it is a directory, as cp does; it prints what it copied.
 func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	if err := c.checkLocal(); err != nil {
+		return err // before the file is read: a transfer of up to 60 s that no file can take
+	}
 	data, err := c.client().Read(ctx, c.TraposID, c.Remote, maxFileBytes, c.Timeout.Duration())
 	if err != nil {
 		return failure(c.TraposID, "get "+c.Remote, err)
@@ -136,12 +140,9 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 		return nil
 	}
 	local := c.Local
+	// (A name ending in a slash means a directory, as cp reads it: checkLocal refused one that
+	// is not there, which writing as a file fails with "is a directory", naming no fix.)
 	st, statErr := os.Stat(local)
-	if statErr != nil && (strings.HasSuffix(local, "/") || strings.HasSuffix(local, string(filepath.Separator))) {
-		// A name ending in a slash means a directory, as cp reads it: writing it as a file
-		// fails with "is a directory", which says nothing of the fix.
-		return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", localName(local), localName(local))
-	}
 	if statErr == nil && st.IsDir() {
 		cc, err := cctext.PathToCC(c.Remote)
 		if err != nil {
@@ -161,6 +162,26 @@ func (c *GetCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	warning()
 	_, err = fmt.Fprintf(out, "%s %s -> %s (%d bytes)\n", typedID(c.TraposID), cctext.Show(c.Remote, false), localName(local), size)
 	return err
+}
+
+// checkLocal refuses a local name whose directory does not exist, naming it and the fix
+// ("write /tmp/nodir/x: no such file or directory" named neither, and came after the read).
+func (c *GetCmd) checkLocal() error {
+	local := c.Local
+	if local == "-" {
+		return nil
+	}
+	if _, err := os.Stat(local); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return nil // there, or a failure the write names
+	}
+	dir := local
+	if !strings.HasSuffix(local, "/") && !strings.HasSuffix(local, string(filepath.Separator)) {
+		dir = filepath.Dir(local)
+		if _, err := os.Stat(dir); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return fmt.Errorf("get: the local directory %s does not exist: create it (mkdir -p %s) or name the file to write", localName(dir), localName(dir))
 }
 
 // writeLocal replaces the local file name with data as a whole, as put does on the computer:

@@ -101,6 +101,13 @@ func TestPutAndGetWorkAsCpDoes(t *testing.T) {
 	_, err = runClient(t, "get", "--url", base, "7:", "/programs/door.lua", missing)
 	assert.EqualError(t, err, "get: the local directory "+missing+" does not exist: create it (mkdir -p "+missing+") or name the file to write")
 	assert.NoDirExists(t, missing, "nothing is created")
+	asked := 0
+	d.Before = func(context.Context, int, string) error { asked++; return nil }
+	_, err = runClient(t, "get", "--url", base, "7:", "/programs/door.lua", filepath.Join(back, "out", "door.lua"))
+	assert.EqualError(t, err, "get: the local directory "+filepath.Join(back, "out")+" does not exist: create it (mkdir -p "+filepath.Join(back, "out")+") or name the file to write",
+		"it said 'write …: no such file or directory', once the file was read")
+	assert.Zero(t, asked, "refused before the computer is asked for the file")
+	d.Before = nil
 
 	raw := []byte{0xc3, 0xa9, 0x00, 0xff}
 	require.NoError(t, os.WriteFile(local, raw, 0o644))
