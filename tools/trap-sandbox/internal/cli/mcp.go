@@ -5,15 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/mcp"
+	"trap-sandbox/internal/protocol"
 )
 
 // stdinEndDrain bounds how long the stdio bridge goes on, once stdin has ended, answering the
@@ -38,7 +41,17 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 	err := c.transport().Check(checkCtx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("mcp: the gateway at %s cannot be used: %v", hostapi.ShownURL(c.URL), err)
+		shown := hostapi.ShownURL(c.URL)
+		why := err.Error()
+		if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Attributed {
+			// The client's own words about the gateway name it already ("the gateway at URL
+			// answered 401: …"): said once, without the code in front.
+			why = pe.Message
+			if rest, ok := strings.CutPrefix(why, hostapi.GatewayAt+shown+" "); ok {
+				why = "it " + rest
+			}
+		}
+		return fmt.Errorf("mcp: the gateway at %s cannot be used: %s", shown, cctext.Show(why, false))
 	}
 	srv := mcp.NewServer(c.client(), nil)
 	err = srv.Run(ctx, &answerPending{Transport: &sdk.IOTransport{Reader: readCloser(in), Writer: nopWriteCloser{out}}, wait: stdinEndDrain})

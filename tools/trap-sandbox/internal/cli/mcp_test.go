@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -84,4 +85,17 @@ func TestTheStdioBridgeAnswersWhatItReadBeforeStdinEnded(t *testing.T) {
 	require.NoError(t, <-done, "stdin's end is a clean exit")
 	assert.Contains(t, answered[1], `"serverInfo"`, "the initialize answer")
 	assert.Contains(t, answered[2], `\"traposId\":\"7:\"`, "the ping, answered after stdin ended")
+}
+
+// TestTheStdioBridgeNamesTheGatewayOnceWhenItCannotStart: a token the gateway refuses stops
+// the bridge with the gateway's words, the gateway named once: it said "the gateway at URL
+// cannot be used: unauthorized: the gateway at URL answered 401: …".
+func TestTheStdioBridgeNamesTheGatewayOnceWhenItCannotStart(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "tok")
+	_, err := runClient(t, "mcp", "--url", base, "--api-token", "nope")
+	require.Error(t, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "mcp: the gateway at "+base+" cannot be used: it answered 401: missing or wrong API token"), err.Error())
+	assert.Equal(t, 1, strings.Count(err.Error(), base), err.Error())
+	assert.Contains(t, err.Error(), "(the token refused is the one given with --api-token or SANDBOX_API_TOKEN)")
 }
