@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -954,4 +955,108 @@ func screenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, s
 		}
 	}()
 	return c
+}
+
+// TestTheWebConsoleLosesNoKeyOfAFastTypist: keys typed faster than a request's round trip (300
+// typed at once, as a fast typist's or a held key's pile up on a slow link) all reach the
+// computer, in order, each once, in few requests: what is typed while one is on its way goes
+// in the next. Before, each key press was a request of its own, and past 64 waiting the rest
+// were dropped, unsaid.
+func TestTheWebConsoleLosesNoKeyOfAFastTypist(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectBusyConsoleComputer(ctx, t, g, "7:fast")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Afast")))
+	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+
+	var want strings.Builder
+	for i := range 300 {
+		want.WriteByte(byte('a' + i%26))
+	}
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const screen = document.getElementById("screen");
+		for (const key of "`+want.String()+`") {
+			const code = "Key" + key.toUpperCase();
+			for (const type of ["keydown", "keyup"]) screen.dispatchEvent(new KeyboardEvent(type, { key, code, bubbles: true, cancelable: true }));
+		}
+		true
+	}`))
+	require.NoError(t, err)
+	got, requests := c.events(ctx, func(events []string) bool { return len(typedText(events)) == len(want.String()) })
+	assert.Equal(t, want.String(), typedText(got), "every key, in order, once")
+	assert.Less(t, requests, 30, "the keys waiting go together")
+	assert.Equal(t, "Live", statusOf(t, page))
+}
+
+// TestTheWebConsoleSaysItDropsKeysHeldOnABusyComputer: a key held down on a computer the
+// host's requests fill: its repeats wait for the computer up to 256 key presses; past them
+// the status says they were not sent and to type them again once it says Live (before, they
+// were dropped past 64, unsaid). Once the computer takes requests again the 256 reach it, in
+// order, then the key let go, and the status says Live.
+func TestTheWebConsoleSaysItDropsKeysHeldOnABusyComputer(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectBusyConsoleComputer(ctx, t, g, "7:busy")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Abusy")))
+	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	c.fill(ctx)
+
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`
+		window.key = (type, repeat) => document.getElementById("screen").dispatchEvent(
+			new KeyboardEvent(type, { key: "a", code: "KeyA", repeat, bubbles: true, cancelable: true }));
+		key("keydown", false), true`))
+	require.NoError(t, err)
+	until(t, "the busy answer to the key", `document.getElementById("status").textContent.endsWith("; retry shortly (sending the keys again)")`)
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`for (let i = 0; i < 299; i++) key("keydown", true); key("keyup", false), true`))
+	require.NoError(t, err)
+	until(t, "the keys not sent said", `document.getElementById("status").textContent ===
+		"Keys not sent: 256 wait for the busy computer. Type them again once it says Live."`)
+	c.release()
+	got, _ := c.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up a" })
+	assert.Equal(t, strings.Repeat("a", 256), typedText(got), "the key's 256 presses, then the key let go")
+	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
+}
+
+// events reads the screen.input requests the computer gets until done says the events so far
+// ("key a", "char a", "key_up a") are all, and reports them and how many requests carried them.
+func (c *busyConsoleComputer) events(ctx context.Context, done func([]string) bool) (events []string, requests int) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second) // a generous bound: only a failure waits it
+	defer cancel()
+	for !done(events) {
+		select {
+		case f := <-c.inputs:
+			var p struct {
+				Events []struct{ Type, Name, Text string } `json:"events"`
+			}
+			require.NoError(c.t, json.Unmarshal(f.Payload, &p))
+			requests++
+			for _, e := range p.Events {
+				events = append(events, e.Type+" "+e.Name+e.Text)
+			}
+		case <-ctx.Done():
+			c.t.Fatalf("the computer got no more input; so far %d events in %d requests: %.300q", len(events), requests, events)
+		}
+	}
+	return events, requests
+}
+
+// typedText is the characters of events (as busyConsoleComputer.events reports them).
+func typedText(events []string) string {
+	var b strings.Builder
+	for _, e := range events {
+		if text, ok := strings.CutPrefix(e, "char "); ok {
+			b.WriteString(text)
+		}
+	}
+	return b.String()
+}
+
+func statusOf(t *testing.T, page context.Context) string {
+	t.Helper()
+	s, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	return s
 }

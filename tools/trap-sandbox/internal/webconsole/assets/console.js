@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, live, keysQueued, ctrl, typed, accountId, learning}
+let view = null; // {traposId, abort, queue, pending, presses, sending, busy, dropped, live, ctrl, typed, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -391,41 +391,94 @@ async function frames(body, sent) {
   return retryMs;
 }
 
-// send queues screen.input events, one request at a time so they keep their order. While the
-// view is not live (the computer or the gateway away, the screen shown its last one) they are
-// dropped, not kept: the status already says why, and keys typed on a stale screen must not
-// land on the computer when it is back. A busy answer (429: the host's other requests fill the
-// computer for the moment) is not the end of them: they go again after its Retry-After while
-// the view stays live, what is typed meanwhile waiting behind them, up to keysWaiting sends
-// (past them what is typed is dropped, as a computer busy for long must not get a burst of
-// stale keys). Those still waiting when the view closes (another opened, the token refused)
-// are dropped too: they were typed on a screen no longer shown.
+// send queues screen.input events for view v's computer. While the view is not live (the
+// computer or the gateway away, the screen shown its last one) they are dropped, not kept: the
+// status already says why, and keys typed on a stale screen must not land on the computer when
+// it is back. Otherwise they wait in v.pending, in order, and go one request at a time (the
+// computer takes a request's events before the next's): what is typed while one is on its way
+// goes together in the next, up to inputEventsMax events a request, so a fast typist or a held
+// key, whose repeats come faster than a request's round trip, loses nothing (one request a key
+// press fell behind, and past 64 waiting the keys were dropped unsaid). A busy answer (429: the
+// host's other requests fill the computer for the moment) is not the end of them: they go again
+// after its Retry-After while the view stays live (v.busy), what is typed meanwhile waiting
+// behind them, up to keysWaiting key presses; past them a key press is not sent (a computer busy
+// for long must not get a burst of stale keys) and the status says so (keysDropped). A key let go
+// (key_up) always goes: its key may be down on the computer. Those still waiting when the view
+// closes (another opened, the token refused) are dropped: typed on a screen no longer shown.
 function send(events) {
   const v = view;
-  if (!v || !v.live || events.length === 0 || v.keysQueued >= keysWaiting) return;
-  v.keysQueued++;
-  v.queue = v.queue.then(async () => {
-    for (let busy = false; ; busy = true) {
-      if (v.abort.signal.aborted) return;
-      const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
-        method: "POST", headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ type: "screen.input", payload: { events } }),
-      });
-      const body = await res.json().catch(() => null);
-      const error = body && body.error;
-      if (res.status === 429 && v.live && !v.abort.signal.aborted) {
-        status((error ? error.code + ": " + error.message : "The gateway answered 429") + sendingAgain);
-        await new Promise((resolve) => setTimeout(resolve, retryAfterMs(res)));
-        if (!v.live || v.abort.signal.aborted) return; // the view went away meanwhile: dropped
-        continue;
+  if (!v || !v.live || events.length === 0) return;
+  const press = events.some((e) => e.type !== "key_up");
+  if (press && v.busy && v.presses >= keysWaiting) {
+    v.dropped = true;
+    status(keysDropped);
+    return;
+  }
+  if (press) v.presses++;
+  v.pending.push({ events, press });
+  if (!v.sending) v.queue = sendPending(v);
+}
+
+// sendPending sends view v's pending events, as many as a request takes at a time, until none
+// waits (send starts it again for the next; v.queue is its latest run, settled once it ends).
+async function sendPending(v) {
+  v.sending = true;
+  try {
+    while (v.pending.length && !v.abort.signal.aborted) {
+      let n = 0, cost = 0;
+      for (; n < v.pending.length; n++) {
+        const c = v.pending[n].events.reduce((sum, e) => sum + inputCost(e), 0);
+        if (n > 0 && cost + c > inputEventsMax) break;
+        cost += c;
       }
-      const outside = [...new Set(((body && body.warnings) || []).map((w) => w.char).filter(Boolean))];
-      if (error) status(error.code + ": " + error.message);
-      else if (outside.length) status(outsideCC(outside.join("")));
-      else if (busy && v.live) status("Live");
-      return;
+      const taken = v.pending.splice(0, n);
+      try {
+        await sendInput(v, taken.flatMap((p) => p.events));
+      } catch (e) {
+        if (e.message === "unauthorized") return;
+        status("Input failed: " + e.message);
+      } finally {
+        v.presses -= taken.filter((p) => p.press).length;
+      }
     }
-  }).catch((e) => { if (e.message !== "unauthorized") status("Input failed: " + e.message); }).finally(() => { v.keysQueued--; });
+  } finally {
+    v.sending = false;
+  }
+}
+
+// sendInput posts one screen.input of events for view v, again after each busy answer while
+// the view stays live, and says in the status what the gateway answered.
+async function sendInput(v, events) {
+  for (let busy = false; ; busy = true) {
+    if (v.abort.signal.aborted) return;
+    const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ type: "screen.input", payload: { events } }),
+    });
+    const body = await res.json().catch(() => null);
+    const error = body && body.error;
+    if (res.status === 429 && v.live && !v.abort.signal.aborted) {
+      v.busy = true;
+      status(v.dropped ? keysDropped : (error ? error.code + ": " + error.message : "The gateway answered 429") + sendingAgain);
+      await new Promise((resolve) => setTimeout(resolve, retryAfterMs(res)));
+      if (!v.live || v.abort.signal.aborted) return; // the view went away meanwhile: dropped
+      continue;
+    }
+    const outside = [...new Set(((body && body.warnings) || []).map((w) => w.char).filter(Boolean))];
+    if (error) status(error.code + ": " + error.message);
+    else if (outside.length) status(outsideCC(outside.join("")));
+    else if ((busy || v.dropped) && v.live) status("Live");
+    v.busy = false;
+    if (!error) v.dropped = false;
+    return;
+  }
+}
+
+// inputCost is how many events of the computer's queue e takes (the gateway's count,
+// computer.InputCost): a char's characters each (a line break two), a click two, any other one.
+function inputCost(e) {
+  if (e.type === "char") return [...e.text].length + (e.text.match(/\n/g) || []).length;
+  return e.type === "click" ? 2 : 1;
 }
 
 // outsideCC is the status for characters the gateway sent as "?" (its warnings): beyond
@@ -434,8 +487,10 @@ function outsideCC(chars) {
   return "Sent as ?: " + chars + " (a computer types characters up to U+00FF only)";
 }
 
-// keysWaiting bounds the screen.input sends (one a key press) that wait for a busy computer.
-const keysWaiting = 64;
+// keysWaiting bounds the key presses (and pastes, clicks…) that wait for a busy computer.
+const keysWaiting = 256;
+// keysDropped is the status when a key press is not sent: keysWaiting wait already.
+const keysDropped = "Keys not sent: " + keysWaiting + " wait for the busy computer. Type them again once it says Live.";
 // sendingAgain follows a busy answer to typed keys.
 const sendingAgain = " (sending the keys again)";
 
@@ -658,7 +713,7 @@ function open(traposId) {
   $("screen-text").textContent = "";
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), live: false, keysQueued: 0, ctrl: false, typed: "" };
+  view = { traposId, abort, queue: Promise.resolve(), pending: [], presses: 0, sending: false, busy: false, dropped: false, live: false, ctrl: false, typed: "" };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
