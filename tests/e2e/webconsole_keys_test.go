@@ -251,3 +251,56 @@ func TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(text, "\n>"), "nothing typed on the computer:\n%s", text)
 }
+
+// TestTheWebConsolePastesAsCCDoes: a paste on the screen or into the Paste field is what CC
+// pastes from its clipboard: the first line (up to \r or \n), at most 512 characters, a tab or
+// another control character as "?" (a tab in copied code had the computer refuse the whole
+// paste), and the status says what was left out. The Paste field keeps the first line of a
+// paste (a browser's field joined its lines: "ab" for "a" and "b", which CC never pastes).
+func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
+	ctx := testContext(t)
+	page, _ := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitReady("#screen")))
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`
+		window.sent = [];
+		send = (events) => { sent.push(...events); };
+		view = { traposId: "7:test", live: true, ctrl: false, typed: "" };
+		window.pasteOn = (id, text) => {
+			const data = new DataTransfer();
+			data.setData("text/plain", text);
+			document.getElementById(id).dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+			const s = sent;
+			sent = [];
+			return [s.map((e) => e.type + " " + e.text).join(" | "), document.getElementById("status").textContent];
+		};
+		true`))
+	require.NoError(t, err)
+	pasted := func(id, text string) []string {
+		t.Helper()
+		got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`pasteOn(`+jsString(t, id)+`, `+jsString(t, text)+`)`))
+		require.NoError(t, err)
+		return got
+	}
+	assert.Equal(t, "paste local x = 1", pasted("screen", "local x = 1\n")[0], "a copied line's own line break is no line left out")
+	assert.Equal(t, []string{"paste ?if x then", "Pasted the first line only, as CC does (2 more lines not sent)."},
+		pasted("screen", "\tif x then\r\n\t\tprint(x)\n\nend\n"))
+	assert.Equal(t, "paste a", pasted("screen", "a\rb")[0], "a lone \\r ends the line too")
+	long := strings.Repeat("é", 2000)
+	assert.Equal(t, []string{"paste " + strings.Repeat("é", 512), "Pasted the first 512 characters of the first line only, as CC does (1 more line not sent)."},
+		pasted("screen", long+"\n"+long))
+	assert.Equal(t, "paste ü ß € 日 ?", pasted("screen", "ü ß € 日 \u0085")[0], "past U+00FF is the gateway's to send as ? (and say so)")
+
+	assert.Equal(t, "", pasted("paste-text", "one\ntwo")[0], "a paste into the field waits there")
+	field, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("paste-text").value`))
+	require.NoError(t, err)
+	assert.Equal(t, "one", field, "the field keeps the first line, not both joined")
+}
+
+// jsString is s as a JavaScript string literal.
+func jsString(t *testing.T, s string) string {
+	t.Helper()
+	b, err := json.Marshal(s)
+	require.NoError(t, err)
+	return string(b)
+}

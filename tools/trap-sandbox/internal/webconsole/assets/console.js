@@ -481,6 +481,33 @@ function inputCost(e) {
   return e.type === "click" ? 2 : 1;
 }
 
+// pasteMax is the most characters CC pastes.
+const pasteMax = 512;
+
+// pasteLine is text as CC pastes it (its clipboard rule): up to the first line break (\r or
+// \n), at most pasteMax characters (UTF-16 units, as CC counts), a control character (the
+// tab of copied code; the computer refused the whole paste for it), DEL, 128-160 and the soft
+// hyphen each as "?". Characters past U+00FF stay: the gateway sends them as "?" and says so
+// (outsideCC). more is how many further lines with text were left out, cut whether the line
+// was longer.
+function pasteLine(text) {
+  const lines = text.split(/\r\n|\r|\n/);
+  return {
+    line: lines[0].slice(0, pasteMax).replace(/[\u0000-\u001f\u007f-\u00a0\u00ad]/g, "?"),
+    more: lines.slice(1).filter((l) => l !== "").length,
+    cut: lines[0].length > pasteMax,
+  };
+}
+
+// paste sends text to the computer as CC pastes it (pasteLine), and says what was left out.
+function paste(text) {
+  const p = pasteLine(text);
+  if (p.line) send([{ type: "paste", text: p.line }]);
+  if (!view || !view.live || (!p.more && !p.cut)) return;
+  status("Pasted " + (p.cut ? "the first " + pasteMax + " characters of " : "") + "the first line only, as CC does" +
+    (p.more ? " (" + p.more + (p.more === 1 ? " more line" : " more lines") + " not sent)." : "."));
+}
+
 // outsideCC is the status for characters the gateway sent as "?" (its warnings): beyond
 // U+00FF, CC's character set (a paste of "日本" reached the computer as "??", unexplained).
 function outsideCC(chars) {
@@ -755,13 +782,18 @@ document.addEventListener("DOMContentLoaded", () => {
   $("screen").addEventListener("wheel", onWheel, { passive: false });
   $("screen").addEventListener("paste", (e) => {
     e.preventDefault();
-    const text = (e.clipboardData.getData("text") || "").split(/\r?\n/)[0].slice(0, 512);
-    if (text) send([{ type: "paste", text }]);
+    paste(e.clipboardData.getData("text") || "");
+  });
+  // The field keeps what the screen would paste: a browser's text field joins a paste's lines
+  // ("a" and "b" became "ab"), which CC never types.
+  $("paste-text").addEventListener("paste", (e) => {
+    e.preventDefault();
+    const field = e.target;
+    field.setRangeText(pasteLine(e.clipboardData.getData("text") || "").line, field.selectionStart, field.selectionEnd, "end");
   });
   $("paste-form").addEventListener("submit", (e) => {
     e.preventDefault();
-    const text = $("paste-text").value;
-    if (text) send([{ type: "paste", text }]);
+    paste($("paste-text").value);
     $("paste-text").value = "";
     $("screen").focus();
   });
