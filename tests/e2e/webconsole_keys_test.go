@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -62,7 +65,7 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 		window.sent = [];
 		window.sends = [];
 		send = (events) => { sent.push(...events); sends.push(events.length); };
-		view = { traposId: "7:test", ctrl: false, typed: "" };
+		view = { traposId: "7:test", ctrl: false, typed: "", down: new Set() };
 		window.take = () => { const s = sent; sent = []; return s; };
 		window.keyboard = (key, code, ctrlKey) => {
 			const screen = document.getElementById("screen");
@@ -303,4 +306,38 @@ func jsString(t *testing.T, s string) string {
 	b, err := json.Marshal(s)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// TestTheWebConsoleLetsKeysGoWhenTheScreenLosesTheFocus: keys down on the screen when it loses
+// the focus (Ctrl held, then a click elsewhere) are let go on the computer, as CC does when
+// its screen loses it: their key_up goes to the page elsewhere, and the computer held Ctrl
+// down until the player pressed it on the screen again.
+func TestTheWebConsoleLetsKeysGoWhenTheScreenLosesTheFocus(t *testing.T) {
+	ctx := testContext(t)
+	page, _ := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	// A headless page has no focus of its own: without it, the browser sends no blur.
+	focused := chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+		return err
+	})
+	require.NoError(t, chromedp.Do(page, focused,
+		chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitReady("#screen")))
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
+		const sent = [];
+		send = (events) => { sent.push(...events.map((e) => e.type + " " + e.name)); };
+		view = { traposId: "7:test", live: true, ctrl: false, typed: "", down: new Set() };
+		const screen = document.getElementById("screen");
+		screen.hidden = false;
+		document.getElementById("viewer").hidden = false;
+		screen.focus();
+		const key = (type, key, code) => screen.dispatchEvent(new KeyboardEvent(type, { key, code, ctrlKey: true, bubbles: true, cancelable: true }));
+		key("keydown", "Control", "ControlLeft");
+		key("keydown", "a", "KeyA");
+		key("keyup", "a", "KeyA");
+		document.getElementById("paste-text").focus();
+		sent
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"key leftCtrl", "key a", "key_up a", "key_up leftCtrl"}, got)
 }

@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, pending, presses, sending, busy, dropped, live, ctrl, typed, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, live, ctrl, typed, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -602,6 +602,21 @@ function onKey(e, up) {
     events.push(...keyEvents("leftCtrl", "", true));
     holdCtrl(v, false);
   } else if (up && v && v.ctrl && name && name.endsWith("Ctrl")) holdCtrl(v, false); // the keyboard's Ctrl let go: CC has none down
+  if (v) for (const event of events) {
+    if (event.type === "key") v.down.add(event.name);
+    else if (event.type === "key_up") v.down.delete(event.name);
+  }
+  send(events);
+}
+
+// letKeysGo lets go, on the computer, the keyboard's keys down on view v's screen when the
+// screen loses the focus (a click elsewhere, another window), as CC does when its screen does:
+// their key_up goes elsewhere, and CC would hold Ctrl or Shift down until they were pressed on
+// the screen again.
+function letKeysGo(v) {
+  if (!v || !v.down.size) return;
+  const events = [...v.down].map((name) => ({ type: "key_up", name }));
+  v.down.clear();
   send(events);
 }
 
@@ -740,7 +755,7 @@ function open(traposId) {
   $("screen-text").textContent = "";
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), pending: [], presses: 0, sending: false, busy: false, dropped: false, live: false, ctrl: false, typed: "" };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, live: false, ctrl: false, typed: "" };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
@@ -777,6 +792,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("logout").addEventListener("click", logOut);
   $("screen").addEventListener("keydown", (e) => onKey(e, false));
   $("screen").addEventListener("keyup", (e) => onKey(e, true));
+  $("screen").addEventListener("blur", () => letKeysGo(view));
   $("screen").addEventListener("mousedown", onMouseDown);
   $("screen").addEventListener("contextmenu", (e) => e.preventDefault()); // right click is CC's
   $("screen").addEventListener("wheel", onWheel, { passive: false });
