@@ -1060,3 +1060,22 @@ func statusOf(t *testing.T, page context.Context) string {
 	require.NoError(t, err)
 	return s
 }
+
+// TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks: the status naming a character
+// sent as "?" (€ pasted) gives way to Live once the next keys go through without one. Before,
+// it said "Sent as ?: €" for as long as the view stayed open, whatever was typed after.
+func TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := connectBusyConsoleComputer(ctx, t, g, "7:euro")
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aeuro")))
+	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#paste-text", "5 €"), chromedp.Click("#paste-form button")))
+	until(t, "the € named", `document.getElementById("status").textContent === "Sent as ?: € (a computer types characters up to U+00FF only)"`)
+	c.events(ctx, func(events []string) bool { return len(events) == 1 })
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "a")))
+	c.events(ctx, func(events []string) bool { return typedText(events) == "a" })
+	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
+}

@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, live, ctrl, typed, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, said, live, ctrl, typed, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -465,9 +465,12 @@ async function sendInput(v, events) {
       continue;
     }
     const outside = [...new Set(((body && body.warnings) || []).map((w) => w.char).filter(Boolean))];
-    if (error) status(error.code + ": " + error.message);
-    else if (outside.length) status(outsideCC(outside.join("")));
-    else if ((busy || v.dropped) && v.live) status("Live");
+    // What the answer said stays until a later answer to the keys says nothing (it said
+    // "Sent as ?: €" for the rest of the view, past every key typed after the €).
+    const said = error ? error.code + ": " + error.message : outside.length ? outsideCC(outside.join("")) : "";
+    if (said) status(said);
+    else if (v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said))) status("Live");
+    v.said = said;
     v.busy = false;
     if (!error) v.dropped = false;
     return;
@@ -755,7 +758,7 @@ function open(traposId) {
   $("screen-text").textContent = "";
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, live: false, ctrl: false, typed: "" };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, said: "", live: false, ctrl: false, typed: "" };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
