@@ -259,7 +259,8 @@ func TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer(t *testing.T) {
 // pastes from its clipboard: the first line (up to \r or \n), at most 512 characters, a tab or
 // another control character as "?" (a tab in copied code had the computer refuse the whole
 // paste), and the status says what was left out. The Paste field keeps the first line of a
-// paste (a browser's field joined its lines: "ab" for "a" and "b", which CC never pastes).
+// paste (a browser's field joined its lines: "ab" for "a" and "b", which CC never pastes); a
+// paste into a phone's Type field is the screen's (it typed the lines joined, as keys).
 func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
 	ctx := testContext(t)
 	page, _ := consolePage(ctx, t)
@@ -294,6 +295,8 @@ func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
 		pasted("screen", long+"\n"+long))
 	assert.Equal(t, "paste ü ß € 日 ?", pasted("screen", "ü ß € 日 \u0085")[0], "past U+00FF is the gateway's to send as ? (and say so)")
 
+	assert.Equal(t, []string{"paste one", "Pasted the first line only, as CC does (1 more line not sent)."}, pasted("type-text", "one\ntwo"),
+		"a paste into the Type field is the screen's (the field joined its lines, then typed them)")
 	assert.Equal(t, "", pasted("paste-text", "one\ntwo")[0], "a paste into the field waits there")
 	field, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("paste-text").value`))
 	require.NoError(t, err)

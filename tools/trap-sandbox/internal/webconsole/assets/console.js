@@ -827,6 +827,14 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   $("type-text").addEventListener("input", () => { if (view) onTyped(view); });
+  // A paste into the field is the computer's paste, as on the screen (the field joined its
+  // lines, then typed them as one); the field starts afresh.
+  $("type-text").addEventListener("paste", (e) => {
+    if (!view) return;
+    e.preventDefault();
+    clearTyped(view);
+    paste(e.clipboardData.getData("text") || "");
+  });
   // The field's Enter is the computer's: it submits the field's form (a phone's keyboard may
   // not say which key it pressed, and it submits none while it composes a word).
   $("type-form").addEventListener("submit", (e) => {
