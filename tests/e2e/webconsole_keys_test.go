@@ -344,3 +344,36 @@ func TestTheWebConsoleLetsKeysGoWhenTheScreenLosesTheFocus(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"key leftCtrl", "key a", "key_up a", "key_up leftCtrl"}, got)
 }
+
+// TestTheWebConsoleLetsEscLeaveTheScreen: Esc leaves the screen, as it leaves a computer's screen
+// in game, letting go of the keys down; the computer gets no key for it. Without it a keyboard
+// could not leave the screen, which takes Tab as the computer's key.
+func TestTheWebConsoleLetsEscLeaveTheScreen(t *testing.T) {
+	ctx := testContext(t)
+	page, _ := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	// A headless page has no focus of its own: without it, the browser sends no blur.
+	focused := chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+		return err
+	})
+	require.NoError(t, chromedp.Do(page, focused,
+		chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitReady("#screen")))
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
+		const sent = [];
+		send = (events) => { sent.push(...events.map((e) => e.type + " " + e.name)); };
+		view = { traposId: "7:test", live: true, ctrl: false, typed: "", down: new Set() };
+		const screen = document.getElementById("screen");
+		screen.hidden = false;
+		document.getElementById("viewer").hidden = false;
+		screen.focus();
+		const key = (type, key, code, ctrlKey) => screen.dispatchEvent(new KeyboardEvent(type, { key, code, ctrlKey, bubbles: true, cancelable: true }));
+		key("keydown", "Control", "ControlLeft", true);
+		key("keydown", "Escape", "Escape", true);
+		key("keyup", "Escape", "Escape", true);
+		sent.push("focused: " + (document.activeElement === screen));
+		sent
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"key leftCtrl", "key_up leftCtrl", "focused: false"}, got)
+}

@@ -590,6 +590,14 @@ function charKey(ch) {
 }
 
 function onKey(e, up) {
+  if (e.key === "Escape") {
+    // Esc leaves the screen, as it leaves a computer's screen in game (CC never gets the key):
+    // the keys down are let go (blur) and Tab moves on to the page, which a keyboard alone
+    // could not leave otherwise (the screen takes Tab).
+    e.preventDefault();
+    if (!up) $("screen").blur();
+    return;
+  }
   const name = keyName(e.code);
   const v = view;
   // The on-screen Ctrl held: this key goes with it, and lets it go when it is let go.
