@@ -156,8 +156,8 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 
 	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+bob, "7:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected; no computer is connected at all: run sandbox status on it in game to see why\n", errOut,
-		"bob reaches no computer: alice's is not named")
+	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected; no computer of account bob is connected (its token reaches that account's computers only): run sandbox status on it in game to see why\n", errOut,
+		"bob reaches no computer: alice's is not named, nor are other accounts' said to be gone")
 	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "9:")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "shared password")

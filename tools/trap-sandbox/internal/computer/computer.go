@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
@@ -199,7 +200,7 @@ func (c *Client) withHint(ctx context.Context, pe *protocol.Error, traposID stri
 	listCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hintListTimeout)
 	defer cancel()
 	cs, err := c.transport.Computers(listCtx)
-	return Hint(pe, traposID, cs, err == nil)
+	return Hint(pe, traposID, cs, err == nil, account.CallerFrom(ctx))
 }
 
 // hintListTimeout bounds the listing a not_connected hint needs.

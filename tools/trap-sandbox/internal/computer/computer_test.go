@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/testkit/daemonfake"
@@ -494,7 +495,7 @@ func TestNotConnectedNamesTheComputerMeant(t *testing.T) {
 func TestAHintKeepsTheAccountsOfAnAmbiguousComputer(t *testing.T) {
 	ambiguous := protocol.Errorf(protocol.CodeNotConnected, "computer 7: is connected in several accounts (alice, bob): use one of those accounts' tokens to reach it")
 	ambiguous.Accounts = []string{"alice", "bob"}
-	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true)
+	hinted := computer.Hint(ambiguous, "7:", []computer.Computer{{TraposID: "7:"}, {TraposID: "7:"}, {TraposID: "7:kitchen"}}, true, account.LocalAdmin)
 	assert.Equal(t, ambiguous.Message+`; did you mean "7:kitchen"?`, hinted.Message)
 	assert.Equal(t, []string{"alice", "bob"}, hinted.Accounts)
 }
@@ -514,11 +515,18 @@ func TestNotConnectedNamesTheFix(t *testing.T) {
 	d.List = nil
 	_, err = c.Ping(t.Context(), "9:", 0)
 	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer is connected at all: run sandbox status on it in game to see why`)
+	// A caller whose token reaches one account's computers is told of that account's: other
+	// accounts' may well be connected.
+	_, err = c.Ping(account.WithCaller(t.Context(), account.Caller{Account: "bob"}), "9:", 0)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer of account bob is connected (its token reaches that account's computers only): run sandbox status on it in game to see why`)
+	_, err = c.Ping(account.WithCaller(t.Context(), account.Caller{Account: "alice", Admin: true}), "9:", 0)
+	assert.EqualError(t, err, `not_connected: computer 9: is not connected; no computer is connected at all: run sandbox status on it in game to see why`, "an admin reaches every account's")
 
 	// A Client over another Client's answer adds no second hint, even when a computer the
 	// caller may mean connected in between.
 	d.List = []computer.Computer{{TraposID: "7:kitchen"}}
-	for _, msg := range []string{"computer 7: is not connected" + listed, "computer 7: is not connected; no computer is connected at all: run sandbox status on it in game to see why"} {
+	for _, msg := range []string{"computer 7: is not connected" + listed, "computer 7: is not connected; no computer is connected at all: run sandbox status on it in game to see why",
+		"computer 7: is not connected; no computer of account bob is connected (its token reaches that account's computers only): run sandbox status on it in game to see why"} {
 		d.Before = func(context.Context, int, string) error { return protocol.Errorf(protocol.CodeNotConnected, "%s", msg) }
 		_, err = c.Ping(t.Context(), "7:", 0)
 		assert.EqualError(t, err, "not_connected: "+msg)

@@ -1,8 +1,10 @@
 package computer
 
 import (
+	"fmt"
 	"strings"
 
+	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
 )
@@ -20,23 +22,31 @@ const (
 	hintMark = "; did you mean "
 	// listedHint names where every surface lists the connected computers.
 	listedHint = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
-	// noneHint is for a caller that reaches no connected computer at all: the fix is in game.
-	noneHint = "; no computer is connected at all: run sandbox status on it in game to see why"
+	// noneHint is for a caller that reaches every computer when none is connected: the fix is
+	// in game.
+	noneHint = "; no computer is connected at all" + inGameFix
+	// noneOfAccountHint is noneHint for a caller whose token reaches one account's computers
+	// (%s): other accounts' may be connected, and "at all" would send it looking in the wrong
+	// place.
+	noneOfAccountHint = "; no computer of account %s is connected (its token reaches that account's computers only)" + inGameFix
+	// inGameFix ends both.
+	inGameFix = ": run sandbox status on it in game to see why"
 )
 
 // hinted reports whether message has a hint of Hint's already.
 func hinted(message string) bool {
-	return strings.Contains(message, hintMark) || strings.HasSuffix(message, listedHint) || strings.HasSuffix(message, noneHint)
+	return strings.Contains(message, hintMark) || strings.HasSuffix(message, listedHint) || strings.HasSuffix(message, inGameFix)
 }
 
-// Hint adds to pe, a not_connected error of the gateway's for traposID, what the caller can do,
-// given the connected computers the caller reaches (listed: whether that list could be had).
+// Hint adds to pe, a not_connected error of the gateway's for traposID, what caller can do,
+// given the connected computers it reaches (listed: whether that list could be had).
 // When some of them have the same computer id ("0" for "0:", "0:door" for "0:Door"), or for
 // a name without a ':' the same label ("7:kitchen" for "kitchen"), it asks whether one of
 // those was meant. Otherwise the bare NotConnected, and only it (a computer that disconnected
 // mid-request, or a replica that could not be asked, says what happened itself), gets where
-// the connected computers are listed, or that none is connected at all.
-func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool) *protocol.Error {
+// the connected computers are listed, or that none is connected at all (of its account, for a
+// caller that reaches one account's).
+func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool, caller account.Caller) *protocol.Error {
 	if hinted(pe.Message) || pe.RelabelledTo != "" { // a relabel's names the computer's new id
 		return pe
 	}
@@ -56,6 +66,8 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 		hint = hintMark + strings.Join(meant, " or ") + "?"
 	case pe.Message != NotConnected(traposID).Message:
 		return pe
+	case listed && len(connected) == 0 && !caller.Admin && caller.Only == "" && caller.Account != "":
+		hint = fmt.Sprintf(noneOfAccountHint, caller.Account)
 	case listed && len(connected) == 0:
 		hint = noneHint
 	default:

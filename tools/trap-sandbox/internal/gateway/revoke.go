@@ -42,7 +42,7 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		}
 	}
 	if found == nil {
-		return Revoked{}, hostcomputer.Hint(hostcomputer.NotConnected(traposID), traposID, reached, true)
+		return Revoked{}, hostcomputer.Hint(hostcomputer.NotConnected(traposID), traposID, reached, true, caller)
 	}
 	k := Key{AccountID: found.AccountID, TraposID: found.TraposID}
 	cluster := g.registry.cluster
