@@ -316,24 +316,9 @@ func jsString(t *testing.T, s string) string {
 // its screen loses it: their key_up goes to the page elsewhere, and the computer held Ctrl
 // down until the player pressed it on the screen again.
 func TestTheWebConsoleLetsKeysGoWhenTheScreenLosesTheFocus(t *testing.T) {
-	ctx := testContext(t)
-	page, _ := consolePage(ctx, t)
-	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	// A headless page has no focus of its own: without it, the browser sends no blur.
-	focused := chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-		_, err := cdp.Call(ctx, target, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
-		return err
-	})
-	require.NoError(t, chromedp.Do(page, focused,
-		chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitReady("#screen")))
+	page := focusedScreen(t)
 	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
-		const sent = [];
-		send = (events) => { sent.push(...events.map((e) => e.type + " " + e.name)); };
-		view = { traposId: "7:test", live: true, ctrl: false, typed: "", down: new Set() };
-		const screen = document.getElementById("screen");
-		screen.hidden = false;
-		document.getElementById("viewer").hidden = false;
-		screen.focus();
+		`+fakeFocusedView+`
 		const key = (type, key, code) => screen.dispatchEvent(new KeyboardEvent(type, { key, code, ctrlKey: true, bubbles: true, cancelable: true }));
 		key("keydown", "Control", "ControlLeft");
 		key("keydown", "a", "KeyA");
@@ -349,24 +334,9 @@ func TestTheWebConsoleLetsKeysGoWhenTheScreenLosesTheFocus(t *testing.T) {
 // in game, letting go of the keys down; the computer gets no key for it. Without it a keyboard
 // could not leave the screen, which takes Tab as the computer's key.
 func TestTheWebConsoleLetsEscLeaveTheScreen(t *testing.T) {
-	ctx := testContext(t)
-	page, _ := consolePage(ctx, t)
-	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	// A headless page has no focus of its own: without it, the browser sends no blur.
-	focused := chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
-		_, err := cdp.Call(ctx, target, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
-		return err
-	})
-	require.NoError(t, chromedp.Do(page, focused,
-		chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitReady("#screen")))
+	page := focusedScreen(t)
 	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`{
-		const sent = [];
-		send = (events) => { sent.push(...events.map((e) => e.type + " " + e.name)); };
-		view = { traposId: "7:test", live: true, ctrl: false, typed: "", down: new Set() };
-		const screen = document.getElementById("screen");
-		screen.hidden = false;
-		document.getElementById("viewer").hidden = false;
-		screen.focus();
+		`+fakeFocusedView+`
 		const key = (type, key, code, ctrlKey) => screen.dispatchEvent(new KeyboardEvent(type, { key, code, ctrlKey, bubbles: true, cancelable: true }));
 		key("keydown", "Control", "ControlLeft", true);
 		key("keydown", "Escape", "Escape", true);
@@ -377,3 +347,30 @@ func TestTheWebConsoleLetsEscLeaveTheScreen(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"key leftCtrl", "key_up leftCtrl", "focused: false"}, got)
 }
+
+// focusedScreen opens a console page whose screen can have and lose the focus (a headless page
+// has no focus of its own: without focus emulation the browser sends no blur).
+func focusedScreen(t *testing.T) context.Context {
+	t.Helper()
+	ctx := testContext(t)
+	page, _ := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	focused := chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, emulation.SetFocusEmulationEnabled, emulation.SetFocusEmulationEnabledParams{Enabled: true})
+		return err
+	})
+	require.NoError(t, chromedp.Do(page, focused,
+		chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitReady("#screen")))
+	return page
+}
+
+// fakeFocusedView is the script that gives a focusedScreen page a view of computer 7:test whose
+// sent events are collected in sent (not sent anywhere), its screen focused: what a key test
+// evaluates first.
+const fakeFocusedView = `const sent = [];
+		send = (events) => { sent.push(...events.map((e) => e.type + " " + e.name)); };
+		view = { traposId: "7:test", live: true, ctrl: false, typed: "", down: new Set() };
+		const screen = document.getElementById("screen");
+		screen.hidden = false;
+		document.getElementById("viewer").hidden = false;
+		screen.focus();`

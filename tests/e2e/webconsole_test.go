@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"sync"
@@ -369,11 +370,7 @@ func TestTheWebConsoleWatchesABusyComputerAgain(t *testing.T) {
 // requests end (the view live again). Before, a busy answer dropped them.
 func TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy(t *testing.T) {
 	ctx := testContext(t)
-	page, until := consolePage(ctx, t)
-	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	c := connectBusyConsoleComputer(ctx, t, g, "7:busy")
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Abusy")))
-	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:busy")
 	c.fill(ctx)
 
 	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "ab")))
@@ -407,6 +404,18 @@ func TestTheWebConsoleSendsKeysAgainWhenTheComputerIsBusy(t *testing.T) {
 	}
 	assert.Equal(t, []string{"a", "b"}, typed, "both keys, in order")
 	until(t, "the view live again", `document.getElementById("status").textContent === "Live"`)
+}
+
+// watchBusyConsoleComputer starts a gateway and a busyConsoleComputer traposID on it, and
+// opens its live view in a new console page.
+func watchBusyConsoleComputer(ctx context.Context, t *testing.T, traposID string) (page context.Context, until func(t *testing.T, what, js string), c *busyConsoleComputer) {
+	t.Helper()
+	page, until = consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c = connectBusyConsoleComputer(ctx, t, g, traposID)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/"+url.QueryEscape(traposID))))
+	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	return page, until, c
 }
 
 // busyConsoleComputer is a computer on a raw socket for the web console's busy tests: it
@@ -964,11 +973,7 @@ func screenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, s
 // were dropped, unsaid.
 func TestTheWebConsoleLosesNoKeyOfAFastTypist(t *testing.T) {
 	ctx := testContext(t)
-	page, until := consolePage(ctx, t)
-	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	c := connectBusyConsoleComputer(ctx, t, g, "7:fast")
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Afast")))
-	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	page, _, c := watchBusyConsoleComputer(ctx, t, "7:fast")
 
 	var want strings.Builder
 	for i := range 300 {
@@ -996,11 +1001,7 @@ func TestTheWebConsoleLosesNoKeyOfAFastTypist(t *testing.T) {
 // order, then the key let go, and the status says Live.
 func TestTheWebConsoleSaysItDropsKeysHeldOnABusyComputer(t *testing.T) {
 	ctx := testContext(t)
-	page, until := consolePage(ctx, t)
-	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	c := connectBusyConsoleComputer(ctx, t, g, "7:busy")
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Abusy")))
-	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:busy")
 	c.fill(ctx)
 
 	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`
@@ -1066,11 +1067,7 @@ func statusOf(t *testing.T, page context.Context) string {
 // it said "Sent as ?: €" for as long as the view stayed open, whatever was typed after.
 func TestTheWebConsoleSaysLiveAgainAfterKeysSentAsQuestionMarks(t *testing.T) {
 	ctx := testContext(t)
-	page, until := consolePage(ctx, t)
-	g := startGateway(t, opencodefake.ClosedPortURL(t))
-	c := connectBusyConsoleComputer(ctx, t, g, "7:euro")
-	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/#/computer/7%3Aeuro")))
-	until(t, "the view live", `document.getElementById("status").textContent === "Live"`)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:euro")
 
 	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#paste-text", "5 €"), chromedp.Click("#paste-form button")))
 	until(t, "the € named", `document.getElementById("status").textContent === "Sent as ?: € (a computer types characters up to U+00FF only)"`)
