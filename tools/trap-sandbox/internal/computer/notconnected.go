@@ -15,6 +15,12 @@ func NotConnected(traposID string) *protocol.Error {
 	return protocol.Errorf(protocol.CodeNotConnected, "computer %s is not connected", cctext.ShowTraposID(traposID))
 }
 
+// DisconnectedBeforeAnswer is what the gateway's not_connected says, after "computer <id>", of a
+// request whose computer went away while it waited for the answer: the one wording, which
+// the gateway writes (gateway.disconnectMessage) and a transfer reads back (goneDuring) over
+// any transport, the HTTP API's included.
+const DisconnectedBeforeAnswer = " disconnected before it answered"
+
 // The hints Hint adds; each marks a message hinted already, so that a Client over another
 // Client's answer (the CLI and the stdio MCP bridge over the HTTP API) adds no second one.
 const (

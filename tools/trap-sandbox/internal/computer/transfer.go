@@ -107,7 +107,7 @@ func goneDuring(err error, traposID string, begun bool, what string, args ...any
 		return err
 	}
 	// The gateway names the computer as its list shows it, which may not be as it was typed.
-	during := strings.HasPrefix(pe.Message, "computer ") && strings.Contains(pe.Message, " disconnected before it answered")
+	during := strings.HasPrefix(pe.Message, "computer ") && strings.Contains(pe.Message, DisconnectedBeforeAnswer)
 	between := begun && strings.HasPrefix(pe.Message, "computer ") && strings.Contains(pe.Message, " is not connected")
 	if !during && !between {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"trap-sandbox/internal/cctext"
+	hostcomputer "trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 )
 
@@ -105,7 +106,7 @@ func disconnectMessage(traposID string, code int, byGateway bool) string {
 	default:
 		// The request may have reached it and run (a Lua run, a write) before it went: a caller
 		// that asks again repeats what it did.
-		return "computer " + cctext.ShowTraposID(traposID) + " disconnected before it answered; it may have done what it was asked all the same: check before you ask again"
+		return "computer " + cctext.ShowTraposID(traposID) + hostcomputer.DisconnectedBeforeAnswer + "; it may have done what it was asked all the same: check before you ask again"
 	}
 }
 
