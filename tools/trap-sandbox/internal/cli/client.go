@@ -44,6 +44,11 @@ func (f APIFlags) client() *computer.Client { return computer.New(f.transport())
 func failure(traposID, command string, err error) error {
 	what := fmt.Sprintf("computer %s %s", typedID(traposID), cctext.Show(cctext.Clip(command, maxCommandBytes), false))
 	var pe *protocol.Error
+	if strings.TrimSpace(traposID) == "" && errors.As(err, &pe) && !pe.ByComputer {
+		// No computer named: the vocabulary's client refused before asking anyone, and its
+		// message says so; "computer  ping" would name a blank.
+		return fmt.Errorf("%s: %s", cctext.Show(cctext.Clip(command, maxCommandBytes), false), showMessage(pe.Message))
+	}
 	if !errors.As(err, &pe) {
 		return fmt.Errorf("%s: %s", what, cctext.Show(err.Error(), false))
 	}
@@ -158,6 +163,9 @@ type RequestCmd struct {
 
 // Run sends the request and prints the answer's payload as JSON.
 func (c *RequestCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
+	if c.Type == "" && strings.TrimSpace(c.TraposID) != "" {
+		return fmt.Errorf("computer %s request: give the request's type, e.g. trap-sandbox request %s ping", typedID(c.TraposID), typedID(c.TraposID))
+	}
 	var payload json.RawMessage
 	if c.Payload != "" {
 		if !json.Valid([]byte(c.Payload)) {

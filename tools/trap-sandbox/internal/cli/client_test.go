@@ -281,3 +281,18 @@ func TestWhoAnsweredComesFromTheClientNotFromTheWords(t *testing.T) {
 	require.EqualError(t, err, "computer 7:kitchen ping: the gateway answered timeout: the gateway at the other end of the bus did not answer"+
 		" (--timeout gives it longer, at most 60s)")
 }
+
+// TestAnEmptyComputerOrTypeIsTheCommandsOwnRefusal: a blank traposId or request type is refused
+// by the command itself, in its words: it said "computer  ping: the gateway answered
+// not_connected: …" (no gateway was asked, and the blank id made a double space) and, for the
+// type, the HTTP body's wording ("the body needs a non-empty \"type\"").
+func TestAnEmptyComputerOrTypeIsTheCommandsOwnRefusal(t *testing.T) {
+	clearEnv(t)
+	base := serveDisk(t, daemonfake.NewLocal(nil))
+	for _, id := range []string{"", " "} {
+		_, err := runClient(t, "ping", "--url", base, id)
+		require.EqualError(t, err, "ping: no computer was named (the traposId is empty): give one as the list of connected computers shows it, e.g. 7:kitchen")
+	}
+	_, err := runClient(t, "request", "--url", base, "5:kitchen", "")
+	require.EqualError(t, err, "computer 5:kitchen request: give the request's type, e.g. trap-sandbox request 5:kitchen ping")
+}
