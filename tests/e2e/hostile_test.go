@@ -30,15 +30,6 @@ const (
 	markerWoke = "e2e: woke"
 	markerGone = "e2e: gone:"
 	markerSpin = "e2e: spinning"
-	// waitConnected is Lua that returns once the daemon is connected.
-	waitConnected = `
-local lib = require('/apis/libsandbox')
-while true do
-  local st = lib.requestStatus()
-  if st ~= nil and st.connected then break end
-  sleep(0.2)
-end
-`
 	// reportLeft is Lua that prints markerGone and the daemon's last error once it is no
 	// longer connected, then keeps the computer running.
 	reportLeft = `
@@ -55,18 +46,18 @@ while true do sleep(1) end
 	// sleeperProgram sleeps 16 s of computer time (4 s of real time at timeScale 4) once
 	// connected: CC loses a timer event that finds its queue full, and a flooded computer's
 	// queue is full. The fixed daemon's queue is full for at most a second under -race.
-	sleeperProgram = waitConnected + `
+	sleeperProgram = harness.WaitConnectedLua + `
 print("` + markerUp + `")
 sleep(16)
 print("` + markerWoke + `")
 ` + reportLeft
 	// idleHostileProgram waits while the daemon talks to the gateway.
-	idleHostileProgram = waitConnected + `
+	idleHostileProgram = harness.WaitConnectedLua + `
 print("` + markerUp + `")
 ` + reportLeft
 	// spinProgram, once connected, runs without yielding until the file /e2e-go exists: what
 	// arrives meanwhile waits in CC's queue, as it does on a busy computer.
-	spinProgram = waitConnected + `
+	spinProgram = harness.WaitConnectedLua + `
 print("` + markerSpin + `")
 while not fs.exists("/e2e-go") do end
 ` + reportLeft
@@ -191,7 +182,7 @@ func TestRequestOnAClosedSocketPrintsNothing(t *testing.T) {
 // unansweredProgram, once connected, sends its gateway one request more than the gateway
 // takes in flight on a socket, each given up on after half a second, and prints how each
 // ended.
-const unansweredProgram = waitConnected + `
+const unansweredProgram = harness.WaitConnectedLua + `
 print("` + markerUp + `")
 for i = 1, 17 do
   local ok, _, err = lib.request("e2e.unanswered", {}, 0.5)
@@ -287,7 +278,7 @@ func TestHostileGatewayCannotWriteTheBootInAnySpelling(t *testing.T) {
 func TestFrameCCRefusesIsNotANoAnswer(t *testing.T) {
 	ctx := testContext(t)
 	h := harness.StartHostileGateway(t)
-	c, side, _ := hostileComputer(ctx, t, h, waitConnected+`
+	c, side, _ := hostileComputer(ctx, t, h, harness.WaitConnectedLua+`
 print("`+markerUp+`")
 while true do
   local st = lib.requestStatus()
@@ -310,7 +301,7 @@ while true do sleep(1) end
 
 // linkTwiceProgram, once connected, runs sandbox link with an enrollment key twice, then
 // prints what sandbox.password holds.
-const linkTwiceProgram = waitConnected + `
+const linkTwiceProgram = harness.WaitConnectedLua + `
 print("` + markerUp + `")
 shell.run("sandbox", "link", "tsk_k1_S3cretKeyPart")
 shell.run("sandbox", "link", "tsk_k1_S3cretKeyPart")
@@ -333,20 +324,13 @@ func TestLinkToAHostileGateway(t *testing.T) {
 	defer cancel()
 
 	// The first link: approved, with 100 KB for a credential.
-	session, err := h.Accept(waitCtx)
-	require.NoError(t, err, c.Output())
-	begin, err := session.Requests(waitCtx, 1)
-	require.NoError(t, err, c.Output())
-	require.Equal(t, "link.begin", begin[0].Type)
-	require.NoError(t, session.Respond(begin[0], map[string]any{"state": "approved", "account": "mallory",
+	session, begin := nextLinkBegin(waitCtx, t, h, c)
+	require.NoError(t, session.Respond(begin, map[string]any{"state": "approved", "account": "mallory",
 		"approvedBy": "mallory", "credential": strings.Repeat("x", 100_000)}, nil))
 
 	// The second: refused, in many lines.
-	session, err = h.Accept(waitCtx)
-	require.NoError(t, err, c.Output())
-	begin, err = session.Requests(waitCtx, 1)
-	require.NoError(t, err, c.Output())
-	require.NoError(t, session.Respond(begin[0], nil, &harness.Error{Code: "odd\ncode",
+	session, begin = nextLinkBegin(waitCtx, t, h, c)
+	require.NoError(t, session.Respond(begin, nil, &harness.Error{Code: "odd\ncode",
 		Message: "no\n\nLinked to alice.\nThe daemon reconnects with the new credential.\n" + strings.Repeat("z", 1000)}))
 
 	c.WaitFor(waitCtx, markerAsked)
@@ -362,8 +346,20 @@ func TestLinkToAHostileGateway(t *testing.T) {
 	}
 }
 
+// nextLinkBegin accepts the next session sandbox link opens to h and returns it with its first
+// request, which must be link.begin.
+func nextLinkBegin(ctx context.Context, t *testing.T, h *harness.HostileGateway, c *fakecrafttest.Computer) (*harness.GatewaySide, harness.Frame) {
+	t.Helper()
+	session, err := h.Accept(ctx)
+	require.NoError(t, err, c.Output())
+	begin, err := session.Requests(ctx, 1)
+	require.NoError(t, err, c.Output())
+	require.Equal(t, "link.begin", begin[0].Type)
+	return session, begin[0]
+}
+
 // aiProgram, once connected, asks the gateway's agent one question.
-const aiProgram = waitConnected + `
+const aiProgram = harness.WaitConnectedLua + `
 print("` + markerUp + `")
 shell.run("ai", "hi")
 print("` + markerAsked + `")

@@ -17,13 +17,7 @@ import (
 // relabelProgram waits until the daemon is connected, then shows "waiting" lines until the
 // host writes /relabel, and then labels the computer "new": the daemon says bye under 0: and
 // hello as 0:new within its label check.
-const relabelProgram = `
-local lib = require('/apis/libsandbox')
-while true do
-  local st = lib.requestStatus()
-  if st ~= nil and st.connected then break end
-  sleep(0.2)
-end
+const relabelProgram = harness.WaitConnectedLua + `
 print("` + markerUp + `")
 local i = 0
 while not fs.exists("/relabel") do

@@ -31,13 +31,7 @@ const (
 // revokedProgram waits until the daemon is connected, then until it is not, waits longer than
 // two of the daemon's reconnect delays (5 s each, in the computer's scaled time) and shows
 // `sandbox status`.
-const revokedProgram = `
-local lib = require('/apis/libsandbox')
-while true do
-  local st = lib.requestStatus()
-  if st ~= nil and st.connected then break end
-  sleep(0.2)
-end
+const revokedProgram = harness.WaitConnectedLua + `
 print("` + markerUp + `")
 while true do
   local st = lib.requestStatus()

@@ -20,13 +20,7 @@ import (
 
 // tickingProgram waits until the daemon is connected, then prints a new line every half
 // second: a screen that keeps changing.
-const tickingProgram = `
-local lib = require('/apis/libsandbox')
-while true do
-  local st = lib.requestStatus()
-  if st ~= nil and st.connected then break end
-  sleep(0.2)
-end
+const tickingProgram = harness.WaitConnectedLua + `
 print("` + markerUp + `")
 for i = 1, 100000 do
   print("tick " .. i)
