@@ -29,38 +29,19 @@ func TestLinkAcrossReplicas(t *testing.T) {
 	a := startReplica(t, nats, "a")
 	b := startReplica(t, nats, "b")
 
-	c, err := harness.Dial(ctx, a.WebSocketURL(), "7:kitchen")
-	require.NoError(t, err)
-	defer c.Close()
-	f, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": "7:kitchen", "link": true})
-	require.NoError(t, err)
-	require.Nil(t, f.Error)
-	f, err = c.Request(ctx, "link.begin", map[string]any{})
-	require.NoError(t, err)
-	require.Nil(t, f.Error)
-	var begun struct{ Code string }
-	require.NoError(t, json.Unmarshal(f.Payload, &begun))
+	c, code := beginLink(ctx, t, a, "7:kitchen")
 
 	require.NoError(t, c.WriteJSON(map[string]any{"event": "computer_request", "traposSenderId": "7:kitchen", "messageId": "poll",
-		"type": "link.poll", "payload": map[string]any{"code": begun.Code, "waitMs": 5000}}))
-	body, _ := json.Marshal(map[string]string{"code": begun.Code})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL("/trapos/link/approve"), bytes.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Authorization", "Bearer "+alice)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := harness.HTTPClient().Do(req)
-	require.NoError(t, err)
-	var answer bytes.Buffer
-	_, _ = answer.ReadFrom(resp.Body)
-	resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode, answer.String())
-	assert.Contains(t, answer.String(), `"traposId":"7:kitchen"`)
+		"type": "link.poll", "payload": map[string]any{"code": code, "waitMs": 5000}}))
+	status, answer := approveLink(ctx, t, b, alice, code)
+	require.Equal(t, http.StatusOK, status, answer)
+	assert.Contains(t, answer, `"traposId":"7:kitchen"`)
 
-	f, err = c.Next(ctx)
+	f, err := c.Next(ctx)
 	require.NoError(t, err)
 	require.Equal(t, "poll", f.MessageID)
 	assert.JSONEq(t, `{"state":"approved","account":"alice","approvedBy":"alice"}`, string(f.Payload))
-	f, err = c.Request(ctx, "link.accept", map[string]any{"code": begun.Code, "accept": true})
+	f, err = c.Request(ctx, "link.accept", map[string]any{"code": code, "accept": true})
 	require.NoError(t, err)
 	require.Nil(t, f.Error)
 	var accepted struct{ Credential string }
@@ -96,34 +77,6 @@ func TestALinkCodeOfAReplicaThatStoppedIsRefused(t *testing.T) {
 	alice := accountsCLI(ctx, t, nats, "accounts", "add", "alice")
 	a := startReplica(t, nats, "a")
 	b := startReplica(t, nats, "b")
-	approve := func(code string) (int, string) {
-		body, _ := json.Marshal(map[string]string{"code": code})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, b.URL("/trapos/link/approve"), bytes.NewReader(body))
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+alice)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := harness.HTTPClient().Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		var answer bytes.Buffer
-		_, _ = answer.ReadFrom(resp.Body)
-		return resp.StatusCode, answer.String()
-	}
-	// beginOnA asks A for a code for traposID, and keeps its socket open.
-	beginOnA := func(traposID string) string {
-		c, err := harness.Dial(ctx, a.WebSocketURL(), traposID)
-		require.NoError(t, err)
-		t.Cleanup(func() { _ = c.Close() })
-		f, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": traposID, "link": true})
-		require.NoError(t, err)
-		require.Nil(t, f.Error)
-		f, err = c.Request(ctx, "link.begin", map[string]any{})
-		require.NoError(t, err)
-		require.Nil(t, f.Error)
-		var begun struct{ Code string }
-		require.NoError(t, json.Unmarshal(f.Payload, &begun))
-		return begun.Code
-	}
 	// A computer on A shows B's view of A: it leaves B's list when A says goodbye.
 	onA, err := harness.Dial(ctx, a.WebSocketURL(), "1:keeper")
 	require.NoError(t, err)
@@ -132,16 +85,16 @@ func TestALinkCodeOfAReplicaThatStoppedIsRefused(t *testing.T) {
 	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "a", listComputers(ct, b)["1:keeper"]) },
 		waitLimit, testkit.Poll, "B to list the computer on A")
 
-	open := beginOnA("8:attic")
-	status, answer := approve(open)
+	_, open := beginLink(ctx, t, a, "8:attic")
+	status, answer := approveLink(ctx, t, b, alice, open)
 	require.Equal(t, http.StatusOK, status, "a code whose socket is open on A: %s", answer)
 
-	code := beginOnA("7:kitchen")
+	_, code := beginLink(ctx, t, a, "7:kitchen")
 	require.NoError(t, a.Stop())
 	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.NotContains(ct, listComputers(ct, b), "1:keeper") },
 		waitLimit, testkit.Poll, "B to hear A's goodbye")
 	refused := `{"ok":false,"error":{"code":"not_connected","message":"computer 7:kitchen, which showed this code, is not connected any more; run sandbox link on it again for a new code"}}`
-	status, answer = approve(code)
+	status, answer = approveLink(ctx, t, b, alice, code)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.JSONEq(t, refused, answer, "A stopped")
 
@@ -153,7 +106,42 @@ func TestALinkCodeOfAReplicaThatStoppedIsRefused(t *testing.T) {
 	require.NoError(t, again.MustHello(ctx, ""))
 	require.EventuallyWithT(t, func(ct *assert.CollectT) { assert.Equal(ct, "a", listComputers(ct, b)["2:keeper"]) },
 		waitLimit, testkit.Poll, "B to list the computer on A's new run")
-	status, answer = approve(code)
+	status, answer = approveLink(ctx, t, b, alice, code)
 	assert.Equal(t, http.StatusNotFound, status)
 	assert.JSONEq(t, refused, answer, "A restarted")
+}
+
+// beginLink opens a socket on g for traposID that asks for a link code (hello with link, then
+// link.begin), and returns it, open until the test ends, with the code.
+func beginLink(ctx context.Context, t *testing.T, g *harness.Gateway, traposID string) (*harness.Computer, string) {
+	t.Helper()
+	c, err := harness.Dial(ctx, g.WebSocketURL(), traposID)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = c.Close() })
+	f, err := c.Request(ctx, harness.TypeHello, map[string]any{"traposId": traposID, "link": true})
+	require.NoError(t, err)
+	require.Nil(t, f.Error)
+	f, err = c.Request(ctx, "link.begin", map[string]any{})
+	require.NoError(t, err)
+	require.Nil(t, f.Error)
+	var begun struct{ Code string }
+	require.NoError(t, json.Unmarshal(f.Payload, &begun))
+	return c, begun.Code
+}
+
+// approveLink approves code through g's API with token, and returns the answer's status and
+// body.
+func approveLink(ctx context.Context, t *testing.T, g *harness.Gateway, token, code string) (int, string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"code": code})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.URL("/trapos/link/approve"), bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := harness.HTTPClient().Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	var answer bytes.Buffer
+	_, _ = answer.ReadFrom(resp.Body)
+	return resp.StatusCode, answer.String()
 }
