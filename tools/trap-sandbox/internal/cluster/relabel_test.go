@@ -163,10 +163,7 @@ func TestAForgedWithdrawalCannotNameAnotherComputerToFollow(t *testing.T) {
 func TestACutOffEndsALiveScreenThroughAnotherReplicaAsOnOneGateway(t *testing.T) {
 	tc := newTestCluster(t)
 	accounts, credential, _ := sharedAccounts(t)
-	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
-	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
-	c := b.connectWith(t, "7:", credential)
-	a.waitComputers(t, "7:@b")
+	a, b, c := alicesComputerOnB(t, tc, accounts, credential)
 	s := watchedThrough(t, a, b, c, "")
 
 	status, body := a.revoke(t, "7:")

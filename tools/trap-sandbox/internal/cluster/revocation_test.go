@@ -32,6 +32,17 @@ func sharedAccounts(t *testing.T) (accounts *account.Accounts, credential, selec
 	return accounts, credential, c.Selector
 }
 
+// alicesComputerOnB starts replicas a and b on accounts (sharedAccounts) and connects alice's
+// computer 7: to b with credential, returning once a lists it there.
+func alicesComputerOnB(t *testing.T, tc *testCluster, accounts *account.Accounts, credential string) (a, b *replica, c *computer) {
+	t.Helper()
+	a = tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
+	b = tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
+	c = b.connectWith(t, "7:", credential)
+	a.waitComputers(t, "7:@b")
+	return a, b, c
+}
+
 // connectWith dials r and completes a hello as traposID with secret.
 func (r *replica) connectWith(t testing.TB, traposID, secret string) *computer {
 	t.Helper()
@@ -59,10 +70,7 @@ func (r *replica) revoke(t *testing.T, traposID string) (int, string) {
 func TestRevokingThroughAnyReplicaClosesTheSocketWhereItIs(t *testing.T) {
 	tc := newTestCluster(t)
 	accounts, credential, selector := sharedAccounts(t)
-	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
-	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
-	c := b.connectWith(t, "7:", credential)
-	a.waitComputers(t, "7:@b")
+	a, _, c := alicesComputerOnB(t, tc, accounts, credential)
 
 	status, body := a.revoke(t, "7:")
 	require.Equal(t, http.StatusOK, status, body)
@@ -103,10 +111,7 @@ func TestRevokingTakesARawByteOfTheTraposIdAsItself(t *testing.T) {
 func TestAForgedRevocationClosesNothing(t *testing.T) {
 	tc := newTestCluster(t)
 	accounts, credential, selector := sharedAccounts(t)
-	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
-	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
-	c := b.connectWith(t, "7:", credential)
-	a.waitComputers(t, "7:@b")
+	a, _, c := alicesComputerOnB(t, tc, accounts, credential)
 
 	rogue := tc.busClient(t)
 	require.NoError(t, PublishRevocation(rogue, selector))
@@ -135,10 +140,7 @@ func TestRemovingAnAccountClosesItsComputersOnEveryReplica(t *testing.T) {
 	accounts, credential, _ := sharedAccounts(t)
 	_, err := accounts.AddAccount(t.Context(), "root", account.RoleAdmin, "first")
 	require.NoError(t, err)
-	a := tc.startReplicaWith("a", gateway.Config{Accounts: accounts})
-	b := tc.startReplicaWith("b", gateway.Config{Accounts: accounts})
-	c := b.connectWith(t, "7:", credential)
-	a.waitComputers(t, "7:@b")
+	a, _, c := alicesComputerOnB(t, tc, accounts, credential)
 
 	removed, err := accounts.RemoveAccount(t.Context(), "alice")
 	require.NoError(t, err)
