@@ -673,6 +673,17 @@ func (f *fakeAgent) module(t *testing.T) *Module {
 // ask runs one turn to its end and returns the reason it ended with.
 func ask(t *testing.T, m *Module, from protocol.Requester, prompt string) string {
 	t.Helper()
+	reason, errs := askTurn(t, m, from, prompt)
+	for _, e := range errs {
+		t.Logf("turn error: %s", e)
+	}
+	return reason
+}
+
+// askTurn runs one turn to its end and returns the reason it ended with and the messages of
+// its error events.
+func askTurn(t *testing.T, m *Module, from protocol.Requester, prompt string) (reason string, errs []string) {
+	t.Helper()
 	raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": prompt}))
 	require.NoError(t, err)
 	var started struct {
@@ -688,10 +699,10 @@ func ask(t *testing.T, m *Module, from protocol.Requester, prompt string) string
 		for _, e := range r.Events {
 			after = e.Seq
 			if e.Kind == KindError {
-				t.Logf("turn error: %s %s", e.Code, e.Message)
+				errs = append(errs, e.Message)
 			}
 			if e.Kind == KindDone {
-				return e.Reason
+				return e.Reason, errs
 			}
 		}
 	}

@@ -123,26 +123,7 @@ func TestAConversationGoneOnOpencodeIsOneLine(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 
-	raw, err := m.handleAsk(t.Context(), from, payload(t, map[string]any{"prompt": "two"}))
-	require.NoError(t, err)
-	var started struct {
-		TurnID string `json:"turnId"`
-	}
-	require.NoError(t, json.Unmarshal(raw, &started))
-	var errs []string
-	for after, done := 0, false; !done; {
-		raw, err := m.handlePoll(t.Context(), from, payload(t, map[string]any{"turnId": started.TurnID, "after": after}))
-		require.NoError(t, err)
-		var r pollReply
-		require.NoError(t, json.Unmarshal(raw, &r))
-		for _, e := range r.Events {
-			after = e.Seq
-			if e.Kind == KindError {
-				errs = append(errs, e.Message)
-			}
-			done = done || e.Kind == KindDone
-		}
-	}
+	_, errs := askTurn(t, m, from, "two")
 	assert.Equal(t, []string{"The conversation was lost: ask again for a new one"}, errs)
 	fitsALine(t, errs[0])
 	require.Equal(t, ReasonStop, ask(t, m, from, "three"))
