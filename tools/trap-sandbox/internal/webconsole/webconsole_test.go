@@ -1,6 +1,7 @@
 package webconsole
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/server"
 )
 
@@ -37,4 +39,13 @@ func TestThePageLoadsWithoutAuth(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, "/console/", resp.Header.Get("Location"))
+}
+
+// TestThePageBatchesKeysByTheGatewaysLimit: the page puts at most inputEventsMax os events in a
+// screen.input, a copy of the gateway's computer.MaxInputEvents (the daemon's
+// MAX_INPUT_EVENTS): a larger batch would be refused whole, its keys lost.
+func TestThePageBatchesKeysByTheGatewaysLimit(t *testing.T) {
+	js, err := assets.ReadFile("assets/console.js")
+	require.NoError(t, err)
+	assert.Contains(t, string(js), fmt.Sprintf("\nconst inputEventsMax = %d;", computer.MaxInputEvents))
 }

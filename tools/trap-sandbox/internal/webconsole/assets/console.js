@@ -725,7 +725,8 @@ function onTyped(v) {
   for (let i = 0; i < events.length; i += inputEventsMax) send(events.slice(i, i + inputEventsMax));
 }
 
-// inputEventsMax is the most events one screen.input queues on the computer (docs/protocol.md).
+// inputEventsMax is the most events one screen.input queues on the computer (docs/protocol.md):
+// the gateway's computer.MaxInputEvents, which a test of the package holds it to.
 const inputEventsMax = 128;
 
 // cellAt is the screen's cell {x, y} (from 1, as CC counts) under a mouse event, or null off
