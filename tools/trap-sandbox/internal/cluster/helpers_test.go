@@ -527,6 +527,19 @@ func holdBeats(t testing.TB, r *Router) (release func()) {
 	return release
 }
 
+// waitOwnBeatBack waits until r's own heartbeat has come back through its watcher: from then on
+// a heartbeat of another instance under its name is a twin's (twin.go). The bucket keeps one
+// revision a key, so a watcher that had not been sent r's first heartbeat when another replaced
+// it never sees it; a test that holds r's heartbeats waits here before the other is written.
+func waitOwnBeatBack(t testing.TB, r *Router) {
+	t.Helper()
+	require.Eventually(t, func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.seenOwnBeat
+	}, waitLimit, testkit.Poll, "replica %s's own heartbeat back through its watcher", r.cfg.Replica)
+}
+
 // gate holds the first goroutine that passes it, a replica at a test hook, until the test
 // opens it: the replica stopped at one moment of its work while the test acts. Register its
 // open as a cleanup after the replicas start, so that it opens before they stop.

@@ -130,6 +130,7 @@ func TestTwoReplicasOfOneNameStartedAtOnceLeaveTheOlderServing(t *testing.T) {
 	newer := tc.serveReplica(opened, gateway.Config{})
 	require.Eventually(t, func() bool { return claimRev() > written }, waitLimit, testkit.Poll,
 		"the newer one to delete the older one's claim, and the older one to write it again")
+	waitOwnBeatBack(t, newer.router) // or it takes the older one's heartbeat for its previous run's
 	releaseBeats()
 	select {
 	case <-newer.router.Failed():
@@ -196,7 +197,10 @@ func TestAYieldingTwinTakesNoComputerOn(t *testing.T) {
 	require.Equal(t, "probe-1", early.read().MessageID)
 
 	// The newer one's last heartbeat, which ends its yield (Failed, then the stop), waits for
-	// the heartbeat lock: it is leaving meanwhile, its gateway not stopped yet.
+	// the heartbeat lock: it is leaving meanwhile, its gateway not stopped yet. Held, the newer
+	// one writes no heartbeat again, so it must have seen its first come back before the older
+	// one's replaces it (.ci/run once saw the newer one never yield: its watcher had missed it).
+	waitOwnBeatBack(t, newer.router)
 	releaseNewerBeats := holdBeats(t, newer.router)
 	releaseOlderBeats() // the older one's heartbeat: the newer one yields
 	// The clock moves on while the test waits, as it does for replicas that run: should the
@@ -248,11 +252,7 @@ func TestARestartedReplicaIsNotTakenForATwinOfItsPreviousRun(t *testing.T) {
 	require.NotEqual(t, crashed, restarted.router.instance)
 	// The watcher applies the bucket in revision order: once the restarted replica's own
 	// heartbeat has come back, the previous run's has been applied before it.
-	require.Eventually(t, func() bool {
-		restarted.router.mu.Lock()
-		defer restarted.router.mu.Unlock()
-		return restarted.router.seenOwnBeat
-	}, waitLimit, testkit.Poll)
+	waitOwnBeatBack(t, restarted.router)
 	select {
 	case <-restarted.router.Failed():
 		t.Fatalf("the restarted replica took its previous run for a twin: %v", restarted.router.Err())
@@ -305,11 +305,7 @@ func TestAForgedOlderHeartbeatStopsTheReplicaOfItsName(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			tc := newTestCluster(t)
 			a := tc.startReplica("a")
-			require.Eventually(t, func() bool {
-				a.router.mu.Lock()
-				defer a.router.mu.Unlock()
-				return a.router.seenOwnBeat
-			}, waitLimit, testkit.Poll, "a's own heartbeat back through its watcher")
+			waitOwnBeatBack(t, a.router)
 			require.NotEqual(t, "0000000000000000", a.router.instance)
 
 			forged, err := json.Marshal(heartbeatValue{Replica: "a", Started: a.router.started.Add(-tt.earlier), Instance: "0000000000000000"})
