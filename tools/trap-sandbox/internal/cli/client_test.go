@@ -154,7 +154,8 @@ func TestClientToken(t *testing.T) {
 
 // TestAWrongURLIsNamedWithItsFix: a --url that is not a gateway's API is named with what to
 // give instead, for every client command (ai-turns included): no scheme, the computers'
-// ws:// URL, one that does not parse, nothing listening, another web server.
+// ws:// URL, one that does not parse, one with a query or a fragment (the API's paths would
+// follow it: it read as an older gateway), nothing listening, another web server.
 func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 	clearEnv(t)
 	closed := opencodefake.ClosedPortURL(t) // held: the page below (or anyone) cannot take it
@@ -165,10 +166,13 @@ func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 
 	for _, args := range [][]string{{"computers"}, {"ping", "7:"}, {"ai-turns"}} {
 		for url, want := range map[string]string{
-			"127.0.0.1:4444":      `the gateway URL "127.0.0.1:4444" is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444`,
-			"ws://127.0.0.1:4444": `the gateway URL "ws://127.0.0.1:4444" is the computers' WebSocket URL: the API is at the same address with http:// (or https://)`,
-			"http://my host:4444": `the gateway URL "http://my host:4444" cannot be read (invalid character " " in host name): give it as http://HOST:PORT`,
-			closed:                "no gateway is listening at " + closed + " (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL",
+			"127.0.0.1:4444":             `the gateway URL "127.0.0.1:4444" is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444`,
+			"ws://127.0.0.1:4444":        `the gateway URL "ws://127.0.0.1:4444" is the computers' WebSocket URL: the API is at the same address with http:// (or https://)`,
+			"http://my host:4444":        `the gateway URL "http://my host:4444" cannot be read (invalid character " " in host name): give it as http://HOST:PORT`,
+			"http://127.0.0.1:4444/?x=1": `the gateway URL "http://127.0.0.1:4444/?x=1" has a query or a fragment (after ? or #), which the API's paths cannot follow: give the address alone, e.g. http://127.0.0.1:4444`,
+			"http://127.0.0.1:4444?":     `the gateway URL "http://127.0.0.1:4444?" has a query or a fragment`,
+			"http://127.0.0.1:4444/#top": `the gateway URL "http://127.0.0.1:4444/#top" has a query or a fragment`,
+			closed:                       "no gateway is listening at " + closed + " (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL",
 		} {
 			_, err := runClient(t, append(args, "--url", url)...)
 			require.Error(t, err, "%v --url %s", args, url)

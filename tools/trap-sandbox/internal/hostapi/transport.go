@@ -434,6 +434,12 @@ func CheckURL(raw string) error {
 	if u.Host == "" {
 		return fmt.Errorf("the gateway URL %q cannot be read (no host): %s", u.Redacted(), fix)
 	}
+	// The API's paths are appended to the URL: after a query or a fragment they would be part
+	// of it, and the gateway would answer its page at the URL's own path (a 404 read as an
+	// older gateway's).
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return fmt.Errorf("the gateway URL %q has a query or a fragment (after ? or #), which the API's paths cannot follow: give the address alone, e.g. http://127.0.0.1:4444", u.Redacted())
+	}
 	return nil
 }
 
