@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -139,8 +140,9 @@ type AITurnsCmd struct {
 	APIFlags
 }
 
-// Run prints the table of running turns.
-func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
+// Run prints the table of running turns; with none, it says so on stderr and prints no table,
+// as the computers list does (a header alone read as a table of nothing).
+func (c *AITurnsCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
 	defer cancel()
 	status, data, err := c.transport().Do(ctx, http.MethodGet, agent.TurnsPath, nil)
@@ -156,6 +158,10 @@ func (c *AITurnsCmd) Run(ctx context.Context, out Stdout) error {
 	var list []agent.TurnInfo
 	if err := json.Unmarshal(data, &list); err != nil {
 		return fmt.Errorf("list agent turns: the gateway's answer is not the list expected: %w", err)
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintln(stderr, "no agent turn running")
+		return err
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TRAPOS ID\tACCOUNT\tSESSION\tTURN\tSTARTED\tSTATE")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -203,21 +204,29 @@ func TestAHungGatewayIsNamedWithoutTheTimeoutHint(t *testing.T) {
 	require.EqualError(t, err, "computer 15:pc15 ping: the gateway at "+hung.URL+" did not answer in time: it may be hung or overloaded (see its log and GET /healthz); its own timeout answer was due after 1ms")
 }
 
-// TestAITurnsListsTheRunningTurns: ai-turns reads the agent's list through the API's client.
+// TestAITurnsListsTheRunningTurns: ai-turns reads the agent's list through the API's client;
+// with no turn running it says so on stderr, as the computers list does, not a header alone.
 func TestAITurnsListsTheRunningTurns(t *testing.T) {
 	clearEnv(t)
+	var turns atomic.Pointer[[]agent.TurnInfo]
+	turns.Store(&[]agent.TurnInfo{{TraposID: "7:kitchen", AccountID: "alice", Session: "ses_1", TurnID: "msg_3", Stopping: true}})
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != agent.TurnsPath || r.Header.Get("Authorization") != "Bearer tok" {
 			server.WriteError(w, http.StatusUnauthorized, protocol.CodeUnauthorized, "missing or wrong API token")
 			return
 		}
-		_ = json.NewEncoder(w).Encode([]agent.TurnInfo{{TraposID: "7:kitchen", AccountID: "alice", Session: "ses_1", TurnID: "msg_3", Stopping: true}})
+		_ = json.NewEncoder(w).Encode(*turns.Load())
 	}))
 	defer gw.Close()
 	out, err := runClient(t, "ai-turns", "--url", gw.URL, "--api-token", "tok")
 	require.NoError(t, err)
 	assert.Contains(t, out, "7:kitchen")
 	assert.Contains(t, out, "stopping")
+	turns.Store(&[]agent.TurnInfo{})
+	out, errOut, err := runWith(t, "", "ai-turns", "--url", gw.URL, "--api-token", "tok")
+	require.NoError(t, err)
+	assert.Empty(t, out)
+	assert.Equal(t, "no agent turn running\n", errOut)
 	_, err = runClient(t, "ai-turns", "--url", gw.URL)
 	assert.ErrorContains(t, err, "(give the API token with --api-token or SANDBOX_API_TOKEN)")
 }
