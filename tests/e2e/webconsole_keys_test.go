@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/testkit/inputcases"
 	"trap-sandbox/testkit/opencodefake"
 
 	"fakecraft/computer"
@@ -143,8 +144,56 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 		"a key held with Ctrl lets Ctrl go with it")
 	assert.JSONEq(t, `"false"`, events(t, `pressed()`))
 
-	// A paste into the field: more keys than one screen.input takes (128 events) go in parts.
-	assert.JSONEq(t, `[128, 128, 44]`, events(t, `tap("enter"), sends = [], type("x".repeat(100)), sends`))
+	// Many characters put in the field at once go in one send, which cuts them into the
+	// requests the computer takes (TestTheWebConsoleCountsInputAsTheGatewayDoes).
+	assert.JSONEq(t, `[300]`, events(t, `tap("enter"), sends = [], type("x".repeat(100)), sends`))
+}
+
+// TestTheWebConsoleCountsInputAsTheGatewayDoes holds the page's copies of the gateway's input
+// rules to the gateway's own, on one table of events (trap-sandbox/testkit/inputcases): what
+// an event costs the computer's queue (inputCost, computer.InputCost) and how events are cut
+// into requests of at most 128 of them (splitInput, computer.SplitInput), which is what the
+// page sends: the computer refuses a larger request whole. The page cut the Type field's keys
+// by their number, 128 events a request, which a line break (two events) took past it.
+func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
+	ctx := testContext(t)
+	page, _ := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitReady("#screen")))
+
+	var events []string
+	var want []int
+	for _, c := range inputcases.Costs() {
+		events = append(events, c.Event)
+		want = append(want, c.Cost)
+	}
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]int](`[`+strings.Join(events, ",")+`].map(inputCost)`))
+	require.NoError(t, err)
+	for i := range events {
+		assert.Equal(t, want[i], got[i], "the cost of %s", events[i])
+	}
+
+	// What send posts for the events, on a live view whose requests are caught.
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`
+		window.posted = [];
+		sendInput = async (v, events) => { posted.push(events); };
+		window.sent = (events) => {
+			posted = [];
+			view = { traposId: "7:test", live: true, abort: new AbortController(), queue: Promise.resolve(), down: new Set(),
+				pending: [], presses: 0, sending: false, busy: false, dropped: false, said: "", ctrl: false, typed: "" };
+			send(events);
+			return view.queue.then(() => posted);
+		};
+		true`))
+	require.NoError(t, err)
+	for _, c := range inputcases.Splits() {
+		got, err := chromedp.Run(page, chromedp.Evaluate[json.RawMessage](`splitInput(`+c.Events+`)`))
+		require.NoError(t, err)
+		assert.JSONEq(t, c.Parts, string(got), "splitInput: %s", c.What)
+		got, err = chromedp.Run(page, chromedp.Evaluate[json.RawMessage](`sent(`+c.Events+`)`, chromedp.EvalAwaitPromise))
+		require.NoError(t, err)
+		assert.JSONEq(t, c.Parts, string(got), "send: %s", c.What)
+	}
 }
 
 // TestTheWebConsoleEditsAFileFromAPhone: in a phone's window (360x640, touch) the view of a

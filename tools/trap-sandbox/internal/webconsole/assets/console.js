@@ -396,9 +396,11 @@ async function frames(body, sent) {
 // status already says why, and keys typed on a stale screen must not land on the computer when
 // it is back. Otherwise they wait in v.pending, in order, and go one request at a time (the
 // computer takes a request's events before the next's): what is typed while one is on its way
-// goes together in the next, up to inputEventsMax events a request, so a fast typist or a held
-// key, whose repeats come faster than a request's round trip, loses nothing (one request a key
-// press fell behind, and past 64 waiting the keys were dropped unsaid). A busy answer (429: the
+// goes together in the next, up to inputEventsMax of the computer's events a request (events
+// that take more, a text typed at once, go in parts by splitInput: the computer refuses a larger
+// request whole), so a fast typist or a held key, whose repeats come faster than a request's
+// round trip, loses nothing (one request a key press fell behind, and past 64 waiting the keys
+// were dropped unsaid). A busy answer (429: the
 // host's other requests fill the computer for the moment) is not the end of them: they go again
 // after its Retry-After while the view stays live (v.busy), what is typed meanwhile waiting
 // behind them, up to keysWaiting key presses; past them a key press is not sent (a computer busy
@@ -414,8 +416,9 @@ function send(events) {
     status(keysDropped);
     return;
   }
-  if (press) v.presses++;
-  v.pending.push({ events, press });
+  const parts = splitInput(events);
+  if (press) v.presses += parts.length;
+  for (const part of parts) v.pending.push({ events: part, press });
   if (!v.sending) v.queue = sendPending(v);
 }
 
@@ -477,11 +480,55 @@ async function sendInput(v, events) {
   }
 }
 
-// inputCost is how many events of the computer's queue e takes (the gateway's count,
-// computer.InputCost): a char's characters each (a line break two), a click two, any other one.
+// inputCost is how many events of the computer's queue e takes: a char's characters each (a
+// line break two: key enter and key_up enter), a click two, any other one. It is the gateway's
+// computer.InputCost, which a test of tests/e2e holds it to on one table of events.
 function inputCost(e) {
-  if (e.type === "char") return [...e.text].length + (e.text.match(/\n/g) || []).length;
+  const text = e.text || "";
+  if (e.type === "char") return [...text].length + (text.match(/\n/g) || []).length;
   return e.type === "click" ? 2 : 1;
+}
+
+// splitInput cuts events into lists of at most inputEventsMax events of the computer's queue
+// (inputCost), in order, one screen.input each: a char's text is cut between characters, any
+// other event stays whole. A list of events cut by their number instead held line breaks that
+// took it past the computer's limit, which refused it whole. It is the gateway's
+// computer.SplitInput, which a test of tests/e2e holds it to on one table of events.
+function splitInput(events) {
+  const parts = [];
+  let part = [], n = 0;
+  const flush = () => {
+    if (part.length) parts.push(part);
+    part = [];
+    n = 0;
+  };
+  for (const e of events) {
+    if (e.type !== "char") {
+      const c = inputCost(e);
+      if (n + c > inputEventsMax) flush();
+      part.push(e);
+      n += c;
+      continue;
+    }
+    let chars = [...(e.text || "")];
+    while (chars.length) {
+      let cut = 0; // the characters that fit
+      for (; cut < chars.length; cut++) {
+        const c = chars[cut] === "\n" ? 2 : 1;
+        if (n + c > inputEventsMax) break;
+        n += c;
+      }
+      if (cut === 0) {
+        flush();
+        continue;
+      }
+      part.push(Object.assign({}, e, { text: chars.slice(0, cut).join("") }));
+      chars = chars.slice(cut);
+      if (chars.length) flush();
+    }
+  }
+  flush();
+  return parts;
 }
 
 // pasteMax is the most characters CC pastes.
@@ -721,12 +768,12 @@ function onTyped(v) {
     holdCtrl(v, false);
     clearTyped(v);
   }
-  // A paste into the field is many keys: they go in parts the computer takes, in order.
-  for (let i = 0; i < events.length; i += inputEventsMax) send(events.slice(i, i + inputEventsMax));
+  send(events); // many keys at once (a word a phone's keyboard puts in) go in parts, in order
 }
 
-// inputEventsMax is the most events one screen.input queues on the computer (docs/protocol.md):
-// the gateway's computer.MaxInputEvents, which a test of the package holds it to.
+// inputEventsMax is the most events one screen.input queues on the computer (docs/protocol.md;
+// inputCost counts them): the gateway's computer.MaxInputEvents, which a test of the package
+// holds it to.
 const inputEventsMax = 128;
 
 // cellAt is the screen's cell {x, y} (from 1, as CC counts) under a mouse event, or null off
