@@ -52,18 +52,24 @@ func (f DataDirFlags) open(ctx context.Context, create bool) (*account.Accounts,
 		open = account.OpenSQLite
 	}
 	s, err := open(ctx, dir)
-	if errors.Is(err, account.ErrNoStore) {
-		return nil, nil, fmt.Errorf("%w: the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token", err)
-	}
 	if err != nil {
-		// Name where the directory came from: a store in the default place was never given.
-		from := "--data-dir"
-		if f.DataDir == "" {
-			from = "the default data directory; --data-dir gives another"
-		}
-		return nil, nil, fmt.Errorf("the account store (%s): %w", from, err)
+		return nil, nil, f.storeError(err)
 	}
 	return account.New(s, clock.Real{}), s, nil
+}
+
+// storeError words an error of opening (or copying) the store in the data directory: a
+// missing store with where the gateway keeps it, any other with where the directory came from.
+func (f DataDirFlags) storeError(err error) error {
+	if errors.Is(err, account.ErrNoStore) {
+		return fmt.Errorf("%w: the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token", err)
+	}
+	// Name where the directory came from: a store in the default place was never given.
+	from := "--data-dir"
+	if f.DataDir == "" {
+		from = "the default data directory; --data-dir gives another"
+	}
+	return fmt.Errorf("the account store (%s): %w", from, err)
 }
 
 // upgraded says on stderr that opening the store upgraded it (an account command run with
@@ -269,6 +275,43 @@ type AccountsCmd struct {
 	Add    AccountsAddCmd    `cmd:"" help:"Create an account and print its first API token (alone, on the last line; shown once). Through the API: needs an admin token."`
 	List   AccountsListCmd   `cmd:"" help:"List the accounts (a user's token: its own), who created them and their tokens' latest use."`
 	Remove AccountsRemoveCmd `cmd:"" help:"Remove an account with its API tokens, computer credentials, enrollment keys and link codes; its connected computers are closed (4003 revoked). Through the API: needs an admin token, not the account's own."`
+	Backup AccountsBackupCmd `cmd:"" help:"Copy the account store (accounts, API tokens, computer credentials, enrollment keys) to a new file, on the gateway's host, while the gateway runs: one consistent state, checked, the owner's alone (docs/accounts.md, Backing up the store)."`
+}
+
+// AccountsBackupCmd copies the data directory's store to a new file.
+type AccountsBackupCmd struct {
+	DataDirFlags
+	// NATS is read only to refuse: the replicas' accounts are in NATS, not in a file.
+	NATS string `name:"nats" env:"SANDBOX_NATS_URL" hidden:""`
+	File string `arg:"" type:"path" help:"The new file to write (an existing one is never replaced)."`
+}
+
+// restoreHow is how a backup goes back in place, said after each backup (docs/accounts.md).
+const restoreHow = "to restore it, stop the gateway, move accounts.db and its -wal and -shm out of the data directory, and copy this file in as accounts.db (docs/accounts.md, Backing up the store)"
+
+// Run writes the backup and says where, of which schema, and how to restore it. It changes
+// nothing in the store: one of an older schema is copied as it is, not upgraded.
+func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout) error {
+	if c.NATS != "" {
+		return fmt.Errorf("the replicas keep their accounts in NATS (the JetStream key-value bucket %s, stream KV_%s), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_%s DIR (docs/accounts.md, Backing up the store)",
+			account.KVBucket, account.KVBucket, account.KVBucket)
+	}
+	dir, err := c.dir()
+	if err != nil {
+		return err
+	}
+	schema, err := account.BackupSQLite(ctx, dir, c.File)
+	switch {
+	case errors.Is(err, account.ErrBackupExists):
+		return err
+	case errors.Is(err, account.ErrNoStore):
+		// Not storeError's: a backup cannot go through a gateway (--url).
+		return fmt.Errorf("%w: the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, or run this as the gateway's user, on its host", err)
+	case err != nil:
+		return c.storeError(err)
+	}
+	fmt.Fprintf(out, "backed up the account store %s (schema %d) to %s; %s\n", filepath.Join(dir, account.DBFile), schema, c.File, restoreHow)
+	return nil
 }
 
 // AccountsAddCmd creates an account.

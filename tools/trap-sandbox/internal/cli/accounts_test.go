@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -431,4 +432,45 @@ func TestAccountsRemoveNamesTheComputersAnOlderReplicaKeeps(t *testing.T) {
 	out = mustRun(t, "accounts", "remove", "carol", "--url="+srv.URL, "--api-token="+root)
 	assert.Contains(t, out, "\nleft connected by a replica of an older trap-sandbox, which does not close them: 9:attic (refused when they reconnect; upgrade that replica, trap-sandbox computers shows which, to close them now); its tokens are refused from the next request\n")
 	assert.NotContains(t, out, "none of its computers was connected")
+}
+
+// TestAccountsBackupCopiesTheStore: accounts backup writes a copy that, put in place of
+// accounts.db, is the store as it was (the account and its token), says how to restore it,
+// never replaces a file, and names what to do where there is no file to copy: no store in the
+// data directory, or replicas (their accounts are in NATS).
+func TestAccountsBackupCopiesTheStore(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	token := lastLineOf(mustRun(t, "accounts", "add", "alice", "--data-dir", dir))
+	dest := filepath.Join(t.TempDir(), "monday.db")
+	out, errOut, err := runWith(t, "", "accounts", "backup", dest, "--data-dir", dir)
+	require.NoError(t, err)
+	assert.Empty(t, errOut)
+	assert.Equal(t, "backed up the account store "+filepath.Join(dir, account.DBFile)+" (schema "+strconv.Itoa(account.SchemaVersion())+") to "+dest+
+		"; to restore it, stop the gateway, move accounts.db and its -wal and -shm out of the data directory, and copy this file in as accounts.db (docs/accounts.md, Backing up the store)\n", out)
+
+	_, err = runClient(t, "accounts", "backup", dest, "--data-dir", dir)
+	assert.EqualError(t, err, "the backup file exists already: "+dest+" (give a new file name)")
+
+	restored := t.TempDir()
+	data, err := os.ReadFile(dest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(restored, account.DBFile), data, 0o600))
+	assert.Regexp(t, `(?m)^alice\s+user\s`, mustRun(t, "accounts", "list", "--data-dir", restored))
+	s, err := account.OpenExistingSQLite(t.Context(), restored)
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := account.New(s, clock.Real{}).Authenticate(t.Context(), token)
+	require.NoError(t, err)
+	assert.Equal(t, "alice", got.ID)
+
+	empty := t.TempDir()
+	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", empty)
+	assert.EqualError(t, err, "no account store at "+filepath.Join(empty, account.DBFile)+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, or run this as the gateway's user, on its host")
+	t.Setenv("SANDBOX_NATS_URL", "nats://127.0.0.1:4222")
+	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"))
+	assert.EqualError(t, err, "the replicas keep their accounts in NATS (the JetStream key-value bucket trapos_accounts, stream KV_trapos_accounts), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_trapos_accounts DIR (docs/accounts.md, Backing up the store)")
+	left, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	assert.Empty(t, left)
 }

@@ -1,0 +1,142 @@
+package account
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+)
+
+// Backups of the SQLite store while the gateway runs. Copying accounts.db with cp is safe only
+// with every process stopped: what is committed may still be in accounts.db-wal, and a copy
+// taken during a checkpoint mixes two states. VACUUM INTO writes a consistent snapshot of what
+// was committed when it began, as one reader among the gateway's writers, into a new file that
+// is a whole database on its own (no -wal), which is what restoring needs.
+
+// ErrBackupExists is Backup's answer when its destination exists: a backup never replaces a
+// file, which may be an earlier backup, the one to go back to.
+var ErrBackupExists = errors.New("the backup file exists already")
+
+// BackupSQLite writes a copy of the store in the data directory dir, as committed when it
+// begins, to the new file dest (mode 0600, like the store): consistent while other processes
+// write, checked (SQLite's integrity_check on the copy) before it takes its name, and synced to
+// disk. It returns the copy's schema version. It changes nothing in the store: one of an older
+// schema is copied as it is, not upgraded (the copy to go back to before an upgrade). A
+// failure leaves no dest behind; an existing dest is refused (ErrBackupExists) and kept as it
+// is; a dir without accounts.db is ErrNoStore.
+func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error) {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	path := filepath.Join(dir, DBFile)
+	if _, err := os.Stat(path); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return 0, fmt.Errorf("%w at %s", ErrNoStore, path)
+		}
+		return 0, notOurs(path, err)
+	}
+	// Opened as it is: no schema upgrade, no journal mode set; the gateway's writers make a
+	// reader wait at most busyTimeout.
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeout.Milliseconds()))
+	dsn := (&url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: q.Encode()}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", path, err)
+	}
+	defer db.Close()
+	schema, err = backup(ctx, db, dest)
+	if err != nil && damaged(err) {
+		return 0, fmt.Errorf("open %s: %w: the file is damaged; restore it from a backup, or move it away (with its -wal and -shm) to start with no accounts", path, err)
+	}
+	return schema, err
+}
+
+// backup is BackupSQLite on the open database db.
+func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error) {
+	if abs, err := filepath.Abs(dest); err == nil {
+		dest = abs
+	}
+	if _, err := os.Lstat(dest); err == nil {
+		return 0, fmt.Errorf("%w: %s (give a new file name)", ErrBackupExists, dest)
+	}
+	dir := filepath.Dir(dest)
+	// Written beside dest under another name, then linked to it: dest appears whole or not at
+	// all, and a link fails, where a rename would replace, if dest appeared meanwhile.
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".*.part") // 0600, empty: what VACUUM INTO takes
+	if err != nil {
+		return 0, fmt.Errorf("make the backup file in %s: %w", dir, unwrapPath(err))
+	}
+	part := tmp.Name()
+	defer os.Remove(part) // linked to dest by then, or to be dropped
+	if err := tmp.Close(); err != nil {
+		return 0, err
+	}
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", part); err != nil {
+		return 0, fmt.Errorf("copy the store to %s: %w", dir, err)
+	}
+	if schema, err = checkBackup(ctx, part); err != nil {
+		return 0, err
+	}
+	if err := syncFile(part); err != nil {
+		return 0, fmt.Errorf("write the backup to disk: %w", err)
+	}
+	if err := os.Link(part, dest); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return 0, fmt.Errorf("%w: %s (give a new file name)", ErrBackupExists, dest)
+		}
+		return 0, fmt.Errorf("name the backup %s: %w", dest, unwrapPath(err))
+	}
+	if err := syncFile(dir); err != nil {
+		return 0, fmt.Errorf("write the backup's name to disk: %w", err)
+	}
+	return schema, nil
+}
+
+// checkBackup opens the copy at path read-only and returns its schema version once SQLite
+// finds it whole.
+func checkBackup(ctx context.Context, path string) (int, error) {
+	dsn := (&url.URL{Scheme: "file", Opaque: (&url.URL{Path: path}).EscapedPath(), RawQuery: "mode=ro"}).String()
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return 0, err
+	}
+	defer db.Close()
+	var check string
+	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&check); err != nil {
+		return 0, fmt.Errorf("check the backup: %w", err)
+	}
+	if check != "ok" {
+		return 0, fmt.Errorf("check the backup: SQLite finds the copy damaged (%s): the store itself may be; nothing was written", check)
+	}
+	var version int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return 0, fmt.Errorf("check the backup: %w", err)
+	}
+	return version, nil
+}
+
+// syncFile flushes the file or directory at path to disk.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// unwrapPath is err without the path an *fs.PathError repeats, for a message that names it.
+func unwrapPath(err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		return pe.Err
+	}
+	return err
+}

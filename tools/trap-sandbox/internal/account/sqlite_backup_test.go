@@ -1,0 +1,153 @@
+package account_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/clock"
+)
+
+// TestSQLiteBackupWhileTheGatewayWrites: a backup taken by one process (the command) while
+// another (the gateway) adds accounts one after another is a consistent snapshot: restored as
+// accounts.db into a data directory of its own, it opens, its admin's token authenticates, and
+// it holds the accounts added before some point and none after (a copy mixing two states could
+// hold a later one without an earlier one). It is the owner's alone and needs no -wal.
+func TestSQLiteBackupWhileTheGatewayWrites(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	gateway, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer gateway.Close()
+	token, err := account.New(gateway, clock.Real{}).AddAccount(ctx, "ops", account.RoleAdmin, "operator")
+	require.NoError(t, err)
+
+	// The gateway writes until the backup is done, and at least once during it: the backup
+	// starts after its first write and it stops after its next one once told to.
+	firstWritten, stop, written := make(chan struct{}), make(chan struct{}), make(chan int, 1)
+	go func() {
+		n := 0
+		defer func() { written <- n }()
+		for {
+			if err := gateway.CreateAccount(ctx, account.Account{ID: "a" + strconv.Itoa(n), Role: account.RoleUser}); err != nil {
+				t.Errorf("the gateway's write %d: %v", n, err)
+				return
+			}
+			n++
+			if n == 1 {
+				close(firstWritten)
+			}
+			select {
+			case <-stop:
+				return
+			default:
+			}
+		}
+	}()
+	<-firstWritten
+	dest := filepath.Join(t.TempDir(), "accounts-backup.db")
+	schema, err := account.BackupSQLite(ctx, dir, dest)
+	close(stop)
+	n := <-written
+	require.NoError(t, err)
+	assert.Equal(t, account.SchemaVersion(), schema)
+
+	info, err := os.Stat(dest)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(dest), "*"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{dest}, left, "no part file left beside the backup")
+
+	restored := t.TempDir()
+	data, err := os.ReadFile(dest)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(restored, account.DBFile), data, 0o600))
+	s, err := account.OpenExistingSQLite(ctx, restored)
+	require.NoError(t, err)
+	defer s.Close()
+	got, err := account.New(s, clock.Real{}).Authenticate(ctx, token)
+	require.NoError(t, err)
+	assert.Equal(t, "ops", got.ID)
+	all, err := s.Accounts(ctx)
+	require.NoError(t, err)
+	var ids []int
+	for _, a := range all {
+		if i, ok := strings.CutPrefix(a.ID, "a"); ok {
+			k, err := strconv.Atoi(i)
+			require.NoError(t, err)
+			ids = append(ids, k)
+		}
+	}
+	slices.Sort(ids)
+	require.NotEmpty(t, ids, "the write made before the backup began")
+	for i, k := range ids {
+		require.Equal(t, i, k, "the backup holds a%d without a%d: not one state of the store", k, i)
+	}
+	assert.LessOrEqual(t, len(ids), n)
+	t.Logf("the backup holds %d of the %d accounts written", len(ids), n)
+}
+
+// TestSQLiteBackupNeverReplacesAFile: a backup to a file that exists (an earlier backup) is
+// refused and the file kept as it was; one into a directory that is not there says so and
+// leaves nothing.
+func TestSQLiteBackupNeverReplacesAFile(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	dest := filepath.Join(t.TempDir(), "monday.db")
+	require.NoError(t, os.WriteFile(dest, []byte("last monday's"), 0o600))
+	_, err = account.BackupSQLite(ctx, dir, dest)
+	require.ErrorIs(t, err, account.ErrBackupExists)
+	assert.EqualError(t, err, fmt.Sprintf("the backup file exists already: %s (give a new file name)", dest))
+	data, err := os.ReadFile(dest)
+	require.NoError(t, err)
+	assert.Equal(t, "last monday's", string(data))
+
+	missing := filepath.Join(t.TempDir(), "no-such-dir")
+	_, err = account.BackupSQLite(ctx, dir, filepath.Join(missing, "b.db"))
+	assert.EqualError(t, err, "make the backup file in "+missing+": no such file or directory")
+	_, err = os.Stat(missing)
+	assert.True(t, os.IsNotExist(err))
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(dest), "*"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{dest}, left)
+}
+
+// TestSQLiteBackupUpgradesNothing: the backup of a store of an older schema, the copy to keep
+// before upgrading trap-sandbox, is of that schema: taking it upgraded neither the store nor
+// the copy, and an older trap-sandbox would open both. A data directory without a store is
+// ErrNoStore, and no file is made.
+func TestSQLiteBackupUpgradesNothing(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	require.NoError(t, account.WriteSchemaV1ForTest(ctx, dir))
+	dest := filepath.Join(t.TempDir(), "before-upgrade.db")
+	schema, err := account.BackupSQLite(ctx, dir, dest)
+	require.NoError(t, err)
+	assert.Equal(t, 1, schema)
+	s, err := account.OpenExistingSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, 1, s.UpgradedFrom(), "the store was still of schema 1 after its backup")
+
+	empty := t.TempDir()
+	_, err = account.BackupSQLite(ctx, empty, filepath.Join(empty, "b.db"))
+	require.ErrorIs(t, err, account.ErrNoStore)
+	left, err := os.ReadDir(empty)
+	require.NoError(t, err)
+	assert.Empty(t, left)
+}
