@@ -89,7 +89,14 @@ func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error
 		if errors.Is(err, fs.ErrExist) {
 			return 0, fmt.Errorf("%w: %s (give a new file name)", ErrBackupExists, dest)
 		}
-		return 0, fmt.Errorf("name the backup %s: %w", dest, unwrapPath(err))
+		// A file system without hard links (FAT on a USB stick): renamed instead, once more
+		// checked not to be there.
+		if _, lerr := os.Lstat(dest); lerr == nil {
+			return 0, fmt.Errorf("%w: %s (give a new file name)", ErrBackupExists, dest)
+		}
+		if rerr := os.Rename(part, dest); rerr != nil {
+			return 0, fmt.Errorf("name the backup %s: %w", dest, unwrapPath(rerr))
+		}
 	}
 	if err := syncFile(dir); err != nil {
 		return 0, fmt.Errorf("write the backup's name to disk: %w", err)
