@@ -3,6 +3,8 @@ package account
 import (
 	"context"
 	"fmt"
+	"os"
+	"syscall"
 )
 
 // SetSchemaVersionForTest writes the file's schema version, as a later trap-sandbox would.
@@ -25,4 +27,13 @@ func WriteSchemaV1ForTest(ctx context.Context, dir string, stmts ...string) erro
 		}
 	}
 	return nil
+}
+
+// WithoutHardLinksForTest makes BackupSQLite's link fail as on a file system without hard
+// links (FAT), until the returned function restores it.
+func WithoutHardLinksForTest() (restore func()) {
+	link = func(oldname, newname string) error {
+		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
+	}
+	return func() { link = os.Link }
 }

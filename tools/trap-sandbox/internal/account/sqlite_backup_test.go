@@ -151,3 +151,23 @@ func TestSQLiteBackupUpgradesNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left)
 }
+
+// TestSQLiteBackupWithoutHardLinks: on a file system without hard links (a USB stick's FAT)
+// the checked copy is renamed into place instead, and an existing file is still never
+// replaced.
+func TestSQLiteBackupWithoutHardLinks(t *testing.T) {
+	defer account.WithoutHardLinksForTest()()
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	defer s.Close()
+	dest := filepath.Join(t.TempDir(), "stick.db")
+	_, err = account.BackupSQLite(ctx, dir, dest)
+	require.NoError(t, err)
+	left, err := filepath.Glob(filepath.Join(filepath.Dir(dest), "*"))
+	require.NoError(t, err)
+	assert.Equal(t, []string{dest}, left)
+	_, err = account.BackupSQLite(ctx, dir, dest)
+	require.ErrorIs(t, err, account.ErrBackupExists)
+}
