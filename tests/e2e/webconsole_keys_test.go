@@ -8,6 +8,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -79,6 +80,12 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 			field.dispatchEvent(new InputEvent("input", { bubbles: true }));
 			return take();
 		};
+		window.insert = (data, start, end) => {
+			const field = document.getElementById("type-text");
+			field.setSelectionRange(start, end);
+			field.dispatchEvent(new InputEvent("beforeinput", { inputType: "insertText", data, bubbles: true, cancelable: true }));
+			return [field.value, field.selectionStart, ...take()];
+		};
 		window.tap = (name) => { document.querySelector("#touch [data-key=" + name + "]").click(); return take(); };
 		window.pressed = () => document.getElementById("ctrl").getAttribute("aria-pressed");
 		window.pointer = (type, name) => document.querySelector("#touch [data-key=" + name + "]").dispatchEvent(
@@ -143,6 +150,22 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 	assert.Equal(t, []map[string]any{{"type": "key_up", "name": "right"}, {"type": "key_up", "name": "leftCtrl"}}, held[len(held)-2:],
 		"a key held with Ctrl lets Ctrl go with it")
 	assert.JSONEq(t, `"false"`, events(t, `pressed()`))
+
+	// A text with line breaks put in the field at once (a phone keyboard's clipboard): typed
+	// line by line, each line break Enter; the field holds its last line, the caret where the
+	// text ended (the field put spaces for them, typing the lines as one).
+	const (
+		x  = `{"type":"key","name":"x","held":false},{"type":"char","text":"x"},{"type":"key_up","name":"x"}`
+		y  = `{"type":"key","name":"y","held":false},{"type":"char","text":"y"},{"type":"key_up","name":"y"}`
+		zz = `{"type":"key","name":"z","held":false},{"type":"char","text":"z"},{"type":"key_up","name":"z"}`
+	)
+	assert.JSONEq(t, `["z", 1, `+bksp+`,`+x+`,`+enter+`,`+enter+`,`+zz+`]`, events(t, `tap("enter"), type("d"), insert("x\r\n\nz", 0, 1)`),
+		"d replaced: Backspace, then x, two Enters, z")
+	assert.JSONEq(t, `["z", 0, `+bksp+`,`+y+`,`+enter+`,`+zz+`]`, events(t, `insert("y\n", 0, 0)`),
+		"before the z: z rubbed out, y, Enter, z again, the caret before it")
+	assert.JSONEq(t, `[`+ctrl+`,{"type":"key","name":"enter","held":false},{"type":"key_up","name":"enter"},`+ctrlUp+`,`+x+`, ""]`,
+		events(t, `tap("enter"), [...tap("leftCtrl"), ...insert("\nx", 0, 0).slice(2), document.getElementById("type-text").value]`),
+		"with Ctrl held, the first key goes with it; the field starts afresh")
 
 	// Many characters put in the field at once go in one send, which cuts them into the
 	// requests the computer takes (TestTheWebConsoleCountsInputAsTheGatewayDoes).
@@ -269,6 +292,67 @@ func TestTheWebConsoleEditsAFileFromAPhone(t *testing.T) {
 	// Ctrl, left (the menu's last item: Exit), Enter: back at the prompt.
 	require.NoError(t, chromedp.Do(page, chromedp.Click("#ctrl"), chromedp.Click(`[data-key="left"]`), chromedp.Click("#enter")))
 	until(t, "the prompt after edit", screen+` === ">"`)
+}
+
+// TestTheWebConsoleTypesALongTextFromAPhone: a text of 1000 characters with 20 line breaks
+// put into the Type field at once, as a phone's keyboard puts in a text from its clipboard
+// (not a paste), is typed into edit whole and in order, each line break as Enter, in the
+// requests the computer takes (3000 events and more); the saved file holds it. The field put
+// spaces for the line breaks, typing the lines as one.
+func TestTheWebConsoleTypesALongTextFromAPhone(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	const token = "console-long-text-81c2"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 13, "pocket"
+	opts.Pocket = pocket.New(nil)
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Input = computer.Input(make(chan string))
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/13%3Apocket"), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	screen := `document.getElementById("screen-text").textContent`
+	field := "#type-text"
+	require.NoError(t, chromedp.Do(page, chromedp.Click(field), chromedp.SendKeys(field, "edit notes.txt\r")))
+	until(t, "edit", screen+`.includes("Press Ctrl for menu")`)
+
+	// Words in lines of at most 47 characters, 20 of them, the 21st what is left of 1000.
+	words := strings.Fields("the door opens when a player stands on the plate and shuts again after five seconds")
+	var b strings.Builder
+	for w, line, breaks := 0, 0, 0; b.Len() < 1000; w++ {
+		word := words[w%len(words)]
+		if line > 0 && breaks < 20 && line+1+len(word) > 47 {
+			b.WriteString("\n")
+			breaks, line = breaks+1, 0
+		} else if line > 0 {
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	text := b.String()[:1000]
+	require.Equal(t, 20, strings.Count(text, "\n"))
+	require.NoError(t, chromedp.Do(page, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, input.InsertText, input.InsertTextParams{Text: text})
+		return err
+	})))
+	until(t, "the text sent", `view.pending.length === 0 && !view.sending && document.getElementById("status").textContent === "Live"`)
+	value, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("type-text").value`))
+	require.NoError(t, err)
+	assert.Equal(t, text[strings.LastIndex(text, "\n")+1:], value, "the field holds the last line")
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#ctrl"), chromedp.Click("#enter")))
+	until(t, "saved", screen+`.includes("Saved to notes.txt")`)
+	got, err := c.FS.ReadFile("/notes.txt")
+	require.NoError(t, err)
+	assert.Equal(t, text+"\n", string(got), "the text whole, each line break Enter")
 }
 
 // TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer: the owner allows the screen to be

@@ -749,26 +749,57 @@ function clearTyped(v) {
 }
 
 // onTyped sends what the Type field's input changed (a phone's keyboard may rewrite a word it
-// composes or corrects, not just add a character): Backspace for each character of what
-// followed the part both share, then each new character as its key and char. A character
-// typed with Ctrl held goes as Ctrl with its key, typing none; the field starts afresh then.
+// composes or corrects, not just add a character): typeLines of the field's text.
 function onTyped(v) {
-  const now = [...$("type-text").value], before = [...v.typed];
-  let same = 0;
-  while (same < now.length && same < before.length && now[same] === before[same]) same++;
+  typeLines(v, [$("type-text").value]);
+}
+
+// typeLines sends what view v's Type field changed from what it held at its last input
+// (v.typed) to lines, its text cut at line breaks: Backspace for each character of what
+// followed the part both share, then each new character as its key and char; each line after
+// the first after Enter, as the field's own Enter, which starts it afresh (v.typed is the last
+// line). A character typed with Ctrl held goes as Ctrl with its key, typing none; the field
+// starts afresh then.
+function typeLines(v, lines) {
   const events = [];
-  for (let i = same; i < before.length; i++) events.push(...pressEvents("backspace", "", false));
-  let ctrl = !!v.ctrl;
-  for (const ch of now.slice(same)) {
-    events.push(...pressEvents(charKey(ch), ch, ctrl));
-    ctrl = false;
-  }
-  v.typed = now.join("");
+  let ctrl = !!v.ctrl, before = [...v.typed];
+  lines.forEach((line, i) => {
+    if (i > 0) {
+      events.push(...pressEvents("enter", "", ctrl));
+      ctrl = false;
+      before = [];
+    }
+    const now = [...line];
+    let same = 0;
+    while (same < now.length && same < before.length && now[same] === before[same]) same++;
+    for (let j = same; j < before.length; j++) events.push(...pressEvents("backspace", "", false));
+    for (const ch of now.slice(same)) {
+      events.push(...pressEvents(charKey(ch), ch, ctrl));
+      ctrl = false;
+    }
+  });
+  v.typed = lines[lines.length - 1];
   if (v.ctrl) {
     holdCtrl(v, false);
     clearTyped(v);
   }
   send(events); // many keys at once (a word a phone's keyboard puts in) go in parts, in order
+}
+
+// onInsert types a text put into the Type field at once that holds line breaks (a phone
+// keyboard's clipboard, a drop, not a paste: that is the screen's) line by line, each line
+// break as Enter, as typed: the field, one line, would put spaces for them and type the lines
+// as one. The field then holds the last line, its caret where the text ended.
+function onInsert(v, e) {
+  const text = e.data ?? (e.dataTransfer ? e.dataTransfer.getData("text/plain") : null);
+  if (e.isComposing || !text || !/[\r\n]/.test(text)) return;
+  e.preventDefault();
+  const field = e.target, ctrl = v.ctrl;
+  const rest = field.value.slice(field.selectionEnd);
+  typeLines(v, (field.value.slice(0, field.selectionStart) + text + rest).split(/\r\n|\r|\n/));
+  if (ctrl) return; // the field started afresh
+  field.value = v.typed;
+  field.setSelectionRange(v.typed.length - rest.length, v.typed.length - rest.length);
 }
 
 // inputEventsMax is the most events one screen.input queues on the computer (docs/protocol.md;
@@ -883,6 +914,7 @@ document.addEventListener("DOMContentLoaded", () => {
     });
   }
   $("type-text").addEventListener("input", () => { if (view) onTyped(view); });
+  $("type-text").addEventListener("beforeinput", (e) => { if (view && e.inputType.startsWith("insert")) onInsert(view, e); });
   // A paste into the field is the computer's paste, as on the screen (the field joined its
   // lines, then typed them as one); the field starts afresh.
   $("type-text").addEventListener("paste", (e) => {
