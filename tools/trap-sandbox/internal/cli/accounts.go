@@ -53,16 +53,17 @@ func (f DataDirFlags) open(ctx context.Context, create bool) (*account.Accounts,
 	}
 	s, err := open(ctx, dir)
 	if err != nil {
-		return nil, nil, f.storeError(err)
+		return nil, nil, f.storeError(err, "run this as the gateway's user, or reach a running gateway with --url and --api-token")
 	}
 	return account.New(s, clock.Real{}), s, nil
 }
 
 // storeError words an error of opening (or copying) the store in the data directory: a
-// missing store with where the gateway keeps it, any other with where the directory came from.
-func (f DataDirFlags) storeError(err error) error {
+// missing store with where the gateway keeps it and what else to do (orElse: reach a running
+// gateway, for the commands that can), any other with where the directory came from.
+func (f DataDirFlags) storeError(err error, orElse string) error {
 	if errors.Is(err, account.ErrNoStore) {
-		return fmt.Errorf("%w: the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, run this as the gateway's user, or reach a running gateway with --url and --api-token", err)
+		return fmt.Errorf("%w: the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, %s", err, orElse)
 	}
 	// Name where the directory came from: a store in the default place was never given.
 	from := "--data-dir"
@@ -304,11 +305,8 @@ func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout) error {
 	switch {
 	case errors.Is(err, account.ErrBackupExists):
 		return err
-	case errors.Is(err, account.ErrNoStore):
-		// Not storeError's: a backup cannot go through a gateway (--url).
-		return fmt.Errorf("%w: the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, or run this as the gateway's user, on its host", err)
 	case err != nil:
-		return c.storeError(err)
+		return c.storeError(err, "or run this as the gateway's user, on its host") // a backup cannot go through a gateway
 	}
 	fmt.Fprintf(out, "backed up the account store %s (schema %d) to %s; %s\n", filepath.Join(dir, account.DBFile), schema, c.File, restoreHow)
 	return nil
