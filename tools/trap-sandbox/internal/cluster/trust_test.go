@@ -273,6 +273,10 @@ func TestAnUnreadableHeartbeatIsLoggedAsSuch(t *testing.T) {
 
 	putRawHeartbeat(t, rogue, "zz", `garbage hb`)
 	putRawHeartbeat(t, rogue, "zz", `{"oops":1}`)
+	// B's heartbeats wait while garbage is under its key: the bucket keeps one revision a key,
+	// so B's next heartbeat would replace the garbage before A's watcher was sent it, and A
+	// would never see it (under load it did not: 0 logged).
+	releaseB := holdBeats(t, b.router)
 	putRawHeartbeat(t, rogue, "b", `garbage`)
 	applied()
 	assert.Equal(t, 1, unreadable("zz"), "once while it stays unreadable")
@@ -284,12 +288,17 @@ func TestAnUnreadableHeartbeatIsLoggedAsSuch(t *testing.T) {
 	assert.Empty(t, older)
 
 	// B's next heartbeat makes its key readable again; another bad write is logged again.
+	releaseB()
 	require.Eventually(t, func() bool {
 		e, err := b.router.replicas.Get(t.Context(), escapeToken("b"))
+		if err != nil {
+			return false
+		}
 		_, ok := readHeartbeat(e.Value())
-		return err == nil && ok
+		return ok
 	}, waitLimit, testkit.Poll, "B to write its heartbeat again")
 	applied()
+	holdBeats(t, b.router) // released at the test's end: the garbage stays under B's key
 	putRawHeartbeat(t, rogue, "b", `garbage`)
 	applied()
 	assert.Equal(t, 2, unreadable("b"))

@@ -308,10 +308,17 @@ func TestAForgedOlderHeartbeatStopsTheReplicaOfItsName(t *testing.T) {
 			waitOwnBeatBack(t, a.router)
 			require.NotEqual(t, "0000000000000000", a.router.instance)
 
+			// a's heartbeats wait while the forged one is under its name: the bucket keeps one
+			// revision a key, so a's next heartbeat would replace the forged one before a's
+			// watcher was sent it, and a would never see it. Seen, it yields (Leaving); its last
+			// heartbeat, then Failed, waits for the release.
+			releaseBeats := holdBeats(t, a.router)
 			forged, err := json.Marshal(heartbeatValue{Replica: "a", Started: a.router.started.Add(-tt.earlier), Instance: "0000000000000000"})
 			require.NoError(t, err)
 			_, err = a.router.replicas.Put(t.Context(), escapeToken("a"), forged)
 			require.NoError(t, err)
+			require.Eventually(t, a.router.Leaving, waitLimit, testkit.Poll, "a to take the forged heartbeat for an older twin's")
+			releaseBeats()
 			select {
 			case <-a.router.Failed():
 			case <-time.After(waitLimit):
