@@ -517,12 +517,21 @@ func (c *computer) closeCode() (int, string) {
 	}
 }
 
-// holdBeats takes r's heartbeat lock: r writes no heartbeat, and its goodbye waits, until the
-// test calls release (once or more), or until the test ends, before the cleanup's stop.
+// holdBeats holds r's heartbeat ticks and its heartbeat lock: r writes no heartbeat, does none
+// of a tick's work (the sweep, doubts settled, claims retried, holders watched), and its goodbye
+// waits, until the test calls release (once or more), or until the test ends, before the
+// cleanup's stop. It returns once a tick at work has done (holding beatMu alone let a tick begun
+// before go on with its work after its heartbeat).
 func holdBeats(t testing.TB, r *Router) (release func()) {
+	r.tickMu.Lock()
 	r.beatMu.Lock()
 	var once sync.Once
-	release = func() { once.Do(r.beatMu.Unlock) }
+	release = func() {
+		once.Do(func() {
+			r.beatMu.Unlock()
+			r.tickMu.Unlock()
+		})
+	}
 	t.Cleanup(release)
 	return release
 }

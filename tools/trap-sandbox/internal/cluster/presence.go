@@ -140,17 +140,25 @@ func (r *Router) heartbeatLoop() {
 		case <-timer.C():
 		}
 		timer.Reset(r.cfg.HeartbeatInterval)
-		if !r.nc.IsConnected() {
-			continue
-		}
-		if err := r.heartbeat(r.ctx); err != nil {
-			r.log.Debug("heartbeat failed", "err", err)
-		}
-		r.startSweep()
-		r.settleDoubts()
-		r.retryClaims()
-		r.watchHolders()
+		r.tick()
 	}
+}
+
+// tick is one tick of heartbeatLoop: the heartbeat, the sweep, the doubts settled, the
+// claims retried and the holders watched.
+func (r *Router) tick() {
+	r.tickMu.Lock()
+	defer r.tickMu.Unlock()
+	if !r.nc.IsConnected() {
+		return
+	}
+	if err := r.heartbeat(r.ctx); err != nil {
+		r.log.Debug("heartbeat failed", "err", err)
+	}
+	r.startSweep()
+	r.settleDoubts()
+	r.retryClaims()
+	r.watchHolders()
 }
 
 // heartbeatArrived applies one change of ReplicasBucket (the watcher's goroutine).

@@ -210,6 +210,9 @@ type Router struct {
 	watchers []*watch
 
 	beatMu sync.Mutex // held while the heartbeat is written or deleted (Leave)
+	// tickMu is held while a heartbeat tick runs (heartbeatLoop): its heartbeat and the work
+	// after it. A test that holds it (then beatMu) knows no tick is at work until it lets go.
+	tickMu sync.Mutex
 
 	mu       sync.Mutex // guards the fields below
 	closing  bool

@@ -461,6 +461,11 @@ func TestARelayToAReplicaGoneFromNATSFailsNamingIt(t *testing.T) {
 	a.waitComputers(t, "7:@b")
 	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "7:"}
 	b.stop()
+	// Only NATS's word that nobody listens (503) fails the relays below: b's goodbye, taken in
+	// while one waited, would fail it first as "has stopped", and so would a heartbeat tick of
+	// a's (watchHolders), b and c having sent no heartbeat, as "has sent no heartbeat for …".
+	require.Eventually(t, func() bool { return !a.router.alive("b") }, waitLimit, testkit.Poll, "a to take in b's goodbye")
+	holdBeats(t, a.router)
 
 	_, err := a.router.Relay(t.Context(), "b", "screen", k, json.RawMessage(`{}`))
 	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected,
