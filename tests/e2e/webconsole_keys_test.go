@@ -167,6 +167,9 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 		events(t, `tap("enter"), [...tap("leftCtrl"), ...insert("\nx", 0, 0).slice(2), document.getElementById("type-text").value]`),
 		"with Ctrl held, the first key goes with it; the field starts afresh")
 
+	assert.JSONEq(t, `[`+x+`,{"type":"key","name":"tab","held":false},{"type":"key_up","name":"tab"},{"type":"key","name":"slash","held":false},{"type":"char","text":"?"},{"type":"key_up","name":"slash"},`+y+`]`,
+		events(t, `tap("enter"), type("x\t\u0007y")`), "a tab is Tab, a bell ? (the computer refused the whole request for either)")
+
 	// Many characters put in the field at once go in one send, which cuts them into the
 	// requests the computer takes (TestTheWebConsoleCountsInputAsTheGatewayDoes).
 	assert.JSONEq(t, `[300]`, events(t, `tap("enter"), sends = [], type("x".repeat(100)), sends`))
@@ -338,7 +341,7 @@ func TestTheWebConsoleTypesALongTextFromAPhone(t *testing.T) {
 		b.WriteString(word)
 		line += len(word)
 	}
-	text := b.String()[:1000]
+	text := strings.Replace(b.String()[:1000], "five seconds", "five\tseconds", 1) // copied code has tabs
 	require.Equal(t, 20, strings.Count(text, "\n"))
 	require.NoError(t, chromedp.Do(page, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
 		_, err := cdp.Call(ctx, target, input.InsertText, input.InsertTextParams{Text: text})
@@ -352,7 +355,7 @@ func TestTheWebConsoleTypesALongTextFromAPhone(t *testing.T) {
 	until(t, "saved", screen+`.includes("Saved to notes.txt")`)
 	got, err := c.FS.ReadFile("/notes.txt")
 	require.NoError(t, err)
-	assert.Equal(t, text+"\n", string(got), "the text whole, each line break Enter")
+	assert.Equal(t, strings.Replace(text, "\t", "    ", 1)+"\n", string(got), "the text whole, each line break Enter, the tab Tab (edit indents)")
 }
 
 // TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer: the owner allows the screen to be

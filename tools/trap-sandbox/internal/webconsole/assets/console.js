@@ -758,8 +758,8 @@ function onTyped(v) {
 // (v.typed) to lines, its text cut at line breaks: Backspace for each character of what
 // followed the part both share, then each new character as its key and char; each line after
 // the first after Enter, as the field's own Enter, which starts it afresh (v.typed is the last
-// line). A character typed with Ctrl held goes as Ctrl with its key, typing none; the field
-// starts afresh then.
+// line); typeEvents says what a character sends. A character typed with Ctrl held goes as
+// Ctrl with its key, typing none; the field starts afresh then.
 function typeLines(v, lines) {
   const events = [];
   let ctrl = !!v.ctrl, before = [...v.typed];
@@ -774,7 +774,7 @@ function typeLines(v, lines) {
     while (same < now.length && same < before.length && now[same] === before[same]) same++;
     for (let j = same; j < before.length; j++) events.push(...pressEvents("backspace", "", false));
     for (const ch of now.slice(same)) {
-      events.push(...pressEvents(charKey(ch), ch, ctrl));
+      events.push(...typeEvents(ch, ctrl));
       ctrl = false;
     }
   });
@@ -784,6 +784,16 @@ function typeLines(v, lines) {
     clearTyped(v);
   }
   send(events); // many keys at once (a word a phone's keyboard puts in) go in parts, in order
+}
+
+// typeEvents is what the Type field sends for character ch typed (with Ctrl held: ctrl): its
+// key and char; a tab (copied code's) the Tab key, which types none (edit indents, the shell
+// completes); any other control character, or DEL, "?", as CC pastes one: no keyboard types
+// them, and the computer refused the whole request for one below 32.
+function typeEvents(ch, ctrl) {
+  if (ch === "\t") return pressEvents("tab", "", ctrl);
+  if (/[\u0000-\u001f\u007f]/.test(ch)) ch = "?";
+  return pressEvents(charKey(ch), ch, ctrl);
 }
 
 // onInsert types a text put into the Type field at once that holds line breaks (a phone
