@@ -435,6 +435,11 @@ func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {
 }
 
 func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		// The computer's own refusal names its payload's field ("payload.command must be a
+		// non-empty string"), not the argument the agent gave.
+		return ProgramOutput{}, protocol.Errorf(CodeBadArgument, "command is empty: give a shell command line, e.g. ls /rom or door")
+	}
 	ans, err := t.client.Run(ctx, in.TraposID, in.Command, timeoutOf(in.TimeoutMs))
 	if err != nil {
 		return ProgramOutput{}, withWarnings(err, ans.Warnings)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"regexp"
 	"strings"
@@ -291,4 +292,23 @@ func TestReadingADirectoryNamesListFiles(t *testing.T) {
 	require.True(t, res.IsError)
 	assert.Equal(t, "fs_error: /rom: Not a file: a directory, which list_files lists", text(res))
 	require.Len(t, res.Content, 2, "the computer's words are marked as its data")
+}
+
+// TestABlankCommandIsRefusedBeforeItIsSent: run_program with an empty or blank command is
+// bad_argument naming the argument, and nothing reaches the computer, whose own refusal named
+// its payload's field ("bad_payload: payload.command must be a non-empty string").
+func TestABlankCommandIsRefusedBeforeItIsSent(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		t.Errorf("%s was sent", typ)
+		return nil
+	}
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	s := connectHTTP(t, srv)
+	for _, command := range []string{"", "  \t "} {
+		res := callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": command})
+		require.True(t, res.IsError)
+		assert.Equal(t, "bad_argument: command is empty: give a shell command line, e.g. ls /rom or door", text(res))
+	}
 }
