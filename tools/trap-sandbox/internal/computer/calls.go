@@ -127,8 +127,9 @@ func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout ti
 
 // movePathNamed names the path of fs.move's refusals that CC words without one (its
 // FileSystem.move: "No such file", "File exists"), as every other fs error names it: a missing
-// file can only be from, an existing one only to. The rest (Access denied: either) stay as
-// they are.
+// file can only be from, an existing one only to, each as the computer resolves it
+// (cctext.StoredPath: "door.lua" is /door.lua, "" the root, as other fs errors say; "" read
+// ": File exists"). The rest (Access denied: either) stay as they are.
 func movePathNamed(err error, from, to string) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
 	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError {
@@ -143,7 +144,7 @@ func movePathNamed(err error, from, to string) error {
 	default:
 		return err
 	}
-	return pe.WithMessage(named + ": " + pe.Message)
+	return pe.WithMessage(cctext.StoredPath(named) + ": " + pe.Message)
 }
 
 // MakeDir makes a directory and its missing parents.

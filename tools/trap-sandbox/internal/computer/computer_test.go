@@ -742,6 +742,18 @@ func TestAMoveRefusalNamesItsPath(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "/über/taken.lua: File exists", pe.Message)
 
+	// Each as the computer resolves it, as its other fs errors name a path: a relative path
+	// from the root, "" the root itself (it read ": File exists").
+	err = c.Move(t.Context(), "7:", "gone.lua", "/new.lua", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "/gone.lua: No such file", pe.Message)
+	err = c.Move(t.Context(), "7:", "/here.lua", "", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "/: File exists", pe.Message)
+	err = c.Move(t.Context(), "7:", "/here.lua", "über/./taken.lua", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "/über/taken.lua: File exists", pe.Message)
+
 	require.NoError(t, c.Move(t.Context(), "7:", "/here.lua", "/über/moved.lua", 0))
 }
 
