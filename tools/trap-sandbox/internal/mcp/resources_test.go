@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/yosida95/uritemplate/v3"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -124,4 +126,17 @@ func TestAURIThatNamesNoFileSaysWhichDoes(t *testing.T) {
 		assert.Equal(t, int64(jsonrpc.CodeInvalidParams), je.Code, uri)
 		assert.Equal(t, want, je.Message, uri)
 	}
+}
+
+// TestFixProgramSaysHowToRunAProgramThatReads: the fix_program prompt sends a program that
+// waits for input to send_text: run_program gives a run no keyboard, so a door asking for its
+// password would only time out there, whatever the agent fixed.
+func TestFixProgramSaysHowToRunAProgramThatReads(t *testing.T) {
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil).handler)
+	defer srv.Close()
+	res, err := connectHTTP(t, srv).GetPrompt(t.Context(), &sdk.GetPromptParams{Name: "fix_program", Arguments: map[string]string{"traposId": "7:kitchen", "path": "/door.lua"}})
+	require.NoError(t, err)
+	require.Len(t, res.Messages, 1)
+	prompt := res.Messages[0].Content.(*sdk.TextContent).Text
+	assert.Contains(t, prompt, `a program that waits for input (read(), a key) gets none there, so start it with send_text (its name and "\n")`)
 }

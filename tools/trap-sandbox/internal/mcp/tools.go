@@ -189,7 +189,7 @@ func (t *tools) register(r registrar) {
 		func(in PathInput) string { return in.TraposID }, t.makeDir)
 	addTool(r, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error.",
 		func(in LuaInput) string { return in.TraposID }, t.runLua)
-	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is that screen at the end. A full-screen program (edit, paint) waits for input and is stopped at the timeout; to use one, type it with send_text.",
+	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is that screen at the end. A program that waits for input (read(), edit, paint) gets none here and is stopped at the timeout; to use one, start it with send_text.",
 		func(in ProgramInput) string { return in.TraposID }, t.runProgram)
 	addTool(r, "ping", "Ping a computer", readOnly, "Check that a computer answers, and how long a round trip to it takes.",
 		func(in TargetInput) string { return in.TraposID }, t.ping)
@@ -441,6 +441,9 @@ func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput,
 		return ProgramOutput{}, protocol.Errorf(CodeBadArgument, "command is empty: give a shell command line, e.g. ls /rom or door")
 	}
 	ans, err := t.client.Run(ctx, in.TraposID, in.Command, timeoutOf(in.TimeoutMs))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeTimeout && pe.ByComputer {
+		err = abandonedRun{pe}
+	}
 	if err != nil {
 		return ProgramOutput{}, withWarnings(err, ans.Warnings)
 	}
@@ -465,6 +468,14 @@ type warnedError struct {
 func (e *warnedError) Error() string { return e.err.Error() }
 func (e *warnedError) Unwrap() error { return e.err }
 
+// abandonedRun is run_program's timeout answered by the computer, which abandoned the run at
+// its limit: a program that waits for input (read(), edit) ends so whatever time it is given,
+// as a run gets no keyboard, so toolError names the tool that types into it as well.
+type abandonedRun struct{ pe *protocol.Error }
+
+func (e abandonedRun) Error() string { return e.pe.Error() }
+func (e abandonedRun) Unwrap() error { return e.pe }
+
 // inputSentError is a screen tool's error once input was queued: its message says so, and a
 // call made again would type it twice, so toolError adds no "give it longer" to it.
 type inputSentError struct{ pe *protocol.Error }
@@ -482,7 +493,12 @@ func toolError(err error) *protocol.Error {
 	msg := pe.Message
 	_, sent := errors.AsType[inputSentError](err)
 	if pe.Code == protocol.CodeTimeout && !sent && !pe.Attributed {
-		msg = computer.WithTimeoutFix(msg, fmt.Sprintf("(timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds()))
+		fix := fmt.Sprintf("(timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds())
+		if _, ok := errors.AsType[abandonedRun](err); ok {
+			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; a program that waits for input never gets it here: "+
+				"start it on the computer's screen with send_text, e.g. \"door\\n\", and type its input there)", computer.MaxTimeout.Milliseconds())
+		}
+		msg = computer.WithTimeoutFix(msg, fix)
 	}
 	if we, ok := errors.AsType[*warnedError](err); ok {
 		for _, w := range we.warnings {

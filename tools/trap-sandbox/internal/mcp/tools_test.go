@@ -263,10 +263,18 @@ func TestATimeoutNamesTimeoutMs(t *testing.T) {
 		"the computer's message is still marked as its data, the unlabelled traposId with no doubled colon")
 
 	// A run that showed a screen: the fix on a line of its own, not on the screen's last row.
+	// A program the computer abandoned may wait for input, which no time brings to a run: the
+	// fix names the tool that types into it.
 	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "it ran past its timeout of 1500 ms and was abandoned; its screen showed:\nPress Ctrl to access menu   Ln 1", ByComputer: true}
 	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "edit /door.lua"})
 	require.True(t, res.IsError)
-	assert.Equal(t, "timeout: it ran past its timeout of 1500 ms and was abandoned; its screen showed:\nPress Ctrl to access menu   Ln 1\n"+strings.TrimPrefix(fix, " "), text(res))
+	assert.Equal(t, "timeout: it ran past its timeout of 1500 ms and was abandoned; its screen showed:\nPress Ctrl to access menu   Ln 1\n"+
+		"(timeoutMs gives it longer, at most 60000; a program that waits for input never gets it here: start it on the computer's screen with send_text, e.g. \"door\\n\", and type its input there)", text(res))
+	// The gateway's own timeout of a run (the computer did not answer at all) is not that.
+	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "computer 7: did not answer shell.run in time"}
+	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "door"})
+	require.True(t, res.IsError)
+	assert.NotContains(t, text(res), "send_text")
 
 	answer = context.DeadlineExceeded
 	res = callTool(t, s, "list_files", map[string]any{"traposId": "7:", "path": "/"})
