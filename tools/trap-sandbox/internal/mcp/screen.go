@@ -74,7 +74,7 @@ func (t *tools) registerScreen(r registrar) {
 		func(in ScreenInput) string { return in.TraposID }, t.readScreen)
 	addTool(r, "send_keys", "Press keys", runsProgram, "Press keys on a computer's keyboard, as the player would (e.g. [\"up\", \"enter\"]), wait until the screen stops changing, and return it. In edit, Ctrl alone opens the menu: [\"leftCtrl\", \"enter\"] saves and [\"leftCtrl\", \"left\", \"enter\"] exits (CC has no Ctrl+S). Needs the owner's sandbox.allow_screen control.",
 		func(in KeysInput) string { return in.TraposID }, t.sendKeys)
-	addTool(r, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. Needs the owner's sandbox.allow_screen control.",
+	addTool(r, "send_text", "Type text", runsProgram, "Type text on a computer's keyboard, as the player would (\"ls\\n\" runs ls at the shell prompt), wait until the screen stops changing, and return it. Characters arrive as char events only: a program waiting for a key (os.pullEvent(\"key\"), \"press any key\", a y/n question read by key) needs send_keys. A program that sleeps or waits for another event meanwhile drops what arrives, as in CC: type once it reads (with cursor: true, blink is true while read() waits). Needs the owner's sandbox.allow_screen control.",
 		func(in TextInput) string { return in.TraposID }, t.sendText)
 }
 

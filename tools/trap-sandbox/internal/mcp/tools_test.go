@@ -132,6 +132,9 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
 	assert.Contains(t, byName["send_text"].Description, "a program waiting for a key (os.pullEvent(\"key\")", "send_text sends no key events: the agent is told to press keys with send_keys")
 	assert.Contains(t, byName["send_text"].Description, "needs send_keys")
+	// A door's "Wrong password." then sleep(1): the password typed at once, on a screen that had
+	// settled, was dropped by sleep's pullEvent("timer"), and the agent saw the prompt again.
+	assert.Contains(t, byName["send_text"].Description, "A program that sleeps or waits for another event meanwhile drops what arrives, as in CC: type once it reads")
 	// CC's edit has no Ctrl+S: ["leftCtrl+s"], the example it gave, opens the menu and saves
 	// nothing. The agent is told the keys that save and exit.
 	keys, err := json.Marshal(byName["send_keys"])
