@@ -105,6 +105,10 @@ func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error
 	var events []computer.InputEvent
 	var keyOf []int // keyOf[i] is the place in in.Keys of events[i]
 	for k, name := range in.Keys {
+		if strings.TrimSpace(name) == "" {
+			// Sent, it went without a name, which the computer called "nil".
+			return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys[%d] is empty: give CC's name of a key, e.g. \"enter\"; nothing was pressed", k)
+		}
 		press := computer.KeyPress(name)
 		events = append(events, press...)
 		for range press {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -311,4 +312,23 @@ func TestAnUnansweredInputMayHaveBeenTyped(t *testing.T) {
 	res = callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": keys})
 	require.True(t, res.IsError)
 	assert.Equal(t, "timeout: computer 7: did not answer screen.input in time; the first 64 keys were pressed before it, and the rest may have been too (read_screen shows the screen: check it before you send any of it again)", text(res))
+}
+
+// TestAnEmptyKeyNameIsRefusedByItsPlace: a key named "" (or spaces) is bad_argument naming its
+// place, and nothing is pressed: sent, it went without a name, and the computer's refusal
+// read 'unknown key name "nil"'.
+func TestAnEmptyKeyNameIsRefusedByItsPlace(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		t.Errorf("%s was sent", typ)
+		return nil
+	}
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	s := connectHTTP(t, srv)
+	for _, name := range []string{"", " "} {
+		res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter", name}})
+		require.True(t, res.IsError)
+		assert.Equal(t, `bad_argument: keys[1] is empty: give CC's name of a key, e.g. "enter"; nothing was pressed`, text(res))
+	}
 }
