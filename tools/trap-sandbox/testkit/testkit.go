@@ -1,9 +1,9 @@
 // Package testkit is what the repository's Go tests share, so no test package keeps its own
 // copy: a goroutine-safe buffer and the poll interval here, a faithful fake opencode in
-// opencodefake, the Go stand-in of a computer's daemon in daemonfake, and in inputcases the
-// table of input events that holds the web console's counts to the gateway's. It sits outside
-// internal/ so the tests module (tests/) can import it too; nothing in the gateway's binary
-// does.
+// opencodefake, the Go stand-in of a computer's daemon in daemonfake, the older of two replicas
+// of one name in twinfake, and in inputcases the table of input events that holds the web
+// console's counts to the gateway's. It sits outside internal/ so the tests module (tests/)
+// can import it too; nothing in the gateway's binary does.
 package testkit
 
 import (

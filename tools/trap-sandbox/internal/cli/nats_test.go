@@ -23,6 +23,7 @@ import (
 	"trap-sandbox/internal/gateway"
 	"trap-sandbox/testkit"
 	"trap-sandbox/testkit/daemonfake"
+	"trap-sandbox/testkit/twinfake"
 )
 
 // startNATS runs an embedded NATS server with JetStream on a free port for the test; it asks
@@ -262,8 +263,8 @@ func TestServeWithNATSStopsForAnOlderReplicaOfItsName(t *testing.T) {
 	require.NoError(t, conn.ReadJSON(&reply))
 	require.True(t, reply.OK)
 
-	// The older replica of the name beats, after this one's first heartbeat (so it is no
-	// heartbeat left by a previous run): what a replica started a moment before it writes.
+	// The older replica of the name beats over each of this one's heartbeats (so it is no
+	// heartbeat left by a previous run), as a replica started a moment before it does.
 	nc, err := natsgo.Connect(url)
 	require.NoError(t, err)
 	defer nc.Close()
@@ -271,10 +272,9 @@ func TestServeWithNATSStopsForAnOlderReplicaOfItsName(t *testing.T) {
 	require.NoError(t, err)
 	kv, err := js.KeyValue(ctx, cluster.ReplicasBucket)
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { _, err := kv.Get(ctx, "a"); return err == nil }, 10*time.Second, testkit.Poll)
-	_, err = kv.Put(ctx, "a", []byte(`{"replica":"a","started":"2026-01-01T00:00:00Z","closesRemoved":true,"instance":"0123456789abcdef"}`))
-	require.NoError(t, err)
+	require.NoError(t, twinfake.Outbeat(ctx, kv, "a", []byte(`{"replica":"a","started":"2026-01-01T00:00:00Z","closesRemoved":true,"instance":"0123456789abcdef"}`)))
 
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
 	_, _, err = conn.ReadMessage()
 	var ce *websocket.CloseError
 	require.ErrorAs(t, err, &ce, "the socket closes when the replica gives its name up")
