@@ -167,13 +167,17 @@ func TestAWrongURLIsNamedWithItsFix(t *testing.T) {
 
 	for _, args := range [][]string{{"computers"}, {"ping", "7:"}, {"ai-turns"}} {
 		for url, want := range map[string]string{
-			"127.0.0.1:4444":             `the gateway URL "127.0.0.1:4444" is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444`,
-			"ws://127.0.0.1:4444":        `the gateway URL "ws://127.0.0.1:4444" is the computers' WebSocket URL: the API is at the same address with http:// (or https://)`,
-			"http://my host:4444":        `the gateway URL "http://my host:4444" cannot be read (invalid character " " in host name): give it as http://HOST:PORT`,
-			"http://127.0.0.1:4444/?x=1": `the gateway URL "http://127.0.0.1:4444/?x=1" has a query or a fragment (after ? or #), which the API's paths cannot follow: give the address alone, e.g. http://127.0.0.1:4444`,
-			"http://127.0.0.1:4444?":     `the gateway URL "http://127.0.0.1:4444?" has a query or a fragment`,
-			"http://127.0.0.1:4444/#top": `the gateway URL "http://127.0.0.1:4444/#top" has a query or a fragment`,
-			closed:                       "no gateway is listening at " + closed + " (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL",
+			"127.0.0.1:4444":                                   `the gateway URL "127.0.0.1:4444" is not an http:// or https:// URL: give it as http://HOST:PORT, e.g. http://127.0.0.1:4444`,
+			"ws://127.0.0.1:4444":                              `the gateway URL "ws://127.0.0.1:4444" is the computers' WebSocket URL: the API is at the same address with http:// (or https://)`,
+			"http://my host:4444":                              `the gateway URL "http://my host:4444" cannot be read (invalid character " " in host name): give it as http://HOST:PORT`,
+			"http://127.0.0.1:4444/?x=1":                       `the gateway URL "http://127.0.0.1:4444/?x=1" has a query or a fragment (after ? or #), which the API's paths cannot follow: give the address alone, e.g. http://127.0.0.1:4444`,
+			"http://127.0.0.1:4444?":                           `the gateway URL "http://127.0.0.1:4444?" has a query or a fragment`,
+			"http://127.0.0.1:4444/#top":                       `the gateway URL "http://127.0.0.1:4444/#top" has a query or a fragment`,
+			"http://127.0.0.1:4444/trapos/ws":                  `the gateway URL "http://127.0.0.1:4444/trapos/ws" ends in /trapos/ws, a page of the gateway, which the API's paths cannot follow: give the address before it, http://127.0.0.1:4444`,
+			"http://127.0.0.1:4444/trapos/install/":            `the gateway URL "http://127.0.0.1:4444/trapos/install/" ends in /trapos/install, a page of the gateway, which the API's paths cannot follow: give the address before it, http://127.0.0.1:4444`,
+			"https://mc.example.org/sandbox/console/":          `the gateway URL "https://mc.example.org/sandbox/console/" ends in /console, a page of the gateway, which the API's paths cannot follow: give the address before it, https://mc.example.org/sandbox`,
+			"http://127.0.0.1:4444/trapos/computers/7:kitchen": `ends in /trapos/computers, a page of the gateway, which the API's paths cannot follow: give the address before it, http://127.0.0.1:4444`,
+			closed: "no gateway is listening at " + closed + " (connection refused): start it (trap-sandbox), or give its URL with --url or SANDBOX_URL",
 		} {
 			_, err := runClient(t, append(args, "--url", url)...)
 			require.Error(t, err, "%v --url %s", args, url)

@@ -440,7 +440,40 @@ func CheckURL(raw string) error {
 	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		return fmt.Errorf("the gateway URL %q has a query or a fragment (after ? or #), which the API's paths cannot follow: give the address alone, e.g. http://127.0.0.1:4444", u.Redacted())
 	}
+	// The URLs the gateway logs and the docs show (the computers' /trapos/ws, the install
+	// line's /trapos/install, the web console's /console/) name a page of the gateway: the
+	// API's paths after one of them reached no route, and the 404 named none of this.
+	if base, page, ok := gatewayPageIn(u.Path); ok {
+		b := *u
+		b.Path, b.RawPath = base, ""
+		return fmt.Errorf("the gateway URL %q ends in %s, a page of the gateway, which the API's paths cannot follow: give the address before it, %s", u.Redacted(), page, b.Redacted())
+	}
 	return nil
+}
+
+// trapOSPages are the gateway's paths under /trapos/ (the WebSocket, the installer and its
+// files, the API's routes, docs/http-api.md), rootPages its other ones: a --url that names one
+// is a page's address, not the base the API's paths are added to. A reverse proxy's base
+// (https://mc.example.org/sandbox, or even …/trapos) names none of them.
+var (
+	trapOSPages = map[string]bool{"ws": true, "install": true, "files": true, "computers": true, "accounts": true,
+		"tokens": true, "credentials": true, "link": true, "ai": true}
+	rootPages = map[string]bool{"console": true, "mcp": true, "healthz": true, "metrics": true}
+)
+
+// gatewayPageIn finds the first of the gateway's own pages in a URL's path p: the base before
+// it, and the page's path (/trapos/ws, /console).
+func gatewayPageIn(p string) (base, page string, ok bool) {
+	segs := strings.Split(p, "/")
+	for i := 1; i < len(segs); i++ {
+		switch {
+		case segs[i] == "trapos" && i+1 < len(segs) && trapOSPages[segs[i+1]]:
+			return strings.Join(segs[:i], "/"), "/trapos/" + segs[i+1], true
+		case rootPages[segs[i]] && strings.Join(segs[i+1:], "") == "": // the last name, or before a final /
+			return strings.Join(segs[:i], "/"), "/" + segs[i], true
+		}
+	}
+	return "", "", false
 }
 
 // goNotFound is the body of Go's http.NotFound: what a gateway older than a route answers for

@@ -426,3 +426,26 @@ func TestADebugLogNamesEachHostRequest(t *testing.T) {
 	assert.Regexp(t, `msg="host request" module=trapos-host-api account=alice traposId=7:kitchen type=dance outcome=unknown_type by=computer ms=\d+$`, lines[1])
 	assert.Regexp(t, `msg="host request" module=trapos-host-api account=alice traposId=9:gone type=ping outcome=not_connected by=gateway ms=\d+$`, lines[2])
 }
+
+// TestAURLNamingAGatewayPageIsRefusedButAProxyBaseIsNot: the URLs the gateway logs and the
+// docs show for a page (the computers' /trapos/ws, the install line's /trapos/install, the
+// web console's /console/) are refused with the base to give; a reverse proxy's base, even one
+// named trapos or with a name that only starts like a page, is the API's base as it is.
+func TestAURLNamingAGatewayPageIsRefusedButAProxyBaseIsNot(t *testing.T) {
+	for _, ok := range []string{"http://127.0.0.1:4444", "http://127.0.0.1:4444/", "https://mc.example.org/sandbox",
+		"https://mc.example.org/trapos", "https://mc.example.org/trapos/", "https://mc.example.org/consoles/x", "https://mc.example.org/mcp/sandbox"} {
+		assert.NoError(t, hostapi.CheckURL(ok), ok)
+	}
+	for raw, want := range map[string]string{
+		"http://192.168.1.20:4444/trapos/install":     "ends in /trapos/install, a page of the gateway, which the API's paths cannot follow: give the address before it, http://192.168.1.20:4444",
+		"https://mc.example.org/sandbox/trapos/ws":    "ends in /trapos/ws, a page of the gateway, which the API's paths cannot follow: give the address before it, https://mc.example.org/sandbox",
+		"http://127.0.0.1:4444/console/":              "ends in /console, a page of the gateway, which the API's paths cannot follow: give the address before it, http://127.0.0.1:4444",
+		"http://127.0.0.1:4444/mcp":                   "ends in /mcp, a page of the gateway, which the API's paths cannot follow: give the address before it, http://127.0.0.1:4444",
+		"http://127.0.0.1:4444/trapos/files/apis/x":   "ends in /trapos/files, a page of the gateway",
+		"http://user:secret@127.0.0.1:4444/trapos/ws": `the gateway URL "http://user:xxxxx@127.0.0.1:4444/trapos/ws" ends in /trapos/ws, a page of the gateway, which the API's paths cannot follow: give the address before it, http://user:xxxxx@127.0.0.1:4444`,
+	} {
+		err := hostapi.CheckURL(raw)
+		require.Error(t, err, raw)
+		assert.Contains(t, err.Error(), want, raw)
+	}
+}
