@@ -21,6 +21,15 @@ import (
 // file, which may be an earlier backup, the one to go back to.
 var ErrBackupExists = errors.New("the backup file exists already")
 
+// BackupFileError is a BackupSQLite failure at the backup's own file (its directory missing
+// or not writable, its name, its disk), not at the store: no data directory is to blame.
+type BackupFileError struct{ Err error }
+
+func (e BackupFileError) Error() string { return e.Err.Error() }
+
+// Unwrap is the failure itself (fs.ErrNotExist for a missing directory).
+func (e BackupFileError) Unwrap() error { return e.Err }
+
 // BackupSQLite writes a copy of the store in the data directory dir, as committed when it
 // begins, to the new file dest (mode 0600, like the store): consistent while other processes
 // write, checked (SQLite's integrity_check on the copy) before it takes its name, and synced to
@@ -69,12 +78,12 @@ func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error
 	// all, and a link fails, where a rename would replace, if dest appeared meanwhile.
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(dest)+".*.part") // 0600, empty: what VACUUM INTO takes
 	if err != nil {
-		return 0, fmt.Errorf("make the backup file in %s: %w", dir, unwrapPath(err))
+		return 0, BackupFileError{fmt.Errorf("make the backup file in %s: %w", dir, unwrapPath(err))}
 	}
 	part := tmp.Name()
 	defer os.Remove(part) // linked to dest by then, or to be dropped
 	if err := tmp.Close(); err != nil {
-		return 0, err
+		return 0, BackupFileError{err}
 	}
 	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", part); err != nil {
 		return 0, fmt.Errorf("copy the store to %s: %w", dir, err)
@@ -83,7 +92,7 @@ func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error
 		return 0, err
 	}
 	if err := syncFile(part); err != nil {
-		return 0, fmt.Errorf("write the backup to disk: %w", err)
+		return 0, BackupFileError{fmt.Errorf("write the backup to disk: %w", err)}
 	}
 	if err := link(part, dest); err != nil {
 		if errors.Is(err, fs.ErrExist) {
@@ -95,11 +104,11 @@ func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error
 			return 0, fmt.Errorf("%w: %s (give a new file name)", ErrBackupExists, dest)
 		}
 		if rerr := os.Rename(part, dest); rerr != nil {
-			return 0, fmt.Errorf("name the backup %s: %w", dest, unwrapPath(rerr))
+			return 0, BackupFileError{fmt.Errorf("name the backup %s: %w", dest, unwrapPath(rerr))}
 		}
 	}
 	if err := syncFile(dir); err != nil {
-		return 0, fmt.Errorf("write the backup's name to disk: %w", err)
+		return 0, BackupFileError{fmt.Errorf("write the backup's name to disk: %w", err)}
 	}
 	return schema, nil
 }

@@ -305,6 +305,12 @@ func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout) error {
 	switch {
 	case errors.Is(err, account.ErrBackupExists):
 		return err
+	case errors.As(err, new(account.BackupFileError)):
+		// The backup's own file: the store is not to blame, and its data directory not named.
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: make the directory first, e.g. mkdir -p -m 700 %s", err, filepath.Dir(c.File))
+		}
+		return err
 	case err != nil:
 		return c.storeError(err, "or run this as the gateway's user, on its host") // a backup cannot go through a gateway
 	}

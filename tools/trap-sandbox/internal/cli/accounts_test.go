@@ -464,6 +464,18 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "alice", got.ID)
 
+	// A backup file that cannot be made is the file's fault, not the store's: the message names
+	// no data directory, and a missing directory is named with the command that makes it.
+	missing := filepath.Join(t.TempDir(), "backups")
+	_, err = runClient(t, "accounts", "backup", filepath.Join(missing, "b.db"), "--data-dir", dir)
+	assert.EqualError(t, err, "make the backup file in "+missing+": no such file or directory: make the directory first, e.g. mkdir -p -m 700 "+missing)
+	if os.Geteuid() != 0 { // root writes anywhere
+		locked := t.TempDir()
+		require.NoError(t, os.Chmod(locked, 0o500))
+		_, err = runClient(t, "accounts", "backup", filepath.Join(locked, "b.db"), "--data-dir", dir)
+		assert.EqualError(t, err, "make the backup file in "+locked+": permission denied")
+	}
+
 	empty := t.TempDir()
 	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", empty)
 	assert.EqualError(t, err, "no account store at "+filepath.Join(empty, account.DBFile)+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, or run this as the gateway's user, on its host")
