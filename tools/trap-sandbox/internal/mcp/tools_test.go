@@ -140,6 +140,9 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	keys, err := json.Marshal(byName["send_keys"])
 	require.NoError(t, err)
 	assert.NotContains(t, string(keys), "leftCtrl+s")
+	// send_keys ["l", "s", "enter"] at the shell ran an empty line: the agent is told that keys
+	// type no characters, and which tool does.
+	assert.Contains(t, byName["send_keys"].Description, `A key here is its key event alone and types no character (read() sees nothing of ["y"]): type characters with send_text.`)
 	assert.Contains(t, byName["send_keys"].Description, `In edit, Ctrl alone opens the menu: ["leftCtrl", "enter"] saves and ["leftCtrl", "left", "enter"] exits`)
 }
 
