@@ -189,7 +189,7 @@ func (t *tools) register(r registrar) {
 		func(in PathInput) string { return in.TraposID }, t.makeDir)
 	addTool(r, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error.",
 		func(in LuaInput) string { return in.TraposID }, t.runLua)
-	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is that screen at the end. A program that waits for input (read(), edit, paint) gets none here and is stopped at the timeout; to use one, start it with send_text.",
+	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is what it printed there, lines that scrolled off included (a clear starts it over). A program that waits for input (read(), edit, paint) gets none here and is stopped at the timeout; to use one, start it with send_text.",
 		func(in ProgramInput) string { return in.TraposID }, t.runProgram)
 	addTool(r, "ping", "Ping a computer", readOnly, "Check that a computer answers, and how long a round trip to it takes.",
 		func(in TargetInput) string { return in.TraposID }, t.ping)

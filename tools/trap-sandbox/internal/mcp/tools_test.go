@@ -128,6 +128,9 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, byName["write_file"].Annotations.IdempotentHint)
 	assert.False(t, *byName["move_file"].Annotations.DestructiveHint)
 	assert.True(t, *byName["run_program"].Annotations.OpenWorldHint)
+	// It said "output is that screen at the end", and a program printing 100 lines answered all
+	// 100 (the job keeps what scrolled off).
+	assert.Contains(t, byName["run_program"].Description, "output is what it printed there, lines that scrolled off included (a clear starts it over)")
 	assert.True(t, byName["read_screen"].Annotations.ReadOnlyHint)
 	assert.True(t, *byName["send_keys"].Annotations.DestructiveHint)
 	assert.Contains(t, byName["send_text"].Description, "a program waiting for a key (os.pullEvent(\"key\")", "send_text sends no key events: the agent is told to press keys with send_keys")
