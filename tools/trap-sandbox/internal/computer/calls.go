@@ -129,22 +129,23 @@ func (c *Client) Move(ctx context.Context, traposID, from, to string, timeout ti
 // FileSystem.move: "No such file", "File exists"), as every other fs error names it: a missing
 // file can only be from, an existing one only to, each as the computer resolves it
 // (cctext.StoredPath: "door.lua" is /door.lua, "" the root, as other fs errors say; "" read
-// ": File exists"). The rest (Access denied: either) stay as they are.
+// ": File exists"). A refusal that can be of either ("Access denied": from or to in /rom;
+// "Can't move a directory inside itself") names the move ("moving /rom/x to /y: Access
+// denied"): alone, it named nothing the caller could look at.
 func movePathNamed(err error, from, to string) error {
 	pe, ok := errors.AsType[*protocol.Error](err)
 	if !ok || !pe.ByComputer || pe.Code != protocol.CodeFSError {
 		return err
 	}
-	var named string
 	switch pe.Message {
 	case "No such file":
-		named = from
+		return pe.WithMessage(cctext.StoredPath(from) + ": " + pe.Message)
 	case "File exists":
-		named = to
-	default:
-		return err
+		return pe.WithMessage(cctext.StoredPath(to) + ": " + pe.Message)
+	case "Access denied", "Can't move a directory inside itself":
+		return pe.WithMessage("moving " + cctext.StoredPath(from) + " to " + cctext.StoredPath(to) + ": " + pe.Message)
 	}
-	return pe.WithMessage(cctext.StoredPath(named) + ": " + pe.Message)
+	return err
 }
 
 // MakeDir makes a directory and its missing parents.

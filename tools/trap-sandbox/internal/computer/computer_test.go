@@ -729,7 +729,7 @@ func TestAnOlderClientsReplaceSaysWhatItKnows(t *testing.T) {
 // path, unlike every other fs error; the client names the path each can only be (the source
 // missing, the target there), as the agent sent it.
 func TestAMoveRefusalNamesItsPath(t *testing.T) {
-	d := daemonfake.NewLocal(map[string]string{"/here.lua": "x", "/\xfcber/taken.lua": "y"}) // CC bytes: ü is FC
+	d := daemonfake.NewLocal(map[string]string{"/here.lua": "x", "/\xfcber/taken.lua": "y", "/rom/x.lua": "r"}) // CC bytes: ü is FC
 	c := computer.New(d)
 	err := c.Move(t.Context(), "7:", "/gone/é.lua", "/new.lua", 0)
 	var pe *protocol.Error
@@ -753,6 +753,19 @@ func TestAMoveRefusalNamesItsPath(t *testing.T) {
 	err = c.Move(t.Context(), "7:", "/here.lua", "über/./taken.lua", 0)
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "/über/taken.lua: File exists", pe.Message)
+
+	// A refusal that can be of either path names the move: alone, "Access denied" named
+	// nothing to look at.
+	err = c.Move(t.Context(), "7:", "/rom/x.lua", "/x.lua", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "moving /rom/x.lua to /x.lua: Access denied", pe.Message)
+	err = c.Move(t.Context(), "7:", "/here.lua", "rom/here.lua", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "moving /here.lua to /rom/here.lua: Access denied", pe.Message)
+	err = c.Move(t.Context(), "7:", "/über", "/über/in", 0)
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "moving /über to /über/in: Can't move a directory inside itself", pe.Message)
+	assert.True(t, pe.ByComputer, "still the computer's answer")
 
 	require.NoError(t, c.Move(t.Context(), "7:", "/here.lua", "/über/moved.lua", 0))
 }
