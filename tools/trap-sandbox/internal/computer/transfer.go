@@ -204,9 +204,18 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 		return w.replace(ctx)
 	}
 	if err != nil {
+		// Unanswered (a timeout, the computer or the caller gone), the move may have run all
+		// the same: fail then finds the temporary file gone.
+		w.moveUnanswered = !answeredByComputer(err)
 		return w.fail(ctx, w.refusedAsAWrite(err))
 	}
 	return nil
+}
+
+// answeredByComputer reports whether err is the computer's own answer.
+func answeredByComputer(err error) bool {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	return ok && pe.ByComputer
 }
 
 // stillAdmitted stops the write, as fail does, when its caller is no longer admitted (its
@@ -249,6 +258,9 @@ type upload struct {
 	replacing bool
 	// written is whether the computer took a chunk: the temporary file exists.
 	written bool
+	// moveUnanswered is whether the move into place was asked for, every chunk written, and
+	// its answer never came.
+	moveUnanswered bool
 }
 
 func (w upload) wire(cc string) string { return protocol.WireOfBytes([]byte(cc)) }
@@ -301,6 +313,12 @@ func (w upload) fail(ctx context.Context, err error) error {
 	var answered *protocol.Error
 	switch {
 	case cleanErr == nil:
+	case w.moveUnanswered && errors.As(cleanErr, &answered) && answered.ByComputer && answered.Code == protocol.CodeFSError &&
+		strings.HasSuffix(answered.Message, "No such file"):
+		// The temporary file, whole once every chunk was answered, is gone: only the move
+		// takes it, so the move ran and the new file is in place; its answer alone was lost
+		// (a --timeout that ran out on it said the write failed, and the file was new).
+		return nil
 	case errors.As(cleanErr, &answered) && answered.ByComputer && answered.Code == protocol.CodeForbidden:
 		if !w.written {
 			break
