@@ -179,7 +179,7 @@ func (t *tools) register(r registrar) {
 		func(in PathInput) string { return in.TraposID }, t.listFiles)
 	addReadFile(r, t)
 	t.registerScreen(r)
-	addTool(r, "write_file", "Write a file", replaces, "Create or replace a file on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete.",
+	addTool(r, "write_file", "Write a file", replaces, "Create or replace a file on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete. To run a program at boot, put it in /startup/ after TrapOS's 00-sandbox.lua (e.g. /startup/50-door.lua): a /startup.lua that never returns keeps TrapOS from starting, and the computer stops connecting.",
 		func(in WriteInput) string { return in.TraposID }, t.writeFile)
 	addTool(r, "delete_file", "Delete a file", replaces, "Delete a file, or a directory with everything in it, on a computer.",
 		func(in PathInput) string { return in.TraposID }, t.deleteFile)

@@ -126,6 +126,9 @@ func TestToolsHaveTitlesAndAnnotations(t *testing.T) {
 	assert.True(t, byName["read_file"].Annotations.ReadOnlyHint)
 	assert.True(t, *byName["delete_file"].Annotations.DestructiveHint)
 	assert.True(t, byName["write_file"].Annotations.IdempotentHint)
+	// A door started at boot from /startup.lua ran before TrapOS's hook (/startup/00-sandbox.lua)
+	// and never returned: after the reboot the computer never connected again.
+	assert.Contains(t, byName["write_file"].Description, "put it in /startup/ after TrapOS's 00-sandbox.lua (e.g. /startup/50-door.lua): a /startup.lua that never returns keeps TrapOS from starting")
 	assert.False(t, *byName["move_file"].Annotations.DestructiveHint)
 	assert.True(t, *byName["run_program"].Annotations.OpenWorldHint)
 	// It said "output is that screen at the end", and a program printing 100 lines answered all
