@@ -60,7 +60,7 @@ type ReadInput struct {
 // WriteInput is write_file's input.
 type WriteInput struct {
 	TraposID      string  `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
-	Path          string  `json:"path" jsonschema:"an absolute path on the computer, e.g. /startup.lua (text: é is one byte; \\xNN names a raw byte)"`
+	Path          string  `json:"path" jsonschema:"an absolute path on the computer, e.g. /door.lua (text: é is one byte; \\xNN names a raw byte)"`
 	Content       *string `json:"content,omitempty" jsonschema:"the new contents as text: each character up to U+00FF is one byte (é is E9, as a player types it); any other is written as ? and named in warnings. Give this or contentBase64"`
 	ContentBase64 *string `json:"contentBase64,omitempty" jsonschema:"the new contents as base64, for arbitrary bytes; give this or content"`
 	TimeoutMs     int64   `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 60000)"`
