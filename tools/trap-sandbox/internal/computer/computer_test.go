@@ -180,6 +180,41 @@ func TestAComputerGoneMidTransferIsSaidSo(t *testing.T) {
 	assert.EqualError(t, err, "not_connected: computer 7: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)")
 }
 
+// TestATimeoutMidTransferSaysHowFarItGot: a transfer's deadline (the CLI's --timeout, MCP's
+// timeoutMs) bounds the whole transfer, so it runs out during one of its requests: the timeout
+// says how far the transfer got and what became of the file, as a computer gone during it
+// does. It said only "did not answer fs.write in time", which left the host to wonder whether
+// the file was written.
+func TestATimeoutMidTransferSaysHowFarItGot(t *testing.T) {
+	d := daemonfake.NewLocal(map[string]string{"/f.bin": string(bigData(3 * computer.ChunkBytes))})
+	timeOutThe := func(typ string, nth int) {
+		n := 0
+		d.Before = func(_ context.Context, _ int, got string) error {
+			if got == typ {
+				if n++; n == nth {
+					return protocol.Errorf(protocol.CodeTimeout, "computer 7: did not answer %s in time", typ)
+				}
+			}
+			return nil
+		}
+	}
+	timeOutThe(protocol.TypeFSRead, 2)
+	_, err := computer.New(d).Read(t.Context(), "7:", "/f.bin", 1<<20, 0)
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.read in time: the read of /f.bin stopped at 16384 of its 49152 bytes")
+
+	timeOutThe(protocol.TypeFSWrite, 3)
+	err = computer.New(d).Write(t.Context(), "7:", "/f.bin", bigData(3*computer.ChunkBytes+1), 0)
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time: the write of /f.bin stopped at 32768 of its 49153 bytes: the old file is kept")
+	timeOutThe(protocol.TypeFSWrite, 2)
+	err = computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(2*computer.ChunkBytes), 0)
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time: the write of /new.bin stopped at 16384 of its 32768 bytes: no file was made there")
+	assert.Equal(t, []string{"/f.bin"}, d.Names(), "the temporary files were removed")
+
+	timeOutThe(protocol.TypeFSWrite, 1) // nothing sent yet: the timeout alone says it
+	err = computer.New(d).Write(t.Context(), "7:", "/new.bin", []byte("x"), 0)
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time")
+}
+
 // TestAComputerGoneMidWriteGetsItsLeftoverNamed: a computer that shuts down mid-write keeps
 // the old file, but cannot be told to remove the temporary file; the error names it, so the
 // part sent (which counts against the drive) can be deleted once the computer is back.

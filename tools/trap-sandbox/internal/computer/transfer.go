@@ -57,6 +57,7 @@ func (c *Client) Read(ctx context.Context, traposID, path string, limit int64, t
 			if len(data) == 0 && rereads == 0 {
 				return nil, goneDuring(err, traposID, false, "the read of %s: read it again once it is back", path)
 			}
+			err = timedOutDuring(err, "the read of %s stopped at %d of its %d bytes", path, len(data), first.Size)
 			return nil, goneDuring(err, traposID, true, "the read of %s (%d of its %d bytes read): read it again once it is back", path, len(data), first.Size)
 		}
 		if len(data) == 0 {
@@ -113,6 +114,17 @@ func goneDuring(err error, traposID string, begun bool, what string, args ...any
 		return err
 	}
 	return pe.WithMessage(fmt.Sprintf("computer %s disconnected during ", cctext.ShowTraposID(traposID)) + fmt.Sprintf(what, args...))
+}
+
+// timedOutDuring words a timeout of one request of a transfer under way (its deadline, the
+// caller's --timeout or timeoutMs, bounds the whole transfer): how far it got, after the
+// request that did not answer in time. Any other error is returned as it is.
+func timedOutDuring(err error, what string, args ...any) error {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok || pe.Code != protocol.CodeTimeout || pe.ByComputer {
+		return err
+	}
+	return pe.WithMessage(pe.Message + ": " + fmt.Sprintf(what, args...))
 }
 
 // maxRereads is how many times Read starts again when the file changed between its chunks.
@@ -183,6 +195,9 @@ func (c *Client) Write(ctx context.Context, traposID, path string, data []byte, 
 			kept := "the old file is kept"
 			if !replacing {
 				kept = "no file was made there"
+			}
+			if offset > 0 {
+				err = timedOutDuring(err, "the write of %s stopped at %d of its %d bytes: %s", path, offset, len(data), kept)
 			}
 			return w.fail(ctx, goneDuring(err, traposID, offset > 0,
 				"the write of %s (%d of its %d bytes written): %s; write it again once it is back", path, offset, len(data), kept))
