@@ -285,11 +285,18 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode the result: %w", err)
 	}
-	return &sdk.CallToolResult{Content: []sdk.Content{
-		&sdk.TextContent{Text: string(data)},
-		&sdk.TextContent{Text: dataNote(traposID)},
-	}}, nil
+	content := []sdk.Content{&sdk.TextContent{Text: string(data)}}
+	if list, ok := out.(ComputersOutput); ok && len(list.Computers) == 0 {
+		// An empty list alone left the agent nothing to tell its user but "none".
+		content = append(content, &sdk.TextContent{Text: noComputers})
+	}
+	return &sdk.CallToolResult{Content: append(content, &sdk.TextContent{Text: dataNote(traposID)})}, nil
 }
+
+// noComputers follows list_computers' empty list: why that may be and where to look, as a
+// not_connected error with no computer connected says it.
+const noComputers = "No computer that this connection reaches is connected (an account's token reaches that account's computers only): " +
+	"run sandbox status on the computer in game to see why."
 
 // markComputerErrors appends the data note to a tool error whose message the computer wrote
 // (the SDK builds error results from the handler's error alone, so the note is added here).
