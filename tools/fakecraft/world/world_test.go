@@ -609,6 +609,40 @@ end
 		"remembering one repeated message id allocated the array part up to it")
 }
 
+// TestChatHostUserIDInTheArrayRange: chat host keeps its users by the text of their ids, as
+// rednet keeps message ids: a chat join's random id below 2^26 made it fill a table's array
+// part up to it, in Go no stop reaches (TestChatRoom's host hung so, about one run in 30, and
+// the test failed after its time limits).
+func TestChatHostUserIDInTheArrayRange(t *testing.T) {
+	ctx := within(t)
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	w := fakecrafttest.StartWorld(t, world.Spec{
+		TimeScale: testScale,
+		Computers: []world.ComputerSpec{
+			{ID: 1, Position: [3]float64{0, 64, 0}, Peripherals: map[string]string{"top": "modem"},
+				Files: map[string]string{"/startup.lua": `shell.run("chat host room")`}},
+			{ID: 2, Position: [3]float64{10, 64, 0}, Peripherals: map[string]string{"top": "modem"},
+				Files: map[string]string{"/startup.lua": `
+rednet.open("top")
+local server
+repeat server = rednet.lookup("chat", "room") until server
+-- 2^26 - 1: gopher-lua's largest array index.
+rednet.send(server, { sType = "login", nUserID = 67108863, sUsername = "bob" }, "chat")
+while true do
+  local _, m = rednet.receive("chat")
+  if m.sType == "text" then print("bob heard", m.sText, m.nUserID) end
+end
+`}},
+		},
+	})
+	w.Computer(2).WaitFor(ctx, "bob heard\t* bob has joined the chat\t67108863\n")
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20),
+		"keeping one user allocated the array part up to its id")
+}
+
 // TestPlaceRefusesIdsCCCannotHave: a world file's computer ids are CC's, from 0 to
 // 2^31-1 (a Java int).
 func TestPlaceRefusesIdsCCCannotHave(t *testing.T) {

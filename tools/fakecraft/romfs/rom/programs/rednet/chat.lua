@@ -38,21 +38,32 @@ local function close_modem(opened)
   if opened ~= nil then rednet.close(opened); end
 end
 
+-- The key of a user in the host's table: a number id by its text, never the number (an id is
+-- random up to 2^31, and gopher-lua keeps an integer key below 2^26 in a table's array part,
+-- filling every slot before it first, in Go that no abort interrupts: fakecraft's README,
+-- "Sparse integer keys"); the text is marked so that no other id has the same key.
+local function user_key(user_id)
+  if type(user_id) == "number" then return "#" .. tostring(user_id); end
+  if type(user_id) == "string" then return "'" .. user_id; end
+  return user_id;
+end
+
 local function host(hostname)
   local found, opened = open_modem();
   if not found then return; end
   rednet.host(PROTOCOL, hostname);
   print("0 users connected.");
 
-  local users, count = {}, 0; -- by user id: { id = computer id, name = nickname, ponged = bool }
+  -- By user_key(user id): { id = computer id, user_id = user id, name = nickname, ponged = bool }.
+  local users, count = {}, 0;
   local pings = {}; -- timer id -> user id
 
   local function tell(user_id, text)
-    local user = users[user_id];
+    local user = users[user_key(user_id)];
     if user then rednet.send(user.id, { sType = "text", nUserID = user_id, sText = text }, PROTOCOL); end
   end
   local function tell_all(text)
-    for user_id in pairs(users) do tell(user_id, text); end
+    for _, user in pairs(users) do tell(user.user_id, text); end
   end
   -- Rewrites the count on the line above the cursor, where it stands.
   local function show_count()
@@ -62,14 +73,14 @@ local function host(hostname)
     print(count .. (count == 1 and " user connected." or " users connected."));
   end
   local function ping(user_id)
-    local user = users[user_id];
+    local user = users[user_key(user_id)];
     rednet.send(user.id, { sType = "ping to client", nUserID = user_id }, PROTOCOL);
     user.ponged = false;
     pings[os.startTimer(PING_PERIOD)] = user_id;
   end
   local function leave(user_id, why)
-    tell_all("* " .. users[user_id].name .. why);
-    users[user_id] = nil;
+    tell_all("* " .. users[user_key(user_id)].name .. why);
+    users[user_key(user_id)] = nil;
     count = count - 1;
     show_count();
   end
@@ -111,22 +122,22 @@ local function host(hostname)
       if event == "timer" then
         local user_id = pings[a];
         pings[a] = nil;
-        if user_id and users[user_id] then
-          if users[user_id].ponged then ping(user_id); else leave(user_id, " has timed out"); end
+        if user_id and users[user_key(user_id)] then
+          if users[user_key(user_id)].ponged then ping(user_id); else leave(user_id, " has timed out"); end
         end
       elseif event == "rednet_message" and c == PROTOCOL and type(b) == "table" then
         local sender, message = a, b;
         local user_id = message.nUserID;
         if message.sType == "login" then
           if user_id and message.sUsername then
-            users[user_id] = { id = sender, user_id = user_id, name = message.sUsername };
+            users[user_key(user_id)] = { id = sender, user_id = user_id, name = message.sUsername };
             count = count + 1;
             show_count();
             tell_all("* " .. message.sUsername .. " has joined the chat");
             ping(user_id);
           end
-        elseif users[user_id] and users[user_id].id == sender then
-          local user = users[user_id];
+        elseif users[user_key(user_id)] and users[user_key(user_id)].id == sender then
+          local user = users[user_key(user_id)];
           if message.sType == "logout" then
             leave(user_id, " has left the chat");
           elseif message.sType == "chat" and message.sText then
@@ -144,8 +155,8 @@ local function host(hostname)
   -- Terminating ends the room: everyone in it is told to go.
   local ok, err = pcall(serve);
   if not ok then printError(err); end
-  for user_id, user in pairs(users) do
-    rednet.send(user.id, { sType = "kick", nUserID = user_id }, PROTOCOL);
+  for _, user in pairs(users) do
+    rednet.send(user.id, { sType = "kick", nUserID = user.user_id }, PROTOCOL);
   end
   rednet.unhost(PROTOCOL);
   close_modem(opened);
