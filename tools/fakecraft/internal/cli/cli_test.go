@@ -85,6 +85,26 @@ func TestTestTimeLimitIsAHangGuard(t *testing.T) {
 	assert.Equal(t, "30s", defaultLimit("run"))
 }
 
+// TestTestTakesAYieldTimeout: `fakecraft test --yield-timeout` is how long one resume may run
+// before "Too long without yielding" (CC's 7 s by default, in real time); TestLuaSpecs gives a
+// -race build on a loaded machine more. A spec that never yields is stopped by it (or the
+// boot is, by so short a one), long before the 5 s time limit, which CC's 7 s would have let
+// run out first.
+func TestTestTakesAYieldTimeout(t *testing.T) {
+	_, out, _ := run(t, "test", "--help")
+	assert.Contains(t, out, "--yield-timeout=7s")
+	root := repo(t, map[string]string{"trapos/tests/spin_spec.lua": `describe("a loop", function() it("never yields", function()
+  while true do end
+end) end)`})
+	code, out, errOut := run(t, "test", "--root", root, "--time-limit", "5s", "--yield-timeout", "10ms")
+	assert.Equal(t, ExitFailed, code, errOut+out)
+	assert.Contains(t, out, "Too long without yielding")
+
+	code, _, errOut = run(t, "test", "--root", root, "--yield-timeout", "0s")
+	assert.Equal(t, ExitUsage, code)
+	assert.Equal(t, "fakecraft: --yield-timeout 0s: must be positive\n", errOut)
+}
+
 // TestRunTimeLimitZeroIsNone: --time-limit 0 is no limit, as it is for shell (run stopped
 // at once), and a negative one is refused in one line.
 func TestRunTimeLimitZeroIsNone(t *testing.T) {

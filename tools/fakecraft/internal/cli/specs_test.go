@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"fakecraft/computer/machine"
+	"fakecraft/fakecrafttest"
 )
 
 // TestLuaSpecs runs the project's Lua specs through `fakecraft test`, so that
@@ -33,7 +34,11 @@ func TestLuaSpecs(t *testing.T) {
 			args := append([]string{"test", "--root", root,
 				// A guard against a hang, not a speed check: a loaded machine running -race takes
 				// several times the usual few seconds for the whole directory.
-				"--time-limit", "10m"}, c.flags...)
+				"--time-limit", "10m",
+				// Nor is CC's 7 s a resume may run (wall time): a spec's resume of 0.2 s takes
+				// 17 times that under -race, and more on a loaded machine (.ci/run's), as for
+				// every computer under test (fakecrafttest.YieldTimeout).
+				"--yield-timeout", fakecrafttest.YieldTimeout.String()}, c.flags...)
 			code, out, errOut := run(t, append(args, filepath.Join(root, c.dir))...)
 			summary := regexp.MustCompile(`(?m)^(\d+) passed, (\d+) failed`).FindStringSubmatch(out)
 			require.NotNil(t, summary, "no summary line in:\n%s\n%s", out, errOut)
