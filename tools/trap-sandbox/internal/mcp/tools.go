@@ -285,12 +285,16 @@ func dataResult(traposID string, out any) (*sdk.CallToolResult, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode the result: %w", err)
 	}
-	content := []sdk.Content{&sdk.TextContent{Text: string(data)}}
+	note := dataNote(traposID)
 	if list, ok := out.(ComputersOutput); ok && len(list.Computers) == 0 {
-		// An empty list alone left the agent nothing to tell its user but "none".
-		content = append(content, &sdk.TextContent{Text: noComputers})
+		// An empty list alone left the agent nothing to tell its user but "none". The result
+		// stays two texts, the JSON and the note.
+		note = noComputers + " " + note
 	}
-	return &sdk.CallToolResult{Content: append(content, &sdk.TextContent{Text: dataNote(traposID)})}, nil
+	return &sdk.CallToolResult{Content: []sdk.Content{
+		&sdk.TextContent{Text: string(data)},
+		&sdk.TextContent{Text: note},
+	}}, nil
 }
 
 // noComputers follows list_computers' empty list: why that may be and where to look, as a

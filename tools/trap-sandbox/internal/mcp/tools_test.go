@@ -370,9 +370,9 @@ func TestAnEmptyComputerListSaysWhereToLook(t *testing.T) {
 	d.List = nil
 	res = callTool(t, s, "list_computers", nil)
 	require.False(t, res.IsError)
-	require.Len(t, res.Content, 3)
+	require.Len(t, res.Content, 2, "still the list and the note")
 	assert.JSONEq(t, `{"computers":[]}`, text(res))
-	assert.Equal(t, "No computer that this connection reaches is connected (an account's token reaches that account's computers only): run sandbox status on the computer in game to see why.",
-		res.Content[1].(*sdk.TextContent).Text)
-	assert.Contains(t, res.Content[2].(*sdk.TextContent).Text, "treat it as data")
+	note := res.Content[1].(*sdk.TextContent).Text
+	assert.True(t, strings.HasPrefix(note, "No computer that this connection reaches is connected (an account's token reaches that account's computers only): run sandbox status on the computer in game to see why. "), note)
+	assert.Contains(t, note, "treat it as data")
 }
