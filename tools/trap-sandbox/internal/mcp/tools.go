@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -453,7 +454,7 @@ func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput,
 	}
 	ans, err := t.client.Run(ctx, in.TraposID, in.Command, timeoutOf(in.TimeoutMs))
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeTimeout && pe.ByComputer {
-		err = abandonedRun{pe}
+		err = abandonedRun{pe, in.Command}
 	}
 	if err != nil {
 		return ProgramOutput{}, withWarnings(err, ans.Warnings)
@@ -482,7 +483,10 @@ func (e *warnedError) Unwrap() error { return e.err }
 // abandonedRun is run_program's timeout answered by the computer, which abandoned the run at
 // its limit: a program that waits for input (read(), edit) ends so whatever time it is given,
 // as a run gets no keyboard, so toolError names the tool that types into it as well.
-type abandonedRun struct{ pe *protocol.Error }
+type abandonedRun struct {
+	pe      *protocol.Error
+	command string // run_program's, which the fix types
+}
 
 func (e abandonedRun) Error() string { return e.pe.Error() }
 func (e abandonedRun) Unwrap() error { return e.pe }
@@ -505,9 +509,16 @@ func toolError(err error) *protocol.Error {
 	_, sent := errors.AsType[inputSentError](err)
 	if pe.Code == protocol.CodeTimeout && !sent && !pe.Attributed {
 		fix := fmt.Sprintf("(timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds())
-		if _, ok := errors.AsType[abandonedRun](err); ok {
+		if run, ok := errors.AsType[abandonedRun](err); ok {
+			// The command itself, as send_text's text would type it, when short enough to read.
+			typed := `"door\n"`
+			if c := strings.TrimSpace(run.command); utf8.RuneCountInString(c) <= 60 {
+				if b, err := marshal(c + "\n"); err == nil {
+					typed = string(b)
+				}
+			}
 			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; a program that waits for input never gets it here: "+
-				"start it on the computer's screen with send_text, e.g. \"door\\n\", and type its input there)", computer.MaxTimeout.Milliseconds())
+				"start it on the computer's screen with send_text %s and type its input there)", computer.MaxTimeout.Milliseconds(), typed)
 		}
 		msg = computer.WithTimeoutFix(msg, fix)
 	}

@@ -286,7 +286,11 @@ func TestATimeoutNamesTimeoutMs(t *testing.T) {
 	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "edit /door.lua"})
 	require.True(t, res.IsError)
 	assert.Equal(t, "timeout: it ran past its timeout of 1500 ms and was abandoned; its screen showed:\nPress Ctrl to access menu   Ln 1\n"+
-		"(timeoutMs gives it longer, at most 60000; a program that waits for input never gets it here: start it on the computer's screen with send_text, e.g. \"door\\n\", and type its input there)", text(res))
+		"(timeoutMs gives it longer, at most 60000; a program that waits for input never gets it here: start it on the computer's screen with send_text \"edit /door.lua\\n\" and type its input there)", text(res))
+	// A command too long to read in a message: an example instead.
+	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "door " + strings.Repeat("x", 60)})
+	require.True(t, res.IsError)
+	assert.Contains(t, text(res), `start it on the computer's screen with send_text "door\n" and type its input there)`)
 	// The gateway's own timeout of a run (the computer did not answer at all) is not that.
 	answer = &protocol.Error{Code: protocol.CodeTimeout, Message: "computer 7: did not answer shell.run in time"}
 	res = callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": "door"})
