@@ -42,6 +42,7 @@ func checkArguments(schemas inputs) sdk.Middleware {
 				res.SetError(protocol.Errorf(CodeBadArgument, "%s", problem))
 				return &res, nil
 			}
+			ctr.Params.Arguments = withoutNulls(schema, ctr.Params.Arguments)
 			return next(ctx, method, req)
 		}
 	}
@@ -90,6 +91,9 @@ func argumentProblem(tool string, s *jsonschema.Schema, raw json.RawMessage) str
 				problems = append(problems, fmt.Sprintf("%s is missing: %s", name, p.Description))
 			}
 			continue
+		}
+		if optionalNull(s, name, value) {
+			continue // not given (withoutNulls)
 		}
 		if problem := valueProblem(name, p, value); problem != "" {
 			problems = append(problems, problem)
@@ -191,4 +195,40 @@ func describe(v any) string {
 	default:
 		return "an object"
 	}
+}
+
+// optionalNull reports whether the argument name of schema s, given as value, is null for an
+// optional argument whose schema has no null: a model that fills every argument of a tool (as
+// OpenAI's strict function calling has it do, null for one it leaves out) means it as not
+// given, and was refused one argument at a time ("cursor must be true or false, not null").
+func optionalNull(s *jsonschema.Schema, name string, value json.RawMessage) bool {
+	if !bytes.Equal(bytes.TrimSpace(value), []byte("null")) || slices.Contains(s.Required, name) {
+		return false
+	}
+	p := s.Properties[name]
+	return p.Type != "null" && !slices.Contains(p.Types, "null")
+}
+
+// withoutNulls is raw without the arguments optionalNull takes as not given, which the SDK's
+// validator would refuse in its own words; raw as it is when it has none.
+func withoutNulls(s *jsonschema.Schema, raw json.RawMessage) json.RawMessage {
+	args := map[string]json.RawMessage{}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return raw
+	}
+	dropped := false
+	for name, value := range args {
+		if _, ok := s.Properties[name]; ok && optionalNull(s, name, value) {
+			delete(args, name)
+			dropped = true
+		}
+	}
+	if !dropped {
+		return raw
+	}
+	out, err := json.Marshal(args)
+	if err != nil {
+		return raw
+	}
+	return out
 }

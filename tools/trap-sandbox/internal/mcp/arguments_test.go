@@ -2,11 +2,13 @@ package mcp
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"trap-sandbox/internal/computer"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -46,6 +48,26 @@ func TestArgumentsOutsideTheSchemaAreNamed(t *testing.T) {
 	assert.False(t, res.IsError, text(res))
 	res = callTool(t, s, "write_file", map[string]any{"traposId": "7:", "path": "/x", "content": nil, "contentBase64": "eA=="})
 	assert.False(t, res.IsError, text(res))
+}
+
+// TestAnOptionalArgumentGivenNullIsNotGiven: a model that fills every argument, null for those
+// it leaves out (OpenAI's strict function calling has it so), is answered as if it had left
+// them out, over real HTTP; a required one given null is still refused.
+func TestAnOptionalArgumentGivenNullIsNotGiven(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	srv := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv.Close()
+	s := connectHTTP(t, srv)
+	res := callTool(t, s, "ping", map[string]any{"traposId": "7:", "timeoutMs": nil})
+	assert.False(t, res.IsError, text(res))
+	res = callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter"}, "settleMs": 1, "colours": nil, "cursor": nil, "timeoutMs": nil})
+	require.False(t, res.IsError, text(res))
+	assert.NotContains(t, text(res), `"rows"`, "colours null is colours not given")
+	res = callTool(t, s, "ping", map[string]any{"traposId": nil})
+	require.True(t, res.IsError)
+	assert.Equal(t, "bad_argument: traposId must be a string, not null: the computer, as list_computers shows it (e.g. 7:kitchen)", text(res))
 }
 
 // TestEveryArgumentOfTheWrongTypeIsNamed: every argument of every tool, given an object, is
