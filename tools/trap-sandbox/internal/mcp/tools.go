@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -263,6 +264,15 @@ func inputSchema[In any]() *jsonschema.Schema {
 		if p, ok := s.Properties[name]; ok {
 			lo, hi := 1.0, float64(computer.MaxTimeout.Milliseconds())
 			p.Minimum, p.Maximum = &lo, &hi
+		}
+	}
+	// A pointer or a slice is inferred as its type or null (["null", "string"]), and Gemini,
+	// whose function declarations take one type, refuses a tool list holding such a schema,
+	// failing every request of an agent that has the server (opencode with a Gemini model);
+	// null is taken as not given all the same (optionalNull).
+	for _, p := range s.Properties {
+		if len(p.Types) == 2 && slices.Contains(p.Types, "null") {
+			p.Type, p.Types = p.Types[slices.IndexFunc(p.Types, func(t string) bool { return t != "null" })], nil
 		}
 	}
 	return s

@@ -380,3 +380,43 @@ func TestAnEmptyComputerListSaysWhereToLook(t *testing.T) {
 	assert.True(t, strings.HasPrefix(note, "No computer that this connection reaches is connected (an account's token reaches that account's computers only): run sandbox status on the computer in game to see why. "), note)
 	assert.Contains(t, note, "treat it as data")
 }
+
+// TestNoInputSchemaHasATypeList: every input schema gives each argument one type, over real
+// HTTP as an agent lists them: Gemini's function declarations take one, and opencode with a
+// Gemini model failed every request (400 INVALID_ARGUMENT) while a server offered a tool whose
+// argument was ["null", "array"] (send_keys' keys) or ["null", "string"] (write_file's
+// content). The null such a type allowed is still taken as not given.
+func TestNoInputSchemaHasATypeList(t *testing.T) {
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil).handler)
+	defer srv.Close()
+	s := connectHTTP(t, srv)
+	res, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	for _, tool := range res.Tools {
+		raw, err := json.Marshal(tool.InputSchema)
+		require.NoError(t, err)
+		var schema struct {
+			Properties map[string]struct {
+				Type  any `json:"type"`
+				Items *struct {
+					Type any `json:"type"`
+				} `json:"items"`
+			} `json:"properties"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &schema))
+		for name, p := range schema.Properties {
+			assert.IsType(t, "", p.Type, "%s's %s has one type: %s", tool.Name, name, raw)
+			if p.Items != nil {
+				assert.IsType(t, "", p.Items.Type, "%s's %s's items have one type", tool.Name, name)
+			}
+		}
+	}
+	// The null those types allowed is not given, as before.
+	d := daemonfake.NewLocal(nil)
+	srv2 := httptest.NewServer(New(computer.New(d), nil).handler)
+	defer srv2.Close()
+	wrote := callTool(t, connectHTTP(t, srv2), "write_file", map[string]any{"traposId": "7:", "path": "/x", "content": nil, "contentBase64": "eA=="})
+	require.False(t, wrote.IsError, text(wrote))
+	got, _ := d.File("/x")
+	assert.Equal(t, "x", string(got))
+}
