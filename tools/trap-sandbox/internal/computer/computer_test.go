@@ -200,14 +200,14 @@ func TestATimeoutMidTransferSaysHowFarItGot(t *testing.T) {
 	}
 	timeOutThe(protocol.TypeFSRead, 2)
 	_, err := computer.New(d).Read(t.Context(), "7:", "/f.bin", 1<<20, 0)
-	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.read in time: the read of /f.bin stopped at 16384 of its 49152 bytes")
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.read in time; the read of /f.bin stopped at 16384 of its 49152 bytes")
 
 	timeOutThe(protocol.TypeFSWrite, 3)
 	err = computer.New(d).Write(t.Context(), "7:", "/f.bin", bigData(3*computer.ChunkBytes+1), 0)
-	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time: the write of /f.bin stopped at 32768 of its 49153 bytes: the old file is kept")
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time; the write of /f.bin stopped at 32768 of its 49153 bytes: the old file is kept")
 	timeOutThe(protocol.TypeFSWrite, 2)
 	err = computer.New(d).Write(t.Context(), "7:", "/new.bin", bigData(2*computer.ChunkBytes), 0)
-	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time: the write of /new.bin stopped at 16384 of its 32768 bytes: no file was made there")
+	assert.EqualError(t, err, "timeout: computer 7: did not answer fs.write in time; the write of /new.bin stopped at 16384 of its 32768 bytes: no file was made there")
 	assert.Equal(t, []string{"/f.bin"}, d.Names(), "the temporary files were removed")
 
 	timeOutThe(protocol.TypeFSWrite, 1) // nothing sent yet: the timeout alone says it

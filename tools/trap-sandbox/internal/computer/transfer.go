@@ -124,7 +124,7 @@ func timedOutDuring(err error, what string, args ...any) error {
 	if !ok || pe.Code != protocol.CodeTimeout || pe.ByComputer {
 		return err
 	}
-	return pe.WithMessage(pe.Message + ": " + fmt.Sprintf(what, args...))
+	return pe.WithMessage(pe.Message + "; " + fmt.Sprintf(what, args...))
 }
 
 // maxRereads is how many times Read starts again when the file changed between its chunks.
