@@ -206,7 +206,7 @@ func (h HTTP) Check(ctx context.Context) error {
 // first. 200 carries the computer's answer; any other status, the gateway's error.
 func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.RawMessage, timeout time.Duration) (json.RawMessage, error) {
 	caller := ctx
-	ctx, cancel := context.WithTimeout(ctx, timeout+computer.RunSlack)
+	ctx, cancel := h.answerContext(caller, timeout)
 	defer cancel()
 	body, err := json.Marshal(RequestBody{Type: typ, Payload: payload, TimeoutMs: new(max(timeout.Milliseconds(), 1))})
 	if err != nil {
@@ -242,6 +242,36 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 		return protocol.EmptyPayload, nil
 	}
 	return ans.Payload, nil
+}
+
+// answerGrace is how long past its caller's deadline a request still waits for the gateway's
+// answer: the gateway answers timeout itself at the request's timeoutMs, which a transfer
+// sets to the time it has left (computer.Client's remaining), so that answer comes just after
+// the caller's deadline.
+const answerGrace = 500 * time.Millisecond
+
+// answerContext is the context a request to the gateway is sent and awaited on: cancelled
+// with the caller's, but awaited past the caller's deadline, up to answerGrace, for the
+// gateway's own timeout answer (and never past timeout and computer.RunSlack). Abandoned at
+// the caller's deadline, the request was still on its way: a transfer's next request, the
+// removal of its temporary file, could reach the computer first, and the abandoned chunk
+// then wrote a temporary file nobody named (a put whose --timeout ran out left one in a few
+// runs of a hundred).
+func (HTTP) answerContext(caller context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	wait := timeout + computer.RunSlack
+	if deadline, ok := caller.Deadline(); ok {
+		wait = min(wait, time.Until(deadline)+answerGrace)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(caller), wait)
+	stop := context.AfterFunc(caller, func() {
+		if !errors.Is(caller.Err(), context.DeadlineExceeded) {
+			cancel() // the caller left: the request goes with it
+		}
+	})
+	return ctx, func() {
+		stop()
+		cancel()
+	}
 }
 
 // RevokeComputer asks the gateway to revoke the credential of the connected computer

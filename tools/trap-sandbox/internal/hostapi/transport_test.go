@@ -449,3 +449,45 @@ func TestAURLNamingAGatewayPageIsRefusedButAProxyBaseIsNot(t *testing.T) {
 		assert.Contains(t, err.Error(), want, raw)
 	}
 }
+
+// TestARequestAwaitsTheGatewaysAnswerPastItsCallersDeadline: a transfer gives each request the
+// time it has left, so the gateway's own timeout answer comes just after the caller's deadline.
+// The request was abandoned at that deadline while still on its way: the put's next request,
+// the removal of its temporary file, reached the computer first, and the abandoned chunk then
+// made a temporary file nobody named. It is now awaited (answerGrace) and answered; a caller
+// that leaves (cancelled) still takes its request with it.
+func TestARequestAwaitsTheGatewaysAnswerPastItsCallersDeadline(t *testing.T) {
+	arrived := make(chan struct{})
+	ctx := deadlineAt{Context: t.Context(), passed: make(chan struct{})}
+	abandoned := make(chan bool, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body) // read whole: the server then sees a client that leaves
+		close(arrived)
+		<-ctx.passed // the caller's deadline has passed; the gateway's timeout answer follows
+		abandoned <- r.Context().Err() != nil
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusGatewayTimeout)
+		_, _ = io.WriteString(w, `{"ok":false,"error":{"code":"timeout","message":"computer 7: did not answer fs.write in time"}}`)
+	}))
+	defer srv.Close()
+	go func() {
+		<-arrived
+		close(ctx.passed)
+	}()
+	_, err := hostapi.HTTP{URL: srv.URL}.Request(ctx, "7:", "fs.write", json.RawMessage(`{}`), time.Second)
+	var pe *protocol.Error
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, protocol.CodeTimeout, pe.Code)
+	assert.Equal(t, "computer 7: did not answer fs.write in time", pe.Message, "the gateway's answer, not the caller's deadline")
+	assert.False(t, <-abandoned, "the request was not abandoned at the caller's deadline")
+
+	left, leave := context.WithCancel(t.Context())
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		leave()
+		<-r.Context().Done() // abandoned with its caller
+	}))
+	defer srv2.Close()
+	_, err = hostapi.HTTP{URL: srv2.URL}.Request(left, "7:", "fs.write", json.RawMessage(`{}`), time.Minute)
+	require.ErrorIs(t, err, context.Canceled)
+}
