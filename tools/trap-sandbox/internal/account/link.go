@@ -396,15 +396,15 @@ func (a *Accounts) LinkWithKey(ctx context.Context, plain, traposID string) (str
 	k, err = a.store.UpdateEnrollmentKey(ctx, selector, func(k *EnrollmentKey) error {
 		switch {
 		case !k.RevokedAt.IsZero():
-			return fmt.Errorf("the enrollment key: %w", ErrRevoked)
+			return fmt.Errorf("the enrollment key is %w", ErrRevoked)
 		case !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt):
-			return fmt.Errorf("the enrollment key: %w", ErrExpired)
+			return fmt.Errorf("the enrollment key is %w", ErrExpired)
 		case k.MaxUses > 0 && k.Uses >= k.MaxUses:
 			linked := fmt.Sprintf("%d computers", k.Uses)
 			if k.Uses == 1 {
 				linked = "1 computer"
 			}
-			return fmt.Errorf("the enrollment key: %w (it linked %s, its limit)", ErrUsedUp, linked)
+			return fmt.Errorf("the enrollment key is %w (it linked %s, its limit)", ErrUsedUp, linked)
 		}
 		k.Uses++
 		k.LastUsed = now

@@ -429,7 +429,7 @@ func TestEnrollmentKeyLinksAtOnce(t *testing.T) {
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": k.Secret})
 	require.NotNil(t, pe)
 	assert.Equal(t, protocol.CodeLinkInvalid, pe.Code)
-	assert.Equal(t, "the enrollment key: used up (it linked 1 computer, its limit); ask the key's account holder for a new key (trap-sandbox link key)", pe.Message)
+	assert.Equal(t, "the enrollment key is used up (it linked 1 computer, its limit); ask the key's account holder for a new key (trap-sandbox link key)", pe.Message)
 	assert.Empty(t, f.gw.wrong, "a used-up key is no guess")
 
 	_, pe = f.call(kitchen, protocol.TypeLinkBegin, map[string]any{"key": testkit.WrongSecret(k.Secret)})
