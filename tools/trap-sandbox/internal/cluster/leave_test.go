@@ -151,6 +151,29 @@ func TestARequestWaitingOnAStoppingReplicaNamesIt(t *testing.T) {
 	assert.Equal(t, "computer 3:mill is not connected: replica a, which held its socket, is shutting down", rr.GatewayError.Message)
 }
 
+// A request on its way to a replica whose goodbye came meanwhile (after the goodbye failed the
+// requests then waiting) is failed by the next heartbeat tick's look at the holders as one to
+// a replica that stopped, not as one that "has sent no heartbeat for" the TTL, which it never
+// went without.
+func TestARequestToAReplicaThatSaidGoodbyeNamesItStopped(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	b.stop()
+	require.Eventually(t, func() bool { return !a.router.alive("b") }, waitLimit, testkit.Poll, "a to take in b's goodbye")
+	holdBeats(t, a.router) // the tick below is the test's
+	p := &pendingRoute{k: gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:late"}, holder: "b", done: make(chan struct{})}
+	a.router.mu.Lock()
+	a.router.pending[1<<62] = p
+	a.router.mu.Unlock()
+	a.router.watchHolders()
+	select {
+	case <-p.done:
+	case <-time.After(waitLimit):
+		t.Fatal("the request waiting on b was not failed")
+	}
+	assert.Equal(t, protocol.Errorf(protocol.CodeNotConnected, "computer 5:late is not connected: replica b, which held its socket, has stopped"), p.err)
+}
+
 // A replica that stops takes no computer on while it says goodbye: a new socket is refused
 // before its upgrade (503), and a socket opened before the stop that says hello now is
 // answered not_connected and closed with 1001, as the others. Before, that hello was

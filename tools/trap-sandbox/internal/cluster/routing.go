@@ -414,7 +414,8 @@ func (r *Router) failRoutesTo(replica, why string) {
 // means it is gone).
 func (r *Router) watchHolders() {
 	now := r.cfg.Clock.Now()
-	var dead, probe []string
+	var probe []string
+	dead := map[string]string{} // replica: what became of it
 	r.mu.Lock()
 	seen := map[string]bool{}
 	for _, p := range r.pending {
@@ -423,16 +424,20 @@ func (r *Router) watchHolders() {
 	r.lifelineReplicasLocked(seen)
 	for holder := range seen {
 		switch {
+		case r.stopped[holder]:
+			// Its goodbye came while the request was on its way to it (the goodbye failed the
+			// requests waiting then): it stopped, it did not go silent.
+			dead[holder] = "has stopped"
 		case !r.aliveLocked(holder, now):
-			dead = append(dead, holder)
+			dead[holder] = fmt.Sprintf("has sent no heartbeat for %s", r.cfg.ReplicaTTL)
 		case !r.probing[holder]:
 			r.probing[holder] = true
 			probe = append(probe, holder)
 		}
 	}
 	r.mu.Unlock()
-	for _, h := range dead {
-		r.failRoutesTo(h, fmt.Sprintf("has sent no heartbeat for %s", r.cfg.ReplicaTTL))
+	for h, why := range dead {
+		r.failRoutesTo(h, why)
 	}
 	for _, h := range probe {
 		if !r.spawn(func() { r.probe(h) }) {
