@@ -539,6 +539,22 @@ print("new page:", p.newPage())
 	w.Computer(1).WaitFor(ctx, "new page:\tfalse")
 }
 
+// arrayFillBytes bounds what a test of an integer key near 2^26 may allocate: filling
+// gopher-lua's array part up to it takes about a gigabyte, the whole test a few megabytes.
+const arrayFillBytes = 256 << 20
+
+// allocationsSince returns how many bytes the process has allocated since the call, when
+// called.
+func allocationsSince() func() uint64 {
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	return func() uint64 {
+		var after runtime.MemStats
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+}
+
 // TestRednetMessageIDInTheArrayRange: rednet remembers a message id up to 2^31, and one
 // below 2^26 as a table's integer key makes gopher-lua fill the array part up to it, in Go
 // no abort interrupts. An id at the top of that range is remembered and the message
@@ -546,8 +562,7 @@ print("new page:", p.newPage())
 // never stops, as when ~3% of random ids landed there).
 func TestRednetMessageIDInTheArrayRange(t *testing.T) {
 	ctx := within(t)
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
+	allocated := allocationsSince()
 	w := fakecrafttest.StartWorld(t, world.Spec{
 		TimeScale: testScale,
 		Computers: []world.ComputerSpec{
@@ -572,10 +587,7 @@ print("got", msg)
 		},
 	})
 	w.Computer(2).WaitFor(ctx, "got\tedge")
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20),
-		"remembering one message id allocated the array part up to it")
+	assert.Less(t, allocated(), uint64(arrayFillBytes), "remembering one message id allocated the array part up to it")
 }
 
 // TestRepeaterMessageIDInTheArrayRange: the repeat program remembers the ids it repeated
@@ -583,8 +595,7 @@ print("got", msg)
 // table's array part up to it (the repeater of a world hung there, never stopping).
 func TestRepeaterMessageIDInTheArrayRange(t *testing.T) {
 	ctx := within(t)
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
+	allocated := allocationsSince()
 	w := fakecrafttest.StartWorld(t, world.Spec{
 		TimeScale: testScale,
 		Computers: []world.ComputerSpec{
@@ -603,10 +614,7 @@ end
 		},
 	})
 	w.Computer(3).WaitFor(ctx, "1 message repeated.")
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20),
-		"remembering one repeated message id allocated the array part up to it")
+	assert.Less(t, allocated(), uint64(arrayFillBytes), "remembering one repeated message id allocated the array part up to it")
 }
 
 // TestChatHostUserIDInTheArrayRange: chat host keeps its users by the text of their ids, as
@@ -615,8 +623,7 @@ end
 // the test failed after its time limits).
 func TestChatHostUserIDInTheArrayRange(t *testing.T) {
 	ctx := within(t)
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
+	allocated := allocationsSince()
 	w := fakecrafttest.StartWorld(t, world.Spec{
 		TimeScale: testScale,
 		Computers: []world.ComputerSpec{
@@ -637,10 +644,7 @@ end
 		},
 	})
 	w.Computer(2).WaitFor(ctx, "bob heard\t* bob has joined the chat\t67108863\n")
-	var after runtime.MemStats
-	runtime.ReadMemStats(&after)
-	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(256<<20),
-		"keeping one user allocated the array part up to its id")
+	assert.Less(t, allocated(), uint64(arrayFillBytes), "keeping one user allocated the array part up to its id")
 }
 
 // TestPlaceRefusesIdsCCCannotHave: a world file's computer ids are CC's, from 0 to
