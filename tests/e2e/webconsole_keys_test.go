@@ -19,6 +19,8 @@ import (
 	"fakecraft/computer"
 	"fakecraft/fakecrafttest"
 	"fakecraft/pocket"
+
+	"tests/internal/harness"
 )
 
 // TestTheWebConsolesKeysAreTheKeyboards checks the page's one home for what a key sends
@@ -222,6 +224,35 @@ func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 	}
 }
 
+// controlledAtItsPrompt starts computer id (label; a pocket computer when pc is not nil) on g,
+// its owner letting the host control its screen, and waits for its shell's prompt.
+func controlledAtItsPrompt(ctx context.Context, t *testing.T, g *harness.Gateway, id int, label string, pc *pocket.Pocket) *fakecrafttest.Computer {
+	t.Helper()
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = id, label
+	if pc != nil {
+		opts.Pocket = pc
+	}
+	opts.Settings["sandbox.allow_screen"] = "control"
+	opts.Files = map[string]string{"/e2e.lua": deskProgram}
+	opts.Input = computer.Input(make(chan string))
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+	return c
+}
+
+// onAPhone opens the web console of the gateway at addr on a phone's touch screen, logs in
+// with token and waits for the computer of fragment (its URL fragment, e.g. "13%3Adesk") live
+// at its prompt.
+func onAPhone(t *testing.T, page context.Context, until func(t *testing.T, what, js string), addr, fragment, token string) {
+	t.Helper()
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate("http://"+addr+"/console/#/computer/"+fragment), chromedp.WaitVisible("#login"),
+		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+}
+
 // TestTheWebConsoleEditsAFileFromAPhone: in a phone's window (360x640, touch) the view of a
 // pocket computer offers the keys a phone has no keyboard for, and a Type field: the player
 // starts edit on a file by typing in the field and Enter, types a line, fixes it with
@@ -234,20 +265,9 @@ func TestTheWebConsoleEditsAFileFromAPhone(t *testing.T) {
 	page, until := consolePage(ctx, t)
 	const token = "console-phone-5e7b"
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 12, "pocket"
-	opts.Pocket = pocket.New(nil)
-	opts.Settings["sandbox.allow_screen"] = "control"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
-	opts.Input = computer.Input(make(chan string))
-	c := fakecrafttest.StartWithin(t, opts, testTimeout)
-	c.WaitFor(ctx, markerAtPrompt)
+	c := controlledAtItsPrompt(ctx, t, g, 12, "pocket", pocket.New(nil))
 
-	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
-		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/12%3Apocket"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	onAPhone(t, page, until, g.Addr, "12%3Apocket", token)
 	layout, err := chromedp.Run(page, chromedp.Evaluate[[]any](`{
 		const keys = [...document.querySelectorAll("#touch button")];
 		[document.documentElement.scrollWidth - document.documentElement.clientWidth,
@@ -308,19 +328,9 @@ func TestTheWebConsoleTypesALongTextFromAPhone(t *testing.T) {
 	page, until := consolePage(ctx, t)
 	const token = "console-long-text-81c2"
 	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
-	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
-	opts.ID, opts.Label = 13, "desk" // its lines fit the 51 columns: edit scrolls no line sideways
-	opts.Settings["sandbox.allow_screen"] = "control"
-	opts.Files = map[string]string{"/e2e.lua": deskProgram}
-	opts.Input = computer.Input(make(chan string))
-	c := fakecrafttest.StartWithin(t, opts, testTimeout)
-	c.WaitFor(ctx, markerAtPrompt)
+	c := controlledAtItsPrompt(ctx, t, g, 13, "desk", nil) // its lines fit the 51 columns: edit scrolls no line sideways
 
-	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
-		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/13%3Adesk"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	onAPhone(t, page, until, g.Addr, "13%3Adesk", token)
 	screen := `document.getElementById("screen-text").textContent`
 	field := "#type-text"
 	require.NoError(t, chromedp.Do(page, chromedp.Click(field), chromedp.SendKeys(field, "edit notes.txt\r")))
@@ -370,11 +380,7 @@ func TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer(t *testing.T) {
 	page, until := consolePage(ctx, t)
 	const token = "console-viewonly-2d8f"
 	g, _ := deskAcrossRestarts(ctx, t, token, "view")
-	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
-		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/11%3Adesk"), chromedp.WaitVisible("#login"),
-		chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
-	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
-		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	onAPhone(t, page, until, g.Addr, "11%3Adesk", token)
 
 	refusal := func(t *testing.T, what string, act chromedp.Action[chromedp.Void]) string {
 		t.Helper()
