@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -318,14 +317,7 @@ func TestAnUnansweredInputMayHaveBeenTyped(t *testing.T) {
 // place, and nothing is pressed: sent, it went without a name, and the computer's refusal
 // read 'unknown key name "nil"'.
 func TestAnEmptyKeyNameIsRefusedByItsPlace(t *testing.T) {
-	d := daemonfake.NewLocal(nil)
-	d.Before = func(_ context.Context, _ int, typ string) error {
-		t.Errorf("%s was sent", typ)
-		return nil
-	}
-	srv := httptest.NewServer(New(computer.New(d), nil).handler)
-	defer srv.Close()
-	s := connectHTTP(t, srv)
+	s := sendingNothing(t)
 	for _, name := range []string{"", " "} {
 		res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": []string{"enter", name}})
 		require.True(t, res.IsError)

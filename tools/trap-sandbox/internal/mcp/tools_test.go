@@ -323,18 +323,25 @@ func TestReadingADirectoryNamesListFiles(t *testing.T) {
 	require.Len(t, res.Content, 2, "the computer's words are marked as its data")
 }
 
-// TestABlankCommandIsRefusedBeforeItIsSent: run_program with an empty or blank command is
-// bad_argument naming the argument, and nothing reaches the computer, whose own refusal named
-// its payload's field ("bad_payload: payload.command must be a non-empty string").
-func TestABlankCommandIsRefusedBeforeItIsSent(t *testing.T) {
+// sendingNothing is an MCP session on a computer 7: to which a request sent fails the test: a
+// call refused before it reaches the computer.
+func sendingNothing(t *testing.T) *sdk.ClientSession {
+	t.Helper()
 	d := daemonfake.NewLocal(nil)
 	d.Before = func(_ context.Context, _ int, typ string) error {
 		t.Errorf("%s was sent", typ)
 		return nil
 	}
 	srv := httptest.NewServer(New(computer.New(d), nil).handler)
-	defer srv.Close()
-	s := connectHTTP(t, srv)
+	t.Cleanup(srv.Close)
+	return connectHTTP(t, srv)
+}
+
+// TestABlankCommandIsRefusedBeforeItIsSent: run_program with an empty or blank command is
+// bad_argument naming the argument, and nothing reaches the computer, whose own refusal named
+// its payload's field ("bad_payload: payload.command must be a non-empty string").
+func TestABlankCommandIsRefusedBeforeItIsSent(t *testing.T) {
+	s := sendingNothing(t)
 	for _, command := range []string{"", "  \t "} {
 		res := callTool(t, s, "run_program", map[string]any{"traposId": "7:", "command": command})
 		require.True(t, res.IsError)
