@@ -233,7 +233,9 @@ local function showStatus()
   local state = tostring(status.state or "unknown");
   if status.state == libsandbox.STATE_WAITING and type(status.retryAt) == "number" then
     -- The seconds left until the next try: longer for a gateway that keeps breaking its sockets.
-    state = state .. " (" .. math.max(0, math.ceil((status.retryAt - os.epoch("utc")) / 1000)) .. " s)";
+    -- Never 0, which reads as stuck: a try that is due (its timer's event still queued behind
+    -- this status request) is at most a second away, and shows so.
+    state = state .. " (" .. math.max(1, math.ceil((status.retryAt - os.epoch("utc")) / 1000)) .. " s)";
   end
   print("state: " .. state);
   print("traposId: " .. tostring(status.traposId));
@@ -243,7 +245,9 @@ local function showStatus()
   end
   local problem = { "lastError: " .. tostring(status.lastError or "none") };
   if status.state == libsandbox.STATE_STOPPED then
-    problem[2] = "fix: " .. MSG_STOPPED;
+    -- What keeps it disconnected is the stop, not an error of before it (nor "none", which
+    -- read as nothing to fix above the fix).
+    problem = { "lastError: stopped", "fix: " .. MSG_STOPPED };
   elseif status.state == libsandbox.STATE_DORMANT then
     problem[2] = "fix: " .. MSG_URL_NOT_SET;
   elseif status.lastError ~= nil then

@@ -782,10 +782,14 @@ describe("sandbox command", function()
     end);
 
     it("names sandbox reconnect for a stopped daemon, whatever its last error", function()
-      local ok, err, lines = run({ "status" }, { status = downStatus("stopped", "Could not connect") });
-      expectSuccess(ok, err);
-      expect(lines[3]):eq("state: stopped");
-      expect(lines[#lines]):eq(fitted("fix: stopped with sandbox stop; sandbox reconnect starts it again"));
+      -- the stop is the last error: "none" read as nothing to fix, above the fix
+      for _, status in ipairs({ downStatus("stopped", "Could not connect"), downStatus("stopped") }) do
+        local ok, err, lines = run({ "status" }, { status = status });
+        expectSuccess(ok, err);
+        expect(lines[3]):eq("state: stopped");
+        expect(lines[#lines - 1]):eq("lastError: stopped");
+        expect(lines[#lines]):eq(fitted("fix: stopped with sandbox stop; sandbox reconnect starts it again"));
+      end
     end);
 
     it("shows the last error", function()
@@ -805,6 +809,13 @@ describe("sandbox command", function()
       expect(lines[3]):str_match("^state: waiting %(%d+ s%)$");
       local seconds = tonumber(lines[3]:match("(%d+) s"));
       expect(seconds >= 38 and seconds <= 40):eq(true);
+      -- a try that is due (its timer's event still queued) is a second away, never "0 s"
+      for _, late in ipairs({ 0, 400, 60000 }) do
+        status.retryAt = os.epoch("utc") - late;
+        ok, err, lines = run({ "status" }, { status = status });
+        expectSuccess(ok, err);
+        expect(lines[3]):eq("state: waiting (1 s)");
+      end
     end);
 
     it("fits a pocket computer's 20 rows with an error and its fix, which come last", function()
