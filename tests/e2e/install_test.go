@@ -586,6 +586,16 @@ func TestInstallAsksAboutTheHostWhateverTheArguments(t *testing.T) {
 	// the fix whole, on a line of its own (the install line, longer than the screen, broke in it)
 	assert.Contains(t, lines(out), "For the options, run the line again with --help.")
 	assert.Equal(t, settings, readSettings(t, quiet))
+	// a bad value of an option the installer knows is no password
+	assert.NotContains(t, out, "begins with --")
+	// An unknown option may be a password that begins with --, which the line cannot take: the
+	// refusal says where it goes.
+	out = playerSession(ctx, t, quiet, true, install+" --secret")
+	assert.Contains(t, strings.Join(lines(out), " "), "Nothing done: unknown option --secret.")
+	assert.Contains(t, lines(out), "For the options, run the line again with --help.")
+	assert.Contains(t, strings.Join(lines(out), " "), "For the options, run the line again with --help. "+
+		"A password that begins with -- goes in at the prompt: run the line without it.")
+	assert.Equal(t, settings, readSettings(t, quiet))
 
 	// The screen, for a script too: alone it answers the question (files and exec: no access),
 	// and on an upgrade it changes the screen alone.

@@ -342,7 +342,7 @@ local function parseArgs(words)
       end
       opts.screen = value;
     else
-      return nil, "unknown option " .. word;
+      return nil, "unknown option " .. word, true;
     end
   end
   if opts.password == "uninstall" then
@@ -838,13 +838,19 @@ end
 
 -- What a mistyped option's error says to do, short enough for a computer's 51 columns.
 local FIX_OPTIONS = "For the options, run the line again with --help.";
+-- And an unknown option's other fix: it may be a password that begins with --, which the
+-- line cannot take (the user guide says so), nor this computer tell from a mistyped option.
+local FIX_DASHED_PASSWORD = "A password that begins with -- goes in at the prompt: run the line without it.";
 
-local opts, problem = parseArgs({ ... });
+local opts, problem, unknownOption = parseArgs({ ... });
 if opts == nil then
   -- The fix on a line of its own, in words: the line with the gateway's URL is longer than
   -- the screen, and broke wherever it wrapped (the player recalls it with the Up key).
   printError("Nothing done: " .. problem .. ".");
   printError(FIX_OPTIONS);
+  if unknownOption then
+    printError(FIX_DASHED_PASSWORD);
+  end
   return false;
 elseif opts.help then
   usage();
