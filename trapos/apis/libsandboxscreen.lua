@@ -392,6 +392,23 @@ local function within(value, lo, hi)
   return type(value) == "number" and value == math.floor(value) and value >= lo and value <= hi;
 end
 
+-- What a screen.input event's type and a key event's name may be, for the refusals.
+local INPUT_TYPES = "one of key, key_up, char, paste, click, scroll, terminate";
+local KEY_NAMES = "CC's key name, as keys.getName gives it: enter, leftCtrl, a";
+
+-- A value that is not what it should be, for a refusal: "the number 28", "true", "an object".
+local function aValue(value)
+  local kind = type(value);
+  if kind == "number" then
+    return "the number " .. tostring(value);
+  elseif kind == "boolean" then
+    return tostring(value);
+  elseif kind == "table" then
+    return "an object or array";
+  end
+  return "a " .. kind;
+end
+
 -- The os events for one input event, appended to out; or nil and why not. i is the event's
 -- place in the list counted from 0, as the gateway names a payload's fields (payload.events[0]).
 local function inputEvents(event, i, keysApi, width, height, out)
@@ -400,11 +417,19 @@ local function inputEvents(event, i, keysApi, width, height, out)
     return nil, where .. " is not an object";
   end
   local kind = event.type;
-  if kind == "key" or kind == "key_up" then
-    local code = type(event.name) == "string" and keysApi[event.name] or nil;
+  if kind == nil or kind == "" then
+    -- Named as a missing field, not as the type "nil".
+    return nil, where .. " needs its type: " .. INPUT_TYPES;
+  elseif kind == "key" or kind == "key_up" then
+    local name = event.name;
+    if name == nil or name == "" then
+      return nil, where .. ": a " .. kind .. " event needs its name, " .. KEY_NAMES;
+    elseif type(name) ~= "string" then
+      return nil, where .. ".name must be a string, not " .. aValue(name) .. ": " .. KEY_NAMES;
+    end
+    local code = keysApi[name];
     if type(code) ~= "number" then
-      return nil, where .. ": unknown key name " .. string.format("%q", tostring(event.name))
-        .. " (key names are CC's, as keys.getName gives them: enter, leftCtrl, a)";
+      return nil, where .. ": unknown key name " .. string.format("%q", name) .. " (" .. KEY_NAMES .. ")";
     end
     if kind == "key" then
       if event.held ~= nil and type(event.held) ~= "boolean" then
@@ -415,8 +440,10 @@ local function inputEvents(event, i, keysApi, width, height, out)
       out[#out + 1] = { "key_up", code };
     end
   elseif kind == "char" then
-    if type(event.text) ~= "string" then
-      return nil, where .. ".text must be a string";
+    if event.text == nil then
+      return nil, where .. ": a char event needs its text, the bytes it types (\\n types Enter)";
+    elseif type(event.text) ~= "string" then
+      return nil, where .. ".text must be a string, not " .. aValue(event.text);
     end
     local enter = keysApi.enter;
     for j = 1, #event.text do
@@ -433,8 +460,10 @@ local function inputEvents(event, i, keysApi, width, height, out)
     end
   elseif kind == "paste" then
     local t = event.text;
-    if type(t) ~= "string" then
-      return nil, where .. ".text must be a string";
+    if t == nil then
+      return nil, where .. ": a paste event needs its text, one line of bytes from 32";
+    elseif type(t) ~= "string" then
+      return nil, where .. ".text must be a string, not " .. aValue(t);
     elseif #t > MAX_PASTE then
       return nil, where .. ": a paste holds " .. MAX_PASTE .. " bytes at most, as CC's (got " .. #t .. ")";
     elseif t:find("[%z\1-\31]") then
@@ -459,8 +488,10 @@ local function inputEvents(event, i, keysApi, width, height, out)
   elseif kind == "terminate" then
     out[#out + 1] = { "terminate" };
   else
-    return nil, where .. ": unknown input type " .. string.format("%q", tostring(kind))
-      .. " (one of key, key_up, char, paste, click, scroll, terminate)";
+    if type(kind) ~= "string" then
+      return nil, where .. ".type must be a string, not " .. aValue(kind) .. ": " .. INPUT_TYPES;
+    end
+    return nil, where .. ": unknown input type " .. string.format("%q", kind) .. " (" .. INPUT_TYPES .. ")";
   end
   if #out > MAX_INPUT_EVENTS then
     return nil, "screen.input queues " .. MAX_INPUT_EVENTS .. " events at most per request; send the rest in another";
