@@ -533,7 +533,8 @@ local function chooseAccess(opts, old)
   return "none", false, nil, advice;
 end
 
--- Prints why nothing was installed or changed (after the line that says what failed).
+-- Prints why nothing was installed or changed (after the line that says what failed), in one
+-- row of a computer's 51 columns ("is as it was" took two from 0.5.10 on).
 local function nothingChanged(old, still)
   if old ~= nil then
     printError("Nothing changed: trapos-sandbox " .. tostring(old.version) .. " " .. still .. ".");
@@ -620,7 +621,7 @@ local function install(opts)
         -- Typed (or pasted) at the prompt's stars, or set before: the space cannot be seen.
         print("The password begins or ends with a space: if that is not part of it, type it without.");
       end
-      nothingChanged(old, "is as it was");
+      nothingChanged(old, "is kept");
       return false;
     elseif verdict == nil then
       unchecked, uncheckedWhy = uncheckedAdvice(why, true), why;
