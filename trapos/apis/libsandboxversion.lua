@@ -3,5 +3,5 @@
 -- sends it as clientVersion and `sandbox --version` prints it.
 
 return {
-  VERSION = "0.5.9",
+  VERSION = "0.5.10",
 };
