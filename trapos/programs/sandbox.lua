@@ -249,7 +249,8 @@ local function showStatus()
     -- read as nothing to fix above the fix).
     problem = { "lastError: stopped", "fix: " .. MSG_STOPPED };
   elseif status.state == libsandbox.STATE_DORMANT then
-    problem[2] = "fix: " .. MSG_URL_NOT_SET;
+    -- Nor "none" above the fix for a computer not set up yet.
+    problem = { "lastError: not set up", "fix: " .. MSG_URL_NOT_SET };
   elseif status.lastError ~= nil then
     local fix = explain(status.lastError, status.url);
     if fix ~= status.lastError then

@@ -893,7 +893,7 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(lines):same(statusLines({ "url: not set", "connected: false", "state: dormant", "traposId: 7:" },
-        { "lastError: none", "fix: sandbox.url is not set. Run: sandbox setup" }));
+        { "lastError: not set up", "fix: sandbox.url is not set. Run: sandbox setup" }));
     end);
 
     it("shows what the owner allows", function()
