@@ -1209,10 +1209,10 @@ describe("sandbox command", function()
     it("says the fix once when the gateway's refusal names it already", function()
       local ok, err = run({ "link", KEY }, {
         gateway = linkGateway({ refuse = { ["link.begin"] = { code = "link_invalid",
-          message = "the enrollment key: used up (it linked 1 computer(s)); ask the key's account holder for a new key (trap-sandbox link key)" } } }),
+          message = "the enrollment key is used up (it linked 1 computer, its limit); ask the key's account holder for a new key (trap-sandbox link key)" } } }),
       });
       expect(ok):eq(false);
-      expect(err):eq("The gateway refused the key (link_invalid): the enrollment key: used up (it linked 1 computer(s)); ask the key's account holder for a new key (trap-sandbox link key)");
+      expect(err):eq("The gateway refused the key (link_invalid): the enrollment key is used up (it linked 1 computer, its limit); ask the key's account holder for a new key (trap-sandbox link key)");
       ok, err = run({ "link" }, {
         gateway = linkGateway({ refuse = { ["link.accept"] = { code = "link_invalid",
           message = "the link code was already used; run sandbox link again for a new one" } } }),
