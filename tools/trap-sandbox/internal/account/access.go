@@ -23,11 +23,16 @@ func notOurs(path string, err error) error {
 	if !errors.Is(err, fs.ErrPermission) {
 		return err
 	}
-	owner, me := fileOwner(path), currentUser()
+	owner, me, whose := fileOwner(path), currentUser(), "the file"
+	if owner == "" {
+		// The file cannot be looked at: its directory is another user's, one only its owner
+		// enters (a service's 0700 state directory).
+		owner, whose = fileOwner(filepath.Dir(path)), "the data directory"
+	}
 	if owner == "" || owner == me {
 		return err
 	}
-	return fmt.Errorf("%w: the file belongs to %s, and this runs as %s: run trap-sandbox as %s, or give the data directory and its files to %s (chown)", err, owner, me, owner, me)
+	return fmt.Errorf("%w: %s belongs to %s, and this runs as %s: run trap-sandbox as %s, or give the data directory and its files to %s (chown)", err, whose, owner, me, owner, me)
 }
 
 // unwritable is what to do about err, SQLite refusing to write the store in dir, or "" when

@@ -44,6 +44,28 @@ func TestAnotherUsersStoreNamesItsOwner(t *testing.T) {
 	assert.Same(t, other, notOurs(path, other))
 }
 
+// TestAnotherUsersDataDirectoryNamesItsOwner: a store in a directory only its owner enters
+// (a service's 0700 state directory, opened from the operator's login) was refused as "stat
+// …/accounts.db: permission denied" alone: the file's owner cannot be looked up, so the
+// directory's is named, with the same fix.
+func TestAnotherUsersDataDirectoryNamesItsOwner(t *testing.T) {
+	dir := "/" // root's, when the test does not run as root
+	if os.Getuid() == 0 {
+		dir = filepath.Join(t.TempDir(), "state")
+		require.NoError(t, os.Mkdir(dir, 0o700))
+		require.NoError(t, os.Chown(dir, 65534, 65534))
+	}
+	path := filepath.Join(dir, "no-such-"+DBFile) // not to be looked at, as in a 0700 directory
+	owner := fileOwner(dir)
+	require.NotEmpty(t, owner)
+	require.NotEqual(t, currentUser(), owner)
+	refused := &fs.PathError{Op: "stat", Path: path, Err: syscall.EACCES}
+	err := notOurs(path, refused)
+	assert.ErrorIs(t, err, fs.ErrPermission)
+	assert.Equal(t, refused.Error()+": the data directory belongs to "+owner+", and this runs as "+currentUser()+
+		": run trap-sandbox as "+owner+", or give the data directory and its files to "+currentUser()+" (chown)", err.Error())
+}
+
 // sqliteError stands for modernc's *sqlite.Error, which only SQLite makes.
 type sqliteError int
 

@@ -3,6 +3,7 @@ package account
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"syscall"
 )
@@ -36,4 +37,14 @@ func WithoutHardLinksForTest() (restore func()) {
 		return &os.LinkError{Op: "link", Old: oldname, New: newname, Err: syscall.EPERM}
 	}
 	return func() { link = os.Link }
+}
+
+// UnreadableStoreForTest makes BackupSQLite's first open of the store refused as for a user
+// who may not read it (what root, running the tests, never is), until the returned function
+// restores it.
+func UnreadableStoreForTest() (restore func()) {
+	openStore = func(name string) (*os.File, error) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: syscall.EACCES}
+	}
+	return func() { openStore = os.Open }
 }

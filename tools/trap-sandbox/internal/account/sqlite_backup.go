@@ -42,12 +42,17 @@ func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error)
 		dir = abs
 	}
 	path := filepath.Join(dir, DBFile)
-	if _, err := os.Stat(path); err != nil {
+	// Opened for reading first, as SQLite then does: a store of another user (a service's,
+	// backed up by its operator's login) is refused naming its owner, not as SQLite's "unable
+	// to open database file" at the copy.
+	f, err := openStore(path)
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return 0, fmt.Errorf("%w at %s", ErrNoStore, path)
 		}
 		return 0, notOurs(path, err)
 	}
+	f.Close()
 	// Opened as it is: no schema upgrade, no journal mode set; the gateway's writers make a
 	// reader wait at most busyTimeout.
 	q := url.Values{}
@@ -69,6 +74,10 @@ func BackupSQLite(ctx context.Context, dir, dest string) (schema int, err error)
 func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error) {
 	if abs, err := filepath.Abs(dest); err == nil {
 		dest = abs
+	}
+	if info, err := os.Stat(dest); err == nil && info.IsDir() {
+		// The directory the backups go in, given for the file (accounts backup ~/backups/).
+		return 0, BackupFileError{fmt.Errorf("%s is a directory: give a new file's name in it, e.g. %s", dest, filepath.Join(dest, "accounts-$(date +%F).db"))}
 	}
 	if _, err := os.Lstat(dest); err == nil {
 		return 0, fmt.Errorf("%w: %s (give a new file name)", ErrBackupExists, dest)
@@ -115,6 +124,9 @@ func backup(ctx context.Context, db *sql.DB, dest string) (schema int, err error
 
 // link is os.Link; a test makes it fail as on a file system without hard links.
 var link = os.Link
+
+// openStore is os.Open; a test makes it refuse as for a user who may not read the store.
+var openStore = os.Open
 
 // checkBackup opens the copy at path read-only and returns its schema version once SQLite
 // finds it whole.

@@ -3,7 +3,9 @@ package account_test
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -117,6 +119,11 @@ func TestSQLiteBackupNeverReplacesAFile(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "last monday's", string(data))
 
+	// The directory the backups go in, given for the file, is named as one, with a file for it.
+	backups := filepath.Dir(dest)
+	_, err = account.BackupSQLite(ctx, dir, backups)
+	assert.EqualError(t, err, backups+" is a directory: give a new file's name in it, e.g. "+backups+"/accounts-$(date +%F).db")
+
 	missing := filepath.Join(t.TempDir(), "no-such-dir")
 	_, err = account.BackupSQLite(ctx, dir, filepath.Join(missing, "b.db"))
 	assert.EqualError(t, err, "make the backup file in "+missing+": no such file or directory")
@@ -170,4 +177,36 @@ func TestSQLiteBackupWithoutHardLinks(t *testing.T) {
 	assert.Equal(t, []string{dest}, left)
 	_, err = account.BackupSQLite(ctx, dir, dest)
 	require.ErrorIs(t, err, account.ErrBackupExists)
+}
+
+// TestSQLiteBackupOfAnotherUsersStore: a backup run by a user who may not read the store (the
+// operator's login, of a service's store) was refused at the copy, "copy the store to …:
+// unable to open database file (14)", naming neither the store nor whose it is; it is refused
+// at the store, naming its owner and whom to run as, and makes no file.
+func TestSQLiteBackupOfAnotherUsersStore(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("giving the store to another user takes root")
+	}
+	ctx := t.Context()
+	dir := t.TempDir()
+	s, err := account.OpenSQLite(ctx, dir)
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	path := filepath.Join(dir, account.DBFile)
+	require.NoError(t, os.Chown(path, 65534, 65534))
+	owner := "65534"
+	if u, err := user.LookupId(owner); err == nil {
+		owner = u.Username
+	}
+	me, err := user.Current()
+	require.NoError(t, err)
+	defer account.UnreadableStoreForTest()()
+	backups := t.TempDir()
+	_, err = account.BackupSQLite(ctx, dir, filepath.Join(backups, "b.db"))
+	require.ErrorIs(t, err, fs.ErrPermission)
+	assert.EqualError(t, err, "open "+path+": permission denied: the file belongs to "+owner+", and this runs as "+me.Username+
+		": run trap-sandbox as "+owner+", or give the data directory and its files to "+me.Username+" (chown)")
+	left, err := os.ReadDir(backups)
+	require.NoError(t, err)
+	assert.Empty(t, left)
 }
