@@ -209,6 +209,8 @@ func TestComputersListAndMetrics(t *testing.T) {
 	require.Equal(t, http.StatusOK, status)
 	assert.Contains(t, body, "trapos_gateway_connected_computers 1")
 	assert.Contains(t, body, `trapos_gateway_frames_in_total{event="computer_request",type="hello"} 1`)
+	// Its hello names no clientVersion: a client older than the one the gateway serves.
+	assert.Contains(t, body, "trapos_gateway_older_client_computers 1")
 }
 
 func TestAPITokenRequiredAndPasswordDoesNotOpenIt(t *testing.T) {

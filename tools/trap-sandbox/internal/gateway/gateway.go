@@ -382,7 +382,7 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 	if cluster != nil {
 		cluster.Attach(local{g})
 	}
-	g.cfg.Metrics.registerConnected(registry)
+	g.cfg.Metrics.registerConnected(registry, g.cfg.ClientVersion)
 	g.cfg.Metrics.registerAdmission(g.limits)
 	return g
 }

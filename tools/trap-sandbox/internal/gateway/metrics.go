@@ -155,14 +155,32 @@ func (m *Metrics) countType(typ string) {
 	}
 }
 
-// registerConnected adds the connected-computers gauge, read from the registry on scrape.
-func (m *Metrics) registerConnected(r *registry) {
+// registerConnected adds the connected-computers gauges, read from the registry on scrape:
+// all of them, and those whose client is older than served (the gateway's
+// Config.ClientVersion; none when it serves no client), the ones still to run the install
+// line after an upgrade.
+func (m *Metrics) registerConnected(r *registry, served string) {
 	if m == nil {
 		return
 	}
 	m.registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "trapos_gateway_connected_computers", Help: "Computers with a hello-completed socket on this replica.",
 	}, func() float64 { return float64(len(r.Sessions())) }))
+	m.registerer.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "trapos_gateway_older_client_computers",
+		Help: "Connected computers (of trapos_gateway_connected_computers) whose client is older than the one this gateway serves, or names no version: running the install line again upgrades them.",
+	}, func() float64 {
+		if served == "" {
+			return 0
+		}
+		n := 0
+		for _, s := range r.Sessions() {
+			if olderVersion(s.Computer().ClientVersion, served) {
+				n++
+			}
+		}
+		return float64(n)
+	}))
 }
 
 func (m *Metrics) frameIn(event protocol.Event, typ string) {

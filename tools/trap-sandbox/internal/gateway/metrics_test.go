@@ -154,3 +154,39 @@ func TestRequestDurationLeavesOutComputersNotConnected(t *testing.T) {
 	}
 	assert.Contains(t, help, "A request for a computer that is not connected is not counted")
 }
+
+// TestOlderClientComputersAreCounted: after an upgrade of the gateway, its operator watches its
+// computers take the new client: trapos_gateway_older_client_computers counts those connected
+// with an older one (or naming none), as the log's "computer runs an older client" line names
+// each once; it read nowhere but trap-sandbox computers' CLIENT column, a computer at a time.
+func TestOlderClientComputersAreCounted(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	h := newHarness(t, Config{ClientVersion: "0.5.10", Metrics: NewMetrics(reg)}, nil)
+	h.dialAs(t, "1:", "0.5.9")
+	h.dialAs(t, "2:", "0.5.10")
+	h.dialAs(t, "3:", "")
+	newer := h.dialAs(t, "4:", "0.6.0")
+	count := func(name string) float64 {
+		families, err := reg.Gather()
+		require.NoError(t, err)
+		for _, f := range families {
+			if f.GetName() == name {
+				return f.GetMetric()[0].GetGauge().GetValue()
+			}
+		}
+		t.Fatalf("no %s", name)
+		return 0
+	}
+	assert.Equal(t, 4.0, count("trapos_gateway_connected_computers"))
+	assert.Equal(t, 2.0, count("trapos_gateway_older_client_computers"))
+	require.NoError(t, newer.conn.Close())
+	require.Eventually(t, func() bool { return count("trapos_gateway_connected_computers") == 3 }, waitLimit, testkit.Poll)
+	assert.Equal(t, 2.0, count("trapos_gateway_older_client_computers"))
+
+	// A gateway that serves no client calls none older.
+	plain := prometheus.NewRegistry()
+	h2 := newHarness(t, Config{Metrics: NewMetrics(plain)}, nil)
+	h2.dialAs(t, "1:", "0.5.9")
+	reg = plain
+	assert.Equal(t, 0.0, count("trapos_gateway_older_client_computers"))
+}
