@@ -503,3 +503,30 @@ func TestARecreatedAccountIsAnotherRequester(t *testing.T) {
 	assert.Equal(t, LocalAccount, local.AccountID)
 	assert.True(t, local.AccountCreated.IsZero(), "the shared password has no stamp")
 }
+
+// TestAnUnknownCredentialIsNamedToTheOperator: after a backup was restored (or the gateway
+// started on another data directory), each computer linked since then says hello with a
+// credential the store does not hold; its operator read "hello rejected: wrong secret", as for
+// a mistyped password, and nothing of linking again. The line says what it is, and which one.
+func TestAnUnknownCredentialIsNamedToTheOperator(t *testing.T) {
+	elsewhere := account.New(account.NewMemory(), clock.Real{})
+	_, err := elsewhere.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	linked, _, err := elsewhere.IssueCredential(t.Context(), "alice", "alice")
+	require.NoError(t, err)
+	_, id, ok := account.Identify(linked)
+	require.True(t, ok)
+
+	h := newHarness(t, Config{Password: "pw", Accounts: account.New(account.NewMemory(), clock.Real{})}, nil)
+	c := h.dial(t, "7:")
+	require.False(t, c.hello(linked).OK)
+	c.expectClose(CloseUnauthorized, "unauthorized")
+	w := h.dial(t, "8:")
+	require.False(t, w.hello("pw-mistyped").OK)
+	w.expectClose(CloseUnauthorized, "unauthorized")
+	logs := h.logs.String()
+	assert.Contains(t, logs, `msg="hello rejected: a computer credential the account store does not hold (made on another gateway or data directory, after the backup it was restored from, or its account removed); the computer links again: sandbox link" module=trapos-cloud-gateway remote=`)
+	assert.Contains(t, logs, "traposId=7: credentialId="+id)
+	assert.Contains(t, logs, `msg="hello rejected: wrong secret" module=trapos-cloud-gateway remote=`)
+	assert.NotContains(t, logs, linked)
+}

@@ -355,7 +355,15 @@ func (s *Session) handleHello(f protocol.Frame) {
 	}
 	if err != nil {
 		s.gw.cfg.Metrics.helloFailed(protocol.CodeUnauthorized)
-		s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
+		if kind, id, ok := account.Identify(secret); ok && kind == account.KindCredential && s.gw.cfg.Accounts != nil {
+			// A linked computer whose credential the store lacks: after a restored backup, a
+			// gateway started on another data directory, or its account's removal, its operator
+			// reads why and the fix (the computer's player reads theirs from refuseSecret).
+			s.gw.limits.warns.warn("hello rejected: a computer credential the account store does not hold (made on another gateway or data directory, after the backup it was restored from, or its account removed); the computer links again: sandbox link",
+				s.remoteAddr, "traposId", clip(traposID), "credentialId", clip(id))
+		} else {
+			s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
+		}
 		hold := s.gw.limits.helloFailed(s.remoteAddr)
 		if hold.delay <= 0 {
 			s.refuseSecret(f, secret, tokenID)
