@@ -292,7 +292,7 @@ const restoreHow = "to restore it, stop the gateway, move accounts.db and its -w
 
 // Run writes the backup and says where, of which schema, and how to restore it. It changes
 // nothing in the store: one of an older schema is copied as it is, not upgraded.
-func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout) error {
+func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
 	if c.NATS != "" {
 		return fmt.Errorf("the replicas keep their accounts in NATS (the JetStream key-value bucket %s, stream KV_%s), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_%s DIR (docs/accounts.md, Backing up the store)",
 			account.KVBucket, account.KVBucket, account.KVBucket)
@@ -301,6 +301,10 @@ func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout) error {
 	if err != nil {
 		return err
 	}
+	// A gateway keeps accounts.db-shm beside the store while it has it open (SQLite's WAL
+	// index); a backup of a store without one was taken of a store no gateway uses, which a
+	// crontab line without the gateway's SANDBOX_DATA_DIR makes of a default one, nightly.
+	_, shmErr := os.Stat(filepath.Join(dir, account.DBFile+"-shm"))
 	schema, err := account.BackupSQLite(ctx, dir, c.File)
 	switch {
 	case errors.Is(err, account.ErrBackupExists):
@@ -315,6 +319,9 @@ func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout) error {
 		return c.storeError(err, "or run this as the gateway's user, on its host") // a backup cannot go through a gateway
 	}
 	fmt.Fprintf(out, "backed up the account store %s (schema %d) to %s; %s\n", filepath.Join(dir, account.DBFile), schema, c.File, restoreHow)
+	if errors.Is(shmErr, fs.ErrNotExist) {
+		fmt.Fprintf(stderr, "trap-sandbox: no gateway had this store open (a running one keeps %s-shm beside it): if yours runs, its store is in another data directory, the one it logs at start (msg=accounts store=...); back that one up with --data-dir\n", account.DBFile)
+	}
 	return nil
 }
 

@@ -443,11 +443,23 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	dir := t.TempDir()
 	token := lastLineOf(mustRun(t, "accounts", "add", "alice", "--data-dir", dir))
 	dest := filepath.Join(t.TempDir(), "monday.db")
+	// Taken while a gateway has the store open, as meant: nothing but the copy is said.
+	gateway, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
 	out, errOut, err := runWith(t, "", "accounts", "backup", dest, "--data-dir", dir)
 	require.NoError(t, err)
 	assert.Empty(t, errOut)
 	assert.Equal(t, "backed up the account store "+filepath.Join(dir, account.DBFile)+" (schema "+strconv.Itoa(account.SchemaVersion())+") to "+dest+
 		"; to restore it, stop the gateway, move accounts.db and its -wal and -shm out of the data directory, and copy this file in as accounts.db (docs/accounts.md, Backing up the store)\n", out)
+	require.NoError(t, gateway.Close())
+
+	// A store no gateway has open (a crontab line without the gateway's SANDBOX_DATA_DIR backs
+	// up a default store nobody uses, every night) is copied all the same, and said to be one.
+	other := filepath.Join(t.TempDir(), "tuesday.db")
+	out, errOut, err = runWith(t, "", "accounts", "backup", other, "--data-dir", dir)
+	require.NoError(t, err)
+	assert.Contains(t, out, "backed up the account store ")
+	assert.Equal(t, "trap-sandbox: no gateway had this store open (a running one keeps accounts.db-shm beside it): if yours runs, its store is in another data directory, the one it logs at start (msg=accounts store=...); back that one up with --data-dir\n", errOut)
 
 	_, err = runClient(t, "accounts", "backup", dest, "--data-dir", dir)
 	assert.EqualError(t, err, "the backup file exists already: "+dest+" (give a new file name)")
