@@ -318,6 +318,13 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	case err == nil:
 		defer store.Close() // after Serve
 		logger.Info("accounts", "store", store.Path())
+		if store.Created() {
+			// Said at a first start, and at the start that forgot the gateway's data
+			// directory (a unit's SANDBOX_DATA_DIR, a --data-dir left off after an upgrade):
+			// every account token and linked computer is refused then, each as a wrong one.
+			logger.Info("accounts: made a new, empty store: if this gateway had accounts, they are in another data directory; start it with that --data-dir (SANDBOX_DATA_DIR), or their tokens and linked computers are refused",
+				"store", store.Path())
+		}
 		if from := store.UpgradedFrom(); from > 0 {
 			logger.Warn("accounts: upgraded the store from an older trap-sandbox's schema: an older trap-sandbox no longer opens it; to go back, restore the copy made before the upgrade (docs/accounts.md, Upgrading trap-sandbox)",
 				"store", store.Path(), "from", from, "to", account.SchemaVersion())

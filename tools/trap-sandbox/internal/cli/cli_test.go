@@ -348,6 +348,15 @@ func TestServeWithoutDataDirUsesTheUsersDataDirectory(t *testing.T) {
 	require.NoError(t, stop())
 	assert.Contains(t, logs.String(), "msg=accounts store="+want)
 	assert.FileExists(t, want)
+	// It made the store, and says so: a start that forgot the gateway's own --data-dir reads
+	// the same "msg=accounts store=" line as every other.
+	const made = `level=INFO msg="accounts: made a new, empty store: if this gateway had accounts, they are in another data directory; start it with that --data-dir (SANDBOX_DATA_DIR), or their tokens and linked computers are refused"`
+	assert.Contains(t, logs.String(), made+" store="+want)
+
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), "msg=accounts store="+want)
+	assert.NotContains(t, logs.String(), "made a new, empty store", "the store was there")
 }
 
 // TestServeSaysItUpgradedTheStore: a gateway started on the data directory of an older
