@@ -284,7 +284,10 @@ type AccountsBackupCmd struct {
 	DataDirFlags
 	// NATS is read only to refuse: the replicas' accounts are in NATS, not in a file.
 	NATS string `name:"nats" env:"SANDBOX_NATS_URL" hidden:""`
-	File string `arg:"" type:"path" help:"The new file to write (an existing one is never replaced)."`
+	// URL and APIToken are read only to refuse: the HTTP API serves no copy of the store.
+	URL      string `name:"url" hidden:""`
+	APIToken string `name:"api-token" hidden:""`
+	File     string `arg:"" type:"path" help:"The new file to write (an existing one is never replaced)."`
 }
 
 // restoreHow is how a backup goes back in place, said after each backup (docs/accounts.md).
@@ -296,6 +299,9 @@ func (c *AccountsBackupCmd) Run(ctx context.Context, out Stdout, stderr io.Write
 	if c.NATS != "" {
 		return fmt.Errorf("the replicas keep their accounts in NATS (the JetStream key-value bucket %s, stream KV_%s), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_%s DIR (docs/accounts.md, Backing up the store)",
 			account.KVBucket, account.KVBucket, account.KVBucket)
+	}
+	if c.URL != "" || c.APIToken != "" {
+		return errors.New("accounts backup copies the store file on the gateway's host, not through a gateway's API (no route serves it): run it there, as the gateway's user, with its --data-dir (docs/accounts.md, Backing up the store)")
 	}
 	dir, err := c.dir()
 	if err != nil {

@@ -491,6 +491,12 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	empty := t.TempDir()
 	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", empty)
 	assert.EqualError(t, err, "no account store at "+filepath.Join(empty, account.DBFile)+": the gateway keeps it in its data directory; give the same --data-dir (SANDBOX_DATA_DIR) as the gateway, or run this as the gateway's user, on its host")
+	// The other commands' --url and --api-token reach a gateway's API, which serves no copy
+	// of the store: said as such (it read 'unknown flag --url', a usage error).
+	for _, flag := range [][]string{{"--url", "http://10.0.0.2:4444"}, {"--api-token", "tsa_x_y"}} {
+		_, err = runClient(t, append([]string{"accounts", "backup", filepath.Join(empty, "b.db"), "--data-dir", dir}, flag...)...)
+		assert.EqualError(t, err, "accounts backup copies the store file on the gateway's host, not through a gateway's API (no route serves it): run it there, as the gateway's user, with its --data-dir (docs/accounts.md, Backing up the store)", "%v", flag)
+	}
 	t.Setenv("SANDBOX_NATS_URL", "nats://127.0.0.1:4222")
 	_, err = runClient(t, "accounts", "backup", filepath.Join(empty, "b.db"))
 	assert.EqualError(t, err, "the replicas keep their accounts in NATS (the JetStream key-value bucket trapos_accounts, stream KV_trapos_accounts), not in a file: back it up with NATS's own tools, e.g. nats stream backup KV_trapos_accounts DIR (docs/accounts.md, Backing up the store)")
