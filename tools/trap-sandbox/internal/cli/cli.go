@@ -354,6 +354,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		UpgradeRate:    c.UpgradeRate,
 		UpgradeBurst:   c.UpgradeBurst,
 		ClientVersion:  client.Version,
+		ClientName:     client.Name,
 	}
 	c.AdmissionFlags.apply(&gwConfig)
 	gw := gateway.New(gwConfig, logger, replicas)

@@ -220,6 +220,10 @@ type Config struct {
 	// ClientVersion is the trapos-sandbox version the gateway serves (its installer); a
 	// computer whose hello names an older one is logged once. Empty disables the check.
 	ClientVersion string
+	// ClientName is the name of the package the gateway serves (trapos-sandbox). With
+	// ClientVersion, a good hello's answer names them (servedClient) so that the daemon can tell
+	// its player that a newer client is served.
+	ClientName string
 	// MaxUnauthenticatedPerAddress caps sockets per address before a good hello.
 	MaxUnauthenticatedPerAddress int
 	// FailedHelloRate (per second, per address) and FailedHelloBurst shape the wrong-secret

@@ -387,7 +387,8 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	key := Key{AccountID: accountID, TraposID: traposID}
-	accountPayload, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, CredentialKind: credentialKind, LivenessMs: s.gw.cfg.Liveness().Milliseconds()})
+	accountPayload, _ := json.Marshal(helloAnswer{AccountID: key.AccountID, CredentialKind: credentialKind,
+		LivenessMs: s.gw.cfg.Liveness().Milliseconds(), ServedClient: s.gw.cfg.servedClient()})
 	if check {
 		// Registering would evict the computer's own daemon (newest wins, 4009) while the
 		// installer only asks whether its password is right.
@@ -468,6 +469,24 @@ type helloAnswer struct {
 	// LivenessMs is Config.Liveness: the daemon reconnects when the gateway sends nothing for
 	// that long (docs/protocol.md).
 	LivenessMs int64 `json:"livenessMs"`
+	// ServedClient names the client package the gateway serves at /trapos/install; absent when
+	// it serves none (Config.ClientVersion empty), and from older gateways.
+	ServedClient *servedClient `json:"servedClient,omitempty"`
+}
+
+// servedClient is hello's answer's servedClient: the daemon shows its player an update line
+// when version is newer than its own (docs/protocol.md).
+type servedClient struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// servedClient is the hello answer's servedClient, nil when the gateway serves no client.
+func (c Config) servedClient() *servedClient {
+	if c.ClientVersion == "" {
+		return nil
+	}
+	return &servedClient{Name: c.ClientName, Version: c.ClientVersion}
 }
 
 // refuseSecret answers a wrong-secret hello and closes the socket with 4001. A secret shaped

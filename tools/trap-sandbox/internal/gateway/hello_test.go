@@ -247,3 +247,18 @@ func TestHelloCheckWithoutPassword(t *testing.T) {
 	c.expectClose(CloseChecked, "checked")
 	assert.Empty(t, h.gw.Computers())
 }
+
+// A gateway that serves a client names it in every good hello's answer (servedClient), so that
+// a daemon older than it can tell its player to run the install line; one that serves none
+// (and a link session, which runs no client) says nothing of it.
+func TestHelloAnswerNamesTheServedClient(t *testing.T) {
+	h := newHarness(t, Config{Password: "pw", ClientName: "trapos-sandbox", ClientVersion: "0.5.11"}, nil)
+	resp := h.dial(t, "7:kitchen").hello("pw")
+	require.True(t, resp.OK)
+	assert.JSONEq(t, `{"accountId":"local","livenessMs":70000,"servedClient":{"name":"trapos-sandbox","version":"0.5.11"}}`, string(resp.Payload))
+
+	none := newHarness(t, Config{Password: "pw"}, nil)
+	resp = none.dial(t, "7:kitchen").hello("pw")
+	require.True(t, resp.OK)
+	assert.NotContains(t, string(resp.Payload), "servedClient")
+}
