@@ -27,6 +27,8 @@ local HEALTHY_AFTER = 60;
 -- gateway keeps TCP open and says nothing). After hello, the answer's livenessMs sets the
 -- bound instead; this is its default in the gateway (idle probe 60 s + request timeout 10 s).
 local HELLO_ANSWER_WAIT = 70;
+-- The package whose version a hello answer's servedClient must name to be shown.
+local SERVED_NAME = "trapos-sandbox";
 -- Seconds an attempt to connect may go without its outcome (websocket_success or
 -- websocket_failure) before it is taken as lost and tried again. CC gives up on a connection
 -- within its 30 s timeout, but the event saying so can be dropped from its full queue
@@ -118,6 +120,10 @@ local function newDaemon(deps)
   local sessionId = nil;       -- traposId declared in the current session's hello
   local account = nil;         -- the accountId the gateway answered that hello with
   local credentialKind = nil;  -- how its credential was made ("linked", "issued"), as that answer said
+  -- The trapos-sandbox version the gateway serves at /trapos/install, as the last hello answer
+  -- named it (servedClient); nil when it named none, or none in MAJOR.MINOR.PATCH form. Kept
+  -- while disconnected: sandbox status tells the player to upgrade when it is newer.
+  local served = nil;
   local lastError = nil;
   local stateSince = clock();
   local reconnectTimer = nil;
@@ -404,6 +410,12 @@ local function newDaemon(deps)
       -- A credential set by hand (trap-sandbox credentials add) is not a linked one.
       local kind = frame.payload.credentialKind;
       credentialKind = type(kind) == "string" and kind ~= "" and oneLine(kind) or nil;
+      -- What the gateway serves (an older gateway names nothing; garbage is ignored).
+      local client = frame.payload.servedClient;
+      served = nil;
+      if type(client) == "table" and client.name == SERVED_NAME and version.parse(client.version) then
+        served = client.version;
+      end
       local announced = type(frame.payload) == "table" and frame.payload.livenessMs or nil;
       -- A bound CC's timers can take: a positive, finite number (JSON's 1e999 decodes as inf).
       if type(announced) == "number" and announced > 0 and announced < math.huge then
@@ -676,6 +688,8 @@ local function newDaemon(deps)
       -- The package this daemon was loaded from: after an upgrade without a reboot, an older
       -- daemon (one without this field) still runs beside the new programs.
       version = version.VERSION,
+      -- The trapos-sandbox version the gateway serves (nil: it named none).
+      served = served,
     };
   end
 
@@ -683,6 +697,7 @@ local function newDaemon(deps)
   local function restart()
     lastError = nil;
     churn = 0;
+    served = nil; -- the settings may name another gateway now
     connect();
   end
 

@@ -10,7 +10,8 @@
 local libsandbox = require('/apis/libsandbox');
 local advice = require('/apis/libsandboxadvice');
 local linkLib = require('/apis/libsandboxlink');
-local VERSION = require('/apis/libsandboxversion').VERSION;
+local libsandboxVersion = require('/apis/libsandboxversion');
+local VERSION = libsandboxVersion.VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 local settingsLib = require('/apis/libsandboxsettings');
 local helloUnanswered = settingsLib.helloUnanswered;
@@ -225,6 +226,39 @@ local function byHand(status)
   return "";
 end
 
+-- The install line for the gateway sandbox.url names (url: the daemon's, normalised), or nil
+-- when url is not the gateway's WebSocket: ws://host:port/trapos/ws (behind a path, or bare)
+-- is served http://host:port/trapos/install, wss:// as https://.
+local function installLineFor(url)
+  if type(url) ~= "string" then
+    return nil;
+  end
+  local scheme, authority, path = url:match("^(wss?)://([^/?#]+)([^?#]*)$");
+  if scheme == nil then
+    return nil;
+  end
+  path = path:gsub("/+$", "");
+  if path ~= "" and path:sub(-#"/trapos/ws") ~= "/trapos/ws" then
+    return nil;
+  end
+  path = path:gsub("/trapos/ws$", "");
+  return "wget run " .. (scheme == "wss" and "https://" or "http://") .. authority .. path .. "/trapos/install";
+end
+
+-- The status's update line when the gateway serves a newer trapos-sandbox than this one
+-- (status.served, from its hello answer): the fix is the gateway's install line, which
+-- upgrades in place. nil when the served one is not newer, or unknown (an older gateway or
+-- daemon). A served version is at most 3 digits a number (libsandboxversion.parse), so
+-- "wget run" stays on one row at 26 columns as at 51.
+local function updateLine(status)
+  if not libsandboxVersion.newer(status.served, VERSION) then
+    return nil;
+  end
+  local line = installLineFor(status.url);
+  return "update: " .. status.served .. " is served: "
+    .. (line or "run the gateway's install line to upgrade");
+end
+
 local function showStatus()
   local status = getStatus();
   print("url: " .. tostring(status.url or "not set"));
@@ -272,6 +306,12 @@ local function showStatus()
   local running = olderDaemon(status);
   if running ~= nil then
     print("daemon: " .. running .. " runs, " .. libsandbox.VERSION .. " is installed: reboot to start it");
+  end
+  -- The update line: on a pocket computer, not above an error to fix first (its rows would
+  -- scroll the status away); it shows again once the error is fixed.
+  local update = updateLine(status);
+  if update ~= nil and not leaveAccessOut then
+    print(update);
   end
   if not leaveAccessOut then
     -- What the owner lets the host do here (read from the settings, as every request does).

@@ -459,6 +459,39 @@ describe("sandbox daemon", function()
       expect(world.daemon.status().credentialKind):eq(nil);
     end);
 
+    it("keeps the client version the gateway serves from the hello answer, ignoring a malformed one", function()
+      local cases = {
+        { "a newer one", { name = "trapos-sandbox", version = "0.5.12" }, "0.5.12" },
+        { "the same", { name = "trapos-sandbox", version = "0.5.11" }, "0.5.11" },
+        { "missing (an older gateway)", nil, nil },
+        { "not a table", "0.5.12", nil },
+        { "no version", { name = "trapos-sandbox" }, nil },
+        { "a number", { name = "trapos-sandbox", version = 5 }, nil },
+        { "garbage", { name = "trapos-sandbox", version = "latest\n\27[2J" }, nil },
+        { "two numbers", { name = "trapos-sandbox", version = "0.6" }, nil },
+        { "a string too long", { name = "trapos-sandbox", version = "0.5." .. string.rep("9", 300) }, nil },
+        { "another package", { name = "other", version = "9.9.9" }, nil },
+      };
+      for _, case in ipairs(cases) do
+        local world = newWorld({ url = URL, password = "pw" });
+        world.daemon.start();
+        local socket = world.open();
+        local hello = socket.frame(1);
+        world.message({ event = "gateway_response", messageId = hello.messageId, type = "hello", ok = true,
+          payload = { accountId = "local", livenessMs = 70000, servedClient = case[2] } });
+        expect({ case[1], world.daemon.status().served }):same({ case[1], case[3] });
+        if case[3] ~= nil then
+          -- kept while the socket is down: the fix is the same
+          world.handle("websocket_closed", FULL_URL, "Connection closed", 1006);
+          expect(world.daemon.status().served):eq(case[3]);
+          -- a gateway that names none (an older one) replaces it
+          world.handle("timer", world.lastTimer);
+          world.answerHello(world.open(), true, nil, nil, "local");
+          expect(world.daemon.status().served):eq(nil);
+        end
+      end
+    end);
+
     it("says hello with a linked credential once sandbox link saves it, and reports its account", function()
       local world = newWorld({ url = URL, password = "shared" });
       world.connect();

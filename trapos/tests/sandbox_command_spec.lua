@@ -744,6 +744,84 @@ describe("sandbox command", function()
       end
     end);
 
+    it("names the install line when the gateway serves a newer client, and nothing otherwise", function()
+      local major, minor, patch = lib.VERSION:match("^(%d+)%.(%d+)%.(%d+)$");
+      local newer = major .. "." .. minor .. "." .. (tonumber(patch) + 1);
+      local older = major .. "." .. minor .. "." .. (tonumber(patch) - 1);
+      local nextMinor = major .. "." .. (tonumber(minor) + 1) .. ".0";
+      local function updateOf(served, url)
+        local status = connectedStatus();
+        status.served = served;
+        status.url = url or FULL_URL;
+        local ok, err, lines = run({ "status" }, { status = status });
+        expectSuccess(ok, err);
+        expect(lines[4]):eq("traposId: 7:base");
+        if lines[5]:find("^update: ") then
+          expect(lines[6]):eq("files: none");
+          return lines[5];
+        end
+        expect(lines[5]):eq("files: none");
+        return nil;
+      end
+      local install = "wget run http://127.0.0.1:4444/trapos/install";
+      -- older than the served one (numbers, not text: 0.5.9 is older than 0.5.10)
+      expect(updateOf(newer)):eq(fitted("update: " .. newer .. " is served: " .. install));
+      expect(updateOf(nextMinor)):eq(fitted("update: " .. nextMinor .. " is served: " .. install));
+      expect(updateOf("10.0.0")):eq(fitted("update: 10.0.0 is served: " .. install));
+      -- the install line of the gateway sandbox.url names: https for wss, behind a path too
+      expect(updateOf(newer, "wss://mc.example.org/sandbox/trapos/ws")):eq(
+        fitted("update: " .. newer .. " is served: wget run https://mc.example.org/sandbox/trapos/install"));
+      expect(updateOf(newer, "ws://10.0.0.2:4444")):eq(
+        fitted("update: " .. newer .. " is served: wget run http://10.0.0.2:4444/trapos/install"));
+      -- a URL that is not the gateway's WebSocket: the words, not a made-up line
+      expect(updateOf(newer, "ws://10.0.0.2:4444/elsewhere")):eq(
+        fitted("update: " .. newer .. " is served: run the gateway's install line to upgrade"));
+      -- the same, an older one, none, garbage, a string too long: nothing
+      for _, served in ipairs({ lib.VERSION, older, "0.0.1", nil, 5, "latest", "0.6", "1.2.3.4", "v9.9.9",
+        "9999.0.0", "0.5." .. string.rep("9", 300), { "9.9.9" } }) do
+        expect({ tostring(served), updateOf(served) }):same({ tostring(served), nil });
+      end
+    end);
+
+    it("keeps wget run on one row of the update line, on a computer and a pocket computer", function()
+      -- The rows of lines on a screen width columns wide, wrapped as print wraps.
+      local function rowsOf(lines, width)
+        local win = window.create(term.current(), 1, 1, width, 100, false);
+        local previous = term.redirect(win);
+        for _, line in ipairs(lines) do
+          print(line);
+        end
+        term.redirect(previous);
+        local rows = {};
+        for y = 1, select(2, win.getCursorPos()) - 1 do
+          rows[y] = (win.getLine(y):gsub(" +$", ""));
+        end
+        return rows;
+      end
+      for _, width in ipairs({ 51, 26 }) do
+        for _, served in ipairs({ "1.0.0", "0.5.99", "0.10.10", "10.10.10", "999.999.999" }) do
+          for _, url in ipairs({ FULL_URL, "wss://a-long-host-name.example.org:4444/trapos/ws" }) do
+            local status = connectedStatus();
+            status.served, status.url = served, url;
+            local ok, err, lines = run({ "status" }, { width = width, status = status });
+            expectSuccess(ok, err);
+            local shown = table.concat(rowsOf(lines, width), "\n");
+            if not shown:find("update: ", 1, true) or shown:find("wget\n", 1, true)
+              or not shown:find("wget run", 1, true) then
+              fail(width .. " columns, " .. served .. ", " .. url .. ":\n" .. shown);
+            end
+          end
+        end
+      end
+      -- on a pocket computer with an error to fix first, the status keeps to its 20 rows
+      local status = downStatus("waiting", "replaced: another computer said hello with this computer's id");
+      status.served = "999.999.999";
+      local ok, err, lines = run({ "status" }, { width = 26, height = 20, status = status });
+      expectSuccess(ok, err);
+      expect(#rowsOf(lines, 26) <= 18):eq(true);
+      expect(lines[#lines - 1]):eq("lastError: replaced: another computer said hello with this computer's id");
+    end);
+
     it("shows the account the gateway answered the hello with", function()
       local status = connectedStatus();
       status.account = "alice";
