@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.10",
+  VERSION = "0.5.11",
   parse = parse,
   newer = newer,
 };
