@@ -212,6 +212,22 @@ local function usageError(message)
   return fitted(problem .. "\n" .. fix);
 end
 
+-- The rows lines take printed on a screen width columns wide, wrapped as print wraps, each
+-- without its trailing spaces.
+local function printedRows(lines, width)
+  local win = window.create(term.current(), 1, 1, width, 100, false);
+  local previous = term.redirect(win);
+  for _, line in ipairs(lines) do
+    print(line);
+  end
+  term.redirect(previous);
+  local rows = {};
+  for y = 1, select(2, win.getCursorPos()) - 1 do
+    rows[y] = (win.getLine(y):gsub(" +$", ""));
+  end
+  return rows;
+end
+
 local function expectSuccess(ok, err)
   if not ok then
     fail("the command failed: " .. tostring(err));
@@ -784,20 +800,6 @@ describe("sandbox command", function()
     end);
 
     it("keeps wget run on one row of the update line, on a computer and a pocket computer", function()
-      -- The rows of lines on a screen width columns wide, wrapped as print wraps.
-      local function rowsOf(lines, width)
-        local win = window.create(term.current(), 1, 1, width, 100, false);
-        local previous = term.redirect(win);
-        for _, line in ipairs(lines) do
-          print(line);
-        end
-        term.redirect(previous);
-        local rows = {};
-        for y = 1, select(2, win.getCursorPos()) - 1 do
-          rows[y] = (win.getLine(y):gsub(" +$", ""));
-        end
-        return rows;
-      end
       for _, width in ipairs({ 51, 26 }) do
         for _, served in ipairs({ "1.0.0", "0.5.99", "0.10.10", "10.10.10", "999.999.999" }) do
           for _, url in ipairs({ FULL_URL, "wss://a-long-host-name.example.org:4444/trapos/ws" }) do
@@ -805,7 +807,7 @@ describe("sandbox command", function()
             status.served, status.url = served, url;
             local ok, err, lines = run({ "status" }, { width = width, status = status });
             expectSuccess(ok, err);
-            local shown = table.concat(rowsOf(lines, width), "\n");
+            local shown = table.concat(printedRows(lines, width), "\n");
             if not shown:find("update: ", 1, true) or shown:find("wget\n", 1, true)
               or not shown:find("wget run", 1, true) then
               fail(width .. " columns, " .. served .. ", " .. url .. ":\n" .. shown);
@@ -818,7 +820,7 @@ describe("sandbox command", function()
       status.served = "999.999.999";
       local ok, err, lines = run({ "status" }, { width = 26, height = 20, status = status });
       expectSuccess(ok, err);
-      expect(#rowsOf(lines, 26) <= 18):eq(true);
+      expect(#printedRows(lines, 26) <= 18):eq(true);
       expect(lines[#lines - 1]):eq("lastError: replaced: another computer said hello with this computer's id");
     end);
 
@@ -897,16 +899,6 @@ describe("sandbox command", function()
     end);
 
     it("fits a pocket computer's 20 rows with an error and its fix, which come last", function()
-      -- The rows printing lines takes on a screen width columns wide, wrapped as print wraps.
-      local function rowsOf(lines, width)
-        local win = window.create(term.current(), 1, 1, width, 100, false);
-        local previous = term.redirect(win);
-        for _, line in ipairs(lines) do
-          print(line);
-        end
-        term.redirect(previous);
-        return select(2, win.getCursorPos()) - 1;
-      end
       -- the longest error and fix there are: 13 rows on a pocket computer
       local replaced = "replaced: another computer said hello with this computer's id";
       for _, screen in ipairs({ { 26, 20, "whole" }, { 39, 13, "error" } }) do
@@ -923,7 +915,7 @@ describe("sandbox command", function()
         if fits == "error" then
           shown = { lines[#lines - 1], lines[#lines] };
         end
-        local rows = rowsOf(shown, width);
+        local rows = #printedRows(shown, width);
         if rows > height - 2 then
           fail(width .. "x" .. height .. ": " .. rows .. " rows: " .. table.concat(shown, " / "));
         end
