@@ -5,6 +5,7 @@
 local lib = require('/apis/libsandbox');
 local daemonLib = require('/apis/libsandboxdaemon');
 local codec = require('/apis/libsandboxcodec');
+local speckit = require('/tests/speckit');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
 local URL = "ws://127.0.0.1:4444";
@@ -490,6 +491,25 @@ describe("sandbox daemon", function()
           expect(world.daemon.status().served):eq(nil);
         end
       end
+    end);
+
+    it("keeps the served client of the wire fixture's hello answer, the gateway's own", function()
+      -- tests/fixtures/wire_frames.json's frame is the one the gateway's Go test writes.
+      local answer;
+      for _, case in ipairs(speckit.readJson("/tests/fixtures/wire_frames.json").cases) do
+        if case.name == "hello answer naming the client the gateway serves" then
+          answer = case.input;
+        end
+      end
+      expect(type(answer)):eq("string");
+      local world = newWorld({ url = URL, password = "pw" });
+      world.daemon.start();
+      local hello = world.open().frame(1);
+      local text = answer:gsub('"messageId":"h1"', '"messageId":' .. textutils.serializeJSON(hello.messageId));
+      world.handle("websocket_message", world.connects[#world.connects], text, false);
+      world.flushMarks();
+      expect(world.daemon.status().state):eq("connected");
+      expect(world.daemon.status().served):eq("0.5.12");
     end);
 
     it("says hello with a linked credential once sandbox link saves it, and reports its account", function()

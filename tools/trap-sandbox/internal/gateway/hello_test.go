@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"testing"
@@ -261,4 +262,30 @@ func TestHelloAnswerNamesTheServedClient(t *testing.T) {
 	resp = none.dial(t, "7:kitchen").hello("pw")
 	require.True(t, resp.OK)
 	assert.NotContains(t, string(resp.Payload), "servedClient")
+}
+
+// The wire fixture's good hello answer (trapos/tests/fixtures/wire_frames.json), which the
+// codecs' tests decode and the daemon's spec reads servedClient from, is the one this gateway
+// writes: no field of it is missing from the fixture, nor one more in it.
+func TestHelloAnswerIsTheWireFixtures(t *testing.T) {
+	const name = "hello answer naming the client the gateway serves"
+	var fixture protocol.Frame
+	for _, c := range testkit.ReadFixture[struct {
+		Cases []struct{ Name, Input string }
+	}](t, "wire_frames.json").Cases {
+		if c.Name == name {
+			f, err := protocol.DecodeFrame([]byte(c.Input))
+			require.NoError(t, err)
+			fixture = f
+		}
+	}
+	require.NotNil(t, fixture.Payload, "wire_frames.json has no case %q", name)
+	var served struct {
+		ServedClient struct{ Name, Version string }
+	}
+	require.NoError(t, json.Unmarshal(fixture.Payload, &served))
+	h := newHarness(t, Config{Password: "pw", ClientName: served.ServedClient.Name, ClientVersion: served.ServedClient.Version}, nil)
+	resp := h.dial(t, "7:kitchen").hello("pw")
+	require.True(t, resp.OK)
+	assert.JSONEq(t, string(fixture.Payload), string(resp.Payload))
 }
