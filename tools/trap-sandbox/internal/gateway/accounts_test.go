@@ -530,3 +530,30 @@ func TestAnUnknownCredentialIsNamedToTheOperator(t *testing.T) {
 	assert.Contains(t, logs, `msg="hello rejected: wrong secret" module=trapos-cloud-gateway remote=`)
 	assert.NotContains(t, logs, linked)
 }
+
+// The computers of one Minecraft server share its address, and after a restored backup each
+// of them is refused its credential, once (a refused daemon stops retrying): the operator read
+// one line naming one computer (its address's minute), and of the others a count that only a
+// later line would have carried, which never came. Each is named.
+func TestEveryUnknownCredentialOfAnAddressIsNamed(t *testing.T) {
+	elsewhere := account.New(account.NewMemory(), clock.Real{})
+	_, err := elsewhere.AddAccount(t.Context(), "alice", account.RoleUser, "first")
+	require.NoError(t, err)
+	h := newHarness(t, Config{Password: "pw", Accounts: account.New(account.NewMemory(), clock.Real{})}, nil)
+	var ids []string
+	for _, traposID := range []string{"7:", "8:", "9:"} {
+		linked, _, err := elsewhere.IssueCredential(t.Context(), "alice", "alice")
+		require.NoError(t, err)
+		_, id, ok := account.Identify(linked)
+		require.True(t, ok)
+		ids = append(ids, traposID+" credentialId="+id)
+		c := h.dial(t, traposID)
+		require.False(t, c.hello(linked).OK)
+		c.expectClose(CloseUnauthorized, "unauthorized")
+	}
+	logs := h.logs.String()
+	for _, named := range ids {
+		assert.Contains(t, logs, "traposId="+named)
+	}
+	assert.Equal(t, 3, strings.Count(logs, "hello rejected: a computer credential the account store does not hold"))
+}

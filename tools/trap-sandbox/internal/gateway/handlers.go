@@ -322,8 +322,8 @@ func (s *Session) handleHello(f protocol.Frame) {
 	if tokenID != "" {
 		// Taken or not (a gateway without a password takes any secret), it sits in the
 		// computer's .settings for anyone who opens it: the operator is told which to revoke.
-		s.gw.limits.warns.warn("hello with an API token as the computer's secret: anyone who opens the computer reads it; revoke it (trap-sandbox tokens revoke ID) and link the computer (sandbox link)",
-			s.remoteAddr, "traposId", clip(traposID), "tokenId", tokenID)
+		s.gw.limits.warns.warnEach("hello with an API token as the computer's secret: anyone who opens the computer reads it; revoke it (trap-sandbox tokens revoke ID) and link the computer (sandbox link)",
+			s.remoteAddr, tokenID, "traposId", clip(traposID), "tokenId", tokenID)
 	}
 	accountID, credential, accountCreated, credentialKind, err := s.gw.resolveAccount(s.ctx, secret, traposID, s.remoteAddr)
 	if errors.Is(err, account.ErrRevoked) {
@@ -359,8 +359,10 @@ func (s *Session) handleHello(f protocol.Frame) {
 			// A linked computer whose credential the store lacks: after a restored backup, a
 			// gateway started on another data directory, or its account's removal, its operator
 			// reads why and the fix (the computer's player reads theirs from refuseSecret).
-			s.gw.limits.warns.warn("hello rejected: a computer credential the account store does not hold (made on another gateway or data directory, after the backup it was restored from, or its account removed); the computer links again: sandbox link",
-				s.remoteAddr, "traposId", clip(traposID), "credentialId", clip(id))
+			// Each such computer stops retrying once refused: one line for each, or the
+			// operator reads one computer of a server whose every computer links again.
+			s.gw.limits.warns.warnEach("hello rejected: a computer credential the account store does not hold (made on another gateway or data directory, after the backup it was restored from, or its account removed); the computer links again: sandbox link",
+				s.remoteAddr, id, "traposId", clip(traposID), "credentialId", clip(id))
 		} else {
 			s.gw.limits.warns.warn("hello rejected: wrong secret", s.remoteAddr, "traposId", clip(traposID))
 		}

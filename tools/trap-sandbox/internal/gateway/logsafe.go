@@ -30,8 +30,9 @@ func quoteClipped(s string) string {
 // between is counted and reported with the next line.
 const warnEvery = logthrottle.Every
 
-// warnThrottle writes a repeated WARN (or ERROR) line (same message, same address) at most
-// once per warnEvery, with the number of lines it suppressed since the last one.
+// warnThrottle writes a repeated WARN (or ERROR) line (same message, same address; with
+// warnEach, same item too) at most once per warnEvery, with the number of lines it suppressed
+// since the last one.
 type warnThrottle struct{ t *logthrottle.Throttle }
 
 func newWarnThrottle(logger *slog.Logger, c clock.Clock) *warnThrottle {
@@ -48,6 +49,13 @@ func (w *warnThrottle) warn(msg, address string, attrs ...any) bool {
 // computer's retry would otherwise log again every few seconds.
 func (w *warnThrottle) error(msg, address string, attrs ...any) bool {
 	return w.logAt(slog.LevelError, msg, address, attrs...)
+}
+
+// warnEach is warn per item of the address (a computer's credential, an API token's id): the
+// computers of one Minecraft server share its address, and each is named in a line of its
+// own, as long as logthrottle.MaxItemsPerGroup items from the address fit.
+func (w *warnThrottle) warnEach(msg, address, item string, attrs ...any) bool {
+	return w.t.LogItem(slog.LevelWarn, msg+" "+addressKey(address), item, msg, append([]any{"remote", address}, attrs...)...)
 }
 
 func (w *warnThrottle) logAt(level slog.Level, msg, address string, attrs ...any) bool {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/testkit"
@@ -48,4 +49,37 @@ func TestTheThrottleForgetsKeysGoneQuiet(t *testing.T) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	assert.Len(t, w.state, 1, "only the line just written is kept")
+}
+
+// The computers behind one address (a Minecraft server's) are each named, once a minute,
+// up to MaxItemsPerGroup of an address and MaxItems in all; made-up items past them write
+// their group's one line a minute, and items gone quiet make room again.
+func TestItemsOfAGroupHaveLinesOfTheirOwnWithinBounds(t *testing.T) {
+	fc := newFakeClock()
+	var logs testkit.SyncBuffer
+	w := New(slog.New(slog.NewTextHandler(&logs, nil)), fc)
+	for i := range MaxItemsPerGroup {
+		assert.True(t, w.LogItem(slog.LevelWarn, "refused 10.0.0.1", fmt.Sprint("cred", i), "refused", "credentialId", i))
+	}
+	assert.False(t, w.LogItem(slog.LevelWarn, "refused 10.0.0.1", "cred0", "refused"), "an item's repeat waits its minute")
+	assert.True(t, w.LogItem(slog.LevelWarn, "refused 10.0.0.1", "one too many", "refused"), "past the bound: the address's line")
+	assert.False(t, w.LogItem(slog.LevelWarn, "refused 10.0.0.1", "two too many", "refused"), "counted with the address's line")
+	assert.Equal(t, MaxItemsPerGroup+1, strings.Count(logs.String(), "msg=refused"))
+
+	for g := 1; g < MaxItems/MaxItemsPerGroup; g++ {
+		for i := range MaxItemsPerGroup {
+			require.True(t, w.LogItem(slog.LevelWarn, fmt.Sprint("refused 10.0.1.", g), fmt.Sprint("cred", i), "refused"))
+		}
+	}
+	assert.True(t, w.LogItem(slog.LevelWarn, "refused 10.0.2.1", "cred0", "refused"), "all groups' items at the bound: the address's line")
+	assert.False(t, w.LogItem(slog.LevelWarn, "refused 10.0.2.1", "cred1", "refused"), "counted with it")
+
+	fc.Advance(Every)
+	w.Log(slog.LevelWarn, "another", "another line") // sweeps: the items not repeated are forgotten
+	w.mu.Lock()
+	assert.Equal(t, 1, w.items, "only cred0 of 10.0.0.1, repeated since its line, is kept")
+	w.mu.Unlock()
+	assert.True(t, w.LogItem(slog.LevelWarn, "refused 10.0.2.1", "cred2", "refused"), "room again: a line of its own")
+	assert.True(t, w.LogItem(slog.LevelWarn, "refused 10.0.0.1", "cred0", "refused", "credentialId", 0))
+	assert.Contains(t, logs.String(), "msg=refused credentialId=0 suppressedSinceLast=1 repeatsLoggedEvery=1m0s")
 }
