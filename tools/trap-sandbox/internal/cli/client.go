@@ -36,7 +36,31 @@ type APIFlags struct {
 func (f APIFlags) transport() hostapi.HTTP { return hostapi.HTTP{URL: f.URL, Token: f.APIToken} }
 
 // client is the vocabulary's client over the HTTP API: every computer command goes through it.
-func (f APIFlags) client() *computer.Client { return computer.New(f.transport()) }
+// A write that leaves part of a file on a computer names the rm line that removes it.
+func (f APIFlags) client() *computer.Client {
+	return computer.New(f.transport()).WithRemoveLine(f.removeLine)
+}
+
+// removeLine is the command line that deletes path (as cctext.ShowPath shows it, which rm
+// reads back) on the computer traposID, through the same gateway (--url when it is not the
+// default; never the token), each word quoted for the shell where it needs it.
+func (f APIFlags) removeLine(traposID, path string) string {
+	line := "trap-sandbox rm"
+	if f.URL != defaultURL {
+		line += " --url " + shellWord(f.URL)
+	}
+	return line + " " + shellWord(typedID(traposID)) + " " + shellWord(path)
+}
+
+// shellWord is s as one word of a POSIX shell's command line: as it is when it holds only
+// characters no shell reads specially, else in single quotes (a quote in it ends them, is
+// escaped, and opens them again).
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._:,+=@%-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
 
 // failure words a command's error for the operator's terminal: "computer 7:kitchen ls /: the
 // computer answered forbidden: …" (the traposId first, so that its colon is never doubled),

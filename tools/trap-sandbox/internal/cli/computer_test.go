@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -455,4 +456,57 @@ func TestRmDeletesAFileAndADirectoryOnlyWithR(t *testing.T) {
 	_, err = runClient(t, "rm", "--url", base, "7:", `/d/\xe9.txt`)
 	require.NoError(t, err, "a path as ls prints it")
 	assert.Empty(t, d.Names(), "no file is left")
+}
+
+// TestAPutCutMidWayNamesTheRmOfWhatItLeft: a computer gone during a put keeps its old file,
+// and what was sent of the new one may stay beside it, hidden by its dot and taking space;
+// the error named that file and said to delete it, leaving the operator to work out the
+// command (and to quote a path with a space). It names the line, which runs as written once
+// the computer is back (the words as a shell splits them).
+func TestAPutCutMidWayNamesTheRmOfWhatItLeft(t *testing.T) {
+	clearEnv(t)
+	d := daemonfake.NewLocal(map[string]string{"/my door/door.lua": "old"})
+	chunks := 0
+	d.Before = func(_ context.Context, _ int, typ string) error {
+		if typ == protocol.TypeFSWrite {
+			chunks++
+		}
+		if chunks > 1 { // the first chunk arrived, then the computer is gone
+			return computer.NotConnected("7:")
+		}
+		return nil
+	}
+	base := serveDisk(t, d)
+	local := filepath.Join(t.TempDir(), "door.lua")
+	require.NoError(t, os.WriteFile(local, bytes.Repeat([]byte("-- door\n"), computer.ChunkBytes), 0o644))
+	_, err := runClient(t, "put", "--url", base, "7:", local, "/my door/door.lua")
+	require.Error(t, err)
+	names := d.Names()
+	require.Len(t, names, 2, "the old file, and the part sent")
+	left := names[0]
+	require.True(t, strings.HasPrefix(left, "/my door/"+computer.TempPrefix), left)
+	line := "trap-sandbox rm --url " + base + " 7: '" + left + "'"
+	assert.Contains(t, err.Error(), "it may be left beside the file as "+left+" (delete it once the computer is back: "+line+")")
+
+	d.Before = nil // the computer is back
+	words, err := exec.Command("sh", "-c", `printf '%s\n' `+strings.TrimPrefix(line, "trap-sandbox ")).Output()
+	require.NoError(t, err)
+	_, err = runClient(t, strings.Split(strings.TrimSuffix(string(words), "\n"), "\n")...)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/my door/door.lua"}, d.Names(), "the part sent is gone")
+	old, _ := d.File("/my door/door.lua")
+	assert.Equal(t, "old", string(old))
+}
+
+// The rm line's words: a traposId or a path a shell would split or expand is quoted.
+func TestShellWordQuotesWhatAShellReads(t *testing.T) {
+	for in, want := range map[string]string{
+		"/a/.trap-sandbox-upload-0123": "/a/.trap-sandbox-upload-0123",
+		"7:":                           "7:",
+		"7:my door":                    "'7:my door'",
+		"/it's/$HOME/*":                `'/it'\''s/$HOME/*'`,
+		"":                             "''",
+	} {
+		assert.Equal(t, want, shellWord(in), in)
+	}
 }

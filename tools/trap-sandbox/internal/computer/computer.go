@@ -87,10 +87,21 @@ type Computer struct {
 type Client struct {
 	transport Transport
 	inputs    inputTurns
+	// removeLine is the caller's line that removes a file on a computer (WithRemoveLine).
+	removeLine func(traposID, path string) string
 }
 
 // New returns a Client on t.
 func New(t Transport) *Client { return &Client{transport: t} }
+
+// WithRemoveLine makes c's failed writes name, beside what they may have left on a computer
+// that could not be told to remove it, the line that removes it as c's user types it
+// (the CLI's trap-sandbox rm …): line(traposID, path), path shown as cctext.ShowPath shows
+// it. It returns c.
+func (c *Client) WithRemoveLine(line func(traposID, path string) string) *Client {
+	c.removeLine = line
+	return c
+}
 
 // Computers lists the connected computers.
 func (c *Client) Computers(ctx context.Context) ([]Computer, error) {

@@ -341,8 +341,12 @@ func (w upload) fail(ctx context.Context, err error) error {
 		left = fmt.Sprintf("; the owner no longer allows the host to remove what was sent: it stays beside the file as %s (delete it on the computer)",
 			cctext.ShowPath([]byte(w.temp)))
 	case !(errors.As(cleanErr, &answered) && answered.ByComputer):
-		left = fmt.Sprintf("; the computer could not be told to remove what was sent: it may be left beside the file as %s (delete it once the computer is back)",
-			cctext.ShowPath([]byte(w.temp)))
+		shown := cctext.ShowPath([]byte(w.temp))
+		fix := "delete it once the computer is back"
+		if w.c.removeLine != nil {
+			fix += ": " + w.c.removeLine(w.traposID, shown)
+		}
+		left = fmt.Sprintf("; the computer could not be told to remove what was sent: it may be left beside the file as %s (%s)", shown, fix)
 	}
 	var pe *protocol.Error
 	if !errors.As(err, &pe) {
