@@ -219,3 +219,41 @@ func stalledRunServer(t *testing.T) (srv *httptest.Server, started <-chan struct
 	t.Cleanup(func() { close(done) }) // first: a run still waiting lets the server close
 	return srv, start, end
 }
+
+// TestTransportErrorsAreTheSDKsPlainText pins what docs/mcp.md says of a request that breaks
+// the streamable HTTP transport: the SDK answers it in plain text, not as a JSON-RPC error
+// (the transport allows either). opencode shows neither body when it connects (it falls back
+// to the SSE transport, whose GET answers 405), and mid-session puts the body as it came
+// after "Error POSTing to endpoint:", where plain text reads better than JSON would.
+func TestTransportErrorsAreTheSDKsPlainText(t *testing.T) {
+	srv := httptest.NewServer(New(computer.New(daemonfake.NewLocal(nil)), nil).handler)
+	defer srv.Close()
+	send := func(method, body, accept string) (int, string, string) {
+		req, err := http.NewRequestWithContext(t.Context(), method, srv.URL, strings.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", accept)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer func() { _ = resp.Body.Close() }()
+		answer, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, resp.Header.Get("Content-Type"), strings.TrimSpace(string(answer))
+	}
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`
+	status, typ, body := send(http.MethodPost, list, "application/json")
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, "text/plain; charset=utf-8", typ)
+	assert.Equal(t, "Accept must contain both 'application/json' and 'text/event-stream'", body)
+
+	status, typ, body = send(http.MethodPost, `{nope`, "application/json, text/event-stream")
+	assert.Equal(t, http.StatusBadRequest, status)
+	assert.Equal(t, "text/plain; charset=utf-8", typ)
+	assert.True(t, strings.HasPrefix(body, "malformed payload: "), body)
+
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		status, _, body = send(method, "", "text/event-stream")
+		assert.Equal(t, http.StatusMethodNotAllowed, status, method)
+		assert.Equal(t, "Method Not Allowed", body, method)
+	}
+}
