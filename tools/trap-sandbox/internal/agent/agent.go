@@ -156,6 +156,9 @@ type Config struct {
 	// MaxComputers is the most computers with agent state at once; zero means
 	// DefaultMaxComputers.
 	MaxComputers int
+	// MaxDirs is the most computers' directories an account keeps (dirs.go); zero means
+	// DefaultMaxDirs.
+	MaxDirs int
 	// HeldElsewhere reports whether another replica holds the socket of the computer of an
 	// account and traposId (with --nats; nil: none does). A computer released here that moved
 	// there keeps its opencode instance: replicas that share the agent's directory share its
@@ -295,6 +298,7 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	m.cfg.MaxTurns = positiveOr(m.cfg.MaxTurns, DefaultMaxTurns)
 	m.cfg.IdleAfter = positiveOr(m.cfg.IdleAfter, DefaultIdleAfter)
 	m.cfg.MaxComputers = positiveOr(m.cfg.MaxComputers, DefaultMaxComputers)
+	m.cfg.MaxDirs = positiveOr(m.cfg.MaxDirs, DefaultMaxDirs)
 	base, err := opencode.ParseURL(cfg.OpencodeURL)
 	if err != nil {
 		return nil, fmt.Errorf("%w: give http(s)://host:port", err)
@@ -736,6 +740,14 @@ func (m *Module) sessionLocked(key sessionKey, pl *place) *session {
 func (m *Module) noPlace(ctx context.Context, from protocol.Requester, err error) *protocol.Error {
 	if errors.Is(err, errTooManyComputers) {
 		return m.tooManyComputers(from)
+	}
+	if errors.Is(err, errTooManyDirs) {
+		return m.tooManyDirs(from)
+	}
+	if de := (*dirRoomError)(nil); errors.As(err, &de) {
+		m.log.Warn("agent: cannot delete the conversations of the least recently used computer's directory on opencode, to make room for a new computer's (--ai-max-dirs)",
+			"traposId", from.TraposID, "account", from.AccountID, "err", firstLine(de.err.Error()))
+		return m.unavailable(ctx, de.err)
 	}
 	if errors.Is(err, errRemovedAccount) {
 		m.log.Info("agent: refused a question of a removed account's computer: a newer account of its name has claimed its directory",

@@ -17,8 +17,9 @@ import (
 // none asked), or sooner when more than Config.MaxComputers computers have them (the least
 // recently used idle one goes first). Its opencode instance (with the instance's MCP
 // connection) is disposed with them (POST /instance/dispose?directory=D). Nothing on disk
-// goes: a computer that asks again gets its place back from its directory (the same pass),
-// and its conversations by their titles (sessionID), so it continues where it was.
+// goes here (dirs.go bounds the directories): a computer that asks again gets its place back
+// from its directory (the same pass), and its conversations by their titles (sessionID), so
+// it continues where it was.
 
 // Defaults of the bounds.
 const (
@@ -233,6 +234,15 @@ func (m *Module) janitor(ctx context.Context) {
 		m.releaseIdle(m.cfg.Clock.Now())
 		t.Reset(every)
 	}
+}
+
+// tooManyDirs is the busy answer to a new computer while its account's directories are at
+// Config.MaxDirs and each was used too recently to go (dirs.go).
+func (m *Module) tooManyDirs(from protocol.Requester) *protocol.Error {
+	m.metrics.refused(refusedDirs)
+	m.warns.Log(slog.LevelWarn, "max dirs", "agent: a new computer's question was refused: its account has as many computers' directories as --ai-max-dirs, each used within --ai-idle-after and a turn's time",
+		"maxDirs", m.cfg.MaxDirs, "account", from.AccountID, "traposId", from.TraposID)
+	return protocol.Errorf(protocol.CodeBusy, "the agent has too many computers: ask again later")
 }
 
 // tooManyComputers is the busy answer to a new computer while every computer with agent state

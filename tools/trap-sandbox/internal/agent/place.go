@@ -103,6 +103,7 @@ func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	if p := m.places[k]; p != nil && k.created == 0 {
 		m.enterLocked(p)
 		m.placeMu.Unlock()
+		m.touchDir(p.dir)
 		return p, nil
 	}
 	mu := m.accountMu[k.account]
@@ -126,11 +127,19 @@ func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	}
 	m.placeMu.Unlock()
 	if p != nil {
+		m.touchDir(p.dir)
 		return p, nil
 	}
 	// Its state was released a moment ago: the new instance must not meet the old one's dispose.
 	if err := m.waitReleased(ctx, k); err != nil {
 		return nil, err
+	}
+	dir := ComputerDir(m.cfg.Dir, k.account, k.traposID)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		// A new computer's directory: room for it among its account's (dirs.go).
+		if err := m.makeDirRoom(ctx, k); err != nil {
+			return nil, err
+		}
 	}
 	// Room for one more computer, before anything is written for it.
 	m.placeMu.Lock()
@@ -139,7 +148,6 @@ func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := ComputerDir(m.cfg.Dir, k.account, k.traposID)
 	pass := readPass(dir)
 	if pass == "" {
 		pass = account.NewPass()
@@ -147,6 +155,7 @@ func (m *Module) placeOf(ctx context.Context, k callerKey) (*place, error) {
 	if err := WriteSessionDir(dir, m.cfg.Model, m.cfg.MCPURL, pass, m.rules); err != nil {
 		return nil, err
 	}
+	m.touchDir(dir)
 	p = &place{dir: dir, oc: m.oc.in(dir), pass: pass}
 	m.placeMu.Lock()
 	defer m.placeMu.Unlock()

@@ -37,6 +37,7 @@ type AIFlags struct {
 	AIMaxTurns       int           `name:"ai-max-turns" default:"100" env:"SANDBOX_AI_MAX_TURNS" help:"Most agent turns running at once, all computers together; past it a question is answered busy (a player with the shared password can say hello as ever new computers, each with a rate of its own)."`
 	AIIdleAfter      time.Duration `name:"ai-idle-after" default:"15m" env:"SANDBOX_AI_IDLE_AFTER" help:"How long a computer's agent state stays after its last question (the gateway's, and its opencode instance, which is disposed); a computer that asks again continues its conversation."`
 	AIMaxComputers   int           `name:"ai-max-computers" default:"200" env:"SANDBOX_AI_MAX_COMPUTERS" help:"Most computers with agent state (an opencode instance each) at once; past it the least recently used idle one's goes, and with none idle a new computer's question is answered busy."`
+	AIMaxDirs        int           `name:"ai-max-dirs" default:"1000" env:"SANDBOX_AI_MAX_DIRS" help:"Most computers' directories (each with its conversations) an account keeps under --ai-dir; past it a new computer's takes the place of the least recently used one, whose conversations are deleted (a computer that asks again starts afresh)."`
 	AIAllowHostTools bool          `name:"ai-allow-host-tools" env:"SANDBOX_AI_ALLOW_HOST_TOOLS" help:"DANGEROUS: let the agent use opencode's own tools (shell, file edits, web fetches) on THIS HOST whenever a player asks. Off by default (docs/ai.md)."`
 }
 
@@ -62,6 +63,7 @@ func (f AIFlags) setWithoutModel() []string {
 		{"ai-max-turns", f.AIMaxTurns != agent.DefaultMaxTurns},
 		{"ai-idle-after", f.AIIdleAfter != agent.DefaultIdleAfter},
 		{"ai-max-computers", f.AIMaxComputers != agent.DefaultMaxComputers},
+		{"ai-max-dirs", f.AIMaxDirs != agent.DefaultMaxDirs},
 		{"ai-allow-host-tools", f.AIAllowHostTools},
 	} {
 		if s.set {
@@ -78,7 +80,7 @@ func (f AIFlags) setWithoutModel() []string {
 func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l net.Listener, reg prometheus.Registerer, passes *account.Passes, router *cluster.Router) (*agent.Module, error) {
 	cfg := agent.Config{Model: c.AIModel, OpencodeURL: c.OpencodeURL, Username: c.OpencodeUsername, Password: c.OpencodePassword,
 		Dir: c.AIDir, MCPURL: c.AIMCPURL, Passes: passes, AllowHostTools: c.AIAllowHostTools, TurnDeadline: c.AITurnDeadline,
-		MaxTurns: c.AIMaxTurns, IdleAfter: c.AIIdleAfter, MaxComputers: c.AIMaxComputers, Prober: prober}
+		MaxTurns: c.AIMaxTurns, IdleAfter: c.AIIdleAfter, MaxComputers: c.AIMaxComputers, MaxDirs: c.AIMaxDirs, Prober: prober}
 	if router != nil {
 		cfg.HeldElsewhere = func(accountID, traposID string) bool {
 			return router.HeldElsewhere(gateway.Key{AccountID: accountID, TraposID: traposID})
@@ -99,6 +101,9 @@ func (c *ServeCmd) agentModule(logger *slog.Logger, prober *opencode.Prober, l n
 		}
 		if c.AIMaxComputers <= 0 {
 			return nil, fmt.Errorf("%s must be positive, got %d", flagAndEnv("ai-max-computers"), c.AIMaxComputers)
+		}
+		if c.AIMaxDirs <= 0 {
+			return nil, fmt.Errorf("%s must be positive, got %d", flagAndEnv("ai-max-dirs"), c.AIMaxDirs)
 		}
 		if cfg.Dir == "" {
 			base, err := os.UserConfigDir()

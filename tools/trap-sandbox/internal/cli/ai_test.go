@@ -34,7 +34,7 @@ func TestAnAgentDirectoryThatCannotBeMadeNamesItsFlag(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "a-file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
 	c := &ServeCmd{MCP: true, AIFlags: AIFlags{AIModel: "p/m", AITurnDeadline: time.Minute, AIMaxTurns: 1, AIIdleAfter: time.Minute,
-		AIMaxComputers: 1, AIDir: filepath.Join(file, "agent")}}
+		AIMaxComputers: 1, AIMaxDirs: 1, AIDir: filepath.Join(file, "agent")}}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
@@ -53,14 +53,16 @@ func TestTheMostTurnsAtOnceMustBePositive(t *testing.T) {
 }
 
 // TestTheAgentsBoundsMustBePositive: --ai-idle-after 0 would release a computer's state between
-// its question and its turn's end, --ai-max-computers 0 refuse every question.
+// its question and its turn's end, --ai-max-computers 0 refuse every question, --ai-max-dirs 0
+// every new computer's.
 func TestTheAgentsBoundsMustBePositive(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer l.Close()
 	for flags, want := range map[AIFlags]string{
-		{AIMaxTurns: 1, AIIdleAfter: 0, AIMaxComputers: 1}:           "--ai-idle-after (SANDBOX_AI_IDLE_AFTER) must be positive, got 0s",
-		{AIMaxTurns: 1, AIIdleAfter: time.Minute, AIMaxComputers: 0}: "--ai-max-computers (SANDBOX_AI_MAX_COMPUTERS) must be positive, got 0",
+		{AIMaxTurns: 1, AIIdleAfter: 0, AIMaxComputers: 1, AIMaxDirs: 1}:           "--ai-idle-after (SANDBOX_AI_IDLE_AFTER) must be positive, got 0s",
+		{AIMaxTurns: 1, AIIdleAfter: time.Minute, AIMaxComputers: 0, AIMaxDirs: 1}: "--ai-max-computers (SANDBOX_AI_MAX_COMPUTERS) must be positive, got 0",
+		{AIMaxTurns: 1, AIIdleAfter: time.Minute, AIMaxComputers: 1, AIMaxDirs: 0}: "--ai-max-dirs (SANDBOX_AI_MAX_DIRS) must be positive, got 0",
 	} {
 		flags.AIModel, flags.AITurnDeadline, flags.AIDir = "p/m", time.Minute, t.TempDir()
 		c := &ServeCmd{MCP: true, AIFlags: flags}

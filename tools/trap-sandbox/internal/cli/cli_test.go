@@ -87,7 +87,7 @@ func clearEnv(t *testing.T) {
 // natsDefaults are the scale-out flags' defaults (no --nats: a single gateway).
 // aiDefaults are the agent's defaults: off.
 var aiDefaults = AIFlags{AITurnDeadline: 180 * time.Second, AIMaxTurns: agent.DefaultMaxTurns, AIIdleAfter: agent.DefaultIdleAfter,
-	AIMaxComputers: agent.DefaultMaxComputers}
+	AIMaxComputers: agent.DefaultMaxComputers, AIMaxDirs: agent.DefaultMaxDirs}
 
 var natsDefaults = NATSFlags{NATSSetupBudget: 10 * time.Second}
 
@@ -164,6 +164,7 @@ func TestParseEnv(t *testing.T) {
 	t.Setenv("SANDBOX_AI_MAX_TURNS", "7")
 	t.Setenv("SANDBOX_AI_IDLE_AFTER", "20m")
 	t.Setenv("SANDBOX_AI_MAX_COMPUTERS", "50")
+	t.Setenv("SANDBOX_AI_MAX_DIRS", "60")
 	t.Setenv("SANDBOX_AI_ALLOW_HOST_TOOLS", "true")
 	root, _ := parse(t)
 	assert.Equal(t, ServeCmd{
@@ -174,7 +175,7 @@ func TestParseEnv(t *testing.T) {
 		NATSFlags:    NATSFlags{NATS: "nats://n:4222", NATSUser: "u", NATSPassword: "np", NATSToken: "tok", NATSNKey: seed, NATSSetupBudget: 10 * time.Second},
 		ReplicaFlags: ReplicaFlags{Replica: "r1", NATSHeartbeat: time.Second, NATSReplicaTTL: 3 * time.Second, NATSOpTimeout: 2 * time.Second},
 		AIFlags: AIFlags{AIModel: "p/m", AIDir: "/srv/agent", AIMCPURL: "http://g:4444/mcp", AITurnDeadline: 90 * time.Second, AIMaxTurns: 7,
-			AIIdleAfter: 20 * time.Minute, AIMaxComputers: 50, AIAllowHostTools: true},
+			AIIdleAfter: 20 * time.Minute, AIMaxComputers: 50, AIMaxDirs: 60, AIAllowHostTools: true},
 		AdmissionFlags: admissionDefaults,
 	}, root.Serve)
 }
