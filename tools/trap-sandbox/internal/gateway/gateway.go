@@ -365,9 +365,9 @@ func New(cfg Config, logger *slog.Logger, cluster Cluster) *Gateway {
 		registry: registry,
 		sessions: make(map[*Session]struct{}),
 		upgrader: websocket.Upgrader{
-			// CC: Tweaked sends no Origin header, and computers are not browsers: the secret in
-			// hello, not the origin, is what authenticates a socket. So any origin is accepted.
-			CheckOrigin: func(*http.Request) bool { return true },
+			// CC: Tweaked sends no Origin header, and a browser sends one on every upgrade:
+			// serveWebSocket refuses a web page's, and says why, before this runs.
+			CheckOrigin: func(r *http.Request) bool { return r.Header.Get("Origin") == "" },
 			// Compression stays off: gorilla's compressed writer may split a message into
 			// several frames, and CC keeps only the first frame of a fragmented message.
 			EnableCompression: false,
@@ -518,6 +518,12 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 // Request".
 const notAWebSocket = "this is trap-sandbox's WebSocket for in-game computers, not a web page: a computer connects here once its client is installed (wget run http://<this gateway>/trapos/install, docs/user-guide.md); the web console is at /console/"
 
+// webPageRefused is the answer to a WebSocket upgrade with an Origin header: a browser's.
+func webPageRefused(origin string) string {
+	return "a web page cannot connect as a computer (Origin " + clip(origin) + "): computers send no Origin header " +
+		"(a program that opens this socket with http.websocket must not set one)"
+}
+
 // upgradeRefused is the Upgrader's answer to a request it cannot upgrade, gorilla's own
 // (the status, Sec-WebSocket-Version) with what to do when it was no WebSocket at all.
 func upgradeRefused(w http.ResponseWriter, r *http.Request, status int, reason error) {
@@ -542,6 +548,16 @@ var writeBuffers sync.Pool
 func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if g.stopping() {
 		http.Error(w, "the gateway is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		// A page in the host user's browser (or a player's) reaches this socket as well as a
+		// computer does; on a gateway without a password it would take the place of the
+		// player's computer of the same id and answer the host for it. It takes no admission
+		// slot: refused before one.
+		g.limits.warns.warn("refused a computer socket opened by a web page: computers send no Origin header, browsers always do",
+			r.RemoteAddr, "origin", clip(origin))
+		http.Error(w, webPageRefused(origin), http.StatusForbidden)
 		return
 	}
 	adm := g.limits.admit(r.RemoteAddr)

@@ -1,0 +1,106 @@
+package e2e
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit/opencodefake"
+
+	"tests/internal/harness"
+)
+
+// attackPage is another site's page, opened in the operator's browser on the gateway's host.
+// It tries each way a page reaches a gateway on 127.0.0.1 that has no password and no API
+// token (a single-player world's): it opens the computers' WebSocket and says hello as the
+// player's computer 0:, answering whatever the host then asks it; it posts a lua.exec to the
+// host API as a form would (text/plain, no CORS consent needed); and it sets window.done.
+const attackPage = `<!doctype html><script>
+const gateway = "127.0.0.1:%s";
+window.ws = "";
+const socket = new Promise(resolve => {
+  const ws = new WebSocket("ws://" + gateway + "/trapos/ws");
+  ws.onopen = () => ws.send(JSON.stringify({event: "computer_request", traposSenderId: "0:", messageId: "page-hello",
+    type: "hello", payload: {traposId: "0:", secret: ""}}));
+  ws.onmessage = e => {
+    const f = JSON.parse(e.data);
+    if (f.messageId === "page-hello") { window.ws = "hello answered ok=" + f.ok; resolve(); return; }
+    if (f.event === "gateway_request") ws.send(JSON.stringify({event: "computer_response", traposSenderId: "0:",
+      messageId: f.messageId, type: f.type, ok: true, payload: {traposId: "0:", by: "the web page"}}));
+  };
+  ws.onclose = e => { window.ws += " closed " + e.code; resolve(); };
+});
+const csrf = fetch("http://" + gateway + "/trapos/computers/0%%3A/requests", {method: "POST", mode: "no-cors",
+  headers: {"Content-Type": "text/plain"}, body: JSON.stringify({type: "lua.exec", payload: {code: "return 1"}})})
+  .then(() => "answered", e => "failed: " + e);
+Promise.all([socket, csrf]).then(([, c]) => { window.csrf = c; window.done = true; });
+</script>`
+
+// TestAWebPageInTheOperatorsBrowserReachesNoComputer: a page of another site, in a real
+// browser on the gateway's host, neither takes the place of the player's computer on the
+// computers' WebSocket (Chromium sends its Origin, which no computer sends: 403, logged), nor
+// gets a request to it through the host API, nor reads the API by rebinding a name of its own
+// to 127.0.0.1. The player's computer keeps its socket and answers the host itself.
+func TestAWebPageInTheOperatorsBrowserReachesNoComputer(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t, "evil.test", "rebind.test")
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--opencode-url", opencodefake.ClosedPortURL(t)}})
+
+	player, err := harness.Dial(ctx, g.WebSocketURL(), "0:")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = player.Close() })
+	require.NoError(t, player.MustHello(ctx, ""))
+	var mu sync.Mutex
+	var asked []string // the types the host sent the player's computer
+	go func() {
+		for {
+			f, err := player.Next(ctx)
+			if err != nil {
+				return
+			}
+			if f.Event != harness.EventGatewayRequest {
+				continue
+			}
+			mu.Lock()
+			asked = append(asked, f.Type)
+			mu.Unlock()
+			_ = player.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": "0:",
+				"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"traposId": "0:", "by": "the player"}})
+		}
+	}()
+
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = fmt.Fprintf(w, attackPage, g.Port())
+	}))
+	t.Cleanup(site.Close)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://evil.test:"+site.URL[strings.LastIndex(site.URL, ":")+1:]+"/")))
+	until(t, "the page's attempts to end", `window.done === true`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[window.ws, window.csrf]`))
+	require.NoError(t, err)
+	assert.Equal(t, " closed 1006", shown[0], "the page's socket was refused before any frame")
+	assert.Equal(t, "answered", shown[1], "the API answered the page's post (a refusal the page cannot read)")
+	require.NoError(t, g.WaitLog(ctx, `msg="refused a computer socket opened by a web page`), g.Log())
+	assert.Contains(t, g.Log(), "origin=http://evil.test:")
+
+	// A page on a name of its own that resolves to 127.0.0.1 (DNS rebinding) is same-origin
+	// with the gateway, and still reads nothing of the API.
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://rebind.test:"+g.Port()+"/console/")))
+	status, err := chromedp.Run(page, chromedp.Evaluate[int](`fetch("/trapos/computers").then(r => r.status)`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusForbidden, status)
+
+	mu.Lock()
+	assert.Empty(t, asked, "the host asked the player's computer nothing on the page's behalf")
+	mu.Unlock()
+	code, answer := postRequest(ctx, t, g, "0:", `{"type":"ping"}`)
+	require.Equal(t, http.StatusOK, code, "%+v", answer.Error)
+	assert.Equal(t, "the player", answer.Payload["by"], "the player's computer kept its socket")
+}
