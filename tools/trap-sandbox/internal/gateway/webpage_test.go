@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -49,4 +50,37 @@ func TestAWebPageCannotOpenAComputersSocket(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.True(t, r.resp.OK)
 	assert.Len(t, h.gw.Computers(), 1)
+}
+
+// A computer's socket answers only the requests sent on it: one that answers another
+// computer's request (its messageId, its traposId as sender, a made-up payload) is not that
+// computer's answer, however it learnt the id; the request waits for its own computer.
+func TestAnAnswerOnAnotherComputersSocketIsNotItsAnswer(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	vault := h.connect(t, "8:vault", "")
+	thief := h.connect(t, "7:thief", "")
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+
+	pending := asyncRequest(h.gw, ctx, "8:vault", "fs.read", json.RawMessage(`{"path":"/notes.txt"}`))
+	req := vault.read()
+	require.Equal(t, protocol.EventGatewayRequest, req.Event)
+	thief.sendJSON(map[string]any{"event": "computer_response", "traposSenderId": "8:vault", "messageId": req.MessageID,
+		"type": "fs.read", "ok": true, "payload": map[string]any{"data": "forged", "size": 6, "eof": true}})
+	// The thief's socket is read in order: once its next request is answered, the forged
+	// answer was read before it.
+	thief.request("after", protocol.TypeProbeGateway, nil)
+	require.Equal(t, "after", thief.read().MessageID)
+	select {
+	case r := <-pending:
+		t.Fatalf("the vault's request was answered by the thief's socket: %+v", r)
+	default:
+	}
+	assert.Contains(t, h.logs.String(), "ignored computer_response: no pending request")
+
+	vault.sendJSON(map[string]any{"event": "computer_response", "traposSenderId": "8:vault", "messageId": req.MessageID,
+		"type": "fs.read", "ok": true, "payload": map[string]any{"data": "diamonds", "size": 8, "eof": true}})
+	r := awaitResult(t, pending)
+	require.NoError(t, r.err)
+	assert.JSONEq(t, `{"data":"diamonds","size":8,"eof":true}`, string(r.resp.Payload))
 }
