@@ -304,3 +304,76 @@ func TestAnUnreadableHeartbeatIsLoggedAsSuch(t *testing.T) {
 	assert.Equal(t, 2, unreadable("b"))
 	assert.True(t, a.router.alive("b"))
 }
+
+// Whatever anyone on an unfenced bus publishes on a replica's subjects and on trapos.revoked
+// (not JSON, JSON nested past the decoder's limit, a subject cut short or with a bad escape,
+// an id out of range, fields of the wrong type) is refused or ignored: a routed request that
+// awaits an answer is told why, nothing reaches the computer, nothing is closed, and the
+// replica goes on routing. A panic in a handler would end the test binary.
+func TestMalformedMessagesOnTheBusLeaveTheReplicaServing(t *testing.T) {
+	tc := newTestCluster(t)
+	a, b := tc.startReplica("a"), tc.startReplica("b")
+	k := gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:gate"}
+	c := a.connect(t, k.TraposID)
+	b.waitComputers(t, "5:gate@a")
+	rogue := tc.busClient(t)
+
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	own, held := replicaSubjects("a"), computerSubject("a", k)
+	// Asked with a reply subject: each is answered, by replica a, with the reason.
+	for _, m := range []struct{ subject, body string }{
+		{own + "computer", `{"type":"ping"}`},
+		{own + "computer.local", `{"type":"ping"}`},
+		{own + "computer.local.5_Zgate", `{"type":"ping"}`},
+		{own + "computer.local.5_3", `{"type":"ping"}`},
+		{held, `not json`},
+		{held, ``},
+		{held, `{}`},
+		{held, `{"type":5}`},
+		{held, `{"type":"ping","payload":` + deep + `}`},
+		{held, `{"type":"ping","timeoutMs":"soon"}`},
+		{held, `{"type":"ping","payload":{}}` + ` trailing`},
+	} {
+		reply, err := rogue.Request(m.subject, []byte(m.body), waitLimit)
+		require.NoError(t, err, "%s %.40s", m.subject, m.body)
+		var rr routedResponse
+		require.NoError(t, json.Unmarshal(reply.Data, &rr), "%s", reply.Data)
+		assert.Equal(t, "a", rr.Replica, "%s %.40s", m.subject, m.body)
+		assert.False(t, rr.OK, "%s %.40s", m.subject, m.body)
+		assert.NotNil(t, rr.GatewayError, "%s %.40s: %s", m.subject, m.body, reply.Data)
+	}
+	// Told, with no one to answer: each is dropped.
+	for _, m := range []struct{ subject, body string }{
+		{held, `{"type":"ping","payload":{}}`}, // a routed request without a reply subject
+		{own + "reply", `{}`},
+		{own + "reply.x", `{"replica":"a","ok":true}`},
+		{own + "reply.18446744073709551616", `{"replica":"a","ok":true}`},
+		{own + "reply.1", `not json`},
+		{own + "cancel", ``},
+		{own + "cancel", `not a reply subject`},
+		{own + "alive", ``},
+		{own + "teleport.x", `{}`},
+		{RevocationSubject, `not json`},
+		{RevocationSubject, `{}`},
+		{RevocationSubject, `{"credential":5}`},
+		{RevocationSubject, `{"credential":"tsc_nobody"}`},
+		{RevocationSubject, `{"credential":` + deep + `}`},
+	} {
+		require.NoError(t, rogue.Publish(m.subject, []byte(m.body)), "%s %.40s", m.subject, m.body)
+	}
+	require.NoError(t, rogue.Flush())
+	// trapos.revoked has a subscription of its own: both replicas read the four that name no
+	// credential (the made-up one is no socket's here: not even the store is asked).
+	const noCredential = "ignored a revocation that names no credential"
+	require.Eventually(t, func() bool { return strings.Count(tc.logs.String(), noCredential) == 8 }, waitLimit, testkit.Poll,
+		"both replicas to read trapos.revoked's messages")
+
+	// Replica a still routes: b's request reaches the computer, which read nothing before it.
+	pending := b.request(k.TraposID, gateway.TypePing, nil, waitLimit)
+	f := c.answerRequest(pending, gateway.TypePing, map[string]any{"traposId": k.TraposID})
+	assert.JSONEq(t, `{}`, string(f.Payload))
+	assert.Equal(t, http.StatusOK, await(t, pending).status)
+	assert.Zero(t, a.router.RoutedInFlight())
+	assert.Zero(t, b.router.RoutedInFlight())
+	a.waitComputers(t, "5:gate@a")
+}
