@@ -269,6 +269,22 @@ func TestShowEscapesControlsForTheTerminal(t *testing.T) {
 	assert.Equal(t, `a\x0d\x0ab`, Show("a\r\nb", false), "nor in a one-line text")
 }
 
+// A hostile client's text (a clientVersion, an error message) may hold what no CC string can:
+// a bidirectional control reorders the rest of the terminal's line (a table row reads as
+// another), a line or paragraph separator breaks it. Shown escaped, as in a traposId.
+func TestShowEscapesBidiControlsAndLineSeparators(t *testing.T) {
+	for in, want := range map[string]string{
+		"0.9\u202eX":           `0.9\u202eX`,
+		"a\u2066b\u2069c":      `a\u2066b\u2069c`,
+		"l\u200ft \u061c":      `l\u200ft \u061c`,
+		"one\u2028two\u2029th": `one\u2028two\u2029th`,
+	} {
+		assert.Equal(t, want, Show(in, false), "%q", in)
+		assert.Equal(t, want, Show(in, true), "%q, keeping lines", in)
+	}
+	assert.Equal(t, "שלום ☃", Show("שלום ☃", false), "right-to-left letters are text")
+}
+
 func TestIsText(t *testing.T) {
 	assert.True(t, IsText([]byte("print('é')\r\n\tx\xe9")))
 	assert.False(t, IsText([]byte{0, 1, 2}))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -24,8 +25,9 @@ func Clip(s string, maxBytes int) string {
 // Show makes text safe for an operator's terminal: a label, an error message or a program's
 // output may hold escape sequences (colours, cursor moves, a cleared screen) or line breaks
 // that forge output. Control characters (U+0000–U+001F, U+007F–U+009F) and bytes that are not
-// UTF-8 are shown as \xNN (C1 included: \x9b, not a code point); everything else
-// passes. keepLines keeps \n, \t and the \r of a \r\n (a file written on Windows), for
+// UTF-8 are shown as \xNN (C1 included: \x9b, not a code point), bidirectional controls and
+// the line and paragraph separators as \uXXXX (no CC string holds one: a hostile client's
+// would reorder or break the rest of the terminal's line); everything else passes. keepLines keeps \n, \t and the \r of a \r\n (a file written on Windows), for
 // program output and file text; a lone \r, which would let a line overwrite itself, is shown.
 func Show(s string, keepLines bool) string {
 	if !needsEscape(s, keepLines) {
@@ -39,8 +41,8 @@ func Show(s string, keepLines bool) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)):
 			b.WriteRune(r)
-		case isControl(r):
-			fmt.Fprintf(&b, `\x%02x`, r)
+		case isControl(r) || BreaksLine(r):
+			writeEscape(&b, r)
 		default:
 			b.WriteString(s[i : i+n])
 		}
@@ -52,7 +54,7 @@ func Show(s string, keepLines bool) string {
 func needsEscape(s string, keepLines bool) bool {
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && n == 1) || (isControl(r) && !(keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)))) {
+		if (r == utf8.RuneError && n == 1) || BreaksLine(r) || (isControl(r) && !(keepLines && (r == '\n' || r == '\t' || isCRLF(s, i)))) {
 			return true
 		}
 		i += n
@@ -63,6 +65,12 @@ func needsEscape(s string, keepLines bool) bool {
 // isCRLF reports whether s holds \r\n at i.
 func isCRLF(s string, i int) bool {
 	return strings.HasPrefix(s[i:], "\r\n")
+}
+
+// BreaksLine reports the characters above U+00FF that reorder or break a terminal's line:
+// the bidirectional controls and the line and paragraph separators.
+func BreaksLine(r rune) bool {
+	return r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // isControl reports C0, DEL and C1 control characters.

@@ -574,7 +574,7 @@ func traposIDProblem(id string) string {
 		}
 		// No CC label holds these (its labels are bytes), and a terminal that shows one
 		// reorders or breaks the line around it: 7:kit\u202echen would read as another id.
-		if r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r) {
+		if cctext.BreaksLine(r) {
 			return fmt.Sprintf("contains %U, a bidirectional control or line separator; remove it from the computer's label", r)
 		}
 		// Nor these: invisible, they make another id list as this one (7:kitchen\u200b beside
