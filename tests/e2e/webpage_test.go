@@ -104,3 +104,30 @@ func TestAWebPageInTheOperatorsBrowserReachesNoComputer(t *testing.T) {
 	require.Equal(t, http.StatusOK, code, "%+v", answer.Error)
 	assert.Equal(t, "the player", answer.Payload["by"], "the player's computer kept its socket")
 }
+
+// TestTheWebConsoleShowsAHostileLabelAndScreenAsText: a player names their computer with HTML
+// (a name tag sets any label) and draws HTML on its screen; the operator's web console shows
+// both as the text they are, in the list, the view's title and the screen, and makes no
+// element of them (the page's CSP would stop an inline handler too: this holds without it).
+func TestTheWebConsoleShowsAHostileLabelAndScreenAsText(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	const id = `7:<b>x<img src=x onerror="document.title='pwned'">` // its screen shows id[2:5], "<b>"
+	watched := make(chan struct{})
+	screenComputer(ctx, t, g, id, sandboxPassword, watched)
+
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/")))
+	const noMarkup = `document.querySelectorAll("b, img").length === 0 && document.title !== "pwned"`
+	until(t, "the label in the list, as text", `[...document.querySelectorAll("#computer-list a")].some(a => a.textContent === `+jsString(t, id)+`)`)
+	until(t, "no element made of the label", noMarkup)
+	require.NoError(t, chromedp.Do(page, chromedp.Click(`#computer-list a`)))
+	until(t, "the view's title, as text", `document.getElementById("viewer-id").textContent === `+jsString(t, id))
+	select {
+	case <-watched:
+	case <-ctx.Done():
+		t.Fatal("no computer was asked for its screen")
+	}
+	until(t, "the screen's <b>, as text", `document.getElementById("screen-text").textContent.startsWith("<b>")`)
+	until(t, "no element made of the label or the screen", noMarkup)
+}

@@ -29,6 +29,10 @@ func TestThePageLoadsWithoutAuth(t *testing.T) {
 		assert.Equal(t, http.StatusOK, resp.StatusCode, path)
 		assert.Contains(t, string(body), want, path)
 		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "default-src 'self'", path)
+		// No other site's page may frame the console (clickjacking: a click on a hidden
+		// frame would type on a computer), nor have a response sniffed as another type.
+		assert.Contains(t, resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'", path)
+		assert.Equal(t, "nosniff", resp.Header.Get("X-Content-Type-Options"), path)
 	}
 	resp, err := http.Get(srv.URL + "/console/nothing.js")
 	require.NoError(t, err)
