@@ -224,3 +224,21 @@ func TestAPITokenRequiredAndPasswordDoesNotOpenIt(t *testing.T) {
 	status, _ := getWithToken(ctx, t, g, "/trapos/computers", "api-tok")
 	assert.Equal(t, http.StatusOK, status)
 }
+
+// TestAComputerOnTheAPIsMachineIsLoggedWithoutAToken: the real gateway, started without
+// SANDBOX_API_TOKEN, tells the operator once that a computer connected from its own machine
+// (the Minecraft server runs there, so every program on its computers is a loopback client of
+// the API); with a token it says nothing of it.
+func TestAComputerOnTheAPIsMachineIsLoggedWithoutAToken(t *testing.T) {
+	ctx := testContext(t)
+	const warning = `level=WARN msg="a computer connected from this machine while SANDBOX_API_TOKEN is unset`
+	open := startGateway(t)
+	connect(ctx, t, open, "7:kitchen")
+	require.NoError(t, open.WaitLog(ctx, warning), open.Log())
+
+	guarded := startGateway(t, "--api-token", "api-tok")
+	connect(ctx, t, guarded, "7:kitchen")
+	connect(ctx, t, guarded, "8:door")
+	require.NoError(t, guarded.WaitLog(ctx, "traposId=8:door"), guarded.Log()) // logged after 7:kitchen's lines
+	assert.NotContains(t, guarded.Log(), warning)
+}

@@ -355,6 +355,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		UpgradeBurst:   c.UpgradeBurst,
 		ClientVersion:  client.Version,
 		ClientName:     client.Name,
+		LoopbackAPI:    c.APIToken == "",
 	}
 	c.AdmissionFlags.apply(&gwConfig)
 	gw := gateway.New(gwConfig, logger, replicas)

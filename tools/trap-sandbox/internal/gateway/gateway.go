@@ -224,6 +224,11 @@ type Config struct {
 	// ClientVersion, a good hello's answer names them (servedClient) so that the daemon can tell
 	// its player that a newer client is served.
 	ClientName string
+	// LoopbackAPI says that the host API answers loopback clients without a token
+	// (SANDBOX_API_TOKEN unset). A computer's hello from this machine then means that the
+	// Minecraft server runs here, and every program on its computers is such a client: the
+	// first such hello of a run is logged as a WARN naming the fix.
+	LoopbackAPI bool
 	// MaxUnauthenticatedPerAddress caps sockets per address before a good hello.
 	MaxUnauthenticatedPerAddress int
 	// FailedHelloRate (per second, per address) and FailedHelloBurst shape the wrong-secret
@@ -346,6 +351,8 @@ type Gateway struct {
 	sockets atomic.Uint64 // the last Session.socket given
 
 	versions clientVersions
+	// cohostWarned is set once a computer's hello from this machine was logged (LoopbackAPI).
+	cohostWarned atomic.Bool
 
 	mu       sync.Mutex // guards sessions and closing
 	sessions map[*Session]struct{}
@@ -574,6 +581,10 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := newSession(g, conn, r.RemoteAddr, adm)
+	// A reverse proxy on this machine connects from loopback for clients anywhere: its
+	// sockets say nothing of where the Minecraft server runs (and the API refuses what it
+	// forwards).
+	s.fromThisMachine = server.IsLoopback(r.RemoteAddr) && server.ForwardedBy(r) == ""
 
 	g.mu.Lock()
 	if g.closing || !g.limits.bind(adm, s) {

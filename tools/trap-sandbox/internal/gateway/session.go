@@ -38,6 +38,8 @@ type Session struct {
 	conn           *websocket.Conn
 	remoteAddr     string
 	connectedSince time.Time
+	// fromThisMachine: the socket came from a loopback address, through no proxy.
+	fromThisMachine bool
 	// lastFrameAt is when the last data frame arrived, lastAlive when the last frame or pong
 	// did, lastSentAt when the gateway last wrote a data frame (unix nanoseconds by
 	// Config.Clock; liveness.go reads them).

@@ -84,3 +84,30 @@ func TestAnAnswerOnAnotherComputersSocketIsNotItsAnswer(t *testing.T) {
 	require.NoError(t, r.err)
 	assert.JSONEq(t, `{"data":"diamonds","size":8,"eof":true}`, string(r.resp.Payload))
 }
+
+// A computer's hello from this machine, while the host API trusts loopback clients, means
+// that every program on the Minecraft server's computers can use the API: logged once a run,
+// naming the fix. Not with a token set, nor for a socket a proxy on this machine forwards.
+func TestAComputerOnThisMachineWithoutAnAPITokenIsLoggedOnce(t *testing.T) {
+	const line = `level=WARN msg="a computer connected from this machine while SANDBOX_API_TOKEN is unset`
+	h := newHarness(t, Config{LoopbackAPI: true}, nil)
+	h.connect(t, "7:kitchen", "")
+	h.connect(t, "8:door", "")
+	assert.Equal(t, 1, strings.Count(h.logs.String(), line), h.logs.String())
+	assert.Regexp(t, `set SANDBOX_API_TOKEN \(docs/user-guide.md\)" module=\S+ remote=127.0.0.1:\d+ traposId=7:kitchen\n`, h.logs.String())
+
+	withToken := newHarness(t, Config{}, nil)
+	withToken.connect(t, "7:kitchen", "")
+	assert.NotContains(t, withToken.logs.String(), line)
+
+	proxied := newHarness(t, Config{LoopbackAPI: true}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	conn, resp, err := websocket.DefaultDialer.DialContext(ctx, proxied.wsURL(), http.Header{"X-Forwarded-For": {"203.0.113.7"}})
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	t.Cleanup(func() { _ = conn.Close() })
+	c := &computer{t: t, conn: conn, id: "7:kitchen"}
+	require.True(t, c.hello("").OK)
+	assert.NotContains(t, proxied.logs.String(), line)
+}

@@ -94,13 +94,13 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 			admit(account.LocalAdmin, nil)
 			return
 		}
-		if !isLoopback(r.RemoteAddr) {
+		if !IsLoopback(r.RemoteAddr) {
 			count(RefusalNotLoopback)
 			writeAuthError(w, http.StatusForbidden,
 				"the HTTP API answers only loopback clients or an account's token; set SANDBOX_API_TOKEN or create an account (trap-sandbox accounts add) to allow remote clients")
 			return
 		}
-		if header := forwardedBy(r); header != "" {
+		if header := ForwardedBy(r); header != "" {
 			// A reverse proxy on this host (the TLS one for wss://) connects from loopback on
 			// behalf of any client of the Internet: its requests are no loopback client's.
 			count(RefusalNotLoopback)
@@ -325,9 +325,9 @@ func TokenFlaw(token string) (why string, atEnds bool) {
 	return "", false
 }
 
-// forwardedBy names the header that marks r as forwarded by a proxy (Forwarded,
+// ForwardedBy names the header that marks r as forwarded by a proxy (Forwarded,
 // X-Forwarded-For, X-Real-IP: what reverse proxies add), or "".
-func forwardedBy(r *http.Request) string {
+func ForwardedBy(r *http.Request) string {
 	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
 		if _, ok := r.Header[h]; ok {
 			return h
@@ -336,7 +336,9 @@ func forwardedBy(r *http.Request) string {
 	return ""
 }
 
-func isLoopback(remoteAddr string) bool {
+// IsLoopback reports whether remoteAddr (host:port, or a bare host) is a loopback address:
+// a client on this machine, which the API trusts without a token when none is set.
+func IsLoopback(remoteAddr string) bool {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr
