@@ -398,3 +398,68 @@ func TestAgentLinesOfAHostileGateway(t *testing.T) {
 	assert.NotContains(t, rows, "Allowed: run rm /")
 	assert.Contains(t, strings.Join(rows, " "), "down Allowed: run rm / "+strings.Repeat("z", 51))
 }
+
+// TestAHostileGatewayGetsNothingTheOwnerDidNotAllow: a computer whose owner allowed nothing
+// (its /.settings holds hand-edited look-alikes of the allowing values, "true" as a string,
+// "Write", "Control", which allow nothing either) answers a gateway's every file, Lua,
+// program and screen request forbidden, naming the setting that would allow it, and its disk
+// keeps what it had; ping and computer.info, which every computer answers, are served.
+func TestAHostileGatewayGetsNothingTheOwnerDidNotAllow(t *testing.T) {
+	ctx := testContext(t)
+	h := harness.StartHostileGateway(t)
+	const settings = `{ ["sandbox.allow_exec"] = "true", ["sandbox.allow_files"] = "Write", ["sandbox.allow_screen"] = "Control" }`
+	opts := computerOptionsAt(t, h.URL(), "", "/e2e.lua")
+	opts.Overlay = t.TempDir()
+	opts.Files = map[string]string{"/e2e.lua": idleHostileProgram, "/.settings": settings}
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	side, err := h.Accept(ctx)
+	require.NoError(t, err, c.Output())
+	c.WaitFor(ctx, markerUp)
+	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
+	defer cancel()
+
+	for i, r := range []struct {
+		typ     string
+		payload map[string]any
+		setting string
+	}{
+		{"fs.list", map[string]any{"path": "/"}, "sandbox.allow_files read"},
+		{"fs.read", map[string]any{"path": "/.settings"}, "sandbox.allow_files read"},
+		{"fs.write", map[string]any{"path": "/pwned", "data": "x"}, "sandbox.allow_files write"},
+		{"fs.delete", map[string]any{"path": "/e2e.lua"}, "sandbox.allow_files write"},
+		{"fs.move", map[string]any{"from": "/e2e.lua", "to": "/moved.lua"}, "sandbox.allow_files write"},
+		{"fs.makeDir", map[string]any{"path": "/pwned-dir"}, "sandbox.allow_files write"},
+		{"lua.exec", map[string]any{"code": "fs.open('/pwned', 'w').close()"}, "sandbox.allow_exec true"},
+		{"shell.run", map[string]any{"command": "mkdir /pwned-dir"}, "sandbox.allow_exec true"},
+		{"screen.read", map[string]any{}, "sandbox.allow_screen view"},
+		{"screen.watch", map[string]any{}, "sandbox.allow_screen view"},
+		{"screen.input", map[string]any{"events": []any{map[string]any{"type": "terminate"}}}, "sandbox.allow_screen control"},
+	} {
+		id := fmt.Sprintf("ask-%d", i)
+		require.NoError(t, side.Request(id, r.typ, r.payload))
+		answer, err := side.Answer(waitCtx, id)
+		require.NoError(t, err, c.Output())
+		if assert.NotNil(t, answer.Error, "%s was served", r.typ) {
+			assert.Equal(t, "forbidden", answer.Error.Code, "%s: %s", r.typ, answer.Error.Message)
+			assert.True(t, strings.HasSuffix(answer.Error.Message, "can allow it with: set "+r.setting), "%s: %s", r.typ, answer.Error.Message)
+		}
+	}
+	for _, typ := range []string{"ping", "computer.info"} {
+		require.NoError(t, side.Request(typ, typ, map[string]any{}))
+		answer, err := side.Answer(waitCtx, typ)
+		require.NoError(t, err, c.Output())
+		assert.True(t, answer.OK != nil && *answer.OK, "%s: %+v", typ, answer.Error)
+	}
+
+	entries, err := os.ReadDir(opts.Overlay)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{".settings", "e2e.lua"}, names, "nothing was written, moved or deleted")
+	got, err := os.ReadFile(filepath.Join(opts.Overlay, ".settings"))
+	require.NoError(t, err)
+	assert.Equal(t, settings, string(got))
+	assert.NotContains(t, c.Output(), markerGone, "the daemon is still connected")
+}
