@@ -69,6 +69,32 @@ func TestInstallerUsesThePublicURL(t *testing.T) {
 	}
 }
 
+// TestForwardedHeadersNameNoOtherSource: the installer names the host the computer asked
+// (or --public-url), never one a header beside it names: whoever can add a header on the way
+// (a proxy, a page's fetch) cannot make a computer fetch its files or say hello elsewhere.
+func TestForwardedHeadersNameNoOtherSource(t *testing.T) {
+	mux, _ := newMux(t, nil)
+	for _, path := range []string{InstallPath, FilesPath + LayoutFile} {
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		req.Host = "192.168.1.20:4444"
+		req.Header.Set("X-Forwarded-Host", "evil.example")
+		req.Header.Set("X-Forwarded-Proto", "https")
+		req.Header.Set("Forwarded", "host=evil.example;proto=https")
+		req.Header.Set("X-Original-URL", "http://evil.example/trapos/install")
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		body := rec.Body.String()
+		if rec.Code != http.StatusOK || strings.Contains(body, "evil") {
+			t.Errorf("%s: status %d, names another source:\n%.600s", path, rec.Code, body)
+		}
+		for _, want := range []string{`websocket = "ws://192.168.1.20:4444/trapos/ws";`, `files = "http://192.168.1.20:4444/trapos/files/";`} {
+			if path == InstallPath && !strings.Contains(body, want) {
+				t.Errorf("the installer lacks %s", want)
+			}
+		}
+	}
+}
+
 // TestHostInjectionRefused: a Host that is not a plain host[:port] never reaches the Lua.
 func TestHostInjectionRefused(t *testing.T) {
 	mux, _ := newMux(t, nil)
