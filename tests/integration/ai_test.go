@@ -442,6 +442,14 @@ func TestAgentOff(t *testing.T) {
 		assert.Contains(t, f.Error.Message, "--ai-model", typ)
 	}
 	assert.Equal(t, 1, strings.Count(g.Log(), "agent: off"))
+
+	// trap-sandbox ai-turns said "no agent turn running", as on a gateway whose agent was on
+	// and idle: the operator waited for a turn that could never start.
+	out, errOut, code := runCLI(ctx, t, nil, "ai-turns", "--url", g.URL(""))
+	assert.Equal(t, 1, code, errOut)
+	assert.Empty(t, out)
+	assert.Equal(t, "trap-sandbox: list agent turns: ai_disabled: this gateway's agent is off (it runs without --ai-model), so no turn runs here: "+
+		"start it with --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL) to turn the agent on (docs/ai.md)\n", errOut)
 }
 
 // TestAgentConversations: a restarted gateway continues the same conversation (found by its
@@ -453,6 +461,11 @@ func TestAgentConversations(t *testing.T) {
 	desk := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 5, Label: "desk"}}
 
 	g := s.gateway(t)
+	// With the agent on and no question asked, ai-turns says so, and succeeds (TestAgentOff).
+	out, errOut, code := runCLI(ctx, t, nil, "ai-turns", "--url", g.URL(""))
+	assert.Equal(t, 0, code, errOut)
+	assert.Empty(t, out)
+	assert.Equal(t, "no agent turn running\n", errOut)
 	a := newAsker(ctx, t, g, desk)
 	assert.Equal(t, "history one", textOf(a.follow(t, ctx, a.ask(t, ctx, "history one"), nil)))
 	a.close()

@@ -351,9 +351,18 @@ func (m *Module) Name() string { return "agent" }
 // TurnsPath lists the computers with a turn running (trap-sandbox ai-turns).
 const TurnsPath = "/trapos/ai/turns"
 
+// turnsWithAgentOff is the running turns' answer while the agent is off: an empty list read
+// as "no turn running yet" to an operator who waited for one that could never start.
+const turnsWithAgentOff = "this gateway's agent is off (it runs without --ai-model), so no turn runs here: start it with --ai-model PROVIDER/MODEL (SANDBOX_AI_MODEL) to turn the agent on (docs/ai.md)"
+
 // Mount implements server.Module: the running turns, behind the API auth.
 func (m *Module) Mount(routes *server.Routes) {
 	routes.HandleAPIFunc("GET "+TurnsPath, func(w http.ResponseWriter, r *http.Request) {
+		if !m.Enabled() {
+			// As the accounts' routes of a gateway without accounts: the module is off.
+			server.WriteError(w, http.StatusServiceUnavailable, CodeAIDisabled, turnsWithAgentOff)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		// The caller's account's turns only (an admin's: all), as every host surface.
 		caller := account.CallerFrom(r.Context())
