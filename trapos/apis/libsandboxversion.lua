@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.11",
+  VERSION = "0.5.12",
   parse = parse,
   newer = newer,
 };

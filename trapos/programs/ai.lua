@@ -6,6 +6,7 @@
 -- credential. User errors are one red line naming the fix, never a traceback.
 
 local libsandbox = require('/apis/libsandbox');
+local advice = require('/apis/libsandboxadvice');
 local VERSION = require('/apis/libsandboxversion').VERSION;
 -- The gateway's words outside the answer itself (a refusal, a turn's error, a tool's line, the
 -- change a confirm asks for) are one line, as the sandbox command shows them: a broken or
@@ -303,6 +304,19 @@ local function sentence(message)
   return message:sub(1, 1):upper() .. message:sub(2);
 end
 
+-- Why the daemon has no gateway, in the words `sandbox status` and `sandbox health` say it
+-- (libsandboxadvice): CC's own message ("Could not connect") names no fix. A reason the advice
+-- has no rule for is sent to `sandbox status`, which says more (when the daemon tries again).
+local function notConnectedLine(message)
+  local why = message or "no connection";
+  local fix = advice.explain(why, libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)),
+    settings.get(libsandbox.SETTING_PASSWORD));
+  if fix == why then
+    return "Not connected to the gateway: " .. why .. ". Run: sandbox status";
+  end
+  return "Not connected to the gateway: " .. fix;
+end
+
 -- One line for a failed request, naming the fix.
 local function explain(err)
   local code, message = oneLine(tostring(err.code)), err.message;
@@ -312,7 +326,7 @@ local function explain(err)
     message = oneLine(tostring(message));
   end
   if code == libsandbox.ERR_NOT_CONNECTED then
-    return "Not connected to the gateway: " .. (message or "no connection") .. ". Run: sandbox status";
+    return notConnectedLine(message);
   elseif code == libsandbox.ERR_TIMEOUT then
     return "The gateway did not answer in time. Run: sandbox health";
   elseif code == libsandbox.ERR_AI_DISABLED then
@@ -401,7 +415,10 @@ local function showEvent(event)
   elseif event.kind == libsandbox.KIND_RETRY then
     local attempt = "Retrying (attempt " .. eventLine(event.attempt) .. ")";
     if event.message ~= lastRetry then
-      attempt = attempt .. ": " .. eventLine(event.message);
+      -- Whose failure it is, as the turn's last line says it: the provider's words speak of
+      -- "the computer" (opencode's host), which a player read as this one, to be fixed here.
+      attempt = "The agent's model failed, retrying (attempt " .. eventLine(event.attempt) .. "): "
+        .. eventLine(event.message);
       lastRetry = event.message;
     end
     screen.line(attempt, "yellow");

@@ -245,9 +245,10 @@ describe("ai command", function()
       });
       expectSuccess(ok, err);
       expect(atFirstPoll):eq("Thinking... (Q stops)");
-      expect(rows[1]):eq("Retrying (attempt 1): rate");
-      expect(rows[2]):eq("limited");
-      expect(rows[3]):eq("Hello");
+      expect(rows[1]):eq("The agent's model failed,");
+      expect(rows[2]):eq("retrying (attempt 1): rate");
+      expect(rows[3]):eq("limited");
+      expect(rows[4]):eq("Hello");
     end);
 
     it("says a provider's failure once while opencode retries it, and Q still stops the turn", function()
@@ -266,10 +267,12 @@ describe("ai command", function()
         },
       });
       expectSuccess(ok, err);
-      expect(afterRetry[6]):eq("Thinking... (Q stops)");
+      expect(afterRetry[7]):eq("Thinking... (Q stops)");
+      -- The provider's "the computer" is opencode's host: the line says whose failure it is.
       expect(rows):same({
-        "Retrying (attempt 1):", "Cannot connect to API:", "Unable to connect. Is the", "computer able to access", "the url?",
-        "Retrying (attempt 2)", "Retrying (attempt 3)", "Retrying (attempt 4): rate", "limited", "Hello", "", "", "",
+        "The agent's model failed,", "retrying (attempt 1):", "Cannot connect to API:", "Unable to connect. Is the",
+        "computer able to access", "the url?", "Retrying (attempt 2)", "Retrying (attempt 3)",
+        "The agent's model failed,", "retrying (attempt 4): rate", "limited", "Hello", "",
       });
     end);
 
@@ -603,7 +606,7 @@ describe("ai command", function()
       local between, joined = "|" .. table.concat(rows, "|") .. "|", table.concat(rows);
       expect(rows[1]):eq("* read files: write /a");
       expect(joined):str_match("^%* read files: write /a" .. ("z"):rep(1021) .. "%.%.%.%(cut,%s*2004 bytes%)%* bash");
-      expect(between):str_match("|%* bash x failed: no exec: true|Retrying %(attempt 1 2%): down Really|");
+      expect(between):str_match("|%* bash x failed: no exec: true|The agent's model failed, retrying %(attempt 1 2%):|down Really|");
       expect(between):str_match("|%(The answer was cut: a b%)|late|");
       expect(joined):str_match("late" .. ("z"):rep(1019) .. "%.%.%.%(cut,%s*2005 bytes%)$");
     end);
@@ -660,6 +663,11 @@ describe("ai command", function()
         "The agent is busy here: wait or stop it (Q, Ctrl-T)" },
       { "not connected", { code = "not_connected", message = "the gateway is unreachable" },
         "Not connected to the gateway: the gateway is unreachable. Run: sandbox status" },
+      -- CC's message and the daemon's are said as sandbox status says them: they name no fix.
+      { "not connected, nothing answering", { code = "not_connected", message = "Could not connect" },
+        "Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s" },
+      { "not connected, the gateway stopped", { code = "not_connected", message = "lost the connection: going away" },
+        "Not connected to the gateway: the gateway stopped (going away); the daemon reconnects by itself once it runs again" },
       { "timeout", { code = "timeout", message = "no reply" },
         "The gateway did not answer in time. Run: sandbox health" },
       { "an older gateway", { code = "unknown_type", message = "no handler for ai.ask" },
@@ -803,7 +811,7 @@ describe("ai command", function()
       for _, case in ipairs({
         -- The daemon lost the gateway: the prompt opened, and its first question said so.
         { { code = "not_connected", message = "Could not connect" },
-          "Not connected to the gateway: Could not connect. Run: sandbox status" },
+          "Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s" },
         { { code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" },
           "The agent is off: its operator must set --ai-model" },
         { { code = "unknown_type", message = "no handler for ai.poll" },
