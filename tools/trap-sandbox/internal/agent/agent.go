@@ -786,7 +786,9 @@ func (m *Module) unavailable(ctx context.Context, err error) *protocol.Error {
 func (m *Module) diagnose(ctx context.Context, err error) (string, *fault) {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.status == http.StatusUnauthorized {
-		return "the agent is unavailable: opencode refused the gateway's credentials (check OPENCODE_SERVER_PASSWORD)", faultCredentials
+		// Whose fix it is: "check OPENCODE_SERVER_PASSWORD" read as an instruction to the
+		// player, whose computer held opencode's password in TrapOS's old ai (opencc.password).
+		return "the agent is unavailable: opencode refused the gateway's credentials (its operator must give the gateway opencode's server password)", faultCredentials
 	}
 	if m.cfg.Prober != nil {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)

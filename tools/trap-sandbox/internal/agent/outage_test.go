@@ -110,13 +110,20 @@ func TestWhichFailuresAreTheOperators(t *testing.T) {
 		model, password string
 		url             func(f *fakeAgent) string
 		warn            string
+		// player is the start of the error the player reads (the WARN's error=).
+		player string
 	}{
 		"opencode down": {"p/m", "oc-pw", func(*fakeAgent) string { return closed.URL },
-			`msg="agent: turns fail: opencode is unreachable (fix: start opencode serve, or point --opencode-url (OPENCODE_URL) at it)"`},
+			`msg="agent: turns fail: opencode is unreachable (fix: start opencode serve, or point --opencode-url (OPENCODE_URL) at it)"`,
+			`error="the agent is unavailable: opencode did not answer GET /global/event: dial tcp ` + strings.TrimPrefix(closed.URL, "http://")},
+		// The player's line named OPENCODE_SERVER_PASSWORD as a thing to check, which a player
+		// whose computer once held opencode's password (opencc.password) set there.
 		"no password": {"p/m", "", func(f *fakeAgent) string { return f.oc.URL },
-			`msg="agent: turns fail: opencode refused the gateway's credentials (fix: give the gateway opencode's server password: --opencode-password (OPENCODE_SERVER_PASSWORD))"`},
+			`msg="agent: turns fail: opencode refused the gateway's credentials (fix: give the gateway opencode's server password: --opencode-password (OPENCODE_SERVER_PASSWORD))"`,
+			`error="the agent is unavailable: opencode refused the gateway's credentials (its operator must give the gateway opencode's server password)"`},
 		"unknown model": {"local/qwen2.5-coder", "oc-pw", func(f *fakeAgent) string { return f.oc.URL },
-			`msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), that opencode's host reaches its provider, and the provider's key and quota)" error="The agent's model failed (tell the gateway's operator): Model not found: local/qwen2.5-coder.`},
+			`msg="agent: turns fail: the model failed (fix: check that --ai-model (SANDBOX_AI_MODEL) is a model opencode has (opencode models), that opencode's host reaches its provider, and the provider's key and quota)"`,
+			`error="The agent's model failed (tell the gateway's operator): Model not found: local/qwen2.5-coder.`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			f := startFakeAgent(t)
@@ -129,6 +136,7 @@ func TestWhichFailuresAreTheOperators(t *testing.T) {
 			warns := logLines(&logs, "level=WARN")
 			require.Len(t, warns, 1, logs.String())
 			assert.Contains(t, warns[0], c.warn)
+			assert.Contains(t, warns[0], c.player)
 		})
 	}
 }
