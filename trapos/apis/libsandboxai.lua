@@ -248,6 +248,9 @@ local function newClient(deps)
       if list == nil then
         if errOrDone.code == codec.ERR_NOT_CONNECTED and deps.awaitReconnect ~= nil and not reconnected then
           reconnected = true;
+          if opts.onReconnect ~= nil then
+            opts.onReconnect();
+          end
           if not deps.awaitReconnect() then
             return nil, errOrDone;
           end
@@ -307,7 +310,9 @@ local function newClient(deps)
   -- and nobody is asked; otherwise opts.confirm(event) returning true allows it; without it
   -- the change is denied; with sandbox.ai_confirm false it is allowed without asking. opts.session, screen, kind and
   -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
-  -- opts.onWait() each time run() is about to wait for more (show what you held back). Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
+  -- opts.onWait() each time run() is about to wait for more (show what you held back), and
+  -- opts.onReconnect() when it waits for the daemon to get back the gateway it lost (with
+  -- deps.awaitReconnect). Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
   -- os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and {code, message}.
   local function run(prompt, opts)
     expect(1, prompt, "string");
@@ -317,6 +322,7 @@ local function newClient(deps)
     field(opts, "confirm", "function", "nil");
     field(opts, "onStart", "function", "nil");
     field(opts, "onWait", "function", "nil");
+    field(opts, "onReconnect", "function", "nil");
     checkSession(2, opts.session);
     local turnId, err = ask(prompt, opts);
     if turnId == nil then

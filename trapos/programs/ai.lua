@@ -25,6 +25,9 @@ end
 -- on every terminal and in a transcript).
 local TOOL_MARK = "*";
 local THINKING = "Thinking... (Q stops)";
+-- While the daemon gets back a gateway it lost mid-answer (up to some 16 s): the screen stood
+-- still meanwhile, as if the computer hung. Both notices fit a pocket computer's 26 columns.
+local RECONNECTING = "Reconnecting... (Q stops)";
 local MORE = "Press any key to continue";
 local PROMPT = "ai> ";
 local EXIT_WORD = "exit";
@@ -77,7 +80,7 @@ local function newScreen(t)
   local word = {};
   local wordFrom = 1;    -- its first byte not written yet (a pause may stop it half written)
   local scrolled = 0;    -- lines moved on since the player last read the screen
-  local status = false;  -- "Thinking..." stands on the current line
+  local status = false;  -- the notice (Thinking...) that stands on the current line, or false
   -- Whether the pager or a question reads the keys now: true while it waits, "ending" from the
   -- key that ended it until the stop-key watcher has seen that same key (see keysTaken).
   local inputting = false;
@@ -117,7 +120,7 @@ local function newScreen(t)
   -- Called before anything is written: takes "Thinking..." away, pauses when due.
   local function beforeWrite()
     if status then
-      erase(THINKING);
+      erase(status);
       col, status, indentOnly = 1, false, true;
     end
     if scrolled >= height - 1 then
@@ -229,12 +232,13 @@ local function newScreen(t)
     t.setTextColour(before);
   end
 
-  -- Shows "Thinking..." until the first output replaces it.
-  local function thinking()
+  -- Shows a notice ("Thinking...") until the next output replaces it.
+  local function thinking(notice)
     finish();
     beforeWrite();
-    t.write(THINKING);
-    status = true;
+    notice = notice or THINKING;
+    t.write(notice);
+    status = notice;
   end
 
   -- Writes a question and returns what the player types after it, on the same line, or on
@@ -469,6 +473,7 @@ local function turn(question)
     result, err = client.run(question, {
       onStart = function(id) turnId = id; end,
       onEvent = showEvent, confirm = confirm, onWait = screen.flush,
+      onReconnect = function() screen.thinking(RECONNECTING); end,
     });
   end
   -- Q stops the turn too, without holding Ctrl-T. Raw pulls: a terminate is follow's to

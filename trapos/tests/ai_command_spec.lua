@@ -727,20 +727,26 @@ describe("ai command", function()
       expect(#err <= 51):eq(true);
     end);
 
-    it("waits for the daemon to reconnect after a restart of the gateway, then says the answer was lost", function()
+    it("waits for the daemon to reconnect after a restart of the gateway, saying so, then says the answer was lost", function()
       stub(os, "startTimer", function() local id = 820000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
-      local ok, err, _, record = run({ "hi" }, {
+      local whileWaiting;
+      local ok, err, rows, record = run({ "hi" }, {
+        width = 26,
         statuses = { { state = "connected", connected = true }, { state = "waiting", lastError = "lost the connection: going away" },
           { state = "connected", connected = true } },
         polls = {
           { text(1, "Hel") },
           { err = { code = "not_connected", message = "lost the connection: going away" } },
-          { err = { code = "unknown_turn", message = "no turn t1" } },
+          function(screen) whileWaiting = screen; return { err = { code = "unknown_turn", message = "no turn t1" } }; end,
         },
       });
       expect(ok):eq(false);
       expect(err):eq("The gateway lost the answer (restarted?): ask again");
       expect(record.statusRequests):eq(3);
+      -- The screen stood still for as long as the daemon took (some 16 s) with the gateway gone.
+      expect(whileWaiting[1]):eq("Hel");
+      expect(whileWaiting[2]):eq("Reconnecting... (Q stops)");
+      expect(rows[2]):eq("");
     end);
 
     it("says the turn ended when the daemon got the same gateway back", function()
