@@ -524,7 +524,8 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 	body := promptBody{Parts: []textPart{{Type: "text", Text: hostText(*p.Prompt)}}, Model: m.model,
 		System: systemText(from.TraposID, p.Kind, p.Screen, p.Colour)}
 	m.metrics.started()
-	m.log.Info("agent: turn started", "traposId", from.TraposID, "session", name, "turnId", t.id, "promptBytes", protocol.WireLen(*p.Prompt))
+	m.log.Info("agent: turn started", "accountId", from.AccountID, "traposId", from.TraposID, "session", name, "turnId", t.id,
+		"promptBytes", protocol.WireLen(*p.Prompt))
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()

@@ -169,3 +169,26 @@ func TestATurnStoppedIsNotWarned(t *testing.T) {
 		})
 	}
 }
+
+// TestATurnsLogLinesNameItsAccount: the turn's start and end lines named the traposId alone,
+// so alice's 7:desk and bob's 7:desk (each account's own computer, docs/accounts.md) asking at
+// once read as one computer to the operator; they name the account too, as "computer
+// connected" does.
+func TestATurnsLogLinesNameItsAccount(t *testing.T) {
+	f := startFakeAgent(t)
+	var logs testkit.SyncBuffer
+	m, err := New(Config{Model: "p/m", OpencodeURL: f.oc.URL, Password: "oc-pw", Dir: f.root, MCPURL: f.mcpURL},
+		slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	require.NoError(t, err)
+	t.Cleanup(m.Close)
+	for _, from := range []protocol.Requester{
+		{AccountID: "alice", TraposID: "7:desk", AccountCreated: aliceCreated},
+		{AccountID: "bob", TraposID: "7:desk", AccountCreated: aliceCreated.Add(time.Hour)},
+		{AccountID: "local", TraposID: "7:desk"},
+	} {
+		require.Equal(t, ReasonStop, askLogged(t, m, &logs, from, "hello"))
+		for _, msg := range []string{`msg="agent: turn started"`, `msg="agent: turn ended"`} {
+			assert.Len(t, logLines(&logs, msg, "accountId="+from.AccountID+" traposId=7:desk "), 1, "%s of %s: %s", msg, from.AccountID, logs.String())
+		}
+	}
+}

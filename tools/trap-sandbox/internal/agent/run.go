@@ -41,7 +41,7 @@ func (m *Module) runTurn(t *turn, body promptBody) {
 	t.mu.Lock()
 	answered := t.textBytes
 	t.mu.Unlock()
-	attrs := []any{"traposId", t.caller.traposID, "session", t.sess.key.name, "turnId", t.id, "reason", reason,
+	attrs := []any{"accountId", t.caller.account, "traposId", t.caller.traposID, "session", t.sess.key.name, "turnId", t.id, "reason", reason,
 		"took", time.Since(t.started).Round(time.Millisecond), "answerBytes", answered}
 	if errEvent != nil {
 		// The operator's only view of why a player's turn failed (opencode down, the
