@@ -540,7 +540,7 @@ func (m *Module) handleAsk(ctx context.Context, from protocol.Requester, raw jso
 func (m *Module) full(from protocol.Requester, running int) error {
 	m.metrics.refused(refusedGateway)
 	m.warns.Log(slog.LevelWarn, "max turns", "agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)",
-		"running", running, "maxTurns", m.cfg.MaxTurns, "traposId", from.TraposID)
+		"running", running, "maxTurns", m.cfg.MaxTurns, "accountId", from.AccountID, "traposId", from.TraposID)
 	return protocol.Errorf(protocol.CodeBusy, "the agent is busy with others: ask in a minute")
 }
 
@@ -729,7 +729,7 @@ func (m *Module) handleReset(ctx context.Context, from protocol.Requester, raw j
 	m.mu.Lock()
 	s.opencodeID = ""
 	m.mu.Unlock()
-	m.log.Info("agent: conversation reset", "traposId", from.TraposID, "session", name)
+	m.log.Info("agent: conversation reset", "accountId", from.AccountID, "traposId", from.TraposID, "session", name)
 	return nil, nil
 }
 

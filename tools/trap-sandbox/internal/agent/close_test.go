@@ -102,7 +102,7 @@ func TestAnOpencodeThatCannotSayWhetherATurnRunsIsAskedAnyway(t *testing.T) {
 	s := m.sessionLocked(sessionKey{callerOf(from), DefaultSession}, pl)
 	m.mu.Unlock()
 	m.stopOrphan(t.Context(), s, "ses_1")
-	assert.Contains(t, logs.String(), `level=WARN msg="agent: could not learn whether a turn still runs on the conversation (if one does, the question waits for it)" traposId=5:desk session=main err=`)
+	assert.Contains(t, logs.String(), `level=WARN msg="agent: could not learn whether a turn still runs on the conversation (if one does, the question waits for it)" accountId=local traposId=5:desk session=main err=`)
 }
 
 // TestAConversationGoneOnOpencodeIsOneLine: a conversation deleted on opencode behind the

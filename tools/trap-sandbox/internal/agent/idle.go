@@ -250,6 +250,6 @@ func (m *Module) tooManyDirs(from protocol.Requester) *protocol.Error {
 func (m *Module) tooManyComputers(from protocol.Requester) *protocol.Error {
 	m.metrics.refused(refusedComputers)
 	m.warns.Log(slog.LevelWarn, "max computers", "agent: a question was refused: as many computers as --ai-max-computers use the agent, none idle",
-		"maxComputers", m.cfg.MaxComputers, "traposId", from.TraposID)
+		"maxComputers", m.cfg.MaxComputers, "accountId", from.AccountID, "traposId", from.TraposID)
 	return protocol.Errorf(protocol.CodeBusy, "the agent has too many computers: ask in a minute")
 }

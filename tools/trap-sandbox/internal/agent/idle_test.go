@@ -246,7 +246,7 @@ func TestTheComputersWithStateAreCapped(t *testing.T) {
 	fitsALine(t, pe.Message)
 	assert.NoDirExists(t, dir("4:d"), "a refused computer leaves no directory")
 	assert.InDelta(t, 1, testutil.ToFloat64(m.metrics.refusals.WithLabelValues(refusedComputers)), 0)
-	assert.Contains(t, logs.String(), `level=WARN msg="agent: a question was refused: as many computers as --ai-max-computers use the agent, none idle" maxComputers=2 traposId=4:d`)
+	assert.Contains(t, logs.String(), `level=WARN msg="agent: a question was refused: as many computers as --ai-max-computers use the agent, none idle" maxComputers=2 accountId=local traposId=4:d`)
 	close(release)
 	assert.Equal(t, ReasonStop, <-done)
 	assert.Equal(t, ReasonStop, <-done)

@@ -48,7 +48,7 @@ func TestTheGatewayBoundsTheTurnsRunningAtOnce(t *testing.T) {
 	assert.Equal(t, "the agent is busy with others: ask in a minute", pe.Message)
 	fitsALine(t, pe.Message)
 	assert.InDelta(t, 1, testutil.ToFloat64(m.metrics.refusals.WithLabelValues(refusedGateway)), 0)
-	assert.Contains(t, logs.String(), `agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)" running=3 maxTurns=3 traposId=99:`)
+	assert.Contains(t, logs.String(), `agent: a question was refused: the gateway runs its most turns at once (--ai-max-turns)" running=3 maxTurns=3 accountId=local traposId=99:`)
 	assert.NoDirExists(t, ComputerDir(f.root, "local", "99:"), "a refused question leaves no directory for its computer")
 
 	close(release)

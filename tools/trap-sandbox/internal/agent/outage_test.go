@@ -170,7 +170,7 @@ func TestATurnStoppedIsNotWarned(t *testing.T) {
 	}
 }
 
-// TestATurnsLogLinesNameItsAccount: the turn's start and end lines named the traposId alone,
+// TestATurnsLogLinesNameItsAccount: a turn's start and end lines (and a reset's) named the traposId alone,
 // so alice's 7:desk and bob's 7:desk (each account's own computer, docs/accounts.md) asking at
 // once read as one computer to the operator; they name the account too, as "computer
 // connected" does.
@@ -187,7 +187,9 @@ func TestATurnsLogLinesNameItsAccount(t *testing.T) {
 		{AccountID: "local", TraposID: "7:desk"},
 	} {
 		require.Equal(t, ReasonStop, askLogged(t, m, &logs, from, "hello"))
-		for _, msg := range []string{`msg="agent: turn started"`, `msg="agent: turn ended"`} {
+		_, err := m.handleReset(t.Context(), from, payload(t, map[string]any{}))
+		require.NoError(t, err)
+		for _, msg := range []string{`msg="agent: turn started"`, `msg="agent: turn ended"`, `msg="agent: conversation reset"`} {
 			assert.Len(t, logLines(&logs, msg, "accountId="+from.AccountID+" traposId=7:desk "), 1, "%s of %s: %s", msg, from.AccountID, logs.String())
 		}
 	}

@@ -139,7 +139,7 @@ func (m *Module) stopOnOpencode(t *turn, sid string, finished <-chan struct{}) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), timeout)
 		defer cancel()
 		if err := t.sess.oc.abort(ctx, sid); err != nil {
-			m.log.Warn("agent: could not abort a turn on opencode", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
+			m.log.Warn("agent: could not abort a turn on opencode", "accountId", t.caller.account, "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
 		}
 	}
 	abort()
@@ -312,7 +312,7 @@ func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
 	}
 	if found != nil && !sameRules(found.Permission, m.rules) {
 		// Created under other rules (--ai-allow-host-tools changed): not continued.
-		m.log.Info("agent: a conversation was created under other permission rules; starting a new one", "traposId", s.key.traposID, "session", s.key.name)
+		m.log.Info("agent: a conversation was created under other permission rules; starting a new one", "accountId", s.key.account, "traposId", s.key.traposID, "session", s.key.name)
 		if err := s.oc.deleteSession(ctx, found.ID); err != nil {
 			return "", err
 		}
@@ -341,7 +341,7 @@ func (m *Module) sessionID(ctx context.Context, s *session) (string, error) {
 func (m *Module) stopOrphan(ctx context.Context, s *session, id string) {
 	busy, err := s.oc.busy(ctx, id)
 	if err == nil && busy {
-		m.log.Info("agent: a turn this gateway did not start still ran on the conversation; aborting it", "traposId", s.key.traposID, "session", s.key.name)
+		m.log.Info("agent: a turn this gateway did not start still ran on the conversation; aborting it", "accountId", s.key.account, "traposId", s.key.traposID, "session", s.key.name)
 		err = s.oc.abort(ctx, id)
 	}
 	until := time.Now().Add(abortWait)
@@ -354,7 +354,7 @@ func (m *Module) stopOrphan(ctx context.Context, s *session, id string) {
 		busy, err = s.oc.busy(ctx, id)
 	}
 	if err != nil {
-		m.log.Warn("agent: could not learn whether a turn still runs on the conversation (if one does, the question waits for it)", "traposId", s.key.traposID, "session", s.key.name, "err", firstLine(err.Error()))
+		m.log.Warn("agent: could not learn whether a turn still runs on the conversation (if one does, the question waits for it)", "accountId", s.key.account, "traposId", s.key.traposID, "session", s.key.name, "err", firstLine(err.Error()))
 	}
 }
 
@@ -375,7 +375,7 @@ func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(t.ctx), callTimeout)
 	defer cancel()
 	if err := t.sess.oc.replyPermission(ctx, askID, reply, v.message); err != nil {
-		m.log.Warn("agent: could not answer a permission ask", "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
+		m.log.Warn("agent: could not answer a permission ask", "accountId", t.caller.account, "traposId", t.caller.traposID, "turnId", t.id, "err", firstLine(err.Error()))
 	}
 }
 
