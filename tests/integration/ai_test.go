@@ -428,6 +428,29 @@ func TestAgentTurnsStop(t *testing.T) {
 	assert.Zero(t, s.agent.Queued())
 }
 
+// TestTheGatewaySaysAtStartWhetherOpencodeAnswers: the agent touches opencode only when a
+// computer asks, so an operator who gave the gateway a wrong opencode password (or started
+// none) read nothing at start, and learnt it from the first player's failed question.
+func TestTheGatewaySaysAtStartWhetherOpencodeAnswers(t *testing.T) {
+	ctx := testContext(t)
+	s := startFakeAgent(t)
+	const warn = `level=WARN msg="agent: opencode does not answer the gateway: computers' questions fail until it does (if it is starting, nothing to do)" detail="opencode at `
+
+	g := s.gateway(t)
+	require.NoError(t, g.WaitLog(ctx, `level=INFO msg="agent: opencode answers" version=`), g.Log())
+	assert.NotContains(t, g.Log(), "level=WARN msg=\"agent:")
+	require.NoError(t, g.Stop())
+
+	g = s.gateway(t, "--opencode-password", "not-opencodes")
+	require.NoError(t, g.WaitLog(ctx, warn+s.oc.URL+`: 401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)"`), g.Log())
+	require.NoError(t, g.Stop())
+
+	down := opencodefake.ClosedPortURL(t)
+	g = s.gateway(t, "--opencode-url", down)
+	require.NoError(t, g.WaitLog(ctx, warn+down+`: connection refused"`), g.Log())
+	assert.NotContains(t, g.Log(), opencodePassword, "no password in the log")
+}
+
 // TestAgentOff: without --ai-model every ai.* type answers ai_disabled naming the flag, and
 // the log says why once.
 func TestAgentOff(t *testing.T) {

@@ -330,7 +330,34 @@ func New(cfg Config, logger *slog.Logger, reg prometheus.Registerer) (*Module, e
 	}
 	logger.Info("agent: on", "model", cfg.Model, "dir", cfg.Dir, "mcp", cfg.MCPURL, "turnDeadline", m.cfg.TurnDeadline,
 		"hostTools", cfg.AllowHostTools)
+	if cfg.Prober != nil {
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			m.checkOpencode(cfg.Prober)
+		}()
+	}
 	return m, nil
+}
+
+// checkOpencode says at start whether opencode answers the gateway: an operator who gave it
+// the wrong password, or none, learnt it only from the first player's failed question (the
+// agent touches opencode only when a computer asks). opencode may well start after the
+// gateway (docs/ai.md, Start order), so the line says that questions fail until it answers,
+// not that the agent is broken.
+func (m *Module) checkOpencode(prober Prober) {
+	ctx, cancel := context.WithTimeout(m.ctx, callTimeout)
+	defer cancel()
+	h := prober.Probe(ctx)
+	if m.ctx.Err() != nil {
+		return // the gateway stopped first
+	}
+	if h.OK {
+		m.log.Info("agent: opencode answers", "version", h.Version)
+		return
+	}
+	m.log.Warn("agent: opencode does not answer the gateway: computers' questions fail until it does (if it is starting, nothing to do)",
+		"detail", h.Detail)
 }
 
 // Enabled reports whether a model is configured.
