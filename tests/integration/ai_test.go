@@ -434,7 +434,7 @@ func TestAgentTurnsStop(t *testing.T) {
 func TestTheGatewaySaysAtStartWhetherOpencodeAnswers(t *testing.T) {
 	ctx := testContext(t)
 	s := startFakeAgent(t)
-	const warn = `level=WARN msg="agent: opencode does not answer the gateway: computers' questions fail until it does (if it is starting, nothing to do)" detail="opencode at `
+	const warn = `level=WARN msg="agent: computers' questions will fail: `
 
 	g := s.gateway(t)
 	require.NoError(t, g.WaitLog(ctx, `level=INFO msg="agent: opencode answers" version=`), g.Log())
@@ -442,12 +442,14 @@ func TestTheGatewaySaysAtStartWhetherOpencodeAnswers(t *testing.T) {
 	require.NoError(t, g.Stop())
 
 	g = s.gateway(t, "--opencode-password", "not-opencodes")
-	require.NoError(t, g.WaitLog(ctx, warn+s.oc.URL+`: 401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)"`), g.Log())
+	require.NoError(t, g.WaitLog(ctx, warn+`opencode refused the gateway's credentials (fix: give the gateway opencode's server password: `+
+		`--opencode-password (OPENCODE_SERVER_PASSWORD))" detail="opencode at `+s.oc.URL+`: 401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)"`), g.Log())
 	require.NoError(t, g.Stop())
 
 	down := opencodefake.ClosedPortURL(t)
 	g = s.gateway(t, "--opencode-url", down)
-	require.NoError(t, g.WaitLog(ctx, warn+down+`: connection refused"`), g.Log())
+	require.NoError(t, g.WaitLog(ctx, warn+`opencode is unreachable (fix: start opencode serve, or point --opencode-url (OPENCODE_URL) at it; `+
+		`if it is starting, nothing to do)" detail="opencode at `+down+`: connection refused"`), g.Log())
 	assert.NotContains(t, g.Log(), opencodePassword, "no password in the log")
 }
 

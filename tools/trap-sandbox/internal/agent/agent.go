@@ -352,12 +352,17 @@ func (m *Module) checkOpencode(prober Prober) {
 	if m.ctx.Err() != nil {
 		return // the gateway stopped first
 	}
-	if h.OK {
+	f, also := faultOpencode, ""
+	switch {
+	case h.OK:
 		m.log.Info("agent: opencode answers", "version", h.Version)
 		return
+	case h.Status == http.StatusUnauthorized:
+		f = faultCredentials
+	case h.Status == 0:
+		f, also = faultUnreachable, "; if it is starting, nothing to do"
 	}
-	m.log.Warn("agent: opencode does not answer the gateway: computers' questions fail until it does (if it is starting, nothing to do)",
-		"detail", h.Detail)
+	m.log.Warn("agent: computers' questions will fail: "+f.cause+" (fix: "+f.fix+also+")", "detail", h.Detail)
 }
 
 // Enabled reports whether a model is configured.

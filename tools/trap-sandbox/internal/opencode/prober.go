@@ -47,6 +47,9 @@ type Health struct {
 	Version string
 	// Detail names the URL and the cause when not OK, on one line. It never holds a secret.
 	Detail string
+	// Status is the HTTP status of the server's answer, 0 when none came (nothing listens,
+	// a timeout): 401 is a password to fix, where 0 may be a server still starting.
+	Status int
 }
 
 // ProberConfig configures a Prober.
@@ -258,7 +261,9 @@ func (p *Prober) probeOnce() Health {
 	if err != nil {
 		return Health{Detail: p.describe(p.transportCause(ctx, err))}
 	}
-	return p.classify(resp, body)
+	h := p.classify(resp, body)
+	h.Status = resp.StatusCode
+	return h
 }
 
 // classify turns a complete answer into a Health.

@@ -55,7 +55,7 @@ func TestProbeHealthy(t *testing.T) {
 		url := fake.URL
 		p := newProber(t, ProberConfig{URL: url, Password: "p:a ss"})
 		h := probe(t, p)
-		assert.Equal(t, Health{OK: true, Version: "1.18.33"}, h)
+		assert.Equal(t, Health{OK: true, Version: "1.18.33", Status: http.StatusOK}, h)
 		assert.True(t, fake.LastHadAuth())
 	})
 	t.Run("custom username", func(t *testing.T) {
@@ -85,6 +85,9 @@ func TestProbeFailures(t *testing.T) {
 		url    func(t *testing.T) string
 		cfg    ProberConfig
 		detail string
+		// status is the answer's HTTP status (0: none came), which tells a password to fix
+		// from a server not there (yet).
+		status int
 	}{
 		{
 			name:   "refused",
@@ -99,6 +102,7 @@ func TestProbeFailures(t *testing.T) {
 			},
 			cfg:    ProberConfig{Password: password},
 			detail: "401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
+			status: http.StatusUnauthorized,
 		},
 		{
 			name: "wrong username",
@@ -108,6 +112,7 @@ func TestProbeFailures(t *testing.T) {
 			},
 			cfg:    ProberConfig{Username: "OPENCODE", Password: password},
 			detail: "401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)",
+			status: http.StatusUnauthorized,
 		},
 		{
 			name: "missing password",
@@ -116,6 +121,7 @@ func TestProbeFailures(t *testing.T) {
 				return url
 			},
 			detail: "401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)",
+			status: http.StatusUnauthorized,
 		},
 		{
 			name: "HTML answer (wrong URL)",
@@ -124,6 +130,7 @@ func TestProbeFailures(t *testing.T) {
 				return url + "/app" // every unknown path answers the SPA
 			},
 			detail: "answered 200 text/html, not an opencode health response (wrong URL?)",
+			status: http.StatusOK,
 		},
 		{
 			name: "JSON without healthy",
@@ -136,6 +143,7 @@ func TestProbeFailures(t *testing.T) {
 				return srv.URL
 			},
 			detail: "without a healthy field",
+			status: http.StatusOK,
 		},
 		{
 			name: "healthy false",
@@ -148,6 +156,7 @@ func TestProbeFailures(t *testing.T) {
 				return srv.URL
 			},
 			detail: "reports healthy: false",
+			status: http.StatusOK,
 		},
 		{
 			name: "other status",
@@ -155,6 +164,7 @@ func TestProbeFailures(t *testing.T) {
 				return opencodefake.StartFailing(t, http.StatusInternalServerError).URL
 			},
 			detail: "answered status 500",
+			status: http.StatusInternalServerError,
 		},
 		{
 			name: "closed without answer",
@@ -180,6 +190,7 @@ func TestProbeFailures(t *testing.T) {
 			assert.False(t, h.OK)
 			assert.Contains(t, h.Detail, "opencode at "+cfg.URL+": ")
 			assert.Contains(t, h.Detail, tc.detail)
+			assert.Equal(t, tc.status, h.Status)
 			assert.NotContains(t, h.Detail, password)
 			assert.NotContains(t, h.Detail, "\n")
 		})
@@ -340,7 +351,7 @@ func TestProbeKeptAliveConnectionTellsTheTruth(t *testing.T) {
 		p := newProber(t, ProberConfig{URL: srv.URL})
 		require.True(t, probe(t, p).OK)
 		srv.CloseClientConnections() // what a server's idle timeout does
-		assert.Equal(t, Health{OK: true, Version: opencodefake.Version}, probe(t, p),
+		assert.Equal(t, Health{OK: true, Version: opencodefake.Version, Status: http.StatusOK}, probe(t, p),
 			"a dropped idle connection is not an outage")
 		assert.Equal(t, int32(2), conns.Load())
 	})
@@ -409,7 +420,7 @@ func TestRecentTellsTheLastResultWhileFresh(t *testing.T) {
 	advance(time.Second)
 	h, ok := p.Recent(time.Second)
 	require.True(t, ok, "a result exactly maxAge old is fresh")
-	assert.Equal(t, Health{OK: true, Version: opencodefake.Version}, h)
+	assert.Equal(t, Health{OK: true, Version: opencodefake.Version, Status: http.StatusOK}, h)
 	assert.EqualValues(t, 1, fake.Requests(), "Recent never probes")
 
 	advance(time.Nanosecond)
