@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // checkListen refuses a --listen value that is no host:port before anything starts: a bare
@@ -25,6 +27,35 @@ func checkListen(addr string) error {
 	return nil
 }
 
+// somethingListens says whether a connection to port on host (this host's loopback for an
+// address of every interface) is accepted: a port in use by a listener, not by the local end
+// of a connection, which the system refuses to bind the same way.
+func somethingListens(host, port string) bool {
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), time.Second)
+	if err != nil {
+		return false
+	}
+	_ = conn.Close()
+	return true
+}
+
+// outgoingPortsHint names the range of ports the system gives outgoing connections, where a
+// listener's port may be taken by one (Linux's ip_local_port_range; nothing elsewhere).
+func outgoingPortsHint() string {
+	data, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return ""
+	}
+	lowHigh := strings.Fields(string(data))
+	if len(lowHigh) != 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (this host gives ports %s to %s to outgoing connections: choose one outside them)", lowHigh[0], lowHigh[1])
+}
+
 // listenError says what to do about a listener that could not be opened on addr, for the
 // reasons an operator meets: Go's own words repeat the address and name the system call
 // ("listen tcp 127.0.0.1:4444: bind: address already in use").
@@ -32,6 +63,10 @@ func listenError(addr string, err error) error {
 	host, port, _ := net.SplitHostPort(addr)
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
+		if !somethingListens(host, port) {
+			return fmt.Errorf("listen on %s: no program listens there, but a connection of this host holds the port as its own end%s: give another port with %s",
+				addr, outgoingPortsHint(), flagAndEnv("listen"))
+		}
 		return fmt.Errorf("listen on %s: another program already listens there (another trap-sandbox?): stop it, or give another port with %s", addr, flagAndEnv("listen"))
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return fmt.Errorf("listen on %s: %s is not an address of this host: give one of its own (ip addr lists them), or :%s for every interface", addr, host, port)

@@ -33,6 +33,33 @@ func TestAListenerThatCannotOpenSaysWhatToDo(t *testing.T) {
 	}
 }
 
+// TestAPortHeldByAConnectionIsNotCalledListenedOn: the local end of a connection holds its
+// port as a listener does (the system refuses the bind the same way), and a port of the range
+// outgoing connections draw from may be one: "another program already listens there" sent
+// the operator looking for a program that did not exist.
+func TestAPortHeldByAConnectionIsNotCalledListenedOn(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	out, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer out.Close()
+	in, err := ln.Accept()
+	require.NoError(t, err)
+	defer in.Close()
+	require.NoError(t, ln.Close())
+
+	held := out.LocalAddr().String()
+	clearEnv(t)
+	root, _ := parse(t, "--listen", held)
+	err = root.Serve.Run(t.Context(), io.Discard)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "listen on "+held+": no program listens there, but a connection of this host holds the port as its own end")
+	assert.Contains(t, err.Error(), "give another port with --listen (SANDBOX_LISTEN)")
+	if _, statErr := os.Stat("/proc/sys/net/ipv4/ip_local_port_range"); statErr == nil {
+		assert.Regexp(t, `\(this host gives ports [0-9]+ to [0-9]+ to outgoing connections: choose one outside them\)`, err.Error())
+	}
+}
+
 // TestALowPortRefusedNamesTheFix: a port below 1024 without the right to bind it (a test run
 // as root could bind it, so the system's refusal is made here).
 func TestALowPortRefusedNamesTheFix(t *testing.T) {
