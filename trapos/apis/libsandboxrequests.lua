@@ -59,7 +59,12 @@ local function refusal(settingsApi, fsApi, msgType, payload)
     if config.execAllowed(settingsApi) then
       return nil;
     end
-    return msgType .. " is not allowed on this computer; its owner can allow it with: set "
+    -- A hand-edited value that is not a boolean ("true") is named, as the levels' are.
+    local shown, why = config.execShown(settingsApi), "";
+    if shown ~= "false" then
+      why = " (" .. config.SETTING_ALLOW_EXEC .. " is " .. shown .. ")";
+    end
+    return msgType .. " is not allowed on this computer" .. why .. "; its owner can allow it with: set "
       .. config.SETTING_ALLOW_EXEC .. " true";
   elseif config.filesAllow(settingsApi, need) then
     if need == config.FILES_WRITE and not config.execAllowed(settingsApi) then

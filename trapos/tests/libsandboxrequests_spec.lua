@@ -184,6 +184,17 @@ describe("libsandboxrequests", function()
       expect(lib.refusal(settingsApi, fs, "fs.write", { path = "/door.lua" })):eq(nil);
       expect(lib.refusal(settingsApi, fs, "fs.write", { path = "/startup.lua" })):str_match("needs sandbox.allow_exec");
     end);
+
+    it("names a hand-edited exec setting that is not the boolean true, as the files and screen refusals do", function()
+      local values = { ["sandbox.allow_exec"] = "true" };
+      local settingsApi = newSettings(values);
+      expect(lib.refusal(settingsApi, fs, "lua.exec", { code = "1" })):eq(
+        'lua.exec is not allowed on this computer (sandbox.allow_exec is false, as "true" is not the boolean true);'
+        .. " its owner can allow it with: set sandbox.allow_exec true");
+      values["sandbox.allow_exec"] = false;
+      expect(lib.refusal(settingsApi, fs, "lua.exec", { code = "1" })):eq(
+        "lua.exec is not allowed on this computer; its owner can allow it with: set sandbox.allow_exec true");
+    end);
   end);
 
   describe("unknown types", function()

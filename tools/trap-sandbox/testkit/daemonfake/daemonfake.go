@@ -71,6 +71,9 @@ type Daemon struct {
 	// AllowFiles is sandbox.allow_files; AllowExec is sandbox.allow_exec.
 	AllowFiles string
 	AllowExec  bool
+	// AllowExecStray is a hand-edited sandbox.allow_exec that is no boolean ("true"): exec is
+	// refused, naming it, as libsandboxrequests does (AllowExec must be false).
+	AllowExecStray string
 	// Exec answers lua.exec and shell.run payloads that passed the daemon's checks, and the
 	// types the daemon itself does not serve (those a program on the computer registers), as
 	// decoded JSON (strings in their wire form, as the answer's must be). Nil, or a nil
@@ -256,7 +259,11 @@ func (d *Daemon) refusal(typ string) *Reply {
 		if d.AllowExec {
 			return nil
 		}
-		r := fail(protocol.CodeForbidden, typ+" is not allowed on this computer; its owner can allow it with: set sandbox.allow_exec true")
+		why := ""
+		if d.AllowExecStray != "" {
+			why = fmt.Sprintf(" (sandbox.allow_exec is false, as %q is not the boolean true)", d.AllowExecStray)
+		}
+		r := fail(protocol.CodeForbidden, typ+" is not allowed on this computer"+why+"; its owner can allow it with: set sandbox.allow_exec true")
 		return &r
 	default:
 		return nil

@@ -81,6 +81,9 @@ func TestVocabulary(t *testing.T) {
 		t.Run(tc.Name, func(t *testing.T) {
 			allowFiles, _ := tc.Given.AllowFiles.(string)
 			d := &Daemon{ID: v.Computer.ID, Label: v.Computer.Label, AllowFiles: allowFiles, AllowExec: tc.Given.AllowExec == true}
+			if stray, ok := tc.Given.AllowExec.(string); ok {
+				d.AllowExecStray = stray
+			}
 			d.MakeDir(v.Root)
 			for _, dir := range tc.Given.Dirs {
 				d.MakeDir(wireBytes(t, dir))
