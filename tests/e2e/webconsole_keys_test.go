@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -520,3 +521,92 @@ const fakeFocusedView = `const sent = [];
 		screen.hidden = false;
 		document.getElementById("viewer").hidden = false;
 		screen.focus();`
+
+// TestTheWebConsoleTypesNoTextPastItsCap: a text put into a phone's Type field at once types
+// 4096 characters at most (line breaks too). One longer, with line breaks or not, is not
+// typed, none of it: the status says so and how to put it on the computer, and the field holds
+// what it did before. A text of 4096 is typed whole. Before, a text of any size went key by
+// key, some 100 requests each 4096 characters, for as long as it took.
+func TestTheWebConsoleTypesNoTextPastItsCap(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:cap")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch)))
+	field := "#type-text"
+	insert := func(text string) { t.Helper(); insertAtTheEnd(t, page, field, text) }
+	valueOf := func() string {
+		t.Helper()
+		value, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("type-text").value`))
+		require.NoError(t, err)
+		return value
+	}
+	tooLong := func(n int) string {
+		return `document.getElementById("status").textContent === "Not typed: the text is ` + strconv.Itoa(n) +
+			` characters; the Type field types 4096 at most at once. Put a longer text on the computer as a file (trap-sandbox put)."`
+	}
+
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys(field, "ok")))
+	got, _ := c.events(ctx, func(events []string) bool { return typedText(events) == "ok" })
+	assert.Equal(t, []string{"key o", "char o", "key_up o", "key k", "char k", "key_up k"}, got)
+
+	lines := strings.Repeat(strings.Repeat("x", 99)+"\n", 45) // 4500 characters with their line breaks, after "ok"
+	insert(lines)
+	until(t, "the text with line breaks refused", tooLong(4500))
+	assert.Equal(t, "ok", valueOf(), "the field as it was")
+	insert(strings.Repeat("y", 5000))
+	until(t, "the line refused", tooLong(5000))
+	assert.Equal(t, "ok", valueOf(), "the field as it was")
+
+	// Then what is typed goes, and nothing of the texts went before it.
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys(field, "!")))
+	got, _ = c.events(ctx, func(events []string) bool { return typedText(events) == "!" })
+	assert.Equal(t, []string{"key one", "char !", "key_up one"}, got)
+	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
+
+	full := strings.Repeat(strings.Repeat("z", 49)+"\n", 81) + strings.Repeat("z", 46) // 81*50+46 = 4096 characters
+	insert(full)
+	got, _ = c.events(ctx, func(events []string) bool { return typedText(events) == strings.ReplaceAll(full, "\n", "") })
+	assert.Equal(t, 81, strings.Count(strings.Join(got, "|"), "key enter|key_up enter"), "every line break as Enter")
+	assert.Equal(t, "Live", statusOf(t, page))
+}
+
+// insertAtTheEnd puts text into the field of selector at its end at once, as a phone's
+// keyboard puts in a text from its clipboard (not a paste).
+func insertAtTheEnd(t *testing.T, page context.Context, selector, text string) {
+	t.Helper()
+	_, err := chromedp.Run(page, chromedp.Evaluate[bool](`{
+		const f = document.querySelector(`+jsString(t, selector)+`);
+		f.focus();
+		f.setSelectionRange(f.value.length, f.value.length);
+		true
+	}`))
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(page, chromedp.Func(func(ctx context.Context, target *chromedp.Target) error {
+		_, err := cdp.Call(ctx, target, input.InsertText, input.InsertTextParams{Text: text})
+		return err
+	})))
+}
+
+// TestTheWebConsoleSaysWhatOfATextWasNotTyped: a text put into the Type field at once goes in
+// parts (200 characters: 600 events, five requests); the computer refuses the second. The
+// parts after it are not sent (the text would go on with a hole in it), and the status says
+// what was not typed until keys typed since go through. Before, the third part went on and its
+// answer put Live over the refusal: the player never learnt that part of the text was missing.
+func TestTheWebConsoleSaysWhatOfATextWasNotTyped(t *testing.T) {
+	ctx := testContext(t)
+	page, until, c := watchBusyConsoleComputer(ctx, t, "7:part")
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch)))
+	c.refuseInput.Store(2)
+
+	insertAtTheEnd(t, page, "#type-text", strings.Repeat("x", 200))
+	got, requests := c.events(ctx, func(events []string) bool { return len(events) >= 128+128 })
+	assert.Equal(t, 2, requests)
+	assert.Equal(t, strings.Repeat("x", 43+42), typedText(got), "the first part's 43 characters, and the second's, which the computer refused")
+	until(t, "the sending over", `view.pending.length === 0 && !view.sending`)
+	assert.Equal(t, "forbidden: sandbox.allow_screen is view: the screen can be viewed, not typed on: the text put in at once was "+
+		"typed only in part, its last 157 of 200 characters not (type them again once it says Live).", statusOf(t, page))
+
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#type-text", "!")))
+	got, _ = c.events(ctx, func(events []string) bool { return typedText(events) == "!" })
+	assert.Equal(t, []string{"key one", "char !", "key_up one"}, got, "nothing more of the text before the key typed since")
+	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
+}

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -432,6 +433,8 @@ type busyConsoleComputer struct {
 	ws     *harness.Computer
 	jobs   []chan busyOutcome // the host's jobs the computer holds, and their answers
 	frames []harness.Frame
+	// refuseInput is the screen.input the computer refuses forbidden, counted from 1 (0: none).
+	refuseInput atomic.Int64
 }
 
 func connectBusyConsoleComputer(ctx context.Context, t *testing.T, g *harness.Gateway, traposID string) *busyConsoleComputer {
@@ -445,6 +448,7 @@ func connectBusyConsoleComputer(ctx context.Context, t *testing.T, g *harness.Ga
 	c := &busyConsoleComputer{t: t, g: g, id: traposID, ws: ws,
 		inputs: make(chan harness.Frame, 64), held: make(chan harness.Frame, 64)}
 	go func() {
+		inputs := 0
 		for {
 			f, err := ws.Next(ctx)
 			if err != nil {
@@ -456,6 +460,10 @@ func connectBusyConsoleComputer(ctx context.Context, t *testing.T, g *harness.Ga
 				c.held <- f
 			case f.Type == "screen.input":
 				c.inputs <- f
+				if inputs++; int64(inputs) == c.refuseInput.Load() {
+					c.refuse(f, "forbidden", "sandbox.allow_screen is view: the screen can be viewed, not typed on")
+					continue
+				}
 				c.answer(f, map[string]any{"queued": 1})
 			default: // screen.watch, screen.unwatch
 				c.answer(f, map[string]any{"watchId": 1})
@@ -463,6 +471,14 @@ func connectBusyConsoleComputer(ctx context.Context, t *testing.T, g *harness.Ga
 		}
 	}()
 	return c
+}
+
+// refuse answers request f with an error.
+func (c *busyConsoleComputer) refuse(f harness.Frame, code, message string) {
+	c.writes.Lock()
+	defer c.writes.Unlock()
+	_ = c.ws.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": c.id,
+		"messageId": f.MessageID, "type": f.Type, "ok": false, "error": map[string]any{"code": code, "message": message}})
 }
 
 func (c *busyConsoleComputer) answer(f harness.Frame, payload any) {

@@ -8,7 +8,7 @@ const $ = (id) => document.getElementById(id);
 const tokenKey = "trap-sandbox-token";
 let token = sessionStorage.getItem(tokenKey) || ""; // the token the API's requests carry
 let listTimer = null;
-let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, said, live, ctrl, typed, accountId, learning}
+let view = null; // {traposId, abort, queue, down, pending, presses, sending, busy, dropped, sends, said, saidAt, live, ctrl, typed, accountId, learning}
 // shown counts stop()s: an answer asked for before the latest one is for a page no longer
 // shown (the list's, once a computer's view opened or the token form came back).
 let shown = 0;
@@ -407,6 +407,9 @@ async function frames(body, sent) {
 // for long must not get a burst of stale keys) and the status says so (keysDropped). A key let go
 // (key_up) always goes: its key may be down on the computer. Those still waiting when the view
 // closes (another opened, the token refused) are dropped: typed on a screen no longer shown.
+// The parts of one send (a text put in at once) go whole or not at all: once one fails, the
+// computer gets none after it (the text would go on with a hole in it), and the status says
+// what of it was not typed (partlyTyped).
 function send(events) {
   const v = view;
   if (!v || !v.live || events.length === 0) return;
@@ -418,7 +421,9 @@ function send(events) {
   }
   const parts = splitInput(events);
   if (press) v.presses += parts.length;
-  for (const part of parts) v.pending.push({ events: part, press });
+  const text = parts.length > 1 ? { events } : null; // one for the parts of it
+  v.sends++;
+  for (const part of parts) v.pending.push({ events: part, press, text, sent: v.sends });
   if (!v.sending) v.queue = sendPending(v);
 }
 
@@ -435,14 +440,17 @@ async function sendPending(v) {
         cost += c;
       }
       const taken = v.pending.splice(0, n);
+      let failed;
       try {
-        await sendInput(v, taken.flatMap((p) => p.events));
+        failed = await sendInput(v, taken.flatMap((p) => p.events), Math.max(...taken.map((p) => p.sent)));
       } catch (e) {
         if (e.message === "unauthorized") return;
-        status("Input failed: " + e.message);
+        failed = "Input failed: " + e.message;
+        say(v, failed);
       } finally {
         v.presses -= taken.filter((p) => p.press).length;
       }
+      if (failed) partlyTyped(v, taken, failed);
     }
   } finally {
     v.sending = false;
@@ -450,8 +458,9 @@ async function sendPending(v) {
 }
 
 // sendInput posts one screen.input of events for view v, again after each busy answer while
-// the view stays live, and says in the status what the gateway answered.
-async function sendInput(v, events) {
+// the view stays live, and says in the status what the gateway answered; it reports the
+// error's words, if the gateway refused them. newest is the latest send whose events went.
+async function sendInput(v, events, newest) {
   for (let busy = false; ; busy = true) {
     if (v.abort.signal.aborted) return;
     const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
@@ -468,16 +477,51 @@ async function sendInput(v, events) {
       continue;
     }
     const outside = [...new Set(((body && body.warnings) || []).map((w) => w.char).filter(Boolean))];
-    // What the answer said stays until a later answer to the keys says nothing (it said
-    // "Sent as ?: €" for the rest of the view, past every key typed after the €).
+    // What the answer said stays until a later answer to keys typed since says nothing (it
+    // said "Sent as ?: €" for the rest of the view, past every key typed after the €; and the
+    // answer to keys typed before a text's part failed put Live over it).
     const said = error ? error.code + ": " + error.message : outside.length ? outsideCC(outside.join("")) : "";
-    if (said) status(said);
-    else if (v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said))) status("Live");
-    v.said = said;
+    if (said) say(v, said);
+    else if (v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said && newest > v.saidAt))) {
+      status("Live");
+      v.said = "";
+    }
     v.busy = false;
     if (!error) v.dropped = false;
-    return;
+    return error ? said : "";
   }
+}
+
+// say shows words about view v's keys in the status (v.said) until the answer to keys sent
+// after them says nothing (then Live).
+function say(v, words) {
+  v.said = words;
+  v.saidAt = v.sends;
+  status(words);
+}
+
+// partlyTyped follows a request of view v's that failed (failed, its words), taken its
+// pending parts: a text put in at once that had a part in it is typed no further (its parts
+// still pending are dropped), and the status says how much of it was not typed, until keys
+// typed since go through. Before, its next part went on, and its answer put Live over the
+// error: the player never learnt that a middle part of the text was missing.
+function partlyTyped(v, taken, failed) {
+  const texts = new Set(taken.map((p) => p.text).filter(Boolean));
+  if (!texts.size) return;
+  const lost = taken.concat(v.pending).filter((p) => texts.has(p.text));
+  v.pending = v.pending.filter((p) => !texts.has(p.text));
+  v.presses -= lost.filter((p) => p.press && !taken.includes(p)).length;
+  const chars = lost.reduce((n, p) => n + charactersIn(p.events), 0);
+  const all = [...texts].reduce((n, text) => n + charactersIn(text.events), 0);
+  say(v, failed + ": the text put in at once was typed only in part, its last " + chars + " of " + all +
+    " characters not (type them again once it says Live).");
+}
+
+// charactersIn is how many characters events type: a char's each, and Enter and Tab pressed
+// (a text's line break and tab, as the Type field sends them).
+function charactersIn(events) {
+  return events.reduce((n, e) => n + (e.type === "char" ? [...e.text].length :
+    e.type === "key" && !e.held && (e.name === "enter" || e.name === "tab") ? 1 : 0), 0);
 }
 
 // inputCost is how many events of the computer's queue e takes: a char's characters each (a
@@ -751,7 +795,8 @@ function clearTyped(v) {
 // onTyped sends what the Type field's input changed (a phone's keyboard may rewrite a word it
 // composes or corrects, not just add a character): typeLines of the field's text.
 function onTyped(v) {
-  typeLines(v, [$("type-text").value]);
+  const field = $("type-text");
+  if (!typeLines(v, [field.value])) field.value = v.typed; // it shows what the computer got
 }
 
 // typeLines sends what view v's Type field changed from what it held at its last input
@@ -759,8 +804,14 @@ function onTyped(v) {
 // followed the part both share, then each new character as its key and char; each line after
 // the first after Enter, as the field's own Enter, which starts it afresh (v.typed is the last
 // line); typeEvents says what a character sends. A character typed with Ctrl held goes as
-// Ctrl with its key, typing none; the field starts afresh then.
+// Ctrl with its key, typing none; the field starts afresh then. More than typeMax characters
+// to type are not typed, none of them (false): the status says so.
 function typeLines(v, lines) {
+  const typed = typedCount(v.typed, lines);
+  if (typed > typeMax) { // said until the next keys go through, as an answer's words are
+    say(v, tooLongToType(typed));
+    return false;
+  }
   const events = [];
   let ctrl = !!v.ctrl, before = [...v.typed];
   lines.forEach((line, i) => {
@@ -770,8 +821,7 @@ function typeLines(v, lines) {
       before = [];
     }
     const now = [...line];
-    let same = 0;
-    while (same < now.length && same < before.length && now[same] === before[same]) same++;
+    const same = shared(before, now);
     for (let j = same; j < before.length; j++) events.push(...pressEvents("backspace", "", false));
     for (const ch of now.slice(same)) {
       events.push(...typeEvents(ch, ctrl));
@@ -784,6 +834,34 @@ function typeLines(v, lines) {
     clearTyped(v);
   }
   send(events); // many keys at once (a word a phone's keyboard puts in) go in parts, in order
+  return true;
+}
+
+// typeMax is the most characters (line breaks too) the Type field types for one input, a text
+// put in at once: some 100 requests of the computer's (each character a key, its char and
+// key_up), typed in seconds. A text of megabytes went whole, key by key, for as long as it
+// took, past any use of a screen: a file is put on the computer (trap-sandbox put).
+const typeMax = 4096;
+
+// typedCount is how many characters typeLines types for lines when the Type field held typed:
+// those after the part both share on the first line, and every later line's, each with its
+// line break.
+function typedCount(typed, lines) {
+  const first = [...lines[0]];
+  return lines.slice(1).reduce((n, line) => n + 1 + [...line].length, first.length - shared([...typed], first));
+}
+
+// shared is how many characters lists a and b start with alike.
+function shared(a, b) {
+  let n = 0;
+  while (n < a.length && n < b.length && a[n] === b[n]) n++;
+  return n;
+}
+
+// tooLongToType is the status when a text put into the Type field at once is not typed.
+function tooLongToType(n) {
+  return "Not typed: the text is " + n + " characters; the Type field types " + typeMax +
+    " at most at once. Put a longer text on the computer as a file (trap-sandbox put).";
 }
 
 // typeEvents is what the Type field sends for character ch typed (with Ctrl held: ctrl): its
@@ -806,7 +884,7 @@ function onInsert(v, e) {
   e.preventDefault();
   const field = e.target, ctrl = v.ctrl;
   const rest = field.value.slice(field.selectionEnd);
-  typeLines(v, (field.value.slice(0, field.selectionStart) + text + rest).split(/\r\n|\r|\n/));
+  if (!typeLines(v, (field.value.slice(0, field.selectionStart) + text + rest).split(/\r\n|\r|\n/))) return;
   if (ctrl) return; // the field started afresh
   field.value = v.typed;
   field.setSelectionRange(v.typed.length - rest.length, v.typed.length - rest.length);
@@ -855,7 +933,7 @@ function open(traposId) {
   $("screen-text").textContent = "";
   status("Connecting…");
   const abort = new AbortController();
-  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, said: "", live: false, ctrl: false, typed: "" };
+  view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "" };
   holdCtrl(view, false);
   clearTyped(view);
   follow(view);
