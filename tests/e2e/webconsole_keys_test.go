@@ -172,6 +172,9 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 
 	assert.JSONEq(t, `[`+x+`,{"type":"key","name":"tab","held":false},{"type":"key_up","name":"tab"},{"type":"key","name":"slash","held":false},{"type":"char","text":"?"},{"type":"key_up","name":"slash"},`+y+`]`,
 		events(t, `tap("enter"), type("x\t\u0007y")`), "a tab is Tab, a bell ? (the computer refused the whole request for either)")
+	question := `{"type":"key","name":"slash","held":false},{"type":"char","text":"?"},{"type":"key_up","name":"slash"}`
+	assert.JSONEq(t, `[`+question+`,`+question+`,`+question+`,{"type":"char","text":"é"}]`,
+		events(t, `tap("enter"), type("\u0085\u00a0\u00adé")`), "U+0085, a no-break space and a soft hyphen ?, as CC pastes them (U+0085 reached the computer as byte 85, a block), é its char")
 
 	// Many characters put in the field at once go in one send, which cuts them into the
 	// requests the computer takes (TestTheWebConsoleCountsInputAsTheGatewayDoes).

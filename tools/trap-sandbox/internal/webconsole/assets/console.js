@@ -575,6 +575,11 @@ function splitInput(events) {
   return parts;
 }
 
+// untypable matches a character up to U+00FF that CC's keyboard does not type and its paste
+// makes "?": a control character (C0, DEL and C1: 0-31, 127-159), the no-break space (160)
+// and the soft hyphen (173). Characters past U+00FF are the gateway's to send as "?".
+const untypable = /[\u0000-\u001f\u007f-\u00a0\u00ad]/;
+
 // pasteMax is the most characters CC pastes.
 const pasteMax = 512;
 
@@ -587,7 +592,7 @@ const pasteMax = 512;
 function pasteLine(text) {
   const lines = text.split(/\r\n|\r|\n/);
   return {
-    line: lines[0].slice(0, pasteMax).replace(/[\u0000-\u001f\u007f-\u00a0\u00ad]/g, "?"),
+    line: lines[0].slice(0, pasteMax).replace(new RegExp(untypable, "g"), "?"),
     more: lines.slice(1).filter((l) => l !== "").length,
     cut: lines[0].length > pasteMax,
   };
@@ -866,11 +871,12 @@ function tooLongToType(n) {
 
 // typeEvents is what the Type field sends for character ch typed (with Ctrl held: ctrl): its
 // key and char; a tab (copied code's) the Tab key, which types none (edit indents, the shell
-// completes); any other control character, or DEL, "?", as CC pastes one: no keyboard types
-// them, and the computer refused the whole request for one below 32.
+// completes); any other character CC does not type (untypable) "?", as CC pastes one: the
+// computer refused the whole request for a control character below 32, and took U+0085 as
+// the byte 85, a block character no keyboard types.
 function typeEvents(ch, ctrl) {
   if (ch === "\t") return pressEvents("tab", "", ctrl);
-  if (/[\u0000-\u001f\u007f]/.test(ch)) ch = "?";
+  if (untypable.test(ch)) ch = "?";
   return pressEvents(charKey(ch), ch, ctrl);
 }
 
