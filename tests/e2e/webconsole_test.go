@@ -720,12 +720,19 @@ func TestTheWebConsoleSaysTheGatewayStoppedAndComesBackWithIt(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "not_connected: the gateway is shutting down (waiting for it to come back)", statuses[0],
 		"the gateway's own word that it stopped, not that the computer disconnected")
+	stale, err := chromedp.Run(page, chromedp.Evaluate[[]any](`[document.getElementById("viewer").classList.contains("stale"),
+		getComputedStyle(document.getElementById("screen")).opacity, document.getElementById("screen-text").textContent]`))
+	require.NoError(t, err)
+	assert.Equal(t, true, stale[0], "the last screen greyed: it showed the prompt and cursor as live")
+	assert.Equal(t, "0.5", stale[1])
+	assert.Contains(t, stale[2], markerAtPrompt, "the last screen stays in view")
 
 	restart()
 	until(t, "the computer back in the view", `document.getElementById("status").textContent === "Live"`)
 	text, err := chromedp.Run(page, chromedp.Text("#screen-text"))
 	require.NoError(t, err)
 	assert.Contains(t, text, markerAtPrompt)
+	until(t, "the screen no longer greyed", `!document.getElementById("viewer").classList.contains("stale")`)
 }
 
 // TestTheWebConsoleSendsNoKeysWhileTheGatewayIsAway: the view of a computer whose gateway

@@ -344,13 +344,20 @@ async function watch(v) {
     return busy ? retryAfterMs(res) : again && retryMs;
   }
   status("Live");
-  v.live = true;
+  live(v, true);
   if (v.accountId === undefined && !v.learning) v.learning = learnAccount(v);
   try {
     return await frames(res.body, sent);
   } finally {
-    v.live = false;
+    live(v, false);
   }
+}
+
+// live sets whether view v's stream is open (v.live); while it is not, the screen it last
+// drew is greyed (stale): it showed the dead computer's prompt, its cursor and all, as live.
+function live(v, open) {
+  v.live = open;
+  if (view === v) $("viewer").classList.toggle("stale", !open);
 }
 
 // frames draws a live stream's frames until it ends, then says why (as watch reports); sent
@@ -937,6 +944,7 @@ function open(traposId) {
   $("viewer-id").textContent = traposId;
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
+  $("viewer").classList.remove("stale");
   status("Connecting…");
   const abort = new AbortController();
   view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "" };
