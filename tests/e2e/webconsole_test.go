@@ -168,6 +168,20 @@ func TestTheWebConsoleShowsAndDrivesAComputer(t *testing.T) {
 	assert.Equal(t, 0, overflow[1], "the screen is whole in the window")
 	assert.GreaterOrEqual(t, overflow[2], 8, "its text no smaller than 8 px")
 	assert.Less(t, overflow[2], 16, "smaller than a desktop's")
+	// A long status (a computer gone, a refusal) goes under the title: the title took three
+	// lines beside it ("trap-", "sandbox", "console").
+	lines, err := chromedp.Run(page, chromedp.Evaluate[[]float64](`{
+		const status = document.getElementById("status"), saved = status.textContent;
+		status.textContent = "not_connected: computer 5:kitchen is not connected; no computer is connected at all (waiting for it to come back)";
+		const title = document.createRange(); // its lines: the tops of its text's boxes
+		title.selectNodeContents(document.querySelector("header h1 a").firstChild);
+		const shown = [new Set([...title.getClientRects()].map((box) => Math.round(box.top))).size,
+			document.documentElement.scrollWidth - document.documentElement.clientWidth];
+		status.textContent = saved;
+		shown
+	}`))
+	require.NoError(t, err)
+	assert.Equal(t, []float64{1, 0}, lines, "the title on one line, the page in the window")
 	const touchKeys = `getComputedStyle(document.getElementById("touch")).display`
 	shown, err := chromedp.Run(page, chromedp.Evaluate[string](touchKeys))
 	require.NoError(t, err)
