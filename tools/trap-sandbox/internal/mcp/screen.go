@@ -185,7 +185,8 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 
 // typing is the events that type text as a player would: characters as char events (a line
 // break is Enter there), a tab as the Tab key, which a player presses for it (edit indents,
-// the shell completes). Any other control character is refused, named by its place.
+// the shell completes). Any other control character (DEL and U+0080-U+009F too) is refused,
+// named by its place.
 func typing(text string) ([]computer.InputEvent, error) {
 	var events []computer.InputEvent
 	line, column, run := 1, 0, 0 // run: where the characters not yet in events start
@@ -200,7 +201,7 @@ func typing(text string) ([]computer.InputEvent, error) {
 			}
 			events = append(events, computer.KeyPress("tab")...)
 			run = i + 1
-		case r < 0x20:
+		case r < 0x20 || r >= 0x7f && r < 0xa0: // C0, DEL, C1: no key types one (U+0085 reached CC as byte 85, a block)
 			return nil, protocol.Errorf(CodeBadArgument, "text has the control character U+%04X at %d:%d: send_text types characters, line breaks (\\n, Enter) and tabs (\\t, Tab); a line break is \\n alone, and other keys are pressed by name with send_keys (e.g. [\"backspace\"])", r, line, column)
 		}
 	}

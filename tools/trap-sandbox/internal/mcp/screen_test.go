@@ -195,6 +195,8 @@ func TestSendTextPressesTabForATab(t *testing.T) {
 		{"ls\r\n", "U+000D at 1:3"},
 		{"a\nb\x00", "U+0000 at 2:2"},
 		{"\x1b[A", "U+001B at 1:1"},
+		{"a\x7f", "U+007F at 1:2"},
+		{"é\u0085", "U+0085 at 1:2"}, // it reached the computer as byte 85, a block character
 	} {
 		before := len(term.Events())
 		res = callTool(t, s, "send_text", map[string]any{"traposId": "7:", "text": c.text})
