@@ -99,6 +99,10 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 	assert.JSONEq(t, events(t, `keyboard("a", "KeyA", false)`), events(t, `type("a")`), "a typed in the field is the keyboard's a")
 	assert.JSONEq(t, events(t, `keyboard("Enter", "Enter", false)`), events(t, `tap("enter")`), "the Enter key is the keyboard's Enter")
 	assert.JSONEq(t, `["", "", "a"]`, events(t, `[document.getElementById("type-text").value, view.typed, "a"]`), "a key empties the field")
+	assert.JSONEq(t, `["", ""]`, events(t, `type("ls"), keyboard("Enter", "Enter", false), [document.getElementById("type-text").value, view.typed]`),
+		"the keyboard's key on the screen empties the field too")
+	assert.JSONEq(t, events(t, `keyboard("a", "KeyA", false)`), events(t, `type("a")`),
+		"what the field types then is typed afresh: no Backspace for the ls the Enter left on the line before")
 	assert.JSONEq(t, `[`+enter+`]`, events(t, `type("ls"), document.getElementById("type-form").requestSubmit(), take()`),
 		"the field's Enter (its form submitted: a phone's keyboard may not name the key) is the computer's")
 	assert.JSONEq(t, `["", "false"]`, events(t, `tap("leftCtrl"), keyboard("Control", "ControlLeft", true), [document.getElementById("type-text").value, pressed()]`),

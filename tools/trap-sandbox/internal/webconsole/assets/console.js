@@ -720,6 +720,10 @@ function onKey(e, up) {
     if (event.type === "key") v.down.add(event.name);
     else if (event.type === "key_up") v.down.delete(event.name);
   }
+  // The Type field starts afresh, as for an on-screen key: what it holds is no longer what is
+  // left of the computer's cursor (typed in it after Enter on the screen, it rubbed out the
+  // old line's characters on the new line first).
+  if (v && !up) clearTyped(v);
   send(events);
 }
 
