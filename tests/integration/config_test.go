@@ -19,6 +19,8 @@ func TestBadConfigurationFailsClearly(t *testing.T) {
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = busy.Close() })
+	_, busyPort, err := net.SplitHostPort(busy.Addr().String())
+	require.NoError(t, err)
 
 	cases := []struct {
 		name string
@@ -31,6 +33,14 @@ func TestBadConfigurationFailsClearly(t *testing.T) {
 		{"port in use", []string{"--listen", busy.Addr().String()}, busy.Addr().String()},
 		{"websocket public URL", []string{"--listen", "127.0.0.1:0", "--public-url", "ws://mc.example.org:4444"}, "--public-url"},
 		{"unknown flag", []string{"--listen", "127.0.0.1:0", "--no-such-flag"}, "no-such-flag"},
+		// The computers' port cannot be --listen's own: the second bind failed as if another
+		// program held it. A malformed one is named as --computers-listen's, not --listen's.
+		{"computers port on the listen port", []string{"--listen", busy.Addr().String(), "--computers-listen", busy.Addr().String()},
+			`--computers-listen (SANDBOX_COMPUTERS_LISTEN) "` + busy.Addr().String() + `" takes the port of --listen "` + busy.Addr().String() + `": the computers-only port must be another one, e.g. 127.0.0.1:4445`},
+		{"computers port within every interface's", []string{"--listen", ":" + busyPort, "--computers-listen", "127.0.0.1:" + busyPort},
+			`--computers-listen (SANDBOX_COMPUTERS_LISTEN) "127.0.0.1:` + busyPort + `" takes the port of --listen ":` + busyPort + `"`},
+		{"computers port without a host", []string{"--listen", "127.0.0.1:0", "--computers-listen", "4445"},
+			`--computers-listen (SANDBOX_COMPUTERS_LISTEN) "4445": want host:port: :4445 listens on every interface, 127.0.0.1:4445 on this host only`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -155,6 +155,7 @@ var rawString = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Val
 // ServeCmd runs the sandbox HTTP service with the trapos-cloud-gateway module.
 type ServeCmd struct {
 	Listen           string        `default:":4444" env:"SANDBOX_LISTEN" help:"Address to listen on (host:port; port 0 picks a free one)."`
+	ComputersListen  string        `name:"computers-listen" env:"SANDBOX_COMPUTERS_LISTEN" help:"A second address that serves computers only (their WebSocket, the installer, /healthz; host:port): for a Minecraft server on this machine, allow this port in CC's http rules, not --listen's, whose host API trusts loopback clients. Unset: none."`
 	Password         string        `env:"SANDBOX_PASSWORD" help:"Secret a computer's hello must carry. Unset disables the check (trusted LAN only)."`
 	APIToken         string        `name:"api-token" env:"SANDBOX_API_TOKEN" help:"Bearer token for the HTTP API (/trapos/computers, /mcp, /metrics); set, every client sends it, loopback too. Unset: loopback clients only."`
 	OpencodeURL      string        `name:"opencode-url" default:"http://127.0.0.1:4242" env:"OPENCODE_URL" help:"Base URL of the opencode server to probe."`
@@ -186,8 +187,16 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	if err != nil {
 		return err
 	}
-	if err := checkListen(c.Listen); err != nil {
+	if err := checkListen("listen", c.Listen); err != nil {
 		return err
+	}
+	if c.ComputersListen != "" {
+		if err := checkListen("computers-listen", c.ComputersListen); err != nil {
+			return err
+		}
+		if err := checkComputersListen(c.Listen, c.ComputersListen); err != nil {
+			return err
+		}
 	}
 	for name, d := range map[string]time.Duration{"hello-timeout": c.HelloTimeout, "probe-timeout": c.ProbeTimeout, "request-timeout": c.RequestTimeout, "shutdown-timeout": c.ShutdownTimeout,
 		"ping-period": c.PingPeriod, "idle-probe-after": c.IdleProbeAfter} {
@@ -238,9 +247,16 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 
 	l, err := net.Listen("tcp", c.Listen)
 	if err != nil {
-		return listenError(c.Listen, err)
+		return listenError("listen", c.Listen, err)
 	}
-	defer l.Close()                     // Serve closes it too; this is for the errors before Serve
+	defer l.Close()                // Serve closes it too; this is for the errors before Serve
+	var computersOnly net.Listener // --computers-listen's; nil: none
+	if c.ComputersListen != "" {
+		if computersOnly, err = net.Listen("tcp", c.ComputersListen); err != nil {
+			return listenError("computers-listen", c.ComputersListen, err)
+		}
+		defer computersOnly.Close()
+	}
 	metrics := prometheus.NewRegistry() // the one registry every module records on
 	// perReplica registers on metrics, with the label replica="<name>" under --nats: every
 	// series of a replica names it (docs/scale-out.md).
@@ -404,11 +420,15 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "shutdownTimeout", c.ShutdownTimeout,
 		"linkCodeLifetime", linkCodeLifetime, "logLevel", c.LogLevel, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
-		"upgradeBurst", c.UpgradeBurst, "password", c.Password != "", "apiToken", c.APIToken != "", "mcp", c.MCP, "client", client.Name+" "+client.Version,
+		"upgradeBurst", c.UpgradeBurst, "password", c.Password != "", "apiToken", c.APIToken != "", "computersListen", c.ComputersListen, "mcp", c.MCP, "client", client.Name+" "+client.Version,
 		"scaleOut", c.NATSFlags.enabled(), slog.Group("admission", c.AdmissionFlags.logAttrs()...), "aiModel", c.AIModel)
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
-	installer.LogAddresses(logger, installer.ComputerBases(l.Addr(), public, ifaces))
-	return srv.Serve(ctx, l)
+	computersAddr := l.Addr()
+	if computersOnly != nil {
+		computersAddr = computersOnly.Addr()
+	}
+	installer.LogAddresses(logger, installer.ComputerBases(computersAddr, public, ifaces))
+	return srv.ServeWithComputersPort(ctx, l, computersOnly)
 }
 
 // followRevocations makes gw close the socket of each credential revoked in store by another

@@ -11,20 +11,47 @@ import (
 	"time"
 )
 
-// checkListen refuses a --listen value that is no host:port before anything starts: a bare
-// port (4444) or a URL (http://…:4444), which Go's listener refused as "missing port in
-// address" or "too many colons in address".
-func checkListen(addr string) error {
+// checkListen refuses a value of the listen flag named flag ("listen", "computers-listen")
+// that is no host:port before anything starts: a bare port (4444) or a URL (http://…:4444),
+// which Go's listener refused as "missing port in address" or "too many colons in address".
+func checkListen(flag, addr string) error {
+	port := examplePort(flag)
 	if strings.Contains(addr, "://") {
-		return fmt.Errorf("%s %q: want host:port, not a URL (:4444 listens on every interface, 127.0.0.1:4444 on this host only)", flagAndEnv("listen"), addr)
+		return fmt.Errorf("%s %q: want host:port, not a URL (:%s listens on every interface, 127.0.0.1:%s on this host only)", flagAndEnv(flag), addr, port, port)
 	}
 	if _, _, err := net.SplitHostPort(addr); err != nil {
 		if _, err := strconv.Atoi(addr); err == nil {
-			return fmt.Errorf("%s %q: want host:port: :%s listens on every interface, 127.0.0.1:%s on this host only", flagAndEnv("listen"), addr, addr, addr)
+			return fmt.Errorf("%s %q: want host:port: :%s listens on every interface, 127.0.0.1:%s on this host only", flagAndEnv(flag), addr, addr, addr)
 		}
-		return fmt.Errorf("%s %q: want host:port (:4444 listens on every interface, 127.0.0.1:4444 on this host only)", flagAndEnv("listen"), addr)
+		return fmt.Errorf("%s %q: want host:port (:%s listens on every interface, 127.0.0.1:%s on this host only)", flagAndEnv(flag), addr, port, port)
 	}
 	return nil
+}
+
+// examplePort is the port the messages about a listen flag give as an example: the docs'
+// (docs/user-guide.md).
+func examplePort(flag string) string {
+	if flag == "computers-listen" {
+		return "4445"
+	}
+	return "4444"
+}
+
+// checkComputersListen refuses a --computers-listen that would take --listen's own port: the
+// second bind would fail as if another program held it, and one port cannot be both the
+// API's and a computers-only one.
+func checkComputersListen(listen, computers string) error {
+	lHost, lPort, _ := net.SplitHostPort(listen)
+	cHost, cPort, _ := net.SplitHostPort(computers)
+	everywhere := func(host string) bool {
+		ip := net.ParseIP(host)
+		return host == "" || ip != nil && ip.IsUnspecified()
+	}
+	if lPort != cPort || lPort == "0" || lHost != cHost && !everywhere(lHost) && !everywhere(cHost) {
+		return nil
+	}
+	return fmt.Errorf("%s %q takes the port of --listen %q: the computers-only port must be another one, e.g. 127.0.0.1:%s (CC's http rules then allow it, not --listen's)",
+		flagAndEnv("computers-listen"), computers, listen, examplePort("computers-listen"))
 }
 
 // somethingListens says whether a connection to port on host (this host's loopback for an
@@ -56,23 +83,23 @@ func outgoingPortsHint() string {
 	return fmt.Sprintf(" (this host gives ports %s to %s to outgoing connections: choose one outside them)", lowHigh[0], lowHigh[1])
 }
 
-// listenError says what to do about a listener that could not be opened on addr, for the
+// listenError says what to do about a listener of the flag named flag that could not be opened on addr, for the
 // reasons an operator meets: Go's own words repeat the address and name the system call
 // ("listen tcp 127.0.0.1:4444: bind: address already in use").
-func listenError(addr string, err error) error {
+func listenError(flag, addr string, err error) error {
 	host, port, _ := net.SplitHostPort(addr)
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
 		if !somethingListens(host, port) {
 			return fmt.Errorf("listen on %s: no program listens there, but a connection of this host holds the port as its own end%s: give another port with %s",
-				addr, outgoingPortsHint(), flagAndEnv("listen"))
+				addr, outgoingPortsHint(), flagAndEnv(flag))
 		}
-		return fmt.Errorf("listen on %s: another program already listens there (another trap-sandbox?): stop it, or give another port with %s", addr, flagAndEnv("listen"))
+		return fmt.Errorf("listen on %s: another program already listens there (another trap-sandbox?): stop it, or give another port with %s", addr, flagAndEnv(flag))
 	case errors.Is(err, syscall.EADDRNOTAVAIL):
 		return fmt.Errorf("listen on %s: %s is not an address of this host: give one of its own (ip addr lists them), or :%s for every interface", addr, host, port)
 	case errors.Is(err, syscall.EACCES):
 		if n, perr := strconv.Atoi(port); perr == nil && n > 0 && n < 1024 {
-			return fmt.Errorf("listen on %s: a port below 1024 needs root (or CAP_NET_BIND_SERVICE): give a higher one with %s, e.g. :4444", addr, flagAndEnv("listen"))
+			return fmt.Errorf("listen on %s: a port below 1024 needs root (or CAP_NET_BIND_SERVICE): give a higher one with %s, e.g. :%s", addr, flagAndEnv(flag), examplePort(flag))
 		}
 	}
 	return fmt.Errorf("listen on %s: %w", addr, err)

@@ -9,6 +9,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/installer"
+	"trap-sandbox/internal/server"
 )
 
 // TestAListenerThatCannotOpenSaysWhatToDo: a port in use, an address of another host, a bare
@@ -64,7 +68,41 @@ func TestAPortHeldByAConnectionIsNotCalledListenedOn(t *testing.T) {
 // as root could bind it, so the system's refusal is made here).
 func TestALowPortRefusedNamesTheFix(t *testing.T) {
 	denied := &net.OpError{Op: "listen", Net: "tcp", Err: os.NewSyscallError("bind", syscall.EACCES)}
-	assert.EqualError(t, listenError("127.0.0.1:80", denied),
+	assert.EqualError(t, listenError("listen", "127.0.0.1:80", denied),
 		"listen on 127.0.0.1:80: a port below 1024 needs root (or CAP_NET_BIND_SERVICE): give a higher one with --listen (SANDBOX_LISTEN), e.g. :4444")
-	assert.EqualError(t, listenError("127.0.0.1:8080", denied), "listen on 127.0.0.1:8080: listen tcp: bind: permission denied")
+	assert.EqualError(t, listenError("listen", "127.0.0.1:8080", denied), "listen on 127.0.0.1:8080: listen tcp: bind: permission denied")
+}
+
+// TestComputersListenMustNotTakeListensPort: one port cannot be both the API's and the
+// computers-only one; port 0 picks a free one each time, and another host's address or port
+// is another listener.
+func TestComputersListenMustNotTakeListensPort(t *testing.T) {
+	for _, tc := range []struct {
+		listen, computers string
+		refused           bool
+	}{
+		{":4444", ":4444", true},
+		{":4444", "127.0.0.1:4444", true},
+		{"127.0.0.1:4444", "[::]:4444", true},
+		{"127.0.0.1:4444", "127.0.0.1:4444", true},
+		{"127.0.0.1:4444", "127.0.0.1:4445", false},
+		{"192.0.2.1:4444", "127.0.0.1:4444", false},
+		{"127.0.0.1:0", "127.0.0.1:0", false},
+	} {
+		err := checkComputersListen(tc.listen, tc.computers)
+		if !tc.refused {
+			assert.NoError(t, err, "%s %s", tc.listen, tc.computers)
+			continue
+		}
+		assert.EqualError(t, err, `--computers-listen (SANDBOX_COMPUTERS_LISTEN) "`+tc.computers+`" takes the port of --listen "`+tc.listen+
+			`": the computers-only port must be another one, e.g. 127.0.0.1:4445 (CC's http rules then allow it, not --listen's)`)
+	}
+}
+
+// TestComputerPathsAreTheComputersRoutes: the computers-only port's allow-list
+// (server.ComputerPaths, which the docs give a reverse proxy too) is the gateway's and the
+// installer's own routes and /healthz, so that renaming one cannot leave computers refused
+// on that port.
+func TestComputerPathsAreTheComputersRoutes(t *testing.T) {
+	assert.ElementsMatch(t, []string{gateway.WebSocketPath, installer.InstallPath, installer.FilesPath, server.HealthzPath}, server.ComputerPaths)
 }

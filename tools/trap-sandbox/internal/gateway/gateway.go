@@ -583,8 +583,8 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	s := newSession(g, conn, r.RemoteAddr, adm)
 	// A reverse proxy on this machine connects from loopback for clients anywhere: its
 	// sockets say nothing of where the Minecraft server runs (and the API refuses what it
-	// forwards).
-	s.fromThisMachine = server.IsLoopback(r.RemoteAddr) && server.ForwardedBy(r) == ""
+	// forwards). A socket through the computers-only port reached no API.
+	s.loopbackOnAPIPort = server.IsLoopback(r.RemoteAddr) && server.ForwardedBy(r) == "" && !server.ViaComputersPort(r)
 
 	g.mu.Lock()
 	if g.closing || !g.limits.bind(adm, s) {

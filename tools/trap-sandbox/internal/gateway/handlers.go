@@ -453,18 +453,19 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.log().Info("computer connected", "accountId", key.AccountID, "traposId", clip(key.TraposID), "clientVersion", clip(clientVersion))
 		s.noteClientVersion(key, clientVersion)
 	}
-	if s.fromThisMachine && s.gw.cfg.LoopbackAPI && s.gw.cohostWarned.CompareAndSwap(false, true) {
+	if s.loopbackOnAPIPort && s.gw.cfg.LoopbackAPI && s.gw.cohostWarned.CompareAndSwap(false, true) {
 		s.log().Warn(CohostedWithoutAPIToken, "traposId", clip(key.TraposID))
 	}
 	s.reply(f, accountPayload, nil)
 }
 
-// CohostedWithoutAPIToken is logged once a run, at the first hello from this machine while the
-// host API trusts loopback clients: CC's http reaches 127.0.0.1 once the operator's rule allows
-// the gateway there, and the API cannot tell a program on a computer from the host's own tools.
+// CohostedWithoutAPIToken is logged once a run, at the first hello from this machine on the
+// API's port while the host API trusts loopback clients: CC's http reaches 127.0.0.1 once the
+// operator's rule allows the gateway there, and the API cannot tell a program on a computer
+// from the host's own tools. Computers through --computers-listen reach no API there.
 const CohostedWithoutAPIToken = "a computer connected from this machine while SANDBOX_API_TOKEN is unset: the host API answers every loopback client without a token, " +
 	"and so every program on this Minecraft server's computers (http.post to the gateway can drive and read every computer and add accounts); " +
-	"set SANDBOX_API_TOKEN (docs/user-guide.md)"
+	"set SANDBOX_API_TOKEN, or give the computers a port of their own with --computers-listen and allow only that one in CC's http rules (docs/user-guide.md)"
 
 // errHelloWhileShuttingDown answers a hello that arrives once Shutdown has begun.
 var errHelloWhileShuttingDown = protocol.Errorf(protocol.CodeNotConnected,

@@ -38,8 +38,10 @@ type Session struct {
 	conn           *websocket.Conn
 	remoteAddr     string
 	connectedSince time.Time
-	// fromThisMachine: the socket came from a loopback address, through no proxy.
-	fromThisMachine bool
+	// loopbackOnAPIPort: the socket came from a loopback address, through no proxy, on the
+	// port that serves the host API too (not --computers-listen's): the program that opened
+	// it can use the API as the host's own tools do when no token is set.
+	loopbackOnAPIPort bool
 	// lastFrameAt is when the last data frame arrived, lastAlive when the last frame or pong
 	// did, lastSentAt when the gateway last wrote a data frame (unix nanoseconds by
 	// Config.Clock; liveness.go reads them).

@@ -94,7 +94,7 @@ func TestAComputerOnThisMachineWithoutAnAPITokenIsLoggedOnce(t *testing.T) {
 	h.connect(t, "7:kitchen", "")
 	h.connect(t, "8:door", "")
 	assert.Equal(t, 1, strings.Count(h.logs.String(), line), h.logs.String())
-	assert.Regexp(t, `set SANDBOX_API_TOKEN \(docs/user-guide.md\)" module=\S+ remote=127.0.0.1:\d+ traposId=7:kitchen\n`, h.logs.String())
+	assert.Regexp(t, `set SANDBOX_API_TOKEN, or give the computers a port of their own with --computers-listen .*\(docs/user-guide.md\)" module=\S+ remote=127.0.0.1:\d+ traposId=7:kitchen\n`, h.logs.String())
 
 	withToken := newHarness(t, Config{}, nil)
 	withToken.connect(t, "7:kitchen", "")

@@ -144,29 +144,65 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 // Handler returns the HTTP handler with every module mounted (for tests and embedding).
 func (s *Server) Handler() http.Handler { return s.handler }
 
-// Serve serves on l until ctx ends, then shuts down: it stops accepting, lets the modules
-// close their connections, and returns within the shutdown timeout. It logs one "listening"
-// line with the bound address once the listener is serving.
-func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{
-		Handler:           s.handler,
+// httpServer is an http.Server of h with the server's timeouts; its requests' contexts derive
+// from ctx without its cancellation (a shutdown ends them, not the signal).
+func (s *Server) httpServer(ctx context.Context, h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
 		ReadHeaderTimeout: s.readHeaderTimeout,
 		IdleTimeout:       s.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(l) }()
+}
+
+// Serve serves on l until ctx ends, then shuts down: it stops accepting, lets the modules
+// close their connections, and returns within the shutdown timeout. It logs one "listening"
+// line with the bound address once the listener is serving.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	return s.ServeWithComputersPort(ctx, l, nil)
+}
+
+// ServeWithComputersPort is Serve, and serves on computers too (nil: no such port) what a
+// computer asks for and nothing else (ComputerPaths; --computers-listen): on the Minecraft
+// server's own machine, CC's http rules then allow that port and not l's, whose host API
+// trusts loopback clients. Both stop together. The computers' listener is logged first, as
+// "listening for computers only", so that the "listening" line means both serve.
+func (s *Server) ServeWithComputersPort(ctx context.Context, l, computers net.Listener) error {
+	srv := s.httpServer(ctx, s.handler)
+	servers := []*http.Server{srv}
+	listeners := []net.Listener{l}
+	if computers != nil {
+		computersSrv := s.httpServer(context.WithValue(ctx, computersPortKey{}, true), computersOnly(s.handler))
+		servers = append(servers, computersSrv)
+		listeners = append(listeners, computers)
+	}
+	serveErr := make(chan error, len(servers))
+	for i, one := range servers {
+		go func() {
+			err := one.Serve(listeners[i])
+			if !errors.Is(err, http.ErrServerClosed) {
+				err = fmt.Errorf("serve %s: %w", listeners[i].Addr(), err)
+			}
+			serveErr <- err
+		}()
+	}
+	if computers != nil {
+		s.log.Info("listening for computers only", "addr", computers.Addr().String(), "paths", ComputerPaths)
+	}
 	names := make([]string, 0, len(s.modules))
 	for _, m := range s.modules {
 		names = append(names, m.Name())
 	}
 	s.log.Info("listening", "addr", l.Addr().String(), "modules", names)
 
+	var failed error // a listener that stopped serving before ctx ended
 	select {
-	case err := <-serveErr:
-		return fmt.Errorf("serve %s: %w", l.Addr(), err)
+	case failed = <-serveErr:
 	case <-ctx.Done():
+	}
+	if failed != nil && len(servers) == 1 {
+		return failed
 	}
 	s.log.Info("shutting down", "timeout", s.shutdownTimeout)
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), s.shutdownTimeout)
@@ -175,20 +211,22 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	// The HTTP server stops accepting and drains plain requests; hijacked sockets are the
 	// modules' to close, in parallel. A client that holds its connection past the deadline is
 	// cut: that is the client's doing, so the shutdown still succeeds (exit status 0).
-	errs := make(chan error, len(s.modules)+1)
-	go func() {
-		if err := srv.Shutdown(shutdownCtx); err != nil {
-			_ = srv.Close()
-			if errors.Is(err, context.DeadlineExceeded) {
-				s.log.Warn("shutdown deadline passed: cut the HTTP connections still open", "timeout", s.shutdownTimeout)
-				err = nil
+	errs := make(chan error, len(s.modules)+len(servers))
+	for _, one := range servers {
+		go func() {
+			if err := one.Shutdown(shutdownCtx); err != nil {
+				_ = one.Close()
+				if errors.Is(err, context.DeadlineExceeded) {
+					s.log.Warn("shutdown deadline passed: cut the HTTP connections still open", "timeout", s.shutdownTimeout)
+					err = nil
+				}
+				errs <- err
+				return
 			}
-			errs <- err
-			return
-		}
-		errs <- nil
-	}()
-	pending := 1
+			errs <- nil
+		}()
+	}
+	pending := len(servers)
 	for _, m := range s.modules {
 		if sd, ok := m.(Shutdowner); ok {
 			pending++
@@ -207,13 +245,22 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		}
 	}
 	var all []error
+	if failed != nil {
+		all = append(all, failed)
+	}
 	for range pending {
 		if err := <-errs; err != nil {
 			all = append(all, err)
 		}
 	}
-	if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		all = append(all, fmt.Errorf("serve: %w", err))
+	waitFor := len(servers)
+	if failed != nil {
+		waitFor--
+	}
+	for range waitFor {
+		if err := <-serveErr; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			all = append(all, err)
+		}
 	}
 	if len(all) > 0 {
 		return errors.Join(all...)

@@ -1,0 +1,64 @@
+package server
+
+import (
+	"net/http"
+	"path"
+	"strings"
+)
+
+// ComputerPaths are the paths a computer asks for, all with GET: its WebSocket, the installer,
+// the client's files the installer fetches (a path ending in / is a prefix), and /healthz.
+// They are all that --computers-listen serves and all that a reverse proxy in front of the
+// gateway needs to pass (docs/public-ports.md); everything else there, the host API, the web
+// console, /mcp and /metrics, is for the host's own clients on --listen. A test in internal/cli
+// checks them against the gateway's and the installer's own routes.
+var ComputerPaths = []string{"/trapos/ws", "/trapos/install", "/trapos/files/", HealthzPath}
+
+// ComputersOnlyAnswer is the one line the computers-only listener answers anything else with.
+const ComputersOnlyAnswer = "this port (--computers-listen) serves computers only (GET /trapos/ws, /trapos/install, /trapos/files/…, /healthz): the host API, the web console, /mcp and /metrics are on --listen\n"
+
+// IsComputerRequest reports whether r is one a computer makes: GET (or HEAD) of one of
+// ComputerPaths, the path in its clean form (a path with .. or // would be redirected by the
+// mux to one that may not be a computer's).
+func IsComputerRequest(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	p := r.URL.Path
+	if clean := path.Clean(p); clean != p && clean+"/" != p {
+		return false
+	}
+	for _, allowed := range ComputerPaths {
+		if p == allowed || strings.HasSuffix(allowed, "/") && strings.HasPrefix(p, allowed) && len(p) > len(allowed) {
+			return true
+		}
+	}
+	return false
+}
+
+// computersOnly serves h's computer requests (IsComputerRequest) and answers anything else 404
+// with ComputersOnlyAnswer: deny by default, so a route added later stays off this port unless
+// ComputerPaths names it.
+func computersOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !IsComputerRequest(r) {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(ComputersOnlyAnswer))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// computersPortKey marks the context of a connection accepted by the computers-only listener.
+type computersPortKey struct{}
+
+// ViaComputersPort reports whether r came through the computers-only listener
+// (--computers-listen), where nothing but ComputerPaths is served: a program that opened it
+// reached no host API there, whatever its address.
+func ViaComputersPort(r *http.Request) bool {
+	via, _ := r.Context().Value(computersPortKey{}).(bool)
+	return via
+}

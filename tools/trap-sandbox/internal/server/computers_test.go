@@ -1,0 +1,125 @@
+package server
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// computerLikeModule mounts a computer's route (the WebSocket's path), which says whether it
+// came through the computers' port, and an API route.
+type computerLikeModule struct{ echoModule }
+
+func (m *computerLikeModule) Mount(routes *Routes) {
+	routes.HandleFunc("GET /trapos/ws", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "via computers port: "+strconv.FormatBool(ViaComputersPort(r)))
+	})
+	routes.HandleAPIFunc("GET /trapos/computers", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "[]")
+	})
+}
+
+func request(t *testing.T, method, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// TestTheComputersPortServesComputerPathsOnly: the second listener serves the computers' paths
+// with the same handlers, marked as come through it, and answers anything else (the host API
+// above all, which trusts loopback clients) 404 with one line naming --listen; the main
+// listener is as before. Both stop together.
+func TestTheComputersPortServesComputerPathsOnly(t *testing.T) {
+	mod := &computerLikeModule{echoModule{name: "alpha", prefix: "/alpha/"}}
+	s := New(slog.New(slog.DiscardHandler), Config{ShutdownTimeout: time.Second}, mod)
+	main, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	computers, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.ServeWithComputersPort(ctx, main, computers) }()
+	mainURL, computersURL := "http://"+main.Addr().String(), "http://"+computers.Addr().String()
+
+	status, body := request(t, http.MethodGet, computersURL+"/trapos/ws")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "via computers port: true", body)
+	status, body = request(t, http.MethodGet, mainURL+"/trapos/ws")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "via computers port: false", body)
+	status, body = request(t, http.MethodGet, computersURL+"/healthz")
+	assert.Equal(t, http.StatusOK, status)
+	assert.Equal(t, "ok\n", body)
+
+	for _, r := range []struct{ method, path string }{
+		{http.MethodGet, "/trapos/computers"},
+		{http.MethodPost, "/trapos/ws"},
+		{http.MethodGet, "/alpha/hello"},
+		{http.MethodGet, "/"},
+	} {
+		status, body := request(t, r.method, computersURL+r.path)
+		assert.Equal(t, http.StatusNotFound, status, r.path)
+		assert.Equal(t, ComputersOnlyAnswer, body, r.path)
+	}
+	status, body = request(t, http.MethodGet, mainURL+"/trapos/computers")
+	assert.Equal(t, http.StatusOK, status, "loopback without a token on the main port")
+	assert.Equal(t, "[]", body)
+
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+	assert.Equal(t, 1, mod.shutdowns)
+	for _, l := range []net.Listener{main, computers} {
+		_, err = net.DialTimeout("tcp", l.Addr().String(), time.Second)
+		assert.Error(t, err, "%s is closed", l.Addr())
+	}
+}
+
+// TestIsComputerRequest: GET of the computers' paths, in their clean form only: the mux would
+// redirect /trapos/files/../computers to an API path, and a client follows a redirect.
+func TestIsComputerRequest(t *testing.T) {
+	for _, tc := range []struct {
+		method, target string
+		want           bool
+	}{
+		{"GET", "/trapos/ws", true},
+		{"HEAD", "/trapos/install", true},
+		{"GET", "/trapos/files/apis/libsandbox.lua", true},
+		{"GET", "/healthz", true},
+		{"GET", "/trapos/files/", true}, // the installer answers it (404)
+		{"GET", "/trapos/files/../computers", false},
+		{"GET", "/trapos/files//apis/x.lua", false},
+		{"GET", "/trapos/ws/", false},
+		{"POST", "/trapos/ws", false},
+		{"GET", "/trapos/computers", false},
+		{"GET", "/trapos/wsx", false},
+		{"GET", "/metrics", false},
+		{"GET", "/mcp", false},
+		{"GET", "/console/", false},
+	} {
+		r, err := http.NewRequest(tc.method, "http://gw"+tc.target, nil)
+		require.NoError(t, err)
+		r.URL.Path = tc.target // as the server reads it, without the client's cleaning
+		assert.Equal(t, tc.want, IsComputerRequest(r), "%s %s", tc.method, tc.target)
+	}
+	assert.True(t, strings.HasSuffix(ComputersOnlyAnswer, "\n"))
+}
