@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"regexp"
 	"strings"
 	"testing"
 
@@ -13,10 +12,6 @@ import (
 
 	"tests/internal/harness"
 )
-
-// computersPortLine is the line the gateway logs for --computers-listen's bound address,
-// before its "listening" line (so it is in the log once harness.Start returns).
-var computersPortLine = regexp.MustCompile(`msg="listening for computers only" addr=(\S+)`)
 
 // computersOnlyAnswer starts the one line the computers' port answers anything else with.
 const computersOnlyAnswer = "this port (--computers-listen) serves computers only"
@@ -27,7 +22,7 @@ func requestOn(ctx context.Context, t *testing.T, method, addr, path string) (in
 	t.Helper()
 	var body io.Reader
 	if method == http.MethodPost {
-		body = strings.NewReader(`{"name":"mallory","admin":true}`)
+		body = strings.NewReader(`{"id":"mallory","admin":true}`)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, "http://"+addr+path, body)
 	require.NoError(t, err)
@@ -51,9 +46,8 @@ func requestOn(ctx context.Context, t *testing.T, method, addr, path string) (in
 func TestTheComputersPortServesComputersOnly(t *testing.T) {
 	ctx := testContext(t)
 	g := startGateway(t, "--computers-listen", "127.0.0.1:0")
-	m := computersPortLine.FindStringSubmatch(g.Log())
-	require.NotNil(t, m, "no computers' listening line:\n%s", g.Log())
-	computersAddr := m[1]
+	computersAddr := g.ComputersAddr()
+	require.NotEmpty(t, computersAddr, "no computers' listening line:\n%s", g.Log())
 	require.NotEqual(t, g.Addr, computersAddr)
 	assert.Contains(t, g.Log(), `msg="computers connect here" url=ws://`+computersAddr+`/trapos/ws`)
 

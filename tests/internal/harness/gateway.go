@@ -204,6 +204,19 @@ func (g *Gateway) WebSocketURL() string { return "ws://" + g.Addr + "/trapos/ws"
 // URL returns http://ADDR followed by path.
 func (g *Gateway) URL(path string) string { return "http://" + g.Addr + path }
 
+// computersListening matches the line a gateway started with --computers-listen logs for that
+// listener, before its "listening" line.
+var computersListening = regexp.MustCompile(`(?:^|\s)msg="listening for computers only" addr=(\S+)`)
+
+// ComputersAddr is the host:port of the gateway's computers-only listener (--computers-listen)
+// as it logged it, or "" when it has none.
+func (g *Gateway) ComputersAddr() string {
+	if m := computersListening.FindStringSubmatch(g.Log()); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // Port returns the port of Addr.
 func (g *Gateway) Port() string {
 	_, port, _ := net.SplitHostPort(g.Addr)

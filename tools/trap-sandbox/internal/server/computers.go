@@ -15,7 +15,7 @@ import (
 var ComputerPaths = []string{"/trapos/ws", "/trapos/install", "/trapos/files/", HealthzPath}
 
 // ComputersOnlyAnswer is the one line the computers-only listener answers anything else with.
-const ComputersOnlyAnswer = "this port (--computers-listen) serves computers only (GET /trapos/ws, /trapos/install, /trapos/files/…, /healthz): the host API, the web console, /mcp and /metrics are on --listen\n"
+const ComputersOnlyAnswer = "this port (--computers-listen) serves computers only (GET /trapos/ws, /trapos/install, /trapos/files/..., /healthz): the host API, the web console, /mcp and /metrics are on --listen\n"
 
 // IsComputerRequest reports whether r is one a computer makes: GET (or HEAD) of one of
 // ComputerPaths, the path in its clean form (a path with .. or // would be redirected by the
