@@ -1,4 +1,5 @@
-// Package server hosts the sandbox modules on one HTTP listener. It owns what the modules
+// Package server hosts the sandbox modules on one HTTP listener (and, with --computers-listen,
+// a second that serves the computers' routes only: computers.go). It owns what the modules
 // share: the mux they mount on, the host API's auth check (Routes.HandleAPI), one Prometheus
 // registry served on /metrics, /healthz, and a shutdown bounded in time. A module is a
 // value with Name and Mount; adding one is one more argument to New.
