@@ -1,0 +1,256 @@
+package e2e
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"fakecraft/httpapi"
+
+	"trap-sandbox/testkit/opencodefake"
+
+	"tests/internal/child"
+	"tests/internal/harness"
+	"tests/internal/repo"
+)
+
+// nginxExample is the configuration docs/reverse-proxy.md shows, kept as a file so that this
+// test runs nginx with it as written; only its placeholders (below) are replaced.
+const nginxExample = "docs/examples/nginx-trap-sandbox.conf"
+
+// The example's placeholders: what an operator edits, and what this test points at its own
+// ports and files.
+const (
+	exampleListen  = "listen 443 ssl;"
+	exampleGateway = "127.0.0.1:4444"
+	exampleCert    = "/etc/ssl/certs/mc.example.org.pem"
+	exampleKey     = "/etc/ssl/private/mc.example.org.key"
+)
+
+// TestTheReverseProxyDocShowsItsExample: the page's nginx block is the file this test runs.
+func TestTheReverseProxyDocShowsItsExample(t *testing.T) {
+	root, err := repo.Root()
+	require.NoError(t, err)
+	conf, err := os.ReadFile(filepath.Join(root, nginxExample))
+	require.NoError(t, err)
+	doc, err := os.ReadFile(filepath.Join(root, "docs/reverse-proxy.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), "```nginx\n"+string(conf)+"```\n",
+		"docs/reverse-proxy.md's first nginx block must be %s as it stands", nginxExample)
+}
+
+// TestComputerConnectsThroughNginx runs nginx with the documented configuration in front of
+// the gateway (started with --public-url, as the page says): a computer installs the client
+// through it over TLS and connects with wss://, and the host API is not reachable through it.
+func TestComputerConnectsThroughNginx(t *testing.T) {
+	nginx := nginxPath(t)
+	ctx := testContext(t)
+	dir := t.TempDir()
+	roots := writeSelfSignedCert(t, dir, "localhost")
+	port := freePort(t)
+	public := fmt.Sprintf("https://localhost:%d", port)
+
+	oc := opencodefake.Start(t, opencodefake.Options{})
+	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword,
+		"--opencode-url", oc.URL, "--public-url", public}})
+	startNginx(t, nginx, dir, map[string]string{
+		exampleListen:  fmt.Sprintf("listen 127.0.0.1:%d ssl;", port),
+		exampleGateway: g.Addr,
+		exampleCert:    filepath.Join(dir, "cert.pem"),
+		exampleKey:     filepath.Join(dir, "key.pem"),
+	})
+
+	// A computer of a server whose Java trusts the certificate, as a real CA's would be.
+	disk := t.TempDir()
+	out := playerSessionHTTP(ctx, t, disk, false, httpapi.Options{AllowPrivate: true, TLSConfig: &tls.Config{RootCAs: roots}},
+		"wget run "+public+"/trapos/install "+installPassword, "", "reboot", "sandbox health")
+	assert.Contains(t, out, "Installed trapos-sandbox ")
+	assert.NotContains(t, out, "Could not check the password", "the installer reached the WebSocket through the proxy")
+	assertHealthy(t, out)
+	assert.Contains(t, readSettings(t, disk), `[ "sandbox.url" ] = "wss://localhost:`+fmt.Sprint(port)+`/trapos/ws"`)
+
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: roots}}}
+	t.Cleanup(client.CloseIdleConnections)
+	get := func(path string) (int, string) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, public+path, nil)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(body)
+	}
+	code, body := get("/healthz")
+	assert.Equal(t, http.StatusOK, code, "/healthz is passed for monitoring")
+	assert.Equal(t, "ok", strings.TrimSpace(body))
+	for _, path := range []string{"/trapos/computers", "/metrics", "/mcp", "/console/"} {
+		code, body := get(path)
+		assert.Equal(t, http.StatusNotFound, code, "%s must stay on the machine", path)
+		assert.Contains(t, body, "nginx", "%s: the proxy's own 404, not the gateway's", path)
+	}
+	// The same API on the machine itself answers (the host's tools use it there).
+	resp, err := http.Get(g.URL("/trapos/computers"))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// nginxPath finds nginx: on PATH, or where Debian's package puts it (/usr/sbin, not on a
+// plain user's PATH). CI installs it (.ci/run).
+func nginxPath(t *testing.T) string {
+	t.Helper()
+	if p, err := exec.LookPath("nginx"); err == nil {
+		return p
+	}
+	if p, err := exec.LookPath("/usr/sbin/nginx"); err == nil {
+		return p
+	}
+	t.Skip("the reverse-proxy test needs nginx (apt-get install -y nginx; .ci/run installs it): none on PATH or in /usr/sbin")
+	return ""
+}
+
+// startNginx runs nginx in the foreground with the example configuration, each placeholder
+// replaced, inside a minimal main configuration whose files all live in dir, and waits until it
+// has started its worker (its listening socket is open by then). The test's cleanup stops it.
+func startNginx(t *testing.T, nginx, dir string, replace map[string]string) {
+	t.Helper()
+	root, err := repo.Root()
+	require.NoError(t, err)
+	example, err := os.ReadFile(filepath.Join(root, nginxExample))
+	require.NoError(t, err)
+	site := string(example)
+	for placeholder, value := range replace {
+		require.Contains(t, site, placeholder, "%s lost a placeholder this test replaces", nginxExample)
+		site = strings.ReplaceAll(site, placeholder, value)
+	}
+	sitePath := filepath.Join(dir, "site.conf")
+	require.NoError(t, os.WriteFile(sitePath, []byte(site), 0o600))
+	main := fmt.Sprintf(`daemon off;
+master_process on;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log stderr notice;
+events {}
+http {
+    access_log off;
+    # Answers stay in memory: the worker (nobody, under root) cannot write below the test's
+    # private temporary directory. Debian's own paths are the package's.
+    proxy_max_temp_file_size 0;
+    client_body_temp_path %[1]s/client_body;
+    proxy_temp_path %[1]s/proxy;
+    fastcgi_temp_path %[1]s/fastcgi;
+    uwsgi_temp_path %[1]s/uwsgi;
+    scgi_temp_path %[1]s/scgi;
+    include %[2]s;
+}
+`, dir, sitePath)
+	mainPath := filepath.Join(dir, "nginx.conf")
+	require.NoError(t, os.WriteFile(mainPath, []byte(main), 0o600))
+
+	log := &markerWriter{marker: "start worker process", seen: make(chan struct{})}
+	// -e: the error log before the configuration is read, which would otherwise be
+	// /var/log/nginx/error.log (not writable unless root).
+	cmd := exec.Command(nginx, "-e", "stderr", "-p", dir, "-c", mainPath)
+	cmd.Stdout, cmd.Stderr = log, log
+	proc, err := child.Start("nginx", cmd)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// SIGQUIT is nginx's graceful stop; it waits for open sockets, and the computers are gone.
+		if err := proc.StopWith(syscall.SIGQUIT, harness.StopTimeout); err != nil {
+			t.Errorf("nginx did not stop cleanly: %v\n%s", err, log.String())
+		}
+	})
+	select {
+	case <-log.seen:
+	case <-proc.Exited():
+		t.Fatalf("nginx exited before starting (%v):\n%s", proc.ExitErr(), log.String())
+	case <-t.Context().Done():
+	}
+}
+
+// markerWriter keeps a process's output and closes seen once marker has appeared in it.
+type markerWriter struct {
+	marker string
+	seen   chan struct{}
+
+	mu   sync.Mutex
+	buf  strings.Builder
+	done bool
+}
+
+func (w *markerWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.done && strings.Contains(w.buf.String(), w.marker) {
+		w.done = true
+		close(w.seen)
+	}
+	return len(p), nil
+}
+
+func (w *markerWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// writeSelfSignedCert writes cert.pem and key.pem for name into dir and returns a pool that
+// trusts the certificate.
+func writeSelfSignedCert(t *testing.T, dir, name string) *x509.CertPool {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: name},
+		DNSNames:     []string{name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cert.pem"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "key.pem"), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	return roots
+}
+
+// freePort is a loopback TCP port free a moment ago, for a server (nginx) that takes no
+// port 0.
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := l.Addr().(*net.TCPAddr).Port
+	require.NoError(t, l.Close())
+	return port
+}
