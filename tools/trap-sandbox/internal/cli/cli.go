@@ -405,7 +405,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		linker.OnReplica(router.Peer(link.Name, linker.Relayed))
 	}
 	linker.Register(gw)
-	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger), ai, accountAPI, linker}
+	modules := []server.Module{gw, hostapi.New(computers), screens, webconsole.New(), installer.New(client, public, logger, clock.Real{}), ai, accountAPI, linker}
 	if c.MCP {
 		modules = append(modules, mcp.New(computers, logger))
 	}

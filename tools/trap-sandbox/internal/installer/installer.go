@@ -14,6 +14,8 @@ import (
 
 	"traposclient"
 
+	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/logthrottle"
 	"trap-sandbox/internal/server"
 )
 
@@ -32,12 +34,20 @@ type Installer struct {
 	// public, when set, is --public-url: every installer names it instead of the request's Host.
 	public *Base
 	log    *slog.Logger
+	// warn writes the warning about an installer fetched through a proxy without --public-url
+	// once a minute: every computer installed through it would repeat it.
+	warn *logthrottle.Throttle
 }
 
-// New returns the module serving pkg. public is the parsed --public-url, or nil.
-func New(pkg traposclient.Package, public *Base, logger *slog.Logger) *Installer {
-	return &Installer{pkg: pkg, public: public, log: logger}
+// New returns the module serving pkg. public is the parsed --public-url, or nil; c times the
+// warnings.
+func New(pkg traposclient.Package, public *Base, logger *slog.Logger, c clock.Clock) *Installer {
+	return &Installer{pkg: pkg, public: public, log: logger, warn: logthrottle.New(logger, c)}
 }
+
+// forwardedWithoutPublicURL is the warning for an installer request a proxy marked as
+// forwarded while --public-url is unset.
+const forwardedWithoutPublicURL = "the installer was fetched through a reverse proxy and the gateway has no --public-url: it named the WebSocket from the request's Host, which behind a proxy is the proxy's way to the gateway (nginx's default: the upstream address) or lacks the proxy's TLS (ws:// where computers need wss://); start the gateway with --public-url set to the proxy's http(s) URL (docs/reverse-proxy.md)"
 
 // Name implements server.Module.
 func (i *Installer) Name() string { return ModuleName }
@@ -60,6 +70,10 @@ func (i *Installer) serveInstaller(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		base = &b
+		if header := server.ForwardedBy(r); header != "" {
+			i.warn.Log(slog.LevelWarn, forwardedWithoutPublicURL, forwardedWithoutPublicURL,
+				"forwardedBy", header, "named", b.WebSocket())
+		}
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")

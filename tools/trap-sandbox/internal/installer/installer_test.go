@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"traposclient"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/server"
 )
 
@@ -23,9 +25,18 @@ func newMux(t *testing.T, public *Base) (http.Handler, traposclient.Package) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	logger := slog.New(slog.DiscardHandler)
-	srv := server.New(logger, server.Config{APIToken: "token"}, New(pkg, public, logger))
-	return srv.Handler(), pkg
+	return newMuxLogging(t, public, slog.New(slog.DiscardHandler)), pkg
+}
+
+// newMuxLogging is newMux writing the module's log to logger.
+func newMuxLogging(t *testing.T, public *Base, logger *slog.Logger) http.Handler {
+	t.Helper()
+	pkg, err := traposclient.Sandbox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := server.New(logger, server.Config{APIToken: "token"}, New(pkg, public, logger, clock.NewFake(time.Unix(0, 0))))
+	return srv.Handler()
 }
 
 func get(t *testing.T, h http.Handler, host, path string) (int, string) {
@@ -92,6 +103,56 @@ func TestForwardedHeadersNameNoOtherSource(t *testing.T) {
 				t.Errorf("the installer lacks %s", want)
 			}
 		}
+	}
+}
+
+// TestInstallerThroughAProxyWithoutPublicURLWarns: a proxy in front of a gateway without
+// --public-url gets an installer that names the WebSocket by the Host it sent (nginx's default:
+// the upstream's loopback address) and ws://, where computers need the proxy's name and wss://.
+// The gateway serves it as ever (a proxy that passes Host without TLS works) and warns once a
+// minute, naming the fix; a request no proxy marked, or a gateway with --public-url, does not.
+func TestInstallerThroughAProxyWithoutPublicURLWarns(t *testing.T) {
+	public, err := ParsePublicURL("https://mc.example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		public  *Base
+		headers map[string]string
+		warns   bool
+	}{
+		{"X-Forwarded-For", nil, map[string]string{"X-Forwarded-For": "203.0.113.7"}, true},
+		{"Forwarded", nil, map[string]string{"Forwarded": "for=203.0.113.7;proto=https"}, true},
+		{"X-Real-IP", nil, map[string]string{"X-Real-IP": "203.0.113.7"}, true},
+		{"direct", nil, nil, false},
+		{"with --public-url", &public, map[string]string{"X-Forwarded-For": "203.0.113.7"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log bytes.Buffer
+			mux := newMuxLogging(t, tc.public, slog.New(slog.NewTextHandler(&log, nil)))
+			for range 3 {
+				req := httptest.NewRequest(http.MethodGet, InstallPath, nil)
+				req.Host = "127.0.0.1:4444"
+				for k, v := range tc.headers {
+					req.Header.Set(k, v)
+				}
+				rec := httptest.NewRecorder()
+				mux.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					t.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+			warnings := strings.Count(log.String(), "has no --public-url")
+			switch {
+			case tc.warns && warnings != 1:
+				t.Fatalf("want one warning for three installers (once a minute), got %d:\n%s", warnings, log.String())
+			case tc.warns && !strings.Contains(log.String(), "named=ws://127.0.0.1:4444/trapos/ws"):
+				t.Errorf("the warning does not name the URL the installer gave:\n%s", log.String())
+			case !tc.warns && warnings != 0:
+				t.Errorf("want no warning, got:\n%s", log.String())
+			}
+		})
 	}
 }
 
