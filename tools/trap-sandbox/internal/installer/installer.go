@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 
 	"traposclient"
@@ -56,6 +57,25 @@ func (i *Installer) Name() string { return ModuleName }
 func (i *Installer) Mount(routes *server.Routes) {
 	routes.HandleFunc("GET "+InstallPath, i.serveInstaller)
 	routes.HandleFunc("GET "+FilesPath+"{path...}", i.serveFile)
+	if i.public != nil && plainPrefix.MatchString(i.public.Prefix()) {
+		for _, p := range []string{InstallPath, FilesPath + "{path...}", WebSocketPath} {
+			routes.HandleFunc("GET "+i.public.Prefix()+p, i.servePrefixKept)
+		}
+	}
+}
+
+// plainPrefix is a --public-url path that can stand in a route pattern as it is (no {} of a
+// wildcard, no escapes): the ones servePrefixKept answers for.
+var plainPrefix = regexp.MustCompile(`^(?:/[A-Za-z0-9._~-]+)+$`)
+
+// servePrefixKept answers a computer's path under --public-url's path: the gateway serves at
+// its root, so the proxy was to strip that path and did not. Without this the operator's curl
+// read Go's "404 page not found" and the computer's wget only "Failed.".
+func (i *Installer) servePrefixKept(w http.ResponseWriter, r *http.Request) {
+	prefix := i.public.Prefix()
+	msg := fmt.Sprintf("the gateway serves /trapos/ at its root, and this request kept --public-url's path %s: make the reverse proxy strip it (nginx: location %s/trapos/ws { proxy_pass http://127.0.0.1:4444/trapos/ws; }, the same for /trapos/install and /trapos/files/; docs/reverse-proxy.md)", prefix, prefix)
+	i.warn.Log(slog.LevelWarn, msg, msg)
+	http.Error(w, msg, http.StatusNotFound)
 }
 
 // Version is the version of the package served (older clients are logged against it).

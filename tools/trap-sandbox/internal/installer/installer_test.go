@@ -156,6 +156,40 @@ func TestInstallerThroughAProxyWithoutPublicURLWarns(t *testing.T) {
 	}
 }
 
+// TestPrefixKeptByTheProxyIsNamed: behind --public-url https://host/sandbox the proxy is to
+// strip /sandbox; one that passes /sandbox/trapos/... on gets a 404 that says so (and a
+// warning once a minute), where Go's mux said "404 page not found". A path that cannot stand in
+// a route pattern as it is gets the plain 404, and the gateway still starts.
+func TestPrefixKeptByTheProxyIsNamed(t *testing.T) {
+	public, err := ParsePublicURL("https://mc.example.org/sandbox")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	mux := newMuxLogging(t, &public, slog.New(slog.NewTextHandler(&log, nil)))
+	for _, path := range []string{"/sandbox" + InstallPath, "/sandbox" + FilesPath + "apis/libsandbox.lua", "/sandbox" + WebSocketPath} {
+		code, body := get(t, mux, "127.0.0.1:4444", path)
+		if code != http.StatusNotFound || !strings.Contains(body, "kept --public-url's path /sandbox: make the reverse proxy strip it") {
+			t.Errorf("%s: status %d, body %q", path, code, body)
+		}
+	}
+	if n := strings.Count(log.String(), "level=WARN"); n != 1 {
+		t.Errorf("want one warning for three requests (once a minute), got %d:\n%s", n, log.String())
+	}
+	if code, body := get(t, mux, "127.0.0.1:4444", InstallPath); code != http.StatusOK {
+		t.Errorf("the root's installer: status %d, body %q", code, body)
+	}
+
+	odd, err := ParsePublicURL("https://mc.example.org/a{b}")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux = newMuxLogging(t, &odd, slog.New(slog.DiscardHandler))
+	if code, body := get(t, mux, "127.0.0.1:4444", "/a%7Bb%7D"+InstallPath); code != http.StatusNotFound || strings.Contains(body, "strip") {
+		t.Errorf("a path with braces: status %d, body %q", code, body)
+	}
+}
+
 // TestHostInjectionRefused: a Host that is not a plain host[:port] never reaches the Lua.
 func TestHostInjectionRefused(t *testing.T) {
 	mux, _ := newMux(t, nil)

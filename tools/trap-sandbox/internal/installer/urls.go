@@ -78,6 +78,10 @@ func validHost(host string) bool {
 	return true
 }
 
+// Prefix is the base URL's path, "" or /prefix without a trailing slash: where a proxy serves
+// the gateway's root.
+func (b Base) Prefix() string { return b.u.Path }
+
 // String is the base URL itself (http://host:port/prefix).
 func (b Base) String() string { return b.u.String() }
 
