@@ -525,6 +525,19 @@ func (g *Gateway) Shutdown(ctx context.Context) error {
 // Request".
 const notAWebSocket = "this is trap-sandbox's WebSocket for in-game computers, not a web page: a computer connects here once its client is installed (wget run http://<this gateway>/trapos/install, docs/user-guide.md); the web console is at /console/"
 
+// upgradeLost answers, and is the warning about, a computer's WebSocket handshake that reached
+// the gateway without its Upgrade or Connection: upgrade header (Sec-WebSocket-Key came, so a
+// client asked for a WebSocket): both are hop-by-hop, and a reverse proxy in front passes them
+// on only when told to, nginx not by default. Every computer behind it is refused, and CC shows
+// its player only "400 Bad Request".
+const upgradeLost = "a WebSocket handshake reached the gateway without its Upgrade or Connection: upgrade header: a reverse proxy in front of the gateway dropped them, as nginx does unless told; pass them on (nginx: proxy_http_version 1.1; proxy_set_header Upgrade $http_upgrade; proxy_set_header Connection $connection_upgrade; docs/reverse-proxy.md)"
+
+// upgradeWasLost reports whether r asked for a WebSocket (Sec-WebSocket-Key) without the headers
+// that make it an upgrade.
+func upgradeWasLost(r *http.Request) bool {
+	return r.Header.Get("Sec-Websocket-Key") != "" && !websocket.IsWebSocketUpgrade(r)
+}
+
 // webPageRefused is the answer to a WebSocket upgrade with an Origin header: a browser's.
 func webPageRefused(origin string) string {
 	return "a web page cannot connect as a computer (Origin " + clip(origin) + "): computers send no Origin header " +
@@ -536,7 +549,10 @@ func webPageRefused(origin string) string {
 func upgradeRefused(w http.ResponseWriter, r *http.Request, status int, reason error) {
 	w.Header().Set("Sec-Websocket-Version", "13")
 	text := http.StatusText(status)
-	if !websocket.IsWebSocketUpgrade(r) {
+	switch {
+	case upgradeWasLost(r):
+		text += ": " + upgradeLost
+	case !websocket.IsWebSocketUpgrade(r):
 		text += ": " + notAWebSocket
 	}
 	http.Error(w, text, status)
@@ -566,6 +582,9 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 			r.RemoteAddr, "origin", clip(origin))
 		http.Error(w, webPageRefused(origin), http.StatusForbidden)
 		return
+	}
+	if upgradeWasLost(r) {
+		g.limits.warns.warn(upgradeLost, r.RemoteAddr)
 	}
 	adm := g.limits.admit(r.RemoteAddr)
 	if adm == nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -162,6 +163,30 @@ func TestRepeatedHello(t *testing.T) {
 	assert.Equal(t, protocol.CodeUnauthorized, c.read().Error.Code)
 	c.expectClose(CloseUnauthorized, "unauthorized")
 	require.Eventually(t, func() bool { return len(h.gw.Computers()) == 0 }, waitLimit, testkit.Poll, "the computer to leave the registry")
+}
+
+// TestAHandshakeAProxyStrippedOfItsUpgradeIsNamed: a computer's handshake through a reverse
+// proxy that drops the hop-by-hop Upgrade and Connection headers (nginx's default) arrives with
+// Sec-WebSocket-Key only; it is told, and the gateway warns (once a minute), that the proxy must
+// pass them, where it said the path is no web page's and logged nothing.
+func TestAHandshakeAProxyStrippedOfItsUpgradeIsNamed(t *testing.T) {
+	h := newHarness(t, Config{}, nil)
+	for range 2 {
+		req, err := http.NewRequest(http.MethodGet, h.srv.URL+WebSocketPath, nil)
+		require.NoError(t, err)
+		// What nginx sends on without proxy_set_header Upgrade/Connection: the end-to-end headers.
+		req.Header.Set("Sec-WebSocket-Key", "dGhlIHNhbXBsZSBub25jZQ==")
+		req.Header.Set("Sec-WebSocket-Version", "13")
+		req.Header.Set("Connection", "close")
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		_ = resp.Body.Close()
+		assert.Equal(t, http.StatusBadRequest, resp.StatusCode)
+		assert.Equal(t, "Bad Request: "+upgradeLost+"\n", string(body))
+	}
+	assert.Equal(t, 1, strings.Count(h.logs.String(), "without its Upgrade or Connection: upgrade header"), h.logs.String())
 }
 
 // TestNonWebSocketRequest: a plain GET (the address of the "computers connect here" line
