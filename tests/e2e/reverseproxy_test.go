@@ -41,7 +41,7 @@ const nginxExample = "docs/examples/nginx-trap-sandbox.conf"
 // ports and files.
 const (
 	exampleListen  = "listen 443 ssl;"
-	exampleGateway = "127.0.0.1:4444"
+	exampleGateway = "127.0.0.1:4445"
 	exampleCert    = "/etc/ssl/certs/mc.example.org.pem"
 	exampleKey     = "/etc/ssl/private/mc.example.org.key"
 )
@@ -59,7 +59,7 @@ func TestTheReverseProxyDocShowsItsExample(t *testing.T) {
 }
 
 // TestComputerConnectsThroughNginx runs nginx with the documented configuration in front of
-// the gateway (started with --public-url, as the page says): a computer installs the client
+// the gateway's computers-only port (started with --public-url, as the page says): a computer installs the client
 // through it over TLS and connects with wss://, and the host API is not reachable through it.
 func TestComputerConnectsThroughNginx(t *testing.T) {
 	nginx := nginxPath(t)
@@ -71,10 +71,11 @@ func TestComputerConnectsThroughNginx(t *testing.T) {
 
 	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := harness.Start(t, gatewayBin, harness.Options{Args: []string{"--password", installPassword,
-		"--opencode-url", oc.URL, "--public-url", public}})
+		"--opencode-url", oc.URL, "--computers-listen", "127.0.0.1:0", "--public-url", public}})
+	require.NotEmpty(t, g.ComputersAddr(), "the gateway logs its computers-only port")
 	startNginx(t, nginx, dir, map[string]string{
 		exampleListen:  fmt.Sprintf("listen 127.0.0.1:%d ssl;", port),
-		exampleGateway: g.Addr,
+		exampleGateway: g.ComputersAddr(),
 		exampleCert:    filepath.Join(dir, "cert.pem"),
 		exampleKey:     filepath.Join(dir, "key.pem"),
 	})
