@@ -73,7 +73,7 @@ var plainPrefix = regexp.MustCompile(`^(?:/[A-Za-z0-9._~-]+)+$`)
 // read Go's "404 page not found" and the computer's wget only "Failed.".
 func (i *Installer) servePrefixKept(w http.ResponseWriter, r *http.Request) {
 	prefix := i.public.Prefix()
-	msg := fmt.Sprintf("the gateway serves /trapos/ at its root, and this request kept --public-url's path %s: make the reverse proxy strip it (nginx: location %s/trapos/ws { proxy_pass http://127.0.0.1:4444/trapos/ws; }, the same for /trapos/install and /trapos/files/; docs/reverse-proxy.md)", prefix, prefix)
+	msg := fmt.Sprintf("the gateway serves /trapos/ at its root, and this request kept --public-url's path %s: make the reverse proxy strip it (nginx: location %s/trapos/ws { proxy_pass http://<the gateway>/trapos/ws; }, the same for /trapos/install and /trapos/files/; docs/reverse-proxy.md)", prefix, prefix)
 	i.warn.Log(slog.LevelWarn, msg, msg)
 	http.Error(w, msg, http.StatusNotFound)
 }
