@@ -41,6 +41,24 @@ local function hostPort(url)
   return host or authority, port;
 end
 
+-- The WebSocket scheme of a URL, "wss" or "ws" (ws when it names neither): advice that names a
+-- URL keeps the player's TLS.
+local function wsScheme(url)
+  local scheme = url:match("^(%a[%w+.-]*)://");
+  if scheme ~= nil and scheme:lower() == "wss" then
+    return "wss";
+  end
+  return "ws";
+end
+
+-- The port a URL reaches: its own, or its scheme's default.
+local function portOf(url, port)
+  if port ~= nil then
+    return port;
+  end
+  return wsScheme(url) == "wss" and "443" or "80";
+end
+
 local function contains(text, needle)
   return text:find(needle, 1, true) ~= nil;
 end
@@ -87,10 +105,24 @@ local RULES = {
     end,
     say = function(why, url)
       local host, port = hostPort(url);
-      return "the server at " .. host .. ":" .. tostring(port or 80) .. " could not take the connection ("
+      return "the server at " .. host .. ":" .. portOf(url, port) .. " could not take the connection ("
         .. (why:match("%d%d%d[%w ]*") or why) .. "): the gateway is full, or down behind a reverse proxy";
     end,
     retry = "; the daemon retries every 5 s",
+  },
+  {
+    -- A 400 on the upgrade: CC's handshake is a good one, so something between dropped what
+    -- makes it one (Upgrade, Connection: hop-by-hop headers a reverse proxy passes on only when
+    -- told, nginx not by default). Only the gateway's operator can fix that.
+    match = function(why)
+      return contains(why, "Invalid handshake response") and why:find("%f[%d]400%f[%D]") ~= nil;
+    end,
+    say = function(why, url)
+      local host, port = hostPort(url);
+      return "the server at " .. host .. ":" .. portOf(url, port) .. " refused the WebSocket handshake ("
+        .. (why:match("%d%d%d[%w ]*") or why) .. "): the reverse proxy in front of the gateway must pass "
+        .. "its Upgrade and Connection headers; tell the gateway's operator";
+    end,
   },
   {
     -- A 404, a redirect or any other answer to the upgrade that is not a WebSocket's (200 OK from
@@ -102,7 +134,10 @@ local RULES = {
     end,
     say = function(why, url)
       local host, port = hostPort(url);
-      local base = "ws://" .. host .. (port and (":" .. port) or "");
+      if host:find(":", 1, true) then
+        host = "[" .. host .. "]"; -- an IPv6 address
+      end
+      local base = wsScheme(url) .. "://" .. host .. (port and (":" .. port) or "");
       return "the URL's path is wrong (" .. (why:match("%d%d%d[%w ]*") or why) .. "): use " .. base .. " or "
         .. base .. "/trapos/ws. " .. FIX_URL;
     end,

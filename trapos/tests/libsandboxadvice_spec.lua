@@ -30,7 +30,21 @@ describe("libsandboxadvice explain", function()
       :eq("the URL's path is wrong (401 Unauthorized): use ws://192.168.1.20:4444 or ws://192.168.1.20:4444/trapos/ws. Fix it with: sandbox setup");
   end);
 
+  it("keeps the URL's TLS and IPv6 brackets in the URLs it suggests", function()
+    expect(advice.explain("Invalid handshake response getStatus: 404 Not Found", "wss://mc.example.org/ws"))
+      :eq("the URL's path is wrong (404 Not Found): use wss://mc.example.org or wss://mc.example.org/trapos/ws. Fix it with: sandbox setup");
+    expect(advice.explain("Invalid handshake response getStatus: 404 Not Found", "ws://[fd00::20]:4444/ws"))
+      :eq("the URL's path is wrong (404 Not Found): use ws://[fd00::20]:4444 or ws://[fd00::20]:4444/trapos/ws. Fix it with: sandbox setup");
+  end);
+
+  it("says a 400 is a reverse proxy that dropped the upgrade's headers, for the operator to fix", function()
+    expect(advice.explain("Invalid handshake response getStatus: 400 Bad Request", "wss://mc.example.org/trapos/ws"))
+      :eq("the server at mc.example.org:443 refused the WebSocket handshake (400 Bad Request): the reverse proxy in front of the gateway must pass its Upgrade and Connection headers; tell the gateway's operator");
+  end);
+
   it("says a 5xx is the gateway full or down behind a proxy, and retried", function()
+    expect(advice.explain("Invalid handshake response getStatus: 502 Bad Gateway", "wss://mc.example.org/trapos/ws"))
+      :eq("the server at mc.example.org:443 could not take the connection (502 Bad Gateway): the gateway is full, or down behind a reverse proxy; the daemon retries every 5 s");
     expect(advice.explain("Invalid handshake response getStatus: 503 Service Unavailable", URL))
       :eq("the server at 192.168.1.20:4444 could not take the connection (503 Service Unavailable): the gateway is full, or down behind a reverse proxy; the daemon retries every 5 s");
     expect(advice.explain("Invalid handshake response getStatus: 502 Bad Gateway", URL, nil, "sandbox link"))
