@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -64,12 +65,20 @@ while not fs.exists("/e2e-go") do end
 )
 
 // hostileComputer boots a computer whose sandbox.url is the hostile gateway h, running
-// program, and returns it with the gateway's side of its socket.
+// program, and returns it with the gateway's side of its socket and the directory of its disk.
 func hostileComputer(ctx context.Context, t *testing.T, h *harness.HostileGateway, program string) (*fakecrafttest.Computer, *harness.GatewaySide, string) {
+	t.Helper()
+	return hostileComputerWith(ctx, t, h, program, nil, nil)
+}
+
+// hostileComputerWith is hostileComputer with settings and files of the owner's beside program.
+func hostileComputerWith(ctx context.Context, t *testing.T, h *harness.HostileGateway, program string, settings, files map[string]string) (*fakecrafttest.Computer, *harness.GatewaySide, string) {
 	t.Helper()
 	opts := computerOptionsAt(t, h.URL(), "", "/e2e.lua")
 	opts.Overlay = t.TempDir()
+	maps.Copy(opts.Settings, settings)
 	opts.Files = map[string]string{"/e2e.lua": program}
+	maps.Copy(opts.Files, files)
 	c := fakecrafttest.StartWithin(t, opts, testTimeout)
 	side, err := h.Accept(ctx)
 	require.NoError(t, err, c.Output())
@@ -231,13 +240,7 @@ func TestGatewayThatAnswersNothingGetsNoMoreThan16Requests(t *testing.T) {
 func TestHostileGatewayCannotWriteTheBootInAnySpelling(t *testing.T) {
 	ctx := testContext(t)
 	h := harness.StartHostileGateway(t)
-	opts := computerOptionsAt(t, h.URL(), "", "/e2e.lua")
-	opts.Overlay = t.TempDir()
-	opts.Settings["sandbox.allow_files"] = "write"
-	opts.Files = map[string]string{"/e2e.lua": idleHostileProgram}
-	c := fakecrafttest.StartWithin(t, opts, testTimeout)
-	side, err := h.Accept(ctx)
-	require.NoError(t, err, c.Output())
+	c, side, overlay := hostileComputerWith(ctx, t, h, idleHostileProgram, map[string]string{"sandbox.allow_files": "write"}, nil)
 	c.WaitFor(ctx, markerUp)
 	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
 	defer cancel()
@@ -262,7 +265,7 @@ func TestHostileGatewayCannotWriteTheBootInAnySpelling(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, answer.OK != nil && *answer.OK, "%+v", answer.Error)
 
-	entries, err := os.ReadDir(opts.Overlay)
+	entries, err := os.ReadDir(overlay)
 	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
@@ -408,12 +411,7 @@ func TestAHostileGatewayGetsNothingTheOwnerDidNotAllow(t *testing.T) {
 	ctx := testContext(t)
 	h := harness.StartHostileGateway(t)
 	const settings = `{ ["sandbox.allow_exec"] = "true", ["sandbox.allow_files"] = "Write", ["sandbox.allow_screen"] = "Control" }`
-	opts := computerOptionsAt(t, h.URL(), "", "/e2e.lua")
-	opts.Overlay = t.TempDir()
-	opts.Files = map[string]string{"/e2e.lua": idleHostileProgram, "/.settings": settings}
-	c := fakecrafttest.StartWithin(t, opts, testTimeout)
-	side, err := h.Accept(ctx)
-	require.NoError(t, err, c.Output())
+	c, side, overlay := hostileComputerWith(ctx, t, h, idleHostileProgram, nil, map[string]string{"/.settings": settings})
 	c.WaitFor(ctx, markerUp)
 	waitCtx, cancel := context.WithTimeout(ctx, hostileWait)
 	defer cancel()
@@ -451,14 +449,14 @@ func TestAHostileGatewayGetsNothingTheOwnerDidNotAllow(t *testing.T) {
 		assert.True(t, answer.OK != nil && *answer.OK, "%s: %+v", typ, answer.Error)
 	}
 
-	entries, err := os.ReadDir(opts.Overlay)
+	entries, err := os.ReadDir(overlay)
 	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
 	assert.ElementsMatch(t, []string{".settings", "e2e.lua"}, names, "nothing was written, moved or deleted")
-	got, err := os.ReadFile(filepath.Join(opts.Overlay, ".settings"))
+	got, err := os.ReadFile(filepath.Join(overlay, ".settings"))
 	require.NoError(t, err)
 	assert.Equal(t, settings, string(got))
 	assert.NotContains(t, c.Output(), markerGone, "the daemon is still connected")

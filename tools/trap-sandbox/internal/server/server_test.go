@@ -50,12 +50,7 @@ func (m *echoModule) Shutdown(context.Context) error {
 
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	resp, err := http.Get(url)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	return resp.StatusCode, string(body)
+	return request(t, http.MethodGet, url)
 }
 
 func TestModulesAndHealthz(t *testing.T) {
