@@ -372,6 +372,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		ClientVersion:  client.Version,
 		ClientName:     client.Name,
 		LoopbackAPI:    c.APIToken == "",
+		ComputersPort:  c.ComputersListen != "",
 	}
 	c.AdmissionFlags.apply(&gwConfig)
 	gw := gateway.New(gwConfig, logger, replicas)
@@ -498,6 +499,11 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 	}
 	if c.APIToken != "" {
 		warnIfAPITokenShort(logger, c.APIToken)
+	} else if c.PublicURL != "" && c.ComputersListen != "" {
+		// The configuration docs/reverse-proxy.md gives points the proxy at the computers'
+		// port, which serves no API: a warning every start of it would teach operators to
+		// skip warnings. What to keep the proxy to is said once.
+		logger.Info("--public-url and --computers-listen are set and SANDBOX_API_TOKEN is not: point the reverse proxy at --computers-listen's port only (docs/reverse-proxy.md); a proxy on this host to --listen's port reaches the host API as a loopback client, which needs no token")
 	} else if c.PublicURL != "" {
 		// --public-url is for a proxy or NAT; a proxy on this host connects from loopback.
 		logger.Warn("--public-url is set and SANDBOX_API_TOKEN is not: a reverse proxy on this host reaches the host API as a loopback client, which needs no token. The API refuses requests a proxy marks with X-Forwarded-For, Forwarded or X-Real-IP, but one that adds none gets every computer: set SANDBOX_API_TOKEN")

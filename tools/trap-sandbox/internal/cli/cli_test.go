@@ -303,6 +303,14 @@ func TestServeWarnsOfAProxyWithoutAnAPIToken(t *testing.T) {
 	require.NoError(t, stop())
 	assert.Contains(t, logs.String(), warning)
 
+	// Computers with a port of their own: the proxy of docs/reverse-proxy.md reaches no API,
+	// and the start says what to keep it to, without a warning.
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--computers-listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--public-url", "https://mc.example.org/sandbox")
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), warning)
+	assert.Contains(t, logs.String(), `level=INFO msg="--public-url and --computers-listen are set and SANDBOX_API_TOKEN is not: point the reverse proxy at --computers-listen's port only (docs/reverse-proxy.md)`)
+
 	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--public-url", "https://mc.example.org/sandbox", "--api-token", strings.Repeat("t", 16))
 	_, logs, stop = startServe(t, root.Serve)
 	require.NoError(t, stop())

@@ -229,6 +229,9 @@ type Config struct {
 	// Minecraft server runs here, and every program on its computers is such a client: the
 	// first such hello of a run is logged as a WARN naming the fix.
 	LoopbackAPI bool
+	// ComputersPort says that computers have a port of their own (--computers-listen): one
+	// from this machine on the API's port then came by the wrong one, and the warning says so.
+	ComputersPort bool
 	// MaxUnauthenticatedPerAddress caps sockets per address before a good hello.
 	MaxUnauthenticatedPerAddress int
 	// FailedHelloRate (per second, per address) and FailedHelloBurst shape the wrong-secret

@@ -454,7 +454,11 @@ func (s *Session) handleHello(f protocol.Frame) {
 		s.noteClientVersion(key, clientVersion)
 	}
 	if s.loopbackOnAPIPort && s.gw.cfg.LoopbackAPI && s.gw.cohostWarned.CompareAndSwap(false, true) {
-		s.log().Warn(CohostedWithoutAPIToken, "traposId", clip(key.TraposID))
+		if s.gw.cfg.ComputersPort {
+			s.log().Warn(CohostedPastTheComputersPort, "traposId", clip(key.TraposID))
+		} else {
+			s.log().Warn(CohostedWithoutAPIToken, "traposId", clip(key.TraposID))
+		}
 	}
 	s.reply(f, accountPayload, nil)
 }
@@ -466,6 +470,13 @@ func (s *Session) handleHello(f protocol.Frame) {
 const CohostedWithoutAPIToken = "a computer connected from this machine while SANDBOX_API_TOKEN is unset: the host API answers every loopback client without a token, " +
 	"and so every program on this Minecraft server's computers (http.post to the gateway can drive and read every computer and add accounts); " +
 	"set SANDBOX_API_TOKEN, or give the computers a port of their own with --computers-listen and allow only that one in CC's http rules (docs/user-guide.md)"
+
+// CohostedPastTheComputersPort is CohostedWithoutAPIToken when computers have a port of their
+// own: this one came by the API's port all the same (installed through it, or a rule in CC's
+// config that allows it).
+const CohostedPastTheComputersPort = "a computer connected from this machine through --listen's port, not --computers-listen's, while SANDBOX_API_TOKEN is unset: " +
+	"a rule in CC's http config lets it reach the host API, which answers every loopback client without a token; " +
+	"allow only --computers-listen's port in CC's http rules and install the computer again through it (the install line of msg=\"computers connect here\"), or set SANDBOX_API_TOKEN (docs/user-guide.md)"
 
 // errHelloWhileShuttingDown answers a hello that arrives once Shutdown has begun.
 var errHelloWhileShuttingDown = protocol.Errorf(protocol.CodeNotConnected,

@@ -96,6 +96,12 @@ func TestAComputerOnThisMachineWithoutAnAPITokenIsLoggedOnce(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(h.logs.String(), line), h.logs.String())
 	assert.Regexp(t, `set SANDBOX_API_TOKEN, or give the computers a port of their own with --computers-listen .*\(docs/user-guide.md\)" module=\S+ remote=127.0.0.1:\d+ traposId=7:kitchen\n`, h.logs.String())
 
+	// With a computers' port, one by the API's port came the wrong way: the line says so.
+	pastPort := newHarness(t, Config{LoopbackAPI: true, ComputersPort: true}, nil)
+	pastPort.connect(t, "7:kitchen", "")
+	assert.Contains(t, pastPort.logs.String(), `level=WARN msg="a computer connected from this machine through --listen's port, not --computers-listen's, while SANDBOX_API_TOKEN is unset: `)
+	assert.Contains(t, pastPort.logs.String(), `allow only --computers-listen's port in CC's http rules and install the computer again through it`)
+
 	withToken := newHarness(t, Config{}, nil)
 	withToken.connect(t, "7:kitchen", "")
 	assert.NotContains(t, withToken.logs.String(), line)
