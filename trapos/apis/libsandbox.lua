@@ -160,6 +160,18 @@ local function awaitReconnect(timeoutSeconds)
   return status ~= nil and status.connected == true;
 end
 
+-- The seconds until a waiting daemon's next try, from its status (nil when it is not waiting):
+-- longer for a gateway that keeps breaking its sockets. Never 0, which reads as stuck: a try
+-- that is due (its timer's event still queued behind the status request) is at most a second
+-- away, and shows so. `sandbox status` and the advice (libsandboxadvice) say the same number.
+local function retrySeconds(status)
+  expect(1, status, "table");
+  if status.state ~= daemon.STATE_WAITING or type(status.retryAt) ~= "number" then
+    return nil;
+  end
+  return math.max(1, math.ceil((status.retryAt - os.epoch("utc")) / 1000));
+end
+
 -- Asks the daemon to drop its connection and connect again (also after `unauthorized`, and
 -- after stop()).
 local function reconnect()
@@ -224,6 +236,7 @@ return {
   requestStatus = requestStatus,
   awaitConnection = awaitConnection,
   awaitReconnect = awaitReconnect,
+  retrySeconds = retrySeconds,
   reconnect = reconnect,
   stopDaemon = stopDaemon,
   serve = serveLib.serve,

@@ -63,7 +63,11 @@ local function contains(text, needle)
   return text:find(needle, 1, true) ~= nil;
 end
 
--- Each rule: does `why` match, and the advice for `url` (and sandbox.password's value).
+-- Each rule: does `why` match, and the advice for `url` (and sandbox.password's value). A rule
+-- whose failure the daemon retries says so: retry is what it says when the seconds to the next
+-- try are not known (true of every such failure: a connection that never opened is tried again
+-- every 5 s, libsandboxdaemon's RECONNECT_DELAY); when they are, retryLead (default "; the
+-- daemon") goes before " retries in N s", true whatever the daemon's back-off made the wait.
 local RULES = {
   {
     match = function(why) return why:match("^Invalid scheme 'https?'") ~= nil; end,
@@ -187,8 +191,10 @@ local RULES = {
     say = function(_, url)
       local host, port = hostPort(url);
       return "the gateway at " .. host .. ":" .. tostring(port or 80) .. " sent more requests at once than the protocol allows"
-        .. " (4429): is sandbox.url a trap-sandbox gateway, and up to date? The daemon tries again every minute";
+        .. " (4429): is sandbox.url a trap-sandbox gateway, and up to date?";
     end,
+    retry = " The daemon tries again every minute",
+    retryLead = " The daemon",
   },
   {
     -- Close 4009: a newer socket said hello for the same traposId (id:label). The daemon
@@ -213,15 +219,18 @@ local RULES = {
   },
 };
 
--- explain(why, url [, password [, again]]): the advice for a failed connection. why is the
--- daemon's reason (CC's message, or "unauthorized: ..." from the gateway); url is sandbox.url;
--- password is sandbox.password's value (a number means `set` converted the digits). again is
--- the command to run again when the connection was that command's own, which the daemon's
--- retries do not repeat (sandbox link); nil for the daemon's.
-local function explain(why, url, password, again)
+-- explain(why, url [, password [, again [, retryIn]]]): the advice for a failed connection. why
+-- is the daemon's reason (CC's message, or "unauthorized: ..." from the gateway); url is
+-- sandbox.url; password is sandbox.password's value (a number means `set` converted the
+-- digits). again is the command to run again when the connection was that command's own,
+-- which the daemon's retries do not repeat (sandbox link); nil for the daemon's. retryIn is
+-- the seconds to the daemon's next try when its status says (libsandbox.retrySeconds), nil
+-- when it is not known.
+local function explain(why, url, password, again, retryIn)
   expect(1, why, "string", "nil");
   expect(2, url, "string", "nil");
   expect(4, again, "string", "nil");
+  expect(5, retryIn, "number", "nil");
   why = why or "unknown error";
   url = url or "the gateway";
   if why:find("credential was revoked", 1, true) then -- closed 4003, or a hello refused for it
@@ -264,6 +273,8 @@ local function explain(why, url, password, again)
         return rule.say(why, url, password);
       elseif again ~= nil then
         return rule.say(why, url, password) .. "; then run " .. again .. " again";
+      elseif retryIn ~= nil then
+        return rule.say(why, url, password) .. (rule.retryLead or "; the daemon") .. " retries in " .. retryIn .. " s";
       end
       return rule.say(why, url, password) .. rule.retry;
     end

@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.12",
+  VERSION = "0.5.13",
   parse = parse,
   newer = newer,
 };

@@ -129,9 +129,10 @@ local function printCommand(command)
   print("  " .. (line or ""));
 end
 
--- Turns the daemon's reason into advice the user can act on.
-local function explain(why, url)
-  return advice.explain(tostring(why or "unknown error"), url, settings.get(libsandbox.SETTING_PASSWORD));
+-- Turns the daemon's reason into advice the user can act on; retryIn is the seconds to its
+-- next try, when its status says (libsandbox.retrySeconds).
+local function explain(why, url, retryIn)
+  return advice.explain(tostring(why or "unknown error"), url, settings.get(libsandbox.SETTING_PASSWORD), nil, retryIn);
 end
 
 local function explainStatus(status)
@@ -142,7 +143,7 @@ local function explainStatus(status)
   elseif status.state == libsandbox.STATE_DORMANT then
     return libsandbox.URL_NOT_SET;
   elseif status.lastError ~= nil then
-    return explain(status.lastError, status.url);
+    return explain(status.lastError, status.url, libsandbox.retrySeconds(status));
   elseif status.state == libsandbox.STATE_AUTHENTICATING then
     return helloUnanswered(status.url);
   elseif status.state == libsandbox.STATE_CONNECTING then
@@ -265,11 +266,10 @@ local function showStatus()
   print("connected: " .. tostring(status.connected == true));
   -- The state says why a computer is not connected yet (e.g. "connecting" right after boot).
   local state = tostring(status.state or "unknown");
-  if status.state == libsandbox.STATE_WAITING and type(status.retryAt) == "number" then
-    -- The seconds left until the next try: longer for a gateway that keeps breaking its sockets.
-    -- Never 0, which reads as stuck: a try that is due (its timer's event still queued behind
-    -- this status request) is at most a second away, and shows so.
-    state = state .. " (" .. math.max(1, math.ceil((status.retryAt - os.epoch("utc")) / 1000)) .. " s)";
+  -- Read once: the state and the fix below name the same second.
+  local retryIn = libsandbox.retrySeconds(status);
+  if retryIn ~= nil then
+    state = state .. " (" .. retryIn .. " s)";
   end
   print("state: " .. state);
   print("traposId: " .. tostring(status.traposId));
@@ -286,7 +286,7 @@ local function showStatus()
     -- Nor "none" above the fix for a computer not set up yet.
     problem = { "lastError: not set up", "fix: " .. MSG_URL_NOT_SET };
   elseif status.lastError ~= nil then
-    local fix = explain(status.lastError, status.url);
+    local fix = explain(status.lastError, status.url, retryIn);
     if fix ~= status.lastError then
       problem[2] = "fix: " .. fix;
     end

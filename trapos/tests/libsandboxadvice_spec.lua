@@ -112,6 +112,27 @@ describe("libsandboxadvice explain", function()
         .. "trap-sandbox gateway, and up to date? The daemon tries again every minute");
   end);
 
+  it("names the seconds to the daemon's next try when its status says them, whatever its back-off made the wait", function()
+    local FLOOD = "closed the connection (4429 too many requests): the gateway had 33 frames waiting here at once, "
+      .. "more than the 32 it may have in flight (docs/protocol.md); reconnecting in 60 s";
+    for _, case in ipairs({
+      { "Could not connect", "nothing answers at 192.168.1.20:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries in 38 s" },
+      { "Invalid handshake response getStatus: 503 Service Unavailable", "the server at 192.168.1.20:4444 could not take the connection (503 Service Unavailable): the gateway is full, or down behind a reverse proxy; the daemon retries in 38 s" },
+      { "lost the connection: going away", "the gateway stopped (going away); the daemon retries in 38 s" },
+      { "lost the connection: Connection closed", "the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries in 38 s" },
+      { FLOOD, "the gateway at 192.168.1.20:4444 sent more requests at once than the protocol allows (4429): is sandbox.url a "
+        .. "trap-sandbox gateway, and up to date? The daemon retries in 38 s" },
+    }) do
+      expect(advice.explain(case[1], URL, nil, nil, 38)):eq(case[2]);
+    end
+    -- a command's own connection is not the daemon's: its time is not the command's
+    expect(advice.explain("Connection closed", URL, nil, "sandbox link", 38))
+      :eq("the gateway closed the connection (Connection closed): it stopped or restarted; then run sandbox link again");
+    -- a failure the daemon does not retry has no time to name
+    expect(advice.explain("Unknown host", "ws://gatewy.lan:4444", nil, nil, 38))
+      :eq("Unknown host: gatewy.lan does not resolve; check its spelling or use the gateway's IP address. Fix it with: sandbox setup");
+  end);
+
   it("explains a malformed URL", function()
     expect(advice.explain("URL malformed", "ws://"))
       :eq("sandbox.url ws:// is not a ws:// URL (e.g. ws://192.168.1.20:4444). Fix it with: sandbox setup");

@@ -898,6 +898,30 @@ describe("sandbox command", function()
       end
     end);
 
+    it("names in its fix the same seconds to the next try as its state, not a schedule the back-off outgrew", function()
+      -- a gateway that kept breaking its sockets: the daemon waits 40 s, not 5
+      for _, case in ipairs({
+        { "Connection closed", "the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries in " },
+        { "Could not connect", "nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries in " },
+      }) do
+        local status = downStatus("waiting", case[1]);
+        status.retryAt = os.epoch("utc") + 39500;
+        local ok, err, lines = run({ "status" }, { status = status });
+        expectSuccess(ok, err);
+        local seconds = lines[3]:match("^state: waiting %((%d+) s%)$");
+        expect(seconds ~= nil and tonumber(seconds) >= 38 and tonumber(seconds) <= 40):eq(true);
+        expect(lines[#lines]):eq(fitted("fix: " .. case[2] .. seconds .. " s"));
+        -- sandbox health (and every command that needs the gateway) says it too
+        ok, err = run({ "health" }, { status = status });
+        expect(ok):eq(false);
+        expect(err):str_match("^Not connected to the gateway: " .. case[2]:gsub("%p", "%%%0") .. "%d+ s$");
+      end
+      -- a daemon not waiting (its try under way) names no time: what it would say of any try
+      local ok, err, lines = run({ "status" }, { status = downStatus("connecting", "Could not connect") });
+      expectSuccess(ok, err);
+      expect(lines[#lines]):eq(fitted("fix: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s"));
+    end);
+
     it("fits a pocket computer's 20 rows with an error and its fix, which come last", function()
       -- the longest error and fix there are: 13 rows on a pocket computer
       local replaced = "replaced: another computer said hello with this computer's id";

@@ -346,8 +346,9 @@ func (s *Session) handleHello(f protocol.Frame) {
 		return
 	}
 	if err != nil && !errors.Is(err, account.ErrBadSecret) {
-		// Each computer with a credential retries every few seconds while the store is out (NATS
-		// down): one line per address a minute, with the count of the others.
+		// Each computer with a credential retries while the store is out (NATS down; after 5 s,
+		// then less often, up to once a minute): one line per address a minute, with the count
+		// of the others.
 		s.gw.limits.warns.error("hello: the account store failed", s.remoteAddr, "err", err)
 		s.reply(f, nil, protocol.Errorf(protocol.CodeInternal, "the gateway cannot check the secret now; try again later"))
 		s.closeByGateway(CloseGoingAway, "account store unavailable")
