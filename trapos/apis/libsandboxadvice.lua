@@ -65,9 +65,10 @@ end
 
 -- Each rule: does `why` match, and the advice for `url` (and sandbox.password's value). A rule
 -- whose failure the daemon retries says so: retry is what it says when the seconds to the next
--- try are not known (true of every such failure: a connection that never opened is tried again
--- every 5 s, libsandboxdaemon's RECONNECT_DELAY); when they are, retryLead (default "; the
--- daemon") goes before " retries in N s", true whatever the daemon's back-off made the wait.
+-- try are not known, true of every try after such a failure (a connection that never opened is
+-- tried again every 5 s, libsandboxdaemon's RECONNECT_DELAY; one that broke once open, less
+-- often); when they are, retryLead (default "; the daemon") goes before " retries in N s",
+-- true whatever the daemon's back-off made the wait.
 local RULES = {
   {
     match = function(why) return why:match("^Invalid scheme 'https?'") ~= nil; end,
