@@ -173,7 +173,7 @@ local RULES = {
     end,
     say = function(_, url)
       local host, port = hostPort(url);
-      return "nothing answers at " .. host .. ":" .. tostring(port or 80)
+      return "nothing answers at " .. host .. ":" .. portOf(url, port)
         .. ": start the gateway there, or fix the address or port (sandbox setup)";
     end,
     retry = "; the daemon retries every 5 s",
@@ -182,7 +182,7 @@ local RULES = {
     match = function(why) return contains(why, "Timed out"); end,
     say = function(_, url)
       local host, port = hostPort(url);
-      return "no answer from " .. host .. ":" .. tostring(port or 80)
+      return "no answer from " .. host .. ":" .. portOf(url, port)
         .. " (timed out): check the address, and that no firewall drops the port";
     end,
   },
@@ -191,7 +191,7 @@ local RULES = {
     match = function(why) return contains(why, "(4429 too many requests)"); end,
     say = function(_, url)
       local host, port = hostPort(url);
-      return "the gateway at " .. host .. ":" .. tostring(port or 80) .. " sent more requests at once than the protocol allows"
+      return "the gateway at " .. host .. ":" .. portOf(url, port) .. " sent more requests at once than the protocol allows"
         .. " (4429): is sandbox.url a trap-sandbox gateway, and up to date?";
     end,
     retry = " The daemon tries again every minute",

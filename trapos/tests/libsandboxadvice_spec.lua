@@ -37,6 +37,15 @@ describe("libsandboxadvice explain", function()
       :eq("the URL's path is wrong (404 Not Found): use ws://[fd00::20]:4444 or ws://[fd00::20]:4444/trapos/ws. Fix it with: sandbox setup");
   end);
 
+  it("names a wss URL's default port as 443, not 80", function()
+    expect(advice.explain("Could not connect", "wss://mc.example.org/trapos/ws"))
+      :eq("nothing answers at mc.example.org:443: start the gateway there, or fix the address or port (sandbox setup); the daemon retries every 5 s");
+    expect(advice.explain("Timed out", "wss://mc.example.org/trapos/ws"))
+      :str_match("^no answer from mc.example.org:443 ");
+    expect(advice.explain("Could not connect", "ws://mc.example.org/trapos/ws"))
+      :str_match("^nothing answers at mc.example.org:80:");
+  end);
+
   it("says a 400 is a reverse proxy that dropped the upgrade's headers, for the operator to fix", function()
     expect(advice.explain("Invalid handshake response getStatus: 400 Bad Request", "wss://mc.example.org/trapos/ws"))
       :eq("the server at mc.example.org:443 refused the WebSocket handshake (400 Bad Request): the reverse proxy in front of the gateway must pass its Upgrade and Connection headers; tell the gateway's operator");
