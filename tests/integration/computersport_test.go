@@ -86,10 +86,10 @@ func TestTheComputersPortServesComputersOnly(t *testing.T) {
 	assert.Contains(t, listed, `"7:kitchen"`)
 	assert.NotContains(t, listed, "mallory")
 
-	const warning = `level=WARN msg="a computer connected from this machine while SANDBOX_API_TOKEN is unset`
+	const warning = `level=WARN msg="a computer connected from this machine`
 	require.NoError(t, g.WaitLog(ctx, "traposId=7:kitchen"), g.Log())
 	assert.NotContains(t, g.Log(), warning, "a computer through the computers' port reached no API")
-	connect(ctx, t, g, "8:door") // through --listen
-	require.NoError(t, g.WaitLog(ctx, warning), g.Log())
-	assert.Contains(t, g.Log(), "--computers-listen")
+	connect(ctx, t, g, "8:door") // through --listen: the wrong way, with a port for computers
+	require.NoError(t, g.WaitLog(ctx, warning+" through --listen's port, not --computers-listen's, while SANDBOX_API_TOKEN is unset"), g.Log())
+	assert.Contains(t, g.Log(), "install the computer again through it")
 }

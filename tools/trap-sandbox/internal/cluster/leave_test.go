@@ -158,8 +158,15 @@ func TestARequestWaitingOnAStoppingReplicaNamesIt(t *testing.T) {
 func TestARequestToAReplicaThatSaidGoodbyeNamesItStopped(t *testing.T) {
 	tc := newTestCluster(t)
 	a, b := tc.startReplica("a"), tc.startReplica("b")
+	// Not alive is not enough: a that has not yet heard b at all holds it not alive too, and
+	// judged its requests by the TTL.
+	require.Eventually(t, func() bool { return a.router.alive("b") }, waitLimit, testkit.Poll, "a to hear b")
 	b.stop()
-	require.Eventually(t, func() bool { return !a.router.alive("b") }, waitLimit, testkit.Poll, "a to take in b's goodbye")
+	require.Eventually(t, func() bool {
+		a.router.mu.Lock()
+		defer a.router.mu.Unlock()
+		return a.router.stopped["b"]
+	}, waitLimit, testkit.Poll, "a to take in b's goodbye")
 	holdBeats(t, a.router) // the tick below is the test's
 	p := &pendingRoute{k: gateway.Key{AccountID: gateway.LocalAccount, TraposID: "5:late"}, holder: "b", done: make(chan struct{})}
 	a.router.mu.Lock()
