@@ -80,13 +80,7 @@ func TestTheComputersPortServesComputerPathsOnly(t *testing.T) {
 	assert.Equal(t, http.StatusOK, status, "loopback without a token on the main port")
 	assert.Equal(t, "[]", body)
 
-	cancel()
-	select {
-	case err := <-done:
-		assert.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after cancel")
-	}
+	cancelAndWaitServe(t, cancel, done)
 	assert.Equal(t, 1, mod.shutdowns)
 	for _, l := range []net.Listener{main, computers} {
 		_, err = net.DialTimeout("tcp", l.Addr().String(), time.Second)

@@ -99,13 +99,7 @@ func TestServeLogsAddressAndShutsDown(t *testing.T) {
 	status, _ := get(t, "http://"+addr+"/healthz")
 	assert.Equal(t, http.StatusOK, status)
 
-	cancel()
-	select {
-	case err := <-done:
-		assert.NoError(t, err)
-	case <-time.After(5 * time.Second):
-		t.Fatal("Serve did not return after cancel")
-	}
+	cancelAndWaitServe(t, cancel, done)
 	assert.Equal(t, 1, mod.shutdowns)
 	_, err = net.DialTimeout("tcp", addr, time.Second)
 	assert.Error(t, err, "the listener is closed")
@@ -134,4 +128,16 @@ func TestServeTreatsAModuleCuttingAtTheDeadlineAsSuccess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	assert.NoError(t, s.Serve(ctx, l))
+}
+
+// cancelAndWaitServe ends a Serve by cancelling its context and waits for it to return nil.
+func cancelAndWaitServe(t *testing.T, cancel context.CancelFunc, done <-chan error) {
+	t.Helper()
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
 }
