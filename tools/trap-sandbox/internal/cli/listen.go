@@ -43,22 +43,25 @@ func examplePort(flag string) string {
 func checkComputersListen(listen, computers string) error {
 	lHost, lPort, _ := net.SplitHostPort(listen)
 	cHost, cPort, _ := net.SplitHostPort(computers)
-	everywhere := func(host string) bool {
-		ip := net.ParseIP(host)
-		return host == "" || ip != nil && ip.IsUnspecified()
-	}
-	if lPort != cPort || lPort == "0" || lHost != cHost && !everywhere(lHost) && !everywhere(cHost) {
+	if lPort != cPort || lPort == "0" || lHost != cHost && !everyInterface(lHost) && !everyInterface(cHost) {
 		return nil
 	}
 	return fmt.Errorf("%s %q takes the port of --listen %q: the computers-only port must be another one, e.g. 127.0.0.1:%s (CC's http rules then allow it, not --listen's)",
 		flagAndEnv("computers-listen"), computers, listen, examplePort("computers-listen"))
 }
 
+// everyInterface says whether a listen address's host stands for every interface (":4444",
+// "0.0.0.0:4444", "[::]:4444").
+func everyInterface(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "" || ip != nil && ip.IsUnspecified()
+}
+
 // somethingListens says whether a connection to port on host (this host's loopback for an
 // address of every interface) is accepted: a port in use by a listener, not by the local end
 // of a connection, which the system refuses to bind the same way.
 func somethingListens(host, port string) bool {
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+	if everyInterface(host) {
 		host = "127.0.0.1"
 	}
 	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, port), time.Second)
