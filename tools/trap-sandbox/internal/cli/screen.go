@@ -23,6 +23,7 @@ import (
 
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/screen"
@@ -36,10 +37,19 @@ type ScreenCmd struct {
 	APIFlags
 	TraposID string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
 	Colours  string `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
+	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded) to come back before it ends; 0 waits until you leave." default:"5m"`
 
 	busyRetry time.Duration                        // the wait after a busy answer without Retry-After (0: server.BusyRetry)
-	after     func(time.Duration) <-chan time.Time // the clock busy waits run on (nil: time.After)
+	after     func(time.Duration) <-chan time.Time // the clock busy waits and the wait for the computer run on (nil: time.After)
 }
+
+// The view asks again for a computer that went away after firstLookAgain, then twice as long
+// each time, up to lookAgainAtMost (the web console's 2 s): a reboot is back within a second
+// or two, and a computer away for longer is not asked for in a loop.
+const (
+	firstLookAgain  = 250 * time.Millisecond
+	lookAgainAtMost = 2 * time.Second
+)
 
 // maxBusyWait bounds the wait a busy answer's Retry-After asks for (the web console's bound):
 // a broken or hostile gateway's hour, or year, must not leave the view waiting for ever.
@@ -98,13 +108,19 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	}
 	defer func() { _, _ = out.Write(console.Stop()) }()
 	// A pocket computer's 20th row is drawn where the terminal has one (a 19-row terminal
-	// shows the top 19).
+	// shows the top 19). The status line is the row under the screen, or in a terminal with
+	// none the screen's last row, drawn again once the view is live.
+	statusRow := height + 1
+	if sized {
+		statusRow = min(statusRow, termH)
+	}
 	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours), Width: termW, Height: termH}, out: out,
 		send: func(ctx context.Context, evs []computer.InputEvent) error {
 			_, _, err := c.client().SendInput(ctx, c.TraposID, evs, 0)
 			return err
 		},
-		busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after}
+		busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after,
+		reopen: c.open, waitFor: c.Wait, statusRow: statusRow}
 	err = v.run(ctx, tty, frames)
 	_, _ = out.Write(console.Stop())
 	if err != nil {
@@ -254,6 +270,13 @@ type viewer struct {
 	// that wait (nil: time.After).
 	busyRetry time.Duration
 	after     func(time.Duration) <-chan time.Time
+	// reopen asks the gateway for the live view again once the computer went away and may come
+	// back (comesBack); nil: the view ends with the stream. waitFor bounds the wait for it (0:
+	// until the person leaves). The status line, at statusRow (1-based; 0: the row under
+	// the screen's 19), says what the view waits for meanwhile.
+	reopen    func(context.Context) (io.ReadCloser, error)
+	waitFor   time.Duration
+	statusRow int
 }
 
 // keysWaiting bounds the key presses that wait while keys are being sent (a busy computer's
@@ -279,7 +302,10 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	defer cancel()
 	frames := make(chan screen.FrameJSON)
 	streamErr := make(chan error, 1)
-	go func() { streamErr <- readFrames(ctx, stream, frames) }()
+	away := make(chan string) // the status while the computer is away; "" once it is back
+	go func() { streamErr <- v.follow(ctx, stream, frames, away) }()
+	var last *fcomputer.Snapshot // the screen last drawn, greyed while the computer is away
+	live := true
 	keys := make(chan []computer.InputEvent) // the sender takes every key waiting at once
 	var waiting []computer.InputEvent        // keys typed since the sender last took them
 	presses := 0                             // the key presses in waiting
@@ -336,9 +362,17 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			return err
 		case f := <-frames:
 			snap := snapshotOf(f)
+			last = &snap
 			w, h := snap.Size()
 			shown.Store(int64(w)<<32 | int64(h))
 			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
+				return err
+			}
+		case status := <-away:
+			// Keys typed while the computer is away are not sent, nor kept for later (as the
+			// web console): only what is typed once it is back reaches it.
+			live, waiting, presses = status == "", nil, 0
+			if _, err := v.out.Write(v.showAway(last, status)); err != nil {
 				return err
 			}
 		case input := <-inputs:
@@ -346,7 +380,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			if errors.Is(err, errLeft) {
 				return nil
 			}
-			if len(evs) > 0 && presses < keysWaiting {
+			if live && len(evs) > 0 && presses < keysWaiting {
 				waiting, presses = append(waiting, evs...), presses+1
 			}
 		}
@@ -367,6 +401,9 @@ func (v *viewer) sendKeys(ctx context.Context, keys <-chan []computer.InputEvent
 				err := whileBusy(ctx, v.busyRetry, v.after, func() error { return v.send(ctx, evs) }, nil)
 				if ctx.Err() != nil {
 					return nil
+				}
+				if protocol.CodeOf(err) == protocol.CodeNotConnected {
+					break // the computer went away: its stream's end says so, and the view waits for it
 				}
 				if err != nil {
 					return err
@@ -393,11 +430,9 @@ func readFrames(ctx context.Context, r io.Reader, frames chan<- screen.FrameJSON
 			continue
 		}
 		if name == "end" {
-			var ans struct {
-				Error *struct{ Code, Message string } `json:"error"`
-			}
+			var ans server.Answer
 			if json.Unmarshal([]byte(data), &ans) == nil && ans.Error != nil {
-				return fmt.Errorf("%s: %s", ans.Error.Code, ans.Error.Message)
+				return streamEnded{ans.Error}
 			}
 			return errors.New("the gateway ended the screen's stream")
 		}
@@ -415,6 +450,130 @@ func readFrames(ctx context.Context, r io.Reader, frames chan<- screen.FrameJSON
 		return err
 	}
 	return errors.New("the gateway ended the screen's stream")
+}
+
+// streamEnded is the gateway's reason for ending a screen's stream (its `end` event). It is
+// shown as the reason itself, "not_connected: computer 7: disconnected": no answer of the
+// gateway's to a request of the view's.
+type streamEnded struct{ why *protocol.Error }
+
+func (e streamEnded) Error() string { return e.why.Error() }
+
+// follow reads stream's frames into frames, and when the computer goes away in a way it comes
+// back from (comesBack) asks for its screen again until it is back (awaitComputer), saying so
+// on away, and reads on. It returns why the view ends: the stream's end that is not the
+// computer going away for a moment, the computer not back in time, or ctx's end.
+func (v *viewer) follow(ctx context.Context, stream io.Reader, frames chan<- screen.FrameJSON, away chan<- string) error {
+	var reopened io.ReadCloser // the stream follow opened, closed when the next replaces it
+	defer func() {
+		if reopened != nil {
+			_ = reopened.Close()
+		}
+	}()
+	for {
+		err := readFrames(ctx, stream, frames)
+		if ctx.Err() != nil || v.reopen == nil || !comesBack(err) {
+			return err
+		}
+		body, err := v.awaitComputer(ctx, err, away)
+		if err != nil {
+			return err
+		}
+		if reopened != nil {
+			_ = reopened.Close()
+		}
+		reopened, stream = body, body
+	}
+}
+
+// comesBack reports whether why, the end of a computer's screen stream, is the computer
+// going away in a way it comes back from by itself: its socket closed (a reboot, its chunk
+// unloaded). Not the gateway shutting down, a computer relabelled (it is another traposId
+// now) or cut off for its revoked credential, nor any other end (the owner withdrew the
+// screen, the token was revoked, the connection to the gateway was lost).
+func comesBack(why error) bool {
+	end, ok := errors.AsType[streamEnded](why)
+	pe := end.why
+	return ok && pe.Code == protocol.CodeNotConnected && pe.RelabelledTo == "" && len(pe.Accounts) == 0 &&
+		pe.Message != gateway.ErrShuttingDown.Message && !gateway.WasCutOff(pe)
+}
+
+// awaitComputer asks the gateway for the screen of the computer that went away (why) until
+// it is back, first after firstLookAgain, then twice as long each time up to lookAgainAtMost,
+// at most v.waitFor (0: until ctx ends), on v.after's clock. It says on away why the view
+// waits, then "" once the computer is back, and returns its new stream; or the answer that is
+// neither not_connected nor busy (the gateway stopped: it cannot be reached), or why with the
+// bound when the computer did not come back within it.
+func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- string) (io.ReadCloser, error) {
+	after := v.after
+	if after == nil {
+		after = time.After
+	}
+	say := func(status string) error {
+		select {
+		case away <- status:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	bound := "; Ctrl-S held leaves"
+	var deadline <-chan time.Time
+	if v.waitFor > 0 {
+		bound = fmt.Sprintf(" for %s at most%s", v.waitFor, bound)
+		deadline = after(v.waitFor)
+	}
+	if err := say(fmt.Sprintf("%v (waiting for it to come back%s)", why, bound)); err != nil {
+		return nil, err
+	}
+	for wait := firstLookAgain; ; wait = min(2*wait, lookAgainAtMost) {
+		select {
+		case <-deadline: // first: a gateway answering at once must not keep the view past it
+			return nil, fmt.Errorf("%w; it did not come back within %s (--wait)", why, v.waitFor)
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-deadline:
+			return nil, fmt.Errorf("%w; it did not come back within %s (--wait)", why, v.waitFor)
+		case <-after(wait):
+		}
+		body, err := v.reopen(ctx)
+		if err == nil {
+			return body, say("")
+		}
+		if code := protocol.CodeOf(err); code != protocol.CodeNotConnected && code != protocol.CodeBusy {
+			return nil, err
+		}
+	}
+}
+
+// showAway is the output that shows status on the view's status line with the last screen
+// greyed (the computer is away), or, status "", clears it and has the next frame draw the
+// screen whole again (in a terminal with no row under the screen, the status was over it).
+func (v *viewer) showAway(last *fcomputer.Snapshot, status string) []byte {
+	row := v.statusRow
+	if row <= 0 {
+		row = fcomputer.TermHeight + 1
+	}
+	var b bytes.Buffer
+	if status == "" {
+		v.renderer.Invalidate()
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K", row)
+		return b.Bytes()
+	}
+	if last != nil {
+		grey := *last
+		grey.Colour = false // drawn in CC's greys, as a basic computer's: not the live screen
+		b.Write(v.renderer.Frame(&grey))
+	}
+	text := []rune(cctext.Show(status, false))
+	if w := v.renderer.Width; w > 0 && len(text) > w {
+		text = append(text[:w-1], '…')
+	}
+	fmt.Fprintf(&b, "\x1b[?25l\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m%s\x1b[0m", row, string(text))
+	return b.Bytes()
 }
 
 // eventsOf is a terminal input as screen.input events: keys by CC's name, a mouse press as a

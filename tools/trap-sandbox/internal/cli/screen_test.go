@@ -141,8 +141,112 @@ func TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy(t *testing.T) {
 	_, err = typing.Write([]byte("c"))
 	require.NoError(t, err)
 	<-sends
-	answers <- protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected")
-	assert.EqualError(t, <-done, "not_connected: computer 7: is not connected", "any other failure ends the view")
+	answers <- protocol.Errorf(protocol.CodeForbidden, "screen.input needs sandbox.allow_screen control (it is view)")
+	assert.EqualError(t, <-done, "forbidden: screen.input needs sandbox.allow_screen control (it is view)", "any other failure ends the view")
+}
+
+// awayClock is the clock of a view waiting for its computer in a test: the wait for the
+// computer to come back (bound) ends when the test sends on deadline; every other wait, the
+// view's looking again, is over at once. Each wait is recorded.
+type awayClock struct {
+	bound    time.Duration
+	deadline chan time.Time
+	busyClock
+}
+
+func (c *awayClock) after(d time.Duration) <-chan time.Time {
+	if d == c.bound {
+		c.mu.Lock()
+		c.seen = append(c.seen, d)
+		c.mu.Unlock()
+		return c.deadline
+	}
+	return c.busyClock.after(d)
+}
+
+// TestTheScreenViewerWaitsForTheComputerToComeBack: a computer that goes away (a reboot
+// typed in the view, its chunk unloaded: its stream ends not_connected) no longer ends the
+// view, as it did: the last screen stays, greyed, the status line says why and that the view
+// waits for it, the gateway is asked again with a growing wait until the computer is back,
+// and the view is live again, keys typed while it was away not sent. A computer that stays
+// away past the bound (--wait) ends the view with the reason and the bound; the gateway
+// shutting down, a relabelled computer or one cut off ends it at once, never asked again.
+func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
+	out := &testkit.SyncBuffer{}
+	sent := make(chan []computer.InputEvent, 1)
+	clock := &awayClock{bound: time.Minute, deadline: make(chan time.Time, 1)}
+	reopens := make(chan func() (io.ReadCloser, error))
+	v := &viewer{out: out, after: clock.after, waitFor: time.Minute, statusRow: 20,
+		send: func(ctx context.Context, evs []computer.InputEvent) error {
+			sent <- evs
+			return nil
+		},
+		reopen: func(ctx context.Context) (io.ReadCloser, error) {
+			select {
+			case answer := <-reopens:
+				return answer()
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+	frame := func(w io.Writer, text string) {
+		_, err := fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":%q,\"fg\":%q,\"bg\":%q}]}\n\n",
+			text, strings.Repeat("4", len(text)), strings.Repeat("f", len(text)))
+		require.NoError(t, err)
+	}
+	const gone = "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"computer 7: disconnected\"}}\n\n"
+	frame(streaming, "> reboot")
+	_, err := io.WriteString(streaming, gone)
+	require.NoError(t, err)
+	status := "not_connected: computer 7: disconnected (waiting for it to come back for 1m0s at most; Ctrl-S held leaves)"
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), status) }, 5*time.Second, time.Millisecond,
+		"the status line says why the view waits:\n%q", out.String())
+	assert.Contains(t, out.String(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7m"+status, "on the status line, under the screen")
+	assert.Contains(t, out.String(), "\x1b[38;5;250;48;5;233m> reboot", "the last screen greyed: its yellow prompt as a grey")
+	_, err = typing.Write([]byte("x"))
+	require.NoError(t, err)
+	_, err = typing.Write(nil) // the view has taken x's key
+	require.NoError(t, err)
+
+	reopens <- func() (io.ReadCloser, error) {
+		return nil, protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected")
+	}
+	back, backing := io.Pipe()
+	defer backing.Close()
+	reopens <- func() (io.ReadCloser, error) { return back, nil }
+	frame(backing, "> back again")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "back again") }, 5*time.Second, time.Millisecond)
+	_, err = typing.Write([]byte("y"))
+	require.NoError(t, err)
+	assert.Equal(t, []computer.InputEvent{{Type: "key", Name: "y"}, {Type: "char", Text: "y"}, {Type: "key_up", Name: "y"}}, <-sent,
+		"the live view's keys reach the computer; x, typed while it was away, does not")
+	assert.Equal(t, []time.Duration{time.Minute, 250 * time.Millisecond, 500 * time.Millisecond}, clock.waits(),
+		"asked again after a growing wait")
+
+	_, err = io.WriteString(backing, gone)
+	require.NoError(t, err)
+	clock.deadline <- time.Time{} // the bound is over while the gateway answers that it is still away
+	reopens <- func() (io.ReadCloser, error) {
+		return nil, protocol.Errorf(protocol.CodeNotConnected, "computer 7: is not connected")
+	}
+	assert.EqualError(t, <-done, "not_connected: computer 7: disconnected; it did not come back within 1m0s (--wait)")
+
+	for _, why := range []string{
+		`{"code":"not_connected","message":"the gateway is shutting down"}`,
+		`{"code":"not_connected","message":"computer 7:kitchen was relabelled: it is 7:pantry now; ask it by that id","relabelledTo":"7:pantry"}`,
+		`{"code":"not_connected","message":"computer 7: was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential"}`,
+		`{"code":"forbidden","message":"computer 7: says the screen watch ended: the owner withdrew sandbox.allow_screen"}`,
+	} {
+		err := v.run(t.Context(), typed, strings.NewReader("event: end\ndata: {\"ok\":false,\"error\":"+why+"}\n\n"))
+		assert.ErrorContains(t, err, ": ", why)
+		assert.NotContains(t, err.Error(), "did not come back", "ended at once: %s", why)
+	}
 }
 
 func TestTheScreenViewerEndsWhenTheComputerGoesAway(t *testing.T) {
@@ -258,7 +362,7 @@ func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fmt.Fprintf(w, "event: frame\ndata: {\"seq\":1,\"width\":%d,\"height\":%d,\"colour\":true,\"cursor\":{\"x\":1,\"y\":1,\"blink\":false},\"rows\":[{\"text\":\"pocket\",\"fg\":\"000000\",\"bg\":\"ffffff\"}]}\n\n", width.Load(), 19+width.Load()%2)
-		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"computer 7: disconnected\"}}\n\n")
+		fmt.Fprint(w, "event: end\ndata: {\"ok\":false,\"error\":{\"code\":\"not_connected\",\"message\":\"the gateway is shutting down\"}}\n\n")
 	}))
 	defer gw.Close()
 	_, tty := openTerminal(t, 30, 19)
@@ -266,7 +370,7 @@ func TestTheScreenViewerFitsAPocketComputerInANarrowTerminal(t *testing.T) {
 
 	var out bytes.Buffer
 	err := c.Run(t.Context(), Stdout{&out}, Stdin{tty})
-	assert.ErrorContains(t, err, "computer 7: disconnected", "drawn until the computer went away")
+	assert.EqualError(t, err, "computer 7: screen: not_connected: the gateway is shutting down", "drawn until the gateway stopped")
 	assert.Contains(t, out.String(), "pocket")
 
 	width.Store(51)

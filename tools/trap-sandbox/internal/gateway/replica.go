@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"trap-sandbox/internal/account"
@@ -128,8 +129,17 @@ func (g *Gateway) revokeCredentials(selectors []string) bool {
 // asking it or watching its screen (a web console would otherwise say it "disconnected" and
 // wait for it to come back, which it does not do by itself).
 func revokedCause(traposID string) *protocol.Error {
-	return protocol.Errorf(protocol.CodeNotConnected,
-		"computer %s was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential", cctext.ShowTraposID(traposID))
+	return protocol.Errorf(protocol.CodeNotConnected, "computer %s %s", cctext.ShowTraposID(traposID), cutOff)
+}
+
+// cutOff is revokedCause's words after the computer's name.
+const cutOff = "was cut off: its credential was revoked; it connects again once linked anew (sandbox link on it) or given a new credential"
+
+// WasCutOff reports whether err is revokedCause: the computer does not come back by itself,
+// so a host view (trap-sandbox screen) stops waiting for it.
+func WasCutOff(err error) bool {
+	pe, ok := errors.AsType[*protocol.Error](err)
+	return ok && pe.Code == protocol.CodeNotConnected && strings.HasSuffix(pe.Message, " "+cutOff)
 }
 
 // CredentialRevoked closes the credential's socket wherever it is: here (RevokeCredential),
