@@ -35,8 +35,8 @@ import (
 // fakecraft shell's (fakecraft/console), so both show and type the same way.
 type ScreenCmd struct {
 	APIFlags
-	TraposID string `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
-	Colours  string `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
+	TraposID string        `arg:"" name:"traposId" help:"The computer's traposId, e.g. 7:kitchen."`
+	Colours  string        `help:"How to send colours: truecolor (24-bit), 256, or auto (truecolor when COLORTERM says the terminal has it)." enum:"auto,truecolor,256" default:"auto"`
 	Wait     time.Duration `help:"How long the view waits for a computer that went away (a reboot, its chunk unloaded) to come back before it ends; 0 waits until you leave." default:"5m"`
 
 	busyRetry time.Duration                        // the wait after a busy answer without Retry-After (0: server.BusyRetry)
