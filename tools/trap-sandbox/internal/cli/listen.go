@@ -39,15 +39,30 @@ func examplePort(flag string) string {
 
 // checkComputersListen refuses a --computers-listen that would take --listen's own port: the
 // second bind would fail as if another program held it, and one port cannot be both the
-// API's and a computers-only one.
+// API's and a computers-only one. A host name is compared by the address a listener on it
+// takes (localhost:4444 is 127.0.0.1:4444).
 func checkComputersListen(listen, computers string) error {
 	lHost, lPort, _ := net.SplitHostPort(listen)
 	cHost, cPort, _ := net.SplitHostPort(computers)
-	if lPort != cPort || lPort == "0" || lHost != cHost && !everyInterface(lHost) && !everyInterface(cHost) {
+	if lPort != cPort || lPort == "0" || !sameListenHost(lHost, cHost) {
 		return nil
 	}
 	return fmt.Errorf("%s %q takes the port of --listen %q: the computers-only port must be another one, e.g. 127.0.0.1:%s (CC's http rules then allow it, not --listen's)",
 		flagAndEnv("computers-listen"), computers, listen, examplePort("computers-listen"))
+}
+
+// sameListenHost says whether listeners on hosts a and b (of the same port) would take the
+// same address: the same host, one of them every interface, or two names of one address. A
+// name that does not resolve is left to the listener to refuse.
+func sameListenHost(a, b string) bool {
+	if a == b || everyInterface(a) || everyInterface(b) {
+		return true
+	}
+	// The address a listener on a name takes: the first of its addresses, IPv4 first, as
+	// net.Listen picks it.
+	aAddr, aErr := net.ResolveTCPAddr("tcp", net.JoinHostPort(a, "0"))
+	bAddr, bErr := net.ResolveTCPAddr("tcp", net.JoinHostPort(b, "0"))
+	return aErr == nil && bErr == nil && aAddr.IP.Equal(bAddr.IP)
 }
 
 // everyInterface says whether a listen address's host stands for every interface (":4444",

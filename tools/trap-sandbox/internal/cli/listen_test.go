@@ -74,8 +74,8 @@ func TestALowPortRefusedNamesTheFix(t *testing.T) {
 }
 
 // TestComputersListenMustNotTakeListensPort: one port cannot be both the API's and the
-// computers-only one; port 0 picks a free one each time, and another host's address or port
-// is another listener.
+// computers-only one, whatever name the host goes by; port 0 picks a free one each time, and
+// another host's address or port is another listener.
 func TestComputersListenMustNotTakeListensPort(t *testing.T) {
 	for _, tc := range []struct {
 		listen, computers string
@@ -85,6 +85,9 @@ func TestComputersListenMustNotTakeListensPort(t *testing.T) {
 		{":4444", "127.0.0.1:4444", true},
 		{"127.0.0.1:4444", "[::]:4444", true},
 		{"127.0.0.1:4444", "127.0.0.1:4444", true},
+		{"localhost:4444", "127.0.0.1:4444", true},
+		{"127.0.0.1:4444", "[::ffff:127.0.0.1]:4444", true},
+		{"localhost:4444", "[::1]:4444", false},
 		{"127.0.0.1:4444", "127.0.0.1:4445", false},
 		{"192.0.2.1:4444", "127.0.0.1:4444", false},
 		{"127.0.0.1:0", "127.0.0.1:0", false},
