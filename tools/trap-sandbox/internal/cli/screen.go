@@ -517,13 +517,18 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 			return ctx.Err()
 		}
 	}
-	bound := "; Ctrl-S held leaves"
+	gone := why.Error()
+	if end, ok := errors.AsType[streamEnded](why); ok {
+		gone = end.why.Message // its code, not_connected, tells a person nothing more
+	}
+	waiting := "waiting for it to come back"
 	var deadline <-chan time.Time
 	if v.waitFor > 0 {
-		bound = fmt.Sprintf(" for %s at most%s", v.waitFor, bound)
+		waiting = fmt.Sprintf("waiting up to %s for it to come back", v.waitFor)
 		deadline = after(v.waitFor)
 	}
-	if err := say(fmt.Sprintf("%v (waiting for it to come back%s)", why, bound)); err != nil {
+	// What to do comes last: an 80-column terminal cuts a longer traposId's line there.
+	if err := say(fmt.Sprintf("%s; %s (Ctrl-S held leaves)", gone, waiting)); err != nil {
 		return nil, err
 	}
 	for wait := firstLookAgain; ; wait = min(2*wait, lookAgainAtMost) {

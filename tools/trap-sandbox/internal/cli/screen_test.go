@@ -204,7 +204,7 @@ func TestTheScreenViewerWaitsForTheComputerToComeBack(t *testing.T) {
 	frame(streaming, "> reboot")
 	_, err := io.WriteString(streaming, gone)
 	require.NoError(t, err)
-	status := "not_connected: computer 7: disconnected (waiting for it to come back for 1m0s at most; Ctrl-S held leaves)"
+	status := "computer 7: disconnected; waiting up to 1m0s for it to come back (Ctrl-S held leaves)"
 	require.Eventually(t, func() bool { return strings.Contains(out.String(), status) }, 5*time.Second, time.Millisecond,
 		"the status line says why the view waits:\n%q", out.String())
 	assert.Contains(t, out.String(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7m"+status, "on the status line, under the screen")
