@@ -177,7 +177,7 @@ func (m *Module) with(route func(account.Manager, *http.Request) (any, error)) h
 			return
 		}
 		caller := account.CallerFrom(r.Context())
-		mg := audited{Manager: m.accounts.Manage(caller), log: m.log, by: caller, remote: r.RemoteAddr}
+		mg := audited{Manager: m.accounts.Manage(caller), log: m.log, by: caller, remote: server.ClientAddr(r)}
 		out, err := route(mg, r)
 		if err != nil {
 			m.writeError(w, err)

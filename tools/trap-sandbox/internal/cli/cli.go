@@ -172,6 +172,7 @@ type ServeCmd struct {
 	UpgradeBurst     int           `default:"2000" env:"SANDBOX_UPGRADE_BURST" help:"Burst of the per-address upgrade rate."`
 	MCP              bool          `name:"mcp" default:"true" negatable:"" env:"SANDBOX_MCP" help:"Serve the MCP module (tools for AI agents) at /mcp, behind the API auth; --mcp=false turns it off."`
 	PublicURL        string        `name:"public-url" env:"SANDBOX_PUBLIC_URL" help:"The http(s) base URL computers reach the gateway at, behind a reverse proxy or NAT (e.g. https://mc.example.org/sandbox); the installer names it instead of the request's Host."`
+	TrustedProxies   string        `name:"trusted-proxies" env:"SANDBOX_TRUSTED_PROXIES" help:"Reverse proxies whose X-Forwarded-For names the client (addresses or CIDR prefixes, comma-separated, e.g. 127.0.0.1): the per-address limits, the computers' REMOTE and the link codes then count a proxied computer by its own address, not the proxy's. Only a request from one of them is read so. Unset: none (every client is its TCP peer)."`
 	LinkCodeLifetime time.Duration `name:"link-code-lifetime" env:"SANDBOX_LINK_CODE_LIFETIME" help:"How long a link code (sandbox link) may wait for its approval and its player's answer; unset: 10m (RFC 8628 advises no longer)."`
 	LogLevel         LogLevel      `default:"info" env:"SANDBOX_LOG_LEVEL" help:"Log level (debug, info, warn, error; any case)."`
 	DataDirFlags     `embed:""`
@@ -219,6 +220,11 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 	if why, _ := server.TokenFlaw(c.APIToken); why != "" {
 		// Started, it would refuse every client, the CLI with the same variable too.
 		return fmt.Errorf("--api-token (SANDBOX_API_TOKEN) %s: no client can send it in an Authorization header (HTTP carries no control character and drops the spaces at a header's ends); remove it", why)
+	}
+
+	proxies, err := server.ParseTrustedProxies(c.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("%s: %w", flagAndEnv("trusted-proxies"), err)
 	}
 
 	var public *installer.Base
@@ -411,7 +417,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		modules = append(modules, mcp.New(computers, logger))
 	}
 	srv := server.New(logger, server.Config{APIToken: c.APIToken, Accounts: accounts, Passes: passes, Metrics: metrics, MetricsRegisterer: perReplica, ShutdownTimeout: c.ShutdownTimeout,
-		PublicURL: c.PublicURL}, modules...)
+		PublicURL: c.PublicURL, TrustedProxies: proxies}, modules...)
 
 	linkCodeLifetime := c.LinkCodeLifetime
 	if linkCodeLifetime == 0 {
@@ -421,7 +427,7 @@ func (c *ServeCmd) Run(ctx context.Context, stderr io.Writer) (runErr error) {
 		"probeTimeout", c.ProbeTimeout, "requestTimeout", c.RequestTimeout, "shutdownTimeout", c.ShutdownTimeout,
 		"linkCodeLifetime", linkCodeLifetime, "logLevel", c.LogLevel, "pingPeriod", c.PingPeriod,
 		"idleProbeAfter", c.IdleProbeAfter, "maxConnections", c.MaxConnections, "upgradeRate", c.UpgradeRate,
-		"upgradeBurst", c.UpgradeBurst, "password", c.Password != "", "apiToken", c.APIToken != "", "computersListen", c.ComputersListen, "mcp", c.MCP, "client", client.Name+" "+client.Version,
+		"upgradeBurst", c.UpgradeBurst, "password", c.Password != "", "apiToken", c.APIToken != "", "computersListen", c.ComputersListen, "trustedProxies", proxies.String(), "mcp", c.MCP, "client", client.Name+" "+client.Version,
 		"scaleOut", c.NATSFlags.enabled(), slog.Group("admission", c.AdmissionFlags.logAttrs()...), "aiModel", c.AIModel)
 	ifaces, _ := net.InterfaceAddrs() // none found: only the loopback line is logged
 	computersAddr := l.Addr()
@@ -507,6 +513,10 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 	} else if c.PublicURL != "" {
 		// --public-url is for a proxy or NAT; a proxy on this host connects from loopback.
 		logger.Warn("--public-url is set and SANDBOX_API_TOKEN is not: a reverse proxy on this host reaches the host API as a loopback client, which needs no token. The API refuses requests a proxy marks with X-Forwarded-For, Forwarded or X-Real-IP, but one that adds none gets every computer: set SANDBOX_API_TOKEN")
+	}
+	if proxies, _ := server.ParseTrustedProxies(c.TrustedProxies); proxies.TrustsEveryone() {
+		// Run refused a list that does not parse; this one trusts any client's header.
+		logger.Warn("--trusted-proxies (SANDBOX_TRUSTED_PROXIES) holds every address (/0): any client can name any address in X-Forwarded-For and spend another's per-address limits, or escape its own; list only your reverse proxies' addresses")
 	}
 	if c.OpencodePassword == "" {
 		if u, err := url.Parse(c.OpencodeURL); err == nil && u.User != nil {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"testing"
 	"time"
 
@@ -21,10 +22,21 @@ import (
 // the gateway counts the socket under that address.
 func (h *harness) dialFrom(t *testing.T, ip, traposID string) *computer {
 	t.Helper()
+	return h.dialForwarded(t, ip, "", traposID)
+}
+
+// dialForwarded is dialFrom with an X-Forwarded-For header (none when forwardedFor is ""),
+// as a reverse proxy at ip sends it.
+func (h *harness) dialForwarded(t *testing.T, ip, forwardedFor, traposID string) *computer {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
+	var header http.Header
+	if forwardedFor != "" {
+		header = http.Header{"X-Forwarded-For": {forwardedFor}}
+	}
 	d := websocket.Dialer{NetDialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext}
-	conn, resp, err := d.DialContext(ctx, h.wsURL(), nil)
+	conn, resp, err := d.DialContext(ctx, h.wsURL(), header)
 	require.NoError(t, err)
 	_ = resp.Body.Close()
 	t.Cleanup(func() { _ = conn.Close() })

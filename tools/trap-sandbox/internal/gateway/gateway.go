@@ -576,20 +576,23 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "the gateway is shutting down", http.StatusServiceUnavailable)
 		return
 	}
+	// The client's address (behind a trusted proxy, the one it names) is what the limits
+	// count and the computers list shows; the trust checks below stay on the TCP peer.
+	remote := server.ClientAddr(r)
 	if origin := r.Header.Get("Origin"); origin != "" {
 		// A page in the host user's browser (or a player's) reaches this socket as well as a
 		// computer does; on a gateway without a password it would take the place of the
 		// player's computer of the same id and answer the host for it. It takes no admission
 		// slot: refused before one.
 		g.limits.warns.warn("refused a computer socket opened by a web page: computers send no Origin header, browsers always do",
-			r.RemoteAddr, "origin", clip(origin))
+			remote, "origin", clip(origin))
 		http.Error(w, webPageRefused(origin), http.StatusForbidden)
 		return
 	}
 	if upgradeWasLost(r) {
-		g.limits.warns.warn(upgradeLost, r.RemoteAddr)
+		g.limits.warns.warn(upgradeLost, remote)
 	}
-	adm := g.limits.admit(r.RemoteAddr)
+	adm := g.limits.admit(remote)
 	if adm == nil {
 		http.Error(w, fmt.Sprintf("the gateway is full (%d connections); retry later", g.cfg.MaxConnections),
 			http.StatusServiceUnavailable)
@@ -598,11 +601,11 @@ func (g *Gateway) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	conn, err := g.upgrader.Upgrade(w, r, nil)
 	if err != nil {
 		// The upgrader has already answered with an HTTP error.
-		g.log.Debug("websocket upgrade failed", "remote", r.RemoteAddr, "err", clip(err.Error()))
+		g.log.Debug("websocket upgrade failed", "remote", remote, "err", clip(err.Error()))
 		g.limits.release(adm)
 		return
 	}
-	s := newSession(g, conn, r.RemoteAddr, adm)
+	s := newSession(g, conn, remote, adm)
 	// A reverse proxy on this machine connects from loopback for clients anywhere: its
 	// sockets say nothing of where the Minecraft server runs (and the API refuses what it
 	// forwards). A socket through the computers-only port reached no API.

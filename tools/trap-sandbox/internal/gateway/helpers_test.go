@@ -61,6 +61,20 @@ func newHarnessListening(t *testing.T, wrap func(net.Listener) net.Listener, cfg
 	register ...func(*Gateway),
 ) *harness {
 	t.Helper()
+	return newHarnessServing(t, wrap, nil, cfg, prober, register...)
+}
+
+// newHarnessBehind is newHarness on a server that believes the X-Forwarded-For of proxies
+// (--trusted-proxies).
+func newHarnessBehind(t *testing.T, proxies server.TrustedProxies, cfg Config) *harness {
+	t.Helper()
+	return newHarnessServing(t, nil, proxies, cfg, nil)
+}
+
+func newHarnessServing(t *testing.T, wrap func(net.Listener) net.Listener, proxies server.TrustedProxies, cfg Config,
+	prober opencodehealth.Prober, register ...func(*Gateway),
+) *harness {
+	t.Helper()
 	if prober == nil {
 		prober = staticProber{OK: true, Version: "test"}
 	}
@@ -83,7 +97,7 @@ func newHarnessListening(t *testing.T, wrap func(net.Listener) net.Listener, cfg
 	for _, r := range register {
 		r(gw)
 	}
-	srv := httptest.NewUnstartedServer(server.New(logger, server.Config{Metrics: reg}, gw).Handler())
+	srv := httptest.NewUnstartedServer(server.New(logger, server.Config{Metrics: reg, TrustedProxies: proxies}, gw).Handler())
 	if wrap != nil {
 		srv.Listener = wrap(srv.Listener)
 	}

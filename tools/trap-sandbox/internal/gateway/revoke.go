@@ -63,7 +63,7 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 	// where, and which credential, never a secret. The socket's own close line names none of
 	// that.
 	g.log.Info("computer revoked", append([]any{"traposId", clip(k.TraposID), "account", k.AccountID, "credentialId", selector,
-		"by", caller.Account, "remote", r.RemoteAddr}, caller.ByToken()...)...)
+		"by", caller.Account, "remote", server.ClientAddr(r)}, caller.ByToken()...)...)
 	g.CredentialRevoked(selector)
 	return Revoked{TraposID: k.TraposID, AccountID: k.AccountID, Credential: selector}, nil
 }

@@ -33,9 +33,11 @@ type Computer = hostcomputer.Computer
 // reads and writes frames, liveness.go keeps its clocks, closing.go ends it, pending.go
 // matches answers to requests, handlers.go answers what the computer asks.
 type Session struct {
-	gw             *Gateway
-	socket         uint64 // protocol.Requester.Socket: unique in this process
-	conn           *websocket.Conn
+	gw     *Gateway
+	socket uint64 // protocol.Requester.Socket: unique in this process
+	conn   *websocket.Conn
+	// remoteAddr is the client's address (server.ClientAddr): the TCP peer's host:port, or
+	// behind a trusted proxy the IP it names. The per-address limits count by it.
 	remoteAddr     string
 	connectedSince time.Time
 	// loopbackOnAPIPort: the socket came from a loopback address, through no proxy, on the

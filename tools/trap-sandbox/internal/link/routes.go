@@ -176,7 +176,7 @@ func (m *Module) serveApprove(w http.ResponseWriter, r *http.Request) {
 	m.count("approved")
 	// An audit line as the account API's: who approved, from where. The computer's credential
 	// is made when its player accepts, so the "computer linked" line names it.
-	m.log.Info("link code approved", append([]any{"traposId", c.TraposID, "accountId", into, "approvedBy", c.ApprovedBy, "remote", r.RemoteAddr},
+	m.log.Info("link code approved", append([]any{"traposId", c.TraposID, "accountId", into, "approvedBy", c.ApprovedBy, "remote", server.ClientAddr(r)},
 		caller.ByToken()...)...)
 	writeOK(w, Approved{TraposID: c.TraposID, Address: host(c.RemoteAddr), Account: into, ExpiresAt: c.ExpiresAt.UTC()})
 }
@@ -261,7 +261,7 @@ func (m *Module) serveNewKey(w http.ResponseWriter, r *http.Request) {
 	// An audit line as the account API's (a key makes credentials): by whom, from where, never
 	// the key itself.
 	m.log.Info("enrollment key added", append([]any{"account", into, "keyId", k.Selector, "maxUses", maxUses, "expiresIn", expiresIn,
-		"by", caller.Account, "remote", r.RemoteAddr}, caller.ByToken()...)...)
+		"by", caller.Account, "remote", server.ClientAddr(r)}, caller.ByToken()...)...)
 	out := keyOf(k)
 	out.Secret, out.ExpiresWithCaller = plain, account.CutTo(k.ExpiresAt, caller.Until)
 	writeOK(w, out)
@@ -314,7 +314,7 @@ func (m *Module) serveRevokeKey(w http.ResponseWriter, r *http.Request) {
 		m.writeErr(w, http.StatusInternalServerError, err)
 		return
 	}
-	m.log.Info("enrollment key revoked", append([]any{"account", k.AccountID, "keyId", k.Selector, "by", caller.Account, "remote", r.RemoteAddr},
+	m.log.Info("enrollment key revoked", append([]any{"account", k.AccountID, "keyId", k.Selector, "by", caller.Account, "remote", server.ClientAddr(r)},
 		caller.ByToken()...)...)
 	writeOK(w, keyOf(k))
 }

@@ -16,7 +16,8 @@ type Requester struct {
 	// another account, whose computers inherit nothing of the removed one's. Zero for the
 	// shared password ("local").
 	AccountCreated time.Time
-	// RemoteAddr is the socket's remote address (host:port), for per-address limits.
+	// RemoteAddr is the computer's address, for per-address limits: the socket's peer
+	// (host:port), or behind a trusted proxy (--trusted-proxies) the IP the proxy names.
 	RemoteAddr string
 	// Socket names the socket the request came on, unique in this process (never 0 from
 	// the gateway): what binds a conversation of several requests to the socket that began

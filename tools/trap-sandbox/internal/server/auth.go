@@ -48,7 +48,7 @@ func apiAuth(logger *slog.Logger, token string, accounts *account.Accounts, pass
 		}
 		count := func(reason string) { refused.refuse(r, reason) }
 		if bearer && accounts != nil && strings.HasPrefix(got, string(account.KindToken)+"_") {
-			a, tok, err := accounts.AuthenticateTokenFrom(r.Context(), got, r.RemoteAddr)
+			a, tok, err := accounts.AuthenticateTokenFrom(r.Context(), got, ClientAddr(r))
 			if err != nil {
 				reason := refusalOf(err)
 				count(reason)
@@ -200,8 +200,8 @@ func (f *refusals) refuse(r *http.Request, reason string) {
 	if reason == RefusalStoreFailed {
 		return // the gateway's own failure, logged as an ERROR with why
 	}
-	f.warns.Log(slog.LevelWarn, reason+" "+addressKey(r.RemoteAddr), "host API request refused: "+refusalWords[reason],
-		"reason", reason, "remote", r.RemoteAddr, "method", r.Method, "path", cctext.Clip(r.URL.Path, maxLoggedPath))
+	f.warns.Log(slog.LevelWarn, reason+" "+addressKey(ClientAddr(r)), "host API request refused: "+refusalWords[reason],
+		"reason", reason, "remote", ClientAddr(r), "method", r.Method, "path", cctext.Clip(r.URL.Path, maxLoggedPath))
 }
 
 // addressKey is what the refusals' WARN is throttled by: the IPv4 address, or the /64 of an

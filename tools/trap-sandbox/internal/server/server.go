@@ -71,6 +71,9 @@ type Config struct {
 	ShutdownTimeout time.Duration
 	// PublicURL is --public-url; its host is one more name the API answers to (guard.go).
 	PublicURL string
+	// TrustedProxies are --trusted-proxies: the peers whose X-Forwarded-For names the
+	// request's client (ClientAddr). Empty: every request is its TCP peer.
+	TrustedProxies TrustedProxies
 }
 
 // Shutdowner is implemented by modules that hold connections the HTTP server does not track
@@ -138,7 +141,7 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 	s := &Server{log: logger, modules: modules, shutdownTimeout: shutdownTimeout,
 		readHeaderTimeout: readHeaderTimeout, idleTimeout: idleTimeout,
 		bodyReadTimeout: DefaultBodyReadTimeout, responseWriteTimeout: DefaultResponseWriteTimeout}
-	s.handler = s.bounded(mux)
+	s.handler = s.bounded(withClientAddr(logger, cfg.TrustedProxies, mux))
 	return s
 }
 
