@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -24,6 +25,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"fakecraft/fakecrafttest"
 	"fakecraft/httpapi"
 
 	"trap-sandbox/testkit/opencodefake"
@@ -114,6 +116,73 @@ func TestComputerConnectsThroughNginx(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestProxiedComputersAreCountedByTheirOwnAddresses: behind nginx every computer reached the
+// gateway from nginx's address, so `trap-sandbox computers` showed 127.0.0.1 under REMOTE for
+// all of them and the per-address limits counted every Minecraft server behind it as one. With
+// --trusted-proxies naming nginx, two computers dialling it from 127.0.0.2 and 127.0.0.3 show
+// those addresses; without it, nginx's, as before.
+func TestProxiedComputersAreCountedByTheirOwnAddresses(t *testing.T) {
+	nginx := nginxPath(t)
+	for _, trusted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("trusted=%v", trusted), func(t *testing.T) {
+			ctx := testContext(t)
+			dir := t.TempDir()
+			roots := writeSelfSignedCert(t, dir, "localhost")
+			port := freePort(t)
+			args := []string{"--password", sandboxPassword, "--opencode-url", opencodefake.ClosedPortURL(t),
+				"--computers-listen", "127.0.0.1:0", "--public-url", fmt.Sprintf("https://localhost:%d", port)}
+			if trusted {
+				args = append(args, "--trusted-proxies", "127.0.0.1")
+			}
+			g := harness.Start(t, gatewayBin, harness.Options{Args: args})
+			startNginx(t, nginx, dir, map[string]string{
+				exampleListen:  fmt.Sprintf("listen 127.0.0.1:%d ssl;", port),
+				exampleGateway: g.ComputersAddr(),
+				exampleCert:    filepath.Join(dir, "cert.pem"),
+				exampleKey:     filepath.Join(dir, "key.pem"),
+			})
+
+			from := map[string]string{"7:": "127.0.0.2", "8:": "127.0.0.3"}
+			for id, ip := range map[int]string{7: from["7:"], 8: from["8:"]} {
+				opts := computerOptionsAt(t, fmt.Sprintf("wss://localhost:%d/trapos/ws", port), sandboxPassword, "/e2e.lua")
+				opts.ID = id
+				opts.Files = map[string]string{"/e2e.lua": livenessProgram}
+				opts.HTTP.TLSConfig = &tls.Config{RootCAs: roots}
+				opts.HTTP.Resolver = loopbackResolver{}
+				opts.HTTP.Dial = (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}).DialContext
+				c := fakecrafttest.StartWithin(t, opts, testTimeout)
+				c.WaitFor(ctx, markerConnected)
+			}
+
+			out, errOut, code := cli(ctx, t, g, nil, "computers")
+			require.Equal(t, 0, code, errOut)
+			remote := map[string]string{}
+			for _, line := range lines(out)[1:] {
+				fields := strings.Fields(line)
+				require.Len(t, fields, 6, "TRAPOS ID, ACCOUNT, CLIENT, CONNECTED SINCE, REMOTE, LAST FRAME:\n%s", out)
+				remote[fields[0]] = fields[4]
+			}
+			require.Len(t, remote, 2, out)
+			for id, ip := range from {
+				if trusted {
+					assert.Equal(t, ip, remote[id], "the address the computer dialled nginx from:\n%s", out)
+				} else {
+					assert.True(t, strings.HasPrefix(remote[id], "127.0.0.1:"), "nginx's address, without --trusted-proxies:\n%s", out)
+				}
+			}
+		})
+	}
+}
+
+// loopbackResolver answers every name with 127.0.0.1, where the test's nginx listens: a
+// computer that dials from another loopback address cannot reach ::1, which localhost may
+// name first.
+type loopbackResolver struct{}
+
+func (loopbackResolver) LookupIPAddr(context.Context, string) ([]net.IPAddr, error) {
+	return []net.IPAddr{{IP: net.IPv4(127, 0, 0, 1)}}, nil
 }
 
 // nginxPath finds nginx: on PATH, or where Debian's package puts it (/usr/sbin, not on a

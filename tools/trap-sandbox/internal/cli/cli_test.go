@@ -70,7 +70,7 @@ func clearEnv(t *testing.T) {
 		"SANDBOX_NATS_URL", "SANDBOX_NATS_USER", "SANDBOX_NATS_PASSWORD", "SANDBOX_NATS_TOKEN", "SANDBOX_NATS_NKEY", "SANDBOX_NATS_CREDS",
 		"SANDBOX_NATS_TLS_CA", "SANDBOX_NATS_TLS_CERT", "SANDBOX_NATS_TLS_KEY", "SANDBOX_REPLICA", "SANDBOX_NATS_HEARTBEAT",
 		"SANDBOX_NATS_REPLICA_TTL", "SANDBOX_NATS_OP_TIMEOUT", "SANDBOX_NATS_SETUP_TIMEOUT",
-		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_MAX_TURNS", "SANDBOX_AI_ALLOW_HOST_TOOLS", "SANDBOX_LINK_CODE_LIFETIME", "SANDBOX_DATA_DIR"} {
+		"SANDBOX_AI_MODEL", "SANDBOX_AI_DIR", "SANDBOX_AI_MCP_URL", "SANDBOX_AI_TURN_DEADLINE", "SANDBOX_AI_MAX_TURNS", "SANDBOX_AI_ALLOW_HOST_TOOLS", "SANDBOX_LINK_CODE_LIFETIME", "SANDBOX_DATA_DIR", "SANDBOX_TRUSTED_PROXIES"} {
 		t.Setenv(name, "") // registers the restore of the original value
 		require.NoError(t, os.Unsetenv(name))
 	}
@@ -317,6 +317,26 @@ func TestServeWarnsOfAProxyWithoutAnAPIToken(t *testing.T) {
 	assert.NotContains(t, logs.String(), "--public-url is set")
 }
 
+// TestServeWarnsOfProxiesThatAreEveryone: --trusted-proxies with a /0 believes any client's
+// X-Forwarded-For, so the start says so; the config line names the set either way.
+func TestServeWarnsOfProxiesThatAreEveryone(t *testing.T) {
+	const warning = `level=WARN msg="--trusted-proxies (SANDBOX_TRUSTED_PROXIES) holds every address (/0): any client can name any address`
+	clearEnv(t)
+	t.Setenv("SANDBOX_TRUSTED_PROXIES", "127.0.0.1, ::/0")
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), warning)
+	assert.Contains(t, logs.String(), "trustedProxies=127.0.0.1/32,::/0")
+
+	clearEnv(t)
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--trusted-proxies", "127.0.0.1")
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), warning)
+	assert.Contains(t, logs.String(), "trustedProxies=127.0.0.1/32")
+}
+
 // TestServeWarnsOfAgentFlagsWithoutAModel: the --ai-* flags configure an agent that only
 // --ai-model turns on; given alone they did nothing and the start said nothing of them.
 func TestServeWarnsOfAgentFlagsWithoutAModel(t *testing.T) {
@@ -428,6 +448,7 @@ func TestServeRejectsBadConfig(t *testing.T) {
 		"zero max conns":   {[]string{"--max-connections", "0"}, "--max-connections (SANDBOX_MAX_CONNECTIONS) must be positive, got 0"},
 		"zero rate":        {[]string{"--upgrade-rate", "0"}, "--upgrade-rate (SANDBOX_UPGRADE_RATE) must be non-zero"},
 		"bad listen":       {[]string{"--listen", "definitely not an address"}, `--listen (SANDBOX_LISTEN) "definitely not an address": want host:port`},
+		"bad proxies":      {[]string{"--trusted-proxies", "127.0.0.1,nginx"}, `--trusted-proxies (SANDBOX_TRUSTED_PROXIES): "nginx" is no IP address or CIDR prefix (e.g. 127.0.0.1, 10.0.0.0/8, ::1)`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			clearEnv(t)
