@@ -200,8 +200,13 @@ func (f *refusals) refuse(r *http.Request, reason string) {
 	if reason == RefusalStoreFailed {
 		return // the gateway's own failure, logged as an ERROR with why
 	}
-	f.warns.Log(slog.LevelWarn, reason+" "+addressKey(ClientAddr(r)), "host API request refused: "+refusalWords[reason],
-		"reason", reason, "remote", ClientAddr(r), "method", r.Method, "path", cctext.Clip(r.URL.Path, maxLoggedPath))
+	client := ClientAddr(r)
+	attrs := []any{"reason", reason, "remote", client}
+	if client != r.RemoteAddr {
+		attrs = append(attrs, "proxy", r.RemoteAddr) // a trusted proxy's client (--trusted-proxies)
+	}
+	f.warns.Log(slog.LevelWarn, reason+" "+addressKey(client), "host API request refused: "+refusalWords[reason],
+		append(attrs, "method", r.Method, "path", cctext.Clip(r.URL.Path, maxLoggedPath))...)
 }
 
 // addressKey is what the refusals' WARN is throttled by: the IPv4 address, or the /64 of an

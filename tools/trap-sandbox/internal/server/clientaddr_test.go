@@ -168,6 +168,8 @@ func TestTrustedProxiesNameTheClientOnTheirSocketsOnly(t *testing.T) {
 	code, body = getFrom(t, srv, "127.0.0.1", "/api/client", "198.51.100.7", "")
 	assert.Equal(t, http.StatusForbidden, code, "the API's loopback trust is the socket's, not the header's")
 	assert.Contains(t, body, "this request came through a proxy (X-Forwarded-For)")
+	assert.Regexp(t, `msg="host API request refused: [^"]*" reason=not_loopback remote=198\.51\.100\.7 proxy=127\.0\.0\.1:\d+ method=GET`, logs.String(),
+		"the refusal names the client and the proxy it came through")
 	code, body = getFrom(t, srv, "127.0.0.1", "/api/client", "", "")
 	assert.Equal(t, http.StatusOK, code, "the host's own tools beside the proxy")
 	assert.True(t, strings.HasPrefix(body, "127.0.0.1:"), body)
