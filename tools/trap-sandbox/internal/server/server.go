@@ -101,6 +101,8 @@ type Server struct {
 	idleTimeout          time.Duration
 	bodyReadTimeout      time.Duration
 	responseWriteTimeout time.Duration
+	// waiting are the connections that wait for a request, both listeners' (waiting.go).
+	waiting *waitingConns
 }
 
 // New mounts the modules and returns a Server.
@@ -141,7 +143,8 @@ func New(logger *slog.Logger, cfg Config, modules ...Module) *Server {
 	s := &Server{log: logger, modules: modules, shutdownTimeout: shutdownTimeout,
 		readHeaderTimeout: readHeaderTimeout, idleTimeout: idleTimeout,
 		bodyReadTimeout: DefaultBodyReadTimeout, responseWriteTimeout: DefaultResponseWriteTimeout}
-	s.handler = s.bounded(withClientAddr(logger, cfg.TrustedProxies, mux))
+	s.waiting = newWaitingConns(logger, reg)
+	s.handler = s.waiting.requestBegan(s.bounded(withClientAddr(logger, cfg.TrustedProxies, mux)))
 	return s
 }
 
@@ -157,6 +160,8 @@ func (s *Server) httpServer(ctx context.Context, h http.Handler) *http.Server {
 		IdleTimeout:       s.idleTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		ConnContext:       withConn,
+		ConnState:         s.waiting.connState,
 	}
 }
 
