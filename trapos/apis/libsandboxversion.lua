@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.13",
+  VERSION = "0.5.14",
   parse = parse,
   newer = newer,
 };

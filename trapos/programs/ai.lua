@@ -309,12 +309,20 @@ local function sentence(message)
 end
 
 -- Why the daemon has no gateway, in the words `sandbox status` and `sandbox health` say it
--- (libsandboxadvice): CC's own message ("Could not connect") names no fix. A reason the advice
--- has no rule for is sent to `sandbox status`, which says more (when the daemon tries again).
+-- (libsandboxadvice): CC's own message ("Could not connect") names no fix. A daemon waiting to
+-- try again is asked its status, as they ask it, so the line names the seconds to its next try
+-- (libsandbox.retrySeconds) and the reason it waits after: a turn that waited for it to
+-- reconnect holds the older reason of its poll. A reason the advice has no rule for is sent
+-- to `sandbox status`, which says more.
 local function notConnectedLine(message)
   local why = message or "no connection";
+  local status = libsandbox.requestStatus();
+  local retryIn = status and libsandbox.retrySeconds(status);
+  if retryIn ~= nil and status.lastError ~= nil then
+    why = oneLine(tostring(status.lastError));
+  end
   local fix = advice.explain(why, libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)),
-    settings.get(libsandbox.SETTING_PASSWORD));
+    settings.get(libsandbox.SETTING_PASSWORD), nil, retryIn);
   if fix == why then
     return "Not connected to the gateway: " .. why .. ". Run: sandbox status";
   end

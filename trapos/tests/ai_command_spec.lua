@@ -749,6 +749,54 @@ describe("ai command", function()
       expect(rows[2]):eq("");
     end);
 
+    -- A daemon waiting to try again, its clock held still (os.epoch("utc") at NOW): it says
+    -- its next try is 38 s away, as sandbox status's state does ("waiting (38 s)").
+    local NOW = 1700000000000;
+    local function waitingDaemon(lastError)
+      local realEpoch = os.epoch;
+      stub(os, "epoch", function(kind)
+        if kind == "utc" then
+          return NOW;
+        end
+        return realEpoch(kind);
+      end);
+      return { url = URL, connected = false, state = "waiting", lastError = lastError, retryAt = NOW + 37500 };
+    end
+
+    it("names the seconds to the daemon's next try, as sandbox status and sandbox health do", function()
+      local waiting = waitingDaemon("Could not connect");
+      local ok, err = run({ "hi" }, { width = 200, statuses = { waiting },
+        replies = { ["ai.ask"] = { false, nil, { code = "not_connected", message = "Could not connect" } } } });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries in 38 s");
+      -- ai alone, before its prompt
+      local rows, record;
+      waiting.lastError = "lost the connection: Connection closed";
+      ok, err, rows, record = run({}, { width = 200, typed = { "exit" }, statuses = { waiting },
+        probe = { code = "not_connected", message = "lost the connection: Connection closed" } });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: the gateway closed the connection (Connection closed): it stopped or restarted; the daemon retries in 38 s");
+      expect(#record.reads):eq(0);
+      expect(rows[1]):eq("");
+    end);
+
+    it("names, after waiting for a gateway that did not come back, the reason the daemon waits after now and its next try", function()
+      stub(os, "startTimer", function() local id = 830000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
+      local waiting = waitingDaemon("Could not connect");
+      local ok, err, rows = run({ "hi" }, {
+        width = 200,
+        statuses = { { url = URL, state = "connected", connected = true }, waiting },
+        polls = {
+          { text(1, "Hel") },
+          -- the poll's reason, from before the daemon tried again and found nothing there
+          { err = { code = "not_connected", message = "lost the connection: going away" } },
+        },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries in 38 s");
+      expect(rows[1]):eq("Hel");
+    end);
+
     it("says the turn ended when the daemon got the same gateway back", function()
       local ok, err, rows = run({ "hi" }, {
         width = 51,
