@@ -364,9 +364,31 @@ local function firstSentence(text)
   return text:match("^(.-[%.!?])%s") or text;
 end
 
+-- A path as the gateway's details show one (its cctext.ShowPath): a control byte or "\" as
+-- \xNN, the form the agent's tools read back, so none moves the cursor or hides a byte.
+local function shownPath(path)
+  return (path:gsub("[%z\1-\31\127-\159\\]", function(c) return ("\\x%02x"):format(c:byte()); end));
+end
+
+-- What a change acts on, whole: the paths of the request it will be (the one this computer
+-- checks its settings against), else the gateway's detail. The detail is cut at 60 bytes (one
+-- short line of a computer): on a pocket computer a write was put to the player as
+-- "/a/.../scree" "n/doo..." (13 bytes), which file unsaid.
+local function targetOf(event)
+  local payload = type(event.request) == "table" and event.request.payload;
+  if type(payload) == "table" then
+    if type(payload.from) == "string" and type(payload.to) == "string" then
+      return eventLine(shownPath(payload.from) .. " -> " .. shownPath(payload.to));
+    elseif type(payload.path) == "string" then
+      return eventLine(shownPath(payload.path));
+    end
+  end
+  return eventLine(event.detail or event.tool or "something");
+end
+
 -- The change a confirm event asks for, e.g. "write /door.lua (312 bytes)".
 local function changeOf(event)
-  local what = eventLine(event.action or "change") .. " " .. eventLine(event.detail or event.tool or "something");
+  local what = eventLine(event.action or "change") .. " " .. targetOf(event);
   if type(event.bytes) == "number" then
     local n = math.floor(event.bytes);
     what = what .. " (" .. n .. (n == 1 and " byte)" or " bytes)");

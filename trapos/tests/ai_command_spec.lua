@@ -445,6 +445,38 @@ describe("ai command", function()
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
     end);
 
+    it("names the whole path a change acts on, from its request, where the gateway's detail is cut", function()
+      -- The detail is cut at 60 bytes; on a pocket computer the cut fell in the file's name.
+      local path = "/a/very/long/path/name/that/is/longer/than/the/screen/door.lua";
+      local write = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file",
+        detail = path:sub(1, 57) .. "...", bytes = 13, request = { type = "fs.write", payload = { path = path } } };
+      -- the owner allows writes: a change the settings refuse is never put to the player
+      local allowed = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "write" };
+      local ok, err, rows = run({ "write it" }, {
+        width = 26, height = 10, settings = allowed, typed = { "y" }, polls = { { write }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect({ rows[1], rows[2], rows[3], rows[4], rows[5] }):same({
+        "The agent wants to write", "/a/very/long/path/name/tha", "t/is/longer/than/the/scree", "n/door.lua (13 bytes).",
+        "Allow? [y/N] y",
+      });
+      -- a move names both paths; a control byte or a backslash is \xNN, as in the detail
+      local move = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "move_file",
+        detail = "/old -> /new...", request = { type = "fs.move", payload = { from = "/old\\a", to = "/new\nline.lua" } } };
+      ok, err, rows = run({ "move it" }, {
+        width = 80, settings = allowed, typed = { "n" }, polls = { { move }, { done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("The agent wants to write /old\\x5ca -> /new\\x0aline.lua. Allow? [y/N] n");
+      -- allowed without asking (sandbox.ai_confirm false), the line names it whole too
+      ok, err, rows = run({ "write it" }, {
+        width = 100, settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "write", ["sandbox.ai_confirm"] = false },
+        polls = { { write, done(2) } },
+      });
+      expectSuccess(ok, err);
+      expect(rows[1]):eq("Allowed: write " .. path .. " (13 bytes)");
+    end);
+
     it("shows a run's whole code before asking when its detail shows only part of it", function()
       local full = "print('hello')\nfs.delete('/startup.lua')";
       local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",
