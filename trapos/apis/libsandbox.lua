@@ -16,6 +16,7 @@ local serveLib = require('/apis/libsandboxserve');
 local ai = require('/apis/libsandboxai');
 local link = require('/apis/libsandboxlink');
 local layout = require('/apis/libsandboxlayout');
+local advice = require('/apis/libsandboxadvice');
 
 local VERSION = require('/apis/libsandboxversion').VERSION;
 
@@ -172,6 +173,34 @@ local function retrySeconds(status)
   return math.max(1, math.ceil((status.retryAt - os.epoch("utc")) / 1000));
 end
 
+-- What keeps a stopped daemon disconnected, and its fix: the stop, not its error of before it.
+local STOPPED = "stopped with sandbox stop; sandbox reconnect starts it again";
+
+-- Why a daemon is not connected, from its status, in one line that names the fix: what
+-- `sandbox status`, `sandbox health` and `ai` say (after "Not connected to the gateway: ").
+-- Its last error is turned into advice (libsandboxadvice) that names the seconds to its next
+-- try while it waits (retrySeconds); an error the advice has no rule for is returned as it is.
+local function explainStatus(status)
+  expect(1, status, "table");
+  local function explain(why, retryIn)
+    return advice.explain(tostring(why), status.url, settings.get(config.SETTING_PASSWORD), nil, retryIn);
+  end
+  if status.state == daemon.STATE_STOPPED then
+    return STOPPED;
+  elseif status.state == daemon.STATE_UNAUTHORIZED then
+    return explain(status.lastError or "unauthorized");
+  elseif status.state == daemon.STATE_DORMANT then
+    return daemon.URL_NOT_SET;
+  elseif status.lastError ~= nil then
+    return explain(status.lastError, retrySeconds(status));
+  elseif status.state == daemon.STATE_AUTHENTICATING then
+    return config.helloUnanswered(status.url);
+  elseif status.state == daemon.STATE_CONNECTING then
+    return "still connecting to " .. tostring(status.url);
+  end
+  return tostring(status.state);
+end
+
 -- Asks the daemon to drop its connection and connect again (also after `unauthorized`, and
 -- after stop()).
 local function reconnect()
@@ -237,6 +266,8 @@ return {
   awaitConnection = awaitConnection,
   awaitReconnect = awaitReconnect,
   retrySeconds = retrySeconds,
+  STOPPED = STOPPED,
+  explainStatus = explainStatus,
   reconnect = reconnect,
   stopDaemon = stopDaemon,
   serve = serveLib.serve,

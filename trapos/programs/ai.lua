@@ -308,21 +308,25 @@ local function sentence(message)
   return message:sub(1, 1):upper() .. message:sub(2);
 end
 
--- Why the daemon has no gateway, in the words `sandbox status` and `sandbox health` say it
--- (libsandboxadvice): CC's own message ("Could not connect") names no fix. A daemon waiting to
--- try again is asked its status, as they ask it, so the line names the seconds to its next try
--- (libsandbox.retrySeconds) and the reason it waits after: a turn that waited for it to
--- reconnect holds the older reason of its poll. A reason the advice has no rule for is sent
--- to `sandbox status`, which says more.
+-- Why the daemon has no gateway, in the words `sandbox status` and `sandbox health` say it:
+-- asked its status when the line is made, the daemon is explained as they explain it
+-- (libsandbox.explainStatus), so the line names the seconds to its next try while it waits and
+-- the reason it waits after (a turn that waited for it to reconnect holds its poll's older
+-- reason), and a stopped daemon's fix. Without that status (no daemon, or it connected
+-- meanwhile), the request's reason is turned into advice (libsandboxadvice): CC's own message
+-- ("Could not connect") names no fix. A reason the advice has no rule for is sent to `sandbox
+-- status`, which says more.
 local function notConnectedLine(message)
   local why = message or "no connection";
+  local fix;
   local status = libsandbox.requestStatus();
-  local retryIn = status and libsandbox.retrySeconds(status);
-  if retryIn ~= nil and status.lastError ~= nil then
-    why = oneLine(tostring(status.lastError));
+  if status ~= nil and not status.connected then
+    why = status.lastError ~= nil and oneLine(tostring(status.lastError)) or why;
+    fix = oneLine(libsandbox.explainStatus(status));
+  else
+    fix = advice.explain(why, libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)),
+      settings.get(libsandbox.SETTING_PASSWORD));
   end
-  local fix = advice.explain(why, libsandbox.normaliseUrl(settings.get(libsandbox.SETTING_URL)),
-    settings.get(libsandbox.SETTING_PASSWORD), nil, retryIn);
   if fix == why then
     return "Not connected to the gateway: " .. why .. ". Run: sandbox status";
   end

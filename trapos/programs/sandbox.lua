@@ -14,7 +14,6 @@ local libsandboxVersion = require('/apis/libsandboxversion');
 local VERSION = libsandboxVersion.VERSION;
 local LOG_PATH = require('/apis/libsandboxlog').LOG_PATH;
 local settingsLib = require('/apis/libsandboxsettings');
-local helloUnanswered = settingsLib.helloUnanswered;
 -- The gateway's own words, shown as one line of bounded length (a broken or hostile gateway may
 -- send many lines, or 128 KiB).
 local oneLine = require('/apis/libsandboxcodec').oneLine;
@@ -29,8 +28,6 @@ local print, write = laidOut.print, laidOut.write;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_HTTP_DISABLED = "The http API is disabled on this computer (enable http in the server config)";
--- A stopped daemon's error of before the stop is not what keeps it disconnected now.
-local MSG_STOPPED = "stopped with sandbox stop; sandbox reconnect starts it again";
 local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
 
 -- What `sandbox setup` shows for a password that is set: never the password, nor its length.
@@ -135,23 +132,6 @@ local function explain(why, url, retryIn)
   return advice.explain(tostring(why or "unknown error"), url, settings.get(libsandbox.SETTING_PASSWORD), nil, retryIn);
 end
 
-local function explainStatus(status)
-  if status.state == libsandbox.STATE_STOPPED then
-    return MSG_STOPPED;
-  elseif status.state == libsandbox.STATE_UNAUTHORIZED then
-    return explain(status.lastError or "unauthorized", status.url);
-  elseif status.state == libsandbox.STATE_DORMANT then
-    return libsandbox.URL_NOT_SET;
-  elseif status.lastError ~= nil then
-    return explain(status.lastError, status.url, libsandbox.retrySeconds(status));
-  elseif status.state == libsandbox.STATE_AUTHENTICATING then
-    return helloUnanswered(status.url);
-  elseif status.state == libsandbox.STATE_CONNECTING then
-    return "still connecting to " .. tostring(status.url);
-  end
-  return tostring(status.state);
-end
-
 local function checkSetup()
   if http == nil then
     fail(MSG_HTTP_DISABLED);
@@ -176,7 +156,7 @@ local function awaitConnection()
   if status == nil then
     fail(MSG_NO_DAEMON);
   elseif not status.connected then
-    fail("Not connected to the gateway: " .. explainStatus(status));
+    fail("Not connected to the gateway: " .. libsandbox.explainStatus(status));
   end
   return status;
 end
@@ -281,7 +261,7 @@ local function showStatus()
   if status.state == libsandbox.STATE_STOPPED then
     -- What keeps it disconnected is the stop, not an error of before it (nor "none", which
     -- read as nothing to fix above the fix).
-    problem = { "lastError: stopped", "fix: " .. MSG_STOPPED };
+    problem = { "lastError: stopped", "fix: " .. libsandbox.STOPPED };
   elseif status.state == libsandbox.STATE_DORMANT then
     -- Nor "none" above the fix for a computer not set up yet.
     problem = { "lastError: not set up", "fix: " .. MSG_URL_NOT_SET };

@@ -812,6 +812,15 @@ describe("ai command", function()
       expect(rows[1]):eq("");
     end);
 
+    it("names a stopped daemon's fix once, in sandbox health's words", function()
+      -- it said "...: run sandbox reconnect. Run: sandbox status", a second fix that shows the stop again
+      local stopped = { url = URL, connected = false, state = "stopped", lastError = "Could not connect" };
+      local ok, err = run({ "hi" }, { width = 200, statuses = { stopped },
+        replies = { ["ai.ask"] = { false, nil, { code = "not_connected", message = "the sandbox daemon has stopped (sandbox stop): run sandbox reconnect" } } } });
+      expect(ok):eq(false);
+      expect(err):eq("Not connected to the gateway: stopped with sandbox stop; sandbox reconnect starts it again");
+    end);
+
     it("names, after waiting for a gateway that did not come back, the reason the daemon waits after now and its next try", function()
       stub(os, "startTimer", function() local id = 830000 + math.random(1, 100000); os.queueEvent("timer", id); return id; end);
       local waiting = waitingDaemon("Could not connect");

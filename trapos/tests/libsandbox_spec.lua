@@ -386,7 +386,7 @@ describe("libsandbox", function()
     -- module is not public until it is listed in libsandbox.lua.
     local NAMES = {
       "VERSION", "REQUEST_TIMEOUT", "NO_DAEMON", "STATUS_TIMEOUT", "COMMAND_PATH", "SUBCOMMANDS",
-      "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "reconnect",
+      "AI_COMMAND_PATH", "AI_OPTIONS", "waitFor", "request", "requestStatus", "awaitConnection", "awaitReconnect", "retrySeconds", "STOPPED", "explainStatus", "reconnect",
       "stopDaemon", "serve", "registerCompletion", "ANSWER_ROOM", "PASSWORD_ROOM", "roomToAnswer",
       "fitLongWords",
       "SETTING_URL", "SETTING_PASSWORD", "SETTING_ALLOW_FILES", "SETTING_ALLOW_EXEC",
