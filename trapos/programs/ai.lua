@@ -612,6 +612,9 @@ local function conversation()
     local ok, line = pcall(read, nil, history);
     if not ok then
       if line == "Terminated" then
+        -- read() left the cursor after the prompt: the shell's own prompt, written where the
+        -- cursor is, read "ai> >".
+        print();
         return;
       end
       error(line, 0);

@@ -50,6 +50,7 @@ local function run(args, opts)
     return names;
   end);
 
+  record.cursorPos = function() return win.getCursorPos(); end;
   local function rows()
     local found = {};
     for y = 1, height do
@@ -900,6 +901,9 @@ describe("ai command", function()
       expect(rows[3]):eq("Aborted: the turn was stopped (Ctrl-T).");
       expect(rows[5]):eq("Back.");
       expect(#sent(record, "ai.abort")):eq(1);
+      -- the shell's prompt comes on a row of its own, not after "ai> "
+      expect(rows[6]):eq("ai>");
+      expect({ record.cursorPos() }):same({ 1, 7 });
     end);
 
     it("says at once, before its prompt, that the gateway has no agent, or is not there, naming who fixes it", function()
