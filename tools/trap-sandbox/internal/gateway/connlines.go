@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"trap-sandbox/internal/server"
 )
 
 // connLines bounds the connect and disconnect lines one address writes (and the INFO lines of
@@ -42,7 +44,7 @@ func (c *connLines) take(remoteAddr string, now time.Time) (ok bool, leftOut int
 	if c.limit == rate.Inf {
 		return true, 0
 	}
-	key := addressKey(remoteAddr)
+	key := server.AddressKey(remoteAddr)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sweepLocked(now)
@@ -62,7 +64,7 @@ func (c *connLines) take(remoteAddr string, now time.Time) (ok bool, leftOut int
 func (c *connLines) reset(remoteAddr string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if st := c.addrs[addressKey(remoteAddr)]; st != nil {
+	if st := c.addrs[server.AddressKey(remoteAddr)]; st != nil {
 		st.leftOut = 0
 	}
 }

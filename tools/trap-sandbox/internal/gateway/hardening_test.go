@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
 )
 
@@ -190,11 +191,11 @@ func TestFailedHellosAreSlowedButARightSecretIsNever(t *testing.T) {
 }
 
 func TestAddressKeyGroupsAnIPv6Slash64(t *testing.T) {
-	assert.Equal(t, "127.0.0.1", addressKey("127.0.0.1:5555"))
-	assert.Equal(t, "10.0.0.7", addressKey("[::ffff:10.0.0.7]:1"))
-	assert.Equal(t, "2001:db8:1:2::/64", addressKey("[2001:db8:1:2:aaaa::1]:80"))
-	assert.Equal(t, addressKey("[2001:db8:1:2::1]:80"), addressKey("[2001:db8:1:2:ffff:ffff:ffff:ffff]:81"))
-	assert.NotEqual(t, addressKey("[2001:db8:1:2::1]:80"), addressKey("[2001:db8:1:3::1]:80"))
+	assert.Equal(t, "127.0.0.1", server.AddressKey("127.0.0.1:5555"))
+	assert.Equal(t, "10.0.0.7", server.AddressKey("[::ffff:10.0.0.7]:1"))
+	assert.Equal(t, "2001:db8:1:2::/64", server.AddressKey("[2001:db8:1:2:aaaa::1]:80"))
+	assert.Equal(t, server.AddressKey("[2001:db8:1:2::1]:80"), server.AddressKey("[2001:db8:1:2:ffff:ffff:ffff:ffff]:81"))
+	assert.NotEqual(t, server.AddressKey("[2001:db8:1:2::1]:80"), server.AddressKey("[2001:db8:1:3::1]:80"))
 }
 
 func TestHelloChecksTheTraposID(t *testing.T) {

@@ -3,8 +3,6 @@ package gateway
 import (
 	"fmt"
 	"log/slog"
-	"net"
-	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/server"
 )
 
 // Names of the limits, as metric labels and in logs.
@@ -94,33 +93,10 @@ func newLimiter(cfg Config, logger *slog.Logger) *limiter {
 	}
 }
 
-// hostOf is the IP part of a remote address (the whole string if it has no port).
-func hostOf(remoteAddr string) string {
-	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
-		return host
-	}
-	return remoteAddr
-}
-
-// addressKey is what per-address limits count by: the IPv4 address, or the /64 of an IPv6
-// one (an IPv4-mapped IPv6 address counts as its IPv4 address).
-func addressKey(remoteAddr string) string {
-	ip, err := netip.ParseAddr(hostOf(remoteAddr))
-	if err != nil {
-		return hostOf(remoteAddr)
-	}
-	ip = ip.Unmap().WithZone("")
-	if ip.Is4() {
-		return ip.String()
-	}
-	prefix, _ := ip.Prefix(64)
-	return prefix.String()
-}
-
 // stateLocked returns the state of remoteAddr's address, creating it; l.mu must be held.
 func (l *limiter) stateLocked(remoteAddr string, now time.Time) *addrState {
 	l.sweepLocked(now)
-	key := addressKey(remoteAddr)
+	key := server.AddressKey(remoteAddr)
 	st := l.addrs[key]
 	if st == nil {
 		st = &addrState{

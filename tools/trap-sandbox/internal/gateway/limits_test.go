@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
 )
 
@@ -89,9 +90,9 @@ func TestUpgradeRateCanBeTurnedOff(t *testing.T) {
 }
 
 func TestHostOf(t *testing.T) {
-	assert.Equal(t, "127.0.0.1", hostOf("127.0.0.1:5555"))
-	assert.Equal(t, "::1", hostOf("[::1]:5555"))
-	assert.Equal(t, "garbage", hostOf("garbage"))
+	assert.Equal(t, "127.0.0.1", server.HostOf("127.0.0.1:5555"))
+	assert.Equal(t, "::1", server.HostOf("[::1]:5555"))
+	assert.Equal(t, "garbage", server.HostOf("garbage"))
 }
 
 // withQuickType registers the computer_request type "quick", answered at once on the reader.

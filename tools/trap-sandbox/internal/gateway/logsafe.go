@@ -7,6 +7,7 @@ import (
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/logthrottle"
+	"trap-sandbox/internal/server"
 )
 
 // maxLoggedBytes bounds every client-supplied value in a log line (a traposId, a type, an
@@ -55,9 +56,9 @@ func (w *warnThrottle) error(msg, address string, attrs ...any) bool {
 // computers of one Minecraft server share its address, and each is named in a line of its
 // own, as long as logthrottle.MaxItemsPerGroup items from the address fit.
 func (w *warnThrottle) warnEach(msg, address, item string, attrs ...any) bool {
-	return w.t.LogItem(slog.LevelWarn, msg+" "+addressKey(address), item, msg, append([]any{"remote", address}, attrs...)...)
+	return w.t.LogItem(slog.LevelWarn, msg+" "+server.AddressKey(address), item, msg, append([]any{"remote", address}, attrs...)...)
 }
 
 func (w *warnThrottle) logAt(level slog.Level, msg, address string, attrs ...any) bool {
-	return w.t.Log(level, msg+" "+addressKey(address), msg, append([]any{"remote", address}, attrs...)...)
+	return w.t.Log(level, msg+" "+server.AddressKey(address), msg, append([]any{"remote", address}, attrs...)...)
 }

@@ -1,7 +1,6 @@
 package link
 
 import (
-	"net"
 	"sync"
 	"time"
 
@@ -71,16 +70,4 @@ func (l *limits) take(key string, now time.Time) (time.Duration, string) {
 		}
 	}
 	return 0, ""
-}
-
-// addressKey is a remote address's host (IPv6: its /64, as the gateway's own limits).
-func addressKey(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.To4() == nil {
-		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
-	}
-	return host
 }

@@ -22,6 +22,7 @@ import (
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // Name is the module's name.
@@ -234,7 +235,7 @@ func (m *Module) begin(ctx context.Context, from protocol.Requester, raw json.Ra
 		return m.beginWithKey(ctx, from, p.Key)
 	}
 	now := m.cfg.Clock.Now()
-	if wait, over := m.codes.take(addressKey(from.RemoteAddr), now); over != "" {
+	if wait, over := m.codes.take(server.AddressKey(from.RemoteAddr), now); over != "" {
 		m.count("refused")
 		if over == overKey {
 			// The player who waits is often not the one who asked: say so.

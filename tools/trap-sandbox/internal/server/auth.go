@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/netip"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -205,27 +204,8 @@ func (f *refusals) refuse(r *http.Request, reason string) {
 	if client != r.RemoteAddr {
 		attrs = append(attrs, "proxy", r.RemoteAddr) // a trusted proxy's client (--trusted-proxies)
 	}
-	f.warns.Log(slog.LevelWarn, reason+" "+addressKey(client), "host API request refused: "+refusalWords[reason],
+	f.warns.Log(slog.LevelWarn, reason+" "+AddressKey(client), "host API request refused: "+refusalWords[reason],
 		append(attrs, "method", r.Method, "path", cctext.Clip(r.URL.Path, maxLoggedPath))...)
-}
-
-// addressKey is what the refusals' WARN is throttled by: the IPv4 address, or the /64 of an
-// IPv6 one (one host usually owns a whole /64, and would get a line per address of it), as
-// the gateway counts its per-address limits.
-func addressKey(remoteAddr string) string {
-	host, _, err := net.SplitHostPort(remoteAddr)
-	if err != nil {
-		host = remoteAddr
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil {
-		return host
-	}
-	if ip = ip.Unmap().WithZone(""); ip.Is4() {
-		return ip.String()
-	}
-	prefix, _ := ip.Prefix(64)
-	return prefix.String()
 }
 
 // refusalWords says each refusal's reason in the operator's log.

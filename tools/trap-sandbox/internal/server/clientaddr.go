@@ -116,7 +116,7 @@ const (
 // directly), or names no client: an entry the walk reaches that is no IP address
 // (forwardedMalformed, with it), or only trusted proxies (forwardedAllTrusted).
 func clientOf(r *http.Request, proxies TrustedProxies) (addr, why, entry string) {
-	peer, err := netip.ParseAddr(hostOfAddr(r.RemoteAddr))
+	peer, err := netip.ParseAddr(HostOf(r.RemoteAddr))
 	if err != nil || !proxies.trusts(peer) {
 		return r.RemoteAddr, "", ""
 	}
@@ -158,12 +158,31 @@ func forwardedIP(item string) (netip.Addr, bool) {
 	return netip.Addr{}, false
 }
 
-// hostOfAddr is the host of a host:port address (the whole string without a port).
-func hostOfAddr(remoteAddr string) string {
+// HostOf is the host of a host:port address (the whole string without a port: a proxied
+// client's ClientAddr).
+func HostOf(remoteAddr string) string {
 	if host, _, err := net.SplitHostPort(remoteAddr); err == nil {
 		return host
 	}
 	return remoteAddr
+}
+
+// AddressKey is what every per-address limit and log budget counts a client by, the one home
+// of that rule: its IPv4 address, or the /64 of an IPv6 one (one host usually owns a whole
+// /64, and would otherwise get a budget per address of it); an IPv4-mapped IPv6 address
+// counts as its IPv4 address. remoteAddr is a ClientAddr (host:port, or a proxied client's
+// IP); a host that is no IP address is its own key.
+func AddressKey(remoteAddr string) string {
+	host := HostOf(remoteAddr)
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return host
+	}
+	if ip = ip.Unmap().WithZone(""); ip.Is4() {
+		return ip.String()
+	}
+	prefix, _ := ip.Prefix(64)
+	return prefix.String()
 }
 
 // withClientAddr puts each request's ClientAddr in its context, for proxies, and says in the
@@ -180,7 +199,7 @@ func withClientAddr(logger *slog.Logger, proxies TrustedProxies, next http.Handl
 			if why == forwardedMalformed {
 				attrs = append(attrs, "entry", cctext.Clip(entry, maxLoggedEntry))
 			}
-			warns.Log(slog.LevelWarn, why+" "+addressKey(r.RemoteAddr), why, attrs...)
+			warns.Log(slog.LevelWarn, why+" "+AddressKey(r.RemoteAddr), why, attrs...)
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientAddrKey{}, addr)))
 	})
