@@ -11,7 +11,7 @@ import (
 
 // connLines bounds the connect and disconnect lines one address writes (and the INFO lines of
 // a hello refused for its revoked or misplaced credential, and of a computer replaced) (IPv6: its /64,
-// addressKey), with a token bucket per address (Config.ConnectionLinesRate and
+// server.AddressKey), with a token bucket per address (Config.ConnectionLinesRate and
 // ConnectionLinesBurst): the computers of a Minecraft server share its address, and a loop
 // there saying hello under ever new ids wrote every line it could (4 000 a second, 700 KB).
 // A line past the bucket is left out and counted; the count is logged in a WARN, at most

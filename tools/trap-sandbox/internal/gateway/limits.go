@@ -46,7 +46,7 @@ const guessersNamed = 10
 
 // limiter holds the admission state of the gateway (admission.go: connection and pre-hello
 // slots, eviction) and the budgets of wrong secrets, per address and gateway-wide. An address
-// is an IPv4 address or an IPv6 /64 (addressKey): one host usually owns a whole /64.
+// is an IPv4 address or an IPv6 /64 (server.AddressKey): one host usually owns a whole /64.
 type limiter struct {
 	cfg     Config
 	clock   clock.Clock

@@ -40,7 +40,7 @@ func newWarnThrottle(logger *slog.Logger, c clock.Clock) *warnThrottle {
 	return &warnThrottle{logthrottle.New(logger, c)}
 }
 
-// warn logs msg for address (grouped by addressKey: an IPv6 /64 is one address) unless it
+// warn logs msg for address (grouped by server.AddressKey: an IPv6 /64 is one address) unless it
 // was logged for it less than warnEvery ago; it reports whether it logged.
 func (w *warnThrottle) warn(msg, address string, attrs ...any) bool {
 	return w.logAt(slog.LevelWarn, msg, address, attrs...)
