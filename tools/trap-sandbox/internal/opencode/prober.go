@@ -274,8 +274,13 @@ func (p *Prober) classify(resp *http.Response, body []byte) Health {
 			return Health{Detail: p.describe("401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)")}
 		}
 		return Health{Detail: p.describe("401 unauthorized (check OPENCODE_SERVER_PASSWORD / OPENCODE_SERVER_USERNAME)")}
+	case resp.StatusCode == http.StatusNotFound:
+		// opencode answers every path it does not route with its web app (200 text/html), so a
+		// 404 comes from another server: most often the gateway's own port or another service
+		// named by mistake.
+		return Health{Detail: p.describe("answered 404 Not Found, not opencode (wrong URL? set OPENCODE_URL to opencode serve's address)")}
 	case resp.StatusCode != http.StatusOK:
-		return Health{Detail: p.describe(fmt.Sprintf("answered status %d", resp.StatusCode))}
+		return Health{Detail: p.describe(fmt.Sprintf("answered status %d (opencode, or a proxy in front of it, failed: see its log)", resp.StatusCode))}
 	}
 	contentType := resp.Header.Get("Content-Type")
 	mediaType, _, _ := mime.ParseMediaType(contentType)

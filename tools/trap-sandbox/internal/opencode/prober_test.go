@@ -163,8 +163,20 @@ func TestProbeFailures(t *testing.T) {
 			url: func(t *testing.T) string {
 				return opencodefake.StartFailing(t, http.StatusInternalServerError).URL
 			},
-			detail: "answered status 500",
+			detail: "answered status 500 (opencode, or a proxy in front of it, failed: see its log)",
 			status: http.StatusInternalServerError,
+		},
+		{
+			// Another server at the URL (the gateway's own port, say): it answers 404 where
+			// opencode would answer its web app.
+			name: "not found (another server)",
+			url: func(t *testing.T) string {
+				srv := httptest.NewServer(http.NotFoundHandler())
+				t.Cleanup(srv.Close)
+				return srv.URL
+			},
+			detail: "answered 404 Not Found, not opencode (wrong URL? set OPENCODE_URL to opencode serve's address)",
+			status: http.StatusNotFound,
 		},
 		{
 			name: "closed without answer",
