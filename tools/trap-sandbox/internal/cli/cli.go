@@ -112,6 +112,7 @@ func NewParser(root *CLI, options ...kong.Option) (*kong.Kong, error) {
 		kong.UsageOnError(),
 		kong.Vars{"version": Version(), "maxTokenTTL": maxTokenTTL()},
 		kong.KindMapper(reflect.String, rawString),
+		kong.TypeMapper(reflect.TypeFor[time.Duration](), durationFlag),
 	}, options...)
 	return kong.New(root, options...)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"reflect"
 	"time"
 
 	"github.com/alecthomas/kong"
@@ -24,13 +25,39 @@ func (t *CallTimeout) Decode(ctx *kong.DecodeContext) error {
 	if err := ctx.Scan.PopValueInto("duration", &s); err != nil {
 		return err
 	}
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
-		return fmt.Errorf("%q is not a duration: give one such as 10s or 1500ms", s)
+		return err
 	}
 	if d <= 0 || d > computer.MaxTimeout {
 		return fmt.Errorf("%s is out of range: give more than 0 and at most %ds", s, int(computer.MaxTimeout.Seconds()))
 	}
 	*t = CallTimeout(d)
 	return nil
+}
+
+// durationFlag reads every time.Duration flag and variable (--ping-period, --expires,
+// SANDBOX_HELLO_TIMEOUT, …) with parseDuration's answer in place of kong's, which quoted Go's
+// parser (`expected duration but got "soon": time: invalid duration "soon"`) and gave no
+// example of what it takes. Ranges are each command's to check.
+var durationFlag = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Value) error {
+	var s string
+	if err := ctx.Scan.PopValueInto("duration", &s); err != nil {
+		return err
+	}
+	d, err := parseDuration(s)
+	if err != nil {
+		return err
+	}
+	target.SetInt(int64(d))
+	return nil
+})
+
+// parseDuration is a Go duration (10s, 1m, 1500ms, 720h), refused with examples.
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration: give one such as 10s, 1500ms, 5m or 720h", s)
+	}
+	return d, nil
 }

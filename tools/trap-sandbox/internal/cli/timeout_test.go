@@ -21,7 +21,7 @@ func TestATimeoutOutOfRangeIsRefused(t *testing.T) {
 			"90s":  "--timeout: 90s is out of range: give more than 0 and at most 60s",
 			"0s":   "--timeout: 0s is out of range: give more than 0 and at most 60s",
 			"-1s":  "--timeout: -1s is out of range: give more than 0 and at most 60s",
-			"soon": `--timeout: "soon" is not a duration: give one such as 10s or 1500ms`,
+			"soon": `--timeout: "soon" is not a duration: give one such as 10s, 1500ms, 5m or 720h`,
 		} {
 			var root CLI
 			parser, err := NewParser(&root, kong.Exit(func(int) {}))
@@ -34,4 +34,35 @@ func TestATimeoutOutOfRangeIsRefused(t *testing.T) {
 	assert.Equal(t, 60*time.Second, root.Exec.Timeout.Duration())
 	root, _ = parse(t, "put", "7:", "x", "/y")
 	assert.Equal(t, 60*time.Second, root.Put.Timeout.Duration(), "the default")
+}
+
+// TestADurationThatIsNoneSaysWhatToGive: every duration flag and variable, not only
+// --timeout, answers a value that is no duration with examples of one; kong's own words were
+// Go's parser's (`expected duration but got "soon": time: invalid duration "soon"`).
+func TestADurationThatIsNoneSaysWhatToGive(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{args: []string{"--ping-period", "abc"}, want: `--ping-period: "abc" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
+		{args: []string{"serve", "--hello-timeout=10"}, want: `--hello-timeout: "10" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
+		{args: []string{"tokens", "add", "alice", "laptop", "--expires", "soon"}, want: `--expires: "soon" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
+		{args: []string{"link", "key", "--account", "alice", "--expires", "2 h"}, want: `--expires: "2 h" is not a duration: give one such as 10s, 1500ms, 5m or 720h`},
+		{env: map[string]string{"SANDBOX_PING_PERIOD": "30"}, want: `--ping-period: "30" is not a duration: give one such as 10s, 1500ms, 5m or 720h (from envar SANDBOX_PING_PERIOD="30")`},
+	} {
+		clearEnv(t)
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		var root CLI
+		parser, err := NewParser(&root, kong.Exit(func(int) {}))
+		require.NoError(t, err)
+		_, err = parser.Parse(tc.args)
+		assert.EqualError(t, err, tc.want, "%v %v", tc.args, tc.env)
+	}
+	clearEnv(t)
+	root, _ := parse(t, "--ping-period", "45s", "--link-code-lifetime=-1s")
+	assert.Equal(t, 45*time.Second, root.Serve.PingPeriod, "a duration is read as before")
+	assert.Equal(t, -time.Second, root.Serve.LinkCodeLifetime, "a negative one too: its range is the command's to check")
 }
