@@ -19,11 +19,17 @@ func checkListen(flag, addr string) error {
 	if strings.Contains(addr, "://") {
 		return fmt.Errorf("%s %q: want host:port, not a URL (:%s listens on every interface, 127.0.0.1:%s on this host only)", flagAndEnv(flag), addr, port, port)
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
+	_, addrPort, err := net.SplitHostPort(addr)
+	if err != nil {
 		if _, err := strconv.Atoi(addr); err == nil {
 			return fmt.Errorf("%s %q: want host:port: :%s listens on every interface, 127.0.0.1:%s on this host only", flagAndEnv(flag), addr, addr, addr)
 		}
 		return fmt.Errorf("%s %q: want host:port (:%s listens on every interface, 127.0.0.1:%s on this host only)", flagAndEnv(flag), addr, port, port)
+	}
+	// The listener would say only "address 99999: invalid port" or "lookup tcp/abc: unknown
+	// port"; an empty port is Go's free one, as 0.
+	if _, err := net.LookupPort("tcp", addrPort); addrPort != "" && err != nil {
+		return fmt.Errorf("%s %q: the port must be a number from 0 to 65535 (:%s listens on every interface, 127.0.0.1:%s on this host only)", flagAndEnv(flag), addr, port, port)
 	}
 	return nil
 }

@@ -16,9 +16,9 @@ import (
 )
 
 // TestAListenerThatCannotOpenSaysWhatToDo: a port in use, an address of another host, a bare
-// port and a URL were Go's words ("listen tcp 127.0.0.1:4444: bind: address already in use",
-// "missing port in address", "too many colons in address"), which say neither the flag nor
-// the fix.
+// port, a URL and a port out of range were Go's words ("listen tcp 127.0.0.1:4444: bind:
+// address already in use", "missing port in address", "too many colons in address", "address
+// 99999: invalid port"), which say neither the flag nor the fix.
 func TestAListenerThatCannotOpenSaysWhatToDo(t *testing.T) {
 	taken, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -30,11 +30,17 @@ func TestAListenerThatCannotOpenSaysWhatToDo(t *testing.T) {
 		{"4444", `--listen (SANDBOX_LISTEN) "4444": want host:port: :4444 listens on every interface, 127.0.0.1:4444 on this host only`},
 		{"http://127.0.0.1:4444", `--listen (SANDBOX_LISTEN) "http://127.0.0.1:4444": want host:port, not a URL (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
 		{"localhost", `--listen (SANDBOX_LISTEN) "localhost": want host:port (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
+		{"127.0.0.1:99999", `--listen (SANDBOX_LISTEN) "127.0.0.1:99999": the port must be a number from 0 to 65535 (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
+		{"127.0.0.1:-1", `--listen (SANDBOX_LISTEN) "127.0.0.1:-1": the port must be a number from 0 to 65535 (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
+		{":abc", `--listen (SANDBOX_LISTEN) ":abc": the port must be a number from 0 to 65535 (:4444 listens on every interface, 127.0.0.1:4444 on this host only)`},
 	} {
 		clearEnv(t)
 		root, _ := parse(t, "--listen", tc.listen)
 		assert.EqualError(t, root.Serve.Run(t.Context(), io.Discard), tc.want, tc.listen)
 	}
+	assert.EqualError(t, checkListen("computers-listen", "127.0.0.1:65536"),
+		`--computers-listen (SANDBOX_COMPUTERS_LISTEN) "127.0.0.1:65536": the port must be a number from 0 to 65535 (:4445 listens on every interface, 127.0.0.1:4445 on this host only)`)
+	assert.NoError(t, checkListen("listen", "127.0.0.1:"), "an empty port is a free one, as Go takes it")
 }
 
 // TestAPortHeldByAConnectionIsNotCalledListenedOn: the local end of a connection holds its
