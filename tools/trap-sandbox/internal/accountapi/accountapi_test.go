@@ -156,7 +156,7 @@ func TestRoutesPermissions(t *testing.T) {
 				var e *accountapi.Error
 				require.ErrorAs(t, err, &e)
 				assert.Equal(t, http.StatusUnauthorized, e.Status)
-				assert.Contains(t, e.Message, "give an account's token with --api-token")
+				assert.Contains(t, e.Message, "(give the API token with --api-token or SANDBOX_API_TOKEN)", "the gateway's own token is one too")
 			}
 			if name == "none" {
 				for _, call := range []func() error{

@@ -170,7 +170,8 @@ func (c Client) refusal(status int, data []byte) error {
 		e.is = account.ErrInvalid
 	case protocol.CodeUnauthorized:
 		if hostapi.NeedsToken(c.Token != "", status, e.Code) {
-			e.Message = fmt.Sprintf("the gateway at %s refused the call: %s (give an account's token with --api-token)", hostapi.ShownURL(strings.TrimRight(c.URL, "/")), e.Message)
+			// Not "an account's token": an operator with no account yet has the gateway's own.
+			e.Message = fmt.Sprintf("the gateway at %s refused the call: %s", hostapi.ShownURL(strings.TrimRight(c.URL, "/")), e.Message) + hostapi.GiveToken
 		} else {
 			e.Message = fmt.Sprintf("the gateway at %s refused the token: %s", hostapi.ShownURL(strings.TrimRight(c.URL, "/")), e.Message)
 		}

@@ -542,13 +542,17 @@ func (h HTTP) Refusal(status int, body []byte) error {
 	}
 	switch {
 	case NeedsToken(h.Token != "", status, e.Code):
-		e.Message += " (give the API token with --api-token or SANDBOX_API_TOKEN)"
+		e.Message += GiveToken
 	case status == http.StatusUnauthorized && e.Code == protocol.CodeUnauthorized:
 		// The gateway's words say what is wrong with the token; this says where it came from.
 		e.Message += " (the token refused is the one given with --api-token or SANDBOX_API_TOKEN)"
 	}
 	return e
 }
+
+// GiveToken ends a refusal that NeedsToken says a token would fix: where the client commands
+// take one. The gateway's own SANDBOX_API_TOKEN and an account's both go there.
+const GiveToken = " (give the API token with --api-token or SANDBOX_API_TOKEN)"
 
 // NeedsToken reports whether a refusal is one a token would fix: the call sent none and the
 // API auth refused it (401 unauthorized, or 403 unauthorized from the loopback or Host rule).
