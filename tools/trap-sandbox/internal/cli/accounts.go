@@ -113,6 +113,11 @@ type StoreFlags struct {
 // --data-dir) and answer from it as if the gateway had no accounts. So a new data directory
 // store is said on stderr with its path: one made in the wrong place is seen at once.
 func (f *StoreFlags) open(ctx context.Context, stderr io.Writer, create bool) (*account.Accounts, string, func(), error) {
+	if set := f.NATSFlags.setWithoutURL(); len(set) > 0 {
+		// Meant for the replicas' bucket, the command would read or change the data
+		// directory's store instead, which no replica reads.
+		return nil, "", nil, fmt.Errorf("%s set without --nats (SANDBOX_NATS_URL): give --nats too to reach the replicas' accounts, or leave them out to use the data directory's store", strings.Join(set, ", "))
+	}
 	if !f.NATSFlags.enabled() {
 		accounts, s, err := f.DataDirFlags.open(ctx, create)
 		if err != nil {

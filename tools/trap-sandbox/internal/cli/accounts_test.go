@@ -504,3 +504,26 @@ func TestAccountsBackupCopiesTheStore(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, left)
 }
+
+// TestNATSCredentialsWithoutNATSAreRefused: an account command given the replicas' NATS
+// user (or any other of their credentials) but no --nats worked on the data directory's
+// store, which no replica reads: accounts add made the account where the replicas never
+// see it, with only the line saying a store was created.
+func TestNATSCredentialsWithoutNATSAreRefused(t *testing.T) {
+	clearEnv(t)
+	home := t.TempDir()
+	t.Setenv("XDG_DATA_HOME", home)
+	for _, args := range [][]string{{"accounts", "add", "alice", "--nats-user", "sandbox"}, {"accounts", "list", "--nats-token", "tok"}} {
+		out, errOut, err := runWith(t, "", args...)
+		require.Error(t, err, "%v", args)
+		flag := args[len(args)-2]
+		assert.Equal(t, flagAndEnv(strings.TrimPrefix(flag, "--"))+" set without --nats (SANDBOX_NATS_URL): give --nats too to reach the replicas' accounts, or leave them out to use the data directory's store",
+			err.Error(), "%v", args)
+		assert.Empty(t, out)
+		assert.Empty(t, errOut)
+	}
+	assert.NoDirExists(t, filepath.Join(home, "trap-sandbox"), "no store made")
+	t.Setenv("SANDBOX_NATS_PASSWORD", "np")
+	_, _, err := runWith(t, "", "accounts", "list")
+	require.EqualError(t, err, "--nats-password (SANDBOX_NATS_PASSWORD) set without --nats (SANDBOX_NATS_URL): give --nats too to reach the replicas' accounts, or leave them out to use the data directory's store")
+}

@@ -527,6 +527,9 @@ func (c *ServeCmd) warnAtStart(logger *slog.Logger) {
 			logger.Info("OPENCODE_SERVER_PASSWORD is not set: probing opencode without credentials")
 		}
 	}
+	if set := c.setWithoutNATS(); len(set) > 0 {
+		logger.Warn(strings.Join(set, ", ") + " set without --nats (SANDBOX_NATS_URL): this gateway runs alone, sharing its computers and accounts with no replica; set --nats to make it one (docs/scale-out.md)")
+	}
 	if set := c.setWithoutModel(); len(set) > 0 {
 		logger.Warn(strings.Join(set, ", ") + " set without --ai-model (SANDBOX_AI_MODEL): the agent is off and they do nothing; set --ai-model to turn it on (docs/ai.md)")
 	}

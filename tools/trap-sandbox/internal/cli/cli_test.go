@@ -358,6 +358,25 @@ func TestServeWarnsOfAgentFlagsWithoutAModel(t *testing.T) {
 	assert.NotContains(t, logs.String(), "without --ai-model")
 }
 
+// TestServeWarnsOfScaleOutFlagsWithoutNATS: --replica and the NATS credentials name a replica
+// only with --nats; given alone (a forgotten SANDBOX_NATS_URL in a unit file) the gateway ran
+// alone and its start said nothing of them.
+func TestServeWarnsOfScaleOutFlagsWithoutNATS(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("SANDBOX_NATS_PASSWORD", "nats-secret")
+	root, _ := parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password", "--replica", "a", "--nats-user", "sandbox")
+	_, logs, stop := startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.Contains(t, logs.String(), `level=WARN msg="--replica (SANDBOX_REPLICA), --nats-user (SANDBOX_NATS_USER), --nats-password (SANDBOX_NATS_PASSWORD) set without --nats (SANDBOX_NATS_URL): this gateway runs alone, sharing its computers and accounts with no replica; set --nats to make it one (docs/scale-out.md)"`)
+	assert.NotContains(t, logs.String(), "nats-secret")
+
+	clearEnv(t)
+	root, _ = parse(t, "--listen", "127.0.0.1:0", "--password", "a-long-enough-password")
+	_, logs, stop = startServe(t, root.Serve)
+	require.NoError(t, stop())
+	assert.NotContains(t, logs.String(), "without --nats")
+}
+
 func TestServeWarnsWithoutPassword(t *testing.T) {
 	clearEnv(t)
 	root, _ := parse(t, "--listen", "127.0.0.1:0")

@@ -45,6 +45,38 @@ type ReplicaFlags struct {
 // enabled reports whether scale-out is on.
 func (f *NATSFlags) enabled() bool { return f.NATS != "" }
 
+// setWithoutURL names the NATS credentials and TLS files given without --nats, which alone
+// turns scale-out on: without it they do nothing, and a gateway or an account command given
+// them runs on its own data directory as if they were not there.
+func (f *NATSFlags) setWithoutURL() []string {
+	if f.enabled() {
+		return nil
+	}
+	var set []string
+	for _, s := range []struct {
+		name  string
+		value string
+	}{
+		{"nats-user", f.NATSUser}, {"nats-password", f.NATSPassword}, {"nats-token", f.NATSToken}, {"nats-nkey", f.NATSNKey},
+		{"nats-creds", f.NATSCreds}, {"nats-tls-ca", f.NATSTLSCA}, {"nats-tls-cert", f.NATSTLSCert}, {"nats-tls-key", f.NATSTLSKey},
+	} {
+		if s.value != "" {
+			set = append(set, flagAndEnv(s.name))
+		}
+	}
+	return set
+}
+
+// setWithoutNATS is NATSFlags.setWithoutURL with --replica, which names a replica only under
+// --nats.
+func (c *ServeCmd) setWithoutNATS() []string {
+	set := c.NATSFlags.setWithoutURL()
+	if !c.NATSFlags.enabled() && c.Replica != "" {
+		set = append([]string{flagAndEnv("replica")}, set...)
+	}
+	return set
+}
+
 // replicaName is --replica, or the host name plus the port the gateway listens on.
 func (f *ReplicaFlags) replicaName(l net.Listener) string {
 	if f.Replica != "" {
