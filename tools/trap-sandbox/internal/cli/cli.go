@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -127,7 +128,8 @@ func ReportUsageError(err error, stderr io.Writer) int {
 		// serve is the default command, so a word that is no command reached serve, which
 		// took no argument: that is the word to name, not serve's usage.
 		if args := perr.Context.Args; len(args) > 0 && args[0] != "serve" && !strings.HasPrefix(args[0], "-") && perr.Context.Command() == "serve" {
-			fmt.Fprintf(stderr, "trap-sandbox: unknown command %q: `trap-sandbox --help` lists the commands\n(a usage error: exit status %d)\n", args[0], ExitUsage)
+			fmt.Fprintf(stderr, "trap-sandbox: unknown command %q: `trap-sandbox --help` lists the commands%s\n(a usage error: exit status %d)\n",
+				args[0], commandMeant(args[0], perr.Context.Model.Node), ExitUsage)
 			return ExitUsage
 		}
 		perr.Context.Stdout = stderr
@@ -135,6 +137,57 @@ func ReportUsageError(err error, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "trap-sandbox: %v\n(a usage error: exit status %d; `trap-sandbox --help` lists the commands, `trap-sandbox serve --help` the gateway's flags)\n", err, ExitUsage)
 	return ExitUsage
+}
+
+// commandMeant is what a mistyped command word likely meant, as kong says for a subcommand
+// (`unexpected argument lst, did you mean "list"?`), which it cannot say for a top-level word
+// that went to the default command, serve: "; did you mean \"ping\"?" for the commands the
+// word begins or is a few edits (by letters, any case) from, or "" for none. A short word
+// allows fewer edits: two letters away from "c" is every short command.
+func commandMeant(word string, app *kong.Node) string {
+	w := strings.ToLower(word)
+	edits := min(2, len([]rune(w))/2)
+	var meant []string
+	for _, cmd := range app.Children {
+		if cmd.Hidden {
+			continue
+		}
+		for _, name := range append([]string{cmd.Name}, cmd.Aliases...) {
+			if n := strings.ToLower(name); len(w) >= 2 && strings.HasPrefix(n, w) || editDistance(w, n) <= edits {
+				meant = append(meant, strconv.Quote(name))
+				break
+			}
+		}
+	}
+	switch len(meant) {
+	case 0:
+		return ""
+	case 1:
+		return "; did you mean " + meant[0] + "?"
+	}
+	return "; did you mean one of " + strings.Join(meant, ", ") + "?"
+}
+
+// editDistance is the number of letters to insert, delete or replace to turn a into b.
+func editDistance(a, b string) int {
+	ar, br := []rune(a), []rune(b)
+	prev := make([]int, len(br)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ar); i++ {
+		cur := make([]int, len(br)+1)
+		cur[0] = i
+		for j := 1; j <= len(br); j++ {
+			replace := prev[j-1]
+			if ar[i-1] != br[j-1] {
+				replace++
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, replace)
+		}
+		prev = cur
+	}
+	return prev[len(br)]
 }
 
 // rawString takes a string argument's bytes as they are. kong's own string mapper goes

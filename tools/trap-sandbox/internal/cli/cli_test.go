@@ -570,14 +570,21 @@ func TestAUsageErrorIsAllOnStderr(t *testing.T) {
 }
 
 // TestAnUnknownCommandIsNamed: serve is the default command, so a mistyped command reached it
-// and was told as serve's "unexpected argument", with serve's usage.
+// and was told as serve's "unexpected argument", with serve's usage. A word near a command
+// names it, as kong does for a subcommand (accounts lst: did you mean "list"?); it did not
+// for a top-level one (computer, for computers).
 func TestAnUnknownCommandIsNamed(t *testing.T) {
 	clearEnv(t)
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"pign", "7:"}, "trap-sandbox: unknown command \"pign\": `trap-sandbox --help` lists the commands\n(a usage error: exit status 2)\n"},
+		{[]string{"pign", "7:"}, "trap-sandbox: unknown command \"pign\": `trap-sandbox --help` lists the commands; did you mean \"ping\"?\n(a usage error: exit status 2)\n"},
+		{[]string{"computer"}, "trap-sandbox: unknown command \"computer\": `trap-sandbox --help` lists the commands; did you mean \"computers\"?\n"},
+		{[]string{"Acounts", "list"}, "trap-sandbox: unknown command \"Acounts\": `trap-sandbox --help` lists the commands; did you mean \"accounts\"?\n"},
+		{[]string{"lnk"}, "trap-sandbox: unknown command \"lnk\": `trap-sandbox --help` lists the commands; did you mean \"link\"?\n"},
+		{[]string{"door.lua"}, "trap-sandbox: unknown command \"door.lua\": `trap-sandbox --help` lists the commands\n(a usage error: exit status 2)\n"},
+		{[]string{"c"}, "trap-sandbox: unknown command \"c\": `trap-sandbox --help` lists the commands\n(a usage error: exit status 2)\n"},
 		{[]string{"serve", "extra"}, "trap-sandbox: unexpected argument extra\n"},
 	} {
 		var root CLI
