@@ -156,8 +156,8 @@ func TestRevokeClosesTheComputer(t *testing.T) {
 
 	_, errOut, code := runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+bob, "7:")
 	assert.Equal(t, 1, code)
-	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected; no computer of account bob is connected (its token reaches that account's computers only): run sandbox status on it in game to see why\n", errOut,
-		"bob reaches no computer: alice's is not named, nor are other accounts' said to be gone")
+	assert.Equal(t, "trap-sandbox: computer 7: revoke: the gateway answered not_connected: computer 7: is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers); to revoke the credential of a computer that is not connected: trap-sandbox credentials list (its TRAPOSID column), then trap-sandbox credentials revoke ID\n", errOut,
+		"bob reaches no computer: alice's is not named, nor are other accounts' said to be gone; a computer to revoke is not sent to sandbox status in game")
 	_, errOut, code = runCLI(ctx, t, nil, "computers", "revoke", url, "--api-token="+root, "9:")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "shared password")

@@ -16,6 +16,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
 )
 
@@ -296,6 +297,23 @@ func TestRevokeIsLoggedWithoutItsSecret(t *testing.T) {
 		}
 	}
 	b.expectClose(CloseRevoked, "revoked")
+
+	// A computer not connected (a stolen one that stays away): the answer says how its
+	// credential is revoked all the same, besides the computers meant or listed.
+	for id, want := range map[string]string{
+		"5:gone": `computer 5:gone is not connected; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers); to revoke the credential of a computer that is not connected: trap-sandbox credentials list (its TRAPOSID column), then trap-sandbox credentials revoke ID`,
+		"9:x":    `computer 9:x is not connected; did you mean "9:"?; to revoke the credential of a computer that is not connected: trap-sandbox credentials list (its TRAPOSID column), then trap-sandbox credentials revoke ID`,
+	} {
+		resp, err := h.srv.Client().Post(h.srv.URL+"/trapos/computers/"+id+"/revoke", "application/json", strings.NewReader("{}"))
+		require.NoError(t, err)
+		var ans server.Answer
+		require.NoError(t, json.NewDecoder(resp.Body).Decode(&ans))
+		require.NoError(t, resp.Body.Close())
+		require.Equal(t, http.StatusNotFound, resp.StatusCode, id)
+		require.NotNil(t, ans.Error, id)
+		assert.Equal(t, protocol.CodeNotConnected, ans.Error.Code, id)
+		assert.Equal(t, want, ans.Error.Message, id)
+	}
 
 	_, aliceID, ok := account.Identify(alice)
 	require.True(t, ok)

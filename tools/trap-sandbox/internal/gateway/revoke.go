@@ -17,6 +17,10 @@ import (
 // RevokePattern revokes the credential of a connected computer and closes its socket (4003).
 const RevokePattern = "/trapos/computers/{traposId}/revoke"
 
+// revokeOfflineHint ends RevokePattern's answer for a computer that is not connected: how
+// its credential is revoked all the same.
+const revokeOfflineHint = "to revoke the credential of a computer that is not connected: trap-sandbox credentials list (its TRAPOSID column), then trap-sandbox credentials revoke ID"
+
 // Revoked is the answer of RevokePattern: which credential was revoked, and whose.
 type Revoked struct {
 	TraposID   string `json:"traposId"`
@@ -42,7 +46,13 @@ func (g *Gateway) revokeComputer(r *http.Request, traposID string) (Revoked, err
 		}
 	}
 	if found == nil {
-		return Revoked{}, hostcomputer.Hint(hostcomputer.NotConnected(traposID), traposID, reached, true, caller)
+		// Revoking is most needed for a computer that is gone (stolen, given away): its
+		// credential is revoked by its id, which the computer list does not show. The hint
+		// for a request's computer that none of the caller's is connected (run sandbox status
+		// on it in game) is no fix for one to be cut off: listed false leaves it out.
+		out := *hostcomputer.Hint(hostcomputer.NotConnected(traposID), traposID, reached, false, caller)
+		out.Message += "; " + revokeOfflineHint
+		return Revoked{}, &out
 	}
 	k := Key{AccountID: found.AccountID, TraposID: found.TraposID}
 	cluster := g.registry.cluster
