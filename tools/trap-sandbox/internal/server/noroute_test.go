@@ -72,6 +72,12 @@ func TestAnUnknownAPIRouteOrMethodAnswersInTheAPIsShape(t *testing.T) {
 	assert.Equal(t, protocol.CodeNotFound, a.Error.Code)
 	assert.Equal(t, "no API route at /trapos/nope/x (docs/http-api.md lists them)", a.Error.Message)
 
+	resp, a = do(http.MethodGet, "/trapos/trapos/computers", "")
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode)
+	require.NotNil(t, a.Error)
+	assert.Equal(t, "no API route at /trapos/trapos/computers: the client's URL ends in /trapos, which the routes begin with; give the gateway's root (http://host:4444, --url or SANDBOX_URL)",
+		a.Error.Message, "a base URL with /trapos in it is named (--url http://host:4444/trapos)")
+
 	resp, a = do(http.MethodPost, MetricsPath, "")
 	assert.Equal(t, http.StatusMethodNotAllowed, resp.StatusCode)
 	assert.Equal(t, "GET", resp.Header.Get("Allow"))

@@ -103,6 +103,15 @@ func (r *Routes) answerNoRoute(w http.ResponseWriter, req *http.Request) {
 			fmt.Sprintf("%s is not a method of %s: it takes %s (docs/http-api.md)", clipHeader(req.Method), clipHeader(req.URL.Path), strings.Join(allowed, ", ")))
 		return
 	}
+	if strings.HasPrefix(req.URL.Path, doubledPrefix) {
+		// A client's base URL that ends in /trapos (--url http://host:4444/trapos) doubles it.
+		WriteError(w, http.StatusNotFound, protocol.CodeNotFound,
+			fmt.Sprintf("no API route at %s: the client's URL ends in /trapos, which the routes begin with; give the gateway's root (http://host:4444, --url or SANDBOX_URL)", clipHeader(req.URL.Path)))
+		return
+	}
 	WriteError(w, http.StatusNotFound, protocol.CodeNotFound,
 		fmt.Sprintf("no API route at %s (docs/http-api.md lists them)", clipHeader(req.URL.Path)))
 }
+
+// doubledPrefix begins the path of a request whose client put /trapos in its base URL too.
+const doubledPrefix = "/trapos/trapos/"
