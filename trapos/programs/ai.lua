@@ -293,13 +293,15 @@ end
 local UNAVAILABLE_PREFIX = "the agent is unavailable: ";
 
 -- The one line for the agent being unavailable, whether a request or the turn said so: the
--- gateway's prefix said once, and the fix.
+-- gateway's prefix said once, and whose fix it is, as the model's failure says it. opencode
+-- runs on the gateway's host, so only its operator can start or fix it; `sandbox health`,
+-- which this line sent the player to, only said the same detail again.
 local function unavailableLine(message)
   message = message or "opencode does not answer";
   if message:sub(1, #UNAVAILABLE_PREFIX):lower() == UNAVAILABLE_PREFIX then
     message = message:sub(#UNAVAILABLE_PREFIX + 1);
   end
-  return "The agent is unavailable: " .. message .. ". Run: sandbox health";
+  return "The agent is unavailable (tell the gateway's operator): " .. message;
 end
 
 -- The gateway's message as a sentence on the screen: its messages begin in lower case, as
@@ -315,12 +317,15 @@ end
 -- reason), and a stopped daemon's fix. Without that status (no daemon, or it connected
 -- meanwhile), the request's reason is turned into advice (libsandboxadvice): CC's own message
 -- ("Could not connect") names no fix. A reason the advice has no rule for is sent to `sandbox
--- status`, which says more.
+-- status`, which says more. No daemon answering (it died during the turn) is said as it is,
+-- with its one fix: `sandbox status` would only say it again.
 local function notConnectedLine(message)
   local why = message or "no connection";
   local fix;
   local status = libsandbox.requestStatus();
-  if status ~= nil and not status.connected then
+  if status == nil then
+    return MSG_NO_DAEMON;
+  elseif not status.connected then
     why = status.lastError ~= nil and oneLine(tostring(status.lastError)) or why;
     fix = oneLine(libsandbox.explainStatus(status));
   else

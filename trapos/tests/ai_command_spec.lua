@@ -611,7 +611,8 @@ describe("ai command", function()
         } },
       });
       expectFailedTurn(ok, err);
-      expect(rows[1] .. " " .. rows[2]):eq("The agent is unavailable: opencode at http://127.0.0.1:4242: connection refused. Run: sandbox health");
+      -- whose fix it is, once: it said "Run: sandbox health", which only said the detail again
+      expect(rows[1] .. " " .. rows[2]):eq("The agent is unavailable (tell the gateway's operator): opencode at http://127.0.0.1:4242: connection refused");
       expect(rows[3]):eq("");
       ok, err, rows = run({ "hi" }, {
         width = 80,
@@ -685,9 +686,9 @@ describe("ai command", function()
       { "ai_disabled", { code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" },
         "The agent is off: its operator must set --ai-model" },
       { "ai_unavailable", { code = "ai_unavailable", message = "the agent is unavailable: opencode at http://127.0.0.1:4096: connection refused" },
-        "The agent is unavailable: opencode at http://127.0.0.1:4096: connection refused. Run: sandbox health" },
+        "The agent is unavailable (tell the gateway's operator): opencode at http://127.0.0.1:4096: connection refused" },
       { "ai_unavailable without the gateway's prefix", { code = "ai_unavailable", message = "opencode does not answer" },
-        "The agent is unavailable: opencode does not answer. Run: sandbox health" },
+        "The agent is unavailable (tell the gateway's operator): opencode does not answer" },
       { "busy", { code = "busy", message = "a turn is running on session main; try again when it ends" },
         "A turn is running on session main; try again when it ends" },
       { "ai_disabled without the gateway's words", { code = "ai_disabled", message = "" },
@@ -725,7 +726,7 @@ describe("ai command", function()
       local ok, err = run({ "hi" }, { width = 26, replies = { ["ai.ask"] = { false, nil,
         { code = "ai_unavailable", message = "opencode at http://192.168.100.200:4096/global/health: connection refused" } } } });
       expect(ok):eq(false);
-      expect(err):eq("The agent is unavailable: opencode at\nhttp://192.168.100.200\n:4096/global/health: connection refused. Run: sandbox health");
+      expect(err):eq("The agent is unavailable (tell the gateway's operator): opencode at\nhttp://192.168.100.200\n:4096/global/health: connection refused");
     end);
 
     it("fails at once when sandbox.url is not set", function()
@@ -836,6 +837,24 @@ describe("ai command", function()
       });
       expect(ok):eq(false);
       expect(err):eq("Not connected to the gateway: nothing answers at 127.0.0.1:4444: start the gateway there, or fix the address or port (sandbox setup); the daemon retries in 38 s");
+      expect(rows[1]):eq("Hel");
+    end);
+
+    it("says a daemon that died during the turn is not running, with its one fix", function()
+      -- it said "Not connected to the gateway: The sandbox daemon is not running; reboot the
+      -- computer to start it. Run: sandbox status", a second fix that can only say it again
+      local ok, err, rows = run({ "hi" }, {
+        width = 51,
+        -- connected when ai started, then no daemon answers its status (false: no status)
+        statuses = { { url = URL, state = "connected", connected = true }, false },
+        polls = {
+          { text(1, "Hel") },
+          -- what libsandbox.request answers when, after its wait, no daemon answers either
+          { err = { code = "not_connected", message = lib.NO_DAEMON } },
+        },
+      });
+      expect(ok):eq(false);
+      expect(err):eq("The sandbox daemon is not running; reboot the computer to start it");
       expect(rows[1]):eq("Hel");
     end);
 
