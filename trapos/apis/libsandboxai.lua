@@ -234,9 +234,24 @@ local function newClient(deps)
     return confirm(event) == true, true;
   end
 
+  -- Whether a poll's events end the turn: they hold its done event (the gateway says done
+  -- with it).
+  local function endsTurn(list, done)
+    if done == true then
+      return true;
+    end
+    for _, event in ipairs(list) do
+      if event.kind == KIND_DONE then
+        return true;
+      end
+    end
+    return false;
+  end
+
   -- Follows the turn until its done event. Returns {turnId, reason, error?, cut?} or nil and
-  -- {code, message} (the poll failed).
-  local function follow(turnId, opts)
+  -- {code, message} (the poll failed). state.ended is set once the done event came, before
+  -- the events it came with are handed on (the player may still be paging them).
+  local function follow(turnId, opts, state)
     local after, failures, waitMs = 0, 0, POLL_WAIT_MS;
     local reconnected = false; -- waited for the daemon since the last poll that got through
     local result = { turnId = turnId };
@@ -266,6 +281,12 @@ local function newClient(deps)
         end
       else
         failures, reconnected = 0, false;
+        if not state.ended and endsTurn(list, errOrDone) then
+          state.ended = true;
+          if opts.onEnded ~= nil then
+            opts.onEnded();
+          end
+        end
         for _, event in ipairs(list) do
           if event.seq > after then
             after = event.seq;
@@ -312,8 +333,11 @@ local function newClient(deps)
   -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
   -- opts.onWait() each time run() is about to wait for more (show what you held back), and
   -- opts.onReconnect() when it waits for the daemon to get back the gateway it lost (with
-  -- deps.awaitReconnect). Terminate (Ctrl-T) aborts the turn, then raises "Terminated" as
-  -- os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and {code, message}.
+  -- deps.awaitReconnect), and opts.onEnded() once the turn's done event came, before the
+  -- events it came with are handed on. Terminate (Ctrl-T) aborts the turn, unless it ended
+  -- already (an answer all received, still paged in onEvent: there is nothing to stop), then
+  -- raises "Terminated" as os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil
+  -- and {code, message}.
   local function run(prompt, opts)
     expect(1, prompt, "string");
     expect(2, opts, "table", "nil");
@@ -323,6 +347,7 @@ local function newClient(deps)
     field(opts, "onStart", "function", "nil");
     field(opts, "onWait", "function", "nil");
     field(opts, "onReconnect", "function", "nil");
+    field(opts, "onEnded", "function", "nil");
     checkSession(2, opts.session);
     local turnId, err = ask(prompt, opts);
     if turnId == nil then
@@ -331,9 +356,10 @@ local function newClient(deps)
     if opts.onStart ~= nil then
       opts.onStart(turnId);
     end
-    local outcome = table.pack(pcall(follow, turnId, opts));
+    local state = { ended = false };
+    local outcome = table.pack(pcall(follow, turnId, opts, state));
     if not outcome[1] then
-      if outcome[2] == TERMINATED then
+      if outcome[2] == TERMINATED and not state.ended then
         abort(turnId, ABORT_TIMEOUT);
       end
       error(outcome[2], 0);

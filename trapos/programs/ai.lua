@@ -41,6 +41,8 @@ local CONFIRM_WAIT = 61;
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
 local MSG_ABORTED = "Aborted: the turn was stopped (Ctrl-T).";
+-- Ctrl-T while an answer all received is still paged: the turn had ended, nothing was stopped.
+local MSG_NOT_SHOWN = "The rest of the answer was not shown (Ctrl-T).";
 local MSG_STOPPED = "Stopped: the turn was aborted (Q).";
 -- TrapOS's old ai kept opencode's password on the computer under this prefix (docs/ai.md).
 local OLD_SETTINGS_PREFIX = "opencc.";
@@ -506,6 +508,7 @@ local function turn(question)
   screen.thinking();
   local result, err, turnId;
   local stopped = false;
+  local ended = false; -- the turn's done event came: a Ctrl-T then stops only the paging
   local function follow()
     -- The word being received is shown before each wait: a model that pauses mid-answer
     -- leaves no word unseen (one split across the pause may break at the edge).
@@ -513,6 +516,7 @@ local function turn(question)
       onStart = function(id) turnId = id; end,
       onEvent = showEvent, confirm = confirm, onWait = screen.flush,
       onReconnect = function() screen.thinking(RECONNECTING); end,
+      onEnded = function() ended = true; end,
     });
   end
   -- Q stops the turn too, without holding Ctrl-T. Raw pulls: a terminate is follow's to
@@ -537,7 +541,7 @@ local function turn(question)
     return nil, false;
   elseif not ok then
     if raised == "Terminated" then
-      screen.line(MSG_ABORTED, "red");
+      screen.line(ended and MSG_NOT_SHOWN or MSG_ABORTED, "red");
       return nil, false;
     end
     error(raised, 0);

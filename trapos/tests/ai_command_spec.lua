@@ -346,13 +346,36 @@ describe("ai command", function()
         width = 51,
         height = 8,
         terminateAtPause = 1,
-        polls = { { text(1, table.concat(long)), done(2) } },
+        polls = { { text(1, table.concat(long)) }, { text(2, "more"), done(3) } },
       });
       expectFailedTurn(ok, err);
       expect(#record.pauses):eq(1); -- no second "Press any key" before the abort line
       expect(record.pauses[1][8]):eq(MORE);
       expect(rows[6]):eq("line8"); -- the word it held back
       expect(rows[7]):eq("Aborted: the turn was stopped (Ctrl-T).");
+      expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
+      for _, row in ipairs(rows) do
+        expect(row:find(MORE, 1, true)):eq(nil);
+      end
+    end);
+
+    it("says on Ctrl-T while an answer all received is paged that its rest was not shown, stopping nothing", function()
+      -- it said "Aborted: the turn was stopped (Ctrl-T).", of a turn that had ended
+      local long = {};
+      for i = 1, 20 do
+        long[#long + 1] = "line" .. i .. "\n";
+      end
+      local ok, err, rows, record = run({ "count" }, {
+        width = 51,
+        height = 8,
+        terminateAtPause = 1,
+        polls = { { text(1, table.concat(long)), done(2) } },
+      });
+      expectFailedTurn(ok, err);
+      expect(#record.pauses):eq(1);
+      expect(rows[6]):eq("line8");
+      expect(rows[7]):eq("The rest of the answer was not shown (Ctrl-T).");
+      expect(#sent(record, "ai.abort")):eq(0); -- the turn had ended: nothing to stop
       for _, row in ipairs(rows) do
         expect(row:find(MORE, 1, true)):eq(nil);
       end

@@ -329,6 +329,23 @@ describe("libsandboxai", function()
       expect(gw.requests[#gw.requests].timeout):eq(lib.ABORT_TIMEOUT);
     end);
 
+    it("sends no abort on terminate once the turn's done event came, and says it ended first", function()
+      -- the player pages an answer all received (its text came with done): nothing runs to stop
+      local gw = gateway({ { { { seq = 1, kind = "text", text = "a" }, DONE }, true } });
+      local order = {};
+      local ok, err = pcall(lib.newClient({ request = gw.request, term = fakeTerm }).run, "hi", {
+        onEnded = function() order[#order + 1] = "ended"; end,
+        onEvent = function(event)
+          order[#order + 1] = event.kind;
+          error("Terminated", 0);
+        end,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      expect(order):same({ "ended", "text" });
+      expect(#gw.of(lib.TYPE_ABORT)):eq(0);
+    end);
+
     it("does not abort when a callback fails for another reason", function()
       local gw = gateway({ { { { seq = 1, kind = "text", text = "a" } } } });
       local ok, err = pcall(lib.newClient({ request = gw.request, term = fakeTerm }).run, "hi", {
