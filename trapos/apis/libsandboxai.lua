@@ -236,6 +236,8 @@ local function newClient(deps)
 
   -- Whether a poll's events end the turn: they hold its done event (the gateway says done
   -- with it).
+  local endedMeanwhile; -- below: run() asks it at a terminate
+
   local function endsTurn(list, done)
     if done == true then
       return true;
@@ -249,8 +251,9 @@ local function newClient(deps)
   end
 
   -- Follows the turn until its done event. Returns {turnId, reason, error?, cut?} or nil and
-  -- {code, message} (the poll failed). state.ended is set once the done event came, before
-  -- the events it came with are handed on (the player may still be paging them).
+  -- {code, message} (the poll failed). state.after is the last event's seq handed on;
+  -- state.ended is set once the done event came, before the events it came with are handed
+  -- on (the player may still be paging them).
   local function follow(turnId, opts, state)
     local after, failures, waitMs = 0, 0, POLL_WAIT_MS;
     local reconnected = false; -- waited for the daemon since the last poll that got through
@@ -290,6 +293,7 @@ local function newClient(deps)
         for _, event in ipairs(list) do
           if event.seq > after then
             after = event.seq;
+            state.after = after;
             if event.kind == KIND_CONFIRM and type(event.confirmId) == "string" then
               -- A failed answer needs no handling: the gateway rejects on its own after its
               -- wait, and the stream says what happened.
@@ -325,6 +329,28 @@ local function newClient(deps)
     end
   end
 
+  -- Whether the turn has ended on the gateway, its done event among those after seq `after`
+  -- (one look, not waited for): a turn whose events are all in but not all read (the player
+  -- pages the first, the program polls no more meanwhile) needs no abort. A turn the gateway
+  -- no longer knows (it forgets one 2 min after its end) has ended too. Any other failure (a
+  -- second Ctrl-T, no answer within ABORT_TIMEOUT) is false: the abort is sent as before.
+  function endedMeanwhile(turnId, after)
+    local ok, sent, reply, err = pcall(request, TYPE_POLL, { turnId = turnId, after = after, waitMs = 0 }, ABORT_TIMEOUT);
+    if ok and not sent and type(err) == "table" and err.code == ERR_UNKNOWN_TURN then
+      return true;
+    elseif not ok or not sent or type(reply) ~= "table" then
+      return false;
+    end
+    local list = type(reply.events) == "table" and reply.events or {};
+    local events = {};
+    for _, event in ipairs(list) do
+      if type(event) == "table" then
+        events[#events + 1] = event;
+      end
+    end
+    return endsTurn(events, reply.done);
+  end
+
   -- Asks and follows the answer to its end, calling opts.onEvent(event) for every event in
   -- order. A confirm event is answered before onEvent sees it (event.allowed, event.asked):
   -- a change this computer's settings refuse is refused at once, with why (event.refused),
@@ -333,11 +359,12 @@ local function newClient(deps)
   -- colour are ask()'s; opts.onStart(turnId) runs once the gateway took the question, and
   -- opts.onWait() each time run() is about to wait for more (show what you held back), and
   -- opts.onReconnect() when it waits for the daemon to get back the gateway it lost (with
-  -- deps.awaitReconnect), and opts.onEnded() once the turn's done event came, before the
-  -- events it came with are handed on. Terminate (Ctrl-T) aborts the turn, unless it ended
-  -- already (an answer all received, still paged in onEvent: there is nothing to stop), then
-  -- raises "Terminated" as os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil
-  -- and {code, message}.
+  -- deps.awaitReconnect), and opts.onEnded() once run learns that the turn has ended on the
+  -- gateway: its done event came (called before the events it came with are handed on), or
+  -- a look at a terminate found it. Terminate (Ctrl-T) aborts the turn, unless it has ended
+  -- (an answer all in, still paged in onEvent: there is nothing to stop), then raises
+  -- "Terminated" as os.pullEvent does. Returns {turnId, reason, error?, cut?}, or nil and
+  -- {code, message}.
   local function run(prompt, opts)
     expect(1, prompt, "string");
     expect(2, opts, "table", "nil");
@@ -356,11 +383,18 @@ local function newClient(deps)
     if opts.onStart ~= nil then
       opts.onStart(turnId);
     end
-    local state = { ended = false };
+    local state = { ended = false, after = 0 };
     local outcome = table.pack(pcall(follow, turnId, opts, state));
     if not outcome[1] then
       if outcome[2] == TERMINATED and not state.ended then
-        abort(turnId, ABORT_TIMEOUT);
+        if endedMeanwhile(turnId, state.after) then
+          state.ended = true;
+          if opts.onEnded ~= nil then
+            opts.onEnded();
+          end
+        else
+          abort(turnId, ABORT_TIMEOUT);
+        end
       end
       error(outcome[2], 0);
     end

@@ -346,7 +346,8 @@ describe("ai command", function()
         width = 51,
         height = 8,
         terminateAtPause = 1,
-        polls = { { text(1, table.concat(long)) }, { text(2, "more"), done(3) } },
+        -- the second: the look at the turn at Ctrl-T, which still runs
+        polls = { { text(1, table.concat(long)) }, { text(2, "more") } },
       });
       expectFailedTurn(ok, err);
       expect(#record.pauses):eq(1); -- no second "Press any key" before the abort line
@@ -376,9 +377,29 @@ describe("ai command", function()
       expect(rows[6]):eq("line8");
       expect(rows[7]):eq("The rest of the answer was not shown (Ctrl-T).");
       expect(#sent(record, "ai.abort")):eq(0); -- the turn had ended: nothing to stop
+      expect(#sent(record, "ai.poll")):eq(1); -- its end was in hand: nothing to look at
       for _, row in ipairs(rows) do
         expect(row:find(MORE, 1, true)):eq(nil);
       end
+    end);
+
+    it("says so too when the turn ended while its answer was paged, its end not polled yet", function()
+      -- the gateway had the whole answer; the computer polls no more while the player pages
+      local long = {};
+      for i = 1, 20 do
+        long[#long + 1] = "line" .. i .. "\n";
+      end
+      local ok, err, rows, record = run({ "count" }, {
+        width = 51,
+        height = 8,
+        terminateAtPause = 1,
+        polls = { { text(1, table.concat(long)) }, { text(2, "more"), done(3) } },
+      });
+      expectFailedTurn(ok, err);
+      expect(rows[7]):eq("The rest of the answer was not shown (Ctrl-T).");
+      expect(#sent(record, "ai.abort")):eq(0);
+      -- one look at what came after the event on the screen, not waited for
+      expect(sent(record, "ai.poll")[2]):same({ turnId = "t1", after = 1, waitMs = 0 });
     end);
 
     it("shows tool activity as one line each", function()
@@ -560,7 +581,8 @@ describe("ai command", function()
     it("aborts the turn on Ctrl-T and says so", function()
       local ok, err, rows, record = run({ "hi" }, {
         width = 51,
-        polls = { { text(1, "Hello there") }, TERMINATE },
+        -- the last: the look at the turn at Ctrl-T, which still runs
+        polls = { { text(1, "Hello there") }, TERMINATE, {} },
       });
       expectFailedTurn(ok, err);
       expect(sent(record, "ai.abort")):same({ { turnId = "t1" } });
@@ -937,7 +959,7 @@ describe("ai command", function()
       local ok, err, rows, record = run({}, {
         width = 45,
         typed = { "hi", "again", CTRL_T },
-        polls = { TERMINATE, { text(1, "Back."), done(2) } },
+        polls = { TERMINATE, {}, { text(1, "Back."), done(2) } }, -- {}: the look at Ctrl-T
       });
       expectSuccess(ok, err);
       expect(rows[3]):eq("Aborted: the turn was stopped (Ctrl-T).");

@@ -316,6 +316,7 @@ describe("libsandboxai", function()
       local gw = gateway({
         { { { seq = 1, kind = "text", text = "a" } } },
         function() error("Terminated", 0); end,
+        { {} }, -- the look at the turn before the abort: it runs
       });
       local started;
       local ok, err = pcall(lib.newClient({ request = gw.request, term = fakeTerm }).run, "hi", {
@@ -343,6 +344,39 @@ describe("libsandboxai", function()
       expect(ok):eq(false);
       expect(err):eq("Terminated");
       expect(order):same({ "ended", "text" });
+      expect(#gw.of(lib.TYPE_ABORT)):eq(0);
+      expect(#gw.of(lib.TYPE_POLL)):eq(1);
+    end);
+
+    it("sends no abort on terminate when a look finds the turn ended, its end not polled yet", function()
+      local gw = gateway({
+        { { { seq = 1, kind = "text", text = "a" } } },
+        { { { seq = 2, kind = "text", text = "b" }, { seq = 3, kind = "done", reason = "stop" } }, true },
+      });
+      local ended = 0;
+      local ok, err = pcall(lib.newClient({ request = gw.request, term = fakeTerm }).run, "hi", {
+        onEnded = function() ended = ended + 1; end,
+        onEvent = function() error("Terminated", 0); end,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      expect(ended):eq(1);
+      expect(#gw.of(lib.TYPE_ABORT)):eq(0);
+      expect(gw.of(lib.TYPE_POLL)[2]):same({ turnId = "t1", after = 1, waitMs = 0 });
+      expect(gw.requests[#gw.requests].timeout):eq(lib.ABORT_TIMEOUT);
+      -- paged past the 2 min the gateway keeps an ended turn: it knows it no more
+      gw = gateway({
+        { { { seq = 1, kind = "text", text = "a" } } },
+        { err = { code = "unknown_turn", message = "the gateway knows no turn \"t1\" of this computer" } },
+      });
+      ended = 0;
+      ok, err = pcall(lib.newClient({ request = gw.request, term = fakeTerm }).run, "hi", {
+        onEnded = function() ended = ended + 1; end,
+        onEvent = function() error("Terminated", 0); end,
+      });
+      expect(ok):eq(false);
+      expect(err):eq("Terminated");
+      expect(ended):eq(1);
       expect(#gw.of(lib.TYPE_ABORT)):eq(0);
     end);
 
