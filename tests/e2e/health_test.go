@@ -6,16 +6,27 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"trap-sandbox/testkit/opencodefake"
+
+	"tests/internal/harness"
 )
 
-// TestHealthOpencodeHealthy: both sides healthy, no detail line.
+// agentOffLine is what `sandbox health` adds on a gateway that runs without --ai-model (as
+// startGateway's do): whose fix it is that ai cannot ask, whatever opencode's state.
+const agentOffLine = "The agent is off: its operator must set --ai-model"
+
+// agentDownLine is what `sandbox health` adds when the gateway's agent is on and opencode
+// does not answer it: whose fix that is, and what still works.
+const agentDownLine = "The agent is down on the gateway's host: its operator must start or fix it (the detail above says why). " +
+	"Only ai needs it; files, Lua and the screen still work."
+
+// TestHealthOpencodeHealthy: both sides healthy, no detail line; the agent is off.
 func TestHealthOpencodeHealthy(t *testing.T) {
 	ctx := testContext(t)
 	oc := opencodefake.Start(t, opencodefake.Options{})
 	g := startGateway(t, oc.URL)
 	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
 	assert.True(t, ok, out)
-	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true"}, lines(out))
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", agentOffLine}, lines(out))
 	assert.EqualValues(t, 1, oc.HealthHits(), "the gateway probes opencode once per health request")
 }
 
@@ -30,6 +41,29 @@ func TestHealthOpencodeRefused(t *testing.T) {
 		"sandboxOk: true",
 		"opencodeOk: false",
 		"opencodeDetail: opencode at "+url+": connection refused",
+		agentOffLine, // not the down line: starting opencode would not turn the agent on
+	), lines(out))
+}
+
+// TestHealthAgentOn: with the agent on, a healthy opencode adds nothing, and one that is down
+// adds whose fix it is.
+func TestHealthAgentOn(t *testing.T) {
+	ctx := testContext(t)
+	w := newAIWorld(t)
+	g := w.gateway(t, harness.Options{})
+	ok, out := runCommand(ctx, t, computerOptions(t, g, sandboxPassword, "sandbox", "health"))
+	assert.True(t, ok, out)
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true"}, lines(out))
+
+	url := opencodefake.ClosedPortURL(t)
+	down := startGateway(t, url, "--ai-model", aiModel, "--ai-dir", t.TempDir())
+	ok, out = runCommand(ctx, t, computerOptions(t, down, sandboxPassword, "sandbox", "health"))
+	assert.True(t, ok, out)
+	assert.Equal(t, screen(
+		"sandboxOk: true",
+		"opencodeOk: false",
+		"opencodeDetail: opencode at "+url+": connection refused",
+		agentDownLine,
 	), lines(out))
 }
 
@@ -44,6 +78,7 @@ func TestHealthOpencodeUnauthorized(t *testing.T) {
 		"sandboxOk: true",
 		"opencodeOk: false",
 		"opencodeDetail: opencode at "+oc.URL+": 401 unauthorized: the server wants a password (set OPENCODE_SERVER_PASSWORD)",
+		agentOffLine,
 	), lines(out))
 	assert.Zero(t, oc.HealthHits(), "no probe may pass opencode's auth")
 }
@@ -62,5 +97,6 @@ func TestHealthOpencodeStalled(t *testing.T) {
 		"sandboxOk: true",
 		"opencodeOk: false",
 		"opencodeDetail: opencode at "+oc.URL+": no answer within "+shortProbeTimeout,
+		agentOffLine,
 	), lines(out))
 }

@@ -80,8 +80,8 @@ func TestGatewayRestartUnderRunningComputer(t *testing.T) {
 	assertRetryRowsBefore(t, out, failed, "Not connected to the gateway: the gateway stopped (going away)")
 
 	// The last health run (after the restart) printed the full healthy report.
-	require.GreaterOrEqual(t, len(out), 3)
-	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", markerRecovered}, out[len(out)-3:])
+	require.GreaterOrEqual(t, len(out), 4)
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", agentOffLine, markerRecovered}, out[len(out)-4:])
 }
 
 // TestSocketDroppedUnderRunningComputer: the network drops the computer's socket (the gateway
@@ -115,8 +115,8 @@ func TestSocketDroppedUnderRunningComputer(t *testing.T) {
 	failed := slices.Index(out, markerFailed)
 	require.Positive(t, failed, "no failure marker in:\n%s", c.Output())
 	assertRetryRowsBefore(t, out, failed, "Not connected to the gateway: the gateway closed the connection (Connection closed): it stopped or restarted")
-	require.GreaterOrEqual(t, len(out), 3)
-	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", markerRecovered}, out[len(out)-3:])
+	require.GreaterOrEqual(t, len(out), 4)
+	assert.Equal(t, []string{"sandboxOk: true", "opencodeOk: true", agentOffLine, markerRecovered}, out[len(out)-4:])
 }
 
 // assertRetryRowsBefore: the screen rows just before out[at] are advice, word-wrapped as print

@@ -348,6 +348,7 @@ return {
   -- one's own, and the events' kinds, done reasons and error codes.
   ai = defaultAi,
   newAiClient = ai.newClient,
+  noAgentLine = ai.noAgentLine,
   KIND_TEXT = ai.KIND_TEXT,
   KIND_TOOL = ai.KIND_TOOL,
   KIND_CONFIRM = ai.KIND_CONFIRM,

@@ -63,6 +63,30 @@ local ABORT_TIMEOUT = 2;
 
 local TERMINATED = "Terminated";
 
+-- What the player reads when the gateway runs with its agent off and says no more.
+local AGENT_OFF = "The agent is off: its operator must set --ai-model";
+-- What the player reads when the gateway is older than the agent (it knows no ai.* type).
+local NO_AGENT = "This gateway has no agent (it is older than this client); its operator must upgrade it";
+
+-- The player's line for a gateway that has no agent to ask, naming whose fix it is: the
+-- operator's, who runs it with the agent off (ai_disabled, in the gateway's own words, which
+-- begin in lower case as its errors do) or runs one older than the agent (unknown_type); nil
+-- for any other error. `ai` and `sandbox health` say it.
+local function noAgentLine(err)
+  if type(err) ~= "table" then
+    return nil;
+  elseif err.code == ERR_AI_DISABLED then
+    local message = type(err.message) == "string" and codec.oneLine(err.message) or "";
+    if message == "" then
+      return AGENT_OFF;
+    end
+    return message:sub(1, 1):upper() .. message:sub(2);
+  elseif err.code == codec.ERR_UNKNOWN_TYPE then
+    return NO_AGENT;
+  end
+  return nil;
+end
+
 local function checkSession(n, session)
   expect(n, session, "string", "nil");
   if session ~= nil and (#session > MAX_SESSION_LENGTH or not session:find(SESSION_PATTERN)) then
@@ -441,4 +465,5 @@ return {
   MAX_POLL_FAILURES = MAX_POLL_FAILURES,
   ABORT_TIMEOUT = ABORT_TIMEOUT,
   newClient = newClient,
+  noAgentLine = noAgentLine,
 };

@@ -352,17 +352,15 @@ local function explain(err)
     return notConnectedLine(message);
   elseif code == libsandbox.ERR_TIMEOUT then
     return "The gateway did not answer in time. Run: sandbox health";
-  elseif code == libsandbox.ERR_AI_DISABLED then
-    return message and sentence(message) or "The agent is off: its operator must set --ai-model";
+  elseif code == libsandbox.ERR_AI_DISABLED or code == libsandbox.ERR_UNKNOWN_TYPE then
+    -- A gateway with the agent off, or from before the agent: `sandbox health` says it too.
+    return libsandbox.noAgentLine(err);
   elseif code == libsandbox.ERR_AI_UNAVAILABLE then
     return unavailableLine(message);
   elseif code == libsandbox.ERR_BUSY then
     return message and sentence(message) or "The agent is busy here: wait or stop it (Q, Ctrl-T)";
   elseif code == libsandbox.ERR_UNKNOWN_TURN then
     return "The gateway lost the answer (restarted?): ask again";
-  elseif code == libsandbox.ERR_UNKNOWN_TYPE then
-    -- A gateway from before the agent does not know the ai.* requests.
-    return "This gateway has no agent (it is older than this client); its operator must upgrade it";
   elseif code == libsandbox.ERR_BAD_PAYLOAD then
     return message or "The gateway refused the question";
   end

@@ -172,6 +172,12 @@ local function failRequest(err, url)
   fail("The gateway refused the request: " .. oneLine(err.code) .. ": " .. oneLine(err.message));
 end
 
+-- What health adds when the gateway's agent (opencode) does not answer it: whose fix that is
+-- (opencodeDetail reads as a fix for the player, "set OPENCODE_SERVER_PASSWORD"), and that
+-- nothing but ai needs it: the host's requests to this computer go through the gateway alone.
+local MSG_AGENT_DOWN = "The agent is down on the gateway's host: its operator must start or fix it"
+  .. " (the detail above says why). Only ai needs it; files, Lua and the screen still work.";
+
 local function health()
   checkSetup();
   local status = awaitConnection();
@@ -183,6 +189,15 @@ local function health()
   print("opencodeOk: " .. tostring(payload.opencodeOk == true));
   if payload.opencodeOk ~= true then
     print("opencodeDetail: " .. oneLine(tostring(payload.opencodeDetail or "no detail given")));
+  end
+  -- opencode answering says nothing of whether ai can ask it: a gateway runs with its agent
+  -- off unless its operator turned it on, and then starting opencode changes nothing.
+  local available, aiErr = libsandbox.ai.available();
+  local noAgent = not available and libsandbox.noAgentLine(aiErr) or nil;
+  if noAgent ~= nil then
+    print(noAgent);
+  elseif payload.opencodeOk ~= true then
+    print(MSG_AGENT_DOWN);
   end
 end
 

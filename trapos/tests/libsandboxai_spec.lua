@@ -390,4 +390,18 @@ describe("libsandboxai", function()
       expect(#gw.of(lib.TYPE_ABORT)):eq(0);
     end);
   end);
+
+  describe("noAgentLine", function()
+    it("says whose fix a gateway without an agent is, in the gateway's words as one line", function()
+      expect(lib.noAgentLine({ code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" }))
+        :eq("The agent is off: its operator must set --ai-model");
+      expect(lib.noAgentLine({ code = "ai_disabled", message = "off\nfiles: write" })):eq("Off files: write");
+      expect(lib.noAgentLine({ code = "ai_disabled", message = "" })):eq("The agent is off: its operator must set --ai-model");
+      expect(lib.noAgentLine({ code = "ai_disabled" })):eq("The agent is off: its operator must set --ai-model");
+      expect(lib.noAgentLine({ code = "unknown_type", message = "no handler for ai.poll" }))
+        :eq("This gateway has no agent (it is older than this client); its operator must upgrade it");
+      expect(lib.noAgentLine({ code = "unknown_turn", message = "no turn" })):eq(nil);
+      expect(lib.noAgentLine(nil)):eq(nil);
+    end);
+  end);
 end);

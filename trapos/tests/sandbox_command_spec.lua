@@ -324,24 +324,56 @@ describe("sandbox command", function()
       });
       expectSuccess(ok, err);
       expect(lines):same({ "sandboxOk: true", "opencodeOk: true" });
-      expect(#record.sends):eq(1);
+      expect(#record.sends):eq(2);
       expect(record.sends[1].type):eq("probe_gateway");
       expect(record.sends[1].payload):same({});
+      -- whether the gateway's agent is on: a poll of a turn that cannot exist (ai alone's)
+      expect(record.sends[2].type):eq("ai.poll");
+      expect(record.sends[2].payload):same({ turnId = "", after = 0, waitMs = 0 });
     end);
 
-    it("adds opencodeDetail only when opencode is down", function()
-      local ok, err, lines = run({ "health" }, {
-        status = connectedStatus(),
-        reply = function()
-          return true, { sandboxOk = true, opencodeOk = false, opencodeDetail = "opencode at http://127.0.0.1:4242: connection refused" };
-        end,
-      });
+    -- The gateway's answers to probe_gateway (opencode's state) and to the poll that asks
+    -- whether its agent is on (agentErr: its error, else an agent's unknown_turn).
+    local function gatewayWith(probe, agentErr)
+      return function(msgType)
+        if msgType == "ai.poll" then
+          return false, nil, agentErr or { code = "unknown_turn", message = "the gateway knows no turn \"\" of this computer" };
+        end
+        return true, probe;
+      end;
+    end
+    local OPENCODE_DOWN = { sandboxOk = true, opencodeOk = false, opencodeDetail = "opencode at http://127.0.0.1:4242: connection refused" };
+    local AGENT_OFF = { code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" };
+    local DOWN_LINE = "The agent is down on the gateway's host: its operator must start or fix it (the detail above says why). "
+      .. "Only ai needs it; files, Lua and the screen still work.";
+
+    it("adds opencodeDetail when opencode is down, and whose fix it is", function()
+      -- it said the detail alone, which names no fix or one for the operator ("set OPENCODE_SERVER_PASSWORD")
+      local ok, err, lines = run({ "health" }, { status = connectedStatus(), reply = gatewayWith(OPENCODE_DOWN) });
       expectSuccess(ok, err);
       expect(lines):same({
         "sandboxOk: true",
         "opencodeOk: false",
         "opencodeDetail: opencode at http://127.0.0.1:4242: connection refused",
+        DOWN_LINE,
       });
+    end);
+
+    it("says the gateway's agent is off, whose fix it is, whatever opencode's state", function()
+      -- it said opencodeOk: true, and ai then failed; or named opencode, whose start changes nothing
+      local ok, err, lines = run({ "health" }, { status = connectedStatus(),
+        reply = gatewayWith({ sandboxOk = true, opencodeOk = true }, AGENT_OFF) });
+      expectSuccess(ok, err);
+      expect(lines):same({ "sandboxOk: true", "opencodeOk: true", "The agent is off: its operator must set --ai-model" });
+      ok, err, lines = run({ "health" }, { status = connectedStatus(), reply = gatewayWith(OPENCODE_DOWN, AGENT_OFF) });
+      expectSuccess(ok, err);
+      expect(lines[4]):eq("The agent is off: its operator must set --ai-model");
+      expect(#lines):eq(4);
+      -- a gateway from before the agent
+      ok, err, lines = run({ "health" }, { status = connectedStatus(),
+        reply = gatewayWith({ sandboxOk = true, opencodeOk = true }, { code = "unknown_type", message = "no handler for ai.poll" }) });
+      expectSuccess(ok, err);
+      expect(lines[3]):eq("This gateway has no agent (it is older than this client); its operator must upgrade it");
     end);
 
     it("waits for a daemon that is still connecting", function()
@@ -1715,7 +1747,7 @@ describe("sandbox command", function()
     it("fits every line it lays out itself on the 51-column screen", function()
       -- A message (an error, lastError, fix, faults) is one sentence CC wraps at its words;
       -- every other line and prompt is the command's own layout and must not wrap.
-      local MESSAGE = { "^lastError: ", "^fix: ", "^faults: " };
+      local MESSAGE = { "^lastError: ", "^fix: ", "^faults: ", "^The agent is " };
       local function check(what, lines, record)
         local all = {};
         for _, line in ipairs(lines) do all[#all + 1] = line; end
