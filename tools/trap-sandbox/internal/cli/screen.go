@@ -116,7 +116,7 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 	}
 	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours), Width: termW, Height: termH}, out: out,
 		send: func(ctx context.Context, evs []computer.InputEvent) error {
-			_, _, err := c.client().SendInput(ctx, c.TraposID, evs, 0)
+			_, _, err := c.client().TypeInput(ctx, c.TraposID, evs, 0)
 			return err
 		},
 		busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after,
@@ -197,8 +197,8 @@ func whileBusy(ctx context.Context, fallback time.Duration, after func(time.Dura
 	}
 	for said := false; ; said = true {
 		err := try()
-		if protocol.CodeOf(err) != protocol.CodeBusy {
-			return err
+		if _, partly := errors.AsType[*computer.PartlyTyped](err); partly || protocol.CodeOf(err) != protocol.CodeBusy {
+			return err // an input partly typed is not sent again: its first parts are typed
 		}
 		wait := busyWait(err, fallback)
 		if !said && firstBusy != nil {
@@ -282,8 +282,8 @@ type viewer struct {
 // keysWaiting bounds the key presses that wait while keys are being sent (a busy computer's
 // wait included); what is typed past them is dropped, so that a computer busy for long does
 // not get a burst of stale keys, nor hold up the view. A burst that arrives at once (a line
-// sent by tmux, a paste without bracketed paste) fits: the keys waiting go together, in as
-// few screen.input requests as computer.MaxInputEvents allows.
+// sent by tmux, a paste without bracketed paste) fits: the keys waiting go together, in one
+// call (sendKeys).
 const keysWaiting = 256
 
 // errLeft is run's answer when the person held Ctrl-S to leave.
@@ -387,27 +387,26 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	}
 }
 
-// sendKeys sends each batch of keys in order, one screen.input request for up to
-// computer.MaxInputEvents of its events, until ctx ends or a send fails. A busy answer is not
-// the end of the view: the request is sent again after the answer's Retry-After (whileBusy),
-// the later keys waiting behind it.
+// sendKeys sends each batch of keys in order, each batch in one call (computer.Client.TypeInput:
+// the gateway types it whole, in as many screen.input requests as it takes, under the
+// computer's input turn, so another caller's keys never land inside a line sent by tmux),
+// until ctx ends or a send fails. A busy answer is not the end of the view: the batch is sent
+// again after the answer's Retry-After (whileBusy), the later keys waiting behind it.
 func (v *viewer) sendKeys(ctx context.Context, keys <-chan []computer.InputEvent) error {
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case batch := <-keys:
-			for _, evs := range computer.SplitInput(batch) {
-				err := whileBusy(ctx, v.busyRetry, v.after, func() error { return v.send(ctx, evs) }, nil)
-				if ctx.Err() != nil {
-					return nil
-				}
-				if protocol.CodeOf(err) == protocol.CodeNotConnected {
-					break // the computer went away: its stream's end says so, and the view waits for it
-				}
-				if err != nil {
-					return err
-				}
+			err := whileBusy(ctx, v.busyRetry, v.after, func() error { return v.send(ctx, batch) }, nil)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if protocol.CodeOf(err) == protocol.CodeNotConnected {
+				continue // the computer went away: its stream's end says so, and the view waits for it
+			}
+			if err != nil {
+				return err
 			}
 		}
 	}

@@ -213,22 +213,29 @@ func InputCost(e InputEvent) int {
 // request from its queue before it handles the next): a char text is cut between
 // characters, any other event stays whole.
 func SplitInput(events []InputEvent) [][]InputEvent {
-	var out [][]InputEvent
+	parts, _ := splitInput(events)
+	return parts
+}
+
+// splitInput is SplitInput, with the place in events of each event of each part (a char text
+// cut over several parts has the same place in each).
+func splitInput(events []InputEvent) (parts [][]InputEvent, places [][]int) {
 	var cur []InputEvent
+	var at []int
 	n := 0
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, cur)
+			parts, places = append(parts, cur), append(places, at)
 		}
-		cur, n = nil, 0
+		cur, at, n = nil, nil, 0
 	}
-	for _, e := range events {
+	for i, e := range events {
 		if e.Type != InputChar {
 			c := InputCost(e)
 			if n+c > MaxInputEvents {
 				flush()
 			}
-			cur, n = append(cur, e), n+c
+			cur, at, n = append(cur, e), append(at, i), n+c
 			continue
 		}
 		text := e.Text
@@ -251,7 +258,7 @@ func SplitInput(events []InputEvent) [][]InputEvent {
 			}
 			part := e
 			part.Text = text[:cut]
-			cur = append(cur, part)
+			cur, at = append(cur, part), append(at, i)
 			text = text[cut:]
 			if text != "" {
 				flush()
@@ -259,7 +266,7 @@ func SplitInput(events []InputEvent) [][]InputEvent {
 		}
 	}
 	flush()
-	return out
+	return parts, places
 }
 
 // SendInput queues events on the computer as its keyboard and mouse would (screen.input;
@@ -270,16 +277,7 @@ func SplitInput(events []InputEvent) [][]InputEvent {
 // place in the request ("events[0].text"), as the computer names it in a refusal and the
 // HTTP API in its warnings ("payload.events[0].text").
 func (c *Client) SendInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error) {
-	var reps []cctext.Replacement
-	wire := make([]InputEvent, len(events))
-	for i, e := range events {
-		if e.Text != "" {
-			var r []cctext.Replacement
-			e.Text, r = cctext.Wire("events["+strconv.Itoa(i)+"].text", e.Text)
-			reps = cctext.Join(reps, r)
-		}
-		wire[i] = e
-	}
+	wire, reps := wireInput(events)
 	var ans struct {
 		Queued int `json:"queued"`
 	}
@@ -304,6 +302,22 @@ func (c *Client) SendInput(ctx context.Context, traposID string, events []InputE
 	turn.sent++
 	err := c.call(ctx, traposID, protocol.TypeScreenInput, map[string]any{"events": wire}, timeout, &ans)
 	return ans.Queued, reps, err
+}
+
+// wireInput is events with their texts as CC's bytes (the text rule), and the characters CC's
+// charset could not hold (sent as '?'), each text named by its place ("events[0].text").
+func wireInput(events []InputEvent) ([]InputEvent, []cctext.Replacement) {
+	var reps []cctext.Replacement
+	wire := make([]InputEvent, len(events))
+	for i, e := range events {
+		if e.Text != "" {
+			var r []cctext.Replacement
+			e.Text, r = cctext.Wire("events["+strconv.Itoa(i)+"].text", e.Text)
+			reps = cctext.Join(reps, r)
+		}
+		wire[i] = e
+	}
+	return wire, reps
 }
 
 // Settled is what Settle saw: the last screen read, and whether it stayed the same for the

@@ -25,6 +25,9 @@ const (
 	ComputersPath = "/trapos/computers"
 	// RequestsPattern sends one gateway_request to a computer.
 	RequestsPattern = "/trapos/computers/{traposId}/requests"
+	// InputPattern types a whole input on a computer's screen, in as many screen.input
+	// requests as it takes, under the computer's input turn (computer.Client.TypeInput).
+	InputPattern = "/trapos/computers/{traposId}/input"
 	// FilesPattern is a computer's files; {path...} is the path on the computer without its
 	// leading slash, percent-decoded, then read by the path rule (cctext.PathToCC).
 	FilesPattern = "/trapos/computers/{traposId}/files/{path...}"
@@ -41,6 +44,9 @@ const (
 	// maxRequestBodyBytes bounds a /requests body: a frame may not exceed
 	// protocol.MaxFrameBytes, so anything much bigger is refused without reading it all.
 	maxRequestBodyBytes = 2 * protocol.MaxFrameBytes
+	// maxInputBodyBytes bounds an …/input body: computer.MaxTypedEvents events of some 30
+	// bytes each (a key press's {"type":"key","name":"leftBracket"}), with room to spare.
+	maxInputBodyBytes = 2 << 20
 )
 
 // Module serves the host API on a computer.Client. It implements server.Module.
@@ -58,6 +64,7 @@ func (m *Module) Name() string { return ModuleName }
 func (m *Module) Mount(routes *server.Routes) {
 	routes.HandleAPIFunc("GET "+ComputersPath, m.serveComputers)
 	routes.HandleAPIFunc("POST "+RequestsPattern, m.serveRequest)
+	routes.HandleAPIFunc("POST "+InputPattern, m.serveInput)
 	routes.HandleAPIFunc("GET "+FilesPattern, m.serveGet)
 	routes.HandleAPIFunc("PUT "+FilesPattern, m.servePut)
 	routes.HandleAPIFunc("DELETE "+FilesPattern, m.serveDelete)

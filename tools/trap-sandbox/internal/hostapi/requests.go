@@ -200,5 +200,5 @@ func writeError(w http.ResponseWriter, err error, warnings []cctext.Replacement)
 		pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
 	}
 	status := StatusOf(pe)
-	server.WriteAnswer(w, status, server.Answer{Error: &protocol.Error{Code: pe.Code, Message: pe.Message, Accounts: pe.Accounts, RelabelledTo: pe.RelabelledTo}, Warnings: warnings})
+	server.WriteAnswer(w, status, server.Answer{Error: &protocol.Error{Code: pe.Code, Message: pe.Message, Accounts: pe.Accounts, RelabelledTo: pe.RelabelledTo, Queued: pe.Queued}, Warnings: warnings})
 }

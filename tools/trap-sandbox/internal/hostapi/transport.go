@@ -213,18 +213,7 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 		return nil, fmt.Errorf("encode the %s request: %w", typ, err)
 	}
 	status, header, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/requests", body)
-	var silent SilentGatewayError
-	var unreachable UnreachableGatewayError
-	switch {
-	case caller.Err() != nil:
-	case errors.As(err, &silent):
-		// The gateway answers timeout itself once timeout has passed; RunSlack later it is the
-		// gateway that has not answered, not the computer (one that is hung, or overloaded).
-		return nil, attributed(protocol.Errorf(protocol.CodeTimeout, "%v; its own timeout answer was due after %s", err, timeout))
-	case errors.As(err, &unreachable):
-		return nil, attributed(protocol.Errorf(protocol.CodeTimeout, "%v", err)) // nor the computer: no gateway was reached
-	}
-	if err != nil {
+	if err = h.answerError(caller, err, timeout); err != nil {
 		return nil, err
 	}
 	var ans server.Answer
@@ -242,6 +231,24 @@ func (h HTTP) Request(ctx context.Context, traposID, typ string, payload json.Ra
 		return protocol.EmptyPayload, nil
 	}
 	return ans.Payload, nil
+}
+
+// answerError is the error of a request to the gateway that got no answer (err from do), as
+// the caller sees it: a gateway silent past the request's timeout, or one not reached, is no
+// computer's timeout.
+func (HTTP) answerError(caller context.Context, err error, timeout time.Duration) error {
+	var silent SilentGatewayError
+	var unreachable UnreachableGatewayError
+	switch {
+	case caller.Err() != nil:
+	case errors.As(err, &silent):
+		// The gateway answers timeout itself once timeout has passed; RunSlack later it is the
+		// gateway that has not answered, not the computer (one that is hung, or overloaded).
+		return attributed(protocol.Errorf(protocol.CodeTimeout, "%v; its own timeout answer was due after %s", err, timeout))
+	case errors.As(err, &unreachable):
+		return attributed(protocol.Errorf(protocol.CodeTimeout, "%v", err)) // nor the computer: no gateway was reached
+	}
+	return err
 }
 
 // answerGrace is how long past its caller's deadline a request still waits for the gateway's

@@ -119,7 +119,7 @@ func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys are too many for one call: %d key events (a key is two, its press and release), %d at most; press them over several calls", n, maxInputEvents)
 	}
 	return t.sendAndSettle(ctx, in.TraposID, events, nil, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
-		func(err error, sent int) error { return namedByKey(err, keyOf[sent:]) },
+		func(err error) error { return namedByKey(err, keyOf) },
 		func(sent []computer.InputEvent) string {
 			return fmt.Sprintf("the first %d keys were pressed", keyOf[len(sent)-1]+1)
 		})
@@ -170,7 +170,7 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 	// requests' own name a part of it as events[0].text).
 	_, warnings := cctext.Wire(cctext.TypedTextField, in.Text)
 	return t.sendAndSettle(ctx, in.TraposID, events, warnings, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
-		func(err error, _ int) error { return err },
+		func(err error) error { return err },
 		func(sent []computer.InputEvent) string {
 			n := 0
 			for _, e := range sent {
@@ -239,13 +239,14 @@ type settling struct {
 	colours, cursor     bool
 }
 
-// sendAndSettle sends events, in as many screen.input requests as they need (one after
-// another), then waits for the screen to settle, all within the call's timeout. warnings are
-// the characters CC cannot hold, as the tool names them. A refused request's error goes
-// through named (with the number of events sent before its request, as split); when an earlier
-// request was queued, done (given those events) says what was, since that input is not undone.
+// sendAndSettle types events whole (computer.Client.TypeInput: in as many screen.input
+// requests as they need, under the computer's input turn), then waits for the screen to
+// settle, all within the call's timeout. warnings are the characters CC cannot hold, as the
+// tool names them. A refused request's error goes through named (its event named by its place
+// in events); when an earlier request was queued, done (given those events, as split) says
+// what was, since that input is not undone.
 func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []computer.InputEvent, warnings []cctext.Replacement, how settling,
-	named func(err error, sent int) error, done func(sent []computer.InputEvent) string) (ScreenOutput, error) {
+	named func(err error) error, done func(sent []computer.InputEvent) string) (ScreenOutput, error) {
 	timeout := timeoutOf(how.timeoutMs)
 	if timeout <= 0 {
 		timeout = computer.DefaultTimeout
@@ -264,34 +265,28 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	deadline, _ := ctx.Deadline()
-	// The computer's input turn, held over every request: no other caller's input lands
-	// between two parts of this one (docs/mcp.md). Released before the settle.
-	typing, release, err := t.client.InputTurn(ctx, traposID)
-	if err != nil {
+	// The computer's input turn is held over every request: no other caller's input lands
+	// between two parts of this one (docs/mcp.md). It is released before the settle.
+	if _, _, err := t.client.TypeInput(ctx, traposID, events, time.Until(deadline)); err != nil {
+		var sent []computer.InputEvent // the events of the requests the computer took
+		if partly, ok := errors.AsType[*computer.PartlyTyped](err); ok {
+			sent, err = computer.TypedPart(events, partly.Queued), partly.Err
+		}
+		err = named(err)
+		pe := asError(err)
+		// A request the computer did not answer in time reached it, or may have: its
+		// input may be typed all the same, and a call made again would type it twice.
+		unanswered := pe.Code == protocol.CodeTimeout
+		switch {
+		case len(sent) > 0 && unanswered:
+			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it, and the rest may have been too (read_screen shows the screen: check it before you send any of it again)")}
+		case len(sent) > 0:
+			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)")}
+		case unanswered:
+			err = inputSentError{pe.WithMessage(pe.Message + "; the input may have been typed all the same (read_screen shows the screen: check it before you send it again)")}
+		}
 		return ScreenOutput{}, withWarnings(err, warnings)
 	}
-	defer release()
-	var sent []computer.InputEvent // the events of the requests sent so far
-	for _, part := range computer.SplitInput(events) {
-		if _, _, err := t.client.SendInput(typing, traposID, part, time.Until(deadline)); err != nil {
-			err = named(err, len(sent))
-			pe := asError(err)
-			// A request the computer did not answer in time reached it, or may have: its
-			// input may be typed all the same, and a call made again would type it twice.
-			unanswered := pe.Code == protocol.CodeTimeout
-			switch {
-			case len(sent) > 0 && unanswered:
-				err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it, and the rest may have been too (read_screen shows the screen: check it before you send any of it again)")}
-			case len(sent) > 0:
-				err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)")}
-			case unanswered:
-				err = inputSentError{pe.WithMessage(pe.Message + "; the input may have been typed all the same (read_screen shows the screen: check it before you send it again)")}
-			}
-			return ScreenOutput{}, withWarnings(err, warnings)
-		}
-		sent = append(sent, part...)
-	}
-	release()
 	got, err := t.client.Settle(ctx, traposID, settle, time.Until(deadline))
 	if err != nil {
 		// The input is queued: say so, or a retry would type it twice.

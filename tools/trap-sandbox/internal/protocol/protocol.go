@@ -138,6 +138,10 @@ type Error struct {
 	// docs/protocol.md), is its new traposId, so that a host view can follow it (the web
 	// console's does). Never in a frame.
 	RelabelledTo string `json:"relabelledTo,omitempty"`
+	// Queued, on the host API's answer to an input (POST …/input) whose request after the
+	// first failed, is the input's events the computer queued before it (computer.PartlyTyped):
+	// those are typed, the rest not. Never in a frame.
+	Queued int `json:"queued,omitempty"`
 	// RetryAfter, on a busy answer a host-side client read from the host API, is the wait its
 	// Retry-After header asks for before the next try (0: it named none in whole seconds).
 	// Not on the wire: the host API says it in the header (docs/http-api.md).

@@ -1,0 +1,129 @@
+package computer
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/protocol"
+)
+
+// MaxTypedEvents bounds the os events one TypeInput queues: 256 screen.input requests' worth,
+// a Type field's 4096 characters typed as keys (a key, its char and its key_up each) with room
+// to spare, typed in seconds.
+const MaxTypedEvents = 256 * MaxInputEvents
+
+// PartlyTyped is TypeInput's error once the computer took some of the input's requests and a
+// later one failed: the requests after it were not sent (the input would go on with a hole in
+// it), and those before it are typed, which a caller must not type again.
+type PartlyTyped struct {
+	// Err is the failed request's error.
+	Err error
+	// Queued is the input's os events (InputCost) in the requests the computer took before
+	// it: the events of SplitInput's first parts (TypedPart).
+	Queued int
+}
+
+func (e *PartlyTyped) Error() string { return e.Err.Error() }
+
+func (e *PartlyTyped) Unwrap() error { return e.Err }
+
+// TypedPart is the events of events' first requests (SplitInput's parts) whose os events add
+// up to queued: what a PartlyTyped input typed.
+func TypedPart(events []InputEvent, queued int) []InputEvent {
+	var typed []InputEvent
+	for _, part := range SplitInput(events) {
+		cost := 0
+		for _, e := range part {
+			cost += InputCost(e)
+		}
+		if cost > queued {
+			break
+		}
+		typed, queued = append(typed, part...), queued-cost
+	}
+	return typed
+}
+
+// InputTyper is a Transport that types a whole input in one call of its own: the HTTP API's
+// client, whose gateway splits the input and holds the computer's input turn over its
+// requests (POST …/input). TypeInput uses it; the gateway in-process is none.
+type InputTyper interface {
+	TypeInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error)
+}
+
+// TypeInput types events on the computer whole, as its keyboard and mouse would: in as many
+// screen.input requests as they take (SplitInput), one after another, holding the computer's
+// input turn over them all (InputTurn), so no other caller's input lands between its parts.
+// timeout bounds the whole call, the wait for the turn included. It returns how many events
+// the computer queued (InputCost, over the requests it took) and the characters of the texts
+// CC's charset could not hold, each named by its event's place in events. A refusal names an
+// event by its place in events too; once a request after the first fails, the error is a
+// *PartlyTyped saying what was typed. It is the one home of "split an input and hold the
+// turn": MCP's send_keys and send_text, the HTTP API's …/input (the web console's keys and
+// Type field) and trap-sandbox screen use it.
+func (c *Client) TypeInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error) {
+	timeout = bound(timeout, DefaultTimeout)
+	if n := inputCost(events); n > MaxTypedEvents {
+		return 0, nil, protocol.Errorf(protocol.CodeBadPayload, "the input is %d events of the computer's queue (a character is one, a line break or a key press and release two); one input types %d at most: send it in several",
+			n, MaxTypedEvents)
+	}
+	if t, ok := c.transport.(InputTyper); ok {
+		return t.TypeInput(ctx, traposID, events, timeout)
+	}
+	_, reps := wireInput(events)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	typing, release, err := c.InputTurn(ctx, traposID)
+	if err != nil {
+		return 0, reps, err
+	}
+	defer release()
+	parts, places := splitInput(events)
+	queued := 0
+	for k, part := range parts {
+		if _, _, err := c.SendInput(typing, traposID, part, remaining(typing)); err != nil {
+			err = placedIn(err, places[k])
+			if k > 0 {
+				err = &PartlyTyped{Err: err, Queued: queued}
+			}
+			return queued, reps, err
+		}
+		queued += inputCost(part)
+	}
+	return queued, reps, nil
+}
+
+// inputCost is the os events events queue on the computer.
+func inputCost(events []InputEvent) int {
+	n := 0
+	for _, e := range events {
+		n += InputCost(e)
+	}
+	return n
+}
+
+// placedIn names the event the computer refused ("events[3]: unknown key name …", its place
+// in the request) by its place in the whole input: places[i] is the place of the request's
+// event i.
+func placedIn(err error, places []int) error {
+	var pe *protocol.Error
+	if !errors.As(err, &pe) || !pe.ByComputer || pe.Code != protocol.CodeBadPayload {
+		return err
+	}
+	rest, ok := strings.CutPrefix(pe.Message, "events[")
+	end := strings.Index(rest, "]")
+	if !ok || end < 0 {
+		return err
+	}
+	i, convErr := strconv.Atoi(rest[:end])
+	if convErr != nil || i < 0 || i >= len(places) {
+		return err
+	}
+	placed := *pe
+	placed.Message = "events[" + strconv.Itoa(places[i]) + rest[end:]
+	return &placed
+}

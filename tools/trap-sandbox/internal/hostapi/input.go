@@ -1,0 +1,134 @@
+package hostapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"trap-sandbox/internal/cctext"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
+)
+
+// InputBody is the body of POST /trapos/computers/{traposId}/input.
+type InputBody struct {
+	// Events are screen.input's events (docs/screen.md), as many as the input takes, up to
+	// computer.MaxTypedEvents of the computer's queue.
+	Events []computer.InputEvent `json:"events"`
+	// TimeoutMs bounds the whole input, the wait for the computer's input turn included
+	// (1 … computer.MaxTimeout); absent: computer.DefaultTimeout.
+	TimeoutMs *int64 `json:"timeoutMs,omitempty"`
+}
+
+// inputShape is the …/input body, as the API's error messages show it.
+const inputShape = `{"events":[...], "timeoutMs":...}`
+
+// InputAnswer is the payload of …/input's answer.
+type InputAnswer struct {
+	// Queued is how many events the computer queued, over all the input's requests.
+	Queued int `json:"queued"`
+}
+
+// serveInput types a whole input on the computer's screen (computer.Client.TypeInput): the
+// web console's keys and Type field, and every HTTP client's input, in one call that no other
+// caller's input interrupts. An answer the computer refused is, as on …/requests, 200 with its
+// error; either way an error after part of the input was typed carries queued (how much).
+func (m *Module) serveInput(w http.ResponseWriter, r *http.Request) {
+	traposID := cctext.TraposID(r.PathValue("traposId"))
+	var body InputBody
+	err := server.DecodeBody(r, &body, maxInputBodyBytes, inputShape, map[string]string{
+		"events":    "a list of screen.input events (docs/screen.md)",
+		"timeoutMs": bodyWants["timeoutMs"],
+	})
+	if tooLarge, ok := errors.AsType[*server.BodyTooLarge](err); ok {
+		server.WriteBodyTooLarge(w, tooLarge)
+		return
+	}
+	if err != nil {
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, err.Error())
+		return
+	}
+	if len(body.Events) == 0 {
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, `the body needs "events", at least one screen.input event (e.g. {"type":"key","name":"enter"})`)
+		return
+	}
+	timeout := computer.DefaultTimeout
+	if body.TimeoutMs != nil {
+		ms := *body.TimeoutMs
+		if ms <= 0 || ms > computer.MaxTimeout.Milliseconds() {
+			server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, server.FieldError("timeoutMs", bodyWants["timeoutMs"], strconv.FormatInt(ms, 10)))
+			return
+		}
+		timeout = time.Duration(ms) * time.Millisecond
+	}
+	queued, warnings, err := m.client.TypeInput(r.Context(), traposID, body.Events, timeout)
+	if err != nil {
+		writeInputError(w, err, warnings)
+		return
+	}
+	payload, _ := json.Marshal(InputAnswer{Queued: queued})
+	server.WriteAnswer(w, http.StatusOK, server.Answer{OK: true, Payload: payload, Warnings: warnings})
+}
+
+// writeInputError answers an input's error: the computer's refusal as the request's answer
+// (200), any other by its code's status; with queued when part of the input was typed.
+func writeInputError(w http.ResponseWriter, err error, warnings []cctext.Replacement) {
+	queued := 0
+	if partly, ok := errors.AsType[*computer.PartlyTyped](err); ok {
+		queued = partly.Queued
+	}
+	pe, ok := errors.AsType[*protocol.Error](err)
+	if !ok {
+		pe = protocol.Errorf(protocol.CodeInternal, "%v", err)
+	}
+	answer := &protocol.Error{Code: pe.Code, Message: pe.Message, Accounts: pe.Accounts, RelabelledTo: pe.RelabelledTo, Queued: queued}
+	status := StatusOf(pe)
+	if pe.ByComputer {
+		status = http.StatusOK
+	}
+	server.WriteAnswer(w, status, server.Answer{Error: answer, Warnings: warnings})
+}
+
+var _ computer.InputTyper = HTTP{}
+
+// TypeInput implements computer.InputTyper: POST …/input with timeoutMs = timeout, the
+// gateway splitting the input and holding the computer's input turn over its requests. An
+// error after part of it was typed is a *computer.PartlyTyped, as in-process.
+func (h HTTP) TypeInput(ctx context.Context, traposID string, events []computer.InputEvent, timeout time.Duration) (int, []cctext.Replacement, error) {
+	body, err := json.Marshal(InputBody{Events: events, TimeoutMs: new(max(timeout.Milliseconds(), 1))})
+	if err != nil {
+		return 0, nil, fmt.Errorf("encode the input: %w", err)
+	}
+	caller := ctx
+	ctx, cancel := h.answerContext(caller, timeout)
+	defer cancel()
+	status, header, data, err := h.do(ctx, http.MethodPost, "/trapos/computers/"+url.PathEscape(traposID)+"/input", body)
+	if err = h.answerError(caller, err, timeout); err != nil {
+		return 0, nil, err
+	}
+	var ans struct {
+		server.Answer
+		Payload InputAnswer `json:"payload"`
+	}
+	if json.Unmarshal(data, &ans) != nil || (status == http.StatusOK && !ans.OK && ans.Error == nil) {
+		return 0, nil, h.notTheAPI(status, data)
+	}
+	if ans.OK && status == http.StatusOK {
+		return ans.Payload.Queued, ans.Warnings, nil
+	}
+	if status == http.StatusOK {
+		err = &protocol.Error{Code: ans.Error.Code, Message: ans.Error.Message, ByComputer: true}
+	} else {
+		err = withRetryAfter(h.Refusal(status, data), header)
+	}
+	if ans.Error != nil && ans.Error.Queued > 0 {
+		err = &computer.PartlyTyped{Err: err, Queued: ans.Error.Queued}
+	}
+	return 0, ans.Warnings, err
+}

@@ -1,0 +1,155 @@
+package hostapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/hostapi"
+	"trap-sandbox/internal/protocol"
+	"trap-sandbox/testkit/daemonfake"
+)
+
+// postInput posts body to computer traposID's …/input.
+func postInput(t *testing.T, url, traposID, body string) answer {
+	t.Helper()
+	return call(t, http.MethodPost, url+"/trapos/computers/"+traposID+"/input", "application/json", []byte(body))
+}
+
+// TestALongInputIsTypedWholeThroughTheAPI: an input of several screen.input requests sent in
+// one call of the API (…/input, what the web console, trap-sandbox screen and the stdio MCP
+// bridge send through hostapi.HTTP) is typed whole: the gateway splits it and holds the
+// computer's input turn over its requests, so another caller's screen.input sent while its
+// first request is on the computer waits for the turn (here past its own timeoutMs: refused,
+// nothing of it typed) instead of landing between its parts. The page sent each part as a
+// call of its own, and another caller's keys landed in the middle of its text.
+func TestALongInputIsTypedWholeThroughTheAPI(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	d.Exec = term.Exec
+	firstPart, otherDone := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	d.Before = func(ctx context.Context, _ int, typ string) error {
+		first := false
+		once.Do(func() { first = true })
+		if typ != protocol.TypeScreenInput || !first {
+			return nil
+		}
+		close(firstPart)
+		select { // the first part waits on the computer until the other caller's call ended
+		case <-otherDone:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	srv := serve(t, d)
+
+	typed := strings.Repeat("a", 3*computer.MaxInputEvents)
+	type result struct {
+		queued int
+		err    error
+	}
+	done := make(chan result, 1)
+	go func() {
+		queued, _, err := computer.New(hostapi.HTTP{URL: srv.URL}).TypeInput(t.Context(), "7:", []computer.InputEvent{{Type: computer.InputChar, Text: typed}}, 0)
+		done <- result{queued, err}
+	}()
+	<-firstPart
+	other := post(t, srv, "7:", `{"type":"screen.input","payload":{"events":[{"type":"char","text":"z"}]},"timeoutMs":300}`)
+	close(otherDone)
+	assert.Equal(t, http.StatusGatewayTimeout, other.status, "the other caller's keys went through while the input was typed: %s", other.body)
+	require.NotNil(t, other.decoded.Error, "%s", other.body)
+	assert.True(t, strings.HasPrefix(other.decoded.Error.Message, "computer 7: was still typing another caller's input"), other.decoded.Error.Message)
+	r := <-done
+	require.NoError(t, r.err)
+	assert.Equal(t, 3*computer.MaxInputEvents, r.queued)
+	var got strings.Builder
+	for _, e := range term.Events() {
+		got.WriteString(e["text"].(string))
+	}
+	assert.Equal(t, typed, got.String(), "the input whole, nothing between its parts")
+	assert.Equal(t, []int{128, 128, 128}, term.Requests(), "in the requests the computer takes")
+
+	a := postInput(t, srv.URL, "7:", `{"events":[{"type":"char","text":"z"}]}`)
+	assert.Equal(t, http.StatusOK, a.status, "the turn is free once the input is typed: %s", a.body)
+	assert.JSONEq(t, `{"ok":true,"payload":{"queued":1}}`, string(a.body))
+}
+
+// TestAnInputRefusedPartWaySaysWhatWasTyped: when the computer refuses a request of an input
+// after its first, the requests after it are not sent (the input would go on with a hole in
+// it), and the answer says how much of the input the computer queued before it (queued), the
+// event it refused named by its place in the whole input, not in its request. Through
+// hostapi.HTTP the error is a computer.PartlyTyped, as in-process.
+func TestAnInputRefusedPartWaySaysWhatWasTyped(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	term := daemonfake.NewTerminal()
+	var mu sync.Mutex
+	inputs := 0
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if typ == protocol.TypeScreenInput {
+			if inputs++; inputs%2 == 0 { // each input's second request: the computer has no key named so
+				return nil, &daemonfake.Error{Code: string(protocol.CodeBadPayload), Message: `events[1]: unknown key name "ctrl"; nothing was queued`}
+			}
+		}
+		return term.Exec(typ, p)
+	}
+	srv := serve(t, d)
+	// The key a and 127 of the b's in the first request; the other 73 b's (events[1] still)
+	// and the key ctrl (events[2], its request's events[1]) in the second.
+	events := []computer.InputEvent{{Type: computer.InputKey, Name: "a"}, {Type: computer.InputChar, Text: strings.Repeat("b", 200)}, {Type: computer.InputKey, Name: "ctrl"}}
+	body, err := json.Marshal(map[string]any{"events": events})
+	require.NoError(t, err)
+
+	a := postInput(t, srv.URL, "7:", string(body))
+	assert.Equal(t, http.StatusOK, a.status, "the computer's refusal is the answer, as on …/requests: %s", a.body)
+	assert.JSONEq(t, `{"ok":false,"error":{"code":"bad_payload","message":"events[2]: unknown key name \"ctrl\"; nothing was queued","queued":128}}`, string(a.body))
+	assert.Equal(t, []int{128}, term.Requests(), "no request after the refused one")
+
+	_, _, err = computer.New(hostapi.HTTP{URL: srv.URL}).TypeInput(t.Context(), "7:", events, 0)
+	partly, ok := errors.AsType[*computer.PartlyTyped](err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, 128, partly.Queued)
+	assert.Equal(t, []computer.InputEvent{events[0], {Type: computer.InputChar, Text: strings.Repeat("b", 127)}}, computer.TypedPart(events, partly.Queued))
+	pe, ok := errors.AsType[*protocol.Error](err)
+	require.True(t, ok, "%v", err)
+	assert.True(t, pe.ByComputer)
+	assert.Equal(t, `bad_payload: events[2]: unknown key name "ctrl"; nothing was queued`, pe.Error())
+}
+
+// TestAnInputBodyIsCheckedBeforeAnythingIsTyped: an input with no events, more than one call
+// types, an unknown field or a timeoutMs out of bounds is refused, 400 naming the fix, and
+// nothing reaches the computer.
+func TestAnInputBodyIsCheckedBeforeAnythingIsTyped(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.Exec = daemonfake.NewTerminal().Exec
+	srv := serve(t, d)
+	tooMany, err := json.Marshal(map[string]any{"events": []computer.InputEvent{{Type: computer.InputChar, Text: strings.Repeat("x", computer.MaxTypedEvents+1)}}})
+	require.NoError(t, err)
+	for _, c := range []struct{ body, message string }{
+		{`{}`, `the body needs "events", at least one screen.input event (e.g. {"type":"key","name":"enter"})`},
+		{`{"events":[]}`, `the body needs "events", at least one screen.input event (e.g. {"type":"key","name":"enter"})`},
+		{string(tooMany), "the input is 32769 events of the computer's queue (a character is one, a line break or a key press and release two); one input types 32768 at most: send it in several"},
+		{`{"events":[{"type":"key","name":"a"}],"timeoutMs":0}`, `"timeoutMs" must be a whole number of milliseconds between 1 and 60000 (got 0)`},
+		{`{"events":[{"type":"key","name":"a"}],"type":"screen.input"}`, ""},
+	} {
+		a := postInput(t, srv.URL, "7:", c.body)
+		assert.Equal(t, http.StatusBadRequest, a.status, "%s: %s", c.body, a.body)
+		require.NotNil(t, a.decoded.Error, "%s", a.body)
+		assert.Equal(t, protocol.CodeBadPayload, a.decoded.Error.Code)
+		if c.message != "" {
+			assert.Equal(t, c.message, a.decoded.Error.Message)
+		}
+	}
+	assert.Empty(t, d.Types(), "nothing reached the computer")
+}
