@@ -3,9 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -187,10 +190,11 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 
 // TestTheWebConsoleCountsInputAsTheGatewayDoes holds the page's copies of the gateway's input
 // rules to the gateway's own, on one table of events (trap-sandbox/testkit/inputcases): what
-// an event costs the computer's queue (inputCost, computer.InputCost) and how events are cut
-// into requests of at most 128 of them (splitInput, computer.SplitInput), which is what the
-// page sends: the computer refuses a larger request whole. The page cut the Type field's keys
-// by their number, 128 events a request, which a line break (two events) took past it.
+// an event costs the computer's queue (inputCost, computer.InputCost), and what of an input
+// the computer typed when the gateway says how much of its queue it took before a failed
+// request (typedPart, cutting where computer.SplitInput cuts the input into requests), which
+// the page says in its status. The page sends what one send holds in one call, whole: the
+// gateway cuts it into the requests the computer takes, under its input turn.
 func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 	ctx := testContext(t)
 	page, _ := consolePage(ctx, t)
@@ -209,7 +213,8 @@ func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 		assert.Equal(t, want[i], got[i], "the cost of %s", events[i])
 	}
 
-	// What send posts for the events, on a live view whose requests are caught.
+	// What send posts for the events, on a live view whose calls are caught, and what
+	// typedPart finds typed after each request the gateway cut them in.
 	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`
 		window.posted = [];
 		sendInput = async (v, events) => { posted.push(events); };
@@ -220,15 +225,22 @@ func TestTheWebConsoleCountsInputAsTheGatewayDoes(t *testing.T) {
 			send(events);
 			return view.queue.then(() => posted);
 		};
+		window.typedAfter = (events, parts) => parts.concat([[]]).map((_, k) => {
+			const requests = parts.slice(0, k).flat();
+			const typed = typedPart(events, requests.reduce((n, e) => n + inputCost(e), 0));
+			return [charactersIn(typed), typed.reduce((n, e) => n + inputCost(e), 0), charactersIn(requests), requests.reduce((n, e) => n + inputCost(e), 0)];
+		});
 		true`))
 	require.NoError(t, err)
 	for _, c := range inputcases.Splits() {
-		got, err := chromedp.Run(page, chromedp.Evaluate[json.RawMessage](`splitInput(`+c.Events+`)`))
+		got, err := chromedp.Run(page, chromedp.Evaluate[json.RawMessage](`sent(`+c.Events+`)`, chromedp.EvalAwaitPromise))
 		require.NoError(t, err)
-		assert.JSONEq(t, c.Parts, string(got), "splitInput: %s", c.What)
-		got, err = chromedp.Run(page, chromedp.Evaluate[json.RawMessage](`sent(`+c.Events+`)`, chromedp.EvalAwaitPromise))
+		assert.JSONEq(t, "["+c.Events+"]", string(got), "send: %s in one call", c.What)
+		typed, err := chromedp.Run(page, chromedp.Evaluate[[][4]int](`typedAfter(`+c.Events+`, `+c.Parts+`)`))
 		require.NoError(t, err)
-		assert.JSONEq(t, c.Parts, string(got), "send: %s", c.What)
+		for k, n := range typed {
+			assert.Equal(t, [2]int{n[2], n[3]}, [2]int{n[0], n[1]}, "typedPart: %s, after %d requests", c.What, k)
+		}
 	}
 }
 
@@ -378,6 +390,67 @@ func TestTheWebConsoleTypesALongTextFromAPhone(t *testing.T) {
 	got, err := c.FS.ReadFile("/notes.txt")
 	require.NoError(t, err)
 	assert.Equal(t, strings.Replace(text, "\t", "    ", 1)+"\n", string(got), "the text whole, each line break Enter, the tab Tab (edit indents)")
+}
+
+// screenInputsSent captures how many screen.input requests the gateway has sent computers.
+var screenInputsSent = regexp.MustCompile(`(?m)^trapos_gateway_frames_out_total\{event="gateway_request",type="screen\.input"\} (\d+)$`)
+
+// TestTheWebConsoleTypesALongTextWholeWhileAnotherCallerTypes: a player puts a long text into
+// a phone's Type field (2000 characters in lines of edit's width: some 50 of the computer's
+// requests) while another caller (an agent, a script) sends a screen.input to the same
+// computer once the text's second request has reached it. The text arrives whole, the other
+// caller's keys after it: the page hands the text to the gateway in one call (…/input), which
+// holds the computer's input turn over its requests. The page sent each part as a call of its
+// own, and the other caller's keys landed in the middle of the player's text.
+func TestTheWebConsoleTypesALongTextWholeWhileAnotherCallerTypes(t *testing.T) {
+	ctx := testContext(t)
+	page, until := consolePage(ctx, t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t))
+	c := controlledAtItsPrompt(ctx, t, g, 13, "desk", nil)
+	require.NoError(t, chromedp.Do(page, chromedp.EmulateViewport(360, 640, chromedp.EmulateMobile, chromedp.EmulateTouch),
+		chromedp.Navigate("http://"+g.Addr+"/console/#/computer/13%3Adesk")))
+	screen := `document.getElementById("screen-text").textContent`
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" && `+screen+`.includes("`+markerAtPrompt+`")`)
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#type-text"), chromedp.SendKeys("#type-text", "edit notes.txt\r")))
+	until(t, "edit", screen+`.includes("Press Ctrl to access menu")`)
+
+	words := strings.Fields("the door opens when a player stands on the plate and shuts again after five seconds")
+	var b strings.Builder
+	for w, line := 0, 0; b.Len() < 2000; w++ {
+		word := words[w%len(words)]
+		switch {
+		case line > 0 && line+1+len(word) > 47:
+			b.WriteString("\n")
+			line = 0
+		case line > 0:
+			b.WriteString(" ")
+			line++
+		}
+		b.WriteString(word)
+		line += len(word)
+	}
+	text := b.String()
+	sent := metricCount(ctx, t, g, screenInputsSent)
+	insertAtTheEnd(t, page, "#type-text", text)
+	// A while under -race, where the computer's Lua runs some ten times slower: the test's
+	// deadline, not chromedp's 30 s; only a failure waits it.
+	for metricCount(ctx, t, g, screenInputsSent) < sent+2 {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the text's requests did not reach the computer")
+		case <-time.After(10 * time.Millisecond): // polling the gateway's count, not a margin
+		}
+	}
+	status, got := postRequest(ctx, t, g, "13:desk", `{"type":"screen.input","payload":{"events":[{"type":"char","text":"ZZ"}]},"timeoutMs":60000}`)
+	require.Equal(t, http.StatusOK, status, "%+v", got.Error)
+	_, err := chromedp.Run(page, chromedp.Poll[bool](`view.pending.length === 0 && !view.sending && document.getElementById("status").textContent === "Live"`,
+		chromedp.WithPollingTimeout(testTimeout)))
+	require.NoError(t, err, "waiting for the text sent")
+	require.NoError(t, chromedp.Do(page, chromedp.Click("#ctrl"), chromedp.Click("#enter")))
+	until(t, "saved", screen+`.includes("Saved to notes.txt")`)
+	saved, err := c.FS.ReadFile("/notes.txt")
+	require.NoError(t, err)
+	assert.Equal(t, text+"ZZ\n", string(saved), "the player's text whole, the other caller's keys after it")
 }
 
 // TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer: the owner allows the screen to be

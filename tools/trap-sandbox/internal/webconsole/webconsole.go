@@ -2,7 +2,7 @@
 // and showing one computer's screen live (the CC palette, its text as text), with keyboard
 // input, paste and a terminate button. The page itself loads without auth; everything it
 // shows comes from the host API (GET /trapos/computers, the screen module's stream, POST
-// …/requests with screen.input), with the API token the person gives when the gateway has
+// …/input with screen.input's events, which the gateway types whole), with the API token the person gives when the gateway has
 // one. The assets are embedded: no build step, nothing fetched at run time. See
 // docs/screen.md.
 package webconsole

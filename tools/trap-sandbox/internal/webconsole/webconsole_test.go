@@ -45,9 +45,9 @@ func TestThePageLoadsWithoutAuth(t *testing.T) {
 	assert.Equal(t, "/console/", resp.Header.Get("Location"))
 }
 
-// TestThePageBatchesKeysByTheGatewaysLimit: the page puts at most inputEventsMax os events in a
-// screen.input, a copy of the gateway's computer.MaxInputEvents (the daemon's
-// MAX_INPUT_EVENTS): a larger batch would be refused whole, its keys lost.
+// TestThePageBatchesKeysByTheGatewaysLimit: the page puts keys typed meanwhile together in a
+// call up to inputEventsMax os events, a copy of the gateway's computer.MaxInputEvents (the
+// daemon's MAX_INPUT_EVENTS), and knows a text of more for one the gateway types in parts.
 func TestThePageBatchesKeysByTheGatewaysLimit(t *testing.T) {
 	js, err := assets.ReadFile("assets/console.js")
 	require.NoError(t, err)

@@ -1,8 +1,8 @@
 // Package inputcases is the one table of screen.input events on which the web console's copies
 // of the gateway's input rules are held to the gateway's own: the page's inputCost to
-// computer.InputCost, its splitInput to computer.SplitInput (the computer refuses a request of
-// more than computer.MaxInputEvents of its events whole, so a page that counts otherwise loses
-// what is typed). The answers here are the gateway's functions' own; tests/e2e asks the page's
+// computer.InputCost (how the page fills a call), its typedPart to where computer.SplitInput
+// cuts an input into requests (what the page says was typed when a request after the first
+// failed). The answers here are the gateway's functions' own; tests/e2e asks the page's
 // functions in a browser and compares.
 package inputcases
 

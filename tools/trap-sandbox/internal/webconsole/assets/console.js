@@ -401,22 +401,24 @@ async function frames(body, sent) {
 // send queues screen.input events for view v's computer. While the view is not live (the
 // computer or the gateway away, the screen shown its last one) they are dropped, not kept: the
 // status already says why, and keys typed on a stale screen must not land on the computer when
-// it is back. Otherwise they wait in v.pending, in order, and go one request at a time (the
-// computer takes a request's events before the next's): what is typed while one is on its way
-// goes together in the next, up to inputEventsMax of the computer's events a request (events
-// that take more, a text typed at once, go in parts by splitInput: the computer refuses a larger
-// request whole), so a fast typist or a held key, whose repeats come faster than a request's
-// round trip, loses nothing (one request a key press fell behind, and past 64 waiting the keys
-// were dropped unsaid). A busy answer (429: the
-// host's other requests fill the computer for the moment) is not the end of them: they go again
-// after its Retry-After while the view stays live (v.busy), what is typed meanwhile waiting
-// behind them, up to keysWaiting key presses; past them a key press is not sent (a computer busy
-// for long must not get a burst of stale keys) and the status says so (keysDropped). A key let go
-// (key_up) always goes: its key may be down on the computer. Those still waiting when the view
-// closes (another opened, the token refused) are dropped: typed on a screen no longer shown.
-// The parts of one send (a text put in at once) go whole or not at all: once one fails, the
-// computer gets none after it (the text would go on with a hole in it), and the status says
-// what of it was not typed (partlyTyped).
+// it is back. Otherwise they wait in v.pending, in order, and go one call at a time (the
+// computer takes a call's events before the next's): what is typed while one is on its way
+// goes together in the next, up to inputEventsMax of the computer's events a call, so a fast
+// typist or a held key, whose repeats come faster than a call's round trip, loses nothing (one
+// request a key press fell behind, and past 64 waiting the keys were dropped unsaid). Events
+// of one send that take more (a text put in the Type field at once) go alone in one call of
+// the gateway's …/input, which types them whole: in as many of the computer's requests as they
+// take, holding its input turn over them all, so no other caller's keys (an agent's send_keys)
+// land between their parts, as they did when the page sent each part itself. A busy answer
+// (429: the host's other requests fill the computer for the moment) is not the end of them:
+// they go again after its Retry-After while the view stays live (v.busy), what is typed
+// meanwhile waiting behind them, up to keysWaiting key presses; past them a key press is not
+// sent (a computer busy for long must not get a burst of stale keys) and the status says so
+// (keysDropped). A key let go (key_up) always goes: its key may be down on the computer. Those
+// still waiting when the view closes (another opened, the token refused) are dropped: typed
+// on a screen no longer shown. A text put in at once goes whole or in part: once one of its
+// requests fails, the gateway sends none after it (the text would go on with a hole in it),
+// and the status says what of it was not typed (partlyTyped).
 function send(events) {
   const v = view;
   if (!v || !v.live || events.length === 0) return;
@@ -426,11 +428,10 @@ function send(events) {
     status(keysDropped);
     return;
   }
-  const parts = splitInput(events);
-  if (press) v.presses += parts.length;
-  const text = parts.length > 1 ? { events } : null; // one for the parts of it
+  if (press) v.presses++;
+  const text = events.reduce((sum, e) => sum + inputCost(e), 0) > inputEventsMax; // typed in parts
   v.sends++;
-  for (const part of parts) v.pending.push({ events: part, press, text, sent: v.sends });
+  v.pending.push({ events, press, text, sent: v.sends });
   if (!v.sending) v.queue = sendPending(v);
 }
 
@@ -452,8 +453,8 @@ async function sendPending(v) {
         failed = await sendInput(v, taken.flatMap((p) => p.events), Math.max(...taken.map((p) => p.sent)));
       } catch (e) {
         if (e.message === "unauthorized") return;
-        failed = "Input failed: " + e.message;
-        say(v, failed);
+        failed = { said: "Input failed: " + e.message, queued: 0 };
+        say(v, failed.said);
       } finally {
         v.presses -= taken.filter((p) => p.press).length;
       }
@@ -464,19 +465,24 @@ async function sendPending(v) {
   }
 }
 
-// sendInput posts one screen.input of events for view v, again after each busy answer while
+// sendInput posts events for view v to the gateway's …/input (one call, however many of the
+// computer's requests they take), again after each busy answer that typed none of them while
 // the view stays live, and says in the status what the gateway answered; it reports the
-// error's words, if the gateway refused them. newest is the latest send whose events went.
+// error's words and how many of the events' queue the computer took before it (queued), if
+// the gateway refused them. newest is the latest send whose events went.
 async function sendInput(v, events, newest) {
+  const cost = events.reduce((sum, e) => sum + inputCost(e), 0);
   for (let busy = false; ; busy = true) {
     if (v.abort.signal.aborted) return;
-    const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
+    const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/input", {
       method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ type: "screen.input", payload: { events } }),
+      // A text of some 100 requests is given the longest a call may take: the computer of a
+      // loaded server answers each in a tick or more.
+      body: JSON.stringify(cost > inputEventsMax ? { events, timeoutMs: inputTimeoutMs } : { events }),
     });
     const body = await res.json().catch(() => null);
     const error = body && body.error;
-    if (res.status === 429 && v.live && !v.abort.signal.aborted) {
+    if (res.status === 429 && !(error && error.queued) && v.live && !v.abort.signal.aborted) {
       v.busy = true;
       status(v.dropped ? keysDropped : (error ? error.code + ": " + error.message : "The gateway answered 429") + sendingAgain);
       await new Promise((resolve) => setTimeout(resolve, retryAfterMs(res)));
@@ -495,9 +501,13 @@ async function sendInput(v, events, newest) {
     }
     v.busy = false;
     if (!error) v.dropped = false;
-    return error ? said : "";
+    return error ? { said, queued: error.queued || 0 } : null;
   }
 }
+
+// inputTimeoutMs is the timeoutMs of a call that types a text of several of the computer's
+// requests: the most the gateway grants (docs/http-api.md).
+const inputTimeoutMs = 60000;
 
 // say shows words about view v's keys in the status (v.said) until the answer to keys sent
 // after them says nothing (then Live).
@@ -507,28 +517,52 @@ function say(v, words) {
   status(words);
 }
 
-// partlyTyped follows a request of view v's that failed (failed, its words), taken its
-// pending parts: a text put in at once that had a part in it is typed no further (its parts
-// still pending are dropped), and the status says how much of it was not typed, until keys
-// typed since go through. Before, its next part went on, and its answer put Live over the
-// error: the player never learnt that a middle part of the text was missing.
+// partlyTyped follows a call of view v's that failed (failed: its words, said, and how many of
+// its events' queue the computer took before, queued), taken its pending sends: a text put in
+// at once (alone in its call) was typed no further than queued, and the status says how much
+// of it was not typed, until keys typed since go through. Before, its next part went on, and
+// its answer put Live over the error: the player never learnt that a middle part of the text
+// was missing.
 function partlyTyped(v, taken, failed) {
-  const texts = new Set(taken.map((p) => p.text).filter(Boolean));
-  if (!texts.size) return;
-  const lost = taken.concat(v.pending).filter((p) => texts.has(p.text));
-  v.pending = v.pending.filter((p) => !texts.has(p.text));
-  v.presses -= lost.filter((p) => p.press && !taken.includes(p)).length;
-  const chars = lost.reduce((n, p) => n + charactersIn(p.events), 0);
-  const all = [...texts].reduce((n, text) => n + charactersIn(text.events), 0);
-  say(v, failed + ": the text put in at once was typed only in part, its last " + chars + " of " + all +
+  const text = taken.find((p) => p.text);
+  if (!text) return;
+  const all = charactersIn(text.events);
+  const chars = all - charactersIn(typedPart(text.events, failed.queued));
+  say(v, failed.said + ": the text put in at once was typed only in part, its last " + chars + " of " + all +
     " characters not (type them again once it says Live).");
 }
 
 // charactersIn is how many characters events type: a char's each, and Enter and Tab pressed
 // (a text's line break and tab, as the Type field sends them).
 function charactersIn(events) {
-  return events.reduce((n, e) => n + (e.type === "char" ? [...e.text].length :
+  return events.reduce((n, e) => n + (e.type === "char" ? [...(e.text || "")].length :
     e.type === "key" && !e.held && (e.name === "enter" || e.name === "tab") ? 1 : 0), 0);
+}
+
+// typedPart is the events of events that queued fills (the computer's queue the gateway says
+// it took before a failed request: its requests are cut as computer.SplitInput cuts them, a
+// char's text between characters), which a test of tests/e2e holds to the gateway's cuts.
+function typedPart(events, queued) {
+  const typed = [];
+  for (const e of events) {
+    if (e.type === "char") {
+      const chars = [];
+      for (const ch of e.text || "") {
+        const c = ch === "\n" ? 2 : 1;
+        if (c > queued) break;
+        chars.push(ch);
+        queued -= c;
+      }
+      if (chars.length) typed.push(Object.assign({}, e, { text: chars.join("") }));
+      if (chars.length < [...(e.text || "")].length) break;
+      continue;
+    }
+    const c = inputCost(e);
+    if (c > queued) break;
+    typed.push(e);
+    queued -= c;
+  }
+  return typed;
 }
 
 // inputCost is how many events of the computer's queue e takes: a char's characters each (a
@@ -538,48 +572,6 @@ function inputCost(e) {
   const text = e.text || "";
   if (e.type === "char") return [...text].length + (text.match(/\n/g) || []).length;
   return e.type === "click" ? 2 : 1;
-}
-
-// splitInput cuts events into lists of at most inputEventsMax events of the computer's queue
-// (inputCost), in order, one screen.input each: a char's text is cut between characters, any
-// other event stays whole. A list of events cut by their number instead held line breaks that
-// took it past the computer's limit, which refused it whole. It is the gateway's
-// computer.SplitInput, which a test of tests/e2e holds it to on one table of events.
-function splitInput(events) {
-  const parts = [];
-  let part = [], n = 0;
-  const flush = () => {
-    if (part.length) parts.push(part);
-    part = [];
-    n = 0;
-  };
-  for (const e of events) {
-    if (e.type !== "char") {
-      const c = inputCost(e);
-      if (n + c > inputEventsMax) flush();
-      part.push(e);
-      n += c;
-      continue;
-    }
-    let chars = [...(e.text || "")];
-    while (chars.length) {
-      let cut = 0; // the characters that fit
-      for (; cut < chars.length; cut++) {
-        const c = chars[cut] === "\n" ? 2 : 1;
-        if (n + c > inputEventsMax) break;
-        n += c;
-      }
-      if (cut === 0) {
-        flush();
-        continue;
-      }
-      part.push(Object.assign({}, e, { text: chars.slice(0, cut).join("") }));
-      chars = chars.slice(cut);
-      if (chars.length) flush();
-    }
-  }
-  flush();
-  return parts;
 }
 
 // untypable matches a character up to U+00FF that CC's keyboard does not type and its paste
@@ -909,7 +901,8 @@ function onInsert(v, e) {
 
 // inputEventsMax is the most events one screen.input queues on the computer (docs/protocol.md;
 // inputCost counts them): the gateway's computer.MaxInputEvents, which a test of the package
-// holds it to.
+// holds it to. The page puts keys typed meanwhile together in a call up to it; a send of more
+// (a text put in at once) goes alone, typed by the gateway in several requests.
 const inputEventsMax = 128;
 
 // cellAt is the screen's cell {x, y} (from 1, as CC counts) under a mouse event, or null off
