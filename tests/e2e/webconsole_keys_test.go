@@ -180,8 +180,15 @@ func TestTheWebConsolesKeysAreTheKeyboards(t *testing.T) {
 	assert.JSONEq(t, `[`+x+`,{"type":"key","name":"tab","held":false},{"type":"key_up","name":"tab"},{"type":"key","name":"slash","held":false},{"type":"char","text":"?"},{"type":"key_up","name":"slash"},`+y+`]`,
 		events(t, `tap("enter"), type("x\t\u0007y")`), "a tab is Tab, a bell ? (the computer refused the whole request for either)")
 	question := `{"type":"key","name":"slash","held":false},{"type":"char","text":"?"},{"type":"key_up","name":"slash"}`
-	assert.JSONEq(t, `[`+question+`,`+question+`,`+question+`,{"type":"char","text":"é"}]`,
-		events(t, `tap("enter"), type("\u0085\u00a0\u00adé")`), "U+0085, a no-break space and a soft hyphen ?, as CC pastes them (U+0085 reached the computer as byte 85, a block), é its char")
+	assert.JSONEq(t, `[`+question+`,{"type":"char","text":"\u00a0"},{"type":"char","text":"\u00ad"},{"type":"char","text":"é"}]`,
+		events(t, `tap("enter"), type("\u0085\u00a0\u00adé")`),
+		"U+0085 ? (it reached the computer as byte 85, a block); a no-break space, a soft hyphen and é their chars, as CC's keyboard types them (they went as ?)")
+	// The keyboard on the screen types by the same rule (CC's: 32-126 and 160-255): AltGr+Space's
+	// no-break space is its char, a key giving U+0085 types none (it sent the byte 85).
+	assert.JSONEq(t, `[{"type":"key","name":"space","held":false},{"type":"char","text":"\u00a0"},{"type":"key_up","name":"space"}]`,
+		events(t, `keyboard("\u00a0", "Space", false)`), "AltGr+Space")
+	assert.JSONEq(t, `[{"type":"key","name":"e","held":false},{"type":"key_up","name":"e"}]`,
+		events(t, `keyboard("\u0085", "KeyE", false)`), "a key giving U+0085: its key, no char")
 
 	// Many characters put in the field at once go in one send, which cuts them into the
 	// requests the computer takes (TestTheWebConsoleCountsInputAsTheGatewayDoes).
@@ -521,6 +528,7 @@ func TestTheWebConsolePastesAsCCDoes(t *testing.T) {
 	assert.Equal(t, []string{"paste " + strings.Repeat("é", 512), "Pasted the first 512 characters of the first line only, as CC does (1 more line not sent)."},
 		pasted("screen", long+"\n"+long))
 	assert.Equal(t, "paste ü ß € 日 ?", pasted("screen", "ü ß € 日 \u0085")[0], "past U+00FF is the gateway's to send as ? (and say so)")
+	assert.Equal(t, "paste a?b?c", pasted("screen", "a\u00a0b\u00adc")[0], "a no-break space and a soft hyphen as ?, as CC pastes them (its keyboard types them)")
 
 	assert.Equal(t, []string{"paste one", "Pasted the first line only, as CC does (1 more line not sent)."}, pasted("type-text", "one\ntwo"),
 		"a paste into the Type field is the screen's (the field joined its lines, then typed them)")

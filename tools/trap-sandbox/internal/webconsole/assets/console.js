@@ -574,10 +574,18 @@ function inputCost(e) {
   return e.type === "click" ? 2 : 1;
 }
 
-// untypable matches a character up to U+00FF that CC's keyboard does not type and its paste
-// makes "?": a control character (C0, DEL and C1: 0-31, 127-159), the no-break space (160)
-// and the soft hyphen (173). Characters past U+00FF are the gateway's to send as "?".
-const untypable = /[\u0000-\u001f\u007f-\u00a0\u00ad]/;
+// untypable matches a character up to U+00FF that CC's keyboard does not type: a control
+// character (C0, DEL and C1: 0-31, 127-159). CC's game client types 32-126 and 160-255 as a
+// char (its TerminalWidget.charTyped), the no-break space (160) and the soft hyphen (173)
+// too, as fakecraft shell and trap-sandbox screen do. The one home of that rule, for the
+// keyboard on the screen and the Type field alike. Characters past U+00FF are the gateway's
+// to send as "?" (the Type field's), or not sent (a key's: CC has no char for them).
+const untypable = /[\u0000-\u001f\u007f-\u009f]/;
+
+// unpastable matches a character up to U+00FF that CC's paste makes "?" (its clipboard rule,
+// normaliseClipboardString): the keyboard's untypable ones, and the no-break space and the soft
+// hyphen, which its keyboard types.
+const unpastable = new RegExp(untypable.source + "|[\u00a0\u00ad]", "g");
 
 // pasteMax is the most characters CC pastes.
 const pasteMax = 512;
@@ -591,7 +599,7 @@ const pasteMax = 512;
 function pasteLine(text) {
   const lines = text.split(/\r\n|\r|\n/);
   return {
-    line: lines[0].slice(0, pasteMax).replace(new RegExp(untypable, "g"), "?"),
+    line: lines[0].slice(0, pasteMax).replace(unpastable, "?"),
     more: lines.slice(1).filter((l) => l !== "").length,
     cut: lines[0].length > pasteMax,
   };
@@ -699,7 +707,9 @@ function onKey(e, up) {
   const withCtrl = !up && v && v.ctrl === true && name && !name.endsWith("Ctrl");
   // Windows reports AltGr as Ctrl+Alt: its characters (@ on a German keyboard) are typed.
   const shortcut = (e.ctrlKey && !e.getModifierState("AltGraph")) || e.metaKey || withCtrl;
-  const printable = e.key.length === 1 && !shortcut && e.key.charCodeAt(0) <= 0xff;
+  // A character goes as CC's keyboard types it (untypable): a key that gives U+0085 sent it
+  // as the byte 85, a block character no keyboard types.
+  const printable = e.key.length === 1 && !shortcut && e.key.charCodeAt(0) <= 0xff && !untypable.test(e.key);
   if (!name && !printable) return;
   e.preventDefault();
   const events = keyEvents(name, !up && printable ? e.key : "", up, e.repeat);
@@ -874,9 +884,10 @@ function tooLongToType(n) {
 
 // typeEvents is what the Type field sends for character ch typed (with Ctrl held: ctrl): its
 // key and char; a tab (copied code's) the Tab key, which types none (edit indents, the shell
-// completes); any other character CC does not type (untypable) "?", as CC pastes one: the
-// computer refused the whole request for a control character below 32, and took U+0085 as
-// the byte 85, a block character no keyboard types.
+// completes); any other character CC's keyboard does not type (untypable) "?", as CC pastes
+// one: the computer refused the whole request for a control character below 32, and took
+// U+0085 as the byte 85, a block character no keyboard types. The no-break space and the soft
+// hyphen are typed, as a keyboard on the screen types them (they went as "?").
 function typeEvents(ch, ctrl) {
   if (ch === "\t") return pressEvents("tab", "", ctrl);
   if (untypable.test(ch)) ch = "?";
