@@ -27,8 +27,10 @@ type PartlyTyped struct {
 	Queued int
 }
 
+// Error is the failed request's error's.
 func (e *PartlyTyped) Error() string { return e.Err.Error() }
 
+// Unwrap is the failed request's error, so its code and ByComputer read through.
 func (e *PartlyTyped) Unwrap() error { return e.Err }
 
 // TypedPart is the events of events' first requests (SplitInput's parts) whose os events add
@@ -36,10 +38,7 @@ func (e *PartlyTyped) Unwrap() error { return e.Err }
 func TypedPart(events []InputEvent, queued int) []InputEvent {
 	var typed []InputEvent
 	for _, part := range SplitInput(events) {
-		cost := 0
-		for _, e := range part {
-			cost += InputCost(e)
-		}
+		cost := EventsCost(part)
 		if cost > queued {
 			break
 		}
@@ -67,7 +66,7 @@ type InputTyper interface {
 // Type field) and trap-sandbox screen use it.
 func (c *Client) TypeInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error) {
 	timeout = bound(timeout, DefaultTimeout)
-	if n := inputCost(events); n > MaxTypedEvents {
+	if n := EventsCost(events); n > MaxTypedEvents {
 		return 0, nil, protocol.Errorf(protocol.CodeBadPayload, "the input is %d events of the computer's queue (a character is one, a line break or a key press and release two); one input types %d at most: send it in several",
 			n, MaxTypedEvents)
 	}
@@ -92,13 +91,13 @@ func (c *Client) TypeInput(ctx context.Context, traposID string, events []InputE
 			}
 			return queued, reps, err
 		}
-		queued += inputCost(part)
+		queued += EventsCost(part)
 	}
 	return queued, reps, nil
 }
 
-// inputCost is the os events events queue on the computer.
-func inputCost(events []InputEvent) int {
+// EventsCost is the os events events queue on the computer (InputCost of each).
+func EventsCost(events []InputEvent) int {
 	n := 0
 	for _, e := range events {
 		n += InputCost(e)

@@ -115,7 +115,7 @@ func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error
 			keyOf = append(keyOf, k)
 		}
 	}
-	if n := inputCost(events); n > maxInputEvents {
+	if n := computer.EventsCost(events); n > maxInputEvents {
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys are too many for one call: %d key events (a key is two, its press and release), %d at most; press them over several calls", n, maxInputEvents)
 	}
 	return t.sendAndSettle(ctx, in.TraposID, events, nil, settling{in.SettleMs, in.TimeoutMs, in.Colours, in.Cursor},
@@ -163,7 +163,7 @@ func (t *tools) sendText(ctx context.Context, in TextInput) (ScreenOutput, error
 	if err != nil {
 		return ScreenOutput{}, err
 	}
-	if n := inputCost(events); n > maxInputEvents {
+	if n := computer.EventsCost(events); n > maxInputEvents {
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "text is too long to type in one call: %d key events (a character is one, a line break or a tab two), %d at most; type it over several calls, or put the file on the computer with write_file", n, maxInputEvents)
 	}
 	// The warnings name the tool's own argument and place a character in the whole text (the
@@ -214,15 +214,6 @@ func typing(text string) ([]computer.InputEvent, error) {
 // maxInputEvents bounds the os events one send_keys or send_text queues: some screen.input
 // requests' worth (computer.MaxInputEvents each).
 const maxInputEvents = 32 * computer.MaxInputEvents
-
-// inputCost is the os events events queue on the computer.
-func inputCost(events []computer.InputEvent) int {
-	n := 0
-	for _, e := range events {
-		n += computer.InputCost(e)
-	}
-	return n
-}
 
 // givenOr is a milliseconds argument as the message names it: as given, or d and "(the
 // default)" when not given.
