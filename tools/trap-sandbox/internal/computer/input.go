@@ -54,6 +54,11 @@ type InputTyper interface {
 	TypeInput(ctx context.Context, traposID string, events []InputEvent, timeout time.Duration) (int, []cctext.Replacement, error)
 }
 
+// ErrNoWholeInput is an InputTyper's answer when its gateway types no whole input: one older
+// than POST …/input, which answers it no API route. TypeInput then types the input itself,
+// part by part, as callers of such a gateway always did: nothing of the input was typed.
+var ErrNoWholeInput = errors.New("the gateway types no whole input (older than POST …/input)")
+
 // TypeInput types events on the computer whole, as its keyboard and mouse would: in as many
 // screen.input requests as they take (SplitInput), one after another, holding the computer's
 // input turn over them all (InputTurn), so no other caller's input lands between its parts.
@@ -71,7 +76,12 @@ func (c *Client) TypeInput(ctx context.Context, traposID string, events []InputE
 			n, MaxTypedEvents)
 	}
 	if t, ok := c.transport.(InputTyper); ok {
-		return t.TypeInput(ctx, traposID, events, timeout)
+		queued, reps, err := t.TypeInput(ctx, traposID, events, timeout)
+		if !errors.Is(err, ErrNoWholeInput) {
+			return queued, reps, err
+		}
+		// An older gateway: its input turn is not held across the parts (another caller's
+		// keys may land between them, as they could with it before); this client's own are.
 	}
 	_, reps := wireInput(events)
 	ctx, cancel := context.WithTimeout(ctx, timeout)

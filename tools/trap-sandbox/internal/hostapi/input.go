@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"trap-sandbox/internal/cctext"
@@ -116,7 +117,14 @@ func (h HTTP) TypeInput(ctx context.Context, traposID string, events []computer.
 		server.Answer
 		Payload InputAnswer `json:"payload"`
 	}
-	if json.Unmarshal(data, &ans) != nil || (status == http.StatusOK && !ans.OK && ans.Error == nil) {
+	decodeErr := json.Unmarshal(data, &ans)
+	if status == http.StatusNotFound && (decodeErr != nil || ans.Error == nil ||
+		ans.Error.Code == protocol.CodeNotFound && strings.HasPrefix(ans.Error.Message, server.NoRouteAnswer)) {
+		// A gateway older than …/input: its API's own no-route answer, or net/http's plain
+		// 404 of a gateway older than that. The input goes part by part, on …/requests.
+		return 0, nil, computer.ErrNoWholeInput
+	}
+	if decodeErr != nil || (status == http.StatusOK && !ans.OK && ans.Error == nil) {
 		return 0, nil, h.notTheAPI(status, data)
 	}
 	if ans.OK && status == http.StatusOK {

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit/daemonfake"
 )
 
@@ -152,4 +156,48 @@ func TestAnInputBodyIsCheckedBeforeAnythingIsTyped(t *testing.T) {
 		}
 	}
 	assert.Empty(t, d.Types(), "nothing reached the computer")
+}
+
+// TestAnOlderGatewaysComputerIsTypedPartByPart: a gateway older than …/input answers it 404,
+// in its API's shape (no API route at …) or, older still, net/http's plain text. The client
+// (trap-sandbox screen, the stdio MCP bridge) then types the input itself on …/requests, part
+// by part, as it did with such a gateway: the whole input reaches the computer, where it
+// failed every key with the 404.
+func TestAnOlderGatewaysComputerIsTypedPartByPart(t *testing.T) {
+	for name, noRoute := range map[string]func(w http.ResponseWriter, r *http.Request){
+		"the API's 404": func(w http.ResponseWriter, r *http.Request) {
+			server.WriteError(w, http.StatusNotFound, protocol.CodeNotFound, server.NoRouteAnswer+r.URL.Path+" (docs/http-api.md lists them)")
+		},
+		"net/http's 404": http.NotFound,
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := daemonfake.NewLocal(nil)
+			term := daemonfake.NewTerminal()
+			d.Exec = term.Exec
+			current := serve(t, d)
+			target, err := url.Parse(current.URL)
+			require.NoError(t, err)
+			// No X-Forwarded-For (Rewrite adds none): the API trusts a loopback client.
+			forward := &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(target) }}
+			older := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if strings.HasSuffix(r.URL.Path, "/input") {
+					noRoute(w, r)
+					return
+				}
+				forward.ServeHTTP(w, r)
+			}))
+			defer older.Close()
+
+			typed := strings.Repeat("a", 2*computer.MaxInputEvents+5)
+			queued, _, err := computer.New(hostapi.HTTP{URL: older.URL}).TypeInput(t.Context(), "7:", []computer.InputEvent{{Type: computer.InputChar, Text: typed}}, 0)
+			require.NoError(t, err)
+			assert.Equal(t, len(typed), queued)
+			var got strings.Builder
+			for _, e := range term.Events() {
+				got.WriteString(e["text"].(string))
+			}
+			assert.Equal(t, typed, got.String())
+			assert.Equal(t, []int{128, 128, 5}, term.Requests(), "in the requests the computer takes, one after another")
+		})
+	}
 }

@@ -106,12 +106,16 @@ func (r *Routes) answerNoRoute(w http.ResponseWriter, req *http.Request) {
 	if strings.HasPrefix(req.URL.Path, doubledPrefix) {
 		// A client's base URL that ends in /trapos (--url http://host:4444/trapos) doubles it.
 		WriteError(w, http.StatusNotFound, protocol.CodeNotFound,
-			fmt.Sprintf("no API route at %s: the client's URL ends in /trapos, which the routes begin with; give the gateway's root (http://host:4444, --url or SANDBOX_URL)", clipHeader(req.URL.Path)))
+			fmt.Sprintf(NoRouteAnswer+"%s: the client's URL ends in /trapos, which the routes begin with; give the gateway's root (http://host:4444, --url or SANDBOX_URL)", clipHeader(req.URL.Path)))
 		return
 	}
 	WriteError(w, http.StatusNotFound, protocol.CodeNotFound,
-		fmt.Sprintf("no API route at %s (docs/http-api.md lists them)", clipHeader(req.URL.Path)))
+		fmt.Sprintf(NoRouteAnswer+"%s (docs/http-api.md lists them)", clipHeader(req.URL.Path)))
 }
+
+// NoRouteAnswer begins the answer to a path no API route has (answerNoRoute): a client
+// tells by it a route its gateway is too old for.
+const NoRouteAnswer = "no API route at "
 
 // doubledPrefix begins the path of a request whose client put /trapos in its base URL too.
 const doubledPrefix = "/trapos/trapos/"
