@@ -2,6 +2,7 @@ package computer
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"trap-sandbox/internal/account"
@@ -62,8 +63,11 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	for _, cp := range connected {
 		cpID, cpLabel, _ := strings.Cut(cp.TraposID, ":")
 		// The same id; or, for a name without a ':', the label alone ("kitchen").
-		if (cpID == id || !hasID && cpLabel != "" && cpLabel == id) && cp.TraposID != traposID {
-			meant = append(meant, `"`+cctext.ShowTraposID(cp.TraposID)+`"`) // as every list shows it
+		// Named once: several accounts may have connected it, and "did you mean "7:" or "7:"?"
+		// offers no choice (asking for it names the accounts).
+		shown := `"` + cctext.ShowTraposID(cp.TraposID) + `"` // as every list shows it
+		if (cpID == id || !hasID && cpLabel != "" && cpLabel == id) && cp.TraposID != traposID && !slices.Contains(meant, shown) {
+			meant = append(meant, shown)
 		}
 	}
 	hint := ""

@@ -160,6 +160,13 @@ func TestSeveralAccountsWithLocalNameTheGatewaysToken(t *testing.T) {
 		"or the gateway's own token (SANDBOX_API_TOKEN; when it is unset, no token, on the gateway's host) to reach local's, which said hello with the shared password")
 	_, err = client.Ping(account.WithCaller(t.Context(), account.LocalAdmin), "20:", 0)
 	require.NoError(t, err, "the gateway's own caller reaches local's, as the answer says")
+
+	// The computer meant is named once, however many accounts have it: "did you mean "20:"
+	// or "20:"?" offered a choice that is none (asking for it says which accounts have it).
+	_, err = client.Ping(root, "20", 0)
+	assert.EqualError(t, err, `not_connected: computer 20 is not connected; did you mean "20:"?`)
+	_, err = client.Ping(root, "21", 0)
+	assert.EqualError(t, err, `not_connected: computer 21 is not connected; did you mean "21:"?`)
 }
 
 // connectAs says hello as traposID with secret and answers every gateway_request with
