@@ -177,21 +177,21 @@ func (t *tools) register(r registrar) {
 		func(NoInput) string { return "" }, t.listComputers)
 	addTool(r, "computer_info", "Show a computer", readOnly, "Show a computer's id, label, TrapOS version, uptime, in-game day and time, free space, colour support and peripherals.",
 		func(in TargetInput) string { return in.TraposID }, t.computerInfo)
-	addTool(r, "list_files", "List a directory", readOnly, "List a directory on a computer: each entry's name, whether it is a directory, and its size in bytes.",
+	addTool(r, "list_files", "List a directory", readOnly, "List a directory on a computer: each entry's name, whether it is a directory, and its size in bytes. Needs the owner's sandbox.allow_files read (or write).",
 		func(in PathInput) string { return in.TraposID }, t.listFiles)
 	addReadFile(r, t)
 	t.registerScreen(r)
-	addTool(r, "write_file", "Write a file", replaces, "Create or replace a file on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete. To run a program at boot, put it in /startup/ after TrapOS's 00-sandbox.lua (e.g. /startup/50-door.lua): a /startup.lua that never returns keeps TrapOS from starting, and the computer stops connecting.",
+	addTool(r, "write_file", "Write a file", replaces, "Create or replace a file, up to 1 MiB, on a computer with content (text) or contentBase64 (any bytes). The file is written whole or not at all: the old one stays until the new one is complete. To run a program at boot, put it in /startup/ after TrapOS's 00-sandbox.lua (e.g. /startup/50-door.lua): a /startup.lua that never returns keeps TrapOS from starting, and the computer stops connecting. Needs the owner's sandbox.allow_files write.",
 		func(in WriteInput) string { return in.TraposID }, t.writeFile)
-	addTool(r, "delete_file", "Delete a file", replaces, "Delete a file, or a directory with everything in it, on a computer.",
+	addTool(r, "delete_file", "Delete a file", replaces, "Delete a file, or a directory with everything in it, on a computer. Needs the owner's sandbox.allow_files write.",
 		func(in PathInput) string { return in.TraposID }, t.deleteFile)
-	addTool(r, "move_file", "Move a file", hints{}, "Move or rename a file or directory on a computer; the target path must not exist.",
+	addTool(r, "move_file", "Move a file", hints{}, "Move or rename a file or directory on a computer; the target path must not exist. Needs the owner's sandbox.allow_files write.",
 		func(in MoveInput) string { return in.TraposID }, t.moveFile)
-	addTool(r, "make_dir", "Make a directory", changes, "Create a directory, and any missing parents, on a computer.",
+	addTool(r, "make_dir", "Make a directory", changes, "Create a directory, and any missing parents, on a computer. Needs the owner's sandbox.allow_files write.",
 		func(in PathInput) string { return in.TraposID }, t.makeDir)
-	addTool(r, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error.",
+	addTool(r, "run_lua", "Run Lua", runsProgram, "Run Lua on a computer as its lua prompt would (1+1 returns 2): get the return values, the printed output and any error. Needs the owner's sandbox.allow_exec true.",
 		func(in LuaInput) string { return in.TraposID }, t.runLua)
-	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is what it printed there, lines that scrolled off included (a clear starts it over). A program that waits for input (read(), edit, paint) gets none here and is stopped at the timeout; to use one, start it with send_text.",
+	addTool(r, "run_program", "Run a program", runsProgram, "Run a shell command line on a computer (e.g. \"ls /rom\"): get whether it succeeded and what it printed. It runs on a screen of its own, not the computer's: output is what it printed there, lines that scrolled off included (a clear starts it over). A program that waits for input (read(), edit, paint) gets none here and is stopped at the timeout; to use one, start it with send_text. Needs the owner's sandbox.allow_exec true.",
 		func(in ProgramInput) string { return in.TraposID }, t.runProgram)
 	addTool(r, "ping", "Ping a computer", readOnly, "Check that a computer answers, and how long a round trip to it takes.",
 		func(in TargetInput) string { return in.TraposID }, t.ping)
@@ -242,7 +242,7 @@ func addTool[In, Out any](r registrar, name, title string, h hints, description 
 // text (what opencode hands the model), so a file's base64 is not sent twice (structured and
 // text): a 300 KB binary answers in about its base64 size.
 func addReadFile(r registrar, t *tools) {
-	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}.")
+	rt := tool("read_file", "Read a file", readOnly, "Read a whole file (up to 1 MiB) from a computer: as content (text: a byte E9 is é) when it holds no control bytes but tab and line breaks, else as contentBase64. The result is this JSON as text: {path, size, content} or {path, size, contentBase64}. Needs the owner's sandbox.allow_files read (or write).")
 	rt.InputSchema = r.input("read_file", inputSchema[ReadInput]())
 	sdk.AddTool(r.srv, rt, func(ctx context.Context, _ *sdk.CallToolRequest, in ReadInput) (*sdk.CallToolResult, any, error) {
 		out, err := t.readFile(ctx, in)

@@ -180,6 +180,41 @@ func TestTheDocsNameEveryTool(t *testing.T) {
 	}
 }
 
+// TestEachToolNamesTheSettingItNeeds: a model picks tools from their descriptions alone, and
+// only the screen tools said which of the owner's settings they need: list_files, read_file,
+// write_file and run_lua said nothing of sandbox.allow_files or sandbox.allow_exec (off on a
+// new computer), so an agent learnt it from a forbidden answer, after the call. Each gated
+// tool names its setting and the value it needs, as the forbidden answer's fix does; those
+// the owner cannot refuse name none.
+func TestEachToolNamesTheSettingItNeeds(t *testing.T) {
+	s := session(t, daemonfake.NewLocal(nil))
+	res, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	needs := map[string]string{
+		"list_files": "sandbox.allow_files read", "read_file": "sandbox.allow_files read",
+		"write_file": "sandbox.allow_files write", "delete_file": "sandbox.allow_files write",
+		"move_file": "sandbox.allow_files write", "make_dir": "sandbox.allow_files write",
+		"run_lua": "sandbox.allow_exec true", "run_program": "sandbox.allow_exec true",
+		"read_screen": "sandbox.allow_screen view", "send_keys": "sandbox.allow_screen control",
+		"send_text": "sandbox.allow_screen control",
+	}
+	for _, tool := range res.Tools {
+		setting, gated := needs[tool.Name]
+		if !gated {
+			assert.NotContains(t, tool.Description, "sandbox.allow_", "%s needs no setting", tool.Name)
+			continue
+		}
+		assert.Contains(t, tool.Description, "Needs the owner's "+setting, tool.Name)
+		delete(needs, tool.Name)
+	}
+	assert.Empty(t, needs, "every gated tool is listed")
+	for _, tool := range res.Tools {
+		if tool.Name == "write_file" {
+			assert.Contains(t, tool.Description, "up to 1 MiB", "write_file states its limit, as read_file does")
+		}
+	}
+}
+
 // TestAnUnknownToolIsRefusedAndTheServerGoesOn: a call of a tool that does not exist is the
 // SDK's "unknown tool" error (its nil result once crashed the gateway), and the next call
 // works.
