@@ -17,6 +17,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -544,4 +545,52 @@ func TestMCPATokenRevokedMidWriteStopsIt(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "old", string(data))
 	assert.Equal(t, []string{"/big.txt"}, d.Names(), "no temporary file left")
+}
+
+// TestMCPATokenRevokedMidSendTextSaysWhatWasTyped: a send_text of several screen.input
+// requests whose token is revoked between two of them sends no part more and answers
+// unauthorized with how much was typed; it names no read_screen to look at the screen with,
+// which that token can no longer call ("(read_screen shows the screen)" sent the agent to a
+// call answered unauthorized again).
+func TestMCPATokenRevokedMidSendTextSaysWhatWasTyped(t *testing.T) {
+	ctx := testContext(t)
+	dir := "--data-dir=" + t.TempDir()
+	alice := lastLine(ctx, t, "accounts", "add", "alice", dir)
+	cred := lastLine(ctx, t, "credentials", "add", "alice", dir)
+	g := startGateway(t, dir)
+	secondPart, revoked := make(chan struct{}), make(chan struct{})
+	var inputs atomic.Int32
+	d := &harness.Daemon{Daemon: daemonfake.Daemon{ID: 7, Exec: daemonfake.NewTerminal().Exec}}
+	d.OnRequest = func(f harness.Frame) {
+		if f.Type == "screen.input" && inputs.Add(1) == 2 {
+			close(secondPart)
+			select { // answered once the token is revoked
+			case <-revoked:
+			case <-ctx.Done():
+			}
+		}
+	}
+	stop, err := d.Serve(ctx, g.WebSocketURL(), cred)
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	s := harness.ConnectMCP(ctx, t, g, alice)
+
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "send_text", Arguments: map[string]any{"traposId": "7:", "text": strings.Repeat("a", 3*128)}})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
+		}
+		done <- res
+	}()
+	<-secondPart
+	_, errOut, code := runCLI(ctx, t, nil, "tokens", "revoke", dir, strings.SplitN(alice, "_", 3)[1])
+	close(revoked)
+	require.Equal(t, 0, code, errOut)
+	msg := harness.ToolError(t, <-done, "unauthorized")
+	assert.Contains(t, msg, "revoked")
+	assert.Contains(t, msg, "the rest of the input was not sent")
+	assert.Contains(t, msg, "the first 256 characters of text were typed before it")
+	assert.NotContains(t, msg, "read_screen", "a revoked token reads no screen")
+	assert.Equal(t, int32(2), inputs.Load(), "no part more")
 }

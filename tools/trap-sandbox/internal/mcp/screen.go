@@ -271,6 +271,10 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 		switch {
 		case len(sent) > 0 && unanswered:
 			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it, and the rest may have been too (read_screen shows the screen: check it before you send any of it again)")}
+		case len(sent) > 0 && pe.Code == protocol.CodeUnauthorized:
+			// The caller's token was revoked or expired between two requests: read_screen
+			// with it is refused too, so no call is offered.
+			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it")}
 		case len(sent) > 0:
 			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)")}
 		case unanswered:
