@@ -442,6 +442,9 @@ func (t *tools) makeDir(ctx context.Context, in PathInput) (PathOutput, error) {
 
 func (t *tools) runLua(ctx context.Context, in LuaInput) (LuaOutput, error) {
 	ans, err := t.client.Exec(ctx, in.TraposID, in.Code, timeoutOf(in.TimeoutMs))
+	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeTimeout && pe.ByComputer {
+		err = abandonedRun{pe: pe, lua: true}
+	}
 	if err != nil {
 		return LuaOutput{}, withWarnings(err, ans.Warnings)
 	}
@@ -464,7 +467,7 @@ func (t *tools) runProgram(ctx context.Context, in ProgramInput) (ProgramOutput,
 	}
 	ans, err := t.client.Run(ctx, in.TraposID, in.Command, timeoutOf(in.TimeoutMs))
 	if pe, ok := errors.AsType[*protocol.Error](err); ok && pe.Code == protocol.CodeTimeout && pe.ByComputer {
-		err = abandonedRun{pe, in.Command}
+		err = abandonedRun{pe: pe, command: in.Command}
 	}
 	if err != nil {
 		return ProgramOutput{}, withWarnings(err, ans.Warnings)
@@ -490,12 +493,14 @@ type warnedError struct {
 func (e *warnedError) Error() string { return e.err.Error() }
 func (e *warnedError) Unwrap() error { return e.err }
 
-// abandonedRun is run_program's timeout answered by the computer, which abandoned the run at
-// its limit: a program that waits for input (read(), edit) ends so whatever time it is given,
-// as a run gets no keyboard, so toolError names the tool that types into it as well.
+// abandonedRun is run_program's or run_lua's timeout answered by the computer, which abandoned
+// the run at its limit: a program or chunk that waits for input (read(), edit,
+// os.pullEvent("key")) ends so whatever time it is given, as a run gets no keyboard, so
+// toolError names the tool that types into it as well.
 type abandonedRun struct {
 	pe      *protocol.Error
 	command string // run_program's, which the fix types
+	lua     bool   // run_lua's: a chunk is started from a file
 }
 
 func (e abandonedRun) Error() string { return e.pe.Error() }
@@ -519,7 +524,10 @@ func toolError(err error) *protocol.Error {
 	_, sent := errors.AsType[inputSentError](err)
 	if pe.Code == protocol.CodeTimeout && !sent && !pe.Attributed {
 		fix := fmt.Sprintf("(timeoutMs gives it longer, at most %d)", computer.MaxTimeout.Milliseconds())
-		if run, ok := errors.AsType[abandonedRun](err); ok {
+		if run, ok := errors.AsType[abandonedRun](err); ok && run.lua {
+			fix = fmt.Sprintf("(timeoutMs gives it longer, at most %d; code that waits for input (read(), os.pullEvent) never gets it here: "+
+				"write it to a file with write_file, start that on the computer's screen with send_text and type its input there)", computer.MaxTimeout.Milliseconds())
+		} else if ok {
 			// The command itself, as send_text's text would type it, when short enough to read.
 			typed := `"door\n"`
 			if c := strings.TrimSpace(run.command); utf8.RuneCountInString(c) <= 60 {
