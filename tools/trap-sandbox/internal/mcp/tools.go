@@ -80,14 +80,14 @@ type MoveInput struct {
 type LuaInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Code      string `json:"code" jsonschema:"a Lua chunk or expression, e.g. os.getComputerLabel() or for i=1,3 do print(i) end; text (é is one byte, others become ? and are named in warnings)"`
-	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); the computer stops the chunk 2000 ms before and answers timeout"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); the computer stops the chunk 2000 ms before (halfway through a timeoutMs under 4000) and answers timeout"`
 }
 
 // ProgramInput is run_program's input.
 type ProgramInput struct {
 	TraposID  string `json:"traposId" jsonschema:"the computer, as list_computers shows it (e.g. 7:kitchen)"`
 	Command   string `json:"command" jsonschema:"a shell command line, e.g. ls /rom or sandbox status"`
-	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); the computer stops the program 2000 ms before and answers timeout"`
+	TimeoutMs int64  `json:"timeoutMs,omitempty" jsonschema:"how long the whole call may take, in milliseconds (default 10000); the computer stops the program 2000 ms before (halfway through a timeoutMs under 4000) and answers timeout"`
 }
 
 // Outputs (structuredContent; their schemas are the tools' output schemas).

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/stretchr/testify/assert"
@@ -212,6 +213,26 @@ func TestEachToolNamesTheSettingItNeeds(t *testing.T) {
 		if tool.Name == "write_file" {
 			assert.Contains(t, tool.Description, "up to 1 MiB", "write_file states its limit, as read_file does")
 		}
+	}
+}
+
+// TestARunsTimeoutMsSaysWhenTheComputerStopsIt: run_lua with timeoutMs 3000 answered "it ran
+// past its timeout of 1500 ms", where the schema said the computer stops the chunk 2000 ms
+// before timeoutMs: the agent read its timeoutMs as ignored. The schema says both rules
+// (computer.RunTime's).
+func TestARunsTimeoutMsSaysWhenTheComputerStopsIt(t *testing.T) {
+	require.Equal(t, 8*time.Second, computer.RunTime(10*time.Second), "2000 ms before")
+	require.Equal(t, 1500*time.Millisecond, computer.RunTime(3*time.Second), "halfway under 4000")
+	s := session(t, daemonfake.NewLocal(nil))
+	res, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	for _, tool := range res.Tools {
+		if tool.Name != "run_lua" && tool.Name != "run_program" {
+			continue
+		}
+		schema, err := json.Marshal(tool.InputSchema)
+		require.NoError(t, err)
+		assert.Contains(t, string(schema), "2000 ms before (halfway through a timeoutMs under 4000) and answers timeout", tool.Name)
 	}
 }
 
