@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"trap-sandbox/internal/cctext"
@@ -233,7 +234,9 @@ func (c *Client) run(ctx context.Context, traposID, typ string, payload map[stri
 		if typ == protocol.TypeShellRun {
 			what = "command line"
 		}
-		return protocol.Errorf(protocol.CodeBadPayload, "%s: %s that long does not fit one request; write it to a file on the computer and run that file instead", pe.Message, what)
+		// The frame's own fix, "send a smaller payload", goes: the way round it is this one.
+		return protocol.Errorf(protocol.CodeBadPayload, "%s: %s that long does not fit one request; write it to a file on the computer and run that file instead",
+			strings.TrimSuffix(pe.Message, protocol.FrameTooLargeFix), what)
 	}
 	return err
 }

@@ -120,8 +120,9 @@ func TestBothTransportsReachARealGateway(t *testing.T) {
 			_, err = c.Exec(ctx, "7:a/b c", "return #[["+strings.Repeat("x", protocol.MaxFrameBytes)+"]]", 0)
 			require.ErrorAs(t, err, &pe)
 			assert.Equal(t, protocol.CodeBadPayload, pe.Code)
-			assert.Contains(t, pe.Message, ": code that long does not fit one request; write it to a file on the computer and run that file instead",
-				"run_lua, exec: the refusal names the way round it, on both")
+			assert.Equal(t, "the gateway_request frame would exceed 131072 bytes (128 KiB, CC: Tweaked's limit): code that long does not fit one request; "+
+				"write it to a file on the computer and run that file instead", pe.Message,
+				"run_lua, exec: the refusal names the way round it, on both, and no other fix (send a smaller payload: of the code?)")
 		})
 	}
 

@@ -22,7 +22,11 @@ const MaxHostTypeBytes = 256
 // FrameTooLargeMessage refuses a request whose payload would make a gateway_request frame
 // above MaxFrameBytes: the caller's to fix (bad_payload), worded the same by the HTTP API and
 // the in-process transport, so a client can tell it apart and name the way round it.
-var FrameTooLargeMessage = fmt.Sprintf("the gateway_request frame would exceed %d bytes (128 KiB, CC: Tweaked's limit); send a smaller payload", MaxFrameBytes)
+var FrameTooLargeMessage = fmt.Sprintf("the gateway_request frame would exceed %d bytes (128 KiB, CC: Tweaked's limit)%s", MaxFrameBytes, FrameTooLargeFix)
+
+// FrameTooLargeFix ends FrameTooLargeMessage: a caller that knows a better way round (a run's
+// code written to a file) puts that in its place.
+const FrameTooLargeFix = "; send a smaller payload"
 
 // Event names the kind of a frame and, with it, the direction it travels in.
 type Event string
