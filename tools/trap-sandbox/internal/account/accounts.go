@@ -274,10 +274,10 @@ func (a *Accounts) authenticate(ctx context.Context, plain string) (Account, Tok
 		return Account{}, Token{}, err
 	}
 	if !t.RevokedAt.IsZero() {
-		return Account{}, Token{}, fmt.Errorf("the token %q: %w", t.Name, ErrRevoked)
+		return Account{}, Token{}, fmt.Errorf("the token %q was %w", t.Name, ErrRevoked)
 	}
 	if !t.ExpiresAt.IsZero() && !a.clock.Now().Before(t.ExpiresAt) {
-		return Account{}, Token{}, fmt.Errorf("the token %q: %w", t.Name, ErrExpired)
+		return Account{}, Token{}, fmt.Errorf("the token %q has %w", t.Name, ErrExpired)
 	}
 	if Reserved(t.AccountID) {
 		return Account{}, Token{}, fmt.Errorf("the token %q of account %q: %w", t.Name, t.AccountID, ErrReserved)
