@@ -355,18 +355,17 @@ func TestMCPShutdownWithCallInFlight(t *testing.T) {
 	}
 }
 
-// runBridge runs `trap-sandbox mcp --url url` with stdin open and returns its exit status and
-// stderr: a bridge that cannot use the gateway must end by itself.
+// runBridge runs `trap-sandbox mcp --url url` with stdin at its end and returns its exit
+// status and stderr: a bridge that cannot use the gateway must end by itself, with no client
+// request to answer.
 func runBridge(ctx context.Context, t *testing.T, url string, env ...string) (int, string) {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, gatewayBin, "mcp", "--url", url)
 	cmd.Env = append(harness.CleanEnv(), env...)
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	defer stdin.Close()
+	cmd.Stdin = strings.NewReader("") // at its end at once: no client's first request to answer
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	var exitErr *exec.ExitError
 	if errors.As(err, &exitErr) {
 		return exitErr.ExitCode(), stderr.String()
@@ -417,6 +416,16 @@ func TestMCPAuth(t *testing.T) {
 		assert.Equal(t, 1, code, stderr)
 		assert.Contains(t, stderr, "401")
 		assert.Contains(t, stderr, "--api-token or SANDBOX_API_TOKEN", "the reason names the fix")
+
+		// The MCP client that started it reads the reason too, as the error of its initialize:
+		// opencode shows a local server's stderr nowhere, and opencode mcp list said only "MCP
+		// error -32000: Connection closed" (checked with opencode 1.18.33).
+		cmd := exec.CommandContext(ctx, gatewayBin, "mcp", "--url", "http://"+g.Addr)
+		cmd.Env = append(harness.CleanEnv(), "SANDBOX_API_TOKEN="+sandboxPassword)
+		_, err = sdk.NewClient(&sdk.Implementation{Name: "opencode-like", Version: "1"}, nil).Connect(ctx, &sdk.CommandTransport{Command: cmd}, nil)
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "trap-sandbox: mcp: the gateway at http://"+g.Addr+" cannot be used: it answered 401")
+		assert.Contains(t, err.Error(), "--api-token or SANDBOX_API_TOKEN", "the reason names the fix")
 	})
 	t.Run("no gateway", func(t *testing.T) {
 		code, stderr := runBridge(testContext(t), t, opencodefake.ClosedPortURL(t))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -51,7 +52,9 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 				why = "it " + rest
 			}
 		}
-		return fmt.Errorf("mcp: the gateway at %s cannot be used: %s", shown, cctext.Show(why, false))
+		refusal := fmt.Errorf("mcp: the gateway at %s cannot be used: %s", shown, cctext.Show(why, false))
+		refuseFirstCall(ctx, in, out, "trap-sandbox: "+refusal.Error())
+		return refusal
 	}
 	srv := mcp.NewServer(c.client(), nil)
 	err = srv.Run(ctx, &answerPending{Transport: &sdk.IOTransport{Reader: readCloser(in), Writer: nopWriteCloser{out}}, wait: stdinEndDrain})
@@ -59,6 +62,43 @@ func (c *MCPCmd) Run(ctx context.Context, in Stdin, out Stdout) error {
 		return nil
 	}
 	return fmt.Errorf("mcp over stdio: %w", err)
+}
+
+// refuseFirstCall answers the MCP client's calls up to its initialize with why the bridge
+// cannot serve, as JSON-RPC errors, before the command exits: opencode shows a local server's
+// stderr nowhere, and opencode mcp list said only "MCP error -32000: Connection closed"; an
+// answer's error it shows ("MCP error -32603: trap-sandbox: mcp: the gateway at … answered
+// 401: …"). A client of MCP 2026-07-28 (the SDK's Go client) asks server/discover first and,
+// refused, initialize. A terminal's stdin is not waited for (its person reads stderr), nor a
+// client that sends nothing more within computer.DefaultTimeout.
+func refuseFirstCall(ctx context.Context, in Stdin, out Stdout, why string) {
+	if in.Reader == nil {
+		return
+	}
+	if f, ok := in.Reader.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return
+		}
+	}
+	conn, err := (&sdk.IOTransport{Reader: readCloser(in), Writer: nopWriteCloser{out}}).Connect(ctx)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, computer.DefaultTimeout)
+	defer cancel()
+	for {
+		msg, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+			_ = conn.Write(ctx, &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: why}})
+			if req.Method == "initialize" {
+				return
+			}
+		}
+	}
 }
 
 func readCloser(in Stdin) io.ReadCloser {
