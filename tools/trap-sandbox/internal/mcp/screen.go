@@ -98,6 +98,10 @@ func (t *tools) readScreen(ctx context.Context, in ScreenInput) (ScreenOutput, e
 	return screenOutput(s, in.Colours, in.Cursor), nil
 }
 
+// computerQueuedNothing ends a computer's refusal of a screen.input (libsandboxscreen): its
+// request queued nothing.
+const computerQueuedNothing = "; nothing was queued"
+
 func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error) {
 	if len(in.Keys) == 0 {
 		return ScreenOutput{}, protocol.Errorf(CodeBadArgument, "keys is empty: give at least one key name, e.g. [\"enter\"]")
@@ -265,6 +269,11 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 		}
 		err = named(err)
 		pe := asError(err)
+		if len(sent) > 0 {
+			// The computer's "nothing was queued" is of its own request, the one it refused;
+			// the input's requests before it were typed, which done(sent) says.
+			pe = pe.WithMessage(strings.TrimSuffix(pe.Message, computerQueuedNothing))
+		}
 		// A request the computer did not answer in time reached it, or may have: its
 		// input may be typed all the same, and a call made again would type it twice.
 		unanswered := pe.Code == protocol.CodeTimeout
@@ -276,7 +285,7 @@ func (t *tools) sendAndSettle(ctx context.Context, traposID string, events []com
 			// with it is refused too, so no call is offered.
 			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it")}
 		case len(sent) > 0:
-			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + " before it (read_screen shows the screen)")}
+			err = inputSentError{pe.WithMessage(pe.Message + "; " + done(sent) + ", none from there on (read_screen shows the screen)")}
 		case unanswered:
 			err = inputSentError{pe.WithMessage(pe.Message + "; the input may have been typed all the same (read_screen shows the screen: check it before you send it again)")}
 		}

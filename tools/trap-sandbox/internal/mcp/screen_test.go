@@ -171,7 +171,7 @@ func TestSendKeysSaysWhatWasPressedBeforeARefusal(t *testing.T) {
 	keys[66] = "bogus"
 	res := callTool(t, s, "send_keys", map[string]any{"traposId": "7:", "keys": keys})
 	require.True(t, res.IsError)
-	assert.Equal(t, `bad_payload: keys[66]: unknown key name "bogus"; nothing was queued; the first 64 keys were pressed before it (read_screen shows the screen)`, text(res))
+	assert.Equal(t, `bad_payload: keys[66]: unknown key name "bogus"; the first 64 keys were pressed, none from there on (read_screen shows the screen)`, text(res))
 }
 
 // TestSendTextPressesTabForATab: a tab in text is the Tab key a player presses (edit indents,
