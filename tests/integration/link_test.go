@@ -145,7 +145,7 @@ func TestLinkCodeRefusedAfterExpiryAndDecline(t *testing.T) {
 	}
 	_, errOut, exit := runCLI(ctx, t, nil, "link", "approve", url, "--api-token="+alice, code)
 	assert.Equal(t, 1, exit)
-	assert.Contains(t, errOut, "link_invalid: the link code: expired")
+	assert.Contains(t, errOut, "link_invalid: the link code has expired")
 	f := linkRequest(ctx, t, c, "link.accept", map[string]any{"code": code, "accept": true})
 	requireErrorCode(t, f, "link_invalid")
 	assert.Contains(t, f.Error.Message, "expired")

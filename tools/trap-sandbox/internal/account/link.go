@@ -244,7 +244,7 @@ func usable(c *LinkCode, now time.Time) error {
 	case c.State == LinkDeclined:
 		return ErrCodeDeclined
 	case c.Expired(now):
-		return fmt.Errorf("the link code: %w", ErrExpired)
+		return fmt.Errorf("the link code has %w", ErrExpired)
 	}
 	return nil
 }

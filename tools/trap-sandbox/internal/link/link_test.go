@@ -377,10 +377,10 @@ func TestPollHearsExpiry(t *testing.T) {
 	assert.JSONEq(t, `{"state":"expired"}`, string(out))
 	status, ans := f.api(alice, "POST", "/trapos/link/approve", map[string]any{"code": code.Code})
 	assert.Equal(t, http.StatusNotFound, status)
-	assert.Equal(t, "the link code: expired; run sandbox link again for a new code", ans.Error.Message, "a code's refusal speaks of no key")
+	assert.Equal(t, "the link code has expired; run sandbox link again for a new code", ans.Error.Message, "a code's refusal speaks of no key")
 	_, pe = f.call(kitchen, protocol.TypeLinkAccept, map[string]any{"code": code.Code, "accept": true})
 	require.NotNil(t, pe)
-	assert.Equal(t, "the link code: expired; run sandbox link again for a new code", pe.Message)
+	assert.Equal(t, "the link code has expired; run sandbox link again for a new code", pe.Message)
 	assert.Equal(t, 1.0, f.outcome("expired"))
 }
 
