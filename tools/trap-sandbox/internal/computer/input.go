@@ -119,20 +119,31 @@ func EventsCost(events []InputEvent) int {
 // in the request) by its place in the whole input: places[i] is the place of the request's
 // event i.
 func placedIn(err error, places []int) error {
-	var pe *protocol.Error
-	if !errors.As(err, &pe) || !pe.ByComputer || pe.Code != protocol.CodeBadPayload {
-		return err
-	}
-	rest, ok := strings.CutPrefix(pe.Message, "events[")
-	end := strings.Index(rest, "]")
-	if !ok || end < 0 {
-		return err
-	}
-	i, convErr := strconv.Atoi(rest[:end])
-	if convErr != nil || i < 0 || i >= len(places) {
+	pe, i, rest, ok := RefusedEvent(err)
+	if !ok || !pe.ByComputer || i >= len(places) {
 		return err
 	}
 	placed := *pe
-	placed.Message = "events[" + strconv.Itoa(places[i]) + rest[end:]
+	placed.Message = "events[" + strconv.Itoa(places[i]) + "]" + rest
 	return &placed
+}
+
+// RefusedEvent reads the event a computer's bad_payload refusal of a screen.input names by
+// its place in the request ("events[4]: unknown key name …", libsandboxscreen's words): the
+// error, the place, and the words after "events[4]" (": unknown key name …"), for a caller
+// to name the event in its own terms.
+func RefusedEvent(err error) (pe *protocol.Error, place int, rest string, ok bool) {
+	if !errors.As(err, &pe) || pe.Code != protocol.CodeBadPayload {
+		return nil, 0, "", false
+	}
+	after, found := strings.CutPrefix(pe.Message, "events[")
+	end := strings.Index(after, "]")
+	if !found || end < 0 {
+		return nil, 0, "", false
+	}
+	i, convErr := strconv.Atoi(after[:end])
+	if convErr != nil || i < 0 {
+		return nil, 0, "", false
+	}
+	return pe, i, after[end+1:], true
 }

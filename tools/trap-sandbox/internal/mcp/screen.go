@@ -133,23 +133,14 @@ func (t *tools) sendKeys(ctx context.Context, in KeysInput) (ScreenOutput, error
 // names an event by its place among the events ("events[4]: unknown key name …"), and a chord
 // is several events, so events[4] may be keys[1].
 func namedByKey(err error, keyOf []int) error {
-	var pe *protocol.Error
-	if !errors.As(err, &pe) || pe.Code != protocol.CodeBadPayload {
-		return err
-	}
-	rest, ok := strings.CutPrefix(pe.Message, "events[")
-	end := strings.Index(rest, "]")
-	if !ok || end < 0 {
-		return err
-	}
-	i, convErr := strconv.Atoi(rest[:end])
-	if convErr != nil || i < 0 || i >= len(keyOf) {
+	pe, i, rest, ok := computer.RefusedEvent(err)
+	if !ok || i >= len(keyOf) {
 		return err
 	}
 	named := *pe
-	named.Message = fmt.Sprintf("keys[%d]%s", keyOf[i], rest[end+1:])
+	named.Message = fmt.Sprintf("keys[%d]%s", keyOf[i], rest)
 	// ': unknown key name "ctrl" (…)…': name the key meant after the computer's words.
-	if q, ok := strings.CutPrefix(rest[end+1:], ": unknown key name "); ok {
+	if q, ok := strings.CutPrefix(rest, ": unknown key name "); ok {
 		if quoted, err := strconv.QuotedPrefix(q); err == nil {
 			if name, err := strconv.Unquote(quoted); err == nil {
 				named.Message += keyHint(name)
