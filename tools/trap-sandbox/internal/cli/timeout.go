@@ -21,11 +21,7 @@ func (t CallTimeout) Duration() time.Duration { return time.Duration(t) }
 
 // Decode implements kong.MapperValue: a Go duration (10s, 1m, 1500ms) in range.
 func (t *CallTimeout) Decode(ctx *kong.DecodeContext) error {
-	var s string
-	if err := ctx.Scan.PopValueInto("duration", &s); err != nil {
-		return err
-	}
-	d, err := parseDuration(s)
+	s, d, err := scanDuration(ctx)
 	if err != nil {
 		return err
 	}
@@ -41,17 +37,24 @@ func (t *CallTimeout) Decode(ctx *kong.DecodeContext) error {
 // parser (`expected duration but got "soon": time: invalid duration "soon"`) and gave no
 // example of what it takes. Ranges are each command's to check.
 var durationFlag = kong.MapperFunc(func(ctx *kong.DecodeContext, target reflect.Value) error {
-	var s string
-	if err := ctx.Scan.PopValueInto("duration", &s); err != nil {
-		return err
-	}
-	d, err := parseDuration(s)
+	_, d, err := scanDuration(ctx)
 	if err != nil {
 		return err
 	}
 	target.SetInt(int64(d))
 	return nil
 })
+
+// scanDuration takes a flag's value off ctx and reads it as a duration (parseDuration): the
+// value as given, for messages, and the duration.
+func scanDuration(ctx *kong.DecodeContext) (string, time.Duration, error) {
+	var s string
+	if err := ctx.Scan.PopValueInto("duration", &s); err != nil {
+		return "", 0, err
+	}
+	d, err := parseDuration(s)
+	return s, d, err
+}
 
 // parseDuration is a Go duration (10s, 1m, 1500ms, 720h), refused with examples.
 func parseDuration(s string) (time.Duration, error) {
