@@ -291,14 +291,20 @@ describe("ai command", function()
       expect(rows[1]):eq("Thinking harder now");
     end);
 
-    it("pages an answer longer than the screen", function()
-      local long = {};
+    -- An answer of twenty lines, line1 to line20: longer than the 8-row screens the pager's
+    -- specs use.
+    local function twentyLines()
+      local lines = {};
       for i = 1, 20 do
-        long[#long + 1] = "line" .. i .. "\n";
+        lines[#lines + 1] = "line" .. i .. "\n";
       end
+      return table.concat(lines);
+    end
+
+    it("pages an answer longer than the screen", function()
       local ok, err, rows, record = run({ "count" }, {
         height = 8,
-        polls = { { text(1, table.concat(long)), done(2) } },
+        polls = { { text(1, twentyLines()), done(2) } },
       });
       expectSuccess(ok, err);
       expect(#record.pauses):eq(2);
@@ -338,16 +344,12 @@ describe("ai command", function()
     end);
 
     it("takes the pager's notice away on Ctrl-T and says so at once", function()
-      local long = {};
-      for i = 1, 20 do
-        long[#long + 1] = "line" .. i .. "\n";
-      end
       local ok, err, rows, record = run({ "count" }, {
         width = 51,
         height = 8,
         terminateAtPause = 1,
         -- the second: the look at the turn at Ctrl-T, which still runs
-        polls = { { text(1, table.concat(long)) }, { text(2, "more") } },
+        polls = { { text(1, twentyLines()) }, { text(2, "more") } },
       });
       expectFailedTurn(ok, err);
       expect(#record.pauses):eq(1); -- no second "Press any key" before the abort line
@@ -362,15 +364,11 @@ describe("ai command", function()
 
     it("says on Ctrl-T while an answer all received is paged that its rest was not shown, stopping nothing", function()
       -- it said "Aborted: the turn was stopped (Ctrl-T).", of a turn that had ended
-      local long = {};
-      for i = 1, 20 do
-        long[#long + 1] = "line" .. i .. "\n";
-      end
       local ok, err, rows, record = run({ "count" }, {
         width = 51,
         height = 8,
         terminateAtPause = 1,
-        polls = { { text(1, table.concat(long)), done(2) } },
+        polls = { { text(1, twentyLines()), done(2) } },
       });
       expectFailedTurn(ok, err);
       expect(#record.pauses):eq(1);
@@ -385,15 +383,11 @@ describe("ai command", function()
 
     it("says so too when the turn ended while its answer was paged, its end not polled yet", function()
       -- the gateway had the whole answer; the computer polls no more while the player pages
-      local long = {};
-      for i = 1, 20 do
-        long[#long + 1] = "line" .. i .. "\n";
-      end
       local ok, err, rows, record = run({ "count" }, {
         width = 51,
         height = 8,
         terminateAtPause = 1,
-        polls = { { text(1, table.concat(long)) }, { text(2, "more"), done(3) } },
+        polls = { { text(1, twentyLines()) }, { text(2, "more"), done(3) } },
       });
       expectFailedTurn(ok, err);
       expect(rows[7]):eq("The rest of the answer was not shown (Ctrl-T).");
