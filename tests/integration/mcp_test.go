@@ -331,15 +331,7 @@ func TestMCPShutdownWithCallInFlight(t *testing.T) {
 		}}
 	serveDaemon(ctx, t, g, d)
 	s := harness.ConnectMCP(ctx, t, g, "")
-	done := make(chan *sdk.CallToolResult, 1)
-	go func() {
-		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "run_lua",
-			Arguments: map[string]any{"traposId": d.TraposID(), "code": "sleep(100)", "timeoutMs": 50000}})
-		if err != nil {
-			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "call failed: " + err.Error()}}}
-		}
-		done <- res
-	}()
+	done := harness.CallToolAsync(ctx, s, "run_lua", map[string]any{"traposId": d.TraposID(), "code": "sleep(100)", "timeoutMs": 50000})
 	select {
 	case typ := <-arrived:
 		require.Equal(t, harness.TypeLuaExec, typ)
@@ -532,14 +524,7 @@ func TestMCPATokenRevokedMidWriteStopsIt(t *testing.T) {
 	s := harness.ConnectMCP(ctx, t, g, alice)
 
 	content := strings.Repeat("x", 4*16<<10) // four chunks
-	done := make(chan *sdk.CallToolResult, 1)
-	go func() {
-		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "write_file", Arguments: map[string]any{"traposId": "7:", "path": "/big.txt", "content": content}})
-		if err != nil {
-			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
-		}
-		done <- res
-	}()
+	done := harness.CallToolAsync(ctx, s, "write_file", map[string]any{"traposId": "7:", "path": "/big.txt", "content": content})
 	<-secondChunk
 	_, errOut, code := runCLI(ctx, t, nil, "tokens", "revoke", dir, strings.SplitN(alice, "_", 3)[1])
 	close(revoked)
@@ -584,14 +569,7 @@ func TestMCPATokenRevokedMidSendTextSaysWhatWasTyped(t *testing.T) {
 	t.Cleanup(stop)
 	s := harness.ConnectMCP(ctx, t, g, alice)
 
-	done := make(chan *sdk.CallToolResult, 1)
-	go func() {
-		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: "send_text", Arguments: map[string]any{"traposId": "7:", "text": strings.Repeat("a", 3*128)}})
-		if err != nil {
-			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}
-		}
-		done <- res
-	}()
+	done := harness.CallToolAsync(ctx, s, "send_text", map[string]any{"traposId": "7:", "text": strings.Repeat("a", 3*128)})
 	<-secondPart
 	_, errOut, code := runCLI(ctx, t, nil, "tokens", "revoke", dir, strings.SplitN(alice, "_", 3)[1])
 	close(revoked)

@@ -79,6 +79,21 @@ func CallTool(ctx context.Context, t testing.TB, s *sdk.ClientSession, name stri
 	return res
 }
 
+// CallToolAsync calls a tool on a goroutine of its own, for a test that acts while the call
+// runs: the channel gets its result, or a protocol error as a tool error's text ("call
+// failed: …"), since the goroutine may not fail the test.
+func CallToolAsync(ctx context.Context, s *sdk.ClientSession, name string, args map[string]any) <-chan *sdk.CallToolResult {
+	done := make(chan *sdk.CallToolResult, 1)
+	go func() {
+		res, err := s.CallTool(ctx, &sdk.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			res = &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: "call failed: " + err.Error()}}}
+		}
+		done <- res
+	}()
+	return done
+}
+
 // ToolOK checks res succeeded with its JSON as the first text and the data note (naming
 // traposID when set) as the second, and decodes its structured content into out (or, for
 // read_file, which has no output schema so that a file crosses once, its text).
