@@ -27,8 +27,9 @@ const DisconnectedBeforeAnswer = " disconnected before it answered"
 const (
 	// hintMark starts the computers the caller probably meant.
 	hintMark = "; did you mean "
-	// listedHint names where every surface lists the connected computers.
-	listedHint = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
+	// ListedHint names where every surface lists the connected computers (the web console
+	// puts its own way back to the list in its place, webconsole's listedElsewhere).
+	ListedHint = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)"
 	// noneHint is for a caller that reaches every computer when none is connected: the fix is
 	// in game.
 	noneHint = "; no computer is connected at all" + inGameFix
@@ -42,7 +43,7 @@ const (
 
 // hinted reports whether message has a hint of Hint's already.
 func hinted(message string) bool {
-	return strings.Contains(message, hintMark) || strings.HasSuffix(message, listedHint) || strings.HasSuffix(message, inGameFix)
+	return strings.Contains(message, hintMark) || strings.HasSuffix(message, ListedHint) || strings.HasSuffix(message, inGameFix)
 }
 
 // Hint adds to pe, a not_connected error of the gateway's for traposID, what caller can do,
@@ -81,7 +82,7 @@ func Hint(pe *protocol.Error, traposID string, connected []Computer, listed bool
 	case listed && len(connected) == 0:
 		hint = noneHint
 	default:
-		hint = listedHint
+		hint = ListedHint
 	}
 	out := *pe // its Accounts too
 	out.Message += hint

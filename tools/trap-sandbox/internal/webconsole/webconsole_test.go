@@ -53,3 +53,12 @@ func TestThePageBatchesKeysByTheGatewaysLimit(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(js), fmt.Sprintf("\nconst inputEventsMax = %d;", computer.MaxInputEvents))
 }
+
+// TestThePageKnowsTheGatewaysListedHint: the page puts its own way back to the list in place
+// of the gateway's not_connected hint naming the CLI, MCP and the API (listedElsewhere, a copy
+// of computer.ListedHint): a changed hint would reach the browser's person unreplaced.
+func TestThePageKnowsTheGatewaysListedHint(t *testing.T) {
+	js, err := assets.ReadFile("assets/console.js")
+	require.NoError(t, err)
+	assert.Contains(t, string(js), fmt.Sprintf("\nconst listedElsewhere = %q;", computer.ListedHint))
+}

@@ -337,9 +337,13 @@ async function watch(v) {
       status(error.code + ": " + error.message + " (Log out to give one of those tokens.)");
       return false;
     }
+    if (error && error.code === "forbidden") { // the owner keeps the screen private
+      keptPrivate(v, error.message);
+      return false;
+    }
     const busy = res.status === 429;
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
-    status((error ? error.code + ": " + error.message : "The gateway answered " + res.status) +
+    status((error ? error.code + ": " + inBrowser(error.message) : "The gateway answered " + res.status) +
       (busy ? tryingAgain : again ? waiting : ""));
     return busy ? retryAfterMs(res) : again && retryMs;
   }
@@ -351,6 +355,50 @@ async function watch(v) {
   } finally {
     live(v, false);
   }
+}
+
+// listedElsewhere is the gateway's not_connected hint of where the connected computers are
+// listed (computer.ListedHint, which a test of the package holds it to): the CLI, MCP and the
+// API, none of them the browser a person reads it in. inBrowser puts the page's own way to
+// the list in its place.
+const listedElsewhere = "; trap-sandbox computers lists the connected ones (MCP: list_computers; HTTP: GET /trapos/computers)";
+const listedHere = "; Back to the list (below) shows the connected ones";
+
+// inBrowser is the gateway's message as a person in this page acts on it.
+function inBrowser(message) {
+  return message.endsWith(listedElsewhere) ? message.slice(0, -listedElsewhere.length) + listedHere : message;
+}
+
+// keptPrivate shows view v's computer as its owner keeps it (sandbox.allow_screen none: the
+// screen watch refused forbidden): no screen, no keys, Paste or Terminate (each refused
+// too), but what the owner's setting is and how the owner shows it; the status has the
+// computer's own words. The view is not watched again: only the owner, in game, changes it.
+function keptPrivate(v, message) {
+  if (view !== v) return;
+  status("forbidden: " + message);
+  note("private", "The owner of this computer keeps its screen private (sandbox.allow_screen none): " +
+    "nothing of it can be seen or typed on here. On the computer, the owner shows it with " +
+    "set sandbox.allow_screen view (or control, to let it be typed on too); then open it again.");
+}
+
+// viewOnly shows view v's computer as viewed, not controlled (sandbox.allow_screen view: its
+// input refused forbidden): the screen stays, the keys, Type, Paste and Terminate go (each
+// only refused); keys typed on the screen still go, and once the owner allows control the
+// first that goes through brings them back (notedAllowed).
+function viewOnly(v) {
+  if (view !== v || $("viewer").classList.contains("view-only")) return;
+  note("view-only", "The owner of this computer lets its screen be viewed, not typed on " +
+    "(sandbox.allow_screen view): keys, Paste and Terminate are refused. On the computer, the owner " +
+    "allows them with set sandbox.allow_screen control.");
+}
+
+// note shows why the view lacks what it lacks (kind: the viewer's class, "private" or
+// "view-only"), or, with none, that it lacks nothing.
+function note(kind, text) {
+  $("viewer").classList.remove("private", "view-only");
+  if (kind) $("viewer").classList.add(kind);
+  $("viewer-note").textContent = text || "";
+  $("viewer-note").hidden = !kind;
 }
 
 // live sets whether view v's stream is open (v.live); while it is not, the screen it last
@@ -389,7 +437,7 @@ async function frames(body, sent) {
           status(error.code + ": " + error.message);
           return error.relabelledTo;
         }
-        status(error.code + ": " + error.message + waiting);
+        status(error.code + ": " + inBrowser(error.message) + waiting);
         return retryMs;
       }
     }
@@ -494,6 +542,8 @@ async function sendInput(v, events, newest) {
     // said "Sent as ?: €" for the rest of the view, past every key typed after the €; and the
     // answer to keys typed before a text's part failed put Live over it).
     const said = error ? error.code + ": " + error.message : outside.length ? outsideCC(outside.join("")) : "";
+    if (error && error.code === "forbidden") viewOnly(v);
+    else if (!error && view === v && $("viewer").classList.contains("view-only")) note(); // the owner allowed control since
     if (said) say(v, said);
     else if (v.live && (busy || v.dropped || (v.said && $("status").textContent === v.said && newest > v.saidAt))) {
       status("Live");
@@ -953,6 +1003,7 @@ function open(traposId) {
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
   $("viewer").classList.remove("stale");
+  note();
   status("Connecting…");
   const abort = new AbortController();
   view = { traposId, abort, queue: Promise.resolve(), down: new Set(), pending: [], presses: 0, sending: false, busy: false, dropped: false, sends: 0, said: "", saidAt: 0, live: false, ctrl: false, typed: "" };
