@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"database/sql"
 	"log/slog"
 	"net/http/httptest"
@@ -17,6 +18,9 @@ import (
 	"trap-sandbox/internal/account/accounttest"
 	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/clock"
+	"trap-sandbox/internal/computer"
+	"trap-sandbox/internal/gateway"
+	"trap-sandbox/internal/hostapi"
 	"trap-sandbox/internal/server"
 )
 
@@ -526,4 +530,41 @@ func TestNATSCredentialsWithoutNATSAreRefused(t *testing.T) {
 	t.Setenv("SANDBOX_NATS_PASSWORD", "np")
 	_, _, err := runWith(t, "", "accounts", "list")
 	require.EqualError(t, err, "--nats-password (SANDBOX_NATS_PASSWORD) set without --nats (SANDBOX_NATS_URL): give --nats too to reach the replicas' accounts, or leave them out to use the data directory's store")
+}
+
+// TestComputersSaysWhoseListIsEmpty: with no computer connected, a user account's token is
+// told that the list is its account's ("no computers connected" sent its holder looking for
+// why none was, when others' may be); a token that reaches every computer (an admin's, the
+// gateway's own) is told that none is connected.
+func TestComputersSaysWhoseListIsEmpty(t *testing.T) {
+	clearEnv(t)
+	dir := t.TempDir()
+	data := "--data-dir=" + dir
+	alice := lastLineOf(mustRun(t, "accounts", "add", "alice", data))
+	root := lastLineOf(mustRun(t, "accounts", "add", "root", "--admin", data))
+	s, err := account.OpenSQLite(t.Context(), dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, s.Close()) })
+	accounts := account.New(s, clock.Real{})
+	logger := slog.New(slog.DiscardHandler)
+	gw := gateway.New(gateway.Config{Accounts: accounts}, logger, nil)
+	srv := httptest.NewServer(server.New(logger, server.Config{APIToken: "gw-tok3n", Accounts: accounts}, gw,
+		hostapi.New(computer.New(hostapi.NewGateway(gw))), accountapi.New(accounts, logger)).Handler())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), clientWait)
+		defer cancel()
+		assert.NoError(t, gw.Shutdown(ctx))
+		srv.Close()
+	})
+
+	for token, want := range map[string]string{
+		alice:      "no computers connected in account alice (this token reaches that account's computers only)\n",
+		root:       "no computers connected\n",
+		"gw-tok3n": "no computers connected\n",
+	} {
+		out, errOut, err := runWith(t, "", "computers", "--url", srv.URL, "--api-token", token)
+		require.NoError(t, err)
+		assert.Empty(t, out)
+		assert.Equal(t, want, errOut)
+	}
 }

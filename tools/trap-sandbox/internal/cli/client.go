@@ -13,6 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"trap-sandbox/internal/account"
+	"trap-sandbox/internal/accountapi"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/hostapi"
@@ -137,6 +139,23 @@ type ComputersCmd struct {
 	APIFlags
 }
 
+// whose is whose computers an empty list is of, " in account alice (…)" for a user account's
+// token, which reaches that account's computers only ("no computers connected" sent its holder
+// looking for why none was, when others' were); "" for a token that reaches every computer
+// (an admin's, the gateway's own), or when the gateway cannot say. The gateway's account list
+// tells, asked only then: a user's token sees its own account alone, and an admin's sees its
+// own admin account among any others.
+func (c *ComputersCmd) whose(ctx context.Context) string {
+	if account.TokenID(c.APIToken) == "" {
+		return ""
+	}
+	accounts, err := accountapi.Client{URL: c.URL, Token: c.APIToken}.Accounts(ctx)
+	if err != nil || len(accounts) != 1 || accounts[0].Role != account.RoleUser {
+		return ""
+	}
+	return fmt.Sprintf(" in account %s (this token reaches that account's computers only)", accounts[0].ID)
+}
+
 // Run prints the table of connected computers; with none, it says so on stderr and prints
 // no table, since its columns (REPLICA or not) follow the computers listed.
 func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) error {
@@ -150,7 +169,7 @@ func (c *ComputersCmd) Run(ctx context.Context, out Stdout, stderr io.Writer) er
 		// A header alone read as a table of nothing, with a REPLICA column or without one
 		// whether the gateway is one of several replicas or not, which an empty list cannot
 		// tell; a script reading the rows gets none either way.
-		_, err := fmt.Fprintln(stderr, "no computers connected")
+		_, err := fmt.Fprintln(stderr, "no computers connected"+c.whose(ctx))
 		return err
 	}
 	// Replicas sharing computers over NATS name the holder of each; a single gateway does not.
