@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"net"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -13,7 +14,7 @@ import (
 // Type field (shown in a narrow window), Paste, Terminate, the screen as text, the way back to
 // the list, and the note saying what the owner allows.
 const shownInViewer = `Object.fromEntries(["screen", "touch", "paste-form", "terminate", "screen-text", "back", "viewer-note"].map((id) =>
-	[id, (id === "back" ? document.querySelector("#viewer .controls a") : document.getElementById(id)).getClientRects().length > 0]))`
+	[id, ((el) => !!el && el.getClientRects().length > 0)(id === "back" ? document.querySelector("#viewer .controls a") : document.getElementById(id))]))`
 
 // openDesk opens the desk computer's view in a page of a narrow window (a phone's: its keys
 // and Type field shown) with token.
@@ -59,7 +60,7 @@ func TestTheWebConsoleShowsAViewOnlyScreenWithoutItsInputs(t *testing.T) {
 	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
 	require.NoError(t, chromedp.Do(page, chromedp.Click(`#touch [data-key="enter"]`)))
-	until(t, "the note", `!document.getElementById("viewer-note").hidden`)
+	until(t, "the refusal", `document.getElementById("status").textContent.startsWith("forbidden: ")`)
 	shown, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
 	require.NoError(t, err)
 	assert.Equal(t, map[string]bool{"screen": true, "touch": false, "paste-form": false, "terminate": false, "screen-text": true,
@@ -73,7 +74,8 @@ func TestTheWebConsoleShowsAViewOnlyScreenWithoutItsInputs(t *testing.T) {
 
 // TestTheWebConsoleSendsABrowsersPersonBackToTheList: a computer that is not connected is
 // answered with the page's own way to the connected ones, Back to the list, in place of the
-// CLI's, MCP's and the API's, which a person in a browser has none of.
+// CLI's, MCP's and the API's, which a person in a browser has none of; and no screen or input
+// controls are shown for it.
 func TestTheWebConsoleSendsABrowsersPersonBackToTheList(t *testing.T) {
 	ctx := testContext(t)
 	const token = "console-gone-8b2d"
@@ -85,4 +87,33 @@ func TestTheWebConsoleSendsABrowsersPersonBackToTheList(t *testing.T) {
 	shown, err := chromedp.Run(page, chromedp.Text("#status"))
 	require.NoError(t, err)
 	assert.Equal(t, "not_connected: computer 99:gone is not connected; Back to the list (below) shows the connected ones (waiting for it to come back)", shown)
+	// Nor is there a screen, or anything to type on (an empty one-cell screen, Paste and
+	// Terminate), before the computer's screen is first live.
+	parts, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"screen": false, "touch": false, "paste-form": false, "terminate": false, "screen-text": false,
+		"back": true, "viewer-note": false}, parts)
+}
+
+// TestTheWebConsoleSaysWhoseListIsEmpty: a user account's token, which reaches that account's
+// computers only, is told whose list has none ("No computer is connected" sent its holder
+// looking for why none was, when alice's is); the list of one with a computer is no different.
+func TestTheWebConsoleSaysWhoseListIsEmpty(t *testing.T) {
+	ctx := testContext(t)
+	dataDir, alice, g, _ := accountsDesk(ctx, t, "alice")
+	bob := lastLineOf(gatewayCLI(ctx, t, "accounts", "add", "bob", dataDir))
+	for token, want := range map[string]string{
+		bob:   "No computer of account bob is connected (this token reaches that account's computers only).",
+		alice: "",
+	} {
+		page, until := consolePage(ctx, t, "console.test")
+		_, port, err := net.SplitHostPort(g.Addr)
+		require.NoError(t, err)
+		require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://console.test:"+port+"/console/"), chromedp.WaitVisible("#login"),
+			chromedp.SendKeys("#token", token), chromedp.Click("#login button")))
+		until(t, "the list", `!document.getElementById("computers").hidden`)
+		shown, err := chromedp.Run(page, chromedp.Evaluate[string](`document.getElementById("no-computers").hidden ? "" : document.getElementById("no-computers").textContent`))
+		require.NoError(t, err)
+		assert.Equal(t, want, shown)
+	}
 }

@@ -472,8 +472,9 @@ func TestTheWebConsoleTypesALongTextWholeWhileAnotherCallerTypes(t *testing.T) {
 }
 
 // TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer: the owner allows the screen to be
-// viewed, not controlled (sandbox.allow_screen view): an on-screen key and a character in the
-// Type field are refused as the keyboard's keys are, the status naming the setting.
+// viewed, not controlled (sandbox.allow_screen view): an on-screen key is refused, the status
+// naming the setting; the on-screen keys and the Type field then go, a note saying why, and
+// the keyboard's keys on the screen are refused alike.
 func TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer(t *testing.T) {
 	ctx := testContext(t)
 	page, until := consolePage(ctx, t)
@@ -491,10 +492,15 @@ func TestTheWebConsolesKeysAreRefusedOnAViewOnlyComputer(t *testing.T) {
 		require.NoError(t, err)
 		return s
 	}
-	keyboard := refusal(t, "the keyboard's key", chromedp.SendKeys("#screen", "l"))
-	assert.Contains(t, keyboard, "sandbox.allow_screen")
-	assert.Equal(t, keyboard, refusal(t, "an on-screen key", chromedp.Click(`[data-key="backspace"]`)))
-	assert.Equal(t, keyboard, refusal(t, "a character typed in the field", chromedp.SendKeys("#type-text", "l")))
+	onScreen := refusal(t, "an on-screen key", chromedp.Click(`[data-key="backspace"]`))
+	assert.Contains(t, onScreen, "sandbox.allow_screen")
+	// The on-screen keys and the Type field are gone then, saying why; the keyboard's keys on
+	// the screen still go, and are refused alike.
+	hidden, err := chromedp.Run(page, chromedp.Evaluate[[]bool](`[document.getElementById("touch").getClientRects().length === 0,
+		document.getElementById("viewer-note").textContent.includes("set sandbox.allow_screen control")]`))
+	require.NoError(t, err)
+	assert.Equal(t, []bool{true, true}, hidden)
+	assert.Equal(t, onScreen, refusal(t, "the keyboard's key", chromedp.SendKeys("#screen", "l")))
 	text, err := chromedp.Run(page, chromedp.Text("#screen-text"))
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(text, "\n>"), "nothing typed on the computer:\n%s", text)
@@ -704,8 +710,11 @@ func TestTheWebConsoleSaysWhatOfATextWasNotTyped(t *testing.T) {
 	assert.Equal(t, "forbidden: sandbox.allow_screen is view: the screen can be viewed, not typed on: the text put in at once was "+
 		"typed only in part, its last 157 of 200 characters not (type them again once it says Live).", statusOf(t, page))
 
-	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#type-text", "!")))
-	got, _ = c.events(ctx, func(events []string) bool { return typedText(events) == "!" })
+	// The refusal (the owner's setting) took the Type field away; the owner allowing control
+	// since, a key typed on the screen goes through and brings it back.
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.SendKeys("#screen", "!")))
+	got, _ = c.events(ctx, func(events []string) bool { return len(events) > 0 && events[len(events)-1] == "key_up one" })
 	assert.Equal(t, []string{"key one", "char !", "key_up one"}, got, "nothing more of the text before the key typed since")
-	until(t, "Live again", `document.getElementById("status").textContent === "Live"`)
+	until(t, "Live again, the Type field back", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("viewer-note").hidden && document.getElementById("type-text").getClientRects().length > 0`)
 }

@@ -134,6 +134,12 @@ async function loadList() {
       tr.cells[2].className = "state";
       body.append(tr);
     }
+    if (computers.length === 0) {
+      const whose = await listOwner();
+      if (asked !== shown) return;
+      $("no-computers").textContent = whose ? "No computer of account " + whose +
+        " is connected (this token reaches that account's computers only)." : "No computer is connected.";
+    }
     body.classList.remove("stale");
     $("no-computers").hidden = computers.length > 0;
     show("computers");
@@ -147,6 +153,33 @@ async function loadList() {
     for (const td of body.querySelectorAll("td.state")) td.textContent = "unknown";
     status(connectionLost);
   }
+}
+
+// owner is listOwner's answer for the token it was asked with.
+let owner = { token: null, name: "" };
+
+// listOwner is whose computers the list is when the tab's token is a user account's (tsa_…,
+// which reaches that account's computers only: "No computer is connected" sent its holder
+// looking for why none was, when others' were), as the gateway's account list says, asked
+// once a token: a user's token sees its own account alone, an admin's its own admin account
+// among any others. "" for a token that reaches every computer, or when it cannot be told.
+async function listOwner() {
+  const sent = token;
+  if (owner.token === sent) return owner.name;
+  let name = "";
+  if (sent.startsWith("tsa_")) {
+    try {
+      const res = await api("/trapos/accounts");
+      if (!res.ok) return "";
+      const accounts = await res.json();
+      if (accounts.length === 1 && accounts[0].role === "user") name = accounts[0].id;
+    } catch (e) {
+      if (e.message === "unauthorized") throw e;
+      return ""; // the gateway went away meanwhile: asked again with the next list
+    }
+  }
+  owner = { token: sent, name };
+  return name;
 }
 
 // ---- the screen
@@ -405,7 +438,9 @@ function note(kind, text) {
 // drew is greyed (stale): it showed the dead computer's prompt, its cursor and all, as live.
 function live(v, open) {
   v.live = open;
-  if (view === v) $("viewer").classList.toggle("stale", !open);
+  if (view !== v) return;
+  $("viewer").classList.toggle("stale", !open);
+  if (open) $("viewer").classList.remove("blank");
 }
 
 // frames draws a live stream's frames until it ends, then says why (as watch reports); sent
@@ -1003,6 +1038,7 @@ function open(traposId) {
   $("screen").replaceChildren();
   $("screen-text").textContent = "";
   $("viewer").classList.remove("stale");
+  $("viewer").classList.add("blank"); // until its stream first opens: no screen to type on (live)
   note();
   status("Connecting…");
   const abort = new AbortController();
