@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -59,14 +58,10 @@ func (m *Module) serveInput(w http.ResponseWriter, r *http.Request) {
 		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, `the body needs "events", at least one screen.input event (e.g. {"type":"key","name":"enter"})`)
 		return
 	}
-	timeout := computer.DefaultTimeout
-	if body.TimeoutMs != nil {
-		ms := *body.TimeoutMs
-		if ms <= 0 || ms > computer.MaxTimeout.Milliseconds() {
-			server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, server.FieldError("timeoutMs", bodyWants["timeoutMs"], strconv.FormatInt(ms, 10)))
-			return
-		}
-		timeout = time.Duration(ms) * time.Millisecond
+	timeout, msg := bodyTimeout(body.TimeoutMs)
+	if msg != "" {
+		server.WriteError(w, http.StatusBadRequest, protocol.CodeBadPayload, msg)
+		return
 	}
 	queued, warnings, err := m.client.TypeInput(r.Context(), traposID, body.Events, timeout)
 	if err != nil {

@@ -172,15 +172,21 @@ func parseRequestBody(body []byte) (req RequestBody, timeout time.Duration, msg 
 	if req.Type == "" {
 		return req, 0, "the body needs a non-empty \"type\""
 	}
-	timeout = computer.DefaultTimeout
-	if req.TimeoutMs != nil {
-		ms := *req.TimeoutMs
-		if ms <= 0 || ms > computer.MaxTimeout.Milliseconds() {
-			return req, 0, server.FieldError("timeoutMs", bodyWants["timeoutMs"], strconv.FormatInt(ms, 10))
-		}
-		timeout = time.Duration(ms) * time.Millisecond
+	timeout, msg = bodyTimeout(req.TimeoutMs)
+	return req, timeout, msg
+}
+
+// bodyTimeout reads a body's timeoutMs (…/requests', …/input's): absent,
+// computer.DefaultTimeout; out of 1 … computer.MaxTimeout, msg says so.
+func bodyTimeout(timeoutMs *int64) (timeout time.Duration, msg string) {
+	if timeoutMs == nil {
+		return computer.DefaultTimeout, ""
 	}
-	return req, timeout, ""
+	ms := *timeoutMs
+	if ms <= 0 || ms > computer.MaxTimeout.Milliseconds() {
+		return 0, server.FieldError("timeoutMs", bodyWants["timeoutMs"], strconv.FormatInt(ms, 10))
+	}
+	return time.Duration(ms) * time.Millisecond, ""
 }
 
 // bodyShape is the /requests body, as the API's error messages show it.
