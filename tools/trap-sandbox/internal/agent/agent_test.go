@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -586,6 +587,65 @@ func TestARunIsPutToThePlayerWhole(t *testing.T) {
 	events, _ := tr.poll(context.Background(), 0, 0)
 	assert.Empty(t, events, "nothing was put to the player")
 }
+
+// TestAWriteIsPutToThePlayerWithItsContent: a write's confirm carries the bytes it stores
+// (the text rule for content, base64 decoded, every byte value; an empty file as ""), so the
+// player reads what they approve; one over contentMax is still put to them, without it, and
+// the biggest content's poll reply stays a frame CC takes (128 KiB) however it is escaped. A
+// run's full is not used for it: a 0.5.14 client shows full as "wants to write this", without
+// the file's name.
+func TestAWriteIsPutToThePlayerWithItsContent(t *testing.T) {
+	m, err := New(Config{Model: "p/m", OpencodeURL: "http://127.0.0.1:1", Dir: t.TempDir(), MCPURL: "http://127.0.0.1:2/mcp"},
+		slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer m.Close()
+	every := make([]byte, 256)
+	for i := range every {
+		every[i] = byte(i)
+	}
+	controls := strings.Repeat(`\u0000`, contentMax) // JSON escapes: NUL bytes
+	for _, c := range []struct {
+		name, input string
+		content     *string
+		bytes       int
+	}{
+		{"text", `{"traposId":"5:desk","path":"/door.lua","content":"print('küche')\n-- 日"}`, ptr("print('k\u00fcche')\n-- ?"), 19},
+		{"every byte", `{"traposId":"5:desk","path":"/b.bin","contentBase64":"` + base64.StdEncoding.EncodeToString(every) + `"}`, ptr(protocol.WireOfBytes(every)), 256},
+		{"empty", `{"traposId":"5:desk","path":"/empty","content":""}`, ptr(""), 0},
+		{"at the bound", `{"traposId":"5:desk","path":"/nul","content":"` + controls + `"}`, ptr(strings.Repeat("\x00", contentMax)), contentMax},
+		{"over the bound", `{"traposId":"5:desk","path":"/big.lua","content":"` + strings.Repeat("x", contentMax+1) + `"}`, nil, contentMax + 1},
+	} {
+		tr := newTestTurn()
+		m.turns[tr.id] = tr
+		got := make(chan verdict, 1)
+		go func() { got <- m.confirm(tr, toolPrefix+"write_file", []byte(c.input), ActionWrite) }()
+		var events []Event
+		require.Eventually(t, func() bool {
+			events, _ = tr.poll(context.Background(), 0, 0)
+			return len(events) > 0
+		}, 5*time.Second, time.Millisecond)
+		ev := events[0]
+		assert.Equal(t, KindConfirm, ev.Kind, c.name)
+		assert.Empty(t, ev.Full, "%s: full stays a run's", c.name)
+		require.NotNil(t, ev.Bytes, c.name)
+		assert.Equal(t, c.bytes, *ev.Bytes, c.name)
+		if c.content == nil {
+			assert.Nil(t, ev.Content, c.name)
+		} else if assert.NotNil(t, ev.Content, c.name) {
+			assert.Equal(t, *c.content, *ev.Content, c.name)
+		}
+		reply, err := json.Marshal(map[string]any{"events": events, "done": false})
+		require.NoError(t, err)
+		assert.Less(t, len(reply), 120<<10, "%s: the poll reply fits a frame", c.name)
+		if c.content != nil {
+			assert.Contains(t, string(reply), `"content":`, c.name)
+		}
+		require.True(t, tr.answerConfirm(ev.ConfirmID, confirmAnswer{allow: true}))
+		assert.True(t, (<-got).allow, "%s: a write the player allows is allowed, shown or not", c.name)
+	}
+}
+
+func ptr(s string) *string { return &s }
 
 // TestSettleRelaysWhatEachPartMissed: at a turn's end, of each text part the computer gets
 // exactly what it has not got yet, in order: the rest of a part cut by a stream drop, a part

@@ -158,6 +158,44 @@ func fullOf(tool string, input json.RawMessage, detail string) (full, what strin
 	return full, what
 }
 
+// contentMax bounds the content a write puts before the player (contentOf): one file chunk,
+// so the confirm event's frame stays under 128 KiB however its bytes are escaped (six
+// characters each at most), and a long file edited in a few lines can still be shown as what
+// changes. A longer write is put to the player without its content, and the question says so.
+const contentMax = 16 << 10
+
+// written is the bytes a write_file call stores, as its tool reads them (the text rule for
+// content: é is one byte; contentBase64 decoded); false for other tools, or a call whose bytes
+// the gateway cannot read (the tool refuses it).
+func written(tool string, c toolCall) ([]byte, bool) {
+	if tool != "write_file" {
+		return nil, false
+	}
+	switch {
+	case c.Content != nil && c.ContentBase64 == nil:
+		cc, _ := cctext.ToCC("content", *c.Content) // the replacements are the model's text
+		return []byte(cc), true
+	case c.ContentBase64 != nil && c.Content == nil:
+		b, err := base64.StdEncoding.DecodeString(*c.ContentBase64)
+		return b, err == nil
+	}
+	return nil, false
+}
+
+// contentOf is what a write_file call stores, as wire text (one code point per byte), for the
+// player to read before answering; nil for other tools, a call the tool would refuse, and a
+// write over contentMax.
+func contentOf(tool string, input json.RawMessage) *string {
+	var c toolCall
+	_ = json.Unmarshal(input, &c)
+	data, ok := written(tool, c)
+	if !ok || len(data) > contentMax {
+		return nil
+	}
+	w := protocol.WireOfBytes(data)
+	return &w
+}
+
 // describe is the short summary of a call shown to the player ("/door.lua", "ls /rom") and
 // the byte count of a write, when known.
 func describe(tool string, input json.RawMessage) (detail string, size *int) {
@@ -173,18 +211,9 @@ func describe(tool string, input json.RawMessage) (detail string, size *int) {
 	default:
 		detail = shownPath(c.Path)
 	}
-	if tool == "write_file" {
-		switch {
-		case c.Content != nil:
-			cc, _ := cctext.ToCC("content", *c.Content) // the bytes the computer stores (é is one)
-			n := len(cc)
-			size = &n
-		case c.ContentBase64 != nil:
-			if b, err := base64.StdEncoding.DecodeString(*c.ContentBase64); err == nil {
-				n := len(b)
-				size = &n
-			}
-		}
+	if data, ok := written(tool, c); ok {
+		n := len(data)
+		size = &n
 	}
 	detail = strings.Join(strings.Fields(detail), " ")
 	if len(detail) > detailMax {

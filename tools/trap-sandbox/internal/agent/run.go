@@ -386,7 +386,8 @@ func (m *Module) answerAsk(t *turn, askID, permission, callID string) {
 func (m *Module) confirm(t *turn, permission string, input []byte, action string) verdict {
 	name := strings.TrimPrefix(permission, toolPrefix)
 	detail, size := describe(name, input)
-	// A run is approved on what it runs: its whole code, when the detail shows only part.
+	// A run is approved on what it runs: its whole code, when the detail shows only part; a
+	// write on what it writes (contentOf).
 	full, what := fullOf(name, input, detail)
 	full = wireText(full)
 	if n := protocol.WireLen(full); n > fullMax {
@@ -402,7 +403,7 @@ func (m *Module) confirm(t *turn, permission string, input []byte, action string
 	answer := t.askConfirm(id)
 	defer t.dropConfirm(id)
 	t.add(Event{Kind: KindConfirm, ConfirmID: id, Action: action, Tool: wireText(name), Detail: wireText(detail), Bytes: size,
-		Full: full, Request: req})
+		Full: full, Content: contentOf(name, input), Request: req})
 	timer := time.NewTimer(m.cfg.ConfirmTimeout)
 	defer timer.Stop()
 	select {

@@ -45,6 +45,11 @@ type Event struct {
 	// Full is, on a confirm event of a run, its whole code or command line when Detail shows
 	// only part of it (cut, or its lines joined): the player reads it before answering.
 	Full string `json:"full,omitempty"`
+	// Content is, on a confirm event of a write_file of at most contentMax bytes, the bytes it
+	// stores, as wire text (nil for a longer one, and "" for an empty file): the player reads
+	// them, or what they change of the file there, before answering. Full stays a run's, so a
+	// client from before it (0.5.14) asks as before, naming the file and its size.
+	Content *string `json:"content,omitempty"`
 	// Request is, on a confirm event, the request the tool will send the computer (its type
 	// and the payload's paths), so the computer checks its own settings before it asks the
 	// player.
@@ -61,6 +66,9 @@ type ConfirmRequest struct {
 // size is what an event weighs against a poll reply's text budget.
 func (e *Event) size() int {
 	n := len(e.Text) + len(e.Detail) + len(e.Full) + len(e.Message) + len(e.Error) + 64
+	if e.Content != nil {
+		n += len(*e.Content)
+	}
 	if e.Request != nil {
 		for _, v := range e.Request.Payload {
 			n += len(v) + 16
