@@ -105,6 +105,111 @@ local function computerKind()
   return "computer";
 end
 
+-- The lines of a text, split at "\n": one that ends in "\n" has an empty last line, so a
+-- change of the final line break shows as one.
+local function splitLines(text)
+  local lines = {};
+  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+    lines[#lines + 1] = line;
+  end
+  return lines;
+end
+
+-- What a write changes of a text file: rows of {mark, line, text}, mark "-" for a line removed
+-- (line: its number in the old text), "+" for one added and " " for one the same (line: its
+-- number in the new text), and {skipped = n} for n lines the same left out, each changed line
+-- keeping up to `context` of them on either side; and how many lines were removed and added.
+-- Cheap enough for CC whatever the size (linear, never a line-by-line match of both texts): the
+-- lines the same at the start and end are set aside, and between them, when the line counts
+-- are equal (lines edited in place), each line is compared with the one at its place; else they
+-- are all removed and added (one insertion and one edit far apart show as one block).
+local function lineChanges(old, new, context)
+  expect(1, old, "string");
+  expect(2, new, "string");
+  expect(3, context, "number");
+  local a, b = splitLines(old), splitLines(new);
+  local top, bottom = 0, 0;
+  while top < #a and top < #b and a[top + 1] == b[top + 1] do
+    top = top + 1;
+  end
+  while bottom < #a - top and bottom < #b - top and a[#a - bottom] == b[#b - bottom] do
+    bottom = bottom + 1;
+  end
+  local ops = {};
+  local removed, added = 0, 0;
+  local function same(line)
+    ops[#ops + 1] = { mark = " ", line = line, text = b[line] };
+  end
+  -- Lines from..to after offset: removed from the old text, added from the new.
+  local function remove(from, to, offset)
+    for k = from, to do
+      ops[#ops + 1] = { mark = "-", line = offset + k, text = a[offset + k] };
+    end
+    removed = removed + math.max(0, to - from + 1);
+  end
+  local function add(from, to, offset)
+    for k = from, to do
+      ops[#ops + 1] = { mark = "+", line = offset + k, text = b[offset + k] };
+    end
+    added = added + math.max(0, to - from + 1);
+  end
+  for line = 1, top do
+    same(line);
+  end
+  local middleA, middleB = #a - top - bottom, #b - top - bottom;
+  if middleA == middleB then
+    local i = 1;
+    while i <= middleA do
+      if a[top + i] == b[top + i] then
+        same(top + i);
+        i = i + 1;
+      else
+        local j = i;
+        while j <= middleA and a[top + j] ~= b[top + j] do
+          j = j + 1;
+        end
+        remove(i, j - 1, top);
+        add(i, j - 1, top);
+        i = j;
+      end
+    end
+  else
+    remove(1, middleA, top);
+    add(1, middleB, top);
+  end
+  for k = 1, bottom do
+    same(#b - bottom + k);
+  end
+  -- How far each row is from the nearest change, one pass each way.
+  local near = {};
+  local since = math.huge;
+  for i = 1, #ops do
+    since = ops[i].mark == " " and since + 1 or 0;
+    near[i] = since;
+  end
+  since = math.huge;
+  for i = #ops, 1, -1 do
+    since = ops[i].mark == " " and since + 1 or 0;
+    near[i] = math.min(near[i], since);
+  end
+  local rows, skipped = {}, 0;
+  for i, op in ipairs(ops) do
+    if near[i] > context then
+      skipped = skipped + 1;
+    else
+      if skipped > 0 then
+        rows[#rows + 1] = { skipped = skipped };
+        skipped = 0;
+      end
+      rows[#rows + 1] = op;
+    end
+  end
+  if skipped > 0 and #rows > 0 then
+    rows[#rows + 1] = { skipped = skipped };
+  end
+  return rows, removed, added;
+end
+
 -- deps: request(type, payload) -> ok, payload, error (libsandbox.request, or a fake), and
 -- optionally settings (sandbox.ai_confirm and the permissions the agent's changes are checked
 -- against), fs (for that check), term (whose size and colour the agent is told) and kind
@@ -260,8 +365,6 @@ local function newClient(deps)
 
   -- Whether a poll's events end the turn: they hold its done event (the gateway says done
   -- with it).
-  local endedMeanwhile; -- below: run() asks it at a terminate
-
   local function endsTurn(list, done)
     if done == true then
       return true;
@@ -358,7 +461,7 @@ local function newClient(deps)
   -- pages the first, the program polls no more meanwhile) needs no abort. A turn the gateway
   -- no longer knows (it forgets one 2 min after its end) has ended too. Any other failure (a
   -- second Ctrl-T, no answer within ABORT_TIMEOUT) is false: the abort is sent as before.
-  function endedMeanwhile(turnId, after)
+  local function endedMeanwhile(turnId, after)
     local ok, sent, reply, err = pcall(request, TYPE_POLL, { turnId = turnId, after = after, waitMs = 0 }, ABORT_TIMEOUT);
     if ok and not sent and type(err) == "table" and err.code == ERR_UNKNOWN_TURN then
       return true;
@@ -466,4 +569,5 @@ return {
   ABORT_TIMEOUT = ABORT_TIMEOUT,
   newClient = newClient,
   noAgentLine = noAgentLine,
+  lineChanges = lineChanges,
 };

@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.14",
+  VERSION = "0.5.15",
   parse = parse,
   newer = newer,
 };

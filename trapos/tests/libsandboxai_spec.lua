@@ -391,6 +391,100 @@ describe("libsandboxai", function()
     end);
   end);
 
+  describe("lineChanges", function()
+    -- Lines "line 1" .. "line n", joined, ending in a line break; edits[i] replaces line i.
+    local function numbered(n, edits)
+      local lines = {};
+      for i = 1, n do
+        lines[i] = (edits or {})[i] or ("line " .. i);
+      end
+      return table.concat(lines, "\n") .. "\n";
+    end
+
+    it("shows a line edited in a long text with its context and line numbers, the rest left out", function()
+      local rows, removed, added = lib.lineChanges(numbered(100), numbered(100, { [50] = "new 50" }), 2);
+      expect(rows):same({
+        { skipped = 47 },
+        { mark = " ", line = 48, text = "line 48" },
+        { mark = " ", line = 49, text = "line 49" },
+        { mark = "-", line = 50, text = "line 50" },
+        { mark = "+", line = 50, text = "new 50" },
+        { mark = " ", line = 51, text = "line 51" },
+        { mark = " ", line = 52, text = "line 52" },
+        { skipped = 49 }, -- lines 53-100 and the empty one after the last line break
+      });
+      expect({ removed, added }):same({ 1, 1 });
+    end);
+
+    it("shows lines edited in place far apart as two changes, numbered in the new text", function()
+      local rows = lib.lineChanges(numbered(30), numbered(30, { [2] = "two", [3] = "three", [25] = "x" }), 1);
+      expect(rows):same({
+        { mark = " ", line = 1, text = "line 1" },
+        { mark = "-", line = 2, text = "line 2" },
+        { mark = "-", line = 3, text = "line 3" },
+        { mark = "+", line = 2, text = "two" },
+        { mark = "+", line = 3, text = "three" },
+        { mark = " ", line = 4, text = "line 4" },
+        { skipped = 19 },
+        { mark = " ", line = 24, text = "line 24" },
+        { mark = "-", line = 25, text = "line 25" },
+        { mark = "+", line = 25, text = "x" },
+        { mark = " ", line = 26, text = "line 26" },
+        { skipped = 5 },
+      });
+    end);
+
+    it("shows lines added and removed, numbered in the old text and the new", function()
+      local rows, removed, added = lib.lineChanges("a\nb\nc\nd\n", "a\nb\nX\nY\nZ\nd\n", 1);
+      expect(rows):same({
+        { skipped = 1 },
+        { mark = " ", line = 2, text = "b" },
+        { mark = "-", line = 3, text = "c" },
+        { mark = "+", line = 3, text = "X" },
+        { mark = "+", line = 4, text = "Y" },
+        { mark = "+", line = 5, text = "Z" },
+        { mark = " ", line = 6, text = "d" },
+        { skipped = 1 },
+      });
+      expect({ removed, added }):same({ 1, 3 });
+      rows, removed, added = lib.lineChanges("a\nb\nc", "a\nc", 3);
+      expect(rows):same({
+        { mark = " ", line = 1, text = "a" },
+        { mark = "-", line = 2, text = "b" },
+        { mark = " ", line = 2, text = "c" },
+      });
+      expect({ removed, added }):same({ 1, 0 });
+    end);
+
+    it("shows nothing for the same text, and a final line break as an empty line", function()
+      local rows, removed, added = lib.lineChanges(numbered(5), numbered(5), 3);
+      expect(rows):same({});
+      expect({ removed, added }):same({ 0, 0 });
+      rows = lib.lineChanges("a\nb", "a\nb\n", 3);
+      expect(rows):same({
+        { mark = " ", line = 1, text = "a" },
+        { mark = " ", line = 2, text = "b" },
+        { mark = "+", line = 3, text = "" },
+      });
+      rows = lib.lineChanges("", "new\nfile", 3);
+      expect(rows):same({
+        { mark = "-", line = 1, text = "" },
+        { mark = "+", line = 1, text = "new" },
+        { mark = "+", line = 2, text = "file" },
+      });
+    end);
+
+    it("costs one pass over a long file, however many lines change", function()
+      -- 20000 lines each way, all different and of different counts: a line-by-line match of
+      -- both would compare 400 million pairs and never end within CC's time limit.
+      local rows, removed, added = lib.lineChanges(numbered(20000), numbered(20001, setmetatable({}, {
+        __index = function(_, i) return "other " .. i; end,
+      })), 2);
+      expect({ removed, added }):same({ 20000, 20001 }); -- the empty last line is the same
+      expect(#rows):eq(40002);
+    end);
+  end);
+
   describe("noAgentLine", function()
     it("says whose fix a gateway without an agent is, in the gateway's words as one line", function()
       expect(lib.noAgentLine({ code = "ai_disabled", message = "the agent is off: its operator must set --ai-model" }))
