@@ -349,6 +349,7 @@ return {
   ai = defaultAi,
   newAiClient = ai.newClient,
   noAgentLine = ai.noAgentLine,
+  lineChanges = ai.lineChanges,
   KIND_TEXT = ai.KIND_TEXT,
   KIND_TOOL = ai.KIND_TOOL,
   KIND_CONFIRM = ai.KIND_CONFIRM,

@@ -37,6 +37,16 @@ local YES = { y = true, yes = true };
 -- which it has refused the change by itself and the agent's turn goes on (the tool's line says
 -- so), so the question does not stay on the screen as if it still counted.
 local CONFIRM_WAIT = 61;
+-- The most bytes of what a write puts here (a new file's content, the lines it changes of one
+-- there) the player is shown before its question: what can be paged and read within the
+-- gateway's 60 s, as much as it shows of a run's code (longer, it refuses the run). A longer
+-- write is still put to the player, its question saying it was not shown and how long it is.
+local MAX_SHOWN_WRITE_BYTES = 4096;
+-- Lines the same shown before and after each line a write changes.
+local CHANGE_CONTEXT = 2;
+-- The biggest file there a write is compared with (read whole, then compared line by line); a
+-- bigger one is shown as replaced.
+local MAX_COMPARED_BYTES = 64 * 1024;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
@@ -379,6 +389,20 @@ local function shownPath(path)
   return (path:gsub("[%z\1-\31\127-\159\\]", function(c) return ("\\x%02x"):format(c:byte()); end));
 end
 
+-- Text as the player reads it, with no byte that moves the cursor or hides itself: each
+-- control byte but tab and line break (a \r before a line break is dropped) as \xNN, as the host
+-- shows a file's text (docs/protocol.md, "Text and bytes"). A \ stays: code reads as written.
+local function shownText(text)
+  return (text:gsub("\r\n", "\n"):gsub("[%z\1-\8\11-\31\127-\159]", function(c)
+    return ("\\x%02x"):format(c:byte());
+  end));
+end
+
+-- Whether bytes are text to compare line by line: no control byte but tab and line breaks.
+local function isText(data)
+  return not data:find("[%z\1-\8\11\12\14-\31\127]");
+end
+
 -- What a change acts on, whole: the paths of the request it will be (the one this computer
 -- checks its settings against), else the gateway's detail. The detail is cut at 60 bytes (one
 -- short line of a computer): on a pocket computer a write was put to the player as
@@ -395,19 +419,27 @@ local function targetOf(event)
   return eventLine(event.detail or event.tool or "something");
 end
 
--- The change a confirm event asks for, e.g. "write /door.lua (312 bytes)".
-local function changeOf(event)
+-- "312 bytes", "1 byte".
+local function bytesOf(n)
+  n = math.floor(n);
+  return n .. (n == 1 and " byte" or " bytes");
+end
+
+-- The change a confirm event asks for, e.g. "write /door.lua (312 bytes)"; note is said in
+-- the brackets after the size ("not shown").
+local function changeOf(event, note)
   local what = eventLine(event.action or "change") .. " " .. targetOf(event);
   if type(event.bytes) == "number" then
-    local n = math.floor(event.bytes);
-    what = what .. " (" .. n .. (n == 1 and " byte)" or " bytes)");
+    what = what .. " (" .. bytesOf(event.bytes) .. (note and ", " .. note or "") .. ")";
+  elseif note then
+    what = what .. " (" .. note .. ")";
   end
   return what;
 end
 
 -- What the player is asked before the agent changes this computer.
-local function confirmQuestion(event)
-  return "The agent wants to " .. changeOf(event) .. ". Allow? [y/N] ";
+local function confirmQuestion(event, note)
+  return "The agent wants to " .. changeOf(event, note) .. ". Allow? [y/N] ";
 end
 
 -- The line a done event leaves, when its reason needs one (an error event said it already).
@@ -481,18 +513,109 @@ local function showEvent(event)
   end
 end
 
--- A run whose code (or command line) the one-line detail does not show whole comes with it
--- (event.full): the player reads all of it, paged, before the question.
+-- The file a write would replace: its bytes, when it is there and small enough to compare,
+-- and its size (false when there is none).
+local function fileThere(path)
+  if type(path) ~= "string" or not fs.exists(path) or fs.isDir(path) then
+    return nil, false;
+  end
+  local size = fs.getSize(path);
+  if size > MAX_COMPARED_BYTES then
+    return nil, size;
+  end
+  local file = fs.open(path, "rb");
+  if file == nil then
+    return nil, size;
+  end
+  local data = file.readAll() or "";
+  file.close();
+  return data, #data;
+end
+
+-- The rows of lineChanges as the player reads them, one line each with its colour: "-" and a
+-- line's old number for a line removed (red), "+" and its new number for one added (green),
+-- a space for one the same, and how many the same were left out.
+local function changeLines(rows)
+  local widest = 1;
+  for _, row in ipairs(rows) do
+    widest = math.max(widest, #tostring(row.line or 0));
+  end
+  local lines = {};
+  for _, row in ipairs(rows) do
+    if row.skipped then
+      local count = row.skipped .. (row.skipped == 1 and " line" or " lines");
+      lines[#lines + 1] = { (" "):rep(widest + 2) .. "(" .. count .. " the same)", "lightGrey" };
+    else
+      local colour = row.mark == "-" and "red" or row.mark == "+" and "green" or nil;
+      local number = (" "):rep(widest - #tostring(row.line)) .. row.line;
+      lines[#lines + 1] = { row.mark .. number .. " " .. shownText((row.text:gsub("\r$", ""))), colour };
+    end
+  end
+  return lines;
+end
+
+-- Shows what a write puts here and returns its question: a new file's content; of a text
+-- file there, only the lines it changes (libsandboxai.lineChanges); else the content, as
+-- replacing the file. Content longer than the player can read in time, or not sent (the
+-- gateway sends at most 16 KiB), is not shown, and the question says so with its size.
+local function showWrite(event)
+  local content = event.content;
+  if type(content) ~= "string" then
+    local long = type(event.bytes) == "number" and event.bytes > MAX_SHOWN_WRITE_BYTES;
+    return confirmQuestion(event, long and "not shown: too long" or "not shown");
+  end
+  local payload = type(event.request) == "table" and event.request.payload;
+  local old, oldSize = fileThere(type(payload) == "table" and payload.path or nil);
+  local target = targetOf(event);
+  local size = bytesOf(type(event.bytes) == "number" and event.bytes or #content);
+  if old ~= nil and isText(old) and isText(content) then
+    if old == content then
+      return "The agent wants to write " .. target .. " (" .. size .. "), the same as it holds now. Allow? [y/N] ";
+    end
+    local lines = changeLines(libsandbox.lineChanges(old, content, CHANGE_CONTEXT));
+    local shown = 0;
+    for _, line in ipairs(lines) do
+      shown = shown + #line[1] + 1;
+    end
+    local sizes = bytesOf(#old):gsub(" bytes?$", "") .. " -> " .. size;
+    if shown > MAX_SHOWN_WRITE_BYTES then
+      return "The agent wants to change " .. target .. " (" .. sizes .. ", not shown: too many changes). Allow? [y/N] ";
+    end
+    screen.line("The agent wants to change " .. target .. " (" .. sizes .. "):");
+    for _, line in ipairs(lines) do
+      screen.line(line[1], line[2]);
+    end
+    return "Allow? [y/N] ";
+  end
+  local what = oldSize and "replace " .. target .. " (" .. bytesOf(oldSize) .. ") with this (" .. size .. ")"
+    or "write a new file " .. target .. " (" .. size .. ")";
+  if #content > MAX_SHOWN_WRITE_BYTES then
+    return "The agent wants to " .. what:gsub("%)$", ", not shown: too long)") .. ". Allow? [y/N] ";
+  elseif content == "" then
+    return "The agent wants to " .. what .. ". Allow? [y/N] ";
+  end
+  screen.line("The agent wants to " .. what .. ":");
+  screen.text(shownText(content));
+  screen.finish();
+  return "Allow? [y/N] ";
+end
+
+-- Puts a change to the player. A run whose code (or command line) the one-line detail does not
+-- show whole comes with it (event.full), and a write with what it writes (event.content): the
+-- player reads it, paged, before the question, so they approve what they read.
 local function confirm(event)
-  local answer;
+  local question;
   if type(event.full) == "string" and event.full ~= "" then
     screen.line("The agent wants to " .. eventLine(event.action or "run") .. " this on this computer:");
-    screen.text(event.full);
+    screen.text(shownText(event.full));
     screen.finish();
-    answer = screen.ask("Allow? [y/N] ", CONFIRM_WAIT);
+    question = "Allow? [y/N] ";
+  elseif event.tool == "write_file" then
+    question = showWrite(event);
   else
-    answer = screen.ask(confirmQuestion(event), CONFIRM_WAIT);
+    question = confirmQuestion(event);
   end
+  local answer = screen.ask(question, CONFIRM_WAIT);
   return YES[answer:match("^%s*(.-)%s*$"):lower()] == true;
 end
 

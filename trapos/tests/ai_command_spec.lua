@@ -59,6 +59,12 @@ local function run(args, opts)
     return found;
   end
   record.rows = rows;
+  -- Row y's text colours as blit characters (0 white, e red, d green, 8 light grey).
+  record.colours = function(y) return select(2, win.getLine(y)); end;
+  if opts.basic then
+    win.isColour = function() return false; end;
+    win.isColor = win.isColour;
+  end
 
   stub(os, "queueEvent", function(name, ...)
     local params = table.pack(...);
@@ -434,7 +440,7 @@ describe("ai command", function()
         waited = waited or seconds == 61;
       end
       expect(waited):eq(true); -- a second past the gateway's 60 s
-      expect(rows[2]):eq("Allow? [y/N]");
+      expect(rows[2]):eq("shown). Allow? [y/N]");
       expect(rows[3]):eq("* write_file /door.lua failed: The player did not");
       expect(rows[5]):eq("I could not.");
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = false } });
@@ -448,9 +454,10 @@ describe("ai command", function()
           polls = { { CONFIRM }, { text(2, "ok"), done(3) } },
         });
         expectSuccess(ok, err);
-        expect(rows[1]):eq("The agent wants to write /door.lua (312 bytes).");
-        expect(record.reads[1].row):eq("Allow? [y/N]");
-        expect(rows[2]):eq(("Allow? [y/N] " .. case[1]):gsub("%s+$", ""));
+        -- a write without its content (one over the gateway's 16 KiB) says it was not shown
+        expect(rows[1]):eq("The agent wants to write /door.lua (312 bytes, not");
+        expect(record.reads[1].row):eq("shown). Allow? [y/N]");
+        expect(rows[2]):eq(("shown). Allow? [y/N] " .. case[1]):gsub("%s+$", ""));
         expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = case[2] } });
         expect(rows[3]):eq("ok");
       end
@@ -466,20 +473,20 @@ describe("ai command", function()
       expectSuccess(ok, err);
       -- one line, wrapped: no row of the gateway's own starts where it put a newline
       expect(rows[1]):eq("The agent wants to write  /notes.txt. Allow? [y/N]");
-      expect(rows[2]):eq("y The agent wants to write /startup.lua (3 bytes).");
-      expect(rows[3]):eq("Allow? [y/N] n");
+      expect(rows[2]):eq("y The agent wants to write /startup.lua (3 bytes,");
+      expect(rows[3]):eq("not shown). Allow? [y/N] n");
     end);
 
     it("asks on the next line when the question fills the line, so the answer shows", function()
-      -- On a pocket computer's 26 columns "(312 bytes). Allow? [y/N] " ends at the right edge.
-      local confirm = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file",
-        detail = "/programs/door_kitchen.lua", bytes = 312 };
-      local ok, err, rows, record = run({ "write it" }, {
+      -- On a pocket computer's 26 columns "/door_k.lua. Allow? [y/N] " ends at the right edge.
+      local confirm = { seq = 1, kind = "confirm", confirmId = "c1", action = "delete", tool = "delete_file",
+        detail = "/door_k.lua" };
+      local ok, err, rows, record = run({ "delete it" }, {
         width = 26, height = 10, typed = { "y" }, polls = { { confirm }, { done(2) } },
       });
       expectSuccess(ok, err);
-      expect({ rows[1], rows[2], rows[3], rows[4] }):same({
-        "The agent wants to write", "/programs/door_kitchen.lua", "(312 bytes). Allow? [y/N]", "y",
+      expect({ rows[1], rows[2], rows[3] }):same({
+        "The agent wants to delete", "/door_k.lua. Allow? [y/N]", "y",
       });
       expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
     end);
@@ -496,8 +503,8 @@ describe("ai command", function()
       });
       expectSuccess(ok, err);
       expect({ rows[1], rows[2], rows[3], rows[4], rows[5] }):same({
-        "The agent wants to write", "/a/very/long/path/name/tha", "t/is/longer/than/the/scree", "n/door.lua (13 bytes).",
-        "Allow? [y/N] y",
+        "The agent wants to write", "/a/very/long/path/name/tha", "t/is/longer/than/the/scree", "n/door.lua (13 bytes, not",
+        "shown). Allow? [y/N] y",
       });
       -- a move names both paths; a control byte or a backslash is \xNN, as in the detail
       local move = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "move_file",
@@ -547,6 +554,187 @@ describe("ai command", function()
       expect({ rows[3], rows[4], rows[5], rows[6], rows[7] }):same({
         "for i = 1, 3 do", "  redstone.setOutput(\"left", "\", true)", "end", "Allow? [y/N] n",
       });
+    end);
+
+    describe("a write", function()
+      local PATH = "/ai_spec_door.lua";
+      local ALLOWED = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "write" };
+      local function write(content, bytes)
+        return { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "write_file",
+          detail = PATH, bytes = bytes or #content, content = content,
+          request = { type = "fs.write", payload = { path = PATH } } };
+      end
+      local function putFile(data)
+        local file = fs.open(PATH, "wb");
+        file.write(data);
+        file.close();
+      end
+      local function numbered(n, edits)
+        local lines = {};
+        for i = 1, n do
+          lines[i] = (edits or {})[i] or ("print(" .. i .. ")");
+        end
+        return table.concat(lines, "\n") .. "\n";
+      end
+      local function rowsFrom(rows, first, last)
+        local found = {};
+        for y = first, last do
+          found[#found + 1] = rows[y];
+        end
+        return found;
+      end
+      after_each(function() fs.delete(PATH); end);
+
+      it("shows a new file's content, paged, before asking, a control byte as \\xNN", function()
+        local content = "-- door\r\nredstone.setOutput(\"left\", true)\n\27[2J\n";
+        for i = 1, 20 do
+          content = content .. "print(" .. i .. ")\n";
+        end
+        local ok, err, rows, record = run({ "write it" }, {
+          width = 51, height = 19, settings = ALLOWED, typed = { "y" }, polls = { { write(content) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(record.pauses[1], 1, 6)):same({
+          "The agent wants to write a new file", "/ai_spec_door.lua (238 bytes):",
+          "-- door", "redstone.setOutput(\"left\", true)", "\\x1b[2J", "print(1)",
+        });
+        expect(#record.pauses):eq(1);
+        expect(record.reads[1].row):eq("Allow? [y/N]");
+        local asked;
+        for y, row in ipairs(rows) do
+          asked = row == "Allow? [y/N] y" and y or asked;
+        end
+        expect(rows[asked - 1]):eq("print(20)");
+        expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
+      end);
+
+      it("shows only what it changes of a long text file there, numbered, in colour", function()
+        putFile(numbered(300));
+        local ok, err, rows, record = run({ "edit it" }, {
+          width = 51, height = 19, settings = ALLOWED, typed = { "n" },
+          polls = { { write(numbered(300, { [150] = "print(\"one hundred fifty\")" })) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 10)):same({
+          "The agent wants to change /ai_spec_door.lua (3192",
+          "-> 3208 bytes):",
+          "     (147 lines the same)",
+          " 148 print(148)",
+          " 149 print(149)",
+          "-150 print(150)",
+          "+150 print(\"one hundred fifty\")",
+          " 151 print(151)",
+          " 152 print(152)",
+          "     (149 lines the same)",
+        });
+        expect(rows[11]):eq("Allow? [y/N] n");
+        expect(record.colours(6):sub(1, 1)):eq("e"); -- red
+        expect(record.colours(7):sub(1, 1)):eq("d"); -- green
+        expect(record.colours(5):sub(1, 1)):eq("0");
+        expect(#record.pauses):eq(0);
+      end);
+
+      it("marks the lines it changes plainly on a basic computer, and on a pocket one", function()
+        putFile("a\nb\nc\n");
+        local ok, err, rows, record = run({ "edit it" }, {
+          width = 26, height = 20, basic = true, settings = ALLOWED, typed = { "n" },
+          polls = { { write("a\nB\nc\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 8)):same({
+          "The agent wants to change", "/ai_spec_door.lua (6 -> 6", "bytes):",
+          " 1 a", "-2 b", "+2 B", " 3 c", " 4",
+        });
+        expect(record.colours(5)):eq(("0"):rep(26));
+      end);
+
+      it("shows a binary file safely: every byte that is not text as \\xNN, none raw", function()
+        local every = {};
+        for i = 0, 255 do
+          every[#every + 1] = string.char(i);
+        end
+        putFile("\0old binary");
+        local ok, err, rows = run({ "write it" }, {
+          width = 51, height = 30, settings = ALLOWED, typed = { "n" },
+          polls = { { write(table.concat(every)) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rows[1]):eq("The agent wants to replace /ai_spec_door.lua (11");
+        expect(rows[2]):eq("bytes) with this (256 bytes):");
+        expect(rows[3]:sub(1, 20)):eq("\\x00\\x01\\x02\\x03\\x04");
+        local shown = table.concat(rows, "\n");
+        expect(shown:find("[%z\1-\8\11-\31\127-\159]")):eq(nil);
+        expect(shown:find("\\x7f\\x80", 1, true) ~= nil and shown:find("\\x9f", 1, true) ~= nil):eq(true);
+        expect(shown:find("\255", 1, true) ~= nil):eq(true); -- Latin-1 shows as itself
+      end);
+
+      it("says in its question that a write too long to read here was not shown, and how long", function()
+        local long = ("x"):rep(5000);
+        local ok, err, rows, record = run({ "write it" }, {
+          width = 51, settings = ALLOWED, typed = { "y" }, polls = { { write(long) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 3)):same({
+          "The agent wants to write a new file", "/ai_spec_door.lua (5000 bytes, not shown: too", "long). Allow? [y/N] y",
+        });
+        expect(#record.pauses):eq(0);
+        expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
+        -- over the gateway's 16 KiB it comes without its content
+        local big = write("", 20000);
+        big.content = nil;
+        ok, err, rows = run({ "write it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" }, polls = { { big }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 2)):same({
+          "The agent wants to write /ai_spec_door.lua (20000", "bytes, not shown: too long). Allow? [y/N] n",
+        });
+        -- a change of too many lines of a file there
+        putFile(numbered(600));
+        ok, err, rows = run({ "edit it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" },
+          polls = { { write(numbered(600, setmetatable({}, { __index = function(_, i) return "x" .. i; end }))) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 2)):same({
+          "The agent wants to change /ai_spec_door.lua (6492", "-> 2892 bytes, not shown: too many changes). Allow?",
+        });
+      end);
+
+      it("says a write of what the file holds already, and an empty new file, in one line", function()
+        putFile("same\n");
+        local ok, err, rows = run({ "write it" }, {
+          width = 80, settings = ALLOWED, typed = { "n" }, polls = { { write("same\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rows[1]):eq("The agent wants to write /ai_spec_door.lua (5 bytes), the same as it holds now.");
+        fs.delete(PATH);
+        ok, err, rows = run({ "write it" }, {
+          width = 100, settings = ALLOWED, typed = { "n" }, polls = { { write("") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rows[1]):eq("The agent wants to write a new file /ai_spec_door.lua (0 bytes). Allow? [y/N] n");
+      end);
+
+      it("is allowed without asking in one line when sandbox.ai_confirm is false", function()
+        putFile("a\n");
+        local ok, err, rows, record = run({ "write it" }, {
+          width = 80, settings = { ["sandbox.url"] = URL, ["sandbox.allow_files"] = "write", ["sandbox.ai_confirm"] = false },
+          polls = { { write("b\n"), done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(#record.reads):eq(0);
+        expect(rows[1]):eq("Allowed: write /ai_spec_door.lua (2 bytes)");
+        expect(rows[2]):eq("");
+      end);
+    end);
+
+    it("shows a control byte of a run's code as \\xNN", function()
+      local run1 = { seq = 1, kind = "confirm", confirmId = "c1", action = "run", tool = "run_lua",
+        detail = "print('\27[2J') x", full = "print('\27[2J')\nx" };
+      local ok, err, rows = run({ "run it" }, { width = 51, typed = { "n" }, polls = { { run1 }, { done(2) } } });
+      expectSuccess(ok, err);
+      expect(rows[2]):eq("print('\\x1b[2J')");
     end);
 
     it("allows a change without asking when sandbox.ai_confirm is false", function()
