@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,6 +40,26 @@ var askerInSystem = regexp.MustCompile(`traposId "([^"]+)"`)
 // aiLongAnswer is 200 000 characters of short lines, as a model streams them.
 var aiLongAnswer = strings.Repeat("The quick brown fox jumps over the lazy dog again.\n", 4000)[:200000]
 
+// aiLongFile is a program of 200 lines the "edit" question changes one line of.
+var aiLongFile = func() string {
+	var b strings.Builder
+	for i := 1; i <= 200; i++ {
+		fmt.Fprintf(&b, "print(%d)\n", i)
+	}
+	return b.String()
+}()
+
+// aiBlob is the bytes 0x00-0x1F and 0x80-0xFF the "blob" question writes.
+var aiBlob = func() []byte {
+	var b []byte
+	for c := 0; c < 256; c++ {
+		if c < 0x20 || c >= 0x80 {
+			b = append(b, byte(c))
+		}
+	}
+	return b
+}()
+
 // e2eModel answers by the prompt's first word.
 func e2eModel(t *opencodefake.Turn) {
 	words := strings.Fields(t.Prompt())
@@ -61,6 +83,14 @@ func e2eModel(t *opencodefake.Turn) {
 		} else {
 			t.Text("Could not write it: " + r.Error)
 		}
+	case "edit": // changes line 50 of the asking computer's /long.lua (aiLongFile)
+		r := t.Tool("trap-sandbox_write_file", map[string]any{"traposId": asker, "path": "/long.lua",
+			"content": strings.Replace(aiLongFile, "print(50)\n", "print('fifty')\n", 1)})
+		t.Text("edit " + r.State)
+	case "blob": // bytes 0x00-0x1F and 0x80-0xFF, as a model sends bytes
+		r := t.Tool("trap-sandbox_write_file", map[string]any{"traposId": asker, "path": "/blob.bin",
+			"contentBase64": base64.StdEncoding.EncodeToString(aiBlob)})
+		t.Text("blob " + r.State)
 	case "vault": // aimed at another computer
 		r := t.Tool("trap-sandbox_read_file", map[string]any{"traposId": "9:vault", "path": "/secret.txt"})
 		t.Text("vault " + r.State + ": " + r.Error)
@@ -158,17 +188,49 @@ func TestAIOnAComputer(t *testing.T) {
 		overlay := t.TempDir()
 		ok, out := runCommand(ctx, t, desk(t, g, overlay, computer.LinesOf("y"), "ai", "door"))
 		assert.True(t, ok, out)
-		assert.Contains(t, out, "The agent wants to write /door.lua (32 bytes).")
+		// the player reads what it writes before they answer
+		assert.Contains(t, strings.Join(lines(out), "\n"), "The agent wants to write a new file /door.lua (32\nbytes):\n"+
+			"redstone.setOutput('left', true)\nAllow? [y/N] y")
 		assert.Contains(t, out, "Wrote the door program.")
 		data, err := os.ReadFile(filepath.Join(overlay, "door.lua"))
 		require.NoError(t, err, "the file on the asking computer; transcript:\n%s", out)
 		assert.Equal(t, "redstone.setOutput('left', true)", string(data))
 	})
 
+	t.Run("an edit of a long file there shows only the lines it changes", func(t *testing.T) {
+		overlay := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(overlay, "long.lua"), []byte(aiLongFile), 0o644))
+		ok, out := runCommand(ctx, t, desk(t, g, overlay, computer.LinesOf("y"), "ai", "edit"))
+		assert.True(t, ok, out)
+		assert.Contains(t, strings.Join(lines(out), "\n"), "The agent wants to change /long.lua (2092 -> 2097\nbytes):\n"+
+			"    (47 lines the same)\n 48 print(48)\n 49 print(49)\n-50 print(50)\n+50 print('fifty')\n"+
+			" 51 print(51)\n 52 print(52)\n    (149 lines the same)\nAllow? [y/N] y")
+		assert.NotContains(t, out, "print(53)", "only what changes")
+		assert.Contains(t, lines(out), "edit completed")
+		data, err := os.ReadFile(filepath.Join(overlay, "long.lua"))
+		require.NoError(t, err)
+		assert.Contains(t, string(data), "print('fifty')")
+	})
+
+	t.Run("a write of bytes shows each control byte as \\xNN, none raw", func(t *testing.T) {
+		overlay := t.TempDir()
+		ok, out := runCommand(ctx, t, desk(t, g, overlay, computer.LinesOf("y"), "ai", "blob"))
+		assert.True(t, ok, out)
+		shown := strings.Join(lines(out), "") // an escape may break across rows
+		assert.Contains(t, strings.Join(lines(out), " "), "The agent wants to write a new file /blob.bin (160 bytes):")
+		assert.Contains(t, shown, `\x00\x01\x02`)
+		assert.Contains(t, shown, `\x1e\x1f\x80\x81`)
+		assert.Contains(t, shown, `\x9e\x9f`+"\u00a0\u00a1", "Latin-1 shows as itself")
+		assert.NotRegexp(t, "[\x00-\x08\x0b-\x1f\u0080-\u009f]", out, "no raw control byte")
+		data, err := os.ReadFile(filepath.Join(overlay, "blob.bin"))
+		require.NoError(t, err)
+		assert.Equal(t, aiBlob, data)
+	})
+
 	t.Run("a write is refused after the player's n", func(t *testing.T) {
 		overlay := t.TempDir()
 		_, out := runCommand(ctx, t, desk(t, g, overlay, computer.LinesOf("n"), "ai", "door"))
-		assert.Contains(t, out, "The agent wants to write /door.lua")
+		assert.Contains(t, out, "The agent wants to write a new file /door.lua")
 		assert.Contains(t, strings.Join(lines(out), " "), "Could not write it: "+opencodefake.RejectFeedbackPrefix+"The player refused")
 		// The player's line carries the gateway's reason, not opencode's words around it.
 		assert.Contains(t, strings.Join(lines(out), " "), "* write_file /door.lua failed: The player refused this write (write_file /door.lua).")
