@@ -105,14 +105,23 @@ local function computerKind()
   return "computer";
 end
 
--- The lines of a text, split at "\n": one that ends in "\n" has an empty last line, so a
--- change of the final line break shows as one.
+-- The lines of a text, each with its "\n" (the last may have none), so a change of the final
+-- line break is a change of the last line.
 local function splitLines(text)
   local lines = {};
-  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
+  for line in text:gmatch("[^\n]*\n") do
     lines[#lines + 1] = line;
   end
+  local last = text:match("[^\n]+$");
+  if last ~= nil then
+    lines[#lines + 1] = last;
+  end
   return lines;
+end
+
+-- A line as shown, without its line break.
+local function lineText(line)
+  return (line:gsub("\n$", ""));
 end
 
 -- What a write changes of a text file: rows of {mark, line, text}, mark "-" for a line removed
@@ -138,18 +147,18 @@ local function lineChanges(old, new, context)
   local ops = {};
   local removed, added = 0, 0;
   local function same(line)
-    ops[#ops + 1] = { mark = " ", line = line, text = b[line] };
+    ops[#ops + 1] = { mark = " ", line = line, text = lineText(b[line]) };
   end
   -- Lines from..to after offset: removed from the old text, added from the new.
   local function remove(from, to, offset)
     for k = from, to do
-      ops[#ops + 1] = { mark = "-", line = offset + k, text = a[offset + k] };
+      ops[#ops + 1] = { mark = "-", line = offset + k, text = lineText(a[offset + k]) };
     end
     removed = removed + math.max(0, to - from + 1);
   end
   local function add(from, to, offset)
     for k = from, to do
-      ops[#ops + 1] = { mark = "+", line = offset + k, text = b[offset + k] };
+      ops[#ops + 1] = { mark = "+", line = offset + k, text = lineText(b[offset + k]) };
     end
     added = added + math.max(0, to - from + 1);
   end

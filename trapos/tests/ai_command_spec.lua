@@ -625,7 +625,7 @@ describe("ai command", function()
           "+150 print(\"one hundred fifty\")",
           " 151 print(151)",
           " 152 print(152)",
-          "     (149 lines the same)",
+          "     (148 lines the same)",
         });
         expect(rows[11]):eq("Allow? [y/N] n");
         expect(record.colours(6):sub(1, 1)):eq("e"); -- red
@@ -643,7 +643,7 @@ describe("ai command", function()
         expectSuccess(ok, err);
         expect(rowsFrom(rows, 1, 8)):same({
           "The agent wants to change", "/ai_spec_door.lua (6 -> 6", "bytes):",
-          " 1 a", "-2 b", "+2 B", " 3 c", " 4",
+          " 1 a", "-2 b", "+2 B", " 3 c", "Allow? [y/N] n",
         });
         expect(record.colours(5)):eq(("0"):rep(26));
       end);
