@@ -124,14 +124,80 @@ local function lineText(line)
   return (line:gsub("\n$", ""));
 end
 
+-- The most lines removed and added lineChanges looks for the fewest of: the search costs
+-- (lines) x (this), so a long file changed all over costs CC no more than a few passes over it.
+local MAX_LINE_EDITS = 64;
+
+-- The fewest lines removed and added that make the n lines of a after offset into the m of b
+-- after it (Myers' walk, "An O(ND) Difference Algorithm", 1986: it costs (n + m) x edits,
+-- never n x m), as steps in order: {"=", i, j} (a line the same, a's i-th and b's j-th after
+-- offset), {"-", i} and {"+", j}; nil when more than MAX_LINE_EDITS are needed.
+local function fewestEdits(a, b, offset, n, m)
+  local furthest = { [1] = 0 }; -- on each diagonal k (x - y), the furthest x reached
+  local trace = {};
+  local edits;
+  for d = 0, math.min(MAX_LINE_EDITS, n + m) do
+    local copy = {};
+    for k, x in pairs(furthest) do
+      copy[k] = x;
+    end
+    trace[d + 1] = copy;
+    for k = -d, d, 2 do
+      local x;
+      if k == -d or (k ~= d and furthest[k - 1] < furthest[k + 1]) then
+        x = furthest[k + 1]; -- a line of b added
+      else
+        x = furthest[k - 1] + 1; -- a line of a removed
+      end
+      local y = x - k;
+      while x < n and y < m and a[offset + x + 1] == b[offset + y + 1] do
+        x, y = x + 1, y + 1;
+      end
+      furthest[k] = x;
+      if x >= n and y >= m then
+        edits = d;
+        break;
+      end
+    end
+    if edits ~= nil then
+      break;
+    end
+  end
+  if edits == nil then
+    return nil;
+  end
+  local backwards = {};
+  local x, y = n, m;
+  for d = edits, 0, -1 do
+    local reached, k = trace[d + 1], x - y;
+    local fromK = (k == -d or (k ~= d and reached[k - 1] < reached[k + 1])) and k + 1 or k - 1;
+    local fromX = reached[fromK];
+    local fromY = fromX - fromK;
+    while x > fromX and y > fromY do
+      backwards[#backwards + 1] = { "=", x, y };
+      x, y = x - 1, y - 1;
+    end
+    if d > 0 then
+      backwards[#backwards + 1] = x == fromX and { "+", y } or { "-", x };
+    end
+    x, y = fromX, fromY;
+  end
+  local steps = {};
+  for i = #backwards, 1, -1 do
+    steps[#steps + 1] = backwards[i];
+  end
+  return steps;
+end
+
 -- What a write changes of a text file: rows of {mark, line, text}, mark "-" for a line removed
 -- (line: its number in the old text), "+" for one added and " " for one the same (line: its
 -- number in the new text), and {skipped = n} for n lines the same left out, each changed line
 -- keeping up to `context` of them on either side; and how many lines were removed and added.
--- Cheap enough for CC whatever the size (linear, never a line-by-line match of both texts): the
--- lines the same at the start and end are set aside, and between them, when the line counts
--- are equal (lines edited in place), each line is compared with the one at its place; else they
--- are all removed and added (one insertion and one edit far apart show as one block).
+-- Cheap enough for CC whatever the size: the lines the same at the start and end are set
+-- aside, and between them the fewest lines removed and added are looked for up to
+-- MAX_LINE_EDITS (fewestEdits); past that, when the line counts are equal (lines edited in
+-- place), each line is compared with the one at its place, else they are all removed and added.
+-- Of lines changed together, those removed come first.
 local function lineChanges(old, new, context)
   expect(1, old, "string");
   expect(2, new, "string");
@@ -166,7 +232,29 @@ local function lineChanges(old, new, context)
     same(line);
   end
   local middleA, middleB = #a - top - bottom, #b - top - bottom;
-  if middleA == middleB then
+  local steps = middleA > 0 and middleB > 0 and fewestEdits(a, b, top, middleA, middleB);
+  if steps then
+    local i = 1;
+    while i <= #steps do
+      if steps[i][1] == "=" then
+        same(top + steps[i][3]);
+        i = i + 1;
+      else
+        local j = i;
+        while j <= #steps and steps[j][1] ~= "=" do
+          j = j + 1;
+        end
+        for _, kind in ipairs({ "-", "+" }) do
+          for t = i, j - 1 do
+            if steps[t][1] == kind then
+              (kind == "-" and remove or add)(steps[t][2], steps[t][2], top);
+            end
+          end
+        end
+        i = j;
+      end
+    end
+  elseif middleA == middleB then
     local i = 1;
     while i <= middleA do
       if a[top + i] == b[top + i] then

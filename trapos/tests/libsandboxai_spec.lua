@@ -455,6 +455,51 @@ describe("libsandboxai", function()
       expect({ removed, added }):same({ 1, 0 });
     end);
 
+    it("shows a line added and one edited far apart as two changes, each with its context", function()
+      local old = numbered(300);
+      local new = numbered(300, { [10] = "line 10\ninserted", [150] = "changed" });
+      local rows, removed, added = lib.lineChanges(old, new, 1);
+      expect(rows):same({
+        { skipped = 9 },
+        { mark = " ", line = 10, text = "line 10" },
+        { mark = "+", line = 11, text = "inserted" },
+        { mark = " ", line = 12, text = "line 11" },
+        { skipped = 137 },
+        { mark = " ", line = 150, text = "line 149" },
+        { mark = "-", line = 150, text = "line 150" },
+        { mark = "+", line = 151, text = "changed" },
+        { mark = " ", line = 152, text = "line 151" },
+        { skipped = 149 },
+      });
+      expect({ removed, added }):same({ 1, 2 });
+    end);
+
+    it("puts the lines removed before those added where they change together", function()
+      local rows = lib.lineChanges("a\nb\nc\nd\ne\n", "a\nB\nc\nD\nX\ne\n", 0);
+      expect(rows):same({
+        { skipped = 1 },
+        { mark = "-", line = 2, text = "b" },
+        { mark = "+", line = 2, text = "B" },
+        { skipped = 1 },
+        { mark = "-", line = 4, text = "d" },
+        { mark = "+", line = 4, text = "D" },
+        { mark = "+", line = 5, text = "X" },
+        { skipped = 1 },
+      });
+    end);
+
+    it("compares lines at their place when they change in too many places to look for the fewest", function()
+      local edits = {};
+      for i = 1, 200, 2 do
+        edits[i] = "other " .. i;
+      end
+      local rows, removed, added = lib.lineChanges(numbered(200), numbered(200, edits), 0);
+      expect({ removed, added }):same({ 100, 100 });
+      expect(rows[1]):same({ mark = "-", line = 1, text = "line 1" });
+      expect(rows[2]):same({ mark = "+", line = 1, text = "other 1" });
+      expect(rows[3]):same({ skipped = 1 });
+    end);
+
     it("shows nothing for the same text, and a change of the final line break as one of its line", function()
       local rows, removed, added = lib.lineChanges(numbered(5), numbered(5), 3);
       expect(rows):same({});
@@ -478,9 +523,10 @@ describe("libsandboxai", function()
       });
     end);
 
-    it("costs one pass over a long file, however many lines change", function()
+    it("costs a few passes over a long file, however many lines change", function()
       -- 20000 lines each way, all different and of different counts: a line-by-line match of
-      -- both would compare 400 million pairs and never end within CC's time limit.
+      -- both would compare 400 million pairs and never end within CC's time limit; the search
+      -- for the fewest changes gives up after MAX_LINE_EDITS, and all are removed and added.
       local rows, removed, added = lib.lineChanges(numbered(20000), numbered(20001, setmetatable({}, {
         __index = function(_, i) return "other " .. i; end,
       })), 2);
