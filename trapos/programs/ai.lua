@@ -389,18 +389,27 @@ local function shownPath(path)
   return (path:gsub("[%z\1-\31\127-\159\\]", function(c) return ("\\x%02x"):format(c:byte()); end));
 end
 
--- Text as the player reads it, with no byte that moves the cursor or hides itself: each
--- control byte but tab and line break (a \r before a line break is dropped) as \xNN, as the host
--- shows a file's text (docs/protocol.md, "Text and bytes"). A \ stays: code reads as written.
-local function shownText(text)
-  return (text:gsub("\r\n", "\n"):gsub("[%z\1-\8\11-\31\127-\159]", function(c)
-    return ("\\x%02x"):format(c:byte());
-  end));
+-- A byte as \xNN.
+local function escapedByte(c)
+  return ("\\x%02x"):format(c:byte());
 end
 
--- Whether bytes are text to compare line by line: no control byte but tab and line breaks.
+-- Text as the player reads it, with no byte that moves the cursor or hides itself: each
+-- control byte but tab and line break (a \r before a line break is dropped) as \xNN, as the host
+-- shows a file's text (docs/protocol.md, "Text and bytes"); of bytes that are not text
+-- (binary), tabs and line breaks too, so they read as the bytes they are. A \ stays: code
+-- reads as written.
+local function shownText(text, binary)
+  if binary then
+    return (text:gsub("[%z\1-\31\127-\159]", escapedByte));
+  end
+  return (text:gsub("\r\n", "\n"):gsub("[%z\1-\8\11-\31\127-\159]", escapedByte));
+end
+
+-- Whether bytes are text, to compare and show line by line: no NUL byte, as git judges (a
+-- program may hold an escape or CC's drawing characters and still be read by its lines).
 local function isText(data)
-  return not data:find("[%z\1-\8\11\12\14-\31\127]");
+  return not data:find("%z");
 end
 
 -- What a change acts on, whole: the paths of the request it will be (the one this computer
@@ -595,7 +604,7 @@ local function showWrite(event)
     return "The agent wants to " .. what .. ". Allow? [y/N] ";
   end
   screen.line("The agent wants to " .. what .. ":");
-  screen.text(shownText(content));
+  screen.text(shownText(content, not isText(content)));
   screen.finish();
   return "Allow? [y/N] ";
 end

@@ -648,6 +648,16 @@ describe("ai command", function()
         expect(record.colours(5)):eq(("0"):rep(26));
       end);
 
+      it("compares a program holding an escape byte by its lines, the byte as \\xNN", function()
+        putFile("a\n\27[31mred\nc\n");
+        local ok, err, rows = run({ "edit it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" },
+          polls = { { write("a\n\27[32mgreen\nc\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 3, 6)):same({ " 1 a", "-2 \\x1b[31mred", "+2 \\x1b[32mgreen", " 3 c" });
+      end);
+
       it("shows a binary file safely: every byte that is not text as \\xNN, none raw", function()
         local every = {};
         for i = 0, 255 do
@@ -662,6 +672,8 @@ describe("ai command", function()
         expect(rows[1]):eq("The agent wants to replace /ai_spec_door.lua (11");
         expect(rows[2]):eq("bytes) with this (256 bytes):");
         expect(rows[3]:sub(1, 20)):eq("\\x00\\x01\\x02\\x03\\x04");
+        -- not text: its tab and line break are bytes too, not a gap and a new row
+        expect(rows[3]:sub(33, 48)):eq("\\x08\\x09\\x0a\\x0b");
         local shown = table.concat(rows, "\n");
         expect(shown:find("[%z\1-\8\11-\31\127-\159]")):eq(nil);
         expect(shown:find("\\x7f\\x80", 1, true) ~= nil and shown:find("\\x9f", 1, true) ~= nil):eq(true);
