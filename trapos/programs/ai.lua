@@ -598,13 +598,15 @@ local function showWrite(event)
   end
   local what = oldSize and "replace " .. target .. " (" .. bytesOf(oldSize) .. ") with this (" .. size .. ")"
     or "write a new file " .. target .. " (" .. size .. ")";
-  if #content > MAX_SHOWN_WRITE_BYTES then
+  -- bounded as shown: a byte that is not text takes four (\xNN)
+  local shown = shownText(content, not isText(content));
+  if #shown > MAX_SHOWN_WRITE_BYTES then
     return "The agent wants to " .. what:gsub("%)$", ", not shown: too long)") .. ". Allow? [y/N] ";
   elseif content == "" then
     return "The agent wants to " .. what .. ". Allow? [y/N] ";
   end
   screen.line("The agent wants to " .. what .. ":");
-  screen.text(shownText(content, not isText(content)));
+  screen.text(shown);
   screen.finish();
   return "Allow? [y/N] ";
 end

@@ -691,6 +691,14 @@ describe("ai command", function()
         });
         expect(#record.pauses):eq(0);
         expect(sent(record, "ai.approve")):same({ { turnId = "t1", confirmId = "c1", allow = true } });
+        -- bounded as shown: 2000 bytes that are not text read as 8000
+        ok, err, rows = run({ "write it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" }, polls = { { write(("\0"):rep(2000)) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 3)):same({
+          "The agent wants to write a new file", "/ai_spec_door.lua (2000 bytes, not shown: too", "long). Allow? [y/N] n",
+        });
         -- over the gateway's 16 KiB it comes without its content
         local big = write("", 20000);
         big.content = nil;
