@@ -94,7 +94,7 @@ local EVENT_MARK = events.EVENT_MARK;
 -- cancelTimer, getComputerID, getComputerLabel, epoch, clock, day, time), http (nil when
 -- disabled), and optionally clock (epoch ms), random (a number in [0, 1)), log(message) for
 -- the faults status() counts (never the player's screen: servers/sandbox.lua writes a log
--- file), and what gateway requests use (libsandboxrequests): fs, term, peripheral, host,
+-- file), and what gateway requests use (libsandboxrequests): fs, term, peripheral, pocket, host,
 -- shell and env (the globals by default).
 -- servers/sandbox.lua drives handle().
 local function newDaemon(deps)
@@ -157,6 +157,7 @@ local function newDaemon(deps)
     fs = deps.fs or fs,
     term = deps.term or term,
     peripheral = deps.peripheral or peripheral,
+    pocket = deps.pocket or pocket,
     host = deps.host or _HOST,
     shell = deps.shell or shell,
     env = deps.env or _G,

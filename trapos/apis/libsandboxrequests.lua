@@ -78,7 +78,8 @@ local function refusal(settingsApi, fsApi, msgType, payload)
 end
 
 -- deps: settings, os, fs, term, env (what lua.exec chunks see), and optionally shell,
--- peripheral, host (_HOST), keys and traposId() (the session's id). start() mirrors
+-- peripheral, pocket (CC's pocket API, there on a pocket computer only), host (_HOST), keys
+-- and traposId() (the session's id). start() mirrors
 -- term.native() until stop().
 local function newRequests(deps)
   expect(1, deps, "table");
@@ -89,6 +90,7 @@ local function newRequests(deps)
   field(deps, "env", "table");
   field(deps, "shell", "table", "nil");
   field(deps, "peripheral", "table", "nil");
+  field(deps, "pocket", "table", "nil");
   field(deps, "host", "string", "nil");
   field(deps, "traposId", "function");
   local settingsApi, osApi, fsApi = deps.settings, deps.os, deps.fs;
@@ -116,7 +118,19 @@ local function newRequests(deps)
 
   local router = serveLib.newRouter({ os = osApi });
 
+  -- What the owner allows now, as the one refusal check reads it (a hand-edited value it
+  -- takes as none or false is none or false here): a caller plans by it instead of learning
+  -- it from a refusal.
+  local function allowed()
+    return {
+      files = (config.filesAllowed(settingsApi)),
+      exec = config.execAllowed(settingsApi),
+      screen = (config.screenAllowed(settingsApi)),
+    };
+  end
+
   local function info()
+    local width, height = deps.term.native().getSize();
     local freeOk, free = pcall(function() return fsApi.getFreeSpace("/"); end);
     local peripherals = {};
     if deps.peripheral ~= nil then
@@ -139,6 +153,10 @@ local function newRequests(deps)
       freeSpace = freeOk and free or codec.jsonSafe(nil),
       colour = deps.term.isColour(),
       peripherals = peripherals,
+      pocket = deps.pocket ~= nil,
+      screenWidth = width,
+      screenHeight = height,
+      allowed = allowed(),
     };
   end
 

@@ -9,7 +9,7 @@ local function newRequests(values)
   return lib.newRequests({
     settings = newSettings(values or {}), os = os, fs = fs, term = term, env = _G,
     shell = { run = function() return true; end },
-    peripheral = peripheral, host = _HOST,
+    peripheral = peripheral, pocket = pocket, host = _HOST,
     traposId = function() return "7:spec"; end,
   });
 end
@@ -66,6 +66,26 @@ describe("libsandboxrequests", function()
       expect(info.colour):eq(term.isColour());
       expect(info.freeSpace):eq(fs.getFreeSpace("/"));
       expect(textutils.serializeJSON(info.peripherals)):eq("[]");
+      -- What a caller plans by: the kind of computer, its screen, what the owner allows.
+      expect(info.pocket):eq(pocket ~= nil);
+      local width, height = term.native().getSize();
+      expect({ info.screenWidth, info.screenHeight }):same({ width, height });
+      expect(info.allowed):same({ files = "none", exec = false, screen = "none" });
+    end);
+
+    it("says in computer.info what the owner allows now, as the refusals read it", function()
+      local values = { ["sandbox.allow_files"] = "read", ["sandbox.allow_exec"] = true, ["sandbox.allow_screen"] = "view" };
+      local requests = newRequests(values);
+      expect(ask(requests, "computer.info").payload.allowed):same({ files = "read", exec = true, screen = "view" });
+      -- Read at each call: the owner's set shows in the next answer.
+      values["sandbox.allow_files"], values["sandbox.allow_screen"] = "write", "control";
+      expect(ask(requests, "computer.info").payload.allowed):same({ files = "write", exec = true, screen = "control" });
+      -- A hand-edited value is what the check makes of it: none, or false.
+      values["sandbox.allow_files"], values["sandbox.allow_exec"], values["sandbox.allow_screen"] = "Write", "true", "everything";
+      expect(ask(requests, "computer.info").payload.allowed):same({ files = "none", exec = false, screen = "none" });
+      expectForbidden(requests, "fs.list", "sandbox.allow_files read");
+      expectForbidden(requests, "lua.exec", "sandbox.allow_exec true");
+      expectForbidden(requests, "screen.read", "sandbox.allow_screen view");
     end);
 
     it("forbids the screen by default; view reads and watches it, control also types", function()

@@ -166,7 +166,7 @@ local function check(step, response)
     if not same then
       fail(diff);
     end
-  else
+  elseif step.answerTypes ~= nil then
     for key, kind in pairs(step.answerTypes) do
       if jsonType(payload[key]) ~= kind then
         fail("answer." .. key .. ": want " .. kind .. ", got " .. jsonType(payload[key]));
@@ -176,6 +176,12 @@ local function check(step, response)
       if step.answerTypes[key] == nil then
         fail("answer." .. key .. ": not wanted");
       end
+    end
+  end
+  for key, want in pairs(step.answerHas or {}) do
+    local same, diff = sameJson(bytes(want), payload[key], "answer." .. key);
+    if not same then
+      fail(diff);
     end
   end
 end

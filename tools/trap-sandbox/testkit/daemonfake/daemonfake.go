@@ -80,6 +80,11 @@ type Daemon struct {
 	// payload and error for a type the daemon does not serve, answers unknown_type. It runs
 	// without the daemon's lock, so it may look at the disk.
 	Exec func(typ string, payload map[string]any) (any, *Error)
+	// Pocket makes the computer a pocket computer (computer.info's pocket, a 26x20 screen).
+	Pocket bool
+	// OldInfo answers computer.info as a client before 0.5.15: without pocket, the screen's
+	// size and allowed.
+	OldInfo bool
 	// OldClient answers fs.move as a client older than its overwrite field: it ignores it.
 	OldClient bool
 	// ClientVersion is the version the hello names (clientVersion) and computer.info reports;
@@ -268,21 +273,25 @@ func (d *Daemon) refusal(typ string) *Reply {
 	default:
 		return nil
 	}
-	have, shown := d.AllowFiles, d.AllowFiles
-	switch have {
-	case "":
-		have, shown = AllowFilesNone, AllowFilesNone // not set
-	case AllowFilesNone, AllowFilesRead, AllowFilesWrite:
-	default:
-		// As libsandboxsettings: another value is none, and named.
-		have, shown = AllowFilesNone, fmt.Sprintf("none, as %q is not none/read/write", have)
-	}
+	have, shown := d.filesLevel()
 	if have == AllowFilesWrite || have == need {
 		return nil
 	}
 	r := fail(protocol.CodeForbidden, fmt.Sprintf("%s needs sandbox.allow_files %s (it is %s); the owner can allow it with: set sandbox.allow_files %s",
 		typ, need, shown, need))
 	return &r
+}
+
+// filesLevel is the file access the settings allow, as libsandboxsettings reads them: the
+// level, and the level as the owner reads it (another value is none, and named).
+func (d *Daemon) filesLevel() (have, shown string) {
+	switch d.AllowFiles {
+	case "":
+		return AllowFilesNone, AllowFilesNone // not set
+	case AllowFilesNone, AllowFilesRead, AllowFilesWrite:
+		return d.AllowFiles, d.AllowFiles
+	}
+	return AllowFilesNone, fmt.Sprintf("none, as %q is not none/read/write", d.AllowFiles)
 }
 
 func (d *Daemon) info() map[string]any {
@@ -292,6 +301,16 @@ func (d *Daemon) info() map[string]any {
 	if d.Label != "" {
 		info["label"] = d.Label
 	}
+	if d.OldInfo {
+		return info
+	}
+	files, _ := d.filesLevel()
+	info["pocket"], info["screenWidth"], info["screenHeight"] = d.Pocket, 51, 19
+	if d.Pocket {
+		info["screenWidth"], info["screenHeight"] = 26, 20
+	}
+	// The stand-in has no screen: the owner allows none of it.
+	info["allowed"] = map[string]any{"files": files, "exec": d.AllowExec, "screen": "none"}
 	return info
 }
 

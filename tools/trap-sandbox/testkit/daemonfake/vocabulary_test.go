@@ -31,12 +31,13 @@ type vocabulary struct {
 			Files      map[string]string `json:"files"`
 		} `json:"given"`
 		Steps []struct {
-			Type        string            `json:"type"`
-			Payload     json.RawMessage   `json:"payload"`
-			RawPayload  *string           `json:"rawPayload"`
-			Answer      json.RawMessage   `json:"answer"`
-			AnswerTypes map[string]string `json:"answerTypes"`
-			Error       *Error            `json:"error"`
+			Type        string                     `json:"type"`
+			Payload     json.RawMessage            `json:"payload"`
+			RawPayload  *string                    `json:"rawPayload"`
+			Answer      json.RawMessage            `json:"answer"`
+			AnswerTypes map[string]string          `json:"answerTypes"`
+			AnswerHas   map[string]json.RawMessage `json:"answerHas"`
+			Error       *Error                     `json:"error"`
 		} `json:"steps"`
 	} `json:"cases"`
 }
@@ -114,11 +115,17 @@ func TestVocabulary(t *testing.T) {
 				}
 				var fields map[string]json.RawMessage
 				require.NoError(t, json.Unmarshal(got, &fields))
-				types := map[string]string{}
-				for k, v := range fields {
-					types[k] = jsonType(v)
+				if step.AnswerTypes != nil {
+					types := map[string]string{}
+					for k, v := range fields {
+						types[k] = jsonType(v)
+					}
+					assert.Equal(t, step.AnswerTypes, types, "step %d (%s)", i+1, step.Type)
 				}
-				assert.Equal(t, step.AnswerTypes, types, "step %d (%s)", i+1, step.Type)
+				for k, want := range step.AnswerHas {
+					require.Contains(t, fields, k, "step %d (%s)", i+1, step.Type)
+					assert.JSONEq(t, string(want), string(fields[k]), "step %d (%s): answer.%s", i+1, step.Type, k)
+				}
 			}
 		})
 	}
