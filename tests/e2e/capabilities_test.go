@@ -114,6 +114,10 @@ func TestHostWorksWithABootedComputer(t *testing.T) {
 		assert.Regexp(t, `(?m)^host:\s+ComputerCraft 1\.113\.1 \(fakecraft\)$`, out)
 		assert.Regexp(t, `(?m)^clientVersion:\s+\d+\.\d+\.\d+$`, out)
 		assert.Regexp(t, `(?m)^peripherals:\s+0$`, out)
+		// What the host plans by, from the computer itself: its kind and what its owner allows.
+		assert.Regexp(t, `(?m)^kind:\s+a computer, its screen 51x19 characters$`, out)
+		assert.Regexp(t, `(?m)^allows:\s+files: none \(reads need: set sandbox\.allow_files read; writes: set sandbox\.allow_files write\)$`, out)
+		assert.Regexp(t, `(?m)^\s+exec: no \(running Lua or programs needs: set sandbox\.allow_exec true\)$`, out)
 	})
 
 	t.Run("files and exec are forbidden by default", func(t *testing.T) {

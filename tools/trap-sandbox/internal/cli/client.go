@@ -256,7 +256,8 @@ type InfoCmd struct {
 	Timeout  CallTimeout `default:"10s" help:"How long the whole call may take (more than 0, at most 60s)."`
 }
 
-// Run prints one "name: value" line per field, peripherals last.
+// Run prints one "name: value" line per field, then what kind of computer it is and what its
+// owner allows in words (computer.Info's Kind and Allows), peripherals last.
 func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	info, err := c.client().Info(ctx, c.TraposID, c.Timeout.Duration())
 	if err != nil {
@@ -267,7 +268,9 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return err
 	}
-	delete(fields, "peripherals")
+	for _, shownBelow := range []string{"peripherals", "pocket", "screenWidth", "screenHeight", "allowed"} {
+		delete(fields, shownBelow)
+	}
 	names := make([]string, 0, len(fields))
 	for name := range fields {
 		names = append(names, name)
@@ -276,6 +279,14 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	tw := tabwriter.NewWriter(out, 0, 4, 1, ' ', 0)
 	for _, name := range names {
 		fmt.Fprintf(tw, "%s:\t%s\n", name, cctext.Show(fmt.Sprint(fields[name]), false))
+	}
+	fmt.Fprintf(tw, "kind:\t%s\n", info.Kind())
+	for i, line := range info.Allows() {
+		name := ""
+		if i == 0 {
+			name = "allows:"
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", name, line)
 	}
 	fmt.Fprintf(tw, "peripherals:\t%d\n", len(info.Peripherals))
 	for _, p := range info.Peripherals {

@@ -313,3 +313,28 @@ func TestAnEmptyComputerOrTypeIsTheCommandsOwnRefusal(t *testing.T) {
 	_, err := runClient(t, "request", "--url", base, "5:kitchen", "")
 	require.EqualError(t, err, "computer 5:kitchen request: give the request's type, e.g. trap-sandbox request 5:kitchen ping")
 }
+
+// TestInfoSaysWhatTheOwnerAllows: trap-sandbox info showed neither that a computer is a pocket
+// one, nor its screen's size, nor what its owner allows (an operator learnt it from a
+// forbidden); an older client's answer, which says none of it, is not reported, not none.
+func TestInfoSaysWhatTheOwnerAllows(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "")
+	connectComputer(t, base, &daemonfake.Daemon{ID: 7, Label: "pocket", Pocket: true, AllowFiles: daemonfake.AllowFilesRead})
+	connectComputer(t, base, &daemonfake.Daemon{ID: 8, Label: "old", OldInfo: true, AllowFiles: daemonfake.AllowFilesRead})
+
+	out, err := runClient(t, "info", "--url", base, "7:pocket")
+	require.NoError(t, err)
+	assert.Contains(t, out, "\nkind:          a pocket computer, its screen 26x20 characters\n"+
+		"allows:        files: read (writes need: set sandbox.allow_files write)\n"+
+		"               exec: no (running Lua or programs needs: set sandbox.allow_exec true)\n"+
+		"               screen: none (seeing it needs: set sandbox.allow_screen view; typing: set sandbox.allow_screen control)\n"+
+		"               (only the computer's owner changes these, in game)\n"+
+		"peripherals:   1\n", out)
+	assert.NotContains(t, out, "map[", "the answer's object is not printed as Go's")
+
+	out, err = runClient(t, "info", "--url", base, "8:old")
+	require.NoError(t, err)
+	const notReported = "not reported (the computer's client is older than 0.5.15: a refused request names the setting it needs)"
+	assert.Contains(t, out, "\nkind:          "+notReported+"\nallows:        "+notReported+"\nperipherals:   1\n", out)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -51,6 +52,85 @@ type Info struct {
 	FreeSpace   any          `json:"freeSpace" jsonschema:"bytes free on the computer's drive, or \"unlimited\""`
 	Colour      bool         `json:"colour" jsonschema:"whether the terminal shows colour"`
 	Peripherals []Peripheral `json:"peripherals"`
+	// Pocket, the screen's size and Allowed came in client 0.5.15: an older client's answer
+	// has none of them, which reads as not reported (nil, 0), never as false or none.
+	Pocket       *bool    `json:"pocket,omitempty" jsonschema:"whether it is a pocket computer (absent: its client is older than 0.5.15 and does not say)"`
+	ScreenWidth  int      `json:"screenWidth,omitempty" jsonschema:"its screen's width in characters (51 on a computer, 26 on a pocket computer; absent: not reported)"`
+	ScreenHeight int      `json:"screenHeight,omitempty" jsonschema:"its screen's height in characters (19 on a computer, 20 on a pocket computer; absent: not reported)"`
+	Allowed      *Allowed `json:"allowed,omitempty" jsonschema:"what the computer's owner allows now (absent: its client is older than 0.5.15 and does not say)"`
+}
+
+// Allowed is what a computer's owner allows the host now, as the computer's one refusal
+// check reads its settings (docs/capabilities.md): a hand-edited value it takes as none or
+// false is none or false here.
+type Allowed struct {
+	Files  string `json:"files" jsonschema:"sandbox.allow_files as it applies: none, read or write"`
+	Exec   bool   `json:"exec" jsonschema:"sandbox.allow_exec as it applies: whether Lua and programs may run"`
+	Screen string `json:"screen" jsonschema:"sandbox.allow_screen as it applies: none, view or control"`
+}
+
+// The levels Allowed.Files and Allowed.Screen take (libsandboxsettings').
+const (
+	filesRead   = "read"
+	filesWrite  = "write"
+	screenView  = "view"
+	screenCtrl  = "control"
+	allowFiles  = "set sandbox.allow_files "
+	allowExec   = "set sandbox.allow_exec true"
+	allowScreen = "set sandbox.allow_screen "
+	notReported = "not reported (the computer's client is older than 0.5.15: a refused request names the setting it needs)"
+)
+
+// Kind says what kind of computer it is and its screen's size: "a computer, its screen 51x19
+// characters", "a pocket computer, its screen 26x20 characters", or not reported.
+func (i Info) Kind() string {
+	if i.Pocket == nil {
+		return notReported
+	}
+	kind := "a computer"
+	if *i.Pocket {
+		kind = "a pocket computer"
+	}
+	if i.ScreenWidth > 0 && i.ScreenHeight > 0 {
+		kind += fmt.Sprintf(", its screen %dx%d characters", i.ScreenWidth, i.ScreenHeight)
+	}
+	return kind
+}
+
+// Allows says what the owner allows, one line each for files, exec and the screen, each with
+// what more needs and the line the owner types in game to allow it: "files: read (writes
+// need: set sandbox.allow_files write)". An older client's answer is one not-reported line.
+func (i Info) Allows() []string {
+	a := i.Allowed
+	if a == nil {
+		return []string{notReported}
+	}
+	var files string
+	switch a.Files {
+	case filesWrite:
+		files = "files: write"
+		if !a.Exec {
+			files += " (except the settings, the startup files and the sandbox's own, which need: " + allowExec + ")"
+		}
+	case filesRead:
+		files = "files: read (writes need: " + allowFiles + filesWrite + ")"
+	default:
+		files = "files: " + a.Files + " (reads need: " + allowFiles + filesRead + "; writes: " + allowFiles + filesWrite + ")"
+	}
+	exec := "exec: yes (Lua and programs may run)"
+	if !a.Exec {
+		exec = "exec: no (running Lua or programs needs: " + allowExec + ")"
+	}
+	var screen string
+	switch a.Screen {
+	case screenCtrl:
+		screen = "screen: control (it may be seen and typed on)"
+	case screenView:
+		screen = "screen: view (typing on it needs: " + allowScreen + screenCtrl + ")"
+	default:
+		screen = "screen: " + a.Screen + " (seeing it needs: " + allowScreen + screenView + "; typing: " + allowScreen + screenCtrl + ")"
+	}
+	return []string{files, exec, screen, "(only the computer's owner changes these, in game)"}
 }
 
 // Info asks a computer for its identity and state.

@@ -97,6 +97,15 @@ type ComputersOutput struct {
 	Computers []computer.Computer `json:"computers"`
 }
 
+// InfoOutput is computer_info's result: the computer's answer, and in words what kind of
+// computer it is and what its owner allows, which an agent plans its writes, runs and keys by
+// (it learnt them from a forbidden answer, after the call).
+type InfoOutput struct {
+	computer.Info
+	Kind   string   `json:"kind" jsonschema:"what kind of computer it is and its screen's size, in words"`
+	Allows []string `json:"allows" jsonschema:"what the owner allows now, one line each for files, exec and the screen, with the line the owner types on the computer to allow more"`
+}
+
 // ListOutput is list_files' output; names are text (a byte E9 is é).
 type ListOutput struct {
 	Path    string           `json:"path"`
@@ -175,7 +184,7 @@ var (
 func (t *tools) register(r registrar) {
 	addTool(r, "list_computers", "List computers", readOnly, "List the in-game computers connected now, with the traposId every other tool takes.",
 		func(NoInput) string { return "" }, t.listComputers)
-	addTool(r, "computer_info", "Show a computer", readOnly, "Show a computer's id, label, TrapOS version, uptime, in-game day and time, free space, colour support and peripherals.",
+	addTool(r, "computer_info", "Show a computer", readOnly, "Show a computer's id, label, TrapOS version, uptime, in-game day and time, free space, colour support and peripherals; whether it is a pocket computer and its screen's size (kind); and what its owner allows now (allows: its files none, read or write, whether Lua and programs may run, its screen none, view or control, each with the line the owner types in game to allow more). Check allows before you plan a write, a run or keys: what it does not allow is refused.",
 		func(in TargetInput) string { return in.TraposID }, t.computerInfo)
 	addTool(r, "list_files", "List a directory", readOnly, "List a directory on a computer: each entry's name, whether it is a directory, and its size in bytes. Needs the owner's sandbox.allow_files read (or write).",
 		func(in PathInput) string { return in.TraposID }, t.listFiles)
@@ -357,8 +366,12 @@ func (t *tools) listComputers(ctx context.Context, _ NoInput) (ComputersOutput, 
 	return ComputersOutput{Computers: cs}, err
 }
 
-func (t *tools) computerInfo(ctx context.Context, in TargetInput) (computer.Info, error) {
-	return t.client.Info(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
+func (t *tools) computerInfo(ctx context.Context, in TargetInput) (InfoOutput, error) {
+	info, err := t.client.Info(ctx, in.TraposID, timeoutOf(in.TimeoutMs))
+	if err != nil {
+		return InfoOutput{}, err
+	}
+	return InfoOutput{Info: info, Kind: info.Kind(), Allows: info.Allows()}, nil
 }
 
 func (t *tools) listFiles(ctx context.Context, in PathInput) (ListOutput, error) {

@@ -488,3 +488,55 @@ func TestNoInputSchemaHasATypeList(t *testing.T) {
 	got, _ := d.File("/x")
 	assert.Equal(t, "x", string(got))
 }
+
+// TestComputerInfoSaysWhatTheOwnerAllows: computer_info did not say that a computer is a
+// pocket one, nor its screen's size, nor what its owner allows, so an agent planned a write
+// or a run and was refused. It says them in words, read at each call (the owner's set shows
+// in the next), and an older client's answer, which has none of them, is not reported, never
+// none.
+func TestComputerInfoSaysWhatTheOwnerAllows(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.SetPermissions(daemonfake.AllowFilesRead, false)
+	d.Pocket = true
+	s := session(t, d)
+	info := func() InfoOutput {
+		t.Helper()
+		res := callTool(t, s, "computer_info", map[string]any{"traposId": "7:"})
+		require.False(t, res.IsError, text(res))
+		var out InfoOutput
+		require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+		return out
+	}
+	got := info()
+	assert.Equal(t, "a pocket computer, its screen 26x20 characters", got.Kind)
+	assert.Equal(t, []string{
+		"files: read (writes need: set sandbox.allow_files write)",
+		"exec: no (running Lua or programs needs: set sandbox.allow_exec true)",
+		"screen: none (seeing it needs: set sandbox.allow_screen view; typing: set sandbox.allow_screen control)",
+		"(only the computer's owner changes these, in game)",
+	}, got.Allows)
+	require.NotNil(t, got.Allowed)
+	assert.Equal(t, computer.Allowed{Files: "read", Exec: false, Screen: "none"}, *got.Allowed)
+
+	d.SetPermissions(daemonfake.AllowFilesWrite, false)
+	assert.Equal(t, "files: write (except the settings, the startup files and the sandbox's own, which need: set sandbox.allow_exec true)", info().Allows[0])
+	d.SetPermissions(daemonfake.AllowFilesWrite, true)
+	assert.Equal(t, []string{"files: write", "exec: yes (Lua and programs may run)"}, info().Allows[:2])
+
+	d.OldInfo = true
+	got = info()
+	const notReported = "not reported (the computer's client is older than 0.5.15: a refused request names the setting it needs)"
+	assert.Equal(t, notReported, got.Kind)
+	assert.Equal(t, []string{notReported}, got.Allows)
+	assert.Nil(t, got.Allowed)
+	assert.Nil(t, got.Pocket, "not reported is not false")
+
+	res, err := s.ListTools(t.Context(), nil)
+	require.NoError(t, err)
+	for _, tool := range res.Tools {
+		if tool.Name == "computer_info" {
+			assert.Contains(t, tool.Description, "whether it is a pocket computer and its screen's size")
+			assert.Contains(t, tool.Description, "what its owner allows now")
+		}
+	}
+}
