@@ -6,8 +6,14 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"trap-sandbox/testkit/opencodefake"
+
+	"fakecraft/computer"
+	"fakecraft/fakecrafttest"
 )
 
 // shownInViewer is which of the viewer's parts a person sees: the screen, the phone's keys and
@@ -49,9 +55,10 @@ func TestTheWebConsoleShowsAPrivateScreenAsItsOwnersSetting(t *testing.T) {
 }
 
 // TestTheWebConsoleShowsAViewOnlyScreenWithoutItsInputs: a computer whose owner lets its
-// screen be viewed, not controlled (sandbox.allow_screen view), shows its screen; once its
-// input is refused, the keys, Type, Paste and Terminate go (they stayed, each refused again)
-// and a note says why and names the setting that allows them.
+// screen be viewed, not controlled (sandbox.allow_screen view), shows its screen without the
+// keys, Type, Paste and Terminate (they stayed, each refused again), and a note says why and
+// names the setting that allows them; a key typed on the screen itself is refused, in the
+// computer's words.
 func TestTheWebConsoleShowsAViewOnlyScreenWithoutItsInputs(t *testing.T) {
 	ctx := testContext(t)
 	const token = "console-viewonly-1f7a"
@@ -59,7 +66,7 @@ func TestTheWebConsoleShowsAViewOnlyScreenWithoutItsInputs(t *testing.T) {
 	page, until := openDesk(ctx, t, g.Addr, token)
 	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
 		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
-	require.NoError(t, chromedp.Do(page, chromedp.Click(`#touch [data-key="enter"]`)))
+	require.NoError(t, chromedp.Do(page, chromedp.Focus("#screen"), chromedp.KeyEvent(kb.Enter)))
 	until(t, "the refusal", `document.getElementById("status").textContent.startsWith("forbidden: ")`)
 	shown, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
 	require.NoError(t, err)
@@ -116,4 +123,110 @@ func TestTheWebConsoleSaysWhoseListIsEmpty(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, want, shown)
 	}
+}
+
+// TestTheWebConsoleShowsAViewOnlyScreenAsSuchFromTheStart: a computer whose owner lets its
+// screen be viewed only (sandbox.allow_screen view) showed the keys, Type, Paste and Terminate
+// until the first key was refused. The console asks the computer what its owner allows
+// (computer.info) before it watches, so the live screen comes without them, and nothing typed
+// was needed to learn it.
+func TestTheWebConsoleShowsAViewOnlyScreenAsSuchFromTheStart(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-viewfirst-4e1b"
+	g, _ := deskAcrossRestarts(ctx, t, token, "view")
+	page, until := openDesk(ctx, t, g.Addr, token)
+	until(t, "the prompt", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("screen-text").textContent.includes("`+markerAtPrompt+`")`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"screen": true, "touch": false, "paste-form": false, "terminate": false, "screen-text": true,
+		"back": true, "viewer-note": true}, shown)
+	words, err := chromedp.Run(page, chromedp.Evaluate[[]string](`[document.getElementById("viewer-note").textContent, document.getElementById("status").textContent]`))
+	require.NoError(t, err)
+	assert.Contains(t, words[0], "viewed, not typed on (sandbox.allow_screen view)")
+	assert.Contains(t, words[0], "this page looks again by itself")
+	assert.Equal(t, "Live", words[1], "nothing was refused to learn it")
+}
+
+// deskOwned starts the desk computer (sandbox.allow_screen allowScreen; "" leaves it unset)
+// at its shell, where ownerSets types what its owner would, set sandbox.allow_screen level,
+// and waits until it ran.
+func deskOwned(ctx context.Context, t *testing.T, token, allowScreen string) (addr string, ownerSets func(t *testing.T, level string)) {
+	t.Helper()
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	opts := computerOptions(t, g, sandboxPassword, "/e2e.lua")
+	opts.ID, opts.Label = 11, "desk"
+	if allowScreen != "" {
+		opts.Settings["sandbox.allow_screen"] = allowScreen
+	}
+	opts.Files = map[string]string{"/e2e.lua": deskProgram, "/said.lua": `print("e2e: the owner set " .. ...)`}
+	typed := make(chan string)
+	opts.Input = computer.Input(typed)
+	c := fakecrafttest.StartWithin(t, opts, testTimeout)
+	c.WaitFor(ctx, markerAtPrompt)
+	return g.Addr, func(t *testing.T, level string) {
+		t.Helper()
+		for _, line := range []string{"set sandbox.allow_screen " + level, "said " + level} {
+			select {
+			case typed <- line:
+			case <-ctx.Done():
+				t.Fatalf("the computer's shell never asked for a line; transcript:\n%s", c.Output())
+			}
+		}
+		c.WaitFor(ctx, "e2e: the owner set "+level)
+	}
+}
+
+// TestTheWebConsoleLooksAgainWhenTheOwnerAllowsTheScreen: a private screen's view never
+// looked again (the person had to reload once the owner showed it), nor did a view-only
+// one's once the owner allowed control. The view looks again by itself, after 2 s doubling
+// to 30 s, and at once when the page regains the focus: the private one goes live, viewed
+// only, then gains its keys, Type, Paste and Terminate, and a key it sends goes through.
+func TestTheWebConsoleLooksAgainWhenTheOwnerAllowsTheScreen(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-lookagain-9c3d"
+	addr, ownerSets := deskOwned(ctx, t, token, "")
+	page, until := openDesk(ctx, t, addr, token)
+	until(t, "the refusal", `document.getElementById("viewer").classList.contains("private")`)
+
+	// By itself: no reload, no focus.
+	ownerSets(t, "view")
+	until(t, "the screen, viewed only", `document.getElementById("status").textContent === "Live" &&
+		document.getElementById("viewer").classList.contains("view-only") &&
+		document.getElementById("screen-text").textContent.includes("e2e: the owner set view")`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"screen": true, "touch": false, "paste-form": false, "terminate": false, "screen-text": true,
+		"back": true, "viewer-note": true}, shown)
+
+	// At once when the page regains the focus (the person back from the computer).
+	ownerSets(t, "control")
+	_, err = chromedp.Run(page, chromedp.Evaluate[bool](`window.dispatchEvent(new Event("focus"))`))
+	require.NoError(t, err)
+	until(t, "the controls", `!document.getElementById("viewer").classList.contains("view-only")`)
+	shown, err = chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"screen": true, "touch": true, "paste-form": true, "terminate": true, "screen-text": true,
+		"back": true, "viewer-note": false}, shown)
+	require.NoError(t, chromedp.Do(page, chromedp.SendKeys("#type-text", "said typed"), chromedp.Click(`#touch [data-key="enter"]`)))
+	until(t, "the typed line run", `document.getElementById("screen-text").textContent.includes("e2e: the owner set typed")`)
+	status, err := chromedp.Run(page, chromedp.Text("#status"))
+	require.NoError(t, err)
+	assert.Equal(t, "Live", status)
+}
+
+// TestTheWebConsoleKeepsAnOlderClientsControls: a computer whose client is older than 0.5.15
+// answers computer.info without allowed; not reported is not none or view, so its view keeps
+// the keys, Type, Paste and Terminate until a refusal says otherwise, as before.
+func TestTheWebConsoleKeepsAnOlderClientsControls(t *testing.T) {
+	ctx := testContext(t)
+	const token = "console-older-2a6f"
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", token)
+	screenComputer(ctx, t, g, "11:desk", sandboxPassword, nil)
+	page, until := openDesk(ctx, t, g.Addr, token)
+	until(t, "the screen", `document.getElementById("status").textContent === "Live"`)
+	shown, err := chromedp.Run(page, chromedp.Evaluate[map[string]bool](shownInViewer))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]bool{"screen": true, "touch": true, "paste-form": true, "terminate": true, "screen-text": true,
+		"back": true, "viewer-note": false}, shown)
 }

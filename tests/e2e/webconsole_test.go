@@ -968,7 +968,8 @@ func TestTheWebConsoleFollowsARelabelledComputerInItsOwnAccount(t *testing.T) {
 }
 
 // screenComputer says hello on g as id with secret and answers each screen.watch with one
-// frame (three cells: id's characters 2 to 4), closing watched (when not nil) at the first.
+// frame (three cells: id's characters 2 to 4), closing watched (when not nil) at the first,
+// and computer.info (always answered) as a client older than 0.5.15 does: without allowed.
 func screenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, secret string, watched chan struct{}) *harness.Computer {
 	t.Helper()
 	c, err := harness.Dial(ctx, "ws://"+g.Addr+"/trapos/ws", id)
@@ -982,6 +983,11 @@ func screenComputer(ctx context.Context, t *testing.T, g *harness.Gateway, id, s
 			f, err := c.Next(ctx)
 			if err != nil {
 				return
+			}
+			if f.Event == harness.EventGatewayRequest && f.Type == harness.TypeComputerInfo {
+				_ = c.WriteJSON(map[string]any{"event": harness.EventComputerResponse, "traposSenderId": id,
+					"messageId": f.MessageID, "type": f.Type, "ok": true, "payload": map[string]any{"traposId": id, "clientVersion": "0.5.14"}})
+				continue
 			}
 			if f.Event != harness.EventGatewayRequest || f.Type != "screen.watch" {
 				continue

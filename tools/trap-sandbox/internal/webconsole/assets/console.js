@@ -292,13 +292,17 @@ const connectionLost = "The connection to the gateway was lost" + waiting;
 
 // follow shows the computer's screen while view v is open: when the computer goes away or the
 // gateway stops, it says so and watches again every retryMs (a busy computer: after the
-// answer's Retry-After), so the view comes back with the computer. A refusal (the owner's
-// setting, the token) ends it.
+// answer's Retry-After), so the view comes back with the computer. Each watch is preceded by
+// asking what the owner allows (learnAccess), so a view-only screen shows as such from the
+// start. A screen its owner keeps private is watched again on its own (lookAgain), and goes
+// live once the owner allows it; the token's refusal ends it.
 async function follow(v) {
   const signal = v.abort.signal;
+  const backoff = { ms: 0 };
   while (!signal.aborted) {
     let again;
     try {
+      await learnAccess(v);
       again = await watch(v);
     } catch (e) {
       if (e.name === "AbortError" || e.message === "unauthorized") return;
@@ -307,7 +311,92 @@ async function follow(v) {
     }
     if (again === false || signal.aborted) return;
     if (typeof again === "string") { followRelabel(v, again); return; }
+    if (again === keptPrivateMark) {
+      await lookAgain(v, backoff);
+      continue;
+    }
+    backoff.ms = 0;
     await new Promise((resolve) => setTimeout(resolve, again));
+  }
+}
+
+// lookFirstMs and lookMostMs bound how often a view looks again at what the owner of a
+// private or view-only screen allows: after 2 s, doubling to every 30 s, while the page is
+// shown, and at once when it regains the focus (the person back from the computer, where
+// they changed the setting).
+const lookFirstMs = 2000;
+const lookMostMs = 30000;
+
+// lookAgain waits, for view v, until it is time to look again at what the owner allows: the
+// next step of backoff ({ms}, the last wait; 0 before the first), a hidden page waiting until it
+// is shown; the window regaining the focus or the page being shown again cuts the wait short.
+// It resolves at once when the view closes.
+function lookAgain(v, backoff) {
+  backoff.ms = backoff.ms ? Math.min(backoff.ms * 2, lookMostMs) : lookFirstMs;
+  const signal = v.abort.signal;
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      window.removeEventListener("focus", done);
+      document.removeEventListener("visibilitychange", shown);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    // Shown again: at once. Due while hidden: when shown (a hidden page looks at nothing).
+    const shown = () => { if (document.visibilityState === "visible") done(); };
+    const timer = setTimeout(shown, backoff.ms);
+    window.addEventListener("focus", done);
+    document.addEventListener("visibilitychange", shown);
+    signal.addEventListener("abort", done);
+  });
+}
+
+// infoTimeoutMs is how long asking computer.info may take: the watch waits for it.
+const infoTimeoutMs = 5000;
+
+// learnAccess asks view v's computer what its owner allows now (computer.info's allowed,
+// docs/capabilities.md) and shows it: a view-only screen without the keys, Type, Paste and
+// Terminate from the start (they stayed until the first key was refused), and with them again
+// once the owner allows control. v.reports is whether the computer says (a client older than
+// 0.5.15 does not: its view learns it from a refusal, as before). A computer not there, or a
+// gateway away, is the watch's to say; the token's refusal and the view closing end follow.
+async function learnAccess(v) {
+  let info = null;
+  try {
+    const res = await api("/trapos/computers/" + encodeURIComponent(v.traposId) + "/requests", {
+      method: "POST", headers: { "Content-Type": "application/json" }, signal: v.abort.signal,
+      body: JSON.stringify({ type: "computer.info", payload: {}, timeoutMs: infoTimeoutMs }),
+    });
+    const body = res.ok ? await res.json() : null;
+    info = body && body.ok ? body.payload : null;
+  } catch (e) {
+    if (e.name === "AbortError" || e.message === "unauthorized") throw e;
+    return;
+  }
+  const allowed = info && info.allowed;
+  if (view !== v || !allowed || typeof allowed.screen !== "string") return;
+  v.reports = true;
+  // view over a private note: the watch that follows goes live, or is refused again.
+  if (allowed.screen === "view") viewOnly(v);
+  else if (allowed.screen === "control" && $("viewer").classList.contains("view-only")) note();
+}
+
+// lookForControl looks again, while view v is view-only and its computer says what its owner
+// allows, until the owner allows control (lookAgain's backoff); the view then gains its keys,
+// Type, Paste and Terminate.
+async function lookForControl(v) {
+  if (v.lookingForControl || !v.reports) return;
+  v.lookingForControl = true;
+  const backoff = { ms: 0 };
+  try {
+    while (view === v && !v.abort.signal.aborted && $("viewer").classList.contains("view-only")) {
+      await lookAgain(v, backoff);
+      if (view !== v || v.abort.signal.aborted) return;
+      await learnAccess(v);
+    }
+  } catch { // the view closed, or the token was refused: nothing to look at
+  } finally {
+    v.lookingForControl = false;
   }
 }
 
@@ -350,10 +439,14 @@ async function learnAccount(v) {
   }
 }
 
+// keptPrivateMark is watch's report of a screen its owner keeps private: follow looks again.
+const keptPrivateMark = Symbol("kept private");
+
 // watch streams the computer's screen into the view until the stream ends; it reports when to
 // watch again, in ms (retryMs: the computer or the gateway went away; a busy computer, whose
 // host's other requests fill it for the moment: 429's Retry-After), the computer's new
-// traposId when it was relabelled (followRelabel), or false, and says why in
+// traposId when it was relabelled (followRelabel), keptPrivateMark (the owner keeps the screen
+// private: look again later), or false, and says why in
 // the status. 501 is
 // neither: the computer is there but its client has no screen (older than it), which the
 // message says how to fix; asking again every retryMs would not, and read "waiting". Nor is a
@@ -372,7 +465,7 @@ async function watch(v) {
     }
     if (error && error.code === "forbidden") { // the owner keeps the screen private
       keptPrivate(v, error.message);
-      return false;
+      return keptPrivateMark;
     }
     const busy = res.status === 429;
     const again = busy || res.status === 404 || (res.status >= 500 && res.status !== 501);
@@ -381,6 +474,7 @@ async function watch(v) {
     return busy ? retryAfterMs(res) : again && retryMs;
   }
   status("Live");
+  if ($("viewer").classList.contains("private")) note(); // the owner shows it now
   live(v, true);
   if (v.accountId === undefined && !v.learning) v.learning = learnAccount(v);
   try {
@@ -405,24 +499,28 @@ function inBrowser(message) {
 // keptPrivate shows view v's computer as its owner keeps it (sandbox.allow_screen none: the
 // screen watch refused forbidden): no screen, no keys, Paste or Terminate (each refused
 // too), but what the owner's setting is and how the owner shows it; the status has the
-// computer's own words. The view is not watched again: only the owner, in game, changes it.
+// computer's own words. follow looks again on its own, and shows the screen once it may.
 function keptPrivate(v, message) {
   if (view !== v) return;
   status("forbidden: " + message);
   note("private", "The owner of this computer keeps its screen private (sandbox.allow_screen none): " +
     "nothing of it can be seen or typed on here. On the computer, the owner shows it with " +
-    "set sandbox.allow_screen view (or control, to let it be typed on too); then open it again.");
+    "set sandbox.allow_screen view (or control, to let it be typed on too); this page looks again " +
+    "by itself, and at once when you come back to it.");
 }
 
-// viewOnly shows view v's computer as viewed, not controlled (sandbox.allow_screen view: its
-// input refused forbidden): the screen stays, the keys, Type, Paste and Terminate go (each
-// only refused); keys typed on the screen still go, and once the owner allows control the
-// first that goes through brings them back (notedAllowed).
+// viewOnly shows view v's computer as viewed, not controlled (sandbox.allow_screen view: as
+// computer.info says, or its input refused forbidden): the screen stays, the keys, Type, Paste
+// and Terminate go (each only refused); keys typed on the screen still go. Once the owner
+// allows control they come back: when computer.info says so (lookForControl, for a computer
+// that says), or when a key typed on the screen goes through.
 function viewOnly(v) {
   if (view !== v || $("viewer").classList.contains("view-only")) return;
   note("view-only", "The owner of this computer lets its screen be viewed, not typed on " +
     "(sandbox.allow_screen view): keys, Paste and Terminate are refused. On the computer, the owner " +
-    "allows them with set sandbox.allow_screen control.");
+    "allows them with set sandbox.allow_screen control" +
+    (v.reports ? "; this page looks again by itself, and at once when you come back to it." : "."));
+  lookForControl(v);
 }
 
 // note shows why the view lacks what it lacks (kind: the viewer's class, "private" or
