@@ -265,7 +265,11 @@ func (c *InfoCmd) Run(ctx context.Context, out Stdout) error {
 	}
 	var fields map[string]any
 	raw, _ := json.Marshal(info)
-	if err := json.Unmarshal(raw, &fields); err != nil {
+	// Numbers as the computer wrote them: as float64, fmt wrote a free space of 1000000 bytes as
+	// 1e+06 and day 100 as 1e+02.
+	decoder := json.NewDecoder(bytes.NewReader(raw))
+	decoder.UseNumber()
+	if err := decoder.Decode(&fields); err != nil {
 		return err
 	}
 	for _, shownBelow := range []string{"peripherals", "pocket", "screenWidth", "screenHeight", "allowed"} {

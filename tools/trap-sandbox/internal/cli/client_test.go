@@ -332,6 +332,7 @@ func TestInfoSaysWhatTheOwnerAllows(t *testing.T) {
 		"               (only the computer's owner changes these, in game)\n"+
 		"peripherals:   1\n", out)
 	assert.NotContains(t, out, "map[", "the answer's object is not printed as Go's")
+	assert.Contains(t, out, "\nfreeSpace:     1000000\n", "a round number as the computer wrote it, not 1e+06")
 
 	out, err = runClient(t, "info", "--url", base, "8:old")
 	require.NoError(t, err)
