@@ -230,3 +230,28 @@ func TestTheWebConsoleKeepsAnOlderClientsControls(t *testing.T) {
 	assert.Equal(t, map[string]bool{"screen": true, "touch": true, "paste-form": true, "terminate": true, "screen-text": true,
 		"back": true, "viewer-note": false}, shown)
 }
+
+// TestTheWebConsoleLooksAtOnceWhenThePersonCameBackDuringALook: the window regaining the
+// focus while a view was asking the computer (no wait under way to cut short) was lost, and
+// the next look came a backoff later, up to 30 s; it now comes at once. A backoff of 30 s
+// against a timer of 1 s: the order of the two, not the machine's speed, decides.
+func TestTheWebConsoleLooksAtOnceWhenThePersonCameBackDuringALook(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", "console-cameback-4e1a")
+	page, _ := consolePage(ctx, t)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitVisible("#login")))
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]string](`(async () => {
+		const visible = document.visibilityState;
+		window.dispatchEvent(new Event("focus")); // back, while no look waits
+		const looks = [];
+		for (let i = 0; i < 2; i++) {
+			const v = { abort: new AbortController() };
+			looks.push(await Promise.race([lookAgain(v, { ms: 15000 }).then(() => "at once"),
+				new Promise((resolve) => setTimeout(() => resolve("a backoff later"), 1000))]));
+			v.abort.abort();
+		}
+		return [visible, ...looks];
+	})()`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"visible", "at once", "a backoff later"}, got, "the second look has no coming back of its own")
+}

@@ -327,15 +327,27 @@ async function follow(v) {
 const lookFirstMs = 2000;
 const lookMostMs = 30000;
 
+// cameBack is whether the window regained the focus, or the page was shown again, since a
+// view last looked at what the owner allows: one that came while a look was under way (asking
+// the computer, or the watch it led to) makes the next look at once, not a backoff later.
+let cameBack = false;
+window.addEventListener("focus", () => { cameBack = true; });
+document.addEventListener("visibilitychange", () => { if (document.visibilityState === "visible") cameBack = true; });
+
 // lookAgain waits, for view v, until it is time to look again at what the owner allows: the
 // next step of backoff ({ms}, the last wait; 0 before the first), a hidden page waiting until it
-// is shown; the window regaining the focus or the page being shown again cuts the wait short.
-// It resolves at once when the view closes.
+// is shown; the window regaining the focus or the page being shown again, now or since the
+// last look (cameBack), cuts the wait short. It resolves at once when the view closes.
 function lookAgain(v, backoff) {
   backoff.ms = backoff.ms ? Math.min(backoff.ms * 2, lookMostMs) : lookFirstMs;
   const signal = v.abort.signal;
+  if (cameBack && document.visibilityState === "visible") {
+    cameBack = false;
+    return Promise.resolve();
+  }
   return new Promise((resolve) => {
     const done = () => {
+      cameBack = false;
       clearTimeout(timer);
       window.removeEventListener("focus", done);
       document.removeEventListener("visibilitychange", shown);
