@@ -203,7 +203,7 @@ func TestAIOnAComputer(t *testing.T) {
 		ok, out := runCommand(ctx, t, desk(t, g, overlay, computer.LinesOf("y"), "ai", "edit"))
 		assert.True(t, ok, out)
 		assert.Contains(t, strings.Join(lines(out), "\n"), "The agent wants to change /long.lua (2092 -> 2097\nbytes):\n"+
-			"    (47 lines the same)\n 48 print(48)\n 49 print(49)\n-50 print(50)\n+50 print('fifty')\n"+
+			"    (47 lines the same)\n 48 print(48)\n 49 print(49)\n-   print(50)\n+50 print('fifty')\n"+
 			" 51 print(51)\n 52 print(52)\n    (148 lines the same)\nAllow? [y/N] y")
 		assert.NotContains(t, out, "print(53)", "only what changes")
 		assert.Contains(t, lines(out), "edit completed")

@@ -541,13 +541,16 @@ local function fileThere(path)
   return data, #data;
 end
 
--- The rows of lineChanges as the player reads them, one line each with its colour: "-" and a
--- line's old number for a line removed (red), "+" and its new number for one added (green),
--- a space for one the same, and how many the same were left out.
+-- The rows of lineChanges as the player reads them, one line each with its colour: "-" for a
+-- line removed (red), "+" for one added (green), a space for one the same, and how many the
+-- same were left out. Every number is the line's in the file after the write; a removed line,
+-- which has none there, has none (its old number beside the new ones read as "150" twice).
 local function changeLines(rows)
   local widest = 1;
   for _, row in ipairs(rows) do
-    widest = math.max(widest, #tostring(row.line or 0));
+    if row.mark ~= "-" then
+      widest = math.max(widest, #tostring(row.line or 0));
+    end
   end
   local lines = {};
   for _, row in ipairs(rows) do
@@ -556,7 +559,8 @@ local function changeLines(rows)
       lines[#lines + 1] = { (" "):rep(widest + 2) .. "(" .. count .. " the same)", "lightGrey" };
     else
       local colour = row.mark == "-" and "red" or row.mark == "+" and "green" or nil;
-      local number = (" "):rep(widest - #tostring(row.line)) .. row.line;
+      local shown = row.mark == "-" and "" or tostring(row.line);
+      local number = (" "):rep(widest - #shown) .. shown;
       lines[#lines + 1] = { row.mark .. number .. " " .. shownText((row.text:gsub("\r$", ""))), colour };
     end
   end

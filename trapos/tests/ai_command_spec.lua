@@ -621,7 +621,7 @@ describe("ai command", function()
           "     (147 lines the same)",
           " 148 print(148)",
           " 149 print(149)",
-          "-150 print(150)",
+          "-    print(150)",
           "+150 print(\"one hundred fifty\")",
           " 151 print(151)",
           " 152 print(152)",
@@ -643,7 +643,7 @@ describe("ai command", function()
         expectSuccess(ok, err);
         expect(rowsFrom(rows, 1, 8)):same({
           "The agent wants to change", "/ai_spec_door.lua (6 -> 6", "bytes):",
-          " 1 a", "-2 b", "+2 B", " 3 c", "Allow? [y/N] n",
+          " 1 a", "-  b", "+2 B", " 3 c", "Allow? [y/N] n",
         });
         expect(record.colours(5)):eq(("0"):rep(26));
       end);
@@ -655,7 +655,7 @@ describe("ai command", function()
           polls = { { write("a\n\27[32mgreen\nc\n") }, { done(2) } },
         });
         expectSuccess(ok, err);
-        expect(rowsFrom(rows, 3, 6)):same({ " 1 a", "-2 \\x1b[31mred", "+2 \\x1b[32mgreen", " 3 c" });
+        expect(rowsFrom(rows, 3, 6)):same({ " 1 a", "-  \\x1b[31mred", "+2 \\x1b[32mgreen", " 3 c" });
       end);
 
       it("shows a binary file safely: every byte that is not text as \\xNN, none raw", function()
