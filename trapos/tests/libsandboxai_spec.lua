@@ -533,6 +533,104 @@ describe("libsandboxai", function()
       expect({ removed, added }):same({ 20000, 20001 });
       expect(#rows):eq(40001);
     end);
+
+    -- A seeded property check over a few hundred small random texts of a tiny alphabet of
+    -- lines, with and without a final line break and with \r\n: the rows, their left-out
+    -- lines filled back in, give the new text (" " and "+") and the old (" " and "-"), each
+    -- numbered where it stands, and within MAX_LINE_EDITS the lines removed and added are the
+    -- fewest there are (a plain O(n x m) longest common subsequence, fine for tiny texts).
+    describe("on random texts", function()
+      local function lines(text)
+        local found = {};
+        for line in text:gmatch("[^\n]*\n") do
+          found[#found + 1] = line;
+        end
+        found[#found + 1] = text:match("[^\n]+$");
+        return found;
+      end
+
+      local function commonLines(a, b)
+        local longest = {};
+        for i = 0, #a do
+          longest[i] = { [0] = 0 };
+        end
+        for j = 0, #b do
+          longest[0][j] = 0;
+        end
+        for i = 1, #a do
+          for j = 1, #b do
+            longest[i][j] = a[i] == b[j] and longest[i - 1][j - 1] + 1
+              or math.max(longest[i - 1][j], longest[i][j - 1]);
+          end
+        end
+        return longest[#a][#b];
+      end
+
+      local alphabet = { "a", "b", "c", "", "a\r" };
+      local function randomText(most)
+        local parts = {};
+        for i = 1, math.random(0, most) do
+          parts[i] = alphabet[math.random(#alphabet)];
+        end
+        local text = table.concat(parts, math.random(4) == 1 and "\r\n" or "\n");
+        if #parts > 0 and math.random(2) == 1 then
+          text = text .. "\n";
+        end
+        return text;
+      end
+
+      -- The lines of `side` ("new": " " and "+"; "old": " " and "-") the rows give, each left
+      -- out line filled in from that text, checking each row's number is where it stands.
+      local function rebuilt(rows, text, side)
+        local shown, out = {}, {};
+        for i, line in ipairs(lines(text)) do
+          shown[i] = line:gsub("\n$", "");
+        end
+        local kept = side == "new" and "+" or "-";
+        for _, row in ipairs(rows) do
+          if row.skipped then
+            for _ = 1, row.skipped do
+              local next = #out + 1;
+              out[next] = shown[next];
+            end
+          elseif row.mark == kept or row.mark == " " then
+            if row.mark == kept or side == "new" then
+              expect(row.line):eq(#out + 1);
+            end
+            out[#out + 1] = row.text;
+          end
+        end
+        return out, shown;
+      end
+
+      it("give back both texts, with the fewest lines removed and added (up to 64)", function()
+        math.randomseed(515);
+        for round = 1, 500 do
+          -- The last hundred are longer, some past MAX_LINE_EDITS, where only the fallbacks run.
+          local most = round <= 400 and 8 or 60;
+          local old, new = randomText(most), randomText(most);
+          if math.random(3) == 1 then
+            new = old .. (math.random(2) == 1 and "\n" or "b");
+          end
+          local context = math.random(0, 3);
+          local rows, removed, added = lib.lineChanges(old, new, context);
+          local case = ("%q -> %q, context %d"):format(old, new, context);
+          local got, want = rebuilt(rows, new, "new");
+          if #rows > 0 or old ~= new then
+            expect({ case, got }):same({ case, want });
+          end
+          got, want = rebuilt(rows, old, "old");
+          if #rows > 0 or old ~= new then
+            expect({ case, got }):same({ case, want });
+          end
+          local a, b = lines(old), lines(new);
+          local fewest = #a + #b - 2 * commonLines(a, b);
+          if fewest <= 64 then
+            expect({ case, removed + added }):same({ case, fewest });
+          end
+        end
+      end);
+    end);
   end);
 
   describe("noAgentLine", function()
