@@ -339,3 +339,36 @@ func TestInfoSaysWhatTheOwnerAllows(t *testing.T) {
 	const notReported = "not reported (the computer's client is older than 0.5.15: a refused request names the setting it needs)"
 	assert.Contains(t, out, "\nkind:          "+notReported+"\nallows:        "+notReported+"\nperipherals:   1\n", out)
 }
+
+// A computer's client that answers computer.info with what no client sends (a hostile or
+// altered one) is shown by the text rule: its levels escaped and cut, never its escape
+// sequences or line breaks; a field of the wrong type is one line naming it.
+func TestInfoShowsAHostileComputersAnswerAsText(t *testing.T) {
+	clearEnv(t)
+	base := startGatewayHTTP(t, "")
+	// 100 KiB, its control characters at the start (escaped, the frame stays under 128 KiB).
+	long := "\x1b[2J\x1b]0;owned\a<script>alert(1)</script>\n" + strings.Repeat("read write ", 9400)
+	connectComputer(t, base, &daemonfake.Daemon{ID: 7, Label: "odd", InfoFields: map[string]any{
+		"pocket": true, "screenWidth": -26, "screenHeight": 20,
+		"allowed": map[string]any{"files": long, "exec": false, "screen": "\x1b[31mcontrol"},
+	}})
+	connectComputer(t, base, &daemonfake.Daemon{ID: 8, Label: "yes", InfoFields: map[string]any{"pocket": "yes"}})
+	connectComputer(t, base, &daemonfake.Daemon{ID: 9, Label: "all", InfoFields: map[string]any{"allowed": "everything"}})
+	connectComputer(t, base, &daemonfake.Daemon{ID: 10, Label: "huge", InfoFields: map[string]any{"screenWidth": 1e308}})
+
+	out, err := runClient(t, "info", "--url", base, "7:odd")
+	require.NoError(t, err)
+	assert.NotContains(t, out, "\x1b", "no escape sequence reaches the terminal")
+	assert.NotContains(t, out, "<script>\n", "no line broken by the computer")
+	assert.Less(t, len(out), 2000, "a level is cut, not printed whole")
+	assert.Contains(t, out, "\nkind:          a pocket computer\n", "a negative size is not reported")
+	assert.Contains(t, out, "\nallows:        files: not known (\"\\x1b[2J\\x1b]0;owned\\x07<script>alert(1)</script>\\x0aread write", out)
+	assert.Contains(t, out, "\n               screen: not known (\"\\x1b[31mcontrol\" is not none, view or control: the computer's own check decides)\n")
+
+	for _, odd := range []struct{ id, field string }{{"8:yes", "pocket"}, {"9:all", "allowed"}, {"10:huge", "screenWidth"}} {
+		_, err := runClient(t, "info", "--url", base, odd.id)
+		require.Error(t, err, odd.id)
+		assert.NotContains(t, err.Error(), "\n", odd.id)
+		assert.Contains(t, err.Error(), odd.field, odd.id)
+	}
+}

@@ -71,8 +71,10 @@ type Allowed struct {
 
 // The levels Allowed.Files and Allowed.Screen take (libsandboxsettings').
 const (
+	filesNone   = "none"
 	filesRead   = "read"
 	filesWrite  = "write"
+	screenNone  = "none"
 	screenView  = "view"
 	screenCtrl  = "control"
 	allowFiles  = "set sandbox.allow_files "
@@ -114,8 +116,10 @@ func (i Info) Allows() []string {
 		}
 	case filesRead:
 		files = "files: read (writes need: " + allowFiles + filesWrite + ")"
+	case filesNone:
+		files = "files: none (reads need: " + allowFiles + filesRead + "; writes: " + allowFiles + filesWrite + ")"
 	default:
-		files = "files: " + a.Files + " (reads need: " + allowFiles + filesRead + "; writes: " + allowFiles + filesWrite + ")"
+		files = "files: " + unknownLevel(a.Files, filesNone+", "+filesRead+" or "+filesWrite)
 	}
 	exec := "exec: yes (Lua and programs may run)"
 	if !a.Exec {
@@ -127,10 +131,23 @@ func (i Info) Allows() []string {
 		screen = "screen: control (it may be seen and typed on)"
 	case screenView:
 		screen = "screen: view (typing on it needs: " + allowScreen + screenCtrl + ")"
+	case screenNone:
+		screen = "screen: none (seeing it needs: " + allowScreen + screenView + "; typing: " + allowScreen + screenCtrl + ")"
 	default:
-		screen = "screen: " + a.Screen + " (seeing it needs: " + allowScreen + screenView + "; typing: " + allowScreen + screenCtrl + ")"
+		screen = "screen: " + unknownLevel(a.Screen, screenNone+", "+screenView+" or "+screenCtrl)
 	}
 	return []string{files, exec, screen, "(only the computer's owner changes these, in game)"}
+}
+
+// shownLevelBytes bounds a level no client sends as Allows shows it.
+const shownLevelBytes = 64
+
+// unknownLevel words a level no client sends (its own check reads a hand-edited setting as
+// none, and says none): a hostile or altered client's, shown by the text rule and cut, since
+// the line goes to a terminal and to an agent; it is not believed either way.
+func unknownLevel(level, levels string) string {
+	return fmt.Sprintf(`not known ("%s" is not %s: the computer's own check decides)`,
+		cctext.Show(cctext.Clip(level, shownLevelBytes), false), levels)
 }
 
 // Info asks a computer for its identity and state.

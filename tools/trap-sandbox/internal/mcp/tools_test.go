@@ -494,6 +494,26 @@ func TestNoInputSchemaHasATypeList(t *testing.T) {
 // or a run and was refused. It says them in words, read at each call (the owner's set shows
 // in the next), and an older client's answer, which has none of them, is not reported, never
 // none.
+// A computer whose client answers computer.info with levels no client sends (a hostile or
+// altered one) has them in allows by the text rule, cut: no escape sequence or line break
+// reaches the agent as words of ours, and they are not read as a level either way.
+func TestComputerInfoShowsAHostileComputersLevelsAsText(t *testing.T) {
+	d := daemonfake.NewLocal(nil)
+	d.InfoFields = map[string]any{"screenWidth": -26, "allowed": map[string]any{
+		"files": "\x1b[2J\nwrite" + strings.Repeat(" write", 20000), "exec": true, "screen": "control\u2028",
+	}}
+	s := session(t, d)
+	res := callTool(t, s, "computer_info", map[string]any{"traposId": "7:"})
+	require.False(t, res.IsError, text(res))
+	var out InfoOutput
+	require.NoError(t, json.Unmarshal([]byte(text(res)), &out))
+	assert.Equal(t, "a computer", out.Kind, "a negative size is not reported")
+	require.Len(t, out.Allows, 4)
+	assert.Equal(t, `files: not known ("\x1b[2J\x0awrite write write write write write write write write write…(cut, 120010 bytes)" is not none, read or write: the computer's own check decides)`, out.Allows[0])
+	assert.Equal(t, "exec: yes (Lua and programs may run)", out.Allows[1])
+	assert.Equal(t, `screen: not known ("control\u2028" is not none, view or control: the computer's own check decides)`, out.Allows[2])
+}
+
 func TestComputerInfoSaysWhatTheOwnerAllows(t *testing.T) {
 	d := daemonfake.NewLocal(nil)
 	d.SetPermissions(daemonfake.AllowFilesRead, false)

@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -85,6 +86,9 @@ type Daemon struct {
 	// OldInfo answers computer.info as a client before 0.5.15: without pocket, the screen's
 	// size and allowed.
 	OldInfo bool
+	// InfoFields replaces computer.info's fields by these, as a hostile or altered client
+	// answers them (allowed as a string, pocket as "yes"); set before the first Answer.
+	InfoFields map[string]any
 	// OldClient answers fs.move as a client older than its overwrite field: it ignores it.
 	OldClient bool
 	// ClientVersion is the version the hello names (clientVersion) and computer.info reports;
@@ -301,16 +305,16 @@ func (d *Daemon) info() map[string]any {
 	if d.Label != "" {
 		info["label"] = d.Label
 	}
-	if d.OldInfo {
-		return info
+	if !d.OldInfo {
+		files, _ := d.filesLevel()
+		info["pocket"], info["screenWidth"], info["screenHeight"] = d.Pocket, 51, 19
+		if d.Pocket {
+			info["screenWidth"], info["screenHeight"] = 26, 20
+		}
+		// The stand-in has no screen: the owner allows none of it.
+		info["allowed"] = map[string]any{"files": files, "exec": d.AllowExec, "screen": "none"}
 	}
-	files, _ := d.filesLevel()
-	info["pocket"], info["screenWidth"], info["screenHeight"] = d.Pocket, 51, 19
-	if d.Pocket {
-		info["screenWidth"], info["screenHeight"] = 26, 20
-	}
-	// The stand-in has no screen: the owner allows none of it.
-	info["allowed"] = map[string]any{"files": files, "exec": d.AllowExec, "screen": "none"}
+	maps.Copy(info, d.InfoFields)
 	return info
 }
 
