@@ -47,6 +47,10 @@ local CHANGE_CONTEXT = 2;
 -- The biggest file there a write is compared with (read whole, then compared line by line); a
 -- bigger one is shown as replaced.
 local MAX_COMPARED_BYTES = 64 * 1024;
+-- The most content a gateway sends with a write (docs/protocol.md's confirm row: one file
+-- chunk); more, from a gateway that is not ours, is not read: a 1 MiB one compared with a file
+-- there ran too long without yielding, and CC stopped ai.
+local MAX_SENT_CONTENT_BYTES = 16 * 1024;
 
 local MSG_URL_NOT_SET = "sandbox.url is not set. Run: sandbox setup";
 local MSG_NO_DAEMON = libsandbox.NO_DAEMON;
@@ -523,10 +527,12 @@ local function showEvent(event)
 end
 
 -- The file a write would replace: its bytes, when it is there and small enough to compare,
--- and its size (false when there is none).
+-- and its size (false when there is none); and whether a directory is there instead.
 local function fileThere(path)
-  if type(path) ~= "string" or not fs.exists(path) or fs.isDir(path) then
-    return nil, false;
+  if type(path) ~= "string" or not fs.exists(path) then
+    return nil, false, false;
+  elseif fs.isDir(path) then
+    return nil, false, true;
   end
   local size = fs.getSize(path);
   if size > MAX_COMPARED_BYTES then
@@ -573,18 +579,19 @@ end
 -- gateway sends at most 16 KiB), is not shown, and the question says so with its size.
 local function showWrite(event)
   local content = event.content;
-  if type(content) ~= "string" then
-    local long = type(event.bytes) == "number" and event.bytes > MAX_SHOWN_WRITE_BYTES;
+  if type(content) ~= "string" or #content > MAX_SENT_CONTENT_BYTES then
+    local long = type(content) == "string" or type(event.bytes) == "number" and event.bytes > MAX_SHOWN_WRITE_BYTES;
     return confirmQuestion(event, long and "not shown: too long" or "not shown");
   end
   local payload = type(event.request) == "table" and event.request.payload;
-  local old, oldSize = fileThere(type(payload) == "table" and payload.path or nil);
+  local old, oldSize, isDir = fileThere(type(payload) == "table" and payload.path or nil);
   local target = targetOf(event);
   local size = bytesOf(type(event.bytes) == "number" and event.bytes or #content);
-  if old ~= nil and isText(old) and isText(content) then
-    if old == content then
-      return "The agent wants to write " .. target .. " (" .. size .. "), the same as it holds now. Allow? [y/N] ";
-    end
+  if isDir then
+    return "The agent wants to write " .. target .. " (" .. size .. "), a directory here: the write will fail. Allow? [y/N] ";
+  elseif old == content then
+    return "The agent wants to write " .. target .. " (" .. size .. "), the same as it holds now. Allow? [y/N] ";
+  elseif old ~= nil and isText(old) and isText(content) then
     local lines = changeLines(libsandbox.lineChanges(old, content, CHANGE_CONTEXT));
     local shown = 0;
     for _, line in ipairs(lines) do

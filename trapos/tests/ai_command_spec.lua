@@ -736,6 +736,81 @@ describe("ai command", function()
         expect(rows[1]):eq("The agent wants to write a new file /ai_spec_door.lua (0 bytes). Allow? [y/N] n");
       end);
 
+      it("says a write onto a directory here is one, not a new file", function()
+        fs.makeDir(PATH);
+        local ok, err, rows = run({ "write it" }, {
+          width = 100, settings = ALLOWED, typed = { "n" }, polls = { { write("print(1)\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rows[1]):eq("The agent wants to write /ai_spec_door.lua (9 bytes), a directory here: the write will fail. Allow?");
+        expect(rows[2]):eq("[y/N] n");
+      end);
+
+      it("says a write of the bytes a binary file holds already in one line", function()
+        putFile("\0same");
+        local ok, err, rows = run({ "write it" }, {
+          width = 100, settings = ALLOWED, typed = { "n" }, polls = { { write("\0same") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rows[1]):eq("The agent wants to write /ai_spec_door.lua (5 bytes), the same as it holds now. Allow? [y/N] n");
+      end);
+
+      it("compares an empty file there, and one of 64 KiB, by their lines", function()
+        putFile("");
+        local ok, err, rows = run({ "write it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" }, polls = { { write("a\nb\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 4)):same({ "The agent wants to change /ai_spec_door.lua (0 -> 4", "bytes):", "+1 a", "+2 b" });
+        -- compared up to 64 KiB (all its 1024 lines removed: too many to show), replaced past it
+        local line = ("x"):rep(63) .. "\n";
+        putFile(line:rep(1024));
+        expect(fs.getSize(PATH)):eq(64 * 1024);
+        ok, err, rows = run({ "edit it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" }, polls = { { write("short\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 2)):same({
+          "The agent wants to change /ai_spec_door.lua (65536", "-> 6 bytes, not shown: too many changes). Allow?",
+        });
+        putFile(line:rep(1024) .. "\n");
+        ok, err, rows = run({ "edit it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" }, polls = { { write("short\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 3)):same({ "The agent wants to replace /ai_spec_door.lua (65537", "bytes) with this (6 bytes):", "short" });
+      end);
+
+      it("names and compares the file its request writes, where a gateway's detail names another", function()
+        putFile("a\nb\n");
+        local event = write("a\nB\n");
+        event.detail = "/harmless.txt";
+        local ok, err, rows = run({ "edit it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" }, polls = { { event }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 5)):same({ "The agent wants to change /ai_spec_door.lua (4 -> 4", "bytes):", " 1 a", "-  b", "+2 B" });
+      end);
+
+      it("does not read or compare a content a gateway sent over its 16 KiB, nor one that is no string", function()
+        putFile(numbered(600));
+        local huge = ("\n"):rep(1024 * 1024);
+        local ok, err, rows = run({ "edit it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" }, polls = { { write(huge) }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 1, 2)):same({
+          "The agent wants to write /ai_spec_door.lua (1048576", "bytes, not shown: too long). Allow? [y/N] n",
+        });
+        local odd = write("x");
+        odd.content = { "x" };
+        ok, err, rows = run({ "edit it" }, {
+          width = 80, settings = ALLOWED, typed = { "n" }, polls = { { odd }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rows[1]):eq("The agent wants to write /ai_spec_door.lua (1 byte, not shown). Allow? [y/N]");
+      end);
+
       it("is allowed without asking in one line when sandbox.ai_confirm is false", function()
         putFile("a\n");
         local ok, err, rows, record = run({ "write it" }, {
