@@ -255,3 +255,31 @@ func TestTheWebConsoleLooksAtOnceWhenThePersonCameBackDuringALook(t *testing.T) 
 	require.NoError(t, err)
 	assert.Equal(t, []string{"visible", "at once", "a backoff later"}, got, "the second look has no coming back of its own")
 }
+
+// TestTheWebConsoleLooksAgainOnceAViewOnlyComputerSaysSo: a view made view-only by a refused
+// key before the computer said what its owner allows (its computer.info not answered in
+// time) stayed without looking again when a later computer.info said view: viewOnly returned
+// at once for a view already view-only, so the look for control never started. The page's
+// api is replaced by an answer of computer.info (a white-box check: making a real
+// computer's first computer.info fail and a later one answer is not cheap).
+func TestTheWebConsoleLooksAgainOnceAViewOnlyComputerSaysSo(t *testing.T) {
+	ctx := testContext(t)
+	g := startGateway(t, opencodefake.ClosedPortURL(t), "--api-token", "console-saysso-7b2e")
+	page, _ := consolePage(ctx, t)
+	require.NoError(t, chromedp.Do(page, chromedp.Navigate("http://"+g.Addr+"/console/"), chromedp.WaitVisible("#login")))
+	got, err := chromedp.Run(page, chromedp.Evaluate[[]bool](`(async () => {
+		const v = { traposId: "7:kitchen", abort: new AbortController() };
+		view = v;
+		viewOnly(v); // a key refused forbidden; the computer has not said what its owner allows
+		const lookingBefore = v.lookingForControl === true;
+		api = async () => new Response(JSON.stringify({ ok: true,
+			payload: { allowed: { files: "none", exec: false, screen: "view" } } }), { status: 200 });
+		await learnAccess(v);
+		const looking = v.lookingForControl === true;
+		const said = document.getElementById("viewer-note").textContent.includes("this page looks again by itself");
+		v.abort.abort();
+		return [lookingBefore, looking, said];
+	})()`, chromedp.EvalAwaitPromise))
+	require.NoError(t, err)
+	assert.Equal(t, []bool{false, true, true}, got, "not looking before it said; looking, and saying so, after")
+}

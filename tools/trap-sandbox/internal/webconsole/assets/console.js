@@ -527,7 +527,9 @@ function keptPrivate(v, message) {
 // allows control they come back: when computer.info says so (lookForControl, for a computer
 // that says), or when a key typed on the screen goes through.
 function viewOnly(v) {
-  if (view !== v || $("viewer").classList.contains("view-only")) return;
+  // Already view-only (a key refused before computer.info answered), it is said again: the
+  // computer may have said since what its owner allows, and then the view looks again.
+  if (view !== v) return;
   note("view-only", "The owner of this computer lets its screen be viewed, not typed on " +
     "(sandbox.allow_screen view): keys, Paste and Terminate are refused. On the computer, the owner " +
     "allows them with set sandbox.allow_screen control" +
