@@ -124,6 +124,11 @@ local function lineText(line)
   return (line:gsub("\n$", ""));
 end
 
+-- A row of lineChanges for a line: unbroken when it has no line break (the text's last).
+local function lineRow(mark, number, line)
+  return { mark = mark, line = number, text = lineText(line), unbroken = line:sub(-1) ~= "\n" or nil };
+end
+
 -- The most lines removed and added lineChanges looks for the fewest of: the search costs
 -- (lines) x (this), so a long file changed all over costs CC no more than a few passes over it.
 local MAX_LINE_EDITS = 64;
@@ -189,9 +194,10 @@ local function fewestEdits(a, b, offset, n, m)
   return steps;
 end
 
--- What a write changes of a text file: rows of {mark, line, text}, mark "-" for a line removed
--- (line: its number in the old text), "+" for one added and " " for one the same (line: its
--- number in the new text), and {skipped = n} for n lines the same left out, each changed line
+-- What a write changes of a text file: rows of {mark, line, text, unbroken}, mark "-" for a
+-- line removed (line: its number in the old text), "+" for one added and " " for one the same
+-- (line: its number in the new text), text without its line break, unbroken true for a line
+-- that has none (the text's last), and {skipped = n} for n lines the same left out, each changed line
 -- keeping up to `context` of them on either side; and how many lines were removed and added.
 -- Cheap enough for CC whatever the size: the lines the same at the start and end are set
 -- aside, and between them the fewest lines removed and added are looked for up to
@@ -213,18 +219,18 @@ local function lineChanges(old, new, context)
   local ops = {};
   local removed, added = 0, 0;
   local function same(line)
-    ops[#ops + 1] = { mark = " ", line = line, text = lineText(b[line]) };
+    ops[#ops + 1] = lineRow(" ", line, b[line]);
   end
   -- Lines from..to after offset: removed from the old text, added from the new.
   local function remove(from, to, offset)
     for k = from, to do
-      ops[#ops + 1] = { mark = "-", line = offset + k, text = lineText(a[offset + k]) };
+      ops[#ops + 1] = lineRow("-", offset + k, a[offset + k]);
     end
     removed = removed + math.max(0, to - from + 1);
   end
   local function add(from, to, offset)
     for k = from, to do
-      ops[#ops + 1] = { mark = "+", line = offset + k, text = lineText(b[offset + k]) };
+      ops[#ops + 1] = lineRow("+", offset + k, b[offset + k]);
     end
     added = added + math.max(0, to - from + 1);
   end

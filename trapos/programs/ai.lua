@@ -44,6 +44,8 @@ local CONFIRM_WAIT = 61;
 local MAX_SHOWN_WRITE_BYTES = 4096;
 -- Lines the same shown before and after each line a write changes.
 local CHANGE_CONTEXT = 2;
+-- After a line a write changes that has no line break (the file's last).
+local NO_LINE_BREAK = "  (no line break)";
 -- The biggest file there a write is compared with (read whole, then compared line by line); a
 -- bigger one is shown as replaced.
 local MAX_COMPARED_BYTES = 64 * 1024;
@@ -551,7 +553,8 @@ end
 -- line removed (red), "+" for one added (green), a space for one the same, and how many the
 -- same were left out. Every number is the line's in the file after the write; a removed line,
 -- which has none there, has none (its old number beside the new ones read as "150" twice).
-local function changeLines(rows)
+-- endingsChange: the write changes how the file's lines end (\r\n or \n).
+local function changeLines(rows, endingsChange)
   local widest = 1;
   for _, row in ipairs(rows) do
     if row.mark ~= "-" then
@@ -567,7 +570,14 @@ local function changeLines(rows)
       local colour = row.mark == "-" and "red" or row.mark == "+" and "green" or nil;
       local shown = row.mark == "-" and "" or tostring(row.line);
       local number = (" "):rep(widest - #shown) .. shown;
-      lines[#lines + 1] = { row.mark .. number .. " " .. shownText((row.text:gsub("\r$", ""))), colour };
+      -- A line changed says it has no line break, and, when the write changes the file's line
+      -- breaks (\r\n to \n or back), keeps the \r of its \r\n (\x0d): what tells "-  b" from
+      -- "+2 b" when only its ending changed.
+      local text = (row.mark == " " or not endingsChange) and row.text:gsub("\r$", "") or row.text;
+      if row.mark ~= " " and row.unbroken then
+        text = text .. NO_LINE_BREAK;
+      end
+      lines[#lines + 1] = { row.mark .. number .. " " .. shownText(text, false), colour };
     end
   end
   return lines;
@@ -592,7 +602,8 @@ local function showWrite(event)
   elseif old == content then
     return "The agent wants to write " .. target .. " (" .. size .. "), the same as it holds now. Allow? [y/N] ";
   elseif old ~= nil and isText(old) and isText(content) then
-    local lines = changeLines(libsandbox.lineChanges(old, content, CHANGE_CONTEXT));
+    local endingsChange = (old:find("\r\n") ~= nil) ~= (content:find("\r\n") ~= nil);
+    local lines = changeLines(libsandbox.lineChanges(old, content, CHANGE_CONTEXT), endingsChange);
     local shown = 0;
     for _, line in ipairs(lines) do
       shown = shown + #line[1] + 1;

@@ -648,6 +648,35 @@ describe("ai command", function()
         expect(record.colours(5)):eq(("0"):rep(26));
       end);
 
+      it("says which changed line has no line break, when only its ending changes", function()
+        putFile("a\nb\n");
+        local ok, err, rows = run({ "edit it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" },
+          polls = { { write("a\nb") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 3, 6)):same({ " 1 a", "-  b", "+2 b  (no line break)", "Allow? [y/N] n" });
+      end);
+
+      it("shows the \\r of lines whose \\r\\n the write makes \\n, and of no line it keeps", function()
+        putFile("a\r\nb\r\nc\r\n");
+        local ok, err, rows = run({ "edit it" }, {
+          width = 51, height = 19, settings = ALLOWED, typed = { "n" },
+          polls = { { write("a\nb\nc\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 3, 9)):same({
+          "-  a\\x0d", "-  b\\x0d", "-  c\\x0d", "+1 a", "+2 b", "+3 c", "Allow? [y/N] n",
+        });
+        putFile("a\r\nb\r\nc\r\n");
+        ok, err, rows = run({ "edit it" }, {
+          width = 51, settings = ALLOWED, typed = { "n" },
+          polls = { { write("a\r\nB\r\nc\r\n") }, { done(2) } },
+        });
+        expectSuccess(ok, err);
+        expect(rowsFrom(rows, 3, 7)):same({ " 1 a", "-  b", "+2 B", " 3 c", "Allow? [y/N] n" });
+      end);
+
       it("compares a program holding an escape byte by its lines, the byte as \\xNN", function()
         putFile("a\n\27[31mred\nc\n");
         local ok, err, rows = run({ "edit it" }, {

@@ -450,7 +450,7 @@ describe("libsandboxai", function()
       expect(rows):same({
         { mark = " ", line = 1, text = "a" },
         { mark = "-", line = 2, text = "b" },
-        { mark = " ", line = 2, text = "c" },
+        { mark = " ", line = 2, text = "c", unbroken = true },
       });
       expect({ removed, added }):same({ 1, 0 });
     end);
@@ -507,13 +507,13 @@ describe("libsandboxai", function()
       rows = lib.lineChanges("a\nb", "a\nb\n", 3);
       expect(rows):same({
         { mark = " ", line = 1, text = "a" },
-        { mark = "-", line = 2, text = "b" },
+        { mark = "-", line = 2, text = "b", unbroken = true },
         { mark = "+", line = 2, text = "b" },
       });
       rows = lib.lineChanges("", "new\nfile", 3);
       expect(rows):same({
         { mark = "+", line = 1, text = "new" },
-        { mark = "+", line = 2, text = "file" },
+        { mark = "+", line = 2, text = "file", unbroken = true },
       });
       rows = lib.lineChanges("a\n\nb\n", "a\n\n", 3);
       expect(rows):same({
