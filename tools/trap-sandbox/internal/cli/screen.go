@@ -115,11 +115,7 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		statusRow = min(statusRow, termH)
 	}
 	v := &viewer{renderer: console.Renderer{Mode: colourMode(c.Colours), Width: termW, Height: termH}, out: out,
-		send: func(ctx context.Context, evs []computer.InputEvent) error {
-			_, _, err := c.client().TypeInput(ctx, c.TraposID, evs, 0)
-			return err
-		},
-		busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after,
+		send: c.typeKeys, allowed: c.allowed, busyRetry: cmp.Or(c.busyRetry, server.BusyRetry), after: c.after,
 		reopen: c.open, waitFor: c.Wait, statusRow: statusRow}
 	err = v.run(ctx, tty, frames)
 	_, _ = out.Write(console.Stop())
@@ -127,6 +123,19 @@ func (c *ScreenCmd) Run(ctx context.Context, out Stdout, in Stdin) error {
 		return failure(c.TraposID, "screen", err)
 	}
 	return nil
+}
+
+// typeKeys types evs on the computer, whole (computer.Client.TypeInput).
+func (c *ScreenCmd) typeKeys(ctx context.Context, evs []computer.InputEvent) error {
+	_, _, err := c.client().TypeInput(ctx, c.TraposID, evs, 0)
+	return err
+}
+
+// allowed asks the computer what its owner allows now (nil: its client is older than 0.5.15
+// and does not say).
+func (c *ScreenCmd) allowed(ctx context.Context) (*computer.Allowed, error) {
+	info, err := c.client().Info(ctx, c.TraposID, 0)
+	return info.Allowed, err
 }
 
 // tooSmall is the one line that refuses a terminal of termW×termH for a screen of w×h.
@@ -277,7 +286,26 @@ type viewer struct {
 	reopen    func(context.Context) (io.ReadCloser, error)
 	waitFor   time.Duration
 	statusRow int
+	// allowed asks the computer what its owner allows now (computer.info's allowed; nil: a
+	// client older than 0.5.15, which does not say). nil: the view never asks, and learns
+	// that the computer is only viewed from its refusal of a key.
+	allowed func(context.Context) (*computer.Allowed, error)
+	// statusRows is how many rows the status line shown takes (wrapped in a narrow terminal).
+	statusRows int
 }
+
+// While the computer is only viewed (sandbox.allow_screen view), the view asks it again what
+// its owner allows after firstViewOnlyLook, then twice as long each time up to
+// viewOnlyLookAtMost (the web console's 2 s to 30 s), and at a key pressed meanwhile, once a
+// step, so that it gains its keys soon after the owner allows them without asking in a loop.
+const (
+	firstViewOnlyLook  = 2 * time.Second
+	viewOnlyLookAtMost = 30 * time.Second
+)
+
+// viewOnlyStatus is the status line of a computer only viewed: within 80 columns, and
+// wrapped over the rows under a pocket computer's screen in a narrow terminal.
+const viewOnlyStatus = "view only: the owner allows typing with: set sandbox.allow_screen control"
 
 // keysWaiting bounds the key presses that wait while keys are being sent (a busy computer's
 // wait included); what is typed past them is dropped, so that a computer busy for long does
@@ -294,10 +322,11 @@ var errLeft = errors.New("left")
 // for the computer, so a signal comes from outside and ends the view as leaving does). It
 // returns nil when the person left, the input ended or ctx did. Keys are sent in order by a
 // sender of their own, so the view keeps drawing while they wait for a busy computer
-// (sendKeys).
+// (sendKeys). A computer only viewed (its owner's sandbox.allow_screen view: computer.info
+// says so, or a key is refused forbidden) stays on screen without its keys (viewOnly).
 func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error {
-	var sender sync.WaitGroup
-	defer sender.Wait() // after cancel, deferred below, ends it
+	var workers sync.WaitGroup
+	defer workers.Wait() // after cancel, deferred below, ends them
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	frames := make(chan screen.FrameJSON)
@@ -309,8 +338,10 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 	keys := make(chan []computer.InputEvent) // the sender takes every key waiting at once
 	var waiting []computer.InputEvent        // keys typed since the sender last took them
 	presses := 0                             // the key presses in waiting
-	sendErr := make(chan error, 1)
-	sender.Go(func() { sendErr <- v.sendKeys(ctx, keys) })
+	sent := make(chan error)                 // each batch's answer (sendKeys)
+	workers.Go(func() { v.sendKeys(ctx, keys, sent) })
+	only := &viewOnly{v: v, ctx: ctx, workers: &workers, answers: make(chan lookAnswer)}
+	only.look() // what the owner allows, before the first key
 	inputs := make(chan console.Input)
 	inputDone := make(chan struct{})
 	// The mouse's cells are the screen's last drawn (a pocket computer's 26×20).
@@ -338,6 +369,19 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			}
 		}
 	}()
+	// statusShown draws the view-only status line while the computer is live (away, its
+	// own status is shown), or clears it once the keys are back.
+	statusShown := func() error {
+		if !live {
+			return nil
+		}
+		status := ""
+		if only.on {
+			status = viewOnlyStatus
+		}
+		_, err := v.out.Write(v.showStatus(nil, status))
+		return err
+	}
 	for {
 		var sendTo chan<- []computer.InputEvent // nil, never ready, while nothing waits
 		if len(waiting) > 0 {
@@ -347,6 +391,7 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 		case <-ctx.Done():
 			return nil
 		case sendTo <- waiting:
+			only.probing = only.on // a key sent while only viewed asks whether it still is
 			waiting, presses = nil, 0
 		case err := <-streamErr:
 			if ctx.Err() != nil {
@@ -355,11 +400,40 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			return err
 		case <-inputDone:
 			return nil
-		case err := <-sendErr:
-			if ctx.Err() != nil {
-				return nil
+		case err := <-sent:
+			probe := only.probing
+			only.probing = false
+			switch code := protocol.CodeOf(err); {
+			case err == nil:
+				if probe { // the owner allows typing again: the key went
+					only.set(false)
+					if err := statusShown(); err != nil {
+						return err
+					}
+				}
+			case code == protocol.CodeNotConnected:
+				// the computer went away: its stream's end says so, and the view waits for it
+			case code == protocol.CodeForbidden:
+				// screen.input needs sandbox.allow_screen control: the view stays, without keys
+				waiting, presses = nil, 0
+				if !only.on {
+					only.set(true)
+					if err := statusShown(); err != nil {
+						return err
+					}
+				}
+			default:
+				return err
 			}
-			return err
+		case a := <-only.answers:
+			if only.answered(a) {
+				waiting, presses = nil, 0
+				if err := statusShown(); err != nil {
+					return err
+				}
+			}
+		case <-only.next:
+			only.step()
 		case f := <-frames:
 			snap := snapshotOf(f)
 			last = &snap
@@ -368,45 +442,185 @@ func (v *viewer) run(ctx context.Context, in io.Reader, stream io.Reader) error 
 			if _, err := v.out.Write(v.renderer.Frame(&snap)); err != nil {
 				return err
 			}
+			if only.on && live && v.statusOver(h) {
+				if err := statusShown(); err != nil { // drawn over the screen's last rows
+					return err
+				}
+			}
 		case status := <-away:
 			// Keys typed while the computer is away are not sent, nor kept for later (as the
 			// web console): only what is typed once it is back reaches it.
 			live, waiting, presses = status == "", nil, 0
-			if _, err := v.out.Write(v.showAway(last, status)); err != nil {
+			if _, err := v.out.Write(v.showStatus(last, status)); err != nil {
 				return err
+			}
+			if live {
+				only.look() // the owner may have changed it meanwhile
+				if err := statusShown(); err != nil {
+					return err
+				}
 			}
 		case input := <-inputs:
 			evs, err := eventsOf(input)
 			if errors.Is(err, errLeft) {
 				return nil
 			}
-			if live && len(evs) > 0 && presses < keysWaiting {
+			if !live || len(evs) == 0 {
+				continue
+			}
+			if only.on {
+				// Not sent, nor kept: the computer would refuse them. A key asks whether the
+				// owner allows typing now, once a step: by computer.info, or for a client that
+				// does not say, by sending this key alone.
+				if only.keyLooked {
+					continue
+				}
+				if only.reported {
+					if !only.asking {
+						only.keyLooked = true
+						only.look()
+					}
+					continue
+				}
+				only.keyLooked = true
+				waiting, presses = evs, 1
+				continue
+			}
+			if presses < keysWaiting {
 				waiting, presses = append(waiting, evs...), presses+1
 			}
 		}
 	}
 }
 
+// viewOnly is a view's knowledge of whether its computer is only viewed, and its asking
+// again (computer.info) while it is; run's loop alone uses it.
+type viewOnly struct {
+	v       *viewer
+	ctx     context.Context
+	workers *sync.WaitGroup
+	answers chan lookAnswer
+	// on: the computer is only viewed; the keys are not sent.
+	on bool
+	// reported: computer.info says what the owner allows (a client from 0.5.15); until it
+	// does, or when it does not, a key is the way to ask.
+	reported bool
+	// asking: a computer.info is under way; again: a step ended meanwhile, and asks once it
+	// is answered; keyLooked: a key asked in this step already; probing: the key sent is the
+	// one that asks.
+	asking, again, keyLooked, probing bool
+	// wait is the step of asking again; next fires at its end (nil: no ask waits).
+	wait time.Duration
+	next <-chan time.Time
+}
+
+// lookAnswer is computer.info's allowed (nil: not reported), or why it was not answered.
+type lookAnswer struct {
+	allowed *computer.Allowed
+	err     error
+}
+
+// look asks the computer what its owner allows, unless it is asked already or the view
+// cannot ask; the answer comes on answers.
+func (o *viewOnly) look() {
+	if o.v.allowed == nil || o.asking {
+		return
+	}
+	o.asking = true
+	o.workers.Go(func() {
+		allowed, err := o.v.allowed(o.ctx)
+		select {
+		case o.answers <- lookAnswer{allowed, err}:
+		case <-o.ctx.Done():
+		}
+	})
+}
+
+// answered takes a look's answer and reports whether the view changed (view-only or not).
+// An answer that says nothing (a failure, an older client) changes nothing.
+func (o *viewOnly) answered(a lookAnswer) bool {
+	o.asking = false
+	was := o.on
+	if a.err == nil && a.allowed != nil {
+		o.reported = true
+		switch a.allowed.Screen {
+		case screenControl:
+			o.set(false)
+		case screenView:
+			o.set(true)
+		}
+		// none: the owner withdrew the screen, and the stream's end says so
+	}
+	switch {
+	case o.again:
+		o.again = false
+		o.look()
+	case o.on && o.next == nil:
+		o.schedule()
+	}
+	return o.on != was
+}
+
+// set makes the view only viewed, asking again from the first step, or live.
+func (o *viewOnly) set(on bool) {
+	if on == o.on {
+		return
+	}
+	o.on, o.keyLooked, o.next = on, false, nil
+	if on {
+		o.wait = firstViewOnlyLook
+		o.schedule()
+	}
+}
+
+// schedule starts the next step: next fires after wait, and the step after is twice as long.
+func (o *viewOnly) schedule() {
+	o.next = o.v.clock()(o.wait)
+	o.wait = min(2*o.wait, viewOnlyLookAtMost)
+}
+
+// step is a step's end: a key may ask again, and computer.info is asked (a client that does
+// not say is asked by a key: the next step starts).
+func (o *viewOnly) step() {
+	o.next, o.keyLooked = nil, false
+	if o.reported {
+		o.again = o.asking // the answer under way was asked before the step ended
+		o.look()
+		return
+	}
+	o.schedule()
+}
+
+// The levels of computer.info's allowed.screen the view acts on.
+const (
+	screenView    = "view"
+	screenControl = "control"
+)
+
+// clock is the view's clock (v.after; nil: time.After).
+func (v *viewer) clock() func(time.Duration) <-chan time.Time {
+	if v.after == nil {
+		return time.After
+	}
+	return v.after
+}
+
 // sendKeys sends each batch of keys in order, each batch in one call (computer.Client.TypeInput:
 // the gateway types it whole, in as many screen.input requests as it takes, under the
 // computer's input turn, so another caller's keys never land inside a line sent by tmux),
-// until ctx ends or a send fails. A busy answer is not the end of the view: the batch is sent
-// again after the answer's Retry-After (whileBusy), the later keys waiting behind it.
-func (v *viewer) sendKeys(ctx context.Context, keys <-chan []computer.InputEvent) error {
+// and tells sent each batch's answer, until ctx ends. A busy answer is not the answer: the
+// batch is sent again after its Retry-After (whileBusy), the later keys waiting behind it.
+func (v *viewer) sendKeys(ctx context.Context, keys <-chan []computer.InputEvent, sent chan<- error) {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case batch := <-keys:
 			err := whileBusy(ctx, v.busyRetry, v.after, func() error { return v.send(ctx, batch) }, nil)
-			if ctx.Err() != nil {
-				return nil
-			}
-			if protocol.CodeOf(err) == protocol.CodeNotConnected {
-				continue // the computer went away: its stream's end says so, and the view waits for it
-			}
-			if err != nil {
-				return err
+			select {
+			case sent <- err:
+			case <-ctx.Done():
+				return
 			}
 		}
 	}
@@ -553,18 +767,27 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 	}
 }
 
-// showAway is the output that shows status on the view's status line with the last screen
-// greyed (the computer is away), or, status "", clears it and has the next frame draw the
-// screen whole again (in a terminal with no row under the screen, the status was over it).
-func (v *viewer) showAway(last *fcomputer.Snapshot, status string) []byte {
+// showStatus is the output that shows status on the view's status line, with the last
+// screen greyed when last is not nil (the computer is away), or, status "", clears it and
+// has the next frame draw the screen whole again (in a terminal with no row under the
+// screen, the status was over it). A status wider than the terminal is wrapped at its spaces
+// over the rows the terminal has from the status line down (a pocket computer's in a narrow
+// terminal), its last row cut with "…".
+func (v *viewer) showStatus(last *fcomputer.Snapshot, status string) []byte {
 	row := v.statusRow
 	if row <= 0 {
 		row = fcomputer.TermHeight + 1
 	}
 	var b bytes.Buffer
+	for i := range v.statusRows { // the last status's rows
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K", row+i)
+	}
+	v.statusRows = 0
 	if status == "" {
 		v.renderer.Invalidate()
-		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K", row)
+		if b.Len() == 0 {
+			fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K", row)
+		}
 		return b.Bytes()
 	}
 	if last != nil {
@@ -572,12 +795,54 @@ func (v *viewer) showAway(last *fcomputer.Snapshot, status string) []byte {
 		grey.Colour = false // drawn in CC's greys, as a basic computer's: not the live screen
 		b.Write(v.renderer.Frame(&grey))
 	}
-	text := []rune(cctext.Show(status, false))
-	if w := v.renderer.Width; w > 0 && len(text) > w {
-		text = append(text[:w-1], '…')
+	rows := 1
+	if v.renderer.Height > 0 {
+		rows = max(1, v.renderer.Height-row+1)
 	}
-	fmt.Fprintf(&b, "\x1b[?25l\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m%s\x1b[0m", row, string(text))
+	lines := wrapStatus(cctext.Show(status, false), v.renderer.Width, rows)
+	b.WriteString("\x1b[?25l")
+	for i, line := range lines {
+		fmt.Fprintf(&b, "\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m%s\x1b[0m", row+i, line)
+	}
+	v.statusRows = len(lines)
 	return b.Bytes()
+}
+
+// statusOver reports whether the status line is drawn over a screen height rows high (a
+// terminal with no row to spare under it), where a frame draws over it.
+func (v *viewer) statusOver(height int) bool {
+	return v.statusRow > 0 && v.statusRow <= height
+}
+
+// wrapStatus is text in at most rows lines of at most width characters (0: one line, as it
+// is), broken at spaces; a word wider than width, or what does not fit in rows, is cut with
+// "…".
+func wrapStatus(text string, width, rows int) []string {
+	if width <= 0 {
+		return []string{text}
+	}
+	var lines []string
+	var line []rune
+	for _, word := range strings.Fields(text) {
+		w := []rune(word)
+		if len(line) > 0 && len(line)+1+len(w) > width {
+			lines, line = append(lines, string(line)), nil
+		}
+		if len(line) > 0 {
+			line = append(line, ' ')
+		}
+		line = append(line, w...)
+	}
+	lines = append(lines, string(line))
+	if len(lines) > rows { // the last row takes the rest
+		lines = append(lines[:rows-1], strings.Join(lines[rows-1:], " "))
+	}
+	for i, line := range lines {
+		if r := []rune(line); len(r) > width {
+			lines[i] = string(r[:width-1]) + "…"
+		}
+	}
+	return lines
 }
 
 // eventsOf is a terminal input as screen.input events: keys by CC's name, a mouse press as a

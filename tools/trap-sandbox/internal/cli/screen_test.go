@@ -21,11 +21,13 @@ import (
 
 	"fakecraft/console"
 
+	"trap-sandbox/internal/clock"
 	"trap-sandbox/internal/computer"
 	"trap-sandbox/internal/protocol"
 	"trap-sandbox/internal/screen"
 	"trap-sandbox/internal/server"
 	"trap-sandbox/testkit"
+	"trap-sandbox/testkit/daemonfake"
 )
 
 // TestTheScreenViewerDrawsFramesAndTypesKeysByName: a frame of the stream is drawn in
@@ -104,7 +106,8 @@ func answeredSend(sends chan<- []computer.InputEvent, answers <-chan error) func
 // host's other requests fill the computer for the moment; it says to retry shortly) does not
 // end the view, as it did: the keys go again after the answer's Retry-After, those typed
 // meanwhile wait behind them in order, and the screen keeps being drawn while they wait. Any
-// other failure still ends the view with its reason.
+// other failure but forbidden (the view then stays, view-only) still ends the view with its
+// reason.
 func TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	sends := make(chan []computer.InputEvent)
@@ -141,8 +144,9 @@ func TestTheScreenViewerSendsKeysAgainWhileTheComputerIsBusy(t *testing.T) {
 	_, err = typing.Write([]byte("c"))
 	require.NoError(t, err)
 	<-sends
-	answers <- protocol.Errorf(protocol.CodeForbidden, "screen.input needs sandbox.allow_screen control (it is view)")
-	assert.EqualError(t, <-done, "forbidden: screen.input needs sandbox.allow_screen control (it is view)", "any other failure ends the view")
+	answers <- protocol.Errorf(protocol.CodeBadPayload, "screen.input queues 128 events at most per request; send the rest in another; nothing was queued")
+	assert.EqualError(t, <-done, "bad_payload: screen.input queues 128 events at most per request; send the rest in another; nothing was queued",
+		"any other failure ends the view (forbidden, a view-only computer's, does not: TestTheScreenViewerStaysUpOnAViewOnlyComputer)")
 }
 
 // awayClock is the clock of a view waiting for its computer in a test: the wait for the
@@ -526,11 +530,16 @@ func TestTheScreenViewerWaitsAsTheBusyAnswerSays(t *testing.T) {
 	queue := make(chan []computer.InputEvent, 1)
 	queue <- []computer.InputEvent{{Type: "key", Name: "a"}}
 	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() { done <- v.sendKeys(ctx, queue) }()
-	<-settled // the keys went through
+	sent := make(chan error)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		v.sendKeys(ctx, queue, sent)
+	}()
+	assert.NoError(t, <-sent, "the keys went through")
+	<-settled
 	cancel()
-	assert.NoError(t, <-done)
+	<-done
 	assert.Equal(t, want, keys.waits())
 }
 
@@ -642,4 +651,179 @@ func TestTheScreenViewerKeepsEveryKeyOfABurst(t *testing.T) {
 	assert.Equal(t, "a"+burst+"!", text.String())
 	cancel()
 	assert.NoError(t, <-done)
+}
+
+// viewOnlyComputer connects a stand-in computer 7:kitchen whose owner allows its screen at
+// level (sandbox.allow_screen) to a real gateway, its screen.input refused below control as
+// the daemon refuses it, and returns it, its terminal and the command that views it.
+func viewOnlyComputer(t *testing.T, level string, oldInfo bool) (*daemonfake.Daemon, *daemonfake.Terminal, *ScreenCmd) {
+	t.Helper()
+	base := startGatewayHTTP(t, "")
+	term := daemonfake.NewTerminal()
+	d := &daemonfake.Daemon{ID: 7, Label: "kitchen", AllowScreen: level, OldInfo: oldInfo}
+	d.Exec = func(typ string, p map[string]any) (any, *daemonfake.Error) {
+		if typ == protocol.TypeScreenInput {
+			if refused := d.ScreenInputRefused(); refused != nil {
+				return nil, refused
+			}
+		}
+		return term.Exec(typ, p)
+	}
+	connectComputer(t, base, d)
+	return d, term, &ScreenCmd{APIFlags: APIFlags{URL: base}, TraposID: "7:kitchen"}
+}
+
+// stepClock is a view's clock on a clock.Fake, each wait recorded.
+type stepClock struct {
+	*clock.Fake
+	busyClock
+}
+
+func (c *stepClock) after(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	c.seen = append(c.seen, d)
+	c.mu.Unlock()
+	return c.NewTimer(d).C()
+}
+
+// typeOn types text on the view's terminal and returns once the view has taken it (the
+// pipe's next write is read only then).
+func typeOn(t *testing.T, typing io.Writer, text string) {
+	t.Helper()
+	_, err := typing.Write([]byte(text))
+	require.NoError(t, err)
+	_, err = typing.Write(nil)
+	require.NoError(t, err)
+}
+
+// keysOf are the screen.input events of typed letters, as the terminal received them.
+func keysOf(letters string) []map[string]any {
+	var evs []map[string]any
+	for _, l := range letters {
+		evs = append(evs, map[string]any{"type": "key", "name": string(l)}, map[string]any{"type": "char", "text": string(l)},
+			map[string]any{"type": "key_up", "name": string(l)})
+	}
+	return evs
+}
+
+// TestTheScreenViewerStaysUpOnAViewOnlyComputer: a computer whose owner allows its screen
+// to be seen, not typed on (sandbox.allow_screen view), stays on screen: the view asks the
+// computer what its owner allows (computer.info) before the first key, says on its status
+// line that it is view-only and the line the owner types, and sends no key, Ctrl-T held
+// neither, nor keeps them (the first key ended the view, exit status 1). It asks again
+// after 2 s, twice as long each time up to 30 s, and at a key pressed, once a step; once
+// the owner allows control the status line goes and the keys reach the computer.
+func TestTheScreenViewerStaysUpOnAViewOnlyComputer(t *testing.T) {
+	d, term, c := viewOnlyComputer(t, "view", false)
+	clk := &stepClock{Fake: clock.NewFake(time.Unix(0, 0))}
+	out := &testkit.SyncBuffer{}
+	// Each computer.info the view asks is the test's to let through: asked says its number.
+	var looks atomic.Int32
+	asked := make(chan int32)
+	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, after: clk.after,
+		busyRetry: time.Millisecond, send: c.typeKeys,
+		allowed: func(ctx context.Context) (*computer.Allowed, error) {
+			select {
+			case asked <- looks.Add(1):
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			return c.allowed(ctx)
+		}}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+	_, err := fmt.Fprint(streaming, "event: frame\ndata: {\"seq\":1,\"width\":51,\"height\":19,\"colour\":true,\"cursor\":{\"x\":3,\"y\":1,\"blink\":true},\"rows\":[{\"text\":\"> \"}]}\n\n")
+	require.NoError(t, err)
+
+	assert.Equal(t, int32(1), <-asked, "asked before any key")
+	const status = "view only: the owner allows typing with: set sandbox.allow_screen control"
+	assert.LessOrEqual(t, len(status), 80, "one row of an 80-column terminal")
+	require.Eventually(t, func() bool { return strings.Contains(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K\x1b[7m"+status) },
+		5*time.Second, time.Millisecond, "the status line says so: %q", out.String())
+	typeOn(t, typing, "a")
+	assert.Equal(t, int32(2), <-asked, "a key asks again")
+	typeOn(t, typing, "b\x14\x14c") // Ctrl-T held: terminate
+	clk.Advance(2 * time.Second)
+	assert.Equal(t, int32(3), <-asked, "the step's end asks again; the keys after the first in the step asked nothing")
+	require.True(t, clk.WaitArmed(1, t.Context().Done()))
+	typeOn(t, typing, "d")
+	assert.Equal(t, int32(4), <-asked, "a key of the next step asks again")
+	for i, step := range []time.Duration{4, 8, 16, 30} {
+		clk.Advance(step * time.Second)
+		assert.Equal(t, int32(5+i), <-asked)
+		require.True(t, clk.WaitArmed(1, t.Context().Done()))
+	}
+	assert.Equal(t, []time.Duration{2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 30 * time.Second, 30 * time.Second},
+		clk.waits(), "asked again after 2 s doubling, up to 30 s")
+
+	d.SetScreen("control")
+	clk.Advance(30 * time.Second)
+	<-asked
+	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") }, 5*time.Second, time.Millisecond,
+		"the status line goes once the owner allows control")
+	typeOn(t, typing, "y")
+	require.Eventually(t, func() bool { return len(term.Events()) == 3 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, keysOf("y"), term.Events(), "the keys typed while view-only were neither sent nor kept: only y reached it")
+	typeOn(t, typing, "\x13\x13")
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
+}
+
+// TestTheScreenViewerLearnsViewOnlyFromARefusedKey: a computer whose client is older than
+// 0.5.15 does not say what its owner allows; the view learns it from the first key refused
+// forbidden and stays, view-only, instead of ending. A key a step asks again by being sent
+// (none else is); once the owner allows control the one that asks goes through, and the view
+// is live again.
+func TestTheScreenViewerLearnsViewOnlyFromARefusedKey(t *testing.T) {
+	d, term, c := viewOnlyComputer(t, "view", true)
+	clk := &stepClock{Fake: clock.NewFake(time.Unix(0, 0))}
+	out := &testkit.SyncBuffer{}
+	v := &viewer{out: out, renderer: console.Renderer{Width: 80, Height: 24}, statusRow: 20, after: clk.after,
+		busyRetry: time.Millisecond, send: c.typeKeys, allowed: c.allowed}
+	typed, typing := io.Pipe()
+	defer typing.Close()
+	stream, streaming := io.Pipe()
+	defer streaming.Close()
+	done := make(chan error, 1)
+	go func() { done <- v.run(t.Context(), typed, stream) }()
+
+	typeOn(t, typing, "a")
+	require.Eventually(t, func() bool {
+		return strings.Contains(out.String(), "\x1b[7mview only: the owner allows typing with: set sandbox.allow_screen control")
+	},
+		5*time.Second, time.Millisecond, "the refused key makes the view view-only: %q", out.String())
+	require.True(t, clk.WaitArmed(1, t.Context().Done()))
+	d.SetScreen("control")
+	typeOn(t, typing, "b") // the step's key: sent, and now typed
+	require.Eventually(t, func() bool { return strings.HasSuffix(out.String(), "\x1b[20;1H\x1b[0m\x1b[2K") }, 5*time.Second, time.Millisecond,
+		"the key that went through brings the keys back")
+	typeOn(t, typing, "c")
+	require.Eventually(t, func() bool { return len(term.Events()) == 6 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, keysOf("bc"), term.Events())
+	select {
+	case err := <-done:
+		t.Fatalf("the view ended: %v", err)
+	default:
+	}
+	typeOn(t, typing, "\x13\x13")
+	assert.NoError(t, <-done, "Ctrl-S held leaves")
+}
+
+// TestTheScreenViewerWrapsTheViewOnlyStatusInANarrowTerminal: in a phone's narrow terminal,
+// under a pocket computer's screen, the view-only status line is wrapped over the rows the
+// terminal has (cut with … where they do not suffice), the line the owner types whole.
+func TestTheScreenViewerWrapsTheViewOnlyStatusInANarrowTerminal(t *testing.T) {
+	v := &viewer{renderer: console.Renderer{Width: 26, Height: 24}, statusRow: 21}
+	out := string(v.showStatus(nil, viewOnlyStatus))
+	for i, line := range []string{"view only: the owner", "allows typing with: set", "sandbox.allow_screen", "control"} {
+		assert.Contains(t, out, fmt.Sprintf("\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m%s\x1b[0m", 21+i, line))
+	}
+	assert.Equal(t, []string{"view only: the owner", "allows typing with: set", "sandbox.allow_screen cont…"}, wrapStatus(viewOnlyStatus, 26, 3),
+		"too few rows: the last is cut")
+	assert.Equal(t, []string{viewOnlyStatus}, wrapStatus(viewOnlyStatus, 80, 5))
+	cleared := string(v.showStatus(nil, ""))
+	assert.Equal(t, "\x1b[21;1H\x1b[0m\x1b[2K\x1b[22;1H\x1b[0m\x1b[2K\x1b[23;1H\x1b[0m\x1b[2K\x1b[24;1H\x1b[0m\x1b[2K", cleared, "each of its rows cleared")
 }

@@ -83,6 +83,10 @@ type Daemon struct {
 	Exec func(typ string, payload map[string]any) (any, *Error)
 	// Pocket makes the computer a pocket computer (computer.info's pocket, a 26x20 screen).
 	Pocket bool
+	// AllowScreen is sandbox.allow_screen: none ("" too), view or control, as computer.info
+	// reports it. The stand-in watches no screen: a Terminal on the Exec hook refuses
+	// screen.input by it with ScreenInputRefused, as the daemon does.
+	AllowScreen string
 	// OldInfo answers computer.info as a client before 0.5.15: without pocket, the screen's
 	// size and allowed.
 	OldInfo bool
@@ -120,6 +124,33 @@ func (d *Daemon) SetPermissions(allowFiles string, allowExec bool) {
 	defer d.mu.Unlock()
 	d.AllowFiles, d.AllowExec = allowFiles, allowExec
 }
+
+// SetScreen changes sandbox.allow_screen while the daemon serves, as `set` does.
+func (d *Daemon) SetScreen(level string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.AllowScreen = level
+}
+
+// ScreenInputRefused is the daemon's refusal of screen.input, which needs
+// sandbox.allow_screen control, or nil when the owner allows it.
+func (d *Daemon) ScreenInputRefused() *Error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	level := d.screenLevel()
+	if level == screenControl {
+		return nil
+	}
+	return &Error{Code: string(protocol.CodeForbidden), Message: fmt.Sprintf(
+		"%s needs sandbox.allow_screen %s (it is %s); the owner can allow it with: set sandbox.allow_screen %s",
+		protocol.TypeScreenInput, screenControl, level, screenControl)}
+}
+
+// screenControl is the sandbox.allow_screen level that lets the host type on the screen.
+const screenControl = "control"
+
+// screenLevel is sandbox.allow_screen as it applies (unset: none).
+func (d *Daemon) screenLevel() string { return cmp.Or(d.AllowScreen, "none") }
 
 // PutFile stores a file (p as bytes, not a wire string), making its directories.
 func (d *Daemon) PutFile(p string, data []byte) {
@@ -311,8 +342,7 @@ func (d *Daemon) info() map[string]any {
 		if d.Pocket {
 			info["screenWidth"], info["screenHeight"] = 26, 20
 		}
-		// The stand-in has no screen: the owner allows none of it.
-		info["allowed"] = map[string]any{"files": files, "exec": d.AllowExec, "screen": "none"}
+		info["allowed"] = map[string]any{"files": files, "exec": d.AllowExec, "screen": d.screenLevel()}
 	}
 	maps.Copy(info, d.InfoFields)
 	return info
