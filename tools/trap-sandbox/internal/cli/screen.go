@@ -740,7 +740,7 @@ func (v *viewer) awaitComputer(ctx context.Context, why error, away chan<- strin
 		waiting = fmt.Sprintf("waiting up to %s for it to come back", v.waitFor)
 		deadline = after(v.waitFor)
 	}
-	// What to do comes last: an 80-column terminal cuts a longer traposId's line there.
+	// What to do comes last: a terminal with no row to spare cuts a longer traposId's line there.
 	if err := say(fmt.Sprintf("%s; %s (Ctrl-S held leaves)", gone, waiting)); err != nil {
 		return nil, err
 	}
