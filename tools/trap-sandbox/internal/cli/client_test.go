@@ -370,5 +370,11 @@ func TestInfoShowsAHostileComputersAnswerAsText(t *testing.T) {
 		require.Error(t, err, odd.id)
 		assert.NotContains(t, err.Error(), "\n", odd.id)
 		assert.Contains(t, err.Error(), odd.field, odd.id)
+		// The CLI itself could not read the computer's answer, which the gateway relayed: it
+		// said "the gateway answered internal: … Go struct field Info.pocket of type bool".
+		assert.NotContains(t, err.Error(), "the gateway answered", odd.id)
+		assert.NotContains(t, err.Error(), "Go struct", odd.id)
 	}
+	_, err = runClient(t, "info", "--url", base, "8:yes")
+	assert.EqualError(t, err, "computer 8:yes info: computer 8:yes answered computer.info with a payload this client cannot read: \"pocket\" must be true or false (got a string)")
 }

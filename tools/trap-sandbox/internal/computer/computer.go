@@ -20,6 +20,7 @@ import (
 	"trap-sandbox/internal/account"
 	"trap-sandbox/internal/cctext"
 	"trap-sandbox/internal/protocol"
+	"trap-sandbox/internal/server"
 )
 
 // Time bounds, one meaning everywhere: a timeout is how long the whole call may take. Every
@@ -175,9 +176,21 @@ func (c *Client) call(ctx context.Context, traposID, typ string, payload any, ti
 		return nil
 	}
 	if err := json.Unmarshal(answer, out); err != nil {
-		return protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %v", cctext.ShowTraposID(traposID), typ, err)
+		e := protocol.Errorf(protocol.CodeInternal, "computer %s answered %s with a payload this client cannot read: %s", cctext.ShowTraposID(traposID), typ, unreadable(err))
+		e.Attributed = true // the gateway relayed the answer; this client could not read it
+		return e
 	}
 	return nil
+}
+
+// unreadable words why a computer's answer could not be decoded: a field of the wrong type by
+// its name and what it takes, as the API words a body's ("\"pocket\" must be true or false (got
+// a string)"), not as Go's decoder names it ("Go struct field Info.pocket of type bool").
+func unreadable(err error) string {
+	if msg, ok := server.FieldTypeError(err); ok {
+		return msg
+	}
+	return err.Error()
 }
 
 // send is the one path to the Transport: it words what went wrong the same way for every

@@ -129,8 +129,9 @@ type Error struct {
 	// computer's text (the host surfaces mark it as the computer's data). Not on the wire.
 	ByComputer bool `json:"-"`
 	// Attributed is set on a host-side client's own error about the gateway it called (one
-	// that does not answer, cannot be reached, refused the call's token, or is not the API):
-	// Message already names that gateway and says what happened, so a caller adds neither
+	// that does not answer, cannot be reached, refused the call's token, or is not the API), or
+	// about a computer's answer it relayed that the client cannot read:
+	// Message already names that gateway (or computer) and says what happened, so a caller adds neither
 	// "the gateway answered" nor a computer's fix (more time) of its own. Not on the wire.
 	Attributed bool `json:"-"`
 	// Accounts, on the host API's not_connected for a traposId that several accounts have

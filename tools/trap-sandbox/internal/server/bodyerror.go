@@ -141,6 +141,17 @@ func FieldError(field, want, got string) string {
 	return fmt.Sprintf("%q must be %s (got %s)", field, want, got)
 }
 
+// FieldTypeError words a JSON value of the wrong type as BodyError words a body's field
+// ("\"pocket\" must be true or false (got a string)"), for any JSON the host reads, a
+// computer's answer too; ok is false for another error, or one naming no field.
+func FieldTypeError(err error) (msg string, ok bool) {
+	te, ok := errors.AsType[*json.UnmarshalTypeError](err)
+	if !ok || te.Field == "" {
+		return "", false
+	}
+	return FieldError(te.Field, jsonKind(te.Type), withArticle(te.Value)), true
+}
+
 // jsonKind names the JSON value a Go type is decoded from.
 func jsonKind(t reflect.Type) string {
 	switch t.Kind() {
