@@ -32,7 +32,7 @@ local function newer(a, b)
 end
 
 return {
-  VERSION = "0.5.15",
+  VERSION = "0.5.16",
   parse = parse,
   newer = newer,
 };

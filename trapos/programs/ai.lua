@@ -589,13 +589,23 @@ end
 -- gateway sends at most 16 KiB), is not shown, and the question says so with its size.
 local function showWrite(event)
   local content = event.content;
-  if type(content) ~= "string" or #content > MAX_SENT_CONTENT_BYTES then
-    local long = type(content) == "string" or type(event.bytes) == "number" and event.bytes > MAX_SHOWN_WRITE_BYTES;
-    return confirmQuestion(event, long and "not shown: too long" or "not shown");
-  end
   local payload = type(event.request) == "table" and event.request.payload;
-  local old, oldSize, isDir = fileThere(type(payload) == "table" and payload.path or nil);
+  local path = type(payload) == "table" and type(payload.path) == "string" and payload.path or nil;
+  local old, oldSize, isDir = fileThere(path);
   local target = targetOf(event);
+  if type(content) ~= "string" or #content > MAX_SENT_CONTENT_BYTES then
+    -- Not shown, but whether it replaces a file is, where the request names it: the player
+    -- allows a new file more lightly than one over a file they have.
+    local long = type(content) == "string" or type(event.bytes) == "number" and event.bytes > MAX_SHOWN_WRITE_BYTES;
+    local note = long and "not shown: too long" or "not shown";
+    if type(event.bytes) ~= "number" or path == nil or isDir then
+      return confirmQuestion(event, isDir and "a directory here: the write will fail" or note);
+    elseif oldSize then
+      return "The agent wants to replace " .. target .. " (" .. bytesOf(oldSize) .. ") with " .. bytesOf(event.bytes)
+        .. " (" .. note .. "). Allow? [y/N] ";
+    end
+    return "The agent wants to write a new file " .. target .. " (" .. bytesOf(event.bytes) .. ", " .. note .. "). Allow? [y/N] ";
+  end
   local size = bytesOf(type(event.bytes) == "number" and event.bytes or #content);
   if isDir then
     return "The agent wants to write " .. target .. " (" .. size .. "), a directory here: the write will fail. Allow? [y/N] ";

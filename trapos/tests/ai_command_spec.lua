@@ -502,9 +502,9 @@ describe("ai command", function()
         width = 26, height = 10, settings = allowed, typed = { "y" }, polls = { { write }, { done(2) } },
       });
       expectSuccess(ok, err);
-      expect({ rows[1], rows[2], rows[3], rows[4], rows[5] }):same({
-        "The agent wants to write", "/a/very/long/path/name/tha", "t/is/longer/than/the/scree", "n/door.lua (13 bytes, not",
-        "shown). Allow? [y/N] y",
+      expect({ rows[1], rows[2], rows[3], rows[4], rows[5], rows[6] }):same({
+        "The agent wants to write a", "new file", "/a/very/long/path/name/tha", "t/is/longer/than/the/scree",
+        "n/door.lua (13 bytes, not", "shown). Allow? [y/N] y",
       });
       -- a move names both paths; a control byte or a backslash is \xNN, as in the detail
       local move = { seq = 1, kind = "confirm", confirmId = "c1", action = "write", tool = "move_file",
@@ -735,8 +735,8 @@ describe("ai command", function()
           width = 51, settings = ALLOWED, typed = { "n" }, polls = { { big }, { done(2) } },
         });
         expectSuccess(ok, err);
-        expect(rowsFrom(rows, 1, 2)):same({
-          "The agent wants to write /ai_spec_door.lua (20000", "bytes, not shown: too long). Allow? [y/N] n",
+        expect(rowsFrom(rows, 1, 3)):same({
+          "The agent wants to write a new file", "/ai_spec_door.lua (20000 bytes, not shown: too", "long). Allow? [y/N] n",
         });
         -- a change of too many lines of a file there
         putFile(numbered(600));
@@ -828,8 +828,10 @@ describe("ai command", function()
           width = 51, settings = ALLOWED, typed = { "n" }, polls = { { write(huge) }, { done(2) } },
         });
         expectSuccess(ok, err);
-        expect(rowsFrom(rows, 1, 2)):same({
-          "The agent wants to write /ai_spec_door.lua (1048576", "bytes, not shown: too long). Allow? [y/N] n",
+        -- not shown, but named as what it is: a file there replaced
+        expect(rowsFrom(rows, 1, 3)):same({
+          "The agent wants to replace /ai_spec_door.lua (6492", "bytes) with 1048576 bytes (not shown: too long).",
+          "Allow? [y/N] n",
         });
         local odd = write("x");
         odd.content = { "x" };
@@ -837,7 +839,8 @@ describe("ai command", function()
           width = 80, settings = ALLOWED, typed = { "n" }, polls = { { odd }, { done(2) } },
         });
         expectSuccess(ok, err);
-        expect(rows[1]):eq("The agent wants to write /ai_spec_door.lua (1 byte, not shown). Allow? [y/N]");
+        expect(rows[1]):eq("The agent wants to replace /ai_spec_door.lua (6492 bytes) with 1 byte (not");
+        expect(rows[2]):eq("shown). Allow? [y/N] n");
       end);
 
       it("is allowed without asking in one line when sandbox.ai_confirm is false", function()
