@@ -305,7 +305,7 @@ const (
 
 // viewOnlyStatus is the status line of a computer only viewed: within 80 columns, and
 // wrapped over the rows under a pocket computer's screen in a narrow terminal.
-const viewOnlyStatus = "view only: the owner allows typing with: set sandbox.allow_screen control"
+const viewOnlyStatus = "view only: the owner allows typing with: " + computer.AllowScreenControl
 
 // keysWaiting bounds the key presses that wait while keys are being sent (a busy computer's
 // wait included); what is typed past them is dropped, so that a computer busy for long does
@@ -544,9 +544,9 @@ func (o *viewOnly) answered(a lookAnswer) bool {
 	if a.err == nil && a.allowed != nil {
 		o.reported = true
 		switch a.allowed.Screen {
-		case screenControl:
+		case computer.ScreenControl:
 			o.set(false)
-		case screenView:
+		case computer.ScreenView:
 			o.set(true)
 		}
 		// none: the owner withdrew the screen, and the stream's end says so
@@ -590,12 +590,6 @@ func (o *viewOnly) step() {
 	}
 	o.schedule()
 }
-
-// The levels of computer.info's allowed.screen the view acts on.
-const (
-	screenView    = "view"
-	screenControl = "control"
-)
 
 // clock is the view's clock (v.after; nil: time.After).
 func (v *viewer) clock() func(time.Duration) <-chan time.Time {

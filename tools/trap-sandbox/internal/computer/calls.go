@@ -69,14 +69,20 @@ type Allowed struct {
 	Screen string `json:"screen" jsonschema:"sandbox.allow_screen as it applies: none, view or control"`
 }
 
-// The levels Allowed.Files and Allowed.Screen take (libsandboxsettings').
+// The levels Allowed.Screen takes (libsandboxsettings'), and the line the owner types in game
+// to allow typing on the screen: the host-side views act on them (the CLI's screen view).
+const (
+	ScreenNone         = "none"
+	ScreenView         = "view"
+	ScreenControl      = "control"
+	AllowScreenControl = allowScreen + ScreenControl
+)
+
+// The levels Allowed.Files takes (libsandboxsettings'), and the lines that allow more.
 const (
 	filesNone   = "none"
 	filesRead   = "read"
 	filesWrite  = "write"
-	screenNone  = "none"
-	screenView  = "view"
-	screenCtrl  = "control"
 	allowFiles  = "set sandbox.allow_files "
 	allowExec   = "set sandbox.allow_exec true"
 	allowScreen = "set sandbox.allow_screen "
@@ -127,14 +133,14 @@ func (i Info) Allows() []string {
 	}
 	var screen string
 	switch a.Screen {
-	case screenCtrl:
+	case ScreenControl:
 		screen = "screen: control (it may be seen and typed on)"
-	case screenView:
-		screen = "screen: view (typing on it needs: " + allowScreen + screenCtrl + ")"
-	case screenNone:
-		screen = "screen: none (seeing it needs: " + allowScreen + screenView + "; typing: " + allowScreen + screenCtrl + ")"
+	case ScreenView:
+		screen = "screen: view (typing on it needs: " + AllowScreenControl + ")"
+	case ScreenNone:
+		screen = "screen: none (seeing it needs: " + allowScreen + ScreenView + "; typing: " + AllowScreenControl + ")"
 	default:
-		screen = "screen: " + unknownLevel(a.Screen, screenNone+", "+screenView+" or "+screenCtrl)
+		screen = "screen: " + unknownLevel(a.Screen, ScreenNone+", "+ScreenView+" or "+ScreenControl)
 	}
 	return []string{files, exec, screen, "(only the computer's owner changes these, in game)"}
 }
